@@ -1,0 +1,103 @@
+//! The command line: flags shared by every subcommand, the subcommands, and the
+//! hand-over to `commands`. Parsing only; no IO happens here.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "taloscope",
+    version,
+    about = "Terminal operations console for Talos Linux Kubernetes clusters"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags every subcommand understands.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GlobalArgs {
+    /// taloscope's own config file (pairings, providers); default in the XDG config dir.
+    #[arg(long, global = true, env = "TALOSCOPE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// kubeconfig file; default: $KUBECONFIG (a ':'-separated list), else ~/.kube/config.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// talosconfig file; default: $TALOSCONFIG (a ':'-separated list), else $TALOS_HOME/config or ~/.talos/config.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub talosconfig: Option<PathBuf>,
+    /// Cluster (or context) to work on.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Refuse every mutating action.
+    #[arg(long, global = true)]
+    pub readonly: bool,
+    /// Theme name: default, light, high-contrast, mono, or a user theme.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// When to use colour.
+    #[arg(long, global = true, value_enum, default_value_t = ColorMode::Auto)]
+    pub color: ColorMode,
+    /// ASCII borders and glyphs, whatever the locale says.
+    #[arg(long, global = true)]
+    pub ascii: bool,
+    /// Log level or filter (also RUST_LOG); logs go to a file, never the terminal.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColorMode {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    #[default]
+    Table,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List the clusters found in kubeconfig and talosconfig contexts, and any config errors.
+    Contexts {
+        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
+    /// Print resolved config files, directories, theme, log file and terminal capabilities.
+    Info,
+    /// One-shot status of one cluster (--context) or all of them.
+    Status {
+        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
+    /// Run a simulated fleet on loopback (Talos apid over mutual TLS) in the foreground.
+    Sim {
+        /// Built-in scenario name or a scenario YAML file.
+        #[arg(long, default_value = "healthy")]
+        scenario: String,
+        /// Where to write certificates and the talosconfig.
+        #[arg(long, value_name = "DIR")]
+        state_dir: PathBuf,
+        /// Simulated seconds per real second (reboots, upgrades); larger is faster.
+        #[arg(long, default_value_t = 1.0)]
+        time_scale: f64,
+    },
+    /// Start the built-in demo fleet in-process and open the console on it.
+    Demo,
+}
+
+/// Parses the command line and runs the chosen subcommand.
+pub fn main() -> ExitCode {
+    crate::install_crypto_provider();
+    let cli = Cli::parse();
+    crate::commands::run(cli)
+}

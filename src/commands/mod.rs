@@ -1,0 +1,37 @@
+//! One file per subcommand: each sets up what it needs (logging, runtime,
+//! discovery) and returns the process exit code.
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+
+pub mod console;
+pub mod contexts;
+pub mod demo;
+pub mod info;
+pub mod sim;
+pub mod status;
+
+pub fn run(cli: Cli) -> ExitCode {
+    let global = cli.global;
+    match cli.command {
+        None => console::run(&global),
+        Some(Command::Contexts { output }) => contexts::run(&global, output),
+        Some(Command::Info) => info::run(&global),
+        Some(Command::Status { output }) => status::run(&global, output),
+        Some(Command::Sim {
+            scenario,
+            state_dir,
+            time_scale,
+        }) => sim::run(&global, &scenario, &state_dir, time_scale),
+        Some(Command::Demo) => demo::run(&global),
+    }
+}
+
+/// A tokio runtime for a subcommand. Two workers: these are 2-core machines and
+/// the console's IO is light.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}

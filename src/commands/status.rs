@@ -1,0 +1,6 @@
+use crate::cli::{GlobalArgs, OutputFormat};
+use std::process::ExitCode;
+pub fn run(_global: &GlobalArgs, _output: OutputFormat) -> ExitCode {
+    eprintln!("status: not built yet");
+    ExitCode::from(2)
+}
