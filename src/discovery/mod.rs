@@ -87,3 +87,29 @@ impl fmt::Display for DiscoveryError {
         }
     }
 }
+
+/// Where to look: resolved from flags and environment by [`Sources::resolve`].
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// kubeconfig files in merge order (the first file that defines a name wins).
+    pub kubeconfigs: Vec<PathBuf>,
+    /// talosconfig files in merge order.
+    pub talosconfigs: Vec<PathBuf>,
+    /// taloscope's own config (explicit pairings).
+    pub config: crate::config::Config,
+    /// The config file it came from, when there was one.
+    pub config_file: Option<PathBuf>,
+}
+
+/// Everything discovery found: clusters in display order and the errors met.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    pub clusters: Vec<Cluster>,
+    pub errors: Vec<DiscoveryError>,
+    /// The merged kubeconfig, from which kube clients are built later.
+    pub kubeconfig: Option<kube::config::Kubeconfig>,
+    pub current_kube_context: Option<String>,
+    pub current_talos_context: Option<String>,
+    pub kubeconfig_files: Vec<PathBuf>,
+    pub talosconfig_files: Vec<PathBuf>,
+}
