@@ -94,9 +94,20 @@ fn decode_text(field: &'static str, b64: &str) -> Result<String, CredentialError
         .decode(compact.as_bytes())
         .map_err(|e| CredentialError::Base64 {
             field,
-            reason: e.to_string(),
+            reason: base64_reason(&e),
         })?;
     String::from_utf8(bytes).map_err(|_| CredentialError::NotText { field })
+}
+
+/// base64's own messages quote the offending byte; ours give only where.
+fn base64_reason(err: &base64::DecodeError) -> String {
+    use base64::DecodeError::*;
+    match err {
+        InvalidByte(offset, _) => format!("invalid character at offset {offset}"),
+        InvalidLength(len) => format!("invalid length {len}"),
+        InvalidLastSymbol(offset, _) => format!("invalid last character at offset {offset}"),
+        InvalidPadding => "invalid padding".to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -171,6 +182,10 @@ pub(crate) mod tests {
             "{err}"
         );
         assert!(!err.to_string().contains("not*base64"));
+        assert!(
+            err.to_string().ends_with("invalid character at offset 3"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -186,7 +186,7 @@ impl KubeMerge {
         errors.push(DiscoveryError::new(
             &file,
             Some(&current),
-            "current-context names a context that no kubeconfig defines",
+            "current-context is not defined in any kubeconfig",
         ));
         None
     }

@@ -16,7 +16,9 @@ mod talosconfig;
 pub use credentials::normalize_talos_key_pem;
 pub use pairing::host_of;
 
-/// One talosconfig context, with its credentials decoded to PEM text.
+/// One talosconfig context, with its credentials decoded to PEM text. Every
+/// PEM present has been checked to parse; a field the file leaves out (a
+/// context using other auth) is an empty string.
 #[derive(Clone, PartialEq, Eq)]
 pub struct TalosContext {
     pub name: String,

@@ -101,7 +101,12 @@ fn default_talosconfig(talos_home: Option<String>, home: Option<&Path>) -> Optio
 fn config_error(err: ConfigError) -> DiscoveryError {
     let (file, message) = match err {
         ConfigError::Read { path, source } => (path, format!("cannot read: {source}")),
-        ConfigError::Parse { path, message } => (path, message),
+        // The parser may add a source snippet below the first line; one line
+        // reads better in the table and in JSON.
+        ConfigError::Parse { path, message } => {
+            let first = message.lines().next().unwrap_or_default().trim().to_owned();
+            (path, first)
+        }
     };
     DiscoveryError {
         file,
@@ -248,6 +253,12 @@ mod tests {
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].file, file);
         assert!(sources.config.clusters.is_empty());
+        assert!(
+            errors[0].message.contains("line 2"),
+            "{}",
+            errors[0].message
+        );
+        assert!(!errors[0].message.contains('\n'), "{}", errors[0].message);
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub(crate) fn load(files: &[PathBuf]) -> TalosLoad {
             load.errors.push(DiscoveryError::new(
                 &file,
                 Some(&name),
-                "context (the current context) names a context that no talosconfig defines",
+                "the current context (`context:`) is not defined in any talosconfig",
             ));
         }
     }
