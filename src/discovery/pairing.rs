@@ -84,6 +84,7 @@ pub(crate) fn pair(
             let Some(k_index) = position(&kube, |k| matches(t, k)) else {
                 continue;
             };
+            // Both slots were just seen full; the `else` cannot happen.
             let (Some(t), Some(k)) = (t_slot.take(), kube[k_index].take()) else {
                 continue;
             };
