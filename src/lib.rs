@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod discovery;
 pub mod fleet;
+pub mod kube;
 pub mod logging;
 pub mod paths;
 pub mod proto;
