@@ -1,0 +1,168 @@
+//! The event loop: one `select!` over the terminal's event stream, app events
+//! from IO tasks (mpsc) and quit signals. Redraws only when state changed and
+//! at most ten times a second; effects run here, never in views.
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::Event;
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::action::{Action, AppEvent, Effect};
+use super::dispatcher::{Dispatcher, Gate, Verdict};
+use super::keymap;
+use super::state::{AppState, Message};
+use super::update::update;
+use crate::discovery::Discovery;
+use crate::views::{self, Look};
+
+/// At most ten frames a second.
+const MIN_FRAME: Duration = Duration::from_millis(100);
+
+/// Runs discovery again; called on a blocking thread, never the render path.
+pub type Reloader = Arc<dyn Fn() -> Discovery + Send + Sync>;
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Quit,
+    /// SIGHUP: the SSH session or terminal went away.
+    Hangup,
+    /// SIGTERM.
+    Terminated,
+}
+
+impl Exit {
+    /// The process exit code: 0 for quit, 128 + signal number otherwise.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Quit => 0,
+            Exit::Hangup => 129,
+            Exit::Terminated => 143,
+        }
+    }
+}
+
+/// What the loop needs besides the terminal.
+pub struct Console {
+    pub state: AppState,
+    pub look: Look,
+    pub dispatcher: Dispatcher,
+    pub reload: Option<Reloader>,
+}
+
+/// Runs until quit, a signal, or the terminal's event stream ends or fails.
+pub async fn run<B, E>(
+    terminal: &mut Terminal<B>,
+    mut console: Console,
+    mut terminal_events: E,
+    app_tx: mpsc::Sender<AppEvent>,
+    mut app_rx: mpsc::Receiver<AppEvent>,
+) -> io::Result<Exit>
+where
+    B: Backend,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let size = terminal.size().map_err(io::Error::other)?;
+    console.state.size = (size.width, size.height);
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    let mut queue: VecDeque<Action> = VecDeque::new();
+    loop {
+        let due = last_draw.map(|t| t + MIN_FRAME);
+        if dirty && due.is_none_or(|d| Instant::now() >= d) {
+            terminal
+                .draw(|frame| views::draw(frame, &console.state, &console.look))
+                .map_err(io::Error::other)?;
+            dirty = false;
+            last_draw = Some(Instant::now());
+        }
+        let wake = if dirty { due } else { None };
+        tokio::select! {
+            event = terminal_events.next() => match event {
+                Some(Ok(event)) => queue.extend(to_action(&console.state, event)),
+                Some(Err(e)) => return Err(e),
+                // The terminal is gone: nothing more can be shown or typed.
+                None => return Ok(Exit::Hangup),
+            },
+            Some(event) = app_rx.recv() => queue.push_back(Action::Event(event)),
+            _ = hangup.recv() => return Ok(Exit::Hangup),
+            _ = terminate.recv() => return Ok(Exit::Terminated),
+            _ = sleep_until(wake), if wake.is_some() => {}
+        }
+        while let Some(action) = queue.pop_front() {
+            dirty = true;
+            for effect in update(&mut console.state, action) {
+                match effect {
+                    Effect::Quit => return Ok(Exit::Quit),
+                    other => queue.extend(perform(&console, other, &app_tx)),
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(when: Option<Instant>) {
+    if let Some(when) = when {
+        tokio::time::sleep_until(when).await;
+    }
+}
+
+fn to_action(state: &AppState, event: Event) -> Option<Action> {
+    match event {
+        Event::Key(key) => keymap::action_for(state, &key),
+        Event::Paste(text) => Some(Action::Paste(text)),
+        Event::Resize(w, h) => Some(Action::Resize(w, h)),
+        _ => None,
+    }
+}
+
+/// Runs one effect; what comes back is fed to update as actions.
+fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -> Option<Action> {
+    match effect {
+        Effect::Quit => None,
+        Effect::Gate(mutating) => Some(match console.dispatcher.request(mutating) {
+            Gate::Refused(msg) => Action::Notify(Message::warn(msg)),
+            Gate::Confirm(pending) => Action::AskConfirmation(pending),
+        }),
+        Effect::Answer(pending, answer) => {
+            Some(match console.dispatcher.answer(pending, answer) {
+                Verdict::Cancelled(msg) => Action::Notify(Message::info(msg)),
+                Verdict::Proceed(approved) => {
+                    // No runner takes mutating actions yet; say so, and audit it.
+                    let why = "no runner for this action in this version".to_string();
+                    let audit = console.dispatcher.finished(&approved, Err(why.clone()));
+                    let text = match audit {
+                        Ok(()) => format!("{}: {why}", approved.action().describe()),
+                        Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
+                    };
+                    Action::Notify(Message::warn(text))
+                }
+            })
+        }
+        Effect::ReloadDiscovery => match &console.reload {
+            Some(reload) => {
+                let reload = Arc::clone(reload);
+                let tx = app_tx.clone();
+                tokio::spawn(async move {
+                    if let Ok(discovery) = tokio::task::spawn_blocking(move || reload()).await {
+                        let _ = tx.send(AppEvent::Discovered(Box::new(discovery))).await;
+                    }
+                });
+                None
+            }
+            None => Some(Action::Notify(Message::warn(
+                "reload is not available here",
+            ))),
+        },
+    }
+}
