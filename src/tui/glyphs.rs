@@ -34,7 +34,7 @@ impl Glyphs {
         border: border::ROUNDED,
         selected: "▶",
         ok: "✓",
-        warn: "⚠",
+        warn: "▲",
         error: "✗",
         none: "–",
         ellipsis: "…",

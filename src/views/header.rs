@@ -1,11 +1,11 @@
 //! The top line: product name, the cluster in use, cluster and error counts,
 //! and a `READ-ONLY` marker (a word, not only a colour) under --readonly.
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Alignment, Rect};
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::Look;
+use super::{Look, fit};
 use crate::app::state::AppState;
 use crate::tui::Role;
 
@@ -23,12 +23,30 @@ impl<'a> Header<'a> {
 impl Widget for &Header<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let sep = Span::styled(
-            format!(" {} ", self.look.glyphs.separator),
-            s.get(Role::Muted),
-        );
+        let g = &self.look.glyphs;
+        let mut right = Vec::new();
+        if !self.state.errors.is_empty() {
+            right.push(Span::styled(
+                format!("{} {} errors ", g.warn, self.state.errors.len()),
+                s.get(Role::Warn),
+            ));
+        }
+        if self.state.readonly {
+            right.push(Span::styled(" READ-ONLY ", s.get(Role::ReadOnly)));
+        }
+        let right = Line::from(right);
+        let [left_area, right_area] = area.layout(&Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(right.width() as u16),
+        ]));
+        let sep = Span::styled(format!(" {} ", g.separator), s.get(Role::Muted));
+        let count = format!("{} clusters", self.state.clusters.len());
+        // The fixed parts, so the cluster name can be cut to what is left.
+        let fixed =
+            " taloscope".len() + 2 * (2 + g.separator.len()) + "cluster: ".len() + count.len() + 1;
+        let room = (left_area.width as usize).saturating_sub(fixed);
         let cluster = match &self.state.current {
-            Some(name) => Span::styled(name.clone(), s.get(Role::Accent)),
+            Some(name) => Span::styled(fit(name, room, g.ellipsis), s.get(Role::Accent)),
             None => Span::styled("none", s.get(Role::Muted)),
         };
         let left = Line::from(vec![
@@ -37,28 +55,11 @@ impl Widget for &Header<'_> {
             Span::styled("cluster: ", s.get(Role::Muted)),
             cluster,
             sep,
-            Span::styled(
-                format!("{} clusters", self.state.clusters.len()),
-                s.get(Role::Text),
-            ),
+            Span::styled(count, s.get(Role::Text)),
         ]);
-        Paragraph::new(left).render(area, buf);
-        let mut right = Vec::new();
-        if !self.state.errors.is_empty() {
-            right.push(Span::styled(
-                format!(
-                    "{} {} errors ",
-                    self.look.glyphs.warn,
-                    self.state.errors.len()
-                ),
-                s.get(Role::Warn),
-            ));
-        }
-        if self.state.readonly {
-            right.push(Span::styled(" READ-ONLY ", s.get(Role::ReadOnly)));
-        }
-        Paragraph::new(Line::from(right))
+        Paragraph::new(left).render(left_area, buf);
+        Paragraph::new(right)
             .alignment(Alignment::Right)
-            .render(area, buf);
+            .render(right_area, buf);
     }
 }
