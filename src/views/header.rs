@@ -27,7 +27,16 @@ impl Widget for &Header<'_> {
         let mut right = Vec::new();
         if !self.state.errors.is_empty() {
             right.push(Span::styled(
-                format!("{} {} errors ", g.warn, self.state.errors.len()),
+                format!(
+                    "{} {} error{} ",
+                    g.warn,
+                    self.state.errors.len(),
+                    if self.state.errors.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    }
+                ),
                 s.get(Role::Warn),
             ));
         }
