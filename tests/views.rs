@@ -142,3 +142,13 @@ fn empty_discovery() {
     let s = taloscope::app::AppState::new(Default::default(), false);
     insta::assert_snapshot!(snapshot(&render_buffer(&s, &look(Mode::Ascii), 80, 24)));
 }
+
+#[test]
+fn help_line_count_matches_the_overlay() {
+    let look = look(Mode::Ascii);
+    let help = taloscope::views::help::Help::new(&look, 0);
+    assert_eq!(
+        help.lines().len(),
+        taloscope::app::keymap::help_line_count()
+    );
+}

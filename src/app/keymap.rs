@@ -366,6 +366,13 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
     }
 }
 
+/// Lines in the help overlay: per context a title, its bindings and a blank
+/// line, then the commands with their title.
+pub fn help_line_count() -> usize {
+    let per_context: usize = KeyContext::ALL.iter().map(|c| bindings(*c).len() + 2).sum();
+    per_context + 1 + super::command::COMMANDS.len()
+}
+
 /// Footer hints for a context: (keys, label) pairs in table order.
 pub fn footer_hints(context: KeyContext) -> Vec<(String, &'static str)> {
     bindings(context)

@@ -166,3 +166,93 @@ fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::dispatcher::{Answer, AuditLog, MutatingAction};
+    use crate::app::state::Level;
+    use crate::tui::{Caps, ColorDepth, Theme};
+
+    fn console(readonly: bool, audit: std::path::PathBuf) -> Console {
+        let caps = Caps {
+            color: ColorDepth::None,
+            no_color_env: true,
+            utf8: false,
+        };
+        Console {
+            state: AppState::new(Discovery::default(), readonly),
+            look: Look::new(&Theme::default_theme(), &caps),
+            dispatcher: Dispatcher::new(readonly, AuditLog::new(audit)),
+            reload: None,
+        }
+    }
+
+    fn reboot() -> MutatingAction {
+        MutatingAction::Reboot {
+            cluster: "lab".into(),
+            node: "127.0.0.5".into(),
+        }
+    }
+
+    fn notice(action: Option<Action>) -> Message {
+        match action {
+            Some(Action::Notify(m)) => m,
+            other => panic!("expected a notice, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn readonly_request_becomes_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = console(true, dir.path().join("audit.log"));
+        let (tx, _rx) = mpsc::channel(1);
+        let m = notice(perform(&c, Effect::Gate(reboot()), &tx));
+        assert_eq!(m.level, Level::Warn);
+        assert!(m.text.contains("read-only"));
+    }
+
+    #[test]
+    fn confirmed_action_without_runner_is_reported_and_audited() {
+        let dir = tempfile::tempdir().unwrap();
+        let audit = dir.path().join("audit.log");
+        let c = console(false, audit.clone());
+        let (tx, _rx) = mpsc::channel(1);
+        let Some(Action::AskConfirmation(pending)) = perform(&c, Effect::Gate(reboot()), &tx)
+        else {
+            panic!("expected a confirmation");
+        };
+        let effect = Effect::Answer(pending, Answer::Typed("lab".into()));
+        let m = notice(perform(&c, effect, &tx));
+        assert!(m.text.contains("no runner"), "{}", m.text);
+        let log = std::fs::read_to_string(&audit).unwrap();
+        let outcomes: Vec<&str> = log
+            .lines()
+            .filter_map(|l| l.split("outcome=").nth(1))
+            .collect();
+        assert_eq!(
+            outcomes,
+            vec![
+                "\"confirmed\"",
+                "\"failed: no runner for this action in this version\""
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn reload_sends_discovery_over_the_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = console(false, dir.path().join("audit.log"));
+        c.reload = Some(Arc::new(|| Discovery {
+            clusters: Vec::new(),
+            errors: Vec::new(),
+            ..Discovery::default()
+        }));
+        let (tx, mut rx) = mpsc::channel(1);
+        assert!(perform(&c, Effect::ReloadDiscovery, &tx).is_none());
+        let event = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("reload finished in time");
+        assert!(matches!(event, Some(AppEvent::Discovered(_))));
+    }
+}

@@ -4,6 +4,7 @@
 use super::action::{Action, AppEvent, Effect};
 use super::command::{self, Command};
 use super::dispatcher::Answer;
+use super::keymap;
 use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay};
 
 /// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
@@ -106,9 +107,16 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
     match overlay {
         Overlay::Help { scroll } | Overlay::Errors { scroll } => {
             let is_help = matches!(overlay, Overlay::Help { .. });
+            // Two lines per error; help is as long as the keymap makes it.
+            let length = if is_help {
+                keymap::help_line_count()
+            } else {
+                state.errors.len().saturating_mul(2)
+            };
+            let max = u16::try_from(length).unwrap_or(u16::MAX);
             let scroll = match action {
                 Action::Back => return Vec::new(),
-                Action::MoveDown => scroll.saturating_add(1),
+                Action::MoveDown => scroll.saturating_add(1).min(max.saturating_sub(1)),
                 Action::MoveUp => scroll.saturating_sub(1),
                 _ => scroll,
             };
