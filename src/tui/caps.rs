@@ -80,7 +80,7 @@ fn terminal_depth(colorterm: Option<&str>, term: Option<&str>) -> ColorDepth {
     }
     match term {
         None => ColorDepth::None,
-        Some(t) if t == "dumb" => ColorDepth::None,
+        Some("dumb") => ColorDepth::None,
         Some(t) if t.contains("truecolor") || t.contains("direct") => ColorDepth::TrueColor,
         Some(t) if t.contains("256color") => ColorDepth::Ansi256,
         Some(_) => ColorDepth::Ansi16,

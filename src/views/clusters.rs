@@ -5,7 +5,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Block, Borders, Cell, Paragraph, Row, StatefulWidget, Table, TableState, Widget, Wrap,
+    Block, Borders, Cell, Padding, Paragraph, Row, StatefulWidget, Table, TableState, Widget, Wrap,
 };
 
 use super::{Look, fit};
@@ -64,6 +64,7 @@ impl Widget for &ClusterList<'_> {
             .borders(Borders::ALL)
             .border_set(g.border)
             .border_style(s.get(Role::Border))
+            .padding(Padding::horizontal(1))
             .title(Line::from(title));
         let inner = block.inner(area);
         block.render(area, buf);
