@@ -2,9 +2,9 @@
 //! the cluster list at 80x24 and 160x48 in default, NO_COLOR and ASCII modes,
 //! the help overlay, the errors overlay, the confirm popup, the too-small
 //! screen. Each snapshot holds the text and the styles.
-mod common;
+mod view_support;
 
-use common::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot, state};
+use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot, state};
 use taloscope::app::dispatcher::{AuditLog, Dispatcher, Gate, MutatingAction};
 use taloscope::app::{Action, update};
 
