@@ -74,19 +74,16 @@ where
     let mut terminate = signal(SignalKind::terminate())?;
     let size = terminal.size().map_err(io::Error::other)?;
     console.state.size = (size.width, size.height);
-    let mut dirty = true;
-    let mut last_draw: Option<Instant> = None;
+    let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     loop {
-        let due = last_draw.map(|t| t + MIN_FRAME);
-        if dirty && due.is_none_or(|d| Instant::now() >= d) {
+        if pacer.should_draw(Instant::now()) {
             terminal
                 .draw(|frame| views::draw(frame, &console.state, &console.look))
                 .map_err(io::Error::other)?;
-            dirty = false;
-            last_draw = Some(Instant::now());
+            pacer.drawn(Instant::now());
         }
-        let wake = if dirty { due } else { None };
+        let wake = pacer.wake_at();
         tokio::select! {
             event = terminal_events.next() => match event {
                 Some(Ok(event)) => queue.extend(to_action(&console.state, event)),
@@ -100,7 +97,7 @@ where
             _ = sleep_until(wake), if wake.is_some() => {}
         }
         while let Some(action) = queue.pop_front() {
-            dirty = true;
+            pacer.changed();
             for effect in update(&mut console.state, action) {
                 match effect {
                     Effect::Quit => return Ok(Exit::Quit),
@@ -108,6 +105,47 @@ where
                 }
             }
         }
+    }
+}
+
+/// Decides when to draw: only after a change, and not within [`MIN_FRAME`]
+/// of the last frame. Starts dirty so the first frame is drawn at once.
+#[derive(Debug, Clone, Copy)]
+struct FramePacer {
+    dirty: bool,
+    last_draw: Option<Instant>,
+}
+
+impl Default for FramePacer {
+    fn default() -> FramePacer {
+        FramePacer {
+            dirty: true,
+            last_draw: None,
+        }
+    }
+}
+
+impl FramePacer {
+    fn changed(&mut self) {
+        self.dirty = true;
+    }
+
+    fn should_draw(&self, now: Instant) -> bool {
+        self.dirty && self.last_draw.is_none_or(|t| now >= t + MIN_FRAME)
+    }
+
+    fn drawn(&mut self, now: Instant) {
+        self.dirty = false;
+        self.last_draw = Some(now);
+    }
+
+    /// When the loop must wake to draw a pending change; `None` when there
+    /// is nothing to draw, so an idle console sleeps until an event.
+    fn wake_at(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        Some(self.last_draw.map_or_else(Instant::now, |t| t + MIN_FRAME))
     }
 }
 
@@ -200,6 +238,36 @@ mod tests {
             Some(Action::Notify(m)) => m,
             other => panic!("expected a notice, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn frames_only_after_changes_and_at_most_ten_a_second() {
+        let t0 = Instant::now();
+        let mut pacer = FramePacer::default();
+        assert!(pacer.should_draw(t0), "the first frame is drawn at once");
+        pacer.drawn(t0);
+        assert!(
+            !pacer.should_draw(t0 + Duration::from_secs(5)),
+            "idle: no redraw"
+        );
+        assert_eq!(pacer.wake_at(), None, "idle: no wake-up");
+        pacer.changed();
+        assert!(!pacer.should_draw(t0 + Duration::from_millis(40)));
+        assert_eq!(pacer.wake_at(), Some(t0 + MIN_FRAME));
+        assert!(pacer.should_draw(t0 + MIN_FRAME));
+        // A burst of changes inside one frame interval is one frame.
+        let t1 = t0 + MIN_FRAME;
+        pacer.drawn(t1);
+        let mut frames = 0;
+        for ms in 0..1000u64 {
+            let now = t1 + Duration::from_millis(ms);
+            pacer.changed();
+            if pacer.should_draw(now) {
+                pacer.drawn(now);
+                frames += 1;
+            }
+        }
+        assert!(frames <= 10, "{frames} frames in one second");
     }
 
     #[test]
