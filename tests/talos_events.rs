@@ -1,0 +1,71 @@
+//! The Events stream against the sim: typed events with ids, and a stream that
+//! survives a reboot of its node (EOF, reconnect, replay of the new boot).
+mod talos_common;
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use taloscope::talos::events::{ResumePoint, SequenceAction};
+use taloscope::talos::{EventsItem, EventsOptions, MachineEvent, MachineStage, RebootMode};
+use talos_common::{scenario, start, within};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_stream_reconnects_across_a_reboot() {
+    let sim = start(scenario("healthy")).await;
+    let client = sim.client("healthy");
+    let w1 = sim.address("healthy", 3);
+    let mut events = client.events(
+        &w1,
+        EventsOptions {
+            tail_events: -1,
+            backoff_min: Duration::from_millis(20),
+            backoff_max: Duration::from_millis(200),
+            give_up_after: Some(Duration::from_secs(20)),
+            ..Default::default()
+        },
+    );
+
+    // The boot's buffered events come first; they carry ids.
+    let first = within(10, "first event", events.next()).await;
+    match first {
+        Some(EventsItem::Event(e)) => assert!(!e.id.is_empty() && e.node == w1, "{e:?}"),
+        other => panic!("expected a buffered event: {other:?}"),
+    }
+
+    let ack = within(10, "reboot", client.reboot(&w1, RebootMode::Default))
+        .await
+        .expect("reboot accepted");
+
+    let (mut saw_reboot_start, mut saw_disconnect, mut resumed) = (false, false, None);
+    within(30, "the node back running and ready", async {
+        while let Some(item) = events.next().await {
+            match item {
+                EventsItem::Event(e) => match &e.event {
+                    MachineEvent::Sequence {
+                        sequence, action, ..
+                    } if sequence == "reboot" && *action == SequenceAction::Start => {
+                        assert_eq!(e.actor_id, ack.actor_id);
+                        saw_reboot_start = true;
+                    }
+                    MachineEvent::MachineStatus(s)
+                        if resumed.is_some() && s.stage == MachineStage::Running && s.ready =>
+                    {
+                        return;
+                    }
+                    _ => {}
+                },
+                EventsItem::Disconnected { node, .. } => {
+                    assert_eq!(node, w1);
+                    saw_disconnect = true;
+                }
+                EventsItem::Resumed { from, .. } => resumed = Some(from),
+            }
+        }
+        panic!("the event stream ended");
+    })
+    .await;
+    assert!(saw_reboot_start, "the reboot sequence was seen");
+    assert!(saw_disconnect, "the stream broke when the node went down");
+    assert_eq!(resumed, Some(ResumePoint::WholeBuffer));
+    sim.fleet.shutdown().await;
+}
