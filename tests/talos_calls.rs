@@ -3,11 +3,11 @@
 mod talos_common;
 
 use futures::StreamExt;
+use talos_common::{scenario, start, within};
 use taloscope::talos::{
     ApplyMode, ImageNamespace, ImagePullProgress, LegacyUpgrade, MachineStage, RebootMode, Role,
     TalosError, UpgradeProgress,
 };
-use talos_common::{scenario, start, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_answer_with_typed_values() {
@@ -24,19 +24,31 @@ async fn reads_answer_with_typed_values() {
         assert_eq!(client.hostname(&w1).await.expect("hostname"), "w-1");
 
         let services = client.service_list(&cp1).await.expect("services");
-        let etcd = services.iter().find(|s| s.id == "etcd").expect("etcd service");
+        let etcd = services
+            .iter()
+            .find(|s| s.id == "etcd")
+            .expect("etcd service");
         assert_eq!(etcd.state, "Running");
 
         let members = client.etcd_member_list(&cp1).await.expect("members");
         assert_eq!(members.len(), 3);
-        let cp1_member = members.iter().find(|m| m.hostname == "cp-1").expect("cp-1 member");
+        let cp1_member = members
+            .iter()
+            .find(|m| m.hostname == "cp-1")
+            .expect("cp-1 member");
         assert!(!cp1_member.is_learner);
 
         let status = client.etcd_status(&cp1).await.expect("etcd status");
         assert_eq!(status.member_id, cp1_member.id);
         assert_eq!(status.leader, cp1_member.id, "cp-1 leads in `healthy`");
         assert!(status.errors.is_empty());
-        assert!(client.etcd_alarm_list(&cp1).await.expect("alarms").is_empty());
+        assert!(
+            client
+                .etcd_alarm_list(&cp1)
+                .await
+                .expect("alarms")
+                .is_empty()
+        );
 
         // workers have no etcd: an answer, not an outage
         match client.etcd_status(&w1).await {
@@ -54,7 +66,10 @@ async fn reads_answer_with_typed_values() {
         assert_eq!(w1_member.machine_type, "worker");
         assert!(w1_member.addresses.contains(&w1));
         assert_eq!(
-            client.talos_version_resource(&w1).await.expect("version resource"),
+            client
+                .talos_version_resource(&w1)
+                .await
+                .expect("version resource"),
             "v1.11.3"
         );
 
@@ -93,7 +108,11 @@ async fn admin_actions_answer() {
         assert_eq!(applied.mode, ApplyMode::NoReboot);
 
         let mut pull = client
-            .image_pull(&w2, "ghcr.io/siderolabs/installer:v1.13.1", ImageNamespace::System)
+            .image_pull(
+                &w2,
+                "ghcr.io/siderolabs/installer:v1.13.1",
+                ImageNamespace::System,
+            )
             .await
             .expect("image pull");
         let mut pulled = None;
@@ -115,7 +134,10 @@ async fn admin_actions_answer() {
         }
         assert_eq!(exit, Some(0));
 
-        let reboot = client.reboot(&w2, RebootMode::Default).await.expect("reboot");
+        let reboot = client
+            .reboot(&w2, RebootMode::Default)
+            .await
+            .expect("reboot");
         assert!(!reboot.actor_id.is_empty());
 
         let legacy = client

@@ -5,9 +5,9 @@ mod talos_common;
 use std::time::Duration;
 
 use futures::StreamExt;
+use talos_common::{scenario, start, within};
 use taloscope::talos::events::{ResumePoint, SequenceAction};
 use taloscope::talos::{EventsItem, EventsOptions, MachineEvent, MachineStage, RebootMode};
-use talos_common::{scenario, start, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_stream_reconnects_across_a_reboot() {

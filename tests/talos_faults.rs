@@ -5,9 +5,9 @@ mod talos_common;
 
 use std::time::{Duration, Instant};
 
+use talos_common::{fast, scenario, start, within};
 use taloscope::fleet::{CollectOptions, collect_context};
 use taloscope::talos::{ClientOptions, EtcdAlarmKind, TalosClient, TalosError};
-use talos_common::{fast, scenario, start, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn down_node_is_unreachable_and_the_rest_answer() {
@@ -39,7 +39,10 @@ async fn first_endpoint_down_fails_over() {
     let v = within(15, "failover", client.version(&w1)).await;
     assert_eq!(v.expect("answered through another endpoint").tag, "v1.11.3");
     let current = client.current_endpoint().await.expect("connected");
-    assert!(!current.starts_with(&format!("{}:", sim.address("healthy", 0))), "{current}");
+    assert!(
+        !current.starts_with(&format!("{}:", sim.address("healthy", 0))),
+        "{current}"
+    );
     sim.fleet.shutdown().await;
 }
 
@@ -60,9 +63,16 @@ async fn slow_node_times_out_alone() {
         tokio::join!(client.version(&w1), client.version(&w2))
     })
     .await;
-    assert!(matches!(slow, Err(TalosError::Timeout { ref node, .. }) if *node == w1), "{slow:?}");
+    assert!(
+        matches!(slow, Err(TalosError::Timeout { ref node, .. }) if *node == w1),
+        "{slow:?}"
+    );
     assert!(quick.is_ok(), "{quick:?}");
-    assert!(started.elapsed() < Duration::from_millis(2_500), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(2_500),
+        "{:?}",
+        started.elapsed()
+    );
     sim.fleet.shutdown().await;
 }
 
@@ -75,7 +85,12 @@ async fn unhealthy_etcd_member_costs_the_tolerance() {
         client: fast(),
         ..Default::default()
     };
-    let status = within(20, "collect", collect_context("healthy", &sim.context("healthy"), &opts)).await;
+    let status = within(
+        20,
+        "collect",
+        collect_context("healthy", &sim.context("healthy"), &opts),
+    )
+    .await;
     let cp3 = status
         .etcd
         .members

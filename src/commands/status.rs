@@ -60,7 +60,9 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         OutputFormat::Table => table(&fleet),
     };
     let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush())
+    if let Err(err) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
         && err.kind() != std::io::ErrorKind::BrokenPipe
     {
         eprintln!("taloscope: cannot write output: {err}");
@@ -89,10 +91,12 @@ fn select<'a>(clusters: &'a [Cluster], wanted: Option<&str>) -> Result<Vec<&'a C
             Ok(vec![cluster])
         }
         None => {
-            let with_talos: Vec<&Cluster> =
-                clusters.iter().filter(|c| c.talos.is_some()).collect();
+            let with_talos: Vec<&Cluster> = clusters.iter().filter(|c| c.talos.is_some()).collect();
             if with_talos.is_empty() {
-                return Err("no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG".into());
+                return Err(
+                    "no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG"
+                        .into(),
+                );
             }
             Ok(with_talos)
         }
@@ -163,16 +167,22 @@ fn table(fleet: &FleetStatus) -> String {
         if i > 0 {
             out.push('\n');
         }
-        let reach = if c.reachable { "reachable" } else { "UNREACHABLE" };
+        let reach = if c.reachable {
+            "reachable"
+        } else {
+            "UNREACHABLE"
+        };
         out.push_str(&format!("CLUSTER {}  ({reach}, role {})\n", c.name, c.role));
         if let Some(err) = &c.error {
             out.push_str(&format!("  error: {err}\n"));
             continue;
         }
         let mut rows = vec![
-            ["NODE", "ADDRESS", "ROLE", "TALOS", "STAGE", "READY", "PROBLEM"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "NODE", "ADDRESS", "ROLE", "TALOS", "STAGE", "READY", "PROBLEM",
+            ]
+            .map(String::from)
+            .to_vec(),
         ];
         for n in &c.nodes {
             let problem = match &n.error {
@@ -190,7 +200,11 @@ fn table(fleet: &FleetStatus) -> String {
                 n.role.as_str().to_string(),
                 n.talos_version.clone().unwrap_or_else(|| "-".into()),
                 n.stage.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
-                if n.error.is_some() { "-".into() } else { yes_no(n.ready) },
+                if n.error.is_some() {
+                    "-".into()
+                } else {
+                    yes_no(n.ready)
+                },
                 problem,
             ]);
         }
@@ -211,9 +225,11 @@ fn table(fleet: &FleetStatus) -> String {
         ));
         if !c.etcd.members.is_empty() {
             let mut rows = vec![
-                ["MEMBER", "HOSTNAME", "LEADER", "HEALTHY", "DB SIZE", "TERM", "ERRORS"]
-                    .map(String::from)
-                    .to_vec(),
+                [
+                    "MEMBER", "HOSTNAME", "LEADER", "HEALTHY", "DB SIZE", "TERM", "ERRORS",
+                ]
+                .map(String::from)
+                .to_vec(),
             ];
             for m in &c.etcd.members {
                 let learner = if m.is_learner { " (learner)" } else { "" };
@@ -223,7 +239,9 @@ fn table(fleet: &FleetStatus) -> String {
                     if m.leader { "*".into() } else { String::new() },
                     yes_no(m.healthy),
                     m.db_size.map(human_bytes).unwrap_or_else(|| "-".into()),
-                    m.raft_term.map(|t| t.to_string()).unwrap_or_else(|| "-".into()),
+                    m.raft_term
+                        .map(|t| t.to_string())
+                        .unwrap_or_else(|| "-".into()),
                     m.errors.join("; "),
                 ]);
             }
