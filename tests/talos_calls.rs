@@ -5,8 +5,8 @@ mod talos_common;
 use futures::StreamExt;
 use talos_common::{scenario, start, within};
 use taloscope::talos::{
-    ApplyMode, ImageNamespace, ImagePullProgress, LegacyUpgrade, MachineStage, RebootMode, Role,
-    TalosError, UpgradeProgress,
+    ApplyMode, ImageNamespace, ImagePullProgress, LegacyUpgrade, MachineStage, RebootMode,
+    ResourceEventKind, Role, TalosError, UpgradeProgress,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -72,6 +72,22 @@ async fn reads_answer_with_typed_values() {
                 .expect("version resource"),
             "v1.11.3"
         );
+
+        // a kind watch sends what exists, then the bootstrapped marker
+        let mut kind = client
+            .cosi_watch::<serde_json::Value>(&cp1, "cluster", "Members.cluster.talos.dev", None)
+            .await
+            .expect("kind watch");
+        let mut existing = 0;
+        loop {
+            let ev = kind.next().await.expect("watch item").expect("watch event");
+            match ev.kind {
+                ResourceEventKind::Created => existing += 1,
+                ResourceEventKind::Bootstrapped => break,
+                other => panic!("unexpected {other:?} before bootstrap"),
+            }
+        }
+        assert_eq!(existing, 5);
 
         let mut watch = client.watch_machine_status(&cp1).await.expect("watch");
         let first = watch.next().await.expect("first item").expect("status");

@@ -172,3 +172,67 @@ async fn expired_certificates_are_tls_errors() {
     }
     sim.fleet.shutdown().await;
 }
+
+/// A loopback listener that accepts TCP and never speaks TLS: a hung endpoint.
+async fn black_hole() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((sock, _)) = listener.accept().await {
+            held.push(sock);
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hung_endpoint_costs_one_connect_timeout() {
+    let sim = start(scenario("healthy")).await;
+    let (hole, task) = black_hole().await;
+    let opts = ClientOptions {
+        connect_timeout: Duration::from_millis(300),
+        ..fast()
+    };
+    let mut ctx = sim.context("healthy");
+    let w1 = ctx.nodes[3].clone();
+    ctx.endpoints.insert(0, hole.clone());
+    let client = TalosClient::new(&ctx, opts).expect("client");
+    let started = Instant::now();
+    let v = within(10, "failover past the hung endpoint", client.version(&w1)).await;
+    assert_eq!(v.expect("answered").tag, "v1.11.3");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Only the hung endpoint: fifty nodes asked at once fail together, not one after another.
+    ctx.endpoints = vec![hole];
+    let client = TalosClient::new(&ctx, opts).expect("client");
+    let nodes: Vec<String> = (0..50).map(|i| format!("127.10.9.{i}")).collect();
+    let started = Instant::now();
+    let results = within(
+        10,
+        "fan-out",
+        taloscope::talos::fan_out(&nodes, 32, |n| {
+            let client = client.clone();
+            async move { client.version(&n).await }
+        }),
+    )
+    .await;
+    assert!(
+        results
+            .iter()
+            .all(|(_, r)| matches!(r, Err(TalosError::EndpointsUnreachable { .. })))
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    task.abort();
+    sim.fleet.shutdown().await;
+}

@@ -70,6 +70,9 @@ struct Connection {
     /// The endpoint to try first next time.
     next: usize,
     current: Option<(usize, Channel)>,
+    /// When every endpoint just failed: callers within a connect timeout of it
+    /// get the same answer instead of each dialling every endpoint again.
+    last_failure: Option<(std::time::Instant, TalosError)>,
 }
 
 impl std::fmt::Debug for TalosClient {
@@ -179,6 +182,11 @@ impl TalosClient {
         if let Some((i, ch)) = &conn.current {
             return Ok((*i, ch.clone()));
         }
+        if let Some((at, err)) = &conn.last_failure
+            && at.elapsed() < self.inner.options.connect_timeout
+        {
+            return Err(err.clone());
+        }
         let n = self.inner.endpoints.len();
         let mut reasons = Vec::new();
         let mut tls_failure = None;
@@ -188,6 +196,7 @@ impl TalosClient {
                 Ok(ch) => {
                     conn.current = Some((i, ch.clone()));
                     conn.next = i;
+                    conn.last_failure = None;
                     return Ok((i, ch));
                 }
                 Err(reason) => {
@@ -198,17 +207,19 @@ impl TalosClient {
                 }
             }
         }
-        if let Some(reason) = tls_failure {
-            return Err(TalosError::Tls {
+        let err = match tls_failure {
+            Some(reason) => TalosError::Tls {
                 context: self.inner.context.clone(),
                 reason,
-            });
-        }
-        Err(TalosError::EndpointsUnreachable {
-            context: self.inner.context.clone(),
-            endpoints: self.inner.endpoints.join(", "),
-            reason: reasons.join("; "),
-        })
+            },
+            None => TalosError::EndpointsUnreachable {
+                context: self.inner.context.clone(),
+                endpoints: self.inner.endpoints.join(", "),
+                reason: reasons.join("; "),
+            },
+        };
+        conn.last_failure = Some((std::time::Instant::now(), err.clone()));
+        Err(err)
     }
 
     async fn dial(&self, index: usize) -> Result<Channel, String> {
