@@ -17,6 +17,8 @@ use crate::proto::common;
 
 /// apid's port, added to endpoints written without one.
 pub const APID_PORT: u16 = 50000;
+/// How much later than our own timer the grpc-timeout sent to the server expires.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// Talos' own limit on gRPC message size.
 pub(crate) const MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
 
@@ -161,7 +163,9 @@ impl TalosClient {
     ) -> Result<Request<M>, TalosError> {
         let mut req = Request::new(msg);
         if let Some(t) = timeout {
-            req.set_timeout(t);
+            // The server learns the deadline; tonic enforces grpc-timeout on the
+            // client side too, so give it a margin and let our own timer fire first.
+            req.set_timeout(t + DEADLINE_MARGIN);
         }
         if !node.is_empty() {
             let value = MetadataValue::try_from(node).map_err(|_| TalosError::Rpc {
@@ -277,7 +281,7 @@ impl TalosClient {
                 Ok(Ok(resp)) => return Ok(resp.into_inner()),
                 Ok(Err(status)) => status,
             };
-            if status.code() == tonic::Code::DeadlineExceeded && !is_transport(&status) {
+            if is_deadline(&status) {
                 return Err(TalosError::Timeout {
                     node: node.to_string(),
                     call,
@@ -310,6 +314,18 @@ impl TalosClient {
             ),
         })
     }
+}
+
+/// The server's deadline passed, or tonic's own grpc-timeout timer fired.
+fn is_deadline(status: &Status) -> bool {
+    let mut source = std::error::Error::source(status);
+    while let Some(e) = source {
+        if e.is::<tonic::TimeoutExpired>() {
+            return true;
+        }
+        source = e.source();
+    }
+    status.code() == tonic::Code::DeadlineExceeded && !is_transport(status)
 }
 
 /// A status made by the client's transport (connection refused, reset, TLS
