@@ -69,3 +69,58 @@ async fn events_stream_reconnects_across_a_reboot() {
     assert_eq!(resumed, Some(ResumePoint::WholeBuffer));
     sim.fleet.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_resume_after_the_last_id_when_the_endpoint_goes_away() {
+    let sim = start(scenario("healthy")).await;
+    let client = sim.client("healthy");
+    let cp1 = sim.address("healthy", 0);
+    let w1 = sim.address("healthy", 3);
+    let mut events = client.events(
+        &w1,
+        EventsOptions {
+            tail_events: -1,
+            backoff_min: Duration::from_millis(20),
+            backoff_max: Duration::from_millis(200),
+            give_up_after: Some(Duration::from_secs(20)),
+            ..Default::default()
+        },
+    );
+    // Drain w-1's buffered events, remembering the last id.
+    let mut last_id = String::new();
+    within(10, "buffered events", async {
+        loop {
+            tokio::select! {
+                item = events.next() => match item {
+                    Some(EventsItem::Event(e)) => last_id = e.id,
+                    other => panic!("unexpected {other:?}"),
+                },
+                _ = tokio::time::sleep(Duration::from_millis(300)) => break,
+            }
+        }
+    })
+    .await;
+    assert!(!last_id.is_empty());
+    assert!(
+        client
+            .current_endpoint()
+            .await
+            .is_some_and(|e| e.starts_with(&format!("{cp1}:")))
+    );
+
+    // The endpoint (cp-1) reboots; w-1 does not. The stream resumes elsewhere after our id.
+    within(10, "reboot cp-1", client.reboot(&cp1, RebootMode::Default))
+        .await
+        .expect("reboot accepted");
+    let resumed = within(20, "resume", async {
+        while let Some(item) = events.next().await {
+            if let EventsItem::Resumed { from, .. } = item {
+                return from;
+            }
+        }
+        panic!("the event stream ended");
+    })
+    .await;
+    assert_eq!(resumed, ResumePoint::AfterId(last_id));
+    sim.fleet.shutdown().await;
+}

@@ -291,6 +291,23 @@ mod tests {
     }
 
     #[test]
+    fn an_unusable_context_is_a_configuration_error() {
+        let fleet = FleetStatus {
+            clusters: vec![ClusterStatus {
+                name: "lab".into(),
+                error: Some("context \"lab\": TLS: the client certificate expired".into()),
+                ..Default::default()
+            }],
+        };
+        assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_CONFIG));
+        assert!(table(&fleet).contains("certificate expired"));
+        let all_fine = FleetStatus {
+            clusters: vec![ClusterStatus::default()],
+        };
+        assert_eq!(exit_code(&all_fine), ExitCode::SUCCESS);
+    }
+
+    #[test]
     fn unknown_context_is_a_configuration_error() {
         let err = select(&[], Some("nope")).expect_err("unknown");
         assert!(err.contains("\"nope\""), "{err}");
