@@ -141,7 +141,7 @@ fn member_list(t: &Target) -> Result<EtcdMembers, Status> {
     Ok(out)
 }
 
-fn etcd_status(t: &Target) -> Result<EtcdStatus, Status> {
+fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status> {
     control_plane_only(t, "etcd status")?;
     member_of(t)?;
     let etcd = t.cluster.etcd();
@@ -172,9 +172,9 @@ fn etcd_status(t: &Target) -> Result<EtcdStatus, Status> {
             db_size,
             db_size_in_use: db_size / 2,
             leader,
-            raft_index: etcd.raft_index,
+            raft_index: etcd.raft_index + advance,
             raft_term: etcd.raft_term,
-            raft_applied_index: etcd.raft_index,
+            raft_applied_index: etcd.raft_index + advance,
             errors,
             is_learner: false,
             member_id: id,
@@ -447,13 +447,16 @@ impl MachineService for MachineApi {
         &self,
         request: Request<()>,
     ) -> Result<Response<EtcdStatusResponse>, Status> {
+        // A few raft entries per simulated second, as a lightly loaded cluster writes.
+        let sim_seconds = self.core.started.elapsed().as_secs_f64() * self.core.clock.scale();
+        let advance = (sim_seconds * 4.0) as u64;
         unary!(
             self,
             request,
             "EtcdStatus",
             Role::Reader,
             EtcdStatusResponse,
-            |t| etcd_status(&t)
+            |t| etcd_status(&t, advance)
         )
     }
 

@@ -78,6 +78,8 @@ pub(crate) struct Core {
     pub fleet: Arc<FleetState>,
     pub pki: pki::Pki,
     pub clock: SimClock,
+    /// When the sim started (etcd's raft index advances with simulated time).
+    pub started: std::time::Instant,
     /// Taken at shutdown, which breaks the routes → services → core cycle.
     routes: Mutex<Option<tonic::service::Routes>>,
     /// true once the sim shuts down.
@@ -114,6 +116,7 @@ impl SimFleet {
             fleet: fleet.clone(),
             pki,
             clock,
+            started: std::time::Instant::now(),
             routes: Mutex::new(None),
             stop: watch::channel(false).0,
         });

@@ -118,15 +118,8 @@ pub struct Scenario {
     pub clusters: Vec<ClusterSpec>,
 }
 
-const BUILTINS: &[&str] = &[
-    "healthy",
-    "cp2-down",
-    "single-cp",
-    "alarm",
-    "mixed",
-    "fleet",
-    "demo",
-];
+#[rustfmt::skip]
+const BUILTINS: &[&str] = &["healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo"];
 
 impl Scenario {
     /// The names `builtin` knows.
