@@ -1,7 +1,59 @@
-use crate::cli::GlobalArgs;
+//! `taloscope sim`: runs a simulated fleet in the foreground, prints
+//! `ready talosconfig=DIR/talosconfig` once every listener is up, and stops on SIGINT/SIGTERM.
+use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
-pub fn run(_global: &GlobalArgs, _scenario: &str, _state_dir: &Path, _time_scale: f64) -> ExitCode {
-    eprintln!("sim: not built yet");
-    ExitCode::from(2)
+
+use crate::cli::GlobalArgs;
+use crate::sim::{Scenario, SimFleet, SimOptions, ready_line};
+
+pub fn run(_global: &GlobalArgs, scenario: &str, state_dir: &Path, time_scale: f64) -> ExitCode {
+    let scenario = match Scenario::load(scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("taloscope sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match crate::commands::runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("taloscope sim: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async {
+        let opts = SimOptions {
+            state_dir: state_dir.to_path_buf(),
+            time_scale,
+        };
+        let fleet = match SimFleet::start(scenario, opts).await {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("taloscope sim: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let mut stdout = std::io::stdout();
+        let _ = writeln!(stdout, "{}", ready_line(&fleet.talosconfig_path()));
+        let _ = stdout.flush();
+        wait_for_signal().await;
+        fleet.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }

@@ -1,0 +1,561 @@
+//! `machine.MachineService` as a simulated node answers it: version, hostname, services, etcd
+//! (members, status, alarms, forfeit leadership), the legacy Upgrade with its server-side etcd
+//! check, Reboot, ApplyConfiguration and the Events stream — with Talos's role rules.
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::Core;
+use super::apid::{Role, Route, Target, error_metadata, fan_out, require, route, slow_down};
+use super::clock::actor_id;
+use super::events::stream_events;
+use super::node::{Sequence, service_ids, spawn_reboot};
+use super::scenario::{EtcdAlarmKind, NodeRole, parse_version};
+use crate::proto::common::Metadata;
+use crate::proto::machine::machine_service_server::MachineService;
+use crate::proto::machine::*;
+
+/// The MachineService every simulated node serves.
+pub struct MachineApi {
+    core: Arc<Core>,
+}
+
+impl MachineApi {
+    pub(crate) fn new(core: Arc<Core>) -> MachineApi {
+        MachineApi { core }
+    }
+
+    fn route<T>(&self, req: &Request<T>, method: &str) -> Result<Route, Status> {
+        route(&self.core, req, method, true)
+    }
+}
+
+const METHOD: &str = "/machine.MachineService/";
+
+fn control_plane_only(t: &Target, api: &str) -> Result<(), Status> {
+    if t.node.role() == NodeRole::ControlPlane {
+        Ok(())
+    } else {
+        Err(Status::unimplemented(format!(
+            "{api} is only available on control plane nodes"
+        )))
+    }
+}
+
+fn member_of(t: &Target) -> Result<usize, Status> {
+    let etcd = t.cluster.etcd_lock();
+    etcd.members
+        .iter()
+        .copied()
+        .find(|&m| m == t.node.node_index)
+        .ok_or_else(|| {
+            Status::failed_precondition("etcd is not running on this node (not a member)")
+        })
+}
+
+fn has_quorum(t: &Target) -> bool {
+    let etcd = t.cluster.etcd_lock();
+    let healthy = etcd
+        .members
+        .iter()
+        .filter(|&&m| t.cluster.member_healthy(m))
+        .count();
+    healthy > etcd.members.len() / 2
+}
+
+fn version_info(t: &Target) -> Version {
+    let tag = t.node.status.borrow().talos_version.clone();
+    Version {
+        metadata: None,
+        version: Some(VersionInfo {
+            sha: format!("{:08x}", t.node.etcd_member_id() as u32),
+            tag,
+            built: String::new(),
+            go_version: "go1.24.9".into(),
+            os: "linux".into(),
+            arch: "amd64".into(),
+        }),
+        platform: Some(PlatformInfo {
+            name: "metal".into(),
+            mode: "metal".into(),
+        }),
+        features: Some(FeaturesInfo { rbac: true }),
+    }
+}
+
+fn service_list(t: &Target) -> ServiceList {
+    let ready = t.node.status.borrow().ready;
+    let services = service_ids(t.node.role())
+        .iter()
+        .map(|id| {
+            let waiting = !ready && matches!(*id, "kubelet" | "etcd");
+            let etcd_sick = *id == "etcd" && t.node.faults().etcd_unhealthy;
+            ServiceInfo {
+                id: id.to_string(),
+                state: if waiting { "Preparing" } else { "Running" }.into(),
+                events: None,
+                health: Some(ServiceHealth {
+                    unknown: waiting,
+                    healthy: !waiting && !etcd_sick,
+                    last_message: if etcd_sick {
+                        "context deadline exceeded".into()
+                    } else {
+                        String::new()
+                    },
+                    last_change: None,
+                }),
+            }
+        })
+        .collect();
+    ServiceList {
+        metadata: None,
+        services,
+    }
+}
+
+fn member_list(t: &Target) -> Result<EtcdMembers, Status> {
+    control_plane_only(t, "member list")?;
+    if !has_quorum(t) {
+        return Err(Status::unavailable(
+            "failed to list etcd members: etcdserver: no leader",
+        ));
+    }
+    let members: Vec<usize> = t.cluster.etcd_lock().members.clone();
+    let mut out = EtcdMembers::default();
+    for i in members {
+        let Some(n) = t.cluster.nodes.get(i) else {
+            continue;
+        };
+        let ip = n.address();
+        out.legacy_members.push(n.name().to_string());
+        out.members.push(EtcdMember {
+            id: n.etcd_member_id(),
+            hostname: n.name().to_string(),
+            peer_urls: vec![format!("https://{ip}:2380")],
+            client_urls: vec![format!("https://{ip}:2379")],
+            is_learner: false,
+        });
+    }
+    Ok(out)
+}
+
+fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status> {
+    control_plane_only(t, "etcd status")?;
+    member_of(t)?;
+    let etcd = t.cluster.etcd();
+    let leader = etcd
+        .leader
+        .and_then(|l| t.cluster.nodes.get(l))
+        .map(|n| n.etcd_member_id())
+        .unwrap_or(0);
+    let id = t.node.etcd_member_id();
+    let mut errors = Vec::new();
+    if t.node.faults().etcd_unhealthy {
+        errors.push("etcdserver: no connection to leader (heartbeat timeout)".to_string());
+    }
+    for (i, alarm) in &etcd.alarms {
+        if *i == t.node.node_index {
+            let name = match alarm {
+                EtcdAlarmKind::NoSpace => "NOSPACE",
+                EtcdAlarmKind::Corrupt => "CORRUPT",
+            };
+            errors.push(format!("memberID:{id} alarm:{name} "));
+        }
+    }
+    let db_size = 24_576_000 + (id % 4096) as i64 * 1024;
+    Ok(EtcdStatus {
+        metadata: None,
+        member_status: Some(EtcdMemberStatus {
+            protocol_version: "3.6.0".into(),
+            db_size,
+            db_size_in_use: db_size / 2,
+            leader,
+            raft_index: etcd.raft_index + advance,
+            raft_term: etcd.raft_term,
+            raft_applied_index: etcd.raft_index + advance,
+            errors,
+            is_learner: false,
+            member_id: id,
+            storage_version: "3.6.0".into(),
+        }),
+    })
+}
+
+fn alarm_list(t: &Target) -> Result<EtcdAlarm, Status> {
+    control_plane_only(t, "etcd alarm list")?;
+    let etcd = t.cluster.etcd();
+    let member_alarms = etcd
+        .alarms
+        .iter()
+        .filter_map(|(i, a)| {
+            let n = t.cluster.nodes.get(*i)?;
+            Some(EtcdMemberAlarm {
+                member_id: n.etcd_member_id(),
+                alarm: match a {
+                    EtcdAlarmKind::NoSpace => etcd_member_alarm::AlarmType::Nospace,
+                    EtcdAlarmKind::Corrupt => etcd_member_alarm::AlarmType::Corrupt,
+                } as i32,
+            })
+        })
+        .collect();
+    Ok(EtcdAlarm {
+        metadata: None,
+        member_alarms,
+    })
+}
+
+fn forfeit(t: &Target) -> Result<EtcdForfeitLeadership, Status> {
+    control_plane_only(t, "etcd forfeit leadership")?;
+    let me = member_of(t)?;
+    if t.cluster.etcd_lock().members.len() == 1 {
+        return Err(Status::unknown(
+            "failed to forfeit leadership: cannot forfeit leadership, only one member",
+        ));
+    }
+    let member = t
+        .cluster
+        .move_leader_from(me)
+        .and_then(|n| t.cluster.nodes.get(n))
+        .map(|n| n.name().to_string())
+        .unwrap_or_default();
+    Ok(EtcdForfeitLeadership {
+        metadata: None,
+        member,
+    })
+}
+
+/// Upstream's `ValidateForUpgrade`, as the sim's etcd sees it.
+fn validate_etcd_for_upgrade(t: &Target) -> Result<(), String> {
+    let members = t.cluster.etcd_lock().members.clone();
+    if members.len() == 2 {
+        return Err(format!(
+            "etcd member count({}) is insufficient to maintain quorum if upgrade commences",
+            members.len()
+        ));
+    }
+    for m in members {
+        if !t.cluster.member_healthy(m) {
+            let id = t
+                .cluster
+                .nodes
+                .get(m)
+                .map(|n| n.etcd_member_id())
+                .unwrap_or(0);
+            return Err(format!(
+                "etcd member {id:016x} is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The installer tag an image reference asks for (`ghcr.io/siderolabs/installer:v1.11.5`).
+pub(crate) fn image_version(image: &str) -> Option<String> {
+    let last = image.rsplit('/').next()?;
+    let tag = last.split('@').next()?.rsplit_once(':')?.1;
+    parse_version(tag).map(|_| tag.to_string())
+}
+
+fn locked() -> Status {
+    Status::failed_precondition("locked: another sequence is already running")
+}
+
+fn upgrade(core: &Arc<Core>, t: &Target, req: &UpgradeRequest) -> Result<Upgrade, Status> {
+    let Some(version) = image_version(&req.image) else {
+        return Err(Status::unknown(format!(
+            "error validating installer image {:?}: no version tag",
+            req.image
+        )));
+    };
+    if t.node.role() == NodeRole::ControlPlane && !req.force && !req.preserve {
+        validate_etcd_for_upgrade(t)
+            .map_err(|e| Status::unknown(format!("error validating etcd for upgrade: {e}")))?;
+    }
+    if t.node.lock().busy {
+        return Err(locked());
+    }
+    t.node.lock().staged_version = Some(version);
+    let actor = actor_id();
+    if !spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Upgrade) {
+        return Err(locked());
+    }
+    Ok(Upgrade {
+        metadata: None,
+        ack: "Upgrade request received".into(),
+        actor_id: actor,
+    })
+}
+
+fn apply(
+    core: &Arc<Core>,
+    t: &Target,
+    req: &ApplyConfigurationRequest,
+) -> Result<ApplyConfiguration, Status> {
+    use apply_configuration_request::Mode;
+    if req.data.is_empty() {
+        return Err(Status::invalid_argument(
+            "failed to parse config: the configuration is empty",
+        ));
+    }
+    let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
+    let (applied, details) = match mode {
+        Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
+        Mode::Auto | Mode::NoReboot => (Mode::NoReboot, "Applied configuration without a reboot"),
+        Mode::Staged => (
+            Mode::Staged,
+            "Staged configuration to be applied after a reboot",
+        ),
+        Mode::Try => (Mode::Try, "Applied configuration in try mode"),
+    };
+    if req.dry_run {
+        return Ok(ApplyConfiguration {
+            metadata: None,
+            warnings: vec![],
+            mode: applied as i32,
+            mode_details: format!("Dry run summary:\n{details} (no changes made)"),
+        });
+    }
+    t.node.lock().applied_config = Some(req.data.clone());
+    if mode == Mode::Reboot {
+        spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
+    }
+    Ok(ApplyConfiguration {
+        metadata: None,
+        warnings: vec![],
+        mode: applied as i32,
+        mode_details: details.into(),
+    })
+}
+
+macro_rules! unary {
+    ($self:ident, $req:ident, $method:literal, $role:expr, $resp:ident, |$t:ident| $body:expr) => {{
+        require(&$req, $role)?;
+        let route = $self.route(&$req, concat!("/machine.MachineService/", $method))?;
+        let messages = fan_out(route, |$t: Target| async move { $body }).await?;
+        Ok(Response::new($resp { messages }))
+    }};
+}
+
+#[tonic::async_trait]
+impl MachineService for MachineApi {
+    async fn apply_configuration(
+        &self,
+        request: Request<ApplyConfigurationRequest>,
+    ) -> Result<Response<ApplyConfigurationResponse>, Status> {
+        let core = &self.core;
+        let body = request.get_ref().clone();
+        let body = &body;
+        unary!(
+            self,
+            request,
+            "ApplyConfiguration",
+            Role::Admin,
+            ApplyConfigurationResponse,
+            |t| apply(core, &t, body)
+        )
+    }
+
+    type EventsStream = ReceiverStream<Result<Event, Status>>;
+
+    async fn events(
+        &self,
+        request: Request<EventsRequest>,
+    ) -> Result<Response<Self::EventsStream>, Status> {
+        require(&request, Role::Reader)?;
+        let route = self.route(&request, &format!("{METHOD}Events"))?;
+        let req = request.into_inner();
+        let (tx, rx) = mpsc::channel(64);
+        let targets: Vec<(Option<String>, Result<Target, Status>)> = match route {
+            Route::One(t) => vec![(None, Ok(t))],
+            Route::Many(list) => list.into_iter().map(|(n, t)| (Some(n), t)).collect(),
+        };
+        for (name, target) in targets {
+            let tx = tx.clone();
+            let req = req.clone();
+            let stop = self.core.stop.subscribe();
+            match target {
+                Ok(t) => {
+                    tokio::spawn(async move {
+                        slow_down(&t.node).await;
+                        let metadata = name.map(|hostname| Metadata {
+                            hostname,
+                            ..Metadata::default()
+                        });
+                        stream_events(&t.node.events, req, metadata, tx, stop).await;
+                    });
+                }
+                Err(status) => {
+                    let hostname = name.unwrap_or_default();
+                    let event = Event {
+                        metadata: Some(error_metadata(&hostname, &status)),
+                        ..Event::default()
+                    };
+                    tokio::spawn(async move {
+                        let _ = tx.send(Ok(event)).await;
+                    });
+                }
+            }
+        }
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn etcd_member_list(
+        &self,
+        request: Request<EtcdMemberListRequest>,
+    ) -> Result<Response<EtcdMemberListResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "EtcdMemberList",
+            Role::Reader,
+            EtcdMemberListResponse,
+            |t| member_list(&t)
+        )
+    }
+
+    async fn etcd_forfeit_leadership(
+        &self,
+        request: Request<EtcdForfeitLeadershipRequest>,
+    ) -> Result<Response<EtcdForfeitLeadershipResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "EtcdForfeitLeadership",
+            Role::Admin,
+            EtcdForfeitLeadershipResponse,
+            |t| forfeit(&t)
+        )
+    }
+
+    async fn etcd_alarm_list(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdAlarmListResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "EtcdAlarmList",
+            Role::Reader,
+            EtcdAlarmListResponse,
+            |t| alarm_list(&t)
+        )
+    }
+
+    async fn etcd_status(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdStatusResponse>, Status> {
+        // A few raft entries per simulated second, as a lightly loaded cluster writes.
+        let sim_seconds = self.core.started.elapsed().as_secs_f64() * self.core.clock.scale();
+        let advance = (sim_seconds * 4.0) as u64;
+        unary!(
+            self,
+            request,
+            "EtcdStatus",
+            Role::Reader,
+            EtcdStatusResponse,
+            |t| etcd_status(&t, advance)
+        )
+    }
+
+    async fn hostname(&self, request: Request<()>) -> Result<Response<HostnameResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "Hostname",
+            Role::Reader,
+            HostnameResponse,
+            |t| Ok(Hostname {
+                metadata: None,
+                hostname: t.node.name().to_string(),
+            })
+        )
+    }
+
+    async fn reboot(
+        &self,
+        request: Request<RebootRequest>,
+    ) -> Result<Response<RebootResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Reboot",
+            Role::Operator,
+            RebootResponse,
+            |t| {
+                let actor = actor_id();
+                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Reboot) {
+                    Ok(Reboot {
+                        metadata: None,
+                        actor_id: actor,
+                    })
+                } else {
+                    Err(locked())
+                }
+            }
+        )
+    }
+
+    async fn service_list(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<ServiceListResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "ServiceList",
+            Role::Reader,
+            ServiceListResponse,
+            |t| Ok(service_list(&t))
+        )
+    }
+
+    async fn upgrade(
+        &self,
+        request: Request<UpgradeRequest>,
+    ) -> Result<Response<UpgradeResponse>, Status> {
+        let core = &self.core;
+        let body = request.get_ref().clone();
+        let body = &body;
+        unary!(
+            self,
+            request,
+            "Upgrade",
+            Role::Admin,
+            UpgradeResponse,
+            |t| upgrade(core, &t, body)
+        )
+    }
+
+    async fn version(&self, request: Request<()>) -> Result<Response<VersionResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "Version",
+            Role::Reader,
+            VersionResponse,
+            |t| Ok(version_info(&t))
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::image_version;
+
+    #[test]
+    fn installer_tags_are_read_from_image_references() {
+        assert_eq!(
+            image_version("ghcr.io/siderolabs/installer:v1.11.5").as_deref(),
+            Some("v1.11.5")
+        );
+        assert_eq!(
+            image_version("localhost:5000/installer:v1.13.0").as_deref(),
+            Some("v1.13.0")
+        );
+        assert_eq!(image_version("ghcr.io/siderolabs/installer"), None);
+    }
+}

@@ -1,0 +1,257 @@
+//! The simulated fleet's certificates: an Ed25519 CA, per-node server certificates (IP and DNS
+//! SANs, built lazily on a node's first connection so 5,000 nodes start fast), admin and reader
+//! client certificates, the wrong-CA and expired faults, and the talosconfig written for them.
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, PKCS_ED25519, SanType, date_time_ymd,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::server::{ServerSessionMemoryCache, WebPkiClientVerifier};
+
+use super::SimError;
+use super::scenario::NodeSpec;
+
+/// The sim's CA and what it takes to issue and verify certificates.
+pub(crate) struct Pki {
+    ca_pem: String,
+    issuer: Issuer<'static, KeyPair>,
+    /// Signs the server certificates of nodes with the `wrong_ca_cert` fault.
+    wrong_issuer: Issuer<'static, KeyPair>,
+    client_verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    sessions: Arc<ServerSessionMemoryCache>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
+
+fn pki_err(what: &str, e: impl std::fmt::Display) -> SimError {
+    SimError::Pki(format!("{what}: {e}"))
+}
+
+fn new_ca(common_name: &str) -> Result<(CertificateParams, KeyPair, String), SimError> {
+    let key = KeyPair::generate_for(&PKCS_ED25519).map_err(|e| pki_err("CA key", e))?;
+    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(|e| pki_err("CA", e))?;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name = DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, "talos");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    params.not_before = date_time_ymd(2025, 1, 1);
+    params.not_after = date_time_ymd(2035, 1, 1);
+    let pem = params
+        .self_signed(&key)
+        .map_err(|e| pki_err("CA certificate", e))?
+        .pem();
+    Ok((params, key, pem))
+}
+
+/// Talos labels Ed25519 PKCS#8 keys `ED25519 PRIVATE KEY`; the sim writes them the same way.
+fn talos_key_pem(key: &KeyPair) -> String {
+    key.serialize_pem()
+        .replace("BEGIN PRIVATE KEY", "BEGIN ED25519 PRIVATE KEY")
+        .replace("END PRIVATE KEY", "END ED25519 PRIVATE KEY")
+}
+
+impl Pki {
+    pub fn new() -> Result<Pki, SimError> {
+        let (params, key, ca_pem) = new_ca("taloscope-sim")?;
+        let (wrong_params, wrong_key, _) = new_ca("taloscope-sim-wrong-ca")?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let ca_der = rustls_pemfile::certs(&mut ca_pem.as_bytes())
+            .next()
+            .ok_or_else(|| SimError::Pki("CA certificate PEM is empty".into()))?
+            .map_err(|e| pki_err("CA certificate PEM", e))?;
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca_der).map_err(|e| pki_err("CA root", e))?;
+        let client_verifier =
+            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .build()
+                .map_err(|e| pki_err("client verifier", e))?;
+        Ok(Pki {
+            ca_pem,
+            issuer: Issuer::new(params, key),
+            wrong_issuer: Issuer::new(wrong_params, wrong_key),
+            client_verifier,
+            sessions: ServerSessionMemoryCache::new(1024),
+            provider,
+        })
+    }
+
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// A client certificate whose Subject Organization carries `roles` (PEM cert, Talos key PEM).
+    pub fn client_cert(&self, roles: &[&str], expired: bool) -> Result<(String, String), SimError> {
+        let key = KeyPair::generate_for(&PKCS_ED25519).map_err(|e| pki_err("client key", e))?;
+        let mut params =
+            CertificateParams::new(Vec::<String>::new()).map_err(|e| pki_err("client", e))?;
+        params.distinguished_name = DistinguishedName::new();
+        for role in roles {
+            params
+                .distinguished_name
+                .push(DnType::OrganizationName, *role);
+        }
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        set_validity(&mut params, expired);
+        let cert = params
+            .signed_by(&key, &self.issuer)
+            .map_err(|e| pki_err("client certificate", e))?;
+        Ok((cert.pem(), talos_key_pem(&key)))
+    }
+
+    /// The TLS server configuration of one node: its own certificate, the sim CA for clients.
+    pub fn server_config(&self, node: &NodeSpec) -> Result<Arc<rustls::ServerConfig>, SimError> {
+        let key = KeyPair::generate_for(&PKCS_ED25519).map_err(|e| pki_err("node key", e))?;
+        let mut params =
+            CertificateParams::new(Vec::<String>::new()).map_err(|e| pki_err(&node.name, e))?;
+        params.distinguished_name = DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, node.name.as_str());
+        params
+            .subject_alt_names
+            .push(SanType::IpAddress(IpAddr::V4(node.address)));
+        if let Ok(dns) = node.name.as_str().try_into() {
+            params.subject_alt_names.push(SanType::DnsName(dns));
+        }
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        set_validity(&mut params, node.faults.expired_cert);
+        let issuer = if node.faults.wrong_ca_cert {
+            &self.wrong_issuer
+        } else {
+            &self.issuer
+        };
+        let cert = params
+            .signed_by(&key, issuer)
+            .map_err(|e| pki_err(&format!("server certificate of {}", node.name), e))?;
+        let chain = vec![CertificateDer::from(cert.der().to_vec())];
+        let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        let mut cfg = rustls::ServerConfig::builder_with_provider(self.provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| pki_err("TLS versions", e))?
+            .with_client_cert_verifier(self.client_verifier.clone())
+            .with_single_cert(chain, key_der)
+            .map_err(|e| pki_err(&format!("TLS identity of {}", node.name), e))?;
+        cfg.alpn_protocols = vec![b"h2".to_vec()];
+        // One session cache for the whole fleet keeps 5,000 nodes light.
+        cfg.session_storage = self.sessions.clone();
+        Ok(Arc::new(cfg))
+    }
+}
+
+fn set_validity(params: &mut CertificateParams, expired: bool) {
+    if expired {
+        params.not_before = date_time_ymd(2020, 1, 1);
+        params.not_after = date_time_ymd(2021, 1, 1);
+    } else {
+        params.not_before = date_time_ymd(2025, 1, 1);
+        params.not_after = date_time_ymd(2035, 1, 1);
+    }
+}
+
+/// One talosconfig context.
+pub(crate) struct TalosContext {
+    pub name: String,
+    pub endpoints: Vec<String>,
+    pub nodes: Vec<String>,
+    pub crt_pem: String,
+    pub key_pem: String,
+}
+
+/// Renders a talosconfig (Talos's format: base64 PEM in ca/crt/key).
+pub(crate) fn render_talosconfig(ca_pem: &str, contexts: &[TalosContext]) -> String {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
+    let ca = b64(ca_pem);
+    let mut out = String::new();
+    let first = contexts.first().map(|c| c.name.as_str()).unwrap_or("");
+    let _ = writeln!(out, "context: {first:?}");
+    out.push_str("contexts:\n");
+    for c in contexts {
+        let list = |items: &[String]| {
+            items
+                .iter()
+                .map(|i| format!("{i:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(out, "  {:?}:", c.name);
+        let _ = writeln!(out, "    endpoints: [{}]", list(&c.endpoints));
+        let _ = writeln!(out, "    nodes: [{}]", list(&c.nodes));
+        let _ = writeln!(out, "    ca: {ca}");
+        let _ = writeln!(out, "    crt: {}", b64(&c.crt_pem));
+        let _ = writeln!(out, "    key: {}", b64(&c.key_pem));
+    }
+    out
+}
+
+/// Writes `text` to `path` readable by the owner only (it holds private keys).
+pub(crate) fn write_private(path: &Path, text: &str) -> Result<(), SimError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let err = |source| SimError::WriteState {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(err)?;
+    file.write_all(text.as_bytes()).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_key_uses_talos_label_and_roles_land_in_organization() {
+        let pki = Pki::new().expect("pki");
+        let (crt, key) = pki.client_cert(&["os:reader"], false).expect("cert");
+        assert!(key.starts_with("-----BEGIN ED25519 PRIVATE KEY-----"));
+        let der = rustls_pemfile::certs(&mut crt.as_bytes())
+            .next()
+            .expect("one cert")
+            .expect("pem");
+        let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("x509");
+        let orgs: Vec<_> = parsed
+            .subject()
+            .iter_organization()
+            .filter_map(|o| o.as_str().ok())
+            .collect();
+        assert_eq!(orgs, ["os:reader"]);
+    }
+
+    #[test]
+    fn talosconfig_has_one_block_per_context() {
+        let ctx = |name: &str| TalosContext {
+            name: name.into(),
+            endpoints: vec!["127.10.0.1:5000".into()],
+            nodes: vec!["127.10.0.1".into(), "127.10.0.2".into()],
+            crt_pem: "crt".into(),
+            key_pem: "key".into(),
+        };
+        let text = render_talosconfig("ca", &[ctx("lab"), ctx("lab-reader")]);
+        assert!(text.starts_with("context: \"lab\"\n"));
+        assert!(text.contains("  \"lab-reader\":\n"));
+        assert!(text.contains("endpoints: [\"127.10.0.1:5000\"]"));
+    }
+}

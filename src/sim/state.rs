@@ -1,0 +1,338 @@
+//! The simulated fleet's shared state: clusters, nodes and etcd membership. `NodeStatus` is the
+//! public per-node view (published on a `tokio::sync::watch` per node) that other simulators,
+//! such as a Kubernetes API sim, read to follow nodes going down, rebooting and upgrading.
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use tokio::sync::watch;
+
+use super::events::EventLog;
+use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
+
+/// A machine's stage, numbered as Talos's `MachineStage`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MachineStage {
+    Booting = 1,
+    Running = 4,
+    Rebooting = 5,
+    Upgrading = 8,
+}
+
+impl MachineStage {
+    /// The text Talos writes in `yaml_spec` (`stage: running`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineStage::Booting => "booting",
+            MachineStage::Running => "running",
+            MachineStage::Rebooting => "rebooting",
+            MachineStage::Upgrading => "upgrading",
+        }
+    }
+}
+
+/// What one simulated node looks like right now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeStatus {
+    /// Cluster the node belongs to.
+    pub cluster: String,
+    /// Hostname (also the Kubernetes node name).
+    pub name: String,
+    pub address: Ipv4Addr,
+    /// apid port on `address` (ephemeral, fixed for the life of the sim).
+    pub port: u16,
+    pub role: NodeRole,
+    pub talos_version: String,
+    pub kubernetes_version: String,
+    /// apid accepts connections.
+    pub up: bool,
+    /// Between a reboot request and the node running again.
+    pub rebooting: bool,
+    /// Stage running with every readiness condition met.
+    pub ready: bool,
+    pub stage: MachineStage,
+    /// Increments on every boot.
+    pub boot: u64,
+    /// Random per boot, like `/proc/sys/kernel/random/boot_id`.
+    pub boot_id: String,
+}
+
+/// One simulated machine: its scenario spec, published status and private runtime parts.
+pub struct SimNode {
+    pub(crate) spec: NodeSpec,
+    pub(crate) cluster_index: usize,
+    pub(crate) node_index: usize,
+    pub(crate) etcd_member_id: u64,
+    pub(crate) status: watch::Sender<NodeStatus>,
+    pub(crate) port: AtomicU16,
+    pub(crate) events: EventLog,
+    pub(crate) mutable: Mutex<NodeMutable>,
+    pub(crate) tls: OnceLock<Arc<rustls::ServerConfig>>,
+}
+
+/// Node state only the simulator changes.
+#[derive(Default)]
+pub(crate) struct NodeMutable {
+    /// Version the next boot comes up on (set by an upgrade).
+    pub staged_version: Option<String>,
+    /// Last configuration applied with ApplyConfiguration.
+    pub applied_config: Option<Vec<u8>>,
+    pub pulled_images: Vec<String>,
+    pub accept_task: Option<tokio::task::JoinHandle<()>>,
+    /// A reboot or upgrade sequence is running.
+    pub busy: bool,
+}
+
+impl SimNode {
+    /// Hostname.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// The node's address.
+    pub fn address(&self) -> Ipv4Addr {
+        self.spec.address
+    }
+
+    pub fn role(&self) -> NodeRole {
+        self.spec.role
+    }
+
+    /// The faults the scenario gave this node.
+    pub fn faults(&self) -> &Faults {
+        &self.spec.faults
+    }
+
+    /// A copy of the current status.
+    pub fn status(&self) -> NodeStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Follow status changes.
+    pub fn subscribe(&self) -> watch::Receiver<NodeStatus> {
+        self.status.subscribe()
+    }
+
+    /// The apid endpoint, `address:port`.
+    pub fn endpoint(&self) -> String {
+        format!(
+            "{}:{}",
+            self.spec.address,
+            self.port.load(Ordering::Relaxed)
+        )
+    }
+
+    /// The etcd member id (control planes that are members).
+    pub fn etcd_member_id(&self) -> u64 {
+        self.etcd_member_id
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, NodeMutable> {
+        self.mutable.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// etcd as the cluster sees it.
+#[derive(Clone, Debug)]
+pub struct EtcdCluster {
+    /// Node indexes of the members.
+    pub members: Vec<usize>,
+    /// Node index of the leader.
+    pub leader: Option<usize>,
+    pub raft_term: u64,
+    pub raft_index: u64,
+    pub alarms: Vec<(usize, EtcdAlarmKind)>,
+}
+
+/// One simulated cluster.
+pub struct ClusterState {
+    pub(crate) name: String,
+    pub(crate) nodes: Vec<Arc<SimNode>>,
+    pub(crate) etcd: Mutex<EtcdCluster>,
+}
+
+impl ClusterState {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn nodes(&self) -> &[Arc<SimNode>] {
+        &self.nodes
+    }
+
+    /// A node by hostname.
+    pub fn node(&self, name: &str) -> Option<&Arc<SimNode>> {
+        self.nodes.iter().find(|n| n.spec.name == name)
+    }
+
+    /// A copy of the etcd view.
+    pub fn etcd(&self) -> EtcdCluster {
+        self.etcd_lock().clone()
+    }
+
+    pub(crate) fn etcd_lock(&self) -> MutexGuard<'_, EtcdCluster> {
+        self.etcd.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A member is healthy when its node answers, is not rebooting and has no etcd fault.
+    pub fn member_healthy(&self, node_index: usize) -> bool {
+        self.nodes.get(node_index).is_some_and(|n| {
+            let s = n.status.borrow();
+            s.up && !s.rebooting && !n.spec.faults.etcd_unhealthy
+        })
+    }
+
+    /// Moves leadership away from `from` to the first other healthy member; true if it moved.
+    pub(crate) fn move_leader_from(&self, from: usize) -> Option<usize> {
+        let mut etcd = self.etcd_lock();
+        if etcd.leader != Some(from) {
+            return None;
+        }
+        let next = etcd
+            .members
+            .iter()
+            .copied()
+            .find(|&m| m != from && self.member_healthy(m))?;
+        etcd.leader = Some(next);
+        etcd.raft_term += 1;
+        etcd.raft_index += 7;
+        Some(next)
+    }
+
+    /// A leader when there is none (the old one came back or the cluster lost it).
+    pub(crate) fn elect_if_leaderless(&self) {
+        let mut etcd = self.etcd_lock();
+        let healthy = |m: &usize| self.member_healthy(*m);
+        let leader_ok = etcd.leader.as_ref().is_some_and(healthy);
+        if !leader_ok {
+            let quorum = etcd.members.len() / 2 + 1;
+            let up: Vec<usize> = etcd.members.iter().copied().filter(healthy).collect();
+            if up.len() >= quorum {
+                etcd.leader = up.first().copied();
+                etcd.raft_term += 1;
+            }
+        }
+    }
+}
+
+/// Every simulated cluster, shared by the apid servers and by anyone watching the fleet.
+pub struct FleetState {
+    pub(crate) clusters: Vec<Arc<ClusterState>>,
+    by_address: HashMap<Ipv4Addr, (usize, usize)>,
+    changes: watch::Sender<u64>,
+}
+
+impl FleetState {
+    pub(crate) fn new(specs: &[ClusterSpec]) -> FleetState {
+        let (changes, _) = watch::channel(0);
+        let mut by_address = HashMap::new();
+        let clusters = specs
+            .iter()
+            .enumerate()
+            .map(|(ci, spec)| {
+                let nodes = spec
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(ni, n)| {
+                        by_address.insert(n.address, (ci, ni));
+                        Arc::new(new_node(&spec.name, ci, ni, n))
+                    })
+                    .collect();
+                let alarms = spec
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, n)| n.faults.alarm.map(|a| (i, a)))
+                    .filter(|(i, _)| spec.etcd_members.contains(i))
+                    .collect();
+                Arc::new(ClusterState {
+                    name: spec.name.clone(),
+                    nodes,
+                    etcd: Mutex::new(EtcdCluster {
+                        members: spec.etcd_members.clone(),
+                        leader: spec.etcd_leader,
+                        raft_term: 2,
+                        raft_index: 1200 + ci as u64 * 31,
+                        alarms,
+                    }),
+                })
+            })
+            .collect();
+        FleetState {
+            clusters,
+            by_address,
+            changes,
+        }
+    }
+
+    pub fn clusters(&self) -> &[Arc<ClusterState>] {
+        &self.clusters
+    }
+
+    /// A cluster by name.
+    pub fn cluster(&self, name: &str) -> Option<&Arc<ClusterState>> {
+        self.clusters.iter().find(|c| c.name == name)
+    }
+
+    /// The cluster and node listening on `address`.
+    pub fn node_by_address(
+        &self,
+        address: Ipv4Addr,
+    ) -> Option<(&Arc<ClusterState>, &Arc<SimNode>)> {
+        let (ci, ni) = *self.by_address.get(&address)?;
+        let cluster = self.clusters.get(ci)?;
+        Some((cluster, cluster.nodes.get(ni)?))
+    }
+
+    /// A counter that increases whenever any node's status changes.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Changes a node's status and tells fleet-wide watchers.
+    pub(crate) fn update(&self, node: &SimNode, change: impl FnOnce(&mut NodeStatus)) {
+        node.status.send_modify(change);
+        self.changes.send_modify(|c| *c += 1);
+    }
+}
+
+fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> SimNode {
+    let (status, _) = watch::channel(NodeStatus {
+        cluster: cluster.to_string(),
+        name: spec.name.clone(),
+        address: spec.address,
+        port: 0,
+        role: spec.role,
+        talos_version: spec.talos_version.clone(),
+        kubernetes_version: spec.kubernetes_version.clone(),
+        up: false,
+        rebooting: false,
+        ready: false,
+        stage: MachineStage::Booting,
+        boot: 0,
+        boot_id: String::new(),
+    });
+    SimNode {
+        spec: spec.clone(),
+        cluster_index: ci,
+        node_index: ni,
+        etcd_member_id: member_id(cluster, &spec.name),
+        status,
+        port: AtomicU16::new(0),
+        events: EventLog::new(),
+        mutable: Mutex::new(NodeMutable::default()),
+        tls: OnceLock::new(),
+    }
+}
+
+/// A stable, non-zero member id per cluster and node (FNV-1a).
+fn member_id(cluster: &str, node: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in cluster.bytes().chain([0]).chain(node.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.max(1)
+}
