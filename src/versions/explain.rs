@@ -58,12 +58,12 @@ impl VersionRule {
     pub fn explain(self) -> &'static str {
         match self {
             VersionRule::TalosOneMinorAtATime => {
-                "Each Talos release is tested upgrading from the minor before it: the installer \
-                 migrates partitions, machine config and on-disk state one release's worth at a \
-                 time, and a release may drop migrations for versions older than that. Skipping a \
-                 minor (1.11 straight to 1.13) can leave a node that does not boot or loses state. \
-                 So a plan goes to the next minor, usually its latest patch, finishes every node, \
-                 and only then plans the minor after."
+                "Each Talos installer migrates partitions, machine config and on-disk state from \
+                 a limited range of older releases (the Talos 1.13 installer refuses anything \
+                 before 1.11), and Talos release notes and upgrade tests are written one minor \
+                 at a time. taloscope keeps to the path that is tested: to the next minor, \
+                 usually its latest patch, every node finished, and only then the minor after. \
+                 Skipping a minor (1.11 straight to 1.13) leaves that path, so it is refused."
             }
             VersionRule::TalosDowngrade => {
                 "Going back to an older Talos is possible but rarely intended: the older release \

@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn pre_releases_sort_below_their_release() {
-        let mut list = vec![
+        let mut list = [
             v("v1.13.0"),
             v("v1.13.0-rc.0"),
             v("v1.13.0-beta.1"),
