@@ -16,6 +16,7 @@ pub mod proto;
 pub mod sim;
 pub mod talos;
 pub mod tui;
+pub mod versions;
 pub mod views;
 
 /// Installs ring as the process-wide rustls crypto provider. Called first thing
