@@ -7,7 +7,11 @@ use std::process::ExitCode;
 
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Sources, discover};
-use crate::fleet::{ClusterStatus, CollectOptions, FleetStatus, collect_context};
+use crate::fleet::kubernetes::unusable_kube_context;
+use crate::fleet::{
+    ClusterStatus, CollectOptions, FleetStatus, apply_kubernetes, collect_context,
+    collect_kubernetes, kube_client_for,
+};
 use crate::paths::Paths;
 
 const EXIT_UNANSWERED: u8 = 1;
@@ -39,11 +43,26 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     };
     let options = CollectOptions::default();
     let fleet = runtime.block_on(async {
+        let kubeconfig = discovery.kubeconfig.as_ref();
         let asks = clusters.iter().map(|c| async {
-            match &c.talos {
-                Some(ctx) => collect_context(&c.name, ctx, &options).await,
-                None => ClusterStatus::default(),
+            let talos = async {
+                match &c.talos {
+                    Some(ctx) => collect_context(&c.name, ctx, &options).await,
+                    None => ClusterStatus::default(),
+                }
+            };
+            let kube = async {
+                match kube_client_for(c, kubeconfig).await {
+                    Some(Ok(client)) => Some(collect_kubernetes(&client).await),
+                    Some(Err(err)) => Some(unusable_kube_context(&err)),
+                    None => None,
+                }
+            };
+            let (mut status, kube) = tokio::join!(talos, kube);
+            if let Some(facts) = kube {
+                apply_kubernetes(&mut status, facts);
             }
+            status
         });
         FleetStatus {
             clusters: futures::future::join_all(asks).await,
@@ -179,7 +198,7 @@ fn table(fleet: &FleetStatus) -> String {
         }
         let mut rows = vec![
             [
-                "NODE", "ADDRESS", "ROLE", "TALOS", "STAGE", "READY", "PROBLEM",
+                "NODE", "ADDRESS", "ROLE", "TALOS", "STAGE", "READY", "KUBELET", "K8S", "PROBLEM",
             ]
             .map(String::from)
             .to_vec(),
@@ -204,6 +223,14 @@ fn table(fleet: &FleetStatus) -> String {
                     "-".into()
                 } else {
                     yes_no(n.ready)
+                },
+                n.kubelet_version.clone().unwrap_or_else(|| "-".into()),
+                match (n.k8s_ready, n.cordoned) {
+                    (None, _) => "-".into(),
+                    (Some(ready), Some(true)) => {
+                        format!("{},cordoned", if ready { "Ready" } else { "NotReady" })
+                    }
+                    (Some(ready), _) => (if ready { "Ready" } else { "NotReady" }).into(),
                 },
                 problem,
             ]);
@@ -251,6 +278,40 @@ fn table(fleet: &FleetStatus) -> String {
             let who = a.hostname.as_deref().unwrap_or(&a.member_id);
             out.push_str(&format!("ALARM {} on {who} ({})\n", a.alarm, a.member_id));
         }
+        if let Some(k) = &c.kubernetes {
+            out.push_str(&kubernetes_lines(k));
+        }
+    }
+    out
+}
+
+fn kubernetes_lines(k: &crate::fleet::KubernetesReport) -> String {
+    let mut out = format!(
+        "\nkubernetes: API server {}",
+        k.server_version.as_deref().unwrap_or("unknown")
+    );
+    if let Some(proxy) = &k.kube_proxy_version {
+        out.push_str(&format!(", kube-proxy {proxy}"));
+    }
+    out.push('\n');
+    if let Some(err) = &k.error {
+        out.push_str(&format!("  error: {err}\n"));
+    }
+    if !k.components.is_empty() {
+        let mut rows = vec![
+            ["NODE", "COMPONENT", "VERSION", "READY"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for comp in &k.components {
+            rows.push(vec![
+                comp.node.clone(),
+                comp.name.clone(),
+                comp.version.clone(),
+                yes_no(comp.ready),
+            ]);
+        }
+        out.push_str(&columns(&rows));
     }
     out
 }

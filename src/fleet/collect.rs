@@ -172,6 +172,7 @@ pub async fn probe_node(client: &TalosClient, plan: &NodePlan) -> NodeProbe {
             ready,
             unmet_conditions,
             error,
+            ..NodeStatus::default()
         },
         etcd: etcd.and_then(Result::ok),
         answered,
@@ -354,6 +355,7 @@ pub async fn collect_cluster(
         role: client.roles().to_string(),
         nodes: probes.into_iter().map(|p| p.status).collect(),
         etcd,
+        kubernetes: None,
         error: None,
     }
 }
@@ -390,6 +392,7 @@ fn unusable_context(name: &str, ctx: &TalosContext, err: &TalosError) -> Cluster
             })
             .collect(),
         etcd: EtcdReport::default(),
+        kubernetes: None,
         error: Some(err.to_string()),
     }
 }

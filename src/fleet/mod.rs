@@ -1,12 +1,16 @@
 //! The fleet domain: the status model of clusters, nodes and etcd (what
 //! `taloscope status --output json` prints and the console shows), quorum
-//! math, and the collection that fills the model from the Talos API.
+//! math, and the collection that fills the model from the Talos and
+//! Kubernetes APIs.
 pub mod collect;
+pub mod kubernetes;
 pub mod quorum;
 pub mod status;
 
 pub use collect::{CollectOptions, NodePlan, NodeProbe, collect_cluster, collect_context};
+pub use kubernetes::{KubernetesFacts, apply_kubernetes, collect_kubernetes, kube_client_for};
 pub use quorum::Quorum;
 pub use status::{
-    ClusterStatus, EtcdAlarmReport, EtcdMemberReport, EtcdReport, FleetStatus, NodeRole, NodeStatus,
+    ClusterStatus, ComponentReport, EtcdAlarmReport, EtcdMemberReport, EtcdReport, FleetStatus,
+    KubernetesReport, NodeRole, NodeStatus,
 };

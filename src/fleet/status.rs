@@ -29,6 +29,9 @@ pub struct ClusterStatus {
     pub role: String,
     pub nodes: Vec<NodeStatus>,
     pub etcd: EtcdReport,
+    /// The Kubernetes side; `null` when the cluster has no kube context.
+    #[serde(default)]
+    pub kubernetes: Option<KubernetesReport>,
     /// Why the cluster could not be asked at all (certificates, endpoints).
     /// Absent when the cluster was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,6 +85,42 @@ pub struct NodeStatus {
     pub ready: bool,
     pub unmet_conditions: Vec<UnmetCondition>,
     pub error: Option<String>,
+    /// From the Kubernetes node matched by address or hostname; `null` when
+    /// Kubernetes was not asked, did not answer, or has no such node.
+    #[serde(default)]
+    pub kubelet_version: Option<String>,
+    /// The Kubernetes node's Ready condition.
+    #[serde(default)]
+    pub k8s_ready: Option<bool>,
+    /// `spec.unschedulable` of the Kubernetes node.
+    #[serde(default)]
+    pub cordoned: Option<bool>,
+}
+
+/// The Kubernetes side of a cluster, from its paired kube context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct KubernetesReport {
+    /// The API server's `gitVersion`; `null` when it did not answer.
+    pub server_version: Option<String>,
+    /// kube-apiserver, kube-controller-manager and kube-scheduler per control plane.
+    pub components: Vec<ComponentReport>,
+    /// The kube-proxy DaemonSet's image tag, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_proxy_version: Option<String>,
+    /// Why the Kubernetes API could not be asked (unreachable, credentials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One control-plane component on one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ComponentReport {
+    pub node: String,
+    /// `kube-apiserver`, `kube-controller-manager` or `kube-scheduler`.
+    pub name: String,
+    /// Image tag, e.g. `v1.34.1`.
+    pub version: String,
+    pub ready: bool,
 }
 
 /// etcd as seen from the control planes.
@@ -143,6 +182,9 @@ mod tests {
                     ready: true,
                     unmet_conditions: vec![],
                     error: None,
+                    kubelet_version: Some("v1.34.1".into()),
+                    k8s_ready: Some(true),
+                    cordoned: Some(false),
                 }],
                 etcd: EtcdReport {
                     members: vec![EtcdMemberReport {
@@ -157,6 +199,16 @@ mod tests {
                     alarms: vec![],
                     quorum: Quorum::from_counts(1, 1),
                 },
+                kubernetes: Some(KubernetesReport {
+                    server_version: Some("v1.34.1".into()),
+                    components: vec![ComponentReport {
+                        node: "cp-1".into(),
+                        name: "kube-apiserver".into(),
+                        version: "v1.34.1".into(),
+                        ready: true,
+                    }],
+                    ..Default::default()
+                }),
                 error: None,
             }],
         };
@@ -172,13 +224,24 @@ mod tests {
         };
         assert_eq!(
             keys(cluster),
-            ["etcd", "name", "nodes", "reachable", "role"]
+            ["etcd", "kubernetes", "name", "nodes", "reachable", "role"]
+        );
+        assert_eq!(
+            keys(&cluster["kubernetes"]),
+            ["components", "server_version"]
+        );
+        assert_eq!(
+            keys(&cluster["kubernetes"]["components"][0]),
+            ["name", "node", "ready", "version"]
         );
         assert_eq!(
             keys(&cluster["nodes"][0]),
             [
                 "address",
+                "cordoned",
                 "error",
+                "k8s_ready",
+                "kubelet_version",
                 "name",
                 "ready",
                 "role",
