@@ -2,6 +2,7 @@
 //! for), `AppEvent` (data arriving from IO tasks) and `Effect` (what update
 //! asks the event loop to do, since update itself never does IO).
 use crate::discovery::Discovery;
+use crate::fleet::FleetEvent;
 
 use super::dispatcher::{Answer, MutatingAction, PendingConfirmation};
 use super::state::Message;
@@ -18,6 +19,24 @@ pub enum Action {
     PageDown,
     /// Use the selected cluster (Enter on the list).
     UseSelected,
+    /// Enter: open the selected row (a cluster on the fleet, a node on the
+    /// nodes pane).
+    OpenSelected,
+    /// `1`/`2`/`3`: show one pane of the cluster view.
+    ShowPane(super::state::Pane),
+    /// Tab: the next pane.
+    NextPane,
+    /// `s`: sort by the next column.
+    SortNext,
+    /// `S`: reverse the sort.
+    SortReverse,
+    /// `r`: poll the cluster on screen (or every cluster) now.
+    Refresh,
+    /// `p`: hold reports, or apply the held ones and go on.
+    TogglePause,
+    /// `h`/`l` in the node detail.
+    PreviousNode,
+    NextNode,
     OpenHelp,
     OpenErrors,
     OpenCommandLine,
@@ -50,6 +69,24 @@ pub enum Action {
 pub enum AppEvent {
     /// Discovery ran again (`:reload`); replaces the cluster list.
     Discovered(Box<Discovery>),
+    /// A poller's report.
+    Fleet(FleetEvent),
+}
+
+/// What the console asks of the pollers; the loop turns these into the
+/// poller's own commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PollerRequest {
+    /// The cluster on screen (polled at the refresh interval), or none.
+    Focus(Option<String>),
+    Refresh(String),
+    RefreshAll,
+    /// Services and events of one node for the detail view.
+    WatchNode {
+        cluster: String,
+        node: String,
+    },
+    UnwatchNode,
 }
 
 /// Work for the event loop, which owns the dispatcher and the IO tasks.
@@ -62,4 +99,5 @@ pub enum Effect {
     Answer(PendingConfirmation, Answer),
     /// Run discovery again off the render path.
     ReloadDiscovery,
+    Poller(PollerRequest),
 }

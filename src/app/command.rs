@@ -18,14 +18,34 @@ pub const COMMANDS: &[CommandSpec] = &[
         help: "use cluster NAME",
     },
     CommandSpec {
+        name: "contexts",
+        arg: "",
+        help: "how discovery paired talos and kube contexts",
+    },
+    CommandSpec {
         name: "errors",
         arg: "",
         help: "show discovery errors",
     },
     CommandSpec {
+        name: "etcd",
+        arg: "",
+        help: "etcd pane of the cluster in use",
+    },
+    CommandSpec {
+        name: "fleet",
+        arg: "",
+        help: "every cluster, one row each",
+    },
+    CommandSpec {
         name: "help",
         arg: "",
         help: "show keys and commands",
+    },
+    CommandSpec {
+        name: "nodes",
+        arg: "",
+        help: "nodes pane of the cluster in use",
     },
     CommandSpec {
         name: "q",
@@ -42,6 +62,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "read kubeconfig and talosconfig again",
     },
+    CommandSpec {
+        name: "versions",
+        arg: "",
+        help: "versions pane: skew and upgrade targets",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +76,9 @@ pub enum Command {
     Errors,
     Help,
     Reload,
+    Fleet,
+    Contexts,
+    Pane(super::state::Pane),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -92,6 +120,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "errors" => Command::Errors,
         "help" => Command::Help,
         "reload" => Command::Reload,
+        "fleet" => Command::Fleet,
+        "contexts" => Command::Contexts,
+        "nodes" => Command::Pane(super::state::Pane::Nodes),
+        "etcd" => Command::Pane(super::state::Pane::Etcd),
+        "versions" => Command::Pane(super::state::Pane::Versions),
         _ => Command::Quit,
     };
     Ok(Some(command))
@@ -198,7 +231,11 @@ mod tests {
             Ok(Some(Command::Ctx("prod-eu".into())))
         );
         assert_eq!(parse(""), Ok(None));
-        assert_eq!(parse("nodes"), Err(CommandError::Unknown("nodes".into())));
+        assert_eq!(parse("nodez"), Err(CommandError::Unknown("nodez".into())));
+        assert_eq!(
+            parse("etcd"),
+            Ok(Some(Command::Pane(crate::app::state::Pane::Etcd)))
+        );
         assert!(matches!(
             parse("ctx"),
             Err(CommandError::MissingArgument { .. })
@@ -208,7 +245,7 @@ mod tests {
 
     #[test]
     fn completes_commands() {
-        let c = complete("c", &[]);
+        let c = complete("ct", &[]);
         assert_eq!(c.line, "ctx ");
         assert!(c.candidates.is_empty());
         let c = complete("q", &[]);

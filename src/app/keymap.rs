@@ -1,14 +1,18 @@
-//! The key bindings: one table per key context (list, errors, help, command
-//! line, filter, confirmation). The `?` help overlay and the footer hints are
+//! The key bindings: one table per key context (fleet, cluster panes, node
+//! detail, discovery list, errors, help, command line, filter, confirmation),
+//! built from shared pieces (moves, table keys, global keys). The `?` help overlay and the footer hints are
 //! generated from these tables, so they cannot drift from what keys do.
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
-use super::state::{AppState, InputKind, Overlay};
+use super::state::{AppState, InputKind, Overlay, Pane, Screen};
 
 /// Where the keys go right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyContext {
+    Fleet,
+    Cluster,
+    NodeDetail,
     Clusters,
     Errors,
     Help,
@@ -18,7 +22,10 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 6] = [
+    pub const ALL: [KeyContext; 9] = [
+        KeyContext::Fleet,
+        KeyContext::Cluster,
+        KeyContext::NodeDetail,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -29,7 +36,10 @@ impl KeyContext {
 
     pub fn title(self) -> &'static str {
         match self {
-            KeyContext::Clusters => "Cluster list",
+            KeyContext::Fleet => "Cluster list (fleet)",
+            KeyContext::Cluster => "Cluster panes (nodes, etcd, versions)",
+            KeyContext::NodeDetail => "Node detail",
+            KeyContext::Clusters => "Discovery (:contexts)",
             KeyContext::Errors => "Discovery errors",
             KeyContext::Help => "Help",
             KeyContext::CommandLine => "Command line (:)",
@@ -200,8 +210,186 @@ static CLUSTERS: &[Binding] = &[
     Binding {
         keys: &[Key::plain(KeyCode::Esc)],
         action: Action::Back,
+        help: "clear the filter, else back to the fleet",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit",
+        footer: Some("quit"),
+    },
+];
+
+static MOVES: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "move down",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "move up",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
+        action: Action::MoveFirst,
+        help: "first row",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
+        action: Action::MoveLast,
+        help: "last row",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')],
+        action: Action::PageDown,
+        help: "page down",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')],
+        action: Action::PageUp,
+        help: "page up",
+        footer: None,
+    },
+];
+
+static FLEET_OWN: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Enter)],
+    action: Action::OpenSelected,
+    help: "open the selected cluster",
+    footer: Some("open"),
+}];
+
+static CLUSTER_OWN: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('1')],
+        action: Action::ShowPane(Pane::Nodes),
+        help: "nodes pane",
+        footer: Some("1/2/3 pane"),
+    },
+    Binding {
+        keys: &[Key::char('2')],
+        action: Action::ShowPane(Pane::Etcd),
+        help: "etcd pane",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('3')],
+        action: Action::ShowPane(Pane::Versions),
+        help: "versions pane",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Tab)],
+        action: Action::NextPane,
+        help: "next pane",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::OpenSelected,
+        help: "node detail (nodes pane)",
+        footer: Some("node"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "clear the filter, else back to the fleet",
+        footer: None,
+    },
+];
+
+static TABLE_KEYS: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('/')],
+        action: Action::OpenFilter,
+        help: "filter rows (any visible cell)",
+        footer: Some("filter"),
+    },
+    Binding {
+        keys: &[Key::char('s')],
+        action: Action::SortNext,
+        help: "sort by the next column",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('S')],
+        action: Action::SortReverse,
+        help: "reverse the sort",
+        footer: None,
+    },
+];
+
+static LIVE_KEYS: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('r')],
+        action: Action::Refresh,
+        help: "refresh now",
+        footer: Some("refresh"),
+    },
+    Binding {
+        keys: &[Key::char('p')],
+        action: Action::TogglePause,
+        help: "pause or resume live data",
+        footer: Some("pause"),
+    },
+];
+
+static FLEET_TAIL: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('e')],
+        action: Action::OpenErrors,
+        help: "show discovery errors",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
         help: "clear the filter",
         footer: None,
+    },
+];
+
+static DETAIL_OWN: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('h'), Key::plain(KeyCode::Left)],
+        action: Action::PreviousNode,
+        help: "previous node",
+        footer: Some("h/l node"),
+    },
+    Binding {
+        keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
+        action: Action::NextNode,
+        help: "next node",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "back to the nodes pane",
+        footer: Some("back"),
+    },
+];
+
+static GLOBAL: &[Binding] = &[
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:nodes, :etcd, :ctx NAME, :q)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::OpenHelp,
+        help: "help",
+        footer: Some("help"),
     },
     Binding {
         keys: &[Key::char('q'), Key::ctrl('c')],
@@ -322,16 +510,20 @@ static CONFIRM: &[Binding] = &[
     },
 ];
 
-/// The bindings of one context.
-pub fn bindings(context: KeyContext) -> &'static [Binding] {
-    match context {
-        KeyContext::Clusters => CLUSTERS,
-        KeyContext::Errors => ERRORS,
-        KeyContext::Help => HELP,
-        KeyContext::CommandLine => COMMAND_LINE,
-        KeyContext::Filter => FILTER,
-        KeyContext::Confirm => CONFIRM,
-    }
+/// The bindings of one context, in help and footer order.
+pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
+    let parts: &[&'static [Binding]] = match context {
+        KeyContext::Fleet => &[FLEET_OWN, TABLE_KEYS, LIVE_KEYS, FLEET_TAIL, GLOBAL, MOVES],
+        KeyContext::Cluster => &[CLUSTER_OWN, TABLE_KEYS, LIVE_KEYS, GLOBAL, MOVES],
+        KeyContext::NodeDetail => &[DETAIL_OWN, LIVE_KEYS, GLOBAL],
+        KeyContext::Clusters => &[CLUSTERS],
+        KeyContext::Errors => &[ERRORS],
+        KeyContext::Help => &[HELP],
+        KeyContext::CommandLine => &[COMMAND_LINE],
+        KeyContext::Filter => &[FILTER],
+        KeyContext::Confirm => &[CONFIRM],
+    };
+    parts.iter().flat_map(|p| p.iter()).collect()
 }
 
 /// Which context gets the keys: the overlay, then the input line, then the
@@ -343,7 +535,12 @@ pub fn context(state: &AppState) -> KeyContext {
         (Some(Overlay::Errors { .. }), _) => KeyContext::Errors,
         (None, Some(line)) if line.kind == InputKind::Command => KeyContext::CommandLine,
         (None, Some(_)) => KeyContext::Filter,
-        (None, None) => KeyContext::Clusters,
+        (None, None) => match state.screen {
+            Screen::Fleet => KeyContext::Fleet,
+            Screen::Clusters => KeyContext::Clusters,
+            Screen::Cluster(_) => KeyContext::Cluster,
+            Screen::NodeDetail => KeyContext::NodeDetail,
+        },
     }
 }
 
@@ -419,7 +616,7 @@ mod tests {
 
     #[test]
     fn footer_comes_from_the_table() {
-        let hints = footer_hints(KeyContext::Clusters);
+        let hints = footer_hints(KeyContext::Fleet);
         assert!(hints.contains(&("?".to_string(), "help")));
         assert!(hints.contains(&("q/Ctrl-c".to_string(), "quit")));
     }

@@ -4,12 +4,16 @@
 pub mod action;
 pub mod command;
 pub mod dispatcher;
+pub mod health;
 pub mod keymap;
+pub mod rows;
 pub mod run;
 pub mod state;
+pub mod tables;
 pub mod update;
+mod update_panes;
 
-pub use action::{Action, AppEvent, Effect};
+pub use action::{Action, AppEvent, Effect, PollerRequest};
 pub use dispatcher::{Dispatcher, MutatingAction};
 pub use state::AppState;
-pub use update::update;
+pub use update::{Outcome, apply, update};

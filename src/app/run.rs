@@ -10,15 +10,17 @@ use crossterm::event::Event;
 use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::action::{Action, AppEvent, Effect};
+use super::action::{Action, AppEvent, Effect, PollerRequest};
 use super::dispatcher::{Dispatcher, Gate, Verdict};
 use super::keymap;
 use super::state::{AppState, Message};
-use super::update::update;
+use super::update::apply;
 use crate::discovery::Discovery;
 use crate::views::{self, Look};
 
@@ -49,12 +51,17 @@ impl Exit {
     }
 }
 
+/// Hands a request to the pollers (their handle's `send`); never blocks.
+pub type PollerLink = Box<dyn Fn(PollerRequest) + Send + Sync>;
+
 /// What the loop needs besides the terminal.
 pub struct Console {
     pub state: AppState,
     pub look: Look,
     pub dispatcher: Dispatcher,
     pub reload: Option<Reloader>,
+    /// The pollers, when the console runs any.
+    pub poller: Option<PollerLink>,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -76,11 +83,10 @@ where
     console.state.size = (size.width, size.height);
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
+    let mut shown: Option<Shown> = None;
     loop {
         if pacer.should_draw(Instant::now()) {
-            terminal
-                .draw(|frame| views::draw(frame, &console.state, &console.look))
-                .map_err(io::Error::other)?;
+            draw_if_changed(terminal, &console, &mut shown)?;
             pacer.drawn(Instant::now());
         }
         let wake = pacer.wake_at();
@@ -97,8 +103,11 @@ where
             _ = sleep_until(wake), if wake.is_some() => {}
         }
         while let Some(action) = queue.pop_front() {
-            pacer.changed();
-            for effect in update(&mut console.state, action) {
+            let outcome = apply(&mut console.state, action);
+            if outcome.redraw {
+                pacer.changed();
+            }
+            for effect in outcome.effects {
                 match effect {
                     Effect::Quit => return Ok(Exit::Quit),
                     other => queue.extend(perform(&console, other, &app_tx)),
@@ -106,6 +115,50 @@ where
             }
         }
     }
+}
+
+/// The last frame written to the terminal and its cursor.
+struct Shown {
+    frame: Buffer,
+    cursor: Option<Position>,
+}
+
+/// Renders off screen and writes to the terminal only when the frame or the
+/// cursor differs from the last one written: a state change that shows
+/// nothing new costs no bytes on the wire.
+fn draw_if_changed<B>(
+    terminal: &mut Terminal<B>,
+    console: &Console,
+    shown: &mut Option<Shown>,
+) -> io::Result<()>
+where
+    B: Backend,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let size = terminal.size().map_err(io::Error::other)?;
+    let area = Rect::new(0, 0, size.width, size.height);
+    let mut frame = Buffer::empty(area);
+    let cursor = views::render(area, &mut frame, &console.state, &console.look);
+    if shown
+        .as_ref()
+        .is_some_and(|s| s.frame == frame && s.cursor == cursor)
+    {
+        return Ok(());
+    }
+    terminal
+        .draw(|f| {
+            if f.area() == area {
+                f.buffer_mut().content.clone_from_slice(&frame.content);
+                if let Some(at) = cursor {
+                    f.set_cursor_position(at);
+                }
+            } else {
+                views::draw(f, &console.state, &console.look);
+            }
+        })
+        .map_err(io::Error::other)?;
+    *shown = Some(Shown { frame, cursor });
+    Ok(())
 }
 
 /// Decides when to draw: only after a change, and not within [`MIN_FRAME`]
@@ -187,6 +240,12 @@ fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -
                 }
             })
         }
+        Effect::Poller(request) => {
+            if let Some(poller) = &console.poller {
+                poller(request);
+            }
+            None
+        }
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {
                 let reload = Arc::clone(reload);
@@ -223,6 +282,7 @@ mod tests {
             look: Look::new(&Theme::default_theme(), &caps),
             dispatcher: Dispatcher::new(readonly, AuditLog::new(audit)),
             reload: None,
+            poller: None,
         }
     }
 

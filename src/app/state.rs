@@ -1,16 +1,116 @@
 //! Everything the console shows, in one plain struct: clusters and discovery
-//! errors, the selection, filter, input line, overlay, read-only flag and the
-//! message line. Only `update` changes it; views only read it.
+//! errors, the live fleet model, the screen and its tables, the input line,
+//! overlay, read-only and pause flags and the message line. Only `update`
+//! changes it; views only read it.
+use std::collections::VecDeque;
+use std::time::Instant;
+
 use crate::discovery::{Cluster, Discovery, DiscoveryError};
+use crate::fleet::{FleetEvent, FleetModel};
 
 use super::dispatcher::PendingConfirmation;
 
-/// The main pane. Fleet overview, nodes, etcd, versions and the upgrade
-/// wizard become further variants; the loop and overlays stay as they are.
+/// The main pane. The upgrade wizard becomes a further variant; the loop and
+/// overlays stay as they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
+    /// One row per cluster with its health: the first screen.
+    Fleet,
+    /// How discovery paired contexts (`:contexts`): files, endpoints, pairing.
     Clusters,
+    /// The cluster in use, on one pane (all three side by side when wide).
+    Cluster(Pane),
+    /// Every field of one node (the nodes table's selection), its services
+    /// and recent events.
+    NodeDetail,
 }
+
+/// The panes of the cluster view, in tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Nodes,
+    Etcd,
+    Versions,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 3] = [Pane::Nodes, Pane::Etcd, Pane::Versions];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Nodes => "nodes",
+            Pane::Etcd => "etcd",
+            Pane::Versions => "versions",
+        }
+    }
+
+    pub fn next(self) -> Pane {
+        match self {
+            Pane::Nodes => Pane::Etcd,
+            Pane::Etcd => Pane::Versions,
+            Pane::Versions => Pane::Nodes,
+        }
+    }
+
+    pub fn table(self) -> TableKind {
+        match self {
+            Pane::Nodes => TableKind::Nodes,
+            Pane::Etcd => TableKind::Etcd,
+            Pane::Versions => TableKind::Versions,
+        }
+    }
+}
+
+/// The tables the operator can filter, sort and select in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableKind {
+    Fleet,
+    Nodes,
+    Etcd,
+    Versions,
+}
+
+/// How one table is looked at: the selected row by identity (cluster name,
+/// node address, member id), the sort column and direction, the filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableView {
+    pub selected: Option<String>,
+    pub sort: usize,
+    pub reverse: bool,
+    pub filter: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tables {
+    pub fleet: TableView,
+    pub nodes: TableView,
+    pub etcd: TableView,
+    pub versions: TableView,
+}
+
+impl Tables {
+    pub fn get(&self, kind: TableKind) -> &TableView {
+        match kind {
+            TableKind::Fleet => &self.fleet,
+            TableKind::Nodes => &self.nodes,
+            TableKind::Etcd => &self.etcd,
+            TableKind::Versions => &self.versions,
+        }
+    }
+
+    pub fn get_mut(&mut self, kind: TableKind) -> &mut TableView {
+        match kind {
+            TableKind::Fleet => &mut self.fleet,
+            TableKind::Nodes => &mut self.nodes,
+            TableKind::Etcd => &mut self.etcd,
+            TableKind::Versions => &mut self.versions,
+        }
+    }
+}
+
+/// Reports held while paused; beyond this the oldest are dropped (the model
+/// keeps the latest of everything, so little is lost).
+pub const MAX_HELD_EVENTS: usize = 50_000;
 
 /// Which text input is open on the bottom line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +179,7 @@ impl Message {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct AppState {
     pub clusters: Vec<Cluster>,
     pub errors: Vec<DiscoveryError>,
@@ -96,6 +196,17 @@ pub struct AppState {
     pub message: Option<Message>,
     /// Terminal size in cells (width, height).
     pub size: (u16, u16),
+    /// What the pollers reported, folded.
+    pub fleet: FleetModel,
+    /// The time of the latest report: ages of stale data are measured to it,
+    /// so they move only when reports arrive, never with a clock.
+    pub now: Option<Instant>,
+    /// `p`: reports are held, not applied, until resumed.
+    pub paused: bool,
+    pub held: VecDeque<FleetEvent>,
+    pub tables: Tables,
+    /// Seconds between polls of the cluster on screen (for the header).
+    pub refresh_secs: u64,
 }
 
 impl AppState {
@@ -104,7 +215,7 @@ impl AppState {
             clusters: discovery.clusters,
             errors: discovery.errors,
             readonly,
-            screen: Screen::Clusters,
+            screen: Screen::Fleet,
             selected: 0,
             current: None,
             filter: String::new(),
@@ -112,6 +223,35 @@ impl AppState {
             overlay: None,
             message: None,
             size: (80, 24),
+            fleet: FleetModel::default(),
+            now: None,
+            paused: false,
+            held: VecDeque::new(),
+            tables: Tables::default(),
+            refresh_secs: 5,
+        }
+    }
+
+    /// The cluster the cluster view and node detail show.
+    pub fn current_live(&self) -> Option<&crate::fleet::ClusterLive> {
+        self.current.as_deref().and_then(|c| self.fleet.cluster(c))
+    }
+
+    /// The table the keys and `/` act on, if the screen has one.
+    pub fn active_table(&self) -> Option<TableKind> {
+        match self.screen {
+            Screen::Fleet => Some(TableKind::Fleet),
+            Screen::Cluster(pane) => Some(pane.table()),
+            Screen::Clusters | Screen::NodeDetail => None,
+        }
+    }
+
+    /// The cluster named on screen: the one in use on the cluster screens,
+    /// none on the fleet and discovery lists.
+    pub fn cluster_on_screen(&self) -> Option<&str> {
+        match self.screen {
+            Screen::Cluster(_) | Screen::NodeDetail => self.current.as_deref(),
+            Screen::Fleet | Screen::Clusters => None,
         }
     }
 

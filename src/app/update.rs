@@ -1,11 +1,40 @@
 //! The update step: folds one [`Action`] into [`AppState`] and returns the
-//! [`Effect`]s for the event loop. No IO happens here, so every rule is a
-//! plain unit test.
+//! [`Effect`]s for the event loop, and whether the screen may have changed.
+//! No IO happens here, so every rule is a plain unit test. The fleet, cluster
+//! and node screens are in `update_panes`.
 use super::action::{Action, AppEvent, Effect};
 use super::command::{self, Command};
 use super::dispatcher::Answer;
 use super::keymap;
-use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay};
+use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay, Screen};
+use super::update_panes as panes;
+
+/// What one action did: effects for the loop, and whether anything visible
+/// may have changed (a report that changed nothing on screen says no, so the
+/// loop does not draw for it).
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub effects: Vec<Effect>,
+    pub redraw: bool,
+}
+
+/// Folds one action in; see [`Outcome`].
+pub fn apply(state: &mut AppState, action: Action) -> Outcome {
+    if let Action::Event(AppEvent::Fleet(event)) = action {
+        return Outcome {
+            effects: Vec::new(),
+            redraw: panes::on_fleet_event(state, event),
+        };
+    }
+    let before = panes::Watching::of(state);
+    let mut effects = update_inner(state, action);
+    let after = panes::Watching::of(state);
+    effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
+    Outcome {
+        effects,
+        redraw: true,
+    }
+}
 
 /// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
 /// table chrome.
@@ -13,7 +42,12 @@ fn page(state: &AppState) -> usize {
     usize::from(state.size.1.saturating_sub(8)).max(1)
 }
 
+/// [`apply`] without the redraw answer.
 pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
+    apply(state, action).effects
+}
+
+fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
         Action::Quit => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
@@ -31,7 +65,8 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
-                None => on_list(state, other),
+                None if state.screen == Screen::Clusters => on_list(state, other),
+                None => panes::on_screen(state, other),
             };
         }
     }
@@ -40,6 +75,9 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 fn on_event(state: &mut AppState, event: AppEvent) {
     match event {
+        AppEvent::Fleet(event) => {
+            panes::on_fleet_event(state, event);
+        }
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.clusters = discovery.clusters;
@@ -85,6 +123,7 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
             let text = state.filter.clone();
             open_input(state, InputKind::Filter, text);
         }
+        Action::Back if state.filter.is_empty() => state.screen = Screen::Fleet,
         Action::Back => {
             state.filter.clear();
             state.message = None;
@@ -94,7 +133,7 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
-fn open_input(state: &mut AppState, kind: InputKind, text: String) {
+pub(super) fn open_input(state: &mut AppState, kind: InputKind, text: String) {
     state.message = None;
     state.input = Some(InputLine {
         kind,
@@ -164,8 +203,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
         Action::Back => {
             if line.kind == InputKind::Filter {
-                state.filter.clear();
-                state.clamp_selection();
+                set_filter(state, String::new());
             }
             return Vec::new();
         }
@@ -189,11 +227,22 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
         _ => {}
     }
     if line.kind == InputKind::Filter {
-        state.filter = line.text.clone();
-        state.selected = 0;
+        set_filter(state, line.text.clone());
     }
     state.input = Some(line);
     Vec::new()
+}
+
+/// The filter of what is on screen: the discovery list's, or the table's.
+fn set_filter(state: &mut AppState, text: String) {
+    match state.active_table() {
+        Some(kind) => state.tables.get_mut(kind).filter = text,
+        None => {
+            state.filter = text;
+            state.selected = 0;
+            state.clamp_selection();
+        }
+    }
 }
 
 fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
@@ -214,10 +263,23 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         }
         Ok(Some(Command::Ctx(name))) => {
             state.message = Some(if state.use_cluster(&name) {
+                panes::open_cluster(state);
                 Message::info(format!("using cluster {name}"))
             } else {
                 Message::error(format!("no cluster named {name:?} (Tab completes names)"))
             });
+            Vec::new()
+        }
+        Ok(Some(Command::Fleet)) => {
+            state.screen = Screen::Fleet;
+            Vec::new()
+        }
+        Ok(Some(Command::Contexts)) => {
+            state.screen = Screen::Clusters;
+            Vec::new()
+        }
+        Ok(Some(Command::Pane(pane))) => {
+            panes::show_pane(state, pane);
             Vec::new()
         }
         Err(e) => {

@@ -31,7 +31,10 @@ fn state() -> AppState {
         ],
         ..Discovery::default()
     };
-    AppState::new(discovery, false)
+    let mut state = AppState::new(discovery, false);
+    // These tests are about the discovery list (`:contexts`).
+    state.screen = crate::app::state::Screen::Clusters;
+    state
 }
 
 fn type_text(s: &mut AppState, text: &str) {
@@ -127,11 +130,11 @@ fn q_command_quits_and_typed_q_does_not() {
 fn unknown_command_is_an_error_message() {
     let mut s = state();
     update(&mut s, Action::OpenCommandLine);
-    type_text(&mut s, "nodes");
+    type_text(&mut s, "nodez");
     assert!(update(&mut s, Action::Submit).is_empty());
     let msg = s.message.expect("a message");
     assert_eq!(msg.level, Level::Error);
-    assert!(msg.text.contains(":nodes"));
+    assert!(msg.text.contains(":nodez"));
 }
 
 #[test]

@@ -65,6 +65,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         look: Look::new(&theme, &caps),
         dispatcher: Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log())),
         reload: Some(reload),
+        poller: None,
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,

@@ -246,7 +246,9 @@ pub fn etcd_report(
                 leader: leader != 0 && m.id == leader,
                 healthy: status.is_some_and(|s| s.errors.is_empty()),
                 db_size: status.map(|s| s.db_size),
+                db_size_in_use: status.map(|s| s.db_size_in_use),
                 raft_term: status.map(|s| s.raft_term),
+                raft_index: status.map(|s| s.raft_index),
                 errors: status.map(|s| s.errors.clone()).unwrap_or_default(),
             }
         })

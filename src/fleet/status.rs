@@ -148,7 +148,14 @@ pub struct EtcdMemberReport {
     pub healthy: bool,
     /// Bytes; `null` when the member did not answer.
     pub db_size: Option<i64>,
+    /// Bytes of the database actually in use (the rest is free pages);
+    /// absent when the member did not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_size_in_use: Option<i64>,
     pub raft_term: Option<u64>,
+    /// The member's raft index; absent when the member did not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raft_index: Option<u64>,
     pub errors: Vec<String>,
 }
 

@@ -27,6 +27,9 @@ pub struct Glyphs {
     pub none: &'static str,
     pub ellipsis: &'static str,
     pub separator: &'static str,
+    /// After the title of the column a table is sorted by.
+    pub sort_up: &'static str,
+    pub sort_down: &'static str,
 }
 
 impl Glyphs {
@@ -39,6 +42,8 @@ impl Glyphs {
         none: "–",
         ellipsis: "…",
         separator: "│",
+        sort_up: "↑",
+        sort_down: "↓",
     };
 
     pub const ASCII: Glyphs = Glyphs {
@@ -50,6 +55,8 @@ impl Glyphs {
         none: "-",
         ellipsis: "...",
         separator: "|",
+        sort_up: "^",
+        sort_down: "v",
     };
 
     pub fn for_utf8(utf8: bool) -> Glyphs {
@@ -81,6 +88,8 @@ mod tests {
             g.none,
             g.ellipsis,
             g.separator,
+            g.sort_up,
+            g.sort_down,
         ];
         for s in all {
             assert!(s.is_ascii(), "{s:?} is not ASCII");

@@ -161,27 +161,31 @@ impl Widget for &ClusterList<'_> {
 
 impl ClusterList<'_> {
     fn render_errors_line(&self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let g = &self.look.glyphs;
-        let line = match self.state.errors.len() {
-            0 => Line::from(Span::styled(
-                format!("{} no discovery errors", g.ok),
-                s.get(Role::Muted),
-            )),
-            n => Line::from(vec![
-                Span::styled(
-                    format!(
-                        "{} {n} discovery error{}",
-                        g.warn,
-                        if n == 1 { "" } else { "s" }
-                    ),
-                    s.get(Role::Warn),
+        Paragraph::new(errors_line(self.state, self.look)).render(area, buf);
+    }
+}
+
+/// "2 discovery errors: press e to see them", or that there are none.
+pub fn errors_line(state: &AppState, look: &Look) -> Line<'static> {
+    let s = &look.styles;
+    let g = &look.glyphs;
+    match state.errors.len() {
+        0 => Line::from(Span::styled(
+            format!("{} no discovery errors", g.ok),
+            s.get(Role::Muted),
+        )),
+        n => Line::from(vec![
+            Span::styled(
+                format!(
+                    "{} {n} discovery error{}",
+                    g.warn,
+                    if n == 1 { "" } else { "s" }
                 ),
-                Span::styled(": press ", s.get(Role::Muted)),
-                Span::styled("e", s.get(Role::Key)),
-                Span::styled(" to see them", s.get(Role::Muted)),
-            ]),
-        };
-        Paragraph::new(line).render(area, buf);
+                s.get(Role::Warn),
+            ),
+            Span::styled(": press ", s.get(Role::Muted)),
+            Span::styled("e", s.get(Role::Key)),
+            Span::styled(" to see them", s.get(Role::Muted)),
+        ]),
     }
 }

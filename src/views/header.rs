@@ -1,5 +1,6 @@
 //! The top line: product name, the cluster in use, cluster and error counts,
-//! and a `READ-ONLY` marker (a word, not only a colour) under --readonly.
+//! a `PAUSED` marker while live data is frozen, and a `READ-ONLY` marker (a
+//! word, not only a colour) under --readonly.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -39,6 +40,9 @@ impl Widget for &Header<'_> {
                 ),
                 s.get(Role::Warn),
             ));
+        }
+        if self.state.paused {
+            right.push(Span::styled(" PAUSED ", s.get(Role::ReadOnly)));
         }
         if self.state.readonly {
             right.push(Span::styled(" READ-ONLY ", s.get(Role::ReadOnly)));

@@ -1,21 +1,29 @@
-//! Views: functions of state that draw a frame and change nothing. `draw` lays
-//! out header, main pane, input line and footer, then any overlay; below
-//! 80x24 it draws the too-small screen instead.
+//! Views: functions of state that draw a frame and change nothing. `render`
+//! lays out header, main pane, input line and footer, then any overlay;
+//! below 80x24 it draws the too-small screen instead.
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Color;
+use ratatui::widgets::Widget;
 
 use crate::app::state::{AppState, Overlay, Screen};
 use crate::tui::{Caps, Glyphs, Styles, Theme};
 
+pub mod cluster;
 pub mod clusters;
 pub mod confirm;
 pub mod errors;
+pub mod etcd;
+pub mod fleet;
 pub mod footer;
 pub mod header;
 pub mod help;
+pub mod node_detail;
+pub mod nodes;
+pub mod table;
 pub mod too_small;
+pub mod versions;
 
 /// The smallest terminal the console lays out for.
 pub const MIN_WIDTH: u16 = 80;
@@ -43,52 +51,60 @@ impl Look {
 /// Draws the whole console for `state`.
 pub fn draw(frame: &mut Frame, state: &AppState, look: &Look) {
     let area = frame.area();
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        frame.render_widget(
-            &too_small::TooSmall::new(area.width, area.height, look),
-            area,
-        );
-    } else {
-        draw_console(frame, state, look, area);
-    }
-    if !look.colors {
-        strip_colors(frame.buffer_mut());
+    if let Some(cursor) = render(area, frame.buffer_mut(), state, look) {
+        frame.set_cursor_position(cursor);
     }
 }
 
-fn draw_console(frame: &mut Frame, state: &AppState, look: &Look, area: Rect) {
+/// Renders the whole console into `buf`; returns where the text cursor goes
+/// (none: hidden). The loop renders off screen and writes to the terminal
+/// only when this differs from the last frame.
+pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, look: &Look) -> Option<Position> {
+    let cursor = if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        (&too_small::TooSmall::new(area.width, area.height, look)).render(area, buf);
+        None
+    } else {
+        render_console(buf, state, look, area)
+    };
+    if !look.colors {
+        strip_colors(buf);
+    }
+    cursor
+}
+
+fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -> Option<Position> {
     let [top, body, input, hints] = area.layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
         Constraint::Length(1),
         Constraint::Length(1),
     ]));
-    frame.render_widget(&header::Header::new(state, look), top);
+    (&header::Header::new(state, look)).render(top, buf);
     match state.screen {
-        Screen::Clusters => frame.render_widget(&clusters::ClusterList::new(state, look), body),
+        Screen::Clusters => (&clusters::ClusterList::new(state, look)).render(body, buf),
+        Screen::Fleet => (&fleet::FleetView::new(state, look)).render(body, buf),
+        Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
+        Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
     }
     let bottom = footer::InputLineView::new(state, look);
-    frame.render_widget(&bottom, input);
-    if let Some(x) = bottom.cursor_x(input) {
-        frame.set_cursor_position((x, input.y));
-    }
-    frame.render_widget(&footer::Footer::new(state, look), hints);
+    (&bottom).render(input, buf);
+    let mut cursor = bottom.cursor_x(input).map(|x| Position::new(x, input.y));
+    (&footer::Footer::new(state, look)).render(hints, buf);
     match &state.overlay {
         None => {}
-        Some(Overlay::Help { scroll }) => {
-            frame.render_widget(&help::Help::new(look, *scroll), body)
-        }
+        Some(Overlay::Help { scroll }) => (&help::Help::new(look, *scroll)).render(body, buf),
         Some(Overlay::Errors { scroll }) => {
-            frame.render_widget(&errors::ErrorList::new(&state.errors, look, *scroll), body)
+            (&errors::ErrorList::new(&state.errors, look, *scroll)).render(body, buf)
         }
         Some(Overlay::Confirm(confirm)) => {
             let view = confirm::ConfirmPopup::new(confirm, look);
-            frame.render_widget(&view, body);
+            (&view).render(body, buf);
             if let Some(pos) = view.cursor(body) {
-                frame.set_cursor_position(pos);
+                cursor = Some(pos);
             }
         }
     }
+    cursor
 }
 
 /// NO_COLOR: no colour leaves the frame, whatever a widget set; bold and

@@ -95,8 +95,11 @@ pub fn discovery() -> Discovery {
     }
 }
 
+/// The discovery list (`:contexts`) on the hand-made clusters.
 pub fn state(readonly: bool) -> AppState {
-    AppState::new(discovery(), readonly)
+    let mut state = AppState::new(discovery(), readonly);
+    state.screen = taloscope::app::state::Screen::Clusters;
+    state
 }
 
 /// The three looks the snapshots cover.

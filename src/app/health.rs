@@ -1,0 +1,297 @@
+//! What is wrong with a cluster, in words: node states, stale ages measured
+//! to the latest report, etcd quorum, version skew and the one-line problems
+//! the fleet row, the cluster summary and the nodes pane show. Pure.
+use std::time::{Duration, Instant};
+
+use crate::fleet::{ClusterLive, ClusterStatus, NodeRole, NodeStatus, Quorum};
+use crate::versions::{
+    ControlPlaneComponent, KubeVersion, NodeVersions, SkewWarning, TalosVersion, Version,
+    skew_warnings,
+};
+
+/// A node's state as a word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeState {
+    Ready,
+    NotReady,
+    /// It did not answer the last probe.
+    Down,
+}
+
+impl NodeState {
+    pub fn word(self) -> &'static str {
+        match self {
+            NodeState::Ready => "Ready",
+            NodeState::NotReady => "NotReady",
+            NodeState::Down => "DOWN",
+        }
+    }
+}
+
+pub fn node_state(node: &NodeStatus) -> NodeState {
+    if node.error.is_some() {
+        NodeState::Down
+    } else if node.ready && node.k8s_ready != Some(false) {
+        NodeState::Ready
+    } else {
+        NodeState::NotReady
+    }
+}
+
+pub fn role_word(role: NodeRole) -> &'static str {
+    match role {
+        NodeRole::Controlplane => "cp",
+        NodeRole::Worker => "worker",
+        NodeRole::Unknown => "?",
+    }
+}
+
+/// `35s`, `12m`, `3h`, `2d`: coarse on purpose, so it changes seldom.
+pub fn age_text(age: Duration) -> String {
+    let s = age.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+/// "stale 35s" for a node that did not answer the last probe, measured from
+/// its last answer to the latest report; "no answer" when it never did;
+/// `None` for a node that answered.
+pub fn node_staleness(
+    live: &ClusterLive,
+    node: &NodeStatus,
+    now: Option<Instant>,
+) -> Option<String> {
+    node.error.as_ref()?;
+    Some(match (live.node_last_answer(&node.address), now) {
+        (Some(at), Some(now)) => format!("stale {}", age_text(now.saturating_duration_since(at))),
+        (Some(_), None) => "stale".to_string(),
+        (None, _) => "no answer".to_string(),
+    })
+}
+
+/// "3 members, 3 healthy, quorum 2, can lose 1".
+pub fn quorum_line(q: &Quorum) -> String {
+    if q.members == 0 {
+        return "no etcd members known".to_string();
+    }
+    let mut line = format!(
+        "{} members, {} healthy, quorum {}, can lose {}",
+        q.members, q.healthy, q.needed, q.tolerates
+    );
+    if !q.has_quorum() {
+        line.push_str(": QUORUM LOST, writes stop");
+    }
+    line
+}
+
+fn component(name: &str) -> Option<ControlPlaneComponent> {
+    ControlPlaneComponent::ALL
+        .into_iter()
+        .find(|c| c.name() == name)
+}
+
+/// What each node runs, for the skew rules and the versions pane.
+pub fn node_versions(status: &ClusterStatus) -> Vec<NodeVersions> {
+    let parse = |v: &Option<String>| v.as_deref().and_then(|t| t.parse::<Version>().ok());
+    status
+        .nodes
+        .iter()
+        .map(|n| NodeVersions {
+            node: n.name.clone(),
+            talos: parse(&n.talos_version),
+            kubelet: parse(&n.kubelet_version),
+            control_plane: status
+                .kubernetes
+                .iter()
+                .flat_map(|k| &k.components)
+                .filter(|c| c.node == n.name || c.node == n.address)
+                .filter_map(|c| Some((component(&c.name)?, c.version.parse().ok()?)))
+                .collect(),
+        })
+        .collect()
+}
+
+pub fn talos_versions(status: &ClusterStatus) -> Vec<TalosVersion> {
+    node_versions(status)
+        .into_iter()
+        .filter_map(|n| n.talos)
+        .collect()
+}
+
+/// The Kubernetes version upgrades start from: the lowest kube-apiserver,
+/// else the API server's own answer.
+pub fn running_kubernetes(status: &ClusterStatus) -> Option<KubeVersion> {
+    let kube = status.kubernetes.as_ref()?;
+    let apiservers: Vec<Version> = kube
+        .components
+        .iter()
+        .filter(|c| c.name == ControlPlaneComponent::ApiServer.name())
+        .filter_map(|c| c.version.parse().ok())
+        .collect();
+    Version::lowest(&apiservers)
+        .cloned()
+        .or_else(|| kube.server_version.as_deref()?.parse().ok())
+}
+
+/// One cluster, summed up for the fleet row and the cluster summary.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterHealth {
+    pub has_data: bool,
+    pub reachable: bool,
+    pub nodes_ready: usize,
+    pub nodes_total: usize,
+    pub quorum: Quorum,
+    pub talos_min: Option<TalosVersion>,
+    pub talos_max: Option<TalosVersion>,
+    pub kubernetes: Option<String>,
+    pub skew: Vec<SkewWarning>,
+    /// What is wrong, most serious first, each naming the node or member.
+    pub problems: Vec<String>,
+    /// The stalest node's age ("stale 35s"), when any node is stale.
+    pub stale: Option<String>,
+}
+
+impl ClusterHealth {
+    /// Skew warnings and problems together.
+    pub fn warning_count(&self) -> usize {
+        self.problems.len()
+    }
+}
+
+pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth {
+    let status = &live.status;
+    let mut problems = Vec::new();
+    if let Some(error) = &status.error {
+        problems.push(format!("cannot ask: {error}"));
+    }
+    let mut stalest: Option<(Option<Instant>, String)> = None;
+    let mut ready = 0;
+    for node in &status.nodes {
+        match node_state(node) {
+            NodeState::Ready => ready += 1,
+            NodeState::NotReady => {
+                let why: Vec<&str> = node
+                    .unmet_conditions
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect();
+                problems.push(if why.is_empty() {
+                    format!("{} NotReady", node.name)
+                } else {
+                    format!("{} NotReady: waits for {}", node.name, why.join(", "))
+                });
+            }
+            NodeState::Down => {
+                let age = node_staleness(live, node, now).unwrap_or_default();
+                problems.push(format!("{} DOWN ({age})", node.name));
+                let last = live.node_last_answer(&node.address);
+                let older = match &stalest {
+                    None => true,
+                    Some((prev, _)) => match (last, prev) {
+                        (None, _) => true,
+                        (Some(_), None) => false,
+                        (Some(a), Some(b)) => a < *b,
+                    },
+                };
+                if older {
+                    stalest = Some((last, age));
+                }
+            }
+        }
+        if node.cordoned == Some(true) {
+            problems.push(format!("{} cordoned", node.name));
+        }
+    }
+    let etcd = &status.etcd;
+    for m in etcd.members.iter().filter(|m| !m.healthy) {
+        problems.push(format!("etcd {} unhealthy", m.hostname));
+    }
+    for a in &etcd.alarms {
+        let who = a.hostname.as_deref().unwrap_or(&a.member_id);
+        problems.push(format!("etcd alarm {} on {who}", a.alarm));
+    }
+    let q = etcd.quorum;
+    if q.members > 0 && !q.has_quorum() {
+        problems.insert(0, "etcd QUORUM LOST".to_string());
+    } else if q.members > 1 && q.tolerates == 0 {
+        problems.push("etcd can lose 0".to_string());
+    }
+    if let Some(error) = status.kubernetes.as_ref().and_then(|k| k.error.as_ref()) {
+        problems.push(format!("kubernetes: {error}"));
+    }
+    let skew = skew_warnings(&node_versions(status));
+    problems.extend(skew.iter().map(|w| w.message.clone()));
+    let talos = talos_versions(status);
+    ClusterHealth {
+        has_data: live.has_data(),
+        reachable: status.reachable,
+        nodes_ready: ready,
+        nodes_total: status.nodes.len(),
+        quorum: q,
+        talos_min: Version::lowest(&talos).cloned(),
+        talos_max: Version::highest(&talos).cloned(),
+        kubernetes: status
+            .kubernetes
+            .as_ref()
+            .and_then(|k| k.server_version.clone()),
+        skew,
+        problems,
+        stale: stalest.map(|(_, age)| age),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quorum_line_says_what_is_left() {
+        assert_eq!(
+            quorum_line(&Quorum::from_counts(3, 3)),
+            "3 members, 3 healthy, quorum 2, can lose 1"
+        );
+        assert_eq!(
+            quorum_line(&Quorum::from_counts(3, 2)),
+            "3 members, 2 healthy, quorum 2, can lose 0"
+        );
+        assert!(quorum_line(&Quorum::from_counts(3, 1)).contains("QUORUM LOST"));
+    }
+
+    #[test]
+    fn ages_are_coarse() {
+        assert_eq!(age_text(Duration::from_secs(35)), "35s");
+        assert_eq!(age_text(Duration::from_secs(125)), "2m");
+        assert_eq!(age_text(Duration::from_secs(7300)), "2h");
+    }
+
+    #[test]
+    fn a_down_node_is_a_problem_with_its_age() {
+        let t0 = Instant::now();
+        let mut live = ClusterLive::default();
+        let node = |error: Option<&str>| NodeStatus {
+            name: "cp-2".into(),
+            address: "127.10.0.2".into(),
+            ready: error.is_none(),
+            error: error.map(String::from),
+            ..Default::default()
+        };
+        live.apply(crate::fleet::FleetEvent::Node {
+            cluster: "c".into(),
+            node: node(None),
+            at: t0,
+        });
+        live.apply(crate::fleet::FleetEvent::Node {
+            cluster: "c".into(),
+            node: node(Some("connection refused")),
+            at: t0 + Duration::from_secs(30),
+        });
+        let h = cluster_health(&live, Some(t0 + Duration::from_secs(35)));
+        assert_eq!(h.problems, vec!["cp-2 DOWN (stale 35s)"]);
+        assert_eq!(h.stale.as_deref(), Some("stale 35s"));
+        assert_eq!((h.nodes_ready, h.nodes_total), (0, 1));
+    }
+}

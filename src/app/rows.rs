@@ -1,0 +1,287 @@
+//! The rows of each table, from discovery and the live fleet model: the
+//! fleet (one row per cluster), and the nodes, etcd and versions panes of the
+//! cluster in use. Cells not known yet are placeholders, never waits.
+use super::health::{
+    NodeState, cluster_health, node_staleness, node_state, node_versions, role_word,
+};
+use super::state::AppState;
+use super::tables::{Column, TableCell, TableRow, Tone, Width, col};
+use crate::discovery::Cluster;
+use crate::fleet::{ClusterLive, NodeRole};
+
+pub const FLEET_COLUMNS: &[Column] = &[
+    col("NAME", Width::Fill(2)),
+    col("CONTEXTS", Width::Fill(2)),
+    col("REACH", Width::Fixed(5)),
+    col("NODES", Width::Fixed(5)),
+    col("ETCD", Width::Fixed(10)),
+    col("TALOS", Width::Fixed(8)),
+    col("K8S", Width::Fixed(7)),
+    col("WARN", Width::Fixed(4)),
+    col("ISSUE", Width::Fill(3)),
+    col("UPDATED", Width::Fixed(9)),
+];
+
+pub const NODE_COLUMNS: &[Column] = &[
+    col("NAME", Width::Fill(2)),
+    col("ROLE", Width::Fixed(6)),
+    col("ADDRESS", Width::Fixed(10)),
+    col("STAGE", Width::Fixed(8)),
+    col("READY", Width::Fixed(8)),
+    col("TALOS", Width::Fixed(7)),
+    col("KUBELET", Width::Fixed(7)),
+    col("CORDON", Width::Fixed(6)),
+    col("ISSUE", Width::Fill(3)),
+];
+
+pub const ETCD_COLUMNS: &[Column] = &[
+    col("HOSTNAME", Width::Fill(2)),
+    col("ID", Width::Fill(2)),
+    col("L", Width::Fixed(1)),
+    col("ROLE", Width::Fixed(7)),
+    col("HEALTH", Width::Fixed(6)),
+    col("DB SIZE", Width::Fixed(9)),
+    col("IN USE", Width::Fixed(9)),
+    col("TERM", Width::Fixed(4)),
+    col("INDEX", Width::Fixed(7)),
+    col("ERRORS", Width::Fill(3)),
+];
+
+pub const VERSION_COLUMNS: &[Column] = &[
+    col("NODE", Width::Fill(2)),
+    col("ROLE", Width::Fixed(6)),
+    col("TALOS", Width::Fixed(8)),
+    col("KUBELET", Width::Fixed(8)),
+    col("APISERVER", Width::Fixed(9)),
+    col("CTRL-MGR", Width::Fixed(8)),
+    col("SCHEDULER", Width::Fixed(9)),
+];
+
+/// "talos-ctx / kube-ctx", with `-` for a side the cluster lacks.
+pub fn contexts_text(cluster: &Cluster) -> String {
+    let talos = cluster.talos.as_ref().map(|t| t.name.as_str());
+    let kube = cluster.kube.as_ref().map(|k| k.name.as_str());
+    format!("{} / {}", talos.unwrap_or("-"), kube.unwrap_or("-"))
+}
+
+pub fn fleet_rows(state: &AppState) -> Vec<TableRow> {
+    state
+        .clusters
+        .iter()
+        .map(|c| {
+            let live = state.fleet.cluster(&c.name);
+            TableRow {
+                key: c.name.clone(),
+                cells: fleet_cells(c, live, state),
+            }
+        })
+        .collect()
+}
+
+fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) -> Vec<TableCell> {
+    let mut cells = vec![
+        TableCell::plain(&cluster.name),
+        TableCell::plain(contexts_text(cluster)),
+    ];
+    let Some(live) = live.filter(|l| l.has_data() || l.status.error.is_some()) else {
+        cells.extend(std::iter::repeat_n(TableCell::unknown(), 6));
+        let waiting = if cluster.talos.is_some() {
+            "waiting"
+        } else {
+            "kube only"
+        };
+        cells.push(TableCell::new(waiting, Tone::Muted));
+        cells.push(TableCell::unknown());
+        return cells;
+    };
+    let h = cluster_health(live, state.now);
+    cells.push(if h.reachable {
+        TableCell::new("yes", Tone::Ok)
+    } else {
+        TableCell::new("NO", Tone::Error)
+    });
+    let all_ready = h.nodes_ready == h.nodes_total;
+    cells.push(TableCell::new(
+        format!("{}/{}", h.nodes_ready, h.nodes_total),
+        if all_ready { Tone::Ok } else { Tone::Warn },
+    ));
+    let q = h.quorum;
+    cells.push(if q.members == 0 {
+        TableCell::unknown()
+    } else {
+        let tone = match (q.has_quorum(), q.tolerates) {
+            (false, _) => Tone::Error,
+            (true, 0) if q.members > 1 => Tone::Warn,
+            _ if q.healthy < q.members => Tone::Warn,
+            _ => Tone::Ok,
+        };
+        TableCell::new(
+            format!("{}/{} lose {}", q.healthy, q.members, q.tolerates),
+            tone,
+        )
+    });
+    cells.push(match (&h.talos_min, &h.talos_max) {
+        (Some(lo), Some(hi)) if lo == hi => TableCell::plain(lo.to_string()),
+        (Some(lo), Some(hi)) => TableCell::new(format!("{lo}..{hi}"), Tone::Warn),
+        _ => TableCell::unknown(),
+    });
+    cells.push(TableCell::maybe(h.kubernetes.as_deref()));
+    let count = h.warning_count();
+    cells.push(TableCell::new(
+        count.to_string(),
+        if count == 0 { Tone::Muted } else { Tone::Warn },
+    ));
+    cells.push(match h.problems.first() {
+        Some(p) => TableCell::new(p.clone(), Tone::Error),
+        None => TableCell::new("ok", Tone::Ok),
+    });
+    cells.push(match h.stale {
+        Some(age) => TableCell::new(age, Tone::Warn),
+        None => TableCell::plain(""),
+    });
+    cells
+}
+
+fn ready_cell(state: NodeState) -> TableCell {
+    let tone = match state {
+        NodeState::Ready => Tone::Ok,
+        NodeState::NotReady => Tone::Warn,
+        NodeState::Down => Tone::Error,
+    };
+    TableCell::new(state.word(), tone)
+}
+
+fn role_cell(role: NodeRole) -> TableCell {
+    TableCell::plain(role_word(role))
+}
+
+pub fn node_rows(state: &AppState) -> Vec<TableRow> {
+    let Some(live) = state.current_live() else {
+        return Vec::new();
+    };
+    live.status
+        .nodes
+        .iter()
+        .map(|n| {
+            let issue = match node_staleness(live, n, state.now) {
+                Some(age) => {
+                    let error = n.error.as_deref().unwrap_or_default();
+                    TableCell::new(format!("{age}: {error}"), Tone::Error)
+                }
+                None if !n.unmet_conditions.is_empty() => {
+                    let names: Vec<&str> =
+                        n.unmet_conditions.iter().map(|c| c.name.as_str()).collect();
+                    TableCell::new(format!("waits: {}", names.join(", ")), Tone::Warn)
+                }
+                None => TableCell::plain(""),
+            };
+            TableRow {
+                key: n.address.clone(),
+                cells: vec![
+                    TableCell::plain(&n.name),
+                    role_cell(n.role),
+                    TableCell::plain(&n.address),
+                    TableCell::maybe(n.stage.map(|s| s.as_str())),
+                    ready_cell(node_state(n)),
+                    TableCell::maybe(n.talos_version.as_deref()),
+                    TableCell::maybe(n.kubelet_version.as_deref()),
+                    match n.cordoned {
+                        Some(true) => TableCell::new("yes", Tone::Warn),
+                        Some(false) => TableCell::new("no", Tone::Muted),
+                        None => TableCell::unknown(),
+                    },
+                    issue,
+                ],
+            }
+        })
+        .collect()
+}
+
+/// `23.4 MiB`.
+pub fn bytes_text(bytes: i64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+pub fn etcd_rows(state: &AppState) -> Vec<TableRow> {
+    let Some(live) = state.current_live() else {
+        return Vec::new();
+    };
+    live.status
+        .etcd
+        .members
+        .iter()
+        .map(|m| {
+            let number = |v: Option<u64>| TableCell::maybe(v.map(|v| v.to_string()).as_deref());
+            let size = |v: Option<i64>| TableCell::maybe(v.map(bytes_text).as_deref());
+            TableRow {
+                key: m.id.clone(),
+                cells: vec![
+                    TableCell::maybe(Some(m.hostname.as_str())),
+                    TableCell::plain(&m.id),
+                    TableCell::new(if m.leader { "*" } else { "" }, Tone::Ok),
+                    if m.is_learner {
+                        TableCell::new("learner", Tone::Warn)
+                    } else {
+                        TableCell::plain("voter")
+                    },
+                    if m.healthy {
+                        TableCell::new("ok", Tone::Ok)
+                    } else {
+                        TableCell::new("DOWN", Tone::Error)
+                    },
+                    size(m.db_size),
+                    size(m.db_size_in_use),
+                    number(m.raft_term),
+                    number(m.raft_index),
+                    TableCell::new(m.errors.join("; "), Tone::Error),
+                ],
+            }
+        })
+        .collect()
+}
+
+pub fn version_rows(state: &AppState) -> Vec<TableRow> {
+    let Some(live) = state.current_live() else {
+        return Vec::new();
+    };
+    let status = &live.status;
+    node_versions(status)
+        .into_iter()
+        .zip(&status.nodes)
+        .map(|(v, n)| {
+            let text = |v: Option<String>| TableCell::maybe(v.as_deref());
+            let component = |c: crate::versions::ControlPlaneComponent| {
+                let found = v.control_plane.iter().find(|(k, _)| *k == c);
+                match (found, n.role) {
+                    (Some((_, version)), _) => TableCell::plain(version.to_string()),
+                    (None, NodeRole::Worker) => TableCell::plain(""),
+                    (None, _) => TableCell::unknown(),
+                }
+            };
+            use crate::versions::ControlPlaneComponent as C;
+            TableRow {
+                key: n.address.clone(),
+                cells: vec![
+                    TableCell::plain(&n.name),
+                    role_cell(n.role),
+                    text(v.talos.as_ref().map(|t| t.to_string())),
+                    text(v.kubelet.as_ref().map(|k| k.to_string())),
+                    component(C::ApiServer),
+                    component(C::ControllerManager),
+                    component(C::Scheduler),
+                ],
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,281 @@
+//! The update step for the fleet, cluster and node detail screens: moving
+//! the selection by row identity, sorting, panes, refresh and pause, folding
+//! poller reports into the fleet model, and the poller requests that follow
+//! from what is on screen.
+use std::time::Instant;
+
+use super::action::{Action, Effect, PollerRequest};
+use super::state::{
+    AppState, InputKind, MAX_HELD_EVENTS, Message, Overlay, Pane, Screen, TableKind,
+};
+use super::tables;
+use super::update::open_input;
+use crate::fleet::FleetEvent;
+
+/// What the pollers should be doing for this screen: the cluster polled at
+/// the refresh interval, and the node whose services and events are watched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watching {
+    focus: Option<String>,
+    node: Option<(String, String)>,
+}
+
+impl Watching {
+    pub fn of(state: &AppState) -> Watching {
+        let focus = state.cluster_on_screen().map(String::from);
+        let node = match (state.screen, &focus) {
+            (Screen::NodeDetail, Some(cluster)) => {
+                detail_node_key(state).map(|node| (cluster.clone(), node))
+            }
+            _ => None,
+        };
+        Watching { focus, node }
+    }
+
+    /// The requests that take the pollers from `self` to `after`.
+    pub fn transitions(&self, after: &Watching) -> Vec<PollerRequest> {
+        let mut out = Vec::new();
+        if self.focus != after.focus {
+            out.push(PollerRequest::Focus(after.focus.clone()));
+        }
+        if self.node != after.node {
+            out.push(match &after.node {
+                Some((cluster, node)) => PollerRequest::WatchNode {
+                    cluster: cluster.clone(),
+                    node: node.clone(),
+                },
+                None => PollerRequest::UnwatchNode,
+            });
+        }
+        out
+    }
+}
+
+/// The address of the node the detail view shows: the nodes table's
+/// selection, else its first row.
+pub fn detail_node_key(state: &AppState) -> Option<String> {
+    let data = tables::table(state, TableKind::Nodes);
+    data.selected_key(state.tables.get(TableKind::Nodes))
+        .map(String::from)
+}
+
+fn event_time(event: &FleetEvent) -> Instant {
+    match event {
+        FleetEvent::PollStarted { at, .. }
+        | FleetEvent::ClusterInfo { at, .. }
+        | FleetEvent::Node { at, .. }
+        | FleetEvent::Etcd { at, .. }
+        | FleetEvent::Kubernetes { at, .. }
+        | FleetEvent::PollFinished { at, .. }
+        | FleetEvent::NodeServices { at, .. }
+        | FleetEvent::NodeEvent { at, .. } => *at,
+    }
+}
+
+/// Folds a report in, or holds it while paused. Returns whether the screen
+/// may show something new: not for a start of round, not for a cluster that
+/// is not on screen, not for a report that changed nothing.
+pub fn on_fleet_event(state: &mut AppState, event: FleetEvent) -> bool {
+    if state.paused {
+        if state.held.len() >= MAX_HELD_EVENTS {
+            state.held.pop_front();
+        }
+        state.held.push_back(event);
+        return false;
+    }
+    fold(state, event)
+}
+
+fn fold(state: &mut AppState, event: FleetEvent) -> bool {
+    let at = event_time(&event);
+    state.now = Some(state.now.map_or(at, |now| now.max(at)));
+    let cluster = event.cluster().to_string();
+    let start = matches!(event, FleetEvent::PollStarted { .. });
+    let finish = matches!(event, FleetEvent::PollFinished { .. });
+    let changed = state.fleet.apply(event);
+    if !changed || start {
+        return false;
+    }
+    let on_screen = match state.screen {
+        Screen::Fleet => true,
+        Screen::Clusters => false,
+        Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
+    };
+    if !on_screen {
+        return false;
+    }
+    if finish {
+        // The end of a round moves only the ages of stale data, or the
+        // "waiting" of a cluster that has not answered yet.
+        return state.fleet.cluster(&cluster).is_some_and(|live| {
+            live.status.error.is_some()
+                || !live.has_data()
+                || live.status.nodes.iter().any(|n| n.error.is_some())
+        });
+    }
+    true
+}
+
+/// Rows PgUp/PgDn move by.
+fn page(state: &AppState) -> usize {
+    usize::from(state.size.1.saturating_sub(10)).max(1)
+}
+
+/// Moves the selection of `kind` and keeps it by the row's identity.
+fn move_selection(state: &mut AppState, kind: TableKind, action: &Action) {
+    let data = tables::table(state, kind);
+    let Some(last) = data.rows.len().checked_sub(1) else {
+        return;
+    };
+    let i = data.selected_index(state.tables.get(kind));
+    let to = match action {
+        Action::MoveDown | Action::NextNode => (i + 1).min(last),
+        Action::MoveUp | Action::PreviousNode => i.saturating_sub(1),
+        Action::MoveFirst => 0,
+        Action::MoveLast => last,
+        Action::PageDown => (i + page(state)).min(last),
+        Action::PageUp => i.saturating_sub(page(state)),
+        _ => i,
+    };
+    state.tables.get_mut(kind).selected = Some(data.rows[to].key.clone());
+}
+
+/// Shows the cluster in use (after Enter or `:ctx`) on its nodes pane,
+/// with fresh selections.
+pub fn open_cluster(state: &mut AppState) {
+    for kind in [TableKind::Nodes, TableKind::Etcd, TableKind::Versions] {
+        let view = state.tables.get_mut(kind);
+        view.selected = None;
+        view.filter.clear();
+    }
+    state.screen = Screen::Cluster(Pane::Nodes);
+}
+
+/// `:nodes`, `:etcd`, `:versions`: the pane of the cluster in use, or of the
+/// fleet's selected cluster when none is in use yet.
+pub fn show_pane(state: &mut AppState, pane: Pane) {
+    if state.current.is_none() && state.screen == Screen::Fleet {
+        let data = tables::table(state, TableKind::Fleet);
+        if let Some(name) = data.selected_key(&state.tables.fleet).map(String::from) {
+            state.use_cluster(&name);
+            open_cluster(state);
+        }
+    }
+    if state.current.is_none() {
+        state.message = Some(Message::warn(
+            "no cluster in use: Enter on the fleet or :ctx NAME",
+        ));
+        return;
+    }
+    state.screen = Screen::Cluster(pane);
+}
+
+fn toggle_pause(state: &mut AppState) {
+    if !state.paused {
+        state.paused = true;
+        state.message = Some(Message::info(
+            "paused: reports are held; p applies them and goes on",
+        ));
+        return;
+    }
+    state.paused = false;
+    let held = std::mem::take(&mut state.held);
+    let n = held.len();
+    for event in held {
+        fold(state, event);
+    }
+    state.message = Some(Message::info(format!("resumed: {n} held reports applied")));
+}
+
+fn refresh(state: &mut AppState) -> Vec<Effect> {
+    let request = match state.cluster_on_screen().map(String::from) {
+        Some(cluster) => {
+            state.message = Some(Message::info(format!("refreshing {cluster}")));
+            PollerRequest::Refresh(cluster)
+        }
+        None => {
+            state.message = Some(Message::info("refreshing every cluster"));
+            PollerRequest::RefreshAll
+        }
+    };
+    vec![Effect::Poller(request)]
+}
+
+/// Keys on the fleet, cluster and node detail screens.
+pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let table = state.active_table();
+    match action {
+        Action::MoveDown
+        | Action::MoveUp
+        | Action::MoveFirst
+        | Action::MoveLast
+        | Action::PageDown
+        | Action::PageUp => {
+            if let Some(kind) = table {
+                move_selection(state, kind, &action);
+            }
+        }
+        Action::PreviousNode | Action::NextNode if state.screen == Screen::NodeDetail => {
+            move_selection(state, TableKind::Nodes, &action);
+        }
+        Action::OpenSelected | Action::UseSelected => match state.screen {
+            Screen::Fleet => {
+                let data = tables::table(state, TableKind::Fleet);
+                if let Some(name) = data.selected_key(&state.tables.fleet).map(String::from) {
+                    state.use_cluster(&name);
+                    open_cluster(state);
+                }
+            }
+            Screen::Cluster(Pane::Nodes) => {
+                if let Some(node) = detail_node_key(state) {
+                    state.tables.nodes.selected = Some(node);
+                    state.screen = Screen::NodeDetail;
+                }
+            }
+            _ => {}
+        },
+        Action::ShowPane(pane) => show_pane(state, pane),
+        Action::NextPane => {
+            if let Screen::Cluster(pane) = state.screen {
+                state.screen = Screen::Cluster(pane.next());
+            }
+        }
+        Action::SortNext | Action::SortReverse => {
+            if let Some(kind) = table {
+                let columns = tables::table(state, kind).columns.len().max(1);
+                let view = state.tables.get_mut(kind);
+                if matches!(action, Action::SortNext) {
+                    view.sort = (view.sort + 1) % columns;
+                    view.reverse = false;
+                } else {
+                    view.reverse = !view.reverse;
+                }
+            }
+        }
+        Action::Refresh => return refresh(state),
+        Action::TogglePause => toggle_pause(state),
+        Action::Back => match (state.screen, table) {
+            (_, Some(kind)) if !state.tables.get(kind).filter.is_empty() => {
+                state.tables.get_mut(kind).filter.clear();
+            }
+            (Screen::Cluster(_), _) => state.screen = Screen::Fleet,
+            (Screen::NodeDetail, _) => state.screen = Screen::Cluster(Pane::Nodes),
+            _ => state.message = None,
+        },
+        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenErrors => state.overlay = Some(Overlay::Errors { scroll: 0 }),
+        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenFilter => {
+            if let Some(kind) = table {
+                let text = state.tables.get(kind).filter.clone();
+                open_input(state, InputKind::Filter, text);
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+#[path = "update_panes_tests.rs"]
+mod tests;

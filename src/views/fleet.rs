@@ -1,0 +1,85 @@
+//! The fleet: one row per cluster (contexts, reachable, nodes ready, etcd
+//! quorum, Talos and Kubernetes versions, warnings, the first issue and the
+//! age of stale data), what is wrong with the selected cluster, and the
+//! discovery-error line.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::Look;
+use super::clusters::errors_line;
+use super::table::{DataTable, pane_block};
+use crate::app::health::cluster_health;
+use crate::app::state::{AppState, TableKind};
+use crate::app::tables;
+use crate::tui::Role;
+
+pub struct FleetView<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> FleetView<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> FleetView<'a> {
+        FleetView { state, look }
+    }
+
+    /// What is wrong with the selected cluster, all of it, on one line.
+    fn selected_line(&self, key: Option<&str>) -> Line<'static> {
+        let s = &self.look.styles;
+        let g = &self.look.glyphs;
+        let Some(name) = key else {
+            return Line::default();
+        };
+        let live = self.state.fleet.cluster(name);
+        let Some(live) = live.filter(|l| l.has_data() || l.status.error.is_some()) else {
+            return Line::from(Span::styled(
+                format!("{name}: no answer yet"),
+                s.get(Role::Muted),
+            ));
+        };
+        let h = cluster_health(live, self.state.now);
+        if h.problems.is_empty() {
+            return Line::from(Span::styled(
+                format!(
+                    "{} {name}: all {} nodes Ready, etcd can lose {}",
+                    g.ok, h.nodes_total, h.quorum.tolerates
+                ),
+                s.get(Role::Ok),
+            ));
+        }
+        Line::from(Span::styled(
+            format!("{} {name}: {}", g.error, h.problems.join("; ")),
+            s.get(Role::Error),
+        ))
+    }
+}
+
+impl Widget for &FleetView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let data = tables::table(self.state, TableKind::Fleet);
+        let table = DataTable {
+            data: &data,
+            view: &self.state.tables.fleet,
+            look: self.look,
+            title: "Clusters",
+            active: true,
+            empty: "No clusters found in kubeconfig or talosconfig. `taloscope info` shows where taloscope looked.",
+        };
+        let block = pane_block(self.look, table.title_spans(), false);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let [rows, selected, errors] = inner.layout(&Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Length(2),
+            Constraint::Length(1),
+        ]));
+        table.render_rows(rows, buf);
+        let key = data.selected_key(&self.state.tables.fleet);
+        Paragraph::new(self.selected_line(key))
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .render(selected, buf);
+        Paragraph::new(errors_line(self.state, self.look)).render(errors, buf);
+    }
+}

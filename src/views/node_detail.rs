@@ -1,0 +1,219 @@
+//! The node detail: every field of one node (with how stale it is when it
+//! stopped answering), its services with health, and its recent events,
+//! newest first. `h`/`l` step to the neighbouring rows of the nodes pane.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use super::Look;
+use super::table::pane_block;
+use crate::app::health::{NodeState, node_staleness, node_state, role_word};
+use crate::app::state::{AppState, TableKind};
+use crate::app::tables;
+use crate::fleet::{ClusterLive, NodeStatus};
+use crate::tui::Role;
+
+pub struct NodeDetail<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> NodeDetail<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> NodeDetail<'a> {
+        NodeDetail { state, look }
+    }
+
+    fn fields(&self, live: &ClusterLive, node: &NodeStatus) -> Vec<Line<'static>> {
+        let s = &self.look.styles;
+        let none = self.look.glyphs.none;
+        let field = |name: &str, value: String, role: Role| {
+            Line::from(vec![
+                Span::styled(format!("{name:<14}"), s.get(Role::Muted)),
+                Span::styled(value, s.get(role)),
+            ])
+        };
+        let or_none = |v: Option<String>| v.unwrap_or_else(|| none.to_string());
+        let yes_no =
+            |v: Option<bool>, yes: &str, no: &str| v.map(|b| if b { yes } else { no }.to_string());
+        let state = node_state(node);
+        let state_role = match state {
+            NodeState::Ready => Role::Ok,
+            NodeState::NotReady => Role::Warn,
+            NodeState::Down => Role::Error,
+        };
+        let unmet: Vec<String> = node
+            .unmet_conditions
+            .iter()
+            .map(|c| format!("{} ({})", c.name, c.reason))
+            .collect();
+        let answered = match node_staleness(live, node, self.state.now) {
+            Some(age) => (age, Role::Error),
+            None => ("answered the last probe".to_string(), Role::Ok),
+        };
+        vec![
+            field("name", node.name.clone(), Role::Text),
+            field("address", node.address.clone(), Role::Text),
+            field("role", role_word(node.role).to_string(), Role::Text),
+            field("state", state.word().to_string(), state_role),
+            field(
+                "stage",
+                or_none(node.stage.map(|s| s.to_string())),
+                Role::Text,
+            ),
+            field(
+                "talos ready",
+                if node.ready { "yes" } else { "no" }.to_string(),
+                Role::Text,
+            ),
+            field(
+                "unmet",
+                if unmet.is_empty() {
+                    none.to_string()
+                } else {
+                    unmet.join(", ")
+                },
+                if unmet.is_empty() {
+                    Role::Text
+                } else {
+                    Role::Warn
+                },
+            ),
+            field("talos", or_none(node.talos_version.clone()), Role::Text),
+            field("kubelet", or_none(node.kubelet_version.clone()), Role::Text),
+            field(
+                "k8s ready",
+                or_none(yes_no(node.k8s_ready, "Ready", "NotReady")),
+                Role::Text,
+            ),
+            field(
+                "cordoned",
+                or_none(yes_no(node.cordoned, "yes", "no")),
+                Role::Text,
+            ),
+            field("last answer", answered.0, answered.1),
+            field(
+                "error",
+                or_none(node.error.clone()),
+                if node.error.is_some() {
+                    Role::Error
+                } else {
+                    Role::Text
+                },
+            ),
+        ]
+    }
+
+    fn services(&self, live: &ClusterLive, node: &NodeStatus) -> Vec<Line<'static>> {
+        let s = &self.look.styles;
+        let g = &self.look.glyphs;
+        match live.services.get(&node.address) {
+            None => vec![Line::from(Span::styled(
+                "waiting for the node's services",
+                s.get(Role::Muted),
+            ))],
+            Some((Err(e), _)) => vec![Line::from(Span::styled(
+                format!("{} {e}", g.error),
+                s.get(Role::Error),
+            ))],
+            Some((Ok(services), _)) => {
+                let mut lines = vec![Line::from(Span::styled(
+                    format!("{:<14}{:<10}{}", "SERVICE", "STATE", "HEALTH"),
+                    s.get(Role::Header),
+                ))];
+                for svc in services {
+                    let (health, role) = match svc.healthy {
+                        Some(true) => ("ok", Role::Ok),
+                        Some(false) => ("UNHEALTHY", Role::Error),
+                        None => ("?", Role::Muted),
+                    };
+                    let mut spans = vec![
+                        Span::styled(
+                            format!("{:<14}{:<10}", svc.id, svc.state),
+                            s.get(Role::Text),
+                        ),
+                        Span::styled(health.to_string(), s.get(role)),
+                    ];
+                    if svc.healthy == Some(false) && !svc.last_message.is_empty() {
+                        spans.push(Span::styled(
+                            format!(" {}", svc.last_message),
+                            s.get(Role::Muted),
+                        ));
+                    }
+                    lines.push(Line::from(spans));
+                }
+                lines
+            }
+        }
+    }
+
+    fn events(&self, live: &ClusterLive, node: &NodeStatus) -> Vec<Line<'static>> {
+        let s = &self.look.styles;
+        match live.events.get(&node.address) {
+            Some(log) if !log.is_empty() => log
+                .iter()
+                .rev()
+                .map(|(_, summary)| Line::from(Span::styled(summary.clone(), s.get(Role::Text))))
+                .collect(),
+            _ => vec![Line::from(Span::styled(
+                "no events yet",
+                s.get(Role::Muted),
+            ))],
+        }
+    }
+}
+
+impl Widget for &NodeDetail<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let data = tables::table(self.state, TableKind::Nodes);
+        let view = self.state.tables.get(TableKind::Nodes);
+        let index = data.selected_index(view);
+        let found = self.state.current_live().and_then(|live| {
+            let key = data.selected_key(view)?;
+            Some((live, live.status.nodes.iter().find(|n| n.address == key)?))
+        });
+        let Some((live, node)) = found else {
+            let block = pane_block(self.look, vec![Span::raw(" Node ")], true);
+            let inner = block.inner(area);
+            block.render(area, buf);
+            Paragraph::new("No such node any more. Esc goes back to the nodes pane.")
+                .style(s.get(Role::Muted))
+                .render(inner, buf);
+            return;
+        };
+        let title = vec![
+            Span::styled(format!(" Node {} ", node.name), s.get(Role::Title)),
+            Span::styled(
+                format!(
+                    "({} of {}, h/l for the others) ",
+                    index + 1,
+                    data.rows.len()
+                ),
+                s.get(Role::Muted),
+            ),
+        ];
+        let block = pane_block(self.look, title, true);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let fields = self.fields(live, node);
+        let [top, events] = inner.layout(&Layout::vertical([
+            Constraint::Length(fields.len() as u16),
+            Constraint::Fill(1),
+        ]));
+        let [left, right] = top.layout(&Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Fill(1),
+        ]));
+        Paragraph::new(fields)
+            .wrap(Wrap { trim: true })
+            .render(left, buf);
+        Paragraph::new(self.services(live, node)).render(right, buf);
+        let mut lines = vec![Line::from(Span::styled(
+            "Recent events",
+            s.get(Role::Title),
+        ))];
+        lines.extend(self.events(live, node));
+        Paragraph::new(lines).render(events, buf);
+    }
+}

@@ -1,0 +1,134 @@
+//! The versions pane: Talos, kubelet and control-plane versions per node,
+//! the skew warnings, and the upgrade targets valid from here, all from the
+//! one built-in support matrix in `crate::versions`.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use super::Look;
+use super::table::{DataTable, pane_block};
+use crate::app::health::{node_versions, running_kubernetes, talos_versions};
+use crate::app::state::{AppState, TableKind};
+use crate::app::tables;
+use crate::tui::Role;
+use crate::versions::{
+    Severity, Version, fleet_talos_upgrade_targets, kubernetes_upgrade_targets, skew_warnings,
+    supported_kubernetes_range,
+};
+
+pub struct VersionsPane<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+    active: bool,
+}
+
+/// `v1.11.4, v1.11.5, v1.12.1`, or "none".
+fn list(versions: &[Version]) -> String {
+    if versions.is_empty() {
+        return "none".to_string();
+    }
+    versions
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl<'a> VersionsPane<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look, active: bool) -> VersionsPane<'a> {
+        VersionsPane {
+            state,
+            look,
+            active,
+        }
+    }
+
+    /// Skew warnings, then the targets and the matrix rows behind them.
+    fn findings(&self) -> Vec<Line<'static>> {
+        let s = &self.look.styles;
+        let g = &self.look.glyphs;
+        let Some(live) = self.state.current_live().filter(|l| l.has_data()) else {
+            return Vec::new();
+        };
+        let status = &live.status;
+        let mut lines = Vec::new();
+        let warnings = skew_warnings(&node_versions(status));
+        if warnings.is_empty() {
+            lines.push(Line::from(Span::styled(
+                format!("{} no version skew", g.ok),
+                s.get(Role::Ok),
+            )));
+        }
+        for w in warnings {
+            let (glyph, role) = match w.severity {
+                Severity::Warn => (g.warn, Role::Warn),
+                Severity::Error => (g.error, Role::Error),
+            };
+            lines.push(Line::from(Span::styled(
+                format!("{glyph} {}", w.message),
+                s.get(role),
+            )));
+        }
+        let talos = talos_versions(status);
+        let label = |text: &str| Span::styled(text.to_string(), s.get(Role::Muted));
+        lines.push(Line::from(vec![
+            label("Talos upgrade targets: "),
+            Span::styled(
+                list(&fleet_talos_upgrade_targets(&talos, false)),
+                s.get(Role::Text),
+            ),
+        ]));
+        let kube_targets = match running_kubernetes(status) {
+            Some(kube) => list(&kubernetes_upgrade_targets(&kube, &talos)),
+            None => g.none.to_string(),
+        };
+        lines.push(Line::from(vec![
+            label("Kubernetes upgrade targets: "),
+            Span::styled(kube_targets, s.get(Role::Text)),
+        ]));
+        let mut minors: Vec<_> = talos.iter().map(Version::minor_key).collect();
+        minors.dedup();
+        minors.sort();
+        minors.dedup();
+        for minor in minors {
+            let text = match supported_kubernetes_range(minor) {
+                Some(range) => format!("Talos {minor} runs Kubernetes {range}"),
+                None => format!("Talos {minor} is not in the built-in support matrix"),
+            };
+            lines.push(Line::from(label(&text)));
+        }
+        lines
+    }
+}
+
+impl Widget for &VersionsPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let data = tables::table(self.state, TableKind::Versions);
+        let table = DataTable {
+            data: &data,
+            view: &self.state.tables.versions,
+            look: self.look,
+            title: "Versions",
+            active: self.active,
+            empty: "No node has answered yet.",
+        };
+        let block = pane_block(self.look, table.title_spans(), self.active);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let findings = self.findings();
+        let want = u16::try_from(findings.len()).unwrap_or(u16::MAX);
+        let rows_needed = u16::try_from(data.rows.len()).unwrap_or(u16::MAX) + 1;
+        // The table gets its rows first; findings get the rest (at least 3).
+        let table_height = rows_needed.min(inner.height.saturating_sub(want.min(3)));
+        let [rows, _, notes] = inner.layout(&Layout::vertical([
+            Constraint::Length(table_height),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ]));
+        table.render_rows(rows, buf);
+        Paragraph::new(findings)
+            .wrap(Wrap { trim: true })
+            .render(notes, buf);
+    }
+}
