@@ -272,7 +272,7 @@ static CLUSTER_OWN: &[Binding] = &[
         keys: &[Key::char('1')],
         action: Action::ShowPane(Pane::Nodes),
         help: "nodes pane",
-        footer: Some("1/2/3 pane"),
+        footer: None,
     },
     Binding {
         keys: &[Key::char('2')],
@@ -290,7 +290,7 @@ static CLUSTER_OWN: &[Binding] = &[
         keys: &[Key::plain(KeyCode::Tab)],
         action: Action::NextPane,
         help: "next pane",
-        footer: None,
+        footer: Some("pane"),
     },
     Binding {
         keys: &[Key::plain(KeyCode::Enter)],
@@ -362,13 +362,13 @@ static DETAIL_OWN: &[Binding] = &[
         keys: &[Key::char('h'), Key::plain(KeyCode::Left)],
         action: Action::PreviousNode,
         help: "previous node",
-        footer: Some("h/l node"),
+        footer: Some("prev"),
     },
     Binding {
         keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
         action: Action::NextNode,
         help: "next node",
-        footer: None,
+        footer: Some("next"),
     },
     Binding {
         keys: &[Key::plain(KeyCode::Esc)],

@@ -5,46 +5,46 @@ use super::health::{
     NodeState, cluster_health, node_staleness, node_state, node_versions, role_word,
 };
 use super::state::AppState;
-use super::tables::{Column, TableCell, TableRow, Tone, Width, col};
+use super::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::discovery::Cluster;
-use crate::fleet::{ClusterLive, NodeRole};
+use crate::fleet::{ClusterLive, NodeRole, NodeStatus};
+use crate::talos::MachineStage;
 
 pub const FLEET_COLUMNS: &[Column] = &[
     col("NAME", Width::Fill(2)),
-    col("CONTEXTS", Width::Fill(2)),
+    wide("CONTEXTS", Width::Fill(2)),
     col("REACH", Width::Fixed(5)),
     col("NODES", Width::Fixed(5)),
     col("ETCD", Width::Fixed(10)),
-    col("TALOS", Width::Fixed(8)),
+    col("TALOS", Width::Fixed(7)),
     col("K8S", Width::Fixed(7)),
     col("WARN", Width::Fixed(4)),
     col("ISSUE", Width::Fill(3)),
-    col("UPDATED", Width::Fixed(9)),
+    wide("UPDATED", Width::Fixed(9)),
 ];
 
 pub const NODE_COLUMNS: &[Column] = &[
     col("NAME", Width::Fill(2)),
     col("ROLE", Width::Fixed(6)),
     col("ADDRESS", Width::Fixed(10)),
-    col("STAGE", Width::Fixed(8)),
+    wide("STAGE", Width::Fixed(8)),
     col("READY", Width::Fixed(8)),
     col("TALOS", Width::Fixed(7)),
     col("KUBELET", Width::Fixed(7)),
-    col("CORDON", Width::Fixed(6)),
+    wide("CORDON", Width::Fixed(6)),
     col("ISSUE", Width::Fill(3)),
 ];
 
 pub const ETCD_COLUMNS: &[Column] = &[
     col("HOSTNAME", Width::Fill(2)),
-    col("ID", Width::Fill(2)),
-    col("L", Width::Fixed(1)),
-    col("ROLE", Width::Fixed(7)),
+    col("ID", Width::Fixed(16)),
+    col("ROLE", Width::Fixed(8)),
     col("HEALTH", Width::Fixed(6)),
-    col("DB SIZE", Width::Fixed(9)),
-    col("IN USE", Width::Fixed(9)),
+    col("DB SIZE", Width::Fixed(8)),
+    col("IN USE", Width::Fixed(8)),
     col("TERM", Width::Fixed(4)),
-    col("INDEX", Width::Fixed(7)),
-    col("ERRORS", Width::Fill(3)),
+    col("INDEX", Width::Fixed(6)),
+    wide("ERRORS", Width::Fill(3)),
 ];
 
 pub const VERSION_COLUMNS: &[Column] = &[
@@ -155,6 +155,32 @@ fn role_cell(role: NodeRole) -> TableCell {
     TableCell::plain(role_word(role))
 }
 
+/// What is wrong with a node in a few words: how stale and why, what it
+/// waits for, an unusual stage, a cordon (the last two also have columns
+/// when the table is wide).
+fn node_issue(live: &ClusterLive, n: &NodeStatus, state: &AppState) -> TableCell {
+    if let Some(age) = node_staleness(live, n, state.now) {
+        let error = n.error.as_deref().unwrap_or_default();
+        return TableCell::new(format!("{age}: {error}"), Tone::Error);
+    }
+    let mut parts = Vec::new();
+    if !n.unmet_conditions.is_empty() {
+        let names: Vec<&str> = n.unmet_conditions.iter().map(|c| c.name.as_str()).collect();
+        parts.push(format!("waits: {}", names.join(", ")));
+    }
+    if let Some(stage) = n.stage.filter(|s| *s != MachineStage::Running) {
+        parts.push(stage.to_string());
+    }
+    if n.cordoned == Some(true) {
+        parts.push("cordoned".to_string());
+    }
+    if parts.is_empty() {
+        TableCell::plain("")
+    } else {
+        TableCell::new(parts.join("; "), Tone::Warn)
+    }
+}
+
 pub fn node_rows(state: &AppState) -> Vec<TableRow> {
     let Some(live) = state.current_live() else {
         return Vec::new();
@@ -163,18 +189,7 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
         .nodes
         .iter()
         .map(|n| {
-            let issue = match node_staleness(live, n, state.now) {
-                Some(age) => {
-                    let error = n.error.as_deref().unwrap_or_default();
-                    TableCell::new(format!("{age}: {error}"), Tone::Error)
-                }
-                None if !n.unmet_conditions.is_empty() => {
-                    let names: Vec<&str> =
-                        n.unmet_conditions.iter().map(|c| c.name.as_str()).collect();
-                    TableCell::new(format!("waits: {}", names.join(", ")), Tone::Warn)
-                }
-                None => TableCell::plain(""),
-            };
+            let issue = node_issue(live, n, state);
             TableRow {
                 key: n.address.clone(),
                 cells: vec![
@@ -229,11 +244,10 @@ pub fn etcd_rows(state: &AppState) -> Vec<TableRow> {
                 cells: vec![
                     TableCell::maybe(Some(m.hostname.as_str())),
                     TableCell::plain(&m.id),
-                    TableCell::new(if m.leader { "*" } else { "" }, Tone::Ok),
-                    if m.is_learner {
-                        TableCell::new("learner", Tone::Warn)
-                    } else {
-                        TableCell::plain("voter")
+                    match (m.leader, m.is_learner) {
+                        (true, _) => TableCell::new("* leader", Tone::Ok),
+                        (false, true) => TableCell::new("learner", Tone::Warn),
+                        (false, false) => TableCell::plain("voter"),
                     },
                     if m.healthy {
                         TableCell::new("ok", Tone::Ok)

@@ -70,10 +70,26 @@ pub enum Width {
 pub struct Column {
     pub title: &'static str,
     pub width: Width,
+    /// Shown on a narrow table too; other columns only when there is room
+    /// (what they say is repeated elsewhere on the screen).
+    pub narrow: bool,
 }
 
 pub const fn col(title: &'static str, width: Width) -> Column {
-    Column { title, width }
+    Column {
+        title,
+        width,
+        narrow: true,
+    }
+}
+
+/// A column shown only when the table is wide.
+pub const fn wide(title: &'static str, width: Width) -> Column {
+    Column {
+        title,
+        width,
+        narrow: false,
+    }
 }
 
 /// A table ready to draw: every row that passes the filter, in sort order.

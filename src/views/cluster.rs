@@ -76,7 +76,7 @@ impl Widget for &ClusterView<'_> {
         let wide = area.width >= WIDE;
         let [tabs, summary, body] = area.layout(&Layout::vertical([
             Constraint::Length(1),
-            Constraint::Length(1),
+            Constraint::Length(2),
             Constraint::Fill(1),
         ]));
         let mut line = vec![Span::styled(
@@ -85,7 +85,9 @@ impl Widget for &ClusterView<'_> {
         )];
         line.extend(self.tabs(wide));
         Paragraph::new(Line::from(line)).render(tabs, buf);
-        Paragraph::new(self.summary()).render(summary, buf);
+        Paragraph::new(self.summary())
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .render(summary, buf);
         let (state, look) = (self.state, self.look);
         if !wide {
             match self.pane {

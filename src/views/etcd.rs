@@ -48,6 +48,27 @@ impl<'a> EtcdPane<'a> {
         ))
     }
 
+    /// Member errors (their column shows only on a wide pane).
+    fn errors(&self) -> Option<Line<'static>> {
+        let s = &self.look.styles;
+        let g = &self.look.glyphs;
+        let live = self.state.current_live()?;
+        let errors: Vec<String> = live
+            .status
+            .etcd
+            .members
+            .iter()
+            .flat_map(|m| m.errors.iter().map(move |e| format!("{}: {e}", m.hostname)))
+            .collect();
+        if errors.is_empty() {
+            return None;
+        }
+        Some(Line::from(Span::styled(
+            format!("{} errors: {}", g.error, errors.join("; ")),
+            s.get(Role::Error),
+        )))
+    }
+
     fn alarms(&self) -> Line<'static> {
         let s = &self.look.styles;
         let g = &self.look.glyphs;
@@ -90,13 +111,20 @@ impl Widget for &EtcdPane<'_> {
         let block = pane_block(self.look, table.title_spans(), self.active);
         let inner = block.inner(area);
         block.render(area, buf);
-        let [quorum, rows, alarms] = inner.layout(&Layout::vertical([
+        let errors = self.errors();
+        let [quorum, rows, errors_area, alarms] = inner.layout(&Layout::vertical([
             Constraint::Length(1),
             Constraint::Fill(1),
+            Constraint::Length(u16::from(errors.is_some()) * 2),
             Constraint::Length(1),
         ]));
         Paragraph::new(self.quorum()).render(quorum, buf);
         table.render_rows(rows, buf);
+        if let Some(line) = errors {
+            Paragraph::new(line)
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .render(errors_area, buf);
+        }
         Paragraph::new(self.alarms()).render(alarms, buf);
     }
 }

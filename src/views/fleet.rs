@@ -32,10 +32,22 @@ impl<'a> FleetView<'a> {
         let Some(name) = key else {
             return Line::default();
         };
+        let contexts = self
+            .state
+            .clusters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| {
+                let talos = c.talos.as_ref().map_or(g.none, |t| t.name.as_str());
+                let kube = c.kube.as_ref().map_or(g.none, |k| k.name.as_str());
+                format!(" (talos {talos}, kube {kube})")
+            })
+            .unwrap_or_default();
+        let label = format!("{name}{contexts}");
         let live = self.state.fleet.cluster(name);
         let Some(live) = live.filter(|l| l.has_data() || l.status.error.is_some()) else {
             return Line::from(Span::styled(
-                format!("{name}: no answer yet"),
+                format!("{label}: no answer yet"),
                 s.get(Role::Muted),
             ));
         };
@@ -43,14 +55,14 @@ impl<'a> FleetView<'a> {
         if h.problems.is_empty() {
             return Line::from(Span::styled(
                 format!(
-                    "{} {name}: all {} nodes Ready, etcd can lose {}",
+                    "{} {label}: all {} nodes Ready, etcd can lose {}",
                     g.ok, h.nodes_total, h.quorum.tolerates
                 ),
                 s.get(Role::Ok),
             ));
         }
         Line::from(Span::styled(
-            format!("{} {name}: {}", g.error, h.problems.join("; ")),
+            format!("{} {label}: {}", g.error, h.problems.join("; ")),
             s.get(Role::Error),
         ))
     }

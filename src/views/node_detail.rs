@@ -92,15 +92,6 @@ impl<'a> NodeDetail<'a> {
                 Role::Text,
             ),
             field("last answer", answered.0, answered.1),
-            field(
-                "error",
-                or_none(node.error.clone()),
-                if node.error.is_some() {
-                    Role::Error
-                } else {
-                    Role::Text
-                },
-            ),
         ]
     }
 
@@ -197,10 +188,26 @@ impl Widget for &NodeDetail<'_> {
         let inner = block.inner(area);
         block.render(area, buf);
         let fields = self.fields(live, node);
-        let [top, events] = inner.layout(&Layout::vertical([
+        let error = Line::from(vec![
+            Span::styled(format!("{:<14}", "error"), s.get(Role::Muted)),
+            match &node.error {
+                Some(e) => Span::styled(e.clone(), s.get(Role::Error)),
+                None => Span::styled(self.look.glyphs.none, s.get(Role::Text)),
+            },
+        ]);
+        let error_height = if inner.width > 0 {
+            (error.width() as u16).div_ceil(inner.width).max(1)
+        } else {
+            1
+        };
+        let [top, error_area, events] = inner.layout(&Layout::vertical([
             Constraint::Length(fields.len() as u16),
+            Constraint::Length(error_height),
             Constraint::Fill(1),
         ]));
+        Paragraph::new(error)
+            .wrap(Wrap { trim: true })
+            .render(error_area, buf);
         let [left, right] = top.layout(&Layout::horizontal([
             Constraint::Fill(1),
             Constraint::Fill(1),

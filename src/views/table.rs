@@ -16,6 +16,9 @@ use crate::app::state::TableView;
 use crate::app::tables::{TableData, Tone, Width};
 use crate::tui::Role;
 
+/// From this width a table shows all its columns.
+pub const WIDE_TABLE: u16 = 90;
+
 pub fn tone_style(look: &Look, tone: Tone) -> Style {
     let s = &look.styles;
     match tone {
@@ -117,11 +120,14 @@ impl DataTable<'_> {
                 .render(area, buf);
             return;
         }
-        let widths: Vec<Constraint> = self
-            .data
-            .columns
+        // Narrow tables keep the columns marked for it; the rest is said
+        // elsewhere on screen.
+        let shown: Vec<usize> = (0..self.data.columns.len())
+            .filter(|i| area.width >= WIDE_TABLE || self.data.columns[*i].narrow)
+            .collect();
+        let widths: Vec<Constraint> = shown
             .iter()
-            .map(|c| match c.width {
+            .map(|i| match self.data.columns[*i].width {
                 Width::Fixed(n) => Constraint::Length(n),
                 Width::Fill(n) => Constraint::Fill(n),
             })
@@ -133,8 +139,9 @@ impl DataTable<'_> {
             ..area
         });
         let width_of = |i: usize| cols.get(i).map(|r| r.width as usize).unwrap_or(0);
-        let header = Row::new(self.data.columns.iter().enumerate().map(|(i, c)| {
-            let title = if i == self.view.sort {
+        let header = Row::new(shown.iter().enumerate().map(|(at, i)| {
+            let c = &self.data.columns[*i];
+            let title = if *i == self.view.sort {
                 let arrow = if self.view.reverse {
                     g.sort_down
                 } else {
@@ -144,20 +151,21 @@ impl DataTable<'_> {
             } else {
                 c.title.to_string()
             };
-            Cell::new(fit(&title, width_of(i), g.ellipsis))
+            Cell::new(fit(&title, width_of(at), g.ellipsis))
         }))
         .style(s.get(Role::Header));
         let room = usize::from(area.height.saturating_sub(1)).max(1);
         let selected = self.data.selected_index(self.view);
         let offset = (selected + 1).saturating_sub(room);
         let rows = self.data.rows.iter().skip(offset).take(room).map(|r| {
-            Row::new(r.cells.iter().enumerate().map(|(i, c)| {
+            Row::new(shown.iter().enumerate().filter_map(|(at, i)| {
+                let c = r.cells.get(*i)?;
                 let text = if c.tone == Tone::Unknown {
                     g.none.to_string()
                 } else {
-                    fit(&c.text, width_of(i), g.ellipsis)
+                    fit(&c.text, width_of(at), g.ellipsis)
                 };
-                Cell::new(Span::styled(text, tone_style(self.look, c.tone)))
+                Some(Cell::new(Span::styled(text, tone_style(self.look, c.tone))))
             }))
             .style(s.get(Role::Text))
         });

@@ -1,0 +1,157 @@
+//! Snapshots of the fleet, nodes, etcd, versions and node detail panes on
+//! data shaped like the sim's `healthy`, `cp2-down` and `single-cp`
+//! scenarios, at 80x24 and 200x50, in default, NO_COLOR and ASCII modes. One
+//! snapshot file per pane and scenario holds all six renders (styles for the
+//! 80x24 ones), and each render is checked for its mode.
+mod view_support;
+
+use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::{Action, update};
+use view_support::scenarios::{self, SCENARIOS};
+use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+const MODES: [(Mode, &str); 3] = [
+    (Mode::Default, "default"),
+    (Mode::NoColor, "no-color"),
+    (Mode::Ascii, "ascii"),
+];
+
+/// Every size and mode of what `state` shows, checked and joined.
+fn all_renders(state: &AppState) -> String {
+    let mut out = String::new();
+    for (w, h) in SIZES {
+        for (mode, name) in MODES {
+            let buf = render_buffer(state, &look(mode), w, h);
+            match mode {
+                Mode::NoColor => assert_no_colors(&buf),
+                Mode::Ascii => assert_ascii(&buf),
+                Mode::Default => {}
+            }
+            let text = snapshot(&buf);
+            let text = if w > 80 {
+                text.split("--- styles ---")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            } else {
+                text
+            };
+            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
+        }
+    }
+    out
+}
+
+fn text_at(state: &AppState, w: u16, h: u16) -> String {
+    snapshot(&render_buffer(state, &look(Mode::NoColor), w, h))
+}
+
+fn opened(scenario: &str) -> AppState {
+    let mut s = scenarios::state(&[scenario]);
+    update(&mut s, Action::OpenSelected);
+    assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
+    s
+}
+
+#[test]
+fn fleet() {
+    for scenario in SCENARIOS {
+        let s = scenarios::state(&[scenario]);
+        insta::assert_snapshot!(format!("fleet_{scenario}"), all_renders(&s));
+    }
+}
+
+#[test]
+fn fleet_of_all_three() {
+    let s = scenarios::state(&SCENARIOS);
+    let text = text_at(&s, 200, 50);
+    assert!(text.contains("cp-2 DOWN (stale 35s)"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn nodes() {
+    for scenario in SCENARIOS {
+        let s = opened(scenario);
+        insta::assert_snapshot!(format!("nodes_{scenario}"), all_renders(&s));
+    }
+}
+
+#[test]
+fn etcd() {
+    for scenario in SCENARIOS {
+        let mut s = opened(scenario);
+        update(&mut s, Action::ShowPane(Pane::Etcd));
+        insta::assert_snapshot!(format!("etcd_{scenario}"), all_renders(&s));
+    }
+}
+
+#[test]
+fn versions() {
+    for scenario in SCENARIOS {
+        let mut s = opened(scenario);
+        update(&mut s, Action::ShowPane(Pane::Versions));
+        insta::assert_snapshot!(format!("versions_{scenario}"), all_renders(&s));
+    }
+}
+
+#[test]
+fn node_detail() {
+    for scenario in SCENARIOS {
+        let mut s = opened(scenario);
+        if scenario == "cp2-down" {
+            update(&mut s, Action::MoveDown);
+        }
+        update(&mut s, Action::OpenSelected);
+        assert_eq!(s.screen, Screen::NodeDetail);
+        insta::assert_snapshot!(format!("node_detail_{scenario}"), all_renders(&s));
+    }
+}
+
+#[test]
+fn cp2_down_says_what_is_wrong_everywhere() {
+    let mut s = scenarios::state(&["cp2-down"]);
+    let fleet = text_at(&s, 80, 24);
+    assert!(fleet.contains("cp-2 DOWN"), "fleet row:\n{fleet}");
+    update(&mut s, Action::OpenSelected);
+    let nodes = text_at(&s, 80, 24);
+    assert!(nodes.contains("DOWN"), "nodes pane:\n{nodes}");
+    assert!(nodes.contains("stale 35s"), "nodes pane:\n{nodes}");
+    update(&mut s, Action::ShowPane(Pane::Etcd));
+    let etcd = text_at(&s, 80, 24);
+    assert!(
+        etcd.contains("3 members, 2 healthy, quorum 2, can lose 0"),
+        "etcd pane:\n{etcd}"
+    );
+    let healthy = {
+        let mut s = scenarios::state(&["healthy"]);
+        update(&mut s, Action::OpenSelected);
+        update(&mut s, Action::ShowPane(Pane::Etcd));
+        text_at(&s, 80, 24)
+    };
+    assert!(
+        healthy.contains("3 members, 3 healthy, quorum 2, can lose 1"),
+        "{healthy}"
+    );
+}
+
+#[test]
+fn paused_and_filtered_and_sorted() {
+    let mut s = opened("cp2-down");
+    update(&mut s, Action::TogglePause);
+    update(&mut s, Action::OpenFilter);
+    for c in "CP".chars() {
+        update(&mut s, Action::Insert(c));
+    }
+    update(&mut s, Action::Submit);
+    update(&mut s, Action::SortReverse);
+    let text = text_at(&s, 80, 24);
+    assert!(
+        text.lines().next().unwrap_or("").contains("PAUSED"),
+        "{text}"
+    );
+    assert!(text.contains("filter: CP"), "{text}");
+    assert!(!text.contains("w-1"), "{text}");
+    insta::assert_snapshot!(text);
+}
