@@ -10,7 +10,7 @@ use std::time::Duration;
 use talos_common::{Sim, fast, scenario, start, within};
 use taloscope::discovery::{Cluster, KubeContext, Sources, discover};
 use taloscope::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
-use taloscope::talos::{ClientOptions, RebootMode};
+use taloscope::talos::{ClientOptions, MachineStage, RebootMode};
 use tokio::sync::mpsc;
 
 fn clusters(sim: &Sim, names: &[&str]) -> Vec<Cluster> {
@@ -237,6 +237,9 @@ async fn watching_a_node_follows_services_and_events_across_a_reboot() {
     let sim = start(scenario("healthy")).await;
     let w1 = sim.address("healthy", 3);
     let (poller, mut rx) = spawn(clusters(&sim, &["healthy"]), options(300, 600_000, fast()));
+    // Background only, with a long interval: after this round every Node
+    // event comes from the watch.
+    within(20, "the first round", one_round(&mut rx, "healthy")).await;
     poller.send(PollerCommand::WatchNode {
         cluster: "healthy".into(),
         node: w1.clone(),
@@ -265,20 +268,31 @@ async fn watching_a_node_follows_services_and_events_across_a_reboot() {
     .await
     .expect("reboot accepted");
     let mut seen = Vec::new();
-    within(30, "the reboot and the new boot's events", async {
-        loop {
-            if let FleetEvent::NodeEvent { node, summary, .. } = next(&mut rx).await
-                && node == w1
-            {
-                seen.push(summary.clone());
-                let after_resume = seen.iter().any(|l| l.starts_with("event stream resumed"));
-                if after_resume && summary == "stage running ready=true" {
-                    return;
+    within(
+        30,
+        "the reboot, the new boot's events and a fresh probe",
+        async {
+            loop {
+                match next(&mut rx).await {
+                    FleetEvent::NodeEvent { node, summary, .. } if node == w1 => seen.push(summary),
+                    // Stage changes re-probe the watched node at once.
+                    FleetEvent::Node { node, .. } if node.address == w1 => {
+                        let after_resume =
+                            seen.iter().any(|l| l.starts_with("event stream resumed"));
+                        if after_resume && node.stage == Some(MachineStage::Running) && node.ready {
+                            return;
+                        }
+                    }
+                    _ => {}
                 }
             }
-        }
-    })
+        },
+    )
     .await;
+    assert!(
+        seen.iter().any(|l| l == "stage running ready=true"),
+        "{seen:?}"
+    );
     assert!(
         seen.iter().any(|l| l == "sequence reboot START"),
         "{seen:?}"

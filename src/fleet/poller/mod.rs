@@ -9,12 +9,17 @@
 //! - The node detail view (`WatchNode`) gets the node's Events stream, which
 //!   beats polling: every machine event (sequence, phase, task, service state,
 //!   machine status) arrives as it happens and survives reboots; services are
-//!   read with ServiceList every focused interval beside it.
-//! - No per-node COSI MachineStatus watches for the focused cluster: a
+//!   read with ServiceList every focused interval beside it, and a machine
+//!   status event re-probes the node at once so its row shows the new stage
+//!   within a second.
+//! - No per-node COSI MachineStatus watches for the whole focused cluster: a
 //!   250-node cluster would hold 250 long-lived streams on the one endpoint
-//!   connection, competing for HTTP/2 stream slots with the probes; the
-//!   watched node's Events stream already carries its stage changes at once,
-//!   and the focused interval (5 s) bounds staleness for the rest.
+//!   connection, competing for HTTP/2 stream slots with the probes, for a
+//!   gain the focused interval (5 s) already bounds; the node being looked at
+//!   closely gets the real-time path above.
+//! - The focused cluster's rounds skip the `max_concurrent_clusters` queue; a
+//!   Refresh or Focus while a round runs does not start a second one (the
+//!   running round brings fresh data), it only resets the schedule.
 use std::sync::Arc;
 use std::time::Duration;
 

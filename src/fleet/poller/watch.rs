@@ -1,13 +1,17 @@
-//! Following one node for its detail view: its services every interval and
-//! its Events stream, each machine event summarised in one line. The watch is
-//! its own task, stopped when the handle is dropped.
+//! Following one node for its detail view: its services every interval, its
+//! Events stream with each machine event summarised in one line, and a fresh
+//! probe of the node whenever its machine status changes. The watch is its own
+//! task, stopped when the handle is dropped.
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::fleet::collect::{NodePlan, NodeProbe, probe_node};
 use crate::fleet::live::{EVENTS_PER_NODE, FleetEvent};
+use crate::fleet::status::NodeRole;
 use crate::talos::events::{ResumePoint, SequenceAction, StepAction};
 use crate::talos::{EventsItem, EventsOptions, MachineEvent, TalosClient};
 
@@ -57,8 +61,30 @@ async fn follow(
     let mut stream_open = true;
     let mut services_tick = tokio::time::interval(every.max(Duration::from_millis(10)));
     services_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A stage change re-probes the node at once, so its row shows the new
+    // stage within a second; changes during a probe are coalesced into one more.
+    let plan = NodePlan {
+        address: node.clone(),
+        role: NodeRole::Unknown,
+        hostname: None,
+    };
+    let mut probe: Option<BoxFuture<'static, NodeProbe>> = None;
+    let mut stage_changed = false;
     loop {
+        if stage_changed && probe.is_none() {
+            stage_changed = false;
+            let (client, plan) = (client.clone(), plan.clone());
+            probe = Some(Box::pin(async move { probe_node(&client, &plan).await }));
+        }
         let sent = tokio::select! {
+            probed = async { probe.as_mut().expect("guarded by the branch condition").await }, if probe.is_some() => {
+                probe = None;
+                events.send(FleetEvent::Node {
+                    cluster: cluster.clone(),
+                    node: probed.status,
+                    at: Instant::now(),
+                }).await
+            }
             _ = services_tick.tick() => {
                 let services = client.service_list(&node).await.map_err(|e| e.to_string());
                 events.send(FleetEvent::NodeServices {
@@ -73,6 +99,11 @@ async fn follow(
                     stream_open = false;
                     continue;
                 };
+                if let EventsItem::Event(e) = &item
+                    && matches!(e.event, MachineEvent::MachineStatus(_))
+                {
+                    stage_changed = true;
+                }
                 events.send(FleetEvent::NodeEvent {
                     cluster: cluster.clone(),
                     node: node.clone(),
