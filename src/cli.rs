@@ -45,6 +45,10 @@ pub struct GlobalArgs {
     /// ASCII borders and glyphs, whatever the locale says.
     #[arg(long, global = true)]
     pub ascii: bool,
+    /// Seconds between polls of the cluster on screen in the console (default 5;
+    /// the other clusters every 30).
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub refresh: Option<u64>,
     /// Log level or filter (also RUST_LOG); logs go to a file, never the terminal.
     #[arg(long, global = true, value_name = "LEVEL")]
     pub log_level: Option<String>,

@@ -205,8 +205,6 @@ pub struct AppState {
     pub paused: bool,
     pub held: VecDeque<FleetEvent>,
     pub tables: Tables,
-    /// Seconds between polls of the cluster on screen (for the header).
-    pub refresh_secs: u64,
 }
 
 impl AppState {
@@ -228,7 +226,6 @@ impl AppState {
             paused: false,
             held: VecDeque::new(),
             tables: Tables::default(),
-            refresh_secs: 5,
         }
     }
 

@@ -1,18 +1,21 @@
 //! `taloscope` with no subcommand: sets up file logging, runs discovery before
-//! the terminal is touched, then runs the console until `q` or a signal, and
-//! restores the terminal whatever happens.
+//! the terminal is touched, starts the pollers, then runs the console until
+//! `q` or a signal, and restores the terminal whatever happens.
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crossterm::event::EventStream;
 use tokio::sync::mpsc;
 
+use crate::app::action::{AppEvent, PollerRequest};
 use crate::app::dispatcher::{AuditLog, Dispatcher};
 use crate::app::run::{self, Console, Exit, Reloader};
-use crate::app::state::{AppState, Message};
+use crate::app::state::{AppState, Message, Pane, Screen};
 use crate::cli::GlobalArgs;
-use crate::discovery::{Discovery, Sources, discover};
+use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
 use crate::paths::Paths;
 use crate::tui::{Caps, Theme, terminal};
@@ -20,6 +23,17 @@ use crate::views::Look;
 
 /// App events waiting for the loop; IO tasks wait when it is full.
 const APP_EVENT_QUEUE: usize = 256;
+/// Poller reports waiting to be forwarded to the loop.
+const FLEET_EVENT_QUEUE: usize = 1024;
+/// Seconds between polls of the cluster on screen without `--refresh`.
+pub const DEFAULT_REFRESH_SECS: u64 = 5;
+
+/// What the pollers are started with once the runtime runs.
+struct PollerSetup {
+    clusters: Vec<Cluster>,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    options: PollerOptions,
+}
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
     if !std::io::stdout().is_terminal() {
@@ -43,6 +57,14 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         "console starting"
     );
 
+    let pollers = PollerSetup {
+        clusters: discovery.clusters.clone(),
+        kubeconfig: discovery.kubeconfig.clone(),
+        options: PollerOptions {
+            focused_interval: Duration::from_secs(global.refresh.unwrap_or(DEFAULT_REFRESH_SECS)),
+            ..PollerOptions::default()
+        },
+    };
     let mut state = initial_state(discovery, global);
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
@@ -74,7 +96,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(run_in_terminal(console));
+    let result = runtime.block_on(run_in_terminal(console, pollers));
     match result {
         Ok(exit) => {
             tracing::info!(?exit, "console finished");
@@ -88,14 +110,49 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     }
 }
 
+/// The poller's command for a request of the app.
+fn poller_command(request: PollerRequest) -> PollerCommand {
+    match request {
+        PollerRequest::Focus(cluster) => PollerCommand::Focus(cluster),
+        PollerRequest::Refresh(cluster) => PollerCommand::Refresh(cluster),
+        PollerRequest::RefreshAll => PollerCommand::RefreshAll,
+        PollerRequest::WatchNode { cluster, node } => PollerCommand::WatchNode { cluster, node },
+        PollerRequest::UnwatchNode => PollerCommand::UnwatchNode,
+    }
+}
+
+/// Starts the pollers and a task that forwards their reports to the loop.
+fn start_pollers(setup: PollerSetup, app: mpsc::Sender<AppEvent>) -> Arc<PollerHandle> {
+    let (fleet_tx, mut fleet_rx) = mpsc::channel::<FleetEvent>(FLEET_EVENT_QUEUE);
+    let handle = spawn_poller(setup.clusters, setup.kubeconfig, setup.options, fleet_tx);
+    tokio::spawn(async move {
+        while let Some(event) = fleet_rx.recv().await {
+            if app.send(AppEvent::Fleet(event)).await.is_err() {
+                break;
+            }
+        }
+    });
+    Arc::new(handle)
+}
+
 /// Enters the terminal, runs the loop, and restores the terminal on every
 /// way out (the panic hook covers panics).
-async fn run_in_terminal(console: Console) -> std::io::Result<Exit> {
+async fn run_in_terminal(mut console: Console, pollers: PollerSetup) -> std::io::Result<Exit> {
     let mut term = terminal::enter()?;
     let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
+    let handle = start_pollers(pollers, tx.clone());
+    let link = Arc::clone(&handle);
+    console.poller = Some(Box::new(move |request| link.send(poller_command(request))));
+    if let Some(cluster) = console.state.current.clone() {
+        handle.send(PollerCommand::Focus(Some(cluster)));
+    }
     let result = run::run(&mut term, console, EventStream::new(), tx, rx).await;
     let restored = terminal::restore();
     drop(term);
+    handle.send(PollerCommand::Shutdown);
+    if let Ok(handle) = Arc::try_unwrap(handle) {
+        let _ = tokio::time::timeout(Duration::from_secs(1), handle.shutdown()).await;
+    }
     let exit = result?;
     // After a hangup the terminal may be gone; failing to restore it then is
     // expected and not worth an error.
@@ -133,6 +190,7 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
         match by_context {
             Some(cluster) => {
                 state.use_cluster(&cluster);
+                state.screen = Screen::Cluster(Pane::Nodes);
             }
             None => {
                 state.message = Some(Message::error(format!(

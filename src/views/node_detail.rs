@@ -215,7 +215,9 @@ impl Widget for &NodeDetail<'_> {
         Paragraph::new(fields)
             .wrap(Wrap { trim: true })
             .render(left, buf);
-        Paragraph::new(self.services(live, node)).render(right, buf);
+        Paragraph::new(self.services(live, node))
+            .wrap(Wrap { trim: true })
+            .render(right, buf);
         let mut lines = vec![Line::from(Span::styled(
             "Recent events",
             s.get(Role::Title),
