@@ -142,7 +142,7 @@ impl Session {
             t.contains("Clusters (")
                 && t.contains("alpha")
                 && t.contains("charlie")
-                && t.contains("Enter use")
+                && t.contains("Enter open")
         });
         session
     }
