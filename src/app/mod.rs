@@ -6,6 +6,7 @@ pub mod command;
 pub mod dispatcher;
 pub mod health;
 pub mod keymap;
+mod keymap_panes;
 pub mod rows;
 pub mod run;
 pub mod state;

@@ -1,0 +1,186 @@
+//! The key tables of the fleet, cluster and node detail screens, in pieces
+//! the keymap puts together per context: moves, table keys (filter, sort),
+//! live-data keys (refresh, pause) and the keys every screen has.
+use crossterm::event::KeyCode;
+
+use super::action::Action;
+use super::keymap::{Binding, Key};
+use super::state::Pane;
+
+pub(super) static MOVES: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "move down",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "move up",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
+        action: Action::MoveFirst,
+        help: "first row",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
+        action: Action::MoveLast,
+        help: "last row",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')],
+        action: Action::PageDown,
+        help: "page down",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')],
+        action: Action::PageUp,
+        help: "page up",
+        footer: None,
+    },
+];
+
+pub(super) static FLEET_OWN: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Enter)],
+    action: Action::OpenSelected,
+    help: "open the selected cluster",
+    footer: Some("open"),
+}];
+
+pub(super) static CLUSTER_OWN: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('1')],
+        action: Action::ShowPane(Pane::Nodes),
+        help: "nodes pane",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('2')],
+        action: Action::ShowPane(Pane::Etcd),
+        help: "etcd pane",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('3')],
+        action: Action::ShowPane(Pane::Versions),
+        help: "versions pane",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Tab)],
+        action: Action::NextPane,
+        help: "next pane",
+        footer: Some("pane"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::OpenSelected,
+        help: "node detail (nodes pane)",
+        footer: Some("node"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "clear the filter, else back to the fleet",
+        footer: None,
+    },
+];
+
+pub(super) static TABLE_KEYS: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('/')],
+        action: Action::OpenFilter,
+        help: "filter rows (any visible cell)",
+        footer: Some("filter"),
+    },
+    Binding {
+        keys: &[Key::char('s')],
+        action: Action::SortNext,
+        help: "sort by the next column",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('S')],
+        action: Action::SortReverse,
+        help: "reverse the sort",
+        footer: None,
+    },
+];
+
+pub(super) static LIVE_KEYS: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('r')],
+        action: Action::Refresh,
+        help: "refresh now",
+        footer: Some("refresh"),
+    },
+    Binding {
+        keys: &[Key::char('p')],
+        action: Action::TogglePause,
+        help: "pause or resume live data",
+        footer: Some("pause"),
+    },
+];
+
+pub(super) static FLEET_TAIL: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('e')],
+        action: Action::OpenErrors,
+        help: "show discovery errors",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "clear the filter",
+        footer: None,
+    },
+];
+
+pub(super) static DETAIL_OWN: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('h'), Key::plain(KeyCode::Left)],
+        action: Action::PreviousNode,
+        help: "previous node",
+        footer: Some("prev"),
+    },
+    Binding {
+        keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
+        action: Action::NextNode,
+        help: "next node",
+        footer: Some("next"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "back to the nodes pane",
+        footer: Some("back"),
+    },
+];
+
+pub(super) static GLOBAL: &[Binding] = &[
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:nodes, :etcd, :ctx NAME, :q)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::OpenHelp,
+        help: "help",
+        footer: Some("help"),
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit",
+        footer: Some("quit"),
+    },
+];
