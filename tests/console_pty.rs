@@ -215,6 +215,18 @@ fn console_lists_clusters_shows_help_and_quits_clean() {
     s.screen.wait_for("help to close", |t| {
         !t.contains("+ Help ") && t.contains("Clusters (")
     });
+    // Enter opens the selected cluster; nothing answers on the fixture's
+    // addresses, and the panes still draw at once.
+    s.press(b"\r");
+    s.screen.wait_for("the nodes pane", |t| {
+        t.contains("+ Nodes (") && t.contains("pane:")
+    });
+    s.press(b":etcd\r");
+    s.screen
+        .wait_for("the etcd pane", |t| t.contains("+ etcd ("));
+    s.press(b":fleet\r");
+    s.screen
+        .wait_for("the fleet", |t| t.contains("+ Clusters ("));
     s.press(b"q");
     let (status, raw, home) = s.finish();
     assert!(status.success(), "exit status {status:?}");

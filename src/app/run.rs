@@ -125,12 +125,12 @@ struct Shown {
 
 /// Renders off screen and writes to the terminal only when the frame or the
 /// cursor differs from the last one written: a state change that shows
-/// nothing new costs no bytes on the wire.
+/// nothing new costs no bytes on the wire. Returns whether it wrote.
 fn draw_if_changed<B>(
     terminal: &mut Terminal<B>,
     console: &Console,
     shown: &mut Option<Shown>,
-) -> io::Result<()>
+) -> io::Result<bool>
 where
     B: Backend,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -143,7 +143,7 @@ where
         .as_ref()
         .is_some_and(|s| s.frame == frame && s.cursor == cursor)
     {
-        return Ok(());
+        return Ok(false);
     }
     terminal
         .draw(|f| {
@@ -158,7 +158,7 @@ where
         })
         .map_err(io::Error::other)?;
     *shown = Some(Shown { frame, cursor });
-    Ok(())
+    Ok(true)
 }
 
 /// Decides when to draw: only after a change, and not within [`MIN_FRAME`]
@@ -328,6 +328,51 @@ mod tests {
             }
         }
         assert!(frames <= 10, "{frames} frames in one second");
+    }
+
+    #[test]
+    fn a_frame_that_shows_nothing_new_is_not_written() {
+        use crate::app::action::AppEvent;
+        use crate::fleet::{EtcdMemberReport, EtcdReport, FleetEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = console(false, dir.path().join("audit.log"));
+        c.state.clusters = vec![crate::discovery::Cluster {
+            name: "lab".into(),
+            talos: None,
+            kube: None,
+            paired_by: None,
+        }];
+        let mut terminal = Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+        let mut shown = None;
+        assert!(draw_if_changed(&mut terminal, &c, &mut shown).unwrap());
+        assert!(!draw_if_changed(&mut terminal, &c, &mut shown).unwrap());
+        // A raft index moving changes the model, not the fleet screen.
+        let etcd = |index| FleetEvent::Etcd {
+            cluster: "lab".into(),
+            etcd: EtcdReport {
+                members: vec![EtcdMemberReport {
+                    id: "01".into(),
+                    hostname: "cp-1".into(),
+                    healthy: true,
+                    raft_index: Some(index),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            at: Instant::now().into_std(),
+        };
+        apply(&mut c.state, Action::Event(AppEvent::Fleet(etcd(1))));
+        draw_if_changed(&mut terminal, &c, &mut shown).unwrap();
+        let outcome = apply(&mut c.state, Action::Event(AppEvent::Fleet(etcd(2))));
+        assert!(outcome.redraw, "the model changed");
+        assert!(
+            !draw_if_changed(&mut terminal, &c, &mut shown).unwrap(),
+            "but nothing on screen did"
+        );
+        c.state.size = (80, 24);
+        apply(&mut c.state, Action::MoveDown);
+        apply(&mut c.state, Action::OpenHelp);
+        assert!(draw_if_changed(&mut terminal, &c, &mut shown).unwrap());
     }
 
     #[test]
