@@ -223,9 +223,10 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
     if let Some(error) = status.kubernetes.as_ref().and_then(|k| k.error.as_ref()) {
         problems.push(format!("kubernetes: {error}"));
     }
-    let skew = skew_warnings(&node_versions(status));
+    let versions = node_versions(status);
+    let skew = skew_warnings(&versions);
     problems.extend(skew.iter().map(|w| w.message.clone()));
-    let talos = talos_versions(status);
+    let talos: Vec<TalosVersion> = versions.into_iter().filter_map(|n| n.talos).collect();
     ClusterHealth {
         has_data: live.has_data(),
         reachable: status.reachable,

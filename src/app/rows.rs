@@ -1,13 +1,13 @@
 //! The rows of each table, from discovery and the live fleet model: the
 //! fleet (one row per cluster), and the nodes, etcd and versions panes of the
 //! cluster in use. Cells not known yet are placeholders, never waits.
-use super::health::{
-    NodeState, cluster_health, node_staleness, node_state, node_versions, role_word,
-};
+use std::collections::HashMap;
+
+use super::health::{NodeState, cluster_health, node_staleness, node_state, role_word};
 use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::discovery::Cluster;
-use crate::fleet::{ClusterLive, NodeRole, NodeStatus};
+use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
 use crate::talos::MachineStage;
 
 pub const FLEET_COLUMNS: &[Column] = &[
@@ -270,30 +270,39 @@ pub fn version_rows(state: &AppState) -> Vec<TableRow> {
         return Vec::new();
     };
     let status = &live.status;
-    node_versions(status)
-        .into_iter()
-        .zip(&status.nodes)
-        .map(|(v, n)| {
-            let text = |v: Option<String>| TableCell::maybe(v.as_deref());
-            let component = |c: crate::versions::ControlPlaneComponent| {
-                let found = v.control_plane.iter().find(|(k, _)| *k == c);
+    // Components by the node they run on (name or address), looked up once.
+    let mut components: HashMap<&str, Vec<&ComponentReport>> = HashMap::new();
+    for c in status.kubernetes.iter().flat_map(|k| &k.components) {
+        components.entry(c.node.as_str()).or_default().push(c);
+    }
+    status
+        .nodes
+        .iter()
+        .map(|n| {
+            let on_node: Vec<&ComponentReport> = [n.name.as_str(), n.address.as_str()]
+                .iter()
+                .filter_map(|key| components.get(key))
+                .flatten()
+                .copied()
+                .collect();
+            let component = |name: &str| {
+                let found = on_node.iter().find(|c| c.name == name);
                 match (found, n.role) {
-                    (Some((_, version)), _) => TableCell::plain(version.to_string()),
+                    (Some(c), _) => TableCell::plain(&c.version),
                     (None, NodeRole::Worker) => TableCell::plain(""),
                     (None, _) => TableCell::unknown(),
                 }
             };
-            use crate::versions::ControlPlaneComponent as C;
             TableRow {
                 key: n.address.clone(),
                 cells: vec![
                     TableCell::plain(&n.name),
                     role_cell(n.role),
-                    text(v.talos.as_ref().map(|t| t.to_string())),
-                    text(v.kubelet.as_ref().map(|k| k.to_string())),
-                    component(C::ApiServer),
-                    component(C::ControllerManager),
-                    component(C::Scheduler),
+                    TableCell::maybe(n.talos_version.as_deref()),
+                    TableCell::maybe(n.kubelet_version.as_deref()),
+                    component("kube-apiserver"),
+                    component("kube-controller-manager"),
+                    component("kube-scheduler"),
                 ],
             }
         })

@@ -167,47 +167,46 @@ pub fn shape(
 
 /// Compares text with runs of digits as numbers, so `w-2` < `w-10` and
 /// `9.5 MiB` < `10.0 MiB`; empty (unknown) sorts last.
+fn trim_zeros(s: &[u8]) -> &[u8] {
+    let zeros = s.iter().take_while(|c| **c == b'0').count();
+    &s[zeros..]
+}
+
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     match (a.is_empty(), b.is_empty()) {
         (true, false) => return Ordering::Greater,
         (false, true) => return Ordering::Less,
         _ => {}
     }
-    let (mut x, mut y) = (a.chars().peekable(), b.chars().peekable());
-    loop {
-        match (x.peek().copied(), y.peek().copied()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
-                let take = |it: &mut std::iter::Peekable<std::str::Chars>| {
-                    let mut n = String::new();
-                    while let Some(c) = it.peek().copied().filter(char::is_ascii_digit) {
-                        n.push(c);
-                        it.next();
-                    }
-                    n
-                };
-                let (m, n) = (take(&mut x), take(&mut y));
-                let (m, n) = (m.trim_start_matches('0'), n.trim_start_matches('0'));
-                let order = m.len().cmp(&n.len()).then_with(|| m.cmp(n));
-                if order != Ordering::Equal {
-                    return order;
-                }
-            }
-            (Some(c), Some(d)) => {
-                let order = c
-                    .to_ascii_lowercase()
-                    .cmp(&d.to_ascii_lowercase())
-                    .then(c.cmp(&d));
-                if order != Ordering::Equal {
-                    return order;
-                }
-                x.next();
-                y.next();
-            }
+    // Bytes, not chars: UTF-8 byte order is code point order, and no
+    // allocation happens in a sort of thousands of rows.
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let digits = |s: &[u8], mut k: usize| {
+        while k < s.len() && s[k].is_ascii_digit() {
+            k += 1;
+        }
+        k
+    };
+    while i < x.len() && j < y.len() {
+        let order = if x[i].is_ascii_digit() && y[j].is_ascii_digit() {
+            let (ei, ej) = (digits(x, i), digits(y, j));
+            let (m, n) = (trim_zeros(&x[i..ei]), trim_zeros(&y[j..ej]));
+            (i, j) = (ei, ej);
+            m.len().cmp(&n.len()).then_with(|| m.cmp(n))
+        } else {
+            let order = x[i]
+                .to_ascii_lowercase()
+                .cmp(&y[j].to_ascii_lowercase())
+                .then(x[i].cmp(&y[j]));
+            (i, j) = (i + 1, j + 1);
+            order
+        };
+        if order != Ordering::Equal {
+            return order;
         }
     }
+    (x.len() - i).cmp(&(y.len() - j))
 }
 
 #[cfg(test)]

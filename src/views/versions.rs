@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::table::{DataTable, pane_block};
-use crate::app::health::{node_versions, running_kubernetes, talos_versions};
+use crate::app::health::{node_versions, running_kubernetes};
 use crate::app::state::{AppState, TableKind};
 use crate::app::tables;
 use crate::tui::Role;
@@ -53,7 +53,8 @@ impl<'a> VersionsPane<'a> {
         };
         let status = &live.status;
         let mut lines = Vec::new();
-        let warnings = skew_warnings(&node_versions(status));
+        let versions = node_versions(status);
+        let warnings = skew_warnings(&versions);
         if warnings.is_empty() {
             lines.push(Line::from(Span::styled(
                 format!("{} no version skew", g.ok),
@@ -70,7 +71,7 @@ impl<'a> VersionsPane<'a> {
                 s.get(role),
             )));
         }
-        let talos = talos_versions(status);
+        let talos: Vec<Version> = versions.into_iter().filter_map(|n| n.talos).collect();
         let label = |text: &str| Span::styled(text.to_string(), s.get(Role::Muted));
         lines.push(Line::from(vec![
             label("Talos upgrade targets: "),
