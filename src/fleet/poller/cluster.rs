@@ -11,8 +11,8 @@ use kube::config::Kubeconfig;
 use tokio::sync::{Semaphore, mpsc, watch as flag};
 use tokio::time::Instant;
 
-use super::PollerOptions;
 use super::watch::{NodeWatch, watch_node};
+use super::{PollerOptions, pending_or};
 use crate::discovery::Cluster;
 use crate::fleet::collect::{cluster_members, collect_etcd, plan_nodes, probe_nodes};
 use crate::fleet::kubernetes::KubernetesFacts;
@@ -199,7 +199,7 @@ impl ClusterTask {
                         ClusterCommand::Unwatch => _watch = None,
                     }
                 }
-                done = async { round.as_mut().expect("guarded by the branch condition").await }, if round.is_some() => {
+                done = pending_or(round.as_mut()), if round.is_some() => {
                     round = None;
                     match done {
                         Ok(kube) => self.kube = kube,
@@ -402,7 +402,7 @@ async fn poll_talos(
                     }
                 }
             }
-            report = async { etcd.as_mut().expect("guarded by the branch condition").await }, if etcd.is_some() && !etcd_sent => {
+            report = pending_or(etcd.as_mut()), if etcd.is_some() && !etcd_sent => {
                 etcd_sent = true;
                 emit(tx, FleetEvent::Etcd {
                     cluster: name.to_string(),
