@@ -389,3 +389,36 @@ async fn the_poller_stops_when_nobody_listens() {
     within(5, "shutdown", poller.shutdown()).await;
     sim.fleet.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_round_is_not_started_twice() {
+    // w-2 answers after 600 ms, so each round lasts at least that long.
+    let mut s = scenario("healthy");
+    s.clusters[0].nodes[4].faults.slow_ms = 600;
+    let sim = start(s).await;
+    let (poller, mut rx) = spawn(clusters(&sim, &["healthy"]), options(300, 600_000, fast()));
+    let started = within(10, "the first round to start", async {
+        loop {
+            if let FleetEvent::PollStarted { .. } = next(&mut rx).await {
+                return;
+            }
+        }
+    });
+    started.await;
+    for _ in 0..3 {
+        poller.send(PollerCommand::Refresh("healthy".into()));
+        poller.send(PollerCommand::RefreshAll);
+        poller.send(PollerCommand::Focus(Some("healthy".into())));
+        poller.send(PollerCommand::Focus(None));
+    }
+    let round = within(20, "the first round", one_round(&mut rx, "healthy")).await;
+    assert!(
+        !round
+            .iter()
+            .any(|e| matches!(e, FleetEvent::PollStarted { .. })),
+        "a second round started inside the first: {round:?}"
+    );
+    assert_eq!(node_events(&round).len(), 5);
+    within(5, "shutdown", poller.shutdown()).await;
+    sim.fleet.shutdown().await;
+}

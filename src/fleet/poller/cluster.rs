@@ -3,7 +3,7 @@
 //! streams node probes, etcd and the Kubernetes side as they answer.
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Instant as StdInstant;
+use std::time::{Duration, Instant as StdInstant};
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -11,18 +11,22 @@ use kube::config::Kubeconfig;
 use tokio::sync::{Semaphore, mpsc, watch as flag};
 use tokio::time::Instant;
 
-use super::PollerOptions;
 use super::watch::{NodeWatch, watch_node};
+use super::{PollerOptions, pending_or};
 use crate::discovery::Cluster;
 use crate::fleet::collect::{cluster_members, collect_etcd, plan_nodes, probe_nodes};
+use crate::fleet::kubernetes::KubernetesFacts;
 use crate::fleet::kubernetes::{collect_kubernetes, kube_client_for, unusable_kube_context};
 use crate::fleet::live::FleetEvent;
+use crate::fleet::status::KubernetesReport;
 use crate::fleet::status::{EtcdReport, NodeRole, NodeStatus};
-use crate::kube::KubeClient;
+use crate::kube::{KubeClient, KubeError};
 use crate::talos::TalosClient;
 
 /// How many nodes are asked at once for the member list.
 const MEMBER_SOURCES: usize = 3;
+/// Bound on building a kube client (an exec plugin may run, or hang).
+const KUBE_CLIENT_BUILD_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the supervisor tells one cluster task.
 #[derive(Debug)]
@@ -143,17 +147,18 @@ impl ClusterTask {
             }
             None => KubeSource::None,
         };
+        let client = self.options.client;
         Box::pin(poll_round(
             self.name().to_string(),
             talos,
-            kube,
+            (kube, client.connect_timeout + client.call_timeout),
             self.rounds.clone(),
             self.focused.subscribe(),
             self.events.clone(),
         ))
     }
 
-    fn interval(&self, focused: bool) -> std::time::Duration {
+    fn interval(&self, focused: bool) -> Duration {
         if focused {
             self.options.focused_interval
         } else {
@@ -194,7 +199,7 @@ impl ClusterTask {
                         ClusterCommand::Unwatch => _watch = None,
                     }
                 }
-                done = async { round.as_mut().expect("guarded by the branch condition").await }, if round.is_some() => {
+                done = pending_or(round.as_mut()), if round.is_some() => {
                     round = None;
                     match done {
                         Ok(kube) => self.kube = kube,
@@ -245,7 +250,7 @@ impl ClusterTask {
 async fn poll_round(
     name: String,
     talos: Option<TalosSide>,
-    kube: KubeSource,
+    (kube, kube_bound): (KubeSource, Duration),
     rounds: Arc<Semaphore>,
     mut focused: flag::Receiver<bool>,
     tx: mpsc::Sender<FleetEvent>,
@@ -298,7 +303,7 @@ async fn poll_round(
             }
         }
     };
-    let kube_part = poll_kubernetes(&name, kube, has_talos, &tx);
+    let kube_part = poll_kubernetes(&name, kube, kube_bound, has_talos, &tx);
     let (talos_done, kube_client) = tokio::join!(talos_part, kube_part);
     talos_done?;
     let kube_client = kube_client?;
@@ -397,7 +402,7 @@ async fn poll_talos(
                     }
                 }
             }
-            report = async { etcd.as_mut().expect("guarded by the branch condition").await }, if etcd.is_some() && !etcd_sent => {
+            report = pending_or(etcd.as_mut()), if etcd.is_some() && !etcd_sent => {
                 etcd_sent = true;
                 emit(tx, FleetEvent::Etcd {
                     cluster: name.to_string(),
@@ -411,10 +416,12 @@ async fn poll_talos(
 }
 
 /// The Kubernetes side; builds the client on first use (it may run an exec
-/// plugin) and hands it back for the next round.
+/// plugin) and hands it back for the next round. Bounded as a whole: kube's
+/// own retries (503s are retried for minutes) never hold the round.
 async fn poll_kubernetes(
     name: &str,
     source: KubeSource,
+    bound: Duration,
     has_talos: bool,
     tx: &mpsc::Sender<FleetEvent>,
 ) -> Result<Option<KubeClient>, Closed> {
@@ -422,39 +429,46 @@ async fn poll_kubernetes(
         KubeSource::None => return Ok(None),
         KubeSource::Client(client) => client,
         KubeSource::Build(cluster, kubeconfig) => {
-            match kube_client_for(&cluster, kubeconfig.as_deref()).await {
-                None => return Ok(None),
-                Some(Ok(client)) => client,
-                Some(Err(err)) => {
-                    tracing::warn!(cluster = %name, "kube client unusable: {err}");
-                    let at = StdInstant::now();
-                    if !has_talos {
-                        emit(
-                            tx,
-                            FleetEvent::ClusterInfo {
-                                cluster: name.to_string(),
-                                role: String::new(),
-                                error: Some(err.to_string()),
-                                at,
-                            },
-                        )
-                        .await?;
-                    }
-                    emit(
-                        tx,
-                        FleetEvent::Kubernetes {
-                            cluster: name.to_string(),
-                            facts: unusable_kube_context(&err),
-                            at,
-                        },
-                    )
-                    .await?;
-                    return Ok(None);
+            let built = tokio::time::timeout(
+                KUBE_CLIENT_BUILD_TIMEOUT,
+                kube_client_for(&cluster, kubeconfig.as_deref()),
+            )
+            .await;
+            match built {
+                Ok(None) => return Ok(None),
+                Ok(Some(Ok(client))) => client,
+                Ok(Some(Err(err))) => return report_kube_failure(name, &err, has_talos, tx).await,
+                Err(_) => {
+                    let err = KubeError::Config {
+                        context: cluster.kube_context().unwrap_or_default().to_string(),
+                        message: format!(
+                            "building the client took longer than {KUBE_CLIENT_BUILD_TIMEOUT:?}"
+                        ),
+                    };
+                    return report_kube_failure(name, &err, has_talos, tx).await;
                 }
             }
         }
     };
-    let facts = collect_kubernetes(&client).await;
+    let facts = match tokio::time::timeout(bound, collect_kubernetes(&client)).await {
+        Ok(facts) => facts,
+        Err(_) => {
+            tracing::debug!(cluster = %name, "Kubernetes API did not answer within {bound:?}");
+            KubernetesFacts {
+                report: KubernetesReport {
+                    error: Some(
+                        KubeError::Unreachable {
+                            context: client.context().to_string(),
+                            message: format!("no complete answer within {bound:?}"),
+                        }
+                        .to_string(),
+                    ),
+                    ..Default::default()
+                },
+                nodes: Vec::new(),
+            }
+        }
+    };
     emit(
         tx,
         FleetEvent::Kubernetes {
@@ -465,4 +479,37 @@ async fn poll_kubernetes(
     )
     .await?;
     Ok(Some(client))
+}
+
+async fn report_kube_failure(
+    name: &str,
+    err: &KubeError,
+    has_talos: bool,
+    tx: &mpsc::Sender<FleetEvent>,
+) -> Result<Option<KubeClient>, Closed> {
+    tracing::warn!(cluster = %name, "kube client unusable: {err}");
+    let at = StdInstant::now();
+    if !has_talos {
+        // Nothing else can be asked: the cluster itself is in error.
+        emit(
+            tx,
+            FleetEvent::ClusterInfo {
+                cluster: name.to_string(),
+                role: String::new(),
+                error: Some(err.to_string()),
+                at,
+            },
+        )
+        .await?;
+    }
+    emit(
+        tx,
+        FleetEvent::Kubernetes {
+            cluster: name.to_string(),
+            facts: unusable_kube_context(err),
+            at,
+        },
+    )
+    .await?;
+    Ok(None)
 }

@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::pending_or;
 use crate::fleet::collect::{NodePlan, NodeProbe, probe_node};
 use crate::fleet::live::{EVENTS_PER_NODE, FleetEvent};
 use crate::fleet::status::NodeRole;
@@ -77,7 +78,7 @@ async fn follow(
             probe = Some(Box::pin(async move { probe_node(&client, &plan).await }));
         }
         let sent = tokio::select! {
-            probed = async { probe.as_mut().expect("guarded by the branch condition").await }, if probe.is_some() => {
+            probed = pending_or(probe.as_mut()), if probe.is_some() => {
                 probe = None;
                 events.send(FleetEvent::Node {
                     cluster: cluster.clone(),
