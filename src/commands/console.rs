@@ -3,7 +3,7 @@
 //! `q` or a signal, and restores the terminal whatever happens.
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossterm::event::EventStream;
@@ -28,11 +28,62 @@ const FLEET_EVENT_QUEUE: usize = 1024;
 /// Seconds between polls of the cluster on screen without `--refresh`.
 pub const DEFAULT_REFRESH_SECS: u64 = 5;
 
-/// What the pollers are started with once the runtime runs.
-struct PollerSetup {
-    clusters: Vec<Cluster>,
-    kubeconfig: Option<kube::config::Kubeconfig>,
+/// The running pollers. `:reload` replaces them when discovery changed;
+/// what the screen asked for (focus, the watched node) is sent again to the
+/// new ones.
+struct LivePollers {
+    handle: Option<PollerHandle>,
     options: PollerOptions,
+    /// Where reports go; set once the loop's channel exists.
+    app: Option<mpsc::Sender<AppEvent>>,
+    focus: Option<String>,
+    watch: Option<(String, String)>,
+}
+
+type SharedPollers = Arc<Mutex<LivePollers>>;
+
+impl LivePollers {
+    fn send(&mut self, request: PollerRequest) {
+        match &request {
+            PollerRequest::Focus(cluster) => self.focus = cluster.clone(),
+            PollerRequest::WatchNode { cluster, node } => {
+                self.watch = Some((cluster.clone(), node.clone()))
+            }
+            PollerRequest::UnwatchNode => self.watch = None,
+            PollerRequest::Refresh(_) | PollerRequest::RefreshAll => {}
+        }
+        if let Some(handle) = &self.handle {
+            handle.send(poller_command(request));
+        }
+    }
+
+    /// Stops the running pollers, if any, and starts pollers for `clusters`
+    /// with a task that forwards their reports to the loop. Call inside the
+    /// runtime.
+    fn start(&mut self, clusters: Vec<Cluster>, kubeconfig: Option<kube::config::Kubeconfig>) {
+        if let Some(old) = self.handle.take() {
+            old.send(PollerCommand::Shutdown);
+        }
+        let Some(app) = self.app.clone() else {
+            return;
+        };
+        let (fleet_tx, mut fleet_rx) = mpsc::channel::<FleetEvent>(FLEET_EVENT_QUEUE);
+        let handle = spawn_poller(clusters, kubeconfig, self.options.clone(), fleet_tx);
+        tokio::spawn(async move {
+            while let Some(event) = fleet_rx.recv().await {
+                if app.send(AppEvent::Fleet(event)).await.is_err() {
+                    break;
+                }
+            }
+        });
+        if self.focus.is_some() {
+            handle.send(PollerCommand::Focus(self.focus.clone()));
+        }
+        if let Some((cluster, node)) = self.watch.clone() {
+            handle.send(PollerCommand::WatchNode { cluster, node });
+        }
+        self.handle = Some(handle);
+    }
 }
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
@@ -57,14 +108,17 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         "console starting"
     );
 
-    let pollers = PollerSetup {
-        clusters: discovery.clusters.clone(),
-        kubeconfig: discovery.kubeconfig.clone(),
+    let first = (discovery.clusters.clone(), discovery.kubeconfig.clone());
+    let pollers: SharedPollers = Arc::new(Mutex::new(LivePollers {
+        handle: None,
         options: PollerOptions {
             focused_interval: Duration::from_secs(global.refresh.unwrap_or(DEFAULT_REFRESH_SECS)),
             ..PollerOptions::default()
         },
-    };
+        app: None,
+        focus: None,
+        watch: None,
+    }));
     let mut state = initial_state(discovery, global);
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
@@ -80,7 +134,16 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let reload: Reloader = {
         let global = global.clone();
         let paths = paths.clone();
-        Arc::new(move || load_discovery(&global, &paths))
+        let pollers = Arc::clone(&pollers);
+        // Runs on a blocking thread of the runtime, so the new pollers can
+        // be spawned from here.
+        Arc::new(move || {
+            let discovery = load_discovery(&global, &paths);
+            if let Ok(mut live) = pollers.lock() {
+                live.start(discovery.clusters.clone(), discovery.kubeconfig.clone());
+            }
+            discovery
+        })
     };
     let console = Console {
         state,
@@ -96,7 +159,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(run_in_terminal(console, pollers));
+    let result = runtime.block_on(run_in_terminal(console, pollers, first));
     match result {
         Ok(exit) => {
             tracing::info!(?exit, "console finished");
@@ -121,36 +184,31 @@ fn poller_command(request: PollerRequest) -> PollerCommand {
     }
 }
 
-/// Starts the pollers and a task that forwards their reports to the loop.
-fn start_pollers(setup: PollerSetup, app: mpsc::Sender<AppEvent>) -> Arc<PollerHandle> {
-    let (fleet_tx, mut fleet_rx) = mpsc::channel::<FleetEvent>(FLEET_EVENT_QUEUE);
-    let handle = spawn_poller(setup.clusters, setup.kubeconfig, setup.options, fleet_tx);
-    tokio::spawn(async move {
-        while let Some(event) = fleet_rx.recv().await {
-            if app.send(AppEvent::Fleet(event)).await.is_err() {
-                break;
-            }
-        }
-    });
-    Arc::new(handle)
-}
-
-/// Enters the terminal, runs the loop, and restores the terminal on every
-/// way out (the panic hook covers panics).
-async fn run_in_terminal(mut console: Console, pollers: PollerSetup) -> std::io::Result<Exit> {
+/// Enters the terminal, starts the pollers, runs the loop, and restores the
+/// terminal on every way out (the panic hook covers panics).
+async fn run_in_terminal(
+    mut console: Console,
+    pollers: SharedPollers,
+    (clusters, kubeconfig): (Vec<Cluster>, Option<kube::config::Kubeconfig>),
+) -> std::io::Result<Exit> {
     let mut term = terminal::enter()?;
     let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
-    let handle = start_pollers(pollers, tx.clone());
-    let link = Arc::clone(&handle);
-    console.poller = Some(Box::new(move |request| link.send(poller_command(request))));
-    if let Some(cluster) = console.state.current.clone() {
-        handle.send(PollerCommand::Focus(Some(cluster)));
+    if let Ok(mut live) = pollers.lock() {
+        live.app = Some(tx.clone());
+        live.focus = console.state.current.clone();
+        live.start(clusters, kubeconfig);
     }
+    let link = Arc::clone(&pollers);
+    console.poller = Some(Box::new(move |request| {
+        if let Ok(mut live) = link.lock() {
+            live.send(request);
+        }
+    }));
     let result = run::run(&mut term, console, EventStream::new(), tx, rx).await;
     let restored = terminal::restore();
     drop(term);
-    handle.send(PollerCommand::Shutdown);
-    if let Ok(handle) = Arc::try_unwrap(handle) {
+    let handle = pollers.lock().ok().and_then(|mut live| live.handle.take());
+    if let Some(handle) = handle {
         let _ = tokio::time::timeout(Duration::from_secs(1), handle.shutdown()).await;
     }
     let exit = result?;
