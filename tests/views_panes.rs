@@ -137,6 +137,29 @@ fn cp2_down_says_what_is_wrong_everywhere() {
 }
 
 #[test]
+fn mixed_talos_minors_are_a_skew_warning_with_its_reason() {
+    let mut s = opened(scenarios::MIXED);
+    let fleet_row = {
+        let mut f = scenarios::state(&[scenarios::MIXED]);
+        update(&mut f, Action::Back);
+        text_at(&f, 200, 50)
+    };
+    assert!(fleet_row.contains("v1.10.7..v1.11.3"), "{fleet_row}");
+    update(&mut s, Action::ShowPane(Pane::Versions));
+    let text = text_at(&s, 200, 50);
+    assert!(
+        text.contains("nodes on different Talos minors: v1.10.7 on w-2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Why: Talos supports a range of Kubernetes versions"),
+        "{text}"
+    );
+    // Upgrades are planned from the lowest node: v1.10 goes to v1.11 first.
+    assert!(text.contains("Talos upgrade targets: v1.11."), "{text}");
+}
+
+#[test]
 fn paused_and_filtered_and_sorted() {
     let mut s = opened("cp2-down");
     update(&mut s, Action::TogglePause);

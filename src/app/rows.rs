@@ -16,7 +16,7 @@ pub const FLEET_COLUMNS: &[Column] = &[
     col("REACH", Width::Fixed(5)),
     col("NODES", Width::Fixed(5)),
     col("ETCD", Width::Fixed(10)),
-    col("TALOS", Width::Fixed(7)),
+    col("TALOS", Width::Fixed(7)).wider(Width::Fixed(16)),
     col("K8S", Width::Fixed(7)),
     col("WARN", Width::Fixed(4)),
     col("ISSUE", Width::Fill(3)),

@@ -70,6 +70,8 @@ pub enum Width {
 pub struct Column {
     pub title: &'static str,
     pub width: Width,
+    /// Its width when the table is wide.
+    pub wide_width: Width,
     /// Shown on a narrow table too; other columns only when there is room
     /// (what they say is repeated elsewhere on the screen).
     pub narrow: bool,
@@ -79,6 +81,7 @@ pub const fn col(title: &'static str, width: Width) -> Column {
     Column {
         title,
         width,
+        wide_width: width,
         narrow: true,
     }
 }
@@ -88,7 +91,18 @@ pub const fn wide(title: &'static str, width: Width) -> Column {
     Column {
         title,
         width,
+        wide_width: width,
         narrow: false,
+    }
+}
+
+impl Column {
+    /// The same column, taking `width` when the table is wide.
+    pub const fn wider(self, width: Width) -> Column {
+        Column {
+            wide_width: width,
+            ..self
+        }
     }
 }
 

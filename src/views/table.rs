@@ -122,12 +122,15 @@ impl DataTable<'_> {
         }
         // Narrow tables keep the columns marked for it; the rest is said
         // elsewhere on screen.
+        let wide = area.width >= WIDE_TABLE;
         let shown: Vec<usize> = (0..self.data.columns.len())
-            .filter(|i| area.width >= WIDE_TABLE || self.data.columns[*i].narrow)
+            .filter(|i| wide || self.data.columns[*i].narrow)
             .collect();
         let widths: Vec<Constraint> = shown
             .iter()
-            .map(|i| match self.data.columns[*i].width {
+            .map(|i| self.data.columns[*i])
+            .map(|c| if wide { c.wide_width } else { c.width })
+            .map(|w| match w {
                 Width::Fixed(n) => Constraint::Length(n),
                 Width::Fill(n) => Constraint::Fill(n),
             })

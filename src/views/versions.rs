@@ -55,6 +55,9 @@ impl<'a> VersionsPane<'a> {
         let mut lines = Vec::new();
         let versions = node_versions(status);
         let warnings = skew_warnings(&versions);
+        let mut rules: Vec<_> = warnings.iter().map(|w| w.rule).collect();
+        rules.sort();
+        rules.dedup();
         if warnings.is_empty() {
             lines.push(Line::from(Span::styled(
                 format!("{} no version skew", g.ok),
@@ -98,6 +101,15 @@ impl<'a> VersionsPane<'a> {
                 None => format!("Talos {minor} is not in the built-in support matrix"),
             };
             lines.push(Line::from(label(&text)));
+        }
+        // Why each warning matters, last: it fills what room is left.
+        for rule in rules {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                format!("Why: {}", rule.title()),
+                s.get(Role::Title),
+            )));
+            lines.push(Line::from(Span::styled(rule.explain(), s.get(Role::Muted))));
         }
         lines
     }

@@ -17,6 +17,9 @@ use taloscope::talos::{MachineStage, ServiceStatus};
 
 pub const SCENARIOS: [&str; 3] = ["healthy", "cp2-down", "single-cp"];
 
+/// The sim's `mixed` scenario also works here: w-2 runs an older Talos.
+pub const MIXED: &str = "mixed";
+
 const TALOS: &str = "v1.11.3";
 const KUBERNETES: &str = "v1.34.1";
 /// How long cp-2 has been down when the snapshots are taken.
@@ -100,11 +103,16 @@ fn node_status(scenario: &str, spec: &Spec, late: bool) -> NodeStatus {
             ..Default::default()
         };
     }
+    let talos = if scenario == MIXED && spec.name == "w-2" {
+        "v1.10.7"
+    } else {
+        TALOS
+    };
     NodeStatus {
         name: spec.name.into(),
         address: spec.address.clone(),
         role: spec.role,
-        talos_version: Some(TALOS.into()),
+        talos_version: Some(talos.into()),
         stage: Some(MachineStage::Running),
         ready: true,
         ..Default::default()
