@@ -68,7 +68,7 @@ impl LivePollers {
             return;
         };
         let (fleet_tx, mut fleet_rx) = mpsc::channel::<FleetEvent>(FLEET_EVENT_QUEUE);
-        let handle = spawn_poller(clusters, kubeconfig, self.options.clone(), fleet_tx);
+        let handle = spawn_poller(clusters, kubeconfig, self.options, fleet_tx);
         tokio::spawn(async move {
             while let Some(event) = fleet_rx.recv().await {
                 if app.send(AppEvent::Fleet(event)).await.is_err() {
