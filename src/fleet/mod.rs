@@ -5,12 +5,14 @@
 pub mod collect;
 pub mod kubernetes;
 pub mod live;
+pub mod poller;
 pub mod quorum;
 pub mod status;
 
 pub use collect::{CollectOptions, NodePlan, NodeProbe, collect_cluster, collect_context};
 pub use kubernetes::{KubernetesFacts, apply_kubernetes, collect_kubernetes, kube_client_for};
 pub use live::{ClusterLive, FleetEvent, FleetModel};
+pub use poller::{PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 pub use quorum::Quorum;
 pub use status::{
     ClusterStatus, ComponentReport, EtcdAlarmReport, EtcdMemberReport, EtcdReport, FleetStatus,
