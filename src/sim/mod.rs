@@ -213,6 +213,7 @@ impl SimFleet {
         for cluster in self.core.fleet.clusters() {
             for n in cluster.nodes() {
                 apid::stop_serving(n);
+                n.lock().listener = None;
                 n.events.close();
             }
         }
