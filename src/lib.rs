@@ -9,12 +9,14 @@ pub mod commands;
 pub mod config;
 pub mod discovery;
 pub mod fleet;
+pub mod kube;
 pub mod logging;
 pub mod paths;
 pub mod proto;
 pub mod sim;
 pub mod talos;
 pub mod tui;
+pub mod versions;
 pub mod views;
 
 /// Installs ring as the process-wide rustls crypto provider. Called first thing

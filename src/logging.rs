@@ -54,7 +54,7 @@ pub fn init(dir: &Path, level: Option<&str>) -> std::io::Result<LogGuard> {
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (UTC).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -1,6 +1,207 @@
-use crate::cli::GlobalArgs;
+//! `taloscope` with no subcommand: sets up file logging, runs discovery before
+//! the terminal is touched, then runs the console until `q` or a signal, and
+//! restores the terminal whatever happens.
+use std::io::IsTerminal;
 use std::process::ExitCode;
-pub fn run(_global: &GlobalArgs) -> ExitCode {
-    eprintln!("console: not built yet");
-    ExitCode::from(2)
+use std::sync::Arc;
+
+use crossterm::event::EventStream;
+use tokio::sync::mpsc;
+
+use crate::app::dispatcher::{AuditLog, Dispatcher};
+use crate::app::run::{self, Console, Exit, Reloader};
+use crate::app::state::{AppState, Message};
+use crate::cli::GlobalArgs;
+use crate::discovery::{Discovery, Sources, discover};
+use crate::logging;
+use crate::paths::Paths;
+use crate::tui::{Caps, Theme, terminal};
+use crate::views::Look;
+
+/// App events waiting for the loop; IO tasks wait when it is full.
+const APP_EVENT_QUEUE: usize = 256;
+
+pub fn run(global: &GlobalArgs) -> ExitCode {
+    if !std::io::stdout().is_terminal() {
+        eprintln!(
+            "taloscope: stdout is not a terminal; the console needs one \
+             (for scripts: `taloscope contexts --output json`)"
+        );
+        return ExitCode::from(2);
+    }
+    let paths = Paths::resolve();
+    let log = logging::init(&paths.log_dir(), global.log_level.as_deref());
+    let env = |name: &str| std::env::var(name).ok();
+    let caps = Caps::detect(&env, global.color, global.ascii);
+    let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
+    let discovery = load_discovery(global, &paths);
+    tracing::info!(
+        clusters = discovery.clusters.len(),
+        errors = discovery.errors.len(),
+        theme = %theme.name,
+        readonly = global.readonly,
+        "console starting"
+    );
+
+    let mut state = initial_state(discovery, global);
+    if let Some(err) = &theme_error {
+        tracing::warn!("{err}");
+        state.message = Some(Message::error(err.to_string()));
+    }
+    if let Err(err) = &log {
+        state.message = Some(Message::warn(format!(
+            "logging off: {}: {err}",
+            paths.log_dir().display()
+        )));
+    }
+
+    let reload: Reloader = {
+        let global = global.clone();
+        let paths = paths.clone();
+        Arc::new(move || load_discovery(&global, &paths))
+    };
+    let console = Console {
+        state,
+        look: Look::new(&theme, &caps),
+        dispatcher: Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log())),
+        reload: Some(reload),
+    };
+    let runtime = match crate::commands::runtime() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("taloscope: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run_in_terminal(console));
+    match result {
+        Ok(exit) => {
+            tracing::info!(?exit, "console finished");
+            ExitCode::from(exit.code())
+        }
+        Err(err) => {
+            tracing::error!("console failed: {err}");
+            eprintln!("taloscope: terminal error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Enters the terminal, runs the loop, and restores the terminal on every
+/// way out (the panic hook covers panics).
+async fn run_in_terminal(console: Console) -> std::io::Result<Exit> {
+    let mut term = terminal::enter()?;
+    let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
+    let result = run::run(&mut term, console, EventStream::new(), tx, rx).await;
+    let restored = terminal::restore();
+    drop(term);
+    let exit = result?;
+    // After a hangup the terminal may be gone; failing to restore it then is
+    // expected and not worth an error.
+    if exit == Exit::Quit {
+        restored?;
+    }
+    Ok(exit)
+}
+
+/// Discovery as the console sees it: source (config file) errors first.
+pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, source_errors) = Sources::resolve(global, &env, paths);
+    let mut discovery = discover(&sources);
+    discovery.errors.splice(0..0, source_errors);
+    discovery
+}
+
+/// The first state: `--context` puts that cluster in use; otherwise the
+/// cluster of the current talos (or kube) context is selected.
+pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
+    let current_talos = discovery.current_talos_context.clone();
+    let current_kube = discovery.current_kube_context.clone();
+    let mut state = AppState::new(discovery, global.readonly);
+    if let Some(name) = &global.context {
+        let by_context = state
+            .clusters
+            .iter()
+            .find(|c| {
+                &c.name == name
+                    || c.talos.as_ref().is_some_and(|t| &t.name == name)
+                    || c.kube.as_ref().is_some_and(|k| &k.name == name)
+            })
+            .map(|c| c.name.clone());
+        match by_context {
+            Some(cluster) => {
+                state.use_cluster(&cluster);
+            }
+            None => {
+                state.message = Some(Message::error(format!(
+                    "--context {name}: no such cluster or context"
+                )))
+            }
+        }
+        return state;
+    }
+    let current = state.clusters.iter().position(|c| {
+        c.talos
+            .as_ref()
+            .is_some_and(|t| Some(&t.name) == current_talos.as_ref())
+            || c.kube
+                .as_ref()
+                .is_some_and(|k| Some(&k.name) == current_kube.as_ref())
+    });
+    if let Some(i) = current {
+        state.selected = i;
+    }
+    state
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discovery::{Cluster, KubeContext};
+    use std::path::PathBuf;
+
+    fn discovery() -> Discovery {
+        let cluster = |name: &str, kube: &str| Cluster {
+            name: name.into(),
+            talos: None,
+            kube: Some(KubeContext {
+                name: kube.into(),
+                file: PathBuf::from("/k"),
+                cluster: name.into(),
+                user: "u".into(),
+                server: None,
+            }),
+            paired_by: None,
+        };
+        Discovery {
+            clusters: vec![cluster("a", "ctx-a"), cluster("b", "ctx-b")],
+            current_kube_context: Some("ctx-b".into()),
+            ..Discovery::default()
+        }
+    }
+
+    #[test]
+    fn current_context_is_selected_not_used() {
+        let state = initial_state(discovery(), &GlobalArgs::default());
+        assert_eq!(state.selected, 1);
+        assert_eq!(state.current, None);
+    }
+
+    #[test]
+    fn context_flag_uses_cluster_by_name_or_context() {
+        let global = GlobalArgs {
+            context: Some("ctx-a".into()),
+            ..GlobalArgs::default()
+        };
+        let state = initial_state(discovery(), &global);
+        assert_eq!(state.current.as_deref(), Some("a"));
+        let global = GlobalArgs {
+            context: Some("nope".into()),
+            ..GlobalArgs::default()
+        };
+        let state = initial_state(discovery(), &global);
+        assert_eq!(state.current, None);
+        assert!(state.message.is_some_and(|m| m.text.contains("nope")));
+    }
 }

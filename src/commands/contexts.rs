@@ -1,6 +1,51 @@
-use crate::cli::{GlobalArgs, OutputFormat};
+//! `taloscope contexts`: runs discovery and prints the clusters found and the
+//! problems met, as a table or as the JSON contract. Exit 2 only when there
+//! were errors and not a single cluster.
+use std::io::Write;
 use std::process::ExitCode;
-pub fn run(_global: &GlobalArgs, _output: OutputFormat) -> ExitCode {
-    eprintln!("contexts: not built yet");
-    ExitCode::from(2)
+
+use crate::cli::{GlobalArgs, OutputFormat};
+use crate::discovery::report::{self, ContextsReport};
+use crate::discovery::{Discovery, Sources, discover};
+use crate::paths::Paths;
+
+pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, source_errors) = Sources::resolve(global, &env, &Paths::resolve());
+    let mut discovery = discover(&sources);
+    // Config-file problems first: they can explain missing pairings below.
+    discovery.errors.splice(0..0, source_errors);
+
+    let text = render(&discovery, output);
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        // A closed pipe (`| head`) is not worth a message.
+        if err.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("taloscope: cannot write output: {err}");
+        }
+        return ExitCode::FAILURE;
+    }
+    exit_code(&discovery)
+}
+
+fn render(discovery: &Discovery, output: OutputFormat) -> String {
+    match output {
+        OutputFormat::Table => report::table(discovery),
+        OutputFormat::Json => {
+            let mut json = ContextsReport::new(discovery).to_json();
+            json.push('\n');
+            json
+        }
+    }
+}
+
+fn exit_code(discovery: &Discovery) -> ExitCode {
+    if discovery.clusters.is_empty() && !discovery.errors.is_empty() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -1,6 +1,215 @@
-use crate::cli::GlobalArgs;
+//! `taloscope info`: where taloscope looks and writes (kubeconfig and
+//! talosconfig files, config file, config/state dirs, log and audit files),
+//! which theme it uses, and what it detected about the terminal.
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-pub fn run(_global: &GlobalArgs) -> ExitCode {
-    eprintln!("info: not built yet");
-    ExitCode::from(2)
+
+use crate::cli::GlobalArgs;
+use crate::discovery::{DiscoveryError, Sources};
+use crate::logging;
+use crate::paths::Paths;
+use crate::tui::{Caps, Theme, ThemeSource};
+
+/// Everything `info` prints, gathered first so the text is a pure function.
+#[derive(Debug, Clone)]
+pub struct Info {
+    pub sources: Sources,
+    pub source_errors: Vec<DiscoveryError>,
+    pub paths: Paths,
+    pub log_file: PathBuf,
+    pub theme: Theme,
+    pub theme_error: Option<String>,
+    pub caps: Caps,
+    /// The variables detection read, for the operator to check.
+    pub term: Option<String>,
+    pub colorterm: Option<String>,
+    pub locale: Option<(String, String)>,
+    pub stdout_tty: bool,
+    pub size: Option<(u16, u16)>,
+}
+
+pub fn run(global: &GlobalArgs) -> ExitCode {
+    let env = |name: &str| std::env::var(name).ok();
+    let stdout_tty = std::io::stdout().is_terminal();
+    let size = if stdout_tty {
+        crossterm::terminal::size().ok()
+    } else {
+        None
+    };
+    let info = gather(global, &env, Paths::resolve(), stdout_tty, size);
+    print!("{}", render(&info));
+    ExitCode::SUCCESS
+}
+
+pub fn gather(
+    global: &GlobalArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    paths: Paths,
+    stdout_tty: bool,
+    size: Option<(u16, u16)>,
+) -> Info {
+    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
+    let (sources, source_errors) = Sources::resolve(global, env, &paths);
+    let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|n| non_empty(n).map(|v| (n.to_string(), v)));
+    Info {
+        log_file: logging::current_log_file(&paths.log_dir()),
+        sources,
+        source_errors,
+        paths,
+        theme,
+        theme_error: theme_error.map(|e| e.to_string()),
+        caps: Caps::detect(env, global.color, global.ascii),
+        term: non_empty("TERM"),
+        colorterm: non_empty("COLORTERM"),
+        locale,
+        stdout_tty,
+        size,
+    }
+}
+
+fn file_list(files: &[PathBuf]) -> String {
+    if files.is_empty() {
+        return "none found".to_string();
+    }
+    files
+        .iter()
+        .map(|f| with_presence(f))
+        .collect::<Vec<_>>()
+        .join("\n                     ")
+}
+
+fn with_presence(path: &Path) -> String {
+    if path.exists() {
+        path.display().to_string()
+    } else {
+        format!("{} (missing)", path.display())
+    }
+}
+
+pub fn render(info: &Info) -> String {
+    let mut out = String::new();
+    let mut row = |label: &str, value: String| {
+        out.push_str(&format!("{label:<20} {value}\n"));
+    };
+    row("kubeconfig files:", file_list(&info.sources.kubeconfigs));
+    row("talosconfig files:", file_list(&info.sources.talosconfigs));
+    row(
+        "config file:",
+        match &info.sources.config_file {
+            Some(f) => with_presence(f),
+            None => format!(
+                "{} (not present; optional)",
+                info.paths.default_config_file().display()
+            ),
+        },
+    );
+    row("config dir:", info.paths.config_dir.display().to_string());
+    row(
+        "user themes dir:",
+        info.paths.user_themes_dir().display().to_string(),
+    );
+    row("state dir:", info.paths.state_dir.display().to_string());
+    row("log file:", info.log_file.display().to_string());
+    row("audit log:", info.paths.audit_log().display().to_string());
+    let source = match &info.theme.source {
+        ThemeSource::Builtin => "built-in".to_string(),
+        ThemeSource::File(p) => p.display().to_string(),
+    };
+    row("theme:", format!("{} ({source})", info.theme.name));
+    if let Some(err) = &info.theme_error {
+        row("theme error:", err.clone());
+    }
+    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unset".to_string());
+    row(
+        "colour:",
+        format!(
+            "{} (TERM={}, COLORTERM={})",
+            info.caps.color.label(),
+            shown(&info.term),
+            shown(&info.colorterm)
+        ),
+    );
+    row(
+        "NO_COLOR:",
+        if info.caps.no_color_env {
+            "set: no colours, bold and reverse kept".to_string()
+        } else {
+            "not set".to_string()
+        },
+    );
+    let locale = match &info.locale {
+        Some((name, value)) => format!("{name}={value}"),
+        None => "no LC_ALL, LC_CTYPE or LANG".to_string(),
+    };
+    row(
+        "glyphs:",
+        format!(
+            "{} ({locale})",
+            if info.caps.utf8 { "UTF-8" } else { "ASCII" }
+        ),
+    );
+    row(
+        "terminal size:",
+        match (info.stdout_tty, info.size) {
+            (true, Some((w, h))) => format!("{w}x{h} (the console needs at least 80x24)"),
+            (true, None) => "unknown".to_string(),
+            (false, _) => "stdout is not a terminal".to_string(),
+        },
+    );
+    for err in &info.source_errors {
+        row("config error:", err.to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ColorMode;
+
+    #[test]
+    fn prints_files_dirs_theme_and_caps() {
+        let dir = tempfile::tempdir().unwrap();
+        let kube = dir.path().join("kube.yaml");
+        std::fs::write(&kube, "apiVersion: v1\nkind: Config\n").unwrap();
+        let kube_list = format!("{}:{}/gone.yaml", kube.display(), dir.path().display());
+        let env = move |name: &str| -> Option<String> {
+            match name {
+                "KUBECONFIG" => Some(kube_list.clone()),
+                "TERM" => Some("xterm-256color".into()),
+                "NO_COLOR" => Some("1".into()),
+                "LANG" => Some("C".into()),
+                _ => None,
+            }
+        };
+        let paths = Paths {
+            config_dir: dir.path().join("config"),
+            state_dir: dir.path().join("state"),
+        };
+        let global = GlobalArgs {
+            theme: Some("light".into()),
+            color: ColorMode::Auto,
+            ..GlobalArgs::default()
+        };
+        let text = render(&gather(&global, &env, paths, false, None));
+        let line = |label: &str| {
+            text.lines()
+                .find(|l| l.starts_with(label))
+                .unwrap_or_else(|| panic!("no {label} in\n{text}"))
+                .to_string()
+        };
+        assert!(line("kubeconfig files:").ends_with(&kube.display().to_string()));
+        assert!(text.contains("gone.yaml (missing)"), "{text}");
+        assert!(line("state dir:").ends_with("/state"));
+        assert!(line("log file:").contains("/state/logs/taloscope.log."));
+        assert!(line("theme:").ends_with("light (built-in)"));
+        assert!(line("colour:").contains("none (TERM=xterm-256color"));
+        assert!(line("NO_COLOR:").contains("set"));
+        assert!(line("glyphs:").contains("ASCII (LANG=C)"));
+        assert!(line("terminal size:").contains("not a terminal"));
+    }
 }

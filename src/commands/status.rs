@@ -1,6 +1,377 @@
-use crate::cli::{GlobalArgs, OutputFormat};
+//! `taloscope status`: discovery, then one-shot status of every cluster with a
+//! talosconfig context (or the one named by --context), collected concurrently
+//! and printed as a table or as the JSON contract. Exit 0/1/2: all answered /
+//! some nodes did not / configuration error.
+use std::io::Write;
 use std::process::ExitCode;
-pub fn run(_global: &GlobalArgs, _output: OutputFormat) -> ExitCode {
-    eprintln!("status: not built yet");
-    ExitCode::from(2)
+
+use crate::cli::{GlobalArgs, OutputFormat};
+use crate::discovery::{Cluster, Sources, discover};
+use crate::fleet::kubernetes::unusable_kube_context;
+use crate::fleet::{
+    ClusterStatus, CollectOptions, FleetStatus, apply_kubernetes, collect_context,
+    collect_kubernetes, kube_client_for,
+};
+use crate::paths::Paths;
+
+const EXIT_UNANSWERED: u8 = 1;
+const EXIT_CONFIG: u8 = 2;
+
+pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, source_errors) = Sources::resolve(global, &env, &Paths::resolve());
+    let discovery = discover(&sources);
+    let clusters = match select(&discovery.clusters, global.context.as_deref()) {
+        Ok(clusters) => clusters,
+        Err(message) => {
+            for err in source_errors.iter().chain(&discovery.errors) {
+                eprintln!("taloscope: {err}");
+            }
+            eprintln!("taloscope: {message}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    for err in source_errors.iter().chain(&discovery.errors) {
+        eprintln!("taloscope: warning: {err}");
+    }
+    let runtime = match crate::commands::runtime() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("taloscope: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = CollectOptions::default();
+    let fleet = runtime.block_on(async {
+        let kubeconfig = discovery.kubeconfig.as_ref();
+        let asks = clusters.iter().map(|c| async {
+            let talos = async {
+                match &c.talos {
+                    Some(ctx) => collect_context(&c.name, ctx, &options).await,
+                    None => ClusterStatus::default(),
+                }
+            };
+            let kube = async {
+                match kube_client_for(c, kubeconfig).await {
+                    Some(Ok(client)) => Some(collect_kubernetes(&client).await),
+                    Some(Err(err)) => Some(unusable_kube_context(&err)),
+                    None => None,
+                }
+            };
+            let (mut status, kube) = tokio::join!(talos, kube);
+            if let Some(facts) = kube {
+                apply_kubernetes(&mut status, facts);
+            }
+            status
+        });
+        FleetStatus {
+            clusters: futures::future::join_all(asks).await,
+        }
+    });
+    let text = match output {
+        OutputFormat::Json => match serde_json::to_string_pretty(&fleet) {
+            Ok(json) => json + "\n",
+            Err(err) => {
+                eprintln!("taloscope: cannot encode the status as JSON: {err}");
+                return ExitCode::FAILURE;
+            }
+        },
+        OutputFormat::Table => table(&fleet),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if let Err(err) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && err.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("taloscope: cannot write output: {err}");
+        return ExitCode::FAILURE;
+    }
+    exit_code(&fleet)
+}
+
+/// The clusters to ask: the one named (by cluster or talos context name), or
+/// every cluster that has a talosconfig context.
+fn select<'a>(clusters: &'a [Cluster], wanted: Option<&str>) -> Result<Vec<&'a Cluster>, String> {
+    match wanted {
+        Some(name) => {
+            let cluster = clusters
+                .iter()
+                .find(|c| c.name == name)
+                .or_else(|| clusters.iter().find(|c| c.talos_context() == Some(name)))
+                .ok_or_else(|| {
+                    format!("no cluster or context named {name:?}; `taloscope contexts` lists them")
+                })?;
+            if cluster.talos.is_none() {
+                return Err(format!(
+                    "cluster {name:?} has no talosconfig context; status needs the Talos API"
+                ));
+            }
+            Ok(vec![cluster])
+        }
+        None => {
+            let with_talos: Vec<&Cluster> = clusters.iter().filter(|c| c.talos.is_some()).collect();
+            if with_talos.is_empty() {
+                return Err(
+                    "no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG"
+                        .into(),
+                );
+            }
+            Ok(with_talos)
+        }
+    }
+}
+
+fn exit_code(fleet: &FleetStatus) -> ExitCode {
+    if fleet.clusters.iter().any(|c| c.error.is_some()) {
+        ExitCode::from(EXIT_CONFIG)
+    } else if fleet.every_node_answered() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_UNANSWERED)
+    }
+}
+
+/// Bytes as operators read them.
+fn human_bytes(n: i64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n.max(0) as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Left-aligned columns, two spaces apart; the last column is not padded.
+fn columns(rows: &[Vec<String>]) -> String {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..width)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                let pad = widths[i] - cell.chars().count() + 2;
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.to_string()
+}
+
+fn table(fleet: &FleetStatus) -> String {
+    let mut out = String::new();
+    for (i, c) in fleet.clusters.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let reach = if c.reachable {
+            "reachable"
+        } else {
+            "UNREACHABLE"
+        };
+        out.push_str(&format!("CLUSTER {}  ({reach}, role {})\n", c.name, c.role));
+        if let Some(err) = &c.error {
+            out.push_str(&format!("  error: {err}\n"));
+            continue;
+        }
+        let mut rows = vec![
+            [
+                "NODE", "ADDRESS", "ROLE", "TALOS", "STAGE", "READY", "KUBELET", "K8S", "PROBLEM",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for n in &c.nodes {
+            let problem = match &n.error {
+                Some(e) => e.clone(),
+                None => n
+                    .unmet_conditions
+                    .iter()
+                    .map(|u| format!("{}: {}", u.name, u.reason))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
+            rows.push(vec![
+                n.name.clone(),
+                n.address.clone(),
+                n.role.as_str().to_string(),
+                n.talos_version.clone().unwrap_or_else(|| "-".into()),
+                n.stage.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+                if n.error.is_some() {
+                    "-".into()
+                } else {
+                    yes_no(n.ready)
+                },
+                n.kubelet_version.clone().unwrap_or_else(|| "-".into()),
+                match (n.k8s_ready, n.cordoned) {
+                    (None, _) => "-".into(),
+                    (Some(ready), Some(true)) => {
+                        format!("{},cordoned", if ready { "Ready" } else { "NotReady" })
+                    }
+                    (Some(ready), _) => (if ready { "Ready" } else { "NotReady" }).into(),
+                },
+                problem,
+            ]);
+        }
+        out.push_str(&columns(&rows));
+        let q = &c.etcd.quorum;
+        let leader = c
+            .etcd
+            .leader()
+            .map(|m| m.hostname.as_str())
+            .unwrap_or("none");
+        out.push_str(&format!(
+            "\netcd: {} members, {} healthy, quorum needs {}, tolerates {} more failure{}; leader {leader}\n",
+            q.members,
+            q.healthy,
+            q.needed,
+            q.tolerates,
+            if q.tolerates == 1 { "" } else { "s" },
+        ));
+        if !c.etcd.members.is_empty() {
+            let mut rows = vec![
+                [
+                    "MEMBER", "HOSTNAME", "LEADER", "HEALTHY", "DB SIZE", "TERM", "ERRORS",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ];
+            for m in &c.etcd.members {
+                let learner = if m.is_learner { " (learner)" } else { "" };
+                rows.push(vec![
+                    m.id.clone(),
+                    format!("{}{learner}", m.hostname),
+                    if m.leader { "*".into() } else { String::new() },
+                    yes_no(m.healthy),
+                    m.db_size.map(human_bytes).unwrap_or_else(|| "-".into()),
+                    m.raft_term
+                        .map(|t| t.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    m.errors.join("; "),
+                ]);
+            }
+            out.push_str(&columns(&rows));
+        }
+        for a in &c.etcd.alarms {
+            let who = a.hostname.as_deref().unwrap_or(&a.member_id);
+            out.push_str(&format!("ALARM {} on {who} ({})\n", a.alarm, a.member_id));
+        }
+        if let Some(k) = &c.kubernetes {
+            out.push_str(&kubernetes_lines(k));
+        }
+    }
+    out
+}
+
+fn kubernetes_lines(k: &crate::fleet::KubernetesReport) -> String {
+    let mut out = format!(
+        "\nkubernetes: API server {}",
+        k.server_version.as_deref().unwrap_or("unknown")
+    );
+    if let Some(proxy) = &k.kube_proxy_version {
+        out.push_str(&format!(", kube-proxy {proxy}"));
+    }
+    out.push('\n');
+    if let Some(err) = &k.error {
+        out.push_str(&format!("  error: {err}\n"));
+    }
+    if !k.components.is_empty() {
+        let mut rows = vec![
+            ["NODE", "COMPONENT", "VERSION", "READY"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for comp in &k.components {
+            rows.push(vec![
+                comp.node.clone(),
+                comp.name.clone(),
+                comp.version.clone(),
+                yes_no(comp.ready),
+            ]);
+        }
+        out.push_str(&columns(&rows));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::{NodeRole, NodeStatus, Quorum};
+
+    #[test]
+    fn bytes_read_like_an_operator_expects() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(3 * 1024 * 1024), "3.0 MiB");
+    }
+
+    #[test]
+    fn table_names_unreachable_nodes_and_quorum() {
+        let mut c = ClusterStatus {
+            name: "lab".into(),
+            reachable: true,
+            role: "os:admin".into(),
+            ..Default::default()
+        };
+        c.nodes.push(NodeStatus {
+            name: "cp-2".into(),
+            address: "127.10.0.3".into(),
+            role: NodeRole::Controlplane,
+            error: Some("node 127.10.0.3 is unreachable: down".into()),
+            ..Default::default()
+        });
+        c.etcd.quorum = Quorum::from_counts(3, 2);
+        let fleet = FleetStatus { clusters: vec![c] };
+        let text = table(&fleet);
+        assert!(text.contains("cp-2  127.10.0.3  controlplane"), "{text}");
+        assert!(text.contains("unreachable: down"), "{text}");
+        assert!(text.contains("tolerates 0 more failures"), "{text}");
+        assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_UNANSWERED));
+    }
+
+    #[test]
+    fn an_unusable_context_is_a_configuration_error() {
+        let fleet = FleetStatus {
+            clusters: vec![ClusterStatus {
+                name: "lab".into(),
+                error: Some("context \"lab\": TLS: the client certificate expired".into()),
+                ..Default::default()
+            }],
+        };
+        assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_CONFIG));
+        assert!(table(&fleet).contains("certificate expired"));
+        let all_fine = FleetStatus {
+            clusters: vec![ClusterStatus::default()],
+        };
+        assert_eq!(exit_code(&all_fine), ExitCode::SUCCESS);
+    }
+
+    #[test]
+    fn unknown_context_is_a_configuration_error() {
+        let err = select(&[], Some("nope")).expect_err("unknown");
+        assert!(err.contains("\"nope\""), "{err}");
+        assert!(select(&[], None).is_err());
+    }
 }

@@ -2,11 +2,23 @@
 //! places, merges lists the way kubectl does, and pairs the two kinds of
 //! context into clusters. Bad input becomes an error entry, never a panic.
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-/// One talosconfig context, with its credentials decoded to PEM text.
+mod credentials;
+mod kubeconfig;
+mod pairing;
+pub mod report;
+mod sources;
+mod talosconfig;
+
+pub use credentials::normalize_talos_key_pem;
+pub use pairing::host_of;
+
+/// One talosconfig context, with its credentials decoded to PEM text. Every
+/// PEM present has been checked to parse; a field the file leaves out (a
+/// context using other auth) is an empty string.
 #[derive(Clone, PartialEq, Eq)]
 pub struct TalosContext {
     pub name: String,
@@ -66,12 +78,47 @@ pub struct Cluster {
     pub paired_by: Option<PairedBy>,
 }
 
+impl Cluster {
+    /// The talos context's endpoints (empty for a Kubernetes-only cluster).
+    pub fn endpoints(&self) -> &[String] {
+        self.talos.as_ref().map_or(&[], |t| t.endpoints.as_slice())
+    }
+
+    /// The talos context's nodes (empty for a Kubernetes-only cluster).
+    pub fn nodes(&self) -> &[String] {
+        self.talos.as_ref().map_or(&[], |t| t.nodes.as_slice())
+    }
+
+    /// The Kubernetes API server URL, when there is a kube context with a cluster entry.
+    pub fn kube_server(&self) -> Option<&str> {
+        self.kube.as_ref().and_then(|k| k.server.as_deref())
+    }
+
+    pub fn talos_context(&self) -> Option<&str> {
+        self.talos.as_ref().map(|t| t.name.as_str())
+    }
+
+    pub fn kube_context(&self) -> Option<&str> {
+        self.kube.as_ref().map(|k| k.name.as_str())
+    }
+}
+
 /// A problem with one file or context. Everything else still loads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiscoveryError {
     pub file: PathBuf,
     pub context: Option<String>,
     pub message: String,
+}
+
+impl DiscoveryError {
+    pub(crate) fn new(file: &Path, context: Option<&str>, message: impl Into<String>) -> Self {
+        DiscoveryError {
+            file: file.to_path_buf(),
+            context: context.map(str::to_owned),
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for DiscoveryError {
@@ -106,10 +153,63 @@ pub struct Sources {
 pub struct Discovery {
     pub clusters: Vec<Cluster>,
     pub errors: Vec<DiscoveryError>,
-    /// The merged kubeconfig, from which kube clients are built later.
+    /// The merged kubeconfig (first definition of each name wins), from which
+    /// kube clients are built later. `None` when no kubeconfig file loaded.
     pub kubeconfig: Option<kube::config::Kubeconfig>,
     pub current_kube_context: Option<String>,
     pub current_talos_context: Option<String>,
+    /// The kubeconfig files that were read and parsed, in merge order.
     pub kubeconfig_files: Vec<PathBuf>,
+    /// The talosconfig files that were read and parsed, in merge order.
     pub talosconfig_files: Vec<PathBuf>,
+}
+
+impl Discovery {
+    /// The cluster shown under `name`.
+    pub fn cluster(&self, name: &str) -> Option<&Cluster> {
+        self.clusters.iter().find(|c| c.name == name)
+    }
+}
+
+/// Reads every kubeconfig and talosconfig in `sources`, merges each kind with
+/// kubectl's first-wins rule, and pairs the contexts into clusters sorted by
+/// name. Never fails as a whole: each problem is an entry in `errors`.
+pub fn discover(sources: &Sources) -> Discovery {
+    let kube = kubeconfig::load(&sources.kubeconfigs);
+    let talos = talosconfig::load(&sources.talosconfigs);
+    let paired = pairing::pair(
+        talos.contexts,
+        kube.contexts,
+        &sources.config,
+        sources.config_file.as_deref(),
+    );
+    let mut errors = kube.errors;
+    errors.extend(talos.errors);
+    errors.extend(paired.errors);
+    Discovery {
+        clusters: paired.clusters,
+        errors,
+        kubeconfig: kube.merged,
+        current_kube_context: kube.current_context,
+        current_talos_context: talos.current_context,
+        kubeconfig_files: kube.files,
+        talosconfig_files: talos.files,
+    }
+}
+
+/// A YAML error as one line: where it is and what is wrong, without the source
+/// snippet serde-saphyr can attach (the snippet could quote a key).
+pub(crate) fn describe_yaml_error(err: &serde_saphyr::Error) -> String {
+    let bare = err.without_snippet().to_string();
+    let bare = bare.lines().next().unwrap_or_default().trim();
+    match err.location().filter(|loc| loc.line() > 0) {
+        Some(loc) => {
+            let (line, column) = (loc.line(), loc.column());
+            let what = bare
+                .strip_suffix(&format!(" at line {line}, column {column}"))
+                .unwrap_or(bare);
+            format!("YAML error at line {line}, column {column}: {what}")
+        }
+        None => format!("YAML error: {bare}"),
+    }
 }

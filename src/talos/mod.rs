@@ -1,1 +1,17 @@
-//! (being built)
+//! The native Talos API client: mutual TLS from a talosconfig context, endpoint
+//! failover, per-node calls with the `node` metadata key and client-side fan-out,
+//! the Events stream, and COSI resource reads. Bytes on the wire <-> typed values.
+mod calls;
+pub mod client;
+pub mod cosi;
+pub mod error;
+pub mod events;
+pub mod tls;
+pub mod types;
+
+pub use client::{ClientOptions, TalosClient, fan_out, fan_out_stream};
+pub use cosi::{ClusterMember, ResourceEvent, ResourceEventKind};
+pub use error::TalosError;
+pub use events::{EventStream, EventsItem, EventsOptions, MachineEvent, NodeEvent};
+pub use tls::{Role, Roles, TlsError};
+pub use types::*;

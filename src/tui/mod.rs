@@ -1,1 +1,10 @@
-//! (being built)
+//! The terminal shell: entering and restoring the terminal, capability
+//! detection (colour, NO_COLOR, UTF-8), glyph sets and themes.
+pub mod caps;
+pub mod glyphs;
+pub mod terminal;
+pub mod theme;
+
+pub use caps::{Caps, ColorDepth};
+pub use glyphs::Glyphs;
+pub use theme::{Role, Styles, Theme, ThemeError, ThemeSource};

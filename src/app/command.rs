@@ -1,0 +1,231 @@
+//! The `:` command line: the list of commands (which help shows), parsing a
+//! typed line into a [`Command`], and Tab completion of command and cluster
+//! names.
+
+/// One command as help lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub name: &'static str,
+    /// Argument placeholder, empty when the command takes none.
+    pub arg: &'static str,
+    pub help: &'static str,
+}
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "ctx",
+        arg: "NAME",
+        help: "use cluster NAME",
+    },
+    CommandSpec {
+        name: "errors",
+        arg: "",
+        help: "show discovery errors",
+    },
+    CommandSpec {
+        name: "help",
+        arg: "",
+        help: "show keys and commands",
+    },
+    CommandSpec {
+        name: "q",
+        arg: "",
+        help: "quit",
+    },
+    CommandSpec {
+        name: "quit",
+        arg: "",
+        help: "quit",
+    },
+    CommandSpec {
+        name: "reload",
+        arg: "",
+        help: "read kubeconfig and talosconfig again",
+    },
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Quit,
+    Ctx(String),
+    Errors,
+    Help,
+    Reload,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("unknown command :{0} (Tab completes, ? lists commands)")]
+    Unknown(String),
+    #[error(":{command} needs {arg}")]
+    MissingArgument {
+        command: &'static str,
+        arg: &'static str,
+    },
+    #[error(":{0} takes no argument")]
+    UnexpectedArgument(&'static str),
+}
+
+/// Parses the text after `:`. Surrounding spaces are ignored.
+pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
+    let mut words = line.split_whitespace();
+    let Some(name) = words.next() else {
+        return Ok(None);
+    };
+    let rest: Vec<&str> = words.collect();
+    let spec = COMMANDS
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| CommandError::Unknown(name.to_string()))?;
+    if spec.arg.is_empty() {
+        if !rest.is_empty() {
+            return Err(CommandError::UnexpectedArgument(spec.name));
+        }
+    } else if rest.is_empty() {
+        return Err(CommandError::MissingArgument {
+            command: spec.name,
+            arg: spec.arg,
+        });
+    }
+    let command = match spec.name {
+        "ctx" => Command::Ctx(rest.join(" ")),
+        "errors" => Command::Errors,
+        "help" => Command::Help,
+        "reload" => Command::Reload,
+        _ => Command::Quit,
+    };
+    Ok(Some(command))
+}
+
+/// The line after Tab, and the candidates to show when it stays ambiguous.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub line: String,
+    pub candidates: Vec<String>,
+}
+
+/// Completes the command name, or the cluster name after `ctx `.
+pub fn complete(line: &str, clusters: &[&str]) -> Completion {
+    let trimmed = line.trim_start();
+    if let Some(arg) = trimmed.strip_prefix("ctx ") {
+        let arg = arg.trim_start();
+        let mut names: Vec<&str> = clusters
+            .iter()
+            .copied()
+            .filter(|n| n.starts_with(arg))
+            .collect();
+        if names.is_empty() {
+            let lower = arg.to_lowercase();
+            names = clusters
+                .iter()
+                .copied()
+                .filter(|n| n.to_lowercase().starts_with(&lower))
+                .collect();
+        }
+        return finish("ctx ", arg, &names, "");
+    }
+    if trimmed.contains(' ') {
+        return Completion {
+            line: line.to_string(),
+            candidates: Vec::new(),
+        };
+    }
+    let names: Vec<&str> = COMMANDS
+        .iter()
+        .map(|c| c.name)
+        .filter(|n| n.starts_with(trimmed))
+        .collect();
+    let suffix = match names.as_slice() {
+        [one] if COMMANDS.iter().any(|c| c.name == *one && !c.arg.is_empty()) => " ",
+        _ => "",
+    };
+    finish("", trimmed, &names, suffix)
+}
+
+fn finish(prefix: &str, typed: &str, names: &[&str], suffix: &str) -> Completion {
+    match names {
+        [] => Completion {
+            line: format!("{prefix}{typed}"),
+            candidates: Vec::new(),
+        },
+        [one] => Completion {
+            line: format!("{prefix}{one}{suffix}"),
+            candidates: Vec::new(),
+        },
+        many => {
+            let common = common_prefix(many);
+            let line = if common.len() > typed.len() {
+                common
+            } else {
+                typed.to_string()
+            };
+            Completion {
+                line: format!("{prefix}{line}"),
+                candidates: many.iter().map(|s| s.to_string()).collect(),
+            }
+        }
+    }
+}
+
+fn common_prefix(names: &[&str]) -> String {
+    let Some(first) = names.first() else {
+        return String::new();
+    };
+    let mut end = first.len();
+    for n in &names[1..] {
+        end = first
+            .char_indices()
+            .zip(n.chars())
+            .take_while(|((_, a), b)| a == b)
+            .map(|((i, a), _)| i + a.len_utf8())
+            .last()
+            .unwrap_or(0)
+            .min(end);
+    }
+    first[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands() {
+        assert_eq!(parse("q"), Ok(Some(Command::Quit)));
+        assert_eq!(parse(" quit "), Ok(Some(Command::Quit)));
+        assert_eq!(
+            parse("ctx prod-eu"),
+            Ok(Some(Command::Ctx("prod-eu".into())))
+        );
+        assert_eq!(parse(""), Ok(None));
+        assert_eq!(parse("nodes"), Err(CommandError::Unknown("nodes".into())));
+        assert!(matches!(
+            parse("ctx"),
+            Err(CommandError::MissingArgument { .. })
+        ));
+        assert_eq!(parse("q now"), Err(CommandError::UnexpectedArgument("q")));
+    }
+
+    #[test]
+    fn completes_commands() {
+        let c = complete("c", &[]);
+        assert_eq!(c.line, "ctx ");
+        assert!(c.candidates.is_empty());
+        let c = complete("q", &[]);
+        assert_eq!(c.line, "q");
+        assert_eq!(c.candidates, vec!["q", "quit"]);
+        assert_eq!(complete("re", &[]).line, "reload");
+        assert_eq!(complete("zz", &[]).line, "zz");
+    }
+
+    #[test]
+    fn completes_cluster_names() {
+        let names = ["prod-eu", "prod-us", "staging"];
+        assert_eq!(complete("ctx s", &names).line, "ctx staging");
+        let c = complete("ctx p", &names);
+        assert_eq!(c.line, "ctx prod-");
+        assert_eq!(c.candidates, vec!["prod-eu", "prod-us"]);
+        assert_eq!(complete("ctx STA", &names).line, "ctx staging");
+        assert_eq!(complete("ctx x", &names).line, "ctx x");
+    }
+}

@@ -1,0 +1,369 @@
+//! The one gate every mutating action passes: refused in read-only mode,
+//! confirmed only when the operator types the cluster name in full (Cancel is
+//! the default), and written to the audit log whatever the outcome.
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// An action that changes a cluster. Runners (reboot, upgrade, provision…)
+/// only accept an [`ApprovedAction`], which only the dispatcher makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MutatingAction {
+    /// Reboot one node. Not bound to a key yet; the node pane will bind it.
+    Reboot { cluster: String, node: String },
+}
+
+impl MutatingAction {
+    /// The cluster the action changes; the name the operator must type.
+    pub fn cluster(&self) -> &str {
+        match self {
+            MutatingAction::Reboot { cluster, .. } => cluster,
+        }
+    }
+
+    /// What the action does, in the operator's words.
+    pub fn describe(&self) -> String {
+        match self {
+            MutatingAction::Reboot { node, .. } => format!("reboot node {node}"),
+        }
+    }
+}
+
+/// A mutating action waiting for the operator to type the cluster name. Only
+/// the dispatcher creates one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingConfirmation {
+    action: MutatingAction,
+}
+
+impl PendingConfirmation {
+    pub fn action(&self) -> &MutatingAction {
+        &self.action
+    }
+}
+
+/// A mutating action the operator confirmed; the only thing runners accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovedAction {
+    action: MutatingAction,
+}
+
+impl ApprovedAction {
+    pub fn action(&self) -> &MutatingAction {
+        &self.action
+    }
+}
+
+/// How the operator answered the confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Typed(String),
+    Cancel,
+}
+
+/// The first step: refused, or ask for confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    Refused(String),
+    Confirm(PendingConfirmation),
+}
+
+/// The second step: go ahead, or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Proceed(ApprovedAction),
+    Cancelled(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("audit log {}: cannot write: {source}", path.display())]
+pub struct AuditError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+/// The append-only audit log: one line per decision about a mutating action.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    path: PathBuf,
+    identity: String,
+    clock: fn() -> SystemTime,
+}
+
+impl AuditLog {
+    /// The audit log at `path`, signed with this process's `user@host`.
+    pub fn new(path: PathBuf) -> AuditLog {
+        AuditLog::with_identity(path, local_identity(), SystemTime::now)
+    }
+
+    /// For tests: a fixed identity and clock.
+    pub fn with_identity(path: PathBuf, identity: String, clock: fn() -> SystemTime) -> AuditLog {
+        AuditLog {
+            path,
+            identity,
+            clock,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `timestamp user@host cluster=".." action=".." outcome=".."`.
+    /// Values are quoted and escaped so a name cannot forge a second line.
+    pub fn record(&self, action: &MutatingAction, outcome: &str) -> Result<(), AuditError> {
+        let line = format!(
+            "{} {} cluster={:?} action={:?} outcome={:?}\n",
+            utc_timestamp((self.clock)()),
+            self.identity,
+            action.cluster(),
+            action.describe(),
+            outcome
+        );
+        let write = || -> std::io::Result<()> {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let mut file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)?;
+            file.write_all(line.as_bytes())
+        };
+        write().map_err(|source| AuditError {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// Read-only refusal, typed confirmation and the audit log, in one place.
+#[derive(Debug, Clone)]
+pub struct Dispatcher {
+    readonly: bool,
+    audit: AuditLog,
+}
+
+impl Dispatcher {
+    pub fn new(readonly: bool, audit: AuditLog) -> Dispatcher {
+        Dispatcher { readonly, audit }
+    }
+
+    pub fn readonly(&self) -> bool {
+        self.readonly
+    }
+
+    /// First step for every mutating action.
+    pub fn request(&self, action: MutatingAction) -> Gate {
+        if self.readonly {
+            let note = match self.audit.record(&action, "refused: read-only") {
+                Ok(()) => String::new(),
+                Err(e) => format!(" ({e})"),
+            };
+            return Gate::Refused(format!(
+                "read-only mode: {} in {} refused{note}",
+                action.describe(),
+                action.cluster()
+            ));
+        }
+        Gate::Confirm(PendingConfirmation { action })
+    }
+
+    /// Second step: proceeds only when the typed text is the cluster name in
+    /// full. An action that cannot be audited does not run.
+    pub fn answer(&self, pending: PendingConfirmation, answer: Answer) -> Verdict {
+        let action = pending.action;
+        let (outcome, proceed) = match &answer {
+            Answer::Typed(text) if text == action.cluster() => ("confirmed", true),
+            Answer::Typed(_) => ("cancelled: typed name did not match", false),
+            Answer::Cancel => ("cancelled", false),
+        };
+        let what = format!("{} in {}", action.describe(), action.cluster());
+        match self.audit.record(&action, outcome) {
+            Err(e) => Verdict::Cancelled(format!("{what} not run: {e}")),
+            Ok(()) if proceed => Verdict::Proceed(ApprovedAction { action }),
+            Ok(()) => Verdict::Cancelled(format!("{what} {outcome}")),
+        }
+    }
+
+    /// Records how an approved action ended (runners call this when done).
+    pub fn finished(
+        &self,
+        approved: &ApprovedAction,
+        result: Result<(), String>,
+    ) -> Result<(), AuditError> {
+        let outcome = match result {
+            Ok(()) => "succeeded".to_string(),
+            Err(e) => format!("failed: {e}"),
+        };
+        self.audit.record(&approved.action, &outcome)
+    }
+}
+
+/// `user@host` of this process, from USER/LOGNAME and the kernel host name.
+pub fn local_identity() -> String {
+    let user = ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "unknown".to_string());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()))
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{user}@{host}")
+}
+
+/// RFC 3339 UTC, seconds precision.
+pub fn utc_timestamp(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = crate::logging::civil_from_days((secs / 86_400) as i64);
+    let s = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn fixed_clock() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_796_052_057) // 2026-11-30T15:20:57Z
+    }
+
+    fn reboot() -> MutatingAction {
+        MutatingAction::Reboot {
+            cluster: "prod-eu".into(),
+            node: "127.0.0.11".into(),
+        }
+    }
+
+    fn dispatcher(dir: &Path, readonly: bool) -> Dispatcher {
+        let audit = AuditLog::with_identity(
+            dir.join("state/audit.log"),
+            "alice@ops1".into(),
+            fixed_clock,
+        );
+        Dispatcher::new(readonly, audit)
+    }
+
+    fn audit_lines(dir: &Path) -> Vec<String> {
+        std::fs::read_to_string(dir.join("state/audit.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn readonly_refuses_and_audits() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(dir.path(), true);
+        let Gate::Refused(msg) = d.request(reboot()) else {
+            panic!("read-only mode let a mutating action through");
+        };
+        assert!(
+            msg.contains("read-only") && msg.contains("prod-eu"),
+            "{msg}"
+        );
+        assert_eq!(
+            audit_lines(dir.path()),
+            vec![
+                "2026-11-30T15:20:57Z alice@ops1 cluster=\"prod-eu\" action=\"reboot node 127.0.0.11\" outcome=\"refused: read-only\""
+            ]
+        );
+    }
+
+    #[test]
+    fn exact_cluster_name_confirms() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(dir.path(), false);
+        let Gate::Confirm(pending) = d.request(reboot()) else {
+            panic!("expected a confirmation");
+        };
+        assert!(
+            audit_lines(dir.path()).is_empty(),
+            "asking is not an outcome"
+        );
+        let verdict = d.answer(pending, Answer::Typed("prod-eu".into()));
+        let Verdict::Proceed(approved) = verdict else {
+            panic!("exact name did not confirm");
+        };
+        assert_eq!(approved.action(), &reboot());
+        d.finished(&approved, Err("node unreachable".into()))
+            .unwrap();
+        let lines = audit_lines(dir.path());
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].ends_with("outcome=\"confirmed\""), "{}", lines[0]);
+        assert!(
+            lines[1].ends_with("outcome=\"failed: node unreachable\""),
+            "{}",
+            lines[1]
+        );
+    }
+
+    #[test]
+    fn mismatch_or_cancel_does_not_proceed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(dir.path(), false);
+        for typed in ["prod", "PROD-EU", "prod-eu ", ""] {
+            let Gate::Confirm(p) = d.request(reboot()) else {
+                panic!()
+            };
+            let v = d.answer(p, Answer::Typed(typed.into()));
+            assert!(matches!(v, Verdict::Cancelled(_)), "{typed:?} confirmed");
+        }
+        let Gate::Confirm(p) = d.request(reboot()) else {
+            panic!()
+        };
+        assert!(matches!(d.answer(p, Answer::Cancel), Verdict::Cancelled(_)));
+        let lines = audit_lines(dir.path());
+        assert_eq!(lines.len(), 5);
+        assert!(
+            lines[..4]
+                .iter()
+                .all(|l| l.ends_with("outcome=\"cancelled: typed name did not match\""))
+        );
+        assert!(lines[4].ends_with("outcome=\"cancelled\""));
+    }
+
+    #[test]
+    fn unwritable_audit_log_blocks_the_action() {
+        let dir = tempfile::tempdir().unwrap();
+        // The log's parent is a file, so the log cannot be created.
+        std::fs::write(dir.path().join("state"), "not a dir").unwrap();
+        let d = dispatcher(dir.path(), false);
+        let Gate::Confirm(p) = d.request(reboot()) else {
+            panic!()
+        };
+        let Verdict::Cancelled(msg) = d.answer(p, Answer::Typed("prod-eu".into())) else {
+            panic!("an unaudited action proceeded");
+        };
+        assert!(
+            msg.contains("audit log") && msg.contains("audit.log"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn names_cannot_forge_audit_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(dir.path(), true);
+        let evil = MutatingAction::Reboot {
+            cluster: "x\n2026 root@h cluster=\"y\"".into(),
+            node: "n".into(),
+        };
+        let _ = d.request(evil);
+        assert_eq!(audit_lines(dir.path()).len(), 1);
+    }
+}

@@ -1,0 +1,435 @@
+//! The key bindings: one table per key context (list, errors, help, command
+//! line, filter, confirmation). The `?` help overlay and the footer hints are
+//! generated from these tables, so they cannot drift from what keys do.
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::action::Action;
+use super::state::{AppState, InputKind, Overlay};
+
+/// Where the keys go right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyContext {
+    Clusters,
+    Errors,
+    Help,
+    CommandLine,
+    Filter,
+    Confirm,
+}
+
+impl KeyContext {
+    pub const ALL: [KeyContext; 6] = [
+        KeyContext::Clusters,
+        KeyContext::Errors,
+        KeyContext::CommandLine,
+        KeyContext::Filter,
+        KeyContext::Confirm,
+        KeyContext::Help,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            KeyContext::Clusters => "Cluster list",
+            KeyContext::Errors => "Discovery errors",
+            KeyContext::Help => "Help",
+            KeyContext::CommandLine => "Command line (:)",
+            KeyContext::Filter => "Filter (/)",
+            KeyContext::Confirm => "Confirmation",
+        }
+    }
+
+    /// Contexts where unbound printable keys are typed text.
+    fn takes_text(self) -> bool {
+        matches!(
+            self,
+            KeyContext::CommandLine | KeyContext::Filter | KeyContext::Confirm
+        )
+    }
+}
+
+/// One key, as bound and as shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+impl Key {
+    pub const fn plain(code: KeyCode) -> Key {
+        Key {
+            code,
+            mods: KeyModifiers::NONE,
+        }
+    }
+
+    pub const fn char(c: char) -> Key {
+        Key::plain(KeyCode::Char(c))
+    }
+
+    pub const fn ctrl(c: char) -> Key {
+        Key {
+            code: KeyCode::Char(c),
+            mods: KeyModifiers::CONTROL,
+        }
+    }
+
+    /// Whether `event` is this key. Shift is part of the character already
+    /// (`G`), so it is ignored for character keys.
+    pub fn matches(&self, event: &KeyEvent) -> bool {
+        let mods = match event.code {
+            KeyCode::Char(_) => event.modifiers - KeyModifiers::SHIFT,
+            _ => event.modifiers,
+        };
+        event.code == self.code && mods == self.mods
+    }
+
+    /// The key's name in help and footer; ASCII only.
+    pub fn label(&self) -> String {
+        let base = match self.code {
+            KeyCode::Char(' ') => "Space".to_string(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Up => "Up".into(),
+            KeyCode::Down => "Down".into(),
+            KeyCode::Left => "Left".into(),
+            KeyCode::Right => "Right".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::Backspace => "Backspace".into(),
+            other => format!("{other:?}"),
+        };
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            format!("Ctrl-{base}")
+        } else {
+            base
+        }
+    }
+}
+
+/// A binding: keys, the action, the help line and, when it belongs in the
+/// footer, its short footer label.
+#[derive(Debug)]
+pub struct Binding {
+    pub keys: &'static [Key],
+    pub action: Action,
+    pub help: &'static str,
+    pub footer: Option<&'static str>,
+}
+
+impl Binding {
+    pub fn key_labels(&self) -> String {
+        self.keys
+            .iter()
+            .map(Key::label)
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
+
+static CLUSTERS: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "move down",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "move up",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
+        action: Action::MoveFirst,
+        help: "first cluster",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
+        action: Action::MoveLast,
+        help: "last cluster",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')],
+        action: Action::PageDown,
+        help: "page down",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')],
+        action: Action::PageUp,
+        help: "page up",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::UseSelected,
+        help: "use the selected cluster",
+        footer: Some("use"),
+    },
+    Binding {
+        keys: &[Key::char('/')],
+        action: Action::OpenFilter,
+        help: "filter by name or context",
+        footer: Some("filter"),
+    },
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:ctx NAME, :q)",
+        footer: Some("command"),
+    },
+    Binding {
+        keys: &[Key::char('e')],
+        action: Action::OpenErrors,
+        help: "show discovery errors",
+        footer: Some("errors"),
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::OpenHelp,
+        help: "help",
+        footer: Some("help"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "clear the filter",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit",
+        footer: Some("quit"),
+    },
+];
+
+static ERRORS: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "scroll down",
+        footer: Some("scroll"),
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "scroll up",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc), Key::char('e'), Key::char('q')],
+        action: Action::Back,
+        help: "close",
+        footer: Some("close"),
+    },
+];
+
+static HELP: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "scroll down",
+        footer: Some("scroll"),
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "scroll up",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc), Key::char('?'), Key::char('q')],
+        action: Action::Back,
+        help: "close help",
+        footer: Some("close"),
+    },
+];
+
+static COMMAND_LINE: &[Binding] = &[
+    Binding {
+        keys: &[Key::plain(KeyCode::Tab)],
+        action: Action::Complete,
+        help: "complete command or cluster name",
+        footer: Some("complete"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::Submit,
+        help: "run the command",
+        footer: Some("run"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Backspace)],
+        action: Action::DeleteBack,
+        help: "delete a character",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+        action: Action::Back,
+        help: "cancel",
+        footer: Some("cancel"),
+    },
+];
+
+static FILTER: &[Binding] = &[
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::Submit,
+        help: "keep the filter",
+        footer: Some("keep"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Backspace)],
+        action: Action::DeleteBack,
+        help: "delete a character",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+        action: Action::Back,
+        help: "clear the filter",
+        footer: Some("clear"),
+    },
+];
+
+static CONFIRM: &[Binding] = &[
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::Submit,
+        help: "go ahead if the typed name matches, else cancel",
+        footer: Some("confirm"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Backspace)],
+        action: Action::DeleteBack,
+        help: "delete a character",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+        action: Action::Back,
+        help: "cancel (the default)",
+        footer: Some("cancel"),
+    },
+];
+
+/// The bindings of one context.
+pub fn bindings(context: KeyContext) -> &'static [Binding] {
+    match context {
+        KeyContext::Clusters => CLUSTERS,
+        KeyContext::Errors => ERRORS,
+        KeyContext::Help => HELP,
+        KeyContext::CommandLine => COMMAND_LINE,
+        KeyContext::Filter => FILTER,
+        KeyContext::Confirm => CONFIRM,
+    }
+}
+
+/// Which context gets the keys: the overlay, then the input line, then the
+/// main pane.
+pub fn context(state: &AppState) -> KeyContext {
+    match (&state.overlay, &state.input) {
+        (Some(Overlay::Confirm(_)), _) => KeyContext::Confirm,
+        (Some(Overlay::Help { .. }), _) => KeyContext::Help,
+        (Some(Overlay::Errors { .. }), _) => KeyContext::Errors,
+        (None, Some(line)) if line.kind == InputKind::Command => KeyContext::CommandLine,
+        (None, Some(_)) => KeyContext::Filter,
+        (None, None) => KeyContext::Clusters,
+    }
+}
+
+/// The action for a key press in the current context, if any.
+pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
+    if event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctx = context(state);
+    if let Some(b) = bindings(ctx)
+        .iter()
+        .find(|b| b.keys.iter().any(|k| k.matches(event)))
+    {
+        return Some(b.action.clone());
+    }
+    let typed = event.modifiers - KeyModifiers::SHIFT == KeyModifiers::NONE;
+    match event.code {
+        KeyCode::Char(c) if ctx.takes_text() && typed => Some(Action::Insert(c)),
+        _ => None,
+    }
+}
+
+/// Lines in the help overlay: per context a title, its bindings and a blank
+/// line, then the commands with their title.
+pub fn help_line_count() -> usize {
+    let per_context: usize = KeyContext::ALL.iter().map(|c| bindings(*c).len() + 2).sum();
+    per_context + 1 + super::command::COMMANDS.len()
+}
+
+/// Footer hints for a context: (keys, label) pairs in table order.
+pub fn footer_hints(context: KeyContext) -> Vec<(String, &'static str)> {
+    bindings(context)
+        .iter()
+        .filter_map(|b| b.footer.map(|label| (b.key_labels(), label)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::state::InputLine;
+    use crate::discovery::Discovery;
+
+    fn press(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn list_keys() {
+        let state = AppState::new(Discovery::default(), false);
+        let q = action_for(&state, &press(KeyCode::Char('q'), KeyModifiers::NONE));
+        assert!(matches!(q, Some(Action::Quit)));
+        let big_g = action_for(&state, &press(KeyCode::Char('G'), KeyModifiers::SHIFT));
+        assert!(matches!(big_g, Some(Action::MoveLast)));
+        let ctrl_c = action_for(&state, &press(KeyCode::Char('c'), KeyModifiers::CONTROL));
+        assert!(matches!(ctrl_c, Some(Action::Quit)));
+        assert!(action_for(&state, &press(KeyCode::Char('z'), KeyModifiers::NONE)).is_none());
+    }
+
+    #[test]
+    fn text_contexts_type_unbound_keys() {
+        let mut state = AppState::new(Discovery::default(), false);
+        state.input = Some(InputLine {
+            kind: InputKind::Command,
+            text: String::new(),
+            candidates: Vec::new(),
+        });
+        let q = action_for(&state, &press(KeyCode::Char('q'), KeyModifiers::NONE));
+        assert!(matches!(q, Some(Action::Insert('q'))));
+        let esc = action_for(&state, &press(KeyCode::Esc, KeyModifiers::NONE));
+        assert!(matches!(esc, Some(Action::Back)));
+    }
+
+    #[test]
+    fn footer_comes_from_the_table() {
+        let hints = footer_hints(KeyContext::Clusters);
+        assert!(hints.contains(&("?".to_string(), "help")));
+        assert!(hints.contains(&("q/Ctrl-c".to_string(), "quit")));
+    }
+
+    #[test]
+    fn labels_are_ascii() {
+        for ctx in KeyContext::ALL {
+            for b in bindings(ctx) {
+                assert!(b.key_labels().is_ascii());
+            }
+        }
+    }
+}

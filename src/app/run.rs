@@ -1,0 +1,326 @@
+//! The event loop: one `select!` over the terminal's event stream, app events
+//! from IO tasks (mpsc) and quit signals. Redraws only when state changed and
+//! at most ten times a second; effects run here, never in views.
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossterm::event::Event;
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::action::{Action, AppEvent, Effect};
+use super::dispatcher::{Dispatcher, Gate, Verdict};
+use super::keymap;
+use super::state::{AppState, Message};
+use super::update::update;
+use crate::discovery::Discovery;
+use crate::views::{self, Look};
+
+/// At most ten frames a second.
+const MIN_FRAME: Duration = Duration::from_millis(100);
+
+/// Runs discovery again; called on a blocking thread, never the render path.
+pub type Reloader = Arc<dyn Fn() -> Discovery + Send + Sync>;
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Quit,
+    /// SIGHUP: the SSH session or terminal went away.
+    Hangup,
+    /// SIGTERM.
+    Terminated,
+}
+
+impl Exit {
+    /// The process exit code: 0 for quit, 128 + signal number otherwise.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Quit => 0,
+            Exit::Hangup => 129,
+            Exit::Terminated => 143,
+        }
+    }
+}
+
+/// What the loop needs besides the terminal.
+pub struct Console {
+    pub state: AppState,
+    pub look: Look,
+    pub dispatcher: Dispatcher,
+    pub reload: Option<Reloader>,
+}
+
+/// Runs until quit, a signal, or the terminal's event stream ends or fails.
+pub async fn run<B, E>(
+    terminal: &mut Terminal<B>,
+    mut console: Console,
+    mut terminal_events: E,
+    app_tx: mpsc::Sender<AppEvent>,
+    mut app_rx: mpsc::Receiver<AppEvent>,
+) -> io::Result<Exit>
+where
+    B: Backend,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let size = terminal.size().map_err(io::Error::other)?;
+    console.state.size = (size.width, size.height);
+    let mut pacer = FramePacer::default();
+    let mut queue: VecDeque<Action> = VecDeque::new();
+    loop {
+        if pacer.should_draw(Instant::now()) {
+            terminal
+                .draw(|frame| views::draw(frame, &console.state, &console.look))
+                .map_err(io::Error::other)?;
+            pacer.drawn(Instant::now());
+        }
+        let wake = pacer.wake_at();
+        tokio::select! {
+            event = terminal_events.next() => match event {
+                Some(Ok(event)) => queue.extend(to_action(&console.state, event)),
+                Some(Err(e)) => return Err(e),
+                // The terminal is gone: nothing more can be shown or typed.
+                None => return Ok(Exit::Hangup),
+            },
+            Some(event) = app_rx.recv() => queue.push_back(Action::Event(event)),
+            _ = hangup.recv() => return Ok(Exit::Hangup),
+            _ = terminate.recv() => return Ok(Exit::Terminated),
+            _ = sleep_until(wake), if wake.is_some() => {}
+        }
+        while let Some(action) = queue.pop_front() {
+            pacer.changed();
+            for effect in update(&mut console.state, action) {
+                match effect {
+                    Effect::Quit => return Ok(Exit::Quit),
+                    other => queue.extend(perform(&console, other, &app_tx)),
+                }
+            }
+        }
+    }
+}
+
+/// Decides when to draw: only after a change, and not within [`MIN_FRAME`]
+/// of the last frame. Starts dirty so the first frame is drawn at once.
+#[derive(Debug, Clone, Copy)]
+struct FramePacer {
+    dirty: bool,
+    last_draw: Option<Instant>,
+}
+
+impl Default for FramePacer {
+    fn default() -> FramePacer {
+        FramePacer {
+            dirty: true,
+            last_draw: None,
+        }
+    }
+}
+
+impl FramePacer {
+    fn changed(&mut self) {
+        self.dirty = true;
+    }
+
+    fn should_draw(&self, now: Instant) -> bool {
+        self.dirty && self.last_draw.is_none_or(|t| now >= t + MIN_FRAME)
+    }
+
+    fn drawn(&mut self, now: Instant) {
+        self.dirty = false;
+        self.last_draw = Some(now);
+    }
+
+    /// When the loop must wake to draw a pending change; `None` when there
+    /// is nothing to draw, so an idle console sleeps until an event.
+    fn wake_at(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        Some(self.last_draw.map_or_else(Instant::now, |t| t + MIN_FRAME))
+    }
+}
+
+async fn sleep_until(when: Option<Instant>) {
+    if let Some(when) = when {
+        tokio::time::sleep_until(when).await;
+    }
+}
+
+fn to_action(state: &AppState, event: Event) -> Option<Action> {
+    match event {
+        Event::Key(key) => keymap::action_for(state, &key),
+        Event::Paste(text) => Some(Action::Paste(text)),
+        Event::Resize(w, h) => Some(Action::Resize(w, h)),
+        _ => None,
+    }
+}
+
+/// Runs one effect; what comes back is fed to update as actions.
+fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -> Option<Action> {
+    match effect {
+        Effect::Quit => None,
+        Effect::Gate(mutating) => Some(match console.dispatcher.request(mutating) {
+            Gate::Refused(msg) => Action::Notify(Message::warn(msg)),
+            Gate::Confirm(pending) => Action::AskConfirmation(pending),
+        }),
+        Effect::Answer(pending, answer) => {
+            Some(match console.dispatcher.answer(pending, answer) {
+                Verdict::Cancelled(msg) => Action::Notify(Message::info(msg)),
+                Verdict::Proceed(approved) => {
+                    // No runner takes mutating actions yet; say so, and audit it.
+                    let why = "no runner for this action in this version".to_string();
+                    let audit = console.dispatcher.finished(&approved, Err(why.clone()));
+                    let text = match audit {
+                        Ok(()) => format!("{}: {why}", approved.action().describe()),
+                        Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
+                    };
+                    Action::Notify(Message::warn(text))
+                }
+            })
+        }
+        Effect::ReloadDiscovery => match &console.reload {
+            Some(reload) => {
+                let reload = Arc::clone(reload);
+                let tx = app_tx.clone();
+                tokio::spawn(async move {
+                    if let Ok(discovery) = tokio::task::spawn_blocking(move || reload()).await {
+                        let _ = tx.send(AppEvent::Discovered(Box::new(discovery))).await;
+                    }
+                });
+                None
+            }
+            None => Some(Action::Notify(Message::warn(
+                "reload is not available here",
+            ))),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::dispatcher::{Answer, AuditLog, MutatingAction};
+    use crate::app::state::Level;
+    use crate::tui::{Caps, ColorDepth, Theme};
+
+    fn console(readonly: bool, audit: std::path::PathBuf) -> Console {
+        let caps = Caps {
+            color: ColorDepth::None,
+            no_color_env: true,
+            utf8: false,
+        };
+        Console {
+            state: AppState::new(Discovery::default(), readonly),
+            look: Look::new(&Theme::default_theme(), &caps),
+            dispatcher: Dispatcher::new(readonly, AuditLog::new(audit)),
+            reload: None,
+        }
+    }
+
+    fn reboot() -> MutatingAction {
+        MutatingAction::Reboot {
+            cluster: "lab".into(),
+            node: "127.0.0.5".into(),
+        }
+    }
+
+    fn notice(action: Option<Action>) -> Message {
+        match action {
+            Some(Action::Notify(m)) => m,
+            other => panic!("expected a notice, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn frames_only_after_changes_and_at_most_ten_a_second() {
+        let t0 = Instant::now();
+        let mut pacer = FramePacer::default();
+        assert!(pacer.should_draw(t0), "the first frame is drawn at once");
+        pacer.drawn(t0);
+        assert!(
+            !pacer.should_draw(t0 + Duration::from_secs(5)),
+            "idle: no redraw"
+        );
+        assert_eq!(pacer.wake_at(), None, "idle: no wake-up");
+        pacer.changed();
+        assert!(!pacer.should_draw(t0 + Duration::from_millis(40)));
+        assert_eq!(pacer.wake_at(), Some(t0 + MIN_FRAME));
+        assert!(pacer.should_draw(t0 + MIN_FRAME));
+        // A burst of changes inside one frame interval is one frame.
+        let t1 = t0 + MIN_FRAME;
+        pacer.drawn(t1);
+        let mut frames = 0;
+        for ms in 0..1000u64 {
+            let now = t1 + Duration::from_millis(ms);
+            pacer.changed();
+            if pacer.should_draw(now) {
+                pacer.drawn(now);
+                frames += 1;
+            }
+        }
+        assert!(frames <= 10, "{frames} frames in one second");
+    }
+
+    #[test]
+    fn readonly_request_becomes_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = console(true, dir.path().join("audit.log"));
+        let (tx, _rx) = mpsc::channel(1);
+        let m = notice(perform(&c, Effect::Gate(reboot()), &tx));
+        assert_eq!(m.level, Level::Warn);
+        assert!(m.text.contains("read-only"));
+    }
+
+    #[test]
+    fn confirmed_action_without_runner_is_reported_and_audited() {
+        let dir = tempfile::tempdir().unwrap();
+        let audit = dir.path().join("audit.log");
+        let c = console(false, audit.clone());
+        let (tx, _rx) = mpsc::channel(1);
+        let Some(Action::AskConfirmation(pending)) = perform(&c, Effect::Gate(reboot()), &tx)
+        else {
+            panic!("expected a confirmation");
+        };
+        let effect = Effect::Answer(pending, Answer::Typed("lab".into()));
+        let m = notice(perform(&c, effect, &tx));
+        assert!(m.text.contains("no runner"), "{}", m.text);
+        let log = std::fs::read_to_string(&audit).unwrap();
+        let outcomes: Vec<&str> = log
+            .lines()
+            .filter_map(|l| l.split("outcome=").nth(1))
+            .collect();
+        assert_eq!(
+            outcomes,
+            vec![
+                "\"confirmed\"",
+                "\"failed: no runner for this action in this version\""
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn reload_sends_discovery_over_the_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = console(false, dir.path().join("audit.log"));
+        c.reload = Some(Arc::new(|| Discovery {
+            clusters: Vec::new(),
+            errors: Vec::new(),
+            ..Discovery::default()
+        }));
+        let (tx, mut rx) = mpsc::channel(1);
+        assert!(perform(&c, Effect::ReloadDiscovery, &tx).is_none());
+        let event = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("reload finished in time");
+        assert!(matches!(event, Some(AppEvent::Discovered(_))));
+    }
+}

@@ -1,0 +1,232 @@
+//! The update step: folds one [`Action`] into [`AppState`] and returns the
+//! [`Effect`]s for the event loop. No IO happens here, so every rule is a
+//! plain unit test.
+use super::action::{Action, AppEvent, Effect};
+use super::command::{self, Command};
+use super::dispatcher::Answer;
+use super::keymap;
+use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay};
+
+/// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
+/// table chrome.
+fn page(state: &AppState) -> usize {
+    usize::from(state.size.1.saturating_sub(8)).max(1)
+}
+
+pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Quit => return vec![Effect::Quit],
+        Action::Resize(w, h) => state.size = (w, h),
+        Action::Notify(message) => state.message = Some(message),
+        Action::Event(event) => on_event(state, event),
+        Action::Request(mutating) => return vec![Effect::Gate(mutating)],
+        Action::AskConfirmation(pending) => {
+            state.input = None;
+            state.overlay = Some(Overlay::Confirm(ConfirmState {
+                pending,
+                typed: String::new(),
+            }));
+        }
+        other => {
+            return match state.overlay.take() {
+                Some(overlay) => on_overlay(state, overlay, other),
+                None if state.input.is_some() => on_input(state, other),
+                None => on_list(state, other),
+            };
+        }
+    }
+    Vec::new()
+}
+
+fn on_event(state: &mut AppState, event: AppEvent) {
+    match event {
+        AppEvent::Discovered(discovery) => {
+            let selected = state.selected_cluster().map(|c| c.name.clone());
+            state.clusters = discovery.clusters;
+            state.errors = discovery.errors;
+            if let Some(current) = &state.current
+                && !state.clusters.iter().any(|c| &c.name == current)
+            {
+                state.current = None;
+            }
+            let visible = state.visible_clusters();
+            state.selected = selected
+                .and_then(|name| visible.iter().position(|c| c.name == name))
+                .unwrap_or(0);
+            state.clamp_selection();
+            state.message = Some(Message::info(format!(
+                "reloaded: {} clusters, {} discovery errors",
+                state.clusters.len(),
+                state.errors.len()
+            )));
+        }
+    }
+}
+
+fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let last = state.visible_clusters().len().saturating_sub(1);
+    match action {
+        Action::MoveDown => state.selected = (state.selected + 1).min(last),
+        Action::MoveUp => state.selected = state.selected.saturating_sub(1),
+        Action::MoveFirst => state.selected = 0,
+        Action::MoveLast => state.selected = last,
+        Action::PageDown => state.selected = (state.selected + page(state)).min(last),
+        Action::PageUp => state.selected = state.selected.saturating_sub(page(state)),
+        Action::UseSelected => {
+            if let Some(name) = state.selected_cluster().map(|c| c.name.clone()) {
+                state.message = Some(Message::info(format!("using cluster {name}")));
+                state.current = Some(name);
+            }
+        }
+        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenErrors => state.overlay = Some(Overlay::Errors { scroll: 0 }),
+        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenFilter => {
+            let text = state.filter.clone();
+            open_input(state, InputKind::Filter, text);
+        }
+        Action::Back => {
+            state.filter.clear();
+            state.message = None;
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn open_input(state: &mut AppState, kind: InputKind, text: String) {
+    state.message = None;
+    state.input = Some(InputLine {
+        kind,
+        text,
+        candidates: Vec::new(),
+    });
+}
+
+fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Effect> {
+    match overlay {
+        Overlay::Help { scroll } | Overlay::Errors { scroll } => {
+            let is_help = matches!(overlay, Overlay::Help { .. });
+            // Two lines per error; help is as long as the keymap makes it.
+            let length = if is_help {
+                keymap::help_line_count()
+            } else {
+                state.errors.len().saturating_mul(2)
+            };
+            let max = u16::try_from(length).unwrap_or(u16::MAX);
+            let scroll = match action {
+                Action::Back => return Vec::new(),
+                Action::MoveDown => scroll.saturating_add(1).min(max.saturating_sub(1)),
+                Action::MoveUp => scroll.saturating_sub(1),
+                _ => scroll,
+            };
+            state.overlay = Some(if is_help {
+                Overlay::Help { scroll }
+            } else {
+                Overlay::Errors { scroll }
+            });
+            Vec::new()
+        }
+        Overlay::Confirm(mut confirm) => match action {
+            // Esc, or Enter with the wrong name, cancels: Cancel is the default.
+            Action::Back => vec![Effect::Answer(confirm.pending, Answer::Cancel)],
+            Action::Submit => vec![Effect::Answer(
+                confirm.pending,
+                Answer::Typed(confirm.typed),
+            )],
+            Action::Insert(c) => {
+                confirm.typed.push(c);
+                state.overlay = Some(Overlay::Confirm(confirm));
+                Vec::new()
+            }
+            Action::Paste(text) => {
+                confirm.typed.push_str(text.lines().next().unwrap_or(""));
+                state.overlay = Some(Overlay::Confirm(confirm));
+                Vec::new()
+            }
+            Action::DeleteBack => {
+                confirm.typed.pop();
+                state.overlay = Some(Overlay::Confirm(confirm));
+                Vec::new()
+            }
+            _ => {
+                state.overlay = Some(Overlay::Confirm(confirm));
+                Vec::new()
+            }
+        },
+    }
+}
+
+fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(mut line) = state.input.take() else {
+        return Vec::new();
+    };
+    match action {
+        Action::Back => {
+            if line.kind == InputKind::Filter {
+                state.filter.clear();
+                state.clamp_selection();
+            }
+            return Vec::new();
+        }
+        Action::Submit => {
+            return match line.kind {
+                InputKind::Filter => Vec::new(),
+                InputKind::Command => run_command(state, &line.text),
+            };
+        }
+        Action::Insert(c) => line.text.push(c),
+        // One line only: a pasted newline must not run a command.
+        Action::Paste(text) => line.text.push_str(text.lines().next().unwrap_or("")),
+        Action::DeleteBack => {
+            line.text.pop();
+        }
+        Action::Complete if line.kind == InputKind::Command => {
+            let done = command::complete(&line.text, &state.cluster_names());
+            line.text = done.line;
+            line.candidates = done.candidates;
+        }
+        _ => {}
+    }
+    if line.kind == InputKind::Filter {
+        state.filter = line.text.clone();
+        state.selected = 0;
+    }
+    state.input = Some(line);
+    Vec::new()
+}
+
+fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
+    match command::parse(text) {
+        Ok(None) => Vec::new(),
+        Ok(Some(Command::Quit)) => vec![Effect::Quit],
+        Ok(Some(Command::Help)) => {
+            state.overlay = Some(Overlay::Help { scroll: 0 });
+            Vec::new()
+        }
+        Ok(Some(Command::Errors)) => {
+            state.overlay = Some(Overlay::Errors { scroll: 0 });
+            Vec::new()
+        }
+        Ok(Some(Command::Reload)) => {
+            state.message = Some(Message::info("reloading kubeconfig and talosconfig..."));
+            vec![Effect::ReloadDiscovery]
+        }
+        Ok(Some(Command::Ctx(name))) => {
+            state.message = Some(if state.use_cluster(&name) {
+                Message::info(format!("using cluster {name}"))
+            } else {
+                Message::error(format!("no cluster named {name:?} (Tab completes names)"))
+            });
+            Vec::new()
+        }
+        Err(e) => {
+            state.message = Some(Message::error(e.to_string()));
+            Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "update_tests.rs"]
+mod tests;

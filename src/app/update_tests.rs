@@ -1,0 +1,215 @@
+//! Unit tests of the update step: navigation, filter, command line, overlays
+//! and the confirmation flow up to the dispatcher's door.
+use std::path::PathBuf;
+
+use super::*;
+use crate::app::dispatcher::{AuditLog, Dispatcher, Gate, MutatingAction};
+use crate::app::state::Level;
+use crate::discovery::{Cluster, Discovery, KubeContext, PairedBy};
+
+fn cluster(name: &str, kube: Option<&str>) -> Cluster {
+    Cluster {
+        name: name.to_string(),
+        talos: None,
+        kube: kube.map(|k| KubeContext {
+            name: k.to_string(),
+            file: PathBuf::from("/k"),
+            cluster: name.to_string(),
+            user: "admin".into(),
+            server: Some("https://127.0.0.1:6443".into()),
+        }),
+        paired_by: Some(PairedBy::Name),
+    }
+}
+
+fn state() -> AppState {
+    let discovery = Discovery {
+        clusters: vec![
+            cluster("prod-eu", Some("admin@prod-eu")),
+            cluster("prod-us", Some("admin@prod-us")),
+            cluster("staging", Some("ops-lab")),
+        ],
+        ..Discovery::default()
+    };
+    AppState::new(discovery, false)
+}
+
+fn type_text(s: &mut AppState, text: &str) {
+    for c in text.chars() {
+        update(s, Action::Insert(c));
+    }
+}
+
+#[test]
+fn moves_within_bounds() {
+    let mut s = state();
+    update(&mut s, Action::MoveUp);
+    assert_eq!(s.selected, 0);
+    for _ in 0..5 {
+        update(&mut s, Action::MoveDown);
+    }
+    assert_eq!(s.selected, 2);
+    update(&mut s, Action::MoveFirst);
+    assert_eq!(s.selected, 0);
+    update(&mut s, Action::MoveLast);
+    assert_eq!(s.selected, 2);
+}
+
+#[test]
+fn quit_is_an_effect() {
+    let mut s = state();
+    assert!(matches!(update(&mut s, Action::Quit)[..], [Effect::Quit]));
+}
+
+#[test]
+fn filter_matches_names_and_contexts_case_insensitively() {
+    let mut s = state();
+    update(&mut s, Action::OpenFilter);
+    type_text(&mut s, "LAB");
+    let names: Vec<&str> = s
+        .visible_clusters()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["staging"]);
+    update(&mut s, Action::Submit);
+    assert!(s.input.is_none());
+    assert_eq!(s.filter, "LAB");
+    // Esc on the list clears the kept filter.
+    update(&mut s, Action::Back);
+    assert_eq!(s.visible_clusters().len(), 3);
+}
+
+#[test]
+fn esc_in_filter_clears_it() {
+    let mut s = state();
+    update(&mut s, Action::OpenFilter);
+    type_text(&mut s, "prod");
+    update(&mut s, Action::MoveDown);
+    assert_eq!(s.visible_clusters().len(), 2);
+    update(&mut s, Action::Back);
+    assert!(s.input.is_none());
+    assert!(s.filter.is_empty());
+}
+
+#[test]
+fn ctx_command_uses_a_cluster() {
+    let mut s = state();
+    update(&mut s, Action::OpenCommandLine);
+    type_text(&mut s, "ctx st");
+    update(&mut s, Action::Complete);
+    assert_eq!(
+        s.input.as_ref().map(|l| l.text.as_str()),
+        Some("ctx staging")
+    );
+    update(&mut s, Action::Submit);
+    assert_eq!(s.current.as_deref(), Some("staging"));
+    assert_eq!(s.selected, 2);
+    assert!(s.input.is_none());
+
+    update(&mut s, Action::OpenCommandLine);
+    type_text(&mut s, "ctx nowhere");
+    update(&mut s, Action::Submit);
+    assert_eq!(s.current.as_deref(), Some("staging"));
+    assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Error));
+}
+
+#[test]
+fn q_command_quits_and_typed_q_does_not() {
+    let mut s = state();
+    update(&mut s, Action::OpenCommandLine);
+    type_text(&mut s, "q");
+    assert!(s.input.is_some());
+    assert!(matches!(update(&mut s, Action::Submit)[..], [Effect::Quit]));
+}
+
+#[test]
+fn unknown_command_is_an_error_message() {
+    let mut s = state();
+    update(&mut s, Action::OpenCommandLine);
+    type_text(&mut s, "nodes");
+    assert!(update(&mut s, Action::Submit).is_empty());
+    let msg = s.message.expect("a message");
+    assert_eq!(msg.level, Level::Error);
+    assert!(msg.text.contains(":nodes"));
+}
+
+#[test]
+fn pasted_newline_does_not_submit() {
+    let mut s = state();
+    update(&mut s, Action::OpenCommandLine);
+    let effects = update(&mut s, Action::Paste("q\nrm -rf".into()));
+    assert!(effects.is_empty());
+    assert_eq!(s.input.as_ref().map(|l| l.text.as_str()), Some("q"));
+}
+
+#[test]
+fn help_and_errors_overlays_close_with_back() {
+    let mut s = state();
+    update(&mut s, Action::OpenHelp);
+    update(&mut s, Action::MoveDown);
+    assert_eq!(s.overlay, Some(Overlay::Help { scroll: 1 }));
+    update(&mut s, Action::Back);
+    assert_eq!(s.overlay, None);
+    update(&mut s, Action::OpenErrors);
+    assert_eq!(s.overlay, Some(Overlay::Errors { scroll: 0 }));
+    // Keys in an overlay do not move the list underneath.
+    update(&mut s, Action::MoveDown);
+    assert_eq!(s.selected, 0);
+}
+
+#[test]
+fn confirmation_flow_goes_through_effects() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let reboot = MutatingAction::Reboot {
+        cluster: "prod-eu".into(),
+        node: "127.0.0.11".into(),
+    };
+    let mut s = state();
+    let effects = update(&mut s, Action::Request(reboot.clone()));
+    let [Effect::Gate(action)] = &effects[..] else {
+        panic!("a request must go to the dispatcher: {effects:?}")
+    };
+    let Gate::Confirm(pending) = d.request(action.clone()) else {
+        panic!("expected a confirmation")
+    };
+    update(&mut s, Action::AskConfirmation(pending));
+    type_text(&mut s, "prod-e");
+    // Esc cancels whatever was typed.
+    let effects = update(&mut s, Action::Back);
+    assert!(matches!(&effects[..], [Effect::Answer(_, Answer::Cancel)]));
+    assert_eq!(s.overlay, None);
+
+    let Gate::Confirm(pending) = d.request(reboot) else {
+        panic!()
+    };
+    update(&mut s, Action::AskConfirmation(pending));
+    type_text(&mut s, "prod-eux");
+    update(&mut s, Action::DeleteBack);
+    let effects = update(&mut s, Action::Submit);
+    let [Effect::Answer(_, Answer::Typed(typed))] = &effects[..] else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(typed, "prod-eu");
+}
+
+#[test]
+fn reload_replaces_clusters_and_keeps_selection() {
+    let mut s = state();
+    update(&mut s, Action::MoveDown);
+    s.current = Some("prod-eu".into());
+    let discovery = Discovery {
+        clusters: vec![cluster("new", None), cluster("prod-us", None)],
+        ..Discovery::default()
+    };
+    update(
+        &mut s,
+        Action::Event(AppEvent::Discovered(Box::new(discovery))),
+    );
+    assert_eq!(
+        s.selected_cluster().map(|c| c.name.as_str()),
+        Some("prod-us")
+    );
+    assert_eq!(s.current, None, "a cluster that vanished is not in use");
+}

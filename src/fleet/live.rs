@@ -1,0 +1,352 @@
+//! Live fleet data for the console: what pollers report ([`FleetEvent`]) and
+//! the model the app's pure update step folds those reports into
+//! ([`FleetModel`]). Every report carries the time it was made, so folding is
+//! deterministic and ages can be shown without a ticking clock.
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Instant;
+
+use crate::kube::KubeNode;
+use crate::talos::ServiceStatus;
+
+use super::kubernetes::{KubernetesFacts, apply_kubernetes};
+use super::status::{ClusterStatus, EtcdReport, NodeStatus};
+
+/// How many recent events are kept per node for the detail view.
+pub const EVENTS_PER_NODE: usize = 50;
+
+/// One report from a poller. `cluster` is the cluster's name as discovery
+/// gives it; `node` is the node's address (the talosconfig node entry).
+#[derive(Debug, Clone)]
+pub enum FleetEvent {
+    /// A poll round started.
+    PollStarted { cluster: String, at: Instant },
+    /// The client's role, or why the cluster cannot be asked at all.
+    ClusterInfo {
+        cluster: String,
+        role: String,
+        error: Option<String>,
+        at: Instant,
+    },
+    /// One node's Talos-side probe (answered, or with `error` set).
+    Node {
+        cluster: String,
+        node: NodeStatus,
+        at: Instant,
+    },
+    /// etcd as the control planes see it.
+    Etcd {
+        cluster: String,
+        etcd: EtcdReport,
+        at: Instant,
+    },
+    /// The Kubernetes side.
+    Kubernetes {
+        cluster: String,
+        facts: KubernetesFacts,
+        at: Instant,
+    },
+    /// A poll round ended; nodes that did not answer in it are stale.
+    PollFinished { cluster: String, at: Instant },
+    /// Services of one node (for the node detail view).
+    NodeServices {
+        cluster: String,
+        node: String,
+        services: Result<Vec<ServiceStatus>, String>,
+        at: Instant,
+    },
+    /// One machine event of a node, already summarised in one line.
+    NodeEvent {
+        cluster: String,
+        node: String,
+        summary: String,
+        at: Instant,
+    },
+}
+
+impl FleetEvent {
+    pub fn cluster(&self) -> &str {
+        match self {
+            FleetEvent::PollStarted { cluster, .. }
+            | FleetEvent::ClusterInfo { cluster, .. }
+            | FleetEvent::Node { cluster, .. }
+            | FleetEvent::Etcd { cluster, .. }
+            | FleetEvent::Kubernetes { cluster, .. }
+            | FleetEvent::PollFinished { cluster, .. }
+            | FleetEvent::NodeServices { cluster, .. }
+            | FleetEvent::NodeEvent { cluster, .. } => cluster,
+        }
+    }
+}
+
+/// What the console knows of one cluster, and since when.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterLive {
+    /// The last known status. A node that stops answering keeps its last
+    /// known fields, with `error` set: see `node_answered`.
+    pub status: ClusterStatus,
+    pub kube_nodes: Vec<KubeNode>,
+    /// When each node (by address) last answered.
+    pub node_answered: HashMap<String, Instant>,
+    pub etcd_at: Option<Instant>,
+    pub kube_at: Option<Instant>,
+    pub poll_started: Option<Instant>,
+    pub poll_finished: Option<Instant>,
+    /// A poll round is under way.
+    pub polling: bool,
+    pub services: HashMap<String, (Result<Vec<ServiceStatus>, String>, Instant)>,
+    pub events: HashMap<String, VecDeque<(Instant, String)>>,
+}
+
+impl ClusterLive {
+    /// Whether anything was ever heard from the cluster.
+    pub fn has_data(&self) -> bool {
+        self.poll_finished.is_some() || !self.node_answered.is_empty()
+    }
+
+    /// When the node last answered, if it ever did.
+    pub fn node_last_answer(&self, address: &str) -> Option<Instant> {
+        self.node_answered.get(address).copied()
+    }
+
+    fn fold_node(&mut self, node: NodeStatus, at: Instant) {
+        let answered = node.error.is_none();
+        if answered {
+            self.node_answered.insert(node.address.clone(), at);
+        }
+        match self
+            .status
+            .nodes
+            .iter_mut()
+            .find(|n| n.address == node.address)
+        {
+            Some(known) if !answered => {
+                // Keep what was known; say why it is stale.
+                known.error = node.error;
+                if known.name == known.address && node.name != node.address {
+                    known.name = node.name;
+                }
+                if node.role != super::NodeRole::Unknown {
+                    known.role = node.role;
+                }
+            }
+            Some(known) => {
+                let kube = (
+                    known.kubelet_version.take(),
+                    known.k8s_ready,
+                    known.cordoned,
+                );
+                *known = node;
+                // Kubernetes facts arrive separately; keep them until they do.
+                (known.kubelet_version, known.k8s_ready, known.cordoned) = kube;
+            }
+            None => self.status.nodes.push(node),
+        }
+    }
+
+    /// Folds one report in. Returns whether anything visible changed.
+    pub fn apply(&mut self, event: FleetEvent) -> bool {
+        match event {
+            FleetEvent::PollStarted { at, .. } => {
+                self.poll_started = Some(at);
+                self.polling = true;
+            }
+            FleetEvent::ClusterInfo { role, error, .. } => {
+                if self.status.role == role && self.status.error == error {
+                    return false;
+                }
+                self.status.role = role;
+                self.status.error = error;
+            }
+            FleetEvent::Node { node, at, .. } => {
+                let before = self
+                    .status
+                    .nodes
+                    .iter()
+                    .find(|n| n.address == node.address)
+                    .cloned();
+                self.fold_node(node.clone(), at);
+                self.status.reachable = !self.node_answered.is_empty();
+                let after = self.status.nodes.iter().find(|n| n.address == node.address);
+                return before.as_ref() != after;
+            }
+            FleetEvent::Etcd { etcd, at, .. } => {
+                self.etcd_at = Some(at);
+                if self.status.etcd == etcd {
+                    return false;
+                }
+                self.status.etcd = etcd;
+            }
+            FleetEvent::Kubernetes { facts, at, .. } => {
+                self.kube_at = Some(at);
+                let before = (self.status.kubernetes.clone(), self.kube_nodes.clone());
+                self.kube_nodes = facts.nodes.clone();
+                apply_kubernetes(&mut self.status, facts);
+                return before != (self.status.kubernetes.clone(), self.kube_nodes.clone());
+            }
+            FleetEvent::PollFinished { at, .. } => {
+                self.poll_finished = Some(at);
+                self.polling = false;
+            }
+            FleetEvent::NodeServices {
+                node, services, at, ..
+            } => {
+                let same = self
+                    .services
+                    .get(&node)
+                    .is_some_and(|(s, _)| *s == services);
+                self.services.insert(node, (services, at));
+                return !same;
+            }
+            FleetEvent::NodeEvent {
+                node, summary, at, ..
+            } => {
+                let log = self.events.entry(node).or_default();
+                if log.len() == EVENTS_PER_NODE {
+                    log.pop_front();
+                }
+                log.push_back((at, summary));
+            }
+        }
+        true
+    }
+}
+
+/// Every cluster's live data, by cluster name.
+#[derive(Debug, Clone, Default)]
+pub struct FleetModel {
+    pub clusters: BTreeMap<String, ClusterLive>,
+}
+
+impl FleetModel {
+    /// Folds one report in; returns whether anything visible changed.
+    pub fn apply(&mut self, event: FleetEvent) -> bool {
+        let cluster = event.cluster().to_string();
+        let live = self
+            .clusters
+            .entry(cluster.clone())
+            .or_insert_with(|| ClusterLive {
+                status: ClusterStatus {
+                    name: cluster,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        live.apply(event)
+    }
+
+    pub fn cluster(&self, name: &str) -> Option<&ClusterLive> {
+        self.clusters.get(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn node(address: &str, version: Option<&str>, error: Option<&str>) -> NodeStatus {
+        NodeStatus {
+            name: format!("n-{address}"),
+            address: address.into(),
+            talos_version: version.map(String::from),
+            ready: error.is_none(),
+            error: error.map(String::from),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_node_that_stops_answering_keeps_its_last_known_data() {
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        let ev = |n: NodeStatus, at| FleetEvent::Node {
+            cluster: "c".into(),
+            node: n,
+            at,
+        };
+        assert!(fleet.apply(ev(node("127.1.0.1", Some("v1.11.3"), None), t0)));
+        let t1 = t0 + Duration::from_secs(30);
+        assert!(fleet.apply(ev(node("127.1.0.1", None, Some("unreachable")), t1)));
+        let live = fleet.cluster("c").unwrap();
+        let n = &live.status.nodes[0];
+        assert_eq!(n.talos_version.as_deref(), Some("v1.11.3"));
+        assert_eq!(n.error.as_deref(), Some("unreachable"));
+        assert_eq!(live.node_last_answer("127.1.0.1"), Some(t0));
+    }
+
+    #[test]
+    fn an_unchanged_report_changes_nothing_visible() {
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        let ev = |at| FleetEvent::Node {
+            cluster: "c".into(),
+            node: node("127.1.0.1", Some("v1.11.3"), None),
+            at,
+        };
+        assert!(fleet.apply(ev(t0)));
+        assert!(!fleet.apply(ev(t0 + Duration::from_secs(5))));
+        let etcd = |at| FleetEvent::Etcd {
+            cluster: "c".into(),
+            etcd: EtcdReport::default(),
+            at,
+        };
+        assert!(!fleet.apply(etcd(t0)));
+    }
+
+    #[test]
+    fn kubernetes_facts_survive_the_next_talos_probe() {
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        fleet.apply(FleetEvent::Node {
+            cluster: "c".into(),
+            node: node("127.1.0.1", Some("v1.11.3"), None),
+            at: t0,
+        });
+        let kube = KubeNode {
+            name: "n-127.1.0.1".into(),
+            roles: vec![],
+            ready: true,
+            conditions: vec![],
+            kubelet_version: "v1.34.1".into(),
+            internal_ips: vec!["127.1.0.1".into()],
+            hostname: None,
+            taints: vec![],
+            unschedulable: false,
+        };
+        let facts = KubernetesFacts {
+            nodes: vec![kube],
+            ..Default::default()
+        };
+        fleet.apply(FleetEvent::Kubernetes {
+            cluster: "c".into(),
+            facts,
+            at: t0,
+        });
+        fleet.apply(FleetEvent::Node {
+            cluster: "c".into(),
+            node: node("127.1.0.1", Some("v1.12.0"), None),
+            at: t0,
+        });
+        let n = &fleet.cluster("c").unwrap().status.nodes[0];
+        assert_eq!(n.talos_version.as_deref(), Some("v1.12.0"));
+        assert_eq!(n.kubelet_version.as_deref(), Some("v1.34.1"));
+        assert_eq!(n.k8s_ready, Some(true));
+    }
+
+    #[test]
+    fn node_events_are_bounded() {
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        for i in 0..(EVENTS_PER_NODE + 10) {
+            fleet.apply(FleetEvent::NodeEvent {
+                cluster: "c".into(),
+                node: "a".into(),
+                summary: format!("e{i}"),
+                at: t0,
+            });
+        }
+        let log = &fleet.cluster("c").unwrap().events["a"];
+        assert_eq!(log.len(), EVENTS_PER_NODE);
+        assert_eq!(log.back().map(|e| e.1.as_str()), Some("e59"));
+    }
+}

@@ -1,0 +1,275 @@
+//! The status model of a fleet: clusters, their nodes, and etcd. These structs
+//! are the JSON contract of `taloscope status --output json` (field names and
+//! shapes are fixed; etcd member ids are 16-digit hex strings like talosctl's).
+use serde::{Deserialize, Serialize};
+
+use super::quorum::Quorum;
+use crate::talos::{MachineStage, UnmetCondition};
+
+/// Every cluster asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct FleetStatus {
+    pub clusters: Vec<ClusterStatus>,
+}
+
+impl FleetStatus {
+    /// True when every node of every cluster answered.
+    pub fn every_node_answered(&self) -> bool {
+        self.clusters.iter().all(ClusterStatus::every_node_answered)
+    }
+}
+
+/// One cluster (one talosconfig context).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ClusterStatus {
+    pub name: String,
+    /// Whether any node answered.
+    pub reachable: bool,
+    /// The client certificate's role(s), e.g. `os:admin` (comma-separated if several).
+    pub role: String,
+    pub nodes: Vec<NodeStatus>,
+    pub etcd: EtcdReport,
+    /// The Kubernetes side; `null` when the cluster has no kube context.
+    #[serde(default)]
+    pub kubernetes: Option<KubernetesReport>,
+    /// Why the cluster could not be asked at all (certificates, endpoints).
+    /// Absent when the cluster was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ClusterStatus {
+    pub fn every_node_answered(&self) -> bool {
+        self.error.is_none() && self.nodes.iter().all(|n| n.error.is_none())
+    }
+
+    pub fn node(&self, name: &str) -> Option<&NodeStatus> {
+        self.nodes
+            .iter()
+            .find(|n| n.name == name || n.address == name)
+    }
+}
+
+/// Control plane or worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeRole {
+    Controlplane,
+    Worker,
+    /// Nothing could be learned about the node (it never answered and no
+    /// other node knew it).
+    #[default]
+    Unknown,
+}
+
+impl NodeRole {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            NodeRole::Controlplane => "controlplane",
+            NodeRole::Worker => "worker",
+            NodeRole::Unknown => "unknown",
+        }
+    }
+}
+
+/// One node. Fields the node could not tell are `null`; `error` says why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct NodeStatus {
+    /// Hostname, else the address.
+    pub name: String,
+    /// The address the node is reached at (the talosconfig node entry).
+    pub address: String,
+    pub role: NodeRole,
+    pub talos_version: Option<String>,
+    pub stage: Option<MachineStage>,
+    pub ready: bool,
+    pub unmet_conditions: Vec<UnmetCondition>,
+    pub error: Option<String>,
+    /// From the Kubernetes node matched by address or hostname; `null` when
+    /// Kubernetes was not asked, did not answer, or has no such node.
+    #[serde(default)]
+    pub kubelet_version: Option<String>,
+    /// The Kubernetes node's Ready condition.
+    #[serde(default)]
+    pub k8s_ready: Option<bool>,
+    /// `spec.unschedulable` of the Kubernetes node.
+    #[serde(default)]
+    pub cordoned: Option<bool>,
+}
+
+/// The Kubernetes side of a cluster, from its paired kube context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct KubernetesReport {
+    /// The API server's `gitVersion`; `null` when it did not answer.
+    pub server_version: Option<String>,
+    /// kube-apiserver, kube-controller-manager and kube-scheduler per control plane.
+    pub components: Vec<ComponentReport>,
+    /// The kube-proxy DaemonSet's image tag, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_proxy_version: Option<String>,
+    /// Why the Kubernetes API could not be asked (unreachable, credentials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One control-plane component on one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ComponentReport {
+    pub node: String,
+    /// `kube-apiserver`, `kube-controller-manager` or `kube-scheduler`.
+    pub name: String,
+    /// Image tag, e.g. `v1.34.1`.
+    pub version: String,
+    pub ready: bool,
+}
+
+/// etcd as seen from the control planes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct EtcdReport {
+    pub members: Vec<EtcdMemberReport>,
+    pub alarms: Vec<EtcdAlarmReport>,
+    pub quorum: Quorum,
+}
+
+impl EtcdReport {
+    pub fn leader(&self) -> Option<&EtcdMemberReport> {
+        self.members.iter().find(|m| m.leader)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct EtcdMemberReport {
+    /// Member id, 16 lower-case hex digits (`talosctl etcd members` prints the same).
+    pub id: String,
+    pub hostname: String,
+    pub is_learner: bool,
+    pub leader: bool,
+    /// The member's node answered EtcdStatus and reported no errors.
+    pub healthy: bool,
+    /// Bytes; `null` when the member did not answer.
+    pub db_size: Option<i64>,
+    pub raft_term: Option<u64>,
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct EtcdAlarmReport {
+    /// Member id, 16 hex digits.
+    pub member_id: String,
+    /// The member's hostname, when known.
+    pub hostname: Option<String>,
+    /// `NOSPACE`, `CORRUPT`.
+    pub alarm: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_shape_matches_the_contract() {
+        let fleet = FleetStatus {
+            clusters: vec![ClusterStatus {
+                name: "healthy".into(),
+                reachable: true,
+                role: "os:admin".into(),
+                nodes: vec![NodeStatus {
+                    name: "cp-1".into(),
+                    address: "127.10.0.2".into(),
+                    role: NodeRole::Controlplane,
+                    talos_version: Some("v1.11.3".into()),
+                    stage: Some(MachineStage::ShuttingDown),
+                    ready: true,
+                    unmet_conditions: vec![],
+                    error: None,
+                    kubelet_version: Some("v1.34.1".into()),
+                    k8s_ready: Some(true),
+                    cordoned: Some(false),
+                }],
+                etcd: EtcdReport {
+                    members: vec![EtcdMemberReport {
+                        id: "000000000000000a".into(),
+                        hostname: "cp-1".into(),
+                        leader: true,
+                        healthy: true,
+                        db_size: Some(1),
+                        raft_term: Some(2),
+                        ..Default::default()
+                    }],
+                    alarms: vec![],
+                    quorum: Quorum::from_counts(1, 1),
+                },
+                kubernetes: Some(KubernetesReport {
+                    server_version: Some("v1.34.1".into()),
+                    components: vec![ComponentReport {
+                        node: "cp-1".into(),
+                        name: "kube-apiserver".into(),
+                        version: "v1.34.1".into(),
+                        ready: true,
+                    }],
+                    ..Default::default()
+                }),
+                error: None,
+            }],
+        };
+        let json = serde_json::to_value(&fleet).expect("serializes");
+        let cluster = &json["clusters"][0];
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            k.sort();
+            k
+        };
+        assert_eq!(
+            keys(cluster),
+            ["etcd", "kubernetes", "name", "nodes", "reachable", "role"]
+        );
+        assert_eq!(
+            keys(&cluster["kubernetes"]),
+            ["components", "server_version"]
+        );
+        assert_eq!(
+            keys(&cluster["kubernetes"]["components"][0]),
+            ["name", "node", "ready", "version"]
+        );
+        assert_eq!(
+            keys(&cluster["nodes"][0]),
+            [
+                "address",
+                "cordoned",
+                "error",
+                "k8s_ready",
+                "kubelet_version",
+                "name",
+                "ready",
+                "role",
+                "stage",
+                "talos_version",
+                "unmet_conditions"
+            ]
+        );
+        assert_eq!(cluster["nodes"][0]["role"], "controlplane");
+        assert_eq!(cluster["nodes"][0]["stage"], "shutting down");
+        assert_eq!(
+            keys(&cluster["etcd"]["members"][0]),
+            [
+                "db_size",
+                "errors",
+                "healthy",
+                "hostname",
+                "id",
+                "is_learner",
+                "leader",
+                "raft_term"
+            ]
+        );
+        assert_eq!(
+            keys(&cluster["etcd"]["quorum"]),
+            ["healthy", "members", "needed", "tolerates"]
+        );
+        let back: FleetStatus = serde_json::from_value(json).expect("round trip");
+        assert_eq!(back, fleet);
+    }
+}

@@ -1,0 +1,56 @@
+//! What the Kubernetes API sim knows about a cluster, published by the Talos
+//! sim whenever a node changes (reboots, upgrades, config applies), so both
+//! APIs always tell the same story.
+use std::net::IpAddr;
+
+/// One control-plane static pod as the kubelet would report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaticPodFacts {
+    /// `kube-apiserver`, `kube-controller-manager` or `kube-scheduler`.
+    pub component: String,
+    /// Image tag, e.g. `v1.34.1`.
+    pub version: String,
+    pub ready: bool,
+    /// Machine-config version the pod was started from (`talos.dev/config-version`).
+    pub config_version: u64,
+}
+
+/// One node as the kubelet registers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeNodeFacts {
+    pub name: String,
+    pub address: IpAddr,
+    pub control_plane: bool,
+    /// Kubelet version, e.g. `v1.34.1`.
+    pub kubelet_version: String,
+    /// Talos version, shown as the OS image (`Talos (v1.11.3)`).
+    pub talos_version: String,
+    /// False while the node is down or rebooting.
+    pub ready: bool,
+    /// Empty on workers.
+    pub static_pods: Vec<StaticPodFacts>,
+}
+
+/// A whole cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeClusterFacts {
+    pub cluster: String,
+    /// kube-proxy DaemonSet image tag.
+    pub kube_proxy_version: String,
+    pub nodes: Vec<KubeNodeFacts>,
+    /// Seconds since the Unix epoch when the cluster was created (node ages).
+    pub created_unix: i64,
+}
+
+impl KubeClusterFacts {
+    /// The version the API server reports: the apiserver of the first control
+    /// plane that runs one and is ready (what a load balancer would reach).
+    pub fn server_version(&self) -> Option<&str> {
+        self.nodes
+            .iter()
+            .filter(|n| n.ready)
+            .flat_map(|n| n.static_pods.iter())
+            .find(|p| p.component == "kube-apiserver" && p.ready)
+            .map(|p| p.version.as_str())
+    }
+}

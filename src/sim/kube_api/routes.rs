@@ -1,0 +1,398 @@
+//! Request routing for the Kubernetes API sim: paths, query parameters, label
+//! and field selectors, server-side print tables, node watches and patches.
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+
+use super::{ApiState, Body, objects};
+
+fn json(status: StatusCode, value: &Value) -> Response<Body> {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body)).boxed())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed()))
+}
+
+fn ok(value: &Value) -> Response<Body> {
+    json(StatusCode::OK, value)
+}
+
+fn not_found(message: &str) -> Response<Body> {
+    json(
+        StatusCode::NOT_FOUND,
+        &objects::status_error(404, "NotFound", message),
+    )
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                Ok(b) => {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+                Err(_) => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn query(req: &Request<Incoming>) -> BTreeMap<String, String> {
+    req.uri()
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => (percent_decode(k), percent_decode(v)),
+            None => (percent_decode(kv), String::new()),
+        })
+        .collect()
+}
+
+/// `k=v`, `k==v`, `k!=v` and `k` terms, comma-separated, all of which must hold.
+fn selector_matches(selector: Option<&String>, fields: &dyn Fn(&str) -> Option<String>) -> bool {
+    let Some(sel) = selector.filter(|s| !s.is_empty()) else {
+        return true;
+    };
+    sel.split(',').all(|term| {
+        let term = term.trim();
+        if let Some((k, v)) = term.split_once("!=") {
+            fields(k.trim()).as_deref() != Some(v.trim())
+        } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+            fields(k.trim()).as_deref() == Some(v.trim())
+        } else {
+            fields(term).is_some()
+        }
+    })
+}
+
+fn object_matches(obj: &Value, q: &BTreeMap<String, String>) -> bool {
+    let labels = |k: &str| {
+        obj["metadata"]["labels"]
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let fields = |k: &str| match k {
+        "metadata.name" => obj["metadata"]["name"].as_str().map(str::to_string),
+        "metadata.namespace" => obj["metadata"]["namespace"].as_str().map(str::to_string),
+        "spec.nodeName" => obj["spec"]["nodeName"].as_str().map(str::to_string),
+        "spec.unschedulable" => obj["spec"]["unschedulable"]
+            .as_bool()
+            .map(|b| b.to_string()),
+        _ => None,
+    };
+    selector_matches(q.get("labelSelector"), &labels)
+        && selector_matches(q.get("fieldSelector"), &fields)
+}
+
+fn wants_table(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get("accept")
+        .and_then(|a| a.to_str().ok())
+        .map(|a| a.split(',').next().unwrap_or("").contains("as=Table"))
+        .unwrap_or(false)
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+pub(crate) fn node_objects(state: &ApiState) -> Vec<Value> {
+    let facts = state.facts.borrow().clone();
+    let rv = state.resource_version();
+    facts
+        .nodes
+        .iter()
+        .map(|n| objects::node(&facts, n, state.is_cordoned(&n.name), rv))
+        .collect()
+}
+
+fn kube_system_pods(state: &ApiState) -> Vec<Value> {
+    let facts = state.facts.borrow().clone();
+    facts
+        .nodes
+        .iter()
+        .flat_map(|n| n.static_pods.iter().map(move |p| (n, p)))
+        .map(|(n, p)| objects::static_pod(&facts, n, p))
+        .collect()
+}
+
+pub(crate) async fn handle(
+    state: Arc<ApiState>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let path = req.uri().path().trim_end_matches('/').to_string();
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let q = query(&req);
+    let rv = state.resource_version();
+    let method = req.method().clone();
+    let response = match (&method, segments.as_slice()) {
+        (&Method::GET, ["version"]) => match state.facts.borrow().server_version() {
+            Some(v) => ok(&objects::version(v)),
+            None => json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &objects::status_error(503, "ServiceUnavailable", "no kube-apiserver is ready"),
+            ),
+        },
+        (&Method::GET, ["api"]) => ok(&objects::core_api_versions(
+            state.server_url.trim_start_matches("https://"),
+        )),
+        (&Method::GET, ["apis"]) => ok(&objects::api_group_list()),
+        (&Method::GET, ["api", "v1"]) => ok(&objects::resource_list("v1").unwrap_or_default()),
+        (&Method::GET, ["apis", g, v]) => match objects::resource_list(&format!("{g}/{v}")) {
+            Some(list) => ok(&list),
+            None => not_found(&format!(
+                "the server could not find the requested resource (group {g}/{v})"
+            )),
+        },
+        (&Method::GET, ["api", "v1", "nodes"])
+            if q.get("watch").is_some_and(|w| w == "true" || w == "1") =>
+        {
+            watch_nodes(state.clone(), &q)
+        }
+        (&Method::GET, ["api", "v1", "nodes"]) => {
+            let nodes: Vec<Value> = node_objects(&state)
+                .into_iter()
+                .filter(|n| object_matches(n, &q))
+                .collect();
+            if wants_table(&req) {
+                let created = state.facts.borrow().created_unix;
+                ok(&objects::node_table(&nodes, now_unix(), created, rv))
+            } else {
+                ok(&objects::list("NodeList", "v1", nodes, rv))
+            }
+        }
+        (&Method::GET, ["api", "v1", "nodes", name]) => {
+            match node_objects(&state)
+                .into_iter()
+                .find(|n| n["metadata"]["name"] == *name)
+            {
+                Some(node) => ok(&node),
+                None => not_found(&format!("nodes \"{name}\" not found")),
+            }
+        }
+        (&Method::PATCH, ["api", "v1", "nodes", name]) => {
+            let name = name.to_string();
+            let body = req
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            return Ok(patch_node(&state, &name, &body));
+        }
+        (&Method::GET, ["api", "v1", "namespaces"]) => {
+            let created = state.facts.borrow().created_unix;
+            let items = ["default", "kube-system"]
+                .iter()
+                .map(|n| objects::namespace(n, created))
+                .collect();
+            ok(&objects::list("NamespaceList", "v1", items, rv))
+        }
+        (&Method::GET, ["api", "v1", "namespaces", ns])
+            if *ns == "default" || *ns == "kube-system" =>
+        {
+            ok(&objects::namespace(ns, state.facts.borrow().created_unix))
+        }
+        (&Method::GET, ["api", "v1", "pods"])
+        | (&Method::GET, ["api", "v1", "namespaces", "kube-system", "pods"]) => {
+            let pods = kube_system_pods(&state)
+                .into_iter()
+                .filter(|p| object_matches(p, &q))
+                .collect();
+            ok(&objects::list("PodList", "v1", pods, rv))
+        }
+        (&Method::GET, ["api", "v1", "namespaces", "kube-system", "pods", name]) => {
+            match kube_system_pods(&state)
+                .into_iter()
+                .find(|p| p["metadata"]["name"] == *name)
+            {
+                Some(pod) => ok(&pod),
+                None => not_found(&format!("pods \"{name}\" not found")),
+            }
+        }
+        (&Method::GET, ["api", "v1", "namespaces", _, "pods"]) => {
+            ok(&objects::list("PodList", "v1", vec![], rv))
+        }
+        (&Method::GET, ["apis", "apps", "v1", "daemonsets"])
+        | (
+            &Method::GET,
+            [
+                "apis",
+                "apps",
+                "v1",
+                "namespaces",
+                "kube-system",
+                "daemonsets",
+            ],
+        ) => {
+            let ds = objects::kube_proxy_daemonset(&state.facts.borrow());
+            let items = if object_matches(&ds, &q) {
+                vec![ds]
+            } else {
+                vec![]
+            };
+            ok(&objects::list("DaemonSetList", "apps/v1", items, rv))
+        }
+        (
+            &Method::GET,
+            [
+                "apis",
+                "apps",
+                "v1",
+                "namespaces",
+                "kube-system",
+                "daemonsets",
+                "kube-proxy",
+            ],
+        ) => ok(&objects::kube_proxy_daemonset(&state.facts.borrow())),
+        _ => not_found("the server could not find the requested resource"),
+    };
+    Ok(response)
+}
+
+/// Cordon and uncordon: a merge or strategic-merge patch of
+/// `spec.unschedulable`, or a JSON patch of `/spec/unschedulable`.
+fn patch_node(state: &ApiState, name: &str, body: &[u8]) -> Response<Body> {
+    if !state.facts.borrow().nodes.iter().any(|n| n.name == name) {
+        return not_found(&format!("nodes \"{name}\" not found"));
+    }
+    let Ok(patch) = serde_json::from_slice::<Value>(body) else {
+        return json(
+            StatusCode::BAD_REQUEST,
+            &objects::status_error(400, "BadRequest", "patch body is not JSON"),
+        );
+    };
+    let unschedulable = match &patch {
+        // A merge patch with `unschedulable: null` removes the field: uncordon.
+        Value::Object(_) => match &patch["spec"]["unschedulable"] {
+            Value::Bool(b) => Some(*b),
+            Value::Null if patch["spec"].get("unschedulable").is_some() => Some(false),
+            _ => None,
+        },
+        Value::Array(ops) => ops
+            .iter()
+            .find(|op| op["path"] == "/spec/unschedulable")
+            .map(|op| op["op"] != "remove" && op["value"].as_bool().unwrap_or(false)),
+        _ => None,
+    };
+    if let Some(value) = unschedulable {
+        if let Ok(mut cordoned) = state.cordoned.lock() {
+            if value {
+                cordoned.insert(name.to_string());
+            } else {
+                cordoned.remove(name);
+            }
+        }
+        state.generation.send_modify(|g| *g += 1);
+    }
+    match node_objects(state)
+        .into_iter()
+        .find(|n| n["metadata"]["name"] == name)
+    {
+        Some(node) => ok(&node),
+        None => not_found(&format!("nodes \"{name}\" not found")),
+    }
+}
+
+/// A node watch: ADDED for every node (or, resuming from an older
+/// resourceVersion, MODIFIED), then MODIFIED/ADDED/DELETED as nodes change,
+/// until `timeoutSeconds` or the client goes away.
+fn watch_nodes(state: Arc<ApiState>, q: &BTreeMap<String, String>) -> Response<Body> {
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(300)
+        .min(1800);
+    let resume_from = q
+        .get("resourceVersion")
+        .and_then(|rv| rv.parse::<u64>().ok())
+        .filter(|rv| *rv > 0);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, Infallible>>(64);
+    tokio::spawn(async move {
+        let mut generation = state.generation.subscribe();
+        let deadline = tokio::time::sleep(Duration::from_secs(timeout));
+        tokio::pin!(deadline);
+        let mut last: BTreeMap<String, Value> = BTreeMap::new();
+        let mut first = true;
+        loop {
+            let current_rv = state.resource_version();
+            let mut frames = Vec::new();
+            let nodes = node_objects(&state);
+            let names: Vec<String> = nodes
+                .iter()
+                .filter_map(|n| n["metadata"]["name"].as_str().map(String::from))
+                .collect();
+            for (name, node) in names.iter().zip(nodes) {
+                let mut comparable = node.clone();
+                comparable["metadata"]["resourceVersion"] = Value::Null;
+                let kind = match (last.get(name), first, resume_from) {
+                    (None, true, Some(rv)) if rv >= current_rv => None,
+                    (None, true, Some(_)) => Some("MODIFIED"),
+                    (None, _, _) => Some("ADDED"),
+                    (Some(prev), _, _) if *prev != comparable => Some("MODIFIED"),
+                    _ => None,
+                };
+                if let Some(kind) = kind {
+                    frames.push(watch_event(kind, &node));
+                }
+                last.insert(name.clone(), comparable);
+            }
+            let gone: Vec<String> = last
+                .keys()
+                .filter(|k| !names.contains(k))
+                .cloned()
+                .collect();
+            for name in gone {
+                if let Some(prev) = last.remove(&name) {
+                    frames.push(watch_event("DELETED", &prev));
+                }
+            }
+            first = false;
+            for frame in frames {
+                if tx.send(Ok(Frame::data(frame))).await.is_err() {
+                    return;
+                }
+            }
+            tokio::select! {
+                _ = &mut deadline => return,
+                changed = generation.changed() => if changed.is_err() { return },
+                _ = tx.closed() => return,
+            }
+        }
+    });
+    Response::builder()
+        .header("content-type", "application/json")
+        .body(StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx)).boxed())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed()))
+}
+
+fn watch_event(kind: &str, object: &Value) -> Bytes {
+    let mut line = serde_json::to_vec(&serde_json::json!({"type": kind, "object": object}))
+        .unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
+}

@@ -1,0 +1,487 @@
+//! The `MachineService.Events` stream of one node as a tokio Stream of typed
+//! machine events. It reconnects with bounded backoff, resumes after the last
+//! event id, and replays the new boot's whole buffer after a reboot.
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::client::{MAX_MESSAGE_SIZE, Retry, TalosClient};
+use super::error::TalosError;
+use super::types::{MachineStage, MachineStatus};
+use crate::proto::machine::{self as pb, machine_service_client::MachineServiceClient};
+
+/// One thing that happened on a machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MachineEvent {
+    /// A whole sequence (`boot`, `upgrade`, `reboot`, ...) started or stopped.
+    Sequence {
+        sequence: String,
+        action: SequenceAction,
+        /// Set when the sequence failed.
+        error: Option<String>,
+    },
+    Phase {
+        phase: String,
+        action: StepAction,
+    },
+    Task {
+        task: String,
+        action: StepAction,
+    },
+    ServiceState {
+        service: String,
+        /// `Running`, `Waiting`, `Failed`, ...
+        state: String,
+        message: String,
+        healthy: Option<bool>,
+    },
+    MachineStatus(MachineStatus),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SequenceAction {
+    Noop,
+    Start,
+    Stop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepAction {
+    Start,
+    Stop,
+}
+
+/// A machine event with where and why it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeEvent {
+    pub node: String,
+    /// Time-sortable event id, used to resume.
+    pub id: String,
+    /// The action (upgrade, reboot) that caused it, if any.
+    pub actor_id: String,
+    pub event: MachineEvent,
+}
+
+/// What the event stream yields.
+#[derive(Debug, Clone)]
+pub enum EventsItem {
+    Event(NodeEvent),
+    /// The stream broke (EOF on reboot, node unreachable); it will retry unless
+    /// the error is final (permission, TLS) or the outage outlasted `give_up_after`.
+    Disconnected {
+        node: String,
+        error: TalosError,
+    },
+    /// The stream is back.
+    Resumed {
+        node: String,
+        from: ResumePoint,
+    },
+}
+
+/// Where a reconnected stream picked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumePoint {
+    /// Right after the last event seen.
+    AfterId(String),
+    /// The node's whole event buffer (after a reboot the old id means nothing).
+    WholeBuffer,
+}
+
+#[derive(Debug, Clone)]
+pub struct EventsOptions {
+    /// Past events to replay on the first connect (0: only new ones; -1: all buffered).
+    pub tail_events: i32,
+    /// Only events caused by this actor (server-side filter).
+    pub with_actor_id: Option<String>,
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+    /// End the stream once the node has been unreachable this long (None: never).
+    pub give_up_after: Option<Duration>,
+}
+
+impl Default for EventsOptions {
+    fn default() -> Self {
+        EventsOptions {
+            tail_events: 0,
+            with_actor_id: None,
+            backoff_min: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(5),
+            give_up_after: None,
+        }
+    }
+}
+
+/// The typed, reconnecting event stream of one node. Dropping it stops the task.
+pub type EventStream = ReceiverStream<EventsItem>;
+
+/// Decodes one wire event. `None` for the empty "hello" event and for event
+/// types this client does not know (skipped like talosctl does).
+pub fn decode_event(node: &str, ev: &pb::Event) -> Option<NodeEvent> {
+    use prost::Message;
+    let data = ev.data.as_ref()?;
+    let kind = data.type_url.rsplit('/').next().unwrap_or("");
+    let bytes = data.value.as_slice();
+    let event = match kind {
+        "machine.SequenceEvent" => {
+            let e = pb::SequenceEvent::decode(bytes).ok()?;
+            MachineEvent::Sequence {
+                action: match pb::sequence_event::Action::try_from(e.action) {
+                    Ok(pb::sequence_event::Action::Start) => SequenceAction::Start,
+                    Ok(pb::sequence_event::Action::Stop) => SequenceAction::Stop,
+                    _ => SequenceAction::Noop,
+                },
+                error: e.error.map(|e| e.message).filter(|m| !m.is_empty()),
+                sequence: e.sequence,
+            }
+        }
+        "machine.PhaseEvent" => {
+            let e = pb::PhaseEvent::decode(bytes).ok()?;
+            MachineEvent::Phase {
+                action: step(e.action),
+                phase: e.phase,
+            }
+        }
+        "machine.TaskEvent" => {
+            let e = pb::TaskEvent::decode(bytes).ok()?;
+            MachineEvent::Task {
+                action: step(e.action),
+                task: e.task,
+            }
+        }
+        "machine.ServiceStateEvent" => {
+            let e = pb::ServiceStateEvent::decode(bytes).ok()?;
+            let state = pb::service_state_event::Action::try_from(e.action)
+                .map(|a| title_case(a.as_str_name()))
+                .unwrap_or_else(|_| "Unknown".into());
+            MachineEvent::ServiceState {
+                service: e.service,
+                state,
+                message: e.message,
+                healthy: e.health.and_then(|h| (!h.unknown).then_some(h.healthy)),
+            }
+        }
+        "machine.MachineStatusEvent" => {
+            MachineEvent::MachineStatus(pb::MachineStatusEvent::decode(bytes).ok()?.into())
+        }
+        _ => return None,
+    };
+    Some(NodeEvent {
+        node: node.to_string(),
+        id: ev.id.clone(),
+        actor_id: ev.actor_id.clone(),
+        event,
+    })
+}
+
+fn step(action: i32) -> StepAction {
+    if action == 1 {
+        StepAction::Stop
+    } else {
+        StepAction::Start
+    }
+}
+
+fn title_case(s: &str) -> String {
+    let lower = s.to_ascii_lowercase();
+    let mut chars = lower.chars();
+    match chars.next() {
+        Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+/// Whether an event announces that the node is going away (so the next
+/// connection lands in a new boot whose buffer does not know our last id).
+fn announces_reboot(event: &MachineEvent) -> bool {
+    match event {
+        MachineEvent::Sequence {
+            sequence, action, ..
+        } => {
+            *action == SequenceAction::Start
+                && matches!(
+                    sequence.as_str(),
+                    "reboot" | "shutdown" | "upgrade" | "stageUpgrade" | "reset"
+                )
+        }
+        MachineEvent::Task { task, .. } => task == "stopAllServices",
+        MachineEvent::MachineStatus(s) => matches!(
+            s.stage,
+            MachineStage::Rebooting | MachineStage::ShuttingDown | MachineStage::Upgrading
+        ),
+        _ => false,
+    }
+}
+
+impl TalosClient {
+    /// Opens the reconnecting event stream of one node. Needs a tokio runtime.
+    pub fn events(&self, node: &str, options: EventsOptions) -> EventStream {
+        let (tx, rx) = mpsc::channel(256);
+        let client = self.clone();
+        let node = node.to_string();
+        tokio::spawn(async move { run_events(client, node, options, tx).await });
+        ReceiverStream::new(rx)
+    }
+}
+
+/// How the next connection asks for events.
+enum Tail {
+    First,
+    After(String),
+    WholeBuffer,
+}
+
+async fn run_events(
+    client: TalosClient,
+    node: String,
+    options: EventsOptions,
+    tx: mpsc::Sender<EventsItem>,
+) {
+    const CALL: &str = "Events";
+    let mut tail = Tail::First;
+    let mut backoff = options.backoff_min;
+    let mut down_since: Option<Instant> = None;
+    let mut reported_down = false;
+    loop {
+        let req = pb::EventsRequest {
+            tail_events: match tail {
+                Tail::First => options.tail_events,
+                Tail::After(_) => 0,
+                Tail::WholeBuffer => -1,
+            },
+            tail_id: match &tail {
+                Tail::After(id) => id.clone(),
+                _ => String::new(),
+            },
+            tail_seconds: 0,
+            with_actor_id: options.with_actor_id.clone().unwrap_or_default(),
+        };
+        let opened = client
+            .call(&node, CALL, Retry::Idempotent, |ch| {
+                let req = req.clone();
+                let client = &client;
+                let node = &node;
+                async move {
+                    let r = client
+                        .request(node, CALL, req, None)
+                        .map_err(super::calls::to_status)?;
+                    MachineServiceClient::new(ch)
+                        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                        .events(r)
+                        .await
+                }
+            })
+            .await;
+        let error = match opened {
+            Ok(mut stream) => {
+                if !matches!(tail, Tail::First) {
+                    let from = match &tail {
+                        Tail::After(id) => ResumePoint::AfterId(id.clone()),
+                        _ => ResumePoint::WholeBuffer,
+                    };
+                    let item = EventsItem::Resumed {
+                        node: node.clone(),
+                        from,
+                    };
+                    if tx.send(item).await.is_err() {
+                        return;
+                    }
+                }
+                down_since = None;
+                reported_down = false;
+                backoff = options.backoff_min;
+                let mut going_away = false;
+                let mut last_id = match &tail {
+                    Tail::After(id) => Some(id.clone()),
+                    _ => None,
+                };
+                let error = loop {
+                    let msg = tokio::select! {
+                        _ = tx.closed() => return,
+                        msg = stream.message() => msg,
+                    };
+                    match msg {
+                        Ok(Some(ev)) => {
+                            if !ev.id.is_empty() {
+                                last_id = Some(ev.id.clone());
+                            }
+                            let Some(event) = decode_event(&node, &ev) else {
+                                continue;
+                            };
+                            going_away |= announces_reboot(&event.event);
+                            if tx.send(EventsItem::Event(event)).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => {
+                            break TalosError::Unreachable {
+                                node: node.clone(),
+                                reason: "the event stream ended".into(),
+                            };
+                        }
+                        Err(status) => break TalosError::from_status(&node, CALL, &status),
+                    }
+                };
+                tail = match last_id {
+                    Some(id) if !going_away => Tail::After(id),
+                    _ => Tail::WholeBuffer,
+                };
+                error
+            }
+            Err(TalosError::Rpc { code, .. })
+                if matches!(tail, Tail::After(_))
+                    && matches!(
+                        code,
+                        tonic::Code::InvalidArgument
+                            | tonic::Code::NotFound
+                            | tonic::Code::OutOfRange
+                            | tonic::Code::FailedPrecondition
+                    ) =>
+            {
+                // The node does not know our last id: it rebooted. Replay its buffer.
+                tail = Tail::WholeBuffer;
+                continue;
+            }
+            Err(error) => {
+                let fatal = matches!(
+                    error,
+                    TalosError::PermissionDenied { .. }
+                        | TalosError::Tls { .. }
+                        | TalosError::NoEndpoints { .. }
+                        | TalosError::Rpc { .. }
+                        | TalosError::Decode { .. }
+                );
+                if fatal {
+                    let _ = tx
+                        .send(EventsItem::Disconnected {
+                            node: node.clone(),
+                            error,
+                        })
+                        .await;
+                    return;
+                }
+                error
+            }
+        };
+        let since = *down_since.get_or_insert_with(Instant::now);
+        if !reported_down {
+            reported_down = true;
+            let item = EventsItem::Disconnected {
+                node: node.clone(),
+                error,
+            };
+            if tx.send(item).await.is_err() {
+                return;
+            }
+        }
+        if options
+            .give_up_after
+            .is_some_and(|limit| since.elapsed() >= limit)
+        {
+            return;
+        }
+        tokio::select! {
+            _ = tx.closed() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(options.backoff_max);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    fn wire(type_url: &str, value: Vec<u8>, id: &str) -> pb::Event {
+        pb::Event {
+            metadata: None,
+            data: Some(prost_types::Any {
+                type_url: type_url.into(),
+                value,
+            }),
+            id: id.into(),
+            actor_id: "actor".into(),
+        }
+    }
+
+    #[test]
+    fn hello_and_unknown_events_are_skipped() {
+        let hello = pb::Event::default();
+        assert_eq!(decode_event("n", &hello), None);
+        let unknown = wire("talos/runtime/machine.RestartEvent", vec![], "1");
+        assert_eq!(decode_event("n", &unknown), None);
+    }
+
+    #[test]
+    fn machine_status_event_decodes() {
+        let status = pb::MachineStatusEvent {
+            stage: 4,
+            status: Some(pb::machine_status_event::MachineStatus {
+                ready: false,
+                unmet_conditions: vec![pb::machine_status_event::machine_status::UnmetCondition {
+                    name: "services".into(),
+                    reason: "etcd not healthy".into(),
+                }],
+            }),
+        };
+        let ev = wire(
+            "talos/runtime/machine.MachineStatusEvent",
+            status.encode_to_vec(),
+            "c1",
+        );
+        let got = decode_event("10.0.0.2", &ev).expect("decoded");
+        assert_eq!(got.id, "c1");
+        assert_eq!(got.node, "10.0.0.2");
+        let MachineEvent::MachineStatus(s) = got.event else {
+            panic!("not a machine status: {got:?}");
+        };
+        assert_eq!(s.stage, MachineStage::Running);
+        assert_eq!(s.unmet_conditions[0].name, "services");
+    }
+
+    #[test]
+    fn sequence_and_service_events_decode() {
+        let seq = pb::SequenceEvent {
+            sequence: "reboot".into(),
+            action: 1,
+            error: None,
+        };
+        let got = decode_event(
+            "n",
+            &wire(
+                "talos/runtime/machine.SequenceEvent",
+                seq.encode_to_vec(),
+                "a",
+            ),
+        )
+        .expect("sequence");
+        assert!(announces_reboot(&got.event));
+        let svc = pb::ServiceStateEvent {
+            service: "etcd".into(),
+            action: 3,
+            message: "Health check successful".into(),
+            health: None,
+        };
+        let got = decode_event(
+            "n",
+            &wire(
+                "talos/runtime/machine.ServiceStateEvent",
+                svc.encode_to_vec(),
+                "b",
+            ),
+        )
+        .expect("service");
+        assert_eq!(
+            got.event,
+            MachineEvent::ServiceState {
+                service: "etcd".into(),
+                state: "Running".into(),
+                message: "Health check successful".into(),
+                healthy: None,
+            }
+        );
+        assert!(!announces_reboot(&got.event));
+    }
+}

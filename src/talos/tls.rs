@@ -1,0 +1,378 @@
+//! Mutual TLS material from a talosconfig context: the CA to trust, the client
+//! identity (Ed25519, EC or RSA key), and the roles the client certificate
+//! carries in its Subject Organization, so the UI can disable what they forbid.
+use std::fmt;
+
+use thiserror::Error;
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
+use x509_parser::prelude::{ASN1Time, FromDer, X509Certificate};
+
+use crate::discovery::TalosContext;
+
+/// A problem with the certificates or key of one talosconfig context.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum TlsError {
+    #[error("context {context:?}: the CA certificate is not valid PEM: {reason}")]
+    BadCa { context: String, reason: String },
+    #[error("context {context:?}: the client certificate is not valid PEM: {reason}")]
+    BadCertificate { context: String, reason: String },
+    #[error("context {context:?}: the client key is not a usable PEM private key: {reason}")]
+    BadKey { context: String, reason: String },
+    #[error(
+        "context {context:?}: the client certificate expired at {not_after}; generate a new talosconfig"
+    )]
+    Expired { context: String, not_after: String },
+    #[error(
+        "context {context:?}: the client certificate is not valid before {not_before}; check the clock"
+    )]
+    NotYetValid { context: String, not_before: String },
+}
+
+impl TlsError {
+    pub fn context(&self) -> &str {
+        match self {
+            TlsError::BadCa { context, .. }
+            | TlsError::BadCertificate { context, .. }
+            | TlsError::BadKey { context, .. }
+            | TlsError::Expired { context, .. }
+            | TlsError::NotYetValid { context, .. } => context,
+        }
+    }
+
+    /// The message without the context prefix.
+    pub fn reason(&self) -> String {
+        let full = self.to_string();
+        let prefix = format!("context {:?}: ", self.context());
+        full.strip_prefix(&prefix).unwrap_or(&full).to_string()
+    }
+}
+
+/// One Talos RBAC role, as written in the client certificate's Organization.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Role {
+    Admin,
+    Operator,
+    Reader,
+    /// Any other role (`os:etcd:backup`, `os:image:verifier`, future roles): kept as written.
+    Other(String),
+}
+
+impl Role {
+    pub fn parse(org: &str) -> Role {
+        match org {
+            "os:admin" => Role::Admin,
+            "os:operator" => Role::Operator,
+            "os:reader" => Role::Reader,
+            other => Role::Other(other.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Role::Admin => "os:admin",
+            Role::Operator => "os:operator",
+            Role::Reader => "os:reader",
+            Role::Other(s) => s,
+        }
+    }
+
+    /// Reboot, shutdown, service restarts, image pulls (os:operator and up).
+    pub fn may_reboot(&self) -> bool {
+        matches!(self, Role::Admin | Role::Operator)
+    }
+
+    /// Upgrade (legacy and lifecycle), apply configuration, etcd leadership moves (os:admin).
+    pub fn may_upgrade(&self) -> bool {
+        matches!(self, Role::Admin)
+    }
+
+    pub fn may_apply_configuration(&self) -> bool {
+        matches!(self, Role::Admin)
+    }
+
+    pub fn may_forfeit_etcd_leadership(&self) -> bool {
+        matches!(self, Role::Admin)
+    }
+
+    pub fn may_pull_images(&self) -> bool {
+        matches!(self, Role::Admin | Role::Operator)
+    }
+
+    /// Whether the role may change anything at all on a node.
+    pub fn may_mutate(&self) -> bool {
+        self.may_reboot() || self.may_upgrade()
+    }
+
+    /// Reads (version, services, etcd status, events, non-sensitive resources).
+    pub fn may_read(&self) -> bool {
+        matches!(self, Role::Admin | Role::Operator | Role::Reader)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// All roles of a client certificate. A permission holds when any role grants it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Roles(pub Vec<Role>);
+
+impl Roles {
+    pub fn may_reboot(&self) -> bool {
+        self.0.iter().any(Role::may_reboot)
+    }
+    pub fn may_upgrade(&self) -> bool {
+        self.0.iter().any(Role::may_upgrade)
+    }
+    pub fn may_apply_configuration(&self) -> bool {
+        self.0.iter().any(Role::may_apply_configuration)
+    }
+    pub fn may_forfeit_etcd_leadership(&self) -> bool {
+        self.0.iter().any(Role::may_forfeit_etcd_leadership)
+    }
+    pub fn may_pull_images(&self) -> bool {
+        self.0.iter().any(Role::may_pull_images)
+    }
+    pub fn may_mutate(&self) -> bool {
+        self.0.iter().any(Role::may_mutate)
+    }
+    pub fn contains(&self, role: &Role) -> bool {
+        self.0.contains(role)
+    }
+}
+
+impl fmt::Display for Roles {
+    /// Comma-separated, as written in the certificate (`os:admin`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(Role::as_str).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+/// Talos writes Ed25519 PKCS#8 keys under `ED25519 PRIVATE KEY`; rustls only
+/// knows `PRIVATE KEY`. The body is unchanged. EC and RSA labels pass through.
+pub fn normalize_key_pem(pem: &str) -> String {
+    pem.replace(
+        "-----BEGIN ED25519 PRIVATE KEY-----",
+        "-----BEGIN PRIVATE KEY-----",
+    )
+    .replace(
+        "-----END ED25519 PRIVATE KEY-----",
+        "-----END PRIVATE KEY-----",
+    )
+}
+
+/// What the client certificate says about the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCertificate {
+    pub roles: Roles,
+    /// Seconds since the epoch.
+    pub not_before: i64,
+    pub not_after: i64,
+}
+
+/// Parses the client certificate: its roles and validity window.
+pub fn read_client_certificate(
+    context: &str,
+    crt_pem: &str,
+) -> Result<ClientCertificate, TlsError> {
+    let bad = |reason: String| TlsError::BadCertificate {
+        context: context.to_string(),
+        reason,
+    };
+    let (_, pem) =
+        x509_parser::pem::parse_x509_pem(crt_pem.as_bytes()).map_err(|e| bad(e.to_string()))?;
+    let (_, cert) = X509Certificate::from_der(&pem.contents).map_err(|e| bad(e.to_string()))?;
+    let roles = cert
+        .subject()
+        .iter_organization()
+        .filter_map(|attr| attr.as_str().ok())
+        .map(Role::parse)
+        .collect();
+    Ok(ClientCertificate {
+        roles: Roles(roles),
+        not_before: cert.validity().not_before.timestamp(),
+        not_after: cert.validity().not_after.timestamp(),
+    })
+}
+
+/// Checks that a PEM text holds at least one parsable certificate.
+fn check_ca(context: &str, ca_pem: &str) -> Result<(), TlsError> {
+    let bad = |reason: String| TlsError::BadCa {
+        context: context.to_string(),
+        reason,
+    };
+    let (_, pem) =
+        x509_parser::pem::parse_x509_pem(ca_pem.as_bytes()).map_err(|e| bad(e.to_string()))?;
+    X509Certificate::from_der(&pem.contents).map_err(|e| bad(e.to_string()))?;
+    Ok(())
+}
+
+fn check_key(context: &str, key_pem: &str) -> Result<(), TlsError> {
+    let bad = |reason: String| TlsError::BadKey {
+        context: context.to_string(),
+        reason,
+    };
+    let mut reader = key_pem.as_bytes();
+    match rustls_pemfile::private_key(&mut reader) {
+        Ok(Some(key)) => rustls::crypto::ring::sign::any_supported_type(&key)
+            .map(|_| ())
+            .map_err(|e| bad(e.to_string())),
+        Ok(None) => Err(bad(
+            "no PRIVATE KEY, EC PRIVATE KEY or RSA PRIVATE KEY block".into(),
+        )),
+        Err(e) => Err(bad(e.to_string())),
+    }
+}
+
+fn format_time(ts: i64) -> String {
+    ASN1Time::from_timestamp(ts)
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| format!("{ts} (unix)"))
+}
+
+/// Everything the client needs to dial a context: the TLS config and the roles.
+#[derive(Debug, Clone)]
+pub struct ClientTls {
+    pub config: ClientTlsConfig,
+    pub certificate: ClientCertificate,
+}
+
+/// Builds the tonic TLS config of a context, checking every PEM first so a bad
+/// talosconfig is reported by name instead of as a late handshake failure.
+pub fn client_tls(ctx: &TalosContext, now: i64) -> Result<ClientTls, TlsError> {
+    check_ca(&ctx.name, &ctx.ca_pem)?;
+    let certificate = read_client_certificate(&ctx.name, &ctx.crt_pem)?;
+    if now > certificate.not_after {
+        return Err(TlsError::Expired {
+            context: ctx.name.clone(),
+            not_after: format_time(certificate.not_after),
+        });
+    }
+    if now < certificate.not_before {
+        return Err(TlsError::NotYetValid {
+            context: ctx.name.clone(),
+            not_before: format_time(certificate.not_before),
+        });
+    }
+    let key_pem = normalize_key_pem(&ctx.key_pem);
+    check_key(&ctx.name, &key_pem)?;
+    let config = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(&ctx.ca_pem))
+        .identity(Identity::from_pem(&ctx.crt_pem, key_pem));
+    Ok(ClientTls {
+        config,
+        certificate,
+    })
+}
+
+/// Seconds since the epoch, for certificate validity checks.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, PKCS_ED25519};
+
+    /// `expired`: valid only during 2020, else the rcgen default (1975..4096).
+    fn context(org: &[&str], expired: bool) -> TalosContext {
+        let key = KeyPair::generate_for(&PKCS_ED25519).expect("key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        let mut dn = DistinguishedName::new();
+        for o in org {
+            dn.push(DnType::OrganizationName, *o);
+        }
+        params.distinguished_name = dn;
+        if expired {
+            params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+            params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+        }
+        let cert = params.self_signed(&key).expect("cert");
+        let key_pem = key
+            .serialize_pem()
+            .replace("BEGIN PRIVATE KEY", "BEGIN ED25519 PRIVATE KEY")
+            .replace("END PRIVATE KEY", "END ED25519 PRIVATE KEY");
+        TalosContext {
+            name: "lab".into(),
+            file: "/tmp/talosconfig".into(),
+            endpoints: vec!["127.0.0.1".into()],
+            nodes: vec![],
+            ca_pem: cert.pem(),
+            crt_pem: cert.pem(),
+            key_pem,
+        }
+    }
+
+    #[test]
+    fn reads_roles_from_organization() {
+        let ctx = context(&["os:reader"], false);
+        let tls = client_tls(&ctx, unix_now()).expect("tls");
+        assert_eq!(tls.certificate.roles, Roles(vec![Role::Reader]));
+        assert!(!tls.certificate.roles.may_reboot());
+        assert!(!tls.certificate.roles.may_mutate());
+        let ctx = context(&["os:admin"], false);
+        let roles = client_tls(&ctx, unix_now()).expect("tls").certificate.roles;
+        assert!(roles.may_upgrade() && roles.may_reboot());
+        assert_eq!(roles.to_string(), "os:admin");
+        let both = Roles(vec![Role::Reader, Role::parse("os:etcd:backup")]);
+        assert!(both.contains(&Role::Other("os:etcd:backup".into())));
+        assert!(!both.may_mutate());
+        assert_eq!(both.to_string(), "os:reader,os:etcd:backup");
+    }
+
+    #[test]
+    fn operator_reboots_but_does_not_upgrade() {
+        let op = Role::parse("os:operator");
+        assert!(op.may_reboot() && op.may_pull_images() && op.may_mutate());
+        assert!(!op.may_upgrade() && !op.may_apply_configuration());
+        assert!(!op.may_forfeit_etcd_leadership());
+    }
+
+    #[test]
+    fn expired_certificate_names_the_context() {
+        let ctx = context(&["os:admin"], true);
+        let err = client_tls(&ctx, unix_now()).expect_err("expired");
+        assert!(matches!(err, TlsError::Expired { .. }), "{err}");
+        assert!(err.to_string().contains("\"lab\""), "{err}");
+    }
+
+    #[test]
+    fn unparsable_pem_is_a_typed_error() {
+        let mut ctx = context(&["os:admin"], false);
+        ctx.crt_pem = "not a certificate".into();
+        assert!(matches!(
+            client_tls(&ctx, unix_now()),
+            Err(TlsError::BadCertificate { .. })
+        ));
+        let mut ctx = context(&["os:admin"], false);
+        ctx.key_pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".into();
+        assert!(matches!(
+            client_tls(&ctx, unix_now()),
+            Err(TlsError::BadKey { .. })
+        ));
+        let mut ctx = context(&["os:admin"], false);
+        ctx.ca_pem = String::new();
+        assert!(matches!(
+            client_tls(&ctx, unix_now()),
+            Err(TlsError::BadCa { .. })
+        ));
+    }
+
+    #[test]
+    fn key_label_is_normalised_both_ways() {
+        let pem = "-----BEGIN ED25519 PRIVATE KEY-----\nabc\n-----END ED25519 PRIVATE KEY-----\n";
+        assert_eq!(
+            normalize_key_pem(pem),
+            "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n"
+        );
+        let ec = "-----BEGIN EC PRIVATE KEY-----\nabc\n-----END EC PRIVATE KEY-----\n";
+        assert_eq!(normalize_key_pem(ec), ec);
+    }
+}

@@ -1,0 +1,28 @@
+//! Version knowledge shared by the versions pane and both upgrades: parsing and ordering
+//! versions, the Talos ↔ Kubernetes support matrix, valid upgrade paths and targets, skew
+//! warnings, and the explanations behind each rule. Pure data and functions, no IO.
+
+mod explain;
+mod matrix;
+mod path;
+mod skew;
+pub mod tables;
+mod version;
+
+pub use explain::VersionRule;
+pub use matrix::{
+    KubernetesRange, is_known_kubernetes_release, is_known_talos_release,
+    known_kubernetes_releases, known_talos_releases, kubernetes_supported,
+    latest_kubernetes_release, latest_talos_release, supported_kubernetes_range,
+    talos_minor_support,
+};
+pub use path::{
+    PathError, Product, check_fleet_talos_upgrade, check_kubernetes_supported,
+    check_kubernetes_upgrade, check_talos_upgrade, fleet_talos_upgrade_targets,
+    kubernetes_upgrade_targets, talos_upgrade_targets,
+};
+pub use skew::{
+    ControlPlaneComponent, NodeVersions, Severity, SkewWarning, max_kubelet_minors_behind,
+    skew_warnings,
+};
+pub use version::{KubeVersion, Minor, TalosVersion, Version, VersionError};

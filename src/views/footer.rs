@@ -1,0 +1,92 @@
+//! The two bottom lines: the input line (`:` command, `/` filter, or the last
+//! message) and the key hints, which come from the keymap for the current
+//! key context.
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::Look;
+use crate::app::keymap;
+use crate::app::state::{AppState, InputKind, Level};
+use crate::tui::Role;
+
+pub struct InputLineView<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> InputLineView<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> InputLineView<'a> {
+        InputLineView { state, look }
+    }
+
+    /// Where the cursor goes while typing (only when no overlay has the keys).
+    pub fn cursor_x(&self, area: Rect) -> Option<u16> {
+        if self.state.overlay.is_some() {
+            return None;
+        }
+        let line = self.state.input.as_ref()?;
+        let w = 1 + unicode_width::UnicodeWidthStr::width(line.text.as_str()) as u16;
+        Some(area.x + w.min(area.width.saturating_sub(1)))
+    }
+}
+
+impl Widget for &InputLineView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let g = &self.look.glyphs;
+        let line = match (&self.state.input, &self.state.message) {
+            (Some(input), _) => {
+                let prompt = match input.kind {
+                    InputKind::Command => ":",
+                    InputKind::Filter => "/",
+                };
+                let mut spans = vec![
+                    Span::styled(prompt, s.get(Role::Key)),
+                    Span::styled(input.text.clone(), s.get(Role::Input)),
+                ];
+                if !input.candidates.is_empty() {
+                    spans.push(Span::styled(
+                        format!("   {}", input.candidates.join("  ")),
+                        s.get(Role::Muted),
+                    ));
+                }
+                Line::from(spans)
+            }
+            (None, Some(msg)) => {
+                let (glyph, role) = match msg.level {
+                    Level::Info => (g.ok, Role::Text),
+                    Level::Warn => (g.warn, Role::Warn),
+                    Level::Error => (g.error, Role::Error),
+                };
+                Line::from(Span::styled(format!("{glyph} {}", msg.text), s.get(role)))
+            }
+            (None, None) => Line::default(),
+        };
+        Paragraph::new(line).render(area, buf);
+    }
+}
+
+pub struct Footer<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> Footer<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> Footer<'a> {
+        Footer { state, look }
+    }
+}
+
+impl Widget for &Footer<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let mut spans = Vec::new();
+        for (keys, label) in keymap::footer_hints(keymap::context(self.state)) {
+            spans.push(Span::styled(format!(" {keys}"), s.get(Role::Key)));
+            spans.push(Span::styled(format!(" {label} "), s.get(Role::Muted)));
+        }
+        Paragraph::new(Line::from(spans)).render(area, buf);
+    }
+}

@@ -1,0 +1,74 @@
+//! The top line: product name, the cluster in use, cluster and error counts,
+//! and a `READ-ONLY` marker (a word, not only a colour) under --readonly.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::{Look, fit};
+use crate::app::state::AppState;
+use crate::tui::Role;
+
+pub struct Header<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> Header<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> Header<'a> {
+        Header { state, look }
+    }
+}
+
+impl Widget for &Header<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let g = &self.look.glyphs;
+        let mut right = Vec::new();
+        if !self.state.errors.is_empty() {
+            right.push(Span::styled(
+                format!(
+                    "{} {} error{} ",
+                    g.warn,
+                    self.state.errors.len(),
+                    if self.state.errors.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    }
+                ),
+                s.get(Role::Warn),
+            ));
+        }
+        if self.state.readonly {
+            right.push(Span::styled(" READ-ONLY ", s.get(Role::ReadOnly)));
+        }
+        let right = Line::from(right);
+        let [left_area, right_area] = area.layout(&Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(right.width() as u16),
+        ]));
+        let sep = Span::styled(format!(" {} ", g.separator), s.get(Role::Muted));
+        let count = format!("{} clusters", self.state.clusters.len());
+        // The fixed parts, so the cluster name can be cut to what is left.
+        let fixed =
+            " taloscope".len() + 2 * (2 + g.separator.len()) + "cluster: ".len() + count.len() + 1;
+        let room = (left_area.width as usize).saturating_sub(fixed);
+        let cluster = match &self.state.current {
+            Some(name) => Span::styled(fit(name, room, g.ellipsis), s.get(Role::Accent)),
+            None => Span::styled("none", s.get(Role::Muted)),
+        };
+        let left = Line::from(vec![
+            Span::styled(" taloscope", s.get(Role::Header)),
+            sep.clone(),
+            Span::styled("cluster: ", s.get(Role::Muted)),
+            cluster,
+            sep,
+            Span::styled(count, s.get(Role::Text)),
+        ]);
+        Paragraph::new(left).render(left_area, buf);
+        Paragraph::new(right)
+            .alignment(Alignment::Right)
+            .render(right_area, buf);
+    }
+}

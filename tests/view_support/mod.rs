@@ -1,0 +1,213 @@
+//! Shared helpers for view tests: hand-made clusters on loopback addresses
+//! and a renderer that writes the frame's text and its styles as a snapshot.
+#![allow(dead_code)]
+use std::path::PathBuf;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier, Style};
+use taloscope::app::state::AppState;
+use taloscope::discovery::{
+    Cluster, Discovery, DiscoveryError, KubeContext, PairedBy, TalosContext,
+};
+use taloscope::tui::{Caps, ColorDepth, Theme};
+use taloscope::views::{self, Look};
+
+fn talos(name: &str, endpoints: &[&str]) -> TalosContext {
+    TalosContext {
+        name: name.to_string(),
+        file: PathBuf::from("/home/op/.talos/config"),
+        endpoints: endpoints.iter().map(|s| s.to_string()).collect(),
+        nodes: endpoints.iter().map(|s| s.to_string()).collect(),
+        ca_pem: String::new(),
+        crt_pem: String::new(),
+        key_pem: String::new(),
+    }
+}
+
+fn kube(name: &str, cluster: &str, server: &str) -> KubeContext {
+    KubeContext {
+        name: name.to_string(),
+        file: PathBuf::from("/home/op/.kube/config"),
+        cluster: cluster.to_string(),
+        user: format!("admin@{cluster}"),
+        server: Some(server.to_string()),
+    }
+}
+
+/// Five clusters, one of each kind of pairing, and two discovery errors.
+pub fn discovery() -> Discovery {
+    let clusters = vec![
+        Cluster {
+            name: "prod-eu".into(),
+            talos: Some(talos(
+                "prod-eu",
+                &["127.0.0.11", "127.0.0.12", "127.0.0.13"],
+            )),
+            kube: Some(kube("admin@prod-eu", "prod-eu", "https://127.0.0.11:6443")),
+            paired_by: Some(PairedBy::Name),
+        },
+        Cluster {
+            name: "prod-us-east-with-a-rather-long-name".into(),
+            talos: Some(talos(
+                "prod-us-east-with-a-rather-long-name",
+                &["127.0.1.1"],
+            )),
+            kube: Some(kube("us-east", "us-east", "https://127.0.1.1:6443")),
+            paired_by: Some(PairedBy::Config),
+        },
+        Cluster {
+            name: "lab".into(),
+            talos: Some(talos("lab", &["127.0.2.1", "127.0.2.2"])),
+            kube: Some(kube("lab-admin", "homelab", "https://127.0.2.1:6443")),
+            paired_by: Some(PairedBy::Address),
+        },
+        Cluster {
+            name: "bare".into(),
+            talos: Some(talos("bare", &["127.0.3.1"])),
+            kube: None,
+            paired_by: None,
+        },
+        Cluster {
+            name: "kind-dev".into(),
+            talos: None,
+            kube: Some(kube("kind-dev", "kind-dev", "https://127.0.0.1:41234")),
+            paired_by: None,
+        },
+    ];
+    let errors = vec![
+        DiscoveryError {
+            file: PathBuf::from("/home/op/.talos/broken"),
+            context: None,
+            message: "YAML syntax error at line 3: did not find expected key".into(),
+        },
+        DiscoveryError {
+            file: PathBuf::from("/home/op/.kube/config"),
+            context: Some("ghost".into()),
+            message: "current-context \"ghost\" does not exist".into(),
+        },
+    ];
+    Discovery {
+        clusters,
+        errors,
+        ..Discovery::default()
+    }
+}
+
+pub fn state(readonly: bool) -> AppState {
+    AppState::new(discovery(), readonly)
+}
+
+/// The three looks the snapshots cover.
+#[derive(Debug, Clone, Copy)]
+pub enum Mode {
+    Default,
+    NoColor,
+    Ascii,
+}
+
+pub fn look(mode: Mode) -> Look {
+    let caps = match mode {
+        Mode::Default => Caps {
+            color: ColorDepth::Ansi16,
+            no_color_env: false,
+            utf8: true,
+        },
+        Mode::NoColor => Caps {
+            color: ColorDepth::None,
+            no_color_env: true,
+            utf8: true,
+        },
+        Mode::Ascii => Caps {
+            color: ColorDepth::Ansi16,
+            no_color_env: false,
+            utf8: false,
+        },
+    };
+    Look::new(&Theme::default_theme(), &caps)
+}
+
+pub fn render_buffer(state: &AppState, look: &Look, width: u16, height: u16) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    terminal
+        .draw(|frame| views::draw(frame, state, look))
+        .expect("draw");
+    terminal.backend().buffer().clone()
+}
+
+/// The frame as text, then one line per run of non-default style:
+/// `row col..col: fg bg +MODIFIERS`.
+pub fn snapshot(buf: &Buffer) -> String {
+    let area = buf.area;
+    let mut out = String::new();
+    for y in 0..area.height {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            line.push_str(sym);
+            skip = unicode_width::UnicodeWidthStr::width(sym).saturating_sub(1);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str("--- styles ---\n");
+    for y in 0..area.height {
+        let mut x = 0;
+        while x < area.width {
+            let style = cell_style(buf, x, y);
+            let start = x;
+            while x < area.width && cell_style(buf, x, y) == style {
+                x += 1;
+            }
+            if style != Style::default() {
+                out.push_str(&format!("{y:>2} {start}..{}: {}\n", x - 1, describe(style)));
+            }
+        }
+    }
+    out
+}
+
+fn cell_style(buf: &Buffer, x: u16, y: u16) -> Style {
+    let c = &buf[(x, y)];
+    let mut s = Style::default().add_modifier(c.modifier);
+    if c.fg != Color::Reset {
+        s = s.fg(c.fg);
+    }
+    if c.bg != Color::Reset {
+        s = s.bg(c.bg);
+    }
+    s
+}
+
+fn describe(s: Style) -> String {
+    let mut parts = Vec::new();
+    if let Some(fg) = s.fg {
+        parts.push(format!("fg={fg}"));
+    }
+    if let Some(bg) = s.bg {
+        parts.push(format!("bg={bg}"));
+    }
+    if s.add_modifier != Modifier::empty() {
+        parts.push(format!("+{:?}", s.add_modifier));
+    }
+    parts.join(" ")
+}
+
+/// Every cell's colours are the terminal's own.
+pub fn assert_no_colors(buf: &Buffer) {
+    for cell in buf.content() {
+        assert_eq!((cell.fg, cell.bg), (Color::Reset, Color::Reset), "{cell:?}");
+    }
+}
+
+pub fn assert_ascii(buf: &Buffer) {
+    for cell in buf.content() {
+        assert!(cell.symbol().is_ascii(), "non-ASCII {:?}", cell.symbol());
+    }
+}
