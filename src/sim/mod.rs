@@ -17,6 +17,7 @@ pub mod machine;
 pub mod node;
 pub mod pki;
 pub mod scenario;
+mod scenario_file;
 pub mod state;
 
 pub use clock::SimClock;
