@@ -17,6 +17,7 @@ pub mod machine;
 pub mod node;
 pub mod pki;
 pub mod scenario;
+mod scenario_file;
 pub mod state;
 
 pub use clock::SimClock;
@@ -258,6 +259,7 @@ fn stop_nodes(core: &Core) {
     for cluster in core.fleet.clusters() {
         for n in cluster.nodes() {
             apid::stop_serving(n);
+            n.lock().listener = None;
             n.events.close();
         }
     }
