@@ -222,3 +222,24 @@ async fn expired_client_certificate_is_refused() {
     assert!(matches!(err, KubeError::Unauthorized { .. }), "{err:?}");
     assert!(text.contains("CertificateExpired"), "{text}");
 }
+
+#[tokio::test]
+async fn an_api_server_answering_503_fails_within_the_call_timeout() {
+    let f = start("kc-503", 6).await;
+    let c = client(&f, "kc-503", false).await;
+    // No ready kube-apiserver: the sim answers /version with 503.
+    f.tx.send_modify(|facts| {
+        for n in &mut facts.nodes {
+            n.ready = false;
+        }
+    });
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(Duration::from_secs(20), c.server_version()).await;
+    let err = result.expect("no retrying for minutes").unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains("kc-503"), "{err}");
+}

@@ -307,3 +307,40 @@ async fn a_node_that_never_returns_stays_down() {
     assert_eq!(err.code(), Code::Unavailable);
     sim.fleet.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_rebooted_endpoint_comes_back_on_the_same_port() {
+    let sim = start_builtin("single-cp", 50.0).await;
+    let ctx = sim.context("single-cp");
+    let endpoint = ctx.endpoints[0].clone();
+    let mut client = machine(&ctx, &endpoint).await;
+    let state = sim.fleet.state();
+    let cp1 = state.clusters()[0].node("cp-1").expect("cp-1").clone();
+    let first = cp1.status();
+    client
+        .reboot(RebootRequest::default())
+        .await
+        .expect("reboot the endpoint itself");
+    let mut status = cp1.subscribe();
+    tokio::time::timeout(LIMIT, status.wait_for(|s| !s.up))
+        .await
+        .expect("goes down in time")
+        .expect("watch open");
+    assert!(
+        sim_common::channel(&ctx, &endpoint).await.is_err(),
+        "refused while down"
+    );
+    tokio::time::timeout(LIMIT, status.wait_for(|s| s.ready && s.boot > first.boot))
+        .await
+        .expect("back in time")
+        .expect("watch open");
+    assert_eq!(cp1.status().port, first.port);
+    assert_eq!(cp1.endpoint(), endpoint);
+    // The same channel reconnects on its own.
+    wait_for("the old channel answers again", LIMIT, || {
+        let mut c = client.clone();
+        async move { c.hostname(()).await.ok() }
+    })
+    .await;
+    sim.fleet.shutdown().await;
+}

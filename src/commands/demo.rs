@@ -1,6 +1,63 @@
-use crate::cli::GlobalArgs;
+//! `taloscope demo`: starts the built-in `demo` scenario in-process, in a
+//! temporary state dir, and opens the console on it. The console is pointed at
+//! the sim's own talosconfig, kubeconfig and an empty taloscope config, so the
+//! user's configs are neither read nor touched.
+use std::io::IsTerminal;
 use std::process::ExitCode;
-pub fn run(_global: &GlobalArgs) -> ExitCode {
-    eprintln!("demo: not built yet");
-    ExitCode::from(2)
+
+use crate::cli::GlobalArgs;
+use crate::sim::{Scenario, SimFleet, SimOptions};
+
+/// Simulated seconds per real second in the demo: a reboot takes seconds.
+const DEMO_TIME_SCALE: f64 = 4.0;
+
+pub fn run(global: &GlobalArgs) -> ExitCode {
+    if !std::io::stdout().is_terminal() {
+        eprintln!("taloscope: stdout is not a terminal; the demo opens the console and needs one");
+        return ExitCode::from(2);
+    }
+    let Some(scenario) = Scenario::builtin("demo") else {
+        eprintln!("taloscope: the built-in demo scenario is missing");
+        return ExitCode::FAILURE;
+    };
+    let dir = match tempfile::Builder::new().prefix("taloscope-demo-").tempdir() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("taloscope: cannot make a temporary state dir for the demo: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The sim gets a runtime of its own, whose workers serve it while the
+    // console's runtime runs on this thread.
+    let sim_runtime = match crate::commands::runtime() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("taloscope: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = SimOptions {
+        state_dir: dir.path().to_path_buf(),
+        time_scale: DEMO_TIME_SCALE,
+    };
+    let fleet = match sim_runtime.block_on(SimFleet::start(scenario, options)) {
+        Ok(fleet) => fleet,
+        Err(err) => {
+            eprintln!("taloscope: the demo fleet did not start: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = dir.path().join("taloscope.yaml");
+    if let Err(err) = std::fs::write(&config, "") {
+        eprintln!("taloscope: cannot write {}: {err}", config.display());
+        return ExitCode::FAILURE;
+    }
+    let mut demo = global.clone();
+    demo.talosconfig = Some(fleet.talosconfig_path());
+    demo.kubeconfig = Some(fleet.kubeconfig_path());
+    demo.config = Some(config);
+    let code = crate::commands::console::run(&demo);
+    sim_runtime.block_on(fleet.shutdown());
+    drop(sim_runtime);
+    code
 }

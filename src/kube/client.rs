@@ -66,6 +66,9 @@ impl KubeClient {
         config.connect_timeout = Some(timeouts.connect);
         config.read_timeout = Some(timeouts.call);
         config.write_timeout = Some(timeouts.call);
+        // kube retries 429/503/504 with backoff for minutes by default; the
+        // console polls again anyway, and one call must stay within its timeout.
+        config.default_retry = false;
         let client = kube::Client::try_from(config).map_err(|e| KubeError::Config {
             context: context.to_string(),
             message: e.to_string(),

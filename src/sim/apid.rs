@@ -3,6 +3,7 @@
 //! certificate, and `node` / `nodes` metadata routing answered in-process from fleet state.
 use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,30 +25,80 @@ pub(crate) struct Endpoint {
     pub node: usize,
 }
 
-/// Binds a node's listener (port 0 picks an ephemeral port).
-pub(crate) fn bind(address: Ipv4Addr, port: u16) -> std::io::Result<TcpListener> {
-    let socket = TcpSocket::new_v4()?;
-    socket.set_reuseaddr(true)?;
-    socket.bind(SocketAddr::from((address, port)))?;
-    socket.listen(128)
+/// Binds and listens on a fresh ephemeral port of `address`, bound by explicit port number so
+/// the kernel keeps the port reserved while the listener is paused during a reboot.
+pub(crate) fn bind(address: Ipv4Addr) -> std::io::Result<std::net::TcpListener> {
+    let mut last_error = None;
+    for _ in 0..8 {
+        let probe = TcpSocket::new_v4()?;
+        probe.bind(SocketAddr::from((address, 0)))?;
+        let port = probe.local_addr()?.port();
+        drop(probe);
+        let socket = TcpSocket::new_v4()?;
+        socket.set_reuseaddr(true)?;
+        match socket.bind(SocketAddr::from((address, port))) {
+            Ok(()) => return socket.listen(128)?.into_std(),
+            // Someone took the port between the probe and the bind: try another one.
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| std::io::Error::other("no free port")))
 }
 
-/// Starts accepting connections on `listener` for `node`.
-pub(crate) fn start_serving(core: &Arc<Core>, node: &Arc<SimNode>, listener: TcpListener) {
+/// Starts accepting connections for `node` on its listener. Each serving period registers a
+/// fresh duplicate of the socket with tokio: a registration that saw the pause stays "closed".
+pub(crate) fn start_serving(core: &Arc<Core>, node: &Arc<SimNode>) -> std::io::Result<()> {
     let Some(routes) = core.routes() else {
-        return;
+        return Ok(());
     };
-    let task = tokio::spawn(accept_loop(core.clone(), node.clone(), listener, routes));
-    if let Some(old) = node.lock().accept_task.replace(task) {
+    let mut m = node.lock();
+    if let Some(old) = m.accept_task.take() {
         old.abort();
     }
+    let socket = m
+        .listener
+        .as_ref()
+        .ok_or_else(|| std::io::Error::other("node has no listener"))?
+        .try_clone()?;
+    let listener = TcpListener::from_std(socket)?;
+    m.accept_task = Some(tokio::spawn(accept_loop(
+        core.clone(),
+        node.clone(),
+        listener,
+        routes,
+    )));
+    Ok(())
 }
 
-/// Stops accepting: the listener closes, so new connections are refused.
+/// Pauses a node's listener: new connections are refused, but the port stays reserved.
 pub(crate) fn stop_serving(node: &SimNode) {
-    if let Some(task) = node.lock().accept_task.take() {
+    let mut m = node.lock();
+    if let Some(task) = m.accept_task.take() {
         task.abort();
     }
+    if let Some(listener) = &m.listener {
+        // SAFETY: shutdown(2) on a descriptor this listener owns; on Linux it takes a listening
+        // socket out of the listening state without releasing its explicitly bound port.
+        unsafe {
+            libc::shutdown(listener.as_raw_fd(), libc::SHUT_RD);
+        }
+    }
+}
+
+/// Listens again on the paused listener of `node`.
+pub(crate) fn resume_serving(core: &Arc<Core>, node: &Arc<SimNode>) -> std::io::Result<()> {
+    {
+        let m = node.lock();
+        let listener = m
+            .listener
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("node has no listener"))?;
+        // SAFETY: listen(2) on a descriptor this listener owns.
+        if unsafe { libc::listen(listener.as_raw_fd(), 128) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    start_serving(core, node)
 }
 
 async fn accept_loop(

@@ -85,6 +85,24 @@ fn version_info(t: &Target) -> Version {
     }
 }
 
+/// The service's recent history, as `talosctl service` shows it.
+fn service_events(waiting: bool) -> ServiceEvents {
+    let event = |msg: &str, state: &str| ServiceEvent {
+        msg: msg.into(),
+        state: state.into(),
+        ts: None,
+    };
+    let mut events = vec![
+        event("Starting service", "Starting"),
+        event("Service started as goroutine", "Preparing"),
+    ];
+    if !waiting {
+        events.push(event("Service running", "Running"));
+        events.push(event("Health check successful", "Running"));
+    }
+    ServiceEvents { events }
+}
+
 fn service_list(t: &Target) -> ServiceList {
     let ready = t.node.status.borrow().ready;
     let services = service_ids(t.node.role())
@@ -95,7 +113,7 @@ fn service_list(t: &Target) -> ServiceList {
             ServiceInfo {
                 id: id.to_string(),
                 state: if waiting { "Preparing" } else { "Running" }.into(),
-                events: None,
+                events: Some(service_events(waiting)),
                 health: Some(ServiceHealth {
                     unknown: waiting,
                     healthy: !waiting && !etcd_sick,

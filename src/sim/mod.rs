@@ -11,11 +11,13 @@ pub mod clock;
 pub mod cosi;
 pub mod events;
 pub mod kube_api;
+mod kube_link;
 pub mod lifecycle;
 pub mod machine;
 pub mod node;
 pub mod pki;
 pub mod scenario;
+mod scenario_file;
 pub mod state;
 
 pub use clock::SimClock;
@@ -100,6 +102,8 @@ impl Core {
 pub struct SimFleet {
     core: Arc<Core>,
     talosconfig: PathBuf,
+    kubeconfig: PathBuf,
+    kube: kube_link::KubeSide,
 }
 
 impl SimFleet {
@@ -144,8 +148,21 @@ impl SimFleet {
             }
             cluster.elect_if_leaderless();
         }
+        let kube = match kube_link::start(&fleet, &scenario, &opts.state_dir).await {
+            Ok(kube) => kube,
+            Err(e) => {
+                stop_nodes(&core);
+                return Err(e);
+            }
+        };
         let talosconfig = opts.state_dir.join("talosconfig");
-        let sim = SimFleet { core, talosconfig };
+        let kubeconfig = opts.state_dir.join("kubeconfig");
+        let sim = SimFleet {
+            core,
+            talosconfig,
+            kubeconfig,
+            kube,
+        };
         if let Err(e) = sim.write_talosconfig(&scenario) {
             sim.stop_all();
             return Err(e);
@@ -194,6 +211,16 @@ impl SimFleet {
         self.talosconfig.clone()
     }
 
+    /// `DIR/kubeconfig`, with an `admin@<cluster>` context per cluster.
+    pub fn kubeconfig_path(&self) -> PathBuf {
+        self.kubeconfig.clone()
+    }
+
+    /// The Kubernetes API server URL of the cluster at `index` (scenario order).
+    pub fn kube_api_url(&self, index: usize) -> Option<&str> {
+        self.kube.url(index)
+    }
+
     /// The shared node state.
     pub fn state(&self) -> Arc<FleetState> {
         self.core.fleet.clone()
@@ -210,18 +237,8 @@ impl SimFleet {
     }
 
     fn stop_all(&self) {
-        self.core.stop.send_replace(true);
-        for cluster in self.core.fleet.clusters() {
-            for n in cluster.nodes() {
-                apid::stop_serving(n);
-                n.events.close();
-            }
-        }
-        self.core
-            .routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        self.kube.stop();
+        stop_nodes(&self.core);
     }
 
     /// Stops every listener and open connection.
@@ -235,6 +252,18 @@ impl Drop for SimFleet {
     fn drop(&mut self) {
         self.stop_all();
     }
+}
+
+fn stop_nodes(core: &Core) {
+    core.stop.send_replace(true);
+    for cluster in core.fleet.clusters() {
+        for n in cluster.nodes() {
+            apid::stop_serving(n);
+            n.lock().listener = None;
+            n.events.close();
+        }
+    }
+    core.routes.lock().unwrap_or_else(|e| e.into_inner()).take();
 }
 
 /// 5,000 listeners need 5,000 descriptors: raise the soft limit to the hard one when short.

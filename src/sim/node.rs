@@ -66,18 +66,18 @@ fn boot_id() -> String {
 /// First start: binds the node's address (recording the port); a node with the `down` fault
 /// then lets the listener go, every other node boots straight to running.
 pub(crate) fn start(core: &Arc<Core>, node: &Arc<SimNode>) -> std::io::Result<()> {
-    let listener = apid::bind(node.address(), 0)?;
+    let listener = apid::bind(node.address())?;
     let port = listener.local_addr()?.port();
     node.port.store(port, std::sync::atomic::Ordering::Relaxed);
     core.fleet.update(node, |s| s.port = port);
+    node.lock().listener = Some(listener);
     if node.spec.faults.down {
-        drop(listener);
+        apid::stop_serving(node);
         return Ok(());
     }
     begin_boot(core, node);
     finish_boot(core, node);
-    apid::start_serving(core, node, listener);
-    Ok(())
+    apid::start_serving(core, node)
 }
 
 /// A new boot: fresh event buffer, boot id, staged version; apid answers, not ready yet.
@@ -212,19 +212,12 @@ async fn reboot(
     if node.spec.faults.never_returns_after_reboot || *core.stop.borrow() {
         return;
     }
-    let port = node.port.load(std::sync::atomic::Ordering::Relaxed);
-    let listener = match apid::bind(node.address(), port) {
-        Ok(l) => l,
-        Err(e) => {
-            tracing::warn!(
-                node = node.name(),
-                "cannot listen again on port {port}: {e}"
-            );
-            return;
-        }
-    };
     begin_boot(&core, &node);
-    apid::start_serving(&core, &node, listener);
+    if let Err(e) = apid::resume_serving(&core, &node) {
+        tracing::warn!(node = node.name(), "cannot listen again: {e}");
+        core.fleet.update(&node, |s| s.up = false);
+        return;
+    }
     cluster.elect_if_leaderless();
     clock.sleep(BOOT_TO_READY_SECONDS).await;
     if *core.stop.borrow() {

@@ -57,11 +57,44 @@ fn new_ca(common_name: &str) -> Result<(CertificateParams, KeyPair, String), Sim
     Ok((params, key, pem))
 }
 
-/// Talos labels Ed25519 PKCS#8 keys `ED25519 PRIVATE KEY`; the sim writes them the same way.
+/// Talos (Go's `x509.MarshalPKCS8PrivateKey`) writes Ed25519 keys as PKCS#8
+/// v1 (seed only) labelled `ED25519 PRIVATE KEY`; the sim writes them the same
+/// way. rcgen/ring produce v2 (with the public key), which OpenSSL-based
+/// clients refuse, so the seed is re-wrapped.
 fn talos_key_pem(key: &KeyPair) -> String {
-    key.serialize_pem()
-        .replace("BEGIN PRIVATE KEY", "BEGIN ED25519 PRIVATE KEY")
-        .replace("END PRIVATE KEY", "END ED25519 PRIVATE KEY")
+    use base64::Engine;
+    let der = ed25519_pkcs8_v1(&key.serialize_der()).unwrap_or_else(|| key.serialize_der());
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = String::from("-----BEGIN ED25519 PRIVATE KEY-----\n");
+    for line in body.as_bytes().chunks(64) {
+        pem.push_str(&String::from_utf8_lossy(line));
+        pem.push('\n');
+    }
+    pem.push_str("-----END ED25519 PRIVATE KEY-----\n");
+    pem
+}
+
+/// `SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.112 }, OCTET STRING { OCTET STRING seed } }`
+const ED25519_PKCS8_V1_PREFIX: [u8; 16] = [
+    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+];
+
+/// The PKCS#8 v1 form of an Ed25519 key given as v1 or v2 DER; `None` if it
+/// is not an Ed25519 PKCS#8 document.
+fn ed25519_pkcs8_v1(der: &[u8]) -> Option<Vec<u8>> {
+    // Both versions share the layout up to the 32-byte seed at offset 16,
+    // apart from the outer length and the version number.
+    let alg_and_seed_header = &ED25519_PKCS8_V1_PREFIX[5..];
+    if der.len() < 48
+        || der[0] != 0x30
+        || der[2..4] != [0x02, 0x01]
+        || der[5..16] != *alg_and_seed_header
+    {
+        return None;
+    }
+    let mut v1 = ED25519_PKCS8_V1_PREFIX.to_vec();
+    v1.extend_from_slice(&der[16..48]);
+    Some(v1)
 }
 
 impl Pki {
@@ -227,6 +260,14 @@ mod tests {
         let pki = Pki::new().expect("pki");
         let (crt, key) = pki.client_cert(&["os:reader"], false).expect("cert");
         assert!(key.starts_with("-----BEGIN ED25519 PRIVATE KEY-----"));
+        // PKCS#8 v1, as Go writes it: 48 bytes, version 0.
+        use base64::Engine;
+        let body: String = key.lines().filter(|l| !l.starts_with("-----")).collect();
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .unwrap();
+        assert_eq!(der.len(), 48);
+        assert_eq!(&der[..16], &ED25519_PKCS8_V1_PREFIX);
         let der = rustls_pemfile::certs(&mut crt.as_bytes())
             .next()
             .expect("one cert")

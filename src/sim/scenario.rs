@@ -35,12 +35,11 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde_saphyr::Spanned;
 
 use super::SimError;
 
-const DEFAULT_TALOS: &str = "v1.11.3";
-const DEFAULT_KUBERNETES: &str = "v1.34.1";
+pub(crate) const DEFAULT_TALOS: &str = "v1.11.3";
+pub(crate) const DEFAULT_KUBERNETES: &str = "v1.34.1";
 
 /// A node's machine type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -195,10 +194,12 @@ impl Scenario {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
-        parse_scenario(&name, &text).map_err(|(line, message)| SimError::ScenarioFile {
-            path: path.to_path_buf(),
-            line,
-            message,
+        super::scenario_file::parse_scenario(&name, &text).map_err(|(line, message)| {
+            SimError::ScenarioFile {
+                path: path.to_path_buf(),
+                line,
+                message,
+            }
         })
     }
 
@@ -220,7 +221,7 @@ fn node(name: &str, role: NodeRole, cluster_index: usize, node_index: usize) -> 
 }
 
 /// 127.10.<cluster index>.<node index + 1>.
-fn default_address(cluster_index: usize, node_index: usize) -> Ipv4Addr {
+pub(crate) fn default_address(cluster_index: usize, node_index: usize) -> Ipv4Addr {
     Ipv4Addr::new(
         127,
         10,
@@ -289,214 +290,13 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
     }
 }
 
-fn control_planes(nodes: &[NodeSpec]) -> Vec<usize> {
+pub(crate) fn control_planes(nodes: &[NodeSpec]) -> Vec<usize> {
     nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.role == NodeRole::ControlPlane)
         .map(|(i, _)| i)
         .collect()
-}
-
-// ---- file format ----
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileScenario {
-    clusters: Vec<FileCluster>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileCluster {
-    name: Spanned<String>,
-    #[serde(default)]
-    talos_version: Option<String>,
-    #[serde(default)]
-    kubernetes_version: Option<String>,
-    #[serde(default)]
-    expired_client_context: bool,
-    #[serde(default)]
-    etcd: Option<FileEtcd>,
-    nodes: Vec<FileNode>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileEtcd {
-    #[serde(default)]
-    members: Option<Vec<Spanned<String>>>,
-    #[serde(default)]
-    leader: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileNode {
-    name: Spanned<String>,
-    role: NodeRole,
-    #[serde(default)]
-    address: Option<Spanned<String>>,
-    #[serde(default)]
-    talos_version: Option<Spanned<String>>,
-    #[serde(default)]
-    kubernetes_version: Option<String>,
-    #[serde(default)]
-    faults: Faults,
-}
-
-type LineError = (u64, String);
-
-fn line_of<T>(s: &Spanned<T>) -> u64 {
-    s.referenced.line()
-}
-
-/// Parses and validates scenario YAML; errors carry the 1-based line they refer to (0 if unknown).
-pub(crate) fn parse_scenario(name: &str, text: &str) -> Result<Scenario, LineError> {
-    let file: FileScenario = serde_saphyr::from_str(text).map_err(|e| {
-        let msg = e.to_string();
-        (line_in_message(&msg), msg)
-    })?;
-    if file.clusters.is_empty() {
-        return Err((1, "a scenario needs at least one cluster".into()));
-    }
-    let mut clusters = Vec::with_capacity(file.clusters.len());
-    let mut seen_addresses = std::collections::HashMap::new();
-    for (ci, fc) in file.clusters.into_iter().enumerate() {
-        let cluster = cluster_from_file(ci, fc)?;
-        for spec in &cluster.nodes {
-            if let Some(other) = seen_addresses.insert(spec.address, spec.name.clone()) {
-                return Err((
-                    0,
-                    format!(
-                        "address {} of node {} in cluster {} is already used by node {other}",
-                        spec.address, spec.name, cluster.name
-                    ),
-                ));
-            }
-        }
-        if clusters
-            .iter()
-            .any(|c: &ClusterSpec| c.name == cluster.name)
-        {
-            return Err((0, format!("cluster name {} is used twice", cluster.name)));
-        }
-        clusters.push(cluster);
-    }
-    Ok(Scenario {
-        name: name.to_string(),
-        clusters,
-    })
-}
-
-fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineError> {
-    let cluster_name = fc.name.value.trim().to_string();
-    if cluster_name.is_empty() {
-        return Err((line_of(&fc.name), "cluster name is empty".into()));
-    }
-    let talos = fc.talos_version.unwrap_or_else(|| DEFAULT_TALOS.into());
-    let kube = fc
-        .kubernetes_version
-        .unwrap_or_else(|| DEFAULT_KUBERNETES.into());
-    if fc.nodes.is_empty() {
-        return Err((
-            line_of(&fc.name),
-            format!("cluster {cluster_name} has no nodes"),
-        ));
-    }
-    let mut nodes: Vec<NodeSpec> = Vec::with_capacity(fc.nodes.len());
-    for (ni, fnode) in fc.nodes.into_iter().enumerate() {
-        let name = fnode.name.value.trim().to_string();
-        if name.is_empty() || nodes.iter().any(|n| n.name == name) {
-            return Err((
-                line_of(&fnode.name),
-                format!("node name {name:?} is empty or used twice in cluster {cluster_name}"),
-            ));
-        }
-        let address = match &fnode.address {
-            Some(a) => parse_loopback(&a.value).map_err(|m| (line_of(a), m))?,
-            None => default_address(ci, ni),
-        };
-        let talos_version = match &fnode.talos_version {
-            Some(v) => {
-                parse_version(&v.value).ok_or_else(|| {
-                    (
-                        line_of(v),
-                        format!("talos_version {:?} is not like v1.11.3", v.value),
-                    )
-                })?;
-                v.value.clone()
-            }
-            None => talos.clone(),
-        };
-        nodes.push(NodeSpec {
-            name,
-            role: fnode.role,
-            address,
-            talos_version,
-            kubernetes_version: fnode.kubernetes_version.unwrap_or_else(|| kube.clone()),
-            faults: fnode.faults,
-        });
-    }
-    let (members, leader) = match fc.etcd {
-        None => {
-            let m = control_planes(&nodes);
-            (m.clone(), m.first().copied())
-        }
-        Some(etcd) => {
-            let members = match etcd.members {
-                None => control_planes(&nodes),
-                Some(list) => {
-                    let mut out = Vec::new();
-                    for m in list {
-                        let i = find_control_plane(&nodes, &m, &cluster_name)?;
-                        out.push(i);
-                    }
-                    out
-                }
-            };
-            let leader = match etcd.leader {
-                None => members.first().copied(),
-                Some(l) => {
-                    let i = find_control_plane(&nodes, &l, &cluster_name)?;
-                    if !members.contains(&i) {
-                        return Err((
-                            line_of(&l),
-                            format!("etcd leader {} is not an etcd member", l.value),
-                        ));
-                    }
-                    Some(i)
-                }
-            };
-            (members, leader)
-        }
-    };
-    Ok(ClusterSpec {
-        name: cluster_name,
-        nodes,
-        etcd_members: members,
-        etcd_leader: leader,
-        expired_client_context: fc.expired_client_context,
-    })
-}
-
-fn find_control_plane(
-    nodes: &[NodeSpec],
-    name: &Spanned<String>,
-    cluster: &str,
-) -> Result<usize, LineError> {
-    nodes
-        .iter()
-        .position(|n| n.name == name.value && n.role == NodeRole::ControlPlane)
-        .ok_or_else(|| {
-            (
-                line_of(name),
-                format!(
-                    "etcd member {} is not a control plane node of cluster {cluster}",
-                    name.value
-                ),
-            )
-        })
 }
 
 /// Accepts only IPv4 loopback addresses (127.0.0.0/8).
@@ -523,18 +323,6 @@ pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
     Some((major, minor, patch))
 }
 
-fn line_in_message(msg: &str) -> u64 {
-    // serde-saphyr messages say "... at line N column M".
-    msg.split("line ")
-        .nth(1)
-        .and_then(|rest| {
-            rest.split(|c: char| !c.is_ascii_digit())
-                .next()
-                .and_then(|d| d.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -558,33 +346,6 @@ mod tests {
         let demo = Scenario::builtin("demo").expect("demo");
         let names: Vec<_> = demo.clusters.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["prod", "staging", "edge"]);
-    }
-
-    #[test]
-    fn file_format_parses_with_defaults() {
-        let text = "clusters:\n  - name: lab\n    etcd:\n      leader: cp-2\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: cp-2\n        role: controlplane\n        talos_version: v1.13.0\n      - name: w-1\n        role: worker\n        faults:\n          slow_ms: 50\n";
-        let s = parse_scenario("lab", text).expect("parses");
-        let c = &s.clusters[0];
-        assert_eq!(c.etcd_members, vec![0, 1]);
-        assert_eq!(c.etcd_leader, Some(1));
-        assert_eq!(c.nodes[1].talos_version, "v1.13.0");
-        assert_eq!(c.nodes[2].faults.slow_ms, 50);
-        assert_eq!(c.nodes[2].address, Ipv4Addr::new(127, 10, 0, 3));
-    }
-
-    #[test]
-    fn non_loopback_address_is_refused_with_its_line() {
-        let text = "clusters:\n  - name: lab\n    nodes:\n      - name: cp-1\n        role: controlplane\n        address: 10.0.0.1\n";
-        let (line, msg) = parse_scenario("lab", text).expect_err("refused");
-        assert_eq!(line, 6);
-        assert!(msg.contains("outside 127.0.0.0/8"), "{msg}");
-    }
-
-    #[test]
-    fn unknown_field_is_an_error() {
-        let text = "clusters:\n  - name: lab\n    nodes:\n      - name: cp-1\n        role: controlplane\n        colour: red\n";
-        let (_, msg) = parse_scenario("lab", text).expect_err("refused");
-        assert!(msg.contains("colour"), "{msg}");
     }
 
     #[test]

@@ -80,6 +80,8 @@ pub(crate) struct NodeMutable {
     pub applied_config: Option<Vec<u8>>,
     pub pulled_images: Vec<String>,
     pub accept_task: Option<tokio::task::JoinHandle<()>>,
+    /// The node's listener, kept (paused) while the node is down so its port stays reserved.
+    pub listener: Option<std::net::TcpListener>,
     /// A reboot or upgrade sequence is running.
     pub busy: bool,
 }
