@@ -143,42 +143,6 @@ impl Binding {
 
 static CLUSTERS: &[Binding] = &[
     Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "move down",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "move up",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
-        action: Action::MoveFirst,
-        help: "first cluster",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
-        action: Action::MoveLast,
-        help: "last cluster",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')],
-        action: Action::PageDown,
-        help: "page down",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')],
-        action: Action::PageUp,
-        help: "page up",
-        footer: None,
-    },
-    Binding {
         keys: &[Key::plain(KeyCode::Enter)],
         action: Action::UseSelected,
         help: "use the selected cluster",
@@ -352,7 +316,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::MOVES,
         ],
         KeyContext::NodeDetail => &[panes::DETAIL_OWN, panes::LIVE_KEYS, panes::GLOBAL],
-        KeyContext::Clusters => &[CLUSTERS],
+        KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[ERRORS],
         KeyContext::Help => &[HELP],
         KeyContext::CommandLine => &[COMMAND_LINE],

@@ -1,0 +1,232 @@
+//! A pseudo-terminal harness shared by the console's PTY tests and benches:
+//! runs the real binary in a PTY with a clean environment, feeds its output to
+//! a vt100 screen, counts the bytes, and waits on screen conditions with a
+//! bound.
+#![allow(dead_code)]
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+pub struct PtySession {
+    parser: vt100::Parser,
+    rx: mpsc::Receiver<Vec<u8>>,
+    /// Every byte the program wrote to the terminal.
+    pub bytes: usize,
+    pub child: Box<dyn portable_pty::Child + Send + Sync>,
+    writer: Box<dyn Write + Send>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl PtySession {
+    /// Starts `args` with only `env` set (plus HOME/XDG dirs under `home`).
+    pub fn start(
+        rows: u16,
+        cols: u16,
+        home: &Path,
+        args: &[&str],
+        env: &[(&str, String)],
+    ) -> PtySession {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("openpty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_taloscope"));
+        cmd.args(args);
+        cmd.env_clear();
+        cmd.cwd(home);
+        cmd.env("HOME", home);
+        cmd.env("XDG_CONFIG_HOME", home.join("config"));
+        cmd.env("XDG_STATE_HOME", home.join("state"));
+        cmd.env("TALOSCOPE_STATE_DIR", home.join("taloscope-state"));
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).expect("spawn taloscope");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let writer = pair.master.take_writer().expect("pty writer");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16384];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let parser = vt100::Parser::new(
+            NonZeroU16::new(rows).expect("rows"),
+            NonZeroU16::new(cols).expect("cols"),
+            0,
+        );
+        PtySession {
+            parser,
+            rx,
+            bytes: 0,
+            child,
+            writer,
+            _master: pair.master,
+        }
+    }
+
+    /// Takes what output has arrived within `wait`; false if none.
+    pub fn pump(&mut self, wait: Duration) -> bool {
+        match self.rx.recv_timeout(wait) {
+            Ok(bytes) => {
+                self.bytes += bytes.len();
+                self.parser.process(&bytes);
+                while let Ok(more) = self.rx.try_recv() {
+                    self.bytes += more.len();
+                    self.parser.process(&more);
+                }
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Waits until `cond` holds for the screen text; panics after `bound`
+    /// with the screen as it was.
+    pub fn wait_for(
+        &mut self,
+        what: &str,
+        bound: Duration,
+        cond: impl Fn(&str) -> bool,
+    ) -> Duration {
+        let start = Instant::now();
+        while !cond(&self.text()) {
+            assert!(
+                start.elapsed() < bound,
+                "timed out waiting for {what}; screen:\n{}",
+                self.text()
+            );
+            self.pump(Duration::from_millis(5));
+        }
+        start.elapsed()
+    }
+
+    /// Reads for `period` and returns how many bytes arrived in it.
+    pub fn bytes_during(&mut self, period: Duration) -> usize {
+        let before = self.bytes;
+        let start = Instant::now();
+        while start.elapsed() < period {
+            self.pump(
+                period
+                    .saturating_sub(start.elapsed())
+                    .min(Duration::from_millis(100)),
+            );
+        }
+        self.bytes - before
+    }
+
+    pub fn send(&mut self, keys: &[u8]) {
+        self.writer.write_all(keys).expect("write keys");
+        self.writer.flush().expect("flush keys");
+    }
+
+    /// The child's resident set size in KiB (VmRSS), from /proc.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let pid = self.child.process_id()?;
+        rss_of(pid, "VmRSS:")
+    }
+
+    /// The child's peak resident set size in KiB (VmHWM).
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let pid = self.child.process_id()?;
+        rss_of(pid, "VmHWM:")
+    }
+
+    /// Sends `q` and waits (bounded) for the exit code.
+    pub fn quit(mut self, bound: Duration) -> Option<u32> {
+        self.send(b"q");
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status.exit_code());
+            }
+            if start.elapsed() > bound {
+                let _ = self.child.kill();
+                return None;
+            }
+            self.pump(Duration::from_millis(20));
+        }
+    }
+}
+
+fn rss_of(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
+/// A `taloscope sim` child process, killed on drop.
+pub struct SimProcess {
+    child: std::process::Child,
+    pub dir: tempfile::TempDir,
+}
+
+impl SimProcess {
+    /// Starts `taloscope sim --scenario NAME` and waits (bounded) for its
+    /// ready line.
+    pub fn start(scenario: &str, bound: Duration) -> SimProcess {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
+            .args(["sim", "--scenario", scenario, "--state-dir"])
+            .arg(dir.path())
+            .env("TALOSCOPE_STATE_DIR", dir.path().join("sim-state"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn sim");
+        let stdout = child.stdout.take().expect("sim stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line);
+            }
+        });
+        let line = rx.recv_timeout(bound).expect("sim prints its ready line");
+        assert!(line.starts_with("ready talosconfig="), "{line}");
+        SimProcess { child, dir }
+    }
+
+    pub fn talosconfig(&self) -> String {
+        self.dir.path().join("talosconfig").display().to_string()
+    }
+
+    pub fn kubeconfig(&self) -> String {
+        self.dir.path().join("kubeconfig").display().to_string()
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
