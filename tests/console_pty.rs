@@ -1,56 +1,17 @@
 //! End-to-end: the real binary in an 80x24 pseudo-terminal on fixture configs
 //! (loopback addresses only), NO_COLOR=1 LANG=C. It must show the cluster
-//! list with ASCII borders, open help on `?`, close it on Esc, quit on `q`
-//! with exit 0, and leave the terminal restored.
-use std::io::{Read, Write};
-use std::num::NonZeroU16;
+//! list with ASCII borders, open help on `?`, close it on Esc, open a cluster
+//! and its panes, quit on `q` with exit 0, and leave the terminal restored;
+//! SIGTERM and SIGHUP must restore it too.
+mod pty_support;
+
 use std::path::Path;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use pty_support::PtySession;
 
-const ROWS: u16 = 24;
-const COLS: u16 = 80;
 /// Generous: a debug binary on a busy 2-core machine.
 const BOUND: Duration = Duration::from_secs(30);
-
-struct Screen {
-    parser: vt100::Parser,
-    raw: Vec<u8>,
-    rx: mpsc::Receiver<Vec<u8>>,
-}
-
-impl Screen {
-    fn pump(&mut self, wait: Duration) -> bool {
-        match self.rx.recv_timeout(wait) {
-            Ok(bytes) => {
-                self.parser.process(&bytes);
-                self.raw.extend_from_slice(&bytes);
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
-    fn text(&self) -> String {
-        self.parser.screen().contents()
-    }
-
-    /// Reads output until `cond` holds for the screen text, or fails after
-    /// the bound with the screen as it was.
-    fn wait_for(&mut self, what: &str, cond: impl Fn(&str) -> bool) {
-        let start = Instant::now();
-        while !cond(&self.text()) {
-            assert!(
-                start.elapsed() < BOUND,
-                "timed out waiting for {what}; screen:\n{}",
-                self.text()
-            );
-            self.pump(Duration::from_millis(50));
-        }
-    }
-}
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,110 +25,28 @@ fn last(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).rposition(|w| w == needle)
 }
 
-/// The binary running in a pty on the discovery fixtures.
-struct Session {
-    home: tempfile::TempDir,
-    screen: Screen,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    writer: Box<dyn Write + Send>,
-    master: Box<dyn portable_pty::MasterPty + Send>,
-    reader_thread: std::thread::JoinHandle<()>,
-}
-
-impl Session {
-    fn start() -> Session {
-        let home = tempfile::tempdir().expect("temp home");
-        let h = home.path();
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_taloscope"));
-        cmd.env_clear();
-        cmd.cwd(h);
-        cmd.env("HOME", h);
-        cmd.env("XDG_CONFIG_HOME", h.join("config"));
-        cmd.env("XDG_STATE_HOME", h.join("state"));
-        cmd.env("XDG_DATA_HOME", h.join("data"));
-        cmd.env("XDG_CACHE_HOME", h.join("cache"));
-        cmd.env("TALOSCOPE_STATE_DIR", h.join("taloscope-state"));
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("NO_COLOR", "1");
-        cmd.env("LANG", "C");
-        cmd.env(
+/// The binary in a pty on the discovery fixtures, showing the cluster list.
+fn start(home: &Path) -> PtySession {
+    let env = [
+        ("NO_COLOR", "1".to_string()),
+        ("LANG", "C".to_string()),
+        (
             "KUBECONFIG",
             format!("{}:{}", fixture("a.yaml"), fixture("b.yaml")),
-        );
-        cmd.env(
+        ),
+        (
             "TALOSCONFIG",
             format!("{}:{}", fixture("c.yaml"), fixture("broken.yaml")),
-        );
-        let child = pair.slave.spawn_command(cmd).expect("spawn taloscope");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = pair.master.take_writer().expect("pty writer");
-        let (tx, rx) = mpsc::channel();
-        let reader_thread = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
-        let size = |n: u16| NonZeroU16::new(n).expect("non-zero");
-        let screen = Screen {
-            parser: vt100::Parser::new(size(ROWS), size(COLS), 0),
-            raw: Vec::new(),
-            rx,
-        };
-        let mut session = Session {
-            home,
-            screen,
-            child,
-            writer,
-            master: pair.master,
-            reader_thread,
-        };
-        session.screen.wait_for("the cluster list", |t| {
-            t.contains("Clusters (")
-                && t.contains("alpha")
-                && t.contains("charlie")
-                && t.contains("Enter open")
-        });
-        session
-    }
-
-    fn press(&mut self, keys: &[u8]) {
-        self.writer.write_all(keys).expect("write keys");
-        self.writer.flush().expect("flush keys");
-    }
-
-    /// Waits (bounded) for the process to exit, then drains the output.
-    fn finish(mut self) -> (portable_pty::ExitStatus, Vec<u8>, tempfile::TempDir) {
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                break status;
-            }
-            assert!(start.elapsed() < BOUND, "taloscope did not exit");
-            self.screen.pump(Duration::from_millis(50));
-        };
-        drop(self.writer);
-        drop(self.master);
-        while self.screen.pump(Duration::from_millis(200)) {}
-        let _ = self.reader_thread.join();
-        (status, self.screen.raw, self.home)
-    }
+        ),
+    ];
+    let mut session = PtySession::start(24, 80, home, &[], &env);
+    session.wait_for("the cluster list", BOUND, |t| {
+        t.contains("Clusters (")
+            && t.contains("alpha")
+            && t.contains("charlie")
+            && t.contains("Enter open")
+    });
+    session
 }
 
 /// The output ends with the terminal restored: alternate screen left, cursor
@@ -195,8 +74,9 @@ fn assert_restored(raw: &[u8]) {
 
 #[test]
 fn console_lists_clusters_shows_help_and_quits_clean() {
-    let mut s = Session::start();
-    let list = s.screen.text();
+    let home = tempfile::tempdir().expect("temp home");
+    let mut s = start(home.path());
+    let list = s.text();
     assert!(
         list.contains("+ Clusters ("),
         "ASCII borders expected:\n{list}"
@@ -207,28 +87,26 @@ fn console_lists_clusters_shows_help_and_quits_clean() {
     );
     assert!(list.is_ascii(), "LANG=C must give ASCII only:\n{list}");
 
-    s.press(b"?");
-    s.screen.wait_for("help", |t| {
+    s.send(b"?");
+    s.wait_for("help", BOUND, |t| {
         t.contains("+ Help ") && t.contains("Cluster list")
     });
-    s.press(b"\x1b");
-    s.screen.wait_for("help to close", |t| {
+    s.send(b"\x1b");
+    s.wait_for("help to close", BOUND, |t| {
         !t.contains("+ Help ") && t.contains("Clusters (")
     });
     // Enter opens the selected cluster; nothing answers on the fixture's
     // addresses, and the panes still draw at once.
-    s.press(b"\r");
-    s.screen.wait_for("the nodes pane", |t| {
+    s.send(b"\r");
+    s.wait_for("the nodes pane", BOUND, |t| {
         t.contains("+ Nodes (") && t.contains("pane:")
     });
-    s.press(b":etcd\r");
-    s.screen
-        .wait_for("the etcd pane", |t| t.contains("+ etcd ("));
-    s.press(b":fleet\r");
-    s.screen
-        .wait_for("the fleet", |t| t.contains("+ Clusters ("));
-    s.press(b"q");
-    let (status, raw, home) = s.finish();
+    s.send(b":etcd\r");
+    s.wait_for("the etcd pane", BOUND, |t| t.contains("+ etcd ("));
+    s.send(b":fleet\r");
+    s.wait_for("the fleet", BOUND, |t| t.contains("+ Clusters ("));
+    s.send(b"q");
+    let (status, raw) = s.finish(BOUND);
     assert!(status.success(), "exit status {status:?}");
     assert_restored(&raw);
     // Logs went to the state dir, not the terminal.
@@ -245,13 +123,14 @@ fn console_lists_clusters_shows_help_and_quits_clean() {
 #[test]
 fn sigterm_and_sighup_restore_the_terminal() {
     for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
-        let s = Session::start();
+        let home = tempfile::tempdir().expect("temp home");
+        let s = start(home.path());
         let pid = s.child.process_id().expect("child pid");
         let pid = libc::pid_t::try_from(pid).expect("pid fits");
         // SAFETY: kill(2) on the child we spawned; no memory is involved.
         let rc = unsafe { libc::kill(pid, signal) };
         assert_eq!(rc, 0, "kill failed");
-        let (status, raw, _home) = s.finish();
+        let (status, raw) = s.finish(BOUND);
         assert_eq!(status.exit_code(), code, "signal {signal}");
         assert_restored(&raw);
     }

@@ -16,6 +16,8 @@ pub struct PtySession {
     rx: mpsc::Receiver<Vec<u8>>,
     /// Every byte the program wrote to the terminal.
     pub bytes: usize,
+    /// The bytes themselves, for checks on escape sequences.
+    pub raw: Vec<u8>,
     pub child: Box<dyn portable_pty::Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
@@ -77,6 +79,7 @@ impl PtySession {
             parser,
             rx,
             bytes: 0,
+            raw: Vec::new(),
             child,
             writer,
             _master: pair.master,
@@ -87,16 +90,20 @@ impl PtySession {
     pub fn pump(&mut self, wait: Duration) -> bool {
         match self.rx.recv_timeout(wait) {
             Ok(bytes) => {
-                self.bytes += bytes.len();
-                self.parser.process(&bytes);
+                self.take(&bytes);
                 while let Ok(more) = self.rx.try_recv() {
-                    self.bytes += more.len();
-                    self.parser.process(&more);
+                    self.take(&more);
                 }
                 true
             }
             Err(_) => false,
         }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len();
+        self.raw.extend_from_slice(bytes);
+        self.parser.process(bytes);
     }
 
     pub fn text(&self) -> String {
@@ -152,6 +159,26 @@ impl PtySession {
     pub fn peak_rss_kib(&self) -> Option<u64> {
         let pid = self.child.process_id()?;
         rss_of(pid, "VmHWM:")
+    }
+
+    /// Waits (bounded) for the program to exit by itself, then drains its
+    /// output; returns the exit status and every byte it wrote.
+    pub fn finish(mut self, bound: Duration) -> (portable_pty::ExitStatus, Vec<u8>) {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for taloscope") {
+                break status;
+            }
+            assert!(
+                start.elapsed() < bound,
+                "taloscope did not exit; screen:\n{}",
+                self.text()
+            );
+            self.pump(Duration::from_millis(20));
+        };
+        // The child is gone, so its side of the pty is closed: drain to EOF.
+        while self.pump(Duration::from_millis(200)) {}
+        (status, self.raw)
     }
 
     /// Sends `q` and waits (bounded) for the exit code.
