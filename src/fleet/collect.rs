@@ -244,7 +244,7 @@ pub fn etcd_report(
                 hostname: m.hostname.clone(),
                 is_learner: m.is_learner,
                 leader: leader != 0 && m.id == leader,
-                healthy: status.is_some_and(|s| s.errors.is_empty()),
+                healthy: status.is_some_and(|s| s.errors.iter().all(|e| is_alarm_report(e))),
                 db_size: status.map(|s| s.db_size),
                 db_size_in_use: status.map(|s| s.db_size_in_use),
                 raft_term: status.map(|s| s.raft_term),
@@ -318,6 +318,16 @@ pub async fn collect_etcd(client: &TalosClient, probes: &[NodeProbe]) -> EtcdRep
         }
     }
     etcd_report(members, &statuses, &alarms, &hostnames)
+}
+
+/// etcd lists active alarms among a member's status errors
+/// (`memberID:N alarm:NOSPACE`). An alarm does not stop the member from
+/// answering and voting, so it does not make it unhealthy or cost quorum; the
+/// alarm itself is reported in `alarms`.
+fn is_alarm_report(error: &str) -> bool {
+    error
+        .split_whitespace()
+        .any(|word| word.starts_with("alarm:"))
 }
 
 /// Status of one cluster through an existing client. `nodes` empty: the endpoints.
@@ -423,6 +433,22 @@ mod tests {
             client_urls: vec![],
             is_learner: false,
         }
+    }
+
+    #[test]
+    fn an_alarm_alone_does_not_make_a_member_unhealthy() {
+        let members = vec![member(1, "cp-1")];
+        let statuses = HashMap::from([(1, status(1, 1, &["memberID:1 alarm:NOSPACE "]))]);
+        let alarms = vec![EtcdAlarm {
+            member_id: 1,
+            kind: EtcdAlarmKind::Nospace,
+        }];
+        let r = etcd_report(Some(members), &statuses, &alarms, &HashMap::new());
+        assert!(r.members[0].healthy);
+        assert_eq!(r.quorum.tolerates, 0);
+        assert_eq!(r.quorum.healthy, 1);
+        assert_eq!(r.alarms[0].alarm, "NOSPACE");
+        assert_eq!(r.members[0].errors.len(), 1, "the alarm is still listed");
     }
 
     #[test]
