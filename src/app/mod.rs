@@ -7,6 +7,7 @@ pub mod dispatcher;
 pub mod health;
 pub mod keymap;
 mod keymap_panes;
+pub mod prepared;
 pub mod rows;
 pub mod run;
 pub mod state;

@@ -3,7 +3,7 @@
 //! cluster in use. Cells not known yet are placeholders, never waits.
 use std::collections::HashMap;
 
-use super::health::{NodeState, cluster_health, node_staleness, node_state, role_word};
+use super::health::{NodeState, node_staleness, node_state, role_word};
 use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::discovery::Cluster;
@@ -94,7 +94,7 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
         cells.push(TableCell::unknown());
         return cells;
     };
-    let h = cluster_health(live, state.now);
+    let h = super::prepared::health(state, &cluster.name, live);
     cells.push(if h.reachable {
         TableCell::new("yes", Tone::Ok)
     } else {
@@ -135,7 +135,7 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
         Some(p) => TableCell::new(p.clone(), Tone::Error),
         None => TableCell::new("ok", Tone::Ok),
     });
-    cells.push(match h.stale {
+    cells.push(match h.stale.clone() {
         Some(age) => TableCell::new(age, Tone::Warn),
         None => TableCell::plain(""),
     });

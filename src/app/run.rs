@@ -86,6 +86,7 @@ where
     let mut shown: Option<Shown> = None;
     loop {
         if pacer.should_draw(Instant::now()) {
+            crate::app::prepared::prepare(&mut console.state);
             draw_if_changed(terminal, &console, &mut shown)?;
             pacer.drawn(Instant::now());
         }

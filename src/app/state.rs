@@ -62,7 +62,7 @@ impl Pane {
 }
 
 /// The tables the operator can filter, sort and select in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TableKind {
     Fleet,
     Nodes,
@@ -205,6 +205,11 @@ pub struct AppState {
     pub paused: bool,
     pub held: VecDeque<FleetEvent>,
     pub tables: Tables,
+    /// Bumped on every change a frame could show; what is prepared for the
+    /// views is stamped with it.
+    pub generation: u64,
+    /// Tables, health and findings derived for the views (see `prepared`).
+    pub prepared: super::prepared::Prepared,
 }
 
 impl AppState {
@@ -226,6 +231,8 @@ impl AppState {
             paused: false,
             held: VecDeque::new(),
             tables: Tables::default(),
+            generation: 0,
+            prepared: Default::default(),
         }
     }
 

@@ -21,11 +21,16 @@ pub struct Outcome {
 /// Folds one action in; see [`Outcome`].
 pub fn apply(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
+        let redraw = panes::on_fleet_event(state, event);
+        if redraw {
+            state.generation += 1;
+        }
         return Outcome {
             effects: Vec::new(),
-            redraw: panes::on_fleet_event(state, event),
+            redraw,
         };
     }
+    state.generation += 1;
     let before = panes::Watching::of(state);
     let mut effects = update_inner(state, action);
     let after = panes::Watching::of(state);

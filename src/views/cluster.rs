@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Look;
 use super::{etcd, nodes, versions};
-use crate::app::health::cluster_health;
+use crate::app::prepared;
 use crate::app::state::{AppState, Pane};
 use crate::tui::Role;
 
@@ -55,7 +55,7 @@ impl<'a> ClusterView<'a> {
                 s.get(Role::Muted),
             ));
         };
-        let h = cluster_health(live, self.state.now);
+        let h = prepared::health(self.state, &name, live);
         let head = format!(
             "{name}: {}/{} nodes Ready, etcd {}/{} healthy",
             h.nodes_ready, h.nodes_total, h.quorum.healthy, h.quorum.members

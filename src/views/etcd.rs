@@ -9,8 +9,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::Look;
 use super::table::{DataTable, pane_block};
 use crate::app::health::quorum_line;
+use crate::app::prepared;
 use crate::app::state::{AppState, TableKind};
-use crate::app::tables;
 use crate::tui::Role;
 
 pub struct EtcdPane<'a> {
@@ -99,7 +99,7 @@ impl<'a> EtcdPane<'a> {
 
 impl Widget for &EtcdPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let data = tables::table(self.state, TableKind::Etcd);
+        let data = prepared::table(self.state, TableKind::Etcd);
         let table = DataTable {
             data: &data,
             view: &self.state.tables.etcd,

@@ -10,9 +10,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::Look;
 use super::clusters::errors_line;
 use super::table::{DataTable, pane_block};
-use crate::app::health::cluster_health;
+use crate::app::prepared;
 use crate::app::state::{AppState, TableKind};
-use crate::app::tables;
 use crate::tui::Role;
 
 pub struct FleetView<'a> {
@@ -51,7 +50,7 @@ impl<'a> FleetView<'a> {
                 s.get(Role::Muted),
             ));
         };
-        let h = cluster_health(live, self.state.now);
+        let h = prepared::health(self.state, name, live);
         if h.problems.is_empty() {
             return Line::from(Span::styled(
                 format!(
@@ -70,7 +69,7 @@ impl<'a> FleetView<'a> {
 
 impl Widget for &FleetView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let data = tables::table(self.state, TableKind::Fleet);
+        let data = prepared::table(self.state, TableKind::Fleet);
         let table = DataTable {
             data: &data,
             view: &self.state.tables.fleet,

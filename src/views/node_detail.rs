@@ -9,8 +9,8 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::Look;
 use super::table::pane_block;
 use crate::app::health::{NodeState, node_staleness, node_state, role_word};
+use crate::app::prepared;
 use crate::app::state::{AppState, TableKind};
-use crate::app::tables;
 use crate::fleet::{ClusterLive, NodeStatus};
 use crate::tui::Role;
 
@@ -157,7 +157,7 @@ impl<'a> NodeDetail<'a> {
 impl Widget for &NodeDetail<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let data = tables::table(self.state, TableKind::Nodes);
+        let data = prepared::table(self.state, TableKind::Nodes);
         let view = self.state.tables.get(TableKind::Nodes);
         let index = data.selected_index(view);
         let found = self.state.current_live().and_then(|live| {

@@ -7,8 +7,8 @@ use ratatui::widgets::Widget;
 
 use super::Look;
 use super::table::DataTable;
+use crate::app::prepared;
 use crate::app::state::{AppState, TableKind};
-use crate::app::tables;
 
 pub struct NodesPane<'a> {
     state: &'a AppState,
@@ -28,7 +28,7 @@ impl<'a> NodesPane<'a> {
 
 impl Widget for &NodesPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let data = tables::table(self.state, TableKind::Nodes);
+        let data = prepared::table(self.state, TableKind::Nodes);
         DataTable {
             data: &data,
             view: &self.state.tables.nodes,

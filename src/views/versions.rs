@@ -8,14 +8,10 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::table::{DataTable, pane_block};
-use crate::app::health::{node_versions, running_kubernetes};
+use crate::app::prepared;
 use crate::app::state::{AppState, TableKind};
-use crate::app::tables;
 use crate::tui::Role;
-use crate::versions::{
-    Severity, Version, fleet_talos_upgrade_targets, kubernetes_upgrade_targets, skew_warnings,
-    supported_kubernetes_range,
-};
+use crate::versions::{Severity, Version, supported_kubernetes_range};
 
 pub struct VersionsPane<'a> {
     state: &'a AppState,
@@ -51,10 +47,9 @@ impl<'a> VersionsPane<'a> {
         let Some(live) = self.state.current_live().filter(|l| l.has_data()) else {
             return Vec::new();
         };
-        let status = &live.status;
+        let findings = prepared::version_findings(self.state, live);
         let mut lines = Vec::new();
-        let versions = node_versions(status);
-        let warnings = skew_warnings(&versions);
+        let warnings = &findings.warnings;
         let mut rules: Vec<_> = warnings.iter().map(|w| w.rule).collect();
         rules.sort();
         rules.dedup();
@@ -74,28 +69,20 @@ impl<'a> VersionsPane<'a> {
                 s.get(role),
             )));
         }
-        let talos: Vec<Version> = versions.into_iter().filter_map(|n| n.talos).collect();
         let label = |text: &str| Span::styled(text.to_string(), s.get(Role::Muted));
         lines.push(Line::from(vec![
             label("Talos upgrade targets: "),
-            Span::styled(
-                list(&fleet_talos_upgrade_targets(&talos, false)),
-                s.get(Role::Text),
-            ),
+            Span::styled(list(&findings.talos_targets), s.get(Role::Text)),
         ]));
-        let kube_targets = match running_kubernetes(status) {
-            Some(kube) => list(&kubernetes_upgrade_targets(&kube, &talos)),
+        let kube_targets = match &findings.kubernetes_targets {
+            Some(targets) => list(targets),
             None => g.none.to_string(),
         };
         lines.push(Line::from(vec![
             label("Kubernetes upgrade targets: "),
             Span::styled(kube_targets, s.get(Role::Text)),
         ]));
-        let mut minors: Vec<_> = talos.iter().map(Version::minor_key).collect();
-        minors.dedup();
-        minors.sort();
-        minors.dedup();
-        for minor in minors {
+        for minor in findings.talos_minors.iter().copied() {
             let text = match supported_kubernetes_range(minor) {
                 Some(range) => format!("Talos {minor} runs Kubernetes {range}"),
                 None => format!("Talos {minor} is not in the built-in support matrix"),
@@ -117,7 +104,7 @@ impl<'a> VersionsPane<'a> {
 
 impl Widget for &VersionsPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let data = tables::table(self.state, TableKind::Versions);
+        let data = prepared::table(self.state, TableKind::Versions);
         let table = DataTable {
             data: &data,
             view: &self.state.tables.versions,

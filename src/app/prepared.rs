@@ -1,0 +1,156 @@
+//! What the views draw from, derived once per change of the state instead of
+//! once per frame: the shaped tables of the screen, each cluster's health and
+//! the version findings of the cluster on screen. The event loop prepares
+//! before it draws; views use what is prepared for exactly this state and
+//! derive anything else themselves, so a stale cache can never be drawn.
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use super::health::{ClusterHealth, cluster_health, node_versions, running_kubernetes};
+use super::state::{AppState, Screen, TableKind};
+use super::tables::{self, TableData};
+use crate::fleet::{ClusterLive, ClusterStatus};
+use crate::versions::{
+    KubeVersion, Minor, SkewWarning, TalosVersion, Version, fleet_talos_upgrade_targets,
+    kubernetes_upgrade_targets, skew_warnings,
+};
+
+/// What a prepared cache was made for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    generation: u64,
+    screen: Screen,
+    current: Option<String>,
+}
+
+impl Stamp {
+    fn of(state: &AppState) -> Stamp {
+        Stamp {
+            generation: state.generation,
+            screen: state.screen,
+            current: state.current.clone(),
+        }
+    }
+}
+
+/// Skew warnings, valid upgrade targets and the Talos minors of one cluster.
+#[derive(Debug, Clone, Default)]
+pub struct VersionFindings {
+    pub warnings: Vec<SkewWarning>,
+    pub talos_targets: Vec<TalosVersion>,
+    /// `None` when the running Kubernetes version is unknown.
+    pub kubernetes_targets: Option<Vec<KubeVersion>>,
+    /// Distinct Talos minors running, in order.
+    pub talos_minors: Vec<Minor>,
+}
+
+impl VersionFindings {
+    pub fn of(status: &ClusterStatus) -> VersionFindings {
+        let versions = node_versions(status);
+        let warnings = skew_warnings(&versions);
+        let talos: Vec<Version> = versions.into_iter().filter_map(|n| n.talos).collect();
+        let mut talos_minors: Vec<Minor> = talos.iter().map(Version::minor_key).collect();
+        talos_minors.sort();
+        talos_minors.dedup();
+        VersionFindings {
+            warnings,
+            talos_targets: fleet_talos_upgrade_targets(&talos, false),
+            kubernetes_targets: running_kubernetes(status)
+                .map(|k| kubernetes_upgrade_targets(&k, &talos)),
+            talos_minors,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    stamp: Option<Stamp>,
+    tables: HashMap<TableKind, TableData>,
+    health: HashMap<String, ClusterHealth>,
+    versions: Option<VersionFindings>,
+}
+
+impl Prepared {
+    fn fresh(&self, state: &AppState) -> bool {
+        self.stamp.as_ref().is_some_and(|s| *s == Stamp::of(state))
+    }
+}
+
+/// Derives what the current screen draws, unless it already is.
+pub fn prepare(state: &mut AppState) {
+    if state.prepared.fresh(state) {
+        return;
+    }
+    let mut prepared = Prepared {
+        stamp: None,
+        ..Prepared::default()
+    };
+    let screen = state.screen;
+    prepared.health = state
+        .fleet
+        .clusters
+        .iter()
+        .map(|(name, live)| (name.clone(), cluster_health(live, state.now)))
+        .collect();
+    // Tables may read health: let them find it prepared.
+    state.prepared = Prepared {
+        stamp: Some(Stamp::of(state)),
+        health: prepared.health,
+        ..Prepared::default()
+    };
+    let kinds: &[TableKind] = match screen {
+        Screen::Fleet => &[TableKind::Fleet],
+        Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
+        Screen::NodeDetail => &[TableKind::Nodes],
+        Screen::Clusters => &[],
+    };
+    let built: Vec<(TableKind, TableData)> = kinds
+        .iter()
+        .map(|k| (*k, tables::table(state, *k)))
+        .collect();
+    state.prepared.tables.extend(built);
+    if matches!(screen, Screen::Cluster(_)) {
+        state.prepared.versions = state
+            .current_live()
+            .map(|live| VersionFindings::of(&live.status));
+    }
+}
+
+/// The table as prepared for this state, else derived now.
+pub fn table(state: &AppState, kind: TableKind) -> Cow<'_, TableData> {
+    match state
+        .prepared
+        .tables
+        .get(&kind)
+        .filter(|_| state.prepared.fresh(state))
+    {
+        Some(data) => Cow::Borrowed(data),
+        None => Cow::Owned(tables::table(state, kind)),
+    }
+}
+
+/// A cluster's health as prepared for this state, else derived now.
+pub fn health<'a>(state: &'a AppState, name: &str, live: &ClusterLive) -> Cow<'a, ClusterHealth> {
+    match state
+        .prepared
+        .health
+        .get(name)
+        .filter(|_| state.prepared.fresh(state))
+    {
+        Some(h) => Cow::Borrowed(h),
+        None => Cow::Owned(cluster_health(live, state.now)),
+    }
+}
+
+/// The current cluster's version findings, as prepared or derived now.
+pub fn version_findings<'a>(state: &'a AppState, live: &ClusterLive) -> Cow<'a, VersionFindings> {
+    match state
+        .prepared
+        .versions
+        .as_ref()
+        .filter(|_| state.prepared.fresh(state))
+    {
+        Some(v) => Cow::Borrowed(v),
+        None => Cow::Owned(VersionFindings::of(&live.status)),
+    }
+}
