@@ -14,7 +14,7 @@ pub const FLEET_COLUMNS: &[Column] = &[
     col("NAME", Width::Fill(2)),
     wide("CONTEXTS", Width::Fill(2)),
     col("REACH", Width::Fixed(5)),
-    col("NODES", Width::Fixed(5)),
+    col("NODES", Width::Fixed(5)).wider(Width::Fixed(9)),
     col("ETCD", Width::Fixed(10)),
     col("TALOS", Width::Fixed(7)).wider(Width::Fixed(16)),
     col("K8S", Width::Fixed(7)),
@@ -26,7 +26,7 @@ pub const FLEET_COLUMNS: &[Column] = &[
 pub const NODE_COLUMNS: &[Column] = &[
     col("NAME", Width::Fill(2)),
     col("ROLE", Width::Fixed(6)),
-    col("ADDRESS", Width::Fixed(10)),
+    col("ADDRESS", Width::Fixed(10)).wider(Width::Fixed(15)),
     wide("STAGE", Width::Fixed(8)),
     col("READY", Width::Fixed(8)),
     col("TALOS", Width::Fixed(7)),
