@@ -7,6 +7,9 @@ use tracing_subscriber::EnvFilter;
 
 pub const LOG_FILE_PREFIX: &str = "taloscope.log";
 
+/// Log lines queued for the writer thread at most.
+const LOG_QUEUE_LINES: usize = 1024;
+
 /// Keeps the background writer alive; logs are flushed when it drops.
 pub struct LogGuard {
     _guard: WorkerGuard,
@@ -41,7 +44,13 @@ pub fn init(dir: &Path, level: Option<&str>) -> std::io::Result<LogGuard> {
         .max_log_files(7)
         .build(dir)
         .map_err(std::io::Error::other)?;
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The default queue pre-allocates 128,000 line slots (about 4 MB resident);
+    // a console logs a few lines a second, and lines beyond the queue are
+    // dropped rather than blocking the UI.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(appender);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter(level))
         .with_writer(writer)
