@@ -273,6 +273,18 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
     state
 }
 
+/// glibc gives every thread that allocates its own malloc arena, each with
+/// its own free lists and slack; the console's few threads allocate little,
+/// so one arena keeps the resident size down at no visible cost.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator tunable; called before the
+    // runtime's threads exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,17 +333,5 @@ mod tests {
         let state = initial_state(discovery(), &global);
         assert_eq!(state.current, None);
         assert!(state.message.is_some_and(|m| m.text.contains("nope")));
-    }
-}
-
-/// glibc gives every thread that allocates its own malloc arena, each with
-/// its own free lists and slack; the console's few threads allocate little,
-/// so one arena keeps the resident size down at no visible cost.
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator tunable; called before the
-    // runtime's threads exist.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
