@@ -202,21 +202,8 @@ fn append_new<T>(base: &mut Vec<T>, next: Vec<T>, name: impl Fn(&T) -> &String) 
 
 #[cfg(test)]
 mod tests {
-    use std::fs;
-
     use super::*;
-
-    fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/discovery")
-            .join(name)
-    }
-
-    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-        let file = dir.join(name);
-        fs::write(&file, text).unwrap();
-        file
-    }
+    use crate::discovery::test_files::{fixture, write};
 
     fn context<'a>(load: &'a KubeLoad, name: &str) -> &'a KubeContext {
         load.contexts

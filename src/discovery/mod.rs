@@ -12,6 +12,8 @@ mod pairing;
 pub mod report;
 mod sources;
 mod talosconfig;
+#[cfg(test)]
+mod test_files;
 
 pub use credentials::normalize_talos_key_pem;
 pub use pairing::host_of;

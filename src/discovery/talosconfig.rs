@@ -183,22 +183,9 @@ fn convert(
 
 #[cfg(test)]
 mod tests {
-    use std::fs;
-
     use super::*;
     use crate::discovery::credentials::tests::fixture_credentials;
-
-    fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/discovery")
-            .join(name)
-    }
-
-    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-        let file = dir.join(name);
-        fs::write(&file, text).unwrap();
-        file
-    }
+    use crate::discovery::test_files::{fixture, write};
 
     fn names(load: &TalosLoad) -> Vec<&str> {
         load.contexts.iter().map(|c| c.name.as_str()).collect()
