@@ -21,6 +21,22 @@ pub enum GuardId {
 }
 
 impl GuardId {
+    /// Every guard, in the order the plan screen shows them.
+    pub const ALL: [GuardId; 12] = [
+        GuardId::NoOtherRollout,
+        GuardId::ClientRole,
+        GuardId::VersionPath,
+        GuardId::KubernetesSupported,
+        GuardId::InstallerImage,
+        GuardId::NodesReachable,
+        GuardId::NodesRunning,
+        GuardId::NodesReady,
+        GuardId::EtcdHealthy,
+        GuardId::EtcdAlarms,
+        GuardId::EtcdQuorum,
+        GuardId::SingleControlPlane,
+    ];
+
     /// Short name for the guard column.
     pub fn title(self) -> &'static str {
         match self {

@@ -108,7 +108,8 @@ pub fn plan_guards(
 
 /// The re-check before the node of `step_index` goes down: every planned node back, running
 /// and ready; etcd healthy with no member lost since planning; no alarms; and this node's
-/// member may go down with quorum kept.
+/// member may go down with quorum kept. Skipped steps get the same checks; the runner does
+/// not ask for them.
 pub fn step_guards(plan: &UpgradePlan, step_index: usize, status: &ClusterStatus) -> Vec<Guard> {
     let Some(step) = plan.steps.get(step_index) else {
         return vec![Guard::fail(

@@ -363,3 +363,14 @@ fn every_guard_explains_itself() {
     assert_eq!(json["id"], "no_other_rollout");
     assert_eq!(json["verdict"], "pass");
 }
+
+#[test]
+fn all_lists_every_guard_in_plan_screen_order() {
+    let status = healthy();
+    let plan = plan_for(&status, "v1.12.0");
+    let shown: Vec<GuardId> = plan_guards(&plan, &status, &admin(), None)
+        .iter()
+        .map(|g| g.id)
+        .collect();
+    assert_eq!(shown, GuardId::ALL);
+}

@@ -1,6 +1,8 @@
 //! An upgrade plan for one cluster: the target and installer image, the options, and the node
 //! order (control planes one at a time with the etcd leader last, then workers in batches),
 //! with the operator's edits (reorder, leave out, include). Pure: built from a status snapshot.
+use serde::{Serialize, Serializer};
+
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::RebootMode;
 use crate::versions::{Minor, TalosVersion, Version, is_known_talos_release};
@@ -11,7 +13,7 @@ pub fn default_installer_image(target: &TalosVersion) -> String {
 }
 
 /// How each node is upgraded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UpgradeOptions {
     /// Stage the upgrade: reboot first and install early in the next boot, before pods and
     /// volumes are in use. Only the legacy API has it; Talos 1.13+ nodes upgrade unstaged.
@@ -19,6 +21,7 @@ pub struct UpgradeOptions {
     /// Keep the EPHEMERAL partition. Only meaningful on nodes below Talos 1.8: from 1.8 on an
     /// upgrade always keeps EPHEMERAL and the flag does nothing (talosctl hides it).
     pub preserve: bool,
+    #[serde(serialize_with = "reboot_mode_name")]
     pub reboot_mode: RebootMode,
     /// Workers upgraded at once; control planes always go one at a time.
     pub max_parallel: usize,
@@ -46,7 +49,8 @@ impl UpgradeOptions {
 }
 
 /// The API a node is upgraded through, chosen by the Talos version it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum UpgradeApi {
     /// `MachineService.Upgrade`: below Talos 1.13. The server checks etcd itself and holds an
     /// upgrade mutex on control planes.
@@ -84,7 +88,8 @@ impl UpgradeApi {
 }
 
 /// Whether a step's node is upgraded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StepState {
     Upgrade,
     /// Already runs the target; skipped.
@@ -101,7 +106,7 @@ pub enum Direction {
 }
 
 /// One node of the plan, in rollout order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlanStep {
     pub node: String,
     pub address: String,
@@ -160,7 +165,7 @@ pub enum PlanError {
 }
 
 /// A rolling upgrade of one cluster to one Talos version.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UpgradePlan {
     pub cluster: String,
     pub target: TalosVersion,
@@ -386,6 +391,30 @@ impl UpgradePlan {
             }
         }
     }
+}
+
+/// `default`, `powercycle` or `force`, as talosctl's `--reboot-mode` spells them.
+fn reboot_mode_name<S: Serializer>(mode: &RebootMode, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match mode {
+        RebootMode::Default => "default",
+        RebootMode::Powercycle => "powercycle",
+        RebootMode::Force => "force",
+    })
+}
+
+/// Whether `node` must hand over etcd leadership before it reboots, by live status: it leads
+/// now and another voting member exists. The plan's `forfeit_leadership` is the expectation
+/// when planned; leadership can move meanwhile, so the runner asks again.
+pub fn must_forfeit_leadership(status: &ClusterStatus, node: &str) -> bool {
+    let voting = status.etcd.members.iter().filter(|m| !m.is_learner).count();
+    let names = status
+        .node(node)
+        .map(|n| [n.name.as_str(), n.address.as_str()]);
+    status.etcd.leader().is_some_and(|leader| {
+        voting > 1
+            && (leader.hostname == node
+                || names.is_some_and(|names| names.contains(&leader.hostname.as_str())))
+    })
 }
 
 /// Control planes first, then nodes of unknown role (one at a time, in case they are control

@@ -236,3 +236,29 @@ fn option_notes_say_what_preserve_and_stage_mean_here() {
     assert!(UpgradeOptions::preserve_applies(&version("v1.7.7")));
     assert!(!UpgradeOptions::preserve_applies(&version("v1.8.0")));
 }
+
+#[test]
+fn forfeit_follows_the_live_leader() {
+    let mut status = healthy();
+    assert!(must_forfeit_leadership(&status, "cp-1"));
+    assert!(must_forfeit_leadership(&status, "127.10.0.2"));
+    assert!(!must_forfeit_leadership(&status, "cp-2"));
+    assert!(!must_forfeit_leadership(&status, "w-1"));
+    for m in &mut status.etcd.members {
+        m.leader = m.hostname == "cp-2";
+    }
+    assert!(must_forfeit_leadership(&status, "cp-2"));
+    assert!(!must_forfeit_leadership(&single_cp(), "cp-1"));
+}
+
+#[test]
+fn the_plan_serializes_for_headless_output() {
+    let plan = plan_for(&healthy(), "v1.12.0");
+    let json = serde_json::to_value(&plan).expect("serializes");
+    assert_eq!(json["target"], "v1.12.0");
+    assert_eq!(json["options"]["reboot_mode"], "default");
+    assert_eq!(json["steps"][2]["node"], "cp-1");
+    assert_eq!(json["steps"][2]["forfeit_leadership"], true);
+    assert_eq!(json["steps"][0]["api"], "machine_upgrade");
+    assert_eq!(json["steps"][0]["state"], "upgrade");
+}
