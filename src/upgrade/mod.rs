@@ -14,5 +14,5 @@ pub use guards::{
 };
 pub use plan::{
     Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,
-    default_installer_image, must_forfeit_leadership,
+    default_installer_image, must_forfeit_leadership, offered_targets,
 };

@@ -5,11 +5,25 @@ use serde::{Serialize, Serializer};
 
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::RebootMode;
-use crate::versions::{Minor, TalosVersion, Version, is_known_talos_release};
+use crate::versions::{
+    Minor, TalosVersion, Version, fleet_talos_upgrade_targets, is_known_talos_release,
+};
 
 /// The installer image talosctl uses by default for `target`.
 pub fn default_installer_image(target: &TalosVersion) -> String {
     format!("ghcr.io/siderolabs/installer:{target}")
+}
+
+/// The targets the plan screen offers for `status`: from the lowest node, one minor at a time,
+/// that every node may take (or already runs); downgrades only when asked.
+pub fn offered_targets(status: &ClusterStatus, allow_downgrade: bool) -> Vec<TalosVersion> {
+    let running: Vec<TalosVersion> = status
+        .nodes
+        .iter()
+        .filter_map(|n| n.talos_version.as_deref())
+        .filter_map(|v| Version::parse(v).ok())
+        .collect();
+    fleet_talos_upgrade_targets(&running, allow_downgrade)
 }
 
 /// How each node is upgraded.

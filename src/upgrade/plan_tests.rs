@@ -262,3 +262,17 @@ fn the_plan_serializes_for_headless_output() {
     assert_eq!(json["steps"][0]["api"], "machine_upgrade");
     assert_eq!(json["steps"][0]["state"], "upgrade");
 }
+
+#[test]
+fn offered_targets_go_one_minor_at_a_time() {
+    let targets = offered_targets(&healthy(), false);
+    assert!(targets.contains(&version("v1.11.6")));
+    assert!(targets.contains(&version("v1.12.11")));
+    assert!(
+        targets
+            .iter()
+            .all(|t| t.minor < 13 && *t > version("v1.11.3"))
+    );
+    let back = offered_targets(&healthy(), true);
+    assert!(back.iter().any(|t| t.minor == 10), "{back:?}");
+}
