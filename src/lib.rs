@@ -16,6 +16,7 @@ pub mod proto;
 pub mod sim;
 pub mod talos;
 pub mod tui;
+pub mod upgrade;
 pub mod versions;
 pub mod views;
 

@@ -1,0 +1,99 @@
+//! The guards a rolling upgrade checks, by name: a short title for the guard column and the
+//! `?` explanation of what each checks and why it matters, for engineers new to Talos.
+use serde::Serialize;
+
+/// One guard of the upgrade plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardId {
+    NoOtherRollout,
+    ClientRole,
+    VersionPath,
+    KubernetesSupported,
+    InstallerImage,
+    NodesReachable,
+    NodesRunning,
+    NodesReady,
+    EtcdHealthy,
+    EtcdAlarms,
+    EtcdQuorum,
+    SingleControlPlane,
+}
+
+impl GuardId {
+    /// Every guard, in the order the plan screen shows them.
+    pub const ALL: [GuardId; 12] = [
+        GuardId::NoOtherRollout,
+        GuardId::ClientRole,
+        GuardId::VersionPath,
+        GuardId::KubernetesSupported,
+        GuardId::InstallerImage,
+        GuardId::NodesReachable,
+        GuardId::NodesRunning,
+        GuardId::NodesReady,
+        GuardId::EtcdHealthy,
+        GuardId::EtcdAlarms,
+        GuardId::EtcdQuorum,
+        GuardId::SingleControlPlane,
+    ];
+
+    /// Short name for the guard column.
+    pub fn title(self) -> &'static str {
+        match self {
+            GuardId::NoOtherRollout => "no other rollout",
+            GuardId::ClientRole => "client role",
+            GuardId::VersionPath => "version path",
+            GuardId::KubernetesSupported => "Kubernetes supported",
+            GuardId::InstallerImage => "installer image",
+            GuardId::NodesReachable => "nodes reachable",
+            GuardId::NodesRunning => "nodes running",
+            GuardId::NodesReady => "nodes ready",
+            GuardId::EtcdHealthy => "etcd healthy",
+            GuardId::EtcdAlarms => "etcd alarms",
+            GuardId::EtcdQuorum => "etcd quorum",
+            GuardId::SingleControlPlane => "single control plane",
+        }
+    }
+
+    /// What the guard checks and why it matters (the `?` text).
+    pub fn explain(self) -> &'static str {
+        match self {
+            GuardId::NoOtherRollout => {
+                "Checks that no other console is rolling out an upgrade on this cluster. Two rollouts at once could each take a different control plane down at the same time and lose etcd quorum, so only one may run per cluster, whoever started it and from whichever host."
+            }
+            GuardId::ClientRole => {
+                "Checks that your client certificate carries the os:admin role. Talos only accepts upgrade calls (and etcd leadership hand-over) from admins; an os:operator or os:reader certificate would be refused halfway, so the rollout does not start."
+            }
+            GuardId::VersionPath => {
+                "Checks that every node can go from its Talos version to the target: one minor at a time (1.11 -> 1.12 -> 1.13), no downgrade unless asked, and only to a version whose installer accepts the running one. Skipping a minor skips the migrations that minor runs on boot."
+            }
+            GuardId::KubernetesSupported => {
+                "Checks that the target Talos runs the Kubernetes version the cluster runs now. Each Talos release supports a window of Kubernetes minors; outside it the kubelet or control plane may not start after the reboot. Upgrade Kubernetes first if it is too old for the target."
+            }
+            GuardId::InstallerImage => {
+                "Checks that the installer image's tag names the target version. The installer image is what actually gets installed; a custom or factory image with another tag would leave the node on a different version than the plan says."
+            }
+            GuardId::NodesReachable => {
+                "Checks that Talos answers on every node in the plan. A node that does not answer cannot be upgraded, and its state (and its etcd member) cannot be trusted while other nodes reboot."
+            }
+            GuardId::NodesRunning => {
+                "Checks that every node is in the running stage, not booting, rebooting, upgrading or in maintenance. A node in any other stage is already busy; upgrading around it takes away capacity the cluster may be counting on."
+            }
+            GuardId::NodesReady => {
+                "Checks that every node reports ready (all its Talos conditions met) and that its Kubernetes node is Ready. Rebooting one node while another is not ready leaves the cluster short of two nodes at once."
+            }
+            GuardId::EtcdHealthy => {
+                "Checks that every etcd member answers with no errors, that none is a learner still joining, that there is a leader, and that no member known to the plan has left. etcd holds all Kubernetes state; each control-plane reboot takes one member away, so all must be healthy first."
+            }
+            GuardId::EtcdAlarms => {
+                "Checks that etcd has no alarms (NOSPACE, CORRUPT). With an alarm etcd refuses writes or its data is suspect; rebooting members then risks a cluster that does not come back."
+            }
+            GuardId::EtcdQuorum => {
+                "Checks, for each control plane, that etcd still has a majority of healthy voting members while that node is down. Lose the majority and etcd stops accepting writes: the Kubernetes API fails until the member returns. Since Talos 1.13 the server no longer checks this itself."
+            }
+            GuardId::SingleControlPlane => {
+                "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."
+            }
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! Pre-flight guards of a rolling upgrade: pure checks over live status, each with a verdict
+//! and a one-line reason, run for the whole plan before it starts and again before every
+//! node. A failing guard (or a warning whose typed acknowledgement is missing) blocks.
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+pub use super::guard_id::GuardId;
+use super::plan::{PlanStep, StepState, UpgradePlan};
+use crate::fleet::{ClusterStatus, EtcdMemberReport, NodeRole, NodeStatus, Quorum};
+use crate::talos::{MachineStage, Roles};
+use crate::versions::{Version, check_fleet_talos_upgrade, check_kubernetes_supported};
+
+/// What the operator types to upgrade the only control plane.
+pub const SINGLE_CONTROL_PLANE_ACK: &str = "the Kubernetes API will be down";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Warn,
+    Fail,
+}
+
+/// One guard's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Guard {
+    pub id: GuardId,
+    pub verdict: Verdict,
+    /// One line.
+    pub reason: String,
+    /// The text the operator must type to go ahead despite this warning.
+    pub needs_ack: Option<String>,
+}
+
+impl Guard {
+    fn new(id: GuardId, verdict: Verdict, reason: impl Into<String>) -> Guard {
+        Guard {
+            id,
+            verdict,
+            reason: reason.into(),
+            needs_ack: None,
+        }
+    }
+    fn pass(id: GuardId, reason: impl Into<String>) -> Guard {
+        Guard::new(id, Verdict::Pass, reason)
+    }
+    fn warn(id: GuardId, reason: impl Into<String>) -> Guard {
+        Guard::new(id, Verdict::Warn, reason)
+    }
+    fn fail(id: GuardId, reason: impl Into<String>) -> Guard {
+        Guard::new(id, Verdict::Fail, reason)
+    }
+    fn acked_by(mut self, text: &str) -> Guard {
+        self.needs_ack = Some(text.to_string());
+        self
+    }
+
+    /// Whether this guard stops the rollout, given the acknowledgements typed so far.
+    pub fn blocks(&self, acks: &[String]) -> bool {
+        match self.verdict {
+            Verdict::Pass => false,
+            Verdict::Fail => true,
+            Verdict::Warn => self
+                .needs_ack
+                .as_ref()
+                .is_some_and(|needed| !acks.iter().any(|typed| typed.trim() == needed)),
+        }
+    }
+}
+
+/// Any failure, or a warning whose acknowledgement was not typed.
+pub fn blocking(guards: &[Guard], acks: &[String]) -> bool {
+    guards.iter().any(|g| g.blocks(acks))
+}
+
+/// Another console's rollout on the same cluster (from its Lease).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutInProgress {
+    /// `user@host`.
+    pub holder: String,
+    /// The node it is on, counted from 1 as shown to operators.
+    pub node_index: usize,
+    pub node_count: usize,
+}
+
+/// Every guard, for the plan screen.
+pub fn plan_guards(
+    plan: &UpgradePlan,
+    status: &ClusterStatus,
+    roles: &Roles,
+    other_rollout: Option<&RolloutInProgress>,
+) -> Vec<Guard> {
+    let mut guards = vec![
+        no_other_rollout(&plan.cluster, other_rollout),
+        client_role(roles),
+        version_path(plan),
+        kubernetes_supported(plan, status),
+        installer_image(plan),
+    ];
+    guards.extend(node_guards(plan, status));
+    guards.push(etcd_healthy(plan, status));
+    guards.push(etcd_alarms(status));
+    guards.push(plan_quorum(plan, status));
+    guards.push(single_control_plane(plan, status));
+    guards
+}
+
+/// The re-check before the node of `step_index` goes down: every planned node back, running
+/// and ready; etcd healthy with no member lost since planning; no alarms; and this node's
+/// member may go down with quorum kept. Skipped steps get the same checks; the runner does
+/// not ask for them.
+pub fn step_guards(plan: &UpgradePlan, step_index: usize, status: &ClusterStatus) -> Vec<Guard> {
+    let Some(step) = plan.steps.get(step_index) else {
+        return vec![Guard::fail(
+            GuardId::NodesReachable,
+            format!(
+                "the plan for {} has no step {} (it has {})",
+                plan.cluster,
+                step_index + 1,
+                plan.steps.len()
+            ),
+        )];
+    };
+    let mut guards = node_guards(plan, status);
+    guards.push(etcd_healthy(plan, status));
+    guards.push(etcd_alarms(status));
+    guards.push(quorum_after_losing(status, &step.node));
+    if step.role == NodeRole::Controlplane {
+        guards.push(single_control_plane(plan, status));
+    }
+    guards
+}
+
+/// Whether etcd keeps quorum while `node` is down. Passes for nodes that are not voting
+/// members; a lone member is a warning needing [`SINGLE_CONTROL_PLANE_ACK`].
+pub fn quorum_after_losing(status: &ClusterStatus, node: &str) -> Guard {
+    let id = GuardId::EtcdQuorum;
+    let known = status.node(node);
+    let names = [
+        Some(node),
+        known.map(|n| n.name.as_str()),
+        known.map(|n| n.address.as_str()),
+    ];
+    let member = status
+        .etcd
+        .members
+        .iter()
+        .find(|m| names.contains(&Some(m.hostname.as_str())));
+    let Some(member) = member else {
+        let is_control_plane = known.is_some_and(|n| n.role == NodeRole::Controlplane);
+        if is_control_plane && status.etcd.members.is_empty() {
+            return Guard::fail(
+                id,
+                format!("{node}: etcd members unknown, cannot check quorum"),
+            );
+        }
+        return Guard::pass(id, format!("{node} is not an etcd member"));
+    };
+    if member.is_learner {
+        return Guard::pass(id, format!("{node} is an etcd learner and does not vote"));
+    }
+    let q = quorum_of(&status.etcd.members);
+    if q.members == 1 {
+        return Guard::warn(
+            id,
+            format!("{node} is the only etcd member: etcd is down until it is back"),
+        )
+        .acked_by(SINGLE_CONTROL_PLANE_ACK);
+    }
+    let counts = format!(
+        "{} of {} members healthy, {} needed",
+        q.healthy, q.members, q.needed
+    );
+    if q.survives_losing(member.healthy) {
+        Guard::pass(id, format!("{node} can go down: {counts}"))
+    } else {
+        Guard::fail(
+            id,
+            format!("taking {node} down breaks etcd quorum: {counts}"),
+        )
+    }
+}
+
+fn quorum_of(members: &[EtcdMemberReport]) -> Quorum {
+    Quorum::of_members(members.iter().map(|m| (m.is_learner, m.healthy)))
+}
+
+fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>) -> Guard {
+    let id = GuardId::NoOtherRollout;
+    match other {
+        None => Guard::pass(id, format!("no other rollout on {cluster}")),
+        Some(r) => Guard::fail(
+            id,
+            format!(
+                "upgrade in progress by {}, node {} of {}",
+                r.holder, r.node_index, r.node_count
+            ),
+        ),
+    }
+}
+
+fn client_role(roles: &Roles) -> Guard {
+    let id = GuardId::ClientRole;
+    let shown = if roles.0.is_empty() {
+        "none".to_string()
+    } else {
+        roles.to_string()
+    };
+    if roles.may_upgrade() {
+        Guard::pass(id, format!("client role {shown}"))
+    } else {
+        Guard::fail(
+            id,
+            format!("client role {shown} may not upgrade; upgrades need os:admin"),
+        )
+    }
+}
+
+fn version_path(plan: &UpgradePlan) -> Guard {
+    let id = GuardId::VersionPath;
+    let upgrading: Vec<&PlanStep> = plan.nodes_to_upgrade().collect();
+    if upgrading.is_empty() {
+        return Guard::fail(
+            id,
+            "no node to upgrade: every node is left out or on the target",
+        );
+    }
+    let silent: Vec<&str> = upgrading
+        .iter()
+        .filter(|s| s.from.is_none())
+        .map(|s| s.node.as_str())
+        .collect();
+    if !silent.is_empty() {
+        return Guard::fail(
+            id,
+            format!("no Talos version reported by {}", silent.join(", ")),
+        );
+    }
+    let froms: Vec<Version> = upgrading.iter().filter_map(|s| s.from.clone()).collect();
+    match check_fleet_talos_upgrade(&froms, &plan.target, plan.options.allow_downgrade) {
+        Ok(()) => {
+            let distinct: BTreeSet<String> = froms.iter().map(Version::to_string).collect();
+            let list: Vec<String> = distinct.into_iter().collect();
+            Guard::pass(id, format!("Talos {} -> {}", list.join(", "), plan.target))
+        }
+        Err(e) => Guard::fail(id, e.to_string()),
+    }
+}
+
+fn kubernetes_supported(plan: &UpgradePlan, status: &ClusterStatus) -> Guard {
+    let id = GuardId::KubernetesSupported;
+    let server = status
+        .kubernetes
+        .as_ref()
+        .and_then(|k| k.server_version.as_deref());
+    let kubelets = status
+        .nodes
+        .iter()
+        .filter_map(|n| n.kubelet_version.as_deref());
+    let running: BTreeSet<Version> = server
+        .into_iter()
+        .chain(kubelets)
+        .filter_map(|v| Version::parse(v).ok())
+        .collect();
+    if running.is_empty() {
+        return Guard::warn(
+            id,
+            format!(
+                "Kubernetes version unknown; check that Talos {} supports it",
+                plan.target
+            ),
+        );
+    }
+    let failures: Vec<String> = running
+        .iter()
+        .filter_map(|kube| check_kubernetes_supported(&plan.target, kube).err())
+        .map(|e| e.to_string())
+        .collect();
+    match failures.first() {
+        Some(first) => Guard::fail(id, first.clone()),
+        None => {
+            let list: Vec<String> = running.iter().map(Version::to_string).collect();
+            Guard::pass(
+                id,
+                format!("Talos {} runs Kubernetes {}", plan.target, list.join(", ")),
+            )
+        }
+    }
+}
+
+fn installer_image(plan: &UpgradePlan) -> Guard {
+    let id = GuardId::InstallerImage;
+    let name = plan.image.rsplit('/').next().unwrap_or(&plan.image);
+    let name = name.split('@').next().unwrap_or(name);
+    match name.split_once(':').map(|(_, tag)| tag) {
+        Some(tag) if tag == plan.target.to_string() => Guard::pass(id, plan.image.clone()),
+        Some(tag) => Guard::warn(
+            id,
+            format!(
+                "{} is tagged {tag}, not the target {}",
+                plan.image, plan.target
+            ),
+        ),
+        None => Guard::warn(
+            id,
+            format!(
+                "{} has no tag; make sure it installs {}",
+                plan.image, plan.target
+            ),
+        ),
+    }
+}
+
+/// The nodes the guards look at: every planned node the operator did not leave out.
+fn planned_nodes<'a>(
+    plan: &'a UpgradePlan,
+    status: &'a ClusterStatus,
+) -> Vec<(&'a str, Option<&'a NodeStatus>)> {
+    plan.steps
+        .iter()
+        .filter(|s| s.state != StepState::LeftOut)
+        .map(|s| (s.node.as_str(), status.node(&s.node)))
+        .collect()
+}
+
+fn node_guards(plan: &UpgradePlan, status: &ClusterStatus) -> Vec<Guard> {
+    let nodes = planned_nodes(plan, status);
+    let mut unreachable = Vec::new();
+    let mut not_running = Vec::new();
+    let mut not_ready = Vec::new();
+    for (name, node) in &nodes {
+        let Some(node) = node else {
+            unreachable.push(format!("{name} (gone from the cluster status)"));
+            not_running.push(format!("{name} (unknown)"));
+            not_ready.push(format!("{name} (unknown)"));
+            continue;
+        };
+        if let Some(error) = &node.error {
+            unreachable.push(format!("{name} ({error})"));
+        }
+        match node.stage {
+            Some(MachineStage::Running) => {}
+            Some(stage) => not_running.push(format!("{name} ({stage})")),
+            None => not_running.push(format!("{name} (unknown)")),
+        }
+        if let Some(why) = not_ready_reason(node) {
+            not_ready.push(format!("{name} ({why})"));
+        }
+    }
+    let count = nodes.len();
+    vec![
+        verdict_over(
+            GuardId::NodesReachable,
+            "unreachable",
+            &unreachable,
+            count,
+            "reachable",
+        ),
+        verdict_over(
+            GuardId::NodesRunning,
+            "not running",
+            &not_running,
+            count,
+            "running",
+        ),
+        verdict_over(GuardId::NodesReady, "not ready", &not_ready, count, "ready"),
+    ]
+}
+
+fn not_ready_reason(node: &NodeStatus) -> Option<String> {
+    if node.error.is_some() && !node.ready {
+        return Some("unreachable".to_string());
+    }
+    if !node.ready {
+        let unmet: Vec<&str> = node
+            .unmet_conditions
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        return Some(if unmet.is_empty() {
+            "Talos not ready".to_string()
+        } else {
+            format!("unmet: {}", unmet.join(", "))
+        });
+    }
+    if node.k8s_ready == Some(false) {
+        return Some("Kubernetes node NotReady".to_string());
+    }
+    None
+}
+
+fn verdict_over(id: GuardId, bad: &str, offenders: &[String], count: usize, good: &str) -> Guard {
+    if offenders.is_empty() {
+        Guard::pass(id, format!("all {count} nodes {good}"))
+    } else {
+        Guard::fail(id, format!("{bad}: {}", offenders.join(", ")))
+    }
+}
+
+fn member_name(m: &EtcdMemberReport) -> String {
+    if m.hostname.is_empty() {
+        format!("member {}", m.id)
+    } else {
+        format!("{} ({})", m.hostname, m.id)
+    }
+}
+
+fn etcd_healthy(plan: &UpgradePlan, status: &ClusterStatus) -> Guard {
+    let id = GuardId::EtcdHealthy;
+    let members = &status.etcd.members;
+    let lost: Vec<String> = plan
+        .steps
+        .iter()
+        .filter_map(|s| s.etcd_member.as_ref().map(|m| (s, m)))
+        .filter(|(_, member)| !members.iter().any(|m| &m.id == *member))
+        .map(|(s, member)| format!("{} ({member}) left the member list", s.node))
+        .collect();
+    if !lost.is_empty() {
+        return Guard::fail(id, format!("etcd lost a member: {}", lost.join(", ")));
+    }
+    let has_control_planes = plan.steps.iter().any(|s| s.role == NodeRole::Controlplane);
+    if members.is_empty() {
+        return if has_control_planes {
+            Guard::fail(id, "no etcd members reported")
+        } else {
+            Guard::warn(
+                id,
+                "no etcd members reported and no control plane in the plan",
+            )
+        };
+    }
+    let unhealthy: Vec<String> = members
+        .iter()
+        .filter(|m| !m.healthy)
+        .map(|m| {
+            let why = m
+                .errors
+                .first()
+                .map(String::as_str)
+                .unwrap_or("did not answer");
+            format!("{} unhealthy: {why}", member_name(m))
+        })
+        .collect();
+    if !unhealthy.is_empty() {
+        return Guard::fail(id, format!("etcd member {}", unhealthy.join("; ")));
+    }
+    let learners: Vec<String> = members
+        .iter()
+        .filter(|m| m.is_learner)
+        .map(member_name)
+        .collect();
+    if !learners.is_empty() {
+        return Guard::fail(
+            id,
+            format!("etcd learner still joining: {}", learners.join(", ")),
+        );
+    }
+    match status.etcd.leader() {
+        None => Guard::fail(id, "etcd reports no leader"),
+        Some(leader) => Guard::pass(
+            id,
+            format!(
+                "{} of {} members healthy, leader {}",
+                members.len(),
+                members.len(),
+                leader.hostname
+            ),
+        ),
+    }
+}
+
+fn etcd_alarms(status: &ClusterStatus) -> Guard {
+    let id = GuardId::EtcdAlarms;
+    if status.etcd.alarms.is_empty() {
+        return Guard::pass(id, "no etcd alarms");
+    }
+    let alarms: Vec<String> = status
+        .etcd
+        .alarms
+        .iter()
+        .map(|a| match &a.hostname {
+            Some(host) => format!("{} on {host} ({})", a.alarm, a.member_id),
+            None => format!("{} on member {}", a.alarm, a.member_id),
+        })
+        .collect();
+    Guard::fail(id, format!("etcd alarm: {}", alarms.join(", ")))
+}
+
+/// Quorum for every control plane the plan takes down, as one guard.
+fn plan_quorum(plan: &UpgradePlan, status: &ClusterStatus) -> Guard {
+    let id = GuardId::EtcdQuorum;
+    let per_node: Vec<(&str, Guard)> = plan
+        .nodes_to_upgrade()
+        .filter(|s| s.role != NodeRole::Worker)
+        .map(|s| (s.node.as_str(), quorum_after_losing(status, &s.node)))
+        .collect();
+    let breaking: Vec<&str> = per_node
+        .iter()
+        .filter(|(_, g)| g.verdict == Verdict::Fail)
+        .map(|(n, _)| *n)
+        .collect();
+    let q = quorum_of(&status.etcd.members);
+    let counts = format!(
+        "{} of {} members healthy, {} needed",
+        q.healthy, q.members, q.needed
+    );
+    if !breaking.is_empty() {
+        return Guard::fail(
+            id,
+            format!(
+                "losing {} breaks etcd quorum: {counts}",
+                breaking.join(" or ")
+            ),
+        );
+    }
+    if let Some((_, warning)) = per_node.iter().find(|(_, g)| g.verdict == Verdict::Warn) {
+        return warning.clone();
+    }
+    if per_node.is_empty() {
+        return Guard::pass(id, "no control plane in the plan");
+    }
+    Guard::pass(
+        id,
+        format!("each control plane can go down alone: {counts}"),
+    )
+}
+
+fn single_control_plane(plan: &UpgradePlan, status: &ClusterStatus) -> Guard {
+    let id = GuardId::SingleControlPlane;
+    let control_planes: Vec<&NodeStatus> = status
+        .nodes
+        .iter()
+        .filter(|n| n.role == NodeRole::Controlplane)
+        .collect();
+    match control_planes.as_slice() {
+        [only]
+            if plan
+                .position(&only.name)
+                .is_some_and(|i| !plan.steps[i].is_skipped()) =>
+        {
+            Guard::warn(
+                id,
+                format!(
+                    "{} is the only control plane: the Kubernetes API is down while it upgrades",
+                    only.name
+                ),
+            )
+            .acked_by(SINGLE_CONTROL_PLANE_ACK)
+        }
+        [only] => Guard::pass(
+            id,
+            format!("the only control plane {} is not upgraded", only.name),
+        ),
+        many => Guard::pass(id, format!("{} control planes", many.len())),
+    }
+}
+
+#[cfg(test)]
+#[path = "guards_tests.rs"]
+mod tests;

@@ -1,0 +1,18 @@
+//! The guarded rolling Talos OS upgrade, pure part: the plan (node order, options, the API each
+//! node is upgraded through) and the guards that are checked before the rollout and again
+//! before every node. No IO: plain functions over the fleet status model.
+mod guard_id;
+pub mod guards;
+pub mod plan;
+
+#[cfg(test)]
+mod fixtures;
+
+pub use guards::{
+    Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict, blocking, plan_guards,
+    quorum_after_losing, step_guards,
+};
+pub use plan::{
+    Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,
+    default_installer_image, must_forfeit_leadership, offered_targets,
+};
