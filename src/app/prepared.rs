@@ -81,23 +81,19 @@ pub fn prepare(state: &mut AppState) {
     if state.prepared.fresh(state) {
         return;
     }
-    let mut prepared = Prepared {
-        stamp: None,
-        ..Prepared::default()
-    };
-    let screen = state.screen;
-    prepared.health = state
+    let health = state
         .fleet
         .clusters
         .iter()
         .map(|(name, live)| (name.clone(), cluster_health(live, state.now)))
         .collect();
-    // Tables may read health: let them find it prepared.
+    // Stamped first: the tables read each cluster's health through it.
     state.prepared = Prepared {
         stamp: Some(Stamp::of(state)),
-        health: prepared.health,
+        health,
         ..Prepared::default()
     };
+    let screen = state.screen;
     let kinds: &[TableKind] = match screen {
         Screen::Fleet => &[TableKind::Fleet],
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
