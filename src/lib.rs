@@ -13,6 +13,7 @@ pub mod kube;
 pub mod logging;
 pub mod paths;
 pub mod proto;
+pub mod rollout;
 pub mod sim;
 pub mod talos;
 pub mod tui;

@@ -1,0 +1,193 @@
+//! What a running rollout tells the rest of the program: per-step phases, the event log tail and
+//! the outcome, as events on a channel (the runner never touches UI state), and the commands the
+//! operator sends back (pause, resume, abort).
+use serde::{Deserialize, Serialize};
+
+/// Which rollout this is; also the Lease's `taloscope.dev/rollout-kind` annotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RolloutKind {
+    TalosUpgrade,
+    KubernetesUpgrade,
+}
+
+impl RolloutKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RolloutKind::TalosUpgrade => "talos-upgrade",
+            RolloutKind::KubernetesUpgrade => "kubernetes-upgrade",
+        }
+    }
+
+    /// In the operator's words: "upgrade", "Kubernetes upgrade".
+    pub fn describe(self) -> &'static str {
+        match self {
+            RolloutKind::TalosUpgrade => "upgrade",
+            RolloutKind::KubernetesUpgrade => "Kubernetes upgrade",
+        }
+    }
+}
+
+/// Where one step (one node, or one component on one node) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepPhase {
+    Pending,
+    /// Pulling the installer (or component) image.
+    Pulling,
+    /// The upgrade sequence runs on the node (or the new config is being applied).
+    Installing,
+    Rebooting,
+    /// Back up; waiting for running + ready on the target, Kubernetes Ready, etcd healthy.
+    WaitingForReady,
+    Done,
+    Failed,
+    Skipped,
+}
+
+impl StepPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepPhase::Pending => "pending",
+            StepPhase::Pulling => "pulling",
+            StepPhase::Installing => "installing",
+            StepPhase::Rebooting => "rebooting",
+            StepPhase::WaitingForReady => "waiting for ready",
+            StepPhase::Done => "done",
+            StepPhase::Failed => "failed",
+            StepPhase::Skipped => "skipped",
+        }
+    }
+
+    /// Done, failed or skipped: nothing more happens to this step.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            StepPhase::Done | StepPhase::Failed | StepPhase::Skipped
+        )
+    }
+}
+
+/// One step's progress, as shown in the progress pane and kept in the journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepProgress {
+    /// The node's name (hostname) as in the plan.
+    pub node: String,
+    /// What the step does, e.g. "upgrade to v1.12.0" or "kube-apiserver 1.35.0".
+    pub label: String,
+    pub phase: StepPhase,
+    /// The node's current Talos phase / task / stage, or a wait reason; empty when none.
+    pub detail: String,
+    /// Seconds since the Unix epoch when the step started / ended.
+    pub started_unix: Option<u64>,
+    pub finished_unix: Option<u64>,
+    /// Why it failed, verbatim from the server where it came from there.
+    pub error: Option<String>,
+}
+
+impl StepProgress {
+    pub fn pending(node: &str, label: &str) -> StepProgress {
+        StepProgress {
+            node: node.to_string(),
+            label: label.to_string(),
+            phase: StepPhase::Pending,
+            detail: String::new(),
+            started_unix: None,
+            finished_unix: None,
+            error: None,
+        }
+    }
+}
+
+/// How a rollout ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome", content = "reason")]
+pub enum RolloutOutcome {
+    /// Every step done or skipped.
+    Completed,
+    /// The operator aborted; the node in progress was finished first.
+    Aborted,
+    /// A guard failed, a step failed or timed out; the reason names the node.
+    Halted(String),
+}
+
+/// The whole rollout at a glance: what the progress pane and the journal hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RolloutSummary {
+    pub cluster: String,
+    pub kind: RolloutKind,
+    /// "v1.12.0" or "1.35.0".
+    pub target: String,
+    /// `user@host` holding the rollout Lease.
+    pub holder: String,
+    pub steps: Vec<StepProgress>,
+    pub paused: bool,
+    pub outcome: Option<RolloutOutcome>,
+}
+
+impl RolloutSummary {
+    /// Steps that are done or skipped, for the overall gauge.
+    pub fn finished_steps(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s.phase, StepPhase::Done | StepPhase::Skipped))
+            .count()
+    }
+
+    /// The first step that is not final: where a resumed rollout starts.
+    pub fn first_unfinished(&self) -> Option<usize> {
+        self.steps.iter().position(|s| !s.phase.is_final())
+    }
+}
+
+/// What the runner reports; the app folds these into state in its update step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RolloutEvent {
+    /// The rollout began (or resumed from the journal) with these steps.
+    Started(RolloutSummary),
+    /// One step changed.
+    Step {
+        cluster: String,
+        index: usize,
+        progress: StepProgress,
+    },
+    /// A line for the event log tail ("talos-cp-1: phase upgrade started").
+    Log {
+        cluster: String,
+        line: String,
+    },
+    Paused {
+        cluster: String,
+    },
+    Resumed {
+        cluster: String,
+    },
+    Finished {
+        cluster: String,
+        outcome: RolloutOutcome,
+    },
+}
+
+impl RolloutEvent {
+    pub fn cluster(&self) -> &str {
+        match self {
+            RolloutEvent::Started(s) => &s.cluster,
+            RolloutEvent::Step { cluster, .. }
+            | RolloutEvent::Log { cluster, .. }
+            | RolloutEvent::Paused { cluster }
+            | RolloutEvent::Resumed { cluster }
+            | RolloutEvent::Finished { cluster, .. } => cluster,
+        }
+    }
+}
+
+/// What the operator sends a running rollout. Abort never cuts a node mid-upgrade: the runner
+/// stops before the next step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RolloutControl {
+    /// Stop after the current step.
+    Pause,
+    Resume,
+    /// Stop before the next step, for good.
+    Abort,
+}
