@@ -12,13 +12,34 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub enum MutatingAction {
     /// Reboot one node. Not bound to a key yet; the node pane will bind it.
     Reboot { cluster: String, node: String },
+    /// Rolling Talos OS upgrade of a cluster to `target` ("v1.12.0").
+    UpgradeTalos { cluster: String, target: String },
+    /// Rolling Kubernetes upgrade of a cluster to `target` ("1.35.0").
+    UpgradeKubernetes { cluster: String, target: String },
+    /// Create `count` new VMs of `role` for a cluster through `provider`.
+    Provision {
+        cluster: String,
+        provider: String,
+        role: String,
+        count: usize,
+    },
+    /// Terminate one VM a provision started (by its provider's id).
+    TerminateVm {
+        cluster: String,
+        provider: String,
+        vm: String,
+    },
 }
 
 impl MutatingAction {
     /// The cluster the action changes; the name the operator must type.
     pub fn cluster(&self) -> &str {
         match self {
-            MutatingAction::Reboot { cluster, .. } => cluster,
+            MutatingAction::Reboot { cluster, .. }
+            | MutatingAction::UpgradeTalos { cluster, .. }
+            | MutatingAction::UpgradeKubernetes { cluster, .. }
+            | MutatingAction::Provision { cluster, .. }
+            | MutatingAction::TerminateVm { cluster, .. } => cluster,
         }
     }
 
@@ -26,6 +47,19 @@ impl MutatingAction {
     pub fn describe(&self) -> String {
         match self {
             MutatingAction::Reboot { node, .. } => format!("reboot node {node}"),
+            MutatingAction::UpgradeTalos { target, .. } => format!("upgrade Talos to {target}"),
+            MutatingAction::UpgradeKubernetes { target, .. } => {
+                format!("upgrade Kubernetes to {target}")
+            }
+            MutatingAction::Provision {
+                provider,
+                role,
+                count,
+                ..
+            } => format!("provision {count} {role} VM(s) through {provider}"),
+            MutatingAction::TerminateVm { provider, vm, .. } => {
+                format!("terminate VM {vm} on {provider}")
+            }
         }
     }
 }
