@@ -10,11 +10,12 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use taloscope::fleet::collect_kubernetes;
 use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME};
 use taloscope::rollout::RolloutKind;
 use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
 use taloscope::sim::kube_api::pki::KubePki;
-use taloscope::sim::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts};
+use taloscope::sim::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 use tokio::sync::watch;
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -30,7 +31,12 @@ fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
             kubelet_version: "v1.34.1".into(),
             talos_version: "v1.11.3".into(),
             ready: true,
-            static_pods: vec![],
+            static_pods: vec![StaticPodFacts {
+                component: "kube-apiserver".into(),
+                version: "v1.34.1".into(),
+                ready: true,
+                config_version: 1,
+            }],
         }],
         created_unix: 1_700_000_000,
     }
@@ -438,6 +444,49 @@ async fn the_sim_answers_like_the_apiserver() {
         ),
         (404, "NotFound".into())
     );
+}
+
+#[tokio::test]
+async fn the_fleet_poll_shows_a_live_lease_and_not_an_expired_one() {
+    let f = start("lease-fleet", 8).await;
+    let client = f.client().await;
+    assert_eq!(collect_kubernetes(&client).await.rollout, None);
+    let mut held = client
+        .acquire_rollout_lease(
+            "lease-fleet",
+            "bob@jump2",
+            RolloutKind::TalosUpgrade,
+            "v1.12.0",
+            5,
+            MINUTE,
+        )
+        .await
+        .unwrap();
+    held.renew(&progress(3, "cp-3", "rebooting")).await.unwrap();
+    let facts = collect_kubernetes(&client).await;
+    assert_eq!(facts.report.error, None);
+    let rollout = facts.rollout.expect("bob's rollout");
+    assert_eq!(rollout.holder, "bob@jump2");
+    assert_eq!(rollout.kind, Some(RolloutKind::TalosUpgrade));
+    assert_eq!(rollout.target.as_deref(), Some("v1.12.0"));
+    assert_eq!((rollout.node_index, rollout.node_count), (3, 5));
+    assert_eq!(rollout.current_node.as_deref(), Some("cp-3"));
+    held.release().await.unwrap();
+    assert_eq!(collect_kubernetes(&client).await.rollout, None);
+
+    // A lease its holder stopped renewing long ago is not a rollout.
+    let stale: Lease = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": ROLLOUT_LEASE_NAME, "namespace": "kube-system"},
+        "spec": {"holderIdentity": "carol@gone", "leaseDurationSeconds": 30,
+                 "renewTime": "2020-01-01T00:00:10.000000Z"},
+    }))
+    .unwrap();
+    f.raw_leases()
+        .await
+        .create(&PostParams::default(), &stale)
+        .await
+        .unwrap();
+    assert_eq!(collect_kubernetes(&client).await.rollout, None);
 }
 
 fn which(name: &str) -> Option<std::path::PathBuf> {
