@@ -10,11 +10,13 @@ pub mod apid;
 pub mod clock;
 pub mod cosi;
 pub mod events;
+mod growth;
 pub mod kube_api;
 mod kube_link;
 pub mod lifecycle;
 pub mod machine;
 pub mod node;
+pub mod opennebula;
 pub mod pki;
 pub mod scenario;
 mod scenario_file;
@@ -60,6 +62,12 @@ pub enum SimError {
         node: String,
         address: String,
         source: std::io::Error,
+    },
+    #[error("node {node} cannot join cluster {cluster}: {reason}")]
+    Join {
+        cluster: String,
+        node: String,
+        reason: String,
     },
     #[error(
         "{nodes} nodes need about {nodes} open files but the limit is {limit}; raise `ulimit -n`"
@@ -125,6 +133,7 @@ impl SimFleet {
             routes: Mutex::new(None),
             stop: watch::channel(false).0,
         });
+        let _ = fleet.core.set(Arc::downgrade(&core));
         let routes = tonic::service::Routes::new(MachineServiceServer::new(
             machine::MachineApi::new(core.clone()),
         ))
