@@ -105,7 +105,10 @@ impl FleetState {
             .filter(|c| !*c.stop.borrow())
             .ok_or_else(|| refuse("the sim is not running".into()))?;
         if !spec.address.is_loopback() {
-            return Err(refuse(format!("address {} is outside 127.0.0.0/8", spec.address)));
+            return Err(refuse(format!(
+                "address {} is outside 127.0.0.0/8",
+                spec.address
+            )));
         }
         let (ci, state) = self
             .clusters

@@ -112,6 +112,7 @@ pub struct SimFleet {
     talosconfig: PathBuf,
     kubeconfig: PathBuf,
     kube: kube_link::KubeSide,
+    one: Option<opennebula::OneSim>,
 }
 
 impl SimFleet {
@@ -166,15 +167,30 @@ impl SimFleet {
         };
         let talosconfig = opts.state_dir.join("talosconfig");
         let kubeconfig = opts.state_dir.join("kubeconfig");
-        let sim = SimFleet {
+        let mut sim = SimFleet {
             core,
             talosconfig,
             kubeconfig,
             kube,
+            one: None,
         };
         if let Err(e) = sim.write_talosconfig(&scenario) {
             sim.stop_all();
             return Err(e);
+        }
+        let one = opennebula::OneSim::start(
+            sim.core.fleet.clone(),
+            sim.core.clock,
+            sim.core.pki.ca_pem(),
+            &opts.state_dir,
+        )
+        .await;
+        match one {
+            Ok(one) => sim.one = Some(one),
+            Err(e) => {
+                sim.stop_all();
+                return Err(e);
+            }
         }
         Ok(sim)
     }
@@ -245,7 +261,15 @@ impl SimFleet {
         self.core.clock
     }
 
+    /// The OpenNebula and OneFlow sims (endpoints, `one_auth`, `taloscope.yaml`).
+    pub fn opennebula(&self) -> Option<&opennebula::OneSim> {
+        self.one.as_ref()
+    }
+
     fn stop_all(&self) {
+        if let Some(one) = &self.one {
+            one.stop();
+        }
         self.kube.stop();
         stop_nodes(&self.core);
     }

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 
 use tokio::sync::watch;
 
-use super::events::EventLog;
-use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 use super::Core;
+use super::events::EventLog;
 use super::growth::NodeList;
+use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
