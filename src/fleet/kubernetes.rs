@@ -20,7 +20,10 @@ pub struct KubernetesFacts {
 
 /// The rollout a lease shows, or `None` when its holder stopped renewing it.
 pub fn rollout_in_progress(info: RolloutLeaseInfo) -> Option<RolloutStatus> {
-    (!info.expired).then(|| RolloutStatus {
+    if info.expired {
+        return None;
+    }
+    Some(RolloutStatus {
         holder: info.holder,
         kind: info.kind,
         target: info.target,
