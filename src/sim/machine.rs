@@ -317,6 +317,8 @@ fn apply(
             "failed to parse config: the configuration is empty",
         ));
     }
+    let images = super::kube_components::parse_config_images(&req.data)
+        .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
     let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
     let (applied, details) = match mode {
         Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
@@ -336,6 +338,9 @@ fn apply(
         });
     }
     t.node.lock().applied_config = Some(req.data.clone());
+    if matches!(mode, Mode::Auto | Mode::NoReboot | Mode::Try) {
+        super::kube_components::apply_images(core, &t.node, &images);
+    }
     if mode == Mode::Reboot {
         spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
     }

@@ -12,6 +12,7 @@ pub mod cosi;
 pub mod events;
 mod growth;
 pub mod kube_api;
+pub mod kube_components;
 mod kube_link;
 pub mod lifecycle;
 pub mod machine;
@@ -24,7 +25,10 @@ pub mod state;
 
 pub use clock::SimClock;
 pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
-pub use state::{ClusterState, EtcdCluster, FleetState, MachineStage, NodeStatus, SimNode};
+pub use state::{
+    ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,
+    NodeStatus, SimNode,
+};
 
 use crate::proto::cosi::resource::state_server::StateServer;
 use crate::proto::machine::image_service_server::ImageServiceServer;

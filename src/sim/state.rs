@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use super::Core;
 use super::events::EventLog;
 use super::growth::NodeList;
+pub use super::kube_components::{ComponentStatus, NodeKubernetes};
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -46,7 +47,8 @@ pub struct NodeStatus {
     pub port: u16,
     pub role: NodeRole,
     pub talos_version: String,
-    pub kubernetes_version: String,
+    /// The Kubernetes components the node runs, each on its own version.
+    pub kubernetes: NodeKubernetes,
     /// apid accepts connections.
     pub up: bool,
     /// Between a reboot request and the node running again.
@@ -317,7 +319,7 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         port: 0,
         role: spec.role,
         talos_version: spec.talos_version.clone(),
-        kubernetes_version: spec.kubernetes_version.clone(),
+        kubernetes: NodeKubernetes::new(spec.role, &spec.kubernetes_version),
         up: false,
         rebooting: false,
         ready: false,

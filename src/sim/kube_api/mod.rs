@@ -48,6 +48,8 @@ pub(crate) struct ApiState {
     pub server_url: String,
     /// `coordination.k8s.io/v1` Leases, created and updated by clients.
     pub leases: leases::LeaseStore,
+    /// Objects still stored in API versions a later Kubernetes removes: (list path, count).
+    pub removed_api_objects: Mutex<Vec<(String, usize)>>,
 }
 
 impl ApiState {
@@ -69,6 +71,7 @@ pub struct KubeApiServer {
     pub addr: SocketAddr,
     accept_task: JoinHandle<()>,
     facts_task: JoinHandle<()>,
+    state: Arc<ApiState>,
 }
 
 impl KubeApiServer {
@@ -108,16 +111,27 @@ impl KubeApiServer {
             generation,
             server_url: url.clone(),
             leases: leases::LeaseStore::default(),
+            removed_api_objects: Mutex::new(Vec::new()),
         });
         let facts_task = tokio::spawn(bump_on_fact_changes(state.clone(), facts));
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-        let accept_task = tokio::spawn(accept_loop(listener, acceptor, state));
+        let accept_task = tokio::spawn(accept_loop(listener, acceptor, state.clone()));
         Ok(KubeApiServer {
             url,
             addr,
             accept_task,
             facts_task,
+            state,
         })
+    }
+
+    /// Stores `count` objects under each list path (e.g.
+    /// `/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas`), served as a list.
+    pub fn store_removed_api_objects(&self, objects: Vec<(String, usize)>) {
+        if let Ok(mut stored) = self.state.removed_api_objects.lock() {
+            *stored = objects;
+        }
+        self.state.generation.send_modify(|g| *g += 1);
     }
 
     /// Stops listening and drops every open connection's task.

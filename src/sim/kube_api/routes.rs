@@ -292,9 +292,19 @@ pub(crate) async fn handle(
                 "kube-proxy",
             ],
         ) => ok(&objects::kube_proxy_daemonset(&state.facts.borrow())),
+        (&Method::GET, ["apis", _, _, _]) if stored_count(&state, &path).is_some() => {
+            let count = stored_count(&state, &path).unwrap_or(0);
+            ok(&objects::stored_list(&path, count, rv))
+        }
         _ => not_found("the server could not find the requested resource"),
     };
     Ok(response)
+}
+
+/// How many objects are stored under a list path of a removed API version, if any are.
+fn stored_count(state: &ApiState, path: &str) -> Option<usize> {
+    let stored = state.removed_api_objects.lock().ok()?;
+    stored.iter().find(|(p, _)| p == path).map(|(_, n)| *n)
 }
 
 /// Cordon and uncordon: a merge or strategic-merge patch of
