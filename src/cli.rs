@@ -114,7 +114,8 @@ pub struct ProvisionArgs {
     /// Provider from taloscope's config (default: the cluster's own).
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
-    /// VM names, with {cluster}, {role} and {n} (default {cluster}-{role}-{n}).
+    /// VM name pattern: the placeholders cluster, role and n in braces
+    /// (default: cluster-role-n, numbered past names already in use).
     #[arg(long, value_name = "PATTERN")]
     pub name_pattern: Option<String>,
     /// Print the plan and change nothing.
@@ -132,6 +133,7 @@ pub struct ProvisionArgs {
     /// Give up on nodes that have not joined after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
     pub timeout: u64,
+    /// Plan and progress as a table and lines, or as JSON.
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
 }
