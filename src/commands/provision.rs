@@ -227,9 +227,10 @@ async fn provision(
         talos,
         member_node,
         kube,
+        talosconfig: Some((talos_ctx.file.clone(), talos_ctx.name.clone())),
     };
     let options = RunnerOptions {
-        poll: Duration::from_secs(1),
+        poll: Duration::from_millis(500),
         timeout: Duration::from_secs(args.timeout),
     };
     let runner = ProvisionRunner::new(plan, provider, checks, journal, options, tx);
