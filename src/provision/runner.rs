@@ -338,8 +338,8 @@ impl ProvisionRunner {
         if let Some(failure) = vm.failure() {
             next.stage = ProvisionStage::Failed;
             next.reason = Some(format!(
-                "{failure}; it will not come up by itself: terminate it (MutatingAction::TerminateVm, or `taloscope provision --context {} --terminate {id}`)",
-                self.plan.cluster
+                "{failure}; it will not come up by itself: terminate it (`taloscope provision --context {c} --terminate {id} --yes --confirm {c}`)",
+                c = self.plan.cluster
             ));
             return next;
         }
@@ -485,8 +485,9 @@ pub async fn terminate(
             provider.name
         ),
     })?;
-    let before = client.vm(id).await.ok();
     client.terminate(id).await?;
+    // The state it is leaving by (SHUTDOWN, EPILOG… on its way to DONE).
+    let before = client.vm(id).await.ok();
     let name = before
         .as_ref()
         .map_or_else(|| format!("vm-{id}"), |v| v.name.clone());
