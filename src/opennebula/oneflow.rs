@@ -269,7 +269,7 @@ impl FlowClient {
         let doc = self.request(reqwest::Method::GET, "/service", None).await?;
         Ok(pool_documents(&doc)
             .iter()
-            .filter_map(|d| parse_service(d))
+            .filter_map(parse_service)
             .collect())
     }
 

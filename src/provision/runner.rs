@@ -238,12 +238,12 @@ impl ProvisionRunner {
             if let (Some(s), Some(before)) = (&service, &before) {
                 self.adopt_new_service_vms(s, before, vms).await;
             }
-            for i in 0..vms.len() {
-                if vms[i].progress.stage.is_final() {
+            for t in vms.iter_mut() {
+                if t.progress.stage.is_final() {
                     continue;
                 }
-                let next = self.look_at(&vms[i].progress, service.as_ref()).await;
-                self.changed(&mut vms[i], next).await;
+                let next = self.look_at(&t.progress, service.as_ref()).await;
+                self.changed(t, next).await;
             }
             let all_there = vms.len() >= self.plan.count;
             if all_there && vms.iter().all(|t| t.progress.stage.is_final()) {
@@ -319,8 +319,15 @@ impl ProvisionRunner {
         };
         let vm = match self.vm_info(id, service).await {
             Ok(Some(vm)) => vm,
-            // Not in the service document yet, or a passing error: try again.
-            Ok(None) | Err(_) => return now.clone(),
+            // Not in the service document yet: look again next time.
+            Ok(None) => return now.clone(),
+            // Perhaps passing: say so, and look again next time.
+            Err(e) => {
+                return VmProgress {
+                    reason: Some(format!("cannot read the VM: {e}")),
+                    ..now.clone()
+                };
+            }
         };
         let mut next = VmProgress {
             id: Some(id),
