@@ -8,6 +8,7 @@ pub mod console;
 pub mod contexts;
 pub mod demo;
 pub mod info;
+pub mod provision;
 pub mod sim;
 pub mod status;
 
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> ExitCode {
             time_scale,
         }) => sim::run(&global, &scenario, &state_dir, time_scale),
         Some(Command::Demo) => demo::run(&global),
+        Some(Command::Provision(args)) => provision::run(&global, &args),
     }
 }
 
