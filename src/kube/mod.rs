@@ -9,4 +9,4 @@ mod types;
 
 pub use client::{KubeClient, KubeError};
 pub use lease::{LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease, RolloutLeaseInfo};
-pub use types::{ControlPlaneComponent, KubeNode, NodeCondition, match_talos_node};
+pub use types::{ControlPlaneComponent, KubeNode, NodeCondition, image_tag, match_talos_node};
