@@ -110,6 +110,9 @@ pub struct EngineSetup {
     /// How often the lock is renewed while nothing changes.
     pub renew_every: Duration,
     pub lock: Option<Box<dyn RolloutLock>>,
+    /// The journal comes from a killed run: the next batch may have been started before the
+    /// journal said so, so its steps are settled first too.
+    pub resumed: bool,
 }
 
 /// A running rollout: send it pause / resume / abort; await the task for its outcome.
@@ -177,12 +180,13 @@ impl Engine {
             step.finished_unix = Some(unix_now());
         }
         let progress = step.clone();
+        // Journal first: whatever was shown has been written.
+        self.save();
         self.emit(RolloutEvent::Step {
             cluster: self.cluster(),
             index,
             progress: progress.clone(),
         });
-        self.save();
         if progress.phase != before {
             self.renew(index).await;
         }
@@ -272,12 +276,26 @@ pub async fn run_rollout(
         abort: false,
     };
     engine.emit(RolloutEvent::Started(engine.journal.summary()));
-    let interrupted: Vec<usize> = (0..engine.journal.steps.len())
+    let mut interrupted: Vec<usize> = (0..engine.journal.steps.len())
         .filter(|&i| {
             let phase = engine.journal.steps[i].phase;
             phase != StepPhase::Pending && !phase.is_final()
         })
         .collect();
+    if setup.resumed {
+        let steps = &engine.journal.steps;
+        let next_batch = setup.batches.iter().find(|batch| {
+            batch
+                .iter()
+                .any(|&i| steps.get(i).is_some_and(|s| !s.phase.is_final()))
+        });
+        for &i in next_batch.into_iter().flatten() {
+            let pending = steps.get(i).is_some_and(|s| s.phase == StepPhase::Pending);
+            if pending && !interrupted.contains(&i) {
+                interrupted.push(i);
+            }
+        }
+    }
     for index in interrupted {
         let node = engine.step_name(index);
         engine.log(format!(

@@ -82,6 +82,7 @@ fn setup(dir: &std::path::Path, nodes: usize, batches: Vec<Vec<usize>>) -> Engin
         step_timeout: Duration::from_millis(300),
         renew_every: Duration::from_secs(60),
         lock: None,
+        resumed: false,
     }
 }
 

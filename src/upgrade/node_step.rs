@@ -196,7 +196,7 @@ impl NodeUpgrade<'_> {
                                 .is_some_and(|n| n.error.is_none());
                             if !answering && phase != StepPhase::Rebooting {
                                 move_to(report, &mut phase, StepPhase::Rebooting, why);
-                            } else if answering && phase == StepPhase::Rebooting
+                            } else if answering && phase != StepPhase::WaitingForReady
                                 && on_target(&status, self) {
                                 move_to(report, &mut phase, StepPhase::WaitingForReady, why);
                             } else if phase == StepPhase::WaitingForReady {

@@ -132,6 +132,7 @@ pub fn spawn_talos_upgrade(
         run.cluster,
         run.options,
         events,
+        false,
     )
 }
 
@@ -156,7 +157,7 @@ pub fn resume_talos_upgrade_with(
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
     match serde_json::from_value::<UpgradePlan>(journal.plan.clone()) {
-        Ok(plan) => start(journal, plan, approved, cluster, options, events),
+        Ok(plan) => start(journal, plan, approved, cluster, options, events, true),
         Err(e) => {
             let reason = format!(
                 "the journal of {} holds no readable upgrade plan: {e}",
@@ -227,6 +228,7 @@ fn start(
     cluster: Cluster,
     options: RunOptions,
     events: UnboundedSender<RolloutEvent>,
+    resumed: bool,
 ) -> RolloutHandle {
     if let Err(reason) = check_approval(&approved, &plan) {
         return refuse(journal, reason, events);
@@ -260,6 +262,7 @@ fn start(
             step_timeout: options.node_timeout,
             renew_every: options.lease_duration / 3,
             lock: None,
+            resumed,
         };
         run_rollout(setup, executor, control_rx, events).await
     });
