@@ -180,3 +180,31 @@ async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
     }
     assert_control_planes_one_at_a_time(&fx, "healthy");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_shows_another_consoles_rollout_from_its_lease() {
+    let fx = start(builtin("healthy")).await;
+    let _theirs = fx
+        .kube("healthy")
+        .await
+        .acquire_rollout_lease(
+            "healthy",
+            "bob@jump2",
+            taloscope::rollout::RolloutKind::TalosUpgrade,
+            "v1.12.0",
+            5,
+            Duration::from_secs(600),
+        )
+        .await
+        .expect("bob takes the lease");
+    let mut cmd = taloscope(&fx, "healthy");
+    cmd.args(["--to", "v1.12.0", "--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.contains("FAIL")
+            && l.contains("no other rollout")
+            && l.contains("bob@jump2")),
+        "{stdout}"
+    );
+}

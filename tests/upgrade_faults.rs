@@ -158,6 +158,16 @@ async fn a_run_killed_mid_rollout_resumes_from_its_journal_and_completes() {
         .expect("journal readable")
         .expect("an unfinished journal");
     assert_eq!(journal.steps[0].phase, StepPhase::Done);
+    let held = fx
+        .kube("healthy")
+        .await
+        .read_rollout_lease()
+        .await
+        .expect("read lease")
+        .expect("the killed run's lease is still there");
+    assert_eq!(held.holder, journal.holder);
+    assert_eq!(held.node_index, 2, "renewed with the node in progress");
+    assert_eq!(held.node_count, 5);
     assert_eq!(journal.summary().first_unfinished(), Some(1));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = resume_talos_upgrade_with(
@@ -178,4 +188,48 @@ async fn a_run_killed_mid_rollout_resumes_from_its_journal_and_completes() {
         );
     }
     assert_control_planes_one_at_a_time(&fx, "healthy");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_held_by_another_console_is_refused_with_its_holder() {
+    let fx = start(builtin("healthy")).await;
+    let kube = fx.kube("healthy").await;
+    let _theirs = kube
+        .acquire_rollout_lease(
+            "healthy",
+            "bob@jump2",
+            taloscope::rollout::RolloutKind::TalosUpgrade,
+            "v1.12.0",
+            5,
+            Duration::from_secs(600),
+        )
+        .await
+        .expect("bob takes the lease");
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let RolloutOutcome::Halted(reason) = outcome else {
+        panic!("a second rollout ran: {outcome:?}");
+    };
+    assert!(
+        reason.contains("in progress") && reason.contains("bob@jump2"),
+        "{reason}"
+    );
+    assert!(fx.sim.state().mutating_calls().is_empty());
+    let lease = kube
+        .read_rollout_lease()
+        .await
+        .expect("read")
+        .expect("still bob's");
+    assert_eq!(lease.holder, "bob@jump2");
 }

@@ -89,6 +89,13 @@ async fn healthy_cluster_upgrades_node_by_node_on_the_legacy_path() {
     .expect("journal readable")
     .expect("journal kept");
     assert_eq!(journal.outcome, Some(RolloutOutcome::Completed));
+    let lease = fx
+        .kube("healthy")
+        .await
+        .read_rollout_lease()
+        .await
+        .expect("read lease");
+    assert_eq!(lease, None, "the rollout lease is released at the end");
 }
 
 const V113: &str = "\

@@ -15,8 +15,8 @@ use crate::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepProgress}
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    PlanError, RolloutHandle, RunOptions, TalosUpgradeRun, UpgradeOptions, UpgradePlan, blocking,
-    plan_guards, resume_talos_upgrade_with, spawn_talos_upgrade,
+    PlanError, RolloutHandle, RolloutInProgress, RunOptions, TalosUpgradeRun, UpgradeOptions,
+    UpgradePlan, blocking, plan_guards, resume_talos_upgrade_with, spawn_talos_upgrade,
 };
 use crate::versions::Version;
 
@@ -86,7 +86,7 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
                 cluster.name, cluster.name
             );
         }
-        return print_plan(args, &status, &observer, target);
+        return runtime.block_on(print_plan(args, &status, &observer, target));
     }
     let dispatcher = Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()));
     let action = MutatingAction::UpgradeTalos {
@@ -129,7 +129,8 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
         }
         None => {
             let plan = make_plan(args, &status, target.clone())?;
-            let guards = plan_guards(&plan, &status, observer.talos.roles(), None);
+            let other = runtime.block_on(other_rollout(&observer));
+            let guards = plan_guards(&plan, &status, observer.talos.roles(), other.as_ref());
             if blocking(&guards, &args.ack) {
                 let report = PlanReport::new(&plan, &guards, &args.ack);
                 print!("{}", report.table());
@@ -213,7 +214,7 @@ async fn follow(
     }
 }
 
-fn print_plan(
+async fn print_plan(
     args: &UpgradeArgs,
     status: &ClusterStatus,
     observer: &ClusterObserver,
@@ -227,7 +228,8 @@ fn print_plan(
         }
         Err(stop) => return Err(stop),
     };
-    let guards = plan_guards(&plan, status, observer.talos.roles(), None);
+    let other = other_rollout(observer).await;
+    let guards = plan_guards(&plan, status, observer.talos.roles(), other.as_ref());
     let report = PlanReport::new(&plan, &guards, &args.ack);
     let text = match args.output {
         OutputFormat::Table => report.table(),
@@ -271,6 +273,18 @@ fn make_plan(
         plan.set_image(image).map_err(|e| usage(e.to_string()))?;
     }
     Ok(plan)
+}
+
+/// Another console's rollout on this cluster, from its Lease (none without a kube context).
+async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
+    let kube = observer.kube.as_ref()?;
+    match kube.read_rollout_lease().await {
+        Ok(info) => info.filter(|i| !i.expired).map(|i| i.as_in_progress()),
+        Err(e) => {
+            eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
+            None
+        }
+    }
 }
 
 /// The cluster named by --context (cluster name or talos context name); it needs the Talos API.

@@ -39,9 +39,21 @@ pub struct LockProgress {
     pub phase: String,
 }
 
+/// Why a renewal failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewFailure {
+    /// Another console has the lock now: the rollout stops before the next step.
+    Lost(String),
+    /// The renewal did not get through (API unreachable); tried again at the next change.
+    Failed(String),
+}
+
 /// The "one rollout per cluster" lock (a Kubernetes Lease) as the engine uses it.
 pub trait RolloutLock: Send + 'static {
-    fn renew<'a>(&'a mut self, progress: &'a LockProgress) -> BoxFuture<'a, Result<(), String>>;
+    fn renew<'a>(
+        &'a mut self,
+        progress: &'a LockProgress,
+    ) -> BoxFuture<'a, Result<(), RenewFailure>>;
     fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>>;
 }
 
@@ -137,8 +149,8 @@ struct Engine {
     path: PathBuf,
     lock: Option<Box<dyn RolloutLock>>,
     events: UnboundedSender<RolloutEvent>,
-    /// A journal write failed: the rollout stops before the next step.
-    journal_error: Option<String>,
+    /// A journal write failed, or the lock was lost: the rollout stops before the next step.
+    stop_reason: Option<String>,
     abort: bool,
 }
 
@@ -162,7 +174,7 @@ impl Engine {
         self.journal.updated_unix = unix_now();
         if let Err(e) = self.journal.save(&self.path) {
             self.log(format!("cannot keep the journal: {e}"));
-            self.journal_error = Some(e.to_string());
+            self.stop_reason.get_or_insert(e.to_string());
         }
     }
 
@@ -180,16 +192,16 @@ impl Engine {
             step.finished_unix = Some(unix_now());
         }
         let progress = step.clone();
-        // Journal first: whatever was shown has been written.
+        // Journal and lease first: whatever was shown has been written.
         self.save();
-        self.emit(RolloutEvent::Step {
-            cluster: self.cluster(),
-            index,
-            progress: progress.clone(),
-        });
         if progress.phase != before {
             self.renew(index).await;
         }
+        self.emit(RolloutEvent::Step {
+            cluster: self.cluster(),
+            index,
+            progress,
+        });
     }
 
     async fn renew(&mut self, index: usize) {
@@ -205,8 +217,15 @@ impl Engine {
             Some(lock) => lock.renew(&progress).await,
             None => return,
         };
-        if let Err(e) = result {
-            self.log(format!("cannot renew the rollout lease: {e}"));
+        match result {
+            Ok(()) => {}
+            Err(RenewFailure::Failed(e)) => {
+                self.log(format!("cannot renew the rollout lease: {e}"))
+            }
+            Err(RenewFailure::Lost(e)) => {
+                self.log(e.clone());
+                self.stop_reason.get_or_insert(e);
+            }
         }
     }
 
@@ -272,7 +291,7 @@ pub async fn run_rollout(
         path: setup.journal_path,
         lock: setup.lock,
         events,
-        journal_error: None,
+        stop_reason: None,
         abort: false,
     };
     engine.emit(RolloutEvent::Started(engine.journal.summary()));
@@ -356,7 +375,7 @@ pub async fn run_rollout(
         if engine.abort {
             return engine.finish(RolloutOutcome::Aborted).await;
         }
-        if let Some(e) = engine.journal_error.clone() {
+        if let Some(e) = engine.stop_reason.clone() {
             return engine.finish(RolloutOutcome::Halted(e)).await;
         }
         for &index in &pending {

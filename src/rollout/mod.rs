@@ -6,8 +6,8 @@ pub mod journal;
 pub mod progress;
 
 pub use engine::{
-    EngineSetup, LockProgress, RolloutHandle, RolloutLock, StepExecutor, StepReport, StepUpdate,
-    spawn_rollout,
+    EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, StepReport,
+    StepUpdate, spawn_rollout,
 };
 pub use journal::{JournalError, RolloutJournal};
 pub use progress::{

@@ -18,10 +18,12 @@ use super::plan::{StepState, UpgradePlan};
 use crate::app::dispatcher::{ApprovedAction, MutatingAction, local_identity};
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
-use crate::kube::KubeClient;
+use crate::kube::{KubeClient, LeaseError, LeaseProgress, RolloutLease};
 use crate::paths::Paths;
 pub use crate::rollout::engine::RolloutHandle;
-use crate::rollout::engine::{EngineSetup, StepExecutor, StepReport, run_rollout};
+use crate::rollout::engine::{
+    EngineSetup, LockProgress, RenewFailure, RolloutLock, StepExecutor, StepReport, run_rollout,
+};
 use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal, unix_now};
 use crate::rollout::{
     RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepPhase, StepProgress,
@@ -247,6 +249,18 @@ fn start(
                 return outcome;
             }
         };
+        let lock = match take_lease(&observer, &journal, &options).await {
+            Ok(lock) => lock,
+            Err(reason) => {
+                let _ = events.send(RolloutEvent::Started(journal.summary()));
+                let outcome = RolloutOutcome::Halted(reason);
+                let _ = events.send(RolloutEvent::Finished {
+                    cluster: journal.cluster.clone(),
+                    outcome: outcome.clone(),
+                });
+                return outcome;
+            }
+        };
         let journal_path = RolloutJournal::path_for(&options.journal_dir(), &journal.cluster);
         let executor = Arc::new(TalosExecutor {
             acks: journal.acks.clone(),
@@ -261,12 +275,68 @@ fn start(
             journal_path,
             step_timeout: options.node_timeout,
             renew_every: options.lease_duration / 3,
-            lock: None,
+            lock,
             resumed,
         };
         run_rollout(setup, executor, control_rx, events).await
     });
     RolloutHandle { control, task }
+}
+
+/// Takes the cluster's rollout Lease for this console (its holder from the journal). Without a
+/// paired kube context there is no Lease to take; the rollout still runs, alone on this host.
+async fn take_lease(
+    observer: &ClusterObserver,
+    journal: &RolloutJournal,
+    options: &RunOptions,
+) -> Result<Option<Box<dyn RolloutLock>>, String> {
+    let Some(kube) = &observer.kube else {
+        return Ok(None);
+    };
+    let lease = kube
+        .acquire_rollout_lease(
+            &journal.cluster,
+            &journal.holder,
+            journal.kind,
+            &journal.target,
+            journal.steps.len(),
+            options.lease_duration,
+        )
+        .await
+        .map_err(|e| match e {
+            LeaseError::HeldBy { .. } => format!("refused: {e}"),
+            other => format!("cannot take the rollout lease: {other}"),
+        })?;
+    Ok(Some(Box::new(LeaseLock(lease))))
+}
+
+/// The Kubernetes Lease as the engine's lock.
+struct LeaseLock(RolloutLease);
+
+impl RolloutLock for LeaseLock {
+    fn renew<'a>(
+        &'a mut self,
+        progress: &'a LockProgress,
+    ) -> BoxFuture<'a, Result<(), RenewFailure>> {
+        async move {
+            let progress = LeaseProgress {
+                node_index: progress.node_index,
+                current_node: Some(progress.current_node.clone()),
+                phase: progress.phase.clone(),
+            };
+            self.0.renew(&progress).await.map_err(|e| match e {
+                LeaseError::Lost { .. } | LeaseError::HeldBy { .. } => {
+                    RenewFailure::Lost(e.to_string())
+                }
+                LeaseError::Kube(_) => RenewFailure::Failed(e.to_string()),
+            })
+        }
+        .boxed()
+    }
+
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>> {
+        async move { self.0.release().await.map_err(|e| e.to_string()) }.boxed()
+    }
 }
 
 /// The Talos client of the cluster's talosconfig context, and its kube client when paired.

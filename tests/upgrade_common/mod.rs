@@ -88,6 +88,19 @@ impl Fixture {
         }
     }
 
+    /// The kube client of the cluster paired with talos context `context`.
+    pub async fn kube(&self, context: &str) -> taloscope::kube::KubeClient {
+        let cluster = self.cluster(context);
+        let k = cluster.kube.as_ref().expect("a paired kube context");
+        taloscope::kube::KubeClient::new(
+            self.discovery.kubeconfig.as_ref().expect("kubeconfig"),
+            &k.name,
+            Default::default(),
+        )
+        .await
+        .expect("kube client")
+    }
+
     /// Live status the way the runner reads it.
     pub async fn status(&self, context: &str) -> ClusterStatus {
         let cluster = self.cluster(context);
