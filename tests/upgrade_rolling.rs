@@ -222,3 +222,51 @@ async fn a_reader_context_is_refused_by_the_role_guard() {
     );
     assert!(fx.sim.state().mutating_calls().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_in_batches_of_max_parallel_while_control_planes_stay_alone() {
+    let fx = start(builtin("healthy")).await;
+    let status = fx.status("healthy").await;
+    let options = taloscope::upgrade::UpgradeOptions {
+        max_parallel: 2,
+        ..Default::default()
+    };
+    let target = taloscope::versions::Version::parse("v1.12.0").unwrap();
+    let plan = taloscope::upgrade::UpgradePlan::new(&status, target, options).expect("plan");
+    assert_eq!(
+        plan.batches().len(),
+        4,
+        "three control planes alone, two workers together"
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+    }
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+    let windows = fx.sim.state().upgrade_record();
+    let last_cp_end = windows
+        .iter()
+        .filter(|w| w.role == taloscope::sim::NodeRole::ControlPlane)
+        .filter_map(|w| w.ended_at)
+        .max()
+        .expect("control planes ended");
+    assert!(
+        windows
+            .iter()
+            .filter(|w| w.role == taloscope::sim::NodeRole::Worker)
+            .all(|w| w.started_at >= last_cp_end),
+        "workers start after every control plane is done"
+    );
+}
