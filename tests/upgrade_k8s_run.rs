@@ -14,8 +14,8 @@ use taloscope::app::dispatcher::{
 use taloscope::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepPhase};
 use taloscope::sim::{NodeRole, Scenario};
 use taloscope::upgrade::kubernetes::{
-    KubernetesUpgradePlan, KubernetesUpgradeRun, REMOVED_APIS_ACK,
-    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade,
+    KubernetesUpgradePlan, KubernetesUpgradeRun, REMOVED_APIS_ACK, resume_kubernetes_upgrade_with,
+    spawn_kubernetes_upgrade,
 };
 use taloscope::upgrade::{RunOptions, TalosUpgradeRun, spawn_talos_upgrade};
 use taloscope::versions::Version;
@@ -93,7 +93,10 @@ fn components(fx: &Fixture, cluster: &str) -> Vec<(String, String, String)> {
 
 /// Watches the sim while a rollout runs: the most control planes with a static pod not ready
 /// at the same moment.
-fn watch_control_planes(fx: &Fixture, cluster: &str) -> (Arc<Mutex<usize>>, tokio::task::JoinHandle<()>) {
+fn watch_control_planes(
+    fx: &Fixture,
+    cluster: &str,
+) -> (Arc<Mutex<usize>>, tokio::task::JoinHandle<()>) {
     let state = fx.sim.state();
     let mut changes = state.subscribe();
     let cluster = cluster.to_string();
@@ -142,14 +145,24 @@ async fn wait_for_step(rx: &mut UnboundedReceiver<RolloutEvent>, index: usize, p
 async fn full_upgrade_moves_every_component_control_planes_one_at_a_time() {
     let fx = start(builtin("healthy-112")).await;
     let (most, watcher) = watch_control_planes(&fx, "healthy-112");
-    let (outcome, events) = run_k8s(&fx, "healthy-112", "1.35.0", vec![], Duration::from_secs(20)).await;
+    let (outcome, events) = run_k8s(
+        &fx,
+        "healthy-112",
+        "1.35.0",
+        vec![],
+        Duration::from_secs(20),
+    )
+    .await;
     watcher.abort();
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
     for (node, component, version) in components(&fx, "healthy-112") {
         assert_eq!(version, "v1.35.0", "{component} on {node}");
     }
     let most = *most.lock().expect("watcher");
-    assert_eq!(most, 1, "exactly one control plane restarting a component at a time");
+    assert_eq!(
+        most, 1,
+        "exactly one control plane restarting a component at a time"
+    );
     // The steps ran in upstream's order: every apiserver before any controller-manager, and so on.
     let done: Vec<String> = events
         .iter()
@@ -162,7 +175,10 @@ async fn full_upgrade_moves_every_component_control_planes_one_at_a_time() {
         .collect();
     assert_eq!(done.len(), 17, "{done:#?}");
     assert!(done[0].starts_with("cp-1 kube-apiserver"), "{done:?}");
-    assert!(done[3].starts_with("cp-1 kube-controller-manager"), "{done:?}");
+    assert!(
+        done[3].starts_with("cp-1 kube-controller-manager"),
+        "{done:?}"
+    );
     assert!(done[6].starts_with("cp-1 kube-scheduler"), "{done:?}");
     assert!(done[9].starts_with("cp-1 kube-proxy"), "{done:?}");
     assert!(done[16].starts_with("w-2 kubelet"), "{done:?}");
@@ -170,7 +186,11 @@ async fn full_upgrade_moves_every_component_control_planes_one_at_a_time() {
     let kube = status.kubernetes.as_ref().expect("kubernetes");
     assert_eq!(kube.server_version.as_deref(), Some("v1.35.0"));
     assert_eq!(kube.kube_proxy_version.as_deref(), Some("v1.35.0"));
-    assert!(kube.components.iter().all(|c| c.version == "v1.35.0" && c.ready));
+    assert!(
+        kube.components
+            .iter()
+            .all(|c| c.version == "v1.35.0" && c.ready)
+    );
     assert!(
         status
             .nodes
@@ -208,7 +228,10 @@ async fn a_component_that_never_becomes_ready_halts_the_rollout() {
     let RolloutOutcome::Halted(reason) = &outcome else {
         panic!("halted, not {outcome:?}: {events:#?}");
     };
-    assert!(reason.contains("cp-2") && reason.contains("timed out"), "{reason}");
+    assert!(
+        reason.contains("cp-2") && reason.contains("timed out"),
+        "{reason}"
+    );
     let versions = components(&fx, "stuck");
     let version_of = |node: &str, component: &str| {
         versions
@@ -218,9 +241,17 @@ async fn a_component_that_never_becomes_ready_halts_the_rollout() {
             .expect("component")
     };
     assert_eq!(version_of("cp-1", "kube-scheduler"), "v1.35.0");
-    assert_eq!(version_of("cp-3", "kube-scheduler"), "v1.34.1", "cp-3 not touched");
+    assert_eq!(
+        version_of("cp-3", "kube-scheduler"),
+        "v1.34.1",
+        "cp-3 not touched"
+    );
     for node in ["cp-1", "cp-2", "cp-3", "w-1"] {
-        assert_eq!(version_of(node, "kubelet"), "v1.34.1", "{node} kubelet not touched");
+        assert_eq!(
+            version_of(node, "kubelet"),
+            "v1.34.1",
+            "{node} kubelet not touched"
+        );
     }
 }
 
@@ -264,7 +295,14 @@ async fn a_run_killed_mid_rollout_resumes_and_completes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removed_api_is_refused_until_acknowledged() {
     let fx = start(builtin("removed-api")).await;
-    let (outcome, _) = run_k8s(&fx, "removed-api", "1.32.0", vec![], Duration::from_secs(20)).await;
+    let (outcome, _) = run_k8s(
+        &fx,
+        "removed-api",
+        "1.32.0",
+        vec![],
+        Duration::from_secs(20),
+    )
+    .await;
     let RolloutOutcome::Halted(reason) = &outcome else {
         panic!("refused, not {outcome:?}");
     };
@@ -274,7 +312,9 @@ async fn removed_api_is_refused_until_acknowledged() {
         "{reason}"
     );
     assert!(
-        components(&fx, "removed-api").iter().all(|(_, _, v)| v == "v1.31.4"),
+        components(&fx, "removed-api")
+            .iter()
+            .all(|(_, _, v)| v == "v1.31.4"),
         "nothing was changed"
     );
     let (outcome, events) = run_k8s(
@@ -294,13 +334,22 @@ async fn removed_api_is_refused_until_acknowledged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skipping_a_minor_is_refused_before_any_change() {
     let fx = start(builtin("healthy-112")).await;
-    let (outcome, _) = run_k8s(&fx, "healthy-112", "1.36.0", vec![], Duration::from_secs(20)).await;
+    let (outcome, _) = run_k8s(
+        &fx,
+        "healthy-112",
+        "1.36.0",
+        vec![],
+        Duration::from_secs(20),
+    )
+    .await;
     let RolloutOutcome::Halted(reason) = &outcome else {
         panic!("refused, not {outcome:?}");
     };
     assert!(reason.contains("skips a minor"), "{reason}");
     assert!(
-        components(&fx, "healthy-112").iter().all(|(_, _, v)| v == "v1.34.1"),
+        components(&fx, "healthy-112")
+            .iter()
+            .all(|(_, _, v)| v == "v1.34.1"),
         "nothing was changed"
     );
 }
@@ -329,7 +378,8 @@ async fn on_healthy_talos_goes_first_then_kubernetes() {
     );
     let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
-    let (outcome, events) = run_k8s(&fx, "healthy", "1.35.0", vec![], Duration::from_secs(20)).await;
+    let (outcome, events) =
+        run_k8s(&fx, "healthy", "1.35.0", vec![], Duration::from_secs(20)).await;
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
     for (node, component, version) in components(&fx, "healthy") {
         assert_eq!(version, "v1.35.0", "{component} on {node}");

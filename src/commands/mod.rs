@@ -11,6 +11,9 @@ pub mod info;
 pub mod provision;
 pub mod sim;
 pub mod status;
+pub mod upgrade;
+pub mod upgrade_k8s;
+mod upgrade_output;
 
 pub fn run(cli: Cli) -> ExitCode {
     let global = cli.global;
@@ -26,6 +29,8 @@ pub fn run(cli: Cli) -> ExitCode {
         }) => sim::run(&global, &scenario, &state_dir, time_scale),
         Some(Command::Demo) => demo::run(&global),
         Some(Command::Provision(args)) => provision::run(&global, &args),
+        Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
+        Some(Command::UpgradeK8s(args)) => upgrade_k8s::run(&global, &args),
     }
 }
 

@@ -8,14 +8,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::upgrade::{
-    EXIT_BLOCKED, Stop, follow, observer_for, select, usage, write_stdout,
-};
+use super::upgrade::{EXIT_BLOCKED, Stop, follow, observer_for, select, usage, write_stdout};
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, labelled_progress_line};
 use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeK8sArgs};
-use crate::discovery::discover;
 use crate::discovery::Sources;
+use crate::discovery::discover;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::paths::Paths;

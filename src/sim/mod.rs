@@ -11,6 +11,7 @@ pub mod clock;
 pub mod cosi;
 pub mod events;
 mod growth;
+mod injection;
 pub mod kube_api;
 pub mod kube_components;
 mod kube_link;
@@ -19,11 +20,14 @@ pub mod machine;
 pub mod node;
 pub mod opennebula;
 pub mod pki;
+pub mod record;
 pub mod scenario;
 mod scenario_file;
 pub mod state;
 
 pub use clock::SimClock;
+pub use injection::NoSuchNode;
+pub use record::{MutatingCall, UpgradeWindow};
 pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
 pub use state::{
     ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,

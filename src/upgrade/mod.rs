@@ -4,7 +4,10 @@
 mod guard_id;
 pub mod guards;
 pub mod kubernetes;
+mod node_step;
+pub mod observe;
 pub mod plan;
+pub mod runner;
 
 #[cfg(test)]
 mod fixtures;
@@ -16,4 +19,8 @@ pub use guards::{
 pub use plan::{
     Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,
     default_installer_image, must_forfeit_leadership, offered_targets,
+};
+pub use runner::{
+    RolloutHandle, RunOptions, TalosUpgradeRun, resume_talos_upgrade, resume_talos_upgrade_with,
+    spawn_talos_upgrade,
 };

@@ -4,6 +4,8 @@
 pub mod config_patch;
 pub mod guards;
 pub mod plan;
+pub mod runner;
+mod step;
 
 pub use guards::{
     KubeGuardInput, REMOVED_APIS_ACK, kubernetes_plan_guards, kubernetes_step_guards,
@@ -12,3 +14,8 @@ pub use plan::{
     Component, KubePlanError, KubeStep, KubeStepState, KubernetesUpgradePlan, PrePull,
     detect_running,
 };
+pub use runner::{
+    KubernetesUpgradeRun, count_removed_apis, resume_kubernetes_upgrade,
+    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade, target_text,
+};
+pub use step::runs_target;

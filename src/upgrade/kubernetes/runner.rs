@@ -50,13 +50,21 @@ pub fn spawn_kubernetes_upgrade(
         holder: local_identity(),
         acks: run.acks.clone(),
         plan: serde_json::to_value(&run.plan).unwrap_or(serde_json::Value::Null),
-        options: run.options.for_journal(),
+        options: serde_json::to_value(run.options.for_journal()).unwrap_or(serde_json::Value::Null),
         steps: initial_steps(&run.plan),
         paused: false,
         outcome: None,
         updated_unix: unix_now(),
     };
-    start(journal, run.plan, run.approved, run.cluster, run.options, events, false)
+    start(
+        journal,
+        run.plan,
+        run.approved,
+        run.cluster,
+        run.options,
+        events,
+        false,
+    )
 }
 
 /// Resumes a Kubernetes upgrade a killed console left in its journal: from the first unfinished
@@ -119,9 +127,7 @@ fn check_approval(approved: &ApprovedAction, plan: &KubernetesUpgradePlan) -> Re
         MutatingAction::UpgradeKubernetes {
             cluster,
             target: approved_target,
-        } if *cluster == plan.cluster
-            && approved_target.trim_start_matches('v') == target =>
-        {
+        } if *cluster == plan.cluster && approved_target.trim_start_matches('v') == target => {
             Ok(())
         }
         other => Err(format!(

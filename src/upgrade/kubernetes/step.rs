@@ -24,9 +24,8 @@ pub const ACTIVE_CONFIG_ID: &str = "v1alpha1";
 /// Whether an image tag (`v1.35.0`, `v1.35.0-custom`) is the target release.
 pub fn runs_target(tag: &str, target: &KubeVersion) -> bool {
     let core = tag.split('-').next().unwrap_or(tag);
-    Version::parse(core).is_ok_and(|v| {
-        (v.major, v.minor, v.patch) == (target.major, target.minor, target.patch)
-    })
+    Version::parse(core)
+        .is_ok_and(|v| (v.major, v.minor, v.patch) == (target.major, target.minor, target.patch))
 }
 
 /// One component on one node.
@@ -61,8 +60,13 @@ impl ComponentStep<'_> {
         let component = self.step.component.as_str();
         report.phase(StepPhase::Installing, "reading the machine config");
         let config = self.read_config().await?;
-        let patched = patch_image(&self.step.node, &config, self.step.component, &self.plan.target)
-            .map_err(|e| e.to_string())?;
+        let patched = patch_image(
+            &self.step.node,
+            &config,
+            self.step.component,
+            &self.plan.target,
+        )
+        .map_err(|e| e.to_string())?;
         match &patched.text {
             Some(text) => {
                 report.log(format!(
