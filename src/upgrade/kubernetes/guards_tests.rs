@@ -265,3 +265,20 @@ fn no_kubernetes_no_plan() {
         Err(super::super::KubePlanError::NoKubernetes { .. })
     ));
 }
+
+#[test]
+fn offered_targets_stay_within_the_next_minor_and_talos_support() {
+    let on_111 = with_components(healthy(), "v1.34.1");
+    let offered = super::super::offered_kubernetes_targets(&on_111);
+    assert!(!offered.is_empty());
+    assert!(
+        offered
+            .iter()
+            .all(|v| (v.major, v.minor) == (1, 34) && v.patch > 1),
+        "{offered:?}"
+    );
+    let on_112 = with_components(healthy_on("v1.12.0"), "v1.34.1");
+    let offered = super::super::offered_kubernetes_targets(&on_112);
+    assert!(offered.contains(&version("v1.35.0")), "{offered:?}");
+    assert!(offered.iter().all(|v| v.minor <= 35));
+}

@@ -12,7 +12,7 @@ pub use guards::{
 };
 pub use plan::{
     Component, KubePlanError, KubeStep, KubeStepState, KubernetesUpgradePlan, PrePull,
-    detect_running,
+    detect_running, offered_kubernetes_targets,
 };
 pub use runner::{
     KubernetesUpgradeRun, count_removed_apis, resume_kubernetes_upgrade,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::versions::{KubeVersion, Version};
+use crate::versions::{KubeVersion, Version, kubernetes_upgrade_targets};
 
 /// One Kubernetes component the upgrade changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -159,6 +159,21 @@ pub fn detect_running(status: &ClusterStatus) -> Option<KubeVersion> {
         .filter_map(parse)
         .collect();
     Version::lowest(&kubelets).cloned()
+}
+
+/// The targets the plan screen offers for `status`: later patches of the running minor and
+/// releases of the next minor that every node's Talos runs (empty when nothing is known).
+pub fn offered_kubernetes_targets(status: &ClusterStatus) -> Vec<KubeVersion> {
+    let Some(running) = detect_running(status) else {
+        return Vec::new();
+    };
+    let talos: Vec<Version> = status
+        .nodes
+        .iter()
+        .filter_map(|n| n.talos_version.as_deref())
+        .filter_map(|v| Version::parse(v).ok())
+        .collect();
+    kubernetes_upgrade_targets(&running, &talos)
 }
 
 fn step(
