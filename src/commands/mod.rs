@@ -8,6 +8,7 @@ pub mod console;
 pub mod contexts;
 pub mod demo;
 pub mod info;
+pub mod provision;
 pub mod sim;
 pub mod status;
 pub mod upgrade;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }) => sim::run(&global, &scenario, &state_dir, time_scale),
         Some(Command::Demo) => demo::run(&global),
         Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
+        Some(Command::Provision(args)) => provision::run(&global, &args),
     }
 }
 
