@@ -97,12 +97,12 @@ pub enum Command {
     },
     /// Start the built-in demo fleet in-process and open the console on it.
     Demo,
-    /// Add nodes to a cluster (--context) as VMs from its OpenNebula provider,
-    /// and follow each until it has joined.
-    Provision(ProvisionArgs),
     /// Guarded rolling Talos OS upgrade of one cluster (--context): --plan shows the plan and
     /// every guard; --yes --confirm NAME runs it. Exit 0 done / 1 blocked or failed / 2 usage.
     Upgrade(UpgradeArgs),
+    /// Add nodes to a cluster (--context) as VMs from its OpenNebula provider,
+    /// and follow each until it has joined.
+    Provision(ProvisionArgs),
     /// Guarded Kubernetes upgrade of one cluster (--context), as `talosctl upgrade-k8s`:
     /// --plan shows the steps, removed-API counts and every guard; --yes --confirm NAME runs it.
     #[command(name = "upgrade-k8s")]

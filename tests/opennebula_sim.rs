@@ -141,7 +141,6 @@ async fn oneflow_scale_out_follows_the_new_vm_until_joined() {
         talos: taloscope::talos::TalosClient::new(&ctx, fast()).expect("talos client"),
         member_node: ctx.nodes.first().cloned(),
         kube: Some(kube),
-        talosconfig: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let options = RunnerOptions {

@@ -227,7 +227,6 @@ async fn provision(
         talos,
         member_node,
         kube,
-        talosconfig: Some((talos_ctx.file.clone(), talos_ctx.name.clone())),
     };
     let options = RunnerOptions {
         poll: Duration::from_millis(500),

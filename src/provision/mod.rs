@@ -7,7 +7,6 @@ pub mod plan;
 pub mod progress;
 pub mod provider;
 pub mod runner;
-pub mod talosconfig_nodes;
 
 pub use journal::{JournalEntry, ProvisionJournal};
 pub use machine_config::{MachineConfig, MachineConfigError};

@@ -48,9 +48,6 @@ pub struct JoinChecks {
     /// The cluster's kube context: the new node Ready. Without one, joined
     /// means a Talos member.
     pub kube: Option<KubeClient>,
-    /// The talosconfig file and context whose `nodes:` joined nodes are
-    /// added to (so `talosctl -n` and status see them); `None` leaves it.
-    pub talosconfig: Option<(std::path::PathBuf, String)>,
 }
 
 struct Tracked {
@@ -126,8 +123,6 @@ impl ProvisionRunner {
         if t.progress == next {
             return;
         }
-        let newly_joined =
-            t.progress.stage != ProvisionStage::Joined && next.stage == ProvisionStage::Joined;
         t.progress = next;
         if let Some(j) = &mut self.journal
             && let Err(e) = j.record(&self.plan.provider, self.plan.role.as_str(), &t.progress)
@@ -135,25 +130,6 @@ impl ProvisionRunner {
             let _ = self.events.send(ProvisionEvent::Note(e.to_string())).await;
         }
         self.send(ProvisionEvent::Vm(t.progress.clone())).await;
-        if newly_joined
-            && let (Some((file, context)), Some(ip)) = (&self.checks.talosconfig, &t.progress.ip)
-        {
-            let note = match super::talosconfig_nodes::add_nodes(
-                file,
-                context,
-                std::slice::from_ref(ip),
-            ) {
-                Ok(added) if added.is_empty() => None,
-                Ok(_) => Some(format!(
-                    "talosconfig {}: context {context} now lists node {ip}",
-                    file.display()
-                )),
-                Err(e) => Some(format!("{e}; add node {ip} to context {context} by hand")),
-            };
-            if let Some(note) = note {
-                self.send(ProvisionEvent::Note(note)).await;
-            }
-        }
     }
 
     /// Creates the VMs (template providers) or raises the role (OneFlow).
