@@ -11,7 +11,9 @@ use std::time::Duration;
 use taloscope::app::dispatcher::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };
-use taloscope::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepPhase};
+use taloscope::rollout::{
+    RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepPhase,
+};
 use taloscope::sim::{NodeRole, Scenario};
 use taloscope::upgrade::kubernetes::{
     KubernetesUpgradePlan, KubernetesUpgradeRun, REMOVED_APIS_ACK, resume_kubernetes_upgrade_with,
@@ -277,6 +279,15 @@ async fn a_run_killed_mid_rollout_resumes_and_completes() {
         .expect("journal readable")
         .expect("an unfinished journal");
     assert_eq!(journal.summary().first_unfinished(), Some(4));
+    let held = fx
+        .kube("healthy-112")
+        .await
+        .read_rollout_lease()
+        .await
+        .expect("read lease")
+        .expect("the killed run's lease is still there");
+    assert_eq!(held.holder, journal.holder);
+    assert_eq!(held.kind, Some(RolloutKind::KubernetesUpgrade));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = resume_kubernetes_upgrade_with(
         journal,
@@ -387,4 +398,72 @@ async fn on_healthy_talos_goes_first_then_kubernetes() {
     for (node, version) in versions(&fx, "healthy") {
         assert_eq!(version, "v1.12.0", "{node}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_finishes_the_step_in_progress_and_stops() {
+    let fx = start(builtin("healthy-112")).await;
+    let plan = k8s_plan(&fx, "healthy-112", "1.35.0").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_kubernetes_upgrade(
+        KubernetesUpgradeRun {
+            approved: approve_k8s(&fx, "healthy-112", "1.35.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy-112"),
+            options: options(&fx, Duration::from_secs(20)),
+        },
+        tx,
+    );
+    wait_for_step(&mut rx, 0, StepPhase::Installing).await;
+    handle.control.send(RolloutControl::Abort).expect("control");
+    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    assert_eq!(outcome, RolloutOutcome::Aborted);
+    let versions = components(&fx, "healthy-112");
+    let version_of = |node: &str, component: &str| {
+        versions
+            .iter()
+            .find(|(n, c, _)| n == node && c == component)
+            .map(|(_, _, v)| v.clone())
+            .expect("component")
+    };
+    assert_eq!(
+        version_of("cp-1", "kube-apiserver"),
+        "v1.35.0",
+        "finished, not cut"
+    );
+    assert_eq!(
+        version_of("cp-2", "kube-apiserver"),
+        "v1.34.1",
+        "nothing after the abort"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_context_is_refused() {
+    let fx = start(builtin("healthy-112")).await;
+    // The reader's talosconfig context with the cluster's kube context.
+    let mut reader = fx.cluster("healthy-112-reader");
+    reader.kube = fx.cluster("healthy-112").kube;
+    let plan = k8s_plan(&fx, "healthy-112", "1.35.0").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_kubernetes_upgrade(
+        KubernetesUpgradeRun {
+            approved: approve_k8s(&fx, "healthy-112", "1.35.0"),
+            plan,
+            acks: vec![],
+            cluster: reader,
+            options: options(&fx, Duration::from_secs(20)),
+        },
+        tx,
+    );
+    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let RolloutOutcome::Halted(reason) = &outcome else {
+        panic!("refused, not {outcome:?}");
+    };
+    assert!(reason.contains("client role"), "{reason}");
+    assert!(
+        fx.sim.state().mutating_calls().is_empty(),
+        "no node was called"
+    );
 }

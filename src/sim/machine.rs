@@ -350,7 +350,9 @@ fn apply(
     }
     t.node.lock().applied_config = Some(req.data.clone());
     record(core, t, "MachineService.ApplyConfiguration");
-    if matches!(mode, Mode::Auto | Mode::NoReboot | Mode::Try) {
+    // A staged config waits for a reboot nobody asked for yet; the others take effect now
+    // (with a reboot the components come back on their new images all the same).
+    if mode != Mode::Staged {
         super::kube_components::apply_images(core, &t.node, &images);
     }
     if mode == Mode::Reboot {

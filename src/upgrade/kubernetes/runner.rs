@@ -257,7 +257,9 @@ impl StepExecutor for KubernetesExecutor {
                 return Err(reason);
             }
             if self.plan.pre_pull {
-                pre_pull(&self.observer, &self.plan.images_to_pull()).await?;
+                for line in pre_pull(&self.observer, &self.plan.images_to_pull()).await? {
+                    tracing::info!(cluster = %self.plan.cluster, "pre-pull: {line}");
+                }
             }
             Ok(())
         }
