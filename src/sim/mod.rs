@@ -10,6 +10,7 @@ pub mod apid;
 pub mod clock;
 pub mod cosi;
 pub mod events;
+mod files;
 mod growth;
 mod injection;
 pub mod kube_api;
@@ -26,7 +27,7 @@ pub mod state;
 
 pub use clock::SimClock;
 pub use injection::NoSuchNode;
-pub use record::{MutatingCall, UpgradeWindow};
+pub use record::{FileRead, MutatingCall, UpgradeWindow};
 pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
 pub use state::{ClusterState, EtcdCluster, FleetState, MachineStage, NodeStatus, SimNode};
 

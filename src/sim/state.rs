@@ -12,7 +12,7 @@ use super::Core;
 use super::events::EventLog;
 use super::growth::NodeList;
 use super::injection::InjectedFaults;
-use super::record::{MutatingCall, SimRecord, UpgradeWindow};
+use super::record::{FileRead, MutatingCall, SimRecord, UpgradeWindow};
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -316,6 +316,11 @@ impl FleetState {
     /// Every mutating call the nodes accepted, in order.
     pub fn mutating_calls(&self) -> Vec<MutatingCall> {
         self.record.calls()
+    }
+
+    /// Every file the nodes served through `MachineService.Read`, in order.
+    pub fn file_reads(&self) -> Vec<FileRead> {
+        self.record.reads()
     }
 
     /// How many upgrade calls (`MachineService.Upgrade` or `LifecycleService.Upgrade`) a node

@@ -6,12 +6,14 @@ pub mod client;
 pub mod cosi;
 pub mod error;
 pub mod events;
+mod files;
 pub mod tls;
 pub mod types;
 
 pub use client::{ClientOptions, TalosClient, fan_out, fan_out_stream};
 pub use cosi::{ClusterMember, ResourceEvent, ResourceEventKind};
 pub use error::TalosError;
+pub use files::{BOOT_ID_PATH, MAX_READ_BYTES};
 pub use events::{EventStream, EventsItem, EventsOptions, MachineEvent, NodeEvent};
 pub use tls::{Role, Roles, TlsError};
 pub use types::*;
