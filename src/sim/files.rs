@@ -48,7 +48,12 @@ pub(crate) async fn read(
         Route::One(t) => {
             slow_down(&t.node).await;
             let bytes = contents(core, &t, &path)?;
-            let _ = tx.send(Ok(Data { metadata: None, bytes })).await;
+            let _ = tx
+                .send(Ok(Data {
+                    metadata: None,
+                    bytes,
+                }))
+                .await;
         }
         Route::Many(list) => {
             for (hostname, target) in list {

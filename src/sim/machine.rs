@@ -515,7 +515,9 @@ impl MachineService for MachineApi {
         &self,
         request: Request<ReadRequest>,
     ) -> Result<Response<Self::ReadStream>, Status> {
-        super::files::read(&self.core, request).await.map(Response::new)
+        super::files::read(&self.core, request)
+            .await
+            .map(Response::new)
     }
 
     async fn reboot(

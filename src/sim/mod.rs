@@ -251,6 +251,12 @@ impl SimFleet {
         self.kube.url(index)
     }
 
+    /// The Kubernetes API server of the cluster at `index` (scenario order): its record of
+    /// cordons and evictions, and the disruption-budget knob.
+    pub fn kube_api(&self, index: usize) -> Option<&kube_api::KubeApiServer> {
+        self.kube.server(index)
+    }
+
     /// The shared node state.
     pub fn state(&self) -> Arc<FleetState> {
         self.core.fleet.clone()

@@ -13,7 +13,7 @@ pub mod types;
 pub use client::{ClientOptions, TalosClient, fan_out, fan_out_stream};
 pub use cosi::{ClusterMember, ResourceEvent, ResourceEventKind};
 pub use error::TalosError;
-pub use files::{BOOT_ID_PATH, MAX_READ_BYTES};
 pub use events::{EventStream, EventsItem, EventsOptions, MachineEvent, NodeEvent};
+pub use files::{BOOT_ID_PATH, MAX_READ_BYTES};
 pub use tls::{Role, Roles, TlsError};
 pub use types::*;
