@@ -147,6 +147,10 @@ pub struct UpgradeArgs {
     /// The cluster name typed in full, as the console asks.
     #[arg(long, value_name = "NAME")]
     pub confirm: Option<String>,
+    /// Don't cordon and drain each Kubernetes node before its reboot (Talos 1.13+ path; the
+    /// legacy path's server drains by itself).
+    #[arg(long)]
+    pub no_drain: bool,
     /// Milliseconds between status reads while a node upgrades.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,

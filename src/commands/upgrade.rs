@@ -112,6 +112,7 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
         poll_interval: Duration::from_millis(args.poll_ms.max(10)),
         state_dir: Some(paths.state_dir.clone()),
         kubeconfig: discovery.kubeconfig.clone(),
+        drain: !args.no_drain,
         ..RunOptions::default()
     };
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -35,6 +35,11 @@ impl KubeSide {
         }
     }
 
+    /// The API server of cluster `index` (scenario order).
+    pub fn server(&self, index: usize) -> Option<&KubeApiServer> {
+        self.servers.get(index)
+    }
+
     /// The API server URL of cluster `index` (scenario order).
     pub fn url(&self, index: usize) -> Option<&str> {
         self.servers.get(index).map(|s| s.url.as_str())

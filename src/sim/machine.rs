@@ -516,6 +516,17 @@ impl MachineService for MachineApi {
         )
     }
 
+    type ReadStream = super::files::ReadStream;
+
+    async fn read(
+        &self,
+        request: Request<ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
+        super::files::read(&self.core, request)
+            .await
+            .map(Response::new)
+    }
+
     async fn reboot(
         &self,
         request: Request<RebootRequest>,

@@ -10,6 +10,7 @@ pub mod apid;
 pub mod clock;
 pub mod cosi;
 pub mod events;
+mod files;
 mod growth;
 mod injection;
 pub mod kube_api;
@@ -27,7 +28,7 @@ pub mod state;
 
 pub use clock::SimClock;
 pub use injection::NoSuchNode;
-pub use record::{MutatingCall, UpgradeWindow};
+pub use record::{FileRead, MutatingCall, UpgradeWindow};
 pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
 pub use state::{
     ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,
@@ -252,6 +253,12 @@ impl SimFleet {
     /// The Kubernetes API server URL of the cluster at `index` (scenario order).
     pub fn kube_api_url(&self, index: usize) -> Option<&str> {
         self.kube.url(index)
+    }
+
+    /// The Kubernetes API server of the cluster at `index` (scenario order): its record of
+    /// cordons and evictions, and the disruption-budget knob.
+    pub fn kube_api(&self, index: usize) -> Option<&kube_api::KubeApiServer> {
+        self.kube.server(index)
     }
 
     /// The shared node state.

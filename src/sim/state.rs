@@ -13,7 +13,7 @@ use super::events::EventLog;
 use super::growth::NodeList;
 use super::injection::InjectedFaults;
 pub use super::kube_components::{ComponentStatus, NodeKubernetes};
-use super::record::{MutatingCall, SimRecord, UpgradeWindow};
+use super::record::{FileRead, MutatingCall, SimRecord, UpgradeWindow};
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -318,6 +318,11 @@ impl FleetState {
     /// Every mutating call the nodes accepted, in order.
     pub fn mutating_calls(&self) -> Vec<MutatingCall> {
         self.record.calls()
+    }
+
+    /// Every file the nodes served through `MachineService.Read`, in order.
+    pub fn file_reads(&self) -> Vec<FileRead> {
+        self.record.reads()
     }
 
     /// How many upgrade calls (`MachineService.Upgrade` or `LifecycleService.Upgrade`) a node

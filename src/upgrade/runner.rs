@@ -18,7 +18,7 @@ use super::plan::{StepState, UpgradePlan};
 use crate::app::dispatcher::{ApprovedAction, MutatingAction, local_identity};
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
-use crate::kube::{KubeClient, LeaseError, LeaseProgress, RolloutLease};
+use crate::kube::{DrainOptions, KubeClient, LeaseError, LeaseProgress, RolloutLease};
 use crate::paths::Paths;
 pub use crate::rollout::engine::RolloutHandle;
 use crate::rollout::engine::{
@@ -44,6 +44,11 @@ pub struct RunOptions {
     /// The merged kubeconfig; default: read from the file of the cluster's kube context.
     pub kubeconfig: Option<Kubeconfig>,
     pub client: ClientOptions,
+    /// Cordon and drain each Kubernetes node before its reboot on the LifecycleService path,
+    /// uncordon it once back (talosctl's `--drain`, default true).
+    pub drain: bool,
+    /// The most one node's evictions may take (talosctl's `--drain-timeout`, 5 min).
+    pub drain_timeout: Duration,
 }
 
 impl Default for RunOptions {
@@ -55,6 +60,8 @@ impl Default for RunOptions {
             state_dir: None,
             kubeconfig: None,
             client: ClientOptions::default(),
+            drain: true,
+            drain_timeout: Duration::from_secs(5 * 60),
         }
     }
 }
@@ -65,6 +72,15 @@ pub(crate) struct JournalOptions {
     node_timeout_secs: u64,
     poll_interval_ms: u64,
     lease_duration_secs: u64,
+    /// Absent in journals written before drains existed: drain, as talosctl does by default.
+    #[serde(default = "drain_by_default")]
+    drain: bool,
+    #[serde(default)]
+    drain_timeout_secs: Option<u64>,
+}
+
+fn drain_by_default() -> bool {
+    true
 }
 
 impl RunOptions {
@@ -73,6 +89,8 @@ impl RunOptions {
             node_timeout_secs: self.node_timeout.as_secs(),
             poll_interval_ms: self.poll_interval.as_millis() as u64,
             lease_duration_secs: self.lease_duration.as_secs(),
+            drain: self.drain,
+            drain_timeout_secs: Some(self.drain_timeout.as_secs()),
         }
     }
 
@@ -83,6 +101,10 @@ impl RunOptions {
                 node_timeout: Duration::from_secs(j.node_timeout_secs.max(1)),
                 poll_interval: Duration::from_millis(j.poll_interval_ms.max(10)),
                 lease_duration: Duration::from_secs(j.lease_duration_secs.max(1)),
+                drain: j.drain,
+                drain_timeout: j
+                    .drain_timeout_secs
+                    .map_or(defaults.drain_timeout, |s| Duration::from_secs(s.max(1))),
                 ..defaults
             },
             Err(_) => defaults,
@@ -268,6 +290,10 @@ fn start(
             plan,
             observer,
             poll_interval: options.poll_interval,
+            drain: options.drain.then_some(DrainOptions {
+                timeout: options.drain_timeout,
+                retry_every: options.poll_interval,
+            }),
         });
         let setup = EngineSetup {
             batches: executor.batches.clone(),
@@ -399,6 +425,7 @@ struct TalosExecutor {
     batches: Vec<Vec<usize>>,
     observer: ClusterObserver,
     poll_interval: Duration,
+    drain: Option<DrainOptions>,
 }
 
 impl TalosExecutor {
@@ -415,6 +442,7 @@ impl TalosExecutor {
             plan: &self.plan,
             step,
             poll_interval: self.poll_interval,
+            drain: self.drain,
         })
     }
 }
