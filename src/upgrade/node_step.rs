@@ -283,6 +283,11 @@ impl NodeUpgrade<'_> {
                     };
                     match done {
                         Ok(()) => {
+                            // Between two polls a node may come back and pass every check; it
+                            // still went through the wait, and the progress says so.
+                            if phase != StepPhase::WaitingForReady {
+                                move_to(report, &mut phase, StepPhase::WaitingForReady, "back on the target; checks pass".into());
+                            }
                             if let BootIdCheck::Before(_) = after.boot {
                                 report.log("boot id changed");
                             }
