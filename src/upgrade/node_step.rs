@@ -269,6 +269,8 @@ impl NodeUpgrade<'_> {
                             continue;
                         }
                         if let Some(p) = self.on_event(report, &ev.event)? {
+                            // Once back, the new boot's own phases are part of the wait for ready.
+                            let p = if reconnected { StepPhase::WaitingForReady } else { p };
                             let detail = describe(&ev.event);
                             move_to(report, &mut phase, p, detail);
                         }
