@@ -4,7 +4,7 @@
 use std::net::Ipv4Addr;
 
 use super::template::Template;
-use super::xml;
+use crate::opennebula::xml;
 
 /// `VmState`, the values the sim uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
