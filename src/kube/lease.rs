@@ -99,7 +99,6 @@ impl std::ops::Deref for RolloutLeaseInfo {
 }
 
 impl RolloutLeaseInfo {
-
     /// Decodes the lease as of `now`.
     pub fn from_lease(lease: &Lease, now: Timestamp) -> RolloutLeaseInfo {
         let annotations = lease.metadata.annotations.clone().unwrap_or_default();
