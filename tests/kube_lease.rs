@@ -11,7 +11,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use taloscope::fleet::collect_kubernetes;
-use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME};
+use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease};
 use taloscope::rollout::RolloutKind;
 use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
 use taloscope::sim::kube_api::pki::KubePki;
@@ -102,6 +102,24 @@ fn progress(node_index: usize, node: &str, phase: &str) -> LeaseProgress {
     }
 }
 
+/// `holder` takes `cluster`'s lease for a Talos upgrade to v1.12.0 of 5 nodes.
+async fn take_talos_upgrade(
+    client: &KubeClient,
+    cluster: &str,
+    holder: &str,
+) -> Result<RolloutLease, LeaseError> {
+    client
+        .acquire_rollout_lease(
+            cluster,
+            holder,
+            RolloutKind::TalosUpgrade,
+            "v1.12.0",
+            5,
+            MINUTE,
+        )
+        .await
+}
+
 fn api_code(e: kube::Error) -> (u16, String) {
     match e {
         kube::Error::Api(status) => (status.code, status.reason.clone()),
@@ -114,15 +132,7 @@ async fn take_renew_and_release() {
     let f = start("lease-basic", 1).await;
     let client = f.client().await;
     assert_eq!(client.read_rollout_lease().await.unwrap(), None);
-    let mut lease = client
-        .acquire_rollout_lease(
-            "lease-basic",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let mut lease = take_talos_upgrade(&client, "lease-basic", "alice@jump1")
         .await
         .unwrap();
     assert_eq!(lease.holder(), "alice@jump1");
@@ -171,15 +181,7 @@ async fn a_second_console_is_refused_naming_the_first() {
     let f = start("lease-held", 2).await;
     let alice = f.client().await;
     let bob = f.client().await;
-    let mut held = alice
-        .acquire_rollout_lease(
-            "lease-held",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let mut held = take_talos_upgrade(&alice, "lease-held", "alice@jump1")
         .await
         .unwrap();
     held.renew(&progress(3, "cp-3", "installing"))
@@ -230,15 +232,7 @@ async fn an_expired_lease_is_taken_over() {
     let info = client.read_rollout_lease().await.unwrap().unwrap();
     assert_eq!(info.holder, "carol@gone");
     assert!(info.expired);
-    let lease = client
-        .acquire_rollout_lease(
-            "lease-expired",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let lease = take_talos_upgrade(&client, "lease-expired", "alice@jump1")
         .await
         .unwrap();
     let info = client.read_rollout_lease().await.unwrap().unwrap();
@@ -254,16 +248,7 @@ async fn an_expired_lease_is_taken_over() {
 async fn the_same_console_resumes_its_own_lease() {
     let f = start("lease-resume", 4).await;
     let client = f.client().await;
-    let take = || {
-        client.acquire_rollout_lease(
-            "lease-resume",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
-    };
+    let take = || take_talos_upgrade(&client, "lease-resume", "alice@jump1");
     // The first console is killed: its lease is never released.
     let mut killed = take().await.unwrap();
     let resumed = take().await.unwrap();
@@ -298,22 +283,10 @@ async fn a_concurrent_writer_is_detected_and_never_overwritten() {
     let alice = f.client().await;
     let bob = f.client().await;
     // Two consoles race for a free lease: exactly one wins.
-    let take = |client: &KubeClient, holder: &'static str| {
-        let client = client.clone();
-        async move {
-            client
-                .acquire_rollout_lease(
-                    "lease-race",
-                    holder,
-                    RolloutKind::TalosUpgrade,
-                    "v1.12.0",
-                    5,
-                    MINUTE,
-                )
-                .await
-        }
-    };
-    let (a, b) = tokio::join!(take(&alice, "alice@jump1"), take(&bob, "bob@jump2"));
+    let (a, b) = tokio::join!(
+        take_talos_upgrade(&alice, "lease-race", "alice@jump1"),
+        take_talos_upgrade(&bob, "lease-race", "bob@jump2")
+    );
     let (mut winner, loser) = match (a, b) {
         (Ok(w), Err(l)) | (Err(l), Ok(w)) => (w, l),
         (Ok(_), Ok(_)) => panic!("both consoles got the lease"),
@@ -451,15 +424,7 @@ async fn the_fleet_poll_shows_a_live_lease_and_not_an_expired_one() {
     let f = start("lease-fleet", 8).await;
     let client = f.client().await;
     assert_eq!(collect_kubernetes(&client).await.rollout, None);
-    let mut held = client
-        .acquire_rollout_lease(
-            "lease-fleet",
-            "bob@jump2",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let mut held = take_talos_upgrade(&client, "lease-fleet", "bob@jump2")
         .await
         .unwrap();
     held.renew(&progress(3, "cp-3", "rebooting")).await.unwrap();
@@ -533,15 +498,7 @@ async fn kubectl_lists_creates_and_deletes_leases() {
     kubeconfig::write(&dir.path().join("kubeconfig"), &f.config).unwrap();
     std::fs::write(dir.path().join("lease.yaml"), LEASE_YAML).unwrap();
     let client = f.client().await;
-    let held = client
-        .acquire_rollout_lease(
-            "lease-kubectl",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let held = take_talos_upgrade(&client, "lease-kubectl", "alice@jump1")
         .await
         .unwrap();
     let path = dir.path().to_path_buf();
