@@ -92,6 +92,16 @@ impl Fixture {
             .unwrap();
         Api::namespaced(kube::Client::try_from(config).unwrap(), "kube-system")
     }
+
+    /// Writes `lease` (JSON) as another console or a person would have left it.
+    async fn plant_lease(&self, lease: serde_json::Value) {
+        let lease: Lease = serde_json::from_value(lease).unwrap();
+        self.raw_leases()
+            .await
+            .create(&PostParams::default(), &lease)
+            .await
+            .unwrap();
+    }
 }
 
 fn progress(node_index: usize, node: &str, phase: &str) -> LeaseProgress {
@@ -213,7 +223,7 @@ async fn a_second_console_is_refused_naming_the_first() {
 #[tokio::test]
 async fn an_expired_lease_is_taken_over() {
     let f = start("lease-expired", 3).await;
-    let stale: Lease = serde_json::from_value(serde_json::json!({
+    f.plant_lease(serde_json::json!({
         "metadata": {"name": ROLLOUT_LEASE_NAME, "namespace": "kube-system",
                      "annotations": {"taloscope.dev/rollout-kind": "talos-upgrade",
                                      "taloscope.dev/node-index": "2",
@@ -222,12 +232,7 @@ async fn an_expired_lease_is_taken_over() {
                  "acquireTime": "2020-01-01T00:00:00.000000Z",
                  "renewTime": "2020-01-01T00:00:10.000000Z"},
     }))
-    .unwrap();
-    f.raw_leases()
-        .await
-        .create(&PostParams::default(), &stale)
-        .await
-        .unwrap();
+    .await;
     let client = f.client().await;
     let info = client.read_rollout_lease().await.unwrap().unwrap();
     assert_eq!(info.holder, "carol@gone");
@@ -440,17 +445,12 @@ async fn the_fleet_poll_shows_a_live_lease_and_not_an_expired_one() {
     assert_eq!(collect_kubernetes(&client).await.rollout, None);
 
     // A lease its holder stopped renewing long ago is not a rollout.
-    let stale: Lease = serde_json::from_value(serde_json::json!({
+    f.plant_lease(serde_json::json!({
         "metadata": {"name": ROLLOUT_LEASE_NAME, "namespace": "kube-system"},
         "spec": {"holderIdentity": "carol@gone", "leaseDurationSeconds": 30,
                  "renewTime": "2020-01-01T00:00:10.000000Z"},
     }))
-    .unwrap();
-    f.raw_leases()
-        .await
-        .create(&PostParams::default(), &stale)
-        .await
-        .unwrap();
+    .await;
     assert_eq!(collect_kubernetes(&client).await.rollout, None);
 }
 
