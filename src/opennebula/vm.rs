@@ -166,6 +166,16 @@ pub(super) use serialize_by_name;
 serialize_by_name!(VmState);
 serialize_by_name!(LcmState);
 
+/// The LCM_STATE name while ACTIVE, else the STATE name: what oned says in
+/// "not available for state" messages.
+pub fn state_label(state: VmState, lcm: LcmState) -> String {
+    if state == VmState::ACTIVE {
+        lcm.name()
+    } else {
+        state.name()
+    }
+}
+
 /// One VM as the provision runner follows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VmInfo {
@@ -184,13 +194,9 @@ impl VmInfo {
         self.ips.first().map(String::as_str)
     }
 
-    /// `ACTIVE/RUNNING`, `PENDING`, `ACTIVE/BOOT_FAILURE`…
+    /// `RUNNING`, `PENDING`, `BOOT_FAILURE`…
     pub fn state_label(&self) -> String {
-        if self.state == VmState::ACTIVE {
-            self.lcm_state.name()
-        } else {
-            self.state.name()
-        }
+        state_label(self.state, self.lcm_state)
     }
 
     /// Why the VM will not come up by itself, if it will not.
