@@ -11,7 +11,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use taloscope::fleet::collect_kubernetes;
-use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME};
+use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease};
 use taloscope::rollout::RolloutKind;
 use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
 use taloscope::sim::kube_api::pki::KubePki;
@@ -92,6 +92,16 @@ impl Fixture {
             .unwrap();
         Api::namespaced(kube::Client::try_from(config).unwrap(), "kube-system")
     }
+
+    /// Writes `lease` (JSON) as another console or a person would have left it.
+    async fn plant_lease(&self, lease: serde_json::Value) {
+        let lease: Lease = serde_json::from_value(lease).unwrap();
+        self.raw_leases()
+            .await
+            .create(&PostParams::default(), &lease)
+            .await
+            .unwrap();
+    }
 }
 
 fn progress(node_index: usize, node: &str, phase: &str) -> LeaseProgress {
@@ -100,6 +110,24 @@ fn progress(node_index: usize, node: &str, phase: &str) -> LeaseProgress {
         current_node: Some(node.into()),
         phase: phase.into(),
     }
+}
+
+/// `holder` takes `cluster`'s lease for a Talos upgrade to v1.12.0 of 5 nodes.
+async fn take_talos_upgrade(
+    client: &KubeClient,
+    cluster: &str,
+    holder: &str,
+) -> Result<RolloutLease, LeaseError> {
+    client
+        .acquire_rollout_lease(
+            cluster,
+            holder,
+            RolloutKind::TalosUpgrade,
+            "v1.12.0",
+            5,
+            MINUTE,
+        )
+        .await
 }
 
 fn api_code(e: kube::Error) -> (u16, String) {
@@ -114,15 +142,7 @@ async fn take_renew_and_release() {
     let f = start("lease-basic", 1).await;
     let client = f.client().await;
     assert_eq!(client.read_rollout_lease().await.unwrap(), None);
-    let mut lease = client
-        .acquire_rollout_lease(
-            "lease-basic",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let mut lease = take_talos_upgrade(&client, "lease-basic", "alice@jump1")
         .await
         .unwrap();
     assert_eq!(lease.holder(), "alice@jump1");
@@ -171,15 +191,7 @@ async fn a_second_console_is_refused_naming_the_first() {
     let f = start("lease-held", 2).await;
     let alice = f.client().await;
     let bob = f.client().await;
-    let mut held = alice
-        .acquire_rollout_lease(
-            "lease-held",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let mut held = take_talos_upgrade(&alice, "lease-held", "alice@jump1")
         .await
         .unwrap();
     held.renew(&progress(3, "cp-3", "installing"))
@@ -211,7 +223,7 @@ async fn a_second_console_is_refused_naming_the_first() {
 #[tokio::test]
 async fn an_expired_lease_is_taken_over() {
     let f = start("lease-expired", 3).await;
-    let stale: Lease = serde_json::from_value(serde_json::json!({
+    f.plant_lease(serde_json::json!({
         "metadata": {"name": ROLLOUT_LEASE_NAME, "namespace": "kube-system",
                      "annotations": {"taloscope.dev/rollout-kind": "talos-upgrade",
                                      "taloscope.dev/node-index": "2",
@@ -220,25 +232,12 @@ async fn an_expired_lease_is_taken_over() {
                  "acquireTime": "2020-01-01T00:00:00.000000Z",
                  "renewTime": "2020-01-01T00:00:10.000000Z"},
     }))
-    .unwrap();
-    f.raw_leases()
-        .await
-        .create(&PostParams::default(), &stale)
-        .await
-        .unwrap();
+    .await;
     let client = f.client().await;
     let info = client.read_rollout_lease().await.unwrap().unwrap();
     assert_eq!(info.holder, "carol@gone");
     assert!(info.expired);
-    let lease = client
-        .acquire_rollout_lease(
-            "lease-expired",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let lease = take_talos_upgrade(&client, "lease-expired", "alice@jump1")
         .await
         .unwrap();
     let info = client.read_rollout_lease().await.unwrap().unwrap();
@@ -254,16 +253,7 @@ async fn an_expired_lease_is_taken_over() {
 async fn the_same_console_resumes_its_own_lease() {
     let f = start("lease-resume", 4).await;
     let client = f.client().await;
-    let take = || {
-        client.acquire_rollout_lease(
-            "lease-resume",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
-    };
+    let take = || take_talos_upgrade(&client, "lease-resume", "alice@jump1");
     // The first console is killed: its lease is never released.
     let mut killed = take().await.unwrap();
     let resumed = take().await.unwrap();
@@ -298,22 +288,10 @@ async fn a_concurrent_writer_is_detected_and_never_overwritten() {
     let alice = f.client().await;
     let bob = f.client().await;
     // Two consoles race for a free lease: exactly one wins.
-    let take = |client: &KubeClient, holder: &'static str| {
-        let client = client.clone();
-        async move {
-            client
-                .acquire_rollout_lease(
-                    "lease-race",
-                    holder,
-                    RolloutKind::TalosUpgrade,
-                    "v1.12.0",
-                    5,
-                    MINUTE,
-                )
-                .await
-        }
-    };
-    let (a, b) = tokio::join!(take(&alice, "alice@jump1"), take(&bob, "bob@jump2"));
+    let (a, b) = tokio::join!(
+        take_talos_upgrade(&alice, "lease-race", "alice@jump1"),
+        take_talos_upgrade(&bob, "lease-race", "bob@jump2")
+    );
     let (mut winner, loser) = match (a, b) {
         (Ok(w), Err(l)) | (Err(l), Ok(w)) => (w, l),
         (Ok(_), Ok(_)) => panic!("both consoles got the lease"),
@@ -451,15 +429,7 @@ async fn the_fleet_poll_shows_a_live_lease_and_not_an_expired_one() {
     let f = start("lease-fleet", 8).await;
     let client = f.client().await;
     assert_eq!(collect_kubernetes(&client).await.rollout, None);
-    let mut held = client
-        .acquire_rollout_lease(
-            "lease-fleet",
-            "bob@jump2",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let mut held = take_talos_upgrade(&client, "lease-fleet", "bob@jump2")
         .await
         .unwrap();
     held.renew(&progress(3, "cp-3", "rebooting")).await.unwrap();
@@ -475,17 +445,12 @@ async fn the_fleet_poll_shows_a_live_lease_and_not_an_expired_one() {
     assert_eq!(collect_kubernetes(&client).await.rollout, None);
 
     // A lease its holder stopped renewing long ago is not a rollout.
-    let stale: Lease = serde_json::from_value(serde_json::json!({
+    f.plant_lease(serde_json::json!({
         "metadata": {"name": ROLLOUT_LEASE_NAME, "namespace": "kube-system"},
         "spec": {"holderIdentity": "carol@gone", "leaseDurationSeconds": 30,
                  "renewTime": "2020-01-01T00:00:10.000000Z"},
     }))
-    .unwrap();
-    f.raw_leases()
-        .await
-        .create(&PostParams::default(), &stale)
-        .await
-        .unwrap();
+    .await;
     assert_eq!(collect_kubernetes(&client).await.rollout, None);
 }
 
@@ -533,15 +498,7 @@ async fn kubectl_lists_creates_and_deletes_leases() {
     kubeconfig::write(&dir.path().join("kubeconfig"), &f.config).unwrap();
     std::fs::write(dir.path().join("lease.yaml"), LEASE_YAML).unwrap();
     let client = f.client().await;
-    let held = client
-        .acquire_rollout_lease(
-            "lease-kubectl",
-            "alice@jump1",
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            MINUTE,
-        )
+    let held = take_talos_upgrade(&client, "lease-kubectl", "alice@jump1")
         .await
         .unwrap();
     let path = dir.path().to_path_buf();

@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use talos_common::{Sim, scenario, start, within};
+use talos_common::{Sim, scenario, start, start_at, within};
 use taloscope::provision::{ProvisionJournal, ProvisionStage};
-use taloscope::sim::{SimFleet, SimOptions};
 
 struct Run {
     code: i32,
@@ -60,6 +59,13 @@ async fn run(sim: &Sim, config: &Path, args: &[&str]) -> Run {
     }
 }
 
+/// `provision --context healthy --role worker`, then `more`.
+fn provision_worker<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["provision", "--context", "healthy", "--role", "worker"];
+    args.extend_from_slice(more);
+    args
+}
+
 /// The sim's taloscope.yaml with one text replaced, written beside it.
 fn edited_config(sim: &Sim, name: &str, from: &str, to: &str) -> PathBuf {
     let text = std::fs::read_to_string(config_file(sim)).expect("sim config");
@@ -80,18 +86,7 @@ async fn two_workers_join_and_status_shows_seven_nodes() {
     let plan = run(
         &sim,
         &config,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--count",
-            "2",
-            "--plan",
-            "-o",
-            "json",
-        ],
+        &provision_worker(&["--count", "2", "--plan", "-o", "json"]),
     )
     .await;
     assert_eq!(plan.code, 0, "{}{}", plan.stdout, plan.stderr);
@@ -102,18 +97,7 @@ async fn two_workers_join_and_status_shows_seven_nodes() {
     let r = run(
         &sim,
         &config,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--count",
-            "2",
-            "--yes",
-            "--confirm",
-            "healthy",
-        ],
+        &provision_worker(&["--count", "2", "--yes", "--confirm", "healthy"]),
     )
     .await;
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
@@ -185,18 +169,7 @@ async fn boot_failure_stops_the_vm_then_terminate_ends_it() {
     let r = run(
         &sim,
         &config,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--yes",
-            "--confirm",
-            "healthy",
-            "--timeout",
-            "60",
-        ],
+        &provision_worker(&["--yes", "--confirm", "healthy", "--timeout", "60"]),
     )
     .await;
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
@@ -252,33 +225,13 @@ async fn boot_failure_stops_the_vm_then_terminate_ends_it() {
 
 #[tokio::test]
 async fn console_killed_mid_provision_journal_lists_its_vms() {
-    taloscope::install_crypto_provider();
-    let dir = tempfile::tempdir().expect("temp dir");
     // Real time: a VM takes seconds to boot, so the kill lands mid-provision.
-    let opts = SimOptions {
-        state_dir: dir.path().to_path_buf(),
-        time_scale: 1.0,
-    };
-    let fleet = within(30, "sim start", SimFleet::start(scenario("healthy"), opts))
-        .await
-        .expect("sim starts");
-    let sim = Sim { fleet, dir };
+    let sim = start_at(scenario("healthy"), 1.0).await;
     let config = config_file(&sim);
     let mut child = command(
         &sim,
         &config,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--count",
-            "2",
-            "--yes",
-            "--confirm",
-            "healthy",
-        ],
+        &provision_worker(&["--count", "2", "--yes", "--confirm", "healthy"]),
     )
     .stdout(std::process::Stdio::null())
     .stderr(std::process::Stdio::null())
@@ -330,17 +283,7 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
     let r = run(
         &sim,
         &config,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--readonly",
-            "--yes",
-            "--confirm",
-            "healthy",
-        ],
+        &provision_worker(&["--readonly", "--yes", "--confirm", "healthy"]),
     )
     .await;
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
@@ -354,16 +297,7 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
     let r = run(
         &sim,
         &config,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--yes",
-            "--confirm",
-            "healthy-typo",
-        ],
+        &provision_worker(&["--yes", "--confirm", "healthy-typo"]),
     )
     .await;
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
@@ -383,16 +317,7 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
         let r = run(
             &sim,
             &bad,
-            &[
-                "provision",
-                "--context",
-                "healthy",
-                "--role",
-                "worker",
-                "--plan",
-                "--provider",
-                provider,
-            ],
+            &provision_worker(&["--plan", "--provider", provider]),
         )
         .await;
         assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
@@ -412,19 +337,7 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
         "\"talos-healthy-worker\"",
         "\"talos-nope\"",
     );
-    let r = run(
-        &sim,
-        &missing,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--plan",
-        ],
-    )
-    .await;
+    let r = run(&sim, &missing, &provision_worker(&["--plan"])).await;
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr.contains("no VM template named \"talos-nope\""),
@@ -454,19 +367,7 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
         &format!("worker: {}", quoted(&worker)),
         &format!("worker: {}", quoted(&cp)),
     );
-    let r = run(
-        &sim,
-        &swapped,
-        &[
-            "provision",
-            "--context",
-            "healthy",
-            "--role",
-            "worker",
-            "--plan",
-        ],
-    )
-    .await;
+    let r = run(&sim, &swapped, &provision_worker(&["--plan"])).await;
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr.contains(&cp.display().to_string()) && r.stderr.contains("\"controlplane\""),

@@ -138,6 +138,16 @@ async fn vm(o: &One, id: i64) -> String {
     r.body
 }
 
+/// `one.vm.action` `action` on VM `id`.
+async fn vm_action(o: &One, action: &str, id: i64) -> Reply {
+    call(
+        &o.url,
+        "one.vm.action",
+        &[P::S(&o.session), P::S(action), P::I(id)],
+    )
+    .await
+}
+
 /// Polls the VM until `lcm` and `state` match, recording each LCM state seen.
 async fn wait_vm(o: &One, id: i64, state: &str, lcm: &str, seen: &mut Vec<String>) -> String {
     for _ in 0..1500 {
@@ -251,12 +261,7 @@ async fn worker_vm_boots_and_joins_the_cluster() {
         Some("talos-healthy")
     );
     // A running VM cannot be powered off in the sim, and says why with ACTION.
-    let refused = call(
-        &o.url,
-        "one.vm.action",
-        &[P::S(&o.session), P::S("poweroff"), P::I(id)],
-    )
-    .await;
+    let refused = vm_action(&o, "poweroff", id).await;
     assert_eq!(refused.code, 0x800, "{refused:?}");
 
     let state = sim.fleet.state();
@@ -322,28 +327,13 @@ async fn boot_failure_then_terminate_reaches_done() {
         tag(&xml, "NAME"),
         Some(format!("talos-healthy-bootfail-{id}"))
     );
-    let hold = call(
-        &o.url,
-        "one.vm.action",
-        &[P::S(&o.session), P::S("hold"), P::I(id)],
-    )
-    .await;
+    let hold = vm_action(&o, "hold", id).await;
     assert_eq!(hold.code, 0x800);
     assert!(hold.body.contains("BOOT_FAILURE"), "{hold:?}");
-    let t = call(
-        &o.url,
-        "one.vm.action",
-        &[P::S(&o.session), P::S("terminate"), P::I(id)],
-    )
-    .await;
+    let t = vm_action(&o, "terminate", id).await;
     assert!(t.ok, "{t:?}");
     wait_vm(&o, id, "6", "0", &mut seen).await;
-    let again = call(
-        &o.url,
-        "one.vm.action",
-        &[P::S(&o.session), P::S("terminate"), P::I(id)],
-    )
-    .await;
+    let again = vm_action(&o, "terminate", id).await;
     assert_eq!(again.code, 0x800, "{again:?}");
     assert!(
         sim.fleet

@@ -8,44 +8,7 @@ mod view_support;
 use taloscope::app::state::{AppState, Pane, Screen};
 use taloscope::app::{Action, update};
 use view_support::scenarios::{self, SCENARIOS};
-use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot};
-
-const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
-const MODES: [(Mode, &str); 3] = [
-    (Mode::Default, "default"),
-    (Mode::NoColor, "no-color"),
-    (Mode::Ascii, "ascii"),
-];
-
-/// Every size and mode of what `state` shows, checked and joined.
-fn all_renders(state: &AppState) -> String {
-    let mut out = String::new();
-    for (w, h) in SIZES {
-        for (mode, name) in MODES {
-            let buf = render_buffer(state, &look(mode), w, h);
-            match mode {
-                Mode::NoColor => assert_no_colors(&buf),
-                Mode::Ascii => assert_ascii(&buf),
-                Mode::Default => {}
-            }
-            let text = snapshot(&buf);
-            let text = if w > 80 {
-                text.split("--- styles ---")
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            } else {
-                text
-            };
-            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
-        }
-    }
-    out
-}
-
-fn text_at(state: &AppState, w: u16, h: u16) -> String {
-    snapshot(&render_buffer(state, &look(Mode::NoColor), w, h))
-}
+use view_support::{all_renders, text_at};
 
 fn opened(scenario: &str) -> AppState {
     let mut s = scenarios::state(&[scenario]);

@@ -9,14 +9,7 @@ use taloscope::app::{Action, update};
 use taloscope::fleet::RolloutStatus;
 use taloscope::rollout::RolloutKind;
 use view_support::scenarios;
-use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot};
-
-const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
-const MODES: [(Mode, &str); 3] = [
-    (Mode::Default, "default"),
-    (Mode::NoColor, "no-color"),
-    (Mode::Ascii, "ascii"),
-];
+use view_support::{all_renders, text_at};
 
 fn rollout(holder: &str) -> RolloutStatus {
     RolloutStatus {
@@ -28,36 +21,6 @@ fn rollout(holder: &str) -> RolloutStatus {
         current_node: Some("cp-3".into()),
         phase: Some("rebooting".into()),
     }
-}
-
-/// Every size and mode, checked for its mode; styles only at 80x24.
-fn all_renders(state: &AppState) -> String {
-    let mut out = String::new();
-    for (w, h) in SIZES {
-        for (mode, name) in MODES {
-            let buf = render_buffer(state, &look(mode), w, h);
-            match mode {
-                Mode::NoColor => assert_no_colors(&buf),
-                Mode::Ascii => assert_ascii(&buf),
-                Mode::Default => {}
-            }
-            let text = snapshot(&buf);
-            let text = if w > 80 {
-                text.split("--- styles ---")
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            } else {
-                text
-            };
-            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
-        }
-    }
-    out
-}
-
-fn text_at(state: &AppState, w: u16, h: u16) -> String {
-    snapshot(&render_buffer(state, &look(Mode::NoColor), w, h))
 }
 
 fn opened(state: &mut AppState) {

@@ -20,18 +20,7 @@ pub struct KubernetesFacts {
 
 /// The rollout a lease shows, or `None` when its holder stopped renewing it.
 pub fn rollout_in_progress(info: RolloutLeaseInfo) -> Option<RolloutStatus> {
-    if info.expired {
-        return None;
-    }
-    Some(RolloutStatus {
-        holder: info.holder,
-        kind: info.kind,
-        target: info.target,
-        node_index: info.node_index,
-        node_count: info.node_count,
-        current_node: info.current_node,
-        phase: info.phase,
-    })
+    (!info.expired).then_some(info.rollout)
 }
 
 /// The kube client for a cluster's paired kube context, if it has one. May
@@ -195,13 +184,15 @@ mod tests {
 
     fn lease(expired: bool) -> RolloutLeaseInfo {
         RolloutLeaseInfo {
-            holder: "bob@jump2".into(),
-            kind: None,
-            target: Some("v1.12.0".into()),
-            node_index: 2,
-            node_count: 5,
-            current_node: Some("cp-2".into()),
-            phase: Some("rebooting".into()),
+            rollout: RolloutStatus {
+                holder: "bob@jump2".into(),
+                kind: None,
+                target: Some("v1.12.0".into()),
+                node_index: 2,
+                node_count: 5,
+                current_node: Some("cp-2".into()),
+                phase: Some("rebooting".into()),
+            },
             expired,
         }
     }

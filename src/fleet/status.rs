@@ -9,6 +9,9 @@ use crate::rollout::RolloutKind;
 use crate::talos::{MachineStage, UnmetCondition};
 use crate::upgrade::RolloutInProgress;
 
+/// The rollout a cluster's Lease shows: the kube module decodes it.
+pub use crate::kube::RolloutStatus;
+
 /// Every cluster asked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct FleetStatus {
@@ -62,30 +65,8 @@ impl ClusterStatus {
         self.rollout
             .as_ref()
             .filter(|r| r.holder != me)
-            .map(|r| RolloutInProgress {
-                holder: r.holder.clone(),
-                node_index: r.node_index,
-                node_count: r.node_count,
-            })
+            .map(RolloutStatus::as_in_progress)
     }
-}
-
-/// A rollout in progress on a cluster, as its rollout Lease tells it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct RolloutStatus {
-    /// `user@host` of the console running it.
-    pub holder: String,
-    /// `null` when the lease names a kind this version does not know.
-    pub kind: Option<RolloutKind>,
-    /// "v1.12.0" or "1.35.0".
-    pub target: Option<String>,
-    /// The node being worked on, counted from 1.
-    pub node_index: usize,
-    pub node_count: usize,
-    pub current_node: Option<String>,
-    /// The current node's phase ("pulling", "rebooting", …), when told.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
 }
 
 /// Text another host wrote, safe to draw: printable ASCII kept, anything

@@ -9,6 +9,7 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
+use serde::{Deserialize, Serialize};
 
 use super::client::{KubeClient, KubeError};
 use crate::rollout::RolloutKind;
@@ -49,11 +50,13 @@ pub enum LeaseError {
     Kube(#[from] KubeError),
 }
 
-/// The rollout Lease as another console reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RolloutLeaseInfo {
-    /// `user@host`.
+/// A rollout in progress on a cluster, as its rollout Lease tells it. This is
+/// also the `rollout` of `taloscope status --output json` (`fleet::RolloutStatus`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct RolloutStatus {
+    /// `user@host` of the console running it.
     pub holder: String,
+    /// `null` when the lease names a kind this version does not know.
     pub kind: Option<RolloutKind>,
     /// "v1.12.0" or "1.35.0".
     pub target: Option<String>,
@@ -61,12 +64,12 @@ pub struct RolloutLeaseInfo {
     pub node_index: usize,
     pub node_count: usize,
     pub current_node: Option<String>,
+    /// The current node's phase ("pulling", "rebooting", …), when told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
-    /// Not renewed within its duration (or never held): nobody is rolling out.
-    pub expired: bool,
 }
 
-impl RolloutLeaseInfo {
+impl RolloutStatus {
     /// For the upgrade guard "no other rollout in progress".
     pub fn as_in_progress(&self) -> RolloutInProgress {
         RolloutInProgress {
@@ -75,7 +78,27 @@ impl RolloutLeaseInfo {
             node_count: self.node_count,
         }
     }
+}
 
+/// The rollout Lease as another console reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutLeaseInfo {
+    pub rollout: RolloutStatus,
+    /// Not renewed within its duration (or never held): nobody is rolling out.
+    pub expired: bool,
+}
+
+/// The lease info reads as the rollout it shows (`info.holder`,
+/// `info.as_in_progress()`), plus whether it expired.
+impl std::ops::Deref for RolloutLeaseInfo {
+    type Target = RolloutStatus;
+
+    fn deref(&self) -> &RolloutStatus {
+        &self.rollout
+    }
+}
+
+impl RolloutLeaseInfo {
     /// Decodes the lease as of `now`.
     pub fn from_lease(lease: &Lease, now: Timestamp) -> RolloutLeaseInfo {
         let annotations = lease.metadata.annotations.clone().unwrap_or_default();
@@ -85,23 +108,26 @@ impl RolloutLeaseInfo {
         let holder = spec.holder_identity.clone().unwrap_or_default();
         RolloutLeaseInfo {
             expired: holder.is_empty() || lease_expired(&spec, now),
-            holder,
-            kind: text(KIND).and_then(|k| kind_from_annotation(&k)),
-            target: text(TARGET),
-            node_index: number(NODE_INDEX),
-            node_count: number(NODE_COUNT),
-            current_node: text(CURRENT_NODE),
-            phase: text(PHASE),
+            rollout: RolloutStatus {
+                holder,
+                kind: text(KIND).and_then(|k| kind_from_annotation(&k)),
+                target: text(TARGET),
+                node_index: number(NODE_INDEX),
+                node_count: number(NODE_COUNT),
+                current_node: text(CURRENT_NODE),
+                phase: text(PHASE),
+            },
         }
     }
 
     fn held_by(&self, cluster: &str) -> LeaseError {
+        let r = &self.rollout;
         LeaseError::HeldBy {
             cluster: cluster.to_string(),
-            holder: self.holder.clone(),
-            kind: self.kind,
-            node_index: self.node_index,
-            node_count: self.node_count,
+            holder: r.holder.clone(),
+            kind: r.kind,
+            node_index: r.node_index,
+            node_count: r.node_count,
         }
     }
 }
@@ -249,9 +275,9 @@ impl KubeClient {
                 continue;
             };
             let info = RolloutLeaseInfo::from_lease(&existing, Timestamp::now());
-            let resuming = info.holder == holder
-                && info.kind == Some(kind)
-                && info.target.as_deref() == Some(target);
+            let resuming = info.rollout.holder == holder
+                && info.rollout.kind == Some(kind)
+                && info.rollout.target.as_deref() == Some(target);
             if !info.expired && !resuming {
                 return Err(info.held_by(cluster));
             }
@@ -264,7 +290,7 @@ impl KubeClient {
                         .as_ref()
                         .and_then(|s| s.lease_transitions)
                         .unwrap_or(0)
-                        + i32::from(info.holder != holder),
+                        + i32::from(info.rollout.holder != holder),
                 ),
                 ..spec.clone()
             });
@@ -315,8 +341,8 @@ impl RolloutLease {
     /// Who has the lease now, for `Lost`: read it again, or say it is gone.
     async fn lost(&self) -> LeaseError {
         let holder = match self.client.read_rollout_lease().await {
-            Ok(Some(info)) if info.holder.is_empty() => "nobody".to_string(),
-            Ok(Some(info)) => info.holder,
+            Ok(Some(info)) if info.rollout.holder.is_empty() => "nobody".to_string(),
+            Ok(Some(info)) => info.rollout.holder,
             Ok(None) => "nobody (the lease was deleted)".to_string(),
             Err(e) => format!("unknown ({e})"),
         };

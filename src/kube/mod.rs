@@ -10,5 +10,7 @@ mod types;
 
 pub use client::{KubeClient, KubeError};
 pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};
-pub use lease::{LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease, RolloutLeaseInfo};
+pub use lease::{
+    LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease, RolloutLeaseInfo, RolloutStatus,
+};
 pub use types::{ControlPlaneComponent, KubeNode, NodeCondition, image_tag, match_talos_node};

@@ -16,6 +16,39 @@ const POOL_ALL: i64 = -2;
 /// vmpool state `-1`: any state except DONE.
 const ANY_BUT_DONE: i64 = -1;
 
+/// The HTTP client both OpenNebula clients (XML-RPC and OneFlow) use.
+pub(super) fn http_client(at: &Origin, timeout: Duration) -> Result<reqwest::Client, OneError> {
+    // reqwest panics without a process crypto provider; installing ring
+    // again is a no-op.
+    crate::install_crypto_provider();
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(5)))
+        .build()
+        .map_err(|e| OneError::Transport {
+            at: at.clone(),
+            call: "client setup".into(),
+            message: chain(&e),
+        })
+}
+
+/// Sends `req` and reads the whole answer; the status is the caller's to judge.
+pub(super) async fn send(
+    req: reqwest::RequestBuilder,
+    transport: impl Fn(String) -> OneError,
+) -> Result<(reqwest::StatusCode, String), OneError> {
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| transport(format!("cannot reach the endpoint: {}", chain(&e))))?;
+    let status = resp.status();
+    let text = resp
+        .text()
+        .await
+        .map_err(|e| transport(format!("reading the answer: {}", chain(&e))))?;
+    Ok((status, text))
+}
+
 /// A client for one provider's XML-RPC endpoint. Cheap to clone.
 #[derive(Clone)]
 pub struct OneClient {
@@ -41,22 +74,8 @@ impl OneClient {
         credentials: Credentials,
         timeout: Duration,
     ) -> Result<OneClient, OneError> {
-        let at = Origin {
-            provider: provider.to_string(),
-            endpoint: endpoint.to_string(),
-        };
-        // reqwest panics without a process crypto provider; installing ring
-        // again is a no-op.
-        crate::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
-            .build()
-            .map_err(|e| OneError::Transport {
-                at: at.clone(),
-                call: "client setup".into(),
-                message: chain(&e),
-            })?;
+        let at = Origin::new(provider, endpoint);
+        let http = http_client(&at, timeout)?;
         Ok(OneClient {
             http,
             at,
@@ -80,19 +99,12 @@ impl OneClient {
             call: method.to_string(),
             message,
         };
-        let resp = self
+        let req = self
             .http
             .post(&self.at.endpoint)
             .header(reqwest::header::CONTENT_TYPE, "text/xml")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| transport(format!("cannot reach the endpoint: {}", chain(&e))))?;
-        let status = resp.status();
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| transport(format!("reading the answer: {}", chain(&e))))?;
+            .body(body);
+        let (status, text) = send(req, &transport).await?;
         if !status.is_success() {
             return Err(transport(format!("HTTP {status}")));
         }

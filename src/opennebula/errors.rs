@@ -11,6 +11,15 @@ pub struct Origin {
     pub endpoint: String,
 }
 
+impl Origin {
+    pub fn new(provider: &str, endpoint: &str) -> Origin {
+        Origin {
+            provider: provider.to_string(),
+            endpoint: endpoint.to_string(),
+        }
+    }
+}
+
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "provider {} ({})", self.provider, self.endpoint)

@@ -1,14 +1,16 @@
 //! The OneFlow REST client (HTTP Basic, JSON): service templates, instantiate,
 //! a service with its roles and VMs, and a role's cardinality. Documents are
 //! read tolerantly: OneFlow writes numbers as strings in places.
+use std::fmt;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 
 use super::auth::Credentials;
-use super::errors::{FailureKind, OneError, Origin, chain};
-use super::vm::{LcmState, VmState};
+use super::client::{http_client, send};
+use super::errors::{FailureKind, OneError, Origin};
+use super::vm::{LcmState, VmState, serialize_by_name, state_name};
 
 const SERVICE_STATES: [&str; 16] = [
     "PENDING",
@@ -35,9 +37,7 @@ pub struct ServiceState(pub u32);
 
 impl ServiceState {
     pub fn name(self) -> String {
-        SERVICE_STATES
-            .get(self.0 as usize)
-            .map_or_else(|| format!("STATE_{}", self.0), |s| s.to_string())
+        state_name(&SERVICE_STATES, self.0, "STATE")
     }
 }
 
@@ -55,17 +55,8 @@ impl RoleState {
     }
 }
 
-impl Serialize for ServiceState {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.name())
-    }
-}
-
-impl Serialize for RoleState {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.name())
-    }
-}
+serialize_by_name!(ServiceState);
+serialize_by_name!(RoleState);
 
 /// A service template: its id, name and role names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -133,22 +124,8 @@ impl FlowClient {
         credentials: Credentials,
         timeout: Duration,
     ) -> Result<FlowClient, OneError> {
-        let at = Origin {
-            provider: provider.to_string(),
-            endpoint: endpoint.to_string(),
-        };
-        // reqwest panics without a process crypto provider; installing ring
-        // again is a no-op.
-        crate::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
-            .build()
-            .map_err(|e| OneError::Transport {
-                at: at.clone(),
-                call: "client setup".into(),
-                message: chain(&e),
-            })?;
+        let at = Origin::new(provider, endpoint);
+        let http = http_client(&at, timeout)?;
         Ok(FlowClient {
             http,
             base: endpoint.trim_end_matches('/').to_string(),
@@ -186,15 +163,7 @@ impl FlowClient {
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(b.to_string());
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| transport(format!("cannot reach the endpoint: {}", chain(&e))))?;
-        let status = resp.status();
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| transport(format!("reading the answer: {}", chain(&e))))?;
+        let (status, text) = send(req, &transport).await?;
         if !status.is_success() {
             return Err(OneError::Failed {
                 at: self.at.clone(),

@@ -110,9 +110,7 @@ impl VmState {
     pub const CLONING_FAILURE: VmState = VmState(11);
 
     pub fn name(self) -> String {
-        VM_STATES
-            .get(self.0 as usize)
-            .map_or_else(|| format!("STATE_{}", self.0), |s| s.to_string())
+        state_name(&VM_STATES, self.0, "STATE")
     }
 }
 
@@ -130,9 +128,7 @@ impl LcmState {
     pub const PROLOG_FAILURE: LcmState = LcmState(39);
 
     pub fn name(self) -> String {
-        LCM_STATES
-            .get(self.0 as usize)
-            .map_or_else(|| format!("LCM_{}", self.0), |s| s.to_string())
+        state_name(&LCM_STATES, self.0, "LCM")
     }
 
     /// Any `*_FAILURE` state: the VM will not get further on its own.
@@ -143,6 +139,15 @@ impl LcmState {
     }
 }
 
+/// `table[n]`, or `PREFIX_n` for a number newer than the table.
+pub(super) fn state_name(table: &[&str], n: u32, prefix: &str) -> String {
+    table
+        .get(n as usize)
+        .map_or_else(|| format!("{prefix}_{n}"), |s| s.to_string())
+}
+
+/// Serialize and Display by `name()`: a state number is shown as OpenNebula
+/// names it.
 macro_rules! serialize_by_name {
     ($t:ty) => {
         impl Serialize for $t {
@@ -157,8 +162,19 @@ macro_rules! serialize_by_name {
         }
     };
 }
+pub(super) use serialize_by_name;
 serialize_by_name!(VmState);
 serialize_by_name!(LcmState);
+
+/// The LCM_STATE name while ACTIVE, else the STATE name: what oned says in
+/// "not available for state" messages.
+pub fn state_label(state: VmState, lcm: LcmState) -> String {
+    if state == VmState::ACTIVE {
+        lcm.name()
+    } else {
+        state.name()
+    }
+}
 
 /// One VM as the provision runner follows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -178,13 +194,9 @@ impl VmInfo {
         self.ips.first().map(String::as_str)
     }
 
-    /// `ACTIVE/RUNNING`, `PENDING`, `ACTIVE/BOOT_FAILURE`…
+    /// `RUNNING`, `PENDING`, `BOOT_FAILURE`…
     pub fn state_label(&self) -> String {
-        if self.state == VmState::ACTIVE {
-            self.lcm_state.name()
-        } else {
-            self.state.name()
-        }
+        state_label(self.state, self.lcm_state)
     }
 
     /// Why the VM will not come up by itself, if it will not.

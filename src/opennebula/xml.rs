@@ -34,11 +34,13 @@ impl Element {
     }
 }
 
-/// Parses a document into its root element. Errors are plain messages; the
-/// caller knows which document and endpoint it was.
+/// Parses a whole document into its root element: exactly one root, closed
+/// before the end. Errors are plain messages; the caller knows which document
+/// and endpoint it was.
 pub fn parse(text: &str) -> Result<Element, String> {
     let mut reader = Reader::from_str(text);
     let mut stack: Vec<Element> = Vec::new();
+    let mut root: Option<Element> = None;
     loop {
         let event = reader
             .read_event()
@@ -53,19 +55,13 @@ pub fn parse(text: &str) -> Result<Element, String> {
                     name: start.name().into_inner().to_string(),
                     ..Element::default()
                 };
-                match stack.last_mut() {
-                    Some(parent) => parent.children.push(element),
-                    None => return Ok(element),
-                }
+                attach(&mut stack, &mut root, element)?;
             }
             Event::End(_) => {
                 let done = stack
                     .pop()
                     .ok_or_else(|| "closing tag without an opening one".to_string())?;
-                match stack.last_mut() {
-                    Some(parent) => parent.children.push(done),
-                    None => return Ok(done),
-                }
+                attach(&mut stack, &mut root, done)?;
             }
             Event::Text(t) => {
                 if let Some(top) = stack.last_mut() {
@@ -89,10 +85,29 @@ pub fn parse(text: &str) -> Result<Element, String> {
                     top.text.push_str(&resolved);
                 }
             }
-            Event::Eof => return Err("document ended before its root element closed".into()),
+            Event::Eof => break,
             _ => {}
         }
     }
+    if !stack.is_empty() {
+        return Err("document ended before its root element closed".into());
+    }
+    root.ok_or_else(|| "empty document".into())
+}
+
+/// Hangs a closed element under its parent, or makes it the root; a second
+/// root is an error (the sim relies on that to tell XML from `A = "b"` text).
+fn attach(
+    stack: &mut [Element],
+    root: &mut Option<Element>,
+    element: Element,
+) -> Result<(), String> {
+    match stack.last_mut() {
+        Some(parent) => parent.children.push(element),
+        None if root.is_none() => *root = Some(element),
+        None => return Err("more than one root element".into()),
+    }
+    Ok(())
 }
 
 fn named_entity(name: &str) -> Option<&'static str> {
@@ -109,6 +124,12 @@ fn named_entity(name: &str) -> Option<&'static str> {
 /// Escapes text for an element body.
 pub fn escape(text: &str) -> String {
     quick_xml::escape::escape(text).into_owned()
+}
+
+/// `text` as CDATA, the way OpenNebula writes template values (split around
+/// any `]]>`).
+pub fn cdata(text: &str) -> String {
+    format!("<![CDATA[{}]]>", text.replace("]]>", "]]]]><![CDATA[>"))
 }
 
 #[cfg(test)]
@@ -133,5 +154,12 @@ mod tests {
         assert!(parse("<VM>").is_err());
         assert!(parse("").is_err());
         assert!(parse("<VM>&bogus;</VM>").is_err());
+        assert!(parse("<a/><b/>").is_err());
+    }
+
+    #[test]
+    fn cdata_survives_its_terminator() {
+        let text = format!("<v>{}</v>", cdata("a]]>b"));
+        assert_eq!(parse(&text).expect("parses").text, "a]]>b");
     }
 }

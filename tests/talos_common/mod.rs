@@ -20,11 +20,16 @@ pub fn scenario(name: &str) -> Scenario {
 }
 
 pub async fn start(scenario: Scenario) -> Sim {
+    start_at(scenario, TIME_SCALE).await
+}
+
+/// The sim at `time_scale` (1.0: real time, for tests that must land mid-way).
+pub async fn start_at(scenario: Scenario, time_scale: f64) -> Sim {
     taloscope::install_crypto_provider();
     let dir = tempfile::tempdir().expect("temp dir");
     let opts = SimOptions {
         state_dir: dir.path().to_path_buf(),
-        time_scale: TIME_SCALE,
+        time_scale,
     };
     let fleet = tokio::time::timeout(Duration::from_secs(30), SimFleet::start(scenario, opts))
         .await

@@ -216,3 +216,43 @@ pub fn assert_ascii(buf: &Buffer) {
         assert!(cell.symbol().is_ascii(), "non-ASCII {:?}", cell.symbol());
     }
 }
+
+/// The sizes and modes every pane snapshot is taken at.
+pub const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+pub const MODES: [(Mode, &str); 3] = [
+    (Mode::Default, "default"),
+    (Mode::NoColor, "no-color"),
+    (Mode::Ascii, "ascii"),
+];
+
+/// Every size and mode of what `state` shows, each checked for its mode and
+/// joined; styles only at 80x24.
+pub fn all_renders(state: &AppState) -> String {
+    let mut out = String::new();
+    for (w, h) in SIZES {
+        for (mode, name) in MODES {
+            let buf = render_buffer(state, &look(mode), w, h);
+            match mode {
+                Mode::NoColor => assert_no_colors(&buf),
+                Mode::Ascii => assert_ascii(&buf),
+                Mode::Default => {}
+            }
+            let text = snapshot(&buf);
+            let text = if w > 80 {
+                text.split("--- styles ---")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            } else {
+                text
+            };
+            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
+        }
+    }
+    out
+}
+
+/// What `state` shows at `w`x`h` without colours.
+pub fn text_at(state: &AppState, w: u16, h: u16) -> String {
+    snapshot(&render_buffer(state, &look(Mode::NoColor), w, h))
+}

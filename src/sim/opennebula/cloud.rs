@@ -29,7 +29,7 @@ const EPILOG_SECONDS: f64 = 2.0;
 pub(crate) enum Refusal {
     NoTemplate(i64),
     NoVm(i64),
-    NotAvailable { action: String, state: &'static str },
+    NotAvailable { action: String, state: String },
     Unsupported(String),
     UnknownAction(String),
     BadTemplate(String),

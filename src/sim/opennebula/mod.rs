@@ -8,7 +8,6 @@ mod rpc;
 mod setup;
 mod template;
 mod vm;
-mod xml;
 mod xmlrpc;
 
 use std::convert::Infallible;

@@ -1,7 +1,7 @@
 //! OpenNebula templates as the sim keeps them: attributes in order, single (`CPU = "2"`) or
 //! vector (`CONTEXT = [ NETWORK = "YES" ]`), parsed from `KEY = value` text or `<TEMPLATE>` XML,
 //! merged the way `extra_template` is (a named attribute replaces the whole attribute).
-use super::xml;
+use crate::opennebula::xml;
 
 /// One template attribute's value.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 use std::net::Ipv4Addr;
 
 use super::template::Template;
-use super::xml;
+use crate::opennebula;
+use crate::opennebula::xml;
 
 /// `VmState`, the values the sim uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,13 +17,9 @@ pub(crate) enum VmState {
 }
 
 impl VmState {
-    pub fn name(self) -> &'static str {
-        match self {
-            VmState::Pending => "PENDING",
-            VmState::Hold => "HOLD",
-            VmState::Active => "ACTIVE",
-            VmState::Done => "DONE",
-        }
+    /// The number oned sends, as the client reads it (and names it).
+    fn wire(self) -> opennebula::VmState {
+        opennebula::VmState(self as u32)
     }
 }
 
@@ -40,17 +37,9 @@ pub(crate) enum Lcm {
 }
 
 impl Lcm {
-    pub fn name(self) -> &'static str {
-        match self {
-            Lcm::Init => "LCM_INIT",
-            Lcm::Prolog => "PROLOG",
-            Lcm::Boot => "BOOT",
-            Lcm::Running => "RUNNING",
-            Lcm::Epilog => "EPILOG",
-            Lcm::Shutdown => "SHUTDOWN",
-            Lcm::BootFailure => "BOOT_FAILURE",
-            Lcm::PrologFailure => "PROLOG_FAILURE",
-        }
+    /// The number oned sends, as the client reads it (and names it).
+    fn wire(self) -> opennebula::LcmState {
+        opennebula::LcmState(self as u32)
     }
 
     /// The failure a template's `TALOSCOPE_SIM_FAILURE` attribute asks for.
@@ -120,12 +109,8 @@ impl Vm {
     }
 
     /// The name oned puts in "not available for state" messages.
-    pub fn state_name(&self) -> &'static str {
-        if self.state == VmState::Active {
-            self.lcm.name()
-        } else {
-            self.state.name()
-        }
+    pub fn state_name(&self) -> String {
+        opennebula::vm::state_label(self.state.wire(), self.lcm.wire())
     }
 
     pub fn to_xml(&self) -> String {
@@ -217,5 +202,43 @@ mod tests {
         assert_eq!(Lcm::failure_named("boot_failure"), Some(Lcm::BootFailure));
         assert_eq!(Lcm::failure_named("nope"), None);
         assert_eq!(Lcm::BootFailure as i32, 36);
+    }
+
+    #[test]
+    fn the_sim_states_carry_oned_names() {
+        let names: Vec<String> = [
+            Lcm::Init,
+            Lcm::Prolog,
+            Lcm::Boot,
+            Lcm::Running,
+            Lcm::Epilog,
+            Lcm::Shutdown,
+            Lcm::BootFailure,
+            Lcm::PrologFailure,
+        ]
+        .map(|l| l.wire().name())
+        .into();
+        assert_eq!(
+            names,
+            [
+                "LCM_INIT",
+                "PROLOG",
+                "BOOT",
+                "RUNNING",
+                "EPILOG",
+                "SHUTDOWN",
+                "BOOT_FAILURE",
+                "PROLOG_FAILURE"
+            ]
+        );
+        let states: Vec<String> = [
+            VmState::Pending,
+            VmState::Hold,
+            VmState::Active,
+            VmState::Done,
+        ]
+        .map(|v| v.wire().name())
+        .into();
+        assert_eq!(states, ["PENDING", "HOLD", "ACTIVE", "DONE"]);
     }
 }

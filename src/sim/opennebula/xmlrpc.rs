@@ -1,7 +1,8 @@
 //! XML-RPC on the wire for the OpenNebula sim: `methodCall` parsing and `methodResponse`
 //! writing in oned's shape (`[success, body or message, error code]`, plus the object id and
 //! replication index on failure), and the error codes of `include/Request.h`.
-use super::xml::{self, Element};
+use crate::opennebula::xml::{self, Element};
+use crate::opennebula::xmlrpc::{Value, decode_value};
 
 /// oned's `Request::ErrorCode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,20 +78,13 @@ pub(crate) fn parse_call(body: &str) -> Result<MethodCall, String> {
     Ok(MethodCall { method, params })
 }
 
+/// One `<value>`, decoded as the client decodes it; anything the sim's calls do not take
+/// (or cannot decode) is `Other`.
 fn param(value: &Element) -> Param {
-    let Some(typed) = value.children.first() else {
-        // A value without a type element is a string.
-        return Param::Str(value.text.clone());
-    };
-    let text = typed.text.trim();
-    match typed.name.as_str() {
-        "int" | "i4" | "i8" => text.parse().map(Param::Int).unwrap_or(Param::Other),
-        "boolean" => match text {
-            "1" => Param::Bool(true),
-            "0" => Param::Bool(false),
-            _ => Param::Other,
-        },
-        "string" => Param::Str(typed.text.clone()),
+    match decode_value(value) {
+        Ok(Value::Int(v)) => Param::Int(v),
+        Ok(Value::Bool(b)) => Param::Bool(b),
+        Ok(Value::Str(s)) => Param::Str(s),
         _ => Param::Other,
     }
 }
