@@ -16,12 +16,13 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::action::{Action, AppEvent, Effect, PollerRequest};
-use super::dispatcher::{Dispatcher, Gate, Verdict};
+use super::action::{Action, AppEvent, Effect, PollerRequest, StartTalosUpgrade};
+use super::dispatcher::{ApprovedAction, Dispatcher, Gate, MutatingAction, Verdict};
 use super::keymap;
 use super::state::{AppState, Message};
 use super::update::apply;
 use crate::discovery::Discovery;
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutOutcome};
 use crate::views::{self, Look};
 
 /// At most ten frames a second.
@@ -62,6 +63,15 @@ pub struct Console {
     pub reload: Option<Reloader>,
     /// The pollers, when the console runs any.
     pub poller: Option<PollerLink>,
+    /// This console's running rollouts by cluster: the approval (audited
+    /// when the rollout ends) and the runner's control channel.
+    pub rollouts: std::collections::HashMap<String, RunningRollout>,
+}
+
+/// A rollout this console started or resumed.
+pub struct RunningRollout {
+    pub approved: ApprovedAction,
+    pub control: mpsc::UnboundedSender<RolloutControl>,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -84,7 +94,10 @@ where
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     let mut shown: Option<Shown> = None;
+    let mut clock = tokio::time::interval(Duration::from_secs(1));
+    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        let ticking = console.state.rollouts.values().any(|r| r.running);
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
             draw_if_changed(terminal, &console, &mut shown)?;
@@ -98,7 +111,15 @@ where
                 // The terminal is gone: nothing more can be shown or typed.
                 None => return Ok(Exit::Hangup),
             },
-            Some(event) = app_rx.recv() => queue.push_back(Action::Event(event)),
+            Some(event) = app_rx.recv() => {
+                if let AppEvent::Rollout(RolloutEvent::Finished { cluster, outcome }) = &event {
+                    console.rollout_ended(cluster, outcome);
+                }
+                queue.push_back(Action::Event(event));
+            }
+            _ = clock.tick(), if ticking => {
+                queue.push_back(Action::Event(AppEvent::Tick(unix_now())));
+            }
             _ = hangup.recv() => return Ok(Exit::Hangup),
             _ = terminate.recv() => return Ok(Exit::Terminated),
             _ = sleep_until(wake), if wake.is_some() => {}
@@ -111,7 +132,7 @@ where
             for effect in outcome.effects {
                 match effect {
                     Effect::Quit => return Ok(Exit::Quit),
-                    other => queue.extend(perform(&console, other, &app_tx)),
+                    other => queue.extend(perform(&mut console, other, &app_tx)),
                 }
             }
         }
@@ -218,8 +239,70 @@ fn to_action(state: &AppState, event: Event) -> Option<Action> {
     }
 }
 
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Console {
+    /// Audits how a rollout of `cluster` ended and forgets its runner.
+    fn rollout_ended(&mut self, cluster: &str, outcome: &RolloutOutcome) {
+        let Some(running) = self.rollouts.remove(cluster) else {
+            return;
+        };
+        let result = match outcome {
+            RolloutOutcome::Completed => Ok(()),
+            RolloutOutcome::Aborted => Err("aborted by the operator".to_string()),
+            RolloutOutcome::Halted(why) => Err(why.clone()),
+        };
+        if let Err(e) = self.dispatcher.finished(&running.approved, result) {
+            tracing::warn!("{e}");
+        }
+    }
+
+    /// Audits an approved action that does not run, and says why.
+    fn not_run(&self, approved: &ApprovedAction, why: String) -> Action {
+        let audit = self.dispatcher.finished(approved, Err(why.clone()));
+        let text = match audit {
+            Ok(()) => format!("{}: {why}", approved.action().describe()),
+            Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
+        };
+        Action::Notify(Message::warn(text))
+    }
+}
+
+/// Starts the runner of an approved rollout, its events forwarded to the
+/// app channel. Fails when this build has no runner for it.
+fn spawn_rollout(
+    _start: RolloutStart,
+    _app_tx: &mpsc::Sender<AppEvent>,
+) -> Result<mpsc::UnboundedSender<RolloutControl>, String> {
+    Err("the upgrade runner is not part of this build yet".to_string())
+}
+
+/// What a runner is started with: a fresh plan, or a journal to resume.
+enum RolloutStart {
+    Fresh(Box<StartTalosUpgrade>),
+    Resume(ApprovedAction),
+}
+
+impl RolloutStart {
+    fn approved(&self) -> &ApprovedAction {
+        match self {
+            RolloutStart::Fresh(start) => &start.approved,
+            RolloutStart::Resume(approved) => approved,
+        }
+    }
+}
+
 /// Runs one effect; what comes back is fed to update as actions.
-fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -> Option<Action> {
+fn perform(
+    console: &mut Console,
+    effect: Effect,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Option<Action> {
     match effect {
         Effect::Quit => None,
         Effect::Gate(mutating) => Some(match console.dispatcher.request(mutating) {
@@ -229,18 +312,31 @@ fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -
         Effect::Answer(pending, answer) => {
             Some(match console.dispatcher.answer(pending, answer) {
                 Verdict::Cancelled(msg) => Action::Notify(Message::info(msg)),
-                Verdict::Proceed(approved) => {
-                    // No runner takes mutating actions yet; say so, and audit it.
-                    let why = "no runner for this action in this version".to_string();
-                    let audit = console.dispatcher.finished(&approved, Err(why.clone()));
-                    let text = match audit {
-                        Ok(()) => format!("{}: {why}", approved.action().describe()),
-                        Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
-                    };
-                    Action::Notify(Message::warn(text))
+                // Update decides whether the plan on screen still holds.
+                Verdict::Proceed(approved)
+                    if matches!(approved.action(), MutatingAction::UpgradeTalos { .. }) =>
+                {
+                    Action::Approved(approved)
                 }
+                Verdict::Proceed(approved) => console.not_run(
+                    &approved,
+                    "no runner for this action in this version".to_string(),
+                ),
             })
         }
+        Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
+        Effect::StartTalosUpgrade(start) => {
+            start_rollout(console, RolloutStart::Fresh(start), app_tx)
+        }
+        Effect::ResumeTalosUpgrade(approved) => {
+            start_rollout(console, RolloutStart::Resume(approved), app_tx)
+        }
+        Effect::Control { cluster, control } => match console.rollouts.get(&cluster) {
+            Some(running) if running.control.send(control).is_ok() => None,
+            _ => Some(Action::Notify(Message::warn(format!(
+                "no rollout of {cluster} is running in this console"
+            )))),
+        },
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
@@ -265,6 +361,31 @@ fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -
     }
 }
 
+/// Spawns the runner, or ends the rollout on screen with why it could not.
+fn start_rollout(
+    console: &mut Console,
+    start: RolloutStart,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Option<Action> {
+    let approved = start.approved().clone();
+    let cluster = approved.action().cluster().to_string();
+    match spawn_rollout(start, app_tx) {
+        Ok(control) => {
+            console
+                .rollouts
+                .insert(cluster, RunningRollout { approved, control });
+            None
+        }
+        Err(why) => {
+            let _ = console.dispatcher.finished(&approved, Err(why.clone()));
+            Some(Action::Event(AppEvent::Rollout(RolloutEvent::Finished {
+                cluster,
+                outcome: RolloutOutcome::Halted(why),
+            })))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,6 +405,7 @@ mod tests {
             dispatcher: Dispatcher::new(readonly, AuditLog::new(audit)),
             reload: None,
             poller: None,
+            rollouts: Default::default(),
         }
     }
 
@@ -379,9 +501,9 @@ mod tests {
     #[test]
     fn readonly_request_becomes_a_warning() {
         let dir = tempfile::tempdir().unwrap();
-        let c = console(true, dir.path().join("audit.log"));
+        let mut c = console(true, dir.path().join("audit.log"));
         let (tx, _rx) = mpsc::channel(1);
-        let m = notice(perform(&c, Effect::Gate(reboot()), &tx));
+        let m = notice(perform(&mut c, Effect::Gate(reboot()), &tx));
         assert_eq!(m.level, Level::Warn);
         assert!(m.text.contains("read-only"));
     }
@@ -390,14 +512,14 @@ mod tests {
     fn confirmed_action_without_runner_is_reported_and_audited() {
         let dir = tempfile::tempdir().unwrap();
         let audit = dir.path().join("audit.log");
-        let c = console(false, audit.clone());
+        let mut c = console(false, audit.clone());
         let (tx, _rx) = mpsc::channel(1);
-        let Some(Action::AskConfirmation(pending)) = perform(&c, Effect::Gate(reboot()), &tx)
+        let Some(Action::AskConfirmation(pending)) = perform(&mut c, Effect::Gate(reboot()), &tx)
         else {
             panic!("expected a confirmation");
         };
         let effect = Effect::Answer(pending, Answer::Typed("lab".into()));
-        let m = notice(perform(&c, effect, &tx));
+        let m = notice(perform(&mut c, effect, &tx));
         assert!(m.text.contains("no runner"), "{}", m.text);
         let log = std::fs::read_to_string(&audit).unwrap();
         let outcomes: Vec<&str> = log
@@ -423,7 +545,7 @@ mod tests {
             ..Discovery::default()
         }));
         let (tx, mut rx) = mpsc::channel(1);
-        assert!(perform(&c, Effect::ReloadDiscovery, &tx).is_none());
+        assert!(perform(&mut c, Effect::ReloadDiscovery, &tx).is_none());
         let event = tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
             .expect("reload finished in time");
