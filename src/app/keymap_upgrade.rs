@@ -22,7 +22,7 @@ pub(super) static PLAN: &[Binding] = &[
         keys: &[Key::plain(KeyCode::Tab)],
         action: Action::NextPane,
         help: "switch between the node order and the guards",
-        footer: Some("nodes/guards"),
+        footer: Some("focus"),
     },
     Binding {
         keys: &[Key::char('K')],
@@ -37,19 +37,19 @@ pub(super) static PLAN: &[Binding] = &[
         footer: Some("order"),
     },
     Binding {
-        keys: &[Key::char('x'), Key::char(' ')],
+        keys: &[Key::char('x')],
         action: Action::ToggleStep,
         help: "leave the selected node out, or include it again",
         footer: Some("skip"),
     },
     Binding {
-        keys: &[Key::char('t'), Key::plain(KeyCode::Right)],
+        keys: &[Key::char('t')],
         action: Action::NextTarget,
         help: "next offered target version",
         footer: Some("target"),
     },
     Binding {
-        keys: &[Key::char('T'), Key::plain(KeyCode::Left)],
+        keys: &[Key::char('T')],
         action: Action::PreviousTarget,
         help: "previous offered target version",
         footer: None,

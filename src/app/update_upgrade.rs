@@ -550,3 +550,7 @@ pub fn on_journal(state: &mut AppState, summary: RolloutSummary) {
     }
     state.rollouts.insert(cluster, view);
 }
+
+#[cfg(test)]
+#[path = "update_upgrade_tests.rs"]
+mod tests;

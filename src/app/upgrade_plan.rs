@@ -63,18 +63,26 @@ impl PlanScreen {
                 status.name
             ));
         };
+        let mut targets = targets;
         let target = match target {
-            None => first,
+            // The newest offered: the next minor's latest patch when there is one.
+            None => targets.last().cloned().unwrap_or(first),
             Some(text) => {
                 let wanted = crate::versions::Version::parse(text)
                     .map_err(|e| format!(":upgrade {text}: {e}"))?;
+                // Named explicitly: any known release may be planned; the
+                // version-path guard then says whether it may be taken.
                 if !targets.contains(&wanted) {
-                    let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
-                    return Err(format!(
-                        "Talos {wanted} is not offered for {} (offered: {})",
-                        status.name,
-                        list.join(", ")
-                    ));
+                    if !crate::versions::is_known_talos_release(&wanted) {
+                        let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
+                        return Err(format!(
+                            "Talos {wanted} is not a known release (offered for {}: {})",
+                            status.name,
+                            list.join(", ")
+                        ));
+                    }
+                    targets.push(wanted.clone());
+                    targets.sort();
                 }
                 wanted
             }

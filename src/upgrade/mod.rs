@@ -6,7 +6,7 @@ pub mod guards;
 pub mod plan;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 
 pub use guards::{
     Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict, blocking, plan_guards,

@@ -197,7 +197,7 @@ impl Widget for &RolloutPane<'_> {
             view: &table_view,
             look: self.look,
             title: "",
-            active: true,
+            active: view.summary.outcome.is_none(),
             empty: "The runner has not reported its steps yet.",
         }
         .render_rows(inner, buf);

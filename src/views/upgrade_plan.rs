@@ -16,14 +16,14 @@ use crate::tui::Role;
 use crate::upgrade::{StepState, UpgradePlan, Verdict};
 
 static STEP_COLUMNS: &[Column] = &[
-    col("NODE", Width::Fill(1)),
+    col("NODE", Width::Fixed(12)).wider(Width::Fixed(24)),
     wide("ADDRESS", Width::Fixed(15)),
-    col("ROLE", Width::Fixed(12)),
-    col("FROM -> TO", Width::Fixed(18)),
+    col("ROLE", Width::Fixed(6)),
+    col("FROM -> TO", Width::Fixed(20)),
     col("API", Width::Fixed(9)),
     col("FORFEIT", Width::Fixed(7)),
     col("BATCH", Width::Fixed(5)),
-    col("STATE", Width::Fixed(9)),
+    col("STATE", Width::Fill(1)),
 ];
 
 static GUARD_COLUMNS: &[Column] = &[
@@ -58,7 +58,7 @@ impl<'a> UpgradePlanView<'a> {
                     cells: vec![
                         TableCell::plain(&s.node),
                         TableCell::plain(&s.address),
-                        TableCell::plain(s.role.as_str()),
+                        TableCell::plain(crate::app::health::role_word(s.role)),
                         TableCell::new(
                             format!("{from} -> {}", plan.target),
                             if s.is_skipped() {
@@ -161,7 +161,7 @@ impl<'a> UpgradePlanView<'a> {
     }
 
     /// The last line: Start offered, refused (why), or the acknowledgement.
-    fn verdict(&self, screen: &PlanScreen) -> Line<'static> {
+    fn verdict(&self, screen: &PlanScreen, width: usize) -> Line<'static> {
         let s = &self.look.styles;
         let g = &self.look.glyphs;
         if let Some(needed) = screen.missing_ack() {
@@ -179,7 +179,11 @@ impl<'a> UpgradePlanView<'a> {
         }
         match screen.start_refused() {
             Some(why) => Line::from(Span::styled(
-                format!("{} Start refused: {why}", g.error),
+                fit(
+                    &format!("{} Start refused: {why}", g.error),
+                    width,
+                    g.ellipsis,
+                ),
                 s.get(Role::Error),
             )),
             None => Line::from(vec![
@@ -309,7 +313,7 @@ impl Widget for &UpgradePlanView<'_> {
         }
         .render_rows(inner, buf);
 
-        Paragraph::new(self.verdict(screen))
+        Paragraph::new(self.verdict(screen, inner_width))
             .block(ratatui::widgets::Block::new().padding(ratatui::widgets::Padding::horizontal(1)))
             .render(bottom, buf);
     }
