@@ -131,9 +131,11 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
         count.to_string(),
         if count == 0 { Tone::Muted } else { Tone::Warn },
     ));
-    cells.push(match h.problems.first() {
-        Some(p) => TableCell::new(p.clone(), Tone::Error),
-        None => TableCell::new("ok", Tone::Ok),
+    // A rollout explains most problems (a node rebooting), so it comes first.
+    cells.push(match (&live.status.rollout, h.problems.first()) {
+        (Some(rollout), _) => TableCell::new(rollout.brief(), Tone::Warn),
+        (None, Some(p)) => TableCell::new(p.clone(), Tone::Error),
+        (None, None) => TableCell::new("ok", Tone::Ok),
     });
     cells.push(match h.stale.clone() {
         Some(age) => TableCell::new(age, Tone::Warn),

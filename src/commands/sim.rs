@@ -1,5 +1,6 @@
 //! `taloscope sim`: runs a simulated fleet in the foreground, prints
-//! `ready talosconfig=DIR/talosconfig` once every listener is up, and stops on SIGINT/SIGTERM.
+//! `ready talosconfig=DIR/talosconfig` once every listener is up (then the OpenNebula sim's
+//! endpoints and `DIR/taloscope.yaml`), and stops on SIGINT/SIGTERM.
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -36,6 +37,15 @@ pub fn run(_global: &GlobalArgs, scenario: &str, state_dir: &Path, time_scale: f
         };
         let mut stdout = std::io::stdout();
         let _ = writeln!(stdout, "{}", ready_line(&fleet.talosconfig_path()));
+        if let Some(one) = fleet.opennebula() {
+            let _ = writeln!(
+                stdout,
+                "opennebula xmlrpc={} oneflow={} config={}",
+                one.xmlrpc_url(),
+                one.oneflow_url(),
+                one.config_file().display()
+            );
+        }
         let _ = stdout.flush();
         wait_for_signal().await;
         fleet.shutdown().await;

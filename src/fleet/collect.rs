@@ -368,6 +368,7 @@ pub async fn collect_cluster(
         nodes: probes.into_iter().map(|p| p.status).collect(),
         etcd,
         kubernetes: None,
+        rollout: None,
         error: None,
     }
 }
@@ -405,6 +406,7 @@ fn unusable_context(name: &str, ctx: &TalosContext, err: &TalosError) -> Cluster
             .collect(),
         etcd: EtcdReport::default(),
         kubernetes: None,
+        rollout: None,
         error: Some(err.to_string()),
     }
 }

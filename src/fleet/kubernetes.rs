@@ -1,18 +1,37 @@
 //! The Kubernetes half of a cluster's status: asks the kube API (server
-//! version, nodes, control-plane static pods, kube-proxy) and folds the answers
-//! into the Talos-side node rows, matched by address, then hostname.
+//! version, nodes, control-plane static pods, kube-proxy, the rollout Lease)
+//! and folds the answers into the Talos-side node rows, matched by address,
+//! then hostname.
 use kube::config::Kubeconfig;
 
 use crate::discovery::Cluster;
-use crate::kube::{KubeClient, KubeError, KubeNode, match_talos_node};
+use crate::kube::{KubeClient, KubeError, KubeNode, RolloutLeaseInfo, match_talos_node};
 
-use super::status::{ClusterStatus, ComponentReport, KubernetesReport};
+use super::status::{ClusterStatus, ComponentReport, KubernetesReport, RolloutStatus};
 
 /// Everything the Kubernetes API told, or why it could not.
 #[derive(Debug, Clone, Default)]
 pub struct KubernetesFacts {
     pub report: KubernetesReport,
     pub nodes: Vec<KubeNode>,
+    /// The rollout some console holds the lease for, unless it expired.
+    pub rollout: Option<RolloutStatus>,
+}
+
+/// The rollout a lease shows, or `None` when its holder stopped renewing it.
+pub fn rollout_in_progress(info: RolloutLeaseInfo) -> Option<RolloutStatus> {
+    if info.expired {
+        return None;
+    }
+    Some(RolloutStatus {
+        holder: info.holder,
+        kind: info.kind,
+        target: info.target,
+        node_index: info.node_index,
+        node_count: info.node_count,
+        current_node: info.current_node,
+        phase: info.phase,
+    })
 }
 
 /// The kube client for a cluster's paired kube context, if it has one. May
@@ -38,19 +57,29 @@ pub fn unusable_kube_context(err: &KubeError) -> KubernetesFacts {
             error: Some(err.to_string()),
             ..Default::default()
         },
-        nodes: Vec::new(),
+        ..Default::default()
     }
 }
 
 /// Asks the API server. Calls run concurrently; the report carries the first
-/// error when the server could not be reached, and whatever did answer.
+/// error when the server could not be reached, and whatever did answer. The
+/// rollout Lease is read too; reading it may be forbidden to a viewer (the
+/// built-in `view` role has no leases), which is not a cluster problem.
 pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
-    let (version, nodes, components, proxy) = tokio::join!(
+    let (version, nodes, components, proxy, lease) = tokio::join!(
         client.server_version(),
         client.nodes(),
         client.control_plane_components(),
         client.kube_proxy_version(),
+        client.read_rollout_lease(),
     );
+    let rollout = match lease {
+        Ok(lease) => lease.and_then(rollout_in_progress),
+        Err(e) => {
+            tracing::debug!(context = %client.context(), "rollout lease not read: {e}");
+            None
+        }
+    };
     let error = [
         version.as_ref().err(),
         nodes.as_ref().err(),
@@ -78,6 +107,7 @@ pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
             error,
         },
         nodes: nodes.unwrap_or_default(),
+        rollout,
     }
 }
 
@@ -91,6 +121,7 @@ pub fn apply_kubernetes(status: &mut ClusterStatus, facts: KubernetesFacts) {
         node.k8s_ready = matched.map(|k| k.ready);
         node.cordoned = matched.map(|k| k.unschedulable);
     }
+    status.rollout = facts.rollout;
     status.kubernetes = Some(facts.report);
 }
 
@@ -144,6 +175,7 @@ mod tests {
                 kube_node("cp-1", "127.10.0.1", true),
                 kube_node("w-1", "127.10.0.4", false),
             ],
+            ..Default::default()
         };
         apply_kubernetes(&mut status, facts);
         assert_eq!(status.nodes[0].k8s_ready, Some(true));
@@ -159,5 +191,38 @@ mod tests {
                 .and_then(|k| k.server_version.as_deref()),
             Some("v1.34.1")
         );
+    }
+
+    fn lease(expired: bool) -> RolloutLeaseInfo {
+        RolloutLeaseInfo {
+            holder: "bob@jump2".into(),
+            kind: None,
+            target: Some("v1.12.0".into()),
+            node_index: 2,
+            node_count: 5,
+            current_node: Some("cp-2".into()),
+            phase: Some("rebooting".into()),
+            expired,
+        }
+    }
+
+    #[test]
+    fn an_expired_lease_is_no_rollout() {
+        assert_eq!(rollout_in_progress(lease(true)), None);
+        let live = rollout_in_progress(lease(false)).expect("a live lease");
+        assert_eq!(live.holder, "bob@jump2");
+        assert_eq!((live.node_index, live.node_count), (2, 5));
+        assert_eq!(live.current_node.as_deref(), Some("cp-2"));
+        let mut status = ClusterStatus::default();
+        apply_kubernetes(
+            &mut status,
+            KubernetesFacts {
+                rollout: Some(live.clone()),
+                ..Default::default()
+            },
+        );
+        assert_eq!(status.rollout, Some(live));
+        apply_kubernetes(&mut status, KubernetesFacts::default());
+        assert_eq!(status.rollout, None, "a released lease clears the rollout");
     }
 }

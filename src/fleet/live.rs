@@ -178,10 +178,17 @@ impl ClusterLive {
             }
             FleetEvent::Kubernetes { facts, at, .. } => {
                 self.kube_at = Some(at);
-                let before = (self.status.kubernetes.clone(), self.kube_nodes.clone());
+                let seen = |l: &ClusterLive| {
+                    (
+                        l.status.kubernetes.clone(),
+                        l.status.rollout.clone(),
+                        l.kube_nodes.clone(),
+                    )
+                };
+                let before = seen(self);
                 self.kube_nodes = facts.nodes.clone();
                 apply_kubernetes(&mut self.status, facts);
-                return before != (self.status.kubernetes.clone(), self.kube_nodes.clone());
+                return before != seen(self);
             }
             FleetEvent::PollFinished { at, .. } => {
                 self.poll_finished = Some(at);

@@ -16,5 +16,5 @@ pub use poller::{PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 pub use quorum::Quorum;
 pub use status::{
     ClusterStatus, ComponentReport, EtcdAlarmReport, EtcdMemberReport, EtcdReport, FleetStatus,
-    KubernetesReport, NodeRole, NodeStatus,
+    KubernetesReport, NodeRole, NodeStatus, RolloutStatus,
 };

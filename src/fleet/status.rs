@@ -1,10 +1,13 @@
-//! The status model of a fleet: clusters, their nodes, and etcd. These structs
+//! The status model of a fleet: clusters, their nodes, etcd and a rollout in
+//! progress. These structs
 //! are the JSON contract of `taloscope status --output json` (field names and
 //! shapes are fixed; etcd member ids are 16-digit hex strings like talosctl's).
 use serde::{Deserialize, Serialize};
 
 use super::quorum::Quorum;
+use crate::rollout::RolloutKind;
 use crate::talos::{MachineStage, UnmetCondition};
+use crate::upgrade::RolloutInProgress;
 
 /// Every cluster asked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -32,6 +35,10 @@ pub struct ClusterStatus {
     /// The Kubernetes side; `null` when the cluster has no kube context.
     #[serde(default)]
     pub kubernetes: Option<KubernetesReport>,
+    /// A rollout some console holds the rollout Lease for; absent when there
+    /// is none, its lease expired, or Kubernetes was not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutStatus>,
     /// Why the cluster could not be asked at all (certificates, endpoints).
     /// Absent when the cluster was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -47,6 +54,100 @@ impl ClusterStatus {
         self.nodes
             .iter()
             .find(|n| n.name == name || n.address == name)
+    }
+
+    /// A rollout held by another console than `me` (`user@host`), for the
+    /// upgrade guard; our own lease (a resumed rollout) is not "other".
+    pub fn other_rollout(&self, me: &str) -> Option<RolloutInProgress> {
+        self.rollout
+            .as_ref()
+            .filter(|r| r.holder != me)
+            .map(|r| RolloutInProgress {
+                holder: r.holder.clone(),
+                node_index: r.node_index,
+                node_count: r.node_count,
+            })
+    }
+}
+
+/// A rollout in progress on a cluster, as its rollout Lease tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct RolloutStatus {
+    /// `user@host` of the console running it.
+    pub holder: String,
+    /// `null` when the lease names a kind this version does not know.
+    pub kind: Option<RolloutKind>,
+    /// "v1.12.0" or "1.35.0".
+    pub target: Option<String>,
+    /// The node being worked on, counted from 1.
+    pub node_index: usize,
+    pub node_count: usize,
+    pub current_node: Option<String>,
+    /// The current node's phase ("pulling", "rebooting", …), when told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+}
+
+/// Text another host wrote, safe to draw: printable ASCII kept, anything
+/// else (control characters, other scripts) shown as `?`.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
+impl RolloutStatus {
+    fn what(&self) -> &'static str {
+        self.kind.map_or("rollout", RolloutKind::describe)
+    }
+
+    /// The holder as it can be drawn on any terminal.
+    pub fn holder_shown(&self) -> String {
+        printable(&self.holder)
+    }
+
+    /// The node being worked on and its phase, when the lease says:
+    /// "cp-3, rebooting".
+    pub fn current_shown(&self) -> Option<String> {
+        let node = self.current_node.as_deref().map(printable);
+        let phase = self.phase.as_deref().map(printable);
+        match (node, phase) {
+            (Some(n), Some(p)) => Some(format!("{n}, {p}")),
+            (Some(one), None) | (None, Some(one)) => Some(one),
+            (None, None) => None,
+        }
+    }
+
+    /// "upgrade in progress by bob@jump2, node 3 of 5".
+    pub fn describe(&self) -> String {
+        self.describe_by(&self.holder_shown())
+    }
+
+    /// `describe` with the holder as given, e.g. cut to fit a line.
+    pub fn describe_by(&self, holder: &str) -> String {
+        format!(
+            "{} in progress by {holder}, node {} of {}",
+            self.what(),
+            self.node_index,
+            self.node_count
+        )
+    }
+
+    /// For a narrow cell: "upgrade 3/5 by bob@jump2".
+    pub fn brief(&self) -> String {
+        format!(
+            "{} {}/{} by {}",
+            self.what(),
+            self.node_index,
+            self.node_count,
+            self.holder_shown()
+        )
     }
 }
 
@@ -216,6 +317,7 @@ mod tests {
                     }],
                     ..Default::default()
                 }),
+                rollout: None,
                 error: None,
             }],
         };
@@ -278,5 +380,87 @@ mod tests {
         );
         let back: FleetStatus = serde_json::from_value(json).expect("round trip");
         assert_eq!(back, fleet);
+    }
+
+    fn rollout(holder: &str) -> RolloutStatus {
+        RolloutStatus {
+            holder: holder.into(),
+            kind: Some(RolloutKind::TalosUpgrade),
+            target: Some("v1.12.0".into()),
+            node_index: 3,
+            node_count: 5,
+            current_node: Some("cp-3".into()),
+            phase: None,
+        }
+    }
+
+    #[test]
+    fn a_rollout_is_in_the_json_only_when_there_is_one() {
+        let mut cluster = ClusterStatus {
+            name: "healthy".into(),
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&cluster).expect("serializes");
+        assert!(json.get("rollout").is_none(), "{json}");
+        cluster.rollout = Some(rollout("bob@jump2"));
+        let json = serde_json::to_value(&cluster).expect("serializes");
+        let mut keys: Vec<&String> = json["rollout"]
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "current_node",
+                "holder",
+                "kind",
+                "node_count",
+                "node_index",
+                "target"
+            ]
+        );
+        assert_eq!(json["rollout"]["kind"], "talos-upgrade");
+        let back: ClusterStatus = serde_json::from_value(json).expect("round trip");
+        assert_eq!(back, cluster);
+    }
+
+    #[test]
+    fn a_rollout_reads_in_the_operators_words() {
+        let r = rollout("bob@jump2");
+        assert_eq!(
+            r.describe(),
+            "upgrade in progress by bob@jump2, node 3 of 5"
+        );
+        assert_eq!(r.brief(), "upgrade 3/5 by bob@jump2");
+        assert_eq!(r.current_shown().as_deref(), Some("cp-3"));
+        let unknown = RolloutStatus {
+            kind: None,
+            phase: Some("rebooting".into()),
+            ..r
+        };
+        assert_eq!(
+            unknown.describe(),
+            "rollout in progress by bob@jump2, node 3 of 5"
+        );
+        assert_eq!(unknown.current_shown().as_deref(), Some("cp-3, rebooting"));
+        let odd = RolloutStatus {
+            holder: "b\u{1b}[2Jöb@jump2".into(),
+            ..unknown
+        };
+        assert_eq!(odd.brief(), "rollout 3/5 by b?[2J?b@jump2");
+    }
+
+    #[test]
+    fn our_own_rollout_is_not_another() {
+        let cluster = ClusterStatus {
+            rollout: Some(rollout("bob@jump2")),
+            ..Default::default()
+        };
+        assert_eq!(cluster.other_rollout("bob@jump2"), None);
+        let other = cluster.other_rollout("alice@jump1").expect("bob's rollout");
+        assert_eq!(other.holder, "bob@jump2");
+        assert_eq!((other.node_index, other.node_count), (3, 5));
+        assert_eq!(ClusterStatus::default().other_rollout("alice@jump1"), None);
     }
 }

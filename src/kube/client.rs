@@ -83,7 +83,12 @@ impl KubeClient {
         &self.context
     }
 
-    fn error(&self, e: kube::Error) -> KubeError {
+    /// The underlying kube client, for the other protocol modules of `kube`.
+    pub(super) fn kube_client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    pub(super) fn error(&self, e: kube::Error) -> KubeError {
         let context = self.context.clone();
         match e {
             kube::Error::Api(status) if status.code == 401 || status.code == 403 => {

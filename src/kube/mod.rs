@@ -1,10 +1,12 @@
 //! The Kubernetes side of a cluster, through the kube crate: nodes, server
-//! version, control-plane static pods, kube-proxy, cordons, and the
-//! removed-API check. Building a client may run an exec plugin, so callers
-//! build it on an IO task, never on the render path.
+//! version, control-plane static pods, kube-proxy, cordons, the removed-API
+//! check and the rollout Lease. Building a client may run an exec plugin, so
+//! callers build it on an IO task, never on the render path.
 mod client;
+pub mod lease;
 pub mod removed_apis;
 mod types;
 
 pub use client::{KubeClient, KubeError};
+pub use lease::{LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease, RolloutLeaseInfo};
 pub use types::{ControlPlaneComponent, KubeNode, NodeCondition, match_talos_node};

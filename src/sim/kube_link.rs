@@ -92,27 +92,48 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
     }
 }
 
-/// Republishes `cluster`'s facts whenever one of its nodes changes.
+/// Republishes `cluster`'s facts whenever one of its nodes changes or a node joins.
 async fn follow(
     cluster: Arc<ClusterState>,
     created_unix: i64,
     facts: watch::Sender<KubeClusterFacts>,
 ) {
-    let streams = cluster
-        .nodes()
-        .iter()
-        .map(|n| WatchStream::from_changes(n.subscribe()));
-    let mut changes = futures::stream::select_all(streams);
-    while changes.next().await.is_some() {
-        let now = facts_of(&cluster, created_unix);
-        facts.send_if_modified(|current| {
-            if *current == now {
-                false
-            } else {
-                *current = now;
-                true
+    let mut joins = cluster.subscribe_joins();
+    loop {
+        joins.borrow_and_update();
+        let streams = cluster
+            .nodes()
+            .iter()
+            .map(|n| WatchStream::from_changes(n.subscribe()));
+        let mut changes = futures::stream::select_all(streams);
+        loop {
+            let joined = tokio::select! {
+                change = changes.next(), if !changes.is_empty() => {
+                    if change.is_none() {
+                        return;
+                    }
+                    false
+                }
+                joined = joins.changed() => {
+                    if joined.is_err() {
+                        return;
+                    }
+                    true
+                }
+            };
+            let now = facts_of(&cluster, created_unix);
+            facts.send_if_modified(|current| {
+                if *current == now {
+                    false
+                } else {
+                    *current = now;
+                    true
+                }
+            });
+            if joined {
+                break;
             }
-        });
+        }
     }
 }
 

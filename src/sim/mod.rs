@@ -10,11 +10,13 @@ pub mod apid;
 pub mod clock;
 pub mod cosi;
 pub mod events;
+mod growth;
 pub mod kube_api;
 mod kube_link;
 pub mod lifecycle;
 pub mod machine;
 pub mod node;
+pub mod opennebula;
 pub mod pki;
 pub mod scenario;
 mod scenario_file;
@@ -61,6 +63,12 @@ pub enum SimError {
         address: String,
         source: std::io::Error,
     },
+    #[error("node {node} cannot join cluster {cluster}: {reason}")]
+    Join {
+        cluster: String,
+        node: String,
+        reason: String,
+    },
     #[error(
         "{nodes} nodes need about {nodes} open files but the limit is {limit}; raise `ulimit -n`"
     )]
@@ -104,6 +112,7 @@ pub struct SimFleet {
     talosconfig: PathBuf,
     kubeconfig: PathBuf,
     kube: kube_link::KubeSide,
+    one: Option<opennebula::OneSim>,
 }
 
 impl SimFleet {
@@ -125,6 +134,7 @@ impl SimFleet {
             routes: Mutex::new(None),
             stop: watch::channel(false).0,
         });
+        let _ = fleet.core.set(Arc::downgrade(&core));
         let routes = tonic::service::Routes::new(MachineServiceServer::new(
             machine::MachineApi::new(core.clone()),
         ))
@@ -157,15 +167,30 @@ impl SimFleet {
         };
         let talosconfig = opts.state_dir.join("talosconfig");
         let kubeconfig = opts.state_dir.join("kubeconfig");
-        let sim = SimFleet {
+        let mut sim = SimFleet {
             core,
             talosconfig,
             kubeconfig,
             kube,
+            one: None,
         };
         if let Err(e) = sim.write_talosconfig(&scenario) {
             sim.stop_all();
             return Err(e);
+        }
+        let one = opennebula::OneSim::start(
+            sim.core.fleet.clone(),
+            sim.core.clock,
+            sim.core.pki.ca_pem(),
+            &opts.state_dir,
+        )
+        .await;
+        match one {
+            Ok(one) => sim.one = Some(one),
+            Err(e) => {
+                sim.stop_all();
+                return Err(e);
+            }
         }
         Ok(sim)
     }
@@ -236,7 +261,15 @@ impl SimFleet {
         self.core.clock
     }
 
+    /// The OpenNebula and OneFlow sims (endpoints, `one_auth`, `taloscope.yaml`).
+    pub fn opennebula(&self) -> Option<&opennebula::OneSim> {
+        self.one.as_ref()
+    }
+
     fn stop_all(&self) {
+        if let Some(one) = &self.one {
+            one.stop();
+        }
         self.kube.stop();
         stop_nodes(&self.core);
     }

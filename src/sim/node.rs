@@ -80,6 +80,53 @@ pub(crate) fn start(core: &Arc<Core>, node: &Arc<SimNode>) -> std::io::Result<()
     apid::start_serving(core, node)
 }
 
+/// A node that joins at run time (a provisioned VM booting Talos): it binds its address and
+/// boots; it is ready after the usual boot-to-ready time, and a control plane then joins etcd.
+pub(crate) fn join(
+    core: &Arc<Core>,
+    cluster: &Arc<ClusterState>,
+    node: &Arc<SimNode>,
+) -> std::io::Result<()> {
+    let listener = apid::bind(node.address())?;
+    let port = listener.local_addr()?.port();
+    node.port.store(port, std::sync::atomic::Ordering::Relaxed);
+    core.fleet.update(node, |s| s.port = port);
+    {
+        let mut m = node.lock();
+        m.listener = Some(listener);
+        m.busy = true;
+    }
+    begin_boot(core, node);
+    apid::start_serving(core, node)?;
+    let (core, cluster, node) = (core.clone(), cluster.clone(), node.clone());
+    tokio::spawn(async move {
+        core.clock.sleep(BOOT_TO_READY_SECONDS).await;
+        if *core.stop.borrow() || !node.status().up {
+            return;
+        }
+        finish_boot(&core, &node);
+        if node.role() == NodeRole::ControlPlane {
+            let mut etcd = cluster.etcd_lock();
+            if !etcd.members.contains(&node.node_index) {
+                etcd.members.push(node.node_index);
+                etcd.raft_index += 3;
+            }
+        }
+        cluster.elect_if_leaderless();
+    });
+    Ok(())
+}
+
+/// The machine is switched off: apid goes away and the node stays down.
+pub(crate) fn power_off(fleet: &super::state::FleetState, node: &SimNode) {
+    node.events.close();
+    apid::stop_serving(node);
+    fleet.update(node, |s| {
+        s.up = false;
+        s.ready = false;
+    });
+}
+
 /// A new boot: fresh event buffer, boot id, staged version; apid answers, not ready yet.
 fn begin_boot(core: &Core, node: &SimNode) {
     let staged = node.lock().staged_version.take();

@@ -4,11 +4,13 @@
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 
 use tokio::sync::watch;
 
+use super::Core;
 use super::events::EventLog;
+use super::growth::NodeList;
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -150,7 +152,7 @@ pub struct EtcdCluster {
 /// One simulated cluster.
 pub struct ClusterState {
     pub(crate) name: String,
-    pub(crate) nodes: Vec<Arc<SimNode>>,
+    pub(crate) nodes: NodeList,
     pub(crate) etcd: Mutex<EtcdCluster>,
 }
 
@@ -221,8 +223,10 @@ impl ClusterState {
 /// Every simulated cluster, shared by the apid servers and by anyone watching the fleet.
 pub struct FleetState {
     pub(crate) clusters: Vec<Arc<ClusterState>>,
-    by_address: HashMap<Ipv4Addr, (usize, usize)>,
+    pub(crate) by_address: RwLock<HashMap<Ipv4Addr, (usize, usize)>>,
     changes: watch::Sender<u64>,
+    /// The running sim, for starting nodes that join at run time (set once it has started).
+    pub(crate) core: OnceLock<Weak<Core>>,
 }
 
 impl FleetState {
@@ -251,7 +255,7 @@ impl FleetState {
                     .collect();
                 Arc::new(ClusterState {
                     name: spec.name.clone(),
-                    nodes,
+                    nodes: NodeList::new(nodes),
                     etcd: Mutex::new(EtcdCluster {
                         members: spec.etcd_members.clone(),
                         leader: spec.etcd_leader,
@@ -264,8 +268,9 @@ impl FleetState {
             .collect();
         FleetState {
             clusters,
-            by_address,
+            by_address: RwLock::new(by_address),
             changes,
+            core: OnceLock::new(),
         }
     }
 
@@ -283,7 +288,11 @@ impl FleetState {
         &self,
         address: Ipv4Addr,
     ) -> Option<(&Arc<ClusterState>, &Arc<SimNode>)> {
-        let (ci, ni) = *self.by_address.get(&address)?;
+        let (ci, ni) = *self
+            .by_address
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&address)?;
         let cluster = self.clusters.get(ci)?;
         Some((cluster, cluster.nodes.get(ni)?))
     }
@@ -300,7 +309,7 @@ impl FleetState {
     }
 }
 
-fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> SimNode {
+pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> SimNode {
     let (status, _) = watch::channel(NodeStatus {
         cluster: cluster.to_string(),
         name: spec.name.clone(),

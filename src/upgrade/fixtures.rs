@@ -54,6 +54,7 @@ pub fn cluster(name: &str, nodes: Vec<NodeStatus>, leader: &str) -> ClusterStatu
             server_version: Some("v1.34.1".to_string()),
             ..Default::default()
         }),
+        rollout: None,
         error: None,
     };
     recount(&mut status);

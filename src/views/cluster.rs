@@ -1,9 +1,10 @@
-//! The cluster view: a summary line saying what is wrong, then the nodes,
-//! etcd and versions panes: as tabs on a normal terminal, all three at once
-//! when it is wide (nodes across the top, etcd and versions side by side).
+//! The cluster view: a summary saying who is rolling the cluster out, if
+//! anyone, and what is wrong, then the nodes, etcd and versions panes: as tabs
+//! on a normal terminal, all three at once when it is wide (nodes across the
+//! top, etcd and versions side by side).
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::Look;
@@ -85,7 +86,20 @@ impl Widget for &ClusterView<'_> {
         )];
         line.extend(self.tabs(wide));
         Paragraph::new(Line::from(line)).render(tabs, buf);
-        Paragraph::new(self.summary())
+        let mut text = Text::default();
+        if let Some(rollout) = self
+            .state
+            .current_live()
+            .and_then(|l| l.status.rollout.as_ref())
+        {
+            text.push_line(super::fleet::rollout_line(
+                rollout,
+                self.look,
+                summary.width,
+            ));
+        }
+        text.push_line(self.summary());
+        Paragraph::new(text)
             .wrap(ratatui::widgets::Wrap { trim: true })
             .render(summary, buf);
         let (state, look) = (self.state, self.look);

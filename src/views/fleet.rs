@@ -1,10 +1,10 @@
 //! The fleet: one row per cluster (contexts, reachable, nodes ready, etcd
-//! quorum, Talos and Kubernetes versions, warnings, the first issue and the
-//! age of stale data), what is wrong with the selected cluster, and the
-//! discovery-error line.
+//! quorum, Talos and Kubernetes versions, warnings, a rollout in progress or
+//! the first issue, and the age of stale data), what is wrong with the
+//! selected cluster and who is rolling it out, and the discovery-error line.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::Look;
@@ -12,7 +12,36 @@ use super::clusters::errors_line;
 use super::table::{DataTable, pane_block};
 use crate::app::prepared;
 use crate::app::state::{AppState, TableKind};
+use crate::fleet::RolloutStatus;
 use crate::tui::Role;
+
+/// "upgrade in progress by bob@jump2, node 3 of 5 (cp-3, rebooting)" in
+/// `width` columns; shared with the cluster view's summary. When it does not
+/// fit, the current node goes first, then the holder's name is cut: who and
+/// how far always show.
+pub(super) fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> Line<'static> {
+    use unicode_width::UnicodeWidthStr;
+    let g = &look.glyphs;
+    let width = width as usize;
+    let said = format!("{} {}", g.warn, rollout.describe());
+    let text = match rollout.current_shown() {
+        Some(current) if said.width() + current.width() + 3 <= width => {
+            format!("{said} ({current})")
+        }
+        _ if said.width() <= width => said,
+        _ => {
+            let holder = rollout.holder_shown();
+            let others = said.width() - holder.width();
+            let cut = super::fit(&holder, width.saturating_sub(others), g.ellipsis);
+            super::fit(
+                &format!("{} {}", g.warn, rollout.describe_by(&cut)),
+                width,
+                g.ellipsis,
+            )
+        }
+    };
+    Line::from(Span::styled(text, look.styles.get(Role::Warn)))
+}
 
 pub struct FleetView<'a> {
     state: &'a AppState,
@@ -88,7 +117,15 @@ impl Widget for &FleetView<'_> {
         ]));
         table.render_rows(rows, buf);
         let key = data.selected_key(&self.state.tables.fleet);
-        Paragraph::new(self.selected_line(key))
+        let rollout = key
+            .and_then(|k| self.state.fleet.cluster(k))
+            .and_then(|l| l.status.rollout.as_ref());
+        let mut text = Text::default();
+        if let Some(rollout) = rollout {
+            text.push_line(rollout_line(rollout, self.look, selected.width));
+        }
+        text.push_line(self.selected_line(key));
+        Paragraph::new(text)
             .wrap(ratatui::widgets::Wrap { trim: true })
             .render(selected, buf);
         Paragraph::new(errors_line(self.state, self.look)).render(errors, buf);

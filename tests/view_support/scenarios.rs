@@ -10,7 +10,7 @@ use taloscope::app::{Action, AppEvent, update};
 use taloscope::discovery::{Cluster, Discovery, KubeContext, PairedBy, TalosContext};
 use taloscope::fleet::{
     ComponentReport, EtcdMemberReport, EtcdReport, FleetEvent, KubernetesFacts, KubernetesReport,
-    NodeRole, NodeStatus, Quorum,
+    NodeRole, NodeStatus, Quorum, RolloutStatus,
 };
 use taloscope::kube::KubeNode;
 use taloscope::talos::{MachineStage, ServiceStatus};
@@ -194,6 +194,7 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
             error: None,
         },
         nodes,
+        rollout: None,
     }
 }
 
@@ -301,6 +302,21 @@ pub fn reports(scenarios: &[&str], t0: Instant) -> Vec<FleetEvent> {
 pub fn state(scenarios: &[&str]) -> AppState {
     let mut state = AppState::new(discovery(scenarios), false);
     for event in reports(scenarios, Instant::now()) {
+        update(&mut state, Action::Event(AppEvent::Fleet(event)));
+    }
+    state
+}
+
+/// Like `state`, with `rollout` in every Kubernetes report of the cluster
+/// `on` (another console holds its rollout Lease).
+pub fn state_with_rollout(scenarios: &[&str], on: &str, rollout: &RolloutStatus) -> AppState {
+    let mut state = AppState::new(discovery(scenarios), false);
+    for mut event in reports(scenarios, Instant::now()) {
+        if let FleetEvent::Kubernetes { cluster, facts, .. } = &mut event
+            && cluster == on
+        {
+            facts.rollout = Some(rollout.clone());
+        }
         update(&mut state, Action::Event(AppEvent::Fleet(event)));
     }
     state

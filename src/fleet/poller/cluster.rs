@@ -465,7 +465,7 @@ async fn poll_kubernetes(
                     ),
                     ..Default::default()
                 },
-                nodes: Vec::new(),
+                ..Default::default()
             }
         }
     };

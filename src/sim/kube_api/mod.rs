@@ -1,9 +1,10 @@
 //! The simulated Kubernetes API server: per cluster an HTTPS listener on
 //! loopback with client-certificate auth, serving discovery, nodes (list,
 //! watch, cordon patch), kube-system static pods and the kube-proxy DaemonSet,
-//! all derived from facts the Talos sim publishes.
+//! all derived from facts the Talos sim publishes, and Leases kept in memory.
 mod facts;
 pub mod kubeconfig;
+mod leases;
 mod objects;
 pub mod pki;
 mod routes;
@@ -45,6 +46,8 @@ pub(crate) struct ApiState {
     /// Bumped on every change; doubles as the resourceVersion.
     pub generation: watch::Sender<u64>,
     pub server_url: String,
+    /// `coordination.k8s.io/v1` Leases, created and updated by clients.
+    pub leases: leases::LeaseStore,
 }
 
 impl ApiState {
@@ -104,6 +107,7 @@ impl KubeApiServer {
             cordoned: Mutex::new(BTreeSet::new()),
             generation,
             server_url: url.clone(),
+            leases: leases::LeaseStore::default(),
         });
         let facts_task = tokio::spawn(bump_on_fact_changes(state.clone(), facts));
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));

@@ -7,7 +7,7 @@ use super::facts::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 
 const CONTROL_PLANE_LABEL: &str = "node-role.kubernetes.io/control-plane";
 
-fn rfc3339(unix: i64) -> String {
+pub(super) fn rfc3339(unix: i64) -> String {
     let days = unix.div_euclid(86_400);
     let secs = unix.rem_euclid(86_400);
     let (y, m, d) = crate::logging::civil_from_days(days);
@@ -19,7 +19,7 @@ fn rfc3339(unix: i64) -> String {
     )
 }
 
-fn uid(kind: &str, name: &str) -> String {
+pub(super) fn uid(kind: &str, name: &str) -> String {
     // Stable per object: a hash of kind and name laid out like a UUID.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in kind.bytes().chain(name.bytes()) {
@@ -238,6 +238,30 @@ pub fn node_table(nodes: &[Value], now_unix: i64, created_unix: i64, rv: u64) ->
     })
 }
 
+/// The server-side print table for leases (`kubectl get leases`): name,
+/// holder and age, from `(lease, created_unix)` pairs.
+pub fn lease_table(leases: &[(Value, i64)], now_unix: i64, rv: u64) -> Value {
+    let col = |name: &str, format: &str| json!({"name": name, "type": "string", "format": format, "description": "", "priority": 0});
+    let rows: Vec<Value> = leases
+        .iter()
+        .map(|(l, created)| {
+            json!({
+                "cells": [l["metadata"]["name"], l["spec"]["holderIdentity"].as_str().unwrap_or(""),
+                          human_age(now_unix - created)],
+                "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                           "metadata": l["metadata"]},
+            })
+        })
+        .collect();
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": rv.to_string()},
+        "columnDefinitions": [col("Name", "name"), col("Holder", ""), col("Age", "")],
+        "rows": rows,
+    })
+}
+
 fn human_age(secs: i64) -> String {
     let secs = secs.max(0);
     match secs {
@@ -310,9 +334,7 @@ pub fn resource_list(group_version: &str) -> Option<Value> {
             "leases",
             "Lease",
             true,
-            &[
-                "create", "delete", "get", "list", "patch", "update", "watch",
-            ],
+            &["create", "delete", "get", "list", "patch", "update"],
             &[],
         )],
         _ => return None,

@@ -11,7 +11,7 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::{ApiState, Body, objects};
+use super::{ApiState, Body, leases, objects};
 
 fn json(status: StatusCode, value: &Value) -> Response<Body> {
     let body = serde_json::to_vec(value).unwrap_or_default();
@@ -85,7 +85,7 @@ fn selector_matches(selector: Option<&String>, fields: &dyn Fn(&str) -> Option<S
     })
 }
 
-fn object_matches(obj: &Value, q: &BTreeMap<String, String>) -> bool {
+pub(super) fn object_matches(obj: &Value, q: &BTreeMap<String, String>) -> bool {
     let labels = |k: &str| {
         obj["metadata"]["labels"]
             .get(k)
@@ -168,6 +168,29 @@ pub(crate) async fn handle(
                 "the server could not find the requested resource (group {g}/{v})"
             )),
         },
+        (_, ["apis", "coordination.k8s.io", "v1", rest @ ..]) if !rest.is_empty() => {
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            let wants_table = wants_table(&req);
+            let body = req
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+            let (status, answer) = leases::handle(
+                &state,
+                &leases::LeaseRequest {
+                    method: &method,
+                    path: &rest,
+                    query: &q,
+                    wants_table,
+                    body: &body,
+                    now_unix: now_unix(),
+                },
+            );
+            return Ok(json(status, &answer));
+        }
         (&Method::GET, ["api", "v1", "nodes"])
             if q.get("watch").is_some_and(|w| w == "true" || w == "1") =>
         {

@@ -1,0 +1,369 @@
+//! OneFlow in the sim: service templates and services (roles, nodes with `vm_info`, state
+//! numbers as `service.rb` / `role.rb` define them) over JSON with HTTP basic auth, and scaling
+//! a role's cardinality, whose new VMs boot through the OpenNebula sim like any other.
+use std::sync::Arc;
+
+use serde_json::{Value as Json, json};
+
+use super::cloud::{Cloud, OneCloud, now_unix};
+use super::vm::{Lcm, VmState};
+
+/// A role of a service template.
+#[derive(Clone, Debug)]
+pub(crate) struct RoleSpec {
+    pub name: String,
+    pub template_id: i64,
+    pub cardinality: usize,
+    pub parents: Vec<String>,
+    /// Extra template (OpenNebula syntax) every VM of the role is instantiated with.
+    pub extra_template: String,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ServiceTemplate {
+    pub id: i64,
+    pub name: String,
+    pub roles: Vec<RoleSpec>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Role {
+    pub spec: RoleSpec,
+    pub nodes: Vec<i64>,
+    pub disposed: Vec<i64>,
+    pub last_vmname: usize,
+    pub scaled: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Service {
+    pub id: i64,
+    pub name: String,
+    pub start_time: i64,
+    pub roles: Vec<Role>,
+    pub log: Vec<(i64, String)>,
+}
+
+/// OneFlow's documents.
+#[derive(Default)]
+pub(crate) struct FlowState {
+    pub templates: Vec<ServiceTemplate>,
+    pub services: Vec<Service>,
+    pub next_service: i64,
+}
+
+/// An HTTP answer: status and JSON body (`None` for 204).
+pub(crate) type Answer = (u16, Option<Json>);
+
+fn error(status: u16, message: &str) -> Answer {
+    (status, Some(json!({"error": {"message": message}})))
+}
+
+/// Routes one request; `credentials` is the decoded `user:password` of basic auth.
+pub(crate) fn answer(
+    cloud: &Arc<OneCloud>,
+    method: &str,
+    path: &str,
+    credentials: Option<&str>,
+    body: &[u8],
+) -> Answer {
+    let authenticated = {
+        let c = cloud.lock();
+        credentials == Some(format!("{}:{}", c.owner, c.password).as_str())
+    };
+    if !authenticated {
+        return error(401, "User not authorized");
+    }
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let body: Json = if body.is_empty() {
+        Json::Null
+    } else {
+        match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => return error(400, &format!("Error parsing JSON: {e}")),
+        }
+    };
+    let id = |i: usize| parts.get(i).and_then(|s| s.parse::<i64>().ok());
+    match (method, parts.as_slice()) {
+        ("GET", ["service_template"]) => {
+            let c = cloud.lock();
+            let docs: Vec<Json> = c
+                .flow
+                .templates
+                .iter()
+                .map(|t| template_doc(&c, t))
+                .collect();
+            (200, Some(json!({"DOCUMENT_POOL": {"DOCUMENT": docs}})))
+        }
+        ("GET", ["service_template", _]) => {
+            let c = cloud.lock();
+            match c.flow.templates.iter().find(|t| Some(t.id) == id(1)) {
+                Some(t) => (200, Some(json!({"DOCUMENT": template_doc(&c, t)}))),
+                None => error(404, "Error getting service template: not found"),
+            }
+        }
+        ("POST", ["service_template", _, "action"]) => {
+            let Some(template_id) = id(1) else {
+                return error(404, "Error getting service template: not found");
+            };
+            let perform = body.pointer("/action/perform").and_then(Json::as_str);
+            if perform != Some("instantiate") {
+                return error(
+                    400,
+                    &format!("{} action is not supported", perform.unwrap_or("")),
+                );
+            }
+            let name = body
+                .pointer("/action/params/merge_template/name")
+                .and_then(Json::as_str);
+            instantiate(cloud, template_id, name)
+        }
+        ("GET", ["service"]) => {
+            let c = cloud.lock();
+            let docs: Vec<Json> = c.flow.services.iter().map(|s| service_doc(&c, s)).collect();
+            (200, Some(json!({"DOCUMENT_POOL": {"DOCUMENT": docs}})))
+        }
+        ("GET", ["service", _]) => {
+            let c = cloud.lock();
+            match c.flow.services.iter().find(|s| Some(s.id) == id(1)) {
+                Some(s) => (200, Some(json!({"DOCUMENT": service_doc(&c, s)}))),
+                None => error(404, "Error getting service: not found"),
+            }
+        }
+        ("POST", ["service", _, "scale"]) => {
+            let role = body.get("role_name").and_then(Json::as_str).unwrap_or("");
+            let cardinality = body.get("cardinality").and_then(Json::as_u64);
+            scale(cloud, id(1), role, cardinality)
+        }
+        ("POST" | "PUT", ["service", _, "role", role, "cardinality"]) => {
+            let cardinality = body.get("cardinality").and_then(Json::as_u64);
+            scale(cloud, id(1), role, cardinality)
+        }
+        _ => error(404, &format!("no route for {method} {path}")),
+    }
+}
+
+fn instantiate(cloud: &Arc<OneCloud>, template_id: i64, name: Option<&str>) -> Answer {
+    let (service_id, template) = {
+        let mut c = cloud.lock();
+        let Some(t) = c
+            .flow
+            .templates
+            .iter()
+            .find(|t| t.id == template_id)
+            .cloned()
+        else {
+            return error(404, "Error getting service template: not found");
+        };
+        let id = c.flow.next_service;
+        c.flow.next_service += 1;
+        let service = Service {
+            id,
+            name: name
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("{}-{id}", t.name)),
+            start_time: now_unix(),
+            roles: t
+                .roles
+                .iter()
+                .map(|spec| Role {
+                    spec: spec.clone(),
+                    nodes: Vec::new(),
+                    disposed: Vec::new(),
+                    last_vmname: 0,
+                    scaled: false,
+                })
+                .collect(),
+            log: vec![(now_unix(), "New state: DEPLOYING".into())],
+        };
+        c.flow.services.push(service);
+        (id, t)
+    };
+    for role in &template.roles {
+        if let Err(e) = grow(cloud, service_id, &role.name, role.cardinality) {
+            return e;
+        }
+    }
+    let c = cloud.lock();
+    match c.flow.services.iter().find(|s| s.id == service_id) {
+        Some(s) => (201, Some(json!({"DOCUMENT": service_doc(&c, s)}))),
+        None => error(500, "service vanished"),
+    }
+}
+
+fn scale(
+    cloud: &Arc<OneCloud>,
+    service: Option<i64>,
+    role: &str,
+    cardinality: Option<u64>,
+) -> Answer {
+    let Some(service) = service else {
+        return error(404, "Error getting service: not found");
+    };
+    let Some(cardinality) = cardinality else {
+        return error(400, "cardinality is missing or not a number");
+    };
+    let cardinality = cardinality as usize;
+    let current = {
+        let mut c = cloud.lock();
+        let Some(s) = c.flow.services.iter_mut().find(|s| s.id == service) else {
+            return error(404, "Error getting service: not found");
+        };
+        let Some(r) = s.roles.iter_mut().find(|r| r.spec.name == role) else {
+            return error(400, &format!("Role '{role}' not found"));
+        };
+        r.scaled = true;
+        let current = r.nodes.len();
+        s.log.push((
+            now_unix(),
+            format!("Role {role} scaling from {current} to {cardinality} nodes"),
+        ));
+        current
+    };
+    if cardinality > current {
+        if let Err(e) = grow(cloud, service, role, cardinality) {
+            return e;
+        }
+    } else {
+        let gone: Vec<i64> = {
+            let mut c = cloud.lock();
+            let Some(r) = c
+                .flow
+                .services
+                .iter_mut()
+                .find(|s| s.id == service)
+                .and_then(|s| s.roles.iter_mut().find(|r| r.spec.name == role))
+            else {
+                return error(404, "Error getting service: not found");
+            };
+            let gone = r.nodes.split_off(cardinality);
+            r.disposed.extend(&gone);
+            gone
+        };
+        for vm in gone {
+            let _ = cloud.action("terminate", vm);
+        }
+    }
+    (204, None)
+}
+
+/// Instantiates VMs into `role` until it has `cardinality` nodes.
+fn grow(cloud: &Arc<OneCloud>, service: i64, role: &str, cardinality: usize) -> Result<(), Answer> {
+    loop {
+        let (spec, number) = {
+            let mut c = cloud.lock();
+            let r = c
+                .flow
+                .services
+                .iter_mut()
+                .find(|s| s.id == service)
+                .and_then(|s| s.roles.iter_mut().find(|r| r.spec.name == role))
+                .ok_or_else(|| error(400, &format!("Role '{role}' not found")))?;
+            if r.nodes.len() >= cardinality {
+                return Ok(());
+            }
+            let number = r.last_vmname;
+            r.last_vmname += 1;
+            (r.spec.clone(), number)
+        };
+        let name = format!("{role}_{number}_(service_{service})");
+        let vm = cloud
+            .instantiate(spec.template_id, &name, false, &spec.extra_template)
+            .map_err(|e| error(500, &format!("cannot instantiate role {role}: {e:?}")))?;
+        let mut c = cloud.lock();
+        if let Some(r) = c
+            .flow
+            .services
+            .iter_mut()
+            .find(|s| s.id == service)
+            .and_then(|s| s.roles.iter_mut().find(|r| r.spec.name == role))
+        {
+            r.nodes.push(vm);
+        }
+    }
+}
+
+/// `role.rb` numbers: 1 DEPLOYING, 2 RUNNING, 7 FAILED_DEPLOYING, 8 SCALING, 9 FAILED_SCALING.
+fn role_state(c: &Cloud, r: &Role) -> i64 {
+    let vms: Vec<_> = r.nodes.iter().filter_map(|id| c.vms.get(id)).collect();
+    if vms.iter().any(|v| v.lcm.is_failure()) {
+        return if r.scaled { 9 } else { 7 };
+    }
+    if vms
+        .iter()
+        .any(|v| v.state != VmState::Active || v.lcm != Lcm::Running)
+    {
+        return if r.scaled { 8 } else { 1 };
+    }
+    2
+}
+
+fn service_state(c: &Cloud, s: &Service) -> i64 {
+    let states: Vec<i64> = s.roles.iter().map(|r| role_state(c, r)).collect();
+    [9, 7, 8, 1]
+        .into_iter()
+        .find(|bad| states.contains(bad))
+        .unwrap_or(2)
+}
+
+fn permissions() -> Json {
+    json!({"OWNER_U": "1", "OWNER_M": "1", "OWNER_A": "0", "GROUP_U": "0", "GROUP_M": "0",
+           "GROUP_A": "0", "OTHER_U": "0", "OTHER_M": "0", "OTHER_A": "0"})
+}
+
+fn template_doc(c: &Cloud, t: &ServiceTemplate) -> Json {
+    let roles: Vec<Json> = t
+        .roles
+        .iter()
+        .map(|r| {
+            json!({"name": r.name, "type": "vm", "template_id": r.template_id,
+                   "cardinality": r.cardinality, "parents": r.parents, "min_vms": 0,
+                   "elasticity_policies": [], "scheduled_policies": []})
+        })
+        .collect();
+    json!({"ID": t.id.to_string(), "UID": "0", "GID": "0", "UNAME": c.owner, "GNAME": "oneadmin",
+           "NAME": t.name, "TYPE": "101", "PERMISSIONS": permissions(),
+           "TEMPLATE": {"BODY": {"name": t.name, "deployment": "straight", "description": "",
+               "shutdown_action": "terminate", "ready_status_gate": false,
+               "automatic_deletion": false, "roles": roles, "registration_time": 0}}})
+}
+
+fn service_doc(c: &Cloud, s: &Service) -> Json {
+    let roles: Vec<Json> = s
+        .roles
+        .iter()
+        .map(|r| {
+            let nodes: Vec<Json> = r
+                .nodes
+                .iter()
+                .filter_map(|id| c.vms.get(id))
+                .map(|vm| {
+                    json!({"deploy_id": vm.id, "vm_info": {"VM": {
+                        "ID": vm.id.to_string(), "NAME": vm.name, "UID": "0", "GID": "0",
+                        "UNAME": vm.owner, "GNAME": "oneadmin",
+                        "STATE": (vm.state as i32).to_string(),
+                        "LCM_STATE": (vm.lcm as i32).to_string(),
+                        "STIME": vm.stime.to_string(), "ETIME": vm.etime.to_string(),
+                        "TEMPLATE": {"NIC": [{"NIC_ID": "0", "IP": vm.ip.to_string()}]}}}})
+                })
+                .collect();
+            let disposed: Vec<Json> = r.disposed.iter().map(|id| json!(id)).collect();
+            json!({"name": r.spec.name, "type": "vm", "template_id": r.spec.template_id,
+                   "cardinality": r.nodes.len(), "state": role_state(c, r).to_string(),
+                   "parents": r.spec.parents, "min_vms": 0, "cooldown": 0,
+                   "last_vmname": r.last_vmname, "nodes": nodes, "disposed_nodes": disposed,
+                   "elasticity_policies": [], "scheduled_policies": []})
+        })
+        .collect();
+    let log: Vec<Json> = s
+        .log
+        .iter()
+        .map(|(t, m)| json!({"message": m, "severity": "I", "timestamp": t}))
+        .collect();
+    json!({"ID": s.id.to_string(), "UID": "0", "GID": "0", "UNAME": c.owner, "GNAME": "oneadmin",
+           "NAME": s.name, "TYPE": "100", "PERMISSIONS": permissions(),
+           "TEMPLATE": {"BODY": {"name": s.name, "deployment": "straight",
+               "state": service_state(c, s), "shutdown_action": "terminate",
+               "ready_status_gate": false, "automatic_deletion": false,
+               "start_time": s.start_time, "log": log, "roles": roles}}})
+}
