@@ -91,6 +91,7 @@ where
     let mut terminate = signal(SignalKind::terminate())?;
     let size = terminal.size().map_err(io::Error::other)?;
     console.state.size = (size.width, size.height);
+    console.state.identity = super::dispatcher::local_identity();
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     let mut shown: Option<Shown> = None;

@@ -235,6 +235,9 @@ pub struct AppState {
     pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
+    /// This console's `user@host` (set by the event loop): a rollout Lease
+    /// it holds itself is not another console's.
+    pub identity: String,
 }
 
 impl AppState {
@@ -261,6 +264,7 @@ impl AppState {
             upgrade: None,
             rollouts: Default::default(),
             wall_clock: None,
+            identity: String::new(),
         }
     }
 

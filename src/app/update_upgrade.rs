@@ -19,14 +19,19 @@ use crate::upgrade::{Direction, RolloutInProgress, StepState, UpgradePlan};
 const MAX_PARALLEL: usize = 10;
 
 /// A rollout on `cluster` the plan must wait for: this console's own
-/// unfinished one. (Other consoles' Leases join here when the fleet model
-/// carries them.)
+/// unfinished one, else another console's, from its rollout Lease.
 pub fn other_rollout(state: &AppState, cluster: &str) -> Option<RolloutInProgress> {
-    state
+    let own = state
         .rollouts
         .get(cluster)
         .filter(|r| r.unfinished())
-        .map(RolloutView::in_progress)
+        .map(RolloutView::in_progress);
+    own.or_else(|| {
+        state
+            .fleet
+            .cluster(cluster)
+            .and_then(|live| live.status.other_rollout(&state.identity))
+    })
 }
 
 /// The cluster `u` / `:upgrade` acts on: the one in use on the cluster

@@ -428,3 +428,33 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
     );
     assert!(state.rollouts["healthy"].running);
 }
+
+#[test]
+fn another_consoles_lease_fails_the_guard_but_our_own_does_not() {
+    let mut status = fixtures::healthy();
+    status.rollout = Some(crate::fleet::status::RolloutStatus {
+        holder: "bob@jump2".into(),
+        node_index: 2,
+        node_count: 5,
+        ..Default::default()
+    });
+    let mut state = state_with(status.clone());
+    state.identity = "alice@ops1".into();
+    update(&mut state, Action::OpenUpgrade(None));
+    let guard = plan(&state)
+        .guards
+        .iter()
+        .find(|g| g.id == GuardId::NoOtherRollout)
+        .unwrap();
+    assert_eq!(guard.verdict, GuardVerdict::Fail);
+    assert!(
+        guard.reason.contains("bob@jump2, node 2 of 5"),
+        "{}",
+        guard.reason
+    );
+
+    let mut state = state_with(status);
+    state.identity = "bob@jump2".into();
+    update(&mut state, Action::OpenUpgrade(None));
+    assert_eq!(plan(&state).start_refused(), None);
+}
