@@ -164,18 +164,15 @@ impl<'a> UpgradePlanView<'a> {
     fn verdict(&self, screen: &PlanScreen, width: usize) -> Line<'static> {
         let s = &self.look.styles;
         let g = &self.look.glyphs;
-        if let Some(needed) = screen.missing_ack() {
-            if screen
-                .start_refused()
-                .is_some_and(|w| w.contains("acknowledgement"))
-            {
-                return Line::from(vec![
-                    Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
-                    Span::styled("a", s.get(Role::Key)),
-                    Span::styled(", then type: ", s.get(Role::Warn)),
-                    Span::styled(needed.to_string(), s.get(Role::Accent)),
-                ]);
-            }
+        // With nothing failing, the acknowledgement is the one thing left.
+        let failing = screen.counts().2;
+        if let Some(needed) = screen.missing_ack().filter(|_| failing == 0) {
+            return Line::from(vec![
+                Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
+                Span::styled("a", s.get(Role::Key)),
+                Span::styled(", then type: ", s.get(Role::Warn)),
+                Span::styled(needed.to_string(), s.get(Role::Accent)),
+            ]);
         }
         match screen.start_refused() {
             Some(why) => Line::from(Span::styled(
