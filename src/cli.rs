@@ -97,6 +97,96 @@ pub enum Command {
     },
     /// Start the built-in demo fleet in-process and open the console on it.
     Demo,
+    /// Guarded rolling Talos OS upgrade of one cluster (--context): --plan shows the plan and
+    /// every guard; --yes --confirm NAME runs it. Exit 0 done / 1 blocked or failed / 2 usage.
+    Upgrade(UpgradeArgs),
+    /// Add nodes to a cluster (--context) as VMs from its OpenNebula provider,
+    /// and follow each until it has joined.
+    Provision(ProvisionArgs),
+}
+
+/// `taloscope upgrade`.
+#[derive(Args, Debug, Clone)]
+pub struct UpgradeArgs {
+    /// Target Talos version, e.g. v1.12.0.
+    #[arg(long, value_name = "VERSION")]
+    pub to: String,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long)]
+    pub plan: bool,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Installer image (default ghcr.io/siderolabs/installer:<version>; custom or factory image).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Workers upgraded at once; control planes always go one at a time.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub max_parallel: usize,
+    /// Stage the upgrade (legacy API only): reboot first, install early in the next boot.
+    #[arg(long)]
+    pub stage: bool,
+    /// Keep EPHEMERAL (only nodes below Talos 1.8 need it).
+    #[arg(long)]
+    pub preserve: bool,
+    /// Allow a target one minor below the running version.
+    #[arg(long)]
+    pub allow_downgrade: bool,
+    /// A typed acknowledgement, e.g. "the Kubernetes API will be down" for a single control plane.
+    #[arg(long, value_name = "TEXT")]
+    pub ack: Vec<String>,
+    /// Seconds one node may take before the rollout halts with it failed.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    pub node_timeout: u64,
+    /// Run the upgrade (with --confirm).
+    #[arg(long)]
+    pub yes: bool,
+    /// The cluster name typed in full, as the console asks.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// Milliseconds between status reads while a node upgrades.
+    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    pub poll_ms: u64,
+}
+
+/// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.
+#[derive(Args, Debug, Clone)]
+pub struct ProvisionArgs {
+    /// Role of the new nodes.
+    #[arg(long, value_parser = parse_role, required_unless_present = "terminate")]
+    pub role: Option<crate::config::MachineRole>,
+    /// How many new nodes.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub count: u64,
+    /// Provider from taloscope's config (default: the cluster's own).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// VM name pattern: the placeholders cluster, role and n in braces
+    /// (default: cluster-role-n, numbered past names already in use).
+    #[arg(long, value_name = "PATTERN")]
+    pub name_pattern: Option<String>,
+    /// Print the plan and change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub plan: bool,
+    /// Carry out the plan (with --confirm).
+    #[arg(long, requires = "confirm")]
+    pub yes: bool,
+    /// The cluster's name, typed in full, to confirm.
+    #[arg(long, value_name = "CLUSTER")]
+    pub confirm: Option<String>,
+    /// Terminate this VM (one a provision started) instead of provisioning.
+    #[arg(long, value_name = "VM_ID", conflicts_with = "role")]
+    pub terminate: Option<u64>,
+    /// Give up on nodes that have not joined after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
+    pub timeout: u64,
+    /// Plan and progress as a table and lines, or as JSON.
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+fn parse_role(text: &str) -> Result<crate::config::MachineRole, String> {
+    crate::config::MachineRole::parse(text)
+        .ok_or_else(|| format!("{text:?} is not a role; use worker or controlplane"))
 }
 
 /// Parses the command line and runs the chosen subcommand.

@@ -262,10 +262,10 @@ async fn worker_vm_boots_and_joins_the_cluster() {
     let state = sim.fleet.state();
     let endpoint = talos_common::within(10, "the new node joins", async {
         loop {
-            if let Some((_, n)) = state.node_by_address(ip) {
-                if n.status().up {
-                    return n.endpoint();
-                }
+            if let Some((_, n)) = state.node_by_address(ip)
+                && n.status().up
+            {
+                return n.endpoint();
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

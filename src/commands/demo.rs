@@ -1,7 +1,8 @@
 //! `taloscope demo`: starts the built-in `demo` scenario in-process, in a
 //! temporary state dir, and opens the console on it. The console is pointed at
-//! the sim's own talosconfig, kubeconfig and an empty taloscope config, so the
-//! user's configs are neither read nor touched.
+//! the sim's own talosconfig, kubeconfig and taloscope config (its OpenNebula
+//! and OneFlow providers), and keeps journals and the audit log in that temporary
+//! dir too, so the user's configs and rollouts are neither read nor touched.
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -27,6 +28,10 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // SAFETY: set before the runtimes below start their threads; the only other thread
+    // by now is the log writer, which never reads the environment. Every later
+    // `Paths::resolve()` (journals, audit log) then stays inside the demo's dir.
+    unsafe { std::env::set_var("TALOSCOPE_STATE_DIR", dir.path().join("state")) };
     // The sim gets a runtime of its own, whose workers serve it while the
     // console's runtime runs on this thread.
     let sim_runtime = match crate::commands::runtime() {
@@ -47,11 +52,17 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let config = dir.path().join("taloscope.yaml");
-    if let Err(err) = std::fs::write(&config, "") {
-        eprintln!("taloscope: cannot write {}: {err}", config.display());
-        return ExitCode::FAILURE;
-    }
+    let config = match fleet.opennebula() {
+        Some(one) => one.config_file(),
+        None => {
+            let empty = dir.path().join("taloscope.yaml");
+            if let Err(err) = std::fs::write(&empty, "") {
+                eprintln!("taloscope: cannot write {}: {err}", empty.display());
+                return ExitCode::FAILURE;
+            }
+            empty
+        }
+    };
     let mut demo = global.clone();
     demo.talosconfig = Some(fleet.talosconfig_path());
     demo.kubeconfig = Some(fleet.kubeconfig_path());

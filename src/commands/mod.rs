@@ -8,8 +8,11 @@ pub mod console;
 pub mod contexts;
 pub mod demo;
 pub mod info;
+pub mod provision;
 pub mod sim;
 pub mod status;
+pub mod upgrade;
+mod upgrade_output;
 
 pub fn run(cli: Cli) -> ExitCode {
     let global = cli.global;
@@ -24,6 +27,8 @@ pub fn run(cli: Cli) -> ExitCode {
             time_scale,
         }) => sim::run(&global, &scenario, &state_dir, time_scale),
         Some(Command::Demo) => demo::run(&global),
+        Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
+        Some(Command::Provision(args)) => provision::run(&global, &args),
     }
 }
 

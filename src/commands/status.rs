@@ -149,7 +149,7 @@ fn human_bytes(n: i64) -> String {
 }
 
 /// Left-aligned columns, two spaces apart; the last column is not padded.
-fn columns(rows: &[Vec<String>]) -> String {
+pub(crate) fn columns(rows: &[Vec<String>]) -> String {
     let width = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..width)
         .map(|i| {

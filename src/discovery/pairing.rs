@@ -229,10 +229,12 @@ mod tests {
                     let entry = ClusterConfig {
                         talos_context: t.map(str::to_owned),
                         kube_context: k.map(str::to_owned),
+                        ..ClusterConfig::default()
                     };
                     (name.to_string(), entry)
                 })
                 .collect::<BTreeMap<_, _>>(),
+            ..Config::default()
         }
     }
 

@@ -84,6 +84,29 @@ pub async fn cluster_members(
     None
 }
 
+/// The context's nodes plus every cluster member none of them names, at the member's first
+/// IPv4 address (else its first address): a node that joined after the talosconfig was written
+/// (a provisioned VM, say) is shown without editing the operator's talosconfig.
+pub fn with_discovered_members(
+    mut nodes: Vec<String>,
+    members: Option<&[ClusterMember]>,
+) -> Vec<String> {
+    for m in members.unwrap_or_default() {
+        let known = nodes
+            .iter()
+            .any(|n| *n == m.hostname || m.addresses.iter().any(|a| a == n));
+        let address = m
+            .addresses
+            .iter()
+            .find(|a| a.parse::<std::net::Ipv4Addr>().is_ok())
+            .or_else(|| m.addresses.first());
+        if !known && let Some(address) = address {
+            nodes.push(address.clone());
+        }
+    }
+    nodes
+}
+
 /// Roles and hostnames for each address, from the member list when there is one.
 pub fn plan_nodes(nodes: &[String], members: Option<&[ClusterMember]>) -> Vec<NodePlan> {
     nodes
@@ -347,6 +370,7 @@ pub async fn collect_cluster(
         nodes.to_vec()
     };
     let members = cluster_members(client, &nodes, options.member_sources).await;
+    let nodes = with_discovered_members(nodes, members.as_deref());
     let plans = plan_nodes(&nodes, members.as_deref());
     let mut probes: Vec<NodeProbe> = probe_nodes(client, plans).collect().await;
     let position: HashMap<&str, usize> = nodes
@@ -520,6 +544,29 @@ mod tests {
         assert_eq!(plans[1].hostname.as_deref(), Some("w-1"));
         assert_eq!(plans[2].role, NodeRole::Unknown);
         assert_eq!(plans[2].hostname, None);
+    }
+
+    #[test]
+    fn members_missing_from_the_context_are_added_once() {
+        let nodes = vec!["10.0.0.1".to_string(), "w-1".to_string()];
+        let members = vec![
+            member_at("cp-1", &["10.0.0.1"]),
+            member_at("w-1", &["10.0.0.4"]),
+            member_at("w-new", &["fd00::9", "10.0.0.9"]),
+        ];
+        let all = with_discovered_members(nodes, Some(&members));
+        assert_eq!(all, ["10.0.0.1", "w-1", "10.0.0.9"]);
+        assert_eq!(with_discovered_members(vec!["a".into()], None), ["a"]);
+    }
+
+    fn member_at(host: &str, addresses: &[&str]) -> ClusterMember {
+        ClusterMember {
+            id: host.to_string(),
+            hostname: host.to_string(),
+            addresses: addresses.iter().map(|a| a.to_string()).collect(),
+            machine_type: "worker".to_string(),
+            operating_system: String::new(),
+        }
     }
 
     #[test]

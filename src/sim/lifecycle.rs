@@ -9,7 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::Core;
 use super::apid::{Role, Route, Target, require, route, slow_down};
-use super::machine::image_version;
+use super::machine::{image_version, record};
 use super::scenario::parse_version;
 use crate::proto::machine::image_service_server::ImageService;
 use crate::proto::machine::lifecycle_service_server::LifecycleService;
@@ -85,6 +85,7 @@ impl ImageService for ImageApi {
             return Err(Status::invalid_argument("image reference is empty"));
         }
         slow_down(&t.node).await;
+        record(&self.core, &t, "ImageService.Pull");
         let clock = self.core.clock;
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(async move {
@@ -173,6 +174,10 @@ impl LifecycleService for LifecycleApi {
             m.busy = true;
         }
         slow_down(&t.node).await;
+        record(&self.core, &t, "LifecycleService.Upgrade");
+        let fleet = self.core.fleet.clone();
+        let (cluster, node) = (t.cluster.name().to_string(), t.node.name().to_string());
+        fleet.record.upgrade_started(&cluster, &node, t.node.role());
         let clock = self.core.clock;
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(async move {
@@ -212,6 +217,9 @@ impl LifecycleService for LifecycleApi {
                     m.staged_version = Some(v);
                 }
                 m.busy = false;
+            }
+            if code != 0 {
+                fleet.record.upgrade_ended(&cluster, &node);
             }
             let _ = tx.send(Ok(exit_code(code))).await;
         });

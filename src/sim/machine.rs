@@ -170,7 +170,7 @@ fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status> {
         .unwrap_or(0);
     let id = t.node.etcd_member_id();
     let mut errors = Vec::new();
-    if t.node.faults().etcd_unhealthy {
+    if t.node.etcd_faulty() {
         errors.push("etcdserver: no connection to leader (heartbeat timeout)".to_string());
     }
     for (i, alarm) in &etcd.alarms {
@@ -299,11 +299,22 @@ fn upgrade(core: &Arc<Core>, t: &Target, req: &UpgradeRequest) -> Result<Upgrade
     if !spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Upgrade) {
         return Err(locked());
     }
+    record(core, t, "MachineService.Upgrade");
+    core.fleet
+        .record
+        .upgrade_started(t.cluster.name(), t.node.name(), t.node.role());
     Ok(Upgrade {
         metadata: None,
         ack: "Upgrade request received".into(),
         actor_id: actor,
     })
+}
+
+/// Writes an accepted mutating call into the sim's record.
+pub(crate) fn record(core: &Core, t: &Target, method: &'static str) {
+    core.fleet
+        .record
+        .call(t.cluster.name(), t.node.name(), method);
 }
 
 fn apply(
@@ -336,6 +347,7 @@ fn apply(
         });
     }
     t.node.lock().applied_config = Some(req.data.clone());
+    record(core, t, "MachineService.ApplyConfiguration");
     if mode == Mode::Reboot {
         spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
     }
@@ -437,13 +449,18 @@ impl MachineService for MachineApi {
         &self,
         request: Request<EtcdForfeitLeadershipRequest>,
     ) -> Result<Response<EtcdForfeitLeadershipResponse>, Status> {
+        let core = &self.core;
         unary!(
             self,
             request,
             "EtcdForfeitLeadership",
             Role::Admin,
             EtcdForfeitLeadershipResponse,
-            |t| forfeit(&t)
+            |t| {
+                let answer = forfeit(&t)?;
+                record(core, &t, "MachineService.EtcdForfeitLeadership");
+                Ok(answer)
+            }
         )
     }
 
@@ -506,6 +523,7 @@ impl MachineService for MachineApi {
             |t| {
                 let actor = actor_id();
                 if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Reboot) {
+                    record(core, &t, "MachineService.Reboot");
                     Ok(Reboot {
                         metadata: None,
                         actor_id: actor,

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod cosi;
 pub mod events;
 mod growth;
+mod injection;
 pub mod kube_api;
 mod kube_link;
 pub mod lifecycle;
@@ -18,11 +19,14 @@ pub mod machine;
 pub mod node;
 pub mod opennebula;
 pub mod pki;
+pub mod record;
 pub mod scenario;
 mod scenario_file;
 pub mod state;
 
 pub use clock::SimClock;
+pub use injection::NoSuchNode;
+pub use record::{MutatingCall, UpgradeWindow};
 pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
 pub use state::{ClusterState, EtcdCluster, FleetState, MachineStage, NodeStatus, SimNode};
 

@@ -168,6 +168,10 @@ fn finish_boot(core: &Core, node: &SimNode) {
         s.stage = MachineStage::Running;
     });
     node.lock().busy = false;
+    let cluster = core.fleet.clusters.get(node.cluster_index);
+    if let Some(cluster) = cluster {
+        core.fleet.record.upgrade_ended(cluster.name(), node.name());
+    }
 }
 
 /// Starts a reboot (or upgrade-then-reboot) in the background; false if one is already running.
@@ -256,7 +260,10 @@ async fn reboot(
     core.fleet.update(&node, |s| s.up = false);
     cluster.move_leader_from(node.node_index);
     clock.sleep(REBOOT_DOWN_SECONDS).await;
-    if node.spec.faults.never_returns_after_reboot || *core.stop.borrow() {
+    if node.spec.faults.never_returns_after_reboot
+        || node.injected.never_returns()
+        || *core.stop.borrow()
+    {
         return;
     }
     begin_boot(&core, &node);

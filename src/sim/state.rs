@@ -11,6 +11,8 @@ use tokio::sync::watch;
 use super::Core;
 use super::events::EventLog;
 use super::growth::NodeList;
+use super::injection::InjectedFaults;
+use super::record::{MutatingCall, SimRecord, UpgradeWindow};
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -71,6 +73,8 @@ pub struct SimNode {
     pub(crate) events: EventLog,
     pub(crate) mutable: Mutex<NodeMutable>,
     pub(crate) tls: OnceLock<Arc<rustls::ServerConfig>>,
+    /// Faults a test switches while the sim runs.
+    pub(crate) injected: InjectedFaults,
 }
 
 /// Node state only the simulator changes.
@@ -132,6 +136,11 @@ impl SimNode {
         self.etcd_member_id
     }
 
+    /// The member reports errors: by the scenario, or injected at runtime.
+    pub(crate) fn etcd_faulty(&self) -> bool {
+        self.spec.faults.etcd_unhealthy || self.injected.etcd_unhealthy()
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, NodeMutable> {
         self.mutable.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -183,7 +192,7 @@ impl ClusterState {
     pub fn member_healthy(&self, node_index: usize) -> bool {
         self.nodes.get(node_index).is_some_and(|n| {
             let s = n.status.borrow();
-            s.up && !s.rebooting && !n.spec.faults.etcd_unhealthy
+            s.up && !s.rebooting && !n.etcd_faulty()
         })
     }
 
@@ -225,6 +234,7 @@ pub struct FleetState {
     pub(crate) clusters: Vec<Arc<ClusterState>>,
     pub(crate) by_address: RwLock<HashMap<Ipv4Addr, (usize, usize)>>,
     changes: watch::Sender<u64>,
+    pub(crate) record: SimRecord,
     /// The running sim, for starting nodes that join at run time (set once it has started).
     pub(crate) core: OnceLock<Weak<Core>>,
 }
@@ -270,6 +280,7 @@ impl FleetState {
             clusters,
             by_address: RwLock::new(by_address),
             changes,
+            record: SimRecord::default(),
             core: OnceLock::new(),
         }
     }
@@ -295,6 +306,26 @@ impl FleetState {
             .get(&address)?;
         let cluster = self.clusters.get(ci)?;
         Some((cluster, cluster.nodes.get(ni)?))
+    }
+
+    /// Every node's upgrade windows so far, in the order the upgrades were accepted.
+    pub fn upgrade_record(&self) -> Vec<UpgradeWindow> {
+        self.record.windows()
+    }
+
+    /// Every mutating call the nodes accepted, in order.
+    pub fn mutating_calls(&self) -> Vec<MutatingCall> {
+        self.record.calls()
+    }
+
+    /// How many upgrade calls (`MachineService.Upgrade` or `LifecycleService.Upgrade`) a node
+    /// of a cluster accepted.
+    pub fn upgrade_calls(&self, cluster: &str, node: &str) -> usize {
+        self.record
+            .calls()
+            .iter()
+            .filter(|c| c.cluster == cluster && c.node == node && c.is_upgrade())
+            .count()
     }
 
     /// A counter that increases whenever any node's status changes.
@@ -335,6 +366,7 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         events: EventLog::new(),
         mutable: Mutex::new(NodeMutable::default()),
         tls: OnceLock::new(),
+        injected: InjectedFaults::default(),
     }
 }
 

@@ -3,7 +3,10 @@
 //! before every node. No IO: plain functions over the fleet status model.
 mod guard_id;
 pub mod guards;
+mod node_step;
+pub mod observe;
 pub mod plan;
+pub mod runner;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -15,4 +18,8 @@ pub use guards::{
 pub use plan::{
     Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,
     default_installer_image, must_forfeit_leadership, offered_targets,
+};
+pub use runner::{
+    RolloutHandle, RunOptions, TalosUpgradeRun, resume_talos_upgrade, resume_talos_upgrade_with,
+    spawn_talos_upgrade,
 };

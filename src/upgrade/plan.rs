@@ -1,7 +1,7 @@
 //! An upgrade plan for one cluster: the target and installer image, the options, and the node
 //! order (control planes one at a time with the etcd leader last, then workers in batches),
 //! with the operator's edits (reorder, leave out, include). Pure: built from a status snapshot.
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::RebootMode;
@@ -27,7 +27,7 @@ pub fn offered_targets(status: &ClusterStatus, allow_downgrade: bool) -> Vec<Tal
 }
 
 /// How each node is upgraded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UpgradeOptions {
     /// Stage the upgrade: reboot first and install early in the next boot, before pods and
     /// volumes are in use. Only the legacy API has it; Talos 1.13+ nodes upgrade unstaged.
@@ -35,7 +35,10 @@ pub struct UpgradeOptions {
     /// Keep the EPHEMERAL partition. Only meaningful on nodes below Talos 1.8: from 1.8 on an
     /// upgrade always keeps EPHEMERAL and the flag does nothing (talosctl hides it).
     pub preserve: bool,
-    #[serde(serialize_with = "reboot_mode_name")]
+    #[serde(
+        serialize_with = "reboot_mode_name",
+        deserialize_with = "reboot_mode_from_name"
+    )]
     pub reboot_mode: RebootMode,
     /// Workers upgraded at once; control planes always go one at a time.
     pub max_parallel: usize,
@@ -63,7 +66,7 @@ impl UpgradeOptions {
 }
 
 /// The API a node is upgraded through, chosen by the Talos version it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UpgradeApi {
     /// `MachineService.Upgrade`: below Talos 1.13. The server checks etcd itself and holds an
@@ -102,7 +105,7 @@ impl UpgradeApi {
 }
 
 /// Whether a step's node is upgraded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepState {
     Upgrade,
@@ -120,7 +123,7 @@ pub enum Direction {
 }
 
 /// One node of the plan, in rollout order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanStep {
     pub node: String,
     pub address: String,
@@ -179,7 +182,7 @@ pub enum PlanError {
 }
 
 /// A rolling upgrade of one cluster to one Talos version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UpgradePlan {
     pub cluster: String,
     pub target: TalosVersion,
@@ -414,6 +417,18 @@ fn reboot_mode_name<S: Serializer>(mode: &RebootMode, s: S) -> Result<S::Ok, S::
         RebootMode::Powercycle => "powercycle",
         RebootMode::Force => "force",
     })
+}
+
+fn reboot_mode_from_name<'de, D: Deserializer<'de>>(d: D) -> Result<RebootMode, D::Error> {
+    let name = String::deserialize(d)?;
+    match name.as_str() {
+        "default" => Ok(RebootMode::Default),
+        "powercycle" => Ok(RebootMode::Powercycle),
+        "force" => Ok(RebootMode::Force),
+        other => Err(serde::de::Error::custom(format!(
+            "unknown reboot mode {other:?} (default, powercycle or force)"
+        ))),
+    }
 }
 
 /// Whether `node` must hand over etcd leadership before it reboots, by live status: it leads

@@ -125,7 +125,7 @@ fn dispatch(cloud: &Arc<OneCloud>, call: &MethodCall) -> Result<String, Bad> {
         "one.vmpool.info" => {
             let (filter, start, end) = (int(call, 1)?, int(call, 2)?, int(call, 3)?);
             let state = call.int(4).unwrap_or(-1);
-            if state < -2 || state > 11 || state == 7 {
+            if !(-2..=11).contains(&state) || state == 7 {
                 return Ok(xmlrpc::failure(
                     "[one.vmpool.info] Incorrect filter_flag, state",
                     ErrorCode::RpcApi,

@@ -1,0 +1,286 @@
+//! `taloscope provision`: plan new nodes for a cluster from its provider
+//! (--plan), or carry the plan out through the dispatcher (--yes --confirm),
+//! printing one line per VM change. Exit 0 only when every new node joined;
+//! 1 some did not; 2 configuration or provider error; 3 refused or cancelled.
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
+use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
+use crate::config::Config;
+use crate::discovery::{Cluster, Discovery, Sources, discover, host_of};
+use crate::fleet::kube_client_for;
+use crate::paths::Paths;
+use crate::provision::{
+    JoinChecks, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
+    connect, plan, terminate,
+};
+use crate::talos::{ClientOptions, TalosClient};
+
+const EXIT_NOT_JOINED: u8 = 1;
+const EXIT_CONFIG: u8 = 2;
+const EXIT_REFUSED: u8 = 3;
+
+/// A failure with its exit code and message.
+struct Stop(u8, String);
+
+pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
+    let env = |name: &str| std::env::var(name).ok();
+    let paths = Paths::resolve();
+    let (sources, source_errors) = Sources::resolve(global, &env, &paths);
+    if !source_errors.is_empty() {
+        for err in &source_errors {
+            eprintln!("taloscope: {err}");
+        }
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    let discovery = discover(&sources);
+    let runtime = match crate::commands::runtime() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("taloscope: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(provision(global, args, &sources.config, &discovery, &paths));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Stop(code, message)) => {
+            if !message.is_empty() {
+                eprintln!("taloscope: {message}");
+            }
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn config_stop(e: impl std::fmt::Display) -> Stop {
+    Stop(EXIT_CONFIG, e.to_string())
+}
+
+/// The cluster named by --context, by cluster or talos context name.
+fn find_cluster<'a>(discovery: &'a Discovery, wanted: Option<&str>) -> Result<&'a Cluster, Stop> {
+    let name = wanted.ok_or_else(|| config_stop("provision needs --context CLUSTER"))?;
+    let cluster = discovery
+        .cluster(name)
+        .or_else(|| {
+            discovery
+                .clusters
+                .iter()
+                .find(|c| c.talos_context() == Some(name))
+        })
+        .ok_or_else(|| {
+            config_stop(format!(
+                "no cluster or context named {name:?}; `taloscope contexts` lists them"
+            ))
+        })?;
+    if cluster.talos.is_none() {
+        return Err(config_stop(format!(
+            "cluster {name:?} has no talosconfig context; following new nodes needs the Talos API"
+        )));
+    }
+    Ok(cluster)
+}
+
+/// The key of the cluster's entry in taloscope's config.
+fn config_key(config: &Config, cluster: &Cluster) -> String {
+    [Some(cluster.name.as_str()), cluster.talos_context()]
+        .into_iter()
+        .flatten()
+        .find(|k| config.clusters.contains_key(*k))
+        .unwrap_or(cluster.name.as_str())
+        .to_string()
+}
+
+fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
+    Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
+}
+
+/// Read-only refusal, typed confirmation and the audit line, in the dispatcher.
+fn approve(
+    d: &Dispatcher,
+    action: MutatingAction,
+    confirm: Option<&str>,
+) -> Result<crate::app::dispatcher::ApprovedAction, Stop> {
+    match d.request(action) {
+        Gate::Refused(message) => Err(Stop(EXIT_REFUSED, message)),
+        Gate::Confirm(pending) => {
+            let answer = match confirm {
+                Some(typed) => Answer::Typed(typed.to_string()),
+                None => Answer::Cancel,
+            };
+            match d.answer(pending, answer) {
+                Verdict::Proceed(approved) => Ok(approved),
+                Verdict::Cancelled(message) => Err(Stop(EXIT_REFUSED, message)),
+            }
+        }
+    }
+}
+
+async fn provision(
+    global: &GlobalArgs,
+    args: &ProvisionArgs,
+    config: &Config,
+    discovery: &Discovery,
+    paths: &Paths,
+) -> Result<(), Stop> {
+    let cluster = find_cluster(discovery, global.context.as_deref())?;
+    let key = config_key(config, cluster);
+    let env = |name: &str| std::env::var(name).ok();
+    let request = PlanRequest {
+        cluster: key.clone(),
+        role: args.role.unwrap_or(crate::config::MachineRole::Worker),
+        count: args.count as usize,
+        provider: args.provider.clone(),
+        name_pattern: args.name_pattern.clone(),
+    };
+    let (provider_name, provider_config) =
+        crate::provision::provider::provider_for(config, &request).map_err(config_stop)?;
+    let provider = connect(provider_name, provider_config, &env).map_err(config_stop)?;
+    let talos_ctx = cluster
+        .talos
+        .as_ref()
+        .ok_or_else(|| config_stop("no talos context"))?;
+    let talos = TalosClient::new(talos_ctx, ClientOptions::default()).map_err(config_stop)?;
+    let kube = match kube_client_for(cluster, discovery.kubeconfig.as_ref()).await {
+        Some(Ok(k)) => Some(k),
+        Some(Err(e)) => {
+            eprintln!("taloscope: warning: {e}; joined will mean a Talos member only");
+            None
+        }
+        None => None,
+    };
+    let journal = match ProvisionJournal::open(&paths.state_dir, &key) {
+        Ok(j) => Some(j),
+        Err(e) => {
+            eprintln!("taloscope: warning: {e}");
+            None
+        }
+    };
+
+    if let Some(vm) = args.terminate {
+        if !args.yes {
+            return Err(config_stop(format!(
+                "terminating VM {vm} changes the cluster: add --yes --confirm {key}"
+            )));
+        }
+        let action = MutatingAction::TerminateVm {
+            cluster: key.clone(),
+            provider: provider.name.clone(),
+            vm: vm.to_string(),
+        };
+        let d = dispatcher(global, paths);
+        let approved = approve(&d, action, args.confirm.as_deref())?;
+        let mut journal = journal;
+        let result = terminate(&approved, &provider, journal.as_mut()).await;
+        let _ = d.finished(
+            &approved,
+            result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
+        );
+        let progress = result.map_err(config_stop)?;
+        println!("{}", progress.line());
+        return Ok(());
+    }
+
+    let member_node = talos_ctx
+        .nodes
+        .first()
+        .cloned()
+        .or_else(|| talos_ctx.endpoints.first().and_then(|e| host_of(e)));
+    let mut taken = BTreeSet::new();
+    if let Some(k) = &kube
+        && let Ok(nodes) = k.nodes().await
+    {
+        taken.extend(nodes.into_iter().map(|n| n.name));
+    }
+    if let Some(node) = &member_node
+        && let Ok(members) = talos.cluster_members(node).await
+    {
+        taken.extend(members.into_iter().flat_map(|m| [m.id, m.hostname]));
+    }
+    let plan = plan(config, &provider, &request, &taken)
+        .await
+        .map_err(config_stop)?;
+
+    if !args.yes {
+        print(&render_plan(&plan, args.output)?);
+        if args.plan {
+            return Ok(());
+        }
+        return Err(Stop(
+            EXIT_CONFIG,
+            format!("nothing done: add --yes --confirm {key} to provision, or --plan to only plan"),
+        ));
+    }
+    let d = dispatcher(global, paths);
+    let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
+    if args.output == OutputFormat::Table {
+        print(&plan.table());
+    }
+
+    let (tx, mut rx) = mpsc::channel(64);
+    let checks = JoinChecks {
+        talos,
+        member_node,
+        kube,
+    };
+    let options = RunnerOptions {
+        poll: Duration::from_millis(500),
+        timeout: Duration::from_secs(args.timeout),
+    };
+    let runner = ProvisionRunner::new(plan, provider, checks, journal, options, tx);
+    let approved_for_runner = approved.clone();
+    let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
+    while let Some(event) = rx.recv().await {
+        let line = match (&event, args.output) {
+            (ProvisionEvent::Vm(p), OutputFormat::Table) => p.line(),
+            (ProvisionEvent::Note(n), OutputFormat::Table) => n.clone(),
+            (ProvisionEvent::Finished(s), OutputFormat::Table) => s.line(),
+            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line("vm", p),
+            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line("note", n),
+            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line("finished", s),
+        };
+        print(&format!("{line}\n"));
+    }
+    let summary = task.await.map_err(|e| {
+        Stop(
+            EXIT_NOT_JOINED,
+            format!("the provision task ended abnormally: {e}"),
+        )
+    })?;
+    let result = if summary.succeeded() {
+        Ok(())
+    } else {
+        Err(summary.line())
+    };
+    if let Err(e) = d.finished(&approved, result.clone()) {
+        eprintln!("taloscope: warning: {e}");
+    }
+    result.map_err(|_| Stop(EXIT_NOT_JOINED, String::new()))
+}
+
+fn render_plan(
+    plan: &crate::provision::ProvisionPlan,
+    output: OutputFormat,
+) -> Result<String, Stop> {
+    match output {
+        OutputFormat::Table => Ok(plan.table()),
+        OutputFormat::Json => serde_json::to_string_pretty(plan)
+            .map(|j| j + "\n")
+            .map_err(|e| Stop(EXIT_CONFIG, format!("cannot encode the plan as JSON: {e}"))),
+    }
+}
+
+fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
+    serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))
+        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
+}
+
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}

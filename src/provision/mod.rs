@@ -1,0 +1,34 @@
+//! Provisioning Talos nodes as VMs: plans from taloscope's config, machine
+//! config checks, the runner that creates VMs and follows each until its node
+//! has joined (reporting on a channel), and the journal of the VMs it started.
+pub mod journal;
+pub mod machine_config;
+pub mod plan;
+pub mod progress;
+pub mod provider;
+pub mod runner;
+
+pub use journal::{JournalEntry, ProvisionJournal};
+pub use machine_config::{MachineConfig, MachineConfigError};
+pub use plan::{PlanSource, ProvisionPlan};
+pub use progress::{ProvisionEvent, ProvisionStage, ProvisionSummary, VmProgress};
+pub use provider::{PlanRequest, Provider, ProviderClients, connect, plan};
+pub use runner::{JoinChecks, ProvisionRunner, RunnerOptions, terminate};
+
+use crate::opennebula::OneError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    /// The config lacks something a provision needs.
+    #[error("{file}: {message}")]
+    Config { file: String, message: String },
+    #[error(transparent)]
+    MachineConfig(#[from] MachineConfigError),
+    #[error(transparent)]
+    One(#[from] OneError),
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
+    /// The runner was handed an approval for something else.
+    #[error("{0}")]
+    NotApproved(String),
+}

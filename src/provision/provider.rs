@@ -1,0 +1,257 @@
+//! From taloscope's config to a ready plan: the provider's clients (XML-RPC
+//! or OneFlow, credentials as configured or as OpenNebula's CLI finds them),
+//! the template or service role, the checked machine config and VM names.
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::config::{ClusterConfig, Config, MachineRole, NameOrId, ProviderConfig, ProviderKind};
+use crate::opennebula::auth::{self, AuthSource, Credentials, Protocol};
+use crate::opennebula::{FlowClient, OneClient, OneError, TemplateInfo};
+
+use super::ProvisionError;
+use super::machine_config::MachineConfig;
+use super::plan::{DEFAULT_NAME_PATTERN, PlanSource, ProvisionPlan, vm_names};
+
+/// Bound on one call to a provider.
+const CALL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A provider's clients.
+#[derive(Debug, Clone)]
+pub enum ProviderClients {
+    /// VM templates over XML-RPC.
+    Templates(OneClient),
+    /// A OneFlow service; VMs read over XML-RPC when an endpoint is known.
+    Flow {
+        flow: FlowClient,
+        vms: Option<OneClient>,
+    },
+}
+
+/// A configured provider, ready to call.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: String,
+    pub kind: ProviderKind,
+    pub endpoint: String,
+    pub clients: ProviderClients,
+}
+
+impl Provider {
+    /// The XML-RPC client VMs are read and terminated through, if any.
+    pub fn vm_client(&self) -> Option<&OneClient> {
+        match &self.clients {
+            ProviderClients::Templates(c) => Some(c),
+            ProviderClients::Flow { vms, .. } => vms.as_ref(),
+        }
+    }
+}
+
+/// Builds the clients of provider `name` (nothing is dialled yet).
+pub fn connect(
+    name: &str,
+    cfg: &ProviderConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Provider, ProvisionError> {
+    let source = match (&cfg.username, &cfg.password, &cfg.auth_file) {
+        (Some(u), Some(p), _) => AuthSource::Inline(Credentials::new(u, p)),
+        (_, _, Some(f)) => AuthSource::File(f.clone()),
+        _ => AuthSource::Environment,
+    };
+    let credentials = auth::credentials(name, &source, env)?;
+    let (endpoint, clients) = match cfg.kind {
+        ProviderKind::Opennebula => {
+            let endpoint = auth::endpoint(name, Protocol::XmlRpc, cfg.endpoint.as_deref(), env)?;
+            let client = OneClient::new(name, &endpoint, credentials, CALL_TIMEOUT)?;
+            (endpoint, ProviderClients::Templates(client))
+        }
+        ProviderKind::Oneflow => {
+            let endpoint = auth::endpoint(name, Protocol::OneFlow, cfg.endpoint.as_deref(), env)?;
+            let flow = FlowClient::new(name, &endpoint, credentials.clone(), CALL_TIMEOUT)?;
+            let xmlrpc = cfg
+                .xmlrpc_endpoint
+                .clone()
+                .or_else(|| env("ONE_XMLRPC").filter(|v| !v.is_empty()));
+            let vms = match xmlrpc {
+                Some(url) => {
+                    let url = auth::endpoint(name, Protocol::XmlRpc, Some(&url), env)?;
+                    Some(OneClient::new(name, &url, credentials, CALL_TIMEOUT)?)
+                }
+                None => None,
+            };
+            (endpoint, ProviderClients::Flow { flow, vms })
+        }
+    };
+    Ok(Provider {
+        name: name.to_string(),
+        kind: cfg.kind,
+        endpoint,
+        clients,
+    })
+}
+
+/// What the operator asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanRequest {
+    pub cluster: String,
+    pub role: MachineRole,
+    pub count: usize,
+    /// Overrides the cluster's configured provider.
+    pub provider: Option<String>,
+    /// Default `{cluster}-{role}-{n}`.
+    pub name_pattern: Option<String>,
+}
+
+/// The cluster's entry in the config, or an error that says what to add.
+pub fn cluster_entry<'a>(
+    config: &'a Config,
+    cluster: &str,
+) -> Result<&'a ClusterConfig, ProvisionError> {
+    config
+        .clusters
+        .get(cluster)
+        .ok_or_else(|| ProvisionError::Config {
+            file: config.file_label(),
+            message: format!(
+                "cluster {cluster:?} has no entry under clusters:; add its provider, templates and machine_configs"
+            ),
+        })
+}
+
+/// The provider for a request: `--provider`, else the cluster's own.
+pub fn provider_for<'a>(
+    config: &'a Config,
+    request: &PlanRequest,
+) -> Result<(&'a str, &'a ProviderConfig), ProvisionError> {
+    let entry = config.clusters.get(&request.cluster);
+    let wanted = request
+        .provider
+        .as_deref()
+        .or_else(|| entry.and_then(|e| e.provider.as_deref()))
+        .ok_or_else(|| ProvisionError::Config {
+            file: config.file_label(),
+            message: format!(
+                "cluster {:?} names no provider; add provider: NAME to it or pass --provider",
+                request.cluster
+            ),
+        })?;
+    config
+        .providers
+        .get_key_value(wanted)
+        .map(|(k, v)| (k.as_str(), v))
+        .ok_or_else(|| {
+            let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
+            ProvisionError::Config {
+                file: config.file_label(),
+                message: format!(
+                    "no provider named {wanted:?} under providers: (known: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            }
+        })
+}
+
+/// Checks the request against the config and the provider, and makes the
+/// plan. `taken` holds names already in use (Kubernetes nodes, Talos
+/// members); the provider's own VM names are added.
+pub async fn plan(
+    config: &Config,
+    provider: &Provider,
+    request: &PlanRequest,
+    taken: &BTreeSet<String>,
+) -> Result<ProvisionPlan, ProvisionError> {
+    if request.count == 0 {
+        return Err(ProvisionError::Config {
+            file: config.file_label(),
+            message: "--count must be at least 1".into(),
+        });
+    }
+    let entry = cluster_entry(config, &request.cluster)?;
+    let role = request.role;
+    let machine_config = entry.machine_configs.get(role).cloned();
+    let pattern = request
+        .name_pattern
+        .clone()
+        .unwrap_or_else(|| DEFAULT_NAME_PATTERN.to_string());
+    let missing = |what: &str| ProvisionError::Config {
+        file: config.file_label(),
+        message: format!("cluster {:?}: no {what} for role {role}", request.cluster),
+    };
+    let (source, names) = match &provider.clients {
+        ProviderClients::Templates(client) => {
+            let path = machine_config
+                .as_ref()
+                .ok_or_else(|| missing("machine_configs entry"))?;
+            MachineConfig::load(path, role)?;
+            let wanted = entry
+                .templates
+                .get(role)
+                .ok_or_else(|| missing("templates entry"))?;
+            let template = find_template(client, wanted).await?;
+            let mut taken = taken.clone();
+            taken.extend(client.vms().await?.into_iter().map(|v| v.name));
+            let names = vm_names(&pattern, &request.cluster, role, request.count, &taken);
+            (
+                PlanSource::Template {
+                    id: template.id,
+                    name: template.name,
+                },
+                names,
+            )
+        }
+        ProviderClients::Flow { flow, .. } => {
+            if let Some(path) = &machine_config {
+                MachineConfig::load(path, role)?;
+            }
+            let wanted = entry
+                .service
+                .as_ref()
+                .ok_or_else(|| missing("OneFlow service"))?;
+            let service = match wanted.id() {
+                Some(id) => flow.service(id).await?,
+                None => flow.service_named(&wanted.to_string()).await?,
+            };
+            let current = service.role(role.as_str()).ok_or_else(|| {
+                let known: Vec<&str> = service.roles.iter().map(|r| r.name.as_str()).collect();
+                ProvisionError::One(OneError::NotFound {
+                    at: flow.origin().clone(),
+                    what: "service role",
+                    name: role.as_str().to_string(),
+                    hint: format!("service {} has roles: {}", service.name, known.join(", ")),
+                })
+            })?;
+            (
+                PlanSource::ServiceRole {
+                    service_id: service.id,
+                    service_name: service.name.clone(),
+                    role: current.name.clone(),
+                    cardinality: current.cardinality,
+                    target: current.cardinality + request.count as u64,
+                },
+                Vec::new(),
+            )
+        }
+    };
+    Ok(ProvisionPlan {
+        cluster: request.cluster.clone(),
+        provider: provider.name.clone(),
+        provider_kind: provider.kind,
+        endpoint: provider.endpoint.clone(),
+        role,
+        count: request.count,
+        source,
+        machine_config,
+        name_pattern: pattern,
+        vm_names: names,
+    })
+}
+
+async fn find_template(client: &OneClient, wanted: &NameOrId) -> Result<TemplateInfo, OneError> {
+    match wanted {
+        NameOrId::Id(id) => client.template(*id).await,
+        NameOrId::Name(name) => client.template_named(name).await,
+    }
+}

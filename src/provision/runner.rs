@@ -1,0 +1,499 @@
+//! The provision runner: takes an approved Provision action, creates the VMs
+//! (instantiate per VM, or a OneFlow role's cardinality raised), then follows
+//! each: PENDING → PROLOG → BOOT → RUNNING, its IP, Talos apid answering on
+//! it, and the node joined (Talos member, Kubernetes node Ready). It owns its
+//! clients, reports on a channel and journals the VMs it started.
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::app::dispatcher::{ApprovedAction, MutatingAction};
+use crate::kube::KubeClient;
+use crate::opennebula::{ExtraTemplate, Service, VmInfo};
+use crate::talos::TalosClient;
+
+use super::ProvisionError;
+use super::journal::ProvisionJournal;
+use super::machine_config::MachineConfig;
+use super::plan::{PlanSource, ProvisionPlan};
+use super::progress::{ProvisionEvent, ProvisionStage, ProvisionSummary, VmProgress};
+use super::provider::{Provider, ProviderClients};
+
+/// How often VMs are looked at, and how long a run may take in all.
+#[derive(Debug, Clone, Copy)]
+pub struct RunnerOptions {
+    pub poll: Duration,
+    pub timeout: Duration,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        RunnerOptions {
+            poll: Duration::from_secs(2),
+            timeout: Duration::from_secs(20 * 60),
+        }
+    }
+}
+
+/// How the runner tells that a node is up and has joined.
+#[derive(Clone)]
+pub struct JoinChecks {
+    /// The cluster's talosconfig context: apid on the new IP, and Members.
+    pub talos: TalosClient,
+    /// Asked for the cluster's members (an existing node); the new node's own
+    /// IP when `None`.
+    pub member_node: Option<String>,
+    /// The cluster's kube context: the new node Ready. Without one, joined
+    /// means a Talos member.
+    pub kube: Option<KubeClient>,
+}
+
+struct Tracked {
+    progress: VmProgress,
+}
+
+pub struct ProvisionRunner {
+    plan: ProvisionPlan,
+    provider: Provider,
+    checks: JoinChecks,
+    journal: Option<ProvisionJournal>,
+    options: RunnerOptions,
+    events: mpsc::Sender<ProvisionEvent>,
+    /// OneFlow plans: the role's VM ids before it was scaled.
+    flow_before: Option<BTreeSet<u64>>,
+}
+
+impl ProvisionRunner {
+    pub fn new(
+        plan: ProvisionPlan,
+        provider: Provider,
+        checks: JoinChecks,
+        journal: Option<ProvisionJournal>,
+        options: RunnerOptions,
+        events: mpsc::Sender<ProvisionEvent>,
+    ) -> ProvisionRunner {
+        ProvisionRunner {
+            plan,
+            provider,
+            checks,
+            journal,
+            options,
+            events,
+            flow_before: None,
+        }
+    }
+
+    /// Runs the plan `approved` approves, to the end; the summary is also
+    /// sent as [`ProvisionEvent::Finished`].
+    pub async fn run(mut self, approved: &ApprovedAction) -> ProvisionSummary {
+        let mut summary = ProvisionSummary {
+            cluster: self.plan.cluster.clone(),
+            requested: self.plan.count,
+            vms: Vec::new(),
+            error: None,
+        };
+        if !self.plan.is_approved_by(approved.action()) {
+            summary.error = Some(format!(
+                "the approval ({}) is not for this plan ({})",
+                approved.action().describe(),
+                self.plan.action().describe()
+            ));
+        } else {
+            let started = self.start().await;
+            match started {
+                Ok(mut vms) => {
+                    summary.error = self.follow(&mut vms).await;
+                    summary.vms = vms.into_iter().map(|t| t.progress).collect();
+                }
+                Err(e) => summary.error = Some(e.to_string()),
+            }
+        }
+        self.send(ProvisionEvent::Finished(summary.clone())).await;
+        summary
+    }
+
+    async fn send(&self, event: ProvisionEvent) {
+        // A closed receiver (the pane went away) does not stop the run.
+        let _ = self.events.send(event).await;
+    }
+
+    async fn changed(&mut self, t: &mut Tracked, next: VmProgress) {
+        if t.progress == next {
+            return;
+        }
+        t.progress = next;
+        if let Some(j) = &mut self.journal
+            && let Err(e) = j.record(&self.plan.provider, self.plan.role.as_str(), &t.progress)
+        {
+            let _ = self.events.send(ProvisionEvent::Note(e.to_string())).await;
+        }
+        self.send(ProvisionEvent::Vm(t.progress.clone())).await;
+    }
+
+    /// Creates the VMs (template providers) or raises the role (OneFlow).
+    async fn start(&mut self) -> Result<Vec<Tracked>, ProvisionError> {
+        let source = self.plan.source.clone();
+        let clients = self.provider.clients.clone();
+        match (&source, &clients) {
+            (PlanSource::Template { id, .. }, ProviderClients::Templates(client)) => {
+                let path = self.plan.machine_config.clone().ok_or_else(|| {
+                    ProvisionError::NotApproved("the plan has no machine config".into())
+                })?;
+                let config = MachineConfig::load(&path, self.plan.role)?;
+                let template = client.template(*id).await?;
+                let extra = ExtraTemplate::with_user_data(&template.context, config.bytes())
+                    .attribute("TALOSCOPE_CLUSTER", &self.plan.cluster)
+                    .attribute("TALOSCOPE_ROLE", self.plan.role.as_str());
+                let mut vms = Vec::new();
+                for name in self.plan.vm_names.clone() {
+                    let mut t = Tracked {
+                        progress: blank(None, &name),
+                    };
+                    let next = match client.instantiate(*id, &name, &extra).await {
+                        Ok(vm) => VmProgress {
+                            id: Some(vm),
+                            ..blank(None, &name)
+                        },
+                        Err(e) => VmProgress {
+                            stage: ProvisionStage::Failed,
+                            reason: Some(e.to_string()),
+                            ..blank(None, &name)
+                        },
+                    };
+                    self.changed(&mut t, next).await;
+                    vms.push(t);
+                }
+                Ok(vms)
+            }
+            (
+                PlanSource::ServiceRole {
+                    service_id,
+                    role,
+                    target,
+                    ..
+                },
+                ProviderClients::Flow { flow, .. },
+            ) => {
+                // The role's VMs before scaling: the new ones are the others.
+                let service = flow.service(*service_id).await?;
+                self.flow_before = Some(
+                    service
+                        .role(role)
+                        .map(|r| r.vms.iter().map(|v| v.id).collect())
+                        .unwrap_or_default(),
+                );
+                flow.scale(*service_id, role, *target).await?;
+                self.send(ProvisionEvent::Note(format!(
+                    "OneFlow service {service_id}: role {role} cardinality set to {target}"
+                )))
+                .await;
+                Ok(Vec::new())
+            }
+            _ => Err(ProvisionError::NotApproved(format!(
+                "provider {} cannot carry out this plan's source",
+                self.provider.name
+            ))),
+        }
+    }
+
+    /// Follows every VM to a final stage, or until the run's time is up.
+    /// Returns a run-level error, if any.
+    async fn follow(&mut self, vms: &mut Vec<Tracked>) -> Option<String> {
+        let deadline = Instant::now() + self.options.timeout;
+        let before = self.flow_before.clone();
+        loop {
+            let service = match (&self.plan.source, &self.provider.clients) {
+                (
+                    PlanSource::ServiceRole { service_id, .. },
+                    ProviderClients::Flow { flow, .. },
+                ) => flow.service(*service_id).await.ok(),
+                _ => None,
+            };
+            if let (Some(s), Some(before)) = (&service, &before) {
+                self.adopt_new_service_vms(s, before, vms).await;
+            }
+            for t in vms.iter_mut() {
+                if t.progress.stage.is_final() {
+                    continue;
+                }
+                let next = self.look_at(&t.progress, service.as_ref()).await;
+                self.changed(t, next).await;
+            }
+            let all_there = vms.len() >= self.plan.count;
+            if all_there && vms.iter().all(|t| t.progress.stage.is_final()) {
+                return None;
+            }
+            if Instant::now() >= deadline {
+                for t in vms.iter_mut() {
+                    if !t.progress.stage.is_final() {
+                        let waiting = t.progress.stage.as_str();
+                        let next = VmProgress {
+                            stage: ProvisionStage::Failed,
+                            reason: Some(format!("timed out at stage {waiting}")),
+                            ..t.progress.clone()
+                        };
+                        self.changed(t, next).await;
+                    }
+                }
+                return (!all_there).then(|| {
+                    format!(
+                        "only {} of {} new VM(s) appeared in the service before the time ran out",
+                        vms.len(),
+                        self.plan.count
+                    )
+                });
+            }
+            tokio::time::sleep(self.options.poll).await;
+        }
+    }
+
+    async fn adopt_new_service_vms(
+        &mut self,
+        service: &Service,
+        before: &BTreeSet<u64>,
+        vms: &mut Vec<Tracked>,
+    ) {
+        let PlanSource::ServiceRole { role, .. } = &self.plan.source else {
+            return;
+        };
+        let Some(r) = service.role(role) else { return };
+        let mut fresh: Vec<_> = r
+            .vms
+            .iter()
+            .filter(|v| !before.contains(&v.id))
+            .filter(|v| !vms.iter().any(|t| t.progress.id == Some(v.id)))
+            .cloned()
+            .collect();
+        fresh.sort_by_key(|v| v.id);
+        for v in fresh {
+            if vms.len() >= self.plan.count {
+                break;
+            }
+            let name = if v.name.is_empty() {
+                format!("vm-{}", v.id)
+            } else {
+                v.name.clone()
+            };
+            let mut t = Tracked {
+                progress: blank(None, &name),
+            };
+            let next = VmProgress {
+                id: Some(v.id),
+                ..blank(None, &name)
+            };
+            self.changed(&mut t, next).await;
+            vms.push(t);
+        }
+    }
+
+    /// The next progress of one VM.
+    async fn look_at(&self, now: &VmProgress, service: Option<&Service>) -> VmProgress {
+        let Some(id) = now.id else {
+            return now.clone();
+        };
+        let vm = match self.vm_info(id, service).await {
+            Ok(Some(vm)) => vm,
+            // Not in the service document yet: look again next time.
+            Ok(None) => return now.clone(),
+            // Perhaps passing: say so, and look again next time.
+            Err(e) => {
+                return VmProgress {
+                    reason: Some(format!("cannot read the VM: {e}")),
+                    ..now.clone()
+                };
+            }
+        };
+        let mut next = VmProgress {
+            id: Some(id),
+            name: if vm.name.is_empty() {
+                now.name.clone()
+            } else {
+                vm.name.clone()
+            },
+            state: vm.state.name(),
+            lcm_state: vm.lcm_state.name(),
+            ip: vm.ip().map(str::to_string),
+            stage: now.stage,
+            reason: None,
+        };
+        if let Some(failure) = vm.failure() {
+            next.stage = ProvisionStage::Failed;
+            next.reason = Some(format!(
+                "{failure}; it will not come up by itself: terminate it (`taloscope provision --context {c} --terminate {id} --yes --confirm {c}`)",
+                c = self.plan.cluster
+            ));
+            return next;
+        }
+        if !vm.is_running() {
+            next.stage = if vm.state == crate::opennebula::VmState::ACTIVE
+                && vm.lcm_state.name().starts_with("BOOT")
+            {
+                ProvisionStage::Booting
+            } else {
+                ProvisionStage::Creating
+            };
+            return next;
+        }
+        let Some(ip) = next.ip.clone() else {
+            next.stage = ProvisionStage::Running;
+            next.reason = Some("waiting for an IP on the VM's NIC".into());
+            return next;
+        };
+        if now.stage < ProvisionStage::Apid {
+            next.stage = ProvisionStage::Running;
+            if self.checks.talos.version(&ip).await.is_err() {
+                next.reason = Some("waiting for Talos apid".into());
+                return next;
+            }
+            next.stage = ProvisionStage::Apid;
+        }
+        match self.joined(&ip, &next.name).await {
+            Ok(()) => next.stage = ProvisionStage::Joined,
+            Err(waiting) => next.reason = Some(waiting),
+        }
+        next
+    }
+
+    async fn vm_info(
+        &self,
+        id: u64,
+        service: Option<&Service>,
+    ) -> Result<Option<VmInfo>, ProvisionError> {
+        if let Some(client) = self.provider.vm_client() {
+            return Ok(Some(client.vm(id).await?));
+        }
+        let Some(v) = service
+            .into_iter()
+            .flat_map(|s| s.roles.iter())
+            .flat_map(|r| r.vms.iter())
+            .find(|v| v.id == id)
+        else {
+            return Ok(None);
+        };
+        let (Some(state), Some(lcm_state)) = (v.state, v.lcm_state) else {
+            return Ok(None);
+        };
+        Ok(Some(VmInfo {
+            id,
+            name: v.name.clone(),
+            state,
+            lcm_state,
+            ips: v.ips.clone(),
+            template_id: None,
+        }))
+    }
+
+    /// Ok when Talos lists the node as a member and (with a kube context) its
+    /// Kubernetes node is Ready; else what it is waiting for.
+    async fn joined(&self, ip: &str, name: &str) -> Result<(), String> {
+        let asked = self.checks.member_node.as_deref().unwrap_or(ip);
+        let members = self
+            .checks
+            .talos
+            .cluster_members(asked)
+            .await
+            .map_err(|_| "waiting for Talos cluster members".to_string())?;
+        let member = members
+            .iter()
+            .any(|m| m.addresses.iter().any(|a| a == ip) || m.hostname == name || m.id == name);
+        if !member {
+            return Err("waiting for the node among Talos cluster members".into());
+        }
+        let Some(kube) = &self.checks.kube else {
+            return Ok(());
+        };
+        let nodes = kube
+            .nodes()
+            .await
+            .map_err(|_| "waiting for the Kubernetes API".to_string())?;
+        match nodes
+            .iter()
+            .find(|n| n.internal_ips.iter().any(|a| a == ip) || n.name == name)
+        {
+            Some(n) if n.ready => Ok(()),
+            Some(n) => Err(format!(
+                "waiting for Kubernetes node {} to be Ready",
+                n.name
+            )),
+            None => Err("waiting for the Kubernetes node to register".into()),
+        }
+    }
+}
+
+fn blank(id: Option<u64>, name: &str) -> VmProgress {
+    VmProgress {
+        id,
+        name: name.to_string(),
+        state: "PENDING".into(),
+        lcm_state: "LCM_INIT".into(),
+        ip: None,
+        stage: ProvisionStage::Creating,
+        reason: None,
+    }
+}
+
+/// Terminates one VM a provision started (an approved `TerminateVm`), and
+/// marks it terminated in the journal.
+pub async fn terminate(
+    approved: &ApprovedAction,
+    provider: &Provider,
+    journal: Option<&mut ProvisionJournal>,
+) -> Result<VmProgress, ProvisionError> {
+    let MutatingAction::TerminateVm {
+        provider: p,
+        vm,
+        cluster,
+    } = approved.action()
+    else {
+        return Err(ProvisionError::NotApproved(format!(
+            "{} is not a VM termination",
+            approved.action().describe()
+        )));
+    };
+    if *p != provider.name {
+        return Err(ProvisionError::NotApproved(format!(
+            "the approval names provider {p}, not {}",
+            provider.name
+        )));
+    }
+    let id: u64 = vm
+        .parse()
+        .map_err(|_| ProvisionError::NotApproved(format!("VM id {vm:?} is not a number")))?;
+    let client = provider.vm_client().ok_or_else(|| ProvisionError::Config {
+        file: "taloscope config".into(),
+        message: format!(
+            "provider {}: terminating a VM needs an XML-RPC endpoint (xmlrpc_endpoint: or ONE_XMLRPC)",
+            provider.name
+        ),
+    })?;
+    client.terminate(id).await?;
+    // The state it is leaving by (SHUTDOWN, EPILOG… on its way to DONE).
+    let before = client.vm(id).await.ok();
+    let name = before
+        .as_ref()
+        .map_or_else(|| format!("vm-{id}"), |v| v.name.clone());
+    let progress = VmProgress {
+        id: Some(id),
+        name,
+        state: before.as_ref().map_or_else(String::new, |v| v.state.name()),
+        lcm_state: before
+            .as_ref()
+            .map_or_else(String::new, |v| v.lcm_state.name()),
+        ip: before.as_ref().and_then(|v| v.ip().map(str::to_string)),
+        stage: ProvisionStage::Terminated,
+        reason: Some(format!(
+            "terminated at the request of the operator (cluster {cluster})"
+        )),
+    };
+    if let Some(j) = journal {
+        let role = j
+            .entries()
+            .iter()
+            .find(|e| e.progress.id == Some(id))
+            .map_or_else(String::new, |e| e.role.clone());
+        j.record(&provider.name, &role, &progress)?;
+    }
+    Ok(progress)
+}

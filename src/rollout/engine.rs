@@ -1,0 +1,524 @@
+//! The rollout engine, the same for the Talos OS and the Kubernetes upgrade: batches of steps
+//! in order, guards re-run before every step (halt with the failing guard's reason), a timeout
+//! per step, pause / resume / abort between steps (never mid-step), the journal written on every
+//! change, the lease renewed on every step change and periodically, and progress as events.
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::journal::{RolloutJournal, unix_now};
+use super::progress::{RolloutControl, RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
+
+/// What a rollout kind does per step. Methods take `&self` because worker batches run several
+/// steps at once.
+pub trait StepExecutor: Send + Sync + 'static {
+    /// Every guard of the whole rollout, once before the first step (also on resume). `Err` is
+    /// the reason to refuse, naming the failing guard.
+    fn preflight(&self) -> BoxFuture<'_, Result<(), String>>;
+    /// The guards re-checked over live status right before step `index`. `Err` halts.
+    fn check_before(&self, index: usize) -> BoxFuture<'_, Result<(), String>>;
+    /// A step a killed run left in progress: wait until its node settles. `Ok(true)` when it
+    /// is now done, `Ok(false)` when it still needs its step run.
+    fn settle(&self, index: usize) -> BoxFuture<'_, Result<bool, String>>;
+    /// Runs step `index` until done; `Err` is why it failed (verbatim from the server where it
+    /// came from there).
+    fn run_step(&self, index: usize, report: StepReport) -> BoxFuture<'_, Result<(), String>>;
+}
+
+/// Where the rollout stands, for the lease's annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockProgress {
+    /// Counted from 1, as shown to operators.
+    pub node_index: usize,
+    pub current_node: String,
+    pub phase: String,
+}
+
+/// Why a renewal failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewFailure {
+    /// Another console has the lock now: the rollout stops before the next step.
+    Lost(String),
+    /// The renewal did not get through (API unreachable); tried again at the next change.
+    Failed(String),
+}
+
+/// The "one rollout per cluster" lock (a Kubernetes Lease) as the engine uses it.
+pub trait RolloutLock: Send + 'static {
+    fn renew<'a>(
+        &'a mut self,
+        progress: &'a LockProgress,
+    ) -> BoxFuture<'a, Result<(), RenewFailure>>;
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>>;
+}
+
+/// What a running step reports; the engine folds it into the summary, journal and events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepUpdate {
+    Phase(StepPhase, String),
+    Detail(String),
+    Log(String),
+}
+
+/// A running step's way to report progress. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct StepReport {
+    index: usize,
+    node: String,
+    tx: UnboundedSender<(usize, StepUpdate)>,
+}
+
+impl StepReport {
+    /// For executors tested on their own: a report whose updates arrive on the receiver.
+    pub fn channel(
+        index: usize,
+        node: &str,
+    ) -> (StepReport, UnboundedReceiver<(usize, StepUpdate)>) {
+        let (tx, rx) = unbounded_channel();
+        let report = StepReport {
+            index,
+            node: node.to_string(),
+            tx,
+        };
+        (report, rx)
+    }
+
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    pub fn phase(&self, phase: StepPhase, detail: impl Into<String>) {
+        let _ = self
+            .tx
+            .send((self.index, StepUpdate::Phase(phase, detail.into())));
+    }
+
+    pub fn detail(&self, detail: impl Into<String>) {
+        let _ = self
+            .tx
+            .send((self.index, StepUpdate::Detail(detail.into())));
+    }
+
+    /// A line for the event log tail; the node's name is put in front.
+    pub fn log(&self, line: impl AsRef<str>) {
+        let line = format!("{}: {}", self.node, line.as_ref());
+        let _ = self.tx.send((self.index, StepUpdate::Log(line)));
+    }
+}
+
+/// How a rollout runs.
+pub struct EngineSetup {
+    /// The journal to start from (new, or loaded to resume); the engine keeps it current.
+    pub journal: RolloutJournal,
+    pub journal_path: PathBuf,
+    /// Step indices that run together, in order. Steps not listed are not run.
+    pub batches: Vec<Vec<usize>>,
+    pub step_timeout: Duration,
+    /// How often the lock is renewed while nothing changes.
+    pub renew_every: Duration,
+    pub lock: Option<Box<dyn RolloutLock>>,
+    /// The journal comes from a killed run: the next batch may have been started before the
+    /// journal said so, so its steps are settled first too.
+    pub resumed: bool,
+}
+
+/// A running rollout: send it pause / resume / abort; await the task for its outcome.
+pub struct RolloutHandle {
+    pub control: UnboundedSender<RolloutControl>,
+    pub task: tokio::task::JoinHandle<RolloutOutcome>,
+}
+
+/// Starts the engine on the current tokio runtime.
+pub fn spawn_rollout(
+    setup: EngineSetup,
+    executor: Arc<dyn StepExecutor>,
+    events: UnboundedSender<RolloutEvent>,
+) -> RolloutHandle {
+    let (control, control_rx) = unbounded_channel();
+    let task = tokio::spawn(run_rollout(setup, executor, control_rx, events));
+    RolloutHandle { control, task }
+}
+
+struct Engine {
+    journal: RolloutJournal,
+    path: PathBuf,
+    lock: Option<Box<dyn RolloutLock>>,
+    events: UnboundedSender<RolloutEvent>,
+    /// A journal write failed, or the lock was lost: the rollout stops before the next step.
+    stop_reason: Option<String>,
+    abort: bool,
+}
+
+impl Engine {
+    fn cluster(&self) -> String {
+        self.journal.cluster.clone()
+    }
+
+    fn emit(&self, event: RolloutEvent) {
+        let _ = self.events.send(event);
+    }
+
+    fn log(&self, line: String) {
+        self.emit(RolloutEvent::Log {
+            cluster: self.cluster(),
+            line,
+        });
+    }
+
+    fn save(&mut self) {
+        self.journal.updated_unix = unix_now();
+        if let Err(e) = self.journal.save(&self.path) {
+            self.log(format!("cannot keep the journal: {e}"));
+            self.stop_reason.get_or_insert(e.to_string());
+        }
+    }
+
+    /// Changes one step; emits it, journals it, and renews the lock when the phase moved.
+    async fn update_step(&mut self, index: usize, change: impl FnOnce(&mut StepProgress)) {
+        let Some(step) = self.journal.steps.get_mut(index) else {
+            return;
+        };
+        let before = step.phase;
+        change(step);
+        if step.phase != StepPhase::Pending && step.started_unix.is_none() {
+            step.started_unix = Some(unix_now());
+        }
+        if step.phase.is_final() && step.finished_unix.is_none() {
+            step.finished_unix = Some(unix_now());
+        }
+        let progress = step.clone();
+        // Journal and lease first: whatever was shown has been written.
+        self.save();
+        if progress.phase != before {
+            self.renew(index).await;
+        }
+        self.emit(RolloutEvent::Step {
+            cluster: self.cluster(),
+            index,
+            progress,
+        });
+    }
+
+    async fn renew(&mut self, index: usize) {
+        let Some(step) = self.journal.steps.get(index) else {
+            return;
+        };
+        let progress = LockProgress {
+            node_index: index + 1,
+            current_node: step.node.clone(),
+            phase: step.phase.as_str().to_string(),
+        };
+        let result = match self.lock.as_mut() {
+            Some(lock) => lock.renew(&progress).await,
+            None => return,
+        };
+        match result {
+            Ok(()) => {}
+            Err(RenewFailure::Failed(e)) => {
+                self.log(format!("cannot renew the rollout lease: {e}"))
+            }
+            Err(RenewFailure::Lost(e)) => {
+                self.log(e.clone());
+                self.stop_reason.get_or_insert(e);
+            }
+        }
+    }
+
+    fn control(&mut self, msg: RolloutControl) {
+        match msg {
+            RolloutControl::Pause if !self.journal.paused => {
+                self.journal.paused = true;
+                self.emit(RolloutEvent::Paused {
+                    cluster: self.cluster(),
+                });
+                self.save();
+            }
+            RolloutControl::Resume if self.journal.paused => {
+                self.journal.paused = false;
+                self.emit(RolloutEvent::Resumed {
+                    cluster: self.cluster(),
+                });
+                self.save();
+            }
+            RolloutControl::Abort if !self.abort => {
+                self.abort = true;
+                self.log("abort asked: stopping before the next node".to_string());
+            }
+            _ => {}
+        }
+    }
+
+    async fn finish(mut self, outcome: RolloutOutcome) -> RolloutOutcome {
+        self.journal.outcome = Some(outcome.clone());
+        if self.path.exists() {
+            self.save();
+        }
+        if let Some(lock) = self.lock.take()
+            && let Err(e) = lock.release().await
+        {
+            self.log(format!("cannot release the rollout lease: {e}"));
+        }
+        self.emit(RolloutEvent::Finished {
+            cluster: self.cluster(),
+            outcome: outcome.clone(),
+        });
+        outcome
+    }
+
+    fn step_name(&self, index: usize) -> String {
+        self.journal
+            .steps
+            .get(index)
+            .map(|s| s.node.clone())
+            .unwrap_or_else(|| format!("step {}", index + 1))
+    }
+}
+
+/// Runs a rollout to its end. The journal file is first written once the preflight passed.
+pub async fn run_rollout(
+    setup: EngineSetup,
+    executor: Arc<dyn StepExecutor>,
+    mut control: UnboundedReceiver<RolloutControl>,
+    events: UnboundedSender<RolloutEvent>,
+) -> RolloutOutcome {
+    let mut engine = Engine {
+        journal: setup.journal,
+        path: setup.journal_path,
+        lock: setup.lock,
+        events,
+        stop_reason: None,
+        abort: false,
+    };
+    engine.emit(RolloutEvent::Started(engine.journal.summary()));
+    let mut interrupted: Vec<usize> = (0..engine.journal.steps.len())
+        .filter(|&i| {
+            let phase = engine.journal.steps[i].phase;
+            phase != StepPhase::Pending && !phase.is_final()
+        })
+        .collect();
+    if setup.resumed {
+        let steps = &engine.journal.steps;
+        let next_batch = setup.batches.iter().find(|batch| {
+            batch
+                .iter()
+                .any(|&i| steps.get(i).is_some_and(|s| !s.phase.is_final()))
+        });
+        for &i in next_batch.into_iter().flatten() {
+            let pending = steps.get(i).is_some_and(|s| s.phase == StepPhase::Pending);
+            if pending && !interrupted.contains(&i) {
+                interrupted.push(i);
+            }
+        }
+    }
+    for index in interrupted {
+        let node = engine.step_name(index);
+        engine.log(format!(
+            "{node}: was in progress when the last run stopped; waiting for it to settle"
+        ));
+        match tokio::time::timeout(setup.step_timeout, executor.settle(index)).await {
+            Ok(Ok(true)) => {
+                engine
+                    .update_step(index, |s| {
+                        s.phase = StepPhase::Done;
+                        s.detail = "finished while the console was away".into();
+                    })
+                    .await
+            }
+            Ok(Ok(false)) => engine.update_step(index, reset_to_pending).await,
+            Ok(Err(reason)) => return fail_and_halt(engine, index, reason).await,
+            Err(_) => {
+                let reason = format!("did not settle within {:?}", setup.step_timeout);
+                return fail_and_halt(engine, index, reason).await;
+            }
+        }
+    }
+    if let Err(reason) = executor.preflight().await {
+        return engine.finish(RolloutOutcome::Halted(reason)).await;
+    }
+    engine.save();
+    let mut renew = tokio::time::interval(setup.renew_every.max(Duration::from_millis(100)));
+    renew.tick().await;
+    let mut last_index = 0;
+    for batch in &setup.batches {
+        let pending: Vec<usize> = batch
+            .iter()
+            .copied()
+            .filter(|&i| {
+                engine
+                    .journal
+                    .steps
+                    .get(i)
+                    .is_some_and(|s| s.phase == StepPhase::Pending)
+            })
+            .collect();
+        if pending.is_empty() {
+            continue;
+        }
+        // Between steps: the only place pause and abort take effect.
+        while let Ok(msg) = control.try_recv() {
+            engine.control(msg);
+        }
+        while engine.journal.paused && !engine.abort {
+            tokio::select! {
+                msg = control.recv() => match msg {
+                    Some(msg) => engine.control(msg),
+                    None => engine.abort = true,
+                },
+                _ = renew.tick() => engine.renew(last_index).await,
+            }
+        }
+        if engine.abort {
+            return engine.finish(RolloutOutcome::Aborted).await;
+        }
+        if let Some(e) = engine.stop_reason.clone() {
+            return engine.finish(RolloutOutcome::Halted(e)).await;
+        }
+        for &index in &pending {
+            if let Err(reason) = executor.check_before(index).await {
+                let node = engine.step_name(index);
+                let reason = format!("before {node}: {reason}");
+                engine.log(format!("halted {reason}"));
+                return engine.finish(RolloutOutcome::Halted(reason)).await;
+            }
+        }
+        let (tx, mut updates) = unbounded_channel();
+        let mut running: FuturesUnordered<_> = pending
+            .iter()
+            .map(|&index| {
+                let report = StepReport {
+                    index,
+                    node: engine.step_name(index),
+                    tx: tx.clone(),
+                };
+                let executor = executor.clone();
+                let timeout = setup.step_timeout;
+                async move {
+                    let result =
+                        match tokio::time::timeout(timeout, executor.run_step(index, report)).await
+                        {
+                            Ok(result) => result,
+                            Err(_) => Err(format!(
+                                "timed out after {}; the rollout stops here and nothing else is touched",
+                                humanize(timeout)
+                            )),
+                        };
+                    (index, result)
+                }
+            })
+            .collect();
+        drop(tx);
+        let mut failure: Option<(usize, String)> = None;
+        while !running.is_empty() {
+            tokio::select! {
+                Some((index, result)) = running.next() => {
+                    while let Ok((i, update)) = updates.try_recv() {
+                        apply_update(&mut engine, i, update).await;
+                    }
+                    match result {
+                        Ok(()) => engine.update_step(index, |s| {
+                            s.phase = StepPhase::Done;
+                            s.detail.clear();
+                        }).await,
+                        Err(reason) => {
+                            let r = reason.clone();
+                            engine.update_step(index, |s| {
+                                s.phase = StepPhase::Failed;
+                                s.error = Some(r);
+                            }).await;
+                            failure.get_or_insert((index, reason));
+                        }
+                    }
+                    last_index = index;
+                }
+                Some((index, update)) = updates.recv() => {
+                    last_index = index;
+                    apply_update(&mut engine, index, update).await;
+                }
+                Some(msg) = control.recv() => engine.control(msg),
+                _ = renew.tick() => engine.renew(last_index).await,
+            }
+        }
+        if let Some((index, reason)) = failure {
+            let node = engine.step_name(index);
+            return engine
+                .finish(RolloutOutcome::Halted(format!("{node}: {reason}")))
+                .await;
+        }
+    }
+    while let Ok(msg) = control.try_recv() {
+        engine.control(msg);
+    }
+    engine.finish(RolloutOutcome::Completed).await
+}
+
+fn reset_to_pending(s: &mut StepProgress) {
+    s.phase = StepPhase::Pending;
+    s.detail.clear();
+    s.started_unix = None;
+}
+
+async fn fail_and_halt(mut engine: Engine, index: usize, reason: String) -> RolloutOutcome {
+    let r = reason.clone();
+    engine
+        .update_step(index, |s| {
+            s.phase = StepPhase::Failed;
+            s.error = Some(r);
+        })
+        .await;
+    let node = engine.step_name(index);
+    engine
+        .finish(RolloutOutcome::Halted(format!("{node}: {reason}")))
+        .await
+}
+
+async fn apply_update(engine: &mut Engine, index: usize, update: StepUpdate) {
+    match update {
+        StepUpdate::Phase(phase, detail) => {
+            let unchanged = engine
+                .journal
+                .steps
+                .get(index)
+                .is_some_and(|s| s.phase == phase && s.detail == detail);
+            if !unchanged {
+                engine
+                    .update_step(index, |s| {
+                        s.phase = phase;
+                        s.detail = detail;
+                    })
+                    .await
+            }
+        }
+        StepUpdate::Detail(detail) => {
+            let unchanged = engine
+                .journal
+                .steps
+                .get(index)
+                .is_some_and(|s| s.detail == detail);
+            if !unchanged {
+                engine.update_step(index, |s| s.detail = detail).await
+            }
+        }
+        StepUpdate::Log(line) => engine.log(line),
+    }
+}
+
+/// "15m", "90s", "1h30m".
+pub fn humanize(d: Duration) -> String {
+    let secs = d.as_secs();
+    match (secs / 3600, (secs % 3600) / 60, secs % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, 0) => format!("{m}m"),
+        (0, m, s) => format!("{m}m{s}s"),
+        (h, 0, 0) => format!("{h}h"),
+        (h, m, _) => format!("{h}h{m}m"),
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

@@ -1,0 +1,254 @@
+//! The rollout journal: the plan, the acknowledgements, the holder and every step's progress,
+//! written atomically (temp file + rename) to `<state dir>/rollouts/<cluster>.json` on every
+//! change, so a console killed mid-rollout resumes from the first unfinished step.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::progress::{RolloutKind, RolloutOutcome, RolloutSummary, StepProgress};
+
+/// The journal format this build writes and reads.
+pub const JOURNAL_FORMAT: u32 = 1;
+
+/// Why a journal could not be read or written; names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("rollout journal {}: cannot read: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "rollout journal {} is corrupt: {reason}; move it away to start a new rollout",
+        path.display()
+    )]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("rollout journal {}: cannot write: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// One cluster's rollout, as kept on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutJournal {
+    pub format: u32,
+    pub cluster: String,
+    pub kind: RolloutKind,
+    /// "v1.12.0" or "1.35.0".
+    pub target: String,
+    /// `user@host` that runs the rollout.
+    pub holder: String,
+    /// The typed acknowledgements (e.g. the single control plane one).
+    pub acks: Vec<String>,
+    /// The rollout's plan, as its runner serializes it (an upgrade plan for the OS upgrade).
+    pub plan: serde_json::Value,
+    /// The runner's options (timeouts), as it serializes them.
+    #[serde(default)]
+    pub options: serde_json::Value,
+    pub steps: Vec<StepProgress>,
+    pub paused: bool,
+    /// Set when the rollout ended; a finished journal is not resumed.
+    pub outcome: Option<RolloutOutcome>,
+    /// Seconds since the Unix epoch of the last write.
+    pub updated_unix: u64,
+}
+
+impl RolloutJournal {
+    /// `<state dir>/rollouts/<cluster>.json`; characters that cannot be in a file name become `_`.
+    pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
+        let safe: String = cluster
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let safe = if safe.is_empty() || safe.starts_with('.') {
+            format!("_{safe}")
+        } else {
+            safe
+        };
+        state_dir.join("rollouts").join(format!("{safe}.json"))
+    }
+
+    /// The rollout at a glance, as the progress pane shows it.
+    pub fn summary(&self) -> RolloutSummary {
+        RolloutSummary {
+            cluster: self.cluster.clone(),
+            kind: self.kind,
+            target: self.target.clone(),
+            holder: self.holder.clone(),
+            steps: self.steps.clone(),
+            paused: self.paused,
+            outcome: self.outcome.clone(),
+        }
+    }
+
+    /// Whether this journal describes a rollout that has not ended.
+    pub fn is_unfinished(&self) -> bool {
+        self.outcome.is_none()
+    }
+
+    /// Writes the journal atomically: a temp file in the same directory, synced, then renamed
+    /// over the old one, so a crash leaves either the old or the new journal, never half.
+    pub fn save(&self, path: &Path) -> Result<(), JournalError> {
+        let write_err = |source| JournalError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        std::fs::create_dir_all(dir).map_err(write_err)?;
+        let text = serde_json::to_vec_pretty(self)
+            .map_err(|e| write_err(std::io::Error::other(e.to_string())))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+        tmp.write_all(&text).map_err(write_err)?;
+        tmp.write_all(b"\n").map_err(write_err)?;
+        tmp.as_file().sync_all().map_err(write_err)?;
+        tmp.persist(path).map_err(|e| write_err(e.error))?;
+        Ok(())
+    }
+
+    /// Reads a journal; `Ok(None)` when there is none.
+    pub fn load(path: &Path) -> Result<Option<RolloutJournal>, JournalError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(JournalError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let corrupt = |reason: String| JournalError::Corrupt {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let journal: RolloutJournal =
+            serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+        if journal.format != JOURNAL_FORMAT {
+            return Err(corrupt(format!(
+                "format {} is not the format {JOURNAL_FORMAT} this taloscope reads",
+                journal.format
+            )));
+        }
+        Ok(Some(journal))
+    }
+
+    /// The unfinished rollout of `cluster` under `state_dir`, if one was left behind.
+    pub fn load_unfinished(
+        state_dir: &Path,
+        cluster: &str,
+    ) -> Result<Option<RolloutJournal>, JournalError> {
+        let path = RolloutJournal::path_for(state_dir, cluster);
+        Ok(RolloutJournal::load(&path)?.filter(RolloutJournal::is_unfinished))
+    }
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rollout::StepPhase;
+
+    fn journal() -> RolloutJournal {
+        let mut done = StepProgress::pending("cp-1", "upgrade to v1.12.0");
+        done.phase = StepPhase::Done;
+        RolloutJournal {
+            format: JOURNAL_FORMAT,
+            cluster: "prod/eu".into(),
+            kind: RolloutKind::TalosUpgrade,
+            target: "v1.12.0".into(),
+            holder: "alice@ops1".into(),
+            acks: vec![],
+            plan: serde_json::json!({"steps": []}),
+            options: serde_json::Value::Null,
+            steps: vec![done, StepProgress::pending("cp-2", "upgrade to v1.12.0")],
+            paused: false,
+            outcome: None,
+            updated_unix: 1,
+        }
+    }
+
+    #[test]
+    fn saves_atomically_and_loads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = RolloutJournal::path_for(dir.path(), "prod/eu");
+        assert!(path.ends_with("rollouts/prod_eu.json"), "{path:?}");
+        let j = journal();
+        j.save(&path).unwrap();
+        let mut second = j.clone();
+        second.steps[1].phase = StepPhase::Rebooting;
+        second.save(&path).unwrap();
+        let back = RolloutJournal::load(&path).unwrap().expect("journal");
+        assert_eq!(back, second);
+        assert_eq!(back.summary().first_unfinished(), Some(1));
+        let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(leftovers.len(), 1, "no temp files left: {leftovers:?}");
+    }
+
+    #[test]
+    fn missing_is_none_and_finished_is_not_resumed() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            RolloutJournal::load_unfinished(dir.path(), "prod/eu")
+                .unwrap()
+                .is_none()
+        );
+        let mut j = journal();
+        j.outcome = Some(RolloutOutcome::Completed);
+        j.save(&RolloutJournal::path_for(dir.path(), "prod/eu"))
+            .unwrap();
+        assert!(
+            RolloutJournal::load_unfinished(dir.path(), "prod/eu")
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn corrupt_file_is_a_clear_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = RolloutJournal::path_for(dir.path(), "lab");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{\"format\": 1, \"cluster\": ").unwrap();
+        let err = RolloutJournal::load(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, JournalError::Corrupt { .. }), "{text}");
+        assert!(
+            text.contains("lab.json") && text.contains("corrupt"),
+            "{text}"
+        );
+        let mut future = journal();
+        future.format = 99;
+        future.save(&path).unwrap();
+        let text = RolloutJournal::load(&path).unwrap_err().to_string();
+        assert!(text.contains("format 99"), "{text}");
+    }
+
+    #[test]
+    fn odd_cluster_names_stay_inside_the_rollouts_dir() {
+        let dir = Path::new("/state");
+        for name in ["../etc", "", ".hidden", "a b"] {
+            let p = RolloutJournal::path_for(dir, name);
+            assert_eq!(p.parent(), Some(Path::new("/state/rollouts")), "{name:?}");
+        }
+    }
+}

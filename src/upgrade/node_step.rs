@@ -1,0 +1,324 @@
+//! One node's upgrade: hand over etcd leadership when it leads, call the API its Talos version
+//! has (legacy `MachineService.Upgrade`, or `ImageService.Pull` + `LifecycleService.Upgrade` +
+//! `Reboot` from 1.13), follow its Events across the reboot, and wait until it is done.
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+
+use super::observe::{ClusterObserver, node_done, running_version, step_node};
+use super::plan::{PlanStep, UpgradeApi, UpgradePlan, must_forfeit_leadership};
+use crate::rollout::{StepPhase, StepReport};
+use crate::talos::events::{SequenceAction, StepAction};
+use crate::talos::{
+    EventsItem, EventsOptions, ImageNamespace, ImagePullProgress, LegacyUpgrade, MachineEvent,
+    MachineStage, RebootMode, UpgradeProgress,
+};
+
+/// What one node's upgrade needs.
+pub struct NodeUpgrade<'a> {
+    pub observer: &'a ClusterObserver,
+    pub plan: &'a UpgradePlan,
+    pub step: &'a PlanStep,
+    pub poll_interval: Duration,
+}
+
+impl NodeUpgrade<'_> {
+    fn kube_checked(&self) -> bool {
+        self.observer.kube.is_some()
+    }
+
+    /// Runs the node's upgrade until it is done; `Err` says why not, verbatim from the node
+    /// where it refused.
+    pub async fn run(&self, report: &StepReport) -> Result<(), String> {
+        let talos = &self.observer.talos;
+        let address = self.step.address.as_str();
+        let status = self.observer.status().await;
+        if must_forfeit_leadership(&status, &self.step.node) {
+            report.phase(StepPhase::Installing, "handing etcd leadership over");
+            let answered = talos
+                .etcd_forfeit_leadership(address)
+                .await
+                .map_err(|e| e.to_string())?;
+            report.log(format!("etcd leadership forfeited ({answered})"));
+        }
+        let mut events = talos.events(
+            address,
+            EventsOptions {
+                tail_events: 0,
+                backoff_min: Duration::from_millis(100),
+                backoff_max: Duration::from_secs(2),
+                ..EventsOptions::default()
+            },
+        );
+        let api = self.step.api.unwrap_or(UpgradeApi::MachineUpgrade);
+        let actor = match api {
+            UpgradeApi::MachineUpgrade => self.legacy(report).await?,
+            UpgradeApi::Lifecycle => self.lifecycle(report).await?,
+        };
+        self.follow(report, &actor, &mut events).await
+    }
+
+    async fn legacy(&self, report: &StepReport) -> Result<String, String> {
+        let options = &self.plan.options;
+        report.phase(StepPhase::Installing, "MachineService.Upgrade");
+        let ack = self
+            .observer
+            .talos
+            .upgrade(
+                &self.step.address,
+                &LegacyUpgrade {
+                    image: self.plan.image.clone(),
+                    stage: options.stage,
+                    force: false,
+                    preserve: options.preserve,
+                    powercycle: options.reboot_mode == RebootMode::Powercycle,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        report.log(format!(
+            "{} ({})",
+            if ack.ack.is_empty() {
+                "upgrade accepted"
+            } else {
+                &ack.ack
+            },
+            self.plan.image
+        ));
+        Ok(ack.actor_id)
+    }
+
+    async fn lifecycle(&self, report: &StepReport) -> Result<String, String> {
+        let talos = &self.observer.talos;
+        let address = self.step.address.as_str();
+        let image = self.plan.image.as_str();
+        report.phase(StepPhase::Pulling, image);
+        let mut pull = talos
+            .image_pull(address, image, ImageNamespace::System)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut pulled = None;
+        while let Some(item) = pull.next().await {
+            match item.map_err(|e| e.to_string())? {
+                ImagePullProgress::Layer {
+                    layer_id, status, ..
+                } => report.detail(format!("{layer_id} {status}")),
+                ImagePullProgress::Pulled { image_name } => pulled = Some(image_name),
+            }
+        }
+        let Some(name) = pulled else {
+            return Err(format!(
+                "ImageService.Pull of {image} ended without an image"
+            ));
+        };
+        report.log(format!("pulled {name}"));
+        report.phase(StepPhase::Installing, "LifecycleService.Upgrade");
+        let mut install = talos
+            .lifecycle_upgrade(address, &name, ImageNamespace::System)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut last = String::new();
+        let mut exit = None;
+        while let Some(item) = install.next().await {
+            match item.map_err(|e| e.to_string())? {
+                UpgradeProgress::Message(m) => {
+                    report.detail(m.clone());
+                    report.log(&m);
+                    last = m;
+                }
+                UpgradeProgress::Exited(code) => exit = Some(code),
+            }
+        }
+        match exit {
+            Some(0) => {}
+            Some(code) => {
+                return Err(format!(
+                    "LifecycleService.Upgrade exited with code {code}: {last}"
+                ));
+            }
+            None => return Err("LifecycleService.Upgrade ended without an exit code".into()),
+        }
+        report.phase(StepPhase::Rebooting, "MachineService.Reboot");
+        let ack = talos
+            .reboot(address, self.plan.options.reboot_mode)
+            .await
+            .map_err(|e| e.to_string())?;
+        report.log("reboot requested");
+        Ok(ack.actor_id)
+    }
+
+    /// Follows the node's events for detail and polls the status until the node is done.
+    async fn follow(
+        &self,
+        report: &StepReport,
+        actor: &str,
+        events: &mut (impl Stream<Item = EventsItem> + Unpin),
+    ) -> Result<(), String> {
+        let mut phase = match self.step.api {
+            Some(UpgradeApi::Lifecycle) => StepPhase::Rebooting,
+            _ => StepPhase::Installing,
+        };
+        let mut reconnected = false;
+        let mut listening = true;
+        let mut poll = tokio::time::interval(self.poll_interval);
+        loop {
+            tokio::select! {
+                item = events.next(), if listening => match item {
+                    None => listening = false,
+                    Some(EventsItem::Disconnected { .. }) => {
+                        move_to(report, &mut phase, StepPhase::Rebooting, "node down; reconnecting".into());
+                        report.log("went away (rebooting)");
+                    }
+                    Some(EventsItem::Resumed { .. }) => {
+                        reconnected = true;
+                        move_to(report, &mut phase, StepPhase::WaitingForReady, "back; waiting for ready".into());
+                        report.log("answering again");
+                    }
+                    Some(EventsItem::Event(ev)) => {
+                        if !reconnected && !actor.is_empty() && ev.actor_id != actor {
+                            continue;
+                        }
+                        if let Some(p) = self.on_event(report, &ev.event)? {
+                            let detail = describe(&ev.event);
+                            move_to(report, &mut phase, p, detail);
+                        }
+                    }
+                },
+                _ = poll.tick() => {
+                    let status = self.observer.status().await;
+                    match node_done(&status, self.step, &self.plan.target, self.kube_checked()) {
+                        Ok(()) => {
+                            report.log(format!("done on {}", self.plan.target));
+                            return Ok(());
+                        }
+                        Err(why) => {
+                            let answering = step_node(&status, self.step)
+                                .is_some_and(|n| n.error.is_none());
+                            if !answering && phase != StepPhase::Rebooting {
+                                move_to(report, &mut phase, StepPhase::Rebooting, why);
+                            } else if answering && phase != StepPhase::WaitingForReady
+                                && on_target(&status, self) {
+                                move_to(report, &mut phase, StepPhase::WaitingForReady, why);
+                            } else if phase == StepPhase::WaitingForReady {
+                                report.detail(why);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Logs an event; fails on a sequence error; says which phase it puts the step in.
+    fn on_event(
+        &self,
+        report: &StepReport,
+        event: &MachineEvent,
+    ) -> Result<Option<StepPhase>, String> {
+        match event {
+            MachineEvent::Sequence {
+                sequence,
+                error: Some(error),
+                ..
+            } => Err(format!("sequence {sequence} failed: {error}")),
+            MachineEvent::Sequence {
+                sequence, action, ..
+            } => {
+                let what = match action {
+                    SequenceAction::Start => "started",
+                    SequenceAction::Stop => "finished",
+                    SequenceAction::Noop => "noted",
+                };
+                report.log(format!("sequence {sequence} {what}"));
+                Ok(None)
+            }
+            MachineEvent::Phase {
+                phase,
+                action: StepAction::Start,
+            } => {
+                report.log(format!("phase {phase} started"));
+                let rebooting = matches!(phase.as_str(), "kexec" | "stopEverything" | "reboot");
+                Ok(Some(if rebooting {
+                    StepPhase::Rebooting
+                } else {
+                    StepPhase::Installing
+                }))
+            }
+            MachineEvent::Task {
+                task,
+                action: StepAction::Start,
+            } => {
+                report.log(format!("task {task}"));
+                Ok(None)
+            }
+            MachineEvent::MachineStatus(s) => {
+                report.log(format!(
+                    "stage {}{}",
+                    s.stage.as_str(),
+                    if s.ready { ", ready" } else { "" }
+                ));
+                Ok(match s.stage {
+                    MachineStage::Booting | MachineStage::Running => {
+                        Some(StepPhase::WaitingForReady)
+                    }
+                    _ => None,
+                })
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A node a killed run left in progress: waits until it is done (`true`) or back on its
+    /// old version, running and ready (`false`: its step must run again).
+    pub async fn settle(&self) -> Result<bool, String> {
+        let mut poll = tokio::time::interval(self.poll_interval);
+        loop {
+            poll.tick().await;
+            let status = self.observer.status().await;
+            if node_done(&status, self.step, &self.plan.target, self.kube_checked()).is_ok() {
+                return Ok(true);
+            }
+            let back_on_old = step_node(&status, self.step).is_some_and(|n| {
+                n.error.is_none()
+                    && n.ready
+                    && n.stage == Some(MachineStage::Running)
+                    && running_version(n).as_ref() != Some(&self.plan.target)
+            });
+            if back_on_old {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+/// Reports a phase change, or only the detail when the phase stays.
+fn move_to(report: &StepReport, current: &mut StepPhase, phase: StepPhase, detail: String) {
+    if phase != *current {
+        *current = phase;
+        report.phase(phase, detail);
+    } else {
+        report.detail(detail);
+    }
+}
+
+fn on_target(status: &crate::fleet::ClusterStatus, ctx: &NodeUpgrade<'_>) -> bool {
+    step_node(status, ctx.step)
+        .and_then(running_version)
+        .is_some_and(|v| v == ctx.plan.target)
+}
+
+/// The detail line for an event that moved the step's phase ("phase kexec").
+fn describe(event: &MachineEvent) -> String {
+    match event {
+        MachineEvent::Phase { phase, .. } => format!("phase {phase}"),
+        MachineEvent::MachineStatus(s) => {
+            let unmet: Vec<&str> = s.unmet_conditions.iter().map(|c| c.name.as_str()).collect();
+            if unmet.is_empty() {
+                format!("stage {}", s.stage.as_str())
+            } else {
+                format!("stage {} (unmet: {})", s.stage.as_str(), unmet.join(", "))
+            }
+        }
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,177 @@
+//! How the upgrade runner sees the cluster: the same status collection the fleet view uses
+//! (Talos nodes, etcd, and the Kubernetes nodes when a kube context is paired), and when a
+//! node counts as done: back, running and ready on the target, Kubernetes Ready, etcd healthy.
+use crate::fleet::{
+    ClusterStatus, CollectOptions, NodeStatus, apply_kubernetes, collect_cluster,
+    collect_kubernetes,
+};
+use crate::kube::KubeClient;
+use crate::talos::{MachineStage, TalosClient};
+use crate::versions::{TalosVersion, Version};
+
+use super::plan::PlanStep;
+
+/// One cluster's live status, read on demand.
+#[derive(Clone)]
+pub struct ClusterObserver {
+    pub cluster: String,
+    pub talos: TalosClient,
+    /// `None` when the cluster has no paired kube context: Kubernetes readiness is not checked.
+    pub kube: Option<KubeClient>,
+    /// The talosconfig context's nodes (empty: its endpoints).
+    pub nodes: Vec<String>,
+    pub options: CollectOptions,
+}
+
+impl ClusterObserver {
+    /// Status of every node, etcd and (when paired) Kubernetes, asked concurrently.
+    pub async fn status(&self) -> ClusterStatus {
+        let talos = collect_cluster(&self.talos, &self.cluster, &self.nodes, &self.options);
+        let kube = async {
+            match &self.kube {
+                Some(client) => Some(collect_kubernetes(client).await),
+                None => None,
+            }
+        };
+        let (mut status, kube) = tokio::join!(talos, kube);
+        if let Some(facts) = kube {
+            apply_kubernetes(&mut status, facts);
+        }
+        status
+    }
+}
+
+/// The node of a step in a status, by name or address.
+pub fn step_node<'a>(status: &'a ClusterStatus, step: &PlanStep) -> Option<&'a NodeStatus> {
+    status
+        .node(&step.node)
+        .or_else(|| status.node(&step.address))
+}
+
+/// The node's Talos version, when it reports a valid one.
+pub fn running_version(node: &NodeStatus) -> Option<TalosVersion> {
+    node.talos_version
+        .as_deref()
+        .and_then(|v| Version::parse(v).ok())
+}
+
+/// `Ok` when the step's node is done; otherwise what it still waits for, in the operator's
+/// words ("Kubernetes node NotReady").
+pub fn node_done(
+    status: &ClusterStatus,
+    step: &PlanStep,
+    target: &TalosVersion,
+    kube_checked: bool,
+) -> Result<(), String> {
+    let Some(node) = step_node(status, step) else {
+        return Err("not in the cluster status".into());
+    };
+    if let Some(error) = &node.error {
+        return Err(format!("not answering ({error})"));
+    }
+    match running_version(node) {
+        Some(v) if &v == target => {}
+        Some(v) => return Err(format!("runs {v}, not {target} yet")),
+        None => return Err("no Talos version reported yet".into()),
+    }
+    match node.stage {
+        Some(MachineStage::Running) => {}
+        Some(stage) => return Err(format!("stage {stage}")),
+        None => return Err("stage unknown".into()),
+    }
+    if !node.ready {
+        let unmet: Vec<&str> = node
+            .unmet_conditions
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        return Err(if unmet.is_empty() {
+            "Talos not ready".into()
+        } else {
+            format!("Talos not ready (unmet: {})", unmet.join(", "))
+        });
+    }
+    if kube_checked {
+        match node.k8s_ready {
+            Some(true) => {}
+            Some(false) => return Err("Kubernetes node NotReady".into()),
+            None => return Err("Kubernetes node not seen yet".into()),
+        }
+    }
+    if let Some(id) = &step.etcd_member {
+        let member = status.etcd.members.iter().find(|m| &m.id == id);
+        match member {
+            Some(m) if m.healthy => {}
+            Some(_) => return Err("etcd member not healthy yet".into()),
+            None => return Err("etcd member not listed yet".into()),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::{EtcdMemberReport, EtcdReport, NodeRole};
+    use crate::upgrade::plan::StepState;
+
+    fn step() -> PlanStep {
+        PlanStep {
+            node: "cp-1".into(),
+            address: "127.10.0.1".into(),
+            role: NodeRole::Controlplane,
+            from: Version::parse("v1.11.3").ok(),
+            api: None,
+            etcd_member: Some("00000000000000aa".into()),
+            forfeit_leadership: false,
+            state: StepState::Upgrade,
+            batch: Some(0),
+        }
+    }
+
+    fn status(version: &str, k8s: Option<bool>, healthy: bool) -> ClusterStatus {
+        ClusterStatus {
+            name: "lab".into(),
+            nodes: vec![NodeStatus {
+                name: "cp-1".into(),
+                address: "127.10.0.1".into(),
+                talos_version: Some(version.into()),
+                stage: Some(MachineStage::Running),
+                ready: true,
+                k8s_ready: k8s,
+                ..Default::default()
+            }],
+            etcd: EtcdReport {
+                members: vec![EtcdMemberReport {
+                    id: "00000000000000aa".into(),
+                    hostname: "cp-1".into(),
+                    healthy,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn done_needs_target_version_kubernetes_ready_and_healthy_etcd() {
+        let target = Version::parse("v1.12.0").unwrap();
+        let s = step();
+        assert_eq!(
+            node_done(&status("v1.12.0", Some(true), true), &s, &target, true),
+            Ok(())
+        );
+        let old = node_done(&status("v1.11.3", Some(true), true), &s, &target, true);
+        assert_eq!(old, Err("runs v1.11.3, not v1.12.0 yet".into()));
+        let notready = node_done(&status("v1.12.0", Some(false), true), &s, &target, true);
+        assert_eq!(notready, Err("Kubernetes node NotReady".into()));
+        let sick = node_done(&status("v1.12.0", Some(true), false), &s, &target, true);
+        assert_eq!(sick, Err("etcd member not healthy yet".into()));
+        assert_eq!(
+            node_done(&status("v1.12.0", None, true), &s, &target, false),
+            Ok(()),
+            "without a kube context Kubernetes readiness is not checked"
+        );
+    }
+}

@@ -1,0 +1,210 @@
+//! `taloscope upgrade` as a process against the sim: --plan --output json on `healthy` shows
+//! every guard passing; a skipped minor and `cp2-down` are refused; read-only refuses; --yes
+//! --confirm upgrades every node one at a time; a killed run is resumed by the same command.
+mod upgrade_common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use upgrade_common::*;
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+fn taloscope(fx: &Fixture, context: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taloscope"));
+    cmd.env_remove("KUBECONFIG")
+        .env_remove("TALOSCONFIG")
+        .env_remove("TALOSCOPE_CONFIG")
+        .env("HOME", fx.dir.path())
+        .env("TALOSCOPE_STATE_DIR", fx.state_dir())
+        .arg("--talosconfig")
+        .arg(fx.sim.talosconfig_path())
+        .arg("--kubeconfig")
+        .arg(fx.sim.kubeconfig_path())
+        .args(["--context", context, "upgrade"])
+        .kill_on_drop(true);
+    cmd
+}
+
+async fn output(mut cmd: Command) -> (Option<i32>, String, String) {
+    let out = tokio::time::timeout(LIMIT, cmd.output())
+        .await
+        .expect("taloscope upgrade finishes")
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_json_on_healthy_passes_every_guard_and_a_skipped_minor_is_refused() {
+    let fx = start(builtin("healthy")).await;
+    let mut cmd = taloscope(&fx, "healthy");
+    cmd.args(["--to", "v1.12.0", "--plan", "--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(plan["cluster"], "healthy");
+    assert_eq!(plan["target"], "v1.12.0");
+    assert_eq!(plan["blocked"], false);
+    let guards = plan["guards"].as_array().expect("guards");
+    assert_eq!(guards.len(), 12);
+    for g in guards {
+        assert_eq!(g["verdict"], "pass", "{g}");
+    }
+    assert_eq!(plan["steps"].as_array().map(Vec::len), Some(5));
+
+    let mut cmd = taloscope(&fx, "healthy");
+    cmd.args(["--to", "v1.13.0", "--plan", "--output", "json"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let path = plan["guards"]
+        .as_array()
+        .and_then(|gs| gs.iter().find(|g| g["id"] == "version_path"))
+        .expect("version path guard");
+    assert_eq!(path["verdict"], "fail");
+    let reason = path["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("skips a minor") && reason.contains("1.12"),
+        "names the skipped minor: {reason}"
+    );
+    assert!(fx.sim.state().mutating_calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cp2_down_and_read_only_are_refused_without_any_call() {
+    let fx = start(builtin("cp2-down")).await;
+    let mut cmd = taloscope(&fx, "cp2-down");
+    cmd.args(["--to", "v1.12.0", "--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("FAIL") && l.contains("etcd healthy")),
+        "{stdout}"
+    );
+    let mut cmd = taloscope(&fx, "cp2-down");
+    cmd.args(["--to", "v1.12.0", "--yes", "--confirm", "cp2-down"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("refused"), "{stderr}");
+
+    let mut cmd = taloscope(&fx, "cp2-down");
+    cmd.arg("--readonly")
+        .args(["--to", "v1.12.0", "--yes", "--confirm", "cp2-down"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("read-only"), "{stderr}");
+    assert!(
+        fx.sim.state().mutating_calls().is_empty(),
+        "no node was called"
+    );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
+    assert!(audit.contains("refused: read-only"), "{audit}");
+    assert!(audit.contains("failed: refused by its guards"), "{audit}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
+    let fx = start(builtin("healthy")).await;
+    // The wrong name is a usage error and changes nothing.
+    let mut cmd = taloscope(&fx, "healthy");
+    cmd.args(["--to", "v1.12.0", "--yes", "--confirm", "prod"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(2), "{stderr}");
+
+    let mut cmd = taloscope(&fx, "healthy");
+    cmd.args([
+        "--to",
+        "v1.12.0",
+        "--yes",
+        "--confirm",
+        "healthy",
+        "--poll-ms",
+        "40",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let seen = tokio::time::timeout(LIMIT, async {
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            let stop = line.starts_with("[2/5]");
+            seen.push(line);
+            if stop {
+                break;
+            }
+        }
+        seen
+    })
+    .await
+    .expect("second node started");
+    assert!(
+        seen.iter()
+            .any(|l| l.starts_with("[1/5]") && l.ends_with(": done")),
+        "{seen:?}"
+    );
+    child.kill().await.expect("kill");
+
+    let mut cmd = taloscope(&fx, "healthy");
+    cmd.args([
+        "--to",
+        "v1.12.0",
+        "--yes",
+        "--confirm",
+        "healthy",
+        "--poll-ms",
+        "40",
+    ]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("resuming the upgrade of healthy"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("upgrade of healthy to v1.12.0 completed"),
+        "{stdout}"
+    );
+    let state = fx.sim.state();
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+        assert_eq!(state.upgrade_calls("healthy", &node), 1, "{node}");
+    }
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_shows_another_consoles_rollout_from_its_lease() {
+    let fx = start(builtin("healthy")).await;
+    let _theirs = fx
+        .kube("healthy")
+        .await
+        .acquire_rollout_lease(
+            "healthy",
+            "bob@jump2",
+            taloscope::rollout::RolloutKind::TalosUpgrade,
+            "v1.12.0",
+            5,
+            Duration::from_secs(600),
+        )
+        .await
+        .expect("bob takes the lease");
+    let mut cmd = taloscope(&fx, "healthy");
+    cmd.args(["--to", "v1.12.0", "--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.contains("FAIL")
+            && l.contains("no other rollout")
+            && l.contains("bob@jump2")),
+        "{stdout}"
+    );
+}

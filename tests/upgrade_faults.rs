@@ -1,0 +1,235 @@
+//! The rolling upgrade when things go wrong, against the sim: an etcd member turning unhealthy
+//! between two nodes halts before the next; a node that never returns halts on its timeout
+//! with no other node touched; a run killed mid-rollout resumes from its journal and completes.
+mod upgrade_common;
+
+use std::time::Duration;
+
+use taloscope::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepPhase};
+use taloscope::upgrade::{TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade};
+use tokio::sync::mpsc::UnboundedReceiver;
+use upgrade_common::*;
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// Waits for step `index` to reach `phase`, bounded.
+async fn wait_for_step(
+    rx: &mut UnboundedReceiver<RolloutEvent>,
+    index: usize,
+    phase: StepPhase,
+) -> Vec<RolloutEvent> {
+    let mut seen = Vec::new();
+    let wait = async {
+        while let Some(e) = rx.recv().await {
+            let hit = matches!(&e, RolloutEvent::Step { index: i, progress, .. }
+                if *i == index && progress.phase == phase);
+            seen.push(e);
+            if hit {
+                return;
+            }
+        }
+        panic!("rollout ended before step {index} reached {phase:?}: {seen:#?}");
+    };
+    tokio::time::timeout(LIMIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("step {index} did not reach {phase:?}"));
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_going_unhealthy_between_two_nodes_halts_the_rollout() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let first = plan.steps[0].node.clone();
+    let second = plan.steps[1].node.clone();
+    let leader = plan.leader.clone().expect("a leader");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    // Once the sim accepted the first node's upgrade, the leader's member turns unhealthy.
+    let state = fx.sim.state();
+    tokio::time::timeout(LIMIT, async {
+        while state.upgrade_record().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("first upgrade accepted");
+    state
+        .cluster("healthy")
+        .expect("cluster")
+        .set_etcd_unhealthy(&leader, true)
+        .expect("leader node");
+    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let RolloutOutcome::Halted(reason) = outcome else {
+        panic!("not halted: {outcome:?}");
+    };
+    assert!(
+        reason.contains(&format!("before {second}")) && reason.contains("etcd"),
+        "{reason}"
+    );
+    assert_eq!(state.upgrade_calls("healthy", &first), 1);
+    for (node, _) in versions(&fx, "healthy") {
+        if node != first {
+            assert_eq!(
+                state.upgrade_calls("healthy", &node),
+                0,
+                "{node} was touched"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_never_returns_halts_with_no_other_node_touched() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let first = plan.steps[0].node.clone();
+    let state = fx.sim.state();
+    state
+        .cluster("healthy")
+        .expect("cluster")
+        .set_never_returns(&first, true)
+        .expect("node");
+    let mut options = fx.options();
+    options.node_timeout = Duration::from_secs(3);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options,
+        },
+        tx,
+    );
+    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    let RolloutOutcome::Halted(reason) = outcome else {
+        panic!("not halted: {outcome:?}");
+    };
+    assert!(
+        reason.starts_with(&format!("{first}: timed out after 3s")),
+        "{reason}"
+    );
+    let failed = events.iter().any(|e| {
+        matches!(e, RolloutEvent::Step { index: 0, progress, .. }
+        if progress.phase == StepPhase::Failed)
+    });
+    assert!(failed, "{first} marked failed");
+    let upgraded: Vec<String> = state
+        .mutating_calls()
+        .into_iter()
+        .filter(|c| c.is_upgrade())
+        .map(|c| c.node)
+        .collect();
+    assert_eq!(upgraded, vec![first]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_mid_rollout_resumes_from_its_journal_and_completes() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let second = plan.steps[1].node.clone();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan: plan.clone(),
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    wait_for_step(&mut rx, 1, StepPhase::Installing).await;
+    // The console dies: the runner task is gone mid-node.
+    handle.task.abort();
+    let _ = handle.task.await;
+    let journal = RolloutJournal::load_unfinished(&fx.state_dir(), "healthy")
+        .expect("journal readable")
+        .expect("an unfinished journal");
+    assert_eq!(journal.steps[0].phase, StepPhase::Done);
+    let held = fx
+        .kube("healthy")
+        .await
+        .read_rollout_lease()
+        .await
+        .expect("read lease")
+        .expect("the killed run's lease is still there");
+    assert_eq!(held.holder, journal.holder);
+    assert_eq!(held.node_index, 2, "renewed with the node in progress");
+    assert_eq!(held.node_count, 5);
+    assert_eq!(journal.summary().first_unfinished(), Some(1));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = resume_talos_upgrade_with(
+        journal,
+        fx.approve("healthy", "v1.12.0"),
+        fx.cluster("healthy"),
+        fx.options(),
+        tx,
+    );
+    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+        assert_eq!(
+            fx.sim.state().upgrade_calls("healthy", &node),
+            1,
+            "{node} upgraded once, even {second} that was in progress"
+        );
+    }
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_held_by_another_console_is_refused_with_its_holder() {
+    let fx = start(builtin("healthy")).await;
+    let kube = fx.kube("healthy").await;
+    let _theirs = kube
+        .acquire_rollout_lease(
+            "healthy",
+            "bob@jump2",
+            taloscope::rollout::RolloutKind::TalosUpgrade,
+            "v1.12.0",
+            5,
+            Duration::from_secs(600),
+        )
+        .await
+        .expect("bob takes the lease");
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let RolloutOutcome::Halted(reason) = outcome else {
+        panic!("a second rollout ran: {outcome:?}");
+    };
+    assert!(
+        reason.contains("in progress") && reason.contains("bob@jump2"),
+        "{reason}"
+    );
+    assert!(fx.sim.state().mutating_calls().is_empty());
+    let lease = kube
+        .read_rollout_lease()
+        .await
+        .expect("read")
+        .expect("still bob's");
+    assert_eq!(lease.holder, "bob@jump2");
+}

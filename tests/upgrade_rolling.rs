@@ -1,0 +1,272 @@
+//! The rolling Talos upgrade end to end against the sim: the legacy path (below 1.13) and the
+//! ImageService + LifecycleService + Reboot path (1.13 and later), one control plane at a time
+//! by the sim's own record; `cp2-down` and a reader context refused before any upgrade call.
+mod upgrade_common;
+
+use std::time::Duration;
+
+use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
+use taloscope::sim::Scenario;
+use taloscope::upgrade::{TalosUpgradeRun, UpgradeApi, spawn_talos_upgrade};
+use upgrade_common::*;
+
+const LIMIT: Duration = Duration::from_secs(90);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthy_cluster_upgrades_node_by_node_on_the_legacy_path() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    assert!(
+        plan.steps
+            .iter()
+            .all(|s| s.api == Some(UpgradeApi::MachineUpgrade))
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan: plan.clone(),
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+    }
+    let state = fx.sim.state();
+    for step in &plan.steps {
+        assert_eq!(
+            state.upgrade_calls("healthy", &step.node),
+            1,
+            "{}",
+            step.node
+        );
+    }
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+    // Every node (workers too, max-parallel 1) one after the other, in plan order.
+    let windows = state.upgrade_record();
+    let order: Vec<&str> = windows.iter().map(|w| w.node.as_str()).collect();
+    let planned: Vec<&str> = plan.steps.iter().map(|s| s.node.as_str()).collect();
+    assert_eq!(order, planned);
+    for pair in windows.windows(2) {
+        assert!(
+            !pair[0].overlaps(&pair[1]),
+            "{} / {}",
+            pair[0].node,
+            pair[1].node
+        );
+    }
+    // The leader went last among control planes and handed leadership over first.
+    let forfeits = state
+        .mutating_calls()
+        .into_iter()
+        .filter(|c| c.method == "MachineService.EtcdForfeitLeadership")
+        .count();
+    assert_eq!(forfeits, 1);
+    // Progress reached every phase a legacy upgrade has.
+    let phases: Vec<StepPhase> = events
+        .iter()
+        .filter_map(|e| match e {
+            RolloutEvent::Step { progress, .. } => Some(progress.phase),
+            _ => None,
+        })
+        .collect();
+    for want in [
+        StepPhase::Installing,
+        StepPhase::Rebooting,
+        StepPhase::WaitingForReady,
+        StepPhase::Done,
+    ] {
+        assert!(phases.contains(&want), "no {want:?} in {phases:?}");
+    }
+    let journal = taloscope::rollout::RolloutJournal::load(
+        &taloscope::rollout::RolloutJournal::path_for(&fx.state_dir(), "healthy"),
+    )
+    .expect("journal readable")
+    .expect("journal kept");
+    assert_eq!(journal.outcome, Some(RolloutOutcome::Completed));
+    let lease = fx
+        .kube("healthy")
+        .await
+        .read_rollout_lease()
+        .await
+        .expect("read lease");
+    assert_eq!(lease, None, "the rollout lease is released at the end");
+}
+
+const V113: &str = "\
+clusters:
+  - name: lab
+    talos_version: v1.13.0
+    nodes:
+      - name: cp-1
+        role: controlplane
+        address: 127.10.7.1
+      - name: cp-2
+        role: controlplane
+        address: 127.10.7.2
+      - name: cp-3
+        role: controlplane
+        address: 127.10.7.3
+      - name: w-1
+        role: worker
+        address: 127.10.7.4
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_1_13_nodes_upgrade_through_pull_lifecycle_and_reboot() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v113.yaml");
+    std::fs::write(&file, V113).unwrap();
+    let fx = start(Scenario::from_file(&file).expect("scenario")).await;
+    let plan = fx.plan("lab", "v1.13.9").await;
+    assert!(
+        plan.steps
+            .iter()
+            .all(|s| s.api == Some(UpgradeApi::Lifecycle))
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("lab", "v1.13.9"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("lab"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
+    for (node, version) in versions(&fx, "lab") {
+        assert_eq!(version, "v1.13.9", "{node}");
+    }
+    let calls = fx.sim.state().mutating_calls();
+    for node in ["cp-1", "cp-2", "cp-3", "w-1"] {
+        let methods: Vec<&str> = calls
+            .iter()
+            .filter(|c| c.node == node)
+            .map(|c| c.method)
+            .filter(|m| *m != "MachineService.EtcdForfeitLeadership")
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "ImageService.Pull",
+                "LifecycleService.Upgrade",
+                "MachineService.Reboot"
+            ],
+            "{node}"
+        );
+    }
+    assert!(
+        !calls.iter().any(|c| c.method == "MachineService.Upgrade"),
+        "no legacy call on 1.13"
+    );
+    assert_control_planes_one_at_a_time(&fx, "lab");
+    assert!(events.iter().any(
+        |e| matches!(e, RolloutEvent::Step { progress, .. } if progress.phase == StepPhase::Pulling)
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cp2_down_is_refused_before_any_call() {
+    let fx = start(builtin("cp2-down")).await;
+    let plan = fx.plan("cp2-down", "v1.12.0").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("cp2-down", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("cp2-down"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let RolloutOutcome::Halted(reason) = outcome else {
+        panic!("cp2-down was not refused: {outcome:?}");
+    };
+    assert!(reason.contains("cp-2"), "{reason}");
+    assert!(fx.sim.state().mutating_calls().is_empty(), "no call at all");
+    assert!(fx.sim.state().upgrade_record().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_context_is_refused_by_the_role_guard() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy-reader"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let RolloutOutcome::Halted(reason) = outcome else {
+        panic!("a reader ran an upgrade: {outcome:?}");
+    };
+    assert!(
+        reason.contains("client role") && reason.contains("os:reader"),
+        "{reason}"
+    );
+    assert!(fx.sim.state().mutating_calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_in_batches_of_max_parallel_while_control_planes_stay_alone() {
+    let fx = start(builtin("healthy")).await;
+    let status = fx.status("healthy").await;
+    let options = taloscope::upgrade::UpgradeOptions {
+        max_parallel: 2,
+        ..Default::default()
+    };
+    let target = taloscope::versions::Version::parse("v1.12.0").unwrap();
+    let plan = taloscope::upgrade::UpgradePlan::new(&status, target, options).expect("plan");
+    assert_eq!(
+        plan.batches().len(),
+        4,
+        "three control planes alone, two workers together"
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_talos_upgrade(
+        TalosUpgradeRun {
+            approved: fx.approve("healthy", "v1.12.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy"),
+            options: fx.options(),
+        },
+        tx,
+    );
+    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+    }
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+    let windows = fx.sim.state().upgrade_record();
+    let last_cp_end = windows
+        .iter()
+        .filter(|w| w.role == taloscope::sim::NodeRole::ControlPlane)
+        .filter_map(|w| w.ended_at)
+        .max()
+        .expect("control planes ended");
+    assert!(
+        windows
+            .iter()
+            .filter(|w| w.role == taloscope::sim::NodeRole::Worker)
+            .all(|w| w.started_at >= last_cp_end),
+        "workers start after every control plane is done"
+    );
+}
