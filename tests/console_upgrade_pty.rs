@@ -77,3 +77,49 @@ fn demo_plan_walks_to_the_confirmation_and_cancels() {
         "{audit}"
     );
 }
+
+/// The whole walk on the demo's `prod`: plan, leave out all but one worker, start,
+/// confirm by name, watch it to the end; audited as confirmed and succeeded.
+#[test]
+fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
+    let home = tempfile::tempdir().expect("temp home");
+    let env = [("NO_COLOR", "1".to_string()), ("LANG", "C".to_string())];
+    let mut s = PtySession::start(24, 80, home.path(), &["demo"], &env);
+    s.wait_for("the fleet", BOUND, |t| {
+        t.contains("prod") && t.contains("Enter open")
+    });
+    s.send(b":ctx prod\r");
+    s.wait_for("prod's nodes", BOUND, |t| {
+        t.contains("+ Nodes (") && t.contains("cp-1") && t.contains("w-2")
+    });
+    s.send(b"u");
+    s.wait_for("the plan", BOUND, |t| t.contains("guards pass: s starts"));
+    // Leave out every node but the last in plan order.
+    s.send(b"xjxjxjx");
+    s.wait_for("one node to upgrade", BOUND, |t| t.contains("1 of 5 nodes"));
+    s.send(b"s");
+    s.wait_for("the confirmation", BOUND, |t| {
+        t.contains("Type the cluster name in full")
+    });
+    s.send(b"prod\r");
+    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    s.wait_for("the rollout to complete", Duration::from_secs(120), |t| {
+        t.contains("completed: every node done or skipped")
+    });
+    let done = s.text();
+    assert!(
+        done.contains(" done ") && done.contains("skipped"),
+        "{done}"
+    );
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+    let audit =
+        std::fs::read_to_string(home.path().join("taloscope-state/audit.log")).expect("audit log");
+    let outcomes: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("cluster=\"prod\""))
+        .filter_map(|l| l.split("outcome=").nth(1))
+        .collect();
+    assert_eq!(outcomes, ["\"confirmed\"", "\"succeeded\""], "{audit}");
+}

@@ -22,7 +22,11 @@ use super::keymap;
 use super::state::{AppState, Message};
 use super::update::apply;
 use crate::discovery::Discovery;
-use crate::rollout::{RolloutControl, RolloutEvent, RolloutOutcome};
+use crate::paths::Paths;
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutOutcome};
+use crate::upgrade::runner::{
+    RunOptions, TalosUpgradeRun, resume_talos_upgrade, spawn_talos_upgrade,
+};
 use crate::views::{self, Look};
 
 /// At most ten frames a second.
@@ -94,6 +98,10 @@ where
     console.state.identity = super::dispatcher::local_identity();
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
+    // Journals left by a console that was killed: shown from the first frame.
+    for action in journal_actions(&console.state) {
+        apply(&mut console.state, action);
+    }
     let mut shown: Option<Shown> = None;
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -275,12 +283,78 @@ impl Console {
 }
 
 /// Starts the runner of an approved rollout, its events forwarded to the
-/// app channel. Fails when this build has no runner for it.
+/// app channel; returns its control channel, or why it could not start.
 fn spawn_rollout(
-    _start: RolloutStart,
-    _app_tx: &mpsc::Sender<AppEvent>,
+    state: &AppState,
+    start: RolloutStart,
+    app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<mpsc::UnboundedSender<RolloutControl>, String> {
-    Err("the upgrade runner is not part of this build yet".to_string())
+    let name = start.approved().action().cluster().to_string();
+    let cluster = state
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .cloned()
+        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    let (events, mut rx) = mpsc::unbounded_channel();
+    let handle = match start {
+        RolloutStart::Fresh(start) => {
+            let StartTalosUpgrade {
+                approved,
+                plan,
+                acks,
+            } = *start;
+            spawn_talos_upgrade(
+                TalosUpgradeRun {
+                    approved,
+                    plan,
+                    acks,
+                    cluster,
+                    options: RunOptions::default(),
+                },
+                events,
+            )
+        }
+        RolloutStart::Resume(approved) => {
+            let dir = Paths::resolve().state_dir;
+            let journal = RolloutJournal::load_unfinished(&dir, &name)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| {
+                    format!(
+                        "no unfinished rollout journal of {name} under {}",
+                        dir.display()
+                    )
+                })?;
+            resume_talos_upgrade(journal, approved, cluster, events)
+        }
+    };
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            if app.send(AppEvent::Rollout(event)).await.is_err() {
+                break;
+            }
+        }
+    });
+    Ok(handle.control)
+}
+
+/// The unfinished rollout journals of the discovered clusters, read once at
+/// startup so the console shows them and offers to resume; a journal that
+/// cannot be read is said on the message line.
+fn journal_actions(state: &AppState) -> Vec<Action> {
+    let dir = Paths::resolve().state_dir;
+    state
+        .clusters
+        .iter()
+        .filter_map(|c| match RolloutJournal::load_unfinished(&dir, &c.name) {
+            Ok(Some(journal)) => Some(Action::Event(AppEvent::Journal(Box::new(
+                journal.summary(),
+            )))),
+            Ok(None) => None,
+            Err(e) => Some(Action::Notify(Message::error(e.to_string()))),
+        })
+        .collect()
 }
 
 /// What a runner is started with: a fresh plan, or a journal to resume.
@@ -370,7 +444,7 @@ fn start_rollout(
 ) -> Option<Action> {
     let approved = start.approved().clone();
     let cluster = approved.action().cluster().to_string();
-    match spawn_rollout(start, app_tx) {
+    match spawn_rollout(&console.state, start, app_tx) {
         Ok(control) => {
             console
                 .rollouts
