@@ -123,3 +123,88 @@ fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
         .collect();
     assert_eq!(outcomes, ["\"confirmed\"", "\"succeeded\""], "{audit}");
 }
+
+/// The console on a `taloscope sim` process (so the fleet outlives it).
+fn console_on(sim: &pty_support::SimProcess, home: &std::path::Path) -> PtySession {
+    let env = [
+        ("NO_COLOR", "1".to_string()),
+        ("LANG", "C".to_string()),
+        ("TALOSCONFIG", sim.talosconfig()),
+        ("KUBECONFIG", sim.kubeconfig()),
+    ];
+    let mut s = PtySession::start(24, 80, home, &[], &env);
+    s.wait_for("the fleet", BOUND, |t| {
+        t.contains("healthy") && t.contains("Enter open")
+    });
+    s
+}
+
+/// Killed mid-rollout (its second node upgrading), the console opened again
+/// shows the journal's rollout, resumes it through the confirmation and
+/// completes it.
+#[test]
+fn a_killed_console_resumes_its_rollout_from_the_journal() {
+    let sim = pty_support::SimProcess::start_scaled("healthy", 5.0, BOUND);
+    let home = tempfile::tempdir().expect("temp home");
+    let mut s = console_on(&sim, home.path());
+    s.send(b":ctx healthy\r");
+    s.wait_for("the nodes", BOUND, |t| {
+        t.contains("+ Nodes (") && t.contains("w-2")
+    });
+    s.send(b"u");
+    s.wait_for("the plan", BOUND, |t| t.contains("guards pass: s starts"));
+    // Only the two workers: leave out the three control planes.
+    s.send(b"xjxjx");
+    s.wait_for("two nodes to upgrade", BOUND, |t| {
+        t.contains("2 of 5 nodes")
+    });
+    s.send(b"s");
+    s.wait_for("the confirmation", BOUND, |t| {
+        t.contains("Type the cluster name")
+    });
+    s.send(b"healthy\r");
+    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    // Killed while the second worker upgrades.
+    s.wait_for("the first worker done", Duration::from_secs(120), |t| {
+        t.lines()
+            .any(|l| l.starts_with('|') && l.contains(" done  "))
+    });
+    s.child.kill().expect("kill the console");
+    drop(s);
+    let journal = home.path().join("taloscope-state/rollouts/healthy.json");
+    let left = std::fs::read_to_string(&journal).unwrap_or_default();
+    assert!(
+        left.contains("\"outcome\": null"),
+        "the journal must not end: {left}"
+    );
+
+    let mut s = console_on(&sim, home.path());
+    s.wait_for("the journal's notice", BOUND, |t| {
+        t.contains("did not finish")
+    });
+    s.send(b":ctx healthy\r");
+    s.wait_for("the nodes", BOUND, |t| t.contains("+ Nodes ("));
+    s.send(b":rollout\r");
+    s.wait_for("the stopped rollout", BOUND, |t| {
+        t.contains("stopped; r resumes")
+    });
+    s.send(b"r");
+    s.wait_for("the confirmation", BOUND, |t| {
+        t.contains("Type the cluster name")
+    });
+    s.send(b"healthy\r");
+    s.wait_for("the rollout to complete", Duration::from_secs(120), |t| {
+        t.contains("completed: every node done or skipped")
+    });
+    let done = s.text();
+    assert_eq!(
+        done.lines()
+            .filter(|l| l.starts_with('|') && l.contains(" done  "))
+            .count(),
+        2,
+        "both workers done:\n{done}"
+    );
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+}
