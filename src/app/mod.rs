@@ -12,6 +12,7 @@ pub mod prepared;
 pub mod rollout;
 pub mod rows;
 pub mod run;
+mod run_rollout;
 pub mod state;
 pub mod tables;
 pub mod update;
