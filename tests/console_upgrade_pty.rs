@@ -127,11 +127,29 @@ fn console_on(sim: &pty_support::SimProcess, home: &std::path::Path) -> PtySessi
     s
 }
 
-/// Killed mid-rollout (its second node upgrading), the console opened again
-/// shows the journal's rollout, resumes it through the confirmation and
-/// completes it.
+/// How the first console goes away mid-rollout.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Killed (SIGHUP) while the second worker upgrades.
+    KilledWhileUpgrading,
+    /// `p` before the first node, then `q`.
+    QuitWhilePaused,
+}
+
 #[test]
 fn a_killed_console_resumes_its_rollout_from_the_journal() {
+    resumes_after(Stop::KilledWhileUpgrading);
+}
+
+#[test]
+fn a_console_quit_while_paused_resumes_its_rollout_paused() {
+    resumes_after(Stop::QuitWhilePaused);
+}
+
+/// The console gone mid-rollout (`stop`), the console opened again shows
+/// the journal's rollout, resumes it through the confirmation and completes
+/// it; a paused rollout comes back paused and `r` goes on.
+fn resumes_after(stop: Stop) {
     let sim = pty_support::SimProcess::start_scaled("healthy", 5.0, BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path());
@@ -152,13 +170,23 @@ fn a_killed_console_resumes_its_rollout_from_the_journal() {
     });
     s.send(b"healthy\r");
     s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
-    // Killed while the second worker upgrades.
-    s.wait_for("the first worker done", Duration::from_secs(120), |t| {
-        t.lines()
-            .any(|l| l.starts_with('|') && l.contains(" done  "))
-    });
-    s.child.kill().expect("kill the console");
-    drop(s);
+    match stop {
+        Stop::KilledWhileUpgrading => {
+            s.wait_for("the first worker done", Duration::from_secs(120), |t| {
+                t.lines()
+                    .any(|l| l.starts_with('|') && l.contains(" done  "))
+            });
+            s.child.kill().expect("kill the console");
+            drop(s);
+        }
+        Stop::QuitWhilePaused => {
+            s.send(b"p");
+            s.wait_for("the pause", BOUND, |t| t.contains("PAUSED; r resumes"));
+            s.send(b"q");
+            let (status, _raw) = s.finish(BOUND);
+            assert!(status.success(), "exit status {status:?}");
+        }
+    }
     let journal = home.path().join("taloscope-state/rollouts/healthy.json");
     let left = std::fs::read_to_string(&journal).unwrap_or_default();
     assert!(
@@ -181,6 +209,12 @@ fn a_killed_console_resumes_its_rollout_from_the_journal() {
         t.contains("Type the cluster name")
     });
     s.send(b"healthy\r");
+    if stop == Stop::QuitWhilePaused {
+        s.wait_for("the resumed rollout, still paused", BOUND, |t| {
+            t.contains("PAUSED; r resumes") && t.contains("resuming from the journal")
+        });
+        s.send(b"r");
+    }
     s.wait_for("the rollout to complete", Duration::from_secs(120), |t| {
         t.contains("completed: every node done or skipped")
     });
@@ -202,7 +236,7 @@ fn a_killed_console_resumes_its_rollout_from_the_journal() {
         .filter(|l| l.contains("cluster=\"healthy\""))
         .filter_map(|l| l.split("outcome=").nth(1))
         .collect();
-    // The killed run never ended; the resumed one did.
+    // The first run never ended; the resumed one did.
     assert_eq!(
         outcomes,
         ["\"confirmed\"", "\"confirmed\"", "\"succeeded\""],

@@ -75,6 +75,26 @@ pub struct Console {
 pub async fn run<B, E>(
     terminal: &mut Terminal<B>,
     mut console: Console,
+    terminal_events: E,
+    app_tx: mpsc::Sender<AppEvent>,
+    app_rx: mpsc::Receiver<AppEvent>,
+) -> io::Result<Exit>
+where
+    B: Backend,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let exit = run_loop(terminal, &mut console, terminal_events, app_tx, app_rx).await;
+    // A runner reads a closed control channel as the operator's abort, which
+    // would end its journal; quitting must leave it resumable, so the
+    // channels stay open until the process (and the runtime) ends.
+    std::mem::forget(std::mem::take(&mut console.rollouts));
+    exit
+}
+
+async fn run_loop<B, E>(
+    terminal: &mut Terminal<B>,
+    console: &mut Console,
     mut terminal_events: E,
     app_tx: mpsc::Sender<AppEvent>,
     mut app_rx: mpsc::Receiver<AppEvent>,
@@ -102,7 +122,7 @@ where
         let ticking = console.state.rollouts.values().any(|r| r.running);
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
-            draw_if_changed(terminal, &console, &mut shown)?;
+            draw_if_changed(terminal, console, &mut shown)?;
             pacer.drawn(Instant::now());
         }
         let wake = pacer.wake_at();
@@ -134,7 +154,7 @@ where
             for effect in outcome.effects {
                 match effect {
                     Effect::Quit => return Ok(Exit::Quit),
-                    other => queue.extend(perform(&mut console, other, &app_tx)),
+                    other => queue.extend(perform(console, other, &app_tx)),
                 }
             }
         }
