@@ -170,24 +170,41 @@ fn resumes_after(stop: Stop) {
     });
     s.send(b"healthy\r");
     s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    let journal = home.path().join("taloscope-state/rollouts/healthy.json");
+    // What resumes is the journal: wait (bounded) until it holds `what`.
+    let journal_says = |what: &str| {
+        let deadline = std::time::Instant::now() + BOUND;
+        loop {
+            let text = std::fs::read_to_string(&journal).unwrap_or_default();
+            if text.contains(what) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the journal never said {what}: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
     match stop {
         Stop::KilledWhileUpgrading => {
             s.wait_for("the first worker done", Duration::from_secs(120), |t| {
                 t.lines()
                     .any(|l| l.starts_with('|') && l.contains(" done  "))
             });
+            journal_says("\"phase\": \"done\"");
             s.child.kill().expect("kill the console");
             drop(s);
         }
         Stop::QuitWhilePaused => {
             s.send(b"p");
             s.wait_for("the pause", BOUND, |t| t.contains("PAUSED; r resumes"));
+            journal_says("\"paused\": true");
             s.send(b"q");
             let (status, _raw) = s.finish(BOUND);
             assert!(status.success(), "exit status {status:?}");
         }
     }
-    let journal = home.path().join("taloscope-state/rollouts/healthy.json");
     let left = std::fs::read_to_string(&journal).unwrap_or_default();
     assert!(
         left.contains("\"outcome\": null"),
