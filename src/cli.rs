@@ -103,6 +103,10 @@ pub enum Command {
     /// Add nodes to a cluster (--context) as VMs from its OpenNebula provider,
     /// and follow each until it has joined.
     Provision(ProvisionArgs),
+    /// Guarded Kubernetes upgrade of one cluster (--context), as `talosctl upgrade-k8s`:
+    /// --plan shows the steps, removed-API counts and every guard; --yes --confirm NAME runs it.
+    #[command(name = "upgrade-k8s")]
+    UpgradeK8s(UpgradeK8sArgs),
 }
 
 /// `taloscope upgrade`.
@@ -143,7 +147,42 @@ pub struct UpgradeArgs {
     /// The cluster name typed in full, as the console asks.
     #[arg(long, value_name = "NAME")]
     pub confirm: Option<String>,
+    /// Don't cordon and drain each Kubernetes node before its reboot (Talos 1.13+ path; the
+    /// legacy path's server drains by itself).
+    #[arg(long)]
+    pub no_drain: bool,
     /// Milliseconds between status reads while a node upgrades.
+    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    pub poll_ms: u64,
+}
+
+/// `taloscope upgrade-k8s`.
+#[derive(Args, Debug, Clone)]
+pub struct UpgradeK8sArgs {
+    /// Target Kubernetes version, e.g. 1.35.0: a later patch or the next minor only.
+    #[arg(long, value_name = "VERSION")]
+    pub to: String,
+    /// Print the steps, the removed-API counts and every guard's verdict; change nothing.
+    #[arg(long)]
+    pub plan: bool,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// A typed acknowledgement, e.g. "objects in removed API versions become unreadable".
+    #[arg(long, value_name = "TEXT")]
+    pub ack: Vec<String>,
+    /// Pull every new image on every node before the first step.
+    #[arg(long)]
+    pub pre_pull: bool,
+    /// Seconds one step (one component on one node) may take before the rollout halts.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub step_timeout: u64,
+    /// Run the upgrade (with --confirm).
+    #[arg(long)]
+    pub yes: bool,
+    /// The cluster name typed in full, as the console asks.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// Milliseconds between status reads while a component restarts.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
 use taloscope::sim::Scenario;
+use taloscope::sim::kube_api::KubeActionKind;
 use taloscope::upgrade::{TalosUpgradeRun, UpgradeApi, spawn_talos_upgrade};
 use upgrade_common::*;
 
@@ -67,6 +68,7 @@ async fn healthy_cluster_upgrades_node_by_node_on_the_legacy_path() {
         .filter(|c| c.method == "MachineService.EtcdForfeitLeadership")
         .count();
     assert_eq!(forfeits, 1);
+    assert_boot_ids_checked(&fx, "healthy", &events);
     // Progress reached every phase a legacy upgrade has.
     let phases: Vec<StepPhase> = events
         .iter()
@@ -115,6 +117,9 @@ clusters:
       - name: w-1
         role: worker
         address: 127.10.7.4
+      - name: w-2
+        role: worker
+        address: 127.10.7.5
 ";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,7 +151,7 @@ async fn talos_1_13_nodes_upgrade_through_pull_lifecycle_and_reboot() {
         assert_eq!(version, "v1.13.9", "{node}");
     }
     let calls = fx.sim.state().mutating_calls();
-    for node in ["cp-1", "cp-2", "cp-3", "w-1"] {
+    for node in ["cp-1", "cp-2", "cp-3", "w-1", "w-2"] {
         let methods: Vec<&str> = calls
             .iter()
             .filter(|c| c.node == node)
@@ -171,6 +176,117 @@ async fn talos_1_13_nodes_upgrade_through_pull_lifecycle_and_reboot() {
     assert!(events.iter().any(
         |e| matches!(e, RolloutEvent::Step { progress, .. } if progress.phase == StepPhase::Pulling)
     ));
+    assert_boot_ids_checked(&fx, "lab", &events);
+    assert_drained_around_each_reboot(&fx, &events).await;
+}
+
+/// From the sim's record: every node's boot id was read before its upgrade call and again in
+/// a later boot; and the log says the check passed.
+fn assert_boot_ids_checked(fx: &Fixture, cluster: &str, events: &[RolloutEvent]) {
+    let state = fx.sim.state();
+    let reads = state.file_reads();
+    let calls = state.mutating_calls();
+    for window in state
+        .upgrade_record()
+        .iter()
+        .filter(|w| w.cluster == cluster)
+    {
+        let node = window.node.as_str();
+        let mine: Vec<_> = reads.iter().filter(|r| r.node == node).collect();
+        let first_call = calls
+            .iter()
+            .filter(|c| c.node == node && c.method != "MachineService.EtcdForfeitLeadership")
+            .map(|c| c.at)
+            .min()
+            .expect("an upgrade call");
+        let before = mine
+            .iter()
+            .find(|r| r.at < first_call)
+            .unwrap_or_else(|| panic!("{node}: boot id not read before the upgrade call"));
+        assert!(
+            mine.iter().any(|r| r.boot > before.boot),
+            "{node}: boot id not read again after the reboot"
+        );
+    }
+    let changed = events
+        .iter()
+        .filter(|e| matches!(e, RolloutEvent::Log { line, .. } if line.contains("boot id changed")))
+        .count();
+    assert_eq!(changed, state.upgrade_record().len(), "one per node");
+}
+
+/// From the kube sim's record: each node was cordoned before its reboot call and uncordoned
+/// only after it was back; the workers' Deployment pods were evicted and replaced on the other
+/// worker; nothing is left cordoned.
+async fn assert_drained_around_each_reboot(fx: &Fixture, events: &[RolloutEvent]) {
+    let actions = fx.sim.kube_api(0).expect("kube API of lab").actions();
+    let state = fx.sim.state();
+    let calls = state.mutating_calls();
+    let windows = state.upgrade_record();
+    for node in ["cp-1", "cp-2", "cp-3", "w-1", "w-2"] {
+        let reboot = calls
+            .iter()
+            .find(|c| c.node == node && c.method == "MachineService.Reboot")
+            .expect("reboot call");
+        let ended = windows
+            .iter()
+            .find(|w| w.node == node)
+            .and_then(|w| w.ended_at)
+            .expect("upgrade window ended");
+        let cordoned = actions
+            .iter()
+            .find(|a| a.node == node && a.kind == KubeActionKind::Cordoned)
+            .unwrap_or_else(|| panic!("{node} never cordoned"));
+        let uncordoned = actions
+            .iter()
+            .find(|a| a.node == node && a.kind == KubeActionKind::Uncordoned)
+            .unwrap_or_else(|| panic!("{node} never uncordoned"));
+        assert!(cordoned.at < reboot.at, "{node}: cordoned after its reboot");
+        assert!(
+            uncordoned.at >= ended,
+            "{node}: uncordoned before it was back"
+        );
+        let evicted: Vec<_> = actions
+            .iter()
+            .filter(|a| a.node == node)
+            .filter_map(|a| match &a.kind {
+                KubeActionKind::Evicted { replaced_on, .. } => Some((a.at, replaced_on.clone())),
+                _ => None,
+            })
+            .collect();
+        if node.starts_with("w-") {
+            assert!(!evicted.is_empty(), "{node}: its Deployment pods evicted");
+            let other = if node == "w-1" { "w-2" } else { "w-1" };
+            for (at, replaced_on) in evicted {
+                assert!(
+                    cordoned.at < at && at < reboot.at,
+                    "{node}: evicted outside the drain"
+                );
+                assert_eq!(replaced_on.as_deref(), Some(other), "{node}: pods moved");
+            }
+        } else {
+            assert!(evicted.is_empty(), "{node}: only DaemonSet and static pods");
+        }
+    }
+    let kube = fx.kube("lab").await;
+    for n in kube.nodes().await.expect("nodes") {
+        assert!(!n.unschedulable, "{} left cordoned", n.name);
+    }
+    let mut workloads = 0;
+    for worker in ["w-1", "w-2"] {
+        let pods = kube.pods_on_node(worker).await.expect("pods");
+        workloads += pods.iter().filter(|p| p.must_evict()).count();
+    }
+    assert_eq!(workloads, 4, "every Deployment pod runs on a worker again");
+    for word in ["cordoning", "draining"] {
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                RolloutEvent::Step { progress, .. } if progress.detail.starts_with(word)
+            )),
+            "no {word} in the step details"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

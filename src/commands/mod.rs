@@ -12,6 +12,7 @@ pub mod provision;
 pub mod sim;
 pub mod status;
 pub mod upgrade;
+pub mod upgrade_k8s;
 mod upgrade_output;
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -29,6 +30,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Demo) => demo::run(&global),
         Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
+        Some(Command::UpgradeK8s(args)) => upgrade_k8s::run(&global, &args),
     }
 }
 

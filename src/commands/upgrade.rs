@@ -20,13 +20,13 @@ use crate::upgrade::{
 };
 use crate::versions::Version;
 
-const EXIT_BLOCKED: u8 = 1;
+pub(super) const EXIT_BLOCKED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 /// A reason to stop, with its exit code.
-struct Stop(u8, String);
+pub(super) struct Stop(pub(super) u8, pub(super) String);
 
-fn usage(message: impl Into<String>) -> Stop {
+pub(super) fn usage(message: impl Into<String>) -> Stop {
     Stop(EXIT_USAGE, message.into())
 }
 
@@ -112,6 +112,7 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
         poll_interval: Duration::from_millis(args.poll_ms.max(10)),
         state_dir: Some(paths.state_dir.clone()),
         kubeconfig: discovery.kubeconfig.clone(),
+        drain: !args.no_drain,
         ..RunOptions::default()
     };
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -153,7 +154,13 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
             )
         }
     };
-    let outcome = runtime.block_on(follow(handle, rx, &cluster.name, &target.to_string()));
+    let outcome = runtime.block_on(follow(
+        handle,
+        rx,
+        &cluster.name,
+        &target.to_string(),
+        progress_line,
+    ));
     let result = match &outcome {
         RolloutOutcome::Completed => Ok(()),
         other => Err(outcome_line(&cluster.name, &target.to_string(), other)),
@@ -168,12 +175,13 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
     })
 }
 
-/// Prints one line per step change until the rollout ends.
-async fn follow(
+/// Prints one line per step change (as `line` words it) until the rollout ends.
+pub(super) async fn follow(
     handle: RolloutHandle,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
     cluster: &str,
     target: &str,
+    line: fn(usize, usize, &StepProgress) -> String,
 ) -> RolloutOutcome {
     let mut shown: Vec<StepProgress> = Vec::new();
     let mut outcome = None;
@@ -189,10 +197,7 @@ async fn follow(
                         && s.error == progress.error
                 });
                 if !same {
-                    println!(
-                        "{}",
-                        progress_line(index, shown.len().max(index + 1), &progress)
-                    );
+                    println!("{}", line(index, shown.len().max(index + 1), &progress));
                     let _ = std::io::stdout().flush();
                 }
                 if let Some(slot) = shown.get_mut(index) {
@@ -237,6 +242,16 @@ async fn print_plan(
             .map(|j| j + "\n")
             .map_err(|e| Stop(1, format!("cannot encode the plan as JSON: {e}")))?,
     };
+    write_stdout(&text)?;
+    Ok(if report.blocked {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes a plan to stdout; a closed pipe (`| head`) is not an error.
+pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout
         .write_all(text.as_bytes())
@@ -245,11 +260,7 @@ async fn print_plan(
     {
         return Err(Stop(1, format!("cannot write output: {e}")));
     }
-    Ok(if report.blocked {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
 
 fn make_plan(
@@ -276,7 +287,7 @@ fn make_plan(
 }
 
 /// Another console's rollout on this cluster, from its Lease (none without a kube context).
-async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
+pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
     let kube = observer.kube.as_ref()?;
     match kube.read_rollout_lease().await {
         Ok(info) => info.filter(|i| !i.expired).map(|i| i.as_in_progress()),
@@ -288,7 +299,7 @@ async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> 
 }
 
 /// The cluster named by --context (cluster name or talos context name); it needs the Talos API.
-fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
+pub(super) fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
     let clusters = &discovery.clusters;
     let cluster = clusters
         .iter()
@@ -307,7 +318,10 @@ fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
     Ok(cluster.clone())
 }
 
-async fn observer_for(cluster: &Cluster, discovery: &Discovery) -> Result<ClusterObserver, Stop> {
+pub(super) async fn observer_for(
+    cluster: &Cluster,
+    discovery: &Discovery,
+) -> Result<ClusterObserver, Stop> {
     let ctx = cluster.talos.as_ref().ok_or_else(|| {
         usage(format!(
             "cluster {} has no talosconfig context",

@@ -33,19 +33,54 @@ pub struct PlanReport<'a> {
     pub blocked: bool,
 }
 
+/// Every guard as printed, given the acknowledgements passed.
+pub fn guard_lines(guards: &[Guard], acks: &[String]) -> Vec<GuardLine> {
+    guards
+        .iter()
+        .map(|g| GuardLine {
+            id: g.id,
+            title: g.id.title(),
+            verdict: g.verdict,
+            reason: g.reason.clone(),
+            needs_ack: g.needs_ack.clone(),
+            blocks: g.blocks(acks),
+        })
+        .collect()
+}
+
+/// The GUARDS section of a plan and its last line (ready, or blocked by N guards); shared by
+/// `upgrade` and `upgrade-k8s`.
+pub fn guards_table(guards: &[GuardLine], cluster: &str) -> String {
+    let mut out = String::from("GUARDS\n");
+    let rows: Vec<Vec<String>> = guards
+        .iter()
+        .map(|g| {
+            let verdict = match (g.verdict, g.blocks) {
+                (Verdict::Pass, _) => "pass",
+                (Verdict::Warn, false) => "warn",
+                (Verdict::Warn, true) => "WARN",
+                (Verdict::Fail, _) => "FAIL",
+            };
+            let mut reason = g.reason.clone();
+            if let (true, Some(ack)) = (g.blocks, &g.needs_ack) {
+                reason.push_str(&format!(" (needs --ack \"{ack}\")"));
+            }
+            vec![verdict.to_string(), g.title.to_string(), reason]
+        })
+        .collect();
+    out.push_str(&indent(&columns(&rows)));
+    let blocking = guards.iter().filter(|g| g.blocks).count();
+    if blocking == 0 {
+        out.push_str(&format!("ready: run it with --yes --confirm {cluster}\n"));
+    } else {
+        out.push_str(&format!("blocked by {blocking} guard(s)\n"));
+    }
+    out
+}
+
 impl<'a> PlanReport<'a> {
     pub fn new(plan: &'a UpgradePlan, guards: &[Guard], acks: &[String]) -> PlanReport<'a> {
-        let guards: Vec<GuardLine> = guards
-            .iter()
-            .map(|g| GuardLine {
-                id: g.id,
-                title: g.id.title(),
-                verdict: g.verdict,
-                reason: g.reason.clone(),
-                needs_ack: g.needs_ack.clone(),
-                blocks: g.blocks(acks),
-            })
-            .collect();
+        let guards = guard_lines(guards, acks);
         PlanReport {
             cluster: &plan.cluster,
             target: plan.target.to_string(),
@@ -102,39 +137,12 @@ impl<'a> PlanReport<'a> {
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));
         }
-        out.push_str("GUARDS\n");
-        let rows: Vec<Vec<String>> = self
-            .guards
-            .iter()
-            .map(|g| {
-                let verdict = match (g.verdict, g.blocks) {
-                    (Verdict::Pass, _) => "pass",
-                    (Verdict::Warn, false) => "warn",
-                    (Verdict::Warn, true) => "WARN",
-                    (Verdict::Fail, _) => "FAIL",
-                };
-                let mut reason = g.reason.clone();
-                if let (true, Some(ack)) = (g.blocks && g.verdict == Verdict::Warn, &g.needs_ack) {
-                    reason.push_str(&format!(" (needs --ack \"{ack}\")"));
-                }
-                vec![verdict.to_string(), g.title.to_string(), reason]
-            })
-            .collect();
-        out.push_str(&indent(&columns(&rows)));
-        let blocking = self.guards.iter().filter(|g| g.blocks).count();
-        if blocking == 0 {
-            out.push_str(&format!(
-                "ready: run it with --yes --confirm {}\n",
-                self.cluster
-            ));
-        } else {
-            out.push_str(&format!("blocked by {blocking} guard(s)\n"));
-        }
+        out.push_str(&guards_table(&self.guards, self.cluster));
         out
     }
 }
 
-fn indent(text: &str) -> String {
+pub fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
@@ -154,6 +162,16 @@ pub fn progress_line(index: usize, total: usize, step: &StepProgress) -> String 
         line.push_str(&format!(" ({})", step.detail));
     }
     line
+}
+
+/// "[3/17] cp-3 kube-apiserver v1.35.0: waiting for ready (...)": the step's label after the
+/// node, for rollouts with several steps per node.
+pub fn labelled_progress_line(index: usize, total: usize, step: &StepProgress) -> String {
+    let mut named = step.clone();
+    if !step.label.is_empty() {
+        named.node = format!("{} {}", step.node, step.label);
+    }
+    progress_line(index, total, &named)
 }
 
 /// The last line of a run.

@@ -1,12 +1,14 @@
 //! The Kubernetes side of a cluster, through the kube crate: nodes, server
-//! version, control-plane static pods, kube-proxy, cordons, the removed-API
+//! version, control-plane static pods, kube-proxy, cordons and drains, the removed-API
 //! check and the rollout Lease. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
 mod client;
+pub mod drain;
 pub mod lease;
 pub mod removed_apis;
 mod types;
 
 pub use client::{KubeClient, KubeError};
+pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};
 pub use lease::{LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease, RolloutLeaseInfo};
-pub use types::{ControlPlaneComponent, KubeNode, NodeCondition, match_talos_node};
+pub use types::{ControlPlaneComponent, KubeNode, NodeCondition, image_tag, match_talos_node};

@@ -314,7 +314,7 @@ pub fn removed_between(from_minor: u32, to_minor: u32) -> Vec<&'static RemovedAp
 }
 
 /// How many objects are still stored in one removed API version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RemovedApiCount {
     pub api: String,
     pub removed_in: String,

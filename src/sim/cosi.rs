@@ -1,6 +1,7 @@
 //! `cosi.resource.State` (Get/List/Watch) for the resources the console reads:
-//! MachineStatuses.runtime.talos.dev, Versions.runtime.talos.dev and Members.cluster.talos.dev,
-//! with `yaml_spec` in Talos's camelCase keys. One node per call; other types are refused.
+//! MachineStatuses.runtime.talos.dev, Versions.runtime.talos.dev, Members.cluster.talos.dev and
+//! the (sensitive, os:admin only) MachineConfigs.config.talos.dev, with `yaml_spec` in Talos's
+//! camelCase keys. One node per call; other types are refused.
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -19,6 +20,15 @@ use crate::proto::cosi::resource::*;
 const MACHINE_STATUS: &str = "MachineStatuses.runtime.talos.dev";
 const VERSION: &str = "Versions.runtime.talos.dev";
 const MEMBER: &str = "Members.cluster.talos.dev";
+const MACHINE_CONFIG: &str = "MachineConfigs.config.talos.dev";
+
+/// Sensitive types: reading them needs os:admin, as in Talos.
+fn require_for_type<T>(req: &Request<T>, kind: &str) -> Result<(), Status> {
+    if kind == MACHINE_CONFIG {
+        require(req, Role::Admin)?;
+    }
+    Ok(())
+}
 
 /// The COSI state API of every simulated node.
 pub struct StateApi {
@@ -54,6 +64,7 @@ fn namespace_of(t: &Target, kind: &str) -> Result<&'static str, Status> {
         MACHINE_STATUS => Ok("runtime"),
         VERSION if version_ok => Ok("runtime"),
         MEMBER => Ok("cluster"),
+        MACHINE_CONFIG => Ok("config"),
         _ => Err(Status::permission_denied(format!(
             "resource type {kind:?} is not supported"
         ))),
@@ -136,6 +147,26 @@ fn version(t: &Target) -> Resource {
     )
 }
 
+/// The active machine config (`v1alpha1`): its YAML text as a YAML string, as Talos marshals it.
+fn machine_config(t: &Target) -> Resource {
+    let text = super::kube_components::current_config(&t.node);
+    let generation = t.node.status.borrow().kubernetes.config_generation;
+    let yaml = serde_saphyr::to_string(&text).unwrap_or_default();
+    let mut r = resource(
+        "config",
+        MACHINE_CONFIG,
+        "v1alpha1",
+        generation,
+        "config.MachineConfigController",
+        yaml,
+    );
+    if let Some(md) = r.metadata.as_mut() {
+        md.annotations
+            .insert("talos.dev/yaml-spec".to_string(), "1".to_string());
+    }
+    r
+}
+
 fn members(t: &Target) -> Vec<Resource> {
     t.cluster
         .nodes
@@ -167,6 +198,7 @@ fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status>
     Ok(match kind {
         MACHINE_STATUS => vec![machine_status(t)],
         VERSION => vec![version(t)],
+        MACHINE_CONFIG => vec![machine_config(t)],
         _ => members(t),
     })
 }
@@ -193,6 +225,7 @@ fn event(resource: Resource, kind: EventType) -> Event {
 impl State for StateApi {
     async fn get(&self, request: Request<GetRequest>) -> Result<Response<GetResponse>, Status> {
         let t = self.target(&request, "Get")?;
+        require_for_type(&request, &request.get_ref().r#type)?;
         slow_down(&t.node).await;
         let req = request.into_inner();
         let found = all(&t, &req.namespace, &req.r#type)?
@@ -213,6 +246,7 @@ impl State for StateApi {
         request: Request<ListRequest>,
     ) -> Result<Response<Self::ListStream>, Status> {
         let t = self.target(&request, "List")?;
+        require_for_type(&request, &request.get_ref().r#type)?;
         slow_down(&t.node).await;
         let req = request.into_inner();
         let resources = all(&t, &req.namespace, &req.r#type)?;
@@ -230,6 +264,7 @@ impl State for StateApi {
         request: Request<WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
         let t = self.target(&request, "Watch")?;
+        require_for_type(&request, &request.get_ref().r#type)?;
         slow_down(&t.node).await;
         let req = request.into_inner();
         let options = req.options.clone().unwrap_or_default();

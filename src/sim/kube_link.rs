@@ -17,12 +17,7 @@ use super::kube_api::pki::KubePki;
 use super::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 use super::scenario::{NodeRole, Scenario};
 use super::state::{ClusterState, FleetState};
-
-const COMPONENTS: [&str; 3] = [
-    "kube-apiserver",
-    "kube-controller-manager",
-    "kube-scheduler",
-];
+use crate::kube::removed_apis::REMOVED_APIS;
 
 /// The running Kubernetes API sims and the tasks that keep them current.
 pub(crate) struct KubeSide {
@@ -40,6 +35,11 @@ impl KubeSide {
         }
     }
 
+    /// The API server of cluster `index` (scenario order).
+    pub fn server(&self, index: usize) -> Option<&KubeApiServer> {
+        self.servers.get(index)
+    }
+
     /// The API server URL of cluster `index` (scenario order).
     pub fn url(&self, index: usize) -> Option<&str> {
         self.servers.get(index).map(|s| s.url.as_str())
@@ -48,41 +48,40 @@ impl KubeSide {
 
 /// What Kubernetes would say about `cluster` right now.
 pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeClusterFacts {
-    let nodes: Vec<KubeNodeFacts> = cluster
-        .nodes()
+    let statuses: Vec<_> = cluster.nodes().iter().map(|n| n.status()).collect();
+    let nodes: Vec<KubeNodeFacts> = statuses
         .iter()
-        .map(|n| {
-            let s = n.status();
+        .map(|s| {
             let control_plane = s.role == NodeRole::ControlPlane;
-            let ready = s.up && s.ready && !s.rebooting;
+            let up = s.up && s.ready && !s.rebooting;
+            let k = &s.kubernetes;
             KubeNodeFacts {
                 name: s.name.clone(),
                 address: IpAddr::V4(s.address),
                 control_plane,
-                kubelet_version: s.kubernetes_version.clone(),
+                kubelet_version: k.kubelet.version.clone(),
                 talos_version: s.talos_version.clone(),
-                ready,
-                static_pods: if control_plane {
-                    COMPONENTS
-                        .iter()
-                        .map(|c| StaticPodFacts {
-                            component: c.to_string(),
-                            version: s.kubernetes_version.clone(),
-                            ready,
-                            config_version: s.boot,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
+                ready: up && k.kubelet.ready,
+                static_pods: k
+                    .static_pods
+                    .iter()
+                    .map(|c| StaticPodFacts {
+                        component: c.name.clone(),
+                        version: c.version.clone(),
+                        ready: up && c.ready,
+                        config_version: c.config_version,
+                    })
+                    .collect(),
             }
         })
         .collect();
-    let kube_proxy_version = nodes
+    // The control planes render the kube-proxy DaemonSet from their machine config; the first
+    // one's is what the API shows.
+    let kube_proxy_version = statuses
         .iter()
-        .find(|n| n.control_plane)
-        .or(nodes.first())
-        .map(|n| n.kubelet_version.clone())
+        .find(|s| s.role == NodeRole::ControlPlane)
+        .or(statuses.first())
+        .map(|s| s.kubernetes.proxy_version.clone())
         .unwrap_or_default();
     KubeClusterFacts {
         cluster: cluster.name().to_string(),
@@ -137,6 +136,19 @@ async fn follow(
     }
 }
 
+/// `resource.version.group` names → list paths; names not in the removed-API table are dropped.
+fn removed_api_paths(objects: &[(String, usize)]) -> Vec<(String, usize)> {
+    objects
+        .iter()
+        .filter_map(|(name, count)| {
+            REMOVED_APIS
+                .iter()
+                .find(|api| api.name() == *name)
+                .map(|api| (api.list_path(), *count))
+        })
+        .collect()
+}
+
 /// Starts one API server per cluster on its first control plane's address
 /// (any address of the cluster if it has none) and writes `DIR/kubeconfig`.
 pub(crate) async fn start(
@@ -170,6 +182,7 @@ pub(crate) async fn start(
         let server = KubeApiServer::start(IpAddr::V4(ip), &server_cert, &pki.ca_pem, rx)
             .await
             .map_err(|e| SimError::Pki(e.to_string()))?;
+        server.store_removed_api_objects(removed_api_paths(&spec.removed_api_objects));
         side.followers
             .push(tokio::spawn(follow(cluster.clone(), created_unix, tx)));
         let mut add = |context: String, expired: bool| -> Result<(), SimError> {

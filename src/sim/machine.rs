@@ -328,6 +328,8 @@ fn apply(
             "failed to parse config: the configuration is empty",
         ));
     }
+    let images = super::kube_components::parse_config_images(&req.data)
+        .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
     let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
     let (applied, details) = match mode {
         Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
@@ -348,6 +350,11 @@ fn apply(
     }
     t.node.lock().applied_config = Some(req.data.clone());
     record(core, t, "MachineService.ApplyConfiguration");
+    // A staged config waits for a reboot nobody asked for yet; the others take effect now
+    // (with a reboot the components come back on their new images all the same).
+    if mode != Mode::Staged {
+        super::kube_components::apply_images(core, &t.node, &images);
+    }
     if mode == Mode::Reboot {
         spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
     }
@@ -507,6 +514,17 @@ impl MachineService for MachineApi {
                 hostname: t.node.name().to_string(),
             })
         )
+    }
+
+    type ReadStream = super::files::ReadStream;
+
+    async fn read(
+        &self,
+        request: Request<ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
+        super::files::read(&self.core, request)
+            .await
+            .map(Response::new)
     }
 
     async fn reboot(

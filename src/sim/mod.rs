@@ -10,9 +10,11 @@ pub mod apid;
 pub mod clock;
 pub mod cosi;
 pub mod events;
+mod files;
 mod growth;
 mod injection;
 pub mod kube_api;
+pub mod kube_components;
 mod kube_link;
 pub mod lifecycle;
 pub mod machine;
@@ -26,9 +28,12 @@ pub mod state;
 
 pub use clock::SimClock;
 pub use injection::NoSuchNode;
-pub use record::{MutatingCall, UpgradeWindow};
+pub use record::{FileRead, MutatingCall, UpgradeWindow};
 pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
-pub use state::{ClusterState, EtcdCluster, FleetState, MachineStage, NodeStatus, SimNode};
+pub use state::{
+    ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,
+    NodeStatus, SimNode,
+};
 
 use crate::proto::cosi::resource::state_server::StateServer;
 use crate::proto::machine::image_service_server::ImageServiceServer;
@@ -248,6 +253,12 @@ impl SimFleet {
     /// The Kubernetes API server URL of the cluster at `index` (scenario order).
     pub fn kube_api_url(&self, index: usize) -> Option<&str> {
         self.kube.url(index)
+    }
+
+    /// The Kubernetes API server of the cluster at `index` (scenario order): its record of
+    /// cordons and evictions, and the disruption-budget knob.
+    pub fn kube_api(&self, index: usize) -> Option<&kube_api::KubeApiServer> {
+        self.kube.server(index)
     }
 
     /// The shared node state.

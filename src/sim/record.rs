@@ -1,6 +1,7 @@
 //! The sim's own record of what clients did to it: every mutating call each node accepted, and
 //! each node's upgrade window (from the accepted upgrade call to the node running again), so
-//! tests assert from the sim's side (e.g. never two control planes upgrading at once).
+//! tests assert from the sim's side (e.g. never two control planes upgrading at once); and the
+//! files clients read (the boot id before and after a reboot).
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -48,10 +49,22 @@ impl UpgradeWindow {
     }
 }
 
+/// A file a client read through `MachineService.Read` (the boot id check reads one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileRead {
+    pub cluster: String,
+    pub node: String,
+    pub path: String,
+    /// The boot the node was in when it answered.
+    pub boot: u64,
+    pub at: Instant,
+}
+
 #[derive(Default)]
 struct RecordInner {
     calls: Vec<MutatingCall>,
     windows: Vec<UpgradeWindow>,
+    reads: Vec<FileRead>,
 }
 
 /// Shared by every node's handlers.
@@ -103,6 +116,20 @@ impl SimRecord {
         {
             w.ended_at = Some(now);
         }
+    }
+
+    pub(crate) fn file_read(&self, cluster: &str, node: &str, path: &str, boot: u64) {
+        self.lock().reads.push(FileRead {
+            cluster: cluster.to_string(),
+            node: node.to_string(),
+            path: path.to_string(),
+            boot,
+            at: Instant::now(),
+        });
+    }
+
+    pub(crate) fn reads(&self) -> Vec<FileRead> {
+        self.lock().reads.clone()
     }
 
     pub(crate) fn calls(&self) -> Vec<MutatingCall> {

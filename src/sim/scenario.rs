@@ -27,6 +27,7 @@
 //!           alarm: NOSPACE                  # etcd alarm raised by this member (NOSPACE | CORRUPT)
 //!           wrong_ca_cert: true             # server certificate signed by a different CA
 //!           expired_cert: true              # server certificate expired
+//!           component_never_ready: kube-scheduler  # never ready again after an image update
 //! ```
 //!
 //! Addresses outside 127.0.0.0/8 are refused. Each node listens on an ephemeral port of its own
@@ -87,6 +88,10 @@ pub struct Faults {
     pub wrong_ca_cert: bool,
     #[serde(default)]
     pub expired_cert: bool,
+    /// A Kubernetes component (`kube-apiserver`, `kube-controller-manager`, `kube-scheduler`,
+    /// `kubelet`) that restarts on a new image and never becomes ready again.
+    #[serde(default)]
+    pub component_never_ready: Option<String>,
 }
 
 /// One simulated machine.
@@ -108,6 +113,9 @@ pub struct ClusterSpec {
     pub etcd_members: Vec<usize>,
     pub etcd_leader: Option<usize>,
     pub expired_client_context: bool,
+    /// Objects still stored in API versions a later Kubernetes removes, by
+    /// `resource.version.group` (as in `kube::removed_apis`), with their count.
+    pub removed_api_objects: Vec<(String, usize)>,
 }
 
 /// A validated scenario: what the simulated fleet looks like when it starts.
@@ -118,7 +126,10 @@ pub struct Scenario {
 }
 
 #[rustfmt::skip]
-const BUILTINS: &[&str] = &["healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo"];
+const BUILTINS: &[&str] = &[
+    "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
+    "removed-api",
+];
 
 impl Scenario {
     /// The names `builtin` knows.
@@ -148,6 +159,22 @@ impl Scenario {
                 }
             })],
             "fleet" => (0..20).map(fleet_cluster).collect(),
+            "healthy-112" => vec![standard_cluster("healthy-112", 0, |n| {
+                n.talos_version = "v1.12.0".into();
+            })],
+            "removed-api" => {
+                let mut cluster = standard_cluster("removed-api", 0, |n| {
+                    n.kubernetes_version = "v1.31.4".into();
+                });
+                cluster.removed_api_objects = vec![
+                    ("flowschemas.v1beta3.flowcontrol.apiserver.k8s.io".into(), 2),
+                    (
+                        "prioritylevelconfigurations.v1beta3.flowcontrol.apiserver.k8s.io".into(),
+                        1,
+                    ),
+                ];
+                vec![cluster]
+            }
             "demo" => vec![
                 standard_cluster("prod", 0, |_| {}),
                 standard_cluster("staging", 1, |n| {
@@ -268,6 +295,7 @@ fn build_cluster(
         etcd_members: members,
         nodes,
         expired_client_context: false,
+        removed_api_objects: Vec::new(),
     }
 }
 
@@ -287,6 +315,7 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
         etcd_leader: Some(0),
         nodes,
         expired_client_context: false,
+        removed_api_objects: Vec::new(),
     }
 }
 

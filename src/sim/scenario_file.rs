@@ -28,6 +28,8 @@ struct FileCluster {
     expired_client_context: bool,
     #[serde(default)]
     etcd: Option<FileEtcd>,
+    #[serde(default)]
+    removed_api_objects: std::collections::BTreeMap<String, usize>,
     nodes: Vec<FileNode>,
 }
 
@@ -195,6 +197,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
         etcd_members: members,
         etcd_leader: leader,
         expired_client_context: fc.expired_client_context,
+        removed_api_objects: fc.removed_api_objects.into_iter().collect(),
     })
 }
 

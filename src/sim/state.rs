@@ -12,7 +12,8 @@ use super::Core;
 use super::events::EventLog;
 use super::growth::NodeList;
 use super::injection::InjectedFaults;
-use super::record::{MutatingCall, SimRecord, UpgradeWindow};
+pub use super::kube_components::{ComponentStatus, NodeKubernetes};
+use super::record::{FileRead, MutatingCall, SimRecord, UpgradeWindow};
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -48,7 +49,8 @@ pub struct NodeStatus {
     pub port: u16,
     pub role: NodeRole,
     pub talos_version: String,
-    pub kubernetes_version: String,
+    /// The Kubernetes components the node runs, each on its own version.
+    pub kubernetes: NodeKubernetes,
     /// apid accepts connections.
     pub up: bool,
     /// Between a reboot request and the node running again.
@@ -318,6 +320,11 @@ impl FleetState {
         self.record.calls()
     }
 
+    /// Every file the nodes served through `MachineService.Read`, in order.
+    pub fn file_reads(&self) -> Vec<FileRead> {
+        self.record.reads()
+    }
+
     /// How many upgrade calls (`MachineService.Upgrade` or `LifecycleService.Upgrade`) a node
     /// of a cluster accepted.
     pub fn upgrade_calls(&self, cluster: &str, node: &str) -> usize {
@@ -348,7 +355,7 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         port: 0,
         role: spec.role,
         talos_version: spec.talos_version.clone(),
-        kubernetes_version: spec.kubernetes_version.clone(),
+        kubernetes: NodeKubernetes::new(spec.role, &spec.kubernetes_version),
         up: false,
         rebooting: false,
         ready: false,

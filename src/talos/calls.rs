@@ -12,7 +12,9 @@ use crate::proto::machine::{
     lifecycle_service_client::LifecycleServiceClient, machine_service_client::MachineServiceClient,
 };
 
-fn machine(ch: tonic::transport::Channel) -> MachineServiceClient<tonic::transport::Channel> {
+pub(super) fn machine(
+    ch: tonic::transport::Channel,
+) -> MachineServiceClient<tonic::transport::Channel> {
     MachineServiceClient::new(ch)
         .max_decoding_message_size(MAX_MESSAGE_SIZE)
         .max_encoding_message_size(MAX_MESSAGE_SIZE)

@@ -6,6 +6,7 @@ pub mod client;
 pub mod cosi;
 pub mod error;
 pub mod events;
+mod files;
 pub mod tls;
 pub mod types;
 
@@ -13,5 +14,6 @@ pub use client::{ClientOptions, TalosClient, fan_out, fan_out_stream};
 pub use cosi::{ClusterMember, ResourceEvent, ResourceEventKind};
 pub use error::TalosError;
 pub use events::{EventStream, EventsItem, EventsOptions, MachineEvent, NodeEvent};
+pub use files::{BOOT_ID_PATH, MAX_READ_BYTES};
 pub use tls::{Role, Roles, TlsError};
 pub use types::*;

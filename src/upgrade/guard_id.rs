@@ -18,6 +18,14 @@ pub enum GuardId {
     EtcdAlarms,
     EtcdQuorum,
     SingleControlPlane,
+    /// Kubernetes upgrade: same minor or the next one only.
+    KubernetesPath,
+    /// Kubernetes upgrade: every node's Talos runs the target.
+    TalosSupportsTarget,
+    /// Kubernetes upgrade: every control-plane static pod ready.
+    ComponentsReady,
+    /// Kubernetes upgrade: no objects stored in API versions the target removes.
+    RemovedApis,
 }
 
 impl GuardId {
@@ -37,6 +45,20 @@ impl GuardId {
         GuardId::SingleControlPlane,
     ];
 
+    /// The Kubernetes upgrade's guards, in the order its plan shows them.
+    pub const KUBERNETES: [GuardId; 10] = [
+        GuardId::NoOtherRollout,
+        GuardId::ClientRole,
+        GuardId::KubernetesPath,
+        GuardId::TalosSupportsTarget,
+        GuardId::NodesReady,
+        GuardId::EtcdHealthy,
+        GuardId::EtcdAlarms,
+        GuardId::ComponentsReady,
+        GuardId::RemovedApis,
+        GuardId::SingleControlPlane,
+    ];
+
     /// Short name for the guard column.
     pub fn title(self) -> &'static str {
         match self {
@@ -52,6 +74,10 @@ impl GuardId {
             GuardId::EtcdAlarms => "etcd alarms",
             GuardId::EtcdQuorum => "etcd quorum",
             GuardId::SingleControlPlane => "single control plane",
+            GuardId::KubernetesPath => "Kubernetes version path",
+            GuardId::TalosSupportsTarget => "Talos supports target",
+            GuardId::ComponentsReady => "control plane ready",
+            GuardId::RemovedApis => "removed APIs",
         }
     }
 
@@ -90,6 +116,18 @@ impl GuardId {
             }
             GuardId::EtcdQuorum => {
                 "Checks, for each control plane, that etcd still has a majority of healthy voting members while that node is down. Lose the majority and etcd stops accepting writes: the Kubernetes API fails until the member returns. Since Talos 1.13 the server no longer checks this itself."
+            }
+            GuardId::KubernetesPath => {
+                "Checks that the target is a later patch of the running Kubernetes minor or a release of the next minor. Kubernetes supports skew of one minor between the API server and the other components while they upgrade; skipping a minor leaves components two minors apart and skips the storage migrations of the minor in between."
+            }
+            GuardId::TalosSupportsTarget => {
+                "Checks that the Talos version on every node runs the target Kubernetes. Talos renders the static pods and runs the kubelet itself; a Kubernetes release newer than its supported window may not start. Upgrade Talos first when it is too old for the target."
+            }
+            GuardId::ComponentsReady => {
+                "Checks that kube-apiserver, kube-controller-manager and kube-scheduler are ready on every control plane. Each step restarts one of them on one node; doing so while another is already down leaves the control plane with less than it needs."
+            }
+            GuardId::RemovedApis => {
+                "Counts objects still stored in API versions the target no longer serves. After the upgrade they cannot be read or updated through those versions, and tools and manifests that use them fail. Migrate them first, or acknowledge that you accept it."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

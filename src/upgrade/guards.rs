@@ -34,7 +34,7 @@ pub struct Guard {
 }
 
 impl Guard {
-    fn new(id: GuardId, verdict: Verdict, reason: impl Into<String>) -> Guard {
+    pub(crate) fn new(id: GuardId, verdict: Verdict, reason: impl Into<String>) -> Guard {
         Guard {
             id,
             verdict,
@@ -42,16 +42,16 @@ impl Guard {
             needs_ack: None,
         }
     }
-    fn pass(id: GuardId, reason: impl Into<String>) -> Guard {
+    pub(crate) fn pass(id: GuardId, reason: impl Into<String>) -> Guard {
         Guard::new(id, Verdict::Pass, reason)
     }
-    fn warn(id: GuardId, reason: impl Into<String>) -> Guard {
+    pub(crate) fn warn(id: GuardId, reason: impl Into<String>) -> Guard {
         Guard::new(id, Verdict::Warn, reason)
     }
-    fn fail(id: GuardId, reason: impl Into<String>) -> Guard {
+    pub(crate) fn fail(id: GuardId, reason: impl Into<String>) -> Guard {
         Guard::new(id, Verdict::Fail, reason)
     }
-    fn acked_by(mut self, text: &str) -> Guard {
+    pub(crate) fn acked_by(mut self, text: &str) -> Guard {
         self.needs_ack = Some(text.to_string());
         self
     }
@@ -186,7 +186,7 @@ fn quorum_of(members: &[EtcdMemberReport]) -> Quorum {
     Quorum::of_members(members.iter().map(|m| (m.is_learner, m.healthy)))
 }
 
-fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>) -> Guard {
+pub(crate) fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>) -> Guard {
     let id = GuardId::NoOtherRollout;
     match other {
         None => Guard::pass(id, format!("no other rollout on {cluster}")),
@@ -200,7 +200,7 @@ fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>) -> Guard {
     }
 }
 
-fn client_role(roles: &Roles) -> Guard {
+pub(crate) fn client_role(roles: &Roles) -> Guard {
     let id = GuardId::ClientRole;
     let shown = if roles.0.is_empty() {
         "none".to_string()
@@ -368,7 +368,7 @@ fn node_guards(plan: &UpgradePlan, status: &ClusterStatus) -> Vec<Guard> {
     ]
 }
 
-fn not_ready_reason(node: &NodeStatus) -> Option<String> {
+pub(crate) fn not_ready_reason(node: &NodeStatus) -> Option<String> {
     if node.error.is_some() && !node.ready {
         return Some("unreachable".to_string());
     }
@@ -390,7 +390,13 @@ fn not_ready_reason(node: &NodeStatus) -> Option<String> {
     None
 }
 
-fn verdict_over(id: GuardId, bad: &str, offenders: &[String], count: usize, good: &str) -> Guard {
+pub(crate) fn verdict_over(
+    id: GuardId,
+    bad: &str,
+    offenders: &[String],
+    count: usize,
+    good: &str,
+) -> Guard {
     if offenders.is_empty() {
         Guard::pass(id, format!("all {count} nodes {good}"))
     } else {
@@ -398,7 +404,7 @@ fn verdict_over(id: GuardId, bad: &str, offenders: &[String], count: usize, good
     }
 }
 
-fn member_name(m: &EtcdMemberReport) -> String {
+pub(crate) fn member_name(m: &EtcdMemberReport) -> String {
     if m.hostname.is_empty() {
         format!("member {}", m.id)
     } else {
@@ -470,7 +476,7 @@ fn etcd_healthy(plan: &UpgradePlan, status: &ClusterStatus) -> Guard {
     }
 }
 
-fn etcd_alarms(status: &ClusterStatus) -> Guard {
+pub(crate) fn etcd_alarms(status: &ClusterStatus) -> Guard {
     let id = GuardId::EtcdAlarms;
     if status.etcd.alarms.is_empty() {
         return Guard::pass(id, "no etcd alarms");

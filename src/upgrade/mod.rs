@@ -3,6 +3,7 @@
 //! before every node. No IO: plain functions over the fleet status model.
 mod guard_id;
 pub mod guards;
+pub mod kubernetes;
 mod node_step;
 pub mod observe;
 pub mod plan;

@@ -1,12 +1,16 @@
 //! One node's upgrade: hand over etcd leadership when it leads, call the API its Talos version
 //! has (legacy `MachineService.Upgrade`, or `ImageService.Pull` + `LifecycleService.Upgrade` +
-//! `Reboot` from 1.13), follow its Events across the reboot, and wait until it is done.
+//! `Reboot` from 1.13, cordoning and draining the Kubernetes node before that reboot and
+//! uncordoning it once back), follow its Events across the reboot, and wait until it is done
+//! (boot id changed, as talosctl's post-check has it).
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 
-use super::observe::{ClusterObserver, node_done, running_version, step_node};
+use super::observe::{BootIdCheck, ClusterObserver, node_done, running_version, step_node};
 use super::plan::{PlanStep, UpgradeApi, UpgradePlan, must_forfeit_leadership};
+use crate::kube::DrainOptions;
+use crate::kube::match_talos_node;
 use crate::rollout::{StepPhase, StepReport};
 use crate::talos::events::{SequenceAction, StepAction};
 use crate::talos::{
@@ -20,6 +24,10 @@ pub struct NodeUpgrade<'a> {
     pub plan: &'a UpgradePlan,
     pub step: &'a PlanStep,
     pub poll_interval: Duration,
+    /// Cordon and drain the Kubernetes node before the reboot on the LifecycleService path
+    /// (talosctl's `--drain`, on by default); `None`: don't. The legacy path's server
+    /// sequence drains by itself.
+    pub drain: Option<DrainOptions>,
 }
 
 impl NodeUpgrade<'_> {
@@ -50,12 +58,91 @@ impl NodeUpgrade<'_> {
                 ..EventsOptions::default()
             },
         );
+        let boot = self.boot_id_before(report).await?;
         let api = self.step.api.unwrap_or(UpgradeApi::MachineUpgrade);
-        let actor = match api {
-            UpgradeApi::MachineUpgrade => self.legacy(report).await?,
+        let (actor, cordoned) = match api {
+            UpgradeApi::MachineUpgrade => (self.legacy(report).await?, None),
             UpgradeApi::Lifecycle => self.lifecycle(report).await?,
         };
-        self.follow(report, &actor, &mut events).await
+        let after = AfterReboot {
+            actor: &actor,
+            boot: &boot,
+            cordoned: cordoned.as_deref(),
+        };
+        self.follow(report, &after, &mut events).await
+    }
+
+    /// The boot id before the upgrade call, or why the check is skipped (said in the log).
+    async fn boot_id_before(&self, report: &StepReport) -> Result<BootIdCheck, String> {
+        let read = self.observer.talos.boot_id(&self.step.address).await;
+        let check =
+            BootIdCheck::from_read(read).map_err(|e| format!("reading the boot id: {e}"))?;
+        match &check {
+            BootIdCheck::Before(id) => report.log(format!("boot id before: {id}")),
+            BootIdCheck::Skipped(why) => {
+                report.detail(why.clone());
+                report.log(why);
+            }
+        }
+        Ok(check)
+    }
+
+    /// Cordons and drains the step's Kubernetes node; its name when cordoned. Without a paired
+    /// kube context, or with no Kubernetes node matching, there is nothing to drain.
+    async fn cordon_and_drain(&self, report: &StepReport) -> Result<Option<String>, String> {
+        let Some(options) = self.drain else {
+            return Ok(None);
+        };
+        let Some(kube) = &self.observer.kube else {
+            report.log("no paired kube context: not draining");
+            return Ok(None);
+        };
+        let nodes = kube
+            .nodes()
+            .await
+            .map_err(|e| format!("finding the Kubernetes node to drain: {e}"))?;
+        let Some(name) =
+            match_talos_node(&self.step.address, &self.step.node, &nodes).map(|n| n.name.clone())
+        else {
+            report.log("no Kubernetes node matches: not draining");
+            return Ok(None);
+        };
+        let progress = |line: String| {
+            report.detail(line.clone());
+            report.log(line);
+        };
+        let drained = kube
+            .cordon_and_drain(&name, options, &progress)
+            .await
+            .map_err(|e| format!("{e}; {name} stays cordoned"))?;
+        report.log(format!(
+            "drained {name}: {} pods evicted, {} DaemonSet or static pods left",
+            drained.evicted.len(),
+            drained.kept
+        ));
+        Ok(Some(name))
+    }
+
+    /// Makes the Kubernetes node schedulable again once the node is done.
+    async fn uncordon(&self, report: &StepReport, name: &str) -> Result<(), String> {
+        let Some(kube) = &self.observer.kube else {
+            return Ok(());
+        };
+        report.detail(format!("uncordoning {name}"));
+        kube.set_cordoned(name, false)
+            .await
+            .map_err(|e| format!("uncordoning {name}: {e}"))?;
+        report.log(format!("uncordoned {name}"));
+        Ok(())
+    }
+
+    /// `Ok` once the boot id differs from the one before (or is not checked).
+    async fn booted_again(&self, boot: &BootIdCheck) -> Result<(), String> {
+        if matches!(boot, BootIdCheck::Skipped(_)) {
+            return Ok(());
+        }
+        let now = self.observer.talos.boot_id(&self.step.address).await.ok();
+        boot.verdict(now.as_deref())
     }
 
     async fn legacy(&self, report: &StepReport) -> Result<String, String> {
@@ -88,7 +175,8 @@ impl NodeUpgrade<'_> {
         Ok(ack.actor_id)
     }
 
-    async fn lifecycle(&self, report: &StepReport) -> Result<String, String> {
+    /// Pull, install, drain, reboot: the reboot's actor id and the node cordoned, if any.
+    async fn lifecycle(&self, report: &StepReport) -> Result<(String, Option<String>), String> {
         let talos = &self.observer.talos;
         let address = self.step.address.as_str();
         let image = self.plan.image.as_str();
@@ -138,22 +226,24 @@ impl NodeUpgrade<'_> {
             }
             None => return Err("LifecycleService.Upgrade ended without an exit code".into()),
         }
+        let cordoned = self.cordon_and_drain(report).await?;
         report.phase(StepPhase::Rebooting, "MachineService.Reboot");
         let ack = talos
             .reboot(address, self.plan.options.reboot_mode)
             .await
             .map_err(|e| e.to_string())?;
         report.log("reboot requested");
-        Ok(ack.actor_id)
+        Ok((ack.actor_id, cordoned))
     }
 
     /// Follows the node's events for detail and polls the status until the node is done.
     async fn follow(
         &self,
         report: &StepReport,
-        actor: &str,
+        after: &AfterReboot<'_>,
         events: &mut (impl Stream<Item = EventsItem> + Unpin),
     ) -> Result<(), String> {
+        let actor = after.actor;
         let mut phase = match self.step.api {
             Some(UpgradeApi::Lifecycle) => StepPhase::Rebooting,
             _ => StepPhase::Installing,
@@ -179,6 +269,8 @@ impl NodeUpgrade<'_> {
                             continue;
                         }
                         if let Some(p) = self.on_event(report, &ev.event)? {
+                            // Once back, the new boot's own phases are part of the wait for ready.
+                            let p = if reconnected { StepPhase::WaitingForReady } else { p };
                             let detail = describe(&ev.event);
                             move_to(report, &mut phase, p, detail);
                         }
@@ -186,8 +278,24 @@ impl NodeUpgrade<'_> {
                 },
                 _ = poll.tick() => {
                     let status = self.observer.status().await;
-                    match node_done(&status, self.step, &self.plan.target, self.kube_checked()) {
+                    let done = node_done(&status, self.step, &self.plan.target, self.kube_checked());
+                    let done = match done {
+                        Ok(()) => self.booted_again(after.boot).await,
+                        Err(why) => Err(why),
+                    };
+                    match done {
                         Ok(()) => {
+                            // Between two polls a node may come back and pass every check; it
+                            // still went through the wait, and the progress says so.
+                            if phase != StepPhase::WaitingForReady {
+                                move_to(report, &mut phase, StepPhase::WaitingForReady, "back on the target; checks pass".into());
+                            }
+                            if let BootIdCheck::Before(_) = after.boot {
+                                report.log("boot id changed");
+                            }
+                            if let Some(name) = after.cordoned {
+                                self.uncordon(report, name).await?;
+                            }
                             report.log(format!("done on {}", self.plan.target));
                             return Ok(());
                         }
@@ -289,6 +397,15 @@ impl NodeUpgrade<'_> {
             }
         }
     }
+}
+
+/// What the follow-up of an upgrade call needs from before it.
+struct AfterReboot<'a> {
+    /// The actor id of the sequence the call started (events before the reboot).
+    actor: &'a str,
+    boot: &'a BootIdCheck,
+    /// The Kubernetes node cordoned for the reboot, to uncordon once done.
+    cordoned: Option<&'a str>,
 }
 
 /// Reports a phase change, or only the detail when the phase stays.

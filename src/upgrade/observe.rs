@@ -1,12 +1,13 @@
 //! How the upgrade runner sees the cluster: the same status collection the fleet view uses
 //! (Talos nodes, etcd, and the Kubernetes nodes when a kube context is paired), and when a
-//! node counts as done: back, running and ready on the target, Kubernetes Ready, etcd healthy.
+//! node counts as done: back, running and ready on the target, Kubernetes Ready, etcd healthy,
+//! and booted again (its boot id changed, where the client may read it).
 use crate::fleet::{
     ClusterStatus, CollectOptions, NodeStatus, apply_kubernetes, collect_cluster,
     collect_kubernetes,
 };
 use crate::kube::KubeClient;
-use crate::talos::{MachineStage, TalosClient};
+use crate::talos::{MachineStage, TalosClient, TalosError};
 use crate::versions::{TalosVersion, Version};
 
 use super::plan::PlanStep;
@@ -109,6 +110,52 @@ pub fn node_done(
     Ok(())
 }
 
+/// talosctl's `BootIDChangedPostCheckFn`: the boot id read before the upgrade call; the node
+/// is only done once it answers with another one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootIdCheck {
+    Before(String),
+    /// Not readable, so not checked; why, in the operator's words.
+    Skipped(String),
+}
+
+impl BootIdCheck {
+    /// From the read before the upgrade call. A refusal for the client's role (Read needs
+    /// os:admin) or a node that does not serve Read skips the check, as talosctl does; any
+    /// other failure is the step's.
+    pub fn from_read(read: Result<String, TalosError>) -> Result<BootIdCheck, TalosError> {
+        match read {
+            Ok(id) if !id.is_empty() => Ok(BootIdCheck::Before(id)),
+            Ok(_) => Ok(BootIdCheck::Skipped(
+                "boot id check skipped: the node reported an empty boot id".into(),
+            )),
+            Err(TalosError::PermissionDenied { .. }) => Ok(BootIdCheck::Skipped(
+                "boot id check skipped: the client role may not read it (needs os:admin)".into(),
+            )),
+            Err(TalosError::Rpc {
+                code: tonic::Code::Unimplemented,
+                ..
+            }) => Ok(BootIdCheck::Skipped(
+                "boot id check skipped: the node does not serve MachineService.Read".into(),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `Ok` once the node booted again: the boot id `now` (`None`: not readable yet) differs
+    /// from the one before. A skipped check always passes.
+    pub fn verdict(&self, now: Option<&str>) -> Result<(), String> {
+        match (self, now) {
+            (BootIdCheck::Skipped(_), _) => Ok(()),
+            (BootIdCheck::Before(_), None) => Err("boot id not readable yet".into()),
+            (BootIdCheck::Before(before), Some(now)) if now.trim() == before => {
+                Err("boot id unchanged: the node has not booted again yet".into())
+            }
+            (BootIdCheck::Before(_), Some(_)) => Ok(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +199,36 @@ mod tests {
             },
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn boot_id_must_change_unless_it_cannot_be_read() {
+        let before = BootIdCheck::from_read(Ok("b-1".into())).expect("read");
+        assert_eq!(before, BootIdCheck::Before("b-1".into()));
+        assert!(before.verdict(Some("b-1")).is_err(), "same boot");
+        assert!(before.verdict(None).is_err(), "not readable yet");
+        assert_eq!(before.verdict(Some("b-2\n")), Ok(()));
+        let denied = BootIdCheck::from_read(Err(TalosError::PermissionDenied {
+            node: "cp-1".into(),
+            call: "Read",
+            message: "not authorized".into(),
+        }))
+        .expect("skipped, not failed");
+        assert!(matches!(&denied, BootIdCheck::Skipped(why) if why.contains("os:admin")));
+        assert_eq!(denied.verdict(None), Ok(()));
+        let old = BootIdCheck::from_read(Err(TalosError::Rpc {
+            node: "cp-1".into(),
+            call: "Read",
+            code: tonic::Code::Unimplemented,
+            message: "unknown method".into(),
+        }))
+        .expect("skipped");
+        assert!(matches!(old, BootIdCheck::Skipped(_)));
+        let down = BootIdCheck::from_read(Err(TalosError::Unreachable {
+            node: "cp-1".into(),
+            reason: "refused".into(),
+        }));
+        assert!(down.is_err(), "an unreachable node fails the step");
     }
 
     #[test]

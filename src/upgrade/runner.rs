@@ -18,7 +18,7 @@ use super::plan::{StepState, UpgradePlan};
 use crate::app::dispatcher::{ApprovedAction, MutatingAction, local_identity};
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
-use crate::kube::{KubeClient, LeaseError, LeaseProgress, RolloutLease};
+use crate::kube::{DrainOptions, KubeClient, LeaseError, LeaseProgress, RolloutLease};
 use crate::paths::Paths;
 pub use crate::rollout::engine::RolloutHandle;
 use crate::rollout::engine::{
@@ -44,6 +44,11 @@ pub struct RunOptions {
     /// The merged kubeconfig; default: read from the file of the cluster's kube context.
     pub kubeconfig: Option<Kubeconfig>,
     pub client: ClientOptions,
+    /// Cordon and drain each Kubernetes node before its reboot on the LifecycleService path,
+    /// uncordon it once back (talosctl's `--drain`, default true).
+    pub drain: bool,
+    /// The most one node's evictions may take (talosctl's `--drain-timeout`, 5 min).
+    pub drain_timeout: Duration,
 }
 
 impl Default for RunOptions {
@@ -55,41 +60,58 @@ impl Default for RunOptions {
             state_dir: None,
             kubeconfig: None,
             client: ClientOptions::default(),
+            drain: true,
+            drain_timeout: Duration::from_secs(5 * 60),
         }
     }
 }
 
 /// The timings kept in the journal, so a resumed run behaves like the first.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct JournalOptions {
+pub(crate) struct JournalOptions {
     node_timeout_secs: u64,
     poll_interval_ms: u64,
     lease_duration_secs: u64,
+    /// Absent in journals written before drains existed: drain, as talosctl does by default.
+    #[serde(default = "drain_by_default")]
+    drain: bool,
+    #[serde(default)]
+    drain_timeout_secs: Option<u64>,
+}
+
+fn drain_by_default() -> bool {
+    true
 }
 
 impl RunOptions {
-    fn for_journal(&self) -> JournalOptions {
+    pub(crate) fn for_journal(&self) -> JournalOptions {
         JournalOptions {
             node_timeout_secs: self.node_timeout.as_secs(),
             poll_interval_ms: self.poll_interval.as_millis() as u64,
             lease_duration_secs: self.lease_duration.as_secs(),
+            drain: self.drain,
+            drain_timeout_secs: Some(self.drain_timeout.as_secs()),
         }
     }
 
-    fn from_journal(value: &serde_json::Value) -> RunOptions {
+    pub(crate) fn from_journal(value: &serde_json::Value) -> RunOptions {
         let defaults = RunOptions::default();
         match serde_json::from_value::<JournalOptions>(value.clone()) {
             Ok(j) => RunOptions {
                 node_timeout: Duration::from_secs(j.node_timeout_secs.max(1)),
                 poll_interval: Duration::from_millis(j.poll_interval_ms.max(10)),
                 lease_duration: Duration::from_secs(j.lease_duration_secs.max(1)),
+                drain: j.drain,
+                drain_timeout: j
+                    .drain_timeout_secs
+                    .map_or(defaults.drain_timeout, |s| Duration::from_secs(s.max(1))),
                 ..defaults
             },
             Err(_) => defaults,
         }
     }
 
-    fn journal_dir(&self) -> PathBuf {
+    pub(crate) fn journal_dir(&self) -> PathBuf {
         self.state_dir
             .clone()
             .unwrap_or_else(|| Paths::resolve().state_dir)
@@ -189,7 +211,7 @@ fn initial_steps(plan: &UpgradePlan) -> Vec<StepProgress> {
 }
 
 /// A run that ends before it starts: Started, then Finished with the reason.
-fn refuse(
+pub(crate) fn refuse(
     journal: RolloutJournal,
     reason: String,
     events: UnboundedSender<RolloutEvent>,
@@ -268,6 +290,10 @@ fn start(
             plan,
             observer,
             poll_interval: options.poll_interval,
+            drain: options.drain.then_some(DrainOptions {
+                timeout: options.drain_timeout,
+                retry_every: options.poll_interval,
+            }),
         });
         let setup = EngineSetup {
             batches: executor.batches.clone(),
@@ -285,7 +311,7 @@ fn start(
 
 /// Takes the cluster's rollout Lease for this console (its holder from the journal). Without a
 /// paired kube context there is no Lease to take; the rollout still runs, alone on this host.
-async fn take_lease(
+pub(crate) async fn take_lease(
     observer: &ClusterObserver,
     journal: &RolloutJournal,
     options: &RunOptions,
@@ -340,7 +366,10 @@ impl RolloutLock for LeaseLock {
 }
 
 /// The Talos client of the cluster's talosconfig context, and its kube client when paired.
-async fn connect(cluster: &Cluster, options: &RunOptions) -> Result<ClusterObserver, String> {
+pub(crate) async fn connect(
+    cluster: &Cluster,
+    options: &RunOptions,
+) -> Result<ClusterObserver, String> {
     let Some(ctx) = &cluster.talos else {
         return Err(format!(
             "cluster {} has no talosconfig context; the upgrade needs the Talos API",
@@ -380,14 +409,10 @@ async fn connect(cluster: &Cluster, options: &RunOptions) -> Result<ClusterObser
 }
 
 /// The first guard that blocks, as one line naming it.
-fn first_blocking(guards: &[Guard], acks: &[String]) -> Option<String> {
+pub(crate) fn first_blocking(guards: &[Guard], acks: &[String]) -> Option<String> {
     guards.iter().find(|g| g.blocks(acks)).map(|g| {
         let mut line = format!("{}: {}", g.id.title(), g.reason);
-        if let Some(ack) = g
-            .needs_ack
-            .as_ref()
-            .filter(|_| g.verdict != super::Verdict::Fail)
-        {
+        if let Some(ack) = &g.needs_ack {
             line.push_str(&format!(" (acknowledge with \"{ack}\")"));
         }
         line
@@ -400,6 +425,7 @@ struct TalosExecutor {
     batches: Vec<Vec<usize>>,
     observer: ClusterObserver,
     poll_interval: Duration,
+    drain: Option<DrainOptions>,
 }
 
 impl TalosExecutor {
@@ -416,6 +442,7 @@ impl TalosExecutor {
             plan: &self.plan,
             step,
             poll_interval: self.poll_interval,
+            drain: self.drain,
         })
     }
 }

@@ -85,6 +85,7 @@ impl Fixture {
             state_dir: Some(self.state_dir()),
             kubeconfig: self.discovery.kubeconfig.clone(),
             client: fast(),
+            ..RunOptions::default()
         }
     }
 

@@ -8,6 +8,7 @@ mod leases;
 mod objects;
 pub mod pki;
 mod routes;
+mod workloads;
 
 use std::collections::BTreeSet;
 use std::convert::Infallible;
@@ -23,6 +24,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use facts::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
+pub use workloads::{KubeAction, KubeActionKind};
 
 pub type Body = BoxBody<Bytes, Infallible>;
 
@@ -48,6 +50,10 @@ pub(crate) struct ApiState {
     pub server_url: String,
     /// `coordination.k8s.io/v1` Leases, created and updated by clients.
     pub leases: leases::LeaseStore,
+    /// Objects still stored in API versions a later Kubernetes removes: (list path, count).
+    pub removed_api_objects: Mutex<Vec<(String, usize)>>,
+    /// Workload pods, evictions and the record of cordons and evictions.
+    pub workloads: workloads::Workloads,
 }
 
 impl ApiState {
@@ -69,6 +75,7 @@ pub struct KubeApiServer {
     pub addr: SocketAddr,
     accept_task: JoinHandle<()>,
     facts_task: JoinHandle<()>,
+    state: Arc<ApiState>,
 }
 
 impl KubeApiServer {
@@ -108,16 +115,38 @@ impl KubeApiServer {
             generation,
             server_url: url.clone(),
             leases: leases::LeaseStore::default(),
+            removed_api_objects: Mutex::new(Vec::new()),
+            workloads: workloads::Workloads::default(),
         });
         let facts_task = tokio::spawn(bump_on_fact_changes(state.clone(), facts));
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-        let accept_task = tokio::spawn(accept_loop(listener, acceptor, state));
+        let accept_task = tokio::spawn(accept_loop(listener, acceptor, state.clone()));
         Ok(KubeApiServer {
             url,
             addr,
             accept_task,
             facts_task,
+            state,
         })
+    }
+
+    /// Stores `count` objects under each list path (e.g.
+    /// `/apis/flowcontrol.apiserver.k8s.io/v1beta3/flowschemas`), served as a list.
+    pub fn store_removed_api_objects(&self, objects: Vec<(String, usize)>) {
+        if let Ok(mut stored) = self.state.removed_api_objects.lock() {
+            *stored = objects;
+        }
+        self.state.generation.send_modify(|g| *g += 1);
+    }
+
+    /// Cordons, uncordons and evictions clients made, in order, with their times.
+    pub fn actions(&self) -> Vec<KubeAction> {
+        self.state.workloads.actions()
+    }
+
+    /// The next `count` evictions are refused with 429, as a PodDisruptionBudget would.
+    pub fn refuse_evictions(&self, count: usize) {
+        self.state.workloads.refuse_evictions(count);
     }
 
     /// Stops listening and drops every open connection's task.

@@ -185,6 +185,24 @@ pub fn kube_proxy_daemonset(facts: &KubeClusterFacts) -> Value {
     })
 }
 
+/// Objects stored in an API version a later release removes: `/apis/<group>/<version>/<resource>`
+/// listed with `count` items named `<resource>-<n>`.
+pub fn stored_list(path: &str, count: usize, rv: u64) -> Value {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, resource) = match parts.as_slice() {
+        ["apis", g, v, r] => (*g, *v, *r),
+        _ => ("", "v1", "objects"),
+    };
+    let api_version = format!("{group}/{version}");
+    let items = (1..=count)
+        .map(|i| {
+            let name = format!("{resource}-{i}");
+            json!({"apiVersion": api_version, "metadata": {"name": name, "uid": uid(resource, &name)}})
+        })
+        .collect();
+    list("List", &api_version, items, rv)
+}
+
 pub fn list(kind: &str, api_version: &str, items: Vec<Value>, rv: u64) -> Value {
     json!({
         "kind": kind,

@@ -1,5 +1,5 @@
 //! Request routing for the Kubernetes API sim: paths, query parameters, label
-//! and field selectors, server-side print tables, node watches and patches.
+//! and field selectors, server-side print tables, node watches and patches, pod evictions.
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::{ApiState, Body, leases, objects};
+use super::{ApiState, Body, leases, objects, workloads};
 
 fn json(status: StatusCode, value: &Value) -> Response<Body> {
     let body = serde_json::to_vec(value).unwrap_or_default();
@@ -241,24 +241,27 @@ pub(crate) async fn handle(
             ok(&objects::namespace(ns, state.facts.borrow().created_unix))
         }
         (&Method::GET, ["api", "v1", "pods"])
-        | (&Method::GET, ["api", "v1", "namespaces", "kube-system", "pods"]) => {
-            let pods = kube_system_pods(&state)
+        | (&Method::GET, ["api", "v1", "namespaces", _, "pods"]) => {
+            let namespace = segments.get(3).copied();
+            let pods = workloads::all_pods(&state, kube_system_pods(&state))
                 .into_iter()
+                .filter(|p| namespace.is_none_or(|ns| p["metadata"]["namespace"] == ns))
                 .filter(|p| object_matches(p, &q))
                 .collect();
             ok(&objects::list("PodList", "v1", pods, rv))
         }
-        (&Method::GET, ["api", "v1", "namespaces", "kube-system", "pods", name]) => {
-            match kube_system_pods(&state)
+        (&Method::GET, ["api", "v1", "namespaces", ns, "pods", name]) => {
+            match workloads::all_pods(&state, kube_system_pods(&state))
                 .into_iter()
-                .find(|p| p["metadata"]["name"] == *name)
+                .find(|p| p["metadata"]["namespace"] == *ns && p["metadata"]["name"] == *name)
             {
                 Some(pod) => ok(&pod),
                 None => not_found(&format!("pods \"{name}\" not found")),
             }
         }
-        (&Method::GET, ["api", "v1", "namespaces", _, "pods"]) => {
-            ok(&objects::list("PodList", "v1", vec![], rv))
+        (&Method::POST, ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => {
+            let (status, answer) = workloads::evict(&state, ns, name);
+            json(status, &answer)
         }
         (&Method::GET, ["apis", "apps", "v1", "daemonsets"])
         | (
@@ -292,9 +295,19 @@ pub(crate) async fn handle(
                 "kube-proxy",
             ],
         ) => ok(&objects::kube_proxy_daemonset(&state.facts.borrow())),
+        (&Method::GET, ["apis", _, _, _]) if stored_count(&state, &path).is_some() => {
+            let count = stored_count(&state, &path).unwrap_or(0);
+            ok(&objects::stored_list(&path, count, rv))
+        }
         _ => not_found("the server could not find the requested resource"),
     };
     Ok(response)
+}
+
+/// How many objects are stored under a list path of a removed API version, if any are.
+fn stored_count(state: &ApiState, path: &str) -> Option<usize> {
+    let stored = state.removed_api_objects.lock().ok()?;
+    stored.iter().find(|(p, _)| p == path).map(|(_, n)| *n)
 }
 
 /// Cordon and uncordon: a merge or strategic-merge patch of
@@ -330,6 +343,7 @@ fn patch_node(state: &ApiState, name: &str, body: &[u8]) -> Response<Body> {
                 cordoned.remove(name);
             }
         }
+        state.workloads.note_cordon(name, value);
         state.generation.send_modify(|g| *g += 1);
     }
     match node_objects(state)

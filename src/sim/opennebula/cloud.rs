@@ -240,7 +240,7 @@ impl OneCloud {
                     .unwrap_or_else(|| DEFAULT_TALOS.into()),
                 kubernetes_version: boots
                     .kubernetes_version
-                    .or_else(|| first.as_ref().map(|s| s.kubernetes_version.clone()))
+                    .or_else(|| first.as_ref().map(|s| s.kubernetes.kubelet.version.clone()))
                     .unwrap_or_else(|| DEFAULT_KUBERNETES.into()),
                 faults: Default::default(),
             },

@@ -138,7 +138,7 @@ pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Cat
             .map_or("v1.11.3", |s| s.talos_version.as_str());
         let k8s = first
             .as_ref()
-            .map_or("v1.34.1", |s| s.kubernetes_version.as_str());
+            .map_or("v1.34.1", |s| s.kubernetes.kubelet.version.as_str());
         let cp_address = nodes
             .iter()
             .find(|n| n.role() == NodeRole::ControlPlane)

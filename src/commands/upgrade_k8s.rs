@@ -1,0 +1,338 @@
+//! `taloscope upgrade-k8s`: the guarded Kubernetes upgrade without the console, with the same
+//! conventions as `taloscope upgrade`: `--plan` prints the steps, the removed-API counts and every
+//! guard's verdict; `--yes --confirm NAME` runs it through the dispatcher with one progress line
+//! per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::upgrade::{EXIT_BLOCKED, Stop, follow, observer_for, select, usage, write_stdout};
+use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, labelled_progress_line};
+use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
+use crate::cli::{GlobalArgs, OutputFormat, UpgradeK8sArgs};
+use crate::discovery::Sources;
+use crate::discovery::discover;
+use crate::fleet::ClusterStatus;
+use crate::kube::removed_apis::RemovedApiCount;
+use crate::paths::Paths;
+use crate::rollout::{RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::upgrade::RunOptions;
+use crate::upgrade::kubernetes::{
+    KubeGuardInput, KubeStep, KubeStepState, KubernetesUpgradePlan, KubernetesUpgradeRun,
+    count_removed_apis, kubernetes_plan_guards, resume_kubernetes_upgrade_with,
+    spawn_kubernetes_upgrade,
+};
+use crate::upgrade::observe::ClusterObserver;
+use crate::versions::Version;
+
+/// The plan and its guards: the `upgrade-k8s --plan --output json` contract.
+#[derive(Debug, Serialize)]
+pub struct KubePlanReport<'a> {
+    pub cluster: &'a str,
+    pub from: String,
+    pub target: String,
+    pub pre_pull: bool,
+    pub steps: &'a [KubeStep],
+    pub removed_apis: &'a [RemovedApiCount],
+    pub guards: Vec<GuardLine>,
+    /// True when any guard blocks: the run would be refused.
+    pub blocked: bool,
+}
+
+impl<'a> KubePlanReport<'a> {
+    fn new(
+        plan: &'a KubernetesUpgradePlan,
+        guards: &[crate::upgrade::Guard],
+        acks: &[String],
+    ) -> KubePlanReport<'a> {
+        let guards = guard_lines(guards, acks);
+        KubePlanReport {
+            cluster: &plan.cluster,
+            from: plan.from.to_string(),
+            target: plan.target.to_string(),
+            pre_pull: plan.pre_pull,
+            steps: &plan.steps,
+            removed_apis: &plan.removed_apis,
+            blocked: guards.iter().any(|g| g.blocks),
+            guards,
+        }
+    }
+
+    fn table(&self) -> String {
+        let mut out = format!(
+            "KUBERNETES UPGRADE {} from {} to {}\n  pre-pull images: {}\n",
+            self.cluster,
+            self.from,
+            self.target,
+            if self.pre_pull { "yes" } else { "no" }
+        );
+        let mut rows = vec![
+            ["#", "NODE", "COMPONENT", "FROM", "NOTE"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for (i, s) in self.steps.iter().enumerate() {
+            let note = match s.state {
+                KubeStepState::Upgrade => "patch config, apply without reboot",
+                KubeStepState::AlreadyOnTarget => "skipped (already on target)",
+            };
+            rows.push(vec![
+                (i + 1).to_string(),
+                s.node.clone(),
+                s.component.as_str().to_string(),
+                s.from.clone().unwrap_or_else(|| "?".into()),
+                note.to_string(),
+            ]);
+        }
+        out.push_str(&indent(&super::status::columns(&rows)));
+        if !self.removed_apis.is_empty() {
+            out.push_str(&format!(
+                "REMOVED APIS (stored objects {} no longer serves)\n",
+                self.target
+            ));
+            let mut rows = vec![
+                ["COUNT", "API", "REMOVED IN", "MOVE TO"]
+                    .map(String::from)
+                    .to_vec(),
+            ];
+            for c in self.removed_apis {
+                rows.push(vec![
+                    c.count.to_string(),
+                    c.api.clone(),
+                    c.removed_in.clone(),
+                    c.replacement.clone(),
+                ]);
+            }
+            out.push_str(&indent(&super::status::columns(&rows)));
+        }
+        out.push_str(&guards_table(&self.guards, self.cluster));
+        out
+    }
+}
+
+pub fn run(global: &GlobalArgs, args: &UpgradeK8sArgs) -> ExitCode {
+    match run_inner(global, args) {
+        Ok(code) => code,
+        Err(Stop(code, message)) => {
+            eprintln!("taloscope: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run_inner(global: &GlobalArgs, args: &UpgradeK8sArgs) -> Result<ExitCode, Stop> {
+    let target = Version::parse(&args.to).map_err(|e| usage(format!("--to {:?}: {e}", args.to)))?;
+    if !args.plan && !args.yes {
+        return Err(usage(
+            "say --plan to see the plan, or --yes --confirm <cluster> to run it",
+        ));
+    }
+    if args.yes && args.confirm.is_none() {
+        return Err(usage(
+            "--yes needs --confirm <cluster>, the cluster name typed in full",
+        ));
+    }
+    let Some(wanted) = global.context.as_deref() else {
+        return Err(usage("name the cluster with --context"));
+    };
+    let paths = Paths::resolve();
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, source_errors) = Sources::resolve(global, &env, &paths);
+    let discovery = discover(&sources);
+    for err in source_errors.iter().chain(&discovery.errors) {
+        eprintln!("taloscope: warning: {err}");
+    }
+    let cluster = select(&discovery, wanted)?;
+    if cluster.kube.is_none() {
+        return Err(usage(format!(
+            "cluster {wanted:?} has no kube context; the Kubernetes upgrade needs the Kubernetes API"
+        )));
+    }
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(1, format!("cannot start the async runtime: {e}")))?;
+    let observer = runtime.block_on(observer_for(&cluster, &discovery))?;
+    let status = runtime.block_on(observer.status());
+    let journal = RolloutJournal::load_unfinished(&paths.state_dir, &cluster.name)
+        .map_err(|e| usage(e.to_string()))?;
+    let journal_path = RolloutJournal::path_for(&paths.state_dir, &cluster.name);
+    let wanted_target = target.to_string().trim_start_matches('v').to_string();
+    if let Some(j) = &journal {
+        if j.kind != RolloutKind::KubernetesUpgrade {
+            return Err(usage(format!(
+                "an unfinished {} of {} to {} is in its journal {}; finish it first or move the file away",
+                j.kind.describe(),
+                cluster.name,
+                j.target,
+                journal_path.display()
+            )));
+        }
+        if j.target != wanted_target {
+            return Err(usage(format!(
+                "an unfinished Kubernetes upgrade of {} to {} is in its journal {}; finish it first (same --to) or move the file away",
+                cluster.name,
+                j.target,
+                journal_path.display()
+            )));
+        }
+    }
+    if args.plan {
+        if journal.is_some() {
+            eprintln!(
+                "taloscope: an unfinished Kubernetes upgrade of {} is in its journal; --yes --confirm {} resumes it",
+                cluster.name, cluster.name
+            );
+        }
+        return runtime.block_on(print_plan(args, &status, &observer, target));
+    }
+    let dispatcher = Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()));
+    let action = MutatingAction::UpgradeKubernetes {
+        cluster: cluster.name.clone(),
+        target: wanted_target.clone(),
+    };
+    let pending = match dispatcher.request(action) {
+        Gate::Refused(why) => return Err(Stop(EXIT_BLOCKED, why)),
+        Gate::Confirm(p) => p,
+    };
+    let typed = args.confirm.clone().unwrap_or_default();
+    let approved = match dispatcher.answer(pending, Answer::Typed(typed)) {
+        Verdict::Proceed(a) => a,
+        Verdict::Cancelled(why) => {
+            return Err(usage(format!(
+                "{why}; --confirm must be the cluster name {:?}",
+                cluster.name
+            )));
+        }
+    };
+    let options = RunOptions {
+        node_timeout: Duration::from_secs(args.step_timeout),
+        poll_interval: Duration::from_millis(args.poll_ms.max(10)),
+        state_dir: Some(paths.state_dir.clone()),
+        kubeconfig: discovery.kubeconfig.clone(),
+        ..RunOptions::default()
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = match journal {
+        Some(journal) => {
+            let next = journal.summary().first_unfinished().map_or(0, |i| i + 1);
+            eprintln!(
+                "taloscope: resuming the Kubernetes upgrade of {} to {} from its journal (step {next} of {})",
+                cluster.name,
+                journal.target,
+                journal.steps.len()
+            );
+            let _guard = runtime.enter();
+            resume_kubernetes_upgrade_with(journal, approved.clone(), cluster.clone(), options, tx)
+        }
+        None => {
+            let plan = runtime.block_on(make_plan(args, &status, &observer, target.clone()))?;
+            let (guards, blocked) = runtime.block_on(guards_for(&plan, &status, &observer, args));
+            if blocked {
+                let report = KubePlanReport::new(&plan, &guards, &args.ack);
+                print!("{}", report.table());
+                let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
+                return Err(Stop(
+                    EXIT_BLOCKED,
+                    "refused: a guard blocks the Kubernetes upgrade".into(),
+                ));
+            }
+            let _guard = runtime.enter();
+            spawn_kubernetes_upgrade(
+                KubernetesUpgradeRun {
+                    approved: approved.clone(),
+                    plan,
+                    acks: args.ack.clone(),
+                    cluster: cluster.clone(),
+                    options,
+                },
+                tx,
+            )
+        }
+    };
+    let outcome = runtime.block_on(follow(
+        handle,
+        rx,
+        &cluster.name,
+        &wanted_target,
+        labelled_progress_line,
+    ));
+    let result = match &outcome {
+        RolloutOutcome::Completed => Ok(()),
+        other => Err(super::upgrade_output::outcome_line(
+            &cluster.name,
+            &wanted_target,
+            other,
+        )),
+    };
+    if let Err(e) = dispatcher.finished(&approved, result) {
+        eprintln!("taloscope: {e}");
+    }
+    Ok(if outcome == RolloutOutcome::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_BLOCKED)
+    })
+}
+
+/// The plan, with the removed-API counts filled in when the API answered.
+async fn make_plan(
+    args: &UpgradeK8sArgs,
+    status: &ClusterStatus,
+    observer: &ClusterObserver,
+    target: Version,
+) -> Result<KubernetesUpgradePlan, Stop> {
+    let mut plan = KubernetesUpgradePlan::new(status, &target, args.pre_pull)
+        .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
+    if let Ok(counts) = count_removed_apis(observer, &plan).await {
+        plan.removed_apis = counts;
+    }
+    Ok(plan)
+}
+
+/// Every guard of the plan and whether any blocks, given `--ack`.
+async fn guards_for(
+    plan: &KubernetesUpgradePlan,
+    status: &ClusterStatus,
+    observer: &ClusterObserver,
+    args: &UpgradeK8sArgs,
+) -> (Vec<crate::upgrade::Guard>, bool) {
+    let removed = count_removed_apis(observer, plan).await;
+    let other = super::upgrade::other_rollout(observer).await;
+    let guards = kubernetes_plan_guards(
+        plan,
+        status,
+        KubeGuardInput {
+            roles: observer.talos.roles(),
+            other_rollout: other.as_ref(),
+            removed_apis: &removed,
+            acks: &args.ack,
+        },
+    );
+    let blocked = crate::upgrade::blocking(&guards, &args.ack);
+    (guards, blocked)
+}
+
+async fn print_plan(
+    args: &UpgradeK8sArgs,
+    status: &ClusterStatus,
+    observer: &ClusterObserver,
+    target: Version,
+) -> Result<ExitCode, Stop> {
+    let plan = make_plan(args, status, observer, target).await?;
+    let (guards, _) = guards_for(&plan, status, observer, args).await;
+    let report = KubePlanReport::new(&plan, &guards, &args.ack);
+    let text = match args.output {
+        OutputFormat::Table => report.table(),
+        OutputFormat::Json => serde_json::to_string_pretty(&report)
+            .map(|j| j + "\n")
+            .map_err(|e| Stop(1, format!("cannot encode the plan as JSON: {e}")))?,
+    };
+    write_stdout(&text)?;
+    let _ = std::io::stdout().flush();
+    Ok(if report.blocked {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,299 @@
+//! The Kubernetes components a simulated node runs, each on its own version: kube-apiserver,
+//! kube-controller-manager and kube-scheduler on control planes, the kubelet everywhere, and the
+//! kube-proxy image its machine config renders. Also the node's machine config with those image
+//! fields, and what an ApplyConfiguration that changes an image does: the component restarts and
+//! runs the new version, ready again, some simulated seconds later.
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Core;
+use super::scenario::NodeRole;
+use super::state::{NodeStatus, SimNode};
+
+pub const KUBE_APISERVER: &str = "kube-apiserver";
+pub const KUBE_CONTROLLER_MANAGER: &str = "kube-controller-manager";
+pub const KUBE_SCHEDULER: &str = "kube-scheduler";
+pub const KUBELET: &str = "kubelet";
+pub const KUBE_PROXY: &str = "kube-proxy";
+
+/// The control-plane static pods, in the order Talos upgrades them.
+pub const STATIC_PODS: [&str; 3] = [KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER];
+
+/// Simulated seconds from an applied config to the old container stopping.
+pub const COMPONENT_STOP_SECONDS: f64 = 1.0;
+/// Simulated seconds a restarted component takes to run the new version and be ready.
+pub const COMPONENT_RESTART_SECONDS: f64 = 6.0;
+
+/// One component on one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComponentStatus {
+    /// `kube-apiserver`, `kube-controller-manager`, `kube-scheduler` or `kubelet`.
+    pub name: String,
+    /// Image tag it runs, e.g. `v1.34.1`.
+    pub version: String,
+    pub ready: bool,
+    /// Bumped on every restart (a static pod's `talos.dev/config-version`).
+    pub config_version: u64,
+}
+
+impl ComponentStatus {
+    fn new(name: &str, version: &str) -> ComponentStatus {
+        ComponentStatus {
+            name: name.to_string(),
+            version: version.to_string(),
+            ready: true,
+            config_version: 1,
+        }
+    }
+}
+
+/// The Kubernetes side of one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeKubernetes {
+    pub kubelet: ComponentStatus,
+    /// The control-plane static pods; empty on workers.
+    pub static_pods: Vec<ComponentStatus>,
+    /// Tag of `cluster.proxy.image` in the node's machine config; the control planes render the
+    /// kube-proxy DaemonSet from it.
+    pub proxy_version: String,
+    /// Bumped on every applied machine config (the MachineConfig resource's version).
+    pub config_generation: u64,
+}
+
+impl NodeKubernetes {
+    /// Every component of a `role` node on `version`.
+    pub fn new(role: NodeRole, version: &str) -> NodeKubernetes {
+        let static_pods = match role {
+            NodeRole::ControlPlane => STATIC_PODS
+                .iter()
+                .map(|c| ComponentStatus::new(c, version))
+                .collect(),
+            NodeRole::Worker => Vec::new(),
+        };
+        NodeKubernetes {
+            kubelet: ComponentStatus::new(KUBELET, version),
+            static_pods,
+            proxy_version: version.to_string(),
+            config_generation: 1,
+        }
+    }
+
+    /// A component by name (`kubelet` or a static pod).
+    pub fn component(&self, name: &str) -> Option<&ComponentStatus> {
+        if name == KUBELET {
+            return Some(&self.kubelet);
+        }
+        self.static_pods.iter().find(|c| c.name == name)
+    }
+
+    fn component_mut(&mut self, name: &str) -> Option<&mut ComponentStatus> {
+        if name == KUBELET {
+            return Some(&mut self.kubelet);
+        }
+        self.static_pods.iter_mut().find(|c| c.name == name)
+    }
+}
+
+/// The image references a machine config sets (absent fields are left as they are).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigImages {
+    pub kubelet: Option<String>,
+    pub apiserver: Option<String>,
+    pub controller_manager: Option<String>,
+    pub scheduler: Option<String>,
+    pub proxy: Option<String>,
+}
+
+impl ConfigImages {
+    /// (component, image) for every image set.
+    fn by_component(&self) -> Vec<(&'static str, &str)> {
+        [
+            (KUBE_APISERVER, &self.apiserver),
+            (KUBE_CONTROLLER_MANAGER, &self.controller_manager),
+            (KUBE_SCHEDULER, &self.scheduler),
+            (KUBELET, &self.kubelet),
+            (KUBE_PROXY, &self.proxy),
+        ]
+        .into_iter()
+        .filter_map(|(c, image)| image.as_deref().map(|i| (c, i)))
+        .collect()
+    }
+}
+
+/// The tag of an image reference, ignoring a digest: `registry.k8s.io/kube-apiserver:v1.35.0`
+/// → `v1.35.0`; empty when there is none.
+pub fn image_tag(image: &str) -> &str {
+    let without_digest = image.split('@').next().unwrap_or(image);
+    let last = without_digest.rsplit('/').next().unwrap_or(without_digest);
+    last.split_once(':').map(|(_, tag)| tag).unwrap_or("")
+}
+
+/// Reads the image fields of a machine config (one or more YAML documents; the v1alpha1 one
+/// has `machine` and `cluster`). Err is the parser's message.
+pub fn parse_config_images(data: &[u8]) -> Result<ConfigImages, String> {
+    let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
+    let docs: Vec<Value> = serde_saphyr::from_str_multiple(text).map_err(|e| e.to_string())?;
+    let mut images = ConfigImages::default();
+    let image = |v: &Value| v["image"].as_str().map(str::to_string);
+    for doc in docs.iter().filter(|d| d.is_object()) {
+        let machine = &doc["machine"];
+        let cluster = &doc["cluster"];
+        images.kubelet = images.kubelet.or(image(&machine["kubelet"]));
+        images.apiserver = images.apiserver.or(image(&cluster["apiServer"]));
+        images.controller_manager = images
+            .controller_manager
+            .or(image(&cluster["controllerManager"]));
+        images.scheduler = images.scheduler.or(image(&cluster["scheduler"]));
+        images.proxy = images.proxy.or(image(&cluster["proxy"]));
+    }
+    Ok(images)
+}
+
+/// The machine config a node booted with: its role, hostname and the images it runs. No
+/// secrets: the sim's nodes have none worth showing.
+pub fn initial_config(status: &NodeStatus) -> String {
+    let k = &status.kubernetes;
+    let version_of = |name: &str| {
+        k.component(name)
+            .map(|c| c.version.clone())
+            .unwrap_or_else(|| k.kubelet.version.clone())
+    };
+    let mut text = format!(
+        "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: {role}\n  network:\n    hostname: {name}\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:{kubelet}\n  install:\n    image: ghcr.io/siderolabs/installer:{talos}\ncluster:\n  clusterName: {cluster}\n  controlPlane:\n    endpoint: https://{address}:6443\n",
+        role = status.role.as_str(),
+        name = status.name,
+        kubelet = k.kubelet.version,
+        talos = status.talos_version,
+        cluster = status.cluster,
+        address = status.address,
+    );
+    if status.role == NodeRole::ControlPlane {
+        for (key, component) in [
+            ("apiServer", KUBE_APISERVER),
+            ("controllerManager", KUBE_CONTROLLER_MANAGER),
+            ("scheduler", KUBE_SCHEDULER),
+        ] {
+            text.push_str(&format!(
+                "  {key}:\n    image: registry.k8s.io/{component}:{}\n",
+                version_of(component)
+            ));
+        }
+        text.push_str(&format!(
+            "  proxy:\n    image: registry.k8s.io/kube-proxy:{}\n",
+            k.proxy_version
+        ));
+    }
+    text
+}
+
+/// The config the node serves as `MachineConfigs.config.talos.dev/v1alpha1`: the last one
+/// applied, or the one it booted with.
+pub fn current_config(node: &SimNode) -> String {
+    let applied = node.lock().applied_config.clone();
+    match applied {
+        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => initial_config(&node.status()),
+    }
+}
+
+/// A config applied without a reboot: every component whose image tag changed restarts on it.
+/// The kube-proxy image only changes what the node renders.
+pub(crate) fn apply_images(core: &Arc<Core>, node: &Arc<SimNode>, images: &ConfigImages) {
+    let current = node.status().kubernetes;
+    let mut restarts = Vec::new();
+    for (component, image) in images.by_component() {
+        let tag = image_tag(image).to_string();
+        if tag.is_empty() {
+            continue;
+        }
+        if component == KUBE_PROXY {
+            continue;
+        }
+        if current
+            .component(component)
+            .is_some_and(|c| c.version != tag)
+        {
+            restarts.push((component, tag));
+        }
+    }
+    let proxy = images
+        .proxy
+        .as_deref()
+        .map(image_tag)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string);
+    core.fleet.update(node, |s| {
+        s.kubernetes.config_generation += 1;
+        if let Some(proxy) = proxy {
+            s.kubernetes.proxy_version = proxy;
+        }
+    });
+    for (component, version) in restarts {
+        tokio::spawn(restart(core.clone(), node.clone(), component, version));
+    }
+}
+
+/// One component restarting on a new version: the old container stops (a static pod shows the
+/// new image, not ready; the kubelet's node goes NotReady), then it comes back ready on the new
+/// version, unless the node's `component_never_ready` fault names it.
+async fn restart(core: Arc<Core>, node: Arc<SimNode>, component: &'static str, version: String) {
+    let clock = core.clock;
+    clock.sleep(COMPONENT_STOP_SECONDS).await;
+    if *core.stop.borrow() {
+        return;
+    }
+    let is_kubelet = component == KUBELET;
+    core.fleet.update(&node, |s| {
+        if let Some(c) = s.kubernetes.component_mut(component) {
+            c.ready = false;
+            c.config_version += 1;
+            if !is_kubelet {
+                c.version = version.clone();
+            }
+        }
+    });
+    clock.sleep(COMPONENT_RESTART_SECONDS).await;
+    if *core.stop.borrow() {
+        return;
+    }
+    let stuck = node.faults().component_never_ready.as_deref() == Some(component);
+    core.fleet.update(&node, |s| {
+        if let Some(c) = s.kubernetes.component_mut(component) {
+            c.version = version;
+            c.ready = !stuck;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_image_fields_from_every_document() {
+        let text = b"version: v1alpha1\nmachine:\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:v1.35.0\ncluster:\n  apiServer:\n    image: registry.k8s.io/kube-apiserver:v1.35.0\n---\napiVersion: v1alpha1\nkind: HostnameConfig\nhostname: cp-1\n";
+        let images = parse_config_images(text).expect("parses");
+        assert_eq!(
+            images.kubelet.as_deref(),
+            Some("ghcr.io/siderolabs/kubelet:v1.35.0")
+        );
+        assert_eq!(
+            images.apiserver.as_deref(),
+            Some("registry.k8s.io/kube-apiserver:v1.35.0")
+        );
+        assert_eq!(images.scheduler, None);
+        assert!(parse_config_images(b"version: v1alpha1\n").is_ok());
+        assert!(parse_config_images(b"machine: [unclosed").is_err());
+    }
+
+    #[test]
+    fn tags() {
+        assert_eq!(image_tag("registry.k8s.io/kube-proxy:v1.35.0"), "v1.35.0");
+        assert_eq!(
+            image_tag("localhost:5000/kubelet:v1.35.0@sha256:ab"),
+            "v1.35.0"
+        );
+        assert_eq!(image_tag("localhost:5000/kubelet"), "");
+    }
+}

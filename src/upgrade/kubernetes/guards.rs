@@ -1,0 +1,278 @@
+//! The Kubernetes upgrade's guards: pure checks over live status with the same `Guard` and
+//! `Verdict` as the Talos OS upgrade — the version path, Talos support for the target, nodes,
+//! etcd, control-plane readiness and the removed-API check (acknowledged by typing a phrase).
+use std::collections::BTreeSet;
+
+use super::plan::KubernetesUpgradePlan;
+use crate::fleet::{ClusterStatus, NodeRole};
+use crate::kube::removed_apis::RemovedApiCount;
+use crate::talos::Roles;
+use crate::upgrade::guards::{
+    Guard, GuardId, RolloutInProgress, Verdict, client_role, etcd_alarms, member_name,
+    no_other_rollout, not_ready_reason, verdict_over,
+};
+use crate::versions::{PathError, Version, check_kubernetes_supported, check_kubernetes_upgrade};
+
+/// What the operator types to upgrade although objects are stored in removed API versions.
+pub const REMOVED_APIS_ACK: &str = "objects in removed API versions become unreadable";
+
+/// The live facts the plan guards look at besides the cluster status.
+#[derive(Debug, Clone, Copy)]
+pub struct KubeGuardInput<'a> {
+    pub roles: &'a Roles,
+    pub other_rollout: Option<&'a RolloutInProgress>,
+    /// The removed-API count, or why it could not be made.
+    pub removed_apis: &'a Result<Vec<RemovedApiCount>, String>,
+    /// The acknowledgements typed so far.
+    pub acks: &'a [String],
+}
+
+/// Every guard of the plan, in [`GuardId::KUBERNETES`] order.
+pub fn kubernetes_plan_guards(
+    plan: &KubernetesUpgradePlan,
+    status: &ClusterStatus,
+    input: KubeGuardInput<'_>,
+) -> Vec<Guard> {
+    vec![
+        no_other_rollout(&plan.cluster, input.other_rollout),
+        client_role(input.roles),
+        kubernetes_path(plan),
+        talos_supports_target(plan, status),
+        nodes_ready(status),
+        etcd_healthy(status),
+        etcd_alarms(status),
+        components_ready(status),
+        removed_apis(plan, input.removed_apis, input.acks),
+        single_control_plane(status),
+    ]
+}
+
+/// The re-check before every step: nodes ready, etcd healthy without alarms, every
+/// control-plane component ready.
+pub fn kubernetes_step_guards(status: &ClusterStatus) -> Vec<Guard> {
+    vec![
+        nodes_ready(status),
+        etcd_healthy(status),
+        etcd_alarms(status),
+        components_ready(status),
+    ]
+}
+
+fn kubernetes_path(plan: &KubernetesUpgradePlan) -> Guard {
+    let id = GuardId::KubernetesPath;
+    let to_run = plan.steps_to_run().count();
+    if to_run == 0 {
+        return Guard::fail(
+            id,
+            format!(
+                "every component already runs {}; nothing to upgrade",
+                plan.target
+            ),
+        );
+    }
+    if plan.from == plan.target {
+        return Guard::pass(
+            id,
+            format!(
+                "control plane on {}; {to_run} components still to move",
+                plan.target
+            ),
+        );
+    }
+    match check_kubernetes_upgrade(&plan.from, &plan.target, &[]) {
+        Ok(()) | Err(PathError::NoTalosVersions) => {
+            Guard::pass(id, format!("Kubernetes {} -> {}", plan.from, plan.target))
+        }
+        Err(e) => Guard::fail(id, e.to_string()),
+    }
+}
+
+fn talos_supports_target(plan: &KubernetesUpgradePlan, status: &ClusterStatus) -> Guard {
+    let id = GuardId::TalosSupportsTarget;
+    let silent: Vec<&str> = status
+        .nodes
+        .iter()
+        .filter(|n| n.talos_version.is_none())
+        .map(|n| n.name.as_str())
+        .collect();
+    if !silent.is_empty() {
+        return Guard::fail(
+            id,
+            format!("no Talos version reported by {}", silent.join(", ")),
+        );
+    }
+    let versions: BTreeSet<Version> = status
+        .nodes
+        .iter()
+        .filter_map(|n| n.talos_version.as_deref())
+        .filter_map(|v| Version::parse(v).ok())
+        .collect();
+    if versions.is_empty() {
+        return Guard::fail(id, "no node reports a Talos version");
+    }
+    let failures: Vec<String> = versions
+        .iter()
+        .filter_map(|talos| check_kubernetes_supported(talos, &plan.target).err())
+        .map(|e| e.to_string())
+        .collect();
+    match failures.first() {
+        Some(first) => Guard::fail(id, first.clone()),
+        None => {
+            let list: Vec<String> = versions.iter().map(Version::to_string).collect();
+            Guard::pass(
+                id,
+                format!("Talos {} runs Kubernetes {}", list.join(", "), plan.target),
+            )
+        }
+    }
+}
+
+fn nodes_ready(status: &ClusterStatus) -> Guard {
+    let not_ready: Vec<String> = status
+        .nodes
+        .iter()
+        .filter_map(|n| not_ready_reason(n).map(|why| format!("{} ({why})", n.name)))
+        .collect();
+    verdict_over(
+        GuardId::NodesReady,
+        "not ready",
+        &not_ready,
+        status.nodes.len(),
+        "ready",
+    )
+}
+
+fn etcd_healthy(status: &ClusterStatus) -> Guard {
+    let id = GuardId::EtcdHealthy;
+    let members = &status.etcd.members;
+    if members.is_empty() {
+        return Guard::fail(id, "no etcd members reported");
+    }
+    let unhealthy: Vec<String> = members
+        .iter()
+        .filter(|m| !m.healthy)
+        .map(|m| {
+            let why = m
+                .errors
+                .first()
+                .map(String::as_str)
+                .unwrap_or("did not answer");
+            format!("{} unhealthy: {why}", member_name(m))
+        })
+        .collect();
+    if !unhealthy.is_empty() {
+        return Guard::fail(id, format!("etcd member {}", unhealthy.join("; ")));
+    }
+    match status.etcd.leader() {
+        None => Guard::fail(id, "etcd reports no leader"),
+        Some(leader) => Guard::pass(
+            id,
+            format!(
+                "{} of {} members healthy, leader {}",
+                members.len(),
+                members.len(),
+                leader.hostname
+            ),
+        ),
+    }
+}
+
+fn components_ready(status: &ClusterStatus) -> Guard {
+    let id = GuardId::ComponentsReady;
+    let Some(kube) = &status.kubernetes else {
+        return Guard::fail(id, "the Kubernetes API was not asked");
+    };
+    if let Some(error) = &kube.error {
+        return Guard::fail(id, format!("the Kubernetes API did not answer: {error}"));
+    }
+    if kube.components.is_empty() {
+        return Guard::fail(id, "no control-plane static pods found");
+    }
+    let not_ready: Vec<String> = kube
+        .components
+        .iter()
+        .filter(|c| !c.ready)
+        .map(|c| format!("{} on {}", c.name, c.node))
+        .collect();
+    if not_ready.is_empty() {
+        Guard::pass(
+            id,
+            format!(
+                "all {} control-plane components ready",
+                kube.components.len()
+            ),
+        )
+    } else {
+        Guard::fail(id, format!("not ready: {}", not_ready.join(", ")))
+    }
+}
+
+fn removed_apis(
+    plan: &KubernetesUpgradePlan,
+    counts: &Result<Vec<RemovedApiCount>, String>,
+    acks: &[String],
+) -> Guard {
+    let id = GuardId::RemovedApis;
+    let counts = match counts {
+        Ok(counts) => counts,
+        Err(reason) => {
+            return Guard::fail(
+                id,
+                format!("cannot count objects in removed APIs: {reason}"),
+            );
+        }
+    };
+    if counts.is_empty() {
+        return Guard::pass(
+            id,
+            format!(
+                "Kubernetes {} removes no API version in use here",
+                plan.target
+            ),
+        );
+    }
+    let stored: Vec<String> = counts
+        .iter()
+        .filter(|c| c.count > 0)
+        .map(|c| format!("{}: {}", c.api, c.count))
+        .collect();
+    if stored.is_empty() {
+        return Guard::pass(
+            id,
+            format!(
+                "no objects in the {} API versions the target removes",
+                counts.len()
+            ),
+        );
+    }
+    let reason = format!("stored in removed API versions: {}", stored.join(", "));
+    let acked = acks.iter().any(|a| a.trim() == REMOVED_APIS_ACK);
+    let verdict = if acked { Verdict::Warn } else { Verdict::Fail };
+    Guard {
+        id,
+        verdict,
+        reason,
+        needs_ack: Some(REMOVED_APIS_ACK.to_string()),
+    }
+}
+
+fn single_control_plane(status: &ClusterStatus) -> Guard {
+    let id = GuardId::SingleControlPlane;
+    let count = status
+        .nodes
+        .iter()
+        .filter(|n| n.role == NodeRole::Controlplane)
+        .count();
+    if count == 1 {
+        Guard::warn(
+            id,
+            "one control plane: the Kubernetes API is down while its kube-apiserver restarts",
+        )
+    } else {
+        Guard::pass(id, format!("{count} control planes"))
+    }
+}
+
+#[cfg(test)]
+#[path = "guards_tests.rs"]
+mod tests;

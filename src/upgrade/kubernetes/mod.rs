@@ -1,0 +1,21 @@
+//! The guarded Kubernetes upgrade (`talosctl upgrade-k8s` as a walkthrough): the pure plan and
+//! guards, and the step executor the shared rollout engine drives — patch one node's machine
+//! config image, apply it without reboot, wait for that component to run the new version.
+pub mod config_patch;
+pub mod guards;
+pub mod plan;
+pub mod runner;
+mod step;
+
+pub use guards::{
+    KubeGuardInput, REMOVED_APIS_ACK, kubernetes_plan_guards, kubernetes_step_guards,
+};
+pub use plan::{
+    Component, KubePlanError, KubeStep, KubeStepState, KubernetesUpgradePlan, PrePull,
+    detect_running, offered_kubernetes_targets,
+};
+pub use runner::{
+    KubernetesUpgradeRun, count_removed_apis, resume_kubernetes_upgrade,
+    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade, target_text,
+};
+pub use step::runs_target;

@@ -1,0 +1,229 @@
+//! One step of the Kubernetes upgrade on a live cluster, as `talosctl upgrade-k8s` does it: read
+//! the node's machine config over COSI, patch one image, apply it without reboot, then wait
+//! until the component runs the target and is ready (its static pod, the kube-proxy DaemonSet,
+//! or the kubelet's Kubernetes node). Also the optional image pre-pull.
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use super::config_patch::{current_image, patch_image};
+use super::plan::{Component, KubeStep, KubernetesUpgradePlan, PrePull};
+use crate::fleet::collect_kubernetes;
+use crate::kube::match_talos_node;
+use crate::rollout::StepPhase;
+use crate::rollout::engine::StepReport;
+use crate::talos::{ApplyMode, ImageNamespace, TalosError};
+use crate::upgrade::observe::ClusterObserver;
+use crate::versions::{KubeVersion, Version};
+
+/// The active machine config resource, as upstream reads it.
+pub const MACHINE_CONFIG_TYPE: &str = "MachineConfigs.config.talos.dev";
+pub const CONFIG_NAMESPACE: &str = "config";
+pub const ACTIVE_CONFIG_ID: &str = "v1alpha1";
+
+/// Whether an image tag (`v1.35.0`, `v1.35.0-custom`) is the target release.
+pub fn runs_target(tag: &str, target: &KubeVersion) -> bool {
+    let core = tag.split('-').next().unwrap_or(tag);
+    Version::parse(core)
+        .is_ok_and(|v| (v.major, v.minor, v.patch) == (target.major, target.minor, target.patch))
+}
+
+/// One component on one node.
+pub(crate) struct ComponentStep<'a> {
+    pub observer: &'a ClusterObserver,
+    pub plan: &'a KubernetesUpgradePlan,
+    pub step: &'a KubeStep,
+    pub poll_interval: Duration,
+}
+
+impl ComponentStep<'_> {
+    fn what(&self) -> String {
+        format!("{} on {}", self.step.component.as_str(), self.step.node)
+    }
+
+    async fn read_config(&self) -> Result<String, String> {
+        self.observer
+            .talos
+            .cosi_get::<String>(
+                &self.step.address,
+                CONFIG_NAMESPACE,
+                MACHINE_CONFIG_TYPE,
+                ACTIVE_CONFIG_ID,
+            )
+            .await
+            .map(|r| r.spec)
+            .map_err(|e| format!("cannot read the machine config: {e}"))
+    }
+
+    /// Patch, apply without reboot, wait until the component runs the target and is ready.
+    pub async fn run(&self, report: &StepReport) -> Result<(), String> {
+        let component = self.step.component.as_str();
+        report.phase(StepPhase::Installing, "reading the machine config");
+        let config = self.read_config().await?;
+        let patched = patch_image(
+            &self.step.node,
+            &config,
+            self.step.component,
+            &self.plan.target,
+        )
+        .map_err(|e| e.to_string())?;
+        match &patched.text {
+            Some(text) => {
+                report.log(format!(
+                    "update {component}: {} -> {}",
+                    patched.old_image.as_deref().unwrap_or("(unset)"),
+                    patched.new_image
+                ));
+                report.phase(
+                    StepPhase::Installing,
+                    "applying the machine config without reboot",
+                );
+                let applied = self
+                    .observer
+                    .talos
+                    .apply_configuration(
+                        &self.step.address,
+                        text.as_bytes(),
+                        ApplyMode::NoReboot,
+                        false,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?;
+                for warning in applied.warnings {
+                    report.log(format!("warning: {warning}"));
+                }
+            }
+            None => report.log(format!(
+                "{component} image already {}; waiting for it to run",
+                patched.new_image
+            )),
+        }
+        report.phase(
+            StepPhase::WaitingForReady,
+            format!("waiting for {component} {} and ready", self.plan.target),
+        );
+        self.wait_done(report).await
+    }
+
+    /// A step a killed run left in progress: done once the component runs the target, when
+    /// the node's config already names it; `false` when the config was never changed.
+    pub async fn settle(&self) -> Result<bool, String> {
+        let config = self.read_config().await?;
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_str_multiple(&config)
+            .map_err(|e| format!("{}: the machine config does not parse: {e}", self.step.node))?;
+        let image = current_image(&docs, self.step.component).unwrap_or_default();
+        let tag = crate::kube::image_tag(&image);
+        if !runs_target(tag, &self.plan.target) {
+            return Ok(false);
+        }
+        let (report, _rx) = StepReport::channel(0, &self.step.node);
+        self.wait_done(&report).await.map(|()| true)
+    }
+
+    async fn wait_done(&self, report: &StepReport) -> Result<(), String> {
+        loop {
+            match self.done().await {
+                Ok(()) => return Ok(()),
+                Err(why) => report.detail(why),
+            }
+            tokio::time::sleep(self.poll_interval).await;
+        }
+    }
+
+    /// `Ok` when the component runs the target and is ready; otherwise what it waits for.
+    async fn done(&self) -> Result<(), String> {
+        let Some(kube) = &self.observer.kube else {
+            return Err("no kube context: the component cannot be seen".into());
+        };
+        let facts = collect_kubernetes(kube).await;
+        if let Some(error) = &facts.report.error {
+            return Err(format!("Kubernetes API not answering ({error})"));
+        }
+        let target = &self.plan.target;
+        match self.step.component {
+            Component::KubeProxy => match &facts.report.kube_proxy_version {
+                Some(v) if runs_target(v, target) => Ok(()),
+                Some(v) => Err(format!("kube-proxy DaemonSet on {v}")),
+                None => Err("no kube-proxy DaemonSet".into()),
+            },
+            Component::Kubelet => {
+                let node = match_talos_node(&self.step.address, &self.step.node, &facts.nodes)
+                    .ok_or_else(|| format!("Kubernetes node {} not seen", self.step.node))?;
+                if !runs_target(&node.kubelet_version, target) {
+                    return Err(format!("kubelet reports {}", node.kubelet_version));
+                }
+                if !node.ready {
+                    return Err("Kubernetes node NotReady".into());
+                }
+                Ok(())
+            }
+            component => {
+                let pod = facts
+                    .report
+                    .components
+                    .iter()
+                    .find(|c| c.node == self.step.node && c.name == component.as_str())
+                    .ok_or_else(|| format!("no {} static pod yet", self.what()))?;
+                if !runs_target(&pod.version, target) {
+                    return Err(format!("{} runs {}", self.what(), pod.version));
+                }
+                if !pod.ready {
+                    return Err(format!("{} {} not ready", self.what(), pod.version));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Pulls every image of the plan on its node; nodes whose Talos has no ImageService (before
+/// 1.13) are skipped, as upstream skips `Unimplemented`. Returns one log line per pull.
+pub(crate) async fn pre_pull(
+    observer: &ClusterObserver,
+    pulls: &[PrePull],
+) -> Result<Vec<String>, String> {
+    let mut lines = Vec::new();
+    for p in pulls {
+        let namespace = match p.component {
+            Component::Kubelet => ImageNamespace::System,
+            _ => ImageNamespace::Cri,
+        };
+        let result = async {
+            let mut stream = observer
+                .talos
+                .image_pull(&p.address, &p.image, namespace)
+                .await?;
+            while let Some(item) = stream.next().await {
+                item?;
+            }
+            Ok::<(), TalosError>(())
+        }
+        .await;
+        match result {
+            Ok(()) => lines.push(format!("{}: pulled {}", p.node, p.image)),
+            Err(TalosError::Rpc {
+                code: tonic::Code::Unimplemented,
+                ..
+            }) => lines.push(format!(
+                "{}: no image service (Talos before 1.13), {} not pre-pulled",
+                p.node, p.image
+            )),
+            Err(e) => return Err(format!("pre-pulling {} on {}: {e}", p.image, p.node)),
+        }
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_tags() {
+        let target = Version::parse("1.35.0").expect("version");
+        assert!(runs_target("v1.35.0", &target));
+        assert!(runs_target("v1.35.0-custom", &target));
+        assert!(!runs_target("v1.34.1", &target));
+        assert!(!runs_target("", &target));
+    }
+}

@@ -1,0 +1,276 @@
+//! `taloscope upgrade-k8s` as a process against the sim: --plan --output json passes every guard
+//! on a Talos 1.12 cluster; a skipped minor and a target Talos does not run are refused;
+//! `removed-api` shows its counts and is refused until --ack; on `healthy` the OS upgrade first,
+//! then the Kubernetes upgrade, and `taloscope status --output json` agrees; a killed run is
+//! resumed by the same command.
+mod upgrade_common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use upgrade_common::*;
+
+const LIMIT: Duration = Duration::from_secs(90);
+const ACK: &str = "objects in removed API versions become unreadable";
+
+fn taloscope(fx: &Fixture, context: &str, subcommand: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taloscope"));
+    cmd.env_remove("KUBECONFIG")
+        .env_remove("TALOSCONFIG")
+        .env_remove("TALOSCOPE_CONFIG")
+        .env("HOME", fx.dir.path())
+        .env("TALOSCOPE_STATE_DIR", fx.state_dir())
+        .arg("--talosconfig")
+        .arg(fx.sim.talosconfig_path())
+        .arg("--kubeconfig")
+        .arg(fx.sim.kubeconfig_path())
+        .args(["--context", context, subcommand])
+        .kill_on_drop(true);
+    cmd
+}
+
+async fn output(mut cmd: Command) -> (Option<i32>, String, String) {
+    let out = tokio::time::timeout(LIMIT, cmd.output())
+        .await
+        .expect("taloscope finishes")
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn guard<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    plan["guards"]
+        .as_array()
+        .and_then(|gs| gs.iter().find(|g| g["id"] == id))
+        .unwrap_or_else(|| panic!("guard {id} in {plan}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
+    let fx = start(builtin("healthy-112")).await;
+    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    cmd.args(["--to", "1.35.0", "--plan", "--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(plan["cluster"], "healthy-112");
+    assert_eq!(plan["from"], "v1.34.1");
+    assert_eq!(plan["target"], "v1.35.0");
+    assert_eq!(plan["blocked"], false);
+    let guards = plan["guards"].as_array().expect("guards");
+    assert_eq!(guards.len(), 10);
+    for g in guards {
+        assert_eq!(g["verdict"], "pass", "{g}");
+    }
+    let steps = plan["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 17);
+    assert_eq!(steps[0]["component"], "kube-apiserver");
+    assert_eq!(steps[0]["node"], "cp-1");
+    assert_eq!(steps[16]["component"], "kubelet");
+
+    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    cmd.args(["--to", "1.36.0", "--plan", "--output", "json"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let path = guard(&plan, "kubernetes_path");
+    assert_eq!(path["verdict"], "fail");
+    assert!(
+        path["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("skips a minor")),
+        "{path}"
+    );
+    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    cmd.args(["--to", "1.36.0", "--yes", "--confirm", "healthy-112"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("refused"), "{stderr}");
+    assert!(
+        fx.sim.state().mutating_calls().is_empty(),
+        "no node was called"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removed_api_shows_counts_and_needs_the_ack() {
+    let fx = start(builtin("removed-api")).await;
+    let mut cmd = taloscope(&fx, "removed-api", "upgrade-k8s");
+    cmd.args(["--to", "1.32.0", "--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("REMOVED APIS"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("2")
+                && l.contains("flowschemas.v1beta3.flowcontrol.apiserver.k8s.io")),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("FAIL") && l.contains("removed APIs") && l.contains(ACK)),
+        "{stdout}"
+    );
+    let mut cmd = taloscope(&fx, "removed-api", "upgrade-k8s");
+    cmd.args(["--to", "1.32.0", "--yes", "--confirm", "removed-api"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        fx.sim.state().mutating_calls().is_empty(),
+        "no node was called"
+    );
+
+    let mut cmd = taloscope(&fx, "removed-api", "upgrade-k8s");
+    cmd.args(["--to", "1.32.0", "--plan", "--output", "json", "--ack", ACK]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(guard(&plan, "removed_apis")["verdict"], "warn");
+    let counts = plan["removed_apis"].as_array().expect("counts");
+    assert!(counts.iter().any(|c| c["count"] == 2), "{plan}");
+}
+
+async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
+    let mut cmd = taloscope(fx, context, "status");
+    cmd.args(["--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    serde_json::from_str(&stdout).expect("status json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
+    let fx = start(builtin("healthy")).await;
+    let mut cmd = taloscope(&fx, "healthy", "upgrade-k8s");
+    cmd.args(["--to", "1.35.0", "--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "Talos v1.11.3 does not run 1.35: {stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("FAIL") && l.contains("Talos supports target")),
+        "{stdout}"
+    );
+    let mut cmd = taloscope(&fx, "healthy", "upgrade");
+    cmd.args([
+        "--to",
+        "v1.12.0",
+        "--yes",
+        "--confirm",
+        "healthy",
+        "--poll-ms",
+        "40",
+    ]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+
+    let mut cmd = taloscope(&fx, "healthy", "upgrade-k8s");
+    cmd.args([
+        "--to",
+        "1.35.0",
+        "--yes",
+        "--confirm",
+        "healthy",
+        "--poll-ms",
+        "40",
+    ]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("[1/17] cp-1 kube-apiserver v1.35.0: done"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("upgrade of healthy to 1.35.0 completed"),
+        "{stdout}"
+    );
+
+    let status = status_json(&fx, "healthy").await;
+    let cluster = status["clusters"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "healthy"))
+        .unwrap_or_else(|| panic!("healthy in {status}"));
+    let kube = &cluster["kubernetes"];
+    assert_eq!(kube["server_version"], "v1.35.0", "{kube}");
+    assert_eq!(kube["kube_proxy_version"], "v1.35.0", "{kube}");
+    let components = kube["components"].as_array().expect("components");
+    assert_eq!(components.len(), 9);
+    for c in components {
+        assert_eq!(c["version"], "v1.35.0", "{c}");
+        assert_eq!(c["ready"], true, "{c}");
+    }
+    let nodes = cluster["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 5);
+    for n in nodes {
+        assert_eq!(n["kubelet_version"], "v1.35.0", "{n}");
+        assert_eq!(n["talos_version"], "v1.12.0", "{n}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_is_resumed_by_the_same_command() {
+    let fx = start(builtin("healthy-112")).await;
+    let args = [
+        "--to",
+        "1.35.0",
+        "--yes",
+        "--confirm",
+        "healthy-112",
+        "--poll-ms",
+        "40",
+    ];
+    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let seen = tokio::time::timeout(LIMIT, async {
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            let stop = line.starts_with("[5/17]");
+            seen.push(line);
+            if stop {
+                break;
+            }
+        }
+        seen
+    })
+    .await
+    .expect("the fifth step started");
+    assert!(
+        seen.iter()
+            .any(|l| l.starts_with("[4/17]") && l.ends_with(": done")),
+        "{seen:?}"
+    );
+    child.kill().await.expect("kill");
+
+    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    cmd.args(args);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("resuming the Kubernetes upgrade of healthy-112"),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("[1/17]"),
+        "finished steps are not run again: {stdout}"
+    );
+    let state = fx.sim.state();
+    let cluster = state.cluster("healthy-112").expect("cluster");
+    for n in cluster.nodes() {
+        let k = n.status().kubernetes;
+        assert_eq!(k.kubelet.version, "v1.35.0", "{}", n.name());
+        assert!(
+            k.static_pods
+                .iter()
+                .all(|p| p.version == "v1.35.0" && p.ready)
+        );
+    }
+}
