@@ -258,3 +258,20 @@ fn progress_halted() {
     assert!(text.contains("HALTED") && text.contains("15m00s"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }
+
+#[test]
+fn a_long_halt_reason_wraps_instead_of_being_cut() {
+    let reason = "cp-3: rpc error: code = FailedPrecondition desc = failed to validate: etcd member health check failed: 1 of 3 members unhealthy; no other node touched";
+    let mut events = mid_rollout_events();
+    events.push(RolloutEvent::Finished {
+        cluster: "healthy".into(),
+        outcome: RolloutOutcome::Halted(reason.into()),
+    });
+    let s = progress(events, T0 + 1000);
+    let text = text_at(&s, 80, 24);
+    assert!(
+        text.contains("validate: etcd member") && text.contains("node touched"),
+        "the whole reason shows: {text}"
+    );
+    assert!(text.contains("Nodes"), "{text}");
+}

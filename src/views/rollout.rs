@@ -53,9 +53,15 @@ impl<'a> RolloutPane<'a> {
         RolloutPane { state, look }
     }
 
-    fn step_elapsed(&self, step: &StepProgress) -> Option<String> {
+    /// Start to finish; a step still going counts to the clock, unless the
+    /// rollout already ended (its clock stopped with it).
+    fn step_elapsed(&self, view: &RolloutView, step: &StepProgress) -> Option<String> {
         let start = step.started_unix?;
-        let end = step.finished_unix.or(self.state.wall_clock)?;
+        let clock = self
+            .state
+            .wall_clock
+            .filter(|_| view.summary.outcome.is_none());
+        let end = step.finished_unix.or(clock)?;
         Some(elapsed(end.saturating_sub(start)))
     }
 
@@ -76,7 +82,7 @@ impl<'a> RolloutPane<'a> {
                         TableCell::plain(&step.label),
                         TableCell::new(step.phase.as_str(), phase_tone(step.phase)),
                         detail,
-                        TableCell::maybe(self.step_elapsed(step).as_deref()),
+                        TableCell::maybe(self.step_elapsed(view, step).as_deref()),
                     ],
                 }
             })
@@ -148,23 +154,33 @@ impl Widget for &RolloutPane<'_> {
         } else {
             format!(" by {}", view.summary.holder)
         };
+        let width = usize::from(area.width.saturating_sub(2));
+        let what = format!(
+            "{} of {cluster} to {}{holder}: ",
+            capitalised(view.summary.kind.describe()),
+            view.summary.target
+        );
         let head = Line::from(vec![
             Span::styled(
-                format!(
-                    "{} of {cluster} to {}{holder}: ",
-                    capitalised(view.summary.kind.describe()),
-                    view.summary.target
+                super::fit(
+                    &what,
+                    width.saturating_sub(status.len()),
+                    self.look.glyphs.ellipsis,
                 ),
                 s.get(Role::Text),
             ),
             Span::styled(status, s.get(role)),
         ]);
-        let width = usize::from(area.width.saturating_sub(2));
         let mut top = vec![head, self.gauge(view, width)];
-        top.extend(self.outcome(view));
+        // A halt's reason (verbatim from the server) gets up to three lines.
+        let mut top_rows = 2;
+        if let Some(outcome) = self.outcome(view) {
+            top_rows += outcome.width().div_ceil(width.max(1)).clamp(1, 3);
+            top.push(outcome);
+        }
         let steps = view.summary.steps.len() as u16;
         let [top_area, steps_area, log_area] = area.layout(&Layout::vertical([
-            Constraint::Length(top.len() as u16),
+            Constraint::Length(top_rows as u16),
             Constraint::Length(steps + 3),
             Constraint::Min(3),
         ]));
