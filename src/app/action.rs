@@ -4,8 +4,10 @@
 use crate::discovery::Discovery;
 use crate::fleet::FleetEvent;
 
-use super::dispatcher::{Answer, MutatingAction, PendingConfirmation};
+use super::dispatcher::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use super::state::Message;
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
+use crate::upgrade::UpgradePlan;
 
 /// The only input to [`super::update::update`].
 #[derive(Debug, Clone)]
@@ -61,6 +63,42 @@ pub enum Action {
     /// Something to tell the operator on the message line.
     Notify(Message),
     Event(AppEvent),
+    /// `u` / `:upgrade [vX.Y.Z]`: the upgrade plan of the cluster in use (or
+    /// its progress pane while a rollout runs).
+    OpenUpgrade(Option<String>),
+    /// `:rollout`: the progress pane of the cluster in use.
+    ShowRollout,
+    /// Plan screen: the next / previous offered target.
+    NextTarget,
+    PreviousTarget,
+    /// Plan screen: type a custom installer image; reset to the default.
+    EditImage,
+    ResetImage,
+    ToggleStage,
+    TogglePreserve,
+    MoreParallel,
+    LessParallel,
+    /// Plan screen: move the selected node earlier / later.
+    MoveStepUp,
+    MoveStepDown,
+    /// Plan screen: leave the selected node out, or take it back in.
+    ToggleStep,
+    /// Plan screen: type the acknowledgement a warning needs.
+    Acknowledge,
+    /// `?` on the plan: explain the selected guard or step.
+    Explain,
+    /// Plan screen: ask the dispatcher to start the rollout.
+    StartUpgrade,
+    /// Progress pane: pause after the current node.
+    PauseRollout,
+    /// Progress pane: resume a paused rollout, or one found in a journal
+    /// (through the dispatcher).
+    ResumeRollout,
+    /// Progress pane: ask whether to abort (one key confirms).
+    AbortRollout,
+    ConfirmAbort,
+    /// The dispatcher approved a rollout; update decides what to run.
+    Approved(ApprovedAction),
 }
 
 /// Data arriving from IO tasks over the app channel. Pollers for nodes, etcd
@@ -71,6 +109,13 @@ pub enum AppEvent {
     Discovered(Box<Discovery>),
     /// A poller's report.
     Fleet(FleetEvent),
+    /// A rollout runner's report.
+    Rollout(RolloutEvent),
+    /// A rollout journal found at startup (its summary).
+    Journal(Box<RolloutSummary>),
+    /// Wall-clock seconds since the Unix epoch, once a second while a
+    /// rollout runs here: the progress pane's elapsed times count to it.
+    Tick(u64),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -100,4 +145,28 @@ pub enum Effect {
     /// Run discovery again off the render path.
     ReloadDiscovery,
     Poller(PollerRequest),
+    /// Start an approved rollout of `plan`.
+    StartTalosUpgrade(Box<StartTalosUpgrade>),
+    /// Resume the approved rollout of a cluster from its journal.
+    ResumeTalosUpgrade(ApprovedAction),
+    /// An approved action that does not run after all (no runner for it, or
+    /// the plan changed): audit why and say so.
+    NotRun {
+        approved: ApprovedAction,
+        why: String,
+    },
+    /// Pause, resume or abort this console's rollout of `cluster`.
+    Control {
+        cluster: String,
+        control: RolloutControl,
+    },
+}
+
+/// What a fresh rollout needs: the approval, the plan as the operator saw it
+/// and the acknowledgements typed.
+#[derive(Debug, Clone)]
+pub struct StartTalosUpgrade {
+    pub approved: ApprovedAction,
+    pub plan: UpgradePlan,
+    pub acks: Vec<String>,
 }

@@ -63,6 +63,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         help: "read kubeconfig and talosconfig again",
     },
     CommandSpec {
+        name: "rollout",
+        arg: "",
+        help: "progress of this console's rollout on the cluster in use",
+    },
+    CommandSpec {
+        name: "upgrade",
+        arg: "[vX.Y.Z]",
+        help: "plan a rolling Talos upgrade of the cluster in use",
+    },
+    CommandSpec {
         name: "versions",
         arg: "",
         help: "versions pane: skew and upgrade targets",
@@ -79,6 +89,9 @@ pub enum Command {
     Fleet,
     Contexts,
     Pane(super::state::Pane),
+    /// `:upgrade [vX.Y.Z]`.
+    Upgrade(Option<String>),
+    Rollout,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,7 +103,7 @@ pub enum CommandError {
         command: &'static str,
         arg: &'static str,
     },
-    #[error(":{0} takes no argument")]
+    #[error(":{0} takes no further argument")]
     UnexpectedArgument(&'static str),
 }
 
@@ -105,8 +118,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         .iter()
         .find(|c| c.name == name)
         .ok_or_else(|| CommandError::Unknown(name.to_string()))?;
-    if spec.arg.is_empty() {
-        if !rest.is_empty() {
+    // `[ARG]` is optional.
+    let optional = spec.arg.starts_with('[');
+    if spec.arg.is_empty() || optional {
+        if rest.len() > usize::from(optional) {
             return Err(CommandError::UnexpectedArgument(spec.name));
         }
     } else if rest.is_empty() {
@@ -125,6 +140,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "nodes" => Command::Pane(super::state::Pane::Nodes),
         "etcd" => Command::Pane(super::state::Pane::Etcd),
         "versions" => Command::Pane(super::state::Pane::Versions),
+        "upgrade" => Command::Upgrade(rest.first().map(|s| s.to_string())),
+        "rollout" => Command::Rollout,
         _ => Command::Quit,
     };
     Ok(Some(command))
@@ -241,6 +258,15 @@ mod tests {
             Err(CommandError::MissingArgument { .. })
         ));
         assert_eq!(parse("q now"), Err(CommandError::UnexpectedArgument("q")));
+        assert_eq!(parse("upgrade"), Ok(Some(Command::Upgrade(None))));
+        assert_eq!(
+            parse("upgrade v1.12.0"),
+            Ok(Some(Command::Upgrade(Some("v1.12.0".into()))))
+        );
+        assert_eq!(
+            parse("upgrade v1.12.0 now"),
+            Err(CommandError::UnexpectedArgument("upgrade"))
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
 use super::keymap_panes as panes;
+use super::keymap_upgrade as upgrade;
 use super::state::{AppState, InputKind, Overlay, Screen};
 
 /// Where the keys go right now.
@@ -20,18 +21,30 @@ pub enum KeyContext {
     CommandLine,
     Filter,
     Confirm,
+    UpgradePlan,
+    /// The plan's installer image or acknowledgement being typed.
+    TextField,
+    Explain,
+    Rollout,
+    /// The progress pane asks whether to abort.
+    AbortQuestion,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 9] = [
+    pub const ALL: [KeyContext; 14] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
+        KeyContext::UpgradePlan,
+        KeyContext::Rollout,
+        KeyContext::AbortQuestion,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
         KeyContext::Filter,
+        KeyContext::TextField,
         KeyContext::Confirm,
+        KeyContext::Explain,
         KeyContext::Help,
     ];
 
@@ -46,6 +59,11 @@ impl KeyContext {
             KeyContext::CommandLine => "Command line (:)",
             KeyContext::Filter => "Filter (/)",
             KeyContext::Confirm => "Confirmation",
+            KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
+            KeyContext::TextField => "Installer image, acknowledgement",
+            KeyContext::Explain => "Explanation (? on the plan)",
+            KeyContext::Rollout => "Rollout progress (:rollout)",
+            KeyContext::AbortQuestion => "Abort question",
         }
     }
 
@@ -53,7 +71,10 @@ impl KeyContext {
     fn takes_text(self) -> bool {
         matches!(
             self,
-            KeyContext::CommandLine | KeyContext::Filter | KeyContext::Confirm
+            KeyContext::CommandLine
+                | KeyContext::Filter
+                | KeyContext::Confirm
+                | KeyContext::TextField
         )
     }
 }
@@ -322,6 +343,11 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::CommandLine => &[COMMAND_LINE],
         KeyContext::Filter => &[FILTER],
         KeyContext::Confirm => &[CONFIRM],
+        KeyContext::UpgradePlan => &[upgrade::PLAN],
+        KeyContext::TextField => &[upgrade::TEXT_FIELD],
+        KeyContext::Explain => &[upgrade::EXPLAIN],
+        KeyContext::Rollout => &[upgrade::ROLLOUT],
+        KeyContext::AbortQuestion => &[upgrade::ABORT],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -333,13 +359,30 @@ pub fn context(state: &AppState) -> KeyContext {
         (Some(Overlay::Confirm(_)), _) => KeyContext::Confirm,
         (Some(Overlay::Help { .. }), _) => KeyContext::Help,
         (Some(Overlay::Errors { .. }), _) => KeyContext::Errors,
-        (None, Some(line)) if line.kind == InputKind::Command => KeyContext::CommandLine,
-        (None, Some(_)) => KeyContext::Filter,
+        (Some(Overlay::Explain { .. }), _) => KeyContext::Explain,
+        (None, Some(line)) => match line.kind {
+            InputKind::Command => KeyContext::CommandLine,
+            InputKind::Filter => KeyContext::Filter,
+            InputKind::Image | InputKind::Acknowledge => KeyContext::TextField,
+        },
         (None, None) => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
             Screen::Cluster(_) => KeyContext::Cluster,
             Screen::NodeDetail => KeyContext::NodeDetail,
+            Screen::UpgradePlan => KeyContext::UpgradePlan,
+            Screen::Rollout => {
+                let asking = state
+                    .current
+                    .as_ref()
+                    .and_then(|c| state.rollouts.get(c))
+                    .is_some_and(|r| r.confirm_abort);
+                if asking {
+                    KeyContext::AbortQuestion
+                } else {
+                    KeyContext::Rollout
+                }
+            }
         },
     }
 }

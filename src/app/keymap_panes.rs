@@ -46,12 +46,20 @@ pub(super) static MOVES: &[Binding] = &[
     },
 ];
 
-pub(super) static FLEET_OWN: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Enter)],
-    action: Action::OpenSelected,
-    help: "open the selected cluster",
-    footer: Some("open"),
-}];
+pub(super) static FLEET_OWN: &[Binding] = &[
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::OpenSelected,
+        help: "open the selected cluster",
+        footer: Some("open"),
+    },
+    Binding {
+        keys: &[Key::char('u')],
+        action: Action::OpenUpgrade(None),
+        help: "plan a Talos upgrade of the selected cluster",
+        footer: None,
+    },
+];
 
 pub(super) static CLUSTER_OWN: &[Binding] = &[
     Binding {
@@ -83,6 +91,12 @@ pub(super) static CLUSTER_OWN: &[Binding] = &[
         action: Action::OpenSelected,
         help: "node detail (nodes pane)",
         footer: Some("node"),
+    },
+    Binding {
+        keys: &[Key::char('u')],
+        action: Action::OpenUpgrade(None),
+        help: "plan a Talos upgrade (or show the running one)",
+        footer: None,
     },
     Binding {
         keys: &[Key::plain(KeyCode::Esc)],

@@ -17,11 +17,15 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::action::{Action, AppEvent, Effect, PollerRequest};
-use super::dispatcher::{Dispatcher, Gate, Verdict};
+use super::dispatcher::{Dispatcher, Gate, MutatingAction, Verdict};
 use super::keymap;
+pub use super::run_rollout::RunningRollout;
+use super::run_rollout::{RolloutStart, journal_actions, start_rollout};
 use super::state::{AppState, Message};
 use super::update::apply;
 use crate::discovery::Discovery;
+use crate::rollout::RolloutEvent;
+use crate::rollout::journal::unix_now;
 use crate::views::{self, Look};
 
 /// At most ten frames a second.
@@ -62,12 +66,35 @@ pub struct Console {
     pub reload: Option<Reloader>,
     /// The pollers, when the console runs any.
     pub poller: Option<PollerLink>,
+    /// This console's running rollouts by cluster: the approval (audited
+    /// when the rollout ends) and the runner's control channel.
+    pub rollouts: std::collections::HashMap<String, RunningRollout>,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
 pub async fn run<B, E>(
     terminal: &mut Terminal<B>,
     mut console: Console,
+    terminal_events: E,
+    app_tx: mpsc::Sender<AppEvent>,
+    app_rx: mpsc::Receiver<AppEvent>,
+) -> io::Result<Exit>
+where
+    B: Backend,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    E: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let exit = run_loop(terminal, &mut console, terminal_events, app_tx, app_rx).await;
+    // A runner reads a closed control channel as the operator's abort, which
+    // would end its journal; quitting must leave it resumable, so the
+    // channels stay open until the process (and the runtime) ends.
+    std::mem::forget(std::mem::take(&mut console.rollouts));
+    exit
+}
+
+async fn run_loop<B, E>(
+    terminal: &mut Terminal<B>,
+    console: &mut Console,
     mut terminal_events: E,
     app_tx: mpsc::Sender<AppEvent>,
     mut app_rx: mpsc::Receiver<AppEvent>,
@@ -81,13 +108,21 @@ where
     let mut terminate = signal(SignalKind::terminate())?;
     let size = terminal.size().map_err(io::Error::other)?;
     console.state.size = (size.width, size.height);
+    console.state.identity = super::dispatcher::local_identity();
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
+    // Journals left by a console that was killed: shown from the first frame.
+    for action in journal_actions(&console.state) {
+        apply(&mut console.state, action);
+    }
     let mut shown: Option<Shown> = None;
+    let mut clock = tokio::time::interval(Duration::from_secs(1));
+    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        let ticking = console.state.rollouts.values().any(|r| r.running);
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
-            draw_if_changed(terminal, &console, &mut shown)?;
+            draw_if_changed(terminal, console, &mut shown)?;
             pacer.drawn(Instant::now());
         }
         let wake = pacer.wake_at();
@@ -98,7 +133,15 @@ where
                 // The terminal is gone: nothing more can be shown or typed.
                 None => return Ok(Exit::Hangup),
             },
-            Some(event) = app_rx.recv() => queue.push_back(Action::Event(event)),
+            Some(event) = app_rx.recv() => {
+                if let AppEvent::Rollout(RolloutEvent::Finished { cluster, outcome }) = &event {
+                    console.rollout_ended(cluster, outcome);
+                }
+                queue.push_back(Action::Event(event));
+            }
+            _ = clock.tick(), if ticking => {
+                queue.push_back(Action::Event(AppEvent::Tick(unix_now())));
+            }
             _ = hangup.recv() => return Ok(Exit::Hangup),
             _ = terminate.recv() => return Ok(Exit::Terminated),
             _ = sleep_until(wake), if wake.is_some() => {}
@@ -111,7 +154,7 @@ where
             for effect in outcome.effects {
                 match effect {
                     Effect::Quit => return Ok(Exit::Quit),
-                    other => queue.extend(perform(&console, other, &app_tx)),
+                    other => queue.extend(perform(console, other, &app_tx)),
                 }
             }
         }
@@ -219,7 +262,11 @@ fn to_action(state: &AppState, event: Event) -> Option<Action> {
 }
 
 /// Runs one effect; what comes back is fed to update as actions.
-fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -> Option<Action> {
+fn perform(
+    console: &mut Console,
+    effect: Effect,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Option<Action> {
     match effect {
         Effect::Quit => None,
         Effect::Gate(mutating) => Some(match console.dispatcher.request(mutating) {
@@ -229,18 +276,31 @@ fn perform(console: &Console, effect: Effect, app_tx: &mpsc::Sender<AppEvent>) -
         Effect::Answer(pending, answer) => {
             Some(match console.dispatcher.answer(pending, answer) {
                 Verdict::Cancelled(msg) => Action::Notify(Message::info(msg)),
-                Verdict::Proceed(approved) => {
-                    // No runner takes mutating actions yet; say so, and audit it.
-                    let why = "no runner for this action in this version".to_string();
-                    let audit = console.dispatcher.finished(&approved, Err(why.clone()));
-                    let text = match audit {
-                        Ok(()) => format!("{}: {why}", approved.action().describe()),
-                        Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
-                    };
-                    Action::Notify(Message::warn(text))
+                // Update decides whether the plan on screen still holds.
+                Verdict::Proceed(approved)
+                    if matches!(approved.action(), MutatingAction::UpgradeTalos { .. }) =>
+                {
+                    Action::Approved(approved)
                 }
+                Verdict::Proceed(approved) => console.not_run(
+                    &approved,
+                    "no runner for this action in this version".to_string(),
+                ),
             })
         }
+        Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
+        Effect::StartTalosUpgrade(start) => {
+            start_rollout(console, RolloutStart::Fresh(start), app_tx)
+        }
+        Effect::ResumeTalosUpgrade(approved) => {
+            start_rollout(console, RolloutStart::Resume(approved), app_tx)
+        }
+        Effect::Control { cluster, control } => match console.rollouts.get(&cluster) {
+            Some(running) if running.control.send(control).is_ok() => None,
+            _ => Some(Action::Notify(Message::warn(format!(
+                "no rollout of {cluster} is running in this console"
+            )))),
+        },
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
@@ -284,6 +344,7 @@ mod tests {
             dispatcher: Dispatcher::new(readonly, AuditLog::new(audit)),
             reload: None,
             poller: None,
+            rollouts: Default::default(),
         }
     }
 
@@ -379,9 +440,9 @@ mod tests {
     #[test]
     fn readonly_request_becomes_a_warning() {
         let dir = tempfile::tempdir().unwrap();
-        let c = console(true, dir.path().join("audit.log"));
+        let mut c = console(true, dir.path().join("audit.log"));
         let (tx, _rx) = mpsc::channel(1);
-        let m = notice(perform(&c, Effect::Gate(reboot()), &tx));
+        let m = notice(perform(&mut c, Effect::Gate(reboot()), &tx));
         assert_eq!(m.level, Level::Warn);
         assert!(m.text.contains("read-only"));
     }
@@ -390,14 +451,14 @@ mod tests {
     fn confirmed_action_without_runner_is_reported_and_audited() {
         let dir = tempfile::tempdir().unwrap();
         let audit = dir.path().join("audit.log");
-        let c = console(false, audit.clone());
+        let mut c = console(false, audit.clone());
         let (tx, _rx) = mpsc::channel(1);
-        let Some(Action::AskConfirmation(pending)) = perform(&c, Effect::Gate(reboot()), &tx)
+        let Some(Action::AskConfirmation(pending)) = perform(&mut c, Effect::Gate(reboot()), &tx)
         else {
             panic!("expected a confirmation");
         };
         let effect = Effect::Answer(pending, Answer::Typed("lab".into()));
-        let m = notice(perform(&c, effect, &tx));
+        let m = notice(perform(&mut c, effect, &tx));
         assert!(m.text.contains("no runner"), "{}", m.text);
         let log = std::fs::read_to_string(&audit).unwrap();
         let outcomes: Vec<&str> = log
@@ -423,7 +484,7 @@ mod tests {
             ..Discovery::default()
         }));
         let (tx, mut rx) = mpsc::channel(1);
-        assert!(perform(&c, Effect::ReloadDiscovery, &tx).is_none());
+        assert!(perform(&mut c, Effect::ReloadDiscovery, &tx).is_none());
         let event = tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
             .expect("reload finished in time");

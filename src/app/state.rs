@@ -23,6 +23,11 @@ pub enum Screen {
     /// Every field of one node (the nodes table's selection), its services
     /// and recent events.
     NodeDetail,
+    /// The upgrade plan of the cluster in use: target, options, node order
+    /// and guards.
+    UpgradePlan,
+    /// This console's rollout on the cluster in use, node by node.
+    Rollout,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -119,6 +124,10 @@ pub enum InputKind {
     Command,
     /// `/` filter over the list.
     Filter,
+    /// The plan's installer image.
+    Image,
+    /// The acknowledgement a guard's warning needs.
+    Acknowledge,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,9 +141,19 @@ pub struct InputLine {
 /// A popup over the main pane; it takes the keys while open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
-    Help { scroll: u16 },
-    Errors { scroll: u16 },
+    Help {
+        scroll: u16,
+    },
+    Errors {
+        scroll: u16,
+    },
     Confirm(ConfirmState),
+    /// `?` on the plan: what a guard or step does and why.
+    Explain {
+        title: String,
+        text: String,
+        scroll: u16,
+    },
 }
 
 /// The typed confirmation of a mutating action.
@@ -210,6 +229,15 @@ pub struct AppState {
     pub generation: u64,
     /// Tables, health and findings derived for the views (see `prepared`).
     pub prepared: super::prepared::Prepared,
+    /// The upgrade plan screen, while open.
+    pub upgrade: Option<super::upgrade_plan::PlanScreen>,
+    /// This console's rollouts (running, ended, or read from a journal).
+    pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
+    /// The latest wall-clock tick (seconds since the Unix epoch).
+    pub wall_clock: Option<u64>,
+    /// This console's `user@host` (set by the event loop): a rollout Lease
+    /// it holds itself is not another console's.
+    pub identity: String,
 }
 
 impl AppState {
@@ -233,6 +261,10 @@ impl AppState {
             tables: Tables::default(),
             generation: 0,
             prepared: Default::default(),
+            upgrade: None,
+            rollouts: Default::default(),
+            wall_clock: None,
+            identity: String::new(),
         }
     }
 
@@ -246,7 +278,7 @@ impl AppState {
         match self.screen {
             Screen::Fleet => Some(TableKind::Fleet),
             Screen::Cluster(pane) => Some(pane.table()),
-            Screen::Clusters | Screen::NodeDetail => None,
+            Screen::Clusters | Screen::NodeDetail | Screen::UpgradePlan | Screen::Rollout => None,
         }
     }
 
@@ -254,7 +286,9 @@ impl AppState {
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
         match self.screen {
-            Screen::Cluster(_) | Screen::NodeDetail => self.current.as_deref(),
+            Screen::Cluster(_) | Screen::NodeDetail | Screen::UpgradePlan | Screen::Rollout => {
+                self.current.as_deref()
+            }
             Screen::Fleet | Screen::Clusters => None,
         }
     }

@@ -8,6 +8,7 @@ use super::dispatcher::Answer;
 use super::keymap;
 use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay, Screen};
 use super::update_panes as panes;
+use super::update_upgrade as upgrade;
 
 /// What one action did: effects for the loop, and whether anything visible
 /// may have changed (a report that changed nothing on screen says no, so the
@@ -21,7 +22,20 @@ pub struct Outcome {
 /// Folds one action in; see [`Outcome`].
 pub fn apply(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
-        let redraw = panes::on_fleet_event(state, event);
+        let cluster = event.cluster().to_string();
+        let mut redraw = panes::on_fleet_event(state, event);
+        redraw |= upgrade::on_status_change(state, &cluster);
+        if redraw {
+            state.generation += 1;
+        }
+        return Outcome {
+            effects: Vec::new(),
+            redraw,
+        };
+    }
+    if let Action::Event(AppEvent::Tick(unix)) = action {
+        state.wall_clock = Some(unix);
+        let redraw = state.screen == Screen::Rollout;
         if redraw {
             state.generation += 1;
         }
@@ -59,6 +73,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Notify(message) => state.message = Some(message),
         Action::Event(event) => on_event(state, event),
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
+        Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
             state.overlay = Some(Overlay::Confirm(ConfirmState {
@@ -71,7 +86,19 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 Some(overlay) => on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
                 None if state.screen == Screen::Clusters => on_list(state, other),
-                None => panes::on_screen(state, other),
+                None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
+                None if state.screen == Screen::Rollout => upgrade::on_rollout(state, other),
+                None => match other {
+                    Action::OpenUpgrade(target) => {
+                        upgrade::open_upgrade(state, target);
+                        Vec::new()
+                    }
+                    Action::ShowRollout => {
+                        upgrade::show_rollout(state);
+                        Vec::new()
+                    }
+                    other => panes::on_screen(state, other),
+                },
             };
         }
     }
@@ -81,8 +108,15 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
 fn on_event(state: &mut AppState, event: AppEvent) {
     match event {
         AppEvent::Fleet(event) => {
+            let cluster = event.cluster().to_string();
             panes::on_fleet_event(state, event);
+            upgrade::on_status_change(state, &cluster);
         }
+        AppEvent::Rollout(event) => {
+            upgrade::on_rollout_event(state, event);
+        }
+        AppEvent::Journal(summary) => upgrade::on_journal(state, *summary),
+        AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.clusters = discovery.clusters;
@@ -171,6 +205,24 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
             });
             Vec::new()
         }
+        Overlay::Explain {
+            title,
+            text,
+            scroll,
+        } => {
+            let scroll = match action {
+                Action::Back | Action::Explain | Action::Submit => return Vec::new(),
+                Action::MoveDown => scroll.saturating_add(1).min(40),
+                Action::MoveUp => scroll.saturating_sub(1),
+                _ => scroll,
+            };
+            state.overlay = Some(Overlay::Explain {
+                title,
+                text,
+                scroll,
+            });
+            Vec::new()
+        }
         Overlay::Confirm(mut confirm) => match action {
             // Esc, or Enter with the wrong name, cancels: Cancel is the default.
             Action::Back => vec![Effect::Answer(confirm.pending, Answer::Cancel)],
@@ -216,6 +268,14 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match line.kind {
                 InputKind::Filter => Vec::new(),
                 InputKind::Command => run_command(state, &line.text),
+                InputKind::Image => {
+                    upgrade::set_image(state, &line.text);
+                    Vec::new()
+                }
+                InputKind::Acknowledge => {
+                    upgrade::acknowledge(state, &line.text);
+                    Vec::new()
+                }
             };
         }
         Action::Insert(c) => line.text.push(c),
@@ -281,6 +341,14 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         }
         Ok(Some(Command::Contexts)) => {
             state.screen = Screen::Clusters;
+            Vec::new()
+        }
+        Ok(Some(Command::Upgrade(target))) => {
+            upgrade::open_upgrade(state, target);
+            Vec::new()
+        }
+        Ok(Some(Command::Rollout)) => {
+            upgrade::show_rollout(state);
             Vec::new()
         }
         Ok(Some(Command::Pane(pane))) => {

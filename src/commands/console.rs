@@ -152,6 +152,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         dispatcher: Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log())),
         reload: Some(reload),
         poller: None,
+        rollouts: Default::default(),
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,

@@ -10,7 +10,7 @@ pub mod plan;
 pub mod runner;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 
 pub use guards::{
     Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict, blocking, plan_guards,

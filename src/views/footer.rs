@@ -27,7 +27,8 @@ impl<'a> InputLineView<'a> {
             return None;
         }
         let line = self.state.input.as_ref()?;
-        let w = 1 + unicode_width::UnicodeWidthStr::width(line.text.as_str()) as u16;
+        let w = (prompt(line.kind).len()
+            + unicode_width::UnicodeWidthStr::width(line.text.as_str())) as u16;
         Some(area.x + w.min(area.width.saturating_sub(1)))
     }
 }
@@ -38,12 +39,8 @@ impl Widget for &InputLineView<'_> {
         let g = &self.look.glyphs;
         let line = match (&self.state.input, &self.state.message) {
             (Some(input), _) => {
-                let prompt = match input.kind {
-                    InputKind::Command => ":",
-                    InputKind::Filter => "/",
-                };
                 let mut spans = vec![
-                    Span::styled(prompt, s.get(Role::Key)),
+                    Span::styled(prompt(input.kind), s.get(Role::Key)),
                     Span::styled(input.text.clone(), s.get(Role::Input)),
                 ];
                 if !input.candidates.is_empty() {
@@ -65,6 +62,16 @@ impl Widget for &InputLineView<'_> {
             (None, None) => Line::default(),
         };
         Paragraph::new(line).render(area, buf);
+    }
+}
+
+/// What the input line starts with for each kind of input.
+fn prompt(kind: InputKind) -> &'static str {
+    match kind {
+        InputKind::Command => ":",
+        InputKind::Filter => "/",
+        InputKind::Image => "image> ",
+        InputKind::Acknowledge => "acknowledge> ",
     }
 }
 

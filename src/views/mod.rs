@@ -15,14 +15,17 @@ pub mod clusters;
 pub mod confirm;
 pub mod errors;
 pub mod etcd;
+pub mod explain;
 pub mod fleet;
 pub mod footer;
 pub mod header;
 pub mod help;
 pub mod node_detail;
 pub mod nodes;
+pub mod rollout;
 pub mod table;
 pub mod too_small;
+pub mod upgrade_plan;
 pub mod versions;
 
 /// The smallest terminal the console lays out for.
@@ -85,6 +88,8 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Fleet => (&fleet::FleetView::new(state, look)).render(body, buf),
         Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
         Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
+        Screen::UpgradePlan => (&upgrade_plan::UpgradePlanView::new(state, look)).render(body, buf),
+        Screen::Rollout => (&rollout::RolloutPane::new(state, look)).render(body, buf),
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);
@@ -96,6 +101,11 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Some(Overlay::Errors { scroll }) => {
             (&errors::ErrorList::new(&state.errors, look, *scroll)).render(body, buf)
         }
+        Some(Overlay::Explain {
+            title,
+            text,
+            scroll,
+        }) => (&explain::ExplainPopup::new(title, text, *scroll, look)).render(body, buf),
         Some(Overlay::Confirm(confirm)) => {
             let view = confirm::ConfirmPopup::new(confirm, look);
             (&view).render(body, buf);

@@ -217,10 +217,17 @@ impl SimProcess {
     /// Starts `taloscope sim --scenario NAME` and waits (bounded) for its
     /// ready line.
     pub fn start(scenario: &str, bound: Duration) -> SimProcess {
+        SimProcess::start_scaled(scenario, 1.0, bound)
+    }
+
+    /// [`SimProcess::start`] with `time_scale` simulated seconds per real one.
+    pub fn start_scaled(scenario: &str, time_scale: f64, bound: Duration) -> SimProcess {
         use std::io::BufRead;
         let dir = tempfile::tempdir().expect("temp dir");
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
-            .args(["sim", "--scenario", scenario, "--state-dir"])
+            .args(["sim", "--scenario", scenario, "--time-scale"])
+            .arg(time_scale.to_string())
+            .arg("--state-dir")
             .arg(dir.path())
             .env("TALOSCOPE_STATE_DIR", dir.path().join("sim-state"))
             .stdout(std::process::Stdio::piped())

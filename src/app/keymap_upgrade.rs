@@ -1,0 +1,248 @@
+//! The key tables of the upgrade plan screen, the progress pane, its abort
+//! question and the plan's text fields (installer image, acknowledgement).
+use crossterm::event::KeyCode;
+
+use super::action::Action;
+use super::keymap::{Binding, Key};
+
+pub(super) static PLAN: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "next node or guard",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "previous node or guard",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Tab)],
+        action: Action::NextPane,
+        help: "switch between the node order and the guards",
+        footer: Some("focus"),
+    },
+    Binding {
+        keys: &[Key::char('K')],
+        action: Action::MoveStepUp,
+        help: "move the selected node earlier",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('J')],
+        action: Action::MoveStepDown,
+        help: "move the selected node later",
+        footer: Some("order"),
+    },
+    Binding {
+        keys: &[Key::char('x')],
+        action: Action::ToggleStep,
+        help: "leave the selected node out, or include it again",
+        footer: Some("skip"),
+    },
+    Binding {
+        keys: &[Key::char('t')],
+        action: Action::NextTarget,
+        help: "next offered target version",
+        footer: Some("target"),
+    },
+    Binding {
+        keys: &[Key::char('T')],
+        action: Action::PreviousTarget,
+        help: "previous offered target version",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('i')],
+        action: Action::EditImage,
+        help: "type a custom or factory installer image",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('I')],
+        action: Action::ResetImage,
+        help: "back to the default installer image",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('S')],
+        action: Action::ToggleStage,
+        help: "stage the upgrade (install on the next boot; legacy API only)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('P')],
+        action: Action::TogglePreserve,
+        help: "preserve EPHEMERAL (only nodes below Talos 1.8)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('+')],
+        action: Action::MoreParallel,
+        help: "more workers at once (max-parallel)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('-')],
+        action: Action::LessParallel,
+        help: "fewer workers at once",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('a')],
+        action: Action::Acknowledge,
+        help: "type the acknowledgement a warning needs",
+        footer: Some("ack"),
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::Explain,
+        help: "explain the selected guard or node (:help lists keys)",
+        footer: Some("why"),
+    },
+    Binding {
+        keys: &[Key::char('s')],
+        action: Action::StartUpgrade,
+        help: "start (refused while a guard blocks; asks for the name)",
+        footer: Some("start"),
+    },
+    Binding {
+        keys: &[Key::char('r')],
+        action: Action::Refresh,
+        help: "poll the cluster now",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "close the plan",
+        footer: Some("back"),
+    },
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:help, :upgrade vX.Y.Z, :q)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit (a running rollout resumes from its journal)",
+        footer: None,
+    },
+];
+
+pub(super) static ROLLOUT: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('p')],
+        action: Action::PauseRollout,
+        help: "pause after the current node",
+        footer: Some("pause"),
+    },
+    Binding {
+        keys: &[Key::char('r')],
+        action: Action::ResumeRollout,
+        help: "resume (a journal's rollout: after confirming the name)",
+        footer: Some("resume"),
+    },
+    Binding {
+        keys: &[Key::char('A')],
+        action: Action::AbortRollout,
+        help: "abort before the next node (asks y/n)",
+        footer: Some("abort"),
+    },
+    Binding {
+        keys: &[Key::char('u')],
+        action: Action::OpenUpgrade(None),
+        help: "plan another upgrade once this one ended",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "back to the cluster (the rollout goes on)",
+        footer: Some("back"),
+    },
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:rollout, :fleet, :q)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::OpenHelp,
+        help: "help",
+        footer: Some("help"),
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit (a running rollout resumes from its journal)",
+        footer: Some("quit"),
+    },
+];
+
+pub(super) static ABORT: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('y')],
+        action: Action::ConfirmAbort,
+        help: "abort: no next node starts",
+        footer: Some("abort"),
+    },
+    Binding {
+        keys: &[Key::char('n'), Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "go on (any other key too)",
+        footer: Some("go on"),
+    },
+];
+
+pub(super) static TEXT_FIELD: &[Binding] = &[
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::Submit,
+        help: "set",
+        footer: Some("set"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Backspace)],
+        action: Action::DeleteBack,
+        help: "delete a character",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+        action: Action::Back,
+        help: "cancel",
+        footer: Some("cancel"),
+    },
+];
+
+pub(super) static EXPLAIN: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "scroll down",
+        footer: Some("scroll"),
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "scroll up",
+        footer: None,
+    },
+    Binding {
+        keys: &[
+            Key::plain(KeyCode::Esc),
+            Key::char('?'),
+            Key::char('q'),
+            Key::plain(KeyCode::Enter),
+        ],
+        action: Action::Back,
+        help: "close",
+        footer: Some("close"),
+    },
+];

@@ -1,0 +1,163 @@
+//! Running rollouts from the event loop: the runner started or resumed for
+//! an approved upgrade (its events forwarded to the app channel, its control
+//! channel kept per cluster), how it ended audited, and the journals of
+//! unfinished rollouts read at startup.
+use tokio::sync::mpsc;
+
+use super::action::{Action, AppEvent, StartTalosUpgrade};
+use super::dispatcher::ApprovedAction;
+use super::run::Console;
+use super::state::{AppState, Message};
+use crate::paths::Paths;
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutOutcome};
+use crate::upgrade::runner::{
+    RunOptions, TalosUpgradeRun, resume_talos_upgrade, spawn_talos_upgrade,
+};
+
+/// A rollout this console started or resumed.
+pub struct RunningRollout {
+    pub approved: ApprovedAction,
+    pub control: mpsc::UnboundedSender<RolloutControl>,
+}
+
+impl Console {
+    /// Audits how a rollout of `cluster` ended and forgets its runner.
+    pub(super) fn rollout_ended(&mut self, cluster: &str, outcome: &RolloutOutcome) {
+        let Some(running) = self.rollouts.remove(cluster) else {
+            return;
+        };
+        let result = match outcome {
+            RolloutOutcome::Completed => Ok(()),
+            RolloutOutcome::Aborted => Err("aborted by the operator".to_string()),
+            RolloutOutcome::Halted(why) => Err(why.clone()),
+        };
+        if let Err(e) = self.dispatcher.finished(&running.approved, result) {
+            tracing::warn!("{e}");
+        }
+    }
+
+    /// Audits an approved action that does not run, and says why.
+    pub(super) fn not_run(&self, approved: &ApprovedAction, why: String) -> Action {
+        let audit = self.dispatcher.finished(approved, Err(why.clone()));
+        let text = match audit {
+            Ok(()) => format!("{}: {why}", approved.action().describe()),
+            Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
+        };
+        Action::Notify(Message::warn(text))
+    }
+}
+
+/// Starts the runner of an approved rollout, its events forwarded to the
+/// app channel; returns its control channel, or why it could not start.
+fn spawn_rollout(
+    state: &AppState,
+    start: RolloutStart,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Result<mpsc::UnboundedSender<RolloutControl>, String> {
+    let name = start.approved().action().cluster().to_string();
+    let cluster = state
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .cloned()
+        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    let (events, mut rx) = mpsc::unbounded_channel();
+    let handle = match start {
+        RolloutStart::Fresh(start) => {
+            let StartTalosUpgrade {
+                approved,
+                plan,
+                acks,
+            } = *start;
+            spawn_talos_upgrade(
+                TalosUpgradeRun {
+                    approved,
+                    plan,
+                    acks,
+                    cluster,
+                    options: RunOptions::default(),
+                },
+                events,
+            )
+        }
+        RolloutStart::Resume(approved) => {
+            let dir = Paths::resolve().state_dir;
+            let journal = RolloutJournal::load_unfinished(&dir, &name)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| {
+                    format!(
+                        "no unfinished rollout journal of {name} under {}",
+                        dir.display()
+                    )
+                })?;
+            resume_talos_upgrade(journal, approved, cluster, events)
+        }
+    };
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            if app.send(AppEvent::Rollout(event)).await.is_err() {
+                break;
+            }
+        }
+    });
+    Ok(handle.control)
+}
+
+/// The unfinished rollout journals of the discovered clusters, read once at
+/// startup so the console shows them and offers to resume; a journal that
+/// cannot be read is said on the message line.
+pub(super) fn journal_actions(state: &AppState) -> Vec<Action> {
+    let dir = Paths::resolve().state_dir;
+    state
+        .clusters
+        .iter()
+        .filter_map(|c| match RolloutJournal::load_unfinished(&dir, &c.name) {
+            Ok(Some(journal)) => Some(Action::Event(AppEvent::Journal(Box::new(
+                journal.summary(),
+            )))),
+            Ok(None) => None,
+            Err(e) => Some(Action::Notify(Message::error(e.to_string()))),
+        })
+        .collect()
+}
+
+/// What a runner is started with: a fresh plan, or a journal to resume.
+pub(super) enum RolloutStart {
+    Fresh(Box<StartTalosUpgrade>),
+    Resume(ApprovedAction),
+}
+
+impl RolloutStart {
+    fn approved(&self) -> &ApprovedAction {
+        match self {
+            RolloutStart::Fresh(start) => &start.approved,
+            RolloutStart::Resume(approved) => approved,
+        }
+    }
+}
+
+/// Spawns the runner, or ends the rollout on screen with why it could not.
+pub(super) fn start_rollout(
+    console: &mut Console,
+    start: RolloutStart,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Option<Action> {
+    let approved = start.approved().clone();
+    let cluster = approved.action().cluster().to_string();
+    match spawn_rollout(&console.state, start, app_tx) {
+        Ok(control) => {
+            console
+                .rollouts
+                .insert(cluster, RunningRollout { approved, control });
+            None
+        }
+        Err(why) => {
+            let _ = console.dispatcher.finished(&approved, Err(why.clone()));
+            Some(Action::Event(AppEvent::Rollout(RolloutEvent::Finished {
+                cluster,
+                outcome: RolloutOutcome::Halted(why),
+            })))
+        }
+    }
+}

@@ -1,0 +1,460 @@
+//! Unit tests of the plan screen and progress pane: keys to actions to
+//! state, guards re-evaluated on status changes, the typed acknowledgement,
+//! the confirm flow through the dispatcher, read-only refusal, rollout
+//! events, pause / abort, and resuming a journal.
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::app::action::AppEvent;
+use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::app::keymap::{self, KeyContext};
+use crate::app::update::{apply, update};
+use crate::discovery::{Cluster, Discovery, TalosContext};
+use crate::fleet::{ClusterLive, ClusterStatus, FleetEvent};
+use crate::upgrade::fixtures;
+use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
+
+fn discovered(name: &str) -> Cluster {
+    Cluster {
+        name: name.into(),
+        talos: Some(TalosContext {
+            name: name.into(),
+            file: PathBuf::from("/t"),
+            endpoints: vec!["127.10.0.2".into()],
+            nodes: vec![],
+            ca_pem: String::new(),
+            crt_pem: String::new(),
+            key_pem: String::new(),
+        }),
+        kube: None,
+        paired_by: None,
+    }
+}
+
+/// The cluster screen of `status`'s cluster, its status known.
+fn state_with(status: ClusterStatus) -> AppState {
+    let name = status.name.clone();
+    let mut state = AppState::new(
+        Discovery {
+            clusters: vec![discovered(&name)],
+            ..Discovery::default()
+        },
+        false,
+    );
+    let live = ClusterLive {
+        status,
+        poll_finished: Some(Instant::now()),
+        ..ClusterLive::default()
+    };
+    state.fleet.clusters.insert(name.clone(), live);
+    state.use_cluster(&name);
+    state.screen = Screen::Cluster(Pane::Nodes);
+    state
+}
+
+fn plan_of(status: ClusterStatus) -> AppState {
+    let mut state = state_with(status);
+    let key = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &key).expect("u is bound on the cluster screen");
+    update(&mut state, action);
+    assert_eq!(state.screen, Screen::UpgradePlan, "{:?}", state.message);
+    state
+}
+
+fn dispatcher(dir: &std::path::Path, readonly: bool) -> Dispatcher {
+    Dispatcher::new(readonly, AuditLog::new(dir.join("audit.log")))
+}
+
+fn plan(state: &AppState) -> &PlanScreen {
+    state.upgrade.as_ref().expect("plan open")
+}
+
+fn gate(effects: Vec<Effect>) -> MutatingAction {
+    match effects.as_slice() {
+        [Effect::Gate(action)] => action.clone(),
+        other => panic!("expected one Gate, got {other:?}"),
+    }
+}
+
+#[test]
+fn u_opens_the_plan_with_guards_and_the_newest_offered_target() {
+    let state = plan_of(fixtures::healthy());
+    let p = plan(&state);
+    assert_eq!(p.target, *p.targets.last().unwrap());
+    assert_eq!(p.counts().2, 0, "healthy: no guard fails: {:?}", p.guards);
+    assert_eq!(p.start_refused(), None);
+    let order: Vec<&str> = p.steps().iter().map(|s| s.node.as_str()).collect();
+    assert_eq!(order.last(), Some(&"w-2"));
+    assert_eq!(
+        order[2], "cp-1",
+        "the etcd leader goes last of the control planes"
+    );
+}
+
+#[test]
+fn upgrade_command_takes_a_known_release_and_refuses_others() {
+    let mut state = state_with(fixtures::healthy());
+    update(&mut state, Action::OpenCommandLine);
+    for c in "upgrade v1.13.0".chars() {
+        update(&mut state, Action::Insert(c));
+    }
+    update(&mut state, Action::Submit);
+    let p = plan(&state);
+    assert_eq!(p.target.to_string(), "v1.13.0");
+    let path = p
+        .guards
+        .iter()
+        .find(|g| g.id == GuardId::VersionPath)
+        .unwrap();
+    assert_eq!(
+        path.verdict,
+        GuardVerdict::Fail,
+        "a skipped minor fails its guard"
+    );
+    assert!(p.start_refused().is_some());
+
+    let mut state = state_with(fixtures::healthy());
+    open_upgrade(&mut state, Some("v9.9.9".into()));
+    assert!(state.upgrade.is_none());
+    assert!(state.message.unwrap().text.contains("not a known release"));
+}
+
+#[test]
+fn start_is_refused_while_a_guard_fails() {
+    let mut state = plan_of(fixtures::cp2_down());
+    let failing: Vec<GuardId> = plan(&state)
+        .guards
+        .iter()
+        .filter(|g| g.verdict == GuardVerdict::Fail)
+        .map(|g| g.id)
+        .collect();
+    assert!(failing.contains(&GuardId::EtcdHealthy), "{failing:?}");
+    assert_eq!(
+        plan(&state).guards[0].verdict,
+        GuardVerdict::Fail,
+        "worst first"
+    );
+    let effects = update(&mut state, Action::StartUpgrade);
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(state.message.unwrap().text.starts_with("Start refused"));
+}
+
+#[test]
+fn guards_follow_live_status() {
+    let mut state = plan_of(fixtures::healthy());
+    assert_eq!(plan(&state).start_refused(), None);
+    let mut etcd = fixtures::healthy().etcd;
+    etcd.members[1].healthy = false;
+    etcd.members[1].errors = vec!["context deadline exceeded".into()];
+    let event = FleetEvent::Etcd {
+        cluster: "healthy".into(),
+        etcd,
+        at: Instant::now(),
+    };
+    let outcome = apply(&mut state, Action::Event(AppEvent::Fleet(event)));
+    assert!(outcome.redraw, "a guard changed, so the plan redraws");
+    let etcd = plan(&state)
+        .guards
+        .iter()
+        .find(|g| g.id == GuardId::EtcdHealthy)
+        .unwrap();
+    assert_eq!(etcd.verdict, GuardVerdict::Fail);
+    assert!(plan(&state).start_refused().is_some());
+}
+
+#[test]
+fn a_single_control_plane_needs_the_typed_acknowledgement() {
+    let mut state = plan_of(fixtures::single_cp());
+    assert_eq!(
+        plan(&state).missing_ack(),
+        Some(SINGLE_CONTROL_PLANE_ACK),
+        "{:?}",
+        plan(&state).guards
+    );
+    assert!(update(&mut state, Action::StartUpgrade).is_empty());
+    update(&mut state, Action::Acknowledge);
+    assert_eq!(keymap::context(&state), KeyContext::TextField);
+    for c in "the API will be down".chars() {
+        update(&mut state, Action::Insert(c));
+    }
+    update(&mut state, Action::Submit);
+    assert!(
+        plan(&state).missing_ack().is_some(),
+        "a wrong text is no ack"
+    );
+    update(&mut state, Action::Acknowledge);
+    update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
+    update(&mut state, Action::Submit);
+    assert_eq!(plan(&state).missing_ack(), None);
+    let action = gate(update(&mut state, Action::StartUpgrade));
+    assert_eq!(action.cluster(), "single");
+}
+
+#[test]
+fn confirm_flow_starts_the_plan_on_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dispatcher(dir.path(), false);
+    let mut state = plan_of(fixtures::healthy());
+    update(&mut state, Action::MoveDown);
+    update(&mut state, Action::ToggleStep); // leave cp-3 out
+    let action = gate(update(&mut state, Action::StartUpgrade));
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!("not read-only: expected a confirmation");
+    };
+    update(&mut state, Action::AskConfirmation(pending));
+    assert_eq!(keymap::context(&state), KeyContext::Confirm);
+    for c in "healthy".chars() {
+        update(&mut state, Action::Insert(c));
+    }
+    let effects = update(&mut state, Action::Submit);
+    let [Effect::Answer(pending, answer)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending.clone(), answer.clone()) else {
+        panic!("the typed name matched");
+    };
+    let effects = update(&mut state, Action::Approved(approved));
+    let [Effect::StartTalosUpgrade(start)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(start.plan.cluster, "healthy");
+    let cp3 = start.plan.steps.iter().find(|s| s.node == "cp-3").unwrap();
+    assert!(cp3.is_skipped(), "the plan runs as edited");
+    assert_eq!(state.screen, Screen::Rollout);
+    let view = &state.rollouts["healthy"];
+    assert!(view.running);
+    assert_eq!(
+        view.summary.steps[1].phase,
+        crate::rollout::StepPhase::Skipped
+    );
+    // Another plan on the same cluster now waits for this rollout.
+    update(&mut state, Action::OpenUpgrade(None));
+    assert_eq!(state.screen, Screen::Rollout);
+}
+
+#[test]
+fn cancel_is_the_default_and_readonly_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = plan_of(fixtures::healthy());
+    let action = gate(update(&mut state, Action::StartUpgrade));
+    let Gate::Refused(msg) = dispatcher(dir.path(), true).request(action.clone()) else {
+        panic!("read-only must refuse");
+    };
+    assert!(msg.contains("read-only"), "{msg}");
+    let d = dispatcher(dir.path(), false);
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!()
+    };
+    update(&mut state, Action::AskConfirmation(pending));
+    // Enter with a partial name cancels.
+    for c in "healt".chars() {
+        update(&mut state, Action::Insert(c));
+    }
+    let effects = update(&mut state, Action::Submit);
+    let [Effect::Answer(pending, answer)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert!(matches!(
+        d.answer(pending.clone(), answer.clone()),
+        Verdict::Cancelled(_)
+    ));
+    assert!(state.rollouts.is_empty());
+}
+
+#[test]
+fn approval_after_the_plan_closed_does_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dispatcher(dir.path(), false);
+    let mut state = plan_of(fixtures::healthy());
+    let action = gate(update(&mut state, Action::StartUpgrade));
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!()
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
+        panic!()
+    };
+    update(&mut state, Action::Back);
+    let effects = update(&mut state, Action::Approved(approved));
+    assert!(
+        matches!(effects.as_slice(), [Effect::NotRun { .. }]),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn edits_survive_a_new_target_and_explain_says_why() {
+    let mut state = plan_of(fixtures::healthy());
+    update(&mut state, Action::MoveStepDown); // cp-2 after cp-3
+    let order =
+        |s: &AppState| -> Vec<String> { plan(s).steps().iter().map(|s| s.node.clone()).collect() };
+    assert_eq!(order(&state)[..3], ["cp-3", "cp-2", "cp-1"]);
+    update(&mut state, Action::NextTarget);
+    assert_eq!(order(&state)[..3], ["cp-3", "cp-2", "cp-1"], "replayed");
+    update(&mut state, Action::MoveDown); // cp-1, the leader
+    update(&mut state, Action::MoveStepDown);
+    let said = state
+        .message
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("control planes go before workers"), "{said}");
+    update(&mut state, Action::Explain);
+    let Some(Overlay::Explain { title, text, .. }) = &state.overlay else {
+        panic!("{:?}", state.overlay);
+    };
+    assert_eq!(title, "cp-1");
+    assert!(text.contains("hands leadership"), "{text}");
+    update(&mut state, Action::Back);
+    update(&mut state, Action::NextPane);
+    update(&mut state, Action::Explain);
+    let Some(Overlay::Explain { text, .. }) = &state.overlay else {
+        panic!()
+    };
+    assert!(text.contains("Now: pass"), "{text}");
+}
+
+fn rollout_state() -> AppState {
+    let mut state = state_with(fixtures::healthy());
+    let summary = crate::rollout::RolloutSummary {
+        cluster: "healthy".into(),
+        kind: crate::rollout::RolloutKind::TalosUpgrade,
+        target: "v1.12.0".into(),
+        holder: "op@jump1".into(),
+        steps: vec![crate::rollout::StepProgress::pending("cp-1", "upgrade")],
+        paused: false,
+        outcome: None,
+    };
+    update(
+        &mut state,
+        Action::Event(AppEvent::Rollout(RolloutEvent::Started(summary))),
+    );
+    update(&mut state, Action::ShowRollout);
+    assert_eq!(state.screen, Screen::Rollout);
+    state
+}
+
+#[test]
+fn pause_resume_and_a_confirmed_abort_go_to_the_runner() {
+    let mut state = rollout_state();
+    let p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &p).unwrap();
+    let effects = update(&mut state, action);
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Control {
+            control: RolloutControl::Pause,
+            ..
+        }]
+    ));
+    update(
+        &mut state,
+        Action::Event(AppEvent::Rollout(RolloutEvent::Paused {
+            cluster: "healthy".into(),
+        })),
+    );
+    let effects = update(&mut state, Action::ResumeRollout);
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Control {
+            control: RolloutControl::Resume,
+            ..
+        }]
+    ));
+    // A asks; any other key goes on.
+    assert!(update(&mut state, Action::AbortRollout).is_empty());
+    assert_eq!(keymap::context(&state), KeyContext::AbortQuestion);
+    assert!(update(&mut state, Action::PauseRollout).is_empty());
+    assert_eq!(keymap::context(&state), KeyContext::Rollout);
+    update(&mut state, Action::AbortRollout);
+    let y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &y).unwrap();
+    let effects = update(&mut state, action);
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Control {
+            control: RolloutControl::Abort,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dispatcher(dir.path(), false);
+    let mut state = state_with(fixtures::healthy());
+    let mut summary = crate::rollout::RolloutSummary {
+        cluster: "healthy".into(),
+        kind: crate::rollout::RolloutKind::TalosUpgrade,
+        target: "v1.12.0".into(),
+        holder: "op@jump1".into(),
+        steps: vec![
+            crate::rollout::StepProgress::pending("cp-2", "upgrade"),
+            crate::rollout::StepProgress::pending("cp-1", "upgrade"),
+        ],
+        paused: false,
+        outcome: None,
+    };
+    summary.steps[0].phase = crate::rollout::StepPhase::Done;
+    update(
+        &mut state,
+        Action::Event(AppEvent::Journal(Box::new(summary))),
+    );
+    assert!(
+        state
+            .message
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("did not finish")
+    );
+    // The plan refuses while the journal's rollout has not ended.
+    update(&mut state, Action::OpenUpgrade(None));
+    assert_eq!(state.screen, Screen::Rollout);
+    let action = gate(update(&mut state, Action::ResumeRollout));
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!()
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
+        panic!()
+    };
+    let effects = update(&mut state, Action::Approved(approved));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ResumeTalosUpgrade(_)]),
+        "{effects:?}"
+    );
+    assert!(state.rollouts["healthy"].running);
+}
+
+#[test]
+fn another_consoles_lease_fails_the_guard_but_our_own_does_not() {
+    let mut status = fixtures::healthy();
+    status.rollout = Some(crate::fleet::status::RolloutStatus {
+        holder: "bob@jump2".into(),
+        node_index: 2,
+        node_count: 5,
+        ..Default::default()
+    });
+    let mut state = state_with(status.clone());
+    state.identity = "alice@ops1".into();
+    update(&mut state, Action::OpenUpgrade(None));
+    let guard = plan(&state)
+        .guards
+        .iter()
+        .find(|g| g.id == GuardId::NoOtherRollout)
+        .unwrap();
+    assert_eq!(guard.verdict, GuardVerdict::Fail);
+    assert!(
+        guard.reason.contains("bob@jump2, node 2 of 5"),
+        "{}",
+        guard.reason
+    );
+
+    let mut state = state_with(status);
+    state.identity = "bob@jump2".into();
+    update(&mut state, Action::OpenUpgrade(None));
+    assert_eq!(plan(&state).start_refused(), None);
+}

@@ -1,0 +1,62 @@
+//! The `?` popup of the upgrade plan: what the selected guard checks and why
+//! it matters, or what happens to the selected node and why it sits where it
+//! does in the order.
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+
+use super::{Look, centered};
+use crate::tui::Role;
+
+const WIDTH: u16 = 72;
+
+pub struct ExplainPopup<'a> {
+    title: &'a str,
+    text: &'a str,
+    scroll: u16,
+    look: &'a Look,
+}
+
+impl<'a> ExplainPopup<'a> {
+    pub fn new(title: &'a str, text: &'a str, scroll: u16, look: &'a Look) -> ExplainPopup<'a> {
+        ExplainPopup {
+            title,
+            text,
+            scroll,
+            look,
+        }
+    }
+}
+
+impl Widget for &ExplainPopup<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let width = WIDTH.min(area.width);
+        let text_width = usize::from(width.saturating_sub(4)).max(1);
+        // Wrapped height, roughly: each paragraph's width over the text width.
+        let lines: u16 = self
+            .text
+            .split('\n')
+            .map(|p| (unicode_width::UnicodeWidthStr::width(p) / text_width + 1) as u16)
+            .sum();
+        let popup = centered(area, width, lines.saturating_add(3));
+        let block = Block::new()
+            .borders(Borders::ALL)
+            .border_set(self.look.glyphs.border)
+            .border_style(s.get(Role::Border))
+            .padding(ratatui::widgets::Padding::horizontal(1))
+            .title(Span::styled(
+                format!(" Why: {} ", self.title),
+                s.get(Role::Title),
+            ))
+            .title_bottom(Span::styled(" Esc closes ", s.get(Role::Muted)));
+        Clear.render(popup, buf);
+        Paragraph::new(self.text.to_string())
+            .block(block)
+            .style(s.get(Role::Popup))
+            .wrap(Wrap { trim: true })
+            .scroll((self.scroll, 0))
+            .render(popup, buf);
+    }
+}

@@ -1,0 +1,251 @@
+//! The progress pane of this console's rollout on the cluster in use: what
+//! runs and its state, an overall gauge, each node's phase, detail and
+//! elapsed time, the outcome, and the tail of the event log.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
+
+use super::Look;
+use super::table::{DataTable, pane_block};
+use crate::app::rollout::{RolloutView, outcome_text};
+use crate::app::state::{AppState, TableKind, TableView};
+use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
+use crate::rollout::{RolloutOutcome, StepPhase, StepProgress};
+use crate::tui::Role;
+
+static STEP_COLUMNS: &[Column] = &[
+    col("NODE", Width::Fixed(12)).wider(Width::Fixed(20)),
+    wide("STEP", Width::Fixed(20)),
+    col("STATE", Width::Fixed(17)),
+    col("DETAIL", Width::Fill(1)),
+    col("ELAPSED", Width::Fixed(7)),
+];
+
+pub struct RolloutPane<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+/// `42s`, `3m05s`, `1h02m`.
+pub fn elapsed(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+    }
+}
+
+fn phase_tone(phase: StepPhase) -> Tone {
+    match phase {
+        StepPhase::Done => Tone::Ok,
+        StepPhase::Failed => Tone::Error,
+        StepPhase::Skipped | StepPhase::Pending => Tone::Muted,
+        StepPhase::Pulling
+        | StepPhase::Installing
+        | StepPhase::Rebooting
+        | StepPhase::WaitingForReady => Tone::Warn,
+    }
+}
+
+impl<'a> RolloutPane<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> RolloutPane<'a> {
+        RolloutPane { state, look }
+    }
+
+    /// Start to finish; a step still going counts to the clock, unless the
+    /// rollout already ended (its clock stopped with it).
+    fn step_elapsed(&self, view: &RolloutView, step: &StepProgress) -> Option<String> {
+        let start = step.started_unix?;
+        let clock = self
+            .state
+            .wall_clock
+            .filter(|_| view.summary.outcome.is_none());
+        let end = step.finished_unix.or(clock)?;
+        Some(elapsed(end.saturating_sub(start)))
+    }
+
+    fn rows(&self, view: &RolloutView) -> Vec<TableRow> {
+        view.summary
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                let detail = match &step.error {
+                    Some(e) => TableCell::new(e, Tone::Error),
+                    None => TableCell::maybe(Some(step.detail.as_str())),
+                };
+                TableRow {
+                    key: i.to_string(),
+                    cells: vec![
+                        TableCell::plain(&step.node),
+                        TableCell::plain(&step.label),
+                        TableCell::new(step.phase.as_str(), phase_tone(step.phase)),
+                        detail,
+                        TableCell::maybe(self.step_elapsed(view, step).as_deref()),
+                    ],
+                }
+            })
+            .collect()
+    }
+
+    /// `running`, `PAUSED`, `pausing after this node`, or how it ended.
+    fn status(&self, view: &RolloutView) -> (String, Role) {
+        match &view.summary.outcome {
+            Some(RolloutOutcome::Completed) => ("completed".into(), Role::Ok),
+            Some(RolloutOutcome::Aborted) => ("aborted".into(), Role::Warn),
+            Some(RolloutOutcome::Halted(_)) => ("HALTED".into(), Role::Error),
+            None if view.resumable => ("stopped; r resumes".into(), Role::Warn),
+            None if view.abort_requested => ("aborting after this node".into(), Role::Warn),
+            None if view.summary.paused => ("PAUSED; r resumes".into(), Role::Warn),
+            None if view.pause_requested => ("pausing after this node".into(), Role::Warn),
+            None => ("running".into(), Role::Accent),
+        }
+    }
+
+    /// `[=====>....] 2 of 5 nodes`, ASCII in every mode.
+    fn gauge(&self, view: &RolloutView, width: usize) -> Line<'static> {
+        let s = &self.look.styles;
+        let total = view.summary.steps.len();
+        let done = view.summary.finished_steps();
+        let label = format!(" {done} of {total} nodes done or skipped");
+        let bar = width.saturating_sub(label.len() + 2).clamp(4, 50);
+        let filled = (bar * done).checked_div(total).unwrap_or(0);
+        Line::from(vec![
+            Span::styled("[", s.get(Role::Muted)),
+            Span::styled("=".repeat(filled), s.get(Role::Ok)),
+            Span::styled(".".repeat(bar - filled), s.get(Role::Muted)),
+            Span::styled("]", s.get(Role::Muted)),
+            Span::styled(label, s.get(Role::Text)),
+        ])
+    }
+
+    fn outcome(&self, view: &RolloutView) -> Option<Line<'static>> {
+        let s = &self.look.styles;
+        let g = &self.look.glyphs;
+        let outcome = view.summary.outcome.as_ref()?;
+        let (glyph, role) = match outcome {
+            RolloutOutcome::Completed => (g.ok, Role::Ok),
+            RolloutOutcome::Aborted => (g.warn, Role::Warn),
+            RolloutOutcome::Halted(_) => (g.error, Role::Error),
+        };
+        Some(Line::from(Span::styled(
+            format!("{glyph} {}", outcome_text(outcome)),
+            s.get(role),
+        )))
+    }
+}
+
+impl Widget for &RolloutPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let cluster = self.state.current.clone().unwrap_or_default();
+        let Some(view) = self.state.rollouts.get(&cluster) else {
+            Paragraph::new(format!(
+                "No rollout of {cluster} from this console. u plans one."
+            ))
+            .style(s.get(Role::Muted))
+            .render(area, buf);
+            return;
+        };
+        let (status, role) = self.status(view);
+        let holder = if view.summary.holder.is_empty() {
+            String::new()
+        } else {
+            format!(" by {}", view.summary.holder)
+        };
+        let width = usize::from(area.width.saturating_sub(2));
+        let what = format!(
+            "{} of {cluster} to {}{holder}: ",
+            capitalised(view.summary.kind.describe()),
+            view.summary.target
+        );
+        let head = Line::from(vec![
+            Span::styled(
+                super::fit(
+                    &what,
+                    width.saturating_sub(status.len()),
+                    self.look.glyphs.ellipsis,
+                ),
+                s.get(Role::Text),
+            ),
+            Span::styled(status, s.get(role)),
+        ]);
+        let mut top = vec![head, self.gauge(view, width)];
+        // A halt's reason (verbatim from the server) gets up to three lines.
+        let mut top_rows = 2;
+        if let Some(outcome) = self.outcome(view) {
+            top_rows += outcome.width().div_ceil(width.max(1)).clamp(1, 3);
+            top.push(outcome);
+        }
+        let steps = view.summary.steps.len() as u16;
+        let [top_area, steps_area, log_area] = area.layout(&Layout::vertical([
+            Constraint::Length(top_rows as u16),
+            Constraint::Length(steps + 3),
+            Constraint::Min(3),
+        ]));
+        Paragraph::new(top)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .wrap(Wrap { trim: true })
+            .render(top_area, buf);
+
+        let block = pane_block(
+            self.look,
+            vec![Span::styled(" Nodes ", s.get(Role::Title))],
+            true,
+        );
+        let inner = block.inner(steps_area);
+        block.render(steps_area, buf);
+        let data = TableData {
+            kind: TableKind::Nodes,
+            columns: STEP_COLUMNS,
+            rows: self.rows(view),
+            total: view.summary.steps.len(),
+        };
+        let table_view = TableView {
+            selected: view.current_step().map(|i| i.to_string()),
+            sort: usize::MAX,
+            reverse: false,
+            filter: String::new(),
+        };
+        DataTable {
+            data: &data,
+            view: &table_view,
+            look: self.look,
+            title: "",
+            active: view.summary.outcome.is_none(),
+            empty: "The runner has not reported its steps yet.",
+        }
+        .render_rows(inner, buf);
+
+        let block = pane_block(
+            self.look,
+            vec![Span::styled(" Events ", s.get(Role::Title))],
+            false,
+        );
+        let inner = block.inner(log_area);
+        block.render(log_area, buf);
+        let room = usize::from(inner.height);
+        let skip = view.log.len().saturating_sub(room);
+        let lines: Vec<Line> = view
+            .log
+            .iter()
+            .skip(skip)
+            .map(|l| {
+                Line::from(Span::styled(
+                    super::fit(l, usize::from(inner.width), self.look.glyphs.ellipsis),
+                    s.get(Role::Text),
+                ))
+            })
+            .collect();
+        Paragraph::new(lines).render(inner, buf);
+    }
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,277 @@
+//! Snapshots of the upgrade plan screen (healthy; cp2-down with its failing
+//! etcd guards; single-cp asking for the typed acknowledgement) and of the
+//! progress pane (mid-rollout, finished, halted), at 80x24 and 200x50 in
+//! default, NO_COLOR and ASCII modes, each render checked for its mode.
+mod view_support;
+
+use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::{Action, AppEvent, update};
+use taloscope::rollout::{
+    RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress,
+};
+use view_support::scenarios;
+use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+const MODES: [(Mode, &str); 3] = [
+    (Mode::Default, "default"),
+    (Mode::NoColor, "no-color"),
+    (Mode::Ascii, "ascii"),
+];
+
+/// Every size and mode of what `state` shows, checked and joined; styles for
+/// the 80x24 default render only.
+fn all_renders(state: &AppState) -> String {
+    let mut out = String::new();
+    for (w, h) in SIZES {
+        for (mode, name) in MODES {
+            let buf = render_buffer(state, &look(mode), w, h);
+            match mode {
+                Mode::NoColor => assert_no_colors(&buf),
+                Mode::Ascii => assert_ascii(&buf),
+                Mode::Default => {}
+            }
+            let text = snapshot(&buf);
+            let keep_styles = w == 80 && matches!(mode, Mode::Default);
+            let text = if keep_styles {
+                text
+            } else {
+                text.split("--- styles ---")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            };
+            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
+        }
+    }
+    out
+}
+
+fn text_at(state: &AppState, w: u16, h: u16) -> String {
+    let text = snapshot(&render_buffer(state, &look(Mode::NoColor), w, h));
+    text.split("--- styles ---")
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The plan of `scenario`, opened with `u` from its nodes pane.
+fn plan(scenario: &str) -> AppState {
+    let mut s = scenarios::state(&[scenario]);
+    update(&mut s, Action::OpenSelected);
+    assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
+    update(&mut s, Action::OpenUpgrade(None));
+    assert_eq!(s.screen, Screen::UpgradePlan, "{:?}", s.message);
+    s
+}
+
+#[test]
+fn plan_healthy() {
+    let s = plan("healthy");
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("guards pass"), "{text}");
+    assert!(text.contains("cp-1"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn plan_cp2_down() {
+    let s = plan("cp2-down");
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("Start refused"), "{text}");
+    assert!(text.contains("etcd healthy"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn plan_single_cp_asks_for_the_acknowledgement() {
+    let mut s = plan("single-cp");
+    let text = text_at(&s, 80, 24);
+    assert!(
+        text.contains("the Kubernetes API will be down"),
+        "the prompt says what to type: {text}"
+    );
+    update(&mut s, Action::Acknowledge);
+    for c in "the Kubernetes".chars() {
+        update(&mut s, Action::Insert(c));
+    }
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn plan_explains_the_selected_guard() {
+    let mut s = plan("cp2-down");
+    update(&mut s, Action::NextPane);
+    update(&mut s, Action::Explain);
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("Why: "), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+fn step(
+    node: &str,
+    phase: StepPhase,
+    detail: &str,
+    times: (Option<u64>, Option<u64>),
+) -> StepProgress {
+    StepProgress {
+        node: node.into(),
+        label: "upgrade to v1.12.0".into(),
+        phase,
+        detail: detail.into(),
+        started_unix: times.0,
+        finished_unix: times.1,
+        error: None,
+    }
+}
+
+const T0: u64 = 1_796_052_000;
+
+fn summary(steps: Vec<StepProgress>) -> RolloutSummary {
+    RolloutSummary {
+        cluster: "healthy".into(),
+        kind: RolloutKind::TalosUpgrade,
+        target: "v1.12.0".into(),
+        holder: "op@jump1".into(),
+        steps,
+        paused: false,
+        outcome: None,
+    }
+}
+
+/// The healthy cluster's progress pane after `events`, the clock at `now`.
+fn progress(events: Vec<RolloutEvent>, now: u64) -> AppState {
+    let mut s = scenarios::state(&["healthy"]);
+    update(&mut s, Action::OpenSelected);
+    for event in events {
+        update(&mut s, Action::Event(AppEvent::Rollout(event)));
+    }
+    update(&mut s, Action::Event(AppEvent::Tick(now)));
+    update(&mut s, Action::ShowRollout);
+    assert_eq!(s.screen, Screen::Rollout, "{:?}", s.message);
+    s
+}
+
+fn log(line: &str) -> RolloutEvent {
+    RolloutEvent::Log {
+        cluster: "healthy".into(),
+        line: line.into(),
+    }
+}
+
+fn mid_rollout_events() -> Vec<RolloutEvent> {
+    let pending = |n: &str| step(n, StepPhase::Pending, "", (None, None));
+    vec![
+        RolloutEvent::Started(summary(vec![
+            pending("cp-2"),
+            pending("cp-3"),
+            pending("cp-1"),
+            pending("w-1"),
+            pending("w-2"),
+        ])),
+        log("guards pass before cp-2"),
+        RolloutEvent::Step {
+            cluster: "healthy".into(),
+            index: 0,
+            progress: step(
+                "cp-2",
+                StepPhase::Done,
+                "running, ready on v1.12.0",
+                (Some(T0), Some(T0 + 95)),
+            ),
+        },
+        log("cp-2: done in 1m35s"),
+        log("guards pass before cp-3"),
+        RolloutEvent::Step {
+            cluster: "healthy".into(),
+            index: 1,
+            progress: step(
+                "cp-3",
+                StepPhase::Rebooting,
+                "phase reboot: task stopEverything",
+                (Some(T0 + 96), None),
+            ),
+        },
+        log("cp-3: phase upgrade finished; rebooting"),
+    ]
+}
+
+#[test]
+fn progress_mid_rollout() {
+    let s = progress(mid_rollout_events(), T0 + 130);
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("rebooting") && text.contains("34s"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn progress_finished() {
+    let mut events = vec![RolloutEvent::Started(summary(
+        ["cp-2", "cp-3", "cp-1", "w-1", "w-2"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let start = T0 + 100 * i as u64;
+                step(
+                    n,
+                    StepPhase::Done,
+                    "running, ready on v1.12.0",
+                    (Some(start), Some(start + 90)),
+                )
+            })
+            .collect(),
+    ))];
+    events.push(log("w-2: done in 1m30s"));
+    events.push(RolloutEvent::Finished {
+        cluster: "healthy".into(),
+        outcome: RolloutOutcome::Completed,
+    });
+    let s = progress(events, T0 + 600);
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("completed"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn progress_halted() {
+    let mut events = mid_rollout_events();
+    let mut failed = step(
+        "cp-3",
+        StepPhase::Failed,
+        "",
+        (Some(T0 + 96), Some(T0 + 996)),
+    );
+    failed.error = Some("cp-3 did not come back within 15m0s".into());
+    events.push(RolloutEvent::Step {
+        cluster: "healthy".into(),
+        index: 1,
+        progress: failed,
+    });
+    events.push(RolloutEvent::Finished {
+        cluster: "healthy".into(),
+        outcome: RolloutOutcome::Halted(
+            "cp-3 did not come back within 15m0s; no other node touched".into(),
+        ),
+    });
+    let s = progress(events, T0 + 1000);
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("HALTED") && text.contains("15m00s"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn a_long_halt_reason_wraps_instead_of_being_cut() {
+    let reason = "cp-3: rpc error: code = FailedPrecondition desc = failed to validate: etcd member health check failed: 1 of 3 members unhealthy; no other node touched";
+    let mut events = mid_rollout_events();
+    events.push(RolloutEvent::Finished {
+        cluster: "healthy".into(),
+        outcome: RolloutOutcome::Halted(reason.into()),
+    });
+    let s = progress(events, T0 + 1000);
+    let text = text_at(&s, 80, 24);
+    assert!(
+        text.contains("validate: etcd member") && text.contains("node touched"),
+        "the whole reason shows: {text}"
+    );
+    assert!(text.contains("Nodes"), "{text}");
+}
