@@ -85,10 +85,9 @@ where
     E: Stream<Item = io::Result<Event>> + Unpin,
 {
     let exit = run_loop(terminal, &mut console, terminal_events, app_tx, app_rx).await;
-    // A runner reads a closed control channel as the operator's abort, which
-    // would end its journal; quitting must leave it resumable, so the
-    // channels stay open until the process (and the runtime) ends.
-    std::mem::forget(std::mem::take(&mut console.rollouts));
+    // Dropping the control channels tells paused runners the console is gone: they stop
+    // without ending their journals, which stay resumable.
+    drop(std::mem::take(&mut console.rollouts));
     exit
 }
 

@@ -270,6 +270,15 @@ impl Engine {
         outcome
     }
 
+    /// Stops following the rollout without ending it: the journal stays as it is (paused,
+    /// unfinished) and the lease is left to expire, so the same holder can take it back.
+    fn detach(self) -> RolloutOutcome {
+        let reason =
+            "the console went away while the rollout was paused; its journal keeps it for a resume";
+        self.log(reason.to_string());
+        RolloutOutcome::Halted(reason.to_string())
+    }
+
     fn step_name(&self, index: usize) -> String {
         self.journal
             .steps
@@ -367,7 +376,9 @@ pub async fn run_rollout(
             tokio::select! {
                 msg = control.recv() => match msg {
                     Some(msg) => engine.control(msg),
-                    None => engine.abort = true,
+                    // The console went away while paused (quit, or its process ends): the
+                    // rollout is not over, so the journal stays unfinished for a resume.
+                    None => return engine.detach(),
                 },
                 _ = renew.tick() => engine.renew(last_index).await,
             }

@@ -282,3 +282,36 @@ fn durations_read_like_an_operator_writes_them() {
     assert_eq!(humanize(Duration::from_secs(5400)), "1h30m");
     assert_eq!(humanize(Duration::from_secs(0)), "0s");
 }
+
+#[tokio::test]
+async fn a_console_gone_while_paused_leaves_the_journal_resumable() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Arc::new(Script::default());
+    let s = setup(dir.path(), 3, singles(3));
+    let path = s.journal_path.clone();
+    let (tx, mut rx) = unbounded_channel();
+    let handle = spawn_rollout(s, script.clone(), tx);
+    // Paused before the first step: the engine waits between steps.
+    handle.control.send(RolloutControl::Pause).unwrap();
+    loop {
+        let e = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("event")
+            .expect("open");
+        if matches!(e, RolloutEvent::Paused { .. }) {
+            break;
+        }
+    }
+    drop(handle.control);
+    let outcome = tokio::time::timeout(Duration::from_secs(5), handle.task)
+        .await
+        .expect("ends")
+        .unwrap();
+    assert!(matches!(outcome, RolloutOutcome::Halted(ref r) if r.contains("went away")));
+    let journal = RolloutJournal::load(&path)
+        .expect("readable")
+        .expect("kept");
+    assert_eq!(journal.outcome, None, "not ended: {journal:?}");
+    assert!(journal.is_unfinished());
+    assert!(journal.paused);
+}
