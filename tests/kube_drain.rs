@@ -63,6 +63,19 @@ async fn drain_evicts_workloads_only_and_retries_a_refused_eviction() {
     let nodes = kube.nodes().await.expect("nodes");
     let w1 = nodes.iter().find(|n| n.name == "w-1").expect("w-1");
     assert!(w1.unschedulable, "a drained node stays cordoned");
+    assert_eq!(
+        w1.cordoned_by.as_deref(),
+        Some(taloscope::kube::drain::CORDONED_BY_TALOSCOPE),
+        "the cordon carries taloscope's mark, so a resumed rollout may undo it"
+    );
+    // An operator's own cordon carries no mark; uncordoning ours clears both.
+    kube.set_cordoned("w-2", true).await.expect("cordon w-2");
+    kube.uncordon_marked("w-1").await.expect("uncordon w-1");
+    let nodes = kube.nodes().await.expect("nodes");
+    let w1 = nodes.iter().find(|n| n.name == "w-1").expect("w-1");
+    let w2 = nodes.iter().find(|n| n.name == "w-2").expect("w-2");
+    assert!(!w1.unschedulable && w1.cordoned_by.is_none(), "{w1:?}");
+    assert!(w2.unschedulable && w2.cordoned_by.is_none(), "{w2:?}");
     let actions = api.actions();
     assert_eq!(
         actions.first().map(|a| &a.kind),

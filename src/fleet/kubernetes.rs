@@ -130,6 +130,7 @@ mod tests {
             hostname: Some(name.into()),
             taints: vec![],
             unschedulable: name == "w-1",
+            cordoned_by: None,
         }
     }
 

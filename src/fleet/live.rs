@@ -319,6 +319,7 @@ mod tests {
             hostname: None,
             taints: vec![],
             unschedulable: false,
+            cordoned_by: None,
         };
         let facts = KubernetesFacts {
             nodes: vec![kube],

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::removed_apis::{self, RemovedApiCount};
-use super::types::{ControlPlaneComponent, KubeNode, image_tag};
+use super::types::{CORDONED_BY_ANNOTATION, ControlPlaneComponent, KubeNode, image_tag};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KubeError {
@@ -179,6 +179,32 @@ impl KubeClient {
             api.uncordon(node).await
         };
         result.map(|_| ()).map_err(|e| self.error(e))
+    }
+
+    /// Cordons `node` and marks the cordon as taloscope's (`by`), in one merge patch.
+    pub async fn cordon_marked(&self, node: &str, by: &str) -> Result<(), KubeError> {
+        let patch = serde_json::json!({
+            "metadata": {"annotations": {CORDONED_BY_ANNOTATION: by}},
+            "spec": {"unschedulable": true},
+        });
+        self.patch_node(node, &patch).await
+    }
+
+    /// Uncordons `node` and removes taloscope's cordon mark.
+    pub async fn uncordon_marked(&self, node: &str) -> Result<(), KubeError> {
+        let patch = serde_json::json!({
+            "metadata": {"annotations": {CORDONED_BY_ANNOTATION: null}},
+            "spec": {"unschedulable": null},
+        });
+        self.patch_node(node, &patch).await
+    }
+
+    async fn patch_node(&self, node: &str, patch: &serde_json::Value) -> Result<(), KubeError> {
+        let api: Api<Node> = Api::all(self.client.clone());
+        api.patch(node, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map(|_| ())
+            .map_err(|e| self.error(e))
     }
 
     /// Objects still stored in API versions that an upgrade from `from` to

@@ -9,6 +9,9 @@ use kube::api::{Api, EvictParams, ListParams};
 
 use super::client::{KubeClient, KubeError};
 
+/// The value of `taloscope.dev/cordoned-by` on a node a drain cordoned.
+pub const CORDONED_BY_TALOSCOPE: &str = "taloscope";
+
 /// The annotation the kubelet puts on the API's copy of a static pod.
 const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
 
@@ -148,7 +151,9 @@ impl KubeClient {
             source,
         };
         progress(format!("cordoning {node}"));
-        self.set_cordoned(node, true).await.map_err(kube_err)?;
+        self.cordon_marked(node, CORDONED_BY_TALOSCOPE)
+            .await
+            .map_err(kube_err)?;
         let started = Instant::now();
         let mut report = DrainReport::default();
         loop {

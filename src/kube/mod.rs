@@ -13,4 +13,7 @@ pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};
 pub use lease::{
     LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease, RolloutLeaseInfo, RolloutStatus,
 };
-pub use types::{ControlPlaneComponent, KubeNode, NodeCondition, image_tag, match_talos_node};
+pub use types::{
+    CORDONED_BY_ANNOTATION, ControlPlaneComponent, KubeNode, NodeCondition, image_tag,
+    match_talos_node,
+};

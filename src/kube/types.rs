@@ -24,7 +24,14 @@ pub struct KubeNode {
     /// `key=value:effect` as kubectl prints them.
     pub taints: Vec<String>,
     pub unschedulable: bool,
+    /// Who cordoned it, when taloscope did (`taloscope.dev/cordoned-by`); an operator's own
+    /// `kubectl cordon` leaves this empty.
+    pub cordoned_by: Option<String>,
 }
+
+/// The annotation taloscope sets on a node it cordons, so a resumed rollout knows the cordon
+/// is its own to undo.
+pub const CORDONED_BY_ANNOTATION: &str = "taloscope.dev/cordoned-by";
 
 impl KubeNode {
     pub fn from_api(node: &Node) -> KubeNode {
@@ -88,6 +95,12 @@ impl KubeNode {
                 })
                 .unwrap_or_default(),
             unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
+            cordoned_by: node
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(CORDONED_BY_ANNOTATION))
+                .cloned(),
             name,
             roles,
             ready,
@@ -183,6 +196,7 @@ mod tests {
             hostname: Some(name.into()),
             taints: vec![],
             unschedulable: false,
+            cordoned_by: None,
         }
     }
 

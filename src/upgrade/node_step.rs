@@ -9,8 +9,8 @@ use futures::{Stream, StreamExt};
 
 use super::observe::{BootIdCheck, ClusterObserver, node_done, running_version, step_node};
 use super::plan::{PlanStep, UpgradeApi, UpgradePlan, must_forfeit_leadership};
-use crate::kube::DrainOptions;
-use crate::kube::match_talos_node;
+use crate::kube::drain::CORDONED_BY_TALOSCOPE;
+use crate::kube::{DrainOptions, match_talos_node};
 use crate::rollout::{StepPhase, StepReport};
 use crate::talos::events::{SequenceAction, StepAction};
 use crate::talos::{
@@ -123,13 +123,33 @@ impl NodeUpgrade<'_> {
         Ok(Some(name))
     }
 
+    /// A killed run may have cordoned this node before its reboot: once the node is done, a
+    /// cordon carrying taloscope's mark is undone; an operator's own cordon is left alone.
+    async fn undo_own_cordon(&self) -> Result<(), String> {
+        let Some(kube) = &self.observer.kube else {
+            return Ok(());
+        };
+        let nodes = kube
+            .nodes()
+            .await
+            .map_err(|e| format!("reading the Kubernetes node of {}: {e}", self.step.node))?;
+        let ours = match_talos_node(&self.step.address, &self.step.node, &nodes)
+            .filter(|n| n.unschedulable && n.cordoned_by.as_deref() == Some(CORDONED_BY_TALOSCOPE));
+        if let Some(node) = ours {
+            kube.uncordon_marked(&node.name)
+                .await
+                .map_err(|e| format!("uncordoning {}: {e}", node.name))?;
+        }
+        Ok(())
+    }
+
     /// Makes the Kubernetes node schedulable again once the node is done.
     async fn uncordon(&self, report: &StepReport, name: &str) -> Result<(), String> {
         let Some(kube) = &self.observer.kube else {
             return Ok(());
         };
         report.detail(format!("uncordoning {name}"));
-        kube.set_cordoned(name, false)
+        kube.uncordon_marked(name)
             .await
             .map_err(|e| format!("uncordoning {name}: {e}"))?;
         report.log(format!("uncordoned {name}"));
@@ -384,6 +404,7 @@ impl NodeUpgrade<'_> {
             poll.tick().await;
             let status = self.observer.status().await;
             if node_done(&status, self.step, &self.plan.target, self.kube_checked()).is_ok() {
+                self.undo_own_cordon().await?;
                 return Ok(true);
             }
             let back_on_old = step_node(&status, self.step).is_some_and(|n| {

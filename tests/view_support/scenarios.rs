@@ -184,6 +184,7 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
             hostname: Some(s.name.into()),
             taints: vec![],
             unschedulable: false,
+            cordoned_by: None,
         })
         .collect();
     KubernetesFacts {

@@ -10,7 +10,7 @@ pub mod pki;
 mod routes;
 mod workloads;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -45,6 +45,8 @@ pub(crate) struct ApiState {
     pub facts: watch::Receiver<KubeClusterFacts>,
     /// Nodes an operator cordoned through the API.
     pub cordoned: Mutex<BTreeSet<String>>,
+    /// Annotations clients set on nodes with merge patches (node name -> key -> value).
+    pub node_annotations: Mutex<std::collections::HashMap<String, BTreeMap<String, String>>>,
     /// Bumped on every change; doubles as the resourceVersion.
     pub generation: watch::Sender<u64>,
     pub server_url: String,
@@ -112,6 +114,7 @@ impl KubeApiServer {
         let state = Arc::new(ApiState {
             facts: facts.clone(),
             cordoned: Mutex::new(BTreeSet::new()),
+            node_annotations: Mutex::default(),
             generation,
             server_url: url.clone(),
             leases: leases::LeaseStore::default(),

@@ -126,7 +126,17 @@ pub(crate) fn node_objects(state: &ApiState) -> Vec<Value> {
     facts
         .nodes
         .iter()
-        .map(|n| objects::node(&facts, n, state.is_cordoned(&n.name), rv))
+        .map(|n| {
+            let mut node = objects::node(&facts, n, state.is_cordoned(&n.name), rv);
+            if let Ok(all) = state.node_annotations.lock()
+                && let Some(annotations) = all.get(&n.name)
+            {
+                for (k, v) in annotations {
+                    node["metadata"]["annotations"][k] = Value::String(v.clone());
+                }
+            }
+            node
+        })
         .collect()
 }
 
@@ -335,6 +345,19 @@ fn patch_node(state: &ApiState, name: &str, body: &[u8]) -> Response<Body> {
             .map(|op| op["op"] != "remove" && op["value"].as_bool().unwrap_or(false)),
         _ => None,
     };
+    // A merge patch of metadata.annotations: a string sets a key, null removes it.
+    if let Some(changes) = patch["metadata"]["annotations"].as_object()
+        && let Ok(mut all) = state.node_annotations.lock()
+    {
+        let annotations = all.entry(name.to_string()).or_default();
+        for (k, v) in changes {
+            match v.as_str() {
+                Some(v) => annotations.insert(k.clone(), v.to_string()),
+                None => annotations.remove(k),
+            };
+        }
+        state.generation.send_modify(|g| *g += 1);
+    }
     if let Some(value) = unschedulable {
         if let Ok(mut cordoned) = state.cordoned.lock() {
             if value {
