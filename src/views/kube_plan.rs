@@ -22,7 +22,7 @@ static STEP_COLUMNS: &[Column] = &[
     col("COMPONENT", Width::Fixed(23)),
     col("NODE", Width::Fixed(10)).wider(Width::Fixed(24)),
     wide("ADDRESS", Width::Fixed(15)),
-    col("FROM -> TO", Width::Fixed(18)),
+    col("FROM -> TO", Width::Fixed(20)),
     col("STATE", Width::Fill(1)),
 ];
 
@@ -43,7 +43,7 @@ impl<'a> KubePlanView<'a> {
             .map(|(i, s)| {
                 let from = s.from.as_deref().unwrap_or("?");
                 let (state, tone) = match s.state {
-                    KubeStepState::Upgrade => ("apply, no reboot", Tone::Plain),
+                    KubeStepState::Upgrade => ("apply", Tone::Plain),
                     KubeStepState::AlreadyOnTarget => ("on target", Tone::Muted),
                 };
                 TableRow {
@@ -108,7 +108,12 @@ impl<'a> KubePlanView<'a> {
                     .filter(|c| c.count > 0)
                     .map(|c| format!("{} {}", c.count, c.api))
                     .collect();
-                if stored.is_empty() {
+                if counts.is_empty() {
+                    (
+                        "none: the target removes no API version in use here".to_string(),
+                        Role::Ok,
+                    )
+                } else if stored.is_empty() {
                     (
                         format!("none stored ({} API versions checked)", counts.len()),
                         Role::Ok,
@@ -137,14 +142,16 @@ impl Widget for &KubePlanView<'_> {
         };
         let inner_width = usize::from(area.width.saturating_sub(2));
         let summary = self.summary(screen, inner_width);
-        // The guards get up to half of what is left, the steps the rest.
+        // The guards keep up to half of what is left; the steps take what
+        // they need of the rest, and the guards any surplus.
         let top_height = summary.len() as u16;
         let left = area.height.saturating_sub(top_height + 1);
         let guards_height = (screen.guards.len() as u16 + 3).min((left / 2).max(4));
+        let steps_height = (screen.steps_len() as u16 + 3).min(left.saturating_sub(guards_height));
         let [top, steps_area, guards_area, bottom] = area.layout(&Layout::vertical([
             Constraint::Length(top_height),
+            Constraint::Length(steps_height),
             Constraint::Fill(1),
-            Constraint::Length(guards_height),
             Constraint::Length(1),
         ]));
         Paragraph::new(summary)
