@@ -83,7 +83,11 @@ impl KubePlanScreen {
     /// Makes the plan again from live status; a plan for another (from,
     /// target) forgets the removed-API count, which is then asked again.
     pub fn rebuild(&mut self, status: &ClusterStatus) {
-        self.plan = KubernetesUpgradePlan::new(status, &self.target, self.pre_pull)
+        // The fleet model keeps nodes in the order their reports arrived; the
+        // plan (and so the rollout) goes in a stable order, by node name.
+        let mut ordered = status.clone();
+        ordered.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        self.plan = KubernetesUpgradePlan::new(&ordered, &self.target, self.pre_pull)
             .map_err(|e| e.to_string());
         if self.counted_for != self.wanted_count() {
             self.removed_apis = None;
