@@ -1,11 +1,13 @@
 //! Snapshots of the upgrade plan screen (healthy; cp2-down with its failing
 //! etcd guards; single-cp asking for the typed acknowledgement) and of the
-//! progress pane (mid-rollout, finished, halted), at 80x24 and 200x50 in
+//! progress pane (mid-rollout, finished, halted), and of the Kubernetes plan
+//! (healthy-112; removed-api asking for its acknowledgement), at 80x24 and 200x50 in
 //! default, NO_COLOR and ASCII modes, each render checked for its mode.
 mod view_support;
 
 use taloscope::app::state::{AppState, Pane, Screen};
-use taloscope::app::{Action, AppEvent, update};
+use taloscope::app::{Action, AppEvent, RemovedApisCounted, update};
+use taloscope::kube::removed_apis::RemovedApiCount;
 use taloscope::rollout::{
     RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress,
 };
@@ -274,4 +276,65 @@ fn a_long_halt_reason_wraps_instead_of_being_cut() {
         "the whole reason shows: {text}"
     );
     assert!(text.contains("Nodes"), "{text}");
+}
+
+/// The Kubernetes plan of `scenario`, opened with `U` from its versions pane.
+fn kube_plan(scenario: &str) -> AppState {
+    let mut s = scenarios::state(&[scenario]);
+    update(&mut s, Action::OpenSelected);
+    update(&mut s, Action::ShowPane(Pane::Versions));
+    update(&mut s, Action::OpenKubernetesUpgrade(None));
+    assert_eq!(s.screen, Screen::KubernetesPlan, "{:?}", s.message);
+    s
+}
+
+/// The removed-API count arriving for the plan on screen.
+fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
+    let plan = s
+        .kube_upgrade
+        .as_ref()
+        .and_then(|p| p.plan.as_ref().ok())
+        .cloned()
+        .expect("a plan");
+    let counted = RemovedApisCounted {
+        cluster: plan.cluster.clone(),
+        from: plan.from.to_string(),
+        target: plan.target.to_string(),
+        result: Ok(counts),
+    };
+    update(s, Action::Event(AppEvent::RemovedApis(Box::new(counted))));
+}
+
+#[test]
+fn kube_plan_healthy_112() {
+    let mut s = kube_plan(scenarios::HEALTHY_112);
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("checking"), "until the count arrives: {text}");
+    assert!(text.contains("kube-apiserver"), "{text}");
+    counted(&mut s, vec![]);
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("guards pass"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn kube_plan_removed_api_asks_for_the_acknowledgement() {
+    let mut s = kube_plan(scenarios::REMOVED_API);
+    let api = |name: &str, count| RemovedApiCount {
+        api: format!("{name}.v1beta3.flowcontrol.apiserver.k8s.io"),
+        removed_in: "1.32".into(),
+        replacement: "flowcontrol.apiserver.k8s.io/v1".into(),
+        count,
+    };
+    counted(
+        &mut s,
+        vec![api("flowschemas", 2), api("prioritylevelconfigurations", 1)],
+    );
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("removed APIs"), "{text}");
+    assert!(
+        text.contains("objects in removed API versions become unreadable"),
+        "the prompt says what to type: {text}"
+    );
+    insta::assert_snapshot!(all_renders(&s));
 }

@@ -6,8 +6,10 @@ use crate::fleet::FleetEvent;
 
 use super::dispatcher::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use super::state::Message;
+use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
 use crate::upgrade::UpgradePlan;
+use crate::upgrade::kubernetes::KubernetesUpgradePlan;
 
 /// The only input to [`super::update::update`].
 #[derive(Debug, Clone)]
@@ -66,6 +68,11 @@ pub enum Action {
     /// `u` / `:upgrade [vX.Y.Z]`: the upgrade plan of the cluster in use (or
     /// its progress pane while a rollout runs).
     OpenUpgrade(Option<String>),
+    /// `U` / `:upgrade-k8s [VERSION]`: the Kubernetes upgrade plan of the
+    /// cluster in use (or its progress pane while a rollout runs).
+    OpenKubernetesUpgrade(Option<String>),
+    /// Kubernetes plan screen: pull the new images on every node first.
+    TogglePrePull,
     /// `:rollout`: the progress pane of the cluster in use.
     ShowRollout,
     /// Plan screen: the next / previous offered target.
@@ -113,6 +120,8 @@ pub enum AppEvent {
     Rollout(RolloutEvent),
     /// A rollout journal found at startup (its summary).
     Journal(Box<RolloutSummary>),
+    /// The removed-API count the Kubernetes plan screen asked for.
+    RemovedApis(Box<RemovedApisCounted>),
     /// Wall-clock seconds since the Unix epoch, once a second while a
     /// rollout runs here: the progress pane's elapsed times count to it.
     Tick(u64),
@@ -145,10 +154,14 @@ pub enum Effect {
     /// Run discovery again off the render path.
     ReloadDiscovery,
     Poller(PollerRequest),
-    /// Start an approved rollout of `plan`.
-    StartTalosUpgrade(Box<StartTalosUpgrade>),
-    /// Resume the approved rollout of a cluster from its journal.
-    ResumeTalosUpgrade(ApprovedAction),
+    /// Start an approved rollout of a plan (either kind).
+    StartRollout(Box<StartRollout>),
+    /// Resume the approved rollout of a cluster from its journal; the
+    /// journal's kind picks the runner.
+    ResumeRollout(ApprovedAction),
+    /// Count the objects stored in API versions the plan's target removes
+    /// (IO, so the loop does it and reports `AppEvent::RemovedApis`).
+    CountRemovedApis(Box<KubernetesUpgradePlan>),
     /// An approved action that does not run after all (no runner for it, or
     /// the plan changed): audit why and say so.
     NotRun {
@@ -165,8 +178,24 @@ pub enum Effect {
 /// What a fresh rollout needs: the approval, the plan as the operator saw it
 /// and the acknowledgements typed.
 #[derive(Debug, Clone)]
-pub struct StartTalosUpgrade {
+pub struct StartRollout {
     pub approved: ApprovedAction,
-    pub plan: UpgradePlan,
+    pub plan: PlannedRollout,
     pub acks: Vec<String>,
+}
+
+/// The plan of a rollout, by kind.
+#[derive(Debug, Clone)]
+pub enum PlannedRollout {
+    Talos(UpgradePlan),
+    Kubernetes(KubernetesUpgradePlan),
+}
+
+/// A removed-API count for one plan's (from, target), or why it failed.
+#[derive(Debug, Clone)]
+pub struct RemovedApisCounted {
+    pub cluster: String,
+    pub from: String,
+    pub target: String,
+    pub result: Result<Vec<RemovedApiCount>, String>,
 }

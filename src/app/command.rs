@@ -73,6 +73,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         help: "plan a rolling Talos upgrade of the cluster in use",
     },
     CommandSpec {
+        name: "upgrade-k8s",
+        arg: "[VERSION]",
+        help: "plan a Kubernetes upgrade of the cluster in use",
+    },
+    CommandSpec {
         name: "versions",
         arg: "",
         help: "versions pane: skew and upgrade targets",
@@ -91,6 +96,8 @@ pub enum Command {
     Pane(super::state::Pane),
     /// `:upgrade [vX.Y.Z]`.
     Upgrade(Option<String>),
+    /// `:upgrade-k8s [VERSION]`.
+    UpgradeKubernetes(Option<String>),
     Rollout,
 }
 
@@ -141,6 +148,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "etcd" => Command::Pane(super::state::Pane::Etcd),
         "versions" => Command::Pane(super::state::Pane::Versions),
         "upgrade" => Command::Upgrade(rest.first().map(|s| s.to_string())),
+        "upgrade-k8s" => Command::UpgradeKubernetes(rest.first().map(|s| s.to_string())),
         "rollout" => Command::Rollout,
         _ => Command::Quit,
     };

@@ -22,6 +22,7 @@ pub enum KeyContext {
     Filter,
     Confirm,
     UpgradePlan,
+    KubernetesPlan,
     /// The plan's installer image or acknowledgement being typed.
     TextField,
     Explain,
@@ -31,11 +32,12 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 14] = [
+    pub const ALL: [KeyContext; 15] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
         KeyContext::UpgradePlan,
+        KeyContext::KubernetesPlan,
         KeyContext::Rollout,
         KeyContext::AbortQuestion,
         KeyContext::Clusters,
@@ -60,6 +62,7 @@ impl KeyContext {
             KeyContext::Filter => "Filter (/)",
             KeyContext::Confirm => "Confirmation",
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
+            KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
             KeyContext::TextField => "Installer image, acknowledgement",
             KeyContext::Explain => "Explanation (? on the plan)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
@@ -344,6 +347,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Filter => &[FILTER],
         KeyContext::Confirm => &[CONFIRM],
         KeyContext::UpgradePlan => &[upgrade::PLAN],
+        KeyContext::KubernetesPlan => &[upgrade::KUBE_PLAN],
         KeyContext::TextField => &[upgrade::TEXT_FIELD],
         KeyContext::Explain => &[upgrade::EXPLAIN],
         KeyContext::Rollout => &[upgrade::ROLLOUT],
@@ -371,6 +375,7 @@ pub fn context(state: &AppState) -> KeyContext {
             Screen::Cluster(_) => KeyContext::Cluster,
             Screen::NodeDetail => KeyContext::NodeDetail,
             Screen::UpgradePlan => KeyContext::UpgradePlan,
+            Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::Rollout => {
                 let asking = state
                     .current

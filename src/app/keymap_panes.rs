@@ -99,6 +99,12 @@ pub(super) static CLUSTER_OWN: &[Binding] = &[
         footer: None,
     },
     Binding {
+        keys: &[Key::char('U')],
+        action: Action::OpenKubernetesUpgrade(None),
+        help: "plan a Kubernetes upgrade (the versions pane shows what runs)",
+        footer: None,
+    },
+    Binding {
         keys: &[Key::plain(KeyCode::Esc)],
         action: Action::Back,
         help: "clear the filter, else back to the fleet",

@@ -1,5 +1,6 @@
-//! The key tables of the upgrade plan screen, the progress pane, its abort
-//! question and the plan's text fields (installer image, acknowledgement).
+//! The key tables of the Talos and Kubernetes upgrade plan screens, the
+//! progress pane, its abort question and the plan's text fields (installer
+//! image, acknowledgement).
 use crossterm::event::KeyCode;
 
 use super::action::Action;
@@ -124,6 +125,99 @@ pub(super) static PLAN: &[Binding] = &[
         keys: &[Key::char(':')],
         action: Action::OpenCommandLine,
         help: "command line (:help, :upgrade vX.Y.Z, :q)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit (a running rollout resumes from its journal)",
+        footer: None,
+    },
+];
+
+pub(super) static KUBE_PLAN: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "next step or guard",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "previous step or guard",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
+        action: Action::MoveFirst,
+        help: "first step or guard",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
+        action: Action::MoveLast,
+        help: "last step or guard",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Tab)],
+        action: Action::NextPane,
+        help: "switch between the steps and the guards",
+        footer: Some("focus"),
+    },
+    Binding {
+        keys: &[Key::char('t')],
+        action: Action::NextTarget,
+        help: "next offered Kubernetes version",
+        footer: Some("target"),
+    },
+    Binding {
+        keys: &[Key::char('T')],
+        action: Action::PreviousTarget,
+        help: "previous offered Kubernetes version",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('P')],
+        action: Action::TogglePrePull,
+        help: "pull the new images on every node before the first step",
+        footer: Some("pre-pull"),
+    },
+    Binding {
+        keys: &[Key::char('a')],
+        action: Action::Acknowledge,
+        help: "type the acknowledgement a guard needs",
+        footer: Some("ack"),
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::Explain,
+        help: "explain the selected guard or step (:help lists keys)",
+        footer: Some("why"),
+    },
+    Binding {
+        keys: &[Key::char('s')],
+        action: Action::StartUpgrade,
+        help: "start (refused while a guard blocks; asks for the name)",
+        footer: Some("start"),
+    },
+    Binding {
+        keys: &[Key::char('r')],
+        action: Action::Refresh,
+        help: "poll the cluster now",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "close the plan",
+        footer: Some("back"),
+    },
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:help, :upgrade-k8s 1.35.0, :q)",
         footer: None,
     },
     Binding {

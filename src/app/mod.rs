@@ -8,6 +8,7 @@ pub mod health;
 pub mod keymap;
 mod keymap_panes;
 mod keymap_upgrade;
+pub mod kube_plan;
 pub mod prepared;
 pub mod rollout;
 pub mod rows;
@@ -16,11 +17,14 @@ mod run_rollout;
 pub mod state;
 pub mod tables;
 pub mod update;
+mod update_kube_plan;
 mod update_panes;
 mod update_upgrade;
 pub mod upgrade_plan;
 
-pub use action::{Action, AppEvent, Effect, PollerRequest, StartTalosUpgrade};
+pub use action::{
+    Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,
+};
 pub use dispatcher::{Dispatcher, MutatingAction};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};

@@ -98,7 +98,7 @@ pub fn prepare(state: &mut AppState) {
         Screen::Fleet => &[TableKind::Fleet],
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
         Screen::NodeDetail => &[TableKind::Nodes],
-        Screen::Clusters | Screen::UpgradePlan | Screen::Rollout => &[],
+        Screen::Clusters | Screen::UpgradePlan | Screen::Rollout | Screen::KubernetesPlan => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

@@ -20,7 +20,7 @@ use super::action::{Action, AppEvent, Effect, PollerRequest};
 use super::dispatcher::{Dispatcher, Gate, MutatingAction, Verdict};
 use super::keymap;
 pub use super::run_rollout::RunningRollout;
-use super::run_rollout::{RolloutStart, journal_actions, start_rollout};
+use super::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
 use super::state::{AppState, Message};
 use super::update::apply;
 use crate::discovery::Discovery;
@@ -277,7 +277,11 @@ fn perform(
                 Verdict::Cancelled(msg) => Action::Notify(Message::info(msg)),
                 // Update decides whether the plan on screen still holds.
                 Verdict::Proceed(approved)
-                    if matches!(approved.action(), MutatingAction::UpgradeTalos { .. }) =>
+                    if matches!(
+                        approved.action(),
+                        MutatingAction::UpgradeTalos { .. }
+                            | MutatingAction::UpgradeKubernetes { .. }
+                    ) =>
                 {
                     Action::Approved(approved)
                 }
@@ -288,10 +292,12 @@ fn perform(
             })
         }
         Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
-        Effect::StartTalosUpgrade(start) => {
-            start_rollout(console, RolloutStart::Fresh(start), app_tx)
+        Effect::StartRollout(start) => start_rollout(console, RolloutStart::Fresh(start), app_tx),
+        Effect::CountRemovedApis(plan) => {
+            count_removed(&console.state, *plan, app_tx);
+            None
         }
-        Effect::ResumeTalosUpgrade(approved) => {
+        Effect::ResumeRollout(approved) => {
             start_rollout(console, RolloutStart::Resume(approved), app_tx)
         }
         Effect::Control { cluster, control } => match console.rollouts.get(&cluster) {

@@ -4,14 +4,18 @@
 //! unfinished rollouts read at startup.
 use tokio::sync::mpsc;
 
-use super::action::{Action, AppEvent, StartTalosUpgrade};
+use super::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
 use super::dispatcher::ApprovedAction;
 use super::run::Console;
 use super::state::{AppState, Message};
 use crate::paths::Paths;
-use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutOutcome};
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::upgrade::kubernetes::{
+    KubernetesUpgradePlan, KubernetesUpgradeRun, count_removed_apis, resume_kubernetes_upgrade,
+    spawn_kubernetes_upgrade,
+};
 use crate::upgrade::runner::{
-    RunOptions, TalosUpgradeRun, resume_talos_upgrade, spawn_talos_upgrade,
+    RunOptions, TalosUpgradeRun, connect, resume_talos_upgrade, spawn_talos_upgrade,
 };
 
 /// A rollout this console started or resumed.
@@ -64,21 +68,33 @@ fn spawn_rollout(
     let (events, mut rx) = mpsc::unbounded_channel();
     let handle = match start {
         RolloutStart::Fresh(start) => {
-            let StartTalosUpgrade {
+            let StartRollout {
                 approved,
                 plan,
                 acks,
             } = *start;
-            spawn_talos_upgrade(
-                TalosUpgradeRun {
-                    approved,
-                    plan,
-                    acks,
-                    cluster,
-                    options: RunOptions::default(),
-                },
-                events,
-            )
+            match plan {
+                PlannedRollout::Talos(plan) => spawn_talos_upgrade(
+                    TalosUpgradeRun {
+                        approved,
+                        plan,
+                        acks,
+                        cluster,
+                        options: RunOptions::default(),
+                    },
+                    events,
+                ),
+                PlannedRollout::Kubernetes(plan) => spawn_kubernetes_upgrade(
+                    KubernetesUpgradeRun {
+                        approved,
+                        plan,
+                        acks,
+                        cluster,
+                        options: RunOptions::default(),
+                    },
+                    events,
+                ),
+            }
         }
         RolloutStart::Resume(approved) => {
             let dir = Paths::resolve().state_dir;
@@ -90,7 +106,14 @@ fn spawn_rollout(
                         dir.display()
                     )
                 })?;
-            resume_talos_upgrade(journal, approved, cluster, events)
+            match journal.kind {
+                RolloutKind::TalosUpgrade => {
+                    resume_talos_upgrade(journal, approved, cluster, events)
+                }
+                RolloutKind::KubernetesUpgrade => {
+                    resume_kubernetes_upgrade(journal, approved, cluster, events)
+                }
+            }
         }
     };
     let app = app_tx.clone();
@@ -124,7 +147,7 @@ pub(super) fn journal_actions(state: &AppState) -> Vec<Action> {
 
 /// What a runner is started with: a fresh plan, or a journal to resume.
 pub(super) enum RolloutStart {
-    Fresh(Box<StartTalosUpgrade>),
+    Fresh(Box<StartRollout>),
     Resume(ApprovedAction),
 }
 
@@ -160,4 +183,38 @@ pub(super) fn start_rollout(
             })))
         }
     }
+}
+
+/// Counts the objects stored in API versions `plan`'s target removes, off
+/// the event loop; the answer comes back as `AppEvent::RemovedApis`.
+pub(super) fn count_removed(
+    state: &AppState,
+    plan: KubernetesUpgradePlan,
+    app_tx: &mpsc::Sender<AppEvent>,
+) {
+    let cluster = state
+        .clusters
+        .iter()
+        .find(|c| c.name == plan.cluster)
+        .cloned();
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        let result = match cluster {
+            None => Err(format!(
+                "cluster {} is no longer in the talosconfig",
+                plan.cluster
+            )),
+            Some(cluster) => match connect(&cluster, &RunOptions::default()).await {
+                Ok(observer) => count_removed_apis(&observer, &plan).await,
+                Err(e) => Err(e),
+            },
+        };
+        let counted = RemovedApisCounted {
+            cluster: plan.cluster.clone(),
+            from: plan.from.to_string(),
+            target: plan.target.to_string(),
+            result,
+        };
+        let _ = app.send(AppEvent::RemovedApis(Box::new(counted))).await;
+    });
 }

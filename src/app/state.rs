@@ -28,6 +28,9 @@ pub enum Screen {
     UpgradePlan,
     /// This console's rollout on the cluster in use, node by node.
     Rollout,
+    /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
+    /// component steps, removed APIs and guards.
+    KubernetesPlan,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -231,6 +234,8 @@ pub struct AppState {
     pub prepared: super::prepared::Prepared,
     /// The upgrade plan screen, while open.
     pub upgrade: Option<super::upgrade_plan::PlanScreen>,
+    /// The Kubernetes upgrade plan screen, while open.
+    pub kube_upgrade: Option<super::kube_plan::KubePlanScreen>,
     /// This console's rollouts (running, ended, or read from a journal).
     pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
@@ -262,6 +267,7 @@ impl AppState {
             generation: 0,
             prepared: Default::default(),
             upgrade: None,
+            kube_upgrade: None,
             rollouts: Default::default(),
             wall_clock: None,
             identity: String::new(),
@@ -278,7 +284,11 @@ impl AppState {
         match self.screen {
             Screen::Fleet => Some(TableKind::Fleet),
             Screen::Cluster(pane) => Some(pane.table()),
-            Screen::Clusters | Screen::NodeDetail | Screen::UpgradePlan | Screen::Rollout => None,
+            Screen::Clusters
+            | Screen::NodeDetail
+            | Screen::UpgradePlan
+            | Screen::Rollout
+            | Screen::KubernetesPlan => None,
         }
     }
 
@@ -286,9 +296,11 @@ impl AppState {
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
         match self.screen {
-            Screen::Cluster(_) | Screen::NodeDetail | Screen::UpgradePlan | Screen::Rollout => {
-                self.current.as_deref()
-            }
+            Screen::Cluster(_)
+            | Screen::NodeDetail
+            | Screen::UpgradePlan
+            | Screen::Rollout
+            | Screen::KubernetesPlan => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

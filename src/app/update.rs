@@ -88,10 +88,16 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::Clusters => on_list(state, other),
                 None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
                 None if state.screen == Screen::Rollout => upgrade::on_rollout(state, other),
+                None if state.screen == Screen::KubernetesPlan => {
+                    super::update_kube_plan::on_kube_plan(state, other)
+                }
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_upgrade(state, target);
                         Vec::new()
+                    }
+                    Action::OpenKubernetesUpgrade(target) => {
+                        super::update_kube_plan::open_kube_upgrade(state, target)
                     }
                     Action::ShowRollout => {
                         upgrade::show_rollout(state);
@@ -116,6 +122,7 @@ fn on_event(state: &mut AppState, event: AppEvent) {
             upgrade::on_rollout_event(state, event);
         }
         AppEvent::Journal(summary) => upgrade::on_journal(state, *summary),
+        AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
@@ -346,6 +353,9 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         Ok(Some(Command::Upgrade(target))) => {
             upgrade::open_upgrade(state, target);
             Vec::new()
+        }
+        Ok(Some(Command::UpgradeKubernetes(target))) => {
+            super::update_kube_plan::open_kube_upgrade(state, target)
         }
         Ok(Some(Command::Rollout)) => {
             upgrade::show_rollout(state);

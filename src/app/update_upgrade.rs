@@ -2,7 +2,7 @@
 //! edits, guards re-evaluated on every status change, Start through the
 //! dispatcher, folding the runner's events, pause / resume / abort, and a
 //! journal found at startup. Pure, like the rest of update.
-use super::action::{Action, Effect, StartTalosUpgrade};
+use super::action::{Action, Effect, PlannedRollout, StartRollout};
 use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::rollout::RolloutView;
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
@@ -47,25 +47,42 @@ fn target_cluster(state: &mut AppState) -> Option<String> {
     state.current.clone()
 }
 
-/// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress pane while this
-/// console's rollout of the cluster has not ended.
-pub fn open_upgrade(state: &mut AppState, target: Option<String>) {
-    let Some(cluster) = target_cluster(state) else {
+/// The cluster an upgrade plan opens for, or `None` (said on the message line).
+pub(super) fn usable_cluster(state: &mut AppState) -> Option<String> {
+    let cluster = target_cluster(state);
+    if cluster.is_none() {
         state.message = Some(Message::warn(
             "no cluster in use: Enter on the fleet or :ctx NAME",
         ));
+    }
+    cluster
+}
+
+/// Shows this console's unfinished rollout of `cluster` instead of a plan;
+/// true when there is one (one rollout per cluster, whatever its kind).
+pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> bool {
+    let Some(view) = state.rollouts.get(cluster).filter(|r| r.unfinished()) else {
+        return false;
+    };
+    let hint = if view.resumable {
+        "r resumes it"
+    } else {
+        "p pauses, A aborts"
+    };
+    state.message = Some(Message::info(format!(
+        "a rollout of {cluster} has not ended: {hint}"
+    )));
+    state.screen = Screen::Rollout;
+    true
+}
+
+/// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress pane while this
+/// console's rollout of the cluster has not ended.
+pub fn open_upgrade(state: &mut AppState, target: Option<String>) {
+    let Some(cluster) = usable_cluster(state) else {
         return;
     };
-    if let Some(view) = state.rollouts.get(&cluster).filter(|r| r.unfinished()) {
-        let hint = if view.resumable {
-            "r resumes it"
-        } else {
-            "p pauses, A aborts"
-        };
-        state.message = Some(Message::info(format!(
-            "a rollout of {cluster} has not ended: {hint}"
-        )));
-        state.screen = Screen::Rollout;
+    if unfinished_rollout_shown(state, &cluster) {
         return;
     }
     let Some(live) = state.fleet.cluster(&cluster).filter(|l| l.has_data()) else {
@@ -105,16 +122,17 @@ pub fn show_rollout(state: &mut AppState) {
 /// Re-evaluates the open plan's guards when `cluster`'s status changed.
 /// Returns whether anything the plan shows changed.
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
+    let kube = super::update_kube_plan::on_kube_status_change(state, cluster);
     let other = other_rollout(state, cluster);
     let Some(plan) = state.upgrade.as_mut().filter(|p| p.cluster == cluster) else {
-        return false;
+        return kube;
     };
     let Some(live) = state.fleet.cluster(cluster) else {
-        return false;
+        return kube;
     };
     let before = plan.guards.clone();
     plan.evaluate(&live.status, other.as_ref());
-    plan.guards != before
+    kube || plan.guards != before
 }
 
 /// Rebuilds the open plan from live status (after a target or option change).
@@ -344,6 +362,9 @@ pub fn set_image(state: &mut AppState, text: &str) {
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
+    if state.screen == Screen::KubernetesPlan {
+        return super::update_kube_plan::acknowledge_kube(state, text);
+    }
     let Some(plan) = state.upgrade.as_mut() else {
         return;
     };
@@ -397,8 +418,15 @@ fn placeholder(plan: &UpgradePlan) -> RolloutSummary {
 /// The dispatcher approved a rollout: start the plan on screen, or resume
 /// the journal shown, if either still matches and no guard blocks now.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let (cluster, target) = match approved.action() {
-        MutatingAction::UpgradeTalos { cluster, target } => (cluster.clone(), target.clone()),
+    let (cluster, target, kind) = match approved.action() {
+        MutatingAction::UpgradeTalos { cluster, target } => {
+            (cluster.clone(), target.clone(), RolloutKind::TalosUpgrade)
+        }
+        MutatingAction::UpgradeKubernetes { cluster, target } => (
+            cluster.clone(),
+            target.clone(),
+            RolloutKind::KubernetesUpgrade,
+        ),
         _ => {
             return vec![Effect::NotRun {
                 approved,
@@ -413,17 +441,20 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         }]
     };
     if let Some(view) = state.rollouts.get_mut(&cluster) {
-        if view.resumable && view.summary.target == target {
+        if view.resumable && view.summary.kind == kind && view.summary.target == target {
             view.resumable = false;
             view.running = true;
             view.push_log("resuming from the journal".to_string());
             state.current = Some(cluster);
             state.screen = Screen::Rollout;
-            return vec![Effect::ResumeTalosUpgrade(approved)];
+            return vec![Effect::ResumeRollout(approved)];
         }
         if view.unfinished() {
             return not_run(format!("a rollout of {cluster} is already running here"));
         }
+    }
+    if kind == RolloutKind::KubernetesUpgrade {
+        return super::update_kube_plan::start_approved_kube(state, approved, cluster, target);
     }
     evaluate(state);
     let Some(screen) = state
@@ -448,9 +479,9 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     state.upgrade = None;
     state.current = Some(cluster);
     state.screen = Screen::Rollout;
-    vec![Effect::StartTalosUpgrade(Box::new(StartTalosUpgrade {
+    vec![Effect::StartRollout(Box::new(StartRollout {
         approved,
-        plan,
+        plan: PlannedRollout::Talos(plan),
         acks,
     }))]
 }
@@ -488,9 +519,12 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
             return control(RolloutControl::Resume);
         }
         Action::ResumeRollout if view.resumable => {
-            return vec![Effect::Gate(MutatingAction::UpgradeTalos {
-                cluster: cluster.clone(),
-                target: view.summary.target.clone(),
+            let (cluster, target) = (cluster.clone(), view.summary.target.clone());
+            return vec![Effect::Gate(match view.summary.kind {
+                RolloutKind::TalosUpgrade => MutatingAction::UpgradeTalos { cluster, target },
+                RolloutKind::KubernetesUpgrade => {
+                    MutatingAction::UpgradeKubernetes { cluster, target }
+                }
             })];
         }
         Action::AbortRollout if view.running => {
@@ -515,6 +549,9 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.message = Some(Message::info(why));
         }
         Action::OpenUpgrade(target) if !view.unfinished() => open_upgrade(state, target),
+        Action::OpenKubernetesUpgrade(target) if !view.unfinished() => {
+            return super::update_kube_plan::open_kube_upgrade(state, target);
+        }
         Action::Back => state.screen = Screen::Cluster(Pane::Nodes),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),

@@ -217,11 +217,14 @@ fn confirm_flow_starts_the_plan_on_screen() {
         panic!("the typed name matched");
     };
     let effects = update(&mut state, Action::Approved(approved));
-    let [Effect::StartTalosUpgrade(start)] = effects.as_slice() else {
+    let [Effect::StartRollout(start)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    assert_eq!(start.plan.cluster, "healthy");
-    let cp3 = start.plan.steps.iter().find(|s| s.node == "cp-3").unwrap();
+    let crate::app::action::PlannedRollout::Talos(plan) = &start.plan else {
+        panic!("a Talos plan: {start:?}");
+    };
+    assert_eq!(plan.cluster, "healthy");
+    let cp3 = plan.steps.iter().find(|s| s.node == "cp-3").unwrap();
     assert!(cp3.is_skipped(), "the plan runs as edited");
     assert_eq!(state.screen, Screen::Rollout);
     let view = &state.rollouts["healthy"];
@@ -423,7 +426,7 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
     };
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
-        matches!(effects.as_slice(), [Effect::ResumeTalosUpgrade(_)]),
+        matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),
         "{effects:?}"
     );
     assert!(state.rollouts["healthy"].running);

@@ -142,19 +142,8 @@ impl PlanScreen {
             self.guards.clear();
             return;
         };
-        let mut guards = plan_guards(plan, status, &roles_of(status), other);
-        guards.sort_by_key(|g| match g.verdict {
-            Verdict::Fail => 0,
-            Verdict::Warn => 1,
-            Verdict::Pass => 2,
-        });
-        self.guards = guards;
-        if self
-            .guard
-            .is_none_or(|id| !self.guards.iter().any(|g| g.id == id))
-        {
-            self.guard = self.guards.first().map(|g| g.id);
-        }
+        let guards = plan_guards(plan, status, &roles_of(status), other);
+        set_guards(&mut self.guards, &mut self.guard, guards);
     }
 
     /// Edits the plan; the edit is kept for rebuilds when it applied.
@@ -184,11 +173,7 @@ impl PlanScreen {
 
     /// The acknowledgement still to type, when a guard needs one.
     pub fn missing_ack(&self) -> Option<&str> {
-        self.guards
-            .iter()
-            .filter(|g| g.verdict == Verdict::Warn)
-            .filter_map(|g| g.needs_ack.as_deref())
-            .find(|needed| !self.acks.iter().any(|a| a.trim() == *needed))
+        missing_ack(&self.guards, &self.acks)
     }
 
     /// Why Start is refused, or `None` when it is offered.
@@ -197,29 +182,62 @@ impl PlanScreen {
             Ok(plan) => plan,
             Err(e) => return Some(e.clone()),
         };
-        if self.guards.is_empty() {
-            return Some(format!("no status for {} yet", plan.cluster));
-        }
-        let failing: Vec<&str> = self
-            .guards
-            .iter()
-            .filter(|g| g.verdict == Verdict::Fail)
-            .map(|g| g.id.title())
-            .collect();
-        if !failing.is_empty() {
-            return Some(format!("guard failing: {}", failing.join(", ")));
-        }
-        if let Some(needed) = self.missing_ack() {
-            return Some(format!("type the acknowledgement first (a): {needed}"));
-        }
-        blocking(&self.guards, &self.acks).then(|| "a guard blocks the start".to_string())
+        guards_refusal(&plan.cluster, &self.guards, &self.acks)
     }
 
     /// How many guards pass, warn and fail.
     pub fn counts(&self) -> (usize, usize, usize) {
-        let n = |v: Verdict| self.guards.iter().filter(|g| g.verdict == v).count();
-        (n(Verdict::Pass), n(Verdict::Warn), n(Verdict::Fail))
+        verdict_counts(&self.guards)
     }
+}
+
+/// Puts freshly evaluated guards on a plan screen, worst first (fail, warn,
+/// pass, each group in the guards' own order), keeping the selection by guard.
+/// Both the Talos and the Kubernetes plan screens show guards this way.
+pub fn set_guards(shown: &mut Vec<Guard>, selected: &mut Option<GuardId>, mut guards: Vec<Guard>) {
+    guards.sort_by_key(|g| match g.verdict {
+        Verdict::Fail => 0,
+        Verdict::Warn => 1,
+        Verdict::Pass => 2,
+    });
+    *shown = guards;
+    if selected.is_none_or(|id| !shown.iter().any(|g| g.id == id)) {
+        *selected = shown.first().map(|g| g.id);
+    }
+}
+
+/// The acknowledgement still to type, when a warning needs one.
+pub fn missing_ack<'a>(guards: &'a [Guard], acks: &[String]) -> Option<&'a str> {
+    guards
+        .iter()
+        .filter(|g| g.verdict == Verdict::Warn)
+        .filter_map(|g| g.needs_ack.as_deref())
+        .find(|needed| !acks.iter().any(|a| a.trim() == *needed))
+}
+
+/// Why the guards refuse Start on `cluster`, or `None` when they allow it.
+pub fn guards_refusal(cluster: &str, guards: &[Guard], acks: &[String]) -> Option<String> {
+    if guards.is_empty() {
+        return Some(format!("no status for {cluster} yet"));
+    }
+    let failing: Vec<&str> = guards
+        .iter()
+        .filter(|g| g.verdict == Verdict::Fail)
+        .map(|g| g.id.title())
+        .collect();
+    if !failing.is_empty() {
+        return Some(format!("guard failing: {}", failing.join(", ")));
+    }
+    if let Some(needed) = missing_ack(guards, acks) {
+        return Some(format!("type the acknowledgement first (a): {needed}"));
+    }
+    blocking(guards, acks).then(|| "a guard blocks the start".to_string())
+}
+
+/// How many guards pass, warn and fail.
+pub fn verdict_counts(guards: &[Guard]) -> (usize, usize, usize) {
+    let n = |v: Verdict| guards.iter().filter(|g| g.verdict == v).count();
+    (n(Verdict::Pass), n(Verdict::Warn), n(Verdict::Fail))
 }
 
 fn apply_edit(plan: &mut UpgradePlan, edit: &PlanEdit) -> Result<(), crate::upgrade::PlanError> {

@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod footer;
 pub mod header;
 pub mod help;
+pub mod kube_plan;
 pub mod node_detail;
 pub mod nodes;
 pub mod rollout;
@@ -90,6 +91,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
         Screen::UpgradePlan => (&upgrade_plan::UpgradePlanView::new(state, look)).render(body, buf),
         Screen::Rollout => (&rollout::RolloutPane::new(state, look)).render(body, buf),
+        Screen::KubernetesPlan => (&kube_plan::KubePlanView::new(state, look)).render(body, buf),
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);

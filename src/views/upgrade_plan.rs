@@ -11,9 +11,9 @@ use super::table::{DataTable, pane_block};
 use super::{Look, fit};
 use crate::app::state::{AppState, TableKind, TableView};
 use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
-use crate::app::upgrade_plan::{PlanFocus, PlanScreen, api_word, verdict_word};
+use crate::app::upgrade_plan::{PlanFocus, PlanScreen, api_word, verdict_counts, verdict_word};
 use crate::tui::Role;
-use crate::upgrade::{StepState, UpgradePlan, Verdict};
+use crate::upgrade::{Guard, GuardId, StepState, UpgradePlan, Verdict};
 
 static STEP_COLUMNS: &[Column] = &[
     col("NODE", Width::Fixed(12)).wider(Width::Fixed(24)),
@@ -76,30 +76,31 @@ impl<'a> UpgradePlanView<'a> {
             })
             .collect()
     }
+}
 
-    fn guard_rows(&self, screen: &PlanScreen) -> Vec<TableRow> {
-        let g = &self.look.glyphs;
-        screen
-            .guards
-            .iter()
-            .map(|guard| {
-                let (glyph, tone) = match guard.verdict {
-                    Verdict::Pass => (g.ok, Tone::Ok),
-                    Verdict::Warn => (g.warn, Tone::Warn),
-                    Verdict::Fail => (g.error, Tone::Error),
-                };
-                TableRow {
-                    key: guard.id.title().to_string(),
-                    cells: vec![
-                        TableCell::new(format!("{glyph} {}", verdict_word(guard.verdict)), tone),
-                        TableCell::plain(guard.id.title()),
-                        TableCell::new(&guard.reason, tone_of_reason(guard.verdict)),
-                    ],
-                }
-            })
-            .collect()
-    }
+fn guard_rows(look: &Look, guards: &[Guard]) -> Vec<TableRow> {
+    let g = &look.glyphs;
+    guards
+        .iter()
+        .map(|guard| {
+            let (glyph, tone) = match guard.verdict {
+                Verdict::Pass => (g.ok, Tone::Ok),
+                Verdict::Warn => (g.warn, Tone::Warn),
+                Verdict::Fail => (g.error, Tone::Error),
+            };
+            TableRow {
+                key: guard.id.title().to_string(),
+                cells: vec![
+                    TableCell::new(format!("{glyph} {}", verdict_word(guard.verdict)), tone),
+                    TableCell::plain(guard.id.title()),
+                    TableCell::new(&guard.reason, tone_of_reason(guard.verdict)),
+                ],
+            }
+        })
+        .collect()
+}
 
+impl UpgradePlanView<'_> {
     /// Target, image and options, then what the options mean here.
     fn summary(&self, screen: &PlanScreen, width: usize) -> Vec<Line<'static>> {
         let s = &self.look.styles;
@@ -159,40 +160,83 @@ impl<'a> UpgradePlanView<'a> {
         }
         lines
     }
+}
 
-    /// The last line: Start offered, refused (why), or the acknowledgement.
-    fn verdict(&self, screen: &PlanScreen, width: usize) -> Line<'static> {
-        let s = &self.look.styles;
-        let g = &self.look.glyphs;
-        // With nothing failing, the acknowledgement is the one thing left.
-        let failing = screen.counts().2;
-        if let Some(needed) = screen.missing_ack().filter(|_| failing == 0) {
-            return Line::from(vec![
-                Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
-                Span::styled("a", s.get(Role::Key)),
-                Span::styled(", then type: ", s.get(Role::Warn)),
-                Span::styled(needed.to_string(), s.get(Role::Accent)),
-            ]);
-        }
-        match screen.start_refused() {
-            Some(why) => Line::from(Span::styled(
-                fit(
-                    &format!("{} Start refused: {why}", g.error),
-                    width,
-                    g.ellipsis,
-                ),
-                s.get(Role::Error),
-            )),
-            None => Line::from(vec![
-                Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
-                Span::styled("s", s.get(Role::Key)),
-                Span::styled(
-                    " starts (you type the cluster name to confirm)",
-                    s.get(Role::Text),
-                ),
-            ]),
-        }
+/// The last line of a plan screen: Start offered, refused (why), or the
+/// acknowledgement to type (`ack_prompt`: given only when it is the one
+/// thing left). `refused` is the plan's `start_refused()`.
+pub(super) fn verdict_line(
+    look: &Look,
+    ack_prompt: Option<&str>,
+    refused: Option<String>,
+    width: usize,
+) -> Line<'static> {
+    let s = &look.styles;
+    let g = &look.glyphs;
+    if let Some(needed) = ack_prompt {
+        return Line::from(vec![
+            Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
+            Span::styled("a", s.get(Role::Key)),
+            Span::styled(", then type: ", s.get(Role::Warn)),
+            Span::styled(needed.to_string(), s.get(Role::Accent)),
+        ]);
     }
+    match refused {
+        Some(why) => Line::from(Span::styled(
+            fit(
+                &format!("{} Start refused: {why}", g.error),
+                width,
+                g.ellipsis,
+            ),
+            s.get(Role::Error),
+        )),
+        None => Line::from(vec![
+            Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
+            Span::styled("s", s.get(Role::Key)),
+            Span::styled(
+                " starts (you type the cluster name to confirm)",
+                s.get(Role::Text),
+            ),
+        ]),
+    }
+}
+
+/// The guards pane of a plan screen, worst first, with the selected guard.
+pub(super) fn render_guards(
+    look: &Look,
+    guards: &[Guard],
+    selected: Option<GuardId>,
+    active: bool,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let (pass, warn, fail) = verdict_counts(guards);
+    let block = pane_block(
+        look,
+        vec![Span::styled(
+            format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) "),
+            look.styles.get(Role::Title),
+        )],
+        active,
+    );
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let data = TableData {
+        kind: TableKind::Nodes,
+        columns: GUARD_COLUMNS,
+        rows: guard_rows(look, guards),
+        total: guards.len(),
+    };
+    let view = unsorted(selected.map(|g| g.title().to_string()));
+    DataTable {
+        data: &data,
+        view: &view,
+        look,
+        title: "",
+        active,
+        empty: "No status yet: the guards run when the cluster answers.",
+    }
+    .render_rows(inner, buf);
 }
 
 fn tone_of_reason(verdict: Verdict) -> Tone {
@@ -204,7 +248,7 @@ fn tone_of_reason(verdict: Verdict) -> Tone {
 }
 
 /// A table's view with no sort arrow: the plan's order is the rollout order.
-fn unsorted(selected: Option<String>) -> TableView {
+pub(super) fn unsorted(selected: Option<String>) -> TableView {
     TableView {
         selected,
         sort: usize::MAX,
@@ -281,36 +325,18 @@ impl Widget for &UpgradePlanView<'_> {
                 .render(inner, buf),
         }
 
-        let (pass, warn, fail) = screen.counts();
-        let guards_active = screen.focus == PlanFocus::Guards;
-        let block = pane_block(
+        render_guards(
             self.look,
-            vec![Span::styled(
-                format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) "),
-                s.get(Role::Title),
-            )],
-            guards_active,
+            &screen.guards,
+            screen.guard,
+            screen.focus == PlanFocus::Guards,
+            guards_area,
+            buf,
         );
-        let inner = block.inner(guards_area);
-        block.render(guards_area, buf);
-        let data = TableData {
-            kind: TableKind::Nodes,
-            columns: GUARD_COLUMNS,
-            rows: self.guard_rows(screen),
-            total: screen.guards.len(),
-        };
-        let view = unsorted(screen.guard.map(|g| g.title().to_string()));
-        DataTable {
-            data: &data,
-            view: &view,
-            look: self.look,
-            title: "",
-            active: guards_active,
-            empty: "No status yet: the guards run when the cluster answers.",
-        }
-        .render_rows(inner, buf);
-
-        Paragraph::new(self.verdict(screen, inner_width))
+        // With nothing failing, the acknowledgement is the one thing left.
+        let ack_prompt = screen.missing_ack().filter(|_| screen.counts().2 == 0);
+        let verdict = verdict_line(self.look, ack_prompt, screen.start_refused(), inner_width);
+        Paragraph::new(verdict)
             .block(ratatui::widgets::Block::new().padding(ratatui::widgets::Padding::horizontal(1)))
             .render(bottom, buf);
     }

@@ -22,6 +22,19 @@ pub const MIXED: &str = "mixed";
 
 const TALOS: &str = "v1.11.3";
 const KUBERNETES: &str = "v1.34.1";
+
+/// The sim's `healthy-112` (every node on Talos 1.12) and `removed-api`
+/// (Kubernetes 1.31, objects stored in APIs 1.32 removes) also work here.
+pub const HEALTHY_112: &str = "healthy-112";
+pub const REMOVED_API: &str = "removed-api";
+
+fn kubernetes_of(scenario: &str) -> &'static str {
+    if scenario == REMOVED_API {
+        "v1.31.4"
+    } else {
+        KUBERNETES
+    }
+}
 /// How long cp-2 has been down when the snapshots are taken.
 const DOWN_FOR: Duration = Duration::from_secs(35);
 
@@ -105,6 +118,8 @@ fn node_status(scenario: &str, spec: &Spec, late: bool) -> NodeStatus {
     }
     let talos = if scenario == MIXED && spec.name == "w-2" {
         "v1.10.7"
+    } else if scenario == HEALTHY_112 {
+        "v1.12.0"
     } else {
         TALOS
     };
@@ -167,7 +182,7 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
             components.push(ComponentReport {
                 node: s.name.into(),
                 name: name.into(),
-                version: KUBERNETES.into(),
+                version: kubernetes_of(scenario).into(),
                 ready: !is_down(scenario, s.name, late),
             });
         }
@@ -179,7 +194,7 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
             roles: vec![],
             ready: !is_down(scenario, s.name, late),
             conditions: vec![],
-            kubelet_version: KUBERNETES.into(),
+            kubelet_version: kubernetes_of(scenario).into(),
             internal_ips: vec![s.address.clone()],
             hostname: Some(s.name.into()),
             taints: vec![],
@@ -189,9 +204,9 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
         .collect();
     KubernetesFacts {
         report: KubernetesReport {
-            server_version: Some(KUBERNETES.into()),
+            server_version: Some(kubernetes_of(scenario).into()),
             components,
-            kube_proxy_version: Some(KUBERNETES.into()),
+            kube_proxy_version: Some(kubernetes_of(scenario).into()),
             error: None,
         },
         nodes,

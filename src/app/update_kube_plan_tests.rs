@@ -1,0 +1,323 @@
+//! Unit tests of the Kubernetes plan screen: `U` and `:upgrade-k8s` open it,
+//! the removed-API count is asked once and folded back, its acknowledgement
+//! and the single control plane's, Start through the dispatcher (read-only
+//! refuses), and the progress pane resuming a Kubernetes journal.
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::app::action::AppEvent;
+use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::app::keymap::{self, KeyContext};
+use crate::app::update::update;
+use crate::discovery::{Cluster, Discovery, TalosContext};
+use crate::fleet::{ClusterLive, ClusterStatus};
+use crate::kube::removed_apis::RemovedApiCount;
+use crate::upgrade::fixtures;
+use crate::upgrade::kubernetes::REMOVED_APIS_ACK;
+use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
+
+fn state_with(status: ClusterStatus) -> AppState {
+    let name = status.name.clone();
+    let cluster = Cluster {
+        name: name.clone(),
+        talos: Some(TalosContext {
+            name: name.clone(),
+            file: PathBuf::from("/t"),
+            endpoints: vec!["127.10.0.2".into()],
+            nodes: vec![],
+            ca_pem: String::new(),
+            crt_pem: String::new(),
+            key_pem: String::new(),
+        }),
+        kube: None,
+        paired_by: None,
+    };
+    let mut state = AppState::new(
+        Discovery {
+            clusters: vec![cluster],
+            ..Discovery::default()
+        },
+        false,
+    );
+    let live = ClusterLive {
+        status,
+        poll_finished: Some(Instant::now()),
+        ..ClusterLive::default()
+    };
+    state.fleet.clusters.insert(name.clone(), live);
+    state.use_cluster(&name);
+    state.screen = Screen::Cluster(Pane::Versions);
+    state
+}
+
+/// Talos 1.12 runs Kubernetes 1.35, so 1.35 releases are offered.
+fn on_112() -> ClusterStatus {
+    with_static_pods(fixtures::healthy_on("v1.12.0"))
+}
+
+/// The control-plane static pods on 1.34.1, ready, as the poller reports them.
+fn with_static_pods(mut status: ClusterStatus) -> ClusterStatus {
+    let control_planes: Vec<String> = status
+        .nodes
+        .iter()
+        .filter(|n| n.role == crate::fleet::NodeRole::Controlplane)
+        .map(|n| n.name.clone())
+        .collect();
+    if let Some(kube) = status.kubernetes.as_mut() {
+        kube.kube_proxy_version = Some("v1.34.1".into());
+        for node in control_planes {
+            for name in [
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler",
+            ] {
+                kube.components.push(crate::fleet::ComponentReport {
+                    node: node.clone(),
+                    name: name.into(),
+                    version: "v1.34.1".into(),
+                    ready: true,
+                });
+            }
+        }
+    }
+    status
+}
+
+/// `U` on the versions pane; returns the count the screen asked for.
+fn open(state: &mut AppState) -> KubernetesUpgradePlan {
+    let key = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
+    let action = keymap::action_for(state, &key).expect("U is bound on the cluster panes");
+    let effects = update(state, action);
+    assert_eq!(state.screen, Screen::KubernetesPlan, "{:?}", state.message);
+    assert_eq!(keymap::context(state), KeyContext::KubernetesPlan);
+    match effects.as_slice() {
+        [Effect::CountRemovedApis(plan)] => (**plan).clone(),
+        other => panic!("expected the removed-API count asked for, got {other:?}"),
+    }
+}
+
+fn counted(plan: &KubernetesUpgradePlan, counts: Vec<RemovedApiCount>) -> Action {
+    Action::Event(AppEvent::RemovedApis(Box::new(RemovedApisCounted {
+        cluster: plan.cluster.clone(),
+        from: plan.from.to_string(),
+        target: plan.target.to_string(),
+        result: Ok(counts),
+    })))
+}
+
+fn screen(state: &AppState) -> &KubePlanScreen {
+    state.kube_upgrade.as_ref().expect("Kubernetes plan open")
+}
+
+fn guard(state: &AppState, id: GuardId) -> crate::upgrade::Guard {
+    screen(state)
+        .guards
+        .iter()
+        .find(|g| g.id == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {id:?} guard"))
+}
+
+fn type_ack(state: &mut AppState, text: &str) {
+    update(state, Action::Acknowledge);
+    for c in text.chars() {
+        update(state, Action::Insert(c));
+    }
+    update(state, Action::Submit);
+}
+
+#[test]
+fn u_opens_the_plan_and_the_removed_api_guard_checks_until_the_count_arrives() {
+    let mut state = state_with(on_112());
+    let plan = open(&mut state);
+    assert_eq!(
+        Some(&plan.target),
+        screen(&state).targets.last(),
+        "the newest"
+    );
+    assert_eq!((plan.target.major, plan.target.minor), (1, 35));
+    assert_eq!(
+        plan.steps[0].component.as_str(),
+        "kube-apiserver",
+        "upstream order"
+    );
+    let removed = guard(&state, GuardId::RemovedApis);
+    assert_eq!(removed.reason, crate::app::kube_plan::CHECKING);
+    assert!(screen(&state).start_refused().is_some(), "no count yet");
+
+    update(&mut state, counted(&plan, vec![]));
+    assert_eq!(
+        guard(&state, GuardId::RemovedApis).verdict,
+        GuardVerdict::Pass
+    );
+    assert_eq!(
+        screen(&state).start_refused(),
+        None,
+        "{:?}",
+        screen(&state).guards
+    );
+
+    // A count for another plan (an older target) is not taken.
+    update(&mut state, Action::NextTarget);
+    assert_ne!(screen(&state).target, plan.target);
+    let fresh = screen(&state).removed_apis.clone();
+    assert_eq!(fresh, None, "a new target is counted again");
+}
+
+#[test]
+fn upgrade_k8s_command_takes_a_named_version_and_the_path_guard_decides() {
+    let mut state = state_with(on_112());
+    update(&mut state, Action::OpenCommandLine);
+    for c in "upgrade-k8s 1.36.0".chars() {
+        update(&mut state, Action::Insert(c));
+    }
+    let effects = update(&mut state, Action::Submit);
+    assert!(matches!(effects.as_slice(), [Effect::CountRemovedApis(_)]));
+    assert_eq!(screen(&state).target.to_string(), "v1.36.0");
+    assert_eq!(
+        guard(&state, GuardId::KubernetesPath).verdict,
+        GuardVerdict::Fail,
+        "a skipped minor fails its guard"
+    );
+    assert!(screen(&state).start_refused().is_some());
+}
+
+#[test]
+fn stored_objects_in_removed_apis_need_the_typed_acknowledgement() {
+    let mut state = state_with(on_112());
+    let plan = open(&mut state);
+    let counts = vec![RemovedApiCount {
+        api: "flowschemas.v1beta3.flowcontrol.apiserver.k8s.io".into(),
+        removed_in: "1.32".into(),
+        replacement: "flowcontrol.apiserver.k8s.io/v1".into(),
+        count: 2,
+    }];
+    update(&mut state, counted(&plan, counts));
+    let removed = guard(&state, GuardId::RemovedApis);
+    assert_eq!(removed.verdict, GuardVerdict::Fail);
+    assert!(removed.reason.contains("flowschemas"), "{}", removed.reason);
+    assert_eq!(screen(&state).missing_ack(), Some(REMOVED_APIS_ACK));
+    let effects = update(&mut state, Action::StartUpgrade);
+    assert!(effects.is_empty(), "refused: {effects:?}");
+
+    type_ack(&mut state, "objects in removed API versions");
+    assert!(
+        screen(&state).acks.is_empty(),
+        "a partial text is not taken"
+    );
+    type_ack(&mut state, REMOVED_APIS_ACK);
+    assert_eq!(
+        guard(&state, GuardId::RemovedApis).verdict,
+        GuardVerdict::Warn
+    );
+    assert_eq!(screen(&state).start_refused(), None);
+}
+
+#[test]
+fn a_single_control_plane_asks_for_its_acknowledgement() {
+    let mut status = with_static_pods(fixtures::single_cp());
+    for node in &mut status.nodes {
+        node.talos_version = Some("v1.12.0".into());
+    }
+    let mut state = state_with(status);
+    let plan = open(&mut state);
+    update(&mut state, counted(&plan, vec![]));
+    assert_eq!(screen(&state).missing_ack(), Some(SINGLE_CONTROL_PLANE_ACK));
+    type_ack(&mut state, SINGLE_CONTROL_PLANE_ACK);
+    assert_eq!(screen(&state).start_refused(), None);
+}
+
+#[test]
+fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = state_with(on_112());
+    let plan = open(&mut state);
+    update(&mut state, counted(&plan, vec![]));
+    update(&mut state, Action::TogglePrePull);
+    let effects = update(&mut state, Action::StartUpgrade);
+    let [Effect::Gate(action)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let target = screen(&state).target_text();
+    assert!(!target.starts_with('v'), "{target}");
+    assert_eq!(
+        *action,
+        MutatingAction::UpgradeKubernetes {
+            cluster: "healthy".into(),
+            target: target.clone(),
+        }
+    );
+    let readonly = Dispatcher::new(true, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Refused(msg) = readonly.request(action.clone()) else {
+        panic!("read-only must refuse");
+    };
+    assert!(msg.contains("read-only"), "{msg}");
+
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = d.request(action.clone()) else {
+        panic!("expected a confirmation");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
+        panic!("the typed name matched");
+    };
+    let effects = update(&mut state, Action::Approved(approved));
+    let [Effect::StartRollout(start)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let PlannedRollout::Kubernetes(run) = &start.plan else {
+        panic!("a Kubernetes plan: {start:?}");
+    };
+    assert!(run.pre_pull, "the plan runs as shown");
+    assert_eq!(state.screen, Screen::Rollout);
+    let view = &state.rollouts["healthy"];
+    assert_eq!(view.summary.kind, RolloutKind::KubernetesUpgrade);
+    assert_eq!(
+        view.summary.steps[0].label,
+        format!("kube-apiserver v{target}")
+    );
+    // While it runs, U shows the progress pane, not another plan.
+    update(&mut state, Action::Back);
+    update(&mut state, Action::OpenKubernetesUpgrade(None));
+    assert_eq!(state.screen, Screen::Rollout);
+}
+
+#[test]
+fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade() {
+    let mut state = state_with(on_112());
+    let summary = RolloutSummary {
+        cluster: "healthy".into(),
+        kind: RolloutKind::KubernetesUpgrade,
+        target: "1.35.0".into(),
+        holder: "op@jump1".into(),
+        steps: vec![StepProgress::pending("cp-1", "kube-apiserver v1.35.0")],
+        paused: false,
+        outcome: None,
+    };
+    update(
+        &mut state,
+        Action::Event(AppEvent::Journal(Box::new(summary))),
+    );
+    update(&mut state, Action::ShowRollout);
+    assert_eq!(state.screen, Screen::Rollout);
+    let effects = update(&mut state, Action::ResumeRollout);
+    let [Effect::Gate(action)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    assert!(matches!(action, MutatingAction::UpgradeKubernetes { .. }));
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = d.request(action.clone()) else {
+        panic!()
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
+        panic!()
+    };
+    let effects = update(&mut state, Action::Approved(approved));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),
+        "{effects:?}"
+    );
+}
