@@ -467,3 +467,30 @@ async fn a_reader_context_is_refused() {
         "no node was called"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_planes_in_any_order_complete_kube_proxy() {
+    // The console may list control planes in the order their reports arrived: the kube-proxy
+    // step must not depend on the first control plane being stepped first.
+    let fx = start(builtin("healthy-112")).await;
+    let mut status = fx.status("healthy-112").await;
+    status.nodes.reverse();
+    let target = Version::parse("1.35.0").expect("target");
+    let plan = KubernetesUpgradePlan::new(&status, &target, false).expect("plan");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = spawn_kubernetes_upgrade(
+        KubernetesUpgradeRun {
+            approved: approve_k8s(&fx, "healthy-112", "1.35.0"),
+            plan,
+            acks: vec![],
+            cluster: fx.cluster("healthy-112"),
+            options: options(&fx, Duration::from_secs(20)),
+        },
+        tx,
+    );
+    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
+    let status = fx.status("healthy-112").await;
+    let kube = status.kubernetes.as_ref().expect("kubernetes");
+    assert_eq!(kube.kube_proxy_version.as_deref(), Some("v1.35.0"));
+}

@@ -4,6 +4,7 @@
 //! fields, and what an ApplyConfiguration that changes an image does: the component restarts and
 //! runs the new version, ready again, some simulated seconds later.
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
@@ -57,6 +58,10 @@ pub struct NodeKubernetes {
     /// Tag of `cluster.proxy.image` in the node's machine config; the control planes render the
     /// kube-proxy DaemonSet from it.
     pub proxy_version: String,
+    /// When this node's config last changed the kube-proxy image (a fleet-wide sequence; 0 =
+    /// as booted). The newest render is what the DaemonSet shows, as the control planes'
+    /// manifest controllers apply whatever their config says last.
+    pub proxy_rendered: u64,
     /// Bumped on every applied machine config (the MachineConfig resource's version).
     pub config_generation: u64,
 }
@@ -75,6 +80,7 @@ impl NodeKubernetes {
             kubelet: ComponentStatus::new(KUBELET, version),
             static_pods,
             proxy_version: version.to_string(),
+            proxy_rendered: 0,
             config_generation: 1,
         }
     }
@@ -197,6 +203,9 @@ pub fn current_config(node: &SimNode) -> String {
     }
 }
 
+/// Orders kube-proxy renders across the fleet.
+static PROXY_RENDERS: AtomicU64 = AtomicU64::new(0);
+
 /// A config applied without a reboot: every component whose image tag changed restarts on it.
 /// The kube-proxy image only changes what the node renders.
 pub(crate) fn apply_images(core: &Arc<Core>, node: &Arc<SimNode>, images: &ConfigImages) {
@@ -225,8 +234,11 @@ pub(crate) fn apply_images(core: &Arc<Core>, node: &Arc<SimNode>, images: &Confi
         .map(str::to_string);
     core.fleet.update(node, |s| {
         s.kubernetes.config_generation += 1;
-        if let Some(proxy) = proxy {
+        if let Some(proxy) = proxy
+            && proxy != s.kubernetes.proxy_version
+        {
             s.kubernetes.proxy_version = proxy;
+            s.kubernetes.proxy_rendered = PROXY_RENDERS.fetch_add(1, Ordering::Relaxed) + 1;
         }
     });
     for (component, version) in restarts {

@@ -75,11 +75,13 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
             }
         })
         .collect();
-    // The control planes render the kube-proxy DaemonSet from their machine config; the first
-    // one's is what the API shows.
+    // The control planes render the kube-proxy DaemonSet from their machine config; the newest
+    // render is what the API shows (the first control plane's while none changed).
     let kube_proxy_version = statuses
         .iter()
-        .find(|s| s.role == NodeRole::ControlPlane)
+        .filter(|s| s.role == NodeRole::ControlPlane)
+        .rev()
+        .max_by_key(|s| s.kubernetes.proxy_rendered)
         .or(statuses.first())
         .map(|s| s.kubernetes.proxy_version.clone())
         .unwrap_or_default();
