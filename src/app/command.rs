@@ -13,6 +13,16 @@ pub struct CommandSpec {
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
+        name: "provision",
+        arg: "",
+        help: "provision new nodes for the cluster in use (the wizard)",
+    },
+    CommandSpec {
+        name: "provisions",
+        arg: "",
+        help: "the VMs this console provisioned for the cluster in use",
+    },
+    CommandSpec {
         name: "ctx",
         arg: "NAME",
         help: "use cluster NAME",
@@ -92,6 +102,9 @@ pub enum Command {
     /// `:upgrade [vX.Y.Z]`.
     Upgrade(Option<String>),
     Rollout,
+    /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
+    Provision,
+    Provisions,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -142,6 +155,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "versions" => Command::Pane(super::state::Pane::Versions),
         "upgrade" => Command::Upgrade(rest.first().map(|s| s.to_string())),
         "rollout" => Command::Rollout,
+        "provision" => Command::Provision,
+        "provisions" => Command::Provisions,
         _ => Command::Quit,
     };
     Ok(Some(command))

@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
 use super::keymap_panes as panes;
+use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
 use super::state::{AppState, InputKind, Overlay, Screen};
 
@@ -28,16 +29,20 @@ pub enum KeyContext {
     Rollout,
     /// The progress pane asks whether to abort.
     AbortQuestion,
+    ProvisionWizard,
+    Provision,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 14] = [
+    pub const ALL: [KeyContext; 16] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
         KeyContext::UpgradePlan,
         KeyContext::Rollout,
         KeyContext::AbortQuestion,
+        KeyContext::ProvisionWizard,
+        KeyContext::Provision,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -64,6 +69,8 @@ impl KeyContext {
             KeyContext::Explain => "Explanation (? on the plan)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
+            KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
+            KeyContext::Provision => "Provision progress (:provisions)",
         }
     }
 
@@ -331,8 +338,9 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::Cluster => &[
             panes::CLUSTER_OWN,
+            provision::FROM_CLUSTER,
             panes::TABLE_KEYS,
-            panes::LIVE_KEYS,
+            provision::CLUSTER_LIVE,
             panes::GLOBAL,
             panes::MOVES,
         ],
@@ -348,6 +356,8 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Explain => &[upgrade::EXPLAIN],
         KeyContext::Rollout => &[upgrade::ROLLOUT],
         KeyContext::AbortQuestion => &[upgrade::ABORT],
+        KeyContext::ProvisionWizard => &[provision::WIZARD],
+        KeyContext::Provision => &[provision::PROGRESS],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -363,7 +373,9 @@ pub fn context(state: &AppState) -> KeyContext {
         (None, Some(line)) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
-            InputKind::Image | InputKind::Acknowledge => KeyContext::TextField,
+            InputKind::Image | InputKind::Acknowledge | InputKind::NamePattern => {
+                KeyContext::TextField
+            }
         },
         (None, None) => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
@@ -371,6 +383,8 @@ pub fn context(state: &AppState) -> KeyContext {
             Screen::Cluster(_) => KeyContext::Cluster,
             Screen::NodeDetail => KeyContext::NodeDetail,
             Screen::UpgradePlan => KeyContext::UpgradePlan,
+            Screen::ProvisionWizard => KeyContext::ProvisionWizard,
+            Screen::Provision => KeyContext::Provision,
             Screen::Rollout => {
                 let asking = state
                     .current

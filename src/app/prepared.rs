@@ -98,7 +98,11 @@ pub fn prepare(state: &mut AppState) {
         Screen::Fleet => &[TableKind::Fleet],
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
         Screen::NodeDetail => &[TableKind::Nodes],
-        Screen::Clusters | Screen::UpgradePlan | Screen::Rollout => &[],
+        Screen::Clusters
+        | Screen::UpgradePlan
+        | Screen::Rollout
+        | Screen::ProvisionWizard
+        | Screen::Provision => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

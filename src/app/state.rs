@@ -28,6 +28,10 @@ pub enum Screen {
     UpgradePlan,
     /// This console's rollout on the cluster in use, node by node.
     Rollout,
+    /// The provision wizard of the cluster in use.
+    ProvisionWizard,
+    /// The VMs provisioned for the cluster in use, as they change.
+    Provision,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -128,6 +132,8 @@ pub enum InputKind {
     Image,
     /// The acknowledgement a guard's warning needs.
     Acknowledge,
+    /// The provision wizard's VM name pattern.
+    NamePattern,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,6 +244,8 @@ pub struct AppState {
     /// This console's `user@host` (set by the event loop): a rollout Lease
     /// it holds itself is not another console's.
     pub identity: String,
+    /// The provision wizard and the VMs provisioned here.
+    pub provision: super::provision::ProvisionState,
 }
 
 impl AppState {
@@ -265,6 +273,10 @@ impl AppState {
             rollouts: Default::default(),
             wall_clock: None,
             identity: String::new(),
+            provision: super::provision::ProvisionState {
+                kubeconfig: discovery.kubeconfig,
+                ..Default::default()
+            },
         }
     }
 
@@ -278,7 +290,12 @@ impl AppState {
         match self.screen {
             Screen::Fleet => Some(TableKind::Fleet),
             Screen::Cluster(pane) => Some(pane.table()),
-            Screen::Clusters | Screen::NodeDetail | Screen::UpgradePlan | Screen::Rollout => None,
+            Screen::Clusters
+            | Screen::NodeDetail
+            | Screen::UpgradePlan
+            | Screen::Rollout
+            | Screen::ProvisionWizard
+            | Screen::Provision => None,
         }
     }
 
@@ -286,9 +303,12 @@ impl AppState {
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
         match self.screen {
-            Screen::Cluster(_) | Screen::NodeDetail | Screen::UpgradePlan | Screen::Rollout => {
-                self.current.as_deref()
-            }
+            Screen::Cluster(_)
+            | Screen::NodeDetail
+            | Screen::UpgradePlan
+            | Screen::Rollout
+            | Screen::ProvisionWizard
+            | Screen::Provision => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }
