@@ -1,6 +1,6 @@
 //! The provision progress pane of the cluster in use: what runs and how far
-//! (VMs joined of those asked for), each VM's id, name, STATE and LCM_STATE
-//! by name, IP, stage and elapsed time, the selected VM's reason (with the
+//! (VMs joined of those asked for), each VM's id, name, state by name (the
+//! LCM_STATE of an ACTIVE VM, as Sunstone shows it; both when wide), IP, stage and elapsed time, the selected VM's reason (with the
 //! terminate key when it failed), and the tail of the notes.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -19,8 +19,8 @@ use crate::tui::Role;
 static VM_COLUMNS: &[Column] = &[
     col("ID", Width::Fixed(5)),
     col("NAME", Width::Fill(1)),
-    col("STATE", Width::Fixed(8)),
-    col("LCM_STATE", Width::Fixed(14)),
+    col("STATE", Width::Fixed(14)),
+    wide("STATE/LCM_STATE", Width::Fixed(24)),
     col("IP", Width::Fixed(15)),
     col("STAGE", Width::Fixed(10)),
     wide("ROLE", Width::Fixed(12)),
@@ -65,14 +65,21 @@ impl<'a> ProvisionPane<'a> {
                 let p = &vm.progress;
                 let id = p.id.map(|i| i.to_string());
                 let failing = p.lcm_state.contains("FAILURE");
-                let lcm_tone = if failing { Tone::Error } else { Tone::Plain };
+                let tone = if failing { Tone::Error } else { Tone::Plain };
+                // As Sunstone shows it: ACTIVE VMs by their LCM state.
+                let shown = if p.state == "ACTIVE" || p.state.is_empty() {
+                    p.lcm_state.as_str()
+                } else {
+                    p.state.as_str()
+                };
+                let both = format!("{}/{}", p.state, p.lcm_state);
                 TableRow {
                     key: p.name.clone(),
                     cells: vec![
                         TableCell::maybe(id.as_deref()),
                         TableCell::plain(&p.name),
-                        TableCell::maybe(Some(p.state.as_str()).filter(|s| !s.is_empty())),
-                        TableCell::new(&p.lcm_state, lcm_tone),
+                        TableCell::new(shown, tone),
+                        TableCell::new(both, tone),
                         TableCell::maybe(p.ip.as_deref()),
                         TableCell::new(p.stage.as_str(), stage_tone(p.stage)),
                         TableCell::plain(&vm.role),
