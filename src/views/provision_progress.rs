@@ -94,7 +94,7 @@ impl<'a> ProvisionPane<'a> {
         match (view.running, view.succeeded) {
             (true, _) => ("running".into(), Role::Accent),
             (false, Some(true)) => ("done".into(), Role::Ok),
-            (false, Some(false)) => ("ENDED, NOT ALL JOINED".into(), Role::Error),
+            (false, Some(false)) => ("ended: NOT ALL JOINED".into(), Role::Error),
             (false, None) => ("not running".into(), Role::Muted),
         }
     }
@@ -123,16 +123,16 @@ impl<'a> ProvisionPane<'a> {
         let p = &vm.progress;
         let failed = p.stage == ProvisionStage::Failed;
         let reason = p.reason.clone().or_else(|| failed.then(String::new))?;
-        let mut spans = vec![Span::styled(
-            format!("{}: {reason}", p.name),
-            s.get(if failed { Role::Error } else { Role::Muted }),
-        )];
+        let role = s.get(if failed { Role::Error } else { Role::Muted });
+        let mut spans = vec![Span::styled(p.name.clone(), role)];
+        // The key first, so a long reason never pushes it out of sight.
         if failed && p.id.is_some() {
             spans.push(Span::styled(
-                "  x terminates it".to_string(),
+                " (x terminates it)".to_string(),
                 s.get(Role::Key),
             ));
         }
+        spans.push(Span::styled(format!(": {reason}"), role));
         Some(Line::from(spans))
     }
 }
