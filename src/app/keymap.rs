@@ -41,8 +41,6 @@ impl KeyContext {
         KeyContext::UpgradePlan,
         KeyContext::Rollout,
         KeyContext::AbortQuestion,
-        KeyContext::ProvisionWizard,
-        KeyContext::Provision,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -51,6 +49,8 @@ impl KeyContext {
         KeyContext::Confirm,
         KeyContext::Explain,
         KeyContext::Help,
+        KeyContext::ProvisionWizard,
+        KeyContext::Provision,
     ];
 
     pub fn title(self) -> &'static str {
