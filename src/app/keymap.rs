@@ -65,7 +65,7 @@ impl KeyContext {
             KeyContext::Filter => "Filter (/)",
             KeyContext::Confirm => "Confirmation",
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
-            KeyContext::TextField => "Installer image, acknowledgement",
+            KeyContext::TextField => "Installer image, acknowledgement, VM name pattern",
             KeyContext::Explain => "Explanation (? on the plan)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",

@@ -137,6 +137,7 @@ fn on_event(state: &mut AppState, event: AppEvent) {
         AppEvent::Provision(update) => provision::on_update(state, *update),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
+            state.provision.kubeconfig = discovery.kubeconfig.clone();
             state.clusters = discovery.clusters;
             state.errors = discovery.errors;
             if let Some(current) = &state.current
