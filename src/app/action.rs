@@ -106,6 +106,8 @@ pub enum Action {
     ConfirmAbort,
     /// The dispatcher approved a rollout; update decides what to run.
     Approved(ApprovedAction),
+    /// The provision wizard and progress pane (see `provision`).
+    Provision(super::provision::ProvisionKey),
 }
 
 /// Data arriving from IO tasks over the app channel. Pollers for nodes, etcd
@@ -125,6 +127,8 @@ pub enum AppEvent {
     /// Wall-clock seconds since the Unix epoch, once a second while a
     /// rollout runs here: the progress pane's elapsed times count to it.
     Tick(u64),
+    /// A provisioning task's report.
+    Provision(Box<super::provision::ProvisionUpdate>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -173,6 +177,8 @@ pub enum Effect {
         cluster: String,
         control: RolloutControl,
     },
+    /// Provisioning IO: list sources, plan, run, terminate.
+    Provision(Box<super::provision::ProvisionEffect>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

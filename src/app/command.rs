@@ -13,6 +13,16 @@ pub struct CommandSpec {
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
+        name: "provision",
+        arg: "",
+        help: "provision new nodes for the cluster in use (the wizard)",
+    },
+    CommandSpec {
+        name: "provisions",
+        arg: "",
+        help: "the VMs this console provisioned for the cluster in use",
+    },
+    CommandSpec {
         name: "ctx",
         arg: "NAME",
         help: "use cluster NAME",
@@ -99,6 +109,9 @@ pub enum Command {
     /// `:upgrade-k8s [VERSION]`.
     UpgradeKubernetes(Option<String>),
     Rollout,
+    /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
+    Provision,
+    Provisions,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -150,6 +163,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "upgrade" => Command::Upgrade(rest.first().map(|s| s.to_string())),
         "upgrade-k8s" => Command::UpgradeKubernetes(rest.first().map(|s| s.to_string())),
         "rollout" => Command::Rollout,
+        "provision" => Command::Provision,
+        "provisions" => Command::Provisions,
         _ => Command::Quit,
     };
     Ok(Some(command))

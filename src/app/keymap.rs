@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
 use super::keymap_panes as panes;
+use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
 use super::state::{AppState, InputKind, Overlay, Screen};
 
@@ -29,10 +30,12 @@ pub enum KeyContext {
     Rollout,
     /// The progress pane asks whether to abort.
     AbortQuestion,
+    ProvisionWizard,
+    Provision,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 15] = [
+    pub const ALL: [KeyContext; 17] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -48,6 +51,8 @@ impl KeyContext {
         KeyContext::Confirm,
         KeyContext::Explain,
         KeyContext::Help,
+        KeyContext::ProvisionWizard,
+        KeyContext::Provision,
     ];
 
     pub fn title(self) -> &'static str {
@@ -63,10 +68,12 @@ impl KeyContext {
             KeyContext::Confirm => "Confirmation",
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
             KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
-            KeyContext::TextField => "Installer image, acknowledgement",
+            KeyContext::TextField => "Installer image, acknowledgement, VM name pattern",
             KeyContext::Explain => "Explanation (? on the plan)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
+            KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
+            KeyContext::Provision => "Provision progress (:provisions)",
         }
     }
 
@@ -334,8 +341,9 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::Cluster => &[
             panes::CLUSTER_OWN,
+            provision::FROM_CLUSTER,
             panes::TABLE_KEYS,
-            panes::LIVE_KEYS,
+            provision::CLUSTER_LIVE,
             panes::GLOBAL,
             panes::MOVES,
         ],
@@ -352,6 +360,8 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Explain => &[upgrade::EXPLAIN],
         KeyContext::Rollout => &[upgrade::ROLLOUT],
         KeyContext::AbortQuestion => &[upgrade::ABORT],
+        KeyContext::ProvisionWizard => &[provision::WIZARD],
+        KeyContext::Provision => &[provision::PROGRESS],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -367,7 +377,9 @@ pub fn context(state: &AppState) -> KeyContext {
         (None, Some(line)) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
-            InputKind::Image | InputKind::Acknowledge => KeyContext::TextField,
+            InputKind::Image | InputKind::Acknowledge | InputKind::NamePattern => {
+                KeyContext::TextField
+            }
         },
         (None, None) => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
@@ -376,6 +388,8 @@ pub fn context(state: &AppState) -> KeyContext {
             Screen::NodeDetail => KeyContext::NodeDetail,
             Screen::UpgradePlan => KeyContext::UpgradePlan,
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
+            Screen::ProvisionWizard => KeyContext::ProvisionWizard,
+            Screen::Provision => KeyContext::Provision,
             Screen::Rollout => {
                 let asking = state
                     .current

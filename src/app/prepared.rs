@@ -98,7 +98,12 @@ pub fn prepare(state: &mut AppState) {
         Screen::Fleet => &[TableKind::Fleet],
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
         Screen::NodeDetail => &[TableKind::Nodes],
-        Screen::Clusters | Screen::UpgradePlan | Screen::Rollout | Screen::KubernetesPlan => &[],
+        Screen::Clusters
+        | Screen::UpgradePlan
+        | Screen::Rollout
+        | Screen::KubernetesPlan
+        | Screen::ProvisionWizard
+        | Screen::Provision => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

@@ -114,11 +114,15 @@ where
     for action in journal_actions(&console.state) {
         apply(&mut console.state, action);
     }
+    for action in super::run_provision::startup(&console.state, &app_tx) {
+        apply(&mut console.state, action);
+    }
     let mut shown: Option<Shown> = None;
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let ticking = console.state.rollouts.values().any(|r| r.running);
+        let ticking = console.state.rollouts.values().any(|r| r.running)
+            || console.state.provision.any_running();
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
             draw_if_changed(terminal, console, &mut shown)?;
@@ -135,6 +139,9 @@ where
             Some(event) = app_rx.recv() => {
                 if let AppEvent::Rollout(RolloutEvent::Finished { cluster, outcome }) = &event {
                     console.rollout_ended(cluster, outcome);
+                }
+                if let AppEvent::Provision(update) = &event {
+                    console.provision_audit(update);
                 }
                 queue.push_back(Action::Event(event));
             }
@@ -281,7 +288,7 @@ fn perform(
                         approved.action(),
                         MutatingAction::UpgradeTalos { .. }
                             | MutatingAction::UpgradeKubernetes { .. }
-                    ) =>
+                    ) || super::run_provision::is_provision(&approved) =>
                 {
                     Action::Approved(approved)
                 }
@@ -306,6 +313,7 @@ fn perform(
                 "no rollout of {cluster} is running in this console"
             )))),
         },
+        Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);

@@ -31,6 +31,10 @@ pub enum Screen {
     /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
     /// component steps, removed APIs and guards.
     KubernetesPlan,
+    /// The provision wizard of the cluster in use.
+    ProvisionWizard,
+    /// The VMs provisioned for the cluster in use, as they change.
+    Provision,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -131,6 +135,8 @@ pub enum InputKind {
     Image,
     /// The acknowledgement a guard's warning needs.
     Acknowledge,
+    /// The provision wizard's VM name pattern.
+    NamePattern,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,6 +249,8 @@ pub struct AppState {
     /// This console's `user@host` (set by the event loop): a rollout Lease
     /// it holds itself is not another console's.
     pub identity: String,
+    /// The provision wizard and the VMs provisioned here.
+    pub provision: super::provision::ProvisionState,
 }
 
 impl AppState {
@@ -271,6 +279,10 @@ impl AppState {
             rollouts: Default::default(),
             wall_clock: None,
             identity: String::new(),
+            provision: super::provision::ProvisionState {
+                kubeconfig: discovery.kubeconfig,
+                ..Default::default()
+            },
         }
     }
 
@@ -288,7 +300,9 @@ impl AppState {
             | Screen::NodeDetail
             | Screen::UpgradePlan
             | Screen::Rollout
-            | Screen::KubernetesPlan => None,
+            | Screen::KubernetesPlan
+            | Screen::ProvisionWizard
+            | Screen::Provision => None,
         }
     }
 
@@ -300,7 +314,9 @@ impl AppState {
             | Screen::NodeDetail
             | Screen::UpgradePlan
             | Screen::Rollout
-            | Screen::KubernetesPlan => self.current.as_deref(),
+            | Screen::KubernetesPlan
+            | Screen::ProvisionWizard
+            | Screen::Provision => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

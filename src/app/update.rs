@@ -8,6 +8,7 @@ use super::dispatcher::Answer;
 use super::keymap;
 use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay, Screen};
 use super::update_panes as panes;
+use super::update_provision as provision;
 use super::update_upgrade as upgrade;
 
 /// What one action did: effects for the loop, and whether anything visible
@@ -35,7 +36,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
     }
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
-        let redraw = state.screen == Screen::Rollout;
+        let redraw = provision::on_tick(state) || state.screen == Screen::Rollout;
         if redraw {
             state.generation += 1;
         }
@@ -73,6 +74,15 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Notify(message) => state.message = Some(message),
         Action::Event(event) => on_event(state, event),
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
+        Action::Approved(approved)
+            if matches!(
+                approved.action(),
+                super::dispatcher::MutatingAction::Provision { .. }
+                    | super::dispatcher::MutatingAction::TerminateVm { .. }
+            ) =>
+        {
+            return provision::on_approved(state, approved);
+        }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
@@ -91,6 +101,10 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::KubernetesPlan => {
                     super::update_kube_plan::on_kube_plan(state, other)
                 }
+                None if state.screen == Screen::ProvisionWizard => {
+                    provision::on_wizard(state, other)
+                }
+                None if state.screen == Screen::Provision => provision::on_progress(state, other),
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_upgrade(state, target);
@@ -98,6 +112,9 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     }
                     Action::OpenKubernetesUpgrade(target) => {
                         super::update_kube_plan::open_kube_upgrade(state, target)
+                    }
+                    Action::Provision(super::provision::ProvisionKey::Open) => {
+                        provision::open_wizard(state)
                     }
                     Action::ShowRollout => {
                         upgrade::show_rollout(state);
@@ -124,8 +141,10 @@ fn on_event(state: &mut AppState, event: AppEvent) {
         AppEvent::Journal(summary) => upgrade::on_journal(state, *summary),
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
+        AppEvent::Provision(update) => provision::on_update(state, *update),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
+            state.provision.kubeconfig = discovery.kubeconfig.clone();
             state.clusters = discovery.clusters;
             state.errors = discovery.errors;
             if let Some(current) = &state.current
@@ -283,6 +302,10 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     upgrade::acknowledge(state, &line.text);
                     Vec::new()
                 }
+                InputKind::NamePattern => {
+                    provision::set_pattern(state, &line.text);
+                    Vec::new()
+                }
             };
         }
         Action::Insert(c) => line.text.push(c),
@@ -356,6 +379,11 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         }
         Ok(Some(Command::UpgradeKubernetes(target))) => {
             super::update_kube_plan::open_kube_upgrade(state, target)
+        }
+        Ok(Some(Command::Provision)) => provision::open_wizard(state),
+        Ok(Some(Command::Provisions)) => {
+            provision::show(state);
+            Vec::new()
         }
         Ok(Some(Command::Rollout)) => {
             upgrade::show_rollout(state);

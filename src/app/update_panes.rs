@@ -99,7 +99,12 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     let on_screen = match state.screen {
         Screen::Fleet => true,
         // The plan re-evaluates its guards apart (update_upgrade).
-        Screen::Clusters | Screen::UpgradePlan | Screen::Rollout | Screen::KubernetesPlan => false,
+        Screen::Clusters
+        | Screen::UpgradePlan
+        | Screen::Rollout
+        | Screen::KubernetesPlan
+        | Screen::ProvisionWizard
+        | Screen::Provision => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {

@@ -121,6 +121,8 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         watch: None,
     }));
     let mut state = initial_state(discovery, global);
+    // Providers and per-cluster sources for the provision wizard.
+    state.provision.config = Arc::new(Sources::resolve(global, &env, &paths).0.config);
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
         state.message = Some(Message::error(err.to_string()));

@@ -2,7 +2,6 @@
 //! (--plan), or carry the plan out through the dispatcher (--yes --confirm),
 //! printing one line per VM change. Exit 0 only when every new node joined;
 //! 1 some did not; 2 configuration or provider error; 3 refused or cancelled.
-use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,14 +11,12 @@ use tokio::sync::mpsc;
 use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::config::Config;
-use crate::discovery::{Cluster, Discovery, Sources, discover, host_of};
-use crate::fleet::kube_client_for;
+use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::paths::Paths;
 use crate::provision::{
-    JoinChecks, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
-    connect, plan, terminate,
+    PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions, connect, plan,
+    terminate,
 };
-use crate::talos::{ClientOptions, TalosClient};
 
 const EXIT_NOT_JOINED: u8 = 1;
 const EXIT_CONFIG: u8 = 2;
@@ -86,16 +83,6 @@ fn find_cluster<'a>(discovery: &'a Discovery, wanted: Option<&str>) -> Result<&'
     Ok(cluster)
 }
 
-/// The key of the cluster's entry in taloscope's config.
-fn config_key(config: &Config, cluster: &Cluster) -> String {
-    [Some(cluster.name.as_str()), cluster.talos_context()]
-        .into_iter()
-        .flatten()
-        .find(|k| config.clusters.contains_key(*k))
-        .unwrap_or(cluster.name.as_str())
-        .to_string()
-}
-
 fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
     Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
 }
@@ -129,7 +116,7 @@ async fn provision(
     paths: &Paths,
 ) -> Result<(), Stop> {
     let cluster = find_cluster(discovery, global.context.as_deref())?;
-    let key = config_key(config, cluster);
+    let key = crate::provision::cluster::config_key(config, cluster);
     let env = |name: &str| std::env::var(name).ok();
     let request = PlanRequest {
         cluster: key.clone(),
@@ -141,19 +128,13 @@ async fn provision(
     let (provider_name, provider_config) =
         crate::provision::provider::provider_for(config, &request).map_err(config_stop)?;
     let provider = connect(provider_name, provider_config, &env).map_err(config_stop)?;
-    let talos_ctx = cluster
-        .talos
-        .as_ref()
-        .ok_or_else(|| config_stop("no talos context"))?;
-    let talos = TalosClient::new(talos_ctx, ClientOptions::default()).map_err(config_stop)?;
-    let kube = match kube_client_for(cluster, discovery.kubeconfig.as_ref()).await {
-        Some(Ok(k)) => Some(k),
-        Some(Err(e)) => {
-            eprintln!("taloscope: warning: {e}; joined will mean a Talos member only");
-            None
-        }
-        None => None,
-    };
+    let (checks, warning) =
+        crate::provision::cluster::join_checks(cluster, discovery.kubeconfig.as_ref())
+            .await
+            .map_err(config_stop)?;
+    if let Some(w) = warning {
+        eprintln!("taloscope: warning: {w}");
+    }
     let journal = match ProvisionJournal::open(&paths.state_dir, &key) {
         Ok(j) => Some(j),
         Err(e) => {
@@ -186,22 +167,7 @@ async fn provision(
         return Ok(());
     }
 
-    let member_node = talos_ctx
-        .nodes
-        .first()
-        .cloned()
-        .or_else(|| talos_ctx.endpoints.first().and_then(|e| host_of(e)));
-    let mut taken = BTreeSet::new();
-    if let Some(k) = &kube
-        && let Ok(nodes) = k.nodes().await
-    {
-        taken.extend(nodes.into_iter().map(|n| n.name));
-    }
-    if let Some(node) = &member_node
-        && let Ok(members) = talos.cluster_members(node).await
-    {
-        taken.extend(members.into_iter().flat_map(|m| [m.id, m.hostname]));
-    }
+    let taken = crate::provision::cluster::names_in_use(&checks).await;
     let plan = plan(config, &provider, &request, &taken)
         .await
         .map_err(config_stop)?;
@@ -223,11 +189,6 @@ async fn provision(
     }
 
     let (tx, mut rx) = mpsc::channel(64);
-    let checks = JoinChecks {
-        talos,
-        member_node,
-        kube,
-    };
     let options = RunnerOptions {
         poll: Duration::from_millis(500),
         timeout: Duration::from_secs(args.timeout),

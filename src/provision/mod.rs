@@ -1,6 +1,7 @@
 //! Provisioning Talos nodes as VMs: plans from taloscope's config, machine
 //! config checks, the runner that creates VMs and follows each until its node
 //! has joined (reporting on a channel), and the journal of the VMs it started.
+pub mod cluster;
 pub mod journal;
 pub mod machine_config;
 pub mod plan;

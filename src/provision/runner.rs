@@ -114,6 +114,26 @@ impl ProvisionRunner {
         summary
     }
 
+    /// Follows VMs an earlier run started (read back from its journal) to a
+    /// final stage, creating nothing: a console killed mid-provision picks
+    /// them up again when reopened. It only reads, so it takes no approval.
+    /// A OneFlow provider without an XML-RPC endpoint cannot be followed so.
+    pub async fn follow_again(mut self, vms: Vec<VmProgress>) -> ProvisionSummary {
+        let mut tracked: Vec<Tracked> = vms
+            .into_iter()
+            .map(|progress| Tracked { progress })
+            .collect();
+        let error = self.follow(&mut tracked).await;
+        let summary = ProvisionSummary {
+            cluster: self.plan.cluster.clone(),
+            requested: tracked.len(),
+            vms: tracked.into_iter().map(|t| t.progress).collect(),
+            error,
+        };
+        self.send(ProvisionEvent::Finished(summary.clone())).await;
+        summary
+    }
+
     async fn send(&self, event: ProvisionEvent) {
         // A closed receiver (the pane went away) does not stop the run.
         let _ = self.events.send(event).await;

@@ -72,6 +72,7 @@ fn prompt(kind: InputKind) -> &'static str {
         InputKind::Filter => "/",
         InputKind::Image => "image> ",
         InputKind::Acknowledge => "acknowledge> ",
+        InputKind::NamePattern => "names> ",
     }
 }
 

@@ -23,6 +23,8 @@ pub mod help;
 pub mod kube_plan;
 pub mod node_detail;
 pub mod nodes;
+pub mod provision;
+pub mod provision_progress;
 pub mod rollout;
 pub mod table;
 pub mod too_small;
@@ -92,6 +94,12 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::UpgradePlan => (&upgrade_plan::UpgradePlanView::new(state, look)).render(body, buf),
         Screen::Rollout => (&rollout::RolloutPane::new(state, look)).render(body, buf),
         Screen::KubernetesPlan => (&kube_plan::KubePlanView::new(state, look)).render(body, buf),
+        Screen::ProvisionWizard => {
+            (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
+        }
+        Screen::Provision => {
+            (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
+        }
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);

@@ -1,0 +1,163 @@
+//! The key tables of the provision wizard and the provision progress pane,
+//! and the cluster panes' `p` (which moves their pause to `P`).
+use crossterm::event::KeyCode;
+
+use super::action::Action;
+use super::keymap::{Binding, Key};
+use super::provision::ProvisionKey;
+
+/// On the cluster panes, ahead of their other keys.
+pub(super) static FROM_CLUSTER: &[Binding] = &[Binding {
+    keys: &[Key::char('p')],
+    action: Action::Provision(ProvisionKey::Open),
+    help: "provision new nodes (the wizard; or the running provision)",
+    footer: Some("provision"),
+}];
+
+/// The cluster panes' live keys: `p` provisions there, so pause is `P`.
+pub(super) static CLUSTER_LIVE: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('r')],
+        action: Action::Refresh,
+        help: "refresh now",
+        footer: Some("refresh"),
+    },
+    Binding {
+        keys: &[Key::char('P')],
+        action: Action::TogglePause,
+        help: "pause or resume live data",
+        footer: None,
+    },
+];
+
+pub(super) static WIZARD: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "next field",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "previous field",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
+        action: Action::Provision(ProvisionKey::NextValue),
+        help: "next value of the field (Names: edit)",
+        footer: Some("change"),
+    },
+    Binding {
+        keys: &[Key::char('h'), Key::plain(KeyCode::Left)],
+        action: Action::Provision(ProvisionKey::PreviousValue),
+        help: "previous value of the field",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('+')],
+        action: Action::Provision(ProvisionKey::More),
+        help: "one VM more",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('-')],
+        action: Action::Provision(ProvisionKey::Less),
+        help: "one VM fewer",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('n')],
+        action: Action::Provision(ProvisionKey::EditPattern),
+        help: "type the name pattern ({cluster}, {role}, {n})",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::Provision(ProvisionKey::MakePlan),
+        help: "make the plan (asks the provider, checks the machine config)",
+        footer: Some("plan"),
+    },
+    Binding {
+        keys: &[Key::char('s')],
+        action: Action::Provision(ProvisionKey::Start),
+        help: "provision the plan (asks for the cluster name)",
+        footer: Some("start"),
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "close the wizard",
+        footer: Some("back"),
+    },
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:provisions, :q)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::OpenHelp,
+        help: "help",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit",
+        footer: None,
+    },
+];
+
+pub(super) static PROGRESS: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
+        action: Action::MoveDown,
+        help: "next VM",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
+        action: Action::MoveUp,
+        help: "previous VM",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('x')],
+        action: Action::Provision(ProvisionKey::Terminate),
+        help: "terminate the selected failed VM (asks for the cluster name)",
+        footer: Some("terminate"),
+    },
+    Binding {
+        keys: &[Key::char('p')],
+        action: Action::Provision(ProvisionKey::Open),
+        help: "provision more nodes once this run ended",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "back to the cluster (the provision goes on)",
+        footer: Some("back"),
+    },
+    Binding {
+        keys: &[Key::char(':')],
+        action: Action::OpenCommandLine,
+        help: "command line (:provisions, :fleet, :q)",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::char('?')],
+        action: Action::OpenHelp,
+        help: "help",
+        footer: Some("help"),
+    },
+    Binding {
+        keys: &[Key::char('q'), Key::ctrl('c')],
+        action: Action::Quit,
+        help: "quit (VMs still joining are followed again on restart)",
+        footer: Some("quit"),
+    },
+];

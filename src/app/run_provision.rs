@@ -1,0 +1,419 @@
+//! Provisioning IO from the event loop: the provider's sources listed, the
+//! plan made, an approved plan run and a VM terminated, each in a task that
+//! reports through the app channel; the approvals audited when they end;
+//! and at startup the provision journals read, their unfinished VMs followed.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::action::{Action, AppEvent};
+use super::dispatcher::{ApprovedAction, MutatingAction};
+use super::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
+use super::run::Console;
+use super::state::{AppState, Message};
+use crate::config::{Config, MachineRole};
+use crate::discovery::Cluster;
+use crate::paths::Paths;
+use crate::provision::cluster::{config_key, join_checks, names_in_use};
+use crate::provision::{
+    PlanSource, Provider, ProviderClients, ProvisionEvent, ProvisionJournal, ProvisionPlan,
+    ProvisionRunner, RunnerOptions, VmProgress, connect, plan, terminate,
+};
+
+/// How often the console's runners look at their VMs.
+const POLL: Duration = Duration::from_secs(1);
+
+type Kubeconfig = Option<kube::config::Kubeconfig>;
+
+fn send(app: &mpsc::Sender<AppEvent>, update: ProvisionUpdate) -> impl Future<Output = ()> {
+    let app = app.clone();
+    async move {
+        let _ = app.send(AppEvent::Provision(Box::new(update))).await;
+    }
+}
+
+fn provider(config: &Config, name: &str) -> Result<Provider, String> {
+    let cfg = config.providers.get(name).ok_or_else(|| {
+        format!(
+            "{}: no provider named {name:?} under providers:",
+            config.file_label()
+        )
+    })?;
+    let env = |n: &str| std::env::var(n).ok();
+    connect(name, cfg, &env).map_err(|e| e.to_string())
+}
+
+fn cluster(state: &AppState, name: &str) -> Result<Cluster, String> {
+    state
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .cloned()
+        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))
+}
+
+async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
+    match &provider.clients {
+        ProviderClients::Templates(client) => client
+            .templates()
+            .await
+            .map(|list| {
+                list.into_iter()
+                    .map(|t| SourceChoice {
+                        id: t.id,
+                        name: t.name,
+                        roles: Vec::new(),
+                    })
+                    .collect()
+            })
+            .map_err(|e| e.to_string()),
+        ProviderClients::Flow { flow, .. } => flow
+            .services()
+            .await
+            .map(|list| {
+                list.into_iter()
+                    .map(|s| SourceChoice {
+                        id: s.id,
+                        name: s.name,
+                        roles: s.roles.into_iter().map(|r| r.name).collect(),
+                    })
+                    .collect()
+            })
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Runs one provisioning effect; what comes back is fed to update.
+pub(super) fn perform(
+    console: &mut Console,
+    effect: ProvisionEffect,
+    app: &mpsc::Sender<AppEvent>,
+) -> Option<Action> {
+    let config = Arc::clone(&console.state.provision.config);
+    let kubeconfig = console.state.provision.kubeconfig.clone();
+    match effect {
+        ProvisionEffect::ListSources {
+            cluster,
+            provider: name,
+        } => {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let result = match provider(&config, &name) {
+                    Ok(p) => list_sources(p).await,
+                    Err(e) => Err(e),
+                };
+                send(
+                    &app,
+                    ProvisionUpdate::Sources {
+                        cluster,
+                        provider: name,
+                        result,
+                    },
+                )
+                .await;
+            });
+        }
+        ProvisionEffect::Plan {
+            cluster: name,
+            asked,
+            config: planning,
+            request,
+        } => {
+            let found = cluster(&console.state, &name);
+            let app = app.clone();
+            tokio::spawn(async move {
+                let result = async {
+                    let found = found?;
+                    let name = request.provider.clone().unwrap_or_default();
+                    let provider = provider(&planning, &name)?;
+                    let (checks, _) = join_checks(&found, kubeconfig.as_ref()).await?;
+                    let taken = names_in_use(&checks).await;
+                    plan(&planning, &provider, &request, &taken)
+                        .await
+                        .map(Box::new)
+                        .map_err(|e| e.to_string())
+                }
+                .await;
+                send(
+                    &app,
+                    ProvisionUpdate::Planned {
+                        cluster: name,
+                        asked,
+                        result,
+                    },
+                )
+                .await;
+            });
+        }
+        ProvisionEffect::Start {
+            cluster: name,
+            approved,
+            plan,
+        } => {
+            let found = cluster(&console.state, &name);
+            let app = app.clone();
+            let role = plan.role.as_str().to_string();
+            let provider_name = plan.provider.clone();
+            tokio::spawn(async move {
+                let result = async {
+                    let found = found?;
+                    let provider = provider(&config, &plan.provider)?;
+                    let (checks, warning) = join_checks(&found, kubeconfig.as_ref()).await?;
+                    let journal =
+                        ProvisionJournal::open(&Paths::resolve().state_dir, &plan.cluster)
+                            .map_err(|e| e.to_string())?;
+                    Ok::<_, String>((provider, checks, warning, journal))
+                }
+                .await;
+                let (provider, checks, warning, journal) = match result {
+                    Ok(parts) => parts,
+                    Err(e) => {
+                        let ended = ProvisionUpdate::Ended {
+                            cluster: name,
+                            approved: Some(approved),
+                            result: Err(e),
+                        };
+                        send(&app, ended).await;
+                        return;
+                    }
+                };
+                if let Some(w) = warning {
+                    let note = ProvisionEvent::Note(w);
+                    send(&app, run_update(&name, &provider_name, &role, note)).await;
+                }
+                let (tx, rx) = mpsc::channel(64);
+                let options = RunnerOptions {
+                    poll: POLL,
+                    ..RunnerOptions::default()
+                };
+                let runner =
+                    ProvisionRunner::new(*plan, provider, checks, Some(journal), options, tx);
+                let run = {
+                    let approved = approved.clone();
+                    tokio::spawn(async move { runner.run(&approved).await })
+                };
+                forward(&app, &name, &provider_name, &role, rx).await;
+                let result = match run.await {
+                    Ok(summary) if summary.succeeded() => Ok(()),
+                    Ok(summary) => Err(summary.line()),
+                    Err(e) => Err(format!("the provision task ended abnormally: {e}")),
+                };
+                let ended = ProvisionUpdate::Ended {
+                    cluster: name,
+                    approved: Some(approved),
+                    result,
+                };
+                send(&app, ended).await;
+            });
+        }
+        ProvisionEffect::Terminate { cluster, approved } => {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let result = async {
+                    let MutatingAction::TerminateVm {
+                        provider: name,
+                        cluster: key,
+                        ..
+                    } = approved.action()
+                    else {
+                        return Err("not a VM termination".to_string());
+                    };
+                    let provider = provider(&config, name)?;
+                    let mut journal = ProvisionJournal::open(&Paths::resolve().state_dir, key).ok();
+                    terminate(&approved, &provider, journal.as_mut())
+                        .await
+                        .map_err(|e| e.to_string())
+                }
+                .await;
+                let update = ProvisionUpdate::Terminated {
+                    cluster,
+                    approved,
+                    result,
+                };
+                send(&app, update).await;
+            });
+        }
+    }
+    None
+}
+
+fn run_update(cluster: &str, provider: &str, role: &str, event: ProvisionEvent) -> ProvisionUpdate {
+    ProvisionUpdate::Run {
+        cluster: cluster.to_string(),
+        provider: provider.to_string(),
+        role: role.to_string(),
+        event,
+    }
+}
+
+/// Forwards a runner's events to the app until the runner is done.
+async fn forward(
+    app: &mpsc::Sender<AppEvent>,
+    cluster: &str,
+    provider: &str,
+    role: &str,
+    mut rx: mpsc::Receiver<ProvisionEvent>,
+) {
+    while let Some(event) = rx.recv().await {
+        send(app, run_update(cluster, provider, role, event)).await;
+    }
+}
+
+impl Console {
+    /// Audits how an approved provision or termination ended.
+    pub(super) fn provision_audit(&self, update: &ProvisionUpdate) {
+        let (approved, result) = match update {
+            ProvisionUpdate::Ended {
+                approved: Some(approved),
+                result,
+                ..
+            } => (approved, result.clone()),
+            ProvisionUpdate::Terminated {
+                approved, result, ..
+            } => (approved, result.as_ref().map(|_| ()).map_err(Clone::clone)),
+            _ => return,
+        };
+        if let Err(e) = self.dispatcher.finished(approved, result) {
+            tracing::warn!("{e}");
+        }
+    }
+}
+
+/// The provision journals of the discovered clusters, read once at startup:
+/// their VMs are shown, and the unfinished ones followed again (reading
+/// only: polling the provider, then the join checks).
+pub(super) fn startup(state: &AppState, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
+    let dir = Paths::resolve().state_dir;
+    let config = Arc::clone(&state.provision.config);
+    let mut actions = Vec::new();
+    for c in &state.clusters {
+        let key = config_key(&config, c);
+        let journal = match ProvisionJournal::open(&dir, &key) {
+            Ok(j) => j,
+            Err(e) => {
+                actions.push(Action::Notify(Message::error(e.to_string())));
+                continue;
+            }
+        };
+        let entries = journal.entries().to_vec();
+        if entries.is_empty() {
+            continue;
+        }
+        let mut groups: BTreeMap<(String, String), Vec<VmProgress>> = BTreeMap::new();
+        for e in entries.iter().filter(|e| !e.progress.stage.is_final()) {
+            groups
+                .entry((e.provider.clone(), e.role.clone()))
+                .or_default()
+                .push(e.progress.clone());
+        }
+        let following = !groups.is_empty();
+        for ((provider, role), vms) in groups {
+            let group = FollowGroup {
+                cluster: c.clone(),
+                key: key.clone(),
+                provider,
+                role,
+                vms,
+            };
+            tokio::spawn(follow_again(
+                group,
+                Arc::clone(&config),
+                state.provision.kubeconfig.clone(),
+                app.clone(),
+            ));
+        }
+        actions.push(Action::Event(AppEvent::Provision(Box::new(
+            ProvisionUpdate::Journal {
+                cluster: c.name.clone(),
+                key,
+                entries,
+                following,
+            },
+        ))));
+    }
+    actions
+}
+
+/// Unfinished VMs of one provider and role from a journal.
+struct FollowGroup {
+    cluster: Cluster,
+    key: String,
+    provider: String,
+    role: String,
+    vms: Vec<VmProgress>,
+}
+
+async fn follow_again(
+    group: FollowGroup,
+    config: Arc<Config>,
+    kubeconfig: Kubeconfig,
+    app: mpsc::Sender<AppEvent>,
+) {
+    let name = group.cluster.name.clone();
+    let parts = async {
+        let provider = provider(&config, &group.provider)?;
+        let (checks, _) = join_checks(&group.cluster, kubeconfig.as_ref()).await?;
+        let journal = ProvisionJournal::open(&Paths::resolve().state_dir, &group.key)
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>((provider, checks, journal))
+    }
+    .await;
+    let (provider, checks, journal) = match parts {
+        Ok(parts) => parts,
+        Err(e) => {
+            let ended = ProvisionUpdate::Ended {
+                cluster: name,
+                approved: None,
+                result: Err(format!("cannot follow the journal's VMs again: {e}")),
+            };
+            send(&app, ended).await;
+            return;
+        }
+    };
+    // Only what the runner's following reads: who, where, which role.
+    let plan = ProvisionPlan {
+        cluster: group.key.clone(),
+        provider: provider.name.clone(),
+        provider_kind: provider.kind,
+        endpoint: provider.endpoint.clone(),
+        role: MachineRole::parse(&group.role).unwrap_or(MachineRole::Worker),
+        count: group.vms.len(),
+        source: PlanSource::Template {
+            id: 0,
+            name: "from the journal".into(),
+        },
+        machine_config: None,
+        name_pattern: String::new(),
+        vm_names: Vec::new(),
+    };
+    let (tx, rx) = mpsc::channel(64);
+    let options = RunnerOptions {
+        poll: POLL,
+        ..RunnerOptions::default()
+    };
+    let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, tx);
+    let vms = group.vms;
+    let run = tokio::spawn(async move { runner.follow_again(vms).await });
+    forward(&app, &name, &group.provider, &group.role, rx).await;
+    let result = match run.await {
+        Ok(summary) if summary.succeeded() => Ok(()),
+        Ok(summary) => Err(summary.line()),
+        Err(e) => Err(format!("following the journal's VMs ended abnormally: {e}")),
+    };
+    let ended = ProvisionUpdate::Ended {
+        cluster: name,
+        approved: None,
+        result,
+    };
+    send(&app, ended).await;
+}
+
+/// Approvals the provision update step acts on.
+pub(super) fn is_provision(approved: &ApprovedAction) -> bool {
+    matches!(
+        approved.action(),
+        MutatingAction::Provision { .. } | MutatingAction::TerminateVm { .. }
+    )
+}

@@ -1,0 +1,208 @@
+//! The provision wizard: the request's fields (provider, role, template or
+//! OneFlow service, count, name pattern) with the focused one marked, then
+//! the plan as the headless command prints it (or why there is none), and a
+//! last line saying what Start will do.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
+
+use super::table::pane_block;
+use super::{Look, fit};
+use crate::app::provision::{Field, PlanState, SourceList, Wizard};
+use crate::app::state::AppState;
+use crate::provision::plan::vm_names;
+use crate::tui::Role;
+
+pub struct ProvisionWizardView<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> ProvisionWizardView<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> ProvisionWizardView<'a> {
+        ProvisionWizardView { state, look }
+    }
+
+    /// The value shown for `field`, and its role.
+    fn value(&self, w: &Wizard, field: Field) -> (String, Role) {
+        match field {
+            Field::Provider => match w.provider() {
+                Some(p) => {
+                    let default = self
+                        .state
+                        .provision
+                        .config
+                        .clusters
+                        .get(&w.key)
+                        .and_then(|e| e.provider.as_deref());
+                    let mark = if default == Some(p.name.as_str()) {
+                        ", the cluster's"
+                    } else {
+                        ""
+                    };
+                    let kind = format!("{:?}", p.kind).to_lowercase();
+                    (
+                        format!(
+                            "{} ({kind}{mark})  [{} of {}]",
+                            p.name,
+                            w.provider + 1,
+                            w.providers.len()
+                        ),
+                        Role::Text,
+                    )
+                }
+                None => ("none configured".into(), Role::Error),
+            },
+            Field::Role => (w.role.as_str().to_string(), Role::Text),
+            Field::Source => match &w.sources {
+                SourceList::Loading => ("asking the provider...".into(), Role::Muted),
+                SourceList::Failed(e) => (e.clone(), Role::Error),
+                SourceList::Ready(list) if list.is_empty() => {
+                    ("the provider lists none".into(), Role::Warn)
+                }
+                SourceList::Ready(list) => match list.get(w.source) {
+                    Some(c) => (
+                        format!("{}  [{} of {}]", c.label(), w.source + 1, list.len()),
+                        Role::Text,
+                    ),
+                    None => ("none".into(), Role::Warn),
+                },
+            },
+            Field::Count => (format!("{} VM(s)", w.count), Role::Text),
+            Field::Names => {
+                let first = vm_names(&w.pattern, &w.key, w.role, 1, &Default::default());
+                let example = first.first().cloned().unwrap_or_default();
+                (format!("{}  (e.g. {example})", w.pattern), Role::Text)
+            }
+        }
+    }
+
+    fn fields(&self, w: &Wizard, width: usize) -> Vec<Line<'static>> {
+        let s = &self.look.styles;
+        Field::ALL
+            .iter()
+            .map(|f| {
+                let focused = *f == w.field;
+                let mark = if focused {
+                    self.look.glyphs.selected
+                } else {
+                    " "
+                };
+                let title = match f {
+                    Field::Source => w.source_title(),
+                    other => other.title(),
+                };
+                let (value, role) = self.value(w, *f);
+                let head = format!("{mark} {title:<9} ");
+                let room = width.saturating_sub(head.chars().count());
+                let title_role = if focused { Role::Accent } else { Role::Muted };
+                Line::from(vec![
+                    Span::styled(head, s.get(title_role)),
+                    Span::styled(fit(&value, room, self.look.glyphs.ellipsis), s.get(role)),
+                ])
+            })
+            .collect()
+    }
+
+    /// The plan's lines, and the last line with its role.
+    fn plan(&self, w: &Wizard) -> (Vec<Line<'static>>, (String, Role)) {
+        let s = &self.look.styles;
+        match &w.plan {
+            PlanState::None => (
+                vec![Line::from(Span::styled(
+                    "No plan yet: Enter asks the provider and checks the machine config.",
+                    s.get(Role::Muted),
+                ))],
+                ("Enter makes the plan".into(), Role::Muted),
+            ),
+            PlanState::Planning(_) => (
+                vec![Line::from(Span::styled(
+                    "Asking the provider for the plan...",
+                    s.get(Role::Muted),
+                ))],
+                ("planning".into(), Role::Muted),
+            ),
+            PlanState::Failed(e) => (
+                vec![Line::from(Span::styled(e.clone(), s.get(Role::Error)))],
+                (
+                    format!(
+                        "{} no plan: fix the above, then Enter",
+                        self.look.glyphs.error
+                    ),
+                    Role::Error,
+                ),
+            ),
+            PlanState::Ready(plan) => (
+                plan.table()
+                    .lines()
+                    .map(|l| Line::from(Span::styled(l.to_string(), s.get(Role::Text))))
+                    .collect(),
+                (
+                    format!(
+                        "{} plan ready: s provisions (asks for the name {})",
+                        self.look.glyphs.ok, plan.cluster
+                    ),
+                    Role::Ok,
+                ),
+            ),
+        }
+    }
+}
+
+impl Widget for &ProvisionWizardView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let Some(w) = self.state.provision.wizard.as_ref() else {
+            Paragraph::new("No provision wizard open. p opens it from a cluster.")
+                .style(s.get(Role::Muted))
+                .render(area, buf);
+            return;
+        };
+        let [head, fields_area, plan_area, last] = area.layout(&Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(Field::ALL.len() as u16 + 2),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ]));
+        let pad = Block::new().padding(Padding::horizontal(1));
+        let width = usize::from(area.width.saturating_sub(2));
+        let title = format!(
+            "Provision new nodes for {} (config key {})",
+            w.cluster, w.key
+        );
+        Paragraph::new(Span::styled(
+            fit(&title, width, self.look.glyphs.ellipsis),
+            s.get(Role::Title),
+        ))
+        .block(pad.clone())
+        .render(head, buf);
+
+        let block = pane_block(
+            self.look,
+            vec![Span::styled(" Request ", s.get(Role::Title))],
+            true,
+        );
+        let inner = block.inner(fields_area);
+        block.render(fields_area, buf);
+        Paragraph::new(self.fields(w, usize::from(inner.width))).render(inner, buf);
+
+        let (lines, (status, role)) = self.plan(w);
+        let block = pane_block(
+            self.look,
+            vec![Span::styled(" Plan ", s.get(Role::Title))],
+            false,
+        );
+        let inner = block.inner(plan_area);
+        block.render(plan_area, buf);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .render(inner, buf);
+        Paragraph::new(Span::styled(
+            fit(&status, width, self.look.glyphs.ellipsis),
+            s.get(role),
+        ))
+        .block(pad)
+        .render(last, buf);
+    }
+}

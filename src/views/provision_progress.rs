@@ -1,0 +1,259 @@
+//! The provision progress pane of the cluster in use: what runs and how far
+//! (VMs joined of those asked for), each VM's id, name, state by name (the
+//! LCM_STATE of an ACTIVE VM, as Sunstone shows it; both when wide), IP, stage and elapsed time, the selected VM's reason (with the
+//! terminate key when it failed), and the tail of the notes.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
+
+use super::Look;
+use super::rollout::elapsed;
+use super::table::{DataTable, pane_block};
+use crate::app::provision::{ProvisionView, VmRow};
+use crate::app::state::{AppState, TableKind, TableView};
+use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
+use crate::provision::ProvisionStage;
+use crate::tui::Role;
+
+static VM_COLUMNS: &[Column] = &[
+    col("ID", Width::Fixed(5)),
+    col("NAME", Width::Fill(1)),
+    col("STATE", Width::Fixed(14)),
+    wide("STATE/LCM_STATE", Width::Fixed(24)),
+    col("IP", Width::Fixed(15)),
+    col("STAGE", Width::Fixed(10)),
+    wide("ROLE", Width::Fixed(12)),
+    col("ELAPSED", Width::Fixed(7)),
+];
+
+pub struct ProvisionPane<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+fn stage_tone(stage: ProvisionStage) -> Tone {
+    match stage {
+        ProvisionStage::Joined => Tone::Ok,
+        ProvisionStage::Failed => Tone::Error,
+        ProvisionStage::Terminated => Tone::Muted,
+        ProvisionStage::Creating
+        | ProvisionStage::Booting
+        | ProvisionStage::Running
+        | ProvisionStage::Apid => Tone::Warn,
+    }
+}
+
+impl<'a> ProvisionPane<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> ProvisionPane<'a> {
+        ProvisionPane { state, look }
+    }
+
+    /// Since this console first saw the VM, until it reached a final stage
+    /// (or the run ended).
+    fn vm_elapsed(&self, view: &ProvisionView, vm: &VmRow) -> Option<String> {
+        let start = vm.seen_unix?;
+        let clock = self.state.wall_clock.filter(|_| view.running);
+        let end = vm.final_unix.or(clock)?;
+        Some(elapsed(end.saturating_sub(start)))
+    }
+
+    fn rows(&self, view: &ProvisionView) -> Vec<TableRow> {
+        view.vms
+            .iter()
+            .map(|vm| {
+                let p = &vm.progress;
+                let id = p.id.map(|i| i.to_string());
+                let failing = p.lcm_state.contains("FAILURE");
+                let tone = if failing { Tone::Error } else { Tone::Plain };
+                // As Sunstone shows it: ACTIVE VMs by their LCM state.
+                let shown = if p.state == "ACTIVE" || p.state.is_empty() {
+                    p.lcm_state.as_str()
+                } else {
+                    p.state.as_str()
+                };
+                let both = format!("{}/{}", p.state, p.lcm_state);
+                TableRow {
+                    key: p.name.clone(),
+                    cells: vec![
+                        TableCell::maybe(id.as_deref()),
+                        TableCell::plain(&p.name),
+                        TableCell::new(shown, tone),
+                        TableCell::new(both, tone),
+                        TableCell::maybe(p.ip.as_deref()),
+                        TableCell::new(p.stage.as_str(), stage_tone(p.stage)),
+                        TableCell::plain(&vm.role),
+                        TableCell::maybe(self.vm_elapsed(view, vm).as_deref()),
+                    ],
+                }
+            })
+            .collect()
+    }
+
+    fn status(view: &ProvisionView) -> (String, Role) {
+        match (view.running, view.succeeded) {
+            (true, _) => ("running".into(), Role::Accent),
+            (false, Some(true)) => ("done".into(), Role::Ok),
+            (false, Some(false)) => ("ended: NOT ALL JOINED".into(), Role::Error),
+            (false, None) => ("not running".into(), Role::Muted),
+        }
+    }
+
+    /// `[=====.....] 1 of 2 joined`, ASCII in every mode.
+    fn gauge(&self, view: &ProvisionView, width: usize) -> Line<'static> {
+        let s = &self.look.styles;
+        let total = view.requested.max(view.vms.len());
+        let done = view.joined();
+        let label = format!(" {done} of {total} joined");
+        let bar = width.saturating_sub(label.len() + 2).clamp(4, 50);
+        let filled = (bar * done).checked_div(total).unwrap_or(0).min(bar);
+        Line::from(vec![
+            Span::styled("[", s.get(Role::Muted)),
+            Span::styled("=".repeat(filled), s.get(Role::Ok)),
+            Span::styled(".".repeat(bar - filled), s.get(Role::Muted)),
+            Span::styled("]", s.get(Role::Muted)),
+            Span::styled(label, s.get(Role::Text)),
+        ])
+    }
+
+    /// The selected VM's reason; a failed one offers terminate.
+    fn detail(&self, view: &ProvisionView) -> Option<Line<'static>> {
+        let s = &self.look.styles;
+        let vm = view.selected_vm()?;
+        let p = &vm.progress;
+        let failed = p.stage == ProvisionStage::Failed;
+        let reason = p.reason.clone().or_else(|| failed.then(String::new))?;
+        let role = s.get(if failed { Role::Error } else { Role::Muted });
+        let mut spans = vec![Span::styled(p.name.clone(), role)];
+        // The key first, so a long reason never pushes it out of sight.
+        if failed && p.id.is_some() {
+            spans.push(Span::styled(
+                " (x terminates it)".to_string(),
+                s.get(Role::Key),
+            ));
+        }
+        spans.push(Span::styled(format!(": {reason}"), role));
+        Some(Line::from(spans))
+    }
+}
+
+impl Widget for &ProvisionPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let cluster = self.state.current.clone().unwrap_or_default();
+        let Some(view) = self.state.provision.views.get(&cluster) else {
+            Paragraph::new(format!(
+                "No provision of {cluster} from this console. p opens the wizard."
+            ))
+            .style(s.get(Role::Muted))
+            .render(area, buf);
+            return;
+        };
+        let width = usize::from(area.width.saturating_sub(2));
+        let (status, role) = ProvisionPane::status(view);
+        let what = format!("Provision of {cluster}, {}: ", view.what);
+        let head = Line::from(vec![
+            Span::styled(
+                super::fit(
+                    &what,
+                    width.saturating_sub(status.len()),
+                    self.look.glyphs.ellipsis,
+                ),
+                s.get(Role::Text),
+            ),
+            Span::styled(status, s.get(role)),
+        ]);
+        let mut top = vec![head, self.gauge(view, width)];
+        let mut top_rows = 2;
+        if let Some(outcome) = &view.outcome {
+            let glyph = match view.succeeded {
+                Some(true) => self.look.glyphs.ok,
+                _ => self.look.glyphs.error,
+            };
+            let line = Line::from(Span::styled(
+                format!("{glyph} {outcome}"),
+                s.get(if view.succeeded == Some(true) {
+                    Role::Ok
+                } else {
+                    Role::Error
+                }),
+            ));
+            top_rows += line.width().div_ceil(width.max(1)).clamp(1, 2);
+            top.push(line);
+        }
+        let detail = self.detail(view);
+        let detail_rows = detail
+            .as_ref()
+            .map_or(0, |l| l.width().div_ceil(width.max(1)).clamp(1, 3));
+        let rows = view.vms.len().max(1) as u16;
+        let [top_area, vms_area, detail_area, notes_area] = area.layout(&Layout::vertical([
+            Constraint::Length(top_rows as u16),
+            Constraint::Length(rows + 3),
+            Constraint::Length(detail_rows as u16),
+            Constraint::Min(3),
+        ]));
+        let pad = Block::new().padding(Padding::horizontal(1));
+        Paragraph::new(top)
+            .block(pad.clone())
+            .wrap(Wrap { trim: true })
+            .render(top_area, buf);
+
+        let block = pane_block(
+            self.look,
+            vec![Span::styled(" VMs ", s.get(Role::Title))],
+            true,
+        );
+        let inner = block.inner(vms_area);
+        block.render(vms_area, buf);
+        let data = TableData {
+            kind: TableKind::Nodes,
+            columns: VM_COLUMNS,
+            rows: self.rows(view),
+            total: view.vms.len(),
+        };
+        let table_view = TableView {
+            selected: view.selected.clone(),
+            sort: usize::MAX,
+            reverse: false,
+            filter: String::new(),
+        };
+        DataTable {
+            data: &data,
+            view: &table_view,
+            look: self.look,
+            title: "",
+            active: true,
+            empty: "No VM reported yet.",
+        }
+        .render_rows(inner, buf);
+
+        if let Some(line) = detail {
+            Paragraph::new(line)
+                .block(pad)
+                .wrap(Wrap { trim: true })
+                .render(detail_area, buf);
+        }
+
+        let block = pane_block(
+            self.look,
+            vec![Span::styled(" Notes ", s.get(Role::Title))],
+            false,
+        );
+        let inner = block.inner(notes_area);
+        block.render(notes_area, buf);
+        let room = usize::from(inner.height);
+        let skip = view.notes.len().saturating_sub(room);
+        let lines: Vec<Line> = view
+            .notes
+            .iter()
+            .skip(skip)
+            .map(|l| {
+                Line::from(Span::styled(
+                    super::fit(l, usize::from(inner.width), self.look.glyphs.ellipsis),
+                    s.get(Role::Text),
+                ))
+            })
+            .collect();
+        Paragraph::new(lines).render(inner, buf);
+    }
+}

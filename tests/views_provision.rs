@@ -1,0 +1,282 @@
+//! Snapshots of the provision wizard (plan ready; the machine config refused,
+//! naming its file) and of the provision progress pane (mid-run; ended with a
+//! VM in BOOT_FAILURE offering terminate), at 80x24 and 200x50 in default,
+//! NO_COLOR and ASCII modes, each render checked for its mode.
+mod view_support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use taloscope::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use taloscope::app::provision::{ProvisionKey, ProvisionUpdate, SourceChoice};
+use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::{Action, AppEvent, update};
+use taloscope::config::{Config, MachineRole, ProviderKind};
+use taloscope::provision::{
+    PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, ProvisionSummary, VmProgress,
+};
+use view_support::scenarios;
+use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+const MODES: [(Mode, &str); 3] = [
+    (Mode::Default, "default"),
+    (Mode::NoColor, "no-color"),
+    (Mode::Ascii, "ascii"),
+];
+
+const CONFIG: &str = "
+providers:
+  sim-opennebula:
+    kind: opennebula
+    endpoint: http://127.0.0.1:2633/RPC2
+  sim-oneflow:
+    kind: oneflow
+    endpoint: http://127.0.0.1:2474
+clusters:
+  healthy:
+    provider: sim-opennebula
+    templates:
+      worker: talos-healthy-worker
+    machine_configs:
+      worker: /sim/clusters/healthy/worker.yaml
+";
+
+/// Every size and mode of what `state` shows, checked and joined; styles for
+/// the 80x24 default render only.
+fn all_renders(state: &AppState) -> String {
+    let mut out = String::new();
+    for (w, h) in SIZES {
+        for (mode, name) in MODES {
+            let buf = render_buffer(state, &look(mode), w, h);
+            match mode {
+                Mode::NoColor => assert_no_colors(&buf),
+                Mode::Ascii => assert_ascii(&buf),
+                Mode::Default => {}
+            }
+            let text = snapshot(&buf);
+            let keep_styles = w == 80 && matches!(mode, Mode::Default);
+            let text = if keep_styles {
+                text
+            } else {
+                text.split("--- styles ---")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            };
+            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
+        }
+    }
+    out
+}
+
+fn text_at(state: &AppState, w: u16, h: u16) -> String {
+    let text = snapshot(&render_buffer(state, &look(Mode::NoColor), w, h));
+    text.split("--- styles ---")
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn event(s: &mut AppState, u: ProvisionUpdate) {
+    update(s, Action::Event(AppEvent::Provision(Box::new(u))));
+}
+
+/// `healthy`'s wizard, its templates listed, the count at 2.
+fn wizard() -> AppState {
+    let mut s = scenarios::state(&["healthy"]);
+    s.provision.config =
+        Arc::new(Config::parse(Path::new("/sim/taloscope.yaml"), CONFIG).expect("config"));
+    update(&mut s, Action::OpenSelected);
+    assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
+    update(&mut s, Action::Provision(ProvisionKey::Open));
+    assert_eq!(s.screen, Screen::ProvisionWizard, "{:?}", s.message);
+    let templates = [
+        (0, "talos-healthy-controlplane"),
+        (1, "talos-healthy-worker"),
+    ]
+    .into_iter()
+    .map(|(id, name)| SourceChoice {
+        id,
+        name: name.into(),
+        roles: Vec::new(),
+    })
+    .collect();
+    event(
+        &mut s,
+        ProvisionUpdate::Sources {
+            cluster: "healthy".into(),
+            provider: "sim-opennebula".into(),
+            result: Ok(templates),
+        },
+    );
+    update(&mut s, Action::Provision(ProvisionKey::More));
+    update(&mut s, Action::Provision(ProvisionKey::MakePlan));
+    s
+}
+
+fn plan() -> ProvisionPlan {
+    ProvisionPlan {
+        cluster: "healthy".into(),
+        provider: "sim-opennebula".into(),
+        provider_kind: ProviderKind::Opennebula,
+        endpoint: "http://127.0.0.1:2633/RPC2".into(),
+        role: MachineRole::Worker,
+        count: 2,
+        source: PlanSource::Template {
+            id: 1,
+            name: "talos-healthy-worker".into(),
+        },
+        machine_config: Some("/sim/clusters/healthy/worker.yaml".into()),
+        name_pattern: "{cluster}-{role}-{n}".into(),
+        vm_names: vec!["healthy-worker-1".into(), "healthy-worker-2".into()],
+    }
+}
+
+fn planned() -> AppState {
+    let mut s = wizard();
+    event(
+        &mut s,
+        ProvisionUpdate::Planned {
+            cluster: "healthy".into(),
+            asked: 1,
+            result: Ok(Box::new(plan())),
+        },
+    );
+    s
+}
+
+fn vm(id: u64, n: u8, state: &str, lcm: &str, ip: bool, stage: ProvisionStage) -> VmProgress {
+    VmProgress {
+        id: Some(id),
+        name: format!("healthy-worker-{n}"),
+        state: state.into(),
+        lcm_state: lcm.into(),
+        ip: ip.then(|| format!("127.10.0.{}", 10 + n)),
+        stage,
+        reason: None,
+    }
+}
+
+fn run_event(s: &mut AppState, e: ProvisionEvent) {
+    event(
+        s,
+        ProvisionUpdate::Run {
+            cluster: "healthy".into(),
+            provider: "sim-opennebula".into(),
+            role: "worker".into(),
+            event: e,
+        },
+    );
+}
+
+/// Started through the dispatcher, two VMs reported.
+fn running() -> AppState {
+    let mut s = planned();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = d.request(plan().action()) else {
+        panic!("expected a confirmation");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
+        panic!("expected approval");
+    };
+    update(&mut s, Action::Approved(approved));
+    assert_eq!(s.screen, Screen::Provision);
+    update(&mut s, Action::Event(AppEvent::Tick(1_000)));
+    for v in [
+        vm(7, 1, "PENDING", "LCM_INIT", false, ProvisionStage::Creating),
+        vm(8, 2, "PENDING", "LCM_INIT", false, ProvisionStage::Creating),
+        vm(7, 1, "ACTIVE", "BOOT", false, ProvisionStage::Booting),
+    ] {
+        run_event(&mut s, ProvisionEvent::Vm(v));
+    }
+    update(&mut s, Action::Event(AppEvent::Tick(1_042)));
+    run_event(
+        &mut s,
+        ProvisionEvent::Vm(vm(8, 2, "ACTIVE", "RUNNING", true, ProvisionStage::Apid)),
+    );
+    s
+}
+
+#[test]
+fn wizard_with_the_plan_ready() {
+    let s = planned();
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("plan ready: s provisions"), "{text}");
+    assert!(text.contains("talos-healthy-worker (id 1)"), "{text}");
+    assert!(text.contains("healthy-worker-2"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn wizard_with_the_machine_config_refused() {
+    let mut s = wizard();
+    event(
+        &mut s,
+        ProvisionUpdate::Planned {
+            cluster: "healthy".into(),
+            asked: 1,
+            result: Err(
+                "machine config /sim/clusters/healthy/worker.yaml: machine.type is \
+                         \"controlplane\", but the plan is for worker nodes"
+                    .into(),
+            ),
+        },
+    );
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("/sim/clusters/healthy/worker.yaml"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn progress_mid_run() {
+    let s = running();
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("healthy-worker-1"), "{text}");
+    assert!(text.contains("BOOT") && text.contains("booting"), "{text}");
+    assert!(
+        text.contains("127.10.0.12") && text.contains("42s"),
+        "{text}"
+    );
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn progress_ended_with_a_boot_failure_offering_terminate() {
+    let mut s = running();
+    update(&mut s, Action::Event(AppEvent::Tick(1_080)));
+    let mut failed = vm(
+        7,
+        1,
+        "ACTIVE",
+        "BOOT_FAILURE",
+        false,
+        ProvisionStage::Failed,
+    );
+    failed.reason = Some("BOOT_FAILURE: the hypervisor could not boot the VM".into());
+    let joined = vm(8, 2, "ACTIVE", "RUNNING", true, ProvisionStage::Joined);
+    run_event(&mut s, ProvisionEvent::Vm(failed.clone()));
+    run_event(&mut s, ProvisionEvent::Vm(joined.clone()));
+    run_event(
+        &mut s,
+        ProvisionEvent::Finished(ProvisionSummary {
+            cluster: "healthy".into(),
+            requested: 2,
+            vms: vec![failed, joined],
+            error: None,
+        }),
+    );
+    event(
+        &mut s,
+        ProvisionUpdate::Ended {
+            cluster: "healthy".into(),
+            approved: None,
+            result: Err("1 of 2 joined".into()),
+        },
+    );
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("(x terminates it)"), "{text}");
+    assert!(text.contains("BOOT_FAILURE"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
