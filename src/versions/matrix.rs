@@ -50,6 +50,17 @@ pub fn kubernetes_supported(talos: &TalosVersion, kube: &KubeVersion) -> bool {
     supported_kubernetes_range(talos.minor_key()).is_some_and(|range| range.contains(kube))
 }
 
+/// The oldest Talos minor from `at_least` on that runs `kube`: where an OS upgrade has to go
+/// before a Kubernetes upgrade to `kube` can.
+pub fn oldest_talos_minor_supporting(kube: &KubeVersion, at_least: Minor) -> Option<Minor> {
+    SUPPORT_MATRIX
+        .iter()
+        .filter(|row| row.talos >= at_least)
+        .filter(|row| (row.kubernetes_oldest..=row.kubernetes_newest).contains(&kube.minor_key()))
+        .map(|row| row.talos)
+        .min()
+}
+
 fn expand(table: &[ReleasedMinor]) -> Vec<Version> {
     table
         .iter()

@@ -11,7 +11,10 @@ use crate::upgrade::guards::{
     Guard, GuardId, RolloutInProgress, Verdict, client_role, etcd_alarms, member_name,
     no_other_rollout, not_ready_reason, verdict_over,
 };
-use crate::versions::{PathError, Version, check_kubernetes_supported, check_kubernetes_upgrade};
+use crate::versions::{
+    PathError, Version, check_kubernetes_supported, check_kubernetes_upgrade,
+    oldest_talos_minor_supporting,
+};
 
 /// What the operator types to upgrade although objects are stored in removed API versions.
 pub const REMOVED_APIS_ACK: &str = "objects in removed API versions become unreadable";
@@ -115,8 +118,15 @@ fn talos_supports_target(plan: &KubernetesUpgradePlan, status: &ClusterStatus) -
         .filter_map(|talos| check_kubernetes_supported(talos, &plan.target).err())
         .map(|e| e.to_string())
         .collect();
+    let oldest = versions.iter().next().map(Version::minor_key);
+    let way = oldest
+        .and_then(|from| oldest_talos_minor_supporting(&plan.target, from))
+        .map(|minor| {
+            format!("; upgrade Talos to v{minor} first (taloscope upgrade --to v{minor}.x)")
+        })
+        .unwrap_or_default();
     match failures.first() {
-        Some(first) => Guard::fail(id, first.clone()),
+        Some(first) => Guard::fail(id, format!("{first}{way}")),
         None => {
             let list: Vec<String> = versions.iter().map(Version::to_string).collect();
             Guard::pass(

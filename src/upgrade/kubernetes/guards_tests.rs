@@ -154,6 +154,10 @@ fn talos_111_does_not_run_135() {
         .unwrap()
         .reason;
     assert!(reason.contains("v1.11.3"), "{reason}");
+    assert!(
+        reason.ends_with("upgrade Talos to v1.12 first (taloscope upgrade --to v1.12.x)"),
+        "the way forward is named: {reason}"
+    );
 }
 
 #[test]
