@@ -3,47 +3,14 @@
 //! --confirm upgrades every node one at a time; a killed run is resumed by the same command.
 mod upgrade_common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 use upgrade_common::*;
-
-const LIMIT: Duration = Duration::from_secs(90);
-
-fn taloscope(fx: &Fixture, context: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taloscope"));
-    cmd.env_remove("KUBECONFIG")
-        .env_remove("TALOSCONFIG")
-        .env_remove("TALOSCOPE_CONFIG")
-        .env("HOME", fx.dir.path())
-        .env("TALOSCOPE_STATE_DIR", fx.state_dir())
-        .arg("--talosconfig")
-        .arg(fx.sim.talosconfig_path())
-        .arg("--kubeconfig")
-        .arg(fx.sim.kubeconfig_path())
-        .args(["--context", context, "upgrade"])
-        .kill_on_drop(true);
-    cmd
-}
-
-async fn output(mut cmd: Command) -> (Option<i32>, String, String) {
-    let out = tokio::time::timeout(LIMIT, cmd.output())
-        .await
-        .expect("taloscope upgrade finishes")
-        .expect("runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_json_on_healthy_passes_every_guard_and_a_skipped_minor_is_refused() {
     let fx = start(builtin("healthy")).await;
-    let mut cmd = taloscope(&fx, "healthy");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
     cmd.args(["--to", "v1.12.0", "--plan", "--output", "json"]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -58,7 +25,7 @@ async fn plan_json_on_healthy_passes_every_guard_and_a_skipped_minor_is_refused(
     }
     assert_eq!(plan["steps"].as_array().map(Vec::len), Some(5));
 
-    let mut cmd = taloscope(&fx, "healthy");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
     cmd.args(["--to", "v1.13.0", "--plan", "--output", "json"]);
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}");
@@ -79,7 +46,7 @@ async fn plan_json_on_healthy_passes_every_guard_and_a_skipped_minor_is_refused(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cp2_down_and_read_only_are_refused_without_any_call() {
     let fx = start(builtin("cp2-down")).await;
-    let mut cmd = taloscope(&fx, "cp2-down");
+    let mut cmd = fx.taloscope("cp2-down", "upgrade");
     cmd.args(["--to", "v1.12.0", "--plan"]);
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}");
@@ -89,13 +56,13 @@ async fn cp2_down_and_read_only_are_refused_without_any_call() {
             .any(|l| l.contains("FAIL") && l.contains("etcd healthy")),
         "{stdout}"
     );
-    let mut cmd = taloscope(&fx, "cp2-down");
+    let mut cmd = fx.taloscope("cp2-down", "upgrade");
     cmd.args(["--to", "v1.12.0", "--yes", "--confirm", "cp2-down"]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("refused"), "{stderr}");
 
-    let mut cmd = taloscope(&fx, "cp2-down");
+    let mut cmd = fx.taloscope("cp2-down", "upgrade");
     cmd.arg("--readonly")
         .args(["--to", "v1.12.0", "--yes", "--confirm", "cp2-down"]);
     let (code, _, stderr) = output(cmd).await;
@@ -114,38 +81,15 @@ async fn cp2_down_and_read_only_are_refused_without_any_call() {
 async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
     let fx = start(builtin("healthy")).await;
     // The wrong name is a usage error and changes nothing.
-    let mut cmd = taloscope(&fx, "healthy");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
     cmd.args(["--to", "v1.12.0", "--yes", "--confirm", "prod"]);
     let (code, _, stderr) = output(cmd).await;
     assert_eq!(code, Some(2), "{stderr}");
 
-    let mut cmd = taloscope(&fx, "healthy");
-    cmd.args([
-        "--to",
-        "v1.12.0",
-        "--yes",
-        "--confirm",
-        "healthy",
-        "--poll-ms",
-        "40",
-    ])
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
-    let mut child = cmd.spawn().expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let seen = tokio::time::timeout(LIMIT, async {
-        let mut seen = Vec::new();
-        while let Some(line) = lines.next_line().await.expect("read") {
-            let stop = line.starts_with("[2/5]");
-            seen.push(line);
-            if stop {
-                break;
-            }
-        }
-        seen
-    })
-    .await
-    .expect("second node started");
+    let args = confirmed("v1.12.0", "healthy");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(args);
+    let (mut child, seen) = run_until_line(cmd, "[2/5]").await;
     assert!(
         seen.iter()
             .any(|l| l.starts_with("[1/5]") && l.ends_with(": done")),
@@ -153,16 +97,8 @@ async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
     );
     child.kill().await.expect("kill");
 
-    let mut cmd = taloscope(&fx, "healthy");
-    cmd.args([
-        "--to",
-        "v1.12.0",
-        "--yes",
-        "--confirm",
-        "healthy",
-        "--poll-ms",
-        "40",
-    ]);
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(args);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(
@@ -197,7 +133,7 @@ async fn plan_shows_another_consoles_rollout_from_its_lease() {
         )
         .await
         .expect("bob takes the lease");
-    let mut cmd = taloscope(&fx, "healthy");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
     cmd.args(["--to", "v1.12.0", "--plan"]);
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}");

@@ -6,35 +6,8 @@ mod upgrade_common;
 use std::time::Duration;
 
 use taloscope::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepPhase};
-use taloscope::upgrade::{TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade};
-use tokio::sync::mpsc::UnboundedReceiver;
+use taloscope::upgrade::{TalosUpgradeRun, resume_talos_upgrade_with};
 use upgrade_common::*;
-
-const LIMIT: Duration = Duration::from_secs(90);
-
-/// Waits for step `index` to reach `phase`, bounded.
-async fn wait_for_step(
-    rx: &mut UnboundedReceiver<RolloutEvent>,
-    index: usize,
-    phase: StepPhase,
-) -> Vec<RolloutEvent> {
-    let mut seen = Vec::new();
-    let wait = async {
-        while let Some(e) = rx.recv().await {
-            let hit = matches!(&e, RolloutEvent::Step { index: i, progress, .. }
-                if *i == index && progress.phase == phase);
-            seen.push(e);
-            if hit {
-                return;
-            }
-        }
-        panic!("rollout ended before step {index} reached {phase:?}: {seen:#?}");
-    };
-    tokio::time::timeout(LIMIT, wait)
-        .await
-        .unwrap_or_else(|_| panic!("step {index} did not reach {phase:?}"));
-    seen
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_going_unhealthy_between_two_nodes_halts_the_rollout() {
@@ -43,17 +16,7 @@ async fn a_member_going_unhealthy_between_two_nodes_halts_the_rollout() {
     let first = plan.steps[0].node.clone();
     let second = plan.steps[1].node.clone();
     let leader = plan.leader.clone().expect("a leader");
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy"),
-            options: fx.options(),
-        },
-        tx,
-    );
+    let (handle, mut rx) = spawn_talos(fx.talos_run("healthy", "v1.12.0", plan));
     // Once the sim accepted the first node's upgrade, the leader's member turns unhealthy.
     let state = fx.sim.state();
     tokio::time::timeout(LIMIT, async {
@@ -101,18 +64,11 @@ async fn a_node_that_never_returns_halts_with_no_other_node_touched() {
         .expect("node");
     let mut options = fx.options();
     options.node_timeout = Duration::from_secs(3);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy"),
-            options,
-        },
-        tx,
-    );
-    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, events) = run_talos(TalosUpgradeRun {
+        options,
+        ..fx.talos_run("healthy", "v1.12.0", plan)
+    })
+    .await;
     let RolloutOutcome::Halted(reason) = outcome else {
         panic!("not halted: {outcome:?}");
     };
@@ -139,17 +95,7 @@ async fn a_run_killed_mid_rollout_resumes_from_its_journal_and_completes() {
     let fx = start(builtin("healthy")).await;
     let plan = fx.plan("healthy", "v1.12.0").await;
     let second = plan.steps[1].node.clone();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan: plan.clone(),
-            acks: vec![],
-            cluster: fx.cluster("healthy"),
-            options: fx.options(),
-        },
-        tx,
-    );
+    let (handle, mut rx) = spawn_talos(fx.talos_run("healthy", "v1.12.0", plan.clone()));
     wait_for_step(&mut rx, 1, StepPhase::Installing).await;
     // The console dies: the runner task is gone mid-node.
     handle.task.abort();
@@ -206,18 +152,7 @@ async fn a_rollout_held_by_another_console_is_refused_with_its_holder() {
         .await
         .expect("bob takes the lease");
     let plan = fx.plan("healthy", "v1.12.0").await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy"),
-            options: fx.options(),
-        },
-        tx,
-    );
-    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, _) = run_talos(fx.talos_run("healthy", "v1.12.0", plan)).await;
     let RolloutOutcome::Halted(reason) = outcome else {
         panic!("a second rollout ran: {outcome:?}");
     };

@@ -5,43 +5,9 @@
 //! resumed by the same command.
 mod upgrade_common;
 
-use std::process::Stdio;
-use std::time::Duration;
-
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 use upgrade_common::*;
 
-const LIMIT: Duration = Duration::from_secs(90);
 const ACK: &str = "objects in removed API versions become unreadable";
-
-fn taloscope(fx: &Fixture, context: &str, subcommand: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taloscope"));
-    cmd.env_remove("KUBECONFIG")
-        .env_remove("TALOSCONFIG")
-        .env_remove("TALOSCOPE_CONFIG")
-        .env("HOME", fx.dir.path())
-        .env("TALOSCOPE_STATE_DIR", fx.state_dir())
-        .arg("--talosconfig")
-        .arg(fx.sim.talosconfig_path())
-        .arg("--kubeconfig")
-        .arg(fx.sim.kubeconfig_path())
-        .args(["--context", context, subcommand])
-        .kill_on_drop(true);
-    cmd
-}
-
-async fn output(mut cmd: Command) -> (Option<i32>, String, String) {
-    let out = tokio::time::timeout(LIMIT, cmd.output())
-        .await
-        .expect("taloscope finishes")
-        .expect("runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn guard<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     plan["guards"]
@@ -53,7 +19,7 @@ fn guard<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
     let fx = start(builtin("healthy-112")).await;
-    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
     cmd.args(["--to", "1.35.0", "--plan", "--output", "json"]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -73,7 +39,7 @@ async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
     assert_eq!(steps[0]["node"], "cp-1");
     assert_eq!(steps[16]["component"], "kubelet");
 
-    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
     cmd.args(["--to", "1.36.0", "--plan", "--output", "json"]);
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}");
@@ -86,7 +52,7 @@ async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
             .is_some_and(|r| r.contains("skips a minor")),
         "{path}"
     );
-    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
     cmd.args(["--to", "1.36.0", "--yes", "--confirm", "healthy-112"]);
     let (code, _, stderr) = output(cmd).await;
     assert_eq!(code, Some(1), "{stderr}");
@@ -100,7 +66,7 @@ async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removed_api_shows_counts_and_needs_the_ack() {
     let fx = start(builtin("removed-api")).await;
-    let mut cmd = taloscope(&fx, "removed-api", "upgrade-k8s");
+    let mut cmd = fx.taloscope("removed-api", "upgrade-k8s");
     cmd.args(["--to", "1.32.0", "--plan"]);
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}");
@@ -118,7 +84,7 @@ async fn removed_api_shows_counts_and_needs_the_ack() {
             .any(|l| l.contains("FAIL") && l.contains("removed APIs") && l.contains(ACK)),
         "{stdout}"
     );
-    let mut cmd = taloscope(&fx, "removed-api", "upgrade-k8s");
+    let mut cmd = fx.taloscope("removed-api", "upgrade-k8s");
     cmd.args(["--to", "1.32.0", "--yes", "--confirm", "removed-api"]);
     let (code, _, stderr) = output(cmd).await;
     assert_eq!(code, Some(1), "{stderr}");
@@ -127,7 +93,7 @@ async fn removed_api_shows_counts_and_needs_the_ack() {
         "no node was called"
     );
 
-    let mut cmd = taloscope(&fx, "removed-api", "upgrade-k8s");
+    let mut cmd = fx.taloscope("removed-api", "upgrade-k8s");
     cmd.args(["--to", "1.32.0", "--plan", "--output", "json", "--ack", ACK]);
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}");
@@ -138,7 +104,7 @@ async fn removed_api_shows_counts_and_needs_the_ack() {
 }
 
 async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
-    let mut cmd = taloscope(fx, context, "status");
+    let mut cmd = fx.taloscope(context, "status");
     cmd.args(["--output", "json"]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -148,7 +114,7 @@ async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
     let fx = start(builtin("healthy")).await;
-    let mut cmd = taloscope(&fx, "healthy", "upgrade-k8s");
+    let mut cmd = fx.taloscope("healthy", "upgrade-k8s");
     cmd.args(["--to", "1.35.0", "--plan"]);
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "Talos v1.11.3 does not run 1.35: {stdout}");
@@ -158,29 +124,13 @@ async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
             .any(|l| l.contains("FAIL") && l.contains("Talos supports target")),
         "{stdout}"
     );
-    let mut cmd = taloscope(&fx, "healthy", "upgrade");
-    cmd.args([
-        "--to",
-        "v1.12.0",
-        "--yes",
-        "--confirm",
-        "healthy",
-        "--poll-ms",
-        "40",
-    ]);
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"));
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
 
-    let mut cmd = taloscope(&fx, "healthy", "upgrade-k8s");
-    cmd.args([
-        "--to",
-        "1.35.0",
-        "--yes",
-        "--confirm",
-        "healthy",
-        "--poll-ms",
-        "40",
-    ]);
+    let mut cmd = fx.taloscope("healthy", "upgrade-k8s");
+    cmd.args(confirmed("1.35.0", "healthy"));
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(
@@ -217,32 +167,10 @@ async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_run_is_resumed_by_the_same_command() {
     let fx = start(builtin("healthy-112")).await;
-    let args = [
-        "--to",
-        "1.35.0",
-        "--yes",
-        "--confirm",
-        "healthy-112",
-        "--poll-ms",
-        "40",
-    ];
-    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
-    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::null());
-    let mut child = cmd.spawn().expect("spawn");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let seen = tokio::time::timeout(LIMIT, async {
-        let mut seen = Vec::new();
-        while let Some(line) = lines.next_line().await.expect("read") {
-            let stop = line.starts_with("[5/17]");
-            seen.push(line);
-            if stop {
-                break;
-            }
-        }
-        seen
-    })
-    .await
-    .expect("the fifth step started");
+    let args = confirmed("1.35.0", "healthy-112");
+    let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
+    cmd.args(args);
+    let (mut child, seen) = run_until_line(cmd, "[5/17]").await;
     assert!(
         seen.iter()
             .any(|l| l.starts_with("[4/17]") && l.ends_with(": done")),
@@ -250,7 +178,7 @@ async fn a_killed_run_is_resumed_by_the_same_command() {
     );
     child.kill().await.expect("kill");
 
-    let mut cmd = taloscope(&fx, "healthy-112", "upgrade-k8s");
+    let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
     cmd.args(args);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");

@@ -8,9 +8,6 @@ mod upgrade_common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use taloscope::app::dispatcher::{
-    Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
-};
 use taloscope::rollout::{
     RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepPhase,
 };
@@ -19,26 +16,10 @@ use taloscope::upgrade::kubernetes::{
     KubernetesUpgradePlan, KubernetesUpgradeRun, REMOVED_APIS_ACK, resume_kubernetes_upgrade_with,
     spawn_kubernetes_upgrade,
 };
-use taloscope::upgrade::{RunOptions, TalosUpgradeRun, spawn_talos_upgrade};
+use taloscope::upgrade::{RolloutHandle, RunOptions};
 use taloscope::versions::Version;
 use tokio::sync::mpsc::UnboundedReceiver;
 use upgrade_common::*;
-
-const LIMIT: Duration = Duration::from_secs(90);
-
-fn approve_k8s(fx: &Fixture, cluster: &str, target: &str) -> ApprovedAction {
-    let d = Dispatcher::new(false, AuditLog::new(fx.state_dir().join("audit.log")));
-    let Gate::Confirm(p) = d.request(MutatingAction::UpgradeKubernetes {
-        cluster: cluster.into(),
-        target: target.into(),
-    }) else {
-        panic!("not asked to confirm");
-    };
-    match d.answer(p, Answer::Typed(cluster.into())) {
-        Verdict::Proceed(a) => a,
-        Verdict::Cancelled(why) => panic!("not approved: {why}"),
-    }
-}
 
 async fn k8s_plan(fx: &Fixture, context: &str, target: &str) -> KubernetesUpgradePlan {
     let status = fx.status(context).await;
@@ -61,18 +42,35 @@ async fn run_k8s(
     step_timeout: Duration,
 ) -> (RolloutOutcome, Vec<RolloutEvent>) {
     let plan = k8s_plan(fx, context, target).await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_kubernetes_upgrade(
-        KubernetesUpgradeRun {
-            approved: approve_k8s(fx, context, target.trim_start_matches('v')),
-            plan,
-            acks,
-            cluster: fx.cluster(context),
-            options: options(fx, step_timeout),
-        },
-        tx,
-    );
+    let run = KubernetesUpgradeRun {
+        acks,
+        options: options(fx, step_timeout),
+        ..k8s_run(fx, context, target, plan)
+    };
+    let (handle, mut rx) = spawn_k8s(run);
     finish(handle, &mut rx, LIMIT).await
+}
+
+/// The approved Kubernetes upgrade of `plan` on the cluster of `context`, with a 20 s step
+/// timeout and no acknowledgements.
+fn k8s_run(
+    fx: &Fixture,
+    context: &str,
+    target: &str,
+    plan: KubernetesUpgradePlan,
+) -> KubernetesUpgradeRun {
+    KubernetesUpgradeRun {
+        approved: fx.approve_k8s(context, target.trim_start_matches('v')),
+        plan,
+        acks: vec![],
+        cluster: fx.cluster(context),
+        options: options(fx, Duration::from_secs(20)),
+    }
+}
+
+fn spawn_k8s(run: KubernetesUpgradeRun) -> (RolloutHandle, UnboundedReceiver<RolloutEvent>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    (spawn_kubernetes_upgrade(run, tx), rx)
 }
 
 /// Every component of every node, from the sim: (node, component, version).
@@ -122,25 +120,6 @@ fn watch_control_planes(
         }
     });
     (most, task)
-}
-
-async fn wait_for_step(rx: &mut UnboundedReceiver<RolloutEvent>, index: usize, phase: StepPhase) {
-    let wait = async {
-        while let Some(e) = rx.recv().await {
-            if let RolloutEvent::Step {
-                index: i, progress, ..
-            } = &e
-                && *i == index
-                && progress.phase == phase
-            {
-                return;
-            }
-        }
-        panic!("the rollout ended before step {index} was {phase:?}");
-    };
-    tokio::time::timeout(LIMIT, wait)
-        .await
-        .expect("step reached within the limit");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,17 +240,7 @@ async fn a_component_that_never_becomes_ready_halts_the_rollout() {
 async fn a_run_killed_mid_rollout_resumes_and_completes() {
     let fx = start(builtin("healthy-112")).await;
     let plan = k8s_plan(&fx, "healthy-112", "1.35.0").await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_kubernetes_upgrade(
-        KubernetesUpgradeRun {
-            approved: approve_k8s(&fx, "healthy-112", "1.35.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy-112"),
-            options: options(&fx, Duration::from_secs(20)),
-        },
-        tx,
-    );
+    let (handle, mut rx) = spawn_k8s(k8s_run(&fx, "healthy-112", "1.35.0", plan));
     wait_for_step(&mut rx, 4, StepPhase::WaitingForReady).await;
     handle.task.abort();
     let _ = handle.task.await;
@@ -291,7 +260,7 @@ async fn a_run_killed_mid_rollout_resumes_and_completes() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = resume_kubernetes_upgrade_with(
         journal,
-        approve_k8s(&fx, "healthy-112", "1.35.0"),
+        fx.approve_k8s("healthy-112", "1.35.0"),
         fx.cluster("healthy-112"),
         options(&fx, Duration::from_secs(20)),
         tx,
@@ -376,18 +345,7 @@ async fn on_healthy_talos_goes_first_then_kubernetes() {
     assert!(reason.contains("Talos supports target"), "{reason}");
     // The OS upgrade to v1.12.0 through the Talos runner, then Kubernetes.
     let plan = fx.plan("healthy", "v1.12.0").await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy"),
-            options: fx.options(),
-        },
-        tx,
-    );
-    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, events) = run_talos(fx.talos_run("healthy", "v1.12.0", plan)).await;
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
     let (outcome, events) =
         run_k8s(&fx, "healthy", "1.35.0", vec![], Duration::from_secs(20)).await;
@@ -404,17 +362,7 @@ async fn on_healthy_talos_goes_first_then_kubernetes() {
 async fn abort_finishes_the_step_in_progress_and_stops() {
     let fx = start(builtin("healthy-112")).await;
     let plan = k8s_plan(&fx, "healthy-112", "1.35.0").await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_kubernetes_upgrade(
-        KubernetesUpgradeRun {
-            approved: approve_k8s(&fx, "healthy-112", "1.35.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy-112"),
-            options: options(&fx, Duration::from_secs(20)),
-        },
-        tx,
-    );
+    let (handle, mut rx) = spawn_k8s(k8s_run(&fx, "healthy-112", "1.35.0", plan));
     wait_for_step(&mut rx, 0, StepPhase::Installing).await;
     handle.control.send(RolloutControl::Abort).expect("control");
     let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
@@ -446,17 +394,10 @@ async fn a_reader_context_is_refused() {
     let mut reader = fx.cluster("healthy-112-reader");
     reader.kube = fx.cluster("healthy-112").kube;
     let plan = k8s_plan(&fx, "healthy-112", "1.35.0").await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_kubernetes_upgrade(
-        KubernetesUpgradeRun {
-            approved: approve_k8s(&fx, "healthy-112", "1.35.0"),
-            plan,
-            acks: vec![],
-            cluster: reader,
-            options: options(&fx, Duration::from_secs(20)),
-        },
-        tx,
-    );
+    let (handle, mut rx) = spawn_k8s(KubernetesUpgradeRun {
+        cluster: reader,
+        ..k8s_run(&fx, "healthy-112", "1.35.0", plan)
+    });
     let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
     let RolloutOutcome::Halted(reason) = &outcome else {
         panic!("refused, not {outcome:?}");
@@ -477,17 +418,7 @@ async fn control_planes_in_any_order_complete_kube_proxy() {
     status.nodes.reverse();
     let target = Version::parse("1.35.0").expect("target");
     let plan = KubernetesUpgradePlan::new(&status, &target, false).expect("plan");
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_kubernetes_upgrade(
-        KubernetesUpgradeRun {
-            approved: approve_k8s(&fx, "healthy-112", "1.35.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy-112"),
-            options: options(&fx, Duration::from_secs(20)),
-        },
-        tx,
-    );
+    let (handle, mut rx) = spawn_k8s(k8s_run(&fx, "healthy-112", "1.35.0", plan));
     let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
     let status = fx.status("healthy-112").await;

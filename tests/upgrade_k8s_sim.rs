@@ -2,76 +2,20 @@
 //! COSI resource upstream reads (admins only), a no-reboot apply with a new image restarting that
 //! one component onto the new version, and the `removed-api` scenario's stored objects as
 //! `KubeClient::removed_api_objects` counts them.
+mod upgrade_common;
+
 use std::time::Duration;
 
-use taloscope::discovery::{Cluster, Discovery, Sources, discover};
-use taloscope::kube::KubeClient;
-use taloscope::sim::{Scenario, SimFleet, SimOptions};
-use taloscope::talos::{ApplyMode, ClientOptions, TalosClient, TalosError};
+use taloscope::talos::{ApplyMode, TalosError};
 use taloscope::upgrade::kubernetes::Component;
 use taloscope::upgrade::kubernetes::config_patch::patch_image;
 use taloscope::versions::Version;
+use upgrade_common::{Fixture, builtin};
 
 const MACHINE_CONFIG: &str = "MachineConfigs.config.talos.dev";
 
-struct Fixture {
-    sim: SimFleet,
-    _dir: tempfile::TempDir,
-    discovery: Discovery,
-}
-
 async fn start(name: &str) -> Fixture {
-    taloscope::install_crypto_provider();
-    let dir = tempfile::tempdir().expect("temp dir");
-    let opts = SimOptions {
-        state_dir: dir.path().join("sim"),
-        time_scale: 100.0,
-    };
-    let scenario = Scenario::builtin(name).expect("built-in scenario");
-    let sim = tokio::time::timeout(Duration::from_secs(30), SimFleet::start(scenario, opts))
-        .await
-        .expect("sim starts within 30 s")
-        .expect("sim starts");
-    let discovery = discover(&Sources {
-        talosconfigs: vec![sim.talosconfig_path()],
-        kubeconfigs: vec![sim.kubeconfig_path()],
-        ..Default::default()
-    });
-    assert!(discovery.errors.is_empty(), "{:?}", discovery.errors);
-    Fixture {
-        sim,
-        _dir: dir,
-        discovery,
-    }
-}
-
-impl Fixture {
-    fn cluster(&self, context: &str) -> Cluster {
-        self.discovery
-            .clusters
-            .iter()
-            .find(|c| c.talos_context() == Some(context))
-            .expect("cluster for the context")
-            .clone()
-    }
-
-    fn talos(&self, context: &str) -> TalosClient {
-        let cluster = self.cluster(context);
-        let ctx = cluster.talos.as_ref().expect("talos context");
-        TalosClient::new(ctx, ClientOptions::default()).expect("talos client")
-    }
-
-    async fn kube(&self, context: &str) -> KubeClient {
-        let cluster = self.cluster(context);
-        let k = cluster.kube.as_ref().expect("paired kube context");
-        KubeClient::new(
-            self.discovery.kubeconfig.as_ref().expect("kubeconfig"),
-            &k.name,
-            Default::default(),
-        )
-        .await
-        .expect("kube client")
-    }
+    upgrade_common::start(builtin(name)).await
 }
 
 #[tokio::test]

@@ -3,15 +3,11 @@
 //! by the sim's own record; `cp2-down` and a reader context refused before any upgrade call.
 mod upgrade_common;
 
-use std::time::Duration;
-
 use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
 use taloscope::sim::Scenario;
 use taloscope::sim::kube_api::KubeActionKind;
-use taloscope::upgrade::{TalosUpgradeRun, UpgradeApi, spawn_talos_upgrade};
+use taloscope::upgrade::{TalosUpgradeRun, UpgradeApi};
 use upgrade_common::*;
-
-const LIMIT: Duration = Duration::from_secs(90);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthy_cluster_upgrades_node_by_node_on_the_legacy_path() {
@@ -22,18 +18,7 @@ async fn healthy_cluster_upgrades_node_by_node_on_the_legacy_path() {
             .iter()
             .all(|s| s.api == Some(UpgradeApi::MachineUpgrade))
     );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan: plan.clone(),
-            acks: vec![],
-            cluster: fx.cluster("healthy"),
-            options: fx.options(),
-        },
-        tx,
-    );
-    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, events) = run_talos(fx.talos_run("healthy", "v1.12.0", plan.clone())).await;
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
     for (node, version) in versions(&fx, "healthy") {
         assert_eq!(version, "v1.12.0", "{node}");
@@ -134,18 +119,7 @@ async fn talos_1_13_nodes_upgrade_through_pull_lifecycle_and_reboot() {
             .iter()
             .all(|s| s.api == Some(UpgradeApi::Lifecycle))
     );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("lab", "v1.13.9"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("lab"),
-            options: fx.options(),
-        },
-        tx,
-    );
-    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, events) = run_talos(fx.talos_run("lab", "v1.13.9", plan)).await;
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
     for (node, version) in versions(&fx, "lab") {
         assert_eq!(version, "v1.13.9", "{node}");
@@ -293,18 +267,7 @@ async fn assert_drained_around_each_reboot(fx: &Fixture, events: &[RolloutEvent]
 async fn cp2_down_is_refused_before_any_call() {
     let fx = start(builtin("cp2-down")).await;
     let plan = fx.plan("cp2-down", "v1.12.0").await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("cp2-down", "v1.12.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("cp2-down"),
-            options: fx.options(),
-        },
-        tx,
-    );
-    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, _) = run_talos(fx.talos_run("cp2-down", "v1.12.0", plan)).await;
     let RolloutOutcome::Halted(reason) = outcome else {
         panic!("cp2-down was not refused: {outcome:?}");
     };
@@ -317,18 +280,11 @@ async fn cp2_down_is_refused_before_any_call() {
 async fn a_reader_context_is_refused_by_the_role_guard() {
     let fx = start(builtin("healthy")).await;
     let plan = fx.plan("healthy", "v1.12.0").await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy-reader"),
-            options: fx.options(),
-        },
-        tx,
-    );
-    let (outcome, _) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, _) = run_talos(TalosUpgradeRun {
+        cluster: fx.cluster("healthy-reader"),
+        ..fx.talos_run("healthy", "v1.12.0", plan)
+    })
+    .await;
     let RolloutOutcome::Halted(reason) = outcome else {
         panic!("a reader ran an upgrade: {outcome:?}");
     };
@@ -354,18 +310,7 @@ async fn workers_in_batches_of_max_parallel_while_control_planes_stay_alone() {
         4,
         "three control planes alone, two workers together"
     );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = spawn_talos_upgrade(
-        TalosUpgradeRun {
-            approved: fx.approve("healthy", "v1.12.0"),
-            plan,
-            acks: vec![],
-            cluster: fx.cluster("healthy"),
-            options: fx.options(),
-        },
-        tx,
-    );
-    let (outcome, events) = finish(handle, &mut rx, LIMIT).await;
+    let (outcome, events) = run_talos(fx.talos_run("healthy", "v1.12.0", plan)).await;
     assert_eq!(outcome, RolloutOutcome::Completed, "{events:#?}");
     for (node, version) in versions(&fx, "healthy") {
         assert_eq!(version, "v1.12.0", "{node}");

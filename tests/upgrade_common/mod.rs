@@ -1,7 +1,9 @@
 //! Shared set-up for the rolling-upgrade tests: a sim on loopback at a big time scale, the
 //! clusters discovery finds in its talosconfig and kubeconfig, a confirmed action from the
-//! dispatcher, and bounded waits for a rollout's end.
+//! dispatcher, the runner started on a plan, `taloscope` run as a process, and bounded waits
+//! for a step or a rollout's end.
 #![allow(dead_code)]
+use std::process::Stdio;
 use std::time::Duration;
 
 use taloscope::app::dispatcher::{
@@ -9,16 +11,23 @@ use taloscope::app::dispatcher::{
 };
 use taloscope::discovery::{Cluster, Discovery, Sources, discover};
 use taloscope::fleet::ClusterStatus;
-use taloscope::rollout::{RolloutEvent, RolloutOutcome};
+use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
 use taloscope::sim::{Scenario, SimFleet, SimOptions};
 use taloscope::talos::{ClientOptions, TalosClient};
 use taloscope::upgrade::observe::ClusterObserver;
-use taloscope::upgrade::{RolloutHandle, RunOptions, UpgradeOptions, UpgradePlan};
+use taloscope::upgrade::{
+    RolloutHandle, RunOptions, TalosUpgradeRun, UpgradeOptions, UpgradePlan, spawn_talos_upgrade,
+};
 use taloscope::versions::Version;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Simulated seconds per real second: a 24 s reboot takes about 0.12 s.
 pub const TIME_SCALE: f64 = 200.0;
+
+/// The longest any one rollout, step or command may take before a test fails.
+pub const LIMIT: Duration = Duration::from_secs(90);
 
 pub struct Fixture {
     pub sim: SimFleet,
@@ -102,21 +111,18 @@ impl Fixture {
         .expect("kube client")
     }
 
+    /// The talos client of the cluster of talos context `context`.
+    pub fn talos(&self, context: &str) -> TalosClient {
+        let cluster = self.cluster(context);
+        TalosClient::new(cluster.talos.as_ref().expect("talos"), fast()).expect("client")
+    }
+
     /// Live status the way the runner reads it.
     pub async fn status(&self, context: &str) -> ClusterStatus {
         let cluster = self.cluster(context);
-        let talos =
-            TalosClient::new(cluster.talos.as_ref().expect("talos"), fast()).expect("client");
+        let talos = self.talos(context);
         let kube = match &cluster.kube {
-            Some(k) => Some(
-                taloscope::kube::KubeClient::new(
-                    self.discovery.kubeconfig.as_ref().expect("kubeconfig"),
-                    &k.name,
-                    Default::default(),
-                )
-                .await
-                .expect("kube client"),
-            ),
+            Some(_) => Some(self.kube(context).await),
             None => None,
         };
         ClusterObserver {
@@ -136,14 +142,32 @@ impl Fixture {
         UpgradePlan::new(&status, target, UpgradeOptions::default()).expect("plan")
     }
 
-    /// The dispatcher's approval, the operator typing the cluster name.
+    /// The dispatcher's approval of a Talos upgrade, the operator typing the cluster name.
     pub fn approve(&self, cluster: &str, target: &str) -> ApprovedAction {
+        self.approve_action(
+            cluster,
+            MutatingAction::UpgradeTalos {
+                cluster: cluster.into(),
+                target: target.into(),
+            },
+        )
+    }
+
+    /// The dispatcher's approval of a Kubernetes upgrade, the operator typing the cluster name.
+    pub fn approve_k8s(&self, cluster: &str, target: &str) -> ApprovedAction {
+        self.approve_action(
+            cluster,
+            MutatingAction::UpgradeKubernetes {
+                cluster: cluster.into(),
+                target: target.into(),
+            },
+        )
+    }
+
+    fn approve_action(&self, cluster: &str, action: MutatingAction) -> ApprovedAction {
         let audit = AuditLog::new(self.state_dir().join("audit.log"));
         let d = Dispatcher::new(false, audit);
-        let Gate::Confirm(p) = d.request(MutatingAction::UpgradeTalos {
-            cluster: cluster.into(),
-            target: target.into(),
-        }) else {
+        let Gate::Confirm(p) = d.request(action) else {
             panic!("not asked to confirm");
         };
         match d.answer(p, Answer::Typed(cluster.into())) {
@@ -151,6 +175,120 @@ impl Fixture {
             Verdict::Cancelled(why) => panic!("not approved: {why}"),
         }
     }
+
+    /// The approved Talos upgrade of `plan` on the cluster of talos context `context`, with the
+    /// test options and no acknowledgements.
+    pub fn talos_run(&self, context: &str, target: &str, plan: UpgradePlan) -> TalosUpgradeRun {
+        TalosUpgradeRun {
+            approved: self.approve(context, target),
+            plan,
+            acks: vec![],
+            cluster: self.cluster(context),
+            options: self.options(),
+        }
+    }
+
+    /// `taloscope --context <context> <subcommand>` against the sim's configs, with the state
+    /// under the fixture's directory and nothing from the caller's environment.
+    pub fn taloscope(&self, context: &str, subcommand: &str) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_taloscope"));
+        cmd.env_remove("KUBECONFIG")
+            .env_remove("TALOSCONFIG")
+            .env_remove("TALOSCOPE_CONFIG")
+            .env("HOME", self.dir.path())
+            .env("TALOSCOPE_STATE_DIR", self.state_dir())
+            .arg("--talosconfig")
+            .arg(self.sim.talosconfig_path())
+            .arg("--kubeconfig")
+            .arg(self.sim.kubeconfig_path())
+            .args(["--context", context, subcommand])
+            .kill_on_drop(true);
+        cmd
+    }
+}
+
+/// Starts the Talos runner; returns its handle and its events.
+pub fn spawn_talos(run: TalosUpgradeRun) -> (RolloutHandle, UnboundedReceiver<RolloutEvent>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    (spawn_talos_upgrade(run, tx), rx)
+}
+
+/// Runs the Talos runner to its end (bounded); returns the outcome and every event.
+pub async fn run_talos(run: TalosUpgradeRun) -> (RolloutOutcome, Vec<RolloutEvent>) {
+    let (handle, mut rx) = spawn_talos(run);
+    finish(handle, &mut rx, LIMIT).await
+}
+
+/// Waits (bounded) for step `index` to reach `phase`; returns the events seen until then.
+pub async fn wait_for_step(
+    rx: &mut UnboundedReceiver<RolloutEvent>,
+    index: usize,
+    phase: StepPhase,
+) -> Vec<RolloutEvent> {
+    let mut seen = Vec::new();
+    let wait = async {
+        while let Some(e) = rx.recv().await {
+            let hit = matches!(&e, RolloutEvent::Step { index: i, progress, .. }
+                if *i == index && progress.phase == phase);
+            seen.push(e);
+            if hit {
+                return;
+            }
+        }
+        panic!("rollout ended before step {index} reached {phase:?}: {seen:#?}");
+    };
+    tokio::time::timeout(LIMIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("step {index} did not reach {phase:?}"));
+    seen
+}
+
+/// The arguments of a confirmed, unattended run to `target` on `cluster`, polling quickly.
+pub fn confirmed<'a>(target: &'a str, cluster: &'a str) -> [&'a str; 7] {
+    [
+        "--to",
+        target,
+        "--yes",
+        "--confirm",
+        cluster,
+        "--poll-ms",
+        "40",
+    ]
+}
+
+/// Runs a `taloscope` process to its end (bounded): exit code, stdout, stderr.
+pub async fn output(mut cmd: Command) -> (Option<i32>, String, String) {
+    let out = tokio::time::timeout(LIMIT, cmd.output())
+        .await
+        .expect("taloscope finishes")
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Spawns a `taloscope` process and reads its stdout (bounded) up to and including the first
+/// line starting with `stop`; returns the child, still running, and the lines read.
+pub async fn run_until_line(mut cmd: Command, stop: &str) -> (tokio::process::Child, Vec<String>) {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let seen = tokio::time::timeout(LIMIT, async {
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            let hit = line.starts_with(stop);
+            seen.push(line);
+            if hit {
+                break;
+            }
+        }
+        seen
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no line starting {stop} within {LIMIT:?}"));
+    (child, seen)
 }
 
 /// Waits (bounded) for the rollout's end; returns the outcome and every event.
