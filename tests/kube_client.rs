@@ -1,15 +1,15 @@
 //! The Kubernetes client against the Kubernetes API sim over loopback HTTPS:
 //! nodes, versions, components, a rebooting node, cordon, an unreachable API
 //! server and an expired client certificate.
+mod kube_common;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+use kube_common::{CONTROL_PLANE_COMPONENTS, KubeSim, control_plane_pods, start_kube_api};
 use taloscope::kube::removed_apis;
 use taloscope::kube::{KubeClient, KubeError};
-use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
-use taloscope::sim::kube_api::pki::KubePki;
-use taloscope::sim::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
-use tokio::sync::watch;
+use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts};
 
 fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
     let node = |name: &str, last: u8, cp: bool| KubeNodeFacts {
@@ -20,19 +20,7 @@ fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
         talos_version: "v1.11.3".into(),
         ready: true,
         static_pods: if cp {
-            [
-                "kube-apiserver",
-                "kube-controller-manager",
-                "kube-scheduler",
-            ]
-            .iter()
-            .map(|c| StaticPodFacts {
-                component: c.to_string(),
-                version: "v1.34.1".into(),
-                ready: true,
-                config_version: 1,
-            })
-            .collect()
+            control_plane_pods("v1.34.1")
         } else {
             vec![]
         },
@@ -51,43 +39,17 @@ fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
     }
 }
 
-struct Fixture {
-    _server: KubeApiServer,
-    tx: watch::Sender<KubeClusterFacts>,
-    pki: KubePki,
-    url: String,
+async fn start(cluster: &str, net: u8) -> KubeSim {
+    start_kube_api(
+        IpAddr::V4(Ipv4Addr::new(127, 31, net, 1)),
+        facts(cluster, net),
+    )
+    .await
 }
 
-async fn start(cluster: &str, net: u8) -> Fixture {
-    taloscope::install_crypto_provider();
-    let pki = KubePki::new(cluster).unwrap();
-    let ip = IpAddr::V4(Ipv4Addr::new(127, 31, net, 1));
-    let (tx, rx) = watch::channel(facts(cluster, net));
-    let server = KubeApiServer::start(ip, &pki.server_cert(ip).unwrap(), &pki.ca_pem, rx)
-        .await
-        .unwrap();
-    let url = server.url.clone();
-    Fixture {
-        _server: server,
-        tx,
-        pki,
-        url,
-    }
-}
-
-async fn client(f: &Fixture, cluster: &str, expired: bool) -> KubeClient {
-    let context = format!("admin@{cluster}");
-    let cfg = kubeconfig::build(&[KubeconfigEntry {
-        cluster: cluster.into(),
-        context: context.clone(),
-        server: f.url.clone(),
-        ca_b64: f.pki.ca_b64(),
-        client: f
-            .pki
-            .client_cert("admin", "system:masters", expired)
-            .unwrap(),
-    }]);
-    KubeClient::new(&cfg, &context, Default::default())
+async fn client(f: &KubeSim, cluster: &str, expired: bool) -> KubeClient {
+    let cfg = f.admin_kubeconfig(cluster, expired);
+    KubeClient::new(&cfg, &format!("admin@{cluster}"), Default::default())
         .await
         .unwrap()
 }
@@ -115,11 +77,7 @@ async fn nodes_versions_and_components() {
     let components = c.control_plane_components().await.unwrap();
     assert_eq!(components.len(), 9);
     for node in ["cp-1", "cp-2", "cp-3"] {
-        for name in [
-            "kube-apiserver",
-            "kube-controller-manager",
-            "kube-scheduler",
-        ] {
+        for name in CONTROL_PLANE_COMPONENTS {
             let comp = components
                 .iter()
                 .find(|x| x.node == node && x.name == name)
@@ -142,7 +100,7 @@ async fn nodes_versions_and_components() {
 async fn rebooting_node_goes_not_ready_and_returns_upgraded() {
     let f = start("kc-reboot", 2).await;
     let c = client(&f, "kc-reboot", false).await;
-    f.tx.send_modify(|facts| facts.nodes[3].ready = false);
+    f.facts.send_modify(|facts| facts.nodes[3].ready = false);
     let w1 = c
         .nodes()
         .await
@@ -151,7 +109,7 @@ async fn rebooting_node_goes_not_ready_and_returns_upgraded() {
         .find(|n| n.name == "w-1")
         .unwrap();
     assert!(!w1.ready);
-    f.tx.send_modify(|facts| {
+    f.facts.send_modify(|facts| {
         facts.nodes[3].ready = true;
         facts.nodes[3].kubelet_version = "v1.35.0".into();
     });
@@ -194,7 +152,7 @@ async fn cordon_and_uncordon() {
 async fn unreachable_api_server_is_a_clear_error() {
     let f = start("kc-down", 4).await;
     let c = client(&f, "kc-down", false).await;
-    f._server.stop();
+    f.server.stop();
     // The port stays bound until the listener task is gone; poll, bounded.
     let mut last = None;
     for _ in 0..50 {
@@ -228,7 +186,7 @@ async fn an_api_server_answering_503_fails_within_the_call_timeout() {
     let f = start("kc-503", 6).await;
     let c = client(&f, "kc-503", false).await;
     // No ready kube-apiserver: the sim answers /version with 503.
-    f.tx.send_modify(|facts| {
+    f.facts.send_modify(|facts| {
         for n in &mut facts.nodes {
             n.ready = false;
         }

@@ -2,6 +2,8 @@
 //! and release; a second console refused; an expired lease taken over; the
 //! same console resuming; concurrent writers detected; the apiserver's Status
 //! answers; and the real kubectl listing, creating and deleting leases.
+mod kube_common;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 use std::process::Command;
@@ -10,13 +12,12 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube_common::{KubeSim, start_kube_api};
 use taloscope::fleet::collect_kubernetes;
 use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease};
 use taloscope::rollout::RolloutKind;
-use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
-use taloscope::sim::kube_api::pki::KubePki;
-use taloscope::sim::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
-use tokio::sync::watch;
+use taloscope::sim::kube_api::kubeconfig;
+use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -43,33 +44,21 @@ fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
 }
 
 struct Fixture {
-    _server: KubeApiServer,
-    _facts: watch::Sender<KubeClusterFacts>,
+    _sim: KubeSim,
     config: Kubeconfig,
     context: String,
 }
 
 async fn start(cluster: &str, net: u8) -> Fixture {
-    taloscope::install_crypto_provider();
-    let pki = KubePki::new(cluster).unwrap();
-    let ip = IpAddr::V4(Ipv4Addr::new(127, 32, net, 1));
-    let (tx, rx) = watch::channel(facts(cluster, net));
-    let server = KubeApiServer::start(ip, &pki.server_cert(ip).unwrap(), &pki.ca_pem, rx)
-        .await
-        .unwrap();
-    let context = format!("admin@{cluster}");
-    let config = kubeconfig::build(&[KubeconfigEntry {
-        cluster: cluster.into(),
-        context: context.clone(),
-        server: server.url.clone(),
-        ca_b64: pki.ca_b64(),
-        client: pki.client_cert("admin", "system:masters", false).unwrap(),
-    }]);
+    let sim = start_kube_api(
+        IpAddr::V4(Ipv4Addr::new(127, 32, net, 1)),
+        facts(cluster, net),
+    )
+    .await;
     Fixture {
-        _server: server,
-        _facts: tx,
-        config,
-        context,
+        config: sim.admin_kubeconfig(cluster, false),
+        context: format!("admin@{cluster}"),
+        _sim: sim,
     }
 }
 

@@ -2,13 +2,15 @@
 //! kubectl (a real client) against the sim's kubeconfig, `taloscope status`
 //! with both APIs, a rebooting node's Ready condition following its Talos
 //! state, and an unreachable API server leaving the Talos side intact.
+mod kube_common;
 mod talos_common;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use talos_common::{scenario, start};
+use kube_common::CONTROL_PLANE_COMPONENTS;
+use talos_common::{Sim, scenario, start};
 use taloscope::discovery::{Sources, discover};
 use taloscope::kube::KubeClient;
 use taloscope::talos::RebootMode;
@@ -36,6 +38,30 @@ fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// `taloscope status --context healthy --output json` with the sim's talosconfig and
+/// `kubeconfig`, nothing else from the environment; asserts it exits 0 and returns the JSON.
+async fn status_json(sim: &Sim, kubeconfig: &Path, why: &str) -> serde_json::Value {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
+        .args(["status", "--context", "healthy", "--output", "json"])
+        .env_clear()
+        .env("HOME", sim.dir.path())
+        .env("TALOSCOPE_STATE_DIR", sim.dir.path().join("state"))
+        .env("TALOSCONFIG", sim.fleet.talosconfig_path())
+        .env("KUBECONFIG", kubeconfig)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{why}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,25 +106,7 @@ async fn kubectl_lists_the_sims_nodes_and_versions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_json_shows_both_apis() {
     let sim = start(scenario("healthy")).await;
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
-        .args(["status", "--context", "healthy", "--output", "json"])
-        .env_clear()
-        .env("HOME", sim.dir.path())
-        .env("TALOSCOPE_STATE_DIR", sim.dir.path().join("state"))
-        .env("TALOSCONFIG", sim.fleet.talosconfig_path())
-        .env("KUBECONFIG", sim.fleet.kubeconfig_path())
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), out)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = status_json(&sim, &sim.fleet.kubeconfig_path(), "").await;
     let cluster = &json["clusters"][0];
     let nodes = cluster["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 5);
@@ -111,11 +119,7 @@ async fn status_json_shows_both_apis() {
     assert_eq!(kube["server_version"], "v1.34.1");
     let components = kube["components"].as_array().unwrap();
     for node in ["cp-1", "cp-2", "cp-3"] {
-        for name in [
-            "kube-apiserver",
-            "kube-controller-manager",
-            "kube-scheduler",
-        ] {
+        for name in CONTROL_PLANE_COMPONENTS {
             let c = components
                 .iter()
                 .find(|c| c["node"] == node && c["name"] == name)
@@ -183,25 +187,7 @@ async fn an_unreachable_api_server_leaves_the_talos_side_intact() {
     let url = sim.fleet.kube_api_url(0).unwrap();
     let dead_config = sim.dir.path().join("dead-kubeconfig");
     std::fs::write(&dead_config, text.replace(url, &dead)).unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
-        .args(["status", "--context", "healthy", "--output", "json"])
-        .env_clear()
-        .env("HOME", sim.dir.path())
-        .env("TALOSCOPE_STATE_DIR", sim.dir.path().join("state"))
-        .env("TALOSCONFIG", sim.fleet.talosconfig_path())
-        .env("KUBECONFIG", &dead_config)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), out)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "every Talos node answered: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = status_json(&sim, &dead_config, "every Talos node answered: ").await;
     let cluster = &json["clusters"][0];
     assert_eq!(cluster["nodes"].as_array().unwrap().len(), 5);
     assert!(

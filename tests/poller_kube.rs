@@ -2,17 +2,18 @@
 //! sim: a cluster paired by name gets its Kubernetes facts in the same round
 //! as its Talos nodes, and an API server that only answers 503 (which kube
 //! retries for minutes) costs the round no more than the call timeout.
+mod kube_common;
 mod talos_common;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+use kube_common::{control_plane_pods, start_kube_api};
 use talos_common::{Sim, fast, scenario, start, within};
 use taloscope::discovery::{Sources, discover};
 use taloscope::fleet::{FleetEvent, KubernetesFacts, PollerOptions, spawn_poller};
-use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
-use taloscope::sim::kube_api::pki::KubePki;
-use taloscope::sim::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
+use taloscope::sim::kube_api::kubeconfig;
+use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts};
 use taloscope::talos::ClientOptions;
 
 /// The healthy cluster as Kubernetes sees it; without the control-plane
@@ -32,19 +33,7 @@ fn kube_facts(sim: &Sim, apiserver_ready: bool) -> KubeClusterFacts {
                 talos_version: "v1.11.3".into(),
                 ready: true,
                 static_pods: if control_plane && apiserver_ready {
-                    [
-                        "kube-apiserver",
-                        "kube-controller-manager",
-                        "kube-scheduler",
-                    ]
-                    .iter()
-                    .map(|c| StaticPodFacts {
-                        component: c.to_string(),
-                        version: "v1.34.1".into(),
-                        ready: true,
-                        config_version: 1,
-                    })
-                    .collect()
+                    control_plane_pods("v1.34.1")
                 } else {
                     vec![]
                 },
@@ -66,22 +55,9 @@ async fn one_round_with_kube(
     client: ClientOptions,
 ) -> (usize, Option<KubernetesFacts>, Duration) {
     let sim = start(scenario("healthy")).await;
-    let pki = KubePki::new("healthy").expect("kube pki");
     let ip = IpAddr::V4(Ipv4Addr::new(127, 31, 0, 1));
-    let (_facts_tx, facts_rx) = tokio::sync::watch::channel(kube_facts(&sim, apiserver_ready));
-    let server_cert = pki.server_cert(ip).expect("server cert");
-    let api = KubeApiServer::start(ip, &server_cert, &pki.ca_pem, facts_rx)
-        .await
-        .expect("kube API sim starts");
-    let cfg = kubeconfig::build(&[KubeconfigEntry {
-        cluster: "healthy".into(),
-        context: "admin@healthy".into(),
-        server: api.url.clone(),
-        ca_b64: pki.ca_b64(),
-        client: pki
-            .client_cert("admin", "system:masters", false)
-            .expect("client cert"),
-    }]);
+    let api = start_kube_api(ip, kube_facts(&sim, apiserver_ready)).await;
+    let cfg = api.admin_kubeconfig("healthy", false);
     let kubeconfig_path = sim.dir.path().join("kubeconfig");
     kubeconfig::write(&kubeconfig_path, &cfg).expect("kubeconfig written");
 
@@ -121,7 +97,7 @@ async fn one_round_with_kube(
     .await;
     let took = started.elapsed();
     within(5, "shutdown", poller.shutdown()).await;
-    api.stop();
+    api.server.stop();
     sim.fleet.shutdown().await;
     (talos_nodes, kube, took)
 }
