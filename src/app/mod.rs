@@ -19,6 +19,8 @@ mod run_provision;
 mod run_rollout;
 pub mod state;
 pub mod tables;
+#[cfg(test)]
+mod test_fixtures;
 pub mod update;
 mod update_kube_plan;
 mod update_panes;

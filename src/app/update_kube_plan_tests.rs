@@ -2,55 +2,22 @@
 //! the removed-API count is asked once and folded back, its acknowledgement
 //! and the single control plane's, Start through the dispatcher (read-only
 //! refuses), and the progress pane resuming a Kubernetes journal.
-use std::path::PathBuf;
-use std::time::Instant;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
 use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::app::keymap::{self, KeyContext};
+use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
-use crate::discovery::{Cluster, Discovery, TalosContext};
-use crate::fleet::{ClusterLive, ClusterStatus};
+use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::upgrade::fixtures;
 use crate::upgrade::kubernetes::REMOVED_APIS_ACK;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
 
 fn state_with(status: ClusterStatus) -> AppState {
-    let name = status.name.clone();
-    let cluster = Cluster {
-        name: name.clone(),
-        talos: Some(TalosContext {
-            name: name.clone(),
-            file: PathBuf::from("/t"),
-            endpoints: vec!["127.10.0.2".into()],
-            nodes: vec![],
-            ca_pem: String::new(),
-            crt_pem: String::new(),
-            key_pem: String::new(),
-        }),
-        kube: None,
-        paired_by: None,
-    };
-    let mut state = AppState::new(
-        Discovery {
-            clusters: vec![cluster],
-            ..Discovery::default()
-        },
-        false,
-    );
-    let live = ClusterLive {
-        status,
-        poll_finished: Some(Instant::now()),
-        ..ClusterLive::default()
-    };
-    state.fleet.clusters.insert(name.clone(), live);
-    state.use_cluster(&name);
-    state.screen = Screen::Cluster(Pane::Versions);
-    state
+    cluster_screen(status, Pane::Versions)
 }
 
 /// Talos 1.12 runs Kubernetes 1.35, so 1.35 releases are offered.

@@ -1,40 +1,16 @@
 //! Unit tests of the fleet, cluster and node screens: selection by identity,
 //! redraw answers for reports, pause, and the poller requests that screen
 //! changes produce.
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::*;
 use crate::app::action::AppEvent;
+use crate::app::test_fixtures::{console_of, discovered};
 use crate::app::update::{apply, update};
-use crate::discovery::{Cluster, Discovery, TalosContext};
 use crate::fleet::{FleetEvent, NodeRole, NodeStatus};
 
-fn cluster(name: &str) -> Cluster {
-    Cluster {
-        name: name.into(),
-        talos: Some(TalosContext {
-            name: name.into(),
-            file: PathBuf::from("/t"),
-            endpoints: vec!["127.10.0.1".into()],
-            nodes: vec![],
-            ca_pem: String::new(),
-            crt_pem: String::new(),
-            key_pem: String::new(),
-        }),
-        kube: None,
-        paired_by: None,
-    }
-}
-
 fn state() -> AppState {
-    AppState::new(
-        Discovery {
-            clusters: vec![cluster("alpha"), cluster("beta")],
-            ..Discovery::default()
-        },
-        false,
-    )
+    console_of(vec![discovered("alpha"), discovered("beta")])
 }
 
 fn node(name: &str, address: &str, error: Option<&str>) -> NodeStatus {

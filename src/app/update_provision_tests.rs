@@ -2,7 +2,7 @@
 //! cluster, the fields, the plan asked for and answered, Start through the
 //! dispatcher (confirm, cancel, read-only), the runner's events folded, a
 //! failed VM offering terminate, and a journal found at startup.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -12,9 +12,9 @@ use crate::app::action::AppEvent;
 use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::app::keymap;
 use crate::app::provision::{SourceChoice, VmRow};
+use crate::app::test_fixtures::{console_of, discovered};
 use crate::app::update::update;
 use crate::config::{Config, NameOrId, ProviderKind};
-use crate::discovery::{Cluster, Discovery, TalosContext};
 use crate::provision::{JournalEntry, PlanSource, ProvisionPlan, ProvisionSummary, VmProgress};
 
 const CONFIG: &str = "
@@ -36,25 +36,7 @@ clusters:
 ";
 
 fn state() -> AppState {
-    let cluster = Cluster {
-        name: "lab".into(),
-        talos: Some(TalosContext {
-            name: "lab".into(),
-            file: PathBuf::from("/t"),
-            endpoints: vec!["127.10.0.2".into()],
-            nodes: vec![],
-            ca_pem: String::new(),
-            crt_pem: String::new(),
-            key_pem: String::new(),
-        }),
-        kube: None,
-        paired_by: None,
-    };
-    let discovery = Discovery {
-        clusters: vec![cluster],
-        ..Discovery::default()
-    };
-    let mut s = AppState::new(discovery, false);
+    let mut s = console_of(vec![discovered("lab")]);
     s.provision.config = Arc::new(Config::parse(Path::new("/c/taloscope.yaml"), CONFIG).unwrap());
     s.use_cluster("lab");
     s.screen = Screen::Cluster(Pane::Nodes);

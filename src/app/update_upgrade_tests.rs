@@ -2,7 +2,6 @@
 //! state, guards re-evaluated on status changes, the typed acknowledgement,
 //! the confirm flow through the dispatcher, read-only refusal, rollout
 //! events, pause / abort, and resuming a journal.
-use std::path::PathBuf;
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -11,48 +10,15 @@ use super::*;
 use crate::app::action::AppEvent;
 use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::app::keymap::{self, KeyContext};
+use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::{apply, update};
-use crate::discovery::{Cluster, Discovery, TalosContext};
-use crate::fleet::{ClusterLive, ClusterStatus, FleetEvent};
+use crate::fleet::{ClusterStatus, FleetEvent};
 use crate::upgrade::fixtures;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
 
-fn discovered(name: &str) -> Cluster {
-    Cluster {
-        name: name.into(),
-        talos: Some(TalosContext {
-            name: name.into(),
-            file: PathBuf::from("/t"),
-            endpoints: vec!["127.10.0.2".into()],
-            nodes: vec![],
-            ca_pem: String::new(),
-            crt_pem: String::new(),
-            key_pem: String::new(),
-        }),
-        kube: None,
-        paired_by: None,
-    }
-}
-
 /// The cluster screen of `status`'s cluster, its status known.
 fn state_with(status: ClusterStatus) -> AppState {
-    let name = status.name.clone();
-    let mut state = AppState::new(
-        Discovery {
-            clusters: vec![discovered(&name)],
-            ..Discovery::default()
-        },
-        false,
-    );
-    let live = ClusterLive {
-        status,
-        poll_finished: Some(Instant::now()),
-        ..ClusterLive::default()
-    };
-    state.fleet.clusters.insert(name.clone(), live);
-    state.use_cluster(&name);
-    state.screen = Screen::Cluster(Pane::Nodes);
-    state
+    cluster_screen(status, Pane::Nodes)
 }
 
 fn plan_of(status: ClusterStatus) -> AppState {

@@ -1,0 +1,52 @@
+//! Fixtures the app's unit tests share: a discovered cluster with only a Talos context, and a
+//! console on one cluster's screen with that cluster's status known.
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::app::state::{AppState, Pane, Screen};
+use crate::discovery::{Cluster, Discovery, TalosContext};
+use crate::fleet::{ClusterLive, ClusterStatus};
+
+/// A cluster discovery found in a talosconfig alone (no kube context), named `name`.
+pub(crate) fn discovered(name: &str) -> Cluster {
+    Cluster {
+        name: name.into(),
+        talos: Some(TalosContext {
+            name: name.into(),
+            file: PathBuf::from("/t"),
+            endpoints: vec!["127.10.0.2".into()],
+            nodes: vec![],
+            ca_pem: String::new(),
+            crt_pem: String::new(),
+            key_pem: String::new(),
+        }),
+        kube: None,
+        paired_by: None,
+    }
+}
+
+/// A console (not read-only) that discovered `clusters`.
+pub(crate) fn console_of(clusters: Vec<Cluster>) -> AppState {
+    AppState::new(
+        Discovery {
+            clusters,
+            ..Discovery::default()
+        },
+        false,
+    )
+}
+
+/// The `pane` of `status`'s cluster, its status known from a finished poll.
+pub(crate) fn cluster_screen(status: ClusterStatus, pane: Pane) -> AppState {
+    let name = status.name.clone();
+    let mut state = console_of(vec![discovered(&name)]);
+    let live = ClusterLive {
+        status,
+        poll_finished: Some(Instant::now()),
+        ..ClusterLive::default()
+    };
+    state.fleet.clusters.insert(name.clone(), live);
+    state.use_cluster(&name);
+    state.screen = Screen::Cluster(pane);
+    state
+}
