@@ -16,14 +16,7 @@ use taloscope::provision::{
     PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, ProvisionSummary, VmProgress,
 };
 use view_support::scenarios;
-use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot};
-
-const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
-const MODES: [(Mode, &str); 3] = [
-    (Mode::Default, "default"),
-    (Mode::NoColor, "no-color"),
-    (Mode::Ascii, "ascii"),
-];
+use view_support::{all_renders_default_styles, screen_text_at};
 
 const CONFIG: &str = "
 providers:
@@ -41,42 +34,6 @@ clusters:
     machine_configs:
       worker: /sim/clusters/healthy/worker.yaml
 ";
-
-/// Every size and mode of what `state` shows, checked and joined; styles for
-/// the 80x24 default render only.
-fn all_renders(state: &AppState) -> String {
-    let mut out = String::new();
-    for (w, h) in SIZES {
-        for (mode, name) in MODES {
-            let buf = render_buffer(state, &look(mode), w, h);
-            match mode {
-                Mode::NoColor => assert_no_colors(&buf),
-                Mode::Ascii => assert_ascii(&buf),
-                Mode::Default => {}
-            }
-            let text = snapshot(&buf);
-            let keep_styles = w == 80 && matches!(mode, Mode::Default);
-            let text = if keep_styles {
-                text
-            } else {
-                text.split("--- styles ---")
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            };
-            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
-        }
-    }
-    out
-}
-
-fn text_at(state: &AppState, w: u16, h: u16) -> String {
-    let text = snapshot(&render_buffer(state, &look(Mode::NoColor), w, h));
-    text.split("--- styles ---")
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
 
 fn event(s: &mut AppState, u: ProvisionUpdate) {
     update(s, Action::Event(AppEvent::Provision(Box::new(u))));
@@ -202,11 +159,11 @@ fn running() -> AppState {
 #[test]
 fn wizard_with_the_plan_ready() {
     let s = planned();
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("plan ready: s provisions"), "{text}");
     assert!(text.contains("talos-healthy-worker (id 1)"), "{text}");
     assert!(text.contains("healthy-worker-2"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
@@ -224,22 +181,22 @@ fn wizard_with_the_machine_config_refused() {
             ),
         },
     );
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("/sim/clusters/healthy/worker.yaml"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
 fn progress_mid_run() {
     let s = running();
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("healthy-worker-1"), "{text}");
     assert!(text.contains("BOOT") && text.contains("booting"), "{text}");
     assert!(
         text.contains("127.10.0.12") && text.contains("42s"),
         "{text}"
     );
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
@@ -275,8 +232,8 @@ fn progress_ended_with_a_boot_failure_offering_terminate() {
             result: Err("1 of 2 joined".into()),
         },
     );
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("(x terminates it)"), "{text}");
     assert!(text.contains("BOOT_FAILURE"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }

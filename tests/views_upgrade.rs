@@ -12,50 +12,7 @@ use taloscope::rollout::{
     RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress,
 };
 use view_support::scenarios;
-use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot};
-
-const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
-const MODES: [(Mode, &str); 3] = [
-    (Mode::Default, "default"),
-    (Mode::NoColor, "no-color"),
-    (Mode::Ascii, "ascii"),
-];
-
-/// Every size and mode of what `state` shows, checked and joined; styles for
-/// the 80x24 default render only.
-fn all_renders(state: &AppState) -> String {
-    let mut out = String::new();
-    for (w, h) in SIZES {
-        for (mode, name) in MODES {
-            let buf = render_buffer(state, &look(mode), w, h);
-            match mode {
-                Mode::NoColor => assert_no_colors(&buf),
-                Mode::Ascii => assert_ascii(&buf),
-                Mode::Default => {}
-            }
-            let text = snapshot(&buf);
-            let keep_styles = w == 80 && matches!(mode, Mode::Default);
-            let text = if keep_styles {
-                text
-            } else {
-                text.split("--- styles ---")
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            };
-            out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
-        }
-    }
-    out
-}
-
-fn text_at(state: &AppState, w: u16, h: u16) -> String {
-    let text = snapshot(&render_buffer(state, &look(Mode::NoColor), w, h));
-    text.split("--- styles ---")
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
+use view_support::{all_renders_default_styles, screen_text_at};
 
 /// The plan of `scenario`, opened with `u` from its nodes pane.
 fn plan(scenario: &str) -> AppState {
@@ -70,25 +27,25 @@ fn plan(scenario: &str) -> AppState {
 #[test]
 fn plan_healthy() {
     let s = plan("healthy");
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("guards pass"), "{text}");
     assert!(text.contains("cp-1"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
 fn plan_cp2_down() {
     let s = plan("cp2-down");
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Start refused"), "{text}");
     assert!(text.contains("etcd healthy"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
 fn plan_single_cp_asks_for_the_acknowledgement() {
     let mut s = plan("single-cp");
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(
         text.contains("the Kubernetes API will be down"),
         "the prompt says what to type: {text}"
@@ -97,7 +54,7 @@ fn plan_single_cp_asks_for_the_acknowledgement() {
     for c in "the Kubernetes".chars() {
         update(&mut s, Action::Insert(c));
     }
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
@@ -105,7 +62,7 @@ fn plan_explains_the_selected_guard() {
     let mut s = plan("cp2-down");
     update(&mut s, Action::NextPane);
     update(&mut s, Action::Explain);
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Why: "), "{text}");
     insta::assert_snapshot!(text);
 }
@@ -201,9 +158,9 @@ fn mid_rollout_events() -> Vec<RolloutEvent> {
 #[test]
 fn progress_mid_rollout() {
     let s = progress(mid_rollout_events(), T0 + 130);
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("rebooting") && text.contains("34s"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
@@ -229,9 +186,9 @@ fn progress_finished() {
         outcome: RolloutOutcome::Completed,
     });
     let s = progress(events, T0 + 600);
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("completed"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
@@ -256,9 +213,9 @@ fn progress_halted() {
         ),
     });
     let s = progress(events, T0 + 1000);
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("HALTED") && text.contains("15m00s"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
@@ -270,7 +227,7 @@ fn a_long_halt_reason_wraps_instead_of_being_cut() {
         outcome: RolloutOutcome::Halted(reason.into()),
     });
     let s = progress(events, T0 + 1000);
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(
         text.contains("validate: etcd member") && text.contains("node touched"),
         "the whole reason shows: {text}"
@@ -308,13 +265,13 @@ fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
 #[test]
 fn kube_plan_healthy_112() {
     let mut s = kube_plan(scenarios::HEALTHY_112);
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("checking"), "until the count arrives: {text}");
     assert!(text.contains("kube-apiserver"), "{text}");
     counted(&mut s, vec![]);
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("guards pass"), "{text}");
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
 #[test]
@@ -330,11 +287,11 @@ fn kube_plan_removed_api_asks_for_the_acknowledgement() {
         &mut s,
         vec![api("flowschemas", 2), api("prioritylevelconfigurations", 1)],
     );
-    let text = text_at(&s, 80, 24);
+    let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("removed APIs"), "{text}");
     assert!(
         text.contains("objects in removed API versions become unreadable"),
         "the prompt says what to type: {text}"
     );
-    insta::assert_snapshot!(all_renders(&s));
+    insta::assert_snapshot!(all_renders_default_styles(&s));
 }

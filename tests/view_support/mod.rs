@@ -228,6 +228,16 @@ pub const MODES: [(Mode, &str); 3] = [
 /// Every size and mode of what `state` shows, each checked for its mode and
 /// joined; styles only at 80x24.
 pub fn all_renders(state: &AppState) -> String {
+    renders(state, |w, _| w <= 80)
+}
+
+/// Every size and mode of what `state` shows, each checked for its mode and
+/// joined; styles for the 80x24 default render only.
+pub fn all_renders_default_styles(state: &AppState) -> String {
+    renders(state, |w, mode| w == 80 && matches!(mode, Mode::Default))
+}
+
+fn renders(state: &AppState, keep_styles: impl Fn(u16, Mode) -> bool) -> String {
     let mut out = String::new();
     for (w, h) in SIZES {
         for (mode, name) in MODES {
@@ -238,18 +248,28 @@ pub fn all_renders(state: &AppState) -> String {
                 Mode::Default => {}
             }
             let text = snapshot(&buf);
-            let text = if w > 80 {
-                text.split("--- styles ---")
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            } else {
+            let text = if keep_styles(w, mode) {
                 text
+            } else {
+                without_styles(&text)
             };
             out.push_str(&format!("===== {w}x{h} {name} =====\n{text}"));
         }
     }
     out
+}
+
+/// A snapshot's screen text, its styles section cut off.
+fn without_styles(text: &str) -> String {
+    text.split("--- styles ---")
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The screen text of what `state` shows at `w`x`h` without colours, no styles.
+pub fn screen_text_at(state: &AppState, w: u16, h: u16) -> String {
+    without_styles(&text_at(state, w, h))
 }
 
 /// What `state` shows at `w`x`h` without colours.
