@@ -42,6 +42,14 @@ fn rules(warnings: &[SkewWarning]) -> Vec<(VersionRule, Severity)> {
     warnings.iter().map(|w| (w.rule, w.severity)).collect()
 }
 
+/// The warning of `rule`; fails the test when there is none.
+fn warning(warnings: &[SkewWarning], rule: VersionRule) -> &SkewWarning {
+    warnings
+        .iter()
+        .find(|w| w.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule:?} warning in {warnings:#?}"))
+}
+
 #[test]
 fn healthy_cluster_has_no_warnings() {
     assert_eq!(skew_warnings(&healthy()), []);
@@ -77,10 +85,7 @@ fn talos_two_minors_apart_is_an_error() {
     let mut nodes = healthy();
     nodes[3] = worker("w1", "v1.9.6", "v1.32.4");
     let warnings = skew_warnings(&nodes);
-    let talos = warnings
-        .iter()
-        .find(|w| w.rule == VersionRule::TalosMinorsDiffer)
-        .expect("Talos minors differ");
+    let talos = warning(&warnings, VersionRule::TalosMinorsDiffer);
     assert_eq!(talos.severity, Severity::Error);
 }
 
@@ -97,10 +102,7 @@ fn kubelet_newer_than_apiserver() {
     let mut nodes = healthy();
     nodes[3] = worker("w1", "v1.12.0", "v1.35.0");
     let warnings = skew_warnings(&nodes);
-    let newer = warnings
-        .iter()
-        .find(|w| w.rule == VersionRule::KubeletNewerThanApiServer)
-        .expect("kubelet newer");
+    let newer = warning(&warnings, VersionRule::KubeletNewerThanApiServer);
     assert_eq!(newer.severity, Severity::Error);
     assert_eq!(
         newer.message,
@@ -126,10 +128,7 @@ fn kubelet_three_minors_behind_is_allowed_four_is_not() {
     nodes[3] = worker("w1", "v1.10.9", "v1.30.5");
     nodes[4] = worker("w2", "v1.10.9", "v1.30.5");
     let warnings = skew_warnings(&nodes);
-    let old = warnings
-        .iter()
-        .find(|w| w.rule == VersionRule::KubeletTooOld)
-        .expect("kubelet too old");
+    let old = warning(&warnings, VersionRule::KubeletTooOld);
     assert_eq!(
         old.message,
         "kubelet v1.30.5 on w1, w2 is 4 minors behind kube-apiserver v1.34.1 (at most 3 allowed)"
@@ -146,10 +145,7 @@ fn kubelet_skew_was_two_minors_before_1_28() {
         worker("w1", "v1.4.8", "v1.24.0"),
     ];
     let warnings = skew_warnings(&nodes);
-    let old = warnings
-        .iter()
-        .find(|w| w.rule == VersionRule::KubeletTooOld)
-        .expect("three behind a 1.27 apiserver");
+    let old = warning(&warnings, VersionRule::KubeletTooOld);
     assert!(
         old.message.contains("3 minors behind") && old.message.contains("at most 2"),
         "{}",
@@ -280,10 +276,7 @@ fn large_fleets_stay_on_one_line() {
     let mut nodes = healthy();
     nodes.extend((0..250).map(|i| worker(&format!("w{i:03}"), "v1.11.3", "v1.28.0")));
     let warnings = skew_warnings(&nodes);
-    let old = warnings
-        .iter()
-        .find(|w| w.rule == VersionRule::KubeletTooOld)
-        .expect("too old");
+    let old = warning(&warnings, VersionRule::KubeletTooOld);
     assert_eq!(old.nodes.len(), 250);
     assert!(
         old.message.contains("w000, w001, w002 +247 more"),
