@@ -6,7 +6,9 @@ mod kube_common;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use kube_common::{CONTROL_PLANE_COMPONENTS, KubeSim, control_plane_pods, start_kube_api};
+use kube_common::{
+    CONTROL_PLANE_COMPONENTS, KubeSim, control_plane_pods, node_named, start_kube_api,
+};
 use taloscope::kube::removed_apis;
 use taloscope::kube::{KubeClient, KubeError};
 use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts};
@@ -101,25 +103,13 @@ async fn rebooting_node_goes_not_ready_and_returns_upgraded() {
     let f = start("kc-reboot", 2).await;
     let c = client(&f, "kc-reboot", false).await;
     f.facts.send_modify(|facts| facts.nodes[3].ready = false);
-    let w1 = c
-        .nodes()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.name == "w-1")
-        .unwrap();
+    let w1 = node_named(&c, "w-1").await;
     assert!(!w1.ready);
     f.facts.send_modify(|facts| {
         facts.nodes[3].ready = true;
         facts.nodes[3].kubelet_version = "v1.35.0".into();
     });
-    let w1 = c
-        .nodes()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.name == "w-1")
-        .unwrap();
+    let w1 = node_named(&c, "w-1").await;
     assert!(w1.ready);
     assert_eq!(w1.kubelet_version, "v1.35.0");
 }
@@ -129,22 +119,10 @@ async fn cordon_and_uncordon() {
     let f = start("kc-cordon", 3).await;
     let c = client(&f, "kc-cordon", false).await;
     c.set_cordoned("w-2", true).await.unwrap();
-    let w2 = c
-        .nodes()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.name == "w-2")
-        .unwrap();
+    let w2 = node_named(&c, "w-2").await;
     assert!(w2.unschedulable);
     c.set_cordoned("w-2", false).await.unwrap();
-    let w2 = c
-        .nodes()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.name == "w-2")
-        .unwrap();
+    let w2 = node_named(&c, "w-2").await;
     assert!(!w2.unschedulable);
 }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use kube_common::CONTROL_PLANE_COMPONENTS;
+use kube_common::{CONTROL_PLANE_COMPONENTS, node_named};
 use talos_common::{Sim, scenario, start};
 use taloscope::discovery::{Sources, discover};
 use taloscope::kube::KubeClient;
@@ -166,13 +166,7 @@ async fn a_rebooting_node_goes_not_ready_and_comes_back_ready() {
     };
     assert!(ready(false).await, "w-1 went NotReady while rebooting");
     assert!(ready(true).await, "w-1 came back Ready");
-    let w1_node = kube
-        .nodes()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|n| n.name == "w-1")
-        .unwrap();
+    let w1_node = node_named(&kube, "w-1").await;
     assert_eq!(w1_node.kubelet_version, "v1.34.1");
 }
 

@@ -3,8 +3,6 @@
 //! --confirm upgrades every node one at a time; a killed run is resumed by the same command.
 mod upgrade_common;
 
-use std::time::Duration;
-
 use upgrade_common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,19 +118,7 @@ async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_shows_another_consoles_rollout_from_its_lease() {
     let fx = start(builtin("healthy")).await;
-    let _theirs = fx
-        .kube("healthy")
-        .await
-        .acquire_rollout_lease(
-            "healthy",
-            "bob@jump2",
-            taloscope::rollout::RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            Duration::from_secs(600),
-        )
-        .await
-        .expect("bob takes the lease");
+    let _theirs = fx.lease_held_by_bob("healthy").await;
     let mut cmd = fx.taloscope("healthy", "upgrade");
     cmd.args(["--to", "v1.12.0", "--plan"]);
     let (code, stdout, _) = output(cmd).await;

@@ -140,17 +140,7 @@ async fn a_run_killed_mid_rollout_resumes_from_its_journal_and_completes() {
 async fn a_rollout_held_by_another_console_is_refused_with_its_holder() {
     let fx = start(builtin("healthy")).await;
     let kube = fx.kube("healthy").await;
-    let _theirs = kube
-        .acquire_rollout_lease(
-            "healthy",
-            "bob@jump2",
-            taloscope::rollout::RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
-            Duration::from_secs(600),
-        )
-        .await
-        .expect("bob takes the lease");
+    let _theirs = fx.lease_held_by_bob("healthy").await;
     let plan = fx.plan("healthy", "v1.12.0").await;
     let (outcome, _) = run_talos(fx.talos_run("healthy", "v1.12.0", plan)).await;
     let RolloutOutcome::Halted(reason) = outcome else {

@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 use kube::config::Kubeconfig;
+use taloscope::kube::{KubeClient, KubeNode};
 use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
 use taloscope::sim::kube_api::pki::KubePki;
 use taloscope::sim::kube_api::{KubeApiServer, KubeClusterFacts, StaticPodFacts};
@@ -69,4 +70,15 @@ pub fn control_plane_pods(version: &str) -> Vec<StaticPodFacts> {
             config_version: 1,
         })
         .collect()
+}
+
+/// The node `name` as the client lists it now.
+pub async fn node_named(client: &KubeClient, name: &str) -> KubeNode {
+    client
+        .nodes()
+        .await
+        .expect("nodes listed")
+        .into_iter()
+        .find(|n| n.name == name)
+        .unwrap_or_else(|| panic!("node {name} listed"))
 }

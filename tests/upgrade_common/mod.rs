@@ -111,6 +111,23 @@ impl Fixture {
         .expect("kube client")
     }
 
+    /// Another console, `bob@jump2`, holding the Talos rollout lease of the cluster of
+    /// `context` for ten minutes.
+    pub async fn lease_held_by_bob(&self, context: &str) -> taloscope::kube::RolloutLease {
+        self.kube(context)
+            .await
+            .acquire_rollout_lease(
+                context,
+                "bob@jump2",
+                taloscope::rollout::RolloutKind::TalosUpgrade,
+                "v1.12.0",
+                5,
+                Duration::from_secs(600),
+            )
+            .await
+            .expect("bob takes the lease")
+    }
+
     /// The talos client of the cluster of talos context `context`.
     pub fn talos(&self, context: &str) -> TalosClient {
         let cluster = self.cluster(context);
