@@ -15,6 +15,7 @@ use crate::app::update::update;
 use crate::discovery::{Cluster, Discovery, TalosContext};
 use crate::fleet::{ClusterLive, ClusterStatus};
 use crate::kube::removed_apis::RemovedApiCount;
+use crate::rollout::StepProgress;
 use crate::upgrade::fixtures;
 use crate::upgrade::kubernetes::REMOVED_APIS_ACK;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};

@@ -97,7 +97,8 @@ pub fn resume_kubernetes_upgrade_with(
     }
 }
 
-fn initial_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
+/// The steps a new run starts with: pending, and skipped where a component is already on target.
+pub fn initial_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
     plan.steps
         .iter()
         .map(|s| {
