@@ -12,7 +12,7 @@ use crate::cli::GlobalArgs;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
-use crate::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepProgress};
+use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{RolloutHandle, RolloutInProgress};
@@ -101,6 +101,47 @@ pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
         status,
         journal,
     })
+}
+
+/// Refuses to go on while the cluster's unfinished journal is another rollout: of another
+/// `kind` (when one is given) or to another target. `what` names the rollout in the message.
+pub(super) fn check_journal(
+    chosen: &Chosen,
+    journal: Option<&RolloutJournal>,
+    what: &str,
+    kind: Option<RolloutKind>,
+    target: &str,
+) -> Result<(), Stop> {
+    let Some(j) = journal else {
+        return Ok(());
+    };
+    let cluster = &chosen.cluster.name;
+    let path = RolloutJournal::path_for(&chosen.paths.state_dir, cluster);
+    if kind.is_some_and(|k| k != j.kind) {
+        return Err(usage(format!(
+            "an unfinished {} of {cluster} to {} is in its journal {}; finish it first or move the file away",
+            j.kind.describe(),
+            j.target,
+            path.display()
+        )));
+    }
+    if j.target != target {
+        return Err(usage(format!(
+            "an unfinished {what} of {cluster} to {} is in its journal {}; finish it first (same --to) or move the file away",
+            j.target,
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one.
+pub(super) fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
+    if journal.is_some() {
+        eprintln!(
+            "taloscope: an unfinished {what} of {cluster} is in its journal; --yes --confirm {cluster} resumes it"
+        );
+    }
 }
 
 /// Asks the dispatcher for `action`, answering its confirmation with `--confirm`.

@@ -11,7 +11,6 @@ use super::upgrade_output::{PlanReport, progress_line};
 use crate::app::dispatcher::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
 use crate::fleet::ClusterStatus;
-use crate::rollout::RolloutJournal;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
     PlanError, RunOptions, TalosUpgradeRun, UpgradeOptions, UpgradePlan, blocking, plan_guards,
@@ -35,23 +34,10 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
         journal,
     } = headless::connect(&chosen)?;
     let state_dir = &chosen.paths.state_dir;
-    if let Some(j) = &journal
-        && j.target != target.to_string()
-    {
-        return Err(usage(format!(
-            "an unfinished upgrade of {} to {} is in its journal {}; finish it first (same --to) or move the file away",
-            cluster.name,
-            j.target,
-            RolloutJournal::path_for(state_dir, &cluster.name).display()
-        )));
-    }
+    let wanted_target = target.to_string();
+    headless::check_journal(&chosen, journal.as_ref(), "upgrade", None, &wanted_target)?;
     if args.plan {
-        if journal.is_some() {
-            eprintln!(
-                "taloscope: an unfinished upgrade of {} is in its journal; --yes --confirm {} resumes it",
-                cluster.name, cluster.name
-            );
-        }
+        headless::plan_notice(journal.as_ref(), "upgrade", &cluster.name);
         return runtime.block_on(print_plan(args, &status, &observer, target));
     }
     let action = MutatingAction::UpgradeTalos {

@@ -14,7 +14,7 @@ use crate::app::dispatcher::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeK8sArgs};
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::rollout::{RolloutJournal, RolloutKind};
+use crate::rollout::RolloutKind;
 use crate::upgrade::RunOptions;
 use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, KubernetesUpgradePlan, KubernetesUpgradeRun,
@@ -131,34 +131,16 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeK8sArgs) -> Result<ExitCode, Sto
         journal,
     } = headless::connect(&chosen)?;
     let state_dir = &chosen.paths.state_dir;
-    let journal_path = RolloutJournal::path_for(state_dir, &cluster.name);
     let wanted_target = target.to_string().trim_start_matches('v').to_string();
-    if let Some(j) = &journal {
-        if j.kind != RolloutKind::KubernetesUpgrade {
-            return Err(usage(format!(
-                "an unfinished {} of {} to {} is in its journal {}; finish it first or move the file away",
-                j.kind.describe(),
-                cluster.name,
-                j.target,
-                journal_path.display()
-            )));
-        }
-        if j.target != wanted_target {
-            return Err(usage(format!(
-                "an unfinished Kubernetes upgrade of {} to {} is in its journal {}; finish it first (same --to) or move the file away",
-                cluster.name,
-                j.target,
-                journal_path.display()
-            )));
-        }
-    }
+    headless::check_journal(
+        &chosen,
+        journal.as_ref(),
+        "Kubernetes upgrade",
+        Some(RolloutKind::KubernetesUpgrade),
+        &wanted_target,
+    )?;
     if args.plan {
-        if journal.is_some() {
-            eprintln!(
-                "taloscope: an unfinished Kubernetes upgrade of {} is in its journal; --yes --confirm {} resumes it",
-                cluster.name, cluster.name
-            );
-        }
+        headless::plan_notice(journal.as_ref(), "Kubernetes upgrade", &cluster.name);
         return runtime.block_on(print_plan(args, &status, &observer, target));
     }
     let action = MutatingAction::UpgradeKubernetes {
