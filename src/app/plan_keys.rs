@@ -4,7 +4,8 @@
 use super::action::{Action, Effect, PollerRequest};
 use super::state::{AppState, InputKind, Message, Overlay};
 use super::update::open_input;
-use super::upgrade_plan::PlanFocus;
+use super::upgrade_plan::{PlanFocus, explain_guard};
+use crate::upgrade::Guard;
 
 /// The list that gets the keys after `Tab`.
 pub(super) fn other_focus(focus: PlanFocus) -> PlanFocus {
@@ -74,5 +75,26 @@ pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
             "not acknowledged: type exactly \"{needed}\""
         )));
         false
+    }
+}
+
+/// `?` on a plan: the selected guard explained, or `step` (the selected step's title and
+/// explanation, none with nothing selected), in the explanation overlay.
+pub(super) fn explain_selected(
+    state: &mut AppState,
+    focus: PlanFocus,
+    guard: Option<&Guard>,
+    step: Option<(String, String)>,
+) {
+    let explained = match focus {
+        PlanFocus::Guards => guard.map(|g| (g.id.title().to_string(), explain_guard(g))),
+        PlanFocus::Nodes => step,
+    };
+    if let Some((title, text)) = explained {
+        state.overlay = Some(Overlay::Explain {
+            title,
+            text,
+            scroll: 0,
+        });
     }
 }

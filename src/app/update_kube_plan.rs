@@ -6,11 +6,11 @@
 use super::action::{Action, Effect, PlannedRollout, RemovedApisCounted, StartRollout};
 use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::kube_plan::{KubePlanScreen, explain_kube_step};
-use super::plan_keys::{cycled, moved, other_focus, shared_key, take_ack};
+use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
 use super::rollout::RolloutView;
-use super::state::{AppState, Message, Overlay, Pane, Screen};
+use super::state::{AppState, Message, Pane, Screen};
 use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
-use super::upgrade_plan::{PlanFocus, explain_guard};
+use super::upgrade_plan::PlanFocus;
 use crate::rollout::{RolloutKind, RolloutSummary};
 use crate::upgrade::kubernetes::{KubernetesUpgradePlan, initial_steps, target_text};
 
@@ -153,27 +153,21 @@ fn explain(state: &mut AppState) {
     let Some(plan) = state.kube_upgrade.as_ref() else {
         return;
     };
-    let (title, text) = match plan.focus {
-        PlanFocus::Guards => match plan.guards.get(plan.guard_index()) {
-            Some(guard) => (guard.id.title().to_string(), explain_guard(guard)),
-            None => return,
-        },
-        PlanFocus::Nodes => match &plan.plan {
-            Ok(p) => match p.steps.get(plan.step) {
-                Some(step) => (
-                    format!("{} on {}", step.component.as_str(), step.node),
-                    explain_kube_step(p, plan.step),
-                ),
-                None => return,
-            },
-            Err(e) => ("no plan".to_string(), e.clone()),
-        },
-    };
-    state.overlay = Some(Overlay::Explain {
-        title,
-        text,
-        scroll: 0,
+    let (focus, guard, i) = (
+        plan.focus,
+        plan.guards.get(plan.guard_index()).cloned(),
+        plan.step,
+    );
+    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
+        Ok(p) => p.steps.get(i).map(|step| {
+            (
+                format!("{} on {}", step.component.as_str(), step.node),
+                explain_kube_step(p, i),
+            )
+        }),
+        Err(e) => Some(("no plan".to_string(), e.clone())),
     });
+    explain_selected(state, focus, guard.as_ref(), step.flatten());
 }
 
 /// `s`: refused while a guard blocks; otherwise the dispatcher takes over.

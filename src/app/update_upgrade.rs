@@ -4,13 +4,13 @@
 //! journal found at startup. Pure, like the rest of update.
 use super::action::{Action, Effect, PlannedRollout, StartRollout};
 use super::dispatcher::{ApprovedAction, MutatingAction};
-use super::plan_keys::{cycled, moved, other_focus, shared_key, take_ack};
+use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
 use super::rollout::RolloutView;
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
 use super::tables;
 use super::update::open_input;
 use super::update_panes::open_cluster;
-use super::upgrade_plan::{PlanEdit, PlanFocus, PlanScreen, explain_guard, explain_step};
+use super::upgrade_plan::{PlanEdit, PlanFocus, PlanScreen, explain_step};
 use crate::rollout::{
     RolloutControl, RolloutEvent, RolloutKind, RolloutSummary, StepPhase, StepProgress,
 };
@@ -280,24 +280,19 @@ fn explain(state: &mut AppState) {
     let Some(plan) = state.upgrade.as_ref() else {
         return;
     };
-    let (title, text) = match plan.focus {
-        PlanFocus::Guards => match plan.guards.get(plan.guard_index()) {
-            Some(guard) => (guard.id.title().to_string(), explain_guard(guard)),
-            None => return,
-        },
-        PlanFocus::Nodes => match &plan.plan {
-            Ok(p) => match p.steps.get(plan.step_index()) {
-                Some(step) => (step.node.clone(), explain_step(p, plan.step_index())),
-                None => return,
-            },
-            Err(e) => ("no plan".to_string(), e.clone()),
-        },
-    };
-    state.overlay = Some(Overlay::Explain {
-        title,
-        text,
-        scroll: 0,
+    let (focus, guard, i) = (
+        plan.focus,
+        plan.guards.get(plan.guard_index()).cloned(),
+        plan.step_index(),
+    );
+    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
+        Ok(p) => p
+            .steps
+            .get(i)
+            .map(|step| (step.node.clone(), explain_step(p, i))),
+        Err(e) => Some(("no plan".to_string(), e.clone())),
     });
+    explain_selected(state, focus, guard.as_ref(), step.flatten());
 }
 
 /// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
