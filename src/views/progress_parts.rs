@@ -1,6 +1,6 @@
 //! What the plan and progress panes draw alike: the framed table of steps (or why there is no
-//! plan), the head line with its status, the ASCII gauge and the tail of a log; each pane keeps
-//! its own rows, words and layout.
+//! plan), the head line with its status, the ASCII gauge, elapsed times and the tail of a log;
+//! each pane keeps its own rows, words and layout.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -75,6 +75,26 @@ pub(super) fn render_step_pane(
             .wrap(Wrap { trim: true })
             .render(inner, buf),
     }
+}
+
+/// `42s`, `3m05s`, `1h02m`.
+pub fn elapsed(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+    }
+}
+
+/// From `start` to `end`, or to `clock` while it still runs (none once the clock stopped).
+pub(super) fn elapsed_between(
+    start: Option<u64>,
+    end: Option<u64>,
+    clock: Option<u64>,
+) -> Option<String> {
+    let start = start?;
+    let end = end.or(clock)?;
+    Some(elapsed(end.saturating_sub(start)))
 }
 
 /// `What runs: status`, the words cut to leave the status whole.

@@ -8,8 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::progress_parts::{StepTable, gauge, head_line, render_log_tail, render_step_pane};
-use super::rollout::elapsed;
+use super::progress_parts::{
+    StepTable, elapsed_between, gauge, head_line, render_log_tail, render_step_pane,
+};
 use crate::app::provision::{ProvisionView, VmRow};
 use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
@@ -52,10 +53,8 @@ impl<'a> ProvisionPane<'a> {
     /// Since this console first saw the VM, until it reached a final stage
     /// (or the run ended).
     fn vm_elapsed(&self, view: &ProvisionView, vm: &VmRow) -> Option<String> {
-        let start = vm.seen_unix?;
         let clock = self.state.wall_clock.filter(|_| view.running);
-        let end = vm.final_unix.or(clock)?;
-        Some(elapsed(end.saturating_sub(start)))
+        elapsed_between(vm.seen_unix, vm.final_unix, clock)
     }
 
     fn rows(&self, view: &ProvisionView) -> Vec<TableRow> {

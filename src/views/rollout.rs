@@ -7,7 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::progress_parts::{StepTable, gauge, head_line, render_log_tail, render_step_pane};
+pub use super::progress_parts::elapsed;
+use super::progress_parts::{
+    StepTable, elapsed_between, gauge, head_line, render_log_tail, render_step_pane,
+};
 use crate::app::rollout::{RolloutView, outcome_text};
 use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
@@ -25,15 +28,6 @@ static STEP_COLUMNS: &[Column] = &[
 pub struct RolloutPane<'a> {
     state: &'a AppState,
     look: &'a Look,
-}
-
-/// `42s`, `3m05s`, `1h02m`.
-pub fn elapsed(seconds: u64) -> String {
-    match seconds {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
-    }
 }
 
 fn phase_tone(phase: StepPhase) -> Tone {
@@ -56,13 +50,11 @@ impl<'a> RolloutPane<'a> {
     /// Start to finish; a step still going counts to the clock, unless the
     /// rollout already ended (its clock stopped with it).
     fn step_elapsed(&self, view: &RolloutView, step: &StepProgress) -> Option<String> {
-        let start = step.started_unix?;
         let clock = self
             .state
             .wall_clock
             .filter(|_| view.summary.outcome.is_none());
-        let end = step.finished_unix.or(clock)?;
-        Some(elapsed(end.saturating_sub(start)))
+        elapsed_between(step.started_unix, step.finished_unix, clock)
     }
 
     fn rows(&self, view: &RolloutView) -> Vec<TableRow> {
