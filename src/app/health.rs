@@ -174,11 +174,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
         match node_state(node) {
             NodeState::Ready => ready += 1,
             NodeState::NotReady => {
-                let why: Vec<&str> = node
-                    .unmet_conditions
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect();
+                let why = node.unmet_names();
                 problems.push(if why.is_empty() {
                     format!("{} NotReady", node.name)
                 } else {

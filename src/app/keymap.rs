@@ -217,7 +217,8 @@ static CLUSTERS: &[Binding] = &[
     },
 ];
 
-static ERRORS: &[Binding] = &[
+/// Scrolling a text overlay (errors, help, an explanation).
+pub(super) static SCROLL: &[Binding] = &[
     Binding {
         keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
         action: Action::MoveDown,
@@ -229,35 +230,30 @@ static ERRORS: &[Binding] = &[
         action: Action::MoveUp,
         help: "scroll up",
         footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc), Key::char('e'), Key::char('q')],
-        action: Action::Back,
-        help: "close",
-        footer: Some("close"),
     },
 ];
 
-static HELP: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "scroll down",
-        footer: Some("scroll"),
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "scroll up",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc), Key::char('?'), Key::char('q')],
-        action: Action::Back,
-        help: "close help",
-        footer: Some("close"),
-    },
-];
+/// Editing a line being typed.
+pub(super) static DELETE_CHAR: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Backspace)],
+    action: Action::DeleteBack,
+    help: "delete a character",
+    footer: None,
+}];
+
+static ERRORS_CLOSE: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Esc), Key::char('e'), Key::char('q')],
+    action: Action::Back,
+    help: "close",
+    footer: Some("close"),
+}];
+
+static HELP_CLOSE: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Esc), Key::char('?'), Key::char('q')],
+    action: Action::Back,
+    help: "close help",
+    footer: Some("close"),
+}];
 
 static COMMAND_LINE: &[Binding] = &[
     Binding {
@@ -272,61 +268,42 @@ static COMMAND_LINE: &[Binding] = &[
         help: "run the command",
         footer: Some("run"),
     },
-    Binding {
-        keys: &[Key::plain(KeyCode::Backspace)],
-        action: Action::DeleteBack,
-        help: "delete a character",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-        action: Action::Back,
-        help: "cancel",
-        footer: Some("cancel"),
-    },
 ];
 
-static FILTER: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::Submit,
-        help: "keep the filter",
-        footer: Some("keep"),
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Backspace)],
-        action: Action::DeleteBack,
-        help: "delete a character",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-        action: Action::Back,
-        help: "clear the filter",
-        footer: Some("clear"),
-    },
-];
+static COMMAND_LINE_CANCEL: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+    action: Action::Back,
+    help: "cancel",
+    footer: Some("cancel"),
+}];
 
-static CONFIRM: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::Submit,
-        help: "go ahead if the typed name matches, else cancel",
-        footer: Some("confirm"),
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Backspace)],
-        action: Action::DeleteBack,
-        help: "delete a character",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-        action: Action::Back,
-        help: "cancel (the default)",
-        footer: Some("cancel"),
-    },
-];
+static FILTER: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Enter)],
+    action: Action::Submit,
+    help: "keep the filter",
+    footer: Some("keep"),
+}];
+
+static FILTER_CLEAR: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+    action: Action::Back,
+    help: "clear the filter",
+    footer: Some("clear"),
+}];
+
+static CONFIRM: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Enter)],
+    action: Action::Submit,
+    help: "go ahead if the typed name matches, else cancel",
+    footer: Some("confirm"),
+}];
+
+static CONFIRM_CANCEL: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+    action: Action::Back,
+    help: "cancel (the default)",
+    footer: Some("cancel"),
+}];
 
 /// The bindings of one context, in help and footer order.
 pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
@@ -349,15 +326,25 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::NodeDetail => &[panes::DETAIL_OWN, panes::LIVE_KEYS, panes::GLOBAL],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
-        KeyContext::Errors => &[ERRORS],
-        KeyContext::Help => &[HELP],
-        KeyContext::CommandLine => &[COMMAND_LINE],
-        KeyContext::Filter => &[FILTER],
-        KeyContext::Confirm => &[CONFIRM],
-        KeyContext::UpgradePlan => &[upgrade::PLAN],
-        KeyContext::KubernetesPlan => &[upgrade::KUBE_PLAN],
-        KeyContext::TextField => &[upgrade::TEXT_FIELD],
-        KeyContext::Explain => &[upgrade::EXPLAIN],
+        KeyContext::Errors => &[SCROLL, ERRORS_CLOSE],
+        KeyContext::Help => &[SCROLL, HELP_CLOSE],
+        KeyContext::CommandLine => &[COMMAND_LINE, DELETE_CHAR, COMMAND_LINE_CANCEL],
+        KeyContext::Filter => &[FILTER, DELETE_CHAR, FILTER_CLEAR],
+        KeyContext::Confirm => &[CONFIRM, DELETE_CHAR, CONFIRM_CANCEL],
+        KeyContext::UpgradePlan => &[
+            upgrade::PLAN,
+            upgrade::PLAN_CLOSE,
+            upgrade::PLAN_COMMAND,
+            upgrade::PLAN_QUIT,
+        ],
+        KeyContext::KubernetesPlan => &[
+            upgrade::KUBE_PLAN,
+            upgrade::PLAN_CLOSE,
+            upgrade::KUBE_PLAN_COMMAND,
+            upgrade::PLAN_QUIT,
+        ],
+        KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
+        KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE],
         KeyContext::Rollout => &[upgrade::ROLLOUT],
         KeyContext::AbortQuestion => &[upgrade::ABORT],
         KeyContext::ProvisionWizard => &[provision::WIZARD],

@@ -103,6 +103,10 @@ pub(super) static PLAN: &[Binding] = &[
         help: "explain the selected guard or node (:help lists keys)",
         footer: Some("why"),
     },
+];
+
+/// The end of both plans' keys: start, poll, close.
+pub(super) static PLAN_CLOSE: &[Binding] = &[
     Binding {
         keys: &[Key::char('s')],
         action: Action::StartUpgrade,
@@ -121,19 +125,21 @@ pub(super) static PLAN: &[Binding] = &[
         help: "close the plan",
         footer: Some("back"),
     },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:help, :upgrade vX.Y.Z, :q)",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit (a running rollout resumes from its journal)",
-        footer: None,
-    },
 ];
+
+pub(super) static PLAN_COMMAND: &[Binding] = &[Binding {
+    keys: &[Key::char(':')],
+    action: Action::OpenCommandLine,
+    help: "command line (:help, :upgrade vX.Y.Z, :q)",
+    footer: None,
+}];
+
+pub(super) static PLAN_QUIT: &[Binding] = &[Binding {
+    keys: &[Key::char('q'), Key::ctrl('c')],
+    action: Action::Quit,
+    help: "quit (a running rollout resumes from its journal)",
+    footer: None,
+}];
 
 pub(super) static KUBE_PLAN: &[Binding] = &[
     Binding {
@@ -196,37 +202,14 @@ pub(super) static KUBE_PLAN: &[Binding] = &[
         help: "explain the selected guard or step (:help lists keys)",
         footer: Some("why"),
     },
-    Binding {
-        keys: &[Key::char('s')],
-        action: Action::StartUpgrade,
-        help: "start (refused while a guard blocks; asks for the name)",
-        footer: Some("start"),
-    },
-    Binding {
-        keys: &[Key::char('r')],
-        action: Action::Refresh,
-        help: "poll the cluster now",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "close the plan",
-        footer: Some("back"),
-    },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:help, :upgrade-k8s 1.35.0, :q)",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit (a running rollout resumes from its journal)",
-        footer: None,
-    },
 ];
+
+pub(super) static KUBE_PLAN_COMMAND: &[Binding] = &[Binding {
+    keys: &[Key::char(':')],
+    action: Action::OpenCommandLine,
+    help: "command line (:help, :upgrade-k8s 1.35.0, :q)",
+    footer: None,
+}];
 
 pub(super) static ROLLOUT: &[Binding] = &[
     Binding {
@@ -294,49 +277,28 @@ pub(super) static ABORT: &[Binding] = &[
     },
 ];
 
-pub(super) static TEXT_FIELD: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::Submit,
-        help: "set",
-        footer: Some("set"),
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Backspace)],
-        action: Action::DeleteBack,
-        help: "delete a character",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-        action: Action::Back,
-        help: "cancel",
-        footer: Some("cancel"),
-    },
-];
+pub(super) static TEXT_FIELD: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Enter)],
+    action: Action::Submit,
+    help: "set",
+    footer: Some("set"),
+}];
 
-pub(super) static EXPLAIN: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "scroll down",
-        footer: Some("scroll"),
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "scroll up",
-        footer: None,
-    },
-    Binding {
-        keys: &[
-            Key::plain(KeyCode::Esc),
-            Key::char('?'),
-            Key::char('q'),
-            Key::plain(KeyCode::Enter),
-        ],
-        action: Action::Back,
-        help: "close",
-        footer: Some("close"),
-    },
-];
+pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
+    action: Action::Back,
+    help: "cancel",
+    footer: Some("cancel"),
+}];
+
+pub(super) static EXPLAIN_CLOSE: &[Binding] = &[Binding {
+    keys: &[
+        Key::plain(KeyCode::Esc),
+        Key::char('?'),
+        Key::char('q'),
+        Key::plain(KeyCode::Enter),
+    ],
+    action: Action::Back,
+    help: "close",
+    footer: Some("close"),
+}];

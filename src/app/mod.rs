@@ -10,6 +10,7 @@ mod keymap_panes;
 mod keymap_provision;
 mod keymap_upgrade;
 pub mod kube_plan;
+mod plan_keys;
 pub mod prepared;
 pub mod provision;
 pub mod rollout;

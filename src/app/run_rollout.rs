@@ -14,8 +14,9 @@ use crate::upgrade::kubernetes::{
     KubernetesUpgradePlan, KubernetesUpgradeRun, count_removed_apis, resume_kubernetes_upgrade,
     spawn_kubernetes_upgrade,
 };
+use crate::upgrade::launch::connect;
 use crate::upgrade::runner::{
-    RunOptions, TalosUpgradeRun, connect, resume_talos_upgrade, spawn_talos_upgrade,
+    RunOptions, TalosUpgradeRun, resume_talos_upgrade, spawn_talos_upgrade,
 };
 
 /// A rollout this console started or resumed.

@@ -6,13 +6,13 @@
 use super::action::{Action, Effect, PlannedRollout, RemovedApisCounted, StartRollout};
 use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::kube_plan::{KubePlanScreen, explain_kube_step};
+use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
 use super::rollout::RolloutView;
-use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen};
-use super::update::open_input;
+use super::state::{AppState, Message, Pane, Screen};
 use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
-use super::upgrade_plan::{PlanFocus, explain_guard};
-use crate::rollout::{RolloutKind, RolloutSummary, StepPhase, StepProgress};
-use crate::upgrade::kubernetes::{KubeStepState, KubernetesUpgradePlan, target_text};
+use super::upgrade_plan::PlanFocus;
+use crate::rollout::{RolloutKind, RolloutSummary};
+use crate::upgrade::kubernetes::{KubernetesUpgradePlan, initial_steps, target_text};
 
 /// `U`, `:upgrade-k8s [VERSION]`: the Kubernetes plan, or the progress pane
 /// while this console's rollout of the cluster has not ended.
@@ -106,25 +106,9 @@ pub fn on_kube_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
             move_selection(plan, &action)
         }
-        Action::NextPane => {
-            plan.focus = match plan.focus {
-                PlanFocus::Nodes => PlanFocus::Guards,
-                PlanFocus::Guards => PlanFocus::Nodes,
-            }
-        }
+        Action::NextPane => plan.focus = other_focus(plan.focus),
         Action::NextTarget | Action::PreviousTarget => {
-            let n = plan.targets.len().max(1);
-            let i = plan
-                .targets
-                .iter()
-                .position(|t| *t == plan.target)
-                .unwrap_or(0);
-            let next = if matches!(action, Action::NextTarget) {
-                (i + 1) % n
-            } else {
-                (i + n - 1) % n
-            };
-            if let Some(t) = plan.targets.get(next) {
+            if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
                 plan.target = t.clone();
             }
             return rebuild(state);
@@ -133,25 +117,19 @@ pub fn on_kube_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
             plan.pre_pull = !plan.pre_pull;
             return rebuild(state);
         }
-        Action::Acknowledge => match plan.missing_ack() {
-            Some(_) => open_input(state, InputKind::Acknowledge, String::new()),
-            None => state.message = Some(Message::info("no acknowledgement is needed")),
-        },
         Action::Explain => explain(state),
         Action::StartUpgrade => return start(state),
-        Action::Refresh => {
-            let cluster = plan.cluster.clone();
-            state.message = Some(Message::info(format!("refreshing {cluster}")));
-            return vec![Effect::Poller(super::action::PollerRequest::Refresh(
-                cluster,
-            ))];
-        }
         Action::Back => {
             state.kube_upgrade = None;
             state.screen = Screen::Cluster(Pane::Versions);
         }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        action @ (Action::Acknowledge
+        | Action::Refresh
+        | Action::OpenHelp
+        | Action::OpenCommandLine) => {
+            let (cluster, needs_ack) = (plan.cluster.clone(), plan.missing_ack().is_some());
+            return shared_key(state, &action, cluster, needs_ack);
+        }
         _ => {}
     }
     Vec::new()
@@ -162,14 +140,8 @@ fn move_selection(plan: &mut KubePlanScreen, action: &Action) {
         PlanFocus::Nodes => (plan.steps_len(), plan.step),
         PlanFocus::Guards => (plan.guards.len(), plan.guard_index()),
     };
-    let Some(last) = len.checked_sub(1) else {
+    let Some(to) = moved(len, i, action) else {
         return;
-    };
-    let to = match action {
-        Action::MoveDown => (i + 1).min(last),
-        Action::MoveUp => i.saturating_sub(1),
-        Action::MoveFirst => 0,
-        _ => last,
     };
     match plan.focus {
         PlanFocus::Nodes => plan.step = to,
@@ -181,27 +153,21 @@ fn explain(state: &mut AppState) {
     let Some(plan) = state.kube_upgrade.as_ref() else {
         return;
     };
-    let (title, text) = match plan.focus {
-        PlanFocus::Guards => match plan.guards.get(plan.guard_index()) {
-            Some(guard) => (guard.id.title().to_string(), explain_guard(guard)),
-            None => return,
-        },
-        PlanFocus::Nodes => match &plan.plan {
-            Ok(p) => match p.steps.get(plan.step) {
-                Some(step) => (
-                    format!("{} on {}", step.component.as_str(), step.node),
-                    explain_kube_step(p, plan.step),
-                ),
-                None => return,
-            },
-            Err(e) => ("no plan".to_string(), e.clone()),
-        },
-    };
-    state.overlay = Some(Overlay::Explain {
-        title,
-        text,
-        scroll: 0,
+    let (focus, guard, i) = (
+        plan.focus,
+        plan.guards.get(plan.guard_index()).cloned(),
+        plan.step,
+    );
+    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
+        Ok(p) => p.steps.get(i).map(|step| {
+            (
+                format!("{} on {}", step.component.as_str(), step.node),
+                explain_kube_step(p, i),
+            )
+        }),
+        Err(e) => Some(("no plan".to_string(), e.clone())),
     });
+    explain_selected(state, focus, guard.as_ref(), step.flatten());
 }
 
 /// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
@@ -227,33 +193,19 @@ pub fn acknowledge_kube(state: &mut AppState, text: &str) {
     let Some(needed) = plan.missing_ack().map(String::from) else {
         return;
     };
-    if text.trim() == needed {
-        plan.acks.push(needed);
-        let cluster = plan.cluster.clone();
+    let cluster = plan.cluster.clone();
+    if take_ack(state, &needed, text) {
+        if let Some(plan) = state.kube_upgrade.as_mut() {
+            plan.acks.push(needed);
+        }
         on_kube_status_change(state, &cluster);
-        state.message = Some(Message::info("acknowledged; s starts"));
-    } else {
-        state.message = Some(Message::error(format!(
-            "not acknowledged: type exactly \"{needed}\""
-        )));
     }
 }
 
 /// The steps a fresh Kubernetes rollout starts with, before the runner
 /// reports (the runner's own first report replaces them).
 fn placeholder(plan: &KubernetesUpgradePlan) -> RolloutSummary {
-    let steps = plan
-        .steps
-        .iter()
-        .map(|s| {
-            let mut p = StepProgress::pending(&s.node, &s.label(&plan.target));
-            if s.state == KubeStepState::AlreadyOnTarget {
-                p.phase = StepPhase::Skipped;
-                p.detail = format!("already on {}", plan.target);
-            }
-            p
-        })
-        .collect();
+    let steps = initial_steps(plan);
     RolloutSummary {
         cluster: plan.cluster.clone(),
         kind: RolloutKind::KubernetesUpgrade,

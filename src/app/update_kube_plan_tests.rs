@@ -12,6 +12,7 @@ use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
+use crate::rollout::StepProgress;
 use crate::upgrade::fixtures;
 use crate::upgrade::kubernetes::REMOVED_APIS_ACK;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};

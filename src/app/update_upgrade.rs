@@ -4,12 +4,13 @@
 //! journal found at startup. Pure, like the rest of update.
 use super::action::{Action, Effect, PlannedRollout, StartRollout};
 use super::dispatcher::{ApprovedAction, MutatingAction};
+use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
 use super::rollout::RolloutView;
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
 use super::tables;
 use super::update::open_input;
 use super::update_panes::open_cluster;
-use super::upgrade_plan::{PlanEdit, PlanFocus, PlanScreen, explain_guard, explain_step};
+use super::upgrade_plan::{PlanEdit, PlanFocus, PlanScreen, explain_step};
 use crate::rollout::{
     RolloutControl, RolloutEvent, RolloutKind, RolloutSummary, StepPhase, StepProgress,
 };
@@ -163,25 +164,9 @@ pub fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
             move_selection(plan, &action)
         }
-        Action::NextPane => {
-            plan.focus = match plan.focus {
-                PlanFocus::Nodes => PlanFocus::Guards,
-                PlanFocus::Guards => PlanFocus::Nodes,
-            }
-        }
+        Action::NextPane => plan.focus = other_focus(plan.focus),
         Action::NextTarget | Action::PreviousTarget => {
-            let n = plan.targets.len();
-            let i = plan
-                .targets
-                .iter()
-                .position(|t| *t == plan.target)
-                .unwrap_or(0);
-            let next = if matches!(action, Action::NextTarget) {
-                (i + 1) % n.max(1)
-            } else {
-                (i + n.max(1) - 1) % n.max(1)
-            };
-            if let Some(t) = plan.targets.get(next) {
+            if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
                 plan.target = t.clone();
             }
             rebuild(state);
@@ -236,25 +221,19 @@ pub fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
             toggle_step(state);
             evaluate(state);
         }
-        Action::Acknowledge => match plan.missing_ack() {
-            Some(_) => open_input(state, InputKind::Acknowledge, String::new()),
-            None => state.message = Some(Message::info("no acknowledgement is needed")),
-        },
         Action::Explain => explain(state),
         Action::StartUpgrade => return start(state),
-        Action::Refresh => {
-            let cluster = plan.cluster.clone();
-            state.message = Some(Message::info(format!("refreshing {cluster}")));
-            return vec![Effect::Poller(super::action::PollerRequest::Refresh(
-                cluster,
-            ))];
-        }
         Action::Back => {
             state.upgrade = None;
             state.screen = Screen::Cluster(Pane::Nodes);
         }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        action @ (Action::Acknowledge
+        | Action::Refresh
+        | Action::OpenHelp
+        | Action::OpenCommandLine) => {
+            let (cluster, needs_ack) = (plan.cluster.clone(), plan.missing_ack().is_some());
+            return shared_key(state, &action, cluster, needs_ack);
+        }
         _ => {}
     }
     Vec::new()
@@ -265,14 +244,8 @@ fn move_selection(plan: &mut PlanScreen, action: &Action) {
         PlanFocus::Nodes => (plan.steps().len(), plan.step_index()),
         PlanFocus::Guards => (plan.guards.len(), plan.guard_index()),
     };
-    let Some(last) = len.checked_sub(1) else {
+    let Some(to) = moved(len, i, action) else {
         return;
-    };
-    let to = match action {
-        Action::MoveDown => (i + 1).min(last),
-        Action::MoveUp => i.saturating_sub(1),
-        Action::MoveFirst => 0,
-        _ => last,
     };
     match plan.focus {
         PlanFocus::Nodes => plan.step = plan.steps().get(to).map(|s| s.node.clone()),
@@ -307,24 +280,19 @@ fn explain(state: &mut AppState) {
     let Some(plan) = state.upgrade.as_ref() else {
         return;
     };
-    let (title, text) = match plan.focus {
-        PlanFocus::Guards => match plan.guards.get(plan.guard_index()) {
-            Some(guard) => (guard.id.title().to_string(), explain_guard(guard)),
-            None => return,
-        },
-        PlanFocus::Nodes => match &plan.plan {
-            Ok(p) => match p.steps.get(plan.step_index()) {
-                Some(step) => (step.node.clone(), explain_step(p, plan.step_index())),
-                None => return,
-            },
-            Err(e) => ("no plan".to_string(), e.clone()),
-        },
-    };
-    state.overlay = Some(Overlay::Explain {
-        title,
-        text,
-        scroll: 0,
+    let (focus, guard, i) = (
+        plan.focus,
+        plan.guards.get(plan.guard_index()).cloned(),
+        plan.step_index(),
+    );
+    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
+        Ok(p) => p
+            .steps
+            .get(i)
+            .map(|step| (step.node.clone(), explain_step(p, i))),
+        Err(e) => Some(("no plan".to_string(), e.clone())),
     });
+    explain_selected(state, focus, guard.as_ref(), step.flatten());
 }
 
 /// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
@@ -371,13 +339,10 @@ pub fn acknowledge(state: &mut AppState, text: &str) {
     let Some(needed) = plan.missing_ack().map(String::from) else {
         return;
     };
-    if text.trim() == needed {
+    if take_ack(state, &needed, text)
+        && let Some(plan) = state.upgrade.as_mut()
+    {
         plan.acks.push(needed);
-        state.message = Some(Message::info("acknowledged; s starts"));
-    } else {
-        state.message = Some(Message::error(format!(
-            "not acknowledged: type exactly \"{needed}\""
-        )));
     }
 }
 

@@ -8,16 +8,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::upgrade::{EXIT_BLOCKED, Stop, follow, observer_for, select, usage, write_stdout};
+use super::headless::{self, EXIT_BLOCKED, Follow, Stop, check_mode, usage, write_stdout};
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, labelled_progress_line};
-use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
+use crate::app::dispatcher::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeK8sArgs};
-use crate::discovery::Sources;
-use crate::discovery::discover;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::paths::Paths;
-use crate::rollout::{RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::rollout::RolloutKind;
 use crate::upgrade::RunOptions;
 use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, KubernetesUpgradePlan, KubernetesUpgradeRun,
@@ -113,115 +110,56 @@ impl<'a> KubePlanReport<'a> {
 }
 
 pub fn run(global: &GlobalArgs, args: &UpgradeK8sArgs) -> ExitCode {
-    match run_inner(global, args) {
-        Ok(code) => code,
-        Err(Stop(code, message)) => {
-            eprintln!("taloscope: {message}");
-            ExitCode::from(code)
-        }
-    }
+    headless::exit_code(run_inner(global, args))
 }
 
 fn run_inner(global: &GlobalArgs, args: &UpgradeK8sArgs) -> Result<ExitCode, Stop> {
     let target = Version::parse(&args.to).map_err(|e| usage(format!("--to {:?}: {e}", args.to)))?;
-    if !args.plan && !args.yes {
-        return Err(usage(
-            "say --plan to see the plan, or --yes --confirm <cluster> to run it",
-        ));
-    }
-    if args.yes && args.confirm.is_none() {
-        return Err(usage(
-            "--yes needs --confirm <cluster>, the cluster name typed in full",
-        ));
-    }
-    let Some(wanted) = global.context.as_deref() else {
-        return Err(usage("name the cluster with --context"));
-    };
-    let paths = Paths::resolve();
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(global, &env, &paths);
-    let discovery = discover(&sources);
-    for err in source_errors.iter().chain(&discovery.errors) {
-        eprintln!("taloscope: warning: {err}");
-    }
-    let cluster = select(&discovery, wanted)?;
+    check_mode(args.plan, args.yes, args.confirm.as_deref())?;
+    let chosen = headless::choose(global)?;
+    let cluster = &chosen.cluster;
     if cluster.kube.is_none() {
+        let wanted = global.context.as_deref().unwrap_or_default();
         return Err(usage(format!(
             "cluster {wanted:?} has no kube context; the Kubernetes upgrade needs the Kubernetes API"
         )));
     }
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(1, format!("cannot start the async runtime: {e}")))?;
-    let observer = runtime.block_on(observer_for(&cluster, &discovery))?;
-    let status = runtime.block_on(observer.status());
-    let journal = RolloutJournal::load_unfinished(&paths.state_dir, &cluster.name)
-        .map_err(|e| usage(e.to_string()))?;
-    let journal_path = RolloutJournal::path_for(&paths.state_dir, &cluster.name);
+    let headless::Connected {
+        runtime,
+        observer,
+        status,
+        journal,
+    } = headless::connect(&chosen)?;
+    let state_dir = &chosen.paths.state_dir;
     let wanted_target = target.to_string().trim_start_matches('v').to_string();
-    if let Some(j) = &journal {
-        if j.kind != RolloutKind::KubernetesUpgrade {
-            return Err(usage(format!(
-                "an unfinished {} of {} to {} is in its journal {}; finish it first or move the file away",
-                j.kind.describe(),
-                cluster.name,
-                j.target,
-                journal_path.display()
-            )));
-        }
-        if j.target != wanted_target {
-            return Err(usage(format!(
-                "an unfinished Kubernetes upgrade of {} to {} is in its journal {}; finish it first (same --to) or move the file away",
-                cluster.name,
-                j.target,
-                journal_path.display()
-            )));
-        }
-    }
+    headless::check_journal(
+        &chosen,
+        journal.as_ref(),
+        "Kubernetes upgrade",
+        Some(RolloutKind::KubernetesUpgrade),
+        &wanted_target,
+    )?;
     if args.plan {
-        if journal.is_some() {
-            eprintln!(
-                "taloscope: an unfinished Kubernetes upgrade of {} is in its journal; --yes --confirm {} resumes it",
-                cluster.name, cluster.name
-            );
-        }
+        headless::plan_notice(journal.as_ref(), "Kubernetes upgrade", &cluster.name);
         return runtime.block_on(print_plan(args, &status, &observer, target));
     }
-    let dispatcher = Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()));
     let action = MutatingAction::UpgradeKubernetes {
         cluster: cluster.name.clone(),
         target: wanted_target.clone(),
     };
-    let pending = match dispatcher.request(action) {
-        Gate::Refused(why) => return Err(Stop(EXIT_BLOCKED, why)),
-        Gate::Confirm(p) => p,
-    };
-    let typed = args.confirm.clone().unwrap_or_default();
-    let approved = match dispatcher.answer(pending, Answer::Typed(typed)) {
-        Verdict::Proceed(a) => a,
-        Verdict::Cancelled(why) => {
-            return Err(usage(format!(
-                "{why}; --confirm must be the cluster name {:?}",
-                cluster.name
-            )));
-        }
-    };
+    let (dispatcher, approved) =
+        headless::approve(global, &chosen, action, args.confirm.as_deref())?;
     let options = RunOptions {
         node_timeout: Duration::from_secs(args.step_timeout),
         poll_interval: Duration::from_millis(args.poll_ms.max(10)),
-        state_dir: Some(paths.state_dir.clone()),
-        kubeconfig: discovery.kubeconfig.clone(),
+        state_dir: Some(state_dir.clone()),
+        kubeconfig: chosen.discovery.kubeconfig.clone(),
         ..RunOptions::default()
     };
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = match journal {
         Some(journal) => {
-            let next = journal.summary().first_unfinished().map_or(0, |i| i + 1);
-            eprintln!(
-                "taloscope: resuming the Kubernetes upgrade of {} to {} from its journal (step {next} of {})",
-                cluster.name,
-                journal.target,
-                journal.steps.len()
-            );
+            headless::resume_notice("Kubernetes upgrade", "step", &cluster.name, &journal);
             let _guard = runtime.enter();
             resume_kubernetes_upgrade_with(journal, approved.clone(), cluster.clone(), options, tx)
         }
@@ -231,10 +169,10 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeK8sArgs) -> Result<ExitCode, Sto
             if blocked {
                 let report = KubePlanReport::new(&plan, &guards, &args.ack);
                 print!("{}", report.table());
-                let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
-                return Err(Stop(
-                    EXIT_BLOCKED,
-                    "refused: a guard blocks the Kubernetes upgrade".into(),
+                return Err(headless::refuse(
+                    &dispatcher,
+                    &approved,
+                    "Kubernetes upgrade",
                 ));
             }
             let _guard = runtime.enter();
@@ -250,29 +188,18 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeK8sArgs) -> Result<ExitCode, Sto
             )
         }
     };
-    let outcome = runtime.block_on(follow(
+    Ok(headless::finish(
+        &runtime,
         handle,
         rx,
-        &cluster.name,
-        &wanted_target,
-        labelled_progress_line,
-    ));
-    let result = match &outcome {
-        RolloutOutcome::Completed => Ok(()),
-        other => Err(super::upgrade_output::outcome_line(
-            &cluster.name,
-            &wanted_target,
-            other,
-        )),
-    };
-    if let Err(e) = dispatcher.finished(&approved, result) {
-        eprintln!("taloscope: {e}");
-    }
-    Ok(if outcome == RolloutOutcome::Completed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_BLOCKED)
-    })
+        Follow {
+            dispatcher: &dispatcher,
+            approved: &approved,
+            cluster: &cluster.name,
+            target: &wanted_target,
+            line: labelled_progress_line,
+        },
+    ))
 }
 
 /// The plan, with the removed-API counts filled in when the API answered.
@@ -298,7 +225,7 @@ async fn guards_for(
     args: &UpgradeK8sArgs,
 ) -> (Vec<crate::upgrade::Guard>, bool) {
     let removed = count_removed_apis(observer, plan).await;
-    let other = super::upgrade::other_rollout(observer).await;
+    let other = headless::other_rollout(observer).await;
     let guards = kubernetes_plan_guards(
         plan,
         status,

@@ -179,6 +179,16 @@ pub struct NodeStatus {
     pub cordoned: Option<bool>,
 }
 
+impl NodeStatus {
+    /// The names of the conditions that keep Talos from being ready, in reported order.
+    pub fn unmet_names(&self) -> Vec<&str> {
+        self.unmet_conditions
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+}
+
 /// The Kubernetes side of a cluster, from its paired kube context.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct KubernetesReport {

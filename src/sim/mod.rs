@@ -18,6 +18,7 @@ pub mod kube_components;
 mod kube_link;
 pub mod lifecycle;
 pub mod machine;
+mod machine_etcd;
 pub mod node;
 pub mod opennebula;
 pub mod pki;

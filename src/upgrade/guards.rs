@@ -373,11 +373,7 @@ pub(crate) fn not_ready_reason(node: &NodeStatus) -> Option<String> {
         return Some("unreachable".to_string());
     }
     if !node.ready {
-        let unmet: Vec<&str> = node
-            .unmet_conditions
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
+        let unmet = node.unmet_names();
         return Some(if unmet.is_empty() {
             "Talos not ready".to_string()
         } else {
@@ -436,20 +432,8 @@ fn etcd_healthy(plan: &UpgradePlan, status: &ClusterStatus) -> Guard {
             )
         };
     }
-    let unhealthy: Vec<String> = members
-        .iter()
-        .filter(|m| !m.healthy)
-        .map(|m| {
-            let why = m
-                .errors
-                .first()
-                .map(String::as_str)
-                .unwrap_or("did not answer");
-            format!("{} unhealthy: {why}", member_name(m))
-        })
-        .collect();
-    if !unhealthy.is_empty() {
-        return Guard::fail(id, format!("etcd member {}", unhealthy.join("; ")));
+    if let Some(guard) = unhealthy_members(id, members) {
+        return guard;
     }
     let learners: Vec<String> = members
         .iter()
@@ -462,6 +446,30 @@ fn etcd_healthy(plan: &UpgradePlan, status: &ClusterStatus) -> Guard {
             format!("etcd learner still joining: {}", learners.join(", ")),
         );
     }
+    leader_verdict(id, status)
+}
+
+/// Fails naming every member that is not healthy, with its first error; none when all are.
+pub(crate) fn unhealthy_members(id: GuardId, members: &[EtcdMemberReport]) -> Option<Guard> {
+    let unhealthy: Vec<String> = members
+        .iter()
+        .filter(|m| !m.healthy)
+        .map(|m| {
+            let why = m
+                .errors
+                .first()
+                .map(String::as_str)
+                .unwrap_or("did not answer");
+            format!("{} unhealthy: {why}", member_name(m))
+        })
+        .collect();
+    (!unhealthy.is_empty())
+        .then(|| Guard::fail(id, format!("etcd member {}", unhealthy.join("; "))))
+}
+
+/// Passes with the healthy count and the leader; fails when etcd reports no leader.
+pub(crate) fn leader_verdict(id: GuardId, status: &ClusterStatus) -> Guard {
+    let members = &status.etcd.members;
     match status.etcd.leader() {
         None => Guard::fail(id, "etcd reports no leader"),
         Some(leader) => Guard::pass(

@@ -4,6 +4,7 @@
 mod guard_id;
 pub mod guards;
 pub mod kubernetes;
+pub(crate) mod launch;
 mod node_step;
 pub mod observe;
 pub mod plan;

@@ -81,11 +81,7 @@ pub fn node_done(
         None => return Err("stage unknown".into()),
     }
     if !node.ready {
-        let unmet: Vec<&str> = node
-            .unmet_conditions
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
+        let unmet = node.unmet_names();
         return Err(if unmet.is_empty() {
             "Talos not ready".into()
         } else {

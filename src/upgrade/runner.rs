@@ -9,26 +9,22 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::config::Kubeconfig;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::UnboundedSender;
 
-use super::guards::{Guard, plan_guards, step_guards};
+use super::guards::{plan_guards, step_guards};
+use super::launch::{Launch, NewJournal, guards_pass, journal_plan, new_journal, refuse};
 use super::node_step::NodeUpgrade;
 use super::observe::ClusterObserver;
 use super::plan::{StepState, UpgradePlan};
-use crate::app::dispatcher::{ApprovedAction, MutatingAction, local_identity};
+use crate::app::dispatcher::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
-use crate::fleet::CollectOptions;
-use crate::kube::{DrainOptions, KubeClient, LeaseError, LeaseProgress, RolloutLease};
+use crate::kube::DrainOptions;
 use crate::paths::Paths;
 pub use crate::rollout::engine::RolloutHandle;
-use crate::rollout::engine::{
-    EngineSetup, LockProgress, RenewFailure, RolloutLock, StepExecutor, StepReport, run_rollout,
-};
-use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal, unix_now};
-use crate::rollout::{
-    RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepPhase, StepProgress,
-};
-use crate::talos::{ClientOptions, TalosClient};
+use crate::rollout::engine::{StepExecutor, StepReport};
+use crate::rollout::journal::RolloutJournal;
+use crate::rollout::{RolloutEvent, RolloutKind, StepPhase, StepProgress};
+use crate::talos::ClientOptions;
 
 /// How a run behaves.
 #[derive(Debug, Clone)]
@@ -135,20 +131,15 @@ pub fn spawn_talos_upgrade(
     run: TalosUpgradeRun,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
-    let journal = RolloutJournal {
-        format: JOURNAL_FORMAT,
-        cluster: run.plan.cluster.clone(),
+    let journal = new_journal(NewJournal {
         kind: RolloutKind::TalosUpgrade,
+        cluster: &run.plan.cluster,
         target: run.plan.target.to_string(),
-        holder: local_identity(),
-        acks: run.acks.clone(),
-        plan: serde_json::to_value(&run.plan).unwrap_or(serde_json::Value::Null),
-        options: serde_json::to_value(run.options.for_journal()).unwrap_or(serde_json::Value::Null),
+        acks: &run.acks,
+        plan: &run.plan,
+        options: &run.options,
         steps: initial_steps(&run.plan),
-        paused: false,
-        outcome: None,
-        updated_unix: unix_now(),
-    };
+    });
     start(
         journal,
         run.plan,
@@ -180,15 +171,9 @@ pub fn resume_talos_upgrade_with(
     options: RunOptions,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
-    match serde_json::from_value::<UpgradePlan>(journal.plan.clone()) {
+    match journal_plan::<UpgradePlan>(&journal, "upgrade") {
         Ok(plan) => start(journal, plan, approved, cluster, options, events, true),
-        Err(e) => {
-            let reason = format!(
-                "the journal of {} holds no readable upgrade plan: {e}",
-                journal.cluster
-            );
-            refuse(journal, reason, events)
-        }
+        Err(reason) => refuse(journal, reason, events),
     }
 }
 
@@ -208,25 +193,6 @@ fn initial_steps(plan: &UpgradePlan) -> Vec<StepProgress> {
             p
         })
         .collect()
-}
-
-/// A run that ends before it starts: Started, then Finished with the reason.
-pub(crate) fn refuse(
-    journal: RolloutJournal,
-    reason: String,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let (control, _rx) = unbounded_channel::<RolloutControl>();
-    let task = tokio::spawn(async move {
-        let _ = events.send(RolloutEvent::Started(journal.summary()));
-        let outcome = RolloutOutcome::Halted(reason);
-        let _ = events.send(RolloutEvent::Finished {
-            cluster: journal.cluster.clone(),
-            outcome: outcome.clone(),
-        });
-        outcome
-    });
-    RolloutHandle { control, task }
 }
 
 fn check_approval(approved: &ApprovedAction, plan: &UpgradePlan) -> Result<(), String> {
@@ -254,37 +220,16 @@ fn start(
     events: UnboundedSender<RolloutEvent>,
     resumed: bool,
 ) -> RolloutHandle {
-    if let Err(reason) = check_approval(&approved, &plan) {
-        return refuse(journal, reason, events);
-    }
-    let (control, control_rx) = unbounded_channel();
-    let task = tokio::spawn(async move {
-        let observer = match connect(&cluster, &options).await {
-            Ok(observer) => observer,
-            Err(reason) => {
-                let _ = events.send(RolloutEvent::Started(journal.summary()));
-                let outcome = RolloutOutcome::Halted(reason);
-                let _ = events.send(RolloutEvent::Finished {
-                    cluster: journal.cluster.clone(),
-                    outcome: outcome.clone(),
-                });
-                return outcome;
-            }
-        };
-        let lock = match take_lease(&observer, &journal, &options).await {
-            Ok(lock) => lock,
-            Err(reason) => {
-                let _ = events.send(RolloutEvent::Started(journal.summary()));
-                let outcome = RolloutOutcome::Halted(reason);
-                let _ = events.send(RolloutEvent::Finished {
-                    cluster: journal.cluster.clone(),
-                    outcome: outcome.clone(),
-                });
-                return outcome;
-            }
-        };
-        let journal_path = RolloutJournal::path_for(&options.journal_dir(), &journal.cluster);
-        let executor = Arc::new(TalosExecutor {
+    let launch = Launch {
+        approval: check_approval(&approved, &plan),
+        journal,
+        cluster,
+        options,
+        needs_kube: false,
+        resumed,
+    };
+    super::launch::launch(launch, events, move |observer, journal, options| {
+        let executor = TalosExecutor {
             acks: journal.acks.clone(),
             batches: plan.batches(),
             plan,
@@ -294,128 +239,9 @@ fn start(
                 timeout: options.drain_timeout,
                 retry_every: options.poll_interval,
             }),
-        });
-        let setup = EngineSetup {
-            batches: executor.batches.clone(),
-            journal,
-            journal_path,
-            step_timeout: options.node_timeout,
-            renew_every: options.lease_duration / 3,
-            lock,
-            resumed,
         };
-        run_rollout(setup, executor, control_rx, events).await
-    });
-    RolloutHandle { control, task }
-}
-
-/// Takes the cluster's rollout Lease for this console (its holder from the journal). Without a
-/// paired kube context there is no Lease to take; the rollout still runs, alone on this host.
-pub(crate) async fn take_lease(
-    observer: &ClusterObserver,
-    journal: &RolloutJournal,
-    options: &RunOptions,
-) -> Result<Option<Box<dyn RolloutLock>>, String> {
-    let Some(kube) = &observer.kube else {
-        return Ok(None);
-    };
-    let lease = kube
-        .acquire_rollout_lease(
-            &journal.cluster,
-            &journal.holder,
-            journal.kind,
-            &journal.target,
-            journal.steps.len(),
-            options.lease_duration,
-        )
-        .await
-        .map_err(|e| match e {
-            LeaseError::HeldBy { .. } => format!("refused: {e}"),
-            other => format!("cannot take the rollout lease: {other}"),
-        })?;
-    Ok(Some(Box::new(LeaseLock(lease))))
-}
-
-/// The Kubernetes Lease as the engine's lock.
-struct LeaseLock(RolloutLease);
-
-impl RolloutLock for LeaseLock {
-    fn renew<'a>(
-        &'a mut self,
-        progress: &'a LockProgress,
-    ) -> BoxFuture<'a, Result<(), RenewFailure>> {
-        async move {
-            let progress = LeaseProgress {
-                node_index: progress.node_index,
-                current_node: Some(progress.current_node.clone()),
-                phase: progress.phase.clone(),
-            };
-            self.0.renew(&progress).await.map_err(|e| match e {
-                LeaseError::Lost { .. } | LeaseError::HeldBy { .. } => {
-                    RenewFailure::Lost(e.to_string())
-                }
-                LeaseError::Kube(_) => RenewFailure::Failed(e.to_string()),
-            })
-        }
-        .boxed()
-    }
-
-    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>> {
-        async move { self.0.release().await.map_err(|e| e.to_string()) }.boxed()
-    }
-}
-
-/// The Talos client of the cluster's talosconfig context, and its kube client when paired.
-pub(crate) async fn connect(
-    cluster: &Cluster,
-    options: &RunOptions,
-) -> Result<ClusterObserver, String> {
-    let Some(ctx) = &cluster.talos else {
-        return Err(format!(
-            "cluster {} has no talosconfig context; the upgrade needs the Talos API",
-            cluster.name
-        ));
-    };
-    let talos = TalosClient::new(ctx, options.client).map_err(|e| e.to_string())?;
-    let kube = match &cluster.kube {
-        None => None,
-        Some(kube_ctx) => {
-            let kubeconfig = match &options.kubeconfig {
-                Some(k) => k.clone(),
-                None => Kubeconfig::read_from(&kube_ctx.file).map_err(|e| {
-                    format!(
-                        "kube context {}: cannot read {}: {e}",
-                        kube_ctx.name,
-                        kube_ctx.file.display()
-                    )
-                })?,
-            };
-            let client = KubeClient::new(&kubeconfig, &kube_ctx.name, Default::default())
-                .await
-                .map_err(|e| e.to_string())?;
-            Some(client)
-        }
-    };
-    Ok(ClusterObserver {
-        cluster: cluster.name.clone(),
-        talos,
-        kube,
-        nodes: ctx.nodes.clone(),
-        options: CollectOptions {
-            client: options.client,
-            ..CollectOptions::default()
-        },
-    })
-}
-
-/// The first guard that blocks, as one line naming it.
-pub(crate) fn first_blocking(guards: &[Guard], acks: &[String]) -> Option<String> {
-    guards.iter().find(|g| g.blocks(acks)).map(|g| {
-        let mut line = format!("{}: {}", g.id.title(), g.reason);
-        if let Some(ack) = &g.needs_ack {
-            line.push_str(&format!(" (acknowledge with \"{ack}\")"));
-        }
-        line
+        let batches = executor.batches.clone();
+        (Arc::new(executor), batches)
     })
 }
 
@@ -452,11 +278,7 @@ impl StepExecutor for TalosExecutor {
         async move {
             let status = self.observer.status().await;
             let roles = self.observer.talos.roles();
-            let guards = plan_guards(&self.plan, &status, roles, None);
-            match first_blocking(&guards, &self.acks) {
-                Some(reason) => Err(reason),
-                None => Ok(()),
-            }
+            guards_pass(&plan_guards(&self.plan, &status, roles, None), &self.acks)
         }
         .boxed()
     }
@@ -464,11 +286,7 @@ impl StepExecutor for TalosExecutor {
     fn check_before(&self, index: usize) -> BoxFuture<'_, Result<(), String>> {
         async move {
             let status = self.observer.status().await;
-            let guards = step_guards(&self.plan, index, &status);
-            match first_blocking(&guards, &self.acks) {
-                Some(reason) => Err(reason),
-                None => Ok(()),
-            }
+            guards_pass(&step_guards(&self.plan, index, &status), &self.acks)
         }
         .boxed()
     }

@@ -5,14 +5,14 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::table::{DataTable, pane_block};
-use super::upgrade_plan::{render_guards, unsorted, verdict_line};
+use super::progress_parts::{StepTable, render_step_pane};
+use super::upgrade_plan::{render_guards, verdict_line};
 use super::{Look, fit};
 use crate::app::kube_plan::KubePlanScreen;
-use crate::app::state::{AppState, TableKind};
-use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
+use crate::app::state::AppState;
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::app::upgrade_plan::PlanFocus;
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{KubeStepState, KubernetesUpgradePlan};
@@ -170,37 +170,18 @@ impl Widget for &KubePlanView<'_> {
             Err(_) => format!(" Kubernetes upgrade of {}: no plan ", screen.cluster),
         };
         let steps_active = screen.focus == PlanFocus::Nodes;
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(title, s.get(Role::Title))],
-            steps_active,
-        );
-        let inner = block.inner(steps_area);
-        block.render(steps_area, buf);
-        match &screen.plan {
-            Ok(plan) => {
-                let data = TableData {
-                    kind: TableKind::Nodes,
-                    columns: STEP_COLUMNS,
-                    rows: KubePlanView::step_rows(plan),
-                    total: plan.steps.len(),
-                };
-                let view = unsorted(Some(screen.step.to_string()));
-                DataTable {
-                    data: &data,
-                    view: &view,
-                    look: self.look,
-                    title: "",
-                    active: steps_active,
-                    empty: "No steps.",
-                }
-                .render_rows(inner, buf);
-            }
-            Err(e) => Paragraph::new(e.clone())
-                .style(s.get(Role::Error))
-                .wrap(Wrap { trim: true })
-                .render(inner, buf),
-        }
+        let table = match &screen.plan {
+            Ok(plan) => Ok(StepTable {
+                columns: STEP_COLUMNS,
+                rows: KubePlanView::step_rows(plan),
+                total: plan.steps.len(),
+                selected: Some(screen.step.to_string()),
+                active: steps_active,
+                empty: "No steps.",
+            }),
+            Err(e) => Err(e.as_str()),
+        };
+        render_step_pane(self.look, title, steps_active, table, steps_area, buf);
 
         render_guards(
             self.look,

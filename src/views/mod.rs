@@ -23,6 +23,7 @@ pub mod help;
 pub mod kube_plan;
 pub mod node_detail;
 pub mod nodes;
+mod progress_parts;
 pub mod provision;
 pub mod provision_progress;
 pub mod rollout;

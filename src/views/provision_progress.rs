@@ -8,11 +8,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::rollout::elapsed;
-use super::table::{DataTable, pane_block};
+use super::progress_parts::{
+    StepTable, elapsed_between, gauge, head_line, render_log_tail, render_step_pane,
+};
 use crate::app::provision::{ProvisionView, VmRow};
-use crate::app::state::{AppState, TableKind, TableView};
-use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
+use crate::app::state::AppState;
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::provision::ProvisionStage;
 use crate::tui::Role;
 
@@ -52,10 +53,8 @@ impl<'a> ProvisionPane<'a> {
     /// Since this console first saw the VM, until it reached a final stage
     /// (or the run ended).
     fn vm_elapsed(&self, view: &ProvisionView, vm: &VmRow) -> Option<String> {
-        let start = vm.seen_unix?;
         let clock = self.state.wall_clock.filter(|_| view.running);
-        let end = vm.final_unix.or(clock)?;
-        Some(elapsed(end.saturating_sub(start)))
+        elapsed_between(vm.seen_unix, vm.final_unix, clock)
     }
 
     fn rows(&self, view: &ProvisionView) -> Vec<TableRow> {
@@ -101,19 +100,15 @@ impl<'a> ProvisionPane<'a> {
 
     /// `[=====.....] 1 of 2 joined`, ASCII in every mode.
     fn gauge(&self, view: &ProvisionView, width: usize) -> Line<'static> {
-        let s = &self.look.styles;
         let total = view.requested.max(view.vms.len());
         let done = view.joined();
-        let label = format!(" {done} of {total} joined");
-        let bar = width.saturating_sub(label.len() + 2).clamp(4, 50);
-        let filled = (bar * done).checked_div(total).unwrap_or(0).min(bar);
-        Line::from(vec![
-            Span::styled("[", s.get(Role::Muted)),
-            Span::styled("=".repeat(filled), s.get(Role::Ok)),
-            Span::styled(".".repeat(bar - filled), s.get(Role::Muted)),
-            Span::styled("]", s.get(Role::Muted)),
-            Span::styled(label, s.get(Role::Text)),
-        ])
+        gauge(
+            self.look,
+            done,
+            total,
+            format!(" {done} of {total} joined"),
+            width,
+        )
     }
 
     /// The selected VM's reason; a failed one offers terminate.
@@ -152,17 +147,7 @@ impl Widget for &ProvisionPane<'_> {
         let width = usize::from(area.width.saturating_sub(2));
         let (status, role) = ProvisionPane::status(view);
         let what = format!("Provision of {cluster}, {}: ", view.what);
-        let head = Line::from(vec![
-            Span::styled(
-                super::fit(
-                    &what,
-                    width.saturating_sub(status.len()),
-                    self.look.glyphs.ellipsis,
-                ),
-                s.get(Role::Text),
-            ),
-            Span::styled(status, s.get(role)),
-        ]);
+        let head = head_line(self.look, &what, status, role, width);
         let mut top = vec![head, self.gauge(view, width)];
         let mut top_rows = 2;
         if let Some(outcome) = &view.outcome {
@@ -198,34 +183,15 @@ impl Widget for &ProvisionPane<'_> {
             .wrap(Wrap { trim: true })
             .render(top_area, buf);
 
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(" VMs ", s.get(Role::Title))],
-            true,
-        );
-        let inner = block.inner(vms_area);
-        block.render(vms_area, buf);
-        let data = TableData {
-            kind: TableKind::Nodes,
+        let table = StepTable {
             columns: VM_COLUMNS,
             rows: self.rows(view),
             total: view.vms.len(),
-        };
-        let table_view = TableView {
             selected: view.selected.clone(),
-            sort: usize::MAX,
-            reverse: false,
-            filter: String::new(),
-        };
-        DataTable {
-            data: &data,
-            view: &table_view,
-            look: self.look,
-            title: "",
             active: true,
             empty: "No VM reported yet.",
-        }
-        .render_rows(inner, buf);
+        };
+        render_step_pane(self.look, " VMs ".into(), true, Ok(table), vms_area, buf);
 
         if let Some(line) = detail {
             Paragraph::new(line)
@@ -234,26 +200,6 @@ impl Widget for &ProvisionPane<'_> {
                 .render(detail_area, buf);
         }
 
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(" Notes ", s.get(Role::Title))],
-            false,
-        );
-        let inner = block.inner(notes_area);
-        block.render(notes_area, buf);
-        let room = usize::from(inner.height);
-        let skip = view.notes.len().saturating_sub(room);
-        let lines: Vec<Line> = view
-            .notes
-            .iter()
-            .skip(skip)
-            .map(|l| {
-                Line::from(Span::styled(
-                    super::fit(l, usize::from(inner.width), self.look.glyphs.ellipsis),
-                    s.get(Role::Text),
-                ))
-            })
-            .collect();
-        Paragraph::new(lines).render(inner, buf);
+        render_log_tail(self.look, " Notes ", &view.notes, notes_area, buf);
     }
 }

@@ -7,10 +7,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::table::{DataTable, pane_block};
+pub use super::progress_parts::elapsed;
+use super::progress_parts::{
+    StepTable, elapsed_between, gauge, head_line, render_log_tail, render_step_pane,
+};
 use crate::app::rollout::{RolloutView, outcome_text};
-use crate::app::state::{AppState, TableKind, TableView};
-use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
+use crate::app::state::AppState;
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::rollout::{RolloutOutcome, StepPhase, StepProgress};
 use crate::tui::Role;
 
@@ -25,15 +28,6 @@ static STEP_COLUMNS: &[Column] = &[
 pub struct RolloutPane<'a> {
     state: &'a AppState,
     look: &'a Look,
-}
-
-/// `42s`, `3m05s`, `1h02m`.
-pub fn elapsed(seconds: u64) -> String {
-    match seconds {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
-    }
 }
 
 fn phase_tone(phase: StepPhase) -> Tone {
@@ -56,13 +50,11 @@ impl<'a> RolloutPane<'a> {
     /// Start to finish; a step still going counts to the clock, unless the
     /// rollout already ended (its clock stopped with it).
     fn step_elapsed(&self, view: &RolloutView, step: &StepProgress) -> Option<String> {
-        let start = step.started_unix?;
         let clock = self
             .state
             .wall_clock
             .filter(|_| view.summary.outcome.is_none());
-        let end = step.finished_unix.or(clock)?;
-        Some(elapsed(end.saturating_sub(start)))
+        elapsed_between(step.started_unix, step.finished_unix, clock)
     }
 
     fn rows(&self, view: &RolloutView) -> Vec<TableRow> {
@@ -105,19 +97,10 @@ impl<'a> RolloutPane<'a> {
 
     /// `[=====>....] 2 of 5 nodes`, ASCII in every mode.
     fn gauge(&self, view: &RolloutView, width: usize) -> Line<'static> {
-        let s = &self.look.styles;
         let total = view.summary.steps.len();
         let done = view.summary.finished_steps();
         let label = format!(" {done} of {total} nodes done or skipped");
-        let bar = width.saturating_sub(label.len() + 2).clamp(4, 50);
-        let filled = (bar * done).checked_div(total).unwrap_or(0);
-        Line::from(vec![
-            Span::styled("[", s.get(Role::Muted)),
-            Span::styled("=".repeat(filled), s.get(Role::Ok)),
-            Span::styled(".".repeat(bar - filled), s.get(Role::Muted)),
-            Span::styled("]", s.get(Role::Muted)),
-            Span::styled(label, s.get(Role::Text)),
-        ])
+        gauge(self.look, done, total, label, width)
     }
 
     fn outcome(&self, view: &RolloutView) -> Option<Line<'static>> {
@@ -160,17 +143,7 @@ impl Widget for &RolloutPane<'_> {
             capitalised(view.summary.kind.describe()),
             view.summary.target
         );
-        let head = Line::from(vec![
-            Span::styled(
-                super::fit(
-                    &what,
-                    width.saturating_sub(status.len()),
-                    self.look.glyphs.ellipsis,
-                ),
-                s.get(Role::Text),
-            ),
-            Span::styled(status, s.get(role)),
-        ]);
+        let head = head_line(self.look, &what, status, role, width);
         let mut top = vec![head, self.gauge(view, width)];
         // A halt's reason (verbatim from the server) gets up to three lines.
         let mut top_rows = 2;
@@ -189,56 +162,23 @@ impl Widget for &RolloutPane<'_> {
             .wrap(Wrap { trim: true })
             .render(top_area, buf);
 
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(" Nodes ", s.get(Role::Title))],
-            true,
-        );
-        let inner = block.inner(steps_area);
-        block.render(steps_area, buf);
-        let data = TableData {
-            kind: TableKind::Nodes,
+        let table = StepTable {
             columns: STEP_COLUMNS,
             rows: self.rows(view),
             total: view.summary.steps.len(),
-        };
-        let table_view = TableView {
             selected: view.current_step().map(|i| i.to_string()),
-            sort: usize::MAX,
-            reverse: false,
-            filter: String::new(),
-        };
-        DataTable {
-            data: &data,
-            view: &table_view,
-            look: self.look,
-            title: "",
             active: view.summary.outcome.is_none(),
             empty: "The runner has not reported its steps yet.",
-        }
-        .render_rows(inner, buf);
-
-        let block = pane_block(
+        };
+        render_step_pane(
             self.look,
-            vec![Span::styled(" Events ", s.get(Role::Title))],
-            false,
+            " Nodes ".into(),
+            true,
+            Ok(table),
+            steps_area,
+            buf,
         );
-        let inner = block.inner(log_area);
-        block.render(log_area, buf);
-        let room = usize::from(inner.height);
-        let skip = view.log.len().saturating_sub(room);
-        let lines: Vec<Line> = view
-            .log
-            .iter()
-            .skip(skip)
-            .map(|l| {
-                Line::from(Span::styled(
-                    super::fit(l, usize::from(inner.width), self.look.glyphs.ellipsis),
-                    s.get(Role::Text),
-                ))
-            })
-            .collect();
-        Paragraph::new(lines).render(inner, buf);
+        render_log_tail(self.look, " Events ", &view.log, log_area, buf);
     }
 }
 

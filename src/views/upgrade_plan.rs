@@ -5,11 +5,12 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget};
 
+use super::progress_parts::{StepTable, render_step_pane, unsorted};
 use super::table::{DataTable, pane_block};
 use super::{Look, fit};
-use crate::app::state::{AppState, TableKind, TableView};
+use crate::app::state::{AppState, TableKind};
 use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col, wide};
 use crate::app::upgrade_plan::{PlanFocus, PlanScreen, api_word, verdict_counts, verdict_word};
 use crate::tui::Role;
@@ -247,16 +248,6 @@ fn tone_of_reason(verdict: Verdict) -> Tone {
     }
 }
 
-/// A table's view with no sort arrow: the plan's order is the rollout order.
-pub(super) fn unsorted(selected: Option<String>) -> TableView {
-    TableView {
-        selected,
-        sort: usize::MAX,
-        reverse: false,
-        filter: String::new(),
-    }
-}
-
 impl Widget for &UpgradePlanView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
@@ -293,37 +284,18 @@ impl Widget for &UpgradePlanView<'_> {
             Err(_) => format!(" Upgrade {}: no plan ", screen.cluster),
         };
         let nodes_active = screen.focus == PlanFocus::Nodes;
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(nodes_title, s.get(Role::Title))],
-            nodes_active,
-        );
-        let inner = block.inner(nodes_area);
-        block.render(nodes_area, buf);
-        match &screen.plan {
-            Ok(plan) => {
-                let data = TableData {
-                    kind: TableKind::Nodes,
-                    columns: STEP_COLUMNS,
-                    rows: UpgradePlanView::step_rows(plan),
-                    total: plan.steps.len(),
-                };
-                let view = unsorted(screen.step.clone());
-                DataTable {
-                    data: &data,
-                    view: &view,
-                    look: self.look,
-                    title: "",
-                    active: nodes_active,
-                    empty: "No nodes.",
-                }
-                .render_rows(inner, buf);
-            }
-            Err(e) => Paragraph::new(e.clone())
-                .style(s.get(Role::Error))
-                .wrap(Wrap { trim: true })
-                .render(inner, buf),
-        }
+        let table = match &screen.plan {
+            Ok(plan) => Ok(StepTable {
+                columns: STEP_COLUMNS,
+                rows: UpgradePlanView::step_rows(plan),
+                total: plan.steps.len(),
+                selected: screen.step.clone(),
+                active: nodes_active,
+                empty: "No nodes.",
+            }),
+            Err(e) => Err(e.as_str()),
+        };
+        render_step_pane(self.look, nodes_title, nodes_active, table, nodes_area, buf);
 
         render_guards(
             self.look,

@@ -8,8 +8,8 @@ use crate::fleet::{ClusterStatus, NodeRole};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::talos::Roles;
 use crate::upgrade::guards::{
-    Guard, GuardId, RolloutInProgress, Verdict, client_role, etcd_alarms, member_name,
-    no_other_rollout, not_ready_reason, verdict_over,
+    Guard, GuardId, RolloutInProgress, Verdict, client_role, etcd_alarms, leader_verdict,
+    no_other_rollout, not_ready_reason, unhealthy_members, verdict_over,
 };
 use crate::versions::{
     PathError, Version, check_kubernetes_supported, check_kubernetes_upgrade,
@@ -158,33 +158,10 @@ fn etcd_healthy(status: &ClusterStatus) -> Guard {
     if members.is_empty() {
         return Guard::fail(id, "no etcd members reported");
     }
-    let unhealthy: Vec<String> = members
-        .iter()
-        .filter(|m| !m.healthy)
-        .map(|m| {
-            let why = m
-                .errors
-                .first()
-                .map(String::as_str)
-                .unwrap_or("did not answer");
-            format!("{} unhealthy: {why}", member_name(m))
-        })
-        .collect();
-    if !unhealthy.is_empty() {
-        return Guard::fail(id, format!("etcd member {}", unhealthy.join("; ")));
+    if let Some(guard) = unhealthy_members(id, members) {
+        return guard;
     }
-    match status.etcd.leader() {
-        None => Guard::fail(id, "etcd reports no leader"),
-        Some(leader) => Guard::pass(
-            id,
-            format!(
-                "{} of {} members healthy, leader {}",
-                members.len(),
-                members.len(),
-                leader.hostname
-            ),
-        ),
-    }
+    leader_verdict(id, status)
 }
 
 fn components_ready(status: &ClusterStatus) -> Guard {

@@ -6,19 +6,20 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::guards::{KubeGuardInput, kubernetes_plan_guards, kubernetes_step_guards};
 use super::plan::{KubeStepState, KubernetesUpgradePlan};
 use super::step::{ComponentStep, pre_pull};
-use crate::app::dispatcher::{ApprovedAction, MutatingAction, local_identity};
+use crate::app::dispatcher::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::rollout::engine::{EngineSetup, RolloutHandle, StepExecutor, StepReport, run_rollout};
-use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal, unix_now};
-use crate::rollout::{RolloutEvent, RolloutKind, RolloutOutcome, StepPhase, StepProgress};
+use crate::rollout::engine::{RolloutHandle, StepExecutor, StepReport};
+use crate::rollout::journal::RolloutJournal;
+use crate::rollout::{RolloutEvent, RolloutKind, StepPhase, StepProgress};
+use crate::upgrade::launch::{Launch, NewJournal, guards_pass, journal_plan, new_journal, refuse};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::runner::{RunOptions, connect, first_blocking, refuse, take_lease};
+use crate::upgrade::runner::RunOptions;
 
 /// The target as the journal, the Lease and the dispatcher name it: `1.35.0`.
 pub fn target_text(plan: &KubernetesUpgradePlan) -> String {
@@ -42,20 +43,15 @@ pub fn spawn_kubernetes_upgrade(
     run: KubernetesUpgradeRun,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
-    let journal = RolloutJournal {
-        format: JOURNAL_FORMAT,
-        cluster: run.plan.cluster.clone(),
+    let journal = new_journal(NewJournal {
         kind: RolloutKind::KubernetesUpgrade,
+        cluster: &run.plan.cluster,
         target: target_text(&run.plan),
-        holder: local_identity(),
-        acks: run.acks.clone(),
-        plan: serde_json::to_value(&run.plan).unwrap_or(serde_json::Value::Null),
-        options: serde_json::to_value(run.options.for_journal()).unwrap_or(serde_json::Value::Null),
+        acks: &run.acks,
+        plan: &run.plan,
+        options: &run.options,
         steps: initial_steps(&run.plan),
-        paused: false,
-        outcome: None,
-        updated_unix: unix_now(),
-    };
+    });
     start(
         journal,
         run.plan,
@@ -95,19 +91,14 @@ pub fn resume_kubernetes_upgrade_with(
         );
         return refuse(journal, reason, events);
     }
-    match serde_json::from_value::<KubernetesUpgradePlan>(journal.plan.clone()) {
+    match journal_plan::<KubernetesUpgradePlan>(&journal, "Kubernetes upgrade") {
         Ok(plan) => start(journal, plan, approved, cluster, options, events, true),
-        Err(e) => {
-            let reason = format!(
-                "the journal of {} holds no readable Kubernetes upgrade plan: {e}",
-                journal.cluster
-            );
-            refuse(journal, reason, events)
-        }
+        Err(reason) => refuse(journal, reason, events),
     }
 }
 
-fn initial_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
+/// The steps a new run starts with: pending, and skipped where a component is already on target.
+pub fn initial_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
     plan.steps
         .iter()
         .map(|s| {
@@ -148,55 +139,24 @@ fn start(
     events: UnboundedSender<RolloutEvent>,
     resumed: bool,
 ) -> RolloutHandle {
-    if let Err(reason) = check_approval(&approved, &plan) {
-        return refuse(journal, reason, events);
-    }
-    let (control, control_rx) = unbounded_channel();
-    let task = tokio::spawn(async move {
-        let halt = |journal: &RolloutJournal, reason: String| {
-            let _ = events.send(RolloutEvent::Started(journal.summary()));
-            let outcome = RolloutOutcome::Halted(reason);
-            let _ = events.send(RolloutEvent::Finished {
-                cluster: journal.cluster.clone(),
-                outcome: outcome.clone(),
-            });
-            outcome
-        };
-        let observer = match connect(&cluster, &options).await {
-            Ok(observer) if observer.kube.is_some() => observer,
-            Ok(_) => {
-                let reason = format!(
-                    "cluster {} has no kube context; the Kubernetes upgrade needs the Kubernetes API",
-                    cluster.name
-                );
-                return halt(&journal, reason);
-            }
-            Err(reason) => return halt(&journal, reason),
-        };
-        let lock = match take_lease(&observer, &journal, &options).await {
-            Ok(lock) => lock,
-            Err(reason) => return halt(&journal, reason),
-        };
-        let journal_path = RolloutJournal::path_for(&options.journal_dir(), &journal.cluster);
+    let launch = Launch {
+        approval: check_approval(&approved, &plan),
+        journal,
+        cluster,
+        options,
+        needs_kube: true,
+        resumed,
+    };
+    crate::upgrade::launch::launch(launch, events, move |observer, journal, options| {
         let batches = plan.batches();
-        let executor = Arc::new(KubernetesExecutor {
+        let executor = KubernetesExecutor {
             acks: journal.acks.clone(),
             plan,
             observer,
             poll_interval: options.poll_interval,
-        });
-        let setup = EngineSetup {
-            batches,
-            journal,
-            journal_path,
-            step_timeout: options.node_timeout,
-            renew_every: options.lease_duration / 3,
-            lock,
-            resumed,
         };
-        run_rollout(setup, executor, control_rx, events).await
-    });
-    RolloutHandle { control, task }
+        (Arc::new(executor), batches)
+    })
 }
 
 /// Objects stored in API versions the plan's target removes, as the removed-API guard reads them.
@@ -253,9 +213,7 @@ impl StepExecutor for KubernetesExecutor {
                 acks: &self.acks,
             };
             let guards = kubernetes_plan_guards(&self.plan, &status, input);
-            if let Some(reason) = first_blocking(&guards, &self.acks) {
-                return Err(reason);
-            }
+            guards_pass(&guards, &self.acks)?;
             if self.plan.pre_pull {
                 for line in pre_pull(&self.observer, &self.plan.images_to_pull()).await? {
                     tracing::info!(cluster = %self.plan.cluster, "pre-pull: {line}");
@@ -269,11 +227,7 @@ impl StepExecutor for KubernetesExecutor {
     fn check_before(&self, _index: usize) -> BoxFuture<'_, Result<(), String>> {
         async move {
             let status = self.observer.status().await;
-            let guards = kubernetes_step_guards(&status);
-            match first_blocking(&guards, &self.acks) {
-                Some(reason) => Err(reason),
-                None => Ok(()),
-            }
+            guards_pass(&kubernetes_step_guards(&status), &self.acks)
         }
         .boxed()
     }

@@ -1,0 +1,278 @@
+//! What every upgrade rollout does around its own steps: a new journal, a plan read back from
+//! one, refusals before the first step, connecting to the cluster, taking its rollout Lease and
+//! handing the executor to the shared engine.
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use kube::config::Kubeconfig;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+
+use super::guards::Guard;
+use super::observe::ClusterObserver;
+use super::runner::RunOptions;
+use crate::app::dispatcher::local_identity;
+use crate::discovery::Cluster;
+use crate::fleet::CollectOptions;
+use crate::kube::{KubeClient, LeaseError, LeaseProgress, RolloutLease};
+use crate::rollout::engine::{
+    EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, run_rollout,
+};
+use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal, unix_now};
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepProgress};
+use crate::talos::TalosClient;
+
+/// What a new journal records about the rollout it starts.
+pub(crate) struct NewJournal<'a, P: Serialize> {
+    pub kind: RolloutKind,
+    pub cluster: &'a str,
+    pub target: String,
+    pub acks: &'a [String],
+    pub plan: &'a P,
+    pub options: &'a RunOptions,
+    pub steps: Vec<StepProgress>,
+}
+
+/// The journal of a rollout about to start: held by this console, every step as planned.
+pub(crate) fn new_journal<P: Serialize>(new: NewJournal<'_, P>) -> RolloutJournal {
+    RolloutJournal {
+        format: JOURNAL_FORMAT,
+        cluster: new.cluster.to_string(),
+        kind: new.kind,
+        target: new.target,
+        holder: local_identity(),
+        acks: new.acks.to_vec(),
+        plan: serde_json::to_value(new.plan).unwrap_or(serde_json::Value::Null),
+        options: serde_json::to_value(new.options.for_journal()).unwrap_or(serde_json::Value::Null),
+        steps: new.steps,
+        paused: false,
+        outcome: None,
+        updated_unix: unix_now(),
+    }
+}
+
+/// The plan a journal holds; `what` names the rollout ("upgrade", "Kubernetes upgrade").
+pub(crate) fn journal_plan<P: DeserializeOwned>(
+    journal: &RolloutJournal,
+    what: &str,
+) -> Result<P, String> {
+    serde_json::from_value::<P>(journal.plan.clone()).map_err(|e| {
+        format!(
+            "the journal of {} holds no readable {what} plan: {e}",
+            journal.cluster
+        )
+    })
+}
+
+/// A rollout ready to start once its approval was checked against its plan.
+pub(crate) struct Launch {
+    pub journal: RolloutJournal,
+    /// Whether the approved action is this rollout; a mismatch is refused before anything runs.
+    pub approval: Result<(), String>,
+    pub cluster: Cluster,
+    pub options: RunOptions,
+    /// The rollout talks to the Kubernetes API: a cluster without a kube context is refused.
+    pub needs_kube: bool,
+    pub resumed: bool,
+}
+
+/// The executor of a connected rollout and the batches of steps the engine runs in order.
+pub(crate) type Executor = (Arc<dyn StepExecutor>, Vec<Vec<usize>>);
+
+/// Starts `launch` on the current tokio runtime: connects, takes the Lease, builds the executor
+/// with `build` and runs the engine. Every refusal arrives as `Finished { Halted }` before any
+/// node is touched.
+pub(crate) fn launch(
+    launch: Launch,
+    events: UnboundedSender<RolloutEvent>,
+    build: impl FnOnce(ClusterObserver, &RolloutJournal, &RunOptions) -> Executor + Send + 'static,
+) -> RolloutHandle {
+    let Launch {
+        journal,
+        approval,
+        cluster,
+        options,
+        needs_kube,
+        resumed,
+    } = launch;
+    if let Err(reason) = approval {
+        return refuse(journal, reason, events);
+    }
+    let (control, control_rx) = unbounded_channel();
+    let task = tokio::spawn(async move {
+        let observer = match connect(&cluster, &options).await {
+            Ok(observer) if needs_kube && observer.kube.is_none() => {
+                let reason = format!(
+                    "cluster {} has no kube context; the Kubernetes upgrade needs the Kubernetes API",
+                    cluster.name
+                );
+                return halt(&journal, reason, &events);
+            }
+            Ok(observer) => observer,
+            Err(reason) => return halt(&journal, reason, &events),
+        };
+        let lock = match take_lease(&observer, &journal, &options).await {
+            Ok(lock) => lock,
+            Err(reason) => return halt(&journal, reason, &events),
+        };
+        let journal_path = RolloutJournal::path_for(&options.journal_dir(), &journal.cluster);
+        let (executor, batches) = build(observer, &journal, &options);
+        let setup = EngineSetup {
+            batches,
+            journal,
+            journal_path,
+            step_timeout: options.node_timeout,
+            renew_every: options.lease_duration / 3,
+            lock,
+            resumed,
+        };
+        run_rollout(setup, executor, control_rx, events).await
+    });
+    RolloutHandle { control, task }
+}
+
+/// Says on `events` that the run ended before it started: Started, then Finished with the reason.
+fn halt(
+    journal: &RolloutJournal,
+    reason: String,
+    events: &UnboundedSender<RolloutEvent>,
+) -> RolloutOutcome {
+    let _ = events.send(RolloutEvent::Started(journal.summary()));
+    let outcome = RolloutOutcome::Halted(reason);
+    let _ = events.send(RolloutEvent::Finished {
+        cluster: journal.cluster.clone(),
+        outcome: outcome.clone(),
+    });
+    outcome
+}
+
+/// A run that ends before it starts: Started, then Finished with the reason.
+pub(crate) fn refuse(
+    journal: RolloutJournal,
+    reason: String,
+    events: UnboundedSender<RolloutEvent>,
+) -> RolloutHandle {
+    let (control, _rx) = unbounded_channel::<RolloutControl>();
+    let task = tokio::spawn(async move { halt(&journal, reason, &events) });
+    RolloutHandle { control, task }
+}
+
+/// Takes the cluster's rollout Lease for this console (its holder from the journal). Without a
+/// paired kube context there is no Lease to take; the rollout still runs, alone on this host.
+pub(crate) async fn take_lease(
+    observer: &ClusterObserver,
+    journal: &RolloutJournal,
+    options: &RunOptions,
+) -> Result<Option<Box<dyn RolloutLock>>, String> {
+    let Some(kube) = &observer.kube else {
+        return Ok(None);
+    };
+    let lease = kube
+        .acquire_rollout_lease(
+            &journal.cluster,
+            &journal.holder,
+            journal.kind,
+            &journal.target,
+            journal.steps.len(),
+            options.lease_duration,
+        )
+        .await
+        .map_err(|e| match e {
+            LeaseError::HeldBy { .. } => format!("refused: {e}"),
+            other => format!("cannot take the rollout lease: {other}"),
+        })?;
+    Ok(Some(Box::new(LeaseLock(lease))))
+}
+
+/// The Kubernetes Lease as the engine's lock.
+struct LeaseLock(RolloutLease);
+
+impl RolloutLock for LeaseLock {
+    fn renew<'a>(
+        &'a mut self,
+        progress: &'a LockProgress,
+    ) -> BoxFuture<'a, Result<(), RenewFailure>> {
+        async move {
+            let progress = LeaseProgress {
+                node_index: progress.node_index,
+                current_node: Some(progress.current_node.clone()),
+                phase: progress.phase.clone(),
+            };
+            self.0.renew(&progress).await.map_err(|e| match e {
+                LeaseError::Lost { .. } | LeaseError::HeldBy { .. } => {
+                    RenewFailure::Lost(e.to_string())
+                }
+                LeaseError::Kube(_) => RenewFailure::Failed(e.to_string()),
+            })
+        }
+        .boxed()
+    }
+
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>> {
+        async move { self.0.release().await.map_err(|e| e.to_string()) }.boxed()
+    }
+}
+
+/// The Talos client of the cluster's talosconfig context, and its kube client when paired.
+pub(crate) async fn connect(
+    cluster: &Cluster,
+    options: &RunOptions,
+) -> Result<ClusterObserver, String> {
+    let Some(ctx) = &cluster.talos else {
+        return Err(format!(
+            "cluster {} has no talosconfig context; the upgrade needs the Talos API",
+            cluster.name
+        ));
+    };
+    let talos = TalosClient::new(ctx, options.client).map_err(|e| e.to_string())?;
+    let kube = match &cluster.kube {
+        None => None,
+        Some(kube_ctx) => {
+            let kubeconfig = match &options.kubeconfig {
+                Some(k) => k.clone(),
+                None => Kubeconfig::read_from(&kube_ctx.file).map_err(|e| {
+                    format!(
+                        "kube context {}: cannot read {}: {e}",
+                        kube_ctx.name,
+                        kube_ctx.file.display()
+                    )
+                })?,
+            };
+            let client = KubeClient::new(&kubeconfig, &kube_ctx.name, Default::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            Some(client)
+        }
+    };
+    Ok(ClusterObserver {
+        cluster: cluster.name.clone(),
+        talos,
+        kube,
+        nodes: ctx.nodes.clone(),
+        options: CollectOptions {
+            client: options.client,
+            ..CollectOptions::default()
+        },
+    })
+}
+
+/// The first guard that blocks, as one line naming it.
+pub(crate) fn first_blocking(guards: &[Guard], acks: &[String]) -> Option<String> {
+    guards.iter().find(|g| g.blocks(acks)).map(|g| {
+        let mut line = format!("{}: {}", g.id.title(), g.reason);
+        if let Some(ack) = &g.needs_ack {
+            line.push_str(&format!(" (acknowledge with \"{ack}\")"));
+        }
+        line
+    })
+}
+
+/// Passes when no guard blocks; otherwise the first that does, as one line naming it.
+pub(crate) fn guards_pass(guards: &[Guard], acks: &[String]) -> Result<(), String> {
+    match first_blocking(guards, acks) {
+        Some(reason) => Err(reason),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,168 @@
+//! What the plan and progress panes draw alike: the framed table of steps (or why there is no
+//! plan), the head line with its status, the ASCII gauge, elapsed times and the tail of a log;
+//! each pane keeps its own rows, words and layout.
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use super::Look;
+use super::table::{DataTable, pane_block};
+use crate::app::state::{TableKind, TableView};
+use crate::app::tables::{Column, TableData, TableRow};
+use crate::tui::Role;
+
+/// The rows of a step table in the plan's own order (no sort arrow).
+pub(super) struct StepTable<'a> {
+    pub columns: &'static [Column],
+    pub rows: Vec<TableRow>,
+    pub total: usize,
+    pub selected: Option<String>,
+    /// Whether the table has the keys (shows the selection).
+    pub active: bool,
+    /// What the table says with no rows.
+    pub empty: &'a str,
+}
+
+/// A table's view with no sort arrow: the plan's order is the rollout order.
+pub(super) fn unsorted(selected: Option<String>) -> TableView {
+    TableView {
+        selected,
+        sort: usize::MAX,
+        reverse: false,
+        filter: String::new(),
+    }
+}
+
+/// A framed pane titled `title` holding `table`, or the reason there is none in the error style.
+pub(super) fn render_step_pane(
+    look: &Look,
+    title: String,
+    framed_active: bool,
+    table: Result<StepTable<'_>, &str>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let s = &look.styles;
+    let block = pane_block(
+        look,
+        vec![Span::styled(title, s.get(Role::Title))],
+        framed_active,
+    );
+    let inner = block.inner(area);
+    block.render(area, buf);
+    match table {
+        Ok(table) => {
+            let data = TableData {
+                kind: TableKind::Nodes,
+                columns: table.columns,
+                rows: table.rows,
+                total: table.total,
+            };
+            let view = unsorted(table.selected);
+            DataTable {
+                data: &data,
+                view: &view,
+                look,
+                title: "",
+                active: table.active,
+                empty: table.empty,
+            }
+            .render_rows(inner, buf);
+        }
+        Err(e) => Paragraph::new(e.to_string())
+            .style(s.get(Role::Error))
+            .wrap(Wrap { trim: true })
+            .render(inner, buf),
+    }
+}
+
+/// `42s`, `3m05s`, `1h02m`.
+pub fn elapsed(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+    }
+}
+
+/// From `start` to `end`, or to `clock` while it still runs (none once the clock stopped).
+pub(super) fn elapsed_between(
+    start: Option<u64>,
+    end: Option<u64>,
+    clock: Option<u64>,
+) -> Option<String> {
+    let start = start?;
+    let end = end.or(clock)?;
+    Some(elapsed(end.saturating_sub(start)))
+}
+
+/// `What runs: status`, the words cut to leave the status whole.
+pub(super) fn head_line(
+    look: &Look,
+    what: &str,
+    status: String,
+    role: Role,
+    width: usize,
+) -> Line<'static> {
+    let s = &look.styles;
+    Line::from(vec![
+        Span::styled(
+            super::fit(
+                what,
+                width.saturating_sub(status.len()),
+                look.glyphs.ellipsis,
+            ),
+            s.get(Role::Text),
+        ),
+        Span::styled(status, s.get(role)),
+    ])
+}
+
+/// `[=====>....] label`, ASCII in every mode; `label` starts with a space.
+pub(super) fn gauge(
+    look: &Look,
+    done: usize,
+    total: usize,
+    label: String,
+    width: usize,
+) -> Line<'static> {
+    let s = &look.styles;
+    let bar = width.saturating_sub(label.len() + 2).clamp(4, 50);
+    let filled = (bar * done).checked_div(total).unwrap_or(0).min(bar);
+    Line::from(vec![
+        Span::styled("[", s.get(Role::Muted)),
+        Span::styled("=".repeat(filled), s.get(Role::Ok)),
+        Span::styled(".".repeat(bar - filled), s.get(Role::Muted)),
+        Span::styled("]", s.get(Role::Muted)),
+        Span::styled(label, s.get(Role::Text)),
+    ])
+}
+
+/// A framed pane titled `title` with the newest lines of `log` that fit, each cut to the width.
+pub(super) fn render_log_tail<'l, I>(look: &Look, title: &str, log: I, area: Rect, buf: &mut Buffer)
+where
+    I: IntoIterator<Item = &'l String>,
+    I::IntoIter: ExactSizeIterator,
+{
+    let s = &look.styles;
+    let block = pane_block(
+        look,
+        vec![Span::styled(title.to_string(), s.get(Role::Title))],
+        false,
+    );
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let log = log.into_iter();
+    let skip = log.len().saturating_sub(usize::from(inner.height));
+    let lines: Vec<Line> = log
+        .skip(skip)
+        .map(|l| {
+            Line::from(Span::styled(
+                super::fit(l, usize::from(inner.width), look.glyphs.ellipsis),
+                s.get(Role::Text),
+            ))
+        })
+        .collect();
+    Paragraph::new(lines).render(inner, buf);
+}
