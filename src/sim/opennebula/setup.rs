@@ -13,6 +13,7 @@
 //!   sim-oneflow:
 //!     kind: oneflow
 //!     endpoint: http://127.0.0.1:PORT
+//!     xmlrpc_endpoint: http://127.0.0.1:PORT/RPC2   # OneFlow VMs are followed and terminated here
 //!     auth_file: DIR/one_auth
 //! clusters:
 //!   healthy:                        # the talosconfig context / cluster name
@@ -270,9 +271,10 @@ pub(crate) fn write_files(
     let mut yaml = format!(
         "# Written by the taloscope sim: OpenNebula providers for its clusters.\n\
          providers:\n  sim-opennebula:\n    kind: opennebula\n    endpoint: {}\n    auth_file: {auth}\n\
-         \x20 sim-oneflow:\n    kind: oneflow\n    endpoint: {}\n    auth_file: {auth}\nclusters:\n",
+         \x20 sim-oneflow:\n    kind: oneflow\n    endpoint: {}\n    xmlrpc_endpoint: {}\n    auth_file: {auth}\nclusters:\n",
         quoted(xmlrpc_url),
-        quoted(oneflow_url)
+        quoted(oneflow_url),
+        quoted(xmlrpc_url)
     );
     for (ci, name) in cloud.clusters.iter().enumerate() {
         let Some((cp, worker)) = configs.get(name) else {
