@@ -56,12 +56,25 @@ pub(crate) fn new_journal<P: Serialize>(new: NewJournal<'_, P>) -> RolloutJourna
 /// The plan a journal holds; `what` names the rollout ("upgrade", "Kubernetes upgrade").
 pub(crate) fn journal_plan<P: DeserializeOwned>(
     journal: &RolloutJournal,
-    what: &str,
+    kind: RolloutKind,
 ) -> Result<P, String> {
+    let name = |k: RolloutKind| match k {
+        RolloutKind::TalosUpgrade => "Talos OS upgrade",
+        RolloutKind::KubernetesUpgrade => "Kubernetes upgrade",
+    };
+    if journal.kind != kind {
+        return Err(format!(
+            "the journal of {} is a {}, not a {}",
+            journal.cluster,
+            name(journal.kind),
+            name(kind)
+        ));
+    }
     serde_json::from_value::<P>(journal.plan.clone()).map_err(|e| {
         format!(
-            "the journal of {} holds no readable {what} plan: {e}",
-            journal.cluster
+            "the journal of {} holds no readable {} plan: {e}",
+            journal.cluster,
+            name(kind)
         )
     })
 }
@@ -274,5 +287,50 @@ pub(crate) fn guards_pass(guards: &[Guard], acks: &[String]) -> Result<(), Strin
     match first_blocking(guards, acks) {
         Some(reason) => Err(reason),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upgrade::UpgradePlan;
+
+    fn journal(kind: RolloutKind) -> RolloutJournal {
+        RolloutJournal {
+            format: JOURNAL_FORMAT,
+            cluster: "lab".into(),
+            kind,
+            target: "1.35.0".into(),
+            holder: "alice@ops1".into(),
+            acks: vec![],
+            plan: serde_json::Value::Null,
+            options: serde_json::Value::Null,
+            steps: vec![],
+            paused: false,
+            outcome: None,
+            updated_unix: 0,
+        }
+    }
+
+    #[test]
+    fn a_journal_of_the_other_kind_is_refused_by_name() {
+        let err = journal_plan::<UpgradePlan>(
+            &journal(RolloutKind::KubernetesUpgrade),
+            RolloutKind::TalosUpgrade,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "the journal of lab is a Kubernetes upgrade, not a Talos OS upgrade"
+        );
+        let err = journal_plan::<UpgradePlan>(
+            &journal(RolloutKind::TalosUpgrade),
+            RolloutKind::TalosUpgrade,
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("the journal of lab holds no readable Talos OS upgrade plan"),
+            "{err}"
+        );
     }
 }

@@ -171,7 +171,7 @@ pub fn resume_talos_upgrade_with(
     options: RunOptions,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
-    match journal_plan::<UpgradePlan>(&journal, "upgrade") {
+    match journal_plan::<UpgradePlan>(&journal, RolloutKind::TalosUpgrade) {
         Ok(plan) => start(journal, plan, approved, cluster, options, events, true),
         Err(reason) => refuse(journal, reason, events),
     }

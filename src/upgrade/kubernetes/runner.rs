@@ -83,15 +83,7 @@ pub fn resume_kubernetes_upgrade_with(
     options: RunOptions,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
-    if journal.kind != RolloutKind::KubernetesUpgrade {
-        let reason = format!(
-            "the journal of {} is a {}, not a Kubernetes upgrade",
-            journal.cluster,
-            journal.kind.describe()
-        );
-        return refuse(journal, reason, events);
-    }
-    match journal_plan::<KubernetesUpgradePlan>(&journal, "Kubernetes upgrade") {
+    match journal_plan::<KubernetesUpgradePlan>(&journal, RolloutKind::KubernetesUpgrade) {
         Ok(plan) => start(journal, plan, approved, cluster, options, events, true),
         Err(reason) => refuse(journal, reason, events),
     }
