@@ -52,6 +52,9 @@ pub struct GlobalArgs {
     /// Log level or filter (also RUST_LOG); logs go to a file, never the terminal.
     #[arg(long, global = true, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    /// Where logs, journals and the audit log go; default the XDG state dir.
+    #[arg(long, global = true, env = "TALOSCOPE_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
