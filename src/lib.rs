@@ -4,6 +4,7 @@
 //! domain (`fleet`) → protocol clients (`talos`) → `discovery`. `sim` is the
 //! simulated fleet that speaks the same wire protocols over loopback.
 pub mod app;
+pub mod approval;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -4,8 +4,8 @@
 //! screen. Each snapshot holds the text and the styles.
 mod view_support;
 
-use taloscope::app::dispatcher::{AuditLog, Dispatcher, Gate, MutatingAction};
 use taloscope::app::{Action, update};
+use taloscope::approval::{AuditLog, Dispatcher, Gate, MutatingAction};
 use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot, state};
 
 fn list(mode: Mode, width: u16, height: u16) -> ratatui::buffer::Buffer {

@@ -4,8 +4,8 @@
 use crate::discovery::Discovery;
 use crate::fleet::FleetEvent;
 
-use super::dispatcher::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use super::state::Message;
+use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
 use crate::upgrade::UpgradePlan;

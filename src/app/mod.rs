@@ -3,7 +3,6 @@
 //! event loop that ties them to the terminal.
 pub mod action;
 pub mod command;
-pub mod dispatcher;
 pub mod health;
 pub mod keymap;
 mod keymap_panes;
@@ -32,6 +31,5 @@ pub mod upgrade_plan;
 pub use action::{
     Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,
 };
-pub use dispatcher::{Dispatcher, MutatingAction};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};

@@ -17,12 +17,12 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::action::{Action, AppEvent, Effect, PollerRequest};
-use super::dispatcher::{Dispatcher, Gate, MutatingAction, Verdict};
 use super::keymap;
 pub use super::run_rollout::RunningRollout;
 use super::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
 use super::state::{AppState, Message};
 use super::update::apply;
+use crate::approval::{Dispatcher, Gate, MutatingAction, Verdict};
 use crate::discovery::Discovery;
 use crate::rollout::RolloutEvent;
 use crate::rollout::journal::unix_now;
@@ -107,7 +107,7 @@ where
     let mut terminate = signal(SignalKind::terminate())?;
     let size = terminal.size().map_err(io::Error::other)?;
     console.state.size = (size.width, size.height);
-    console.state.identity = super::dispatcher::local_identity();
+    console.state.identity = crate::approval::local_identity();
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     // Journals left by a console that was killed: shown from the first frame.
@@ -341,8 +341,8 @@ fn perform(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::dispatcher::{Answer, AuditLog, MutatingAction};
     use crate::app::state::Level;
+    use crate::approval::{Answer, AuditLog, MutatingAction};
     use crate::tui::{Caps, ColorDepth, Theme};
 
     fn console(readonly: bool, audit: std::path::PathBuf) -> Console {

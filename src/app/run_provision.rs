@@ -9,10 +9,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::action::{Action, AppEvent};
-use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use super::run::Console;
 use super::state::{AppState, Message};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::paths::Paths;

@@ -5,9 +5,9 @@
 use tokio::sync::mpsc;
 
 use super::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
-use super::dispatcher::ApprovedAction;
 use super::run::Console;
 use super::state::{AppState, Message};
+use crate::approval::ApprovedAction;
 use crate::paths::Paths;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
 use crate::upgrade::kubernetes::{

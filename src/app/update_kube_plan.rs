@@ -4,13 +4,13 @@
 //! through the dispatcher. The progress pane and the journal are shared with
 //! the Talos upgrade (update_upgrade). Pure.
 use super::action::{Action, Effect, PlannedRollout, RemovedApisCounted, StartRollout};
-use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::kube_plan::{KubePlanScreen, explain_kube_step};
 use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
 use super::rollout::RolloutView;
 use super::state::{AppState, Message, Pane, Screen};
 use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
 use super::upgrade_plan::PlanFocus;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::{RolloutKind, RolloutSummary};
 use crate::upgrade::kubernetes::{KubernetesUpgradePlan, initial_steps, target_text};
 

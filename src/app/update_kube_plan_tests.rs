@@ -6,10 +6,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
-use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::app::keymap::{self, KeyContext};
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
+use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::StepProgress;

@@ -3,7 +3,6 @@
 //! dispatcher, folding the runner's events, pause / resume / abort, and a
 //! journal found at startup. Pure, like the rest of update.
 use super::action::{Action, Effect, PlannedRollout, StartRollout};
-use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
 use super::rollout::RolloutView;
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
@@ -11,6 +10,7 @@ use super::tables;
 use super::update::open_input;
 use super::update_panes::open_cluster;
 use super::upgrade_plan::{PlanEdit, PlanFocus, PlanScreen, explain_step};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::{
     RolloutControl, RolloutEvent, RolloutKind, RolloutSummary, StepPhase, StepProgress,
 };

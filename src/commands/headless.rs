@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::upgrade_output::outcome_line;
-use crate::app::dispatcher::{
+use crate::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };
 use crate::cli::GlobalArgs;

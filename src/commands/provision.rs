@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
+use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::config::Config;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
@@ -92,7 +92,7 @@ fn approve(
     d: &Dispatcher,
     action: MutatingAction,
     confirm: Option<&str>,
-) -> Result<crate::app::dispatcher::ApprovedAction, Stop> {
+) -> Result<crate::approval::ApprovedAction, Stop> {
     match d.request(action) {
         Gate::Refused(message) => Err(Stop(EXIT_REFUSED, message)),
         Gate::Confirm(pending) => {

@@ -13,7 +13,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use super::guards::Guard;
 use super::observe::ClusterObserver;
 use super::runner::RunOptions;
-use crate::app::dispatcher::local_identity;
+use crate::approval::local_identity;
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
 use crate::kube::{KubeClient, LeaseError, LeaseProgress, RolloutLease};

@@ -16,7 +16,7 @@ use super::launch::{Launch, NewJournal, guards_pass, journal_plan, new_journal, 
 use super::node_step::NodeUpgrade;
 use super::observe::ClusterObserver;
 use super::plan::{StepState, UpgradePlan};
-use crate::app::dispatcher::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::kube::DrainOptions;
 use crate::paths::Paths;

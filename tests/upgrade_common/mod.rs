@@ -6,7 +6,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use taloscope::app::dispatcher::{
+use taloscope::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };
 use taloscope::discovery::{Cluster, Discovery, Sources, discover};

@@ -11,7 +11,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::guards::{KubeGuardInput, kubernetes_plan_guards, kubernetes_step_guards};
 use super::plan::{KubeStepState, KubernetesUpgradePlan};
 use super::step::{ComponentStep, pre_pull};
-use crate::app::dispatcher::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::engine::{RolloutHandle, StepExecutor, StepReport};
