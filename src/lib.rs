@@ -8,6 +8,7 @@ pub mod approval;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod discovery;
 pub mod fleet;
 pub mod kube;

@@ -14,9 +14,8 @@ pub mod prepared;
 pub mod provision;
 pub mod rollout;
 pub mod rows;
-pub mod run;
-mod run_provision;
-mod run_rollout;
+pub(crate) mod run_provision;
+pub(crate) mod run_rollout;
 pub mod state;
 pub mod tables;
 #[cfg(test)]

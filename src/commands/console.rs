@@ -10,10 +10,10 @@ use crossterm::event::EventStream;
 use tokio::sync::mpsc;
 
 use crate::app::action::{AppEvent, PollerRequest};
-use crate::app::run::{self, Console, Exit, Reloader};
 use crate::app::state::{AppState, Message, Pane, Screen};
 use crate::approval::{AuditLog, Dispatcher};
 use crate::cli::GlobalArgs;
+use crate::console::run::{self, Console, Exit, Reloader};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;

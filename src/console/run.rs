@@ -16,12 +16,12 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::action::{Action, AppEvent, Effect, PollerRequest};
-use super::keymap;
-pub use super::run_rollout::RunningRollout;
-use super::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
-use super::state::{AppState, Message};
-use super::update::apply;
+use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
+use crate::app::keymap;
+pub use crate::app::run_rollout::RunningRollout;
+use crate::app::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
+use crate::app::state::{AppState, Message};
+use crate::app::update::apply;
 use crate::approval::{Dispatcher, Gate, MutatingAction, Verdict};
 use crate::discovery::Discovery;
 use crate::rollout::RolloutEvent;
@@ -114,7 +114,7 @@ where
     for action in journal_actions(&console.state) {
         apply(&mut console.state, action);
     }
-    for action in super::run_provision::startup(&console.state, &app_tx) {
+    for action in crate::app::run_provision::startup(&console.state, &app_tx) {
         apply(&mut console.state, action);
     }
     let mut shown: Option<Shown> = None;
@@ -288,7 +288,7 @@ fn perform(
                         approved.action(),
                         MutatingAction::UpgradeTalos { .. }
                             | MutatingAction::UpgradeKubernetes { .. }
-                    ) || super::run_provision::is_provision(&approved) =>
+                    ) || crate::app::run_provision::is_provision(&approved) =>
                 {
                     Action::Approved(approved)
                 }
@@ -313,7 +313,7 @@ fn perform(
                 "no rollout of {cluster} is running in this console"
             )))),
         },
-        Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
+        Effect::Provision(effect) => crate::app::run_provision::perform(console, *effect, app_tx),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
