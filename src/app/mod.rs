@@ -15,7 +15,6 @@ pub mod provision;
 pub mod rollout;
 pub mod rows;
 pub(crate) mod run_provision;
-pub(crate) mod run_rollout;
 pub mod state;
 pub mod tables;
 #[cfg(test)]

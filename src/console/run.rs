@@ -16,10 +16,10 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+pub use super::run_rollout::RunningRollout;
+use super::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
 use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
 use crate::app::keymap;
-pub use crate::app::run_rollout::RunningRollout;
-use crate::app::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
 use crate::app::state::{AppState, Message};
 use crate::app::update::apply;
 use crate::approval::{Dispatcher, Gate, MutatingAction, Verdict};

@@ -4,10 +4,10 @@
 //! unfinished rollouts read at startup.
 use tokio::sync::mpsc;
 
-use super::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
-use super::state::{AppState, Message};
+use super::run::Console;
+use crate::app::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
+use crate::app::state::{AppState, Message};
 use crate::approval::ApprovedAction;
-use crate::console::run::Console;
 use crate::paths::Paths;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
 use crate::upgrade::kubernetes::{
