@@ -14,7 +14,6 @@ pub mod prepared;
 pub mod provision;
 pub mod rollout;
 pub mod rows;
-pub(crate) mod run_provision;
 pub mod state;
 pub mod tables;
 #[cfg(test)]

@@ -114,7 +114,7 @@ where
     for action in journal_actions(&console.state) {
         apply(&mut console.state, action);
     }
-    for action in crate::app::run_provision::startup(&console.state, &app_tx) {
+    for action in super::run_provision::startup(&console.state, &app_tx) {
         apply(&mut console.state, action);
     }
     let mut shown: Option<Shown> = None;
@@ -288,7 +288,7 @@ fn perform(
                         approved.action(),
                         MutatingAction::UpgradeTalos { .. }
                             | MutatingAction::UpgradeKubernetes { .. }
-                    ) || crate::app::run_provision::is_provision(&approved) =>
+                    ) || super::run_provision::is_provision(&approved) =>
                 {
                     Action::Approved(approved)
                 }
@@ -313,7 +313,7 @@ fn perform(
                 "no rollout of {cluster} is running in this console"
             )))),
         },
-        Effect::Provision(effect) => crate::app::run_provision::perform(console, *effect, app_tx),
+        Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);

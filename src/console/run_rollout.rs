@@ -27,7 +27,7 @@ pub struct RunningRollout {
 
 impl Console {
     /// Audits how a rollout of `cluster` ended and forgets its runner.
-    pub(crate) fn rollout_ended(&mut self, cluster: &str, outcome: &RolloutOutcome) {
+    pub(super) fn rollout_ended(&mut self, cluster: &str, outcome: &RolloutOutcome) {
         let Some(running) = self.rollouts.remove(cluster) else {
             return;
         };
@@ -42,7 +42,7 @@ impl Console {
     }
 
     /// Audits an approved action that does not run, and says why.
-    pub(crate) fn not_run(&self, approved: &ApprovedAction, why: String) -> Action {
+    pub(super) fn not_run(&self, approved: &ApprovedAction, why: String) -> Action {
         let audit = self.dispatcher.finished(approved, Err(why.clone()));
         let text = match audit {
             Ok(()) => format!("{}: {why}", approved.action().describe()),
@@ -131,7 +131,7 @@ fn spawn_rollout(
 /// The unfinished rollout journals of the discovered clusters, read once at
 /// startup so the console shows them and offers to resume; a journal that
 /// cannot be read is said on the message line.
-pub(crate) fn journal_actions(state: &AppState) -> Vec<Action> {
+pub(super) fn journal_actions(state: &AppState) -> Vec<Action> {
     let dir = Paths::resolve().state_dir;
     state
         .clusters
@@ -147,7 +147,7 @@ pub(crate) fn journal_actions(state: &AppState) -> Vec<Action> {
 }
 
 /// What a runner is started with: a fresh plan, or a journal to resume.
-pub(crate) enum RolloutStart {
+pub(super) enum RolloutStart {
     Fresh(Box<StartRollout>),
     Resume(ApprovedAction),
 }
@@ -162,7 +162,7 @@ impl RolloutStart {
 }
 
 /// Spawns the runner, or ends the rollout on screen with why it could not.
-pub(crate) fn start_rollout(
+pub(super) fn start_rollout(
     console: &mut Console,
     start: RolloutStart,
     app_tx: &mpsc::Sender<AppEvent>,
@@ -188,7 +188,7 @@ pub(crate) fn start_rollout(
 
 /// Counts the objects stored in API versions `plan`'s target removes, off
 /// the event loop; the answer comes back as `AppEvent::RemovedApis`.
-pub(crate) fn count_removed(
+pub(super) fn count_removed(
     state: &AppState,
     plan: KubernetesUpgradePlan,
     app_tx: &mpsc::Sender<AppEvent>,

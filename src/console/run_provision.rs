@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::action::{Action, AppEvent};
-use super::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
-use super::state::{AppState, Message};
+use super::run::Console;
+use crate::app::action::{Action, AppEvent};
+use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
+use crate::app::state::{AppState, Message};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::{Config, MachineRole};
-use crate::console::run::Console;
 use crate::discovery::Cluster;
 use crate::paths::Paths;
 use crate::provision::cluster::{config_key, join_checks, names_in_use};
@@ -86,7 +86,7 @@ async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
 }
 
 /// Runs one provisioning effect; what comes back is fed to update.
-pub(crate) fn perform(
+pub(super) fn perform(
     console: &mut Console,
     effect: ProvisionEffect,
     app: &mpsc::Sender<AppEvent>,
@@ -263,7 +263,7 @@ async fn forward(
 
 impl Console {
     /// Audits how an approved provision or termination ended.
-    pub(crate) fn provision_audit(&self, update: &ProvisionUpdate) {
+    pub(super) fn provision_audit(&self, update: &ProvisionUpdate) {
         let (approved, result) = match update {
             ProvisionUpdate::Ended {
                 approved: Some(approved),
@@ -284,7 +284,7 @@ impl Console {
 /// The provision journals of the discovered clusters, read once at startup:
 /// their VMs are shown, and the unfinished ones followed again (reading
 /// only: polling the provider, then the join checks).
-pub(crate) fn startup(state: &AppState, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
+pub(super) fn startup(state: &AppState, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
     let dir = Paths::resolve().state_dir;
     let config = Arc::clone(&state.provision.config);
     let mut actions = Vec::new();
@@ -411,7 +411,7 @@ async fn follow_again(
 }
 
 /// Approvals the provision update step acts on.
-pub(crate) fn is_provision(approved: &ApprovedAction) -> bool {
+pub(super) fn is_provision(approved: &ApprovedAction) -> bool {
     matches!(
         approved.action(),
         MutatingAction::Provision { .. } | MutatingAction::TerminateVm { .. }
