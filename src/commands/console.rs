@@ -122,7 +122,11 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     }));
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard.
-    state.provision.config = Arc::new(Sources::resolve(global, &env, &paths).0.config);
+    state.provision.config = Arc::new(
+        Sources::resolve(&global.source_overrides(), &env, &paths)
+            .0
+            .config,
+    );
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
         state.message = Some(Message::error(err.to_string()));
@@ -227,7 +231,7 @@ async fn run_in_terminal(
 /// Discovery as the console sees it: source (config file) errors first.
 pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(global, &env, paths);
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, paths);
     let mut discovery = discover(&sources);
     discovery.errors.splice(0..0, source_errors);
     discovery

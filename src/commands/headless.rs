@@ -67,7 +67,7 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     };
     let paths = Paths::resolve();
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(global, &env, &paths);
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
     let discovery = discover(&sources);
     for err in source_errors.iter().chain(&discovery.errors) {
         eprintln!("taloscope: warning: {err}");

@@ -50,7 +50,7 @@ pub fn gather(
     size: Option<(u16, u16)>,
 ) -> Info {
     let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
-    let (sources, source_errors) = Sources::resolve(global, env, &paths);
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), env, &paths);
     let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
     let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
         .iter()
@@ -169,7 +169,7 @@ pub fn render(info: &Info) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::ColorMode;
+    use crate::tui::ColorMode;
 
     #[test]
     fn prints_files_dirs_theme_and_caps() {

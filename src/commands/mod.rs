@@ -16,6 +16,12 @@ pub mod upgrade;
 pub mod upgrade_k8s;
 mod upgrade_output;
 
+/// Parses the command line and runs the chosen subcommand.
+pub fn main() -> ExitCode {
+    crate::install_crypto_provider();
+    run(<Cli as clap::Parser>::parse())
+}
+
 pub fn run(cli: Cli) -> ExitCode {
     let global = cli.global;
     match cli.command {
