@@ -16,7 +16,9 @@ use super::runner::RunOptions;
 use crate::approval::local_identity;
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
-use crate::kube::{KubeClient, LeaseError, LeaseProgress, RolloutLease};
+use crate::fleet::{LeaseError, RolloutLease};
+use crate::kube::KubeClient;
+use crate::rollout::LeaseProgress;
 use crate::rollout::engine::{
     EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, run_rollout,
 };
