@@ -95,7 +95,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let paths = Paths::resolve();
+    let paths = Paths::resolve(global.state_dir.as_deref());
     let log = logging::init(&paths.log_dir(), global.log_level.as_deref());
     let env = |name: &str| std::env::var(name).ok();
     let caps = Caps::detect(&env, global.color, global.ascii);
@@ -159,6 +159,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         reload: Some(reload),
         poller: None,
         rollouts: Default::default(),
+        paths: paths.clone(),
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,

@@ -65,7 +65,7 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
-    let paths = Paths::resolve();
+    let paths = Paths::resolve(global.state_dir.as_deref());
     let env = |name: &str| std::env::var(name).ok();
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
     let discovery = discover(&sources);

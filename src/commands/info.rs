@@ -37,7 +37,13 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     } else {
         None
     };
-    let info = gather(global, &env, Paths::resolve(), stdout_tty, size);
+    let info = gather(
+        global,
+        &env,
+        Paths::resolve(global.state_dir.as_deref()),
+        stdout_tty,
+        size,
+    );
     print!("{}", render(&info));
     ExitCode::SUCCESS
 }

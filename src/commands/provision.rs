@@ -27,7 +27,7 @@ struct Stop(u8, String);
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
-    let paths = Paths::resolve();
+    let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
     if !source_errors.is_empty() {
         for err in &source_errors {

@@ -19,8 +19,11 @@ const EXIT_CONFIG: u8 = 2;
 
 pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) =
-        Sources::resolve(&global.source_overrides(), &env, &Paths::resolve());
+    let (sources, source_errors) = Sources::resolve(
+        &global.source_overrides(),
+        &env,
+        &Paths::resolve(global.state_dir.as_deref()),
+    );
     let discovery = discover(&sources);
     let clusters = match select(&discovery.clusters, global.context.as_deref()) {
         Ok(clusters) => clusters,

@@ -24,6 +24,7 @@ use crate::app::state::{AppState, Message};
 use crate::app::update::apply;
 use crate::approval::{Dispatcher, Gate, MutatingAction, Verdict};
 use crate::discovery::Discovery;
+use crate::paths::Paths;
 use crate::rollout::RolloutEvent;
 use crate::rollout::journal::unix_now;
 use crate::views::{self, Look};
@@ -69,6 +70,8 @@ pub struct Console {
     /// This console's running rollouts by cluster: the approval (audited
     /// when the rollout ends) and the runner's control channel.
     pub rollouts: std::collections::HashMap<String, RunningRollout>,
+    /// Where journals go (the state dir), as the subcommand resolved it.
+    pub paths: Paths,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -111,10 +114,10 @@ where
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     // Journals left by a console that was killed: shown from the first frame.
-    for action in journal_actions(&console.state) {
+    for action in journal_actions(&console.state, &console.paths.state_dir) {
         apply(&mut console.state, action);
     }
-    for action in super::run_provision::startup(&console.state, &app_tx) {
+    for action in super::run_provision::startup(&console.state, &console.paths.state_dir, &app_tx) {
         apply(&mut console.state, action);
     }
     let mut shown: Option<Shown> = None;
@@ -358,6 +361,10 @@ mod tests {
             reload: None,
             poller: None,
             rollouts: Default::default(),
+            paths: Paths {
+                config_dir: "/nonexistent/config".into(),
+                state_dir: "/nonexistent/state".into(),
+            },
         }
     }
 

@@ -2,21 +2,22 @@
 //! an approved upgrade (its events forwarded to the app channel, its control
 //! channel kept per cluster), how it ended audited, and the journals of
 //! unfinished rollouts read at startup.
+use std::path::Path;
+
 use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
 use crate::app::state::{AppState, Message};
 use crate::approval::ApprovedAction;
-use crate::paths::Paths;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
 use crate::upgrade::kubernetes::{
-    KubernetesUpgradePlan, KubernetesUpgradeRun, count_removed_apis, resume_kubernetes_upgrade,
-    spawn_kubernetes_upgrade,
+    KubernetesUpgradePlan, KubernetesUpgradeRun, count_removed_apis,
+    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade,
 };
 use crate::upgrade::launch::connect;
 use crate::upgrade::runner::{
-    RunOptions, TalosUpgradeRun, resume_talos_upgrade, spawn_talos_upgrade,
+    RunOptions, TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade,
 };
 
 /// A rollout this console started or resumed.
@@ -52,10 +53,27 @@ impl Console {
     }
 }
 
+/// A fresh rollout's options: the defaults, its journal in `state_dir`.
+fn fresh_options(state_dir: &Path) -> RunOptions {
+    RunOptions {
+        state_dir: Some(state_dir.to_path_buf()),
+        ..RunOptions::default()
+    }
+}
+
+/// A resumed rollout's options: timings from its journal, the journal kept in `state_dir`.
+fn journal_options(journal: &RolloutJournal, state_dir: &Path) -> RunOptions {
+    RunOptions {
+        state_dir: Some(state_dir.to_path_buf()),
+        ..RunOptions::from_journal(&journal.options)
+    }
+}
+
 /// Starts the runner of an approved rollout, its events forwarded to the
 /// app channel; returns its control channel, or why it could not start.
 fn spawn_rollout(
     state: &AppState,
+    state_dir: &Path,
     start: RolloutStart,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<mpsc::UnboundedSender<RolloutControl>, String> {
@@ -81,7 +99,7 @@ fn spawn_rollout(
                         plan,
                         acks,
                         cluster,
-                        options: RunOptions::default(),
+                        options: fresh_options(state_dir),
                     },
                     events,
                 ),
@@ -91,14 +109,14 @@ fn spawn_rollout(
                         plan,
                         acks,
                         cluster,
-                        options: RunOptions::default(),
+                        options: fresh_options(state_dir),
                     },
                     events,
                 ),
             }
         }
         RolloutStart::Resume(approved) => {
-            let dir = Paths::resolve().state_dir;
+            let dir = state_dir.to_path_buf();
             let journal = RolloutJournal::load_unfinished(&dir, &name)
                 .map_err(|e| e.to_string())?
                 .ok_or_else(|| {
@@ -109,10 +127,12 @@ fn spawn_rollout(
                 })?;
             match journal.kind {
                 RolloutKind::TalosUpgrade => {
-                    resume_talos_upgrade(journal, approved, cluster, events)
+                    let options = journal_options(&journal, state_dir);
+                    resume_talos_upgrade_with(journal, approved, cluster, options, events)
                 }
                 RolloutKind::KubernetesUpgrade => {
-                    resume_kubernetes_upgrade(journal, approved, cluster, events)
+                    let options = journal_options(&journal, state_dir);
+                    resume_kubernetes_upgrade_with(journal, approved, cluster, options, events)
                 }
             }
         }
@@ -131,12 +151,11 @@ fn spawn_rollout(
 /// The unfinished rollout journals of the discovered clusters, read once at
 /// startup so the console shows them and offers to resume; a journal that
 /// cannot be read is said on the message line.
-pub(super) fn journal_actions(state: &AppState) -> Vec<Action> {
-    let dir = Paths::resolve().state_dir;
+pub(super) fn journal_actions(state: &AppState, dir: &Path) -> Vec<Action> {
     state
         .clusters
         .iter()
-        .filter_map(|c| match RolloutJournal::load_unfinished(&dir, &c.name) {
+        .filter_map(|c| match RolloutJournal::load_unfinished(dir, &c.name) {
             Ok(Some(journal)) => Some(Action::Event(AppEvent::Journal(Box::new(
                 journal.summary(),
             )))),
@@ -169,7 +188,7 @@ pub(super) fn start_rollout(
 ) -> Option<Action> {
     let approved = start.approved().clone();
     let cluster = approved.action().cluster().to_string();
-    match spawn_rollout(&console.state, start, app_tx) {
+    match spawn_rollout(&console.state, &console.paths.state_dir, start, app_tx) {
         Ok(control) => {
             console
                 .rollouts

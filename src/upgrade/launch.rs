@@ -132,7 +132,10 @@ pub(crate) fn launch(
             Ok(lock) => lock,
             Err(reason) => return halt(&journal, reason, &events),
         };
-        let journal_path = RolloutJournal::path_for(&options.journal_dir(), &journal.cluster);
+        let journal_path = match options.journal_dir() {
+            Ok(dir) => RolloutJournal::path_for(&dir, &journal.cluster),
+            Err(reason) => return halt(&journal, reason, &events),
+        };
         let (executor, batches) = build(observer, &journal, &options);
         let setup = EngineSetup {
             batches,

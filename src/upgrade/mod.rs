@@ -22,6 +22,5 @@ pub use plan::{
     default_installer_image, must_forfeit_leadership, offered_targets,
 };
 pub use runner::{
-    RolloutHandle, RunOptions, TalosUpgradeRun, resume_talos_upgrade, resume_talos_upgrade_with,
-    spawn_talos_upgrade,
+    RolloutHandle, RunOptions, TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade,
 };

@@ -19,7 +19,6 @@ use super::plan::{StepState, UpgradePlan};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::kube::DrainOptions;
-use crate::paths::Paths;
 pub use crate::rollout::engine::RolloutHandle;
 use crate::rollout::engine::{StepExecutor, StepReport};
 use crate::rollout::journal::RolloutJournal;
@@ -35,7 +34,8 @@ pub struct RunOptions {
     pub poll_interval: Duration,
     /// The rollout Lease's duration; it is renewed well within it.
     pub lease_duration: Duration,
-    /// Where the journal goes (`<state dir>/rollouts/`); default the XDG state dir.
+    /// Where the journal goes (`<state dir>/rollouts/`); a rollout without
+    /// one halts before its first node, since it could not be resumed.
     pub state_dir: Option<PathBuf>,
     /// The merged kubeconfig; default: read from the file of the cluster's kube context.
     pub kubeconfig: Option<Kubeconfig>,
@@ -107,10 +107,10 @@ impl RunOptions {
         }
     }
 
-    pub(crate) fn journal_dir(&self) -> PathBuf {
+    pub(crate) fn journal_dir(&self) -> Result<PathBuf, String> {
         self.state_dir
             .clone()
-            .unwrap_or_else(|| Paths::resolve().state_dir)
+            .ok_or_else(|| "no state dir to keep the rollout journal in".to_string())
     }
 }
 
@@ -152,18 +152,8 @@ pub fn spawn_talos_upgrade(
 }
 
 /// Resumes a rollout a killed console left in its journal: from the first unfinished step,
-/// after the guards pass again. Timings come from the journal.
-pub fn resume_talos_upgrade(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let options = RunOptions::from_journal(&journal.options);
-    resume_talos_upgrade_with(journal, approved, cluster, options, events)
-}
-
-/// [`resume_talos_upgrade`] with explicit options (state dir, kubeconfig, client timeouts).
+/// after the guards pass again. The caller passes the options: `RunOptions::from_journal`
+/// gives the journal's timings; the state dir, kubeconfig and client timeouts are the caller's.
 pub fn resume_talos_upgrade_with(
     journal: RolloutJournal,
     approved: ApprovedAction,

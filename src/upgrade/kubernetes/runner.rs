@@ -64,18 +64,8 @@ pub fn spawn_kubernetes_upgrade(
 }
 
 /// Resumes a Kubernetes upgrade a killed console left in its journal: from the first unfinished
-/// step, after the guards pass again. Timings come from the journal.
-pub fn resume_kubernetes_upgrade(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let options = RunOptions::from_journal(&journal.options);
-    resume_kubernetes_upgrade_with(journal, approved, cluster, options, events)
-}
-
-/// [`resume_kubernetes_upgrade`] with explicit options (state dir, kubeconfig, client timeouts).
+/// step, after the guards pass again. The caller passes the options: `RunOptions::from_journal`
+/// gives the journal's timings; the state dir, kubeconfig and client timeouts are the caller's.
 pub fn resume_kubernetes_upgrade_with(
     journal: RolloutJournal,
     approved: ApprovedAction,
