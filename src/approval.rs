@@ -4,7 +4,9 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use crate::clock::utc_timestamp;
 
 /// An action that changes a cluster. Runners (reboot, upgrade, provision…)
 /// only accept an [`ApprovedAction`], which only the dispatcher makes.
@@ -250,26 +252,10 @@ pub fn local_identity() -> String {
     format!("{user}@{host}")
 }
 
-/// RFC 3339 UTC, seconds precision.
-pub fn utc_timestamp(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, m, d) = crate::logging::civil_from_days((secs / 86_400) as i64);
-    let s = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     fn fixed_clock() -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(1_796_052_057) // 2026-11-30T15:20:57Z

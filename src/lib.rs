@@ -6,6 +6,7 @@
 pub mod app;
 pub mod approval;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod console;

@@ -23,10 +23,10 @@ use crate::app::keymap;
 use crate::app::state::{AppState, Message};
 use crate::app::update::apply;
 use crate::approval::{Dispatcher, Gate, MutatingAction, Verdict};
+use crate::clock::unix_now;
 use crate::discovery::Discovery;
 use crate::paths::Paths;
 use crate::rollout::RolloutEvent;
-use crate::rollout::journal::unix_now;
 use crate::views::{self, Look};
 
 /// At most ten frames a second.

@@ -14,6 +14,7 @@ use super::guards::Guard;
 use super::observe::ClusterObserver;
 use super::runner::RunOptions;
 use crate::approval::local_identity;
+use crate::clock::unix_now;
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
 use crate::fleet::{LeaseError, RolloutLease};
@@ -22,7 +23,7 @@ use crate::rollout::LeaseProgress;
 use crate::rollout::engine::{
     EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, run_rollout,
 };
-use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal, unix_now};
+use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal};
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::TalosClient;
 
