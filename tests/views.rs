@@ -104,9 +104,9 @@ fn errors_overlay() {
 fn confirm_popup() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let Gate::Confirm(pending) = d.request(MutatingAction::Reboot {
+    let Gate::Confirm(pending) = d.request(MutatingAction::UpgradeTalos {
         cluster: "prod-eu".into(),
-        node: "127.0.0.11".into(),
+        target: "v1.12.0".into(),
     }) else {
         panic!("expected a confirmation");
     };

@@ -48,7 +48,7 @@ fn render(discovery: &Discovery, output: OutputFormat) -> String {
 
 fn exit_code(discovery: &Discovery) -> ExitCode {
     if discovery.clusters.is_empty() && !discovery.errors.is_empty() {
-        ExitCode::from(2)
+        ExitCode::from(super::exit::EXIT_USAGE)
     } else {
         ExitCode::SUCCESS
     }

@@ -7,6 +7,7 @@ use crate::cli::{Cli, Command};
 pub mod console;
 pub mod contexts;
 pub mod demo;
+mod exit;
 mod headless;
 pub mod info;
 pub mod provision;

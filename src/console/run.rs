@@ -368,10 +368,10 @@ mod tests {
         }
     }
 
-    fn reboot() -> MutatingAction {
-        MutatingAction::Reboot {
+    fn upgrade() -> MutatingAction {
+        MutatingAction::UpgradeTalos {
             cluster: "lab".into(),
-            node: "127.0.0.5".into(),
+            target: "v1.12.0".into(),
         }
     }
 
@@ -462,7 +462,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut c = console(true, dir.path().join("audit.log"));
         let (tx, _rx) = mpsc::channel(1);
-        let m = notice(perform(&mut c, Effect::Gate(reboot()), &tx));
+        let m = notice(perform(&mut c, Effect::Gate(upgrade()), &tx));
         assert_eq!(m.level, Level::Warn);
         assert!(m.text.contains("read-only"));
     }
@@ -473,7 +473,7 @@ mod tests {
         let audit = dir.path().join("audit.log");
         let mut c = console(false, audit.clone());
         let (tx, _rx) = mpsc::channel(1);
-        let Some(Action::AskConfirmation(pending)) = perform(&mut c, Effect::Gate(reboot()), &tx)
+        let Some(Action::AskConfirmation(pending)) = perform(&mut c, Effect::Gate(upgrade()), &tx)
         else {
             panic!("expected a confirmation");
         };

@@ -102,11 +102,6 @@ impl Role {
     pub fn may_mutate(&self) -> bool {
         self.may_reboot() || self.may_upgrade()
     }
-
-    /// Reads (version, services, etcd status, events, non-sensitive resources).
-    pub fn may_read(&self) -> bool {
-        matches!(self, Role::Admin | Role::Operator | Role::Reader)
-    }
 }
 
 impl fmt::Display for Role {
