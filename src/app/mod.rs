@@ -1,6 +1,6 @@
-//! The application core: state, actions and the pure update step, the one
-//! dispatcher for mutating actions, the keymap, the `:` command line and the
-//! event loop that ties them to the terminal.
+//! The application core: state, actions and the pure update step that returns
+//! effects, the keymap and the `:` command line. No IO: the event loop and the
+//! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
 pub mod command;
 pub mod health;
