@@ -275,10 +275,10 @@ fn no_cycle_between_modules() {
         }
         path.push(at);
         for next in graph.get(at).into_iter().flat_map(|t| t.keys()) {
-            if placed(next) {
-                if let Some(cycle) = visit(next, graph, placed, path, done) {
-                    return Some(cycle);
-                }
+            if placed(next)
+                && let Some(cycle) = visit(next, graph, placed, path, done)
+            {
+                return Some(cycle);
             }
         }
         path.pop();

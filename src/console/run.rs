@@ -22,7 +22,7 @@ use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
 use crate::app::keymap;
 use crate::app::state::{AppState, Message};
 use crate::app::update::apply;
-use crate::approval::{Dispatcher, Gate, MutatingAction, Verdict};
+use crate::approval::{Dispatcher, Gate, Verdict};
 use crate::clock::unix_now;
 use crate::discovery::Discovery;
 use crate::paths::Paths;
@@ -286,19 +286,7 @@ fn perform(
             Some(match console.dispatcher.answer(pending, answer) {
                 Verdict::Cancelled(msg) => Action::Notify(Message::info(msg)),
                 // Update decides whether the plan on screen still holds.
-                Verdict::Proceed(approved)
-                    if matches!(
-                        approved.action(),
-                        MutatingAction::UpgradeTalos { .. }
-                            | MutatingAction::UpgradeKubernetes { .. }
-                    ) || super::run_provision::is_provision(&approved) =>
-                {
-                    Action::Approved(approved)
-                }
-                Verdict::Proceed(approved) => console.not_run(
-                    &approved,
-                    "no runner for this action in this version".to_string(),
-                ),
+                Verdict::Proceed(approved) => Action::Approved(approved),
             })
         }
         Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
@@ -345,7 +333,7 @@ fn perform(
 mod tests {
     use super::*;
     use crate::app::state::Level;
-    use crate::approval::{Answer, AuditLog, MutatingAction};
+    use crate::approval::{AuditLog, MutatingAction};
     use crate::tui::{Caps, ColorDepth, Theme};
 
     fn console(readonly: bool, audit: std::path::PathBuf) -> Console {
@@ -465,33 +453,6 @@ mod tests {
         let m = notice(perform(&mut c, Effect::Gate(upgrade()), &tx));
         assert_eq!(m.level, Level::Warn);
         assert!(m.text.contains("read-only"));
-    }
-
-    #[test]
-    fn confirmed_action_without_runner_is_reported_and_audited() {
-        let dir = tempfile::tempdir().unwrap();
-        let audit = dir.path().join("audit.log");
-        let mut c = console(false, audit.clone());
-        let (tx, _rx) = mpsc::channel(1);
-        let Some(Action::AskConfirmation(pending)) = perform(&mut c, Effect::Gate(upgrade()), &tx)
-        else {
-            panic!("expected a confirmation");
-        };
-        let effect = Effect::Answer(pending, Answer::Typed("lab".into()));
-        let m = notice(perform(&mut c, effect, &tx));
-        assert!(m.text.contains("no runner"), "{}", m.text);
-        let log = std::fs::read_to_string(&audit).unwrap();
-        let outcomes: Vec<&str> = log
-            .lines()
-            .filter_map(|l| l.split("outcome=").nth(1))
-            .collect();
-        assert_eq!(
-            outcomes,
-            vec![
-                "\"confirmed\"",
-                "\"failed: no runner for this action in this version\""
-            ]
-        );
     }
 
     #[tokio::test]

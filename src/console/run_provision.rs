@@ -13,7 +13,7 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use crate::app::state::{AppState, Message};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::MutatingAction;
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::provision::cluster::{config_key, join_checks, names_in_use};
@@ -409,12 +409,4 @@ async fn follow_again(
         result,
     };
     send(&app, ended).await;
-}
-
-/// Approvals the provision update step acts on.
-pub(super) fn is_provision(approved: &ApprovedAction) -> bool {
-    matches!(
-        approved.action(),
-        MutatingAction::Provision { .. } | MutatingAction::TerminateVm { .. }
-    )
 }
