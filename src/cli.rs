@@ -86,19 +86,8 @@ pub enum Command {
         #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
     },
-    /// Run a simulated fleet on loopback (Talos apid over mutual TLS) in the foreground.
-    Sim {
-        /// Built-in scenario name or a scenario YAML file.
-        #[arg(long, default_value = "healthy")]
-        scenario: String,
-        /// Where to write certificates and the talosconfig.
-        #[arg(long, value_name = "DIR")]
-        state_dir: PathBuf,
-        /// Simulated seconds per real second (reboots, upgrades); larger is faster.
-        #[arg(long, default_value_t = 1.0)]
-        time_scale: f64,
-    },
-    /// Start the built-in demo fleet in-process and open the console on it.
+    /// Open the console on the built-in simulated demo fleet (runs `taloscope-sim demo`,
+    /// found next to this executable).
     Demo,
     /// Guarded rolling Talos OS upgrade of one cluster (--context): --plan shows the plan and
     /// every guard; --yes --confirm NAME runs it. Exit 0 done / 1 blocked or failed / 2 usage.

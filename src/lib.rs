@@ -1,8 +1,8 @@
 //! taloscope: a terminal operations console for Talos Linux Kubernetes clusters.
 //!
 //! Layers, top to bottom (see README and STYLE.md): `cli` → `app` / `views` →
-//! domain (`fleet`) → protocol clients (`talos`) → `discovery`. `sim` is the
-//! simulated fleet that speaks the same wire protocols over loopback.
+//! domain (`fleet`) → protocol clients (`talos`) → `discovery`. The simulated
+//! fleet the tests run against is the separate crate `taloscope-sim`.
 pub mod app;
 pub mod cli;
 pub mod commands;
@@ -16,7 +16,6 @@ pub mod paths;
 pub mod proto;
 pub mod provision;
 pub mod rollout;
-pub mod sim;
 pub mod talos;
 pub mod tui;
 pub mod upgrade;

@@ -16,8 +16,8 @@ use kube_common::{KubeSim, start_kube_api};
 use taloscope::fleet::collect_kubernetes;
 use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease};
 use taloscope::rollout::RolloutKind;
-use taloscope::sim::kube_api::kubeconfig;
-use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
+use taloscope_sim::kube_api::kubeconfig;
+use taloscope_sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 
 const MINUTE: Duration = Duration::from_secs(60);
 
