@@ -57,6 +57,34 @@ pub struct GlobalArgs {
     pub state_dir: Option<PathBuf>,
 }
 
+impl GlobalArgs {
+    /// The display flags (`--readonly`, `--theme`, `--color`, `--ascii`, `--refresh`,
+    /// `--log-level`) as the command line spells them: what `demo` hands on to the console
+    /// it opens, which gets its files from the demo instead.
+    pub fn display_flags(&self) -> Vec<std::ffi::OsString> {
+        let mut flags: Vec<std::ffi::OsString> = Vec::new();
+        if self.readonly {
+            flags.push("--readonly".into());
+        }
+        if let Some(theme) = &self.theme {
+            flags.extend(["--theme".into(), theme.into()]);
+        }
+        if let Some(color) = self.color.to_possible_value() {
+            flags.extend(["--color".into(), color.get_name().into()]);
+        }
+        if self.ascii {
+            flags.push("--ascii".into());
+        }
+        if let Some(refresh) = self.refresh {
+            flags.extend(["--refresh".into(), refresh.to_string().into()]);
+        }
+        if let Some(level) = &self.log_level {
+            flags.extend(["--log-level".into(), level.into()]);
+        }
+        flags
+    }
+}
+
 #[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ColorMode {
     #[default]

@@ -1,11 +1,8 @@
 //! `taloscope demo`: the demo fleet is a simulator, which is not part of this binary. It runs
 //! `taloscope-sim demo` from the directory this executable is in, passing the display flags
 //! through and its exit code back; without one there, it says how to get one and exits 2.
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-use clap::ValueEnum as _;
 
 use crate::cli::GlobalArgs;
 
@@ -22,7 +19,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     };
     let status = std::process::Command::new(&sim)
         .arg("demo")
-        .args(pass_through(global))
+        .args(global.display_flags())
         .status();
     match status {
         Ok(status) => match status.code() {
@@ -52,30 +49,6 @@ fn sim_beside(exe: &Path) -> Option<PathBuf> {
     sim.is_file().then_some(sim)
 }
 
-/// The flags `taloscope-sim demo` hands on to the console it opens.
-fn pass_through(global: &GlobalArgs) -> Vec<OsString> {
-    let mut flags: Vec<OsString> = Vec::new();
-    if global.readonly {
-        flags.push("--readonly".into());
-    }
-    if let Some(theme) = &global.theme {
-        flags.extend(["--theme".into(), theme.into()]);
-    }
-    if let Some(color) = global.color.to_possible_value() {
-        flags.extend(["--color".into(), color.get_name().into()]);
-    }
-    if global.ascii {
-        flags.push("--ascii".into());
-    }
-    if let Some(refresh) = global.refresh {
-        flags.extend(["--refresh".into(), refresh.to_string().into()]);
-    }
-    if let Some(level) = &global.log_level {
-        flags.extend(["--log-level".into(), level.into()]);
-    }
-    flags
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,7 +65,8 @@ mod tests {
             kubeconfig: Some("/k".into()),
             ..GlobalArgs::default()
         };
-        let flags: Vec<String> = pass_through(&global)
+        let flags: Vec<String> = global
+            .display_flags()
             .into_iter()
             .map(|f| f.into_string().expect("utf-8"))
             .collect();

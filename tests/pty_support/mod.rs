@@ -236,10 +236,9 @@ impl BackgroundSim {
             time_scale,
         };
         let fleet = runtime
-            .block_on(tokio::time::timeout(
-                bound,
-                taloscope_sim::SimFleet::start(scenario, options),
-            ))
+            .block_on(async {
+                tokio::time::timeout(bound, taloscope_sim::SimFleet::start(scenario, options)).await
+            })
             .expect("sim starts in time")
             .expect("sim starts");
         BackgroundSim {

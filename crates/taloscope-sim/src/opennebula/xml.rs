@@ -115,18 +115,7 @@ fn append_text(open: &mut [Node], text: &str) -> Result<(), String> {
 
 /// `text` as XML character data: the five characters XML reserves become entities.
 pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
+    quick_xml::escape::escape(text).into_owned()
 }
 
 /// `text` in a CDATA section, as oned writes template values (`src/template/Template.cc`,

@@ -8,8 +8,8 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, Parser as _, ValueEnum as _};
-use taloscope::cli::{Cli, ColorMode};
+use clap::{Args, Parser as _};
+use taloscope::cli::{Cli, ColorMode, GlobalArgs};
 use taloscope_sim::{Scenario, SimFleet, SimOptions};
 
 /// Simulated seconds per real second in the demo: a reboot takes seconds.
@@ -41,26 +41,16 @@ pub struct DemoArgs {
 impl DemoArgs {
     /// The flags as the console's command line spells them.
     fn console_flags(&self) -> Vec<OsString> {
-        let mut flags: Vec<OsString> = Vec::new();
-        if self.readonly {
-            flags.push("--readonly".into());
+        GlobalArgs {
+            readonly: self.readonly,
+            theme: self.theme.clone(),
+            color: self.color.unwrap_or_default(),
+            ascii: self.ascii,
+            refresh: self.refresh,
+            log_level: self.log_level.clone(),
+            ..GlobalArgs::default()
         }
-        if let Some(theme) = &self.theme {
-            flags.extend(["--theme".into(), theme.into()]);
-        }
-        if let Some(color) = self.color.and_then(|c| c.to_possible_value()) {
-            flags.extend(["--color".into(), color.get_name().into()]);
-        }
-        if self.ascii {
-            flags.push("--ascii".into());
-        }
-        if let Some(refresh) = self.refresh {
-            flags.extend(["--refresh".into(), refresh.to_string().into()]);
-        }
-        if let Some(level) = &self.log_level {
-            flags.extend(["--log-level".into(), level.into()]);
-        }
-        flags
+        .display_flags()
     }
 }
 
