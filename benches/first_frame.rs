@@ -8,13 +8,13 @@ mod pty_support;
 
 use std::time::{Duration, Instant};
 
-use pty_support::{PtySession, SimProcess};
+use pty_support::{BackgroundSim, PtySession};
 
 const RUNS: usize = 9;
 const BOUND: Duration = Duration::from_secs(60);
 
 fn main() {
-    let sim = SimProcess::start("healthy", BOUND);
+    let sim = BackgroundSim::start("healthy", BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let env = [
         ("TALOSCONFIG", sim.talosconfig()),

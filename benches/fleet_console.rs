@@ -1,4 +1,4 @@
-//! The console against `taloscope sim --scenario fleet` (20 clusters of 250
+//! The console against the `fleet` sim (served in-process; 20 clusters of 250
 //! nodes, each with an admin and a reader context: 40 clusters to poll), in a
 //! 200x60 pseudo-terminal: time from process start until every fleet row
 //! shows all 250 nodes answered, and the console's RSS then. Target: <= 3 s,
@@ -8,14 +8,14 @@ mod pty_support;
 
 use std::time::{Duration, Instant};
 
-use pty_support::{PtySession, SimProcess};
+use pty_support::{BackgroundSim, PtySession};
 
 const RUNS: usize = 3;
 const BOUND: Duration = Duration::from_secs(120);
 const CONTEXTS: usize = 40;
 
 fn main() {
-    let sim = SimProcess::start("fleet", BOUND);
+    let sim = BackgroundSim::start("fleet", BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let env = [
         ("TALOSCONFIG", sim.talosconfig()),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use taloscope::discovery::{Sources, discover};
 use taloscope::fleet::{FleetEvent, PollerOptions, spawn_poller};
-use taloscope::sim::{Scenario, SimFleet, SimOptions};
+use taloscope_sim::{Scenario, SimFleet, SimOptions};
 
 fn main() {
     taloscope::install_crypto_provider();

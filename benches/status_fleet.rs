@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use taloscope::discovery::{Sources, discover};
 use taloscope::fleet::{CollectOptions, collect_context};
-use taloscope::sim::{Scenario, SimFleet, SimOptions};
+use taloscope_sim::{Scenario, SimFleet, SimOptions};
 
 const RUNS: usize = 5;
 

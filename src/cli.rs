@@ -68,6 +68,32 @@ impl GlobalArgs {
             talosconfig: self.talosconfig.clone(),
         }
     }
+
+    /// The display flags (`--readonly`, `--theme`, `--color`, `--ascii`, `--refresh`,
+    /// `--log-level`) as the command line spells them: what `demo` hands on to the console
+    /// it opens, which gets its files from the demo instead.
+    pub fn display_flags(&self) -> Vec<std::ffi::OsString> {
+        let mut flags: Vec<std::ffi::OsString> = Vec::new();
+        if self.readonly {
+            flags.push("--readonly".into());
+        }
+        if let Some(theme) = &self.theme {
+            flags.extend(["--theme".into(), theme.into()]);
+        }
+        if let Some(color) = self.color.to_possible_value() {
+            flags.extend(["--color".into(), color.get_name().into()]);
+        }
+        if self.ascii {
+            flags.push("--ascii".into());
+        }
+        if let Some(refresh) = self.refresh {
+            flags.extend(["--refresh".into(), refresh.to_string().into()]);
+        }
+        if let Some(level) = &self.log_level {
+            flags.extend(["--log-level".into(), level.into()]);
+        }
+        flags
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -91,19 +117,8 @@ pub enum Command {
         #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
     },
-    /// Run a simulated fleet on loopback (Talos apid over mutual TLS) in the foreground.
-    Sim {
-        /// Built-in scenario name or a scenario YAML file.
-        #[arg(long, default_value = "healthy")]
-        scenario: String,
-        /// Where to write certificates and the talosconfig.
-        #[arg(long, value_name = "DIR")]
-        state_dir: PathBuf,
-        /// Simulated seconds per real second (reboots, upgrades); larger is faster.
-        #[arg(long, default_value_t = 1.0)]
-        time_scale: f64,
-    },
-    /// Start the built-in demo fleet in-process and open the console on it.
+    /// Open the console on the built-in simulated demo fleet (runs `taloscope-sim demo`,
+    /// found next to this executable).
     Demo,
     /// Guarded rolling Talos OS upgrade of one cluster (--context): --plan shows the plan and
     /// every guard; --yes --confirm NAME runs it. Exit 0 done / 1 blocked or failed / 2 usage.

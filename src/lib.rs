@@ -25,8 +25,9 @@
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
 //!
-//! `sim`, the simulated fleet that speaks the same wire protocols over
-//! loopback, is outside the layers: it is moving into a crate of its own.
+//! The simulated fleet the tests and the demo run against is the separate
+//! crate `taloscope-sim` (crates/taloscope-sim): it shares only the generated
+//! protocol types (crates/taloscope-proto) with the console.
 pub mod app;
 pub mod approval;
 pub mod cli;
@@ -43,7 +44,6 @@ pub mod paths;
 pub mod proto;
 pub mod provision;
 pub mod rollout;
-pub mod sim;
 pub mod talos;
 pub mod tui;
 pub mod upgrade;

@@ -7,7 +7,6 @@ use tracing_subscriber::EnvFilter;
 
 /// Kept for `sim`, which calls it here until it moves into its own crate
 /// (branch `sim-crate`) with a calendar of its own; new code uses `clock`.
-pub use crate::clock::civil_from_days;
 
 pub const LOG_FILE_PREFIX: &str = "taloscope.log";
 

@@ -1,22 +1,3 @@
-//! Generated types for taloscope's subset of the Talos and COSI APIs (proto/).
-#![allow(clippy::all, missing_docs)]
-
-pub mod google {
-    pub mod rpc {
-        tonic::include_proto!("google.rpc");
-    }
-}
-
-pub mod common {
-    tonic::include_proto!("common");
-}
-
-pub mod machine {
-    tonic::include_proto!("machine");
-}
-
-pub mod cosi {
-    pub mod resource {
-        tonic::include_proto!("cosi.resource");
-    }
-}
+//! The generated Talos and COSI protocol types (crate taloscope-proto, client stubs only),
+//! re-exported so `crate::proto::machine::...` reads as before.
+pub use taloscope_proto::*;

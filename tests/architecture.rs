@@ -1,8 +1,7 @@
 //! The layer map of `src/lib.rs`, checked: every top-level module of src/ has
 //! a layer, no module names (`crate::<module>`) one in its own layer or above,
 //! and so the modules form no cycle. Test code (`#[cfg(test)]` modules and the
-//! files they declare) may reach anywhere and is left out; so is `sim`, which
-//! is leaving src/ for a crate of its own.
+//! files they declare) may reach anywhere and is left out.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -21,9 +20,6 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["commands"],
 ];
-
-/// Not placed: moving out of src/ (branch `sim-crate`).
-const UNPLACED: &[&str] = &["sim"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -211,10 +207,7 @@ fn file_is_tests(rel: &Path) -> bool {
 #[test]
 fn every_module_has_a_layer() {
     let modules = top_level_modules();
-    let unplaced: Vec<_> = modules
-        .iter()
-        .filter(|m| rank(m).is_none() && !UNPLACED.contains(&m.as_str()))
-        .collect();
+    let unplaced: Vec<_> = modules.iter().filter(|m| rank(m).is_none()).collect();
     assert!(
         unplaced.is_empty(),
         "modules without a layer in tests/architecture.rs and src/lib.rs: {unplaced:?}"
@@ -256,12 +249,10 @@ fn arrows_only_point_down() {
 #[test]
 fn no_cycle_between_modules() {
     let graph = module_graph();
-    let placed = |m: &str| !UNPLACED.contains(&m);
     // Depth-first search; a module met again while still on the path closes a cycle.
     fn visit<'a>(
         at: &'a str,
         graph: &'a BTreeMap<String, BTreeMap<String, BTreeSet<PathBuf>>>,
-        placed: &dyn Fn(&str) -> bool,
         path: &mut Vec<&'a str>,
         done: &mut BTreeSet<&'a str>,
     ) -> Option<Vec<String>> {
@@ -275,9 +266,7 @@ fn no_cycle_between_modules() {
         }
         path.push(at);
         for next in graph.get(at).into_iter().flat_map(|t| t.keys()) {
-            if placed(next)
-                && let Some(cycle) = visit(next, graph, placed, path, done)
-            {
+            if let Some(cycle) = visit(next, graph, path, done) {
                 return Some(cycle);
             }
         }
@@ -285,8 +274,8 @@ fn no_cycle_between_modules() {
         None
     }
     let mut done = BTreeSet::new();
-    for module in graph.keys().filter(|m| placed(m)) {
-        let cycle = visit(module, &graph, &placed, &mut Vec::new(), &mut done);
+    for module in graph.keys() {
+        let cycle = visit(module, &graph, &mut Vec::new(), &mut done);
         assert!(
             cycle.is_none(),
             "modules in a cycle: {}",

@@ -6,13 +6,13 @@ mod pty_support;
 
 use std::time::Duration;
 
-use pty_support::{PtySession, SimProcess};
+use pty_support::{BackgroundSim, PtySession};
 
 const BOUND: Duration = Duration::from_secs(60);
 
 #[test]
 fn an_unchanging_fleet_costs_zero_bytes_of_terminal_output() {
-    let sim = SimProcess::start("healthy", BOUND);
+    let sim = BackgroundSim::start("healthy", BOUND);
     let home = tempfile::tempdir().unwrap();
     let env = [
         ("TALOSCONFIG", sim.talosconfig()),

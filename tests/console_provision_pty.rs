@@ -1,5 +1,5 @@
-//! End-to-end: the console in an 80x24 pseudo-terminal on a `taloscope sim`
-//! process (its OpenNebula sim and `taloscope.yaml`), NO_COLOR=1 LANG=C.
+//! End-to-end: the console in an 80x24 pseudo-terminal on a sim served from the
+//! test process (its OpenNebula sim and `taloscope.yaml`), NO_COLOR=1 LANG=C.
 //! From `healthy`'s nodes pane, `p` opens the wizard, two workers are
 //! planned, confirmed by name and followed on screen until both joined; a
 //! console killed mid-provision and reopened shows the VM it started and
@@ -9,13 +9,13 @@ mod pty_support;
 use std::path::Path;
 use std::time::Duration;
 
-use pty_support::{PtySession, SimProcess};
+use pty_support::{BackgroundSim, PtySession};
 
 /// Generous: a debug binary on a busy 2-core machine.
 const BOUND: Duration = Duration::from_secs(60);
 const JOIN_BOUND: Duration = Duration::from_secs(150);
 
-fn console_on(sim: &SimProcess, home: &Path) -> PtySession {
+fn console_on(sim: &BackgroundSim, home: &Path) -> PtySession {
     let env = [
         ("NO_COLOR", "1".to_string()),
         ("LANG", "C".to_string()),
@@ -82,7 +82,7 @@ fn provision(s: &mut PtySession, count: usize) {
 
 #[test]
 fn two_workers_provisioned_from_the_tui_until_both_joined() {
-    let sim = SimProcess::start_scaled("healthy", 4.0, BOUND);
+    let sim = BackgroundSim::start_scaled("healthy", 4.0, BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path());
     provision(&mut s, 2);
@@ -114,7 +114,7 @@ fn two_workers_provisioned_from_the_tui_until_both_joined() {
 
 #[test]
 fn a_console_killed_mid_provision_shows_and_follows_its_vm_when_reopened() {
-    let sim = SimProcess::start_scaled("healthy", 1.0, BOUND);
+    let sim = BackgroundSim::start_scaled("healthy", 1.0, BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path());
     provision(&mut s, 1);

@@ -14,7 +14,7 @@ const BOUND: Duration = Duration::from_secs(60);
 
 #[test]
 fn upgrade_k8s_walks_from_the_plan_to_completion_on_screen() {
-    let sim = pty_support::SimProcess::start_scaled("healthy-112", 20.0, BOUND);
+    let sim = pty_support::BackgroundSim::start_scaled("healthy-112", 20.0, BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let env = [
         ("NO_COLOR", "1".to_string()),

@@ -1,9 +1,9 @@
-//! End-to-end: `taloscope demo` in an 80x24 pseudo-terminal (the sim on
-//! loopback addresses), NO_COLOR=1 LANG=C. The upgrade plan of `prod` opens
-//! with `u`, its guards pass, `?` explains, `s` asks for the cluster name and
-//! a wrong name cancels; `prod-reader`'s plan refuses Start on the client
-//! role guard; one worker upgrades to completion on screen. On a `taloscope
-//! sim` process, a console killed mid-rollout resumes from its journal.
+//! End-to-end: the console as `taloscope-sim demo` opens it, in an 80x24 pseudo-terminal
+//! (the `demo` sim served from the test process on loopback addresses), NO_COLOR=1 LANG=C.
+//! The upgrade plan of `prod` opens with `u`, its guards pass, `?` explains, `s` asks for the
+//! cluster name and a wrong name cancels; `prod-reader`'s plan refuses Start on the client
+//! role guard; one worker upgrades to completion on screen. On a sim that outlives the
+//! console, a console killed mid-rollout resumes from its journal.
 mod pty_support;
 
 use std::time::Duration;
@@ -12,12 +12,17 @@ use pty_support::PtySession;
 
 /// Generous: a debug binary on a busy 2-core machine.
 const BOUND: Duration = Duration::from_secs(60);
+/// `taloscope-sim demo`'s pace: simulated seconds per real second.
+const DEMO_TIME_SCALE: f64 = 4.0;
 
 #[test]
 fn demo_plan_walks_to_the_confirmation_and_cancels() {
     let home = tempfile::tempdir().expect("temp home");
     let env = [("NO_COLOR", "1".to_string()), ("LANG", "C".to_string())];
-    let mut s = PtySession::start(24, 80, home.path(), &["demo"], &env);
+    let sim = pty_support::BackgroundSim::start_scaled("demo", DEMO_TIME_SCALE, BOUND);
+    let args = sim.demo_console_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut s = PtySession::start(24, 80, home.path(), &args, &env);
     s.wait_for("the fleet", BOUND, |t| {
         t.contains("prod") && t.contains("staging") && t.contains("Enter open")
     });
@@ -71,7 +76,7 @@ fn demo_plan_walks_to_the_confirmation_and_cancels() {
     let (status, _raw) = s.finish(BOUND);
     assert!(status.success(), "exit status {status:?}");
     // The demo keeps its audit log in its own temporary dir; the audit is
-    // checked on the sim process's rollout below.
+    // checked on the rollout below.
 }
 
 /// The whole walk on the demo's `prod`: plan, leave out all but one worker, start,
@@ -80,7 +85,10 @@ fn demo_plan_walks_to_the_confirmation_and_cancels() {
 fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
     let home = tempfile::tempdir().expect("temp home");
     let env = [("NO_COLOR", "1".to_string()), ("LANG", "C".to_string())];
-    let mut s = PtySession::start(24, 80, home.path(), &["demo"], &env);
+    let sim = pty_support::BackgroundSim::start_scaled("demo", DEMO_TIME_SCALE, BOUND);
+    let args = sim.demo_console_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut s = PtySession::start(24, 80, home.path(), &args, &env);
     s.wait_for("the fleet", BOUND, |t| {
         t.contains("prod") && t.contains("Enter open")
     });
@@ -112,8 +120,8 @@ fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
     assert!(status.success(), "exit status {status:?}");
 }
 
-/// The console on a `taloscope sim` process (so the fleet outlives it).
-fn console_on(sim: &pty_support::SimProcess, home: &std::path::Path) -> PtySession {
+/// The console on a sim served from the test process (so the fleet outlives it).
+fn console_on(sim: &pty_support::BackgroundSim, home: &std::path::Path) -> PtySession {
     let env = [
         ("NO_COLOR", "1".to_string()),
         ("LANG", "C".to_string()),
@@ -150,7 +158,7 @@ fn a_console_quit_while_paused_resumes_its_rollout_paused() {
 /// the journal's rollout, resumes it through the confirmation and completes
 /// it; a paused rollout comes back paused and `r` goes on.
 fn resumes_after(stop: Stop) {
-    let sim = pty_support::SimProcess::start_scaled("healthy", 5.0, BOUND);
+    let sim = pty_support::BackgroundSim::start_scaled("healthy", 5.0, BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path());
     s.send(b":ctx healthy\r");

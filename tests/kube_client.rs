@@ -11,7 +11,7 @@ use kube_common::{
 };
 use taloscope::kube::removed_apis;
 use taloscope::kube::{KubeClient, KubeError};
-use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts};
+use taloscope_sim::kube_api::{KubeClusterFacts, KubeNodeFacts};
 
 fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
     let node = |name: &str, last: u8, cp: bool| KubeNodeFacts {

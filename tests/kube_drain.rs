@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use taloscope::kube::{DrainError, DrainOptions};
-use taloscope::sim::kube_api::KubeActionKind;
+use taloscope_sim::kube_api::KubeActionKind;
 use upgrade_common::*;
 
 fn quick(timeout_ms: u64) -> DrainOptions {

@@ -18,8 +18,8 @@ use taloscope::fleet::{LeaseError, RolloutLease};
 use taloscope::kube::KubeClient;
 use taloscope::rollout::RolloutKind;
 use taloscope::rollout::{LeaseProgress, ROLLOUT_LEASE_NAME};
-use taloscope::sim::kube_api::kubeconfig;
-use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
+use taloscope_sim::kube_api::kubeconfig;
+use taloscope_sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 
 const MINUTE: Duration = Duration::from_secs(60);
 

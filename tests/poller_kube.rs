@@ -12,9 +12,9 @@ use kube_common::{control_plane_pods, start_kube_api};
 use talos_common::{Sim, fast, scenario, start, within};
 use taloscope::discovery::{Sources, discover};
 use taloscope::fleet::{FleetEvent, KubernetesFacts, PollerOptions, spawn_poller};
-use taloscope::sim::kube_api::kubeconfig;
-use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts};
 use taloscope::talos::ClientOptions;
+use taloscope_sim::kube_api::kubeconfig;
+use taloscope_sim::kube_api::{KubeClusterFacts, KubeNodeFacts};
 
 /// The healthy cluster as Kubernetes sees it; without the control-plane
 /// static pods no kube-apiserver is ready and `/version` answers 503.

@@ -354,12 +354,12 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
         .fleet
         .opennebula()
         .expect("one")
-        .machine_config_file("healthy", taloscope::sim::NodeRole::ControlPlane);
+        .machine_config_file("healthy", taloscope_sim::NodeRole::ControlPlane);
     let worker = sim
         .fleet
         .opennebula()
         .expect("one")
-        .machine_config_file("healthy", taloscope::sim::NodeRole::Worker);
+        .machine_config_file("healthy", taloscope_sim::NodeRole::Worker);
     let quoted = |p: &Path| serde_json::Value::String(p.display().to_string()).to_string();
     let swapped = edited_config(
         &sim,

@@ -11,8 +11,8 @@ use base64::Engine as _;
 use talos_common::{Sim, fast, scenario, start};
 use taloscope::discovery::{Sources, discover};
 use taloscope::kube::KubeClient;
-use taloscope::sim::NodeRole;
 use taloscope::talos::TalosClient;
+use taloscope_sim::NodeRole;
 
 enum P<'a> {
     S(&'a str),

@@ -11,13 +11,13 @@ use std::time::Duration;
 use taloscope::rollout::{
     RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepPhase,
 };
-use taloscope::sim::{NodeRole, Scenario};
 use taloscope::upgrade::kubernetes::{
     KubernetesUpgradePlan, KubernetesUpgradeRun, REMOVED_APIS_ACK, resume_kubernetes_upgrade_with,
     spawn_kubernetes_upgrade,
 };
 use taloscope::upgrade::{RolloutHandle, RunOptions};
 use taloscope::versions::Version;
+use taloscope_sim::{NodeRole, Scenario};
 use tokio::sync::mpsc::UnboundedReceiver;
 use upgrade_common::*;
 

@@ -4,9 +4,9 @@
 mod upgrade_common;
 
 use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
-use taloscope::sim::Scenario;
-use taloscope::sim::kube_api::KubeActionKind;
 use taloscope::upgrade::{TalosUpgradeRun, UpgradeApi};
+use taloscope_sim::Scenario;
+use taloscope_sim::kube_api::KubeActionKind;
 use upgrade_common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -319,14 +319,14 @@ async fn workers_in_batches_of_max_parallel_while_control_planes_stay_alone() {
     let windows = fx.sim.state().upgrade_record();
     let last_cp_end = windows
         .iter()
-        .filter(|w| w.role == taloscope::sim::NodeRole::ControlPlane)
+        .filter(|w| w.role == taloscope_sim::NodeRole::ControlPlane)
         .filter_map(|w| w.ended_at)
         .max()
         .expect("control planes ended");
     assert!(
         windows
             .iter()
-            .filter(|w| w.role == taloscope::sim::NodeRole::Worker)
+            .filter(|w| w.role == taloscope_sim::NodeRole::Worker)
             .all(|w| w.started_at >= last_cp_end),
         "workers start after every control plane is done"
     );

@@ -1,72 +1,99 @@
-//! `taloscope demo`: starts the built-in `demo` scenario in-process, in a
-//! temporary state dir, and opens the console on it. The console is pointed at
-//! the sim's own talosconfig, kubeconfig and taloscope config (its OpenNebula
-//! and OneFlow providers), and keeps journals and the audit log in that temporary
-//! dir too, so the user's configs and rollouts are neither read nor touched.
-use std::io::IsTerminal;
+//! `taloscope demo`: the demo fleet is a simulator, which is not part of this binary. It runs
+//! `taloscope-sim demo` from the directory this executable is in, passing the display flags
+//! through and its exit code back; without one there, it says how to get one and exits 2.
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::cli::GlobalArgs;
-use crate::sim::{Scenario, SimFleet, SimOptions};
 
-/// Simulated seconds per real second in the demo: a reboot takes seconds.
-const DEMO_TIME_SCALE: f64 = 4.0;
+const SIM_BINARY: &str = "taloscope-sim";
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
-    if !std::io::stdout().is_terminal() {
-        eprintln!("taloscope: stdout is not a terminal; the demo opens the console and needs one");
+    let Some(sim) = sibling_sim() else {
+        eprintln!(
+            "taloscope: the demo needs {SIM_BINARY} next to this executable, and there is none.\n\
+             In the source tree run `cargo run -p {SIM_BINARY} -- demo`, or install it with\n\
+             `cargo install --path crates/{SIM_BINARY}` (it installs beside taloscope)."
+        );
         return ExitCode::from(2);
-    }
-    let Some(scenario) = Scenario::builtin("demo") else {
-        eprintln!("taloscope: the built-in demo scenario is missing");
-        return ExitCode::FAILURE;
     };
-    let dir = match tempfile::Builder::new().prefix("taloscope-demo-").tempdir() {
-        Ok(dir) => dir,
-        Err(err) => {
-            eprintln!("taloscope: cannot make a temporary state dir for the demo: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    // The sim gets a runtime of its own, whose workers serve it while the
-    // console's runtime runs on this thread.
-    let sim_runtime = match crate::commands::runtime() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("taloscope: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let options = SimOptions {
-        state_dir: dir.path().to_path_buf(),
-        time_scale: DEMO_TIME_SCALE,
-    };
-    let fleet = match sim_runtime.block_on(SimFleet::start(scenario, options)) {
-        Ok(fleet) => fleet,
-        Err(err) => {
-            eprintln!("taloscope: the demo fleet did not start: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let config = match fleet.opennebula() {
-        Some(one) => one.config_file(),
-        None => {
-            let empty = dir.path().join("taloscope.yaml");
-            if let Err(err) = std::fs::write(&empty, "") {
-                eprintln!("taloscope: cannot write {}: {err}", empty.display());
-                return ExitCode::FAILURE;
+    let status = std::process::Command::new(&sim)
+        .arg("demo")
+        .args(global.display_flags())
+        .status();
+    match status {
+        Ok(status) => match status.code() {
+            Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            // Ended by a signal: the shell convention, 128 + the signal.
+            None => {
+                use std::os::unix::process::ExitStatusExt as _;
+                let signal = status.signal().unwrap_or(0);
+                ExitCode::from(u8::try_from(128 + signal).unwrap_or(1))
             }
-            empty
+        },
+        Err(err) => {
+            eprintln!("taloscope: cannot run {}: {err}", sim.display());
+            ExitCode::FAILURE
         }
-    };
-    let mut demo = global.clone();
-    demo.talosconfig = Some(fleet.talosconfig_path());
-    demo.kubeconfig = Some(fleet.kubeconfig_path());
-    demo.config = Some(config);
-    // Journals and the audit log stay inside the demo's dir.
-    demo.state_dir = Some(dir.path().join("state"));
-    let code = crate::commands::console::run(&demo);
-    sim_runtime.block_on(fleet.shutdown());
-    drop(sim_runtime);
-    code
+    }
+}
+
+/// `taloscope-sim` in the running executable's directory, if it is there.
+fn sibling_sim() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    sim_beside(&exe)
+}
+
+fn sim_beside(exe: &Path) -> Option<PathBuf> {
+    let sim = exe.parent()?.join(SIM_BINARY);
+    sim.is_file().then_some(sim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_flags_pass_through_and_files_do_not() {
+        let global = GlobalArgs {
+            readonly: true,
+            theme: Some("mono".into()),
+            ascii: true,
+            refresh: Some(2),
+            log_level: Some("debug".into()),
+            config: Some("/etc/taloscope.yaml".into()),
+            kubeconfig: Some("/k".into()),
+            ..GlobalArgs::default()
+        };
+        let flags: Vec<String> = global
+            .display_flags()
+            .into_iter()
+            .map(|f| f.into_string().expect("utf-8"))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                "--readonly",
+                "--theme",
+                "mono",
+                "--color",
+                "auto",
+                "--ascii",
+                "--refresh",
+                "2",
+                "--log-level",
+                "debug"
+            ]
+        );
+    }
+
+    #[test]
+    fn no_sim_beside_a_lone_executable() {
+        let dir = tempfile::tempdir().expect("dir");
+        let exe = dir.path().join("taloscope");
+        std::fs::write(&exe, "").expect("write");
+        assert_eq!(sim_beside(&exe), None);
+        std::fs::write(dir.path().join(SIM_BINARY), "").expect("write");
+        assert_eq!(sim_beside(&exe), Some(dir.path().join(SIM_BINARY)));
+    }
 }

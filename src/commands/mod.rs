@@ -11,7 +11,6 @@ mod exit;
 mod headless;
 pub mod info;
 pub mod provision;
-pub mod sim;
 pub mod status;
 pub mod upgrade;
 pub mod upgrade_k8s;
@@ -30,11 +29,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Contexts { output }) => contexts::run(&global, output),
         Some(Command::Info) => info::run(&global),
         Some(Command::Status { output }) => status::run(&global, output),
-        Some(Command::Sim {
-            scenario,
-            state_dir,
-            time_scale,
-        }) => sim::run(&global, &scenario, &state_dir, time_scale),
         Some(Command::Demo) => demo::run(&global),
         Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),

@@ -6,9 +6,9 @@ use std::net::IpAddr;
 
 use kube::config::Kubeconfig;
 use taloscope::kube::{KubeClient, KubeNode};
-use taloscope::sim::kube_api::kubeconfig::{self, KubeconfigEntry};
-use taloscope::sim::kube_api::pki::KubePki;
-use taloscope::sim::kube_api::{KubeApiServer, KubeClusterFacts, StaticPodFacts};
+use taloscope_sim::kube_api::kubeconfig::{self, KubeconfigEntry};
+use taloscope_sim::kube_api::pki::KubePki;
+use taloscope_sim::kube_api::{KubeApiServer, KubeClusterFacts, StaticPodFacts};
 use tokio::sync::watch;
 
 /// The static pods of every control plane, in the order the sim lists them.

@@ -207,46 +207,45 @@ fn rss_of(pid: u32, key: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// A `taloscope sim` child process, killed on drop.
-pub struct SimProcess {
-    child: std::process::Child,
+/// A simulated fleet served from this process on a tokio runtime of its own (the console
+/// under test runs in the PTY as a child process); shut down on drop.
+pub struct BackgroundSim {
+    runtime: tokio::runtime::Runtime,
+    fleet: Option<taloscope_sim::SimFleet>,
     pub dir: tempfile::TempDir,
 }
 
-impl SimProcess {
-    /// Starts `taloscope sim --scenario NAME` and waits (bounded) for its
-    /// ready line.
-    pub fn start(scenario: &str, bound: Duration) -> SimProcess {
-        SimProcess::start_scaled(scenario, 1.0, bound)
+impl BackgroundSim {
+    /// Starts scenario `NAME` and waits (bounded) until every listener is up.
+    pub fn start(scenario: &str, bound: Duration) -> BackgroundSim {
+        BackgroundSim::start_scaled(scenario, 1.0, bound)
     }
 
-    /// [`SimProcess::start`] with `time_scale` simulated seconds per real one.
-    pub fn start_scaled(scenario: &str, time_scale: f64, bound: Duration) -> SimProcess {
-        use std::io::BufRead;
+    /// [`BackgroundSim::start`] with `time_scale` simulated seconds per real one.
+    pub fn start_scaled(scenario: &str, time_scale: f64, bound: Duration) -> BackgroundSim {
+        taloscope::install_crypto_provider();
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
-            .args(["sim", "--scenario", scenario, "--time-scale"])
-            .arg(time_scale.to_string())
-            .arg("--state-dir")
-            .arg(dir.path())
-            .env("TALOSCOPE_STATE_DIR", dir.path().join("sim-state"))
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn sim");
-        let stdout = child.stdout.take().expect("sim stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = tx.send(line);
-            }
-        });
-        let line = rx.recv_timeout(bound).expect("sim prints its ready line");
-        assert!(line.starts_with("ready talosconfig="), "{line}");
-        SimProcess { child, dir }
+        let scenario = taloscope_sim::Scenario::load(scenario).expect("scenario loads");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("sim runtime");
+        let options = taloscope_sim::SimOptions {
+            state_dir: dir.path().to_path_buf(),
+            time_scale,
+        };
+        let fleet = runtime
+            .block_on(async {
+                tokio::time::timeout(bound, taloscope_sim::SimFleet::start(scenario, options)).await
+            })
+            .expect("sim starts in time")
+            .expect("sim starts");
+        BackgroundSim {
+            runtime,
+            fleet: Some(fleet),
+            dir,
+        }
     }
 
     pub fn talosconfig(&self) -> String {
@@ -256,11 +255,28 @@ impl SimProcess {
     pub fn kubeconfig(&self) -> String {
         self.dir.path().join("kubeconfig").display().to_string()
     }
+
+    /// The console's command line as `taloscope-sim demo` builds it: the sim's configs
+    /// (its OpenNebula providers too) and a state dir beside them.
+    pub fn demo_console_args(&self) -> Vec<String> {
+        let dir = self.dir.path();
+        vec![
+            "--talosconfig".into(),
+            self.talosconfig(),
+            "--kubeconfig".into(),
+            self.kubeconfig(),
+            "--config".into(),
+            dir.join("taloscope.yaml").display().to_string(),
+            "--state-dir".into(),
+            dir.join("state").display().to_string(),
+        ]
+    }
 }
 
-impl Drop for SimProcess {
+impl Drop for BackgroundSim {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(fleet) = self.fleet.take() {
+            self.runtime.block_on(fleet.shutdown());
+        }
     }
 }

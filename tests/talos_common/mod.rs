@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use taloscope::discovery::{Sources, TalosContext, discover};
-use taloscope::sim::{Scenario, SimFleet, SimOptions};
 use taloscope::talos::{ClientOptions, TalosClient};
+use taloscope_sim::{Scenario, SimFleet, SimOptions};
 
 /// Simulated seconds per real second: a 20 s reboot takes 0.2 s.
 pub const TIME_SCALE: f64 = 100.0;

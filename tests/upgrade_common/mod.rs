@@ -12,13 +12,13 @@ use taloscope::approval::{
 use taloscope::discovery::{Cluster, Discovery, Sources, discover};
 use taloscope::fleet::ClusterStatus;
 use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
-use taloscope::sim::{Scenario, SimFleet, SimOptions};
 use taloscope::talos::{ClientOptions, TalosClient};
 use taloscope::upgrade::observe::ClusterObserver;
 use taloscope::upgrade::{
     RolloutHandle, RunOptions, TalosUpgradeRun, UpgradeOptions, UpgradePlan, spawn_talos_upgrade,
 };
 use taloscope::versions::Version;
+use taloscope_sim::{Scenario, SimFleet, SimOptions};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -342,7 +342,7 @@ pub fn assert_control_planes_one_at_a_time(fx: &Fixture, cluster: &str) {
         .state()
         .upgrade_record()
         .into_iter()
-        .filter(|w| w.cluster == cluster && w.role == taloscope::sim::NodeRole::ControlPlane)
+        .filter(|w| w.cluster == cluster && w.role == taloscope_sim::NodeRole::ControlPlane)
         .collect();
     for (i, a) in windows.iter().enumerate() {
         for b in &windows[i + 1..] {

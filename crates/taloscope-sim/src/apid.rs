@@ -1,0 +1,424 @@
+//! apid for every simulated node: one loopback listener per node serving gRPC over mutual TLS
+//! (one shared set of tonic routes for the whole fleet), the caller's role from its client
+//! certificate, and `node` / `nodes` metadata routing answered in-process from fleet state.
+use std::future::Future;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tonic::codegen::Service as _;
+use tonic::transport::server::Connected as _;
+use tonic::{Request, Status};
+
+use super::Core;
+use super::state::{ClusterState, SimNode};
+use taloscope_proto::common::Metadata;
+use taloscope_proto::google::rpc;
+
+/// Which node a connection came in on (set per connection, read by the handlers).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Endpoint {
+    pub cluster: usize,
+    pub node: usize,
+}
+
+/// Binds and listens on a fresh ephemeral port of `address`, bound by explicit port number so
+/// the kernel keeps the port reserved while the listener is paused during a reboot.
+pub(crate) fn bind(address: Ipv4Addr) -> std::io::Result<std::net::TcpListener> {
+    let mut last_error = None;
+    for _ in 0..8 {
+        let probe = TcpSocket::new_v4()?;
+        probe.bind(SocketAddr::from((address, 0)))?;
+        let port = probe.local_addr()?.port();
+        drop(probe);
+        let socket = TcpSocket::new_v4()?;
+        socket.set_reuseaddr(true)?;
+        match socket.bind(SocketAddr::from((address, port))) {
+            Ok(()) => return socket.listen(128)?.into_std(),
+            // Someone took the port between the probe and the bind: try another one.
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| std::io::Error::other("no free port")))
+}
+
+/// Starts accepting connections for `node` on its listener. Each serving period registers a
+/// fresh duplicate of the socket with tokio: a registration that saw the pause stays "closed".
+pub(crate) fn start_serving(core: &Arc<Core>, node: &Arc<SimNode>) -> std::io::Result<()> {
+    let Some(routes) = core.routes() else {
+        return Ok(());
+    };
+    let mut m = node.lock();
+    if let Some(old) = m.accept_task.take() {
+        old.abort();
+    }
+    let socket = m
+        .listener
+        .as_ref()
+        .ok_or_else(|| std::io::Error::other("node has no listener"))?
+        .try_clone()?;
+    let listener = TcpListener::from_std(socket)?;
+    m.accept_task = Some(tokio::spawn(accept_loop(
+        core.clone(),
+        node.clone(),
+        listener,
+        routes,
+    )));
+    Ok(())
+}
+
+/// Pauses a node's listener: new connections are refused, but the port stays reserved.
+pub(crate) fn stop_serving(node: &SimNode) {
+    let mut m = node.lock();
+    if let Some(task) = m.accept_task.take() {
+        task.abort();
+    }
+    if let Some(listener) = &m.listener {
+        // SAFETY: shutdown(2) on a descriptor this listener owns; on Linux it takes a listening
+        // socket out of the listening state without releasing its explicitly bound port.
+        unsafe {
+            libc::shutdown(listener.as_raw_fd(), libc::SHUT_RD);
+        }
+    }
+}
+
+/// Listens again on the paused listener of `node`.
+pub(crate) fn resume_serving(core: &Arc<Core>, node: &Arc<SimNode>) -> std::io::Result<()> {
+    {
+        let m = node.lock();
+        let listener = m
+            .listener
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("node has no listener"))?;
+        // SAFETY: listen(2) on a descriptor this listener owns.
+        if unsafe { libc::listen(listener.as_raw_fd(), 128) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    start_serving(core, node)
+}
+
+async fn accept_loop(
+    core: Arc<Core>,
+    node: Arc<SimNode>,
+    listener: TcpListener,
+    routes: tonic::service::Routes,
+) {
+    loop {
+        let (tcp, _) = match listener.accept().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                tracing::debug!(node = node.name(), "accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        tokio::spawn(serve_connection(
+            core.clone(),
+            node.clone(),
+            tcp,
+            routes.clone(),
+        ));
+    }
+}
+
+async fn serve_connection(
+    core: Arc<Core>,
+    node: Arc<SimNode>,
+    tcp: TcpStream,
+    routes: tonic::service::Routes,
+) {
+    let config = match node.tls.get() {
+        Some(c) => c.clone(),
+        None => match core.pki.server_config(&node.spec) {
+            Ok(c) => node.tls.get_or_init(|| c).clone(),
+            Err(e) => {
+                tracing::warn!(node = node.name(), "no TLS identity: {e}");
+                return;
+            }
+        },
+    };
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(e)) => {
+            tracing::debug!(node = node.name(), "TLS handshake failed: {e}");
+            return;
+        }
+        Err(_) => return,
+    };
+    let info = tls.connect_info();
+    let endpoint = Endpoint {
+        cluster: node.cluster_index,
+        node: node.node_index,
+    };
+    let service =
+        hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(info.clone());
+            req.extensions_mut().insert(endpoint);
+            let mut routes = routes.clone();
+            async move { routes.call(req).await }
+        });
+    let connection = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+        .serve_connection(TokioIo::new(tls), service);
+    let mut status = node.subscribe();
+    let boot = status.borrow().boot;
+    let mut stop = core.stop.subscribe();
+    tokio::select! {
+        _ = connection => {}
+        _ = status.wait_for(|s| !s.up || s.boot != boot) => {}
+        _ = stop.wait_for(|s| *s) => {}
+    }
+}
+
+/// The caller's Talos role, from the client certificate's Subject Organization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Role {
+    None,
+    Reader,
+    Operator,
+    Admin,
+}
+
+pub(crate) fn role_of<T>(req: &Request<T>) -> Role {
+    let Some(certs) = req.peer_certs() else {
+        return Role::None;
+    };
+    let Some(first) = certs.first() else {
+        return Role::None;
+    };
+    let Ok((_, cert)) = x509_parser::parse_x509_certificate(first.as_ref()) else {
+        return Role::None;
+    };
+    cert.subject()
+        .iter_organization()
+        .filter_map(|o| o.as_str().ok())
+        .map(|o| match o {
+            "os:admin" => Role::Admin,
+            "os:operator" => Role::Operator,
+            "os:reader" => Role::Reader,
+            _ => Role::None,
+        })
+        .max()
+        .unwrap_or(Role::None)
+}
+
+/// Refuses the call unless the caller holds at least `needed`, worded as Talos does.
+pub(crate) fn require<T>(req: &Request<T>, needed: Role) -> Result<(), Status> {
+    if role_of(req) >= needed {
+        Ok(())
+    } else {
+        Err(Status::permission_denied("not authorized"))
+    }
+}
+
+/// A node a call is answered as.
+#[derive(Clone)]
+pub(crate) struct Target {
+    pub cluster: Arc<ClusterState>,
+    pub node: Arc<SimNode>,
+}
+
+/// Where a call goes, from its metadata.
+pub(crate) enum Route {
+    /// The endpoint itself, or the one `node` named.
+    One(Target),
+    /// `nodes`: each as given by the caller, resolved or failed.
+    Many(Vec<(String, Result<Target, Status>)>),
+}
+
+/// The error a proxying apid reports for a node it cannot reach.
+pub(crate) fn unreachable(address: &str) -> Status {
+    Status::unavailable(format!(
+        "connection error: desc = \"transport: Error while dialing: dial tcp {address}:50000: connect: connection refused\""
+    ))
+}
+
+/// Routes a call like apid's director: `node` (single-valued) one-to-one, `nodes` one-to-many
+/// (refused when `many_ok` is false, as for COSI), neither → the endpoint node.
+pub(crate) fn route<T>(
+    core: &Core,
+    req: &Request<T>,
+    method: &str,
+    many_ok: bool,
+) -> Result<Route, Status> {
+    let endpoint = req
+        .extensions()
+        .get::<Endpoint>()
+        .copied()
+        .ok_or_else(|| Status::internal("request without an endpoint"))?;
+    let cluster = core
+        .fleet
+        .clusters
+        .get(endpoint.cluster)
+        .cloned()
+        .ok_or_else(|| Status::internal("unknown endpoint cluster"))?;
+    let node_values: Vec<_> = req.metadata().get_all("node").iter().collect();
+    if node_values.len() > 1 {
+        return Err(Status::invalid_argument(
+            "node metadata must be single-valued",
+        ));
+    }
+    if let Some(value) = node_values.first() {
+        let name = value.to_str().unwrap_or_default().trim().to_string();
+        return resolve(core, &cluster, &name).map(Route::One);
+    }
+    let nodes: Vec<String> = req
+        .metadata()
+        .get_all("nodes")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if !nodes.is_empty() {
+        if !many_ok {
+            return Err(Status::invalid_argument(format!(
+                "one-2-many proxying is not supported for method {method:?}"
+            )));
+        }
+        return Ok(Route::Many(
+            nodes
+                .into_iter()
+                .map(|n| {
+                    let target = resolve(core, &cluster, &n);
+                    (n, target)
+                })
+                .collect(),
+        ));
+    }
+    let node = cluster
+        .nodes
+        .get(endpoint.node)
+        .cloned()
+        .ok_or_else(|| Status::internal("unknown endpoint node"))?;
+    Ok(Route::One(Target { cluster, node }))
+}
+
+/// A node by IP (anywhere in the fleet, port ignored) or by hostname (in the endpoint's cluster).
+fn resolve(core: &Core, cluster: &Arc<ClusterState>, name: &str) -> Result<Target, Status> {
+    let host = match name.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => name,
+    };
+    let found = match host.parse::<Ipv4Addr>() {
+        Ok(ip) => core
+            .fleet
+            .node_by_address(ip)
+            .map(|(c, n)| (c.clone(), n.clone())),
+        Err(_) => cluster.node(host).map(|n| (cluster.clone(), n.clone())),
+    };
+    let Some((cluster, node)) = found else {
+        return Err(Status::unavailable(format!(
+            "connection error: desc = \"transport: Error while dialing: dial tcp: lookup {host}: no such host\""
+        )));
+    };
+    if !node.status.borrow().up {
+        return Err(unreachable(&node.address().to_string()));
+    }
+    Ok(Target { cluster, node })
+}
+
+/// Waits out a slow node's delay before it answers.
+pub(crate) async fn slow_down(node: &SimNode) {
+    let ms = node.spec.faults.slow_ms;
+    if ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
+/// A per-node reply of a unary MachineService call (each starts with `common.Metadata`).
+pub(crate) trait Reply: Default {
+    fn set_metadata(&mut self, metadata: Metadata);
+}
+
+/// The `Metadata` apid writes in place of a failed node's reply.
+pub(crate) fn error_metadata(hostname: &str, status: &Status) -> Metadata {
+    Metadata {
+        hostname: hostname.to_string(),
+        error: status.message().to_string(),
+        status: Some(rpc::Status {
+            code: status.code() as i32,
+            message: status.message().to_string(),
+            details: vec![],
+        }),
+    }
+}
+
+/// Runs `answer` on every routed node. One-to-one errors are the call's error; one-to-many
+/// replies get `metadata.hostname`, and failures become metadata-only entries.
+pub(crate) async fn fan_out<I, F, Fut>(route: Route, answer: F) -> Result<Vec<I>, Status>
+where
+    I: Reply,
+    F: Fn(Target) -> Fut,
+    Fut: Future<Output = Result<I, Status>>,
+{
+    match route {
+        Route::One(target) => {
+            slow_down(&target.node).await;
+            Ok(vec![answer(target).await?])
+        }
+        Route::Many(list) => {
+            let answers = list.into_iter().map(|(name, target)| {
+                let fut = target.map(|t| {
+                    let node = t.node.clone();
+                    let fut = answer(t);
+                    async move {
+                        slow_down(&node).await;
+                        fut.await
+                    }
+                });
+                async move {
+                    let result = match fut {
+                        Ok(fut) => fut.await,
+                        Err(status) => Err(status),
+                    };
+                    match result {
+                        Ok(mut item) => {
+                            item.set_metadata(Metadata {
+                                hostname: name,
+                                ..Metadata::default()
+                            });
+                            item
+                        }
+                        Err(status) => {
+                            let mut item = I::default();
+                            item.set_metadata(error_metadata(&name, &status));
+                            item
+                        }
+                    }
+                }
+            });
+            Ok(futures::future::join_all(answers).await)
+        }
+    }
+}
+
+macro_rules! replies {
+    ($($t:ty),* $(,)?) => {
+        $(impl Reply for $t {
+            fn set_metadata(&mut self, metadata: Metadata) {
+                self.metadata = Some(metadata);
+            }
+        })*
+    };
+}
+
+use taloscope_proto::machine as m;
+replies!(
+    m::Version,
+    m::Hostname,
+    m::ServiceList,
+    m::EtcdMembers,
+    m::EtcdStatus,
+    m::EtcdAlarm,
+    m::EtcdForfeitLeadership,
+    m::Upgrade,
+    m::Reboot,
+    m::ApplyConfiguration,
+    m::Event,
+);

@@ -1,0 +1,347 @@
+//! `cosi.resource.State` (Get/List/Watch) for the resources the console reads:
+//! MachineStatuses.runtime.talos.dev, Versions.runtime.talos.dev, Members.cluster.talos.dev and
+//! the (sensitive, os:admin only) MachineConfigs.config.talos.dev, with `yaml_spec` in Talos's
+//! camelCase keys. One node per call; other types are refused.
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::Core;
+use super::apid::{Role, Route, Target, require, route, slow_down};
+use super::events::unmet_conditions;
+use super::scenario::{NodeRole, parse_version};
+use taloscope_proto::cosi::resource::state_server::State;
+use taloscope_proto::cosi::resource::*;
+
+const MACHINE_STATUS: &str = "MachineStatuses.runtime.talos.dev";
+const VERSION: &str = "Versions.runtime.talos.dev";
+const MEMBER: &str = "Members.cluster.talos.dev";
+const MACHINE_CONFIG: &str = "MachineConfigs.config.talos.dev";
+
+/// Sensitive types: reading them needs os:admin, as in Talos.
+fn require_for_type<T>(req: &Request<T>, kind: &str) -> Result<(), Status> {
+    if kind == MACHINE_CONFIG {
+        require(req, Role::Admin)?;
+    }
+    Ok(())
+}
+
+/// The COSI state API of every simulated node.
+pub struct StateApi {
+    core: Arc<Core>,
+}
+
+impl StateApi {
+    pub(crate) fn new(core: Arc<Core>) -> StateApi {
+        StateApi { core }
+    }
+
+    fn target<T>(&self, req: &Request<T>, method: &str) -> Result<Target, Status> {
+        require(req, Role::Reader)?;
+        match route(
+            &self.core,
+            req,
+            &format!("/cosi.resource.State/{method}"),
+            false,
+        )? {
+            Route::One(t) => Ok(t),
+            Route::Many(_) => Err(Status::invalid_argument(
+                "one-2-many proxying is not supported",
+            )),
+        }
+    }
+}
+
+/// The namespace a supported type lives in, or Talos's refusal.
+fn namespace_of(t: &Target, kind: &str) -> Result<&'static str, Status> {
+    let version_ok = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 10));
+    match kind {
+        MACHINE_STATUS => Ok("runtime"),
+        VERSION if version_ok => Ok("runtime"),
+        MEMBER => Ok("cluster"),
+        MACHINE_CONFIG => Ok("config"),
+        _ => Err(Status::permission_denied(format!(
+            "resource type {kind:?} is not supported"
+        ))),
+    }
+}
+
+fn not_found(kind: &str, namespace: &str, id: &str) -> Status {
+    Status::not_found(format!(
+        "resource {kind}({namespace}/{id}@undefined) doesn't exist"
+    ))
+}
+
+fn resource(
+    namespace: &str,
+    kind: &str,
+    id: &str,
+    version: u64,
+    owner: &str,
+    yaml: String,
+) -> Resource {
+    let now = prost_types::Timestamp::from(SystemTime::now());
+    Resource {
+        metadata: Some(Metadata {
+            namespace: namespace.into(),
+            r#type: kind.into(),
+            id: id.into(),
+            version: version.to_string(),
+            owner: owner.into(),
+            phase: "running".into(),
+            created: Some(now),
+            updated: Some(now),
+            finalizers: vec![],
+            labels: Default::default(),
+            annotations: Default::default(),
+        }),
+        spec: Some(Spec {
+            proto_spec: vec![],
+            yaml_spec: yaml,
+        }),
+    }
+}
+
+fn machine_status(t: &Target) -> Resource {
+    let s = t.node.status();
+    let mut yaml = format!(
+        "stage: {}\nstatus:\n  ready: {}\n",
+        s.stage.as_str(),
+        s.ready
+    );
+    let unmet = unmet_conditions(s.stage, s.ready);
+    if unmet.is_empty() {
+        yaml.push_str("  unmetConditions: []\n");
+    } else {
+        yaml.push_str("  unmetConditions:\n");
+        for (name, reason) in unmet {
+            let _ = write!(yaml, "    - name: {name}\n      reason: {reason:?}\n");
+        }
+    }
+    let version = s.boot * 8 + s.stage as u64;
+    resource(
+        "runtime",
+        MACHINE_STATUS,
+        "machine",
+        version,
+        "runtime.MachineStatusController",
+        yaml,
+    )
+}
+
+fn version(t: &Target) -> Resource {
+    let v = t.node.status.borrow().talos_version.clone();
+    let yaml = format!("version: {v}\nname: Talos\n");
+    resource(
+        "runtime",
+        VERSION,
+        "version",
+        1,
+        "runtime.VersionController",
+        yaml,
+    )
+}
+
+/// The active machine config (`v1alpha1`): its YAML text as a YAML string, as Talos marshals it.
+fn machine_config(t: &Target) -> Resource {
+    let text = super::kube_components::current_config(&t.node);
+    let generation = t.node.status.borrow().kubernetes.config_generation;
+    let yaml = serde_saphyr::to_string(&text).unwrap_or_default();
+    let mut r = resource(
+        "config",
+        MACHINE_CONFIG,
+        "v1alpha1",
+        generation,
+        "config.MachineConfigController",
+        yaml,
+    );
+    if let Some(md) = r.metadata.as_mut() {
+        md.annotations
+            .insert("talos.dev/yaml-spec".to_string(), "1".to_string());
+    }
+    r
+}
+
+fn members(t: &Target) -> Vec<Resource> {
+    t.cluster
+        .nodes
+        .iter()
+        .map(|n| {
+            let s = n.status();
+            let mut yaml = format!(
+                "nodeId: {:016x}\naddresses:\n  - {}\nhostname: {}\nmachineType: {}\noperatingSystem: Talos ({})\n",
+                n.etcd_member_id(),
+                s.address,
+                s.name,
+                s.role.as_str(),
+                s.talos_version
+            );
+            if s.role == NodeRole::ControlPlane {
+                yaml.push_str("controlPlane:\n  apiServerPort: 6443\n");
+            }
+            resource("cluster", MEMBER, &s.name, s.boot, "cluster.MemberController", yaml)
+        })
+        .collect()
+}
+
+/// Every resource of `kind` the node has, in `namespace`.
+fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status> {
+    let home = namespace_of(t, kind)?;
+    if namespace != home {
+        return Ok(vec![]);
+    }
+    Ok(match kind {
+        MACHINE_STATUS => vec![machine_status(t)],
+        VERSION => vec![version(t)],
+        MACHINE_CONFIG => vec![machine_config(t)],
+        _ => members(t),
+    })
+}
+
+fn id_of(r: &Resource) -> &str {
+    r.metadata.as_ref().map(|m| m.id.as_str()).unwrap_or("")
+}
+
+fn spec_of(r: &Resource) -> &str {
+    r.spec.as_ref().map(|s| s.yaml_spec.as_str()).unwrap_or("")
+}
+
+fn event(resource: Resource, kind: EventType) -> Event {
+    Event {
+        resource: Some(resource),
+        event_type: kind as i32,
+        old: None,
+        error: None,
+        bookmark: None,
+    }
+}
+
+#[tonic::async_trait]
+impl State for StateApi {
+    async fn get(&self, request: Request<GetRequest>) -> Result<Response<GetResponse>, Status> {
+        let t = self.target(&request, "Get")?;
+        require_for_type(&request, &request.get_ref().r#type)?;
+        slow_down(&t.node).await;
+        let req = request.into_inner();
+        let found = all(&t, &req.namespace, &req.r#type)?
+            .into_iter()
+            .find(|r| id_of(r) == req.id);
+        match found {
+            Some(resource) => Ok(Response::new(GetResponse {
+                resource: Some(resource),
+            })),
+            None => Err(not_found(&req.r#type, &req.namespace, &req.id)),
+        }
+    }
+
+    type ListStream = ReceiverStream<Result<ListResponse, Status>>;
+
+    async fn list(
+        &self,
+        request: Request<ListRequest>,
+    ) -> Result<Response<Self::ListStream>, Status> {
+        let t = self.target(&request, "List")?;
+        require_for_type(&request, &request.get_ref().r#type)?;
+        slow_down(&t.node).await;
+        let req = request.into_inner();
+        let resources = all(&t, &req.namespace, &req.r#type)?;
+        let (tx, rx) = mpsc::channel(resources.len().max(1));
+        for r in resources {
+            let _ = tx.try_send(Ok(ListResponse { resource: Some(r) }));
+        }
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    type WatchStream = ReceiverStream<Result<WatchResponse, Status>>;
+
+    async fn watch(
+        &self,
+        request: Request<WatchRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        let t = self.target(&request, "Watch")?;
+        require_for_type(&request, &request.get_ref().r#type)?;
+        slow_down(&t.node).await;
+        let req = request.into_inner();
+        let options = req.options.clone().unwrap_or_default();
+        if req.id.is_some() && (options.bootstrap_contents || !options.label_query.is_empty()) {
+            return Err(Status::unimplemented(
+                "bootstrap contents and label queries are not supported for single resource watch",
+            ));
+        }
+        // Validate the type before the stream starts.
+        all(&t, &req.namespace, &req.r#type)?;
+        let (tx, rx) = mpsc::channel(16);
+        let mut changes = self.core.fleet.subscribe();
+        let mut stop = self.core.stop.subscribe();
+        let mut node_status = t.node.subscribe();
+        let boot = node_status.borrow().boot;
+        tokio::spawn(async move {
+            let send = |events: Vec<Event>| {
+                let tx = tx.clone();
+                async move { tx.send(Ok(WatchResponse { event: events })).await.is_ok() }
+            };
+            // "watch is ready"
+            if !send(vec![]).await {
+                return;
+            }
+            let select = |all: Vec<Resource>| -> Vec<Resource> {
+                match &req.id {
+                    Some(id) => all.into_iter().filter(|r| id_of(r) == id).collect(),
+                    None => all,
+                }
+            };
+            let mut last = select(all(&t, &req.namespace, &req.r#type).unwrap_or_default());
+            if req.id.is_some() || options.bootstrap_contents {
+                for r in &last {
+                    if !send(vec![event(r.clone(), EventType::Created)]).await {
+                        return;
+                    }
+                }
+                if req.id.is_none() && req.api_version >= 1 {
+                    let marker = Event {
+                        resource: None,
+                        event_type: EventType::Bootstrapped as i32,
+                        old: None,
+                        error: None,
+                        bookmark: None,
+                    };
+                    if !send(vec![marker]).await {
+                        return;
+                    }
+                }
+            }
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { return },
+                    _ = stop.wait_for(|s| *s) => return,
+                    _ = node_status.wait_for(|s| !s.up || s.boot != boot) => return,
+                }
+                let now = select(all(&t, &req.namespace, &req.r#type).unwrap_or_default());
+                let mut events = Vec::new();
+                for r in &now {
+                    match last.iter().find(|o| id_of(o) == id_of(r)) {
+                        None => events.push(event(r.clone(), EventType::Created)),
+                        Some(old) if spec_of(old) != spec_of(r) => {
+                            let mut e = event(r.clone(), EventType::Updated);
+                            e.old = Some(old.clone());
+                            events.push(e);
+                        }
+                        Some(_) => {}
+                    }
+                }
+                last = now;
+                for e in events {
+                    if !send(vec![e]).await {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}

@@ -1,0 +1,354 @@
+//! The simulated Talos fleet: every node of a scenario serves apid's gRPC API over mutual TLS on
+//! its own loopback address, with a CA, client certificates and a talosconfig written into the
+//! state directory. `SimFleet::start` is the entry point; `FleetState` is the shared node state.
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+
+pub mod apid;
+pub mod clock;
+pub mod cosi;
+pub mod events;
+mod files;
+mod growth;
+mod injection;
+pub mod kube_api;
+pub mod kube_components;
+mod kube_link;
+pub mod lifecycle;
+pub mod machine;
+mod machine_etcd;
+pub mod node;
+pub mod opennebula;
+pub mod pki;
+pub mod record;
+pub mod scenario;
+mod scenario_file;
+pub mod state;
+
+pub use clock::SimClock;
+pub use injection::NoSuchNode;
+pub use record::{FileRead, MutatingCall, UpgradeWindow};
+pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
+pub use state::{
+    ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,
+    NodeStatus, SimNode,
+};
+
+use taloscope_proto::cosi::resource::state_server::StateServer;
+use taloscope_proto::machine::image_service_server::ImageServiceServer;
+use taloscope_proto::machine::lifecycle_service_server::LifecycleServiceServer;
+use taloscope_proto::machine::machine_service_server::MachineServiceServer;
+
+/// What can go wrong loading a scenario or starting the sim.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("unknown scenario {name:?}: not a built-in ({builtins}) and no such file")]
+    UnknownScenario { name: String, builtins: String },
+    #[error("cannot read scenario file {}: {source}", path.display())]
+    ReadScenario {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("scenario file {}, line {line}: {message}", path.display())]
+    ScenarioFile {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("time scale {0} must be a finite number above 0")]
+    TimeScale(f64),
+    #[error("certificates: {0}")]
+    Pki(String),
+    #[error("cannot write {}: {source}", path.display())]
+    WriteState {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("node {node} of cluster {cluster} cannot listen on {address}: {source}")]
+    Listen {
+        cluster: String,
+        node: String,
+        address: String,
+        source: std::io::Error,
+    },
+    #[error("node {node} cannot join cluster {cluster}: {reason}")]
+    Join {
+        cluster: String,
+        node: String,
+        reason: String,
+    },
+    #[error(
+        "{nodes} nodes need about {nodes} open files but the limit is {limit}; raise `ulimit -n`"
+    )]
+    FileLimit { nodes: usize, limit: u64 },
+}
+
+/// How to run a sim.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Where the talosconfig is written.
+    pub state_dir: PathBuf,
+    /// Simulated seconds per real second (reboots, upgrades); larger is faster.
+    pub time_scale: f64,
+}
+
+/// What every apid handler shares.
+pub(crate) struct Core {
+    pub fleet: Arc<FleetState>,
+    pub pki: pki::Pki,
+    pub clock: SimClock,
+    /// When the sim started (etcd's raft index advances with simulated time).
+    pub started: std::time::Instant,
+    /// Taken at shutdown, which breaks the routes → services → core cycle.
+    routes: Mutex<Option<tonic::service::Routes>>,
+    /// true once the sim shuts down.
+    pub stop: watch::Sender<bool>,
+}
+
+impl Core {
+    pub fn routes(&self) -> Option<tonic::service::Routes> {
+        self.routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// A running simulated fleet.
+pub struct SimFleet {
+    core: Arc<Core>,
+    talosconfig: PathBuf,
+    kubeconfig: PathBuf,
+    kube: kube_link::KubeSide,
+    one: Option<opennebula::OneSim>,
+}
+
+impl SimFleet {
+    /// Starts every node's listener and writes the talosconfig; returns once all are up.
+    pub async fn start(scenario: Scenario, opts: SimOptions) -> Result<SimFleet, SimError> {
+        let clock = SimClock::new(opts.time_scale).ok_or(SimError::TimeScale(opts.time_scale))?;
+        ensure_file_limit(scenario.node_count())?;
+        std::fs::create_dir_all(&opts.state_dir).map_err(|source| SimError::WriteState {
+            path: opts.state_dir.clone(),
+            source,
+        })?;
+        let pki = pki::Pki::new()?;
+        let fleet = Arc::new(FleetState::new(&scenario.clusters));
+        let core = Arc::new(Core {
+            fleet: fleet.clone(),
+            pki,
+            clock,
+            started: std::time::Instant::now(),
+            routes: Mutex::new(None),
+            stop: watch::channel(false).0,
+        });
+        let _ = fleet.core.set(Arc::downgrade(&core));
+        let routes = tonic::service::Routes::new(MachineServiceServer::new(
+            machine::MachineApi::new(core.clone()),
+        ))
+        .add_service(ImageServiceServer::new(lifecycle::ImageApi::new(
+            core.clone(),
+        )))
+        .add_service(LifecycleServiceServer::new(lifecycle::LifecycleApi::new(
+            core.clone(),
+        )))
+        .add_service(StateServer::new(cosi::StateApi::new(core.clone())))
+        .prepare();
+        *core.routes.lock().unwrap_or_else(|e| e.into_inner()) = Some(routes);
+        for cluster in fleet.clusters() {
+            for n in cluster.nodes() {
+                node::start(&core, n).map_err(|source| SimError::Listen {
+                    cluster: cluster.name().to_string(),
+                    node: n.name().to_string(),
+                    address: n.address().to_string(),
+                    source,
+                })?;
+            }
+            cluster.elect_if_leaderless();
+        }
+        let kube = match kube_link::start(&fleet, &scenario, &opts.state_dir).await {
+            Ok(kube) => kube,
+            Err(e) => {
+                stop_nodes(&core);
+                return Err(e);
+            }
+        };
+        let talosconfig = opts.state_dir.join("talosconfig");
+        let kubeconfig = opts.state_dir.join("kubeconfig");
+        let mut sim = SimFleet {
+            core,
+            talosconfig,
+            kubeconfig,
+            kube,
+            one: None,
+        };
+        if let Err(e) = sim.write_talosconfig(&scenario) {
+            sim.stop_all();
+            return Err(e);
+        }
+        let one = opennebula::OneSim::start(
+            sim.core.fleet.clone(),
+            sim.core.clock,
+            sim.core.pki.ca_pem(),
+            &opts.state_dir,
+        )
+        .await;
+        match one {
+            Ok(one) => sim.one = Some(one),
+            Err(e) => {
+                sim.stop_all();
+                return Err(e);
+            }
+        }
+        Ok(sim)
+    }
+
+    fn write_talosconfig(&self, scenario: &Scenario) -> Result<(), SimError> {
+        let pki = &self.core.pki;
+        let mut contexts = Vec::new();
+        for (spec, cluster) in scenario.clusters.iter().zip(self.core.fleet.clusters()) {
+            let endpoints: Vec<String> = cluster
+                .nodes()
+                .iter()
+                .filter(|n| n.role() == NodeRole::ControlPlane)
+                .map(|n| n.endpoint())
+                .collect();
+            let nodes: Vec<String> = cluster
+                .nodes()
+                .iter()
+                .map(|n| n.address().to_string())
+                .collect();
+            let mut add = |suffix: &str, roles: &[&str], expired: bool| -> Result<(), SimError> {
+                let (crt_pem, key_pem) = pki.client_cert(roles, expired)?;
+                contexts.push(pki::TalosContext {
+                    name: format!("{}{suffix}", cluster.name()),
+                    endpoints: endpoints.clone(),
+                    nodes: nodes.clone(),
+                    crt_pem,
+                    key_pem,
+                });
+                Ok(())
+            };
+            add("", &["os:admin"], false)?;
+            add("-reader", &["os:reader"], false)?;
+            if spec.expired_client_context {
+                add("-expired", &["os:admin"], true)?;
+            }
+        }
+        let text = pki::render_talosconfig(pki.ca_pem(), &contexts);
+        pki::write_private(&self.talosconfig, &text)
+    }
+
+    /// `DIR/talosconfig`.
+    pub fn talosconfig_path(&self) -> PathBuf {
+        self.talosconfig.clone()
+    }
+
+    /// `DIR/kubeconfig`, with an `admin@<cluster>` context per cluster.
+    pub fn kubeconfig_path(&self) -> PathBuf {
+        self.kubeconfig.clone()
+    }
+
+    /// The Kubernetes API server URL of the cluster at `index` (scenario order).
+    pub fn kube_api_url(&self, index: usize) -> Option<&str> {
+        self.kube.url(index)
+    }
+
+    /// The Kubernetes API server of the cluster at `index` (scenario order): its record of
+    /// cordons and evictions, and the disruption-budget knob.
+    pub fn kube_api(&self, index: usize) -> Option<&kube_api::KubeApiServer> {
+        self.kube.server(index)
+    }
+
+    /// The shared node state.
+    pub fn state(&self) -> Arc<FleetState> {
+        self.core.fleet.clone()
+    }
+
+    /// The sim's CA certificate (PEM), as written into the talosconfig.
+    pub fn ca_pem(&self) -> String {
+        self.core.pki.ca_pem().to_string()
+    }
+
+    /// The simulated clock (time scale).
+    pub fn clock(&self) -> SimClock {
+        self.core.clock
+    }
+
+    /// The OpenNebula and OneFlow sims (endpoints, `one_auth`, `taloscope.yaml`).
+    pub fn opennebula(&self) -> Option<&opennebula::OneSim> {
+        self.one.as_ref()
+    }
+
+    fn stop_all(&self) {
+        if let Some(one) = &self.one {
+            one.stop();
+        }
+        self.kube.stop();
+        stop_nodes(&self.core);
+    }
+
+    /// Stops every listener and open connection.
+    pub async fn shutdown(self) {
+        self.stop_all();
+        tokio::task::yield_now().await;
+    }
+}
+
+impl Drop for SimFleet {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+fn stop_nodes(core: &Core) {
+    core.stop.send_replace(true);
+    for cluster in core.fleet.clusters() {
+        for n in cluster.nodes() {
+            apid::stop_serving(n);
+            n.lock().listener = None;
+            n.events.close();
+        }
+    }
+    core.routes.lock().unwrap_or_else(|e| e.into_inner()).take();
+}
+
+/// 5,000 listeners need 5,000 descriptors: raise the soft limit to the hard one when short.
+fn ensure_file_limit(nodes: usize) -> Result<(), SimError> {
+    let needed = nodes as u64 + 256;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read or write the struct passed by reference.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return Ok(());
+        }
+        if limit.rlim_cur >= needed {
+            return Ok(());
+        }
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+            limit.rlim_cur = limit.rlim_max;
+            tracing::info!("raised the open-file limit to {}", limit.rlim_cur);
+        }
+    }
+    if limit.rlim_cur < nodes as u64 {
+        return Err(SimError::FileLimit {
+            nodes,
+            limit: limit.rlim_cur,
+        });
+    }
+    Ok(())
+}
+
+/// Reads a talosconfig path's directory; used by the `sim` command's ready line.
+pub fn ready_line(talosconfig: &Path) -> String {
+    format!("ready talosconfig={}", talosconfig.display())
+}

@@ -1,0 +1,228 @@
+//! The Talos ≥ 1.13 upgrade path: `machine.ImageService/Pull` (progress, then the image name)
+//! and `machine.LifecycleService/Upgrade` (messages, then an exit code), which only stages the
+//! new version for the next reboot and has no server-side etcd check. Older nodes: Unimplemented.
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::Core;
+use super::apid::{Role, Route, Target, require, route, slow_down};
+use super::machine::{image_version, record};
+use super::scenario::parse_version;
+use taloscope_proto::machine::image_service_server::ImageService;
+use taloscope_proto::machine::lifecycle_service_server::LifecycleService;
+use taloscope_proto::machine::{
+    ImageServicePullLayerProgress, ImageServicePullProgress, ImageServicePullRequest,
+    ImageServicePullResponse, LifecycleServiceInstallProgress, LifecycleServiceUpgradeRequest,
+    LifecycleServiceUpgradeResponse, image_service_pull_layer_progress,
+    image_service_pull_response, lifecycle_service_install_progress,
+};
+
+fn one_target<T>(core: &Core, req: &Request<T>, method: &str) -> Result<Target, Status> {
+    match route(core, req, method, false)? {
+        Route::One(t) => Ok(t),
+        Route::Many(_) => Err(Status::invalid_argument(format!(
+            "one-2-many proxying is not supported for method {method:?}"
+        ))),
+    }
+}
+
+/// Talos before 1.13 has no such service.
+fn require_1_13(t: &Target, service: &str) -> Result<(), Status> {
+    let version = t.node.status.borrow().talos_version.clone();
+    match parse_version(&version) {
+        Some((major, minor, _)) if (major, minor) >= (1, 13) => Ok(()),
+        _ => Err(Status::unimplemented(format!("unknown service {service}"))),
+    }
+}
+
+/// `machine.ImageService` of every simulated node.
+pub struct ImageApi {
+    core: Arc<Core>,
+}
+
+impl ImageApi {
+    pub(crate) fn new(core: Arc<Core>) -> ImageApi {
+        ImageApi { core }
+    }
+}
+
+fn progress(
+    layer: &str,
+    status: image_service_pull_layer_progress::Status,
+    offset: i64,
+) -> ImageServicePullResponse {
+    ImageServicePullResponse {
+        response: Some(image_service_pull_response::Response::PullProgress(
+            ImageServicePullProgress {
+                layer_id: layer.into(),
+                progress: Some(ImageServicePullLayerProgress {
+                    status: status as i32,
+                    elapsed: None,
+                    offset,
+                    total: 4_194_304,
+                }),
+            },
+        )),
+    }
+}
+
+#[tonic::async_trait]
+impl ImageService for ImageApi {
+    type PullStream = ReceiverStream<Result<ImageServicePullResponse, Status>>;
+
+    async fn pull(
+        &self,
+        request: Request<ImageServicePullRequest>,
+    ) -> Result<Response<Self::PullStream>, Status> {
+        require(&request, Role::Operator)?;
+        let t = one_target(&self.core, &request, "/machine.ImageService/Pull")?;
+        require_1_13(&t, "machine.ImageService")?;
+        let image = request.into_inner().image_ref;
+        if image.trim().is_empty() {
+            return Err(Status::invalid_argument("image reference is empty"));
+        }
+        slow_down(&t.node).await;
+        record(&self.core, &t, "ImageService.Pull");
+        let clock = self.core.clock;
+        let (tx, rx) = mpsc::channel(16);
+        tokio::spawn(async move {
+            use image_service_pull_layer_progress::Status as S;
+            for layer in ["sha256:1a2b", "sha256:3c4d"] {
+                for (status, offset) in [
+                    (S::Downloading, 1_048_576),
+                    (S::DownloadComplete, 4_194_304),
+                    (S::ExtractComplete, 4_194_304),
+                ] {
+                    if tx.send(Ok(progress(layer, status, offset))).await.is_err() {
+                        return;
+                    }
+                    clock.sleep(0.2).await;
+                }
+            }
+            {
+                let mut m = t.node.lock();
+                if !m.pulled_images.contains(&image) {
+                    m.pulled_images.push(image.clone());
+                }
+            }
+            let _ = tx
+                .send(Ok(ImageServicePullResponse {
+                    response: Some(image_service_pull_response::Response::Name(image)),
+                }))
+                .await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// `machine.LifecycleService` of every simulated node.
+pub struct LifecycleApi {
+    core: Arc<Core>,
+}
+
+impl LifecycleApi {
+    pub(crate) fn new(core: Arc<Core>) -> LifecycleApi {
+        LifecycleApi { core }
+    }
+}
+
+fn message(text: String) -> LifecycleServiceUpgradeResponse {
+    LifecycleServiceUpgradeResponse {
+        progress: Some(LifecycleServiceInstallProgress {
+            response: Some(lifecycle_service_install_progress::Response::Message(text)),
+        }),
+    }
+}
+
+fn exit_code(code: i32) -> LifecycleServiceUpgradeResponse {
+    LifecycleServiceUpgradeResponse {
+        progress: Some(LifecycleServiceInstallProgress {
+            response: Some(lifecycle_service_install_progress::Response::ExitCode(code)),
+        }),
+    }
+}
+
+#[tonic::async_trait]
+impl LifecycleService for LifecycleApi {
+    type UpgradeStream = ReceiverStream<Result<LifecycleServiceUpgradeResponse, Status>>;
+
+    async fn upgrade(
+        &self,
+        request: Request<LifecycleServiceUpgradeRequest>,
+    ) -> Result<Response<Self::UpgradeStream>, Status> {
+        require(&request, Role::Admin)?;
+        let t = one_target(&self.core, &request, "/machine.LifecycleService/Upgrade")?;
+        require_1_13(&t, "machine.LifecycleService")?;
+        let image = request
+            .into_inner()
+            .source
+            .map(|s| s.image_name)
+            .unwrap_or_default();
+        if image.trim().is_empty() {
+            return Err(Status::invalid_argument("source image name is required"));
+        }
+        {
+            let mut m = t.node.lock();
+            if m.busy {
+                return Err(Status::failed_precondition(
+                    "another installation/upgrade is already in progress",
+                ));
+            }
+            m.busy = true;
+        }
+        slow_down(&t.node).await;
+        record(&self.core, &t, "LifecycleService.Upgrade");
+        let fleet = self.core.fleet.clone();
+        let (cluster, node) = (t.cluster.name().to_string(), t.node.name().to_string());
+        fleet.record.upgrade_started(&cluster, &node, t.node.role());
+        let clock = self.core.clock;
+        let (tx, rx) = mpsc::channel(16);
+        tokio::spawn(async move {
+            let version = image_version(&image);
+            let steps = [
+                format!("using installer image {image}"),
+                "validating installer".to_string(),
+                "writing boot assets".to_string(),
+            ];
+            for step in steps {
+                if tx.send(Ok(message(step))).await.is_err() {
+                    break;
+                }
+                clock.sleep(0.5).await;
+            }
+            let code = match &version {
+                Some(v) => {
+                    let _ = tx
+                        .send(Ok(message(format!(
+                            "upgrade to {v} staged; reboot to apply"
+                        ))))
+                        .await;
+                    0
+                }
+                None => {
+                    let _ = tx
+                        .send(Ok(message(format!(
+                            "error: installer image {image:?} has no version tag"
+                        ))))
+                        .await;
+                    1
+                }
+            };
+            {
+                let mut m = t.node.lock();
+                if let Some(v) = version {
+                    m.staged_version = Some(v);
+                }
+                m.busy = false;
+            }
+            if code != 0 {
+                fleet.record.upgrade_ended(&cluster, &node);
+            }
+            let _ = tx.send(Ok(exit_code(code))).await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}

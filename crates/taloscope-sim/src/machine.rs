@@ -1,0 +1,453 @@
+//! `machine.MachineService` as a simulated node answers it: version, hostname, services, the
+//! legacy Upgrade, Reboot, ApplyConfiguration and the Events stream — with Talos's role rules.
+//! The etcd calls are answered in machine_etcd.
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::Core;
+use super::apid::{Role, Route, Target, error_metadata, fan_out, require, route, slow_down};
+use super::clock::actor_id;
+use super::events::stream_events;
+use super::machine_etcd::{
+    alarm_list, etcd_status, forfeit, member_list, validate_etcd_for_upgrade,
+};
+use super::node::{Sequence, service_ids, spawn_reboot};
+use super::scenario::{NodeRole, parse_version};
+use taloscope_proto::common::Metadata;
+use taloscope_proto::machine::machine_service_server::MachineService;
+use taloscope_proto::machine::*;
+
+/// The MachineService every simulated node serves.
+pub struct MachineApi {
+    core: Arc<Core>,
+}
+
+impl MachineApi {
+    pub(crate) fn new(core: Arc<Core>) -> MachineApi {
+        MachineApi { core }
+    }
+
+    fn route<T>(&self, req: &Request<T>, method: &str) -> Result<Route, Status> {
+        route(&self.core, req, method, true)
+    }
+}
+
+const METHOD: &str = "/machine.MachineService/";
+
+fn version_info(t: &Target) -> Version {
+    let tag = t.node.status.borrow().talos_version.clone();
+    Version {
+        metadata: None,
+        version: Some(VersionInfo {
+            sha: format!("{:08x}", t.node.etcd_member_id() as u32),
+            tag,
+            built: String::new(),
+            go_version: "go1.24.9".into(),
+            os: "linux".into(),
+            arch: "amd64".into(),
+        }),
+        platform: Some(PlatformInfo {
+            name: "metal".into(),
+            mode: "metal".into(),
+        }),
+        features: Some(FeaturesInfo { rbac: true }),
+    }
+}
+
+/// The service's recent history, as `talosctl service` shows it.
+fn service_events(waiting: bool) -> ServiceEvents {
+    let event = |msg: &str, state: &str| ServiceEvent {
+        msg: msg.into(),
+        state: state.into(),
+        ts: None,
+    };
+    let mut events = vec![
+        event("Starting service", "Starting"),
+        event("Service started as goroutine", "Preparing"),
+    ];
+    if !waiting {
+        events.push(event("Service running", "Running"));
+        events.push(event("Health check successful", "Running"));
+    }
+    ServiceEvents { events }
+}
+
+fn service_list(t: &Target) -> ServiceList {
+    let ready = t.node.status.borrow().ready;
+    let services = service_ids(t.node.role())
+        .iter()
+        .map(|id| {
+            let waiting = !ready && matches!(*id, "kubelet" | "etcd");
+            let etcd_sick = *id == "etcd" && t.node.faults().etcd_unhealthy;
+            ServiceInfo {
+                id: id.to_string(),
+                state: if waiting { "Preparing" } else { "Running" }.into(),
+                events: Some(service_events(waiting)),
+                health: Some(ServiceHealth {
+                    unknown: waiting,
+                    healthy: !waiting && !etcd_sick,
+                    last_message: if etcd_sick {
+                        "context deadline exceeded".into()
+                    } else {
+                        String::new()
+                    },
+                    last_change: None,
+                }),
+            }
+        })
+        .collect();
+    ServiceList {
+        metadata: None,
+        services,
+    }
+}
+
+/// The installer tag an image reference asks for (`ghcr.io/siderolabs/installer:v1.11.5`).
+pub(crate) fn image_version(image: &str) -> Option<String> {
+    let last = image.rsplit('/').next()?;
+    let tag = last.split('@').next()?.rsplit_once(':')?.1;
+    parse_version(tag).map(|_| tag.to_string())
+}
+
+fn locked() -> Status {
+    Status::failed_precondition("locked: another sequence is already running")
+}
+
+fn upgrade(core: &Arc<Core>, t: &Target, req: &UpgradeRequest) -> Result<Upgrade, Status> {
+    let Some(version) = image_version(&req.image) else {
+        return Err(Status::unknown(format!(
+            "error validating installer image {:?}: no version tag",
+            req.image
+        )));
+    };
+    if t.node.role() == NodeRole::ControlPlane && !req.force && !req.preserve {
+        validate_etcd_for_upgrade(t)
+            .map_err(|e| Status::unknown(format!("error validating etcd for upgrade: {e}")))?;
+    }
+    if t.node.lock().busy {
+        return Err(locked());
+    }
+    t.node.lock().staged_version = Some(version);
+    let actor = actor_id();
+    if !spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Upgrade) {
+        return Err(locked());
+    }
+    record(core, t, "MachineService.Upgrade");
+    core.fleet
+        .record
+        .upgrade_started(t.cluster.name(), t.node.name(), t.node.role());
+    Ok(Upgrade {
+        metadata: None,
+        ack: "Upgrade request received".into(),
+        actor_id: actor,
+    })
+}
+
+/// Writes an accepted mutating call into the sim's record.
+pub(crate) fn record(core: &Core, t: &Target, method: &'static str) {
+    core.fleet
+        .record
+        .call(t.cluster.name(), t.node.name(), method);
+}
+
+fn apply(
+    core: &Arc<Core>,
+    t: &Target,
+    req: &ApplyConfigurationRequest,
+) -> Result<ApplyConfiguration, Status> {
+    use apply_configuration_request::Mode;
+    if req.data.is_empty() {
+        return Err(Status::invalid_argument(
+            "failed to parse config: the configuration is empty",
+        ));
+    }
+    let images = super::kube_components::parse_config_images(&req.data)
+        .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
+    let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
+    let (applied, details) = match mode {
+        Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
+        Mode::Auto | Mode::NoReboot => (Mode::NoReboot, "Applied configuration without a reboot"),
+        Mode::Staged => (
+            Mode::Staged,
+            "Staged configuration to be applied after a reboot",
+        ),
+        Mode::Try => (Mode::Try, "Applied configuration in try mode"),
+    };
+    if req.dry_run {
+        return Ok(ApplyConfiguration {
+            metadata: None,
+            warnings: vec![],
+            mode: applied as i32,
+            mode_details: format!("Dry run summary:\n{details} (no changes made)"),
+        });
+    }
+    t.node.lock().applied_config = Some(req.data.clone());
+    record(core, t, "MachineService.ApplyConfiguration");
+    // A staged config waits for a reboot nobody asked for yet; the others take effect now
+    // (with a reboot the components come back on their new images all the same).
+    if mode != Mode::Staged {
+        super::kube_components::apply_images(core, &t.node, &images);
+    }
+    if mode == Mode::Reboot {
+        spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
+    }
+    Ok(ApplyConfiguration {
+        metadata: None,
+        warnings: vec![],
+        mode: applied as i32,
+        mode_details: details.into(),
+    })
+}
+
+/// A unary call answered per targeted node; `|t, body|` also lends each node the request body.
+macro_rules! unary {
+    ($self:ident, $req:ident, $method:literal, $role:expr, $resp:ident, |$t:ident, $b:ident| $body:expr) => {{
+        let $b = $req.get_ref().clone();
+        let $b = &$b;
+        unary!($self, $req, $method, $role, $resp, |$t| $body)
+    }};
+    ($self:ident, $req:ident, $method:literal, $role:expr, $resp:ident, |$t:ident| $body:expr) => {{
+        require(&$req, $role)?;
+        let route = $self.route(&$req, concat!("/machine.MachineService/", $method))?;
+        let messages = fan_out(route, |$t: Target| async move { $body }).await?;
+        Ok(Response::new($resp { messages }))
+    }};
+}
+
+#[tonic::async_trait]
+impl MachineService for MachineApi {
+    async fn apply_configuration(
+        &self,
+        request: Request<ApplyConfigurationRequest>,
+    ) -> Result<Response<ApplyConfigurationResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "ApplyConfiguration",
+            Role::Admin,
+            ApplyConfigurationResponse,
+            |t, body| apply(core, &t, body)
+        )
+    }
+
+    type EventsStream = ReceiverStream<Result<Event, Status>>;
+
+    async fn events(
+        &self,
+        request: Request<EventsRequest>,
+    ) -> Result<Response<Self::EventsStream>, Status> {
+        require(&request, Role::Reader)?;
+        let route = self.route(&request, &format!("{METHOD}Events"))?;
+        let req = request.into_inner();
+        let (tx, rx) = mpsc::channel(64);
+        let targets: Vec<(Option<String>, Result<Target, Status>)> = match route {
+            Route::One(t) => vec![(None, Ok(t))],
+            Route::Many(list) => list.into_iter().map(|(n, t)| (Some(n), t)).collect(),
+        };
+        for (name, target) in targets {
+            let tx = tx.clone();
+            let req = req.clone();
+            let stop = self.core.stop.subscribe();
+            match target {
+                Ok(t) => {
+                    tokio::spawn(async move {
+                        slow_down(&t.node).await;
+                        let metadata = name.map(|hostname| Metadata {
+                            hostname,
+                            ..Metadata::default()
+                        });
+                        stream_events(&t.node.events, req, metadata, tx, stop).await;
+                    });
+                }
+                Err(status) => {
+                    let hostname = name.unwrap_or_default();
+                    let event = Event {
+                        metadata: Some(error_metadata(&hostname, &status)),
+                        ..Event::default()
+                    };
+                    tokio::spawn(async move {
+                        let _ = tx.send(Ok(event)).await;
+                    });
+                }
+            }
+        }
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn etcd_member_list(
+        &self,
+        request: Request<EtcdMemberListRequest>,
+    ) -> Result<Response<EtcdMemberListResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "EtcdMemberList",
+            Role::Reader,
+            EtcdMemberListResponse,
+            |t| member_list(&t)
+        )
+    }
+
+    async fn etcd_forfeit_leadership(
+        &self,
+        request: Request<EtcdForfeitLeadershipRequest>,
+    ) -> Result<Response<EtcdForfeitLeadershipResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdForfeitLeadership",
+            Role::Admin,
+            EtcdForfeitLeadershipResponse,
+            |t| {
+                let answer = forfeit(&t)?;
+                record(core, &t, "MachineService.EtcdForfeitLeadership");
+                Ok(answer)
+            }
+        )
+    }
+
+    async fn etcd_alarm_list(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdAlarmListResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "EtcdAlarmList",
+            Role::Reader,
+            EtcdAlarmListResponse,
+            |t| alarm_list(&t)
+        )
+    }
+
+    async fn etcd_status(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdStatusResponse>, Status> {
+        // A few raft entries per simulated second, as a lightly loaded cluster writes.
+        let sim_seconds = self.core.started.elapsed().as_secs_f64() * self.core.clock.scale();
+        let advance = (sim_seconds * 4.0) as u64;
+        unary!(
+            self,
+            request,
+            "EtcdStatus",
+            Role::Reader,
+            EtcdStatusResponse,
+            |t| etcd_status(&t, advance)
+        )
+    }
+
+    async fn hostname(&self, request: Request<()>) -> Result<Response<HostnameResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "Hostname",
+            Role::Reader,
+            HostnameResponse,
+            |t| Ok(Hostname {
+                metadata: None,
+                hostname: t.node.name().to_string(),
+            })
+        )
+    }
+
+    type ReadStream = super::files::ReadStream;
+
+    async fn read(
+        &self,
+        request: Request<ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
+        super::files::read(&self.core, request)
+            .await
+            .map(Response::new)
+    }
+
+    async fn reboot(
+        &self,
+        request: Request<RebootRequest>,
+    ) -> Result<Response<RebootResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Reboot",
+            Role::Operator,
+            RebootResponse,
+            |t| {
+                let actor = actor_id();
+                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Reboot) {
+                    record(core, &t, "MachineService.Reboot");
+                    Ok(Reboot {
+                        metadata: None,
+                        actor_id: actor,
+                    })
+                } else {
+                    Err(locked())
+                }
+            }
+        )
+    }
+
+    async fn service_list(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<ServiceListResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "ServiceList",
+            Role::Reader,
+            ServiceListResponse,
+            |t| Ok(service_list(&t))
+        )
+    }
+
+    async fn upgrade(
+        &self,
+        request: Request<UpgradeRequest>,
+    ) -> Result<Response<UpgradeResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Upgrade",
+            Role::Admin,
+            UpgradeResponse,
+            |t, body| upgrade(core, &t, body)
+        )
+    }
+
+    async fn version(&self, request: Request<()>) -> Result<Response<VersionResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "Version",
+            Role::Reader,
+            VersionResponse,
+            |t| Ok(version_info(&t))
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::image_version;
+
+    #[test]
+    fn installer_tags_are_read_from_image_references() {
+        assert_eq!(
+            image_version("ghcr.io/siderolabs/installer:v1.11.5").as_deref(),
+            Some("v1.11.5")
+        );
+        assert_eq!(
+            image_version("localhost:5000/installer:v1.13.0").as_deref(),
+            Some("v1.13.0")
+        );
+        assert_eq!(image_version("ghcr.io/siderolabs/installer"), None);
+    }
+}

@@ -1,0 +1,303 @@
+//! What the OpenNebula sim starts with, per sim cluster: Talos controlplane / worker templates
+//! (and one that ends in BOOT_FAILURE), a VM for every existing node, a OneFlow service with
+//! `controlplane` and `worker` roles; and the files it writes for clients into the state dir.
+//!
+//! # `taloscope.yaml` as the sim writes it
+//!
+//! ```yaml
+//! providers:
+//!   sim-opennebula:                 # a provider name clusters refer to
+//!     kind: opennebula              # opennebula (XML-RPC) | oneflow (REST)
+//!     endpoint: http://127.0.0.1:PORT/RPC2
+//!     auth_file: DIR/one_auth       # `user:password`, like ONE_AUTH; or username + password
+//!   sim-oneflow:
+//!     kind: oneflow
+//!     endpoint: http://127.0.0.1:PORT
+//!     xmlrpc_endpoint: http://127.0.0.1:PORT/RPC2   # OneFlow VMs are followed and terminated here
+//!     auth_file: DIR/one_auth
+//! clusters:
+//!   healthy:                        # the talosconfig context / cluster name
+//!     provider: sim-opennebula      # where new VMs come from
+//!     templates:                    # VM template per role, by name or numeric id
+//!       controlplane: talos-healthy-controlplane
+//!       worker: talos-healthy-worker
+//!     service: 0                    # the cluster's OneFlow service id (use with the oneflow
+//!                                   # provider; its roles are `controlplane` and `worker`)
+//!     machine_configs:              # as `talosctl gen config` writes them
+//!       controlplane: DIR/clusters/healthy/controlplane.yaml
+//!       worker: DIR/clusters/healthy/worker.yaml
+//! ```
+//!
+//! Each cluster also has a template `talos-<cluster>-bootfail` whose VMs end in BOOT_FAILURE;
+//! any template fails the same way with `TALOSCOPE_SIM_FAILURE="BOOT_FAILURE"` (or
+//! `"PROLOG_FAILURE"`) in the `extra_template`.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+
+use super::ONE_USER;
+use super::cloud::{Cloud, OneCloud, now_unix};
+use super::machine_config::{self, ConfigFor};
+use super::oneflow::{FlowState, Role, RoleSpec, Service, ServiceTemplate};
+use super::template::{Template, Value};
+use super::vm::VmTemplate;
+use crate::{FleetState, NodeRole, SimError};
+
+/// The cloud to start with, and each cluster's generated machine configs.
+pub(crate) struct Catalog {
+    pub cloud: Cloud,
+    /// cluster → (controlplane.yaml, worker.yaml).
+    pub configs: BTreeMap<String, (String, String)>,
+}
+
+fn single(name: &str, value: &str) -> (String, Value) {
+    (name.to_string(), Value::Single(value.to_string()))
+}
+
+fn vector(name: &str, pairs: &[(&str, &str)]) -> (String, Value) {
+    let pairs = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    (name.to_string(), Value::Vector(pairs))
+}
+
+fn talos_template(cluster: &str, role: &str, talos_version: &str, fail: bool) -> Template {
+    let mut attrs = vec![
+        single("CPU", if role == "controlplane" { "2" } else { "1" }),
+        single("VCPU", "2"),
+        single(
+            "MEMORY",
+            if role == "controlplane" {
+                "4096"
+            } else {
+                "2048"
+            },
+        ),
+        single(
+            "DESCRIPTION",
+            &format!("Talos {talos_version} {role} for cluster {cluster}"),
+        ),
+        vector(
+            "DISK",
+            &[
+                ("IMAGE", &format!("talos-{talos_version}-nocloud")),
+                ("IMAGE_UNAME", ONE_USER),
+                ("SIZE", "20480"),
+            ],
+        ),
+        vector(
+            "NIC",
+            &[
+                ("NETWORK", &format!("talos-{cluster}")),
+                ("NETWORK_UNAME", ONE_USER),
+            ],
+        ),
+        vector("CONTEXT", &[("NETWORK", "YES"), ("TOKEN", "YES")]),
+        vector("GRAPHICS", &[("LISTEN", "127.0.0.1"), ("TYPE", "VNC")]),
+        vector("OS", &[("ARCH", "x86_64"), ("FIRMWARE", "UEFI")]),
+        single("TALOS_CLUSTER", cluster),
+        single("TALOS_ROLE", role),
+    ];
+    if fail {
+        attrs.push(single("TALOSCOPE_SIM_FAILURE", "BOOT_FAILURE"));
+    }
+    Template { attrs }
+}
+
+/// The role's extra template: the template's own CONTEXT plus the machine config.
+fn role_extra(config: &str) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(config);
+    format!(
+        "CONTEXT = [ NETWORK = \"YES\", TOKEN = \"YES\", USER_DATA = \"{b64}\", USER_DATA_ENCODING = \"base64\" ]"
+    )
+}
+
+pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Catalog {
+    let mut cloud = Cloud {
+        owner: ONE_USER.to_string(),
+        password,
+        templates: Vec::new(),
+        vms: BTreeMap::new(),
+        next_vm: 0,
+        clusters: fleet
+            .clusters()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect(),
+        flow: FlowState::default(),
+    };
+    let mut configs = BTreeMap::new();
+    let regtime = now_unix() - 86_400;
+    for (ci, cluster) in fleet.clusters().iter().enumerate() {
+        let name = cluster.name();
+        let nodes = cluster.nodes();
+        let first = nodes.first().map(|n| n.status());
+        let talos = first
+            .as_ref()
+            .map_or("v1.11.3", |s| s.talos_version.as_str());
+        let k8s = first
+            .as_ref()
+            .map_or("v1.34.1", |s| s.kubernetes.kubelet.version.as_str());
+        let cp_address = nodes
+            .iter()
+            .find(|n| n.role() == NodeRole::ControlPlane)
+            .or(nodes.first())
+            .map(|n| n.address().to_string())
+            .unwrap_or_else(|| "127.0.0.1".into());
+        let endpoint = format!("https://{cp_address}:6443");
+        let seed = ci as u64 * 0x9e37_79b9 + name.len() as u64;
+        let config = |role| {
+            machine_config::generate(&ConfigFor {
+                cluster: name,
+                endpoint: &endpoint,
+                role,
+                talos_version: talos,
+                kubernetes_version: k8s,
+                ca_pem,
+                seed,
+            })
+        };
+        let (cp_yaml, worker_yaml) = (config(NodeRole::ControlPlane), config(NodeRole::Worker));
+        let base = cloud.templates.len() as i64;
+        for (offset, (role, fail, suffix)) in [
+            ("controlplane", false, "controlplane"),
+            ("worker", false, "worker"),
+            ("worker", true, "bootfail"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            cloud.templates.push(VmTemplate {
+                id: base + offset as i64,
+                name: format!("talos-{name}-{suffix}"),
+                regtime,
+                cluster: ci,
+                template: talos_template(name, role, talos, fail),
+            });
+        }
+        let mut roles = Vec::new();
+        for (role, template_id, yaml, parents) in [
+            (NodeRole::ControlPlane, base, &cp_yaml, vec![]),
+            (
+                NodeRole::Worker,
+                base + 1,
+                &worker_yaml,
+                vec!["controlplane".to_string()],
+            ),
+        ] {
+            let spec = RoleSpec {
+                name: role.as_str().to_string(),
+                template_id,
+                cardinality: nodes.iter().filter(|n| n.role() == role).count(),
+                parents,
+                extra_template: role_extra(yaml),
+            };
+            let vms = nodes
+                .iter()
+                .filter(|n| n.role() == role)
+                .map(|n| OneCloud::adopt(&mut cloud, template_id, n.name(), n.address()))
+                .collect::<Vec<_>>();
+            roles.push(Role {
+                last_vmname: vms.len(),
+                spec,
+                nodes: vms,
+                disposed: Vec::new(),
+                scaled: false,
+            });
+        }
+        let id = ci as i64;
+        cloud.flow.templates.push(ServiceTemplate {
+            id,
+            name: format!("talos-{name}"),
+            roles: roles.iter().map(|r| r.spec.clone()).collect(),
+        });
+        cloud.flow.services.push(Service {
+            id,
+            name: format!("talos-{name}"),
+            start_time: regtime,
+            roles,
+            log: vec![(regtime, "New state: RUNNING".into())],
+        });
+        cloud.flow.next_service = id + 1;
+        configs.insert(name.to_string(), (cp_yaml, worker_yaml));
+    }
+    Catalog { cloud, configs }
+}
+
+/// Where the sim's client files go.
+pub(crate) struct Written {
+    pub one_auth: PathBuf,
+    pub config: PathBuf,
+    dir: PathBuf,
+}
+
+impl Written {
+    pub fn in_dir(dir: &Path) -> Written {
+        Written {
+            one_auth: dir.join("one_auth"),
+            config: dir.join("taloscope.yaml"),
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn machine_config(&self, cluster: &str, role: NodeRole) -> PathBuf {
+        self.dir
+            .join("clusters")
+            .join(cluster)
+            .join(format!("{}.yaml", role.as_str()))
+    }
+}
+
+/// A YAML double-quoted scalar.
+fn quoted(text: &str) -> String {
+    serde_json::Value::String(text.to_string()).to_string()
+}
+
+pub(crate) fn write_files(
+    files: &Written,
+    cloud: &Cloud,
+    configs: &BTreeMap<String, (String, String)>,
+    xmlrpc_url: &str,
+    oneflow_url: &str,
+) -> Result<(), SimError> {
+    use crate::pki::write_private;
+    write_private(
+        &files.one_auth,
+        &format!("{}:{}\n", cloud.owner, cloud.password),
+    )?;
+    let auth = quoted(&files.one_auth.display().to_string());
+    let mut yaml = format!(
+        "# Written by the taloscope sim: OpenNebula providers for its clusters.\n\
+         providers:\n  sim-opennebula:\n    kind: opennebula\n    endpoint: {}\n    auth_file: {auth}\n\
+         \x20 sim-oneflow:\n    kind: oneflow\n    endpoint: {}\n    xmlrpc_endpoint: {}\n    auth_file: {auth}\nclusters:\n",
+        quoted(xmlrpc_url),
+        quoted(oneflow_url),
+        quoted(xmlrpc_url)
+    );
+    for (ci, name) in cloud.clusters.iter().enumerate() {
+        let Some((cp, worker)) = configs.get(name) else {
+            continue;
+        };
+        let cp_path = files.machine_config(name, NodeRole::ControlPlane);
+        let worker_path = files.machine_config(name, NodeRole::Worker);
+        if let Some(dir) = cp_path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| SimError::WriteState {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        write_private(&cp_path, cp)?;
+        write_private(&worker_path, worker)?;
+        yaml.push_str(&format!(
+            "  {}:\n    provider: sim-opennebula\n    templates:\n      controlplane: {}\n      worker: {}\n    service: {ci}\n    machine_configs:\n      controlplane: {}\n      worker: {}\n",
+            quoted(name),
+            quoted(&format!("talos-{name}-controlplane")),
+            quoted(&format!("talos-{name}-worker")),
+            quoted(&cp_path.display().to_string()),
+            quoted(&worker_path.display().to_string()),
+        ));
+    }
+    write_private(&files.config, &yaml)
+}

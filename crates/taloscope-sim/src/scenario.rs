@@ -1,0 +1,385 @@
+//! Scenarios for the simulated fleet: the built-in ones (`healthy`, `cp2-down`, `fleet`, ...)
+//! and the YAML file format, validated into one plain `Scenario` value (clusters, nodes, etcd
+//! membership, faults). Only loopback addresses (127.0.0.0/8) are ever accepted.
+//!
+//! # Scenario file format
+//!
+//! ```yaml
+//! clusters:
+//!   - name: prod                    # talosconfig context name (admin); `prod-reader` is added
+//!     talos_version: v1.11.3        # default for this cluster's nodes (default v1.11.3)
+//!     kubernetes_version: v1.34.1   # default for this cluster's nodes (default v1.34.1)
+//!     expired_client_context: false # true: also write a `prod-expired` context (expired admin cert)
+//!     etcd:
+//!       members: [cp-1, cp-2, cp-3] # default: every control plane
+//!       leader: cp-1                # default: the first member
+//!     nodes:
+//!       - name: cp-1                # hostname; unique within the cluster
+//!         role: controlplane        # controlplane | worker
+//!         address: 127.10.0.1       # optional; default 127.10.<cluster index>.<node index + 1>
+//!         talos_version: v1.13.0    # optional per-node override
+//!         kubernetes_version: v1.34.1
+//!         faults:                   # all optional
+//!           down: true                      # unreachable from the start (etcd member unhealthy)
+//!           slow_ms: 800                    # every answer from this node is delayed
+//!           never_returns_after_reboot: true
+//!           etcd_unhealthy: true            # member reports errors; legacy upgrades refused
+//!           alarm: NOSPACE                  # etcd alarm raised by this member (NOSPACE | CORRUPT)
+//!           wrong_ca_cert: true             # server certificate signed by a different CA
+//!           expired_cert: true              # server certificate expired
+//!           component_never_ready: kube-scheduler  # never ready again after an image update
+//! ```
+//!
+//! Addresses outside 127.0.0.0/8 are refused. Each node listens on an ephemeral port of its own
+//! address; the ports are written into the talosconfig.
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::SimError;
+
+pub(crate) const DEFAULT_TALOS: &str = "v1.11.3";
+pub(crate) const DEFAULT_KUBERNETES: &str = "v1.34.1";
+
+/// A node's machine type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeRole {
+    #[serde(rename = "controlplane")]
+    ControlPlane,
+    Worker,
+}
+
+impl NodeRole {
+    /// The word Talos uses (`controlplane` / `worker`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeRole::ControlPlane => "controlplane",
+            NodeRole::Worker => "worker",
+        }
+    }
+}
+
+/// An etcd alarm a member can raise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum EtcdAlarmKind {
+    #[serde(rename = "NOSPACE")]
+    NoSpace,
+    #[serde(rename = "CORRUPT")]
+    Corrupt,
+}
+
+/// What is wrong with a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Faults {
+    #[serde(default)]
+    pub down: bool,
+    #[serde(default)]
+    pub slow_ms: u64,
+    #[serde(default)]
+    pub never_returns_after_reboot: bool,
+    #[serde(default)]
+    pub etcd_unhealthy: bool,
+    #[serde(default)]
+    pub alarm: Option<EtcdAlarmKind>,
+    #[serde(default)]
+    pub wrong_ca_cert: bool,
+    #[serde(default)]
+    pub expired_cert: bool,
+    /// A Kubernetes component (`kube-apiserver`, `kube-controller-manager`, `kube-scheduler`,
+    /// `kubelet`) that restarts on a new image and never becomes ready again.
+    #[serde(default)]
+    pub component_never_ready: Option<String>,
+}
+
+/// One simulated machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSpec {
+    pub name: String,
+    pub role: NodeRole,
+    pub address: Ipv4Addr,
+    pub talos_version: String,
+    pub kubernetes_version: String,
+    pub faults: Faults,
+}
+
+/// One cluster: its nodes and etcd membership (indexes into `nodes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterSpec {
+    pub name: String,
+    pub nodes: Vec<NodeSpec>,
+    pub etcd_members: Vec<usize>,
+    pub etcd_leader: Option<usize>,
+    pub expired_client_context: bool,
+    /// Objects still stored in API versions a later Kubernetes removes, by
+    /// `resource.version.group` (as in `kube_api::removed_versions`), with their count.
+    pub removed_api_objects: Vec<(String, usize)>,
+}
+
+/// A validated scenario: what the simulated fleet looks like when it starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    pub name: String,
+    pub clusters: Vec<ClusterSpec>,
+}
+
+#[rustfmt::skip]
+const BUILTINS: &[&str] = &[
+    "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
+    "removed-api",
+];
+
+impl Scenario {
+    /// The names `builtin` knows.
+    pub fn builtin_names() -> &'static [&'static str] {
+        BUILTINS
+    }
+
+    /// A built-in scenario by name.
+    pub fn builtin(name: &str) -> Option<Scenario> {
+        let clusters = match name {
+            "healthy" => vec![standard_cluster("healthy", 0, |_| {})],
+            "cp2-down" => vec![standard_cluster("cp2-down", 0, |n| {
+                if n.name == "cp-2" {
+                    n.faults.down = true;
+                    n.faults.etcd_unhealthy = true;
+                }
+            })],
+            "single-cp" => vec![small_cluster("single-cp", 0, |_| {})],
+            "alarm" => vec![standard_cluster("alarm", 0, |n| {
+                if n.name == "cp-3" {
+                    n.faults.alarm = Some(EtcdAlarmKind::NoSpace);
+                }
+            })],
+            "mixed" => vec![standard_cluster("mixed", 0, |n| {
+                if n.name == "w-2" {
+                    n.talos_version = "v1.10.7".into();
+                }
+            })],
+            "fleet" => (0..20).map(fleet_cluster).collect(),
+            "healthy-112" => vec![standard_cluster("healthy-112", 0, |n| {
+                n.talos_version = "v1.12.0".into();
+            })],
+            "removed-api" => {
+                let mut cluster = standard_cluster("removed-api", 0, |n| {
+                    n.kubernetes_version = "v1.31.4".into();
+                });
+                cluster.removed_api_objects = vec![
+                    ("flowschemas.v1beta3.flowcontrol.apiserver.k8s.io".into(), 2),
+                    (
+                        "prioritylevelconfigurations.v1beta3.flowcontrol.apiserver.k8s.io".into(),
+                        1,
+                    ),
+                ];
+                vec![cluster]
+            }
+            "demo" => vec![
+                standard_cluster("prod", 0, |_| {}),
+                standard_cluster("staging", 1, |n| {
+                    if n.name == "w-2" {
+                        n.faults.down = true;
+                    }
+                }),
+                small_cluster("edge", 2, |n| {
+                    if n.name == "cp-1" {
+                        n.faults.alarm = Some(EtcdAlarmKind::NoSpace);
+                    }
+                }),
+            ],
+            _ => return None,
+        };
+        Some(Scenario {
+            name: name.to_string(),
+            clusters,
+        })
+    }
+
+    /// A built-in name, or else a path to a scenario file.
+    pub fn load(name_or_file: &str) -> Result<Scenario, SimError> {
+        if let Some(s) = Scenario::builtin(name_or_file) {
+            return Ok(s);
+        }
+        let path = Path::new(name_or_file);
+        if !path.exists() {
+            return Err(SimError::UnknownScenario {
+                name: name_or_file.to_string(),
+                builtins: BUILTINS.join(", "),
+            });
+        }
+        Scenario::from_file(path)
+    }
+
+    /// Reads and validates a scenario YAML file.
+    pub fn from_file(path: &Path) -> Result<Scenario, SimError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SimError::ReadScenario {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into());
+        super::scenario_file::parse_scenario(&name, &text).map_err(|(line, message)| {
+            SimError::ScenarioFile {
+                path: path.to_path_buf(),
+                line,
+                message,
+            }
+        })
+    }
+
+    /// Every node in the scenario.
+    pub fn node_count(&self) -> usize {
+        self.clusters.iter().map(|c| c.nodes.len()).sum()
+    }
+}
+
+fn node(name: &str, role: NodeRole, cluster_index: usize, node_index: usize) -> NodeSpec {
+    NodeSpec {
+        name: name.to_string(),
+        role,
+        address: default_address(cluster_index, node_index),
+        talos_version: DEFAULT_TALOS.into(),
+        kubernetes_version: DEFAULT_KUBERNETES.into(),
+        faults: Faults::default(),
+    }
+}
+
+/// 127.10.<cluster index>.<node index + 1>.
+pub(crate) fn default_address(cluster_index: usize, node_index: usize) -> Ipv4Addr {
+    Ipv4Addr::new(
+        127,
+        10,
+        (cluster_index % 256) as u8,
+        ((node_index + 1) % 256) as u8,
+    )
+}
+
+fn standard_cluster(name: &str, index: usize, tweak: impl Fn(&mut NodeSpec)) -> ClusterSpec {
+    let names = [
+        ("cp-1", NodeRole::ControlPlane),
+        ("cp-2", NodeRole::ControlPlane),
+        ("cp-3", NodeRole::ControlPlane),
+        ("w-1", NodeRole::Worker),
+        ("w-2", NodeRole::Worker),
+    ];
+    build_cluster(name, index, &names, tweak)
+}
+
+fn small_cluster(name: &str, index: usize, tweak: impl Fn(&mut NodeSpec)) -> ClusterSpec {
+    let names = [("cp-1", NodeRole::ControlPlane), ("w-1", NodeRole::Worker)];
+    build_cluster(name, index, &names, tweak)
+}
+
+fn build_cluster(
+    name: &str,
+    index: usize,
+    names: &[(&str, NodeRole)],
+    tweak: impl Fn(&mut NodeSpec),
+) -> ClusterSpec {
+    let nodes: Vec<NodeSpec> = names
+        .iter()
+        .enumerate()
+        .map(|(i, (n, role))| {
+            let mut spec = node(n, *role, index, i);
+            tweak(&mut spec);
+            spec
+        })
+        .collect();
+    let members: Vec<usize> = control_planes(&nodes);
+    ClusterSpec {
+        name: name.to_string(),
+        etcd_leader: members.first().copied(),
+        etcd_members: members,
+        nodes,
+        expired_client_context: false,
+        removed_api_objects: Vec::new(),
+    }
+}
+
+fn fleet_cluster(index: usize) -> ClusterSpec {
+    let nodes: Vec<NodeSpec> = (0..250)
+        .map(|i| {
+            if i < 3 {
+                node(&format!("cp-{}", i + 1), NodeRole::ControlPlane, index, i)
+            } else {
+                node(&format!("w-{}", i - 2), NodeRole::Worker, index, i)
+            }
+        })
+        .collect();
+    ClusterSpec {
+        name: format!("fleet-{:02}", index + 1),
+        etcd_members: vec![0, 1, 2],
+        etcd_leader: Some(0),
+        nodes,
+        expired_client_context: false,
+        removed_api_objects: Vec::new(),
+    }
+}
+
+pub(crate) fn control_planes(nodes: &[NodeSpec]) -> Vec<usize> {
+    nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.role == NodeRole::ControlPlane)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Accepts only IPv4 loopback addresses (127.0.0.0/8).
+pub fn parse_loopback(text: &str) -> Result<Ipv4Addr, String> {
+    let addr: Ipv4Addr = text.trim().parse().map_err(|_| {
+        format!("address {text:?} is not an IPv4 address (the sim uses 127.0.0.0/8 only)")
+    })?;
+    if !addr.is_loopback() {
+        return Err(format!(
+            "address {addr} is outside 127.0.0.0/8; the simulated fleet only listens on loopback"
+        ));
+    }
+    Ok(addr)
+}
+
+/// `v1.11.3` (or `1.11.3`, with an optional `-suffix`) → (1, 11, 3).
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let t = text.trim().trim_start_matches('v');
+    let core = t.split(['-', '+']).next()?;
+    let mut parts = core.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let patch = parts.next().unwrap_or("0").parse().ok()?;
+    Some((major, minor, patch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_have_expected_shape() {
+        for name in Scenario::builtin_names() {
+            let s = Scenario::builtin(name).expect("builtin");
+            assert!(!s.clusters.is_empty(), "{name}");
+        }
+        let fleet = Scenario::builtin("fleet").expect("fleet");
+        assert_eq!(fleet.node_count(), 5000);
+        assert_eq!(fleet.clusters[19].name, "fleet-20");
+        assert_eq!(
+            fleet.clusters[19].nodes[249].address,
+            Ipv4Addr::new(127, 10, 19, 250)
+        );
+        let down = Scenario::builtin("cp2-down").expect("cp2-down");
+        assert!(down.clusters[0].nodes[1].faults.down);
+        assert_eq!(down.clusters[0].name, "cp2-down");
+        let demo = Scenario::builtin("demo").expect("demo");
+        let names: Vec<_> = demo.clusters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["prod", "staging", "edge"]);
+    }
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_version("v1.13.0-alpha.2"), Some((1, 13, 0)));
+        assert_eq!(parse_version("junk"), None);
+    }
+}
