@@ -454,7 +454,7 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
 
 /// kubectl's stdout and stderr, and whether it succeeded.
 fn kubectl(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let kubectl = which("kubectl").expect("kubectl is installed (.ci/run installs it)");
+    let kubectl = which("kubectl").expect("kubectl is installed (scripts/test installs it)");
     let out = Command::new(kubectl)
         .args(args)
         .arg("--request-timeout=10s")

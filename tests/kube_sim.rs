@@ -23,7 +23,7 @@ fn which(name: &str) -> Option<std::path::PathBuf> {
 }
 
 fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
-    let kubectl = which("kubectl").expect("kubectl is installed (.ci/run installs it)");
+    let kubectl = which("kubectl").expect("kubectl is installed (scripts/test installs it)");
     let out = Command::new(kubectl)
         .args(args)
         .env("KUBECONFIG", kubeconfig)
