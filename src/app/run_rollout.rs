@@ -10,14 +10,9 @@ use super::run::Console;
 use super::state::{AppState, Message};
 use crate::paths::Paths;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
-use crate::upgrade::kubernetes::{
-    KubernetesUpgradePlan, KubernetesUpgradeRun, count_removed_apis, resume_kubernetes_upgrade,
-    spawn_kubernetes_upgrade,
-};
+use crate::upgrade::kubernetes::{Kubernetes, KubernetesUpgradePlan, count_removed_apis};
 use crate::upgrade::launch::connect;
-use crate::upgrade::runner::{
-    RunOptions, TalosUpgradeRun, resume_talos_upgrade, spawn_talos_upgrade,
-};
+use crate::upgrade::{RunOptions, TalosOs, UpgradeKind, UpgradeRun, resume_upgrade, spawn_upgrade};
 
 /// A rollout this console started or resumed.
 pub struct RunningRollout {
@@ -52,6 +47,32 @@ impl Console {
     }
 }
 
+/// An approved new rollout, whatever its kind.
+struct Fresh {
+    approved: ApprovedAction,
+    acks: Vec<String>,
+    cluster: crate::discovery::Cluster,
+}
+
+impl Fresh {
+    fn spawn<K: UpgradeKind>(
+        self,
+        plan: K::Plan,
+        events: mpsc::UnboundedSender<RolloutEvent>,
+    ) -> crate::upgrade::RolloutHandle {
+        spawn_upgrade(
+            UpgradeRun::<K> {
+                approved: self.approved,
+                plan,
+                acks: self.acks,
+                cluster: self.cluster,
+                options: RunOptions::default(),
+            },
+            events,
+        )
+    }
+}
+
 /// Starts the runner of an approved rollout, its events forwarded to the
 /// app channel; returns its control channel, or why it could not start.
 fn spawn_rollout(
@@ -74,27 +95,14 @@ fn spawn_rollout(
                 plan,
                 acks,
             } = *start;
+            let fresh = Fresh {
+                approved,
+                acks,
+                cluster,
+            };
             match plan {
-                PlannedRollout::Talos(plan) => spawn_talos_upgrade(
-                    TalosUpgradeRun {
-                        approved,
-                        plan,
-                        acks,
-                        cluster,
-                        options: RunOptions::default(),
-                    },
-                    events,
-                ),
-                PlannedRollout::Kubernetes(plan) => spawn_kubernetes_upgrade(
-                    KubernetesUpgradeRun {
-                        approved,
-                        plan,
-                        acks,
-                        cluster,
-                        options: RunOptions::default(),
-                    },
-                    events,
-                ),
+                PlannedRollout::Talos(plan) => fresh.spawn::<TalosOs>(plan, events),
+                PlannedRollout::Kubernetes(plan) => fresh.spawn::<Kubernetes>(plan, events),
             }
         }
         RolloutStart::Resume(approved) => {
@@ -109,10 +117,10 @@ fn spawn_rollout(
                 })?;
             match journal.kind {
                 RolloutKind::TalosUpgrade => {
-                    resume_talos_upgrade(journal, approved, cluster, events)
+                    resume_upgrade::<TalosOs>(journal, approved, cluster, events)
                 }
                 RolloutKind::KubernetesUpgrade => {
-                    resume_kubernetes_upgrade(journal, approved, cluster, events)
+                    resume_upgrade::<Kubernetes>(journal, approved, cluster, events)
                 }
             }
         }
