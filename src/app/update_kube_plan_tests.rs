@@ -6,14 +6,20 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
+use crate::app::action::PlannedRollout;
+use crate::app::dispatcher::MutatingAction;
 use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::app::keymap::{self, KeyContext};
+use crate::app::kube_plan::KubePlanScreen;
+use crate::app::state::{Pane, Screen};
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::StepProgress;
+use crate::rollout::{RolloutKind, RolloutSummary};
 use crate::upgrade::fixtures;
+use crate::upgrade::kubernetes::KubernetesUpgradePlan;
 use crate::upgrade::kubernetes::REMOVED_APIS_ACK;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
 

@@ -20,6 +20,7 @@ use crate::rollout::journal::RolloutJournal;
 use crate::rollout::{RolloutEvent, RolloutKind, StepPhase, StepProgress};
 
 /// The Talos OS upgrade: one node per step, rebooted into the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TalosOs;
 
 /// A confirmed Talos OS upgrade, ready to run.

@@ -22,6 +22,7 @@ use crate::upgrade::runner::{
 };
 
 /// The Kubernetes upgrade: one component on one node per step, its config applied without reboot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Kubernetes;
 
 /// A confirmed Kubernetes upgrade, ready to run. `options.node_timeout` is the per-step timeout.
