@@ -15,7 +15,10 @@ use crate::paths::Paths;
 use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{RolloutHandle, RolloutInProgress};
+use crate::upgrade::{
+    RolloutHandle, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun, resume_upgrade_with,
+    spawn_upgrade,
+};
 
 pub(super) const EXIT_BLOCKED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
@@ -173,13 +176,70 @@ pub(super) fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &
 }
 
 /// Says on stderr which step a resumed run starts from (`unit` is "node" or "step").
-pub(super) fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal) {
+fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal) {
     let next = journal.summary().first_unfinished().map_or(0, |i| i + 1);
     eprintln!(
         "taloscope: resuming the {what} of {cluster} to {} from its journal ({unit} {next} of {})",
         journal.target,
         journal.steps.len()
     );
+}
+
+/// An approved headless rollout of kind `K`, about to start or resume.
+pub(super) struct Approved<'a> {
+    pub runtime: &'a tokio::runtime::Runtime,
+    pub cluster: &'a Cluster,
+    pub journal: Option<RolloutJournal>,
+    pub dispatcher: &'a Dispatcher,
+    pub approved: &'a ApprovedAction,
+    pub options: RunOptions,
+    /// The rollout and its unit, in the operator's words ("upgrade", "node").
+    pub what: &'a str,
+    pub unit: &'a str,
+    pub target: &'a str,
+    pub acks: &'a [String],
+    pub line: fn(usize, usize, &StepProgress) -> String,
+}
+
+/// Resumes the unfinished journal, or starts the plan `fresh` makes (which may refuse), then
+/// follows the rollout to its end.
+pub(super) fn run_rollout<K: UpgradeKind>(
+    run: Approved<'_>,
+    fresh: impl FnOnce() -> Result<K::Plan, Stop>,
+) -> Result<ExitCode, Stop> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (approved, cluster) = (run.approved.clone(), run.cluster.clone());
+    let handle = match run.journal {
+        Some(journal) => {
+            resume_notice(run.what, run.unit, &cluster.name, &journal);
+            let _guard = run.runtime.enter();
+            resume_upgrade_with::<K>(journal, approved, cluster, run.options, tx)
+        }
+        None => {
+            let plan = fresh()?;
+            let _guard = run.runtime.enter();
+            let acks = run.acks.to_vec();
+            let options = run.options;
+            spawn_upgrade(
+                UpgradeRun::<K> {
+                    approved,
+                    plan,
+                    acks,
+                    cluster,
+                    options,
+                },
+                tx,
+            )
+        }
+    };
+    let follow = Follow {
+        dispatcher: run.dispatcher,
+        approved: run.approved,
+        cluster: &run.cluster.name,
+        target: run.target,
+        line: run.line,
+    };
+    Ok(finish(run.runtime, handle, rx, follow))
 }
 
 /// How a spawned rollout is followed to its end.

@@ -4,17 +4,14 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::headless::{
-    self, EXIT_BLOCKED, Follow, Stop, check_mode, other_rollout, usage, write_stdout,
-};
+use super::headless::{self, EXIT_BLOCKED, Stop, check_mode, other_rollout, usage, write_stdout};
 use super::upgrade_output::{PlanReport, progress_line};
 use crate::app::dispatcher::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    PlanError, RunOptions, TalosUpgradeRun, UpgradeOptions, UpgradePlan, blocking, plan_guards,
-    resume_talos_upgrade_with, spawn_talos_upgrade,
+    PlanError, RunOptions, TalosOs, UpgradeOptions, UpgradePlan, blocking, plan_guards,
 };
 use crate::versions::Version;
 
@@ -54,47 +51,30 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> 
         drain: !args.no_drain,
         ..RunOptions::default()
     };
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = match journal {
-        Some(journal) => {
-            headless::resume_notice("upgrade", "node", &cluster.name, &journal);
-            let _guard = runtime.enter();
-            resume_talos_upgrade_with(journal, approved.clone(), cluster.clone(), options, tx)
-        }
-        None => {
-            let plan = make_plan(args, &status, target.clone())?;
-            let other = runtime.block_on(other_rollout(&observer));
-            let guards = plan_guards(&plan, &status, observer.talos.roles(), other.as_ref());
-            if blocking(&guards, &args.ack) {
-                let report = PlanReport::new(&plan, &guards, &args.ack);
-                print!("{}", report.table());
-                return Err(headless::refuse(&dispatcher, &approved, "upgrade"));
-            }
-            let _guard = runtime.enter();
-            spawn_talos_upgrade(
-                TalosUpgradeRun {
-                    approved: approved.clone(),
-                    plan,
-                    acks: args.ack.clone(),
-                    cluster: cluster.clone(),
-                    options,
-                },
-                tx,
-            )
-        }
+    let run = headless::Approved {
+        runtime: &runtime,
+        cluster,
+        journal,
+        dispatcher: &dispatcher,
+        approved: &approved,
+        options,
+        what: "upgrade",
+        unit: "node",
+        target: &wanted_target,
+        acks: &args.ack,
+        line: progress_line,
     };
-    Ok(headless::finish(
-        &runtime,
-        handle,
-        rx,
-        Follow {
-            dispatcher: &dispatcher,
-            approved: &approved,
-            cluster: &cluster.name,
-            target: &target.to_string(),
-            line: progress_line,
-        },
-    ))
+    headless::run_rollout::<TalosOs>(run, || {
+        let plan = make_plan(args, &status, target.clone())?;
+        let other = runtime.block_on(other_rollout(&observer));
+        let guards = plan_guards(&plan, &status, observer.talos.roles(), other.as_ref());
+        if blocking(&guards, &args.ack) {
+            let report = PlanReport::new(&plan, &guards, &args.ack);
+            print!("{}", report.table());
+            return Err(headless::refuse(&dispatcher, &approved, "upgrade"));
+        }
+        Ok(plan)
+    })
 }
 
 async fn print_plan(

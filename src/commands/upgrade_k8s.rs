@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::headless::{self, EXIT_BLOCKED, Follow, Stop, check_mode, usage, write_stdout};
+use super::headless::{self, EXIT_BLOCKED, Stop, check_mode, usage, write_stdout};
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, labelled_progress_line};
 use crate::app::dispatcher::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeK8sArgs};
@@ -17,9 +17,8 @@ use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::RolloutKind;
 use crate::upgrade::RunOptions;
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStep, KubeStepState, KubernetesUpgradePlan, KubernetesUpgradeRun,
-    count_removed_apis, kubernetes_plan_guards, resume_kubernetes_upgrade_with,
-    spawn_kubernetes_upgrade,
+    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis,
+    kubernetes_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
 use crate::versions::Version;
@@ -156,50 +155,30 @@ fn run_inner(global: &GlobalArgs, args: &UpgradeK8sArgs) -> Result<ExitCode, Sto
         kubeconfig: chosen.discovery.kubeconfig.clone(),
         ..RunOptions::default()
     };
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = match journal {
-        Some(journal) => {
-            headless::resume_notice("Kubernetes upgrade", "step", &cluster.name, &journal);
-            let _guard = runtime.enter();
-            resume_kubernetes_upgrade_with(journal, approved.clone(), cluster.clone(), options, tx)
-        }
-        None => {
-            let plan = runtime.block_on(make_plan(args, &status, &observer, target.clone()))?;
-            let (guards, blocked) = runtime.block_on(guards_for(&plan, &status, &observer, args));
-            if blocked {
-                let report = KubePlanReport::new(&plan, &guards, &args.ack);
-                print!("{}", report.table());
-                return Err(headless::refuse(
-                    &dispatcher,
-                    &approved,
-                    "Kubernetes upgrade",
-                ));
-            }
-            let _guard = runtime.enter();
-            spawn_kubernetes_upgrade(
-                KubernetesUpgradeRun {
-                    approved: approved.clone(),
-                    plan,
-                    acks: args.ack.clone(),
-                    cluster: cluster.clone(),
-                    options,
-                },
-                tx,
-            )
-        }
+    let run = headless::Approved {
+        runtime: &runtime,
+        cluster,
+        journal,
+        dispatcher: &dispatcher,
+        approved: &approved,
+        options,
+        what: "Kubernetes upgrade",
+        unit: "step",
+        target: &wanted_target,
+        acks: &args.ack,
+        line: labelled_progress_line,
     };
-    Ok(headless::finish(
-        &runtime,
-        handle,
-        rx,
-        Follow {
-            dispatcher: &dispatcher,
-            approved: &approved,
-            cluster: &cluster.name,
-            target: &wanted_target,
-            line: labelled_progress_line,
-        },
-    ))
+    headless::run_rollout::<Kubernetes>(run, || {
+        let plan = runtime.block_on(make_plan(args, &status, &observer, target.clone()))?;
+        let (guards, blocked) = runtime.block_on(guards_for(&plan, &status, &observer, args));
+        if blocked {
+            let report = KubePlanReport::new(&plan, &guards, &args.ack);
+            print!("{}", report.table());
+            let what = "Kubernetes upgrade";
+            return Err(headless::refuse(&dispatcher, &approved, what));
+        }
+        Ok(plan)
+    })
 }
 
 /// The plan, with the removed-API counts filled in when the API answered.
