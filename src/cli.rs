@@ -1,9 +1,11 @@
-//! The command line: flags shared by every subcommand, the subcommands, and the
-//! hand-over to `commands`. Parsing only; no IO happens here.
+//! The command line: flags shared by every subcommand and the subcommands.
+//! Parsing only; no IO happens here (`commands::main` runs what was parsed).
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::discovery::SourceOverrides;
+use crate::tui::ColorMode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,12 +59,15 @@ pub struct GlobalArgs {
     pub state_dir: Option<PathBuf>,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ColorMode {
-    #[default]
-    Auto,
-    Always,
-    Never,
+impl GlobalArgs {
+    /// The files named by flags, for discovery.
+    pub fn source_overrides(&self) -> SourceOverrides {
+        SourceOverrides {
+            config: self.config.clone(),
+            kubeconfig: self.kubeconfig.clone(),
+            talosconfig: self.talosconfig.clone(),
+        }
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -229,11 +234,4 @@ pub struct ProvisionArgs {
 fn parse_role(text: &str) -> Result<crate::config::MachineRole, String> {
     crate::config::MachineRole::parse(text)
         .ok_or_else(|| format!("{text:?} is not a role; use worker or controlplane"))
-}
-
-/// Parses the command line and runs the chosen subcommand.
-pub fn main() -> ExitCode {
-    crate::install_crypto_provider();
-    let cli = Cli::parse();
-    crate::commands::run(cli)
 }

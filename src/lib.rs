@@ -1,12 +1,39 @@
 //! taloscope: a terminal operations console for Talos Linux Kubernetes clusters.
 //!
-//! Layers, top to bottom (see README and STYLE.md): `cli` → `app` / `views` →
-//! domain (`fleet`) → protocol clients (`talos`) → `discovery`. `sim` is the
-//! simulated fleet that speaks the same wire protocols over loopback.
+//! The layers, top to bottom. A module uses only modules of the layers below
+//! its own (tests/architecture.rs checks it); a type two layers need lives in
+//! the lower one. See the project's STYLE.md for the why.
+//!
+//! - `commands`: one file per subcommand; reads the environment and the flags
+//!   once (`Paths`, discovery sources) and passes them down as values.
+//! - `cli`: the command line's shape (clap); parsing only.
+//! - `console`: the interactive console's IO: the event loop and the effect
+//!   runner that starts rollouts and provisions for the app.
+//! - `views`: draw-only panes, one per file; functions of `app`'s state.
+//! - `app`: state, actions, the pure update step, keymaps, the `:` line.
+//! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
+//!   and Kubernetes upgrades and of new VMs.
+//! - `fleet`: the status model, the pollers, the rollout Lease.
+//! - `rollout`, `approval`: the rollout engine (steps, journal, pause/abort,
+//!   what a rollout writes into its Lease); the one gate for mutating actions
+//!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
+//! - `talos`, `kube`, `opennebula`: protocol clients, bytes on the wire to
+//!   typed values and back.
+//! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
+//! - `logging`, `versions`, `tui`: the log file; version rules and upgrade
+//!   paths; terminal setup, capabilities, glyphs and themes.
+//! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
+//!   clock and dates; where taloscope's files live; its config file.
+//!
+//! `sim`, the simulated fleet that speaks the same wire protocols over
+//! loopback, is outside the layers: it is moving into a crate of its own.
 pub mod app;
+pub mod approval;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod discovery;
 pub mod fleet;
 pub mod kube;

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
+/// Kept for `sim`, which calls it here until it moves into its own crate
+/// (branch `sim-crate`) with a calendar of its own; new code uses `clock`.
+pub use crate::clock::civil_from_days;
+
 pub const LOG_FILE_PREFIX: &str = "taloscope.log";
 
 /// Log lines queued for the writer thread at most.
@@ -26,11 +30,7 @@ pub fn filter(level: Option<&str>) -> EnvFilter {
 
 /// Today's log file name as tracing-appender's daily roller writes it.
 pub fn current_log_file(dir: &Path) -> PathBuf {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, m, d) = civil_from_days((now / 86_400) as i64);
+    let (y, m, d) = crate::clock::utc_date(std::time::SystemTime::now());
     dir.join(format!("{LOG_FILE_PREFIX}.{y:04}-{m:02}-{d:02}"))
 }
 
@@ -60,30 +60,4 @@ pub fn init(dir: &Path, level: Option<&str>) -> std::io::Result<LogGuard> {
         _guard: guard,
         file: current_log_file(dir),
     })
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (UTC).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    (y, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_786), (2026, 11, 29));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 }

@@ -1,4 +1,4 @@
 //! taloscope binary: everything lives in the library; this only hands over.
 fn main() -> std::process::ExitCode {
-    taloscope::cli::main()
+    taloscope::commands::main()
 }

@@ -1,10 +1,11 @@
 //! Where taloscope keeps its own files: config (XDG config dir), state (XDG
 //! state dir: logs, journals, audit log). One place so `info` can print them.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use directories::ProjectDirs;
 
-/// taloscope's directories, resolved once from the environment.
+/// taloscope's directories, resolved once by the subcommand and passed down
+/// as a value.
 #[derive(Debug, Clone)]
 pub struct Paths {
     pub config_dir: PathBuf,
@@ -12,9 +13,10 @@ pub struct Paths {
 }
 
 impl Paths {
-    /// Resolves the XDG directories. `TALOSCOPE_STATE_DIR` overrides the state
-    /// dir (tests and the demo use it to keep away from the user's own files).
-    pub fn resolve() -> Paths {
+    /// Resolves the XDG directories. `state_dir` (`--state-dir`,
+    /// `TALOSCOPE_STATE_DIR`) overrides the state dir: tests and the demo use
+    /// it to keep away from the user's own files.
+    pub fn resolve(state_dir: Option<&Path>) -> Paths {
         let dirs = ProjectDirs::from("dev", "taloscope", "taloscope");
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
@@ -23,8 +25,8 @@ impl Paths {
             .as_ref()
             .map(|d| d.config_dir().to_path_buf())
             .unwrap_or_else(|| home.join(".config/taloscope"));
-        let state_dir = match std::env::var_os("TALOSCOPE_STATE_DIR") {
-            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        let state_dir = match state_dir {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
             _ => dirs
                 .as_ref()
                 .and_then(|d| d.state_dir().map(|p| p.to_path_buf()))

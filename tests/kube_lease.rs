@@ -14,8 +14,10 @@ use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube_common::{KubeSim, start_kube_api};
 use taloscope::fleet::collect_kubernetes;
-use taloscope::kube::{KubeClient, LeaseError, LeaseProgress, ROLLOUT_LEASE_NAME, RolloutLease};
+use taloscope::fleet::{LeaseError, RolloutLease};
+use taloscope::kube::KubeClient;
 use taloscope::rollout::RolloutKind;
+use taloscope::rollout::{LeaseProgress, ROLLOUT_LEASE_NAME};
 use taloscope::sim::kube_api::kubeconfig;
 use taloscope::sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 

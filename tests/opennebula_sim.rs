@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use talos_common::{Sim, fast, scenario, start, within};
-use taloscope::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::config::{Config, MachineRole};
 use taloscope::discovery::{Sources, discover};
 use taloscope::kube::KubeClient;

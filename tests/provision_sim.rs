@@ -286,7 +286,7 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
         &provision_worker(&["--readonly", "--yes", "--confirm", "healthy"]),
     )
     .await;
-    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("read-only"), "{}", r.stderr);
     assert!(
         audit(&sim).contains("outcome=\"refused: read-only\""),
@@ -300,7 +300,7 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
         &provision_worker(&["--yes", "--confirm", "healthy-typo"]),
     )
     .await;
-    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
 
     let auth = sim.fleet.opennebula().expect("one").auth_file();
     let auth_line = format!(

@@ -4,8 +4,8 @@
 //! screen. Each snapshot holds the text and the styles.
 mod view_support;
 
-use taloscope::app::dispatcher::{AuditLog, Dispatcher, Gate, MutatingAction};
 use taloscope::app::{Action, update};
+use taloscope::approval::{AuditLog, Dispatcher, Gate, MutatingAction};
 use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot, state};
 
 fn list(mode: Mode, width: u16, height: u16) -> ratatui::buffer::Buffer {
@@ -104,9 +104,9 @@ fn errors_overlay() {
 fn confirm_popup() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let Gate::Confirm(pending) = d.request(MutatingAction::Reboot {
+    let Gate::Confirm(pending) = d.request(MutatingAction::UpgradeTalos {
         cluster: "prod-eu".into(),
-        node: "127.0.0.11".into(),
+        target: "v1.12.0".into(),
     }) else {
         panic!("expected a confirmation");
     };

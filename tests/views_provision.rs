@@ -7,10 +7,10 @@ mod view_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use taloscope::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::app::provision::{ProvisionKey, ProvisionUpdate, SourceChoice};
 use taloscope::app::state::{AppState, Pane, Screen};
 use taloscope::app::{Action, AppEvent, update};
+use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::config::{Config, MachineRole, ProviderKind};
 use taloscope::provision::{
     PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, ProvisionSummary, VmProgress,

@@ -4,8 +4,8 @@
 use crate::discovery::Discovery;
 use crate::fleet::FleetEvent;
 
-use super::dispatcher::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use super::state::Message;
+use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
 use crate::upgrade::UpgradePlan;
@@ -110,8 +110,8 @@ pub enum Action {
     Provision(super::provision::ProvisionKey),
 }
 
-/// Data arriving from IO tasks over the app channel. Pollers for nodes, etcd
-/// and versions add their variants here; update folds them into state.
+/// Data arriving from IO tasks over the app channel; update folds it into
+/// state. Every poller reports through the one `Fleet` variant.
 #[derive(Debug, Clone)]
 pub enum AppEvent {
     /// Discovery ran again (`:reload`); replaces the cluster list.
@@ -147,7 +147,7 @@ pub enum PollerRequest {
     UnwatchNode,
 }
 
-/// Work for the event loop, which owns the dispatcher and the IO tasks.
+/// Work for the event loop (`console`), which owns the dispatcher and the IO tasks.
 #[derive(Debug, Clone)]
 pub enum Effect {
     Quit,

@@ -3,9 +3,9 @@
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
 use super::action::{Action, Effect, PlannedRollout};
-use super::dispatcher::MutatingAction;
 use super::plan_screen::{PlanKind, RolloutPlanScreen, missing_ack, roles_of};
 use super::state::{AppState, Pane, Screen};
+use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::StepProgress;

@@ -1,9 +1,8 @@
-//! The application core: state, actions and the pure update step, the one
-//! dispatcher for mutating actions, the keymap, the `:` command line and the
-//! event loop that ties them to the terminal.
+//! The application core: state, actions and the pure update step that returns
+//! effects, the keymap and the `:` command line. No IO: the event loop and the
+//! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
 pub mod command;
-pub mod dispatcher;
 pub mod health;
 pub mod keymap;
 mod keymap_panes;
@@ -16,9 +15,6 @@ pub mod prepared;
 pub mod provision;
 pub mod rollout;
 pub mod rows;
-pub mod run;
-mod run_provision;
-mod run_rollout;
 pub mod state;
 pub mod tables;
 #[cfg(test)]
@@ -34,6 +30,5 @@ pub mod upgrade_plan;
 pub use action::{
     Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,
 };
-pub use dispatcher::{Dispatcher, MutatingAction};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};

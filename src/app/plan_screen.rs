@@ -5,8 +5,8 @@ use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
 use super::action::{Action, Effect, PlannedRollout};
-use super::dispatcher::MutatingAction;
 use super::state::{AppState, Pane, Screen};
+use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
-use super::dispatcher::ApprovedAction;
+use crate::approval::ApprovedAction;
 
 /// Most VMs one wizard asks for.
 pub const MAX_COUNT: usize = 20;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::discovery::{Cluster, Discovery, DiscoveryError};
 use crate::fleet::{FleetEvent, FleetModel};
 
-use super::dispatcher::PendingConfirmation;
+use crate::approval::PendingConfirmation;
 
 /// The main pane. The upgrade wizard becomes a further variant; the loop and
 /// overlays stay as they are.

@@ -4,12 +4,12 @@
 //! and node screens are in `update_panes`.
 use super::action::{Action, AppEvent, Effect};
 use super::command::{self, Command};
-use super::dispatcher::Answer;
 use super::keymap;
 use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay, Screen};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
+use crate::approval::Answer;
 
 /// What one action did: effects for the loop, and whether anything visible
 /// may have changed (a report that changed nothing on screen says no, so the
@@ -77,8 +77,8 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Approved(approved)
             if matches!(
                 approved.action(),
-                super::dispatcher::MutatingAction::Provision { .. }
-                    | super::dispatcher::MutatingAction::TerminateVm { .. }
+                crate::approval::MutatingAction::Provision { .. }
+                    | crate::approval::MutatingAction::TerminateVm { .. }
             ) =>
         {
             return provision::on_approved(state, approved);

@@ -3,13 +3,13 @@
 //! events folded per cluster, and journals found at startup. Pure, like the
 //! rest of update: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect};
-use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::provision::{
     Field, MAX_COUNT, PlanState, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
     ProvisionView, SourceList, Wizard,
 };
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen};
 use super::update::open_input;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
 use crate::provision::{PlanRequest, ProvisionEvent, ProvisionStage};

@@ -9,11 +9,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
-use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::app::keymap;
 use crate::app::provision::{SourceChoice, VmRow};
 use crate::app::test_fixtures::{console_of, discovered};
 use crate::app::update::update;
+use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::config::{Config, NameOrId, ProviderKind};
 use crate::provision::{JournalEntry, PlanSource, ProvisionPlan, ProvisionSummary, VmProgress};
 

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::app::dispatcher::{AuditLog, Dispatcher, Gate, MutatingAction};
 use crate::app::state::Level;
+use crate::approval::{AuditLog, Dispatcher, Gate, MutatingAction};
 use crate::discovery::{Cluster, Discovery, KubeContext, PairedBy};
 
 fn cluster(name: &str, kube: Option<&str>) -> Cluster {
@@ -165,12 +165,12 @@ fn help_and_errors_overlays_close_with_back() {
 fn confirmation_flow_goes_through_effects() {
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let reboot = MutatingAction::Reboot {
+    let upgrade = MutatingAction::UpgradeTalos {
         cluster: "prod-eu".into(),
-        node: "127.0.0.11".into(),
+        target: "v1.12.0".into(),
     };
     let mut s = state();
-    let effects = update(&mut s, Action::Request(reboot.clone()));
+    let effects = update(&mut s, Action::Request(upgrade.clone()));
     let [Effect::Gate(action)] = &effects[..] else {
         panic!("a request must go to the dispatcher: {effects:?}")
     };
@@ -184,7 +184,7 @@ fn confirmation_flow_goes_through_effects() {
     assert!(matches!(&effects[..], [Effect::Answer(_, Answer::Cancel)]));
     assert_eq!(s.overlay, None);
 
-    let Gate::Confirm(pending) = d.request(reboot) else {
+    let Gate::Confirm(pending) = d.request(upgrade) else {
         panic!()
     };
     update(&mut s, Action::AskConfirmation(pending));

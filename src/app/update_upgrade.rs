@@ -4,7 +4,6 @@
 //! runner's events, pause / resume / abort, and a journal found at startup.
 //! Pure, like the rest of update.
 use super::action::{Action, Effect};
-use super::dispatcher::{ApprovedAction, MutatingAction};
 use super::rollout::RolloutView;
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
 use super::tables;
@@ -12,6 +11,7 @@ use super::update::open_input;
 use super::update_panes::open_cluster;
 use super::update_plan::{evaluate, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutSummary};
 use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::{Direction, RolloutInProgress, StepState, TalosOs};

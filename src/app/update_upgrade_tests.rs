@@ -8,11 +8,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
-use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::app::keymap::{self, KeyContext};
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::{apply, update};
 use crate::app::upgrade_plan::PlanScreen;
+use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::fleet::{ClusterStatus, FleetEvent};
 use crate::upgrade::fixtures;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};

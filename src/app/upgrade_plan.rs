@@ -3,9 +3,9 @@
 //! plan is rebuilt), the target offered only when it is a known release, and
 //! what `?` explains about a node. Pure.
 use super::action::{Action, Effect, PlannedRollout};
-use super::dispatcher::MutatingAction;
 use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
 use super::state::{AppState, Pane, Screen};
+use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::rollout::{StepPhase, StepProgress};
 use crate::upgrade::{

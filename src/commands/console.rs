@@ -10,10 +10,10 @@ use crossterm::event::EventStream;
 use tokio::sync::mpsc;
 
 use crate::app::action::{AppEvent, PollerRequest};
-use crate::app::dispatcher::{AuditLog, Dispatcher};
-use crate::app::run::{self, Console, Exit, Reloader};
 use crate::app::state::{AppState, Message, Pane, Screen};
+use crate::approval::{AuditLog, Dispatcher};
 use crate::cli::GlobalArgs;
+use crate::console::run::{self, Console, Exit, Reloader};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
@@ -95,7 +95,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let paths = Paths::resolve();
+    let paths = Paths::resolve(global.state_dir.as_deref());
     let log = logging::init(&paths.log_dir(), global.log_level.as_deref());
     let env = |name: &str| std::env::var(name).ok();
     let caps = Caps::detect(&env, global.color, global.ascii);
@@ -122,7 +122,11 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     }));
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard.
-    state.provision.config = Arc::new(Sources::resolve(global, &env, &paths).0.config);
+    state.provision.config = Arc::new(
+        Sources::resolve(&global.source_overrides(), &env, &paths)
+            .0
+            .config,
+    );
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
         state.message = Some(Message::error(err.to_string()));
@@ -155,6 +159,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         reload: Some(reload),
         poller: None,
         rollouts: Default::default(),
+        paths: paths.clone(),
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,
@@ -227,7 +232,7 @@ async fn run_in_terminal(
 /// Discovery as the console sees it: source (config file) errors first.
 pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(global, &env, paths);
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, paths);
     let mut discovery = discover(&sources);
     discovery.errors.splice(0..0, source_errors);
     discovery

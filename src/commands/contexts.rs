@@ -11,7 +11,11 @@ use crate::paths::Paths;
 
 pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(global, &env, &Paths::resolve());
+    let (sources, source_errors) = Sources::resolve(
+        &global.source_overrides(),
+        &env,
+        &Paths::resolve(global.state_dir.as_deref()),
+    );
     let mut discovery = discover(&sources);
     // Config-file problems first: they can explain missing pairings below.
     discovery.errors.splice(0..0, source_errors);
@@ -44,7 +48,7 @@ fn render(discovery: &Discovery, output: OutputFormat) -> String {
 
 fn exit_code(discovery: &Discovery) -> ExitCode {
     if discovery.clusters.is_empty() && !discovery.errors.is_empty() {
-        ExitCode::from(2)
+        ExitCode::from(super::exit::EXIT_USAGE)
     } else {
         ExitCode::SUCCESS
     }

@@ -28,10 +28,6 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // SAFETY: set before the runtimes below start their threads; the only other thread
-    // by now is the log writer, which never reads the environment. Every later
-    // `Paths::resolve()` (journals, audit log) then stays inside the demo's dir.
-    unsafe { std::env::set_var("TALOSCOPE_STATE_DIR", dir.path().join("state")) };
     // The sim gets a runtime of its own, whose workers serve it while the
     // console's runtime runs on this thread.
     let sim_runtime = match crate::commands::runtime() {
@@ -67,6 +63,8 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     demo.talosconfig = Some(fleet.talosconfig_path());
     demo.kubeconfig = Some(fleet.kubeconfig_path());
     demo.config = Some(config);
+    // Journals and the audit log stay inside the demo's dir.
+    demo.state_dir = Some(dir.path().join("state"));
     let code = crate::commands::console::run(&demo);
     sim_runtime.block_on(fleet.shutdown());
     drop(sim_runtime);

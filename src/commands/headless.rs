@@ -5,9 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::upgrade_output::outcome_line;
-use crate::app::dispatcher::{
-    Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
-};
+use crate::approval::{ApprovedAction, AuditLog, Dispatcher, MutatingAction};
 use crate::cli::GlobalArgs;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
@@ -20,26 +18,7 @@ use crate::upgrade::{
     spawn_upgrade,
 };
 
-pub(super) const EXIT_BLOCKED: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-
-/// A reason to stop, with its exit code.
-pub(super) struct Stop(pub(super) u8, pub(super) String);
-
-pub(super) fn usage(message: impl Into<String>) -> Stop {
-    Stop(EXIT_USAGE, message.into())
-}
-
-/// The exit code of a run; a stop says its reason on stderr first.
-pub(super) fn exit_code(result: Result<ExitCode, Stop>) -> ExitCode {
-    match result {
-        Ok(code) => code,
-        Err(Stop(code, message)) => {
-            eprintln!("taloscope: {message}");
-            ExitCode::from(code)
-        }
-    }
-}
+pub(super) use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
 pub(super) fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> {
@@ -68,9 +47,9 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
-    let paths = Paths::resolve();
+    let paths = Paths::resolve(global.state_dir.as_deref());
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(global, &env, &paths);
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
     let discovery = discover(&sources);
     for err in source_errors.iter().chain(&discovery.errors) {
         eprintln!("taloscope: warning: {err}");
@@ -155,18 +134,8 @@ pub(super) fn approve(
     confirm: Option<&str>,
 ) -> Result<(Dispatcher, ApprovedAction), Stop> {
     let dispatcher = Dispatcher::new(global.readonly, AuditLog::new(chosen.paths.audit_log()));
-    let pending = match dispatcher.request(action) {
-        Gate::Refused(why) => return Err(Stop(EXIT_BLOCKED, why)),
-        Gate::Confirm(p) => p,
-    };
-    let typed = confirm.unwrap_or_default().to_string();
-    match dispatcher.answer(pending, Answer::Typed(typed)) {
-        Verdict::Proceed(a) => Ok((dispatcher, a)),
-        Verdict::Cancelled(why) => Err(usage(format!(
-            "{why}; --confirm must be the cluster name {:?}",
-            chosen.cluster.name
-        ))),
-    }
+    let approved = super::exit::approve(&dispatcher, action, confirm)?;
+    Ok((dispatcher, approved))
 }
 
 /// Records in the audit log that the plan's guards refused the approved run; the stop says so.

@@ -37,7 +37,13 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     } else {
         None
     };
-    let info = gather(global, &env, Paths::resolve(), stdout_tty, size);
+    let info = gather(
+        global,
+        &env,
+        Paths::resolve(global.state_dir.as_deref()),
+        stdout_tty,
+        size,
+    );
     print!("{}", render(&info));
     ExitCode::SUCCESS
 }
@@ -50,7 +56,7 @@ pub fn gather(
     size: Option<(u16, u16)>,
 ) -> Info {
     let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
-    let (sources, source_errors) = Sources::resolve(global, env, &paths);
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), env, &paths);
     let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
     let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
         .iter()
@@ -169,7 +175,7 @@ pub fn render(info: &Info) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::ColorMode;
+    use crate::tui::ColorMode;
 
     #[test]
     fn prints_files_dirs_theme_and_caps() {

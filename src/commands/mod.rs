@@ -7,6 +7,7 @@ use crate::cli::{Cli, Command};
 pub mod console;
 pub mod contexts;
 pub mod demo;
+mod exit;
 mod headless;
 pub mod info;
 pub mod provision;
@@ -15,6 +16,12 @@ pub mod status;
 pub mod upgrade;
 pub mod upgrade_k8s;
 mod upgrade_output;
+
+/// Parses the command line and runs the chosen subcommand.
+pub fn main() -> ExitCode {
+    crate::install_crypto_provider();
+    run(<Cli as clap::Parser>::parse())
+}
 
 pub fn run(cli: Cli) -> ExitCode {
     let global = cli.global;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::app::dispatcher::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
+use crate::approval::{AuditLog, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::config::Config;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
@@ -18,22 +18,17 @@ use crate::provision::{
     terminate,
 };
 
-const EXIT_NOT_JOINED: u8 = 1;
-const EXIT_CONFIG: u8 = 2;
-const EXIT_REFUSED: u8 = 3;
-
-/// A failure with its exit code and message.
-struct Stop(u8, String);
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
-    let paths = Paths::resolve();
-    let (sources, source_errors) = Sources::resolve(global, &env, &paths);
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
     if !source_errors.is_empty() {
         for err in &source_errors {
             eprintln!("taloscope: {err}");
         }
-        return ExitCode::from(EXIT_CONFIG);
+        return ExitCode::from(EXIT_USAGE);
     }
     let discovery = discover(&sources);
     let runtime = match crate::commands::runtime() {
@@ -44,19 +39,11 @@ pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
         }
     };
     let outcome = runtime.block_on(provision(global, args, &sources.config, &discovery, &paths));
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Stop(code, message)) => {
-            if !message.is_empty() {
-                eprintln!("taloscope: {message}");
-            }
-            ExitCode::from(code)
-        }
-    }
+    exit_code(outcome.map(|()| ExitCode::SUCCESS))
 }
 
 fn config_stop(e: impl std::fmt::Display) -> Stop {
-    Stop(EXIT_CONFIG, e.to_string())
+    Stop(EXIT_USAGE, e.to_string())
 }
 
 /// The cluster named by --context, by cluster or talos context name.
@@ -85,27 +72,6 @@ fn find_cluster<'a>(discovery: &'a Discovery, wanted: Option<&str>) -> Result<&'
 
 fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
     Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
-}
-
-/// Read-only refusal, typed confirmation and the audit line, in the dispatcher.
-fn approve(
-    d: &Dispatcher,
-    action: MutatingAction,
-    confirm: Option<&str>,
-) -> Result<crate::app::dispatcher::ApprovedAction, Stop> {
-    match d.request(action) {
-        Gate::Refused(message) => Err(Stop(EXIT_REFUSED, message)),
-        Gate::Confirm(pending) => {
-            let answer = match confirm {
-                Some(typed) => Answer::Typed(typed.to_string()),
-                None => Answer::Cancel,
-            };
-            match d.answer(pending, answer) {
-                Verdict::Proceed(approved) => Ok(approved),
-                Verdict::Cancelled(message) => Err(Stop(EXIT_REFUSED, message)),
-            }
-        }
-    }
 }
 
 async fn provision(
@@ -178,7 +144,7 @@ async fn provision(
             return Ok(());
         }
         return Err(Stop(
-            EXIT_CONFIG,
+            EXIT_USAGE,
             format!("nothing done: add --yes --confirm {key} to provision, or --plan to only plan"),
         ));
     }
@@ -209,7 +175,7 @@ async fn provision(
     }
     let summary = task.await.map_err(|e| {
         Stop(
-            EXIT_NOT_JOINED,
+            EXIT_BLOCKED,
             format!("the provision task ended abnormally: {e}"),
         )
     })?;
@@ -221,7 +187,7 @@ async fn provision(
     if let Err(e) = d.finished(&approved, result.clone()) {
         eprintln!("taloscope: warning: {e}");
     }
-    result.map_err(|_| Stop(EXIT_NOT_JOINED, String::new()))
+    result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }
 
 fn render_plan(
@@ -232,7 +198,7 @@ fn render_plan(
         OutputFormat::Table => Ok(plan.table()),
         OutputFormat::Json => serde_json::to_string_pretty(plan)
             .map(|j| j + "\n")
-            .map_err(|e| Stop(EXIT_CONFIG, format!("cannot encode the plan as JSON: {e}"))),
+            .map_err(|e| Stop(EXIT_USAGE, format!("cannot encode the plan as JSON: {e}"))),
     }
 }
 

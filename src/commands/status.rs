@@ -14,12 +14,15 @@ use crate::fleet::{
 };
 use crate::paths::Paths;
 
-const EXIT_UNANSWERED: u8 = 1;
-const EXIT_CONFIG: u8 = 2;
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE};
 
 pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(global, &env, &Paths::resolve());
+    let (sources, source_errors) = Sources::resolve(
+        &global.source_overrides(),
+        &env,
+        &Paths::resolve(global.state_dir.as_deref()),
+    );
     let discovery = discover(&sources);
     let clusters = match select(&discovery.clusters, global.context.as_deref()) {
         Ok(clusters) => clusters,
@@ -28,7 +31,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
                 eprintln!("taloscope: {err}");
             }
             eprintln!("taloscope: {message}");
-            return ExitCode::from(EXIT_CONFIG);
+            return ExitCode::from(EXIT_USAGE);
         }
     };
     for err in source_errors.iter().chain(&discovery.errors) {
@@ -124,11 +127,11 @@ fn select<'a>(clusters: &'a [Cluster], wanted: Option<&str>) -> Result<Vec<&'a C
 
 fn exit_code(fleet: &FleetStatus) -> ExitCode {
     if fleet.clusters.iter().any(|c| c.error.is_some()) {
-        ExitCode::from(EXIT_CONFIG)
+        ExitCode::from(EXIT_USAGE)
     } else if fleet.every_node_answered() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(EXIT_UNANSWERED)
+        ExitCode::from(EXIT_BLOCKED)
     }
 }
 
@@ -348,7 +351,7 @@ mod tests {
         assert!(text.contains("cp-2  127.10.0.3  controlplane"), "{text}");
         assert!(text.contains("unreachable: down"), "{text}");
         assert!(text.contains("tolerates 0 more failures"), "{text}");
-        assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_UNANSWERED));
+        assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_BLOCKED));
     }
 
     #[test]
@@ -360,7 +363,7 @@ mod tests {
                 ..Default::default()
             }],
         };
-        assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_CONFIG));
+        assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_USAGE));
         assert!(table(&fleet).contains("certificate expired"));
         let all_fine = FleetStatus {
             clusters: vec![ClusterStatus::default()],

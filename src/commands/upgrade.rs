@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::headless::{self, EXIT_BLOCKED, Stop, check_mode, other_rollout, usage, write_stdout};
 use super::upgrade_output::{PlanReport, progress_line};
-use crate::app::dispatcher::MutatingAction;
+use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
 use crate::fleet::ClusterStatus;
 use crate::upgrade::observe::ClusterObserver;

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::headless::{self, EXIT_BLOCKED, Stop, check_mode, usage, write_stdout};
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, labelled_progress_line};
-use crate::app::dispatcher::MutatingAction;
+use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeK8sArgs};
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;

@@ -17,6 +17,7 @@ mod test_files;
 
 pub use credentials::normalize_talos_key_pem;
 pub use pairing::host_of;
+pub use sources::SourceOverrides;
 
 /// One talosconfig context, with its credentials decoded to PEM text. Every
 /// PEM present has been checked to parse; a field the file leaves out (a

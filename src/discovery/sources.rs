@@ -4,9 +4,17 @@
 use std::path::{Path, PathBuf};
 
 use super::{DiscoveryError, Sources};
-use crate::cli::GlobalArgs;
 use crate::config::{Config, ConfigError};
 use crate::paths::Paths;
+
+/// The files named on the command line (`--config`, `--kubeconfig`,
+/// `--talosconfig`); each wins over its environment variable and default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceOverrides {
+    pub config: Option<PathBuf>,
+    pub kubeconfig: Option<PathBuf>,
+    pub talosconfig: Option<PathBuf>,
+}
 
 /// Where Talos mounts a talosconfig into pods with API access.
 const TALOS_SERVICE_ACCOUNT_CONFIG: &str = "/var/run/secrets/talos.dev/config";
@@ -18,14 +26,14 @@ impl Sources {
     /// only when they exist. A broken config file is an error entry, and the
     /// config is then empty.
     pub fn resolve(
-        global: &GlobalArgs,
+        overrides: &SourceOverrides,
         env: &dyn Fn(&str) -> Option<String>,
         paths: &Paths,
     ) -> (Sources, Vec<DiscoveryError>) {
         let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
         let home = non_empty("HOME").map(PathBuf::from);
 
-        let kubeconfigs = match (&global.kubeconfig, non_empty("KUBECONFIG")) {
+        let kubeconfigs = match (&overrides.kubeconfig, non_empty("KUBECONFIG")) {
             (Some(file), _) => vec![file.clone()],
             (None, Some(list)) => split_path_list(&list),
             (None, None) => home
@@ -35,7 +43,7 @@ impl Sources {
                 .collect(),
         };
 
-        let talosconfigs = match (&global.talosconfig, non_empty("TALOSCONFIG")) {
+        let talosconfigs = match (&overrides.talosconfig, non_empty("TALOSCONFIG")) {
             (Some(file), _) => vec![file.clone()],
             (None, Some(list)) => split_path_list(&list),
             (None, None) => default_talosconfig(non_empty("TALOS_HOME"), home.as_deref())
@@ -43,7 +51,7 @@ impl Sources {
                 .collect(),
         };
 
-        let named_config = global
+        let named_config = overrides
             .config
             .clone()
             .or_else(|| non_empty("TALOSCOPE_CONFIG").map(PathBuf::from));
@@ -130,7 +138,7 @@ mod tests {
     }
 
     fn resolve_with(
-        global: &GlobalArgs,
+        overrides: &SourceOverrides,
         vars: &[(&str, String)],
         paths: &Paths,
     ) -> (Sources, Vec<DiscoveryError>) {
@@ -138,22 +146,22 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
-        Sources::resolve(global, &|name| vars.get(name).cloned(), paths)
+        Sources::resolve(overrides, &|name| vars.get(name).cloned(), paths)
     }
 
     #[test]
     fn flag_wins_over_environment() {
         let dir = tempfile::tempdir().unwrap();
-        let global = GlobalArgs {
+        let overrides = SourceOverrides {
             kubeconfig: Some("/flag/kube".into()),
             talosconfig: Some("/flag/talos".into()),
-            ..GlobalArgs::default()
+            ..SourceOverrides::default()
         };
         let vars = [
             ("KUBECONFIG", "/env/a:/env/b".to_string()),
             ("TALOSCONFIG", "/env/c".to_string()),
         ];
-        let (sources, errors) = resolve_with(&global, &vars, &paths_in(dir.path()));
+        let (sources, errors) = resolve_with(&overrides, &vars, &paths_in(dir.path()));
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(sources.kubeconfigs, vec![PathBuf::from("/flag/kube")]);
         assert_eq!(sources.talosconfigs, vec![PathBuf::from("/flag/talos")]);
@@ -166,7 +174,7 @@ mod tests {
             ("KUBECONFIG", "/a::/b:/a:".to_string()),
             ("TALOSCONFIG", ":/c:/d".to_string()),
         ];
-        let (sources, _) = resolve_with(&GlobalArgs::default(), &vars, &paths_in(dir.path()));
+        let (sources, _) = resolve_with(&SourceOverrides::default(), &vars, &paths_in(dir.path()));
         assert_eq!(
             sources.kubeconfigs,
             vec![PathBuf::from("/a"), PathBuf::from("/b")]
@@ -182,7 +190,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
         let vars = [("HOME", home.display().to_string())];
-        let (sources, _) = resolve_with(&GlobalArgs::default(), &vars, &paths_in(dir.path()));
+        let (sources, _) = resolve_with(&SourceOverrides::default(), &vars, &paths_in(dir.path()));
         assert!(sources.kubeconfigs.is_empty());
         assert!(
             sources
@@ -195,7 +203,7 @@ mod tests {
         fs::create_dir_all(home.join(".talos")).unwrap();
         fs::write(home.join(".kube/config"), "").unwrap();
         fs::write(home.join(".talos/config"), "").unwrap();
-        let (sources, _) = resolve_with(&GlobalArgs::default(), &vars, &paths_in(dir.path()));
+        let (sources, _) = resolve_with(&SourceOverrides::default(), &vars, &paths_in(dir.path()));
         assert_eq!(sources.kubeconfigs, vec![home.join(".kube/config")]);
         assert_eq!(sources.talosconfigs, vec![home.join(".talos/config")]);
     }
@@ -214,27 +222,29 @@ mod tests {
             ("HOME", home.display().to_string()),
             ("TALOS_HOME", talos_home.display().to_string()),
         ];
-        let (sources, _) = resolve_with(&GlobalArgs::default(), &vars, &paths_in(dir.path()));
+        let (sources, _) = resolve_with(&SourceOverrides::default(), &vars, &paths_in(dir.path()));
         assert_eq!(sources.talosconfigs, vec![talos_home.join("config")]);
 
         let vars = [
             ("HOME", home.display().to_string()),
             ("TALOS_HOME", "relative/dir".to_string()),
         ];
-        let (sources, _) = resolve_with(&GlobalArgs::default(), &vars, &paths_in(dir.path()));
+        let (sources, _) = resolve_with(&SourceOverrides::default(), &vars, &paths_in(dir.path()));
         assert_eq!(sources.talosconfigs, vec![home.join(".talos/config")]);
     }
 
     #[test]
     fn missing_default_config_is_fine_but_a_named_one_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let (sources, errors) = resolve_with(&GlobalArgs::default(), &[], &paths_in(dir.path()));
+        let (sources, errors) =
+            resolve_with(&SourceOverrides::default(), &[], &paths_in(dir.path()));
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(sources.config_file, None);
 
         let missing = dir.path().join("nope.yaml");
         let vars = [("TALOSCOPE_CONFIG", missing.display().to_string())];
-        let (sources, errors) = resolve_with(&GlobalArgs::default(), &vars, &paths_in(dir.path()));
+        let (sources, errors) =
+            resolve_with(&SourceOverrides::default(), &vars, &paths_in(dir.path()));
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].file, missing);
         assert_eq!(sources.config_file, Some(missing));
@@ -245,11 +255,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("taloscope.yaml");
         fs::write(&file, "clusters:\n  prod: [unclosed\n").unwrap();
-        let global = GlobalArgs {
+        let overrides = SourceOverrides {
             config: Some(file.clone()),
-            ..GlobalArgs::default()
+            ..SourceOverrides::default()
         };
-        let (sources, errors) = resolve_with(&global, &[], &paths_in(dir.path()));
+        let (sources, errors) = resolve_with(&overrides, &[], &paths_in(dir.path()));
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].file, file);
         assert!(sources.config.clusters.is_empty());
@@ -271,7 +281,7 @@ mod tests {
             "clusters:\n  prod:\n    talos_context: p\n",
         )
         .unwrap();
-        let (sources, errors) = resolve_with(&GlobalArgs::default(), &[], &paths);
+        let (sources, errors) = resolve_with(&SourceOverrides::default(), &[], &paths);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(sources.config_file, Some(paths.default_config_file()));
         assert!(sources.config.clusters.contains_key("prod"));

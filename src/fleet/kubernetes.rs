@@ -5,7 +5,8 @@
 use kube::config::Kubeconfig;
 
 use crate::discovery::Cluster;
-use crate::kube::{KubeClient, KubeError, KubeNode, RolloutLeaseInfo, match_talos_node};
+use crate::kube::{KubeClient, KubeError, KubeNode, match_talos_node};
+use crate::rollout::RolloutLeaseInfo;
 
 use super::status::{ClusterStatus, ComponentReport, KubernetesReport, RolloutStatus};
 

@@ -7,6 +7,7 @@ pub mod kubernetes;
 pub mod live;
 pub mod poller;
 pub mod quorum;
+pub mod rollout_lease;
 pub mod status;
 
 pub use collect::{CollectOptions, NodePlan, NodeProbe, collect_cluster, collect_context};
@@ -14,6 +15,7 @@ pub use kubernetes::{KubernetesFacts, apply_kubernetes, collect_kubernetes, kube
 pub use live::{ClusterLive, FleetEvent, FleetModel};
 pub use poller::{PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 pub use quorum::Quorum;
+pub use rollout_lease::{LeaseError, RolloutLease};
 pub use status::{
     ClusterStatus, ComponentReport, EtcdAlarmReport, EtcdMemberReport, EtcdReport, FleetStatus,
     KubernetesReport, NodeRole, NodeStatus, RolloutStatus,

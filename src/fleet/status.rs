@@ -5,12 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::quorum::Quorum;
-use crate::rollout::RolloutKind;
+use crate::rollout::{RolloutInProgress, RolloutKind};
 use crate::talos::{MachineStage, UnmetCondition};
-use crate::upgrade::RolloutInProgress;
 
-/// The rollout a cluster's Lease shows: the kube module decodes it.
-pub use crate::kube::RolloutStatus;
+/// The rollout a cluster's Lease shows: `rollout::lease` decodes it.
+pub use crate::rollout::RolloutStatus;
 
 /// Every cluster asked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

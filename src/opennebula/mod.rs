@@ -13,6 +13,6 @@ pub mod xmlrpc;
 pub use auth::{AuthSource, Credentials, Protocol};
 pub use client::OneClient;
 pub use errors::{FailureKind, OneError, Origin};
-pub use oneflow::{FlowClient, Service, ServiceRole, ServiceTemplate, ServiceVm};
+pub use oneflow::{FlowClient, Service, ServiceRole, ServiceVm};
 pub use template::{ExtraTemplate, TemplateInfo};
 pub use vm::{LcmState, VmInfo, VmState};

@@ -58,14 +58,6 @@ impl RoleState {
 serialize_by_name!(ServiceState);
 serialize_by_name!(RoleState);
 
-/// A service template: its id, name and role names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ServiceTemplate {
-    pub id: u64,
-    pub name: String,
-    pub roles: Vec<String>,
-}
-
 /// A VM of a role as the service document shows it (partial: call
 /// `one.vm.info` for the full picture when an XML-RPC endpoint is known).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -188,27 +180,6 @@ impl FlowClient {
             call: call.to_string(),
             message: message.into(),
         }
-    }
-
-    /// `GET /service_template`.
-    pub async fn service_templates(&self) -> Result<Vec<ServiceTemplate>, OneError> {
-        let doc = self
-            .request(reqwest::Method::GET, "/service_template", None)
-            .await?;
-        Ok(pool_documents(&doc)
-            .iter()
-            .filter_map(|d| {
-                Some(ServiceTemplate {
-                    id: loose_u64(d.get("ID")?)?,
-                    name: loose_str(d.get("NAME")),
-                    roles: body(d)
-                        .and_then(|b| b.get("roles"))
-                        .and_then(Json::as_array)
-                        .map(|rs| rs.iter().map(|r| loose_str(r.get("name"))).collect())
-                        .unwrap_or_default(),
-                })
-            })
-            .collect())
     }
 
     /// `POST /service_template/:id/action` instantiate; the new service.

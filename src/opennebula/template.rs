@@ -95,14 +95,6 @@ impl ExtraTemplate {
         }
     }
 
-    /// The template's CONTEXT unchanged (nothing to merge).
-    pub fn without_user_data(template_context: &[(String, String)]) -> Self {
-        ExtraTemplate {
-            context: template_context.to_vec(),
-            attributes: Vec::new(),
-        }
-    }
-
     /// Adds a top-level attribute (e.g. `TALOSCOPE_CLUSTER`).
     pub fn attribute(mut self, key: &str, value: &str) -> Self {
         set(&mut self.attributes, key, value.to_string());

@@ -112,7 +112,7 @@ impl ProvisionJournal {
             None => self.file.vms.push(JournalEntry {
                 provider: provider.to_string(),
                 role: role.to_string(),
-                started: crate::app::dispatcher::utc_timestamp(std::time::SystemTime::now()),
+                started: crate::clock::utc_timestamp(std::time::SystemTime::now()),
                 progress: progress.clone(),
             }),
         }

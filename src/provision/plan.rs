@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::app::dispatcher::MutatingAction;
+use crate::approval::MutatingAction;
 use crate::config::{MachineRole, ProviderKind};
 
 /// Where new VMs come from.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::app::dispatcher::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::kube::KubeClient;
 use crate::opennebula::{ExtraTemplate, Service, VmInfo};
 use crate::talos::TalosClient;

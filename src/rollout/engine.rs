@@ -11,8 +11,9 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use super::journal::{RolloutJournal, unix_now};
+use super::journal::RolloutJournal;
 use super::progress::{RolloutControl, RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
+use crate::clock::unix_now;
 
 /// What a rollout kind does per step. Methods take `&self` because worker batches run several
 /// steps at once.

@@ -151,14 +151,6 @@ impl RolloutJournal {
     }
 }
 
-/// Seconds since the Unix epoch, now.
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

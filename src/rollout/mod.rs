@@ -3,6 +3,7 @@
 //! cluster, a journal for resuming, pause / resume / abort, and progress reported as events.
 pub mod engine;
 pub mod journal;
+pub mod lease;
 pub mod progress;
 
 pub use engine::{
@@ -10,6 +11,9 @@ pub use engine::{
     StepUpdate, spawn_rollout,
 };
 pub use journal::{JournalError, RolloutJournal};
+pub use lease::{
+    LeaseProgress, ROLLOUT_LEASE_NAME, RolloutInProgress, RolloutLeaseInfo, RolloutStatus,
+};
 pub use progress::{
     RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase,
     StepProgress,

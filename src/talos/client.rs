@@ -90,7 +90,8 @@ impl std::fmt::Debug for TalosClient {
 impl TalosClient {
     /// Checks the context's certificates and endpoints; dials nothing yet.
     pub fn new(ctx: &TalosContext, options: ClientOptions) -> Result<Self, TalosError> {
-        let tls = tls::client_tls(ctx, tls::unix_now()).map_err(TalosError::from_tls)?;
+        let tls =
+            tls::client_tls(ctx, crate::clock::unix_now() as i64).map_err(TalosError::from_tls)?;
         let endpoints: Vec<String> = ctx
             .endpoints
             .iter()

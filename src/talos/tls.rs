@@ -102,11 +102,6 @@ impl Role {
     pub fn may_mutate(&self) -> bool {
         self.may_reboot() || self.may_upgrade()
     }
-
-    /// Reads (version, services, etcd status, events, non-sensitive resources).
-    pub fn may_read(&self) -> bool {
-        matches!(self, Role::Admin | Role::Operator | Role::Reader)
-    }
 }
 
 impl fmt::Display for Role {
@@ -268,18 +263,14 @@ pub fn client_tls(ctx: &TalosContext, now: i64) -> Result<ClientTls, TlsError> {
     })
 }
 
-/// Seconds since the epoch, for certificate validity checks.
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, PKCS_ED25519};
+
+    fn unix_now() -> i64 {
+        crate::clock::unix_now() as i64
+    }
 
     /// `expired`: valid only during 2020, else the rcgen default (1975..4096).
     fn context(org: &[&str], expired: bool) -> TalosContext {

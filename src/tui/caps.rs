@@ -1,7 +1,15 @@
 //! Terminal capabilities: colour depth, NO_COLOR, UTF-8 or ASCII, read from an
 //! injected environment so detection is testable. Flags (`--color`, `--ascii`)
 //! override what the environment says.
-use crate::cli::ColorMode;
+
+/// When to use colour (`--color`): `auto` follows the terminal and NO_COLOR.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColorMode {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
 
 /// How many colours the terminal can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -5,6 +5,6 @@ pub mod glyphs;
 pub mod terminal;
 pub mod theme;
 
-pub use caps::{Caps, ColorDepth};
+pub use caps::{Caps, ColorDepth, ColorMode};
 pub use glyphs::Glyphs;
 pub use theme::{Role, Styles, Theme, ThemeError, ThemeSource};

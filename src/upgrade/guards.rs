@@ -8,6 +8,7 @@ use serde::Serialize;
 pub use super::guard_id::GuardId;
 use super::plan::{PlanStep, StepState, UpgradePlan};
 use crate::fleet::{ClusterStatus, EtcdMemberReport, NodeRole, NodeStatus, Quorum};
+pub use crate::rollout::RolloutInProgress;
 use crate::talos::{MachineStage, Roles};
 use crate::versions::{Version, check_fleet_talos_upgrade, check_kubernetes_supported};
 
@@ -72,16 +73,6 @@ impl Guard {
 /// Any failure, or a warning whose acknowledgement was not typed.
 pub fn blocking(guards: &[Guard], acks: &[String]) -> bool {
     guards.iter().any(|g| g.blocks(acks))
-}
-
-/// Another console's rollout on the same cluster (from its Lease).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RolloutInProgress {
-    /// `user@host`.
-    pub holder: String,
-    /// The node it is on, counted from 1 as shown to operators.
-    pub node_index: usize,
-    pub node_count: usize,
 }
 
 /// Every guard, for the plan screen.

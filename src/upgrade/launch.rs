@@ -13,14 +13,17 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use super::guards::Guard;
 use super::observe::ClusterObserver;
 use super::runner::RunOptions;
-use crate::app::dispatcher::local_identity;
+use crate::approval::local_identity;
+use crate::clock::unix_now;
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
-use crate::kube::{KubeClient, LeaseError, LeaseProgress, RolloutLease};
+use crate::fleet::{LeaseError, RolloutLease};
+use crate::kube::KubeClient;
+use crate::rollout::LeaseProgress;
 use crate::rollout::engine::{
     EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, run_rollout,
 };
-use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal, unix_now};
+use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal};
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::TalosClient;
 
@@ -130,7 +133,10 @@ pub(crate) fn launch(
             Ok(lock) => lock,
             Err(reason) => return halt(&journal, reason, &events),
         };
-        let journal_path = RolloutJournal::path_for(&options.journal_dir(), &journal.cluster);
+        let journal_path = match options.journal_dir() {
+            Ok(dir) => RolloutJournal::path_for(&dir, &journal.cluster),
+            Err(reason) => return halt(&journal, reason, &events),
+        };
         let (executor, batches) = build(observer, &journal, &options);
         let setup = EngineSetup {
             batches,

@@ -23,9 +23,7 @@ pub use plan::{
     default_installer_image, must_forfeit_leadership, offered_targets,
 };
 pub use runner::{
-    KindRollout, RolloutHandle, RunOptions, UpgradeKind, UpgradeRun, resume_upgrade,
-    resume_upgrade_with, spawn_upgrade,
+    KindRollout, RolloutHandle, RunOptions, UpgradeKind, UpgradeRun, resume_upgrade_with,
+    spawn_upgrade,
 };
-pub use talos_os::{
-    TalosOs, TalosUpgradeRun, resume_talos_upgrade, resume_talos_upgrade_with, spawn_talos_upgrade,
-};
+pub use talos_os::{TalosOs, TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade};

@@ -13,10 +13,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::launch::{Launch, NewJournal, journal_plan, new_journal, refuse};
 use super::observe::ClusterObserver;
-use crate::app::dispatcher::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::kube::DrainOptions;
-use crate::paths::Paths;
 pub use crate::rollout::engine::RolloutHandle;
 use crate::rollout::engine::{StepExecutor, StepReport};
 use crate::rollout::journal::RolloutJournal;
@@ -32,7 +31,8 @@ pub struct RunOptions {
     pub poll_interval: Duration,
     /// The rollout Lease's duration; it is renewed well within it.
     pub lease_duration: Duration,
-    /// Where the journal goes (`<state dir>/rollouts/`); default the XDG state dir.
+    /// Where the journal goes (`<state dir>/rollouts/`); a rollout without
+    /// one halts before its first node, since it could not be resumed.
     pub state_dir: Option<PathBuf>,
     /// The merged kubeconfig; default: read from the file of the cluster's kube context.
     pub kubeconfig: Option<Kubeconfig>,
@@ -104,10 +104,10 @@ impl RunOptions {
         }
     }
 
-    pub(crate) fn journal_dir(&self) -> PathBuf {
+    pub(crate) fn journal_dir(&self) -> Result<PathBuf, String> {
         self.state_dir
             .clone()
-            .unwrap_or_else(|| Paths::resolve().state_dir)
+            .ok_or_else(|| "no state dir to keep the rollout journal in".to_string())
     }
 }
 
@@ -232,18 +232,8 @@ pub fn spawn_upgrade<K: UpgradeKind>(
 }
 
 /// Resumes a rollout a killed console left in its journal: from the first unfinished step,
-/// after the guards pass again. Timings come from the journal.
-pub fn resume_upgrade<K: UpgradeKind>(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let options = RunOptions::from_journal(&journal.options);
-    resume_upgrade_with::<K>(journal, approved, cluster, options, events)
-}
-
-/// [`resume_upgrade`] with explicit options (state dir, kubeconfig, client timeouts).
+/// after the guards pass again. The caller passes the options: `RunOptions::from_journal`
+/// gives the journal's timings; the state dir, kubeconfig and client timeouts are the caller's.
 pub fn resume_upgrade_with<K: UpgradeKind>(
     journal: RolloutJournal,
     approved: ApprovedAction,

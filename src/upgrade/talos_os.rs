@@ -10,10 +10,9 @@ use super::launch::guards_pass;
 use super::node_step::NodeUpgrade;
 use super::plan::{StepState, UpgradePlan};
 use super::runner::{
-    KindRollout, RunOptions, UpgradeKind, UpgradeRun, planned_step, resume_upgrade,
-    resume_upgrade_with,
+    KindRollout, RunOptions, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
 };
-use crate::app::dispatcher::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::rollout::engine::{RolloutHandle, StepReport};
 use crate::rollout::journal::RolloutJournal;
@@ -28,17 +27,8 @@ pub type TalosUpgradeRun = UpgradeRun<TalosOs>;
 
 pub use super::runner::spawn_upgrade as spawn_talos_upgrade;
 
-/// Resumes a Talos OS upgrade a killed console left in its journal.
-pub fn resume_talos_upgrade(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    resume_upgrade::<TalosOs>(journal, approved, cluster, events)
-}
-
-/// [`resume_talos_upgrade`] with explicit options (state dir, kubeconfig, client timeouts).
+/// Resumes a Talos OS upgrade a killed console left in its journal, with the caller's options
+/// (`RunOptions::from_journal` gives the journal's timings).
 pub fn resume_talos_upgrade_with(
     journal: RolloutJournal,
     approved: ApprovedAction,

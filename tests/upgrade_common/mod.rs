@@ -6,7 +6,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use taloscope::app::dispatcher::{
+use taloscope::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };
 use taloscope::discovery::{Cluster, Discovery, Sources, discover};
@@ -113,7 +113,7 @@ impl Fixture {
 
     /// Another console, `bob@jump2`, holding the Talos rollout lease of the cluster of
     /// `context` for ten minutes.
-    pub async fn lease_held_by_bob(&self, context: &str) -> taloscope::kube::RolloutLease {
+    pub async fn lease_held_by_bob(&self, context: &str) -> taloscope::fleet::RolloutLease {
         self.kube(context)
             .await
             .acquire_rollout_lease(

@@ -8,7 +8,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::guards::{KubeGuardInput, kubernetes_plan_guards, kubernetes_step_guards};
 use super::plan::{KubeStepState, KubernetesUpgradePlan};
 use super::step::{ComponentStep, pre_pull};
-use crate::app::dispatcher::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::engine::{RolloutHandle, StepReport};
@@ -17,8 +17,7 @@ use crate::rollout::{RolloutEvent, RolloutKind, StepPhase, StepProgress};
 use crate::upgrade::launch::guards_pass;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::runner::{
-    KindRollout, RunOptions, UpgradeKind, UpgradeRun, planned_step, resume_upgrade,
-    resume_upgrade_with,
+    KindRollout, RunOptions, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
 };
 
 /// The Kubernetes upgrade: one component on one node per step, its config applied without reboot.
@@ -35,17 +34,8 @@ pub fn target_text(plan: &KubernetesUpgradePlan) -> String {
     plan.target.to_string().trim_start_matches('v').to_string()
 }
 
-/// Resumes a Kubernetes upgrade a killed console left in its journal.
-pub fn resume_kubernetes_upgrade(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    resume_upgrade::<Kubernetes>(journal, approved, cluster, events)
-}
-
-/// [`resume_kubernetes_upgrade`] with explicit options (state dir, kubeconfig, client timeouts).
+/// Resumes a Kubernetes upgrade a killed console left in its journal, with the caller's options
+/// (`RunOptions::from_journal` gives the journal's timings).
 pub fn resume_kubernetes_upgrade_with(
     journal: RolloutJournal,
     approved: ApprovedAction,

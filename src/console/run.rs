@@ -16,16 +16,17 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::action::{Action, AppEvent, Effect, PollerRequest};
-use super::dispatcher::{Dispatcher, Gate, MutatingAction, Verdict};
-use super::keymap;
 pub use super::run_rollout::RunningRollout;
 use super::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
-use super::state::{AppState, Message};
-use super::update::apply;
+use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
+use crate::app::keymap;
+use crate::app::state::{AppState, Message};
+use crate::app::update::apply;
+use crate::approval::{Dispatcher, Gate, Verdict};
+use crate::clock::unix_now;
 use crate::discovery::Discovery;
+use crate::paths::Paths;
 use crate::rollout::RolloutEvent;
-use crate::rollout::journal::unix_now;
 use crate::views::{self, Look};
 
 /// At most ten frames a second.
@@ -69,6 +70,8 @@ pub struct Console {
     /// This console's running rollouts by cluster: the approval (audited
     /// when the rollout ends) and the runner's control channel.
     pub rollouts: std::collections::HashMap<String, RunningRollout>,
+    /// Where journals go (the state dir), as the subcommand resolved it.
+    pub paths: Paths,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -107,14 +110,14 @@ where
     let mut terminate = signal(SignalKind::terminate())?;
     let size = terminal.size().map_err(io::Error::other)?;
     console.state.size = (size.width, size.height);
-    console.state.identity = super::dispatcher::local_identity();
+    console.state.identity = crate::approval::local_identity();
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     // Journals left by a console that was killed: shown from the first frame.
-    for action in journal_actions(&console.state) {
+    for action in journal_actions(&console.state, &console.paths.state_dir) {
         apply(&mut console.state, action);
     }
-    for action in super::run_provision::startup(&console.state, &app_tx) {
+    for action in super::run_provision::startup(&console.state, &console.paths.state_dir, &app_tx) {
         apply(&mut console.state, action);
     }
     let mut shown: Option<Shown> = None;
@@ -283,19 +286,7 @@ fn perform(
             Some(match console.dispatcher.answer(pending, answer) {
                 Verdict::Cancelled(msg) => Action::Notify(Message::info(msg)),
                 // Update decides whether the plan on screen still holds.
-                Verdict::Proceed(approved)
-                    if matches!(
-                        approved.action(),
-                        MutatingAction::UpgradeTalos { .. }
-                            | MutatingAction::UpgradeKubernetes { .. }
-                    ) || super::run_provision::is_provision(&approved) =>
-                {
-                    Action::Approved(approved)
-                }
-                Verdict::Proceed(approved) => console.not_run(
-                    &approved,
-                    "no runner for this action in this version".to_string(),
-                ),
+                Verdict::Proceed(approved) => Action::Approved(approved),
             })
         }
         Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
@@ -341,8 +332,8 @@ fn perform(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::dispatcher::{Answer, AuditLog, MutatingAction};
     use crate::app::state::Level;
+    use crate::approval::{AuditLog, MutatingAction};
     use crate::tui::{Caps, ColorDepth, Theme};
 
     fn console(readonly: bool, audit: std::path::PathBuf) -> Console {
@@ -358,13 +349,17 @@ mod tests {
             reload: None,
             poller: None,
             rollouts: Default::default(),
+            paths: Paths {
+                config_dir: "/nonexistent/config".into(),
+                state_dir: "/nonexistent/state".into(),
+            },
         }
     }
 
-    fn reboot() -> MutatingAction {
-        MutatingAction::Reboot {
+    fn upgrade() -> MutatingAction {
+        MutatingAction::UpgradeTalos {
             cluster: "lab".into(),
-            node: "127.0.0.5".into(),
+            target: "v1.12.0".into(),
         }
     }
 
@@ -455,36 +450,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut c = console(true, dir.path().join("audit.log"));
         let (tx, _rx) = mpsc::channel(1);
-        let m = notice(perform(&mut c, Effect::Gate(reboot()), &tx));
+        let m = notice(perform(&mut c, Effect::Gate(upgrade()), &tx));
         assert_eq!(m.level, Level::Warn);
         assert!(m.text.contains("read-only"));
-    }
-
-    #[test]
-    fn confirmed_action_without_runner_is_reported_and_audited() {
-        let dir = tempfile::tempdir().unwrap();
-        let audit = dir.path().join("audit.log");
-        let mut c = console(false, audit.clone());
-        let (tx, _rx) = mpsc::channel(1);
-        let Some(Action::AskConfirmation(pending)) = perform(&mut c, Effect::Gate(reboot()), &tx)
-        else {
-            panic!("expected a confirmation");
-        };
-        let effect = Effect::Answer(pending, Answer::Typed("lab".into()));
-        let m = notice(perform(&mut c, effect, &tx));
-        assert!(m.text.contains("no runner"), "{}", m.text);
-        let log = std::fs::read_to_string(&audit).unwrap();
-        let outcomes: Vec<&str> = log
-            .lines()
-            .filter_map(|l| l.split("outcome=").nth(1))
-            .collect();
-        assert_eq!(
-            outcomes,
-            vec![
-                "\"confirmed\"",
-                "\"failed: no runner for this action in this version\""
-            ]
-        );
     }
 
     #[tokio::test]

@@ -2,17 +2,21 @@
 //! an approved upgrade (its events forwarded to the app channel, its control
 //! channel kept per cluster), how it ended audited, and the journals of
 //! unfinished rollouts read at startup.
+use std::path::Path;
+
 use tokio::sync::mpsc;
 
-use super::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
-use super::dispatcher::ApprovedAction;
 use super::run::Console;
-use super::state::{AppState, Message};
-use crate::paths::Paths;
+use crate::app::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
+use crate::app::state::{AppState, Message};
+use crate::approval::ApprovedAction;
+use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
 use crate::upgrade::kubernetes::{Kubernetes, KubernetesUpgradePlan, count_removed_apis};
 use crate::upgrade::launch::connect;
-use crate::upgrade::{RunOptions, TalosOs, UpgradeKind, UpgradeRun, resume_upgrade, spawn_upgrade};
+use crate::upgrade::{
+    RolloutHandle, RunOptions, TalosOs, UpgradeKind, UpgradeRun, resume_upgrade_with, spawn_upgrade,
+};
 
 /// A rollout this console started or resumed.
 pub struct RunningRollout {
@@ -47,36 +51,56 @@ impl Console {
     }
 }
 
-/// An approved new rollout, whatever its kind.
-struct Fresh {
+/// An approved new rollout, whatever its kind, its journal to go in `state_dir`.
+struct Fresh<'a> {
     approved: ApprovedAction,
     acks: Vec<String>,
-    cluster: crate::discovery::Cluster,
+    cluster: Cluster,
+    state_dir: &'a Path,
 }
 
-impl Fresh {
+impl Fresh<'_> {
     fn spawn<K: UpgradeKind>(
         self,
         plan: K::Plan,
         events: mpsc::UnboundedSender<RolloutEvent>,
-    ) -> crate::upgrade::RolloutHandle {
+    ) -> RolloutHandle {
         spawn_upgrade(
             UpgradeRun::<K> {
                 approved: self.approved,
                 plan,
                 acks: self.acks,
                 cluster: self.cluster,
-                options: RunOptions::default(),
+                options: RunOptions {
+                    state_dir: Some(self.state_dir.to_path_buf()),
+                    ..RunOptions::default()
+                },
             },
             events,
         )
     }
 }
 
+/// Resumes a journal of kind `K`: timings from the journal, the journal kept in `state_dir`.
+fn resume<K: UpgradeKind>(
+    journal: RolloutJournal,
+    approved: ApprovedAction,
+    cluster: Cluster,
+    state_dir: &Path,
+    events: mpsc::UnboundedSender<RolloutEvent>,
+) -> RolloutHandle {
+    let options = RunOptions {
+        state_dir: Some(state_dir.to_path_buf()),
+        ..RunOptions::from_journal(&journal.options)
+    };
+    resume_upgrade_with::<K>(journal, approved, cluster, options, events)
+}
+
 /// Starts the runner of an approved rollout, its events forwarded to the
 /// app channel; returns its control channel, or why it could not start.
 fn spawn_rollout(
     state: &AppState,
+    state_dir: &Path,
     start: RolloutStart,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<mpsc::UnboundedSender<RolloutControl>, String> {
@@ -99,6 +123,7 @@ fn spawn_rollout(
                 approved,
                 acks,
                 cluster,
+                state_dir,
             };
             match plan {
                 PlannedRollout::Talos(plan) => fresh.spawn::<TalosOs>(plan, events),
@@ -106,7 +131,7 @@ fn spawn_rollout(
             }
         }
         RolloutStart::Resume(approved) => {
-            let dir = Paths::resolve().state_dir;
+            let dir = state_dir.to_path_buf();
             let journal = RolloutJournal::load_unfinished(&dir, &name)
                 .map_err(|e| e.to_string())?
                 .ok_or_else(|| {
@@ -117,10 +142,10 @@ fn spawn_rollout(
                 })?;
             match journal.kind {
                 RolloutKind::TalosUpgrade => {
-                    resume_upgrade::<TalosOs>(journal, approved, cluster, events)
+                    resume::<TalosOs>(journal, approved, cluster, state_dir, events)
                 }
                 RolloutKind::KubernetesUpgrade => {
-                    resume_upgrade::<Kubernetes>(journal, approved, cluster, events)
+                    resume::<Kubernetes>(journal, approved, cluster, state_dir, events)
                 }
             }
         }
@@ -139,12 +164,11 @@ fn spawn_rollout(
 /// The unfinished rollout journals of the discovered clusters, read once at
 /// startup so the console shows them and offers to resume; a journal that
 /// cannot be read is said on the message line.
-pub(super) fn journal_actions(state: &AppState) -> Vec<Action> {
-    let dir = Paths::resolve().state_dir;
+pub(super) fn journal_actions(state: &AppState, dir: &Path) -> Vec<Action> {
     state
         .clusters
         .iter()
-        .filter_map(|c| match RolloutJournal::load_unfinished(&dir, &c.name) {
+        .filter_map(|c| match RolloutJournal::load_unfinished(dir, &c.name) {
             Ok(Some(journal)) => Some(Action::Event(AppEvent::Journal(Box::new(
                 journal.summary(),
             )))),
@@ -177,7 +201,7 @@ pub(super) fn start_rollout(
 ) -> Option<Action> {
     let approved = start.approved().clone();
     let cluster = approved.action().cluster().to_string();
-    match spawn_rollout(&console.state, start, app_tx) {
+    match spawn_rollout(&console.state, &console.paths.state_dir, start, app_tx) {
         Ok(control) => {
             console
                 .rollouts

@@ -3,19 +3,19 @@
 //! reports through the app channel; the approvals audited when they end;
 //! and at startup the provision journals read, their unfinished VMs followed.
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::action::{Action, AppEvent};
-use super::dispatcher::{ApprovedAction, MutatingAction};
-use super::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use super::run::Console;
-use super::state::{AppState, Message};
+use crate::app::action::{Action, AppEvent};
+use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
+use crate::app::state::{AppState, Message};
+use crate::approval::MutatingAction;
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
-use crate::paths::Paths;
 use crate::provision::cluster::{config_key, join_checks, names_in_use};
 use crate::provision::{
     PlanSource, Provider, ProviderClients, ProvisionEvent, ProvisionJournal, ProvisionPlan,
@@ -93,6 +93,7 @@ pub(super) fn perform(
 ) -> Option<Action> {
     let config = Arc::clone(&console.state.provision.config);
     let kubeconfig = console.state.provision.kubeconfig.clone();
+    let state_dir = console.paths.state_dir.clone();
     match effect {
         ProvisionEffect::ListSources {
             cluster,
@@ -161,9 +162,8 @@ pub(super) fn perform(
                     let found = found?;
                     let provider = provider(&config, &plan.provider)?;
                     let (checks, warning) = join_checks(&found, kubeconfig.as_ref()).await?;
-                    let journal =
-                        ProvisionJournal::open(&Paths::resolve().state_dir, &plan.cluster)
-                            .map_err(|e| e.to_string())?;
+                    let journal = ProvisionJournal::open(&state_dir, &plan.cluster)
+                        .map_err(|e| e.to_string())?;
                     Ok::<_, String>((provider, checks, warning, journal))
                 }
                 .await;
@@ -221,7 +221,7 @@ pub(super) fn perform(
                         return Err("not a VM termination".to_string());
                     };
                     let provider = provider(&config, name)?;
-                    let mut journal = ProvisionJournal::open(&Paths::resolve().state_dir, key).ok();
+                    let mut journal = ProvisionJournal::open(&state_dir, key).ok();
                     terminate(&approved, &provider, journal.as_mut())
                         .await
                         .map_err(|e| e.to_string())
@@ -284,13 +284,12 @@ impl Console {
 /// The provision journals of the discovered clusters, read once at startup:
 /// their VMs are shown, and the unfinished ones followed again (reading
 /// only: polling the provider, then the join checks).
-pub(super) fn startup(state: &AppState, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
-    let dir = Paths::resolve().state_dir;
+pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
     let config = Arc::clone(&state.provision.config);
     let mut actions = Vec::new();
     for c in &state.clusters {
         let key = config_key(&config, c);
-        let journal = match ProvisionJournal::open(&dir, &key) {
+        let journal = match ProvisionJournal::open(dir, &key) {
             Ok(j) => j,
             Err(e) => {
                 actions.push(Action::Notify(Message::error(e.to_string())));
@@ -316,6 +315,7 @@ pub(super) fn startup(state: &AppState, app: &mpsc::Sender<AppEvent>) -> Vec<Act
                 provider,
                 role,
                 vms,
+                state_dir: dir.to_path_buf(),
             };
             tokio::spawn(follow_again(
                 group,
@@ -343,6 +343,7 @@ struct FollowGroup {
     provider: String,
     role: String,
     vms: Vec<VmProgress>,
+    state_dir: PathBuf,
 }
 
 async fn follow_again(
@@ -355,8 +356,8 @@ async fn follow_again(
     let parts = async {
         let provider = provider(&config, &group.provider)?;
         let (checks, _) = join_checks(&group.cluster, kubeconfig.as_ref()).await?;
-        let journal = ProvisionJournal::open(&Paths::resolve().state_dir, &group.key)
-            .map_err(|e| e.to_string())?;
+        let journal =
+            ProvisionJournal::open(&group.state_dir, &group.key).map_err(|e| e.to_string())?;
         Ok::<_, String>((provider, checks, journal))
     }
     .await;
@@ -408,12 +409,4 @@ async fn follow_again(
         result,
     };
     send(&app, ended).await;
-}
-
-/// Approvals the provision update step acts on.
-pub(super) fn is_provision(approved: &ApprovedAction) -> bool {
-    matches!(
-        approved.action(),
-        MutatingAction::Provision { .. } | MutatingAction::TerminateVm { .. }
-    )
 }

@@ -4,14 +4,14 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
-/// An action that changes a cluster. Runners (reboot, upgrade, provision…)
+use crate::clock::utc_timestamp;
+
+/// An action that changes a cluster. Runners (upgrade, provision, terminate…)
 /// only accept an [`ApprovedAction`], which only the dispatcher makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MutatingAction {
-    /// Reboot one node. Not bound to a key yet; the node pane will bind it.
-    Reboot { cluster: String, node: String },
     /// Rolling Talos OS upgrade of a cluster to `target` ("v1.12.0").
     UpgradeTalos { cluster: String, target: String },
     /// Rolling Kubernetes upgrade of a cluster to `target` ("1.35.0").
@@ -35,8 +35,7 @@ impl MutatingAction {
     /// The cluster the action changes; the name the operator must type.
     pub fn cluster(&self) -> &str {
         match self {
-            MutatingAction::Reboot { cluster, .. }
-            | MutatingAction::UpgradeTalos { cluster, .. }
+            MutatingAction::UpgradeTalos { cluster, .. }
             | MutatingAction::UpgradeKubernetes { cluster, .. }
             | MutatingAction::Provision { cluster, .. }
             | MutatingAction::TerminateVm { cluster, .. } => cluster,
@@ -46,7 +45,6 @@ impl MutatingAction {
     /// What the action does, in the operator's words.
     pub fn describe(&self) -> String {
         match self {
-            MutatingAction::Reboot { node, .. } => format!("reboot node {node}"),
             MutatingAction::UpgradeTalos { target, .. } => format!("upgrade Talos to {target}"),
             MutatingAction::UpgradeKubernetes { target, .. } => {
                 format!("upgrade Kubernetes to {target}")
@@ -184,10 +182,6 @@ impl Dispatcher {
         Dispatcher { readonly, audit }
     }
 
-    pub fn readonly(&self) -> bool {
-        self.readonly
-    }
-
     /// First step for every mutating action.
     pub fn request(&self, action: MutatingAction) -> Gate {
         if self.readonly {
@@ -250,35 +244,19 @@ pub fn local_identity() -> String {
     format!("{user}@{host}")
 }
 
-/// RFC 3339 UTC, seconds precision.
-pub fn utc_timestamp(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, m, d) = crate::logging::civil_from_days((secs / 86_400) as i64);
-    let s = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     fn fixed_clock() -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(1_796_052_057) // 2026-11-30T15:20:57Z
     }
 
-    fn reboot() -> MutatingAction {
-        MutatingAction::Reboot {
+    fn upgrade() -> MutatingAction {
+        MutatingAction::UpgradeTalos {
             cluster: "prod-eu".into(),
-            node: "127.0.0.11".into(),
+            target: "v1.12.0".into(),
         }
     }
 
@@ -303,7 +281,7 @@ mod tests {
     fn readonly_refuses_and_audits() {
         let dir = tempfile::tempdir().unwrap();
         let d = dispatcher(dir.path(), true);
-        let Gate::Refused(msg) = d.request(reboot()) else {
+        let Gate::Refused(msg) = d.request(upgrade()) else {
             panic!("read-only mode let a mutating action through");
         };
         assert!(
@@ -313,7 +291,7 @@ mod tests {
         assert_eq!(
             audit_lines(dir.path()),
             vec![
-                "2026-11-30T15:20:57Z alice@ops1 cluster=\"prod-eu\" action=\"reboot node 127.0.0.11\" outcome=\"refused: read-only\""
+                "2026-11-30T15:20:57Z alice@ops1 cluster=\"prod-eu\" action=\"upgrade Talos to v1.12.0\" outcome=\"refused: read-only\""
             ]
         );
     }
@@ -322,7 +300,7 @@ mod tests {
     fn exact_cluster_name_confirms() {
         let dir = tempfile::tempdir().unwrap();
         let d = dispatcher(dir.path(), false);
-        let Gate::Confirm(pending) = d.request(reboot()) else {
+        let Gate::Confirm(pending) = d.request(upgrade()) else {
             panic!("expected a confirmation");
         };
         assert!(
@@ -333,7 +311,7 @@ mod tests {
         let Verdict::Proceed(approved) = verdict else {
             panic!("exact name did not confirm");
         };
-        assert_eq!(approved.action(), &reboot());
+        assert_eq!(approved.action(), &upgrade());
         d.finished(&approved, Err("node unreachable".into()))
             .unwrap();
         let lines = audit_lines(dir.path());
@@ -351,13 +329,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dispatcher(dir.path(), false);
         for typed in ["prod", "PROD-EU", "prod-eu ", ""] {
-            let Gate::Confirm(p) = d.request(reboot()) else {
+            let Gate::Confirm(p) = d.request(upgrade()) else {
                 panic!()
             };
             let v = d.answer(p, Answer::Typed(typed.into()));
             assert!(matches!(v, Verdict::Cancelled(_)), "{typed:?} confirmed");
         }
-        let Gate::Confirm(p) = d.request(reboot()) else {
+        let Gate::Confirm(p) = d.request(upgrade()) else {
             panic!()
         };
         assert!(matches!(d.answer(p, Answer::Cancel), Verdict::Cancelled(_)));
@@ -377,7 +355,7 @@ mod tests {
         // The log's parent is a file, so the log cannot be created.
         std::fs::write(dir.path().join("state"), "not a dir").unwrap();
         let d = dispatcher(dir.path(), false);
-        let Gate::Confirm(p) = d.request(reboot()) else {
+        let Gate::Confirm(p) = d.request(upgrade()) else {
             panic!()
         };
         let Verdict::Cancelled(msg) = d.answer(p, Answer::Typed("prod-eu".into())) else {
@@ -393,9 +371,9 @@ mod tests {
     fn names_cannot_forge_audit_lines() {
         let dir = tempfile::tempdir().unwrap();
         let d = dispatcher(dir.path(), true);
-        let evil = MutatingAction::Reboot {
+        let evil = MutatingAction::UpgradeTalos {
             cluster: "x\n2026 root@h cluster=\"y\"".into(),
-            node: "n".into(),
+            target: "v1.12.0".into(),
         };
         let _ = d.request(evil);
         assert_eq!(audit_lines(dir.path()).len(), 1);

@@ -1,0 +1,69 @@
+//! The wall clock and calendar arithmetic, in one place: seconds since the
+//! Unix epoch, UTC dates from day numbers, RFC 3339 timestamps. (The
+//! simulator keeps its own clock, which it can speed up.)
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch, now (0 if the clock is before 1970).
+pub fn unix_now() -> u64 {
+    unix_seconds(SystemTime::now())
+}
+
+/// Seconds since the Unix epoch at `t` (0 before 1970).
+pub fn unix_seconds(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (UTC).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    (y, m, d)
+}
+
+/// The UTC date of `t`: (year, month, day).
+pub fn utc_date(t: SystemTime) -> (i64, u32, u32) {
+    civil_from_days((unix_seconds(t) / 86_400) as i64)
+}
+
+/// RFC 3339 UTC, seconds precision: "2026-11-30T15:20:57Z".
+pub fn utc_timestamp(t: SystemTime) -> String {
+    let secs = unix_seconds(t);
+    let (y, m, d) = utc_date(t);
+    let s = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_786), (2026, 11, 29));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_796_052_057);
+        assert_eq!(utc_timestamp(t), "2026-11-30T15:20:57Z");
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_date(t), (2026, 11, 30));
+    }
+}

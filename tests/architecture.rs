@@ -1,0 +1,311 @@
+//! The layer map of `src/lib.rs`, checked: every top-level module of src/ has
+//! a layer, no module names (`crate::<module>`) one in its own layer or above,
+//! and so the modules form no cycle. Test code (`#[cfg(test)]` modules and the
+//! files they declare) may reach anywhere and is left out; so is `sim`, which
+//! is leaving src/ for a crate of its own.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Bottom to top; a module may use modules of the layers below its own only.
+const LAYERS: &[&[&str]] = &[
+    &["proto", "clock", "paths", "config"],
+    &["logging", "versions", "tui"],
+    &["discovery"],
+    &["talos", "kube", "opennebula"],
+    &["rollout", "approval"],
+    &["fleet"],
+    &["upgrade", "provision"],
+    &["app"],
+    &["views"],
+    &["console"],
+    &["cli"],
+    &["commands"],
+];
+
+/// Not placed: moving out of src/ (branch `sim-crate`).
+const UNPLACED: &[&str] = &["sim"];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rank(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+/// The top-level modules: `src/x.rs` and `src/x/`, but not lib.rs or main.rs.
+fn top_level_modules() -> BTreeSet<String> {
+    std::fs::read_dir(src())
+        .expect("src/")
+        .map(|e| e.expect("dir entry").path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_string();
+            match name.strip_suffix(".rs") {
+                Some(stem) if stem != "lib" && stem != "main" => Some(stem.to_string()),
+                Some(_) => None,
+                None => p.is_dir().then_some(name),
+            }
+        })
+        .collect()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The index just past the `}` closing the `{` at `open`.
+fn block_end(text: &str, open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return open + i + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The text without its `#[cfg(test)] mod x { … }` blocks; the names of the
+/// `#[cfg(test)] mod x;` files it declares go into `test_files`.
+fn without_test_code(text: &str, file: &Path, test_files: &mut BTreeSet<PathBuf>) -> String {
+    let mut kept = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        kept.push_str(&rest[..at]);
+        let after = rest[at + "#[cfg(test)]".len()..].trim_start();
+        let item_start = rest.len() - after.len();
+        let Some(decl) = after.strip_prefix("mod ") else {
+            // cfg(test) on something else (a fn, a use): drop that one line.
+            let line_end = after.find('\n').map_or(rest.len(), |n| item_start + n);
+            rest = &rest[line_end..];
+            continue;
+        };
+        let name: String = decl
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let semicolon = decl.find(';');
+        let brace = decl.find('{');
+        match (semicolon, brace) {
+            (Some(s), b) if b.is_none_or(|b| s < b) => {
+                test_files.insert(module_dir(file).join(format!("{name}.rs")));
+                rest = &rest[item_start + "mod ".len() + s + 1..];
+            }
+            (_, Some(b)) => {
+                let open = item_start + "mod ".len() + b;
+                rest = &rest[block_end(rest, open)..];
+            }
+            _ => rest = "",
+        }
+    }
+    kept.push_str(rest);
+    kept
+}
+
+/// Where the files of `file`'s child modules live.
+fn module_dir(file: &Path) -> PathBuf {
+    let parent = file.parent().expect("a parent dir");
+    match file.file_stem().and_then(|s| s.to_str()) {
+        Some("mod" | "lib" | "main") => parent.to_path_buf(),
+        Some(stem) => parent.join(stem),
+        None => parent.to_path_buf(),
+    }
+}
+
+/// The top-level modules `text` names as `crate::x` or in `crate::{x, y::z}`.
+fn crate_references(text: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut found = BTreeSet::new();
+    for (at, _) in text.match_indices("crate::") {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest = &text[at + "crate::".len()..];
+        if rest.starts_with('{') {
+            let inner = &rest[1..block_end(rest, 0) - 1];
+            let mut depth = 0usize;
+            let mut item_start = true;
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if c.is_whitespace() => {}
+                    _ if item_start && depth == 0 => {
+                        found.insert(ident(&inner[i..]));
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            found.insert(ident(rest));
+        }
+    }
+    found
+}
+
+/// Which top-level modules each top-level module uses (outside test code).
+fn module_graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<PathBuf>>> {
+    let modules = top_level_modules();
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    let mut test_files = BTreeSet::new();
+    let mut texts = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        texts.push((file, without_test_code(&text, file, &mut test_files)));
+    }
+    let mut graph: BTreeMap<String, BTreeMap<String, BTreeSet<PathBuf>>> = BTreeMap::new();
+    for (file, text) in texts {
+        let rel = file.strip_prefix(src()).expect("under src/");
+        let top = rel
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .map(|s| s.trim_end_matches(".rs").to_string())
+            .expect("a top-level component");
+        if !modules.contains(&top) || test_files.contains(file) || file_is_tests(rel) {
+            continue;
+        }
+        for target in crate_references(&text) {
+            if target != top && modules.contains(&target) {
+                graph
+                    .entry(top.clone())
+                    .or_default()
+                    .entry(target)
+                    .or_default()
+                    .insert(rel.to_path_buf());
+            }
+        }
+    }
+    graph
+}
+
+/// `*_tests.rs`: the unit tests of the file beside it, declared `#[cfg(test)]`.
+fn file_is_tests(rel: &Path) -> bool {
+    rel.file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.ends_with("_tests"))
+}
+
+#[test]
+fn every_module_has_a_layer() {
+    let modules = top_level_modules();
+    let unplaced: Vec<_> = modules
+        .iter()
+        .filter(|m| rank(m).is_none() && !UNPLACED.contains(&m.as_str()))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules without a layer in tests/architecture.rs and src/lib.rs: {unplaced:?}"
+    );
+    let stale: Vec<_> = LAYERS
+        .iter()
+        .flat_map(|layer| layer.iter())
+        .filter(|m| !modules.contains(**m))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "layers name modules src/ lacks: {stale:?}"
+    );
+}
+
+#[test]
+fn arrows_only_point_down() {
+    let mut upward = Vec::new();
+    for (from, targets) in module_graph() {
+        let Some(from_rank) = rank(&from) else {
+            continue;
+        };
+        for (to, files) in targets {
+            let Some(to_rank) = rank(&to) else {
+                continue;
+            };
+            if to_rank >= from_rank {
+                upward.push(format!("{from} -> {to} (in {files:?})"));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports of a module in the same layer or above:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn no_cycle_between_modules() {
+    let graph = module_graph();
+    let placed = |m: &str| !UNPLACED.contains(&m);
+    // Depth-first search; a module met again while still on the path closes a cycle.
+    fn visit<'a>(
+        at: &'a str,
+        graph: &'a BTreeMap<String, BTreeMap<String, BTreeSet<PathBuf>>>,
+        placed: &dyn Fn(&str) -> bool,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|m| *m == at) {
+            let mut cycle: Vec<String> = path[start..].iter().map(|m| m.to_string()).collect();
+            cycle.push(at.to_string());
+            return Some(cycle);
+        }
+        if !done.insert(at) {
+            return None;
+        }
+        path.push(at);
+        for next in graph.get(at).into_iter().flat_map(|t| t.keys()) {
+            if placed(next)
+                && let Some(cycle) = visit(next, graph, placed, path, done)
+            {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for module in graph.keys().filter(|m| placed(m)) {
+        let cycle = visit(module, &graph, &placed, &mut Vec::new(), &mut done);
+        assert!(
+            cycle.is_none(),
+            "modules in a cycle: {}",
+            cycle.unwrap().join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn the_reader_sees_test_code_and_grouped_imports_as_meant() {
+    let refs = crate_references("use crate::{app::{a, b}, fleet::X};\nlet x = crate::views::draw;");
+    assert_eq!(
+        refs,
+        BTreeSet::from(["app".into(), "fleet".into(), "views".into()])
+    );
+    let mut test_files = BTreeSet::new();
+    let file = Path::new("/x/src/upgrade/guards.rs");
+    let text = "use crate::fleet;\n#[cfg(test)]\nmod tests {\n    use crate::app::{x};\n}\n#[cfg(test)]\nmod guards_tests;\n";
+    let kept = without_test_code(text, file, &mut test_files);
+    assert_eq!(crate_references(&kept), BTreeSet::from(["fleet".into()]));
+    assert!(test_files.contains(Path::new("/x/src/upgrade/guards/guards_tests.rs")));
+}
