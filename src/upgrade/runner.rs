@@ -1,10 +1,12 @@
 //! The one runner of every upgrade rollout, parameterised by its kind (the Talos OS upgrade, the
 //! Kubernetes upgrade): the run options and the timings kept in the journal, a new run or one
 //! resumed from its journal, the approval checked against the plan, and the kind's executor.
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::config::Kubeconfig;
 use serde::de::DeserializeOwned;
@@ -116,6 +118,8 @@ impl RunOptions {
 pub trait UpgradeKind: Sized + Send + Sync + 'static {
     /// The plan as the journal keeps it.
     type Plan: Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// One step on the live cluster: a node's upgrade, a component's.
+    type LiveStep<'a>: KindStep;
     /// How the journal and the Lease name this kind.
     const ROLLOUT: RolloutKind;
     /// "Talos" or "Kubernetes", as a mismatched approval names the upgrade.
@@ -136,14 +140,16 @@ pub trait UpgradeKind: Sized + Send + Sync + 'static {
     fn preflight(run: &KindRollout<Self>) -> BoxFuture<'_, Result<(), String>>;
     /// The guards re-checked over live status right before step `index`.
     fn check_before(run: &KindRollout<Self>, index: usize) -> BoxFuture<'_, Result<(), String>>;
+    /// Step `index` of the connected rollout, ready to run or settle.
+    fn step(run: &KindRollout<Self>, index: usize) -> Result<Self::LiveStep<'_>, String>;
+}
+
+/// One step of a kind's rollout, made for its index by [`UpgradeKind::step`].
+pub trait KindStep: Send + Sync {
     /// A step a killed run left in progress: `Ok(true)` when it is now done.
-    fn settle(run: &KindRollout<Self>, index: usize) -> BoxFuture<'_, Result<bool, String>>;
-    /// Runs step `index` until done.
-    fn run_step(
-        run: &KindRollout<Self>,
-        index: usize,
-        report: StepReport,
-    ) -> BoxFuture<'_, Result<(), String>>;
+    fn settle(&self) -> impl Future<Output = Result<bool, String>> + Send;
+    /// Runs the step until done; `Err` says why not.
+    fn run(&self, report: &StepReport) -> impl Future<Output = Result<(), String>> + Send;
 }
 
 /// A confirmed upgrade of kind `K`, ready to run. `options.node_timeout` is the per-step timeout.
@@ -195,11 +201,11 @@ impl<K: UpgradeKind> StepExecutor for KindRollout<K> {
     }
 
     fn settle(&self, index: usize) -> BoxFuture<'_, Result<bool, String>> {
-        K::settle(self, index)
+        async move { K::step(self, index)?.settle().await }.boxed()
     }
 
     fn run_step(&self, index: usize, report: StepReport) -> BoxFuture<'_, Result<(), String>> {
-        K::run_step(self, index, report)
+        async move { K::step(self, index)?.run(&report).await }.boxed()
     }
 }
 
@@ -230,6 +236,15 @@ pub fn spawn_upgrade<K: UpgradeKind>(
         resumed,
     )
 }
+
+/// The resume entry point of one kind, as its own name ([`resume_upgrade_with`] of that kind).
+pub type ResumeUpgrade = fn(
+    RolloutJournal,
+    ApprovedAction,
+    Cluster,
+    RunOptions,
+    UnboundedSender<RolloutEvent>,
+) -> RolloutHandle;
 
 /// Resumes a rollout a killed console left in its journal: from the first unfinished step,
 /// after the guards pass again. The caller passes the options: `RunOptions::from_journal`

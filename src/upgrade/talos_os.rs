@@ -3,20 +3,16 @@
 //! or resume one from its journal.
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::guards::{plan_guards, step_guards};
 use super::launch::guards_pass;
 use super::node_step::NodeUpgrade;
 use super::plan::{StepState, UpgradePlan};
 use super::runner::{
-    KindRollout, RunOptions, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
+    KindRollout, ResumeUpgrade, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
 };
-use crate::approval::{ApprovedAction, MutatingAction};
-use crate::discovery::Cluster;
-use crate::rollout::engine::{RolloutHandle, StepReport};
-use crate::rollout::journal::RolloutJournal;
-use crate::rollout::{RolloutEvent, RolloutKind, StepPhase, StepProgress};
+use crate::approval::MutatingAction;
+use crate::rollout::{RolloutKind, StepPhase, StepProgress};
 
 /// The Talos OS upgrade: one node per step, rebooted into the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,29 +24,12 @@ pub type TalosUpgradeRun = UpgradeRun<TalosOs>;
 pub use super::runner::spawn_upgrade as spawn_talos_upgrade;
 
 /// Resumes a Talos OS upgrade a killed console left in its journal, with the caller's options
-/// (`RunOptions::from_journal` gives the journal's timings).
-pub fn resume_talos_upgrade_with(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    options: RunOptions,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    resume_upgrade_with::<TalosOs>(journal, approved, cluster, options, events)
-}
-
-fn node(run: &KindRollout<TalosOs>, index: usize) -> Result<NodeUpgrade<'_>, String> {
-    let step = planned_step(&run.plan.steps, &run.plan.cluster, index)?;
-    Ok(NodeUpgrade {
-        observer: &run.observer,
-        plan: &run.plan,
-        step,
-        poll_interval: run.options.poll_interval,
-        drain: run.drain(),
-    })
-}
+/// (`RunOptions::from_journal` gives the journal's timings): [`resume_upgrade_with`] of this kind.
+#[allow(non_upper_case_globals)]
+pub const resume_talos_upgrade_with: ResumeUpgrade = resume_upgrade_with::<TalosOs>;
 
 impl UpgradeKind for TalosOs {
+    type LiveStep<'a> = NodeUpgrade<'a>;
     type Plan = UpgradePlan;
     const ROLLOUT: RolloutKind = RolloutKind::TalosUpgrade;
     const PRODUCT: &'static str = "Talos";
@@ -110,15 +89,14 @@ impl UpgradeKind for TalosOs {
         .boxed()
     }
 
-    fn settle(run: &KindRollout<TalosOs>, index: usize) -> BoxFuture<'_, Result<bool, String>> {
-        async move { node(run, index)?.settle().await }.boxed()
-    }
-
-    fn run_step(
-        run: &KindRollout<TalosOs>,
-        index: usize,
-        report: StepReport,
-    ) -> BoxFuture<'_, Result<(), String>> {
-        async move { node(run, index)?.run(&report).await }.boxed()
+    fn step(run: &KindRollout<TalosOs>, index: usize) -> Result<NodeUpgrade<'_>, String> {
+        let step = planned_step(&run.plan.steps, &run.plan.cluster, index)?;
+        Ok(NodeUpgrade {
+            observer: &run.observer,
+            plan: &run.plan,
+            step,
+            poll_interval: run.options.poll_interval,
+            drain: run.drain(),
+        })
     }
 }

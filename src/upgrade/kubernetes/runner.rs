@@ -3,21 +3,17 @@
 //! per step, and the entry points that start a new run or resume one from its journal.
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::guards::{KubeGuardInput, kubernetes_plan_guards, kubernetes_step_guards};
 use super::plan::{KubeStepState, KubernetesUpgradePlan};
 use super::step::{ComponentStep, pre_pull};
-use crate::approval::{ApprovedAction, MutatingAction};
-use crate::discovery::Cluster;
+use crate::approval::MutatingAction;
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::rollout::engine::{RolloutHandle, StepReport};
-use crate::rollout::journal::RolloutJournal;
-use crate::rollout::{RolloutEvent, RolloutKind, StepPhase, StepProgress};
+use crate::rollout::{RolloutKind, StepPhase, StepProgress};
 use crate::upgrade::launch::guards_pass;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::runner::{
-    KindRollout, RunOptions, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
+    KindRollout, ResumeUpgrade, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
 };
 
 /// The Kubernetes upgrade: one component on one node per step, its config applied without reboot.
@@ -35,16 +31,9 @@ pub fn target_text(plan: &KubernetesUpgradePlan) -> String {
 }
 
 /// Resumes a Kubernetes upgrade a killed console left in its journal, with the caller's options
-/// (`RunOptions::from_journal` gives the journal's timings).
-pub fn resume_kubernetes_upgrade_with(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    options: RunOptions,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    resume_upgrade_with::<Kubernetes>(journal, approved, cluster, options, events)
-}
+/// (`RunOptions::from_journal` gives the journal's timings): [`resume_upgrade_with`] of this kind.
+#[allow(non_upper_case_globals)]
+pub const resume_kubernetes_upgrade_with: ResumeUpgrade = resume_upgrade_with::<Kubernetes>;
 
 /// The steps a new run starts with: pending, and skipped where a component is already on target.
 pub fn initial_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
@@ -74,17 +63,8 @@ pub async fn count_removed_apis(
         .map_err(|e| e.to_string())
 }
 
-fn component(run: &KindRollout<Kubernetes>, index: usize) -> Result<ComponentStep<'_>, String> {
-    let step = planned_step(&run.plan.steps, &run.plan.cluster, index)?;
-    Ok(ComponentStep {
-        observer: &run.observer,
-        plan: &run.plan,
-        step,
-        poll_interval: run.options.poll_interval,
-    })
-}
-
 impl UpgradeKind for Kubernetes {
+    type LiveStep<'a> = ComponentStep<'a>;
     type Plan = KubernetesUpgradePlan;
     const ROLLOUT: RolloutKind = RolloutKind::KubernetesUpgrade;
     const PRODUCT: &'static str = "Kubernetes";
@@ -146,15 +126,13 @@ impl UpgradeKind for Kubernetes {
         .boxed()
     }
 
-    fn settle(run: &KindRollout<Kubernetes>, index: usize) -> BoxFuture<'_, Result<bool, String>> {
-        async move { component(run, index)?.settle().await }.boxed()
-    }
-
-    fn run_step(
-        run: &KindRollout<Kubernetes>,
-        index: usize,
-        report: StepReport,
-    ) -> BoxFuture<'_, Result<(), String>> {
-        async move { component(run, index)?.run(&report).await }.boxed()
+    fn step(run: &KindRollout<Kubernetes>, index: usize) -> Result<ComponentStep<'_>, String> {
+        let step = planned_step(&run.plan.steps, &run.plan.cluster, index)?;
+        Ok(ComponentStep {
+            observer: &run.observer,
+            plan: &run.plan,
+            step,
+            poll_interval: run.options.poll_interval,
+        })
     }
 }
