@@ -36,9 +36,9 @@ pub fn run(cli: Cli) -> ExitCode {
             time_scale,
         }) => sim::run(&global, &scenario, &state_dir, time_scale),
         Some(Command::Demo) => demo::run(&global),
-        Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
+        Some(Command::Upgrade(args)) => headless::run_command(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
-        Some(Command::UpgradeK8s(args)) => upgrade_k8s::run(&global, &args),
+        Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
     }
 }
 
