@@ -1,15 +1,17 @@
-//! The Kubernetes upgrade plan screen's state: the offered targets, the
-//! pre-pull option, the step table, the removed-API count (fetched in the
-//! background, "checking" until it arrives), the guards and the typed
-//! acknowledgements. Pure; shares the guard list rules with the Talos plan.
-use super::upgrade_plan::{
-    PlanFocus, guards_refusal, missing_ack, roles_of, set_guards, verdict_counts,
-};
+//! The Kubernetes upgrade's part of the plan screen: the pre-pull option and
+//! the removed-API count (fetched in the background, "checking" until it
+//! arrives, asked again for a new (from, target)), the guards as the console
+//! shows them, and what `?` explains about a step. Pure.
+use super::action::{Action, Effect, PlannedRollout};
+use super::plan_screen::{PlanKind, RolloutPlanScreen, missing_ack, roles_of};
+use super::state::{AppState, Pane, Screen};
+use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
+use crate::rollout::StepProgress;
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStepState, KubernetesUpgradePlan, kubernetes_plan_guards,
-    offered_kubernetes_targets, target_text,
+    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, initial_steps,
+    kubernetes_plan_guards, offered_kubernetes_targets, target_text,
 };
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict};
 use crate::versions::{KubeVersion, Version};
@@ -17,96 +19,23 @@ use crate::versions::{KubeVersion, Version};
 /// The removed-API guard's reason while the count is still under way.
 pub const CHECKING: &str = "checking\u{2026} (counting objects in the background)";
 
-/// Everything the Kubernetes plan screen shows and edits for one cluster.
+/// The Kubernetes upgrade plan screen.
+pub type KubePlanScreen = RolloutPlanScreen<Kubernetes>;
+
+/// What the Kubernetes plan screen keeps beyond every plan's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KubePlanScreen {
-    pub cluster: String,
-    /// The offered targets (plus one named on the command line).
-    pub targets: Vec<KubeVersion>,
-    pub target: KubeVersion,
+pub struct KubeSettings {
     pub pre_pull: bool,
-    /// The plan, or why none could be made (one line).
-    pub plan: Result<KubernetesUpgradePlan, String>,
     /// The removed-API count for `counted_for`; `None` while it is checked.
     pub removed_apis: Option<Result<Vec<RemovedApiCount>, String>>,
     /// The (from, target) the count answers; a new plan asks again.
     pub counted_for: Option<(String, String)>,
-    /// Worst first, as on the Talos plan.
-    pub guards: Vec<Guard>,
-    pub acks: Vec<String>,
-    pub focus: PlanFocus,
-    /// The selected step (index into the plan's steps).
-    pub step: usize,
-    pub guard: Option<GuardId>,
 }
 
 impl KubePlanScreen {
-    /// The plan for `status`, on `target` when given, else the newest offered.
-    /// A named target need not be offered: the version-path guard decides.
-    pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<KubePlanScreen, String> {
-        let mut targets = offered_kubernetes_targets(status);
-        let target = match target {
-            None => targets.last().cloned().ok_or_else(|| {
-                format!(
-                    "no Kubernetes upgrade target is offered for {} (already on the newest its Talos runs, or versions unknown)",
-                    status.name
-                )
-            })?,
-            Some(text) => {
-                let wanted =
-                    Version::parse(text).map_err(|e| format!(":upgrade-k8s {text}: {e}"))?;
-                if !targets.contains(&wanted) {
-                    targets.push(wanted.clone());
-                    targets.sort();
-                }
-                wanted
-            }
-        };
-        let mut screen = KubePlanScreen {
-            cluster: status.name.clone(),
-            targets,
-            target,
-            pre_pull: false,
-            plan: Err(String::new()),
-            removed_apis: None,
-            counted_for: None,
-            guards: Vec::new(),
-            acks: Vec::new(),
-            focus: PlanFocus::Nodes,
-            step: 0,
-            guard: None,
-        };
-        screen.rebuild(status);
-        Ok(screen)
-    }
-
-    /// Makes the plan again from live status; a plan for another (from,
-    /// target) forgets the removed-API count, which is then asked again.
-    pub fn rebuild(&mut self, status: &ClusterStatus) {
-        // The fleet model keeps nodes in the order their reports arrived; the
-        // plan (and so the rollout) goes in a stable order, by node name.
-        let mut ordered = status.clone();
-        ordered.nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        self.plan = KubernetesUpgradePlan::new(&ordered, &self.target, self.pre_pull)
-            .map_err(|e| e.to_string());
-        if self.counted_for != self.wanted_count() {
-            self.removed_apis = None;
-            self.counted_for = None;
-        }
-        if let Ok(plan) = &mut self.plan
-            && let Some(Ok(counts)) = &self.removed_apis
-        {
-            plan.removed_apis = counts.clone();
-        }
-        self.step = self.step.min(self.steps_len().saturating_sub(1));
-    }
-
     /// The (from, target) a removed-API count must answer for this plan.
     pub fn wanted_count(&self) -> Option<(String, String)> {
-        self.plan
-            .as_ref()
-            .ok()
-            .map(|p| (p.from.to_string(), p.target.to_string()))
+        self.plan.as_ref().ok().map(count_key)
     }
 
     /// A plan whose removed-API count still has to be asked for.
@@ -117,7 +46,7 @@ impl KubePlanScreen {
 
     /// Marks the count as asked for, so it is asked once per plan.
     pub fn counting(&mut self) {
-        self.counted_for = self.wanted_count();
+        self.settings.counted_for = self.wanted_count();
     }
 
     /// The count arrived; kept only when it answers this plan.
@@ -133,34 +62,8 @@ impl KubePlanScreen {
         if let (Ok(plan), Ok(counts)) = (&mut self.plan, &result) {
             plan.removed_apis = counts.clone();
         }
-        self.counted_for = self.wanted_count();
-        self.removed_apis = Some(result);
-    }
-
-    pub fn steps_len(&self) -> usize {
-        self.plan.as_ref().map_or(0, |p| p.steps.len())
-    }
-
-    /// The guards again, over live status; keeps the selection by guard.
-    pub fn evaluate(&mut self, status: &ClusterStatus, other: Option<&RolloutInProgress>) {
-        let Ok(plan) = &self.plan else {
-            self.guards.clear();
-            return;
-        };
-        let roles = roles_of(status);
-        let checking = Err(String::new());
-        let removed = self.removed_apis.as_ref().unwrap_or(&checking);
-        let input = KubeGuardInput {
-            roles: &roles,
-            other_rollout: other,
-            removed_apis: removed,
-            acks: &self.acks,
-        };
-        let guards = kubernetes_plan_guards(plan, status, input)
-            .into_iter()
-            .map(|g| self.as_shown(g))
-            .collect();
-        set_guards(&mut self.guards, &mut self.guard, guards);
+        self.settings.counted_for = self.wanted_count();
+        self.settings.removed_apis = Some(result);
     }
 
     /// The console's view of two guards: the removed-API count is "checking"
@@ -181,59 +84,190 @@ impl KubePlanScreen {
             _ => guard,
         }
     }
+}
 
-    pub fn guard_index(&self) -> usize {
-        self.guard
-            .and_then(|id| self.guards.iter().position(|g| g.id == id))
-            .unwrap_or(0)
+fn count_key(plan: &KubernetesUpgradePlan) -> (String, String) {
+    (plan.from.to_string(), plan.target.to_string())
+}
+
+impl PlanKind for Kubernetes {
+    type Settings = KubeSettings;
+    type Step = KubeStep;
+    const SCREEN: Screen = Screen::KubernetesPlan;
+    const BACK: Pane = Pane::Versions;
+    const WHAT: &'static str = "Kubernetes upgrade";
+
+    fn slot(state: &AppState) -> Option<&KubePlanScreen> {
+        state.kube_upgrade.as_ref()
     }
 
-    /// The acknowledgement still to type: a warning's, or the removed-API
-    /// guard's, which fails until it is typed.
-    pub fn missing_ack(&self) -> Option<&str> {
-        missing_ack(&self.guards, &self.acks).or_else(|| {
-            self.guards
+    fn slot_mut(state: &mut AppState) -> &mut Option<KubePlanScreen> {
+        &mut state.kube_upgrade
+    }
+
+    /// A named target need not be offered: the version-path guard decides.
+    fn targets(
+        status: &ClusterStatus,
+        named: Option<&str>,
+    ) -> Result<(Vec<KubeVersion>, KubeVersion), String> {
+        let mut targets = offered_kubernetes_targets(status);
+        let target = match named {
+            None => targets.last().cloned().ok_or_else(|| {
+                format!(
+                    "no Kubernetes upgrade target is offered for {} (already on the newest its Talos runs, or versions unknown)",
+                    status.name
+                )
+            })?,
+            Some(text) => {
+                let wanted =
+                    Version::parse(text).map_err(|e| format!(":upgrade-k8s {text}: {e}"))?;
+                if !targets.contains(&wanted) {
+                    targets.push(wanted.clone());
+                    targets.sort();
+                }
+                wanted
+            }
+        };
+        Ok((targets, target))
+    }
+
+    fn settings(_: &ClusterStatus) -> KubeSettings {
+        KubeSettings {
+            pre_pull: false,
+            removed_apis: None,
+            counted_for: None,
+        }
+    }
+
+    /// A plan for another (from, target) forgets the removed-API count, which
+    /// is then asked again.
+    fn make_plan(
+        status: &ClusterStatus,
+        target: &KubeVersion,
+        settings: &mut KubeSettings,
+    ) -> Result<KubernetesUpgradePlan, String> {
+        // The fleet model keeps nodes in the order their reports arrived; the
+        // plan (and so the rollout) goes in a stable order, by node name.
+        let mut ordered = status.clone();
+        ordered.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut plan = KubernetesUpgradePlan::new(&ordered, target, settings.pre_pull)
+            .map_err(|e| e.to_string());
+        if settings.counted_for != plan.as_ref().ok().map(count_key) {
+            settings.removed_apis = None;
+            settings.counted_for = None;
+        }
+        if let Ok(plan) = &mut plan
+            && let Some(Ok(counts)) = &settings.removed_apis
+        {
+            plan.removed_apis = counts.clone();
+        }
+        plan
+    }
+
+    fn steps(plan: &KubernetesUpgradePlan) -> &[KubeStep] {
+        &plan.steps
+    }
+
+    fn step_key(index: usize, _: &KubeStep) -> String {
+        index.to_string()
+    }
+
+    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
+        let previous = previous.and_then(|p| p.parse::<usize>().ok()).unwrap_or(0);
+        Some(previous.min(keys.len().saturating_sub(1)).to_string())
+    }
+
+    fn guards(
+        screen: &KubePlanScreen,
+        plan: &KubernetesUpgradePlan,
+        status: &ClusterStatus,
+        other: Option<&RolloutInProgress>,
+    ) -> Vec<Guard> {
+        let roles = roles_of(status);
+        let checking = Err(String::new());
+        let removed = screen.removed_apis.as_ref().unwrap_or(&checking);
+        let input = KubeGuardInput {
+            roles: &roles,
+            other_rollout: other,
+            removed_apis: removed,
+            acks: &screen.acks,
+        };
+        kubernetes_plan_guards(plan, status, input)
+            .into_iter()
+            .map(|g| screen.as_shown(g))
+            .collect()
+    }
+
+    /// A warning's acknowledgement, or the removed-API guard's, which fails
+    /// until it is typed.
+    fn missing_ack(screen: &KubePlanScreen) -> Option<&str> {
+        missing_ack(&screen.guards, &screen.acks).or_else(|| {
+            screen
+                .guards
                 .iter()
                 .filter(|g| g.verdict == Verdict::Fail)
                 .filter_map(|g| g.needs_ack.as_deref())
-                .find(|needed| !self.acks.iter().any(|a| a.trim() == *needed))
+                .find(|needed| !screen.acks.iter().any(|a| a.trim() == *needed))
         })
     }
 
-    /// The acknowledgement to prompt for: only once nothing else fails.
-    pub fn ack_prompt(&self) -> Option<&str> {
-        let other_failing = self
+    /// Only once nothing else fails.
+    fn ack_prompt(screen: &KubePlanScreen) -> Option<&str> {
+        let other_failing = screen
             .guards
             .iter()
             .any(|g| g.verdict == Verdict::Fail && g.needs_ack.is_none());
-        self.missing_ack().filter(|_| !other_failing)
+        screen.missing_ack().filter(|_| !other_failing)
     }
 
-    /// Why Start is refused, or `None` when it is offered.
-    pub fn start_refused(&self) -> Option<String> {
-        let plan = match &self.plan {
-            Ok(plan) => plan,
-            Err(e) => return Some(e.clone()),
-        };
-        if self.removed_apis.is_none() {
+    fn refused_first(screen: &KubePlanScreen) -> Option<String> {
+        if screen.removed_apis.is_none() {
             return Some("the removed-API check has not answered yet".to_string());
         }
-        if let Some(needed) = self.ack_prompt() {
-            return Some(format!("type the acknowledgement first (a): {needed}"));
-        }
-        guards_refusal(&plan.cluster, &self.guards, &self.acks)
+        let needed = screen.ack_prompt()?;
+        Some(format!("type the acknowledgement first (a): {needed}"))
     }
 
-    pub fn counts(&self) -> (usize, usize, usize) {
-        verdict_counts(&self.guards)
-    }
-
-    /// The target as the dispatcher and the journal name it (`1.35.0`).
-    pub fn target_text(&self) -> String {
-        match &self.plan {
+    /// `1.35.0`, as the dispatcher and the journal name it.
+    fn gate_target(screen: &KubePlanScreen) -> String {
+        match &screen.plan {
             Ok(plan) => target_text(plan),
-            Err(_) => self.target.to_string().trim_start_matches('v').to_string(),
+            Err(_) => screen
+                .target
+                .to_string()
+                .trim_start_matches('v')
+                .to_string(),
         }
+    }
+
+    fn target_matches(screen: &KubePlanScreen, approved: &str) -> bool {
+        Self::gate_target(screen) == approved.trim_start_matches('v')
+    }
+
+    fn gate(cluster: String, target: String) -> MutatingAction {
+        MutatingAction::UpgradeKubernetes { cluster, target }
+    }
+
+    fn planned(plan: KubernetesUpgradePlan) -> PlannedRollout {
+        PlannedRollout::Kubernetes(plan)
+    }
+
+    fn placeholder_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
+        initial_steps(plan)
+    }
+
+    fn explain_step(plan: &KubernetesUpgradePlan, index: usize) -> Option<(String, String)> {
+        let step = plan.steps.get(index)?;
+        let title = format!("{} on {}", step.component.as_str(), step.node);
+        Some((title, explain_kube_step(plan, index)))
+    }
+
+    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+        super::update_kube_plan::on_kube_key(state, action)
+    }
+
+    fn after_rebuild(state: &mut AppState) -> Vec<Effect> {
+        super::update_kube_plan::count_if_needed(state)
     }
 }
 

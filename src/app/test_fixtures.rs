@@ -1,11 +1,16 @@
-//! Fixtures the app's unit tests share: a discovered cluster with only a Talos context, and a
-//! console on one cluster's screen with that cluster's status known.
-use std::path::PathBuf;
+//! Fixtures the app's unit tests share: a discovered cluster with only a Talos context, a
+//! console on one cluster's screen with that cluster's status known, a rollout of the `healthy`
+//! fixture cluster and an action approved for it.
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::app::state::{AppState, Pane, Screen};
+use crate::approval::{
+    Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
+};
 use crate::discovery::{Cluster, Discovery, TalosContext};
 use crate::fleet::{ClusterLive, ClusterStatus};
+use crate::rollout::{RolloutKind, RolloutSummary, StepProgress};
 
 /// A cluster discovery found in a talosconfig alone (no kube context), named `name`.
 pub(crate) fn discovered(name: &str) -> Cluster {
@@ -49,4 +54,35 @@ pub(crate) fn cluster_screen(status: ClusterStatus, pane: Pane) -> AppState {
     state.use_cluster(&name);
     state.screen = Screen::Cluster(pane);
     state
+}
+
+/// A rollout of the `healthy` fixture cluster to `target`, held by `op@jump1`, not paused, not
+/// ended.
+pub(crate) fn healthy_rollout(
+    kind: RolloutKind,
+    target: &str,
+    steps: Vec<StepProgress>,
+) -> RolloutSummary {
+    RolloutSummary {
+        cluster: "healthy".into(),
+        kind,
+        target: target.into(),
+        holder: "op@jump1".into(),
+        steps,
+        paused: false,
+        outcome: None,
+    }
+}
+
+/// `action` through a dispatcher that is not read-only (auditing under `dir`), its confirmation
+/// answered with the `healthy` fixture cluster's name.
+pub(crate) fn approved_on_healthy(dir: &Path, action: MutatingAction) -> ApprovedAction {
+    let d = Dispatcher::new(false, AuditLog::new(dir.join("audit.log")));
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!("expected a confirmation");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
+        panic!("the typed name matched");
+    };
+    approved
 }

@@ -6,14 +6,20 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
+use crate::app::action::PlannedRollout;
 use crate::app::keymap::{self, KeyContext};
-use crate::app::test_fixtures::cluster_screen;
+use crate::app::kube_plan::KubePlanScreen;
+use crate::app::state::{Pane, Screen};
+use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::update;
-use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::approval::MutatingAction;
+use crate::approval::{AuditLog, Dispatcher, Gate};
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
+use crate::rollout::RolloutKind;
 use crate::rollout::StepProgress;
 use crate::upgrade::fixtures;
+use crate::upgrade::kubernetes::KubernetesUpgradePlan;
 use crate::upgrade::kubernetes::REMOVED_APIS_ACK;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
 
@@ -224,13 +230,7 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
     };
     assert!(msg.contains("read-only"), "{msg}");
 
-    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let Gate::Confirm(pending) = d.request(action.clone()) else {
-        panic!("expected a confirmation");
-    };
-    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
-        panic!("the typed name matched");
-    };
+    let approved = approved_on_healthy(dir.path(), action.clone());
     let effects = update(&mut state, Action::Approved(approved));
     let [Effect::StartRollout(start)] = effects.as_slice() else {
         panic!("{effects:?}");
@@ -255,15 +255,11 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
 #[test]
 fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade() {
     let mut state = state_with(on_112());
-    let summary = RolloutSummary {
-        cluster: "healthy".into(),
-        kind: RolloutKind::KubernetesUpgrade,
-        target: "1.35.0".into(),
-        holder: "op@jump1".into(),
-        steps: vec![StepProgress::pending("cp-1", "kube-apiserver v1.35.0")],
-        paused: false,
-        outcome: None,
-    };
+    let summary = healthy_rollout(
+        RolloutKind::KubernetesUpgrade,
+        "1.35.0",
+        vec![StepProgress::pending("cp-1", "kube-apiserver v1.35.0")],
+    );
     update(
         &mut state,
         Action::Event(AppEvent::Journal(Box::new(summary))),
@@ -276,13 +272,7 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
     };
     assert!(matches!(action, MutatingAction::UpgradeKubernetes { .. }));
     let dir = tempfile::tempdir().unwrap();
-    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let Gate::Confirm(pending) = d.request(action.clone()) else {
-        panic!()
-    };
-    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
-        panic!()
-    };
+    let approved = approved_on_healthy(dir.path(), action.clone());
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
         matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),

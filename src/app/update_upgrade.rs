@@ -1,20 +1,20 @@
-//! The update step for the upgrade plan screen and the progress pane: plan
-//! edits, guards re-evaluated on every status change, Start through the
-//! dispatcher, folding the runner's events, pause / resume / abort, and a
-//! journal found at startup. Pure, like the rest of update.
-use super::action::{Action, Effect, PlannedRollout, StartRollout};
-use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
+//! The update step for the Talos OS plan screen's own keys (image, stage,
+//! preserve, max-parallel, the node order) and for the progress pane: which
+//! cluster a plan opens for, approvals routed to their kind's plan, folding the
+//! runner's events, pause / resume / abort, and a journal found at startup.
+//! Pure, like the rest of update.
+use super::action::{Action, Effect};
 use super::rollout::RolloutView;
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
 use super::tables;
 use super::update::open_input;
 use super::update_panes::open_cluster;
-use super::upgrade_plan::{PlanEdit, PlanFocus, PlanScreen, explain_step};
+use super::update_plan::{evaluate, open_plan, rebuild, start_approved};
+use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::rollout::{
-    RolloutControl, RolloutEvent, RolloutKind, RolloutSummary, StepPhase, StepProgress,
-};
-use crate::upgrade::{Direction, RolloutInProgress, StepState, UpgradePlan};
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutSummary};
+use crate::upgrade::kubernetes::Kubernetes;
+use crate::upgrade::{Direction, RolloutInProgress, StepState, TalosOs};
 
 /// Most workers upgraded at once that the plan screen offers.
 const MAX_PARALLEL: usize = 10;
@@ -80,27 +80,7 @@ pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> b
 /// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress pane while this
 /// console's rollout of the cluster has not ended.
 pub fn open_upgrade(state: &mut AppState, target: Option<String>) {
-    let Some(cluster) = usable_cluster(state) else {
-        return;
-    };
-    if unfinished_rollout_shown(state, &cluster) {
-        return;
-    }
-    let Some(live) = state.fleet.cluster(&cluster).filter(|l| l.has_data()) else {
-        state.message = Some(Message::warn(format!(
-            "no status for {cluster} yet: wait for the first poll (r refreshes)"
-        )));
-        return;
-    };
-    match PlanScreen::open(&live.status, target.as_deref()) {
-        Ok(mut plan) => {
-            plan.evaluate(&live.status, other_rollout(state, &cluster).as_ref());
-            state.upgrade = Some(plan);
-            state.screen = Screen::UpgradePlan;
-            state.message = None;
-        }
-        Err(e) => state.message = Some(Message::warn(e)),
-    }
+    open_plan::<TalosOs>(state, target);
 }
 
 /// `:rollout`: the progress pane of the cluster in use.
@@ -120,80 +100,41 @@ pub fn show_rollout(state: &mut AppState) {
     }
 }
 
-/// Re-evaluates the open plan's guards when `cluster`'s status changed.
-/// Returns whether anything the plan shows changed.
+/// Re-evaluates the open plans' guards when `cluster`'s status changed.
+/// Returns whether anything a plan shows changed.
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    let kube = super::update_kube_plan::on_kube_status_change(state, cluster);
-    let other = other_rollout(state, cluster);
-    let Some(plan) = state.upgrade.as_mut().filter(|p| p.cluster == cluster) else {
-        return kube;
-    };
-    let Some(live) = state.fleet.cluster(cluster) else {
-        return kube;
-    };
-    let before = plan.guards.clone();
-    plan.evaluate(&live.status, other.as_ref());
-    kube || plan.guards != before
+    let kube = super::update_plan::on_status_change::<Kubernetes>(state, cluster);
+    let talos = super::update_plan::on_status_change::<TalosOs>(state, cluster);
+    kube || talos
 }
 
-/// Rebuilds the open plan from live status (after a target or option change).
-fn rebuild(state: &mut AppState) {
-    let Some(cluster) = state.upgrade.as_ref().map(|p| p.cluster.clone()) else {
-        return;
-    };
-    let other = other_rollout(state, &cluster);
-    if let (Some(plan), Some(live)) = (state.upgrade.as_mut(), state.fleet.cluster(&cluster)) {
-        plan.rebuild(&live.status);
-        plan.evaluate(&live.status, other.as_ref());
-    }
-}
-
-fn evaluate(state: &mut AppState) {
-    if let Some(cluster) = state.upgrade.as_ref().map(|p| p.cluster.clone()) {
-        on_status_change(state, &cluster);
-    }
-}
-
-/// Keys on the plan screen.
+/// Keys on the Talos plan screen.
 pub fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let Some(plan) = state.upgrade.as_mut() else {
-        state.screen = Screen::Cluster(Pane::Nodes);
-        return Vec::new();
-    };
+    super::update_plan::on_plan::<TalosOs>(state, action)
+}
+
+/// The Talos plan screen's own keys; `None` for any other key.
+pub(super) fn on_talos_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let plan = state.upgrade.as_mut()?;
     match action {
-        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
-            move_selection(plan, &action)
-        }
-        Action::NextPane => plan.focus = other_focus(plan.focus),
-        Action::NextTarget | Action::PreviousTarget => {
-            if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
-                plan.target = t.clone();
-            }
-            rebuild(state);
-        }
         Action::EditImage => {
             let text = match &plan.plan {
                 Ok(p) => p.image.clone(),
                 Err(_) => plan.image.clone().unwrap_or_default(),
             };
             open_input(state, InputKind::Image, text);
+            return Some(Vec::new());
         }
-        Action::ResetImage => {
-            plan.image = None;
-            rebuild(state);
-        }
-        Action::ToggleStage => {
-            plan.options.stage = !plan.options.stage;
-            rebuild(state);
-        }
+        Action::ResetImage => plan.image = None,
+        Action::ToggleStage => plan.options.stage = !plan.options.stage,
         Action::TogglePreserve if plan.preserve_applies => {
-            plan.options.preserve = !plan.options.preserve;
-            rebuild(state);
+            plan.options.preserve = !plan.options.preserve
         }
         Action::TogglePreserve => {
             state.message = Some(Message::info(
                 "preserve only matters below Talos 1.8; every node here keeps EPHEMERAL",
-            ))
+            ));
+            return Some(Vec::new());
         }
         Action::MoreParallel | Action::LessParallel => {
             let n = plan.options.max_parallel;
@@ -202,7 +143,6 @@ pub fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
             } else {
                 n.saturating_sub(1).max(1)
             };
-            rebuild(state);
         }
         Action::MoveStepUp | Action::MoveStepDown => {
             let direction = if matches!(action, Action::MoveStepUp) {
@@ -215,42 +155,17 @@ pub fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
             {
                 state.message = Some(Message::warn(e));
             }
-            evaluate(state);
+            evaluate::<TalosOs>(state);
+            return Some(Vec::new());
         }
         Action::ToggleStep => {
             toggle_step(state);
-            evaluate(state);
+            evaluate::<TalosOs>(state);
+            return Some(Vec::new());
         }
-        Action::Explain => explain(state),
-        Action::StartUpgrade => return start(state),
-        Action::Back => {
-            state.upgrade = None;
-            state.screen = Screen::Cluster(Pane::Nodes);
-        }
-        action @ (Action::Acknowledge
-        | Action::Refresh
-        | Action::OpenHelp
-        | Action::OpenCommandLine) => {
-            let (cluster, needs_ack) = (plan.cluster.clone(), plan.missing_ack().is_some());
-            return shared_key(state, &action, cluster, needs_ack);
-        }
-        _ => {}
+        _ => return None,
     }
-    Vec::new()
-}
-
-fn move_selection(plan: &mut PlanScreen, action: &Action) {
-    let (len, i) = match plan.focus {
-        PlanFocus::Nodes => (plan.steps().len(), plan.step_index()),
-        PlanFocus::Guards => (plan.guards.len(), plan.guard_index()),
-    };
-    let Some(to) = moved(len, i, action) else {
-        return;
-    };
-    match plan.focus {
-        PlanFocus::Nodes => plan.step = plan.steps().get(to).map(|s| s.node.clone()),
-        PlanFocus::Guards => plan.guard = plan.guards.get(to).map(|g| g.id),
-    }
+    Some(rebuild::<TalosOs>(state))
 }
 
 fn toggle_step(state: &mut AppState) {
@@ -276,40 +191,6 @@ fn toggle_step(state: &mut AppState) {
     }
 }
 
-fn explain(state: &mut AppState) {
-    let Some(plan) = state.upgrade.as_ref() else {
-        return;
-    };
-    let (focus, guard, i) = (
-        plan.focus,
-        plan.guards.get(plan.guard_index()).cloned(),
-        plan.step_index(),
-    );
-    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
-        Ok(p) => p
-            .steps
-            .get(i)
-            .map(|step| (step.node.clone(), explain_step(p, i))),
-        Err(e) => Some(("no plan".to_string(), e.clone())),
-    });
-    explain_selected(state, focus, guard.as_ref(), step.flatten());
-}
-
-/// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
-fn start(state: &mut AppState) -> Vec<Effect> {
-    let Some(plan) = state.upgrade.as_ref() else {
-        return Vec::new();
-    };
-    if let Some(why) = plan.start_refused() {
-        state.message = Some(Message::warn(format!("Start refused: {why}")));
-        return Vec::new();
-    }
-    vec![Effect::Gate(MutatingAction::UpgradeTalos {
-        cluster: plan.cluster.clone(),
-        target: plan.target.to_string(),
-    })]
-}
-
 /// Enter on the image field.
 pub fn set_image(state: &mut AppState, text: &str) {
     let Some(plan) = state.upgrade.as_mut() else {
@@ -318,65 +199,22 @@ pub fn set_image(state: &mut AppState, text: &str) {
     let text = text.trim();
     let default = crate::upgrade::default_installer_image(&plan.target);
     plan.image = (text != default).then(|| text.to_string());
-    rebuild(state);
+    rebuild::<TalosOs>(state);
     if let Some(Err(e)) = state.upgrade.as_ref().map(|p| &p.plan) {
         state.message = Some(Message::error(e.clone()));
         if let Some(plan) = state.upgrade.as_mut() {
             plan.image = None;
         }
-        rebuild(state);
+        rebuild::<TalosOs>(state);
     }
 }
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
     if state.screen == Screen::KubernetesPlan {
-        return super::update_kube_plan::acknowledge_kube(state, text);
-    }
-    let Some(plan) = state.upgrade.as_mut() else {
-        return;
-    };
-    let Some(needed) = plan.missing_ack().map(String::from) else {
-        return;
-    };
-    if take_ack(state, &needed, text)
-        && let Some(plan) = state.upgrade.as_mut()
-    {
-        plan.acks.push(needed);
-    }
-}
-
-/// The steps a fresh rollout of `plan` starts with, before the runner
-/// reports: pending, and skipped where the plan skips.
-fn placeholder(plan: &UpgradePlan) -> RolloutSummary {
-    let label = format!("upgrade to {}", plan.target);
-    let steps = plan
-        .steps
-        .iter()
-        .map(|s| {
-            let mut p = StepProgress::pending(&s.node, &label);
-            match s.state {
-                StepState::Upgrade => {}
-                StepState::AlreadyOnTarget => {
-                    p.phase = StepPhase::Skipped;
-                    p.detail = "already on target".to_string();
-                }
-                StepState::LeftOut => {
-                    p.phase = StepPhase::Skipped;
-                    p.detail = "left out".to_string();
-                }
-            }
-            p
-        })
-        .collect();
-    RolloutSummary {
-        cluster: plan.cluster.clone(),
-        kind: RolloutKind::TalosUpgrade,
-        target: plan.target.to_string(),
-        holder: String::new(),
-        steps,
-        paused: false,
-        outcome: None,
+        super::update_plan::acknowledge::<Kubernetes>(state, text)
+    } else {
+        super::update_plan::acknowledge::<TalosOs>(state, text)
     }
 }
 
@@ -418,37 +256,12 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             return not_run(format!("a rollout of {cluster} is already running here"));
         }
     }
-    if kind == RolloutKind::KubernetesUpgrade {
-        return super::update_kube_plan::start_approved_kube(state, approved, cluster, target);
+    match kind {
+        RolloutKind::TalosUpgrade => start_approved::<TalosOs>(state, approved, cluster, target),
+        RolloutKind::KubernetesUpgrade => {
+            start_approved::<Kubernetes>(state, approved, cluster, target)
+        }
     }
-    evaluate(state);
-    let Some(screen) = state
-        .upgrade
-        .as_ref()
-        .filter(|p| p.cluster == cluster && p.target.to_string() == target)
-    else {
-        return not_run("the plan was closed or changed before it was confirmed".to_string());
-    };
-    if let Some(why) = screen.start_refused() {
-        state.message = Some(Message::warn(format!("not started: {why}")));
-        return not_run(why);
-    }
-    let Ok(plan) = screen.plan.clone() else {
-        return not_run("there is no plan".to_string());
-    };
-    let acks = screen.acks.clone();
-    let mut view = RolloutView::new(placeholder(&plan));
-    view.running = true;
-    view.push_log(format!("starting the upgrade of {cluster} to {target}"));
-    state.rollouts.insert(cluster.clone(), view);
-    state.upgrade = None;
-    state.current = Some(cluster);
-    state.screen = Screen::Rollout;
-    vec![Effect::StartRollout(Box::new(StartRollout {
-        approved,
-        plan: PlannedRollout::Talos(plan),
-        acks,
-    }))]
 }
 
 /// Keys on the progress pane.
@@ -515,7 +328,7 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::OpenUpgrade(target) if !view.unfinished() => open_upgrade(state, target),
         Action::OpenKubernetesUpgrade(target) if !view.unfinished() => {
-            return super::update_kube_plan::open_kube_upgrade(state, target);
+            return open_plan::<Kubernetes>(state, target);
         }
         Action::Back => state.screen = Screen::Cluster(Pane::Nodes),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),

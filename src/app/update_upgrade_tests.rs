@@ -9,9 +9,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::app::action::AppEvent;
 use crate::app::keymap::{self, KeyContext};
-use crate::app::test_fixtures::cluster_screen;
+use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::{apply, update};
-use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::app::upgrade_plan::PlanScreen;
+use crate::approval::{AuditLog, Dispatcher, Gate, Verdict};
 use crate::fleet::{ClusterStatus, FleetEvent};
 use crate::upgrade::fixtures;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
@@ -236,15 +237,9 @@ fn cancel_is_the_default_and_readonly_refuses() {
 #[test]
 fn approval_after_the_plan_closed_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dispatcher(dir.path(), false);
     let mut state = plan_of(fixtures::healthy());
     let action = gate(update(&mut state, Action::StartUpgrade));
-    let Gate::Confirm(pending) = d.request(action) else {
-        panic!()
-    };
-    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
-        panic!()
-    };
+    let approved = approved_on_healthy(dir.path(), action);
     update(&mut state, Action::Back);
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
@@ -287,15 +282,11 @@ fn edits_survive_a_new_target_and_explain_says_why() {
 
 fn rollout_state() -> AppState {
     let mut state = state_with(fixtures::healthy());
-    let summary = crate::rollout::RolloutSummary {
-        cluster: "healthy".into(),
-        kind: crate::rollout::RolloutKind::TalosUpgrade,
-        target: "v1.12.0".into(),
-        holder: "op@jump1".into(),
-        steps: vec![crate::rollout::StepProgress::pending("cp-1", "upgrade")],
-        paused: false,
-        outcome: None,
-    };
+    let summary = healthy_rollout(
+        crate::rollout::RolloutKind::TalosUpgrade,
+        "v1.12.0",
+        vec![crate::rollout::StepProgress::pending("cp-1", "upgrade")],
+    );
     update(
         &mut state,
         Action::Event(AppEvent::Rollout(RolloutEvent::Started(summary))),
@@ -353,20 +344,15 @@ fn pause_resume_and_a_confirmed_abort_go_to_the_runner() {
 #[test]
 fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dispatcher(dir.path(), false);
     let mut state = state_with(fixtures::healthy());
-    let mut summary = crate::rollout::RolloutSummary {
-        cluster: "healthy".into(),
-        kind: crate::rollout::RolloutKind::TalosUpgrade,
-        target: "v1.12.0".into(),
-        holder: "op@jump1".into(),
-        steps: vec![
+    let mut summary = healthy_rollout(
+        crate::rollout::RolloutKind::TalosUpgrade,
+        "v1.12.0",
+        vec![
             crate::rollout::StepProgress::pending("cp-2", "upgrade"),
             crate::rollout::StepProgress::pending("cp-1", "upgrade"),
         ],
-        paused: false,
-        outcome: None,
-    };
+    );
     summary.steps[0].phase = crate::rollout::StepPhase::Done;
     update(
         &mut state,
@@ -384,12 +370,7 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
     update(&mut state, Action::OpenUpgrade(None));
     assert_eq!(state.screen, Screen::Rollout);
     let action = gate(update(&mut state, Action::ResumeRollout));
-    let Gate::Confirm(pending) = d.request(action) else {
-        panic!()
-    };
-    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
-        panic!()
-    };
+    let approved = approved_on_healthy(dir.path(), action);
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
         matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),

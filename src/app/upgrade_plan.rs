@@ -1,21 +1,25 @@
-//! The upgrade plan screen's state: the offered targets, the options and
-//! installer image the operator chose, the edits to the node order (replayed
-//! whenever the plan is rebuilt), the guards re-evaluated on every status
-//! change, the typed acknowledgements, and what `?` explains. Pure.
+//! The Talos OS upgrade's part of the plan screen: the options and installer
+//! image the operator chose, the edits to the node order (replayed whenever the
+//! plan is rebuilt), the target offered only when it is a known release, and
+//! what `?` explains about a node. Pure.
+use super::action::{Action, Effect, PlannedRollout};
+use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
+use super::state::{AppState, Pane, Screen};
+use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
-use crate::talos::{Role, Roles};
+use crate::rollout::{StepPhase, StepProgress};
 use crate::upgrade::{
-    Direction, Guard, GuardId, PlanStep, RolloutInProgress, UpgradeApi, UpgradeOptions,
-    UpgradePlan, Verdict, blocking, offered_targets, plan_guards,
+    Direction, Guard, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi, UpgradeOptions,
+    UpgradePlan, offered_targets, plan_guards,
 };
-use crate::versions::TalosVersion;
+use crate::versions::{TalosVersion, Version};
 
-/// Which list of the plan screen has the keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlanFocus {
-    Nodes,
-    Guards,
-}
+pub use super::plan_screen::{
+    PlanFocus, explain_guard, guards_refusal, missing_ack, set_guards, verdict_counts, verdict_word,
+};
+
+/// The Talos OS upgrade plan screen.
+pub type PlanScreen = RolloutPlanScreen<TalosOs>;
 
 /// One operator edit of the node order; replayed on every rebuild so a new
 /// target or option keeps it.
@@ -26,50 +30,60 @@ pub enum PlanEdit {
     Include(String),
 }
 
-/// Everything the plan screen shows and edits for one cluster.
+/// What the Talos plan screen keeps beyond every plan's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanScreen {
-    pub cluster: String,
-    /// Only these may be chosen (`offered_targets`).
-    pub targets: Vec<TalosVersion>,
-    pub target: TalosVersion,
+pub struct TalosSettings {
     pub options: UpgradeOptions,
     /// A custom or factory installer image; `None` uses the default.
     pub image: Option<String>,
     pub edits: Vec<PlanEdit>,
-    /// The plan, or why none could be made (one line).
-    pub plan: Result<UpgradePlan, String>,
-    /// Worst first (fail, warn, pass), each group in the guards' own order.
-    pub guards: Vec<Guard>,
-    /// Acknowledgements typed so far.
-    pub acks: Vec<String>,
-    pub focus: PlanFocus,
-    /// The selected step, by node name.
-    pub step: Option<String>,
-    /// The selected guard.
-    pub guard: Option<GuardId>,
     /// Whether any node runs a Talos old enough for `preserve` to matter.
     pub preserve_applies: bool,
 }
 
 impl PlanScreen {
-    /// The plan screen for `status`, on `target` when given and offered, else
-    /// the first offered target. Errors are one line for the message line.
-    pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<PlanScreen, String> {
-        let targets = offered_targets(status, false);
+    /// Edits the plan; the edit is kept for rebuilds when it applied.
+    pub fn edit(&mut self, edit: PlanEdit) -> Result<(), String> {
+        let Ok(plan) = &mut self.plan else {
+            return Err("there is no plan to edit".to_string());
+        };
+        apply_edit(plan, &edit).map_err(|e| e.to_string())?;
+        self.edits.push(edit);
+        Ok(())
+    }
+}
+
+impl PlanKind for TalosOs {
+    type Settings = TalosSettings;
+    type Step = PlanStep;
+    const SCREEN: Screen = Screen::UpgradePlan;
+    const BACK: Pane = Pane::Nodes;
+    const WHAT: &'static str = "upgrade";
+
+    fn slot(state: &AppState) -> Option<&PlanScreen> {
+        state.upgrade.as_ref()
+    }
+
+    fn slot_mut(state: &mut AppState) -> &mut Option<PlanScreen> {
+        &mut state.upgrade
+    }
+
+    fn targets(
+        status: &ClusterStatus,
+        named: Option<&str>,
+    ) -> Result<(Vec<Version>, Version), String> {
+        let mut targets = offered_targets(status, false);
         let Some(first) = targets.first().cloned() else {
             return Err(format!(
                 "no Talos upgrade target is offered for {} (every node on the newest release, or versions unknown)",
                 status.name
             ));
         };
-        let mut targets = targets;
-        let target = match target {
+        let target = match named {
             // The newest offered: the next minor's latest patch when there is one.
             None => targets.last().cloned().unwrap_or(first),
             Some(text) => {
-                let wanted = crate::versions::Version::parse(text)
-                    .map_err(|e| format!(":upgrade {text}: {e}"))?;
+                let wanted = Version::parse(text).map_err(|e| format!(":upgrade {text}: {e}"))?;
                 // Named explicitly: any known release may be planned; the
                 // version-path guard then says whether it may be taken.
                 if !targets.contains(&wanted) {
@@ -87,157 +101,121 @@ impl PlanScreen {
                 wanted
             }
         };
+        Ok((targets, target))
+    }
+
+    fn settings(status: &ClusterStatus) -> TalosSettings {
         let preserve_applies = status.nodes.iter().any(|n| {
             n.talos_version
                 .as_deref()
-                .and_then(|v| crate::versions::Version::parse(v).ok())
+                .and_then(|v| Version::parse(v).ok())
                 .is_some_and(|v| UpgradeOptions::preserve_applies(&v))
         });
-        let mut screen = PlanScreen {
-            cluster: status.name.clone(),
-            targets,
-            target,
+        TalosSettings {
             options: UpgradeOptions::default(),
             image: None,
             edits: Vec::new(),
-            plan: Err(String::new()),
-            guards: Vec::new(),
-            acks: Vec::new(),
-            focus: PlanFocus::Nodes,
-            step: None,
-            guard: None,
             preserve_applies,
-        };
-        screen.rebuild(status);
-        Ok(screen)
-    }
-
-    /// Makes the plan again from live status, replaying the operator's edits
-    /// (an edit that no longer applies is dropped).
-    pub fn rebuild(&mut self, status: &ClusterStatus) {
-        let made = UpgradePlan::new(status, self.target.clone(), self.options.clone());
-        self.plan = made.map_err(|e| e.to_string()).and_then(|mut plan| {
-            if let Some(image) = &self.image {
-                plan.set_image(image).map_err(|e| e.to_string())?;
-            }
-            self.edits
-                .retain(|edit| apply_edit(&mut plan, edit).is_ok());
-            Ok(plan)
-        });
-        if self.step.is_none() {
-            self.step = self.steps().first().map(|s| s.node.clone());
         }
     }
 
-    pub fn steps(&self) -> &[PlanStep] {
-        self.plan
-            .as_ref()
-            .map(|p| p.steps.as_slice())
-            .unwrap_or(&[])
+    /// Replays the operator's edits (an edit that no longer applies is dropped).
+    fn make_plan(
+        status: &ClusterStatus,
+        target: &TalosVersion,
+        settings: &mut TalosSettings,
+    ) -> Result<UpgradePlan, String> {
+        let made = UpgradePlan::new(status, target.clone(), settings.options.clone());
+        made.map_err(|e| e.to_string()).and_then(|mut plan| {
+            if let Some(image) = &settings.image {
+                plan.set_image(image).map_err(|e| e.to_string())?;
+            }
+            settings
+                .edits
+                .retain(|edit| apply_edit(&mut plan, edit).is_ok());
+            Ok(plan)
+        })
     }
 
-    /// The guards again, over live status; keeps the selection by guard.
-    pub fn evaluate(&mut self, status: &ClusterStatus, other: Option<&RolloutInProgress>) {
-        let Ok(plan) = &self.plan else {
-            self.guards.clear();
-            return;
+    fn steps(plan: &UpgradePlan) -> &[PlanStep] {
+        &plan.steps
+    }
+
+    fn step_key(_: usize, step: &PlanStep) -> String {
+        step.node.clone()
+    }
+
+    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String> {
+        previous.or_else(|| keys.first().cloned())
+    }
+
+    fn guards(
+        _: &PlanScreen,
+        plan: &UpgradePlan,
+        status: &ClusterStatus,
+        other: Option<&RolloutInProgress>,
+    ) -> Vec<Guard> {
+        plan_guards(plan, status, &roles_of(status), other)
+    }
+
+    /// With nothing failing, the acknowledgement is the one thing left.
+    fn ack_prompt(screen: &PlanScreen) -> Option<&str> {
+        screen.missing_ack().filter(|_| screen.counts().2 == 0)
+    }
+
+    fn refused_first(_: &PlanScreen) -> Option<String> {
+        None
+    }
+
+    fn gate_target(screen: &PlanScreen) -> String {
+        screen.target.to_string()
+    }
+
+    fn target_matches(screen: &PlanScreen, approved: &str) -> bool {
+        screen.target.to_string() == approved
+    }
+
+    fn gate(cluster: String, target: String) -> MutatingAction {
+        MutatingAction::UpgradeTalos { cluster, target }
+    }
+
+    fn planned(plan: UpgradePlan) -> PlannedRollout {
+        PlannedRollout::Talos(plan)
+    }
+
+    /// Every node under the target's label; skipped ones say why.
+    fn placeholder_steps(plan: &UpgradePlan) -> Vec<StepProgress> {
+        let label = format!("upgrade to {}", plan.target);
+        let skipped = |mut p: StepProgress, detail: &str| {
+            p.phase = StepPhase::Skipped;
+            p.detail = detail.to_string();
+            p
         };
-        let guards = plan_guards(plan, status, &roles_of(status), other);
-        set_guards(&mut self.guards, &mut self.guard, guards);
+        plan.steps
+            .iter()
+            .map(|s| {
+                let p = StepProgress::pending(&s.node, &label);
+                match s.state {
+                    StepState::Upgrade => p,
+                    StepState::AlreadyOnTarget => skipped(p, "already on target"),
+                    StepState::LeftOut => skipped(p, "left out"),
+                }
+            })
+            .collect()
     }
 
-    /// Edits the plan; the edit is kept for rebuilds when it applied.
-    pub fn edit(&mut self, edit: PlanEdit) -> Result<(), String> {
-        let Ok(plan) = &mut self.plan else {
-            return Err("there is no plan to edit".to_string());
-        };
-        apply_edit(plan, &edit).map_err(|e| e.to_string())?;
-        self.edits.push(edit);
-        Ok(())
+    fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
+        let step = plan.steps.get(index)?;
+        Some((step.node.clone(), explain_step(plan, index)))
     }
 
-    /// The index of the selected step.
-    pub fn step_index(&self) -> usize {
-        let steps = self.steps();
-        self.step
-            .as_ref()
-            .and_then(|name| steps.iter().position(|s| &s.node == name))
-            .unwrap_or(0)
+    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+        super::update_upgrade::on_talos_key(state, action)
     }
 
-    pub fn guard_index(&self) -> usize {
-        self.guard
-            .and_then(|id| self.guards.iter().position(|g| g.id == id))
-            .unwrap_or(0)
+    fn after_rebuild(_: &mut AppState) -> Vec<Effect> {
+        Vec::new()
     }
-
-    /// The acknowledgement still to type, when a guard needs one.
-    pub fn missing_ack(&self) -> Option<&str> {
-        missing_ack(&self.guards, &self.acks)
-    }
-
-    /// Why Start is refused, or `None` when it is offered.
-    pub fn start_refused(&self) -> Option<String> {
-        let plan = match &self.plan {
-            Ok(plan) => plan,
-            Err(e) => return Some(e.clone()),
-        };
-        guards_refusal(&plan.cluster, &self.guards, &self.acks)
-    }
-
-    /// How many guards pass, warn and fail.
-    pub fn counts(&self) -> (usize, usize, usize) {
-        verdict_counts(&self.guards)
-    }
-}
-
-/// Puts freshly evaluated guards on a plan screen, worst first (fail, warn,
-/// pass, each group in the guards' own order), keeping the selection by guard.
-/// Both the Talos and the Kubernetes plan screens show guards this way.
-pub fn set_guards(shown: &mut Vec<Guard>, selected: &mut Option<GuardId>, mut guards: Vec<Guard>) {
-    guards.sort_by_key(|g| match g.verdict {
-        Verdict::Fail => 0,
-        Verdict::Warn => 1,
-        Verdict::Pass => 2,
-    });
-    *shown = guards;
-    if selected.is_none_or(|id| !shown.iter().any(|g| g.id == id)) {
-        *selected = shown.first().map(|g| g.id);
-    }
-}
-
-/// The acknowledgement still to type, when a warning needs one.
-pub fn missing_ack<'a>(guards: &'a [Guard], acks: &[String]) -> Option<&'a str> {
-    guards
-        .iter()
-        .filter(|g| g.verdict == Verdict::Warn)
-        .filter_map(|g| g.needs_ack.as_deref())
-        .find(|needed| !acks.iter().any(|a| a.trim() == *needed))
-}
-
-/// Why the guards refuse Start on `cluster`, or `None` when they allow it.
-pub fn guards_refusal(cluster: &str, guards: &[Guard], acks: &[String]) -> Option<String> {
-    if guards.is_empty() {
-        return Some(format!("no status for {cluster} yet"));
-    }
-    let failing: Vec<&str> = guards
-        .iter()
-        .filter(|g| g.verdict == Verdict::Fail)
-        .map(|g| g.id.title())
-        .collect();
-    if !failing.is_empty() {
-        return Some(format!("guard failing: {}", failing.join(", ")));
-    }
-    if let Some(needed) = missing_ack(guards, acks) {
-        return Some(format!("type the acknowledgement first (a): {needed}"));
-    }
-    blocking(guards, acks).then(|| "a guard blocks the start".to_string())
-}
-
-/// How many guards pass, warn and fail.
-pub fn verdict_counts(guards: &[Guard]) -> (usize, usize, usize) {
-    let n = |v: Verdict| guards.iter().filter(|g| g.verdict == v).count();
-    (n(Verdict::Pass), n(Verdict::Warn), n(Verdict::Fail))
 }
 
 fn apply_edit(plan: &mut UpgradePlan, edit: &PlanEdit) -> Result<(), crate::upgrade::PlanError> {
@@ -246,19 +224,6 @@ fn apply_edit(plan: &mut UpgradePlan, edit: &PlanEdit) -> Result<(), crate::upgr
         PlanEdit::LeaveOut(node) => plan.leave_out(node),
         PlanEdit::Include(node) => plan.include(node),
     }
-}
-
-/// The client certificate's roles as the status reports them (`os:admin`).
-pub fn roles_of(status: &ClusterStatus) -> Roles {
-    Roles(
-        status
-            .role
-            .split(',')
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .map(Role::parse)
-            .collect(),
-    )
 }
 
 /// `legacy` or `lifecycle`: the API column.
@@ -282,19 +247,19 @@ pub fn explain_step(plan: &UpgradePlan, index: usize) -> String {
         .map_or("an unknown version".to_string(), ToString::to_string);
     let mut parts = Vec::new();
     match step.state {
-        crate::upgrade::StepState::AlreadyOnTarget => {
+        StepState::AlreadyOnTarget => {
             return format!(
                 "{} already runs {}: it is skipped and nothing is sent to it. The guards still check that it is up and ready, because the cluster counts on it while the others reboot.",
                 step.node, plan.target
             );
         }
-        crate::upgrade::StepState::LeftOut => {
+        StepState::LeftOut => {
             return format!(
                 "{} is left out of this rollout (x includes it again). It stays on {from}; the guards still check that it is up and ready, because the cluster counts on it while the others reboot.",
                 step.node
             );
         }
-        crate::upgrade::StepState::Upgrade => {}
+        StepState::Upgrade => {}
     }
     let api = match step.api {
         Some(UpgradeApi::MachineUpgrade) => format!(
@@ -328,22 +293,4 @@ pub fn explain_step(plan: &UpgradePlan, index: usize) -> String {
     parts.push(api);
     parts.push("It is done when it is back, running and ready on the target, its Kubernetes node is Ready and its etcd member healthy; only then does the next node start.".to_string());
     parts.join(" ")
-}
-
-/// What `?` says about one guard: its title and explanation, then its verdict.
-pub fn explain_guard(guard: &Guard) -> String {
-    format!(
-        "{}\n\nNow: {} - {}",
-        guard.id.explain(),
-        verdict_word(guard.verdict),
-        guard.reason
-    )
-}
-
-pub fn verdict_word(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Pass => "pass",
-        Verdict::Warn => "warn",
-        Verdict::Fail => "fail",
-    }
 }

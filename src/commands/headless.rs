@@ -1,24 +1,195 @@
-//! The plumbing `taloscope upgrade` and `taloscope upgrade-k8s` share: pick the cluster named by
-//! `--context`, connect to it, find an unfinished journal, approve through the dispatcher, print
-//! one progress line per change and record how the rollout ended. Exit 0 / 1 / 2.
+//! The one body of `taloscope upgrade` and `taloscope upgrade-k8s`: pick the cluster named by
+//! `--context`, connect to it, refuse another rollout's journal, print the plan (`--plan`) or
+//! approve it through the dispatcher and run it (or resume the journal), one progress line per
+//! change, and record how the rollout ended. Each command supplies its plan, guards and report
+//! ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
 
 use super::upgrade_output::outcome_line;
 use crate::approval::{ApprovedAction, AuditLog, Dispatcher, MutatingAction};
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{RolloutHandle, RolloutInProgress};
+use crate::upgrade::{
+    Guard, RolloutHandle, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun, blocking,
+    resume_upgrade_with, spawn_upgrade,
+};
+use crate::versions::Version;
 
 pub(super) use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
 
+/// The flags every headless upgrade command takes.
+pub(super) struct CommandFlags<'a> {
+    pub to: &'a str,
+    pub plan: bool,
+    pub yes: bool,
+    pub confirm: Option<&'a str>,
+    pub ack: &'a [String],
+    pub output: OutputFormat,
+    /// Milliseconds between status reads while a step runs.
+    pub poll_ms: u64,
+}
+
+/// The [`CommandFlags`] of an upgrade command's arguments, which name them alike.
+macro_rules! command_flags {
+    ($args:expr) => {
+        $crate::commands::headless::CommandFlags {
+            to: &$args.to,
+            plan: $args.plan,
+            yes: $args.yes,
+            confirm: $args.confirm.as_deref(),
+            ack: &$args.ack,
+            output: $args.output,
+            poll_ms: $args.poll_ms,
+        }
+    };
+}
+pub(super) use command_flags;
+
+/// A plan with its guards as the command prints it: a table, or JSON (`--output json`).
+pub(super) trait PlanText: Serialize {
+    fn table(&self) -> String;
+}
+
+/// What one headless upgrade command brings to the body they share: its words, its flags and
+/// run options, its plan, its guards and its report.
+pub(super) trait HeadlessUpgrade {
+    type Kind: UpgradeKind;
+    /// The rollout and its unit, in the operator's words ("upgrade", "node").
+    const WHAT: &'static str;
+    const UNIT: &'static str;
+    /// The kind an unfinished journal must be, when the command checks it.
+    const JOURNAL_KIND: Option<RolloutKind>;
+    /// One progress line per step change.
+    const LINE: fn(usize, usize, &StepProgress) -> String;
+
+    fn flags(&self) -> CommandFlags<'_>;
+    /// Refuses a cluster the command cannot run on, before connecting to it.
+    fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop>;
+    /// The target as the journal and the dispatcher name it.
+    fn target_text(target: &Version) -> String;
+    /// The approval the run asks the dispatcher for.
+    fn action(cluster: String, target: String) -> MutatingAction;
+    /// The run's own options; the poll interval, the state dir and the kubeconfig are the body's.
+    fn options(&self) -> RunOptions;
+    /// The plan for `target`; `Stop(0, why)` when there is nothing to do.
+    async fn plan(
+        &self,
+        status: &ClusterStatus,
+        observer: &ClusterObserver,
+        target: Version,
+    ) -> Result<<Self::Kind as UpgradeKind>::Plan, Stop>;
+    /// Every guard of the plan, over the status and the cluster's rollout Lease.
+    async fn guards(
+        &self,
+        plan: &<Self::Kind as UpgradeKind>::Plan,
+        status: &ClusterStatus,
+        observer: &ClusterObserver,
+    ) -> Vec<Guard>;
+    fn report(&self, plan: &<Self::Kind as UpgradeKind>::Plan, guards: &[Guard]) -> impl PlanText;
+}
+
+/// Runs one headless upgrade command to its exit code.
+pub(super) fn run_command<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> ExitCode {
+    exit_code(run_inner(global, command))
+}
+
+fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
+    let flags = command.flags();
+    let target =
+        Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
+    check_mode(flags.plan, flags.yes, flags.confirm)?;
+    let chosen = choose(global)?;
+    command.check_cluster(global, &chosen.cluster)?;
+    let Connected {
+        runtime,
+        observer,
+        status,
+        journal,
+    } = connect(&chosen)?;
+    let cluster = &chosen.cluster;
+    let wanted_target = C::target_text(&target);
+    check_journal(
+        &chosen,
+        journal.as_ref(),
+        C::WHAT,
+        C::JOURNAL_KIND,
+        &wanted_target,
+    )?;
+    if flags.plan {
+        plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
+        return runtime.block_on(print_plan(command, &status, &observer, target));
+    }
+    let action = C::action(cluster.name.clone(), wanted_target.clone());
+    let (dispatcher, approved) = approve(global, &chosen, action, flags.confirm)?;
+    let run = Approved {
+        runtime: &runtime,
+        cluster,
+        journal,
+        dispatcher: &dispatcher,
+        approved: &approved,
+        options: RunOptions {
+            poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
+            state_dir: Some(chosen.paths.state_dir.clone()),
+            kubeconfig: chosen.discovery.kubeconfig.clone(),
+            ..command.options()
+        },
+        target: &wanted_target,
+        acks: flags.ack,
+    };
+    run_rollout::<C>(run, || {
+        let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
+        let guards = runtime.block_on(command.guards(&plan, &status, &observer));
+        if blocking(&guards, flags.ack) {
+            print!("{}", command.report(&plan, &guards).table());
+            return Err(refuse(&dispatcher, &approved, C::WHAT));
+        }
+        Ok(plan)
+    })
+}
+
+/// `--plan`: the plan and every guard's verdict; exit 1 when a guard blocks.
+async fn print_plan<C: HeadlessUpgrade>(
+    command: &C,
+    status: &ClusterStatus,
+    observer: &ClusterObserver,
+    target: Version,
+) -> Result<ExitCode, Stop> {
+    let plan = match command.plan(status, observer, target).await {
+        Ok(plan) => plan,
+        Err(Stop(0, message)) => {
+            println!("{message}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(stop) => return Err(stop),
+    };
+    let guards = command.guards(&plan, status, observer).await;
+    let flags = command.flags();
+    let report = command.report(&plan, &guards);
+    let text = match flags.output {
+        OutputFormat::Table => report.table(),
+        OutputFormat::Json => serde_json::to_string_pretty(&report)
+            .map(|j| j + "\n")
+            .map_err(|e| Stop(1, format!("cannot encode the plan as JSON: {e}")))?,
+    };
+    write_stdout(&text)?;
+    Ok(if blocking(&guards, flags.ack) {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
-pub(super) fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> {
+fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> {
     if !plan && !yes {
         return Err(usage(
             "say --plan to see the plan, or --yes --confirm <cluster> to run it",
@@ -33,14 +204,14 @@ pub(super) fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result
 }
 
 /// What discovery found for the cluster named by `--context`.
-pub(super) struct Chosen {
+struct Chosen {
     pub paths: Paths,
     pub discovery: Discovery,
     pub cluster: Cluster,
 }
 
 /// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
-pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
+fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
@@ -60,14 +231,14 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
 }
 
 /// The chosen cluster, connected: its observer, its status now and any unfinished journal.
-pub(super) struct Connected {
+struct Connected {
     pub runtime: tokio::runtime::Runtime,
     pub observer: ClusterObserver,
     pub status: ClusterStatus,
     pub journal: Option<RolloutJournal>,
 }
 
-pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
+fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
     let runtime = crate::commands::runtime()
         .map_err(|e| Stop(1, format!("cannot start the async runtime: {e}")))?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
@@ -84,7 +255,7 @@ pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
 
 /// Refuses to go on while the cluster's unfinished journal is another rollout: of another
 /// `kind` (when one is given) or to another target. `what` names the rollout in the message.
-pub(super) fn check_journal(
+fn check_journal(
     chosen: &Chosen,
     journal: Option<&RolloutJournal>,
     what: &str,
@@ -115,7 +286,7 @@ pub(super) fn check_journal(
 }
 
 /// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one.
-pub(super) fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
+fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
     if journal.is_some() {
         eprintln!(
             "taloscope: an unfinished {what} of {cluster} is in its journal; --yes --confirm {cluster} resumes it"
@@ -124,7 +295,7 @@ pub(super) fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster:
 }
 
 /// Asks the dispatcher for `action`, answering its confirmation with `--confirm`.
-pub(super) fn approve(
+fn approve(
     global: &GlobalArgs,
     chosen: &Chosen,
     action: MutatingAction,
@@ -136,13 +307,13 @@ pub(super) fn approve(
 }
 
 /// Records in the audit log that the plan's guards refused the approved run; the stop says so.
-pub(super) fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &str) -> Stop {
+fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &str) -> Stop {
     let _ = dispatcher.finished(approved, Err("refused by its guards".into()));
     Stop(EXIT_BLOCKED, format!("refused: a guard blocks the {what}"))
 }
 
 /// Says on stderr which step a resumed run starts from (`unit` is "node" or "step").
-pub(super) fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal) {
+fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal) {
     let next = journal.summary().first_unfinished().map_or(0, |i| i + 1);
     eprintln!(
         "taloscope: resuming the {what} of {cluster} to {} from its journal ({unit} {next} of {})",
@@ -151,8 +322,61 @@ pub(super) fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &Rol
     );
 }
 
+/// An approved headless rollout, about to start or resume.
+struct Approved<'a> {
+    pub runtime: &'a tokio::runtime::Runtime,
+    pub cluster: &'a Cluster,
+    pub journal: Option<RolloutJournal>,
+    pub dispatcher: &'a Dispatcher,
+    pub approved: &'a ApprovedAction,
+    pub options: RunOptions,
+    pub target: &'a str,
+    pub acks: &'a [String],
+}
+
+/// Resumes the unfinished journal, or starts the plan `fresh` makes (which may refuse), then
+/// follows the rollout to its end.
+fn run_rollout<C: HeadlessUpgrade>(
+    run: Approved<'_>,
+    fresh: impl FnOnce() -> Result<<C::Kind as UpgradeKind>::Plan, Stop>,
+) -> Result<ExitCode, Stop> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (approved, cluster) = (run.approved.clone(), run.cluster.clone());
+    let handle = match run.journal {
+        Some(journal) => {
+            resume_notice(C::WHAT, C::UNIT, &cluster.name, &journal);
+            let _guard = run.runtime.enter();
+            resume_upgrade_with::<C::Kind>(journal, approved, cluster, run.options, tx)
+        }
+        None => {
+            let plan = fresh()?;
+            let _guard = run.runtime.enter();
+            let acks = run.acks.to_vec();
+            let options = run.options;
+            spawn_upgrade(
+                UpgradeRun::<C::Kind> {
+                    approved,
+                    plan,
+                    acks,
+                    cluster,
+                    options,
+                },
+                tx,
+            )
+        }
+    };
+    let follow = Follow {
+        dispatcher: run.dispatcher,
+        approved: run.approved,
+        cluster: &run.cluster.name,
+        target: run.target,
+        line: C::LINE,
+    };
+    Ok(finish(run.runtime, handle, rx, follow))
+}
+
 /// How a spawned rollout is followed to its end.
-pub(super) struct Follow<'a> {
+struct Follow<'a> {
     pub dispatcher: &'a Dispatcher,
     pub approved: &'a ApprovedAction,
     pub cluster: &'a str,
@@ -162,7 +386,7 @@ pub(super) struct Follow<'a> {
 
 /// Prints the rollout's progress until it ends, records the outcome in the audit log and
 /// returns the exit code: 0 when it completed, 1 otherwise.
-pub(super) fn finish(
+fn finish(
     runtime: &tokio::runtime::Runtime,
     handle: RolloutHandle,
     rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,

@@ -30,9 +30,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Info) => info::run(&global),
         Some(Command::Status { output }) => status::run(&global, output),
         Some(Command::Demo) => demo::run(&global),
-        Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
+        Some(Command::Upgrade(args)) => headless::run_command(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
-        Some(Command::UpgradeK8s(args)) => upgrade_k8s::run(&global, &args),
+        Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
     }
 }
 

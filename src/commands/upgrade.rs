@@ -1,131 +1,78 @@
 //! `taloscope upgrade`: the guarded rolling Talos upgrade without the console. `--plan` prints
 //! the plan and every guard's verdict; `--yes --confirm NAME` runs it through the dispatcher,
-//! one progress line per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
-use std::process::ExitCode;
+//! one progress line per change, resuming a journal a killed run left. Exit 0 / 1 / 2. The body
+//! is headless's; this command brings the Talos plan, its guards and its report.
 use std::time::Duration;
 
 use super::headless::{
-    self, EXIT_BLOCKED, Follow, Stop, check_mode, other_rollout, usage, write_stdout,
+    self, CommandFlags, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, other_rollout, usage,
 };
 use super::upgrade_output::{PlanReport, progress_line};
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
+use crate::cli::{GlobalArgs, UpgradeArgs};
+use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
+use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    PlanError, RunOptions, TalosUpgradeRun, UpgradeOptions, UpgradePlan, blocking, plan_guards,
-    resume_talos_upgrade_with, spawn_talos_upgrade,
+    Guard, PlanError, RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards,
 };
 use crate::versions::Version;
 
-pub fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
-    headless::exit_code(run_inner(global, args))
-}
+impl HeadlessUpgrade for UpgradeArgs {
+    type Kind = TalosOs;
+    const WHAT: &'static str = "upgrade";
+    const UNIT: &'static str = "node";
+    /// Any unfinished journal to another target is refused; its kind is the runner's to check.
+    const JOURNAL_KIND: Option<RolloutKind> = None;
+    const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
-fn run_inner(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> {
-    let target = Version::parse(&args.to).map_err(|e| usage(format!("--to {:?}: {e}", args.to)))?;
-    check_mode(args.plan, args.yes, args.confirm.as_deref())?;
-    let chosen = headless::choose(global)?;
-    let cluster = &chosen.cluster;
-    let headless::Connected {
-        runtime,
-        observer,
-        status,
-        journal,
-    } = headless::connect(&chosen)?;
-    let state_dir = &chosen.paths.state_dir;
-    let wanted_target = target.to_string();
-    headless::check_journal(&chosen, journal.as_ref(), "upgrade", None, &wanted_target)?;
-    if args.plan {
-        headless::plan_notice(journal.as_ref(), "upgrade", &cluster.name);
-        return runtime.block_on(print_plan(args, &status, &observer, target));
+    fn flags(&self) -> CommandFlags<'_> {
+        headless::command_flags!(self)
     }
-    let action = MutatingAction::UpgradeTalos {
-        cluster: cluster.name.clone(),
-        target: target.to_string(),
-    };
-    let (dispatcher, approved) =
-        headless::approve(global, &chosen, action, args.confirm.as_deref())?;
-    let options = RunOptions {
-        node_timeout: Duration::from_secs(args.node_timeout),
-        poll_interval: Duration::from_millis(args.poll_ms.max(10)),
-        state_dir: Some(state_dir.clone()),
-        kubeconfig: chosen.discovery.kubeconfig.clone(),
-        drain: !args.no_drain,
-        ..RunOptions::default()
-    };
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = match journal {
-        Some(journal) => {
-            headless::resume_notice("upgrade", "node", &cluster.name, &journal);
-            let _guard = runtime.enter();
-            resume_talos_upgrade_with(journal, approved.clone(), cluster.clone(), options, tx)
-        }
-        None => {
-            let plan = make_plan(args, &status, target.clone())?;
-            let other = runtime.block_on(other_rollout(&observer));
-            let guards = plan_guards(&plan, &status, observer.talos.roles(), other.as_ref());
-            if blocking(&guards, &args.ack) {
-                let report = PlanReport::new(&plan, &guards, &args.ack);
-                print!("{}", report.table());
-                return Err(headless::refuse(&dispatcher, &approved, "upgrade"));
-            }
-            let _guard = runtime.enter();
-            spawn_talos_upgrade(
-                TalosUpgradeRun {
-                    approved: approved.clone(),
-                    plan,
-                    acks: args.ack.clone(),
-                    cluster: cluster.clone(),
-                    options,
-                },
-                tx,
-            )
-        }
-    };
-    Ok(headless::finish(
-        &runtime,
-        handle,
-        rx,
-        Follow {
-            dispatcher: &dispatcher,
-            approved: &approved,
-            cluster: &cluster.name,
-            target: &target.to_string(),
-            line: progress_line,
-        },
-    ))
-}
 
-async fn print_plan(
-    args: &UpgradeArgs,
-    status: &ClusterStatus,
-    observer: &ClusterObserver,
-    target: Version,
-) -> Result<ExitCode, Stop> {
-    let plan = match make_plan(args, status, target) {
-        Ok(plan) => plan,
-        Err(Stop(0, message)) => {
-            println!("{message}");
-            return Ok(ExitCode::SUCCESS);
+    fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
+        Ok(())
+    }
+
+    fn target_text(target: &Version) -> String {
+        target.to_string()
+    }
+
+    fn action(cluster: String, target: String) -> MutatingAction {
+        MutatingAction::UpgradeTalos { cluster, target }
+    }
+
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            node_timeout: Duration::from_secs(self.node_timeout),
+            drain: !self.no_drain,
+            ..RunOptions::default()
         }
-        Err(stop) => return Err(stop),
-    };
-    let other = other_rollout(observer).await;
-    let guards = plan_guards(&plan, status, observer.talos.roles(), other.as_ref());
-    let report = PlanReport::new(&plan, &guards, &args.ack);
-    let text = match args.output {
-        OutputFormat::Table => report.table(),
-        OutputFormat::Json => serde_json::to_string_pretty(&report)
-            .map(|j| j + "\n")
-            .map_err(|e| Stop(1, format!("cannot encode the plan as JSON: {e}")))?,
-    };
-    write_stdout(&text)?;
-    Ok(if report.blocked {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    }
+
+    async fn plan(
+        &self,
+        status: &ClusterStatus,
+        _: &ClusterObserver,
+        target: Version,
+    ) -> Result<UpgradePlan, Stop> {
+        make_plan(self, status, target)
+    }
+
+    async fn guards(
+        &self,
+        plan: &UpgradePlan,
+        status: &ClusterStatus,
+        observer: &ClusterObserver,
+    ) -> Vec<Guard> {
+        let other = other_rollout(observer).await;
+        plan_guards(plan, status, observer.talos.roles(), other.as_ref())
+    }
+
+    fn report(&self, plan: &UpgradePlan, guards: &[Guard]) -> impl PlanText {
+        PlanReport::new(plan, guards, &self.ack)
+    }
 }
 
 fn make_plan(

@@ -2,26 +2,24 @@
 //! conventions as `taloscope upgrade`: `--plan` prints the steps, the removed-API counts and every
 //! guard's verdict; `--yes --confirm NAME` runs it through the dispatcher with one progress line
 //! per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
-use std::io::Write;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::headless::{self, EXIT_BLOCKED, Follow, Stop, check_mode, usage, write_stdout};
+use super::headless::{self, CommandFlags, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, usage};
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, labelled_progress_line};
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, OutputFormat, UpgradeK8sArgs};
+use crate::cli::{GlobalArgs, UpgradeK8sArgs};
+use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::rollout::RolloutKind;
-use crate::upgrade::RunOptions;
+use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStep, KubeStepState, KubernetesUpgradePlan, KubernetesUpgradeRun,
-    count_removed_apis, kubernetes_plan_guards, resume_kubernetes_upgrade_with,
-    spawn_kubernetes_upgrade,
+    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis,
+    kubernetes_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::{Guard, RunOptions};
 use crate::versions::Version;
 
 /// The plan and its guards: the `upgrade-k8s --plan --output json` contract.
@@ -41,7 +39,7 @@ pub struct KubePlanReport<'a> {
 impl<'a> KubePlanReport<'a> {
     fn new(
         plan: &'a KubernetesUpgradePlan,
-        guards: &[crate::upgrade::Guard],
+        guards: &[Guard],
         acks: &[String],
     ) -> KubePlanReport<'a> {
         let guards = guard_lines(guards, acks);
@@ -56,7 +54,9 @@ impl<'a> KubePlanReport<'a> {
             guards,
         }
     }
+}
 
+impl PlanText for KubePlanReport<'_> {
     fn table(&self) -> String {
         let mut out = format!(
             "KUBERNETES UPGRADE {} from {} to {}\n  pre-pull images: {}\n",
@@ -109,157 +109,75 @@ impl<'a> KubePlanReport<'a> {
     }
 }
 
-pub fn run(global: &GlobalArgs, args: &UpgradeK8sArgs) -> ExitCode {
-    headless::exit_code(run_inner(global, args))
-}
+impl HeadlessUpgrade for UpgradeK8sArgs {
+    type Kind = Kubernetes;
+    const WHAT: &'static str = "Kubernetes upgrade";
+    const UNIT: &'static str = "step";
+    const JOURNAL_KIND: Option<RolloutKind> = Some(RolloutKind::KubernetesUpgrade);
+    const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
-fn run_inner(global: &GlobalArgs, args: &UpgradeK8sArgs) -> Result<ExitCode, Stop> {
-    let target = Version::parse(&args.to).map_err(|e| usage(format!("--to {:?}: {e}", args.to)))?;
-    check_mode(args.plan, args.yes, args.confirm.as_deref())?;
-    let chosen = headless::choose(global)?;
-    let cluster = &chosen.cluster;
-    if cluster.kube.is_none() {
+    fn flags(&self) -> CommandFlags<'_> {
+        headless::command_flags!(self)
+    }
+
+    fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop> {
+        if cluster.kube.is_some() {
+            return Ok(());
+        }
         let wanted = global.context.as_deref().unwrap_or_default();
-        return Err(usage(format!(
+        Err(usage(format!(
             "cluster {wanted:?} has no kube context; the Kubernetes upgrade needs the Kubernetes API"
-        )));
+        )))
     }
-    let headless::Connected {
-        runtime,
-        observer,
-        status,
-        journal,
-    } = headless::connect(&chosen)?;
-    let state_dir = &chosen.paths.state_dir;
-    let wanted_target = target.to_string().trim_start_matches('v').to_string();
-    headless::check_journal(
-        &chosen,
-        journal.as_ref(),
-        "Kubernetes upgrade",
-        Some(RolloutKind::KubernetesUpgrade),
-        &wanted_target,
-    )?;
-    if args.plan {
-        headless::plan_notice(journal.as_ref(), "Kubernetes upgrade", &cluster.name);
-        return runtime.block_on(print_plan(args, &status, &observer, target));
-    }
-    let action = MutatingAction::UpgradeKubernetes {
-        cluster: cluster.name.clone(),
-        target: wanted_target.clone(),
-    };
-    let (dispatcher, approved) =
-        headless::approve(global, &chosen, action, args.confirm.as_deref())?;
-    let options = RunOptions {
-        node_timeout: Duration::from_secs(args.step_timeout),
-        poll_interval: Duration::from_millis(args.poll_ms.max(10)),
-        state_dir: Some(state_dir.clone()),
-        kubeconfig: chosen.discovery.kubeconfig.clone(),
-        ..RunOptions::default()
-    };
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let handle = match journal {
-        Some(journal) => {
-            headless::resume_notice("Kubernetes upgrade", "step", &cluster.name, &journal);
-            let _guard = runtime.enter();
-            resume_kubernetes_upgrade_with(journal, approved.clone(), cluster.clone(), options, tx)
-        }
-        None => {
-            let plan = runtime.block_on(make_plan(args, &status, &observer, target.clone()))?;
-            let (guards, blocked) = runtime.block_on(guards_for(&plan, &status, &observer, args));
-            if blocked {
-                let report = KubePlanReport::new(&plan, &guards, &args.ack);
-                print!("{}", report.table());
-                return Err(headless::refuse(
-                    &dispatcher,
-                    &approved,
-                    "Kubernetes upgrade",
-                ));
-            }
-            let _guard = runtime.enter();
-            spawn_kubernetes_upgrade(
-                KubernetesUpgradeRun {
-                    approved: approved.clone(),
-                    plan,
-                    acks: args.ack.clone(),
-                    cluster: cluster.clone(),
-                    options,
-                },
-                tx,
-            )
-        }
-    };
-    Ok(headless::finish(
-        &runtime,
-        handle,
-        rx,
-        Follow {
-            dispatcher: &dispatcher,
-            approved: &approved,
-            cluster: &cluster.name,
-            target: &wanted_target,
-            line: labelled_progress_line,
-        },
-    ))
-}
 
-/// The plan, with the removed-API counts filled in when the API answered.
-async fn make_plan(
-    args: &UpgradeK8sArgs,
-    status: &ClusterStatus,
-    observer: &ClusterObserver,
-    target: Version,
-) -> Result<KubernetesUpgradePlan, Stop> {
-    let mut plan = KubernetesUpgradePlan::new(status, &target, args.pre_pull)
-        .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
-    if let Ok(counts) = count_removed_apis(observer, &plan).await {
-        plan.removed_apis = counts;
+    fn target_text(target: &Version) -> String {
+        target.to_string().trim_start_matches('v').to_string()
     }
-    Ok(plan)
-}
 
-/// Every guard of the plan and whether any blocks, given `--ack`.
-async fn guards_for(
-    plan: &KubernetesUpgradePlan,
-    status: &ClusterStatus,
-    observer: &ClusterObserver,
-    args: &UpgradeK8sArgs,
-) -> (Vec<crate::upgrade::Guard>, bool) {
-    let removed = count_removed_apis(observer, plan).await;
-    let other = headless::other_rollout(observer).await;
-    let guards = kubernetes_plan_guards(
-        plan,
-        status,
-        KubeGuardInput {
+    fn action(cluster: String, target: String) -> MutatingAction {
+        MutatingAction::UpgradeKubernetes { cluster, target }
+    }
+
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            node_timeout: Duration::from_secs(self.step_timeout),
+            ..RunOptions::default()
+        }
+    }
+
+    /// The plan, with the removed-API counts filled in when the API answered.
+    async fn plan(
+        &self,
+        status: &ClusterStatus,
+        observer: &ClusterObserver,
+        target: Version,
+    ) -> Result<KubernetesUpgradePlan, Stop> {
+        let mut plan = KubernetesUpgradePlan::new(status, &target, self.pre_pull)
+            .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
+        if let Ok(counts) = count_removed_apis(observer, &plan).await {
+            plan.removed_apis = counts;
+        }
+        Ok(plan)
+    }
+
+    async fn guards(
+        &self,
+        plan: &KubernetesUpgradePlan,
+        status: &ClusterStatus,
+        observer: &ClusterObserver,
+    ) -> Vec<Guard> {
+        let removed = count_removed_apis(observer, plan).await;
+        let other = headless::other_rollout(observer).await;
+        let input = KubeGuardInput {
             roles: observer.talos.roles(),
             other_rollout: other.as_ref(),
             removed_apis: &removed,
-            acks: &args.ack,
-        },
-    );
-    let blocked = crate::upgrade::blocking(&guards, &args.ack);
-    (guards, blocked)
-}
+            acks: &self.ack,
+        };
+        kubernetes_plan_guards(plan, status, input)
+    }
 
-async fn print_plan(
-    args: &UpgradeK8sArgs,
-    status: &ClusterStatus,
-    observer: &ClusterObserver,
-    target: Version,
-) -> Result<ExitCode, Stop> {
-    let plan = make_plan(args, status, observer, target).await?;
-    let (guards, _) = guards_for(&plan, status, observer, args).await;
-    let report = KubePlanReport::new(&plan, &guards, &args.ack);
-    let text = match args.output {
-        OutputFormat::Table => report.table(),
-        OutputFormat::Json => serde_json::to_string_pretty(&report)
-            .map(|j| j + "\n")
-            .map_err(|e| Stop(1, format!("cannot encode the plan as JSON: {e}")))?,
-    };
-    write_stdout(&text)?;
-    let _ = std::io::stdout().flush();
-    Ok(if report.blocked {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    fn report(&self, plan: &KubernetesUpgradePlan, guards: &[Guard]) -> impl PlanText {
+        KubePlanReport::new(plan, guards, &self.ack)
+    }
 }

@@ -2,6 +2,7 @@
 //! one progress line per step change ("[2/5] cp-2: rebooting (phase kexec)").
 use serde::Serialize;
 
+use super::headless::PlanText;
 use super::status::columns;
 use crate::rollout::{RolloutOutcome, StepPhase, StepProgress};
 use crate::upgrade::{Guard, GuardId, PlanStep, UpgradeOptions, UpgradePlan, Verdict};
@@ -93,8 +94,10 @@ impl<'a> PlanReport<'a> {
             guards,
         }
     }
+}
 
-    pub fn table(&self) -> String {
+impl PlanText for PlanReport<'_> {
+    fn table(&self) -> String {
         let o = self.options;
         let yes_no = |b: bool| if b { "yes" } else { "no" };
         let mut out = format!(

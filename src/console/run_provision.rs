@@ -13,13 +13,14 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use crate::app::state::{AppState, Message};
-use crate::approval::MutatingAction;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::provision::cluster::{config_key, join_checks, names_in_use};
 use crate::provision::{
-    PlanSource, Provider, ProviderClients, ProvisionEvent, ProvisionJournal, ProvisionPlan,
-    ProvisionRunner, RunnerOptions, VmProgress, connect, plan, terminate,
+    JoinChecks, PlanRequest, PlanSource, Provider, ProviderClients, ProvisionEvent,
+    ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions, VmProgress, connect, plan,
+    terminate,
 };
 
 /// How often the console's runners look at their VMs.
@@ -91,62 +92,24 @@ pub(super) fn perform(
     effect: ProvisionEffect,
     app: &mpsc::Sender<AppEvent>,
 ) -> Option<Action> {
-    let config = Arc::clone(&console.state.provision.config);
-    let kubeconfig = console.state.provision.kubeconfig.clone();
-    let state_dir = console.paths.state_dir.clone();
+    let io = ProvisionIo {
+        config: Arc::clone(&console.state.provision.config),
+        kubeconfig: console.state.provision.kubeconfig.clone(),
+        state_dir: console.paths.state_dir.clone(),
+        app: app.clone(),
+    };
     match effect {
-        ProvisionEffect::ListSources {
-            cluster,
-            provider: name,
-        } => {
-            let app = app.clone();
-            tokio::spawn(async move {
-                let result = match provider(&config, &name) {
-                    Ok(p) => list_sources(p).await,
-                    Err(e) => Err(e),
-                };
-                send(
-                    &app,
-                    ProvisionUpdate::Sources {
-                        cluster,
-                        provider: name,
-                        result,
-                    },
-                )
-                .await;
-            });
+        ProvisionEffect::ListSources { cluster, provider } => {
+            tokio::spawn(io.list_sources(cluster, provider));
         }
         ProvisionEffect::Plan {
             cluster: name,
             asked,
-            config: planning,
+            config,
             request,
         } => {
             let found = cluster(&console.state, &name);
-            let app = app.clone();
-            tokio::spawn(async move {
-                let result = async {
-                    let found = found?;
-                    let name = request.provider.clone().unwrap_or_default();
-                    let provider = provider(&planning, &name)?;
-                    let (checks, _) = join_checks(&found, kubeconfig.as_ref()).await?;
-                    let taken = names_in_use(&checks).await;
-                    plan(&planning, &provider, &request, &taken)
-                        .await
-                        .map(Box::new)
-                        .map_err(|e| e.to_string())
-                }
-                .await;
-                send(
-                    &app,
-                    ProvisionUpdate::Planned {
-                        cluster: name,
-                        asked,
-                        result,
-                    },
-                )
-                .await;
-            });
+            tokio::spawn(io.plan(found, name, asked, config, request));
         }
         ProvisionEffect::Start {
             cluster: name,
@@ -154,89 +117,173 @@ pub(super) fn perform(
             plan,
         } => {
             let found = cluster(&console.state, &name);
-            let app = app.clone();
-            let role = plan.role.as_str().to_string();
-            let provider_name = plan.provider.clone();
-            tokio::spawn(async move {
-                let result = async {
-                    let found = found?;
-                    let provider = provider(&config, &plan.provider)?;
-                    let (checks, warning) = join_checks(&found, kubeconfig.as_ref()).await?;
-                    let journal = ProvisionJournal::open(&state_dir, &plan.cluster)
-                        .map_err(|e| e.to_string())?;
-                    Ok::<_, String>((provider, checks, warning, journal))
-                }
-                .await;
-                let (provider, checks, warning, journal) = match result {
-                    Ok(parts) => parts,
-                    Err(e) => {
-                        let ended = ProvisionUpdate::Ended {
-                            cluster: name,
-                            approved: Some(approved),
-                            result: Err(e),
-                        };
-                        send(&app, ended).await;
-                        return;
-                    }
-                };
-                if let Some(w) = warning {
-                    let note = ProvisionEvent::Note(w);
-                    send(&app, run_update(&name, &provider_name, &role, note)).await;
-                }
-                let (tx, rx) = mpsc::channel(64);
-                let options = RunnerOptions {
-                    poll: POLL,
-                    ..RunnerOptions::default()
-                };
-                let runner =
-                    ProvisionRunner::new(*plan, provider, checks, Some(journal), options, tx);
-                let run = {
-                    let approved = approved.clone();
-                    tokio::spawn(async move { runner.run(&approved).await })
-                };
-                forward(&app, &name, &provider_name, &role, rx).await;
-                let result = match run.await {
-                    Ok(summary) if summary.succeeded() => Ok(()),
-                    Ok(summary) => Err(summary.line()),
-                    Err(e) => Err(format!("the provision task ended abnormally: {e}")),
-                };
-                let ended = ProvisionUpdate::Ended {
-                    cluster: name,
-                    approved: Some(approved),
-                    result,
-                };
-                send(&app, ended).await;
-            });
+            tokio::spawn(io.start(found, name, approved, plan));
         }
         ProvisionEffect::Terminate { cluster, approved } => {
-            let app = app.clone();
-            tokio::spawn(async move {
-                let result = async {
-                    let MutatingAction::TerminateVm {
-                        provider: name,
-                        cluster: key,
-                        ..
-                    } = approved.action()
-                    else {
-                        return Err("not a VM termination".to_string());
-                    };
-                    let provider = provider(&config, name)?;
-                    let mut journal = ProvisionJournal::open(&state_dir, key).ok();
-                    terminate(&approved, &provider, journal.as_mut())
-                        .await
-                        .map_err(|e| e.to_string())
-                }
-                .await;
-                let update = ProvisionUpdate::Terminated {
-                    cluster,
-                    approved,
-                    result,
-                };
-                send(&app, update).await;
-            });
+            tokio::spawn(io.terminate(cluster, approved));
         }
     }
     None
+}
+
+/// What a provisioning task takes from the console: the config, the kubeconfig, the state dir
+/// for journals, and the app channel it reports on.
+struct ProvisionIo {
+    config: Arc<Config>,
+    kubeconfig: Kubeconfig,
+    state_dir: PathBuf,
+    app: mpsc::Sender<AppEvent>,
+}
+
+/// What an approved plan runs with, once its cluster and provider answered.
+struct StartParts {
+    provider: Provider,
+    checks: JoinChecks,
+    /// Said on the progress pane before the first VM (a join check that is skipped).
+    warning: Option<String>,
+    journal: ProvisionJournal,
+}
+
+impl ProvisionIo {
+    /// The provider's templates or services, for the plan form.
+    async fn list_sources(self, cluster: String, name: String) {
+        let result = match provider(&self.config, &name) {
+            Ok(p) => list_sources(p).await,
+            Err(e) => Err(e),
+        };
+        let update = ProvisionUpdate::Sources {
+            cluster,
+            provider: name,
+            result,
+        };
+        send(&self.app, update).await;
+    }
+
+    /// The plan, made with the headless command's planner and the names already taken.
+    async fn plan(
+        self,
+        found: Result<Cluster, String>,
+        cluster: String,
+        asked: u64,
+        planning: Box<Config>,
+        request: PlanRequest,
+    ) {
+        let result = async {
+            let found = found?;
+            let name = request.provider.clone().unwrap_or_default();
+            let provider = provider(&planning, &name)?;
+            let (checks, _) = join_checks(&found, self.kubeconfig.as_ref()).await?;
+            let taken = names_in_use(&checks).await;
+            plan(&planning, &provider, &request, &taken)
+                .await
+                .map(Box::new)
+                .map_err(|e| e.to_string())
+        }
+        .await;
+        let update = ProvisionUpdate::Planned {
+            cluster,
+            asked,
+            result,
+        };
+        send(&self.app, update).await;
+    }
+
+    /// Runs an approved plan, its progress forwarded, and says how it ended.
+    async fn start(
+        self,
+        found: Result<Cluster, String>,
+        name: String,
+        approved: ApprovedAction,
+        plan: Box<ProvisionPlan>,
+    ) {
+        let result = match self.start_parts(found, &plan).await {
+            Ok(parts) => self.run_plan(&name, &approved, *plan, parts).await,
+            Err(e) => Err(e),
+        };
+        let ended = ProvisionUpdate::Ended {
+            cluster: name,
+            approved: Some(approved),
+            result,
+        };
+        send(&self.app, ended).await;
+    }
+
+    async fn start_parts(
+        &self,
+        found: Result<Cluster, String>,
+        plan: &ProvisionPlan,
+    ) -> Result<StartParts, String> {
+        let found = found?;
+        let provider = provider(&self.config, &plan.provider)?;
+        let (checks, warning) = join_checks(&found, self.kubeconfig.as_ref()).await?;
+        let journal =
+            ProvisionJournal::open(&self.state_dir, &plan.cluster).map_err(|e| e.to_string())?;
+        Ok(StartParts {
+            provider,
+            checks,
+            warning,
+            journal,
+        })
+    }
+
+    /// The runner of `plan`, its events forwarded until it ends; `Err` says what failed.
+    async fn run_plan(
+        &self,
+        name: &str,
+        approved: &ApprovedAction,
+        plan: ProvisionPlan,
+        parts: StartParts,
+    ) -> Result<(), String> {
+        let role = plan.role.as_str().to_string();
+        let provider_name = plan.provider.clone();
+        if let Some(w) = parts.warning {
+            let note = ProvisionEvent::Note(w);
+            send(&self.app, run_update(name, &provider_name, &role, note)).await;
+        }
+        let (tx, rx) = mpsc::channel(64);
+        let options = RunnerOptions {
+            poll: POLL,
+            ..RunnerOptions::default()
+        };
+        let journal = Some(parts.journal);
+        let runner = ProvisionRunner::new(plan, parts.provider, parts.checks, journal, options, tx);
+        let run = {
+            let approved = approved.clone();
+            tokio::spawn(async move { runner.run(&approved).await })
+        };
+        forward(&self.app, name, &provider_name, &role, rx).await;
+        match run.await {
+            Ok(summary) if summary.succeeded() => Ok(()),
+            Ok(summary) => Err(summary.line()),
+            Err(e) => Err(format!("the provision task ended abnormally: {e}")),
+        }
+    }
+
+    /// Terminates the approved VM, through its provider, noted in the cluster's journal.
+    async fn terminate(self, cluster: String, approved: ApprovedAction) {
+        let result = async {
+            let MutatingAction::TerminateVm {
+                provider: name,
+                cluster: key,
+                ..
+            } = approved.action()
+            else {
+                return Err("not a VM termination".to_string());
+            };
+            let provider = provider(&self.config, name)?;
+            let mut journal = ProvisionJournal::open(&self.state_dir, key).ok();
+            terminate(&approved, &provider, journal.as_mut())
+                .await
+                .map_err(|e| e.to_string())
+        }
+        .await;
+        let update = ProvisionUpdate::Terminated {
+            cluster,
+            approved,
+            result,
+        };
+        send(&self.app, update).await;
+    }
 }
 
 fn run_update(cluster: &str, provider: &str, role: &str, event: ProvisionEvent) -> ProvisionUpdate {

@@ -10,14 +10,12 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
 use crate::app::state::{AppState, Message};
 use crate::approval::ApprovedAction;
+use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
-use crate::upgrade::kubernetes::{
-    KubernetesUpgradePlan, KubernetesUpgradeRun, count_removed_apis,
-    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade,
-};
+use crate::upgrade::kubernetes::{Kubernetes, KubernetesUpgradePlan, count_removed_apis};
 use crate::upgrade::launch::connect;
-use crate::upgrade::runner::{
-    RunOptions, TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade,
+use crate::upgrade::{
+    RolloutHandle, RunOptions, TalosOs, UpgradeKind, UpgradeRun, resume_upgrade_with, spawn_upgrade,
 };
 
 /// A rollout this console started or resumed.
@@ -53,20 +51,49 @@ impl Console {
     }
 }
 
-/// A fresh rollout's options: the defaults, its journal in `state_dir`.
-fn fresh_options(state_dir: &Path) -> RunOptions {
-    RunOptions {
-        state_dir: Some(state_dir.to_path_buf()),
-        ..RunOptions::default()
+/// An approved new rollout, whatever its kind, its journal to go in `state_dir`.
+struct Fresh<'a> {
+    approved: ApprovedAction,
+    acks: Vec<String>,
+    cluster: Cluster,
+    state_dir: &'a Path,
+}
+
+impl Fresh<'_> {
+    fn spawn<K: UpgradeKind>(
+        self,
+        plan: K::Plan,
+        events: mpsc::UnboundedSender<RolloutEvent>,
+    ) -> RolloutHandle {
+        spawn_upgrade(
+            UpgradeRun::<K> {
+                approved: self.approved,
+                plan,
+                acks: self.acks,
+                cluster: self.cluster,
+                options: RunOptions {
+                    state_dir: Some(self.state_dir.to_path_buf()),
+                    ..RunOptions::default()
+                },
+            },
+            events,
+        )
     }
 }
 
-/// A resumed rollout's options: timings from its journal, the journal kept in `state_dir`.
-fn journal_options(journal: &RolloutJournal, state_dir: &Path) -> RunOptions {
-    RunOptions {
+/// Resumes a journal of kind `K`: timings from the journal, the journal kept in `state_dir`.
+fn resume<K: UpgradeKind>(
+    journal: RolloutJournal,
+    approved: ApprovedAction,
+    cluster: Cluster,
+    state_dir: &Path,
+    events: mpsc::UnboundedSender<RolloutEvent>,
+) -> RolloutHandle {
+    let options = RunOptions {
         state_dir: Some(state_dir.to_path_buf()),
         ..RunOptions::from_journal(&journal.options)
-    }
+    };
+    resume_upgrade_with::<K>(journal, approved, cluster, options, events)
 }
 
 /// Starts the runner of an approved rollout, its events forwarded to the
@@ -92,27 +119,15 @@ fn spawn_rollout(
                 plan,
                 acks,
             } = *start;
+            let fresh = Fresh {
+                approved,
+                acks,
+                cluster,
+                state_dir,
+            };
             match plan {
-                PlannedRollout::Talos(plan) => spawn_talos_upgrade(
-                    TalosUpgradeRun {
-                        approved,
-                        plan,
-                        acks,
-                        cluster,
-                        options: fresh_options(state_dir),
-                    },
-                    events,
-                ),
-                PlannedRollout::Kubernetes(plan) => spawn_kubernetes_upgrade(
-                    KubernetesUpgradeRun {
-                        approved,
-                        plan,
-                        acks,
-                        cluster,
-                        options: fresh_options(state_dir),
-                    },
-                    events,
-                ),
+                PlannedRollout::Talos(plan) => fresh.spawn::<TalosOs>(plan, events),
+                PlannedRollout::Kubernetes(plan) => fresh.spawn::<Kubernetes>(plan, events),
             }
         }
         RolloutStart::Resume(approved) => {
@@ -127,12 +142,10 @@ fn spawn_rollout(
                 })?;
             match journal.kind {
                 RolloutKind::TalosUpgrade => {
-                    let options = journal_options(&journal, state_dir);
-                    resume_talos_upgrade_with(journal, approved, cluster, options, events)
+                    resume::<TalosOs>(journal, approved, cluster, state_dir, events)
                 }
                 RolloutKind::KubernetesUpgrade => {
-                    let options = journal_options(&journal, state_dir);
-                    resume_kubernetes_upgrade_with(journal, approved, cluster, options, events)
+                    resume::<Kubernetes>(journal, approved, cluster, state_dir, events)
                 }
             }
         }

@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::journal::RolloutJournal;
@@ -289,11 +287,45 @@ impl Engine {
     }
 }
 
+/// How a run ends before its last batch.
+enum Ending {
+    /// Aborted, or halted with a reason the journal already shows.
+    Finish(RolloutOutcome),
+    /// Step `index` failed for this reason: mark it, then halt.
+    StepFailed(usize, String),
+    /// The console went away while paused.
+    Detach,
+}
+
+impl Engine {
+    async fn end(self, ending: Ending) -> RolloutOutcome {
+        match ending {
+            Ending::Finish(outcome) => self.finish(outcome).await,
+            Ending::StepFailed(index, reason) => fail_and_halt(self, index, reason).await,
+            Ending::Detach => self.detach(),
+        }
+    }
+
+    /// The steps of `batch` still pending.
+    fn pending_in(&self, batch: &[usize]) -> Vec<usize> {
+        batch
+            .iter()
+            .copied()
+            .filter(|&i| {
+                self.journal
+                    .steps
+                    .get(i)
+                    .is_some_and(|s| s.phase == StepPhase::Pending)
+            })
+            .collect()
+    }
+}
+
 /// Runs a rollout to its end. The journal file is first written once the preflight passed.
 pub async fn run_rollout(
     setup: EngineSetup,
     executor: Arc<dyn StepExecutor>,
-    mut control: UnboundedReceiver<RolloutControl>,
+    control: UnboundedReceiver<RolloutControl>,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutOutcome {
     let mut engine = Engine {
@@ -305,15 +337,49 @@ pub async fn run_rollout(
         abort: false,
     };
     engine.emit(RolloutEvent::Started(engine.journal.summary()));
-    let mut interrupted: Vec<usize> = (0..engine.journal.steps.len())
-        .filter(|&i| {
-            let phase = engine.journal.steps[i].phase;
-            phase != StepPhase::Pending && !phase.is_final()
-        })
+    let interrupted = interrupted_steps(&engine.journal, &setup.batches, setup.resumed);
+    let prepared = prepare(
+        &mut engine,
+        executor.as_ref(),
+        &interrupted,
+        setup.step_timeout,
+    )
+    .await;
+    if let Err(ending) = prepared {
+        return engine.end(ending).await;
+    }
+    let mut renew = tokio::time::interval(setup.renew_every.max(Duration::from_millis(100)));
+    renew.tick().await;
+    let mut run = batches::BatchRun {
+        engine,
+        executor,
+        control,
+        renew,
+        last_index: 0,
+        step_timeout: setup.step_timeout,
+    };
+    for batch in &setup.batches {
+        if let Err(ending) = run.batch(batch).await {
+            return run.engine.end(ending).await;
+        }
+    }
+    run.take_controls();
+    run.engine.finish(RolloutOutcome::Completed).await
+}
+
+/// Steps a killed run left started, and on a resume the pending steps of the next batch (it
+/// may have been started before the journal said so): each is settled before anything runs.
+fn interrupted_steps(
+    journal: &RolloutJournal,
+    batches: &[Vec<usize>],
+    resumed: bool,
+) -> Vec<usize> {
+    let steps = &journal.steps;
+    let mut interrupted: Vec<usize> = (0..steps.len())
+        .filter(|&i| steps[i].phase != StepPhase::Pending && !steps[i].phase.is_final())
         .collect();
-    if setup.resumed {
-        let steps = &engine.journal.steps;
-        let next_batch = setup.batches.iter().find(|batch| {
+    if resumed {
+        let next_batch = batches.iter().find(|batch| {
             batch
                 .iter()
                 .any(|&i| steps.get(i).is_some_and(|s| !s.phase.is_final()))
@@ -325,12 +391,23 @@ pub async fn run_rollout(
             }
         }
     }
-    for index in interrupted {
+    interrupted
+}
+
+/// Settles the interrupted steps (done, or back to pending), runs the preflight, and writes the
+/// journal file for the first time.
+async fn prepare(
+    engine: &mut Engine,
+    executor: &dyn StepExecutor,
+    interrupted: &[usize],
+    step_timeout: Duration,
+) -> Result<(), Ending> {
+    for &index in interrupted {
         let node = engine.step_name(index);
         engine.log(format!(
             "{node}: was in progress when the last run stopped; waiting for it to settle"
         ));
-        match tokio::time::timeout(setup.step_timeout, executor.settle(index)).await {
+        match tokio::time::timeout(step_timeout, executor.settle(index)).await {
             Ok(Ok(true)) => {
                 engine
                     .update_step(index, |s| {
@@ -340,132 +417,18 @@ pub async fn run_rollout(
                     .await
             }
             Ok(Ok(false)) => engine.update_step(index, reset_to_pending).await,
-            Ok(Err(reason)) => return fail_and_halt(engine, index, reason).await,
+            Ok(Err(reason)) => return Err(Ending::StepFailed(index, reason)),
             Err(_) => {
-                let reason = format!("did not settle within {:?}", setup.step_timeout);
-                return fail_and_halt(engine, index, reason).await;
+                let reason = format!("did not settle within {step_timeout:?}");
+                return Err(Ending::StepFailed(index, reason));
             }
         }
     }
     if let Err(reason) = executor.preflight().await {
-        return engine.finish(RolloutOutcome::Halted(reason)).await;
+        return Err(Ending::Finish(RolloutOutcome::Halted(reason)));
     }
     engine.save();
-    let mut renew = tokio::time::interval(setup.renew_every.max(Duration::from_millis(100)));
-    renew.tick().await;
-    let mut last_index = 0;
-    for batch in &setup.batches {
-        let pending: Vec<usize> = batch
-            .iter()
-            .copied()
-            .filter(|&i| {
-                engine
-                    .journal
-                    .steps
-                    .get(i)
-                    .is_some_and(|s| s.phase == StepPhase::Pending)
-            })
-            .collect();
-        if pending.is_empty() {
-            continue;
-        }
-        // Between steps: the only place pause and abort take effect.
-        while let Ok(msg) = control.try_recv() {
-            engine.control(msg);
-        }
-        while engine.journal.paused && !engine.abort {
-            tokio::select! {
-                msg = control.recv() => match msg {
-                    Some(msg) => engine.control(msg),
-                    // The console went away while paused (quit, or its process ends): the
-                    // rollout is not over, so the journal stays unfinished for a resume.
-                    None => return engine.detach(),
-                },
-                _ = renew.tick() => engine.renew(last_index).await,
-            }
-        }
-        if engine.abort {
-            return engine.finish(RolloutOutcome::Aborted).await;
-        }
-        if let Some(e) = engine.stop_reason.clone() {
-            return engine.finish(RolloutOutcome::Halted(e)).await;
-        }
-        for &index in &pending {
-            if let Err(reason) = executor.check_before(index).await {
-                let node = engine.step_name(index);
-                let reason = format!("before {node}: {reason}");
-                engine.log(format!("halted {reason}"));
-                return engine.finish(RolloutOutcome::Halted(reason)).await;
-            }
-        }
-        let (tx, mut updates) = unbounded_channel();
-        let mut running: FuturesUnordered<_> = pending
-            .iter()
-            .map(|&index| {
-                let report = StepReport {
-                    index,
-                    node: engine.step_name(index),
-                    tx: tx.clone(),
-                };
-                let executor = executor.clone();
-                let timeout = setup.step_timeout;
-                async move {
-                    let result =
-                        match tokio::time::timeout(timeout, executor.run_step(index, report)).await
-                        {
-                            Ok(result) => result,
-                            Err(_) => Err(format!(
-                                "timed out after {}; the rollout stops here and nothing else is touched",
-                                humanize(timeout)
-                            )),
-                        };
-                    (index, result)
-                }
-            })
-            .collect();
-        drop(tx);
-        let mut failure: Option<(usize, String)> = None;
-        while !running.is_empty() {
-            tokio::select! {
-                Some((index, result)) = running.next() => {
-                    while let Ok((i, update)) = updates.try_recv() {
-                        apply_update(&mut engine, i, update).await;
-                    }
-                    match result {
-                        Ok(()) => engine.update_step(index, |s| {
-                            s.phase = StepPhase::Done;
-                            s.detail.clear();
-                        }).await,
-                        Err(reason) => {
-                            let r = reason.clone();
-                            engine.update_step(index, |s| {
-                                s.phase = StepPhase::Failed;
-                                s.error = Some(r);
-                            }).await;
-                            failure.get_or_insert((index, reason));
-                        }
-                    }
-                    last_index = index;
-                }
-                Some((index, update)) = updates.recv() => {
-                    last_index = index;
-                    apply_update(&mut engine, index, update).await;
-                }
-                Some(msg) = control.recv() => engine.control(msg),
-                _ = renew.tick() => engine.renew(last_index).await,
-            }
-        }
-        if let Some((index, reason)) = failure {
-            let node = engine.step_name(index);
-            return engine
-                .finish(RolloutOutcome::Halted(format!("{node}: {reason}")))
-                .await;
-        }
-    }
-    while let Ok(msg) = control.try_recv() {
-        engine.control(msg);
-    }
-    engine.finish(RolloutOutcome::Completed).await
+    Ok(())
 }
 
 fn reset_to_pending(s: &mut StepProgress) {
@@ -488,37 +451,6 @@ async fn fail_and_halt(mut engine: Engine, index: usize, reason: String) -> Roll
         .await
 }
 
-async fn apply_update(engine: &mut Engine, index: usize, update: StepUpdate) {
-    match update {
-        StepUpdate::Phase(phase, detail) => {
-            let unchanged = engine
-                .journal
-                .steps
-                .get(index)
-                .is_some_and(|s| s.phase == phase && s.detail == detail);
-            if !unchanged {
-                engine
-                    .update_step(index, |s| {
-                        s.phase = phase;
-                        s.detail = detail;
-                    })
-                    .await
-            }
-        }
-        StepUpdate::Detail(detail) => {
-            let unchanged = engine
-                .journal
-                .steps
-                .get(index)
-                .is_some_and(|s| s.detail == detail);
-            if !unchanged {
-                engine.update_step(index, |s| s.detail = detail).await
-            }
-        }
-        StepUpdate::Log(line) => engine.log(line),
-    }
-}
-
 /// "15m", "90s", "1h30m".
 pub fn humanize(d: Duration) -> String {
     let secs = d.as_secs();
@@ -530,6 +462,9 @@ pub fn humanize(d: Duration) -> String {
         (h, m, _) => format!("{h}h{m}m"),
     }
 }
+
+#[path = "engine_batches.rs"]
+mod batches;
 
 #[cfg(test)]
 #[path = "engine_tests.rs"]

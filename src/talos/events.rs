@@ -232,39 +232,105 @@ enum Tail {
     WholeBuffer,
 }
 
+/// The receiver went away, or the node stayed unreachable past `give_up_after`: stop following.
+struct Ended;
+
+/// One node's event stream followed across reconnects: where the next connection resumes, the
+/// backoff before it, and the outage being reported.
+struct EventsFollow {
+    client: TalosClient,
+    node: String,
+    options: EventsOptions,
+    tx: mpsc::Sender<EventsItem>,
+    tail: Tail,
+    backoff: Duration,
+    /// When the node became unreachable; `None` while connected.
+    down_since: Option<Instant>,
+    /// The outage was reported (once per outage).
+    reported_down: bool,
+}
+
+const EVENTS_CALL: &str = "Events";
+
 async fn run_events(
     client: TalosClient,
     node: String,
     options: EventsOptions,
     tx: mpsc::Sender<EventsItem>,
 ) {
-    const CALL: &str = "Events";
-    let mut tail = Tail::First;
-    let mut backoff = options.backoff_min;
-    let mut down_since: Option<Instant> = None;
-    let mut reported_down = false;
+    let mut follow = EventsFollow {
+        client,
+        node,
+        backoff: options.backoff_min,
+        options,
+        tx,
+        tail: Tail::First,
+        down_since: None,
+        reported_down: false,
+    };
     loop {
-        let req = pb::EventsRequest {
-            tail_events: match tail {
-                Tail::First => options.tail_events,
+        let error = match follow.open().await {
+            Ok(stream) => match follow.read(stream).await {
+                Ok(error) => error,
+                Err(Ended) => return,
+            },
+            Err(error) if follow.tail_unknown(&error) => {
+                // The node does not know our last id: it rebooted. Replay its buffer.
+                follow.tail = Tail::WholeBuffer;
+                continue;
+            }
+            Err(error) if is_fatal(&error) => {
+                let _ = follow.tx.send(follow.disconnected(error)).await;
+                return;
+            }
+            Err(error) => error,
+        };
+        if let Err(Ended) = follow.back_off(error).await {
+            return;
+        }
+    }
+}
+
+/// An error no reconnect mends: bad credentials or endpoints, a refusal, an answer that does
+/// not decode.
+fn is_fatal(error: &TalosError) -> bool {
+    matches!(
+        error,
+        TalosError::PermissionDenied { .. }
+            | TalosError::Tls { .. }
+            | TalosError::NoEndpoints { .. }
+            | TalosError::Rpc { .. }
+            | TalosError::Decode { .. }
+    )
+}
+
+impl EventsFollow {
+    fn request(&self) -> pb::EventsRequest {
+        pb::EventsRequest {
+            tail_events: match self.tail {
+                Tail::First => self.options.tail_events,
                 Tail::After(_) => 0,
                 Tail::WholeBuffer => -1,
             },
-            tail_id: match &tail {
+            tail_id: match &self.tail {
                 Tail::After(id) => id.clone(),
                 _ => String::new(),
             },
             tail_seconds: 0,
-            with_actor_id: options.with_actor_id.clone().unwrap_or_default(),
-        };
-        let opened = client
-            .call(&node, CALL, Retry::Idempotent, |ch| {
+            with_actor_id: self.options.with_actor_id.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Opens the stream where the last connection left off.
+    async fn open(&self) -> Result<tonic::Streaming<pb::Event>, TalosError> {
+        let req = self.request();
+        let (client, node) = (&self.client, &self.node);
+        client
+            .call(node, EVENTS_CALL, Retry::Idempotent, |ch| {
                 let req = req.clone();
-                let client = &client;
-                let node = &node;
                 async move {
                     let r = client
-                        .request(node, CALL, req, None)
+                        .request(node, EVENTS_CALL, req, None)
                         .map_err(super::calls::to_status)?;
                     MachineServiceClient::new(ch)
                         .max_decoding_message_size(MAX_MESSAGE_SIZE)
@@ -272,120 +338,115 @@ async fn run_events(
                         .await
                 }
             })
-            .await;
-        let error = match opened {
-            Ok(mut stream) => {
-                if !matches!(tail, Tail::First) {
-                    let from = match &tail {
-                        Tail::After(id) => ResumePoint::AfterId(id.clone()),
-                        _ => ResumePoint::WholeBuffer,
-                    };
-                    let item = EventsItem::Resumed {
-                        node: node.clone(),
-                        from,
-                    };
-                    if tx.send(item).await.is_err() {
-                        return;
-                    }
+            .await
+    }
+
+    /// The node refused to resume after our last id (it rebooted and no longer has it).
+    fn tail_unknown(&self, error: &TalosError) -> bool {
+        matches!(self.tail, Tail::After(_))
+            && matches!(
+                error,
+                TalosError::Rpc {
+                    code: tonic::Code::InvalidArgument
+                        | tonic::Code::NotFound
+                        | tonic::Code::OutOfRange
+                        | tonic::Code::FailedPrecondition,
+                    ..
                 }
-                down_since = None;
-                reported_down = false;
-                backoff = options.backoff_min;
-                let mut going_away = false;
-                let mut last_id = match &tail {
-                    Tail::After(id) => Some(id.clone()),
-                    _ => None,
-                };
-                let error = loop {
-                    let msg = tokio::select! {
-                        _ = tx.closed() => return,
-                        msg = stream.message() => msg,
-                    };
-                    match msg {
-                        Ok(Some(ev)) => {
-                            if !ev.id.is_empty() {
-                                last_id = Some(ev.id.clone());
-                            }
-                            let Some(event) = decode_event(&node, &ev) else {
-                                continue;
-                            };
-                            going_away |= announces_reboot(&event.event);
-                            if tx.send(EventsItem::Event(event)).await.is_err() {
-                                return;
-                            }
-                        }
-                        Ok(None) => {
-                            break TalosError::Unreachable {
-                                node: node.clone(),
-                                reason: "the event stream ended".into(),
-                            };
-                        }
-                        Err(status) => break TalosError::from_status(&node, CALL, &status),
+            )
+    }
+
+    fn disconnected(&self, error: TalosError) -> EventsItem {
+        EventsItem::Disconnected {
+            node: self.node.clone(),
+            error,
+        }
+    }
+
+    /// A connected stream: says where it resumed, forwards its events until it breaks (the
+    /// error) and sets where the next connection resumes: after the last id, or the whole
+    /// buffer when the node announced a reboot.
+    async fn read(&mut self, mut stream: tonic::Streaming<pb::Event>) -> Result<TalosError, Ended> {
+        self.resumed().await?;
+        self.down_since = None;
+        self.reported_down = false;
+        self.backoff = self.options.backoff_min;
+        let mut going_away = false;
+        let mut last_id = match &self.tail {
+            Tail::After(id) => Some(id.clone()),
+            _ => None,
+        };
+        let error = loop {
+            let msg = tokio::select! {
+                _ = self.tx.closed() => return Err(Ended),
+                msg = stream.message() => msg,
+            };
+            match msg {
+                Ok(Some(ev)) => {
+                    if !ev.id.is_empty() {
+                        last_id = Some(ev.id.clone());
                     }
-                };
-                tail = match last_id {
-                    Some(id) if !going_away => Tail::After(id),
-                    _ => Tail::WholeBuffer,
-                };
-                error
-            }
-            Err(TalosError::Rpc { code, .. })
-                if matches!(tail, Tail::After(_))
-                    && matches!(
-                        code,
-                        tonic::Code::InvalidArgument
-                            | tonic::Code::NotFound
-                            | tonic::Code::OutOfRange
-                            | tonic::Code::FailedPrecondition
-                    ) =>
-            {
-                // The node does not know our last id: it rebooted. Replay its buffer.
-                tail = Tail::WholeBuffer;
-                continue;
-            }
-            Err(error) => {
-                let fatal = matches!(
-                    error,
-                    TalosError::PermissionDenied { .. }
-                        | TalosError::Tls { .. }
-                        | TalosError::NoEndpoints { .. }
-                        | TalosError::Rpc { .. }
-                        | TalosError::Decode { .. }
-                );
-                if fatal {
-                    let _ = tx
-                        .send(EventsItem::Disconnected {
-                            node: node.clone(),
-                            error,
-                        })
-                        .await;
-                    return;
+                    let Some(event) = decode_event(&self.node, &ev) else {
+                        continue;
+                    };
+                    going_away |= announces_reboot(&event.event);
+                    self.tx
+                        .send(EventsItem::Event(event))
+                        .await
+                        .map_err(|_| Ended)?;
                 }
-                error
+                Ok(None) => {
+                    break TalosError::Unreachable {
+                        node: self.node.clone(),
+                        reason: "the event stream ended".into(),
+                    };
+                }
+                Err(status) => break TalosError::from_status(&self.node, EVENTS_CALL, &status),
             }
         };
-        let since = *down_since.get_or_insert_with(Instant::now);
-        if !reported_down {
-            reported_down = true;
-            let item = EventsItem::Disconnected {
-                node: node.clone(),
-                error,
-            };
-            if tx.send(item).await.is_err() {
-                return;
-            }
+        self.tail = match last_id {
+            Some(id) if !going_away => Tail::After(id),
+            _ => Tail::WholeBuffer,
+        };
+        Ok(error)
+    }
+
+    /// After a reconnect: where the stream picked up again.
+    async fn resumed(&self) -> Result<(), Ended> {
+        let from = match &self.tail {
+            Tail::First => return Ok(()),
+            Tail::After(id) => ResumePoint::AfterId(id.clone()),
+            Tail::WholeBuffer => ResumePoint::WholeBuffer,
+        };
+        let item = EventsItem::Resumed {
+            node: self.node.clone(),
+            from,
+        };
+        self.tx.send(item).await.map_err(|_| Ended)
+    }
+
+    /// The node is unreachable: said once per outage, then a wait that doubles up to
+    /// `backoff_max`; past `give_up_after` the stream ends.
+    async fn back_off(&mut self, error: TalosError) -> Result<(), Ended> {
+        let since = *self.down_since.get_or_insert_with(Instant::now);
+        if !self.reported_down {
+            self.reported_down = true;
+            let item = self.disconnected(error);
+            self.tx.send(item).await.map_err(|_| Ended)?;
         }
-        if options
+        if self
+            .options
             .give_up_after
             .is_some_and(|limit| since.elapsed() >= limit)
         {
-            return;
+            return Err(Ended);
         }
         tokio::select! {
-            _ = tx.closed() => return,
-            _ = tokio::time::sleep(backoff) => {}
+            _ = self.tx.closed() => return Err(Ended),
+            _ = tokio::time::sleep(self.backoff) => {}
         }
-        backoff = (backoff * 2).min(options.backoff_max);
+        self.backoff = (self.backoff * 2).min(self.options.backoff_max);
+        Ok(())
     }
 }
 

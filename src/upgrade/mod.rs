@@ -9,6 +9,7 @@ mod node_step;
 pub mod observe;
 pub mod plan;
 pub mod runner;
+mod talos_os;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -22,5 +23,7 @@ pub use plan::{
     default_installer_image, must_forfeit_leadership, offered_targets,
 };
 pub use runner::{
-    RolloutHandle, RunOptions, TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade,
+    KindRollout, RolloutHandle, RunOptions, UpgradeKind, UpgradeRun, resume_upgrade_with,
+    spawn_upgrade,
 };
+pub use talos_os::{TalosOs, TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade};

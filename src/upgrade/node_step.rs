@@ -9,6 +9,7 @@ use futures::{Stream, StreamExt};
 
 use super::observe::{BootIdCheck, ClusterObserver, node_done, running_version, step_node};
 use super::plan::{PlanStep, UpgradeApi, UpgradePlan, must_forfeit_leadership};
+use super::runner::KindStep;
 use crate::kube::drain::CORDONED_BY_TALOSCOPE;
 use crate::kube::{DrainOptions, match_talos_node};
 use crate::rollout::{StepPhase, StepReport};
@@ -33,43 +34,6 @@ pub struct NodeUpgrade<'a> {
 impl NodeUpgrade<'_> {
     fn kube_checked(&self) -> bool {
         self.observer.kube.is_some()
-    }
-
-    /// Runs the node's upgrade until it is done; `Err` says why not, verbatim from the node
-    /// where it refused.
-    pub async fn run(&self, report: &StepReport) -> Result<(), String> {
-        let talos = &self.observer.talos;
-        let address = self.step.address.as_str();
-        let status = self.observer.status().await;
-        if must_forfeit_leadership(&status, &self.step.node) {
-            report.phase(StepPhase::Installing, "handing etcd leadership over");
-            let answered = talos
-                .etcd_forfeit_leadership(address)
-                .await
-                .map_err(|e| e.to_string())?;
-            report.log(format!("etcd leadership forfeited ({answered})"));
-        }
-        let mut events = talos.events(
-            address,
-            EventsOptions {
-                tail_events: 0,
-                backoff_min: Duration::from_millis(100),
-                backoff_max: Duration::from_secs(2),
-                ..EventsOptions::default()
-            },
-        );
-        let boot = self.boot_id_before(report).await?;
-        let api = self.step.api.unwrap_or(UpgradeApi::MachineUpgrade);
-        let (actor, cordoned) = match api {
-            UpgradeApi::MachineUpgrade => (self.legacy(report).await?, None),
-            UpgradeApi::Lifecycle => self.lifecycle(report).await?,
-        };
-        let after = AfterReboot {
-            actor: &actor,
-            boot: &boot,
-            cordoned: cordoned.as_deref(),
-        };
-        self.follow(report, &after, &mut events).await
     }
 
     /// The boot id before the upgrade call, or why the check is skipped (said in the log).
@@ -395,10 +359,49 @@ impl NodeUpgrade<'_> {
             _ => Ok(None),
         }
     }
+}
+
+impl KindStep for NodeUpgrade<'_> {
+    /// Runs the node's upgrade until it is done; `Err` says why not, verbatim from the node
+    /// where it refused.
+    async fn run(&self, report: &StepReport) -> Result<(), String> {
+        let talos = &self.observer.talos;
+        let address = self.step.address.as_str();
+        let status = self.observer.status().await;
+        if must_forfeit_leadership(&status, &self.step.node) {
+            report.phase(StepPhase::Installing, "handing etcd leadership over");
+            let answered = talos
+                .etcd_forfeit_leadership(address)
+                .await
+                .map_err(|e| e.to_string())?;
+            report.log(format!("etcd leadership forfeited ({answered})"));
+        }
+        let mut events = talos.events(
+            address,
+            EventsOptions {
+                tail_events: 0,
+                backoff_min: Duration::from_millis(100),
+                backoff_max: Duration::from_secs(2),
+                ..EventsOptions::default()
+            },
+        );
+        let boot = self.boot_id_before(report).await?;
+        let api = self.step.api.unwrap_or(UpgradeApi::MachineUpgrade);
+        let (actor, cordoned) = match api {
+            UpgradeApi::MachineUpgrade => (self.legacy(report).await?, None),
+            UpgradeApi::Lifecycle => self.lifecycle(report).await?,
+        };
+        let after = AfterReboot {
+            actor: &actor,
+            boot: &boot,
+            cordoned: cordoned.as_deref(),
+        };
+        self.follow(report, &after, &mut events).await
+    }
 
     /// A node a killed run left in progress: waits until it is done (`true`) or back on its
     /// old version, running and ready (`false`: its step must run again).
-    pub async fn settle(&self) -> Result<bool, String> {
+    async fn settle(&self) -> Result<bool, String> {
         let mut poll = tokio::time::interval(self.poll_interval);
         loop {
             poll.tick().await;

@@ -1,6 +1,7 @@
-//! The Talos OS rolling upgrade as a rollout: the step executor the rollout engine drives (plan
-//! guards before the first node, step guards before each, one node's upgrade per step), and the
-//! entry points that start a new run or resume one from its journal.
+//! The one runner of every upgrade rollout, parameterised by its kind (the Talos OS upgrade, the
+//! Kubernetes upgrade): the run options and the timings kept in the journal, a new run or one
+//! resumed from its journal, the approval checked against the plan, and the kind's executor.
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,21 +9,19 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::config::Kubeconfig;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::guards::{plan_guards, step_guards};
-use super::launch::{Launch, NewJournal, guards_pass, journal_plan, new_journal, refuse};
-use super::node_step::NodeUpgrade;
+use super::launch::{Launch, NewJournal, journal_plan, new_journal, refuse};
 use super::observe::ClusterObserver;
-use super::plan::{StepState, UpgradePlan};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::discovery::Cluster;
 use crate::kube::DrainOptions;
 pub use crate::rollout::engine::RolloutHandle;
 use crate::rollout::engine::{StepExecutor, StepReport};
 use crate::rollout::journal::RolloutJournal;
-use crate::rollout::{RolloutEvent, RolloutKind, StepPhase, StepProgress};
+use crate::rollout::{RolloutEvent, RolloutKind, StepProgress};
 use crate::talos::ClientOptions;
 
 /// How a run behaves.
@@ -114,96 +113,173 @@ impl RunOptions {
     }
 }
 
-/// A confirmed upgrade, ready to run.
-pub struct TalosUpgradeRun {
+/// What differs between the kinds of upgrade rollout; the runner, the journal, the Lease and the
+/// engine are the same for all. Step methods get the connected [`KindRollout`].
+pub trait UpgradeKind: Sized + Send + Sync + 'static {
+    /// The plan as the journal keeps it.
+    type Plan: Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// One step on the live cluster: a node's upgrade, a component's.
+    type LiveStep<'a>: KindStep;
+    /// How the journal and the Lease name this kind.
+    const ROLLOUT: RolloutKind;
+    /// "Talos" or "Kubernetes", as a mismatched approval names the upgrade.
+    const PRODUCT: &'static str;
+    /// The rollout talks to the Kubernetes API: a cluster without a kube context is refused.
+    const NEEDS_KUBE: bool;
+
+    fn cluster(plan: &Self::Plan) -> &str;
+    /// The target as the journal, the Lease and the dispatcher name it.
+    fn target_text(plan: &Self::Plan) -> String;
+    /// The steps a new run starts with: pending, and skipped where the plan skips.
+    fn initial_steps(plan: &Self::Plan) -> Vec<StepProgress>;
+    /// Step indices that run together, in order.
+    fn batches(plan: &Self::Plan) -> Vec<Vec<usize>>;
+    /// Whether the dispatcher's approved `action` is this plan's upgrade.
+    fn approves(action: &MutatingAction, plan: &Self::Plan) -> bool;
+    /// Every guard of the whole rollout (and any preparation), once before the first step.
+    fn preflight(run: &KindRollout<Self>) -> BoxFuture<'_, Result<(), String>>;
+    /// The guards re-checked over live status right before step `index`.
+    fn check_before(run: &KindRollout<Self>, index: usize) -> BoxFuture<'_, Result<(), String>>;
+    /// Step `index` of the connected rollout, ready to run or settle.
+    fn step(run: &KindRollout<Self>, index: usize) -> Result<Self::LiveStep<'_>, String>;
+}
+
+/// One step of a kind's rollout, made for its index by [`UpgradeKind::step`].
+pub trait KindStep: Send + Sync {
+    /// A step a killed run left in progress: `Ok(true)` when it is now done.
+    fn settle(&self) -> impl Future<Output = Result<bool, String>> + Send;
+    /// Runs the step until done; `Err` says why not.
+    fn run(&self, report: &StepReport) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// A confirmed upgrade of kind `K`, ready to run. `options.node_timeout` is the per-step timeout.
+pub struct UpgradeRun<K: UpgradeKind> {
     pub approved: ApprovedAction,
-    pub plan: UpgradePlan,
+    pub plan: K::Plan,
     /// Typed acknowledgements (e.g. [`super::SINGLE_CONTROL_PLANE_ACK`]).
     pub acks: Vec<String>,
     pub cluster: Cluster,
     pub options: RunOptions,
 }
 
-/// Starts a new rolling upgrade on the current tokio runtime. Refusals (a plan guard fails,
-/// another rollout holds the cluster, the approval does not match) arrive as
-/// `Finished { Halted }` before any node is touched.
-pub fn spawn_talos_upgrade(
-    run: TalosUpgradeRun,
+/// A connected rollout of kind `K`: what its steps work with.
+pub struct KindRollout<K: UpgradeKind> {
+    pub plan: K::Plan,
+    pub acks: Vec<String>,
+    pub observer: ClusterObserver,
+    pub options: RunOptions,
+}
+
+impl<K: UpgradeKind> KindRollout<K> {
+    /// The drain each node gets before its reboot, when the run drains.
+    pub fn drain(&self) -> Option<DrainOptions> {
+        self.options.drain.then_some(DrainOptions {
+            timeout: self.options.drain_timeout,
+            retry_every: self.options.poll_interval,
+        })
+    }
+}
+
+/// Step `index` of a plan's `steps`, or why the plan has none.
+pub(crate) fn planned_step<'a, T>(
+    steps: &'a [T],
+    cluster: &str,
+    index: usize,
+) -> Result<&'a T, String> {
+    steps
+        .get(index)
+        .ok_or_else(|| format!("the plan for {cluster} has no step {}", index + 1))
+}
+
+impl<K: UpgradeKind> StepExecutor for KindRollout<K> {
+    fn preflight(&self) -> BoxFuture<'_, Result<(), String>> {
+        K::preflight(self)
+    }
+
+    fn check_before(&self, index: usize) -> BoxFuture<'_, Result<(), String>> {
+        K::check_before(self, index)
+    }
+
+    fn settle(&self, index: usize) -> BoxFuture<'_, Result<bool, String>> {
+        async move { K::step(self, index)?.settle().await }.boxed()
+    }
+
+    fn run_step(&self, index: usize, report: StepReport) -> BoxFuture<'_, Result<(), String>> {
+        async move { K::step(self, index)?.run(&report).await }.boxed()
+    }
+}
+
+/// Starts a new upgrade on the current tokio runtime. Refusals (a plan guard fails, another
+/// rollout holds the cluster, the approval does not match) arrive as `Finished { Halted }`
+/// before any node is touched.
+pub fn spawn_upgrade<K: UpgradeKind>(
+    run: UpgradeRun<K>,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
     let journal = new_journal(NewJournal {
-        kind: RolloutKind::TalosUpgrade,
-        cluster: &run.plan.cluster,
-        target: run.plan.target.to_string(),
+        kind: K::ROLLOUT,
+        cluster: K::cluster(&run.plan),
+        target: K::target_text(&run.plan),
         acks: &run.acks,
         plan: &run.plan,
         options: &run.options,
-        steps: initial_steps(&run.plan),
+        steps: K::initial_steps(&run.plan),
     });
-    start(
+    let resumed = false;
+    start::<K>(
         journal,
         run.plan,
         run.approved,
         run.cluster,
         run.options,
         events,
-        false,
+        resumed,
     )
 }
+
+/// The resume entry point of one kind, as its own name ([`resume_upgrade_with`] of that kind).
+pub type ResumeUpgrade = fn(
+    RolloutJournal,
+    ApprovedAction,
+    Cluster,
+    RunOptions,
+    UnboundedSender<RolloutEvent>,
+) -> RolloutHandle;
 
 /// Resumes a rollout a killed console left in its journal: from the first unfinished step,
 /// after the guards pass again. The caller passes the options: `RunOptions::from_journal`
 /// gives the journal's timings; the state dir, kubeconfig and client timeouts are the caller's.
-pub fn resume_talos_upgrade_with(
+pub fn resume_upgrade_with<K: UpgradeKind>(
     journal: RolloutJournal,
     approved: ApprovedAction,
     cluster: Cluster,
     options: RunOptions,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
-    match journal_plan::<UpgradePlan>(&journal, RolloutKind::TalosUpgrade) {
-        Ok(plan) => start(journal, plan, approved, cluster, options, events, true),
+    match journal_plan::<K::Plan>(&journal, K::ROLLOUT) {
+        Ok(plan) => start::<K>(journal, plan, approved, cluster, options, events, true),
         Err(reason) => refuse(journal, reason, events),
     }
 }
 
-fn initial_steps(plan: &UpgradePlan) -> Vec<StepProgress> {
-    plan.steps
-        .iter()
-        .map(|s| {
-            let (label, phase) = match s.state {
-                StepState::Upgrade => (format!("upgrade to {}", plan.target), StepPhase::Pending),
-                StepState::AlreadyOnTarget => {
-                    (format!("already on {}", plan.target), StepPhase::Skipped)
-                }
-                StepState::LeftOut => ("left out".to_string(), StepPhase::Skipped),
-            };
-            let mut p = StepProgress::pending(&s.node, &label);
-            p.phase = phase;
-            p
-        })
-        .collect()
-}
-
-fn check_approval(approved: &ApprovedAction, plan: &UpgradePlan) -> Result<(), String> {
-    let target = plan.target.to_string();
-    match approved.action() {
-        MutatingAction::UpgradeTalos {
-            cluster,
-            target: approved_target,
-        } if *cluster == plan.cluster && *approved_target == target => Ok(()),
-        other => Err(format!(
-            "the confirmed action ({} in {}) is not this upgrade (Talos {target} in {})",
-            other.describe(),
-            other.cluster(),
-            plan.cluster
-        )),
+fn check_approval<K: UpgradeKind>(approved: &ApprovedAction, plan: &K::Plan) -> Result<(), String> {
+    let action = approved.action();
+    if K::approves(action, plan) {
+        return Ok(());
     }
+    Err(format!(
+        "the confirmed action ({} in {}) is not this upgrade ({} {} in {})",
+        action.describe(),
+        action.cluster(),
+        K::PRODUCT,
+        K::target_text(plan),
+        K::cluster(plan)
+    ))
 }
 
-fn start(
+fn start<K: UpgradeKind>(
     journal: RolloutJournal,
-    plan: UpgradePlan,
+    plan: K::Plan,
     approved: ApprovedAction,
     cluster: Cluster,
     options: RunOptions,
@@ -211,81 +287,21 @@ fn start(
     resumed: bool,
 ) -> RolloutHandle {
     let launch = Launch {
-        approval: check_approval(&approved, &plan),
+        approval: check_approval::<K>(&approved, &plan),
         journal,
         cluster,
         options,
-        needs_kube: false,
+        needs_kube: K::NEEDS_KUBE,
         resumed,
     };
     super::launch::launch(launch, events, move |observer, journal, options| {
-        let executor = TalosExecutor {
+        let batches = K::batches(&plan);
+        let rollout = KindRollout::<K> {
             acks: journal.acks.clone(),
-            batches: plan.batches(),
             plan,
             observer,
-            poll_interval: options.poll_interval,
-            drain: options.drain.then_some(DrainOptions {
-                timeout: options.drain_timeout,
-                retry_every: options.poll_interval,
-            }),
+            options: options.clone(),
         };
-        let batches = executor.batches.clone();
-        (Arc::new(executor), batches)
+        (Arc::new(rollout), batches)
     })
-}
-
-struct TalosExecutor {
-    plan: UpgradePlan,
-    acks: Vec<String>,
-    batches: Vec<Vec<usize>>,
-    observer: ClusterObserver,
-    poll_interval: Duration,
-    drain: Option<DrainOptions>,
-}
-
-impl TalosExecutor {
-    fn node(&self, index: usize) -> Result<NodeUpgrade<'_>, String> {
-        let step = self.plan.steps.get(index).ok_or_else(|| {
-            format!(
-                "the plan for {} has no step {}",
-                self.plan.cluster,
-                index + 1
-            )
-        })?;
-        Ok(NodeUpgrade {
-            observer: &self.observer,
-            plan: &self.plan,
-            step,
-            poll_interval: self.poll_interval,
-            drain: self.drain,
-        })
-    }
-}
-
-impl StepExecutor for TalosExecutor {
-    fn preflight(&self) -> BoxFuture<'_, Result<(), String>> {
-        async move {
-            let status = self.observer.status().await;
-            let roles = self.observer.talos.roles();
-            guards_pass(&plan_guards(&self.plan, &status, roles, None), &self.acks)
-        }
-        .boxed()
-    }
-
-    fn check_before(&self, index: usize) -> BoxFuture<'_, Result<(), String>> {
-        async move {
-            let status = self.observer.status().await;
-            guards_pass(&step_guards(&self.plan, index, &status), &self.acks)
-        }
-        .boxed()
-    }
-
-    fn settle(&self, index: usize) -> BoxFuture<'_, Result<bool, String>> {
-        async move { self.node(index)?.settle().await }.boxed()
-    }
-
-    fn run_step(&self, index: usize, report: StepReport) -> BoxFuture<'_, Result<(), String>> {
-        async move { self.node(index)?.run(&report).await }.boxed()
-    }
 }

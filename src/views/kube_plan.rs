@@ -1,21 +1,18 @@
-//! The Kubernetes upgrade plan screen: target and pre-pull on top with the
-//! removed-API count ("checking" until it arrives), the steps in upstream
-//! order (component, node, from -> to), then the guards and the Start line,
-//! drawn with the same guard pane and verdict line as the Talos plan.
-use ratatui::buffer::Buffer;
+//! The Kubernetes upgrade on the plan pane: target and pre-pull on top with the
+//! removed-API count ("checking" until it arrives), the steps in upstream order
+//! (component, node, from -> to), the guards keeping up to half of what is left.
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::progress_parts::{StepTable, render_step_pane};
-use super::upgrade_plan::{render_guards, verdict_line};
+use super::plan::{PlanPane, PlanView};
 use super::{Look, fit};
 use crate::app::kube_plan::KubePlanScreen;
-use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
-use crate::app::upgrade_plan::PlanFocus;
 use crate::tui::Role;
-use crate::upgrade::kubernetes::{KubeStepState, KubernetesUpgradePlan};
+use crate::upgrade::kubernetes::{KubeStepState, Kubernetes, KubernetesUpgradePlan};
+
+/// The Kubernetes upgrade plan pane.
+pub type KubePlanView<'a> = PlanView<'a, Kubernetes>;
 
 static STEP_COLUMNS: &[Column] = &[
     col("#", Width::Fixed(2)),
@@ -26,15 +23,10 @@ static STEP_COLUMNS: &[Column] = &[
     col("STATE", Width::Fill(1)),
 ];
 
-pub struct KubePlanView<'a> {
-    state: &'a AppState,
-    look: &'a Look,
-}
-
-impl<'a> KubePlanView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> KubePlanView<'a> {
-        KubePlanView { state, look }
-    }
+impl PlanPane for Kubernetes {
+    const NOT_OPEN: &'static str = "No Kubernetes upgrade plan open: U on a cluster plans one.";
+    const NO_STEPS: &'static str = "No steps.";
+    const STEP_COLUMNS: &'static [Column] = STEP_COLUMNS;
 
     fn step_rows(plan: &KubernetesUpgradePlan) -> Vec<TableRow> {
         plan.steps
@@ -62,9 +54,9 @@ impl<'a> KubePlanView<'a> {
     }
 
     /// Target, pre-pull and the removed-API count, one line each.
-    fn summary(&self, screen: &KubePlanScreen, width: usize) -> Vec<Line<'static>> {
-        let s = &self.look.styles;
-        let g = &self.look.glyphs;
+    fn summary(screen: &KubePlanScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
+        let s = &look.styles;
+        let g = &look.glyphs;
         let label = |t: &str| Span::styled(format!("{t:<9}"), s.get(Role::Muted));
         let rest = width.saturating_sub(9);
         let offered: Vec<String> = screen.targets.iter().map(ToString::to_string).collect();
@@ -129,36 +121,9 @@ impl<'a> KubePlanView<'a> {
         ]));
         lines
     }
-}
 
-impl Widget for &KubePlanView<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let Some(screen) = self.state.kube_upgrade.as_ref() else {
-            Paragraph::new("No Kubernetes upgrade plan open: U on a cluster plans one.")
-                .style(s.get(Role::Muted))
-                .render(area, buf);
-            return;
-        };
-        let inner_width = usize::from(area.width.saturating_sub(2));
-        let summary = self.summary(screen, inner_width);
-        // The guards keep up to half of what is left; the steps take what
-        // they need of the rest, and the guards any surplus.
-        let top_height = summary.len() as u16;
-        let left = area.height.saturating_sub(top_height + 1);
-        let guards_height = (screen.guards.len() as u16 + 3).min((left / 2).max(4));
-        let steps_height = (screen.steps_len() as u16 + 3).min(left.saturating_sub(guards_height));
-        let [top, steps_area, guards_area, bottom] = area.layout(&Layout::vertical([
-            Constraint::Length(top_height),
-            Constraint::Length(steps_height),
-            Constraint::Fill(1),
-            Constraint::Length(1),
-        ]));
-        Paragraph::new(summary)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(top, buf);
-
-        let title = match &screen.plan {
+    fn steps_title(screen: &KubePlanScreen) -> String {
+        match &screen.plan {
             Ok(plan) => format!(
                 " Kubernetes {} -> {} on {}: {} of {} steps ",
                 plan.from,
@@ -168,37 +133,21 @@ impl Widget for &KubePlanView<'_> {
                 plan.steps.len()
             ),
             Err(_) => format!(" Kubernetes upgrade of {}: no plan ", screen.cluster),
-        };
-        let steps_active = screen.focus == PlanFocus::Nodes;
-        let table = match &screen.plan {
-            Ok(plan) => Ok(StepTable {
-                columns: STEP_COLUMNS,
-                rows: KubePlanView::step_rows(plan),
-                total: plan.steps.len(),
-                selected: Some(screen.step.to_string()),
-                active: steps_active,
-                empty: "No steps.",
-            }),
-            Err(e) => Err(e.as_str()),
-        };
-        render_step_pane(self.look, title, steps_active, table, steps_area, buf);
+        }
+    }
 
-        render_guards(
-            self.look,
-            &screen.guards,
-            screen.guard,
-            screen.focus == PlanFocus::Guards,
-            guards_area,
-            buf,
-        );
-        let verdict = verdict_line(
-            self.look,
-            screen.ack_prompt(),
-            screen.start_refused(),
-            inner_width,
-        );
-        Paragraph::new(verdict)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(bottom, buf);
+    /// The guards keep up to half of what is left; the steps take what they
+    /// need of the rest, and the guards any surplus.
+    fn layout(screen: &KubePlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
+        let top_height = summary_lines as u16;
+        let left = area.height.saturating_sub(top_height + 1);
+        let guards_height = (screen.guards.len() as u16 + 3).min((left / 2).max(4));
+        let steps_height = (screen.steps_len() as u16 + 3).min(left.saturating_sub(guards_height));
+        area.layout(&Layout::vertical([
+            Constraint::Length(top_height),
+            Constraint::Length(steps_height),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ]))
     }
 }

@@ -23,6 +23,7 @@ pub mod help;
 pub mod kube_plan;
 pub mod node_detail;
 pub mod nodes;
+pub mod plan;
 mod progress_parts;
 pub mod provision;
 pub mod provision_progress;

@@ -15,7 +15,7 @@ pub use plan::{
     detect_running, offered_kubernetes_targets,
 };
 pub use runner::{
-    KubernetesUpgradeRun, count_removed_apis, initial_steps, resume_kubernetes_upgrade_with,
-    spawn_kubernetes_upgrade, target_text,
+    Kubernetes, KubernetesUpgradeRun, count_removed_apis, initial_steps,
+    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade, target_text,
 };
 pub use step::runs_target;

@@ -14,6 +14,7 @@ use crate::rollout::StepPhase;
 use crate::rollout::engine::StepReport;
 use crate::talos::{ApplyMode, ImageNamespace, TalosError};
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::runner::KindStep;
 use crate::versions::{KubeVersion, Version};
 
 /// The active machine config resource, as upstream reads it.
@@ -29,7 +30,7 @@ pub fn runs_target(tag: &str, target: &KubeVersion) -> bool {
 }
 
 /// One component on one node.
-pub(crate) struct ComponentStep<'a> {
+pub struct ComponentStep<'a> {
     pub observer: &'a ClusterObserver,
     pub plan: &'a KubernetesUpgradePlan,
     pub step: &'a KubeStep,
@@ -53,71 +54,6 @@ impl ComponentStep<'_> {
             .await
             .map(|r| r.spec)
             .map_err(|e| format!("cannot read the machine config: {e}"))
-    }
-
-    /// Patch, apply without reboot, wait until the component runs the target and is ready.
-    pub async fn run(&self, report: &StepReport) -> Result<(), String> {
-        let component = self.step.component.as_str();
-        report.phase(StepPhase::Installing, "reading the machine config");
-        let config = self.read_config().await?;
-        let patched = patch_image(
-            &self.step.node,
-            &config,
-            self.step.component,
-            &self.plan.target,
-        )
-        .map_err(|e| e.to_string())?;
-        match &patched.text {
-            Some(text) => {
-                report.log(format!(
-                    "update {component}: {} -> {}",
-                    patched.old_image.as_deref().unwrap_or("(unset)"),
-                    patched.new_image
-                ));
-                report.phase(
-                    StepPhase::Installing,
-                    "applying the machine config without reboot",
-                );
-                let applied = self
-                    .observer
-                    .talos
-                    .apply_configuration(
-                        &self.step.address,
-                        text.as_bytes(),
-                        ApplyMode::NoReboot,
-                        false,
-                    )
-                    .await
-                    .map_err(|e| e.to_string())?;
-                for warning in applied.warnings {
-                    report.log(format!("warning: {warning}"));
-                }
-            }
-            None => report.log(format!(
-                "{component} image already {}; waiting for it to run",
-                patched.new_image
-            )),
-        }
-        report.phase(
-            StepPhase::WaitingForReady,
-            format!("waiting for {component} {} and ready", self.plan.target),
-        );
-        self.wait_done(report).await
-    }
-
-    /// A step a killed run left in progress: done once the component runs the target, when
-    /// the node's config already names it; `false` when the config was never changed.
-    pub async fn settle(&self) -> Result<bool, String> {
-        let config = self.read_config().await?;
-        let docs: Vec<serde_json::Value> = serde_saphyr::from_str_multiple(&config)
-            .map_err(|e| format!("{}: the machine config does not parse: {e}", self.step.node))?;
-        let image = current_image(&docs, self.step.component).unwrap_or_default();
-        let tag = crate::kube::image_tag(&image);
-        if !runs_target(tag, &self.plan.target) {
-            return Ok(false);
-        }
-        let (report, _rx) = StepReport::channel(0, &self.step.node);
-        self.wait_done(&report).await.map(|()| true)
     }
 
     async fn wait_done(&self, report: &StepReport) -> Result<(), String> {
@@ -173,6 +109,73 @@ impl ComponentStep<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+impl KindStep for ComponentStep<'_> {
+    /// Patch, apply without reboot, wait until the component runs the target and is ready.
+    async fn run(&self, report: &StepReport) -> Result<(), String> {
+        let component = self.step.component.as_str();
+        report.phase(StepPhase::Installing, "reading the machine config");
+        let config = self.read_config().await?;
+        let patched = patch_image(
+            &self.step.node,
+            &config,
+            self.step.component,
+            &self.plan.target,
+        )
+        .map_err(|e| e.to_string())?;
+        match &patched.text {
+            Some(text) => {
+                report.log(format!(
+                    "update {component}: {} -> {}",
+                    patched.old_image.as_deref().unwrap_or("(unset)"),
+                    patched.new_image
+                ));
+                report.phase(
+                    StepPhase::Installing,
+                    "applying the machine config without reboot",
+                );
+                let applied = self
+                    .observer
+                    .talos
+                    .apply_configuration(
+                        &self.step.address,
+                        text.as_bytes(),
+                        ApplyMode::NoReboot,
+                        false,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?;
+                for warning in applied.warnings {
+                    report.log(format!("warning: {warning}"));
+                }
+            }
+            None => report.log(format!(
+                "{component} image already {}; waiting for it to run",
+                patched.new_image
+            )),
+        }
+        report.phase(
+            StepPhase::WaitingForReady,
+            format!("waiting for {component} {} and ready", self.plan.target),
+        );
+        self.wait_done(report).await
+    }
+
+    /// A step a killed run left in progress: done once the component runs the target, when
+    /// the node's config already names it; `false` when the config was never changed.
+    async fn settle(&self) -> Result<bool, String> {
+        let config = self.read_config().await?;
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_str_multiple(&config)
+            .map_err(|e| format!("{}: the machine config does not parse: {e}", self.step.node))?;
+        let image = current_image(&docs, self.step.component).unwrap_or_default();
+        let tag = crate::kube::image_tag(&image);
+        if !runs_target(tag, &self.plan.target) {
+            return Ok(false);
+        }
+        let (report, _rx) = StepReport::channel(0, &self.step.node);
+        self.wait_done(&report).await.map(|()| true)
     }
 }
 

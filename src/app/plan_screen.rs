@@ -1,0 +1,295 @@
+//! The one plan screen state of every upgrade rollout, parameterised by its kind: the offered
+//! targets, the plan (or why none), the guards worst first, the typed acknowledgements, which
+//! list has the keys and what is selected. What differs per kind is [`PlanKind`]. Pure.
+use std::fmt::Debug;
+use std::ops::{Deref, DerefMut};
+
+use super::action::{Action, Effect, PlannedRollout};
+use super::state::{AppState, Pane, Screen};
+use crate::approval::MutatingAction;
+use crate::fleet::ClusterStatus;
+use crate::rollout::StepProgress;
+use crate::talos::{Role, Roles};
+use crate::upgrade::{Guard, GuardId, RolloutInProgress, UpgradeKind, Verdict, blocking};
+use crate::versions::Version;
+
+/// Which list of the plan screen has the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanFocus {
+    Nodes,
+    Guards,
+}
+
+/// What a kind of rollout puts on the plan screen beyond what every plan has.
+pub trait PlanKind: UpgradeKind {
+    /// The kind's own choices and findings (options, image, pre-pull, removed-API count).
+    type Settings: Debug + Clone + PartialEq + Eq;
+    /// One row of the plan's step table.
+    type Step: Clone;
+    /// The screen its plan is shown on, and the pane `Esc` goes back to.
+    const SCREEN: Screen;
+    const BACK: Pane;
+    /// "upgrade" or "Kubernetes upgrade", as the progress log names a start.
+    const WHAT: &'static str;
+
+    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>>;
+    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>>;
+    /// The offered targets (plus one named on the command line) and the one chosen.
+    fn targets(
+        status: &ClusterStatus,
+        named: Option<&str>,
+    ) -> Result<(Vec<Version>, Version), String>;
+    fn settings(status: &ClusterStatus) -> Self::Settings;
+    /// The plan from live status with the screen's settings (which a rebuild may adjust).
+    fn make_plan(
+        status: &ClusterStatus,
+        target: &Version,
+        settings: &mut Self::Settings,
+    ) -> Result<Self::Plan, String>;
+    fn steps(plan: &Self::Plan) -> &[Self::Step];
+    /// The key a step is selected by (kept across rebuilds).
+    fn step_key(index: usize, step: &Self::Step) -> String;
+    /// The selection after a rebuild, given the one before.
+    fn reselect(previous: Option<String>, keys: &[String]) -> Option<String>;
+    /// Every guard of the plan over live status, as the console shows it.
+    fn guards(
+        screen: &RolloutPlanScreen<Self>,
+        plan: &Self::Plan,
+        status: &ClusterStatus,
+        other: Option<&RolloutInProgress>,
+    ) -> Vec<Guard>;
+    /// The acknowledgement still to type.
+    fn missing_ack(screen: &RolloutPlanScreen<Self>) -> Option<&str> {
+        missing_ack(&screen.guards, &screen.acks)
+    }
+    /// The acknowledgement the last line prompts for.
+    fn ack_prompt(screen: &RolloutPlanScreen<Self>) -> Option<&str>;
+    /// A reason of the kind's own to refuse Start, checked before the guards.
+    fn refused_first(screen: &RolloutPlanScreen<Self>) -> Option<String>;
+    /// The target the dispatcher is asked to approve.
+    fn gate_target(screen: &RolloutPlanScreen<Self>) -> String;
+    /// Whether an approved target is the one on screen.
+    fn target_matches(screen: &RolloutPlanScreen<Self>, approved: &str) -> bool;
+    /// The approval this plan's Start asks the dispatcher for.
+    fn gate(cluster: String, target: String) -> MutatingAction;
+    fn planned(plan: Self::Plan) -> PlannedRollout;
+    /// The progress pane's steps between Start and the runner's first report.
+    fn placeholder_steps(plan: &Self::Plan) -> Vec<StepProgress>;
+    /// `?` on a step: its title and what happens to it.
+    fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
+    /// The kind's own keys; `None` when the key is not one of them.
+    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>>;
+    /// Asked of the event loop after the plan was made again (the removed-API count).
+    fn after_rebuild(state: &mut AppState) -> Vec<Effect>;
+}
+
+/// Everything a plan screen shows and edits for one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutPlanScreen<K: PlanKind> {
+    pub cluster: String,
+    /// Only these may be chosen (plus one named explicitly).
+    pub targets: Vec<Version>,
+    pub target: Version,
+    /// The plan, or why none could be made (one line).
+    pub plan: Result<K::Plan, String>,
+    /// Worst first (fail, warn, pass), each group in the guards' own order.
+    pub guards: Vec<Guard>,
+    /// Acknowledgements typed so far.
+    pub acks: Vec<String>,
+    pub focus: PlanFocus,
+    /// The selected step, by [`PlanKind::step_key`].
+    pub step: Option<String>,
+    pub guard: Option<GuardId>,
+    pub settings: K::Settings,
+}
+
+impl<K: PlanKind> Deref for RolloutPlanScreen<K> {
+    type Target = K::Settings;
+    fn deref(&self) -> &K::Settings {
+        &self.settings
+    }
+}
+
+impl<K: PlanKind> DerefMut for RolloutPlanScreen<K> {
+    fn deref_mut(&mut self) -> &mut K::Settings {
+        &mut self.settings
+    }
+}
+
+impl<K: PlanKind> RolloutPlanScreen<K> {
+    /// The plan screen for `status`, on `target` when given, else the newest offered. Errors
+    /// are one line for the message line.
+    pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
+        let (targets, target) = K::targets(status, target)?;
+        let mut screen: Self = RolloutPlanScreen {
+            cluster: status.name.clone(),
+            targets,
+            target,
+            plan: Err(String::new()),
+            guards: Vec::new(),
+            acks: Vec::new(),
+            focus: PlanFocus::Nodes,
+            step: None,
+            guard: None,
+            settings: K::settings(status),
+        };
+        screen.rebuild(status);
+        Ok(screen)
+    }
+
+    /// Makes the plan again from live status with the screen's settings.
+    pub fn rebuild(&mut self, status: &ClusterStatus) {
+        self.plan = K::make_plan(status, &self.target, &mut self.settings);
+        let keys = self.step_keys();
+        self.step = K::reselect(self.step.take(), &keys);
+    }
+
+    fn step_keys(&self) -> Vec<String> {
+        let steps = self.steps();
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| K::step_key(i, s))
+            .collect()
+    }
+
+    pub fn steps(&self) -> &[K::Step] {
+        self.plan.as_ref().map(K::steps).unwrap_or(&[])
+    }
+
+    pub fn steps_len(&self) -> usize {
+        self.steps().len()
+    }
+
+    /// The guards again, over live status; keeps the selection by guard.
+    pub fn evaluate(&mut self, status: &ClusterStatus, other: Option<&RolloutInProgress>) {
+        let Ok(plan) = &self.plan else {
+            self.guards.clear();
+            return;
+        };
+        let guards = K::guards(self, plan, status, other);
+        set_guards(&mut self.guards, &mut self.guard, guards);
+    }
+
+    /// The index of the selected step.
+    pub fn step_index(&self) -> usize {
+        let keys = self.step_keys();
+        self.step
+            .as_ref()
+            .and_then(|key| keys.iter().position(|k| k == key))
+            .unwrap_or(0)
+    }
+
+    pub fn guard_index(&self) -> usize {
+        self.guard
+            .and_then(|id| self.guards.iter().position(|g| g.id == id))
+            .unwrap_or(0)
+    }
+
+    /// The acknowledgement still to type, when a guard needs one.
+    pub fn missing_ack(&self) -> Option<&str> {
+        K::missing_ack(self)
+    }
+
+    /// The acknowledgement to prompt for on the last line.
+    pub fn ack_prompt(&self) -> Option<&str> {
+        K::ack_prompt(self)
+    }
+
+    /// Why Start is refused, or `None` when it is offered.
+    pub fn start_refused(&self) -> Option<String> {
+        if let Err(e) = &self.plan {
+            return Some(e.clone());
+        }
+        K::refused_first(self).or_else(|| guards_refusal(&self.cluster, &self.guards, &self.acks))
+    }
+
+    /// How many guards pass, warn and fail.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        verdict_counts(&self.guards)
+    }
+
+    /// The target as the dispatcher and the journal name it.
+    pub fn target_text(&self) -> String {
+        K::gate_target(self)
+    }
+}
+
+/// Puts freshly evaluated guards on a plan screen, worst first (fail, warn, pass, each group in
+/// the guards' own order), keeping the selection by guard.
+pub fn set_guards(shown: &mut Vec<Guard>, selected: &mut Option<GuardId>, mut guards: Vec<Guard>) {
+    guards.sort_by_key(|g| match g.verdict {
+        Verdict::Fail => 0,
+        Verdict::Warn => 1,
+        Verdict::Pass => 2,
+    });
+    *shown = guards;
+    if selected.is_none_or(|id| !shown.iter().any(|g| g.id == id)) {
+        *selected = shown.first().map(|g| g.id);
+    }
+}
+
+/// The acknowledgement still to type, when a warning needs one.
+pub fn missing_ack<'a>(guards: &'a [Guard], acks: &[String]) -> Option<&'a str> {
+    guards
+        .iter()
+        .filter(|g| g.verdict == Verdict::Warn)
+        .filter_map(|g| g.needs_ack.as_deref())
+        .find(|needed| !acks.iter().any(|a| a.trim() == *needed))
+}
+
+/// Why the guards refuse Start on `cluster`, or `None` when they allow it.
+pub fn guards_refusal(cluster: &str, guards: &[Guard], acks: &[String]) -> Option<String> {
+    if guards.is_empty() {
+        return Some(format!("no status for {cluster} yet"));
+    }
+    let failing: Vec<&str> = guards
+        .iter()
+        .filter(|g| g.verdict == Verdict::Fail)
+        .map(|g| g.id.title())
+        .collect();
+    if !failing.is_empty() {
+        return Some(format!("guard failing: {}", failing.join(", ")));
+    }
+    if let Some(needed) = missing_ack(guards, acks) {
+        return Some(format!("type the acknowledgement first (a): {needed}"));
+    }
+    blocking(guards, acks).then(|| "a guard blocks the start".to_string())
+}
+
+/// How many guards pass, warn and fail.
+pub fn verdict_counts(guards: &[Guard]) -> (usize, usize, usize) {
+    let n = |v: Verdict| guards.iter().filter(|g| g.verdict == v).count();
+    (n(Verdict::Pass), n(Verdict::Warn), n(Verdict::Fail))
+}
+
+/// The client certificate's roles as the status reports them (`os:admin`).
+pub fn roles_of(status: &ClusterStatus) -> Roles {
+    Roles(
+        status
+            .role
+            .split(',')
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(Role::parse)
+            .collect(),
+    )
+}
+
+/// What `?` says about one guard: its title and explanation, then its verdict.
+pub fn explain_guard(guard: &Guard) -> String {
+    format!(
+        "{}\n\nNow: {} - {}",
+        guard.id.explain(),
+        verdict_word(guard.verdict),
+        guard.reason
+    )
+}
+
+pub fn verdict_word(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Warn => "warn",
+        Verdict::Fail => "fail",
+    }
+}

@@ -1,0 +1,233 @@
+//! The one update step of every plan screen, parameterised by the rollout's kind: open it,
+//! re-evaluate its guards on every status change, move through the steps and the guards, cycle
+//! the target, explain, take the acknowledgement, and Start through the dispatcher. The kind's
+//! own keys go to [`PlanKind::on_key`]. Pure.
+use super::action::{Action, Effect, StartRollout};
+use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
+use super::plan_screen::{PlanFocus, PlanKind, RolloutPlanScreen};
+use super::rollout::RolloutView;
+use super::state::{AppState, Message, Screen};
+use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
+use crate::approval::ApprovedAction;
+use crate::rollout::RolloutSummary;
+
+/// `u` / `U`, `:upgrade` / `:upgrade-k8s`: the plan, or the progress pane while this console's
+/// rollout of the cluster has not ended.
+pub fn open_plan<K: PlanKind>(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
+    let Some(cluster) = usable_cluster(state) else {
+        return Vec::new();
+    };
+    if unfinished_rollout_shown(state, &cluster) {
+        return Vec::new();
+    }
+    let Some(live) = state.fleet.cluster(&cluster).filter(|l| l.has_data()) else {
+        state.message = Some(Message::warn(format!(
+            "no status for {cluster} yet: wait for the first poll (r refreshes)"
+        )));
+        return Vec::new();
+    };
+    match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
+        Ok(mut plan) => {
+            plan.evaluate(&live.status, other_rollout(state, &cluster).as_ref());
+            *K::slot_mut(state) = Some(plan);
+            state.screen = K::SCREEN;
+            state.message = None;
+            K::after_rebuild(state)
+        }
+        Err(e) => {
+            state.message = Some(Message::warn(e));
+            Vec::new()
+        }
+    }
+}
+
+/// Re-evaluates the open plan's guards when `cluster`'s status changed. Returns whether
+/// anything the plan shows changed.
+pub fn on_status_change<K: PlanKind>(state: &mut AppState, cluster: &str) -> bool {
+    let other = other_rollout(state, cluster);
+    let Some(mut plan) = K::slot_mut(state).take_if(|p| p.cluster == cluster) else {
+        return false;
+    };
+    let before = plan.guards.clone();
+    if let Some(live) = state.fleet.cluster(cluster) {
+        plan.evaluate(&live.status, other.as_ref());
+    }
+    let changed = plan.guards != before;
+    *K::slot_mut(state) = Some(plan);
+    changed
+}
+
+/// Makes the open plan again from live status (a new target or option) and re-evaluates it.
+pub fn rebuild<K: PlanKind>(state: &mut AppState) -> Vec<Effect> {
+    let Some(cluster) = K::slot(state).map(|p| p.cluster.clone()) else {
+        return Vec::new();
+    };
+    if let Some(mut plan) = K::slot_mut(state).take() {
+        if let Some(live) = state.fleet.cluster(&cluster) {
+            plan.rebuild(&live.status);
+        }
+        *K::slot_mut(state) = Some(plan);
+    }
+    on_status_change::<K>(state, &cluster);
+    K::after_rebuild(state)
+}
+
+/// Re-evaluates the open plan's guards (after an edit).
+pub fn evaluate<K: PlanKind>(state: &mut AppState) {
+    if let Some(cluster) = K::slot(state).map(|p| p.cluster.clone()) {
+        on_status_change::<K>(state, &cluster);
+    }
+}
+
+/// Keys on a plan screen.
+pub fn on_plan<K: PlanKind>(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(plan) = K::slot_mut(state).as_mut() else {
+        state.screen = Screen::Cluster(K::BACK);
+        return Vec::new();
+    };
+    match action {
+        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
+            move_selection(plan, &action)
+        }
+        Action::NextPane => plan.focus = other_focus(plan.focus),
+        Action::NextTarget | Action::PreviousTarget => {
+            if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
+                plan.target = t.clone();
+            }
+            return rebuild::<K>(state);
+        }
+        Action::Explain => explain::<K>(state),
+        Action::StartUpgrade => return start::<K>(state),
+        Action::Back => {
+            *K::slot_mut(state) = None;
+            state.screen = Screen::Cluster(K::BACK);
+        }
+        action @ (Action::Acknowledge
+        | Action::Refresh
+        | Action::OpenHelp
+        | Action::OpenCommandLine) => {
+            let (cluster, needs_ack) = (plan.cluster.clone(), plan.missing_ack().is_some());
+            return shared_key(state, &action, cluster, needs_ack);
+        }
+        other => return K::on_key(state, &other).unwrap_or_default(),
+    }
+    Vec::new()
+}
+
+fn move_selection<K: PlanKind>(plan: &mut RolloutPlanScreen<K>, action: &Action) {
+    let (len, i) = match plan.focus {
+        PlanFocus::Nodes => (plan.steps_len(), plan.step_index()),
+        PlanFocus::Guards => (plan.guards.len(), plan.guard_index()),
+    };
+    let Some(to) = moved(len, i, action) else {
+        return;
+    };
+    match plan.focus {
+        PlanFocus::Nodes => plan.step = plan.steps().get(to).map(|s| K::step_key(to, s)),
+        PlanFocus::Guards => plan.guard = plan.guards.get(to).map(|g| g.id),
+    }
+}
+
+fn explain<K: PlanKind>(state: &mut AppState) {
+    let Some(plan) = K::slot(state) else {
+        return;
+    };
+    let (focus, guard, i) = (
+        plan.focus,
+        plan.guards.get(plan.guard_index()).cloned(),
+        plan.step_index(),
+    );
+    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
+        Ok(p) => K::explain_step(p, i),
+        Err(e) => Some(("no plan".to_string(), e.clone())),
+    });
+    explain_selected(state, focus, guard.as_ref(), step.flatten());
+}
+
+/// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
+fn start<K: PlanKind>(state: &mut AppState) -> Vec<Effect> {
+    let Some(plan) = K::slot(state) else {
+        return Vec::new();
+    };
+    if let Some(why) = plan.start_refused() {
+        state.message = Some(Message::warn(format!("Start refused: {why}")));
+        return Vec::new();
+    }
+    vec![Effect::Gate(K::gate(
+        plan.cluster.clone(),
+        plan.target_text(),
+    ))]
+}
+
+/// Enter on the acknowledgement field: kept only when it is the text asked for.
+pub fn acknowledge<K: PlanKind>(state: &mut AppState, text: &str) {
+    let Some(plan) = K::slot(state) else {
+        return;
+    };
+    let Some(needed) = plan.missing_ack().map(String::from) else {
+        return;
+    };
+    let cluster = plan.cluster.clone();
+    if take_ack(state, &needed, text) {
+        if let Some(plan) = K::slot_mut(state).as_mut() {
+            plan.acks.push(needed);
+        }
+        on_status_change::<K>(state, &cluster);
+    }
+}
+
+/// The dispatcher approved the plan on screen: start it if it still matches and no guard
+/// blocks now.
+pub fn start_approved<K: PlanKind>(
+    state: &mut AppState,
+    approved: ApprovedAction,
+    cluster: String,
+    target: String,
+) -> Vec<Effect> {
+    let not_run = |why: String| {
+        vec![Effect::NotRun {
+            approved: approved.clone(),
+            why,
+        }]
+    };
+    on_status_change::<K>(state, &cluster);
+    let Some(screen) =
+        K::slot(state).filter(|p| p.cluster == cluster && K::target_matches(p, &target))
+    else {
+        return not_run("the plan was closed or changed before it was confirmed".to_string());
+    };
+    if let Some(why) = screen.start_refused() {
+        state.message = Some(Message::warn(format!("not started: {why}")));
+        return not_run(why);
+    }
+    let Ok(plan) = screen.plan.clone() else {
+        return not_run("there is no plan".to_string());
+    };
+    let acks = screen.acks.clone();
+    let mut view = RolloutView::new(placeholder::<K>(&plan));
+    view.running = true;
+    view.push_log(format!("starting the {} of {cluster} to {target}", K::WHAT));
+    state.rollouts.insert(cluster.clone(), view);
+    *K::slot_mut(state) = None;
+    state.current = Some(cluster);
+    state.screen = Screen::Rollout;
+    vec![Effect::StartRollout(Box::new(StartRollout {
+        approved,
+        plan: K::planned(plan),
+        acks,
+    }))]
+}
+
+/// The steps a fresh rollout starts with, before the runner reports (its first report
+/// replaces them).
+fn placeholder<K: PlanKind>(plan: &K::Plan) -> RolloutSummary {
+    RolloutSummary {
+        cluster: K::cluster(plan).to_string(),
+        kind: K::ROLLOUT,
+        target: K::target_text(plan),
+        holder: String::new(),
+        steps: K::placeholder_steps(plan),
+        paused: false,
+        outcome: None,
+    }
+}

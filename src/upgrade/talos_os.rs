@@ -1,0 +1,102 @@
+//! The Talos OS rolling upgrade as a kind of rollout: plan guards before the first node, step
+//! guards before each, one node's upgrade per step, and the entry points that start a new run
+//! or resume one from its journal.
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+use super::guards::{plan_guards, step_guards};
+use super::launch::guards_pass;
+use super::node_step::NodeUpgrade;
+use super::plan::{StepState, UpgradePlan};
+use super::runner::{
+    KindRollout, ResumeUpgrade, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
+};
+use crate::approval::MutatingAction;
+use crate::rollout::{RolloutKind, StepPhase, StepProgress};
+
+/// The Talos OS upgrade: one node per step, rebooted into the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TalosOs;
+
+/// A confirmed Talos OS upgrade, ready to run.
+pub type TalosUpgradeRun = UpgradeRun<TalosOs>;
+
+pub use super::runner::spawn_upgrade as spawn_talos_upgrade;
+
+/// Resumes a Talos OS upgrade a killed console left in its journal, with the caller's options
+/// (`RunOptions::from_journal` gives the journal's timings): [`resume_upgrade_with`] of this kind.
+#[allow(non_upper_case_globals)]
+pub const resume_talos_upgrade_with: ResumeUpgrade = resume_upgrade_with::<TalosOs>;
+
+impl UpgradeKind for TalosOs {
+    type LiveStep<'a> = NodeUpgrade<'a>;
+    type Plan = UpgradePlan;
+    const ROLLOUT: RolloutKind = RolloutKind::TalosUpgrade;
+    const PRODUCT: &'static str = "Talos";
+    const NEEDS_KUBE: bool = false;
+
+    fn cluster(plan: &UpgradePlan) -> &str {
+        &plan.cluster
+    }
+
+    fn target_text(plan: &UpgradePlan) -> String {
+        plan.target.to_string()
+    }
+
+    fn initial_steps(plan: &UpgradePlan) -> Vec<StepProgress> {
+        plan.steps
+            .iter()
+            .map(|s| {
+                let (label, phase) = match s.state {
+                    StepState::Upgrade => {
+                        (format!("upgrade to {}", plan.target), StepPhase::Pending)
+                    }
+                    StepState::AlreadyOnTarget => {
+                        (format!("already on {}", plan.target), StepPhase::Skipped)
+                    }
+                    StepState::LeftOut => ("left out".to_string(), StepPhase::Skipped),
+                };
+                let mut p = StepProgress::pending(&s.node, &label);
+                p.phase = phase;
+                p
+            })
+            .collect()
+    }
+
+    fn batches(plan: &UpgradePlan) -> Vec<Vec<usize>> {
+        plan.batches()
+    }
+
+    fn approves(action: &MutatingAction, plan: &UpgradePlan) -> bool {
+        matches!(action, MutatingAction::UpgradeTalos { cluster, target }
+            if *cluster == plan.cluster && *target == plan.target.to_string())
+    }
+
+    fn preflight(run: &KindRollout<TalosOs>) -> BoxFuture<'_, Result<(), String>> {
+        async move {
+            let status = run.observer.status().await;
+            let roles = run.observer.talos.roles();
+            guards_pass(&plan_guards(&run.plan, &status, roles, None), &run.acks)
+        }
+        .boxed()
+    }
+
+    fn check_before(run: &KindRollout<TalosOs>, index: usize) -> BoxFuture<'_, Result<(), String>> {
+        async move {
+            let status = run.observer.status().await;
+            guards_pass(&step_guards(&run.plan, index, &status), &run.acks)
+        }
+        .boxed()
+    }
+
+    fn step(run: &KindRollout<TalosOs>, index: usize) -> Result<NodeUpgrade<'_>, String> {
+        let step = planned_step(&run.plan.steps, &run.plan.cluster, index)?;
+        Ok(NodeUpgrade {
+            observer: &run.observer,
+            plan: &run.plan,
+            step,
+            poll_interval: run.options.poll_interval,
+            drain: run.drain(),
+        })
+    }
+}

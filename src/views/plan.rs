@@ -1,0 +1,215 @@
+//! The one plan pane of every upgrade rollout, parameterised by its kind: the kind's summary on
+//! top, the steps as a table in rollout order, the guards worst first with their one-line
+//! reasons, and a last line saying whether Start is offered, refused, or waits for a typed
+//! acknowledgement. What differs per kind is [`PlanPane`].
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget};
+
+use super::progress_parts::{StepTable, render_step_pane, unsorted};
+use super::table::{DataTable, pane_block};
+use super::{Look, fit};
+use crate::app::plan_screen::{
+    PlanFocus, PlanKind, RolloutPlanScreen, verdict_counts, verdict_word,
+};
+use crate::app::state::{AppState, TableKind};
+use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col};
+use crate::tui::Role;
+use crate::upgrade::{Guard, GuardId, Verdict};
+
+/// What a kind of rollout draws on the plan pane.
+pub trait PlanPane: PlanKind {
+    /// What the pane says while no plan of this kind is open.
+    const NOT_OPEN: &'static str;
+    /// What the step table says with no rows.
+    const NO_STEPS: &'static str;
+    const STEP_COLUMNS: &'static [Column];
+    /// The lines above the steps (target, options, findings).
+    fn summary(screen: &RolloutPlanScreen<Self>, look: &Look, width: usize) -> Vec<Line<'static>>;
+    fn step_rows(plan: &Self::Plan) -> Vec<TableRow>;
+    /// The step table's title.
+    fn steps_title(screen: &RolloutPlanScreen<Self>) -> String;
+    /// Summary, steps, guards and last line, from top to bottom.
+    fn layout(screen: &RolloutPlanScreen<Self>, summary_lines: usize, area: Rect) -> [Rect; 4];
+}
+
+pub struct PlanView<'a, K: PlanPane> {
+    state: &'a AppState,
+    look: &'a Look,
+    kind: std::marker::PhantomData<K>,
+}
+
+impl<'a, K: PlanPane> PlanView<'a, K> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> PlanView<'a, K> {
+        PlanView {
+            state,
+            look,
+            kind: std::marker::PhantomData,
+        }
+    }
+}
+
+static GUARD_COLUMNS: &[Column] = &[
+    col("", Width::Fixed(6)),
+    col("GUARD", Width::Fixed(20)),
+    col("REASON", Width::Fill(1)),
+];
+
+fn guard_rows(look: &Look, guards: &[Guard]) -> Vec<TableRow> {
+    let g = &look.glyphs;
+    guards
+        .iter()
+        .map(|guard| {
+            let (glyph, tone) = match guard.verdict {
+                Verdict::Pass => (g.ok, Tone::Ok),
+                Verdict::Warn => (g.warn, Tone::Warn),
+                Verdict::Fail => (g.error, Tone::Error),
+            };
+            TableRow {
+                key: guard.id.title().to_string(),
+                cells: vec![
+                    TableCell::new(format!("{glyph} {}", verdict_word(guard.verdict)), tone),
+                    TableCell::plain(guard.id.title()),
+                    TableCell::new(&guard.reason, tone_of_reason(guard.verdict)),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// The last line of a plan screen: Start offered, refused (why), or the
+/// acknowledgement to type (`ack_prompt`: given only when it is the one
+/// thing left). `refused` is the plan's `start_refused()`.
+fn verdict_line(
+    look: &Look,
+    ack_prompt: Option<&str>,
+    refused: Option<String>,
+    width: usize,
+) -> Line<'static> {
+    let s = &look.styles;
+    let g = &look.glyphs;
+    if let Some(needed) = ack_prompt {
+        return Line::from(vec![
+            Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
+            Span::styled("a", s.get(Role::Key)),
+            Span::styled(", then type: ", s.get(Role::Warn)),
+            Span::styled(needed.to_string(), s.get(Role::Accent)),
+        ]);
+    }
+    match refused {
+        Some(why) => Line::from(Span::styled(
+            fit(
+                &format!("{} Start refused: {why}", g.error),
+                width,
+                g.ellipsis,
+            ),
+            s.get(Role::Error),
+        )),
+        None => Line::from(vec![
+            Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
+            Span::styled("s", s.get(Role::Key)),
+            Span::styled(
+                " starts (you type the cluster name to confirm)",
+                s.get(Role::Text),
+            ),
+        ]),
+    }
+}
+
+/// The guards pane of a plan screen, worst first, with the selected guard.
+fn render_guards(
+    look: &Look,
+    guards: &[Guard],
+    selected: Option<GuardId>,
+    active: bool,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let (pass, warn, fail) = verdict_counts(guards);
+    let block = pane_block(
+        look,
+        vec![Span::styled(
+            format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) "),
+            look.styles.get(Role::Title),
+        )],
+        active,
+    );
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let data = TableData {
+        kind: TableKind::Nodes,
+        columns: GUARD_COLUMNS,
+        rows: guard_rows(look, guards),
+        total: guards.len(),
+    };
+    let view = unsorted(selected.map(|g| g.title().to_string()));
+    DataTable {
+        data: &data,
+        view: &view,
+        look,
+        title: "",
+        active,
+        empty: "No status yet: the guards run when the cluster answers.",
+    }
+    .render_rows(inner, buf);
+}
+
+fn tone_of_reason(verdict: Verdict) -> Tone {
+    match verdict {
+        Verdict::Pass => Tone::Muted,
+        Verdict::Warn => Tone::Warn,
+        Verdict::Fail => Tone::Error,
+    }
+}
+
+impl<K: PlanPane> Widget for &PlanView<'_, K> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let Some(screen) = K::slot(self.state) else {
+            Paragraph::new(K::NOT_OPEN)
+                .style(s.get(Role::Muted))
+                .render(area, buf);
+            return;
+        };
+        let inner_width = usize::from(area.width.saturating_sub(2));
+        let summary = K::summary(screen, self.look, inner_width);
+        let [top, steps_area, guards_area, bottom] = K::layout(screen, summary.len(), area);
+        Paragraph::new(summary)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .render(top, buf);
+
+        let steps_active = screen.focus == PlanFocus::Nodes;
+        let table = match &screen.plan {
+            Ok(plan) => Ok(StepTable {
+                columns: K::STEP_COLUMNS,
+                rows: K::step_rows(plan),
+                total: screen.steps_len(),
+                selected: screen.step.clone(),
+                active: steps_active,
+                empty: K::NO_STEPS,
+            }),
+            Err(e) => Err(e.as_str()),
+        };
+        let title = K::steps_title(screen);
+        render_step_pane(self.look, title, steps_active, table, steps_area, buf);
+
+        render_guards(
+            self.look,
+            &screen.guards,
+            screen.guard,
+            screen.focus == PlanFocus::Guards,
+            guards_area,
+            buf,
+        );
+        let verdict = verdict_line(
+            self.look,
+            screen.ack_prompt(),
+            screen.start_refused(),
+            inner_width,
+        );
+        Paragraph::new(verdict)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .render(bottom, buf);
+    }
+}
