@@ -8,13 +8,15 @@ use crate::discovery::Cluster;
 use crate::kube::{KubeClient, KubeError, KubeNode, match_talos_node};
 use crate::rollout::RolloutLeaseInfo;
 
-use super::status::{ClusterStatus, ComponentReport, KubernetesReport, RolloutStatus};
+use super::status::{ClusterStatus, ComponentReport, KubernetesReport, NodeStatus, RolloutStatus};
 
 /// Everything the Kubernetes API told, or why it could not.
 #[derive(Debug, Clone, Default)]
 pub struct KubernetesFacts {
     pub report: KubernetesReport,
     pub nodes: Vec<KubeNode>,
+    /// Whether the API listed the nodes (`nodes` is empty, not unknown).
+    pub nodes_listed: bool,
     /// The rollout some console holds the lease for, unless it expired.
     pub rollout: Option<RolloutStatus>,
 }
@@ -96,6 +98,7 @@ pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
             kube_proxy_version: proxy.ok().flatten(),
             error,
         },
+        nodes_listed: nodes.is_ok(),
         nodes: nodes.unwrap_or_default(),
         rollout,
     }
@@ -106,19 +109,24 @@ pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
 /// `null`s.
 pub fn apply_kubernetes(status: &mut ClusterStatus, facts: KubernetesFacts) {
     for node in &mut status.nodes {
-        let matched = match_talos_node(&node.address, &node.name, &facts.nodes);
-        node.kubelet_version = matched.map(|k| k.kubelet_version.clone());
-        node.k8s_ready = matched.map(|k| k.ready);
-        node.cordoned = matched.map(|k| k.unschedulable);
+        apply_kube_node(node, &facts.nodes);
     }
     status.rollout = facts.rollout;
     status.kubernetes = Some(facts.report);
 }
 
+/// One node's kubelet version, Ready and cordon from the Kubernetes node that
+/// is it (matched by address, then hostname); `null`s when there is none.
+pub fn apply_kube_node(node: &mut NodeStatus, kube_nodes: &[KubeNode]) {
+    let matched = match_talos_node(&node.address, &node.name, kube_nodes);
+    node.kubelet_version = matched.map(|k| k.kubelet_version.clone());
+    node.k8s_ready = matched.map(|k| k.ready);
+    node.cordoned = matched.map(|k| k.unschedulable);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::NodeStatus;
 
     fn kube_node(name: &str, ip: &str, ready: bool) -> KubeNode {
         KubeNode {
