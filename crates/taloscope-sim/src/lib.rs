@@ -219,7 +219,11 @@ impl SimFleet {
                 .nodes()
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| spec.talosconfig_nodes.as_ref().is_none_or(|only| only.contains(i)))
+                .filter(|(i, _)| {
+                    spec.talosconfig_nodes
+                        .as_ref()
+                        .is_none_or(|only| only.contains(i))
+                })
                 .map(|(_, n)| n.address().to_string())
                 .collect();
             let mut add = |suffix: &str, roles: &[&str], expired: bool| -> Result<(), SimError> {

@@ -198,12 +198,18 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
         Some(names) => {
             let mut out = Vec::new();
             for n in names {
-                let i = nodes.iter().position(|s| s.name == n.value.trim()).ok_or_else(|| {
-                    (
-                        line_of(&n),
-                        format!("talosconfig_nodes: no node {} in cluster {cluster_name}", n.value),
-                    )
-                })?;
+                let i = nodes
+                    .iter()
+                    .position(|s| s.name == n.value.trim())
+                    .ok_or_else(|| {
+                        (
+                            line_of(&n),
+                            format!(
+                                "talosconfig_nodes: no node {} in cluster {cluster_name}",
+                                n.value
+                            ),
+                        )
+                    })?;
                 out.push(i);
             }
             Some(out)
