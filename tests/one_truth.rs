@@ -88,10 +88,9 @@ async fn console_models(discovery: &Discovery) -> BTreeMap<String, ClusterStatus
 
 async fn observer_for(cluster: &Cluster, discovery: &Discovery) -> ClusterObserver {
     let ctx = cluster.talos.as_ref().expect("talos context");
-    let kube = match kube_client_for(cluster, discovery.kubeconfig.as_ref()).await {
-        Some(client) => Some(client.expect("kube client")),
-        None => None,
-    };
+    let kube = kube_client_for(cluster, discovery.kubeconfig.as_ref())
+        .await
+        .map(|client| client.expect("kube client"));
     ClusterObserver {
         cluster: cluster.name.clone(),
         talos: TalosClient::new(ctx, fast()).expect("talos client"),

@@ -15,10 +15,16 @@ use super::status::{ClusterStatus, ComponentReport, KubernetesReport, NodeStatus
 pub struct KubernetesFacts {
     pub report: KubernetesReport,
     pub nodes: Vec<KubeNode>,
-    /// Whether the API listed the nodes (`nodes` is empty, not unknown).
-    pub nodes_listed: bool,
     /// The rollout some console holds the lease for, unless it expired.
     pub rollout: Option<RolloutStatus>,
+}
+
+impl KubernetesFacts {
+    /// Whether `nodes` is the API's node list: it lists some, or nothing failed
+    /// (an empty list beside an error may be the failed call's).
+    pub fn nodes_listed(&self) -> bool {
+        !self.nodes.is_empty() || self.report.error.is_none()
+    }
 }
 
 /// The rollout a lease shows, or `None` when its holder stopped renewing it.
@@ -98,7 +104,6 @@ pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
             kube_proxy_version: proxy.ok().flatten(),
             error,
         },
-        nodes_listed: nodes.is_ok(),
         nodes: nodes.unwrap_or_default(),
         rollout,
     }

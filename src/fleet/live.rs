@@ -403,6 +403,55 @@ mod tests {
     }
 
     #[test]
+    fn a_node_the_round_no_longer_lists_leaves_and_the_rest_keep_its_order() {
+        use crate::fleet::membership::{Answered, NodePlan};
+        use crate::fleet::{NodeRole, NodeSource};
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        for a in ["127.1.0.3", "127.1.0.1", "127.1.0.2"] {
+            fleet.apply(FleetEvent::Node {
+                cluster: "c".into(),
+                node: node(a, Some("v1.11.3"), None),
+                at: t0,
+            });
+        }
+        let plan = |a: &str, source| NodePlan {
+            address: a.into(),
+            role: NodeRole::Worker,
+            hostname: None,
+            source,
+        };
+        let changed = fleet.apply(FleetEvent::Membership {
+            cluster: "c".into(),
+            nodes: vec![
+                plan("127.1.0.1", NodeSource::Talosconfig),
+                plan("127.1.0.2", NodeSource::Discovery),
+            ],
+            answered: Answered {
+                members: true,
+                ..Default::default()
+            },
+            at: t0,
+        });
+        assert!(changed);
+        let live = fleet.cluster("c").unwrap();
+        let listed: Vec<(&str, NodeSource)> = live
+            .status
+            .nodes
+            .iter()
+            .map(|n| (n.address.as_str(), n.source))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("127.1.0.1", NodeSource::Talosconfig),
+                ("127.1.0.2", NodeSource::Discovery)
+            ]
+        );
+        assert_eq!(live.node_last_answer("127.1.0.3"), None);
+    }
+
+    #[test]
     fn node_events_are_bounded() {
         let t0 = Instant::now();
         let mut fleet = FleetModel::default();

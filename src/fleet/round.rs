@@ -396,7 +396,7 @@ async fn poll_kubernetes(
             }
         }
     };
-    if facts.nodes_listed {
+    if facts.nodes_listed() {
         let _ = kube_nodes.send(facts.nodes.clone());
     }
     emit(

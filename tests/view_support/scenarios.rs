@@ -210,7 +210,6 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
             error: None,
         },
         nodes,
-        nodes_listed: true,
         rollout: None,
     }
 }
