@@ -199,16 +199,8 @@ mod tests {
 
     fn kube(name: &str, ip: &str, roles: &[&str]) -> KubeNode {
         KubeNode {
-            name: name.into(),
             roles: roles.iter().map(|r| r.to_string()).collect(),
-            ready: true,
-            conditions: vec![],
-            kubelet_version: "v1.34.1".into(),
-            internal_ips: vec![ip.into()],
-            hostname: Some(name.into()),
-            taints: vec![],
-            unschedulable: false,
-            cordoned_by: None,
+            ..crate::kube::test_node(name, ip)
         }
     }
 

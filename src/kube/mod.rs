@@ -15,3 +15,5 @@ pub use types::{
     CORDONED_BY_ANNOTATION, ControlPlaneComponent, KubeNode, NodeCondition, image_tag,
     match_talos_node,
 };
+#[cfg(test)]
+pub(crate) use types::test_node;
