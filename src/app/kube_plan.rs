@@ -13,7 +13,7 @@ use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, initial_steps,
     kubernetes_plan_guards, offered_kubernetes_targets, target_text,
 };
-use crate::upgrade::{Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict};
+use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict};
 use crate::versions::{KubeVersion, Version};
 
 /// The removed-API guard's reason while the count is still under way.
@@ -66,19 +66,14 @@ impl KubePlanScreen {
         self.settings.removed_apis = Some(result);
     }
 
-    /// The console's view of two guards: the removed-API count is "checking"
-    /// until it arrives, and the only control plane's restart asks for the
-    /// same typed acknowledgement as on the Talos plan.
+    /// The console's view of the removed-API guard: "checking" until the
+    /// count arrives.
     fn as_shown(&self, guard: Guard) -> Guard {
         match guard.id {
             GuardId::RemovedApis if self.removed_apis.is_none() => Guard {
                 verdict: Verdict::Warn,
                 reason: CHECKING.to_string(),
                 needs_ack: None,
-                ..guard
-            },
-            GuardId::SingleControlPlane if guard.verdict == Verdict::Warn => Guard {
-                needs_ack: Some(SINGLE_CONTROL_PLANE_ACK.to_string()),
                 ..guard
             },
             _ => guard,
@@ -146,11 +141,9 @@ impl PlanKind for Kubernetes {
         target: &KubeVersion,
         settings: &mut KubeSettings,
     ) -> Result<KubernetesUpgradePlan, String> {
-        // The fleet model keeps nodes in the order their reports arrived; the
-        // plan (and so the rollout) goes in a stable order, by node name.
-        let mut ordered = status.clone();
-        ordered.nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut plan = KubernetesUpgradePlan::new(&ordered, target, settings.pre_pull)
+        // The fleet model keeps the node list's order, as `status` does, so the
+        // plan is the one `upgrade-k8s --plan` makes.
+        let mut plan = KubernetesUpgradePlan::new(status, target, settings.pre_pull)
             .map_err(|e| e.to_string());
         if settings.counted_for != plan.as_ref().ok().map(count_key) {
             settings.removed_apis = None;

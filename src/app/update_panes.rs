@@ -66,6 +66,7 @@ fn event_time(event: &FleetEvent) -> Instant {
         | FleetEvent::Node { at, .. }
         | FleetEvent::Etcd { at, .. }
         | FleetEvent::Kubernetes { at, .. }
+        | FleetEvent::Membership { at, .. }
         | FleetEvent::PollFinished { at, .. }
         | FleetEvent::NodeServices { at, .. }
         | FleetEvent::NodeEvent { at, .. } => *at,

@@ -7,11 +7,7 @@ use std::process::ExitCode;
 
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Sources, discover};
-use crate::fleet::kubernetes::unusable_kube_context;
-use crate::fleet::{
-    ClusterStatus, CollectOptions, FleetStatus, apply_kubernetes, collect_context,
-    collect_kubernetes, kube_client_for,
-};
+use crate::fleet::{CollectOptions, FleetStatus, collect_discovered};
 use crate::paths::Paths;
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE};
@@ -45,28 +41,11 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         }
     };
     let options = CollectOptions::default();
+    let kubeconfig = discovery.kubeconfig.clone().map(std::sync::Arc::new);
     let fleet = runtime.block_on(async {
-        let kubeconfig = discovery.kubeconfig.as_ref();
-        let asks = clusters.iter().map(|c| async {
-            let talos = async {
-                match &c.talos {
-                    Some(ctx) => collect_context(&c.name, ctx, &options).await,
-                    None => ClusterStatus::default(),
-                }
-            };
-            let kube = async {
-                match kube_client_for(c, kubeconfig).await {
-                    Some(Ok(client)) => Some(collect_kubernetes(&client).await),
-                    Some(Err(err)) => Some(unusable_kube_context(&err)),
-                    None => None,
-                }
-            };
-            let (mut status, kube) = tokio::join!(talos, kube);
-            if let Some(facts) = kube {
-                apply_kubernetes(&mut status, facts);
-            }
-            status
-        });
+        let asks = clusters
+            .iter()
+            .map(|c| collect_discovered(c, kubeconfig.clone(), options));
         FleetStatus {
             clusters: futures::future::join_all(asks).await,
         }
@@ -322,7 +301,7 @@ fn kubernetes_lines(k: &crate::fleet::KubernetesReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::{NodeRole, NodeStatus, Quorum};
+    use crate::fleet::{ClusterStatus, NodeRole, NodeStatus, Quorum};
 
     #[test]
     fn bytes_read_like_an_operator_expects() {

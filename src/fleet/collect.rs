@@ -1,16 +1,16 @@
-//! Fills the status model from the Talos API: plan the nodes (roles and names
-//! from cluster discovery), probe every node with bounded concurrency, then
-//! read etcd from the control planes. Pollers reuse the steps for partial results.
+//! The Talos-side steps of a poll round: ask a few nodes for the cluster's
+//! members and etcd members, probe every listed node with bounded concurrency,
+//! then read etcd from the control planes. The one collector (`round`) runs them.
 use std::collections::HashMap;
 
 use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
 
+pub use super::membership::NodePlan;
 use super::quorum::Quorum;
 use super::status::{
-    ClusterStatus, EtcdAlarmReport, EtcdMemberReport, EtcdReport, NodeRole, NodeStatus,
+    EtcdAlarmReport, EtcdMemberReport, EtcdReport, NodeRole, NodeSource, NodeStatus,
 };
-use crate::discovery::TalosContext;
 use crate::talos::{
     ClientOptions, ClusterMember, EtcdMember, EtcdMemberStatus, TalosClient, TalosError, fan_out,
     fan_out_stream, member_id_hex,
@@ -33,14 +33,6 @@ impl Default for CollectOptions {
     }
 }
 
-/// What is known about a node before it is probed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodePlan {
-    pub address: String,
-    pub role: NodeRole,
-    pub hostname: Option<String>,
-}
-
 /// The result of probing one node.
 #[derive(Debug, Clone)]
 pub struct NodeProbe {
@@ -59,74 +51,53 @@ fn host_of(endpoint: &str) -> &str {
     host.trim_start_matches('[').trim_end_matches(']')
 }
 
-/// The first member list any of a few nodes gives (endpoints first: they are
-/// usually control planes). `None` when nobody answered.
-pub async fn cluster_members(
-    client: &TalosClient,
-    nodes: &[String],
+/// The first non-empty list any of a few nodes gives for `ask` (endpoints
+/// first: they are usually control planes). `None` when nobody answered with one.
+pub async fn first_list<'a, T, F, Fut>(
+    client: &'a TalosClient,
+    nodes: &'a [String],
     sources: usize,
-) -> Option<Vec<ClusterMember>> {
+    ask: F,
+) -> Option<Vec<T>>
+where
+    F: Fn(&'a str) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<T>, TalosError>>,
+{
     let endpoint_hosts: Vec<&str> = client.endpoints().iter().map(|e| host_of(e)).collect();
-    let mut order: Vec<&String> = nodes.iter().collect();
+    let mut order: Vec<&'a String> = nodes.iter().collect();
     order.sort_by_key(|n| !endpoint_hosts.contains(&n.as_str()));
     let mut asks: FuturesUnordered<_> = order
         .into_iter()
         .take(sources.max(1))
-        .map(|n| client.cluster_members(n))
+        .map(|n| ask(n.as_str()))
         .collect();
     while let Some(result) = asks.next().await {
-        if let Ok(members) = result
-            && !members.is_empty()
+        if let Ok(list) = result
+            && !list.is_empty()
         {
-            return Some(members);
+            return Some(list);
         }
     }
     None
 }
 
-/// The context's nodes plus every cluster member none of them names, at the member's first
-/// IPv4 address (else its first address): a node that joined after the talosconfig was written
-/// (a provisioned VM, say) is shown without editing the operator's talosconfig.
-pub fn with_discovered_members(
-    mut nodes: Vec<String>,
-    members: Option<&[ClusterMember]>,
-) -> Vec<String> {
-    for m in members.unwrap_or_default() {
-        let known = nodes
-            .iter()
-            .any(|n| *n == m.hostname || m.addresses.iter().any(|a| a == n));
-        let address = m
-            .addresses
-            .iter()
-            .find(|a| a.parse::<std::net::Ipv4Addr>().is_ok())
-            .or_else(|| m.addresses.first());
-        if !known && let Some(address) = address {
-            nodes.push(address.clone());
-        }
-    }
-    nodes
+/// The cluster's Talos discovery members (COSI `Members`), from the first of a few nodes that
+/// lists any; `None` when nobody did (discovery disabled, or nobody answered).
+pub async fn cluster_members(
+    client: &TalosClient,
+    nodes: &[String],
+    sources: usize,
+) -> Option<Vec<ClusterMember>> {
+    first_list(client, nodes, sources, |n| client.cluster_members(n)).await
 }
 
-/// Roles and hostnames for each address, from the member list when there is one.
-pub fn plan_nodes(nodes: &[String], members: Option<&[ClusterMember]>) -> Vec<NodePlan> {
-    nodes
-        .iter()
-        .map(|address| {
-            let member = members.and_then(|ms| {
-                ms.iter()
-                    .find(|m| m.addresses.iter().any(|a| a == address) || m.hostname == *address)
-            });
-            NodePlan {
-                address: address.clone(),
-                role: match member {
-                    Some(m) if m.is_control_plane() => NodeRole::Controlplane,
-                    Some(m) if m.machine_type == "worker" => NodeRole::Worker,
-                    _ => NodeRole::Unknown,
-                },
-                hostname: member.map(|m| m.hostname.clone()).filter(|h| !h.is_empty()),
-            }
-        })
-        .collect()
+/// The etcd member list, from the first of a few nodes that gives one.
+pub async fn etcd_members(
+    client: &TalosClient,
+    nodes: &[String],
+    sources: usize,
+) -> Option<Vec<EtcdMember>> {
+    first_list(client, nodes, sources, |n| client.etcd_member_list(n)).await
 }
 
 /// Asks one node for its version, machine status, and (when it may be a
@@ -190,6 +161,7 @@ pub async fn probe_node(client: &TalosClient, plan: &NodePlan) -> NodeProbe {
             name,
             address: plan.address.clone(),
             role,
+            source: plan.source,
             talos_version: version.ok().map(|v| v.tag),
             stage,
             ready,
@@ -219,6 +191,7 @@ pub fn probe_nodes(
             address,
             role: NodeRole::Unknown,
             hostname: None,
+            source: NodeSource::Talosconfig,
         });
         async move { probe_node(client, &plan).await }
     })
@@ -353,88 +326,6 @@ fn is_alarm_report(error: &str) -> bool {
         .any(|word| word.starts_with("alarm:"))
 }
 
-/// Status of one cluster through an existing client. `nodes` empty: the endpoints.
-pub async fn collect_cluster(
-    client: &TalosClient,
-    name: &str,
-    nodes: &[String],
-    options: &CollectOptions,
-) -> ClusterStatus {
-    let nodes: Vec<String> = if nodes.is_empty() {
-        client
-            .endpoints()
-            .iter()
-            .map(|e| host_of(e).to_string())
-            .collect()
-    } else {
-        nodes.to_vec()
-    };
-    let members = cluster_members(client, &nodes, options.member_sources).await;
-    let nodes = with_discovered_members(nodes, members.as_deref());
-    let plans = plan_nodes(&nodes, members.as_deref());
-    let mut probes: Vec<NodeProbe> = probe_nodes(client, plans).collect().await;
-    let position: HashMap<&str, usize> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect();
-    probes.sort_by_key(|p| {
-        position
-            .get(p.status.address.as_str())
-            .copied()
-            .unwrap_or(usize::MAX)
-    });
-    let etcd = collect_etcd(client, &probes).await;
-    ClusterStatus {
-        name: name.to_string(),
-        reachable: probes.iter().any(|p| p.answered),
-        role: client.roles().to_string(),
-        nodes: probes.into_iter().map(|p| p.status).collect(),
-        etcd,
-        kubernetes: None,
-        rollout: None,
-        error: None,
-    }
-}
-
-/// Status of one cluster from its talosconfig context. A context whose
-/// certificates or endpoints are unusable yields a cluster with `error` set.
-pub async fn collect_context(
-    name: &str,
-    ctx: &TalosContext,
-    options: &CollectOptions,
-) -> ClusterStatus {
-    match TalosClient::new(ctx, options.client) {
-        Ok(client) => collect_cluster(&client, name, &ctx.nodes, options).await,
-        Err(err) => unusable_context(name, ctx, &err),
-    }
-}
-
-fn unusable_context(name: &str, ctx: &TalosContext, err: &TalosError) -> ClusterStatus {
-    let role = crate::talos::tls::read_client_certificate(&ctx.name, &ctx.crt_pem)
-        .map(|c| c.roles.to_string())
-        .unwrap_or_default();
-    ClusterStatus {
-        name: name.to_string(),
-        reachable: false,
-        role,
-        nodes: ctx
-            .nodes
-            .iter()
-            .map(|n| NodeStatus {
-                name: n.clone(),
-                address: n.clone(),
-                error: Some(err.to_string()),
-                ..Default::default()
-            })
-            .collect(),
-        etcd: EtcdReport::default(),
-        kubernetes: None,
-        rollout: None,
-        error: Some(err.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,60 +404,6 @@ mod tests {
         assert!(r.members[0].healthy && !r.members[1].healthy);
         assert_eq!(r.members[1].errors, ["slow disk"]);
         assert_eq!(r.quorum.tolerates, 0);
-    }
-
-    #[test]
-    fn plans_take_roles_and_names_from_members() {
-        let members = vec![
-            ClusterMember {
-                id: "cp-1".into(),
-                hostname: "cp-1".into(),
-                addresses: vec!["127.10.0.2".into()],
-                machine_type: "controlplane".into(),
-                operating_system: String::new(),
-            },
-            ClusterMember {
-                id: "w-1".into(),
-                hostname: "w-1".into(),
-                addresses: vec!["127.10.0.5".into()],
-                machine_type: "worker".into(),
-                operating_system: String::new(),
-            },
-        ];
-        let nodes = vec![
-            "127.10.0.2".to_string(),
-            "127.10.0.5".into(),
-            "127.10.0.9".into(),
-        ];
-        let plans = plan_nodes(&nodes, Some(&members));
-        assert_eq!(plans[0].role, NodeRole::Controlplane);
-        assert_eq!(plans[1].role, NodeRole::Worker);
-        assert_eq!(plans[1].hostname.as_deref(), Some("w-1"));
-        assert_eq!(plans[2].role, NodeRole::Unknown);
-        assert_eq!(plans[2].hostname, None);
-    }
-
-    #[test]
-    fn members_missing_from_the_context_are_added_once() {
-        let nodes = vec!["10.0.0.1".to_string(), "w-1".to_string()];
-        let members = vec![
-            member_at("cp-1", &["10.0.0.1"]),
-            member_at("w-1", &["10.0.0.4"]),
-            member_at("w-new", &["fd00::9", "10.0.0.9"]),
-        ];
-        let all = with_discovered_members(nodes, Some(&members));
-        assert_eq!(all, ["10.0.0.1", "w-1", "10.0.0.9"]);
-        assert_eq!(with_discovered_members(vec!["a".into()], None), ["a"]);
-    }
-
-    fn member_at(host: &str, addresses: &[&str]) -> ClusterMember {
-        ClusterMember {
-            id: host.to_string(),
-            hostname: host.to_string(),
-            addresses: addresses.iter().map(|a| a.to_string()).collect(),
-            machine_type: "worker".to_string(),
-            operating_system: String::new(),
-        }
     }
 
     #[test]

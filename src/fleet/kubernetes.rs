@@ -8,7 +8,7 @@ use crate::discovery::Cluster;
 use crate::kube::{KubeClient, KubeError, KubeNode, match_talos_node};
 use crate::rollout::RolloutLeaseInfo;
 
-use super::status::{ClusterStatus, ComponentReport, KubernetesReport, RolloutStatus};
+use super::status::{ClusterStatus, ComponentReport, KubernetesReport, NodeStatus, RolloutStatus};
 
 /// Everything the Kubernetes API told, or why it could not.
 #[derive(Debug, Clone, Default)]
@@ -17,6 +17,14 @@ pub struct KubernetesFacts {
     pub nodes: Vec<KubeNode>,
     /// The rollout some console holds the lease for, unless it expired.
     pub rollout: Option<RolloutStatus>,
+}
+
+impl KubernetesFacts {
+    /// Whether `nodes` is the API's node list: it lists some, or nothing failed
+    /// (an empty list beside an error may be the failed call's).
+    pub fn nodes_listed(&self) -> bool {
+        !self.nodes.is_empty() || self.report.error.is_none()
+    }
 }
 
 /// The rollout a lease shows, or `None` when its holder stopped renewing it.
@@ -106,19 +114,24 @@ pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
 /// `null`s.
 pub fn apply_kubernetes(status: &mut ClusterStatus, facts: KubernetesFacts) {
     for node in &mut status.nodes {
-        let matched = match_talos_node(&node.address, &node.name, &facts.nodes);
-        node.kubelet_version = matched.map(|k| k.kubelet_version.clone());
-        node.k8s_ready = matched.map(|k| k.ready);
-        node.cordoned = matched.map(|k| k.unschedulable);
+        apply_kube_node(node, &facts.nodes);
     }
     status.rollout = facts.rollout;
     status.kubernetes = Some(facts.report);
 }
 
+/// One node's kubelet version, Ready and cordon from the Kubernetes node that
+/// is it (matched by address, then hostname); `null`s when there is none.
+pub fn apply_kube_node(node: &mut NodeStatus, kube_nodes: &[KubeNode]) {
+    let matched = match_talos_node(&node.address, &node.name, kube_nodes);
+    node.kubelet_version = matched.map(|k| k.kubelet_version.clone());
+    node.k8s_ready = matched.map(|k| k.ready);
+    node.cordoned = matched.map(|k| k.unschedulable);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::NodeStatus;
 
     fn kube_node(name: &str, ip: &str, ready: bool) -> KubeNode {
         KubeNode {

@@ -2,13 +2,14 @@
 //! the model the app's pure update step folds those reports into
 //! ([`FleetModel`]). Every report carries the time it was made, so folding is
 //! deterministic and ages can be shown without a ticking clock.
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
 use crate::kube::KubeNode;
 use crate::talos::ServiceStatus;
 
-use super::kubernetes::{KubernetesFacts, apply_kubernetes};
+use super::kubernetes::{KubernetesFacts, apply_kube_node, apply_kubernetes};
+use super::membership::{Answered, NodePlan, still_in_cluster};
 use super::status::{ClusterStatus, EtcdReport, NodeStatus};
 
 /// How many recent events are kept per node for the detail view.
@@ -45,6 +46,14 @@ pub enum FleetEvent {
         facts: KubernetesFacts,
         at: Instant,
     },
+    /// The round's node list, from every source that answered: nodes keep its
+    /// order, and a node no longer listed by a source that answered leaves.
+    Membership {
+        cluster: String,
+        nodes: Vec<NodePlan>,
+        answered: Answered,
+        at: Instant,
+    },
     /// A poll round ended; nodes that did not answer in it are stale.
     PollFinished { cluster: String, at: Instant },
     /// Services of one node (for the node detail view).
@@ -71,6 +80,7 @@ impl FleetEvent {
             | FleetEvent::Node { cluster, .. }
             | FleetEvent::Etcd { cluster, .. }
             | FleetEvent::Kubernetes { cluster, .. }
+            | FleetEvent::Membership { cluster, .. }
             | FleetEvent::PollFinished { cluster, .. }
             | FleetEvent::NodeServices { cluster, .. }
             | FleetEvent::NodeEvent { cluster, .. } => cluster,
@@ -98,6 +108,17 @@ pub struct ClusterLive {
 }
 
 impl ClusterLive {
+    /// Nothing known yet about the cluster called `name`.
+    pub fn named(name: &str) -> ClusterLive {
+        ClusterLive {
+            status: ClusterStatus {
+                name: name.to_string(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
     /// Whether anything was ever heard from the cluster.
     pub fn has_data(&self) -> bool {
         self.poll_finished.is_some() || !self.node_answered.is_empty()
@@ -135,12 +156,55 @@ impl ClusterLive {
                     known.k8s_ready,
                     known.cordoned,
                 );
+                let source = known.source;
                 *known = node;
                 // Kubernetes facts arrive separately; keep them until they do.
                 (known.kubelet_version, known.k8s_ready, known.cordoned) = kube;
+                // The round's node list says where a node came from (a watch's re-probe does not know).
+                known.source = source;
             }
-            None => self.status.nodes.push(node),
+            None => {
+                // Kubernetes may have answered before this node's first probe.
+                let mut node = node;
+                if self.kube_at.is_some() {
+                    apply_kube_node(&mut node, &self.kube_nodes);
+                }
+                self.status.nodes.push(node);
+            }
         }
+    }
+
+    /// Drops the nodes that left the cluster and puts the rest in the list's order.
+    fn fold_membership(&mut self, list: &[NodePlan], answered: Answered) -> bool {
+        let shown = |nodes: &[NodeStatus]| -> Vec<(String, super::NodeSource)> {
+            nodes
+                .iter()
+                .map(|n| (n.address.clone(), n.source))
+                .collect()
+        };
+        let before = shown(&self.status.nodes);
+        for node in &mut self.status.nodes {
+            if let Some(plan) = list.iter().find(|p| p.address == node.address) {
+                node.source = plan.source;
+            }
+        }
+        self.status
+            .nodes
+            .retain(|n| still_in_cluster(n, list, answered));
+        let position = |n: &NodeStatus| {
+            list.iter()
+                .position(|p| p.address == n.address)
+                .unwrap_or(usize::MAX)
+        };
+        self.status.nodes.sort_by_key(position);
+        let kept: HashSet<&str> = self
+            .status
+            .nodes
+            .iter()
+            .map(|n| n.address.as_str())
+            .collect();
+        self.node_answered.retain(|a, _| kept.contains(a.as_str()));
+        before != shown(&self.status.nodes)
     }
 
     /// Folds one report in. Returns whether anything visible changed.
@@ -190,6 +254,9 @@ impl ClusterLive {
                 apply_kubernetes(&mut self.status, facts);
                 return before != seen(self);
             }
+            FleetEvent::Membership {
+                nodes, answered, ..
+            } => return self.fold_membership(&nodes, answered),
             FleetEvent::PollFinished { at, .. } => {
                 self.poll_finished = Some(at);
                 self.polling = false;
@@ -231,13 +298,7 @@ impl FleetModel {
         let live = self
             .clusters
             .entry(cluster.clone())
-            .or_insert_with(|| ClusterLive {
-                status: ClusterStatus {
-                    name: cluster,
-                    ..Default::default()
-                },
-                ..Default::default()
-            });
+            .or_insert_with(|| ClusterLive::named(&cluster));
         live.apply(event)
     }
 
@@ -339,6 +400,55 @@ mod tests {
         assert_eq!(n.talos_version.as_deref(), Some("v1.12.0"));
         assert_eq!(n.kubelet_version.as_deref(), Some("v1.34.1"));
         assert_eq!(n.k8s_ready, Some(true));
+    }
+
+    #[test]
+    fn a_node_the_round_no_longer_lists_leaves_and_the_rest_keep_its_order() {
+        use crate::fleet::membership::{Answered, NodePlan};
+        use crate::fleet::{NodeRole, NodeSource};
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        for a in ["127.1.0.3", "127.1.0.1", "127.1.0.2"] {
+            fleet.apply(FleetEvent::Node {
+                cluster: "c".into(),
+                node: node(a, Some("v1.11.3"), None),
+                at: t0,
+            });
+        }
+        let plan = |a: &str, source| NodePlan {
+            address: a.into(),
+            role: NodeRole::Worker,
+            hostname: None,
+            source,
+        };
+        let changed = fleet.apply(FleetEvent::Membership {
+            cluster: "c".into(),
+            nodes: vec![
+                plan("127.1.0.1", NodeSource::Talosconfig),
+                plan("127.1.0.2", NodeSource::Discovery),
+            ],
+            answered: Answered {
+                members: true,
+                ..Default::default()
+            },
+            at: t0,
+        });
+        assert!(changed);
+        let live = fleet.cluster("c").unwrap();
+        let listed: Vec<(&str, NodeSource)> = live
+            .status
+            .nodes
+            .iter()
+            .map(|n| (n.address.as_str(), n.source))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("127.1.0.1", NodeSource::Talosconfig),
+                ("127.1.0.2", NodeSource::Discovery)
+            ]
+        );
+        assert_eq!(live.node_last_answer("127.1.0.3"), None);
     }
 
     #[test]

@@ -153,14 +153,42 @@ impl NodeRole {
     }
 }
 
+/// Where the node list learned of a node: the talosconfig context names it, or
+/// Talos discovery (COSI `Members`), the etcd member list or the Kubernetes
+/// node list found it. The first source that names a node is the one shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeSource {
+    #[default]
+    Talosconfig,
+    Discovery,
+    Etcd,
+    Kubernetes,
+}
+
+impl NodeSource {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            NodeSource::Talosconfig => "talosconfig",
+            NodeSource::Discovery => "discovery",
+            NodeSource::Etcd => "etcd",
+            NodeSource::Kubernetes => "kubernetes",
+        }
+    }
+}
+
 /// One node. Fields the node could not tell are `null`; `error` says why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct NodeStatus {
     /// Hostname, else the address.
     pub name: String,
-    /// The address the node is reached at (the talosconfig node entry).
+    /// The address the node is reached at (the talosconfig node entry, or the
+    /// address the source that found it gives).
     pub address: String,
     pub role: NodeRole,
+    /// Which source put the node in the list.
+    #[serde(default)]
+    pub source: NodeSource,
     pub talos_version: Option<String>,
     pub stage: Option<MachineStage>,
     pub ready: bool,
@@ -275,6 +303,7 @@ mod tests {
                     name: "cp-1".into(),
                     address: "127.10.0.2".into(),
                     role: NodeRole::Controlplane,
+                    source: NodeSource::Discovery,
                     talos_version: Some("v1.11.3".into()),
                     stage: Some(MachineStage::ShuttingDown),
                     ready: true,
@@ -344,12 +373,14 @@ mod tests {
                 "name",
                 "ready",
                 "role",
+                "source",
                 "stage",
                 "talos_version",
                 "unmet_conditions"
             ]
         );
         assert_eq!(cluster["nodes"][0]["role"], "controlplane");
+        assert_eq!(cluster["nodes"][0]["source"], "discovery");
         assert_eq!(cluster["nodes"][0]["stage"], "shutting down");
         assert_eq!(
             keys(&cluster["etcd"]["members"][0]),

@@ -11,6 +11,8 @@ mod types;
 pub use client::{KubeClient, KubeError};
 pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};
 pub use lease::{HeldLease, LeaseClaim, LeaseError, LeaseRecord};
+#[cfg(test)]
+pub(crate) use types::test_node;
 pub use types::{
     CORDONED_BY_ANNOTATION, ControlPlaneComponent, KubeNode, NodeCondition, image_tag,
     match_talos_node,

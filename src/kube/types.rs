@@ -181,23 +181,29 @@ pub fn match_talos_node<'a>(
         })
 }
 
+/// A Ready node on kubelet v1.34.1 at `ip`, for tests.
+#[cfg(test)]
+pub(crate) fn test_node(name: &str, ip: &str) -> KubeNode {
+    KubeNode {
+        name: name.into(),
+        roles: vec![],
+        ready: true,
+        conditions: vec![],
+        kubelet_version: "v1.34.1".into(),
+        internal_ips: vec![ip.into()],
+        hostname: Some(name.into()),
+        taints: vec![],
+        unschedulable: false,
+        cordoned_by: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn node(name: &str, ip: &str) -> KubeNode {
-        KubeNode {
-            name: name.into(),
-            roles: vec![],
-            ready: true,
-            conditions: vec![],
-            kubelet_version: "v1.34.1".into(),
-            internal_ips: vec![ip.into()],
-            hostname: Some(name.into()),
-            taints: vec![],
-            unschedulable: false,
-            cordoned_by: None,
-        }
+        test_node(name, ip)
     }
 
     #[test]

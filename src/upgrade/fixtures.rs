@@ -15,6 +15,7 @@ pub fn node(name: &str, index: u8, role: NodeRole, talos: &str) -> NodeStatus {
         name: name.to_string(),
         address: format!("127.10.0.{}", index + 2),
         role,
+        source: Default::default(),
         talos_version: Some(talos.to_string()),
         stage: Some(MachineStage::Running),
         ready: true,

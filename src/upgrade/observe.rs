@@ -3,8 +3,7 @@
 //! node counts as done: back, running and ready on the target, Kubernetes Ready, etcd healthy,
 //! and booted again (its boot id changed, where the client may read it).
 use crate::fleet::{
-    ClusterStatus, CollectOptions, NodeStatus, apply_kubernetes, collect_cluster,
-    collect_kubernetes,
+    ClusterStatus, CollectOptions, KubeSource, NodeStatus, TalosSide, collect_status,
 };
 use crate::kube::KubeClient;
 use crate::talos::{MachineStage, TalosClient, TalosError};
@@ -25,20 +24,15 @@ pub struct ClusterObserver {
 }
 
 impl ClusterObserver {
-    /// Status of every node, etcd and (when paired) Kubernetes, asked concurrently.
+    /// Status of every node, etcd and (when paired) Kubernetes: the one collector's round,
+    /// as `status` and the console's poller see it.
     pub async fn status(&self) -> ClusterStatus {
-        let talos = collect_cluster(&self.talos, &self.cluster, &self.nodes, &self.options);
-        let kube = async {
-            match &self.kube {
-                Some(client) => Some(collect_kubernetes(client).await),
-                None => None,
-            }
-        };
-        let (mut status, kube) = tokio::join!(talos, kube);
-        if let Some(facts) = kube {
-            apply_kubernetes(&mut status, facts);
-        }
-        status
+        let talos = TalosSide::with_client(self.talos.clone(), &self.nodes);
+        let kube = self
+            .kube
+            .clone()
+            .map_or(KubeSource::None, KubeSource::Client);
+        collect_status(&self.cluster, Some(talos), kube, self.options).await
     }
 }
 

@@ -218,7 +218,13 @@ impl SimFleet {
             let nodes: Vec<String> = cluster
                 .nodes()
                 .iter()
-                .map(|n| n.address().to_string())
+                .enumerate()
+                .filter(|(i, _)| {
+                    spec.talosconfig_nodes
+                        .as_ref()
+                        .is_none_or(|only| only.contains(i))
+                })
+                .map(|(_, n)| n.address().to_string())
                 .collect();
             let mut add = |suffix: &str, roles: &[&str], expired: bool| -> Result<(), SimError> {
                 let (crt_pem, key_pem) = pki.client_cert(roles, expired)?;

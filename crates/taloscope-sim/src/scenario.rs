@@ -10,6 +10,7 @@
 //!     talos_version: v1.11.3        # default for this cluster's nodes (default v1.11.3)
 //!     kubernetes_version: v1.34.1   # default for this cluster's nodes (default v1.34.1)
 //!     expired_client_context: false # true: also write a `prod-expired` context (expired admin cert)
+//!     talosconfig_nodes: [cp-1]     # the nodes the talosconfig context names (default: every node)
 //!     etcd:
 //!       members: [cp-1, cp-2, cp-3] # default: every control plane
 //!       leader: cp-1                # default: the first member
@@ -113,6 +114,11 @@ pub struct ClusterSpec {
     pub etcd_members: Vec<usize>,
     pub etcd_leader: Option<usize>,
     pub expired_client_context: bool,
+    /// The nodes (indexes into `nodes`) the talosconfig context names; `None`: every node.
+    /// `talosctl gen config` writes a context with endpoints only
+    /// (siderolabs/talos pkg/machinery/config/generate/talosconfig.go: `NewConfig(name,
+    /// EndpointList, ...)`), and operators add a node or two with `talosctl config node`.
+    pub talosconfig_nodes: Option<Vec<usize>>,
     /// Objects still stored in API versions a later Kubernetes removes, by
     /// `resource.version.group` (as in `kube_api::removed_versions`), with their count.
     pub removed_api_objects: Vec<(String, usize)>,
@@ -128,7 +134,7 @@ pub struct Scenario {
 #[rustfmt::skip]
 const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
-    "removed-api",
+    "removed-api", "sparse",
 ];
 
 impl Scenario {
@@ -159,6 +165,13 @@ impl Scenario {
                 }
             })],
             "fleet" => (0..20).map(fleet_cluster).collect(),
+            // 3 control planes + 2 workers, a talosconfig as most are: the control planes as
+            // endpoints and one node; the others are found through discovery.
+            "sparse" => {
+                let mut cluster = standard_cluster("sparse", 0, |_| {});
+                cluster.talosconfig_nodes = Some(vec![0]);
+                vec![cluster]
+            }
             "healthy-112" => vec![standard_cluster("healthy-112", 0, |n| {
                 n.talos_version = "v1.12.0".into();
             })],
@@ -295,6 +308,7 @@ fn build_cluster(
         etcd_members: members,
         nodes,
         expired_client_context: false,
+        talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
     }
 }
@@ -315,6 +329,7 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
         etcd_leader: Some(0),
         nodes,
         expired_client_context: false,
+        talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
     }
 }
@@ -375,6 +390,9 @@ mod tests {
         let demo = Scenario::builtin("demo").expect("demo");
         let names: Vec<_> = demo.clusters.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["prod", "staging", "edge"]);
+        let sparse = Scenario::builtin("sparse").expect("sparse");
+        assert_eq!(sparse.clusters[0].nodes.len(), 5);
+        assert_eq!(sparse.clusters[0].talosconfig_nodes, Some(vec![0]));
     }
 
     #[test]

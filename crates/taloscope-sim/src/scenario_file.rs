@@ -27,6 +27,8 @@ struct FileCluster {
     #[serde(default)]
     expired_client_context: bool,
     #[serde(default)]
+    talosconfig_nodes: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
     etcd: Option<FileEtcd>,
     #[serde(default)]
     removed_api_objects: std::collections::BTreeMap<String, usize>,
@@ -191,7 +193,30 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
             (members, leader)
         }
     };
+    let talosconfig_nodes = match fc.talosconfig_nodes {
+        None => None,
+        Some(names) => {
+            let mut out = Vec::new();
+            for n in names {
+                let i = nodes
+                    .iter()
+                    .position(|s| s.name == n.value.trim())
+                    .ok_or_else(|| {
+                        (
+                            line_of(&n),
+                            format!(
+                                "talosconfig_nodes: no node {} in cluster {cluster_name}",
+                                n.value
+                            ),
+                        )
+                    })?;
+                out.push(i);
+            }
+            Some(out)
+        }
+    };
     Ok(ClusterSpec {
+        talosconfig_nodes,
         name: cluster_name,
         nodes,
         etcd_members: members,

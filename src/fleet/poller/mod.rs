@@ -218,12 +218,3 @@ async fn supervise(
     while tasks.join_next().await.is_some() {}
     tracing::debug!("poller stopped");
 }
-
-/// Awaits an optional in-flight future; never resolves when there is none
-/// (the `select!` branch using it is disabled then anyway).
-async fn pending_or<F: std::future::Future + Unpin>(fut: Option<&mut F>) -> F::Output {
-    match fut {
-        Some(fut) => fut.await,
-        None => std::future::pending().await,
-    }
-}

@@ -9,10 +9,10 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::pending_or;
 use crate::fleet::collect::{NodePlan, NodeProbe, probe_node};
 use crate::fleet::live::{EVENTS_PER_NODE, FleetEvent};
-use crate::fleet::status::NodeRole;
+use crate::fleet::round::pending_or;
+use crate::fleet::status::{NodeRole, NodeSource};
 use crate::talos::events::{ResumePoint, SequenceAction, StepAction};
 use crate::talos::{EventsItem, EventsOptions, MachineEvent, TalosClient};
 
@@ -68,6 +68,8 @@ async fn follow(
         address: node.clone(),
         role: NodeRole::Unknown,
         hostname: None,
+        // The model keeps the source the round's node list gave.
+        source: NodeSource::Talosconfig,
     };
     let mut probe: Option<BoxFuture<'static, NodeProbe>> = None;
     let mut stage_changed = false;

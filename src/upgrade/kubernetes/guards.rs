@@ -8,8 +8,8 @@ use crate::fleet::{ClusterStatus, NodeRole};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::talos::Roles;
 use crate::upgrade::guards::{
-    Guard, GuardId, RolloutInProgress, Verdict, client_role, etcd_alarms, leader_verdict,
-    no_other_rollout, not_ready_reason, unhealthy_members, verdict_over,
+    Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict, client_role, etcd_alarms,
+    leader_verdict, no_other_rollout, not_ready_reason, unhealthy_members, verdict_over,
 };
 use crate::versions::{
     PathError, Version, check_kubernetes_supported, check_kubernetes_upgrade,
@@ -255,6 +255,8 @@ fn single_control_plane(status: &ClusterStatus) -> Guard {
             id,
             "one control plane: the Kubernetes API is down while its kube-apiserver restarts",
         )
+        // The same typed acknowledgement the Talos upgrade asks for, in the CLI and the console.
+        .acked_by(SINGLE_CONTROL_PLANE_ACK)
     } else {
         Guard::pass(id, format!("{count} control planes"))
     }
