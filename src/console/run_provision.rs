@@ -16,7 +16,8 @@ use crate::app::state::{AppState, Message};
 use crate::approval::MutatingAction;
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
-use crate::provision::cluster::{config_key, join_checks, names_in_use};
+use crate::provision::GuardInputs;
+use crate::provision::cluster::{cluster_addresses, config_key, join_checks, names_in_use};
 use crate::provision::{
     PlanSource, Provider, ProviderClients, ProvisionEvent, ProvisionJournal, ProvisionPlan,
     ProvisionRunner, RunnerOptions, VmProgress, connect, plan, terminate,
@@ -164,10 +165,17 @@ pub(super) fn perform(
                     let (checks, warning) = join_checks(&found, kubeconfig.as_ref()).await?;
                     let journal = ProvisionJournal::open(&state_dir, &plan.cluster)
                         .map_err(|e| e.to_string())?;
-                    Ok::<_, String>((provider, checks, warning, journal))
+                    // The wizard takes no acknowledgements yet: a guard that warns refuses.
+                    let guards = GuardInputs {
+                        config: (*config).clone(),
+                        addresses: cluster_addresses(&found),
+                        nodes: found.nodes().to_vec(),
+                        acks: Vec::new(),
+                    };
+                    Ok::<_, String>((provider, checks, warning, journal, guards))
                 }
                 .await;
-                let (provider, checks, warning, journal) = match result {
+                let (provider, checks, warning, journal, guards) = match result {
                     Ok(parts) => parts,
                     Err(e) => {
                         let ended = ProvisionUpdate::Ended {
@@ -189,7 +197,8 @@ pub(super) fn perform(
                     ..RunnerOptions::default()
                 };
                 let runner =
-                    ProvisionRunner::new(*plan, provider, checks, Some(journal), options, tx);
+                    ProvisionRunner::new(*plan, provider, checks, Some(journal), options, tx)
+                        .with_guards(guards);
                 let run = {
                     let approved = approved.clone();
                     tokio::spawn(async move { runner.run(&approved).await })
