@@ -5,9 +5,6 @@ use std::path::{Path, PathBuf};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
-/// Kept for `sim`, which calls it here until it moves into its own crate
-/// (branch `sim-crate`) with a calendar of its own; new code uses `clock`.
-
 pub const LOG_FILE_PREFIX: &str = "taloscope.log";
 
 /// Log lines queued for the writer thread at most.

@@ -78,7 +78,7 @@ pub fn odd_members(plan: &ProvisionPlan, etcd: &EtcdReport) -> Guard {
         return Guard::pass(id, "workers do not join etcd");
     }
     let after = etcd.quorum.members + plan.count;
-    if after % 2 == 0 {
+    if after.is_multiple_of(2) {
         Guard::warn(
             id,
             format!(
