@@ -40,6 +40,7 @@ fn big_cluster_state() -> AppState {
         }),
         kube: None,
         paired_by: None,
+        ..Default::default()
     };
     let mut state = AppState::new(
         Discovery {

@@ -241,6 +241,9 @@ pub struct ProvisionArgs {
     /// Give up on nodes that have not joined after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
     pub timeout: u64,
+    /// A typed acknowledgement, e.g. "an even etcd member count" for a fourth control plane.
+    #[arg(long, value_name = "TEXT")]
+    pub ack: Vec<String>,
     /// Plan and progress as a table and lines, or as JSON.
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,

@@ -20,8 +20,10 @@
 //! - `talos`, `kube`, `opennebula`: protocol clients, bytes on the wire to
 //!   typed values and back.
 //! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
-//! - `logging`, `versions`, `tui`: the log file; version rules and upgrade
-//!   paths; terminal setup, capabilities, glyphs and themes.
+//! - `logging`, `versions`, `tui`, `guards`: the log file; version rules and
+//!   upgrade paths; terminal setup, capabilities, glyphs and themes; a guard's
+//!   verdict and acknowledgement, and every guard's `?` explanation (upgrades
+//!   and provisions build their guard lists from them).
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
 //!
@@ -37,6 +39,7 @@ pub mod config;
 pub mod console;
 pub mod discovery;
 pub mod fleet;
+pub mod guards;
 pub mod kube;
 pub mod logging;
 pub mod opennebula;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Bottom to top; a module may use modules of the layers below its own only.
 const LAYERS: &[&[&str]] = &[
     &["proto", "clock", "paths", "config"],
-    &["logging", "versions", "tui"],
+    &["logging", "versions", "tui", "guards"],
     &["discovery"],
     &["talos", "kube", "opennebula"],
     &["rollout", "approval"],

@@ -1,7 +1,8 @@
 //! End-to-end: the console as `taloscope-sim demo` opens it, in an 80x24 pseudo-terminal
 //! (the `demo` sim served from the test process on loopback addresses), NO_COLOR=1 LANG=C.
 //! The upgrade plan of `prod` opens with `u`, its guards pass, `?` explains, `s` asks for the
-//! cluster name and a wrong name cancels; `prod-reader`'s plan refuses Start on the client
+//! cluster name and a wrong name cancels; a console started with `--context prod-reader`
+//! (prod's reader context) shows prod through it and its plan refuses Start on the client
 //! role guard; one worker upgrades to completion on screen. On a sim that outlives the
 //! console, a console killed mid-rollout resumes from its journal.
 mod pty_support;
@@ -58,25 +59,33 @@ fn demo_plan_walks_to_the_confirmation_and_cancels() {
     s.wait_for("the nodes pane again", BOUND, |t| {
         t.contains("+ Nodes (") && !t.contains("Upgrade prod")
     });
-    s.send(b":ctx prod-reader\r");
-    s.wait_for("prod-reader's nodes", BOUND, |t| {
-        t.contains("cluster: prod-reader") && t.contains("cp-1")
-    });
-    s.send(b"u");
-    s.wait_for("the reader's refusal", BOUND, |t| {
-        t.contains("Upgrade prod-reader") && t.contains("Start refused")
-    });
-    let refused = s.text();
-    assert!(refused.contains("client role"), "{refused}");
-    s.send(b"\x1b");
-    s.wait_for("the plan to close", BOUND, |t| {
-        !t.contains("Upgrade prod-reader")
-    });
     s.send(b"q");
     let (status, _raw) = s.finish(BOUND);
     assert!(status.success(), "exit status {status:?}");
     // The demo keeps its audit log in its own temporary dir; the audit is
     // checked on the rollout below.
+
+    // prod-reader reaches prod too: named, it is the context prod uses, and its plan refuses.
+    let mut args = sim.demo_console_args();
+    args.extend(["--context".to_string(), "prod-reader".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut s = PtySession::start(24, 80, home.path(), &args, &env);
+    s.wait_for("prod through prod-reader", BOUND, |t| {
+        t.contains("cluster: prod via prod-reader (os:reader)") && t.contains("cp-1")
+    });
+    s.send(b"u");
+    s.wait_for("the reader's refusal", BOUND, |t| {
+        t.contains("Upgrade prod") && t.contains("Start refused")
+    });
+    let refused = s.text();
+    assert!(refused.contains("client role"), "{refused}");
+    s.send(b"\x1b");
+    s.wait_for("the plan to close", BOUND, |t| {
+        !t.contains("Upgrade prod to")
+    });
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
 }
 
 /// The whole walk on the demo's `prod`: plan, leave out all but one worker, start,

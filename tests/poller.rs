@@ -326,10 +326,7 @@ async fn watching_a_node_follows_services_and_events_across_a_reboot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_ends_every_task() {
     let sim = start(scenario("healthy")).await;
-    let (poller, mut rx) = spawn(
-        clusters(&sim, &["healthy", "healthy-reader"]),
-        options(50, 50, fast()),
-    );
+    let (poller, mut rx) = spawn(clusters(&sim, &["healthy"]), options(50, 50, fast()));
     poller.send(PollerCommand::WatchNode {
         cluster: "healthy".into(),
         node: sim.address("healthy", 0),
@@ -357,6 +354,7 @@ async fn a_kubernetes_only_cluster_without_a_kubeconfig_says_why() {
             server: Some("https://127.0.0.1:1".into()),
         }),
         paired_by: None,
+        ..Default::default()
     };
     let (poller, mut rx) = spawn(vec![cluster], options(300, 60_000, fast()));
     let round = within(10, "a round", one_round(&mut rx, "kube-only")).await;

@@ -27,6 +27,7 @@ pub(crate) fn discovered(name: &str) -> Cluster {
         }),
         kube: None,
         paired_by: None,
+        ..Default::default()
     }
 }
 

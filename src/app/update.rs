@@ -166,6 +166,33 @@ fn on_event(state: &mut AppState, event: AppEvent) {
     }
 }
 
+/// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is. The
+/// pollers keep the context they started with; naming another one takes a restart.
+fn use_cluster_or_context(state: &mut AppState, name: &str) -> Message {
+    let cluster = state
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .or_else(|| {
+            state
+                .clusters
+                .iter()
+                .find(|c| c.with_context(name).is_some())
+        })
+        .map(|c| (c.name.clone(), c.talos_context().map(str::to_owned)));
+    let Some((cluster, in_use)) = cluster else {
+        return Message::error(format!("no cluster named {name:?} (Tab completes names)"));
+    };
+    state.use_cluster(&cluster);
+    panes::open_cluster(state);
+    match in_use {
+        Some(ctx) if cluster != name && ctx != name => Message::warn(format!(
+            "{name} reaches cluster {cluster}, which uses {ctx} here; start taloscope with --context {name} to use it"
+        )),
+        _ => Message::info(format!("using cluster {cluster}")),
+    }
+}
+
 fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
     let last = state.visible_clusters().len().saturating_sub(1);
     match action {
@@ -357,12 +384,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             vec![Effect::ReloadDiscovery]
         }
         Ok(Some(Command::Ctx(name))) => {
-            state.message = Some(if state.use_cluster(&name) {
-                panes::open_cluster(state);
-                Message::info(format!("using cluster {name}"))
-            } else {
-                Message::error(format!("no cluster named {name:?} (Tab completes names)"))
-            });
+            state.message = Some(use_cluster_or_context(state, &name));
             Vec::new()
         }
         Ok(Some(Command::Fleet)) => {

@@ -19,6 +19,7 @@ fn cluster(name: &str, kube: Option<&str>) -> Cluster {
             server: Some("https://127.0.0.1:6443".into()),
         }),
         paired_by: Some(PairedBy::Name),
+        ..Default::default()
     }
 }
 

@@ -229,12 +229,16 @@ async fn run_in_terminal(
     Ok(exit)
 }
 
-/// Discovery as the console sees it: source (config file) errors first.
+/// Discovery as the console sees it: source (config file) errors first; a cluster reached
+/// through the context `--context` names uses exactly that context.
 pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
     let env = |name: &str| std::env::var(name).ok();
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, paths);
     let mut discovery = discover(&sources);
     discovery.errors.splice(0..0, source_errors);
+    if let Some(name) = &global.context {
+        discovery.use_context(name);
+    }
     discovery
 }
 
@@ -248,11 +252,7 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
         let by_context = state
             .clusters
             .iter()
-            .find(|c| {
-                &c.name == name
-                    || c.talos.as_ref().is_some_and(|t| &t.name == name)
-                    || c.kube.as_ref().is_some_and(|k| &k.name == name)
-            })
+            .find(|c| c.with_context(name).is_some())
             .map(|c| c.name.clone());
         match by_context {
             Some(cluster) => {
@@ -311,6 +311,7 @@ mod tests {
                 server: None,
             }),
             paired_by: None,
+            ..Default::default()
         };
         Discovery {
             clusters: vec![cluster("a", "ctx-a"), cluster("b", "ctx-b")],

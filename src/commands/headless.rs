@@ -476,24 +476,20 @@ pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutI
     }
 }
 
-/// The cluster named by --context (cluster name or talos context name); it needs the Talos API.
+/// The cluster named by --context (its name, or any of its contexts, which it then uses); it
+/// needs the Talos API.
 fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
-    let clusters = &discovery.clusters;
-    let cluster = clusters
-        .iter()
-        .find(|c| c.name == wanted)
-        .or_else(|| clusters.iter().find(|c| c.talos_context() == Some(wanted)))
-        .ok_or_else(|| {
-            usage(format!(
-                "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
-            ))
-        })?;
+    let cluster = discovery.select(wanted).ok_or_else(|| {
+        usage(format!(
+            "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
+        ))
+    })?;
     if cluster.talos.is_none() {
         return Err(usage(format!(
             "cluster {wanted:?} has no talosconfig context; the upgrade needs the Talos API"
         )));
     }
-    Ok(cluster.clone())
+    Ok(cluster)
 }
 
 async fn observer_for(cluster: &Cluster, discovery: &Discovery) -> Result<ClusterObserver, Stop> {

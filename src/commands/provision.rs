@@ -1,7 +1,8 @@
 //! `taloscope provision`: plan new nodes for a cluster from its provider
 //! (--plan), or carry the plan out through the dispatcher (--yes --confirm),
-//! printing one line per VM change. Exit 0 only when every new node joined;
-//! 1 some did not; 2 configuration or provider error; 3 refused or cancelled.
+//! printing one line per VM change; the plan's guards are printed with it and
+//! checked again before each VM. Exit codes from exit.rs: 0 every new node
+//! joined; 1 a guard blocks, refused, or some did not join; 2 configuration.
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,11 +13,15 @@ use crate::approval::{AuditLog, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::config::Config;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::guards::{Guard, blocking};
 use crate::paths::Paths;
+use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
-    PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions, connect, plan,
-    terminate,
+    GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionPlan, ProvisionRunner,
+    RunnerOptions, connect, plan, terminate,
 };
+
+use super::upgrade_output::{GuardLine, guard_lines, guards_table};
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code};
 
@@ -46,22 +51,14 @@ fn config_stop(e: impl std::fmt::Display) -> Stop {
     Stop(EXIT_USAGE, e.to_string())
 }
 
-/// The cluster named by --context, by cluster or talos context name.
-fn find_cluster<'a>(discovery: &'a Discovery, wanted: Option<&str>) -> Result<&'a Cluster, Stop> {
+/// The cluster named by --context: its name, or any of its contexts, which it then uses.
+fn find_cluster(discovery: &Discovery, wanted: Option<&str>) -> Result<Cluster, Stop> {
     let name = wanted.ok_or_else(|| config_stop("provision needs --context CLUSTER"))?;
-    let cluster = discovery
-        .cluster(name)
-        .or_else(|| {
-            discovery
-                .clusters
-                .iter()
-                .find(|c| c.talos_context() == Some(name))
-        })
-        .ok_or_else(|| {
-            config_stop(format!(
-                "no cluster or context named {name:?}; `taloscope contexts` lists them"
-            ))
-        })?;
+    let cluster = discovery.select(name).ok_or_else(|| {
+        config_stop(format!(
+            "no cluster or context named {name:?}; `taloscope contexts` lists them"
+        ))
+    })?;
     if cluster.talos.is_none() {
         return Err(config_stop(format!(
             "cluster {name:?} has no talosconfig context; following new nodes needs the Talos API"
@@ -81,7 +78,7 @@ async fn provision(
     discovery: &Discovery,
     paths: &Paths,
 ) -> Result<(), Stop> {
-    let cluster = find_cluster(discovery, global.context.as_deref())?;
+    let cluster = &find_cluster(discovery, global.context.as_deref())?;
     let key = crate::provision::cluster::config_key(config, cluster);
     let env = |name: &str| std::env::var(name).ok();
     let request = PlanRequest {
@@ -137,11 +134,23 @@ async fn provision(
     let plan = plan(config, &provider, &request, &taken)
         .await
         .map_err(config_stop)?;
+    let inputs = GuardInputs {
+        config: config.clone(),
+        addresses: cluster_addresses(cluster),
+        nodes: cluster.nodes().to_vec(),
+        acks: args.ack.clone(),
+    };
+    let guards = check_guards(&plan, &inputs, &checks).await;
+    let blocked = blocking(&guards, &args.ack);
 
     if !args.yes {
-        print(&render_plan(&plan, args.output)?);
+        print(&render_plan(&plan, &guards, &args.ack, args.output)?);
         if args.plan {
-            return Ok(());
+            return if blocked {
+                Err(Stop(EXIT_BLOCKED, String::new()))
+            } else {
+                Ok(())
+            };
         }
         return Err(Stop(
             EXIT_USAGE,
@@ -151,7 +160,14 @@ async fn provision(
     let d = dispatcher(global, paths);
     let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
     if args.output == OutputFormat::Table {
-        print(&plan.table());
+        print(&render_plan(&plan, &guards, &args.ack, args.output)?);
+    }
+    if blocked {
+        let _ = d.finished(&approved, Err("refused by its guards".into()));
+        return Err(Stop(
+            EXIT_BLOCKED,
+            "refused: a guard blocks the provision".into(),
+        ));
     }
 
     let (tx, mut rx) = mpsc::channel(64);
@@ -159,7 +175,8 @@ async fn provision(
         poll: Duration::from_millis(500),
         timeout: Duration::from_secs(args.timeout),
     };
-    let runner = ProvisionRunner::new(plan, provider, checks, journal, options, tx);
+    let runner =
+        ProvisionRunner::new(plan, provider, checks, journal, options, tx).with_guards(inputs);
     let approved_for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
     while let Some(event) = rx.recv().await {
@@ -190,15 +207,36 @@ async fn provision(
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }
 
+/// The plan's JSON: every field of the plan, then its guards and whether they block.
+#[derive(serde::Serialize)]
+struct PlanReport<'a> {
+    #[serde(flatten)]
+    plan: &'a ProvisionPlan,
+    guards: Vec<GuardLine>,
+    blocked: bool,
+}
+
+/// The plan and its GUARDS section (the same table form as `upgrade --plan`), or the JSON.
 fn render_plan(
-    plan: &crate::provision::ProvisionPlan,
+    plan: &ProvisionPlan,
+    guards: &[Guard],
+    acks: &[String],
     output: OutputFormat,
 ) -> Result<String, Stop> {
+    let lines = guard_lines(guards, acks);
     match output {
-        OutputFormat::Table => Ok(plan.table()),
-        OutputFormat::Json => serde_json::to_string_pretty(plan)
-            .map(|j| j + "\n")
-            .map_err(|e| Stop(EXIT_USAGE, format!("cannot encode the plan as JSON: {e}"))),
+        OutputFormat::Table => Ok(format!(
+            "{}\n{}",
+            plan.table(),
+            guards_table(&lines, &plan.cluster)
+        )),
+        OutputFormat::Json => serde_json::to_string_pretty(&PlanReport {
+            plan,
+            blocked: lines.iter().any(|g| g.blocks),
+            guards: lines,
+        })
+        .map(|j| j + "\n")
+        .map_err(|e| Stop(EXIT_USAGE, format!("cannot encode the plan as JSON: {e}"))),
     }
 }
 

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli::{GlobalArgs, OutputFormat};
-use crate::discovery::{Cluster, Sources, discover};
+use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::{CollectOptions, FleetStatus, collect_discovered};
 use crate::paths::Paths;
 
@@ -20,7 +20,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         &Paths::resolve(global.state_dir.as_deref()),
     );
     let discovery = discover(&sources);
-    let clusters = match select(&discovery.clusters, global.context.as_deref()) {
+    let clusters = match select(&discovery, global.context.as_deref()) {
         Ok(clusters) => clusters,
         Err(message) => {
             for err in source_errors.iter().chain(&discovery.errors) {
@@ -72,18 +72,14 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     exit_code(&fleet)
 }
 
-/// The clusters to ask: the one named (by cluster or talos context name), or
-/// every cluster that has a talosconfig context.
-fn select<'a>(clusters: &'a [Cluster], wanted: Option<&str>) -> Result<Vec<&'a Cluster>, String> {
+/// The clusters to ask: the one named (by cluster name, or by any of its contexts, which it
+/// then uses), or every cluster that has a talosconfig context.
+fn select(discovery: &Discovery, wanted: Option<&str>) -> Result<Vec<Cluster>, String> {
     match wanted {
         Some(name) => {
-            let cluster = clusters
-                .iter()
-                .find(|c| c.name == name)
-                .or_else(|| clusters.iter().find(|c| c.talos_context() == Some(name)))
-                .ok_or_else(|| {
-                    format!("no cluster or context named {name:?}; `taloscope contexts` lists them")
-                })?;
+            let cluster = discovery.select(name).ok_or_else(|| {
+                format!("no cluster or context named {name:?}; `taloscope contexts` lists them")
+            })?;
             if cluster.talos.is_none() {
                 return Err(format!(
                     "cluster {name:?} has no talosconfig context; status needs the Talos API"
@@ -92,7 +88,10 @@ fn select<'a>(clusters: &'a [Cluster], wanted: Option<&str>) -> Result<Vec<&'a C
             Ok(vec![cluster])
         }
         None => {
-            let with_talos: Vec<&Cluster> = clusters.iter().filter(|c| c.talos.is_some()).collect();
+            let with_talos: Vec<Cluster> = (discovery.clusters.iter())
+                .filter(|c| c.talos.is_some())
+                .cloned()
+                .collect();
             if with_talos.is_empty() {
                 return Err(
                     "no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG"
@@ -352,8 +351,8 @@ mod tests {
 
     #[test]
     fn unknown_context_is_a_configuration_error() {
-        let err = select(&[], Some("nope")).expect_err("unknown");
+        let err = select(&Discovery::default(), Some("nope")).expect_err("unknown");
         assert!(err.contains("\"nope\""), "{err}");
-        assert!(select(&[], None).is_err());
+        assert!(select(&Discovery::default(), None).is_err());
     }
 }

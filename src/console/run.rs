@@ -411,6 +411,7 @@ mod tests {
             talos: None,
             kube: None,
             paired_by: None,
+            ..Default::default()
         }];
         let mut terminal = Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
         let mut shown = None;

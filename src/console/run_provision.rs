@@ -16,7 +16,8 @@ use crate::app::state::{AppState, Message};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
-use crate::provision::cluster::{config_key, join_checks, names_in_use};
+use crate::provision::GuardInputs;
+use crate::provision::cluster::{cluster_addresses, config_key, join_checks, names_in_use};
 use crate::provision::{
     JoinChecks, PlanRequest, PlanSource, Provider, ProviderClients, ProvisionEvent,
     ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions, VmProgress, connect, plan,
@@ -142,6 +143,8 @@ struct StartParts {
     /// Said on the progress pane before the first VM (a join check that is skipped).
     warning: Option<String>,
     journal: ProvisionJournal,
+    /// What the guards are re-checked with before each VM.
+    guards: GuardInputs,
 }
 
 impl ProvisionIo {
@@ -218,11 +221,19 @@ impl ProvisionIo {
         let (checks, warning) = join_checks(&found, self.kubeconfig.as_ref()).await?;
         let journal =
             ProvisionJournal::open(&self.state_dir, &plan.cluster).map_err(|e| e.to_string())?;
+        // The wizard takes no acknowledgements yet: a guard that warns refuses.
+        let guards = GuardInputs {
+            config: (*self.config).clone(),
+            addresses: cluster_addresses(&found),
+            nodes: found.nodes().to_vec(),
+            acks: Vec::new(),
+        };
         Ok(StartParts {
             provider,
             checks,
             warning,
             journal,
+            guards,
         })
     }
 
@@ -246,7 +257,8 @@ impl ProvisionIo {
             ..RunnerOptions::default()
         };
         let journal = Some(parts.journal);
-        let runner = ProvisionRunner::new(plan, parts.provider, parts.checks, journal, options, tx);
+        let runner = ProvisionRunner::new(plan, parts.provider, parts.checks, journal, options, tx)
+            .with_guards(parts.guards);
         let run = {
             let approved = approved.clone();
             tokio::spawn(async move { runner.run(&approved).await })

@@ -7,16 +7,19 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 mod credentials;
+mod grouping;
 mod kubeconfig;
 mod pairing;
 pub mod report;
+mod roles;
 mod sources;
 mod talosconfig;
 #[cfg(test)]
-mod test_files;
+pub(crate) mod test_files;
 
 pub use credentials::normalize_talos_key_pem;
 pub use pairing::host_of;
+pub use roles::{ClientCertificate, Role, Roles, parse_client_certificate};
 pub use sources::SourceOverrides;
 
 /// One talosconfig context, with its credentials decoded to PEM text. Every
@@ -72,13 +75,19 @@ pub enum PairedBy {
     Address,
 }
 
-/// A cluster: a talos context, a kube context, or both.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A cluster: a talos context, a kube context, or both; the ones in use, and the other
+/// contexts that reach the same cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Cluster {
     pub name: String,
+    /// The talos context in use: the most capable one, unless another was named.
     pub talos: Option<TalosContext>,
     pub kube: Option<KubeContext>,
     pub paired_by: Option<PairedBy>,
+    /// Other talos contexts with the same CA and an endpoint in common, in name order.
+    pub alternate_talos: Vec<TalosContext>,
+    /// Other kube contexts with the same API server, in name order.
+    pub alternate_kube: Vec<KubeContext>,
 }
 
 impl Cluster {
@@ -103,6 +112,47 @@ impl Cluster {
 
     pub fn kube_context(&self) -> Option<&str> {
         self.kube.as_ref().map(|k| k.name.as_str())
+    }
+
+    /// The contexts not in use that reach this cluster: talos ones, then kube ones.
+    pub fn alternate_contexts(&self) -> Vec<&str> {
+        let talos = self.alternate_talos.iter().map(|t| t.name.as_str());
+        talos
+            .chain(self.alternate_kube.iter().map(|k| k.name.as_str()))
+            .collect()
+    }
+
+    /// The roles of the talos context in use (`os:admin`), as its certificate says; empty when
+    /// there is none or it does not parse.
+    pub fn talos_roles(&self) -> String {
+        self.talos
+            .as_ref()
+            .and_then(|t| parse_client_certificate(&t.crt_pem).ok())
+            .map(|c| c.roles.to_string())
+            .unwrap_or_default()
+    }
+
+    /// This cluster using exactly the context `name` (a talos or kube context, primary or
+    /// alternate); the cluster as it is when `name` is its own name. `None`: not this cluster's.
+    pub fn with_context(&self, name: &str) -> Option<Cluster> {
+        let mut cluster = self.clone();
+        if self.name == name || self.talos_context() == Some(name) {
+            return Some(cluster);
+        }
+        if self.kube_context() == Some(name) {
+            return Some(cluster);
+        }
+        if let Some(i) = self.alternate_talos.iter().position(|t| t.name == name) {
+            let named = cluster.alternate_talos.remove(i);
+            cluster.alternate_talos.extend(cluster.talos.replace(named));
+            cluster.alternate_talos.sort_by(|a, b| a.name.cmp(&b.name));
+            return Some(cluster);
+        }
+        let i = self.alternate_kube.iter().position(|k| k.name == name)?;
+        let named = cluster.alternate_kube.remove(i);
+        cluster.alternate_kube.extend(cluster.kube.replace(named));
+        cluster.alternate_kube.sort_by(|a, b| a.name.cmp(&b.name));
+        Some(cluster)
     }
 }
 
@@ -172,11 +222,28 @@ impl Discovery {
     pub fn cluster(&self, name: &str) -> Option<&Cluster> {
         self.clusters.iter().find(|c| c.name == name)
     }
+
+    /// The cluster `--context NAME` means: the cluster of that name, else the cluster one of
+    /// whose contexts (in use or alternate) is so named, using exactly that context.
+    pub fn select(&self, name: &str) -> Option<Cluster> {
+        self.cluster(name)
+            .cloned()
+            .or_else(|| self.clusters.iter().find_map(|c| c.with_context(name)))
+    }
+
+    /// Like [`Discovery::select`], and the cluster keeps using that context from now on (the
+    /// console's `--context`). Returns the cluster's name.
+    pub fn use_context(&mut self, name: &str) -> Option<String> {
+        let chosen = self.select(name)?;
+        let slot = self.clusters.iter_mut().find(|c| c.name == chosen.name)?;
+        *slot = chosen;
+        Some(slot.name.clone())
+    }
 }
 
 /// Reads every kubeconfig and talosconfig in `sources`, merges each kind with
-/// kubectl's first-wins rule, and pairs the contexts into clusters sorted by
-/// name. Never fails as a whole: each problem is an entry in `errors`.
+/// kubectl's first-wins rule, pairs the contexts into clusters and makes the
+/// contexts that reach the same cluster one cluster, sorted by name. Never fails as a whole: each problem is an entry in `errors`.
 pub fn discover(sources: &Sources) -> Discovery {
     let kube = kubeconfig::load(&sources.kubeconfigs);
     let talos = talosconfig::load(&sources.talosconfigs);
@@ -190,7 +257,7 @@ pub fn discover(sources: &Sources) -> Discovery {
     errors.extend(talos.errors);
     errors.extend(paired.errors);
     Discovery {
-        clusters: paired.clusters,
+        clusters: grouping::group(paired.clusters, crate::clock::unix_now() as i64),
         errors,
         kubeconfig: kube.merged,
         current_kube_context: kube.current_context,

@@ -71,6 +71,7 @@ pub(crate) fn pair(
             talos: t,
             kube: k,
             paired_by,
+            ..Default::default()
         });
     }
 
@@ -93,6 +94,7 @@ pub(crate) fn pair(
                 talos: Some(t),
                 kube: Some(k),
                 paired_by: Some(paired_by),
+                ..Default::default()
             });
         }
     }
@@ -103,6 +105,7 @@ pub(crate) fn pair(
             talos: Some(t),
             kube: None,
             paired_by: None,
+            ..Default::default()
         });
     }
     for k in kube.into_iter().flatten() {
@@ -111,6 +114,7 @@ pub(crate) fn pair(
             talos: None,
             kube: Some(k),
             paired_by: None,
+            ..Default::default()
         });
     }
     paired.clusters.sort_by(|a, b| a.name.cmp(&b.name));

@@ -20,6 +20,8 @@ pub struct ClusterEntry<'a> {
     pub endpoints: &'a [String],
     pub nodes: &'a [String],
     pub kube_server: Option<&'a str>,
+    /// The other contexts that reach this cluster; `--context` takes any of them.
+    pub alternate_contexts: Vec<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -52,6 +54,7 @@ impl<'a> From<&'a Cluster> for ClusterEntry<'a> {
             endpoints: cluster.endpoints(),
             nodes: cluster.nodes(),
             kube_server: cluster.kube_server(),
+            alternate_contexts: cluster.alternate_contexts(),
         }
     }
 }
@@ -78,10 +81,11 @@ pub fn paired_by_word(cluster: &Cluster) -> &'static str {
     }
 }
 
-/// The table: NAME TALOS KUBE ENDPOINTS PAIRED-BY, then the errors.
+/// The table: NAME TALOS KUBE ENDPOINTS PAIRED-BY ALSO (the alternate contexts, which
+/// `--context` also takes), then the errors.
 pub fn table(discovery: &Discovery) -> String {
-    let header = ["NAME", "TALOS", "KUBE", "ENDPOINTS", "PAIRED-BY"].map(String::from);
-    let rows: Vec<[String; 5]> = discovery
+    let header = ["NAME", "TALOS", "KUBE", "ENDPOINTS", "PAIRED-BY", "ALSO"].map(String::from);
+    let rows: Vec<[String; 6]> = discovery
         .clusters
         .iter()
         .map(|c| {
@@ -96,6 +100,7 @@ pub fn table(discovery: &Discovery) -> String {
                     endpoints
                 },
                 paired_by_word(c).to_owned(),
+                c.alternate_contexts().join(","),
             ]
         })
         .collect();
@@ -122,6 +127,15 @@ pub fn table(discovery: &Discovery) -> String {
             out.push_str(line.trim_end());
             out.push('\n');
         }
+    }
+    if discovery
+        .clusters
+        .iter()
+        .any(|c| !c.alternate_contexts().is_empty())
+    {
+        out.push_str(
+            "\nALSO: other contexts that reach the same cluster; --context NAME uses exactly that one\n",
+        );
     }
     if !discovery.errors.is_empty() {
         out.push_str("\nERRORS\n");
@@ -160,9 +174,14 @@ mod tests {
             clusters: vec![
                 Cluster {
                     name: "alpha".into(),
-                    talos: Some(talos),
+                    talos: Some(talos.clone()),
                     kube: Some(kube.clone()),
                     paired_by: Some(PairedBy::Name),
+                    alternate_talos: vec![TalosContext {
+                        name: "alpha-reader".into(),
+                        ..talos.clone()
+                    }],
+                    ..Default::default()
                 },
                 Cluster {
                     name: "k".into(),
@@ -173,6 +192,7 @@ mod tests {
                         ..kube
                     }),
                     paired_by: None,
+                    ..Default::default()
                 },
             ],
             errors: vec![DiscoveryError {
@@ -195,9 +215,11 @@ mod tests {
                 "clusters": [
                     {"name": "alpha", "talos_context": "alpha", "kube_context": "admin@alpha",
                      "endpoints": ["127.0.0.11", "127.0.0.12"], "nodes": ["127.0.0.13"],
-                     "kube_server": "https://127.0.0.11:6443"},
+                     "kube_server": "https://127.0.0.11:6443",
+                     "alternate_contexts": ["alpha-reader"]},
                     {"name": "k", "talos_context": null, "kube_context": "k",
-                     "endpoints": [], "nodes": [], "kube_server": null},
+                     "endpoints": [], "nodes": [], "kube_server": null,
+                     "alternate_contexts": []},
                 ],
                 "errors": [
                     {"file": "broken.yaml", "context": null,
@@ -218,6 +240,7 @@ mod tests {
             "\"endpoints\"",
             "\"nodes\"",
             "\"kube_server\"",
+            "\"alternate_contexts\"",
         ];
         let positions: Vec<usize> = order.iter().map(|k| text.find(k).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
@@ -231,20 +254,22 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "NAME   TALOS  KUBE         ENDPOINTS              PAIRED-BY"
+            "NAME   TALOS  KUBE         ENDPOINTS              PAIRED-BY  ALSO"
         );
         assert_eq!(
             lines[1],
-            "alpha  alpha  admin@alpha  127.0.0.11,127.0.0.12  name"
+            "alpha  alpha  admin@alpha  127.0.0.11,127.0.0.12  name       alpha-reader"
         );
         assert_eq!(
             lines[2],
             "k      -      k            -                      kube only"
         );
         assert_eq!(lines[3], "");
-        assert_eq!(lines[4], "ERRORS");
+        assert!(lines[4].starts_with("ALSO: "), "{text}");
+        assert_eq!(lines[5], "");
+        assert_eq!(lines[6], "ERRORS");
         assert_eq!(
-            lines[5],
+            lines[7],
             "  broken.yaml: YAML error at line 5, column 3: oops"
         );
         assert!(!text.contains("PRIVATE KEY"));

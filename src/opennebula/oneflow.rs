@@ -73,6 +73,8 @@ pub struct ServiceVm {
 pub struct ServiceRole {
     pub name: String,
     pub cardinality: u64,
+    /// The most VMs the role may have (OneFlow's `max_vms`), when the service sets it.
+    pub max_vms: Option<u64>,
     pub state: RoleState,
     pub vms: Vec<ServiceVm>,
 }
@@ -313,6 +315,7 @@ fn parse_role(r: &Json) -> ServiceRole {
     ServiceRole {
         name: loose_str(r.get("name")),
         cardinality: r.get("cardinality").and_then(loose_u64).unwrap_or(0),
+        max_vms: r.get("max_vms").and_then(loose_u64),
         state: RoleState(r.get("state").and_then(loose_u64).unwrap_or(0) as u32),
         vms,
     }

@@ -1,14 +1,18 @@
 //! A discovered cluster as a provision sees it: its key in taloscope's
-//! config, the join checks built from its talos and kube contexts, and the
-//! node names already in use there. Shared by the headless command and the
+//! config, the join checks built from its talos and kube contexts, the
+//! node names already in use there and its guards checked against it now. Shared by the headless command and the
 //! console.
 use std::collections::BTreeSet;
 
 use crate::config::Config;
 use crate::discovery::{Cluster, host_of};
-use crate::fleet::kube_client_for;
+use crate::fleet::{CollectOptions, collect_cluster, kube_client_for};
+use crate::guards::Guard;
 use crate::talos::{ClientOptions, TalosClient};
 
+use super::guards::{ProvisionFacts, cluster_hosts, provision_guards};
+use super::machine_config::MachineConfig;
+use super::plan::ProvisionPlan;
 use super::runner::JoinChecks;
 
 /// The key of the cluster's entry in taloscope's config: its name, else its
@@ -74,4 +78,52 @@ pub async fn names_in_use(checks: &JoinChecks) -> BTreeSet<String> {
         taken.extend(members.into_iter().flat_map(|m| [m.id, m.hostname]));
     }
     taken
+}
+
+/// The addresses of `cluster` the guards accept as its own: hosts of its talos endpoints and
+/// nodes (alternate contexts too) and its kube server.
+pub fn cluster_addresses(cluster: &Cluster) -> BTreeSet<String> {
+    let talos = cluster.talos.iter().chain(&cluster.alternate_talos);
+    let addresses = talos.flat_map(|t| t.endpoints.iter().chain(&t.nodes));
+    let kube = cluster.kube.iter().chain(&cluster.alternate_kube);
+    let servers = kube.filter_map(|k| k.server.as_ref());
+    cluster_hosts(addresses.chain(servers).map(String::as_str))
+}
+
+/// The inputs of a guard check the runner repeats before each VM: the config, the cluster's
+/// addresses and the acknowledgements typed.
+#[derive(Debug, Clone, Default)]
+pub struct GuardInputs {
+    pub config: Config,
+    pub addresses: BTreeSet<String>,
+    /// The talosconfig context's nodes (empty: its endpoints), asked for etcd.
+    pub nodes: Vec<String>,
+    pub acks: Vec<String>,
+}
+
+/// The plan's guards against the cluster as it is now: etcd and the members' addresses asked
+/// through `checks`, the machine config read again.
+pub async fn check_guards(
+    plan: &ProvisionPlan,
+    inputs: &GuardInputs,
+    checks: &JoinChecks,
+) -> Vec<Guard> {
+    let options = CollectOptions::default();
+    let status = collect_cluster(&checks.talos, &plan.cluster, &inputs.nodes, &options).await;
+    let mut addresses = inputs.addresses.clone();
+    addresses.extend(cluster_hosts(
+        status.nodes.iter().map(|n| n.address.as_str()),
+    ));
+    let endpoint = plan
+        .machine_config
+        .as_ref()
+        .and_then(|path| MachineConfig::load(path, plan.role).ok())
+        .and_then(|mc| mc.endpoint());
+    provision_guards(&ProvisionFacts {
+        plan,
+        config: &inputs.config,
+        etcd: &status.etcd,
+        cluster_hosts: &addresses,
+        machine_config_endpoint: endpoint.as_deref(),
+    })
 }

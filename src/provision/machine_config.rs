@@ -30,6 +30,20 @@ pub enum MachineConfigError {
 #[serde(default)]
 struct Document {
     machine: Option<Machine>,
+    cluster: Option<ClusterSection>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ClusterSection {
+    #[serde(rename = "controlPlane")]
+    control_plane: Option<ControlPlane>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ControlPlane {
+    endpoint: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -59,6 +73,11 @@ impl MachineConfig {
         &self.bytes
     }
 
+    /// The cluster endpoint the node will join (`cluster.controlPlane.endpoint`), if set.
+    pub fn endpoint(&self) -> Option<String> {
+        control_plane_endpoint(&String::from_utf8_lossy(&self.bytes))
+    }
+
     /// Reads and checks `path` for `role`.
     pub fn load(path: &Path, role: MachineRole) -> Result<MachineConfig, MachineConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| MachineConfigError::Read {
@@ -71,6 +90,13 @@ impl MachineConfig {
             bytes: text.into_bytes(),
         })
     }
+}
+
+/// `cluster.controlPlane.endpoint` of the first document that sets it.
+pub fn control_plane_endpoint(text: &str) -> Option<String> {
+    let docs: Vec<Document> = serde_saphyr::from_multiple(text).ok()?;
+    docs.into_iter()
+        .find_map(|d| d.cluster?.control_plane?.endpoint)
 }
 
 /// Checks the text of a machine config for `role` (`init` counts as a

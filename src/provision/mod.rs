@@ -2,6 +2,7 @@
 //! config checks, the runner that creates VMs and follows each until its node
 //! has joined (reporting on a channel), and the journal of the VMs it started.
 pub mod cluster;
+pub mod guards;
 pub mod journal;
 pub mod machine_config;
 pub mod plan;
@@ -9,6 +10,8 @@ pub mod progress;
 pub mod provider;
 pub mod runner;
 
+pub use cluster::GuardInputs;
+pub use guards::provision_guards;
 pub use journal::{JournalEntry, ProvisionJournal};
 pub use machine_config::{MachineConfig, MachineConfigError};
 pub use plan::{PlanSource, ProvisionPlan};
@@ -29,6 +32,9 @@ pub enum ProvisionError {
     One(#[from] OneError),
     #[error(transparent)]
     Journal(#[from] journal::JournalError),
+    /// A guard blocks the next VM.
+    #[error("{0}")]
+    Refused(String),
     /// The runner was handed an approval for something else.
     #[error("{0}")]
     NotApproved(String),

@@ -22,6 +22,9 @@ pub enum PlanSource {
         role: String,
         cardinality: u64,
         target: u64,
+        /// The role's `max_vms`, when the service sets one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_vms: Option<u64>,
     },
 }
 
@@ -68,6 +71,7 @@ impl ProvisionPlan {
                 role,
                 cardinality,
                 target,
+                ..
             } => format!(
                 "OneFlow service {service_name} (id {service_id}), role {role}: cardinality {cardinality} -> {target}"
             ),

@@ -230,6 +230,7 @@ pub async fn plan(
                     role: current.name.clone(),
                     cardinality: current.cardinality,
                     target: current.cardinality + request.count as u64,
+                    max_vms: current.max_vms,
                 },
                 Vec::new(),
             )

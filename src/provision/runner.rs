@@ -15,6 +15,7 @@ use crate::opennebula::{ExtraTemplate, Service, VmInfo};
 use crate::talos::TalosClient;
 
 use super::ProvisionError;
+use super::cluster::{GuardInputs, check_guards};
 use super::journal::ProvisionJournal;
 use super::machine_config::MachineConfig;
 use super::plan::{PlanSource, ProvisionPlan};
@@ -63,6 +64,8 @@ pub struct ProvisionRunner {
     events: mpsc::Sender<ProvisionEvent>,
     /// OneFlow plans: the role's VM ids before it was scaled.
     flow_before: Option<BTreeSet<u64>>,
+    /// The guards to check again before each VM is created (none: not checked).
+    guards: Option<GuardInputs>,
 }
 
 impl ProvisionRunner {
@@ -82,7 +85,27 @@ impl ProvisionRunner {
             options,
             events,
             flow_before: None,
+            guards: None,
         }
+    }
+
+    /// Checks the plan's guards again against the cluster before each VM is created (before
+    /// the OneFlow role is scaled), as the upgrade runner does before each node.
+    pub fn with_guards(mut self, inputs: GuardInputs) -> ProvisionRunner {
+        self.guards = Some(inputs);
+        self
+    }
+
+    /// Why the next VM may not be created: the first guard that blocks now.
+    async fn refusal(&self) -> Option<String> {
+        let inputs = self.guards.as_ref()?;
+        let guards = check_guards(&self.plan, inputs, &self.checks).await;
+        let g = guards.iter().find(|g| g.blocks(&inputs.acks))?;
+        Some(format!(
+            "refused by the {} guard: {}",
+            g.id.title(),
+            g.reason
+        ))
     }
 
     /// Runs the plan `approved` approves, to the end; the summary is also
@@ -167,18 +190,29 @@ impl ProvisionRunner {
                     .attribute("TALOSCOPE_CLUSTER", &self.plan.cluster)
                     .attribute("TALOSCOPE_ROLE", self.plan.role.as_str());
                 let mut vms = Vec::new();
+                let mut refused = None;
                 for name in self.plan.vm_names.clone() {
                     let mut t = Tracked {
                         progress: blank(None, &name),
                     };
-                    let next = match client.instantiate(*id, &name, &extra).await {
+                    if refused.is_none() {
+                        refused = self.refusal().await;
+                    }
+                    let created = match &refused {
+                        Some(why) => Err(why.clone()),
+                        None => client
+                            .instantiate(*id, &name, &extra)
+                            .await
+                            .map_err(|e| e.to_string()),
+                    };
+                    let next = match created {
                         Ok(vm) => VmProgress {
                             id: Some(vm),
                             ..blank(None, &name)
                         },
-                        Err(e) => VmProgress {
+                        Err(reason) => VmProgress {
                             stage: ProvisionStage::Failed,
-                            reason: Some(e.to_string()),
+                            reason: Some(reason),
                             ..blank(None, &name)
                         },
                     };
@@ -204,6 +238,9 @@ impl ProvisionRunner {
                         .map(|r| r.vms.iter().map(|v| v.id).collect())
                         .unwrap_or_default(),
                 );
+                if let Some(why) = self.refusal().await {
+                    return Err(ProvisionError::Refused(why));
+                }
                 flow.scale(*service_id, role, *target).await?;
                 self.send(ProvisionEvent::Note(format!(
                     "OneFlow service {service_id}: role {role} cardinality set to {target}"

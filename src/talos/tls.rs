@@ -1,13 +1,12 @@
 //! Mutual TLS material from a talosconfig context: the CA to trust, the client
 //! identity (Ed25519, EC or RSA key), and the roles the client certificate
 //! carries in its Subject Organization, so the UI can disable what they forbid.
-use std::fmt;
-
 use thiserror::Error;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 use x509_parser::prelude::{ASN1Time, FromDer, X509Certificate};
 
-use crate::discovery::TalosContext;
+pub use crate::discovery::{ClientCertificate, Role, Roles};
+use crate::discovery::{TalosContext, parse_client_certificate};
 
 /// A problem with the certificates or key of one talosconfig context.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
@@ -47,105 +46,6 @@ impl TlsError {
     }
 }
 
-/// One Talos RBAC role, as written in the client certificate's Organization.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Role {
-    Admin,
-    Operator,
-    Reader,
-    /// Any other role (`os:etcd:backup`, `os:image:verifier`, future roles): kept as written.
-    Other(String),
-}
-
-impl Role {
-    pub fn parse(org: &str) -> Role {
-        match org {
-            "os:admin" => Role::Admin,
-            "os:operator" => Role::Operator,
-            "os:reader" => Role::Reader,
-            other => Role::Other(other.to_string()),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        match self {
-            Role::Admin => "os:admin",
-            Role::Operator => "os:operator",
-            Role::Reader => "os:reader",
-            Role::Other(s) => s,
-        }
-    }
-
-    /// Reboot, shutdown, service restarts, image pulls (os:operator and up).
-    pub fn may_reboot(&self) -> bool {
-        matches!(self, Role::Admin | Role::Operator)
-    }
-
-    /// Upgrade (legacy and lifecycle), apply configuration, etcd leadership moves (os:admin).
-    pub fn may_upgrade(&self) -> bool {
-        matches!(self, Role::Admin)
-    }
-
-    pub fn may_apply_configuration(&self) -> bool {
-        matches!(self, Role::Admin)
-    }
-
-    pub fn may_forfeit_etcd_leadership(&self) -> bool {
-        matches!(self, Role::Admin)
-    }
-
-    pub fn may_pull_images(&self) -> bool {
-        matches!(self, Role::Admin | Role::Operator)
-    }
-
-    /// Whether the role may change anything at all on a node.
-    pub fn may_mutate(&self) -> bool {
-        self.may_reboot() || self.may_upgrade()
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// All roles of a client certificate. A permission holds when any role grants it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Roles(pub Vec<Role>);
-
-impl Roles {
-    pub fn may_reboot(&self) -> bool {
-        self.0.iter().any(Role::may_reboot)
-    }
-    pub fn may_upgrade(&self) -> bool {
-        self.0.iter().any(Role::may_upgrade)
-    }
-    pub fn may_apply_configuration(&self) -> bool {
-        self.0.iter().any(Role::may_apply_configuration)
-    }
-    pub fn may_forfeit_etcd_leadership(&self) -> bool {
-        self.0.iter().any(Role::may_forfeit_etcd_leadership)
-    }
-    pub fn may_pull_images(&self) -> bool {
-        self.0.iter().any(Role::may_pull_images)
-    }
-    pub fn may_mutate(&self) -> bool {
-        self.0.iter().any(Role::may_mutate)
-    }
-    pub fn contains(&self, role: &Role) -> bool {
-        self.0.contains(role)
-    }
-}
-
-impl fmt::Display for Roles {
-    /// Comma-separated, as written in the certificate (`os:admin`).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.0.iter().map(Role::as_str).collect();
-        f.write_str(&names.join(","))
-    }
-}
-
 /// Talos writes Ed25519 PKCS#8 keys under `ED25519 PRIVATE KEY`; rustls only
 /// knows `PRIVATE KEY`. The body is unchanged. EC and RSA labels pass through.
 pub fn normalize_key_pem(pem: &str) -> String {
@@ -159,37 +59,14 @@ pub fn normalize_key_pem(pem: &str) -> String {
     )
 }
 
-/// What the client certificate says about the client.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientCertificate {
-    pub roles: Roles,
-    /// Seconds since the epoch.
-    pub not_before: i64,
-    pub not_after: i64,
-}
-
 /// Parses the client certificate: its roles and validity window.
 pub fn read_client_certificate(
     context: &str,
     crt_pem: &str,
 ) -> Result<ClientCertificate, TlsError> {
-    let bad = |reason: String| TlsError::BadCertificate {
+    parse_client_certificate(crt_pem).map_err(|reason| TlsError::BadCertificate {
         context: context.to_string(),
         reason,
-    };
-    let (_, pem) =
-        x509_parser::pem::parse_x509_pem(crt_pem.as_bytes()).map_err(|e| bad(e.to_string()))?;
-    let (_, cert) = X509Certificate::from_der(&pem.contents).map_err(|e| bad(e.to_string()))?;
-    let roles = cert
-        .subject()
-        .iter_organization()
-        .filter_map(|attr| attr.as_str().ok())
-        .map(Role::parse)
-        .collect();
-    Ok(ClientCertificate {
-        roles: Roles(roles),
-        not_before: cert.validity().not_before.timestamp(),
-        not_after: cert.validity().not_after.timestamp(),
     })
 }
 
@@ -266,39 +143,13 @@ pub fn client_tls(ctx: &TalosContext, now: i64) -> Result<ClientTls, TlsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, PKCS_ED25519};
 
     fn unix_now() -> i64 {
         crate::clock::unix_now() as i64
     }
 
-    /// `expired`: valid only during 2020, else the rcgen default (1975..4096).
     fn context(org: &[&str], expired: bool) -> TalosContext {
-        let key = KeyPair::generate_for(&PKCS_ED25519).expect("key");
-        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
-        let mut dn = DistinguishedName::new();
-        for o in org {
-            dn.push(DnType::OrganizationName, *o);
-        }
-        params.distinguished_name = dn;
-        if expired {
-            params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-            params.not_after = rcgen::date_time_ymd(2021, 1, 1);
-        }
-        let cert = params.self_signed(&key).expect("cert");
-        let key_pem = key
-            .serialize_pem()
-            .replace("BEGIN PRIVATE KEY", "BEGIN ED25519 PRIVATE KEY")
-            .replace("END PRIVATE KEY", "END ED25519 PRIVATE KEY");
-        TalosContext {
-            name: "lab".into(),
-            file: "/tmp/talosconfig".into(),
-            endpoints: vec!["127.0.0.1".into()],
-            nodes: vec![],
-            ca_pem: cert.pem(),
-            crt_pem: cert.pem(),
-            key_pem,
-        }
+        crate::discovery::test_files::context_with_roles("lab", org, expired)
     }
 
     #[test]

@@ -3,77 +3,15 @@
 //! node. A failing guard (or a warning whose typed acknowledgement is missing) blocks.
 use std::collections::BTreeSet;
 
-use serde::Serialize;
-
-pub use super::guard_id::GuardId;
 use super::plan::{PlanStep, StepState, UpgradePlan};
 use crate::fleet::{ClusterStatus, EtcdMemberReport, NodeRole, NodeStatus, Quorum};
+pub use crate::guards::{Guard, GuardId, Verdict, blocking};
 pub use crate::rollout::RolloutInProgress;
 use crate::talos::{MachineStage, Roles};
 use crate::versions::{Version, check_fleet_talos_upgrade, check_kubernetes_supported};
 
 /// What the operator types to upgrade the only control plane.
 pub const SINGLE_CONTROL_PLANE_ACK: &str = "the Kubernetes API will be down";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Pass,
-    Warn,
-    Fail,
-}
-
-/// One guard's verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Guard {
-    pub id: GuardId,
-    pub verdict: Verdict,
-    /// One line.
-    pub reason: String,
-    /// The text the operator must type to go ahead despite this warning.
-    pub needs_ack: Option<String>,
-}
-
-impl Guard {
-    pub(crate) fn new(id: GuardId, verdict: Verdict, reason: impl Into<String>) -> Guard {
-        Guard {
-            id,
-            verdict,
-            reason: reason.into(),
-            needs_ack: None,
-        }
-    }
-    pub(crate) fn pass(id: GuardId, reason: impl Into<String>) -> Guard {
-        Guard::new(id, Verdict::Pass, reason)
-    }
-    pub(crate) fn warn(id: GuardId, reason: impl Into<String>) -> Guard {
-        Guard::new(id, Verdict::Warn, reason)
-    }
-    pub(crate) fn fail(id: GuardId, reason: impl Into<String>) -> Guard {
-        Guard::new(id, Verdict::Fail, reason)
-    }
-    pub(crate) fn acked_by(mut self, text: &str) -> Guard {
-        self.needs_ack = Some(text.to_string());
-        self
-    }
-
-    /// Whether this guard stops the rollout, given the acknowledgements typed so far.
-    pub fn blocks(&self, acks: &[String]) -> bool {
-        match self.verdict {
-            Verdict::Pass => false,
-            Verdict::Fail => true,
-            Verdict::Warn => self
-                .needs_ack
-                .as_ref()
-                .is_some_and(|needed| !acks.iter().any(|typed| typed.trim() == needed)),
-        }
-    }
-}
-
-/// Any failure, or a warning whose acknowledgement was not typed.
-pub fn blocking(guards: &[Guard], acks: &[String]) -> bool {
-    guards.iter().any(|g| g.blocks(acks))
-}
 
 /// Every guard, for the plan screen.
 pub fn plan_guards(

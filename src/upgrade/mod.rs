@@ -1,7 +1,6 @@
 //! The guarded rolling Talos OS upgrade, pure part: the plan (node order, options, the API each
 //! node is upgraded through) and the guards that are checked before the rollout and again
 //! before every node. No IO: plain functions over the fleet status model.
-mod guard_id;
 pub mod guards;
 pub mod kubernetes;
 pub(crate) mod launch;

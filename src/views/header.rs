@@ -19,6 +19,24 @@ impl<'a> Header<'a> {
     pub fn new(state: &'a AppState, look: &'a Look) -> Header<'a> {
         Header { state, look }
     }
+
+    /// ` via CONTEXT (ROLE)` when other contexts reach the cluster too: which one is in use.
+    fn context_in_use(&self, name: &str) -> String {
+        let Some(cluster) = self.state.clusters.iter().find(|c| c.name == name) else {
+            return String::new();
+        };
+        match cluster.talos_context() {
+            Some(ctx) if !cluster.alternate_contexts().is_empty() => {
+                let roles = cluster.talos_roles();
+                if roles.is_empty() {
+                    format!(" via {ctx}")
+                } else {
+                    format!(" via {ctx} ({roles})")
+                }
+            }
+            _ => String::new(),
+        }
+    }
 }
 
 impl Widget for &Header<'_> {
@@ -59,7 +77,10 @@ impl Widget for &Header<'_> {
             " taloscope".len() + 2 * (2 + g.separator.len()) + "cluster: ".len() + count.len() + 1;
         let room = (left_area.width as usize).saturating_sub(fixed);
         let cluster = match &self.state.current {
-            Some(name) => Span::styled(fit(name, room, g.ellipsis), s.get(Role::Accent)),
+            Some(name) => {
+                let shown = format!("{name}{}", self.context_in_use(name));
+                Span::styled(fit(&shown, room, g.ellipsis), s.get(Role::Accent))
+            }
             None => Span::styled("none", s.get(Role::Muted)),
         };
         let left = Line::from(vec![

@@ -47,10 +47,9 @@ impl Sim {
         let discovery = discover(&sources);
         assert!(discovery.errors.is_empty(), "{:?}", discovery.errors);
         discovery
-            .clusters
-            .into_iter()
-            .filter_map(|c| c.talos)
-            .find(|t| t.name == name)
+            .select(name)
+            .and_then(|c| c.talos)
+            .filter(|t| t.name == name)
             .unwrap_or_else(|| panic!("context {name} in the sim's talosconfig"))
     }
 

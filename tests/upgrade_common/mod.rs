@@ -75,11 +75,8 @@ impl Fixture {
     /// The cluster whose talosconfig context is `context`.
     pub fn cluster(&self, context: &str) -> Cluster {
         self.discovery
-            .clusters
-            .iter()
-            .find(|c| c.talos_context() == Some(context))
+            .select(context)
             .unwrap_or_else(|| panic!("cluster for context {context}"))
-            .clone()
     }
 
     pub fn state_dir(&self) -> std::path::PathBuf {

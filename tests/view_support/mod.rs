@@ -49,6 +49,7 @@ pub fn discovery() -> Discovery {
             )),
             kube: Some(kube("admin@prod-eu", "prod-eu", "https://127.0.0.11:6443")),
             paired_by: Some(PairedBy::Name),
+            ..Default::default()
         },
         Cluster {
             name: "prod-us-east-with-a-rather-long-name".into(),
@@ -58,24 +59,28 @@ pub fn discovery() -> Discovery {
             )),
             kube: Some(kube("us-east", "us-east", "https://127.0.1.1:6443")),
             paired_by: Some(PairedBy::Config),
+            ..Default::default()
         },
         Cluster {
             name: "lab".into(),
             talos: Some(talos("lab", &["127.0.2.1", "127.0.2.2"])),
             kube: Some(kube("lab-admin", "homelab", "https://127.0.2.1:6443")),
             paired_by: Some(PairedBy::Address),
+            ..Default::default()
         },
         Cluster {
             name: "bare".into(),
             talos: Some(talos("bare", &["127.0.3.1"])),
             kube: None,
             paired_by: None,
+            ..Default::default()
         },
         Cluster {
             name: "kind-dev".into(),
             talos: None,
             kube: Some(kube("kind-dev", "kind-dev", "https://127.0.0.1:41234")),
             paired_by: None,
+            ..Default::default()
         },
     ];
     let errors = vec![

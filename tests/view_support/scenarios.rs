@@ -90,6 +90,7 @@ pub fn discovery(scenarios: &[&str]) -> Discovery {
                     server: Some("https://127.10.0.1:6443".into()),
                 }),
                 paired_by: Some(PairedBy::Name),
+                ..Default::default()
             }
         })
         .collect();

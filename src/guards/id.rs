@@ -1,8 +1,8 @@
-//! The guards a rolling upgrade checks, by name: a short title for the guard column and the
-//! `?` explanation of what each checks and why it matters, for engineers new to Talos.
+//! The guards upgrades and provisions check, by name: a short title for the guard column and
+//! the `?` explanation of what each checks and why it matters, for engineers new to Talos.
 use serde::Serialize;
 
-/// One guard of the upgrade plan.
+/// One guard of an upgrade or provision plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GuardId {
@@ -26,6 +26,18 @@ pub enum GuardId {
     ComponentsReady,
     /// Kubernetes upgrade: no objects stored in API versions the target removes.
     RemovedApis,
+    /// Provision: etcd can lose a member now, so a control plane may join.
+    JoinQuorum,
+    /// Provision: the etcd member count after the join is odd.
+    OddMembers,
+    /// Provision: one new control plane at a time.
+    OneControlPlane,
+    /// Provision: the template (or service) is this cluster's, for this role.
+    ProvisionSource,
+    /// Provision: the machine config's cluster endpoint is this cluster's.
+    MachineConfigEndpoint,
+    /// Provision: the provider answers and has room for the new VMs.
+    ProviderRoom,
 }
 
 impl GuardId {
@@ -59,6 +71,16 @@ impl GuardId {
         GuardId::SingleControlPlane,
     ];
 
+    /// A provision's guards, in the order its plan shows them.
+    pub const PROVISION: [GuardId; 6] = [
+        GuardId::JoinQuorum,
+        GuardId::OddMembers,
+        GuardId::OneControlPlane,
+        GuardId::ProvisionSource,
+        GuardId::MachineConfigEndpoint,
+        GuardId::ProviderRoom,
+    ];
+
     /// Short name for the guard column.
     pub fn title(self) -> &'static str {
         match self {
@@ -78,6 +100,12 @@ impl GuardId {
             GuardId::TalosSupportsTarget => "Talos supports target",
             GuardId::ComponentsReady => "control plane ready",
             GuardId::RemovedApis => "removed APIs",
+            GuardId::JoinQuorum => "etcd quorum for a join",
+            GuardId::OddMembers => "odd etcd members",
+            GuardId::OneControlPlane => "one control plane at a time",
+            GuardId::ProvisionSource => "template",
+            GuardId::MachineConfigEndpoint => "machine config endpoint",
+            GuardId::ProviderRoom => "provider room",
         }
     }
 
@@ -128,6 +156,24 @@ impl GuardId {
             }
             GuardId::RemovedApis => {
                 "Counts objects still stored in API versions the target no longer serves. After the upgrade they cannot be read or updated through those versions, and tools and manifests that use them fail. Migrate them first, or acknowledge that you accept it."
+            }
+            GuardId::JoinQuorum => {
+                "Checks that etcd can lose a member now before a control plane joins. A new control plane joins etcd as a member; until it has caught up, a join that goes wrong counts as a member lost. With no member to spare (one already down, say) that loss stops etcd writes and the Kubernetes API, so repair the cluster first."
+            }
+            GuardId::OddMembers => {
+                "Warns when the join leaves an even number of etcd members. Four members need three for a majority and tolerate one failure, like three; the fourth adds load and one more thing to fail without adding tolerance. Add control planes two at a time (one, then the next) to reach an odd count, or acknowledge it."
+            }
+            GuardId::OneControlPlane => {
+                "Refuses to add more than one control plane in one go unless acknowledged. Each joining member changes the majority etcd needs; two joining at once can leave etcd waiting on two members that are not ready, which is how clusters lose quorum while growing."
+            }
+            GuardId::ProvisionSource => {
+                "Checks that the VM template (or OneFlow service) is the one taloscope's config names for this cluster and role, at this cluster's provider. Another role's template boots a machine of the wrong kind; another cluster's template boots it into the wrong cluster."
+            }
+            GuardId::MachineConfigEndpoint => {
+                "Checks that the machine config's cluster endpoint (cluster.controlPlane.endpoint) is an address of this cluster. The new node joins whatever that endpoint points at: a config made for another cluster adds the node there."
+            }
+            GuardId::ProviderRoom => {
+                "Checks that the provider answered and has room: a OneFlow role may not grow past its max_vms. Asking for more than it allows leaves the service in a failed scaling state that has to be repaired by hand."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."
