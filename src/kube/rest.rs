@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::client::KubeTimeouts;
 use super::credentials::{self, Credentials, Identity};
+use crate::error_chain as chain;
 
 /// A refusal from the API server: its `Status` object, or the HTTP status when
 /// the body was not one.
@@ -227,17 +228,6 @@ async fn verify_as(
     base.set_host(Some(name))
         .map_err(|e| format!("tls-server-name {name:?}: {e}"))?;
     Ok(builder.resolve_to_addrs(name, &addrs))
-}
-
-/// An error and all its sources, joined with ": ".
-pub(super) fn chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        message = format!("{message}: {s}");
-        source = s.source();
-    }
-    message
 }
 
 #[cfg(test)]
