@@ -1,6 +1,6 @@
 //! First frame: how long after the process starts the console shows all 5
 //! nodes of the simulated `healthy` cluster with their versions, and its RSS
-//! at that moment, in an 80x24 pseudo-terminal. Target: <= 150 ms, <= 12 MB
+//! at that moment, in an 80x24 pseudo-terminal. Target: <= 150 ms, <= 10 MB
 //! (release build). Run: `cargo bench --bench first_frame` (release) or
 //! `cargo test --release --bench first_frame`.
 #[path = "../tests/pty_support/mod.rs"]

@@ -58,3 +58,18 @@ pub mod views;
 pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
+
+/// An error and its whole source chain, joined with ": "; a source whose text
+/// the message already holds (reqwest and hyper repeat theirs) is said once.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !message.contains(&s_text) {
+            message = format!("{message}: {s_text}");
+        }
+        source = s.source();
+    }
+    message
+}

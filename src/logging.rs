@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use tracing_appender::non_blocking::WorkerGuard;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 pub const LOG_FILE_PREFIX: &str = "taloscope.log";
 
@@ -16,12 +18,16 @@ pub struct LogGuard {
     pub file: PathBuf,
 }
 
-/// The filter: `--log-level` wins, then `RUST_LOG`, then `info`.
-pub fn filter(level: Option<&str>) -> EnvFilter {
-    match level {
-        Some(l) => EnvFilter::try_new(l).unwrap_or_else(|_| EnvFilter::new("info")),
-        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-    }
+/// The filter: `--log-level` wins, then `RUST_LOG`, then `info`. Either takes a
+/// level (`debug`) or `target=level` pairs with an optional default level
+/// (`warn,taloscope=debug`); anything else (span or field filters) means `info`.
+pub fn filter(level: Option<&str>) -> Targets {
+    let info = || Targets::new().with_default(tracing::Level::INFO);
+    let spec = level
+        .map(str::to_string)
+        .or_else(|| std::env::var("RUST_LOG").ok());
+    spec.and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(info)
 }
 
 /// Today's log file name as tracing-appender's daily roller writes it.
@@ -47,13 +53,36 @@ pub fn init(dir: &Path, level: Option<&str>) -> std::io::Result<LogGuard> {
         .buffered_lines_limit(LOG_QUEUE_LINES)
         .lossy(true)
         .finish(appender);
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter(level))
-        .with_writer(writer)
-        .with_ansi(false)
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(writer)
+                .with_ansi(false),
+        )
+        .with(filter(level))
         .try_init();
     Ok(LogGuard {
         _guard: guard,
         file: current_log_file(dir),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing::Level;
+    use tracing_subscriber::filter::LevelFilter;
+
+    use super::*;
+
+    #[test]
+    fn a_level_or_target_pairs_parse_and_anything_else_means_info() {
+        let debug = filter(Some("debug"));
+        assert!(debug.would_enable("h2", &Level::DEBUG));
+        let pairs = filter(Some("warn,taloscope::kube=debug"));
+        assert!(pairs.would_enable("taloscope::kube::client", &Level::DEBUG));
+        assert!(!pairs.would_enable("taloscope::talos", &Level::INFO));
+        assert!(pairs.would_enable("hyper", &Level::WARN));
+        let span_filter = filter(Some("[poll{cluster=a}]=debug"));
+        assert_eq!(span_filter.default_level(), Some(LevelFilter::INFO));
+    }
 }

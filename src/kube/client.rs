@@ -1,14 +1,16 @@
-//! A Kubernetes client for one paired kube context, built with the kube crate
-//! from the merged kubeconfig (exec plugins, client certificates, tokens and
-//! proxy-url as kubectl does them), with per-call timeouts.
+//! A Kubernetes client for one paired kube context, built from the merged
+//! kubeconfig as kube's config loader resolves it (exec plugins, client
+//! certificates, tokens and proxy-url as kubectl does them), with per-call timeouts.
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use reqwest::Method;
+use serde::Deserialize;
 
 use super::removed_apis::{self, RemovedApiCount};
+use super::rest::{Body, CallError, Rest};
 use super::types::{CORDONED_BY_ANNOTATION, ControlPlaneComponent, KubeNode, image_tag};
 
 #[derive(Debug, thiserror::Error)]
@@ -41,8 +43,14 @@ impl Default for KubeTimeouts {
 
 #[derive(Clone)]
 pub struct KubeClient {
-    client: kube::Client,
+    rest: Rest,
     context: String,
+}
+
+/// The items of a list answer (`NodeList`, `PodList`...).
+#[derive(Deserialize)]
+pub(super) struct Items<T> {
+    pub items: Vec<T>,
 }
 
 impl KubeClient {
@@ -57,24 +65,18 @@ impl KubeClient {
             context: Some(context.to_string()),
             ..KubeConfigOptions::default()
         };
-        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
-            .await
-            .map_err(|e| KubeError::Config {
-                context: context.to_string(),
-                message: e.to_string(),
-            })?;
-        config.connect_timeout = Some(timeouts.connect);
-        config.read_timeout = Some(timeouts.call);
-        config.write_timeout = Some(timeouts.call);
-        // kube retries 429/503/504 with backoff for minutes by default; the
-        // console polls again anyway, and one call must stay within its timeout.
-        config.default_retry = false;
-        let client = kube::Client::try_from(config).map_err(|e| KubeError::Config {
+        let config_error = |message: String| KubeError::Config {
             context: context.to_string(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+            .await
+            .map_err(|e| config_error(e.to_string()))?;
+        let rest = Rest::connect(&config, timeouts)
+            .await
+            .map_err(config_error)?;
         Ok(KubeClient {
-            client,
+            rest,
             context: context.to_string(),
         })
     }
@@ -83,33 +85,28 @@ impl KubeClient {
         &self.context
     }
 
-    /// The underlying kube client, for the other protocol modules of `kube`.
-    pub(super) fn kube_client(&self) -> kube::Client {
-        self.client.clone()
+    /// The API server, for the other protocol modules of `kube`.
+    pub(super) fn rest(&self) -> &Rest {
+        &self.rest
     }
 
-    pub(super) fn error(&self, e: kube::Error) -> KubeError {
+    pub(super) fn error(&self, e: CallError) -> KubeError {
         let context = self.context.clone();
         match e {
-            kube::Error::Api(status) if status.code == 401 || status.code == 403 => {
+            CallError::Api(status) if status.code == 401 || status.code == 403 => {
                 KubeError::Unauthorized {
                     context,
-                    message: status.message.clone(),
+                    message: status.message,
                 }
             }
-            kube::Error::Api(status) => KubeError::Api {
+            CallError::Api(status) => KubeError::Api {
                 context,
-                message: status.message.clone(),
+                message: status.message,
             },
-            other => {
-                // Connection, TLS and timeout failures all mean "cannot reach it";
-                // the chain says which.
-                let mut message = other.to_string();
-                let mut source = std::error::Error::source(&other);
-                while let Some(s) = source {
-                    message = format!("{message}: {s}");
-                    source = s.source();
-                }
+            CallError::Credentials(message) => KubeError::Config { context, message },
+            // Connection, TLS and timeout failures all mean "cannot reach it";
+            // the chain says which.
+            CallError::Transport(message) => {
                 // TLS 1.3 reports a refused client certificate as an alert on
                 // the first request, not at connect.
                 let lower = message.to_lowercase();
@@ -127,17 +124,18 @@ impl KubeClient {
     }
 
     pub async fn server_version(&self) -> Result<String, KubeError> {
-        self.client
-            .apiserver_version()
+        let info: serde_json::Value = self
+            .rest
+            .get("/version", &[])
             .await
-            .map(|v| v.git_version)
-            .map_err(|e| self.error(e))
+            .map_err(|e| self.error(e))?;
+        Ok(info["gitVersion"].as_str().unwrap_or_default().to_string())
     }
 
     pub async fn nodes(&self) -> Result<Vec<KubeNode>, KubeError> {
-        let api: Api<Node> = Api::all(self.client.clone());
-        let list = api
-            .list(&ListParams::default())
+        let list: Items<Node> = self
+            .rest
+            .get("/api/v1/nodes", &[])
             .await
             .map_err(|e| self.error(e))?;
         Ok(list.items.iter().map(KubeNode::from_api).collect())
@@ -145,9 +143,12 @@ impl KubeClient {
 
     /// kube-apiserver, kube-controller-manager and kube-scheduler per node.
     pub async fn control_plane_components(&self) -> Result<Vec<ControlPlaneComponent>, KubeError> {
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), "kube-system");
-        let list = api
-            .list(&ListParams::default().labels("tier=control-plane"))
+        let list: Items<Pod> = self
+            .rest
+            .get(
+                "/api/v1/namespaces/kube-system/pods",
+                &[("labelSelector", "tier=control-plane")],
+            )
             .await
             .map_err(|e| self.error(e))?;
         let mut components: Vec<ControlPlaneComponent> = list
@@ -161,8 +162,11 @@ impl KubeClient {
 
     /// The kube-proxy DaemonSet's image tag, when it exists.
     pub async fn kube_proxy_version(&self) -> Result<Option<String>, KubeError> {
-        let api: Api<DaemonSet> = Api::namespaced(self.client.clone(), "kube-system");
-        let ds = api.get_opt("kube-proxy").await.map_err(|e| self.error(e))?;
+        let ds: Option<DaemonSet> = self
+            .rest
+            .get_opt("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy")
+            .await
+            .map_err(|e| self.error(e))?;
         Ok(ds.and_then(|ds| {
             let image = ds.spec?.template.spec?.containers.first()?.image.clone()?;
             Some(image_tag(&image).to_string())
@@ -172,13 +176,8 @@ impl KubeClient {
     /// Marks a node unschedulable or schedulable again. Mutating: callers
     /// reach this only through the app's dispatcher.
     pub async fn set_cordoned(&self, node: &str, cordoned: bool) -> Result<(), KubeError> {
-        let api: Api<Node> = Api::all(self.client.clone());
-        let result = if cordoned {
-            api.cordon(node).await
-        } else {
-            api.uncordon(node).await
-        };
-        result.map(|_| ()).map_err(|e| self.error(e))
+        let patch = serde_json::json!({"spec": {"unschedulable": cordoned}});
+        self.patch_node(node, &patch).await
     }
 
     /// Cordons `node` and marks the cordon as taloscope's (`by`), in one merge patch.
@@ -200,8 +199,9 @@ impl KubeClient {
     }
 
     async fn patch_node(&self, node: &str, patch: &serde_json::Value) -> Result<(), KubeError> {
-        let api: Api<Node> = Api::all(self.client.clone());
-        api.patch(node, &PatchParams::default(), &Patch::Merge(patch))
+        let path = format!("/api/v1/nodes/{node}");
+        self.rest
+            .call::<serde_json::Value>(Method::PATCH, &path, &[], Some(Body::merge_patch(patch)))
             .await
             .map(|_| ())
             .map_err(|e| self.error(e))
@@ -224,20 +224,14 @@ impl KubeClient {
         };
         let mut counts = Vec::new();
         for api in removed_apis::removed_between(from_minor, to_minor) {
-            let request = http::Request::get(api.list_path())
-                .body(Vec::new())
-                .map_err(|e| KubeError::Api {
-                    context: self.context.clone(),
-                    message: e.to_string(),
-                })?;
-            let count = match self.client.request::<serde_json::Value>(request).await {
-                Ok(list) => list["items"]
-                    .as_array()
-                    .map(|items| items.len())
-                    .unwrap_or(0),
-                Err(kube::Error::Api(status)) if status.code == 404 => 0,
-                Err(e) => return Err(self.error(e)),
-            };
+            let list: Option<serde_json::Value> = self
+                .rest
+                .get_opt(&api.list_path())
+                .await
+                .map_err(|e| self.error(e))?;
+            let count = list
+                .and_then(|list| list["items"].as_array().map(Vec::len))
+                .unwrap_or(0);
             counts.push(RemovedApiCount {
                 api: api.name(),
                 removed_in: format!("1.{}", api.removed_in),

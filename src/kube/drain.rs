@@ -5,9 +5,10 @@
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, EvictParams, ListParams};
+use reqwest::Method;
 
-use super::client::{KubeClient, KubeError};
+use super::client::{Items, KubeClient, KubeError};
+use super::rest::{Body, CallError};
 
 /// The value of `taloscope.dev/cordoned-by` on a node a drain cordoned.
 pub const CORDONED_BY_TALOSCOPE: &str = "taloscope";
@@ -116,9 +117,12 @@ pub struct DrainReport {
 impl KubeClient {
     /// Every pod scheduled on `node`, in all namespaces.
     pub async fn pods_on_node(&self, node: &str) -> Result<Vec<NodePod>, KubeError> {
-        let api: Api<Pod> = Api::all(self.kube_client());
-        let list = api
-            .list(&ListParams::default().fields(&format!("spec.nodeName={node}")))
+        let list: Items<Pod> = self
+            .rest()
+            .get(
+                "/api/v1/pods",
+                &[("fieldSelector", &format!("spec.nodeName={node}"))],
+            )
             .await
             .map_err(|e| self.error(e))?;
         Ok(list.items.iter().map(NodePod::from_api).collect())
@@ -127,12 +131,21 @@ impl KubeClient {
     /// Asks the Eviction API to evict one pod. Mutating: reached only from a confirmed
     /// rollout.
     pub async fn evict_pod(&self, namespace: &str, name: &str) -> Result<Eviction, KubeError> {
-        let api: Api<Pod> = Api::namespaced(self.kube_client(), namespace);
-        match api.evict(name, &EvictParams::default()).await {
+        let path = format!("/api/v1/namespaces/{namespace}/pods/{name}/eviction");
+        let eviction = serde_json::json!({
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        });
+        let answer = self
+            .rest()
+            .call::<serde_json::Value>(Method::POST, &path, &[], Some(Body::json(&eviction)))
+            .await;
+        match answer {
             Ok(_) => Ok(Eviction::Evicted),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(Eviction::Gone),
-            Err(kube::Error::Api(status)) if status.code == 429 => {
-                Ok(Eviction::Refused(status.message.clone()))
+            Err(CallError::Api(status)) if status.code == 404 => Ok(Eviction::Gone),
+            Err(CallError::Api(status)) if status.code == 429 => {
+                Ok(Eviction::Refused(status.message))
             }
             Err(e) => Err(self.error(e)),
         }

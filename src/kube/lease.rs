@@ -9,9 +9,10 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::api::{Api, DeleteParams, PostParams, Preconditions};
+use reqwest::Method;
 
 use super::client::{KubeClient, KubeError};
+use super::rest::{Body, CallError};
 
 /// How often `acquire_lease` reads and tries again when another writer
 /// changed the lease between its read and its write.
@@ -87,9 +88,9 @@ fn duration_seconds(duration: Duration) -> i32 {
 }
 
 /// Status code and reason of an API refusal, if that is what `e` is.
-fn refusal(e: &kube::Error) -> Option<(u16, &str)> {
+fn refusal(e: &CallError) -> Option<(u16, &str)> {
     match e {
-        kube::Error::Api(status) => Some((status.code, status.reason.as_str())),
+        CallError::Api(status) => Some((status.code, status.reason.as_str())),
         _ => None,
     }
 }
@@ -105,9 +106,59 @@ pub struct HeldLease {
     lease: Lease,
 }
 
+/// The Leases of one namespace.
+struct Leases<'a> {
+    client: &'a KubeClient,
+    path: String,
+}
+
+impl Leases<'_> {
+    fn named(&self, name: &str) -> String {
+        format!("{}/{name}", self.path)
+    }
+
+    async fn get_opt(&self, name: &str) -> Result<Option<Lease>, CallError> {
+        self.client.rest().get_opt(&self.named(name)).await
+    }
+
+    async fn create(&self, lease: &Lease) -> Result<Lease, CallError> {
+        let body = Some(Body::json(lease));
+        self.client
+            .rest()
+            .call(Method::POST, &self.path, &[], body)
+            .await
+    }
+
+    async fn replace(&self, name: &str, lease: &Lease) -> Result<Lease, CallError> {
+        let body = Some(Body::json(lease));
+        self.client
+            .rest()
+            .call(Method::PUT, &self.named(name), &[], body)
+            .await
+    }
+
+    /// Deletes the lease only while its resourceVersion is `resource_version`.
+    async fn delete(&self, name: &str, resource_version: Option<&str>) -> Result<(), CallError> {
+        let options = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "preconditions": {"resourceVersion": resource_version},
+        });
+        let body = Some(Body::json(&options));
+        self.client
+            .rest()
+            .call::<serde_json::Value>(Method::DELETE, &self.named(name), &[], body)
+            .await
+            .map(|_| ())
+    }
+}
+
 impl KubeClient {
-    fn leases(&self, namespace: &str) -> Api<Lease> {
-        Api::namespaced(self.kube_client(), namespace)
+    fn leases(&self, namespace: &str) -> Leases<'_> {
+        Leases {
+            client: self,
+            path: format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"),
+        }
     }
 
     /// The lease `namespace/name`; `None` when there is none.
@@ -163,7 +214,7 @@ impl KubeClient {
                 },
                 spec: Some(spec.clone()),
             };
-            match api.create(&PostParams::default(), &fresh).await {
+            match api.create(&fresh).await {
                 Ok(lease) => return Ok(held(lease)),
                 Err(e) if refusal(&e).is_some_and(|(code, _)| code == 409) => {}
                 Err(e) => return Err(self.error(e).into()),
@@ -189,10 +240,7 @@ impl KubeClient {
                 ),
                 ..spec.clone()
             });
-            match api
-                .replace(&claim.name, &PostParams::default(), &takeover)
-                .await
-            {
+            match api.replace(&claim.name, &takeover).await {
                 Ok(lease) => return Ok(held(lease)),
                 // Someone wrote it after our read (409) or deleted it (404): read again.
                 Err(e) if refusal(&e).is_some_and(|(code, _)| code == 409 || code == 404) => {
@@ -260,7 +308,7 @@ impl HeldLease {
         match self
             .client
             .leases(&self.namespace)
-            .replace(&self.name, &PostParams::default(), &next)
+            .replace(&self.name, &next)
             .await
         {
             Ok(lease) => {
@@ -277,17 +325,11 @@ impl HeldLease {
     /// Deletes the lease if it is still the one we wrote; `Lost` (and nothing
     /// deleted) when another writer has it now. Already gone is fine.
     pub async fn release(self) -> Result<(), LeaseError> {
-        let params = DeleteParams {
-            preconditions: Some(Preconditions {
-                resource_version: self.lease.metadata.resource_version.clone(),
-                uid: None,
-            }),
-            ..DeleteParams::default()
-        };
+        let resource_version = self.lease.metadata.resource_version.as_deref();
         match self
             .client
             .leases(&self.namespace)
-            .delete(&self.name, &params)
+            .delete(&self.name, resource_version)
             .await
         {
             Ok(_) => Ok(()),

@@ -1,11 +1,13 @@
-//! The Kubernetes side of a cluster, through the kube crate: nodes, server
+//! The Kubernetes side of a cluster, over the API's JSON: nodes, server
 //! version, control-plane static pods, kube-proxy, cordons and drains, the removed-API
 //! check and Leases. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
 mod client;
+mod credentials;
 pub mod drain;
 pub mod lease;
 pub mod removed_apis;
+mod rest;
 mod types;
 
 pub use client::{KubeClient, KubeError};

@@ -140,20 +140,8 @@ impl OneError {
     }
 }
 
-/// The whole source chain of a reqwest error, without the URL's query (none
-/// carries secrets here, but the chain is long enough).
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !message.contains(&s_text) {
-            message = format!("{message}: {s_text}");
-        }
-        source = s.source();
-    }
-    message
-}
+/// The whole source chain of a reqwest error (none carries secrets here).
+pub(crate) use crate::error_chain as chain;
 
 #[cfg(test)]
 mod tests {
