@@ -24,7 +24,7 @@ fn control_plane_plan() -> ProvisionPlan {
 fn planned_control_plane() -> AppState {
     let mut s = wizard();
     update(&mut s, Action::Provision(ProvisionKey::MakePlan));
-    answer_plan(&mut s, control_plane_plan());
+    answer_plan(&mut s, 1, control_plane_plan(), LAB_ENDPOINT);
     s
 }
 
@@ -89,15 +89,7 @@ fn a_confirmed_start_is_not_run_when_a_guard_fails_by_then() {
     let mut s = planned(1);
     let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
     // The machine config now points elsewhere: its guard fails.
-    event(
-        &mut s,
-        ProvisionUpdate::Planned {
-            cluster: "lab".into(),
-            asked: 1,
-            result: Ok(Box::new(plan(1))),
-            machine_config_endpoint: Some("https://127.99.0.1:6443".into()),
-        },
-    );
+    answer_plan(&mut s, 1, plan(1), "https://127.99.0.1:6443");
     let effects = update(&mut s, Action::Approved(approve(action, "lab")));
     assert!(
         matches!(effects.as_slice(), [Effect::NotRun { why, .. }] if why.contains("guards")),

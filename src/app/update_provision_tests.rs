@@ -126,19 +126,19 @@ fn planned(count: usize) -> AppState {
         effects.as_slice(),
         [Effect::Provision(e)] if matches!(**e, ProvisionEffect::Plan { asked: 1, .. })
     ));
-    answer_plan(&mut s, plan(count));
+    answer_plan(&mut s, 1, plan(count), LAB_ENDPOINT);
     s
 }
 
-/// The first plan asked for answered with `plan`, its machine config pointing at `lab`.
-fn answer_plan(s: &mut AppState, plan: ProvisionPlan) {
+/// The plan asked for as `asked` answered with `plan`, its machine config joining `endpoint`.
+fn answer_plan(s: &mut AppState, asked: u64, plan: ProvisionPlan, endpoint: &str) {
     event(
         s,
         ProvisionUpdate::Planned {
             cluster: "lab".into(),
-            asked: 1,
+            asked,
             result: Ok(Box::new(plan)),
-            machine_config_endpoint: Some(LAB_ENDPOINT.into()),
+            machine_config_endpoint: Some(endpoint.into()),
         },
     );
 }
@@ -305,15 +305,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     let mut s = wizard();
     update(&mut s, Action::Provision(ProvisionKey::MakePlan));
     update(&mut s, Action::Provision(ProvisionKey::MakePlan));
-    event(
-        &mut s,
-        ProvisionUpdate::Planned {
-            cluster: "lab".into(),
-            asked: 1,
-            result: Ok(Box::new(plan(1))),
-            machine_config_endpoint: Some(LAB_ENDPOINT.into()),
-        },
-    );
+    answer_plan(&mut s, 1, plan(1), LAB_ENDPOINT);
     assert_eq!(
         s.provision.wizard.as_ref().unwrap().plan,
         PlanState::Planning(2)
