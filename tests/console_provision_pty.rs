@@ -1,7 +1,7 @@
 //! End-to-end: the console in an 80x24 pseudo-terminal on a sim served from the
 //! test process (its OpenNebula sim and `taloscope.yaml`), NO_COLOR=1 LANG=C.
 //! From `healthy`'s nodes pane, `p` opens the wizard, two workers are
-//! planned, confirmed by name and followed on screen until both joined; a
+//! planned (its guards all pass), confirmed by name and followed on screen until both joined; a
 //! console killed mid-provision and reopened shows the VM it started and
 //! follows it to joined.
 mod pty_support;
@@ -62,12 +62,12 @@ fn provision(s: &mut PtySession, count: usize) {
     let wanted = format!("{count} VM(s)");
     s.wait_for("the count", BOUND, |t| t.contains(&wanted));
     s.send(b"\r");
-    s.wait_for("the plan", BOUND, |t| {
-        t.contains("plan ready: s provisions")
+    s.wait_for("the plan and its guards", BOUND, |t| {
+        t.contains("guards pass: s starts")
     });
     let plan = s.text();
     assert!(
-        plan.contains("PROVISION") && plan.contains("worker.yaml"),
+        plan.contains("PROVISION") && plan.contains("6 pass, 0 warn, 0 fail"),
         "{plan}"
     );
     s.send(b"s");

@@ -1,8 +1,12 @@
 //! One truth: for every built-in sim scenario with a Talos cluster, the model the console's
 //! poller folds and the models `status` and the headless commands collect are equal, and so
 //! are the Talos upgrade plan (to the newest offered target), the Kubernetes upgrade plan and
-//! their guard verdicts, built through the console's plan screens and the CLI's functions.
+//! their guard verdicts, built through the console's plan screens and the CLI's functions;
+//! where the scenario has a provider, so are the provision plans and their guard verdicts of
+//! every cluster, role and provider, built through the console's wizard and `provision --plan`'s
+//! functions.
 mod talos_common;
+mod truth_provision;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,7 +64,7 @@ fn comparable(mut status: ClusterStatus) -> ClusterStatus {
 }
 
 /// The console's model: the poller's first round of every cluster, folded as the app folds it.
-async fn console_models(discovery: &Discovery) -> BTreeMap<String, ClusterStatus> {
+async fn console_models(discovery: &Discovery) -> FleetModel {
     let clusters = talos_clusters(discovery);
     let wanted = clusters.len();
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
@@ -80,9 +84,13 @@ async fn console_models(discovery: &Discovery) -> BTreeMap<String, ClusterStatus
     }
     poller.shutdown().await;
     fleet
+}
+
+fn comparable_models(fleet: &FleetModel) -> BTreeMap<String, ClusterStatus> {
+    fleet
         .clusters
-        .into_iter()
-        .map(|(name, live)| (name, comparable(live.status)))
+        .iter()
+        .map(|(name, live)| (name.clone(), comparable(live.status.clone())))
         .collect()
 }
 
@@ -184,17 +192,18 @@ async fn compare_kube_plans(
     true
 }
 
-/// How many Talos and Kubernetes plans were compared.
-async fn compare_scenario(name: &str) -> (usize, usize) {
+/// How many Talos, Kubernetes and provision plans were compared.
+async fn compare_scenario(name: &str) -> (usize, usize, usize) {
     let sim = start(scenario(name)).await;
     let discovery = discovery_of(&sim);
-    let console = within(60, "the console's first rounds", console_models(&discovery)).await;
+    let fleet = within(60, "the console's first rounds", console_models(&discovery)).await;
+    let console = comparable_models(&fleet);
     let kubeconfig = discovery.kubeconfig.clone().map(Arc::new);
     let options = CollectOptions {
         client: fast(),
         ..Default::default()
     };
-    let mut compared = (0, 0);
+    let mut compared = (0, 0, 0);
     for cluster in talos_clusters(&discovery) {
         let label = format!("{name}/{}", cluster.name);
         let status = within(
@@ -225,6 +234,7 @@ async fn compare_scenario(name: &str) -> (usize, usize) {
             observer.talos.roles(),
         ));
         compared.1 += usize::from(compare_kube_plans(&label, shown, &status, &observer).await);
+        compared.2 += truth_provision::compare(&sim, &discovery, &fleet, &cluster, &label).await;
     }
     compared
 }
@@ -237,14 +247,14 @@ async fn console_and_cli_see_plan_and_guard_the_same_on_every_builtin_scenario()
         .filter(|n| !LEFT_OUT.contains(n))
         .collect();
     assert!(names.contains(&"sparse"), "{names:?}");
-    let (mut talos, mut kube) = (0, 0);
+    let (mut talos, mut kube, mut provision) = (0, 0, 0);
     for name in names {
-        let (t, k) = compare_scenario(name).await;
-        (talos, kube) = (talos + t, kube + k);
+        let (t, k, p) = compare_scenario(name).await;
+        (talos, kube, provision) = (talos + t, kube + k, provision + p);
     }
     // Most clusters are offered both upgrades; a test that compared nothing proves nothing.
     assert!(
-        talos >= 10 && kube >= 10,
-        "compared {talos} Talos and {kube} Kubernetes plans"
+        talos >= 10 && kube >= 10 && provision >= 20,
+        "compared {talos} Talos, {kube} Kubernetes and {provision} provision plans"
     );
 }

@@ -512,3 +512,41 @@ async fn the_demo_is_three_clusters_with_their_alternate_contexts_and_status_agr
     assert_eq!(status["clusters"][0]["name"], "prod");
     assert_eq!(status["clusters"][0]["role"], "os:reader");
 }
+
+/// `flow-full`'s OneFlow worker role is at its `max_vms` (2), as the sim's service document
+/// reports it: `provision --plan` of one more worker there fails the provider room guard and
+/// exits 1; its control-plane role sets no `max_vms`, so that guard passes there.
+#[tokio::test]
+async fn a_oneflow_role_at_its_max_vms_fails_the_provider_room_guard() {
+    let sim = start(scenario("flow-full")).await;
+    let config = config_file(&sim);
+    let plan = |role| {
+        [
+            "provision",
+            "--context",
+            "flow-full",
+            "--provider",
+            "sim-oneflow",
+            "--role",
+            role,
+            "--plan",
+        ]
+    };
+    let r = run(&sim, &config, &plan("worker")).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let room = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("provider room"))
+        .unwrap_or_else(|| panic!("no provider room guard:\n{}", r.stdout));
+    assert!(room.contains("FAIL"), "{room}");
+    assert!(
+        room.contains("role worker would have 3 VMs; its max_vms is 2"),
+        "{room}"
+    );
+
+    let r = run(&sim, &config, &plan("controlplane")).await;
+    let room = r.stdout.lines().find(|l| l.contains("provider room"));
+    let room = room.unwrap_or_else(|| panic!("no provider room guard:\n{}", r.stdout));
+    assert!(room.contains("sets no max_vms"), "{room}");
+}

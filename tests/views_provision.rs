@@ -31,9 +31,14 @@ clusters:
     provider: sim-opennebula
     templates:
       worker: talos-healthy-worker
+      controlplane: talos-healthy-controlplane
     machine_configs:
       worker: /sim/clusters/healthy/worker.yaml
+      controlplane: /sim/clusters/healthy/controlplane.yaml
 ";
+
+/// What healthy's machine configs point at: its first address.
+const HEALTHY_ENDPOINT: &str = "https://127.10.0.1:6443";
 
 fn event(s: &mut AppState, u: ProvisionUpdate) {
     update(s, Action::Event(AppEvent::Provision(Box::new(u))));
@@ -98,6 +103,7 @@ fn planned() -> AppState {
             cluster: "healthy".into(),
             asked: 1,
             result: Ok(Box::new(plan())),
+            machine_config_endpoint: Some(HEALTHY_ENDPOINT.into()),
         },
     );
     s
@@ -160,9 +166,51 @@ fn running() -> AppState {
 fn wizard_with_the_plan_ready() {
     let s = planned();
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("plan ready: s provisions"), "{text}");
+    assert!(text.contains("guards pass: s starts"), "{text}");
+    assert!(text.contains("6 pass, 0 warn, 0 fail"), "{text}");
     assert!(text.contains("talos-healthy-worker (id 1)"), "{text}");
-    assert!(text.contains("healthy-worker-2"), "{text}");
+    let wide = screen_text_at(&s, 200, 50);
+    assert!(wide.contains("healthy-worker-2"), "{wide}");
+    insta::assert_snapshot!(all_renders_default_styles(&s));
+}
+
+/// One new control plane: a fourth etcd member, the guards focused.
+#[test]
+fn wizard_guards_wait_for_the_even_count_acknowledgement() {
+    let mut s = wizard();
+    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::Provision(ProvisionKey::NextValue));
+    update(&mut s, Action::Provision(ProvisionKey::Less));
+    update(&mut s, Action::Provision(ProvisionKey::MakePlan));
+    let plan = ProvisionPlan {
+        role: MachineRole::Controlplane,
+        count: 1,
+        source: PlanSource::Template {
+            id: 0,
+            name: "talos-healthy-controlplane".into(),
+        },
+        machine_config: Some("/sim/clusters/healthy/controlplane.yaml".into()),
+        vm_names: vec!["healthy-controlplane-4".into()],
+        ..plan()
+    };
+    event(
+        &mut s,
+        ProvisionUpdate::Planned {
+            cluster: "healthy".into(),
+            asked: 2,
+            result: Ok(Box::new(plan)),
+            machine_config_endpoint: Some(HEALTHY_ENDPOINT.into()),
+        },
+    );
+    update(&mut s, Action::NextPane);
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains("5 pass, 1 warn, 0 fail"), "{text}");
+    assert!(
+        text.contains("a, then type: an even etcd member count"),
+        "{text}"
+    );
+    let wide = screen_text_at(&s, 200, 50);
+    assert!(wide.contains("3 -> 4 etcd members"), "{wide}");
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
@@ -179,6 +227,7 @@ fn wizard_with_the_machine_config_refused() {
                          \"controlplane\", but the plan is for worker nodes"
                     .into(),
             ),
+            machine_config_endpoint: None,
         },
     );
     let text = screen_text_at(&s, 80, 24);

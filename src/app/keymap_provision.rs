@@ -4,6 +4,7 @@ use crossterm::event::KeyCode;
 
 use super::action::Action;
 use super::keymap::{Binding, Key};
+use super::keymap_upgrade::ACKNOWLEDGE;
 use super::provision::ProvisionKey;
 
 /// On the cluster panes, ahead of their other keys.
@@ -34,13 +35,13 @@ pub(super) static WIZARD: &[Binding] = &[
     Binding {
         keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
         action: Action::MoveDown,
-        help: "next field",
+        help: "next field (or guard, after Tab)",
         footer: None,
     },
     Binding {
         keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
         action: Action::MoveUp,
-        help: "previous field",
+        help: "previous field (or guard)",
         footer: None,
     },
     Binding {
@@ -65,6 +66,19 @@ pub(super) static WIZARD: &[Binding] = &[
         keys: &[Key::char('-')],
         action: Action::Provision(ProvisionKey::Less),
         help: "one VM fewer",
+        footer: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Tab)],
+        action: Action::NextPane,
+        help: "switch between the request's fields and the plan's guards",
+        footer: Some("focus"),
+    },
+    ACKNOWLEDGE,
+    Binding {
+        keys: &[Key::char('r')],
+        action: Action::Refresh,
+        help: "poll the cluster now (the guards follow its status)",
         footer: None,
     },
     Binding {
@@ -99,9 +113,9 @@ pub(super) static WIZARD: &[Binding] = &[
     },
     Binding {
         keys: &[Key::char('?')],
-        action: Action::OpenHelp,
-        help: "help",
-        footer: None,
+        action: Action::Explain,
+        help: "explain the selected guard (Tab to the guards; else help)",
+        footer: Some("why"),
     },
     Binding {
         keys: &[Key::char('q'), Key::ctrl('c')],

@@ -91,12 +91,7 @@ pub(super) static PLAN: &[Binding] = &[
         help: "fewer workers at once",
         footer: None,
     },
-    Binding {
-        keys: &[Key::char('a')],
-        action: Action::Acknowledge,
-        help: "type the acknowledgement a warning needs",
-        footer: Some("ack"),
-    },
+    ACKNOWLEDGE,
     Binding {
         keys: &[Key::char('?')],
         action: Action::Explain,
@@ -302,3 +297,11 @@ pub(super) static EXPLAIN_CLOSE: &[Binding] = &[Binding {
     help: "close",
     footer: Some("close"),
 }];
+
+/// `a` on every plan with guards (both upgrade plans and the provision wizard).
+pub(super) const ACKNOWLEDGE: Binding = Binding {
+    keys: &[Key::char('a')],
+    action: Action::Acknowledge,
+    help: "type the acknowledgement a warning needs",
+    footer: Some("ack"),
+};

@@ -26,6 +26,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
         let cluster = event.cluster().to_string();
         let mut redraw = panes::on_fleet_event(state, event);
         redraw |= upgrade::on_status_change(state, &cluster);
+        redraw |= super::update_provision_guards::on_status_change(state, &cluster);
         if redraw {
             state.generation += 1;
         }
@@ -134,6 +135,7 @@ fn on_event(state: &mut AppState, event: AppEvent) {
             let cluster = event.cluster().to_string();
             panes::on_fleet_event(state, event);
             upgrade::on_status_change(state, &cluster);
+            super::update_provision_guards::on_status_change(state, &cluster);
         }
         AppEvent::Rollout(event) => {
             upgrade::on_rollout_event(state, event);
@@ -323,6 +325,10 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                 InputKind::Command => run_command(state, &line.text),
                 InputKind::Image => {
                     upgrade::set_image(state, &line.text);
+                    Vec::new()
+                }
+                InputKind::Acknowledge if state.screen == Screen::ProvisionWizard => {
+                    super::update_provision_guards::acknowledge(state, &line.text);
                     Vec::new()
                 }
                 InputKind::Acknowledge => {

@@ -5,10 +5,11 @@
 use super::action::{Action, Effect};
 use super::provision::{
     Field, MAX_COUNT, PlanState, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
-    ProvisionView, SourceList, Wizard,
+    ProvisionView, SourceList, Wizard, WizardGuards,
 };
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen};
 use super::update::open_input;
+use super::update_provision_guards as guards;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
@@ -79,6 +80,7 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
         field: Field::Provider,
         plan: PlanState::None,
         asked: 0,
+        guards: WizardGuards::default(),
     });
     state.screen = Screen::ProvisionWizard;
     effect(ProvisionEffect::ListSources {
@@ -102,6 +104,9 @@ pub fn show(state: &mut AppState) {
 /// Keys on the wizard.
 pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
     let config = state.provision.config.clone();
+    if let Some(effects) = guards::on_key(state, &action) {
+        return effects;
+    }
     let Some(w) = state.provision.wizard.as_mut() else {
         state.screen = Screen::Cluster(Pane::Nodes);
         return Vec::new();
@@ -179,6 +184,7 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Provision(ProvisionKey::MakePlan) | Action::Submit => {
             w.asked += 1;
             w.plan = PlanState::Planning(w.asked);
+            w.guards.shown.clear();
             let request = PlanRequest {
                 cluster: w.key.clone(),
                 role: w.role,
@@ -193,15 +199,11 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
                 request,
             });
         }
-        Action::Provision(ProvisionKey::Start) => match &w.plan {
-            PlanState::Ready(plan) => return vec![Effect::Gate(plan.action())],
-            PlanState::Planning(_) => {
-                state.message = Some(Message::info("the plan is on its way"));
-            }
-            PlanState::None | PlanState::Failed(_) => {
-                state.message = Some(Message::warn(
-                    "nothing to start: Enter makes the plan, s then provisions",
-                ));
+        Action::Provision(ProvisionKey::Start) => match (&w.plan, w.start_refused()) {
+            (PlanState::Ready(plan), None) => return vec![Effect::Gate(plan.action())],
+            (_, why) => {
+                let why = why.unwrap_or_default();
+                state.message = Some(Message::warn(format!("Start refused: {why}")));
             }
         },
         Action::Back => {
@@ -213,9 +215,16 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
         _ => {}
     }
     if changed && let Some(w) = state.provision.wizard.as_mut() {
-        w.plan = PlanState::None;
+        forget_plan(w);
     }
     effects
+}
+
+/// A field changed: the plan, its guards and their acknowledgements no longer hold.
+fn forget_plan(w: &mut Wizard) {
+    w.plan = PlanState::None;
+    w.guards.shown.clear();
+    w.guards.acks.clear();
 }
 
 /// Enter on the name pattern field.
@@ -229,7 +238,7 @@ pub fn set_pattern(state: &mut AppState, text: &str) {
     } else {
         text.to_string()
     };
-    w.plan = PlanState::None;
+    forget_plan(w);
 }
 
 /// Keys on the progress pane.
@@ -306,6 +315,10 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             if !plan.is_approved_by(approved.action()) {
                 return not_run("the plan changed before it was confirmed");
             }
+            if let Some(why) = w.start_refused() {
+                return not_run(&format!("refused by its guards: {why}"));
+            }
+            let acks = w.guards.acks.clone();
             let (cluster, key, plan) = (w.cluster.clone(), w.key.clone(), plan.clone());
             let what = format!("{} {} node(s) via {}", plan.count, plan.role, plan.provider);
             let view = state
@@ -326,6 +339,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
                 cluster,
                 approved,
                 plan,
+                acks,
             })
         }
         MutatingAction::TerminateVm { cluster: key, .. } => {
@@ -369,6 +383,7 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
             cluster,
             asked,
             result,
+            machine_config_endpoint,
         } => {
             if let Some(w) = state.provision.wizard.as_mut()
                 && w.cluster == cluster
@@ -378,6 +393,8 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
                     Ok(plan) => PlanState::Ready(plan),
                     Err(e) => PlanState::Failed(e),
                 };
+                w.guards.machine_config_endpoint = machine_config_endpoint;
+                guards::evaluate(state);
             }
         }
         ProvisionUpdate::Run {

@@ -4,6 +4,7 @@
 //! failed VM offering terminate, and a journal found at startup.
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -15,6 +16,7 @@ use crate::app::test_fixtures::{console_of, discovered};
 use crate::app::update::update;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::config::{Config, NameOrId, ProviderKind};
+use crate::fleet::{EtcdReport, FleetEvent, Quorum};
 use crate::provision::{JournalEntry, PlanSource, ProvisionPlan, ProvisionSummary, VmProgress};
 
 const CONFIG: &str = "
@@ -35,13 +37,35 @@ clusters:
       worker: /s/worker.yaml
 ";
 
+/// `lab`'s etcd as the fleet model reports it: `members` members, `healthy` of them healthy.
+fn etcd_event(members: usize, healthy: usize) -> Action {
+    Action::Event(AppEvent::Fleet(FleetEvent::Etcd {
+        cluster: "lab".into(),
+        etcd: EtcdReport {
+            quorum: Quorum::from_counts(members, healthy),
+            ..EtcdReport::default()
+        },
+        at: Instant::now(),
+    }))
+}
+
+/// The console on `lab`, its status known: three healthy etcd members.
 fn state() -> AppState {
     let mut s = console_of(vec![discovered("lab")]);
     s.provision.config = Arc::new(Config::parse(Path::new("/c/taloscope.yaml"), CONFIG).unwrap());
     s.use_cluster("lab");
     s.screen = Screen::Cluster(Pane::Nodes);
+    update(&mut s, etcd_event(3, 3));
+    let finished = FleetEvent::PollFinished {
+        cluster: "lab".into(),
+        at: Instant::now(),
+    };
+    update(&mut s, Action::Event(AppEvent::Fleet(finished)));
     s
 }
+
+/// What `lab`'s machine configs point at: one of its addresses.
+const LAB_ENDPOINT: &str = "https://127.10.0.2:6443";
 
 fn templates() -> Vec<SourceChoice> {
     [(3, "talos-base"), (5, "talos-worker"), (7, "talos-cp")]
@@ -102,15 +126,21 @@ fn planned(count: usize) -> AppState {
         effects.as_slice(),
         [Effect::Provision(e)] if matches!(**e, ProvisionEffect::Plan { asked: 1, .. })
     ));
+    answer_plan(&mut s, 1, plan(count), LAB_ENDPOINT);
+    s
+}
+
+/// The plan asked for as `asked` answered with `plan`, its machine config joining `endpoint`.
+fn answer_plan(s: &mut AppState, asked: u64, plan: ProvisionPlan, endpoint: &str) {
     event(
-        &mut s,
+        s,
         ProvisionUpdate::Planned {
             cluster: "lab".into(),
-            asked: 1,
-            result: Ok(Box::new(plan(count))),
+            asked,
+            result: Ok(Box::new(plan)),
+            machine_config_endpoint: Some(endpoint.into()),
         },
     );
-    s
 }
 
 fn gated(effects: Vec<Effect>) -> MutatingAction {
@@ -275,14 +305,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     let mut s = wizard();
     update(&mut s, Action::Provision(ProvisionKey::MakePlan));
     update(&mut s, Action::Provision(ProvisionKey::MakePlan));
-    event(
-        &mut s,
-        ProvisionUpdate::Planned {
-            cluster: "lab".into(),
-            asked: 1,
-            result: Ok(Box::new(plan(1))),
-        },
-    );
+    answer_plan(&mut s, 1, plan(1), LAB_ENDPOINT);
     assert_eq!(
         s.provision.wizard.as_ref().unwrap().plan,
         PlanState::Planning(2)
@@ -294,6 +317,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
             cluster: "lab".into(),
             asked: 2,
             result: Err(error.into()),
+            machine_config_endpoint: None,
         },
     );
     assert_eq!(
@@ -511,3 +535,6 @@ fn a_journal_at_startup_shows_its_vms_and_says_when_they_are_followed() {
     assert_eq!(s.screen, Screen::Provision);
     assert!(s.provision.wizard.is_none());
 }
+
+#[path = "update_provision_guards_tests.rs"]
+mod guards;

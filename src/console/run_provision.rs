@@ -17,7 +17,9 @@ use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::provision::GuardInputs;
-use crate::provision::cluster::{cluster_addresses, config_key, join_checks, names_in_use};
+use crate::provision::cluster::{
+    cluster_addresses, config_key, join_checks, machine_config_endpoint, names_in_use,
+};
 use crate::provision::{
     JoinChecks, PlanRequest, PlanSource, Provider, ProviderClients, ProvisionEvent,
     ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions, VmProgress, connect, plan,
@@ -116,9 +118,10 @@ pub(super) fn perform(
             cluster: name,
             approved,
             plan,
+            acks,
         } => {
             let found = cluster(&console.state, &name);
-            tokio::spawn(io.start(found, name, approved, plan));
+            tokio::spawn(io.start(found, name, approved, plan, acks));
         }
         ProvisionEffect::Terminate { cluster, approved } => {
             tokio::spawn(io.terminate(cluster, approved));
@@ -162,7 +165,8 @@ impl ProvisionIo {
         send(&self.app, update).await;
     }
 
-    /// The plan, made with the headless command's planner and the names already taken.
+    /// The plan, made with the headless command's planner and the names already taken, and its
+    /// machine config's endpoint (read here: the wizard's guards are evaluated in update).
     async fn plan(
         self,
         found: Result<Cluster, String>,
@@ -183,10 +187,15 @@ impl ProvisionIo {
                 .map_err(|e| e.to_string())
         }
         .await;
+        let machine_config_endpoint = result
+            .as_ref()
+            .ok()
+            .and_then(|p| machine_config_endpoint(p));
         let update = ProvisionUpdate::Planned {
             cluster,
             asked,
             result,
+            machine_config_endpoint,
         };
         send(&self.app, update).await;
     }
@@ -198,8 +207,9 @@ impl ProvisionIo {
         name: String,
         approved: ApprovedAction,
         plan: Box<ProvisionPlan>,
+        acks: Vec<String>,
     ) {
-        let result = match self.start_parts(found, &plan).await {
+        let result = match self.start_parts(found, &plan, acks).await {
             Ok(parts) => self.run_plan(&name, &approved, *plan, parts).await,
             Err(e) => Err(e),
         };
@@ -215,18 +225,19 @@ impl ProvisionIo {
         &self,
         found: Result<Cluster, String>,
         plan: &ProvisionPlan,
+        acks: Vec<String>,
     ) -> Result<StartParts, String> {
         let found = found?;
         let provider = provider(&self.config, &plan.provider)?;
         let (checks, warning) = join_checks(&found, self.kubeconfig.as_ref()).await?;
         let journal =
             ProvisionJournal::open(&self.state_dir, &plan.cluster).map_err(|e| e.to_string())?;
-        // The wizard takes no acknowledgements yet: a guard that warns refuses.
+        // The acknowledgements typed in the wizard: the runner checks them before each VM.
         let guards = GuardInputs {
             config: (*self.config).clone(),
             addresses: cluster_addresses(&found),
             nodes: found.nodes().to_vec(),
-            acks: Vec::new(),
+            acks,
         };
         Ok(StartParts {
             provider,

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::config::Config;
 use crate::discovery::{Cluster, host_of};
-use crate::fleet::{CollectOptions, collect_cluster, kube_client_for};
+use crate::fleet::{ClusterStatus, CollectOptions, collect_cluster, kube_client_for};
 use crate::guards::Guard;
 use crate::talos::{ClientOptions, TalosClient};
 
@@ -110,20 +110,43 @@ pub async fn check_guards(
 ) -> Vec<Guard> {
     let options = CollectOptions::default();
     let status = collect_cluster(&checks.talos, &plan.cluster, &inputs.nodes, &options).await;
-    let mut addresses = inputs.addresses.clone();
+    let endpoint = machine_config_endpoint(plan);
+    guards_over_status(
+        plan,
+        &inputs.config,
+        &inputs.addresses,
+        &status,
+        endpoint.as_deref(),
+    )
+}
+
+/// The `cluster.controlPlane.endpoint` of the plan's machine config, read from disk now
+/// (`None`: no machine config, unreadable, or not set).
+pub fn machine_config_endpoint(plan: &ProvisionPlan) -> Option<String> {
+    plan.machine_config
+        .as_ref()
+        .and_then(|path| MachineConfig::load(path, plan.role).ok())
+        .and_then(|mc| mc.endpoint())
+}
+
+/// The plan's guards over a status of its cluster (collected now by the CLI and the runner,
+/// the console's live fleet model in the wizard): the one list both show. Pure.
+pub fn guards_over_status(
+    plan: &ProvisionPlan,
+    config: &Config,
+    addresses: &BTreeSet<String>,
+    status: &ClusterStatus,
+    machine_config_endpoint: Option<&str>,
+) -> Vec<Guard> {
+    let mut addresses = addresses.clone();
     addresses.extend(cluster_hosts(
         status.nodes.iter().map(|n| n.address.as_str()),
     ));
-    let endpoint = plan
-        .machine_config
-        .as_ref()
-        .and_then(|path| MachineConfig::load(path, plan.role).ok())
-        .and_then(|mc| mc.endpoint());
     provision_guards(&ProvisionFacts {
         plan,
-        config: &inputs.config,
+        config,
         etcd: &status.etcd,
         cluster_hosts: &addresses,
-        machine_config_endpoint: endpoint.as_deref(),
+        machine_config_endpoint,
     })
 }

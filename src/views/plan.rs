@@ -81,7 +81,7 @@ fn guard_rows(look: &Look, guards: &[Guard]) -> Vec<TableRow> {
 /// The last line of a plan screen: Start offered, refused (why), or the
 /// acknowledgement to type (`ack_prompt`: given only when it is the one
 /// thing left). `refused` is the plan's `start_refused()`.
-fn verdict_line(
+pub(super) fn verdict_line(
     look: &Look,
     ack_prompt: Option<&str>,
     refused: Option<String>,
@@ -118,7 +118,7 @@ fn verdict_line(
 }
 
 /// The guards pane of a plan screen, worst first, with the selected guard.
-fn render_guards(
+pub(super) fn render_guards(
     look: &Look,
     guards: &[Guard],
     selected: Option<GuardId>,

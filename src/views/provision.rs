@@ -1,12 +1,14 @@
 //! The provision wizard: the request's fields (provider, role, template or
 //! OneFlow service, count, name pattern) with the focused one marked, then
-//! the plan as the headless command prints it (or why there is none), and a
-//! last line saying what Start will do.
+//! the plan as the headless command prints it (or why there is none), its
+//! guards as `provision --plan` prints them, and a last line saying what
+//! Start will do (or the acknowledgement it waits for).
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
+use super::plan::{render_guards, verdict_line};
 use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::provision::{Field, PlanState, SourceList, Wizard};
@@ -138,13 +140,8 @@ impl<'a> ProvisionWizardView<'a> {
                     .lines()
                     .map(|l| Line::from(Span::styled(l.to_string(), s.get(Role::Text))))
                     .collect(),
-                (
-                    format!(
-                        "{} plan ready: s provisions (asks for the name {})",
-                        self.look.glyphs.ok, plan.cluster
-                    ),
-                    Role::Ok,
-                ),
+                // Not drawn: a ready plan's last line is the guards' verdict.
+                (String::new(), Role::Ok),
             ),
         }
     }
@@ -159,10 +156,18 @@ impl Widget for &ProvisionWizardView<'_> {
                 .render(area, buf);
             return;
         };
-        let [head, fields_area, plan_area, last] = area.layout(&Layout::vertical([
+        let ready = matches!(w.plan, PlanState::Ready(_));
+        let guard_rows = if ready {
+            w.guards.shown.len().max(1)
+        } else {
+            0
+        };
+        let [head, fields_area, plan_area, guards_area, last] = area.layout(&Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(Field::ALL.len() as u16 + 2),
             Constraint::Min(3),
+            // Borders and the column header around the rows.
+            Constraint::Length(if ready { guard_rows as u16 + 3 } else { 0 }),
             Constraint::Length(1),
         ]));
         let pad = Block::new().padding(Padding::horizontal(1));
@@ -181,7 +186,7 @@ impl Widget for &ProvisionWizardView<'_> {
         let block = pane_block(
             self.look,
             vec![Span::styled(" Request ", s.get(Role::Title))],
-            true,
+            !w.guards.focused,
         );
         let inner = block.inner(fields_area);
         block.render(fields_area, buf);
@@ -198,11 +203,22 @@ impl Widget for &ProvisionWizardView<'_> {
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .render(inner, buf);
-        Paragraph::new(Span::styled(
-            fit(&status, width, self.look.glyphs.ellipsis),
-            s.get(role),
-        ))
-        .block(pad)
-        .render(last, buf);
+        let last_line = if ready {
+            render_guards(
+                self.look,
+                &w.guards.shown,
+                w.guards.selected,
+                w.guards.focused,
+                guards_area,
+                buf,
+            );
+            verdict_line(self.look, w.guards.ack_prompt(), w.start_refused(), width)
+        } else {
+            Line::from(Span::styled(
+                fit(&status, width, self.look.glyphs.ellipsis),
+                s.get(role),
+            ))
+        };
+        Paragraph::new(last_line).block(pad).render(last, buf);
     }
 }

@@ -122,6 +122,9 @@ pub struct ClusterSpec {
     /// Objects still stored in API versions a later Kubernetes removes, by
     /// `resource.version.group` (as in `kube_api::removed_versions`), with their count.
     pub removed_api_objects: Vec<(String, usize)>,
+    /// The `max_vms` of the cluster's OneFlow roles, by role name (`controlplane`, `worker`);
+    /// a role not listed sets none.
+    pub oneflow_max_vms: Vec<(String, usize)>,
 }
 
 /// A validated scenario: what the simulated fleet looks like when it starts.
@@ -134,7 +137,7 @@ pub struct Scenario {
 #[rustfmt::skip]
 const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
-    "removed-api", "sparse",
+    "removed-api", "sparse", "flow-full",
 ];
 
 impl Scenario {
@@ -170,6 +173,12 @@ impl Scenario {
             "sparse" => {
                 let mut cluster = standard_cluster("sparse", 0, |_| {});
                 cluster.talosconfig_nodes = Some(vec![0]);
+                vec![cluster]
+            }
+            // The OneFlow worker role already at its max_vms (2): no room for one more.
+            "flow-full" => {
+                let mut cluster = standard_cluster("flow-full", 0, |_| {});
+                cluster.oneflow_max_vms = vec![("worker".into(), 2)];
                 vec![cluster]
             }
             "healthy-112" => vec![standard_cluster("healthy-112", 0, |n| {
@@ -310,6 +319,7 @@ fn build_cluster(
         expired_client_context: false,
         talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
+        oneflow_max_vms: Vec::new(),
     }
 }
 
@@ -331,6 +341,7 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
         expired_client_context: false,
         talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
+        oneflow_max_vms: Vec::new(),
     }
 }
 

@@ -223,6 +223,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
         etcd_leader: leader,
         expired_client_context: fc.expired_client_context,
         removed_api_objects: fc.removed_api_objects.into_iter().collect(),
+        oneflow_max_vms: Vec::new(),
     })
 }
 

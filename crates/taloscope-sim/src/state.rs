@@ -165,6 +165,8 @@ pub struct ClusterState {
     pub(crate) name: String,
     pub(crate) nodes: NodeList,
     pub(crate) etcd: Mutex<EtcdCluster>,
+    /// The `max_vms` of its OneFlow roles, by role name (the scenario's).
+    pub(crate) oneflow_max_vms: Vec<(String, usize)>,
 }
 
 impl ClusterState {
@@ -275,6 +277,7 @@ impl FleetState {
                         raft_index: 1200 + ci as u64 * 31,
                         alarms,
                     }),
+                    oneflow_max_vms: spec.oneflow_max_vms.clone(),
                 })
             })
             .collect();

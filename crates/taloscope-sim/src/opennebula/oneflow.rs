@@ -15,6 +15,12 @@ pub(crate) struct RoleSpec {
     pub template_id: i64,
     pub cardinality: usize,
     pub parents: Vec<String>,
+    /// The fewest and the most VMs the role may have. OneFlow keeps them as the role's
+    /// optional `min_vms` / `max_vms` (OpenNebula/one src/flow/lib/models/role.rb:
+    /// `min_cardinality` / `max_cardinality`, nil when the key is absent); `None` leaves the
+    /// key out of the documents, as a template that does not set it.
+    pub min_vms: Option<usize>,
+    pub max_vms: Option<usize>,
     /// Extra template (OpenNebula syntax) every VM of the role is instantiated with.
     pub extra_template: String,
 }
@@ -316,9 +322,11 @@ fn template_doc(c: &Cloud, t: &ServiceTemplate) -> Json {
         .roles
         .iter()
         .map(|r| {
-            json!({"name": r.name, "type": "vm", "template_id": r.template_id,
-                   "cardinality": r.cardinality, "parents": r.parents, "min_vms": 0,
-                   "elasticity_policies": [], "scheduled_policies": []})
+            let mut doc = json!({"name": r.name, "type": "vm", "template_id": r.template_id,
+                   "cardinality": r.cardinality, "parents": r.parents,
+                   "elasticity_policies": [], "scheduled_policies": []});
+            vm_limits(&mut doc, r);
+            doc
         })
         .collect();
     json!({"ID": t.id.to_string(), "UID": "0", "GID": "0", "UNAME": c.owner, "GNAME": "oneadmin",
@@ -326,6 +334,15 @@ fn template_doc(c: &Cloud, t: &ServiceTemplate) -> Json {
            "TEMPLATE": {"BODY": {"name": t.name, "deployment": "straight", "description": "",
                "shutdown_action": "terminate", "ready_status_gate": false,
                "automatic_deletion": false, "roles": roles, "registration_time": 0}}})
+}
+
+/// The role's `min_vms` / `max_vms`, only when set (role.rb reads an absent key as nil).
+fn vm_limits(doc: &mut Json, spec: &RoleSpec) {
+    for (key, value) in [("min_vms", spec.min_vms), ("max_vms", spec.max_vms)] {
+        if let (Some(v), Some(map)) = (value, doc.as_object_mut()) {
+            map.insert(key.into(), json!(v));
+        }
+    }
 }
 
 fn service_doc(c: &Cloud, s: &Service) -> Json {
@@ -348,11 +365,14 @@ fn service_doc(c: &Cloud, s: &Service) -> Json {
                 })
                 .collect();
             let disposed: Vec<Json> = r.disposed.iter().map(|id| json!(id)).collect();
-            json!({"name": r.spec.name, "type": "vm", "template_id": r.spec.template_id,
+            let mut doc = json!({"name": r.spec.name, "type": "vm",
+                   "template_id": r.spec.template_id,
                    "cardinality": r.nodes.len(), "state": role_state(c, r).to_string(),
-                   "parents": r.spec.parents, "min_vms": 0, "cooldown": 0,
+                   "parents": r.spec.parents, "cooldown": 0,
                    "last_vmname": r.last_vmname, "nodes": nodes, "disposed_nodes": disposed,
-                   "elasticity_policies": [], "scheduled_policies": []})
+                   "elasticity_policies": [], "scheduled_policies": []});
+            vm_limits(&mut doc, &r.spec);
+            doc
         })
         .collect();
     let log: Vec<Json> = s

@@ -177,6 +177,10 @@ pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Cat
                 template: talos_template(name, role, talos, fail),
             });
         }
+        let max_vms = |role: &str| {
+            let mut limits = cluster.oneflow_max_vms.iter();
+            limits.find(|(r, _)| r == role).map(|(_, max)| *max)
+        };
         let mut roles = Vec::new();
         for (role, template_id, yaml, parents) in [
             (NodeRole::ControlPlane, base, &cp_yaml, vec![]),
@@ -192,6 +196,8 @@ pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Cat
                 template_id,
                 cardinality: nodes.iter().filter(|n| n.role() == role).count(),
                 parents,
+                min_vms: Some(0),
+                max_vms: max_vms(role.as_str()),
                 extra_template: role_extra(yaml),
             };
             let vms = nodes

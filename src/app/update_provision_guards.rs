@@ -1,0 +1,112 @@
+//! The provision wizard's guards in the update step: the list `provision --plan` prints,
+//! evaluated over the fleet model's live status and again on every status change; moving
+//! through it, `?` on a guard, the typed acknowledgements, and why Start is refused. Pure.
+use super::action::{Action, Effect};
+use super::plan_keys::{explain_selected, moved, shared_key, take_ack};
+use super::plan_screen::{PlanFocus, set_guards};
+use super::provision::PlanState;
+use super::state::{AppState, Overlay};
+use crate::provision::cluster::{cluster_addresses, guards_over_status};
+
+/// Evaluates the open wizard's guards again over live status. Returns whether they changed.
+pub fn evaluate(state: &mut AppState) -> bool {
+    let Some(w) = state.provision.wizard.as_ref() else {
+        return false;
+    };
+    let live = state.fleet.cluster(&w.cluster).filter(|l| l.has_data());
+    let guards = match (&w.plan, live) {
+        (PlanState::Ready(plan), Some(live)) => {
+            let addresses = state
+                .clusters
+                .iter()
+                .find(|c| c.name == w.cluster)
+                .map(cluster_addresses)
+                .unwrap_or_default();
+            guards_over_status(
+                plan,
+                &state.provision.config,
+                &addresses,
+                &live.status,
+                w.guards.machine_config_endpoint.as_deref(),
+            )
+        }
+        _ => Vec::new(),
+    };
+    let Some(w) = state.provision.wizard.as_mut() else {
+        return false;
+    };
+    let before = w.guards.shown.clone();
+    set_guards(&mut w.guards.shown, &mut w.guards.selected, guards);
+    w.guards.shown != before
+}
+
+/// `cluster`'s status changed: the wizard's guards again when it is the wizard's cluster.
+pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
+    let shown = state
+        .provision
+        .wizard
+        .as_ref()
+        .is_some_and(|w| w.cluster == cluster);
+    shown && evaluate(state)
+}
+
+/// The wizard's guard keys: Tab, moves while the guards have them, `?`, `a` and `r`. `None`
+/// when the key is not one of them.
+pub fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let w = state.provision.wizard.as_mut()?;
+    match action {
+        Action::NextPane => w.guards.focused = !w.guards.focused,
+        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast
+            if w.guards.focused =>
+        {
+            let g = &mut w.guards;
+            let i = g
+                .selected
+                .and_then(|id| g.shown.iter().position(|s| s.id == id))
+                .unwrap_or(0);
+            if let Some(to) = moved(g.shown.len(), i, action) {
+                g.selected = g.shown.get(to).map(|s| s.id);
+            }
+        }
+        Action::Explain => explain(state),
+        Action::Acknowledge | Action::Refresh => {
+            let (cluster, needs_ack) = (w.cluster.clone(), w.guards.missing_ack().is_some());
+            return Some(shared_key(state, action, cluster, needs_ack));
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+/// `?`: the selected guard explained in the upgrade plan's overlay while the guards have the
+/// keys; the help otherwise.
+fn explain(state: &mut AppState) {
+    let guard = state
+        .provision
+        .wizard
+        .as_ref()
+        .filter(|w| w.guards.focused)
+        .and_then(|w| w.guards.selected_guard().cloned());
+    match guard {
+        Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
+        None => state.overlay = Some(Overlay::Help { scroll: 0 }),
+    }
+}
+
+/// Enter on the acknowledgement field: kept only when it is the text asked for.
+pub fn acknowledge(state: &mut AppState, text: &str) {
+    let Some(needed) = state
+        .provision
+        .wizard
+        .as_ref()
+        .and_then(|w| w.guards.missing_ack().map(String::from))
+    else {
+        return;
+    };
+    if take_ack(state, &needed, text) {
+        if let Some(w) = state.provision.wizard.as_mut() {
+            w.guards.acks.push(needed);
+        }
+        evaluate(state);
+    }
+}

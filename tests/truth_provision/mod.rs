@@ -1,0 +1,226 @@
+//! The provision half of one_truth: for one cluster of a scenario with a provider, every role
+//! on every provider planned through the console's wizard (its pure update step, the effect it
+//! asks for answered by the same functions the console's IO calls, its guards over the
+//! console's fleet model) and through `provision --plan`'s functions, compared field by field.
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use taloscope::app::plan_screen::set_guards;
+use taloscope::app::provision::{
+    PlanState, ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceChoice,
+};
+use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::{Action, AppEvent, Effect, update};
+use taloscope::config::{Config, MachineRole};
+use taloscope::discovery::{Cluster, Discovery};
+use taloscope::fleet::FleetModel;
+use taloscope::guards::{Guard, GuardId};
+use taloscope::provision::cluster::{
+    GuardInputs, check_guards, cluster_addresses, config_key, join_checks, machine_config_endpoint,
+    names_in_use,
+};
+use taloscope::provision::provider::provider_for;
+use taloscope::provision::{PlanRequest, Provider, ProviderClients, ProvisionPlan, connect, plan};
+
+use super::talos_common::{Sim, within};
+
+const ROLES: [MachineRole; 2] = [MachineRole::Worker, MachineRole::Controlplane];
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn provider_named(config: &Config, name: &str) -> Provider {
+    let cfg = config.providers.get(name).expect("configured provider");
+    connect(name, cfg, &no_env).expect("provider")
+}
+
+/// The provider's list as the console's IO gives it to the wizard.
+async fn sources(provider: &Provider) -> Vec<SourceChoice> {
+    match &provider.clients {
+        ProviderClients::Templates(client) => client
+            .templates()
+            .await
+            .expect("templates")
+            .into_iter()
+            .map(|t| SourceChoice {
+                id: t.id,
+                name: t.name,
+                roles: Vec::new(),
+            })
+            .collect(),
+        ProviderClients::Flow { flow, .. } => flow
+            .services()
+            .await
+            .expect("services")
+            .into_iter()
+            .map(|s| SourceChoice {
+                id: s.id,
+                name: s.name,
+                roles: s.roles.into_iter().map(|r| r.name).collect(),
+            })
+            .collect(),
+    }
+}
+
+fn provision_effect(effects: Vec<Effect>) -> ProvisionEffect {
+    match effects.as_slice() {
+        [Effect::Provision(e)] => (**e).clone(),
+        other => panic!("expected one provision effect, got {other:?}"),
+    }
+}
+
+/// The console: the wizard on `cluster` with `provider` and `role` chosen, its plan asked for
+/// and answered as the console's IO answers it. The wizard's plan and guards (worst first).
+async fn wizard_plan(
+    state: &mut AppState,
+    cluster: &Cluster,
+    kubeconfig: Option<&kube::config::Kubeconfig>,
+    provider: &str,
+    role: MachineRole,
+) -> (Result<ProvisionPlan, String>, Vec<Guard>) {
+    state.provision.wizard = None;
+    state.use_cluster(&cluster.name);
+    state.screen = Screen::Cluster(Pane::Nodes);
+    let mut effect = provision_effect(update(state, Action::Provision(ProvisionKey::Open)));
+    loop {
+        let ProvisionEffect::ListSources { provider: p, .. } = &effect else {
+            panic!("{effect:?}");
+        };
+        let list = sources(&provider_named(&state.provision.config, p)).await;
+        let answer = ProvisionUpdate::Sources {
+            cluster: cluster.name.clone(),
+            provider: p.clone(),
+            result: Ok(list),
+        };
+        update(state, Action::Event(AppEvent::Provision(Box::new(answer))));
+        let w = state.provision.wizard.as_ref().expect("wizard");
+        if w.provider().map(|p| p.name.as_str()) == Some(provider) {
+            break;
+        }
+        effect = provision_effect(update(state, Action::Provision(ProvisionKey::NextValue)));
+    }
+    if role == MachineRole::Controlplane {
+        update(state, Action::MoveDown);
+        update(state, Action::Provision(ProvisionKey::NextValue));
+    }
+    let ProvisionEffect::Plan {
+        asked,
+        config,
+        request,
+        ..
+    } = provision_effect(update(state, Action::Provision(ProvisionKey::MakePlan)))
+    else {
+        panic!("expected the plan effect");
+    };
+    // What the console's IO does with the effect.
+    let p = provider_named(&config, request.provider.as_deref().unwrap_or_default());
+    let (checks, _) = join_checks(cluster, kubeconfig).await.expect("join checks");
+    let taken = names_in_use(&checks).await;
+    let result = plan(&config, &p, &request, &taken)
+        .await
+        .map(Box::new)
+        .map_err(|e| e.to_string());
+    let endpoint = result
+        .as_ref()
+        .ok()
+        .and_then(|p| machine_config_endpoint(p));
+    let answer = ProvisionUpdate::Planned {
+        cluster: cluster.name.clone(),
+        asked,
+        result,
+        machine_config_endpoint: endpoint,
+    };
+    update(state, Action::Event(AppEvent::Provision(Box::new(answer))));
+    let w = state.provision.wizard.as_ref().expect("wizard");
+    let plan = match &w.plan {
+        PlanState::Ready(plan) => Ok((**plan).clone()),
+        PlanState::Failed(e) => Err(e.clone()),
+        other => panic!("{other:?}"),
+    };
+    (plan, w.guards.shown.clone())
+}
+
+/// `provision --context CLUSTER --role ROLE --provider PROVIDER --plan`, as commands/provision.rs
+/// makes it: the plan and its guards (worst first, as the wizard lists them).
+async fn command_plan(
+    config: &Config,
+    cluster: &Cluster,
+    kubeconfig: Option<&kube::config::Kubeconfig>,
+    provider: &str,
+    role: MachineRole,
+) -> (Result<ProvisionPlan, String>, Vec<Guard>) {
+    let request = PlanRequest {
+        cluster: config_key(config, cluster),
+        role,
+        count: 1,
+        provider: Some(provider.to_string()),
+        name_pattern: None,
+    };
+    let (name, cfg) = provider_for(config, &request).expect("provider");
+    let p = connect(name, cfg, &no_env).expect("provider");
+    let (checks, _) = join_checks(cluster, kubeconfig).await.expect("join checks");
+    let taken = names_in_use(&checks).await;
+    let plan = match plan(config, &p, &request, &taken).await {
+        Ok(plan) => plan,
+        Err(e) => return (Err(e.to_string()), Vec::new()),
+    };
+    let inputs = GuardInputs {
+        config: config.clone(),
+        addresses: cluster_addresses(cluster),
+        nodes: cluster.nodes().to_vec(),
+        acks: Vec::new(),
+    };
+    let guards = check_guards(&plan, &inputs, &checks).await;
+    let (mut shown, mut selected) = (Vec::new(), None::<GuardId>);
+    set_guards(&mut shown, &mut selected, guards);
+    (Ok(plan), shown)
+}
+
+/// How many provision plans of `cluster` were compared (none without a config entry).
+pub async fn compare(
+    sim: &Sim,
+    discovery: &Discovery,
+    fleet: &FleetModel,
+    cluster: &Cluster,
+    label: &str,
+) -> usize {
+    let Some(one) = sim.fleet.opennebula() else {
+        return 0;
+    };
+    let config = Config::load(Path::new(&one.config_file()), true).expect("the sim's config");
+    if !config.clusters.contains_key(&config_key(&config, cluster)) {
+        return 0;
+    }
+    let mut state = AppState::new(discovery.clone(), false);
+    state.fleet = fleet.clone();
+    state.provision.config = Arc::new(config.clone());
+    let kubeconfig = discovery.kubeconfig.as_ref();
+    let providers: BTreeSet<String> = config.providers.keys().cloned().collect();
+    let mut compared = 0;
+    for provider in &providers {
+        for role in ROLES {
+            let what = format!("{label}: {role} via {provider}");
+            let console = within(
+                60,
+                "the wizard's plan",
+                wizard_plan(&mut state, cluster, kubeconfig, provider, role),
+            )
+            .await;
+            let cli = within(
+                60,
+                "the command's plan",
+                command_plan(&config, cluster, kubeconfig, provider, role),
+            )
+            .await;
+            assert_eq!(console.0, cli.0, "{what}: provision plan");
+            if cli.0.is_ok() {
+                assert_eq!(console.1, cli.1, "{what}: provision guards");
+                assert_eq!(cli.1.len(), GuardId::PROVISION.len(), "{what}: {:?}", cli.1);
+                compared += 1;
+            }
+        }
+    }
+    compared
+}
