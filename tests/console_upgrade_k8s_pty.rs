@@ -27,8 +27,9 @@ fn upgrade_k8s_walks_from_the_plan_to_completion_on_screen() {
         t.contains("healthy-112") && t.contains("Enter open")
     });
     s.send(b":ctx healthy-112\r");
+    // All five: the plan is made from the nodes known when it opens.
     s.wait_for("the nodes", BOUND, |t| {
-        t.contains("+ Nodes (") && t.contains("w-2")
+        t.contains("+ Nodes (5)") && t.contains("w-2")
     });
     // The plan needs a first status; the command again until it opens.
     let deadline = std::time::Instant::now() + BOUND;

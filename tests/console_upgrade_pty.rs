@@ -29,7 +29,8 @@ fn demo_plan_walks_to_the_confirmation_and_cancels() {
     });
     s.send(b":ctx prod\r");
     s.wait_for("prod's nodes", BOUND, |t| {
-        t.contains("+ Nodes (") && t.contains("cp-1") && t.contains("w-2")
+        // All five: the plan is made from the nodes known when it opens.
+        t.contains("+ Nodes (5)") && t.contains("cp-1") && t.contains("w-2")
     });
     // The plan needs a first status; u again until it opens.
     s.send(b"u");
@@ -103,7 +104,8 @@ fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
     });
     s.send(b":ctx prod\r");
     s.wait_for("prod's nodes", BOUND, |t| {
-        t.contains("+ Nodes (") && t.contains("cp-1") && t.contains("w-2")
+        // All five: the plan is made from the nodes known when it opens.
+        t.contains("+ Nodes (5)") && t.contains("cp-1") && t.contains("w-2")
     });
     s.send(b"u");
     s.wait_for("the plan", BOUND, |t| t.contains("guards pass: s starts"));
@@ -171,8 +173,9 @@ fn resumes_after(stop: Stop) {
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path());
     s.send(b":ctx healthy\r");
+    // All five: the plan is made from the nodes known when it opens.
     s.wait_for("the nodes", BOUND, |t| {
-        t.contains("+ Nodes (") && t.contains("w-2")
+        t.contains("+ Nodes (5)") && t.contains("w-2")
     });
     s.send(b"u");
     s.wait_for("the plan", BOUND, |t| t.contains("guards pass: s starts"));
