@@ -420,5 +420,6 @@ replies!(
     m::Upgrade,
     m::Reboot,
     m::ApplyConfiguration,
+    m::ImagePull,
     m::Event,
 );

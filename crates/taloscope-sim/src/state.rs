@@ -165,6 +165,8 @@ pub struct ClusterState {
     pub(crate) name: String,
     pub(crate) nodes: NodeList,
     pub(crate) etcd: Mutex<EtcdCluster>,
+    /// Simulated milliseconds an image pull takes on this cluster's nodes.
+    pub(crate) image_pull_ms: u64,
 }
 
 impl ClusterState {
@@ -275,6 +277,7 @@ impl FleetState {
                         raft_index: 1200 + ci as u64 * 31,
                         alarms,
                     }),
+                    image_pull_ms: spec.image_pull_ms,
                 })
             })
             .collect();

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use prost::Message;
 use sim_common::{machine, start, start_builtin, wait_for, with_meta};
+use taloscope_proto::common::{ContainerDriver, ContainerdInstance, ContainerdNamespace};
 use taloscope_proto::machine::image_service_client::ImageServiceClient;
 use taloscope_proto::machine::lifecycle_service_client::LifecycleServiceClient;
 use taloscope_proto::machine::{
@@ -197,7 +198,10 @@ async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
     let mut pull = images
         .pull(with_meta(
             ImageServicePullRequest {
-                containerd: None,
+                containerd: Some(ContainerdInstance {
+                    driver: ContainerDriver::Cri as i32,
+                    namespace: ContainerdNamespace::NsSystem as i32,
+                }),
                 image_ref: image.into(),
             },
             "node",
@@ -224,7 +228,10 @@ async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
     let mut upgrade = lifecycle
         .upgrade(with_meta(
             LifecycleServiceUpgradeRequest {
-                containerd: None,
+                containerd: Some(ContainerdInstance {
+                    driver: ContainerDriver::Cri as i32,
+                    namespace: ContainerdNamespace::NsSystem as i32,
+                }),
                 source: Some(InstallArtifactsSource {
                     image_name: image.into(),
                 }),
@@ -267,7 +274,10 @@ async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
     let old = images
         .pull(with_meta(
             ImageServicePullRequest {
-                containerd: None,
+                containerd: Some(ContainerdInstance {
+                    driver: ContainerDriver::Cri as i32,
+                    namespace: ContainerdNamespace::NsSystem as i32,
+                }),
                 image_ref: image.into(),
             },
             "node",
