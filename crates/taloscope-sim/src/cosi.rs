@@ -147,11 +147,21 @@ fn version(t: &Target) -> Resource {
     )
 }
 
-/// The active machine config (`v1alpha1`): its YAML text as a YAML string, as Talos marshals it.
+/// The active machine config (`v1alpha1`) as Talos marshals it
+/// (siderolabs/talos pkg/machinery/resources/config/machine_config.go): up to v1.11 the YAML
+/// spec is the config document itself (a mapping); from v1.12 it is the document as a YAML
+/// string, flagged by the `talos.dev/yaml-spec` annotation. `proto_spec` carries the bytes in
+/// both.
 fn machine_config(t: &Target) -> Resource {
     let text = super::kube_components::current_config(&t.node);
     let generation = t.node.status.borrow().kubernetes.config_generation;
-    let yaml = serde_saphyr::to_string(&text).unwrap_or_default();
+    let as_string = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 12));
+    let yaml = if as_string {
+        serde_saphyr::to_string(&text).unwrap_or_default()
+    } else {
+        text.clone()
+    };
     let mut r = resource(
         "config",
         MACHINE_CONFIG,
@@ -160,11 +170,48 @@ fn machine_config(t: &Target) -> Resource {
         "config.MachineConfigController",
         yaml,
     );
-    if let Some(md) = r.metadata.as_mut() {
+    if let Some(spec) = r.spec.as_mut() {
+        spec.proto_spec = text.into_bytes();
+    }
+    if let (true, Some(md)) = (as_string, r.metadata.as_mut()) {
         md.annotations
             .insert("talos.dev/yaml-spec".to_string(), "1".to_string());
     }
     r
+}
+
+/// The namespaces a Talos node registers (siderolabs/talos pkg/machinery/resources/*/: the
+/// `NamespaceName` constants); a read in any other one is refused by the API's access policy
+/// (internal/app/resources/access.go, `AccessPolicy`), a read in a known one that holds no
+/// such resource finds nothing.
+const NAMESPACES: &[&str] = &[
+    "block",
+    "cluster",
+    "config",
+    "controlplane",
+    "cri",
+    "etcd",
+    "files",
+    "hardware",
+    "k8s",
+    "meta",
+    "network",
+    "network-config",
+    "perf",
+    "runtime",
+    "secrets",
+    "siderolink",
+    "v1alpha1",
+];
+
+fn check_namespace(namespace: &str) -> Result<(), Status> {
+    if NAMESPACES.contains(&namespace) {
+        Ok(())
+    } else {
+        Err(Status::permission_denied(format!(
+            "namespace {namespace:?} is not supported"
+        )))
+    }
 }
 
 fn members(t: &Target) -> Vec<Resource> {
@@ -192,6 +239,7 @@ fn members(t: &Target) -> Vec<Resource> {
 /// Every resource of `kind` the node has, in `namespace`.
 fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status> {
     let home = namespace_of(t, kind)?;
+    check_namespace(namespace)?;
     if namespace != home {
         return Ok(vec![]);
     }

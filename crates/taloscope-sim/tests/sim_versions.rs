@@ -247,3 +247,54 @@ async fn streams_open_with_their_first_message_and_lifecycle_needs_a_pulled_imag
     assert_eq!(sim.fleet.state().upgrade_calls("c", "cp-1"), 0);
     sim.fleet.shutdown().await;
 }
+
+#[tokio::test]
+async fn machine_config_is_a_mapping_up_to_1_11_and_a_string_from_1_12() {
+    use taloscope_proto::cosi::resource::GetRequest;
+    use taloscope_proto::cosi::resource::state_client::StateClient;
+    for (talos, as_string) in [("v1.11.3", false), ("v1.12.0", true)] {
+        let sim = start(scenario(talos, 100), 50.0).await;
+        let ctx = sim.context("c");
+        let mut state = StateClient::new(channel(&ctx, &ctx.endpoints[0]).await.unwrap());
+        let get = |ns: &str| GetRequest {
+            namespace: ns.into(),
+            r#type: "MachineConfigs.config.talos.dev".into(),
+            id: "v1alpha1".into(),
+            options: None,
+        };
+        let r = state
+            .get(get("config"))
+            .await
+            .expect("config")
+            .into_inner()
+            .resource
+            .expect("resource");
+        let spec = r.spec.expect("spec");
+        let annotated = r
+            .metadata
+            .expect("metadata")
+            .annotations
+            .contains_key("talos.dev/yaml-spec");
+        assert_eq!(annotated, as_string, "{talos}");
+        let document = String::from_utf8(spec.proto_spec).expect("utf-8 config");
+        assert!(document.contains("machine:"), "{talos}: {document}");
+        if as_string {
+            let text: String = serde_saphyr::from_str(&spec.yaml_spec).expect("a YAML string");
+            assert_eq!(text, document);
+        } else {
+            assert_eq!(
+                spec.yaml_spec, document,
+                "{talos}: the spec is the document"
+            );
+        }
+        let elsewhere = state.get(get("runtime")).await.expect_err("not there");
+        assert_eq!(elsewhere.code(), Code::NotFound, "{talos}");
+        let unknown = state
+            .get(get("nowhere"))
+            .await
+            .expect_err("no such namespace");
+        assert_eq!(unknown.code(), Code::PermissionDenied, "{talos}");
+        assert_eq!(unknown.message(), "namespace \"nowhere\" is not supported");
+        sim.fleet.shutdown().await;
+    }
+}
