@@ -21,6 +21,17 @@ const MACHINE_STATUS: &str = "MachineStatuses.runtime.talos.dev";
 const VERSION: &str = "Versions.runtime.talos.dev";
 const MEMBER: &str = "Members.cluster.talos.dev";
 const MACHINE_CONFIG: &str = "MachineConfigs.config.talos.dev";
+/// The control-plane component configs, one per static pod, id the component's name
+/// (siderolabs/talos pkg/machinery/resources/k8s/apiserver_config.go,
+/// controllermanager_config.go, scheduler_config.go; namespace `controlplane`, k8s.go).
+const COMPONENT_CONFIGS: [(&str, &str); 3] = [
+    ("APIServerConfigs.kubernetes.talos.dev", "kube-apiserver"),
+    (
+        "ControllerManagerConfigs.kubernetes.talos.dev",
+        "kube-controller-manager",
+    ),
+    ("SchedulerConfigs.kubernetes.talos.dev", "kube-scheduler"),
+];
 
 /// Sensitive types: reading them needs os:admin, as in Talos.
 fn require_for_type<T>(req: &Request<T>, kind: &str) -> Result<(), Status> {
@@ -65,6 +76,7 @@ fn namespace_of(t: &Target, kind: &str) -> Result<&'static str, Status> {
         VERSION if version_ok => Ok("runtime"),
         MEMBER => Ok("cluster"),
         MACHINE_CONFIG => Ok("config"),
+        _ if component_of(kind).is_some() => Ok("controlplane"),
         _ => Err(Status::permission_denied(format!(
             "resource type {kind:?} is not supported"
         ))),
@@ -214,6 +226,48 @@ fn check_namespace(namespace: &str) -> Result<(), Status> {
     }
 }
 
+/// The static pod a component-config type configures.
+fn component_of(kind: &str) -> Option<&'static str> {
+    COMPONENT_CONFIGS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, component)| *component)
+}
+
+/// A control plane's config for one component, its version bumped by every config change
+/// that reaches the component; workers have none.
+fn component_config(t: &Target, kind: &str) -> Option<Resource> {
+    let component = component_of(kind)?;
+    let status = t.node.status();
+    let c = status
+        .kubernetes
+        .static_pods
+        .iter()
+        .find(|c| c.name == component)?;
+    let config = super::kube_components::current_config(&t.node);
+    let image = super::kube_components::parse_config_images(config.as_bytes())
+        .ok()
+        .and_then(|images| {
+            images
+                .by_component()
+                .into_iter()
+                .find(|(name, _)| *name == component)
+                .map(|(_, image)| image.to_string())
+        })
+        .unwrap_or_else(|| format!("registry.k8s.io/{component}:{}", c.version));
+    Some(resource(
+        "controlplane",
+        kind,
+        component,
+        c.config_resource_version,
+        "k8s.ControlPlaneController",
+        format!(
+            "image: {image}
+"
+        ),
+    ))
+}
+
 fn members(t: &Target) -> Vec<Resource> {
     t.cluster
         .nodes
@@ -247,6 +301,7 @@ fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status>
         MACHINE_STATUS => vec![machine_status(t)],
         VERSION => vec![version(t)],
         MACHINE_CONFIG => vec![machine_config(t)],
+        _ if component_of(kind).is_some() => component_config(t, kind).into_iter().collect(),
         _ => members(t),
     })
 }

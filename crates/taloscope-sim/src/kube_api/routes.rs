@@ -285,12 +285,10 @@ pub(crate) async fn handle(
                 "daemonsets",
             ],
         ) => {
-            let ds = objects::kube_proxy_daemonset(&state.facts.borrow());
-            let items = if object_matches(&ds, &q) {
-                vec![ds]
-            } else {
-                vec![]
-            };
+            let items = kube_proxy(&state)
+                .into_iter()
+                .filter(|ds| object_matches(ds, &q))
+                .collect();
             ok(&objects::list("DaemonSetList", "apps/v1", items, rv))
         }
         (
@@ -304,7 +302,30 @@ pub(crate) async fn handle(
                 "daemonsets",
                 "kube-proxy",
             ],
-        ) => ok(&objects::kube_proxy_daemonset(&state.facts.borrow())),
+        ) => match kube_proxy(&state) {
+            Some(ds) => ok(&ds),
+            None => not_found("daemonsets.apps \"kube-proxy\" not found"),
+        },
+        (
+            &Method::PATCH,
+            [
+                "apis",
+                "apps",
+                "v1",
+                "namespaces",
+                "kube-system",
+                "daemonsets",
+                "kube-proxy",
+            ],
+        ) => {
+            let body = req
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            return Ok(patch_kube_proxy(&state, &body));
+        }
         (&Method::GET, ["apis", _, _, _]) if stored_count(&state, &path).is_some() => {
             let count = stored_count(&state, &path).unwrap_or(0);
             ok(&objects::stored_list(&path, count, rv))
@@ -312,6 +333,38 @@ pub(crate) async fn handle(
         _ => not_found("the server could not find the requested resource"),
     };
     Ok(response)
+}
+
+/// The kube-proxy DaemonSet as the API shows it, if the cluster has one.
+fn kube_proxy(state: &ApiState) -> Option<Value> {
+    let ds = state.kube_proxy.lock().ok()?.clone()?;
+    Some(objects::kube_proxy_daemonset(&state.facts.borrow(), &ds))
+}
+
+/// A client's patch of the kube-proxy DaemonSet (as `talosctl upgrade-k8s` sends,
+/// siderolabs/talos pkg/cluster/kubernetes/talos_managed.go); its pods roll at once.
+fn patch_kube_proxy(state: &ApiState, body: &[u8]) -> Response<Body> {
+    let patched = match state.kube_proxy.lock() {
+        Ok(mut guard) => match guard.as_mut() {
+            Some(ds) => ds.patch(body).map(|()| true),
+            None => Ok(false),
+        },
+        Err(_) => Ok(false),
+    };
+    match patched {
+        Ok(true) => {
+            state.generation.send_modify(|g| *g += 1);
+            match kube_proxy(state) {
+                Some(ds) => ok(&ds),
+                None => not_found("daemonsets.apps \"kube-proxy\" not found"),
+            }
+        }
+        Ok(false) => not_found("daemonsets.apps \"kube-proxy\" not found"),
+        Err(message) => json(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &objects::status_error(422, "Invalid", &message),
+        ),
+    }
 }
 
 /// How many objects are stored under a list path of a removed API version, if any are.
