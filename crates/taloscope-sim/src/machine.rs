@@ -181,6 +181,20 @@ async fn image_pull_one(
     Ok(ImagePull { metadata: None })
 }
 
+/// The sequence a reboot request runs. `FORCE` exists from v1.12 (api/machine/machine.proto,
+/// `RebootRequest.Mode`); an older node does not know the value and reboots as by default
+/// (v1.11 v1alpha1_sequencer.go `Reboot` checks no mode). POWERCYCLE only changes how the
+/// machine restarts, not what the sim shows.
+fn reboot_sequence(t: &Target, mode: i32) -> Sequence {
+    let knows_force = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 12));
+    if knows_force && mode == reboot_request::Mode::Force as i32 {
+        Sequence::ForceReboot
+    } else {
+        Sequence::Reboot
+    }
+}
+
 /// Writes an accepted mutating call into the sim's record.
 pub(crate) fn record(core: &Core, t: &Target, method: &'static str) {
     core.fleet
@@ -413,9 +427,10 @@ impl MachineService for MachineApi {
             "Reboot",
             Role::Operator,
             RebootResponse,
-            |t| {
+            |t, body| {
                 let actor = actor_id();
-                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Reboot) {
+                let sequence = reboot_sequence(&t, body.mode);
+                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), sequence) {
                     record(core, &t, "MachineService.Reboot");
                     Ok(Reboot {
                         metadata: None,

@@ -9,9 +9,10 @@ use sim_common::{channel, machine, start, start_builtin, with_meta};
 use taloscope_proto::common::{ContainerDriver, ContainerdInstance, ContainerdNamespace};
 use taloscope_proto::machine::image_service_client::ImageServiceClient;
 use taloscope_proto::machine::lifecycle_service_client::LifecycleServiceClient;
+use taloscope_proto::machine::reboot_request::Mode as RebootMode;
 use taloscope_proto::machine::{
-    ImagePullRequest, ImageServicePullRequest, InstallArtifactsSource,
-    LifecycleServiceUpgradeRequest, UpgradeRequest,
+    EventsRequest, ImagePullRequest, ImageServicePullRequest, InstallArtifactsSource,
+    LifecycleServiceUpgradeRequest, PhaseEvent, RebootRequest, UpgradeRequest, phase_event,
 };
 use taloscope_sim::Scenario;
 use tonic::Code;
@@ -297,4 +298,53 @@ async fn machine_config_is_a_mapping_up_to_1_11_and_a_string_from_1_12() {
         assert_eq!(unknown.message(), "namespace \"nowhere\" is not supported");
         sim.fleet.shutdown().await;
     }
+}
+
+/// The phases a reboot with `mode` runs on a `talos` node, read from its Events stream.
+async fn reboot_phases(talos: &str, mode: RebootMode) -> Vec<String> {
+    use prost::Message;
+    use tokio_stream::StreamExt;
+    let sim = start(scenario(talos, 100), 50.0).await;
+    let ctx = sim.context("c");
+    let mut client = machine(&ctx, &ctx.endpoints[0]).await;
+    let mut events = client
+        .events(with_meta(EventsRequest::default(), "node", W1))
+        .await
+        .expect("events")
+        .into_inner();
+    // The stream's first event is an empty hello.
+    let _ = events.next().await;
+    client
+        .reboot(with_meta(RebootRequest { mode: mode as i32 }, "node", W1))
+        .await
+        .expect("reboot");
+    let mut phases = Vec::new();
+    // machined stops before the reboot: the stream ends.
+    while let Some(Ok(e)) = tokio::time::timeout(Duration::from_secs(20), events.next())
+        .await
+        .expect("stream ends in time")
+    {
+        let Some(data) = e.data else { continue };
+        if data.type_url.ends_with("machine.PhaseEvent")
+            && let Ok(p) = PhaseEvent::decode(data.value.as_slice())
+            && p.action == phase_event::Action::Start as i32
+        {
+            phases.push(p.phase);
+        }
+    }
+    sim.fleet.shutdown().await;
+    phases
+}
+
+#[tokio::test]
+async fn force_reboot_skips_the_stop_phases_from_1_12_only() {
+    assert_eq!(
+        reboot_phases("v1.12.0", RebootMode::Force).await,
+        ["reboot"]
+    );
+    let before = reboot_phases("v1.11.3", RebootMode::Force).await;
+    assert!(
+        before.len() > 1 && before.contains(&"stopServices".to_string()),
+        "v1.11 knows no FORCE: {before:?}"
+    );
 }
