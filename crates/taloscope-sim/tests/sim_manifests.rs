@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::Value;
-use sim_common::{channel, machine, start, start_builtin, wait_for, with_meta};
+use sim_common::{channel, machine, scenario_from_yaml, start, start_builtin, wait_for, with_meta};
 use taloscope_proto::cosi::resource::GetRequest;
 use taloscope_proto::cosi::resource::state_client::StateClient;
 use taloscope_proto::machine::{ApplyConfigurationRequest, apply_configuration_request};
-use taloscope_sim::{Scenario, SimFleet};
+use taloscope_sim::SimFleet;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -190,10 +190,7 @@ async fn a_config_change_leaves_kube_proxy_alone_and_a_patch_rolls_it() {
 #[tokio::test]
 async fn a_cluster_with_kube_proxy_disabled_has_no_daemonset() {
     let text = "clusters:\n  - name: c\n    kube_proxy_disabled: true\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: w-1\n        role: worker\n";
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("c.yaml");
-    std::fs::write(&path, text).expect("write");
-    let sim = start(Scenario::from_file(&path).expect("scenario"), 50.0).await;
+    let sim = start(scenario_from_yaml("c", text), 50.0).await;
     let kube = KubeHttp::new(&sim.fleet);
     let (code, _) = kube.call("GET", DAEMONSET, None).await;
     assert_eq!(code, 404);

@@ -5,7 +5,7 @@ mod sim_common;
 
 use std::time::{Duration, Instant};
 
-use sim_common::{channel, machine, start, start_builtin, with_meta};
+use sim_common::{channel, machine, scenario_from_yaml, start, start_builtin, with_meta};
 use taloscope_proto::common::{ContainerDriver, ContainerdInstance, ContainerdNamespace};
 use taloscope_proto::machine::image_service_client::ImageServiceClient;
 use taloscope_proto::machine::lifecycle_service_client::LifecycleServiceClient;
@@ -32,10 +32,7 @@ fn scenario(talos: &str, pull_ms: u64) -> Scenario {
     let text = format!(
         "clusters:\n  - name: c\n    talos_version: {talos}\n    image_pull_ms: {pull_ms}\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: cp-2\n        role: controlplane\n      - name: cp-3\n        role: controlplane\n      - name: w-1\n        role: worker\n"
     );
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("c.yaml");
-    std::fs::write(&path, text).expect("write");
-    Scenario::from_file(&path).expect("scenario")
+    scenario_from_yaml("c", &text)
 }
 
 #[tokio::test]

@@ -181,12 +181,7 @@ pub(crate) async fn handle(
         (_, ["apis", "coordination.k8s.io", "v1", rest @ ..]) if !rest.is_empty() => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             let wants_table = wants_table(&req);
-            let body = req
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
+            let body = body_bytes(req).await;
             let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
             let (status, answer) = leases::handle(
                 &state,
@@ -229,12 +224,7 @@ pub(crate) async fn handle(
         }
         (&Method::PATCH, ["api", "v1", "nodes", name]) => {
             let name = name.to_string();
-            let body = req
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
+            let body = body_bytes(req).await;
             return Ok(patch_node(&state, &name, &body));
         }
         (&Method::GET, ["api", "v1", "namespaces"]) => {
@@ -292,7 +282,7 @@ pub(crate) async fn handle(
             ok(&objects::list("DaemonSetList", "apps/v1", items, rv))
         }
         (
-            &Method::GET,
+            method,
             [
                 "apis",
                 "apps",
@@ -302,29 +292,15 @@ pub(crate) async fn handle(
                 "daemonsets",
                 "kube-proxy",
             ],
-        ) => match kube_proxy(&state) {
-            Some(ds) => ok(&ds),
-            None => not_found("daemonsets.apps \"kube-proxy\" not found"),
-        },
-        (
-            &Method::PATCH,
-            [
-                "apis",
-                "apps",
-                "v1",
-                "namespaces",
-                "kube-system",
-                "daemonsets",
-                "kube-proxy",
-            ],
-        ) => {
-            let body = req
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            return Ok(patch_kube_proxy(&state, &body));
+        ) if method == Method::GET || method == Method::PATCH => {
+            if method == Method::PATCH {
+                let body = body_bytes(req).await;
+                return Ok(patch_kube_proxy(&state, &body));
+            }
+            match kube_proxy(&state) {
+                Some(ds) => ok(&ds),
+                None => not_found("daemonsets.apps \"kube-proxy\" not found"),
+            }
         }
         (&Method::GET, ["apis", _, _, _]) if stored_count(&state, &path).is_some() => {
             let count = stored_count(&state, &path).unwrap_or(0);
@@ -333,6 +309,15 @@ pub(crate) async fn handle(
         _ => not_found("the server could not find the requested resource"),
     };
     Ok(response)
+}
+
+/// A request's whole body (empty if it cannot be read).
+async fn body_bytes(req: Request<Incoming>) -> Bytes {
+    req.into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default()
 }
 
 /// The kube-proxy DaemonSet as the API shows it, if the cluster has one.
