@@ -299,19 +299,20 @@ pub(crate) fn route<T>(
     Ok(Route::One(Target { cluster, node }))
 }
 
-/// A node by IP (anywhere in the fleet, port ignored) or by hostname (in the endpoint's cluster).
-fn resolve(core: &Core, cluster: &Arc<ClusterState>, name: &str) -> Result<Target, Status> {
+/// A node by IP (anywhere in the fleet, port ignored). apid dials the `node` value as given
+/// (siderolabs/talos internal/app/apid/pkg/director/director.go, `singleDirector` →
+/// `remoteBackendFactory(target)`), so a hostname only works through DNS, which knows no sim
+/// hostname: it fails as a lookup would.
+fn resolve(core: &Core, _cluster: &Arc<ClusterState>, name: &str) -> Result<Target, Status> {
     let host = match name.rsplit_once(':') {
         Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h,
         _ => name,
     };
-    let found = match host.parse::<Ipv4Addr>() {
-        Ok(ip) => core
-            .fleet
+    let found = host.parse::<Ipv4Addr>().ok().and_then(|ip| {
+        core.fleet
             .node_by_address(ip)
-            .map(|(c, n)| (c.clone(), n.clone())),
-        Err(_) => cluster.node(host).map(|n| (cluster.clone(), n.clone())),
-    };
+            .map(|(c, n)| (c.clone(), n.clone()))
+    });
     let Some((cluster, node)) = found else {
         return Err(Status::unavailable(format!(
             "connection error: desc = \"transport: Error while dialing: dial tcp: lookup {host}: no such host\""
@@ -420,5 +421,6 @@ replies!(
     m::Upgrade,
     m::Reboot,
     m::ApplyConfiguration,
+    m::ImagePull,
     m::Event,
 );

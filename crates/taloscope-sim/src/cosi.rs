@@ -21,6 +21,17 @@ const MACHINE_STATUS: &str = "MachineStatuses.runtime.talos.dev";
 const VERSION: &str = "Versions.runtime.talos.dev";
 const MEMBER: &str = "Members.cluster.talos.dev";
 const MACHINE_CONFIG: &str = "MachineConfigs.config.talos.dev";
+/// The control-plane component configs, one per static pod, id the component's name
+/// (siderolabs/talos pkg/machinery/resources/k8s/apiserver_config.go,
+/// controllermanager_config.go, scheduler_config.go; namespace `controlplane`, k8s.go).
+const COMPONENT_CONFIGS: [(&str, &str); 3] = [
+    ("APIServerConfigs.kubernetes.talos.dev", "kube-apiserver"),
+    (
+        "ControllerManagerConfigs.kubernetes.talos.dev",
+        "kube-controller-manager",
+    ),
+    ("SchedulerConfigs.kubernetes.talos.dev", "kube-scheduler"),
+];
 
 /// Sensitive types: reading them needs os:admin, as in Talos.
 fn require_for_type<T>(req: &Request<T>, kind: &str) -> Result<(), Status> {
@@ -65,6 +76,7 @@ fn namespace_of(t: &Target, kind: &str) -> Result<&'static str, Status> {
         VERSION if version_ok => Ok("runtime"),
         MEMBER => Ok("cluster"),
         MACHINE_CONFIG => Ok("config"),
+        _ if component_of(kind).is_some() => Ok("controlplane"),
         _ => Err(Status::permission_denied(format!(
             "resource type {kind:?} is not supported"
         ))),
@@ -147,11 +159,21 @@ fn version(t: &Target) -> Resource {
     )
 }
 
-/// The active machine config (`v1alpha1`): its YAML text as a YAML string, as Talos marshals it.
+/// The active machine config (`v1alpha1`) as Talos marshals it
+/// (siderolabs/talos pkg/machinery/resources/config/machine_config.go): up to v1.11 the YAML
+/// spec is the config document itself (a mapping); from v1.12 it is the document as a YAML
+/// string, flagged by the `talos.dev/yaml-spec` annotation. `proto_spec` carries the bytes in
+/// both.
 fn machine_config(t: &Target) -> Resource {
     let text = super::kube_components::current_config(&t.node);
     let generation = t.node.status.borrow().kubernetes.config_generation;
-    let yaml = serde_saphyr::to_string(&text).unwrap_or_default();
+    let as_string = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 12));
+    let yaml = if as_string {
+        serde_saphyr::to_string(&text).unwrap_or_default()
+    } else {
+        text.clone()
+    };
     let mut r = resource(
         "config",
         MACHINE_CONFIG,
@@ -160,11 +182,90 @@ fn machine_config(t: &Target) -> Resource {
         "config.MachineConfigController",
         yaml,
     );
-    if let Some(md) = r.metadata.as_mut() {
+    if let Some(spec) = r.spec.as_mut() {
+        spec.proto_spec = text.into_bytes();
+    }
+    if let (true, Some(md)) = (as_string, r.metadata.as_mut()) {
         md.annotations
             .insert("talos.dev/yaml-spec".to_string(), "1".to_string());
     }
     r
+}
+
+/// The namespaces a Talos node registers (siderolabs/talos pkg/machinery/resources/*/: the
+/// `NamespaceName` constants); a read in any other one is refused by the API's access policy
+/// (internal/app/resources/access.go, `AccessPolicy`), a read in a known one that holds no
+/// such resource finds nothing.
+const NAMESPACES: &[&str] = &[
+    "block",
+    "cluster",
+    "config",
+    "controlplane",
+    "cri",
+    "etcd",
+    "files",
+    "hardware",
+    "k8s",
+    "meta",
+    "network",
+    "network-config",
+    "perf",
+    "runtime",
+    "secrets",
+    "siderolink",
+    "v1alpha1",
+];
+
+fn check_namespace(namespace: &str) -> Result<(), Status> {
+    if NAMESPACES.contains(&namespace) {
+        Ok(())
+    } else {
+        Err(Status::permission_denied(format!(
+            "namespace {namespace:?} is not supported"
+        )))
+    }
+}
+
+/// The static pod a component-config type configures.
+fn component_of(kind: &str) -> Option<&'static str> {
+    COMPONENT_CONFIGS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, component)| *component)
+}
+
+/// A control plane's config for one component, its version bumped by every config change
+/// that reaches the component; workers have none.
+fn component_config(t: &Target, kind: &str) -> Option<Resource> {
+    let component = component_of(kind)?;
+    let status = t.node.status();
+    let c = status
+        .kubernetes
+        .static_pods
+        .iter()
+        .find(|c| c.name == component)?;
+    let config = super::kube_components::current_config(&t.node);
+    let image = super::kube_components::parse_config_images(config.as_bytes())
+        .ok()
+        .and_then(|images| {
+            images
+                .by_component()
+                .into_iter()
+                .find(|(name, _)| *name == component)
+                .map(|(_, image)| image.to_string())
+        })
+        .unwrap_or_else(|| format!("registry.k8s.io/{component}:{}", c.version));
+    Some(resource(
+        "controlplane",
+        kind,
+        component,
+        c.config_resource_version,
+        "k8s.ControlPlaneController",
+        format!(
+            "image: {image}
+"
+        ),
+    ))
 }
 
 fn members(t: &Target) -> Vec<Resource> {
@@ -192,6 +293,7 @@ fn members(t: &Target) -> Vec<Resource> {
 /// Every resource of `kind` the node has, in `namespace`.
 fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status> {
     let home = namespace_of(t, kind)?;
+    check_namespace(namespace)?;
     if namespace != home {
         return Ok(vec![]);
     }
@@ -199,6 +301,7 @@ fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status>
         MACHINE_STATUS => vec![machine_status(t)],
         VERSION => vec![version(t)],
         MACHINE_CONFIG => vec![machine_config(t)],
+        _ if component_of(kind).is_some() => component_config(t, kind).into_iter().collect(),
         _ => members(t),
     })
 }

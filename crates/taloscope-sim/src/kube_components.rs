@@ -4,7 +4,6 @@
 //! fields, and what an ApplyConfiguration that changes an image does: the component restarts and
 //! runs the new version, ready again, some simulated seconds later.
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
@@ -34,8 +33,14 @@ pub struct ComponentStatus {
     /// Image tag it runs, e.g. `v1.34.1`.
     pub version: String,
     pub ready: bool,
-    /// Bumped on every restart (a static pod's `talos.dev/config-version`).
+    /// The config version the running pod was rendered from (a static pod's
+    /// `talos.dev/config-version`); catches up with `config_resource_version` on restart.
     pub config_version: u64,
+    /// Version of the node's `<Component>Configs` resource (namespace `controlplane`): bumped
+    /// as soon as a config change reaches the component
+    /// (siderolabs/talos internal/app/machined/pkg/controllers/k8s/control_plane.go writes it,
+    /// control_plane_static_pod.go stamps its version on the pod).
+    pub config_resource_version: u64,
 }
 
 impl ComponentStatus {
@@ -45,6 +50,7 @@ impl ComponentStatus {
             version: version.to_string(),
             ready: true,
             config_version: 1,
+            config_resource_version: 1,
         }
     }
 }
@@ -55,13 +61,9 @@ pub struct NodeKubernetes {
     pub kubelet: ComponentStatus,
     /// The control-plane static pods; empty on workers.
     pub static_pods: Vec<ComponentStatus>,
-    /// Tag of `cluster.proxy.image` in the node's machine config; the control planes render the
-    /// kube-proxy DaemonSet from it.
+    /// Tag of `cluster.proxy.image` in the node's machine config (the DaemonSet is created from
+    /// it once; later changes stay in the config).
     pub proxy_version: String,
-    /// When this node's config last changed the kube-proxy image (a fleet-wide sequence; 0 =
-    /// as booted). The newest render is what the DaemonSet shows, as the control planes'
-    /// manifest controllers apply whatever their config says last.
-    pub proxy_rendered: u64,
     /// Bumped on every applied machine config (the MachineConfig resource's version).
     pub config_generation: u64,
 }
@@ -80,7 +82,6 @@ impl NodeKubernetes {
             kubelet: ComponentStatus::new(KUBELET, version),
             static_pods,
             proxy_version: version.to_string(),
-            proxy_rendered: 0,
             config_generation: 1,
         }
     }
@@ -113,7 +114,7 @@ pub struct ConfigImages {
 
 impl ConfigImages {
     /// (component, image) for every image set.
-    fn by_component(&self) -> Vec<(&'static str, &str)> {
+    pub(crate) fn by_component(&self) -> Vec<(&'static str, &str)> {
         [
             (KUBE_APISERVER, &self.apiserver),
             (KUBE_CONTROLLER_MANAGER, &self.controller_manager),
@@ -203,11 +204,9 @@ pub fn current_config(node: &SimNode) -> String {
     }
 }
 
-/// Orders kube-proxy renders across the fleet.
-static PROXY_RENDERS: AtomicU64 = AtomicU64::new(0);
-
 /// A config applied without a reboot: every component whose image tag changed restarts on it.
-/// The kube-proxy image only changes what the node renders.
+/// The kube-proxy image only changes the node's config: the DaemonSet Talos created at
+/// bootstrap is never updated from it (kube_api::manifests).
 pub(crate) fn apply_images(core: &Arc<Core>, node: &Arc<SimNode>, images: &ConfigImages) {
     let current = node.status().kubernetes;
     let mut restarts = Vec::new();
@@ -234,11 +233,15 @@ pub(crate) fn apply_images(core: &Arc<Core>, node: &Arc<SimNode>, images: &Confi
         .map(str::to_string);
     core.fleet.update(node, |s| {
         s.kubernetes.config_generation += 1;
+        for (component, _) in &restarts {
+            if let Some(c) = s.kubernetes.component_mut(component) {
+                c.config_resource_version += 1;
+            }
+        }
         if let Some(proxy) = proxy
             && proxy != s.kubernetes.proxy_version
         {
             s.kubernetes.proxy_version = proxy;
-            s.kubernetes.proxy_rendered = PROXY_RENDERS.fetch_add(1, Ordering::Relaxed) + 1;
         }
     });
     for (component, version) in restarts {
@@ -259,7 +262,7 @@ async fn restart(core: Arc<Core>, node: Arc<SimNode>, component: &'static str, v
     core.fleet.update(&node, |s| {
         if let Some(c) = s.kubernetes.component_mut(component) {
             c.ready = false;
-            c.config_version += 1;
+            c.config_version = c.config_resource_version;
             if !is_kubelet {
                 c.version = version.clone();
             }

@@ -75,13 +75,11 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
             }
         })
         .collect();
-    // The control planes render the kube-proxy DaemonSet from their machine config; the newest
-    // render is what the API shows (the first control plane's while none changed).
+    // What the first control plane's config renders; the API server creates the DaemonSet from
+    // it once (kube_api::manifests) and never re-renders it.
     let kube_proxy_version = statuses
         .iter()
-        .filter(|s| s.role == NodeRole::ControlPlane)
-        .rev()
-        .max_by_key(|s| s.kubernetes.proxy_rendered)
+        .find(|s| s.role == NodeRole::ControlPlane)
         .or(statuses.first())
         .map(|s| s.kubernetes.proxy_version.clone())
         .unwrap_or_default();
@@ -181,6 +179,9 @@ pub(crate) async fn start(
             .await
             .map_err(|e| SimError::Pki(e.to_string()))?;
         server.store_removed_api_objects(removed_api_paths(&spec.removed_api_objects));
+        if spec.kube_proxy_disabled {
+            server.disable_kube_proxy();
+        }
         side.followers
             .push(tokio::spawn(follow(cluster.clone(), created_unix, tx)));
         let mut add = |context: String, expired: bool| -> Result<(), SimError> {

@@ -12,6 +12,7 @@ pub mod cosi;
 pub mod events;
 mod files;
 mod growth;
+mod image_pull;
 mod injection;
 pub mod kube_api;
 pub mod kube_components;

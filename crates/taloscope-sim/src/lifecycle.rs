@@ -1,6 +1,8 @@
 //! The Talos ≥ 1.13 upgrade path: `machine.ImageService/Pull` (progress, then the image name)
 //! and `machine.LifecycleService/Upgrade` (messages, then an exit code), which only stages the
 //! new version for the next reboot and has no server-side etcd check. Older nodes: Unimplemented.
+//! Like grpc-go, a stream's headers leave with its first message, never before.
+use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -9,6 +11,7 @@ use tonic::{Request, Response, Status};
 
 use super::Core;
 use super::apid::{Role, Route, Target, require, route, slow_down};
+use super::image_pull;
 use super::machine::{image_version, record};
 use super::scenario::parse_version;
 use taloscope_proto::machine::image_service_server::ImageService;
@@ -36,6 +39,28 @@ fn require_1_13(t: &Target, service: &str) -> Result<(), Status> {
         Some((major, minor, _)) if (major, minor) >= (1, 13) => Ok(()),
         _ => Err(Status::unimplemented(format!("unknown service {service}"))),
     }
+}
+
+/// A server stream as the caller sees it.
+pub type SimStream<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send>>;
+
+/// Answers once the stream's first message (or error) exists: grpc-go sends a server stream's
+/// headers with its first message (google.golang.org/grpc internal/transport/http2_server.go,
+/// `writeHeaderLocked` on the first `Write`), so a caller that bounds the opening of the stream
+/// waits as long as the first message takes. An error before any message is the call's status.
+async fn first_message_then_rest<T: Send + 'static>(
+    mut rx: mpsc::Receiver<Result<T, Status>>,
+) -> Result<Response<SimStream<T>>, Status> {
+    use tokio_stream::StreamExt;
+    let first = match rx.recv().await {
+        Some(Ok(first)) => first,
+        Some(Err(status)) => return Err(status),
+        None => return Ok(Response::new(Box::pin(tokio_stream::empty()))),
+    };
+    let rest = ReceiverStream::new(rx);
+    Ok(Response::new(Box::pin(
+        tokio_stream::once(Ok(first)).chain(rest),
+    )))
 }
 
 /// `machine.ImageService` of every simulated node.
@@ -71,8 +96,12 @@ fn progress(
 
 #[tonic::async_trait]
 impl ImageService for ImageApi {
-    type PullStream = ReceiverStream<Result<ImageServicePullResponse, Status>>;
+    type PullStream = SimStream<ImageServicePullResponse>;
 
+    /// As upstream's `Pull` (siderolabs/talos internal/app/images/images.go, v1.13): the
+    /// containerd instance is checked, an image the node has is named at once, otherwise layer
+    /// progress follows the manifest's resolution over the cluster's pull time, all under the
+    /// caller's deadline.
     async fn pull(
         &self,
         request: Request<ImageServicePullRequest>,
@@ -80,42 +109,63 @@ impl ImageService for ImageApi {
         require(&request, Role::Operator)?;
         let t = one_target(&self.core, &request, "/machine.ImageService/Pull")?;
         require_1_13(&t, "machine.ImageService")?;
-        let image = request.into_inner().image_ref;
+        let deadline = image_pull::caller_deadline(&request);
+        let req = request.into_inner();
+        image_pull::check_instance(req.containerd.as_ref())?;
+        let image = req.image_ref;
         if image.trim().is_empty() {
             return Err(Status::invalid_argument("image reference is empty"));
         }
         slow_down(&t.node).await;
         record(&self.core, &t, "ImageService.Pull");
-        let clock = self.core.clock;
+        let core = self.core.clone();
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(async move {
-            use image_service_pull_layer_progress::Status as S;
-            for layer in ["sha256:1a2b", "sha256:3c4d"] {
-                for (status, offset) in [
-                    (S::Downloading, 1_048_576),
-                    (S::DownloadComplete, 4_194_304),
-                    (S::ExtractComplete, 4_194_304),
-                ] {
-                    if tx.send(Ok(progress(layer, status, offset))).await.is_err() {
-                        return;
-                    }
-                    clock.sleep(0.2).await;
-                }
-            }
-            {
-                let mut m = t.node.lock();
-                if !m.pulled_images.contains(&image) {
-                    m.pulled_images.push(image.clone());
-                }
-            }
+            let answer = pull_with_progress(&core, &t, &image, deadline, &tx).await;
             let _ = tx
-                .send(Ok(ImageServicePullResponse {
+                .send(answer.map(|()| ImageServicePullResponse {
                     response: Some(image_service_pull_response::Response::Name(image)),
                 }))
                 .await;
         });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        first_message_then_rest(rx).await
     }
+}
+
+/// Resolving the manifest, then two layers' progress, spread over the pull time; nothing to
+/// report for an image the node already has.
+async fn pull_with_progress(
+    core: &Core,
+    t: &Target,
+    image: &str,
+    deadline: Option<std::time::Instant>,
+    tx: &mpsc::Sender<Result<ImageServicePullResponse, Status>>,
+) -> Result<(), Status> {
+    use image_service_pull_layer_progress::Status as S;
+    if image_pull::has_image(t, image) {
+        return Ok(());
+    }
+    let step = t.cluster.image_pull_ms as f64 / 1000.0 / 6.0;
+    let reporting = async {
+        for layer in ["sha256:1a2b", "sha256:3c4d"] {
+            for (status, offset) in [
+                (S::Downloading, 1_048_576),
+                (S::DownloadComplete, 4_194_304),
+                (S::ExtractComplete, 4_194_304),
+            ] {
+                core.clock.sleep(step).await;
+                let _ = tx.send(Ok(progress(layer, status, offset))).await;
+            }
+        }
+    };
+    match deadline {
+        Some(d) => tokio::time::timeout_at(d.into(), reporting)
+            .await
+            .map_err(|_| Status::deadline_exceeded("context deadline exceeded"))?,
+        None => reporting.await,
+    }
+    image_pull::mark_pulled(t, image);
+    Ok(())
 }
 
 /// `machine.LifecycleService` of every simulated node.
@@ -147,8 +197,11 @@ fn exit_code(code: i32) -> LifecycleServiceUpgradeResponse {
 
 #[tonic::async_trait]
 impl LifecycleService for LifecycleApi {
-    type UpgradeStream = ReceiverStream<Result<LifecycleServiceUpgradeResponse, Status>>;
+    type UpgradeStream = SimStream<LifecycleServiceUpgradeResponse>;
 
+    /// As upstream's `Upgrade` (siderolabs/talos internal/app/lifecycle/lifecycle.go and
+    /// container.go, v1.13): one at a time; the installer runs from an image already in the
+    /// named containerd (pulled with ImageService), its output streamed, then its exit code.
     async fn upgrade(
         &self,
         request: Request<LifecycleServiceUpgradeRequest>,
@@ -156,13 +209,17 @@ impl LifecycleService for LifecycleApi {
         require(&request, Role::Admin)?;
         let t = one_target(&self.core, &request, "/machine.LifecycleService/Upgrade")?;
         require_1_13(&t, "machine.LifecycleService")?;
-        let image = request
-            .into_inner()
-            .source
-            .map(|s| s.image_name)
-            .unwrap_or_default();
+        let req = request.into_inner();
+        let image = req.source.map(|s| s.image_name).unwrap_or_default();
         if image.trim().is_empty() {
-            return Err(Status::invalid_argument("source image name is required"));
+            return Err(Status::invalid_argument("installer image name is required"));
+        }
+        image_pull::check_instance(req.containerd.as_ref())?;
+        if !image_pull::has_image(&t, &image) {
+            return Err(Status::internal(format!(
+                "upgrade failed: installer image {image:?} not found in containerd store: \
+                 image {image:?}: not found"
+            )));
         }
         {
             let mut m = t.node.lock();
@@ -181,6 +238,8 @@ impl LifecycleService for LifecycleApi {
         let clock = self.core.clock;
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(async move {
+            // The installer container is created and started before it prints anything.
+            clock.sleep(1.0).await;
             let version = image_version(&image);
             let steps = [
                 format!("using installer image {image}"),
@@ -223,6 +282,6 @@ impl LifecycleService for LifecycleApi {
             }
             let _ = tx.send(Ok(exit_code(code))).await;
         });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        first_message_then_rest(rx).await
     }
 }

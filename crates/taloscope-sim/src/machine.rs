@@ -2,6 +2,7 @@
 //! legacy Upgrade, Reboot, ApplyConfiguration and the Events stream — with Talos's role rules.
 //! The etcd calls are answered in machine_etcd.
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -11,6 +12,7 @@ use super::Core;
 use super::apid::{Role, Route, Target, error_metadata, fan_out, require, route, slow_down};
 use super::clock::actor_id;
 use super::events::stream_events;
+use super::image_pull;
 use super::machine_etcd::{
     alarm_list, etcd_status, forfeit, member_list, validate_etcd_for_upgrade,
 };
@@ -116,14 +118,33 @@ fn locked() -> Status {
     Status::failed_precondition("locked: another sequence is already running")
 }
 
-fn upgrade(core: &Arc<Core>, t: &Target, req: &UpgradeRequest) -> Result<Upgrade, Status> {
-    let Some(version) = image_version(&req.image) else {
-        return Err(Status::unknown(format!(
-            "error validating installer image {:?}: no version tag",
+/// The legacy upgrade as upstream's `Upgrade` handler runs it
+/// (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go, v1.10
+/// to v1.13, deprecated in v1.13 but still served): pull and validate the installer image under
+/// the caller's context, then the etcd check on control planes unless `force` (`preserve` plays
+/// no part), then start the sequence and answer with the ack.
+async fn upgrade(
+    core: &Arc<Core>,
+    t: &Target,
+    req: &UpgradeRequest,
+    deadline: Option<Instant>,
+) -> Result<Upgrade, Status> {
+    let invalid = |reason: String| {
+        Status::unknown(format!(
+            "error validating installer image {:?}: {reason}",
             req.image
-        )));
+        ))
     };
-    if t.node.role() == NodeRole::ControlPlane && !req.force && !req.preserve {
+    let Some(version) = image_version(&req.image) else {
+        return Err(invalid("no version tag".into()));
+    };
+    image_pull::pull(core, t, &req.image, deadline)
+        .await
+        .map_err(|e| match e.code() {
+            tonic::Code::DeadlineExceeded => e,
+            _ => invalid(e.message().to_string()),
+        })?;
+    if t.node.role() == NodeRole::ControlPlane && !req.force {
         validate_etcd_for_upgrade(t)
             .map_err(|e| Status::unknown(format!("error validating etcd for upgrade: {e}")))?;
     }
@@ -144,6 +165,34 @@ fn upgrade(core: &Arc<Core>, t: &Target, req: &UpgradeRequest) -> Result<Upgrade
         ack: "Upgrade request received".into(),
         actor_id: actor,
     })
+}
+
+/// `ImagePull` into the CRI containerd, as upstream's handler
+/// (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_images.go).
+async fn image_pull_one(
+    core: &Arc<Core>,
+    t: &Target,
+    req: &ImagePullRequest,
+    deadline: Option<Instant>,
+) -> Result<ImagePull, Status> {
+    image_pull::check_namespace(req.namespace)?;
+    image_pull::pull(core, t, &req.reference, deadline).await?;
+    record(core, t, "MachineService.ImagePull");
+    Ok(ImagePull { metadata: None })
+}
+
+/// The sequence a reboot request runs. `FORCE` exists from v1.12 (api/machine/machine.proto,
+/// `RebootRequest.Mode`); an older node does not know the value and reboots as by default
+/// (v1.11 v1alpha1_sequencer.go `Reboot` checks no mode). POWERCYCLE only changes how the
+/// machine restarts, not what the sim shows.
+fn reboot_sequence(t: &Target, mode: i32) -> Sequence {
+    let knows_force = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 12));
+    if knows_force && mode == reboot_request::Mode::Force as i32 {
+        Sequence::ForceReboot
+    } else {
+        Sequence::Reboot
+    }
 }
 
 /// Writes an accepted mutating call into the sim's record.
@@ -378,9 +427,10 @@ impl MachineService for MachineApi {
             "Reboot",
             Role::Operator,
             RebootResponse,
-            |t| {
+            |t, body| {
                 let actor = actor_id();
-                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Reboot) {
+                let sequence = reboot_sequence(&t, body.mode);
+                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), sequence) {
                     record(core, &t, "MachineService.Reboot");
                     Ok(Reboot {
                         metadata: None,
@@ -412,13 +462,30 @@ impl MachineService for MachineApi {
         request: Request<UpgradeRequest>,
     ) -> Result<Response<UpgradeResponse>, Status> {
         let core = &self.core;
+        let deadline = image_pull::caller_deadline(&request);
         unary!(
             self,
             request,
             "Upgrade",
             Role::Admin,
             UpgradeResponse,
-            |t, body| upgrade(core, &t, body)
+            |t, body| upgrade(core, &t, body, deadline).await
+        )
+    }
+
+    async fn image_pull(
+        &self,
+        request: Request<ImagePullRequest>,
+    ) -> Result<Response<ImagePullResponse>, Status> {
+        let core = &self.core;
+        let deadline = image_pull::caller_deadline(&request);
+        unary!(
+            self,
+            request,
+            "ImagePull",
+            Role::Operator,
+            ImagePullResponse,
+            |t, body| image_pull_one(core, &t, body, deadline).await
         )
     }
 

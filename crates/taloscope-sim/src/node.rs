@@ -21,6 +21,11 @@ const BOOT_TO_READY_SECONDS: f64 = 4.0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Sequence {
     Reboot,
+    /// `RebootRequest.Mode.FORCE` (v1.12 and later): straight to the reboot phase, skipping
+    /// the cleanup, dbus and stop phases
+    /// (siderolabs/talos internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_sequencer.go,
+    /// `Reboot`).
+    ForceReboot,
     Upgrade,
 }
 
@@ -208,7 +213,7 @@ async fn reboot(
 ) {
     let clock = core.clock;
     let (name, stage) = match kind {
-        Sequence::Reboot => ("reboot", MachineStage::Rebooting),
+        Sequence::Reboot | Sequence::ForceReboot => ("reboot", MachineStage::Rebooting),
         Sequence::Upgrade => ("upgrade", MachineStage::Upgrading),
     };
     let log = &node.events;
@@ -228,6 +233,7 @@ async fn reboot(
             "unmount",
             "reboot",
         ],
+        Sequence::ForceReboot => &["reboot"],
         Sequence::Upgrade => &[
             "drain",
             "cleanup",

@@ -11,6 +11,9 @@
 //!     kubernetes_version: v1.34.1   # default for this cluster's nodes (default v1.34.1)
 //!     expired_client_context: false # true: also write a `prod-expired` context (expired admin cert)
 //!     talosconfig_nodes: [cp-1]     # the nodes the talosconfig context names (default: every node)
+//!     image_pull_ms: 12000          # simulated time an image pull takes (default 12000; an image
+//!                                   # already pulled on the node is found at once)
+//!     kube_proxy_disabled: false    # true: `cluster.proxy.disabled`, no kube-proxy DaemonSet
 //!     etcd:
 //!       members: [cp-1, cp-2, cp-3] # default: every control plane
 //!       leader: cp-1                # default: the first member
@@ -42,6 +45,9 @@ use super::SimError;
 
 pub(crate) const DEFAULT_TALOS: &str = "v1.11.3";
 pub(crate) const DEFAULT_KUBERNETES: &str = "v1.34.1";
+/// Simulated milliseconds an installer image takes to pull (and validate) when the node does not
+/// have it yet: a few hundred MB from a registry.
+pub(crate) const DEFAULT_IMAGE_PULL_MS: u64 = 12_000;
 
 /// A node's machine type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -125,6 +131,11 @@ pub struct ClusterSpec {
     /// The `max_vms` of the cluster's OneFlow roles, by role name (`controlplane`, `worker`);
     /// a role not listed sets none.
     pub oneflow_max_vms: Vec<(String, usize)>,
+    /// Simulated milliseconds an image pull takes on this cluster's nodes.
+    pub image_pull_ms: u64,
+    /// `cluster.proxy.disabled: true`: Talos renders no kube-proxy manifest
+    /// (siderolabs/talos internal/app/machined/pkg/controllers/k8s/render_manifests.go).
+    pub kube_proxy_disabled: bool,
 }
 
 /// A validated scenario: what the simulated fleet looks like when it starts.
@@ -137,7 +148,19 @@ pub struct Scenario {
 #[rustfmt::skip]
 const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
-    "removed-api", "sparse", "flow-full",
+    "removed-api", "sparse", "flow-full", "talos-1.10", "talos-1.11", "talos-1.12",
+    "talos-1.13",
+];
+
+/// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
+/// version that minor supports and whose next patch it supports too
+/// (siderolabs/talos pkg/machinery/compatibility/talosNNN/talosNNN.go:
+/// 1.10 runs 1.28–1.33, 1.11 1.29–1.34, 1.12 1.30–1.35, 1.13 1.31–1.36).
+const VERSIONED: &[(&str, &str, &str)] = &[
+    ("talos-1.10", "v1.10.7", "v1.33.5"),
+    ("talos-1.11", "v1.11.3", "v1.34.1"),
+    ("talos-1.12", "v1.12.0", "v1.35.0"),
+    ("talos-1.13", "v1.13.0", "v1.35.0"),
 ];
 
 impl Scenario {
@@ -150,6 +173,13 @@ impl Scenario {
     pub fn builtin(name: &str) -> Option<Scenario> {
         let clusters = match name {
             "healthy" => vec![standard_cluster("healthy", 0, |_| {})],
+            versioned if VERSIONED.iter().any(|(n, _, _)| *n == versioned) => {
+                let (_, talos, kube) = VERSIONED.iter().find(|(n, _, _)| *n == versioned)?;
+                vec![standard_cluster(versioned, 0, |n| {
+                    n.talos_version = (*talos).into();
+                    n.kubernetes_version = (*kube).into();
+                })]
+            }
             "cp2-down" => vec![standard_cluster("cp2-down", 0, |n| {
                 if n.name == "cp-2" {
                     n.faults.down = true;
@@ -320,6 +350,8 @@ fn build_cluster(
         talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
         oneflow_max_vms: Vec::new(),
+        image_pull_ms: DEFAULT_IMAGE_PULL_MS,
+        kube_proxy_disabled: false,
     }
 }
 
@@ -342,6 +374,8 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
         talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
         oneflow_max_vms: Vec::new(),
+        image_pull_ms: DEFAULT_IMAGE_PULL_MS,
+        kube_proxy_disabled: false,
     }
 }
 

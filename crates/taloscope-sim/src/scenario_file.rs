@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::scenario::{
-    ClusterSpec, DEFAULT_KUBERNETES, DEFAULT_TALOS, Faults, NodeRole, NodeSpec, Scenario,
-    control_planes, default_address, parse_loopback, parse_version,
+    ClusterSpec, DEFAULT_IMAGE_PULL_MS, DEFAULT_KUBERNETES, DEFAULT_TALOS, Faults, NodeRole,
+    NodeSpec, Scenario, control_planes, default_address, parse_loopback, parse_version,
 };
 
 #[derive(Deserialize)]
@@ -32,6 +32,10 @@ struct FileCluster {
     etcd: Option<FileEtcd>,
     #[serde(default)]
     removed_api_objects: std::collections::BTreeMap<String, usize>,
+    #[serde(default)]
+    image_pull_ms: Option<u64>,
+    #[serde(default)]
+    kube_proxy_disabled: bool,
     nodes: Vec<FileNode>,
 }
 
@@ -224,6 +228,8 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
         expired_client_context: fc.expired_client_context,
         removed_api_objects: fc.removed_api_objects.into_iter().collect(),
         oneflow_max_vms: Vec::new(),
+        image_pull_ms: fc.image_pull_ms.unwrap_or(DEFAULT_IMAGE_PULL_MS),
+        kube_proxy_disabled: fc.kube_proxy_disabled,
     })
 }
 

@@ -167,6 +167,8 @@ pub struct ClusterState {
     pub(crate) etcd: Mutex<EtcdCluster>,
     /// The `max_vms` of its OneFlow roles, by role name (the scenario's).
     pub(crate) oneflow_max_vms: Vec<(String, usize)>,
+    /// Simulated milliseconds an image pull takes on this cluster's nodes.
+    pub(crate) image_pull_ms: u64,
 }
 
 impl ClusterState {
@@ -278,6 +280,7 @@ impl FleetState {
                         alarms,
                     }),
                     oneflow_max_vms: spec.oneflow_max_vms.clone(),
+                    image_pull_ms: spec.image_pull_ms,
                 })
             })
             .collect();

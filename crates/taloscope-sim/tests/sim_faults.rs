@@ -5,12 +5,11 @@ mod sim_common;
 
 use std::time::Duration;
 
-use sim_common::{machine, start, start_builtin, with_meta};
+use sim_common::{machine, scenario_from_yaml, start, start_builtin, with_meta};
 use taloscope_proto::machine::{
     ApplyConfigurationRequest, EtcdForfeitLeadershipRequest, RebootRequest, UpgradeRequest,
     etcd_member_alarm,
 };
-use taloscope_sim::Scenario;
 use tonic::Code;
 
 fn upgrade_to(tag: &str) -> UpgradeRequest {
@@ -84,10 +83,7 @@ async fn down_node_is_unavailable_and_an_error_entry_under_nodes() {
 #[tokio::test]
 async fn two_member_etcd_is_refused_with_upstream_wording() {
     let text = "clusters:\n  - name: duo\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: cp-2\n        role: controlplane\n";
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("duo.yaml");
-    std::fs::write(&path, text).expect("write scenario");
-    let sim = start(Scenario::from_file(&path).expect("scenario"), 100.0).await;
+    let sim = start(scenario_from_yaml("duo", text), 100.0).await;
     let ctx = sim.context("duo");
     let mut client = machine(&ctx, &ctx.endpoints[0]).await;
     let err = client
@@ -190,10 +186,7 @@ async fn nospace_alarm_is_listed_on_every_control_plane() {
 #[tokio::test]
 async fn wrong_ca_and_expired_server_certificates_are_rejected() {
     let text = "clusters:\n  - name: certs\n    expired_client_context: true\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: cp-2\n        role: controlplane\n        faults:\n          wrong_ca_cert: true\n      - name: cp-3\n        role: controlplane\n        faults:\n          expired_cert: true\n";
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("certs.yaml");
-    std::fs::write(&path, text).expect("write scenario");
-    let sim = start(Scenario::from_file(&path).expect("scenario"), 100.0).await;
+    let sim = start(scenario_from_yaml("certs", text), 100.0).await;
     let ctx = sim.context("certs");
     for endpoint in &ctx.endpoints[1..] {
         let result = match sim_common::channel(&ctx, endpoint).await {
@@ -232,10 +225,7 @@ async fn wrong_ca_and_expired_server_certificates_are_rejected() {
 #[tokio::test]
 async fn slow_node_answers_late() {
     let text = "clusters:\n  - name: slow\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: w-1\n        role: worker\n        faults:\n          slow_ms: 300\n";
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("slow.yaml");
-    std::fs::write(&path, text).expect("write scenario");
-    let sim = start(Scenario::from_file(&path).expect("scenario"), 100.0).await;
+    let sim = start(scenario_from_yaml("slow", text), 100.0).await;
     let ctx = sim.context("slow");
     let mut client = machine(&ctx, &ctx.endpoints[0]).await;
     let started = std::time::Instant::now();

@@ -38,10 +38,17 @@ async fn version_hostname_and_services_on_every_node_through_one_endpoint() {
             .expect("hostname")
             .into_inner();
         assert_eq!(h.messages[0].hostname, name);
-        let services = client
+        // apid dials `node` as given: a hostname needs DNS, which knows no sim node.
+        let by_name = client
             .service_list(with_meta((), "node", name))
             .await
-            .expect("services by hostname")
+            .expect_err("no DNS for sim hostnames");
+        assert_eq!(by_name.code(), tonic::Code::Unavailable);
+        assert!(by_name.message().contains("no such host"), "{by_name:?}");
+        let services = client
+            .service_list(with_meta((), "node", ip))
+            .await
+            .expect("services by address")
             .into_inner();
         let ids: Vec<_> = services.messages[0]
             .services

@@ -6,7 +6,8 @@ mod sim_common;
 use std::time::Duration;
 
 use prost::Message;
-use sim_common::{machine, start, start_builtin, wait_for, with_meta};
+use sim_common::{machine, scenario_from_yaml, start, start_builtin, wait_for, with_meta};
+use taloscope_proto::common::{ContainerDriver, ContainerdInstance, ContainerdNamespace};
 use taloscope_proto::machine::image_service_client::ImageServiceClient;
 use taloscope_proto::machine::lifecycle_service_client::LifecycleServiceClient;
 use taloscope_proto::machine::{
@@ -14,7 +15,6 @@ use taloscope_proto::machine::{
     LifecycleServiceUpgradeRequest, RebootRequest, SequenceEvent, UpgradeRequest,
     image_service_pull_response, lifecycle_service_install_progress,
 };
-use taloscope_sim::Scenario;
 use tokio_stream::StreamExt;
 use tonic::Code;
 use tonic::transport::Channel;
@@ -180,10 +180,7 @@ async fn legacy_upgrade_brings_the_node_back_on_the_new_version() {
 #[tokio::test]
 async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
     let text = "clusters:\n  - name: new\n    talos_version: v1.13.0\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: w-1\n        role: worker\n      - name: w-2\n        role: worker\n        talos_version: v1.12.4\n";
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("new.yaml");
-    std::fs::write(&path, text).expect("write");
-    let sim = start(Scenario::from_file(&path).expect("scenario"), 50.0).await;
+    let sim = start(scenario_from_yaml("new", text), 50.0).await;
     let ctx = sim.context("new");
     let channel = sim_common::channel(&ctx, &ctx.endpoints[0])
         .await
@@ -197,7 +194,10 @@ async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
     let mut pull = images
         .pull(with_meta(
             ImageServicePullRequest {
-                containerd: None,
+                containerd: Some(ContainerdInstance {
+                    driver: ContainerDriver::Cri as i32,
+                    namespace: ContainerdNamespace::NsSystem as i32,
+                }),
                 image_ref: image.into(),
             },
             "node",
@@ -224,7 +224,10 @@ async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
     let mut upgrade = lifecycle
         .upgrade(with_meta(
             LifecycleServiceUpgradeRequest {
-                containerd: None,
+                containerd: Some(ContainerdInstance {
+                    driver: ContainerDriver::Cri as i32,
+                    namespace: ContainerdNamespace::NsSystem as i32,
+                }),
                 source: Some(InstallArtifactsSource {
                     image_name: image.into(),
                 }),
@@ -267,7 +270,10 @@ async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
     let old = images
         .pull(with_meta(
             ImageServicePullRequest {
-                containerd: None,
+                containerd: Some(ContainerdInstance {
+                    driver: ContainerDriver::Cri as i32,
+                    namespace: ContainerdNamespace::NsSystem as i32,
+                }),
                 image_ref: image.into(),
             },
             "node",
@@ -282,10 +288,7 @@ async fn lifecycle_upgrade_stages_and_a_reboot_applies_it() {
 #[tokio::test]
 async fn a_node_that_never_returns_stays_down() {
     let text = "clusters:\n  - name: gone\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: w-1\n        role: worker\n        faults:\n          never_returns_after_reboot: true\n";
-    let dir = tempfile::tempdir().expect("dir");
-    let path = dir.path().join("gone.yaml");
-    std::fs::write(&path, text).expect("write");
-    let sim = start(Scenario::from_file(&path).expect("scenario"), 100.0).await;
+    let sim = start(scenario_from_yaml("gone", text), 100.0).await;
     let ctx = sim.context("gone");
     let mut client = machine(&ctx, &ctx.endpoints[0]).await;
     client

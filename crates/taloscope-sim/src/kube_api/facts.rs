@@ -35,7 +35,8 @@ pub struct KubeNodeFacts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KubeClusterFacts {
     pub cluster: String,
-    /// kube-proxy DaemonSet image tag.
+    /// The kube-proxy image tag the first control plane's config renders (the DaemonSet is
+    /// created from it at start and changed only by a client's patch).
     pub kube_proxy_version: String,
     pub nodes: Vec<KubeNodeFacts>,
     /// Seconds since the Unix epoch when the cluster was created (node ages).

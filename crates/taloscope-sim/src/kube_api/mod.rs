@@ -5,6 +5,7 @@
 mod facts;
 pub mod kubeconfig;
 mod leases;
+mod manifests;
 mod objects;
 pub mod pki;
 pub(crate) mod removed_versions;
@@ -57,6 +58,8 @@ pub(crate) struct ApiState {
     pub removed_api_objects: Mutex<Vec<(String, usize)>>,
     /// Workload pods, evictions and the record of cordons and evictions.
     pub workloads: workloads::Workloads,
+    /// The kube-proxy DaemonSet; `None` with `cluster.proxy.disabled`.
+    pub kube_proxy: Mutex<Option<manifests::KubeProxyDaemonSet>>,
 }
 
 impl ApiState {
@@ -121,6 +124,9 @@ impl KubeApiServer {
             leases: leases::LeaseStore::default(),
             removed_api_objects: Mutex::new(Vec::new()),
             workloads: workloads::Workloads::default(),
+            kube_proxy: Mutex::new(Some(manifests::KubeProxyDaemonSet::created(
+                &facts.borrow().kube_proxy_version,
+            ))),
         });
         let facts_task = tokio::spawn(bump_on_fact_changes(state.clone(), facts));
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
@@ -132,6 +138,15 @@ impl KubeApiServer {
             facts_task,
             state,
         })
+    }
+
+    /// `cluster.proxy.disabled: true`: Talos renders no kube-proxy manifest
+    /// (siderolabs/talos internal/app/machined/pkg/controllers/k8s/render_manifests.go), so the
+    /// API has no kube-proxy DaemonSet.
+    pub fn disable_kube_proxy(&self) {
+        if let Ok(mut ds) = self.state.kube_proxy.lock() {
+            *ds = None;
+        }
     }
 
     /// Stores `count` objects under each list path (e.g.

@@ -194,7 +194,10 @@ pub fn static_pod(facts: &KubeClusterFacts, n: &KubeNodeFacts, p: &StaticPodFact
     })
 }
 
-pub fn kube_proxy_daemonset(facts: &KubeClusterFacts) -> Value {
+pub(crate) fn kube_proxy_daemonset(
+    facts: &KubeClusterFacts,
+    ds: &super::manifests::KubeProxyDaemonSet,
+) -> Value {
     let total = facts.nodes.len();
     let ready = facts.nodes.iter().filter(|n| n.ready).count();
     json!({
@@ -206,6 +209,7 @@ pub fn kube_proxy_daemonset(facts: &KubeClusterFacts) -> Value {
             "uid": uid("DaemonSet", "kube-proxy"),
             "creationTimestamp": rfc3339(facts.created_unix),
             "labels": {"k8s-app": "kube-proxy", "tier": "node"},
+            "generation": ds.generation,
         },
         "spec": {
             "selector": {"matchLabels": {"k8s-app": "kube-proxy"}},
@@ -213,14 +217,14 @@ pub fn kube_proxy_daemonset(facts: &KubeClusterFacts) -> Value {
                 "metadata": {"labels": {"k8s-app": "kube-proxy", "tier": "node"}},
                 "spec": {"containers": [{
                     "name": "kube-proxy",
-                    "image": format!("registry.k8s.io/kube-proxy:{}", facts.kube_proxy_version),
+                    "image": ds.image,
                 }]},
             },
         },
         "status": {
             "currentNumberScheduled": total, "desiredNumberScheduled": total,
             "numberReady": ready, "numberAvailable": ready, "updatedNumberScheduled": total,
-            "numberMisscheduled": 0,
+            "numberMisscheduled": 0, "observedGeneration": ds.generation,
         },
     })
 }

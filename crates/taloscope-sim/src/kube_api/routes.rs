@@ -181,12 +181,7 @@ pub(crate) async fn handle(
         (_, ["apis", "coordination.k8s.io", "v1", rest @ ..]) if !rest.is_empty() => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             let wants_table = wants_table(&req);
-            let body = req
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
+            let body = body_bytes(req).await;
             let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
             let (status, answer) = leases::handle(
                 &state,
@@ -229,12 +224,7 @@ pub(crate) async fn handle(
         }
         (&Method::PATCH, ["api", "v1", "nodes", name]) => {
             let name = name.to_string();
-            let body = req
-                .into_body()
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
+            let body = body_bytes(req).await;
             return Ok(patch_node(&state, &name, &body));
         }
         (&Method::GET, ["api", "v1", "namespaces"]) => {
@@ -285,16 +275,14 @@ pub(crate) async fn handle(
                 "daemonsets",
             ],
         ) => {
-            let ds = objects::kube_proxy_daemonset(&state.facts.borrow());
-            let items = if object_matches(&ds, &q) {
-                vec![ds]
-            } else {
-                vec![]
-            };
+            let items = kube_proxy(&state)
+                .into_iter()
+                .filter(|ds| object_matches(ds, &q))
+                .collect();
             ok(&objects::list("DaemonSetList", "apps/v1", items, rv))
         }
         (
-            &Method::GET,
+            method,
             [
                 "apis",
                 "apps",
@@ -304,7 +292,16 @@ pub(crate) async fn handle(
                 "daemonsets",
                 "kube-proxy",
             ],
-        ) => ok(&objects::kube_proxy_daemonset(&state.facts.borrow())),
+        ) if method == Method::GET || method == Method::PATCH => {
+            if method == Method::PATCH {
+                let body = body_bytes(req).await;
+                return Ok(patch_kube_proxy(&state, &body));
+            }
+            match kube_proxy(&state) {
+                Some(ds) => ok(&ds),
+                None => not_found("daemonsets.apps \"kube-proxy\" not found"),
+            }
+        }
         (&Method::GET, ["apis", _, _, _]) if stored_count(&state, &path).is_some() => {
             let count = stored_count(&state, &path).unwrap_or(0);
             ok(&objects::stored_list(&path, count, rv))
@@ -312,6 +309,47 @@ pub(crate) async fn handle(
         _ => not_found("the server could not find the requested resource"),
     };
     Ok(response)
+}
+
+/// A request's whole body (empty if it cannot be read).
+async fn body_bytes(req: Request<Incoming>) -> Bytes {
+    req.into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default()
+}
+
+/// The kube-proxy DaemonSet as the API shows it, if the cluster has one.
+fn kube_proxy(state: &ApiState) -> Option<Value> {
+    let ds = state.kube_proxy.lock().ok()?.clone()?;
+    Some(objects::kube_proxy_daemonset(&state.facts.borrow(), &ds))
+}
+
+/// A client's patch of the kube-proxy DaemonSet (as `talosctl upgrade-k8s` sends,
+/// siderolabs/talos pkg/cluster/kubernetes/talos_managed.go); its pods roll at once.
+fn patch_kube_proxy(state: &ApiState, body: &[u8]) -> Response<Body> {
+    let patched = match state.kube_proxy.lock() {
+        Ok(mut guard) => match guard.as_mut() {
+            Some(ds) => ds.patch(body).map(|()| true),
+            None => Ok(false),
+        },
+        Err(_) => Ok(false),
+    };
+    match patched {
+        Ok(true) => {
+            state.generation.send_modify(|g| *g += 1);
+            match kube_proxy(state) {
+                Some(ds) => ok(&ds),
+                None => not_found("daemonsets.apps \"kube-proxy\" not found"),
+            }
+        }
+        Ok(false) => not_found("daemonsets.apps \"kube-proxy\" not found"),
+        Err(message) => json(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &objects::status_error(422, "Invalid", &message),
+        ),
+    }
 }
 
 /// How many objects are stored under a list path of a removed API version, if any are.

@@ -355,13 +355,12 @@ fn service_doc(c: &Cloud, s: &Service) -> Json {
                 .iter()
                 .filter_map(|id| c.vms.get(id))
                 .map(|vm| {
+                    // A role's node carries only the VM's identity; state and NICs are read
+                    // over XML-RPC (OpenNebula/one src/flow/lib/models/role.rb, the node's
+                    // `vm_info` keeps ID, UID, GID, UNAME, GNAME and NAME).
                     json!({"deploy_id": vm.id, "vm_info": {"VM": {
                         "ID": vm.id.to_string(), "NAME": vm.name, "UID": "0", "GID": "0",
-                        "UNAME": vm.owner, "GNAME": "oneadmin",
-                        "STATE": (vm.state as i32).to_string(),
-                        "LCM_STATE": (vm.lcm as i32).to_string(),
-                        "STIME": vm.stime.to_string(), "ETIME": vm.etime.to_string(),
-                        "TEMPLATE": {"NIC": [{"NIC_ID": "0", "IP": vm.ip.to_string()}]}}}})
+                        "UNAME": vm.owner, "GNAME": "oneadmin"}}})
                 })
                 .collect();
             let disposed: Vec<Json> = r.disposed.iter().map(|id| json!(id)).collect();

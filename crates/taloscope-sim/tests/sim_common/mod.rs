@@ -88,6 +88,14 @@ pub async fn start(scenario: Scenario, time_scale: f64) -> Sim {
     }
 }
 
+/// A scenario from YAML text, read as the file `<name>.yaml` would be.
+pub fn scenario_from_yaml(name: &str, text: &str) -> Scenario {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join(format!("{name}.yaml"));
+    std::fs::write(&path, text).expect("write");
+    Scenario::from_file(&path).expect("scenario")
+}
+
 pub async fn start_builtin(name: &str, time_scale: f64) -> Sim {
     start(
         Scenario::builtin(name).expect("builtin scenario"),
