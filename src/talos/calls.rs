@@ -172,9 +172,15 @@ impl TalosClient {
 
     /// The legacy `MachineService.Upgrade` (Talos < 1.13 path; the node checks
     /// etcd health itself on control planes unless forced).
+    ///
+    /// Bound by `opts.bound`, not the unary call timeout: the node pulls and validates the
+    /// installer image under the request's context before it answers, and talosctl sets no
+    /// deadline (follows internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go,
+    /// `Upgrade`).
     pub async fn upgrade(&self, node: &str, opts: &LegacyUpgrade) -> Result<ActionAck, TalosError> {
         const CALL: &str = "Upgrade";
-        let t = Some(self.options().call_timeout);
+        let bound = opts.bound;
+        let t = Some(bound);
         let req = pb::UpgradeRequest {
             image: opts.image.clone(),
             preserve: opts.preserve,
@@ -187,7 +193,7 @@ impl TalosClient {
             },
         };
         let resp = self
-            .call(node, CALL, Retry::OnlyIfNotSent, |ch| {
+            .call_within(node, CALL, Retry::OnlyIfNotSent, bound, |ch| {
                 let req = req.clone();
                 async move {
                     machine(ch)
@@ -259,7 +265,7 @@ impl TalosClient {
     }
 
     /// `ImageService.Pull` (Talos ≥ 1.13): layer progress, then the pulled name.
-    /// Only the opening is bounded by the call timeout; the caller bounds the rest.
+    /// Only the opening is bounded (by the stream-opening timeout); the caller bounds the rest.
     pub async fn image_pull(
         &self,
         node: &str,
@@ -272,7 +278,7 @@ impl TalosClient {
             image_ref: image.to_string(),
         };
         let stream = self
-            .call(node, CALL, Retry::OnlyIfNotSent, |ch| {
+            .open_stream(node, CALL, Retry::OnlyIfNotSent, |ch| {
                 let req = req.clone();
                 async move {
                     ImageServiceClient::new(ch)
@@ -300,7 +306,7 @@ impl TalosClient {
             }),
         };
         let stream = self
-            .call(node, CALL, Retry::OnlyIfNotSent, |ch| {
+            .open_stream(node, CALL, Retry::OnlyIfNotSent, |ch| {
                 let req = req.clone();
                 async move {
                     LifecycleServiceClient::new(ch)

@@ -27,8 +27,12 @@ pub(crate) const MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
 pub struct ClientOptions {
     /// Bound on dialling one endpoint (TCP + TLS).
     pub connect_timeout: Duration,
-    /// Bound on one call to one node (unary calls; the opening of streams).
+    /// Bound on one unary call to one node.
     pub call_timeout: Duration,
+    /// Bound on opening a server stream (image pull, LifecycleService, Events, Logs): Talos
+    /// sends the response headers only with the first message, which may come much later
+    /// than a unary answer (grpc-go's `ServerStream.SendMsg` writes them lazily).
+    pub stream_open_timeout: Duration,
     /// How many nodes are asked at once when fanning out.
     pub concurrency: usize,
 }
@@ -38,6 +42,7 @@ impl Default for ClientOptions {
         ClientOptions {
             connect_timeout: Duration::from_secs(3),
             call_timeout: Duration::from_secs(5),
+            stream_open_timeout: Duration::from_secs(60),
             concurrency: 32,
         }
     }
@@ -253,7 +258,7 @@ impl TalosClient {
         }
     }
 
-    /// Runs one call for one node: dial (with failover), bound by the call
+    /// Runs one unary call for one node: dial (with failover), bound by the call
     /// timeout, map the status to a typed error. `f` builds the call on a channel.
     pub(crate) async fn call<R, F, Fut>(
         &self,
@@ -266,7 +271,41 @@ impl TalosClient {
         F: Fn(Channel) -> Fut,
         Fut: Future<Output = Result<Response<R>, Status>>,
     {
-        let timeout = self.inner.options.call_timeout;
+        self.call_within(node, call, retry, self.inner.options.call_timeout, f)
+            .await
+    }
+
+    /// Opens a server stream for one node, bound by the stream-opening timeout
+    /// rather than the unary one (the headers come with the first message).
+    pub(crate) async fn open_stream<R, F, Fut>(
+        &self,
+        node: &str,
+        call: &'static str,
+        retry: Retry,
+        f: F,
+    ) -> Result<R, TalosError>
+    where
+        F: Fn(Channel) -> Fut,
+        Fut: Future<Output = Result<Response<R>, Status>>,
+    {
+        let bound = self.inner.options.stream_open_timeout;
+        self.call_within(node, call, retry, bound, f).await
+    }
+
+    /// [`Self::call`] with an explicit bound, for calls the server answers only
+    /// after long work of its own (the legacy Upgrade pulls the installer first).
+    pub(crate) async fn call_within<R, F, Fut>(
+        &self,
+        node: &str,
+        call: &'static str,
+        retry: Retry,
+        timeout: Duration,
+        f: F,
+    ) -> Result<R, TalosError>
+    where
+        F: Fn(Channel) -> Fut,
+        Fut: Future<Output = Result<Response<R>, Status>>,
+    {
         let attempts = self.inner.endpoints.len();
         let mut last = None;
         for _ in 0..attempts {

@@ -259,7 +259,7 @@ impl TalosClient {
             api_version: 1,
         };
         let stream = self
-            .call(node, CALL, Retry::Idempotent, |ch| {
+            .open_stream(node, CALL, Retry::Idempotent, |ch| {
                 let req = req.clone();
                 async move {
                     state(ch)
