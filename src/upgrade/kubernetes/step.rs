@@ -17,11 +17,6 @@ use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::runner::KindStep;
 use crate::versions::{KubeVersion, Version};
 
-/// The active machine config resource, as upstream reads it.
-pub const MACHINE_CONFIG_TYPE: &str = "MachineConfigs.config.talos.dev";
-pub const CONFIG_NAMESPACE: &str = "config";
-pub const ACTIVE_CONFIG_ID: &str = "v1alpha1";
-
 /// Whether an image tag (`v1.35.0`, `v1.35.0-custom`) is the target release.
 pub fn runs_target(tag: &str, target: &KubeVersion) -> bool {
     let core = tag.split('-').next().unwrap_or(tag);
@@ -45,12 +40,7 @@ impl ComponentStep<'_> {
     async fn read_config(&self) -> Result<String, String> {
         self.observer
             .talos
-            .cosi_get::<String>(
-                &self.step.address,
-                CONFIG_NAMESPACE,
-                MACHINE_CONFIG_TYPE,
-                ACTIVE_CONFIG_ID,
-            )
+            .machine_config(&self.step.address)
             .await
             .map(|r| r.spec)
             .map_err(|e| format!("cannot read the machine config: {e}"))
