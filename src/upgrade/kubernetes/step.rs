@@ -157,9 +157,9 @@ impl KindStep for ComponentStep<'_> {
     /// the node's config already names it; `false` when the config was never changed.
     async fn settle(&self) -> Result<bool, String> {
         let config = self.read_config().await?;
-        let docs: Vec<serde_json::Value> = serde_saphyr::from_str_multiple(&config)
-            .map_err(|e| format!("{}: the machine config does not parse: {e}", self.step.node))?;
-        let image = current_image(&docs, self.step.component).unwrap_or_default();
+        let image = current_image(&self.step.node, &config, self.step.component)
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
         let tag = crate::kube::image_tag(&image);
         if !runs_target(tag, &self.plan.target) {
             return Ok(false);
