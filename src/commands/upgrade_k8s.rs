@@ -74,6 +74,9 @@ impl PlanText for KubePlanReport<'_> {
             let note = match s.state {
                 KubeStepState::Upgrade => "patch config, apply without reboot",
                 KubeStepState::AlreadyOnTarget => "skipped (already on target)",
+                KubeStepState::NoKubeProxy => {
+                    "skipped (no kube-proxy DaemonSet: kube-proxy disabled)"
+                }
             };
             rows.push(vec![
                 (i + 1).to_string(),

@@ -3,12 +3,14 @@
 //! check and Leases. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
 mod client;
+pub mod daemonset;
 pub mod drain;
 pub mod lease;
 pub mod removed_apis;
 mod types;
 
 pub use client::{KubeClient, KubeError};
+pub use daemonset::{DaemonSetRollout, KUBE_PROXY, KUBE_SYSTEM};
 pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};
 pub use lease::{HeldLease, LeaseClaim, LeaseError, LeaseRecord};
 #[cfg(test)]

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use super::config_patch::{current_image, patch_image};
 use super::plan::{Component, KubeStep, KubernetesUpgradePlan, PrePull};
 use crate::fleet::collect_kubernetes;
-use crate::kube::match_talos_node;
+use crate::kube::{KUBE_PROXY, KUBE_SYSTEM, image_tag, match_talos_node};
 use crate::rollout::StepPhase;
 use crate::rollout::engine::StepReport;
 use crate::talos::{ApplyMode, ImageNamespace, TalosError};
@@ -46,9 +46,14 @@ impl ComponentStep<'_> {
             .map_err(|e| format!("cannot read the machine config: {e}"))
     }
 
-    async fn wait_done(&self, report: &StepReport) -> Result<(), String> {
+    /// Waits until the component runs the target. `image` is the one the machine config names.
+    async fn wait_done(&self, report: &StepReport, image: &str) -> Result<(), String> {
         loop {
-            match self.done().await {
+            let done = match self.step.component {
+                Component::KubeProxy => self.kube_proxy_rolled_out(image).await,
+                _ => self.done().await,
+            };
+            match done {
                 Ok(()) => return Ok(()),
                 Err(why) => report.detail(why),
             }
@@ -67,11 +72,6 @@ impl ComponentStep<'_> {
         }
         let target = &self.plan.target;
         match self.step.component {
-            Component::KubeProxy => match &facts.report.kube_proxy_version {
-                Some(v) if runs_target(v, target) => Ok(()),
-                Some(v) => Err(format!("kube-proxy DaemonSet on {v}")),
-                None => Err("no kube-proxy DaemonSet".into()),
-            },
             Component::Kubelet => {
                 let node = match_talos_node(&self.step.address, &self.step.node, &facts.nodes)
                     .ok_or_else(|| format!("Kubernetes node {} not seen", self.step.node))?;
@@ -99,6 +99,31 @@ impl ComponentStep<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+impl ComponentStep<'_> {
+    /// kube-proxy: Talos only creates the bootstrap manifests and never updates the DaemonSet
+    /// (internal/app/machined/pkg/controllers/k8s/manifest_apply.go), so the DaemonSet's image
+    /// is set here, as upstream's manifest sync does (pkg/cluster/kubernetes/talos_managed.go),
+    /// then its rollout awaited. A failed patch is tried again on the next poll.
+    async fn kube_proxy_rolled_out(&self, image: &str) -> Result<(), String> {
+        let Some(kube) = &self.observer.kube else {
+            return Err("no kube context: the kube-proxy DaemonSet cannot be seen".into());
+        };
+        let ds = kube
+            .daemonset(KUBE_SYSTEM, KUBE_PROXY)
+            .await
+            .map_err(|e| format!("reading the kube-proxy DaemonSet: {e}"))?
+            .ok_or("no kube-proxy DaemonSet")?;
+        if !runs_target(image_tag(&ds.image), &self.plan.target) {
+            kube.set_daemonset_image(KUBE_SYSTEM, KUBE_PROXY, image)
+                .await
+                .map_err(|e| format!("setting the kube-proxy DaemonSet image: {e}"))?;
+            return Err(format!("kube-proxy DaemonSet set to {image}; rolling out"));
+        }
+        ds.rolled_out()
+            .map_err(|why| format!("kube-proxy DaemonSet on {}: {why}", image_tag(&ds.image)))
     }
 }
 
@@ -150,7 +175,7 @@ impl KindStep for ComponentStep<'_> {
             StepPhase::WaitingForReady,
             format!("waiting for {component} {} and ready", self.plan.target),
         );
-        self.wait_done(report).await
+        self.wait_done(report, &patched.new_image).await
     }
 
     /// A step a killed run left in progress: done once the component runs the target, when
@@ -160,12 +185,12 @@ impl KindStep for ComponentStep<'_> {
         let image = current_image(&self.step.node, &config, self.step.component)
             .map_err(|e| e.to_string())?
             .unwrap_or_default();
-        let tag = crate::kube::image_tag(&image);
+        let tag = image_tag(&image);
         if !runs_target(tag, &self.plan.target) {
             return Ok(false);
         }
         let (report, _rx) = StepReport::channel(0, &self.step.node);
-        self.wait_done(&report).await.map(|()| true)
+        self.wait_done(&report, &image).await.map(|()| true)
     }
 }
 
