@@ -38,6 +38,24 @@ async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
     assert_eq!(steps[0]["component"], "kube-apiserver");
     assert_eq!(steps[0]["node"], "cp-1");
     assert_eq!(steps[16]["component"], "kubelet");
+    assert_eq!(
+        plan["pre_pull"], true,
+        "pre-pull is on by default, as in talosctl"
+    );
+
+    for (flags, pre_pull) in [
+        (&["--no-pre-pull"][..], false),
+        (&["--pre-pull"][..], true),
+        (&["--pre-pull", "--no-pre-pull"][..], false),
+    ] {
+        let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
+        cmd.args(["--to", "1.35.0", "--plan", "--output", "json"]);
+        cmd.args(flags);
+        let (code, stdout, stderr) = output(cmd).await;
+        assert_eq!(code, Some(0), "{flags:?}: {stderr}");
+        let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        assert_eq!(plan["pre_pull"], pre_pull, "{flags:?}");
+    }
 
     let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
     cmd.args(["--to", "1.36.0", "--plan", "--output", "json"]);

@@ -128,7 +128,8 @@ impl PlanKind for Kubernetes {
 
     fn settings(_: &ClusterStatus) -> KubeSettings {
         KubeSettings {
-            pre_pull: false,
+            // On by default, as talosctl upgrade-k8s --pre-pull-images.
+            pre_pull: true,
             removed_apis: None,
             counted_for: None,
         }

@@ -155,7 +155,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         observer: &ClusterObserver,
         target: Version,
     ) -> Result<KubernetesUpgradePlan, Stop> {
-        let mut plan = KubernetesUpgradePlan::new(status, &target, self.pre_pull)
+        let mut plan = KubernetesUpgradePlan::new(status, &target, !self.no_pre_pull)
             .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
         if let Ok(counts) = count_removed_apis(observer, &plan).await {
             plan.removed_apis = counts;

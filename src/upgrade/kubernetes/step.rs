@@ -194,8 +194,13 @@ impl KindStep for ComponentStep<'_> {
     }
 }
 
-/// Pulls every image of the plan on its node; nodes whose Talos has no ImageService (before
-/// 1.13) are skipped, as upstream skips `Unimplemented`. Returns one log line per pull.
+/// The most one image pull may take before the node answers.
+const PRE_PULL_BOUND: Duration = Duration::from_secs(5 * 60);
+
+/// Pulls every image of the plan on its node with `MachineService.ImagePull`, as upstream's
+/// pre-pull does (pkg/cluster/kubernetes/talos_managed.go, prePullImages), falling back to
+/// `ImageService.Pull` where the node has no ImagePull; a node with neither is skipped, as
+/// upstream skips `Unimplemented`. Returns one log line per pull.
 pub(crate) async fn pre_pull(
     observer: &ClusterObserver,
     pulls: &[PrePull],
@@ -206,30 +211,49 @@ pub(crate) async fn pre_pull(
             Component::Kubelet => ImageNamespace::System,
             _ => ImageNamespace::Cri,
         };
-        let result = async {
-            let mut stream = observer
-                .talos
-                .image_pull(&p.address, &p.image, namespace)
-                .await?;
-            while let Some(item) = stream.next().await {
-                item?;
-            }
-            Ok::<(), TalosError>(())
+        let talos = &observer.talos;
+        let mut result = talos
+            .machine_image_pull(&p.address, &p.image, namespace, PRE_PULL_BOUND)
+            .await;
+        if is_unimplemented(&result) {
+            result = image_service_pull(observer, p, namespace).await;
         }
-        .await;
         match result {
             Ok(()) => lines.push(format!("{}: pulled {}", p.node, p.image)),
-            Err(TalosError::Rpc {
-                code: tonic::Code::Unimplemented,
-                ..
-            }) => lines.push(format!(
-                "{}: no image service (Talos before 1.13), {} not pre-pulled",
+            Err(e) if is_unimplemented::<()>(&Err(e.clone())) => lines.push(format!(
+                "{}: the node offers no image pull, {} not pre-pulled",
                 p.node, p.image
             )),
             Err(e) => return Err(format!("pre-pulling {} on {}: {e}", p.image, p.node)),
         }
     }
     Ok(lines)
+}
+
+fn is_unimplemented<T>(result: &Result<T, TalosError>) -> bool {
+    matches!(
+        result,
+        Err(TalosError::Rpc {
+            code: tonic::Code::Unimplemented,
+            ..
+        })
+    )
+}
+
+/// `ImageService.Pull` (Talos ≥ 1.13) to the end of its progress stream.
+async fn image_service_pull(
+    observer: &ClusterObserver,
+    p: &PrePull,
+    namespace: ImageNamespace,
+) -> Result<(), TalosError> {
+    let mut stream = observer
+        .talos
+        .image_pull(&p.address, &p.image, namespace)
+        .await?;
+    while let Some(item) = stream.next().await {
+        item?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
