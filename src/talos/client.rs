@@ -17,6 +17,8 @@ use crate::proto::common;
 
 /// apid's port, added to endpoints written without one.
 pub const APID_PORT: u16 = 50000;
+/// The port of an endpoint written as an `https://` URL without one.
+const HTTPS_PORT: u16 = 443;
 /// How much later than our own timer the grpc-timeout sent to the server expires.
 const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// Talos' own limit on gRPC message size.
@@ -413,28 +415,29 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     out
 }
 
-/// `10.0.0.2` → `10.0.0.2:50000`; `[fd00::1]`/`fd00::1` → `[fd00::1]:50000`;
-/// a port or an `https://` prefix already given is kept / dropped.
+/// `10.0.0.2` → `10.0.0.2:50000`; `[fd00::1]`/`fd00::1` → `[fd00::1]:50000`; a port
+/// already given is kept. An `https://` URL without a port is dialled on 443, as talosctl
+/// dials it (pkg/machinery/client endpoint parsing: a URL keeps its scheme's port).
 pub fn endpoint_with_port(endpoint: &str) -> String {
     let e = endpoint.trim();
-    let e = e
-        .strip_prefix("https://")
-        .or_else(|| e.strip_prefix("tcp://"))
-        .unwrap_or(e)
-        .trim_end_matches('/');
+    let (e, default_port) = match e.strip_prefix("https://") {
+        Some(rest) => (rest, HTTPS_PORT),
+        None => (e.strip_prefix("tcp://").unwrap_or(e), APID_PORT),
+    };
+    let e = e.trim_end_matches('/');
     if e.is_empty() {
         return String::new();
     }
     if let Some(rest) = e.strip_prefix('[') {
         return match rest.split_once(']') {
             Some((_, port)) if port.starts_with(':') => e.to_string(),
-            _ => format!("{e}:{APID_PORT}"),
+            _ => format!("{e}:{default_port}"),
         };
     }
     match e.matches(':').count() {
-        0 => format!("{e}:{APID_PORT}"),
+        0 => format!("{e}:{default_port}"),
         1 => e.to_string(),
-        _ => format!("[{e}]:{APID_PORT}"),
+        _ => format!("[{e}]:{default_port}"),
     }
 }
 
@@ -532,7 +535,10 @@ mod tests {
     fn endpoints_get_the_apid_port() {
         assert_eq!(endpoint_with_port("10.0.0.2"), "10.0.0.2:50000");
         assert_eq!(endpoint_with_port("10.0.0.2:6000"), "10.0.0.2:6000");
-        assert_eq!(endpoint_with_port("https://cp.lab/"), "cp.lab:50000");
+        assert_eq!(endpoint_with_port("https://cp.lab/"), "cp.lab:443");
+        assert_eq!(endpoint_with_port("https://cp.lab:8443"), "cp.lab:8443");
+        assert_eq!(endpoint_with_port("https://[fd00::1]"), "[fd00::1]:443");
+        assert_eq!(endpoint_with_port("tcp://cp.lab"), "cp.lab:50000");
         assert_eq!(endpoint_with_port("fd00::1"), "[fd00::1]:50000");
         assert_eq!(endpoint_with_port("[fd00::1]"), "[fd00::1]:50000");
         assert_eq!(endpoint_with_port("[fd00::1]:7"), "[fd00::1]:7");

@@ -134,6 +134,18 @@ impl NodeUpgrade<'_> {
 
     async fn legacy(&self, report: &StepReport) -> Result<String, String> {
         let options = &self.plan.options;
+        // UpgradeRequest.RebootMode has DEFAULT and POWERCYCLE only, and RebootRequest's FORCE
+        // is not there before 1.12 (api/machine/machine.proto): refuse rather than drop it.
+        if options.reboot_mode == RebootMode::Force {
+            return Err(format!(
+                "reboot mode force is not available through MachineService.Upgrade (Talos {} on {}): use default or powercycle",
+                self.step
+                    .from
+                    .as_ref()
+                    .map_or("before 1.13".to_string(), |v| v.to_string()),
+                self.step.node
+            ));
+        }
         report.phase(StepPhase::Installing, "MachineService.Upgrade");
         let answer = self
             .observer
