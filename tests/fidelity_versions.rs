@@ -46,7 +46,10 @@ async fn upgrades_complete(scenario: &str, talos_target: Option<&str>) {
         assert_eq!(code, Some(0), "{stdout}\n{stderr}");
         assert_control_planes_one_at_a_time(&fx, scenario);
         let status = status_json(&fx, scenario).await;
-        for n in cluster(&status, scenario)["nodes"].as_array().expect("nodes") {
+        for n in cluster(&status, scenario)["nodes"]
+            .as_array()
+            .expect("nodes")
+        {
             assert_eq!(n["talos_version"], target, "{n}");
         }
     }

@@ -84,9 +84,13 @@ pub fn image_repository(image: &str) -> &str {
     }
 }
 
+/// The kubelet image flavours a new tag keeps.
+const KUBELET_FLAVOURS: [&str; 2] = ["fat", "slim"];
+
 /// The new image for `component`: the repository the node already uses (a mirror stays a
-/// mirror), else talosctl's default, tagged with `target`. The kubelet keeps a suffix of its
-/// current tag (`v1.34.1-custom` → `v1.35.0-custom`), as upstream does.
+/// mirror), else talosctl's default, tagged with `target`. The kubelet keeps the `-fat` or
+/// `-slim` flavour of its current tag (`v1.34.1-fat` → `v1.35.0-fat`) and nothing else, as
+/// upstream's kubelet image rule does (pkg/cluster/kubernetes/kubelet.go).
 pub fn new_image(current: Option<&str>, component: Component, target: &KubeVersion) -> String {
     let repository = current
         .map(image_repository)
@@ -106,6 +110,7 @@ pub fn new_image(current: Option<&str>, component: Component, target: &KubeVersi
             .map(|(_, t)| t)
             .unwrap_or("");
         if let Some((_, suffix)) = current_tag.split_once('-')
+            && KUBELET_FLAVOURS.contains(&suffix)
             && target.pre.is_none()
         {
             tag = format!("{tag}-{suffix}");
@@ -285,11 +290,28 @@ hostname: cp-1
         );
         assert_eq!(
             new_image(
+                Some("ghcr.io/siderolabs/kubelet:v1.34.1-fat"),
+                Component::Kubelet,
+                &v("1.35.0")
+            ),
+            "ghcr.io/siderolabs/kubelet:v1.35.0-fat"
+        );
+        assert_eq!(
+            new_image(
+                Some("ghcr.io/siderolabs/kubelet:v1.34.1-slim"),
+                Component::Kubelet,
+                &v("1.35.0")
+            ),
+            "ghcr.io/siderolabs/kubelet:v1.35.0-slim"
+        );
+        // Any other suffix names a build of the old release only.
+        assert_eq!(
+            new_image(
                 Some("ghcr.io/siderolabs/kubelet:v1.34.1-custom"),
                 Component::Kubelet,
                 &v("1.35.0")
             ),
-            "ghcr.io/siderolabs/kubelet:v1.35.0-custom"
+            "ghcr.io/siderolabs/kubelet:v1.35.0"
         );
         assert_eq!(
             image_repository("localhost:5000/kubelet"),
