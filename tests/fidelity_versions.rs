@@ -8,14 +8,6 @@ mod upgrade_common;
 
 use upgrade_common::*;
 
-async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
-    let mut cmd = fx.taloscope(context, "status");
-    cmd.args(["--output", "json"]);
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    serde_json::from_str(&stdout).expect("status json")
-}
-
 fn cluster<'a>(status: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     status["clusters"]
         .as_array()

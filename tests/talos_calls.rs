@@ -206,8 +206,8 @@ async fn reader_reads_but_may_not_act() {
 }
 
 /// The legacy Upgrade is bound by its own long bound, not the unary call timeout: real Talos
-/// pulls the installer before it answers. A call timeout too short for any round trip shows
-/// the two apart.
+/// pulls the installer before it answers. Under a call timeout far too short for a round trip
+/// (tokio's timer rounds it up to about a millisecond) it still answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_upgrade_is_not_bound_by_the_unary_call_timeout() {
     let sim = start(scenario("healthy")).await;
@@ -219,10 +219,6 @@ async fn legacy_upgrade_is_not_bound_by_the_unary_call_timeout() {
         taloscope::talos::TalosClient::new(&sim.context("healthy"), options).expect("client");
     let w1 = sim.address("healthy", 3);
     within(20, "legacy upgrade", async {
-        match client.version(&w1).await {
-            Err(TalosError::Timeout { .. }) => {}
-            other => panic!("a unary call cannot answer within 1 ns: {other:?}"),
-        }
         let legacy = client
             .upgrade(
                 &w1,

@@ -121,14 +121,6 @@ async fn removed_api_shows_counts_and_needs_the_ack() {
     assert!(counts.iter().any(|c| c["count"] == 2), "{plan}");
 }
 
-async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
-    let mut cmd = fx.taloscope(context, "status");
-    cmd.args(["--output", "json"]);
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    serde_json::from_str(&stdout).expect("status json")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
     let fx = start(builtin("healthy")).await;

@@ -356,3 +356,12 @@ pub fn assert_control_planes_one_at_a_time(fx: &Fixture, cluster: &str) {
         }
     }
 }
+
+/// `taloscope status --output json` for `context`, which must succeed.
+pub async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
+    let mut cmd = fx.taloscope(context, "status");
+    cmd.args(["--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    serde_json::from_str(&stdout).expect("status json")
+}
