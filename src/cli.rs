@@ -193,9 +193,13 @@ pub struct UpgradeK8sArgs {
     /// A typed acknowledgement, e.g. "objects in removed API versions become unreadable".
     #[arg(long, value_name = "TEXT")]
     pub ack: Vec<String>,
-    /// Pull every new image on every node before the first step.
-    #[arg(long)]
+    /// Pull every new image on every node before the first step: the default, as talosctl's
+    /// `--pre-pull-images` (accepted for scripts that pass it).
+    #[arg(long, overrides_with = "no_pre_pull")]
     pub pre_pull: bool,
+    /// Do not pull the new images before the first step.
+    #[arg(long, overrides_with = "pre_pull")]
+    pub no_pre_pull: bool,
     /// Seconds one step (one component on one node) may take before the rollout halts.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub step_timeout: u64,

@@ -13,7 +13,6 @@ use pty_support::PtySession;
 const BOUND: Duration = Duration::from_secs(60);
 
 #[test]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 fn upgrade_k8s_walks_from_the_plan_to_completion_on_screen() {
     let sim = pty_support::BackgroundSim::start_scaled("healthy-112", 20.0, BOUND);
     let home = tempfile::tempdir().expect("temp home");

@@ -160,7 +160,7 @@ async fn compare_kube_plans(
     let Ok(mut screen) = KubePlanScreen::open(console, None) else {
         return false;
     };
-    let plan = KubernetesUpgradePlan::new(cli, &screen.target, false).map_err(|e| e.to_string());
+    let plan = KubernetesUpgradePlan::new(cli, &screen.target, true).map_err(|e| e.to_string());
     if let Ok(plan) = &plan {
         let removed = count_removed_apis(observer, plan).await;
         screen.counted(

@@ -204,3 +204,33 @@ async fn reader_reads_but_may_not_act() {
     .await;
     sim.fleet.shutdown().await;
 }
+
+/// The legacy Upgrade is bound by its own long bound, not the unary call timeout: real Talos
+/// pulls the installer before it answers. Under a call timeout far too short for a round trip
+/// (tokio's timer rounds it up to about a millisecond) it still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_upgrade_is_not_bound_by_the_unary_call_timeout() {
+    let sim = start(scenario("healthy")).await;
+    let options = taloscope::talos::ClientOptions {
+        call_timeout: std::time::Duration::from_nanos(1),
+        ..talos_common::fast()
+    };
+    let client =
+        taloscope::talos::TalosClient::new(&sim.context("healthy"), options).expect("client");
+    let w1 = sim.address("healthy", 3);
+    within(20, "legacy upgrade", async {
+        let legacy = client
+            .upgrade(
+                &w1,
+                &LegacyUpgrade {
+                    image: "ghcr.io/siderolabs/installer:v1.11.5".into(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("legacy upgrade under its own bound");
+        assert!(!legacy.actor_id.is_empty());
+    })
+    .await;
+    sim.fleet.shutdown().await;
+}

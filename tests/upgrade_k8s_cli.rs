@@ -38,6 +38,24 @@ async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
     assert_eq!(steps[0]["component"], "kube-apiserver");
     assert_eq!(steps[0]["node"], "cp-1");
     assert_eq!(steps[16]["component"], "kubelet");
+    assert_eq!(
+        plan["pre_pull"], true,
+        "pre-pull is on by default, as in talosctl"
+    );
+
+    for (flags, pre_pull) in [
+        (&["--no-pre-pull"][..], false),
+        (&["--pre-pull"][..], true),
+        (&["--pre-pull", "--no-pre-pull"][..], false),
+    ] {
+        let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
+        cmd.args(["--to", "1.35.0", "--plan", "--output", "json"]);
+        cmd.args(flags);
+        let (code, stdout, stderr) = output(cmd).await;
+        assert_eq!(code, Some(0), "{flags:?}: {stderr}");
+        let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        assert_eq!(plan["pre_pull"], pre_pull, "{flags:?}");
+    }
 
     let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
     cmd.args(["--to", "1.36.0", "--plan", "--output", "json"]);
@@ -103,16 +121,7 @@ async fn removed_api_shows_counts_and_needs_the_ack() {
     assert!(counts.iter().any(|c| c["count"] == 2), "{plan}");
 }
 
-async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
-    let mut cmd = fx.taloscope(context, "status");
-    cmd.args(["--output", "json"]);
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    serde_json::from_str(&stdout).expect("status json")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
     let fx = start(builtin("healthy")).await;
     let mut cmd = fx.taloscope("healthy", "upgrade-k8s");
@@ -166,7 +175,6 @@ async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 async fn a_killed_run_is_resumed_by_the_same_command() {
     let fx = start(builtin("healthy-112")).await;
     let args = confirmed("1.35.0", "healthy-112");

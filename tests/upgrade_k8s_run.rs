@@ -123,7 +123,6 @@ fn watch_control_planes(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 async fn full_upgrade_moves_every_component_control_planes_one_at_a_time() {
     let fx = start(builtin("healthy-112")).await;
     let (most, watcher) = watch_control_planes(&fx, "healthy-112");
@@ -238,7 +237,6 @@ async fn a_component_that_never_becomes_ready_halts_the_rollout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 async fn a_run_killed_mid_rollout_resumes_and_completes() {
     let fx = start(builtin("healthy-112")).await;
     let plan = k8s_plan(&fx, "healthy-112", "1.35.0").await;
@@ -275,7 +273,6 @@ async fn a_run_killed_mid_rollout_resumes_and_completes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 async fn removed_api_is_refused_until_acknowledged() {
     let fx = start(builtin("removed-api")).await;
     let (outcome, _) = run_k8s(
@@ -338,7 +335,6 @@ async fn skipping_a_minor_is_refused_before_any_change() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 async fn on_healthy_talos_goes_first_then_kubernetes() {
     let fx = start(builtin("healthy")).await;
     // Talos 1.11 does not run Kubernetes 1.35: refused.
@@ -414,7 +410,6 @@ async fn a_reader_context_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the client fix for bootstrap manifests: upgrade-k8s must patch the kube-proxy DaemonSet itself (branch fidelity-client)"]
 async fn control_planes_in_any_order_complete_kube_proxy() {
     // The console may list control planes in the order their reports arrived: the kube-proxy
     // step must not depend on the first control plane being stepped first.

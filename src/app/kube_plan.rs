@@ -128,7 +128,8 @@ impl PlanKind for Kubernetes {
 
     fn settings(_: &ClusterStatus) -> KubeSettings {
         KubeSettings {
-            pre_pull: false,
+            // On by default, as talosctl upgrade-k8s --pre-pull-images.
+            pre_pull: true,
             removed_apis: None,
             counted_for: None,
         }
@@ -271,6 +272,12 @@ pub fn explain_kube_step(plan: &KubernetesUpgradePlan, index: usize) -> String {
     };
     let component = step.component.as_str();
     let from = step.from.as_deref().unwrap_or("an unknown version");
+    if step.state == KubeStepState::NoKubeProxy {
+        return format!(
+            "{component} on {}: the cluster has no kube-proxy DaemonSet (kube-proxy is disabled): the step is skipped.",
+            step.node
+        );
+    }
     if step.state == KubeStepState::AlreadyOnTarget {
         return format!(
             "{component} on {} already runs {}: the step is skipped and its machine config is left alone.",
@@ -290,7 +297,7 @@ pub fn explain_kube_step(plan: &KubernetesUpgradePlan, index: usize) -> String {
     ));
     parts.push(match step.component {
         c if c.is_static_pod() => "It is done when the static pod runs the new version and is ready. The order is upstream's: every kube-apiserver first (one control plane at a time), then the controller managers, then the schedulers, so the API server is never older than the components that talk to it.".to_string(),
-        crate::upgrade::kubernetes::Component::KubeProxy => "kube-proxy runs as a DaemonSet rendered from the control planes' config; it is done when the DaemonSet runs the new image everywhere.".to_string(),
+        crate::upgrade::kubernetes::Component::KubeProxy => "kube-proxy runs as a DaemonSet that Talos created once and never updates: after the control planes' config, the step sets the DaemonSet's image and is done when its rollout finishes.".to_string(),
         _ => "The kubelet restarts with the new image; it is done when the node reports the new kubelet version and is Ready again. Control planes go first, then the workers, one at a time.".to_string(),
     });
     parts.push("Before every step the guards are checked again against live status: nodes ready, etcd healthy with no alarms, every control-plane component ready. A step that does not finish within its timeout halts the rollout with the reason.".to_string());

@@ -210,6 +210,7 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
     let mut state = state_with(on_112());
     let plan = open(&mut state);
     update(&mut state, counted(&plan, vec![]));
+    // Pre-pull starts on (as talosctl's --pre-pull-images); toggled off, the run has it off.
     update(&mut state, Action::TogglePrePull);
     let effects = update(&mut state, Action::StartUpgrade);
     let [Effect::Gate(action)] = effects.as_slice() else {
@@ -238,7 +239,7 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
     let PlannedRollout::Kubernetes(run) = &start.plan else {
         panic!("a Kubernetes plan: {start:?}");
     };
-    assert!(run.pre_pull, "the plan runs as shown");
+    assert!(!run.pre_pull, "the plan runs as shown");
     assert_eq!(state.screen, Screen::Rollout);
     let view = &state.rollouts["healthy"];
     assert_eq!(view.summary.kind, RolloutKind::KubernetesUpgrade);

@@ -74,6 +74,9 @@ impl PlanText for KubePlanReport<'_> {
             let note = match s.state {
                 KubeStepState::Upgrade => "patch config, apply without reboot",
                 KubeStepState::AlreadyOnTarget => "skipped (already on target)",
+                KubeStepState::NoKubeProxy => {
+                    "skipped (no kube-proxy DaemonSet: kube-proxy disabled)"
+                }
             };
             rows.push(vec![
                 (i + 1).to_string(),
@@ -152,7 +155,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         observer: &ClusterObserver,
         target: Version,
     ) -> Result<KubernetesUpgradePlan, Stop> {
-        let mut plan = KubernetesUpgradePlan::new(status, &target, self.pre_pull)
+        let mut plan = KubernetesUpgradePlan::new(status, &target, !self.no_pre_pull)
             .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
         if let Ok(counts) = count_removed_apis(observer, &plan).await {
             plan.removed_apis = counts;

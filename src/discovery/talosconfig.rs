@@ -56,7 +56,8 @@ impl<'de> Deserialize<'de> for NamedContexts {
     }
 }
 
-/// One context as written. Unknown keys (auth, cluster, proxy-url) are ignored.
+/// One context as written. `auth` and `proxy` are read only to refuse them; other unknown
+/// keys (cluster) are ignored.
 #[derive(Debug, Default, Deserialize)]
 struct TalosContextEntry {
     /// Before `endpoints` existed talosctl wrote a single `target`.
@@ -72,6 +73,37 @@ struct TalosContextEntry {
     crt: Option<String>,
     #[serde(default)]
     key: Option<String>,
+    /// SideroV1 or basic auth (pkg/machinery/client/config/config.go `Auth`).
+    #[serde(default)]
+    auth: Option<serde_json::Value>,
+    #[serde(default)]
+    proxy: Option<serde_json::Value>,
+}
+
+impl TalosContextEntry {
+    /// Contexts taloscope cannot dial as written: it speaks mutual TLS directly, so a
+    /// context that authenticates otherwise or goes through a proxy is refused by name
+    /// rather than tried as a plain one.
+    fn unsupported(&self) -> Option<&'static str> {
+        let set = |v: &Option<serde_json::Value>| {
+            v.as_ref().is_some_and(|v| {
+                !v.is_null()
+                    && v.as_object()
+                        .is_none_or(|o| o.values().any(|x| !x.is_null()))
+            })
+        };
+        if set(&self.auth) {
+            Some(
+                "uses `auth` (SideroV1 or basic authentication), which taloscope does not support: use a context with a client certificate (crt/key)",
+            )
+        } else if set(&self.proxy) {
+            Some(
+                "goes through a `proxy`, which taloscope does not support: use a context that reaches the endpoints directly",
+            )
+        } else {
+            None
+        }
+    }
 }
 
 /// Reads each file on its own and merges them, first definition winning.
@@ -159,6 +191,9 @@ fn convert(
     } else {
         serde_json::from_value(value).map_err(|e| error(format!("malformed context: {e}")))?
     };
+    if let Some(why) = entry.unsupported() {
+        return Err(error(why.into()));
+    }
     let mut endpoints: Vec<String> = entry.endpoints.unwrap_or_default();
     // talosctl appends the legacy target to the endpoints.
     endpoints.extend(entry.target);
@@ -189,6 +224,32 @@ mod tests {
 
     fn names(load: &TalosLoad) -> Vec<&str> {
         load.contexts.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn contexts_with_auth_or_a_proxy_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(
+            dir.path(),
+            "talosconfig",
+            "context: plain\ncontexts:\n  plain:\n    endpoints: [127.0.0.1]\n  omni:\n    endpoints: [127.0.0.2]\n    auth:\n      siderov1:\n        identity: me@example.com\n  basic:\n    endpoints: [127.0.0.3]\n    auth:\n      basic:\n        username: u\n  proxied:\n    endpoints: [127.0.0.4]\n    proxy:\n      url: http://127.0.0.5:3128\n  empty-auth:\n    endpoints: [127.0.0.6]\n    auth: {}\n",
+        );
+        let load = load(&[file]);
+        assert_eq!(names(&load), ["plain", "empty-auth"]);
+        let refused: Vec<String> = load.errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(refused.len(), 3, "{refused:?}");
+        assert!(
+            refused[0].contains("omni") && refused[0].contains("SideroV1"),
+            "{refused:?}"
+        );
+        assert!(
+            refused[1].contains("basic") && refused[1].contains("auth"),
+            "{refused:?}"
+        );
+        assert!(
+            refused[2].contains("proxied") && refused[2].contains("proxy"),
+            "{refused:?}"
+        );
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! certificates, tokens and proxy-url as kubectl does them), with per-call timeouts.
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use reqwest::Method;
@@ -162,15 +161,12 @@ impl KubeClient {
 
     /// The kube-proxy DaemonSet's image tag, when it exists.
     pub async fn kube_proxy_version(&self) -> Result<Option<String>, KubeError> {
-        let ds: Option<DaemonSet> = self
-            .rest
-            .get_opt("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy")
-            .await
-            .map_err(|e| self.error(e))?;
-        Ok(ds.and_then(|ds| {
-            let image = ds.spec?.template.spec?.containers.first()?.image.clone()?;
-            Some(image_tag(&image).to_string())
-        }))
+        let ds = self
+            .daemonset(super::KUBE_SYSTEM, super::KUBE_PROXY)
+            .await?;
+        Ok(ds
+            .filter(|ds| !ds.image.is_empty())
+            .map(|ds| image_tag(&ds.image).to_string()))
     }
 
     /// Marks a node unschedulable or schedulable again. Mutating: callers

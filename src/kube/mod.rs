@@ -4,6 +4,7 @@
 //! callers build it on an IO task, never on the render path.
 mod client;
 mod credentials;
+pub mod daemonset;
 pub mod drain;
 pub mod lease;
 pub mod removed_apis;
@@ -11,6 +12,7 @@ mod rest;
 mod types;
 
 pub use client::{KubeClient, KubeError};
+pub use daemonset::{DaemonSetRollout, KUBE_PROXY, KUBE_SYSTEM};
 pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};
 pub use lease::{HeldLease, LeaseClaim, LeaseError, LeaseRecord};
 #[cfg(test)]

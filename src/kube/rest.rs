@@ -48,6 +48,11 @@ impl Body {
         Body::with_type("application/merge-patch+json", value)
     }
 
+    /// A strategic merge patch: lists of containers merge by name.
+    pub fn strategic_merge_patch(value: &impl Serialize) -> Body {
+        Body::with_type("application/strategic-merge-patch+json", value)
+    }
+
     fn with_type(content_type: &'static str, value: &impl Serialize) -> Body {
         Body {
             content_type,

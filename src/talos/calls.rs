@@ -20,14 +20,60 @@ pub(super) fn machine(
         .max_encoding_message_size(MAX_MESSAGE_SIZE)
 }
 
+/// The containerd instance of a namespace as talosctl names them: "system" is {CRI driver,
+/// SYSTEM namespace} and "cri" is {CRI, NS_CRI}; the server rejects {CONTAINERD, NS_CRI}
+/// (cmd/talosctl/cmd/talos/image.go, internal/pkg/containers/image).
 fn containerd(ns: ImageNamespace) -> common::ContainerdInstance {
     common::ContainerdInstance {
-        driver: common::ContainerDriver::Containerd as i32,
-        namespace: match ns {
-            ImageNamespace::System => common::ContainerdNamespace::NsSystem as i32,
-            ImageNamespace::Cri => common::ContainerdNamespace::NsCri as i32,
-        },
+        driver: common::ContainerDriver::Cri as i32,
+        namespace: containerd_namespace(ns) as i32,
     }
+}
+
+fn containerd_namespace(ns: ImageNamespace) -> common::ContainerdNamespace {
+    match ns {
+        ImageNamespace::System => common::ContainerdNamespace::NsSystem,
+        ImageNamespace::Cri => common::ContainerdNamespace::NsCri,
+    }
+}
+
+/// `machine.ImagePullRequest` of `MachineService/ImagePull` (Talos 1.10 to HEAD, deprecated in
+/// favour of ImageService from 1.13), written out here rather than generated: the
+/// workspace's proto subset (shared with the sim's server) leaves the RPC out
+/// (api/machine/machine.proto).
+#[derive(Clone, PartialEq, prost::Message)]
+struct MachineImagePullRequest {
+    #[prost(enumeration = "common::ContainerdNamespace", tag = "1")]
+    namespace: i32,
+    #[prost(string, tag = "2")]
+    reference: String,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct MachineImagePull {
+    #[prost(message, optional, tag = "1")]
+    metadata: Option<common::Metadata>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct MachineImagePullResponse {
+    #[prost(message, repeated, tag = "1")]
+    messages: Vec<MachineImagePull>,
+}
+
+async fn machine_image_pull(
+    ch: tonic::transport::Channel,
+    req: tonic::Request<MachineImagePullRequest>,
+) -> Result<tonic::Response<MachineImagePullResponse>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(ch)
+        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+        .max_encoding_message_size(MAX_MESSAGE_SIZE);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(format!("service not ready: {e}")))?;
+    let path = http::uri::PathAndQuery::from_static("/machine.MachineService/ImagePull");
+    grpc.unary(req, path, tonic_prost::ProstCodec::default())
+        .await
 }
 
 /// Maps a server stream's items to typed values, naming the node in errors.
@@ -172,9 +218,15 @@ impl TalosClient {
 
     /// The legacy `MachineService.Upgrade` (Talos < 1.13 path; the node checks
     /// etcd health itself on control planes unless forced).
+    ///
+    /// Bound by `opts.bound`, not the unary call timeout: the node pulls and validates the
+    /// installer image under the request's context before it answers, and talosctl sets no
+    /// deadline (follows internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go,
+    /// `Upgrade`).
     pub async fn upgrade(&self, node: &str, opts: &LegacyUpgrade) -> Result<ActionAck, TalosError> {
         const CALL: &str = "Upgrade";
-        let t = Some(self.options().call_timeout);
+        let bound = opts.bound;
+        let t = Some(bound);
         let req = pb::UpgradeRequest {
             image: opts.image.clone(),
             preserve: opts.preserve,
@@ -187,7 +239,7 @@ impl TalosClient {
             },
         };
         let resp = self
-            .call(node, CALL, Retry::OnlyIfNotSent, |ch| {
+            .call_within(node, CALL, Retry::OnlyIfNotSent, bound, |ch| {
                 let req = req.clone();
                 async move {
                     machine(ch)
@@ -258,8 +310,36 @@ impl TalosClient {
         })
     }
 
+    /// `MachineService.ImagePull` (Talos 1.10 and later): pulls `image` into the namespace and
+    /// answers once it is pulled, so it runs under `bound` rather than the call timeout.
+    pub async fn machine_image_pull(
+        &self,
+        node: &str,
+        image: &str,
+        namespace: ImageNamespace,
+        bound: std::time::Duration,
+    ) -> Result<(), TalosError> {
+        const CALL: &str = "MachineImagePull";
+        let req = MachineImagePullRequest {
+            namespace: containerd_namespace(namespace) as i32,
+            reference: image.to_string(),
+        };
+        let resp = self
+            .call_within(node, CALL, Retry::OnlyIfNotSent, bound, |ch| {
+                let req = req.clone();
+                async move {
+                    let r = self
+                        .request(node, CALL, req, Some(bound))
+                        .map_err(to_status)?;
+                    machine_image_pull(ch, r).await
+                }
+            })
+            .await?;
+        node_message(node, CALL, resp.messages, |m| m.metadata.as_ref()).map(|_| ())
+    }
+
     /// `ImageService.Pull` (Talos ≥ 1.13): layer progress, then the pulled name.
-    /// Only the opening is bounded by the call timeout; the caller bounds the rest.
+    /// Only the opening is bounded (by the stream-opening timeout); the caller bounds the rest.
     pub async fn image_pull(
         &self,
         node: &str,
@@ -272,7 +352,7 @@ impl TalosClient {
             image_ref: image.to_string(),
         };
         let stream = self
-            .call(node, CALL, Retry::OnlyIfNotSent, |ch| {
+            .open_stream(node, CALL, Retry::OnlyIfNotSent, |ch| {
                 let req = req.clone();
                 async move {
                     ImageServiceClient::new(ch)
@@ -300,7 +380,7 @@ impl TalosClient {
             }),
         };
         let stream = self
-            .call(node, CALL, Retry::OnlyIfNotSent, |ch| {
+            .open_stream(node, CALL, Retry::OnlyIfNotSent, |ch| {
                 let req = req.clone();
                 async move {
                     LifecycleServiceClient::new(ch)
@@ -342,4 +422,34 @@ fn pull_progress(m: pb::ImageServicePullResponse) -> Option<ImagePullProgress> {
 /// come out as a typed error again (the node address is named in both).
 pub(crate) fn to_status(err: TalosError) -> tonic::Status {
     tonic::Status::invalid_argument(err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containerd_instances_are_the_ones_talosctl_sends() {
+        let system = containerd(ImageNamespace::System);
+        assert_eq!(system.driver, common::ContainerDriver::Cri as i32);
+        assert_eq!(
+            system.namespace,
+            common::ContainerdNamespace::NsSystem as i32
+        );
+        let cri = containerd(ImageNamespace::Cri);
+        assert_eq!(cri.driver, common::ContainerDriver::Cri as i32);
+        assert_eq!(cri.namespace, common::ContainerdNamespace::NsCri as i32);
+    }
+
+    #[test]
+    fn the_legacy_image_pull_request_has_upstreams_field_numbers() {
+        use prost::Message;
+        let bytes = MachineImagePullRequest {
+            namespace: common::ContainerdNamespace::NsCri as i32,
+            reference: "r".into(),
+        }
+        .encode_to_vec();
+        // field 1 varint = NS_CRI (2), field 2 length-delimited "r"
+        assert_eq!(bytes, [0x08, 0x02, 0x12, 0x01, b'r']);
+    }
 }

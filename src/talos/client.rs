@@ -17,6 +17,8 @@ use crate::proto::common;
 
 /// apid's port, added to endpoints written without one.
 pub const APID_PORT: u16 = 50000;
+/// The port of an endpoint written as an `https://` URL without one.
+const HTTPS_PORT: u16 = 443;
 /// How much later than our own timer the grpc-timeout sent to the server expires.
 const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// Talos' own limit on gRPC message size.
@@ -27,8 +29,12 @@ pub(crate) const MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
 pub struct ClientOptions {
     /// Bound on dialling one endpoint (TCP + TLS).
     pub connect_timeout: Duration,
-    /// Bound on one call to one node (unary calls; the opening of streams).
+    /// Bound on one unary call to one node.
     pub call_timeout: Duration,
+    /// Bound on opening a server stream (image pull, LifecycleService, Events, Logs): Talos
+    /// sends the response headers only with the first message, which may come much later
+    /// than a unary answer (grpc-go's `ServerStream.SendMsg` writes them lazily).
+    pub stream_open_timeout: Duration,
     /// How many nodes are asked at once when fanning out.
     pub concurrency: usize,
 }
@@ -38,6 +44,7 @@ impl Default for ClientOptions {
         ClientOptions {
             connect_timeout: Duration::from_secs(3),
             call_timeout: Duration::from_secs(5),
+            stream_open_timeout: Duration::from_secs(60),
             concurrency: 32,
         }
     }
@@ -253,7 +260,7 @@ impl TalosClient {
         }
     }
 
-    /// Runs one call for one node: dial (with failover), bound by the call
+    /// Runs one unary call for one node: dial (with failover), bound by the call
     /// timeout, map the status to a typed error. `f` builds the call on a channel.
     pub(crate) async fn call<R, F, Fut>(
         &self,
@@ -266,7 +273,41 @@ impl TalosClient {
         F: Fn(Channel) -> Fut,
         Fut: Future<Output = Result<Response<R>, Status>>,
     {
-        let timeout = self.inner.options.call_timeout;
+        self.call_within(node, call, retry, self.inner.options.call_timeout, f)
+            .await
+    }
+
+    /// Opens a server stream for one node, bound by the stream-opening timeout
+    /// rather than the unary one (the headers come with the first message).
+    pub(crate) async fn open_stream<R, F, Fut>(
+        &self,
+        node: &str,
+        call: &'static str,
+        retry: Retry,
+        f: F,
+    ) -> Result<R, TalosError>
+    where
+        F: Fn(Channel) -> Fut,
+        Fut: Future<Output = Result<Response<R>, Status>>,
+    {
+        let bound = self.inner.options.stream_open_timeout;
+        self.call_within(node, call, retry, bound, f).await
+    }
+
+    /// [`Self::call`] with an explicit bound, for calls the server answers only
+    /// after long work of its own (the legacy Upgrade pulls the installer first).
+    pub(crate) async fn call_within<R, F, Fut>(
+        &self,
+        node: &str,
+        call: &'static str,
+        retry: Retry,
+        timeout: Duration,
+        f: F,
+    ) -> Result<R, TalosError>
+    where
+        F: Fn(Channel) -> Fut,
+        Fut: Future<Output = Result<Response<R>, Status>>,
+    {
         let attempts = self.inner.endpoints.len();
         let mut last = None;
         for _ in 0..attempts {
@@ -374,28 +415,29 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     out
 }
 
-/// `10.0.0.2` → `10.0.0.2:50000`; `[fd00::1]`/`fd00::1` → `[fd00::1]:50000`;
-/// a port or an `https://` prefix already given is kept / dropped.
+/// `10.0.0.2` → `10.0.0.2:50000`; `[fd00::1]`/`fd00::1` → `[fd00::1]:50000`; a port
+/// already given is kept. An `https://` URL without a port is dialled on 443, as talosctl
+/// dials it (pkg/machinery/client endpoint parsing: a URL keeps its scheme's port).
 pub fn endpoint_with_port(endpoint: &str) -> String {
     let e = endpoint.trim();
-    let e = e
-        .strip_prefix("https://")
-        .or_else(|| e.strip_prefix("tcp://"))
-        .unwrap_or(e)
-        .trim_end_matches('/');
+    let (e, default_port) = match e.strip_prefix("https://") {
+        Some(rest) => (rest, HTTPS_PORT),
+        None => (e.strip_prefix("tcp://").unwrap_or(e), APID_PORT),
+    };
+    let e = e.trim_end_matches('/');
     if e.is_empty() {
         return String::new();
     }
     if let Some(rest) = e.strip_prefix('[') {
         return match rest.split_once(']') {
             Some((_, port)) if port.starts_with(':') => e.to_string(),
-            _ => format!("{e}:{APID_PORT}"),
+            _ => format!("{e}:{default_port}"),
         };
     }
     match e.matches(':').count() {
-        0 => format!("{e}:{APID_PORT}"),
+        0 => format!("{e}:{default_port}"),
         1 => e.to_string(),
-        _ => format!("[{e}]:{APID_PORT}"),
+        _ => format!("[{e}]:{default_port}"),
     }
 }
 
@@ -493,7 +535,10 @@ mod tests {
     fn endpoints_get_the_apid_port() {
         assert_eq!(endpoint_with_port("10.0.0.2"), "10.0.0.2:50000");
         assert_eq!(endpoint_with_port("10.0.0.2:6000"), "10.0.0.2:6000");
-        assert_eq!(endpoint_with_port("https://cp.lab/"), "cp.lab:50000");
+        assert_eq!(endpoint_with_port("https://cp.lab/"), "cp.lab:443");
+        assert_eq!(endpoint_with_port("https://cp.lab:8443"), "cp.lab:8443");
+        assert_eq!(endpoint_with_port("https://[fd00::1]"), "[fd00::1]:443");
+        assert_eq!(endpoint_with_port("tcp://cp.lab"), "cp.lab:50000");
         assert_eq!(endpoint_with_port("fd00::1"), "[fd00::1]:50000");
         assert_eq!(endpoint_with_port("[fd00::1]"), "[fd00::1]:50000");
         assert_eq!(endpoint_with_port("[fd00::1]:7"), "[fd00::1]:7");

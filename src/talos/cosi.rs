@@ -14,6 +14,10 @@ use crate::proto::cosi::resource::{self as pb, state_client::StateClient};
 pub const MACHINE_STATUS_TYPE: &str = "MachineStatuses.runtime.talos.dev";
 pub const MEMBER_TYPE: &str = "Members.cluster.talos.dev";
 pub const VERSION_TYPE: &str = "Versions.runtime.talos.dev";
+/// The active machine config resource, as upstream reads it.
+pub const MACHINE_CONFIG_TYPE: &str = "MachineConfigs.config.talos.dev";
+pub const CONFIG_NAMESPACE: &str = "config";
+pub const ACTIVE_CONFIG_ID: &str = "v1alpha1";
 
 /// A resource with its spec decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,6 +101,35 @@ pub fn decode_spec<T: DeserializeOwned>(yaml: &str) -> Result<T, String> {
     serde_saphyr::from_str(yaml).map_err(|e| e.to_string())
 }
 
+/// `resource.config.MachineConfigSpec`: the config bytes "as submitted to the node".
+#[derive(Clone, PartialEq, prost::Message)]
+struct MachineConfigSpec {
+    #[prost(bytes = "vec", tag = "1")]
+    yaml_marshalled: Vec<u8>,
+}
+
+/// The machine config text of a MachineConfig resource: from `proto_spec` when the server sent
+/// it (as talosctl reads it), else from the YAML spec, which up to Talos 1.11 *is* the config
+/// document (a mapping) and from 1.12 is a string holding it. Follows
+/// pkg/machinery/resources/config/machine_config.go and api/resource/config/config.proto.
+pub(crate) fn machine_config_text(proto_spec: &[u8], yaml_spec: &str) -> Result<String, String> {
+    use prost::Message;
+    if !proto_spec.is_empty() {
+        let spec = MachineConfigSpec::decode(proto_spec)
+            .map_err(|e| format!("proto spec is not a MachineConfigSpec: {e}"))?;
+        return String::from_utf8(spec.yaml_marshalled)
+            .map_err(|_| "the machine config is not UTF-8".to_string());
+    }
+    if yaml_spec.trim().is_empty() {
+        return Err("the resource carries no spec".into());
+    }
+    match serde_saphyr::from_str::<String>(yaml_spec) {
+        Ok(text) => Ok(text),
+        // Not a string: the spec is the document itself (Talos ≤ 1.11).
+        Err(_) => Ok(yaml_spec.to_string()),
+    }
+}
+
 impl From<MachineStatusSpec> for MachineStatus {
     fn from(spec: MachineStatusSpec) -> Self {
         let status = spec.status.unwrap_or_default();
@@ -157,6 +190,49 @@ impl TalosClient {
         resource_type: &str,
         id: &str,
     ) -> Result<TypedResource<T>, TalosError> {
+        let resource = self
+            .cosi_get_resource(node, namespace, resource_type, id)
+            .await?;
+        typed(node, "cosi Get", resource)
+    }
+
+    /// The node's active machine configuration (`MachineConfigs.config.talos.dev`
+    /// `config/v1alpha1`) as the text it was submitted in.
+    pub async fn machine_config(&self, node: &str) -> Result<TypedResource<String>, TalosError> {
+        let r = self
+            .cosi_get_resource(
+                node,
+                CONFIG_NAMESPACE,
+                MACHINE_CONFIG_TYPE,
+                ACTIVE_CONFIG_ID,
+            )
+            .await?;
+        let md = r.metadata.unwrap_or_default();
+        let spec = r.spec.unwrap_or_default();
+        let text = machine_config_text(&spec.proto_spec, &spec.yaml_spec).map_err(|reason| {
+            TalosError::Decode {
+                node: node.to_string(),
+                call: "cosi Get",
+                reason: format!(
+                    "{MACHINE_CONFIG_TYPE} {CONFIG_NAMESPACE}/{ACTIVE_CONFIG_ID}: {reason}"
+                ),
+            }
+        })?;
+        Ok(TypedResource {
+            namespace: md.namespace,
+            id: md.id,
+            version: md.version,
+            spec: text,
+        })
+    }
+
+    async fn cosi_get_resource(
+        &self,
+        node: &str,
+        namespace: &str,
+        resource_type: &str,
+        id: &str,
+    ) -> Result<pb::Resource, TalosError> {
         const CALL: &str = "cosi Get";
         let t = Some(self.options().call_timeout);
         let req = pb::GetRequest {
@@ -178,12 +254,11 @@ impl TalosClient {
                 }
             })
             .await?;
-        let resource = resp.resource.ok_or_else(|| TalosError::Decode {
+        resp.resource.ok_or_else(|| TalosError::Decode {
             node: node.to_string(),
             call: CALL,
             reason: format!("no resource in the reply for {resource_type} {namespace}/{id}"),
-        })?;
-        typed(node, CALL, resource)
+        })
     }
 
     /// Every resource of a type in a namespace; the whole list is bounded by the call timeout.
@@ -259,7 +334,7 @@ impl TalosClient {
             api_version: 1,
         };
         let stream = self
-            .call(node, CALL, Retry::Idempotent, |ch| {
+            .open_stream(node, CALL, Retry::Idempotent, |ch| {
                 let req = req.clone();
                 async move {
                     state(ch)
@@ -350,6 +425,40 @@ impl TalosClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const CONFIG: &str = "version: v1alpha1\nmachine:\n  type: controlplane # keep\n";
+
+    #[test]
+    fn machine_config_from_proto_spec_keeps_the_submitted_bytes() {
+        use prost::Message;
+        let proto = MachineConfigSpec {
+            yaml_marshalled: CONFIG.as_bytes().to_vec(),
+        }
+        .encode_to_vec();
+        assert_eq!(
+            machine_config_text(&proto, "ignored: true").unwrap(),
+            CONFIG
+        );
+    }
+
+    #[test]
+    fn machine_config_yaml_spec_as_a_mapping_is_the_document() {
+        // Talos ≤ 1.11: the YAML spec is the config document itself.
+        assert_eq!(machine_config_text(&[], CONFIG).unwrap(), CONFIG);
+    }
+
+    #[test]
+    fn machine_config_yaml_spec_as_a_string_holds_the_document() {
+        // Talos ≥ 1.12: a string (with the talos.dev/yaml-spec annotation).
+        let spec = "|\n  version: v1alpha1\n  machine:\n    type: controlplane # keep\n";
+        assert_eq!(machine_config_text(&[], spec).unwrap(), CONFIG);
+    }
+
+    #[test]
+    fn machine_config_without_a_spec_is_an_error() {
+        assert!(machine_config_text(&[], "  ").is_err());
+        assert!(machine_config_text(&[0xff, 0xff], "").is_err());
+    }
 
     #[test]
     fn machine_status_yaml_decodes() {

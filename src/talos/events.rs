@@ -326,7 +326,7 @@ impl EventsFollow {
         let req = self.request();
         let (client, node) = (&self.client, &self.node);
         client
-            .call(node, EVENTS_CALL, Retry::Idempotent, |ch| {
+            .open_stream(node, EVENTS_CALL, Retry::Idempotent, |ch| {
                 let req = req.clone();
                 async move {
                     let r = client

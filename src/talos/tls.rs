@@ -115,7 +115,12 @@ pub struct ClientTls {
 /// Builds the tonic TLS config of a context, checking every PEM first so a bad
 /// talosconfig is reported by name instead of as a late handshake failure.
 pub fn client_tls(ctx: &TalosContext, now: i64) -> Result<ClientTls, TlsError> {
-    check_ca(&ctx.name, &ctx.ca_pem)?;
+    // No `ca`: talosctl trusts the system roots then (pkg/machinery/client/options.go,
+    // tls config without RootCAs), e.g. for endpoints behind a public certificate.
+    let system_roots = ctx.ca_pem.trim().is_empty();
+    if !system_roots {
+        check_ca(&ctx.name, &ctx.ca_pem)?;
+    }
     let certificate = read_client_certificate(&ctx.name, &ctx.crt_pem)?;
     if now > certificate.not_after {
         return Err(TlsError::Expired {
@@ -131,9 +136,12 @@ pub fn client_tls(ctx: &TalosContext, now: i64) -> Result<ClientTls, TlsError> {
     }
     let key_pem = normalize_key_pem(&ctx.key_pem);
     check_key(&ctx.name, &key_pem)?;
-    let config = ClientTlsConfig::new()
-        .ca_certificate(Certificate::from_pem(&ctx.ca_pem))
-        .identity(Identity::from_pem(&ctx.crt_pem, key_pem));
+    let roots = if system_roots {
+        ClientTlsConfig::new().with_native_roots()
+    } else {
+        ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&ctx.ca_pem))
+    };
+    let config = roots.identity(Identity::from_pem(&ctx.crt_pem, key_pem));
     Ok(ClientTls {
         config,
         certificate,
@@ -200,11 +208,18 @@ mod tests {
             Err(TlsError::BadKey { .. })
         ));
         let mut ctx = context(&["os:admin"], false);
-        ctx.ca_pem = String::new();
+        ctx.ca_pem = "not a CA".into();
         assert!(matches!(
             client_tls(&ctx, unix_now()),
             Err(TlsError::BadCa { .. })
         ));
+    }
+
+    #[test]
+    fn an_empty_ca_trusts_the_system_roots_as_talosctl_does() {
+        let mut ctx = context(&["os:admin"], false);
+        ctx.ca_pem = String::new();
+        assert!(client_tls(&ctx, unix_now()).is_ok());
     }
 
     #[test]

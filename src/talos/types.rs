@@ -323,8 +323,10 @@ impl RebootMode {
 }
 
 /// Options of the legacy `MachineService.Upgrade`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegacyUpgrade {
+    /// How long the call may take: the node pulls the installer before it answers.
+    pub bound: std::time::Duration,
     /// Installer image reference.
     pub image: String,
     /// Stage the upgrade for the next boot.
@@ -334,6 +336,20 @@ pub struct LegacyUpgrade {
     pub preserve: bool,
     /// Power-cycle instead of kexec.
     pub powercycle: bool,
+}
+
+impl Default for LegacyUpgrade {
+    /// A bound as long as a slow registry pull: talosctl sets none at all.
+    fn default() -> Self {
+        LegacyUpgrade {
+            bound: std::time::Duration::from_secs(10 * 60),
+            image: String::new(),
+            stage: false,
+            force: false,
+            preserve: false,
+            powercycle: false,
+        }
+    }
 }
 
 /// How a configuration is applied.

@@ -16,7 +16,7 @@ use crate::rollout::{StepPhase, StepReport};
 use crate::talos::events::{SequenceAction, StepAction};
 use crate::talos::{
     EventsItem, EventsOptions, ImageNamespace, ImagePullProgress, LegacyUpgrade, MachineEvent,
-    MachineStage, RebootMode, UpgradeProgress,
+    MachineStage, RebootMode, TalosError, UpgradeProgress,
 };
 
 /// What one node's upgrade needs.
@@ -29,6 +29,9 @@ pub struct NodeUpgrade<'a> {
     /// (talosctl's `--drain`, on by default); `None`: don't. The legacy path's server
     /// sequence drains by itself.
     pub drain: Option<DrainOptions>,
+    /// How long the legacy `MachineService.Upgrade` may take to answer (it pulls the installer
+    /// first); past it the node is followed by polling instead.
+    pub legacy_call_bound: Duration,
 }
 
 impl NodeUpgrade<'_> {
@@ -131,13 +134,26 @@ impl NodeUpgrade<'_> {
 
     async fn legacy(&self, report: &StepReport) -> Result<String, String> {
         let options = &self.plan.options;
+        // UpgradeRequest.RebootMode has DEFAULT and POWERCYCLE only, and RebootRequest's FORCE
+        // is not there before 1.12 (api/machine/machine.proto): refuse rather than drop it.
+        if options.reboot_mode == RebootMode::Force {
+            return Err(format!(
+                "reboot mode force is not available through MachineService.Upgrade (Talos {} on {}): use default or powercycle",
+                self.step
+                    .from
+                    .as_ref()
+                    .map_or("before 1.13".to_string(), |v| v.to_string()),
+                self.step.node
+            ));
+        }
         report.phase(StepPhase::Installing, "MachineService.Upgrade");
-        let ack = self
+        let answer = self
             .observer
             .talos
             .upgrade(
                 &self.step.address,
                 &LegacyUpgrade {
+                    bound: self.legacy_call_bound,
                     image: self.plan.image.clone(),
                     stage: options.stage,
                     force: false,
@@ -145,8 +161,17 @@ impl NodeUpgrade<'_> {
                     powercycle: options.reboot_mode == RebootMode::Powercycle,
                 },
             )
-            .await
-            .map_err(|e| e.to_string())?;
+            .await;
+        // The node may still be pulling, or may have answered into a connection that broke as
+        // it went down: follow its version, boot id and stage rather than fail blindly.
+        let ack = match answer {
+            Ok(ack) => ack,
+            Err(e @ TalosError::Timeout { .. }) => {
+                report.log(format!("{e}; following the node instead"));
+                return Ok(String::new());
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         report.log(format!(
             "{} ({})",
             if ack.ack.is_empty() {

@@ -97,6 +97,13 @@ impl UpgradeKind for TalosOs {
             step,
             poll_interval: run.options.poll_interval,
             drain: run.drain(),
+            legacy_call_bound: legacy_call_bound(run.options.node_timeout),
         })
     }
+}
+
+/// Half the step's time for the legacy Upgrade call to answer (talosctl sets no deadline; the
+/// node pulls the installer first), the other half to follow the node if it never does.
+fn legacy_call_bound(node_timeout: std::time::Duration) -> std::time::Duration {
+    node_timeout / 2
 }

@@ -37,6 +37,7 @@ impl PlanPane for Kubernetes {
                 let (state, tone) = match s.state {
                     KubeStepState::Upgrade => ("apply", Tone::Plain),
                     KubeStepState::AlreadyOnTarget => ("on target", Tone::Muted),
+                    KubeStepState::NoKubeProxy => ("no kube-proxy", Tone::Muted),
                 };
                 TableRow {
                     key: i.to_string(),

@@ -69,6 +69,7 @@ pub fn fast() -> ClientOptions {
     ClientOptions {
         connect_timeout: Duration::from_secs(2),
         call_timeout: Duration::from_secs(3),
+        stream_open_timeout: Duration::from_secs(10),
         concurrency: 32,
     }
 }

@@ -67,6 +67,7 @@ pub fn fast() -> ClientOptions {
     ClientOptions {
         connect_timeout: Duration::from_secs(2),
         call_timeout: Duration::from_secs(3),
+        stream_open_timeout: Duration::from_secs(10),
         concurrency: 32,
     }
 }
@@ -351,4 +352,13 @@ pub fn assert_control_planes_one_at_a_time(fx: &Fixture, cluster: &str) {
             );
         }
     }
+}
+
+/// `taloscope status --output json` for `context`, which must succeed.
+pub async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
+    let mut cmd = fx.taloscope(context, "status");
+    cmd.args(["--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    serde_json::from_str(&stdout).expect("status json")
 }

@@ -1,8 +1,11 @@
 //! Patching one image field of a node's machine config, as `talosctl upgrade-k8s` does with its
 //! stdpatches: `cluster.apiServer.image`, `cluster.controllerManager.image`,
 //! `cluster.scheduler.image`, `cluster.proxy.image` or `machine.kubelet.image`, in the v1alpha1
-//! document of a (possibly multi-document) config. Pure text in, text out.
-use serde_json::{Map, Value};
+//! document of a (possibly multi-document) config. Pure text in, text out, and lossless: the
+//! one scalar changes, every other byte (comments, anchors, `0644`, `on`, quoting) stays.
+use std::str::FromStr;
+
+use yaml_edit::{Document, Mapping, YamlFile};
 
 use super::plan::Component;
 use crate::versions::KubeVersion;
@@ -14,8 +17,8 @@ pub enum ConfigPatchError {
     Parse { node: String, reason: String },
     #[error("{node}: the machine config has no v1alpha1 document (no `machine` section)")]
     NoV1Alpha1 { node: String },
-    #[error("{node}: cannot write the patched machine config: {reason}")]
-    Encode { node: String, reason: String },
+    #[error("{node}: cannot add `{path}` to the machine config")]
+    Edit { node: String, path: String },
 }
 
 /// The outcome of a patch.
@@ -28,13 +31,46 @@ pub struct PatchedConfig {
     pub text: Option<String>,
 }
 
-/// The image field of `component` in a config's documents, if set.
-pub fn current_image(docs: &[Value], component: Component) -> Option<String> {
-    let (section, key) = component.config_path();
-    docs.iter()
+/// The image field of `component` in a machine config's text, if set.
+pub fn current_image(
+    node: &str,
+    config: &str,
+    component: Component,
+) -> Result<Option<String>, ConfigPatchError> {
+    let file = parse(node, config)?;
+    let doc = v1alpha1(node, &file)?;
+    Ok(image_of(&doc, component))
+}
+
+fn parse(node: &str, config: &str) -> Result<YamlFile, ConfigPatchError> {
+    YamlFile::from_str(config).map_err(|e| ConfigPatchError::Parse {
+        node: node.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// The v1alpha1 document: the one with a `machine` section.
+fn v1alpha1(node: &str, file: &YamlFile) -> Result<Document, ConfigPatchError> {
+    file.documents()
         .find(|d| d.get("machine").is_some())
-        .and_then(|d| d[section][key]["image"].as_str())
-        .map(str::to_string)
+        .ok_or_else(|| ConfigPatchError::NoV1Alpha1 {
+            node: node.to_string(),
+        })
+}
+
+fn image_of(doc: &Document, component: Component) -> Option<String> {
+    let (section, key) = component.config_path();
+    let image = doc.get_mapping(section)?.get_mapping(key)?.get("image")?;
+    image.as_scalar().map(|s| s.as_string())
+}
+
+/// `mapping[key]` as a block mapping, added when missing.
+fn mapping_at(mapping: &Mapping, key: &str) -> Option<Mapping> {
+    if let Some(found) = mapping.get_mapping(key) {
+        return Some(found);
+    }
+    mapping.set(key, Mapping::new());
+    mapping.get_mapping(key)
 }
 
 /// The repository part of an image reference (`registry.k8s.io/kube-apiserver:v1.34.1` →
@@ -48,9 +84,13 @@ pub fn image_repository(image: &str) -> &str {
     }
 }
 
+/// The kubelet image flavours a new tag keeps.
+const KUBELET_FLAVOURS: [&str; 2] = ["fat", "slim"];
+
 /// The new image for `component`: the repository the node already uses (a mirror stays a
-/// mirror), else talosctl's default, tagged with `target`. The kubelet keeps a suffix of its
-/// current tag (`v1.34.1-custom` → `v1.35.0-custom`), as upstream does.
+/// mirror), else talosctl's default, tagged with `target`. The kubelet keeps the `-fat` or
+/// `-slim` flavour of its current tag (`v1.34.1-fat` → `v1.35.0-fat`) and nothing else, as
+/// upstream's kubelet image rule does (pkg/cluster/kubernetes/kubelet.go).
 pub fn new_image(current: Option<&str>, component: Component, target: &KubeVersion) -> String {
     let repository = current
         .map(image_repository)
@@ -70,6 +110,7 @@ pub fn new_image(current: Option<&str>, component: Component, target: &KubeVersi
             .map(|(_, t)| t)
             .unwrap_or("");
         if let Some((_, suffix)) = current_tag.split_once('-')
+            && KUBELET_FLAVOURS.contains(&suffix)
             && target.pre.is_none()
         {
             tag = format!("{tag}-{suffix}");
@@ -78,19 +119,18 @@ pub fn new_image(current: Option<&str>, component: Component, target: &KubeVersi
     format!("{repository}:{tag}")
 }
 
-/// Sets `component`'s image for `target` in `config` (the text the MachineConfig resource holds).
+/// Sets `component`'s image for `target` in `config` (the text the MachineConfig resource
+/// holds), editing only that scalar in a lossless YAML tree (yaml-edit), as upstream's
+/// stdpatches edit one key (pkg/cluster/kubernetes/talos_managed.go, patchNodeConfig).
 pub fn patch_image(
     node: &str,
     config: &str,
     component: Component,
     target: &KubeVersion,
 ) -> Result<PatchedConfig, ConfigPatchError> {
-    let mut docs: Vec<Value> =
-        serde_saphyr::from_str_multiple(config).map_err(|e| ConfigPatchError::Parse {
-            node: node.to_string(),
-            reason: e.to_string(),
-        })?;
-    let old_image = current_image(&docs, component);
+    let file = parse(node, config)?;
+    let doc = v1alpha1(node, &file)?;
+    let old_image = image_of(&doc, component);
     let image = new_image(old_image.as_deref(), component, target);
     if old_image.as_deref() == Some(image.as_str()) {
         return Ok(PatchedConfig {
@@ -99,49 +139,24 @@ pub fn patch_image(
             text: None,
         });
     }
-    let doc = docs
-        .iter_mut()
-        .find(|d| d.get("machine").is_some())
+    let root = doc
+        .as_mapping()
         .ok_or_else(|| ConfigPatchError::NoV1Alpha1 {
             node: node.to_string(),
         })?;
     let (section, key) = component.config_path();
-    let field = object_at(object_at(doc, section), key);
-    if let Value::Object(map) = field {
-        map.insert("image".to_string(), Value::String(image.clone()));
-    }
-    let mut text = String::new();
-    for (i, d) in docs.iter().enumerate() {
-        if i > 0 {
-            text.push_str("---\n");
-        }
-        let encoded = serde_saphyr::to_string(d).map_err(|e| ConfigPatchError::Encode {
+    let field = mapping_at(&root, section)
+        .and_then(|m| mapping_at(&m, key))
+        .ok_or_else(|| ConfigPatchError::Edit {
             node: node.to_string(),
-            reason: e.to_string(),
+            path: format!("{section}.{key}.image"),
         })?;
-        text.push_str(&encoded);
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-    }
+    field.set("image", image.as_str());
     Ok(PatchedConfig {
         old_image,
         new_image: image,
-        text: Some(text),
+        text: Some(file.to_string()),
     })
-}
-
-/// `value[key]` as an object, created (or replaced when it is not one).
-fn object_at<'a>(value: &'a mut Value, key: &str) -> &'a mut Value {
-    if !value.is_object() {
-        *value = Value::Object(Map::new());
-    }
-    // Indexing an object by a missing key inserts null, which is replaced below.
-    let entry = &mut value[key];
-    if !entry.is_object() {
-        *entry = Value::Object(Map::new());
-    }
-    entry
 }
 
 #[cfg(test)]
@@ -155,7 +170,7 @@ mod tests {
         Version::parse(text).expect("version")
     }
 
-    fn reparse(text: &str) -> Vec<Value> {
+    fn reparse(text: &str) -> Vec<serde_json::Value> {
         serde_saphyr::from_str_multiple(text).expect("patched config parses")
     }
 
@@ -193,6 +208,70 @@ mod tests {
         );
     }
 
+    /// Everything but the one image line survives byte for byte: octal-looking modes, YAML 1.1
+    /// booleans, leading zeros, quoting, comments, anchors and the other documents.
+    #[test]
+    fn the_patch_changes_only_the_image_line() {
+        let config = r#"# machine config, written by hand
+version: v1alpha1 # the version
+machine:
+  type: controlplane
+  files:
+    - content: |
+        hello
+      permissions: 0644
+      path: /var/etc/x # comment
+      op: create
+  sysctls:
+    a: "on"
+    b: on
+    c: yes
+  kubelet:
+    image: ghcr.io/siderolabs/kubelet:v1.34.1 # pinned
+    extraArgs: &args
+      rotate: "true"
+  install:
+    serial: 012345
+cluster:
+  apiServer:
+    image: registry.k8s.io/kube-apiserver:v1.34.1 # api
+    certSANs: [a, 'b']
+    extraArgs: *args
+---
+apiVersion: v1alpha1
+kind: ExtensionServiceConfig
+name: foo # other doc
+---
+apiVersion: v1alpha1
+kind: HostnameConfig
+hostname: cp-1
+"#;
+        let patched =
+            patch_image("cp-1", config, Component::KubeApiserver, &v("1.35.0")).expect("patch");
+        let expected = config.replace(
+            "kube-apiserver:v1.34.1 # api",
+            "kube-apiserver:v1.35.0 # api",
+        );
+        assert_eq!(patched.text.as_deref(), Some(expected.as_str()));
+        let kubelet = patch_image("cp-1", config, Component::Kubelet, &v("1.35.0")).expect("patch");
+        let expected = config.replace("kubelet:v1.34.1 # pinned", "kubelet:v1.35.0 # pinned");
+        assert_eq!(kubelet.text.as_deref(), Some(expected.as_str()));
+    }
+
+    #[test]
+    fn a_missing_section_is_added_and_the_rest_kept() {
+        let config =
+            "machine:\n  type: worker # w\ncluster:\n  network:\n    dnsDomain: cluster.local\n";
+        let patched =
+            patch_image("w-1", config, Component::KubeProxy, &v("1.35.0")).expect("patch");
+        let text = patched.text.expect("changed");
+        assert!(text.starts_with(config), "{text}");
+        assert_eq!(
+            reparse(&text)[0]["cluster"]["proxy"]["image"],
+            "registry.k8s.io/kube-proxy:v1.35.0"
+        );
+    }
+
     #[test]
     fn same_image_is_no_change() {
         let patched = patch_image("cp-1", CONFIG, Component::Kubelet, &v("1.34.1")).expect("patch");
@@ -211,11 +290,28 @@ mod tests {
         );
         assert_eq!(
             new_image(
+                Some("ghcr.io/siderolabs/kubelet:v1.34.1-fat"),
+                Component::Kubelet,
+                &v("1.35.0")
+            ),
+            "ghcr.io/siderolabs/kubelet:v1.35.0-fat"
+        );
+        assert_eq!(
+            new_image(
+                Some("ghcr.io/siderolabs/kubelet:v1.34.1-slim"),
+                Component::Kubelet,
+                &v("1.35.0")
+            ),
+            "ghcr.io/siderolabs/kubelet:v1.35.0-slim"
+        );
+        // Any other suffix names a build of the old release only.
+        assert_eq!(
+            new_image(
                 Some("ghcr.io/siderolabs/kubelet:v1.34.1-custom"),
                 Component::Kubelet,
                 &v("1.35.0")
             ),
-            "ghcr.io/siderolabs/kubelet:v1.35.0-custom"
+            "ghcr.io/siderolabs/kubelet:v1.35.0"
         );
         assert_eq!(
             image_repository("localhost:5000/kubelet"),

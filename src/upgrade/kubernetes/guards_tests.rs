@@ -286,3 +286,30 @@ fn offered_targets_stay_within_the_next_minor_and_talos_support() {
     assert!(offered.contains(&version("v1.35.0")), "{offered:?}");
     assert!(offered.iter().all(|v| v.minor <= 35));
 }
+
+#[test]
+fn without_a_kube_proxy_daemonset_its_steps_are_skipped_with_a_note() {
+    let mut status = with_components(healthy(), "v1.34.1");
+    if let Some(k) = status.kubernetes.as_mut() {
+        k.kube_proxy_version = None;
+    }
+    let plan = plan_for(&status, "v1.34.2");
+    let proxy: Vec<&KubeStepState> = plan
+        .steps
+        .iter()
+        .filter(|s| s.component == Component::KubeProxy)
+        .map(|s| &s.state)
+        .collect();
+    assert!(!proxy.is_empty());
+    assert!(proxy.iter().all(|s| **s == KubeStepState::NoKubeProxy));
+    assert!(
+        plan.steps_to_run()
+            .all(|(_, s)| s.component != Component::KubeProxy)
+    );
+    let progress = crate::upgrade::kubernetes::runner::initial_steps(&plan);
+    assert!(
+        progress
+            .iter()
+            .any(|p| p.detail.contains("kube-proxy disabled"))
+    );
+}

@@ -78,6 +78,19 @@ pub enum KubeStepState {
     Upgrade,
     /// Already runs the target: nothing to apply (upstream skips it too).
     AlreadyOnTarget,
+    /// kube-proxy is disabled: the cluster has no kube-proxy DaemonSet to upgrade.
+    NoKubeProxy,
+}
+
+impl KubeStepState {
+    /// Why a step that changes nothing is skipped, for plans and progress.
+    pub fn skip_note(self) -> Option<&'static str> {
+        match self {
+            KubeStepState::Upgrade => None,
+            KubeStepState::AlreadyOnTarget => Some("already on target"),
+            KubeStepState::NoKubeProxy => Some("no kube-proxy DaemonSet (kube-proxy disabled)"),
+        }
+    }
 }
 
 /// One component on one node.
@@ -246,12 +259,16 @@ impl KubernetesUpgradePlan {
             }
         }
         for node in &control_planes {
-            steps.push(step(
+            let mut proxy = step(
                 Component::KubeProxy,
                 node,
                 kube.kube_proxy_version.clone(),
                 target,
-            ));
+            );
+            if kube.kube_proxy_version.is_none() {
+                proxy.state = KubeStepState::NoKubeProxy;
+            }
+            steps.push(proxy);
         }
         let workers = status
             .nodes

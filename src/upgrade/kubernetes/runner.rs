@@ -44,6 +44,9 @@ pub fn initial_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
             if s.state == KubeStepState::AlreadyOnTarget {
                 p.phase = StepPhase::Skipped;
                 p.detail = format!("already on {}", plan.target);
+            } else if let Some(note) = s.state.skip_note() {
+                p.phase = StepPhase::Skipped;
+                p.detail = note.to_string();
             }
             p
         })

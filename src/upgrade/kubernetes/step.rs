@@ -9,18 +9,13 @@ use futures::StreamExt;
 use super::config_patch::{current_image, patch_image};
 use super::plan::{Component, KubeStep, KubernetesUpgradePlan, PrePull};
 use crate::fleet::collect_kubernetes;
-use crate::kube::match_talos_node;
+use crate::kube::{KUBE_PROXY, KUBE_SYSTEM, image_tag, match_talos_node};
 use crate::rollout::StepPhase;
 use crate::rollout::engine::StepReport;
 use crate::talos::{ApplyMode, ImageNamespace, TalosError};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::runner::KindStep;
 use crate::versions::{KubeVersion, Version};
-
-/// The active machine config resource, as upstream reads it.
-pub const MACHINE_CONFIG_TYPE: &str = "MachineConfigs.config.talos.dev";
-pub const CONFIG_NAMESPACE: &str = "config";
-pub const ACTIVE_CONFIG_ID: &str = "v1alpha1";
 
 /// Whether an image tag (`v1.35.0`, `v1.35.0-custom`) is the target release.
 pub fn runs_target(tag: &str, target: &KubeVersion) -> bool {
@@ -45,20 +40,20 @@ impl ComponentStep<'_> {
     async fn read_config(&self) -> Result<String, String> {
         self.observer
             .talos
-            .cosi_get::<String>(
-                &self.step.address,
-                CONFIG_NAMESPACE,
-                MACHINE_CONFIG_TYPE,
-                ACTIVE_CONFIG_ID,
-            )
+            .machine_config(&self.step.address)
             .await
             .map(|r| r.spec)
             .map_err(|e| format!("cannot read the machine config: {e}"))
     }
 
-    async fn wait_done(&self, report: &StepReport) -> Result<(), String> {
+    /// Waits until the component runs the target. `image` is the one the machine config names.
+    async fn wait_done(&self, report: &StepReport, image: &str) -> Result<(), String> {
         loop {
-            match self.done().await {
+            let done = match self.step.component {
+                Component::KubeProxy => self.kube_proxy_rolled_out(image).await,
+                _ => self.done().await,
+            };
+            match done {
                 Ok(()) => return Ok(()),
                 Err(why) => report.detail(why),
             }
@@ -77,11 +72,6 @@ impl ComponentStep<'_> {
         }
         let target = &self.plan.target;
         match self.step.component {
-            Component::KubeProxy => match &facts.report.kube_proxy_version {
-                Some(v) if runs_target(v, target) => Ok(()),
-                Some(v) => Err(format!("kube-proxy DaemonSet on {v}")),
-                None => Err("no kube-proxy DaemonSet".into()),
-            },
             Component::Kubelet => {
                 let node = match_talos_node(&self.step.address, &self.step.node, &facts.nodes)
                     .ok_or_else(|| format!("Kubernetes node {} not seen", self.step.node))?;
@@ -109,6 +99,31 @@ impl ComponentStep<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+impl ComponentStep<'_> {
+    /// kube-proxy: Talos only creates the bootstrap manifests and never updates the DaemonSet
+    /// (internal/app/machined/pkg/controllers/k8s/manifest_apply.go), so the DaemonSet's image
+    /// is set here, as upstream's manifest sync does (pkg/cluster/kubernetes/talos_managed.go),
+    /// then its rollout awaited. A failed patch is tried again on the next poll.
+    async fn kube_proxy_rolled_out(&self, image: &str) -> Result<(), String> {
+        let Some(kube) = &self.observer.kube else {
+            return Err("no kube context: the kube-proxy DaemonSet cannot be seen".into());
+        };
+        let ds = kube
+            .daemonset(KUBE_SYSTEM, KUBE_PROXY)
+            .await
+            .map_err(|e| format!("reading the kube-proxy DaemonSet: {e}"))?
+            .ok_or("no kube-proxy DaemonSet")?;
+        if !runs_target(image_tag(&ds.image), &self.plan.target) {
+            kube.set_daemonset_image(KUBE_SYSTEM, KUBE_PROXY, image)
+                .await
+                .map_err(|e| format!("setting the kube-proxy DaemonSet image: {e}"))?;
+            return Err(format!("kube-proxy DaemonSet set to {image}; rolling out"));
+        }
+        ds.rolled_out()
+            .map_err(|why| format!("kube-proxy DaemonSet on {}: {why}", image_tag(&ds.image)))
     }
 }
 
@@ -160,27 +175,32 @@ impl KindStep for ComponentStep<'_> {
             StepPhase::WaitingForReady,
             format!("waiting for {component} {} and ready", self.plan.target),
         );
-        self.wait_done(report).await
+        self.wait_done(report, &patched.new_image).await
     }
 
     /// A step a killed run left in progress: done once the component runs the target, when
     /// the node's config already names it; `false` when the config was never changed.
     async fn settle(&self) -> Result<bool, String> {
         let config = self.read_config().await?;
-        let docs: Vec<serde_json::Value> = serde_saphyr::from_str_multiple(&config)
-            .map_err(|e| format!("{}: the machine config does not parse: {e}", self.step.node))?;
-        let image = current_image(&docs, self.step.component).unwrap_or_default();
-        let tag = crate::kube::image_tag(&image);
+        let image = current_image(&self.step.node, &config, self.step.component)
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        let tag = image_tag(&image);
         if !runs_target(tag, &self.plan.target) {
             return Ok(false);
         }
         let (report, _rx) = StepReport::channel(0, &self.step.node);
-        self.wait_done(&report).await.map(|()| true)
+        self.wait_done(&report, &image).await.map(|()| true)
     }
 }
 
-/// Pulls every image of the plan on its node; nodes whose Talos has no ImageService (before
-/// 1.13) are skipped, as upstream skips `Unimplemented`. Returns one log line per pull.
+/// The most one image pull may take before the node answers.
+const PRE_PULL_BOUND: Duration = Duration::from_secs(5 * 60);
+
+/// Pulls every image of the plan on its node with `MachineService.ImagePull`, as upstream's
+/// pre-pull does (pkg/cluster/kubernetes/talos_managed.go, prePullImages), falling back to
+/// `ImageService.Pull` where the node has no ImagePull; a node with neither is skipped, as
+/// upstream skips `Unimplemented`. Returns one log line per pull.
 pub(crate) async fn pre_pull(
     observer: &ClusterObserver,
     pulls: &[PrePull],
@@ -191,30 +211,49 @@ pub(crate) async fn pre_pull(
             Component::Kubelet => ImageNamespace::System,
             _ => ImageNamespace::Cri,
         };
-        let result = async {
-            let mut stream = observer
-                .talos
-                .image_pull(&p.address, &p.image, namespace)
-                .await?;
-            while let Some(item) = stream.next().await {
-                item?;
-            }
-            Ok::<(), TalosError>(())
+        let talos = &observer.talos;
+        let mut result = talos
+            .machine_image_pull(&p.address, &p.image, namespace, PRE_PULL_BOUND)
+            .await;
+        if is_unimplemented(&result) {
+            result = image_service_pull(observer, p, namespace).await;
         }
-        .await;
         match result {
             Ok(()) => lines.push(format!("{}: pulled {}", p.node, p.image)),
-            Err(TalosError::Rpc {
-                code: tonic::Code::Unimplemented,
-                ..
-            }) => lines.push(format!(
-                "{}: no image service (Talos before 1.13), {} not pre-pulled",
+            Err(e) if is_unimplemented::<()>(&Err(e.clone())) => lines.push(format!(
+                "{}: the node offers no image pull, {} not pre-pulled",
                 p.node, p.image
             )),
             Err(e) => return Err(format!("pre-pulling {} on {}: {e}", p.image, p.node)),
         }
     }
     Ok(lines)
+}
+
+fn is_unimplemented<T>(result: &Result<T, TalosError>) -> bool {
+    matches!(
+        result,
+        Err(TalosError::Rpc {
+            code: tonic::Code::Unimplemented,
+            ..
+        })
+    )
+}
+
+/// `ImageService.Pull` (Talos ≥ 1.13) to the end of its progress stream.
+async fn image_service_pull(
+    observer: &ClusterObserver,
+    p: &PrePull,
+    namespace: ImageNamespace,
+) -> Result<(), TalosError> {
+    let mut stream = observer
+        .talos
+        .image_pull(&p.address, &p.image, namespace)
+        .await?;
+    while let Some(item) = stream.next().await {
+        item?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
