@@ -162,8 +162,9 @@ fn version(t: &Target) -> Resource {
 /// The active machine config (`v1alpha1`) as Talos marshals it
 /// (siderolabs/talos pkg/machinery/resources/config/machine_config.go): up to v1.11 the YAML
 /// spec is the config document itself (a mapping); from v1.12 it is the document as a YAML
-/// string, flagged by the `talos.dev/yaml-spec` annotation. `proto_spec` carries the bytes in
-/// both.
+/// string, flagged by the `talos.dev/yaml-spec` annotation. `proto_spec` is, in both, the
+/// protobuf `MachineConfigSpec { bytes yaml_marshalled = 1; }` holding the document (its
+/// `MarshalProto`, api/resource/config/config.proto).
 fn machine_config(t: &Target) -> Resource {
     let text = super::kube_components::current_config(&t.node);
     let generation = t.node.status.borrow().kubernetes.config_generation;
@@ -183,13 +184,20 @@ fn machine_config(t: &Target) -> Resource {
         yaml,
     );
     if let Some(spec) = r.spec.as_mut() {
-        spec.proto_spec = text.into_bytes();
+        spec.proto_spec = machine_config_spec(text.into_bytes());
     }
     if let (true, Some(md)) = (as_string, r.metadata.as_mut()) {
         md.annotations
             .insert("talos.dev/yaml-spec".to_string(), "1".to_string());
     }
     r
+}
+
+/// `MachineConfigSpec { yaml_marshalled: yaml }` as protobuf bytes: field 1, length-delimited.
+fn machine_config_spec(yaml: Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(yaml.len() + 11);
+    prost::encoding::bytes::encode(1, &yaml, &mut out);
+    out
 }
 
 /// The namespaces a Talos node registers (siderolabs/talos pkg/machinery/resources/*/: the

@@ -108,7 +108,7 @@ async fn machine_config(state: &mut StateClient<tonic::transport::Channel>, node
         .into_inner()
         .resource
         .expect("resource");
-    String::from_utf8(r.spec.expect("spec").proto_spec).expect("utf-8")
+    document_of(&r.spec.expect("spec").proto_spec)
 }
 
 async fn component_config_version(
@@ -249,4 +249,17 @@ async fn a_static_pods_config_version_catches_up_after_its_restart() {
     })
     .await;
     sim.fleet.shutdown().await;
+}
+
+/// `MachineConfigSpec` of api/resource/config/config.proto: what `proto_spec` holds.
+#[derive(Clone, PartialEq, prost::Message)]
+struct MachineConfigSpec {
+    #[prost(bytes = "vec", tag = "1")]
+    yaml_marshalled: Vec<u8>,
+}
+
+fn document_of(proto_spec: &[u8]) -> String {
+    let spec =
+        <MachineConfigSpec as prost::Message>::decode(proto_spec).expect("a MachineConfigSpec");
+    String::from_utf8(spec.yaml_marshalled).expect("utf-8 config")
 }

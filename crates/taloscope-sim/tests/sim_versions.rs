@@ -274,7 +274,7 @@ async fn machine_config_is_a_mapping_up_to_1_11_and_a_string_from_1_12() {
             .annotations
             .contains_key("talos.dev/yaml-spec");
         assert_eq!(annotated, as_string, "{talos}");
-        let document = String::from_utf8(spec.proto_spec).expect("utf-8 config");
+        let document = document_of(&spec.proto_spec);
         assert!(document.contains("machine:"), "{talos}: {document}");
         if as_string {
             let text: String = serde_saphyr::from_str(&spec.yaml_spec).expect("a YAML string");
@@ -344,4 +344,17 @@ async fn force_reboot_skips_the_stop_phases_from_1_12_only() {
         before.len() > 1 && before.contains(&"stopServices".to_string()),
         "v1.11 knows no FORCE: {before:?}"
     );
+}
+
+/// `MachineConfigSpec` of api/resource/config/config.proto: what `proto_spec` holds.
+#[derive(Clone, PartialEq, prost::Message)]
+struct MachineConfigSpec {
+    #[prost(bytes = "vec", tag = "1")]
+    yaml_marshalled: Vec<u8>,
+}
+
+fn document_of(proto_spec: &[u8]) -> String {
+    let spec =
+        <MachineConfigSpec as prost::Message>::decode(proto_spec).expect("a MachineConfigSpec");
+    String::from_utf8(spec.yaml_marshalled).expect("utf-8 config")
 }
