@@ -20,7 +20,9 @@ async fn start(name: &str) -> Fixture {
 
 #[tokio::test]
 async fn apply_with_a_new_image_restarts_only_that_component() {
-    let f = start("healthy-112").await;
+    // At time scale 10 the 6 simulated seconds of the restart last 0.6 s, long enough for the
+    // polling below to see the not-ready window even when the machine is busy.
+    let f = upgrade_common::start_scaled(builtin("healthy-112"), 10.0).await;
     let talos = f.talos("healthy-112");
     let kube = f.kube("healthy-112").await;
     let cp1 = "127.10.0.1";

@@ -36,11 +36,18 @@ pub struct Fixture {
 }
 
 pub async fn start(scenario: Scenario) -> Fixture {
+    start_scaled(scenario, TIME_SCALE).await
+}
+
+/// [`start`] at `time_scale` simulated seconds per real one: slower, for a test that must see
+/// a short-lived state (a restart window) even on a loaded machine.
+#[allow(dead_code)]
+pub async fn start_scaled(scenario: Scenario, time_scale: f64) -> Fixture {
     taloscope::install_crypto_provider();
     let dir = tempfile::tempdir().expect("temp dir");
     let opts = SimOptions {
         state_dir: dir.path().join("sim"),
-        time_scale: TIME_SCALE,
+        time_scale,
     };
     let sim = tokio::time::timeout(Duration::from_secs(30), SimFleet::start(scenario, opts))
         .await
