@@ -6,6 +6,7 @@ pub mod client;
 pub mod cosi;
 pub mod error;
 pub mod events;
+mod fan_out;
 mod files;
 pub mod tls;
 pub mod types;
