@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::Value;
-use sim_common::{channel, machine, scenario_from_yaml, start, start_builtin, wait_for, with_meta};
+use sim_common::{
+    channel, document_of, machine, scenario_from_yaml, start, start_builtin, wait_for, with_meta,
+};
 use taloscope_proto::cosi::resource::GetRequest;
 use taloscope_proto::cosi::resource::state_client::StateClient;
 use taloscope_proto::machine::{ApplyConfigurationRequest, apply_configuration_request};
@@ -249,17 +251,4 @@ async fn a_static_pods_config_version_catches_up_after_its_restart() {
     })
     .await;
     sim.fleet.shutdown().await;
-}
-
-/// `MachineConfigSpec` of api/resource/config/config.proto: what `proto_spec` holds.
-#[derive(Clone, PartialEq, prost::Message)]
-struct MachineConfigSpec {
-    #[prost(bytes = "vec", tag = "1")]
-    yaml_marshalled: Vec<u8>,
-}
-
-fn document_of(proto_spec: &[u8]) -> String {
-    let spec =
-        <MachineConfigSpec as prost::Message>::decode(proto_spec).expect("a MachineConfigSpec");
-    String::from_utf8(spec.yaml_marshalled).expect("utf-8 config")
 }

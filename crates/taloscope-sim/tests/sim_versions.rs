@@ -5,7 +5,9 @@ mod sim_common;
 
 use std::time::{Duration, Instant};
 
-use sim_common::{channel, machine, scenario_from_yaml, start, start_builtin, with_meta};
+use sim_common::{
+    channel, document_of, machine, scenario_from_yaml, start, start_builtin, with_meta,
+};
 use taloscope_proto::common::{ContainerDriver, ContainerdInstance, ContainerdNamespace};
 use taloscope_proto::machine::image_service_client::ImageServiceClient;
 use taloscope_proto::machine::lifecycle_service_client::LifecycleServiceClient;
@@ -344,17 +346,4 @@ async fn force_reboot_skips_the_stop_phases_from_1_12_only() {
         before.len() > 1 && before.contains(&"stopServices".to_string()),
         "v1.11 knows no FORCE: {before:?}"
     );
-}
-
-/// `MachineConfigSpec` of api/resource/config/config.proto: what `proto_spec` holds.
-#[derive(Clone, PartialEq, prost::Message)]
-struct MachineConfigSpec {
-    #[prost(bytes = "vec", tag = "1")]
-    yaml_marshalled: Vec<u8>,
-}
-
-fn document_of(proto_spec: &[u8]) -> String {
-    let spec =
-        <MachineConfigSpec as prost::Message>::decode(proto_spec).expect("a MachineConfigSpec");
-    String::from_utf8(spec.yaml_marshalled).expect("utf-8 config")
 }

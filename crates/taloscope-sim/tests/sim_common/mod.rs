@@ -147,3 +147,19 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// `MachineConfigSpec` of api/resource/config/config.proto: what a MachineConfig's
+/// `proto_spec` holds.
+#[derive(Clone, PartialEq, prost::Message)]
+struct MachineConfigSpec {
+    #[prost(bytes = "vec", tag = "1")]
+    yaml_marshalled: Vec<u8>,
+}
+
+/// The machine config document inside a MachineConfig resource's `proto_spec`.
+#[allow(dead_code)]
+pub fn document_of(proto_spec: &[u8]) -> String {
+    let spec =
+        <MachineConfigSpec as prost::Message>::decode(proto_spec).expect("a MachineConfigSpec");
+    String::from_utf8(spec.yaml_marshalled).expect("utf-8 config")
+}
