@@ -30,6 +30,7 @@
 //! protocol types (crates/taloscope-proto) with the console.
 pub mod app;
 pub mod approval;
+pub mod bounded;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -41,6 +42,7 @@ pub mod kube;
 pub mod logging;
 pub mod opennebula;
 pub mod paths;
+pub mod printable;
 pub mod proto;
 pub mod provision;
 pub mod rollout;

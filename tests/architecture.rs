@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top; a module may use modules of the layers below its own only.
 const LAYERS: &[&[&str]] = &[
-    &["proto", "clock", "paths", "config"],
+    &["proto", "clock", "paths", "config", "bounded", "printable"],
     &["logging", "versions", "tui"],
     &["discovery"],
     &["talos", "kube", "opennebula"],

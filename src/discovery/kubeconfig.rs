@@ -25,7 +25,7 @@ pub(crate) fn load(files: &[PathBuf]) -> KubeLoad {
     let mut load = KubeLoad::default();
     let mut merge = KubeMerge::default();
     for file in files {
-        match Kubeconfig::read_from(file) {
+        match read_file(file) {
             Ok(config) => {
                 load.errors.extend(duplicates_within(file, &config));
                 merge.add(file, config);
@@ -43,6 +43,14 @@ pub(crate) fn load(files: &[PathBuf]) -> KubeLoad {
     load.current_context = merge.current_context(&mut load.errors);
     load.merged = Some(merge.merged);
     load
+}
+
+/// One kubeconfig file, checked first to be a regular file under the config
+/// cap (the kube crate would read a FIFO or `/dev/zero` forever).
+pub fn read_file(file: &Path) -> Result<Kubeconfig, KubeconfigError> {
+    crate::bounded::check_regular(file, crate::bounded::CONFIG_FILE_LIMIT)
+        .map_err(|e| KubeconfigError::ReadConfig(e, file.to_path_buf()))?;
+    Kubeconfig::read_from(file)
 }
 
 fn read_error(file: &Path, err: KubeconfigError) -> DiscoveryError {

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 mod credentials;
 mod kubeconfig;
+pub use kubeconfig::read_file as read_kubeconfig_file;
 mod pairing;
 pub mod report;
 mod sources;

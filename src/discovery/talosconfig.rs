@@ -131,7 +131,7 @@ pub(crate) fn load(files: &[PathBuf]) -> TalosLoad {
 }
 
 fn read(file: &Path) -> Result<TalosconfigFile, DiscoveryError> {
-    let text = std::fs::read_to_string(file)
+    let text = crate::bounded::read_to_string(file, crate::bounded::CONFIG_FILE_LIMIT)
         .map_err(|e| DiscoveryError::new(file, None, format!("cannot read: {e}")))?;
     parse(file, &text)
 }

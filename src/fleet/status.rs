@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::quorum::Quorum;
+use crate::printable::line as printable;
 use crate::rollout::{RolloutInProgress, RolloutKind};
 use crate::talos::{MachineStage, UnmetCondition};
 
@@ -66,20 +67,6 @@ impl ClusterStatus {
             .filter(|r| r.holder != me)
             .map(RolloutStatus::as_in_progress)
     }
-}
-
-/// Text another host wrote, safe to draw: printable ASCII kept, anything
-/// else (control characters, other scripts) shown as `?`.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_graphic() || c == ' ' {
-                c
-            } else {
-                '?'
-            }
-        })
-        .collect()
 }
 
 impl RolloutStatus {
