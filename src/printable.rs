@@ -15,6 +15,12 @@ pub fn line(text: &str) -> String {
         .collect()
 }
 
+/// A whole printed text (a table, a message): each line as [`line`] makes
+/// it, the line breaks kept.
+pub fn lines(text: &str) -> String {
+    text.split('\n').map(line).collect::<Vec<_>>().join("\n")
+}
+
 /// Control characters (C0, DEL, C1) and the format characters that reorder
 /// or hide text.
 fn acts_on_terminal(c: char) -> bool {
@@ -32,6 +38,11 @@ mod tests {
         assert_eq!(line("a\x1b[2Jb\rc\x7f\u{9b}d"), "a?[2Jb?c??d");
         assert_eq!(line("two\nlines\tand tab"), "two lines and tab");
         assert_eq!(line("evil\u{202E}txt.exe"), "evil?txt.exe");
+    }
+
+    #[test]
+    fn a_table_keeps_its_lines() {
+        assert_eq!(lines("A  B\ncp\x1b[1m  x\n"), "A  B\ncp?[1m  x\n");
     }
 
     #[test]

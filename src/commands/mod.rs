@@ -28,7 +28,9 @@ pub fn run(cli: Cli) -> ExitCode {
         None => console::run(&global),
         Some(Command::Contexts { output }) => contexts::run(&global, output),
         Some(Command::Info) => info::run(&global),
-        Some(Command::Status { output }) => status::run(&global, output),
+        Some(Command::Status { output, timeout }) => {
+            status::run(&global, output, std::time::Duration::from_secs(timeout))
+        }
         Some(Command::Demo) => demo::run(&global),
         Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),

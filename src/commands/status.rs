@@ -1,22 +1,26 @@
 //! `taloscope status`: discovery, then one-shot status of every cluster with a
 //! talosconfig context (or the one named by --context), collected concurrently
-//! and printed as a table or as the JSON contract. Exit 0/1/2: all answered /
-//! some nodes did not / configuration error.
+//! and printed as a table or as the JSON contract, all within one deadline
+//! (`--timeout`). Exit 0/1/2: all answered / some nodes or a Kubernetes API
+//! did not / configuration error.
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Sources, discover};
 use crate::fleet::kubernetes::unusable_kube_context;
 use crate::fleet::{
-    ClusterStatus, CollectOptions, FleetStatus, apply_kubernetes, collect_context,
+    ClusterStatus, CollectOptions, FleetStatus, NodeStatus, apply_kubernetes, collect_context,
     collect_kubernetes, kube_client_for,
 };
+use crate::kube::KubeError;
 use crate::paths::Paths;
+use crate::printable;
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE};
 
-pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
+pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
     let (sources, source_errors) = Sources::resolve(
         &global.source_overrides(),
@@ -28,14 +32,14 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         Ok(clusters) => clusters,
         Err(message) => {
             for err in source_errors.iter().chain(&discovery.errors) {
-                eprintln!("taloscope: {err}");
+                eprintln!("taloscope: {}", printable::line(&err.to_string()));
             }
-            eprintln!("taloscope: {message}");
+            eprintln!("taloscope: {}", printable::line(&message));
             return ExitCode::from(EXIT_USAGE);
         }
     };
     for err in source_errors.iter().chain(&discovery.errors) {
-        eprintln!("taloscope: warning: {err}");
+        eprintln!("taloscope: warning: {}", printable::line(&err.to_string()));
     }
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,
@@ -45,32 +49,19 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         }
     };
     let options = CollectOptions::default();
-    let fleet = runtime.block_on(async {
+    let mut fleet = runtime.block_on(async {
         let kubeconfig = discovery.kubeconfig.as_ref();
-        let asks = clusters.iter().map(|c| async {
-            let talos = async {
-                match &c.talos {
-                    Some(ctx) => collect_context(&c.name, ctx, &options).await,
-                    None => ClusterStatus::default(),
-                }
-            };
-            let kube = async {
-                match kube_client_for(c, kubeconfig).await {
-                    Some(Ok(client)) => Some(collect_kubernetes(&client).await),
-                    Some(Err(err)) => Some(unusable_kube_context(&err)),
-                    None => None,
-                }
-            };
-            let (mut status, kube) = tokio::join!(talos, kube);
-            if let Some(facts) = kube {
-                apply_kubernetes(&mut status, facts);
-            }
-            status
-        });
+        let asks = clusters
+            .iter()
+            .map(|c| cluster_status(c, kubeconfig, &options, deadline));
         FleetStatus {
             clusters: futures::future::join_all(asks).await,
         }
     });
+    // Whatever still runs (a kube exec plugin, a dial) is dropped, not awaited.
+    runtime.shutdown_background();
+    let code = exit_code(&fleet);
+    fleet.clusters.iter_mut().for_each(name_total_failure);
     let text = match output {
         OutputFormat::Json => match serde_json::to_string_pretty(&fleet) {
             Ok(json) => json + "\n",
@@ -79,7 +70,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         },
-        OutputFormat::Table => table(&fleet),
+        OutputFormat::Table => printable::lines(&table(&fleet)),
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(err) = stdout
@@ -90,7 +81,77 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         eprintln!("taloscope: cannot write output: {err}");
         return ExitCode::FAILURE;
     }
-    exit_code(&fleet)
+    code
+}
+
+/// One cluster's Talos and Kubernetes status, each side cut off at
+/// `deadline`: a side that has not answered by then is reported as such.
+async fn cluster_status(
+    c: &Cluster,
+    kubeconfig: Option<&kube::config::Kubeconfig>,
+    options: &CollectOptions,
+    deadline: Duration,
+) -> ClusterStatus {
+    let late = || format!("no complete answer within the --timeout of {deadline:?}");
+    let talos = async {
+        let Some(ctx) = &c.talos else {
+            return ClusterStatus::default();
+        };
+        match tokio::time::timeout(deadline, collect_context(&c.name, ctx, options)).await {
+            Ok(status) => status,
+            Err(_) => ClusterStatus {
+                name: c.name.clone(),
+                nodes: ctx
+                    .nodes
+                    .iter()
+                    .map(|n| NodeStatus {
+                        name: n.clone(),
+                        address: n.clone(),
+                        error: Some(format!("context {:?}: {}", ctx.name, late())),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+        }
+    };
+    let kube = async {
+        let ask = async {
+            match kube_client_for(c, kubeconfig).await {
+                Some(Ok(client)) => Some(collect_kubernetes(&client).await),
+                Some(Err(err)) => Some(unusable_kube_context(&err)),
+                None => None,
+            }
+        };
+        match tokio::time::timeout(deadline, ask).await {
+            Ok(facts) => facts,
+            Err(_) => c.kube.as_ref().map(|k| {
+                unusable_kube_context(&KubeError::Unreachable {
+                    context: k.name.clone(),
+                    message: late(),
+                })
+            }),
+        }
+    };
+    let (mut status, kube) = tokio::join!(talos, kube);
+    if let Some(facts) = kube {
+        apply_kubernetes(&mut status, facts);
+    }
+    status
+}
+
+/// A cluster none of whose nodes answered says so itself, with the first
+/// node's error, instead of leaving `error` empty.
+fn name_total_failure(c: &mut ClusterStatus) {
+    if c.error.is_some() {
+        return;
+    }
+    let mut errors = c.nodes.iter().map(|n| n.error.as_deref());
+    if let Some(Some(first)) = errors.next()
+        && errors.all(|e| e.is_some())
+    {
+        c.error = Some(format!("every node failed: {first}"));
+    }
 }
 
 /// The clusters to ask: the one named (by cluster or talos context name), or
@@ -126,9 +187,13 @@ fn select<'a>(clusters: &'a [Cluster], wanted: Option<&str>) -> Result<Vec<&'a C
 }
 
 fn exit_code(fleet: &FleetStatus) -> ExitCode {
+    let kube_failed = fleet
+        .clusters
+        .iter()
+        .any(|c| c.kubernetes.as_ref().is_some_and(|k| k.error.is_some()));
     if fleet.clusters.iter().any(|c| c.error.is_some()) {
         ExitCode::from(EXIT_USAGE)
-    } else if fleet.every_node_answered() {
+    } else if fleet.every_node_answered() && !kube_failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_BLOCKED)

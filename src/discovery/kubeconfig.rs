@@ -10,7 +10,7 @@ use super::{DiscoveryError, KubeContext, describe_yaml_error};
 
 /// What the kubeconfig files gave.
 #[derive(Debug, Default)]
-pub(crate) struct KubeLoad {
+pub struct KubeLoad {
     pub merged: Option<Kubeconfig>,
     /// Contexts in merged order, each with the file that defined it.
     pub contexts: Vec<KubeContext>,
@@ -22,10 +22,27 @@ pub(crate) struct KubeLoad {
 
 /// Reads each file on its own, so one broken file does not hide the others.
 pub(crate) fn load(files: &[PathBuf]) -> KubeLoad {
+    load_with(files, read_file)
+}
+
+/// Merges kubeconfig texts as [`load`] merges files (`file` names each in
+/// errors); what the fuzz targets and the bad-input tests drive.
+pub fn load_texts(texts: &[(PathBuf, String)]) -> KubeLoad {
+    let files: Vec<PathBuf> = texts.iter().map(|(f, _)| f.clone()).collect();
+    load_with(&files, |file| {
+        let text = texts.iter().find(|(f, _)| f == file).map(|(_, t)| t.as_str());
+        Kubeconfig::from_yaml(text.unwrap_or_default())
+    })
+}
+
+fn load_with(
+    files: &[PathBuf],
+    read: impl Fn(&Path) -> Result<Kubeconfig, KubeconfigError>,
+) -> KubeLoad {
     let mut load = KubeLoad::default();
     let mut merge = KubeMerge::default();
     for file in files {
-        match read_file(file) {
+        match read(file) {
             Ok(config) => {
                 load.errors.extend(duplicates_within(file, &config));
                 merge.add(file, config);

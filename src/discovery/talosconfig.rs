@@ -13,7 +13,7 @@ use super::{DiscoveryError, TalosContext, describe_yaml_error};
 
 /// What the talosconfig files gave.
 #[derive(Debug, Default)]
-pub(crate) struct TalosLoad {
+pub struct TalosLoad {
     /// Contexts whose credentials decoded, in merged order.
     pub contexts: Vec<TalosContext>,
     pub current_context: Option<String>,
@@ -76,6 +76,23 @@ struct TalosContextEntry {
 
 /// Reads each file on its own and merges them, first definition winning.
 pub(crate) fn load(files: &[PathBuf]) -> TalosLoad {
+    load_with(files, read)
+}
+
+/// Merges talosconfig texts as [`load`] merges files (`file` names each in
+/// errors); what the fuzz targets and the bad-input tests drive.
+pub fn load_texts(texts: &[(PathBuf, String)]) -> TalosLoad {
+    let files: Vec<PathBuf> = texts.iter().map(|(f, _)| f.clone()).collect();
+    load_with(&files, |file| {
+        let text = texts.iter().find(|(f, _)| f == file).map(|(_, t)| t.as_str());
+        parse(file, text.unwrap_or_default())
+    })
+}
+
+fn load_with(
+    files: &[PathBuf],
+    read: impl Fn(&Path) -> Result<TalosconfigFile, DiscoveryError>,
+) -> TalosLoad {
     let mut load = TalosLoad::default();
     // Names defined by an earlier file, loaded or not: a broken first
     // definition still shadows later ones, as in kubectl.
