@@ -425,7 +425,7 @@ mod tests {
             holder: "b\u{1b}[2Jöb@jump2".into(),
             ..unknown
         };
-        assert_eq!(odd.brief(), "rollout 3/5 by b?[2J?b@jump2");
+        assert_eq!(odd.brief(), "rollout 3/5 by b?[2Jöb@jump2");
     }
 
     #[test]

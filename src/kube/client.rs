@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+use super::exec_plugin;
 use super::removed_apis::{self, RemovedApiCount};
 use super::types::{CORDONED_BY_ANNOTATION, ControlPlaneComponent, KubeNode, image_tag};
 
@@ -43,6 +44,8 @@ impl Default for KubeTimeouts {
 pub struct KubeClient {
     client: kube::Client,
     context: String,
+    /// When the exec plugin's credential runs out, if it said.
+    credentials_expire: Option<std::time::SystemTime>,
 }
 
 impl KubeClient {
@@ -57,7 +60,14 @@ impl KubeClient {
             context: Some(context.to_string()),
             ..KubeConfigOptions::default()
         };
-        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
+        let (kubeconfig, credentials_expire) =
+            exec_plugin::resolve(kubeconfig, context, exec_plugin::EXEC_PLUGIN_TIMEOUT)
+                .await
+                .map_err(|message| KubeError::Config {
+                    context: context.to_string(),
+                    message,
+                })?;
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .map_err(|e| KubeError::Config {
                 context: context.to_string(),
@@ -76,6 +86,15 @@ impl KubeClient {
         Ok(KubeClient {
             client,
             context: context.to_string(),
+            credentials_expire,
+        })
+    }
+
+    /// True when the exec plugin's credential expires within a minute: build
+    /// the client again (which runs the plugin again).
+    pub fn credentials_expired(&self) -> bool {
+        self.credentials_expire.is_some_and(|at| {
+            at <= std::time::SystemTime::now() + std::time::Duration::from_secs(60)
         })
     }
 

@@ -141,11 +141,11 @@ impl ClusterTask {
     fn start_round(&mut self) -> Round {
         let talos = self.talos_side();
         let kube = match self.kube.take() {
-            Some(client) => KubeSource::Client(client),
-            None if self.cluster.kube.is_some() => {
+            Some(client) if !client.credentials_expired() => KubeSource::Client(client),
+            _ if self.cluster.kube.is_some() => {
                 KubeSource::Build(self.cluster.clone(), self.kubeconfig.clone())
             }
-            None => KubeSource::None,
+            _ => KubeSource::None,
         };
         let client = self.options.client;
         Box::pin(poll_round(
