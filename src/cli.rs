@@ -165,7 +165,7 @@ pub struct UpgradeArgs {
     #[arg(long, value_name = "TEXT")]
     pub ack: Vec<String>,
     /// Seconds one node may take before the rollout halts with it failed.
-    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub node_timeout: u64,
     /// Run the upgrade (with --confirm).
     #[arg(long)]

@@ -262,6 +262,9 @@ fn table(fleet: &FleetStatus) -> String {
         out.push_str(&format!("CLUSTER {}  ({reach}, role {})\n", c.name, c.role));
         if let Some(err) = &c.error {
             out.push_str(&format!("  error: {err}\n"));
+            if let Some(k) = &c.kubernetes {
+                out.push_str(&kubernetes_lines(k));
+            }
             continue;
         }
         let mut rows = vec![
