@@ -70,7 +70,11 @@ pub fn parse_utc_timestamp(text: &str) -> Option<SystemTime> {
                 Some(i64::from(a.checked_sub(b'0')?) * 10 + i64::from(b.checked_sub(b'0')?))
             };
             let minutes = two(*h1, *h2)? * 60 + two(*m1, *m2)?;
-            if *sign == b'+' { minutes * 60 } else { -minutes * 60 }
+            if *sign == b'+' {
+                minutes * 60
+            } else {
+                -minutes * 60
+            }
         }
         _ => return None,
     };

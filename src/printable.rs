@@ -47,6 +47,9 @@ mod tests {
 
     #[test]
     fn ordinary_text_is_kept() {
-        assert_eq!(line("node cp-1: “timeout” — 3 s"), "node cp-1: “timeout” — 3 s");
+        assert_eq!(
+            line("node cp-1: “timeout” — 3 s"),
+            "node cp-1: “timeout” — 3 s"
+        );
     }
 }

@@ -21,7 +21,12 @@ fn every_target_survives_its_seed_corpus() {
             let bytes = std::fs::read(&seed).unwrap();
             target(&bytes);
             // Truncations of each seed reach the error paths too.
-            for cut in [1, bytes.len() / 3, bytes.len() / 2, bytes.len().saturating_sub(1)] {
+            for cut in [
+                1,
+                bytes.len() / 3,
+                bytes.len() / 2,
+                bytes.len().saturating_sub(1),
+            ] {
                 target(&bytes[..cut.min(bytes.len())]);
             }
         }

@@ -68,7 +68,8 @@ async fn a_100_mb_xmlrpc_reply_is_refused_without_reading_it_whole() {
     });
     // Without one (read until close): refused once 32 MiB have come.
     let streamed = answering(|w: &mut dyn Write| {
-        let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nConnection: close\r\n\r\n");
+        let _ =
+            w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nConnection: close\r\n\r\n");
         let chunk = vec![b'a'; 1 << 20];
         for _ in 0..100 {
             if w.write_all(&chunk).is_err() {
@@ -102,7 +103,11 @@ fn a_fifo_or_dev_zero_as_talosconfig_fails_at_once_naming_the_file() {
     ] {
         for command in ["status", "contexts"] {
             let run = taloscope(home.path(), &[command, "--talosconfig", file], &[], BOUND);
-            assert!(run.took < Duration::from_secs(15), "{command} {file}: {:?}", run.took);
+            assert!(
+                run.took < Duration::from_secs(15),
+                "{command} {file}: {:?}",
+                run.took
+            );
             assert_eq!(run.code, 2, "{command} {file}: {}", run.all());
             assert!(run.all().contains(file), "{}", run.all());
             assert!(run.all().contains(what), "{}", run.all());
@@ -119,7 +124,10 @@ fn dev_zero_as_a_machine_config_fails_at_once() {
         .unwrap_err()
         .to_string();
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert!(err.contains("/dev/zero") && err.contains("character device"), "{err}");
+    assert!(
+        err.contains("/dev/zero") && err.contains("character device"),
+        "{err}"
+    );
 }
 
 fn process_alive(pid: i32) -> bool {
@@ -147,7 +155,11 @@ fn an_exec_plugin_that_never_exits_is_stopped_and_status_ends() {
     )
     .unwrap();
     let config = home.path().join("taloscope.yaml");
-    std::fs::write(&config, "clusters:\n  prod:\n    talos_context: x\n    kube_context: kx\n").unwrap();
+    std::fs::write(
+        &config,
+        "clusters:\n  prod:\n    talos_context: x\n    kube_context: kx\n",
+    )
+    .unwrap();
     let args = [
         "status",
         "--talosconfig",
@@ -163,8 +175,16 @@ fn an_exec_plugin_that_never_exits_is_stopped_and_status_ends() {
     assert!(run.took < Duration::from_secs(20), "took {:?}", run.took);
     assert_ne!(run.code, 0, "{}", run.all());
     assert!(run.stdout.contains("prod"), "{}", run.all());
-    assert!(run.stdout.contains("kx"), "the kube context is named: {}", run.all());
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(
+        run.stdout.contains("kx"),
+        "the kube context is named: {}",
+        run.all()
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let started = Instant::now();
     while process_alive(pid) {
         assert!(

@@ -10,8 +10,11 @@ use taloscope::opennebula::{oneflow, xml, xmlrpc};
 use taloscope::provision::machine_config;
 use taloscope::versions::Version;
 
+/// A fuzz target: bytes in, a panic when something is wrong.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, as `scripts/fuzz` and the seed test know them.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("talosconfig", talosconfig),
     ("kubeconfig", kubeconfig),
     ("taloscope_yaml", taloscope_yaml),
@@ -98,6 +101,9 @@ pub fn version(data: &[u8]) {
         && let Ok(v) = Version::parse(t)
     {
         // What parses prints back to something that parses.
-        assert!(Version::parse(&v.to_string()).is_ok(), "{t:?} printed as {v}");
+        assert!(
+            Version::parse(&v.to_string()).is_ok(),
+            "{t:?} printed as {v}"
+        );
     }
 }

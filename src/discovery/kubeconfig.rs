@@ -30,7 +30,10 @@ pub(crate) fn load(files: &[PathBuf]) -> KubeLoad {
 pub fn load_texts(texts: &[(PathBuf, String)]) -> KubeLoad {
     let files: Vec<PathBuf> = texts.iter().map(|(f, _)| f.clone()).collect();
     load_with(&files, |file| {
-        let text = texts.iter().find(|(f, _)| f == file).map(|(_, t)| t.as_str());
+        let text = texts
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, t)| t.as_str());
         Kubeconfig::from_yaml(text.unwrap_or_default())
     })
 }

@@ -8,7 +8,9 @@ use serde::Serialize;
 
 mod credentials;
 mod kubeconfig;
-pub use kubeconfig::{KubeLoad, load_texts as load_kubeconfig_texts, read_file as read_kubeconfig_file};
+pub use kubeconfig::{
+    KubeLoad, load_texts as load_kubeconfig_texts, read_file as read_kubeconfig_file,
+};
 pub use talosconfig::{TalosLoad, load_texts as load_talosconfig_texts};
 mod pairing;
 pub mod report;

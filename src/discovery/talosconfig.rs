@@ -84,7 +84,10 @@ pub(crate) fn load(files: &[PathBuf]) -> TalosLoad {
 pub fn load_texts(texts: &[(PathBuf, String)]) -> TalosLoad {
     let files: Vec<PathBuf> = texts.iter().map(|(f, _)| f.clone()).collect();
     load_with(&files, |file| {
-        let text = texts.iter().find(|(f, _)| f == file).map(|(_, t)| t.as_str());
+        let text = texts
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, t)| t.as_str());
         parse(file, text.unwrap_or_default())
     })
 }

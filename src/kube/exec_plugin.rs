@@ -62,7 +62,11 @@ pub async fn resolve(
         .as_deref()
         .and_then(crate::clock::parse_utc_timestamp);
     let b64 = |pem: String| base64::engine::general_purpose::STANDARD.encode(pem);
-    match (status.token, status.client_certificate_data, status.client_key_data) {
+    match (
+        status.token,
+        status.client_certificate_data,
+        status.client_key_data,
+    ) {
         (Some(token), _, _) => auth.token = Some(token.into()),
         (None, Some(crt), Some(key)) => {
             auth.client_certificate_data = Some(b64(crt));
@@ -88,9 +92,12 @@ async fn run(exec: &ExecConfig, timeout: Duration) -> Result<CredentialStatus, S
         .ok_or("the exec plugin has no command")?;
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(exec.args.iter().flatten())
-        .envs(exec.env.iter().flatten().filter_map(|pair| {
-            Some((pair.get("name")?.clone(), pair.get("value")?.clone()))
-        }))
+        .envs(
+            exec.env
+                .iter()
+                .flatten()
+                .filter_map(|pair| Some((pair.get("name")?.clone(), pair.get("value")?.clone()))),
+        )
         .env("KUBERNETES_EXEC_INFO", exec_info(exec))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -185,13 +192,21 @@ mod tests {
         let (resolved, expires) = resolve(&config, "x", EXEC_PLUGIN_TIMEOUT).await.unwrap();
         let auth = resolved.auth_infos[0].auth_info.as_ref().unwrap();
         assert!(auth.exec.is_none() && auth.token.is_some());
-        assert_eq!(expires, crate::clock::parse_utc_timestamp("2030-01-01T00:00:00Z"));
+        assert_eq!(
+            expires,
+            crate::clock::parse_utc_timestamp("2030-01-01T00:00:00Z")
+        );
     }
 
     #[tokio::test]
     async fn a_failing_plugin_says_what_it_printed() {
         let config = kubeconfig("/bin/sh", &["-c", "echo no login >&2; exit 3"]);
-        let err = resolve(&config, "x", EXEC_PLUGIN_TIMEOUT).await.unwrap_err();
-        assert!(err.contains("no login") && err.contains("exit status: 3"), "{err}");
+        let err = resolve(&config, "x", EXEC_PLUGIN_TIMEOUT)
+            .await
+            .unwrap_err();
+        assert!(
+            err.contains("no login") && err.contains("exit status: 3"),
+            "{err}"
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! check and Leases. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
 mod client;
-pub mod exec_plugin;
 pub mod drain;
+pub mod exec_plugin;
 pub mod lease;
 pub mod removed_apis;
 mod types;
