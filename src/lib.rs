@@ -24,6 +24,8 @@
 //!   paths; terminal setup, capabilities, glyphs and themes.
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
+//! - `bounded`, `printable`: the floor: reading operator-named files only
+//!   when regular and under a size cap; text from elsewhere made safe to print.
 //!
 //! The simulated fleet the tests and the demo run against is the separate
 //! crate `taloscope-sim` (crates/taloscope-sim): it shares only the generated

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top; a module may use modules of the layers below its own only.
 const LAYERS: &[&[&str]] = &[
-    &["proto", "clock", "paths", "config", "bounded", "printable"],
+    &["bounded", "printable"],
+    &["proto", "clock", "paths", "config"],
     &["logging", "versions", "tui"],
     &["discovery"],
     &["talos", "kube", "opennebula"],
