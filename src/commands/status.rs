@@ -104,12 +104,7 @@ async fn cluster_status(
                 nodes: ctx
                     .nodes
                     .iter()
-                    .map(|n| NodeStatus {
-                        name: n.clone(),
-                        address: n.clone(),
-                        error: Some(format!("context {:?}: {}", ctx.name, late())),
-                        ..Default::default()
-                    })
+                    .map(|n| NodeStatus::failed(n, format!("context {:?}: {}", ctx.name, late())))
                     .collect(),
                 ..Default::default()
             },

@@ -28,14 +28,8 @@ pub(crate) fn load(files: &[PathBuf]) -> KubeLoad {
 /// Merges kubeconfig texts as [`load`] merges files (`file` names each in
 /// errors); what the fuzz targets and the bad-input tests drive.
 pub fn load_texts(texts: &[(PathBuf, String)]) -> KubeLoad {
-    let files: Vec<PathBuf> = texts.iter().map(|(f, _)| f.clone()).collect();
-    load_with(&files, |file| {
-        let text = texts
-            .iter()
-            .find(|(f, _)| f == file)
-            .map(|(_, t)| t.as_str());
-        Kubeconfig::from_yaml(text.unwrap_or_default())
-    })
+    let (files, read) = super::texts_as_files(texts, |_, text| Kubeconfig::from_yaml(text));
+    load_with(&files, read)
 }
 
 fn load_with(

@@ -204,6 +204,23 @@ pub fn discover(sources: &Sources) -> Discovery {
     }
 }
 
+/// Texts standing in for files: their names, and a reader that parses the
+/// text given for a name (empty when none was).
+fn texts_as_files<'a, T, E>(
+    texts: &'a [(PathBuf, String)],
+    parse: impl Fn(&Path, &str) -> Result<T, E> + 'a,
+) -> (Vec<PathBuf>, impl Fn(&Path) -> Result<T, E> + 'a) {
+    let files = texts.iter().map(|(f, _)| f.clone()).collect();
+    let read = move |file: &Path| {
+        let text = texts
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, t)| t.as_str());
+        parse(file, text.unwrap_or_default())
+    };
+    (files, read)
+}
+
 /// A YAML error as one line: where it is and what is wrong, without the source
 /// snippet serde-saphyr can attach (the snippet could quote a key).
 pub(crate) fn describe_yaml_error(err: &serde_saphyr::Error) -> String {

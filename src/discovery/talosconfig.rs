@@ -82,14 +82,8 @@ pub(crate) fn load(files: &[PathBuf]) -> TalosLoad {
 /// Merges talosconfig texts as [`load`] merges files (`file` names each in
 /// errors); what the fuzz targets and the bad-input tests drive.
 pub fn load_texts(texts: &[(PathBuf, String)]) -> TalosLoad {
-    let files: Vec<PathBuf> = texts.iter().map(|(f, _)| f.clone()).collect();
-    load_with(&files, |file| {
-        let text = texts
-            .iter()
-            .find(|(f, _)| f == file)
-            .map(|(_, t)| t.as_str());
-        parse(file, text.unwrap_or_default())
-    })
+    let (files, read) = super::texts_as_files(texts, parse);
+    load_with(&files, read)
 }
 
 fn load_with(

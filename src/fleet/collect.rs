@@ -421,12 +421,7 @@ fn unusable_context(name: &str, ctx: &TalosContext, err: &TalosError) -> Cluster
         nodes: ctx
             .nodes
             .iter()
-            .map(|n| NodeStatus {
-                name: n.clone(),
-                address: n.clone(),
-                error: Some(err.to_string()),
-                ..Default::default()
-            })
+            .map(|n| NodeStatus::failed(n, err.to_string()))
             .collect(),
         etcd: EtcdReport::default(),
         kubernetes: None,

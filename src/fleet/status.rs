@@ -166,6 +166,16 @@ pub struct NodeStatus {
 }
 
 impl NodeStatus {
+    /// A node that could not be asked at all, named by its address.
+    pub fn failed(address: &str, error: String) -> NodeStatus {
+        NodeStatus {
+            name: address.to_string(),
+            address: address.to_string(),
+            error: Some(error),
+            ..Default::default()
+        }
+    }
+
     /// The names of the conditions that keep Talos from being ready, in reported order.
     pub fn unmet_names(&self) -> Vec<&str> {
         self.unmet_conditions
