@@ -213,3 +213,25 @@ fn twenty_silent_endpoints_cost_one_connect_timeout() {
     assert!(run.stdout.contains("quiet"), "{}", run.all());
     assert!(run.stdout.contains("every node failed"), "{}", run.all());
 }
+
+#[test]
+fn log_level_logs_headless_commands_to_an_owner_only_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let run = taloscope(
+        home.path(),
+        &["contexts", "--log-level", "debug"],
+        &[],
+        BOUND,
+    );
+    assert_eq!(run.code, 0, "{}", run.all());
+    let logs = home.path().join("state/logs");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&logs), 0o700);
+    let files: Vec<_> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(mode(&files[0]), 0o600);
+}

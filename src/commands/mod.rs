@@ -24,6 +24,13 @@ pub fn main() -> ExitCode {
 
 pub fn run(cli: Cli) -> ExitCode {
     let global = cli.global;
+    // The console sets up its own log; a headless command logs to the same
+    // file when asked to (`--log-level` or RUST_LOG), as `info` says.
+    let asked = global.log_level.is_some() || std::env::var_os("RUST_LOG").is_some();
+    let _log = (cli.command.is_some() && asked).then(|| {
+        let dir = crate::paths::Paths::resolve(global.state_dir.as_deref()).log_dir();
+        crate::logging::init(&dir, global.log_level.as_deref())
+    });
     match cli.command {
         None => console::run(&global),
         Some(Command::Contexts { output }) => contexts::run(&global, output),
