@@ -3,6 +3,7 @@
 //! the default), and written to the audit log whatever the outcome.
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -157,9 +158,11 @@ impl AuditLog {
             if let Some(dir) = self.path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
+            // Owner only, like the journals: it names clusters, nodes and people.
             let mut file = OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(&self.path)?;
             file.write_all(line.as_bytes())
         };
@@ -270,6 +273,10 @@ mod tests {
     }
 
     fn audit_lines(dir: &Path) -> Vec<String> {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(dir.join("state/audit.log")) {
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "audit log mode");
+        }
         std::fs::read_to_string(dir.join("state/audit.log"))
             .unwrap_or_default()
             .lines()

@@ -116,6 +116,9 @@ pub enum Command {
     Status {
         #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
+        /// Seconds the whole status may take; what has not answered by then is reported as such.
+        #[arg(long, value_name = "SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
     },
     /// Open the console on the built-in simulated demo fleet (runs `taloscope-sim demo`,
     /// found next to this executable).
@@ -162,7 +165,7 @@ pub struct UpgradeArgs {
     #[arg(long, value_name = "TEXT")]
     pub ack: Vec<String>,
     /// Seconds one node may take before the rollout halts with it failed.
-    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub node_timeout: u64,
     /// Run the upgrade (with --confirm).
     #[arg(long)]

@@ -47,9 +47,65 @@ pub fn utc_timestamp(t: SystemTime) -> String {
     )
 }
 
+/// An RFC 3339 timestamp ("2026-11-30T15:20:57Z", fractions and offsets
+/// allowed) as a time; `None` when it is not one.
+pub fn parse_utc_timestamp(text: &str) -> Option<SystemTime> {
+    let b = text.trim().as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        std::str::from_utf8(b.get(r)?).ok()?.parse().ok()
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let mut rest = &b[19..];
+    while let [b'.' | b'0'..=b'9', tail @ ..] = rest {
+        rest = tail;
+    }
+    let offset = match rest {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let two = |a: u8, b: u8| -> Option<i64> {
+                Some(i64::from(a.checked_sub(b'0')?) * 10 + i64::from(b.checked_sub(b'0')?))
+            };
+            let minutes = two(*h1, *h2)? * 60 + two(*m1, *m2)?;
+            if *sign == b'+' {
+                minutes * 60
+            } else {
+                -minutes * 60
+            }
+        }
+        _ => return None,
+    };
+    // Days from civil (the inverse of `civil_from_days`).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss - offset;
+    u64::try_from(secs)
+        .ok()
+        .map(|s| UNIX_EPOCH + std::time::Duration::from_secs(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_parse_back() {
+        let t = UNIX_EPOCH + std::time::Duration::from_secs(1_795_965_657);
+        assert_eq!(parse_utc_timestamp(&utc_timestamp(t)), Some(t));
+        assert_eq!(
+            parse_utc_timestamp("2026-11-30T16:20:57.123+01:00"),
+            parse_utc_timestamp("2026-11-30T15:20:57Z")
+        );
+        assert_eq!(parse_utc_timestamp("2026-13-30T15:20:57Z"), None);
+        assert_eq!(parse_utc_timestamp("yesterday"), None);
+    }
     use std::time::Duration;
 
     #[test]

@@ -195,7 +195,7 @@ impl Config {
     /// Loads `path`. A missing file at the default location is an empty config;
     /// `required` (the user named the file) makes a missing file an error.
     pub fn load(path: &Path, required: bool) -> Result<Config, ConfigError> {
-        match std::fs::read_to_string(path) {
+        match crate::bounded::read_to_string(path, crate::bounded::CONFIG_FILE_LIMIT) {
             Ok(text) => Config::parse(path, &text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
                 Ok(Config::default())

@@ -26,12 +26,15 @@
 //!   and provisions build their guard lists from them).
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
+//! - `bounded`, `printable`: the floor: reading operator-named files only
+//!   when regular and under a size cap; text from elsewhere made safe to print.
 //!
 //! The simulated fleet the tests and the demo run against is the separate
 //! crate `taloscope-sim` (crates/taloscope-sim): it shares only the generated
 //! protocol types (crates/taloscope-proto) with the console.
 pub mod app;
 pub mod approval;
+pub mod bounded;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -44,6 +47,7 @@ pub mod kube;
 pub mod logging;
 pub mod opennebula;
 pub mod paths;
+pub mod printable;
 pub mod proto;
 pub mod provision;
 pub mod rollout;

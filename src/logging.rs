@@ -1,5 +1,6 @@
 //! File logging: tracing to a daily-rolling file under the state dir. Never to
 //! the terminal, which belongs to the console.
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use tracing_appender::non_blocking::WorkerGuard;
@@ -40,6 +41,9 @@ pub fn current_log_file(dir: &Path) -> PathBuf {
 /// printed, so the caller decides whether the terminal may see them.
 pub fn init(dir: &Path, level: Option<&str>) -> std::io::Result<LogGuard> {
     std::fs::create_dir_all(dir)?;
+    // Owner only, like the journals: logs name clusters, nodes and errors.
+    // The appender creates its files with the umask; the directory guards them.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
         .filename_prefix(LOG_FILE_PREFIX)
@@ -61,9 +65,11 @@ pub fn init(dir: &Path, level: Option<&str>) -> std::io::Result<LogGuard> {
         )
         .with(filter(level))
         .try_init();
+    let file = current_log_file(dir);
+    let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
     Ok(LogGuard {
         _guard: guard,
-        file: current_log_file(dir),
+        file,
     })
 }
 

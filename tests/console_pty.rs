@@ -135,3 +135,28 @@ fn sigterm_and_sighup_restore_the_terminal() {
         assert_restored(&raw);
     }
 }
+
+/// A panic on a tokio worker must restore the terminal and end the process
+/// non-zero instead of leaving a dead console on the screen.
+#[test]
+fn a_panic_on_a_worker_restores_the_terminal_and_ends_the_process() {
+    let home = tempfile::tempdir().expect("temp home");
+    let env = [
+        ("NO_COLOR", "1".to_string()),
+        ("LANG", "C".to_string()),
+        ("KUBECONFIG", fixture("a.yaml")),
+        ("TALOSCONFIG", fixture("c.yaml")),
+        ("TALOSCOPE_TEST_PANIC_IN_TASK", "1".to_string()),
+    ];
+    let session = PtySession::start(24, 80, home.path(), &[], &env);
+    let (status, raw) = session.finish(BOUND);
+    assert!(!status.success(), "a panic must end the process non-zero");
+    assert_eq!(status.exit_code(), 101);
+    assert_restored(&raw);
+    let left = last(&raw, b"\x1b[?1049l").expect("left the alternate screen");
+    let tail = String::from_utf8_lossy(&raw[left..]);
+    assert!(
+        tail.contains("injected by TALOSCOPE_TEST_PANIC_IN_TASK"),
+        "the panic message lands on the main screen: {tail:?}"
+    );
+}

@@ -41,8 +41,9 @@ fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
 }
 
 /// `taloscope status --context healthy --output json` with the sim's talosconfig and
-/// `kubeconfig`, nothing else from the environment; asserts it exits 0 and returns the JSON.
-async fn status_json(sim: &Sim, kubeconfig: &Path, why: &str) -> serde_json::Value {
+/// `kubeconfig`, nothing else from the environment; asserts its exit code (0, or 1 when
+/// the Kubernetes API failed) and returns the JSON.
+async fn status_json(sim: &Sim, kubeconfig: &Path, code: i32, why: &str) -> serde_json::Value {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
         .args(["status", "--context", "healthy", "--output", "json"])
         .env_clear()
@@ -57,7 +58,7 @@ async fn status_json(sim: &Sim, kubeconfig: &Path, why: &str) -> serde_json::Val
         .unwrap();
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(code),
         "{why}{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -106,7 +107,7 @@ async fn kubectl_lists_the_sims_nodes_and_versions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_json_shows_both_apis() {
     let sim = start(scenario("healthy")).await;
-    let json = status_json(&sim, &sim.fleet.kubeconfig_path(), "").await;
+    let json = status_json(&sim, &sim.fleet.kubeconfig_path(), 0, "").await;
     let cluster = &json["clusters"][0];
     let nodes = cluster["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 5);
@@ -181,7 +182,13 @@ async fn an_unreachable_api_server_leaves_the_talos_side_intact() {
     let url = sim.fleet.kube_api_url(0).unwrap();
     let dead_config = sim.dir.path().join("dead-kubeconfig");
     std::fs::write(&dead_config, text.replace(url, &dead)).unwrap();
-    let json = status_json(&sim, &dead_config, "every Talos node answered: ").await;
+    let json = status_json(
+        &sim,
+        &dead_config,
+        1,
+        "every Talos node answered, the Kubernetes API did not: ",
+    )
+    .await;
     let cluster = &json["clusters"][0];
     assert_eq!(cluster["nodes"].as_array().unwrap().len(), 5);
     assert!(

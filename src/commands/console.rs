@@ -201,6 +201,7 @@ async fn run_in_terminal(
     (clusters, kubeconfig): (Vec<Cluster>, Option<kube::config::Kubeconfig>),
 ) -> std::io::Result<Exit> {
     let mut term = terminal::enter()?;
+    inject_test_panic();
     let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
     if let Ok(mut live) = pollers.lock() {
         live.app = Some(tx.clone());
@@ -227,6 +228,18 @@ async fn run_in_terminal(
         restored?;
     }
     Ok(exit)
+}
+
+/// Debug builds only: `TALOSCOPE_TEST_PANIC_IN_TASK=1` panics in a spawned
+/// task once the console is up, so a test can check that the panic hook
+/// restores the terminal and ends the process from a worker thread.
+fn inject_test_panic() {
+    if cfg!(debug_assertions) && std::env::var_os("TALOSCOPE_TEST_PANIC_IN_TASK").is_some() {
+        tokio::spawn(async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            panic!("injected by TALOSCOPE_TEST_PANIC_IN_TASK");
+        });
+    }
 }
 
 /// Discovery as the console sees it: source (config file) errors first; a cluster reached

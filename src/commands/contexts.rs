@@ -37,7 +37,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
 
 fn render(discovery: &Discovery, output: OutputFormat) -> String {
     match output {
-        OutputFormat::Table => report::table(discovery),
+        OutputFormat::Table => crate::printable::lines(&report::table(discovery)),
         OutputFormat::Json => {
             let mut json = ContextsReport::new(discovery).to_json();
             json.push('\n');

@@ -24,11 +24,20 @@ pub fn main() -> ExitCode {
 
 pub fn run(cli: Cli) -> ExitCode {
     let global = cli.global;
+    // The console sets up its own log; a headless command logs to the same
+    // file when asked to (`--log-level` or RUST_LOG), as `info` says.
+    let asked = global.log_level.is_some() || std::env::var_os("RUST_LOG").is_some();
+    let _log = (cli.command.is_some() && asked).then(|| {
+        let dir = crate::paths::Paths::resolve(global.state_dir.as_deref()).log_dir();
+        crate::logging::init(&dir, global.log_level.as_deref())
+    });
     match cli.command {
         None => console::run(&global),
         Some(Command::Contexts { output }) => contexts::run(&global, output),
         Some(Command::Info) => info::run(&global),
-        Some(Command::Status { output }) => status::run(&global, output),
+        Some(Command::Status { output, timeout }) => {
+            status::run(&global, output, std::time::Duration::from_secs(timeout))
+        }
         Some(Command::Demo) => demo::run(&global),
         Some(Command::Upgrade(args)) => headless::run_command(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),

@@ -1,18 +1,25 @@
 //! `taloscope status`: discovery, then one-shot status of every cluster with a
 //! talosconfig context (or the one named by --context), collected concurrently
-//! and printed as a table or as the JSON contract. Exit 0/1/2: all answered /
-//! some nodes did not / configuration error.
+//! and printed as a table or as the JSON contract, all within one deadline
+//! (`--timeout`). Exit 0/1/2: all answered / some nodes or a Kubernetes API
+//! did not / configuration error.
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
-use crate::fleet::{CollectOptions, FleetStatus, collect_discovered};
+use crate::fleet::kubernetes::unusable_kube_context;
+use crate::fleet::{
+    ClusterStatus, CollectOptions, FleetStatus, NodeStatus, apply_kubernetes, collect_discovered,
+};
+use crate::kube::KubeError;
 use crate::paths::Paths;
+use crate::printable;
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE};
 
-pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
+pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
     let (sources, source_errors) = Sources::resolve(
         &global.source_overrides(),
@@ -24,14 +31,14 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         Ok(clusters) => clusters,
         Err(message) => {
             for err in source_errors.iter().chain(&discovery.errors) {
-                eprintln!("taloscope: {err}");
+                eprintln!("taloscope: {}", printable::line(&err.to_string()));
             }
-            eprintln!("taloscope: {message}");
+            eprintln!("taloscope: {}", printable::line(&message));
             return ExitCode::from(EXIT_USAGE);
         }
     };
     for err in source_errors.iter().chain(&discovery.errors) {
-        eprintln!("taloscope: warning: {err}");
+        eprintln!("taloscope: warning: {}", printable::line(&err.to_string()));
     }
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,
@@ -42,14 +49,18 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     };
     let options = CollectOptions::default();
     let kubeconfig = discovery.kubeconfig.clone().map(std::sync::Arc::new);
-    let fleet = runtime.block_on(async {
+    let mut fleet = runtime.block_on(async {
         let asks = clusters
             .iter()
-            .map(|c| collect_discovered(c, kubeconfig.clone(), options));
+            .map(|c| cluster_status(c, kubeconfig.clone(), options, deadline));
         FleetStatus {
             clusters: futures::future::join_all(asks).await,
         }
     });
+    // Whatever still runs (a kube exec plugin, a dial) is dropped, not awaited.
+    runtime.shutdown_background();
+    let code = exit_code(&fleet);
+    fleet.clusters.iter_mut().for_each(name_total_failure);
     let text = match output {
         OutputFormat::Json => match serde_json::to_string_pretty(&fleet) {
             Ok(json) => json + "\n",
@@ -58,7 +69,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         },
-        OutputFormat::Table => table(&fleet),
+        OutputFormat::Table => printable::lines(&table(&fleet)),
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(err) = stdout
@@ -69,7 +80,60 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         eprintln!("taloscope: cannot write output: {err}");
         return ExitCode::FAILURE;
     }
-    exit_code(&fleet)
+    code
+}
+
+/// One cluster's status through the collector the console uses, cut off at
+/// `deadline`: a cluster that has not answered by then is reported as such.
+async fn cluster_status(
+    c: &Cluster,
+    kubeconfig: Option<std::sync::Arc<kube::config::Kubeconfig>>,
+    options: CollectOptions,
+    deadline: Duration,
+) -> ClusterStatus {
+    match tokio::time::timeout(deadline, collect_discovered(c, kubeconfig, options)).await {
+        Ok(status) => status,
+        Err(_) => unanswered_within(c, deadline),
+    }
+}
+
+/// What `status` reports for a cluster whose round outlived `--timeout`: each
+/// named node and the Kubernetes side failed with the bound named.
+fn unanswered_within(c: &Cluster, deadline: Duration) -> ClusterStatus {
+    let late = format!("no complete answer within the --timeout of {deadline:?}");
+    let nodes = c.talos.as_ref().map_or_else(Vec::new, |ctx| {
+        ctx.nodes
+            .iter()
+            .map(|n| NodeStatus::failed(n, format!("context {:?}: {late}", ctx.name)))
+            .collect()
+    });
+    let mut status = ClusterStatus {
+        name: c.name.clone(),
+        nodes,
+        ..Default::default()
+    };
+    if let Some(k) = &c.kube {
+        let err = KubeError::Unreachable {
+            context: k.name.clone(),
+            message: late,
+        };
+        apply_kubernetes(&mut status, unusable_kube_context(&err));
+    }
+    status
+}
+
+/// A cluster none of whose nodes answered says so itself, with the first
+/// node's error, instead of leaving `error` empty.
+fn name_total_failure(c: &mut ClusterStatus) {
+    if c.error.is_some() {
+        return;
+    }
+    let mut errors = c.nodes.iter().map(|n| n.error.as_deref());
+    if let Some(Some(first)) = errors.next()
+        && errors.all(|e| e.is_some())
+    {
+        c.error = Some(format!("every node failed: {first}"));
+    }
 }
 
 /// The clusters to ask: the one named (by cluster name, or by any of its contexts, which it
@@ -104,9 +168,13 @@ fn select(discovery: &Discovery, wanted: Option<&str>) -> Result<Vec<Cluster>, S
 }
 
 fn exit_code(fleet: &FleetStatus) -> ExitCode {
+    let kube_failed = fleet
+        .clusters
+        .iter()
+        .any(|c| c.kubernetes.as_ref().is_some_and(|k| k.error.is_some()));
     if fleet.clusters.iter().any(|c| c.error.is_some()) {
         ExitCode::from(EXIT_USAGE)
-    } else if fleet.every_node_answered() {
+    } else if fleet.every_node_answered() && !kube_failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_BLOCKED)
@@ -175,6 +243,9 @@ fn table(fleet: &FleetStatus) -> String {
         out.push_str(&format!("CLUSTER {}  ({reach}, role {})\n", c.name, c.role));
         if let Some(err) = &c.error {
             out.push_str(&format!("  error: {err}\n"));
+            if let Some(k) = &c.kubernetes {
+                out.push_str(&kubernetes_lines(k));
+            }
             continue;
         }
         let mut rows = vec![

@@ -10,7 +10,7 @@ use super::{DiscoveryError, KubeContext, describe_yaml_error};
 
 /// What the kubeconfig files gave.
 #[derive(Debug, Default)]
-pub(crate) struct KubeLoad {
+pub struct KubeLoad {
     pub merged: Option<Kubeconfig>,
     /// Contexts in merged order, each with the file that defined it.
     pub contexts: Vec<KubeContext>,
@@ -22,10 +22,24 @@ pub(crate) struct KubeLoad {
 
 /// Reads each file on its own, so one broken file does not hide the others.
 pub(crate) fn load(files: &[PathBuf]) -> KubeLoad {
+    load_with(files, read_file)
+}
+
+/// Merges kubeconfig texts as [`load`] merges files (`file` names each in
+/// errors); what the fuzz targets and the bad-input tests drive.
+pub fn load_texts(texts: &[(PathBuf, String)]) -> KubeLoad {
+    let (files, read) = super::texts_as_files(texts, |_, text| Kubeconfig::from_yaml(text));
+    load_with(&files, read)
+}
+
+fn load_with(
+    files: &[PathBuf],
+    read: impl Fn(&Path) -> Result<Kubeconfig, KubeconfigError>,
+) -> KubeLoad {
     let mut load = KubeLoad::default();
     let mut merge = KubeMerge::default();
     for file in files {
-        match Kubeconfig::read_from(file) {
+        match read(file) {
             Ok(config) => {
                 load.errors.extend(duplicates_within(file, &config));
                 merge.add(file, config);
@@ -43,6 +57,14 @@ pub(crate) fn load(files: &[PathBuf]) -> KubeLoad {
     load.current_context = merge.current_context(&mut load.errors);
     load.merged = Some(merge.merged);
     load
+}
+
+/// One kubeconfig file, checked first to be a regular file under the config
+/// cap (the kube crate would read a FIFO or `/dev/zero` forever).
+pub fn read_file(file: &Path) -> Result<Kubeconfig, KubeconfigError> {
+    crate::bounded::check_regular(file, crate::bounded::CONFIG_FILE_LIMIT)
+        .map_err(|e| KubeconfigError::ReadConfig(e, file.to_path_buf()))?;
+    Kubeconfig::read_from(file)
 }
 
 fn read_error(file: &Path, err: KubeconfigError) -> DiscoveryError {

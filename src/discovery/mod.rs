@@ -9,6 +9,10 @@ use serde::Serialize;
 mod credentials;
 mod grouping;
 mod kubeconfig;
+pub use kubeconfig::{
+    KubeLoad, load_texts as load_kubeconfig_texts, read_file as read_kubeconfig_file,
+};
+pub use talosconfig::{TalosLoad, load_texts as load_talosconfig_texts};
 mod pairing;
 pub mod report;
 mod roles;
@@ -265,6 +269,23 @@ pub fn discover(sources: &Sources) -> Discovery {
         kubeconfig_files: kube.files,
         talosconfig_files: talos.files,
     }
+}
+
+/// Texts standing in for files: their names, and a reader that parses the
+/// text given for a name (empty when none was).
+fn texts_as_files<'a, T, E>(
+    texts: &'a [(PathBuf, String)],
+    parse: impl Fn(&Path, &str) -> Result<T, E> + 'a,
+) -> (Vec<PathBuf>, impl Fn(&Path) -> Result<T, E> + 'a) {
+    let files = texts.iter().map(|(f, _)| f.clone()).collect();
+    let read = move |file: &Path| {
+        let text = texts
+            .iter()
+            .find(|(f, _)| f == file)
+            .map(|(_, t)| t.as_str());
+        parse(file, text.unwrap_or_default())
+    };
+    (files, read)
 }
 
 /// A YAML error as one line: where it is and what is wrong, without the source

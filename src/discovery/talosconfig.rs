@@ -13,7 +13,7 @@ use super::{DiscoveryError, TalosContext, describe_yaml_error};
 
 /// What the talosconfig files gave.
 #[derive(Debug, Default)]
-pub(crate) struct TalosLoad {
+pub struct TalosLoad {
     /// Contexts whose credentials decoded, in merged order.
     pub contexts: Vec<TalosContext>,
     pub current_context: Option<String>,
@@ -108,6 +108,20 @@ impl TalosContextEntry {
 
 /// Reads each file on its own and merges them, first definition winning.
 pub(crate) fn load(files: &[PathBuf]) -> TalosLoad {
+    load_with(files, read)
+}
+
+/// Merges talosconfig texts as [`load`] merges files (`file` names each in
+/// errors); what the fuzz targets and the bad-input tests drive.
+pub fn load_texts(texts: &[(PathBuf, String)]) -> TalosLoad {
+    let (files, read) = super::texts_as_files(texts, parse);
+    load_with(&files, read)
+}
+
+fn load_with(
+    files: &[PathBuf],
+    read: impl Fn(&Path) -> Result<TalosconfigFile, DiscoveryError>,
+) -> TalosLoad {
     let mut load = TalosLoad::default();
     // Names defined by an earlier file, loaded or not: a broken first
     // definition still shadows later ones, as in kubectl.
@@ -163,7 +177,7 @@ pub(crate) fn load(files: &[PathBuf]) -> TalosLoad {
 }
 
 fn read(file: &Path) -> Result<TalosconfigFile, DiscoveryError> {
-    let text = std::fs::read_to_string(file)
+    let text = crate::bounded::read_to_string(file, crate::bounded::CONFIG_FILE_LIMIT)
         .map_err(|e| DiscoveryError::new(file, None, format!("cannot read: {e}")))?;
     parse(file, &text)
 }

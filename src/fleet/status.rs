@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::quorum::Quorum;
+use crate::printable::line as printable;
 use crate::rollout::{RolloutInProgress, RolloutKind};
 use crate::talos::{MachineStage, UnmetCondition};
 
@@ -66,20 +67,6 @@ impl ClusterStatus {
             .filter(|r| r.holder != me)
             .map(RolloutStatus::as_in_progress)
     }
-}
-
-/// Text another host wrote, safe to draw: printable ASCII kept, anything
-/// else (control characters, other scripts) shown as `?`.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_graphic() || c == ' ' {
-                c
-            } else {
-                '?'
-            }
-        })
-        .collect()
 }
 
 impl RolloutStatus {
@@ -207,6 +194,16 @@ pub struct NodeStatus {
 }
 
 impl NodeStatus {
+    /// A node that could not be asked at all, named by its address.
+    pub fn failed(address: &str, error: String) -> NodeStatus {
+        NodeStatus {
+            name: address.to_string(),
+            address: address.to_string(),
+            error: Some(error),
+            ..Default::default()
+        }
+    }
+
     /// The names of the conditions that keep Talos from being ready, in reported order.
     pub fn unmet_names(&self) -> Vec<&str> {
         self.unmet_conditions
@@ -469,7 +466,7 @@ mod tests {
             holder: "b\u{1b}[2Jöb@jump2".into(),
             ..unknown
         };
-        assert_eq!(odd.brief(), "rollout 3/5 by b?[2J?b@jump2");
+        assert_eq!(odd.brief(), "rollout 3/5 by b?[2Jöb@jump2");
     }
 
     #[test]

@@ -3,10 +3,19 @@
 //! or exec-plugin credentials every request carries.
 use base64::Engine;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::config::{AuthInfo, ExecConfig, ExecInteractiveMode};
+use std::process::Stdio;
+use std::time::Duration;
+
+use kube::config::{AuthInfo, ExecConfig};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
+use tokio::io::AsyncReadExt;
 use tokio::sync::Mutex;
+
+/// How long an exec plugin may take to print its credential.
+pub const EXEC_PLUGIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most an exec plugin may print; a credential is a few kilobytes.
+const MAX_PLUGIN_OUTPUT: u64 = 1024 * 1024;
 
 /// A token from an exec plugin is run for again this long before it expires.
 const EXEC_REFRESH_MARGIN: SignedDuration = SignedDuration::from_secs(10);
@@ -192,12 +201,15 @@ fn data_or_file(
     }
 }
 
-/// Runs a credential plugin as kubectl does: its args and env, the
-/// ExecCredential request in `KUBERNETES_EXEC_INFO`, the answer on stdout.
+/// Runs the plugin as kubectl does (`KUBERNETES_EXEC_INFO`, its env, args and
+/// cluster info), but never on the terminal (stdin closed: the console owns
+/// it), killed when it outlives [`EXEC_PLUGIN_TIMEOUT`] or the caller goes away,
+/// and read up to [`MAX_PLUGIN_OUTPUT`].
 async fn run_exec(plugin: &ExecConfig) -> Result<ExecStatus, String> {
     let command = plugin
         .command
         .as_deref()
+        .filter(|c| !c.is_empty())
         .ok_or("exec plugin without a command")?;
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(plugin.args.iter().flatten());
@@ -206,14 +218,7 @@ async fn run_exec(plugin: &ExecConfig) -> Result<ExecStatus, String> {
             cmd.env(name, value);
         }
     }
-    let interactive = plugin.interactive_mode != Some(ExecInteractiveMode::Never);
-    if interactive {
-        cmd.stdin(std::process::Stdio::inherit())
-            .stderr(std::process::Stdio::inherit());
-    } else {
-        cmd.stdin(std::process::Stdio::piped());
-    }
-    let mut spec = serde_json::json!({ "interactive": interactive });
+    let mut spec = serde_json::json!({ "interactive": false });
     if plugin.provide_cluster_info {
         let cluster = plugin
             .cluster
@@ -226,26 +231,65 @@ async fn run_exec(plugin: &ExecConfig) -> Result<ExecStatus, String> {
         "kind": "ExecCredential",
         "spec": spec,
     });
-    cmd.env("KUBERNETES_EXEC_INFO", info.to_string());
+    cmd.env("KUBERNETES_EXEC_INFO", info.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     for name in plugin.drop_env.iter().flatten() {
         cmd.env_remove(name);
     }
-    let out = cmd
-        .output()
-        .await
-        .map_err(|e| format!("exec plugin {command}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "exec plugin {command} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let credential: ExecCredential = serde_json::from_slice(&out.stdout)
+    let out = bounded_output(cmd, command).await?;
+    let credential: ExecCredential = serde_json::from_slice(&out)
         .map_err(|e| format!("exec plugin {command} answered no ExecCredential: {e}"))?;
     credential
         .status
         .ok_or_else(|| format!("exec plugin {command} answered an ExecCredential without status"))
+}
+
+/// The plugin's stdout once it exited successfully, within the timeout and
+/// the output cap; dropping the child on timeout kills it.
+async fn bounded_output(
+    mut cmd: tokio::process::Command,
+    command: &str,
+) -> Result<Vec<u8>, String> {
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("exec plugin {command}: cannot start: {e}"))?;
+    let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
+    let finished = tokio::time::timeout(EXEC_PLUGIN_TIMEOUT, async {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let read_out = async {
+            if let Some(s) = stdout.as_mut() {
+                let _ = s.take(MAX_PLUGIN_OUTPUT + 1).read_to_end(&mut out).await;
+            }
+        };
+        let read_err = async {
+            if let Some(s) = stderr.as_mut() {
+                let _ = s.take(64 * 1024).read_to_end(&mut err).await;
+            }
+        };
+        tokio::join!(read_out, read_err);
+        (child.wait().await, out, err)
+    })
+    .await;
+    let Ok((status, out, err)) = finished else {
+        return Err(format!(
+            "exec plugin {command} did not finish within {EXEC_PLUGIN_TIMEOUT:?}; it was stopped"
+        ));
+    };
+    let status = status.map_err(|e| format!("exec plugin {command}: {e}"))?;
+    if !status.success() {
+        let said = String::from_utf8_lossy(&err);
+        return Err(format!(
+            "exec plugin {command} failed ({status}): {}",
+            said.lines().next().unwrap_or_default().trim()
+        ));
+    }
+    if out.len() as u64 > MAX_PLUGIN_OUTPUT {
+        return Err(format!("exec plugin {command} printed more than 1 MiB"));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -295,7 +339,7 @@ mod tests {
                     .into_iter()
                     .collect(),
             ]),
-            interactive_mode: Some(ExecInteractiveMode::Never),
+            interactive_mode: Some(kube::config::ExecInteractiveMode::Never),
             ..ExecConfig::default()
         };
         let auth = AuthInfo {
@@ -308,5 +352,19 @@ mod tests {
         let req = reqwest::Client::new().get("http://127.0.0.1:1/");
         let req = credentials.authorize(req).await.unwrap().build().unwrap();
         assert_eq!(req.headers()["authorization"], "Bearer hi-1");
+    }
+
+    #[tokio::test]
+    async fn a_failing_exec_plugin_says_what_it_printed() {
+        let plugin = ExecConfig {
+            command: Some("/bin/sh".into()),
+            args: Some(vec!["-c".into(), "echo no login >&2; exit 3".into()]),
+            ..ExecConfig::default()
+        };
+        let err = run_exec(&plugin).await.unwrap_err();
+        assert!(
+            err.contains("no login") && err.contains("exit status: 3"),
+            "{err}"
+        );
     }
 }

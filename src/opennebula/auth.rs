@@ -101,7 +101,8 @@ fn read_auth_file(provider: &str, path: &Path) -> Result<Credentials, OneError> 
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let text = crate::bounded::read_to_string(path, crate::bounded::CONFIG_FILE_LIMIT)
+        .map_err(|e| err(format!("cannot read: {e}")))?;
     Credentials::parse_one_auth(&text).map_err(|m| err(m.to_string()))
 }
 

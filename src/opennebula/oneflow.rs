@@ -209,10 +209,7 @@ impl FlowClient {
     /// `GET /service`: every service the user may see.
     pub async fn services(&self) -> Result<Vec<Service>, OneError> {
         let doc = self.request(reqwest::Method::GET, "/service", None).await?;
-        Ok(pool_documents(&doc)
-            .iter()
-            .filter_map(parse_service)
-            .collect())
+        Ok(services_from_pool(&doc))
     }
 
     /// A service by name (the pool).
@@ -244,7 +241,7 @@ impl FlowClient {
 }
 
 /// `{"error": {"message": …}}` as OneFlow writes it, else the body's start.
-fn error_message(text: &str) -> String {
+pub fn error_message(text: &str) -> String {
     let parsed: Option<Json> = serde_json::from_str(text).ok();
     let from_json = parsed.as_ref().and_then(|j| {
         j.pointer("/error/message")
@@ -254,6 +251,15 @@ fn error_message(text: &str) -> String {
     });
     let message = from_json.unwrap_or_else(|| text.trim().to_string());
     message.chars().take(300).collect()
+}
+
+/// The services of a `GET /service` answer; documents that are not services
+/// are skipped.
+pub fn services_from_pool(doc: &Json) -> Vec<Service> {
+    pool_documents(doc)
+        .iter()
+        .filter_map(parse_service)
+        .collect()
 }
 
 /// `DOCUMENT_POOL.DOCUMENT` is an array, a single object, or absent.

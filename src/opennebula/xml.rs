@@ -34,9 +34,14 @@ impl Element {
     }
 }
 
+/// How deep elements may nest. OpenNebula's documents (an XML-RPC envelope
+/// around a VM pool with its template) stay under 20 levels; the limit keeps a
+/// hostile reply from overflowing the stack of the decoders that recurse.
+pub const MAX_DEPTH: usize = 64;
+
 /// Parses a whole document into its root element: exactly one root, closed
-/// before the end. Errors are plain messages; the caller knows which document
-/// and endpoint it was.
+/// before the end, nested at most [`MAX_DEPTH`] deep. Errors are plain
+/// messages; the caller knows which document and endpoint it was.
 pub fn parse(text: &str) -> Result<Element, String> {
     let mut reader = Reader::from_str(text);
     let mut stack: Vec<Element> = Vec::new();
@@ -46,10 +51,18 @@ pub fn parse(text: &str) -> Result<Element, String> {
             .read_event()
             .map_err(|e| format!("malformed XML at byte {}: {e}", reader.buffer_position()))?;
         match event {
-            Event::Start(start) => stack.push(Element {
-                name: start.name().into_inner().to_string(),
-                ..Element::default()
-            }),
+            Event::Start(start) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(format!(
+                        "elements nested deeper than {MAX_DEPTH} levels at byte {}",
+                        reader.buffer_position()
+                    ));
+                }
+                stack.push(Element {
+                    name: start.name().into_inner().to_string(),
+                    ..Element::default()
+                })
+            }
             Event::Empty(start) => {
                 let element = Element {
                     name: start.name().into_inner().to_string(),
@@ -135,6 +148,14 @@ pub fn cdata(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = |n: usize| "<a>".repeat(n) + &"</a>".repeat(n);
+        assert!(parse(&deep(MAX_DEPTH)).is_ok());
+        let err = parse(&deep(100_000)).unwrap_err();
+        assert!(err.contains("nested deeper than 64"), "{err}");
+    }
 
     #[test]
     fn text_cdata_and_entities_fold_together() {

@@ -80,10 +80,11 @@ impl MachineConfig {
 
     /// Reads and checks `path` for `role`.
     pub fn load(path: &Path, role: MachineRole) -> Result<MachineConfig, MachineConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| MachineConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::bounded::read_to_string(path, crate::bounded::CONFIG_FILE_LIMIT)
+            .map_err(|source| MachineConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         check(path, &text, role)?;
         Ok(MachineConfig {
             path: path.to_path_buf(),

@@ -1,7 +1,10 @@
 //! The connection side of the Talos client: one lazily dialled channel per
-//! context, endpoints tried in turn with failover, per-call timeouts, the `node`
-//! metadata key on every per-node call. Bounded fan-out over nodes is in `fan_out`.
+//! context, endpoints dialled together (the first in failover order that answers
+//! wins), per-call timeouts, the `node` metadata key on every per-node call.
+//! Bounded fan-out over nodes is in `fan_out`.
 use std::future::Future;
+
+use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +17,25 @@ pub use super::fan_out::{fan_out, fan_out_stream};
 use super::tls::{self, ClientCertificate, Roles};
 use crate::discovery::TalosContext;
 use crate::proto::common;
+
+/// The context's endpoints that can be dialled (`host:port`), and the others
+/// with why they cannot.
+fn usable_endpoints(written: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut usable = Vec::new();
+    let mut invalid = Vec::new();
+    for raw in written {
+        let e = endpoint_with_port(raw);
+        if e.is_empty() {
+            continue;
+        }
+        if Endpoint::from_shared(format!("https://{e}")).is_ok() {
+            usable.push(e);
+        } else {
+            invalid.push(format!("{raw:?}: not a valid host:port"));
+        }
+    }
+    (usable, invalid)
+}
 
 /// apid's port, added to endpoints written without one.
 pub const APID_PORT: u16 = 50000;
@@ -68,6 +90,9 @@ pub struct TalosClient {
 struct Inner {
     context: String,
     endpoints: Vec<String>,
+    /// Endpoints of the context that are not a valid `host:port`, with why;
+    /// the others are still used, and a failure names these too.
+    invalid_endpoints: Vec<String>,
     tls: ClientTlsConfig,
     certificate: ClientCertificate,
     options: ClientOptions,
@@ -99,30 +124,27 @@ impl TalosClient {
     pub fn new(ctx: &TalosContext, options: ClientOptions) -> Result<Self, TalosError> {
         let tls =
             tls::client_tls(ctx, crate::clock::unix_now() as i64).map_err(TalosError::from_tls)?;
-        let endpoints: Vec<String> = ctx
-            .endpoints
-            .iter()
-            .map(|e| endpoint_with_port(e))
-            .filter(|e| !e.is_empty())
-            .collect();
-        if endpoints.is_empty() {
+        let (endpoints, invalid_endpoints) = usable_endpoints(&ctx.endpoints);
+        if endpoints.is_empty() && invalid_endpoints.is_empty() {
             return Err(TalosError::NoEndpoints {
                 context: ctx.name.clone(),
             });
         }
-        for e in &endpoints {
-            if Endpoint::from_shared(format!("https://{e}")).is_err() {
-                return Err(TalosError::EndpointsUnreachable {
-                    context: ctx.name.clone(),
-                    endpoints: e.clone(),
-                    reason: "not a valid host:port".into(),
-                });
-            }
+        if endpoints.is_empty() {
+            return Err(TalosError::EndpointsUnreachable {
+                context: ctx.name.clone(),
+                endpoints: ctx.endpoints.join(", "),
+                reason: invalid_endpoints.join("; "),
+            });
+        }
+        for bad in &invalid_endpoints {
+            tracing::warn!(context = %ctx.name, "endpoint skipped: {bad}");
         }
         Ok(TalosClient {
             inner: Arc::new(Inner {
                 context: ctx.name.clone(),
                 endpoints,
+                invalid_endpoints,
                 tls: tls.config,
                 certificate: tls.certificate,
                 options: ClientOptions {
@@ -187,8 +209,10 @@ impl TalosClient {
         Ok(req)
     }
 
-    /// Returns the connected channel, dialling endpoints in turn from the last
-    /// good one. Concurrent callers wait for one dial instead of each dialling.
+    /// Returns the connected channel. Every endpoint is dialled at once; the
+    /// first in failover order (from the last good one) that connects is used,
+    /// so a context of silent endpoints costs one connect timeout, not one
+    /// each. Concurrent callers wait for one dial instead of each dialling.
     async fn channel(&self) -> Result<(usize, Channel), TalosError> {
         let mut conn = self.inner.connection.lock().await;
         if let Some((i, ch)) = &conn.current {
@@ -200,25 +224,39 @@ impl TalosClient {
             return Err(err.clone());
         }
         let n = self.inner.endpoints.len();
-        let mut reasons = Vec::new();
-        let mut tls_failure = None;
-        for k in 0..n {
-            let i = (conn.next + k) % n;
-            match self.dial(i).await {
-                Ok(ch) => {
-                    conn.current = Some((i, ch.clone()));
-                    conn.next = i;
-                    conn.last_failure = None;
-                    return Ok((i, ch));
-                }
-                Err(reason) => {
-                    if is_tls_failure(&reason) && tls_failure.is_none() {
-                        tls_failure = Some(format!("{}: {reason}", self.inner.endpoints[i]));
-                    }
-                    reasons.push(format!("{}: {reason}", self.inner.endpoints[i]));
-                }
+        let order: Vec<usize> = (0..n).map(|k| (conn.next + k) % n).collect();
+        let mut dials: futures::stream::FuturesUnordered<_> = order
+            .iter()
+            .enumerate()
+            .map(|(rank, &i)| async move { (rank, self.dial(i).await) })
+            .collect();
+        let mut results: Vec<Option<Result<Channel, String>>> = vec![None; n];
+        while let Some((rank, result)) = dials.next().await {
+            results[rank] = Some(result);
+            // The first endpoint in order that has not failed decides.
+            let decided = results.iter().position(|r| !matches!(r, Some(Err(_))));
+            if let Some(rank) = decided
+                && let Some(Ok(ch)) = &results[rank]
+            {
+                let i = order[rank];
+                conn.current = Some((i, ch.clone()));
+                conn.next = i;
+                conn.last_failure = None;
+                return Ok((i, ch.clone()));
             }
         }
+        let mut reasons = Vec::new();
+        let mut tls_failure = None;
+        for (rank, result) in results.into_iter().enumerate() {
+            if let Some(Err(reason)) = result {
+                let named = format!("{}: {reason}", self.inner.endpoints[order[rank]]);
+                if is_tls_failure(&reason) && tls_failure.is_none() {
+                    tls_failure = Some(named.clone());
+                }
+                reasons.push(named);
+            }
+        }
+        reasons.extend(self.inner.invalid_endpoints.iter().cloned());
         let err = match tls_failure {
             Some(reason) => TalosError::Tls {
                 context: self.inner.context.clone(),

@@ -87,6 +87,14 @@ fn check_key(context: &str, key_pem: &str) -> Result<(), TlsError> {
         context: context.to_string(),
         reason,
     };
+    // PKCS#8 `ENCRYPTED PRIVATE KEY` or an OpenSSL `Proc-Type: 4,ENCRYPTED` header.
+    if key_pem.contains("ENCRYPTED") {
+        return Err(bad(
+            "the client key is encrypted (password-protected), which taloscope does not support; \
+             talosconfig keys are stored unencrypted, as talosctl writes them"
+                .into(),
+        ));
+    }
     let mut reader = key_pem.as_bytes();
     match rustls_pemfile::private_key(&mut reader) {
         Ok(Some(key)) => rustls::crypto::ring::sign::any_supported_type(&key)

@@ -55,13 +55,20 @@ pub fn restore() -> io::Result<()> {
 }
 
 /// Restores the terminal before the default panic message is printed, so the
-/// message lands on the main screen and the shell is usable afterwards.
+/// message lands on the main screen and the shell is usable afterwards. A
+/// panic while the console runs ends the process (exit 101) whatever thread
+/// it was on: tokio would otherwise catch a worker's panic and leave the
+/// console running on a terminal that is no longer in console mode.
 pub fn install_panic_hook() {
     PANIC_HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            let console_was_up = ACTIVE.load(Ordering::SeqCst);
             let _ = restore();
             previous(info);
+            if console_was_up {
+                std::process::exit(101);
+            }
         }));
     });
 }

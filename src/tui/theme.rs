@@ -175,7 +175,7 @@ impl Theme {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if safe {
             let path = user_dir.join(format!("{name}.yaml"));
-            match std::fs::read_to_string(&path) {
+            match crate::bounded::read_to_string(&path, crate::bounded::CONFIG_FILE_LIMIT) {
                 Ok(text) => {
                     let base = Theme::default_theme();
                     return parse_theme(name, &text, Some(&base), &path).map(|mut t| {

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use kube::config::Kubeconfig;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -251,7 +250,7 @@ pub(crate) async fn connect(
         Some(kube_ctx) => {
             let kubeconfig = match &options.kubeconfig {
                 Some(k) => k.clone(),
-                None => Kubeconfig::read_from(&kube_ctx.file).map_err(|e| {
+                None => crate::discovery::read_kubeconfig_file(&kube_ctx.file).map_err(|e| {
                     format!(
                         "kube context {}: cannot read {}: {e}",
                         kube_ctx.name,

@@ -66,6 +66,12 @@ pub enum VersionError {
     NotANumber { text: String, part: String },
     #[error("cannot read version \"{text}\": empty pre-release after \"-\"")]
     EmptyPreRelease { text: String },
+    /// Semantic versioning allows `[0-9A-Za-z-]` identifiers joined by dots;
+    /// anything else (a control character from a hostile node) is refused.
+    #[error(
+        "cannot read version {text:?}: the pre-release may hold only letters, digits, '-' and '.'"
+    )]
+    BadPreRelease { text: String },
 }
 
 impl Version {
@@ -93,6 +99,11 @@ impl Version {
         };
         if pre == Some("") {
             return Err(VersionError::EmptyPreRelease { text: text.into() });
+        }
+        let identifier =
+            |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if pre.is_some_and(|p| !p.split('.').all(identifier)) {
+            return Err(VersionError::BadPreRelease { text: text.into() });
         }
         let parts: Vec<&str> = core.split('.').collect();
         let [major, minor, patch] = parts.as_slice() else {
@@ -218,6 +229,24 @@ mod tests {
 
     fn v(text: &str) -> Version {
         Version::parse(text).expect("test version parses")
+    }
+
+    #[test]
+    fn a_pre_release_holds_semver_identifiers_only() {
+        // Found by the `version` fuzz target: form feeds were accepted and
+        // printed back as a version that does not parse.
+        for bad in [
+            "v1.3.10-\u{c}\u{c}+\u{c}",
+            "v1.2.3-a\u{1b}[2J",
+            "v1.2.3-a..b",
+            "v1.2.3-é",
+        ] {
+            assert!(
+                matches!(Version::parse(bad), Err(VersionError::BadPreRelease { .. })),
+                "{bad:?}"
+            );
+        }
+        assert!(Version::parse("v1.13.0-beta.1-rc-2").is_ok());
     }
 
     #[test]

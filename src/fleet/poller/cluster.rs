@@ -87,10 +87,10 @@ impl ClusterTask {
         let talos = self.talos_side();
         let kube = match self.kube.take() {
             Some(client) => KubeSource::Client(client),
-            None if self.cluster.kube.is_some() => {
+            _ if self.cluster.kube.is_some() => {
                 KubeSource::Build(self.cluster.clone(), self.kubeconfig.clone())
             }
-            None => KubeSource::None,
+            _ => KubeSource::None,
         };
         let options = CollectOptions {
             client: self.options.client,

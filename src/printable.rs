@@ -1,0 +1,55 @@
+//! Text another host or file wrote, made safe to print on a terminal: control
+//! characters (ESC and so OSC/CSI sequences, BEL, CR, DEL, C1) and the
+//! invisible bidi overrides become `?`. The one function for tables and panes.
+
+/// `text` with every character a terminal would act on replaced by `?`, so a
+/// hostname or an error message cannot move the cursor, retitle the window or
+/// hide what follows. Line breaks become spaces: one value, one line.
+pub fn line(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => ' ',
+            c if acts_on_terminal(c) => '?',
+            c => c,
+        })
+        .collect()
+}
+
+/// A whole printed text (a table, a message): each line as [`line`] makes
+/// it, the line breaks kept.
+pub fn lines(text: &str) -> String {
+    text.split('\n').map(line).collect::<Vec<_>>().join("\n")
+}
+
+/// Control characters (C0, DEL, C1) and the format characters that reorder
+/// or hide text.
+fn acts_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_and_controls_are_neutralised() {
+        assert_eq!(line("cp-1\x1b]0;owned\x07"), "cp-1?]0;owned?");
+        assert_eq!(line("a\x1b[2Jb\rc\x7f\u{9b}d"), "a?[2Jb?c??d");
+        assert_eq!(line("two\nlines\tand tab"), "two lines and tab");
+        assert_eq!(line("evil\u{202E}txt.exe"), "evil?txt.exe");
+    }
+
+    #[test]
+    fn a_table_keeps_its_lines() {
+        assert_eq!(lines("A  B\ncp\x1b[1m  x\n"), "A  B\ncp?[1m  x\n");
+    }
+
+    #[test]
+    fn ordinary_text_is_kept() {
+        assert_eq!(
+            line("node cp-1: “timeout” — 3 s"),
+            "node cp-1: “timeout” — 3 s"
+        );
+    }
+}
