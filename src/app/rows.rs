@@ -24,7 +24,9 @@ pub const FLEET_COLUMNS: &[Column] = &[
 ];
 
 pub const NODE_COLUMNS: &[Column] = &[
-    col("NAME", Width::Fill(2)),
+    // Wide, NAME shares evenly with ISSUE: SOURCE's cells come out of ISSUE, so a 120-column
+    // console still shows a provisioned `healthy-worker-1` whole.
+    col("NAME", Width::Fill(2)).wider(Width::Fill(3)),
     col("ROLE", Width::Fixed(6)),
     col("ADDRESS", Width::Fixed(10)).wider(Width::Fixed(15)),
     // Wide only: at 80 columns its 12 cells would come out of NAME and ISSUE; the node
