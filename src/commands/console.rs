@@ -30,7 +30,7 @@ pub const DEFAULT_REFRESH_SECS: u64 = 5;
 
 /// The running pollers. `:reload` replaces them when discovery changed;
 /// what the screen asked for (focus, the watched node) is sent again to the
-/// new ones.
+/// new ones, and the contexts `:ctx` chose are applied to the new discovery.
 struct LivePollers {
     handle: Option<PollerHandle>,
     options: PollerOptions,
@@ -355,6 +355,36 @@ mod tests {
         let state = initial_state(discovery(), &GlobalArgs::default());
         assert_eq!(state.selected, 1);
         assert_eq!(state.current, None);
+    }
+
+    #[test]
+    fn a_reload_keeps_the_context_ctx_chose() {
+        let mut with_alternate = discovery();
+        let a = &mut with_alternate.clusters[0];
+        let mut other = a.kube.clone().expect("kube");
+        other.name = "ctx-a-reader".into();
+        a.alternate_kube = vec![other];
+        let mut live = LivePollers {
+            handle: None,
+            options: PollerOptions::default(),
+            app: None,
+            focus: None,
+            watch: None,
+            contexts: Vec::new(),
+        };
+        live.send(PollerRequest::UseContext {
+            cluster: "a".into(),
+            context: "ctx-a-reader".into(),
+        });
+        live.send(PollerRequest::UseContext {
+            cluster: "b".into(),
+            context: "gone".into(),
+        });
+        let mut reloaded = with_alternate.clone();
+        live.keep_contexts(&mut reloaded);
+        assert_eq!(reloaded.clusters[0].kube_context(), Some("ctx-a-reader"));
+        assert_eq!(reloaded.clusters[1], with_alternate.clusters[1]);
+        assert_eq!(live.contexts, [("a".to_string(), "ctx-a-reader".to_string())]);
     }
 
     #[test]
