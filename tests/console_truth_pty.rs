@@ -195,7 +195,9 @@ fn ctx_to_an_alternate_context_switches_the_running_poller() {
         s.wait_for("the panes again", BOUND, |t| t.contains("+ Nodes (5)"));
         plan
     };
-    plan_of(&mut s, "the admin's plan", &|t| t.contains("guards pass: s starts"));
+    plan_of(&mut s, "the admin's plan", &|t| {
+        t.contains("guards pass: s starts")
+    });
 
     s.send(b":ctx healthy-reader\r");
     s.wait_for("the reader context in the header", BOUND, |t| {

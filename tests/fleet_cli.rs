@@ -16,7 +16,10 @@ async fn taloscope(sim: &Sim, args: &[&str]) -> Run {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
         .args(args)
         .env("HOME", sim.dir.path())
-        .env("TALOSCOPE_STATE_DIR", sim.dir.path().join("taloscope-state"))
+        .env(
+            "TALOSCOPE_STATE_DIR",
+            sim.dir.path().join("taloscope-state"),
+        )
         .env("TALOSCONFIG", sim.fleet.talosconfig_path())
         .env("KUBECONFIG", sim.fleet.kubeconfig_path())
         .env_remove("TALOSCOPE_CONFIG")
@@ -63,7 +66,11 @@ async fn the_fleet_is_twenty_clusters_with_their_reader_contexts_and_status_agre
     for c in polled {
         let nodes = c["nodes"].as_array().map_or(0, Vec::len);
         assert_eq!(nodes, 250, "{}: {nodes} nodes", c["name"]);
-        assert_eq!(c["role"], "os:admin", "{}: the admin context is asked", c["name"]);
+        assert_eq!(
+            c["role"], "os:admin",
+            "{}: the admin context is asked",
+            c["name"]
+        );
     }
     sim.fleet.shutdown().await;
 }

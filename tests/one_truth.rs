@@ -264,7 +264,13 @@ fn sources_of(status: &ClusterStatus) -> Vec<(String, &'static str, bool)> {
     let mut nodes: Vec<_> = status
         .nodes
         .iter()
-        .map(|n| (n.name.clone(), n.source.as_str(), n.kubelet_version.is_some()))
+        .map(|n| {
+            (
+                n.name.clone(),
+                n.source.as_str(),
+                n.kubelet_version.is_some(),
+            )
+        })
         .collect();
     nodes.sort();
     nodes
@@ -292,7 +298,12 @@ async fn with_discovery_disabled_etcd_and_kubernetes_still_name_every_node() {
         client: fast(),
         ..Default::default()
     };
-    let status = within(60, "status", collect_discovered(&cluster, kubeconfig, options)).await;
+    let status = within(
+        60,
+        "status",
+        collect_discovered(&cluster, kubeconfig, options),
+    )
+    .await;
     let expected: Vec<(String, &str, bool)> = [
         ("cp-1", "talosconfig"),
         ("cp-2", "etcd"),

@@ -102,7 +102,9 @@ fn nodes_say_which_source_listed_them() {
     assert_eq!(s.screen, Screen::NodeDetail);
     let detail = text_at(&s, 80, 24);
     assert!(
-        detail.lines().any(|l| l.contains("source") && l.contains("kubernetes")),
+        detail
+            .lines()
+            .any(|l| l.contains("source") && l.contains("kubernetes")),
         "{detail}"
     );
     insta::assert_snapshot!("node_detail_sources", all_renders(&s));

@@ -147,7 +147,10 @@ pub enum PollerRequest {
     UnwatchNode,
     /// From its next round, poll `cluster` through its context `context` (`:ctx` named one
     /// of the cluster's alternate contexts).
-    UseContext { cluster: String, context: String },
+    UseContext {
+        cluster: String,
+        context: String,
+    },
 }
 
 /// Work for the event loop (`console`), which owns the dispatcher and the IO tasks.

@@ -154,7 +154,11 @@ fn ctx_naming_an_alternate_context_switches_the_cluster_and_its_poller() {
     let lab = &s.clusters[0];
     assert_eq!(lab.talos_context(), Some("lab-reader"));
     assert_eq!(lab.alternate_contexts(), ["lab"]);
-    let said = s.message.as_ref().map(|m| m.text.clone()).unwrap_or_default();
+    let said = s
+        .message
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
     assert!(said.contains("through context lab-reader"), "{said}");
 
     let again = run(&mut s, "ctx lab-reader");

@@ -384,7 +384,10 @@ mod tests {
         live.keep_contexts(&mut reloaded);
         assert_eq!(reloaded.clusters[0].kube_context(), Some("ctx-a-reader"));
         assert_eq!(reloaded.clusters[1], with_alternate.clusters[1]);
-        assert_eq!(live.contexts, [("a".to_string(), "ctx-a-reader".to_string())]);
+        assert_eq!(
+            live.contexts,
+            [("a".to_string(), "ctx-a-reader".to_string())]
+        );
     }
 
     #[test]

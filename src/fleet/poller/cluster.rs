@@ -76,7 +76,11 @@ impl ClusterTask {
     /// the next round (and node watch) builds them anew. False: not one of its contexts.
     fn use_context(&mut self, context: &str) -> bool {
         let Some(chosen) = self.cluster.with_context(context) else {
-            tracing::warn!(cluster = self.name(), context, "poller: not a context of this cluster");
+            tracing::warn!(
+                cluster = self.name(),
+                context,
+                "poller: not a context of this cluster"
+            );
             return false;
         };
         self.cluster = Arc::new(chosen);
