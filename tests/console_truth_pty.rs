@@ -3,7 +3,8 @@
 //! `sparse` (a talosconfig naming cp-1 only) all five nodes with their kubelet versions; on
 //! `healthy` after `taloscope provision` added two workers, seven nodes in the nodes pane and
 //! the Talos upgrade plan, and a Kubernetes plan to 1.35.0 whose support-matrix guard fails
-//! as `upgrade-k8s --plan` does.
+//! as `upgrade-k8s --plan` does. Each node row says the source that listed it, and `:ctx` to
+//! an alternate context switches the running poller to it.
 mod pty_support;
 
 use std::path::Path;
@@ -90,6 +91,17 @@ fn a_talosconfig_naming_one_node_shows_every_node_with_its_kubelet() {
         Duration::from_secs(5),
         |t| shows_every_node(t, &nodes),
     );
+    // 120 columns: the wide table, with the source of each node.
+    let text = s.text();
+    let row = |name: &str| {
+        let cell = format!(" {name} ");
+        text.lines().find(|l| l.contains(&cell)).unwrap_or_default()
+    };
+    assert!(text.contains("SOURCE"), "{text}");
+    assert!(row("cp-1").contains("talosconfig"), "{text}");
+    for name in ["cp-2", "cp-3", "w-1", "w-2"] {
+        assert!(row(name).contains("discovery"), "{name}:\n{text}");
+    }
     s.send(b"q");
     let (status, _raw) = s.finish(BOUND);
     assert!(status.success(), "exit status {status:?}");
@@ -160,6 +172,49 @@ fn provisioned_workers_are_shown_planned_and_guarded_as_the_cli_does() {
     });
     s.send(b"\x1b");
     s.wait_for("the panes again", BOUND, |t| t.contains("pane:"));
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+}
+
+/// `:ctx healthy-reader` on a console using `healthy` through its admin context: the header
+/// says the reader context is in use, and the running poller's next round asks with the
+/// reader's rights, so the Talos upgrade plan refuses to start on the client-role guard;
+/// `:ctx healthy` goes back to the admin context and the plan may start again.
+#[test]
+fn ctx_to_an_alternate_context_switches_the_running_poller() {
+    let sim = BackgroundSim::start("healthy", BOUND);
+    let home = tempfile::tempdir().expect("temp home");
+    let mut s = console_on(&sim, home.path(), "healthy");
+    s.wait_for("five nodes", BOUND, |t| t.contains("+ Nodes (5)"));
+    let plan_of = |s: &mut PtySession, what: &str, done: &dyn Fn(&str) -> bool| {
+        s.send(b"u");
+        s.wait_for(what, BOUND, |t| t.contains("Upgrade healthy") && done(t));
+        let plan = s.text();
+        s.send(b"\x1b");
+        s.wait_for("the panes again", BOUND, |t| t.contains("+ Nodes (5)"));
+        plan
+    };
+    plan_of(&mut s, "the admin's plan", &|t| {
+        t.contains("guards pass: s starts")
+    });
+
+    s.send(b":ctx healthy-reader\r");
+    s.wait_for("the reader context in the header", BOUND, |t| {
+        t.contains("cluster: healthy via healthy-reader (os:reader)")
+    });
+    let refused = plan_of(&mut s, "the reader's refusal", &|t| {
+        t.contains("Start refused")
+    });
+    assert!(refused.contains("client role"), "{refused}");
+
+    s.send(b":ctx healthy\r");
+    s.wait_for("the admin context in the header", BOUND, |t| {
+        t.contains("cluster: healthy via healthy (os:admin)")
+    });
+    plan_of(&mut s, "the admin's plan again", &|t| {
+        t.contains("guards pass: s starts")
+    });
     s.send(b"q");
     let (status, _raw) = s.finish(BOUND);
     assert!(status.success(), "exit status {status:?}");

@@ -223,7 +223,7 @@ async fn compare_scenario(name: &str) -> (usize, usize, usize) {
             headless, status,
             "{label}: the headless commands' model and status's"
         );
-        if cluster.name == "sparse" {
+        if cluster.name == "sparse" || cluster.name == "discovery-disabled" {
             let with_kubelet = shown.nodes.iter().filter(|n| n.kubelet_version.is_some());
             assert_eq!(with_kubelet.count(), 5, "{label}: {shown:?}");
         }
@@ -257,4 +257,65 @@ async fn console_and_cli_see_plan_and_guard_the_same_on_every_builtin_scenario()
         talos >= 10 && kube >= 10 && provision >= 20,
         "compared {talos} Talos, {kube} Kubernetes and {provision} provision plans"
     );
+}
+
+/// Each node's name, the source that put it in the list and whether its kubelet version is known.
+fn sources_of(status: &ClusterStatus) -> Vec<(String, &'static str, bool)> {
+    let mut nodes: Vec<_> = status
+        .nodes
+        .iter()
+        .map(|n| {
+            (
+                n.name.clone(),
+                n.source.as_str(),
+                n.kubelet_version.is_some(),
+            )
+        })
+        .collect();
+    nodes.sort();
+    nodes
+}
+
+/// Talos discovery off (`discovery-disabled`: no COSI Members, a talosconfig naming cp-1):
+/// etcd names the other control planes and Kubernetes the workers, and the console's model
+/// and `status`'s (one collector) list all five nodes, each with the source that found it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_discovery_disabled_etcd_and_kubernetes_still_name_every_node() {
+    let sim = start(scenario("discovery-disabled")).await;
+    let discovery = discovery_of(&sim);
+    let cluster = discovery
+        .cluster("discovery-disabled")
+        .cloned()
+        .expect("the discovery-disabled cluster");
+    assert_eq!(cluster.nodes().len(), 1, "the talosconfig names one node");
+    let client = TalosClient::new(cluster.talos.as_ref().expect("talos"), fast()).expect("client");
+    let members = within(10, "members", client.cluster_members(&cluster.nodes()[0])).await;
+    assert_eq!(members.map(|m| m.len()).ok(), Some(0), "discovery is off");
+
+    let fleet = within(60, "the console's first round", console_models(&discovery)).await;
+    let kubeconfig = discovery.kubeconfig.clone().map(Arc::new);
+    let options = CollectOptions {
+        client: fast(),
+        ..Default::default()
+    };
+    let status = within(
+        60,
+        "status",
+        collect_discovered(&cluster, kubeconfig, options),
+    )
+    .await;
+    let expected: Vec<(String, &str, bool)> = [
+        ("cp-1", "talosconfig"),
+        ("cp-2", "etcd"),
+        ("cp-3", "etcd"),
+        ("w-1", "kubernetes"),
+        ("w-2", "kubernetes"),
+    ]
+    .iter()
+    .map(|(name, source)| (name.to_string(), *source, true))
+    .collect();
+    assert_eq!(sources_of(&status), expected, "status: {status:?}");
+    let shown = &fleet.clusters["discovery-disabled"].status;
+    assert_eq!(sources_of(shown), expected, "the console: {shown:?}");
+    assert_eq!(comparable(shown.clone()), comparable(status));
 }

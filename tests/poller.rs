@@ -1,7 +1,8 @@
 //! The live-data poller against the in-process sim: a round streams every
 //! node, etcd and PollFinished; a slow or dead node does not hold the others
 //! back; Focus and Refresh start rounds at once; WatchNode follows services and
-//! machine events across a reboot; Shutdown ends every task.
+//! machine events across a reboot; UseContext switches the context from the
+//! next round; Shutdown ends every task.
 mod talos_common;
 
 use std::collections::HashMap;
@@ -417,6 +418,42 @@ async fn a_running_round_is_not_started_twice() {
         "a second round started inside the first: {round:?}"
     );
     assert_eq!(node_events(&round).len(), 5);
+    within(5, "shutdown", poller.shutdown()).await;
+    sim.fleet.shutdown().await;
+}
+
+fn role_of(round: &[FleetEvent]) -> Option<String> {
+    round.iter().find_map(|e| match e {
+        FleetEvent::ClusterInfo { role, .. } => Some(role.clone()),
+        _ => None,
+    })
+}
+
+/// `:ctx healthy-reader` in the console: the running poller's next round (started at once, the
+/// intervals being an hour) asks through the reader context, whose certificate says
+/// `os:reader`, and still sees every node; naming the admin context switches back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn use_context_switches_the_running_poller_from_its_next_round() {
+    let sim = start(scenario("healthy")).await;
+    let found = clusters(&sim, &["healthy"]);
+    assert_eq!(found[0].talos_context(), Some("healthy"));
+    assert_eq!(found[0].alternate_contexts(), ["healthy-reader"]);
+    let (poller, mut rx) = spawn(found, options(3_600_000, 3_600_000, fast()));
+    let first = within(20, "the first round", one_round(&mut rx, "healthy")).await;
+    assert_eq!(role_of(&first).as_deref(), Some("os:admin"));
+
+    let use_context = |context: &str| PollerCommand::UseContext {
+        cluster: "healthy".into(),
+        context: context.into(),
+    };
+    poller.send(use_context("healthy-reader"));
+    let round = within(20, "the reader's round", one_round(&mut rx, "healthy")).await;
+    assert_eq!(role_of(&round).as_deref(), Some("os:reader"), "{round:?}");
+    assert_eq!(node_events(&round).len(), 5, "{round:?}");
+
+    poller.send(use_context("healthy"));
+    let round = within(20, "the admin's round again", one_round(&mut rx, "healthy")).await;
+    assert_eq!(role_of(&round).as_deref(), Some("os:admin"), "{round:?}");
     within(5, "shutdown", poller.shutdown()).await;
     sim.fleet.shutdown().await;
 }

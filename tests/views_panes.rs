@@ -72,6 +72,44 @@ fn node_detail() {
     }
 }
 
+/// `healthy`'s nodes as a talosconfig naming only cp-1 finds them: the others through
+/// discovery, etcd and Kubernetes. The wide nodes table has a SOURCE column (at 80 columns the
+/// table keeps its versions and issue instead) and the node detail says it at every size.
+#[test]
+fn nodes_say_which_source_listed_them() {
+    use taloscope::fleet::NodeSource;
+    let mut s = scenarios::state(&["healthy"]);
+    let sources = [
+        NodeSource::Talosconfig,
+        NodeSource::Discovery,
+        NodeSource::Etcd,
+        NodeSource::Discovery,
+        NodeSource::Kubernetes,
+    ];
+    let live = s.fleet.clusters.get_mut("healthy").expect("healthy");
+    for (node, source) in live.status.nodes.iter_mut().zip(sources) {
+        node.source = source;
+    }
+    update(&mut s, Action::OpenSelected);
+    let wide = text_at(&s, 200, 50);
+    assert!(wide.contains("SOURCE"), "{wide}");
+    let w2 = wide.lines().find(|l| l.contains("w-2")).unwrap_or_default();
+    assert!(w2.contains("kubernetes"), "{wide}");
+    assert!(!text_at(&s, 80, 24).contains("SOURCE"));
+    insta::assert_snapshot!("nodes_sources", all_renders(&s));
+    update(&mut s, Action::MoveLast);
+    update(&mut s, Action::OpenSelected);
+    assert_eq!(s.screen, Screen::NodeDetail);
+    let detail = text_at(&s, 80, 24);
+    assert!(
+        detail
+            .lines()
+            .any(|l| l.contains("source") && l.contains("kubernetes")),
+        "{detail}"
+    );
+    insta::assert_snapshot!("node_detail_sources", all_renders(&s));
+}
+
 #[test]
 fn cp2_down_says_what_is_wrong_everywhere() {
     let mut s = scenarios::state(&["cp2-down"]);

@@ -145,6 +145,12 @@ pub enum PollerRequest {
         node: String,
     },
     UnwatchNode,
+    /// From its next round, poll `cluster` through its context `context` (`:ctx` named one
+    /// of the cluster's alternate contexts).
+    UseContext {
+        cluster: String,
+        context: String,
+    },
 }
 
 /// Work for the event loop (`console`), which owns the dispatcher and the IO tasks.

@@ -24,9 +24,14 @@ pub const FLEET_COLUMNS: &[Column] = &[
 ];
 
 pub const NODE_COLUMNS: &[Column] = &[
-    col("NAME", Width::Fill(2)),
+    // Wide, NAME shares evenly with ISSUE: SOURCE's cells come out of ISSUE, so a 120-column
+    // console still shows a provisioned `healthy-worker-1` whole.
+    col("NAME", Width::Fill(2)).wider(Width::Fill(3)),
     col("ROLE", Width::Fixed(6)),
     col("ADDRESS", Width::Fixed(10)).wider(Width::Fixed(15)),
+    // Wide only: at 80 columns its 12 cells would come out of NAME and ISSUE; the node
+    // detail says it at every size.
+    wide("SOURCE", Width::Fixed(11)),
     wide("STAGE", Width::Fixed(8)),
     col("READY", Width::Fixed(8)),
     col("TALOS", Width::Fixed(7)),
@@ -198,6 +203,7 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
                     TableCell::plain(&n.name),
                     role_cell(n.role),
                     TableCell::plain(&n.address),
+                    TableCell::plain(n.source.as_str()),
                     TableCell::maybe(n.stage.map(|s| s.as_str())),
                     ready_cell(node_state(n)),
                     TableCell::maybe(n.talos_version.as_deref()),

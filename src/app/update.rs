@@ -2,7 +2,7 @@
 //! [`Effect`]s for the event loop, and whether the screen may have changed.
 //! No IO happens here, so every rule is a plain unit test. The fleet, cluster
 //! and node screens are in `update_panes`.
-use super::action::{Action, AppEvent, Effect};
+use super::action::{Action, AppEvent, Effect, PollerRequest};
 use super::command::{self, Command};
 use super::keymap;
 use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay, Screen};
@@ -168,31 +168,43 @@ fn on_event(state: &mut AppState, event: AppEvent) {
     }
 }
 
-/// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is. The
-/// pollers keep the context they started with; naming another one takes a restart.
-fn use_cluster_or_context(state: &mut AppState, name: &str) -> Message {
-    let cluster = state
+/// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
+/// from now on uses that context: the cluster's poller from its next round, the plans and
+/// rollouts started here, and the header says it.
+fn use_cluster_or_context(state: &mut AppState, name: &str) -> (Message, Vec<Effect>) {
+    let found = state
         .clusters
         .iter()
-        .find(|c| c.name == name)
+        .position(|c| c.name == name)
         .or_else(|| {
             state
                 .clusters
                 .iter()
-                .find(|c| c.with_context(name).is_some())
-        })
-        .map(|c| (c.name.clone(), c.talos_context().map(str::to_owned)));
-    let Some((cluster, in_use)) = cluster else {
-        return Message::error(format!("no cluster named {name:?} (Tab completes names)"));
+                .position(|c| c.with_context(name).is_some())
+        });
+    let Some(i) = found else {
+        let error = format!("no cluster named {name:?} (Tab completes names)");
+        return (Message::error(error), Vec::new());
     };
+    let cluster = state.clusters[i].name.clone();
+    let mut effects = Vec::new();
+    if let Some(chosen) = state.clusters[i].with_context(name)
+        && chosen != state.clusters[i]
+    {
+        state.clusters[i] = chosen;
+        effects.push(Effect::Poller(PollerRequest::UseContext {
+            cluster: cluster.clone(),
+            context: name.to_string(),
+        }));
+    }
     state.use_cluster(&cluster);
     panes::open_cluster(state);
-    match in_use {
-        Some(ctx) if cluster != name && ctx != name => Message::warn(format!(
-            "{name} reaches cluster {cluster}, which uses {ctx} here; start taloscope with --context {name} to use it"
-        )),
-        _ => Message::info(format!("using cluster {cluster}")),
-    }
+    let message = if effects.is_empty() {
+        format!("using cluster {cluster}")
+    } else {
+        format!("using cluster {cluster} through context {name}")
+    };
+    (Message::info(message), effects)
 }
 
 fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
@@ -390,8 +402,9 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             vec![Effect::ReloadDiscovery]
         }
         Ok(Some(Command::Ctx(name))) => {
-            state.message = Some(use_cluster_or_context(state, &name));
-            Vec::new()
+            let (message, effects) = use_cluster_or_context(state, &name);
+            state.message = Some(message);
+            effects
         }
         Ok(Some(Command::Fleet)) => {
             state.screen = Screen::Fleet;

@@ -118,6 +118,65 @@ fn ctx_command_uses_a_cluster() {
     assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Error));
 }
 
+/// `:ctx lab-reader` (an alternate context of `lab`): the cluster uses that context from now
+/// on, in the state the header and plans read and in the poller, which is told to switch;
+/// naming the context again changes nothing and asks the poller for nothing.
+#[test]
+fn ctx_naming_an_alternate_context_switches_the_cluster_and_its_poller() {
+    use crate::app::test_fixtures::{console_of, discovered};
+    let mut lab = discovered("lab");
+    let mut reader = discovered("lab-reader");
+    reader.name = "lab".into();
+    lab.alternate_talos = reader.talos.take().into_iter().collect();
+    let mut s = console_of(vec![lab, discovered("other")]);
+    let run = |s: &mut AppState, line: &str| {
+        update(s, Action::OpenCommandLine);
+        type_text(s, line);
+        update(s, Action::Submit)
+    };
+    let effects = run(&mut s, "ctx lab-reader");
+    let asked: Vec<&PollerRequest> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Poller(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        asked.contains(&&PollerRequest::UseContext {
+            cluster: "lab".into(),
+            context: "lab-reader".into()
+        }),
+        "{effects:?}"
+    );
+    assert!(asked.contains(&&PollerRequest::Focus(Some("lab".into()))));
+    assert_eq!(s.current.as_deref(), Some("lab"));
+    let lab = &s.clusters[0];
+    assert_eq!(lab.talos_context(), Some("lab-reader"));
+    assert_eq!(lab.alternate_contexts(), ["lab"]);
+    let said = s
+        .message
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("through context lab-reader"), "{said}");
+
+    let again = run(&mut s, "ctx lab-reader");
+    assert!(
+        !again
+            .iter()
+            .any(|e| matches!(e, Effect::Poller(PollerRequest::UseContext { .. }))),
+        "{again:?}"
+    );
+    let back = run(&mut s, "ctx lab");
+    assert!(
+        back.iter()
+            .any(|e| matches!(e, Effect::Poller(PollerRequest::UseContext { context, .. }) if context == "lab")),
+        "{back:?}"
+    );
+    assert_eq!(s.clusters[0].talos_context(), Some("lab"));
+}
+
 #[test]
 fn q_command_quits_and_typed_q_does_not() {
     let mut s = state();

@@ -30,7 +30,7 @@ pub const DEFAULT_REFRESH_SECS: u64 = 5;
 
 /// The running pollers. `:reload` replaces them when discovery changed;
 /// what the screen asked for (focus, the watched node) is sent again to the
-/// new ones.
+/// new ones, and the contexts `:ctx` chose are applied to the new discovery.
 struct LivePollers {
     handle: Option<PollerHandle>,
     options: PollerOptions,
@@ -38,6 +38,8 @@ struct LivePollers {
     app: Option<mpsc::Sender<AppEvent>>,
     focus: Option<String>,
     watch: Option<(String, String)>,
+    /// The contexts `:ctx` chose, by cluster; a reload keeps them.
+    contexts: Vec<(String, String)>,
 }
 
 type SharedPollers = Arc<Mutex<LivePollers>>;
@@ -50,11 +52,21 @@ impl LivePollers {
                 self.watch = Some((cluster.clone(), node.clone()))
             }
             PollerRequest::UnwatchNode => self.watch = None,
+            PollerRequest::UseContext { cluster, context } => {
+                self.contexts.retain(|(c, _)| c != cluster);
+                self.contexts.push((cluster.clone(), context.clone()));
+            }
             PollerRequest::Refresh(_) | PollerRequest::RefreshAll => {}
         }
         if let Some(handle) = &self.handle {
             handle.send(poller_command(request));
         }
+    }
+
+    /// The contexts `:ctx` chose, applied to a fresh discovery (a context gone is dropped).
+    fn keep_contexts(&mut self, discovery: &mut Discovery) {
+        self.contexts
+            .retain(|(_, context)| discovery.use_context(context).is_some());
     }
 
     /// Stops the running pollers, if any, and starts pollers for `clusters`
@@ -119,6 +131,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         app: None,
         focus: None,
         watch: None,
+        contexts: Vec::new(),
     }));
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard.
@@ -145,8 +158,9 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         // Runs on a blocking thread of the runtime, so the new pollers can
         // be spawned from here.
         Arc::new(move || {
-            let discovery = load_discovery(&global, &paths);
+            let mut discovery = load_discovery(&global, &paths);
             if let Ok(mut live) = pollers.lock() {
+                live.keep_contexts(&mut discovery);
                 live.start(discovery.clusters.clone(), discovery.kubeconfig.clone());
             }
             discovery
@@ -190,6 +204,9 @@ fn poller_command(request: PollerRequest) -> PollerCommand {
         PollerRequest::RefreshAll => PollerCommand::RefreshAll,
         PollerRequest::WatchNode { cluster, node } => PollerCommand::WatchNode { cluster, node },
         PollerRequest::UnwatchNode => PollerCommand::UnwatchNode,
+        PollerRequest::UseContext { cluster, context } => {
+            PollerCommand::UseContext { cluster, context }
+        }
     }
 }
 
@@ -338,6 +355,39 @@ mod tests {
         let state = initial_state(discovery(), &GlobalArgs::default());
         assert_eq!(state.selected, 1);
         assert_eq!(state.current, None);
+    }
+
+    #[test]
+    fn a_reload_keeps_the_context_ctx_chose() {
+        let mut with_alternate = discovery();
+        let a = &mut with_alternate.clusters[0];
+        let mut other = a.kube.clone().expect("kube");
+        other.name = "ctx-a-reader".into();
+        a.alternate_kube = vec![other];
+        let mut live = LivePollers {
+            handle: None,
+            options: PollerOptions::default(),
+            app: None,
+            focus: None,
+            watch: None,
+            contexts: Vec::new(),
+        };
+        live.send(PollerRequest::UseContext {
+            cluster: "a".into(),
+            context: "ctx-a-reader".into(),
+        });
+        live.send(PollerRequest::UseContext {
+            cluster: "b".into(),
+            context: "gone".into(),
+        });
+        let mut reloaded = with_alternate.clone();
+        live.keep_contexts(&mut reloaded);
+        assert_eq!(reloaded.clusters[0].kube_context(), Some("ctx-a-reader"));
+        assert_eq!(reloaded.clusters[1], with_alternate.clusters[1]);
+        assert_eq!(
+            live.contexts,
+            [("a".to_string(), "ctx-a-reader".to_string())]
+        );
     }
 
     #[test]

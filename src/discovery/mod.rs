@@ -137,13 +137,12 @@ impl Cluster {
     }
 
     /// This cluster using exactly the context `name` (a talos or kube context, primary or
-    /// alternate); the cluster as it is when `name` is its own name. `None`: not this cluster's.
+    /// alternate); the cluster as it is when `name` is its own name and no alternate context
+    /// is so named (the context it was named after, after a switch away). `None`: not this
+    /// cluster's.
     pub fn with_context(&self, name: &str) -> Option<Cluster> {
         let mut cluster = self.clone();
-        if self.name == name || self.talos_context() == Some(name) {
-            return Some(cluster);
-        }
-        if self.kube_context() == Some(name) {
+        if self.talos_context() == Some(name) || self.kube_context() == Some(name) {
             return Some(cluster);
         }
         if let Some(i) = self.alternate_talos.iter().position(|t| t.name == name) {
@@ -152,7 +151,9 @@ impl Cluster {
             cluster.alternate_talos.sort_by(|a, b| a.name.cmp(&b.name));
             return Some(cluster);
         }
-        let i = self.alternate_kube.iter().position(|k| k.name == name)?;
+        let Some(i) = self.alternate_kube.iter().position(|k| k.name == name) else {
+            return (self.name == name).then_some(cluster);
+        };
         let named = cluster.alternate_kube.remove(i);
         cluster.alternate_kube.extend(cluster.kube.replace(named));
         cluster.alternate_kube.sort_by(|a, b| a.name.cmp(&b.name));

@@ -1,6 +1,7 @@
-//! The node detail: every field of one node (with how stale it is when it
-//! stopped answering), its services with health, and its recent events,
-//! newest first. `h`/`l` step to the neighbouring rows of the nodes pane.
+//! The node detail: every field of one node (with the source that listed it
+//! and how stale it is when it stopped answering), its services with health,
+//! and its recent events, newest first. `h`/`l` step to the neighbouring rows
+//! of the nodes pane.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -54,6 +55,7 @@ impl<'a> NodeDetail<'a> {
         vec![
             field("name", node.name.clone(), Role::Text),
             field("address", node.address.clone(), Role::Text),
+            field("source", node.source.as_str().to_string(), Role::Text),
             field("role", role_word(node.role).to_string(), Role::Text),
             field("state", state.word().to_string(), state_role),
             field(

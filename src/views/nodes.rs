@@ -1,4 +1,5 @@
-//! The nodes pane: name, role, address, machine stage, Ready (a word),
+//! The nodes pane: name, role, address, the source that listed the node
+//! (talosconfig, discovery, etcd, kubernetes), machine stage, Ready (a word),
 //! Talos and kubelet versions, cordon, and the issue: how stale a node that
 //! stopped answering is and why, or which conditions it waits for.
 use ratatui::buffer::Buffer;

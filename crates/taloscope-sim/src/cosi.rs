@@ -276,7 +276,14 @@ fn component_config(t: &Target, kind: &str) -> Option<Resource> {
     ))
 }
 
+/// The cluster's Members as every node lists them; none with discovery off: Talos writes the
+/// local Affiliate only when `DiscoveryEnabled` (siderolabs/talos
+/// internal/app/machined/pkg/controllers/cluster/local_affiliate.go, the flag from config.go)
+/// and MemberController makes Members from Affiliates alone (member.go).
 fn members(t: &Target) -> Vec<Resource> {
+    if t.cluster.discovery_disabled {
+        return Vec::new();
+    }
     t.cluster
         .nodes
         .iter()

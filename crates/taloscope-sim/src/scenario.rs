@@ -14,6 +14,7 @@
 //!     image_pull_ms: 12000          # simulated time an image pull takes (default 12000; an image
 //!                                   # already pulled on the node is found at once)
 //!     kube_proxy_disabled: false    # true: `cluster.proxy.disabled`, no kube-proxy DaemonSet
+//!     discovery_disabled: false     # true: `cluster.discovery.enabled: false`, no COSI Members
 //!     etcd:
 //!       members: [cp-1, cp-2, cp-3] # default: every control plane
 //!       leader: cp-1                # default: the first member
@@ -136,6 +137,12 @@ pub struct ClusterSpec {
     /// `cluster.proxy.disabled: true`: Talos renders no kube-proxy manifest
     /// (siderolabs/talos internal/app/machined/pkg/controllers/k8s/render_manifests.go).
     pub kube_proxy_disabled: bool,
+    /// `cluster.discovery.enabled: false`: no node writes its affiliate, so the `cluster`
+    /// namespace lists no Members (siderolabs/talos
+    /// internal/app/machined/pkg/controllers/cluster/config.go sets `DiscoveryEnabled` from it,
+    /// local_affiliate.go writes the local Affiliate only when it is set, member.go makes
+    /// Members from Affiliates and destroys the rest).
+    pub discovery_disabled: bool,
 }
 
 /// A validated scenario: what the simulated fleet looks like when it starts.
@@ -148,8 +155,8 @@ pub struct Scenario {
 #[rustfmt::skip]
 const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
-    "removed-api", "sparse", "flow-full", "talos-1.10", "talos-1.11", "talos-1.12",
-    "talos-1.13",
+    "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
+    "talos-1.12", "talos-1.13",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -203,6 +210,14 @@ impl Scenario {
             "sparse" => {
                 let mut cluster = standard_cluster("sparse", 0, |_| {});
                 cluster.talosconfig_nodes = Some(vec![0]);
+                vec![cluster]
+            }
+            // `sparse` with Talos discovery off: only etcd (the control planes) and Kubernetes
+            // (every node) name the nodes the talosconfig does not.
+            "discovery-disabled" => {
+                let mut cluster = standard_cluster("discovery-disabled", 0, |_| {});
+                cluster.talosconfig_nodes = Some(vec![0]);
+                cluster.discovery_disabled = true;
                 vec![cluster]
             }
             // The OneFlow worker role already at its max_vms (2): no room for one more.
@@ -352,6 +367,7 @@ fn build_cluster(
         oneflow_max_vms: Vec::new(),
         image_pull_ms: DEFAULT_IMAGE_PULL_MS,
         kube_proxy_disabled: false,
+        discovery_disabled: false,
     }
 }
 
@@ -376,6 +392,7 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
         oneflow_max_vms: Vec::new(),
         image_pull_ms: DEFAULT_IMAGE_PULL_MS,
         kube_proxy_disabled: false,
+        discovery_disabled: false,
     }
 }
 
@@ -438,6 +455,10 @@ mod tests {
         let sparse = Scenario::builtin("sparse").expect("sparse");
         assert_eq!(sparse.clusters[0].nodes.len(), 5);
         assert_eq!(sparse.clusters[0].talosconfig_nodes, Some(vec![0]));
+        assert!(!sparse.clusters[0].discovery_disabled);
+        let off = Scenario::builtin("discovery-disabled").expect("discovery-disabled");
+        assert_eq!(off.clusters[0].talosconfig_nodes, Some(vec![0]));
+        assert!(off.clusters[0].discovery_disabled);
     }
 
     #[test]

@@ -36,6 +36,8 @@ struct FileCluster {
     image_pull_ms: Option<u64>,
     #[serde(default)]
     kube_proxy_disabled: bool,
+    #[serde(default)]
+    discovery_disabled: bool,
     nodes: Vec<FileNode>,
 }
 
@@ -230,6 +232,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
         oneflow_max_vms: Vec::new(),
         image_pull_ms: fc.image_pull_ms.unwrap_or(DEFAULT_IMAGE_PULL_MS),
         kube_proxy_disabled: fc.kube_proxy_disabled,
+        discovery_disabled: fc.discovery_disabled,
     })
 }
 
@@ -279,6 +282,10 @@ mod tests {
         assert_eq!(c.nodes[1].talos_version, "v1.13.0");
         assert_eq!(c.nodes[2].faults.slow_ms, 50);
         assert_eq!(c.nodes[2].address, Ipv4Addr::new(127, 10, 0, 3));
+        assert!(!c.discovery_disabled);
+        let off = text.replace("    etcd:", "    discovery_disabled: true\n    etcd:");
+        let s = parse_scenario("lab", &off).expect("parses");
+        assert!(s.clusters[0].discovery_disabled);
     }
 
     #[test]

@@ -169,6 +169,8 @@ pub struct ClusterState {
     pub(crate) oneflow_max_vms: Vec<(String, usize)>,
     /// Simulated milliseconds an image pull takes on this cluster's nodes.
     pub(crate) image_pull_ms: u64,
+    /// Talos discovery off: the nodes list no COSI Members.
+    pub(crate) discovery_disabled: bool,
 }
 
 impl ClusterState {
@@ -281,6 +283,7 @@ impl FleetState {
                     }),
                     oneflow_max_vms: spec.oneflow_max_vms.clone(),
                     image_pull_ms: spec.image_pull_ms,
+                    discovery_disabled: spec.discovery_disabled,
                 })
             })
             .collect();

@@ -27,6 +27,8 @@ pub(super) enum ClusterCommand {
     PollNow,
     Watch(String),
     Unwatch,
+    /// Use this context of the cluster (in use or alternate) from the next round.
+    UseContext(String),
 }
 
 type Round = BoxFuture<'static, Result<Option<KubeClient>, Closed>>;
@@ -68,6 +70,24 @@ impl ClusterTask {
 
     fn name(&self) -> &str {
         &self.cluster.name
+    }
+
+    /// Switches to the cluster's context `context` and drops the clients of the old one, so
+    /// the next round (and node watch) builds them anew. False: not one of its contexts.
+    fn use_context(&mut self, context: &str) -> bool {
+        let Some(chosen) = self.cluster.with_context(context) else {
+            tracing::warn!(
+                cluster = self.name(),
+                context,
+                "poller: not a context of this cluster"
+            );
+            return false;
+        };
+        self.cluster = Arc::new(chosen);
+        self.talos = None;
+        self.talos_built = false;
+        self.kube = None;
+        true
     }
 
     fn talos_side(&mut self) -> Option<TalosSide> {
@@ -123,6 +143,7 @@ impl ClusterTask {
         let mut round: Option<Round> = None;
         // A guard: dropping it stops the node watch.
         let mut _watch: Option<NodeWatch> = None;
+        let mut watched: Option<String> = None;
         loop {
             tokio::select! {
                 cmd = commands.recv() => {
@@ -142,9 +163,21 @@ impl ClusterTask {
                         ClusterCommand::Watch(node) => {
                             // The old watch stops before the new one opens.
                             drop(_watch.take());
+                            watched = Some(node.clone());
                             _watch = self.watch(node).await;
                         }
-                        ClusterCommand::Unwatch => _watch = None,
+                        ClusterCommand::Unwatch => (_watch, watched) = (None, None),
+                        ClusterCommand::UseContext(context) => {
+                            if self.use_context(&context) {
+                                // What the old context's round brings is not wanted any more.
+                                round = None;
+                                next_due = Instant::now();
+                                drop(_watch.take());
+                                if let Some(node) = watched.clone() {
+                                    _watch = self.watch(node).await;
+                                }
+                            }
+                        }
                     }
                 }
                 done = pending_or(round.as_mut()), if round.is_some() => {

@@ -71,6 +71,9 @@ pub enum PollerCommand {
     WatchNode { cluster: String, node: String },
     /// Stop following the watched node.
     UnwatchNode,
+    /// Poll `cluster` through its context `context` (one in use or alternate) from now on:
+    /// a round under way is dropped and the next starts at once with new clients.
+    UseContext { cluster: String, context: String },
     /// Stop every task.
     Shutdown,
 }
@@ -208,6 +211,9 @@ async fn supervise(
                 if let Some(old) = watched.take() {
                     tell(&old, cluster::ClusterCommand::Unwatch);
                 }
+            }
+            PollerCommand::UseContext { cluster, context } => {
+                tell(&cluster, cluster::ClusterCommand::UseContext(context))
             }
             PollerCommand::Shutdown => break,
         }
