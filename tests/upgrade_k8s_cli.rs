@@ -29,7 +29,7 @@ async fn plan_json_passes_on_talos_112_and_refuses_what_it_must() {
     assert_eq!(plan["target"], "v1.35.0");
     assert_eq!(plan["blocked"], false);
     let guards = plan["guards"].as_array().expect("guards");
-    assert_eq!(guards.len(), 10);
+    assert_eq!(guards.len(), 11);
     for g in guards {
         assert_eq!(g["verdict"], "pass", "{g}");
     }
