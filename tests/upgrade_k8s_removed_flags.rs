@@ -20,12 +20,7 @@ fn scenario(dir: &std::path::Path) -> Scenario {
     Scenario::from_file(&file).expect("scenario")
 }
 
-fn guard<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    plan["guards"]
-        .as_array()
-        .and_then(|gs| gs.iter().find(|g| g["id"] == id))
-        .unwrap_or_else(|| panic!("guard {id} in {plan}"))
-}
+use upgrade_common::plan_guard as guard;
 
 async fn plan_json(fx: &Fixture, context: &str, target: &str) -> (Option<i32>, serde_json::Value) {
     let mut cmd = fx.taloscope(context, "upgrade-k8s");

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::kube_components::{
-    KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBELET, parse_config_images,
+    KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBELET, config_image,
 };
 use super::state::SimNode;
 
@@ -117,16 +117,7 @@ fn command_args(component: &str, extra: Option<&ExtraArgs>) -> Vec<String> {
 pub(crate) fn static_pod_spec(node: &SimNode, component: &str, config_version: u64) -> String {
     let config = super::kube_components::current_config(node);
     let extra = parse_extra_args(config.as_bytes());
-    let image = parse_config_images(config.as_bytes())
-        .ok()
-        .and_then(|images| {
-            images
-                .by_component()
-                .into_iter()
-                .find(|(c, _)| *c == component)
-                .map(|(_, i)| i.to_string())
-        })
-        .unwrap_or_default();
+    let image = config_image(&config, component).unwrap_or_default();
     let mut command = vec![format!("/usr/local/bin/{component}")];
     command.extend(command_args(component, extra.get(component)));
     let pod = json!({
@@ -150,10 +141,7 @@ pub(crate) fn static_pod_spec(node: &SimNode, component: &str, config_version: u
 /// `image`, `args`), the flags from kubelet_spec.go's `args` merged with `extraArgs`.
 pub(crate) fn kubelet_spec(node: &SimNode) -> String {
     let config = super::kube_components::current_config(node);
-    let image = parse_config_images(config.as_bytes())
-        .ok()
-        .and_then(|i| i.kubelet)
-        .unwrap_or_default();
+    let image = config_image(&config, KUBELET).unwrap_or_default();
     let extra = parse_extra_args(config.as_bytes());
     let spec = json!({
         "image": image,

@@ -259,15 +259,7 @@ fn component_config(t: &Target, kind: &str) -> Option<Resource> {
         .iter()
         .find(|c| c.name == component)?;
     let config = super::kube_components::current_config(&t.node);
-    let image = super::kube_components::parse_config_images(config.as_bytes())
-        .ok()
-        .and_then(|images| {
-            images
-                .by_component()
-                .into_iter()
-                .find(|(name, _)| *name == component)
-                .map(|(_, image)| image.to_string())
-        })
+    let image = super::kube_components::config_image(&config, component)
         .unwrap_or_else(|| format!("registry.k8s.io/{component}:{}", c.version));
     Some(resource(
         "controlplane",

@@ -159,6 +159,16 @@ pub fn parse_config_images(data: &[u8]) -> Result<ConfigImages, String> {
     Ok(images)
 }
 
+/// The image a machine config sets for `component`, if any.
+pub fn config_image(config: &str, component: &str) -> Option<String> {
+    let images = parse_config_images(config.as_bytes()).ok()?;
+    images
+        .by_component()
+        .into_iter()
+        .find(|(name, _)| *name == component)
+        .map(|(_, image)| image.to_string())
+}
+
 /// The machine config a node booted with: its role, hostname and the images it runs. No
 /// secrets: the sim's nodes have none worth showing.
 pub fn initial_config(status: &NodeStatus, extra_args: &BTreeMap<String, ExtraArgs>) -> String {
