@@ -80,20 +80,17 @@ impl ComponentStep<'_> {
 
     /// After an applied config: the new version of the component config resource, once
     /// Talos has rendered the change (upstream waits for its `Updated` event).
-    async fn wait_config_change(
-        &self,
-        report: &StepReport,
-        before: &str,
-    ) -> Result<String, String> {
+    async fn wait_config_change(&self, report: &StepReport, before: &str) -> String {
         loop {
-            let now = self.config_version().await?;
-            if now != before {
-                return Ok(now);
+            match self.config_version().await {
+                Ok(now) if now != before => return now,
+                Ok(_) => report.detail(format!(
+                    "waiting for Talos to render the {} config (version {before})",
+                    self.what()
+                )),
+                // A node busy restarting a component may not answer: ask again.
+                Err(why) => report.detail(why),
             }
-            report.detail(format!(
-                "waiting for Talos to render the {} config (version {before})",
-                self.what()
-            ));
             tokio::time::sleep(self.poll_interval).await;
         }
     }
@@ -232,7 +229,7 @@ impl KindStep for ComponentStep<'_> {
         );
         // Upstream skips the wait for a new config version when nothing was patched.
         let expected = match (&before, &patched.text) {
-            (Some(before), Some(_)) => Some(self.wait_config_change(report, before).await?),
+            (Some(before), Some(_)) => Some(self.wait_config_change(report, before).await),
             (before, _) => before.clone(),
         };
         self.wait_done(report, &patched.new_image, expected.as_deref())
