@@ -258,6 +258,7 @@ fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
         from: plan.from.to_string(),
         target: plan.target.to_string(),
         result: Ok(counts),
+        flags: Ok(Vec::new()),
     };
     update(s, Action::Event(AppEvent::RemovedApis(Box::new(counted))));
 }

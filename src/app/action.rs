@@ -10,6 +10,7 @@ use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
 use crate::upgrade::UpgradePlan;
 use crate::upgrade::kubernetes::KubernetesUpgradePlan;
+use crate::upgrade::kubernetes::RemovedItem;
 
 /// The only input to [`super::update::update`].
 #[derive(Debug, Clone)]
@@ -210,4 +211,6 @@ pub struct RemovedApisCounted {
     pub from: String,
     pub target: String,
     pub result: Result<Vec<RemovedApiCount>, String>,
+    /// The removed flags, feature gates and admission plugins in use, checked with the count.
+    pub flags: Result<Vec<RemovedItem>, String>,
 }

@@ -79,6 +79,7 @@ fn counted(plan: &KubernetesUpgradePlan, counts: Vec<RemovedApiCount>) -> Action
         from: plan.from.to_string(),
         target: plan.target.to_string(),
         result: Ok(counts),
+        flags: Ok(Vec::new()),
     })))
 }
 

@@ -8,6 +8,7 @@ pub mod error;
 pub mod events;
 mod fan_out;
 mod files;
+pub mod kubernetes_resources;
 pub mod tls;
 pub mod types;
 

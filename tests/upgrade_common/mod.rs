@@ -229,6 +229,14 @@ impl Fixture {
     }
 }
 
+/// The guard `id` of a `--plan --output json` plan.
+pub fn plan_guard<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    plan["guards"]
+        .as_array()
+        .and_then(|gs| gs.iter().find(|g| g["id"] == id))
+        .unwrap_or_else(|| panic!("guard {id} in {plan}"))
+}
+
 /// Starts the Talos runner; returns its handle and its events.
 pub fn spawn_talos(run: TalosUpgradeRun) -> (RolloutHandle, UnboundedReceiver<RolloutEvent>) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -97,6 +97,28 @@ async fn two_member_etcd_is_refused_with_upstream_wording() {
     sim.fleet.shutdown().await;
 }
 
+/// The legacy Upgrade validates etcd on a control plane whenever `force` is false, `preserve`
+/// or not (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go).
+#[tokio::test]
+async fn preserve_does_not_skip_the_etcd_check_and_force_does() {
+    let text = "clusters:\n  - name: duo\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: cp-2\n        role: controlplane\n";
+    let sim = start(scenario_from_yaml("duo", text), 100.0).await;
+    let ctx = sim.context("duo");
+    let mut client = machine(&ctx, &ctx.endpoints[0]).await;
+    let preserved = UpgradeRequest {
+        preserve: true,
+        ..upgrade_to("v1.11.5")
+    };
+    let err = client.upgrade(preserved).await.expect_err("preserve");
+    assert!(err.message().contains("error validating etcd"), "{err:?}");
+    let forced = UpgradeRequest {
+        force: true,
+        ..upgrade_to("v1.11.5")
+    };
+    client.upgrade(forced).await.expect("force skips the check");
+    sim.fleet.shutdown().await;
+}
+
 #[tokio::test]
 async fn reader_is_refused_mutations() {
     let sim = start_builtin("healthy", 100.0).await;
