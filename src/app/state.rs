@@ -92,12 +92,27 @@ pub struct TableView {
     pub filter: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
     pub fleet: TableView,
     pub nodes: TableView,
     pub etcd: TableView,
     pub versions: TableView,
+}
+
+impl Default for Tables {
+    /// The fleet starts problems first; the cluster panes by name.
+    fn default() -> Tables {
+        Tables {
+            fleet: TableView {
+                sort: super::rows::FLEET_DEFAULT_SORT,
+                ..TableView::default()
+            },
+            nodes: TableView::default(),
+            etcd: TableView::default(),
+            versions: TableView::default(),
+        }
+    }
 }
 
 impl Tables {

@@ -249,10 +249,11 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::SortNext | Action::SortReverse => {
             if let Some(kind) = table {
-                let columns = tables::table(state, kind).columns.len().max(1);
+                let columns = tables::table(state, kind).columns;
+                let width = tables::table_width(state.size, kind);
                 let view = state.tables.get_mut(kind);
                 if matches!(action, Action::SortNext) {
-                    view.sort = (view.sort + 1) % columns;
+                    view.sort = tables::next_shown_column(columns, width, view.sort);
                     view.reverse = false;
                 } else {
                     view.reverse = !view.reverse;

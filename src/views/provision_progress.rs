@@ -18,14 +18,14 @@ use crate::provision::ProvisionStage;
 use crate::tui::Role;
 
 static VM_COLUMNS: &[Column] = &[
-    col("ID", Width::Fixed(5)),
+    col("ID", Width::Content),
     col("NAME", Width::Fill(1)),
-    col("STATE", Width::Fixed(14)),
-    wide("STATE/LCM_STATE", Width::Fixed(24)),
-    col("IP", Width::Fixed(15)),
-    col("STAGE", Width::Fixed(10)),
-    wide("ROLE", Width::Fixed(12)),
-    col("ELAPSED", Width::Fixed(7)),
+    col("STATE", Width::Content),
+    wide("STATE/LCM_STATE", Width::Content),
+    col("IP", Width::Content),
+    col("STAGE", Width::Content),
+    wide("ROLE", Width::Content),
+    col("ELAPSED", Width::Content),
 ];
 
 pub struct ProvisionPane<'a> {

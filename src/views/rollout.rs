@@ -13,16 +13,16 @@ use super::progress_parts::{
 };
 use crate::app::rollout::{RolloutView, outcome_text};
 use crate::app::state::AppState;
-use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::rollout::{RolloutOutcome, StepPhase, StepProgress};
 use crate::tui::Role;
 
 static STEP_COLUMNS: &[Column] = &[
-    col("NODE", Width::Fixed(12)).wider(Width::Fixed(20)),
-    wide("STEP", Width::Fixed(20)),
-    col("STATE", Width::Fixed(17)),
+    col("NODE", Width::Fill(1)),
+    col("STEP", Width::Content),
+    col("STATE", Width::Content),
     col("DETAIL", Width::Fill(1)),
-    col("ELAPSED", Width::Fixed(7)),
+    col("ELAPSED", Width::Content),
 ];
 
 pub struct RolloutPane<'a> {
