@@ -15,6 +15,7 @@ pub mod prepared;
 pub mod provision;
 pub mod rollout;
 pub mod rows;
+pub mod scroll;
 pub mod state;
 pub mod tables;
 #[cfg(test)]

@@ -266,6 +266,8 @@ pub struct AppState {
     pub identity: String,
     /// The provision wizard and the VMs provisioned here.
     pub provision: super::provision::ProvisionState,
+    /// The operator's place in node detail's recent events (newest first).
+    pub node_events: super::scroll::Scroll,
 }
 
 impl AppState {
@@ -298,6 +300,7 @@ impl AppState {
                 kubeconfig: discovery.kubeconfig,
                 ..Default::default()
             },
+            node_events: Default::default(),
         }
     }
 

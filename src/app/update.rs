@@ -59,7 +59,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 
 /// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
 /// table chrome.
-fn page(state: &AppState) -> usize {
+pub(super) fn page(state: &AppState) -> usize {
     usize::from(state.size.1.saturating_sub(8)).max(1)
 }
 

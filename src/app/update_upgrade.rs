@@ -267,6 +267,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
 /// Keys on the progress pane.
 pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
     let cluster = state.current.clone().unwrap_or_default();
+    let page = super::update::page(state);
     let Some(view) = state.rollouts.get_mut(&cluster) else {
         if matches!(action, Action::Back) {
             state.screen = Screen::Cluster(Pane::Nodes);
@@ -279,6 +280,9 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.message = Some(Message::info("not aborted; the rollout goes on"));
             return Vec::new();
         }
+    }
+    if view.scroll(&action, page) {
+        return Vec::new();
     }
     let control = |control| {
         vec![Effect::Control {

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::progress_parts::{
-    StepTable, elapsed_between, gauge, head_line, render_log_tail, render_step_pane,
+    StepTable, elapsed_between, gauge, head_line, render_log, render_step_pane,
 };
 use crate::app::provision::{ProvisionView, VmRow};
 use crate::app::state::AppState;
@@ -200,6 +200,14 @@ impl Widget for &ProvisionPane<'_> {
                 .render(detail_area, buf);
         }
 
-        render_log_tail(self.look, " Notes ", &view.notes, notes_area, buf);
+        let follows = crate::app::scroll::Scroll::default();
+        render_log(
+            self.look,
+            " Notes ",
+            &view.notes,
+            (&follows, false),
+            notes_area,
+            buf,
+        );
     }
 }
