@@ -8,7 +8,7 @@ use ratatui::style::Color;
 use ratatui::widgets::Widget;
 
 use crate::app::state::{AppState, Overlay, Screen};
-use crate::tui::{Caps, Glyphs, Styles, Theme};
+use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod cluster;
 pub mod clusters;
@@ -44,6 +44,8 @@ pub struct Look {
     pub styles: Styles,
     pub glyphs: Glyphs,
     pub colors: bool,
+    /// The colours the terminal shows (the output is written for them).
+    pub depth: ColorDepth,
 }
 
 impl Look {
@@ -52,6 +54,7 @@ impl Look {
             styles: theme.resolve(caps),
             glyphs: Glyphs::for_utf8(caps.utf8),
             colors: caps.colors(),
+            depth: caps.color,
         }
     }
 }
