@@ -363,19 +363,27 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
 /// Which context gets the keys: the overlay, then the input line, then the
 /// main pane.
 pub fn context(state: &AppState) -> KeyContext {
-    match (&state.overlay, &state.input) {
-        (Some(Overlay::Confirm(_)), _) => KeyContext::Confirm,
-        (Some(Overlay::Help { .. }), _) => KeyContext::Help,
-        (Some(Overlay::Errors { .. }), _) => KeyContext::Errors,
-        (Some(Overlay::Explain { .. }), _) => KeyContext::Explain,
-        (None, Some(line)) => match line.kind {
+    match &state.overlay {
+        Some(Overlay::Confirm(_)) => KeyContext::Confirm,
+        Some(Overlay::Help { .. }) => KeyContext::Help,
+        Some(Overlay::Errors { .. }) => KeyContext::Errors,
+        Some(Overlay::Explain { .. }) => KeyContext::Explain,
+        None => screen_context(state),
+    }
+}
+
+/// Where the keys go under any overlay: the input line, then the main pane
+/// (the help shows these keys first).
+pub fn screen_context(state: &AppState) -> KeyContext {
+    match &state.input {
+        Some(line) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
             InputKind::Image | InputKind::Acknowledge | InputKind::NamePattern => {
                 KeyContext::TextField
             }
         },
-        (None, None) => match state.screen {
+        None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
             Screen::Cluster(_) => KeyContext::Cluster,
@@ -417,13 +425,6 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
         KeyCode::Char(c) if ctx.takes_text() && typed => Some(Action::Insert(c)),
         _ => None,
     }
-}
-
-/// Lines in the help overlay: per context a title, its bindings and a blank
-/// line, then the commands with their title.
-pub fn help_line_count() -> usize {
-    let per_context: usize = KeyContext::ALL.iter().map(|c| bindings(*c).len() + 2).sum();
-    per_context + 1 + super::command::COMMANDS.len()
 }
 
 /// Footer hints for a context: (keys, label) pairs in table order.

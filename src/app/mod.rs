@@ -4,6 +4,7 @@
 pub mod action;
 pub mod command;
 pub mod health;
+pub mod help;
 pub mod keymap;
 mod keymap_panes;
 mod keymap_provision;

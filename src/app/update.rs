@@ -240,16 +240,16 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
     match overlay {
         Overlay::Help { scroll } | Overlay::Errors { scroll } => {
             let is_help = matches!(overlay, Overlay::Help { .. });
-            // Two lines per error; help is as long as the keymap makes it.
-            let length = if is_help {
-                keymap::help_line_count()
+            // Two lines per error; help as long as it is laid out at this size.
+            let max = if is_help {
+                super::help::max_scroll(keymap::screen_context(state), state.size)
             } else {
-                state.errors.len().saturating_mul(2)
+                state.errors.len().saturating_mul(2).saturating_sub(1)
             };
-            let max = u16::try_from(length).unwrap_or(u16::MAX);
+            let max = u16::try_from(max).unwrap_or(u16::MAX);
             let scroll = match action {
                 Action::Back => return Vec::new(),
-                Action::MoveDown => scroll.saturating_add(1).min(max.saturating_sub(1)),
+                Action::MoveDown => scroll.saturating_add(1).min(max),
                 Action::MoveUp => scroll.saturating_sub(1),
                 _ => scroll,
             };

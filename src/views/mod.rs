@@ -112,7 +112,9 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     (&footer::Footer::new(state, look)).render(hints, buf);
     match &state.overlay {
         None => {}
-        Some(Overlay::Help { scroll }) => (&help::Help::new(look, *scroll)).render(body, buf),
+        Some(Overlay::Help { scroll }) => {
+            (&help::Help::new(state, look, *scroll)).render(body, buf)
+        }
         Some(Overlay::Errors { scroll }) => {
             (&errors::ErrorList::new(&state.errors, look, *scroll)).render(body, buf)
         }
