@@ -69,7 +69,7 @@ impl KeyContext {
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
             KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
             KeyContext::TextField => "Installer image, acknowledgement, VM name pattern",
-            KeyContext::Explain => "Explanation (? on the plan)",
+            KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
@@ -367,7 +367,7 @@ pub fn context(state: &AppState) -> KeyContext {
         Some(Overlay::Confirm(_)) => KeyContext::Confirm,
         Some(Overlay::Help { .. }) => KeyContext::Help,
         Some(Overlay::Errors { .. }) => KeyContext::Errors,
-        Some(Overlay::Explain { .. }) => KeyContext::Explain,
+        Some(Overlay::Explain { .. } | Overlay::Messages { .. }) => KeyContext::Explain,
         None => screen_context(state),
     }
 }

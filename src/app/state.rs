@@ -171,6 +171,10 @@ pub enum Overlay {
     Errors {
         scroll: u16,
     },
+    /// `:messages`: every message shown so far, newest first.
+    Messages {
+        scroll: u16,
+    },
     Confirm(ConfirmState),
     /// `?` on the plan: what a guard or step does and why.
     Explain {
@@ -193,6 +197,9 @@ pub enum Level {
     Warn,
     Error,
 }
+
+/// Messages the log keeps for `:messages`; older ones are dropped.
+pub const MAX_MESSAGES: usize = 100;
 
 /// One line for the operator, shown until the next one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,6 +275,9 @@ pub struct AppState {
     pub provision: super::provision::ProvisionState,
     /// The operator's place in node detail's recent events (newest first).
     pub node_events: super::scroll::Scroll,
+    /// Every message shown, oldest first (bounded): the message line may
+    /// shorten one, `:messages` shows it whole.
+    pub messages: VecDeque<Message>,
 }
 
 impl AppState {
@@ -301,6 +311,7 @@ impl AppState {
                 ..Default::default()
             },
             node_events: Default::default(),
+            messages: VecDeque::new(),
         }
     }
 
@@ -371,6 +382,17 @@ impl AppState {
     }
 
     /// Keeps the selection inside the visible list after it changed.
+    /// Keeps the message on the line in the log, when it is a new one.
+    pub fn log_message(&mut self, before: Option<&Message>) {
+        let Some(message) = self.message.as_ref().filter(|m| Some(*m) != before) else {
+            return;
+        };
+        if self.messages.len() >= MAX_MESSAGES {
+            self.messages.pop_front();
+        }
+        self.messages.push_back(message.clone());
+    }
+
     pub fn clamp_selection(&mut self) {
         let n = self.visible_clusters().len();
         self.selected = self.selected.min(n.saturating_sub(1));

@@ -22,6 +22,13 @@ pub struct Outcome {
 
 /// Folds one action in; see [`Outcome`].
 pub fn apply(state: &mut AppState, action: Action) -> Outcome {
+    let before = state.message.clone();
+    let outcome = apply_action(state, action);
+    state.log_message(before.as_ref());
+    outcome
+}
+
+fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
         let cluster = event.cluster().to_string();
         let mut redraw = panes::on_fleet_event(state, event);
@@ -260,6 +267,18 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
             });
             Vec::new()
         }
+        Overlay::Messages { scroll } => {
+            // Up to three lines a message on the narrowest screen.
+            let max = u16::try_from(state.messages.len() * 3).unwrap_or(u16::MAX);
+            let scroll = match action {
+                Action::Back | Action::Explain | Action::Submit => return Vec::new(),
+                Action::MoveDown => scroll.saturating_add(1).min(max),
+                Action::MoveUp => scroll.saturating_sub(1),
+                _ => scroll,
+            };
+            state.overlay = Some(Overlay::Messages { scroll });
+            Vec::new()
+        }
         Overlay::Explain {
             title,
             text,
@@ -383,6 +402,10 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         }
         Ok(Some(Command::Errors)) => {
             state.overlay = Some(Overlay::Errors { scroll: 0 });
+            Vec::new()
+        }
+        Ok(Some(Command::Messages)) => {
+            state.overlay = Some(Overlay::Messages { scroll: 0 });
             Vec::new()
         }
         Ok(Some(Command::Reload)) => {

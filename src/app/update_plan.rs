@@ -210,7 +210,10 @@ pub fn start_approved<K: PlanKind>(
     let acks = screen.acks.clone();
     let mut view = RolloutView::new(placeholder::<K>(&plan));
     view.running = true;
-    view.push_log(format!("starting the {} of {cluster} to {target}", K::WHAT));
+    let starting = format!("starting the {} of {cluster} to {target}", K::WHAT);
+    // Says what happens now, in place of the plan's "acknowledged; s starts".
+    state.message = Some(Message::info(starting.clone()));
+    view.push_log(starting);
     state.rollouts.insert(cluster.clone(), view);
     *K::slot_mut(state) = None;
     state.current = Some(cluster);

@@ -21,6 +21,8 @@ pub mod footer;
 pub mod header;
 pub mod help;
 pub mod kube_plan;
+pub mod message_line;
+pub mod messages;
 pub mod node_detail;
 pub mod nodes;
 pub mod plan;
@@ -87,7 +89,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     let [top, body, input, hints] = area.layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
-        Constraint::Length(1),
+        Constraint::Length(message_line::input_rows(state, look, area.width)),
         Constraint::Length(1),
     ]));
     (&header::Header::new(state, look)).render(top, buf);
@@ -114,6 +116,9 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         None => {}
         Some(Overlay::Help { scroll }) => {
             (&help::Help::new(state, look, *scroll)).render(body, buf)
+        }
+        Some(Overlay::Messages { scroll }) => {
+            (&messages::MessageLog::new(&state.messages, look, *scroll)).render(body, buf)
         }
         Some(Overlay::Errors { scroll }) => {
             (&errors::ErrorList::new(&state.errors, look, *scroll)).render(body, buf)
