@@ -337,14 +337,14 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Filter => &[FILTER, DELETE_CHAR, FILTER_CLEAR],
         KeyContext::Confirm => &[CONFIRM, DELETE_CHAR, CONFIRM_CANCEL],
         KeyContext::UpgradePlan => &[
-            upgrade::PLAN_MOVES,
+            panes::MOVES,
             upgrade::PLAN,
             upgrade::PLAN_CLOSE,
             upgrade::PLAN_COMMAND,
             upgrade::PLAN_QUIT,
         ],
         KeyContext::KubernetesPlan => &[
-            upgrade::PLAN_MOVES,
+            panes::MOVES,
             upgrade::KUBE_PLAN,
             upgrade::PLAN_CLOSE,
             upgrade::KUBE_PLAN_COMMAND,

@@ -6,46 +6,6 @@ use crossterm::event::KeyCode;
 use super::action::Action;
 use super::keymap::{Binding, Key};
 
-/// Moving through the steps or the guards of either plan.
-pub(super) static PLAN_MOVES: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "next step or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "previous step or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
-        action: Action::MoveFirst,
-        help: "first step or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
-        action: Action::MoveLast,
-        help: "last step or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')],
-        action: Action::PageDown,
-        help: "a page of steps or guards down",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')],
-        action: Action::PageUp,
-        help: "a page of steps or guards up",
-        footer: None,
-    },
-];
-
 pub(super) static PLAN: &[Binding] = &[
     Binding {
         keys: &[Key::plain(KeyCode::Tab)],

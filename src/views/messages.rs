@@ -3,9 +3,10 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::Widget;
 
 use super::Look;
+use super::errors::render_list_overlay;
 use super::message_line::level_look;
 use crate::app::state::Message;
 use crate::tui::Role;
@@ -33,7 +34,6 @@ impl<'a> MessageLog<'a> {
 impl Widget for &MessageLog<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let g = &self.look.glyphs;
         let mut lines: Vec<Line> = self
             .messages
             .iter()
@@ -49,21 +49,7 @@ impl Widget for &MessageLog<'_> {
                 s.get(Role::Muted),
             )));
         }
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_set(g.border)
-            .border_style(s.get(Role::Border))
-            .title(Span::styled(
-                format!(" Messages ({}), newest first ", self.messages.len()),
-                s.get(Role::Title),
-            ))
-            .title_bottom(Span::styled(" j/k scroll, Esc closes ", s.get(Role::Muted)));
-        Clear.render(area, buf);
-        Paragraph::new(lines)
-            .block(block)
-            .style(s.get(Role::Popup))
-            .wrap(Wrap { trim: false })
-            .scroll((self.scroll, 0))
-            .render(area, buf);
+        let title = format!(" Messages ({}), newest first ", self.messages.len());
+        render_list_overlay(self.look, title, lines, self.scroll, area, buf);
     }
 }
