@@ -21,7 +21,8 @@
 //!   typed values and back.
 //! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
 //! - `logging`, `versions`, `tui`, `guards`: the log file; version rules and
-//!   upgrade paths; terminal setup, capabilities, glyphs and themes; a guard's
+//!   upgrade paths; terminal setup, capabilities, glyphs, themes and the
+//!   16-colour output of 16-colour terminals; a guard's
 //!   verdict and acknowledgement, and every guard's `?` explanation (upgrades
 //!   and provisions build their guard lists from them).
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall

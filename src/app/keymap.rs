@@ -69,7 +69,7 @@ impl KeyContext {
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
             KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
             KeyContext::TextField => "Installer image, acknowledgement, VM name pattern",
-            KeyContext::Explain => "Explanation (? on the plan)",
+            KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
@@ -324,7 +324,12 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::GLOBAL,
             panes::MOVES,
         ],
-        KeyContext::NodeDetail => &[panes::DETAIL_OWN, panes::LIVE_KEYS, panes::GLOBAL],
+        KeyContext::NodeDetail => &[
+            panes::DETAIL_OWN,
+            panes::LIVE_KEYS,
+            panes::GLOBAL,
+            panes::MOVES,
+        ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, ERRORS_CLOSE],
         KeyContext::Help => &[SCROLL, HELP_CLOSE],
@@ -332,12 +337,14 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Filter => &[FILTER, DELETE_CHAR, FILTER_CLEAR],
         KeyContext::Confirm => &[CONFIRM, DELETE_CHAR, CONFIRM_CANCEL],
         KeyContext::UpgradePlan => &[
+            panes::MOVES,
             upgrade::PLAN,
             upgrade::PLAN_CLOSE,
             upgrade::PLAN_COMMAND,
             upgrade::PLAN_QUIT,
         ],
         KeyContext::KubernetesPlan => &[
+            panes::MOVES,
             upgrade::KUBE_PLAN,
             upgrade::PLAN_CLOSE,
             upgrade::KUBE_PLAN_COMMAND,
@@ -345,7 +352,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
         KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE],
-        KeyContext::Rollout => &[upgrade::ROLLOUT],
+        KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
         KeyContext::AbortQuestion => &[upgrade::ABORT],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::Provision => &[provision::PROGRESS],
@@ -356,19 +363,27 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
 /// Which context gets the keys: the overlay, then the input line, then the
 /// main pane.
 pub fn context(state: &AppState) -> KeyContext {
-    match (&state.overlay, &state.input) {
-        (Some(Overlay::Confirm(_)), _) => KeyContext::Confirm,
-        (Some(Overlay::Help { .. }), _) => KeyContext::Help,
-        (Some(Overlay::Errors { .. }), _) => KeyContext::Errors,
-        (Some(Overlay::Explain { .. }), _) => KeyContext::Explain,
-        (None, Some(line)) => match line.kind {
+    match &state.overlay {
+        Some(Overlay::Confirm(_)) => KeyContext::Confirm,
+        Some(Overlay::Help { .. }) => KeyContext::Help,
+        Some(Overlay::Errors { .. }) => KeyContext::Errors,
+        Some(Overlay::Explain { .. } | Overlay::Messages { .. }) => KeyContext::Explain,
+        None => screen_context(state),
+    }
+}
+
+/// Where the keys go under any overlay: the input line, then the main pane
+/// (the help shows these keys first).
+pub fn screen_context(state: &AppState) -> KeyContext {
+    match &state.input {
+        Some(line) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
             InputKind::Image | InputKind::Acknowledge | InputKind::NamePattern => {
                 KeyContext::TextField
             }
         },
-        (None, None) => match state.screen {
+        None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
             Screen::Cluster(_) => KeyContext::Cluster,
@@ -410,13 +425,6 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
         KeyCode::Char(c) if ctx.takes_text() && typed => Some(Action::Insert(c)),
         _ => None,
     }
-}
-
-/// Lines in the help overlay: per context a title, its bindings and a blank
-/// line, then the commands with their title.
-pub fn help_line_count() -> usize {
-    let per_context: usize = KeyContext::ALL.iter().map(|c| bindings(*c).len() + 2).sum();
-    per_context + 1 + super::command::COMMANDS.len()
 }
 
 /// Footer hints for a context: (keys, label) pairs in table order.

@@ -8,18 +8,6 @@ use super::keymap::{Binding, Key};
 
 pub(super) static PLAN: &[Binding] = &[
     Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "next node or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "previous node or guard",
-        footer: None,
-    },
-    Binding {
         keys: &[Key::plain(KeyCode::Tab)],
         action: Action::NextPane,
         help: "switch between the node order and the guards",
@@ -138,30 +126,6 @@ pub(super) static PLAN_QUIT: &[Binding] = &[Binding {
 
 pub(super) static KUBE_PLAN: &[Binding] = &[
     Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "next step or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "previous step or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
-        action: Action::MoveFirst,
-        help: "first step or guard",
-        footer: None,
-    },
-    Binding {
-        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
-        action: Action::MoveLast,
-        help: "last step or guard",
-        footer: None,
-    },
-    Binding {
         keys: &[Key::plain(KeyCode::Tab)],
         action: Action::NextPane,
         help: "switch between the steps and the guards",
@@ -256,6 +220,14 @@ pub(super) static ROLLOUT: &[Binding] = &[
         footer: Some("quit"),
     },
 ];
+
+/// The progress pane's two lists: the move keys scroll the one in focus.
+pub(super) static ROLLOUT_FOCUS: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Tab)],
+    action: Action::NextPane,
+    help: "switch between the steps and the events (j/k, PgUp/PgDn, g/G scroll)",
+    footer: Some("focus"),
+}];
 
 pub(super) static ABORT: &[Binding] = &[
     Binding {

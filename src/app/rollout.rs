@@ -3,6 +3,8 @@
 //! and what the operator asked (pause, abort) or may do (resume a journal).
 use std::collections::VecDeque;
 
+use super::action::Action;
+use super::scroll::Scroll;
 use crate::rollout::{RolloutEvent, RolloutOutcome, RolloutSummary, StepPhase};
 use crate::upgrade::RolloutInProgress;
 
@@ -24,6 +26,18 @@ pub struct RolloutView {
     pub abort_requested: bool,
     /// Pause was sent and not yet acknowledged by the runner.
     pub pause_requested: bool,
+    /// The list the move keys scroll (Tab switches).
+    pub focus: RolloutFocus,
+    pub steps_scroll: Scroll,
+    pub log_scroll: Scroll,
+}
+
+/// The lists of the progress pane.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RolloutFocus {
+    #[default]
+    Steps,
+    Events,
 }
 
 impl RolloutView {
@@ -36,6 +50,9 @@ impl RolloutView {
             confirm_abort: false,
             abort_requested: false,
             pause_requested: false,
+            focus: RolloutFocus::Steps,
+            steps_scroll: Scroll::default(),
+            log_scroll: Scroll::default(),
         }
     }
 
@@ -59,6 +76,7 @@ impl RolloutView {
     pub fn push_log(&mut self, line: String) {
         if self.log.len() >= MAX_LOG_LINES {
             self.log.pop_front();
+            self.log_scroll.dropped_front(1);
         }
         self.log.push_back(line);
     }
@@ -75,6 +93,34 @@ impl RolloutView {
             .iter()
             .position(|s| !matches!(s.phase, StepPhase::Pending) && !s.phase.is_final())
             .or_else(|| self.summary.first_unfinished())
+    }
+
+    /// The step the list follows: the one being worked on, else the first.
+    pub fn followed_step(&self) -> usize {
+        self.current_step().unwrap_or(0)
+    }
+
+    /// Tab and the move keys on the progress pane: switch lists, or scroll
+    /// the one in focus (`page` lines for PgUp/PgDn). False for other keys.
+    pub fn scroll(&mut self, action: &Action, page: usize) -> bool {
+        if matches!(action, Action::NextPane) {
+            self.focus = match self.focus {
+                RolloutFocus::Steps => RolloutFocus::Events,
+                RolloutFocus::Events => RolloutFocus::Steps,
+            };
+            return true;
+        }
+        match self.focus {
+            RolloutFocus::Steps => {
+                let (len, follow) = (self.summary.steps.len(), self.followed_step());
+                self.steps_scroll.apply(action, len, follow, page)
+            }
+            RolloutFocus::Events => {
+                let len = self.log.len();
+                self.log_scroll
+                    .apply(action, len, len.saturating_sub(1), page)
+            }
+        }
     }
 
     /// How other checks see this rollout ("node 3 of 5").
@@ -180,6 +226,23 @@ mod tests {
             view.log.back().map(String::as_str),
             Some("finished: halted: cp-1 timed out")
         );
+    }
+
+    #[test]
+    fn tab_and_the_move_keys_scroll_the_steps_and_the_events() {
+        let mut view = RolloutView::new(summary());
+        for i in 0..30 {
+            view.push_log(format!("line {i}"));
+        }
+        assert!(view.scroll(&Action::MoveDown, 10));
+        assert_eq!(view.steps_scroll.at(2, view.followed_step()), 1);
+        assert!(view.scroll(&Action::NextPane, 10));
+        assert_eq!(view.focus, RolloutFocus::Events);
+        assert!(view.scroll(&Action::MoveFirst, 10));
+        assert_eq!(view.log_scroll.at(30, 29), 0);
+        assert!(view.scroll(&Action::MoveLast, 10));
+        assert!(!view.log_scroll.is_set(), "G follows the newest line again");
+        assert!(!view.scroll(&Action::PauseRollout, 10));
     }
 
     #[test]

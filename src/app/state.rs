@@ -92,12 +92,27 @@ pub struct TableView {
     pub filter: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
     pub fleet: TableView,
     pub nodes: TableView,
     pub etcd: TableView,
     pub versions: TableView,
+}
+
+impl Default for Tables {
+    /// The fleet starts problems first; the cluster panes by name.
+    fn default() -> Tables {
+        Tables {
+            fleet: TableView {
+                sort: super::rows::FLEET_DEFAULT_SORT,
+                ..TableView::default()
+            },
+            nodes: TableView::default(),
+            etcd: TableView::default(),
+            versions: TableView::default(),
+        }
+    }
 }
 
 impl Tables {
@@ -156,6 +171,10 @@ pub enum Overlay {
     Errors {
         scroll: u16,
     },
+    /// `:messages`: every message shown so far, newest first.
+    Messages {
+        scroll: u16,
+    },
     Confirm(ConfirmState),
     /// `?` on the plan: what a guard or step does and why.
     Explain {
@@ -178,6 +197,9 @@ pub enum Level {
     Warn,
     Error,
 }
+
+/// Messages the log keeps for `:messages`; older ones are dropped.
+pub const MAX_MESSAGES: usize = 100;
 
 /// One line for the operator, shown until the next one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,6 +273,11 @@ pub struct AppState {
     pub identity: String,
     /// The provision wizard and the VMs provisioned here.
     pub provision: super::provision::ProvisionState,
+    /// The operator's place in node detail's recent events (newest first).
+    pub node_events: super::scroll::Scroll,
+    /// Every message shown, oldest first (bounded): the message line may
+    /// shorten one, `:messages` shows it whole.
+    pub messages: VecDeque<Message>,
 }
 
 impl AppState {
@@ -283,6 +310,8 @@ impl AppState {
                 kubeconfig: discovery.kubeconfig,
                 ..Default::default()
             },
+            node_events: Default::default(),
+            messages: VecDeque::new(),
         }
     }
 
@@ -353,6 +382,17 @@ impl AppState {
     }
 
     /// Keeps the selection inside the visible list after it changed.
+    /// Keeps the message on the line in the log, when it is a new one.
+    pub fn log_message(&mut self, before: Option<&Message>) {
+        let Some(message) = self.message.as_ref().filter(|m| Some(*m) != before) else {
+            return;
+        };
+        if self.messages.len() >= MAX_MESSAGES {
+            self.messages.pop_front();
+        }
+        self.messages.push_back(message.clone());
+    }
+
     pub fn clamp_selection(&mut self) {
         let n = self.visible_clusters().len();
         self.selected = self.selected.min(n.saturating_sub(1));

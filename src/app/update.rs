@@ -22,6 +22,13 @@ pub struct Outcome {
 
 /// Folds one action in; see [`Outcome`].
 pub fn apply(state: &mut AppState, action: Action) -> Outcome {
+    let before = state.message.clone();
+    let outcome = apply_action(state, action);
+    state.log_message(before.as_ref());
+    outcome
+}
+
+fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
         let cluster = event.cluster().to_string();
         let mut redraw = panes::on_fleet_event(state, event);
@@ -59,7 +66,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 
 /// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
 /// table chrome.
-fn page(state: &AppState) -> usize {
+pub(super) fn page(state: &AppState) -> usize {
     usize::from(state.size.1.saturating_sub(8)).max(1)
 }
 
@@ -252,16 +259,16 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
     match overlay {
         Overlay::Help { scroll } | Overlay::Errors { scroll } => {
             let is_help = matches!(overlay, Overlay::Help { .. });
-            // Two lines per error; help is as long as the keymap makes it.
-            let length = if is_help {
-                keymap::help_line_count()
+            // Two lines per error; help as long as it is laid out at this size.
+            let max = if is_help {
+                super::help::max_scroll(keymap::screen_context(state), state.size)
             } else {
-                state.errors.len().saturating_mul(2)
+                state.errors.len().saturating_mul(2).saturating_sub(1)
             };
-            let max = u16::try_from(length).unwrap_or(u16::MAX);
+            let max = u16::try_from(max).unwrap_or(u16::MAX);
             let scroll = match action {
                 Action::Back => return Vec::new(),
-                Action::MoveDown => scroll.saturating_add(1).min(max.saturating_sub(1)),
+                Action::MoveDown => scroll.saturating_add(1).min(max),
                 Action::MoveUp => scroll.saturating_sub(1),
                 _ => scroll,
             };
@@ -270,6 +277,18 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
             } else {
                 Overlay::Errors { scroll }
             });
+            Vec::new()
+        }
+        Overlay::Messages { scroll } => {
+            // Up to three lines a message on the narrowest screen.
+            let max = u16::try_from(state.messages.len() * 3).unwrap_or(u16::MAX);
+            let scroll = match action {
+                Action::Back | Action::Explain | Action::Submit => return Vec::new(),
+                Action::MoveDown => scroll.saturating_add(1).min(max),
+                Action::MoveUp => scroll.saturating_sub(1),
+                _ => scroll,
+            };
+            state.overlay = Some(Overlay::Messages { scroll });
             Vec::new()
         }
         Overlay::Explain {
@@ -395,6 +414,10 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         }
         Ok(Some(Command::Errors)) => {
             state.overlay = Some(Overlay::Errors { scroll: 0 });
+            Vec::new()
+        }
+        Ok(Some(Command::Messages)) => {
+            state.overlay = Some(Overlay::Messages { scroll: 0 });
             Vec::new()
         }
         Ok(Some(Command::Reload)) => {

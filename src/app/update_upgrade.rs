@@ -12,7 +12,7 @@ use super::update_panes::open_cluster;
 use super::update_plan::{evaluate, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutSummary};
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary};
 use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::{Direction, RolloutInProgress, StepState, TalosOs};
 
@@ -267,6 +267,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
 /// Keys on the progress pane.
 pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
     let cluster = state.current.clone().unwrap_or_default();
+    let page = super::update::page(state);
     let Some(view) = state.rollouts.get_mut(&cluster) else {
         if matches!(action, Action::Back) {
             state.screen = Screen::Cluster(Pane::Nodes);
@@ -279,6 +280,9 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.message = Some(Message::info("not aborted; the rollout goes on"));
             return Vec::new();
         }
+    }
+    if view.scroll(&action, page) {
+        return Vec::new();
     }
     let control = |control| {
         vec![Effect::Control {
@@ -342,7 +346,13 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
 pub fn on_rollout_event(state: &mut AppState, event: RolloutEvent) -> bool {
     let cluster = event.cluster().to_string();
     match state.rollouts.get_mut(&cluster) {
-        Some(view) => view.apply(event),
+        Some(view) => {
+            let ends = matches!(event, RolloutEvent::Finished { .. });
+            view.apply(event);
+            if let Some(outcome) = view.summary.outcome.as_ref().filter(|_| ends) {
+                state.message = Some(ended_message(&cluster, outcome));
+            }
+        }
         None => {
             let RolloutEvent::Started(summary) = event else {
                 return false;
@@ -354,6 +364,20 @@ pub fn on_rollout_event(state: &mut AppState, event: RolloutEvent) -> bool {
     }
     on_status_change(state, &cluster);
     true
+}
+
+/// What the message line says when a rollout ends (whatever it said before,
+/// such as the plan's "acknowledged; s starts", is stale by then).
+fn ended_message(cluster: &str, outcome: &RolloutOutcome) -> Message {
+    let text = format!(
+        "rollout of {cluster} {}",
+        super::rollout::outcome_text(outcome)
+    );
+    match outcome {
+        RolloutOutcome::Completed => Message::info(text),
+        RolloutOutcome::Aborted => Message::warn(text),
+        RolloutOutcome::Halted(_) => Message::error(text),
+    }
 }
 
 /// A journal found at startup: shown, and resumable when it did not end.

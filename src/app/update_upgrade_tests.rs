@@ -161,6 +161,45 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
 }
 
 #[test]
+fn the_acknowledged_message_does_not_outlive_the_rollout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dispatcher(dir.path(), false);
+    let mut state = plan_of(fixtures::single_cp());
+    update(&mut state, Action::Acknowledge);
+    update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
+    update(&mut state, Action::Submit);
+    let said = |s: &AppState| s.message.as_ref().map(|m| m.text.clone());
+    assert_eq!(said(&state).as_deref(), Some("acknowledged; s starts"));
+    let action = gate(update(&mut state, Action::StartUpgrade));
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!("not read-only: expected a confirmation");
+    };
+    update(&mut state, Action::AskConfirmation(pending));
+    update(&mut state, Action::Paste("single".into()));
+    let effects = update(&mut state, Action::Submit);
+    let [Effect::Answer(pending, answer)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending.clone(), answer.clone()) else {
+        panic!("the typed name matched");
+    };
+    update(&mut state, Action::Approved(approved));
+    let starting = said(&state).unwrap_or_default();
+    assert!(starting.starts_with("starting the upgrade"), "{starting}");
+    let finished = RolloutEvent::Finished {
+        cluster: "single".into(),
+        outcome: crate::rollout::RolloutOutcome::Completed,
+    };
+    update(&mut state, Action::Event(AppEvent::Rollout(finished)));
+    assert_eq!(
+        said(&state).as_deref(),
+        Some("rollout of single completed: every node done or skipped")
+    );
+    let log: Vec<&str> = state.messages.iter().map(|m| m.text.as_str()).collect();
+    assert!(log.contains(&"acknowledged; s starts"), "{log:?}");
+}
+
+#[test]
 fn confirm_flow_starts_the_plan_on_screen() {
     let dir = tempfile::tempdir().unwrap();
     let d = dispatcher(dir.path(), false);

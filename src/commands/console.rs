@@ -217,7 +217,7 @@ async fn run_in_terminal(
     pollers: SharedPollers,
     (clusters, kubeconfig): (Vec<Cluster>, Option<kube::config::Kubeconfig>),
 ) -> std::io::Result<Exit> {
-    let mut term = terminal::enter()?;
+    let mut term = terminal::enter(console.look.depth)?;
     inject_test_panic();
     let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
     if let Ok(mut live) = pollers.lock() {

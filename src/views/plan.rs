@@ -51,8 +51,8 @@ impl<'a, K: PlanPane> PlanView<'a, K> {
 }
 
 static GUARD_COLUMNS: &[Column] = &[
-    col("", Width::Fixed(6)),
-    col("GUARD", Width::Fixed(20)),
+    col("", Width::Content),
+    col("GUARD", Width::Content),
     col("REASON", Width::Fill(1)),
 ];
 

@@ -28,11 +28,15 @@ const KUBERNETES: &str = "v1.34.1";
 pub const HEALTHY_112: &str = "healthy-112";
 pub const REMOVED_API: &str = "removed-api";
 
+/// Every node on a pre-release Talos and Kubernetes: versions longer than
+/// the usual seven characters, which the tables must not cut.
+pub const PRERELEASE: &str = "prerelease";
+
 fn kubernetes_of(scenario: &str) -> &'static str {
-    if scenario == REMOVED_API {
-        "v1.31.4"
-    } else {
-        KUBERNETES
+    match scenario {
+        REMOVED_API => "v1.31.4",
+        PRERELEASE => "v1.35.0-rc.1",
+        _ => KUBERNETES,
     }
 }
 /// How long cp-2 has been down when the snapshots are taken.
@@ -121,6 +125,8 @@ fn node_status(scenario: &str, spec: &Spec, late: bool) -> NodeStatus {
         "v1.10.7"
     } else if scenario == HEALTHY_112 {
         "v1.12.0"
+    } else if scenario == PRERELEASE {
+        "v1.12.0-beta.1"
     } else {
         TALOS
     };
