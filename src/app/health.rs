@@ -3,7 +3,7 @@
 //! the fleet row, the cluster summary and the nodes pane show. Pure.
 use std::time::{Duration, Instant};
 
-use crate::fleet::{ClusterLive, ClusterStatus, NodeRole, NodeStatus, Quorum};
+use crate::fleet::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
 use crate::versions::{
     ControlPlaneComponent, KubeVersion, NodeVersions, SkewWarning, TalosVersion, Version,
     skew_warnings,
@@ -74,16 +74,42 @@ pub fn node_staleness(
 }
 
 /// "3 members, 3 healthy, quorum 2, can lose 1".
-pub fn quorum_line(q: &Quorum) -> String {
+/// The etcd pane's first line: [`quorum_line`], where a quorum lost only to
+/// alarms (an alarmed member still votes, but NOSPACE and CORRUPT stop
+/// writes) names the alarm instead of a lost quorum.
+pub fn etcd_line(etcd: &EtcdReport) -> String {
+    let alarm = (!votes_lost(etcd))
+        .then(|| etcd.alarms.first().map(|a| a.alarm.as_str()))
+        .flatten();
+    quorum_line(&etcd.quorum, alarm)
+}
+
+/// Whether too few voting members answer for a majority (alarms aside).
+fn votes_lost(etcd: &EtcdReport) -> bool {
+    let alarmed = |id: &str| etcd.alarms.iter().any(|a| a.member_id == id);
+    let voting = Quorum::of_members(
+        etcd.members
+            .iter()
+            .map(|m| (m.is_learner, m.healthy || alarmed(&m.id))),
+    );
+    voting.members > 0 && !voting.has_quorum()
+}
+
+/// "3 members, 2 healthy, quorum 2, can lose 0", and why writes stop when a
+/// majority is not healthy: quorum lost, or `alarm`.
+pub fn quorum_line(q: &Quorum, alarm: Option<&str>) -> String {
     if q.members == 0 {
         return "no etcd members known".to_string();
     }
+    let noun = if q.members == 1 { "member" } else { "members" };
     let mut line = format!(
-        "{} members, {} healthy, quorum {}, can lose {}",
+        "{} {noun}, {} healthy, quorum {}, can lose {}",
         q.members, q.healthy, q.needed, q.tolerates
     );
-    if !q.has_quorum() {
-        line.push_str(": QUORUM LOST, writes stop");
+    match alarm {
+        _ if q.has_quorum() => {}
+        Some(alarm) => line.push_str(&format!(": alarm {alarm}, writes stop")),
+        None => line.push_str(": QUORUM LOST, writes stop"),
     }
     line
 }
@@ -211,7 +237,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
         problems.push(format!("etcd alarm {} on {who}", a.alarm));
     }
     let q = etcd.quorum;
-    if q.members > 0 && !q.has_quorum() {
+    if q.members > 0 && !q.has_quorum() && votes_lost(etcd) {
         problems.insert(0, "etcd QUORUM LOST".to_string());
     } else if q.members > 1 && q.tolerates == 0 {
         problems.push("etcd can lose 0".to_string());
@@ -248,14 +274,22 @@ mod tests {
     #[test]
     fn quorum_line_says_what_is_left() {
         assert_eq!(
-            quorum_line(&Quorum::from_counts(3, 3)),
+            quorum_line(&Quorum::from_counts(3, 3), None),
             "3 members, 3 healthy, quorum 2, can lose 1"
         );
         assert_eq!(
-            quorum_line(&Quorum::from_counts(3, 2)),
+            quorum_line(&Quorum::from_counts(3, 2), None),
             "3 members, 2 healthy, quorum 2, can lose 0"
         );
-        assert!(quorum_line(&Quorum::from_counts(3, 1)).contains("QUORUM LOST"));
+        assert!(quorum_line(&Quorum::from_counts(3, 1), None).contains("QUORUM LOST"));
+        assert_eq!(
+            quorum_line(&Quorum::from_counts(1, 1), None),
+            "1 member, 1 healthy, quorum 1, can lose 0"
+        );
+        assert_eq!(
+            quorum_line(&Quorum::from_counts(1, 0), Some("NOSPACE")),
+            "1 member, 0 healthy, quorum 1, can lose 0: alarm NOSPACE, writes stop"
+        );
     }
 
     #[test]
