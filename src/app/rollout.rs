@@ -68,6 +68,34 @@ impl RolloutView {
         self.running || self.resumable
     }
 
+    /// `Space` pauses: running, and not paused or pausing already.
+    pub fn can_pause(&self) -> bool {
+        self.running && !self.summary.paused && !self.pause_requested && !self.abort_requested
+    }
+
+    /// `r` resumes: paused here, or stopped in a journal.
+    pub fn can_resume(&self) -> bool {
+        (self.running && self.summary.paused) || self.resumable
+    }
+
+    /// `A` aborts: running and not aborting already.
+    pub fn can_abort(&self) -> bool {
+        self.running && !self.abort_requested
+    }
+
+    /// The node a pause waits for: the step still in progress while a pause
+    /// was asked or taken (the runner pauses between nodes).
+    pub fn pausing_after(&self) -> Option<&str> {
+        if !(self.summary.paused || self.pause_requested) || !self.running {
+            return None;
+        }
+        self.summary
+            .steps
+            .iter()
+            .find(|s| !matches!(s.phase, StepPhase::Pending) && !s.phase.is_final())
+            .map(|s| s.node.as_str())
+    }
+
     /// The step being worked on (the first one not final).
     pub fn current_step(&self) -> Option<usize> {
         self.summary

@@ -181,7 +181,7 @@ fn toggle_pause(state: &mut AppState) {
     if !state.paused {
         state.paused = true;
         state.message = Some(Message::info(
-            "paused: reports are held; p applies them and goes on",
+            "paused: reports are held; Space applies them and goes on",
         ));
         return;
     }
@@ -238,6 +238,9 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
                     state.tables.nodes.selected = Some(node);
                     state.screen = Screen::NodeDetail;
                 }
+            }
+            Screen::Cluster(_) => {
+                state.message = Some(Message::info("Enter opens a node from the nodes pane (1)"));
             }
             _ => {}
         },
