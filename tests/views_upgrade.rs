@@ -129,6 +129,7 @@ fn log(line: &str) -> RolloutEvent {
     RolloutEvent::Log {
         cluster: "healthy".into(),
         line: line.into(),
+        unix: T0 + 96,
     }
 }
 

@@ -256,6 +256,9 @@ pub struct AppState {
     pub identity: String,
     /// The provision wizard and the VMs provisioned here.
     pub provision: super::provision::ProvisionState,
+    /// How event and progress times are shown (the console uses the
+    /// system's zone; UTC by default, so tests do not depend on the machine).
+    pub zone: crate::clock::Zone,
     /// Quit was asked while work runs here: the question shown (y/N).
     pub quit_question: Option<String>,
     /// The demo's fleet runs in this process and stops when it quits.
@@ -292,6 +295,7 @@ impl AppState {
                 kubeconfig: discovery.kubeconfig,
                 ..Default::default()
             },
+            zone: crate::clock::Zone::Utc,
             quit_question: None,
             demo_fleet: false,
         }

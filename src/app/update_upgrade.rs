@@ -362,7 +362,7 @@ fn why_not(view: &RolloutView, action: &Action) -> String {
 pub fn on_rollout_event(state: &mut AppState, event: RolloutEvent) -> bool {
     let cluster = event.cluster().to_string();
     match state.rollouts.get_mut(&cluster) {
-        Some(view) => view.apply(event),
+        Some(view) => view.apply(event, state.zone, state.wall_clock),
         None => {
             let RolloutEvent::Started(summary) = event else {
                 return false;

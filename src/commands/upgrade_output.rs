@@ -1,5 +1,6 @@
 //! What `taloscope upgrade` prints: the plan with every guard's verdict (a table or JSON), and
 //! one progress line per step change ("[2/5] cp-2: rebooting (phase kexec)").
+use crate::clock::Zone;
 use serde::Serialize;
 
 use super::headless::PlanText;
@@ -149,6 +150,11 @@ pub fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
+/// A progress line as printed: its local time first, "15:20:57 [2/5] cp-2: rebooting".
+pub fn stamped(zone: Zone, unix: u64, line: &str) -> String {
+    format!("{} {line}", zone.time_of_day(unix))
+}
+
 /// "[2/5] cp-2: rebooting (phase kexec)"; a failure carries its reason.
 pub fn progress_line(index: usize, total: usize, step: &StepProgress) -> String {
     let mut line = format!(
@@ -191,6 +197,20 @@ pub fn outcome_line(cluster: &str, target: &str, outcome: &RolloutOutcome) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_start_with_their_local_time() {
+        let line = "[2/5] talos-cp-2: rebooting";
+        let t = 1_796_052_057; // 15:20:57 UTC
+        assert_eq!(
+            stamped(Zone::Fixed(3600), t, line),
+            "16:20:57 [2/5] talos-cp-2: rebooting"
+        );
+        assert_eq!(
+            stamped(Zone::Utc, t, line),
+            "15:20:57 [2/5] talos-cp-2: rebooting"
+        );
+    }
 
     #[test]
     fn progress_lines_read_like_the_issue() {

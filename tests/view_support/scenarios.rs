@@ -344,6 +344,8 @@ fn machine_events(scenario: &str, at: Instant) -> Vec<FleetEvent> {
                 node: s.address.clone(),
                 summary: summary.to_string(),
                 at,
+                // 2026-11-30T15:20:57Z; the views show UTC unless told a zone.
+                unix: 1_796_052_057,
             })
         })
         .collect()
