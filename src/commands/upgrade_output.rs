@@ -133,7 +133,7 @@ impl PlanText for PlanReport<'_> {
                 s.node.clone(),
                 s.role.as_str().to_string(),
                 s.from.as_ref().map_or("?".to_string(), ToString::to_string),
-                s.batch.map_or("-".to_string(), |b| (b + 1).to_string()),
+                s.batch.map_or("-".to_string(), |b| b.to_string()),
                 note,
             ]);
         }
