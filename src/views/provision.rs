@@ -43,7 +43,7 @@ impl<'a> ProvisionWizardView<'a> {
                     } else {
                         ""
                     };
-                    let kind = format!("{:?}", p.kind).to_lowercase();
+                    let kind = p.kind;
                     (
                         format!(
                             "{} ({kind}{mark})  [{} of {}]",
