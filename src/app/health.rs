@@ -73,7 +73,6 @@ pub fn node_staleness(
     })
 }
 
-/// "3 members, 3 healthy, quorum 2, can lose 1".
 /// The etcd pane's first line: [`quorum_line`], where a quorum lost only to
 /// alarms (an alarmed member still votes, but NOSPACE and CORRUPT stop
 /// writes) names the alarm instead of a lost quorum.
@@ -95,7 +94,7 @@ fn votes_lost(etcd: &EtcdReport) -> bool {
     voting.members > 0 && !voting.has_quorum()
 }
 
-/// "3 members, 2 healthy, quorum 2, can lose 0", and why writes stop when a
+/// "3 members, 2 healthy, quorum 2, can lose 0" ("1 member"), and why writes stop when a
 /// majority is not healthy: quorum lost, or `alarm`.
 pub fn quorum_line(q: &Quorum, alarm: Option<&str>) -> String {
     if q.members == 0 {
@@ -194,7 +193,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
     if let Some(error) = &status.error {
         problems.push(format!("cannot ask: {error}"));
     }
-    let mut stalest: Option<(Option<Instant>, String)> = None;
+    let mut stalest: Option<(Instant, String)> = None;
     let mut ready = 0;
     for node in &status.nodes {
         match node_state(node) {
@@ -210,16 +209,11 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
             NodeState::Down => {
                 let age = node_staleness(live, node, now).unwrap_or_default();
                 problems.push(format!("{} DOWN ({age})", node.name));
-                let last = live.node_last_answer(&node.address);
-                let older = match &stalest {
-                    None => true,
-                    Some((prev, _)) => match (last, prev) {
-                        (None, _) => true,
-                        (Some(_), None) => false,
-                        (Some(a), Some(b)) => a < *b,
-                    },
-                };
-                if older {
+                // How stale the cluster's data is: a node that never answered has no data
+                // to be stale (the cluster answered; the problem above says "no answer").
+                if let Some(last) = live.node_last_answer(&node.address)
+                    && stalest.as_ref().is_none_or(|(prev, _)| last < *prev)
+                {
                     stalest = Some((last, age));
                 }
             }
@@ -324,5 +318,33 @@ mod tests {
         assert_eq!(h.problems, vec!["cp-2 DOWN (stale 35s)"]);
         assert_eq!(h.stale.as_deref(), Some("stale 35s"));
         assert_eq!((h.nodes_ready, h.nodes_total), (0, 1));
+    }
+
+    #[test]
+    fn a_node_that_never_answered_does_not_make_the_cluster_unanswered() {
+        let t0 = Instant::now();
+        let mut live = ClusterLive::default();
+        for (name, address, error) in [
+            ("cp-1", "127.10.0.1", None),
+            ("w-1", "127.10.0.2", Some("connection refused")),
+        ] {
+            live.apply(crate::fleet::FleetEvent::Node {
+                cluster: "c".into(),
+                node: NodeStatus {
+                    name: name.into(),
+                    address: address.into(),
+                    ready: error.is_none(),
+                    error: error.map(String::from),
+                    ..Default::default()
+                },
+                at: t0,
+            });
+        }
+        let h = cluster_health(&live, Some(t0));
+        assert_eq!(h.problems, vec!["w-1 DOWN (no answer)"]);
+        assert_eq!(
+            h.stale, None,
+            "the cluster answered: UPDATED is not \"no answer\""
+        );
     }
 }
