@@ -145,6 +145,16 @@ pub enum ProviderKind {
     Oneflow,
 }
 
+impl std::fmt::Display for ProviderKind {
+    /// As OpenNebula spells its products.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ProviderKind::Opennebula => "OpenNebula",
+            ProviderKind::Oneflow => "OneFlow",
+        })
+    }
+}
+
 /// A VM provider. Credentials: `username`+`password`, or an `auth_file`
 /// (`user:password`), else `ONE_AUTH` / `~/.one/one_auth`.
 #[derive(Clone, Deserialize, PartialEq, Eq)]
@@ -321,6 +331,8 @@ clusters:
         let cfg = Config::parse(Path::new("/state/taloscope.yaml"), PROVIDERS).unwrap();
         let lab = &cfg.providers["lab"];
         assert_eq!(lab.kind, ProviderKind::Opennebula);
+        assert_eq!(lab.kind.to_string(), "OpenNebula");
+        assert_eq!(ProviderKind::Oneflow.to_string(), "OneFlow");
         assert_eq!(lab.auth_file.as_deref(), Some(Path::new("/state/one_auth")));
         let flow = &cfg.providers["flow"];
         assert_eq!(flow.kind, ProviderKind::Oneflow);

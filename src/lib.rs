@@ -27,8 +27,9 @@
 //!   and provisions build their guard lists from them).
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
-//! - `bounded`, `printable`: the floor: reading operator-named files only
-//!   when regular and under a size cap; text from elsewhere made safe to print.
+//! - `bounded`, `printable`, `natural`: the floor: reading operator-named files
+//!   only when regular and under a size cap; text from elsewhere made safe to
+//!   print; the natural order of names (`w-2` before `w-10`).
 //!
 //! The simulated fleet the tests and the demo run against is the separate
 //! crate `taloscope-sim` (crates/taloscope-sim): it shares only the generated
@@ -46,6 +47,7 @@ pub mod fleet;
 pub mod guards;
 pub mod kube;
 pub mod logging;
+pub mod natural;
 pub mod opennebula;
 pub mod paths;
 pub mod printable;

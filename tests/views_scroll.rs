@@ -53,6 +53,7 @@ fn kube_rollout(lines: usize) -> AppState {
     events.extend((0..lines).map(|i| RolloutEvent::Log {
         cluster: cluster.clone(),
         line: format!("event line {i:02}"),
+        unix: 1_796_052_057 + i as u64,
     }));
     for event in events {
         update(&mut s, Action::Event(AppEvent::Rollout(event)));
@@ -139,6 +140,7 @@ fn node_detail_events_scroll() {
             node: address.clone(),
             summary: format!("machine event {i:02}"),
             at,
+            unix: 1_796_052_057 + i,
         };
         update(&mut s, Action::Event(AppEvent::Fleet(event)));
     }

@@ -15,7 +15,10 @@ use crate::upgrade::kubernetes::RemovedItem;
 /// The only input to [`super::update::update`].
 #[derive(Debug, Clone)]
 pub enum Action {
+    /// `q`, Ctrl-C, `:q`: quits, or asks first while work runs here.
     Quit,
+    /// `y` to the quit question.
+    ConfirmQuit,
     MoveUp,
     MoveDown,
     MoveFirst,
@@ -37,7 +40,7 @@ pub enum Action {
     SortReverse,
     /// `r`: poll the cluster on screen (or every cluster) now.
     Refresh,
-    /// `p`: hold reports, or apply the held ones and go on.
+    /// `Space`: hold reports, or apply the held ones and go on.
     TogglePause,
     /// `h`/`l` in the node detail.
     PreviousNode,

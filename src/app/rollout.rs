@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use super::action::Action;
 use super::scroll::Scroll;
+use crate::clock::Zone;
 use crate::rollout::{RolloutEvent, RolloutOutcome, RolloutSummary, StepPhase};
 use crate::upgrade::RolloutInProgress;
 
@@ -86,6 +87,34 @@ impl RolloutView {
         self.running || self.resumable
     }
 
+    /// `Space` pauses: running, and not paused or pausing already.
+    pub fn can_pause(&self) -> bool {
+        self.running && !self.summary.paused && !self.pause_requested && !self.abort_requested
+    }
+
+    /// `r` resumes: paused here, or stopped in a journal.
+    pub fn can_resume(&self) -> bool {
+        (self.running && self.summary.paused) || self.resumable
+    }
+
+    /// `A` aborts: running and not aborting already.
+    pub fn can_abort(&self) -> bool {
+        self.running && !self.abort_requested
+    }
+
+    /// The node a pause waits for: the step still in progress while a pause
+    /// was asked or taken (the runner pauses between nodes).
+    pub fn pausing_after(&self) -> Option<&str> {
+        if !(self.summary.paused || self.pause_requested) || !self.running {
+            return None;
+        }
+        self.summary
+            .steps
+            .iter()
+            .find(|s| !matches!(s.phase, StepPhase::Pending) && !s.phase.is_final())
+            .map(|s| s.node.as_str())
+    }
+
     /// The step being worked on (the first one not final).
     pub fn current_step(&self) -> Option<usize> {
         self.summary
@@ -134,8 +163,9 @@ impl RolloutView {
         }
     }
 
-    /// Folds one event of this rollout in.
-    pub fn apply(&mut self, event: RolloutEvent) {
+    /// Folds one event of this rollout in; log lines start with their local
+    /// time in `zone`, the outcome with `now`'s when known.
+    pub fn apply(&mut self, event: RolloutEvent, zone: Zone, now: Option<u64>) {
         match event {
             RolloutEvent::Started(summary) => {
                 let log = std::mem::take(&mut self.log);
@@ -150,14 +180,18 @@ impl RolloutView {
                     *step = progress;
                 }
             }
-            RolloutEvent::Log { line, .. } => self.push_log(line),
+            RolloutEvent::Log { line, unix, .. } => {
+                self.push_log(format!("{} {line}", zone.time_of_day(unix)))
+            }
             RolloutEvent::Paused { .. } => {
                 self.summary.paused = true;
                 self.pause_requested = false;
             }
             RolloutEvent::Resumed { .. } => self.summary.paused = false,
             RolloutEvent::Finished { outcome, .. } => {
-                self.push_log(format!("finished: {}", outcome_text(&outcome)));
+                let at = now.map(|t| format!("{} ", zone.time_of_day(t)));
+                let at = at.unwrap_or_default();
+                self.push_log(format!("{at}finished: {}", outcome_text(&outcome)));
                 self.summary.outcome = Some(outcome);
                 self.running = false;
                 self.resumable = false;
@@ -200,31 +234,43 @@ mod tests {
     #[test]
     fn folds_steps_log_and_outcome() {
         let mut view = RolloutView::new(summary());
-        view.apply(RolloutEvent::Started(summary()));
+        view.apply(RolloutEvent::Started(summary()), Zone::Utc, None);
         assert!(view.running);
         let mut p = StepProgress::pending("cp-1", "upgrade to v1.12.0");
         p.phase = StepPhase::Rebooting;
-        view.apply(RolloutEvent::Step {
-            cluster: "lab".into(),
-            index: 0,
-            progress: p,
-        });
+        view.apply(
+            RolloutEvent::Step {
+                cluster: "lab".into(),
+                index: 0,
+                progress: p,
+            },
+            Zone::Utc,
+            None,
+        );
         assert_eq!(view.summary.steps[0].phase, StepPhase::Rebooting);
         assert_eq!(view.in_progress().node_index, 1);
         // An index the summary does not have is ignored, not a panic.
-        view.apply(RolloutEvent::Step {
-            cluster: "lab".into(),
-            index: 9,
-            progress: StepProgress::pending("x", "y"),
-        });
-        view.apply(RolloutEvent::Finished {
-            cluster: "lab".into(),
-            outcome: RolloutOutcome::Halted("cp-1 timed out".into()),
-        });
+        view.apply(
+            RolloutEvent::Step {
+                cluster: "lab".into(),
+                index: 9,
+                progress: StepProgress::pending("x", "y"),
+            },
+            Zone::Utc,
+            None,
+        );
+        view.apply(
+            RolloutEvent::Finished {
+                cluster: "lab".into(),
+                outcome: RolloutOutcome::Halted("cp-1 timed out".into()),
+            },
+            Zone::Fixed(3600),
+            Some(1_796_052_057),
+        );
         assert!(!view.running && !view.unfinished());
         assert_eq!(
             view.log.back().map(String::as_str),
-            Some("finished: halted: cp-1 timed out")
+            Some("16:20:57 finished: halted: cp-1 timed out")
         );
     }
 
@@ -249,13 +295,21 @@ mod tests {
     fn the_log_is_bounded() {
         let mut view = RolloutView::new(summary());
         for i in 0..MAX_LOG_LINES + 50 {
-            view.apply(RolloutEvent::Log {
-                cluster: "lab".into(),
-                line: format!("line {i}"),
-            });
+            view.apply(
+                RolloutEvent::Log {
+                    cluster: "lab".into(),
+                    line: format!("line {i}"),
+                    unix: 1_796_052_057,
+                },
+                Zone::Utc,
+                None,
+            );
         }
         assert_eq!(view.log.len(), MAX_LOG_LINES);
-        assert_eq!(view.log.front().map(String::as_str), Some("line 50"));
+        assert_eq!(
+            view.log.front().map(String::as_str),
+            Some("15:20:57 line 50")
+        );
     }
 
     #[test]

@@ -240,6 +240,8 @@ pub fn etcd_rows(state: &AppState) -> Vec<TableRow> {
     let Some(live) = state.current_live() else {
         return Vec::new();
     };
+    // The alarm's kind is on the pane's alarms line.
+    let alarmed = |id: &str| live.status.etcd.alarms.iter().any(|a| a.member_id == id);
     live.status
         .etcd
         .members
@@ -257,7 +259,9 @@ pub fn etcd_rows(state: &AppState) -> Vec<TableRow> {
                         (false, true) => TableCell::new("learner", Tone::Warn),
                         (false, false) => TableCell::plain("voter"),
                     },
-                    if m.healthy {
+                    if alarmed(&m.id) {
+                        TableCell::new("ALARM", Tone::Error)
+                    } else if m.healthy {
                         TableCell::new("ok", Tone::Ok)
                     } else {
                         TableCell::new("DOWN", Tone::Error)

@@ -135,6 +135,11 @@ impl Tables {
     }
 }
 
+/// The smallest terminal the console lays out for; below it the too-small
+/// screen shows and only quitting works.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+
 /// Reports held while paused; beyond this the oldest are dropped (the model
 /// keeps the latest of everything, so little is lost).
 pub const MAX_HELD_EVENTS: usize = 50_000;
@@ -251,7 +256,7 @@ pub struct AppState {
     /// The time of the latest report: ages of stale data are measured to it,
     /// so they move only when reports arrive, never with a clock.
     pub now: Option<Instant>,
-    /// `p`: reports are held, not applied, until resumed.
+    /// `Space`: reports are held, not applied, until resumed.
     pub paused: bool,
     pub held: VecDeque<FleetEvent>,
     pub tables: Tables,
@@ -278,6 +283,13 @@ pub struct AppState {
     /// Every message shown, oldest first (bounded): the message line may
     /// shorten one, `:messages` shows it whole.
     pub messages: VecDeque<Message>,
+    /// How event and progress times are shown (the console uses the
+    /// system's zone; UTC by default, so tests do not depend on the machine).
+    pub zone: crate::clock::Zone,
+    /// Quit was asked while work runs here: the question shown (y/N).
+    pub quit_question: Option<String>,
+    /// The demo's fleet runs in this process and stops when it quits.
+    pub demo_fleet: bool,
 }
 
 impl AppState {
@@ -312,7 +324,15 @@ impl AppState {
             },
             node_events: Default::default(),
             messages: VecDeque::new(),
+            zone: crate::clock::Zone::Utc,
+            quit_question: None,
+            demo_fleet: false,
         }
+    }
+
+    /// Whether the terminal is below [`MIN_WIDTH`] x [`MIN_HEIGHT`].
+    pub fn too_small(&self) -> bool {
+        self.size.0 < MIN_WIDTH || self.size.1 < MIN_HEIGHT
     }
 
     /// The cluster the cluster view and node detail show.

@@ -77,7 +77,8 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
-        Action::Quit => return vec![Effect::Quit],
+        Action::Quit => return quit(state),
+        Action::ConfirmQuit if state.quit_question.is_some() => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
         Action::Notify(message) => state.message = Some(message),
         Action::Event(event) => on_event(state, event),
@@ -98,6 +99,12 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 pending,
                 typed: String::new(),
             }));
+        }
+        other if state.quit_question.is_some() => {
+            if matches!(other, Action::Back) {
+                state.quit_question = None;
+                state.message = Some(Message::info("not quitting"));
+            }
         }
         other => {
             return match state.overlay.take() {
@@ -133,6 +140,27 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             };
         }
     }
+    Vec::new()
+}
+
+/// Quits, unless a rollout or provision runs here: then asks first (y/N),
+/// saying what becomes of it.
+fn quit(state: &mut AppState) -> Vec<Effect> {
+    let rollout = state.rollouts.values().any(|r| r.running);
+    let what = match (rollout, state.provision.any_running()) {
+        (false, false) => return vec![Effect::Quit],
+        (true, _) => "a rollout",
+        (false, true) => "a provision",
+    };
+    let question = if state.demo_fleet {
+        format!("{what} is running and the demo fleet stops with taloscope; quit? y/N")
+    } else if rollout {
+        format!("{what} is running; the journal resumes it next time; quit? y/N")
+    } else {
+        format!("{what} is running; VMs still joining are followed next time; quit? y/N")
+    };
+    state.message = Some(Message::warn(question.clone()));
+    state.quit_question = Some(question);
     Vec::new()
 }
 
@@ -407,7 +435,7 @@ fn set_filter(state: &mut AppState, text: String) {
 fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
     match command::parse(text) {
         Ok(None) => Vec::new(),
-        Ok(Some(Command::Quit)) => vec![Effect::Quit],
+        Ok(Some(Command::Quit)) => quit(state),
         Ok(Some(Command::Help)) => {
             state.overlay = Some(Overlay::Help { scroll: 0 });
             Vec::new()

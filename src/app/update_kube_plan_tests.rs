@@ -281,3 +281,15 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
         "{effects:?}"
     );
 }
+
+#[test]
+fn big_u_on_the_fleet_plans_the_selected_clusters_kubernetes_upgrade() {
+    let mut state = state_with(on_112());
+    state.current = None;
+    state.screen = Screen::Fleet;
+    let big_u = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
+    let action = keymap::action_for(&state, &big_u).expect("U is bound on the fleet");
+    update(&mut state, action);
+    assert_eq!(state.screen, Screen::KubernetesPlan, "{:?}", state.message);
+    assert_eq!(state.current.as_deref(), Some(on_112().name.as_str()));
+}

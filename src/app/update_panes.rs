@@ -191,7 +191,7 @@ fn toggle_pause(state: &mut AppState) {
     if !state.paused {
         state.paused = true;
         state.message = Some(Message::info(
-            "paused: reports are held; p applies them and goes on",
+            "paused: reports are held; Space applies them and goes on",
         ));
         return;
     }
@@ -250,6 +250,9 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
                     state.node_events = Default::default();
                     state.screen = Screen::NodeDetail;
                 }
+            }
+            Screen::Cluster(_) => {
+                state.message = Some(Message::info("Enter opens a node from the nodes pane (1)"));
             }
             _ => {}
         },

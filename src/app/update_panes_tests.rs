@@ -89,11 +89,11 @@ fn selection_keeps_to_its_row_when_a_refresh_reorders() {
     open_alpha(&mut s);
     update(&mut s, report("alpha", node("a", "127.10.0.1", None), t0));
     update(&mut s, report("alpha", node("b", "127.10.0.2", None), t0));
-    // Sort by READY (column 4; STAGE is not shown at 80), select "b".
+    // Sort by READY (column 5; SOURCE and STAGE are not shown at 80), select "b".
     for _ in 0..3 {
         update(&mut s, Action::SortNext);
     }
-    assert_eq!(s.tables.nodes.sort, 4);
+    assert_eq!(s.tables.nodes.sort, 5);
     update(&mut s, Action::MoveDown);
     assert_eq!(s.tables.nodes.selected.as_deref(), Some("127.10.0.2"));
     // "a" goes DOWN and sorts after "b" now; the selection stays on "b".

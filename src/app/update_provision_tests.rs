@@ -209,9 +209,10 @@ fn p_on_a_cluster_opens_the_wizard_with_the_clusters_provider_first() {
     let p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE);
     let action = keymap::action_for(&s, &p).unwrap();
     assert!(matches!(action, Action::Provision(ProvisionKey::Open)));
-    let big_p = KeyEvent::new(KeyCode::Char('P'), KeyModifiers::SHIFT);
+    // p provisions and Space pauses, on every screen that has them.
+    let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
     assert!(matches!(
-        keymap::action_for(&s, &big_p),
+        keymap::action_for(&s, &space),
         Some(Action::TogglePause)
     ));
     let effects = update(&mut s, action);

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::upgrade_output::outcome_line;
+use super::upgrade_output::{outcome_line, stamped};
 use crate::approval::{ApprovedAction, AuditLog, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat};
+use crate::clock::{Zone, unix_now};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
@@ -429,7 +430,8 @@ async fn follow(
                         && s.error == progress.error
                 });
                 if !same {
-                    println!("{}", line(index, shown.len().max(index + 1), &progress));
+                    let text = line(index, shown.len().max(index + 1), &progress);
+                    println!("{}", stamped(Zone::System, unix_now(), &text));
                     let _ = std::io::stdout().flush();
                 }
                 if let Some(slot) = shown.get_mut(index) {
@@ -437,7 +439,8 @@ async fn follow(
                 }
             }
             RolloutEvent::Finished { outcome: o, .. } => {
-                println!("{}", outcome_line(cluster, target, &o));
+                let text = outcome_line(cluster, target, &o);
+                println!("{}", stamped(Zone::System, unix_now(), &text));
                 outcome = Some(o);
             }
             RolloutEvent::Log { .. }

@@ -21,7 +21,8 @@ use crate::provision::{
     RunnerOptions, connect, plan, terminate,
 };
 
-use super::upgrade_output::{GuardLine, guard_lines, guards_table};
+use super::upgrade_output::{GuardLine, guard_lines, guards_table, stamped};
+use crate::clock::{Zone, unix_now};
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code};
 
@@ -180,13 +181,14 @@ async fn provision(
     let approved_for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
     while let Some(event) = rx.recv().await {
+        let at = (Zone::System, unix_now());
         let line = match (&event, args.output) {
-            (ProvisionEvent::Vm(p), OutputFormat::Table) => p.line(),
-            (ProvisionEvent::Note(n), OutputFormat::Table) => n.clone(),
-            (ProvisionEvent::Finished(s), OutputFormat::Table) => s.line(),
-            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line("vm", p),
-            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line("note", n),
-            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line("finished", s),
+            (ProvisionEvent::Vm(p), OutputFormat::Table) => stamped(at.0, at.1, &p.line()),
+            (ProvisionEvent::Note(n), OutputFormat::Table) => stamped(at.0, at.1, n),
+            (ProvisionEvent::Finished(s), OutputFormat::Table) => stamped(at.0, at.1, &s.line()),
+            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line("vm", p, at),
+            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line("note", n, at),
+            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line("finished", s, at),
         };
         print(&format!("{line}\n"));
     }
@@ -240,12 +242,29 @@ fn render_plan(
     }
 }
 
-fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
-    serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))
+/// One progress event as a JSON line, with its local time and UTC offset
+/// ("time": "2026-11-30T16:20:57+01:00").
+fn json_line<T: serde::Serialize>(kind: &str, value: &T, (zone, unix): (Zone, u64)) -> String {
+    let time = zone.timestamp(unix);
+    serde_json::to_string(&serde_json::json!({"event": kind, "time": time, "data": value}))
         .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
 }
 
 fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_progress_lines_carry_local_time_with_its_offset() {
+        let line = json_line("note", &"VM 41 created", (Zone::Fixed(3600), 1_796_052_057));
+        let value: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(value["event"], "note");
+        assert_eq!(value["time"], "2026-11-30T16:20:57+01:00");
+        assert_eq!(value["data"], "VM 41 created");
+    }
 }

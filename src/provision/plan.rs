@@ -77,7 +77,7 @@ impl ProvisionPlan {
             ),
         };
         let mut out = format!(
-            "PROVISION  {} new {} node(s) for cluster {}\nPROVIDER   {} ({:?}, {})\nSOURCE     {source}\n",
+            "PROVISION  {} new {} node(s) for cluster {}\nPROVIDER   {} ({}, {})\nSOURCE     {source}\n",
             self.count, self.role, self.cluster, self.provider, self.provider_kind, self.endpoint
         );
         if let Some(mc) = &self.machine_config {

@@ -384,9 +384,13 @@ pub(crate) fn unhealthy_members(id: GuardId, members: &[EtcdMemberReport]) -> Op
         .iter()
         .filter(|m| !m.healthy)
         .map(|m| {
+            // Its own alarm first: etcd lists every member's alarms in each status.
+            let own = format!("memberID:{}", m.id);
             let why = m
                 .errors
-                .first()
+                .iter()
+                .find(|e| e.contains(&own))
+                .or(m.errors.first())
                 .map(String::as_str)
                 .unwrap_or("did not answer");
             format!("{} unhealthy: {why}", member_name(m))

@@ -87,7 +87,7 @@ impl Widget for &Footer<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
         let mut spans = Vec::new();
-        for (keys, label) in keymap::footer_hints(keymap::context(self.state)) {
+        for (keys, label) in keymap::footer_hints(self.state) {
             spans.push(Span::styled(format!(" {keys}"), s.get(Role::Key)));
             spans.push(Span::styled(format!(" {label} "), s.get(Role::Muted)));
         }

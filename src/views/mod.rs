@@ -35,9 +35,8 @@ pub mod too_small;
 pub mod upgrade_plan;
 pub mod versions;
 
-/// The smallest terminal the console lays out for.
-pub const MIN_WIDTH: u16 = 80;
-pub const MIN_HEIGHT: u16 = 24;
+/// The smallest terminal the console lays out for (the keymap knows it too).
+pub use crate::app::state::{MIN_HEIGHT, MIN_WIDTH};
 
 /// How things look on this terminal: styles resolved for its capabilities,
 /// its glyph set, and whether colour may reach the frame at all.
@@ -74,7 +73,8 @@ pub fn draw(frame: &mut Frame, state: &AppState, look: &Look) {
 /// only when this differs from the last frame.
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, look: &Look) -> Option<Position> {
     let cursor = if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        (&too_small::TooSmall::new(area.width, area.height, look)).render(area, buf);
+        let question = state.quit_question.as_deref();
+        (&too_small::TooSmall::new(area.width, area.height, question, look)).render(area, buf);
         None
     } else {
         render_console(buf, state, look, area)

@@ -147,7 +147,10 @@ impl<'a> NodeDetail<'a> {
             Some(log) if !log.is_empty() => log
                 .iter()
                 .rev()
-                .map(|(_, summary)| Line::from(Span::styled(summary.clone(), s.get(Role::Text))))
+                .map(|(_, unix, summary)| {
+                    let at = self.state.zone.time_of_day(*unix);
+                    Line::from(Span::styled(format!("{at} {summary}"), s.get(Role::Text)))
+                })
                 .collect(),
             _ => vec![Line::from(Span::styled(
                 "no events yet",

@@ -89,9 +89,13 @@ impl<'a> RolloutPane<'a> {
             Some(RolloutOutcome::Halted(_)) => ("HALTED".into(), Role::Error),
             None if view.resumable => ("stopped; r resumes".into(), Role::Warn),
             None if view.abort_requested => ("aborting after this node".into(), Role::Warn),
-            None if view.summary.paused => ("PAUSED; r resumes".into(), Role::Warn),
-            None if view.pause_requested => ("pausing after this node".into(), Role::Warn),
-            None => ("running".into(), Role::Accent),
+            // The runner pauses between nodes: PAUSED only once none is in progress.
+            None => match view.pausing_after() {
+                Some(node) => (format!("pausing after {node}"), Role::Warn),
+                None if view.summary.paused => ("PAUSED; r resumes".into(), Role::Warn),
+                None if view.pause_requested => ("pausing".into(), Role::Warn),
+                None => ("running".into(), Role::Accent),
+            },
         }
     }
 

@@ -40,7 +40,7 @@ impl PlanPane for TalosOs {
                     StepState::AlreadyOnTarget => ("on target", Tone::Muted),
                     StepState::LeftOut => ("left out", Tone::Warn),
                 };
-                let batch = s.batch.map(|b| (b + 1).to_string());
+                let batch = s.batch.map(|b| b.to_string());
                 TableRow {
                     key: s.node.clone(),
                     cells: vec![
