@@ -180,6 +180,10 @@ pub struct UpgradeArgs {
     /// Milliseconds between status reads while a node upgrades.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
+    /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
+    /// refusal names it (user@host/pid-start); needs --yes --confirm too.
+    #[arg(long, value_name = "HOLDER", requires = "yes")]
+    pub take_over: Option<String>,
 }
 
 /// `taloscope upgrade-k8s`.
@@ -215,6 +219,10 @@ pub struct UpgradeK8sArgs {
     /// Milliseconds between status reads while a component restarts.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
+    /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
+    /// refusal names it (user@host/pid-start); needs --yes --confirm too.
+    #[arg(long, value_name = "HOLDER", requires = "yes")]
+    pub take_over: Option<String>,
 }
 
 /// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.

@@ -1,6 +1,7 @@
 //! `taloscope upgrade` as a process against the sim: --plan --output json on `healthy` shows
 //! every guard passing; a skipped minor and `cp2-down` are refused; read-only refuses; --yes
-//! --confirm upgrades every node one at a time; a killed run is resumed by the same command.
+//! --confirm upgrades every node one at a time; a killed run is resumed by the same command; a
+//! second run while the first lives is refused naming it, and resumes once the first is killed.
 mod upgrade_common;
 
 use upgrade_common::*;
@@ -129,4 +130,62 @@ async fn plan_shows_another_consoles_rollout_from_its_lease() {
             && l.contains("bob@jump2")),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_is_refused_naming_the_first_and_resumes_once_it_is_killed() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let held = plan.steps[1].node.clone();
+    let state = fx.sim.state();
+    let cluster = state.cluster("healthy").expect("cluster");
+    // The second node stays down after its reboot: the first run waits there until killed.
+    cluster.set_never_returns(&held, true).expect("node");
+    let args = confirmed("v1.12.0", "healthy");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(args);
+    let (mut first, _) = run_until_line(cmd, "[2/5]").await;
+    let pid = first.id().expect("the first run's pid");
+
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(args);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("refused: the upgrade of healthy to v1.12.0 is running in ")
+            && stderr.contains(&format!("/{pid}-"))
+            && stderr.contains(&format!("(pid {pid} on "))
+            && stderr.contains("running since "),
+        "names the first run: {stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("resuming"), "{stderr}");
+    let lease = fx.kube("healthy").await.read_rollout_lease().await;
+    let holder = lease
+        .expect("lease readable")
+        .expect("a lease")
+        .holder
+        .clone();
+    assert!(
+        holder.contains(&format!("/{pid}-")),
+        "still the first run's: {holder}"
+    );
+
+    first.kill().await.expect("SIGKILL");
+    cluster.set_never_returns(&held, false).expect("node");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(args);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("resuming the upgrade of healthy"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("upgrade of healthy to v1.12.0 completed"),
+        "{stdout}"
+    );
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+    }
+    assert_control_planes_one_at_a_time(&fx, "healthy");
 }

@@ -1,7 +1,7 @@
 //! The one body of `taloscope upgrade` and `taloscope upgrade-k8s`: pick the cluster named by
-//! `--context`, connect to it, refuse another rollout's journal, print the plan (`--plan`) or
-//! approve it through the dispatcher and run it (or resume the journal), one progress line per
-//! change, and record how the rollout ended. Each command supplies its plan, guards and report
+//! `--context`, connect to it, refuse another rollout's journal (or one whose run still lives),
+//! print the plan (`--plan`) or approve it through the dispatcher and run it (or resume the
+//! journal), one progress line per change, and record how the rollout ended. Each command supplies its plan, guards and report
 //! ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,6 +15,7 @@ use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
+use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
@@ -36,6 +37,8 @@ pub(super) struct CommandFlags<'a> {
     pub output: OutputFormat,
     /// Milliseconds between status reads while a step runs.
     pub poll_ms: u64,
+    /// The holder of a live run to take over (`--take-over`).
+    pub take_over: Option<&'a str>,
 }
 
 /// The [`CommandFlags`] of an upgrade command's arguments, which name them alike.
@@ -49,6 +52,7 @@ macro_rules! command_flags {
             ack: &$args.ack,
             output: $args.output,
             poll_ms: $args.poll_ms,
+            take_over: $args.take_over.as_deref(),
         }
     };
 }
@@ -128,6 +132,8 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
         plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
         return runtime.block_on(print_plan(command, &status, &observer, target));
     }
+    // The runner decides again when it starts; said here first, before any approval.
+    claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
     let action = C::action(cluster.name.clone(), wanted_target.clone());
     let (dispatcher, approved) = approve(global, &chosen, action, flags.confirm)?;
     let run = Approved {
@@ -140,6 +146,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
             poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
             state_dir: Some(chosen.paths.state_dir.clone()),
             kubeconfig: chosen.discovery.kubeconfig.clone(),
+            take_over: flags.take_over.map(str::to_string),
             ..command.options()
         },
         target: &wanted_target,
