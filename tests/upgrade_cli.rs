@@ -189,3 +189,103 @@ async fn a_second_run_is_refused_naming_the_first_and_resumes_once_it_is_killed(
     }
     assert_control_planes_one_at_a_time(&fx, "healthy");
 }
+
+/// Every line of `stdout` is a JSON document; returns them.
+fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_json_is_json_for_a_run_for_nothing_to_do_and_for_refusals() {
+    let fx = start(builtin("healthy")).await;
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"))
+        .args(["--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let events = json_lines(&stdout);
+    assert!(events.iter().any(|e| e["event"] == "step"), "{stdout}");
+    let last = events.last().expect("a finished line");
+    assert_eq!(last["event"], "finished", "{stdout}");
+    assert_eq!(last["data"]["outcome"]["outcome"], "completed", "{stdout}");
+
+    // Now there is nothing to do, planned or run.
+    for args in [
+        vec!["--to", "v1.12.0", "--plan", "--output", "json"],
+        vec![
+            "--to",
+            "v1.12.0",
+            "--yes",
+            "--confirm",
+            "healthy",
+            "--output",
+            "json",
+        ],
+    ] {
+        let mut cmd = fx.taloscope("healthy", "upgrade");
+        cmd.args(&args);
+        let (code, stdout, stderr) = output(cmd).await;
+        assert_eq!(code, Some(0), "{args:?}: {stdout}\n{stderr}");
+        let lines = json_lines(&stdout);
+        assert_eq!(lines.len(), 1, "{args:?}: {stdout}");
+        assert_eq!(lines[0]["event"], "stopped");
+        assert_eq!(lines[0]["data"]["exit_code"], 0);
+        let message = lines[0]["data"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("healthy"), "{message}");
+    }
+
+    // Refusals and usage errors, of every command that takes --output.
+    let refusals: [(&str, &str, Vec<&str>, i32); 5] = [
+        (
+            "healthy",
+            "upgrade",
+            vec![
+                "--readonly",
+                "--to",
+                "v1.12.1",
+                "--yes",
+                "--confirm",
+                "healthy",
+            ],
+            1,
+        ),
+        ("nowhere", "upgrade", vec!["--to", "v1.12.1", "--plan"], 2),
+        (
+            "nowhere",
+            "upgrade-k8s",
+            vec!["--to", "1.35.0", "--plan"],
+            2,
+        ),
+        ("nowhere", "status", vec![], 2),
+        (
+            "nowhere",
+            "provision",
+            vec!["--role", "worker", "--plan"],
+            2,
+        ),
+    ];
+    for (context, subcommand, args, want) in refusals {
+        let mut cmd = fx.taloscope(context, subcommand);
+        cmd.args(&args).args(["--output", "json"]);
+        let (code, stdout, stderr) = output(cmd).await;
+        assert_eq!(
+            code,
+            Some(want),
+            "{subcommand} {args:?}: {stdout}\n{stderr}"
+        );
+        let lines = json_lines(&stdout);
+        let stopped = lines
+            .last()
+            .unwrap_or_else(|| panic!("{subcommand}: no JSON"));
+        assert_eq!(stopped["event"], "stopped", "{subcommand}: {stdout}");
+        assert_eq!(stopped["data"]["exit_code"], want);
+        let message = stopped["data"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(context) || message.contains("read-only"),
+            "{subcommand}: names the context: {message}"
+        );
+    }
+}

@@ -25,7 +25,8 @@ use crate::upgrade::{
 };
 use crate::versions::Version;
 
-pub(super) use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
+pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
+use super::exit::{exit_code_as, json_line, print_line};
 
 /// The flags every headless upgrade command takes.
 pub(super) struct CommandFlags<'a> {
@@ -103,7 +104,7 @@ pub(super) trait HeadlessUpgrade {
 
 /// Runs one headless upgrade command to its exit code.
 pub(super) fn run_command<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> ExitCode {
-    exit_code(run_inner(global, command))
+    exit_code_as(run_inner(global, command), command.flags().output)
 }
 
 fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
@@ -151,12 +152,17 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
         },
         target: &wanted_target,
         acks: flags.ack,
+        output: flags.output,
     };
     run_rollout::<C>(run, || {
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
         let guards = runtime.block_on(command.guards(&plan, &status, &observer));
         if blocking(&guards, flags.ack) {
-            print!("{}", command.report(&plan, &guards).table());
+            let report = command.report(&plan, &guards);
+            match flags.output {
+                OutputFormat::Table => print!("{}", report.table()),
+                OutputFormat::Json => print_line(&json_line("plan", &report)),
+            }
             return Err(refuse(&dispatcher, &approved, C::WHAT));
         }
         Ok(plan)
@@ -170,16 +176,17 @@ async fn print_plan<C: HeadlessUpgrade>(
     observer: &ClusterObserver,
     target: Version,
 ) -> Result<ExitCode, Stop> {
+    let flags = command.flags();
     let plan = match command.plan(status, observer, target).await {
         Ok(plan) => plan,
-        Err(Stop(0, message)) => {
+        // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
+        Err(Stop(0, message)) if flags.output == OutputFormat::Table => {
             println!("{message}");
             return Ok(ExitCode::SUCCESS);
         }
         Err(stop) => return Err(stop),
     };
     let guards = command.guards(&plan, status, observer).await;
-    let flags = command.flags();
     let report = command.report(&plan, &guards);
     let text = match flags.output {
         OutputFormat::Table => report.table(),
@@ -339,6 +346,7 @@ struct Approved<'a> {
     pub options: RunOptions,
     pub target: &'a str,
     pub acks: &'a [String],
+    pub output: OutputFormat,
 }
 
 /// Resumes the unfinished journal, or starts the plan `fresh` makes (which may refuse), then
@@ -378,6 +386,7 @@ fn run_rollout<C: HeadlessUpgrade>(
         cluster: &run.cluster.name,
         target: run.target,
         line: C::LINE,
+        output: run.output,
     };
     Ok(finish(run.runtime, handle, rx, follow))
 }
@@ -389,6 +398,7 @@ struct Follow<'a> {
     pub cluster: &'a str,
     pub target: &'a str,
     pub line: fn(usize, usize, &StepProgress) -> String,
+    pub output: OutputFormat,
 }
 
 /// Prints the rollout's progress until it ends, records the outcome in the audit log and
@@ -399,7 +409,7 @@ fn finish(
     rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
     how: Follow<'_>,
 ) -> ExitCode {
-    let outcome = runtime.block_on(follow(handle, rx, how.cluster, how.target, how.line));
+    let outcome = runtime.block_on(follow(handle, rx, &how));
     let result = match &outcome {
         RolloutOutcome::Completed => Ok(()),
         other => Err(outcome_line(how.cluster, how.target, other)),
@@ -414,13 +424,12 @@ fn finish(
     }
 }
 
-/// Prints one line per step change (as `line` words it) until the rollout ends.
+/// Prints one line per step change (as `how.line` words it, or a JSON line) until the rollout
+/// ends.
 async fn follow(
     handle: RolloutHandle,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
-    cluster: &str,
-    target: &str,
-    line: fn(usize, usize, &StepProgress) -> String,
+    how: &Follow<'_>,
 ) -> RolloutOutcome {
     let mut shown: Vec<StepProgress> = Vec::new();
     let mut outcome = None;
@@ -436,15 +445,31 @@ async fn follow(
                         && s.error == progress.error
                 });
                 if !same {
-                    println!("{}", line(index, shown.len().max(index + 1), &progress));
-                    let _ = std::io::stdout().flush();
+                    let count = shown.len().max(index + 1);
+                    print_line(&match how.output {
+                        OutputFormat::Table => (how.line)(index, count, &progress),
+                        OutputFormat::Json => {
+                            let step = serde_json::json!({
+                                "index": index + 1, "count": count, "step": &progress,
+                            });
+                            json_line("step", &step)
+                        }
+                    });
                 }
                 if let Some(slot) = shown.get_mut(index) {
                     *slot = progress;
                 }
             }
             RolloutEvent::Finished { outcome: o, .. } => {
-                println!("{}", outcome_line(cluster, target, &o));
+                print_line(&match how.output {
+                    OutputFormat::Table => outcome_line(how.cluster, how.target, &o),
+                    OutputFormat::Json => {
+                        let finished = serde_json::json!({
+                            "cluster": how.cluster, "target": how.target, "outcome": &o,
+                        });
+                        json_line("finished", &finished)
+                    }
+                });
                 outcome = Some(o);
             }
             RolloutEvent::Log { .. }

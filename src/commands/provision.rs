@@ -23,28 +23,27 @@ use crate::provision::{
 
 use super::upgrade_output::{GuardLine, guard_lines, guards_table};
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, json_line};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.output)
+}
+
+fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
     let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    if !source_errors.is_empty() {
-        for err in &source_errors {
+    if let Some((last, earlier)) = source_errors.split_last() {
+        for err in earlier {
             eprintln!("taloscope: {err}");
         }
-        return ExitCode::from(EXIT_USAGE);
+        return Err(config_stop(last));
     }
     let discovery = discover(&sources);
-    let runtime = match crate::commands::runtime() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("taloscope: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
     let outcome = runtime.block_on(provision(global, args, &sources.config, &discovery, &paths));
-    exit_code(outcome.map(|()| ExitCode::SUCCESS))
+    outcome.map(|()| ExitCode::SUCCESS)
 }
 
 fn config_stop(e: impl std::fmt::Display) -> Stop {
@@ -126,7 +125,10 @@ async fn provision(
             result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
         );
         let progress = result.map_err(config_stop)?;
-        println!("{}", progress.line());
+        match args.output {
+            OutputFormat::Table => println!("{}", progress.line()),
+            OutputFormat::Json => println!("{}", json_line("vm", &progress)),
+        }
         return Ok(());
     }
 
@@ -238,11 +240,6 @@ fn render_plan(
         .map(|j| j + "\n")
         .map_err(|e| Stop(EXIT_USAGE, format!("cannot encode the plan as JSON: {e}"))),
     }
-}
-
-fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
-    serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))
-        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
 }
 
 fn print(text: &str) {
