@@ -19,7 +19,7 @@ use taloscope::fleet::{LeaseError, RolloutLease};
 use taloscope::kube::KubeClient;
 use taloscope::rollout::RolloutKind;
 use taloscope::rollout::claim::claim_run;
-use taloscope::rollout::journal::{JOURNAL_FORMAT, RolloutJournal};
+use taloscope::rollout::journal::RolloutJournal;
 use taloscope::rollout::{LeaseProgress, ROLLOUT_LEASE_NAME};
 use taloscope::run_holder::RunHolder;
 use taloscope_sim::kube_api::kubeconfig;
@@ -288,24 +288,6 @@ async fn a_second_run_is_refused_and_a_gone_runs_lease_is_taken_over() {
     resumed.release().await.unwrap();
 }
 
-/// A rollout journal left by `holder`, as `claim_run` reads it.
-fn journal_of(cluster: &str, holder: &str) -> RolloutJournal {
-    RolloutJournal {
-        format: JOURNAL_FORMAT,
-        cluster: cluster.into(),
-        kind: RolloutKind::TalosUpgrade,
-        target: "v1.12.0".into(),
-        holder: holder.into(),
-        acks: vec![],
-        plan: serde_json::Value::Null,
-        options: serde_json::Value::Null,
-        steps: vec![],
-        paused: false,
-        outcome: None,
-        updated_unix: 0,
-    }
-}
-
 /// The rollout Lease of `holder`, renewed at `renewed` for 30 s.
 fn lease_of(holder: &str, renewed: &str) -> serde_json::Value {
     serde_json::json!({
@@ -322,7 +304,8 @@ fn lease_of(holder: &str, renewed: &str) -> serde_json::Value {
 async fn another_hosts_run_is_resumed_only_once_its_lease_expired() {
     let f = start("lease-hosts", 9).await;
     let theirs = "bob@jump2/77-1796052057";
-    let journal = journal_of("lease-hosts", theirs);
+    let journal =
+        RolloutJournal::begun("lease-hosts", RolloutKind::TalosUpgrade, "v1.12.0", theirs);
     // Its process cannot be checked from here: only an expired Lease may be taken.
     let displaces = claim_run(Some(&journal), None).expect("not refused by the journal");
     assert_eq!(displaces, None);

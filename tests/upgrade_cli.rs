@@ -76,6 +76,22 @@ async fn cp2_down_and_read_only_are_refused_without_any_call() {
     assert!(audit.contains("failed: refused by its guards"), "{audit}");
 }
 
+/// The same `upgrade --yes` again on `healthy`: it resumes the journal and completes.
+async fn resume_to_the_end(fx: &Fixture) {
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("resuming the upgrade of healthy"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("upgrade of healthy to v1.12.0 completed"),
+        "{stdout}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
     let fx = start(builtin("healthy")).await;
@@ -96,18 +112,7 @@ async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
     );
     child.kill().await.expect("kill");
 
-    let mut cmd = fx.taloscope("healthy", "upgrade");
-    cmd.args(args);
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("resuming the upgrade of healthy"),
-        "{stderr}"
-    );
-    assert!(
-        stdout.contains("upgrade of healthy to v1.12.0 completed"),
-        "{stdout}"
-    );
+    resume_to_the_end(&fx).await;
     let state = fx.sim.state();
     for (node, version) in versions(&fx, "healthy") {
         assert_eq!(version, "v1.12.0", "{node}");
@@ -172,18 +177,7 @@ async fn a_second_run_is_refused_naming_the_first_and_resumes_once_it_is_killed(
 
     first.kill().await.expect("SIGKILL");
     cluster.set_never_returns(&held, false).expect("node");
-    let mut cmd = fx.taloscope("healthy", "upgrade");
-    cmd.args(args);
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("resuming the upgrade of healthy"),
-        "{stderr}"
-    );
-    assert!(
-        stdout.contains("upgrade of healthy to v1.12.0 completed"),
-        "{stdout}"
-    );
+    resume_to_the_end(&fx).await;
     for (node, version) in versions(&fx, "healthy") {
         assert_eq!(version, "v1.12.0", "{node}");
     }

@@ -299,12 +299,17 @@ fn check_journal(
     Ok(())
 }
 
-/// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one.
+/// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one,
+/// or that its run is still alive (and `--yes` would be refused).
 fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
-    if journal.is_some() {
-        eprintln!(
+    if journal.is_none() {
+        return;
+    }
+    match claim_run(journal, None) {
+        Ok(_) => eprintln!(
             "taloscope: an unfinished {what} of {cluster} is in its journal; --yes --confirm {cluster} resumes it"
-        );
+        ),
+        Err(running) => eprintln!("taloscope: {running}"),
     }
 }
 

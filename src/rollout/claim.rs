@@ -62,23 +62,9 @@ fn still_running(journal: &RolloutJournal) -> String {
 mod tests {
     use super::*;
     use crate::rollout::RolloutKind;
-    use crate::rollout::journal::JOURNAL_FORMAT;
 
     fn journal(holder: &str) -> RolloutJournal {
-        RolloutJournal {
-            format: JOURNAL_FORMAT,
-            cluster: "lab".into(),
-            kind: RolloutKind::TalosUpgrade,
-            target: "v1.12.0".into(),
-            holder: holder.into(),
-            acks: vec![],
-            plan: serde_json::Value::Null,
-            options: serde_json::Value::Null,
-            steps: vec![],
-            paused: false,
-            outcome: None,
-            updated_unix: 0,
-        }
+        RolloutJournal::begun("lab", RolloutKind::TalosUpgrade, "v1.12.0", holder)
     }
 
     #[test]

@@ -12,7 +12,6 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use super::guards::Guard;
 use super::observe::ClusterObserver;
 use super::runner::RunOptions;
-use crate::clock::unix_now;
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
 use crate::fleet::{LeaseError, RolloutLease};
@@ -22,7 +21,7 @@ use crate::rollout::claim::{Displaces, claim_run};
 use crate::rollout::engine::{
     EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, run_rollout,
 };
-use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal};
+use crate::rollout::journal::RolloutJournal;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepProgress};
 use crate::run_holder::RunHolder;
 use crate::talos::TalosClient;
@@ -40,19 +39,13 @@ pub(crate) struct NewJournal<'a, P: Serialize> {
 
 /// The journal of a rollout about to start: held by this run, every step as planned.
 pub(crate) fn new_journal<P: Serialize>(new: NewJournal<'_, P>) -> RolloutJournal {
+    let holder = RunHolder::this_process().to_string();
     RolloutJournal {
-        format: JOURNAL_FORMAT,
-        cluster: new.cluster.to_string(),
-        kind: new.kind,
-        target: new.target,
-        holder: RunHolder::this_process().to_string(),
         acks: new.acks.to_vec(),
         plan: serde_json::to_value(new.plan).unwrap_or(serde_json::Value::Null),
         options: serde_json::to_value(new.options.for_journal()).unwrap_or(serde_json::Value::Null),
         steps: new.steps,
-        paused: false,
-        outcome: None,
-        updated_unix: unix_now(),
+        ..RolloutJournal::begun(new.cluster, new.kind, &new.target, &holder)
     }
 }
 
@@ -320,20 +313,7 @@ mod tests {
     use crate::upgrade::UpgradePlan;
 
     fn journal(kind: RolloutKind) -> RolloutJournal {
-        RolloutJournal {
-            format: JOURNAL_FORMAT,
-            cluster: "lab".into(),
-            kind,
-            target: "1.35.0".into(),
-            holder: "alice@ops1".into(),
-            acks: vec![],
-            plan: serde_json::Value::Null,
-            options: serde_json::Value::Null,
-            steps: vec![],
-            paused: false,
-            outcome: None,
-            updated_unix: 0,
-        }
+        RolloutJournal::begun("lab", kind, "1.35.0", "alice@ops1")
     }
 
     #[test]
