@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::clock::utc_timestamp;
+use crate::run_holder::local_identity;
 
 /// An action that changes a cluster. Runners (upgrade, provision, terminate…)
 /// only accept an [`ApprovedAction`], which only the dispatcher makes.
@@ -232,63 +233,6 @@ impl Dispatcher {
     }
 }
 
-/// `user@host` of this process: the user from USER/LOGNAME, else the login
-/// name of the uid (USER is often unset under tmux, cron or sudo), and the
-/// kernel host name.
-pub fn local_identity() -> String {
-    let env_user = ["USER", "LOGNAME"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok());
-    identity(env_user, login_name_of_uid, host)
-}
-
-/// `user@host` from what the environment said; `uid_name` is asked only
-/// when the environment names no user.
-fn identity(
-    env_user: Option<String>,
-    uid_name: impl FnOnce() -> Option<String>,
-    host: Option<String>,
-) -> String {
-    let named = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    let user = named(env_user)
-        .or_else(|| named(uid_name()))
-        .unwrap_or_else(|| format!("uid{}", current_uid()));
-    let host = named(host).unwrap_or_else(|| "localhost".to_string());
-    format!("{user}@{host}")
-}
-
-fn current_uid() -> u32 {
-    // SAFETY: getuid(2) cannot fail and touches no memory of ours.
-    unsafe { libc::getuid() }
-}
-
-/// The login name of this process's uid from the user database (getpwuid_r:
-/// /etc/passwd or whatever NSS is set up to ask); `None` when it has none.
-fn login_name_of_uid() -> Option<String> {
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: passwd is plain data; getpwuid_r writes into `pwd` and `buf`
-    // (whose length it is told) and sets `found` to `&pwd` or null.
-    unsafe {
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(
-            current_uid(),
-            &mut pwd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut found,
-        );
-        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
-            return None;
-        }
-        let name = std::ffi::CStr::from_ptr(pwd.pw_name);
-        Some(crate::printable::line(&name.to_string_lossy()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,33 +370,5 @@ mod tests {
         };
         let _ = d.request(evil);
         assert_eq!(audit_lines(dir.path()).len(), 1);
-    }
-
-    #[test]
-    fn without_user_in_the_environment_the_uid_names_the_holder() {
-        let some = |s: &str| Some(s.to_string());
-        assert_eq!(
-            identity(some("op"), || panic!("not asked"), some("jump1\n")),
-            "op@jump1"
-        );
-        // Unset or empty USER (tmux, cron, sudo): the uid's login name.
-        assert_eq!(identity(None, || some("alice"), some("vm")), "alice@vm");
-        assert_eq!(
-            identity(some(""), || some("alice"), None),
-            "alice@localhost"
-        );
-        // A uid without a name still says which uid, never "unknown".
-        let nameless = identity(None, || None, some("vm"));
-        assert!(
-            nameless.starts_with("uid") && nameless.ends_with("@vm"),
-            "{nameless}"
-        );
-    }
-
-    #[test]
-    fn this_process_uid_has_a_login_name() {
-        // The test runs as a user the system knows (root in CI containers).
-        let name = login_name_of_uid().expect("the uid has a name in the user database");
-        assert!(!name.is_empty() && !local_identity().starts_with("unknown@"));
     }
 }

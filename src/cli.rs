@@ -250,7 +250,7 @@ pub struct UpgradeArgs {
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
     /// Installer image (default ghcr.io/siderolabs/installer:<version>; custom or factory image).
-    #[arg(long, value_name = "IMAGE")]
+    #[arg(long, value_name = "IMAGE", value_parser = parse_image)]
     pub image: Option<String>,
     /// Workers upgraded at once; control planes always go one at a time.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -283,6 +283,10 @@ pub struct UpgradeArgs {
     /// Milliseconds between status reads while a node upgrades.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
+    /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
+    /// refusal names it (user@host/pid-start); needs --yes --confirm too.
+    #[arg(long, value_name = "HOLDER", requires = "yes")]
+    pub take_over: Option<String>,
 }
 
 /// `taloscope upgrade-k8s`.
@@ -320,6 +324,10 @@ pub struct UpgradeK8sArgs {
     /// Milliseconds between status reads while a component restarts.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
+    /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
+    /// refusal names it (user@host/pid-start); needs --yes --confirm too.
+    #[arg(long, value_name = "HOLDER", requires = "yes")]
+    pub take_over: Option<String>,
 }
 
 /// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.
@@ -366,6 +374,18 @@ pub struct ProvisionArgs {
 fn parse_role(text: &str) -> Result<crate::config::MachineRole, String> {
     crate::config::MachineRole::parse(text)
         .ok_or_else(|| format!("{text:?} is not a role; use worker or controlplane"))
+}
+
+/// An installer image, refused here unless it is an image reference at all.
+fn parse_image(text: &str) -> Result<String, String> {
+    let image = text.trim();
+    crate::upgrade::check_image_reference(image).map_err(|why| {
+        format!(
+            "{:?} is not an image reference: {why} (expected [registry/]repository[:tag][@digest], e.g. ghcr.io/siderolabs/installer:v1.12.0)",
+            crate::printable::line(image)
+        )
+    })?;
+    Ok(image.to_string())
 }
 
 #[cfg(test)]

@@ -20,11 +20,12 @@
 //! - `talos`, `kube`, `opennebula`: protocol clients, bytes on the wire to
 //!   typed values and back.
 //! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
-//! - `logging`, `versions`, `tui`, `guards`: the log file; version rules and
-//!   upgrade paths; terminal setup, capabilities, glyphs, themes and the
-//!   16-colour output of 16-colour terminals; a guard's
-//!   verdict and acknowledgement, and every guard's `?` explanation (upgrades
-//!   and provisions build their guard lists from them).
+//! - `logging`, `versions`, `tui`, `guards`, `run_holder`: the log file;
+//!   version rules and upgrade paths; terminal setup, capabilities, glyphs,
+//!   themes and the 16-colour output of 16-colour terminals; a guard's verdict
+//!   and acknowledgement, and every guard's `?` explanation (upgrades and
+//!   provisions build their guard lists from them); who runs a mutating action
+//!   (`user@host/pid-start`) and whether that process is still alive.
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
 //! - `bounded`, `printable`, `natural`: the floor: reading operator-named files
@@ -54,6 +55,7 @@ pub mod printable;
 pub mod proto;
 pub mod provision;
 pub mod rollout;
+pub mod run_holder;
 pub mod talos;
 pub mod tui;
 pub mod upgrade;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["bounded", "printable", "natural"],
     &["proto", "clock", "paths", "config"],
-    &["logging", "versions", "tui", "guards"],
+    &["logging", "versions", "tui", "guards", "run_holder"],
     &["discovery"],
     &["talos", "kube", "opennebula"],
     &["rollout", "approval"],

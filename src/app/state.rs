@@ -273,8 +273,8 @@ pub struct AppState {
     pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
-    /// This console's `user@host` (set by the event loop): a rollout Lease
-    /// it holds itself is not another console's.
+    /// This console's run holder, `user@host/pid-start` (set by the event
+    /// loop): a rollout Lease it holds itself is not another run's.
     pub identity: String,
     /// The provision wizard and the VMs provisioned here.
     pub provision: super::provision::ProvisionState,

@@ -505,6 +505,7 @@ fn a_journal_at_startup_shows_its_vms_and_says_when_they_are_followed() {
     let mut s = state();
     let entry = |id, stage| JournalEntry {
         provider: "lab-one".into(),
+        endpoint: "http://127.0.0.1:2633/RPC2".into(),
         role: "worker".into(),
         started: "2026-01-01T00:00:00Z".into(),
         progress: vm(id, &format!("lab-worker-{id}"), "BOOT", stage),

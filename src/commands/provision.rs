@@ -24,28 +24,27 @@ use crate::provision::{
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, stamped};
 use crate::clock::{Zone, unix_now};
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, json_line, json_line_at};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.output)
+}
+
+fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
     let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    if !source_errors.is_empty() {
-        for err in &source_errors {
+    if let Some((last, earlier)) = source_errors.split_last() {
+        for err in earlier {
             eprintln!("taloscope: {err}");
         }
-        return ExitCode::from(EXIT_USAGE);
+        return Err(config_stop(last));
     }
     let discovery = discover(&sources);
-    let runtime = match crate::commands::runtime() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("taloscope: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
     let outcome = runtime.block_on(provision(global, args, &sources.config, &discovery, &paths));
-    exit_code(outcome.map(|()| ExitCode::SUCCESS))
+    outcome.map(|()| ExitCode::SUCCESS)
 }
 
 fn config_stop(e: impl std::fmt::Display) -> Stop {
@@ -127,7 +126,10 @@ async fn provision(
             result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
         );
         let progress = result.map_err(config_stop)?;
-        println!("{}", progress.line());
+        match args.output {
+            OutputFormat::Table => println!("{}", progress.line()),
+            OutputFormat::Json => println!("{}", json_line("vm", &progress)),
+        }
         return Ok(());
     }
 
@@ -186,9 +188,9 @@ async fn provision(
             (ProvisionEvent::Vm(p), OutputFormat::Table) => stamped(at.0, at.1, &p.line()),
             (ProvisionEvent::Note(n), OutputFormat::Table) => stamped(at.0, at.1, n),
             (ProvisionEvent::Finished(s), OutputFormat::Table) => stamped(at.0, at.1, &s.line()),
-            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line("vm", p, at),
-            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line("note", n, at),
-            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line("finished", s, at),
+            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line_at("vm", p, at),
+            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line_at("note", n, at),
+            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line_at("finished", s, at),
         };
         print(&format!("{line}\n"));
     }
@@ -242,14 +244,6 @@ fn render_plan(
     }
 }
 
-/// One progress event as a JSON line, with its local time and UTC offset
-/// ("time": "2026-11-30T16:20:57+01:00").
-fn json_line<T: serde::Serialize>(kind: &str, value: &T, (zone, unix): (Zone, u64)) -> String {
-    let time = zone.timestamp(unix);
-    serde_json::to_string(&serde_json::json!({"event": kind, "time": time, "data": value}))
-        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
-}
-
 fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
@@ -261,7 +255,7 @@ mod tests {
 
     #[test]
     fn json_progress_lines_carry_local_time_with_its_offset() {
-        let line = json_line("note", &"VM 41 created", (Zone::Fixed(3600), 1_796_052_057));
+        let line = json_line_at("note", &"VM 41 created", (Zone::Fixed(3600), 1_796_052_057));
         let value: serde_json::Value = serde_json::from_str(&line).expect("JSON");
         assert_eq!(value["event"], "note");
         assert_eq!(value["time"], "2026-11-30T16:20:57+01:00");

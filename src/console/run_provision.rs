@@ -370,19 +370,20 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
         if entries.is_empty() {
             continue;
         }
-        let mut groups: BTreeMap<(String, String), Vec<VmProgress>> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String, String), Vec<VmProgress>> = BTreeMap::new();
         for e in entries.iter().filter(|e| !e.progress.stage.is_final()) {
             groups
-                .entry((e.provider.clone(), e.role.clone()))
+                .entry((e.provider.clone(), e.endpoint.clone(), e.role.clone()))
                 .or_default()
                 .push(e.progress.clone());
         }
         let following = !groups.is_empty();
-        for ((provider, role), vms) in groups {
+        for ((provider, endpoint, role), vms) in groups {
             let group = FollowGroup {
                 cluster: c.clone(),
                 key: key.clone(),
                 provider,
+                endpoint,
                 role,
                 vms,
                 state_dir: dir.to_path_buf(),
@@ -406,11 +407,13 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
     actions
 }
 
-/// Unfinished VMs of one provider and role from a journal.
+/// Unfinished VMs of one provider (at one endpoint) and role from a journal.
 struct FollowGroup {
     cluster: Cluster,
     key: String,
     provider: String,
+    /// Where the VMs' ids belong; empty in a journal from before endpoints were kept.
+    endpoint: String,
     role: String,
     vms: Vec<VmProgress>,
     state_dir: PathBuf,
@@ -425,6 +428,12 @@ async fn follow_again(
     let name = group.cluster.name.clone();
     let parts = async {
         let provider = provider(&config, &group.provider)?;
+        if !group.endpoint.is_empty() && provider.endpoint != group.endpoint {
+            return Err(format!(
+                "provider {} is now {}, but the journal's VMs are on {}; their ids mean other VMs there",
+                provider.name, provider.endpoint, group.endpoint
+            ));
+        }
         let (checks, _) = join_checks(&group.cluster, kubeconfig.as_ref()).await?;
         let journal =
             ProvisionJournal::open(&group.state_dir, &group.key).map_err(|e| e.to_string())?;

@@ -9,6 +9,7 @@ use crate::opennebula::auth::{self, AuthSource, Credentials, Protocol};
 use crate::opennebula::{FlowClient, OneClient, OneError, TemplateInfo};
 
 use super::ProvisionError;
+use super::journal::ProviderAt;
 use super::machine_config::MachineConfig;
 use super::plan::{DEFAULT_NAME_PATTERN, PlanSource, ProvisionPlan, vm_names};
 
@@ -37,6 +38,14 @@ pub struct Provider {
 }
 
 impl Provider {
+    /// The provider as its journal keys VMs: name and endpoint.
+    pub fn at(&self) -> ProviderAt<'_> {
+        ProviderAt {
+            name: &self.name,
+            endpoint: &self.endpoint,
+        }
+    }
+
     /// The XML-RPC client VMs are read and terminated through, if any.
     pub fn vm_client(&self) -> Option<&OneClient> {
         match &self.clients {

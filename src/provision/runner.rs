@@ -123,6 +123,8 @@ impl ProvisionRunner {
                 approved.action().describe(),
                 self.plan.action().describe()
             ));
+        } else if let Err(e) = self.claim_journal() {
+            summary.error = Some(e);
         } else {
             let started = self.start().await;
             match started {
@@ -146,7 +148,10 @@ impl ProvisionRunner {
             .into_iter()
             .map(|progress| Tracked { progress })
             .collect();
-        let error = self.follow(&mut tracked).await;
+        let error = match self.claim_journal() {
+            Ok(()) => self.follow(&mut tracked).await,
+            Err(e) => Some(e),
+        };
         let summary = ProvisionSummary {
             cluster: self.plan.cluster.clone(),
             requested: tracked.len(),
@@ -155,6 +160,15 @@ impl ProvisionRunner {
         };
         self.send(ProvisionEvent::Finished(summary.clone())).await;
         summary
+    }
+
+    /// Takes the journal for this run (see [`ProvisionJournal::claim`]); refused while another
+    /// live run holds it.
+    fn claim_journal(&mut self) -> Result<(), String> {
+        match &mut self.journal {
+            Some(j) => j.claim().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
     }
 
     async fn send(&self, event: ProvisionEvent) {
@@ -168,7 +182,11 @@ impl ProvisionRunner {
         }
         t.progress = next;
         if let Some(j) = &mut self.journal
-            && let Err(e) = j.record(&self.plan.provider, self.plan.role.as_str(), &t.progress)
+            && let Err(e) = j.record(
+                &self.plan.provider_at(),
+                self.plan.role.as_str(),
+                &t.progress,
+            )
         {
             let _ = self.events.send(ProvisionEvent::Note(e.to_string())).await;
         }
@@ -545,12 +563,13 @@ pub async fn terminate(
         )),
     };
     if let Some(j) = journal {
+        let at = provider.at();
         let role = j
             .entries()
             .iter()
-            .find(|e| e.progress.id == Some(id))
+            .find(|e| e.progress.id == Some(id) && e.is_on(&at))
             .map_or_else(String::new, |e| e.role.clone());
-        j.record(&provider.name, &role, &progress)?;
+        j.record(&at, &role, &progress)?;
     }
     Ok(progress)
 }

@@ -356,6 +356,8 @@ impl TalosClient {
                 let req = req.clone();
                 async move {
                     ImageServiceClient::new(ch)
+                        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                        .max_encoding_message_size(MAX_MESSAGE_SIZE)
                         .pull(self.request(node, CALL, req, None).map_err(to_status)?)
                         .await
                 }
@@ -384,6 +386,8 @@ impl TalosClient {
                 let req = req.clone();
                 async move {
                     LifecycleServiceClient::new(ch)
+                        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                        .max_encoding_message_size(MAX_MESSAGE_SIZE)
                         .upgrade(self.request(node, CALL, req, None).map_err(to_status)?)
                         .await
                 }

@@ -123,7 +123,9 @@ pub(crate) fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>)
             id,
             format!(
                 "upgrade in progress by {}, node {} of {}",
-                r.holder, r.node_index, r.node_count
+                crate::run_holder::holder_described(&r.holder),
+                r.node_index,
+                r.node_count
             ),
         ),
     }

@@ -4,6 +4,7 @@
 use crate::natural::natural_cmp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::image_ref::check_image_reference;
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::RebootMode;
 use crate::versions::{
@@ -173,8 +174,14 @@ pub enum PlanError {
     },
     #[error("max-parallel for {cluster} must be at least 1")]
     MaxParallelZero { cluster: String },
-    #[error("installer image {image:?} for {cluster} is empty or contains spaces")]
-    InvalidImage { cluster: String, image: String },
+    #[error(
+        "installer image {image:?} for {cluster} is not an image reference: {why} (expected [registry/]repository[:tag][@digest], e.g. ghcr.io/siderolabs/installer:v1.12.0)"
+    )]
+    InvalidImage {
+        cluster: String,
+        image: String,
+        why: String,
+    },
     #[error("{node} is not a node in the plan for {cluster}")]
     UnknownNode { cluster: String, node: String },
     #[error("{node} is already {edge} in the plan")]
@@ -261,10 +268,11 @@ impl UpgradePlan {
     /// Use a custom or factory installer image instead of the default.
     pub fn set_image(&mut self, image: &str) -> Result<(), PlanError> {
         let image = image.trim();
-        if image.is_empty() || image.contains(char::is_whitespace) {
+        if let Err(why) = check_image_reference(image) {
             return Err(PlanError::InvalidImage {
                 cluster: self.cluster.clone(),
-                image: image.to_string(),
+                image: crate::printable::line(image),
+                why,
             });
         }
         self.image = image.to_string();

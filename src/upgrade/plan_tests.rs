@@ -148,6 +148,13 @@ fn a_custom_image_is_kept_and_an_empty_one_refused() {
         plan.set_image("  "),
         Err(PlanError::InvalidImage { .. })
     ));
+    let err = plan.set_image("not an image!").unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "installer image \"not an image!\" for healthy is not an image reference: "
+        ),
+        "{err}"
+    );
     assert_eq!(plan.image, "factory.talos.dev/installer/abc123:v1.12.0");
 }
 

@@ -124,9 +124,8 @@ impl Fixture {
             .acquire_rollout_lease(
                 context,
                 "bob@jump2",
-                taloscope::rollout::RolloutKind::TalosUpgrade,
-                "v1.12.0",
-                5,
+                None,
+                (taloscope::rollout::RolloutKind::TalosUpgrade, "v1.12.0", 5),
                 Duration::from_secs(600),
             )
             .await
