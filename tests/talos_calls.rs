@@ -234,3 +234,50 @@ async fn legacy_upgrade_is_not_bound_by_the_unary_call_timeout() {
     .await;
     sim.fleet.shutdown().await;
 }
+
+/// Streams are opened under their own bound, not the unary call timeout: Talos sends a
+/// stream's headers only with its first message (ImageService.Pull, here on a 1.13 node).
+/// `MachineService.ImagePull` answers once the image is pulled, under the bound its caller
+/// gives. Both work under a call timeout far too short for any round trip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_pulls_are_not_bound_by_the_unary_call_timeout() {
+    let mut s = scenario("healthy");
+    s.clusters[0].nodes[4].talos_version = "v1.13.0".into();
+    let sim = start(s).await;
+    let options = taloscope::talos::ClientOptions {
+        call_timeout: std::time::Duration::from_nanos(1),
+        ..talos_common::fast()
+    };
+    let client =
+        taloscope::talos::TalosClient::new(&sim.context("healthy"), options).expect("client");
+    let w1 = sim.address("healthy", 3);
+    let w2 = sim.address("healthy", 4);
+    within(20, "image pulls", async {
+        client
+            .machine_image_pull(
+                &w1,
+                "registry.k8s.io/kube-proxy:v1.34.2",
+                ImageNamespace::Cri,
+                std::time::Duration::from_secs(10),
+            )
+            .await
+            .expect("MachineService.ImagePull under its own bound");
+        let mut pull = client
+            .image_pull(
+                &w2,
+                "ghcr.io/siderolabs/installer:v1.13.1",
+                ImageNamespace::System,
+            )
+            .await
+            .expect("the stream opens under the stream-opening bound");
+        let mut pulled = None;
+        while let Some(item) = pull.next().await {
+            if let ImagePullProgress::Pulled { image_name } = item.expect("pull progress") {
+                pulled = Some(image_name);
+            }
+        }
+        assert!(pulled.is_some(), "the pull names the image");
+    })
+    .await;
+    sim.fleet.shutdown().await;
+}
