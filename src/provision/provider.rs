@@ -259,20 +259,24 @@ async fn find_template(client: &OneClient, wanted: &NameOrId) -> Result<Template
 mod tests {
     use super::*;
 
-    fn oneflow(xmlrpc_endpoint: Option<&str>) -> ProviderConfig {
-        ProviderConfig {
+    /// Provider `lab-flow`: OneFlow with `xmlrpc_endpoint` as given and `ONE_XMLRPC` as given.
+    fn lab_flow(
+        xmlrpc_endpoint: Option<&str>,
+        one_xmlrpc: Option<&str>,
+    ) -> Result<Provider, ProvisionError> {
+        let cfg = ProviderConfig {
             kind: ProviderKind::Oneflow,
             endpoint: Some("http://127.0.0.1:2474".into()),
             xmlrpc_endpoint: xmlrpc_endpoint.map(str::to_string),
             auth_file: None,
             username: Some("oneadmin".into()),
             password: Some("pw".into()),
-        }
-    }
-
-    fn env_with_xmlrpc(url: &str) -> OneEnvironment {
-        let url = url.to_string();
-        OneEnvironment::capture(&move |k: &str| (k == "ONE_XMLRPC").then(|| url.clone()))
+        };
+        let one_xmlrpc = one_xmlrpc.map(str::to_string);
+        let env = OneEnvironment::capture(&move |k: &str| {
+            (k == "ONE_XMLRPC").then(|| one_xmlrpc.clone()).flatten()
+        });
+        connect("lab-flow", &cfg, &env)
     }
 
     fn xmlrpc_of(provider: &Provider) -> &str {
@@ -281,9 +285,7 @@ mod tests {
 
     #[test]
     fn a_oneflow_provider_without_an_xmlrpc_endpoint_is_refused_by_name() {
-        let err = connect("lab-flow", &oneflow(None), &OneEnvironment::default())
-            .unwrap_err()
-            .to_string();
+        let err = lab_flow(None, None).unwrap_err().to_string();
         assert!(
             err.contains("provider lab-flow")
                 && err.contains("xmlrpc_endpoint")
@@ -294,27 +296,13 @@ mod tests {
 
     #[test]
     fn a_oneflow_providers_vms_are_read_at_xmlrpc_endpoint_else_one_xmlrpc() {
-        let from_env = connect(
-            "lab-flow",
-            &oneflow(None),
-            &env_with_xmlrpc("http://127.0.0.2:2633/RPC2"),
-        )
-        .expect("ONE_XMLRPC names the endpoint");
+        let env = Some("http://127.0.0.2:2633/RPC2");
+        let from_env = lab_flow(None, env).expect("ONE_XMLRPC names the endpoint");
         assert_eq!(xmlrpc_of(&from_env), "http://127.0.0.2:2633/RPC2");
-        let configured = connect(
-            "lab-flow",
-            &oneflow(Some("http://127.0.0.3:2633/RPC2")),
-            &env_with_xmlrpc("http://127.0.0.2:2633/RPC2"),
-        )
-        .expect("the config names the endpoint");
+        let configured = lab_flow(Some("http://127.0.0.3:2633/RPC2"), env)
+            .expect("the config names the endpoint");
         assert_eq!(xmlrpc_of(&configured), "http://127.0.0.3:2633/RPC2");
-        let bad = connect(
-            "lab-flow",
-            &oneflow(Some("ftp://x")),
-            &OneEnvironment::default(),
-        )
-        .unwrap_err()
-        .to_string();
+        let bad = lab_flow(Some("ftp://x"), None).unwrap_err().to_string();
         assert!(bad.contains("provider lab-flow"), "{bad}");
     }
 }
