@@ -164,8 +164,8 @@ pub struct ProviderConfig {
     /// XML-RPC URL (`…/RPC2`) or OneFlow URL; default `ONE_XMLRPC` / `ONEFLOW_URL`.
     #[serde(default)]
     pub endpoint: Option<String>,
-    /// For a OneFlow provider: the XML-RPC URL to read its VMs (state, IPs)
-    /// from. Without it the service document's partial VM info is used.
+    /// For a OneFlow provider: the XML-RPC URL (`…/RPC2`) its VMs' state and IPs are read
+    /// from, else `ONE_XMLRPC`; required, since OneFlow's service document carries neither.
     #[serde(default)]
     pub xmlrpc_endpoint: Option<String>,
     #[serde(default)]

@@ -17,6 +17,7 @@ use crate::console::run::{self, Console, Exit, Reloader};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
+use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::tui::{Caps, Theme, terminal};
 use crate::views::Look;
@@ -140,6 +141,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             .0
             .config,
     );
+    state.provision.one_env = Arc::new(OneEnvironment::capture(&env));
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
         state.message = Some(Message::error(err.to_string()));

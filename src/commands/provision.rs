@@ -14,6 +14,7 @@ use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::config::Config;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::guards::{Guard, blocking};
+use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
@@ -43,7 +44,15 @@ fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop
     let discovery = discover(&sources);
     let runtime = crate::commands::runtime()
         .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let outcome = runtime.block_on(provision(global, args, &sources.config, &discovery, &paths));
+    let one_env = OneEnvironment::capture(&env);
+    let outcome = runtime.block_on(provision(
+        global,
+        args,
+        &sources.config,
+        &discovery,
+        &paths,
+        &one_env,
+    ));
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
@@ -77,10 +86,10 @@ async fn provision(
     config: &Config,
     discovery: &Discovery,
     paths: &Paths,
+    one_env: &OneEnvironment,
 ) -> Result<(), Stop> {
     let cluster = &find_cluster(discovery, global.context.as_deref())?;
     let key = crate::provision::cluster::config_key(config, cluster);
-    let env = |name: &str| std::env::var(name).ok();
     let request = PlanRequest {
         cluster: key.clone(),
         role: args.role.unwrap_or(crate::config::MachineRole::Worker),
@@ -90,7 +99,7 @@ async fn provision(
     };
     let (provider_name, provider_config) =
         crate::provision::provider::provider_for(config, &request).map_err(config_stop)?;
-    let provider = connect(provider_name, provider_config, &env).map_err(config_stop)?;
+    let provider = connect(provider_name, provider_config, one_env).map_err(config_stop)?;
     let (checks, warning) =
         crate::provision::cluster::join_checks(cluster, discovery.kubeconfig.as_ref())
             .await

@@ -69,6 +69,25 @@ async fn down_node_is_unavailable_and_an_error_entry_under_nodes() {
         "{}",
         refused.message()
     );
+    // Only force skips the check: preserve does not (v1alpha1_server.go, `Upgrade`).
+    let preserved = client
+        .upgrade(with_meta(
+            UpgradeRequest {
+                preserve: true,
+                ..upgrade_to("v1.11.5")
+            },
+            "node",
+            "127.10.0.3",
+        ))
+        .await
+        .expect_err("etcd check with preserve too");
+    assert!(
+        preserved
+            .message()
+            .starts_with("error validating etcd for upgrade: etcd member "),
+        "{}",
+        preserved.message()
+    );
     // Workers skip the check; force skips it too (here on a worker to keep the cluster intact).
     let ok = client
         .upgrade(with_meta(upgrade_to("v1.11.5"), "node", "127.10.0.4"))
