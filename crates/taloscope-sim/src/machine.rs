@@ -11,7 +11,7 @@ use tonic::{Request, Response, Status};
 use super::Core;
 use super::apid::{Role, Route, Target, error_metadata, fan_out, require, route, slow_down};
 use super::clock::actor_id;
-use super::events::stream_events;
+use super::events::{self, stream_events};
 use super::image_pull;
 use super::machine_etcd::{
     alarm_list, etcd_status, forfeit, member_list, validate_etcd_for_upgrade,
@@ -79,10 +79,12 @@ fn service_events(waiting: bool) -> ServiceEvents {
 
 fn service_list(t: &Target) -> ServiceList {
     let ready = t.node.status.borrow().ready;
+    let restarting = t.node.lock().restarting.clone();
     let services = service_ids(t.node.role())
         .iter()
         .map(|id| {
-            let waiting = !ready && matches!(*id, "kubelet" | "etcd");
+            let waiting = (!ready && matches!(*id, "kubelet" | "etcd"))
+                || restarting.iter().any(|r| r == id);
             let etcd_sick = *id == "etcd" && t.node.faults().etcd_unhealthy;
             ServiceInfo {
                 id: id.to_string(),
@@ -195,6 +197,43 @@ fn reboot_sequence(t: &Target, mode: i32) -> Sequence {
     }
 }
 
+/// Services that may be restarted through the API: only the kubelet implements
+/// `APIRestartableService` among the services a node runs
+/// (internal/app/machined/pkg/system/services/kubelet.go `APIRestartAllowed`, v1.10 to v1.13;
+/// extensions too, which the sim's nodes have none of).
+const API_RESTARTABLE: &[&str] = &["kubelet"];
+
+/// Simulated seconds a restarted service takes to run again (the kubelet's health check
+/// waits 2 s before its first probe: kubelet.go `HealthSettings`).
+const SERVICE_RESTART_SECONDS: f64 = 2.0;
+
+/// `ServiceRestart` as system.go `APIRestart` does it: an unknown service is "not defined",
+/// a service that does not implement API restarts refuses, the kubelet stops (its events say
+/// Stopping, Finished) and starts again.
+fn restart_service(core: &Arc<Core>, t: &Target, id: &str) -> Result<(), Status> {
+    if !service_ids(t.node.role()).contains(&id) {
+        return Err(Status::unknown(format!("service {id:?} not defined")));
+    }
+    if !API_RESTARTABLE.contains(&id) {
+        return Err(Status::unknown(format!(
+            "service {id:?} doesn't support restart operation via API"
+        )));
+    }
+    use service_state_event::Action;
+    let node = t.node.clone();
+    node.lock().restarting.push(id.to_string());
+    node.events.push("", events::service(id, Action::Stopping));
+    node.events.push("", events::service(id, Action::Finished));
+    node.events.push("", events::service(id, Action::Starting));
+    let (core, id) = (core.clone(), id.to_string());
+    tokio::spawn(async move {
+        core.clock.sleep(SERVICE_RESTART_SECONDS).await;
+        node.lock().restarting.retain(|s| *s != id);
+        node.events.push("", events::service(&id, Action::Running));
+    });
+    Ok(())
+}
+
 /// Writes an accepted mutating call into the sim's record.
 pub(crate) fn record(core: &Core, t: &Target, method: &'static str) {
     core.fleet
@@ -270,6 +309,57 @@ macro_rules! unary {
 
 #[tonic::async_trait]
 impl MachineService for MachineApi {
+    async fn service_restart(
+        &self,
+        request: Request<ServiceRestartRequest>,
+    ) -> Result<Response<ServiceRestartResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "ServiceRestart",
+            Role::Operator,
+            ServiceRestartResponse,
+            |t, body| {
+                restart_service(core, &t, &body.id)?;
+                record(core, &t, "MachineService.ServiceRestart");
+                Ok(ServiceRestart {
+                    metadata: None,
+                    resp: format!("Service {:?} restarted", body.id),
+                })
+            }
+        )
+    }
+
+    async fn shutdown(
+        &self,
+        request: Request<ShutdownRequest>,
+    ) -> Result<Response<ShutdownResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Shutdown",
+            Role::Operator,
+            ShutdownResponse,
+            |t, body| {
+                // v1alpha1_server.go `Shutdown` runs the sequence WithTakeover: it does not
+                // wait for a running one, but the sim's node runs one sequence at a time.
+                let actor = actor_id();
+                let sequence = Sequence::Shutdown { force: body.force };
+                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), sequence) {
+                    record(core, &t, "MachineService.Shutdown");
+                    Ok(Shutdown {
+                        metadata: None,
+                        actor_id: actor,
+                    })
+                } else {
+                    Err(locked())
+                }
+            }
+        )
+    }
+
     async fn apply_configuration(
         &self,
         request: Request<ApplyConfigurationRequest>,
