@@ -446,7 +446,8 @@ mod tests {
         ));
         let lines = audit_lines(dir.path());
         assert!(
-            lines[1].ends_with("cluster=\"prod-eu\" action=\"reboot node cp-2\" outcome=\"confirmed\""),
+            lines[1]
+                .ends_with("cluster=\"prod-eu\" action=\"reboot node cp-2\" outcome=\"confirmed\""),
             "{}",
             lines[1]
         );

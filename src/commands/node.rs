@@ -96,8 +96,9 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
     };
     let json = flags.output == OutputFormat::Json;
     let progress = move |line: String| print_progress(&line, json);
-    let result =
-        runtime.block_on(run_node_action(&approved, &plan, &observer, options, &progress));
+    let result = runtime.block_on(run_node_action(
+        &approved, &plan, &observer, options, &progress,
+    ));
     if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
         eprintln!("taloscope: {e}");
     }
@@ -227,6 +228,9 @@ mod tests {
         let text = NodePlanReport::new(&plan, &guards).table();
         assert!(text.starts_with("REBOOT node cp-2 in healthy\n"), "{text}");
         assert!(text.contains("etcd member 00aa"), "{text}");
-        assert!(text.ends_with("ready: run it with --yes --confirm cp-2\n"), "{text}");
+        assert!(
+            text.ends_with("ready: run it with --yes --confirm cp-2\n"),
+            "{text}"
+        );
     }
 }

@@ -74,7 +74,10 @@ fn drainable(plan: &NodeActionPlan, survey: &NodeSurvey) -> Guard {
     let Some(kube_node) = &survey.kube_node else {
         return match &survey.workloads {
             Some(Err(e)) => Guard::fail(id, format!("{node}: {e}")),
-            _ => Guard::pass(id, format!("{node} has no Kubernetes node: nothing to drain")),
+            _ => Guard::pass(
+                id,
+                format!("{node} has no Kubernetes node: nothing to drain"),
+            ),
         };
     };
     let (pods, budgets) = match &survey.workloads {
@@ -85,8 +88,7 @@ fn drainable(plan: &NodeActionPlan, survey: &NodeSurvey) -> Guard {
     let evict: Vec<&NodePod> = pods.iter().filter(|p| p.must_evict()).collect();
     let mut refusals = Vec::new();
     for pod in &evict {
-        let selecting: Vec<&DisruptionBudget> =
-            budgets.iter().filter(|b| b.selects(pod)).collect();
+        let selecting: Vec<&DisruptionBudget> = budgets.iter().filter(|b| b.selects(pod)).collect();
         match selecting.as_slice() {
             [] => {}
             [budget] if budget.disruptions_allowed <= 0 => refusals.push(format!(
@@ -135,13 +137,18 @@ fn restartable(
         let ids: Vec<&str> = listed.iter().map(|s| s.id.as_str()).collect();
         return Guard::fail(
             id,
-            format!("{node} runs no service {service:?} (it runs {})", ids.join(", ")),
+            format!(
+                "{node} runs no service {service:?} (it runs {})",
+                ids.join(", ")
+            ),
         );
     }
     if !(API_RESTARTABLE.contains(&service) || service.starts_with("ext-")) {
         return Guard::fail(
             id,
-            format!("Talos does not restart {service} through its API (only the kubelet and extensions)"),
+            format!(
+                "Talos does not restart {service} through its API (only the kubelet and extensions)"
+            ),
         );
     }
     Guard::pass(id, format!("{node} runs {service}; Talos restarts it"))

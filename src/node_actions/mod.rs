@@ -16,9 +16,13 @@ pub use run::{NodeActionOptions, run_node_action};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum NodeActionError {
-    #[error("cluster {cluster} has no node {node:?}; `taloscope status --context {cluster}` lists them")]
+    #[error(
+        "cluster {cluster} has no node {node:?}; `taloscope status --context {cluster}` lists them"
+    )]
     UnknownNode { cluster: String, node: String },
-    #[error("{what} node {node} needs the Kubernetes API, and cluster {cluster} has no paired kube context")]
+    #[error(
+        "{what} node {node} needs the Kubernetes API, and cluster {cluster} has no paired kube context"
+    )]
     NoKubernetes {
         cluster: String,
         node: String,

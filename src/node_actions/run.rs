@@ -116,8 +116,8 @@ impl Run<'_> {
             .nodes()
             .await
             .map_err(|e| format!("reading the Kubernetes nodes: {e}"))?;
-        let name = match_talos_node(&self.plan.address, &self.plan.node, &nodes)
-            .map(|n| n.name.clone());
+        let name =
+            match_talos_node(&self.plan.address, &self.plan.node, &nodes).map(|n| n.name.clone());
         Ok((kube, name))
     }
 
@@ -254,7 +254,10 @@ impl Run<'_> {
             let now = match &services {
                 Ok(list) => match list.iter().find(|s| s.id == service) {
                     Some(s) if s.state == "Running" && s.healthy == Some(true) => {
-                        return Ok(format!("{service} on {} running and healthy", self.plan.node));
+                        return Ok(format!(
+                            "{service} on {} running and healthy",
+                            self.plan.node
+                        ));
                     }
                     Some(s) => format!("{service} {}", s.state),
                     None => format!("{service} not listed"),

@@ -83,8 +83,8 @@ fn service_list(t: &Target) -> ServiceList {
     let services = service_ids(t.node.role())
         .iter()
         .map(|id| {
-            let waiting = (!ready && matches!(*id, "kubelet" | "etcd"))
-                || restarting.iter().any(|r| r == id);
+            let waiting =
+                (!ready && matches!(*id, "kubelet" | "etcd")) || restarting.iter().any(|r| r == id);
             let etcd_sick = *id == "etcd" && t.node.faults().etcd_unhealthy;
             ServiceInfo {
                 id: id.to_string(),

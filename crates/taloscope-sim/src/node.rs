@@ -30,7 +30,9 @@ pub(crate) enum Sequence {
     /// `MachineService.Shutdown`: the machine powers off at the end and stays off
     /// (v1alpha1_sequencer.go `Shutdown`: storeShutdown, drain unless forced, cleanup, dbus,
     /// the stop phases, shutdown).
-    Shutdown { force: bool },
+    Shutdown {
+        force: bool,
+    },
 }
 
 /// The services a node runs, in ServiceList order.

@@ -56,6 +56,9 @@ impl BudgetStatus {
                     "type": "DisruptionAllowed",
                     "status": if allowed > 0 { "True" } else { "False" },
                     "reason": if allowed > 0 { "SufficientPods" } else { "InsufficientPods" },
+                    "message": "",
+                    "observedGeneration": 1,
+                    "lastTransitionTime": rfc3339(created_unix),
                 }],
             },
         })
@@ -110,6 +113,9 @@ mod tests {
         };
         assert_eq!(loose.disruptions_allowed(), 1);
         assert!(loose.refusal().is_none());
-        assert_eq!(loose.object("default", 0)["status"]["disruptionsAllowed"], 1);
+        assert_eq!(
+            loose.object("default", 0)["status"]["disruptionsAllowed"],
+            1
+        );
     }
 }

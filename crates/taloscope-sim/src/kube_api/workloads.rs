@@ -221,7 +221,11 @@ pub(super) fn evict(state: &ApiState, namespace: &str, name: &str) -> (StatusCod
     };
     // eviction.go `canIgnorePDB`: a Pending pod goes without asking its budget.
     let running = node_ready(&facts, inner.pods[index].node.as_deref());
-    if let Some(refusal) = inner.budget(&facts).filter(|_| running).and_then(|b| b.refusal()) {
+    if let Some(refusal) = inner
+        .budget(&facts)
+        .filter(|_| running)
+        .and_then(|b| b.refusal())
+    {
         return (StatusCode::TOO_MANY_REQUESTS, refusal);
     }
     let evicted = inner.pods.remove(index);
