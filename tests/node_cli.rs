@@ -6,13 +6,70 @@
 mod upgrade_common;
 
 use taloscope::kube::Eviction;
+use taloscope::talos::TalosError;
 use upgrade_common::*;
 
-/// `taloscope --context C node|service ...`, polling quickly.
-fn node_cmd(fx: &Fixture, context: &str, words: &[&str]) -> tokio::process::Command {
-    let mut cmd = fx.taloscope(context, words[0]);
-    cmd.args(&words[1..]).args(["--poll-ms", "40"]);
+/// `taloscope --context C node|service ACTION... --node N [more]`, polling quickly.
+fn node_cmd(
+    fx: &Fixture,
+    context: &str,
+    action: &[&str],
+    node: &str,
+    more: &[&str],
+) -> tokio::process::Command {
+    let mut cmd = fx.taloscope(context, action[0]);
+    cmd.args(&action[1..])
+        .args(["--node", node])
+        .args(more)
+        .args(["--poll-ms", "40"]);
     cmd
+}
+
+/// Runs `action` on `node` with `--yes --confirm NODE` (plus `more`); asserts the exit code
+/// and returns stdout and stderr.
+async fn run_confirmed(
+    fx: &Fixture,
+    context: &str,
+    action: &[&str],
+    node: &str,
+    more: &[&str],
+    code: i32,
+) -> (String, String) {
+    let mut cmd = node_cmd(fx, context, action, node, &["--yes", "--confirm", node]);
+    cmd.args(more);
+    let (got, stdout, stderr) = output(cmd).await;
+    assert_eq!(got, Some(code), "{action:?} {node}: {stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The `--plan --output json` of `action` on `node`, which a guard blocks (exit 1).
+async fn blocked_plan(
+    fx: &Fixture,
+    context: &str,
+    action: &[&str],
+    node: &str,
+) -> serde_json::Value {
+    let cmd = node_cmd(fx, context, action, node, &["--plan", "--output", "json"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(plan["blocked"], true, "{plan}");
+    plan
+}
+
+/// Asserts the guard `id` of `plan` fails with a reason containing each of `words`.
+fn assert_fails(plan: &serde_json::Value, id: &str, words: &[&str]) {
+    let guard = plan_guard(plan, id);
+    assert_eq!(guard["verdict"], "fail", "{guard}");
+    let reason = guard["reason"].as_str().unwrap_or_default();
+    assert!(words.iter().all(|w| reason.contains(w)), "{guard}");
+}
+
+/// Whether a table's line shows the guard titled `title` failing (and containing `also`).
+fn fails_in_table(stdout: &str, title: &str, also: &str) -> bool {
+    stdout
+        .lines()
+        .any(|l| l.contains("FAIL") && l.contains(title) && l.contains(also))
 }
 
 /// The address the sim's node `name` is reached at.
@@ -35,26 +92,9 @@ fn calls(fx: &Fixture, method: &str) -> Vec<String> {
 async fn reboot_returns_when_the_node_is_back_and_ready() {
     let fx = start(builtin("healthy")).await;
     let cp2_address = address(&fx, "cp-2").await;
-    let boot_before = fx
-        .talos("healthy")
-        .boot_id(&cp2_address)
-        .await
-        .expect("boot id");
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "node",
-            "reboot",
-            "--node",
-            "cp-2",
-            "--yes",
-            "--confirm",
-            "cp-2",
-        ],
-    );
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let talos = fx.talos("healthy");
+    let boot_before = talos.boot_id(&cp2_address).await.expect("boot id");
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "reboot"], "cp-2", &[], 0).await;
     assert_eq!(calls(&fx, "MachineService.Reboot"), ["cp-2"]);
     assert!(stdout.contains("cp-2: reboot requested"), "{stdout}");
     assert!(
@@ -71,11 +111,7 @@ async fn reboot_returns_when_the_node_is_back_and_ready() {
     assert!(cp2.ready && cp2.error.is_none(), "{cp2:?}");
     assert_eq!(cp2.k8s_ready, Some(true), "{cp2:?}");
     assert_eq!(cp2.cordoned, Some(false), "{cp2:?}");
-    let boot_after = fx
-        .talos("healthy")
-        .boot_id(&cp2_address)
-        .await
-        .expect("boot id");
+    let boot_after = talos.boot_id(&cp2_address).await.expect("boot id");
     assert_ne!(boot_before, boot_after);
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
     assert!(
@@ -88,45 +124,16 @@ async fn reboot_returns_when_the_node_is_back_and_ready() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
     let fx = start(builtin("cp2-down")).await;
-    let cmd = node_cmd(
-        &fx,
-        "cp2-down",
-        &[
-            "node", "reboot", "--node", "cp-1", "--plan", "--output", "json",
-        ],
+    let plan = blocked_plan(&fx, "cp2-down", &["node", "reboot"], "cp-1").await;
+    assert_fails(
+        &plan,
+        "etcd_quorum",
+        &["taking cp-1 down breaks etcd quorum"],
     );
-    let (code, stdout, _) = output(cmd).await;
-    assert_eq!(code, Some(1), "{stdout}");
-    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    assert_eq!(plan["blocked"], true);
-    let quorum = plan_guard(&plan, "etcd_quorum");
-    assert_eq!(quorum["verdict"], "fail", "{quorum}");
+    let (stdout, stderr) =
+        run_confirmed(&fx, "cp2-down", &["node", "reboot"], "cp-1", &[], 1).await;
     assert!(
-        quorum["reason"]
-            .as_str()
-            .is_some_and(|r| r.contains("taking cp-1 down breaks etcd quorum")),
-        "{quorum}"
-    );
-
-    let cmd = node_cmd(
-        &fx,
-        "cp2-down",
-        &[
-            "node",
-            "reboot",
-            "--node",
-            "cp-1",
-            "--yes",
-            "--confirm",
-            "cp-1",
-        ],
-    );
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.contains("FAIL") && l.contains("etcd quorum")),
+        fails_in_table(&stdout, "etcd quorum", ""),
         "the guard is named: {stdout}"
     );
     assert!(stderr.contains("refused"), "{stderr}");
@@ -135,17 +142,8 @@ async fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
     // A rollout holding the Lease blocks a node action too.
     let fx = start(builtin("healthy")).await;
     let _lease = fx.lease_held_by_bob("healthy").await;
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "node", "cordon", "--node", "w-1", "--plan", "--output", "json",
-        ],
-    );
-    let (code, stdout, _) = output(cmd).await;
-    assert_eq!(code, Some(1), "{stdout}");
-    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    assert_eq!(plan_guard(&plan, "no_other_rollout")["verdict"], "fail");
+    let plan = blocked_plan(&fx, "healthy", &["node", "cordon"], "w-1").await;
+    assert_fails(&plan, "no_other_rollout", &["bob@jump2"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,21 +158,11 @@ async fn every_action_is_refused_read_only_and_as_a_reader_with_an_audit_line() 
         &["service", "restart", "kubelet"],
     ];
     for action in actions {
-        let mut words = action.to_vec();
-        words.extend(["--node", "w-1", "--yes", "--confirm", "w-1"]);
-        let mut cmd = node_cmd(&fx, "healthy", &words);
-        cmd.arg("--readonly");
-        let (code, stdout, stderr) = output(cmd).await;
-        assert_eq!(code, Some(1), "{action:?}: {stdout}\n{stderr}");
+        let (_, stderr) = run_confirmed(&fx, "healthy", action, "w-1", &["--readonly"], 1).await;
         assert!(stderr.contains("read-only"), "{action:?}: {stderr}");
-
-        let cmd = node_cmd(&fx, "healthy-reader", &words);
-        let (code, stdout, stderr) = output(cmd).await;
-        assert_eq!(code, Some(1), "{action:?}: {stdout}\n{stderr}");
+        let (stdout, _) = run_confirmed(&fx, "healthy-reader", action, "w-1", &[], 1).await;
         assert!(
-            stdout.lines().any(|l| l.contains("FAIL")
-                && l.contains("client role")
-                && l.contains("os:reader")),
+            fails_in_table(&stdout, "client role", "os:reader"),
             "{action:?}: {stdout}"
         );
     }
@@ -224,82 +212,28 @@ async fn drain_honours_the_disruption_budget_and_cordon_uncordon_round_trip() {
         Eviction::Refused(why) => assert!(why.contains("disruption budget"), "{why}"),
         other => panic!("the budget let {other:?} through"),
     }
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "node", "drain", "--node", "w-1", "--plan", "--output", "json",
-        ],
-    );
-    let (code, stdout, _) = output(cmd).await;
-    assert_eq!(code, Some(1), "{stdout}");
-    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let guard = plan_guard(&plan, "workloads_drainable");
-    assert_eq!(guard["verdict"], "fail", "{guard}");
-    assert!(
-        guard["reason"]
-            .as_str()
-            .is_some_and(|r| r.contains("default/web") && r.contains("needs 4 healthy, has 4")),
-        "{guard}"
+    let plan = blocked_plan(&fx, "healthy", &["node", "drain"], "w-1").await;
+    assert_fails(
+        &plan,
+        "workloads_drainable",
+        &["default/web", "needs 4 healthy, has 4"],
     );
 
     // Room for one at a time: each evicted pod is replaced on w-2 before the next goes.
     api.set_disruption_budget(Some(3));
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "node",
-            "drain",
-            "--node",
-            "w-1",
-            "--yes",
-            "--confirm",
-            "w-1",
-        ],
-    );
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "drain"], "w-1", &[], 0).await;
     assert!(stdout.contains("w-1 drained: 2 pods evicted"), "{stdout}");
     let left = kube.pods_on_node("w-1").await.expect("pods");
     assert!(left.iter().all(|p| !p.must_evict()), "{left:?}");
-    let w1 = |nodes: Vec<taloscope::kube::KubeNode>| {
+    let w1 = async || {
+        let nodes = kube.nodes().await.expect("nodes");
         nodes.into_iter().find(|n| n.name == "w-1").expect("w-1")
     };
-    assert!(w1(kube.nodes().await.expect("nodes")).unschedulable);
-
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "node",
-            "uncordon",
-            "--node",
-            "w-1",
-            "--yes",
-            "--confirm",
-            "w-1",
-        ],
-    );
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert!(!w1(kube.nodes().await.expect("nodes")).unschedulable);
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "node",
-            "cordon",
-            "--node",
-            "w-1",
-            "--yes",
-            "--confirm",
-            "w-1",
-        ],
-    );
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    let node = w1(kube.nodes().await.expect("nodes"));
+    assert!(w1().await.unschedulable);
+    run_confirmed(&fx, "healthy", &["node", "uncordon"], "w-1", &[], 0).await;
+    assert!(!w1().await.unschedulable);
+    run_confirmed(&fx, "healthy", &["node", "cordon"], "w-1", &[], 0).await;
+    let node = w1().await;
     assert!(
         node.unschedulable && node.cordoned_by.is_none(),
         "an operator's cordon carries no rollout mark: {node:?}"
@@ -309,22 +243,8 @@ async fn drain_honours_the_disruption_budget_and_cordon_uncordon_round_trip() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubelet_restarts_other_services_refuse_and_shutdown_leaves_the_node_off() {
     let fx = start(builtin("healthy")).await;
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "service",
-            "restart",
-            "kubelet",
-            "--node",
-            "w-1",
-            "--yes",
-            "--confirm",
-            "w-1",
-        ],
-    );
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let restart_kubelet = ["service", "restart", "kubelet"];
+    let (stdout, _) = run_confirmed(&fx, "healthy", &restart_kubelet, "w-1", &[], 0).await;
     assert!(
         stdout.contains("w-1: Service \"kubelet\" restarted"),
         "{stdout}"
@@ -337,19 +257,8 @@ async fn kubelet_restarts_other_services_refuse_and_shutdown_leaves_the_node_off
     );
     assert_eq!(calls(&fx, "MachineService.ServiceRestart"), ["w-1"]);
 
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &["service", "restart", "etcd", "--node", "cp-1", "--plan"],
-    );
-    let (code, stdout, _) = output(cmd).await;
-    assert_eq!(code, Some(1), "{stdout}");
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.contains("FAIL") && l.contains("service restartable")),
-        "{stdout}"
-    );
+    let plan = blocked_plan(&fx, "healthy", &["service", "restart", "etcd"], "cp-1").await;
+    assert_fails(&plan, "service_restartable", &["etcd"]);
     // The node refuses it too, as system.go APIRestart does.
     let cp1 = address(&fx, "cp-1").await;
     let refused = fx.talos("healthy").service_restart(&cp1, "etcd").await;
@@ -359,41 +268,21 @@ async fn kubelet_restarts_other_services_refuse_and_shutdown_leaves_the_node_off
             .contains("doesn't support restart operation via API"),
         "{err}"
     );
-    // A reader may not call it at all (machined.go: operator or admin).
+    // A reader may not call either (machined.go: operator or admin).
     let reader = fx.talos("healthy-reader");
     let w1 = address(&fx, "w-1").await;
-    let denied = reader.service_restart(&w1, "kubelet").await;
+    let denied = reader.service_restart(&w1, "kubelet").await.err();
     assert!(
-        matches!(
-            denied,
-            Err(taloscope::talos::TalosError::PermissionDenied { .. })
-        ),
+        matches!(denied, Some(TalosError::PermissionDenied { .. })),
         "{denied:?}"
     );
-    let denied = reader.shutdown(&w1, false).await;
+    let denied = reader.shutdown(&w1, false).await.err();
     assert!(
-        matches!(
-            denied,
-            Err(taloscope::talos::TalosError::PermissionDenied { .. })
-        ),
+        matches!(denied, Some(TalosError::PermissionDenied { .. })),
         "{denied:?}"
     );
 
-    let cmd = node_cmd(
-        &fx,
-        "healthy",
-        &[
-            "node",
-            "shutdown",
-            "--node",
-            "w-2",
-            "--yes",
-            "--confirm",
-            "w-2",
-        ],
-    );
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "shutdown"], "w-2", &[], 0).await;
     assert!(
         stdout.trim_end().ends_with("w-2 is off (not answering)"),
         "{stdout}"

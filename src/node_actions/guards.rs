@@ -2,13 +2,13 @@
 //! role, no rollout holding the cluster's Lease, etcd quorum without this member (the
 //! upgrade's own check), the node's workloads drainable under their disruption budgets, and a
 //! service Talos restarts through its API.
-use super::{NodeActionPlan, NodeOperation, NodeSurvey};
+use super::{NodeActionPlan, NodeOperation, NodeSurvey, NodeWorkloads};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
 use crate::kube::{DisruptionBudget, NodePod};
 use crate::rollout::RolloutInProgress;
 use crate::talos::{Roles, ServiceStatus};
-use crate::upgrade::guards::no_other_rollout;
+use crate::upgrade::guards::{no_other_rollout, role_guard};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::quorum_after_losing;
 
@@ -50,20 +50,12 @@ pub fn action_guards(
 }
 
 fn role(roles: &Roles) -> Guard {
-    let id = GuardId::NodeActionRole;
-    let shown = if roles.0.is_empty() {
-        "none".to_string()
-    } else {
-        roles.to_string()
-    };
-    if roles.may_reboot() {
-        Guard::pass(id, format!("client role {shown}"))
-    } else {
-        Guard::fail(
-            id,
-            format!("client role {shown}: node actions need os:operator or os:admin"),
-        )
-    }
+    role_guard(
+        GuardId::NodeActionRole,
+        roles,
+        roles.may_reboot(),
+        "act on nodes; node actions need os:operator or os:admin",
+    )
 }
 
 /// Whether the pods a drain evicts may go now: no budget selecting one of them allows no
@@ -80,7 +72,7 @@ fn drainable(plan: &NodeActionPlan, survey: &NodeSurvey) -> Guard {
             ),
         };
     };
-    let (pods, budgets) = match &survey.workloads {
+    let NodeWorkloads { pods, budgets } = match &survey.workloads {
         Some(Ok(read)) => read,
         Some(Err(e)) => return Guard::fail(id, format!("{kube_node}: {e}")),
         None => return Guard::pass(id, format!("{kube_node}: nothing to drain")),
@@ -197,7 +189,10 @@ mod tests {
     fn survey(budgets: Vec<DisruptionBudget>) -> NodeSurvey {
         NodeSurvey {
             kube_node: Some("w-1".into()),
-            workloads: Some(Ok((vec![web_pod()], budgets))),
+            workloads: Some(Ok(NodeWorkloads {
+                pods: vec![web_pod()],
+                budgets,
+            })),
             services: None,
         }
     }

@@ -101,6 +101,13 @@ impl NodeActionPlan {
     }
 }
 
+/// The pods on a Kubernetes node and the cluster's disruption budgets.
+#[derive(Debug, Clone, Default)]
+pub struct NodeWorkloads {
+    pub pods: Vec<NodePod>,
+    pub budgets: Vec<DisruptionBudget>,
+}
+
 /// What the guards look at besides the status, read once before planning is shown.
 #[derive(Debug, Clone, Default)]
 pub struct NodeSurvey {
@@ -108,7 +115,7 @@ pub struct NodeSurvey {
     pub kube_node: Option<String>,
     /// The pods on the Kubernetes node and the cluster's disruption budgets (drains only);
     /// `Err` says why they could not be read.
-    pub workloads: Option<Result<(Vec<NodePod>, Vec<DisruptionBudget>), String>>,
+    pub workloads: Option<Result<NodeWorkloads, String>>,
     /// The node's services (service restarts only).
     pub services: Option<Result<Vec<ServiceStatus>, String>>,
 }
@@ -137,7 +144,7 @@ impl NodeSurvey {
             let read = async {
                 let pods = kube.pods_on_node(name).await?;
                 let budgets = kube.disruption_budgets().await?;
-                Ok::<_, crate::kube::KubeError>((pods, budgets))
+                Ok::<_, crate::kube::KubeError>(NodeWorkloads { pods, budgets })
             };
             survey.workloads = Some(read.await.map_err(|e| e.to_string()));
         }
