@@ -232,7 +232,22 @@ async fn drain_honours_the_disruption_budget_and_cordon_uncordon_round_trip() {
     assert!(w1().await.unschedulable);
     run_confirmed(&fx, "healthy", &["node", "uncordon"], "w-1", &[], 0).await;
     assert!(!w1().await.unschedulable);
-    run_confirmed(&fx, "healthy", &["node", "cordon"], "w-1", &[], 0).await;
+    let json = ["--output", "json"];
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "cordon"], "w-1", &json, 0).await;
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(
+        (
+            &outcome["operation"],
+            &outcome["succeeded"],
+            &outcome["node"]
+        ),
+        (
+            &serde_json::json!("cordon"),
+            &serde_json::json!(true),
+            &serde_json::json!("w-1")
+        ),
+        "{outcome}"
+    );
     let node = w1().await;
     assert!(
         node.unschedulable && node.cordoned_by.is_none(),
