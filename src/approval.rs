@@ -1,6 +1,7 @@
 //! The one gate every mutating action passes: refused in read-only mode,
-//! confirmed only when the operator types the cluster name in full (Cancel is
-//! the default), and written to the audit log whatever the outcome.
+//! confirmed only when the operator types the cluster name (the node's, for an
+//! action on one node) in full (Cancel is the default), and written to the
+//! audit log whatever the outcome.
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -31,6 +32,39 @@ pub enum MutatingAction {
         provider: String,
         vm: String,
     },
+    /// An action on one node of a cluster: reboot, shutdown, cordon, drain…
+    Node {
+        cluster: String,
+        node: String,
+        operation: NodeOperation,
+    },
+}
+
+/// What a [`MutatingAction::Node`] does to its node.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeOperation {
+    Reboot,
+    Shutdown,
+    Cordon,
+    Uncordon,
+    Drain,
+    /// Restart one Talos service (`kubelet`).
+    ServiceRestart(String),
+}
+
+impl NodeOperation {
+    /// The operation in the operator's words, without its node ("restart service kubelet").
+    pub fn verb(&self) -> String {
+        match self {
+            NodeOperation::Reboot => "reboot".into(),
+            NodeOperation::Shutdown => "shut down".into(),
+            NodeOperation::Cordon => "cordon".into(),
+            NodeOperation::Uncordon => "uncordon".into(),
+            NodeOperation::Drain => "drain".into(),
+            NodeOperation::ServiceRestart(service) => format!("restart service {service} on"),
+        }
+    }
 }
 
 impl MutatingAction {
@@ -40,7 +74,17 @@ impl MutatingAction {
             MutatingAction::UpgradeTalos { cluster, .. }
             | MutatingAction::UpgradeKubernetes { cluster, .. }
             | MutatingAction::Provision { cluster, .. }
-            | MutatingAction::TerminateVm { cluster, .. } => cluster,
+            | MutatingAction::TerminateVm { cluster, .. }
+            | MutatingAction::Node { cluster, .. } => cluster,
+        }
+    }
+
+    /// What the operator types to confirm: the node for an action on one node, else the
+    /// cluster.
+    pub fn confirm_name(&self) -> &str {
+        match self {
+            MutatingAction::Node { node, .. } => node,
+            other => other.cluster(),
         }
     }
 
@@ -60,6 +104,9 @@ impl MutatingAction {
             MutatingAction::TerminateVm { provider, vm, .. } => {
                 format!("terminate VM {vm} on {provider}")
             }
+            MutatingAction::Node {
+                node, operation, ..
+            } => format!("{} node {node}", operation.verb()),
         }
     }
 }
@@ -202,12 +249,12 @@ impl Dispatcher {
         Gate::Confirm(PendingConfirmation { action })
     }
 
-    /// Second step: proceeds only when the typed text is the cluster name in
-    /// full. An action that cannot be audited does not run.
+    /// Second step: proceeds only when the typed text is the cluster name (the
+    /// node's, for a node action) in full. An action that cannot be audited does not run.
     pub fn answer(&self, pending: PendingConfirmation, answer: Answer) -> Verdict {
         let action = pending.action;
         let (outcome, proceed) = match &answer {
-            Answer::Typed(text) if text == action.cluster() => ("confirmed", true),
+            Answer::Typed(text) if text == action.confirm_name() => ("confirmed", true),
             Answer::Typed(_) => ("cancelled: typed name did not match", false),
             Answer::Cancel => ("cancelled", false),
         };
@@ -357,6 +404,38 @@ mod tests {
         assert!(
             msg.contains("audit log") && msg.contains("audit.log"),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_node_action_is_confirmed_by_the_node_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dispatcher(dir.path(), false);
+        let reboot = || MutatingAction::Node {
+            cluster: "prod-eu".into(),
+            node: "cp-2".into(),
+            operation: NodeOperation::Reboot,
+        };
+        let Gate::Confirm(p) = d.request(reboot()) else {
+            panic!()
+        };
+        assert!(matches!(
+            d.answer(p, Answer::Typed("prod-eu".into())),
+            Verdict::Cancelled(_)
+        ));
+        let Gate::Confirm(p) = d.request(reboot()) else {
+            panic!()
+        };
+        assert!(matches!(
+            d.answer(p, Answer::Typed("cp-2".into())),
+            Verdict::Proceed(_)
+        ));
+        let lines = audit_lines(dir.path());
+        assert!(
+            lines[1]
+                .ends_with("cluster=\"prod-eu\" action=\"reboot node cp-2\" outcome=\"confirmed\""),
+            "{}",
+            lines[1]
         );
     }
 

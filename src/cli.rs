@@ -108,6 +108,10 @@ impl Cli {
             | Some(Command::Provision(ProvisionArgs { sources, .. })) => {
                 (Some(sources), None, None)
             }
+            Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
+            Some(Command::Service(service)) => {
+                (Some(&service.action.flags().sources), None, None)
+            }
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
             Some(Command::Demo(demo)) => (None, Some(&demo.look), Some(&demo.console)),
             None => (None, None, None),
@@ -234,6 +238,11 @@ pub enum Command {
     /// --plan shows the steps, removed-API counts and every guard; --yes --confirm NAME runs it.
     #[command(name = "upgrade-k8s")]
     UpgradeK8s(UpgradeK8sArgs),
+    /// Guarded action on one node (--context, --node): reboot, shutdown, cordon, uncordon,
+    /// drain. --plan shows every guard; --yes --confirm NODE runs it. Exit 0 / 1 / 2.
+    Node(NodeArgs),
+    /// Guarded service action on one node: `service restart --node N SERVICE`.
+    Service(ServiceArgs),
 }
 
 /// `taloscope upgrade`.
@@ -369,6 +378,98 @@ pub struct ProvisionArgs {
     /// Plan and progress as a table and lines, or as JSON.
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+}
+
+/// `taloscope node ACTION`.
+#[derive(Args, Debug, Clone)]
+pub struct NodeArgs {
+    #[command(subcommand)]
+    pub action: NodeCommand,
+}
+
+/// What `taloscope node` does to the node.
+#[derive(Subcommand, Debug, Clone)]
+pub enum NodeCommand {
+    /// Cordon and drain, reboot, and follow the node until it is back and Ready.
+    Reboot(NodeActionArgs),
+    /// Cordon and drain, then shut the node down.
+    Shutdown(NodeActionArgs),
+    /// Mark the Kubernetes node unschedulable.
+    Cordon(NodeActionArgs),
+    /// Mark the Kubernetes node schedulable again.
+    Uncordon(NodeActionArgs),
+    /// Cordon, then evict every pod but DaemonSet and static ones, as disruption budgets allow.
+    Drain(NodeActionArgs),
+}
+
+impl NodeCommand {
+    /// The flags every node action takes.
+    pub fn flags(&self) -> &NodeActionArgs {
+        match self {
+            NodeCommand::Reboot(flags)
+            | NodeCommand::Shutdown(flags)
+            | NodeCommand::Cordon(flags)
+            | NodeCommand::Uncordon(flags)
+            | NodeCommand::Drain(flags) => flags,
+        }
+    }
+}
+
+impl ServiceCommand {
+    /// The flags every node action takes.
+    pub fn flags(&self) -> &NodeActionArgs {
+        match self {
+            ServiceCommand::Restart { flags, .. } => flags,
+        }
+    }
+}
+
+/// `taloscope service ACTION`.
+#[derive(Args, Debug, Clone)]
+pub struct ServiceArgs {
+    #[command(subcommand)]
+    pub action: ServiceCommand,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum ServiceCommand {
+    /// Restart one Talos service of a node (Talos allows the kubelet and extensions).
+    Restart {
+        /// The service, as `talosctl services` names it (kubelet).
+        service: String,
+        #[command(flatten)]
+        flags: NodeActionArgs,
+    },
+}
+
+/// The flags of every node action.
+#[derive(Args, Debug, Clone)]
+pub struct NodeActionArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node: its name or address, as `taloscope status` lists it.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub plan: bool,
+    /// Run it (with --confirm).
+    #[arg(long)]
+    pub yes: bool,
+    /// The node name typed in full, as the console asks.
+    #[arg(long, value_name = "NODE")]
+    pub confirm: Option<String>,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Seconds the whole action may take, the node's return included.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub node_timeout: u64,
+    /// Seconds the drain's evictions may take (talosctl's --drain-timeout).
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub drain_timeout: u64,
+    /// Milliseconds between status reads while following the node.
+    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    pub poll_ms: u64,
 }
 
 fn parse_role(text: &str) -> Result<crate::config::MachineRole, String> {

@@ -11,6 +11,9 @@
 //!   runner that starts rollouts and provisions for the app.
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line.
+//! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
+//!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
+//!   the way it sees a node come back.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease.
@@ -49,6 +52,7 @@ pub mod guards;
 pub mod kube;
 pub mod logging;
 pub mod natural;
+pub mod node_actions;
 pub mod opennebula;
 pub mod paths;
 pub mod printable;

@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["rollout", "approval"],
     &["fleet"],
     &["upgrade", "provision"],
+    &["node_actions"],
     &["app"],
     &["views"],
     &["console"],

@@ -84,7 +84,10 @@ pub(super) fn approve(
     action: MutatingAction,
     confirm: Option<&str>,
 ) -> Result<ApprovedAction, Stop> {
-    let cluster = action.cluster().to_string();
+    let (what, name) = match &action {
+        MutatingAction::Node { .. } => ("node", action.confirm_name().to_string()),
+        _ => ("cluster", action.cluster().to_string()),
+    };
     let pending = match dispatcher.request(action) {
         Gate::Refused(why) => return Err(Stop(EXIT_BLOCKED, why)),
         Gate::Confirm(p) => p,
@@ -96,7 +99,7 @@ pub(super) fn approve(
     match dispatcher.answer(pending, answer) {
         Verdict::Proceed(approved) => Ok(approved),
         Verdict::Cancelled(why) => Err(usage(format!(
-            "{why}; --confirm must be the cluster name {cluster:?}"
+            "{why}; --confirm must be the {what} name {name:?}"
         ))),
     }
 }

@@ -112,7 +112,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     let flags = command.flags();
     let target =
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
-    check_mode(flags.plan, flags.yes, flags.confirm)?;
+    check_mode(flags.plan, flags.yes, flags.confirm, "cluster")?;
     let chosen = choose(global)?;
     command.check_cluster(global, &chosen.cluster)?;
     let Connected {
@@ -204,29 +204,35 @@ async fn print_plan<C: HeadlessUpgrade>(
 }
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
-fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> {
+/// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
+pub(super) fn check_mode(
+    plan: bool,
+    yes: bool,
+    confirm: Option<&str>,
+    what: &str,
+) -> Result<(), Stop> {
     if !plan && !yes {
-        return Err(usage(
-            "say --plan to see the plan, or --yes --confirm <cluster> to run it",
-        ));
+        return Err(usage(format!(
+            "say --plan to see the plan, or --yes --confirm <{what}> to run it"
+        )));
     }
     if yes && confirm.is_none() {
-        return Err(usage(
-            "--yes needs --confirm <cluster>, the cluster name typed in full",
-        ));
+        return Err(usage(format!(
+            "--yes needs --confirm <{what}>, the {what} name typed in full"
+        )));
     }
     Ok(())
 }
 
 /// What discovery found for the cluster named by `--context`.
-struct Chosen {
+pub(super) struct Chosen {
     pub paths: Paths,
     pub discovery: Discovery,
     pub cluster: Cluster,
 }
 
 /// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
-fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
+pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
@@ -246,14 +252,14 @@ fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
 }
 
 /// The chosen cluster, connected: its observer, its status now and any unfinished journal.
-struct Connected {
+pub(super) struct Connected {
     pub runtime: tokio::runtime::Runtime,
     pub observer: ClusterObserver,
     pub status: ClusterStatus,
     pub journal: Option<RolloutJournal>,
 }
 
-fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
+pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
     let runtime = crate::commands::runtime()
         .map_err(|e| Stop(1, format!("cannot start the async runtime: {e}")))?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
@@ -315,7 +321,7 @@ fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
 }
 
 /// Asks the dispatcher for `action`, answering its confirmation with `--confirm`.
-fn approve(
+pub(super) fn approve(
     global: &GlobalArgs,
     chosen: &Chosen,
     action: MutatingAction,
@@ -327,7 +333,7 @@ fn approve(
 }
 
 /// Records in the audit log that the plan's guards refused the approved run; the stop says so.
-fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &str) -> Stop {
+pub(super) fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &str) -> Stop {
     let _ = dispatcher.finished(approved, Err("refused by its guards".into()));
     Stop(EXIT_BLOCKED, format!("refused: a guard blocks the {what}"))
 }

@@ -1,4 +1,4 @@
-//! The guards upgrades and provisions check, by name: a short title for the guard column and
+//! The guards upgrades, provisions and node actions check, by name: a short title for the guard column and
 //! the `?` explanation of what each checks and why it matters, for engineers new to Talos.
 use serde::Serialize;
 
@@ -41,6 +41,13 @@ pub enum GuardId {
     MachineConfigEndpoint,
     /// Provision: the provider answers and has room for the new VMs.
     ProviderRoom,
+    /// Node action: the client certificate may reboot, shut down and restart services
+    /// (os:operator or os:admin).
+    NodeActionRole,
+    /// Node action: every pod to evict may go now, as its disruption budgets allow.
+    WorkloadsDrainable,
+    /// Service restart: the node runs the service and Talos restarts it through its API.
+    ServiceRestartable,
 }
 
 impl GuardId {
@@ -111,6 +118,9 @@ impl GuardId {
             GuardId::ProvisionSource => "template",
             GuardId::MachineConfigEndpoint => "machine config endpoint",
             GuardId::ProviderRoom => "provider room",
+            GuardId::NodeActionRole => "client role",
+            GuardId::WorkloadsDrainable => "workloads drainable",
+            GuardId::ServiceRestartable => "service restartable",
         }
     }
 
@@ -182,6 +192,15 @@ impl GuardId {
             }
             GuardId::ProviderRoom => {
                 "Checks that the provider answered and has room: a OneFlow role may not grow past its max_vms. Asking for more than it allows leaves the service in a failed scaling state that has to be repaired by hand."
+            }
+            GuardId::NodeActionRole => {
+                "Checks that your client certificate carries os:operator or os:admin. Talos answers Reboot, Shutdown and ServiceRestart only for those roles; taloscope holds cordon, uncordon and drain to the same rule, so a read-only (os:reader) context changes nothing on the node or its Kubernetes side."
+            }
+            GuardId::WorkloadsDrainable => {
+                "Checks the pods a drain would evict (all but DaemonSet, static and finished pods) against the PodDisruptionBudgets that select them. A budget that allows no disruption now refuses every eviction (HTTP 429) and the drain would wait until its timeout with the node cordoned; a pod two budgets select cannot be evicted at all. Scale the workload up, or fix the pods the budget is waiting for, first."
+            }
+            GuardId::ServiceRestartable => {
+                "Checks that the node runs the service and that Talos restarts it through its API: only the kubelet and system extensions may be restarted (APIRestartAllowed); etcd, apid, containerd and the rest are Talos's own and refuse. The kubelet's pods keep running while it restarts; the node may show NotReady for a moment."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -56,6 +56,8 @@ pub struct NodePod {
     pub mirror: bool,
     /// `Succeeded` or `Failed`: nothing to evict.
     pub finished: bool,
+    /// Its labels, which disruption budgets select by.
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 impl NodePod {
@@ -78,6 +80,7 @@ impl NodePod {
                 .is_some_and(|a| a.contains_key(MIRROR_ANNOTATION)),
             owner_kind,
             finished: matches!(phase, Some("Succeeded" | "Failed")),
+            labels: meta.labels.clone().unwrap_or_default(),
         }
     }
 
@@ -90,7 +93,7 @@ impl NodePod {
             && !matches!(self.owner_kind.as_deref(), Some("DaemonSet" | "Node"))
     }
 
-    fn key(&self) -> String {
+    pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 }
@@ -219,6 +222,7 @@ mod tests {
             owner_kind: owner.map(str::to_string),
             mirror,
             finished,
+            labels: Default::default(),
         }
     }
 

@@ -1,10 +1,11 @@
 //! The Kubernetes side of a cluster, over the API's JSON: nodes, server
-//! version, control-plane static pods, kube-proxy, cordons and drains, the removed-API
+//! version, control-plane static pods, kube-proxy, cordons, drains and disruption budgets, the removed-API
 //! check and Leases. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
 mod client;
 mod credentials;
 pub mod daemonset;
+pub mod disruption;
 pub mod drain;
 pub mod lease;
 pub mod removed_apis;
@@ -13,6 +14,7 @@ mod types;
 
 pub use client::{KubeClient, KubeError};
 pub use daemonset::{DaemonSetRollout, KUBE_PROXY, KUBE_SYSTEM};
+pub use disruption::DisruptionBudget;
 pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};
 pub use lease::{HeldLease, LeaseClaim, LeaseError, LeaseRecord};
 #[cfg(test)]

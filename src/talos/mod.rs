@@ -9,6 +9,7 @@ pub mod events;
 mod fan_out;
 mod files;
 pub mod kubernetes_resources;
+mod node_actions;
 pub mod tls;
 pub mod types;
 

@@ -132,19 +132,26 @@ pub(crate) fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>)
 }
 
 pub(crate) fn client_role(roles: &Roles) -> Guard {
-    let id = GuardId::ClientRole;
+    role_guard(
+        GuardId::ClientRole,
+        roles,
+        roles.may_upgrade(),
+        "upgrade; upgrades need os:admin",
+    )
+}
+
+/// Passes when the client's `roles` are `allowed`; else fails with "client role R may not
+/// {refusal}".
+pub(crate) fn role_guard(id: GuardId, roles: &Roles, allowed: bool, refusal: &str) -> Guard {
     let shown = if roles.0.is_empty() {
         "none".to_string()
     } else {
         roles.to_string()
     };
-    if roles.may_upgrade() {
+    if allowed {
         Guard::pass(id, format!("client role {shown}"))
     } else {
-        Guard::fail(
-            id,
-            format!("client role {shown} may not upgrade; upgrades need os:admin"),
-        )
+        Guard::fail(id, format!("client role {shown} may not {refusal}"))
     }
 }
 

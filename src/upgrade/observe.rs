@@ -69,6 +69,21 @@ pub fn node_done(
         Some(v) => return Err(format!("runs {v}, not {target} yet")),
         None => return Err("no Talos version reported yet".into()),
     }
+    node_back(status, node, step.etcd_member.as_deref(), kube_checked)
+}
+
+/// `Ok` when a node that went down is back: running and ready, Kubernetes Ready (when
+/// checked) and its etcd member (when it has one) healthy; otherwise what it still waits for.
+/// An upgraded node must also run the target ([`node_done`]); a rebooted one need not.
+pub fn node_back(
+    status: &ClusterStatus,
+    node: &NodeStatus,
+    etcd_member: Option<&str>,
+    kube_checked: bool,
+) -> Result<(), String> {
+    if let Some(error) = &node.error {
+        return Err(format!("not answering ({error})"));
+    }
     match node.stage {
         Some(MachineStage::Running) => {}
         Some(stage) => return Err(format!("stage {stage}")),
@@ -89,8 +104,8 @@ pub fn node_done(
             None => return Err("Kubernetes node not seen yet".into()),
         }
     }
-    if let Some(id) = &step.etcd_member {
-        let member = status.etcd.members.iter().find(|m| &m.id == id);
+    if let Some(id) = etcd_member {
+        let member = status.etcd.members.iter().find(|m| m.id == id);
         match member {
             Some(m) if m.healthy => {}
             Some(_) => return Err("etcd member not healthy yet".into()),

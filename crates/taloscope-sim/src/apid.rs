@@ -420,6 +420,8 @@ replies!(
     m::EtcdForfeitLeadership,
     m::Upgrade,
     m::Reboot,
+    m::Shutdown,
+    m::ServiceRestart,
     m::ApplyConfiguration,
     m::ImagePull,
     m::Event,

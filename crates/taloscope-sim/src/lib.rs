@@ -27,6 +27,7 @@ pub mod pki;
 pub mod record;
 pub mod scenario;
 mod scenario_file;
+mod service_restart;
 pub mod state;
 
 pub use clock::SimClock;

@@ -18,6 +18,7 @@ use super::machine_etcd::{
 };
 use super::node::{Sequence, service_ids, spawn_reboot};
 use super::scenario::{NodeRole, parse_version};
+use super::service_restart::restart_service;
 use taloscope_proto::common::Metadata;
 use taloscope_proto::machine::machine_service_server::MachineService;
 use taloscope_proto::machine::*;
@@ -79,10 +80,12 @@ fn service_events(waiting: bool) -> ServiceEvents {
 
 fn service_list(t: &Target) -> ServiceList {
     let ready = t.node.status.borrow().ready;
+    let restarting = t.node.lock().restarting.clone();
     let services = service_ids(t.node.role())
         .iter()
         .map(|id| {
-            let waiting = !ready && matches!(*id, "kubelet" | "etcd");
+            let waiting =
+                (!ready && matches!(*id, "kubelet" | "etcd")) || restarting.iter().any(|r| r == id);
             let etcd_sick = *id == "etcd" && t.node.faults().etcd_unhealthy;
             ServiceInfo {
                 id: id.to_string(),
@@ -270,6 +273,57 @@ macro_rules! unary {
 
 #[tonic::async_trait]
 impl MachineService for MachineApi {
+    async fn service_restart(
+        &self,
+        request: Request<ServiceRestartRequest>,
+    ) -> Result<Response<ServiceRestartResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "ServiceRestart",
+            Role::Operator,
+            ServiceRestartResponse,
+            |t, body| {
+                restart_service(core, &t, &body.id)?;
+                record(core, &t, "MachineService.ServiceRestart");
+                Ok(ServiceRestart {
+                    metadata: None,
+                    resp: format!("Service {:?} restarted", body.id),
+                })
+            }
+        )
+    }
+
+    async fn shutdown(
+        &self,
+        request: Request<ShutdownRequest>,
+    ) -> Result<Response<ShutdownResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Shutdown",
+            Role::Operator,
+            ShutdownResponse,
+            |t, body| {
+                // v1alpha1_server.go `Shutdown` runs the sequence WithTakeover: it does not
+                // wait for a running one, but the sim's node runs one sequence at a time.
+                let actor = actor_id();
+                let sequence = Sequence::Shutdown { force: body.force };
+                if spawn_reboot(core, &t.cluster, &t.node, actor.clone(), sequence) {
+                    record(core, &t, "MachineService.Shutdown");
+                    Ok(Shutdown {
+                        metadata: None,
+                        actor_id: actor,
+                    })
+                } else {
+                    Err(locked())
+                }
+            }
+        )
+    }
+
     async fn apply_configuration(
         &self,
         request: Request<ApplyConfigurationRequest>,

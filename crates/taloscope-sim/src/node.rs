@@ -27,6 +27,12 @@ pub(crate) enum Sequence {
     /// `Reboot`).
     ForceReboot,
     Upgrade,
+    /// `MachineService.Shutdown`: the machine powers off at the end and stays off
+    /// (v1alpha1_sequencer.go `Shutdown`: storeShutdown, drain unless forced, cleanup, dbus,
+    /// the stop phases, shutdown).
+    Shutdown {
+        force: bool,
+    },
 }
 
 /// The services a node runs, in ServiceList order.
@@ -215,6 +221,7 @@ async fn reboot(
     let (name, stage) = match kind {
         Sequence::Reboot | Sequence::ForceReboot => ("reboot", MachineStage::Rebooting),
         Sequence::Upgrade => ("upgrade", MachineStage::Upgrading),
+        Sequence::Shutdown { .. } => ("shutdown", MachineStage::ShuttingDown),
     };
     let log = &node.events;
     log.push(&actor, sequence(name, sequence_event::Action::Start));
@@ -234,6 +241,23 @@ async fn reboot(
             "reboot",
         ],
         Sequence::ForceReboot => &["reboot"],
+        Sequence::Shutdown { force: false } => &[
+            "storeShutdown",
+            "drain",
+            "cleanup",
+            "dbus",
+            "stopServices",
+            "unmount",
+            "shutdown",
+        ],
+        Sequence::Shutdown { force: true } => &[
+            "storeShutdown",
+            "cleanup",
+            "dbus",
+            "stopServices",
+            "unmount",
+            "shutdown",
+        ],
         Sequence::Upgrade => &[
             "drain",
             "cleanup",
@@ -254,6 +278,13 @@ async fn reboot(
         }
         clock.sleep(0.3).await;
         log.push(&actor, phase(p, phase_event::Action::Stop));
+    }
+    if let Sequence::Shutdown { .. } = kind {
+        cluster.move_leader_from(node.node_index);
+        power_off(&core.fleet, &node);
+        cluster.move_leader_from(node.node_index);
+        node.lock().busy = false;
+        return;
     }
     core.fleet
         .update(&node, |s| s.stage = MachineStage::Rebooting);

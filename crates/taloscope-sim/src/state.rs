@@ -22,6 +22,8 @@ pub enum MachineStage {
     Booting = 1,
     Running = 4,
     Rebooting = 5,
+    /// A Shutdown sequence runs (`shutting down` in upstream's machinestage_enumer.go).
+    ShuttingDown = 6,
     Upgrading = 8,
 }
 
@@ -32,6 +34,7 @@ impl MachineStage {
             MachineStage::Booting => "booting",
             MachineStage::Running => "running",
             MachineStage::Rebooting => "rebooting",
+            MachineStage::ShuttingDown => "shutting down",
             MachineStage::Upgrading => "upgrading",
         }
     }
@@ -92,6 +95,8 @@ pub(crate) struct NodeMutable {
     pub listener: Option<std::net::TcpListener>,
     /// A reboot or upgrade sequence is running.
     pub busy: bool,
+    /// Services a ServiceRestart stopped and has not started again yet.
+    pub restarting: Vec<String>,
 }
 
 impl SimNode {

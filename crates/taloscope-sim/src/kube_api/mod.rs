@@ -2,6 +2,7 @@
 //! loopback with client-certificate auth, serving discovery, nodes (list,
 //! watch, cordon patch), kube-system static pods and the kube-proxy DaemonSet,
 //! all derived from facts the Talos sim publishes, and Leases kept in memory.
+mod disruption;
 mod facts;
 pub mod kubeconfig;
 mod leases;
@@ -166,6 +167,13 @@ impl KubeApiServer {
     /// The next `count` evictions are refused with 429, as a PodDisruptionBudget would.
     pub fn refuse_evictions(&self, count: usize) {
         self.state.workloads.refuse_evictions(count);
+    }
+
+    /// Puts a PodDisruptionBudget with `minAvailable: min_available` over the Deployment's
+    /// pods (`None` removes it): evictions it would violate are refused with 429.
+    pub fn set_disruption_budget(&self, min_available: Option<usize>) {
+        self.state.workloads.set_disruption_budget(min_available);
+        self.state.generation.send_modify(|g| *g += 1);
     }
 
     /// Stops listening and drops every open connection's task.

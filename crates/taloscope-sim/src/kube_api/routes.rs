@@ -259,6 +259,27 @@ pub(crate) async fn handle(
                 None => not_found(&format!("pods \"{name}\" not found")),
             }
         }
+        (&Method::GET, ["apis", "policy", "v1", "poddisruptionbudgets"])
+        | (
+            &Method::GET,
+            [
+                "apis",
+                "policy",
+                "v1",
+                "namespaces",
+                _,
+                "poddisruptionbudgets",
+            ],
+        ) => {
+            let namespace = segments.get(4).copied();
+            let items = workloads::disruption_budgets(&state, namespace);
+            ok(&objects::list(
+                "PodDisruptionBudgetList",
+                "policy/v1",
+                items,
+                rv,
+            ))
+        }
         (&Method::POST, ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => {
             let (status, answer) = workloads::evict(&state, ns, name);
             json(status, &answer)

@@ -9,11 +9,12 @@ use hyper::StatusCode;
 use serde_json::{Value, json};
 
 use super::ApiState;
+use super::disruption::{BUDGET, BudgetStatus};
 use super::facts::KubeClusterFacts;
 use super::objects::{rfc3339, status_error, uid};
 
 const NAMESPACE: &str = "default";
-const DEPLOYMENT: &str = "web";
+const DEPLOYMENT: &str = BUDGET;
 const REPLICA_SET: &str = "web-5d8f7c9b6d";
 const DAEMON_SET: &str = "log-agent";
 const PODS_PER_WORKER: usize = 2;
@@ -54,6 +55,8 @@ struct Inner {
     actions: Vec<KubeAction>,
     /// Evictions still to answer with 429, as a PodDisruptionBudget would.
     refused_evictions: usize,
+    /// `minAvailable` of the PodDisruptionBudget over the Deployment's pods, when there is one.
+    disruption_budget: Option<usize>,
 }
 
 /// Shared by every connection of one API server.
@@ -88,9 +91,29 @@ impl Workloads {
     pub(crate) fn refuse_evictions(&self, count: usize) {
         self.lock().refused_evictions = count;
     }
+
+    pub(crate) fn set_disruption_budget(&self, min_available: Option<usize>) {
+        self.lock().disruption_budget = min_available;
+    }
 }
 
 impl Inner {
+    /// The budget's status over the Deployment's pods now: a pod is healthy when it runs on
+    /// a Ready node (the sim's pods are Ready as soon as they run).
+    fn budget(&self, facts: &KubeClusterFacts) -> Option<BudgetStatus> {
+        let min_available = self.disruption_budget?;
+        let healthy = self
+            .pods
+            .iter()
+            .filter(|p| node_ready(facts, p.node.as_deref()))
+            .count();
+        Some(BudgetStatus {
+            min_available,
+            current_healthy: healthy,
+            expected_pods: self.pods.len(),
+        })
+    }
+
     fn new_pod(&mut self, node: Option<String>) -> WorkloadPod {
         self.next_id += 1;
         WorkloadPod {
@@ -196,6 +219,15 @@ pub(super) fn evict(state: &ApiState, namespace: &str, name: &str) -> (StatusCod
         // A DaemonSet's pod: its controller puts it straight back on the same node.
         return (StatusCode::CREATED, eviction_success());
     };
+    // eviction.go `canIgnorePDB`: a Pending pod goes without asking its budget.
+    let running = node_ready(&facts, inner.pods[index].node.as_deref());
+    if let Some(refusal) = inner
+        .budget(&facts)
+        .filter(|_| running)
+        .and_then(|b| b.refusal())
+    {
+        return (StatusCode::TOO_MANY_REQUESTS, refusal);
+    }
     let evicted = inner.pods.remove(index);
     let from = evicted.node.clone().unwrap_or_default();
     let target = inner.least_busy(state, &facts, Some(&from));
@@ -212,6 +244,27 @@ pub(super) fn evict(state: &ApiState, namespace: &str, name: &str) -> (StatusCod
     drop(inner);
     state.generation.send_modify(|g| *g += 1);
     (StatusCode::CREATED, eviction_success())
+}
+
+/// The PodDisruptionBudgets of `namespace` (`None`: all), as policy/v1 lists them.
+pub(super) fn disruption_budgets(state: &ApiState, namespace: Option<&str>) -> Vec<Value> {
+    let facts = state.facts.borrow().clone();
+    let mut inner = state.workloads.lock();
+    inner.reconcile(state, &facts);
+    if namespace.is_some_and(|ns| ns != NAMESPACE) {
+        return Vec::new();
+    }
+    inner
+        .budget(&facts)
+        .map(|b| b.object(NAMESPACE, facts.created_unix))
+        .into_iter()
+        .collect()
+}
+
+/// Whether a pod on `node` runs: the node exists and is Ready.
+fn node_ready(facts: &KubeClusterFacts, node: Option<&str>) -> bool {
+    node.and_then(|n| facts.nodes.iter().find(|f| f.name == n))
+        .is_some_and(|n| n.ready)
 }
 
 fn eviction_success() -> Value {
@@ -243,7 +296,7 @@ fn pod(
         DEPLOYMENT
     };
     let node_facts = node.and_then(|n| facts.nodes.iter().find(|f| f.name == n));
-    let running = node_facts.is_some_and(|n| n.ready);
+    let running = node_ready(facts, node);
     let ready = if running { "True" } else { "False" };
     let mut spec = json!({
         "containers": [{"name": app, "image": format!("registry.example/{app}:1.0")}],

@@ -1,0 +1,237 @@
+//! `taloscope node reboot|shutdown|cordon|uncordon|drain` and `taloscope service restart`: a
+//! guarded action on one node without the console. `--plan` prints the plan and every guard's
+//! verdict; `--yes --confirm NODE` runs it through the dispatcher, one progress line per
+//! change, and follows the node until the action is done. Exit 0 / 1 / 2, as `upgrade`.
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::exit::exit_code_as;
+use super::headless::{
+    Connected, EXIT_BLOCKED, PlanText, Stop, approve, check_mode, choose, connect, other_rollout,
+    refuse, usage, write_stdout,
+};
+use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
+use crate::approval::MutatingAction;
+use crate::cli::{
+    GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
+};
+use crate::guards::{Guard, blocking};
+use crate::kube::DrainOptions;
+use crate::node_actions::{
+    NodeActionOptions, NodeActionPlan, NodeOperation, gather_guards, run_node_action,
+};
+
+/// One node action as the command line asked for it.
+pub struct NodeCommandLine {
+    pub operation: NodeOperation,
+    pub flags: NodeActionArgs,
+}
+
+pub fn from_node_args(args: NodeArgs) -> NodeCommandLine {
+    let (operation, flags) = match args.action {
+        NodeCommand::Reboot(f) => (NodeOperation::Reboot, f),
+        NodeCommand::Shutdown(f) => (NodeOperation::Shutdown, f),
+        NodeCommand::Cordon(f) => (NodeOperation::Cordon, f),
+        NodeCommand::Uncordon(f) => (NodeOperation::Uncordon, f),
+        NodeCommand::Drain(f) => (NodeOperation::Drain, f),
+    };
+    NodeCommandLine { operation, flags }
+}
+
+pub fn from_service_args(args: ServiceArgs) -> NodeCommandLine {
+    match args.action {
+        ServiceCommand::Restart { service, flags } => NodeCommandLine {
+            operation: NodeOperation::ServiceRestart(service),
+            flags,
+        },
+    }
+}
+
+/// Runs one node action to its exit code.
+pub fn run(global: &GlobalArgs, command: &NodeCommandLine) -> ExitCode {
+    exit_code_as(run_inner(global, command), command.flags.output)
+}
+
+fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode, Stop> {
+    let flags = &command.flags;
+    check_mode(flags.plan, flags.yes, flags.confirm.as_deref(), "node")?;
+    let chosen = choose(global)?;
+    let Connected {
+        runtime,
+        observer,
+        status,
+        ..
+    } = connect(&chosen)?;
+    let kube_paired = observer.kube.is_some();
+    let plan = NodeActionPlan::new(&status, &flags.node, command.operation.clone(), kube_paired)
+        .map_err(|e| usage(e.to_string()))?;
+    let guards = runtime.block_on(async {
+        let other = other_rollout(&observer).await;
+        gather_guards(&plan, &status, &observer, other.as_ref()).await
+    });
+    let report = NodePlanReport::new(&plan, &guards);
+    if flags.plan {
+        write_stdout(&report.text(flags.output)?)?;
+        return Ok(exit_for(blocking(&guards, &[])));
+    }
+    let action = MutatingAction::Node {
+        cluster: plan.cluster.clone(),
+        node: plan.node.clone(),
+        operation: plan.operation.clone(),
+    };
+    let (dispatcher, approved) = approve(global, &chosen, action, flags.confirm.as_deref())?;
+    if blocking(&guards, &[]) {
+        write_stdout(&report.table())?;
+        return Err(refuse(&dispatcher, &approved, "node action"));
+    }
+    let options = NodeActionOptions {
+        node_timeout: Duration::from_secs(flags.node_timeout),
+        poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
+        drain: DrainOptions {
+            timeout: Duration::from_secs(flags.drain_timeout),
+            retry_every: Duration::from_millis(flags.poll_ms.clamp(10, 1000)),
+        },
+    };
+    let json = flags.output == OutputFormat::Json;
+    let progress = move |line: String| print_progress(&line, json);
+    let result = runtime.block_on(run_node_action(
+        &approved, &plan, &observer, options, &progress,
+    ));
+    if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
+        eprintln!("taloscope: {e}");
+    }
+    let outcome = ActionOutcome {
+        cluster: &plan.cluster,
+        node: &plan.node,
+        operation: &plan.operation,
+        succeeded: result.is_ok(),
+        message: result.clone().unwrap_or_else(|e| e),
+    };
+    match flags.output {
+        OutputFormat::Table => println!("{}", outcome.message),
+        OutputFormat::Json => write_stdout(&to_json(&outcome)?)?,
+    }
+    Ok(exit_for(result.is_err()))
+}
+
+fn exit_for(blocked: bool) -> ExitCode {
+    if blocked {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// A progress line: stdout for a table, stderr when stdout carries the JSON outcome.
+fn print_progress(line: &str, json: bool) {
+    let line = crate::printable::line(line);
+    if json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
+fn to_json(value: &impl Serialize) -> Result<String, Stop> {
+    serde_json::to_string_pretty(value)
+        .map(|j| j + "\n")
+        .map_err(|e| Stop(1, format!("cannot encode the output as JSON: {e}")))
+}
+
+/// How a run ended: the `--yes --output json` contract.
+#[derive(Debug, Serialize)]
+struct ActionOutcome<'a> {
+    cluster: &'a str,
+    node: &'a str,
+    operation: &'a NodeOperation,
+    succeeded: bool,
+    message: String,
+}
+
+/// The plan and its guards: the `--plan --output json` contract.
+#[derive(Debug, Serialize)]
+struct NodePlanReport<'a> {
+    cluster: &'a str,
+    node: &'a str,
+    address: &'a str,
+    role: &'static str,
+    operation: &'a NodeOperation,
+    etcd_member: Option<&'a str>,
+    guards: Vec<GuardLine>,
+    /// True when any guard blocks: the run would be refused.
+    blocked: bool,
+}
+
+impl<'a> NodePlanReport<'a> {
+    fn new(plan: &'a NodeActionPlan, guards: &[Guard]) -> NodePlanReport<'a> {
+        let guards = guard_lines(guards, &[]);
+        NodePlanReport {
+            cluster: &plan.cluster,
+            node: &plan.node,
+            address: &plan.address,
+            role: plan.role.as_str(),
+            operation: &plan.operation,
+            etcd_member: plan.etcd_member.as_deref(),
+            blocked: guards.iter().any(|g| g.blocks),
+            guards,
+        }
+    }
+
+    fn text(&self, output: OutputFormat) -> Result<String, Stop> {
+        match output {
+            OutputFormat::Table => Ok(self.table()),
+            OutputFormat::Json => to_json(self),
+        }
+    }
+}
+
+impl PlanText for NodePlanReport<'_> {
+    fn table(&self) -> String {
+        let mut out = format!(
+            "{} node {} in {}\n",
+            self.operation.verb().to_uppercase(),
+            self.node,
+            self.cluster
+        );
+        let member = self
+            .etcd_member
+            .map_or("no etcd member".to_string(), |m| format!("etcd member {m}"));
+        out.push_str(&indent(&format!(
+            "address {}, {}, {member}",
+            self.address, self.role
+        )));
+        out.push_str(&guards_table(&self.guards, self.node));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::NodeRole;
+    use crate::guards::GuardId;
+
+    #[test]
+    fn the_plan_names_the_node_and_ends_with_how_to_run_it() {
+        let plan = NodeActionPlan {
+            cluster: "healthy".into(),
+            operation: NodeOperation::Reboot,
+            node: "cp-2".into(),
+            address: "127.0.0.2".into(),
+            role: NodeRole::Controlplane,
+            etcd_member: Some("00aa".into()),
+        };
+        let guards = vec![Guard::pass(GuardId::EtcdQuorum, "cp-2 can go down")];
+        let text = NodePlanReport::new(&plan, &guards).table();
+        assert!(text.starts_with("REBOOT node cp-2 in healthy\n"), "{text}");
+        assert!(text.contains("etcd member 00aa"), "{text}");
+        assert!(
+            text.ends_with("ready: run it with --yes --confirm cp-2\n"),
+            "{text}"
+        );
+    }
+}

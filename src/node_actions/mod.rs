@@ -1,0 +1,153 @@
+//! Guarded actions on one node: reboot, shutdown, cordon, uncordon, drain and a service
+//! restart. The plan (which node, its Kubernetes node and etcd member, the pods a drain
+//! evicts), its guards, and the run that follows the node until the action is done.
+pub mod guards;
+pub mod run;
+
+use serde::Serialize;
+
+pub use crate::approval::NodeOperation;
+use crate::fleet::{ClusterStatus, NodeRole};
+use crate::kube::{DisruptionBudget, NodePod, match_talos_node};
+use crate::talos::ServiceStatus;
+use crate::upgrade::observe::ClusterObserver;
+pub use guards::{action_guards, gather_guards};
+pub use run::{NodeActionOptions, run_node_action};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NodeActionError {
+    #[error(
+        "cluster {cluster} has no node {node:?}; `taloscope status --context {cluster}` lists them"
+    )]
+    UnknownNode { cluster: String, node: String },
+    #[error(
+        "{what} node {node} needs the Kubernetes API, and cluster {cluster} has no paired kube context"
+    )]
+    NoKubernetes {
+        cluster: String,
+        node: String,
+        what: String,
+    },
+}
+
+/// One action on one node, as planned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeActionPlan {
+    pub cluster: String,
+    pub operation: NodeOperation,
+    /// The Talos node, by name, and the address it is reached at.
+    pub node: String,
+    pub address: String,
+    pub role: NodeRole,
+    /// Its etcd member id, when it has one.
+    pub etcd_member: Option<String>,
+}
+
+impl NodeActionPlan {
+    /// The plan for `operation` on `node` (its name or address) in `status`. Cordon, uncordon
+    /// and drain need the Kubernetes API (`kube_paired`).
+    pub fn new(
+        status: &ClusterStatus,
+        node: &str,
+        operation: NodeOperation,
+        kube_paired: bool,
+    ) -> Result<NodeActionPlan, NodeActionError> {
+        let Some(found) = status.node(node) else {
+            return Err(NodeActionError::UnknownNode {
+                cluster: status.name.clone(),
+                node: node.to_string(),
+            });
+        };
+        let kube_only = matches!(
+            operation,
+            NodeOperation::Cordon | NodeOperation::Uncordon | NodeOperation::Drain
+        );
+        if kube_only && !kube_paired {
+            return Err(NodeActionError::NoKubernetes {
+                cluster: status.name.clone(),
+                node: found.name.clone(),
+                what: operation.verb(),
+            });
+        }
+        let names = [found.name.as_str(), found.address.as_str()];
+        let etcd_member = status
+            .etcd
+            .members
+            .iter()
+            .find(|m| names.contains(&m.hostname.as_str()))
+            .map(|m| m.id.clone());
+        Ok(NodeActionPlan {
+            cluster: status.name.clone(),
+            operation,
+            node: found.name.clone(),
+            address: found.address.clone(),
+            role: found.role,
+            etcd_member,
+        })
+    }
+
+    /// Whether the action takes the node down (reboot, shutdown).
+    pub fn takes_node_down(&self) -> bool {
+        matches!(
+            self.operation,
+            NodeOperation::Reboot | NodeOperation::Shutdown
+        )
+    }
+
+    /// Whether the action evicts the node's pods first (drain, and a reboot or shutdown
+    /// of a node Kubernetes knows).
+    pub fn drains(&self) -> bool {
+        self.takes_node_down() || self.operation == NodeOperation::Drain
+    }
+}
+
+/// The pods on a Kubernetes node and the cluster's disruption budgets.
+#[derive(Debug, Clone, Default)]
+pub struct NodeWorkloads {
+    pub pods: Vec<NodePod>,
+    pub budgets: Vec<DisruptionBudget>,
+}
+
+/// What the guards look at besides the status, read once before planning is shown.
+#[derive(Debug, Clone, Default)]
+pub struct NodeSurvey {
+    /// The Kubernetes node's name, when a kube context is paired and a node matches.
+    pub kube_node: Option<String>,
+    /// The pods on the Kubernetes node and the cluster's disruption budgets (drains only);
+    /// `Err` says why they could not be read.
+    pub workloads: Option<Result<NodeWorkloads, String>>,
+    /// The node's services (service restarts only).
+    pub services: Option<Result<Vec<ServiceStatus>, String>>,
+}
+
+impl NodeSurvey {
+    /// Reads what `plan`'s guards need from the node and its Kubernetes side.
+    pub async fn read(plan: &NodeActionPlan, observer: &ClusterObserver) -> NodeSurvey {
+        let mut survey = NodeSurvey::default();
+        if let NodeOperation::ServiceRestart(_) = plan.operation {
+            let services = observer.talos.service_list(&plan.address).await;
+            survey.services = Some(services.map_err(|e| e.to_string()));
+        }
+        let Some(kube) = &observer.kube else {
+            return survey;
+        };
+        let nodes = match kube.nodes().await {
+            Ok(nodes) => nodes,
+            Err(e) => {
+                survey.workloads = Some(Err(format!("reading the Kubernetes nodes: {e}")));
+                return survey;
+            }
+        };
+        survey.kube_node =
+            match_talos_node(&plan.address, &plan.node, &nodes).map(|n| n.name.clone());
+        if let (true, Some(name)) = (plan.drains(), &survey.kube_node) {
+            let read = async {
+                let pods = kube.pods_on_node(name).await?;
+                let budgets = kube.disruption_budgets().await?;
+                Ok::<_, crate::kube::KubeError>(NodeWorkloads { pods, budgets })
+            };
+            survey.workloads = Some(read.await.map_err(|e| e.to_string()));
+        }
+        survey
+    }
+}

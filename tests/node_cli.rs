@@ -1,0 +1,309 @@
+//! `taloscope node ...` and `taloscope service restart` as processes against the sim: a reboot
+//! of cp-2 returns once cp-2 is back and Ready; on `cp2-down` rebooting cp-1 is refused by the
+//! quorum guard; a disruption budget with no room fails the drain guard and one with room lets
+//! the drain evict; a kubelet restart waits for it to run healthy again; a shutdown leaves the
+//! node off; and every action is refused, with an audit line, read-only and as a reader.
+mod upgrade_common;
+
+use taloscope::kube::Eviction;
+use taloscope::talos::TalosError;
+use upgrade_common::*;
+
+/// `taloscope --context C node|service ACTION... --node N [more]`, polling quickly.
+fn node_cmd(
+    fx: &Fixture,
+    context: &str,
+    action: &[&str],
+    node: &str,
+    more: &[&str],
+) -> tokio::process::Command {
+    let mut cmd = fx.taloscope(context, action[0]);
+    cmd.args(&action[1..])
+        .args(["--node", node])
+        .args(more)
+        .args(["--poll-ms", "40"]);
+    cmd
+}
+
+/// Runs `action` on `node` with `--yes --confirm NODE` (plus `more`); asserts the exit code
+/// and returns stdout and stderr.
+async fn run_confirmed(
+    fx: &Fixture,
+    context: &str,
+    action: &[&str],
+    node: &str,
+    more: &[&str],
+    code: i32,
+) -> (String, String) {
+    let mut cmd = node_cmd(fx, context, action, node, &["--yes", "--confirm", node]);
+    cmd.args(more);
+    let (got, stdout, stderr) = output(cmd).await;
+    assert_eq!(got, Some(code), "{action:?} {node}: {stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The `--plan --output json` of `action` on `node`, which a guard blocks (exit 1).
+async fn blocked_plan(
+    fx: &Fixture,
+    context: &str,
+    action: &[&str],
+    node: &str,
+) -> serde_json::Value {
+    let cmd = node_cmd(fx, context, action, node, &["--plan", "--output", "json"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(plan["blocked"], true, "{plan}");
+    plan
+}
+
+/// Asserts the guard `id` of `plan` fails with a reason containing each of `words`.
+fn assert_fails(plan: &serde_json::Value, id: &str, words: &[&str]) {
+    let guard = plan_guard(plan, id);
+    assert_eq!(guard["verdict"], "fail", "{guard}");
+    let reason = guard["reason"].as_str().unwrap_or_default();
+    assert!(words.iter().all(|w| reason.contains(w)), "{guard}");
+}
+
+/// Whether a table's line shows the guard titled `title` failing (and containing `also`).
+fn fails_in_table(stdout: &str, title: &str, also: &str) -> bool {
+    stdout
+        .lines()
+        .any(|l| l.contains("FAIL") && l.contains(title) && l.contains(also))
+}
+
+/// The address the sim's node `name` is reached at.
+async fn address(fx: &Fixture, name: &str) -> String {
+    let status = fx.status("healthy").await;
+    status.node(name).expect("node").address.clone()
+}
+
+fn calls(fx: &Fixture, method: &str) -> Vec<String> {
+    fx.sim
+        .state()
+        .mutating_calls()
+        .into_iter()
+        .filter(|c| c.method == method)
+        .map(|c| c.node)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reboot_returns_when_the_node_is_back_and_ready() {
+    let fx = start(builtin("healthy")).await;
+    let cp2_address = address(&fx, "cp-2").await;
+    let talos = fx.talos("healthy");
+    let boot_before = talos.boot_id(&cp2_address).await.expect("boot id");
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "reboot"], "cp-2", &[], 0).await;
+    assert_eq!(calls(&fx, "MachineService.Reboot"), ["cp-2"]);
+    assert!(stdout.contains("cp-2: reboot requested"), "{stdout}");
+    assert!(
+        stdout.contains("cp-2: rebooting: not answering"),
+        "the node was followed down: {stdout}"
+    );
+    assert!(
+        stdout.trim_end().ends_with("cp-2 rebooted and back"),
+        "{stdout}"
+    );
+    // Returned only once back: Talos ready, Kubernetes Ready, a new boot, uncordoned.
+    let status = fx.status("healthy").await;
+    let cp2 = status.node("cp-2").expect("cp-2");
+    assert!(cp2.ready && cp2.error.is_none(), "{cp2:?}");
+    assert_eq!(cp2.k8s_ready, Some(true), "{cp2:?}");
+    assert_eq!(cp2.cordoned, Some(false), "{cp2:?}");
+    let boot_after = talos.boot_id(&cp2_address).await.expect("boot id");
+    assert_ne!(boot_before, boot_after);
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
+    assert!(
+        audit.contains("action=\"reboot node cp-2\" outcome=\"confirmed\"")
+            && audit.contains("action=\"reboot node cp-2\" outcome=\"succeeded\""),
+        "{audit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
+    let fx = start(builtin("cp2-down")).await;
+    let plan = blocked_plan(&fx, "cp2-down", &["node", "reboot"], "cp-1").await;
+    assert_fails(
+        &plan,
+        "etcd_quorum",
+        &["taking cp-1 down breaks etcd quorum"],
+    );
+    let (stdout, stderr) =
+        run_confirmed(&fx, "cp2-down", &["node", "reboot"], "cp-1", &[], 1).await;
+    assert!(
+        fails_in_table(&stdout, "etcd quorum", ""),
+        "the guard is named: {stdout}"
+    );
+    assert!(stderr.contains("refused"), "{stderr}");
+    assert!(fx.sim.state().mutating_calls().is_empty());
+
+    // A rollout holding the Lease blocks a node action too.
+    let fx = start(builtin("healthy")).await;
+    let _lease = fx.lease_held_by_bob("healthy").await;
+    let plan = blocked_plan(&fx, "healthy", &["node", "cordon"], "w-1").await;
+    assert_fails(&plan, "no_other_rollout", &["bob@jump2"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_action_is_refused_read_only_and_as_a_reader_with_an_audit_line() {
+    let fx = start(builtin("healthy")).await;
+    let actions: [&[&str]; 6] = [
+        &["node", "reboot"],
+        &["node", "shutdown"],
+        &["node", "cordon"],
+        &["node", "uncordon"],
+        &["node", "drain"],
+        &["service", "restart", "kubelet"],
+    ];
+    for action in actions {
+        let (_, stderr) = run_confirmed(&fx, "healthy", action, "w-1", &["--readonly"], 1).await;
+        assert!(stderr.contains("read-only"), "{action:?}: {stderr}");
+        let (stdout, _) = run_confirmed(&fx, "healthy-reader", action, "w-1", &[], 1).await;
+        assert!(
+            fails_in_table(&stdout, "client role", "os:reader"),
+            "{action:?}: {stdout}"
+        );
+    }
+    assert!(fx.sim.state().mutating_calls().is_empty());
+    let api = fx.sim.kube_api(0).expect("kube API");
+    assert!(api.actions().is_empty(), "{:?}", api.actions());
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
+    let lines: Vec<&str> = audit.lines().collect();
+    for verb in [
+        "reboot",
+        "shut down",
+        "cordon",
+        "uncordon",
+        "drain",
+        "restart service kubelet on",
+    ] {
+        let about = format!("action=\"{verb} node w-1\"");
+        let of = |outcome: &str| {
+            lines
+                .iter()
+                .filter(|l| l.contains(&about) && l.contains(outcome))
+                .count()
+        };
+        assert_eq!(of("outcome=\"refused: read-only\""), 1, "{verb}: {audit}");
+        assert_eq!(
+            of("outcome=\"failed: refused by its guards\""),
+            1,
+            "{verb}: {audit}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_honours_the_disruption_budget_and_cordon_uncordon_round_trip() {
+    let fx = start(builtin("healthy")).await;
+    let api = fx.sim.kube_api(0).expect("kube API");
+    // Four web pods, all healthy, four needed: no disruption allowed.
+    api.set_disruption_budget(Some(4));
+    let kube = fx.kube("healthy").await;
+    let pods = kube.pods_on_node("w-1").await.expect("pods");
+    let web = pods.iter().find(|p| p.must_evict()).expect("a web pod");
+    match kube
+        .evict_pod(&web.namespace, &web.name)
+        .await
+        .expect("evict")
+    {
+        Eviction::Refused(why) => assert!(why.contains("disruption budget"), "{why}"),
+        other => panic!("the budget let {other:?} through"),
+    }
+    let plan = blocked_plan(&fx, "healthy", &["node", "drain"], "w-1").await;
+    assert_fails(
+        &plan,
+        "workloads_drainable",
+        &["default/web", "needs 4 healthy, has 4"],
+    );
+
+    // Room for one at a time: each evicted pod is replaced on w-2 before the next goes.
+    api.set_disruption_budget(Some(3));
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "drain"], "w-1", &[], 0).await;
+    assert!(stdout.contains("w-1 drained: 2 pods evicted"), "{stdout}");
+    let left = kube.pods_on_node("w-1").await.expect("pods");
+    assert!(left.iter().all(|p| !p.must_evict()), "{left:?}");
+    let w1 = async || {
+        let nodes = kube.nodes().await.expect("nodes");
+        nodes.into_iter().find(|n| n.name == "w-1").expect("w-1")
+    };
+    assert!(w1().await.unschedulable);
+    run_confirmed(&fx, "healthy", &["node", "uncordon"], "w-1", &[], 0).await;
+    assert!(!w1().await.unschedulable);
+    let json = ["--output", "json"];
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "cordon"], "w-1", &json, 0).await;
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(
+        (
+            &outcome["operation"],
+            &outcome["succeeded"],
+            &outcome["node"]
+        ),
+        (
+            &serde_json::json!("cordon"),
+            &serde_json::json!(true),
+            &serde_json::json!("w-1")
+        ),
+        "{outcome}"
+    );
+    let node = w1().await;
+    assert!(
+        node.unschedulable && node.cordoned_by.is_none(),
+        "an operator's cordon carries no rollout mark: {node:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubelet_restarts_other_services_refuse_and_shutdown_leaves_the_node_off() {
+    let fx = start(builtin("healthy")).await;
+    let restart_kubelet = ["service", "restart", "kubelet"];
+    let (stdout, _) = run_confirmed(&fx, "healthy", &restart_kubelet, "w-1", &[], 0).await;
+    assert!(
+        stdout.contains("w-1: Service \"kubelet\" restarted"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("kubelet on w-1 running and healthy"),
+        "{stdout}"
+    );
+    assert_eq!(calls(&fx, "MachineService.ServiceRestart"), ["w-1"]);
+
+    let plan = blocked_plan(&fx, "healthy", &["service", "restart", "etcd"], "cp-1").await;
+    assert_fails(&plan, "service_restartable", &["etcd"]);
+    // The node refuses it too, as system.go APIRestart does.
+    let cp1 = address(&fx, "cp-1").await;
+    let refused = fx.talos("healthy").service_restart(&cp1, "etcd").await;
+    let err = refused.expect_err("etcd is not restartable via the API");
+    assert!(
+        err.to_string()
+            .contains("doesn't support restart operation via API"),
+        "{err}"
+    );
+    // A reader may not call either (machined.go: operator or admin).
+    let reader = fx.talos("healthy-reader");
+    let w1 = address(&fx, "w-1").await;
+    let denied = reader.service_restart(&w1, "kubelet").await.err();
+    assert!(
+        matches!(denied, Some(TalosError::PermissionDenied { .. })),
+        "{denied:?}"
+    );
+    let denied = reader.shutdown(&w1, false).await.err();
+    assert!(
+        matches!(denied, Some(TalosError::PermissionDenied { .. })),
+        "{denied:?}"
+    );
+
+    let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "shutdown"], "w-2", &[], 0).await;
+    assert!(
+        stdout.trim_end().ends_with("w-2 is off (not answering)"),
+        "{stdout}"
+    );
+    assert_eq!(calls(&fx, "MachineService.Shutdown"), ["w-2"]);
+    let status = fx.status("healthy").await;
+    let w2 = status.node("w-2").expect("w-2");
+    assert!(w2.error.is_some() && !w2.ready, "{w2:?}");
+}
