@@ -17,6 +17,8 @@ mod injection;
 pub mod kube_api;
 pub mod kube_components;
 mod kube_link;
+mod log_lines;
+mod logs;
 pub mod lifecycle;
 pub mod machine;
 mod machine_etcd;
@@ -102,6 +104,8 @@ pub(crate) struct Core {
     pub clock: SimClock,
     /// When the sim started (etcd's raft index advances with simulated time).
     pub started: std::time::Instant,
+    /// The wall-clock time of `started`: log lines and kernel messages are stamped from it.
+    pub started_wall: std::time::SystemTime,
     /// Taken at shutdown, which breaks the routes → services → core cycle.
     routes: Mutex<Option<tonic::service::Routes>>,
     /// true once the sim shuts down.
@@ -142,6 +146,7 @@ impl SimFleet {
             pki,
             clock,
             started: std::time::Instant::now(),
+            started_wall: std::time::SystemTime::now(),
             routes: Mutex::new(None),
             stop: watch::channel(false).0,
         });
