@@ -133,6 +133,49 @@ pub enum Command {
     /// --plan shows the steps, removed-API counts and every guard; --yes --confirm NAME runs it.
     #[command(name = "upgrade-k8s")]
     UpgradeK8s(UpgradeK8sArgs),
+    /// Print a service's log of one node (--context, --node), as `talosctl logs`; --follow
+    /// keeps printing new lines. Read-only (the os:reader role suffices).
+    Logs(LogsArgs),
+    /// Print the kernel log of one node (--context, --node), as `talosctl dmesg`.
+    Dmesg(DmesgArgs),
+}
+
+/// `taloscope logs`.
+#[derive(Args, Debug, Clone)]
+pub struct LogsArgs {
+    /// The node: its name (as `taloscope status` lists it) or its address.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// The service (etcd, kubelet, apid, machined...), or with -k a Kubernetes container
+    /// as namespace/pod:container.
+    #[arg(value_name = "SERVICE")]
+    pub service: String,
+    /// Keep printing new lines as the node writes them.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Only the last N lines (default: the whole log).
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u32>,
+    /// SERVICE names a Kubernetes container (the CRI namespace), as `talosctl logs -k`.
+    #[arg(long, short)]
+    pub kubernetes: bool,
+    /// Lines as text, or one JSON object per line (`{"node","line"}`).
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// `taloscope dmesg`.
+#[derive(Args, Debug, Clone)]
+pub struct DmesgArgs {
+    /// The node: its name (as `taloscope status` lists it) or its address.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// Keep printing new kernel messages.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Lines as text, or one JSON object per line (`{"node","line"}`).
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
 }
 
 /// `taloscope upgrade`.

@@ -204,14 +204,14 @@ fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> 
 }
 
 /// What discovery found for the cluster named by `--context`.
-struct Chosen {
+pub(super) struct Chosen {
     pub paths: Paths,
     pub discovery: Discovery,
     pub cluster: Cluster,
 }
 
 /// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
-fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
+pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
@@ -486,13 +486,16 @@ fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
     })?;
     if cluster.talos.is_none() {
         return Err(usage(format!(
-            "cluster {wanted:?} has no talosconfig context; the upgrade needs the Talos API"
+            "cluster {wanted:?} has no talosconfig context; this command needs the Talos API"
         )));
     }
     Ok(cluster)
 }
 
-async fn observer_for(cluster: &Cluster, discovery: &Discovery) -> Result<ClusterObserver, Stop> {
+pub(super) async fn observer_for(
+    cluster: &Cluster,
+    discovery: &Discovery,
+) -> Result<ClusterObserver, Stop> {
     let ctx = cluster.talos.as_ref().ok_or_else(|| {
         usage(format!(
             "cluster {} has no talosconfig context",

@@ -10,6 +10,7 @@ pub mod demo;
 mod exit;
 mod headless;
 pub mod info;
+pub mod logs;
 pub mod provision;
 pub mod status;
 pub mod upgrade;
@@ -42,6 +43,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Upgrade(args)) => headless::run_command(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
         Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
+        Some(Command::Logs(args)) => logs::run_logs(&global, &args),
+        Some(Command::Dmesg(args)) => logs::run_dmesg(&global, &args),
     }
 }
 

@@ -116,7 +116,10 @@ fn klog(severity: char, at: Micros, thread: u32, file: &str, msg: &str) -> Strin
 
 const ETCD_INFO: &[(&str, &str)] = &[
     ("mvcc/index.go:214", "compact tree index"),
-    ("mvcc/kvstore_compaction.go:72", "finished scheduled compaction"),
+    (
+        "mvcc/kvstore_compaction.go:72",
+        "finished scheduled compaction",
+    ),
     ("etcdserver/server.go:1390", "triggering snapshot"),
     ("v3rpc/interceptor.go:207", "request stats"),
 ];
@@ -157,7 +160,10 @@ const KUBELET: &[(&str, &str)] = &[
 ];
 
 const APID: &[(&str, &str)] = &[
-    ("director.go:106", "proxying /machine.MachineService/Version"),
+    (
+        "director.go:106",
+        "proxying /machine.MachineService/Version",
+    ),
     (
         "director.go:106",
         "proxying /machine.MachineService/ServiceList",
@@ -186,7 +192,13 @@ const COMPONENT: &[(&str, &str)] = &[
 ];
 
 /// Line `i` of a log, written at `at`, ending in a newline.
-pub(crate) fn log_line(writer: &Writer, i: u64, seed: u64, at: Micros, peers: &EtcdPeers) -> String {
+pub(crate) fn log_line(
+    writer: &Writer,
+    i: u64,
+    seed: u64,
+    at: Micros,
+    peers: &EtcdPeers,
+) -> String {
     let mut line = match writer {
         Writer::Etcd => etcd_line(i, seed, at, peers),
         Writer::Kubelet => {
@@ -203,14 +215,17 @@ pub(crate) fn log_line(writer: &Writer, i: u64, seed: u64, at: Micros, peers: &E
         }
         Writer::Logrus => {
             let msg = LOGRUS[pick(seed, i, LOGRUS.len())];
-            format!(
-                "time=\"{}\" level=info msg=\"{msg}\"",
-                rfc3339(at, true)
-            )
+            format!("time=\"{}\" level=info msg=\"{msg}\"", rfc3339(at, true))
         }
         Writer::Cri { component } => {
             let (file, msg) = COMPONENT[pick(seed, i, COMPONENT.len())];
-            let inner = klog('I', at, 1, file, &format!("{msg} component=\"{component}\""));
+            let inner = klog(
+                'I',
+                at,
+                1,
+                file,
+                &format!("{msg} component=\"{component}\""),
+            );
             format!("{} stderr F {inner}", rfc3339(at, true))
         }
     };
@@ -220,29 +235,85 @@ pub(crate) fn log_line(writer: &Writer, i: u64, seed: u64, at: Micros, peers: &E
 
 /// The kernel's boot messages (facility, priority, text), as kmsg holds them from boot.
 const BOOT_MESSAGES: &[(&str, &str, &str)] = &[
-    ("kern", "notice", "Linux version 6.12.43-talos (@buildkitsandbox) (gcc (GCC) 14.2.0) #1 SMP"),
-    ("kern", "info", "Command line: talos.platform=metal console=ttyS0 init_on_alloc=1 slab_nomerge pti=on"),
+    (
+        "kern",
+        "notice",
+        "Linux version 6.12.43-talos (@buildkitsandbox) (gcc (GCC) 14.2.0) #1 SMP",
+    ),
+    (
+        "kern",
+        "info",
+        "Command line: talos.platform=metal console=ttyS0 init_on_alloc=1 slab_nomerge pti=on",
+    ),
     ("kern", "info", "BIOS-provided physical RAM map:"),
-    ("kern", "info", "ACPI: Early table checksum verification disabled"),
+    (
+        "kern",
+        "info",
+        "ACPI: Early table checksum verification disabled",
+    ),
     ("kern", "info", "Memory: 8021404K/8388088K available"),
-    ("kern", "info", "x86/fpu: Supporting XSAVE feature 0x001: 'x87 floating point registers'"),
+    (
+        "kern",
+        "info",
+        "x86/fpu: Supporting XSAVE feature 0x001: 'x87 floating point registers'",
+    ),
     ("kern", "info", "clocksource: tsc: mask: 0xffffffffffffffff"),
-    ("kern", "info", "virtio_blk virtio2: [vda] 20971520 512-byte logical blocks (10.7 GB/10.0 GiB)"),
-    ("kern", "info", "EXT4-fs (vda5): mounted filesystem with ordered data mode"),
+    (
+        "kern",
+        "info",
+        "virtio_blk virtio2: [vda] 20971520 512-byte logical blocks (10.7 GB/10.0 GiB)",
+    ),
+    (
+        "kern",
+        "info",
+        "EXT4-fs (vda5): mounted filesystem with ordered data mode",
+    ),
     ("user", "warning", "[talos] task setupLogger (1/1): done"),
-    ("user", "warning", "[talos] phase systemRequirements (2/16): done"),
-    ("user", "warning", "[talos] service[machined](Running): Health check successful"),
-    ("kern", "info", "IPVS: Registered protocols (TCP, UDP, SCTP, AH, ESP)"),
-    ("user", "warning", "[talos] service[apid](Running): Health check successful"),
+    (
+        "user",
+        "warning",
+        "[talos] phase systemRequirements (2/16): done",
+    ),
+    (
+        "user",
+        "warning",
+        "[talos] service[machined](Running): Health check successful",
+    ),
+    (
+        "kern",
+        "info",
+        "IPVS: Registered protocols (TCP, UDP, SCTP, AH, ESP)",
+    ),
+    (
+        "user",
+        "warning",
+        "[talos] service[apid](Running): Health check successful",
+    ),
     ("user", "warning", "[talos] boot sequence: done"),
 ];
 
 /// What the kernel keeps saying after boot.
 const RUNNING_MESSAGES: &[(&str, &str, &str)] = &[
-    ("kern", "info", "cni0: port 1(veth3f2a1b) entered forwarding state"),
-    ("kern", "info", "IPv6: ADDRCONF(NETDEV_CHANGE): veth3f2a1b: link becomes ready"),
-    ("kern", "notice", "audit: type=1400 audit: apparmor=\"STATUS\""),
-    ("user", "warning", "[talos] service[kubelet](Running): Health check successful"),
+    (
+        "kern",
+        "info",
+        "cni0: port 1(veth3f2a1b) entered forwarding state",
+    ),
+    (
+        "kern",
+        "info",
+        "IPv6: ADDRCONF(NETDEV_CHANGE): veth3f2a1b: link becomes ready",
+    ),
+    (
+        "kern",
+        "notice",
+        "audit: type=1400 audit: apparmor=\"STATUS\"",
+    ),
+    (
+        "user",
+        "warning",
+        "[talos] service[kubelet](Running): Health check successful",
+    ),
 ];
 
 /// How many of the kernel log's first records are boot messages.
@@ -257,7 +328,10 @@ pub(crate) fn kernel_record(i: u64, seed: u64, at: Micros) -> String {
         Some(m) => *m,
         None => RUNNING_MESSAGES[pick(seed, i, RUNNING_MESSAGES.len())],
     };
-    format!("{facility}: {priority:>7}: [{}]: {text}\n", rfc3339(at, true))
+    format!(
+        "{facility}: {priority:>7}: [{}]: {text}\n",
+        rfc3339(at, true)
+    )
 }
 
 #[cfg(test)]
@@ -271,16 +345,36 @@ mod tests {
     fn each_writer_has_its_format() {
         let peers = EtcdPeers::default();
         let etcd = log_line(&Writer::Etcd, 1, 7, AT, &peers);
-        assert!(etcd.starts_with(r#"{"level":"info","ts":"2026-12-01T17:59:28.123456Z","caller":""#), "{etcd}");
+        assert!(
+            etcd.starts_with(r#"{"level":"info","ts":"2026-12-01T17:59:28.123456Z","caller":""#),
+            "{etcd}"
+        );
         assert!(etcd.ends_with("}\n"));
         let kubelet = log_line(&Writer::Kubelet, 1, 7, AT, &peers);
-        assert!(kubelet.starts_with("I1201 17:59:28.123456    2051 "), "{kubelet}");
+        assert!(
+            kubelet.starts_with("I1201 17:59:28.123456    2051 "),
+            "{kubelet}"
+        );
         let apid = log_line(&Writer::GoLog, 1, 7, AT, &peers);
         assert!(apid.starts_with("2026/12/01 17:59:28.123456 "), "{apid}");
         let machined = log_line(&Writer::Machined, 1, 7, AT, &peers);
-        assert!(machined.starts_with("[talos] 2026/12/01 17:59:28 "), "{machined}");
-        let cri = log_line(&Writer::Cri { component: "kube-apiserver".into() }, 1, 7, AT, &peers);
-        assert!(cri.starts_with("2026-12-01T17:59:28.123456000Z stderr F I1201 "), "{cri}");
+        assert!(
+            machined.starts_with("[talos] 2026/12/01 17:59:28 "),
+            "{machined}"
+        );
+        let cri = log_line(
+            &Writer::Cri {
+                component: "kube-apiserver".into(),
+            },
+            1,
+            7,
+            AT,
+            &peers,
+        );
+        assert!(
+            cri.starts_with("2026-12-01T17:59:28.123456000Z stderr F I1201 "),
+            "{cri}"
+        );
     }
 
     #[test]
@@ -289,7 +383,10 @@ mod tests {
             unreachable: Some((0xabc, "10.5.0.3".into())),
         };
         let line = log_line(&Writer::Etcd, 3, 7, AT, &peers);
-        assert!(line.contains(r#""remote-peer-id":"abc""#) && line.contains("10.5.0.3:2380"), "{line}");
+        assert!(
+            line.contains(r#""remote-peer-id":"abc""#) && line.contains("10.5.0.3:2380"),
+            "{line}"
+        );
     }
 
     #[test]

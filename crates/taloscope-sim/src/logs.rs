@@ -11,9 +11,7 @@ use tonic::{Request, Status};
 
 use super::Core;
 use super::apid::{Role, Route, Target, error_metadata, require, route, slow_down};
-use super::log_lines::{
-    BOOT_RECORDS, EtcdPeers, Micros, Writer, kernel_record, log_line, seed,
-};
+use super::log_lines::{BOOT_RECORDS, EtcdPeers, Micros, Writer, kernel_record, log_line, seed};
 use super::node::service_ids;
 use super::scenario::NodeRole;
 use taloscope_proto::common::{ContainerDriver, Data, Metadata};
@@ -102,7 +100,11 @@ fn static_pod_container(t: &Target, id: &str) -> Option<String> {
     let mut parts = rest.split(':');
     let pod = parts.next()?;
     let container = parts.next()?;
-    let components = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"];
+    let components = [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+    ];
     let known = namespace == "kube-system"
         && t.node.role() == NodeRole::ControlPlane
         && components.contains(&container)
