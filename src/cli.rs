@@ -138,6 +138,15 @@ pub enum Command {
     Logs(LogsArgs),
     /// Print the kernel log of one node (--context, --node), as `talosctl dmesg`.
     Dmesg(DmesgArgs),
+    /// Run the cluster's health checks (--context) as `talosctl health` does, on a control
+    /// plane node: a checklist that fills in. Exit 0 healthy / 1 not / 2 usage.
+    Health {
+        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+        /// Seconds the checks may take to pass before the failing one is reported.
+        #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
+    },
 }
 
 /// `taloscope logs`.

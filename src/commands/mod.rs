@@ -9,6 +9,7 @@ pub mod contexts;
 pub mod demo;
 mod exit;
 mod headless;
+pub mod health;
 pub mod info;
 pub mod logs;
 pub mod provision;
@@ -45,6 +46,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
         Some(Command::Logs(args)) => logs::run_logs(&global, &args),
         Some(Command::Dmesg(args)) => logs::run_dmesg(&global, &args),
+        Some(Command::Health { output, timeout }) => {
+            health::run(&global, output, std::time::Duration::from_secs(timeout))
+        }
     }
 }
 

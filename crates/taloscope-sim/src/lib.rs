@@ -12,6 +12,7 @@ pub mod cosi;
 pub mod events;
 mod files;
 mod growth;
+mod health;
 mod image_pull;
 mod injection;
 pub mod kube_api;
@@ -39,6 +40,7 @@ pub use state::{
     NodeStatus, SimNode,
 };
 
+use taloscope_proto::cluster::cluster_service_server::ClusterServiceServer;
 use taloscope_proto::cosi::resource::state_server::StateServer;
 use taloscope_proto::machine::image_service_server::ImageServiceServer;
 use taloscope_proto::machine::lifecycle_service_server::LifecycleServiceServer;
@@ -161,6 +163,9 @@ impl SimFleet {
             core.clone(),
         )))
         .add_service(StateServer::new(cosi::StateApi::new(core.clone())))
+        .add_service(ClusterServiceServer::new(health::ClusterApi::new(
+            core.clone(),
+        )))
         .prepare();
         *core.routes.lock().unwrap_or_else(|e| e.into_inner()) = Some(routes);
         for cluster in fleet.clusters() {
