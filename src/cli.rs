@@ -147,6 +147,13 @@ pub enum Command {
         #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
         timeout: u64,
     },
+    /// When the certificates of the contexts end (one cluster with --context, else all): the
+    /// Talos CA and client certificate, the Kubernetes client certificate. WARN within 30
+    /// days, FAIL within 7. Exit 0 / 1 a failure / 2 usage.
+    Certs {
+        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
 }
 
 /// `taloscope logs`.

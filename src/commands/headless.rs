@@ -215,6 +215,17 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
+    let (paths, discovery) = discover_all(global);
+    let cluster = select(&discovery, wanted)?;
+    Ok(Chosen {
+        paths,
+        discovery,
+        cluster,
+    })
+}
+
+/// Discovers every cluster, warning on stderr about sources it could not read.
+pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
     let paths = Paths::resolve(global.state_dir.as_deref());
     let env = |name: &str| std::env::var(name).ok();
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
@@ -222,12 +233,7 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     for err in source_errors.iter().chain(&discovery.errors) {
         eprintln!("taloscope: warning: {err}");
     }
-    let cluster = select(&discovery, wanted)?;
-    Ok(Chosen {
-        paths,
-        discovery,
-        cluster,
-    })
+    (paths, discovery)
 }
 
 /// The chosen cluster, connected: its observer, its status now and any unfinished journal.

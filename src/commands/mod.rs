@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
 
+pub mod certs;
 pub mod console;
 pub mod contexts;
 pub mod demo;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
         Some(Command::Logs(args)) => logs::run_logs(&global, &args),
         Some(Command::Dmesg(args)) => logs::run_dmesg(&global, &args),
+        Some(Command::Certs { output }) => certs::run(&global, output),
         Some(Command::Health { output, timeout }) => {
             health::run(&global, output, std::time::Duration::from_secs(timeout))
         }

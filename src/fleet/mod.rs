@@ -1,8 +1,9 @@
 //! The fleet domain: the status model of clusters, nodes and etcd (what
 //! `taloscope status --output json` prints and the console shows), quorum
 //! math, the one collector (`round`) that fills the model from the Talos
-//! and Kubernetes APIs for the console and the commands alike, and the health
-//! checklist a node's HealthCheck stream fills in.
+//! and Kubernetes APIs for the console and the commands alike, the health
+//! checklist a node's HealthCheck stream fills in, and certificate expiry.
+pub mod cert_expiry;
 pub mod collect;
 pub mod health_check;
 pub mod kubernetes;

@@ -237,21 +237,25 @@ impl SimFleet {
                 })
                 .map(|(_, n)| n.address().to_string())
                 .collect();
-            let mut add = |suffix: &str, roles: &[&str], expired: bool| -> Result<(), SimError> {
-                let (crt_pem, key_pem) = pki.client_cert(roles, expired)?;
-                contexts.push(pki::TalosContext {
-                    name: format!("{}{suffix}", cluster.name()),
-                    endpoints: endpoints.clone(),
-                    nodes: nodes.clone(),
-                    crt_pem,
-                    key_pem,
-                });
-                Ok(())
-            };
-            add("", &["os:admin"], false)?;
-            add("-reader", &["os:reader"], false)?;
+            let mut add =
+                |suffix: &str, roles: &[&str], validity: pki::Validity| -> Result<(), SimError> {
+                    let (crt_pem, key_pem) = pki.client_cert(roles, validity)?;
+                    contexts.push(pki::TalosContext {
+                        name: format!("{}{suffix}", cluster.name()),
+                        endpoints: endpoints.clone(),
+                        nodes: nodes.clone(),
+                        crt_pem,
+                        key_pem,
+                    });
+                    Ok(())
+                };
+            add("", &["os:admin"], pki::Validity::Current)?;
+            add("-reader", &["os:reader"], pki::Validity::Current)?;
             if spec.expired_client_context {
-                add("-expired", &["os:admin"], true)?;
+                add("-expired", &["os:admin"], pki::Validity::Expired)?;
+            }
+            if spec.expiring_client_context {
+                add("-expiring", &["os:admin"], pki::Validity::ExpiresInDays(10))?;
             }
         }
         let text = pki::render_talosconfig(pki.ca_pem(), &contexts);
