@@ -161,16 +161,11 @@ impl TalosClient {
             follow: options.follow,
             tail: false,
         };
-        self.open_stream(node, DMESG_CALL, Retry::Idempotent, |ch| {
-            let req = req.clone();
-            async move {
-                machine(ch)
-                    .dmesg(
-                        self.request(node, DMESG_CALL, req, None)
-                            .map_err(to_status)?,
-                    )
-                    .await
-            }
+        self.open_stream(node, DMESG_CALL, Retry::Idempotent, |ch| async move {
+            let req = self
+                .request(node, DMESG_CALL, req, None)
+                .map_err(to_status)?;
+            machine(ch).dmesg(req).await
         })
         .await
     }

@@ -127,7 +127,7 @@ const ETCD_INFO: &[(&str, &str)] = &[
 fn etcd_line(i: u64, seed: u64, at: Micros, peers: &EtcdPeers) -> String {
     let ts = rfc3339(at, false);
     if let Some((id, address)) = &peers.unreachable
-        && i % 3 == 0
+        && i.is_multiple_of(3)
     {
         return format!(
             r#"{{"level":"warn","ts":"{ts}","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_RAFT_MESSAGE","remote-peer-id":"{id:x}","rtt":"0s","error":"dial tcp {address}:2380: connect: connection refused"}}"#
