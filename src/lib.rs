@@ -13,7 +13,8 @@
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
-//! - `fleet`: the status model, the pollers, the rollout Lease.
+//! - `fleet`: the status model, the pollers, the rollout Lease, the health
+//!   checklist and certificate expiry.
 //! - `rollout`, `approval`: the rollout engine (steps, journal, pause/abort,
 //!   what a rollout writes into its Lease); the one gate for mutating actions
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
