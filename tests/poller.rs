@@ -439,7 +439,7 @@ async fn use_context_switches_the_running_poller_from_its_next_round() {
     assert_eq!(found[0].talos_context(), Some("healthy"));
     assert_eq!(
         found[0].alternate_contexts(),
-        ["healthy-reader", "healthy-expiring"]
+        ["healthy-expiring", "healthy-reader"]
     );
     let (poller, mut rx) = spawn(found, options(3_600_000, 3_600_000, fast()));
     let first = within(20, "the first round", one_round(&mut rx, "healthy")).await;
