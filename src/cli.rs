@@ -105,13 +105,13 @@ impl Cli {
             | Some(Command::Status { sources, .. })
             | Some(Command::Upgrade(UpgradeArgs { sources, .. }))
             | Some(Command::UpgradeK8s(UpgradeK8sArgs { sources, .. }))
-            | Some(Command::Provision(ProvisionArgs { sources, .. })) => {
-                (Some(sources), None, None)
-            }
+            | Some(Command::Provision(ProvisionArgs { sources, .. }))
+            | Some(Command::Logs(LogsArgs { sources, .. }))
+            | Some(Command::Dmesg(DmesgArgs { sources, .. }))
+            | Some(Command::Health { sources, .. })
+            | Some(Command::Certs { sources, .. }) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
-            Some(Command::Service(service)) => {
-                (Some(&service.action.flags().sources), None, None)
-            }
+            Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
             Some(Command::Demo(demo)) => (None, Some(&demo.look), Some(&demo.console)),
             None => (None, None, None),
@@ -243,6 +243,73 @@ pub enum Command {
     Node(NodeArgs),
     /// Guarded service action on one node: `service restart --node N SERVICE`.
     Service(ServiceArgs),
+    /// Print a service's log of one node (--context, --node), as `talosctl logs`; --follow
+    /// keeps printing new lines. Read-only (the os:reader role suffices).
+    Logs(LogsArgs),
+    /// Print the kernel log of one node (--context, --node), as `talosctl dmesg`.
+    Dmesg(DmesgArgs),
+    /// Run the cluster's health checks (--context) as `talosctl health` does, on a control
+    /// plane node: a checklist that fills in. Exit 0 healthy / 1 not / 2 usage.
+    Health {
+        #[command(flatten)]
+        sources: SourceArgs,
+        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+        /// Seconds the checks may take to pass before the failing one is reported.
+        #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
+    },
+    /// When the certificates of the contexts end (one cluster with --context, else all): the
+    /// Talos CA and client certificate, the Kubernetes client certificate. WARN within 30
+    /// days, FAIL within 7. Exit 0 / 1 a failure / 2 usage.
+    Certs {
+        #[command(flatten)]
+        sources: SourceArgs,
+        #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+        output: OutputFormat,
+    },
+}
+
+/// `taloscope logs`.
+#[derive(Args, Debug, Clone)]
+pub struct LogsArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node: its name (as `taloscope status` lists it) or its address.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// The service (etcd, kubelet, apid, machined...), or with -k a Kubernetes container
+    /// as namespace/pod:container.
+    #[arg(value_name = "SERVICE")]
+    pub service: String,
+    /// Keep printing new lines as the node writes them.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Only the last N lines (default: the whole log).
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u32>,
+    /// SERVICE names a Kubernetes container (the CRI namespace), as `talosctl logs -k`.
+    #[arg(long, short)]
+    pub kubernetes: bool,
+    /// Lines as text, or one JSON object per line (`{"node","line"}`).
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// `taloscope dmesg`.
+#[derive(Args, Debug, Clone)]
+pub struct DmesgArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node: its name (as `taloscope status` lists it) or its address.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// Keep printing new kernel messages.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Lines as text, or one JSON object per line (`{"node","line"}`).
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
 }
 
 /// `taloscope upgrade`.
@@ -490,74 +557,5 @@ fn parse_image(text: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    fn help(args: &[&str]) -> String {
-        let err = Cli::try_parse_from(args).expect_err("--help ends parsing");
-        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp);
-        err.to_string()
-    }
-
-    #[test]
-    fn subcommands_list_only_the_flags_they_read() {
-        for sub in ["contexts", "status", "upgrade", "upgrade-k8s", "provision"] {
-            let text = help(&["taloscope", sub, "--help"]);
-            for console_only in ["--theme", "--refresh", "--ascii", "--demo-fleet"] {
-                assert!(
-                    !text.contains(console_only),
-                    "{sub} lists {console_only}:\n{text}"
-                );
-            }
-            assert!(
-                text.contains("--kubeconfig") && text.contains("--talosconfig"),
-                "{text}"
-            );
-        }
-        let info = help(&["taloscope", "info", "--help"]);
-        assert!(
-            info.contains("--theme") && !info.contains("--refresh"),
-            "{info}"
-        );
-        let demo = help(&["taloscope", "demo", "--help"]);
-        assert!(
-            demo.contains("--theme") && demo.contains("--refresh"),
-            "{demo}"
-        );
-        assert!(
-            !demo.contains("--kubeconfig") && !demo.contains("--talosconfig"),
-            "{demo}"
-        );
-        let console = help(&["taloscope", "--help"]);
-        for flag in ["--theme", "--refresh", "--ascii", "--kubeconfig"] {
-            assert!(
-                console.contains(flag),
-                "the console lists {flag}:\n{console}"
-            );
-        }
-    }
-
-    #[test]
-    fn files_and_look_count_before_or_after_the_subcommand() {
-        let before = Cli::try_parse_from(["taloscope", "--kubeconfig", "/k", "status"]).unwrap();
-        let after = Cli::try_parse_from(["taloscope", "status", "--kubeconfig", "/k"]).unwrap();
-        for cli in [before, after] {
-            assert_eq!(cli.global().kubeconfig, Some(PathBuf::from("/k")));
-        }
-        let demo = Cli::try_parse_from(["taloscope", "demo", "--theme", "mono", "--refresh", "2"])
-            .unwrap()
-            .global();
-        assert_eq!(
-            (demo.theme.as_deref(), demo.refresh),
-            (Some("mono"), Some(2))
-        );
-        let console = Cli::try_parse_from(["taloscope", "--ascii", "--context", "lab"]).unwrap();
-        let global = console.global();
-        assert!(global.ascii && global.context.as_deref() == Some("lab") && !global.demo_fleet);
-        // Global flags still go anywhere.
-        let late = Cli::try_parse_from(["taloscope", "status", "--readonly"]).unwrap();
-        assert!(late.global().readonly);
-        assert!(Cli::try_parse_from(["taloscope", "status", "--theme", "x"]).is_err());
-    }
-}
+#[path = "cli_tests.rs"]
+mod tests;

@@ -16,7 +16,8 @@
 //!   the way it sees a node come back.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
-//! - `fleet`: the status model, the pollers, the rollout Lease.
+//! - `fleet`: the status model, the pollers, the rollout Lease, the health
+//!   checklist and certificate expiry.
 //! - `rollout`, `approval`: the rollout engine (steps, journal, pause/abort,
 //!   what a rollout writes into its Lease); the one gate for mutating actions
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).

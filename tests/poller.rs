@@ -438,7 +438,10 @@ async fn use_context_switches_the_running_poller_from_its_next_round() {
     let sim = start(scenario("healthy")).await;
     let found = clusters(&sim, &["healthy"]);
     assert_eq!(found[0].talos_context(), Some("healthy"));
-    assert_eq!(found[0].alternate_contexts(), ["healthy-reader"]);
+    assert_eq!(
+        found[0].alternate_contexts(),
+        ["healthy-expiring", "healthy-reader"]
+    );
     let (poller, mut rx) = spawn(found, options(3_600_000, 3_600_000, fast()));
     let first = within(20, "the first round", one_round(&mut rx, "healthy")).await;
     assert_eq!(role_of(&first).as_deref(), Some("os:admin"));

@@ -8,6 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed={}", proto.display());
     let files = [
         "common/common.proto",
+        "cluster/cluster.proto",
         "machine/machine.proto",
         "machine/image.proto",
         "machine/lifecycle.proto",

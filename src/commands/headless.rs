@@ -236,6 +236,17 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
+    let (paths, discovery) = discover_all(global);
+    let cluster = select(&discovery, wanted)?;
+    Ok(Chosen {
+        paths,
+        discovery,
+        cluster,
+    })
+}
+
+/// Discovers every cluster, warning on stderr about sources it could not read.
+pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
     let paths = Paths::resolve(global.state_dir.as_deref());
     let env = |name: &str| std::env::var(name).ok();
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
@@ -243,12 +254,7 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     for err in source_errors.iter().chain(&discovery.errors) {
         eprintln!("taloscope: warning: {err}");
     }
-    let cluster = select(&discovery, wanted)?;
-    Ok(Chosen {
-        paths,
-        discovery,
-        cluster,
-    })
+    (paths, discovery)
 }
 
 /// The chosen cluster, connected: its observer, its status now and any unfinished journal.
@@ -536,13 +542,16 @@ fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
     })?;
     if cluster.talos.is_none() {
         return Err(usage(format!(
-            "cluster {wanted:?} has no talosconfig context; the upgrade needs the Talos API"
+            "cluster {wanted:?} has no talosconfig context; this command needs the Talos API"
         )));
     }
     Ok(cluster)
 }
 
-async fn observer_for(cluster: &Cluster, discovery: &Discovery) -> Result<ClusterObserver, Stop> {
+pub(super) async fn observer_for(
+    cluster: &Cluster,
+    discovery: &Discovery,
+) -> Result<ClusterObserver, Stop> {
     let ctx = cluster.talos.as_ref().ok_or_else(|| {
         usage(format!(
             "cluster {} has no talosconfig context",

@@ -4,12 +4,15 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
 
+pub mod certs;
 pub mod console;
 pub mod contexts;
 pub mod demo;
 mod exit;
 mod headless;
+pub mod health;
 pub mod info;
+pub mod logs;
 pub mod node;
 pub mod provision;
 pub mod status;
@@ -45,6 +48,12 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
         Some(Command::Node(args)) => node::run(&global, &node::from_node_args(args)),
         Some(Command::Service(args)) => node::run(&global, &node::from_service_args(args)),
+        Some(Command::Logs(args)) => logs::run_logs(&global, &args),
+        Some(Command::Dmesg(args)) => logs::run_dmesg(&global, &args),
+        Some(Command::Certs { output, .. }) => certs::run(&global, output),
+        Some(Command::Health {
+            output, timeout, ..
+        }) => health::run(&global, output, std::time::Duration::from_secs(timeout)),
     }
 }
 

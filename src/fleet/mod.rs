@@ -1,8 +1,11 @@
 //! The fleet domain: the status model of clusters, nodes and etcd (what
 //! `taloscope status --output json` prints and the console shows), quorum
-//! math, and the one collector (`round`) that fills the model from the Talos
-//! and Kubernetes APIs for the console and the commands alike.
+//! math, the one collector (`round`) that fills the model from the Talos
+//! and Kubernetes APIs for the console and the commands alike, the health
+//! checklist a node's HealthCheck stream fills in, and certificate expiry.
+pub mod cert_expiry;
 pub mod collect;
+pub mod health_check;
 pub mod kubernetes;
 pub mod live;
 pub mod membership;
@@ -13,6 +16,7 @@ pub mod round;
 pub mod status;
 
 pub use collect::{CollectOptions, NodeProbe};
+pub use health_check::{CheckMark, HealthCheckRow, HealthChecklist};
 pub use kubernetes::{KubernetesFacts, apply_kubernetes, collect_kubernetes, kube_client_for};
 pub use live::{ClusterLive, FleetEvent, FleetModel};
 pub use membership::{Answered, NodePlan, NodeSources, node_list};

@@ -183,6 +183,27 @@ fn file_identity(auth: &AuthInfo) -> Result<Option<Identity>, String> {
     })
 }
 
+/// The client certificate (PEM bytes) kubeconfig user `user` authenticates with; `None` when it
+/// uses a token, an exec plugin or nothing.
+pub fn client_certificate(
+    kubeconfig: &kube::config::Kubeconfig,
+    user: &str,
+) -> Result<Option<Vec<u8>>, String> {
+    let Some(auth) = kubeconfig
+        .auth_infos
+        .iter()
+        .find(|a| a.name == user)
+        .and_then(|a| a.auth_info.as_ref())
+    else {
+        return Ok(None);
+    };
+    data_or_file(
+        auth.client_certificate_data.as_deref(),
+        auth.client_certificate.as_deref(),
+        "client certificate",
+    )
+}
+
 /// Base64 `data` when there is some, else the contents of `file`.
 fn data_or_file(
     data: Option<&str>,

@@ -13,6 +13,7 @@ mod rest;
 mod types;
 
 pub use client::{KubeClient, KubeError};
+pub use credentials::client_certificate;
 pub use daemonset::{DaemonSetRollout, KUBE_PROXY, KUBE_SYSTEM};
 pub use disruption::DisruptionBudget;
 pub use drain::{DrainError, DrainOptions, DrainReport, Eviction, NodePod};

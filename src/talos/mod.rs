@@ -1,6 +1,7 @@
 //! The native Talos API client: mutual TLS from a talosconfig context, endpoint
 //! failover, per-node calls with the `node` metadata key and client-side fan-out,
-//! the Events stream, and COSI resource reads. Bytes on the wire <-> typed values.
+//! the Events stream, service and kernel logs, the cluster health check, and COSI
+//! resource reads. Bytes on the wire <-> typed values.
 mod calls;
 pub mod client;
 pub mod cosi;
@@ -8,7 +9,9 @@ pub mod error;
 pub mod events;
 mod fan_out;
 mod files;
+pub mod health;
 pub mod kubernetes_resources;
+pub mod logs;
 mod node_actions;
 pub mod tls;
 pub mod types;
@@ -18,5 +21,7 @@ pub use cosi::{ClusterMember, ResourceEvent, ResourceEventKind};
 pub use error::TalosError;
 pub use events::{EventStream, EventsItem, EventsOptions, MachineEvent, NodeEvent};
 pub use files::{BOOT_ID_PATH, MAX_READ_BYTES};
+pub use health::{CheckState, HealthProgress};
+pub use logs::{LogLine, LogOptions, LogSource};
 pub use tls::{Role, Roles, TlsError};
 pub use types::*;

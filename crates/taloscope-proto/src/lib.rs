@@ -16,6 +16,10 @@ pub mod machine {
     tonic::include_proto!("machine");
 }
 
+pub mod cluster {
+    tonic::include_proto!("cluster");
+}
+
 pub mod cosi {
     pub mod resource {
         tonic::include_proto!("cosi.resource");

@@ -13,12 +13,15 @@ pub mod cosi;
 pub mod events;
 mod files;
 mod growth;
+mod health;
 mod image_pull;
 mod injection;
 pub mod kube_api;
 pub mod kube_components;
 mod kube_link;
 pub mod lifecycle;
+mod log_lines;
+mod logs;
 pub mod machine;
 mod machine_etcd;
 pub mod node;
@@ -39,6 +42,7 @@ pub use state::{
     NodeStatus, SimNode,
 };
 
+use taloscope_proto::cluster::cluster_service_server::ClusterServiceServer;
 use taloscope_proto::cosi::resource::state_server::StateServer;
 use taloscope_proto::machine::image_service_server::ImageServiceServer;
 use taloscope_proto::machine::lifecycle_service_server::LifecycleServiceServer;
@@ -104,6 +108,8 @@ pub(crate) struct Core {
     pub clock: SimClock,
     /// When the sim started (etcd's raft index advances with simulated time).
     pub started: std::time::Instant,
+    /// The wall-clock time of `started`: log lines and kernel messages are stamped from it.
+    pub started_wall: std::time::SystemTime,
     /// Taken at shutdown, which breaks the routes → services → core cycle.
     routes: Mutex<Option<tonic::service::Routes>>,
     /// true once the sim shuts down.
@@ -144,6 +150,7 @@ impl SimFleet {
             pki,
             clock,
             started: std::time::Instant::now(),
+            started_wall: std::time::SystemTime::now(),
             routes: Mutex::new(None),
             stop: watch::channel(false).0,
         });
@@ -158,6 +165,9 @@ impl SimFleet {
             core.clone(),
         )))
         .add_service(StateServer::new(cosi::StateApi::new(core.clone())))
+        .add_service(ClusterServiceServer::new(health::ClusterApi::new(
+            core.clone(),
+        )))
         .prepare();
         *core.routes.lock().unwrap_or_else(|e| e.into_inner()) = Some(routes);
         for cluster in fleet.clusters() {
@@ -229,21 +239,25 @@ impl SimFleet {
                 })
                 .map(|(_, n)| n.address().to_string())
                 .collect();
-            let mut add = |suffix: &str, roles: &[&str], expired: bool| -> Result<(), SimError> {
-                let (crt_pem, key_pem) = pki.client_cert(roles, expired)?;
-                contexts.push(pki::TalosContext {
-                    name: format!("{}{suffix}", cluster.name()),
-                    endpoints: endpoints.clone(),
-                    nodes: nodes.clone(),
-                    crt_pem,
-                    key_pem,
-                });
-                Ok(())
-            };
-            add("", &["os:admin"], false)?;
-            add("-reader", &["os:reader"], false)?;
+            let mut add =
+                |suffix: &str, roles: &[&str], validity: pki::Validity| -> Result<(), SimError> {
+                    let (crt_pem, key_pem) = pki.client_cert(roles, validity)?;
+                    contexts.push(pki::TalosContext {
+                        name: format!("{}{suffix}", cluster.name()),
+                        endpoints: endpoints.clone(),
+                        nodes: nodes.clone(),
+                        crt_pem,
+                        key_pem,
+                    });
+                    Ok(())
+                };
+            add("", &["os:admin"], pki::Validity::Current)?;
+            add("-reader", &["os:reader"], pki::Validity::Current)?;
             if spec.expired_client_context {
-                add("-expired", &["os:admin"], true)?;
+                add("-expired", &["os:admin"], pki::Validity::Expired)?;
+            }
+            if spec.expiring_client_context {
+                add("-expiring", &["os:admin"], pki::Validity::ExpiresInDays(10))?;
             }
         }
         let text = pki::render_talosconfig(pki.ca_pem(), &contexts);

@@ -1,6 +1,6 @@
 //! `machine.MachineService` as a simulated node answers it: version, hostname, services, the
 //! legacy Upgrade, Reboot, ApplyConfiguration and the Events stream — with Talos's role rules.
-//! The etcd calls are answered in machine_etcd.
+//! The etcd calls are answered in machine_etcd, Logs and Dmesg in logs.
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -543,6 +543,28 @@ impl MachineService for MachineApi {
             ImagePullResponse,
             |t, body| image_pull_one(core, &t, body, deadline).await
         )
+    }
+
+    type LogsStream = super::logs::DataStream;
+
+    async fn logs(
+        &self,
+        request: Request<LogsRequest>,
+    ) -> Result<Response<Self::LogsStream>, Status> {
+        super::logs::logs(&self.core, request)
+            .await
+            .map(Response::new)
+    }
+
+    type DmesgStream = super::logs::DataStream;
+
+    async fn dmesg(
+        &self,
+        request: Request<DmesgRequest>,
+    ) -> Result<Response<Self::DmesgStream>, Status> {
+        super::logs::dmesg(&self.core, request)
+            .await
+            .map(Response::new)
     }
 
     async fn version(&self, request: Request<()>) -> Result<Response<VersionResponse>, Status> {

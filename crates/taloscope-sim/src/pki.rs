@@ -127,7 +127,11 @@ impl Pki {
     }
 
     /// A client certificate whose Subject Organization carries `roles` (PEM cert, Talos key PEM).
-    pub fn client_cert(&self, roles: &[&str], expired: bool) -> Result<(String, String), SimError> {
+    pub fn client_cert(
+        &self,
+        roles: &[&str],
+        validity: Validity,
+    ) -> Result<(String, String), SimError> {
         let key = KeyPair::generate_for(&PKCS_ED25519).map_err(|e| pki_err("client key", e))?;
         let mut params =
             CertificateParams::new(Vec::<String>::new()).map_err(|e| pki_err("client", e))?;
@@ -139,7 +143,7 @@ impl Pki {
         }
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        set_validity(&mut params, expired);
+        set_validity(&mut params, validity);
         let cert = params
             .signed_by(&key, &self.issuer)
             .map_err(|e| pki_err("client certificate", e))?;
@@ -163,7 +167,12 @@ impl Pki {
         }
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        set_validity(&mut params, node.faults.expired_cert);
+        let validity = if node.faults.expired_cert {
+            Validity::Expired
+        } else {
+            Validity::Current
+        };
+        set_validity(&mut params, validity);
         let issuer = if node.faults.wrong_ca_cert {
             &self.wrong_issuer
         } else {
@@ -187,14 +196,32 @@ impl Pki {
     }
 }
 
-fn set_validity(params: &mut CertificateParams, expired: bool) {
-    if expired {
-        params.not_before = date_time_ymd(2020, 1, 1);
-        params.not_after = date_time_ymd(2021, 1, 1);
-    } else {
-        params.not_before = date_time_ymd(2025, 1, 1);
-        params.not_after = date_time_ymd(2035, 1, 1);
-    }
+/// How long a certificate the sim issues is valid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Validity {
+    /// 2025 to 2035.
+    Current,
+    /// 2020 to 2021.
+    Expired,
+    /// From 2025 to midnight UTC `n` days from today.
+    ExpiresInDays(u32),
+}
+
+fn set_validity(params: &mut CertificateParams, validity: Validity) {
+    let (from, to) = match validity {
+        Validity::Expired => ((2020, 1, 1), (2021, 1, 1)),
+        Validity::Current => ((2025, 1, 1), (2035, 1, 1)),
+        Validity::ExpiresInDays(days) => {
+            let today = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() / 86_400)
+                .unwrap_or(0) as i64;
+            let (y, m, d) = super::kube_api::objects::calendar_date(today + i64::from(days));
+            ((2025, 1, 1), (y as i32, m as u8, d as u8))
+        }
+    };
+    params.not_before = date_time_ymd(from.0, from.1, from.2);
+    params.not_after = date_time_ymd(to.0, to.1, to.2);
 }
 
 /// One talosconfig context.
@@ -258,7 +285,9 @@ mod tests {
     #[test]
     fn client_key_uses_talos_label_and_roles_land_in_organization() {
         let pki = Pki::new().expect("pki");
-        let (crt, key) = pki.client_cert(&["os:reader"], false).expect("cert");
+        let (crt, key) = pki
+            .client_cert(&["os:reader"], Validity::Current)
+            .expect("cert");
         assert!(key.starts_with("-----BEGIN ED25519 PRIVATE KEY-----"));
         // PKCS#8 v1, as Go writes it: 48 bytes, version 0.
         use base64::Engine;

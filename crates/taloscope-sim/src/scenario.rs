@@ -10,6 +10,7 @@
 //!     talos_version: v1.11.3        # default for this cluster's nodes (default v1.11.3)
 //!     kubernetes_version: v1.34.1   # default for this cluster's nodes (default v1.34.1)
 //!     expired_client_context: false # true: also write a `prod-expired` context (expired admin cert)
+//!     expiring_client_context: false # true: also a `prod-expiring` context (expires in 10 days)
 //!     talosconfig_nodes: [cp-1]     # the nodes the talosconfig context names (default: every node)
 //!     image_pull_ms: 12000          # simulated time an image pull takes (default 12000; an image
 //!                                   # already pulled on the node is found at once)
@@ -127,6 +128,9 @@ pub struct ClusterSpec {
     pub etcd_members: Vec<usize>,
     pub etcd_leader: Option<usize>,
     pub expired_client_context: bool,
+    /// Also write a `<cluster>-expiring` talosconfig context whose admin certificate expires
+    /// in 10 days (the `healthy` scenario has one).
+    pub expiring_client_context: bool,
     /// The nodes (indexes into `nodes`) the talosconfig context names; `None`: every node.
     /// `talosctl gen config` writes a context with endpoints only
     /// (siderolabs/talos pkg/machinery/config/generate/talosconfig.go: `NewConfig(name,
@@ -185,7 +189,11 @@ impl Scenario {
     /// A built-in scenario by name.
     pub fn builtin(name: &str) -> Option<Scenario> {
         let clusters = match name {
-            "healthy" => vec![standard_cluster("healthy", 0, |_| {})],
+            "healthy" => {
+                let mut cluster = standard_cluster("healthy", 0, |_| {});
+                cluster.expiring_client_context = true;
+                vec![cluster]
+            }
             versioned if VERSIONED.iter().any(|(n, _, _)| *n == versioned) => {
                 let (_, talos, kube) = VERSIONED.iter().find(|(n, _, _)| *n == versioned)?;
                 vec![standard_cluster(versioned, 0, |n| {
@@ -369,6 +377,7 @@ fn build_cluster(
         etcd_members: members,
         nodes,
         expired_client_context: false,
+        expiring_client_context: false,
         talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
         oneflow_max_vms: Vec::new(),
@@ -394,6 +403,7 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
         etcd_leader: Some(0),
         nodes,
         expired_client_context: false,
+        expiring_client_context: false,
         talosconfig_nodes: None,
         removed_api_objects: Vec::new(),
         oneflow_max_vms: Vec::new(),

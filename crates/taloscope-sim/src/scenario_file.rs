@@ -27,6 +27,8 @@ struct FileCluster {
     #[serde(default)]
     expired_client_context: bool,
     #[serde(default)]
+    expiring_client_context: bool,
+    #[serde(default)]
     talosconfig_nodes: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     etcd: Option<FileEtcd>,
@@ -243,6 +245,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
         etcd_members: members,
         etcd_leader: leader,
         expired_client_context: fc.expired_client_context,
+        expiring_client_context: fc.expiring_client_context,
         removed_api_objects: fc.removed_api_objects.into_iter().collect(),
         oneflow_max_vms: Vec::new(),
         image_pull_ms: fc.image_pull_ms.unwrap_or(DEFAULT_IMAGE_PULL_MS),

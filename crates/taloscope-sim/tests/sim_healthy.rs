@@ -127,7 +127,8 @@ async fn talosconfig_has_admin_and_reader_contexts_owner_only() {
         .mode();
     assert_eq!(mode & 0o777, 0o600);
     let names: Vec<_> = sim.config.contexts.keys().cloned().collect();
-    assert_eq!(names, ["healthy", "healthy-reader"]);
+    // healthy also has a context whose certificate ends in 10 days (for `taloscope certs`).
+    assert_eq!(names, ["healthy", "healthy-expiring", "healthy-reader"]);
     let raw = sim.context("healthy");
     let key = String::from_utf8(
         base64::Engine::decode(&base64::engine::general_purpose::STANDARD, &raw.key)

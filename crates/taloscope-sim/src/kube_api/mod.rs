@@ -7,7 +7,7 @@ mod facts;
 pub mod kubeconfig;
 mod leases;
 mod manifests;
-mod objects;
+pub(crate) mod objects;
 pub mod pki;
 pub(crate) mod removed_versions;
 mod routes;

@@ -22,7 +22,7 @@ pub(super) fn rfc3339(unix: i64) -> String {
 
 /// The proleptic Gregorian date `days` days after 1970-01-01, counted a year and then a month
 /// at a time (timestamps the sim writes are a few decades from the epoch either way).
-fn calendar_date(mut days: i64) -> (i64, u32, i64) {
+pub(crate) fn calendar_date(mut days: i64) -> (i64, u32, i64) {
     let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let year_length = |y: i64| if leap(y) { 366 } else { 365 };
     let mut year = 1970;

@@ -1,0 +1,71 @@
+//! Unit tests of the command line: each subcommand lists only the flags it
+//! reads, and files and look count before or after the subcommand.
+use super::*;
+use clap::Parser;
+
+fn help(args: &[&str]) -> String {
+    let err = Cli::try_parse_from(args).expect_err("--help ends parsing");
+    assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp);
+    err.to_string()
+}
+
+#[test]
+fn subcommands_list_only_the_flags_they_read() {
+    for sub in ["contexts", "status", "upgrade", "upgrade-k8s", "provision"] {
+        let text = help(&["taloscope", sub, "--help"]);
+        for console_only in ["--theme", "--refresh", "--ascii", "--demo-fleet"] {
+            assert!(
+                !text.contains(console_only),
+                "{sub} lists {console_only}:\n{text}"
+            );
+        }
+        assert!(
+            text.contains("--kubeconfig") && text.contains("--talosconfig"),
+            "{text}"
+        );
+    }
+    let info = help(&["taloscope", "info", "--help"]);
+    assert!(
+        info.contains("--theme") && !info.contains("--refresh"),
+        "{info}"
+    );
+    let demo = help(&["taloscope", "demo", "--help"]);
+    assert!(
+        demo.contains("--theme") && demo.contains("--refresh"),
+        "{demo}"
+    );
+    assert!(
+        !demo.contains("--kubeconfig") && !demo.contains("--talosconfig"),
+        "{demo}"
+    );
+    let console = help(&["taloscope", "--help"]);
+    for flag in ["--theme", "--refresh", "--ascii", "--kubeconfig"] {
+        assert!(
+            console.contains(flag),
+            "the console lists {flag}:\n{console}"
+        );
+    }
+}
+
+#[test]
+fn files_and_look_count_before_or_after_the_subcommand() {
+    let before = Cli::try_parse_from(["taloscope", "--kubeconfig", "/k", "status"]).unwrap();
+    let after = Cli::try_parse_from(["taloscope", "status", "--kubeconfig", "/k"]).unwrap();
+    for cli in [before, after] {
+        assert_eq!(cli.global().kubeconfig, Some(PathBuf::from("/k")));
+    }
+    let demo = Cli::try_parse_from(["taloscope", "demo", "--theme", "mono", "--refresh", "2"])
+        .unwrap()
+        .global();
+    assert_eq!(
+        (demo.theme.as_deref(), demo.refresh),
+        (Some("mono"), Some(2))
+    );
+    let console = Cli::try_parse_from(["taloscope", "--ascii", "--context", "lab"]).unwrap();
+    let global = console.global();
+    assert!(global.ascii && global.context.as_deref() == Some("lab") && !global.demo_fleet);
+    // Global flags still go anywhere.
+    let late = Cli::try_parse_from(["taloscope", "status", "--readonly"]).unwrap();
+    assert!(late.global().readonly);
+    assert!(Cli::try_parse_from(["taloscope", "status", "--theme", "x"]).is_err());
+}

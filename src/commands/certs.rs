@@ -1,0 +1,90 @@
+//! `taloscope certs`: when the certificates of one cluster's contexts (--context) or of every
+//! cluster's end: the Talos API CA and client certificate of each talosconfig context, the
+//! Kubernetes client certificate of each kubeconfig context. WARN within 30 days, FAIL within
+//! 7; as `upgrade --plan` treats warnings, only a failure exits 1.
+use std::process::ExitCode;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
+use super::headless::{discover_all, write_stdout};
+use super::status::columns;
+use crate::cli::{GlobalArgs, OutputFormat};
+use crate::discovery::Cluster;
+use crate::fleet::cert_expiry::{CertExpiry, ExpiryVerdict, cluster_cert_expiry};
+
+pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
+    exit_code(run_inner(global, output))
+}
+
+fn run_inner(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop> {
+    let (_, discovery) = discover_all(global);
+    let clusters: Vec<Cluster> = match global.context.as_deref() {
+        Some(wanted) => vec![discovery.select(wanted).ok_or_else(|| {
+            usage(format!(
+                "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
+            ))
+        })?],
+        None => discovery.clusters.clone(),
+    };
+    let kube_cert = |user: &str| -> Result<Option<String>, String> {
+        let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
+            return Ok(None);
+        };
+        crate::kube::client_certificate(kubeconfig, user)
+            .map(|pem| pem.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+            .map_err(|e| format!("kubeconfig user {user:?}: {e}"))
+    };
+    let now = crate::clock::unix_now() as i64;
+    let certs: Vec<CertExpiry> = clusters
+        .iter()
+        .flat_map(|c| cluster_cert_expiry(c, &kube_cert, now))
+        .collect();
+    let text = match output {
+        OutputFormat::Table => table(&certs),
+        OutputFormat::Json => serde_json::to_string_pretty(&certs)
+            .map(|j| j + "\n")
+            .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?,
+    };
+    write_stdout(&text)?;
+    Ok(if certs.iter().any(|c| c.verdict == ExpiryVerdict::Fail) {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn table(certs: &[CertExpiry]) -> String {
+    let header = ["", "CLUSTER", "CONTEXT", "CERTIFICATE", "EXPIRES"];
+    let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    for c in certs {
+        let mark = match c.verdict {
+            ExpiryVerdict::Ok => "OK",
+            ExpiryVerdict::Warn => "WARN",
+            ExpiryVerdict::Fail => "FAIL",
+        };
+        rows.push(vec![
+            mark.to_string(),
+            c.cluster.clone(),
+            c.context.clone(),
+            c.certificate.to_string(),
+            expires(c),
+        ]);
+    }
+    crate::printable::lines(&columns(&rows))
+}
+
+/// `2026-12-11 (in 9 days)`, `… (expired 3 days ago)`, or why the certificate is unreadable.
+fn expires(c: &CertExpiry) -> String {
+    match (c.not_after, c.days_left, &c.error) {
+        (_, _, Some(e)) => format!("unreadable: {e}"),
+        (Some(at), Some(days), None) => {
+            let (y, m, d) = crate::clock::civil_from_days(at.div_euclid(86_400));
+            let when = format!("{y:04}-{m:02}-{d:02}");
+            if days < 0 {
+                format!("{when} (expired {} days ago)", -days)
+            } else {
+                format!("{when} (in {days} days)")
+            }
+        }
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,123 @@
+//! `taloscope health`: the cluster's health checks as `talosctl health` runs them, on the
+//! server (`ClusterService/HealthCheck`, which every Talos role may call) of the first control
+//! plane that answers, printed as a checklist that fills in as checks pass; a failing check
+//! names its nodes. Exit 0 healthy, 1 not (or not asked), 2 usage.
+use std::process::ExitCode;
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code};
+use super::headless::{choose, observer_for, write_stdout};
+use crate::cli::{GlobalArgs, OutputFormat};
+use crate::fleet::{CheckMark, HealthCheckRow, HealthChecklist, NodeRole};
+use crate::talos::TalosClient;
+
+pub fn run(global: &GlobalArgs, output: OutputFormat, timeout: Duration) -> ExitCode {
+    exit_code(run_inner(global, output, timeout))
+}
+
+fn run_inner(
+    global: &GlobalArgs,
+    output: OutputFormat,
+    timeout: Duration,
+) -> Result<ExitCode, Stop> {
+    let chosen = choose(global)?;
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let list = runtime.block_on(async {
+        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+        let status = observer.status().await;
+        let asked = status
+            .nodes
+            .iter()
+            .find(|n| n.role == NodeRole::Controlplane && n.error.is_none())
+            .ok_or_else(|| {
+                Stop(
+                    EXIT_BLOCKED,
+                    format!("cluster {}: no control plane node answers", status.name),
+                )
+            })?;
+        let mut list = HealthChecklist::new(&status);
+        let live = output == OutputFormat::Table;
+        if live {
+            write_stdout(&format!("asking {} ({})\n", asked.name, asked.address))?;
+        }
+        follow_checks(&observer.talos, &asked.address, timeout, &mut list, live).await?;
+        Ok::<_, Stop>(list)
+    })?;
+    match output {
+        OutputFormat::Json => {
+            let json = serde_json::to_string_pretty(&list)
+                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot write JSON: {e}")))?;
+            write_stdout(&format!("{json}\n"))?;
+        }
+        OutputFormat::Table => {
+            if let Some(failed) = list.first_failure() {
+                write_stdout(&row_line(failed))?;
+            }
+        }
+    }
+    if list.healthy {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let why = match list.first_failure() {
+        Some(c) => format!("{}: {}", c.name, c.reason),
+        None => list
+            .error
+            .clone()
+            .unwrap_or_else(|| "not every check ran".into()),
+    };
+    Err(Stop(
+        EXIT_BLOCKED,
+        format!("cluster {} is not healthy: {why}", chosen.cluster.name),
+    ))
+}
+
+/// Folds the node's stream into `list`; `live` prints each check when it passes.
+async fn follow_checks(
+    talos: &TalosClient,
+    node: &str,
+    timeout: Duration,
+    list: &mut HealthChecklist,
+    live: bool,
+) -> Result<(), Stop> {
+    let mut stream = talos
+        .health_check(node, timeout)
+        .await
+        .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
+    // The node ends the stream at its deadline; this bound only guards against one that does not.
+    let bound = timeout + talos.options().call_timeout;
+    let read = async {
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(progress) => {
+                    let changed = list.apply(progress);
+                    if let Some(row) = changed.map(|i| &list.checks[i])
+                        && live
+                        && row.state == CheckMark::Ok
+                    {
+                        write_stdout(&row_line(row))?;
+                    }
+                }
+                Err(e) => return Ok(Some(e.to_string())),
+            }
+        }
+        Ok::<_, Stop>(None)
+    };
+    let error = match tokio::time::timeout(bound, read).await {
+        Ok(result) => result?,
+        Err(_) => Some(format!("no answer from {node} within {bound:?}")),
+    };
+    list.finish(error);
+    Ok(())
+}
+
+/// A checklist line: `OK    <check>` or `FAIL  <check>: <reason>`.
+fn row_line(row: &HealthCheckRow) -> String {
+    match row.state {
+        CheckMark::Ok => format!("OK    {}\n", row.name),
+        CheckMark::Fail => format!("FAIL  {}: {}\n", row.name, row.reason.trim()),
+        CheckMark::Waiting => format!("...   {}\n", row.name),
+    }
+}

@@ -1,0 +1,174 @@
+//! `taloscope logs` and `taloscope dmesg`: one node's service, container or kernel log printed
+//! line by line as it arrives (each line made printable and bounded by the Talos client), and
+//! with --follow until the node closes the stream or the operator stops it. Read-only.
+use std::process::ExitCode;
+
+use futures::StreamExt;
+use serde::Serialize;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
+use super::headless::{choose, observer_for};
+use crate::cli::{DmesgArgs, GlobalArgs, LogsArgs, OutputFormat};
+use crate::talos::{LogLine, LogOptions, LogSource, TalosClient};
+use crate::upgrade::observe::ClusterObserver;
+
+/// One printed line as `--output json` writes it (one object per line).
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    node: &'a str,
+    line: &'a str,
+}
+
+/// What to read, of which node, and how to print it.
+struct LogRequest<'a> {
+    node: &'a str,
+    source: LogSource,
+    options: LogOptions,
+    output: OutputFormat,
+}
+
+pub fn run_logs(global: &GlobalArgs, args: &LogsArgs) -> ExitCode {
+    let source = if args.kubernetes {
+        LogSource::Container(args.service.clone())
+    } else {
+        LogSource::Service(args.service.clone())
+    };
+    exit_code(run(
+        global,
+        LogRequest {
+            node: &args.node,
+            source,
+            options: LogOptions {
+                tail: args.tail,
+                follow: args.follow,
+            },
+            output: args.output,
+        },
+    ))
+}
+
+pub fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> ExitCode {
+    exit_code(run(
+        global,
+        LogRequest {
+            node: &args.node,
+            source: LogSource::Kernel,
+            options: LogOptions {
+                tail: None,
+                follow: args.follow,
+            },
+            output: args.output,
+        },
+    ))
+}
+
+fn run(global: &GlobalArgs, request: LogRequest<'_>) -> Result<ExitCode, Stop> {
+    let chosen = choose(global)?;
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+        let address = node_address(&observer, request.node).await?;
+        if let LogSource::Service(id) = &request.source {
+            check_service(&observer.talos, request.node, &address, id).await?;
+        }
+        print_log(&observer.talos, &address, request).await
+    })
+}
+
+/// The address of the node `--node` names: an address as given, a name through the cluster's
+/// status (the same model `status` and the console show).
+async fn node_address(observer: &ClusterObserver, node: &str) -> Result<String, Stop> {
+    if node.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(node.to_string());
+    }
+    let status = observer.status().await;
+    match status.node(node) {
+        Some(n) if !n.address.is_empty() => Ok(n.address.clone()),
+        _ => {
+            let names: Vec<&str> = status.nodes.iter().map(|n| n.name.as_str()).collect();
+            Err(usage(format!(
+                "cluster {} has no node named {node:?}; its nodes: {}",
+                observer.cluster,
+                names.join(", ")
+            )))
+        }
+    }
+}
+
+/// Refuses a service the node does not run: Talos would serve an empty log for it, and a
+/// follow would wait forever.
+async fn check_service(
+    talos: &TalosClient,
+    node: &str,
+    address: &str,
+    id: &str,
+) -> Result<(), Stop> {
+    let services = talos
+        .service_list(address)
+        .await
+        .map_err(|e| failed(node, address, &e))?;
+    if services.iter().any(|s| s.id == id) {
+        return Ok(());
+    }
+    let ids: Vec<&str> = services.iter().map(|s| s.id.as_str()).collect();
+    Err(usage(format!(
+        "node {node} runs no service {id:?}; its services: {} (a Kubernetes container needs -k)",
+        ids.join(", ")
+    )))
+}
+
+async fn print_log(
+    talos: &TalosClient,
+    address: &str,
+    request: LogRequest<'_>,
+) -> Result<ExitCode, Stop> {
+    let mut lines = talos
+        .logs(address, &request.source, request.options)
+        .await
+        .map_err(|e| failed(request.node, address, &e))?;
+    while let Some(item) = lines.next().await {
+        let line = item.map_err(|e| failed(request.node, address, &e))?;
+        if !emit(&printed(&line, request.node, request.output))? {
+            break;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A failed call, naming the node as the operator did when that was not its address.
+fn failed(node: &str, address: &str, error: &crate::talos::TalosError) -> Stop {
+    if node == address {
+        Stop(EXIT_BLOCKED, error.to_string())
+    } else {
+        Stop(EXIT_BLOCKED, format!("{node}: {error}"))
+    }
+}
+
+/// Writes a line to stdout; false once stdout is closed (`| head`), which ends a follow.
+fn emit(text: &str) -> Result<bool, Stop> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}"))),
+    }
+}
+
+/// A line as printed: its text, or a JSON object naming the node as the operator named it.
+fn printed(line: &LogLine, node: &str, output: OutputFormat) -> String {
+    match output {
+        OutputFormat::Table => format!("{}\n", line.text),
+        OutputFormat::Json => {
+            let json = JsonLine {
+                node,
+                line: &line.text,
+            };
+            format!("{}\n", serde_json::to_string(&json).unwrap_or_default())
+        }
+    }
+}
