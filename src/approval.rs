@@ -30,6 +30,38 @@ pub enum MutatingAction {
         provider: String,
         vm: String,
     },
+    /// An etcd maintenance action; `target` names the node or member ("cp-2", "all members").
+    Etcd {
+        cluster: String,
+        action: EtcdAction,
+        target: String,
+    },
+}
+
+/// The etcd maintenance actions that go through the dispatcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EtcdAction {
+    /// Clear the cluster's alarms (defragmenting the members over quota first).
+    Disarm,
+    Defragment,
+    /// Copy a member's database to a local file (it holds every secret of the cluster).
+    Snapshot,
+    ForfeitLeadership,
+    RemoveMember,
+}
+
+impl EtcdAction {
+    /// The action in the operator's words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EtcdAction::Disarm => "disarm etcd alarms",
+            EtcdAction::Defragment => "defragment etcd",
+            EtcdAction::Snapshot => "snapshot etcd",
+            EtcdAction::ForfeitLeadership => "forfeit etcd leadership",
+            EtcdAction::RemoveMember => "remove etcd member",
+        }
+    }
 }
 
 impl MutatingAction {
@@ -39,7 +71,8 @@ impl MutatingAction {
             MutatingAction::UpgradeTalos { cluster, .. }
             | MutatingAction::UpgradeKubernetes { cluster, .. }
             | MutatingAction::Provision { cluster, .. }
-            | MutatingAction::TerminateVm { cluster, .. } => cluster,
+            | MutatingAction::TerminateVm { cluster, .. }
+            | MutatingAction::Etcd { cluster, .. } => cluster,
         }
     }
 
@@ -58,6 +91,9 @@ impl MutatingAction {
             } => format!("provision {count} {role} VM(s) through {provider}"),
             MutatingAction::TerminateVm { provider, vm, .. } => {
                 format!("terminate VM {vm} on {provider}")
+            }
+            MutatingAction::Etcd { action, target, .. } => {
+                format!("{} on {target}", action.as_str())
             }
         }
     }

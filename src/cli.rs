@@ -133,6 +133,57 @@ pub enum Command {
     /// --plan shows the steps, removed-API counts and every guard; --yes --confirm NAME runs it.
     #[command(name = "upgrade-k8s")]
     UpgradeK8s(UpgradeK8sArgs),
+    /// etcd maintenance of one cluster (--context): `alarms` lists them with every member's
+    /// database against its quota; disarm, defrag, snapshot, forfeit and remove-member show
+    /// their plan with --plan and run with --yes --confirm NAME. Exit 0 / 1 / 2 as `upgrade`.
+    Etcd(EtcdArgs),
+}
+
+/// What `taloscope etcd` does.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EtcdVerb {
+    /// List the alarms and every member's database size against the quota (read-only).
+    Alarms,
+    /// Defragment the members over quota (followers first), then disarm every alarm.
+    Disarm,
+    /// Defragment one member (--node) or all, one at a time, the leader last.
+    Defrag,
+    /// Copy a member's database (--node, default the leader) to --out FILE.
+    Snapshot,
+    /// Hand the leadership of --node's member to another member.
+    Forfeit,
+    /// Remove --member (16-digit id or hostname) whose node is gone.
+    RemoveMember,
+}
+
+/// `taloscope etcd`.
+#[derive(Args, Debug, Clone)]
+pub struct EtcdArgs {
+    #[arg(value_enum)]
+    pub verb: EtcdVerb,
+    /// The node (name or address) whose member the action is about.
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+    /// The member to remove: its 16-digit hex id or hostname.
+    #[arg(long, value_name = "ID")]
+    pub member: Option<String>,
+    /// Where `snapshot` writes the database.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long)]
+    pub plan: bool,
+    /// Run it (with --confirm).
+    #[arg(long)]
+    pub yes: bool,
+    /// The cluster name typed in full, as the console asks.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Seconds a snapshot may take to stream.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
 }
 
 /// `taloscope upgrade`.

@@ -11,6 +11,9 @@
 //!   runner that starts rollouts and provisions for the app.
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line.
+//! - `etcd_maintenance`: plans, guards and the runner of the etcd actions
+//!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
+//!   upgrade's etcd health guards.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease.
@@ -41,6 +44,7 @@ pub mod commands;
 pub mod config;
 pub mod console;
 pub mod discovery;
+pub mod etcd_maintenance;
 pub mod fleet;
 pub mod guards;
 pub mod kube;

@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["rollout", "approval"],
     &["fleet"],
     &["upgrade", "provision"],
+    &["etcd_maintenance"],
     &["app"],
     &["views"],
     &["console"],

@@ -189,7 +189,7 @@ async fn print_plan<C: HeadlessUpgrade>(
 }
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
-fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> {
+pub(super) fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> {
     if !plan && !yes {
         return Err(usage(
             "say --plan to see the plan, or --yes --confirm <cluster> to run it",
@@ -204,14 +204,14 @@ fn check_mode(plan: bool, yes: bool, confirm: Option<&str>) -> Result<(), Stop> 
 }
 
 /// What discovery found for the cluster named by `--context`.
-struct Chosen {
+pub(super) struct Chosen {
     pub paths: Paths,
     pub discovery: Discovery,
     pub cluster: Cluster,
 }
 
 /// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
-fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
+pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the cluster with --context"));
     };
@@ -231,14 +231,14 @@ fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
 }
 
 /// The chosen cluster, connected: its observer, its status now and any unfinished journal.
-struct Connected {
+pub(super) struct Connected {
     pub runtime: tokio::runtime::Runtime,
     pub observer: ClusterObserver,
     pub status: ClusterStatus,
     pub journal: Option<RolloutJournal>,
 }
 
-fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
+pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
     let runtime = crate::commands::runtime()
         .map_err(|e| Stop(1, format!("cannot start the async runtime: {e}")))?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
@@ -295,7 +295,7 @@ fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
 }
 
 /// Asks the dispatcher for `action`, answering its confirmation with `--confirm`.
-fn approve(
+pub(super) fn approve(
     global: &GlobalArgs,
     chosen: &Chosen,
     action: MutatingAction,

@@ -7,6 +7,7 @@ use crate::cli::{Cli, Command};
 pub mod console;
 pub mod contexts;
 pub mod demo;
+pub mod etcd;
 mod exit;
 mod headless;
 pub mod info;
@@ -42,6 +43,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Upgrade(args)) => headless::run_command(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
         Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
+        Some(Command::Etcd(args)) => etcd::run(&global, &args),
     }
 }
 

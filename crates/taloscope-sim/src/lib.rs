@@ -9,6 +9,7 @@ use tokio::sync::watch;
 pub mod apid;
 pub mod clock;
 pub mod cosi;
+mod etcd_snapshot;
 pub mod events;
 mod files;
 mod growth;

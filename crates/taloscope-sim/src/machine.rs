@@ -14,7 +14,8 @@ use super::clock::actor_id;
 use super::events::stream_events;
 use super::image_pull;
 use super::machine_etcd::{
-    alarm_list, etcd_status, forfeit, member_list, validate_etcd_for_upgrade,
+    alarm_disarm, alarm_list, defragment, etcd_status, forfeit, member_list, remove_member,
+    validate_etcd_for_upgrade,
 };
 use super::node::{Sequence, service_ids, spawn_reboot};
 use super::scenario::{NodeRole, parse_version};
@@ -497,6 +498,76 @@ impl MachineService for MachineApi {
             Role::Reader,
             VersionResponse,
             |t| Ok(version_info(&t))
+        )
+    }
+
+    // ---- etcd maintenance (role rules: internal/app/machined/pkg/system/services/machined.go) ----
+
+    async fn etcd_alarm_disarm(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdAlarmDisarmResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdAlarmDisarm",
+            Role::Operator,
+            EtcdAlarmDisarmResponse,
+            |t| {
+                let answer = alarm_disarm(&t)?;
+                record(core, &t, "MachineService.EtcdAlarmDisarm");
+                Ok(answer)
+            }
+        )
+    }
+
+    async fn etcd_defragment(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdDefragmentResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdDefragment",
+            Role::Operator,
+            EtcdDefragmentResponse,
+            |t| {
+                let answer = defragment(&t)?;
+                record(core, &t, "MachineService.EtcdDefragment");
+                Ok(answer)
+            }
+        )
+    }
+
+    type EtcdSnapshotStream = super::etcd_snapshot::SnapshotStream;
+
+    async fn etcd_snapshot(
+        &self,
+        request: Request<EtcdSnapshotRequest>,
+    ) -> Result<Response<Self::EtcdSnapshotStream>, Status> {
+        super::etcd_snapshot::snapshot(&self.core, request)
+            .await
+            .map(Response::new)
+    }
+
+    async fn etcd_remove_member_by_id(
+        &self,
+        request: Request<EtcdRemoveMemberByIdRequest>,
+    ) -> Result<Response<EtcdRemoveMemberByIdResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdRemoveMemberByID",
+            Role::Admin,
+            EtcdRemoveMemberByIdResponse,
+            |t, body| {
+                let answer = remove_member(&t, body.member_id)?;
+                record(core, &t, "MachineService.EtcdRemoveMemberByID");
+                Ok(answer)
+            }
         )
     }
 }
