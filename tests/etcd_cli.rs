@@ -47,27 +47,45 @@ async fn disarm_on_alarm_defragments_then_clears_nospace_and_status_turns_health
         .as_array()
         .expect("steps")
         .iter()
-        .map(|s| (s["node"].as_str().unwrap().into(), s["call"]["call"].as_str().unwrap().into()))
+        .map(|s| {
+            (
+                s["node"].as_str().unwrap().into(),
+                s["call"]["call"].as_str().unwrap().into(),
+            )
+        })
         .collect();
-    assert_eq!(steps[0], ("cp-3".to_string(), "defragment".to_string()), "{stdout}");
+    assert_eq!(
+        steps[0],
+        ("cp-3".to_string(), "defragment".to_string()),
+        "{stdout}"
+    );
     assert_eq!(steps.last().unwrap().1, "disarm", "{stdout}");
     let space = plan["guards"]
         .as_array()
         .and_then(|gs| gs.iter().find(|g| g["id"] == "etcd_space"))
         .expect("the space guard");
     let reason = space["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("cp-3 2.0 GiB of 2.0 GiB"), "DB size against quota: {reason}");
+    assert!(
+        reason.contains("cp-3 2.0 GiB of 2.0 GiB"),
+        "DB size against quota: {reason}"
+    );
 
     let mut cmd = fx.taloscope("alarm", "etcd");
     cmd.args(["disarm", "--yes", "--confirm", "alarm"]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("cp-3: defragment: 2.0 GiB -> 312.0 MiB"), "{stdout}");
+    assert!(
+        stdout.contains("cp-3: defragment: 2.0 GiB -> 312.0 MiB"),
+        "{stdout}"
+    );
     assert!(stdout.contains("disarmed NOSPACE"), "{stdout}");
     let calls = etcd_calls(&fx);
     assert_eq!(
         calls.iter().map(|c| c.1).collect::<Vec<_>>(),
-        ["MachineService.EtcdDefragment", "MachineService.EtcdAlarmDisarm"]
+        [
+            "MachineService.EtcdDefragment",
+            "MachineService.EtcdAlarmDisarm"
+        ]
     );
     assert_eq!(calls[0].0, "cp-3");
 
@@ -79,7 +97,11 @@ async fn disarm_on_alarm_defragments_then_clears_nospace_and_status_turns_health
     let etcd = &status["clusters"][0]["etcd"];
     assert_eq!(etcd["alarms"], serde_json::json!([]), "{etcd}");
     assert!(
-        etcd["members"].as_array().unwrap().iter().all(|m| m["healthy"] == true),
+        etcd["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["healthy"] == true),
         "{etcd}"
     );
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
@@ -108,7 +130,10 @@ async fn defrag_refuses_while_a_member_is_down_and_runs_the_leader_last() {
     cmd.args(["defrag", "--yes", "--confirm", "cp2-down"]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
-    assert!(stderr.contains("guard \"etcd healthy\""), "names the guard: {stderr}");
+    assert!(
+        stderr.contains("guard \"etcd healthy\""),
+        "names the guard: {stderr}"
+    );
     assert!(stderr.contains("cp-2"), "{stderr}");
     assert!(etcd_calls(&fx).is_empty());
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
@@ -122,7 +147,9 @@ async fn defrag_refuses_while_a_member_is_down_and_runs_the_leader_last() {
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "the leader alone first: {stdout}");
     assert!(
-        stdout.lines().any(|l| l.contains("FAIL") && l.contains("one member at a time")),
+        stdout
+            .lines()
+            .any(|l| l.contains("FAIL") && l.contains("one member at a time")),
         "{stdout}"
     );
 
@@ -145,9 +172,18 @@ async fn snapshot_writes_an_owner_only_file_whose_size_and_hash_it_reports() {
     let out = fx.dir.path().join("backup/etcd.db");
     std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     let mut cmd = fx.taloscope("healthy", "etcd");
-    cmd.args(["snapshot", "--node", "cp-2", "--yes", "--confirm", "healthy", "--output", "json"])
-        .arg("--out")
-        .arg(&out);
+    cmd.args([
+        "snapshot",
+        "--node",
+        "cp-2",
+        "--yes",
+        "--confirm",
+        "healthy",
+        "--output",
+        "json",
+    ])
+    .arg("--out")
+    .arg(&out);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     let report = json(&stdout, &stderr);
@@ -159,9 +195,18 @@ async fn snapshot_writes_an_owner_only_file_whose_size_and_hash_it_reports() {
         .map(|b| format!("{b:02x}"))
         .collect();
     assert_eq!(report["snapshot"]["sha256"], sha);
-    assert_eq!(&bytes[16..20], &0xED0C_DAEDu32.to_le_bytes(), "a bbolt file");
+    assert_eq!(
+        &bytes[16..20],
+        &0xED0C_DAEDu32.to_le_bytes(),
+        "a bbolt file"
+    );
     let status = fx.status("healthy").await;
-    let db = status.etcd.members.iter().find(|m| m.hostname == "cp-2").unwrap();
+    let db = status
+        .etcd
+        .members
+        .iter()
+        .find(|m| m.hostname == "cp-2")
+        .unwrap();
     let pages = db.db_size.unwrap() as usize / 4096 * 4096;
     assert_eq!(bytes.len(), pages + 32, "the database and etcd's SHA-256");
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
@@ -185,12 +230,21 @@ async fn forfeit_needs_the_leader_and_remove_member_a_member_without_a_running_n
     let (code, stdout, _) = output(cmd).await;
     assert_eq!(code, Some(1), "a running node: {stdout}");
     assert!(
-        stdout.lines().any(|l| l.contains("FAIL") && l.contains("member has no node")),
+        stdout
+            .lines()
+            .any(|l| l.contains("FAIL") && l.contains("member has no node")),
         "{stdout}"
     );
 
     let mut cmd = fx.taloscope("cp2-down", "etcd");
-    cmd.args(["remove-member", "--member", "cp-2", "--yes", "--confirm", "cp2-down"]);
+    cmd.args([
+        "remove-member",
+        "--member",
+        "cp-2",
+        "--yes",
+        "--confirm",
+        "cp2-down",
+    ]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("2 member(s) left"), "{stdout}");
@@ -216,7 +270,9 @@ async fn every_action_is_refused_read_only_and_to_a_reader_with_an_audit_line() 
     ];
     for action in actions {
         let mut cmd = fx.taloscope("alarm", "etcd");
-        cmd.arg("--readonly").args(action).args(["--yes", "--confirm", "alarm"]);
+        cmd.arg("--readonly")
+            .args(action)
+            .args(["--yes", "--confirm", "alarm"]);
         let (code, stdout, stderr) = output(cmd).await;
         assert_eq!(code, Some(1), "{action:?}: {stdout}\n{stderr}");
         assert!(stderr.contains("read-only"), "{action:?}: {stderr}");
@@ -234,7 +290,10 @@ async fn every_action_is_refused_read_only_and_to_a_reader_with_an_audit_line() 
     assert!(!std::path::Path::new(out).exists());
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
     let lines: Vec<&str> = audit.lines().collect();
-    let refused_ro = lines.iter().filter(|l| l.contains("refused: read-only")).count();
+    let refused_ro = lines
+        .iter()
+        .filter(|l| l.contains("refused: read-only"))
+        .count();
     let refused_role = lines
         .iter()
         .filter(|l| l.contains("refused: guard") && l.contains("client role"))

@@ -7,8 +7,8 @@ use super::health::{NodeState, node_staleness, node_state, role_word};
 use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::discovery::Cluster;
-pub use crate::printable::bytes_text;
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
+pub use crate::printable::bytes_text;
 use crate::talos::MachineStage;
 
 pub const FLEET_COLUMNS: &[Column] = &[

@@ -14,8 +14,8 @@ use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
-    EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SnapshotLimits,
-    member_space, plan_guards, run_plan,
+    EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SnapshotLimits, member_space,
+    plan_guards, run_plan,
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::guards::{Guard, blocking};
@@ -109,7 +109,11 @@ fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, guards: &[Guard]) 
     let _ = dispatcher.finished(approved, Err(format!("refused: {why}")));
     Stop(
         EXIT_BLOCKED,
-        format!("refused: {} in {}: {why}", approved.action().describe(), approved.action().cluster()),
+        format!(
+            "refused: {} in {}: {why}",
+            approved.action().describe(),
+            approved.action().cluster()
+        ),
     )
 }
 
@@ -126,13 +130,17 @@ fn run_approved(
     };
     let table = args.output == OutputFormat::Table;
     let client = &connected.observer.talos;
-    let result = connected
-        .runtime
-        .block_on(run_plan(client, approved, plan, limits, |i, total, line| {
+    let result = connected.runtime.block_on(run_plan(
+        client,
+        approved,
+        plan,
+        limits,
+        |i, total, line| {
             if table {
                 println!("[{}/{total}] {line}", i + 1);
             }
-        }));
+        },
+    ));
     let what = format!("{} in {}", approved.action().describe(), plan.cluster);
     let audit = dispatcher.finished(approved, result.as_ref().map(|_| ()).map_err(Clone::clone));
     if let Err(e) = audit {
@@ -190,7 +198,7 @@ impl<'a> PlanReport<'a> {
     fn table(&self) -> String {
         let plan = self.plan;
         let mut out = format!(
-            "ETCD {} in {}: {}\n",
+            "{} in {}: {}\n",
             plan.action.as_str().to_uppercase(),
             plan.cluster,
             plan.target
@@ -215,9 +223,11 @@ impl<'a> PlanReport<'a> {
 fn members_table(members: &[MemberSpace], quota: i64) -> String {
     let size = |b: Option<i64>| b.map_or("?".to_string(), bytes_text);
     let mut rows = vec![
-        ["MEMBER", "ID", "LEADER", "HEALTHY", "DB SIZE", "IN USE", "ALARM"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "MEMBER", "ID", "LEADER", "HEALTHY", "DB SIZE", "IN USE", "ALARM",
+        ]
+        .map(String::from)
+        .to_vec(),
     ];
     for m in members {
         rows.push(vec![

@@ -64,7 +64,10 @@ fn role(action: EtcdAction, roles: &Roles) -> Guard {
     } else {
         Guard::fail(
             id,
-            format!("client role {shown} may not {}; it needs {needed}", action.as_str()),
+            format!(
+                "client role {shown} may not {}; it needs {needed}",
+                action.as_str()
+            ),
         )
     }
 }
@@ -77,7 +80,7 @@ fn all_healthy(status: &ClusterStatus) -> Guard {
     unhealthy_members(id, &status.etcd.members).unwrap_or_else(|| leader_verdict(id, status))
 }
 
-fn defragments<'a>(plan: &'a EtcdPlan) -> impl Iterator<Item = &'a str> {
+fn defragments(plan: &EtcdPlan) -> impl Iterator<Item = &str> {
     plan.steps
         .iter()
         .filter(|s| s.call == EtcdCall::Defragment)
@@ -91,7 +94,10 @@ fn defrag_order(plan: &EtcdPlan) -> Guard {
     let order: Vec<&str> = defragments(plan).collect();
     let leader = plan.members.iter().find(|m| m.leader);
     let Some(leader) = leader.filter(|l| order.contains(&l.hostname.as_str())) else {
-        return Guard::pass(id, format!("followers only, one at a time: {}", order.join(", ")));
+        return Guard::pass(
+            id,
+            format!("followers only, one at a time: {}", order.join(", ")),
+        );
     };
     let last = order.last() == Some(&leader.hostname.as_str());
     let waiting: Vec<&str> = plan
@@ -116,7 +122,11 @@ fn defrag_order(plan: &EtcdPlan) -> Guard {
     }
     Guard::pass(
         id,
-        format!("one at a time, leader {} last: {}", leader.hostname, order.join(", ")),
+        format!(
+            "one at a time, leader {} last: {}",
+            leader.hostname,
+            order.join(", ")
+        ),
     )
 }
 
@@ -158,7 +168,10 @@ fn space(plan: &EtcdPlan) -> Guard {
     }
     Guard::pass(
         id,
-        format!("{}; defragmenting brings each under the quota", shown.join(", ")),
+        format!(
+            "{}; defragmenting brings each under the quota",
+            shown.join(", ")
+        ),
     )
 }
 
@@ -192,10 +205,7 @@ fn snapshot_file(plan: &EtcdPlan) -> Guard {
         return Guard::fail(id, format!("{} is a directory; name a file", out.display()));
     }
     if dir.is_dir() {
-        Guard::pass(
-            id,
-            format!("{} (written whole, mode 0600)", out.display()),
-        )
+        Guard::pass(id, format!("{} (written whole, mode 0600)", out.display()))
     } else {
         Guard::fail(id, format!("directory {} does not exist", dir.display()))
     }
@@ -215,14 +225,21 @@ fn leader(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
     match status.etcd.leader() {
         Some(l) if l.hostname == step.node && others > 0 => Guard::pass(
             id,
-            format!("{} leads; {others} healthy member(s) can take over", step.node),
+            format!(
+                "{} leads; {others} healthy member(s) can take over",
+                step.node
+            ),
         ),
-        Some(l) if l.hostname == step.node => {
-            Guard::fail(id, format!("{} leads but no other member is healthy", step.node))
-        }
+        Some(l) if l.hostname == step.node => Guard::fail(
+            id,
+            format!("{} leads but no other member is healthy", step.node),
+        ),
         Some(l) => Guard::fail(
             id,
-            format!("{} is not the leader ({} is): nothing to forfeit", step.node, l.hostname),
+            format!(
+                "{} is not the leader ({} is): nothing to forfeit",
+                step.node, l.hostname
+            ),
         ),
         None => Guard::fail(id, "etcd reports no leader"),
     }
@@ -264,7 +281,8 @@ fn member_without_node(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
             id,
             format!(
                 "{hostname} is not running ({})",
-                node.stage.map_or("stage unknown".to_string(), |s| s.to_string())
+                node.stage
+                    .map_or("stage unknown".to_string(), |s| s.to_string())
             ),
         ),
     }

@@ -12,3 +12,6 @@ pub use plan::{
 };
 pub use run::{EtcdOutcome, SnapshotLimits, run_plan};
 pub use snapshot_file::{SnapshotError, SnapshotReport, write_snapshot};
+
+#[cfg(test)]
+mod guards_tests;

@@ -18,12 +18,21 @@ pub enum EtcdRequest {
     /// Defragment the members over quota (followers first), then disarm every alarm.
     Disarm,
     /// One member (`node`) or all of them, the leader last.
-    Defragment { node: Option<String> },
+    Defragment {
+        node: Option<String>,
+    },
     /// The database of `node` (the leader when none) into `out`.
-    Snapshot { node: Option<String>, out: PathBuf },
-    ForfeitLeadership { node: String },
+    Snapshot {
+        node: Option<String>,
+        out: PathBuf,
+    },
+    ForfeitLeadership {
+        node: String,
+    },
     /// A member by its 16-digit hex id or its hostname.
-    RemoveMember { member: String },
+    RemoveMember {
+        member: String,
+    },
 }
 
 /// One call to one node.
@@ -41,10 +50,15 @@ pub struct EtcdStep {
 pub enum EtcdCall {
     Defragment,
     Disarm,
-    Snapshot { out: PathBuf },
+    Snapshot {
+        out: PathBuf,
+    },
     ForfeitLeadership,
     /// The member to remove (16 hex digits) and its hostname, asked through the step's node.
-    RemoveMember { member_id: String, hostname: String },
+    RemoveMember {
+        member_id: String,
+        hostname: String,
+    },
 }
 
 impl EtcdCall {
@@ -167,7 +181,10 @@ pub fn member_space(status: &ClusterStatus) -> Vec<MemberSpace> {
 }
 
 /// The member of a node (by name or address) or a member by hostname or id.
-fn member_named<'a>(status: &'a ClusterStatus, name: &str) -> Result<&'a EtcdMemberReport, PlanError> {
+fn member_named<'a>(
+    status: &'a ClusterStatus,
+    name: &str,
+) -> Result<&'a EtcdMemberReport, PlanError> {
     let node = status.node(name);
     status
         .etcd
@@ -205,7 +222,9 @@ fn step_on(status: &ClusterStatus, member: &EtcdMemberReport, call: EtcdCall) ->
 }
 
 /// Followers by name, then the leader: the order defragments run in.
-fn leader_last<'a>(members: impl Iterator<Item = &'a EtcdMemberReport>) -> Vec<&'a EtcdMemberReport> {
+fn leader_last<'a>(
+    members: impl Iterator<Item = &'a EtcdMemberReport>,
+) -> Vec<&'a EtcdMemberReport> {
     let mut list: Vec<&EtcdMemberReport> = members.collect();
     list.sort_by(|a, b| a.leader.cmp(&b.leader).then(a.hostname.cmp(&b.hostname)));
     list
@@ -247,11 +266,13 @@ fn disarm_steps(status: &ClusterStatus, space: &[MemberSpace]) -> Result<Steps, 
             status.name
         )));
     }
-    let defragment = leader_last(status.etcd.members.iter().filter(|m| {
-        space
+    let defragment = leader_last(
+        status
+            .etcd
+            .members
             .iter()
-            .any(|s| s.id == m.id && needs_defragment(s))
-    }));
+            .filter(|m| space.iter().any(|s| s.id == m.id && needs_defragment(s))),
+    );
     let mut steps: Vec<EtcdStep> = defragment
         .into_iter()
         .map(|m| step_on(status, m, EtcdCall::Defragment))
@@ -295,5 +316,9 @@ fn remove_steps(status: &ClusterStatus, wanted: &str) -> Result<Steps, PlanError
         hostname: member.hostname.clone(),
     };
     let target = format!("{} ({})", member.hostname, member.id);
-    Ok((EtcdAction::RemoveMember, target, vec![step_on(status, through, call)]))
+    Ok((
+        EtcdAction::RemoveMember,
+        target,
+        vec![step_on(status, through, call)],
+    ))
 }

@@ -149,7 +149,10 @@ async fn snapshot(
     out: &Path,
     limits: SnapshotLimits,
 ) -> Result<SnapshotReport, String> {
-    let stream = client.etcd_snapshot(node).await.map_err(|e| e.to_string())?;
+    let stream = client
+        .etcd_snapshot(node)
+        .await
+        .map_err(|e| e.to_string())?;
     write_snapshot(stream, out, limits.bound, limits.max_bytes)
         .await
         .map_err(|e| e.to_string())
@@ -172,7 +175,9 @@ async fn remove(
         .await
         .map_err(|e| e.to_string())?;
     if members.iter().any(|m| m.id == id) {
-        return Err(format!("{hostname} ({member_id}) is still in the member list"));
+        return Err(format!(
+            "{hostname} ({member_id}) is still in the member list"
+        ));
     }
     Ok(format!(
         "{hostname} ({member_id}) removed; {} member(s) left",

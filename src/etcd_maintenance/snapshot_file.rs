@@ -144,7 +144,10 @@ mod tests {
         all
     }
 
-    fn chunks(bytes: &[u8], size: usize) -> impl Stream<Item = Result<Vec<u8>, TalosError>> + Unpin {
+    fn chunks(
+        bytes: &[u8],
+        size: usize,
+    ) -> impl Stream<Item = Result<Vec<u8>, TalosError>> + Unpin {
         let list: Vec<Result<Vec<u8>, TalosError>> =
             bytes.chunks(size).map(|c| Ok(c.to_vec())).collect();
         futures::stream::iter(list)
@@ -166,7 +169,11 @@ mod tests {
         );
         let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
     }
 
     #[tokio::test]

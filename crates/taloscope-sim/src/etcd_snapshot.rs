@@ -132,8 +132,7 @@ fn snapshot_source(t: &Target) -> Result<(u64, u64, u64), Status> {
         ));
     }
     let etcd = t.cluster.etcd();
-    if !etcd.members.contains(&t.node.node_index) || !t.cluster.member_healthy(t.node.node_index)
-    {
+    if !etcd.members.contains(&t.node.node_index) || !t.cluster.member_healthy(t.node.node_index) {
         return Err(Status::unknown(
             "failed reading etcd snapshot: context deadline exceeded",
         ));

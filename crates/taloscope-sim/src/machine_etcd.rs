@@ -109,17 +109,7 @@ pub(super) fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status
 pub(super) fn alarm_list(t: &Target) -> Result<EtcdAlarm, Status> {
     control_plane_only(t, "etcd alarm list")?;
     let etcd = t.cluster.etcd();
-    let member_alarms = etcd
-        .alarms
-        .iter()
-        .filter_map(|(i, a)| {
-            let n = t.cluster.nodes.get(*i)?;
-            Some(EtcdMemberAlarm {
-                member_id: n.etcd_member_id(),
-                alarm: alarm_name(*a) as i32,
-            })
-        })
-        .collect();
+    let member_alarms = map_alarms(t, &etcd.alarms);
     Ok(EtcdAlarm {
         metadata: None,
         member_alarms,
@@ -179,7 +169,10 @@ pub(crate) const QUOTA_BYTES: i64 = 2 * 1024 * 1024 * 1024;
 /// A member's database file size and the bytes in use in it. A member with the scenario's
 /// NOSPACE alarm has grown past the quota with most of its pages free (compacted, not
 /// defragmented); a defragmented member's file is only what is in use.
-pub(crate) fn db_sizes(node: Option<&std::sync::Arc<super::state::SimNode>>, etcd: &super::state::EtcdCluster) -> (i64, i64) {
+pub(crate) fn db_sizes(
+    node: Option<&std::sync::Arc<super::state::SimNode>>,
+    etcd: &super::state::EtcdCluster,
+) -> (i64, i64) {
     let Some(node) = node else {
         return (0, 0);
     };
@@ -194,6 +187,20 @@ pub(crate) fn db_sizes(node: Option<&std::sync::Arc<super::state::SimNode>>, etc
     } else {
         (size, in_use)
     }
+}
+
+/// The alarms as the API lists them, by member id (upstream's `mapAlarms`).
+fn map_alarms(t: &Target, alarms: &[(usize, EtcdAlarmKind)]) -> Vec<EtcdMemberAlarm> {
+    alarms
+        .iter()
+        .filter_map(|(i, a)| {
+            let n = t.cluster.nodes.get(*i)?;
+            Some(EtcdMemberAlarm {
+                member_id: n.etcd_member_id(),
+                alarm: alarm_name(*a) as i32,
+            })
+        })
+        .collect()
 }
 
 fn alarm_name(kind: EtcdAlarmKind) -> etcd_member_alarm::AlarmType {
@@ -214,16 +221,7 @@ pub(super) fn alarm_disarm(t: &Target) -> Result<EtcdAlarmDisarm, Status> {
     member_of(t)?;
     let mut etcd = t.cluster.etcd_lock();
     let disarmed = std::mem::take(&mut etcd.alarms);
-    let member_alarms = disarmed
-        .iter()
-        .filter_map(|(i, a)| {
-            let n = t.cluster.nodes.get(*i)?;
-            Some(EtcdMemberAlarm {
-                member_id: n.etcd_member_id(),
-                alarm: alarm_name(*a) as i32,
-            })
-        })
-        .collect();
+    let member_alarms = map_alarms(t, &disarmed);
     let members = etcd.members.clone();
     for m in members {
         let (size, _) = db_sizes(t.cluster.nodes.get(m), &etcd);
