@@ -280,6 +280,12 @@ impl SimFleet {
         self.core.pki.ca_pem().to_string()
     }
 
+    /// A client certificate of the sim's CA carrying `roles` (PEM cert, Talos key PEM), for
+    /// callers with roles no talosconfig context has (`os:operator`, `os:etcd:backup`).
+    pub fn client_cert(&self, roles: &[&str]) -> Result<(String, String), SimError> {
+        self.core.pki.client_cert(roles, false)
+    }
+
     /// The simulated clock (time scale).
     pub fn clock(&self) -> SimClock {
         self.core.clock
