@@ -1,5 +1,7 @@
 //! The etcd maintenance calls of `machine.MachineService`, one node at a time: alarm disarm,
 //! defragment, member removal by id, and the snapshot stream (database bytes as they come).
+use std::time::Duration;
+
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
@@ -8,6 +10,11 @@ use super::client::{Retry, TalosClient, node_message};
 use super::error::TalosError;
 use super::types::EtcdAlarm;
 use crate::proto::machine as pb;
+
+/// How long a defragment may take: etcd blocks the member while it rewrites the whole
+/// database file, which for a database near its 2 GiB quota takes tens of seconds on slow
+/// disks (etcd's docs suggest a minute of command timeout; talosctl sets none).
+pub const DEFRAGMENT_BOUND: Duration = Duration::from_secs(300);
 
 impl TalosClient {
     /// Disarms every etcd alarm of the cluster (the node's member asks for all); returns the
@@ -33,13 +40,19 @@ impl TalosClient {
     /// Defragments the etcd member of this node only.
     pub async fn etcd_defragment(&self, node: &str) -> Result<(), TalosError> {
         const CALL: &str = "EtcdDefragment";
-        let t = Some(self.options().call_timeout);
+        let t = Some(DEFRAGMENT_BOUND);
         let resp = self
-            .call(node, CALL, Retry::OnlyIfNotSent, |ch| async move {
-                machine(ch)
-                    .etcd_defragment(self.request(node, CALL, (), t).map_err(to_status)?)
-                    .await
-            })
+            .call_within(
+                node,
+                CALL,
+                Retry::OnlyIfNotSent,
+                DEFRAGMENT_BOUND,
+                |ch| async move {
+                    machine(ch)
+                        .etcd_defragment(self.request(node, CALL, (), t).map_err(to_status)?)
+                        .await
+                },
+            )
             .await?;
         node_message(node, CALL, resp.messages, |m| m.metadata.as_ref()).map(|_| ())
     }
@@ -60,14 +73,15 @@ impl TalosClient {
     }
 
     /// The node's etcd database as it streams (etcd appends its SHA-256 to the last chunk).
-    /// The caller bounds the whole read and the bytes it keeps.
+    /// Opening is bound like any server stream; the caller bounds the whole read and the
+    /// bytes it keeps.
     pub async fn etcd_snapshot(
         &self,
         node: &str,
     ) -> Result<BoxStream<'static, Result<Vec<u8>, TalosError>>, TalosError> {
         const CALL: &str = "EtcdSnapshot";
         let stream = self
-            .call(node, CALL, Retry::Idempotent, |ch| async move {
+            .open_stream(node, CALL, Retry::Idempotent, |ch| async move {
                 machine(ch)
                     .etcd_snapshot(
                         self.request(node, CALL, pb::EtcdSnapshotRequest {}, None)
