@@ -166,6 +166,9 @@ fn space(plan: &EtcdPlan) -> Guard {
             ),
         );
     }
+    if shown.is_empty() {
+        return Guard::pass(id, format!("every member under the {quota} quota"));
+    }
     Guard::pass(
         id,
         format!(

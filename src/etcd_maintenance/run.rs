@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::plan::{EtcdCall, EtcdPlan, EtcdStep};
 use super::snapshot_file::{SnapshotReport, write_snapshot};
 use crate::approval::ApprovedAction;
+use crate::fleet::collect::is_alarm_report;
 use crate::printable::{bytes_text, line as printable};
 use crate::talos::{EtcdMemberStatus, TalosClient};
 
@@ -94,7 +95,7 @@ async fn run_step(
 /// A member's status, refusing one that reports errors other than an alarm.
 async fn healthy_status(client: &TalosClient, node: &str) -> Result<EtcdMemberStatus, String> {
     let status = client.etcd_status(node).await.map_err(|e| e.to_string())?;
-    match status.errors.iter().find(|e| !e.contains("alarm:")) {
+    match status.errors.iter().find(|e| !is_alarm_report(e)) {
         Some(error) => Err(format!("member unhealthy: {error}")),
         None => Ok(status),
     }

@@ -320,7 +320,9 @@ pub async fn collect_etcd(client: &TalosClient, probes: &[NodeProbe]) -> EtcdRep
 /// (`memberID:N alarm:NOSPACE`). An alarm does not stop the member from
 /// answering and voting, so it does not make it unhealthy or cost quorum; the
 /// alarm itself is reported in `alarms`.
-fn is_alarm_report(error: &str) -> bool {
+/// Whether an EtcdStatus error is an alarm etcd reports (`memberID:… alarm:NOSPACE`), which
+/// leaves the member answering.
+pub fn is_alarm_report(error: &str) -> bool {
     error
         .split_whitespace()
         .any(|word| word.starts_with("alarm:"))
