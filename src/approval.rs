@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::clock::utc_timestamp;
+use crate::run_holder::local_identity;
 
 /// An action that changes a cluster. Runners (upgrade, provision, terminate…)
 /// only accept an [`ApprovedAction`], which only the dispatcher makes.
@@ -266,21 +267,6 @@ impl Dispatcher {
         };
         self.audit.record(&approved.action, &outcome)
     }
-}
-
-/// `user@host` of this process, from USER/LOGNAME and the kernel host name.
-pub fn local_identity() -> String {
-    let user = ["USER", "LOGNAME"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| "unknown".to_string());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()))
-        .unwrap_or_else(|| "localhost".to_string());
-    format!("{user}@{host}")
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Reading files an operator names without trusting them: only regular files
 //! (a FIFO would block forever, `/dev/zero` never ends), only up to a size cap,
-//! opened without blocking. Every config, machine-config and theme read goes here.
+//! opened without blocking. Every config, machine-config and theme read goes
+//! here, and every HTTP answer body ([`read_body`]) is read under a cap too.
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -9,6 +10,27 @@ use std::path::Path;
 /// The cap for configuration files: talosconfig, kubeconfig, taloscope.yaml,
 /// themes, machine configs, credential files. Real ones are kilobytes.
 pub const CONFIG_FILE_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// The cap for an HTTP answer from an API (Kubernetes, OpenNebula): a list of
+/// a few thousand objects is a few megabytes; anything near this is not one.
+pub const HTTP_BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// An HTTP answer's body, refused (without reading on) once it passes `cap`
+/// bytes: by its Content-Length when it says so, else while it streams in.
+pub async fn read_body(mut resp: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+    let too_large = || format!("the answer is larger than {} MiB", cap / (1024 * 1024));
+    if resp.content_length().is_some_and(|n| n > cap as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| crate::error_chain(&e))? {
+        if body.len() + chunk.len() > cap {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
 
 /// Opens `path` for reading if it is a regular file of at most `limit` bytes.
 /// The open never blocks (O_NONBLOCK: a FIFO with no writer would otherwise

@@ -15,48 +15,139 @@ use crate::tui::ColorMode;
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub shared: SharedArgs,
+    /// The console's files (a subcommand that reads them takes them too).
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The console's look.
+    #[command(flatten)]
+    pub look: LookArgs,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 /// Flags every subcommand understands.
 #[derive(Args, Debug, Clone, Default)]
-pub struct GlobalArgs {
+pub struct SharedArgs {
     /// taloscope's own config file (pairings, providers); default in the XDG config dir.
     #[arg(long, global = true, env = "TALOSCOPE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// kubeconfig file; default: $KUBECONFIG (a ':'-separated list), else ~/.kube/config.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// talosconfig file; default: $TALOSCONFIG (a ':'-separated list), else $TALOS_HOME/config or ~/.talos/config.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub talosconfig: Option<PathBuf>,
     /// Cluster (or context) to work on.
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
     /// Refuse every mutating action.
     #[arg(long, global = true)]
     pub readonly: bool,
-    /// Theme name: default, light, high-contrast, mono, or a user theme.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub theme: Option<String>,
     /// When to use colour.
     #[arg(long, global = true, value_enum, default_value_t = ColorMode::Auto)]
     pub color: ColorMode,
-    /// ASCII borders and glyphs, whatever the locale says.
-    #[arg(long, global = true)]
-    pub ascii: bool,
-    /// Seconds between polls of the cluster on screen in the console (default 5;
-    /// the other clusters every 30).
-    #[arg(long, global = true, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub refresh: Option<u64>,
     /// Log level or filter (also RUST_LOG); logs go to a file, never the terminal.
     #[arg(long, global = true, value_name = "LEVEL")]
     pub log_level: Option<String>,
     /// Where logs, journals and the audit log go; default the XDG state dir.
     #[arg(long, global = true, env = "TALOSCOPE_STATE_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+}
+
+/// The kubeconfig and talosconfig files: on the console and the subcommands that read them
+/// (not `demo`, which brings its own).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SourceArgs {
+    /// kubeconfig file; default: $KUBECONFIG (a ':'-separated list), else ~/.kube/config.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// talosconfig file; default: $TALOSCONFIG (a ':'-separated list), else $TALOS_HOME/config or ~/.talos/config.
+    #[arg(long, value_name = "FILE")]
+    pub talosconfig: Option<PathBuf>,
+}
+
+/// How the console looks: on the console, `demo`, and `info` (which reports them).
+#[derive(Args, Debug, Clone, Default)]
+pub struct LookArgs {
+    /// Theme name: default, light, high-contrast, mono, or a user theme.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// ASCII borders and glyphs, whatever the locale says.
+    #[arg(long)]
+    pub ascii: bool,
+}
+
+/// What only the interactive console (and `demo`, which opens it) reads.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ConsoleArgs {
+    /// Seconds between polls of the cluster on screen in the console (default 5;
+    /// the other clusters every 30).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub refresh: Option<u64>,
+    /// Set by `taloscope-sim demo`: the fleet runs in this process and stops when the
+    /// console quits, so quitting mid-rollout says so.
+    #[arg(long, hide = true)]
+    pub demo_fleet: bool,
+}
+
+/// `taloscope demo`: the flags it hands on to the console it opens.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub look: LookArgs,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+impl Cli {
+    /// Every flag as the subcommand run reads it: the subcommand's own files and look
+    /// when it took them, else those given before it.
+    pub fn global(&self) -> GlobalArgs {
+        let (sources, look, console) = match &self.command {
+            Some(Command::Contexts { sources, .. })
+            | Some(Command::Status { sources, .. })
+            | Some(Command::Upgrade(UpgradeArgs { sources, .. }))
+            | Some(Command::UpgradeK8s(UpgradeK8sArgs { sources, .. }))
+            | Some(Command::Provision(ProvisionArgs { sources, .. }))
+            | Some(Command::Etcd(EtcdArgs { sources, .. })) => (Some(sources), None, None),
+            Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
+            Some(Command::Demo(demo)) => (None, Some(&demo.look), Some(&demo.console)),
+            None => (None, None, None),
+        };
+        let sources = sources.cloned().unwrap_or_default();
+        let look = look.cloned().unwrap_or_default();
+        let console = console.cloned().unwrap_or_default();
+        let shared = self.shared.clone();
+        GlobalArgs {
+            config: shared.config,
+            kubeconfig: sources.kubeconfig.or(self.sources.kubeconfig.clone()),
+            talosconfig: sources.talosconfig.or(self.sources.talosconfig.clone()),
+            context: shared.context,
+            readonly: shared.readonly,
+            theme: look.theme.or(self.look.theme.clone()),
+            color: shared.color,
+            ascii: look.ascii || self.look.ascii,
+            refresh: console.refresh.or(self.console.refresh),
+            log_level: shared.log_level,
+            state_dir: shared.state_dir,
+            demo_fleet: self.console.demo_fleet,
+        }
+    }
+}
+
+/// Every flag, resolved: what the subcommands read.
+#[derive(Debug, Clone, Default)]
+pub struct GlobalArgs {
+    pub config: Option<PathBuf>,
+    pub kubeconfig: Option<PathBuf>,
+    pub talosconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub readonly: bool,
+    pub theme: Option<String>,
+    pub color: ColorMode,
+    pub ascii: bool,
+    pub refresh: Option<u64>,
+    pub log_level: Option<String>,
+    pub state_dir: Option<PathBuf>,
+    /// The demo's fleet stops with the console (`--demo-fleet`).
+    pub demo_fleet: bool,
 }
 
 impl GlobalArgs {
@@ -109,9 +200,16 @@ pub enum Command {
     Contexts {
         #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
         output: OutputFormat,
+        #[command(flatten)]
+        sources: SourceArgs,
     },
     /// Print resolved config files, directories, theme, log file and terminal capabilities.
-    Info,
+    Info {
+        #[command(flatten)]
+        sources: SourceArgs,
+        #[command(flatten)]
+        look: LookArgs,
+    },
     /// One-shot status of one cluster (--context) or all of them.
     Status {
         #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
@@ -119,10 +217,12 @@ pub enum Command {
         /// Seconds the whole status may take; what has not answered by then is reported as such.
         #[arg(long, value_name = "SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
         timeout: u64,
+        #[command(flatten)]
+        sources: SourceArgs,
     },
     /// Open the console on the built-in simulated demo fleet (runs `taloscope-sim demo`,
     /// found next to this executable).
-    Demo,
+    Demo(DemoArgs),
     /// Guarded rolling Talos OS upgrade of one cluster (--context): --plan shows the plan and
     /// every guard; --yes --confirm NAME runs it. Exit 0 done / 1 blocked or failed / 2 usage.
     Upgrade(UpgradeArgs),
@@ -159,6 +259,8 @@ pub enum EtcdVerb {
 /// `taloscope etcd`.
 #[derive(Args, Debug, Clone)]
 pub struct EtcdArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
     #[arg(value_enum)]
     pub verb: EtcdVerb,
     /// The node (name or address) whose member the action is about.
@@ -189,6 +291,8 @@ pub struct EtcdArgs {
 /// `taloscope upgrade`.
 #[derive(Args, Debug, Clone)]
 pub struct UpgradeArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
     /// Target Talos version, e.g. v1.12.0.
     #[arg(long, value_name = "VERSION")]
     pub to: String,
@@ -198,7 +302,7 @@ pub struct UpgradeArgs {
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
     /// Installer image (default ghcr.io/siderolabs/installer:<version>; custom or factory image).
-    #[arg(long, value_name = "IMAGE")]
+    #[arg(long, value_name = "IMAGE", value_parser = parse_image)]
     pub image: Option<String>,
     /// Workers upgraded at once; control planes always go one at a time.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -231,11 +335,17 @@ pub struct UpgradeArgs {
     /// Milliseconds between status reads while a node upgrades.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
+    /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
+    /// refusal names it (user@host/pid-start); needs --yes --confirm too.
+    #[arg(long, value_name = "HOLDER", requires = "yes")]
+    pub take_over: Option<String>,
 }
 
 /// `taloscope upgrade-k8s`.
 #[derive(Args, Debug, Clone)]
 pub struct UpgradeK8sArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
     /// Target Kubernetes version, e.g. 1.35.0: a later patch or the next minor only.
     #[arg(long, value_name = "VERSION")]
     pub to: String,
@@ -266,11 +376,17 @@ pub struct UpgradeK8sArgs {
     /// Milliseconds between status reads while a component restarts.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
+    /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
+    /// refusal names it (user@host/pid-start); needs --yes --confirm too.
+    #[arg(long, value_name = "HOLDER", requires = "yes")]
+    pub take_over: Option<String>,
 }
 
 /// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.
 #[derive(Args, Debug, Clone)]
 pub struct ProvisionArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
     /// Role of the new nodes.
     #[arg(long, value_parser = parse_role, required_unless_present = "terminate")]
     pub role: Option<crate::config::MachineRole>,
@@ -310,4 +426,89 @@ pub struct ProvisionArgs {
 fn parse_role(text: &str) -> Result<crate::config::MachineRole, String> {
     crate::config::MachineRole::parse(text)
         .ok_or_else(|| format!("{text:?} is not a role; use worker or controlplane"))
+}
+
+/// An installer image, refused here unless it is an image reference at all.
+fn parse_image(text: &str) -> Result<String, String> {
+    let image = text.trim();
+    crate::upgrade::check_image_reference(image).map_err(|why| {
+        format!(
+            "{:?} is not an image reference: {why} (expected [registry/]repository[:tag][@digest], e.g. ghcr.io/siderolabs/installer:v1.12.0)",
+            crate::printable::line(image)
+        )
+    })?;
+    Ok(image.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn help(args: &[&str]) -> String {
+        let err = Cli::try_parse_from(args).expect_err("--help ends parsing");
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp);
+        err.to_string()
+    }
+
+    #[test]
+    fn subcommands_list_only_the_flags_they_read() {
+        for sub in ["contexts", "status", "upgrade", "upgrade-k8s", "provision"] {
+            let text = help(&["taloscope", sub, "--help"]);
+            for console_only in ["--theme", "--refresh", "--ascii", "--demo-fleet"] {
+                assert!(
+                    !text.contains(console_only),
+                    "{sub} lists {console_only}:\n{text}"
+                );
+            }
+            assert!(
+                text.contains("--kubeconfig") && text.contains("--talosconfig"),
+                "{text}"
+            );
+        }
+        let info = help(&["taloscope", "info", "--help"]);
+        assert!(
+            info.contains("--theme") && !info.contains("--refresh"),
+            "{info}"
+        );
+        let demo = help(&["taloscope", "demo", "--help"]);
+        assert!(
+            demo.contains("--theme") && demo.contains("--refresh"),
+            "{demo}"
+        );
+        assert!(
+            !demo.contains("--kubeconfig") && !demo.contains("--talosconfig"),
+            "{demo}"
+        );
+        let console = help(&["taloscope", "--help"]);
+        for flag in ["--theme", "--refresh", "--ascii", "--kubeconfig"] {
+            assert!(
+                console.contains(flag),
+                "the console lists {flag}:\n{console}"
+            );
+        }
+    }
+
+    #[test]
+    fn files_and_look_count_before_or_after_the_subcommand() {
+        let before = Cli::try_parse_from(["taloscope", "--kubeconfig", "/k", "status"]).unwrap();
+        let after = Cli::try_parse_from(["taloscope", "status", "--kubeconfig", "/k"]).unwrap();
+        for cli in [before, after] {
+            assert_eq!(cli.global().kubeconfig, Some(PathBuf::from("/k")));
+        }
+        let demo = Cli::try_parse_from(["taloscope", "demo", "--theme", "mono", "--refresh", "2"])
+            .unwrap()
+            .global();
+        assert_eq!(
+            (demo.theme.as_deref(), demo.refresh),
+            (Some("mono"), Some(2))
+        );
+        let console = Cli::try_parse_from(["taloscope", "--ascii", "--context", "lab"]).unwrap();
+        let global = console.global();
+        assert!(global.ascii && global.context.as_deref() == Some("lab") && !global.demo_fleet);
+        // Global flags still go anywhere.
+        let late = Cli::try_parse_from(["taloscope", "status", "--readonly"]).unwrap();
+        assert!(late.global().readonly);
+        assert!(Cli::try_parse_from(["taloscope", "status", "--theme", "x"]).is_err());
+    }
 }

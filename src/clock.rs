@@ -1,6 +1,7 @@
 //! The wall clock and calendar arithmetic, in one place: seconds since the
-//! Unix epoch, UTC dates from day numbers, RFC 3339 timestamps. (The
-//! simulator keeps its own clock, which it can speed up.)
+//! Unix epoch, UTC dates from day numbers, RFC 3339 timestamps, and local
+//! time through a [`Zone`] chosen at the edge (the system's, or a fixed
+//! offset for tests). (The simulator keeps its own clock, which it can speed up.)
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch, now (0 if the clock is before 1970).
@@ -45,6 +46,74 @@ pub fn utc_timestamp(t: SystemTime) -> String {
         (s / 60) % 60,
         s % 60
     )
+}
+
+/// How local time is reckoned. The console and the headless commands use
+/// the system's zone (TZ, /etc/localtime); tests and the default use UTC or
+/// a fixed offset, so what they print does not depend on the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Zone {
+    #[default]
+    Utc,
+    /// Seconds east of UTC.
+    Fixed(i32),
+    System,
+}
+
+impl Zone {
+    /// Seconds east of UTC at `unix` (daylight saving included).
+    pub fn offset_at(self, unix: u64) -> i32 {
+        match self {
+            Zone::Utc => 0,
+            Zone::Fixed(offset) => offset,
+            Zone::System => system_offset(unix),
+        }
+    }
+
+    /// Local time of day, "15:20:57": what event and progress lines start with.
+    pub fn time_of_day(self, unix: u64) -> String {
+        let local = unix as i64 + i64::from(self.offset_at(unix));
+        let s = local.rem_euclid(86_400);
+        format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+    }
+
+    /// RFC 3339 local time with its offset, "2026-11-30T16:20:57+01:00"
+    /// (UTC ends in "Z"), for JSON.
+    pub fn timestamp(self, unix: u64) -> String {
+        let offset = self.offset_at(unix);
+        if offset == 0 {
+            return utc_timestamp(UNIX_EPOCH + std::time::Duration::from_secs(unix));
+        }
+        let local = unix as i64 + i64::from(offset);
+        let (y, m, d) = civil_from_days(local.div_euclid(86_400));
+        let s = local.rem_euclid(86_400);
+        let sign = if offset < 0 { '-' } else { '+' };
+        let off = offset.unsigned_abs() / 60;
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{sign}{:02}:{:02}",
+            s / 3600,
+            (s / 60) % 60,
+            s % 60,
+            off / 60,
+            off % 60
+        )
+    }
+}
+
+/// The system zone's offset at `unix`, from localtime_r (0 if it fails).
+fn system_offset(unix: u64) -> i32 {
+    let Ok(t) = libc::time_t::try_from(unix) else {
+        return 0;
+    };
+    // SAFETY: localtime_r reads `t` and writes only into `tm`, which we own;
+    // tm is plain data, so zeroed is a valid value.
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&t, &mut tm).is_null() {
+            return 0;
+        }
+        i32::try_from(tm.tm_gmtoff).unwrap_or(0)
+    }
 }
 
 /// An RFC 3339 timestamp ("2026-11-30T15:20:57Z", fractions and offsets
@@ -113,6 +182,26 @@ mod tests {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(20_786), (2026, 11, 29));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn local_time_follows_the_zone() {
+        let t = 1_796_052_057; // 2026-11-30T15:20:57Z
+        assert_eq!(Zone::Utc.time_of_day(t), "15:20:57");
+        assert_eq!(Zone::Utc.timestamp(t), "2026-11-30T15:20:57Z");
+        assert_eq!(Zone::Fixed(3600).time_of_day(t), "16:20:57");
+        assert_eq!(Zone::Fixed(3600).timestamp(t), "2026-11-30T16:20:57+01:00");
+        // West of UTC, across midnight.
+        assert_eq!(
+            Zone::Fixed(-16 * 3600 - 1800).timestamp(t),
+            "2026-11-29T22:50:57-16:30"
+        );
+        assert_eq!(
+            parse_utc_timestamp(&Zone::Fixed(-5 * 3600).timestamp(t)),
+            Some(UNIX_EPOCH + Duration::from_secs(t))
+        );
+        // The system's offset is a real one (within a day).
+        assert!(Zone::System.offset_at(t).abs() < 86_400);
     }
 
     #[test]

@@ -145,6 +145,16 @@ pub enum ProviderKind {
     Oneflow,
 }
 
+impl std::fmt::Display for ProviderKind {
+    /// As OpenNebula spells its products.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ProviderKind::Opennebula => "OpenNebula",
+            ProviderKind::Oneflow => "OneFlow",
+        })
+    }
+}
+
 /// A VM provider. Credentials: `username`+`password`, or an `auth_file`
 /// (`user:password`), else `ONE_AUTH` / `~/.one/one_auth`.
 #[derive(Clone, Deserialize, PartialEq, Eq)]
@@ -154,8 +164,8 @@ pub struct ProviderConfig {
     /// XML-RPC URL (`…/RPC2`) or OneFlow URL; default `ONE_XMLRPC` / `ONEFLOW_URL`.
     #[serde(default)]
     pub endpoint: Option<String>,
-    /// For a OneFlow provider: the XML-RPC URL to read its VMs (state, IPs)
-    /// from. Without it the service document's partial VM info is used.
+    /// For a OneFlow provider: the XML-RPC URL (`…/RPC2`) its VMs' state and IPs are read
+    /// from, else `ONE_XMLRPC`; required, since OneFlow's service document carries neither.
     #[serde(default)]
     pub xmlrpc_endpoint: Option<String>,
     #[serde(default)]
@@ -321,6 +331,8 @@ clusters:
         let cfg = Config::parse(Path::new("/state/taloscope.yaml"), PROVIDERS).unwrap();
         let lab = &cfg.providers["lab"];
         assert_eq!(lab.kind, ProviderKind::Opennebula);
+        assert_eq!(lab.kind.to_string(), "OpenNebula");
+        assert_eq!(ProviderKind::Oneflow.to_string(), "OneFlow");
         assert_eq!(lab.auth_file.as_deref(), Some(Path::new("/state/one_auth")));
         let flow = &cfg.providers["flow"];
         assert_eq!(flow.kind, ProviderKind::Oneflow);

@@ -23,14 +23,17 @@
 //! - `talos`, `kube`, `opennebula`: protocol clients, bytes on the wire to
 //!   typed values and back.
 //! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
-//! - `logging`, `versions`, `tui`, `guards`: the log file; version rules and
-//!   upgrade paths; terminal setup, capabilities, glyphs and themes; a guard's
-//!   verdict and acknowledgement, and every guard's `?` explanation (upgrades
-//!   and provisions build their guard lists from them).
+//! - `logging`, `versions`, `tui`, `guards`, `run_holder`: the log file;
+//!   version rules and upgrade paths; terminal setup, capabilities, glyphs,
+//!   themes and the 16-colour output of 16-colour terminals; a guard's verdict
+//!   and acknowledgement, and every guard's `?` explanation (upgrades and
+//!   provisions build their guard lists from them); who runs a mutating action
+//!   (`user@host/pid-start`) and whether that process is still alive.
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
-//! - `bounded`, `printable`: the floor: reading operator-named files only
-//!   when regular and under a size cap; text from elsewhere made safe to print.
+//! - `bounded`, `printable`, `natural`: the floor: reading operator-named files
+//!   only when regular and under a size cap; text from elsewhere made safe to
+//!   print; the natural order of names (`w-2` before `w-10`).
 //!
 //! The simulated fleet the tests and the demo run against is the separate
 //! crate `taloscope-sim` (crates/taloscope-sim): it shares only the generated
@@ -49,12 +52,14 @@ pub mod fleet;
 pub mod guards;
 pub mod kube;
 pub mod logging;
+pub mod natural;
 pub mod opennebula;
 pub mod paths;
 pub mod printable;
 pub mod proto;
 pub mod provision;
 pub mod rollout;
+pub mod run_holder;
 pub mod talos;
 pub mod tui;
 pub mod upgrade;

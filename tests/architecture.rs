@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top; a module may use modules of the layers below its own only.
 const LAYERS: &[&[&str]] = &[
-    &["bounded", "printable"],
+    &["bounded", "printable", "natural"],
     &["proto", "clock", "paths", "config"],
-    &["logging", "versions", "tui", "guards"],
+    &["logging", "versions", "tui", "guards", "run_holder"],
     &["discovery"],
     &["talos", "kube", "opennebula"],
     &["rollout", "approval"],

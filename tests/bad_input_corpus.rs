@@ -455,6 +455,22 @@ fn config_cases() -> Vec<Case> {
             &["--node-timeout"],
         ),
         case(
+            "args image garbage",
+            Args,
+            "--to v1.12.0 --image not/an/Image!",
+            "upgrade",
+            2,
+            &["--image", "not an image reference", "lowercase"],
+        ),
+        case(
+            "args image with a bad tag",
+            Args,
+            "--to v1.12.0 --image ghcr.io/siderolabs/installer:-v1",
+            "upgrade",
+            2,
+            &["--image", "not a tag"],
+        ),
+        case(
             "args upgrade without target",
             Args,
             "",

@@ -101,8 +101,7 @@ fn two_workers_provisioned_from_the_tui_until_both_joined() {
     );
     let done = s.text();
     assert!(done.contains("RUNNING"), "{done}");
-    s.send(b"q");
-    let (status, _raw) = s.finish(BOUND);
+    let (status, _raw) = s.quit_answering(BOUND);
     assert!(status.success(), "exit status {status:?}");
     let audit =
         std::fs::read_to_string(home.path().join("taloscope-state/audit.log")).unwrap_or_default();
@@ -133,7 +132,6 @@ fn a_console_killed_mid_provision_shows_and_follows_its_vm_when_reopened() {
         t.contains("Provision of healthy") && t.contains("healthy-worker-")
     });
     s.wait_for("the VM joined", JOIN_BOUND, |t| vm_rows(t, "joined") == 1);
-    s.send(b"q");
-    let (status, _raw) = s.finish(BOUND);
+    let (status, _raw) = s.quit_answering(BOUND);
     assert!(status.success(), "exit status {status:?}");
 }

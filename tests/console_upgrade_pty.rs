@@ -217,10 +217,21 @@ fn resumes_after(stop: Stop) {
             drop(s);
         }
         Stop::QuitWhilePaused => {
-            s.send(b"p");
+            s.send(b" ");
             s.wait_for("the pause", BOUND, |t| t.contains("PAUSED; r resumes"));
             journal_says("\"paused\": true");
+            // Quitting while the rollout runs (paused) asks first; n stays.
+            let question = "a rollout is running; the journal resumes it next time; quit? y/N";
             s.send(b"q");
+            s.wait_for("the quit question", BOUND, |t| t.contains(question));
+            s.send(b"n");
+            s.wait_for("the question answered", BOUND, |t| {
+                !t.contains(question) && t.contains("not quitting")
+            });
+            // Ctrl-C asks too; y quits, exit 0, the journal left to resume.
+            s.send(b"\x03");
+            s.wait_for("the quit question again", BOUND, |t| t.contains(question));
+            s.send(b"y");
             let (status, _raw) = s.finish(BOUND);
             assert!(status.success(), "exit status {status:?}");
         }

@@ -51,21 +51,14 @@ fn demo_runs_the_sim_beside_it_and_passes_its_exit_code_back() {
     )
     .expect("write");
     std::fs::set_permissions(&sim, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let out = demo(
-        &exe,
-        &[
-            "--ascii",
-            "--theme",
-            "mono",
-            "--readonly",
-            "--kubeconfig",
-            "/k",
-        ],
-    );
+    let out = demo(&exe, &["--ascii", "--theme", "mono", "--readonly"]);
     assert_eq!(out.status.code(), Some(7), "{out:?}");
     let args = std::fs::read_to_string(&args_file).expect("the sim ran");
     assert_eq!(
         args.trim(),
         "demo --readonly --theme mono --color auto --ascii"
     );
+    // The demo brings its own files: it takes no --kubeconfig or --talosconfig.
+    let out = demo(&exe, &["--kubeconfig", "/k"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

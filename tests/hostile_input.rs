@@ -1,5 +1,5 @@
 //! The faults of issue 15, each ending within its bound with a clear message
-//! and exit code: a hostile and a 100 MB XML-RPC reply, a FIFO and /dev/zero
+//! and exit code: a hostile and a 100 MB XML-RPC reply, a 100 MB Kubernetes answer, a FIFO and /dev/zero
 //! as config files, an exec plugin that never exits, 20 silent endpoints.
 //! Loopback listeners only.
 mod hostile_support;
@@ -9,6 +9,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hostile_support::{answering, silent_listeners, talosconfig, taloscope};
+use kube::config::Kubeconfig;
+use taloscope::kube::KubeClient;
 use taloscope::opennebula::{Credentials, OneClient};
 
 /// Generous for a debug binary on a busy 2-core machine; the work itself is
@@ -52,13 +54,15 @@ async fn a_deeply_nested_xmlrpc_reply_is_an_error_not_a_stack_overflow() {
     assert!(err.contains("nested deeper than 64"), "{err}");
 }
 
-#[tokio::test]
-async fn a_100_mb_xmlrpc_reply_is_refused_without_reading_it_whole() {
+/// Two listeners answering 100 MB: one says so in its Content-Length, one
+/// streams it until it closes.
+fn hundred_mb_replies(content_type: &'static str) -> [String; 2] {
     // With a Content-Length: refused at once.
-    let announced = answering(|w: &mut dyn Write| {
-        let _ = w.write_all(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Length: 104857600\r\n\r\n",
+    let announced = answering(move |w: &mut dyn Write| {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: 104857600\r\n\r\n"
         );
+        let _ = w.write_all(head.as_bytes());
         let chunk = vec![b'a'; 1 << 20];
         for _ in 0..100 {
             if w.write_all(&chunk).is_err() {
@@ -67,9 +71,10 @@ async fn a_100_mb_xmlrpc_reply_is_refused_without_reading_it_whole() {
         }
     });
     // Without one (read until close): refused once 32 MiB have come.
-    let streamed = answering(|w: &mut dyn Write| {
-        let _ =
-            w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nConnection: close\r\n\r\n");
+    let streamed = answering(move |w: &mut dyn Write| {
+        let head =
+            format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n");
+        let _ = w.write_all(head.as_bytes());
         let chunk = vec![b'a'; 1 << 20];
         for _ in 0..100 {
             if w.write_all(&chunk).is_err() {
@@ -77,11 +82,41 @@ async fn a_100_mb_xmlrpc_reply_is_refused_without_reading_it_whole() {
             }
         }
     });
-    for addr in [announced, streamed] {
+    [announced, streamed]
+}
+
+#[tokio::test]
+async fn a_100_mb_xmlrpc_reply_is_refused_without_reading_it_whole() {
+    for addr in hundred_mb_replies("text/xml") {
         let started = Instant::now();
         let err = one_client(&addr).version().await.unwrap_err().to_string();
         assert!(started.elapsed() < BOUND);
         assert!(err.contains("provider lab"), "{err}");
+        assert!(err.contains("larger than 32 MiB"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn a_100_mb_kubernetes_answer_is_refused_naming_the_context() {
+    taloscope::install_crypto_provider();
+    for addr in hundred_mb_replies("application/json") {
+        let yaml = format!(
+            "apiVersion: v1\nkind: Config\ncontexts:\n- name: kx\n  context: {{cluster: c, user: u}}\n\
+             clusters:\n- name: c\n  cluster: {{server: \"http://{addr}\"}}\n\
+             users:\n- name: u\n  user: {{token: t}}\n"
+        );
+        let kubeconfig = Kubeconfig::from_yaml(&yaml).unwrap();
+        let client = KubeClient::new(&kubeconfig, "kx", Default::default())
+            .await
+            .unwrap();
+        let started = Instant::now();
+        let err = client
+            .read_lease("kube-system", "taloscope-rollout")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(started.elapsed() < BOUND);
+        assert!(err.starts_with("kube context kx: "), "{err}");
         assert!(err.contains("larger than 32 MiB"), "{err}");
     }
 }

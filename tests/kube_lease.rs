@@ -1,6 +1,7 @@
 //! The rollout Lease over the Kubernetes API sim's HTTPS socket: take, renew
-//! and release; a second console refused; an expired lease taken over; the
-//! same console resuming; concurrent writers detected; the apiserver's Status
+//! and release; a second console refused; an expired lease taken over; a
+//! second run of the same user@host refused and a gone run's lease taken over;
+//! another host's run waited for until its lease expires; concurrent writers detected; the apiserver's Status
 //! answers; and the real kubectl listing, creating and deleting leases.
 mod kube_common;
 
@@ -17,7 +18,10 @@ use taloscope::fleet::collect_kubernetes;
 use taloscope::fleet::{LeaseError, RolloutLease};
 use taloscope::kube::KubeClient;
 use taloscope::rollout::RolloutKind;
+use taloscope::rollout::claim::claim_run;
+use taloscope::rollout::journal::RolloutJournal;
 use taloscope::rollout::{LeaseProgress, ROLLOUT_LEASE_NAME};
+use taloscope::run_holder::RunHolder;
 use taloscope_sim::kube_api::kubeconfig;
 use taloscope_sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 
@@ -109,13 +113,22 @@ async fn take_talos_upgrade(
     cluster: &str,
     holder: &str,
 ) -> Result<RolloutLease, LeaseError> {
+    take_displacing(client, cluster, holder, None).await
+}
+
+/// [`take_talos_upgrade`], taking it over from `displaces` even while that holder's is live.
+async fn take_displacing(
+    client: &KubeClient,
+    cluster: &str,
+    holder: &str,
+    displaces: Option<&str>,
+) -> Result<RolloutLease, LeaseError> {
     client
         .acquire_rollout_lease(
             cluster,
             holder,
-            RolloutKind::TalosUpgrade,
-            "v1.12.0",
-            5,
+            displaces,
+            (RolloutKind::TalosUpgrade, "v1.12.0", 5),
             MINUTE,
         )
         .await
@@ -192,9 +205,8 @@ async fn a_second_console_is_refused_naming_the_first() {
         .acquire_rollout_lease(
             "lease-held",
             "bob@jump2",
-            RolloutKind::KubernetesUpgrade,
-            "1.35.0",
-            3,
+            None,
+            (RolloutKind::KubernetesUpgrade, "1.35.0", 3),
             MINUTE,
         )
         .await;
@@ -241,35 +253,91 @@ async fn an_expired_lease_is_taken_over() {
 }
 
 #[tokio::test]
-async fn the_same_console_resumes_its_own_lease() {
+async fn a_second_run_is_refused_and_a_gone_runs_lease_is_taken_over() {
     let f = start("lease-resume", 4).await;
     let client = f.client().await;
-    let take = || take_talos_upgrade(&client, "lease-resume", "alice@jump1");
-    // The first console is killed: its lease is never released.
-    let mut killed = take().await.unwrap();
-    let resumed = take().await.unwrap();
+    let first = "alice@jump1/4242-1796052057";
+    // The first run is killed: its lease is never released.
+    let mut killed = take_talos_upgrade(&client, "lease-resume", first)
+        .await
+        .unwrap();
+    // A second run of the same user@host is another holder: refused while the lease lives.
+    let second = "alice@jump1/5151-1796052099";
+    match take_talos_upgrade(&client, "lease-resume", second).await {
+        Err(e @ LeaseError::HeldBy { .. }) => assert_eq!(
+            e.to_string(),
+            "upgrade in progress on lease-resume by alice@jump1/4242-1796052057 \
+             (pid 4242 on jump1, running since 2026-11-30T15:20:57Z), node 1 of 5"
+        ),
+        other => panic!(
+            "expected HeldBy, got {:?}",
+            other.map(|l| l.holder().to_string())
+        ),
+    }
+    // Once the first run is known gone, the resuming run takes its lease over.
+    let resumed = take_displacing(&client, "lease-resume", second, Some(first))
+        .await
+        .unwrap();
     assert_ne!(killed.resource_version(), resumed.resource_version());
-    // The killed console's handle can no longer write over the resumed one.
+    assert_eq!(resumed.holder(), second);
+    // The killed run's handle can no longer write over the resumed one.
     match killed.renew(&progress(2, "cp-2", "pulling")).await {
-        Err(LeaseError::Lost { holder, .. }) => assert_eq!(holder, "alice@jump1"),
+        Err(LeaseError::Lost { holder, .. }) => assert_eq!(holder, second),
         other => panic!("expected Lost, got {other:?}"),
     }
-    // The same holder with another rollout is not a resume.
-    let other = client
-        .acquire_rollout_lease(
-            "lease-resume",
-            "alice@jump1",
-            RolloutKind::KubernetesUpgrade,
-            "1.35.0",
-            3,
-            MINUTE,
-        )
+    resumed.release().await.unwrap();
+}
+
+/// The rollout Lease of `holder`, renewed at `renewed` for 30 s.
+fn lease_of(holder: &str, renewed: &str) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {"name": ROLLOUT_LEASE_NAME, "namespace": "kube-system",
+                     "annotations": {"taloscope.dev/rollout-kind": "talos-upgrade",
+                                     "taloscope.dev/node-index": "2",
+                                     "taloscope.dev/node-count": "5"}},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 30,
+                 "acquireTime": renewed, "renewTime": renewed},
+    })
+}
+
+#[tokio::test]
+async fn another_hosts_run_is_resumed_only_once_its_lease_expired() {
+    let f = start("lease-hosts", 9).await;
+    let theirs = "bob@jump2/77-1796052057";
+    let journal =
+        RolloutJournal::begun("lease-hosts", RolloutKind::TalosUpgrade, "v1.12.0", theirs);
+    // Its process cannot be checked from here: only an expired Lease may be taken.
+    let displaces = claim_run(Some(&journal), None).expect("not refused by the journal");
+    assert_eq!(displaces, None);
+    let ours = RunHolder::this_process().to_string();
+    // Renewed far ahead: live for the whole test, whatever the clock says.
+    f.plant_lease(lease_of(theirs, "2999-01-01T00:00:00.000000Z"))
         .await;
-    assert!(
-        matches!(other, Err(LeaseError::HeldBy { .. })),
-        "{:?}",
-        other.err()
-    );
+    let client = f.client().await;
+    match take_displacing(&client, "lease-hosts", &ours, displaces.as_deref()).await {
+        Err(e @ LeaseError::HeldBy { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("by bob@jump2/77-1796052057 (pid 77 on jump2, running since 2026-11-30T15:20:57Z)"),
+                "{text}"
+            );
+        }
+        other => panic!(
+            "expected HeldBy, got {:?}",
+            other.map(|l| l.holder().to_string())
+        ),
+    }
+    f.raw_leases()
+        .await
+        .delete(ROLLOUT_LEASE_NAME, &DeleteParams::default())
+        .await
+        .unwrap();
+    f.plant_lease(lease_of(theirs, "2020-01-01T00:00:10.000000Z"))
+        .await;
+    let resumed = take_displacing(&client, "lease-hosts", &ours, displaces.as_deref())
+        .await
+        .expect("an expired lease is taken");
+    assert_eq!(resumed.holder(), ours);
     resumed.release().await.unwrap();
 }
 

@@ -22,7 +22,8 @@ use taloscope::fleet::{
 };
 use taloscope::talos::TalosClient;
 use taloscope::upgrade::kubernetes::{
-    KubeGuardInput, KubernetesUpgradePlan, count_removed_apis, kubernetes_plan_guards,
+    KubeGuardInput, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
+    kubernetes_plan_guards,
 };
 use taloscope::upgrade::observe::ClusterObserver;
 use taloscope::upgrade::{
@@ -163,10 +164,12 @@ async fn compare_kube_plans(
     let plan = KubernetesUpgradePlan::new(cli, &screen.target, true).map_err(|e| e.to_string());
     if let Ok(plan) = &plan {
         let removed = count_removed_apis(observer, plan).await;
+        let flags = check_removed_flags(observer, plan).await;
         screen.counted(
             &plan.from.to_string(),
             &plan.target.to_string(),
             removed.clone(),
+            flags.clone(),
         );
         screen.evaluate(console, None);
         let mut cli_plan = plan.clone();
@@ -182,6 +185,7 @@ async fn compare_kube_plans(
             roles: observer.talos.roles(),
             other_rollout: None,
             removed_apis: &removed,
+            removed_flags: &flags,
             acks: &[],
         };
         let guards = as_listed(kubernetes_plan_guards(&cli_plan, cli, input));

@@ -11,6 +11,7 @@ use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::config::{Config, MachineRole};
 use taloscope::discovery::{Sources, discover};
 use taloscope::kube::KubeClient;
+use taloscope::opennebula::auth::OneEnvironment;
 use taloscope::opennebula::{Credentials, FailureKind, OneClient};
 use taloscope::provision::{
     JoinChecks, PlanRequest, PlanSource, ProviderClients, ProvisionEvent, ProvisionRunner,
@@ -88,9 +89,12 @@ async fn xmlrpc_calls_and_typed_faults() {
 async fn oneflow_scale_out_follows_the_new_vm_until_joined() {
     let sim = start(scenario("healthy")).await;
     let config = sim_config(&sim);
-    let env = |_: &str| None;
-    let provider =
-        connect("sim-oneflow", &config.providers["sim-oneflow"], &env).expect("provider");
+    let provider = connect(
+        "sim-oneflow",
+        &config.providers["sim-oneflow"],
+        &OneEnvironment::default(),
+    )
+    .expect("provider");
     let request = PlanRequest {
         cluster: "healthy".into(),
         role: MachineRole::Worker,

@@ -1,8 +1,9 @@
 //! The live-data poller against the in-process sim: a round streams every
 //! node, etcd and PollFinished; a slow or dead node does not hold the others
-//! back; Focus and Refresh start rounds at once; WatchNode follows services and
-//! machine events across a reboot; UseContext switches the context from the
-//! next round; Shutdown ends every task.
+//! back; a cluster whose endpoint accepts TCP and never answers does not hold
+//! the other clusters back; Focus and Refresh start rounds at once; WatchNode
+//! follows services and machine events across a reboot; UseContext switches
+//! the context from the next round; Shutdown ends every task.
 mod talos_common;
 
 use std::collections::HashMap;
@@ -455,5 +456,59 @@ async fn use_context_switches_the_running_poller_from_its_next_round() {
     let round = within(20, "the admin's round again", one_round(&mut rx, "healthy")).await;
     assert_eq!(role_of(&round).as_deref(), Some("os:admin"), "{round:?}");
     within(5, "shutdown", poller.shutdown()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_cluster_does_not_freeze_the_others() {
+    let sim = start(scenario("healthy")).await;
+    let mut found = clusters(&sim, &["healthy"]);
+    // Accepts TCP (the kernel completes the handshake) and never answers a byte.
+    let blackhole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = blackhole.local_addr().unwrap().to_string();
+    let mut hanging = found[0].clone();
+    hanging.name = "hanging".into();
+    if let Some(ctx) = hanging.talos.as_mut() {
+        ctx.name = "hanging".into();
+        ctx.endpoints = vec![address];
+        ctx.nodes = vec!["127.0.0.1".into()];
+    }
+    found.push(hanging);
+    // Timeouts far longer than the test: only the poller's own isolation keeps healthy going.
+    let patient = ClientOptions {
+        connect_timeout: Duration::from_secs(120),
+        call_timeout: Duration::from_secs(120),
+        stream_open_timeout: Duration::from_secs(120),
+        concurrency: 32,
+    };
+    let (poller, mut rx) = spawn(found, options(200, 200, patient));
+    let mut hanging_started = false;
+    let mut healthy_rounds = 0;
+    within(
+        30,
+        "three rounds of healthy beside the hanging cluster",
+        async {
+            while healthy_rounds < 3 || !hanging_started {
+                match next(&mut rx).await {
+                    FleetEvent::PollStarted { cluster, .. } if cluster == "hanging" => {
+                        hanging_started = true;
+                    }
+                    FleetEvent::PollFinished { cluster, .. } if cluster == "hanging" => {
+                        panic!("the hanging cluster's round ended: it did not hang");
+                    }
+                    FleetEvent::PollFinished { cluster, .. } if cluster == "healthy" => {
+                        healthy_rounds += 1;
+                    }
+                    _ => {}
+                }
+            }
+        },
+    )
+    .await;
+    let round = within(10, "a fourth healthy round", one_round(&mut rx, "healthy")).await;
+    let nodes = node_events(&round);
+    assert_eq!(nodes.len(), 5);
+    assert!(nodes.values().all(|n| n.error.is_none()), "{nodes:?}");
+    within(5, "shutdown, the hanging call too", poller.shutdown()).await;
+    drop(blackhole);
     sim.fleet.shutdown().await;
 }

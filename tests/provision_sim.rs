@@ -385,6 +385,69 @@ async fn readonly_wrong_password_missing_template_and_wrong_config_are_refused()
     sim.fleet.shutdown().await;
 }
 
+/// A OneFlow service document names a role's VMs but not their state or IPs (OpenNebula's
+/// role.rb), so a OneFlow provider without `xmlrpc_endpoint` is refused by name unless
+/// `ONE_XMLRPC` names one; with it a scale-out is followed until the node joins.
+#[tokio::test]
+async fn a_oneflow_provider_follows_its_vms_at_xmlrpc_endpoint_else_one_xmlrpc() {
+    let sim = start(scenario("healthy")).await;
+    let xmlrpc = sim
+        .fleet
+        .opennebula()
+        .expect("one")
+        .xmlrpc_url()
+        .to_string();
+    let line = format!(
+        "\n    xmlrpc_endpoint: {}",
+        serde_json::Value::String(xmlrpc.clone())
+    );
+    let config = edited_config(&sim, "no-xmlrpc.yaml", &line, "");
+    let oneflow = |more: &[&'static str]| {
+        let mut args = provision_worker(&["--provider", "sim-oneflow"]);
+        args.extend_from_slice(more);
+        args
+    };
+    let r = run(&sim, &config, &oneflow(&["--plan"])).await;
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("provider sim-oneflow")
+            && r.stderr.contains("xmlrpc_endpoint")
+            && r.stderr.contains("ONE_XMLRPC"),
+        "{}",
+        r.stderr
+    );
+
+    let mut cmd = command(
+        &sim,
+        &config,
+        &oneflow(&[
+            "--ack",
+            "use this template",
+            "--yes",
+            "--confirm",
+            "healthy",
+        ]),
+    );
+    cmd.env("ONE_XMLRPC", &xmlrpc);
+    let out = within(120, "taloscope", cmd.output())
+        .await
+        .expect("taloscope runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("healthy: 1 of 1 new node(s) joined"),
+        "{stdout}"
+    );
+    let journal = ProvisionJournal::open(&state_dir(&sim), "healthy").expect("journal");
+    let entry = &journal.entries()[0];
+    assert_eq!(entry.progress.stage, ProvisionStage::Joined);
+    assert!(entry.progress.ip.is_some(), "the IP came over XML-RPC");
+    sim.fleet.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_control_plane_for_a_cluster_that_can_lose_none_is_refused_by_the_quorum_guard() {
     let sim = start(scenario("cp2-down")).await;

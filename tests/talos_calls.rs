@@ -97,6 +97,30 @@ async fn reads_answer_with_typed_values() {
     sim.fleet.shutdown().await;
 }
 
+/// Pulls the v1.13.1 installer on `node` with ImageService.Pull (`opened`: what the stream's
+/// opening is expected to show) and returns the name the pull ends with.
+async fn pulled_installer(
+    client: &taloscope::talos::TalosClient,
+    node: &str,
+    opened: &str,
+) -> Option<String> {
+    let mut pull = client
+        .image_pull(
+            node,
+            "ghcr.io/siderolabs/installer:v1.13.1",
+            ImageNamespace::System,
+        )
+        .await
+        .expect(opened);
+    let mut pulled = None;
+    while let Some(item) = pull.next().await {
+        if let ImagePullProgress::Pulled { image_name } = item.expect("pull progress") {
+            pulled = Some(image_name);
+        }
+    }
+    pulled
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn admin_actions_answer() {
     let mut s = scenario("healthy");
@@ -123,21 +147,9 @@ async fn admin_actions_answer() {
             .expect("apply configuration");
         assert_eq!(applied.mode, ApplyMode::NoReboot);
 
-        let mut pull = client
-            .image_pull(
-                &w2,
-                "ghcr.io/siderolabs/installer:v1.13.1",
-                ImageNamespace::System,
-            )
+        let image = pulled_installer(&client, &w2, "image pull")
             .await
-            .expect("image pull");
-        let mut pulled = None;
-        while let Some(item) = pull.next().await {
-            if let ImagePullProgress::Pulled { image_name } = item.expect("pull progress") {
-                pulled = Some(image_name);
-            }
-        }
-        let image = pulled.expect("pull names the image");
+            .expect("pull names the image");
         let mut upgrade = client
             .lifecycle_upgrade(&w2, &image, ImageNamespace::System)
             .await
@@ -205,18 +217,23 @@ async fn reader_reads_but_may_not_act() {
     sim.fleet.shutdown().await;
 }
 
+/// A client of `healthy` whose unary call timeout (1 ns) is far too short for any round trip
+/// (tokio's timer rounds it up to about a millisecond).
+fn impatient_client(sim: &talos_common::Sim) -> taloscope::talos::TalosClient {
+    let options = taloscope::talos::ClientOptions {
+        call_timeout: std::time::Duration::from_nanos(1),
+        ..talos_common::fast()
+    };
+    taloscope::talos::TalosClient::new(&sim.context("healthy"), options).expect("client")
+}
+
 /// The legacy Upgrade is bound by its own long bound, not the unary call timeout: real Talos
 /// pulls the installer before it answers. Under a call timeout far too short for a round trip
 /// (tokio's timer rounds it up to about a millisecond) it still answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_upgrade_is_not_bound_by_the_unary_call_timeout() {
     let sim = start(scenario("healthy")).await;
-    let options = taloscope::talos::ClientOptions {
-        call_timeout: std::time::Duration::from_nanos(1),
-        ..talos_common::fast()
-    };
-    let client =
-        taloscope::talos::TalosClient::new(&sim.context("healthy"), options).expect("client");
+    let client = impatient_client(&sim);
     let w1 = sim.address("healthy", 3);
     within(20, "legacy upgrade", async {
         let legacy = client
@@ -230,6 +247,40 @@ async fn legacy_upgrade_is_not_bound_by_the_unary_call_timeout() {
             .await
             .expect("legacy upgrade under its own bound");
         assert!(!legacy.actor_id.is_empty());
+    })
+    .await;
+    sim.fleet.shutdown().await;
+}
+
+/// Streams are opened under their own bound, not the unary call timeout: Talos sends a
+/// stream's headers only with its first message (ImageService.Pull, here on a 1.13 node).
+/// `MachineService.ImagePull` answers once the image is pulled, under the bound its caller
+/// gives. Both work under a call timeout far too short for any round trip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_pulls_are_not_bound_by_the_unary_call_timeout() {
+    let mut s = scenario("healthy");
+    s.clusters[0].nodes[4].talos_version = "v1.13.0".into();
+    let sim = start(s).await;
+    let client = impatient_client(&sim);
+    let w1 = sim.address("healthy", 3);
+    let w2 = sim.address("healthy", 4);
+    within(20, "image pulls", async {
+        client
+            .machine_image_pull(
+                &w1,
+                "registry.k8s.io/kube-proxy:v1.34.2",
+                ImageNamespace::Cri,
+                std::time::Duration::from_secs(10),
+            )
+            .await
+            .expect("MachineService.ImagePull under its own bound");
+        let pulled = pulled_installer(
+            &client,
+            &w2,
+            "the stream opens under the stream-opening bound",
+        )
+        .await;
+        assert!(pulled.is_some(), "the pull names the image");
     })
     .await;
     sim.fleet.shutdown().await;

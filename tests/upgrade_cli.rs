@@ -1,6 +1,7 @@
 //! `taloscope upgrade` as a process against the sim: --plan --output json on `healthy` shows
 //! every guard passing; a skipped minor and `cp2-down` are refused; read-only refuses; --yes
-//! --confirm upgrades every node one at a time; a killed run is resumed by the same command.
+//! --confirm upgrades every node one at a time; a killed run is resumed by the same command; a
+//! second run while the first lives is refused naming it, and resumes once the first is killed.
 mod upgrade_common;
 
 use upgrade_common::*;
@@ -75,6 +76,22 @@ async fn cp2_down_and_read_only_are_refused_without_any_call() {
     assert!(audit.contains("failed: refused by its guards"), "{audit}");
 }
 
+/// The same `upgrade --yes` again on `healthy`: it resumes the journal and completes.
+async fn resume_to_the_end(fx: &Fixture) {
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("resuming the upgrade of healthy"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("upgrade of healthy to v1.12.0 completed"),
+        "{stdout}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
     let fx = start(builtin("healthy")).await;
@@ -90,23 +107,12 @@ async fn yes_confirm_upgrades_every_node_and_a_killed_run_is_resumed() {
     let (mut child, seen) = run_until_line(cmd, "[2/5]").await;
     assert!(
         seen.iter()
-            .any(|l| l.starts_with("[1/5]") && l.ends_with(": done")),
+            .any(|l| without_time(l).starts_with("[1/5]") && l.ends_with(": done")),
         "{seen:?}"
     );
     child.kill().await.expect("kill");
 
-    let mut cmd = fx.taloscope("healthy", "upgrade");
-    cmd.args(args);
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("resuming the upgrade of healthy"),
-        "{stderr}"
-    );
-    assert!(
-        stdout.contains("upgrade of healthy to v1.12.0 completed"),
-        "{stdout}"
-    );
+    resume_to_the_end(&fx).await;
     let state = fx.sim.state();
     for (node, version) in versions(&fx, "healthy") {
         assert_eq!(version, "v1.12.0", "{node}");
@@ -129,4 +135,151 @@ async fn plan_shows_another_consoles_rollout_from_its_lease() {
             && l.contains("bob@jump2")),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_is_refused_naming_the_first_and_resumes_once_it_is_killed() {
+    let fx = start(builtin("healthy")).await;
+    let plan = fx.plan("healthy", "v1.12.0").await;
+    let held = plan.steps[1].node.clone();
+    let state = fx.sim.state();
+    let cluster = state.cluster("healthy").expect("cluster");
+    // The second node stays down after its reboot: the first run waits there until killed.
+    cluster.set_never_returns(&held, true).expect("node");
+    let args = confirmed("v1.12.0", "healthy");
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(args);
+    let (mut first, _) = run_until_line(cmd, "[2/5]").await;
+    let pid = first.id().expect("the first run's pid");
+
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(args);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("refused: the upgrade of healthy to v1.12.0 is running in ")
+            && stderr.contains(&format!("/{pid}-"))
+            && stderr.contains(&format!("(pid {pid} on "))
+            && stderr.contains("running since "),
+        "names the first run: {stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("resuming"), "{stderr}");
+    let lease = fx.kube("healthy").await.read_rollout_lease().await;
+    let holder = lease
+        .expect("lease readable")
+        .expect("a lease")
+        .holder
+        .clone();
+    assert!(
+        holder.contains(&format!("/{pid}-")),
+        "still the first run's: {holder}"
+    );
+
+    first.kill().await.expect("SIGKILL");
+    cluster.set_never_returns(&held, false).expect("node");
+    resume_to_the_end(&fx).await;
+    for (node, version) in versions(&fx, "healthy") {
+        assert_eq!(version, "v1.12.0", "{node}");
+    }
+    assert_control_planes_one_at_a_time(&fx, "healthy");
+}
+
+/// Every line of `stdout` is a JSON document; returns them.
+fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_json_is_json_for_a_run_for_nothing_to_do_and_for_refusals() {
+    let fx = start(builtin("healthy")).await;
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(confirmed("v1.12.0", "healthy"))
+        .args(["--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let events = json_lines(&stdout);
+    assert!(events.iter().any(|e| e["event"] == "step"), "{stdout}");
+    let last = events.last().expect("a finished line");
+    assert_eq!(last["event"], "finished", "{stdout}");
+    assert_eq!(last["data"]["outcome"]["outcome"], "completed", "{stdout}");
+
+    // Now there is nothing to do, planned or run.
+    for args in [
+        vec!["--to", "v1.12.0", "--plan", "--output", "json"],
+        vec![
+            "--to",
+            "v1.12.0",
+            "--yes",
+            "--confirm",
+            "healthy",
+            "--output",
+            "json",
+        ],
+    ] {
+        let mut cmd = fx.taloscope("healthy", "upgrade");
+        cmd.args(&args);
+        let (code, stdout, stderr) = output(cmd).await;
+        assert_eq!(code, Some(0), "{args:?}: {stdout}\n{stderr}");
+        let lines = json_lines(&stdout);
+        assert_eq!(lines.len(), 1, "{args:?}: {stdout}");
+        assert_eq!(lines[0]["event"], "stopped");
+        assert_eq!(lines[0]["data"]["exit_code"], 0);
+        let message = lines[0]["data"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("healthy"), "{message}");
+    }
+
+    // Refusals and usage errors, of every command that takes --output.
+    let refusals: [(&str, &str, Vec<&str>, i32); 5] = [
+        (
+            "healthy",
+            "upgrade",
+            vec![
+                "--readonly",
+                "--to",
+                "v1.12.1",
+                "--yes",
+                "--confirm",
+                "healthy",
+            ],
+            1,
+        ),
+        ("nowhere", "upgrade", vec!["--to", "v1.12.1", "--plan"], 2),
+        (
+            "nowhere",
+            "upgrade-k8s",
+            vec!["--to", "1.35.0", "--plan"],
+            2,
+        ),
+        ("nowhere", "status", vec![], 2),
+        (
+            "nowhere",
+            "provision",
+            vec!["--role", "worker", "--plan"],
+            2,
+        ),
+    ];
+    for (context, subcommand, args, want) in refusals {
+        let mut cmd = fx.taloscope(context, subcommand);
+        cmd.args(&args).args(["--output", "json"]);
+        let (code, stdout, stderr) = output(cmd).await;
+        assert_eq!(
+            code,
+            Some(want),
+            "{subcommand} {args:?}: {stdout}\n{stderr}"
+        );
+        let lines = json_lines(&stdout);
+        let stopped = lines
+            .last()
+            .unwrap_or_else(|| panic!("{subcommand}: no JSON"));
+        assert_eq!(stopped["event"], "stopped", "{subcommand}: {stdout}");
+        assert_eq!(stopped["data"]["exit_code"], want);
+        let message = stopped["data"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(context) || message.contains("read-only"),
+            "{subcommand}: names the context: {message}"
+        );
+    }
 }

@@ -158,3 +158,43 @@ async fn a_rollout_held_by_another_console_is_refused_with_its_holder() {
         .expect("still bob's");
     assert_eq!(lease.holder, "bob@jump2");
 }
+
+/// Reboot mode `force` exists in RebootRequest from Talos 1.12 and never in the legacy
+/// UpgradeRequest (api/machine/machine.proto): on the legacy path (Talos 1.10 .. 1.12) the
+/// step refuses it by name instead of dropping it, and no node is asked to upgrade.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reboot_mode_force_is_refused_on_the_legacy_upgrade_path() {
+    use taloscope::talos::RebootMode;
+    use taloscope::upgrade::{UpgradeOptions, UpgradePlan};
+    use taloscope::versions::Version;
+    for (context, target) in [
+        ("talos-1.10", "v1.11.3"),
+        ("talos-1.11", "v1.12.0"),
+        ("talos-1.12", "v1.13.0"),
+    ] {
+        let fx = start(builtin(context)).await;
+        let status = fx.status(context).await;
+        let options = UpgradeOptions {
+            reboot_mode: RebootMode::Force,
+            ..UpgradeOptions::default()
+        };
+        let plan = UpgradePlan::new(&status, Version::parse(target).expect("target"), options)
+            .expect("plan");
+        let (outcome, _) = run_talos(fx.talos_run(context, target, plan)).await;
+        match outcome {
+            RolloutOutcome::Halted(reason) => assert!(
+                reason.contains("reboot mode force is not available"),
+                "{context}: {reason}"
+            ),
+            other => panic!("{context}: {other:?}"),
+        }
+        let upgrades: Vec<_> = fx
+            .sim
+            .state()
+            .mutating_calls()
+            .into_iter()
+            .filter(|c| c.method.ends_with(".Upgrade"))
+            .collect();
+        assert!(upgrades.is_empty(), "{context}: {upgrades:?}");
+    }
+}

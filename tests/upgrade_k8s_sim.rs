@@ -1,6 +1,7 @@
 //! The sim's side of the Kubernetes upgrade, over its real sockets: the machine config as the
 //! COSI resource upstream reads (admins only), a no-reboot apply with a new image restarting that
-//! one component onto the new version, and the `removed-api` scenario's stored objects as
+//! one component onto the new version (its pod, found by host IP, catching up with the new
+//! component config version), and the `removed-api` scenario's stored objects as
 //! `KubeClient::removed_api_objects` counts them.
 mod upgrade_common;
 
@@ -38,6 +39,17 @@ async fn apply_with_a_new_image_restarts_only_that_component() {
         config.spec
     );
     assert!(config.spec.contains("ghcr.io/siderolabs/kubelet:v1.34.1"));
+    // The pod is found by its host IP and carries its component config's version.
+    let version_before = talos
+        .component_config_version(cp1, "kube-apiserver")
+        .await
+        .expect("APIServerConfigs version");
+    let components = kube.control_plane_components().await.expect("components");
+    let api = components
+        .iter()
+        .find(|c| c.host_ip == cp1 && c.name == "kube-apiserver")
+        .expect("the apiserver pod on cp-1's host IP");
+    assert_eq!(api.config_version.as_deref(), Some(version_before.as_str()));
     let target = Version::parse("1.35.0").expect("version");
     let patched =
         patch_image("cp-1", &config.spec, Component::KubeApiserver, &target).expect("patch");
@@ -46,6 +58,14 @@ async fn apply_with_a_new_image_restarts_only_that_component() {
         .apply_configuration(cp1, text.as_bytes(), ApplyMode::NoReboot, false)
         .await
         .expect("apply");
+    let version_after = talos
+        .component_config_version(cp1, "kube-apiserver")
+        .await
+        .expect("APIServerConfigs version");
+    assert_ne!(
+        version_after, version_before,
+        "the apply rewrote the config"
+    );
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let mut saw_not_ready = false;
     loop {
@@ -56,6 +76,7 @@ async fn apply_with_a_new_image_restarts_only_that_component() {
             .expect("cp-1 apiserver");
         saw_not_ready |= !api.ready;
         if api.version == "v1.35.0" && api.ready {
+            assert_eq!(api.config_version.as_deref(), Some(version_after.as_str()));
             break;
         }
         assert!(

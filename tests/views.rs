@@ -6,7 +6,10 @@ mod view_support;
 
 use taloscope::app::{Action, update};
 use taloscope::approval::{AuditLog, Dispatcher, Gate, MutatingAction};
-use view_support::{Mode, assert_ascii, assert_no_colors, look, render_buffer, snapshot, state};
+use view_support::{
+    Mode, all_renders_default_styles, assert_ascii, assert_no_colors, look, render_buffer,
+    scenarios, screen_text_at, snapshot, state,
+};
 
 fn list(mode: Mode, width: u16, height: u16) -> ratatui::buffer::Buffer {
     let mut s = state(false);
@@ -144,11 +147,54 @@ fn empty_discovery() {
 }
 
 #[test]
-fn help_line_count_matches_the_overlay() {
-    let look = look(Mode::Ascii);
-    let help = taloscope::views::help::Help::new(&look, 0);
-    assert_eq!(
-        help.lines().len(),
-        taloscope::app::keymap::help_line_count()
+fn help_starts_with_where_you_are_and_fits_the_screen() {
+    let mut s = scenarios::state(&["healthy"]);
+    update(&mut s, Action::OpenSelected);
+    update(&mut s, Action::OpenUpgrade(None));
+    update(&mut s, Action::OpenHelp);
+    for (w, h) in [(80, 24), (200, 50)] {
+        let text = screen_text_at(&s, w, h);
+        let first = text.lines().nth(2).unwrap_or_default();
+        assert!(
+            first.contains("Here: Upgrade plan (u, :upgrade)"),
+            "{w}x{h}:\n{text}"
+        );
+        let inside: String = text
+            .lines()
+            .map(|l| {
+                l.chars()
+                    .skip(3)
+                    .take(usize::from(w) - 6)
+                    .collect::<String>()
+            })
+            .collect();
+        assert!(
+            !inside.contains('\u{2026}'),
+            "nothing cut at {w}x{h}:\n{text}"
+        );
+        let popup = text.lines().nth(1).unwrap_or_default();
+        assert!(
+            unicode_width::UnicodeWidthStr::width(popup.trim()) >= usize::from(w) - 4,
+            "sized to the screen at {w}x{h}:\n{text}"
+        );
+    }
+    insta::assert_snapshot!(all_renders_default_styles(&s));
+}
+
+#[test]
+fn help_lists_every_command_with_a_space_after_it() {
+    let mut s = state(false);
+    update(&mut s, Action::OpenHelp);
+    let text = screen_text_at(&s, 200, 120);
+    assert!(
+        text.contains(":upgrade-k8s [VERSION] "),
+        "a space after the usage:\n{text}"
     );
+    for c in taloscope::app::command::COMMANDS {
+        assert!(
+            text.contains(&format!(":{} ", c.name)),
+            ":{}\n{text}",
+            c.name
+        );
+    }
 }

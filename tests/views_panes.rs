@@ -179,3 +179,31 @@ fn paused_and_filtered_and_sorted() {
     assert!(!text.contains("w-1"), "{text}");
     insta::assert_snapshot!(text);
 }
+
+/// An etcd alarm makes its member unhealthy in the pane, the fleet row and
+/// health; the alarm and the member errors print the member id in hex, as the
+/// table does; one member is "1 member".
+#[test]
+fn an_etcd_alarm_makes_the_member_unhealthy_everywhere() {
+    let mut s = scenarios::state(&[scenarios::NOSPACE]);
+    let fleet = text_at(&s, 200, 50);
+    assert!(
+        fleet.contains("etcd alarm NOSPACE on cp-1"),
+        "fleet row:\n{fleet}"
+    );
+    assert!(fleet.contains("etcd cp-1 unhealthy"), "fleet row:\n{fleet}");
+    update(&mut s, Action::OpenSelected);
+    update(&mut s, Action::ShowPane(Pane::Etcd));
+    let etcd = text_at(&s, 200, 50);
+    assert!(etcd.contains("1 member, 0 healthy"), "etcd pane:\n{etcd}");
+    assert!(!etcd.contains("members,"), "etcd pane:\n{etcd}");
+    assert!(
+        !etcd.contains("memberID:4204005535780235265"),
+        "decimal member id:\n{etcd}"
+    );
+    assert!(
+        etcd.contains("memberID:3a57a0c2d1f4e801"),
+        "etcd pane:\n{etcd}"
+    );
+    insta::assert_snapshot!(all_renders(&s));
+}

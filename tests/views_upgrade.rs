@@ -33,6 +33,20 @@ fn plan_healthy() {
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
+/// Read-only mode: the plan says up front that starting is refused, not
+/// "guards pass: s starts".
+#[test]
+fn plan_readonly_says_start_is_refused_up_front() {
+    let mut s = scenarios::state(&["healthy"]);
+    s.readonly = true;
+    update(&mut s, Action::OpenSelected);
+    update(&mut s, Action::OpenUpgrade(None));
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains("Start refused: read-only mode"), "{text}");
+    assert!(!text.contains("guards pass"), "{text}");
+    insta::assert_snapshot!(all_renders_default_styles(&s));
+}
+
 #[test]
 fn plan_cp2_down() {
     let s = plan("cp2-down");
@@ -115,6 +129,7 @@ fn log(line: &str) -> RolloutEvent {
     RolloutEvent::Log {
         cluster: "healthy".into(),
         line: line.into(),
+        unix: T0 + 96,
     }
 }
 
@@ -163,6 +178,27 @@ fn progress_mid_rollout() {
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
+/// Pause was taken while cp-3 still reboots: the pane says "pausing after
+/// cp-3" (PAUSED only once no node is in progress) and the footer offers
+/// resume, not pause.
+#[test]
+fn progress_pausing_while_a_node_reboots() {
+    let mut events = mid_rollout_events();
+    events.push(RolloutEvent::Paused {
+        cluster: "healthy".into(),
+    });
+    let s = progress(events, T0 + 130);
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains("pausing after cp-3"), "{text}");
+    assert!(!text.contains("PAUSED"), "{text}");
+    let footer = text.lines().last().unwrap_or_default();
+    assert!(
+        footer.contains("r resume") && !footer.contains("pause"),
+        "{footer}"
+    );
+    insta::assert_snapshot!(all_renders_default_styles(&s));
+}
+
 #[test]
 fn progress_finished() {
     let mut events = vec![RolloutEvent::Started(summary(
@@ -188,6 +224,13 @@ fn progress_finished() {
     let s = progress(events, T0 + 600);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("completed"), "{text}");
+    let footer = text.lines().last().unwrap_or_default();
+    for gone in ["pause", "resume", "abort"] {
+        assert!(
+            !footer.contains(gone),
+            "an ended rollout offers {gone}: {footer}"
+        );
+    }
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
@@ -258,6 +301,7 @@ fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
         from: plan.from.to_string(),
         target: plan.target.to_string(),
         result: Ok(counts),
+        flags: Ok(Vec::new()),
     };
     update(s, Action::Event(AppEvent::RemovedApis(Box::new(counted))));
 }

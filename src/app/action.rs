@@ -10,11 +10,15 @@ use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
 use crate::upgrade::UpgradePlan;
 use crate::upgrade::kubernetes::KubernetesUpgradePlan;
+use crate::upgrade::kubernetes::RemovedItem;
 
 /// The only input to [`super::update::update`].
 #[derive(Debug, Clone)]
 pub enum Action {
+    /// `q`, Ctrl-C, `:q`: quits, or asks first while work runs here.
     Quit,
+    /// `y` to the quit question.
+    ConfirmQuit,
     MoveUp,
     MoveDown,
     MoveFirst,
@@ -36,7 +40,7 @@ pub enum Action {
     SortReverse,
     /// `r`: poll the cluster on screen (or every cluster) now.
     Refresh,
-    /// `p`: hold reports, or apply the held ones and go on.
+    /// `Space`: hold reports, or apply the held ones and go on.
     TogglePause,
     /// `h`/`l` in the node detail.
     PreviousNode,
@@ -210,4 +214,6 @@ pub struct RemovedApisCounted {
     pub from: String,
     pub target: String,
     pub result: Result<Vec<RemovedApiCount>, String>,
+    /// The removed flags, feature gates and admission plugins in use, checked with the count.
+    pub flags: Result<Vec<RemovedItem>, String>,
 }

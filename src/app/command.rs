@@ -33,6 +33,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         help: "how discovery paired talos and kube contexts",
     },
     CommandSpec {
+        name: "messages",
+        arg: "",
+        help: "the messages shown so far, newest first, whole",
+    },
+    CommandSpec {
         name: "errors",
         arg: "",
         help: "show discovery errors",
@@ -99,6 +104,8 @@ pub enum Command {
     Quit,
     Ctx(String),
     Errors,
+    /// `:messages`: the message log.
+    Messages,
     Help,
     Reload,
     Fleet,
@@ -153,6 +160,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
     let command = match spec.name {
         "ctx" => Command::Ctx(rest.join(" ")),
         "errors" => Command::Errors,
+        "messages" => Command::Messages,
         "help" => Command::Help,
         "reload" => Command::Reload,
         "fleet" => Command::Fleet,

@@ -3,7 +3,7 @@
 //! the fleet row, the cluster summary and the nodes pane show. Pure.
 use std::time::{Duration, Instant};
 
-use crate::fleet::{ClusterLive, ClusterStatus, NodeRole, NodeStatus, Quorum};
+use crate::fleet::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
 use crate::versions::{
     ControlPlaneComponent, KubeVersion, NodeVersions, SkewWarning, TalosVersion, Version,
     skew_warnings,
@@ -73,17 +73,42 @@ pub fn node_staleness(
     })
 }
 
-/// "3 members, 3 healthy, quorum 2, can lose 1".
-pub fn quorum_line(q: &Quorum) -> String {
+/// The etcd pane's first line: [`quorum_line`], where a quorum lost only to
+/// alarms (an alarmed member still votes, but NOSPACE and CORRUPT stop
+/// writes) names the alarm instead of a lost quorum.
+pub fn etcd_line(etcd: &EtcdReport) -> String {
+    let alarm = (!votes_lost(etcd))
+        .then(|| etcd.alarms.first().map(|a| a.alarm.as_str()))
+        .flatten();
+    quorum_line(&etcd.quorum, alarm)
+}
+
+/// Whether too few voting members answer for a majority (alarms aside).
+fn votes_lost(etcd: &EtcdReport) -> bool {
+    let alarmed = |id: &str| etcd.alarms.iter().any(|a| a.member_id == id);
+    let voting = Quorum::of_members(
+        etcd.members
+            .iter()
+            .map(|m| (m.is_learner, m.healthy || alarmed(&m.id))),
+    );
+    voting.members > 0 && !voting.has_quorum()
+}
+
+/// "3 members, 2 healthy, quorum 2, can lose 0" ("1 member"), and why writes stop when a
+/// majority is not healthy: quorum lost, or `alarm`.
+pub fn quorum_line(q: &Quorum, alarm: Option<&str>) -> String {
     if q.members == 0 {
         return "no etcd members known".to_string();
     }
+    let noun = if q.members == 1 { "member" } else { "members" };
     let mut line = format!(
-        "{} members, {} healthy, quorum {}, can lose {}",
+        "{} {noun}, {} healthy, quorum {}, can lose {}",
         q.members, q.healthy, q.needed, q.tolerates
     );
-    if !q.has_quorum() {
-        line.push_str(": QUORUM LOST, writes stop");
+    match alarm {
+        _ if q.has_quorum() => {}
+        Some(alarm) => line.push_str(&format!(": alarm {alarm}, writes stop")),
+        None => line.push_str(": QUORUM LOST, writes stop"),
     }
     line
 }
@@ -168,7 +193,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
     if let Some(error) = &status.error {
         problems.push(format!("cannot ask: {error}"));
     }
-    let mut stalest: Option<(Option<Instant>, String)> = None;
+    let mut stalest: Option<(Instant, String)> = None;
     let mut ready = 0;
     for node in &status.nodes {
         match node_state(node) {
@@ -184,16 +209,11 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
             NodeState::Down => {
                 let age = node_staleness(live, node, now).unwrap_or_default();
                 problems.push(format!("{} DOWN ({age})", node.name));
-                let last = live.node_last_answer(&node.address);
-                let older = match &stalest {
-                    None => true,
-                    Some((prev, _)) => match (last, prev) {
-                        (None, _) => true,
-                        (Some(_), None) => false,
-                        (Some(a), Some(b)) => a < *b,
-                    },
-                };
-                if older {
+                // How stale the cluster's data is: a node that never answered has no data
+                // to be stale (the cluster answered; the problem above says "no answer").
+                if let Some(last) = live.node_last_answer(&node.address)
+                    && stalest.as_ref().is_none_or(|(prev, _)| last < *prev)
+                {
                     stalest = Some((last, age));
                 }
             }
@@ -211,7 +231,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
         problems.push(format!("etcd alarm {} on {who}", a.alarm));
     }
     let q = etcd.quorum;
-    if q.members > 0 && !q.has_quorum() {
+    if q.members > 0 && !q.has_quorum() && votes_lost(etcd) {
         problems.insert(0, "etcd QUORUM LOST".to_string());
     } else if q.members > 1 && q.tolerates == 0 {
         problems.push("etcd can lose 0".to_string());
@@ -248,14 +268,22 @@ mod tests {
     #[test]
     fn quorum_line_says_what_is_left() {
         assert_eq!(
-            quorum_line(&Quorum::from_counts(3, 3)),
+            quorum_line(&Quorum::from_counts(3, 3), None),
             "3 members, 3 healthy, quorum 2, can lose 1"
         );
         assert_eq!(
-            quorum_line(&Quorum::from_counts(3, 2)),
+            quorum_line(&Quorum::from_counts(3, 2), None),
             "3 members, 2 healthy, quorum 2, can lose 0"
         );
-        assert!(quorum_line(&Quorum::from_counts(3, 1)).contains("QUORUM LOST"));
+        assert!(quorum_line(&Quorum::from_counts(3, 1), None).contains("QUORUM LOST"));
+        assert_eq!(
+            quorum_line(&Quorum::from_counts(1, 1), None),
+            "1 member, 1 healthy, quorum 1, can lose 0"
+        );
+        assert_eq!(
+            quorum_line(&Quorum::from_counts(1, 0), Some("NOSPACE")),
+            "1 member, 0 healthy, quorum 1, can lose 0: alarm NOSPACE, writes stop"
+        );
     }
 
     #[test]
@@ -290,5 +318,33 @@ mod tests {
         assert_eq!(h.problems, vec!["cp-2 DOWN (stale 35s)"]);
         assert_eq!(h.stale.as_deref(), Some("stale 35s"));
         assert_eq!((h.nodes_ready, h.nodes_total), (0, 1));
+    }
+
+    #[test]
+    fn a_node_that_never_answered_does_not_make_the_cluster_unanswered() {
+        let t0 = Instant::now();
+        let mut live = ClusterLive::default();
+        for (name, address, error) in [
+            ("cp-1", "127.10.0.1", None),
+            ("w-1", "127.10.0.2", Some("connection refused")),
+        ] {
+            live.apply(crate::fleet::FleetEvent::Node {
+                cluster: "c".into(),
+                node: NodeStatus {
+                    name: name.into(),
+                    address: address.into(),
+                    ready: error.is_none(),
+                    error: error.map(String::from),
+                    ..Default::default()
+                },
+                at: t0,
+            });
+        }
+        let h = cluster_health(&live, Some(t0));
+        assert_eq!(h.problems, vec!["w-1 DOWN (no answer)"]);
+        assert_eq!(
+            h.stale, None,
+            "the cluster answered: UPDATED is not \"no answer\""
+        );
     }
 }

@@ -32,10 +32,14 @@ pub enum KeyContext {
     AbortQuestion,
     ProvisionWizard,
     Provision,
+    /// Quit was asked while a rollout or provision runs here: y/N.
+    QuitQuestion,
+    /// The terminal is below the minimum size: only quitting works.
+    TooSmall,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 17] = [
+    pub const ALL: [KeyContext; 19] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -53,6 +57,8 @@ impl KeyContext {
         KeyContext::Help,
         KeyContext::ProvisionWizard,
         KeyContext::Provision,
+        KeyContext::QuitQuestion,
+        KeyContext::TooSmall,
     ];
 
     pub fn title(self) -> &'static str {
@@ -69,11 +75,13 @@ impl KeyContext {
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
             KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
             KeyContext::TextField => "Installer image, acknowledgement, VM name pattern",
-            KeyContext::Explain => "Explanation (? on the plan)",
+            KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
             KeyContext::Provision => "Provision progress (:provisions)",
+            KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
+            KeyContext::TooSmall => "Terminal below 80x24",
         }
     }
 
@@ -153,13 +161,17 @@ impl Key {
 }
 
 /// A binding: keys, the action, the help line and, when it belongs in the
-/// footer, its short footer label.
+/// footer, its short footer label and when the footer offers it.
 #[derive(Debug)]
 pub struct Binding {
     pub keys: &'static [Key],
     pub action: Action,
     pub help: &'static str,
     pub footer: Option<&'static str>,
+    /// When the footer offers the key (`None`: always), so it never shows a
+    /// key that does nothing where you are. The key still reaches update,
+    /// which says why it does nothing.
+    pub offered: Option<fn(&AppState) -> bool>,
 }
 
 impl Binding {
@@ -178,42 +190,49 @@ static CLUSTERS: &[Binding] = &[
         action: Action::UseSelected,
         help: "use the selected cluster",
         footer: Some("use"),
+        offered: None,
     },
     Binding {
         keys: &[Key::char('/')],
         action: Action::OpenFilter,
         help: "filter by name or context",
         footer: Some("filter"),
+        offered: None,
     },
     Binding {
         keys: &[Key::char(':')],
         action: Action::OpenCommandLine,
         help: "command line (:ctx NAME, :q)",
         footer: Some("command"),
+        offered: None,
     },
     Binding {
         keys: &[Key::char('e')],
         action: Action::OpenErrors,
         help: "show discovery errors",
         footer: Some("errors"),
+        offered: None,
     },
     Binding {
         keys: &[Key::char('?')],
         action: Action::OpenHelp,
         help: "help",
         footer: Some("help"),
+        offered: None,
     },
     Binding {
         keys: &[Key::plain(KeyCode::Esc)],
         action: Action::Back,
         help: "clear the filter, else back to the fleet",
         footer: None,
+        offered: None,
     },
     Binding {
         keys: &[Key::char('q'), Key::ctrl('c')],
         action: Action::Quit,
         help: "quit",
         footer: Some("quit"),
+        offered: None,
     },
 ];
 
@@ -224,12 +243,14 @@ pub(super) static SCROLL: &[Binding] = &[
         action: Action::MoveDown,
         help: "scroll down",
         footer: Some("scroll"),
+        offered: None,
     },
     Binding {
         keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
         action: Action::MoveUp,
         help: "scroll up",
         footer: None,
+        offered: None,
     },
 ];
 
@@ -239,13 +260,55 @@ pub(super) static DELETE_CHAR: &[Binding] = &[Binding {
     action: Action::DeleteBack,
     help: "delete a character",
     footer: None,
+    offered: None,
 }];
+
+/// Ctrl-C quits from the overlays too (q closes them); on the too-small
+/// screen q quits as well.
+static CTRL_C_QUITS: &[Binding] = &[Binding {
+    keys: &[Key::ctrl('c')],
+    action: Action::Quit,
+    help: "quit (asks first while a rollout or provision runs)",
+    footer: None,
+    offered: None,
+}];
+
+static TOO_SMALL: &[Binding] = &[Binding {
+    keys: &[Key::char('q'), Key::ctrl('c')],
+    action: Action::Quit,
+    help: "quit; every other key waits for a larger terminal",
+    footer: Some("quit"),
+    offered: None,
+}];
+
+static QUIT_QUESTION: &[Binding] = &[
+    Binding {
+        keys: &[Key::char('y')],
+        action: Action::ConfirmQuit,
+        help: "quit now (a rollout's journal resumes it on the next start)",
+        footer: Some("quit"),
+        offered: None,
+    },
+    Binding {
+        keys: &[
+            Key::char('n'),
+            Key::plain(KeyCode::Esc),
+            Key::char('q'),
+            Key::ctrl('c'),
+        ],
+        action: Action::Back,
+        help: "stay (the default)",
+        footer: Some("stay"),
+        offered: None,
+    },
+];
 
 static ERRORS_CLOSE: &[Binding] = &[Binding {
     keys: &[Key::plain(KeyCode::Esc), Key::char('e'), Key::char('q')],
     action: Action::Back,
     help: "close",
     footer: Some("close"),
+    offered: None,
 }];
 
 static HELP_CLOSE: &[Binding] = &[Binding {
@@ -253,6 +316,7 @@ static HELP_CLOSE: &[Binding] = &[Binding {
     action: Action::Back,
     help: "close help",
     footer: Some("close"),
+    offered: None,
 }];
 
 static COMMAND_LINE: &[Binding] = &[
@@ -261,12 +325,14 @@ static COMMAND_LINE: &[Binding] = &[
         action: Action::Complete,
         help: "complete command or cluster name",
         footer: Some("complete"),
+        offered: None,
     },
     Binding {
         keys: &[Key::plain(KeyCode::Enter)],
         action: Action::Submit,
         help: "run the command",
         footer: Some("run"),
+        offered: None,
     },
 ];
 
@@ -275,6 +341,7 @@ static COMMAND_LINE_CANCEL: &[Binding] = &[Binding {
     action: Action::Back,
     help: "cancel",
     footer: Some("cancel"),
+    offered: None,
 }];
 
 static FILTER: &[Binding] = &[Binding {
@@ -282,6 +349,7 @@ static FILTER: &[Binding] = &[Binding {
     action: Action::Submit,
     help: "keep the filter",
     footer: Some("keep"),
+    offered: None,
 }];
 
 static FILTER_CLEAR: &[Binding] = &[Binding {
@@ -289,6 +357,7 @@ static FILTER_CLEAR: &[Binding] = &[Binding {
     action: Action::Back,
     help: "clear the filter",
     footer: Some("clear"),
+    offered: None,
 }];
 
 static CONFIRM: &[Binding] = &[Binding {
@@ -296,6 +365,7 @@ static CONFIRM: &[Binding] = &[Binding {
     action: Action::Submit,
     help: "go ahead if the typed name matches, else cancel",
     footer: Some("confirm"),
+    offered: None,
 }];
 
 static CONFIRM_CANCEL: &[Binding] = &[Binding {
@@ -303,6 +373,7 @@ static CONFIRM_CANCEL: &[Binding] = &[Binding {
     action: Action::Back,
     help: "cancel (the default)",
     footer: Some("cancel"),
+    offered: None,
 }];
 
 /// The bindings of one context, in help and footer order.
@@ -320,55 +391,79 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::CLUSTER_OWN,
             provision::FROM_CLUSTER,
             panes::TABLE_KEYS,
-            provision::CLUSTER_LIVE,
+            panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
         ],
-        KeyContext::NodeDetail => &[panes::DETAIL_OWN, panes::LIVE_KEYS, panes::GLOBAL],
+        KeyContext::NodeDetail => &[
+            panes::DETAIL_OWN,
+            panes::LIVE_KEYS_BRIEF,
+            panes::GLOBAL,
+            panes::MOVES,
+        ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
-        KeyContext::Errors => &[SCROLL, ERRORS_CLOSE],
-        KeyContext::Help => &[SCROLL, HELP_CLOSE],
+        KeyContext::Errors => &[SCROLL, ERRORS_CLOSE, CTRL_C_QUITS],
+        KeyContext::Help => &[SCROLL, HELP_CLOSE, CTRL_C_QUITS],
         KeyContext::CommandLine => &[COMMAND_LINE, DELETE_CHAR, COMMAND_LINE_CANCEL],
         KeyContext::Filter => &[FILTER, DELETE_CHAR, FILTER_CLEAR],
         KeyContext::Confirm => &[CONFIRM, DELETE_CHAR, CONFIRM_CANCEL],
         KeyContext::UpgradePlan => &[
+            panes::MOVES,
             upgrade::PLAN,
             upgrade::PLAN_CLOSE,
             upgrade::PLAN_COMMAND,
             upgrade::PLAN_QUIT,
         ],
         KeyContext::KubernetesPlan => &[
+            panes::MOVES,
             upgrade::KUBE_PLAN,
             upgrade::PLAN_CLOSE,
             upgrade::KUBE_PLAN_COMMAND,
             upgrade::PLAN_QUIT,
         ],
         KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
-        KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE],
-        KeyContext::Rollout => &[upgrade::ROLLOUT],
-        KeyContext::AbortQuestion => &[upgrade::ABORT],
+        KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, CTRL_C_QUITS],
+        KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
+        KeyContext::AbortQuestion => &[upgrade::ABORT, CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::Provision => &[provision::PROGRESS],
+        KeyContext::QuitQuestion => &[QUIT_QUESTION],
+        KeyContext::TooSmall => &[TOO_SMALL],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
 
-/// Which context gets the keys: the overlay, then the input line, then the
-/// main pane.
+/// Which context gets the keys: the quit question, the too-small screen
+/// (nothing else is visible to act on), the overlay, then the input line,
+/// then the main pane.
 pub fn context(state: &AppState) -> KeyContext {
-    match (&state.overlay, &state.input) {
-        (Some(Overlay::Confirm(_)), _) => KeyContext::Confirm,
-        (Some(Overlay::Help { .. }), _) => KeyContext::Help,
-        (Some(Overlay::Errors { .. }), _) => KeyContext::Errors,
-        (Some(Overlay::Explain { .. }), _) => KeyContext::Explain,
-        (None, Some(line)) => match line.kind {
+    if state.quit_question.is_some() {
+        return KeyContext::QuitQuestion;
+    }
+    if state.too_small() {
+        return KeyContext::TooSmall;
+    }
+    match &state.overlay {
+        Some(Overlay::Confirm(_)) => KeyContext::Confirm,
+        Some(Overlay::Help { .. }) => KeyContext::Help,
+        Some(Overlay::Errors { .. }) => KeyContext::Errors,
+        Some(Overlay::Explain { .. } | Overlay::Messages { .. }) => KeyContext::Explain,
+        None => screen_context(state),
+    }
+}
+
+/// Where the keys go under any overlay: the input line, then the main pane
+/// (the help shows these keys first).
+pub fn screen_context(state: &AppState) -> KeyContext {
+    match &state.input {
+        Some(line) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
             InputKind::Image | InputKind::Acknowledge | InputKind::NamePattern => {
                 KeyContext::TextField
             }
         },
-        (None, None) => match state.screen {
+        None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
             Screen::Cluster(_) => KeyContext::Cluster,
@@ -412,70 +507,16 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
     }
 }
 
-/// Lines in the help overlay: per context a title, its bindings and a blank
-/// line, then the commands with their title.
-pub fn help_line_count() -> usize {
-    let per_context: usize = KeyContext::ALL.iter().map(|c| bindings(*c).len() + 2).sum();
-    per_context + 1 + super::command::COMMANDS.len()
-}
-
-/// Footer hints for a context: (keys, label) pairs in table order.
-pub fn footer_hints(context: KeyContext) -> Vec<(String, &'static str)> {
-    bindings(context)
+/// Footer hints where the keys go now: (keys, label) pairs in table order,
+/// only those the state offers.
+pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
+    bindings(context(state))
         .iter()
+        .filter(|b| b.offered.is_none_or(|offered| offered(state)))
         .filter_map(|b| b.footer.map(|label| (b.key_labels(), label)))
         .collect()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::app::state::InputLine;
-    use crate::discovery::Discovery;
-
-    fn press(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
-        KeyEvent::new(code, mods)
-    }
-
-    #[test]
-    fn list_keys() {
-        let state = AppState::new(Discovery::default(), false);
-        let q = action_for(&state, &press(KeyCode::Char('q'), KeyModifiers::NONE));
-        assert!(matches!(q, Some(Action::Quit)));
-        let big_g = action_for(&state, &press(KeyCode::Char('G'), KeyModifiers::SHIFT));
-        assert!(matches!(big_g, Some(Action::MoveLast)));
-        let ctrl_c = action_for(&state, &press(KeyCode::Char('c'), KeyModifiers::CONTROL));
-        assert!(matches!(ctrl_c, Some(Action::Quit)));
-        assert!(action_for(&state, &press(KeyCode::Char('z'), KeyModifiers::NONE)).is_none());
-    }
-
-    #[test]
-    fn text_contexts_type_unbound_keys() {
-        let mut state = AppState::new(Discovery::default(), false);
-        state.input = Some(InputLine {
-            kind: InputKind::Command,
-            text: String::new(),
-            candidates: Vec::new(),
-        });
-        let q = action_for(&state, &press(KeyCode::Char('q'), KeyModifiers::NONE));
-        assert!(matches!(q, Some(Action::Insert('q'))));
-        let esc = action_for(&state, &press(KeyCode::Esc, KeyModifiers::NONE));
-        assert!(matches!(esc, Some(Action::Back)));
-    }
-
-    #[test]
-    fn footer_comes_from_the_table() {
-        let hints = footer_hints(KeyContext::Fleet);
-        assert!(hints.contains(&("?".to_string(), "help")));
-        assert!(hints.contains(&("q/Ctrl-c".to_string(), "quit")));
-    }
-
-    #[test]
-    fn labels_are_ascii() {
-        for ctx in KeyContext::ALL {
-            for b in bindings(ctx) {
-                assert!(b.key_labels().is_ascii());
-            }
-        }
-    }
-}
+#[path = "keymap_tests.rs"]
+mod tests;

@@ -10,8 +10,8 @@ use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::StepProgress;
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, initial_steps,
-    kubernetes_plan_guards, offered_kubernetes_targets, target_text,
+    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
+    initial_steps, kubernetes_plan_guards, offered_kubernetes_targets, target_text,
 };
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict};
 use crate::versions::{KubeVersion, Version};
@@ -28,6 +28,8 @@ pub struct KubeSettings {
     pub pre_pull: bool,
     /// The removed-API count for `counted_for`; `None` while it is checked.
     pub removed_apis: Option<Result<Vec<RemovedApiCount>, String>>,
+    /// The removed-flags check, asked with the count; `None` while it is checked.
+    pub removed_flags: Option<Result<Vec<RemovedItem>, String>>,
     /// The (from, target) the count answers; a new plan asks again.
     pub counted_for: Option<(String, String)>,
 }
@@ -55,6 +57,7 @@ impl KubePlanScreen {
         from: &str,
         target: &str,
         result: Result<Vec<RemovedApiCount>, String>,
+        flags: Result<Vec<RemovedItem>, String>,
     ) {
         if self.wanted_count() != Some((from.to_string(), target.to_string())) {
             return;
@@ -64,13 +67,14 @@ impl KubePlanScreen {
         }
         self.settings.counted_for = self.wanted_count();
         self.settings.removed_apis = Some(result);
+        self.settings.removed_flags = Some(flags);
     }
 
     /// The console's view of the removed-API guard: "checking" until the
     /// count arrives.
     fn as_shown(&self, guard: Guard) -> Guard {
         match guard.id {
-            GuardId::RemovedApis if self.removed_apis.is_none() => Guard {
+            GuardId::RemovedApis | GuardId::RemovedFlags if self.removed_apis.is_none() => Guard {
                 verdict: Verdict::Warn,
                 reason: CHECKING.to_string(),
                 needs_ack: None,
@@ -131,6 +135,7 @@ impl PlanKind for Kubernetes {
             // On by default, as talosctl upgrade-k8s --pre-pull-images.
             pre_pull: true,
             removed_apis: None,
+            removed_flags: None,
             counted_for: None,
         }
     }
@@ -148,6 +153,7 @@ impl PlanKind for Kubernetes {
             .map_err(|e| e.to_string());
         if settings.counted_for != plan.as_ref().ok().map(count_key) {
             settings.removed_apis = None;
+            settings.removed_flags = None;
             settings.counted_for = None;
         }
         if let Ok(plan) = &mut plan
@@ -180,10 +186,13 @@ impl PlanKind for Kubernetes {
         let roles = roles_of(status);
         let checking = Err(String::new());
         let removed = screen.removed_apis.as_ref().unwrap_or(&checking);
+        let checking_flags = Err(String::new());
+        let flags = screen.removed_flags.as_ref().unwrap_or(&checking_flags);
         let input = KubeGuardInput {
             roles: &roles,
             other_rollout: other,
             removed_apis: removed,
+            removed_flags: flags,
             acks: &screen.acks,
         };
         kubernetes_plan_guards(plan, status, input)

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod command;
 pub mod health;
+pub mod help;
 pub mod keymap;
 mod keymap_panes;
 mod keymap_provision;
@@ -15,6 +16,7 @@ pub mod prepared;
 pub mod provision;
 pub mod rollout;
 pub mod rows;
+pub mod scroll;
 pub mod state;
 pub mod tables;
 #[cfg(test)]

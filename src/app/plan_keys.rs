@@ -15,13 +15,16 @@ pub(super) fn other_focus(focus: PlanFocus) -> PlanFocus {
     }
 }
 
-/// Where a move key takes the selection at `i` of a list of `len`; none in an empty list.
-pub(super) fn moved(len: usize, i: usize, action: &Action) -> Option<usize> {
+/// Where a move key takes the selection at `i` of a list of `len` (PgUp/PgDn
+/// by `page`); none in an empty list.
+pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Option<usize> {
     let last = len.checked_sub(1)?;
     Some(match action {
         Action::MoveDown => (i + 1).min(last),
         Action::MoveUp => i.saturating_sub(1),
         Action::MoveFirst => 0,
+        Action::PageDown => (i + page.max(1)).min(last),
+        Action::PageUp => i.saturating_sub(page.max(1)),
         _ => last,
     })
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::guards::{Guard, GuardId, Verdict};
+use crate::opennebula::auth::OneEnvironment;
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
 use super::plan_screen::{guards_refusal, missing_ack};
@@ -402,6 +403,8 @@ impl ProvisionView {
 pub struct ProvisionState {
     /// taloscope's config (providers, per-cluster sources and machine configs).
     pub config: Arc<Config>,
+    /// OpenNebula's environment (ONE_AUTH, ONE_XMLRPC…), as commands/ captured it.
+    pub one_env: Arc<OneEnvironment>,
     /// The merged kubeconfig the join checks are built from.
     pub kubeconfig: Option<kube::config::Kubeconfig>,
     pub wizard: Option<Wizard>,

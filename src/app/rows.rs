@@ -14,53 +14,53 @@ use crate::talos::MachineStage;
 pub const FLEET_COLUMNS: &[Column] = &[
     col("NAME", Width::Fill(2)),
     wide("CONTEXTS", Width::Fill(2)),
-    col("REACH", Width::Fixed(5)),
-    col("NODES", Width::Fixed(5)).wider(Width::Fixed(9)),
-    col("ETCD", Width::Fixed(10)),
-    col("TALOS", Width::Fixed(7)).wider(Width::Fixed(16)),
-    col("K8S", Width::Fixed(7)),
-    col("WARN", Width::Fixed(4)),
+    col("REACH", Width::Content),
+    col("NODES", Width::Content),
+    col("ETCD", Width::Content),
+    col("TALOS", Width::Content),
+    col("K8S", Width::Content),
+    col("WARN", Width::Content).worst_first(),
     col("ISSUE", Width::Fill(3)),
-    wide("UPDATED", Width::Fixed(9)),
+    wide("UPDATED", Width::Content),
 ];
 
+/// The fleet's order until the operator sorts: problems first (WARN).
+pub const FLEET_DEFAULT_SORT: usize = 7;
+
 pub const NODE_COLUMNS: &[Column] = &[
-    // Wide, NAME shares evenly with ISSUE: SOURCE's cells come out of ISSUE, so a 120-column
-    // console still shows a provisioned `healthy-worker-1` whole.
-    col("NAME", Width::Fill(2)).wider(Width::Fill(3)),
-    col("ROLE", Width::Fixed(6)),
-    col("ADDRESS", Width::Fixed(10)).wider(Width::Fixed(15)),
-    // Wide only: at 80 columns its 12 cells would come out of NAME and ISSUE; the node
-    // detail says it at every size.
-    wide("SOURCE", Width::Fixed(11)),
-    wide("STAGE", Width::Fixed(8)),
-    col("READY", Width::Fixed(8)),
-    col("TALOS", Width::Fixed(7)),
-    col("KUBELET", Width::Fixed(7)),
-    wide("CORDON", Width::Fixed(6)),
+    col("NAME", Width::Fill(2)),
+    col("ROLE", Width::Content),
+    col("ADDRESS", Width::Content),
+    // Wide only: the node detail says it at every size.
+    wide("SOURCE", Width::Content),
+    wide("STAGE", Width::Content),
+    col("READY", Width::Content),
+    col("TALOS", Width::Content),
+    col("KUBELET", Width::Content),
+    wide("CORDON", Width::Content),
     col("ISSUE", Width::Fill(3)),
 ];
 
 pub const ETCD_COLUMNS: &[Column] = &[
     col("HOSTNAME", Width::Fill(2)),
-    col("ID", Width::Fixed(16)),
-    col("ROLE", Width::Fixed(8)),
-    col("HEALTH", Width::Fixed(6)),
-    col("DB SIZE", Width::Fixed(8)),
-    col("IN USE", Width::Fixed(8)),
-    col("TERM", Width::Fixed(4)),
-    col("INDEX", Width::Fixed(6)),
+    col("ID", Width::Content),
+    col("ROLE", Width::Content),
+    col("HEALTH", Width::Content),
+    col("DB SIZE", Width::Content),
+    col("IN USE", Width::Content),
+    col("TERM", Width::Content),
+    col("INDEX", Width::Content),
     wide("ERRORS", Width::Fill(3)),
 ];
 
 pub const VERSION_COLUMNS: &[Column] = &[
     col("NODE", Width::Fill(2)),
-    col("ROLE", Width::Fixed(6)),
-    col("TALOS", Width::Fixed(8)),
-    col("KUBELET", Width::Fixed(8)),
-    col("APISERVER", Width::Fixed(9)),
-    col("CTRL-MGR", Width::Fixed(8)),
-    col("SCHEDULER", Width::Fixed(9)),
+    col("ROLE", Width::Content),
+    col("TALOS", Width::Content),
+    col("KUBELET", Width::Content),
+    col("APISERVER", Width::Content),
+    col("CTRL-MGR", Width::Content),
+    col("SCHEDULER", Width::Content),
 ];
 
 /// "talos-ctx / kube-ctx", with `-` for a side the cluster lacks.
@@ -225,6 +225,8 @@ pub fn etcd_rows(state: &AppState) -> Vec<TableRow> {
     let Some(live) = state.current_live() else {
         return Vec::new();
     };
+    // The alarm's kind is on the pane's alarms line.
+    let alarmed = |id: &str| live.status.etcd.alarms.iter().any(|a| a.member_id == id);
     live.status
         .etcd
         .members
@@ -242,7 +244,9 @@ pub fn etcd_rows(state: &AppState) -> Vec<TableRow> {
                         (false, true) => TableCell::new("learner", Tone::Warn),
                         (false, false) => TableCell::plain("voter"),
                     },
-                    if m.healthy {
+                    if alarmed(&m.id) {
+                        TableCell::new("ALARM", Tone::Error)
+                    } else if m.healthy {
                         TableCell::new("ok", Tone::Ok)
                     } else {
                         TableCell::new("DOWN", Tone::Error)

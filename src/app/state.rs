@@ -92,12 +92,27 @@ pub struct TableView {
     pub filter: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
     pub fleet: TableView,
     pub nodes: TableView,
     pub etcd: TableView,
     pub versions: TableView,
+}
+
+impl Default for Tables {
+    /// The fleet starts problems first; the cluster panes by name.
+    fn default() -> Tables {
+        Tables {
+            fleet: TableView {
+                sort: super::rows::FLEET_DEFAULT_SORT,
+                ..TableView::default()
+            },
+            nodes: TableView::default(),
+            etcd: TableView::default(),
+            versions: TableView::default(),
+        }
+    }
 }
 
 impl Tables {
@@ -119,6 +134,11 @@ impl Tables {
         }
     }
 }
+
+/// The smallest terminal the console lays out for; below it the too-small
+/// screen shows and only quitting works.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
 
 /// Reports held while paused; beyond this the oldest are dropped (the model
 /// keeps the latest of everything, so little is lost).
@@ -156,6 +176,10 @@ pub enum Overlay {
     Errors {
         scroll: u16,
     },
+    /// `:messages`: every message shown so far, newest first.
+    Messages {
+        scroll: u16,
+    },
     Confirm(ConfirmState),
     /// `?` on the plan: what a guard or step does and why.
     Explain {
@@ -178,6 +202,9 @@ pub enum Level {
     Warn,
     Error,
 }
+
+/// Messages the log keeps for `:messages`; older ones are dropped.
+pub const MAX_MESSAGES: usize = 100;
 
 /// One line for the operator, shown until the next one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,7 +256,7 @@ pub struct AppState {
     /// The time of the latest report: ages of stale data are measured to it,
     /// so they move only when reports arrive, never with a clock.
     pub now: Option<Instant>,
-    /// `p`: reports are held, not applied, until resumed.
+    /// `Space`: reports are held, not applied, until resumed.
     pub paused: bool,
     pub held: VecDeque<FleetEvent>,
     pub tables: Tables,
@@ -246,11 +273,23 @@ pub struct AppState {
     pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
-    /// This console's `user@host` (set by the event loop): a rollout Lease
-    /// it holds itself is not another console's.
+    /// This console's run holder, `user@host/pid-start` (set by the event
+    /// loop): a rollout Lease it holds itself is not another run's.
     pub identity: String,
     /// The provision wizard and the VMs provisioned here.
     pub provision: super::provision::ProvisionState,
+    /// The operator's place in node detail's recent events (newest first).
+    pub node_events: super::scroll::Scroll,
+    /// Every message shown, oldest first (bounded): the message line may
+    /// shorten one, `:messages` shows it whole.
+    pub messages: VecDeque<Message>,
+    /// How event and progress times are shown (the console uses the
+    /// system's zone; UTC by default, so tests do not depend on the machine).
+    pub zone: crate::clock::Zone,
+    /// Quit was asked while work runs here: the question shown (y/N).
+    pub quit_question: Option<String>,
+    /// The demo's fleet runs in this process and stops when it quits.
+    pub demo_fleet: bool,
 }
 
 impl AppState {
@@ -283,7 +322,17 @@ impl AppState {
                 kubeconfig: discovery.kubeconfig,
                 ..Default::default()
             },
+            node_events: Default::default(),
+            messages: VecDeque::new(),
+            zone: crate::clock::Zone::Utc,
+            quit_question: None,
+            demo_fleet: false,
         }
+    }
+
+    /// Whether the terminal is below [`MIN_WIDTH`] x [`MIN_HEIGHT`].
+    pub fn too_small(&self) -> bool {
+        self.size.0 < MIN_WIDTH || self.size.1 < MIN_HEIGHT
     }
 
     /// The cluster the cluster view and node detail show.
@@ -353,6 +402,17 @@ impl AppState {
     }
 
     /// Keeps the selection inside the visible list after it changed.
+    /// Keeps the message on the line in the log, when it is a new one.
+    pub fn log_message(&mut self, before: Option<&Message>) {
+        let Some(message) = self.message.as_ref().filter(|m| Some(*m) != before) else {
+            return;
+        };
+        if self.messages.len() >= MAX_MESSAGES {
+            self.messages.pop_front();
+        }
+        self.messages.push_back(message.clone());
+    }
+
     pub fn clamp_selection(&mut self) {
         let n = self.visible_clusters().len();
         self.selected = self.selected.min(n.saturating_sub(1));

@@ -58,52 +58,102 @@ pub struct TableRow {
     pub cells: Vec<TableCell>,
 }
 
-/// How a column takes its width: a fixed number of cells, or a share of
-/// what is left.
+/// How a column takes its width. Both start from the column's content (its
+/// widest cell, its title with the sort arrow); views lay them out with
+/// `views::table::column_widths`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Width {
-    Fixed(u16),
+    /// Always as wide as its content, never cut: versions, ids, addresses,
+    /// states, guard names.
+    Content,
+    /// As wide as its content when there is room, else a share (by this
+    /// weight) of what the `Content` columns leave, cut with an ellipsis:
+    /// names, issues, reasons.
     Fill(u16),
+}
+
+/// How a column sorts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// By the cell's text, numbers as numbers.
+    Text,
+    /// The rows with the worst tone first (errors, then warnings), then by
+    /// the cell's number, highest first: problems first, as on-call wants.
+    WorstFirst,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Column {
     pub title: &'static str,
     pub width: Width,
-    /// Its width when the table is wide.
-    pub wide_width: Width,
     /// Shown on a narrow table too; other columns only when there is room
     /// (what they say is repeated elsewhere on the screen).
     pub narrow: bool,
+    pub order: Order,
 }
 
 pub const fn col(title: &'static str, width: Width) -> Column {
     Column {
         title,
         width,
-        wide_width: width,
         narrow: true,
+        order: Order::Text,
     }
 }
 
 /// A column shown only when the table is wide.
 pub const fn wide(title: &'static str, width: Width) -> Column {
     Column {
-        title,
-        width,
-        wide_width: width,
         narrow: false,
+        ..col(title, width)
     }
 }
 
 impl Column {
-    /// The same column, taking `width` when the table is wide.
-    pub const fn wider(self, width: Width) -> Column {
+    /// The same column, sorting problems first.
+    pub const fn worst_first(self) -> Column {
         Column {
-            wide_width: width,
+            order: Order::WorstFirst,
             ..self
         }
     }
+}
+
+/// From this width (of the rows, inside the pane's border and padding) a
+/// table shows all its columns.
+pub const WIDE_TABLE: u16 = 90;
+
+/// From this terminal width the cluster view shows its three panes at once:
+/// nodes across the top, etcd and versions side by side below.
+pub const SIDE_BY_SIDE: u16 = 160;
+
+/// The columns of `columns` a table `width` cells wide shows, by index.
+pub fn shown_columns(columns: &[Column], width: u16) -> Vec<usize> {
+    let wide = width >= WIDE_TABLE;
+    (0..columns.len())
+        .filter(|i| wide || columns[*i].narrow)
+        .collect()
+}
+
+/// How wide the rows of table `kind` are on a terminal `size` wide: the
+/// pane minus its border and padding (4 cells); etcd and versions get half
+/// the width when the cluster view shows its panes side by side.
+pub fn table_width(size: (u16, u16), kind: TableKind) -> u16 {
+    let halved = matches!(kind, TableKind::Etcd | TableKind::Versions) && size.0 >= SIDE_BY_SIDE;
+    let pane = if halved { size.0 / 2 } else { size.0 };
+    pane.saturating_sub(4)
+}
+
+/// The column after `current` that a table `width` cells wide shows (`s`
+/// cycles through what is on screen only).
+pub fn next_shown_column(columns: &[Column], width: u16, current: usize) -> usize {
+    let shown = shown_columns(columns, width);
+    shown
+        .iter()
+        .copied()
+        .find(|i| *i > current)
+        .or_else(|| shown.first().copied())
+        .unwrap_or(0)
 }
 
 /// A table ready to draw: every row that passes the filter, in sort order.
@@ -163,8 +213,14 @@ pub fn shape(
         })
         .collect();
     let sort = view.sort.min(columns.len().saturating_sub(1));
+    let order = columns.get(sort).map_or(Order::Text, |c| c.order);
     rows.sort_by(|a, b| {
         let by_column = match (a.cells.get(sort), b.cells.get(sort)) {
+            (Some(x), Some(y)) if order == Order::WorstFirst => severity(b)
+                .cmp(&severity(a))
+                // Unknown still last; known numbers highest first.
+                .then_with(|| x.text.is_empty().cmp(&y.text.is_empty()))
+                .then_with(|| natural_cmp(&y.text, &x.text)),
             (Some(x), Some(y)) => natural_cmp(&x.text, &y.text),
             _ => Ordering::Equal,
         };
@@ -179,49 +235,20 @@ pub fn shape(
     }
 }
 
-/// Compares text with runs of digits as numbers, so `w-2` < `w-10` and
-/// `9.5 MiB` < `10.0 MiB`; empty (unknown) sorts last.
-fn trim_zeros(s: &[u8]) -> &[u8] {
-    let zeros = s.iter().take_while(|c| **c == b'0').count();
-    &s[zeros..]
+/// How bad a row looks: its worst cell's tone (2 error, 1 warning, 0 else).
+fn severity(row: &TableRow) -> u8 {
+    row.cells
+        .iter()
+        .map(|c| match c.tone {
+            Tone::Error => 2,
+            Tone::Warn => 1,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
-    match (a.is_empty(), b.is_empty()) {
-        (true, false) => return Ordering::Greater,
-        (false, true) => return Ordering::Less,
-        _ => {}
-    }
-    // Bytes, not chars: UTF-8 byte order is code point order, and no
-    // allocation happens in a sort of thousands of rows.
-    let (x, y) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    let digits = |s: &[u8], mut k: usize| {
-        while k < s.len() && s[k].is_ascii_digit() {
-            k += 1;
-        }
-        k
-    };
-    while i < x.len() && j < y.len() {
-        let order = if x[i].is_ascii_digit() && y[j].is_ascii_digit() {
-            let (ei, ej) = (digits(x, i), digits(y, j));
-            let (m, n) = (trim_zeros(&x[i..ei]), trim_zeros(&y[j..ej]));
-            (i, j) = (ei, ej);
-            m.len().cmp(&n.len()).then_with(|| m.cmp(n))
-        } else {
-            let order = x[i]
-                .to_ascii_lowercase()
-                .cmp(&y[j].to_ascii_lowercase())
-                .then(x[i].cmp(&y[j]));
-            (i, j) = (i + 1, j + 1);
-            order
-        };
-        if order != Ordering::Equal {
-            return order;
-        }
-    }
-    (x.len() - i).cmp(&(y.len() - j))
-}
+pub use crate::natural::natural_cmp;
 
 #[cfg(test)]
 mod tests {
@@ -234,14 +261,7 @@ mod tests {
         }
     }
 
-    const COLS: &[Column] = &[col("A", Width::Fill(1)), col("B", Width::Fixed(4))];
-
-    #[test]
-    fn sorts_numbers_as_numbers_and_unknown_last() {
-        assert_eq!(natural_cmp("w-2", "w-10"), Ordering::Less);
-        assert_eq!(natural_cmp("9.5 MiB", "10.0 MiB"), Ordering::Less);
-        assert_eq!(natural_cmp("", "a"), Ordering::Greater);
-    }
+    const COLS: &[Column] = &[col("A", Width::Fill(1)), col("B", Width::Content)];
 
     #[test]
     fn filter_is_case_insensitive_over_cells_and_sort_reverses() {
@@ -261,5 +281,30 @@ mod tests {
         assert_eq!(keys, vec!["3", "1"]);
         assert_eq!(t.total, 3);
         assert_eq!(t.selected_index(&view), 1);
+    }
+
+    #[test]
+    fn worst_first_puts_errors_then_warnings_then_the_most_warnings_first() {
+        const WORST: &[Column] = &[
+            col("NAME", Width::Fill(1)),
+            col("WARN", Width::Content).worst_first(),
+        ];
+        let tone = |key: &str, count: &str, tone: Tone| TableRow {
+            key: key.into(),
+            cells: vec![TableCell::plain(key), TableCell::new(count, tone)],
+        };
+        let rows = vec![
+            tone("a-ok", "0", Tone::Muted),
+            tone("b-warn", "1", Tone::Warn),
+            tone("c-warn", "3", Tone::Warn),
+            tone("d-down", "2", Tone::Error),
+        ];
+        let view = TableView {
+            sort: 1,
+            ..TableView::default()
+        };
+        let t = shape(TableKind::Fleet, WORST, rows, &view);
+        let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, vec!["d-down", "c-warn", "b-warn", "a-ok"]);
     }
 }

@@ -22,6 +22,13 @@ pub struct Outcome {
 
 /// Folds one action in; see [`Outcome`].
 pub fn apply(state: &mut AppState, action: Action) -> Outcome {
+    let before = state.message.clone();
+    let outcome = apply_action(state, action);
+    state.log_message(before.as_ref());
+    outcome
+}
+
+fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
         let cluster = event.cluster().to_string();
         let mut redraw = panes::on_fleet_event(state, event);
@@ -59,7 +66,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 
 /// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
 /// table chrome.
-fn page(state: &AppState) -> usize {
+pub(super) fn page(state: &AppState) -> usize {
     usize::from(state.size.1.saturating_sub(8)).max(1)
 }
 
@@ -70,7 +77,8 @@ pub fn update(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
-        Action::Quit => return vec![Effect::Quit],
+        Action::Quit => return quit(state),
+        Action::ConfirmQuit if state.quit_question.is_some() => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
         Action::Notify(message) => state.message = Some(message),
         Action::Event(event) => on_event(state, event),
@@ -91,6 +99,12 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 pending,
                 typed: String::new(),
             }));
+        }
+        other if state.quit_question.is_some() => {
+            if matches!(other, Action::Back) {
+                state.quit_question = None;
+                state.message = Some(Message::info("not quitting"));
+            }
         }
         other => {
             return match state.overlay.take() {
@@ -126,6 +140,27 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             };
         }
     }
+    Vec::new()
+}
+
+/// Quits, unless a rollout or provision runs here: then asks first (y/N),
+/// saying what becomes of it.
+fn quit(state: &mut AppState) -> Vec<Effect> {
+    let rollout = state.rollouts.values().any(|r| r.running);
+    let what = match (rollout, state.provision.any_running()) {
+        (false, false) => return vec![Effect::Quit],
+        (true, _) => "a rollout",
+        (false, true) => "a provision",
+    };
+    let question = if state.demo_fleet {
+        format!("{what} is running and the demo fleet stops with taloscope; quit? y/N")
+    } else if rollout {
+        format!("{what} is running; the journal resumes it next time; quit? y/N")
+    } else {
+        format!("{what} is running; VMs still joining are followed next time; quit? y/N")
+    };
+    state.message = Some(Message::warn(question.clone()));
+    state.quit_question = Some(question);
     Vec::new()
 }
 
@@ -252,16 +287,16 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
     match overlay {
         Overlay::Help { scroll } | Overlay::Errors { scroll } => {
             let is_help = matches!(overlay, Overlay::Help { .. });
-            // Two lines per error; help is as long as the keymap makes it.
-            let length = if is_help {
-                keymap::help_line_count()
+            // Two lines per error; help as long as it is laid out at this size.
+            let max = if is_help {
+                super::help::max_scroll(keymap::screen_context(state), state.size)
             } else {
-                state.errors.len().saturating_mul(2)
+                state.errors.len().saturating_mul(2).saturating_sub(1)
             };
-            let max = u16::try_from(length).unwrap_or(u16::MAX);
+            let max = u16::try_from(max).unwrap_or(u16::MAX);
             let scroll = match action {
                 Action::Back => return Vec::new(),
-                Action::MoveDown => scroll.saturating_add(1).min(max.saturating_sub(1)),
+                Action::MoveDown => scroll.saturating_add(1).min(max),
                 Action::MoveUp => scroll.saturating_sub(1),
                 _ => scroll,
             };
@@ -270,6 +305,18 @@ fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Eff
             } else {
                 Overlay::Errors { scroll }
             });
+            Vec::new()
+        }
+        Overlay::Messages { scroll } => {
+            // Up to three lines a message on the narrowest screen.
+            let max = u16::try_from(state.messages.len() * 3).unwrap_or(u16::MAX);
+            let scroll = match action {
+                Action::Back | Action::Explain | Action::Submit => return Vec::new(),
+                Action::MoveDown => scroll.saturating_add(1).min(max),
+                Action::MoveUp => scroll.saturating_sub(1),
+                _ => scroll,
+            };
+            state.overlay = Some(Overlay::Messages { scroll });
             Vec::new()
         }
         Overlay::Explain {
@@ -388,13 +435,17 @@ fn set_filter(state: &mut AppState, text: String) {
 fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
     match command::parse(text) {
         Ok(None) => Vec::new(),
-        Ok(Some(Command::Quit)) => vec![Effect::Quit],
+        Ok(Some(Command::Quit)) => quit(state),
         Ok(Some(Command::Help)) => {
             state.overlay = Some(Overlay::Help { scroll: 0 });
             Vec::new()
         }
         Ok(Some(Command::Errors)) => {
             state.overlay = Some(Overlay::Errors { scroll: 0 });
+            Vec::new()
+        }
+        Ok(Some(Command::Messages)) => {
+            state.overlay = Some(Overlay::Messages { scroll: 0 });
             Vec::new()
         }
         Ok(Some(Command::Reload)) => {

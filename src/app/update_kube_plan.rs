@@ -35,7 +35,12 @@ pub fn on_removed_apis(state: &mut AppState, counted: RemovedApisCounted) {
     else {
         return;
     };
-    screen.counted(&counted.from, &counted.target, counted.result);
+    screen.counted(
+        &counted.from,
+        &counted.target,
+        counted.result,
+        counted.flags,
+    );
     on_status_change::<Kubernetes>(state, &counted.cluster);
 }
 

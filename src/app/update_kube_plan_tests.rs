@@ -79,6 +79,7 @@ fn counted(plan: &KubernetesUpgradePlan, counts: Vec<RemovedApiCount>) -> Action
         from: plan.from.to_string(),
         target: plan.target.to_string(),
         result: Ok(counts),
+        flags: Ok(Vec::new()),
     })))
 }
 
@@ -279,4 +280,16 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
         matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),
         "{effects:?}"
     );
+}
+
+#[test]
+fn big_u_on_the_fleet_plans_the_selected_clusters_kubernetes_upgrade() {
+    let mut state = state_with(on_112());
+    state.current = None;
+    state.screen = Screen::Fleet;
+    let big_u = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
+    let action = keymap::action_for(&state, &big_u).expect("U is bound on the fleet");
+    update(&mut state, action);
+    assert_eq!(state.screen, Screen::KubernetesPlan, "{:?}", state.message);
+    assert_eq!(state.current.as_deref(), Some(on_112().name.as_str()));
 }

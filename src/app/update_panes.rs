@@ -147,6 +147,16 @@ fn move_selection(state: &mut AppState, kind: TableKind, action: &Action) {
     state.tables.get_mut(kind).selected = Some(data.rows[to].key.clone());
 }
 
+/// The move keys on node detail scroll its recent events (newest first, so
+/// it follows the top line).
+fn scroll_node_events(state: &mut AppState, action: &Action) {
+    let len = detail_node_key(state)
+        .and_then(|node| state.current_live()?.events.get(&node).map(|e| e.len()))
+        .unwrap_or(0);
+    let page = page(state);
+    state.node_events.apply(action, len, 0, page);
+}
+
 /// Shows the cluster in use (after Enter or `:ctx`) on its nodes pane,
 /// with fresh selections.
 pub fn open_cluster(state: &mut AppState) {
@@ -181,7 +191,7 @@ fn toggle_pause(state: &mut AppState) {
     if !state.paused {
         state.paused = true;
         state.message = Some(Message::info(
-            "paused: reports are held; p applies them and goes on",
+            "paused: reports are held; Space applies them and goes on",
         ));
         return;
     }
@@ -217,13 +227,14 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         | Action::MoveFirst
         | Action::MoveLast
         | Action::PageDown
-        | Action::PageUp => {
-            if let Some(kind) = table {
-                move_selection(state, kind, &action);
-            }
-        }
+        | Action::PageUp => match table {
+            Some(kind) => move_selection(state, kind, &action),
+            None if state.screen == Screen::NodeDetail => scroll_node_events(state, &action),
+            None => {}
+        },
         Action::PreviousNode | Action::NextNode if state.screen == Screen::NodeDetail => {
             move_selection(state, TableKind::Nodes, &action);
+            state.node_events = Default::default();
         }
         Action::OpenSelected | Action::UseSelected => match state.screen {
             Screen::Fleet => {
@@ -236,8 +247,12 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             Screen::Cluster(Pane::Nodes) => {
                 if let Some(node) = detail_node_key(state) {
                     state.tables.nodes.selected = Some(node);
+                    state.node_events = Default::default();
                     state.screen = Screen::NodeDetail;
                 }
+            }
+            Screen::Cluster(_) => {
+                state.message = Some(Message::info("Enter opens a node from the nodes pane (1)"));
             }
             _ => {}
         },
@@ -249,10 +264,11 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::SortNext | Action::SortReverse => {
             if let Some(kind) = table {
-                let columns = tables::table(state, kind).columns.len().max(1);
+                let columns = tables::table(state, kind).columns;
+                let width = tables::table_width(state.size, kind);
                 let view = state.tables.get_mut(kind);
                 if matches!(action, Action::SortNext) {
-                    view.sort = (view.sort + 1) % columns;
+                    view.sort = tables::next_shown_column(columns, width, view.sort);
                     view.reverse = false;
                 } else {
                     view.reverse = !view.reverse;

@@ -89,10 +89,11 @@ fn selection_keeps_to_its_row_when_a_refresh_reorders() {
     open_alpha(&mut s);
     update(&mut s, report("alpha", node("a", "127.10.0.1", None), t0));
     update(&mut s, report("alpha", node("b", "127.10.0.2", None), t0));
-    // Sort by READY (column 4), select "b".
-    for _ in 0..4 {
+    // Sort by READY (column 5; SOURCE and STAGE are not shown at 80), select "b".
+    for _ in 0..3 {
         update(&mut s, Action::SortNext);
     }
+    assert_eq!(s.tables.nodes.sort, 5);
     update(&mut s, Action::MoveDown);
     assert_eq!(s.tables.nodes.selected.as_deref(), Some("127.10.0.2"));
     // "a" goes DOWN and sorts after "b" now; the selection stays on "b".
@@ -103,6 +104,23 @@ fn selection_keeps_to_its_row_when_a_refresh_reorders() {
     let data = tables::table(&s, TableKind::Nodes);
     assert_eq!(data.rows[0].key, "127.10.0.1");
     assert_eq!(data.selected_key(&s.tables.nodes), Some("127.10.0.2"));
+}
+
+#[test]
+fn sort_cycles_through_the_columns_on_screen_only() {
+    let mut s = state();
+    let cycle = |s: &mut AppState| {
+        let mut seen = Vec::new();
+        for _ in 0..super::super::rows::FLEET_COLUMNS.len() {
+            update(s, Action::SortNext);
+            seen.push(s.tables.fleet.sort);
+        }
+        seen
+    };
+    // 80 columns: CONTEXTS (1) and UPDATED (9) are not shown.
+    assert_eq!(cycle(&mut s), vec![8, 0, 2, 3, 4, 5, 6, 7, 8, 0]);
+    update(&mut s, Action::Resize(200, 50));
+    assert_eq!(cycle(&mut s), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 0]);
 }
 
 #[test]

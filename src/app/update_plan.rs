@@ -81,14 +81,18 @@ pub fn evaluate<K: PlanKind>(state: &mut AppState) {
 
 /// Keys on a plan screen.
 pub fn on_plan<K: PlanKind>(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let page = super::update::page(state);
     let Some(plan) = K::slot_mut(state).as_mut() else {
         state.screen = Screen::Cluster(K::BACK);
         return Vec::new();
     };
     match action {
-        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
-            move_selection(plan, &action)
-        }
+        Action::MoveUp
+        | Action::MoveDown
+        | Action::MoveFirst
+        | Action::MoveLast
+        | Action::PageUp
+        | Action::PageDown => move_selection(plan, &action, page),
         Action::NextPane => plan.focus = other_focus(plan.focus),
         Action::NextTarget | Action::PreviousTarget => {
             if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
@@ -114,12 +118,12 @@ pub fn on_plan<K: PlanKind>(state: &mut AppState, action: Action) -> Vec<Effect>
     Vec::new()
 }
 
-fn move_selection<K: PlanKind>(plan: &mut RolloutPlanScreen<K>, action: &Action) {
+fn move_selection<K: PlanKind>(plan: &mut RolloutPlanScreen<K>, action: &Action, page: usize) {
     let (len, i) = match plan.focus {
         PlanFocus::Nodes => (plan.steps_len(), plan.step_index()),
         PlanFocus::Guards => (plan.guards.len(), plan.guard_index()),
     };
-    let Some(to) = moved(len, i, action) else {
+    let Some(to) = moved(len, i, action, page) else {
         return;
     };
     match plan.focus {
@@ -206,7 +210,10 @@ pub fn start_approved<K: PlanKind>(
     let acks = screen.acks.clone();
     let mut view = RolloutView::new(placeholder::<K>(&plan));
     view.running = true;
-    view.push_log(format!("starting the {} of {cluster} to {target}", K::WHAT));
+    let starting = format!("starting the {} of {cluster} to {target}", K::WHAT);
+    // Says what happens now, in place of the plan's "acknowledged; s starts".
+    state.message = Some(Message::info(starting.clone()));
+    view.push_log(starting);
     state.rollouts.insert(cluster.clone(), view);
     *K::slot_mut(state) = None;
     state.current = Some(cluster);

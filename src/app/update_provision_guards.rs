@@ -64,7 +64,7 @@ pub fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
                 .selected
                 .and_then(|id| g.shown.iter().position(|s| s.id == id))
                 .unwrap_or(0);
-            if let Some(to) = moved(g.shown.len(), i, action) {
+            if let Some(to) = moved(g.shown.len(), i, action, 1) {
                 g.selected = g.shown.get(to).map(|s| s.id);
             }
         }

@@ -209,9 +209,10 @@ fn p_on_a_cluster_opens_the_wizard_with_the_clusters_provider_first() {
     let p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE);
     let action = keymap::action_for(&s, &p).unwrap();
     assert!(matches!(action, Action::Provision(ProvisionKey::Open)));
-    let big_p = KeyEvent::new(KeyCode::Char('P'), KeyModifiers::SHIFT);
+    // p provisions and Space pauses, on every screen that has them.
+    let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
     assert!(matches!(
-        keymap::action_for(&s, &big_p),
+        keymap::action_for(&s, &space),
         Some(Action::TogglePause)
     ));
     let effects = update(&mut s, action);
@@ -504,6 +505,7 @@ fn a_journal_at_startup_shows_its_vms_and_says_when_they_are_followed() {
     let mut s = state();
     let entry = |id, stage| JournalEntry {
         provider: "lab-one".into(),
+        endpoint: "http://127.0.0.1:2633/RPC2".into(),
         role: "worker".into(),
         started: "2026-01-01T00:00:00Z".into(),
         progress: vm(id, &format!("lab-worker-{id}"), "BOOT", stage),

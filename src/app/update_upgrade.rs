@@ -12,7 +12,7 @@ use super::update_panes::open_cluster;
 use super::update_plan::{evaluate, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutSummary};
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary};
 use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::{Direction, RolloutInProgress, StepState, TalosOs};
 
@@ -68,7 +68,7 @@ pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> b
     let hint = if view.resumable {
         "r resumes it"
     } else {
-        "p pauses, A aborts"
+        "Space pauses, A aborts"
     };
     state.message = Some(Message::info(format!(
         "a rollout of {cluster} has not ended: {hint}"
@@ -267,6 +267,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
 /// Keys on the progress pane.
 pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
     let cluster = state.current.clone().unwrap_or_default();
+    let page = super::update::page(state);
     let Some(view) = state.rollouts.get_mut(&cluster) else {
         if matches!(action, Action::Back) {
             state.screen = Screen::Cluster(Pane::Nodes);
@@ -280,6 +281,9 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
     }
+    if view.scroll(&action, page) {
+        return Vec::new();
+    }
     let control = |control| {
         vec![Effect::Control {
             cluster: cluster.clone(),
@@ -287,9 +291,13 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
         }]
     };
     match action {
-        Action::PauseRollout if view.running && !view.summary.paused => {
+        Action::PauseRollout if view.can_pause() => {
             view.pause_requested = true;
-            state.message = Some(Message::info("pausing after the current node"));
+            let after = view
+                .pausing_after()
+                .unwrap_or("the current node")
+                .to_string();
+            state.message = Some(Message::info(format!("pausing after {after}")));
             return control(RolloutControl::Pause);
         }
         Action::ResumeRollout if view.running && view.summary.paused => {
@@ -319,12 +327,7 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
             return control(RolloutControl::Abort);
         }
         Action::PauseRollout | Action::ResumeRollout | Action::AbortRollout => {
-            let why = if view.running {
-                "not now"
-            } else {
-                "this rollout is not running"
-            };
-            state.message = Some(Message::info(why));
+            state.message = Some(Message::warn(why_not(view, &action)));
         }
         Action::OpenUpgrade(target) if !view.unfinished() => open_upgrade(state, target),
         Action::OpenKubernetesUpgrade(target) if !view.unfinished() => {
@@ -338,11 +341,38 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
+/// Why pause, resume or abort does nothing to `view` now.
+fn why_not(view: &RolloutView, action: &Action) -> String {
+    if !view.running {
+        let word = match action {
+            Action::PauseRollout => "pause",
+            Action::ResumeRollout => "resume",
+            _ => "abort",
+        };
+        return format!("this rollout ended: nothing to {word} (u plans another)");
+    }
+    match action {
+        _ if view.abort_requested => "aborting already: no next node starts".to_string(),
+        Action::PauseRollout => match view.pausing_after() {
+            Some(node) => format!("pausing after {node} already; r resumes"),
+            None => "paused already; r resumes".to_string(),
+        },
+        Action::ResumeRollout => "not paused: Space pauses after the current node".to_string(),
+        _ => "aborting already".to_string(),
+    }
+}
+
 /// Folds a runner's event; returns whether the screen may show something new.
 pub fn on_rollout_event(state: &mut AppState, event: RolloutEvent) -> bool {
     let cluster = event.cluster().to_string();
     match state.rollouts.get_mut(&cluster) {
-        Some(view) => view.apply(event),
+        Some(view) => {
+            let ends = matches!(event, RolloutEvent::Finished { .. });
+            view.apply(event, state.zone, state.wall_clock);
+            if let Some(outcome) = view.summary.outcome.as_ref().filter(|_| ends) {
+                state.message = Some(ended_message(&cluster, outcome));
+            }
+        }
         None => {
             let RolloutEvent::Started(summary) = event else {
                 return false;
@@ -354,6 +384,20 @@ pub fn on_rollout_event(state: &mut AppState, event: RolloutEvent) -> bool {
     }
     on_status_change(state, &cluster);
     true
+}
+
+/// What the message line says when a rollout ends (whatever it said before,
+/// such as the plan's "acknowledged; s starts", is stale by then).
+fn ended_message(cluster: &str, outcome: &RolloutOutcome) -> Message {
+    let text = format!(
+        "rollout of {cluster} {}",
+        super::rollout::outcome_text(outcome)
+    );
+    match outcome {
+        RolloutOutcome::Completed => Message::info(text),
+        RolloutOutcome::Aborted => Message::warn(text),
+        RolloutOutcome::Halted(_) => Message::error(text),
+    }
 }
 
 /// A journal found at startup: shown, and resumable when it did not end.

@@ -161,6 +161,45 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
 }
 
 #[test]
+fn the_acknowledged_message_does_not_outlive_the_rollout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dispatcher(dir.path(), false);
+    let mut state = plan_of(fixtures::single_cp());
+    update(&mut state, Action::Acknowledge);
+    update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
+    update(&mut state, Action::Submit);
+    let said = |s: &AppState| s.message.as_ref().map(|m| m.text.clone());
+    assert_eq!(said(&state).as_deref(), Some("acknowledged; s starts"));
+    let action = gate(update(&mut state, Action::StartUpgrade));
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!("not read-only: expected a confirmation");
+    };
+    update(&mut state, Action::AskConfirmation(pending));
+    update(&mut state, Action::Paste("single".into()));
+    let effects = update(&mut state, Action::Submit);
+    let [Effect::Answer(pending, answer)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending.clone(), answer.clone()) else {
+        panic!("the typed name matched");
+    };
+    update(&mut state, Action::Approved(approved));
+    let starting = said(&state).unwrap_or_default();
+    assert!(starting.starts_with("starting the upgrade"), "{starting}");
+    let finished = RolloutEvent::Finished {
+        cluster: "single".into(),
+        outcome: crate::rollout::RolloutOutcome::Completed,
+    };
+    update(&mut state, Action::Event(AppEvent::Rollout(finished)));
+    assert_eq!(
+        said(&state).as_deref(),
+        Some("rollout of single completed: every node done or skipped")
+    );
+    let log: Vec<&str> = state.messages.iter().map(|m| m.text.as_str()).collect();
+    assert!(log.contains(&"acknowledged; s starts"), "{log:?}");
+}
+
+#[test]
 fn confirm_flow_starts_the_plan_on_screen() {
     let dir = tempfile::tempdir().unwrap();
     let d = dispatcher(dir.path(), false);
@@ -299,8 +338,8 @@ fn rollout_state() -> AppState {
 #[test]
 fn pause_resume_and_a_confirmed_abort_go_to_the_runner() {
     let mut state = rollout_state();
-    let p = KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE);
-    let action = keymap::action_for(&state, &p).unwrap();
+    let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &space).unwrap();
     let effects = update(&mut state, action);
     assert!(matches!(
         effects.as_slice(),
@@ -407,4 +446,110 @@ fn another_consoles_lease_fails_the_guard_but_our_own_does_not() {
     state.identity = "bob@jump2".into();
     update(&mut state, Action::OpenUpgrade(None));
     assert_eq!(plan(&state).start_refused(), None);
+}
+
+fn footer_labels(state: &AppState) -> Vec<&'static str> {
+    keymap::footer_hints(state)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect()
+}
+
+fn step_in(state: &mut AppState, phase: crate::rollout::StepPhase) {
+    let mut progress = crate::rollout::StepProgress::pending("cp-1", "upgrade");
+    progress.phase = phase;
+    update(
+        state,
+        Action::Event(AppEvent::Rollout(RolloutEvent::Step {
+            cluster: "healthy".into(),
+            index: 0,
+            progress,
+        })),
+    );
+}
+
+#[test]
+fn the_footer_offers_only_what_the_rollout_can_do_now() {
+    let mut state = rollout_state();
+    assert_eq!(
+        footer_labels(&state),
+        ["pause", "abort", "back", "help", "quit", "focus"]
+    );
+    step_in(&mut state, crate::rollout::StepPhase::Rebooting);
+    update(&mut state, Action::PauseRollout);
+    assert_eq!(state.message.as_ref().unwrap().text, "pausing after cp-1");
+    update(
+        &mut state,
+        Action::Event(AppEvent::Rollout(RolloutEvent::Paused {
+            cluster: "healthy".into(),
+        })),
+    );
+    // Paused, but cp-1 still reboots: the pane says "pausing after cp-1".
+    assert_eq!(state.rollouts["healthy"].pausing_after(), Some("cp-1"));
+    assert_eq!(
+        footer_labels(&state),
+        ["resume", "abort", "back", "help", "quit", "focus"]
+    );
+    step_in(&mut state, crate::rollout::StepPhase::Done);
+    assert_eq!(state.rollouts["healthy"].pausing_after(), None);
+    update(
+        &mut state,
+        Action::Event(AppEvent::Rollout(RolloutEvent::Finished {
+            cluster: "healthy".into(),
+            outcome: crate::rollout::RolloutOutcome::Aborted,
+        })),
+    );
+    assert_eq!(footer_labels(&state), ["back", "help", "quit", "focus"]);
+    // The key still says why, as a warning, not a green tick.
+    update(&mut state, Action::PauseRollout);
+    let m = state.message.as_ref().unwrap();
+    assert_eq!(m.level, crate::app::state::Level::Warn);
+    assert!(m.text.contains("ended: nothing to pause"), "{}", m.text);
+}
+
+#[test]
+fn quitting_while_a_rollout_runs_asks_first() {
+    let mut state = rollout_state();
+    let q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &q).unwrap();
+    assert!(update(&mut state, action).is_empty(), "no quit yet");
+    assert_eq!(keymap::context(&state), KeyContext::QuitQuestion);
+    assert_eq!(
+        state.message.as_ref().unwrap().text,
+        "a rollout is running; the journal resumes it next time; quit? y/N"
+    );
+    // n (and Esc, q, Ctrl-C) stay; the question closes.
+    let n = KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &n).unwrap();
+    assert!(update(&mut state, action).is_empty());
+    assert_eq!(keymap::context(&state), KeyContext::Rollout);
+    // Ctrl-C asks too, and y quits.
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let action = keymap::action_for(&state, &ctrl_c).unwrap();
+    assert!(update(&mut state, action).is_empty());
+    let y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &y).unwrap();
+    assert!(matches!(
+        update(&mut state, action).as_slice(),
+        [Effect::Quit]
+    ));
+    // In the demo, the question says the fleet stops with it.
+    let mut demo = rollout_state();
+    demo.demo_fleet = true;
+    update(&mut demo, Action::Quit);
+    let text = &demo.quit_question.as_ref().unwrap();
+    assert!(text.contains("demo fleet stops"), "{text}");
+    // Once it ended, q quits at once.
+    let mut ended = rollout_state();
+    update(
+        &mut ended,
+        Action::Event(AppEvent::Rollout(RolloutEvent::Finished {
+            cluster: "healthy".into(),
+            outcome: crate::rollout::RolloutOutcome::Completed,
+        })),
+    );
+    assert!(matches!(
+        update(&mut ended, Action::Quit).as_slice(),
+        [Effect::Quit]
+    ));
 }

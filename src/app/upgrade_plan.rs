@@ -286,8 +286,7 @@ pub fn explain_step(plan: &UpgradePlan, index: usize) -> String {
     } else if let Some(batch) = step.batch {
         parts.push(format!(
             "Workers go in batches of max-parallel ({}); this one is in batch {}.",
-            plan.options.max_parallel,
-            batch + 1
+            plan.options.max_parallel, batch
         ));
     }
     parts.push(api);

@@ -17,6 +17,7 @@ use crate::console::run::{self, Console, Exit, Reloader};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
+use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::tui::{Caps, Theme, terminal};
 use crate::views::Look;
@@ -140,6 +141,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             .0
             .config,
     );
+    state.provision.one_env = Arc::new(OneEnvironment::capture(&env));
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
         state.message = Some(Message::error(err.to_string()));
@@ -217,7 +219,7 @@ async fn run_in_terminal(
     pollers: SharedPollers,
     (clusters, kubeconfig): (Vec<Cluster>, Option<kube::config::Kubeconfig>),
 ) -> std::io::Result<Exit> {
-    let mut term = terminal::enter()?;
+    let mut term = terminal::enter(console.look.depth)?;
     inject_test_panic();
     let (tx, rx) = mpsc::channel(APP_EVENT_QUEUE);
     if let Ok(mut live) = pollers.lock() {
@@ -278,6 +280,7 @@ pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
     let current_talos = discovery.current_talos_context.clone();
     let current_kube = discovery.current_kube_context.clone();
     let mut state = AppState::new(discovery, global.readonly);
+    state.demo_fleet = global.demo_fleet;
     if let Some(name) = &global.context {
         let by_context = state
             .clusters

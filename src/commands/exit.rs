@@ -1,9 +1,12 @@
 //! How every headless command ends: one table of exit codes, one `Stop` that
-//! carries the code and the reason, and one way to ask the dispatcher, so a
-//! refusal reads and exits the same whatever the command.
+//! carries the code and the reason (also as JSON with `--output json`), and one
+//! way to ask the dispatcher, so a refusal reads and exits the same whatever
+//! the command.
+use std::io::Write;
 use std::process::ExitCode;
 
 use crate::approval::{Answer, ApprovedAction, Dispatcher, Gate, MutatingAction, Verdict};
+use crate::cli::OutputFormat;
 
 /// Refused (read-only, a guard blocks), or not done (a node did not answer,
 /// a VM did not join, a rollout did not finish).
@@ -30,6 +33,47 @@ pub(super) fn exit_code(result: Result<ExitCode, Stop>) -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// The exit code of a run as `output` says it: with `--output json` a stop is also one JSON
+/// line on stdout (`{"event":"stopped","data":{"exit_code":1,"message":"…"}}`), so a script
+/// reading stdout reads JSON also when there was nothing to do or the run was refused.
+pub(super) fn exit_code_as(result: Result<ExitCode, Stop>, output: OutputFormat) -> ExitCode {
+    if output == OutputFormat::Json
+        && let Err(Stop(code, message)) = &result
+        && !message.is_empty()
+    {
+        let stopped = serde_json::json!({"exit_code": code, "message": message});
+        print_line(&json_line("stopped", &stopped));
+    }
+    exit_code(result)
+}
+
+/// One event of a run as a JSON line: `{"event": kind, "data": value}`.
+pub(super) fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
+    serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))
+        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
+}
+
+/// One progress event as a JSON line, with its local time and UTC offset
+/// ("time": "2026-11-30T16:20:57+01:00").
+pub(super) fn json_line_at<T: serde::Serialize>(
+    kind: &str,
+    value: &T,
+    (zone, unix): (crate::clock::Zone, u64),
+) -> String {
+    let time = zone.timestamp(unix);
+    serde_json::to_string(&serde_json::json!({"event": kind, "time": time, "data": value}))
+        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
+}
+
+/// Writes `line` and a newline to stdout, flushed; a closed pipe (`| head`) is not an error.
+pub(super) fn print_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out
+        .write_all(line.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
 }
 
 /// Asks the dispatcher for `action`, answering its confirmation with

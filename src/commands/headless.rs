@@ -1,7 +1,7 @@
 //! The one body of `taloscope upgrade` and `taloscope upgrade-k8s`: pick the cluster named by
-//! `--context`, connect to it, refuse another rollout's journal, print the plan (`--plan`) or
-//! approve it through the dispatcher and run it (or resume the journal), one progress line per
-//! change, and record how the rollout ended. Each command supplies its plan, guards and report
+//! `--context`, connect to it, refuse another rollout's journal (or one whose run still lives),
+//! print the plan (`--plan`) or approve it through the dispatcher and run it (or resume the
+//! journal), one progress line per change, and record how the rollout ended. Each command supplies its plan, guards and report
 //! ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,12 +9,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::upgrade_output::outcome_line;
+use super::upgrade_output::{outcome_line, stamped};
 use crate::approval::{ApprovedAction, AuditLog, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat};
+use crate::clock::{Zone, unix_now};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
+use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
@@ -24,7 +26,8 @@ use crate::upgrade::{
 };
 use crate::versions::Version;
 
-pub(super) use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
+pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
+use super::exit::{exit_code_as, json_line, json_line_at, print_line};
 
 /// The flags every headless upgrade command takes.
 pub(super) struct CommandFlags<'a> {
@@ -36,6 +39,8 @@ pub(super) struct CommandFlags<'a> {
     pub output: OutputFormat,
     /// Milliseconds between status reads while a step runs.
     pub poll_ms: u64,
+    /// The holder of a live run to take over (`--take-over`).
+    pub take_over: Option<&'a str>,
 }
 
 /// The [`CommandFlags`] of an upgrade command's arguments, which name them alike.
@@ -49,6 +54,7 @@ macro_rules! command_flags {
             ack: &$args.ack,
             output: $args.output,
             poll_ms: $args.poll_ms,
+            take_over: $args.take_over.as_deref(),
         }
     };
 }
@@ -99,7 +105,7 @@ pub(super) trait HeadlessUpgrade {
 
 /// Runs one headless upgrade command to its exit code.
 pub(super) fn run_command<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> ExitCode {
-    exit_code(run_inner(global, command))
+    exit_code_as(run_inner(global, command), command.flags().output)
 }
 
 fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
@@ -128,6 +134,8 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
         plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
         return runtime.block_on(print_plan(command, &status, &observer, target));
     }
+    // The runner decides again when it starts; said here first, before any approval.
+    claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
     let action = C::action(cluster.name.clone(), wanted_target.clone());
     let (dispatcher, approved) = approve(global, &chosen, action, flags.confirm)?;
     let run = Approved {
@@ -140,16 +148,22 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
             poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
             state_dir: Some(chosen.paths.state_dir.clone()),
             kubeconfig: chosen.discovery.kubeconfig.clone(),
+            take_over: flags.take_over.map(str::to_string),
             ..command.options()
         },
         target: &wanted_target,
         acks: flags.ack,
+        output: flags.output,
     };
     run_rollout::<C>(run, || {
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
         let guards = runtime.block_on(command.guards(&plan, &status, &observer));
         if blocking(&guards, flags.ack) {
-            print!("{}", command.report(&plan, &guards).table());
+            let report = command.report(&plan, &guards);
+            match flags.output {
+                OutputFormat::Table => print!("{}", report.table()),
+                OutputFormat::Json => print_line(&json_line("plan", &report)),
+            }
             return Err(refuse(&dispatcher, &approved, C::WHAT));
         }
         Ok(plan)
@@ -163,16 +177,17 @@ async fn print_plan<C: HeadlessUpgrade>(
     observer: &ClusterObserver,
     target: Version,
 ) -> Result<ExitCode, Stop> {
+    let flags = command.flags();
     let plan = match command.plan(status, observer, target).await {
         Ok(plan) => plan,
-        Err(Stop(0, message)) => {
+        // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
+        Err(Stop(0, message)) if flags.output == OutputFormat::Table => {
             println!("{message}");
             return Ok(ExitCode::SUCCESS);
         }
         Err(stop) => return Err(stop),
     };
     let guards = command.guards(&plan, status, observer).await;
-    let flags = command.flags();
     let report = command.report(&plan, &guards);
     let text = match flags.output {
         OutputFormat::Table => report.table(),
@@ -285,12 +300,17 @@ fn check_journal(
     Ok(())
 }
 
-/// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one.
+/// With `--plan`: says on stderr that `--yes` resumes the unfinished journal, if there is one,
+/// or that its run is still alive (and `--yes` would be refused).
 fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
-    if journal.is_some() {
-        eprintln!(
+    if journal.is_none() {
+        return;
+    }
+    match claim_run(journal, None) {
+        Ok(_) => eprintln!(
             "taloscope: an unfinished {what} of {cluster} is in its journal; --yes --confirm {cluster} resumes it"
-        );
+        ),
+        Err(running) => eprintln!("taloscope: {running}"),
     }
 }
 
@@ -332,6 +352,7 @@ struct Approved<'a> {
     pub options: RunOptions,
     pub target: &'a str,
     pub acks: &'a [String],
+    pub output: OutputFormat,
 }
 
 /// Resumes the unfinished journal, or starts the plan `fresh` makes (which may refuse), then
@@ -371,6 +392,7 @@ fn run_rollout<C: HeadlessUpgrade>(
         cluster: &run.cluster.name,
         target: run.target,
         line: C::LINE,
+        output: run.output,
     };
     Ok(finish(run.runtime, handle, rx, follow))
 }
@@ -382,6 +404,7 @@ struct Follow<'a> {
     pub cluster: &'a str,
     pub target: &'a str,
     pub line: fn(usize, usize, &StepProgress) -> String,
+    pub output: OutputFormat,
 }
 
 /// Prints the rollout's progress until it ends, records the outcome in the audit log and
@@ -392,7 +415,7 @@ fn finish(
     rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
     how: Follow<'_>,
 ) -> ExitCode {
-    let outcome = runtime.block_on(follow(handle, rx, how.cluster, how.target, how.line));
+    let outcome = runtime.block_on(follow(handle, rx, &how));
     let result = match &outcome {
         RolloutOutcome::Completed => Ok(()),
         other => Err(outcome_line(how.cluster, how.target, other)),
@@ -407,13 +430,12 @@ fn finish(
     }
 }
 
-/// Prints one line per step change (as `line` words it) until the rollout ends.
+/// Prints one line per step change (as `how.line` words it, or a JSON line) until the rollout
+/// ends.
 async fn follow(
     handle: RolloutHandle,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
-    cluster: &str,
-    target: &str,
-    line: fn(usize, usize, &StepProgress) -> String,
+    how: &Follow<'_>,
 ) -> RolloutOutcome {
     let mut shown: Vec<StepProgress> = Vec::new();
     let mut outcome = None;
@@ -429,15 +451,37 @@ async fn follow(
                         && s.error == progress.error
                 });
                 if !same {
-                    println!("{}", line(index, shown.len().max(index + 1), &progress));
-                    let _ = std::io::stdout().flush();
+                    let count = shown.len().max(index + 1);
+                    let at = (Zone::System, unix_now());
+                    print_line(&match how.output {
+                        OutputFormat::Table => {
+                            stamped(at.0, at.1, &(how.line)(index, count, &progress))
+                        }
+                        OutputFormat::Json => {
+                            let step = serde_json::json!({
+                                "index": index + 1, "count": count, "step": &progress,
+                            });
+                            json_line_at("step", &step, at)
+                        }
+                    });
                 }
                 if let Some(slot) = shown.get_mut(index) {
                     *slot = progress;
                 }
             }
             RolloutEvent::Finished { outcome: o, .. } => {
-                println!("{}", outcome_line(cluster, target, &o));
+                let at = (Zone::System, unix_now());
+                print_line(&match how.output {
+                    OutputFormat::Table => {
+                        stamped(at.0, at.1, &outcome_line(how.cluster, how.target, &o))
+                    }
+                    OutputFormat::Json => {
+                        let finished = serde_json::json!({
+                            "cluster": how.cluster, "target": how.target, "outcome": &o,
+                        });
+                        json_line_at("finished", &finished, at)
+                    }
+                });
                 outcome = Some(o);
             }
             RolloutEvent::Log { .. }

@@ -24,7 +24,7 @@ pub fn main() -> ExitCode {
 }
 
 pub fn run(cli: Cli) -> ExitCode {
-    let global = cli.global;
+    let global = cli.global();
     // The console sets up its own log; a headless command logs to the same
     // file when asked to (`--log-level` or RUST_LOG), as `info` says.
     let asked = global.log_level.is_some() || std::env::var_os("RUST_LOG").is_some();
@@ -34,12 +34,12 @@ pub fn run(cli: Cli) -> ExitCode {
     });
     match cli.command {
         None => console::run(&global),
-        Some(Command::Contexts { output }) => contexts::run(&global, output),
-        Some(Command::Info) => info::run(&global),
-        Some(Command::Status { output, timeout }) => {
-            status::run(&global, output, std::time::Duration::from_secs(timeout))
-        }
-        Some(Command::Demo) => demo::run(&global),
+        Some(Command::Contexts { output, .. }) => contexts::run(&global, output),
+        Some(Command::Info { .. }) => info::run(&global),
+        Some(Command::Status {
+            output, timeout, ..
+        }) => status::run(&global, output, std::time::Duration::from_secs(timeout)),
+        Some(Command::Demo(_)) => demo::run(&global),
         Some(Command::Upgrade(args)) => headless::run_command(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
         Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),

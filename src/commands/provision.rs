@@ -14,6 +14,7 @@ use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::config::Config;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::guards::{Guard, blocking};
+use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
@@ -21,30 +22,38 @@ use crate::provision::{
     RunnerOptions, connect, plan, terminate,
 };
 
-use super::upgrade_output::{GuardLine, guard_lines, guards_table};
+use super::upgrade_output::{GuardLine, guard_lines, guards_table, stamped};
+use crate::clock::{Zone, unix_now};
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, json_line, json_line_at};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.output)
+}
+
+fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
     let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    if !source_errors.is_empty() {
-        for err in &source_errors {
+    if let Some((last, earlier)) = source_errors.split_last() {
+        for err in earlier {
             eprintln!("taloscope: {err}");
         }
-        return ExitCode::from(EXIT_USAGE);
+        return Err(config_stop(last));
     }
     let discovery = discover(&sources);
-    let runtime = match crate::commands::runtime() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("taloscope: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let outcome = runtime.block_on(provision(global, args, &sources.config, &discovery, &paths));
-    exit_code(outcome.map(|()| ExitCode::SUCCESS))
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let one_env = OneEnvironment::capture(&env);
+    let outcome = runtime.block_on(provision(
+        global,
+        args,
+        &sources.config,
+        &discovery,
+        &paths,
+        &one_env,
+    ));
+    outcome.map(|()| ExitCode::SUCCESS)
 }
 
 fn config_stop(e: impl std::fmt::Display) -> Stop {
@@ -77,10 +86,10 @@ async fn provision(
     config: &Config,
     discovery: &Discovery,
     paths: &Paths,
+    one_env: &OneEnvironment,
 ) -> Result<(), Stop> {
     let cluster = &find_cluster(discovery, global.context.as_deref())?;
     let key = crate::provision::cluster::config_key(config, cluster);
-    let env = |name: &str| std::env::var(name).ok();
     let request = PlanRequest {
         cluster: key.clone(),
         role: args.role.unwrap_or(crate::config::MachineRole::Worker),
@@ -90,7 +99,7 @@ async fn provision(
     };
     let (provider_name, provider_config) =
         crate::provision::provider::provider_for(config, &request).map_err(config_stop)?;
-    let provider = connect(provider_name, provider_config, &env).map_err(config_stop)?;
+    let provider = connect(provider_name, provider_config, one_env).map_err(config_stop)?;
     let (checks, warning) =
         crate::provision::cluster::join_checks(cluster, discovery.kubeconfig.as_ref())
             .await
@@ -126,7 +135,10 @@ async fn provision(
             result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
         );
         let progress = result.map_err(config_stop)?;
-        println!("{}", progress.line());
+        match args.output {
+            OutputFormat::Table => println!("{}", progress.line()),
+            OutputFormat::Json => println!("{}", json_line("vm", &progress)),
+        }
         return Ok(());
     }
 
@@ -180,13 +192,14 @@ async fn provision(
     let approved_for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
     while let Some(event) = rx.recv().await {
+        let at = (Zone::System, unix_now());
         let line = match (&event, args.output) {
-            (ProvisionEvent::Vm(p), OutputFormat::Table) => p.line(),
-            (ProvisionEvent::Note(n), OutputFormat::Table) => n.clone(),
-            (ProvisionEvent::Finished(s), OutputFormat::Table) => s.line(),
-            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line("vm", p),
-            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line("note", n),
-            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line("finished", s),
+            (ProvisionEvent::Vm(p), OutputFormat::Table) => stamped(at.0, at.1, &p.line()),
+            (ProvisionEvent::Note(n), OutputFormat::Table) => stamped(at.0, at.1, n),
+            (ProvisionEvent::Finished(s), OutputFormat::Table) => stamped(at.0, at.1, &s.line()),
+            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line_at("vm", p, at),
+            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line_at("note", n, at),
+            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line_at("finished", s, at),
         };
         print(&format!("{line}\n"));
     }
@@ -240,12 +253,21 @@ fn render_plan(
     }
 }
 
-fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
-    serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))
-        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
-}
-
 fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_progress_lines_carry_local_time_with_its_offset() {
+        let line = json_line_at("note", &"VM 41 created", (Zone::Fixed(3600), 1_796_052_057));
+        let value: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(value["event"], "note");
+        assert_eq!(value["time"], "2026-11-30T16:20:57+01:00");
+        assert_eq!(value["data"], "VM 41 created");
+    }
 }

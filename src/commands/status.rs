@@ -17,7 +17,7 @@ use crate::kube::KubeError;
 use crate::paths::Paths;
 use crate::printable;
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as};
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
@@ -33,8 +33,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
             for err in source_errors.iter().chain(&discovery.errors) {
                 eprintln!("taloscope: {}", printable::line(&err.to_string()));
             }
-            eprintln!("taloscope: {}", printable::line(&message));
-            return ExitCode::from(EXIT_USAGE);
+            return exit_code_as(Err(Stop(EXIT_USAGE, printable::line(&message))), output);
         }
     };
     for err in source_errors.iter().chain(&discovery.errors) {
@@ -43,8 +42,8 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,
         Err(err) => {
-            eprintln!("taloscope: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
+            let message = format!("cannot start the async runtime: {err}");
+            return exit_code_as(Err(Stop(EXIT_BLOCKED, message)), output);
         }
     };
     let options = CollectOptions::default();

@@ -15,8 +15,8 @@ use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, count_removed_apis,
-    kubernetes_plan_guards,
+    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan,
+    check_removed_flags, count_removed_apis, kubernetes_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, RunOptions};
@@ -169,12 +169,16 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         status: &ClusterStatus,
         observer: &ClusterObserver,
     ) -> Vec<Guard> {
-        let removed = count_removed_apis(observer, plan).await;
+        let (removed, flags) = tokio::join!(
+            count_removed_apis(observer, plan),
+            check_removed_flags(observer, plan)
+        );
         let other = headless::other_rollout(observer).await;
         let input = KubeGuardInput {
             roles: observer.talos.roles(),
             other_rollout: other.as_ref(),
             removed_apis: &removed,
+            removed_flags: &flags,
             acks: &self.ack,
         };
         kubernetes_plan_guards(plan, status, input)

@@ -1,5 +1,6 @@
 //! What `taloscope upgrade` prints: the plan with every guard's verdict (a table or JSON), and
 //! one progress line per step change ("[2/5] cp-2: rebooting (phase kexec)").
+use crate::clock::Zone;
 use serde::Serialize;
 
 use super::headless::PlanText;
@@ -132,7 +133,7 @@ impl PlanText for PlanReport<'_> {
                 s.node.clone(),
                 s.role.as_str().to_string(),
                 s.from.as_ref().map_or("?".to_string(), ToString::to_string),
-                s.batch.map_or("-".to_string(), |b| (b + 1).to_string()),
+                s.batch.map_or("-".to_string(), |b| b.to_string()),
                 note,
             ]);
         }
@@ -147,6 +148,11 @@ impl PlanText for PlanReport<'_> {
 
 pub fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// A progress line as printed: its local time first, "15:20:57 [2/5] cp-2: rebooting".
+pub fn stamped(zone: Zone, unix: u64, line: &str) -> String {
+    format!("{} {line}", zone.time_of_day(unix))
 }
 
 /// "[2/5] cp-2: rebooting (phase kexec)"; a failure carries its reason.
@@ -191,6 +197,20 @@ pub fn outcome_line(cluster: &str, target: &str, outcome: &RolloutOutcome) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_start_with_their_local_time() {
+        let line = "[2/5] talos-cp-2: rebooting";
+        let t = 1_796_052_057; // 15:20:57 UTC
+        assert_eq!(
+            stamped(Zone::Fixed(3600), t, line),
+            "16:20:57 [2/5] talos-cp-2: rebooting"
+        );
+        assert_eq!(
+            stamped(Zone::Utc, t, line),
+            "15:20:57 [2/5] talos-cp-2: rebooting"
+        );
+    }
 
     #[test]
     fn progress_lines_read_like_the_issue() {

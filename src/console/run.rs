@@ -110,7 +110,8 @@ where
     let mut terminate = signal(SignalKind::terminate())?;
     let size = terminal.size().map_err(io::Error::other)?;
     console.state.size = (size.width, size.height);
-    console.state.identity = crate::approval::local_identity();
+    console.state.identity = crate::run_holder::RunHolder::this_process().to_string();
+    console.state.zone = crate::clock::Zone::System;
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     // Journals left by a console that was killed: shown from the first frame.

@@ -16,6 +16,7 @@ use crate::app::state::{AppState, Message};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
+use crate::opennebula::auth::OneEnvironment;
 use crate::provision::GuardInputs;
 use crate::provision::cluster::{
     cluster_addresses, config_key, join_checks, machine_config_endpoint, names_in_use,
@@ -38,15 +39,14 @@ fn send(app: &mpsc::Sender<AppEvent>, update: ProvisionUpdate) -> impl Future<Ou
     }
 }
 
-fn provider(config: &Config, name: &str) -> Result<Provider, String> {
+fn provider(config: &Config, env: &OneEnvironment, name: &str) -> Result<Provider, String> {
     let cfg = config.providers.get(name).ok_or_else(|| {
         format!(
             "{}: no provider named {name:?} under providers:",
             config.file_label()
         )
     })?;
-    let env = |n: &str| std::env::var(n).ok();
-    connect(name, cfg, &env).map_err(|e| e.to_string())
+    connect(name, cfg, env).map_err(|e| e.to_string())
 }
 
 fn cluster(state: &AppState, name: &str) -> Result<Cluster, String> {
@@ -97,6 +97,7 @@ pub(super) fn perform(
 ) -> Option<Action> {
     let io = ProvisionIo {
         config: Arc::clone(&console.state.provision.config),
+        one_env: Arc::clone(&console.state.provision.one_env),
         kubeconfig: console.state.provision.kubeconfig.clone(),
         state_dir: console.paths.state_dir.clone(),
         app: app.clone(),
@@ -130,10 +131,11 @@ pub(super) fn perform(
     None
 }
 
-/// What a provisioning task takes from the console: the config, the kubeconfig, the state dir
-/// for journals, and the app channel it reports on.
+/// What a provisioning task takes from the console: the config, OpenNebula's environment, the
+/// kubeconfig, the state dir for journals, and the app channel it reports on.
 struct ProvisionIo {
     config: Arc<Config>,
+    one_env: Arc<OneEnvironment>,
     kubeconfig: Kubeconfig,
     state_dir: PathBuf,
     app: mpsc::Sender<AppEvent>,
@@ -153,7 +155,7 @@ struct StartParts {
 impl ProvisionIo {
     /// The provider's templates or services, for the plan form.
     async fn list_sources(self, cluster: String, name: String) {
-        let result = match provider(&self.config, &name) {
+        let result = match provider(&self.config, &self.one_env, &name) {
             Ok(p) => list_sources(p).await,
             Err(e) => Err(e),
         };
@@ -178,7 +180,7 @@ impl ProvisionIo {
         let result = async {
             let found = found?;
             let name = request.provider.clone().unwrap_or_default();
-            let provider = provider(&planning, &name)?;
+            let provider = provider(&planning, &self.one_env, &name)?;
             let (checks, _) = join_checks(&found, self.kubeconfig.as_ref()).await?;
             let taken = names_in_use(&checks).await;
             plan(&planning, &provider, &request, &taken)
@@ -228,7 +230,7 @@ impl ProvisionIo {
         acks: Vec<String>,
     ) -> Result<StartParts, String> {
         let found = found?;
-        let provider = provider(&self.config, &plan.provider)?;
+        let provider = provider(&self.config, &self.one_env, &plan.provider)?;
         let (checks, warning) = join_checks(&found, self.kubeconfig.as_ref()).await?;
         let journal =
             ProvisionJournal::open(&self.state_dir, &plan.cluster).map_err(|e| e.to_string())?;
@@ -293,7 +295,7 @@ impl ProvisionIo {
             else {
                 return Err("not a VM termination".to_string());
             };
-            let provider = provider(&self.config, name)?;
+            let provider = provider(&self.config, &self.one_env, name)?;
             let mut journal = ProvisionJournal::open(&self.state_dir, key).ok();
             terminate(&approved, &provider, journal.as_mut())
                 .await
@@ -370,19 +372,20 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
         if entries.is_empty() {
             continue;
         }
-        let mut groups: BTreeMap<(String, String), Vec<VmProgress>> = BTreeMap::new();
+        let mut groups: BTreeMap<(String, String, String), Vec<VmProgress>> = BTreeMap::new();
         for e in entries.iter().filter(|e| !e.progress.stage.is_final()) {
             groups
-                .entry((e.provider.clone(), e.role.clone()))
+                .entry((e.provider.clone(), e.endpoint.clone(), e.role.clone()))
                 .or_default()
                 .push(e.progress.clone());
         }
         let following = !groups.is_empty();
-        for ((provider, role), vms) in groups {
+        for ((provider, endpoint, role), vms) in groups {
             let group = FollowGroup {
                 cluster: c.clone(),
                 key: key.clone(),
                 provider,
+                endpoint,
                 role,
                 vms,
                 state_dir: dir.to_path_buf(),
@@ -390,6 +393,7 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
             tokio::spawn(follow_again(
                 group,
                 Arc::clone(&config),
+                Arc::clone(&state.provision.one_env),
                 state.provision.kubeconfig.clone(),
                 app.clone(),
             ));
@@ -406,11 +410,13 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
     actions
 }
 
-/// Unfinished VMs of one provider and role from a journal.
+/// Unfinished VMs of one provider (at one endpoint) and role from a journal.
 struct FollowGroup {
     cluster: Cluster,
     key: String,
     provider: String,
+    /// Where the VMs' ids belong; empty in a journal from before endpoints were kept.
+    endpoint: String,
     role: String,
     vms: Vec<VmProgress>,
     state_dir: PathBuf,
@@ -419,12 +425,19 @@ struct FollowGroup {
 async fn follow_again(
     group: FollowGroup,
     config: Arc<Config>,
+    one_env: Arc<OneEnvironment>,
     kubeconfig: Kubeconfig,
     app: mpsc::Sender<AppEvent>,
 ) {
     let name = group.cluster.name.clone();
     let parts = async {
-        let provider = provider(&config, &group.provider)?;
+        let provider = provider(&config, &one_env, &group.provider)?;
+        if !group.endpoint.is_empty() && provider.endpoint != group.endpoint {
+            return Err(format!(
+                "provider {} is now {}, but the journal's VMs are on {}; their ids mean other VMs there",
+                provider.name, provider.endpoint, group.endpoint
+            ));
+        }
         let (checks, _) = join_checks(&group.cluster, kubeconfig.as_ref()).await?;
         let journal =
             ProvisionJournal::open(&group.state_dir, &group.key).map_err(|e| e.to_string())?;

@@ -12,7 +12,9 @@ use crate::app::state::{AppState, Message};
 use crate::approval::ApprovedAction;
 use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
-use crate::upgrade::kubernetes::{Kubernetes, KubernetesUpgradePlan, count_removed_apis};
+use crate::upgrade::kubernetes::{
+    Kubernetes, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
+};
 use crate::upgrade::launch::connect;
 use crate::upgrade::{
     RolloutHandle, RunOptions, TalosOs, UpgradeKind, UpgradeRun, resume_upgrade_with, spawn_upgrade,
@@ -232,14 +234,17 @@ pub(super) fn count_removed(
         .cloned();
     let app = app_tx.clone();
     tokio::spawn(async move {
-        let result = match cluster {
-            None => Err(format!(
-                "cluster {} is no longer in the talosconfig",
-                plan.cluster
-            )),
+        let (result, flags) = match cluster {
+            None => {
+                let gone = format!("cluster {} is no longer in the talosconfig", plan.cluster);
+                (Err(gone.clone()), Err(gone))
+            }
             Some(cluster) => match connect(&cluster, &RunOptions::default()).await {
-                Ok(observer) => count_removed_apis(&observer, &plan).await,
-                Err(e) => Err(e),
+                Ok(observer) => tokio::join!(
+                    count_removed_apis(&observer, &plan),
+                    check_removed_flags(&observer, &plan)
+                ),
+                Err(e) => (Err(e.clone()), Err(e)),
             },
         };
         let counted = RemovedApisCounted {
@@ -247,6 +252,7 @@ pub(super) fn count_removed(
             from: plan.from.to_string(),
             target: plan.target.to_string(),
             result,
+            flags,
         };
         let _ = app.send(AppEvent::RemovedApis(Box::new(counted))).await;
     });

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use super::plan::{EtcdCall, EtcdPlan, MemberSpace, QUOTA_BYTES};
 use crate::approval::EtcdAction;
-use crate::fleet::{ClusterStatus, Quorum};
-use crate::guards::{Guard, GuardId};
+use crate::fleet::collect::is_alarm_report;
+use crate::fleet::{ClusterStatus, EtcdMemberReport, Quorum};
+use crate::guards::{Guard, GuardId, Verdict};
 use crate::printable::bytes_text;
 use crate::talos::{MachineStage, Roles};
 use crate::upgrade::guards::{leader_verdict, member_name, unhealthy_members};
@@ -72,12 +73,36 @@ fn role(action: EtcdAction, roles: &Roles) -> Guard {
     }
 }
 
+/// A member that answers: healthy, or unhealthy only by its own alarm. A disarm and its
+/// defragments repair the alarm, and an alarmed member still answers, votes and streams a
+/// snapshot, so the alarm does not stop them.
+fn answers(m: &EtcdMemberReport) -> bool {
+    m.healthy
+        || (m.db_size.is_some()
+            && !m.errors.is_empty()
+            && m.errors.iter().all(|e| is_alarm_report(e)))
+}
+
 fn all_healthy(status: &ClusterStatus) -> Guard {
     let id = GuardId::EtcdHealthy;
-    if status.etcd.members.is_empty() {
+    let members = &status.etcd.members;
+    if members.is_empty() {
         return Guard::fail(id, "no etcd members reported");
     }
-    unhealthy_members(id, &status.etcd.members).unwrap_or_else(|| leader_verdict(id, status))
+    let failing: Vec<EtcdMemberReport> = members.iter().filter(|m| !answers(m)).cloned().collect();
+    if let Some(guard) = unhealthy_members(id, &failing) {
+        return guard;
+    }
+    let mut guard = leader_verdict(id, status);
+    let alarmed: Vec<&str> = members
+        .iter()
+        .filter(|m| !m.healthy)
+        .map(|m| m.hostname.as_str())
+        .collect();
+    if guard.verdict == Verdict::Pass && !alarmed.is_empty() {
+        guard.reason = format!("{} (alarm aside: {})", guard.reason, alarmed.join(", "));
+    }
+    guard
 }
 
 fn defragments(plan: &EtcdPlan) -> impl Iterator<Item = &str> {
@@ -185,7 +210,7 @@ fn member_healthy(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
     };
     let member = status.etcd.members.iter().find(|m| m.hostname == step.node);
     match member {
-        Some(m) if m.healthy => Guard::pass(id, format!("{} healthy", member_name(m))),
+        Some(m) if answers(m) => Guard::pass(id, format!("{} answers", member_name(m))),
         Some(m) => unhealthy_members(id, std::slice::from_ref(m))
             .unwrap_or_else(|| Guard::fail(id, format!("{} unhealthy", member_name(m)))),
         None => Guard::fail(id, format!("{} is not an etcd member", step.node)),
@@ -223,7 +248,7 @@ fn leader(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
         .etcd
         .members
         .iter()
-        .filter(|m| m.hostname != step.node && m.healthy && !m.is_learner)
+        .filter(|m| m.hostname != step.node && answers(m) && !m.is_learner)
         .count();
     match status.etcd.leader() {
         Some(l) if l.hostname == step.node && others > 0 => Guard::pass(
@@ -301,7 +326,7 @@ fn quorum_after_removal(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
         .members
         .iter()
         .filter(|m| m.id != member_id && !m.is_learner);
-    let q = Quorum::of_members(left.map(|m| (false, m.healthy)));
+    let q = Quorum::of_members(left.map(|m| (false, answers(m))));
     let counts = format!(
         "{} of {} members left healthy, {} needed",
         q.healthy, q.members, q.needed

@@ -35,6 +35,9 @@ fn nospace_on_cp3(in_use: i64) -> ClusterStatus {
         .unwrap();
     cp3.db_size = Some(QUOTA_BYTES + (4 << 20));
     cp3.db_size_in_use = Some(in_use);
+    // As the fleet reports it: the member's own alarm makes it unhealthy.
+    cp3.healthy = false;
+    cp3.errors = vec![format!("memberID:{} alarm:NOSPACE", cp3.id)];
     let id = cp3.id.clone();
     status.etcd.alarms.push(EtcdAlarmReport {
         member_id: id,
@@ -104,7 +107,15 @@ fn disarm_defragments_the_member_over_quota_first_unless_defragmenting_frees_not
         nodes(&plan),
         [("cp-3", "defragment"), ("cp-1", "disarm alarms")]
     );
-    let (v, reason) = verdict(&plan_guards(&plan, &status, &admin()), GuardId::EtcdSpace);
+    let guards = plan_guards(&plan, &status, &admin());
+    let (v, reason) = verdict(&guards, GuardId::EtcdHealthy);
+    assert_eq!(
+        v,
+        Verdict::Pass,
+        "the alarm is what the disarm repairs: {reason}"
+    );
+    assert!(reason.contains("alarm aside: cp-3"), "{reason}");
+    let (v, reason) = verdict(&guards, GuardId::EtcdSpace);
     assert_eq!(v, Verdict::Pass);
     assert!(
         reason.contains("cp-3 2.0 GiB of 2.0 GiB (312.0 MiB in use)"),

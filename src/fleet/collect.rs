@@ -235,17 +235,23 @@ pub fn etcd_report(
         .iter()
         .map(|m| {
             let status = statuses.get(&m.id);
+            let alarmed: Vec<&str> = alarms
+                .iter()
+                .filter(|a| a.member_id == m.id)
+                .map(|a| a.kind.as_str())
+                .collect();
             EtcdMemberReport {
                 id: member_id_hex(m.id),
                 hostname: m.hostname.clone(),
                 is_learner: m.is_learner,
                 leader: leader != 0 && m.id == leader,
-                healthy: status.is_some_and(|s| s.errors.iter().all(|e| is_alarm_report(e))),
+                healthy: status.is_some_and(|s| s.errors.iter().all(|e| is_alarm_report(e)))
+                    && alarmed.is_empty(),
                 db_size: status.map(|s| s.db_size),
                 db_size_in_use: status.map(|s| s.db_size_in_use),
                 raft_term: status.map(|s| s.raft_term),
                 raft_index: status.map(|s| s.raft_index),
-                errors: status.map(|s| s.errors.clone()).unwrap_or_default(),
+                errors: member_errors(m.id, status, &alarmed),
             }
         })
         .collect();
@@ -316,16 +322,44 @@ pub async fn collect_etcd(client: &TalosClient, probes: &[NodeProbe]) -> EtcdRep
     etcd_report(members, &statuses, &alarms, &hostnames)
 }
 
-/// etcd lists active alarms among a member's status errors
-/// (`memberID:N alarm:NOSPACE`). An alarm does not stop the member from
-/// answering and voting, so it does not make it unhealthy or cost quorum; the
-/// alarm itself is reported in `alarms`.
-/// Whether an EtcdStatus error is an alarm etcd reports (`memberID:… alarm:NOSPACE`), which
-/// leaves the member answering.
+/// A member's errors as the console prints them: etcd's own, with the member
+/// ids it writes in decimal (`memberID:2 alarm:NOSPACE`) in hex as everywhere
+/// else, and each active alarm of the member that etcd did not list itself.
+/// An alarm makes the member unhealthy: NOSPACE and CORRUPT stop its writes.
+fn member_errors(id: u64, status: Option<&EtcdMemberStatus>, alarms: &[&str]) -> Vec<String> {
+    let mut errors: Vec<String> = status
+        .map(|s| s.errors.iter().map(|e| member_ids_in_hex(e)).collect())
+        .unwrap_or_default();
+    for alarm in alarms {
+        let own = format!("memberID:{} alarm:{alarm}", member_id_hex(id));
+        if !errors.iter().any(|e| e.trim() == own) {
+            errors.push(own);
+        }
+    }
+    errors
+}
+
+/// etcd lists the cluster's active alarms among every member's status errors
+/// (`memberID:N alarm:NOSPACE`): another member's alarm does not make this one
+/// unhealthy; its own (from the alarm list) does. An alarm leaves the member answering.
 pub fn is_alarm_report(error: &str) -> bool {
     error
         .split_whitespace()
         .any(|word| word.starts_with("alarm:"))
+}
+
+/// `memberID:N` words of an etcd error with N in hex (16 digits).
+fn member_ids_in_hex(error: &str) -> String {
+    error
+        .split(' ')
+        .map(
+            |word| match word.strip_prefix("memberID:").map(str::parse::<u64>) {
+                Some(Ok(id)) => format!("memberID:{}", member_id_hex(id)),
+                _ => word.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -355,23 +389,29 @@ mod tests {
     }
 
     #[test]
-    fn an_alarm_alone_does_not_make_a_member_unhealthy() {
+    fn an_alarm_makes_its_member_unhealthy_and_ids_print_in_hex() {
         let members = vec![member(1, "cp-1")];
-        let statuses = HashMap::from([(1, status(1, 1, &["memberID:1 alarm:NOSPACE "]))]);
+        let statuses = HashMap::from([(1, status(1, 1, &["memberID:18 alarm:NOSPACE "]))]);
         let alarms = vec![EtcdAlarm {
             member_id: 1,
             kind: EtcdAlarmKind::Nospace,
         }];
         let r = etcd_report(Some(members), &statuses, &alarms, &HashMap::new());
-        assert!(r.members[0].healthy);
-        assert_eq!(r.quorum.tolerates, 0);
-        assert_eq!(r.quorum.healthy, 1);
+        assert!(!r.members[0].healthy, "NOSPACE stops the member's writes");
+        assert_eq!(r.quorum.healthy, 0);
         assert_eq!(r.alarms[0].alarm, "NOSPACE");
-        assert_eq!(r.members[0].errors.len(), 1, "the alarm is still listed");
+        assert_eq!(
+            r.members[0].errors,
+            [
+                "memberID:0000000000000012 alarm:NOSPACE ",
+                "memberID:0000000000000001 alarm:NOSPACE"
+            ],
+            "etcd's line in hex, and the member's own alarm it did not list"
+        );
     }
 
     #[test]
-    fn a_silent_member_is_unhealthy_and_costs_the_tolerance() {
+    fn silent_and_alarmed_members_are_unhealthy() {
         let members = vec![member(1, "cp-1"), member(2, "cp-2"), member(3, "cp-3")];
         let statuses: HashMap<u64, EtcdMemberStatus> =
             [(1, status(1, 1, &[])), (3, status(3, 1, &[]))]
@@ -386,7 +426,9 @@ mod tests {
         assert_eq!(r.leader().map(|m| m.hostname.as_str()), Some("cp-1"));
         let cp2 = &r.members[1];
         assert!(!cp2.healthy && cp2.db_size.is_none());
-        assert_eq!(r.quorum, Quorum::from_counts(3, 2));
+        // cp-2 is silent and cp-3's NOSPACE alarm stops its writes: one healthy.
+        assert!(!r.members[2].healthy);
+        assert_eq!(r.quorum, Quorum::from_counts(3, 1));
         assert_eq!(r.alarms[0].hostname.as_deref(), Some("cp-3"));
         assert_eq!(r.alarms[0].alarm, "NOSPACE");
         assert_eq!(r.alarms[0].member_id, "0000000000000003");

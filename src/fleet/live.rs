@@ -69,6 +69,8 @@ pub enum FleetEvent {
         node: String,
         summary: String,
         at: Instant,
+        /// When it arrived, seconds since the Unix epoch (shown beside it).
+        unix: u64,
     },
 }
 
@@ -104,7 +106,7 @@ pub struct ClusterLive {
     /// A poll round is under way.
     pub polling: bool,
     pub services: HashMap<String, (Result<Vec<ServiceStatus>, String>, Instant)>,
-    pub events: HashMap<String, VecDeque<(Instant, String)>>,
+    pub events: HashMap<String, VecDeque<(Instant, u64, String)>>,
 }
 
 impl ClusterLive {
@@ -272,13 +274,17 @@ impl ClusterLive {
                 return !same;
             }
             FleetEvent::NodeEvent {
-                node, summary, at, ..
+                node,
+                summary,
+                at,
+                unix,
+                ..
             } => {
                 let log = self.events.entry(node).or_default();
                 if log.len() == EVENTS_PER_NODE {
                     log.pop_front();
                 }
-                log.push_back((at, summary));
+                log.push_back((at, unix, summary));
             }
         }
         true
@@ -461,10 +467,11 @@ mod tests {
                 node: "a".into(),
                 summary: format!("e{i}"),
                 at: t0,
+                unix: 1_796_052_057,
             });
         }
         let log = &fleet.cluster("c").unwrap().events["a"];
         assert_eq!(log.len(), EVENTS_PER_NODE);
-        assert_eq!(log.back().map(|e| e.1.as_str()), Some("e59"));
+        assert_eq!(log.back().map(|e| e.2.as_str()), Some("e59"));
     }
 }

@@ -1,5 +1,5 @@
 //! The rollout Lease: one Lease in kube-system per cluster, held by the
-//! console (`user@host`) that runs a rollout and renewed as it goes, with the
+//! run (`user@host/pid-start`, `run_holder`) that runs a rollout and renewed as it goes, with the
 //! rollout's progress in its annotations (`rollout::lease`), so consoles on
 //! other hosts show who is rolling out what and refuse a second rollout.
 use std::time::Duration;
@@ -10,12 +10,14 @@ use crate::rollout::RolloutKind;
 use crate::rollout::lease::{
     LeaseProgress, ROLLOUT_LEASE_NAME, ROLLOUT_LEASE_NAMESPACE, RolloutLeaseInfo, lease_annotations,
 };
+use crate::run_holder::holder_described;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     #[error(
-        "{} in progress on {cluster} by {holder}, node {node_index} of {node_count}",
-        kind.map_or("rollout", RolloutKind::describe)
+        "{} in progress on {cluster} by {}, node {node_index} of {node_count}",
+        kind.map_or("rollout", RolloutKind::describe),
+        holder_described(holder)
     )]
     HeldBy {
         cluster: String,
@@ -25,7 +27,8 @@ pub enum LeaseError {
         node_count: usize,
     },
     #[error(
-        "the rollout lease on {cluster} is no longer ours: now {holder}; stopping before the next node"
+        "the rollout lease on {cluster} is no longer ours: now {}; stopping before the next node",
+        holder_described(holder)
     )]
     Lost { cluster: String, holder: String },
     #[error("rollout lease: {0}")]
@@ -78,17 +81,18 @@ impl KubeClient {
     }
 
     /// Takes the rollout lease for `holder`: creates it, or takes over one that
-    /// expired or that `holder` itself holds for the same rollout (a console
-    /// resuming after a restart). Two consoles racing for it never both win.
+    /// expired or that `displaces` holds (a run whose process is gone, resumed;
+    /// or one the operator named to take over). Two runs racing for it never
+    /// both win.
     pub async fn acquire_rollout_lease(
         &self,
         cluster: &str,
         holder: &str,
-        kind: RolloutKind,
-        target: &str,
-        node_count: usize,
+        displaces: Option<&str>,
+        rollout: (RolloutKind, &str, usize),
         duration: Duration,
     ) -> Result<RolloutLease, LeaseError> {
+        let (kind, target, node_count) = rollout;
         let claim = LeaseClaim {
             namespace: ROLLOUT_LEASE_NAMESPACE.into(),
             name: ROLLOUT_LEASE_NAME.into(),
@@ -101,14 +105,9 @@ impl KubeClient {
                 &LeaseProgress::starting(node_count),
             ),
         };
-        let resuming = |record: &LeaseRecord| {
-            let info = decode(record.clone());
-            info.holder == holder
-                && info.kind == Some(kind)
-                && info.target.as_deref() == Some(target)
-        };
+        let displaced = |record: &LeaseRecord| displaces == Some(record.holder.as_str());
         let lease = self
-            .acquire_lease(&claim, &resuming)
+            .acquire_lease(&claim, &displaced)
             .await
             .map_err(|e| LeaseError::on(cluster, e))?;
         Ok(RolloutLease {

@@ -260,7 +260,8 @@ pub struct EtcdMemberReport {
     pub hostname: String,
     pub is_learner: bool,
     pub leader: bool,
-    /// The member's node answered EtcdStatus and reported no errors.
+    /// The member's node answered EtcdStatus, reported no errors and has no
+    /// active alarm (NOSPACE and CORRUPT stop its writes).
     pub healthy: bool,
     /// Bytes; `null` when the member did not answer.
     pub db_size: Option<i64>,

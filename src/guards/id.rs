@@ -26,6 +26,9 @@ pub enum GuardId {
     ComponentsReady,
     /// Kubernetes upgrade: no objects stored in API versions the target removes.
     RemovedApis,
+    /// Kubernetes upgrade: no component uses a flag, feature gate or admission plugin the
+    /// target removes.
+    RemovedFlags,
     /// Provision: etcd can lose a member now, so a control plane may join.
     JoinQuorum,
     /// Provision: the etcd member count after the join is odd.
@@ -70,7 +73,7 @@ impl GuardId {
     ];
 
     /// The Kubernetes upgrade's guards, in the order its plan shows them.
-    pub const KUBERNETES: [GuardId; 10] = [
+    pub const KUBERNETES: [GuardId; 11] = [
         GuardId::NoOtherRollout,
         GuardId::ClientRole,
         GuardId::KubernetesPath,
@@ -80,6 +83,7 @@ impl GuardId {
         GuardId::EtcdAlarms,
         GuardId::ComponentsReady,
         GuardId::RemovedApis,
+        GuardId::RemovedFlags,
         GuardId::SingleControlPlane,
     ];
 
@@ -124,6 +128,7 @@ impl GuardId {
             GuardId::TalosSupportsTarget => "Talos supports target",
             GuardId::ComponentsReady => "control plane ready",
             GuardId::RemovedApis => "removed APIs",
+            GuardId::RemovedFlags => "removed flags",
             GuardId::JoinQuorum => "etcd quorum for a join",
             GuardId::OddMembers => "odd etcd members",
             GuardId::OneControlPlane => "one control plane at a time",
@@ -186,6 +191,9 @@ impl GuardId {
             }
             GuardId::RemovedApis => {
                 "Counts objects still stored in API versions the target no longer serves. After the upgrade they cannot be read or updated through those versions, and tools and manifests that use them fail. Migrate them first, or acknowledge that you accept it."
+            }
+            GuardId::RemovedFlags => {
+                "Checks the flags Talos runs kube-apiserver, kube-controller-manager, kube-scheduler and every kubelet with (their extraArgs in the machine config) against the flags, feature gates and admission plugins the target minor removes, as talosctl upgrade-k8s does. A component started with a removed one exits at once and never comes back on the new version. Remove it from the machine config first."
             }
             GuardId::JoinQuorum => {
                 "Checks that etcd can lose a member now before a control plane joins. A new control plane joins etcd as a member; until it has caught up, a join that goes wrong counts as a member lost. With no member to spare (one already down, say) that loss stops etcd writes and the Kubernetes API, so repair the cluster first."

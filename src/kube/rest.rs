@@ -1,6 +1,7 @@
 //! The Kubernetes API over HTTPS: JSON requests to one API server with one
 //! context's TLS and credentials, and its refusals decoded from `Status`
-//! objects. No retries: callers poll again, and a call stays within its timeout.
+//! objects. No retries: callers poll again, a call stays within its timeout,
+//! and an answer is read only up to 32 MiB.
 use kube::config::Config;
 use reqwest::{Method, Url};
 use serde::Serialize;
@@ -8,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::client::KubeTimeouts;
 use super::credentials::{self, Credentials, Identity};
+use crate::bounded::{HTTP_BODY_LIMIT, read_body};
 use crate::error_chain as chain;
 
 /// A refusal from the API server: its `Status` object, or the HTTP status when
@@ -170,10 +172,9 @@ impl Rest {
             .await
             .map_err(|e| CallError::Transport(chain(&e)))?;
         let status = resp.status();
-        let bytes = resp
-            .bytes()
+        let bytes = read_body(resp, HTTP_BODY_LIMIT)
             .await
-            .map_err(|e| CallError::Transport(chain(&e)))?;
+            .map_err(|e| CallError::Transport(format!("reading the answer to {path}: {e}")))?;
         if !status.is_success() {
             return Err(CallError::Api(refusal(status, &bytes)));
         }

@@ -118,7 +118,17 @@ pub struct ControlPlaneComponent {
     /// The image tag, e.g. `v1.34.1`.
     pub version: String,
     pub ready: bool,
+    /// `status.hostIP`: the address of the node it runs on, as upstream matches static pods
+    /// to control planes (pkg/cluster/kubernetes/talos_managed.go, checkPodStatus).
+    pub host_ip: String,
+    /// `talos.dev/config-version`: the version of the component config resource the pod was
+    /// rendered from (internal/app/machined/pkg/controllers/k8s/control_plane_static_pod.go).
+    pub config_version: Option<String>,
 }
+
+/// The annotation Talos stamps a static pod's config version in
+/// (pkg/machinery/constants/constants.go, `AnnotationStaticPodConfigVersion`).
+pub const CONFIG_VERSION_ANNOTATION: &str = "talos.dev/config-version";
 
 pub const CONTROL_PLANE_COMPONENTS: [&str; 3] = [
     "kube-apiserver",
@@ -136,16 +146,23 @@ impl ControlPlaneComponent {
         }
         let spec = pod.spec.as_ref()?;
         let image = spec.containers.first()?.image.clone().unwrap_or_default();
-        let ready = pod
-            .status
-            .as_ref()
+        let status = pod.status.as_ref();
+        let ready = status
             .and_then(|s| s.conditions.as_ref())
             .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+        let config_version = pod
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(CONFIG_VERSION_ANNOTATION))
+            .cloned();
         Some(ControlPlaneComponent {
             node: spec.node_name.clone().unwrap_or_default(),
             name: name.clone(),
             version: image_tag(&image).to_string(),
             ready,
+            host_ip: status.and_then(|s| s.host_ip.clone()).unwrap_or_default(),
+            config_version,
         })
     }
 }

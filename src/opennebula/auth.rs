@@ -1,6 +1,7 @@
 //! Credentials and endpoints as OpenNebula's own CLI finds them: a `ONE_AUTH`
 //! file (default `~/.one/one_auth`, one `user:password` line), `ONE_XMLRPC`
 //! and `ONEFLOW_URL`, unless the provider's config says otherwise.
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -10,6 +11,33 @@ use super::errors::OneError;
 pub const DEFAULT_XMLRPC: &str = "http://localhost:2633/RPC2";
 /// OneFlow endpoint when neither the config nor `ONEFLOW_URL` names one.
 pub const DEFAULT_ONEFLOW: &str = "http://localhost:2474";
+
+/// The variables OpenNebula's CLI reads, captured once where the process environment is read
+/// (commands/) and handed down as a value; an empty variable counts as unset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OneEnvironment {
+    vars: BTreeMap<&'static str, String>,
+}
+
+impl OneEnvironment {
+    /// The variables captured: the one_auth file, the home it defaults under, the endpoints.
+    pub const NAMES: [&'static str; 4] = ["ONE_AUTH", "HOME", "ONE_XMLRPC", "ONEFLOW_URL"];
+
+    /// Captures [`Self::NAMES`] through `lookup` (the process environment in commands/, a
+    /// table in tests).
+    pub fn capture(lookup: &dyn Fn(&str) -> Option<String>) -> OneEnvironment {
+        let vars = Self::NAMES
+            .into_iter()
+            .filter_map(|name| lookup(name).filter(|v| !v.is_empty()).map(|v| (name, v)))
+            .collect();
+        OneEnvironment { vars }
+    }
+
+    /// A captured variable, when set and not empty.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str)
+    }
+}
 
 /// A user and password. Debug never shows the password.
 #[derive(Clone, PartialEq, Eq)]
@@ -69,12 +97,11 @@ pub enum AuthSource {
     Environment,
 }
 
-/// Reads the credentials for `provider`. `env` is the process environment
-/// (passed in so tests never touch it).
+/// Reads the credentials for `provider`; `env` is the environment commands/ captured.
 pub fn credentials(
     provider: &str,
     source: &AuthSource,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &OneEnvironment,
 ) -> Result<Credentials, OneError> {
     let path = match source {
         AuthSource::Inline(c) => return Ok(c.clone()),
@@ -88,11 +115,10 @@ pub fn credentials(
     read_auth_file(provider, &path)
 }
 
-fn default_auth_file(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let set = |name: &str| env(name).filter(|v| !v.is_empty());
-    set("ONE_AUTH")
+fn default_auth_file(env: &OneEnvironment) -> Option<PathBuf> {
+    env.var("ONE_AUTH")
         .map(PathBuf::from)
-        .or_else(|| set("HOME").map(|h| Path::new(&h).join(".one/one_auth")))
+        .or_else(|| env.var("HOME").map(|h| Path::new(h).join(".one/one_auth")))
 }
 
 fn read_auth_file(provider: &str, path: &Path) -> Result<Credentials, OneError> {
@@ -119,16 +145,16 @@ pub fn endpoint(
     provider: &str,
     protocol: Protocol,
     configured: Option<&str>,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &OneEnvironment,
 ) -> Result<String, OneError> {
     let (var, default) = match protocol {
         Protocol::XmlRpc => ("ONE_XMLRPC", DEFAULT_XMLRPC),
         Protocol::OneFlow => ("ONEFLOW_URL", DEFAULT_ONEFLOW),
     };
     let url = configured
-        .map(str::to_string)
-        .or_else(|| env(var).filter(|v| !v.is_empty()))
-        .unwrap_or_else(|| default.to_string());
+        .or_else(|| env.var(var))
+        .unwrap_or(default)
+        .to_string();
     let parsed = reqwest::Url::parse(&url).ok();
     match parsed {
         Some(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(url),
@@ -143,8 +169,9 @@ pub fn endpoint(
 mod tests {
     use super::*;
 
-    fn no_env(_: &str) -> Option<String> {
-        None
+    fn env_of(name: &'static str, value: &str) -> OneEnvironment {
+        let value = value.to_string();
+        OneEnvironment::capture(&move |k: &str| (k == name).then(|| value.clone()))
     }
 
     #[test]
@@ -163,17 +190,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("auth");
         std::fs::write(&file, "alice:wonder\n").unwrap();
-        let f = file.to_string_lossy().to_string();
-        let env = move |k: &str| (k == "ONE_AUTH").then(|| f.clone());
+        let env = env_of("ONE_AUTH", &file.to_string_lossy());
         let c = credentials("lab", &AuthSource::Environment, &env).unwrap();
         assert_eq!(c.session(), "alice:wonder");
 
         std::fs::create_dir_all(dir.path().join(".one")).unwrap();
         std::fs::write(dir.path().join(".one/one_auth"), "bob:builder").unwrap();
-        let home = dir.path().to_string_lossy().to_string();
-        let env = move |k: &str| (k == "HOME").then(|| home.clone());
+        let env = env_of("HOME", &dir.path().to_string_lossy());
         let c = credentials("lab", &AuthSource::Environment, &env).unwrap();
         assert_eq!(c.username, "bob");
+        let unset = env_of("ONE_AUTH", "");
+        assert_eq!(
+            unset,
+            OneEnvironment::default(),
+            "an empty variable is unset"
+        );
     }
 
     #[test]
@@ -181,7 +212,7 @@ mod tests {
         let err = credentials(
             "lab",
             &AuthSource::File("/nonexistent/one_auth".into()),
-            &no_env,
+            &OneEnvironment::default(),
         )
         .unwrap_err()
         .to_string();
@@ -193,11 +224,12 @@ mod tests {
 
     #[test]
     fn endpoints_from_config_env_default() {
+        let no_env = OneEnvironment::default();
         assert_eq!(
             endpoint("p", Protocol::XmlRpc, None, &no_env).unwrap(),
             DEFAULT_XMLRPC
         );
-        let env = |k: &str| (k == "ONEFLOW_URL").then(|| "http://127.0.0.1:2474".to_string());
+        let env = env_of("ONEFLOW_URL", "http://127.0.0.1:2474");
         assert_eq!(
             endpoint("p", Protocol::OneFlow, None, &env).unwrap(),
             "http://127.0.0.1:2474"

@@ -34,7 +34,7 @@ pub(super) fn http_client(at: &Origin, timeout: Duration) -> Result<reqwest::Cli
 
 /// The largest answer read from an OpenNebula endpoint. A pool of a few
 /// thousand VMs is a few megabytes; anything near this is not OpenNebula.
-pub const MAX_REPLY_BYTES: usize = 32 * 1024 * 1024;
+pub const MAX_REPLY_BYTES: usize = crate::bounded::HTTP_BODY_LIMIT;
 
 /// Sends `req` and reads the answer, at most [`MAX_REPLY_BYTES`]; the status
 /// is the caller's to judge.
@@ -47,27 +47,11 @@ pub(super) async fn send(
         .await
         .map_err(|e| transport(format!("cannot reach the endpoint: {}", chain(&e))))?;
     let status = resp.status();
-    let text = read_capped(resp, MAX_REPLY_BYTES)
+    let body = crate::bounded::read_body(resp, MAX_REPLY_BYTES)
         .await
         .map_err(|m| transport(format!("reading the answer: {m}")))?;
-    Ok((status, text))
-}
-
-/// The body as text, refused (without reading on) once it passes `cap` bytes.
-async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<String, String> {
-    let too_large = || format!("the answer is larger than {} MiB", cap / (1024 * 1024));
-    if resp.content_length().is_some_and(|n| n > cap as u64) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| chain(&e))? {
-        if body.len() + chunk.len() > cap {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
     // As reqwest's `text()` did: invalid UTF-8 becomes U+FFFD.
-    Ok(String::from_utf8_lossy(&body).into_owned())
+    Ok((status, String::from_utf8_lossy(&body).into_owned()))
 }
 
 /// A client for one provider's XML-RPC endpoint. Cheap to clone.

@@ -127,6 +127,16 @@ pub enum OneError {
     /// The provider's endpoint is not a usable URL.
     #[error("provider {provider}: endpoint {endpoint:?} is not an http(s) URL")]
     Endpoint { provider: String, endpoint: String },
+    /// A OneFlow provider without an XML-RPC endpoint: OneFlow's service document names a
+    /// role's VMs but carries neither their state nor their IPs (OpenNebula/one
+    /// src/flow/lib/models/role.rb keeps ID, UID, GID, UNAME, GNAME and NAME in `vm_info`).
+    #[error(
+        "provider {provider}: a OneFlow provider needs an XML-RPC endpoint to follow its VMs \
+         (OneFlow's service document carries no VM state or IP; they are read with one.vm.info): \
+         set xmlrpc_endpoint: (http://HOST:2633/RPC2) under providers: {provider}: in taloscope.yaml, \
+         or ONE_XMLRPC"
+    )]
+    NoXmlRpcEndpoint { provider: String },
 }
 
 impl OneError {

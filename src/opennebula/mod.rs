@@ -10,7 +10,7 @@ pub mod vm;
 pub mod xml;
 pub mod xmlrpc;
 
-pub use auth::{AuthSource, Credentials, Protocol};
+pub use auth::{AuthSource, Credentials, OneEnvironment, Protocol};
 pub use client::OneClient;
 pub use errors::{FailureKind, OneError, Origin};
 pub use oneflow::{FlowClient, Service, ServiceRole, ServiceVm};

@@ -10,7 +10,7 @@ use serde_json::{Value as Json, json};
 use super::auth::Credentials;
 use super::client::{http_client, send};
 use super::errors::{FailureKind, OneError, Origin};
-use super::vm::{LcmState, VmState, serialize_by_name, state_name};
+use super::vm::{serialize_by_name, state_name};
 
 const SERVICE_STATES: [&str; 16] = [
     "PENDING",
@@ -58,15 +58,13 @@ impl RoleState {
 serialize_by_name!(ServiceState);
 serialize_by_name!(RoleState);
 
-/// A VM of a role as the service document shows it (partial: call
-/// `one.vm.info` for the full picture when an XML-RPC endpoint is known).
+/// A VM of a role as the service document names it: OneFlow keeps only the VM's ID, UID,
+/// GID, UNAME, GNAME and NAME in a node's `vm_info` (OpenNebula/one
+/// src/flow/lib/models/role.rb), so its state and IPs come from `one.vm.info`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServiceVm {
     pub id: u64,
     pub name: String,
-    pub state: Option<VmState>,
-    pub lcm_state: Option<LcmState>,
-    pub ips: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -333,26 +331,9 @@ fn parse_node(n: &Json) -> Option<ServiceVm> {
         .get("deploy_id")
         .and_then(loose_u64)
         .or_else(|| vm.and_then(|v| v.get("ID")).and_then(loose_u64))?;
-    let number = |key: &str| {
-        vm.and_then(|v| v.get(key))
-            .and_then(loose_u64)
-            .map(|n| n as u32)
-    };
-    let nics = match vm.and_then(|v| v.pointer("/TEMPLATE/NIC")) {
-        Some(Json::Array(items)) => items.clone(),
-        Some(one @ Json::Object(_)) => vec![one.clone()],
-        _ => Vec::new(),
-    };
     Some(ServiceVm {
         id,
         name: loose_str(vm.and_then(|v| v.get("NAME"))),
-        state: number("STATE").map(VmState),
-        lcm_state: number("LCM_STATE").map(LcmState),
-        ips: nics
-            .iter()
-            .map(|nic| loose_str(nic.get("IP")))
-            .filter(|ip| !ip.is_empty())
-            .collect(),
     })
 }
 
@@ -366,9 +347,8 @@ mod tests {
         "state": 2,
         "roles": [
             {"name": "controlplane", "cardinality": 3, "state": "2", "nodes": [
-                {"deploy_id": 10, "vm_info": {"VM": {"ID": "10", "NAME": "cp-0",
-                    "STATE": "3", "LCM_STATE": "3",
-                    "TEMPLATE": {"NIC": {"IP": "127.0.5.10"}}}}}]},
+                {"deploy_id": 10, "vm_info": {"VM": {"ID": "10", "UID": "0", "GID": "0",
+                    "UNAME": "oneadmin", "GNAME": "oneadmin", "NAME": "cp-0"}}}]},
             {"name": "worker", "cardinality": "2", "state": 8, "nodes": [
                 {"deploy_id": "11", "vm_info": {"VM": {"ID": "11"}}},
                 {"deploy_id": 12}]}
@@ -379,12 +359,17 @@ mod tests {
             (3, "talos-prod", "RUNNING".into())
         );
         let cp = s.role("controlplane").unwrap();
-        assert_eq!(cp.vms[0].ips, ["127.0.5.10"]);
-        assert_eq!(cp.vms[0].lcm_state, Some(LcmState::RUNNING));
+        assert_eq!(
+            cp.vms[0],
+            ServiceVm {
+                id: 10,
+                name: "cp-0".into()
+            }
+        );
         let w = s.role("worker").unwrap();
         assert_eq!((w.cardinality, w.state.name()), (2, "SCALING".into()));
         assert_eq!(w.vms.iter().map(|v| v.id).collect::<Vec<_>>(), [11, 12]);
-        assert_eq!(w.vms[1].state, None);
+        assert_eq!(w.vms[1].name, "");
         assert_eq!(RoleState(11).name(), "HOLD");
         assert_eq!(ServiceState(11).name(), "DEPLOYING_NETS");
     }

@@ -12,7 +12,7 @@ pub mod runner;
 
 pub use cluster::GuardInputs;
 pub use guards::provision_guards;
-pub use journal::{JournalEntry, ProvisionJournal};
+pub use journal::{JournalEntry, ProviderAt, ProvisionJournal};
 pub use machine_config::{MachineConfig, MachineConfigError};
 pub use plan::{PlanSource, ProvisionPlan};
 pub use progress::{ProvisionEvent, ProvisionStage, ProvisionSummary, VmProgress};

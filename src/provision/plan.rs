@@ -9,6 +9,8 @@ use serde::Serialize;
 use crate::approval::MutatingAction;
 use crate::config::{MachineRole, ProviderKind};
 
+use super::journal::ProviderAt;
+
 /// Where new VMs come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -46,6 +48,14 @@ pub struct ProvisionPlan {
 }
 
 impl ProvisionPlan {
+    /// The plan's provider as its journal keys VMs: name and endpoint.
+    pub fn provider_at(&self) -> ProviderAt<'_> {
+        ProviderAt {
+            name: &self.provider,
+            endpoint: &self.endpoint,
+        }
+    }
+
     /// The action the operator confirms for this plan.
     pub fn action(&self) -> MutatingAction {
         MutatingAction::Provision {
@@ -77,7 +87,7 @@ impl ProvisionPlan {
             ),
         };
         let mut out = format!(
-            "PROVISION  {} new {} node(s) for cluster {}\nPROVIDER   {} ({:?}, {})\nSOURCE     {source}\n",
+            "PROVISION  {} new {} node(s) for cluster {}\nPROVIDER   {} ({}, {})\nSOURCE     {source}\n",
             self.count, self.role, self.cluster, self.provider, self.provider_kind, self.endpoint
         );
         if let Some(mc) = &self.machine_config {

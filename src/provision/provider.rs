@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::config::{ClusterConfig, Config, MachineRole, NameOrId, ProviderConfig, ProviderKind};
-use crate::opennebula::auth::{self, AuthSource, Credentials, Protocol};
+use crate::opennebula::auth::{self, AuthSource, Credentials, OneEnvironment, Protocol};
 use crate::opennebula::{FlowClient, OneClient, OneError, TemplateInfo};
 
 use super::ProvisionError;
+use super::journal::ProviderAt;
 use super::machine_config::MachineConfig;
 use super::plan::{DEFAULT_NAME_PATTERN, PlanSource, ProvisionPlan, vm_names};
 
@@ -20,11 +21,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 pub enum ProviderClients {
     /// VM templates over XML-RPC.
     Templates(OneClient),
-    /// A OneFlow service; VMs read over XML-RPC when an endpoint is known.
-    Flow {
-        flow: FlowClient,
-        vms: Option<OneClient>,
-    },
+    /// A OneFlow service; its VMs' state and IPs are read over XML-RPC (`one.vm.info`), since
+    /// a role's node in the service document carries only the VM's identity.
+    Flow { flow: FlowClient, vms: OneClient },
 }
 
 /// A configured provider, ready to call.
@@ -37,20 +36,30 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// The XML-RPC client VMs are read and terminated through, if any.
-    pub fn vm_client(&self) -> Option<&OneClient> {
+    /// The provider as its journal keys VMs: name and endpoint.
+    pub fn at(&self) -> ProviderAt<'_> {
+        ProviderAt {
+            name: &self.name,
+            endpoint: &self.endpoint,
+        }
+    }
+
+    /// The XML-RPC client VMs are read and terminated through.
+    pub fn vm_client(&self) -> &OneClient {
         match &self.clients {
-            ProviderClients::Templates(c) => Some(c),
-            ProviderClients::Flow { vms, .. } => vms.as_ref(),
+            ProviderClients::Templates(c) => c,
+            ProviderClients::Flow { vms, .. } => vms,
         }
     }
 }
 
-/// Builds the clients of provider `name` (nothing is dialled yet).
+/// Builds the clients of provider `name` (nothing is dialled yet); `env` is OpenNebula's
+/// environment as commands/ captured it. A OneFlow provider needs an XML-RPC endpoint too:
+/// `xmlrpc_endpoint`, else `ONE_XMLRPC`.
 pub fn connect(
     name: &str,
     cfg: &ProviderConfig,
-    env: &dyn Fn(&str) -> Option<String>,
+    env: &OneEnvironment,
 ) -> Result<Provider, ProvisionError> {
     let source = match (&cfg.username, &cfg.password, &cfg.auth_file) {
         (Some(u), Some(p), _) => AuthSource::Inline(Credentials::new(u, p)),
@@ -69,15 +78,13 @@ pub fn connect(
             let flow = FlowClient::new(name, &endpoint, credentials.clone(), CALL_TIMEOUT)?;
             let xmlrpc = cfg
                 .xmlrpc_endpoint
-                .clone()
-                .or_else(|| env("ONE_XMLRPC").filter(|v| !v.is_empty()));
-            let vms = match xmlrpc {
-                Some(url) => {
-                    let url = auth::endpoint(name, Protocol::XmlRpc, Some(&url), env)?;
-                    Some(OneClient::new(name, &url, credentials, CALL_TIMEOUT)?)
-                }
-                None => None,
-            };
+                .as_deref()
+                .or_else(|| env.var("ONE_XMLRPC"))
+                .ok_or_else(|| OneError::NoXmlRpcEndpoint {
+                    provider: name.to_string(),
+                })?;
+            let url = auth::endpoint(name, Protocol::XmlRpc, Some(xmlrpc), env)?;
+            let vms = OneClient::new(name, &url, credentials, CALL_TIMEOUT)?;
             (endpoint, ProviderClients::Flow { flow, vms })
         }
     };
@@ -254,5 +261,57 @@ async fn find_template(client: &OneClient, wanted: &NameOrId) -> Result<Template
     match wanted {
         NameOrId::Id(id) => client.template(*id).await,
         NameOrId::Name(name) => client.template_named(name).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Provider `lab-flow`: OneFlow with `xmlrpc_endpoint` as given and `ONE_XMLRPC` as given.
+    fn lab_flow(
+        xmlrpc_endpoint: Option<&str>,
+        one_xmlrpc: Option<&str>,
+    ) -> Result<Provider, ProvisionError> {
+        let cfg = ProviderConfig {
+            kind: ProviderKind::Oneflow,
+            endpoint: Some("http://127.0.0.1:2474".into()),
+            xmlrpc_endpoint: xmlrpc_endpoint.map(str::to_string),
+            auth_file: None,
+            username: Some("oneadmin".into()),
+            password: Some("pw".into()),
+        };
+        let one_xmlrpc = one_xmlrpc.map(str::to_string);
+        let env = OneEnvironment::capture(&move |k: &str| {
+            (k == "ONE_XMLRPC").then(|| one_xmlrpc.clone()).flatten()
+        });
+        connect("lab-flow", &cfg, &env)
+    }
+
+    fn xmlrpc_of(provider: &Provider) -> &str {
+        &provider.vm_client().origin().endpoint
+    }
+
+    #[test]
+    fn a_oneflow_provider_without_an_xmlrpc_endpoint_is_refused_by_name() {
+        let err = lab_flow(None, None).unwrap_err().to_string();
+        assert!(
+            err.contains("provider lab-flow")
+                && err.contains("xmlrpc_endpoint")
+                && err.contains("ONE_XMLRPC"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_oneflow_providers_vms_are_read_at_xmlrpc_endpoint_else_one_xmlrpc() {
+        let env = Some("http://127.0.0.2:2633/RPC2");
+        let from_env = lab_flow(None, env).expect("ONE_XMLRPC names the endpoint");
+        assert_eq!(xmlrpc_of(&from_env), "http://127.0.0.2:2633/RPC2");
+        let configured = lab_flow(Some("http://127.0.0.3:2633/RPC2"), env)
+            .expect("the config names the endpoint");
+        assert_eq!(xmlrpc_of(&configured), "http://127.0.0.3:2633/RPC2");
+        let bad = lab_flow(Some("ftp://x"), None).unwrap_err().to_string();
+        assert!(bad.contains("provider lab-flow"), "{bad}");
     }
 }

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::kube::KubeClient;
-use crate::opennebula::{ExtraTemplate, Service, VmInfo};
+use crate::opennebula::{ExtraTemplate, Service};
 use crate::talos::TalosClient;
 
 use super::ProvisionError;
@@ -123,6 +123,8 @@ impl ProvisionRunner {
                 approved.action().describe(),
                 self.plan.action().describe()
             ));
+        } else if let Err(e) = self.claim_journal() {
+            summary.error = Some(e);
         } else {
             let started = self.start().await;
             match started {
@@ -146,7 +148,10 @@ impl ProvisionRunner {
             .into_iter()
             .map(|progress| Tracked { progress })
             .collect();
-        let error = self.follow(&mut tracked).await;
+        let error = match self.claim_journal() {
+            Ok(()) => self.follow(&mut tracked).await,
+            Err(e) => Some(e),
+        };
         let summary = ProvisionSummary {
             cluster: self.plan.cluster.clone(),
             requested: tracked.len(),
@@ -155,6 +160,15 @@ impl ProvisionRunner {
         };
         self.send(ProvisionEvent::Finished(summary.clone())).await;
         summary
+    }
+
+    /// Takes the journal for this run (see [`ProvisionJournal::claim`]); refused while another
+    /// live run holds it.
+    fn claim_journal(&mut self) -> Result<(), String> {
+        match &mut self.journal {
+            Some(j) => j.claim().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
     }
 
     async fn send(&self, event: ProvisionEvent) {
@@ -168,7 +182,11 @@ impl ProvisionRunner {
         }
         t.progress = next;
         if let Some(j) = &mut self.journal
-            && let Err(e) = j.record(&self.plan.provider, self.plan.role.as_str(), &t.progress)
+            && let Err(e) = j.record(
+                &self.plan.provider_at(),
+                self.plan.role.as_str(),
+                &t.progress,
+            )
         {
             let _ = self.events.send(ProvisionEvent::Note(e.to_string())).await;
         }
@@ -275,7 +293,7 @@ impl ProvisionRunner {
                 if t.progress.stage.is_final() {
                     continue;
                 }
-                let next = self.look_at(&t.progress, service.as_ref()).await;
+                let next = self.look_at(&t.progress).await;
                 self.changed(t, next).await;
             }
             let all_there = vms.len() >= self.plan.count;
@@ -346,14 +364,14 @@ impl ProvisionRunner {
     }
 
     /// The next progress of one VM.
-    async fn look_at(&self, now: &VmProgress, service: Option<&Service>) -> VmProgress {
+    /// The VM is read with `one.vm.info` for both kinds of provider: a OneFlow role's node
+    /// carries only the VM's identity (OpenNebula/one src/flow/lib/models/role.rb).
+    async fn look_at(&self, now: &VmProgress) -> VmProgress {
         let Some(id) = now.id else {
             return now.clone();
         };
-        let vm = match self.vm_info(id, service).await {
-            Ok(Some(vm)) => vm,
-            // Not in the service document yet: look again next time.
-            Ok(None) => return now.clone(),
+        let vm = match self.provider.vm_client().vm(id).await {
+            Ok(vm) => vm,
             // Perhaps passing: say so, and look again next time.
             Err(e) => {
                 return VmProgress {
@@ -411,35 +429,6 @@ impl ProvisionRunner {
             Err(waiting) => next.reason = Some(waiting),
         }
         next
-    }
-
-    async fn vm_info(
-        &self,
-        id: u64,
-        service: Option<&Service>,
-    ) -> Result<Option<VmInfo>, ProvisionError> {
-        if let Some(client) = self.provider.vm_client() {
-            return Ok(Some(client.vm(id).await?));
-        }
-        let Some(v) = service
-            .into_iter()
-            .flat_map(|s| s.roles.iter())
-            .flat_map(|r| r.vms.iter())
-            .find(|v| v.id == id)
-        else {
-            return Ok(None);
-        };
-        let (Some(state), Some(lcm_state)) = (v.state, v.lcm_state) else {
-            return Ok(None);
-        };
-        Ok(Some(VmInfo {
-            id,
-            name: v.name.clone(),
-            state,
-            lcm_state,
-            ips: v.ips.clone(),
-            template_id: None,
-        }))
     }
 
     /// Ok when Talos lists the node as a member and (with a kube context) its
@@ -518,13 +507,7 @@ pub async fn terminate(
     let id: u64 = vm
         .parse()
         .map_err(|_| ProvisionError::NotApproved(format!("VM id {vm:?} is not a number")))?;
-    let client = provider.vm_client().ok_or_else(|| ProvisionError::Config {
-        file: "taloscope config".into(),
-        message: format!(
-            "provider {}: terminating a VM needs an XML-RPC endpoint (xmlrpc_endpoint: or ONE_XMLRPC)",
-            provider.name
-        ),
-    })?;
+    let client = provider.vm_client();
     client.terminate(id).await?;
     // The state it is leaving by (SHUTDOWN, EPILOG… on its way to DONE).
     let before = client.vm(id).await.ok();
@@ -545,12 +528,13 @@ pub async fn terminate(
         )),
     };
     if let Some(j) = journal {
+        let at = provider.at();
         let role = j
             .entries()
             .iter()
-            .find(|e| e.progress.id == Some(id))
+            .find(|e| e.progress.id == Some(id) && e.is_on(&at))
             .map_or_else(String::new, |e| e.role.clone());
-        j.record(&provider.name, &role, &progress)?;
+        j.record(&at, &role, &progress)?;
     }
     Ok(progress)
 }

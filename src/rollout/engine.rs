@@ -166,6 +166,7 @@ impl Engine {
         self.emit(RolloutEvent::Log {
             cluster: self.cluster(),
             line,
+            unix: unix_now(),
         });
     }
 

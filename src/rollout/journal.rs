@@ -57,6 +57,24 @@ pub struct RolloutJournal {
 }
 
 impl RolloutJournal {
+    /// The journal of a rollout `holder` begins: no plan, acknowledgement or step yet.
+    pub fn begun(cluster: &str, kind: RolloutKind, target: &str, holder: &str) -> RolloutJournal {
+        RolloutJournal {
+            format: JOURNAL_FORMAT,
+            cluster: cluster.to_string(),
+            kind,
+            target: target.to_string(),
+            holder: holder.to_string(),
+            acks: Vec::new(),
+            plan: serde_json::Value::Null,
+            options: serde_json::Value::Null,
+            steps: Vec::new(),
+            paused: false,
+            outcome: None,
+            updated_unix: crate::clock::unix_now(),
+        }
+    }
+
     /// `<state dir>/rollouts/<cluster>.json`; characters that cannot be in a file name become `_`.
     pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
         let safe: String = cluster

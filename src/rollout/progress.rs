@@ -155,6 +155,8 @@ pub enum RolloutEvent {
     Log {
         cluster: String,
         line: String,
+        /// When it was written, seconds since the Unix epoch.
+        unix: u64,
     },
     Paused {
         cluster: String,

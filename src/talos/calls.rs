@@ -37,45 +37,6 @@ fn containerd_namespace(ns: ImageNamespace) -> common::ContainerdNamespace {
     }
 }
 
-/// `machine.ImagePullRequest` of `MachineService/ImagePull` (Talos 1.10 to HEAD, deprecated in
-/// favour of ImageService from 1.13), written out here rather than generated: the
-/// workspace's proto subset (shared with the sim's server) leaves the RPC out
-/// (api/machine/machine.proto).
-#[derive(Clone, PartialEq, prost::Message)]
-struct MachineImagePullRequest {
-    #[prost(enumeration = "common::ContainerdNamespace", tag = "1")]
-    namespace: i32,
-    #[prost(string, tag = "2")]
-    reference: String,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct MachineImagePull {
-    #[prost(message, optional, tag = "1")]
-    metadata: Option<common::Metadata>,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct MachineImagePullResponse {
-    #[prost(message, repeated, tag = "1")]
-    messages: Vec<MachineImagePull>,
-}
-
-async fn machine_image_pull(
-    ch: tonic::transport::Channel,
-    req: tonic::Request<MachineImagePullRequest>,
-) -> Result<tonic::Response<MachineImagePullResponse>, tonic::Status> {
-    let mut grpc = tonic::client::Grpc::new(ch)
-        .max_decoding_message_size(MAX_MESSAGE_SIZE)
-        .max_encoding_message_size(MAX_MESSAGE_SIZE);
-    grpc.ready()
-        .await
-        .map_err(|e| tonic::Status::unavailable(format!("service not ready: {e}")))?;
-    let path = http::uri::PathAndQuery::from_static("/machine.MachineService/ImagePull");
-    grpc.unary(req, path, tonic_prost::ProstCodec::default())
-        .await
-}
-
 /// Maps a server stream's items to typed values, naming the node in errors.
 fn typed_stream<T, U>(
     node: &str,
@@ -320,7 +281,7 @@ impl TalosClient {
         bound: std::time::Duration,
     ) -> Result<(), TalosError> {
         const CALL: &str = "MachineImagePull";
-        let req = MachineImagePullRequest {
+        let req = pb::ImagePullRequest {
             namespace: containerd_namespace(namespace) as i32,
             reference: image.to_string(),
         };
@@ -328,10 +289,12 @@ impl TalosClient {
             .call_within(node, CALL, Retry::OnlyIfNotSent, bound, |ch| {
                 let req = req.clone();
                 async move {
-                    let r = self
-                        .request(node, CALL, req, Some(bound))
-                        .map_err(to_status)?;
-                    machine_image_pull(ch, r).await
+                    machine(ch)
+                        .image_pull(
+                            self.request(node, CALL, req, Some(bound))
+                                .map_err(to_status)?,
+                        )
+                        .await
                 }
             })
             .await?;
@@ -356,6 +319,8 @@ impl TalosClient {
                 let req = req.clone();
                 async move {
                     ImageServiceClient::new(ch)
+                        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                        .max_encoding_message_size(MAX_MESSAGE_SIZE)
                         .pull(self.request(node, CALL, req, None).map_err(to_status)?)
                         .await
                 }
@@ -384,6 +349,8 @@ impl TalosClient {
                 let req = req.clone();
                 async move {
                     LifecycleServiceClient::new(ch)
+                        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                        .max_encoding_message_size(MAX_MESSAGE_SIZE)
                         .upgrade(self.request(node, CALL, req, None).map_err(to_status)?)
                         .await
                 }
@@ -444,12 +411,12 @@ mod tests {
     #[test]
     fn the_legacy_image_pull_request_has_upstreams_field_numbers() {
         use prost::Message;
-        let bytes = MachineImagePullRequest {
+        let bytes = pb::ImagePullRequest {
             namespace: common::ContainerdNamespace::NsCri as i32,
             reference: "r".into(),
         }
         .encode_to_vec();
-        // field 1 varint = NS_CRI (2), field 2 length-delimited "r"
+        // field 1 varint = NS_CRI (2), field 2 length-delimited "r" (api/machine/machine.proto)
         assert_eq!(bytes, [0x08, 0x02, 0x12, 0x01, b'r']);
     }
 }

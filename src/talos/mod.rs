@@ -9,6 +9,7 @@ mod etcd_maintenance;
 pub mod events;
 mod fan_out;
 mod files;
+pub mod kubernetes_resources;
 pub mod tls;
 pub mod types;
 

@@ -1,5 +1,5 @@
 //! Mutual TLS material from a talosconfig context: the CA to trust, the client
-//! identity (Ed25519, EC or RSA key), and the roles the client certificate
+//! identity (Ed25519, EC or RSA key, checked to be the certificate's), and the roles the client certificate
 //! carries in its Subject Organization, so the UI can disable what they forbid.
 use thiserror::Error;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
@@ -82,7 +82,13 @@ fn check_ca(context: &str, ca_pem: &str) -> Result<(), TlsError> {
     Ok(())
 }
 
-fn check_key(context: &str, key_pem: &str) -> Result<(), TlsError> {
+/// The key kinds the client can sign the TLS handshake with (ring's). Talos' apid (Go
+/// crypto/tls, `RequireAndVerifyClientCert`) accepts any of them; talosctl writes Ed25519.
+const SUPPORTED_KEYS: &str = "Ed25519, ECDSA P-256 or P-384, or RSA of 2048 to 8192 bits";
+
+/// Checks the client key: unencrypted, of a kind the client can sign with, and the key of the
+/// client certificate `crt_pem` (a mismatch would fail only at the handshake, vaguely).
+fn check_key(context: &str, key_pem: &str, crt_pem: &str) -> Result<(), TlsError> {
     let bad = |reason: String| TlsError::BadKey {
         context: context.to_string(),
         reason,
@@ -96,15 +102,56 @@ fn check_key(context: &str, key_pem: &str) -> Result<(), TlsError> {
         ));
     }
     let mut reader = key_pem.as_bytes();
-    match rustls_pemfile::private_key(&mut reader) {
-        Ok(Some(key)) => rustls::crypto::ring::sign::any_supported_type(&key)
-            .map(|_| ())
-            .map_err(|e| bad(e.to_string())),
-        Ok(None) => Err(bad(
-            "no PRIVATE KEY, EC PRIVATE KEY or RSA PRIVATE KEY block".into(),
-        )),
-        Err(e) => Err(bad(e.to_string())),
+    let key = match rustls_pemfile::private_key(&mut reader) {
+        Ok(Some(key)) => key,
+        Ok(None) => {
+            return Err(bad(
+                "no PRIVATE KEY, EC PRIVATE KEY or RSA PRIVATE KEY block".into(),
+            ));
+        }
+        Err(e) => return Err(bad(e.to_string())),
+    };
+    let signer = rustls::crypto::ring::sign::any_supported_type(&key).map_err(|_| {
+        bad(format!(
+            "the client key is of a kind taloscope cannot sign with; it supports {SUPPORTED_KEYS} \
+             (talosctl writes Ed25519: `talosctl config new` makes a new one)"
+        ))
+    })?;
+    match (signer.public_key(), certificate_public_key(crt_pem)) {
+        (Some(spki), Some(in_certificate))
+            if public_key_bits(&spki).as_ref() != Some(&in_certificate) =>
+        {
+            Err(bad(format!(
+                "the client key ({}) is not the key of the client certificate; \
+                 the talosconfig's crt and key must be one pair",
+                key_kind(signer.algorithm())
+            )))
+        }
+        _ => Ok(()),
     }
+}
+
+fn key_kind(algorithm: rustls::SignatureAlgorithm) -> &'static str {
+    match algorithm {
+        rustls::SignatureAlgorithm::ED25519 => "Ed25519",
+        rustls::SignatureAlgorithm::ECDSA => "ECDSA",
+        rustls::SignatureAlgorithm::RSA => "RSA",
+        _ => "another kind",
+    }
+}
+
+/// The public key bits of a DER SubjectPublicKeyInfo.
+fn public_key_bits(spki: &[u8]) -> Option<Vec<u8>> {
+    use x509_parser::x509::SubjectPublicKeyInfo;
+    let (_, info) = SubjectPublicKeyInfo::from_der(spki).ok()?;
+    Some(info.subject_public_key.data.to_vec())
+}
+
+/// The public key bits of the first certificate in `crt_pem`.
+fn certificate_public_key(crt_pem: &str) -> Option<Vec<u8>> {
+    let (_, pem) = x509_parser::pem::parse_x509_pem(crt_pem.as_bytes()).ok()?;
+    let (_, cert) = X509Certificate::from_der(&pem.contents).ok()?;
+    Some(cert.public_key().subject_public_key.data.to_vec())
 }
 
 fn format_time(ts: i64) -> String {
@@ -143,7 +190,7 @@ pub fn client_tls(ctx: &TalosContext, now: i64) -> Result<ClientTls, TlsError> {
         });
     }
     let key_pem = normalize_key_pem(&ctx.key_pem);
-    check_key(&ctx.name, &key_pem)?;
+    check_key(&ctx.name, &key_pem, &ctx.crt_pem)?;
     let roots = if system_roots {
         ClientTlsConfig::new().with_native_roots()
     } else {
@@ -221,6 +268,45 @@ mod tests {
             client_tls(&ctx, unix_now()),
             Err(TlsError::BadCa { .. })
         ));
+    }
+
+    /// A P-521 key (openssl ecparam -name secp521r1): Go accepts it, ring cannot sign with it.
+    const P521_KEY: &str = "-----BEGIN EC PRIVATE KEY-----\nMIHcAgEBBEIBEjgNprWUSpauXYTcI8H0EkzwFauSoGnNv2+aANtCDknRDI92A2Lg\nJxAxOpIMjEeUfTrHvJSnBf6EQgqdr5LOtcagBwYFK4EEACOhgYkDgYYABAGQunIy\nG7ni+xBduTw1pQENM7q6lpbGGFEh3aTCedfnjQXTtOB3wgt4avkq1i8KN17rK78r\nozZNNDgRM8r0nq6YCwCQPaapdyTlLy11B7w8XusLMqRLJuUlMjMT5fBeBEUcVMdj\nxNQFH+Pr0yajb0kZw1pU6Ndx72CVieFb0+JvRLs3Xg==\n-----END EC PRIVATE KEY-----\n";
+
+    #[test]
+    fn ecdsa_keys_work_and_unusable_or_mismatched_keys_say_why() {
+        let mut ctx = context(&["os:admin"], false);
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["client".into()]).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, "os:admin");
+        let cert = params.self_signed(&key).unwrap();
+        ctx.crt_pem = cert.pem();
+        ctx.key_pem = key.serialize_pem();
+        let tls = client_tls(&ctx, unix_now()).expect("an ECDSA pair is used as it is");
+        assert!(tls.certificate.roles.may_upgrade());
+
+        // The ECDSA key with another certificate (the Ed25519 one of the fixture).
+        let mut mismatched = context(&["os:admin"], false);
+        mismatched.key_pem = key.serialize_pem();
+        let err = client_tls(&mismatched, unix_now()).unwrap_err().to_string();
+        assert!(
+            err.starts_with("context \"lab\": ")
+                && err.contains("the client key (ECDSA) is not the key of the client certificate"),
+            "{err}"
+        );
+
+        let mut p521 = context(&["os:admin"], false);
+        p521.key_pem = P521_KEY.into();
+        let err = client_tls(&p521, unix_now()).unwrap_err().to_string();
+        assert!(
+            err.starts_with("context \"lab\": ")
+                && err.contains(
+                    "cannot sign with; it supports Ed25519, ECDSA P-256 or P-384, or RSA"
+                ),
+            "{err}"
+        );
     }
 
     #[test]

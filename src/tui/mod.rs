@@ -1,7 +1,9 @@
 //! The terminal shell: entering and restoring the terminal, capability
-//! detection (colour, NO_COLOR, UTF-8), glyph sets and themes.
+//! detection (colour, NO_COLOR, UTF-8), glyph sets and themes, and the
+//! output rewritten to the 16-colour codes where only those show.
 pub mod caps;
 pub mod glyphs;
+pub mod palette;
 pub mod terminal;
 pub mod theme;
 

@@ -14,15 +14,19 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-pub type ConsoleTerminal = Terminal<CrosstermBackend<Stdout>>;
+use super::ColorDepth;
+use super::palette::PaletteWriter;
+
+pub type ConsoleTerminal = Terminal<CrosstermBackend<PaletteWriter<Stdout>>>;
 
 /// Set while the terminal is in console mode, so a second restore is a no-op.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();
 
-/// Puts the terminal into console mode. On failure whatever was switched on
-/// is switched off again before the error is returned.
-pub fn enter() -> io::Result<ConsoleTerminal> {
+/// Puts the terminal into console mode; frames reach it in the colours of
+/// `depth`. On failure whatever was switched on is switched off again before
+/// the error is returned.
+pub fn enter(depth: ColorDepth) -> io::Result<ConsoleTerminal> {
     install_panic_hook();
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
@@ -34,7 +38,7 @@ pub fn enter() -> io::Result<ConsoleTerminal> {
         DisableMouseCapture,
         Hide
     )
-    .and_then(|()| Terminal::new(CrosstermBackend::new(stdout())));
+    .and_then(|()| Terminal::new(CrosstermBackend::new(PaletteWriter::new(stdout(), depth))));
     if entered.is_err() {
         let _ = restore();
     }

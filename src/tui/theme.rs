@@ -327,6 +327,14 @@ pub fn degrade(color: Color, depth: ColorDepth) -> Option<Color> {
     }
 }
 
+/// The number (0-15) of one of the 16 named colours.
+pub fn ansi16_index(color: Color) -> Option<u8> {
+    ANSI16
+        .iter()
+        .position(|(c, _)| *c == color)
+        .and_then(|i| u8::try_from(i).ok())
+}
+
 /// xterm's default 16-colour palette.
 const ANSI16: [(Color, (u8, u8, u8)); 16] = [
     (Color::Black, (0, 0, 0)),

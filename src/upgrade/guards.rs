@@ -123,7 +123,9 @@ pub(crate) fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>)
             id,
             format!(
                 "upgrade in progress by {}, node {} of {}",
-                r.holder, r.node_index, r.node_count
+                crate::run_holder::holder_described(&r.holder),
+                r.node_index,
+                r.node_count
             ),
         ),
     }
@@ -384,9 +386,13 @@ pub(crate) fn unhealthy_members(id: GuardId, members: &[EtcdMemberReport]) -> Op
         .iter()
         .filter(|m| !m.healthy)
         .map(|m| {
+            // Its own alarm first: etcd lists every member's alarms in each status.
+            let own = format!("memberID:{}", m.id);
             let why = m
                 .errors
-                .first()
+                .iter()
+                .find(|e| e.contains(&own))
+                .or(m.errors.first())
                 .map(String::as_str)
                 .unwrap_or("did not answer");
             format!("{} unhealthy: {why}", member_name(m))

@@ -273,8 +273,11 @@ fn an_image_with_another_tag_warns_without_blocking() {
             .ends_with("is tagged v1.11.0, not the target v1.12.0")
     );
     assert!(!blocking(&guards, &[]));
-    plan.set_image("registry.local:5000/installer@sha256:abcd")
-        .expect("image");
+    plan.set_image(&format!(
+        "registry.local:5000/installer@sha256:{}",
+        "ab".repeat(32)
+    ))
+    .expect("image");
     let guards = plan_guards(&plan, &status, &admin(), None);
     assert!(
         guard(&guards, GuardId::InstallerImage)

@@ -1,6 +1,6 @@
 //! What every upgrade rollout does around its own steps: a new journal, a plan read back from
-//! one, refusals before the first step, connecting to the cluster, taking its rollout Lease and
-//! handing the executor to the shared engine.
+//! one, refusals before the first step (another run still alive on the cluster's journal),
+//! connecting to the cluster, taking its rollout Lease and handing the executor to the engine.
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -12,18 +12,18 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use super::guards::Guard;
 use super::observe::ClusterObserver;
 use super::runner::RunOptions;
-use crate::approval::local_identity;
-use crate::clock::unix_now;
 use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
 use crate::fleet::{LeaseError, RolloutLease};
 use crate::kube::KubeClient;
 use crate::rollout::LeaseProgress;
+use crate::rollout::claim::{Displaces, claim_run};
 use crate::rollout::engine::{
     EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, run_rollout,
 };
-use crate::rollout::journal::{JOURNAL_FORMAT, RolloutJournal};
+use crate::rollout::journal::RolloutJournal;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepProgress};
+use crate::run_holder::RunHolder;
 use crate::talos::TalosClient;
 
 /// What a new journal records about the rollout it starts.
@@ -37,21 +37,15 @@ pub(crate) struct NewJournal<'a, P: Serialize> {
     pub steps: Vec<StepProgress>,
 }
 
-/// The journal of a rollout about to start: held by this console, every step as planned.
+/// The journal of a rollout about to start: held by this run, every step as planned.
 pub(crate) fn new_journal<P: Serialize>(new: NewJournal<'_, P>) -> RolloutJournal {
+    let holder = RunHolder::this_process().to_string();
     RolloutJournal {
-        format: JOURNAL_FORMAT,
-        cluster: new.cluster.to_string(),
-        kind: new.kind,
-        target: new.target,
-        holder: local_identity(),
         acks: new.acks.to_vec(),
         plan: serde_json::to_value(new.plan).unwrap_or(serde_json::Value::Null),
         options: serde_json::to_value(new.options.for_journal()).unwrap_or(serde_json::Value::Null),
         steps: new.steps,
-        paused: false,
-        outcome: None,
-        updated_unix: unix_now(),
+        ..RolloutJournal::begun(new.cluster, new.kind, &new.target, &holder)
     }
 }
 
@@ -115,8 +109,17 @@ pub(crate) fn launch(
     if let Err(reason) = approval {
         return refuse(journal, reason, events);
     }
+    let journal_path = match options.journal_dir() {
+        Ok(dir) => RolloutJournal::path_for(&dir, &journal.cluster),
+        Err(reason) => return refuse(journal, reason, events),
+    };
+    let displaces = match claim_on_disk(&journal_path, &options) {
+        Ok(displaces) => displaces,
+        Err(reason) => return refuse(journal, reason, events),
+    };
     let (control, control_rx) = unbounded_channel();
     let task = tokio::spawn(async move {
+        let mut journal = journal;
         let observer = match connect(&cluster, &options).await {
             Ok(observer) if needs_kube && observer.kube.is_none() => {
                 let reason = format!(
@@ -128,14 +131,12 @@ pub(crate) fn launch(
             Ok(observer) => observer,
             Err(reason) => return halt(&journal, reason, &events),
         };
-        let lock = match take_lease(&observer, &journal, &options).await {
+        let lock = match take_lease(&observer, &journal, displaces.as_deref(), &options).await {
             Ok(lock) => lock,
             Err(reason) => return halt(&journal, reason, &events),
         };
-        let journal_path = match options.journal_dir() {
-            Ok(dir) => RolloutJournal::path_for(&dir, &journal.cluster),
-            Err(reason) => return halt(&journal, reason, &events),
-        };
+        // From here on the rollout is this run's, also in its journal.
+        journal.holder = RunHolder::this_process().to_string();
         let (executor, batches) = build(observer, &journal, &options);
         let setup = EngineSetup {
             batches,
@@ -149,6 +150,16 @@ pub(crate) fn launch(
         run_rollout(setup, executor, control_rx, events).await
     });
     RolloutHandle { control, task }
+}
+
+/// Whom this run may displace, from the unfinished journal at `path` (the one resumed, or one
+/// a fresh run would write over): refused while that journal's run is alive on this host,
+/// unless `options.take_over` names it.
+fn claim_on_disk(path: &std::path::Path, options: &RunOptions) -> Result<Displaces, String> {
+    let on_disk = RolloutJournal::load(path)
+        .map_err(|e| e.to_string())?
+        .filter(RolloutJournal::is_unfinished);
+    claim_run(on_disk.as_ref(), options.take_over.as_deref())
 }
 
 /// Says on `events` that the run ended before it started: Started, then Finished with the reason.
@@ -177,11 +188,13 @@ pub(crate) fn refuse(
     RolloutHandle { control, task }
 }
 
-/// Takes the cluster's rollout Lease for this console (its holder from the journal). Without a
-/// paired kube context there is no Lease to take; the rollout still runs, alone on this host.
+/// Takes the cluster's rollout Lease for this run, from `displaces` too while it is live.
+/// Without a paired kube context there is no Lease to take; the rollout still runs, alone on
+/// this host (its journal keeps a second run of this host out).
 pub(crate) async fn take_lease(
     observer: &ClusterObserver,
     journal: &RolloutJournal,
+    displaces: Option<&str>,
     options: &RunOptions,
 ) -> Result<Option<Box<dyn RolloutLock>>, String> {
     let Some(kube) = &observer.kube else {
@@ -190,10 +203,9 @@ pub(crate) async fn take_lease(
     let lease = kube
         .acquire_rollout_lease(
             &journal.cluster,
-            &journal.holder,
-            journal.kind,
-            &journal.target,
-            journal.steps.len(),
+            &RunHolder::this_process().to_string(),
+            displaces,
+            (journal.kind, &journal.target, journal.steps.len()),
             options.lease_duration,
         )
         .await
@@ -301,20 +313,7 @@ mod tests {
     use crate::upgrade::UpgradePlan;
 
     fn journal(kind: RolloutKind) -> RolloutJournal {
-        RolloutJournal {
-            format: JOURNAL_FORMAT,
-            cluster: "lab".into(),
-            kind,
-            target: "1.35.0".into(),
-            holder: "alice@ops1".into(),
-            acks: vec![],
-            plan: serde_json::Value::Null,
-            options: serde_json::Value::Null,
-            steps: vec![],
-            paused: false,
-            outcome: None,
-            updated_unix: 0,
-        }
+        RolloutJournal::begun("lab", kind, "1.35.0", "alice@ops1")
     }
 
     #[test]

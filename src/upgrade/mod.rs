@@ -2,6 +2,8 @@
 //! node is upgraded through) and the guards that are checked before the rollout and again
 //! before every node. No IO: plain functions over the fleet status model.
 pub mod guards;
+mod image_ref;
+pub use image_ref::check_image_reference;
 pub mod kubernetes;
 pub(crate) mod launch;
 mod node_step;

@@ -1,8 +1,10 @@
 //! An upgrade plan for one cluster: the target and installer image, the options, and the node
 //! order (control planes one at a time with the etcd leader last, then workers in batches),
 //! with the operator's edits (reorder, leave out, include). Pure: built from a status snapshot.
+use crate::natural::natural_cmp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::image_ref::check_image_reference;
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::RebootMode;
 use crate::versions::{
@@ -138,7 +140,8 @@ pub struct PlanStep {
     pub forfeit_leadership: bool,
     pub state: StepState,
     /// Steps with the same batch number run together; `None` when skipped. Control planes are
-    /// always alone in their batch.
+    /// always alone in their batch. Counted from 1, as the plan table shows it (journals
+    /// written before counted from 0; only equal numbers matter to the runner).
     pub batch: Option<usize>,
 }
 
@@ -171,8 +174,14 @@ pub enum PlanError {
     },
     #[error("max-parallel for {cluster} must be at least 1")]
     MaxParallelZero { cluster: String },
-    #[error("installer image {image:?} for {cluster} is empty or contains spaces")]
-    InvalidImage { cluster: String, image: String },
+    #[error(
+        "installer image {image:?} for {cluster} is not an image reference: {why} (expected [registry/]repository[:tag][@digest], e.g. ghcr.io/siderolabs/installer:v1.12.0)"
+    )]
+    InvalidImage {
+        cluster: String,
+        image: String,
+        why: String,
+    },
     #[error("{node} is not a node in the plan for {cluster}")]
     UnknownNode { cluster: String, node: String },
     #[error("{node} is already {edge} in the plan")]
@@ -195,8 +204,10 @@ pub struct UpgradePlan {
 }
 
 impl UpgradePlan {
-    /// The default plan: control planes in status order with the etcd leader last, then nodes of
-    /// unknown role one at a time, then workers in batches of `max_parallel`. Whether the
+    /// The default plan: control planes in name order (natural: `cp-2` before `cp-10`) with
+    /// the etcd leader last, then nodes of unknown role one at a time, then workers in batches
+    /// of `max_parallel`, each in name order: the same plan whatever order the nodes answered
+    /// in, in the console and on the command line. Whether the
     /// version path is valid is a guard, not an error here, so the plan can show why.
     pub fn new(
         status: &ClusterStatus,
@@ -213,11 +224,12 @@ impl UpgradePlan {
         if !is_known_talos_release(&target) {
             return Err(PlanError::UnknownTarget { cluster, target });
         }
-        let steps: Vec<PlanStep> = status
+        let mut steps: Vec<PlanStep> = status
             .nodes
             .iter()
             .map(|node| step_for(status, node, &target))
             .collect();
+        steps.sort_by(|a, b| natural_cmp(&a.node, &b.node).then_with(|| a.address.cmp(&b.address)));
         if steps.iter().all(|s| s.state == StepState::AlreadyOnTarget) {
             return Err(PlanError::NothingToUpgrade { cluster, target });
         }
@@ -256,10 +268,11 @@ impl UpgradePlan {
     /// Use a custom or factory installer image instead of the default.
     pub fn set_image(&mut self, image: &str) -> Result<(), PlanError> {
         let image = image.trim();
-        if image.is_empty() || image.contains(char::is_whitespace) {
+        if let Err(why) = check_image_reference(image) {
             return Err(PlanError::InvalidImage {
                 cluster: self.cluster.clone(),
-                image: image.to_string(),
+                image: crate::printable::line(image),
+                why,
             });
         }
         self.image = image.to_string();
@@ -320,15 +333,18 @@ impl UpgradePlan {
         Ok(())
     }
 
-    /// Step indices grouped by batch, in rollout order; skipped steps are not listed.
+    /// Step indices grouped by batch, in rollout order; skipped steps are not listed. A batch
+    /// is a run of steps with one batch number, whatever it counts from.
     pub fn batches(&self) -> Vec<Vec<usize>> {
         let mut batches: Vec<Vec<usize>> = Vec::new();
+        let mut current = None;
         for (i, step) in self.steps.iter().enumerate() {
             let Some(batch) = step.batch else { continue };
-            match batches.get_mut(batch) {
-                Some(group) => group.push(i),
-                None => batches.push(vec![i]),
+            match batches.last_mut() {
+                Some(group) if current == Some(batch) => group.push(i),
+                _ => batches.push(vec![i]),
             }
+            current = Some(batch);
         }
         batches
     }
@@ -387,7 +403,7 @@ impl UpgradePlan {
     /// Recompute batches and the forfeit flag after any edit.
     fn renumber(&mut self) {
         let max_parallel = self.options.max_parallel.max(1);
-        let mut next = 0;
+        let mut next = 1;
         let mut open_workers = 0;
         for step in &mut self.steps {
             step.forfeit_leadership =

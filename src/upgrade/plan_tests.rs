@@ -32,6 +32,22 @@ fn control_planes_first_with_the_leader_last_then_workers() {
     );
 }
 
+/// The plan's order does not depend on the order the nodes answered in: names in natural
+/// order within each role (the leader last among control planes), in the console and the CLI.
+#[test]
+fn the_order_is_the_same_whatever_order_the_nodes_answered_in() {
+    let mut status = healthy();
+    status
+        .nodes
+        .push(node("w-10", 6, NodeRole::Worker, "v1.11.3"));
+    let expected = ["cp-2", "cp-3", "cp-1", "w-1", "w-2", "w-10"];
+    assert_eq!(order(&plan_for(&status, "v1.12.0")), expected);
+    status.nodes.reverse();
+    assert_eq!(order(&plan_for(&status, "v1.12.0")), expected);
+    status.nodes.rotate_left(2);
+    assert_eq!(order(&plan_for(&status, "v1.12.0")), expected);
+}
+
 #[test]
 fn workers_go_in_batches_of_max_parallel_control_planes_alone() {
     let mut status = healthy();
@@ -132,6 +148,13 @@ fn a_custom_image_is_kept_and_an_empty_one_refused() {
         plan.set_image("  "),
         Err(PlanError::InvalidImage { .. })
     ));
+    let err = plan.set_image("not an image!").unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "installer image \"not an image!\" for healthy is not an image reference: "
+        ),
+        "{err}"
+    );
     assert_eq!(plan.image, "factory.talos.dev/installer/abc123:v1.12.0");
 }
 
@@ -141,7 +164,10 @@ fn moving_nodes_keeps_control_planes_first_and_the_forfeit_on_the_leader() {
     plan.move_node("cp-1", Direction::Up).expect("moves up");
     assert_eq!(order(&plan), ["cp-2", "cp-1", "cp-3", "w-1", "w-2"]);
     let cp1 = &plan.steps[1];
-    assert!(cp1.forfeit_leadership && cp1.batch == Some(1));
+    assert!(
+        cp1.forfeit_leadership && cp1.batch == Some(2),
+        "batches count from 1"
+    );
     assert!(!plan.steps[2].forfeit_leadership);
 
     let err = plan
@@ -261,6 +287,21 @@ fn the_plan_serializes_for_headless_output() {
     assert_eq!(json["steps"][2]["forfeit_leadership"], true);
     assert_eq!(json["steps"][0]["api"], "machine_upgrade");
     assert_eq!(json["steps"][0]["state"], "upgrade");
+    // Batches count from 1, as the plan table does.
+    assert_eq!(json["steps"][0]["batch"], 1);
+    assert_eq!(json["steps"][4]["batch"], 5);
+}
+
+#[test]
+fn a_journal_plan_counted_from_0_still_groups_its_batches() {
+    let mut plan = plan_for(&healthy(), "v1.12.0");
+    for step in &mut plan.steps {
+        step.batch = step.batch.map(|b| b - 1);
+    }
+    assert_eq!(
+        plan.batches(),
+        vec![vec![0], vec![1], vec![2], vec![3], vec![4]]
+    );
 }
 
 #[test]

@@ -44,6 +44,9 @@ pub struct RunOptions {
     pub drain: bool,
     /// The most one node's evictions may take (talosctl's `--drain-timeout`, 5 min).
     pub drain_timeout: Duration,
+    /// The holder of a run still alive that this run takes over, typed by the operator
+    /// exactly as a refusal named it (`--take-over`); never kept in the journal.
+    pub take_over: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -57,6 +60,7 @@ impl Default for RunOptions {
             client: ClientOptions::default(),
             drain: true,
             drain_timeout: Duration::from_secs(5 * 60),
+            take_over: None,
         }
     }
 }

@@ -13,9 +13,6 @@ use crate::app::prepared;
 use crate::app::state::{AppState, Pane};
 use crate::tui::Role;
 
-/// From this many columns the three panes are shown together.
-pub const WIDE: u16 = 160;
-
 pub struct ClusterView<'a> {
     state: &'a AppState,
     look: &'a Look,
@@ -74,7 +71,7 @@ impl<'a> ClusterView<'a> {
 
 impl Widget for &ClusterView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let wide = area.width >= WIDE;
+        let wide = area.width >= crate::app::tables::SIDE_BY_SIDE;
         let [tabs, summary, body] = area.layout(&Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(2),

@@ -50,21 +50,33 @@ impl Widget for &ErrorList<'_> {
                 s.get(Role::Text),
             )));
         }
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_set(g.border)
-            .border_style(s.get(Role::Border))
-            .title(Span::styled(
-                format!(" Discovery errors ({}) ", self.errors.len()),
-                s.get(Role::Title),
-            ))
-            .title_bottom(Span::styled(" j/k scroll, Esc closes ", s.get(Role::Muted)));
-        Clear.render(area, buf);
-        Paragraph::new(lines)
-            .block(block)
-            .style(s.get(Role::Popup))
-            .wrap(Wrap { trim: false })
-            .scroll((self.scroll, 0))
-            .render(area, buf);
+        let title = format!(" Discovery errors ({}) ", self.errors.len());
+        render_list_overlay(self.look, title, lines, self.scroll, area, buf);
     }
+}
+
+/// A popup over all of `area` titled `title`, holding `lines` wrapped and
+/// scrolled by `scroll`: the errors and the messages overlays.
+pub(super) fn render_list_overlay(
+    look: &Look,
+    title: String,
+    lines: Vec<Line<'static>>,
+    scroll: u16,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let s = &look.styles;
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_set(look.glyphs.border)
+        .border_style(s.get(Role::Border))
+        .title(Span::styled(title, s.get(Role::Title)))
+        .title_bottom(Span::styled(" j/k scroll, Esc closes ", s.get(Role::Muted)));
+    Clear.render(area, buf);
+    Paragraph::new(lines)
+        .block(block)
+        .style(s.get(Role::Popup))
+        .wrap(Wrap { trim: false })
+        .scroll((scroll, 0))
+        .render(area, buf);
 }

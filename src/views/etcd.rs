@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Look;
 use super::table::{DataTable, pane_block};
-use crate::app::health::quorum_line;
+use crate::app::health::etcd_line;
 use crate::app::prepared;
 use crate::app::state::{AppState, TableKind};
 use crate::tui::Role;
@@ -43,7 +43,7 @@ impl<'a> EtcdPane<'a> {
             (g.ok, Role::Ok)
         };
         Line::from(Span::styled(
-            format!("{glyph} {}", quorum_line(&q)),
+            format!("{glyph} {}", etcd_line(&live.status.etcd)),
             s.get(role),
         ))
     }

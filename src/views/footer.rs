@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Look;
 use crate::app::keymap;
-use crate::app::state::{AppState, InputKind, Level};
+use crate::app::state::{AppState, InputKind};
 use crate::tui::Role;
 
 pub struct InputLineView<'a> {
@@ -36,7 +36,6 @@ impl<'a> InputLineView<'a> {
 impl Widget for &InputLineView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let g = &self.look.glyphs;
         let line = match (&self.state.input, &self.state.message) {
             (Some(input), _) => {
                 let mut spans = vec![
@@ -52,12 +51,9 @@ impl Widget for &InputLineView<'_> {
                 Line::from(spans)
             }
             (None, Some(msg)) => {
-                let (glyph, role) = match msg.level {
-                    Level::Info => (g.ok, Role::Text),
-                    Level::Warn => (g.warn, Role::Warn),
-                    Level::Error => (g.error, Role::Error),
-                };
-                Line::from(Span::styled(format!("{glyph} {}", msg.text), s.get(role)))
+                let lines = super::message_line::message_lines(msg, self.look, area.width.into());
+                Paragraph::new(lines).render(area, buf);
+                return;
             }
             (None, None) => Line::default(),
         };
@@ -91,7 +87,7 @@ impl Widget for &Footer<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
         let mut spans = Vec::new();
-        for (keys, label) in keymap::footer_hints(keymap::context(self.state)) {
+        for (keys, label) in keymap::footer_hints(self.state) {
             spans.push(Span::styled(format!(" {keys}"), s.get(Role::Key)));
             spans.push(Span::styled(format!(" {label} "), s.get(Role::Muted)));
         }

@@ -1,67 +1,100 @@
-//! The `?` help overlay, generated from the keymap tables and the command
-//! list, so it always says what the keys really do.
+//! The `?` help overlay, sized to the screen: the keys of where you are
+//! first, then the rest and the commands, wrapped (two columns when wide) as
+//! `app::help` lays them out from the keymap, so it says what keys really do.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Widget};
 
 use super::{Look, centered};
-use crate::app::command::COMMANDS;
-use crate::app::keymap::{KeyContext, bindings};
+use crate::app::help::{COLUMN_GAP, HelpCell, HelpLayout, help_box, layout};
+use crate::app::keymap::screen_context;
+use crate::app::state::AppState;
 use crate::tui::Role;
 
 pub struct Help<'a> {
+    state: &'a AppState,
     look: &'a Look,
     scroll: u16,
 }
 
 impl<'a> Help<'a> {
-    pub fn new(look: &'a Look, scroll: u16) -> Help<'a> {
-        Help { look, scroll }
+    pub fn new(state: &'a AppState, look: &'a Look, scroll: u16) -> Help<'a> {
+        Help {
+            state,
+            look,
+            scroll,
+        }
     }
 
-    /// The help text, one entry per line.
-    pub fn lines(&self) -> Vec<Line<'static>> {
+    /// One cell of a column as spans `width` cells wide.
+    fn cell(&self, help: &HelpLayout, cell: Option<&HelpCell>, pad: bool) -> Vec<Span<'static>> {
         let s = &self.look.styles;
-        let mut lines = Vec::new();
-        for ctx in KeyContext::ALL {
-            lines.push(Line::from(Span::styled(ctx.title(), s.get(Role::Title))));
-            for b in bindings(ctx) {
-                lines.push(Line::from(vec![
-                    Span::styled(format!("  {:<20}", b.key_labels()), s.get(Role::Key)),
-                    Span::styled(b.help, s.get(Role::Text)),
-                ]));
-            }
-            lines.push(Line::default());
-        }
-        lines.push(Line::from(Span::styled("Commands", s.get(Role::Title))));
-        for c in COMMANDS {
-            let usage = if c.arg.is_empty() {
-                format!(":{}", c.name)
+        let width = help.column_width;
+        let padded = |text: String| {
+            if pad {
+                let used = unicode_width::UnicodeWidthStr::width(text.as_str());
+                format!("{text}{}", " ".repeat(width.saturating_sub(used)))
             } else {
-                format!(":{} {}", c.name, c.arg)
-            };
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {usage:<20}"), s.get(Role::Key)),
-                Span::styled(c.help, s.get(Role::Text)),
-            ]));
+                text
+            }
+        };
+        match cell {
+            Some(HelpCell::Title { text, here }) => {
+                let role = if *here { Role::Accent } else { Role::Title };
+                vec![Span::styled(padded(text.clone()), s.get(role))]
+            }
+            Some(HelpCell::Entry { keys, text }) => vec![
+                Span::styled(
+                    format!("{keys:<w$} ", w = help.keys_width),
+                    s.get(Role::Key),
+                ),
+                Span::styled(
+                    padded(text.clone())
+                        .chars()
+                        .take(width.saturating_sub(help.keys_width + 1))
+                        .collect::<String>(),
+                    s.get(Role::Text),
+                ),
+            ],
+            Some(HelpCell::Blank) | None => vec![Span::raw(padded(String::new()))],
         }
-        lines
+    }
+
+    /// The help's lines at `width`, the columns side by side.
+    pub fn lines(&self, width: usize) -> Vec<Line<'static>> {
+        let help = layout(screen_context(self.state), width);
+        (0..help.rows())
+            .map(|row| {
+                let mut spans = Vec::new();
+                let last = help.columns.len().saturating_sub(1);
+                for (i, column) in help.columns.iter().enumerate() {
+                    if i > 0 {
+                        spans.push(Span::raw(" ".repeat(COLUMN_GAP)));
+                    }
+                    spans.extend(self.cell(&help, column.get(row), i < last));
+                }
+                Line::from(spans)
+            })
+            .collect()
     }
 }
 
 impl Widget for &Help<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let lines = self.lines();
-        let popup = centered(area, 72, lines.len() as u16 + 2);
-        let max_scroll = (lines.len() as u16).saturating_sub(popup.height.saturating_sub(2));
+        let (width, height) = help_box((area.width, area.height + 3));
+        let popup = centered(area, width, height);
         let block = Block::new()
             .borders(Borders::ALL)
             .border_set(self.look.glyphs.border)
             .border_style(s.get(Role::Border))
+            .padding(Padding::horizontal(1))
             .title(Span::styled(" Help ", s.get(Role::Title)))
             .title_bottom(Span::styled(" j/k scroll, Esc closes ", s.get(Role::Muted)));
+        let inner = block.inner(popup);
+        let lines = self.lines(usize::from(inner.width));
+        let max_scroll = (lines.len() as u16).saturating_sub(inner.height);
         Clear.render(popup, buf);
         Paragraph::new(lines)
             .block(block)

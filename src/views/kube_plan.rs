@@ -15,11 +15,11 @@ use crate::upgrade::kubernetes::{KubeStepState, Kubernetes, KubernetesUpgradePla
 pub type KubePlanView<'a> = PlanView<'a, Kubernetes>;
 
 static STEP_COLUMNS: &[Column] = &[
-    col("#", Width::Fixed(2)),
-    col("COMPONENT", Width::Fixed(23)),
-    col("NODE", Width::Fixed(10)).wider(Width::Fixed(24)),
-    wide("ADDRESS", Width::Fixed(15)),
-    col("FROM -> TO", Width::Fixed(20)),
+    col("#", Width::Content),
+    col("COMPONENT", Width::Content),
+    col("NODE", Width::Fill(1)),
+    wide("ADDRESS", Width::Content),
+    col("FROM -> TO", Width::Content),
     col("STATE", Width::Fill(1)),
 ];
 

@@ -8,7 +8,7 @@ use ratatui::style::Color;
 use ratatui::widgets::Widget;
 
 use crate::app::state::{AppState, Overlay, Screen};
-use crate::tui::{Caps, Glyphs, Styles, Theme};
+use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod cluster;
 pub mod clusters;
@@ -21,6 +21,8 @@ pub mod footer;
 pub mod header;
 pub mod help;
 pub mod kube_plan;
+pub mod message_line;
+pub mod messages;
 pub mod node_detail;
 pub mod nodes;
 pub mod plan;
@@ -33,9 +35,8 @@ pub mod too_small;
 pub mod upgrade_plan;
 pub mod versions;
 
-/// The smallest terminal the console lays out for.
-pub const MIN_WIDTH: u16 = 80;
-pub const MIN_HEIGHT: u16 = 24;
+/// The smallest terminal the console lays out for (the keymap knows it too).
+pub use crate::app::state::{MIN_HEIGHT, MIN_WIDTH};
 
 /// How things look on this terminal: styles resolved for its capabilities,
 /// its glyph set, and whether colour may reach the frame at all.
@@ -44,6 +45,8 @@ pub struct Look {
     pub styles: Styles,
     pub glyphs: Glyphs,
     pub colors: bool,
+    /// The colours the terminal shows (the output is written for them).
+    pub depth: ColorDepth,
 }
 
 impl Look {
@@ -52,6 +55,7 @@ impl Look {
             styles: theme.resolve(caps),
             glyphs: Glyphs::for_utf8(caps.utf8),
             colors: caps.colors(),
+            depth: caps.color,
         }
     }
 }
@@ -69,7 +73,8 @@ pub fn draw(frame: &mut Frame, state: &AppState, look: &Look) {
 /// only when this differs from the last frame.
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, look: &Look) -> Option<Position> {
     let cursor = if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        (&too_small::TooSmall::new(area.width, area.height, look)).render(area, buf);
+        let question = state.quit_question.as_deref();
+        (&too_small::TooSmall::new(area.width, area.height, question, look)).render(area, buf);
         None
     } else {
         render_console(buf, state, look, area)
@@ -84,7 +89,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     let [top, body, input, hints] = area.layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
-        Constraint::Length(1),
+        Constraint::Length(message_line::input_rows(state, look, area.width)),
         Constraint::Length(1),
     ]));
     (&header::Header::new(state, look)).render(top, buf);
@@ -109,7 +114,12 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     (&footer::Footer::new(state, look)).render(hints, buf);
     match &state.overlay {
         None => {}
-        Some(Overlay::Help { scroll }) => (&help::Help::new(look, *scroll)).render(body, buf),
+        Some(Overlay::Help { scroll }) => {
+            (&help::Help::new(state, look, *scroll)).render(body, buf)
+        }
+        Some(Overlay::Messages { scroll }) => {
+            (&messages::MessageLog::new(&state.messages, look, *scroll)).render(body, buf)
+        }
         Some(Overlay::Errors { scroll }) => {
             (&errors::ErrorList::new(&state.errors, look, *scroll)).render(body, buf)
         }

@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
+use super::progress_parts::render_scrolled;
 use super::table::pane_block;
 use crate::app::health::{NodeState, node_staleness, node_state, role_word};
 use crate::app::prepared;
@@ -146,7 +147,10 @@ impl<'a> NodeDetail<'a> {
             Some(log) if !log.is_empty() => log
                 .iter()
                 .rev()
-                .map(|(_, summary)| Line::from(Span::styled(summary.clone(), s.get(Role::Text))))
+                .map(|(_, unix, summary)| {
+                    let at = self.state.zone.time_of_day(*unix);
+                    Line::from(Span::styled(format!("{at} {summary}"), s.get(Role::Text)))
+                })
                 .collect(),
             _ => vec![Line::from(Span::styled(
                 "no events yet",
@@ -220,11 +224,19 @@ impl Widget for &NodeDetail<'_> {
         Paragraph::new(self.services(live, node))
             .wrap(Wrap { trim: true })
             .render(right, buf);
-        let mut lines = vec![Line::from(Span::styled(
-            "Recent events",
+        let [heading, events] = events.layout(&Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Fill(1),
+        ]));
+        Paragraph::new(Line::from(Span::styled(
+            "Recent events (j/k scroll)",
             s.get(Role::Title),
-        ))];
-        lines.extend(self.events(live, node));
-        Paragraph::new(lines).render(events, buf);
+        )))
+        .render(heading, buf);
+        let lines = self.events(live, node);
+        let scroll = &self.state.node_events;
+        let selected = scroll.at(lines.len(), 0);
+        let marked = scroll.is_set().then_some(selected);
+        render_scrolled(self.look, lines, selected, marked, events, buf);
     }
 }

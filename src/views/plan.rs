@@ -51,8 +51,8 @@ impl<'a, K: PlanPane> PlanView<'a, K> {
 }
 
 static GUARD_COLUMNS: &[Column] = &[
-    col("", Width::Fixed(6)),
-    col("GUARD", Width::Fixed(20)),
+    col("", Width::Content),
+    col("GUARD", Width::Content),
     col("REASON", Width::Fill(1)),
 ];
 
@@ -80,15 +80,23 @@ fn guard_rows(look: &Look, guards: &[Guard]) -> Vec<TableRow> {
 
 /// The last line of a plan screen: Start offered, refused (why), or the
 /// acknowledgement to type (`ack_prompt`: given only when it is the one
-/// thing left). `refused` is the plan's `start_refused()`.
+/// thing left). `refused` is the plan's `start_refused()`; read-only mode
+/// refuses up front, whatever the guards say.
 pub(super) fn verdict_line(
     look: &Look,
+    readonly: bool,
     ack_prompt: Option<&str>,
     refused: Option<String>,
     width: usize,
 ) -> Line<'static> {
     let s = &look.styles;
     let g = &look.glyphs;
+    let (ack_prompt, refused) = if readonly {
+        let why = "read-only mode (--readonly); the plan is for reading".to_string();
+        (None, Some(why))
+    } else {
+        (ack_prompt, refused)
+    };
     if let Some(needed) = ack_prompt {
         return Line::from(vec![
             Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
@@ -204,6 +212,7 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
         );
         let verdict = verdict_line(
             self.look,
+            self.state.readonly,
             screen.ack_prompt(),
             screen.start_refused(),
             inner_width,

@@ -8,6 +8,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::table::{DataTable, pane_block};
+use crate::app::scroll::{Scroll, first_shown};
 use crate::app::state::{TableKind, TableView};
 use crate::app::tables::{Column, TableData, TableRow};
 use crate::tui::Role;
@@ -139,9 +140,17 @@ pub(super) fn gauge(
     ])
 }
 
-/// A framed pane titled `title` with the newest lines of `log` that fit, each cut to the width.
-pub(super) fn render_log_tail<'l, I>(look: &Look, title: &str, log: I, area: Rect, buf: &mut Buffer)
-where
+/// A framed pane titled `title` holding `log` around the operator's place in
+/// it (`scroll`; the newest lines while it follows), each line cut to the
+/// width; the place is marked when `active` (the pane has the move keys).
+pub(super) fn render_log<'l, I>(
+    look: &Look,
+    title: &str,
+    log: I,
+    (scroll, active): (&Scroll, bool),
+    area: Rect,
+    buf: &mut Buffer,
+) where
     I: IntoIterator<Item = &'l String>,
     I::IntoIter: ExactSizeIterator,
 {
@@ -149,14 +158,12 @@ where
     let block = pane_block(
         look,
         vec![Span::styled(title.to_string(), s.get(Role::Title))],
-        false,
+        active,
     );
     let inner = block.inner(area);
     block.render(area, buf);
-    let log = log.into_iter();
-    let skip = log.len().saturating_sub(usize::from(inner.height));
     let lines: Vec<Line> = log
-        .skip(skip)
+        .into_iter()
         .map(|l| {
             Line::from(Span::styled(
                 super::fit(l, usize::from(inner.width), look.glyphs.ellipsis),
@@ -164,5 +171,41 @@ where
             ))
         })
         .collect();
-    Paragraph::new(lines).render(inner, buf);
+    let selected = scroll.at(lines.len(), lines.len().saturating_sub(1));
+    let marked = (active && scroll.is_set()).then_some(selected);
+    render_scrolled(look, lines, selected, marked, inner, buf);
+}
+
+/// `lines` from where line `selected` is on screen, line `marked` (if any)
+/// in the selection style.
+pub(super) fn render_scrolled(
+    look: &Look,
+    lines: Vec<Line<'static>>,
+    selected: usize,
+    marked: Option<usize>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let room = usize::from(area.height);
+    let first = first_shown(lines.len(), room, selected);
+    let shown: Vec<Line> = lines
+        .into_iter()
+        .enumerate()
+        .skip(first)
+        .take(room)
+        .map(|(i, line)| {
+            if Some(i) == marked {
+                let selection = look.styles.get(Role::Selection);
+                Line::from(
+                    line.spans
+                        .into_iter()
+                        .map(|span| span.style(selection))
+                        .collect::<Vec<_>>(),
+                )
+            } else {
+                line
+            }
+        })
+        .collect();
+    Paragraph::new(shown).render(area, buf);
 }

@@ -43,7 +43,7 @@ impl<'a> ProvisionWizardView<'a> {
                     } else {
                         ""
                     };
-                    let kind = format!("{:?}", p.kind).to_lowercase();
+                    let kind = p.kind;
                     (
                         format!(
                             "{} ({kind}{mark})  [{} of {}]",
@@ -212,7 +212,13 @@ impl Widget for &ProvisionWizardView<'_> {
                 guards_area,
                 buf,
             );
-            verdict_line(self.look, w.guards.ack_prompt(), w.start_refused(), width)
+            verdict_line(
+                self.look,
+                self.state.readonly,
+                w.guards.ack_prompt(),
+                w.start_refused(),
+                width,
+            )
         } else {
             Line::from(Span::styled(
                 fit(&status, width, self.look.glyphs.ellipsis),

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::progress_parts::{
-    StepTable, elapsed_between, gauge, head_line, render_log_tail, render_step_pane,
+    StepTable, elapsed_between, gauge, head_line, render_log, render_step_pane,
 };
 use crate::app::provision::{ProvisionView, VmRow};
 use crate::app::state::AppState;
@@ -18,14 +18,14 @@ use crate::provision::ProvisionStage;
 use crate::tui::Role;
 
 static VM_COLUMNS: &[Column] = &[
-    col("ID", Width::Fixed(5)),
+    col("ID", Width::Content),
     col("NAME", Width::Fill(1)),
-    col("STATE", Width::Fixed(14)),
-    wide("STATE/LCM_STATE", Width::Fixed(24)),
-    col("IP", Width::Fixed(15)),
-    col("STAGE", Width::Fixed(10)),
-    wide("ROLE", Width::Fixed(12)),
-    col("ELAPSED", Width::Fixed(7)),
+    col("STATE", Width::Content),
+    wide("STATE/LCM_STATE", Width::Content),
+    col("IP", Width::Content),
+    col("STAGE", Width::Content),
+    wide("ROLE", Width::Content),
+    col("ELAPSED", Width::Content),
 ];
 
 pub struct ProvisionPane<'a> {
@@ -200,6 +200,14 @@ impl Widget for &ProvisionPane<'_> {
                 .render(detail_area, buf);
         }
 
-        render_log_tail(self.look, " Notes ", &view.notes, notes_area, buf);
+        let follows = crate::app::scroll::Scroll::default();
+        render_log(
+            self.look,
+            " Notes ",
+            &view.notes,
+            (&follows, false),
+            notes_area,
+            buf,
+        );
     }
 }

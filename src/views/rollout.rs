@@ -9,20 +9,20 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 use super::Look;
 pub use super::progress_parts::elapsed;
 use super::progress_parts::{
-    StepTable, elapsed_between, gauge, head_line, render_log_tail, render_step_pane,
+    StepTable, elapsed_between, gauge, head_line, render_log, render_step_pane,
 };
-use crate::app::rollout::{RolloutView, outcome_text};
+use crate::app::rollout::{RolloutFocus, RolloutView, outcome_text};
 use crate::app::state::AppState;
-use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
-use crate::rollout::{RolloutOutcome, StepPhase, StepProgress};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
+use crate::rollout::{RolloutKind, RolloutOutcome, StepPhase, StepProgress};
 use crate::tui::Role;
 
 static STEP_COLUMNS: &[Column] = &[
-    col("NODE", Width::Fixed(12)).wider(Width::Fixed(20)),
-    wide("STEP", Width::Fixed(20)),
-    col("STATE", Width::Fixed(17)),
+    col("NODE", Width::Fill(1)),
+    col("STEP", Width::Content),
+    col("STATE", Width::Content),
     col("DETAIL", Width::Fill(1)),
-    col("ELAPSED", Width::Fixed(7)),
+    col("ELAPSED", Width::Content),
 ];
 
 pub struct RolloutPane<'a> {
@@ -89,17 +89,23 @@ impl<'a> RolloutPane<'a> {
             Some(RolloutOutcome::Halted(_)) => ("HALTED".into(), Role::Error),
             None if view.resumable => ("stopped; r resumes".into(), Role::Warn),
             None if view.abort_requested => ("aborting after this node".into(), Role::Warn),
-            None if view.summary.paused => ("PAUSED; r resumes".into(), Role::Warn),
-            None if view.pause_requested => ("pausing after this node".into(), Role::Warn),
-            None => ("running".into(), Role::Accent),
+            // The runner pauses between nodes: PAUSED only once none is in progress.
+            None => match view.pausing_after() {
+                Some(node) => (format!("pausing after {node}"), Role::Warn),
+                None if view.summary.paused => ("PAUSED; r resumes".into(), Role::Warn),
+                None if view.pause_requested => ("pausing".into(), Role::Warn),
+                None => ("running".into(), Role::Accent),
+            },
         }
     }
 
-    /// `[=====>....] 2 of 5 nodes`, ASCII in every mode.
+    /// `[=====>....] 2 of 5 nodes` (17 steps of a Kubernetes upgrade),
+    /// ASCII in every mode.
     fn gauge(&self, view: &RolloutView, width: usize) -> Line<'static> {
         let total = view.summary.steps.len();
         let done = view.summary.finished_steps();
-        let label = format!(" {done} of {total} nodes done or skipped");
+        let steps = steps_word(view.summary.kind);
+        let label = format!(" {done} of {total} {steps} done or skipped");
         gauge(self.look, done, total, label, width)
     }
 
@@ -151,34 +157,50 @@ impl Widget for &RolloutPane<'_> {
             top_rows += outcome.width().div_ceil(width.max(1)).clamp(1, 3);
             top.push(outcome);
         }
-        let steps = view.summary.steps.len() as u16;
+        // Both lists scroll: the steps take what they need, short of a
+        // third of the room (five rows at least) kept for the events.
+        let rest = area.height.saturating_sub(top_rows as u16);
+        let log_rows = (rest / 3).max(5);
+        let steps = (view.summary.steps.len() as u16 + 3).min(rest.saturating_sub(log_rows));
         let [top_area, steps_area, log_area] = area.layout(&Layout::vertical([
             Constraint::Length(top_rows as u16),
-            Constraint::Length(steps + 3),
-            Constraint::Min(3),
+            Constraint::Length(steps),
+            Constraint::Fill(1),
         ]));
         Paragraph::new(top)
             .block(Block::new().padding(Padding::horizontal(1)))
             .wrap(Wrap { trim: true })
             .render(top_area, buf);
 
+        let len = view.summary.steps.len();
+        let on_steps = view.focus == RolloutFocus::Steps;
+        let selected = view.steps_scroll.at(len, view.followed_step());
         let table = StepTable {
             columns: STEP_COLUMNS,
             rows: self.rows(view),
-            total: view.summary.steps.len(),
-            selected: view.current_step().map(|i| i.to_string()),
-            active: view.summary.outcome.is_none(),
+            total: len,
+            selected: Some(selected.to_string()),
+            active: on_steps && (view.summary.outcome.is_none() || view.steps_scroll.is_set()),
             empty: "The runner has not reported its steps yet.",
         };
-        render_step_pane(
+        let title = format!(" {} ", capitalised(steps_word(view.summary.kind)));
+        render_step_pane(self.look, title, on_steps, Ok(table), steps_area, buf);
+        render_log(
             self.look,
-            " Nodes ".into(),
-            true,
-            Ok(table),
-            steps_area,
+            " Events ",
+            &view.log,
+            (&view.log_scroll, !on_steps),
+            log_area,
             buf,
         );
-        render_log_tail(self.look, " Events ", &view.log, log_area, buf);
+    }
+}
+
+/// What the steps of a rollout are: a Talos upgrade's are nodes.
+fn steps_word(kind: RolloutKind) -> &'static str {
+    match kind {
+        RolloutKind::TalosUpgrade => "nodes",
+        RolloutKind::KubernetesUpgrade => "steps",
     }
 }
 

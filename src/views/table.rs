@@ -3,7 +3,7 @@
 //! and only the rows that fit, so a 5,000-row table costs what a screenful
 //! does. State shows as the cell's word; the tone only adds colour.
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Flex, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
@@ -13,11 +13,81 @@ use ratatui::widgets::{
 
 use super::{Look, fit};
 use crate::app::state::TableView;
-use crate::app::tables::{TableData, Tone, Width};
+use crate::app::tables::{TableData, Tone, Width, shown_columns};
 use crate::tui::Role;
 
-/// From this width a table shows all its columns.
-pub const WIDE_TABLE: u16 = 90;
+/// One column to lay out: how it takes its width, its content's width (the
+/// widest cell) and its title's (with the sort arrow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnNeed {
+    pub width: Width,
+    pub content: u16,
+    pub title: u16,
+}
+
+/// The widths of columns laid out in `available` cells with one-cell gaps.
+/// `Content` columns (versions, ids, guard names) get their whole content
+/// first; `Fill` columns get at least their title, then what is left, each
+/// up to its content, by weight; what is still left goes to the last `Fill`
+/// column so the table spans the pane. Only when even the titles do not fit
+/// are the widest columns cut.
+pub fn column_widths(needs: &[ColumnNeed], available: u16) -> Vec<u16> {
+    let gaps = needs.len().saturating_sub(1) as u16;
+    let budget = available.saturating_sub(gaps);
+    let whole = |n: &ColumnNeed| n.content.max(n.title);
+    let mut widths: Vec<u16> = needs
+        .iter()
+        .map(|n| match n.width {
+            Width::Content => whole(n),
+            Width::Fill(_) => n.title.min(whole(n)),
+        })
+        .collect();
+    if widths.iter().sum::<u16>() > budget {
+        cut_widest(&mut widths, budget);
+        return widths;
+    }
+    let mut left = budget - widths.iter().sum::<u16>();
+    // One cell at a time to the fill column furthest below its share.
+    while left > 0 {
+        let hungriest = needs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| match n.width {
+                Width::Fill(weight) if widths[i] < whole(n) => {
+                    Some((i, f64::from(widths[i]) / f64::from(weight.max(1))))
+                }
+                _ => None,
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((i, _)) = hungriest else { break };
+        widths[i] += 1;
+        left -= 1;
+    }
+    if let Some(last) = needs
+        .iter()
+        .rposition(|n| matches!(n.width, Width::Fill(_)))
+    {
+        widths[last] += left;
+    }
+    widths
+}
+
+/// Takes a cell from the widest column until `widths` fit in `budget`.
+fn cut_widest(widths: &mut [u16], budget: u16) {
+    while widths.iter().sum::<u16>() > budget {
+        let Some(widest) = (0..widths.len()).max_by_key(|i| (widths[*i], usize::MAX - i)) else {
+            return;
+        };
+        if widths[widest] == 0 {
+            return;
+        }
+        widths[widest] -= 1;
+    }
+}
+
+fn text_width(text: &str) -> u16 {
+    u16::try_from(unicode_width::UnicodeWidthStr::width(text)).unwrap_or(u16::MAX)
+}
 
 pub fn tone_style(look: &Look, tone: Tone) -> Style {
     let s = &look.styles;
@@ -101,6 +171,35 @@ impl DataTable<'_> {
         self.render_rows(inner, buf);
     }
 
+    /// What each shown column needs: its widest cell over every row that
+    /// passes the filter (not only those on screen, so widths hold still
+    /// while scrolling) and its title.
+    fn needs(&self, shown: &[usize], titles: &[String]) -> Vec<ColumnNeed> {
+        let none = text_width(self.look.glyphs.none);
+        shown
+            .iter()
+            .zip(titles)
+            .map(|(i, title)| {
+                let content = self
+                    .data
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.cells.get(*i))
+                    .map(|c| match c.tone {
+                        Tone::Unknown => none,
+                        _ => text_width(&c.text),
+                    })
+                    .max()
+                    .unwrap_or(0);
+                ColumnNeed {
+                    width: self.data.columns[*i].width,
+                    content,
+                    title: text_width(title),
+                }
+            })
+            .collect()
+    }
+
     /// Draws header and rows into `area` (no block).
     pub fn render_rows(&self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
@@ -122,41 +221,38 @@ impl DataTable<'_> {
         }
         // Narrow tables keep the columns marked for it; the rest is said
         // elsewhere on screen.
-        let wide = area.width >= WIDE_TABLE;
-        let shown: Vec<usize> = (0..self.data.columns.len())
-            .filter(|i| wide || self.data.columns[*i].narrow)
-            .collect();
-        let widths: Vec<Constraint> = shown
+        let shown = shown_columns(self.data.columns, area.width);
+        let arrow = if self.view.reverse {
+            g.sort_down
+        } else {
+            g.sort_up
+        };
+        let titles: Vec<String> = shown
             .iter()
-            .map(|i| self.data.columns[*i])
-            .map(|c| if wide { c.wide_width } else { c.width })
-            .map(|w| match w {
-                Width::Fixed(n) => Constraint::Length(n),
-                Width::Fill(n) => Constraint::Fill(n),
+            .map(|i| {
+                let c = &self.data.columns[*i];
+                if *i == self.view.sort {
+                    format!("{}{arrow}", c.title)
+                } else {
+                    c.title.to_string()
+                }
             })
             .collect();
         let marker = format!("{} ", g.selected);
-        let marker_width = unicode_width::UnicodeWidthStr::width(marker.as_str()) as u16;
-        let cols = Layout::horizontal(widths.clone()).spacing(1).split(Rect {
-            width: area.width.saturating_sub(marker_width),
-            ..area
-        });
-        let width_of = |i: usize| cols.get(i).map(|r| r.width as usize).unwrap_or(0);
-        let header = Row::new(shown.iter().enumerate().map(|(at, i)| {
-            let c = &self.data.columns[*i];
-            let title = if *i == self.view.sort {
-                let arrow = if self.view.reverse {
-                    g.sort_down
-                } else {
-                    g.sort_up
-                };
-                format!("{}{arrow}", c.title)
-            } else {
-                c.title.to_string()
-            };
-            Cell::new(fit(&title, width_of(at), g.ellipsis))
-        }))
+        let marker_width = text_width(&marker);
+        let widths = column_widths(
+            &self.needs(&shown, &titles),
+            area.width.saturating_sub(marker_width),
+        );
+        let width_of = |at: usize| usize::from(widths.get(at).copied().unwrap_or(0));
+        let header = Row::new(
+            titles
+                .iter()
+                .enumerate()
+                .map(|(at, title)| Cell::new(fit(title, width_of(at), g.ellipsis))),
+        )
         .style(s.get(Role::Header));
+        let constraints: Vec<Constraint> = widths.iter().copied().map(Constraint::Length).collect();
         let room = usize::from(area.height.saturating_sub(1)).max(1);
         let selected = self.data.selected_index(self.view);
         let offset = (selected + 1).saturating_sub(room);
@@ -172,16 +268,50 @@ impl DataTable<'_> {
             }))
             .style(s.get(Role::Text))
         });
-        let mut table = Table::new(rows, widths)
+        let mut table = Table::new(rows, constraints)
             .header(header)
             .column_spacing(1)
             .highlight_symbol(marker)
-            .highlight_spacing(HighlightSpacing::Always);
+            .highlight_spacing(HighlightSpacing::Always)
+            .flex(Flex::Start);
         let mut state = TableState::default();
         if self.active {
             table = table.row_highlight_style(s.get(Role::Selection));
             state = state.with_selected(Some(selected - offset));
         }
         StatefulWidget::render(table, area, buf, &mut state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn need(width: Width, content: u16, title: u16) -> ColumnNeed {
+        ColumnNeed {
+            width,
+            content,
+            title,
+        }
+    }
+
+    #[test]
+    fn content_columns_are_whole_and_fill_columns_take_what_they_need() {
+        let needs = [
+            need(Width::Fill(2), 4, 4),
+            need(Width::Content, 14, 5),
+            need(Width::Fill(3), 10, 5),
+        ];
+        // Room for all: NAME keeps 4, the rest goes to the last fill column.
+        assert_eq!(column_widths(&needs, 100), vec![4, 14, 80]);
+        // Tight: the version stays whole, the fill columns share by weight.
+        let tight = [
+            need(Width::Fill(1), 30, 4),
+            need(Width::Content, 14, 5),
+            need(Width::Fill(1), 30, 5),
+        ];
+        assert_eq!(column_widths(&tight, 36), vec![10, 14, 10]);
+        // Not even the titles fit: the widest is cut first.
+        assert_eq!(column_widths(&tight, 20), vec![4, 9, 5]);
     }
 }

@@ -15,13 +15,13 @@ use crate::upgrade::{StepState, TalosOs, UpgradePlan};
 pub type UpgradePlanView<'a> = PlanView<'a, TalosOs>;
 
 static STEP_COLUMNS: &[Column] = &[
-    col("NODE", Width::Fixed(12)).wider(Width::Fixed(24)),
-    wide("ADDRESS", Width::Fixed(15)),
-    col("ROLE", Width::Fixed(6)),
-    col("FROM -> TO", Width::Fixed(20)),
-    col("API", Width::Fixed(9)),
-    col("FORFEIT", Width::Fixed(7)),
-    col("BATCH", Width::Fixed(5)),
+    col("NODE", Width::Fill(1)),
+    wide("ADDRESS", Width::Content),
+    col("ROLE", Width::Content),
+    col("FROM -> TO", Width::Content),
+    col("API", Width::Content),
+    col("FORFEIT", Width::Content),
+    col("BATCH", Width::Content),
     col("STATE", Width::Fill(1)),
 ];
 
@@ -40,7 +40,7 @@ impl PlanPane for TalosOs {
                     StepState::AlreadyOnTarget => ("on target", Tone::Muted),
                     StepState::LeftOut => ("left out", Tone::Warn),
                 };
-                let batch = s.batch.map(|b| (b + 1).to_string());
+                let batch = s.batch.map(|b| b.to_string());
                 TableRow {
                     key: s.node.clone(),
                     cells: vec![

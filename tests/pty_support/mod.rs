@@ -181,6 +181,24 @@ impl PtySession {
         (status, self.raw)
     }
 
+    /// Sends `q`, answers `y` if the console asks first (work it started may still be
+    /// reporting its end), and waits (bounded) for it to exit, as [`PtySession::finish`].
+    pub fn quit_answering(mut self, bound: Duration) -> (portable_pty::ExitStatus, Vec<u8>) {
+        self.send(b"q");
+        let start = Instant::now();
+        while start.elapsed() < bound {
+            if self.child.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            if self.text().contains("quit? y/N") {
+                self.send(b"y");
+                break;
+            }
+            self.pump(Duration::from_millis(20));
+        }
+        self.finish(bound)
+    }
+
     /// Sends `q` and waits (bounded) for the exit code.
     pub fn quit(mut self, bound: Duration) -> Option<u32> {
         self.send(b"q");

@@ -16,6 +16,7 @@ use taloscope::config::{Config, MachineRole};
 use taloscope::discovery::{Cluster, Discovery};
 use taloscope::fleet::FleetModel;
 use taloscope::guards::{Guard, GuardId};
+use taloscope::opennebula::auth::OneEnvironment;
 use taloscope::provision::cluster::{
     GuardInputs, check_guards, cluster_addresses, config_key, join_checks, machine_config_endpoint,
     names_in_use,
@@ -27,13 +28,13 @@ use super::talos_common::{Sim, within};
 
 const ROLES: [MachineRole; 2] = [MachineRole::Worker, MachineRole::Controlplane];
 
-fn no_env(_: &str) -> Option<String> {
-    None
+fn no_env() -> OneEnvironment {
+    OneEnvironment::default()
 }
 
 fn provider_named(config: &Config, name: &str) -> Provider {
     let cfg = config.providers.get(name).expect("configured provider");
-    connect(name, cfg, &no_env).expect("provider")
+    connect(name, cfg, &no_env()).expect("provider")
 }
 
 /// The provider's list as the console's IO gives it to the wizard.
@@ -159,7 +160,7 @@ async fn command_plan(
         name_pattern: None,
     };
     let (name, cfg) = provider_for(config, &request).expect("provider");
-    let p = connect(name, cfg, &no_env).expect("provider");
+    let p = connect(name, cfg, &no_env()).expect("provider");
     let (checks, _) = join_checks(cluster, kubeconfig).await.expect("join checks");
     let taken = names_in_use(&checks).await;
     let plan = match plan(config, &p, &request, &taken).await {

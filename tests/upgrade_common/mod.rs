@@ -124,9 +124,8 @@ impl Fixture {
             .acquire_rollout_lease(
                 context,
                 "bob@jump2",
-                taloscope::rollout::RolloutKind::TalosUpgrade,
-                "v1.12.0",
-                5,
+                None,
+                (taloscope::rollout::RolloutKind::TalosUpgrade, "v1.12.0", 5),
                 Duration::from_secs(600),
             )
             .await
@@ -229,6 +228,14 @@ impl Fixture {
     }
 }
 
+/// The guard `id` of a `--plan --output json` plan.
+pub fn plan_guard<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    plan["guards"]
+        .as_array()
+        .and_then(|gs| gs.iter().find(|g| g["id"] == id))
+        .unwrap_or_else(|| panic!("guard {id} in {plan}"))
+}
+
 /// Starts the Talos runner; returns its handle and its events.
 pub fn spawn_talos(run: TalosUpgradeRun) -> (RolloutHandle, UnboundedReceiver<RolloutEvent>) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -293,6 +300,17 @@ pub async fn output(mut cmd: Command) -> (Option<i32>, String, String) {
 
 /// Spawns a `taloscope` process and reads its stdout (bounded) up to and including the first
 /// line starting with `stop`; returns the child, still running, and the lines read.
+/// A progress line without the local time it starts with ("15:20:57 [2/5] ..."),
+/// which must be there.
+pub fn without_time(line: &str) -> &str {
+    let (time, rest) = line.split_once(' ').unwrap_or(("", line));
+    let digits = time
+        .split(':')
+        .all(|p| p.len() == 2 && p.bytes().all(|b| b.is_ascii_digit()));
+    assert!(time.len() == 8 && digits, "no HH:MM:SS before {line:?}");
+    rest
+}
+
 pub async fn run_until_line(mut cmd: Command, stop: &str) -> (tokio::process::Child, Vec<String>) {
     cmd.stdout(Stdio::piped()).stderr(Stdio::null());
     let mut child = cmd.spawn().expect("spawn");
@@ -300,7 +318,7 @@ pub async fn run_until_line(mut cmd: Command, stop: &str) -> (tokio::process::Ch
     let seen = tokio::time::timeout(LIMIT, async {
         let mut seen = Vec::new();
         while let Some(line) = lines.next_line().await.expect("read") {
-            let hit = line.starts_with(stop);
+            let hit = line.get(9..).is_some_and(|rest| rest.starts_with(stop));
             seen.push(line);
             if hit {
                 break;

@@ -28,11 +28,21 @@ const KUBERNETES: &str = "v1.34.1";
 pub const HEALTHY_112: &str = "healthy-112";
 pub const REMOVED_API: &str = "removed-api";
 
+/// Every node on a pre-release Talos and Kubernetes: versions longer than
+/// the usual seven characters, which the tables must not cut.
+pub const PRERELEASE: &str = "prerelease";
+
+/// `single-cp` with etcd's NOSPACE alarm raised on cp-1 (a sim scenario
+/// file's `alarm: NOSPACE`), its etcd report made by the collector's own `etcd_report` from what
+/// Talos answers (etcd lists the alarm among the member's status errors, with
+/// the member id in decimal).
+pub const NOSPACE: &str = "etcd-nospace";
+
 fn kubernetes_of(scenario: &str) -> &'static str {
-    if scenario == REMOVED_API {
-        "v1.31.4"
-    } else {
-        KUBERNETES
+    match scenario {
+        REMOVED_API => "v1.31.4",
+        PRERELEASE => "v1.35.0-rc.1",
+        _ => KUBERNETES,
     }
 }
 /// How long cp-2 has been down when the snapshots are taken.
@@ -53,7 +63,8 @@ fn nodes(scenario: &str) -> Vec<Spec> {
         ("w-1", NodeRole::Worker, ""),
         ("w-2", NodeRole::Worker, ""),
     ];
-    let keep = |name: &str| scenario != "single-cp" || name == "cp-1" || name == "w-1";
+    let single = scenario == "single-cp" || scenario == NOSPACE;
+    let keep = |name: &str| !single || name == "cp-1" || name == "w-1";
     all.into_iter()
         .filter(|(n, _, _)| keep(n))
         .enumerate()
@@ -121,6 +132,8 @@ fn node_status(scenario: &str, spec: &Spec, late: bool) -> NodeStatus {
         "v1.10.7"
     } else if scenario == HEALTHY_112 {
         "v1.12.0"
+    } else if scenario == PRERELEASE {
+        "v1.12.0-beta.1"
     } else {
         TALOS
     };
@@ -135,7 +148,47 @@ fn node_status(scenario: &str, spec: &Spec, late: bool) -> NodeStatus {
     }
 }
 
+/// etcd of `NOSPACE` as the collector builds it from Talos's answers.
+fn etcd_with_nospace(specs: &[Spec]) -> EtcdReport {
+    use taloscope::talos::{EtcdAlarm, EtcdAlarmKind, EtcdMember, EtcdMemberStatus};
+    let cp = specs
+        .iter()
+        .find(|s| s.role == NodeRole::Controlplane)
+        .expect("cp-1");
+    let id = u64::from_str_radix(cp.member_id, 16).expect("hex member id");
+    let member = EtcdMember {
+        id,
+        hostname: cp.name.into(),
+        peer_urls: vec![],
+        client_urls: vec![],
+        is_learner: false,
+    };
+    let status = EtcdMemberStatus {
+        member_id: id,
+        leader: id,
+        db_size: 2_147_483_648,
+        db_size_in_use: 2_147_000_000,
+        raft_term: 2,
+        raft_index: 10_412,
+        errors: vec![format!("memberID:{id} alarm:NOSPACE ")],
+        ..Default::default()
+    };
+    let alarm = EtcdAlarm {
+        member_id: id,
+        kind: EtcdAlarmKind::Nospace,
+    };
+    taloscope::fleet::collect::etcd_report(
+        Some(vec![member]),
+        &std::collections::HashMap::from([(id, status)]),
+        &[alarm],
+        &std::collections::HashMap::new(),
+    )
+}
+
 fn etcd(scenario: &str, specs: &[Spec], late: bool) -> EtcdReport {
+    if scenario == NOSPACE {
+        return etcd_with_nospace(specs);
+    }
     let members: Vec<EtcdMemberReport> = specs
         .iter()
         .filter(|s| s.role == NodeRole::Controlplane)
@@ -297,6 +350,8 @@ fn machine_events(scenario: &str, at: Instant) -> Vec<FleetEvent> {
                 node: s.address.clone(),
                 summary: summary.to_string(),
                 at,
+                // 2026-11-30T15:20:57Z; the views show UTC unless told a zone.
+                unix: 1_796_052_057,
             })
         })
         .collect()

@@ -1,7 +1,8 @@
 //! `cosi.resource.State` (Get/List/Watch) for the resources the console reads:
 //! MachineStatuses.runtime.talos.dev, Versions.runtime.talos.dev, Members.cluster.talos.dev and
-//! the (sensitive, os:admin only) MachineConfigs.config.talos.dev, with `yaml_spec` in Talos's
-//! camelCase keys. One node per call; other types are refused.
+//! the (sensitive, os:admin only) MachineConfigs.config.talos.dev, the control-plane component
+//! configs, static pods and kubelet spec, with `yaml_spec` in Talos's camelCase keys. One node
+//! per call; other types are refused.
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -21,6 +22,10 @@ const MACHINE_STATUS: &str = "MachineStatuses.runtime.talos.dev";
 const VERSION: &str = "Versions.runtime.talos.dev";
 const MEMBER: &str = "Members.cluster.talos.dev";
 const MACHINE_CONFIG: &str = "MachineConfigs.config.talos.dev";
+/// The static pods Talos renders and the kubelet's spec, namespace `k8s`
+/// (pkg/machinery/resources/k8s/static_pod.go, kubelet_spec.go; neither is sensitive).
+const STATIC_POD: &str = "StaticPods.kubernetes.talos.dev";
+const KUBELET_SPEC: &str = "KubeletSpecs.kubernetes.talos.dev";
 /// The control-plane component configs, one per static pod, id the component's name
 /// (siderolabs/talos pkg/machinery/resources/k8s/apiserver_config.go,
 /// controllermanager_config.go, scheduler_config.go; namespace `controlplane`, k8s.go).
@@ -77,6 +82,7 @@ fn namespace_of(t: &Target, kind: &str) -> Result<&'static str, Status> {
         MEMBER => Ok("cluster"),
         MACHINE_CONFIG => Ok("config"),
         _ if component_of(kind).is_some() => Ok("controlplane"),
+        STATIC_POD | KUBELET_SPEC => Ok("k8s"),
         _ => Err(Status::permission_denied(format!(
             "resource type {kind:?} is not supported"
         ))),
@@ -253,15 +259,7 @@ fn component_config(t: &Target, kind: &str) -> Option<Resource> {
         .iter()
         .find(|c| c.name == component)?;
     let config = super::kube_components::current_config(&t.node);
-    let image = super::kube_components::parse_config_images(config.as_bytes())
-        .ok()
-        .and_then(|images| {
-            images
-                .by_component()
-                .into_iter()
-                .find(|(name, _)| *name == component)
-                .map(|(_, image)| image.to_string())
-        })
+    let image = super::kube_components::config_image(&config, component)
         .unwrap_or_else(|| format!("registry.k8s.io/{component}:{}", c.version));
     Some(resource(
         "controlplane",
@@ -274,6 +272,44 @@ fn component_config(t: &Target, kind: &str) -> Option<Resource> {
 "
         ),
     ))
+}
+
+/// A control plane's rendered static pods (workers have none), each at the version of the
+/// config it was rendered from.
+fn static_pods(t: &Target) -> Vec<Resource> {
+    t.node
+        .status()
+        .kubernetes
+        .static_pods
+        .iter()
+        .map(|c| {
+            let spec = super::component_specs::static_pod_spec(
+                &t.node,
+                &c.name,
+                c.config_resource_version,
+            );
+            resource(
+                "k8s",
+                STATIC_POD,
+                &c.name,
+                c.config_resource_version,
+                "k8s.ControlPlaneStaticPodController",
+                spec,
+            )
+        })
+        .collect()
+}
+
+fn kubelet_spec(t: &Target) -> Resource {
+    let version = t.node.status().kubernetes.kubelet.config_resource_version;
+    resource(
+        "k8s",
+        KUBELET_SPEC,
+        "kubelet",
+        version,
+        "k8s.KubeletSpecController",
+        super::component_specs::kubelet_spec(&t.node),
+    )
 }
 
 /// The cluster's Members as every node lists them; none with discovery off: Talos writes the
@@ -317,6 +353,8 @@ fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status>
         VERSION => vec![version(t)],
         MACHINE_CONFIG => vec![machine_config(t)],
         _ if component_of(kind).is_some() => component_config(t, kind).into_iter().collect(),
+        STATIC_POD => static_pods(t),
+        KUBELET_SPEC => vec![kubelet_spec(t)],
         _ => members(t),
     })
 }

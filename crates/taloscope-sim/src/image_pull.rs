@@ -44,7 +44,7 @@ pub(crate) async fn pull(
     if has_image(t, image) {
         return Ok(());
     }
-    let pulling = core.clock.sleep(t.cluster.image_pull_ms as f64 / 1000.0);
+    let pulling = core.clock.sleep(t.cluster.image_pull_ms() as f64 / 1000.0);
     match deadline {
         Some(deadline) => tokio::time::timeout_at(deadline.into(), pulling)
             .await

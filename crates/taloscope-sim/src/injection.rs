@@ -1,6 +1,6 @@
 //! Faults a test switches on and off while the sim runs (the scenario's faults are fixed at
-//! start): an etcd member that turns unhealthy between two upgrades, a node that does not come
-//! back from its next reboot.
+//! start): an etcd member that turns unhealthy between two upgrades, a node held down after its
+//! next reboot until let go.
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::state::ClusterState;
@@ -49,7 +49,8 @@ impl ClusterState {
         Ok(())
     }
 
-    /// Makes the node stay down after its next reboot (or lets it come back again).
+    /// Makes the node stay down after its next reboot, until this is switched off again (then
+    /// it boots as after any reboot).
     pub fn set_never_returns(&self, node: &str, never: bool) -> Result<(), NoSuchNode> {
         self.injected(node)?
             .never_returns

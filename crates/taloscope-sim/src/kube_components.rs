@@ -3,11 +3,13 @@
 //! kube-proxy image its machine config renders. Also the node's machine config with those image
 //! fields, and what an ApplyConfiguration that changes an image does: the component restarts and
 //! runs the new version, ready again, some simulated seconds later.
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::Core;
+use super::component_specs::{ExtraArgs, render_extra_args};
 use super::scenario::NodeRole;
 use super::state::{NodeStatus, SimNode};
 
@@ -157,9 +159,19 @@ pub fn parse_config_images(data: &[u8]) -> Result<ConfigImages, String> {
     Ok(images)
 }
 
+/// The image a machine config sets for `component`, if any.
+pub fn config_image(config: &str, component: &str) -> Option<String> {
+    let images = parse_config_images(config.as_bytes()).ok()?;
+    images
+        .by_component()
+        .into_iter()
+        .find(|(name, _)| *name == component)
+        .map(|(_, image)| image.to_string())
+}
+
 /// The machine config a node booted with: its role, hostname and the images it runs. No
 /// secrets: the sim's nodes have none worth showing.
-pub fn initial_config(status: &NodeStatus) -> String {
+pub fn initial_config(status: &NodeStatus, extra_args: &BTreeMap<String, ExtraArgs>) -> String {
     let k = &status.kubernetes;
     let version_of = |name: &str| {
         k.component(name)
@@ -167,10 +179,11 @@ pub fn initial_config(status: &NodeStatus) -> String {
             .unwrap_or_else(|| k.kubelet.version.clone())
     };
     let mut text = format!(
-        "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: {role}\n  network:\n    hostname: {name}\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:{kubelet}\n  install:\n    image: ghcr.io/siderolabs/installer:{talos}\ncluster:\n  clusterName: {cluster}\n  controlPlane:\n    endpoint: https://{address}:6443\n",
+        "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: {role}\n  network:\n    hostname: {name}\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:{kubelet}\n{kubelet_args}  install:\n    image: ghcr.io/siderolabs/installer:{talos}\ncluster:\n  clusterName: {cluster}\n  controlPlane:\n    endpoint: https://{address}:6443\n",
         role = status.role.as_str(),
         name = status.name,
         kubelet = k.kubelet.version,
+        kubelet_args = render_extra_args(extra_args.get(KUBELET), 4),
         talos = status.talos_version,
         cluster = status.cluster,
         address = status.address,
@@ -185,6 +198,7 @@ pub fn initial_config(status: &NodeStatus) -> String {
                 "  {key}:\n    image: registry.k8s.io/{component}:{}\n",
                 version_of(component)
             ));
+            text.push_str(&render_extra_args(extra_args.get(component), 4));
         }
         text.push_str(&format!(
             "  proxy:\n    image: registry.k8s.io/kube-proxy:{}\n",
@@ -200,16 +214,24 @@ pub fn current_config(node: &SimNode) -> String {
     let applied = node.lock().applied_config.clone();
     match applied {
         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        None => initial_config(&node.status()),
+        None => initial_config(&node.status(), &node.spec.extra_args),
     }
 }
 
-/// A config applied without a reboot: every component whose image tag changed restarts on it.
+/// A config applied without a reboot: every component whose image tag or `extraArgs`
+/// (`args_changed`) changed restarts on it, its config resource version bumped as Talos's
+/// ControlPlaneController / KubeletSpecController rewrite the resource only when its spec
+/// changes (internal/app/machined/pkg/controllers/k8s/control_plane.go, kubelet_spec.go).
 /// The kube-proxy image only changes the node's config: the DaemonSet Talos created at
 /// bootstrap is never updated from it (kube_api::manifests).
-pub(crate) fn apply_images(core: &Arc<Core>, node: &Arc<SimNode>, images: &ConfigImages) {
+pub(crate) fn apply_images(
+    core: &Arc<Core>,
+    node: &Arc<SimNode>,
+    images: &ConfigImages,
+    args_changed: &[&'static str],
+) {
     let current = node.status().kubernetes;
-    let mut restarts = Vec::new();
+    let mut restarts: Vec<(&'static str, String)> = Vec::new();
     for (component, image) in images.by_component() {
         let tag = image_tag(image).to_string();
         if tag.is_empty() {
@@ -223,6 +245,13 @@ pub(crate) fn apply_images(core: &Arc<Core>, node: &Arc<SimNode>, images: &Confi
             .is_some_and(|c| c.version != tag)
         {
             restarts.push((component, tag));
+        }
+    }
+    for component in args_changed {
+        if let Some(c) = current.component(component)
+            && !restarts.iter().any(|(r, _)| r == component)
+        {
+            restarts.push((component, c.version.clone()));
         }
     }
     let proxy = images

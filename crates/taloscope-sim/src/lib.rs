@@ -8,6 +8,7 @@ use tokio::sync::watch;
 
 pub mod apid;
 pub mod clock;
+pub mod component_specs;
 pub mod cosi;
 mod etcd_snapshot;
 pub mod events;

@@ -145,7 +145,7 @@ async fn pull_with_progress(
     if image_pull::has_image(t, image) {
         return Ok(());
     }
-    let step = t.cluster.image_pull_ms as f64 / 1000.0 / 6.0;
+    let step = t.cluster.image_pull_ms() as f64 / 1000.0 / 6.0;
     let reporting = async {
         for layer in ["sha256:1a2b", "sha256:3c4d"] {
             for (status, offset) in [

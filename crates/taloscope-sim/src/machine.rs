@@ -234,12 +234,14 @@ fn apply(
             mode_details: format!("Dry run summary:\n{details} (no changes made)"),
         });
     }
+    let before = super::kube_components::current_config(&t.node);
+    let args_changed = super::component_specs::changed_args(before.as_bytes(), &req.data);
     t.node.lock().applied_config = Some(req.data.clone());
     record(core, t, "MachineService.ApplyConfiguration");
     // A staged config waits for a reboot nobody asked for yet; the others take effect now
     // (with a reboot the components come back on their new images all the same).
     if mode != Mode::Staged {
-        super::kube_components::apply_images(core, &t.node, &images);
+        super::kube_components::apply_images(core, &t.node, &images, &args_changed);
     }
     if mode == Mode::Reboot {
         spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);

@@ -266,10 +266,11 @@ async fn reboot(
     core.fleet.update(&node, |s| s.up = false);
     cluster.move_leader_from(node.node_index);
     clock.sleep(REBOOT_DOWN_SECONDS).await;
-    if node.spec.faults.never_returns_after_reboot
-        || node.injected.never_returns()
-        || *core.stop.borrow()
-    {
+    // An injected hold keeps the node down until the test lets it come back.
+    while node.injected.never_returns() && !*core.stop.borrow() {
+        clock.sleep(0.5).await;
+    }
+    if node.spec.faults.never_returns_after_reboot || *core.stop.borrow() {
         return;
     }
     begin_boot(&core, &node);

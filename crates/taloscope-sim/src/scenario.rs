@@ -15,6 +15,9 @@
 //!                                   # already pulled on the node is found at once)
 //!     kube_proxy_disabled: false    # true: `cluster.proxy.disabled`, no kube-proxy DaemonSet
 //!     discovery_disabled: false     # true: `cluster.discovery.enabled: false`, no COSI Members
+//!     extra_args:                   # `extraArgs` in every node's machine config, by component
+//!       kube-apiserver: {cloud-config: /etc/kubernetes/cloud.conf}
+//!       kubelet: {feature-gates: AppArmor=true}
 //!     etcd:
 //!       members: [cp-1, cp-2, cp-3] # default: every control plane
 //!       leader: cp-1                # default: the first member
@@ -111,6 +114,9 @@ pub struct NodeSpec {
     pub talos_version: String,
     pub kubernetes_version: String,
     pub faults: Faults,
+    /// `extraArgs` of the node's machine config, by component (`kube-apiserver`, `kubelet`…);
+    /// control-plane components only render on control planes.
+    pub extra_args: std::collections::BTreeMap<String, super::component_specs::ExtraArgs>,
 }
 
 /// One cluster: its nodes and etcd membership (indexes into `nodes`).
@@ -311,6 +317,7 @@ fn node(name: &str, role: NodeRole, cluster_index: usize, node_index: usize) -> 
         talos_version: DEFAULT_TALOS.into(),
         kubernetes_version: DEFAULT_KUBERNETES.into(),
         faults: Faults::default(),
+        extra_args: Default::default(),
     }
 }
 

@@ -38,6 +38,7 @@ struct FileCluster {
     kube_proxy_disabled: bool,
     #[serde(default)]
     discovery_disabled: bool,
+    extra_args: std::collections::BTreeMap<String, crate::component_specs::ExtraArgs>,
     nodes: Vec<FileNode>,
 }
 
@@ -124,6 +125,18 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
             format!("cluster {cluster_name} has no nodes"),
         ));
     }
+    if let Some(unknown) = fc
+        .extra_args
+        .keys()
+        .find(|c| crate::component_specs::section_key(c).is_none())
+    {
+        return Err((
+            line_of(&fc.name),
+            format!(
+                "cluster {cluster_name}: extra_args names {unknown:?}; expected kube-apiserver, kube-controller-manager, kube-scheduler or kubelet"
+            ),
+        ));
+    }
     let mut nodes: Vec<NodeSpec> = Vec::with_capacity(fc.nodes.len());
     for (ni, fnode) in fc.nodes.into_iter().enumerate() {
         let name = fnode.name.value.trim().to_string();
@@ -164,6 +177,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
             talos_version,
             kubernetes_version: fnode.kubernetes_version.unwrap_or_else(|| kube.clone()),
             faults: fnode.faults,
+            extra_args: fc.extra_args.clone(),
         });
     }
     let (members, leader) = match fc.etcd {

@@ -3,7 +3,7 @@
 //! such as a Kubernetes API sim, read to follow nodes going down, rebooting and upgrading.
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 
 use tokio::sync::watch;
@@ -170,8 +170,9 @@ pub struct ClusterState {
     pub(crate) etcd: Mutex<EtcdCluster>,
     /// The `max_vms` of its OneFlow roles, by role name (the scenario's).
     pub(crate) oneflow_max_vms: Vec<(String, usize)>,
-    /// Simulated milliseconds an image pull takes on this cluster's nodes.
-    pub(crate) image_pull_ms: u64,
+    /// Simulated milliseconds an image pull takes on this cluster's nodes (the scenario's,
+    /// changed by [`ClusterState::set_image_pull_ms`]).
+    pub(crate) image_pull_ms: AtomicU64,
     /// Talos discovery off: the nodes list no COSI Members.
     pub(crate) discovery_disabled: bool,
 }
@@ -188,6 +189,17 @@ impl ClusterState {
     /// A node by hostname.
     pub fn node(&self, name: &str) -> Option<&Arc<SimNode>> {
         self.nodes.iter().find(|n| n.spec.name == name)
+    }
+
+    /// Simulated milliseconds a pull of an image a node does not have yet takes.
+    pub fn image_pull_ms(&self) -> u64 {
+        self.image_pull_ms.load(Ordering::Relaxed)
+    }
+
+    /// Changes the pull time from now on (pulls under way keep theirs), so a test can make one
+    /// node's pull long in real time without slowing every other pull of the run.
+    pub fn set_image_pull_ms(&self, ms: u64) {
+        self.image_pull_ms.store(ms, Ordering::Relaxed);
     }
 
     /// A copy of the etcd view.
@@ -286,7 +298,7 @@ impl FleetState {
                         defragmented: Vec::new(),
                     }),
                     oneflow_max_vms: spec.oneflow_max_vms.clone(),
-                    image_pull_ms: spec.image_pull_ms,
+                    image_pull_ms: AtomicU64::new(spec.image_pull_ms),
                     discovery_disabled: spec.discovery_disabled,
                 })
             })

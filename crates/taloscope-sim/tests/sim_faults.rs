@@ -69,6 +69,25 @@ async fn down_node_is_unavailable_and_an_error_entry_under_nodes() {
         "{}",
         refused.message()
     );
+    // Only force skips the check: preserve does not (v1alpha1_server.go, `Upgrade`).
+    let preserved = client
+        .upgrade(with_meta(
+            UpgradeRequest {
+                preserve: true,
+                ..upgrade_to("v1.11.5")
+            },
+            "node",
+            "127.10.0.3",
+        ))
+        .await
+        .expect_err("etcd check with preserve too");
+    assert!(
+        preserved
+            .message()
+            .starts_with("error validating etcd for upgrade: etcd member "),
+        "{}",
+        preserved.message()
+    );
     // Workers skip the check; force skips it too (here on a worker to keep the cluster intact).
     let ok = client
         .upgrade(with_meta(upgrade_to("v1.11.5"), "node", "127.10.0.4"))
@@ -94,6 +113,28 @@ async fn two_member_etcd_is_refused_with_upstream_wording() {
         err.message(),
         "error validating etcd for upgrade: etcd member count(2) is insufficient to maintain quorum if upgrade commences"
     );
+    sim.fleet.shutdown().await;
+}
+
+/// The legacy Upgrade validates etcd on a control plane whenever `force` is false, `preserve`
+/// or not (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go).
+#[tokio::test]
+async fn preserve_does_not_skip_the_etcd_check_and_force_does() {
+    let text = "clusters:\n  - name: duo\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: cp-2\n        role: controlplane\n";
+    let sim = start(scenario_from_yaml("duo", text), 100.0).await;
+    let ctx = sim.context("duo");
+    let mut client = machine(&ctx, &ctx.endpoints[0]).await;
+    let preserved = UpgradeRequest {
+        preserve: true,
+        ..upgrade_to("v1.11.5")
+    };
+    let err = client.upgrade(preserved).await.expect_err("preserve");
+    assert!(err.message().contains("error validating etcd"), "{err:?}");
+    let forced = UpgradeRequest {
+        force: true,
+        ..upgrade_to("v1.11.5")
+    };
+    client.upgrade(forced).await.expect("force skips the check");
     sim.fleet.shutdown().await;
 }
 

@@ -112,6 +112,7 @@ async fn follow(
                     node: node.clone(),
                     summary: summarize_item(&item),
                     at: Instant::now(),
+                    unix: crate::clock::unix_now(),
                 }).await
             }
         };

@@ -109,11 +109,14 @@ pub fn new_image(current: Option<&str>, component: Component, target: &KubeVersi
             .and_then(|last| last.split_once(':'))
             .map(|(_, t)| t)
             .unwrap_or("");
-        if let Some((_, suffix)) = current_tag.split_once('-')
-            && KUBELET_FLAVOURS.contains(&suffix)
-            && target.pre.is_none()
-        {
-            tag = format!("{tag}-{suffix}");
+        // Upstream: `strings.HasSuffix(imageRef, "-fat")`, then `-slim`
+        // (pkg/cluster/kubernetes/kubelet.go, extractKubeletVersionSuffix).
+        if let Some(flavour) = KUBELET_FLAVOURS.iter().find(|f| {
+            current_tag
+                .strip_suffix(**f)
+                .is_some_and(|t| t.ends_with('-'))
+        }) {
+            tag = format!("{tag}-{flavour}");
         }
     }
     format!("{repository}:{tag}")
@@ -312,6 +315,15 @@ hostname: cp-1
                 &v("1.35.0")
             ),
             "ghcr.io/siderolabs/kubelet:v1.35.0"
+        );
+        // The flavour is the tag's end, whatever comes before it.
+        assert_eq!(
+            new_image(
+                Some("ghcr.io/siderolabs/kubelet:v1.35.0-rc.1-fat"),
+                Component::Kubelet,
+                &v("1.35.0")
+            ),
+            "ghcr.io/siderolabs/kubelet:v1.35.0-fat"
         );
         assert_eq!(
             image_repository("localhost:5000/kubelet"),

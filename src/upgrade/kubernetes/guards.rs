@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::plan::KubernetesUpgradePlan;
+use super::removed_flags::{RemovedItem, crosses_removals};
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::talos::Roles;
@@ -26,6 +27,9 @@ pub struct KubeGuardInput<'a> {
     pub other_rollout: Option<&'a RolloutInProgress>,
     /// The removed-API count, or why it could not be made.
     pub removed_apis: &'a Result<Vec<RemovedApiCount>, String>,
+    /// The removed flags, feature gates and admission plugins in use, or why they could not
+    /// be read.
+    pub removed_flags: &'a Result<Vec<RemovedItem>, String>,
     /// The acknowledgements typed so far.
     pub acks: &'a [String],
 }
@@ -46,6 +50,7 @@ pub fn kubernetes_plan_guards(
         etcd_alarms(status),
         components_ready(status),
         removed_apis(plan, input.removed_apis, input.acks),
+        removed_flags(plan, input.removed_flags),
         single_control_plane(status),
     ]
 }
@@ -240,6 +245,38 @@ fn removed_apis(
         verdict,
         reason,
         needs_ack: Some(REMOVED_APIS_ACK.to_string()),
+    }
+}
+
+/// Upstream refuses the upgrade outright (pkg/cluster/kubernetes/talos_managed.go runs
+/// go-kubernetes' `upgrade.Checks` before the first step): no acknowledgement.
+fn removed_flags(plan: &KubernetesUpgradePlan, found: &Result<Vec<RemovedItem>, String>) -> Guard {
+    let id = GuardId::RemovedFlags;
+    if !crosses_removals(plan) {
+        return Guard::pass(
+            id,
+            format!(
+                "Kubernetes {} -> {} removes no component flag",
+                plan.from, plan.target
+            ),
+        );
+    }
+    match found {
+        Err(reason) => Guard::fail(id, format!("cannot check the component flags: {reason}")),
+        Ok(found) if found.is_empty() => Guard::pass(
+            id,
+            format!(
+                "no component uses a flag, feature gate or admission plugin {} removes",
+                plan.target
+            ),
+        ),
+        Ok(found) => {
+            let list: Vec<String> = found.iter().map(ToString::to_string).collect();
+            Guard::fail(
+                id,
+                format!("removed in {}: {}", plan.target, list.join(", ")),
+            )
+        }
     }
 }
 

@@ -53,6 +53,7 @@ fn guards(
             roles: &roles,
             other_rollout: None,
             removed_apis: &counts,
+            removed_flags: &Ok(Vec::new()),
             acks,
         },
     )
@@ -252,6 +253,7 @@ fn reader_and_other_rollout_fail_and_single_cp_warns() {
             roles: &reader,
             other_rollout: Some(&other),
             removed_apis: &counts,
+            removed_flags: &Ok(Vec::new()),
             acks: &[],
         },
     );
@@ -311,5 +313,54 @@ fn without_a_kube_proxy_daemonset_its_steps_are_skipped_with_a_note() {
         progress
             .iter()
             .any(|p| p.detail.contains("kube-proxy disabled"))
+    );
+}
+
+#[test]
+fn removed_flags_fail_by_name_and_pass_within_a_minor() {
+    use crate::upgrade::kubernetes::removed_flags::{RemovedItem, RemovedKind};
+    let status = with_components(healthy(), "v1.34.1");
+    let found = vec![RemovedItem {
+        node: "cp-1".into(),
+        component: "kubelet".into(),
+        kind: RemovedKind::Flag,
+        value: "pod-infra-container-image".into(),
+    }];
+    let guard_with = |to: &str, flags: Result<Vec<RemovedItem>, String>| {
+        let plan = plan_for(&status, to);
+        let roles = admin();
+        let guards = kubernetes_plan_guards(
+            &plan,
+            &status,
+            KubeGuardInput {
+                roles: &roles,
+                other_rollout: None,
+                removed_apis: &Ok(Vec::new()),
+                removed_flags: &flags,
+                acks: &[],
+            },
+        );
+        guards
+            .into_iter()
+            .find(|g| g.id == GuardId::RemovedFlags)
+            .expect("removed-flags guard")
+    };
+    let g = guard_with("v1.35.0", Ok(found.clone()));
+    assert_eq!(g.verdict, Verdict::Fail);
+    assert_eq!(g.needs_ack, None, "upstream refuses outright");
+    assert!(
+        g.reason
+            .contains("cp-1 kubelet flag --pod-infra-container-image"),
+        "{}",
+        g.reason
+    );
+    assert_eq!(guard_with("v1.35.0", Ok(Vec::new())).verdict, Verdict::Pass);
+    let unread = guard_with("v1.35.0", Err("cp-1 did not answer".into()));
+    assert_eq!(unread.verdict, Verdict::Fail);
+    assert!(unread.reason.contains("cp-1 did not answer"));
+    // 1.34.1 -> 1.34.2 crosses no removal: nothing needs reading.
+    assert_eq!(
+        guard_with("v1.34.2", Err("unread".into())).verdict,
+        Verdict::Pass
     );
 }

@@ -1,9 +1,11 @@
 //! The guarded Kubernetes upgrade (`talosctl upgrade-k8s` as a walkthrough): the pure plan and
 //! guards, and the step executor the shared rollout engine drives — patch one node's machine
-//! config image, apply it without reboot, wait for that component to run the new version.
+//! config image, apply it without reboot, wait for that component to run the new version —
+//! and the removed-flags check upstream runs first.
 pub mod config_patch;
 pub mod guards;
 pub mod plan;
+pub mod removed_flags;
 pub mod runner;
 mod step;
 
@@ -14,6 +16,7 @@ pub use plan::{
     Component, KubePlanError, KubeStep, KubeStepState, KubernetesUpgradePlan, PrePull,
     detect_running, offered_kubernetes_targets,
 };
+pub use removed_flags::{RemovedItem, RemovedKind, check_removed_flags};
 pub use runner::{
     Kubernetes, KubernetesUpgradeRun, count_removed_apis, initial_steps,
     resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade, target_text,

@@ -6,6 +6,7 @@ use futures::future::BoxFuture;
 
 use super::guards::{KubeGuardInput, kubernetes_plan_guards, kubernetes_step_guards};
 use super::plan::{KubeStepState, KubernetesUpgradePlan};
+use super::removed_flags::check_removed_flags;
 use super::step::{ComponentStep, pre_pull};
 use crate::approval::MutatingAction;
 use crate::kube::removed_apis::RemovedApiCount;
@@ -96,15 +97,17 @@ impl UpgradeKind for Kubernetes {
 
     fn preflight(run: &KindRollout<Kubernetes>) -> BoxFuture<'_, Result<(), String>> {
         async move {
-            let (status, removed) = tokio::join!(
+            let (status, removed, flags) = tokio::join!(
                 run.observer.status(),
-                count_removed_apis(&run.observer, &run.plan)
+                count_removed_apis(&run.observer, &run.plan),
+                check_removed_flags(&run.observer, &run.plan)
             );
             let input = KubeGuardInput {
                 roles: run.observer.talos.roles(),
                 // The rollout Lease is already ours: no other rollout can be running.
                 other_rollout: None,
                 removed_apis: &removed,
+                removed_flags: &flags,
                 acks: &run.acks,
             };
             guards_pass(

@@ -1,7 +1,7 @@
 //! One step of the Kubernetes upgrade on a live cluster, as `talosctl upgrade-k8s` does it: read
 //! the node's machine config over COSI, patch one image, apply it without reboot, then wait
-//! until the component runs the target and is ready (its static pod, the kube-proxy DaemonSet,
-//! or the kubelet's Kubernetes node). Also the optional image pre-pull.
+//! until the component runs the target and is ready (its static pod on the new config version,
+//! the kube-proxy DaemonSet, or the kubelet's Kubernetes node). Also the optional pre-pull.
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -46,12 +46,19 @@ impl ComponentStep<'_> {
             .map_err(|e| format!("cannot read the machine config: {e}"))
     }
 
-    /// Waits until the component runs the target. `image` is the one the machine config names.
-    async fn wait_done(&self, report: &StepReport, image: &str) -> Result<(), String> {
+    /// Waits until the component runs the target. `image` is the one the machine config names;
+    /// `config_version` the component config version a static pod must carry.
+    async fn wait_done(
+        &self,
+        report: &StepReport,
+        image: &str,
+        config_version: Option<&str>,
+    ) -> Result<(), String> {
         loop {
-            let done = match self.step.component {
-                Component::KubeProxy => self.kube_proxy_rolled_out(image).await,
-                _ => self.done().await,
+            let done = match (self.step.component, config_version) {
+                (Component::KubeProxy, _) => self.kube_proxy_rolled_out(image).await,
+                (_, Some(version)) => self.static_pod_runs(version).await,
+                _ => self.kubelet_runs_target().await,
             };
             match done {
                 Ok(()) => return Ok(()),
@@ -61,8 +68,69 @@ impl ComponentStep<'_> {
         }
     }
 
-    /// `Ok` when the component runs the target and is ready; otherwise what it waits for.
-    async fn done(&self) -> Result<(), String> {
+    /// The version of this component's config resource on the node (`APIServerConfigs` …,
+    /// namespace `controlplane`), read as upstream watches it before patching.
+    async fn config_version(&self) -> Result<String, String> {
+        self.observer
+            .talos
+            .component_config_version(&self.step.address, self.step.component.as_str())
+            .await
+            .map_err(|e| format!("cannot read the {} config resource: {e}", self.what()))
+    }
+
+    /// After an applied config: the new version of the component config resource, once
+    /// Talos has rendered the change (upstream waits for its `Updated` event).
+    async fn wait_config_change(&self, report: &StepReport, before: &str) -> String {
+        loop {
+            match self.config_version().await {
+                Ok(now) if now != before => return now,
+                Ok(_) => report.detail(format!(
+                    "waiting for Talos to render the {} config (version {before})",
+                    self.what()
+                )),
+                // A node busy restarting a component may not answer: ask again.
+                Err(why) => report.detail(why),
+            }
+            tokio::time::sleep(self.poll_interval).await;
+        }
+    }
+
+    /// `Ok` when the static pod on this node (`status.hostIP`) carries `config_version` in its
+    /// `talos.dev/config-version` annotation and is ready, as upstream's checkPodStatus
+    /// (pkg/cluster/kubernetes/talos_managed.go); otherwise what it waits for.
+    async fn static_pod_runs(&self, config_version: &str) -> Result<(), String> {
+        let Some(kube) = &self.observer.kube else {
+            return Err("no kube context: the component cannot be seen".into());
+        };
+        let (nodes, pods) = tokio::join!(kube.nodes(), kube.control_plane_components());
+        let pods = pods.map_err(|e| format!("Kubernetes API not answering ({e})"))?;
+        // The node's address as Kubernetes knows it, besides the one Talos is reached at.
+        let mut addresses = vec![self.step.address.clone()];
+        if let Ok(nodes) = &nodes
+            && let Some(node) = match_talos_node(&self.step.address, &self.step.node, nodes)
+        {
+            addresses.extend(node.internal_ips.iter().cloned());
+        }
+        let component = self.step.component.as_str();
+        let pod = pods
+            .iter()
+            .find(|p| p.name == component && addresses.contains(&p.host_ip))
+            .ok_or_else(|| format!("no {} static pod yet", self.what()))?;
+        let seen = pod.config_version.as_deref().unwrap_or("none");
+        if seen != config_version {
+            return Err(format!(
+                "{}: config version {seen}, waiting for {config_version}",
+                self.what()
+            ));
+        }
+        if !pod.ready {
+            return Err(format!("{} {} not ready", self.what(), pod.version));
+        }
+        Ok(())
+    }
+
+    /// `Ok` when the node's kubelet reports the target and the node is ready.
+    async fn kubelet_runs_target(&self) -> Result<(), String> {
         let Some(kube) = &self.observer.kube else {
             return Err("no kube context: the component cannot be seen".into());
         };
@@ -70,35 +138,15 @@ impl ComponentStep<'_> {
         if let Some(error) = &facts.report.error {
             return Err(format!("Kubernetes API not answering ({error})"));
         }
-        let target = &self.plan.target;
-        match self.step.component {
-            Component::Kubelet => {
-                let node = match_talos_node(&self.step.address, &self.step.node, &facts.nodes)
-                    .ok_or_else(|| format!("Kubernetes node {} not seen", self.step.node))?;
-                if !runs_target(&node.kubelet_version, target) {
-                    return Err(format!("kubelet reports {}", node.kubelet_version));
-                }
-                if !node.ready {
-                    return Err("Kubernetes node NotReady".into());
-                }
-                Ok(())
-            }
-            component => {
-                let pod = facts
-                    .report
-                    .components
-                    .iter()
-                    .find(|c| c.node == self.step.node && c.name == component.as_str())
-                    .ok_or_else(|| format!("no {} static pod yet", self.what()))?;
-                if !runs_target(&pod.version, target) {
-                    return Err(format!("{} runs {}", self.what(), pod.version));
-                }
-                if !pod.ready {
-                    return Err(format!("{} {} not ready", self.what(), pod.version));
-                }
-                Ok(())
-            }
+        let node = match_talos_node(&self.step.address, &self.step.node, &facts.nodes)
+            .ok_or_else(|| format!("Kubernetes node {} not seen", self.step.node))?;
+        if !runs_target(&node.kubelet_version, &self.plan.target) {
+            return Err(format!("kubelet reports {}", node.kubelet_version));
         }
+        if !node.ready {
+            return Err("Kubernetes node NotReady".into());
+        }
+        Ok(())
     }
 }
 
@@ -133,6 +181,10 @@ impl KindStep for ComponentStep<'_> {
         let component = self.step.component.as_str();
         report.phase(StepPhase::Installing, "reading the machine config");
         let config = self.read_config().await?;
+        let before = match self.step.component.is_static_pod() {
+            true => Some(self.config_version().await?),
+            false => None,
+        };
         let patched = patch_image(
             &self.step.node,
             &config,
@@ -175,7 +227,13 @@ impl KindStep for ComponentStep<'_> {
             StepPhase::WaitingForReady,
             format!("waiting for {component} {} and ready", self.plan.target),
         );
-        self.wait_done(report, &patched.new_image).await
+        // Upstream skips the wait for a new config version when nothing was patched.
+        let expected = match (&before, &patched.text) {
+            (Some(before), Some(_)) => Some(self.wait_config_change(report, before).await),
+            (before, _) => before.clone(),
+        };
+        self.wait_done(report, &patched.new_image, expected.as_deref())
+            .await
     }
 
     /// A step a killed run left in progress: done once the component runs the target, when
@@ -189,8 +247,14 @@ impl KindStep for ComponentStep<'_> {
         if !runs_target(tag, &self.plan.target) {
             return Ok(false);
         }
+        let expected = match self.step.component.is_static_pod() {
+            true => Some(self.config_version().await?),
+            false => None,
+        };
         let (report, _rx) = StepReport::channel(0, &self.step.node);
-        self.wait_done(&report, &image).await.map(|()| true)
+        self.wait_done(&report, &image, expected.as_deref())
+            .await
+            .map(|()| true)
     }
 }
 

@@ -152,6 +152,10 @@ pub fn node(facts: &KubeClusterFacts, n: &KubeNodeFacts, cordoned: bool, rv: u64
     })
 }
 
+/// A control-plane static pod as the kubelet mirrors it: labelled `k8s-app`/`tier`, annotated
+/// with the version of the component config it was rendered from
+/// (siderolabs/talos internal/app/machined/pkg/controllers/k8s/control_plane_static_pod.go,
+/// `talos.dev/config-version`), `status.hostIP` the node's address.
 pub fn static_pod(facts: &KubeClusterFacts, n: &KubeNodeFacts, p: &StaticPodFacts) -> Value {
     let name = format!("{}-{}", p.component, n.name);
     let ready = if p.ready && n.ready { "True" } else { "False" };

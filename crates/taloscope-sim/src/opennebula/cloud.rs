@@ -243,6 +243,7 @@ impl OneCloud {
                     .or_else(|| first.as_ref().map(|s| s.kubernetes.kubelet.version.clone()))
                     .unwrap_or_else(|| DEFAULT_KUBERNETES.into()),
                 faults: Default::default(),
+                extra_args: Default::default(),
             },
         })
     }

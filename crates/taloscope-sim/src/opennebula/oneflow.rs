@@ -356,8 +356,9 @@ fn service_doc(c: &Cloud, s: &Service) -> Json {
                 .filter_map(|id| c.vms.get(id))
                 .map(|vm| {
                     // A role's node carries only the VM's identity; state and NICs are read
-                    // over XML-RPC (OpenNebula/one src/flow/lib/models/role.rb, the node's
-                    // `vm_info` keeps ID, UID, GID, UNAME, GNAME and NAME).
+                    // over XML-RPC (OpenNebula/one src/flow/lib/models/role.rb: `VM_INFO =
+                    // ['ID', 'UID', 'GID', 'UNAME', 'GNAME', 'NAME']`, the keys kept in a
+                    // node's `vm_info` when the VM is added to the role).
                     json!({"deploy_id": vm.id, "vm_info": {"VM": {
                         "ID": vm.id.to_string(), "NAME": vm.name, "UID": "0", "GID": "0",
                         "UNAME": vm.owner, "GNAME": "oneadmin"}}})

@@ -136,6 +136,8 @@ fn console_command_line(
         config.into(),
         "--state-dir".into(),
         dir.join("state").into(),
+        // The fleet stops when the console quits: it asks first while a rollout runs.
+        "--demo-fleet".into(),
     ];
     argv.extend(args.console_flags());
     Ok(argv)

@@ -1,0 +1,91 @@
+//! The operator's place in a step list or an event log that is not a table:
+//! none while the list follows what runs (the current step, the newest
+//! event); j/k, PgUp/PgDn and g/G set it, and moving back onto the followed
+//! line follows again. Views draw the list around it. Pure.
+use super::action::Action;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scroll {
+    at: Option<usize>,
+}
+
+impl Scroll {
+    /// The line shown selected in a list of `len`: the operator's, else
+    /// `follow` (both kept inside the list).
+    pub fn at(&self, len: usize, follow: usize) -> usize {
+        self.at.unwrap_or(follow).min(len.saturating_sub(1))
+    }
+
+    /// Whether the operator moved away from the followed line.
+    pub fn is_set(&self) -> bool {
+        self.at.is_some()
+    }
+
+    /// Moves for a move key (`page` lines for PgUp/PgDn) in a list of `len`
+    /// that follows line `follow`; false for any other key.
+    pub fn apply(&mut self, action: &Action, len: usize, follow: usize, page: usize) -> bool {
+        let last = len.saturating_sub(1);
+        let from = self.at(len, follow);
+        let to = match action {
+            Action::MoveDown => (from + 1).min(last),
+            Action::MoveUp => from.saturating_sub(1),
+            Action::MoveFirst => 0,
+            Action::MoveLast => last,
+            Action::PageDown => (from + page.max(1)).min(last),
+            Action::PageUp => from.saturating_sub(page.max(1)),
+            _ => return false,
+        };
+        self.at = (to != follow.min(last)).then_some(to);
+        true
+    }
+
+    /// Lines left the front of a bounded log: the place keeps to its line.
+    pub fn dropped_front(&mut self, lines: usize) {
+        self.at = self.at.map(|at| at.saturating_sub(lines));
+    }
+}
+
+/// The first line shown of a list of `len` in `room` lines so that line
+/// `selected` is on screen (at the bottom when it has to move).
+pub fn first_shown(len: usize, room: usize, selected: usize) -> usize {
+    (selected + 1)
+        .saturating_sub(room.max(1))
+        .min(len.saturating_sub(room))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn follows_until_moved_and_again_when_back_on_the_followed_line() {
+        let mut s = Scroll::default();
+        assert_eq!(s.at(17, 3), 3);
+        assert!(s.apply(&Action::MoveDown, 17, 3, 5));
+        assert_eq!((s.at(17, 3), s.is_set()), (4, true));
+        assert!(s.apply(&Action::PageDown, 17, 3, 5));
+        assert_eq!(s.at(17, 3), 9);
+        assert!(s.apply(&Action::MoveLast, 17, 3, 5));
+        assert_eq!(s.at(17, 3), 16);
+        assert!(s.apply(&Action::MoveFirst, 17, 3, 5));
+        assert_eq!(s.at(17, 3), 0);
+        assert!(s.apply(&Action::PageDown, 17, 3, 3));
+        assert!(!s.is_set(), "back on the followed line: following");
+        assert!(!s.apply(&Action::Back, 17, 3, 5));
+    }
+
+    #[test]
+    fn the_selected_line_stays_on_screen() {
+        assert_eq!(first_shown(17, 12, 0), 0);
+        assert_eq!(first_shown(17, 12, 16), 5);
+        assert_eq!(first_shown(5, 12, 4), 0);
+    }
+
+    #[test]
+    fn a_log_dropping_lines_keeps_the_place_on_its_line() {
+        let mut s = Scroll::default();
+        s.apply(&Action::MoveUp, 200, 199, 10);
+        s.dropped_front(1);
+        assert_eq!(s.at(200, 199), 197);
+    }
+}
