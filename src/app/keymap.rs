@@ -426,7 +426,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
         KeyContext::AbortQuestion => &[upgrade::ABORT, CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
-        KeyContext::Provision => &[provision::PROGRESS],
+        KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[QUIT_QUESTION],
         KeyContext::TooSmall => &[TOO_SMALL],
     };

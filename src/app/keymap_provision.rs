@@ -130,14 +130,14 @@ pub(super) static PROGRESS: &[Binding] = &[
     Binding {
         keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
         action: Action::MoveDown,
-        help: "next VM",
+        help: "next VM (or note, after Tab)",
         footer: None,
         offered: None,
     },
     Binding {
         keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
         action: Action::MoveUp,
-        help: "previous VM",
+        help: "previous VM (or note, after Tab)",
         footer: None,
         offered: None,
     },
@@ -184,3 +184,12 @@ pub(super) static PROGRESS: &[Binding] = &[
         offered: None,
     },
 ];
+
+/// The provision progress's two lists: the move keys scroll the one in focus.
+pub(super) static PROGRESS_FOCUS: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Tab)],
+    action: Action::NextPane,
+    help: "switch between the VMs and the notes (j/k, PgUp/PgDn, g/G scroll)",
+    footer: Some("focus"),
+    offered: None,
+}];

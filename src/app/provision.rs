@@ -282,6 +282,10 @@ pub struct ProvisionView {
     pub succeeded: Option<bool>,
     /// The selected VM by name.
     pub selected: Option<String>,
+    /// Tab moved the move keys from the VMs to the notes.
+    pub notes_focus: bool,
+    /// The operator's place in the notes (they follow the newest otherwise).
+    pub notes_scroll: super::scroll::Scroll,
 }
 
 impl ProvisionView {
@@ -297,6 +301,8 @@ impl ProvisionView {
             outcome: None,
             succeeded: None,
             selected: None,
+            notes_focus: false,
+            notes_scroll: Default::default(),
         }
     }
 
@@ -315,6 +321,21 @@ impl ProvisionView {
             .collect();
         view.selected = view.vms.first().map(|v| v.progress.name.clone());
         view
+    }
+
+    /// Tab, and the move keys while the notes have the focus: switch lists or
+    /// scroll the notes (`page` lines for PgUp/PgDn). False for other keys and
+    /// for moves among the VMs.
+    pub fn scroll_notes(&mut self, action: &super::action::Action, page: usize) -> bool {
+        if matches!(action, super::action::Action::NextPane) {
+            self.notes_focus = !self.notes_focus;
+            return true;
+        }
+        let len = self.notes.len();
+        self.notes_focus
+            && self
+                .notes_scroll
+                .apply(action, len, len.saturating_sub(1), page)
     }
 
     pub fn unfinished(&self) -> Vec<&VmRow> {

@@ -242,6 +242,9 @@ pub fn set_pattern(state: &mut AppState, text: &str) {
 }
 
 /// Keys on the progress pane.
+/// Lines PgUp/PgDn move the provision notes by.
+const NOTES_PAGE: usize = 5;
+
 pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
     let cluster = state.current.clone().unwrap_or_default();
     let Some(view) = state.provision.views.get_mut(&cluster) else {
@@ -250,6 +253,9 @@ pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         return Vec::new();
     };
+    if view.scroll_notes(&action, NOTES_PAGE) {
+        return Vec::new();
+    }
     let last = view.vms.len().saturating_sub(1);
     let i = view.selected_index();
     let select = |view: &mut ProvisionView, to: usize| {

@@ -540,3 +540,50 @@ fn a_journal_at_startup_shows_its_vms_and_says_when_they_are_followed() {
 
 #[path = "update_provision_guards_tests.rs"]
 mod guards;
+
+/// Issue 16 item 1: the notes are a log that scrolls. Tab gives them the move
+/// keys (the footer offers it), k/g/PgUp leave the newest line, and Tab again
+/// hands j/k back to the VMs.
+#[test]
+fn tab_gives_the_move_keys_to_the_notes_and_back() {
+    let mut s = running();
+    run_event(
+        &mut s,
+        ProvisionEvent::Vm(vm(41, "lab-worker-1", "LCM_INIT", ProvisionStage::Creating)),
+    );
+    run_event(
+        &mut s,
+        ProvisionEvent::Vm(vm(42, "lab-worker-2", "LCM_INIT", ProvisionStage::Creating)),
+    );
+    for i in 0..30 {
+        run_event(&mut s, ProvisionEvent::Note(format!("note {i:02}")));
+    }
+    let press = |s: &mut AppState, code: KeyCode| {
+        let action = keymap::action_for(s, &KeyEvent::new(code, KeyModifiers::NONE));
+        update(s, action.expect("the key is bound on the progress pane"));
+    };
+    assert!(
+        keymap::footer_hints(&s)
+            .iter()
+            .any(|(_, label)| *label == "focus")
+    );
+    let view = |s: &AppState| s.provision.views["lab"].clone();
+    let notes = view(&s).notes.len();
+    assert!(notes >= 30, "{notes}");
+    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), notes - 1);
+
+    press(&mut s, KeyCode::Tab);
+    press(&mut s, KeyCode::Char('k'));
+    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), notes - 2);
+    press(&mut s, KeyCode::Char('g'));
+    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), 0);
+    press(&mut s, KeyCode::PageDown);
+    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), 5);
+    // The VM selection did not move while the notes had the keys.
+    assert_eq!(view(&s).selected.as_deref(), Some("lab-worker-1"));
+
+    press(&mut s, KeyCode::Tab);
+    press(&mut s, KeyCode::Char('j'));
+    assert_eq!(view(&s).selected.as_deref(), Some("lab-worker-2"));
+    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), 5);
+}

@@ -188,10 +188,18 @@ impl Widget for &ProvisionPane<'_> {
             rows: self.rows(view),
             total: view.vms.len(),
             selected: view.selected.clone(),
-            active: true,
+            active: !view.notes_focus,
             empty: "No VM reported yet.",
         };
-        render_step_pane(self.look, " VMs ".into(), true, Ok(table), vms_area, buf);
+        let vms_active = !view.notes_focus;
+        render_step_pane(
+            self.look,
+            " VMs ".into(),
+            vms_active,
+            Ok(table),
+            vms_area,
+            buf,
+        );
 
         if let Some(line) = detail {
             Paragraph::new(line)
@@ -200,12 +208,11 @@ impl Widget for &ProvisionPane<'_> {
                 .render(detail_area, buf);
         }
 
-        let follows = crate::app::scroll::Scroll::default();
         render_log(
             self.look,
             " Notes ",
             &view.notes,
-            (&follows, false),
+            (&view.notes_scroll, view.notes_focus),
             notes_area,
             buf,
         );

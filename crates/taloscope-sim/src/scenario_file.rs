@@ -38,6 +38,7 @@ struct FileCluster {
     kube_proxy_disabled: bool,
     #[serde(default)]
     discovery_disabled: bool,
+    #[serde(default)]
     extra_args: std::collections::BTreeMap<String, crate::component_specs::ExtraArgs>,
     nodes: Vec<FileNode>,
 }
