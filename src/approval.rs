@@ -38,6 +38,12 @@ pub enum MutatingAction {
         node: String,
         operation: NodeOperation,
     },
+    /// An etcd maintenance action; `target` names the node or member ("cp-2", "all members").
+    Etcd {
+        cluster: String,
+        action: EtcdAction,
+        target: String,
+    },
 }
 
 /// What a [`MutatingAction::Node`] does to its node.
@@ -67,6 +73,32 @@ impl NodeOperation {
     }
 }
 
+/// The etcd maintenance actions that go through the dispatcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EtcdAction {
+    /// Clear the cluster's alarms (defragmenting the members over quota first).
+    Disarm,
+    Defragment,
+    /// Copy a member's database to a local file (it holds every secret of the cluster).
+    Snapshot,
+    ForfeitLeadership,
+    RemoveMember,
+}
+
+impl EtcdAction {
+    /// The action in the operator's words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EtcdAction::Disarm => "disarm etcd alarms",
+            EtcdAction::Defragment => "defragment etcd",
+            EtcdAction::Snapshot => "snapshot etcd",
+            EtcdAction::ForfeitLeadership => "forfeit etcd leadership",
+            EtcdAction::RemoveMember => "remove etcd member",
+        }
+    }
+}
+
 impl MutatingAction {
     /// The cluster the action changes; the name the operator must type.
     pub fn cluster(&self) -> &str {
@@ -75,6 +107,7 @@ impl MutatingAction {
             | MutatingAction::UpgradeKubernetes { cluster, .. }
             | MutatingAction::Provision { cluster, .. }
             | MutatingAction::TerminateVm { cluster, .. }
+            | MutatingAction::Etcd { cluster, .. }
             | MutatingAction::Node { cluster, .. } => cluster,
         }
     }
@@ -107,6 +140,9 @@ impl MutatingAction {
             MutatingAction::Node {
                 node, operation, ..
             } => format!("{} node {node}", operation.verb()),
+            MutatingAction::Etcd { action, target, .. } => {
+                format!("{} on {target}", action.as_str())
+            }
         }
     }
 }

@@ -14,6 +14,9 @@
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.
+//! - `etcd_maintenance`: plans, guards and the runner of the etcd actions
+//!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
+//!   upgrade's etcd health guards.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
@@ -48,6 +51,7 @@ pub mod commands;
 pub mod config;
 pub mod console;
 pub mod discovery;
+pub mod etcd_maintenance;
 pub mod fleet;
 pub mod guards;
 pub mod kube;

@@ -1,6 +1,7 @@
 //! Text another host or file wrote, made safe to print on a terminal: control
 //! characters (ESC and so OSC/CSI sequences, BEL, CR, DEL, C1) and the
-//! invisible bidi overrides become `?`. The one function for tables and panes.
+//! invisible bidi overrides become `?`. The one function for tables and panes; and byte
+//! counts as people read them.
 
 /// `text` with every character a terminal would act on replaced by `?`, so a
 /// hostname or an error message cannot move the cursor, retitle the window or
@@ -26,6 +27,22 @@ pub fn lines(text: &str) -> String {
 fn acts_on_terminal(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `23.4 MiB`.
+pub fn bytes_text(bytes: i64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
 }
 
 #[cfg(test)]

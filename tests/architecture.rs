@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["fleet"],
     &["upgrade", "provision"],
     &["node_actions"],
+    &["etcd_maintenance"],
     &["app"],
     &["views"],
     &["console"],

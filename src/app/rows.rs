@@ -8,6 +8,7 @@ use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::discovery::Cluster;
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
+pub use crate::printable::bytes_text;
 use crate::talos::MachineStage;
 
 pub const FLEET_COLUMNS: &[Column] = &[
@@ -218,22 +219,6 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
             }
         })
         .collect()
-}
-
-/// `23.4 MiB`.
-pub fn bytes_text(bytes: i64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }
 
 pub fn etcd_rows(state: &AppState) -> Vec<TableRow> {

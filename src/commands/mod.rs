@@ -8,6 +8,7 @@ pub mod certs;
 pub mod console;
 pub mod contexts;
 pub mod demo;
+pub mod etcd;
 mod exit;
 mod headless;
 pub mod health;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Health {
             output, timeout, ..
         }) => health::run(&global, output, std::time::Duration::from_secs(timeout)),
+        Some(Command::Etcd(args)) => etcd::run(&global, &args),
     }
 }
 

@@ -150,6 +150,25 @@ impl Roles {
     }
 }
 
+/// The etcd maintenance calls, by upstream's role rules
+/// (siderolabs/talos internal/app/machined/pkg/system/services/machined.go).
+impl Roles {
+    /// EtcdAlarmDisarm and EtcdDefragment: os:operator or os:admin.
+    pub fn may_maintain_etcd(&self) -> bool {
+        self.may_reboot()
+    }
+
+    /// EtcdRemoveMemberByID (and EtcdForfeitLeadership): os:admin only.
+    pub fn may_remove_etcd_member(&self) -> bool {
+        self.may_forfeit_etcd_leadership()
+    }
+
+    /// EtcdSnapshot: os:admin, os:operator or os:etcd:backup.
+    pub fn may_snapshot_etcd(&self) -> bool {
+        self.may_reboot() || self.contains(&Role::Other("os:etcd:backup".into()))
+    }
+}
+
 impl ClientCertificate {
     /// Whether the certificate is valid at `now` (seconds since the epoch).
     pub fn valid_at(&self, now: i64) -> bool {

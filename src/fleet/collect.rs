@@ -341,8 +341,8 @@ fn member_errors(id: u64, status: Option<&EtcdMemberStatus>, alarms: &[&str]) ->
 
 /// etcd lists the cluster's active alarms among every member's status errors
 /// (`memberID:N alarm:NOSPACE`): another member's alarm does not make this one
-/// unhealthy; its own (from the alarm list) does.
-fn is_alarm_report(error: &str) -> bool {
+/// unhealthy; its own (from the alarm list) does. An alarm leaves the member answering.
+pub fn is_alarm_report(error: &str) -> bool {
     error
         .split_whitespace()
         .any(|word| word.starts_with("alarm:"))

@@ -48,6 +48,18 @@ pub enum GuardId {
     WorkloadsDrainable,
     /// Service restart: the node runs the service and Talos restarts it through its API.
     ServiceRestartable,
+    /// etcd maintenance: the client certificate's role may make the call.
+    EtcdRole,
+    /// etcd defragment: one member at a time, the leader last.
+    DefragOrder,
+    /// etcd disarm: after defragmenting, every member's database fits its quota.
+    EtcdSpace,
+    /// etcd remove-member: no running node is that member.
+    MemberWithoutNode,
+    /// etcd forfeit: the node's member is the leader.
+    EtcdLeader,
+    /// etcd snapshot: the file can be written where asked.
+    SnapshotFile,
 }
 
 impl GuardId {
@@ -92,6 +104,18 @@ impl GuardId {
         GuardId::ProviderRoom,
     ];
 
+    /// The etcd maintenance guards, in the order their plans show them.
+    pub const ETCD: [GuardId; 8] = [
+        GuardId::EtcdRole,
+        GuardId::EtcdHealthy,
+        GuardId::DefragOrder,
+        GuardId::EtcdSpace,
+        GuardId::MemberWithoutNode,
+        GuardId::EtcdQuorum,
+        GuardId::EtcdLeader,
+        GuardId::SnapshotFile,
+    ];
+
     /// Short name for the guard column.
     pub fn title(self) -> &'static str {
         match self {
@@ -121,6 +145,12 @@ impl GuardId {
             GuardId::NodeActionRole => "client role",
             GuardId::WorkloadsDrainable => "workloads drainable",
             GuardId::ServiceRestartable => "service restartable",
+            GuardId::EtcdRole => "client role",
+            GuardId::DefragOrder => "one member at a time",
+            GuardId::EtcdSpace => "room after defragment",
+            GuardId::MemberWithoutNode => "member has no node",
+            GuardId::EtcdLeader => "node is the leader",
+            GuardId::SnapshotFile => "snapshot file",
         }
     }
 
@@ -201,6 +231,24 @@ impl GuardId {
             }
             GuardId::ServiceRestartable => {
                 "Checks that the node runs the service and that Talos restarts it through its API: only the kubelet and system extensions may be restarted (APIRestartAllowed); etcd, apid, containerd and the rest are Talos's own and refuse. The kubelet's pods keep running while it restarts; the node may show NotReady for a moment."
+            }
+            GuardId::EtcdRole => {
+                "Checks that your client certificate's role may make this etcd call. Talos accepts alarm disarm and defragment from os:operator and os:admin, a snapshot also from os:etcd:backup, and member removal and leadership hand-over from os:admin only; anything less is refused by the node."
+            }
+            GuardId::DefragOrder => {
+                "Checks that members are defragmented one at a time and the leader last. A member blocks reads and writes while it defragments; doing two at once can take quorum away, and starting with the leader forces an election in the middle. Defragment the followers first, then the leader (or forfeit its leadership first)."
+            }
+            GuardId::EtcdSpace => {
+                "Shows each member's database size against etcd's quota (2 GiB unless quota-backend-bytes says otherwise) and checks that defragmenting brings every member under it. etcd raises NOSPACE again at the next write while a member is over quota, so a disarm only holds after a defragment has returned the free pages; if the data in use itself is over quota, compact or raise the quota first."
+            }
+            GuardId::MemberWithoutNode => {
+                "Checks that no running node is the member being removed. Removing the member of a node that still runs etcd cuts it off: it keeps failing until it is reset and joins again. Remove only members whose machine is gone or down for good."
+            }
+            GuardId::EtcdLeader => {
+                "Checks that the node's etcd member is the leader, and that another healthy member can take over. Forfeiting on a follower does nothing; with no healthy follower there is nobody to hand leadership to."
+            }
+            GuardId::SnapshotFile => {
+                "Checks that the snapshot can be written where asked: the directory exists. The file is written beside it under a temporary name and renamed into place only when complete, readable by you alone: it holds every Kubernetes secret of the cluster."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

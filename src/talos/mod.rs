@@ -6,6 +6,7 @@ mod calls;
 pub mod client;
 pub mod cosi;
 pub mod error;
+mod etcd_maintenance;
 pub mod events;
 mod fan_out;
 mod files;

@@ -183,20 +183,28 @@ pub(crate) enum Role {
     Admin,
 }
 
-pub(crate) fn role_of<T>(req: &Request<T>) -> Role {
+/// The Subject Organizations of the caller's client certificate (its Talos roles).
+fn organizations<T>(req: &Request<T>) -> Vec<String> {
     let Some(certs) = req.peer_certs() else {
-        return Role::None;
+        return Vec::new();
     };
     let Some(first) = certs.first() else {
-        return Role::None;
+        return Vec::new();
     };
     let Ok((_, cert)) = x509_parser::parse_x509_certificate(first.as_ref()) else {
-        return Role::None;
+        return Vec::new();
     };
     cert.subject()
         .iter_organization()
         .filter_map(|o| o.as_str().ok())
-        .map(|o| match o {
+        .map(String::from)
+        .collect()
+}
+
+pub(crate) fn role_of<T>(req: &Request<T>) -> Role {
+    organizations(req)
+        .iter()
+        .map(|o| match o.as_str() {
             "os:admin" => Role::Admin,
             "os:operator" => Role::Operator,
             "os:reader" => Role::Reader,
@@ -204,6 +212,13 @@ pub(crate) fn role_of<T>(req: &Request<T>) -> Role {
         })
         .max()
         .unwrap_or(Role::None)
+}
+
+/// Whether the caller holds `os:etcd:backup`, the role outside the reader < operator < admin
+/// chain that only etcd snapshots (and the etcd reads) accept
+/// (siderolabs/talos pkg/machinery/role/role.go).
+pub(crate) fn holds_etcd_backup<T>(req: &Request<T>) -> bool {
+    organizations(req).iter().any(|o| o == "os:etcd:backup")
 }
 
 /// Refuses the call unless the caller holds at least `needed`, worded as Talos does.
@@ -425,4 +440,10 @@ replies!(
     m::ApplyConfiguration,
     m::ImagePull,
     m::Event,
+);
+// The etcd maintenance replies.
+replies!(
+    m::EtcdAlarmDisarm,
+    m::EtcdDefragment,
+    m::EtcdRemoveMemberById,
 );

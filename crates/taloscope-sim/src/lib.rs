@@ -10,6 +10,7 @@ pub mod apid;
 pub mod clock;
 pub mod component_specs;
 pub mod cosi;
+mod etcd_snapshot;
 pub mod events;
 mod files;
 mod growth;
@@ -23,6 +24,7 @@ pub mod lifecycle;
 mod log_lines;
 mod logs;
 pub mod machine;
+mod machine_changes;
 mod machine_etcd;
 pub mod node;
 pub mod opennebula;
@@ -293,6 +295,12 @@ impl SimFleet {
     /// The sim's CA certificate (PEM), as written into the talosconfig.
     pub fn ca_pem(&self) -> String {
         self.core.pki.ca_pem().to_string()
+    }
+
+    /// A client certificate of the sim's CA carrying `roles` (PEM cert, Talos key PEM), for
+    /// callers with roles no talosconfig context has (`os:operator`, `os:etcd:backup`).
+    pub fn client_cert(&self, roles: &[&str]) -> Result<(String, String), SimError> {
+        self.core.pki.client_cert(roles, pki::Validity::Current)
     }
 
     /// The simulated clock (time scale).

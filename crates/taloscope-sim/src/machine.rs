@@ -2,7 +2,6 @@
 //! legacy Upgrade, Reboot, ApplyConfiguration and the Events stream — with Talos's role rules.
 //! The etcd calls are answered in machine_etcd, Logs and Dmesg in logs.
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -13,11 +12,12 @@ use super::apid::{Role, Route, Target, error_metadata, fan_out, require, route, 
 use super::clock::actor_id;
 use super::events::stream_events;
 use super::image_pull;
+use super::machine_changes::{apply, image_pull_one, locked, reboot_sequence, upgrade};
+pub(crate) use super::machine_changes::{image_version, record};
 use super::machine_etcd::{
-    alarm_list, etcd_status, forfeit, member_list, validate_etcd_for_upgrade,
+    alarm_disarm, alarm_list, defragment, etcd_status, forfeit, member_list, remove_member,
 };
 use super::node::{Sequence, service_ids, spawn_reboot};
-use super::scenario::{NodeRole, parse_version};
 use super::service_restart::restart_service;
 use taloscope_proto::common::Metadata;
 use taloscope_proto::machine::machine_service_server::MachineService;
@@ -108,152 +108,6 @@ fn service_list(t: &Target) -> ServiceList {
         metadata: None,
         services,
     }
-}
-
-/// The installer tag an image reference asks for (`ghcr.io/siderolabs/installer:v1.11.5`).
-pub(crate) fn image_version(image: &str) -> Option<String> {
-    let last = image.rsplit('/').next()?;
-    let tag = last.split('@').next()?.rsplit_once(':')?.1;
-    parse_version(tag).map(|_| tag.to_string())
-}
-
-fn locked() -> Status {
-    Status::failed_precondition("locked: another sequence is already running")
-}
-
-/// The legacy upgrade as upstream's `Upgrade` handler runs it
-/// (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go, v1.10
-/// to v1.13, deprecated in v1.13 but still served): pull and validate the installer image under
-/// the caller's context, then the etcd check on control planes unless `force` (`preserve` plays
-/// no part), then start the sequence and answer with the ack.
-async fn upgrade(
-    core: &Arc<Core>,
-    t: &Target,
-    req: &UpgradeRequest,
-    deadline: Option<Instant>,
-) -> Result<Upgrade, Status> {
-    let invalid = |reason: String| {
-        Status::unknown(format!(
-            "error validating installer image {:?}: {reason}",
-            req.image
-        ))
-    };
-    let Some(version) = image_version(&req.image) else {
-        return Err(invalid("no version tag".into()));
-    };
-    image_pull::pull(core, t, &req.image, deadline)
-        .await
-        .map_err(|e| match e.code() {
-            tonic::Code::DeadlineExceeded => e,
-            _ => invalid(e.message().to_string()),
-        })?;
-    if t.node.role() == NodeRole::ControlPlane && !req.force {
-        validate_etcd_for_upgrade(t)
-            .map_err(|e| Status::unknown(format!("error validating etcd for upgrade: {e}")))?;
-    }
-    if t.node.lock().busy {
-        return Err(locked());
-    }
-    t.node.lock().staged_version = Some(version);
-    let actor = actor_id();
-    if !spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Upgrade) {
-        return Err(locked());
-    }
-    record(core, t, "MachineService.Upgrade");
-    core.fleet
-        .record
-        .upgrade_started(t.cluster.name(), t.node.name(), t.node.role());
-    Ok(Upgrade {
-        metadata: None,
-        ack: "Upgrade request received".into(),
-        actor_id: actor,
-    })
-}
-
-/// `ImagePull` into the CRI containerd, as upstream's handler
-/// (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_images.go).
-async fn image_pull_one(
-    core: &Arc<Core>,
-    t: &Target,
-    req: &ImagePullRequest,
-    deadline: Option<Instant>,
-) -> Result<ImagePull, Status> {
-    image_pull::check_namespace(req.namespace)?;
-    image_pull::pull(core, t, &req.reference, deadline).await?;
-    record(core, t, "MachineService.ImagePull");
-    Ok(ImagePull { metadata: None })
-}
-
-/// The sequence a reboot request runs. `FORCE` exists from v1.12 (api/machine/machine.proto,
-/// `RebootRequest.Mode`); an older node does not know the value and reboots as by default
-/// (v1.11 v1alpha1_sequencer.go `Reboot` checks no mode). POWERCYCLE only changes how the
-/// machine restarts, not what the sim shows.
-fn reboot_sequence(t: &Target, mode: i32) -> Sequence {
-    let knows_force = parse_version(&t.node.status.borrow().talos_version)
-        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 12));
-    if knows_force && mode == reboot_request::Mode::Force as i32 {
-        Sequence::ForceReboot
-    } else {
-        Sequence::Reboot
-    }
-}
-
-/// Writes an accepted mutating call into the sim's record.
-pub(crate) fn record(core: &Core, t: &Target, method: &'static str) {
-    core.fleet
-        .record
-        .call(t.cluster.name(), t.node.name(), method);
-}
-
-fn apply(
-    core: &Arc<Core>,
-    t: &Target,
-    req: &ApplyConfigurationRequest,
-) -> Result<ApplyConfiguration, Status> {
-    use apply_configuration_request::Mode;
-    if req.data.is_empty() {
-        return Err(Status::invalid_argument(
-            "failed to parse config: the configuration is empty",
-        ));
-    }
-    let images = super::kube_components::parse_config_images(&req.data)
-        .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
-    let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
-    let (applied, details) = match mode {
-        Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
-        Mode::Auto | Mode::NoReboot => (Mode::NoReboot, "Applied configuration without a reboot"),
-        Mode::Staged => (
-            Mode::Staged,
-            "Staged configuration to be applied after a reboot",
-        ),
-        Mode::Try => (Mode::Try, "Applied configuration in try mode"),
-    };
-    if req.dry_run {
-        return Ok(ApplyConfiguration {
-            metadata: None,
-            warnings: vec![],
-            mode: applied as i32,
-            mode_details: format!("Dry run summary:\n{details} (no changes made)"),
-        });
-    }
-    let before = super::kube_components::current_config(&t.node);
-    let args_changed = super::component_specs::changed_args(before.as_bytes(), &req.data);
-    t.node.lock().applied_config = Some(req.data.clone());
-    record(core, t, "MachineService.ApplyConfiguration");
-    // A staged config waits for a reboot nobody asked for yet; the others take effect now
-    // (with a reboot the components come back on their new images all the same).
-    if mode != Mode::Staged {
-        super::kube_components::apply_images(core, &t.node, &images, &args_changed);
-    }
-    if mode == Mode::Reboot {
-        spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
-    }
-    Ok(ApplyConfiguration {
-        metadata: None,
-        warnings: vec![],
-        mode: applied as i32,
-        mode_details: details.into(),
-    })
 }
 
 /// A unary call answered per targeted node; `|t, body|` also lends each node the request body.
@@ -575,6 +429,76 @@ impl MachineService for MachineApi {
             Role::Reader,
             VersionResponse,
             |t| Ok(version_info(&t))
+        )
+    }
+
+    // ---- etcd maintenance (role rules: internal/app/machined/pkg/system/services/machined.go) ----
+
+    async fn etcd_alarm_disarm(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdAlarmDisarmResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdAlarmDisarm",
+            Role::Operator,
+            EtcdAlarmDisarmResponse,
+            |t| {
+                let answer = alarm_disarm(&t)?;
+                record(core, &t, "MachineService.EtcdAlarmDisarm");
+                Ok(answer)
+            }
+        )
+    }
+
+    async fn etcd_defragment(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<EtcdDefragmentResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdDefragment",
+            Role::Operator,
+            EtcdDefragmentResponse,
+            |t| {
+                let answer = defragment(&t)?;
+                record(core, &t, "MachineService.EtcdDefragment");
+                Ok(answer)
+            }
+        )
+    }
+
+    type EtcdSnapshotStream = super::etcd_snapshot::SnapshotStream;
+
+    async fn etcd_snapshot(
+        &self,
+        request: Request<EtcdSnapshotRequest>,
+    ) -> Result<Response<Self::EtcdSnapshotStream>, Status> {
+        super::etcd_snapshot::snapshot(&self.core, request)
+            .await
+            .map(Response::new)
+    }
+
+    async fn etcd_remove_member_by_id(
+        &self,
+        request: Request<EtcdRemoveMemberByIdRequest>,
+    ) -> Result<Response<EtcdRemoveMemberByIdResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "EtcdRemoveMemberByID",
+            Role::Admin,
+            EtcdRemoveMemberByIdResponse,
+            |t, body| {
+                let answer = remove_member(&t, body.member_id)?;
+                record(core, &t, "MachineService.EtcdRemoveMemberByID");
+                Ok(answer)
+            }
         )
     }
 }

@@ -87,13 +87,13 @@ pub(super) fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status
             errors.push(format!("memberID:{id} alarm:{name} "));
         }
     }
-    let db_size = 24_576_000 + (id % 4096) as i64 * 1024;
+    let (db_size, db_size_in_use) = db_sizes(t.cluster.nodes.get(t.node.node_index), &etcd);
     Ok(EtcdStatus {
         metadata: None,
         member_status: Some(EtcdMemberStatus {
             protocol_version: "3.6.0".into(),
             db_size,
-            db_size_in_use: db_size / 2,
+            db_size_in_use,
             leader,
             raft_index: etcd.raft_index + advance,
             raft_term: etcd.raft_term,
@@ -109,20 +109,7 @@ pub(super) fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status
 pub(super) fn alarm_list(t: &Target) -> Result<EtcdAlarm, Status> {
     control_plane_only(t, "etcd alarm list")?;
     let etcd = t.cluster.etcd();
-    let member_alarms = etcd
-        .alarms
-        .iter()
-        .filter_map(|(i, a)| {
-            let n = t.cluster.nodes.get(*i)?;
-            Some(EtcdMemberAlarm {
-                member_id: n.etcd_member_id(),
-                alarm: match a {
-                    EtcdAlarmKind::NoSpace => etcd_member_alarm::AlarmType::Nospace,
-                    EtcdAlarmKind::Corrupt => etcd_member_alarm::AlarmType::Corrupt,
-                } as i32,
-            })
-        })
-        .collect();
+    let member_alarms = map_alarms(t, &etcd.alarms);
     Ok(EtcdAlarm {
         metadata: None,
         member_alarms,
@@ -172,4 +159,142 @@ pub(super) fn validate_etcd_for_upgrade(t: &Target) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// etcd's default backend quota (`--quota-backend-bytes` unset: `DefaultQuotaBytes`, 2 GiB,
+/// etcd server/storage/quota.go); Talos leaves it unset unless the machine config's
+/// `cluster.etcd.extraArgs` sets it.
+pub(crate) const QUOTA_BYTES: i64 = 2 * 1024 * 1024 * 1024;
+
+/// A member's database file size and the bytes in use in it. A member with the scenario's
+/// NOSPACE alarm has grown past the quota with most of its pages free (compacted, not
+/// defragmented); a defragmented member's file is only what is in use.
+pub(crate) fn db_sizes(
+    node: Option<&std::sync::Arc<super::state::SimNode>>,
+    etcd: &super::state::EtcdCluster,
+) -> (i64, i64) {
+    let Some(node) = node else {
+        return (0, 0);
+    };
+    let (size, in_use) = if node.faults().alarm == Some(EtcdAlarmKind::NoSpace) {
+        (QUOTA_BYTES + 4 * 1024 * 1024, 312 * 1024 * 1024)
+    } else {
+        let size = 24_576_000 + (node.etcd_member_id() % 4096) as i64 * 1024;
+        (size, size / 2)
+    };
+    if etcd.defragmented.contains(&node.node_index) {
+        (in_use, in_use)
+    } else {
+        (size, in_use)
+    }
+}
+
+/// The alarms as the API lists them, by member id (upstream's `mapAlarms`).
+fn map_alarms(t: &Target, alarms: &[(usize, EtcdAlarmKind)]) -> Vec<EtcdMemberAlarm> {
+    alarms
+        .iter()
+        .filter_map(|(i, a)| {
+            let n = t.cluster.nodes.get(*i)?;
+            Some(EtcdMemberAlarm {
+                member_id: n.etcd_member_id(),
+                alarm: alarm_name(*a) as i32,
+            })
+        })
+        .collect()
+}
+
+fn alarm_name(kind: EtcdAlarmKind) -> etcd_member_alarm::AlarmType {
+    match kind {
+        EtcdAlarmKind::NoSpace => etcd_member_alarm::AlarmType::Nospace,
+        EtcdAlarmKind::Corrupt => etcd_member_alarm::AlarmType::Corrupt,
+    }
+}
+
+/// `EtcdAlarmDisarm` as upstream serves it (v1alpha1_server.go, v1.10 to v1.13): the local
+/// client's `AlarmDisarm(&AlarmMember{})`, which clientv3 (client/v3/maintenance.go) turns
+/// into a DEACTIVATE of every active alarm, answered with the alarms it disarmed. A member
+/// still over its quota raises NOSPACE again at the next write (etcd
+/// server/etcdserver/server.go, `applyEntryNormal` on ErrNoSpace), and a Kubernetes cluster always writes:
+/// so disarm before a defragment and the alarm comes straight back.
+pub(super) fn alarm_disarm(t: &Target) -> Result<EtcdAlarmDisarm, Status> {
+    control_plane_only(t, "etcd alarm list")?;
+    member_of(t)?;
+    let mut etcd = t.cluster.etcd_lock();
+    let disarmed = std::mem::take(&mut etcd.alarms);
+    let member_alarms = map_alarms(t, &disarmed);
+    let members = etcd.members.clone();
+    for m in members {
+        let (size, _) = db_sizes(t.cluster.nodes.get(m), &etcd);
+        if size >= QUOTA_BYTES {
+            etcd.alarms.push((m, EtcdAlarmKind::NoSpace));
+        }
+    }
+    Ok(EtcdAlarmDisarm {
+        metadata: None,
+        member_alarms,
+    })
+}
+
+/// `EtcdDefragment` as upstream serves it (v1alpha1_server.go, v1.10 to v1.13): the local
+/// client's `Defragment` of this node's member only. Its file shrinks to what is in use; a
+/// member whose etcd does not answer fails as the client's call would.
+pub(super) fn defragment(t: &Target) -> Result<EtcdDefragment, Status> {
+    control_plane_only(t, "etcd defragment")?;
+    let me = member_of(t)?;
+    if !t.cluster.member_healthy(me) {
+        return Err(Status::unknown(
+            "failed to defragment etcd: context deadline exceeded",
+        ));
+    }
+    let mut etcd = t.cluster.etcd_lock();
+    if !etcd.defragmented.contains(&me) {
+        etcd.defragmented.push(me);
+    }
+    etcd.raft_index += 1;
+    Ok(EtcdDefragment { metadata: None })
+}
+
+/// `EtcdRemoveMemberByID` as upstream serves it (v1alpha1_server.go, v1.10 to v1.13): a client
+/// to the control planes with `WithRequireLeader`, then `RemoveMemberByMemberID`; an unknown
+/// id is NotFound. etcd's strict reconfiguration check (server/etcdserver/server.go,
+/// `mayRemoveMember`) refuses removing a started member when the members left could not
+/// make a quorum; a member that is down may always go.
+pub(super) fn remove_member(t: &Target, member_id: u64) -> Result<EtcdRemoveMemberById, Status> {
+    control_plane_only(t, "etcd remove member")?;
+    if !has_quorum(t) {
+        return Err(Status::unknown(
+            "failed to remove member: etcdserver: no leader",
+        ));
+    }
+    let mut etcd = t.cluster.etcd_lock();
+    let Some(gone) = etcd.members.iter().copied().find(|&m| {
+        t.cluster
+            .nodes
+            .get(m)
+            .is_some_and(|n| n.etcd_member_id() == member_id)
+    }) else {
+        return Err(Status::not_found("etcdserver: member not found"));
+    };
+    let voting = etcd.members.len();
+    if t.cluster.member_healthy(gone) {
+        let active = etcd
+            .members
+            .iter()
+            .filter(|&&m| t.cluster.member_healthy(m))
+            .count();
+        if active - 1 < 1 + (voting - 1) / 2 {
+            return Err(Status::unknown(
+                "failed to remove member: etcdserver: unhealthy cluster",
+            ));
+        }
+    }
+    etcd.members.retain(|&m| m != gone);
+    etcd.alarms.retain(|(m, _)| *m != gone);
+    etcd.raft_index += 1;
+    if etcd.leader == Some(gone) {
+        etcd.leader = None;
+    }
+    drop(etcd);
+    t.cluster.elect_if_leaderless();
+    Ok(EtcdRemoveMemberById { metadata: None })
 }

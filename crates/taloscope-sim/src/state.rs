@@ -163,6 +163,9 @@ pub struct EtcdCluster {
     pub raft_term: u64,
     pub raft_index: u64,
     pub alarms: Vec<(usize, EtcdAlarmKind)>,
+    /// Node indexes of the members whose database file was defragmented: its size is what
+    /// is in use.
+    pub defragmented: Vec<usize>,
 }
 
 /// One simulated cluster.
@@ -297,6 +300,7 @@ impl FleetState {
                         raft_term: 2,
                         raft_index: 1200 + ci as u64 * 31,
                         alarms,
+                        defragmented: Vec::new(),
                     }),
                     oneflow_max_vms: spec.oneflow_max_vms.clone(),
                     image_pull_ms: AtomicU64::new(spec.image_pull_ms),

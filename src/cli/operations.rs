@@ -1,0 +1,191 @@
+//! The command lines of the on-call operations: reading a node (logs, dmesg)
+//! and the guarded node, service and etcd actions. Each takes its config files
+//! after the subcommand, as every headless command does.
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::{OutputFormat, SourceArgs};
+
+/// `taloscope logs`.
+#[derive(Args, Debug, Clone)]
+pub struct LogsArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node: its name (as `taloscope status` lists it) or its address.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// The service (etcd, kubelet, apid, machined...), or with -k a Kubernetes container
+    /// as namespace/pod:container.
+    #[arg(value_name = "SERVICE")]
+    pub service: String,
+    /// Keep printing new lines as the node writes them.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Only the last N lines (default: the whole log).
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u32>,
+    /// SERVICE names a Kubernetes container (the CRI namespace), as `talosctl logs -k`.
+    #[arg(long, short)]
+    pub kubernetes: bool,
+    /// Lines as text, or one JSON object per line (`{"node","line"}`).
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// `taloscope dmesg`.
+#[derive(Args, Debug, Clone)]
+pub struct DmesgArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node: its name (as `taloscope status` lists it) or its address.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// Keep printing new kernel messages.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// Lines as text, or one JSON object per line (`{"node","line"}`).
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// `taloscope node ACTION`.
+#[derive(Args, Debug, Clone)]
+pub struct NodeArgs {
+    #[command(subcommand)]
+    pub action: NodeCommand,
+}
+
+/// What `taloscope node` does to the node.
+#[derive(Subcommand, Debug, Clone)]
+pub enum NodeCommand {
+    /// Cordon and drain, reboot, and follow the node until it is back and Ready.
+    Reboot(NodeActionArgs),
+    /// Cordon and drain, then shut the node down.
+    Shutdown(NodeActionArgs),
+    /// Mark the Kubernetes node unschedulable.
+    Cordon(NodeActionArgs),
+    /// Mark the Kubernetes node schedulable again.
+    Uncordon(NodeActionArgs),
+    /// Cordon, then evict every pod but DaemonSet and static ones, as disruption budgets allow.
+    Drain(NodeActionArgs),
+}
+
+impl NodeCommand {
+    /// The flags every node action takes.
+    pub fn flags(&self) -> &NodeActionArgs {
+        match self {
+            NodeCommand::Reboot(flags)
+            | NodeCommand::Shutdown(flags)
+            | NodeCommand::Cordon(flags)
+            | NodeCommand::Uncordon(flags)
+            | NodeCommand::Drain(flags) => flags,
+        }
+    }
+}
+
+impl ServiceCommand {
+    /// The flags every node action takes.
+    pub fn flags(&self) -> &NodeActionArgs {
+        match self {
+            ServiceCommand::Restart { flags, .. } => flags,
+        }
+    }
+}
+
+/// `taloscope service ACTION`.
+#[derive(Args, Debug, Clone)]
+pub struct ServiceArgs {
+    #[command(subcommand)]
+    pub action: ServiceCommand,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum ServiceCommand {
+    /// Restart one Talos service of a node (Talos allows the kubelet and extensions).
+    Restart {
+        /// The service, as `talosctl services` names it (kubelet).
+        service: String,
+        #[command(flatten)]
+        flags: NodeActionArgs,
+    },
+}
+
+/// The flags of every node action.
+#[derive(Args, Debug, Clone)]
+pub struct NodeActionArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node: its name or address, as `taloscope status` lists it.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub plan: bool,
+    /// Run it (with --confirm).
+    #[arg(long)]
+    pub yes: bool,
+    /// The node name typed in full, as the console asks.
+    #[arg(long, value_name = "NODE")]
+    pub confirm: Option<String>,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Seconds the whole action may take, the node's return included.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub node_timeout: u64,
+    /// Seconds the drain's evictions may take (talosctl's --drain-timeout).
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub drain_timeout: u64,
+    /// Milliseconds between status reads while following the node.
+    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    pub poll_ms: u64,
+}
+
+/// What `taloscope etcd` does.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EtcdVerb {
+    /// List the alarms and every member's database size against the quota (read-only).
+    Alarms,
+    /// Defragment the members over quota (followers first), then disarm every alarm.
+    Disarm,
+    /// Defragment one member (--node) or all, one at a time, the leader last.
+    Defrag,
+    /// Copy a member's database (--node, default the leader) to --out FILE.
+    Snapshot,
+    /// Hand the leadership of --node's member to another member.
+    Forfeit,
+    /// Remove --member (16-digit id or hostname) whose node is gone.
+    RemoveMember,
+}
+
+/// `taloscope etcd`.
+#[derive(Args, Debug, Clone)]
+pub struct EtcdArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    #[arg(value_enum)]
+    pub verb: EtcdVerb,
+    /// The node (name or address) whose member the action is about.
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+    /// The member to remove: its 16-digit hex id or hostname.
+    #[arg(long, value_name = "ID")]
+    pub member: Option<String>,
+    /// Where `snapshot` writes the database.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long)]
+    pub plan: bool,
+    /// Run it (with --confirm).
+    #[arg(long)]
+    pub yes: bool,
+    /// The cluster name typed in full, as the console asks.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Seconds a snapshot may take to stream.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+}

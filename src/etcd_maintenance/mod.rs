@@ -1,0 +1,17 @@
+//! etcd maintenance, the guarded way: plans for disarm, defragment, snapshot, forfeit and
+//! member removal built from the fleet's status model, their guards, and the runner that
+//! makes the calls one member at a time for an approved plan (snapshots written atomically).
+mod guards;
+mod plan;
+mod run;
+mod snapshot_file;
+
+pub use guards::plan_guards;
+pub use plan::{
+    EtcdCall, EtcdPlan, EtcdRequest, EtcdStep, MemberSpace, PlanError, QUOTA_BYTES, member_space,
+};
+pub use run::{EtcdOutcome, SnapshotLimits, run_plan};
+pub use snapshot_file::{SnapshotError, SnapshotReport, write_snapshot};
+
+#[cfg(test)]
+mod guards_tests;
