@@ -185,7 +185,8 @@ fn help_starts_with_where_you_are_and_fits_the_screen() {
 fn help_lists_every_command_with_a_space_after_it() {
     let mut s = state(false);
     update(&mut s, Action::OpenHelp);
-    let text = screen_text_at(&s, 200, 120);
+    // Tall enough for the whole help in two columns, the commands last.
+    let text = screen_text_at(&s, 200, 200);
     assert!(
         text.contains(":upgrade-k8s [VERSION] "),
         "a space after the usage:\n{text}"

@@ -128,20 +128,6 @@ pub(super) static WIZARD: &[Binding] = &[
 
 pub(super) static PROGRESS: &[Binding] = &[
     Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "next VM (or note, after Tab)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "previous VM (or note, after Tab)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
         keys: &[Key::char('x')],
         action: Action::Provision(ProvisionKey::Terminate),
         help: "terminate the selected failed VM (asks for the cluster name)",
@@ -189,7 +175,7 @@ pub(super) static PROGRESS: &[Binding] = &[
 pub(super) static PROGRESS_FOCUS: &[Binding] = &[Binding {
     keys: &[Key::plain(KeyCode::Tab)],
     action: Action::NextPane,
-    help: "switch between the VMs and the notes (j/k, PgUp/PgDn, g/G scroll)",
+    help: "switch between the VMs and the notes (the move keys go to the one in focus)",
     footer: Some("focus"),
     offered: None,
 }];
