@@ -11,7 +11,7 @@ use crate::fleet::{ClusterStatus, EtcdMemberReport, Quorum};
 use crate::guards::{Guard, GuardId, Verdict};
 use crate::printable::bytes_text;
 use crate::talos::{MachineStage, Roles};
-use crate::upgrade::guards::{leader_verdict, member_name, unhealthy_members};
+use crate::upgrade::guards::{leader_verdict, member_name, role_guard, unhealthy_members};
 
 /// Every guard of the plan, in [`GuardId::ETCD`] order.
 pub fn plan_guards(plan: &EtcdPlan, status: &ClusterStatus, roles: &Roles) -> Vec<Guard> {
@@ -55,22 +55,8 @@ fn role(action: EtcdAction, roles: &Roles) -> Guard {
             (roles.may_remove_etcd_member(), "os:admin")
         }
     };
-    let shown = if roles.0.is_empty() {
-        "none".to_string()
-    } else {
-        roles.to_string()
-    };
-    if allowed {
-        Guard::pass(id, format!("client role {shown}"))
-    } else {
-        Guard::fail(
-            id,
-            format!(
-                "client role {shown} may not {}; it needs {needed}",
-                action.as_str()
-            ),
-        )
-    }
+    let refusal = format!("{}; it needs {needed}", action.as_str());
+    role_guard(id, roles, allowed, &refusal)
 }
 
 /// A member that answers: healthy, or unhealthy only by its own alarm. A disarm and its
