@@ -410,6 +410,24 @@ impl MachineService for MachineApi {
             .map(Response::new)
     }
 
+    // Bootstrap and Kubeconfig belong to cluster creation (issue 18); until the sim forms new
+    // clusters it answers them as a Talos build without these APIs would.
+    async fn bootstrap(
+        &self,
+        _request: Request<BootstrapRequest>,
+    ) -> Result<Response<BootstrapResponse>, Status> {
+        Err(Status::unimplemented("Bootstrap is not served by this sim yet"))
+    }
+
+    type KubeconfigStream = super::logs::DataStream;
+
+    async fn kubeconfig(
+        &self,
+        _request: Request<()>,
+    ) -> Result<Response<Self::KubeconfigStream>, Status> {
+        Err(Status::unimplemented("Kubeconfig is not served by this sim yet"))
+    }
+
     type DmesgStream = super::logs::DataStream;
 
     async fn dmesg(
