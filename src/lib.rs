@@ -21,6 +21,9 @@
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
+//! - `capi`: Cluster API: the management clusters among the kube contexts, the
+//!   workload clusters they own paired with the discovered clusters, and each
+//!   one's tree as `clusterctl describe cluster` groups it.
 //! - `rollout`, `approval`: the rollout engine (steps, journal, pause/abort,
 //!   what a rollout writes into its Lease); the one gate for mutating actions
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
@@ -45,6 +48,7 @@
 pub mod app;
 pub mod approval;
 pub mod bounded;
+pub mod capi;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["discovery"],
     &["talos", "kube", "opennebula"],
     &["rollout", "approval"],
+    &["capi"],
     &["fleet"],
     &["upgrade", "provision"],
     &["node_actions"],

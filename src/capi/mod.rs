@@ -1,0 +1,16 @@
+//! The Cluster API side of the fleet: which kube contexts are management clusters, the
+//! workload clusters they own and which discovered cluster each is, and each workload
+//! cluster's tree as `clusterctl describe cluster` shows it (pure, over `kube`'s model).
+pub mod pairing;
+pub mod read;
+pub mod tree;
+
+pub use pairing::{CapiOwner, WorkloadCluster, host_port, pair_workloads};
+pub use read::{ContextRead, Management, managements, read_context};
+pub use tree::{
+    ClusterTree, ControlPlaneNode, Counts, DeploymentNode, MachineNode, MachineRole,
+    MachineSetNode, cluster_tree, cluster_trees, needs_attention,
+};
+
+#[cfg(test)]
+mod tree_tests;
