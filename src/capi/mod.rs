@@ -3,10 +3,12 @@
 //! cluster's tree as `clusterctl describe cluster` shows it (pure, over `kube`'s model).
 pub mod pairing;
 pub mod read;
+pub mod rows;
 pub mod tree;
 
 pub use pairing::{CapiOwner, WorkloadCluster, host_port, pair_workloads};
-pub use read::{ContextRead, Management, managements, read_context};
+pub use read::{ContextRead, Management, candidate_contexts, managements, owners, read_context};
+pub use rows::{TreeRow, condition_age, condition_text, tree_rows};
 pub use tree::{
     ClusterTree, ControlPlaneNode, Counts, DeploymentNode, MachineNode, MachineRole,
     MachineSetNode, cluster_tree, cluster_trees, needs_attention,

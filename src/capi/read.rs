@@ -1,11 +1,14 @@
 //! Reading management clusters: which kube contexts serve the Cluster API, their objects as
 //! trees, and their workload clusters for pairing. Every read is bounded by the kube client's
 //! timeouts; contexts are read at the same time.
+use std::collections::BTreeMap;
+
 use kube::config::Kubeconfig;
 use tokio::task::JoinSet;
 
-use super::pairing::{CapiOwner, WorkloadCluster};
+use super::pairing::{CapiOwner, WorkloadCluster, pair_workloads};
 use super::tree::{ClusterTree, cluster_trees, endpoint_text};
+use crate::discovery::Cluster;
 use crate::kube::{CapiObjects, KubeClient, KubeError};
 
 /// One management cluster as read now.
@@ -101,4 +104,24 @@ pub async fn managements(
         }
     }
     (found, errors)
+}
+
+/// The kube contexts worth asking whether they are management clusters: each discovered
+/// cluster's kube context in use (its alternates reach the same API server).
+pub fn candidate_contexts(clusters: &[Cluster]) -> Vec<String> {
+    clusters
+        .iter()
+        .filter_map(|c| c.kube_context().map(str::to_string))
+        .collect()
+}
+
+/// Which management cluster owns each discovered cluster (by name), reading every candidate
+/// context; the contexts that could not be read are left out, with their errors.
+pub async fn owners(
+    kubeconfig: &Kubeconfig,
+    clusters: &[Cluster],
+) -> (BTreeMap<String, CapiOwner>, Vec<KubeError>) {
+    let (found, errors) = managements(kubeconfig, &candidate_contexts(clusters)).await;
+    let workloads: Vec<WorkloadCluster> = found.into_iter().flat_map(|m| m.workloads).collect();
+    (pair_workloads(&workloads, clusters), errors)
 }

@@ -9,6 +9,8 @@ use crate::tui::ColorMode;
 
 mod operations;
 pub use operations::*;
+mod capi;
+pub use capi::*;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -114,6 +116,9 @@ impl Cli {
             | Some(Command::Health { sources, .. })
             | Some(Command::Certs { sources, .. })
             | Some(Command::Etcd(EtcdArgs { sources, .. })) => (Some(sources), None, None),
+            Some(Command::Capi(CapiArgs {
+                verb: CapiVerb::Status(CapiStatusArgs { sources, .. }),
+            })) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
@@ -276,6 +281,9 @@ pub enum Command {
     /// database against its quota; disarm, defrag, snapshot, forfeit and remove-member show
     /// their plan with --plan and run with --yes --confirm NAME. Exit 0 / 1 / 2 as `upgrade`.
     Etcd(EtcdArgs),
+    /// Cluster API: `capi status --context MGMT` prints the workload clusters a management
+    /// cluster owns, as `clusterctl describe cluster` does.
+    Capi(CapiArgs),
 }
 
 /// `taloscope upgrade`.

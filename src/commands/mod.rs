@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
 
+pub mod capi;
 pub mod certs;
 pub mod console;
 pub mod contexts;
@@ -56,6 +57,7 @@ pub fn run(cli: Cli) -> ExitCode {
             output, timeout, ..
         }) => health::run(&global, output, std::time::Duration::from_secs(timeout)),
         Some(Command::Etcd(args)) => etcd::run(&global, &args),
+        Some(Command::Capi(args)) => capi::run(&global, &args),
     }
 }
 

@@ -60,6 +60,8 @@ pub enum GuardId {
     EtcdLeader,
     /// etcd snapshot: the file can be written where asked.
     SnapshotFile,
+    /// In-place upgrade: the cluster is not one a Cluster API management cluster owns.
+    CapiOwned,
 }
 
 impl GuardId {
@@ -151,6 +153,7 @@ impl GuardId {
             GuardId::MemberWithoutNode => "member has no node",
             GuardId::EtcdLeader => "node is the leader",
             GuardId::SnapshotFile => "snapshot file",
+            GuardId::CapiOwned => "not owned by Cluster API",
         }
     }
 
@@ -249,6 +252,9 @@ impl GuardId {
             }
             GuardId::SnapshotFile => {
                 "Checks that the snapshot can be written where asked: the directory exists. The file is written beside it under a temporary name and renamed into place only when complete, readable by you alone: it holds every Kubernetes secret of the cluster."
+            }
+            GuardId::CapiOwned => {
+                "Checks that no Cluster API management cluster among your kube contexts owns this cluster (a Cluster object whose kubeconfig secret or control-plane endpoint is this cluster's API server). Cluster API replaces machines to change them: an upgrade in place, behind its back, leaves its Machines and templates saying one version while the nodes run another, and its controller may replace the upgraded machines or stall its own rollout. Change such a cluster through its management cluster: Kubernetes by TalosControlPlane.spec.version and then each MachineDeployment's spec.template.spec.version; Talos by a copy of the infrastructure machine template with the new image, pointed to from the TalosControlPlane and the MachineDeployments."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."
