@@ -97,6 +97,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "versions pane: skew and upgrade targets",
     },
+    CommandSpec {
+        name: "capi",
+        arg: "",
+        help: "the cluster in use as Cluster API sees it (clusterctl describe)",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +124,8 @@ pub enum Command {
     /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
     Provision,
     Provisions,
+    /// `:capi`: the Cluster API tree of the cluster in use.
+    Capi,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,6 +180,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rollout" => Command::Rollout,
         "provision" => Command::Provision,
         "provisions" => Command::Provisions,
+        "capi" => Command::Capi,
         _ => Command::Quit,
     };
     Ok(Some(command))

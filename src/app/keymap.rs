@@ -36,10 +36,12 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
+    /// The Cluster API tree of the cluster in use.
+    Capi,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 19] = [
+    pub const ALL: [KeyContext; 20] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -59,6 +61,7 @@ impl KeyContext {
         KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
+        KeyContext::Capi,
     ];
 
     pub fn title(self) -> &'static str {
@@ -82,6 +85,7 @@ impl KeyContext {
             KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
+            KeyContext::Capi => "Cluster API tree (:capi)",
         }
     }
 
@@ -429,6 +433,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[QUIT_QUESTION],
         KeyContext::TooSmall => &[TOO_SMALL],
+        KeyContext::Capi => &[panes::CAPI_OWN, panes::MOVES, panes::GLOBAL],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -472,6 +477,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Provision => KeyContext::Provision,
+            Screen::Capi => KeyContext::Capi,
             Screen::Rollout => {
                 let asking = state
                     .current

@@ -260,3 +260,21 @@ pub(super) static GLOBAL: &[Binding] = &[
         offered: None,
     },
 ];
+
+/// The CAPI screen's own keys.
+pub(super) static CAPI_OWN: &[Binding] = &[
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::OpenSelected,
+        help: "every condition of the selected object",
+        footer: Some("conditions"),
+        offered: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "back to the cluster's panes",
+        footer: Some("back"),
+        offered: None,
+    },
+];

@@ -2,6 +2,9 @@
 //! effects, the keymap and the `:` command line. No IO: the event loop and the
 //! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
+pub mod capi;
+#[cfg(test)]
+mod capi_tests;
 pub mod command;
 pub mod health;
 pub mod help;

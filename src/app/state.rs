@@ -35,6 +35,8 @@ pub enum Screen {
     ProvisionWizard,
     /// The VMs provisioned for the cluster in use, as they change.
     Provision,
+    /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
+    Capi,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -290,6 +292,8 @@ pub struct AppState {
     pub quit_question: Option<String>,
     /// The demo's fleet runs in this process and stops when it quits.
     pub demo_fleet: bool,
+    /// The CAPI screen's selection.
+    pub capi: super::capi::CapiScreen,
 }
 
 impl AppState {
@@ -327,6 +331,7 @@ impl AppState {
             zone: crate::clock::Zone::Utc,
             quit_question: None,
             demo_fleet: false,
+            capi: Default::default(),
         }
     }
 
@@ -351,7 +356,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => None,
+            | Screen::Provision
+            | Screen::Capi => None,
         }
     }
 
@@ -365,7 +371,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => self.current.as_deref(),
+            | Screen::Provision
+            | Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

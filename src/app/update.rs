@@ -31,8 +31,12 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
         let cluster = event.cluster().to_string();
+        let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
         let mut redraw = panes::on_fleet_event(state, event);
         redraw |= upgrade::on_status_change(state, &cluster);
+        if capi {
+            redraw |= upgrade::on_capi_change(state);
+        }
         redraw |= super::update_provision_guards::on_status_change(state, &cluster);
         if redraw {
             state.generation += 1;
@@ -120,6 +124,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::on_wizard(state, other)
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
+                None if state.screen == Screen::Capi => super::capi::on_key(state, other),
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_upgrade(state, target);
@@ -481,6 +486,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             upgrade::show_rollout(state);
             Vec::new()
         }
+        Ok(Some(Command::Capi)) => super::capi::open(state),
         Ok(Some(Command::Pane(pane))) => {
             panes::show_pane(state, pane);
             Vec::new()

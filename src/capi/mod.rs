@@ -7,7 +7,9 @@ pub mod rows;
 pub mod tree;
 
 pub use pairing::{CapiOwner, WorkloadCluster, host_port, pair_workloads};
-pub use read::{ContextRead, Management, candidate_contexts, managements, owners, read_context};
+pub use read::{
+    CapiView, ContextRead, Management, candidate_contexts, managements, read_context, read_view,
+};
 pub use rows::{TreeRow, condition_age, condition_text, tree_rows};
 pub use tree::{
     ClusterTree, ControlPlaneNode, Counts, DeploymentNode, MachineNode, MachineRole,
@@ -15,4 +17,4 @@ pub use tree::{
 };
 
 #[cfg(test)]
-mod tree_tests;
+pub(crate) mod tree_tests;

@@ -115,13 +115,46 @@ pub fn candidate_contexts(clusters: &[Cluster]) -> Vec<String> {
         .collect()
 }
 
-/// Which management cluster owns each discovered cluster (by name), reading every candidate
-/// context; the contexts that could not be read are left out, with their errors.
-pub async fn owners(
-    kubeconfig: &Kubeconfig,
-    clusters: &[Cluster],
-) -> (BTreeMap<String, CapiOwner>, Vec<KubeError>) {
-    let (found, errors) = managements(kubeconfig, &candidate_contexts(clusters)).await;
-    let workloads: Vec<WorkloadCluster> = found.into_iter().flat_map(|m| m.workloads).collect();
-    (pair_workloads(&workloads, clusters), errors)
+/// What the management clusters among the kube contexts say now: each one read, which
+/// discovered cluster each workload cluster is, and the contexts that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CapiView {
+    pub managements: Vec<Management>,
+    /// By discovered cluster name.
+    pub owners: BTreeMap<String, CapiOwner>,
+    pub errors: Vec<String>,
+}
+
+impl CapiView {
+    pub fn owner(&self, cluster: &str) -> Option<&CapiOwner> {
+        self.owners.get(cluster)
+    }
+
+    /// The tree of the Cluster `owner` names, as its management cluster was last read.
+    pub fn tree(&self, owner: &CapiOwner) -> Option<ClusterTree> {
+        let m = self
+            .managements
+            .iter()
+            .find(|m| m.context == owner.management)?;
+        let cluster = m
+            .objects
+            .clusters
+            .iter()
+            .find(|c| c.meta.namespace == owner.namespace && c.meta.name == owner.name)?;
+        Some(super::tree::cluster_tree(&m.context, &m.objects, cluster))
+    }
+}
+
+/// Reads every candidate context and pairs the workload clusters found with `clusters`.
+pub async fn read_view(kubeconfig: &Kubeconfig, clusters: &[Cluster]) -> CapiView {
+    let (managements, errors) = managements(kubeconfig, &candidate_contexts(clusters)).await;
+    let workloads: Vec<WorkloadCluster> = managements
+        .iter()
+        .flat_map(|m| m.workloads.iter().cloned())
+        .collect();
+    CapiView {
+        owners: pair_workloads(&workloads, clusters),
+        managements,
+        errors: errors.iter().map(|e| crate::error_chain(e)).collect(),
+    }
 }

@@ -252,3 +252,60 @@ fn tree_table(tree: &ClusterTree, now: u64) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::tree_tests::fixture_tree;
+    use crate::kube::CapiVersion;
+
+    /// 2026-12-01T12:00:00Z: ten minutes after the fixtures' last transitions.
+    const NOW: u64 = 1_796_126_400;
+
+    #[test]
+    fn the_table_is_the_trees_rows_with_their_conditions() {
+        let v1 = tree_table(&fixture_tree(CapiVersion::V1beta1), NOW);
+        let v2 = tree_table(&fixture_tree(CapiVersion::V1beta2), NOW);
+        assert_eq!(v1, v2);
+        insta::assert_snapshot!(v2);
+    }
+
+    #[test]
+    fn the_json_names_are_the_contract() {
+        let tree = fixture_tree(CapiVersion::V1beta2);
+        let report = ClusterReport {
+            tree: &tree,
+            paired_with: Some("workload"),
+        };
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["cluster"], "workload");
+        assert_eq!(json["namespace"], "clusters");
+        assert_eq!(json["pairedWith"], "workload");
+        let cp = &json["controlPlane"];
+        for (field, want) in [
+            ("replicas", 3),
+            ("ready", 3),
+            ("upToDate", 2),
+            ("available", 3),
+        ] {
+            assert_eq!(cp[field], want, "controlPlane.{field}");
+        }
+        assert_eq!(cp["version"], "v1.34.1");
+        let md = &json["machineDeployments"][0];
+        assert_eq!(
+            (md["replicas"].as_u64(), md["ready"].as_u64()),
+            (Some(2), Some(1))
+        );
+        assert_eq!(
+            md["machineSets"][0]["machines"].as_array().map(Vec::len),
+            Some(2)
+        );
+        let machine = &json["machines"][0];
+        assert_eq!(machine["name"], "workload-cp-a");
+        assert_eq!(machine["node"], "cp-a");
+        assert_eq!(machine["role"], "controlplane");
+        assert_eq!(machine["upToDate"], true);
+        let condition = &json["conditions"][0];
+        assert!(condition["type"].is_string() && condition["lastTransitionTime"].is_string());
+    }
+}

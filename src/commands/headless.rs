@@ -213,8 +213,8 @@ async fn print_plan<C: HeadlessUpgrade>(
 /// the chosen cluster; `None` when none does (or none could be read).
 async fn capi_owned_guard(chosen: &Chosen, kind: InPlaceUpgrade) -> Option<Guard> {
     let kubeconfig = chosen.discovery.kubeconfig.as_ref()?;
-    let (owners, _unreadable) = crate::capi::owners(kubeconfig, &chosen.discovery.clusters).await;
-    capi_owned(owners.get(&chosen.cluster.name), kind)
+    let view = crate::capi::read_view(kubeconfig, &chosen.discovery.clusters).await;
+    capi_owned(view.owner(&chosen.cluster.name), kind)
 }
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
+use crate::capi::CapiView;
 use crate::kube::KubeNode;
 use crate::talos::ServiceStatus;
 
@@ -72,6 +73,8 @@ pub enum FleetEvent {
         /// When it arrived, seconds since the Unix epoch (shown beside it).
         unix: u64,
     },
+    /// The management clusters among the kube contexts, read again (fleet-wide: no cluster).
+    Capi { view: Box<CapiView>, at: Instant },
 }
 
 impl FleetEvent {
@@ -86,6 +89,7 @@ impl FleetEvent {
             | FleetEvent::PollFinished { cluster, .. }
             | FleetEvent::NodeServices { cluster, .. }
             | FleetEvent::NodeEvent { cluster, .. } => cluster,
+            FleetEvent::Capi { .. } => "",
         }
     }
 }
@@ -286,6 +290,8 @@ impl ClusterLive {
                 }
                 log.push_back((at, unix, summary));
             }
+            // Folded by the fleet model, not a cluster.
+            FleetEvent::Capi { .. } => return false,
         }
         true
     }
@@ -295,11 +301,18 @@ impl ClusterLive {
 #[derive(Debug, Clone, Default)]
 pub struct FleetModel {
     pub clusters: BTreeMap<String, ClusterLive>,
+    /// What the management clusters say: who owns which cluster, and their trees.
+    pub capi: CapiView,
 }
 
 impl FleetModel {
     /// Folds one report in; returns whether anything visible changed.
     pub fn apply(&mut self, event: FleetEvent) -> bool {
+        if let FleetEvent::Capi { view, .. } = event {
+            let changed = self.capi != *view;
+            self.capi = *view;
+            return changed;
+        }
         let cluster = event.cluster().to_string();
         let live = self
             .clusters

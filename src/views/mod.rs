@@ -10,6 +10,7 @@ use ratatui::widgets::Widget;
 use crate::app::state::{AppState, Overlay, Screen};
 use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
+pub mod capi;
 pub mod cluster;
 pub mod clusters;
 pub mod confirm;
@@ -107,6 +108,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Provision => {
             (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
         }
+        Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);
