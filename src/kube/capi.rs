@@ -169,11 +169,14 @@ impl KubeClient {
         };
         let base = format!("/apis/{CAPI_GROUP}/{}", version.as_str());
         let clusters = self
-            .list_all(&format!("{base}/clusters"), &mut objects)
+            .list_pages(&format!("{base}/clusters"), &mut objects.truncated)
             .await?;
         objects.clusters = decode_all(clusters, capi_model::cluster_from, "Cluster", self)?;
         let mds = self
-            .list_all(&format!("{base}/machinedeployments"), &mut objects)
+            .list_pages(
+                &format!("{base}/machinedeployments"),
+                &mut objects.truncated,
+            )
             .await?;
         objects.machine_deployments = decode_all(
             mds,
@@ -182,15 +185,17 @@ impl KubeClient {
             self,
         )?;
         let sets = self
-            .list_all(&format!("{base}/machinesets"), &mut objects)
+            .list_pages(&format!("{base}/machinesets"), &mut objects.truncated)
             .await?;
         objects.machine_sets = decode_all(sets, capi_model::machine_set_from, "MachineSet", self)?;
         let machines = self
-            .list_all(&format!("{base}/machines"), &mut objects)
+            .list_pages(&format!("{base}/machines"), &mut objects.truncated)
             .await?;
         objects.machines = decode_all(machines, capi_model::machine_from, "Machine", self)?;
         // A management cluster without the Talos control-plane provider lists none (404).
-        let tcps = self.list_all(TALOS_CONTROL_PLANES, &mut objects).await?;
+        let tcps = self
+            .list_pages(TALOS_CONTROL_PLANES, &mut objects.truncated)
+            .await?;
         objects.control_planes = decode_all(
             tcps,
             capi_model::talos_control_plane_from,
@@ -228,15 +233,8 @@ impl KubeClient {
         Ok(kubeconfig_server(&String::from_utf8_lossy(&bytes)))
     }
 
-    /// The items of a list, page by page up to [`MAX_PAGES`]; a cut list is named in `truncated`.
-    async fn list_all(
-        &self,
-        path: &str,
-        objects: &mut CapiObjects,
-    ) -> Result<Vec<serde_json::Value>, KubeError> {
-        self.list_pages(path, &mut objects.truncated).await
-    }
-
+    /// The items of a list, page by page up to [`MAX_PAGES`]; a cut list is named in
+    /// `truncated`, a list the server does not serve (404) is empty.
     async fn list_pages(
         &self,
         path: &str,

@@ -57,6 +57,6 @@ mod tests {
         assert!(k8s.reason.contains("TalosControlPlane.spec.version"));
         let os = capi_owned(Some(&owner), InPlaceUpgrade::TalosOs).unwrap();
         assert!(os.reason.contains("infrastructure machine template"));
-        assert!(os.blocks(&[os.reason.clone()]));
+        assert!(os.blocks(std::slice::from_ref(&os.reason)));
     }
 }

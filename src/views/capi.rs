@@ -15,8 +15,11 @@ use crate::app::state::AppState;
 use crate::capi::{TreeRow, condition_age, condition_text};
 use crate::tui::Role;
 
-/// The columns after NAME, with the width each needs; PHASE and NODE go first when narrow.
-const COLUMNS: [(&str, fn(&TreeRow) -> &str); 7] = [
+/// A column after NAME: its header and the row's cell.
+type Column = (&'static str, fn(&TreeRow) -> &str);
+
+/// The columns after NAME; NODE, PHASE and VERSION go first when narrow.
+const COLUMNS: [Column; 7] = [
     ("REPLICAS", |r| &r.replicas),
     ("READY", |r| &r.ready),
     ("UP-TO-DATE", |r| &r.up_to_date),
