@@ -166,6 +166,12 @@ pub(crate) fn api_group(group: &str) -> Option<Value> {
     )
 }
 
+/// The core `secrets` resource the management cluster adds to `/api/v1` (read only in the sim).
+pub(crate) fn secrets_resource() -> Value {
+    json!({"name": "secrets", "singularName": "secret", "namespaced": true, "kind": "Secret",
+        "verbs": ["get", "list"], "shortNames": []})
+}
+
 /// The groups the management cluster adds to `/apis`.
 pub(crate) fn api_groups() -> Vec<Value> {
     groups().into_iter().filter_map(api_group).collect()

@@ -184,7 +184,15 @@ pub(crate) async fn handle(
             }
             ok(&groups)
         }
-        (&Method::GET, ["api", "v1"]) => ok(&objects::resource_list("v1").unwrap_or_default()),
+        (&Method::GET, ["api", "v1"]) => {
+            let mut list = objects::resource_list("v1").unwrap_or_default();
+            if state.capi.get().is_some()
+                && let Some(resources) = list["resources"].as_array_mut()
+            {
+                resources.push(crate::capi::resources::secrets_resource());
+            }
+            ok(&list)
+        }
         (&Method::GET, ["apis", g, v]) => match objects::resource_list(&format!("{g}/{v}")) {
             Some(list) => ok(&list),
             None => not_found(&format!(
