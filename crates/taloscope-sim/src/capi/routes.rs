@@ -235,14 +235,14 @@ fn collection(
 
 /// A `/scale` view: autoscaling/v1 Scale from `.spec.replicas`, `.status.replicas`,
 /// `.status.selector` (the CRDs' `+kubebuilder:subresource:scale` paths).
-fn scale_of(r: &Resource, o: &Value) -> Value {
+fn scale_of(o: &Value) -> Value {
     json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {"name": o["metadata"]["name"], "namespace": o["metadata"]["namespace"],
             "uid": o["metadata"]["uid"], "resourceVersion": o["metadata"]["resourceVersion"],
             "creationTimestamp": o["metadata"]["creationTimestamp"]},
         "spec": {"replicas": o["spec"]["replicas"].as_i64().unwrap_or(0)},
         "status": {"replicas": o["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": o["status"]["selector"].as_str().unwrap_or_else(|| r.kind)}})
+            "selector": o["status"]["selector"].as_str().unwrap_or_default()}})
 }
 
 /// Applies a client's patch body as its content type says.
@@ -281,7 +281,7 @@ fn object(
     }
     let view = served(r, &current, version);
     let mut next = match (req.method, sub) {
-        (&Method::GET, Some("scale")) => return (StatusCode::OK, scale_of(r, &view)),
+        (&Method::GET, Some("scale")) => return (StatusCode::OK, scale_of(&view)),
         (&Method::GET, _) => return (StatusCode::OK, view),
         (&Method::DELETE, None) => {
             // The sim's objects carry no finalizers: deletion is immediate (the controller
@@ -290,7 +290,7 @@ fn object(
             return (StatusCode::OK, view);
         }
         (&Method::PATCH, Some("scale")) => {
-            let mut scale = scale_of(r, &view);
+            let mut scale = scale_of(&view);
             if let Err(e) = apply_patch(&mut scale, req.content_type, req.body) {
                 return e;
             }
@@ -341,7 +341,7 @@ fn object(
     }
     match store.replace(r.plural, obj) {
         Ok(saved) if sub == Some("scale") => {
-            (StatusCode::OK, scale_of(r, &served(r, &saved, version)))
+            (StatusCode::OK, scale_of(&served(r, &saved, version)))
         }
         Ok(saved) => (StatusCode::OK, served(r, &saved, version)),
         Err(e) => store_error(e, &what),

@@ -141,11 +141,10 @@ fn roll(ctx: &Ctx, md: &Value) {
         .iter()
         .filter(|m| machines::is_ready(ctx, &name_of(m)))
         .count();
-    if ready > desired.saturating_sub(max_unavailable) || (new_ready >= desired && total > desired)
-    {
-        if let Some(old) = olds.iter().find(|s| replicas(s) > 0) {
-            set_replicas(ctx, &name_of(old), replicas(old) - 1);
-        }
+    let may_scale_down = ready > desired.saturating_sub(max_unavailable)
+        || (new_ready >= desired && total > desired);
+    if may_scale_down && let Some(old) = olds.iter().find(|s| replicas(s) > 0) {
+        set_replicas(ctx, &name_of(old), replicas(old) - 1);
     }
     for old in olds {
         if replicas(old) == 0 && machines_of(ctx, &name_of(old)).is_empty() {
