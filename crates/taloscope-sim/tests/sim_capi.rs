@@ -39,7 +39,8 @@ fn capi(sim: &Sim) -> &taloscope_sim::capi::CapiSim {
         .expect("the capi scenario has a management cluster")
 }
 
-fn control_planes(sim: &Sim) -> Vec<Value> {
+/// The Machines of the control plane (`true`) or of the MachineDeployment (`false`).
+fn role_machines(sim: &Sim, control_plane: bool) -> Vec<Value> {
     capi(sim)
         .list("machines")
         .into_iter()
@@ -47,20 +48,17 @@ fn control_planes(sim: &Sim) -> Vec<Value> {
             m["metadata"]["labels"]
                 .get("cluster.x-k8s.io/control-plane")
                 .is_some()
+                == control_plane
         })
         .collect()
 }
 
+fn control_planes(sim: &Sim) -> Vec<Value> {
+    role_machines(sim, true)
+}
+
 fn workers(sim: &Sim) -> Vec<Value> {
-    capi(sim)
-        .list("machines")
-        .into_iter()
-        .filter(|m| {
-            m["metadata"]["labels"]
-                .get("cluster.x-k8s.io/control-plane")
-                .is_none()
-        })
-        .collect()
+    role_machines(sim, false)
 }
 
 fn ready(m: &Value) -> bool {
@@ -93,21 +91,61 @@ fn tcp_condition(sim: &Sim, kind: &str) -> Option<Value> {
         .cloned()
 }
 
+/// Waits for the TalosControlPlane's etcd condition to have `status`; returns its message.
+async fn etcd_condition(sim: &Sim, status: &str) -> String {
+    wait_for(
+        &format!("EtcdClusterHealthyCondition {status}"),
+        LIMIT,
+        || {
+            let c = tcp_condition(sim, "EtcdClusterHealthyCondition");
+            async move {
+                c.filter(|c| c["status"] == status)
+                    .map(|c| c["message"].as_str().unwrap_or_default().to_string())
+            }
+        },
+    )
+    .await
+}
+
 /// Waits until `n` control planes run `version`, all Ready, checking etcd at every poll.
 async fn wait_control_planes(sim: &Sim, n: usize, version: &str, max_seen: &mut usize) {
+    wait_rolled(sim, true, n, version, None, max_seen).await;
+}
+
+/// Waits until `n` Machines of a role run Kubernetes `version` (and Talos `os`, when given), all
+/// Ready and counted so by their owner's status, checking etcd's quorum at every poll and
+/// keeping the most Machines seen at once.
+async fn wait_rolled(
+    sim: &Sim,
+    control_plane: bool,
+    n: usize,
+    version: &str,
+    os: Option<&str>,
+    max_seen: &mut usize,
+) {
+    let owner = if control_plane {
+        ("taloscontrolplanes", "capi-work-cp")
+    } else {
+        ("machinedeployments", "capi-work-md-0")
+    };
+    let os_image = os.map(|v| format!("Talos ({v})"));
     wait_for(
-        &format!("{n} ready control planes on {version}"),
+        &format!("{n} ready {} on {version}", owner.1),
         LIMIT,
         || {
             assert!(etcd_healthy(sim), "etcd lost quorum");
-            let cps = control_planes(sim);
-            *max_seen = (*max_seen).max(cps.len());
-            let done = cps.len() == n
-                && cps
-                    .iter()
-                    .all(|m| ready(m) && m["spec"]["version"] == version)
+            let machines = role_machines(sim, control_plane);
+            *max_seen = (*max_seen).max(machines.len());
+            let done = machines.len() == n
+                && machines.iter().all(|m| {
+                    ready(m)
+                        && m["spec"]["version"] == version
+                        && os_image
+                            .as_ref()
+                            .is_none_or(|os| m["status"]["nodeInfo"]["osImage"] == os.as_str())
+                })
                 && capi(sim)
-                    .get("taloscontrolplanes", "capi-work-cp")
+                    .get(owner.0, owner.1)
                     .is_some_and(|t| t["status"]["readyReplicas"] == n);
             async move { done.then_some(()) }
         },
@@ -333,14 +371,7 @@ async fn a_rollout_stuck_on_unhealthy_etcd_resumes_once_the_stuck_machine_is_del
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_orphaned_member_blocks_etcd_health_until_it_is_removed_over_the_talos_api() {
     let sim = start_builtin("capi-orphaned-member", TIME_SCALE).await;
-    let message = wait_for("etcd unhealthy", LIMIT, || {
-        let c = tcp_condition(&sim, "EtcdClusterHealthyCondition");
-        async move {
-            c.filter(|c| c["status"] == "False")
-                .map(|c| c["message"].to_string())
-        }
-    })
-    .await;
+    let message = etcd_condition(&sim, "False").await;
     assert!(
         message.contains("expected to have 3 members, got 4"),
         "{message}"
@@ -374,28 +405,84 @@ async fn an_orphaned_member_blocks_etcd_health_until_it_is_removed_over_the_talo
         ))
         .await
         .expect("removed");
-    wait_for("etcd healthy", LIMIT, || {
-        let c = tcp_condition(&sim, "EtcdClusterHealthyCondition");
-        async move { c.filter(|c| c["status"] == "True").map(|_| ()) }
-    })
-    .await;
+    etcd_condition(&sim, "True").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_single_member_shows_as_unhealthy_etcd() {
     let sim = start_builtin("capi-etcd-stopped", TIME_SCALE).await;
-    let message = wait_for("etcd unhealthy", LIMIT, || {
-        let c = tcp_condition(&sim, "EtcdClusterHealthyCondition");
-        async move {
-            c.filter(|c| c["status"] == "False")
-                .map(|c| c["message"].to_string())
-        }
-    })
-    .await;
+    let message = etcd_condition(&sim, "False").await;
     assert!(
         message.contains("service is not healthy: etcd"),
         "{message}"
     );
     assert_eq!(control_planes(&sim).len(), 1);
     assert!(!etcd_healthy(&sim));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copied_template_rolls_talos_and_a_worker_version_rolls_the_machine_deployment() {
+    let sim = start_builtin("capi", TIME_SCALE).await;
+    let home = tempfile::tempdir().expect("home");
+    let h = home.path();
+    let mut seen = 0;
+    wait_control_planes(&sim, 3, "v1.34.1", &mut seen).await;
+    let copy = home.path().join("template.json");
+    std::fs::write(
+        &copy,
+        r#"{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "ONEMachineTemplate",
+            "metadata": {"name": "capi-work-controlplane-v1-12-0", "namespace": "default"},
+            "spec": {"template": {"spec": {"templateName": "talos-capi-work-controlplane-v1.12.0"}}}}"#,
+    )
+    .expect("write template");
+    // The sim serves no OpenAPI documents, so kubectl validates nothing client-side.
+    kubectl(
+        &sim,
+        h,
+        &["create", "--validate=false", "-f", &copy.to_string_lossy()],
+    );
+    kubectl(
+        &sim,
+        h,
+        &[
+            "patch",
+            "tcp",
+            "capi-work-cp",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"infrastructureTemplate":{"name":"capi-work-controlplane-v1-12-0"}}}"#,
+        ],
+    );
+    seen = 0;
+    wait_rolled(&sim, true, 3, "v1.34.1", Some("v1.12.0"), &mut seen).await;
+    assert_eq!(seen, 4, "maxSurge 1: never more than 4 control planes");
+    seen = 0;
+    kubectl(
+        &sim,
+        h,
+        &[
+            "patch",
+            "machinedeployments.v1beta1.cluster.x-k8s.io",
+            "capi-work-md-0",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"template":{"spec":{"version":"v1.34.2"}}}}"#,
+        ],
+    );
+    wait_rolled(&sim, false, 2, "v1.34.2", None, &mut seen).await;
+    assert_eq!(
+        seen, 3,
+        "maxSurge 1, maxUnavailable 0: never more than 3 workers"
+    );
+    let md = capi(&sim)
+        .get("machinedeployments", "capi-work-md-0")
+        .expect("md");
+    assert_eq!(md["status"]["upToDateReplicas"], 2);
+    wait_for("the old MachineSet deleted", LIMIT, || {
+        let sets = capi(&sim).list("machinesets").len();
+        async move { (sets == 1).then_some(()) }
+    })
+    .await;
 }
