@@ -355,14 +355,23 @@ async fn a_rollout_stuck_on_unhealthy_etcd_resumes_once_the_stuck_machine_is_del
         let cond = tcp_condition(&sim, "EtcdClusterHealthyCondition");
         async move {
             let c = cond?;
-            (cps.len() == 4 && cps.iter().all(ready) && c["status"] == "False")
-                .then(|| c["message"].as_str().unwrap_or_default().to_string())
+            (cps.len() == 4
+                && cps.iter().all(ready)
+                && c["status"] == "False"
+                && c["message"].as_str()?.contains("service is not healthy"))
+            .then(|| c["message"].as_str().unwrap_or_default().to_string())
         }
     })
     .await;
     assert!(stuck.contains("service is not healthy: etcd"), "{stuck}");
     let victim = stuck.split('"').nth(1).expect("machine named").to_string();
-    assert!(capi(&sim).get("machines", &victim).is_some());
+    let stuck_machine = capi(&sim)
+        .get("machines", &victim)
+        .expect("the stuck Machine");
+    assert_eq!(
+        stuck_machine["spec"]["version"], "v1.34.1",
+        "an outdated Machine"
+    );
     kubectl(&sim, home.path(), &["delete", "machine", &victim]);
     let mut seen = 0;
     wait_control_planes(&sim, 3, "v1.34.2", &mut seen).await;

@@ -70,7 +70,12 @@ fn etcd_health(ctx: &Ctx, machines: &[Value]) -> Result<(), String> {
                 "error checking etcd health on machine {name:?}: {name}: connection refused"
             ));
         }
-        if !cluster.member_healthy(node.node_index) || !etcd.members.contains(&node.node_index) {
+        if !etcd.members.contains(&node.node_index) {
+            return Err(format!(
+                "error checking etcd health on machine {name:?}: {name}: service \"etcd\" not in expected state \"Running\": current state [Preparing] Running pre state"
+            ));
+        }
+        if !cluster.member_healthy(node.node_index) {
             return Err(format!(
                 "error checking etcd health on machine {name:?}: {name}: service is not healthy: etcd"
             ));
