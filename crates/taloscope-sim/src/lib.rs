@@ -256,6 +256,15 @@ impl SimFleet {
             path: self.kubeconfig.clone(),
             source,
         })?;
+        let (crt_pem, key_pem) = self
+            .core
+            .pki
+            .client_cert(&["os:admin"], pki::Validity::Current)?;
+        let talos = capi::TalosAccess {
+            ca_pem: self.core.pki.ca_pem().to_string(),
+            crt_pem,
+            key_pem,
+        };
         self.capi = Some(capi::CapiSim::start(
             spec,
             self.core.fleet.clone(),
@@ -263,6 +272,7 @@ impl SimFleet {
             self.core.clock,
             api,
             capi::WorkloadAccess { server, kubeconfig },
+            talos,
         ));
         Ok(())
     }

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use base64::Engine as _;
 use serde_json::Value;
-use sim_common::{Sim, machine, start_builtin, wait_for, with_meta};
+use sim_common::{Sim, TalosConfig, machine, start_builtin, wait_for, with_meta};
 use taloscope_proto::machine::{EtcdMemberListRequest, EtcdRemoveMemberByIdRequest};
 
 const MGMT: &str = "admin@capi-mgmt";
@@ -263,6 +264,16 @@ async fn kubectl_gets_patches_and_scales_the_capi_objects_in_both_versions() {
         async move { (w.len() == 3 && w.iter().all(ready) && kube_ready).then_some(()) }
     })
     .await;
+    wait_for("the talosconfig Secret names 3 endpoints", LIMIT, || {
+        let config = capi(&sim)
+            .get("secrets", "capi-work-talosconfig")
+            .and_then(|s| s["data"]["talosconfig"].as_str().map(String::from))
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .and_then(|t| serde_saphyr::from_str::<TalosConfig>(&String::from_utf8_lossy(&t)).ok());
+        let three = config.is_some_and(|c| c.contexts["capi-work"].endpoints.len() == 3);
+        async move { three.then_some(()) }
+    })
+    .await;
     let secret = kubectl(
         &sim,
         h,
@@ -344,6 +355,44 @@ async fn control_planes_scale_3_5_3_and_roll_a_version_one_at_a_time_with_etcd_h
     .await;
     wait_control_planes(&sim, 3, "v1.34.2", &mut seen).await;
     assert_eq!(seen, 4, "maxSurge 1: never more than 4 control planes");
+    // The bootstrap provider's talosconfig Secret names the new control planes: etcd's
+    // members, listed through it, are the Machines' nodes.
+    let secret = kubectl(
+        &sim,
+        h,
+        &[
+            "get",
+            "secret",
+            "capi-work-talosconfig",
+            "-o",
+            "jsonpath={.data.talosconfig}",
+        ],
+    );
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(secret.trim())
+        .expect("base64");
+    let config: TalosConfig =
+        serde_saphyr::from_str(&String::from_utf8_lossy(&text)).expect("talosconfig");
+    let ctx = config.contexts["capi-work"].clone();
+    assert_eq!(ctx.endpoints.len(), 3, "{:?}", ctx.endpoints);
+    let members = machine(&ctx, &ctx.endpoints[0])
+        .await
+        .etcd_member_list(EtcdMemberListRequest { query_local: false })
+        .await
+        .expect("member list")
+        .into_inner();
+    let mut hostnames: Vec<String> = members.messages[0]
+        .members
+        .iter()
+        .map(|m| m.hostname.clone())
+        .collect();
+    let mut nodes: Vec<String> = control_planes(&sim)
+        .iter()
+        .filter_map(|m| m["status"]["nodeRef"]["name"].as_str().map(String::from))
+        .collect();
+    hostnames.sort();
+    nodes.sort();
+    assert_eq!(hostnames, nodes);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

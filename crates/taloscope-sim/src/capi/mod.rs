@@ -13,7 +13,9 @@
 //!   ONEMachineTemplates `capi-work-controlplane` and `capi-work-worker` (spec.template.spec.
 //!   templateName `talos-capi-work-controlplane` / `talos-capi-work-worker`, Talos v1.11.3),
 //!   TalosConfigTemplate `capi-work-md-0`, Secret `capi-work-kubeconfig` (data.value: a
-//!   kubeconfig whose server is the `admin@capi-work` server).
+//!   kubeconfig whose server is the `admin@capi-work` server), Secret `capi-work-talosconfig`
+//!   (data.talosconfig: a talosconfig, context `capi-work`, whose endpoints are the running
+//!   control planes' `address:port`, kept current through scale-ups and rollouts).
 //! - Machine names are node names: seeded `capi-work-cp-xxxxx` and `capi-work-md-0-xxxxx`;
 //!   created ones `capi-work-cp-xxxxx` and `capi-work-md-0-<hash>-xxxxx`.
 //! - OpenNebula VM templates `talos-capi-work-{controlplane,worker}-<v>` exist for Talos v1.10.7,
@@ -27,6 +29,7 @@ pub(crate) mod routes;
 mod seed;
 pub(crate) mod store;
 pub(crate) mod table;
+mod talosconfig_secret;
 pub(crate) mod workers;
 
 use std::sync::Arc;
@@ -106,6 +109,7 @@ impl CapiSim {
         clock: SimClock,
         mgmt_api: &crate::kube_api::KubeApiServer,
         workload: seed::WorkloadAccess,
+        talos: TalosAccess,
     ) -> CapiSim {
         let store = Arc::new(CapiStore::new());
         one.add_versioned_templates(
@@ -122,7 +126,7 @@ impl CapiSim {
         seed::seed(&ctx, &workload);
         seed::inject(&ctx);
         mgmt_api.serve_capi(store);
-        let task = tokio::spawn(run(ctx.clone(), clock));
+        let task = tokio::spawn(run(ctx.clone(), clock, talos));
         CapiSim { ctx, task }
     }
 
@@ -158,6 +162,7 @@ impl Drop for CapiSim {
 }
 
 pub(crate) use seed::WorkloadAccess;
+pub(crate) use talosconfig_secret::TalosAccess;
 
 /// The built-in `capi` scenarios: management cluster `capi-mgmt` (index 0), workload cluster
 /// `capi-work` (index 1: 3 control planes and 2 workers; 4 control planes with
@@ -208,7 +213,7 @@ pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
 
 /// The controller: reconciles on every change of the objects or the workload nodes, and every
 /// `RESYNC_SECONDS` of simulated time.
-async fn run(ctx: Arc<Ctx>, clock: SimClock) {
+async fn run(ctx: Arc<Ctx>, clock: SimClock, talos: TalosAccess) {
     let mut objects = ctx.store.changes.subscribe();
     let mut nodes = ctx.fleet.subscribe();
     loop {
@@ -217,6 +222,7 @@ async fn run(ctx: Arc<Ctx>, clock: SimClock) {
         control_plane::reconcile(&ctx);
         workers::reconcile(&ctx);
         seed::cluster_status(&ctx);
+        talosconfig_secret::reconcile(&ctx, &talos);
         objects.borrow_and_update();
         nodes.borrow_and_update();
         tokio::select! {
