@@ -538,6 +538,13 @@ async fn a_copied_template_rolls_talos_and_a_worker_version_rolls_the_machine_de
         .get("machinedeployments", "capi-work-md-0")
         .expect("md");
     assert_eq!(md["status"]["upToDateReplicas"], 2);
+    let up_to_date = |m: &Value| {
+        m["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "UpToDate" && c["status"] == "True")
+        })
+    };
+    assert!(capi(&sim).list("machines").iter().all(up_to_date));
     wait_for("the old MachineSet deleted", LIMIT, || {
         let sets = capi(&sim).list("machinesets").len();
         async move { (sets == 1).then_some(()) }

@@ -182,6 +182,9 @@ fn reconcile_one(ctx: &Ctx, tcp: &Value) {
         .iter()
         .filter(|m| needs_rollout(ctx, tcp, m))
         .collect();
+    for m in &machines {
+        machines::mark_up_to_date(ctx, &name_of(m), !needs_rollout(ctx, tcp, m));
+    }
     if !outdated.is_empty() {
         mark(
             "MachinesSpecUpToDate",

@@ -93,6 +93,31 @@ pub(crate) fn is_ready(ctx: &Ctx, name: &str) -> bool {
     })
 }
 
+/// The Machine's `UpToDate` condition as its owner judges it (v1beta2 only; cluster-api
+/// api/core/v1beta2/machine_types.go `MachineUpToDateCondition`).
+pub(crate) fn mark_up_to_date(ctx: &Ctx, name: &str, up_to_date: bool) {
+    ctx.store
+        .modify("machines", &ctx.spec.namespace, name, |m| {
+            let generation = m["metadata"]["generation"].as_i64().unwrap_or(1);
+            let c = Cond {
+                kind: "UpToDate",
+                ok: up_to_date,
+                reason: if up_to_date {
+                    "UpToDate"
+                } else {
+                    "NotUpToDate"
+                },
+                message: if up_to_date {
+                    ""
+                } else {
+                    "* Version or infrastructure template differ from the owner's spec"
+                },
+                severity: "Info",
+            };
+            set_v1beta2(&mut m["status"]["conditions"], &c, generation);
+        });
+}
+
 /// Deletes a Machine and what it owns at once (the sim's objects have no finalizers; CAPI's
 /// machine controller would drain, delete the infrastructure and the Node, then drop its
 /// finalizer: cluster-api internal/controllers/machine/machine_controller.go reconcileDelete).

@@ -243,6 +243,21 @@ fn write_counters(st: &mut Value, replicas: usize, ready: usize, up_to_date: usi
 
 fn write_set_status(ctx: &Ctx, set_name: &str) {
     let ms = machines_of(ctx, set_name);
+    let current = ctx
+        .store
+        .get("machinesets", &ctx.spec.namespace, set_name)
+        .and_then(|s| {
+            let md = s["metadata"]["labels"][DEPLOYMENT_NAME_LABEL]
+                .as_str()?
+                .to_string();
+            ctx.store
+                .get("machinedeployments", &ctx.spec.namespace, &md)
+        })
+        .map(|md| json!(template_hash(&md)));
+    for m in &ms {
+        let up_to_date = current.as_ref() == Some(&m["metadata"]["labels"][HASH_LABEL]);
+        machines::mark_up_to_date(ctx, &name_of(m), up_to_date);
+    }
     ctx.store
         .modify("machinesets", &ctx.spec.namespace, set_name, |s| {
             let hash = s["metadata"]["labels"][HASH_LABEL].clone();
