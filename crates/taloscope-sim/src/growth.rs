@@ -149,6 +149,20 @@ impl FleetState {
         true
     }
 
+    /// Deletes a machine: it powers off for good and its Kubernetes Node object goes away (a
+    /// Machine deleted by Cluster API takes its Node with it: cluster-api
+    /// internal/controllers/machine/machine_controller.go `deleteNode`). Its address stays
+    /// taken and an etcd member it had stays until someone removes it.
+    pub fn remove_node(&self, cluster: &str, name: &str) -> bool {
+        let Some(node) = self.cluster(cluster).and_then(|c| c.node(name)).cloned() else {
+            return false;
+        };
+        node.removed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        node::power_off(self, &node);
+        true
+    }
+
     /// Whether `address` belongs to a node of the fleet.
     pub fn address_taken(&self, address: Ipv4Addr) -> bool {
         self.by_address

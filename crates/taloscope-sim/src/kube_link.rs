@@ -48,7 +48,12 @@ impl KubeSide {
 
 /// What Kubernetes would say about `cluster` right now.
 pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeClusterFacts {
-    let statuses: Vec<_> = cluster.nodes().iter().map(|n| n.status()).collect();
+    let statuses: Vec<_> = cluster
+        .nodes()
+        .iter()
+        .filter(|n| !n.removed.load(std::sync::atomic::Ordering::Relaxed))
+        .map(|n| n.status())
+        .collect();
     let nodes: Vec<KubeNodeFacts> = statuses
         .iter()
         .map(|s| {

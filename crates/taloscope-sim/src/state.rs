@@ -80,6 +80,8 @@ pub struct SimNode {
     pub(crate) tls: OnceLock<Arc<rustls::ServerConfig>>,
     /// Faults a test switches while the sim runs.
     pub(crate) injected: InjectedFaults,
+    /// The machine was deleted (its Kubernetes Node object with it); it stays powered off.
+    pub(crate) removed: std::sync::atomic::AtomicBool,
 }
 
 /// Node state only the simulator changes.
@@ -404,6 +406,7 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         mutable: Mutex::new(NodeMutable::default()),
         tls: OnceLock::new(),
         injected: InjectedFaults::default(),
+        removed: std::sync::atomic::AtomicBool::new(false),
     }
 }
 

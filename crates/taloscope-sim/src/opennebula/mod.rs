@@ -4,6 +4,7 @@
 mod cloud;
 mod machine_config;
 mod oneflow;
+pub(crate) mod provider;
 mod rpc;
 mod setup;
 mod template;
@@ -39,6 +40,7 @@ pub struct OneSim {
     files: setup::Written,
     cloud: Arc<OneCloud>,
     servers: Vec<JoinHandle<()>>,
+    ca_pem: String,
 }
 
 impl OneSim {
@@ -72,6 +74,7 @@ impl OneSim {
             files: setup::Written::in_dir(state_dir),
             cloud,
             servers,
+            ca_pem: ca_pem.to_string(),
         };
         let write = {
             let c = sim.cloud.lock();
@@ -113,6 +116,14 @@ impl OneSim {
     /// `DIR/clusters/<cluster>/<role>.yaml`.
     pub fn machine_config_file(&self, cluster: &str, role: super::NodeRole) -> PathBuf {
         self.files.machine_config(cluster, role)
+    }
+
+    /// The cloud as a Cluster API infrastructure provider calls it.
+    pub(crate) fn provider(&self) -> provider::OneProvider {
+        provider::OneProvider {
+            cloud: self.cloud.clone(),
+            ca_pem: self.ca_pem.clone(),
+        }
     }
 
     /// Stops both servers and every pending VM transition.

@@ -63,7 +63,12 @@ fn vector(name: &str, pairs: &[(&str, &str)]) -> (String, Value) {
     (name.to_string(), Value::Vector(pairs))
 }
 
-fn talos_template(cluster: &str, role: &str, talos_version: &str, fail: bool) -> Template {
+pub(crate) fn talos_template(
+    cluster: &str,
+    role: &str,
+    talos_version: &str,
+    fail: bool,
+) -> Template {
     let mut attrs = vec![
         single("CPU", if role == "controlplane" { "2" } else { "1" }),
         single("VCPU", "2"),
@@ -107,7 +112,7 @@ fn talos_template(cluster: &str, role: &str, talos_version: &str, fail: bool) ->
 }
 
 /// The role's extra template: the template's own CONTEXT plus the machine config.
-fn role_extra(config: &str) -> String {
+pub(crate) fn role_extra(config: &str) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(config);
     format!(
         "CONTEXT = [ NETWORK = \"YES\", TOKEN = \"YES\", USER_DATA = \"{b64}\", USER_DATA_ENCODING = \"base64\" ]"
