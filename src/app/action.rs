@@ -112,6 +112,8 @@ pub enum Action {
     Approved(ApprovedAction),
     /// The provision wizard and progress pane (see `provision`).
     Provision(super::provision::ProvisionKey),
+    /// `H` / `:health`: the health checklist of the cluster in use.
+    OpenHealth,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -133,6 +135,8 @@ pub enum AppEvent {
     Tick(u64),
     /// A provisioning task's report.
     Provision(Box<super::provision::ProvisionUpdate>),
+    /// A health check run's report.
+    Health(Box<super::checklist::HealthReport>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -189,6 +193,8 @@ pub enum Effect {
     },
     /// Provisioning IO: list sources, plan, run, terminate.
     Provision(Box<super::provision::ProvisionEffect>),
+    /// Run the cluster's health checks and report through `AppEvent::Health`.
+    RunHealthCheck(Box<super::checklist::HealthRun>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

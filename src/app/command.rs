@@ -97,6 +97,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "versions pane: skew and upgrade targets",
     },
+    CommandSpec {
+        name: "health",
+        arg: "",
+        help: "run the health checks of the cluster in use (a checklist)",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +124,8 @@ pub enum Command {
     /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
     Provision,
     Provisions,
+    /// `:health`: the health checklist of the cluster in use.
+    Health,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,6 +180,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rollout" => Command::Rollout,
         "provision" => Command::Provision,
         "provisions" => Command::Provisions,
+        "health" => Command::Health,
         _ => Command::Quit,
     };
     Ok(Some(command))

@@ -5,6 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
+use super::keymap_health as health;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
@@ -36,10 +37,12 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
+    /// The health checklist (`H`, `:health`).
+    Health,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 19] = [
+    pub const ALL: [KeyContext; 20] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -59,6 +62,7 @@ impl KeyContext {
         KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
+        KeyContext::Health,
     ];
 
     pub fn title(self) -> &'static str {
@@ -82,6 +86,7 @@ impl KeyContext {
             KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
+            KeyContext::Health => "Health checklist (H, :health)",
         }
     }
 
@@ -394,6 +399,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
+            health::FROM_CLUSTER,
         ],
         KeyContext::NodeDetail => &[
             panes::DETAIL_OWN,
@@ -429,6 +435,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[QUIT_QUESTION],
         KeyContext::TooSmall => &[TOO_SMALL],
+        KeyContext::Health => &[health::CHECKLIST, panes::GLOBAL],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -472,6 +479,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Provision => KeyContext::Provision,
+            Screen::Health => KeyContext::Health,
             Screen::Rollout => {
                 let asking = state
                     .current

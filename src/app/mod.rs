@@ -2,10 +2,12 @@
 //! effects, the keymap and the `:` command line. No IO: the event loop and the
 //! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
+pub mod checklist;
 pub mod command;
 pub mod health;
 pub mod help;
 pub mod keymap;
+mod keymap_health;
 mod keymap_panes;
 mod keymap_provision;
 mod keymap_upgrade;

@@ -35,6 +35,8 @@ pub enum Screen {
     ProvisionWizard,
     /// The VMs provisioned for the cluster in use, as they change.
     Provision,
+    /// The health checklist of the cluster in use (`H`, `:health`), filling in live.
+    Health,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -290,6 +292,8 @@ pub struct AppState {
     pub quit_question: Option<String>,
     /// The demo's fleet runs in this process and stops when it quits.
     pub demo_fleet: bool,
+    /// The health checklist screen's latest run (kept when the screen is left).
+    pub health: Option<super::checklist::HealthScreen>,
 }
 
 impl AppState {
@@ -327,6 +331,7 @@ impl AppState {
             zone: crate::clock::Zone::Utc,
             quit_question: None,
             demo_fleet: false,
+            health: None,
         }
     }
 
@@ -351,7 +356,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => None,
+            | Screen::Provision
+            | Screen::Health => None,
         }
     }
 
@@ -365,7 +371,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => self.current.as_deref(),
+            | Screen::Provision
+            | Screen::Health => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

@@ -120,6 +120,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::on_wizard(state, other)
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
+                None if state.screen == Screen::Health => super::checklist::on_screen(state, other),
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_upgrade(state, target);
@@ -135,6 +136,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         upgrade::show_rollout(state);
                         Vec::new()
                     }
+                    Action::OpenHealth => super::checklist::open(state),
                     other => panes::on_screen(state, other),
                 },
             };
@@ -179,6 +181,7 @@ fn on_event(state: &mut AppState, event: AppEvent) {
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
+        AppEvent::Health(report) => super::checklist::on_report(state, *report),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -485,6 +488,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             panes::show_pane(state, pane);
             Vec::new()
         }
+        Ok(Some(Command::Health)) => super::checklist::open(state),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()

@@ -69,7 +69,8 @@ fn event_time(event: &FleetEvent) -> Instant {
         | FleetEvent::Membership { at, .. }
         | FleetEvent::PollFinished { at, .. }
         | FleetEvent::NodeServices { at, .. }
-        | FleetEvent::NodeEvent { at, .. } => *at,
+        | FleetEvent::NodeEvent { at, .. }
+        | FleetEvent::Certificates { at, .. } => *at,
     }
 }
 
@@ -105,7 +106,8 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision => false,
+        | Screen::Provision
+        | Screen::Health => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {

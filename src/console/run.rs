@@ -312,6 +312,10 @@ fn perform(
             }
             None
         }
+        Effect::RunHealthCheck(run) => {
+            super::run_health::start_health_check(*run, app_tx);
+            None
+        }
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {
                 let reload = Arc::clone(reload);

@@ -19,6 +19,7 @@ pub mod explain;
 pub mod fleet;
 pub mod footer;
 pub mod header;
+pub mod health;
 pub mod help;
 pub mod kube_plan;
 pub mod message_line;
@@ -107,6 +108,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Provision => {
             (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
         }
+        Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);

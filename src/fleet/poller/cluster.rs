@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::PollerOptions;
 use super::watch::{NodeWatch, watch_node};
 use crate::discovery::Cluster;
+use crate::fleet::cert_expiry::{cluster_cert_expiry, kubeconfig_client_cert, served_cert_expiry};
 use crate::fleet::collect::CollectOptions;
 use crate::fleet::live::FleetEvent;
 use crate::fleet::round::{Closed, KubeSource, TalosSide, collect_round, emit, pending_or};
@@ -120,6 +121,7 @@ impl ClusterTask {
             self.name().to_string(),
             talos,
             (kube, options),
+            (self.cluster.clone(), self.kubeconfig.clone()),
             self.rounds.clone(),
             self.focused.subscribe(),
             self.events.clone(),
@@ -226,11 +228,34 @@ impl ClusterTask {
     }
 }
 
-/// One poll round: PollStarted, the one collector's round, PollFinished.
+/// When the certificates of the cluster's contexts and servers end, as `taloscope certs`
+/// reads them; each server's within `within`.
+async fn certificates(
+    cluster: &Cluster,
+    kubeconfig: Option<&Kubeconfig>,
+    within: Duration,
+) -> FleetEvent {
+    let kube_cert = |user: &str| kubeconfig_client_cert(kubeconfig, user);
+    let now = crate::clock::unix_now() as i64;
+    let mut certs = cluster_cert_expiry(cluster, &kube_cert, now);
+    let (served, unread) = served_cert_expiry(cluster, within, now).await;
+    certs.extend(served);
+    for why in unread {
+        tracing::debug!(cluster = %cluster.name, "served certificate not read: {why}");
+    }
+    FleetEvent::Certificates {
+        cluster: cluster.name.clone(),
+        certs,
+        at: StdInstant::now(),
+    }
+}
+
+/// One poll round: PollStarted, the certificates, the one collector's round, PollFinished.
 async fn poll_round(
     name: String,
     talos: Option<TalosSide>,
     (kube, options): (KubeSource, CollectOptions),
+    (cluster, kubeconfig): (Arc<Cluster>, Option<Arc<Kubeconfig>>),
     rounds: Arc<Semaphore>,
     mut focused: flag::Receiver<bool>,
     tx: mpsc::Sender<FleetEvent>,
@@ -250,7 +275,14 @@ async fn poll_round(
         },
     )
     .await?;
-    let kube_client = collect_round(&name, talos, kube, options, &tx).await?;
+    let within = options.client.connect_timeout + options.client.call_timeout;
+    let certs = async {
+        let event = certificates(&cluster, kubeconfig.as_deref(), within).await;
+        emit(&tx, event).await
+    };
+    let (certs, kube_client) = tokio::join!(certs, collect_round(&name, talos, kube, options, &tx));
+    certs?;
+    let kube_client = kube_client?;
     emit(
         &tx,
         FleetEvent::PollFinished {
