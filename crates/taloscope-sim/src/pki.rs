@@ -1,6 +1,7 @@
 //! The simulated fleet's certificates: an Ed25519 CA, per-node server certificates (IP and DNS
 //! SANs, built lazily on a node's first connection so 5,000 nodes start fast), admin and reader
-//! client certificates, the wrong-CA and expired faults, and the talosconfig written for them.
+//! client certificates, the wrong-CA, expired and expiring faults, and the talosconfig written
+//! for them.
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::IpAddr;
@@ -169,6 +170,8 @@ impl Pki {
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         let validity = if node.faults.expired_cert {
             Validity::Expired
+        } else if node.faults.expiring_cert {
+            Validity::ExpiresInDays(EXPIRING_SERVER_DAYS)
         } else {
             Validity::Current
         };
@@ -195,6 +198,9 @@ impl Pki {
         Ok(Arc::new(cfg))
     }
 }
+
+/// Days left on the server certificate of a node with the `expiring_cert` fault.
+const EXPIRING_SERVER_DAYS: u32 = 20;
 
 /// How long a certificate the sim issues is valid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
