@@ -102,15 +102,11 @@ impl<'a> HealthPane<'a> {
 impl Widget for &HealthPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let cluster = self
-            .state
-            .health
-            .as_ref()
-            .map_or("", |h| h.cluster.as_str());
-        let title = vec![Span::styled(
-            format!(" health checks: {cluster} "),
-            s.get(Role::Title),
-        )];
+        let title = match self.state.health.as_ref() {
+            Some(h) => format!(" health checks: {}, run {} ", h.cluster, h.run),
+            None => " health checks ".to_string(),
+        };
+        let title = vec![Span::styled(title, s.get(Role::Title))];
         let block = pane_block(self.look, title, true);
         let inner = block.inner(area);
         block.render(area, buf);
