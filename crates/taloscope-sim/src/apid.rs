@@ -221,6 +221,18 @@ pub(crate) fn holds_etcd_backup<T>(req: &Request<T>) -> bool {
     organizations(req).iter().any(|o| o == "os:etcd:backup")
 }
 
+/// EtcdMemberList, EtcdStatus and EtcdAlarmList: os:reader and up, or os:etcd:backup
+/// (internal/app/machined/pkg/system/services/machined.go `rules`, v1.10.7 to v1.13; v1.10.0
+/// still gave EtcdStatus and EtcdAlarmList to admin and operator only, before the sim's
+/// oldest version).
+pub(crate) fn require_etcd_read<T>(req: &Request<T>) -> Result<(), Status> {
+    if holds_etcd_backup(req) {
+        Ok(())
+    } else {
+        require(req, Role::Reader)
+    }
+}
+
 /// Refuses the call unless the caller holds at least `needed`, worded as Talos does.
 pub(crate) fn require<T>(req: &Request<T>, needed: Role) -> Result<(), Status> {
     if role_of(req) >= needed {

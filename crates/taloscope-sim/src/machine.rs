@@ -8,7 +8,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::Core;
-use super::apid::{Role, Route, Target, error_metadata, fan_out, require, route, slow_down};
+use super::apid::{
+    Role, Route, Target, error_metadata, fan_out, require, require_etcd_read, route, slow_down,
+};
 use super::clock::actor_id;
 use super::events::stream_events;
 use super::image_pull;
@@ -241,11 +243,13 @@ impl MachineService for MachineApi {
         &self,
         request: Request<EtcdMemberListRequest>,
     ) -> Result<Response<EtcdMemberListResponse>, Status> {
+        require_etcd_read(&request)?;
         unary!(
             self,
             request,
             "EtcdMemberList",
-            Role::Reader,
+            // Checked above: os:etcd:backup is outside the role chain.
+            Role::None,
             EtcdMemberListResponse,
             |t| member_list(&t)
         )
@@ -274,11 +278,13 @@ impl MachineService for MachineApi {
         &self,
         request: Request<()>,
     ) -> Result<Response<EtcdAlarmListResponse>, Status> {
+        require_etcd_read(&request)?;
         unary!(
             self,
             request,
             "EtcdAlarmList",
-            Role::Reader,
+            // Checked above: os:etcd:backup is outside the role chain.
+            Role::None,
             EtcdAlarmListResponse,
             |t| alarm_list(&t)
         )
@@ -288,6 +294,7 @@ impl MachineService for MachineApi {
         &self,
         request: Request<()>,
     ) -> Result<Response<EtcdStatusResponse>, Status> {
+        require_etcd_read(&request)?;
         // A few raft entries per simulated second, as a lightly loaded cluster writes.
         let sim_seconds = self.core.started.elapsed().as_secs_f64() * self.core.clock.scale();
         let advance = (sim_seconds * 4.0) as u64;
@@ -295,7 +302,8 @@ impl MachineService for MachineApi {
             self,
             request,
             "EtcdStatus",
-            Role::Reader,
+            // Checked above: os:etcd:backup is outside the role chain.
+            Role::None,
             EtcdStatusResponse,
             |t| etcd_status(&t, advance)
         )
