@@ -48,7 +48,13 @@ impl KubeSide {
 
 /// What Kubernetes would say about `cluster` right now.
 pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeClusterFacts {
-    let statuses: Vec<_> = cluster.nodes().iter().map(|n| n.status()).collect();
+    // A forming cluster's Nodes appear once their kubelets register (formation.rs).
+    let statuses: Vec<_> = cluster
+        .nodes()
+        .iter()
+        .filter(|n| cluster.kubelet_registered(n.node_index))
+        .map(|n| n.status())
+        .collect();
     let nodes: Vec<KubeNodeFacts> = statuses
         .iter()
         .map(|s| {
@@ -92,7 +98,7 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
 }
 
 /// Republishes `cluster`'s facts whenever one of its nodes changes or a node joins.
-async fn follow(
+pub(crate) async fn follow(
     cluster: Arc<ClusterState>,
     created_unix: i64,
     facts: watch::Sender<KubeClusterFacts>,
