@@ -117,7 +117,7 @@ impl OneCloud {
             } else {
                 name.trim().to_string()
             };
-            let boot = self.boot_plan(&cloud, &template, &name, ip);
+            let boot = self.boot_plan(&cloud, &template, source.cluster, &name, ip);
             add_runtime_attributes(&mut template, id, template_id, source.cluster, &cloud, ip);
             let failure = template
                 .get("TALOSCOPE_SIM_FAILURE")
@@ -206,15 +206,24 @@ impl OneCloud {
     }
 
     /// What Talos does on a VM of template `t`: join a cluster the sim started with (its
-    /// config names one), or, on a Talos image, boot the config (or none: maintenance).
-    fn boot_plan(&self, cloud: &Cloud, t: &Template, vm_name: &str, ip: Ipv4Addr) -> Option<Boot> {
+    /// config names one), or, on the new-cluster network's Talos image, boot the config (or
+    /// none: maintenance). The scenario networks' VMs keep to joining: their addresses are
+    /// shared by parallel sims, which apid's fixed port would make collide.
+    fn boot_plan(
+        &self,
+        cloud: &Cloud,
+        t: &Template,
+        network: usize,
+        vm_name: &str,
+        ip: Ipv4Addr,
+    ) -> Option<Boot> {
         if let Some(plan) = self.join_plan(cloud, t, vm_name, ip) {
             return Some(Boot::Join(plan));
         }
         let talos_image = t
             .vector_get("DISK", "IMAGE")
             .is_some_and(|image| image.starts_with("talos-"));
-        if !talos_image {
+        if !talos_image || network != cloud.new_network.0 {
             return None;
         }
         let config = t.vector_get("CONTEXT", "USER_DATA").and_then(|data| {

@@ -38,8 +38,10 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 pub struct NewClusters {
     /// `talos-controlplane`: a VM template booting Talos (USER_DATA or maintenance mode).
     pub controlplane_template: String,
+    pub controlplane_template_id: i64,
     /// `talos-worker`.
     pub worker_template: String,
+    pub worker_template_id: i64,
     /// The OneFlow service template `talos-cluster` (roles `controlplane` 3, `worker` 2).
     pub service_template_id: i64,
     pub service_template_name: String,
@@ -154,6 +156,8 @@ impl OneSim {
         };
         let [a, b] = c.new_network.1;
         NewClusters {
+            controlplane_template_id: role_template("controlplane"),
+            worker_template_id: role_template("worker"),
             controlplane_template: name_of(role_template("controlplane")),
             worker_template: name_of(role_template("worker")),
             service_template_id: service.map_or(-1, |s| s.id),
