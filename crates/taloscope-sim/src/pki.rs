@@ -411,6 +411,48 @@ mod tests {
         assert_eq!(orgs, ["os:reader"]);
     }
 
+    /// A P-256 key as Go's `x509.MarshalECPrivateKey` writes it (made with `openssl ecparam
+    /// -genkey -name prime256v1 -noout`, which writes the same SEC1 form).
+    const SEC1_P256: &str = "-----BEGIN EC PRIVATE KEY-----
+MHcCAQEEIH5pzh94umQMMhFvTsG4fLalQrzGFDztoc8FMO+YgyJ+oAoGCCqGSM49
+AwEHoUQDQgAEvh6DdrSP2Cw1EGwvf82iP5yPcxLYqYfr0sIWzAx8ZSn2WGfWTYk/
+0s8g/ixOYa+rLpppgNbSYXMfJMKL2lwi2Q==
+-----END EC PRIVATE KEY-----
+";
+
+    #[test]
+    fn config_keys_load_in_talos_formats() {
+        let ec = load_key_pem(SEC1_P256).expect("SEC1 P-256");
+        assert_eq!(ec.algorithm(), &rcgen::PKCS_ECDSA_P256_SHA256);
+        let ed = KeyPair::generate_for(&PKCS_ED25519).expect("key");
+        let loaded = load_key_pem(&talos_key_pem(&ed)).expect("ED25519 PRIVATE KEY, PKCS#8 v1");
+        assert_eq!(loaded.public_key_raw(), ed.public_key_raw());
+        assert!(load_key_pem("not a key").is_err());
+    }
+
+    #[test]
+    fn a_config_ca_issues_node_certificates_it_verifies() {
+        let (params, key, ca_pem) = new_ca("talos").expect("CA");
+        let key_pem = key.serialize_pem();
+        drop(params);
+        let pki = Pki::from_os_ca(&ca_pem, &key_pem).expect("from the config's CA");
+        assert_eq!(pki.ca_pem(), ca_pem);
+        let (crt, _) = pki
+            .client_cert(&["os:admin"], Validity::Current)
+            .expect("admin");
+        let der = rustls_pemfile::certs(&mut crt.as_bytes())
+            .next()
+            .unwrap()
+            .unwrap();
+        let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("x509");
+        let ca_der = rustls_pemfile::certs(&mut ca_pem.as_bytes())
+            .next()
+            .unwrap()
+            .unwrap();
+        let (_, ca) = x509_parser::parse_x509_certificate(&ca_der).expect("x509");
+        assert_eq!(parsed.issuer(), ca.subject());
+    }
+
     #[test]
     fn talosconfig_has_one_block_per_context() {
         let ctx = |name: &str| TalosContext {

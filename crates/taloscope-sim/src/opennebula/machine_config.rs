@@ -260,6 +260,28 @@ mod tests {
     }
 
     #[test]
+    fn secrets_are_read_and_later_documents_skipped() {
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let text = format!(
+            "version: v1alpha1\nmachine:\n  type: controlplane\n  token: abc.def\n  ca:\n    crt: {}\n    key: {}\n  unknownField: {{a: 1}}\ncluster:\n  clusterName: lab\n  controlPlane:\n    endpoint: https://127.61.0.1:6443\n  ca:\n    crt: {}\n    key: {}\n  etcd:\n    ca:\n      crt: {}\n      key: \"\"\n---\napiVersion: v1alpha1\nkind: HostnameConfig\nhostname: other\n",
+            b64("os crt"),
+            b64("os key"),
+            b64("k8s crt"),
+            b64("k8s key"),
+            b64("etcd crt"),
+        );
+        let boots = read_user_data(&text, None).expect("a Talos config");
+        assert_eq!(boots.cluster_name.as_deref(), Some("lab"));
+        assert_eq!(boots.secrets.os_ca.crt, "os crt");
+        assert_eq!(boots.secrets.os_ca.key, "os key");
+        assert_eq!(boots.secrets.cluster_ca.key, "k8s key");
+        assert_eq!(boots.secrets.etcd_ca.crt, "etcd crt");
+        assert_eq!(boots.secrets.etcd_ca.key, "");
+        assert_eq!(boots.secrets.machine_token, "abc.def");
+        assert_eq!(boots.hostname, None);
+    }
+
+    #[test]
     fn other_user_data_is_not_a_talos_config() {
         assert_eq!(read_user_data("#cloud-config\nusers: []\n", None), None);
         assert_eq!(read_user_data("%%%", Some("base64")), None);
