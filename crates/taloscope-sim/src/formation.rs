@@ -17,6 +17,7 @@ use super::kube_api::KubeApiServer;
 use super::kube_api::kubeconfig::{KubeconfigEntry, build};
 use super::kube_api::pki::KubePki;
 use super::kube_link::{facts_of, follow};
+use super::opennebula::now_unix;
 use super::pki::{Pki, load_key_pem};
 use super::scenario::NodeRole;
 use super::state::{ClusterState, SimNode};
@@ -384,13 +385,6 @@ pub(crate) fn kubeconfig(t: &Target) -> Result<Vec<u8>, Status> {
     }]);
     let text = serde_saphyr::to_string(&config).map_err(|e| internal(e.to_string()))?;
     tar_gz_one_file("kubeconfig", text.as_bytes()).map_err(|e| internal(e.to_string()))
-}
-
-fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 fn tar_gz_one_file(name: &str, data: &[u8]) -> std::io::Result<Vec<u8>> {

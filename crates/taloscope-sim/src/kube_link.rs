@@ -48,15 +48,14 @@ impl KubeSide {
 
 /// What Kubernetes would say about `cluster` right now.
 pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeClusterFacts {
+    let all = cluster.nodes();
+    let statuses: Vec<_> = all.iter().map(|n| n.status()).collect();
     // A forming cluster's Nodes appear once their kubelets register (formation.rs).
-    let statuses: Vec<_> = cluster
-        .nodes()
-        .iter()
-        .filter(|n| cluster.kubelet_registered(n.node_index))
-        .map(|n| n.status())
-        .collect();
     let nodes: Vec<KubeNodeFacts> = statuses
         .iter()
+        .zip(all.iter())
+        .filter(|(_, n)| cluster.kubelet_registered(n.node_index))
+        .map(|(s, _)| s)
         .map(|s| {
             let control_plane = s.role == NodeRole::ControlPlane;
             let up = s.up && s.ready && !s.rebooting;

@@ -342,6 +342,8 @@ async fn reboot(
     if *core.stop.borrow() {
         return;
     }
-    finish_boot(&core, &node);
+    // A forming cluster's node is ready again only once its kubelet had registered.
+    let ready = cluster.kubelet_registered(node.node_index);
+    finish_boot_as(&core, &node, ready);
     cluster.elect_if_leaderless();
 }

@@ -1,6 +1,7 @@
 //! OpenNebula in the sim: oned's XML-RPC API at `http://127.0.0.1:PORT/RPC2` and OneFlow's REST
 //! API on another loopback port, one user (`oneadmin`, generated password), Talos VM templates
-//! per sim cluster, and VMs that boot into the Talos sim as new nodes. `OneSim::start` runs both.
+//! per sim cluster (and for new clusters), and VMs that boot into the Talos sim as new nodes or
+//! form new clusters. `OneSim::start` runs both.
 mod cloud;
 pub(crate) mod machine_config;
 mod oneflow;
@@ -27,6 +28,7 @@ use tokio::task::JoinHandle;
 
 use super::{FleetState, SimClock, SimError};
 use cloud::OneCloud;
+pub(crate) use cloud::now_unix;
 
 /// The user every sim credential is for.
 pub const ONE_USER: &str = "oneadmin";

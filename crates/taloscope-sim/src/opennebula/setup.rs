@@ -28,6 +28,10 @@
 //!       worker: DIR/clusters/healthy/worker.yaml
 //! ```
 //!
+//! For new clusters there are `talos-controlplane` / `talos-worker` and the OneFlow service
+//! template `talos-cluster` (see `add_new_cluster_templates`; their VMs boot Talos from the image:
+//! opennebula/talos_boot.rs).
+//!
 //! Each cluster also has a template `talos-<cluster>-bootfail` whose VMs end in BOOT_FAILURE;
 //! any template fails the same way with `TALOSCOPE_SIM_FAILURE="BOOT_FAILURE"` (or
 //! `"PROLOG_FAILURE"`) in the `extra_template`.
@@ -328,8 +332,17 @@ pub(crate) fn write_files(
         &format!("{}:{}\n", cloud.owner, cloud.password),
     )?;
     let auth = quoted(&files.one_auth.display().to_string());
+    let [a, b] = cloud.new_network.1;
+    let service_id = cloud
+        .flow
+        .templates
+        .iter()
+        .find(|t| t.name == NEW_CLUSTER_SERVICE)
+        .map_or(-1, |t| t.id);
     let mut yaml = format!(
         "# Written by the taloscope sim: OpenNebula providers for its clusters.\n\
+         # New clusters: VM templates talos-controlplane / talos-worker, OneFlow service template\n\
+         # {NEW_CLUSTER_SERVICE} (id {service_id}); their VMs lease 127.{a}.{b}.1, .2, ... in order.\n\
          providers:\n  sim-opennebula:\n    kind: opennebula\n    endpoint: {}\n    auth_file: {auth}\n\
          \x20 sim-oneflow:\n    kind: oneflow\n    endpoint: {}\n    xmlrpc_endpoint: {}\n    auth_file: {auth}\nclusters:\n",
         quoted(xmlrpc_url),
