@@ -111,9 +111,18 @@ async fn bootstrap_and_follow(lab: &Lab, nodes: usize, control_planes: usize) {
         .await
         .expect_err("etcd waits for bootstrap");
     assert_eq!(waiting.code(), tonic::Code::Unavailable);
-    cp1.bootstrap(BootstrapRequest::default())
-        .await
-        .expect("first bootstrap");
+    // apid answers while the node still boots; until CRI is up Bootstrap is "not available yet".
+    wait_for("Bootstrap accepted", BOUND, || {
+        let mut cp1 = cp1.clone();
+        async move {
+            match cp1.bootstrap(BootstrapRequest::default()).await {
+                Ok(_) => Some(()),
+                Err(e) if e.message() == "bootstrap is not available yet" => None,
+                Err(e) => panic!("first bootstrap: {e}"),
+            }
+        }
+    })
+    .await;
     let again = cp1
         .bootstrap(BootstrapRequest::default())
         .await
