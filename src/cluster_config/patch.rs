@@ -286,9 +286,8 @@ fn add(doc: &mut ConfigNode, path: &[String], value: ConfigNode) -> Result<(), S
             Ok(())
         }
         ConfigNode::Seq(items) => {
-            let at = if last == "-" {
-                items.len()
-            } else if last.parse::<usize>().is_ok_and(|i| i == items.len()) {
+            // `-` or the length itself appends (RFC 6902 4.1).
+            let at = if last == "-" || *last == items.len().to_string() {
                 items.len()
             } else {
                 index(last, items.len())?
