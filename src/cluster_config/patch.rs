@@ -91,7 +91,7 @@ impl ConfigPatch {
             reason,
         };
         let docs: Vec<ConfigNode> = serde_saphyr::from_multiple(text)
-            .map_err(|e| parse_err(e.to_string().lines().next().unwrap_or("").to_string()))?;
+            .map_err(|e| parse_err(crate::discovery::describe_yaml_error(&e)))?;
         let docs: Vec<ConfigNode> = docs
             .into_iter()
             .filter(|d| *d != ConfigNode::Null)
