@@ -428,7 +428,9 @@ mod tests {
         let bundle: serde_json::Value = serde_saphyr::from_str(text).expect("secrets YAML");
         let pem = |path: &str| {
             let b64 = bundle.pointer(path).and_then(|v| v.as_str()).expect(path);
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .expect("base64");
             String::from_utf8(bytes).expect("PEM")
         };
         let seed = ClusterSeed {
