@@ -419,6 +419,38 @@ mod tests {
         assert!(endpoint_bind("https://lab.example:6443").is_err());
     }
 
+    /// Upstream's own secrets (Ed25519 OS CA in `ED25519 PRIVATE KEY`, SEC1 `EC PRIVATE KEY`
+    /// Kubernetes CA) form a cluster whose CAs issue what the sim serves.
+    #[test]
+    fn upstream_secrets_form_a_cluster() {
+        use base64::Engine as _;
+        let text = include_str!("testdata/upstream_secrets_v1.11.3.yaml");
+        let bundle: serde_json::Value = serde_saphyr::from_str(text).expect("secrets YAML");
+        let pem = |path: &str| {
+            let b64 = bundle.pointer(path).and_then(|v| v.as_str()).expect(path);
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .expect("base64");
+            String::from_utf8(bytes).expect("PEM")
+        };
+        let seed = ClusterSeed {
+            endpoint: "https://127.61.0.1:6443".into(),
+            os_ca: (pem("/certs/os/crt"), pem("/certs/os/key")),
+            cluster_ca: (pem("/certs/k8s/crt"), pem("/certs/k8s/key")),
+            machine_token: "oamejv.9tk1nhuwnlc2nghf".into(),
+        };
+        let f = Formation::new(&seed).expect("a cluster from upstream's secrets");
+        assert!(f.same_os_ca(&seed.os_ca.0));
+        f.os.client_cert(&["os:admin"], crate::pki::Validity::Current)
+            .expect("an admin certificate from the OS CA");
+        f.kube
+            .server_cert(f.kube_bind.ip())
+            .expect("the API's certificate from the cluster CA");
+        f.kube
+            .client_cert("admin", "system:masters", false)
+            .expect("the kubeconfig's certificate");
+    }
+
     #[test]
     fn the_archive_holds_one_file() {
         let gz = tar_gz_one_file("kubeconfig", b"apiVersion: v1\n").unwrap();
