@@ -15,19 +15,9 @@ const BOUND: Duration = Duration::from_secs(60);
 /// Simulated seconds per real one: a reboot takes a few real seconds.
 const TIME_SCALE: f64 = 20.0;
 
-/// The console on `sim`, its state dir under `home`, showing `cluster`'s nodes.
+/// The console on `sim` at 80x24, its state dir under `home`, showing all of `cluster`'s nodes.
 fn console_on(sim: &BackgroundSim, home: &Path, cluster: &str) -> PtySession {
-    let env = [
-        ("NO_COLOR", "1".to_string()),
-        ("LANG", "C".to_string()),
-        ("TALOSCONFIG", sim.talosconfig()),
-        ("KUBECONFIG", sim.kubeconfig()),
-    ];
-    let mut s = PtySession::start(24, 80, home, &[], &env);
-    s.wait_for("the fleet", BOUND, |t| {
-        t.contains(cluster) && t.contains("Enter open")
-    });
-    s.send(format!(":ctx {cluster}\r").as_bytes());
+    let mut s = sim.console_on_cluster(home, (24, 80), cluster, BOUND);
     s.wait_for("the nodes", BOUND, |t| {
         t.contains("+ Nodes (5)") && t.contains("w-2")
     });
@@ -112,7 +102,9 @@ fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
     assert!(status.success(), "exit status {status:?}");
     let audit = audit(home.path());
     assert!(
-        audit.contains("action=\"reboot node cp-1\" outcome=\"refused: guard failing: etcd quorum\""),
+        audit.contains(
+            "action=\"reboot node cp-1\" outcome=\"refused: guard failing: etcd quorum\""
+        ),
         "{audit}"
     );
 }

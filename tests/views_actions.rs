@@ -6,7 +6,9 @@ mod view_support;
 use taloscope::app::actions::ActionUpdate;
 use taloscope::app::state::{AppState, Pane, Screen};
 use taloscope::app::{Action, AppEvent, update};
-use taloscope::approval::{AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, Verdict};
+use taloscope::approval::{
+    AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, PendingConfirmation, Verdict,
+};
 use taloscope::node_actions::{NodeSurvey, NodeWorkloads};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
@@ -23,7 +25,14 @@ fn pane(scenario: &str, pane: Pane) -> AppState {
 /// The nodes pane of `scenario` with `node` selected, its actions menu open.
 fn menu(scenario: &str, node: &str) -> AppState {
     let mut s = pane(scenario, Pane::Nodes);
-    let address = s.current_live().unwrap().status.node(node).unwrap().address.clone();
+    let address = s
+        .current_live()
+        .unwrap()
+        .status
+        .node(node)
+        .unwrap()
+        .address
+        .clone();
     s.tables.nodes.selected = Some(address);
     update(&mut s, Action::OpenActions);
     assert!(s.actions.menu.is_some(), "{:?}", s.message);
@@ -58,7 +67,10 @@ fn actions_menu_over_the_nodes_pane() {
     let s = menu("healthy", "cp-2");
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Actions: cp-2 in healthy"), "{text}");
-    assert!(text.contains("reboot cp-2") && text.contains("drain cp-2"), "{text}");
+    assert!(
+        text.contains("reboot cp-2") && text.contains("drain cp-2"),
+        "{text}"
+    );
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
@@ -81,24 +93,36 @@ fn defragment_plan_on_cp2_down_fails_on_the_unhealthy_member() {
     assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Defragment etcd on all members"), "{text}");
-    assert!(text.contains("fail") && text.contains("Start refused"), "{text}");
-    assert!(text.contains("quota 2.0 GiB") || text.contains("quota 2 GiB"), "{text}");
+    assert!(
+        text.contains("fail") && text.contains("Start refused"),
+        "{text}"
+    );
+    assert!(
+        text.contains("quota 2.0 GiB") || text.contains("quota 2 GiB"),
+        "{text}"
+    );
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
-#[test]
-fn the_confirmation_asks_for_the_node_name() {
-    let mut s = reboot_plan();
-    let dir = tempfile::tempdir().unwrap();
-    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+/// The dispatcher's confirmation of the reboot of cp-2 on `healthy` (auditing under `dir`).
+fn reboot_confirmation(dir: &std::path::Path) -> (Dispatcher, PendingConfirmation) {
+    let d = Dispatcher::new(false, AuditLog::new(dir.join("audit.log")));
     let reboot = MutatingAction::Node {
         cluster: "healthy".into(),
         node: "cp-2".into(),
         operation: NodeOperation::Reboot,
     };
     let Gate::Confirm(pending) = d.request(reboot) else {
-        panic!()
+        panic!("expected a confirmation")
     };
+    (d, pending)
+}
+
+#[test]
+fn the_confirmation_asks_for_the_node_name() {
+    let mut s = reboot_plan();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, pending) = reboot_confirmation(dir.path());
     update(&mut s, Action::AskConfirmation(pending));
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Type the node name in full"), "{text}");
@@ -108,16 +132,9 @@ fn the_confirmation_asks_for_the_node_name() {
 fn progress_of_a_reboot() {
     let mut s = reboot_plan();
     let dir = tempfile::tempdir().unwrap();
-    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let reboot = MutatingAction::Node {
-        cluster: "healthy".into(),
-        node: "cp-2".into(),
-        operation: NodeOperation::Reboot,
-    };
-    let Gate::Confirm(pending) = d.request(reboot) else {
-        panic!()
-    };
-    let Verdict::Proceed(approved) = d.answer(pending, taloscope::approval::Answer::Typed("cp-2".into()))
+    let (d, pending) = reboot_confirmation(dir.path());
+    let Verdict::Proceed(approved) =
+        d.answer(pending, taloscope::approval::Answer::Typed("cp-2".into()))
     else {
         panic!()
     };
@@ -132,9 +149,15 @@ fn progress_of_a_reboot() {
         event(&mut s, ActionUpdate::Line(line.into()));
     }
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("reboot node cp-2 in healthy: running"), "{text}");
+    assert!(
+        text.contains("reboot node cp-2 in healthy: running"),
+        "{text}"
+    );
     assert!(text.contains("back, running and ready"), "{text}");
-    event(&mut s, ActionUpdate::Finished(Ok("cp-2 rebooted and back".into())));
+    event(
+        &mut s,
+        ActionUpdate::Finished(Ok("cp-2 rebooted and back".into())),
+    );
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains(": done"), "{text}");
     insta::assert_snapshot!(all_renders_default_styles(&s));

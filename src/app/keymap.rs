@@ -84,7 +84,9 @@ impl KeyContext {
             KeyContext::Confirm => "Confirmation",
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
             KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
-            KeyContext::TextField => "Installer image, acknowledgement, VM name pattern, snapshot file",
+            KeyContext::TextField => {
+                "Installer image, acknowledgement, VM name pattern, snapshot file"
+            }
             KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",

@@ -120,7 +120,9 @@ pub fn on_menu(state: &mut AppState, action: Action) -> Vec<Effect> {
 /// A menu choice: its plan, or first the snapshot's file.
 fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<Effect> {
     match choice {
-        ActionChoice::Node(operation) => open_node_plan(state, &menu.cluster, &menu.subject, operation),
+        ActionChoice::Node(operation) => {
+            open_node_plan(state, &menu.cluster, &menu.subject, operation)
+        }
         ActionChoice::Etcd(EtcdAction::Snapshot) => {
             let file = state
                 .actions
@@ -143,7 +145,10 @@ fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<
             open_etcd_plan(state, &menu.cluster, request)
         }
         ActionChoice::Etcd(EtcdAction::RemoveMember) => {
-            let member = menu.member_id.clone().unwrap_or_else(|| menu.subject.clone());
+            let member = menu
+                .member_id
+                .clone()
+                .unwrap_or_else(|| menu.subject.clone());
             open_etcd_plan(state, &menu.cluster, EtcdRequest::RemoveMember { member })
         }
     }

@@ -9,9 +9,7 @@ use crate::app::action::AppEvent;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
-use crate::approval::{
-    Answer, AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, Verdict,
-};
+use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, Verdict};
 use crate::fleet::ClusterStatus;
 use crate::guards::{GuardId, Verdict as GuardVerdict};
 use crate::upgrade::fixtures;
@@ -24,7 +22,11 @@ fn key(state: &mut AppState, c: char) -> Vec<Effect> {
 
 /// The nodes pane of `status` with `node` selected.
 fn nodes_pane(status: ClusterStatus, node: &str) -> AppState {
-    let address = status.node(node).expect("node in the fixture").address.clone();
+    let address = status
+        .node(node)
+        .expect("node in the fixture")
+        .address
+        .clone();
     let mut state = cluster_screen(status, Pane::Nodes);
     state.tables.nodes.selected = Some(address);
     state
@@ -87,11 +89,21 @@ fn a_opens_the_menu_and_reboot_opens_its_plan_which_reads_the_survey_first() {
     let [Effect::SurveyNode(plan)] = effects.as_slice() else {
         panic!("expected the survey, got {effects:?}");
     };
-    assert_eq!((plan.node.as_str(), &plan.operation), ("cp-2", &NodeOperation::Reboot));
+    assert_eq!(
+        (plan.node.as_str(), &plan.operation),
+        ("cp-2", &NodeOperation::Reboot)
+    );
     // No guard before the survey, and no start.
     assert!(state.actions.plan.as_ref().unwrap().guards.is_empty());
     assert!(key(&mut state, 's').is_empty());
-    assert!(state.message.as_ref().unwrap().text.contains("reading the node"));
+    assert!(
+        state
+            .message
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("reading the node")
+    );
     surveyed(&mut state, "cp-2");
     assert_eq!(guard(&state, GuardId::EtcdQuorum), GuardVerdict::Pass);
     assert_eq!(guard(&state, GuardId::NodeActionRole), GuardVerdict::Pass);
@@ -120,9 +132,15 @@ fn the_quorum_guard_refuses_rebooting_cp_1_on_cp2_down_and_the_refusal_is_audite
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
     let said = d.refused(action, why);
-    assert!(said.starts_with("refused: reboot node cp-1 in cp2-down"), "{said}");
+    assert!(
+        said.starts_with("refused: reboot node cp-1 in cp2-down"),
+        "{said}"
+    );
     let audit = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
-    assert!(audit.contains("outcome=\"refused: guard failing"), "{audit}");
+    assert!(
+        audit.contains("outcome=\"refused: guard failing"),
+        "{audit}"
+    );
 }
 
 #[test]
@@ -176,7 +194,10 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
     surveyed(&mut state, "cp-2");
     let other = approve(reboot_of("healthy", "cp-3"), "cp-3");
     let effects = update(&mut state, Action::Approved(other));
-    assert!(matches!(effects.as_slice(), [Effect::NotRun { .. }]), "{effects:?}");
+    assert!(
+        matches!(effects.as_slice(), [Effect::NotRun { .. }]),
+        "{effects:?}"
+    );
     let approved = approve(reboot_of("healthy", "cp-2"), "cp-2");
     let effects = update(&mut state, Action::Approved(approved));
     let [Effect::RunAction { run, .. }] = effects.as_slice() else {
@@ -188,12 +209,22 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
     let send = |state: &mut AppState, u: ActionUpdate| {
         update(state, Action::Event(AppEvent::Action(Box::new(u))));
     };
-    send(&mut state, ActionUpdate::Line("cp-2: reboot requested".into()));
-    send(&mut state, ActionUpdate::Finished(Ok("cp-2 rebooted and back".into())));
+    send(
+        &mut state,
+        ActionUpdate::Line("cp-2: reboot requested".into()),
+    );
+    send(
+        &mut state,
+        ActionUpdate::Finished(Ok("cp-2 rebooted and back".into())),
+    );
     let progress = state.actions.progress.as_ref().unwrap();
     assert!(!progress.running());
     assert_eq!(
-        progress.lines.iter().map(String::as_str).collect::<Vec<_>>(),
+        progress
+            .lines
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
         [
             "starting: reboot node cp-2 in healthy",
             "cp-2: reboot requested",
@@ -276,7 +307,11 @@ fn node_detail_offers_a_restart_of_the_services_talos_restarts() {
     live.services.insert(
         "127.10.0.5".into(),
         (
-            Ok(vec![service("etcd"), service("kubelet"), service("ext-iscsid")]),
+            Ok(vec![
+                service("etcd"),
+                service("kubelet"),
+                service("ext-iscsid"),
+            ]),
             std::time::Instant::now(),
         ),
     );
@@ -288,5 +323,8 @@ fn node_detail_offers_a_restart_of_the_services_talos_restarts() {
         .filter(|i| matches!(i, ActionChoice::Node(NodeOperation::ServiceRestart(_))))
         .map(|i| i.label("w-1"))
         .collect();
-    assert_eq!(restarts, ["restart service kubelet", "restart service ext-iscsid"]);
+    assert_eq!(
+        restarts,
+        ["restart service kubelet", "restart service ext-iscsid"]
+    );
 }

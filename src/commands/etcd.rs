@@ -15,8 +15,7 @@ use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
     EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SNAPSHOT_MAX_BYTES, SnapshotLimits,
-    member_space,
-    plan_guards, run_plan,
+    member_space, plan_guards, run_plan,
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::guards::{Guard, blocking};

@@ -82,7 +82,11 @@ pub(super) fn run(
         let forwarder = tokio::spawn(async move {
             while let Some(line) = rx.recv().await {
                 let update = ActionUpdate::Line(line);
-                if forward.send(AppEvent::Action(Box::new(update))).await.is_err() {
+                if forward
+                    .send(AppEvent::Action(Box::new(update)))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -117,16 +121,29 @@ async fn run_on(
             let say = move |line: String| {
                 let _ = lines.send(line);
             };
-            run_node_action(approved, &plan, observer, NodeActionOptions::console(), &say).await
+            run_node_action(
+                approved,
+                &plan,
+                observer,
+                NodeActionOptions::console(),
+                &say,
+            )
+            .await
         }
         ActionRun::Etcd(plan) => {
             let limits = SnapshotLimits {
                 bound: SNAPSHOT_BOUND,
                 max_bytes: SNAPSHOT_MAX_BYTES,
             };
-            let outcome = run_plan(&observer.talos, approved, &plan, limits, |i, total, line| {
-                let _ = lines.send(format!("[{}/{total}] {line}", i + 1));
-            })
+            let outcome = run_plan(
+                &observer.talos,
+                approved,
+                &plan,
+                limits,
+                |i, total, line| {
+                    let _ = lines.send(format!("[{}/{total}] {line}", i + 1));
+                },
+            )
             .await?;
             Ok(format!(
                 "{} in {}: {} step(s) done",

@@ -3,8 +3,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Clear, Paragraph, Widget};
 
+use super::explain::popup_block;
 use super::{Look, centered, fit};
 use crate::app::actions::ActionMenu;
 use crate::tui::Role;
@@ -25,7 +26,9 @@ impl<'a> ActionMenuPopup<'a> {
 impl Widget for &ActionMenuPopup<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let height = u16::try_from(self.menu.items.len()).unwrap_or(u16::MAX).saturating_add(4);
+        let height = u16::try_from(self.menu.items.len())
+            .unwrap_or(u16::MAX)
+            .saturating_add(4);
         let popup = centered(area, WIDTH, height);
         let room = usize::from(popup.width.saturating_sub(4));
         let subject = crate::printable::line(&self.menu.subject);
@@ -41,7 +44,10 @@ impl Widget for &ActionMenuPopup<'_> {
                     s.get(Role::Text)
                 };
                 let text = format!("{} {}", i + 1, item.label(&subject));
-                Line::from(Span::styled(fit(&text, room, self.look.glyphs.ellipsis), style))
+                Line::from(Span::styled(
+                    fit(&text, room, self.look.glyphs.ellipsis),
+                    style,
+                ))
             })
             .collect();
         lines.push(Line::default());
@@ -49,16 +55,8 @@ impl Widget for &ActionMenuPopup<'_> {
             Span::styled("Enter", s.get(Role::Key)),
             Span::styled(" shows the plan and guards", s.get(Role::Muted)),
         ]));
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_set(self.look.glyphs.border)
-            .border_style(s.get(Role::Border))
-            .padding(ratatui::widgets::Padding::horizontal(1))
-            .title(Span::styled(
-                format!(" Actions: {} in {} ", subject, self.menu.cluster),
-                s.get(Role::Title),
-            ))
-            .title_bottom(Span::styled(" Esc closes ", s.get(Role::Muted)));
+        let title = format!(" Actions: {} in {} ", subject, self.menu.cluster);
+        let block = popup_block(self.look, title);
         Clear.render(popup, buf);
         Paragraph::new(lines)
             .block(block)

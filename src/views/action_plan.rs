@@ -40,7 +40,8 @@ static MEMBER_COLUMNS: &[Column] = &[
 ];
 
 fn member_rows(members: &[MemberSpace]) -> Vec<TableRow> {
-    let size = |b: Option<i64>| b.map_or_else(TableCell::unknown, |b| TableCell::plain(bytes_text(b)));
+    let size =
+        |b: Option<i64>| b.map_or_else(TableCell::unknown, |b| TableCell::plain(bytes_text(b)));
     members
         .iter()
         .map(|m| TableRow {
@@ -142,7 +143,14 @@ fn etcd_steps(plan: &EtcdPlan) -> String {
     plan.steps
         .iter()
         .enumerate()
-        .map(|(i, step)| format!("{}. {} {}", i + 1, step.call.as_str(), printable(&step.node)))
+        .map(|(i, step)| {
+            format!(
+                "{}. {} {}",
+                i + 1,
+                step.call.as_str(),
+                printable(&step.node)
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

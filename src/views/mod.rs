@@ -113,7 +113,9 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action if state.actions.plan.is_some() => {
             (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
         }
-        Screen::Action => (&action_progress::ActionProgressPane::new(state, look)).render(body, buf),
+        Screen::Action => {
+            (&action_progress::ActionProgressPane::new(state, look)).render(body, buf)
+        }
     }
     if let Some(menu) = &state.actions.menu {
         (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);
