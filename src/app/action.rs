@@ -112,6 +112,10 @@ pub enum Action {
     Approved(ApprovedAction),
     /// The provision wizard and progress pane (see `provision`).
     Provision(super::provision::ProvisionKey),
+    /// `a`: the actions on the selected node or etcd member.
+    OpenActions,
+    /// `s` on an action's plan: ask the dispatcher to run it.
+    StartAction,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -133,6 +137,8 @@ pub enum AppEvent {
     Tick(u64),
     /// A provisioning task's report.
     Provision(Box<super::provision::ProvisionUpdate>),
+    /// A node action's survey, or a node or etcd action's progress.
+    Action(Box<super::actions::ActionUpdate>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -189,6 +195,18 @@ pub enum Effect {
     },
     /// Provisioning IO: list sources, plan, run, terminate.
     Provision(Box<super::provision::ProvisionEffect>),
+    /// Read what a node action's guards need (pods, budgets, services).
+    SurveyNode(Box<crate::node_actions::NodeActionPlan>),
+    /// A guard refuses `action` before it is confirmed: audit it and say why.
+    Refuse {
+        action: MutatingAction,
+        why: String,
+    },
+    /// Run an approved node or etcd action, its progress reported as `AppEvent::Action`.
+    RunAction {
+        approved: ApprovedAction,
+        run: Box<super::actions::ActionRun>,
+    },
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

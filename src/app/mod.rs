@@ -2,10 +2,12 @@
 //! effects, the keymap and the `:` command line. No IO: the event loop and the
 //! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
+pub mod actions;
 pub mod command;
 pub mod health;
 pub mod help;
 pub mod keymap;
+mod keymap_actions;
 mod keymap_panes;
 mod keymap_provision;
 mod keymap_upgrade;
@@ -22,6 +24,7 @@ pub mod tables;
 #[cfg(test)]
 mod test_fixtures;
 pub mod update;
+pub mod update_actions;
 mod update_kube_plan;
 mod update_panes;
 mod update_plan;

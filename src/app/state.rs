@@ -35,6 +35,8 @@ pub enum Screen {
     ProvisionWizard,
     /// The VMs provisioned for the cluster in use, as they change.
     Provision,
+    /// A node or etcd action's plan, or the progress of the one running here.
+    Action,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -157,6 +159,8 @@ pub enum InputKind {
     Acknowledge,
     /// The provision wizard's VM name pattern.
     NamePattern,
+    /// The file an etcd snapshot is written to.
+    SnapshotPath,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -290,6 +294,8 @@ pub struct AppState {
     pub quit_question: Option<String>,
     /// The demo's fleet runs in this process and stops when it quits.
     pub demo_fleet: bool,
+    /// The node and etcd actions: menu, plan and progress.
+    pub actions: super::actions::ActionsState,
 }
 
 impl AppState {
@@ -327,6 +333,7 @@ impl AppState {
             zone: crate::clock::Zone::Utc,
             quit_question: None,
             demo_fleet: false,
+            actions: Default::default(),
         }
     }
 
@@ -351,7 +358,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => None,
+            | Screen::Provision
+            | Screen::Action => None,
         }
     }
 
@@ -365,7 +373,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => self.current.as_deref(),
+            | Screen::Provision
+            | Screen::Action => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

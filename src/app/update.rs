@@ -34,6 +34,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         let mut redraw = panes::on_fleet_event(state, event);
         redraw |= upgrade::on_status_change(state, &cluster);
         redraw |= super::update_provision_guards::on_status_change(state, &cluster);
+        redraw |= super::update_actions::on_status_change(state, &cluster);
         if redraw {
             state.generation += 1;
         }
@@ -92,6 +93,15 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         {
             return provision::on_approved(state, approved);
         }
+        Action::Approved(approved)
+            if matches!(
+                approved.action(),
+                crate::approval::MutatingAction::Node { .. }
+                    | crate::approval::MutatingAction::Etcd { .. }
+            ) =>
+        {
+            return super::update_actions::on_approved(state, approved);
+        }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
@@ -110,6 +120,12 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
+                None if state.actions.menu.is_some() => {
+                    super::update_actions::on_menu(state, other)
+                }
+                None if state.screen == Screen::Action => {
+                    super::update_actions::on_screen(state, other)
+                }
                 None if state.screen == Screen::Clusters => on_list(state, other),
                 None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
                 None if state.screen == Screen::Rollout => upgrade::on_rollout(state, other),
@@ -135,6 +151,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         upgrade::show_rollout(state);
                         Vec::new()
                     }
+                    Action::OpenActions => super::update_actions::open_menu(state),
                     other => panes::on_screen(state, other),
                 },
             };
@@ -148,6 +165,12 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
 fn quit(state: &mut AppState) -> Vec<Effect> {
     let rollout = state.rollouts.values().any(|r| r.running);
     let what = match (rollout, state.provision.any_running()) {
+        (false, false) if state.actions.running() => {
+            let question = "a node or etcd action is running and stops with taloscope; quit? y/N";
+            state.message = Some(Message::warn(question));
+            state.quit_question = Some(question.to_string());
+            return Vec::new();
+        }
         (false, false) => return vec![Effect::Quit],
         (true, _) => "a rollout",
         (false, true) => "a provision",
@@ -171,7 +194,9 @@ fn on_event(state: &mut AppState, event: AppEvent) {
             panes::on_fleet_event(state, event);
             upgrade::on_status_change(state, &cluster);
             super::update_provision_guards::on_status_change(state, &cluster);
+            super::update_actions::on_status_change(state, &cluster);
         }
+        AppEvent::Action(update) => super::update_actions::on_update(state, *update),
         AppEvent::Rollout(event) => {
             upgrade::on_rollout_event(state, event);
         }
@@ -397,6 +422,9 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                 InputKind::NamePattern => {
                     provision::set_pattern(state, &line.text);
                     Vec::new()
+                }
+                InputKind::SnapshotPath => {
+                    super::update_actions::set_snapshot_path(state, &line.text)
                 }
             };
         }

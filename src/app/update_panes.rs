@@ -105,7 +105,8 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision => false,
+        | Screen::Provision
+        | Screen::Action => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {
