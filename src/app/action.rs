@@ -42,7 +42,7 @@ pub enum Action {
     Refresh,
     /// `Space`: hold reports, or apply the held ones and go on.
     TogglePause,
-    /// `h`/`l` in the node detail.
+    /// `h`/Left and Right in the node detail.
     PreviousNode,
     NextNode,
     OpenHelp,
@@ -112,6 +112,8 @@ pub enum Action {
     Approved(ApprovedAction),
     /// The provision wizard and progress pane (see `provision`).
     Provision(super::provision::ProvisionKey),
+    /// The log view and how it opens (see `update_logs`).
+    Logs(super::update_logs::LogKey),
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -133,6 +135,8 @@ pub enum AppEvent {
     Tick(u64),
     /// A provisioning task's report.
     Provision(Box<super::provision::ProvisionUpdate>),
+    /// A log stream's report (lines, or how it ended).
+    Log(super::logs::LogEvent),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -189,6 +193,8 @@ pub enum Effect {
     },
     /// Provisioning IO: list sources, plan, run, terminate.
     Provision(Box<super::provision::ProvisionEffect>),
+    /// Start or stop the log view's streams.
+    Logs(super::update_logs::LogEffect),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

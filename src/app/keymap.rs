@@ -5,6 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
+use super::keymap_logs as logs;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
@@ -36,10 +37,14 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
+    /// A node's or several nodes' logs.
+    Logs,
+    /// Which log of a node to follow.
+    LogPicker,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 19] = [
+    pub const ALL: [KeyContext; 21] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -59,6 +64,8 @@ impl KeyContext {
         KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
+        KeyContext::Logs,
+        KeyContext::LogPicker,
     ];
 
     pub fn title(self) -> &'static str {
@@ -82,6 +89,8 @@ impl KeyContext {
             KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
+            KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
+            KeyContext::LogPicker => "Log picker (l in node detail)",
         }
     }
 
@@ -394,12 +403,14 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
+            logs::FROM_CLUSTER,
         ],
         KeyContext::NodeDetail => &[
             panes::DETAIL_OWN,
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
+            logs::FROM_DETAIL,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, ERRORS_CLOSE, CTRL_C_QUITS],
@@ -429,6 +440,8 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[QUIT_QUESTION],
         KeyContext::TooSmall => &[TOO_SMALL],
+        KeyContext::Logs => &[logs::VIEW, logs::BACK],
+        KeyContext::LogPicker => &[logs::PICKER, logs::BACK],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -472,6 +485,8 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Provision => KeyContext::Provision,
+            Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,
+            Screen::Logs => KeyContext::Logs,
             Screen::Rollout => {
                 let asking = state
                     .current

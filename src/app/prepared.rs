@@ -103,7 +103,8 @@ pub fn prepare(state: &mut AppState) {
         | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision => &[],
+        | Screen::Provision
+        | Screen::Logs => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

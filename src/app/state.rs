@@ -35,6 +35,8 @@ pub enum Screen {
     ProvisionWizard,
     /// The VMs provisioned for the cluster in use, as they change.
     Provision,
+    /// Service or kernel logs of one or several nodes, or the service picker leading there.
+    Logs,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -290,6 +292,8 @@ pub struct AppState {
     pub quit_question: Option<String>,
     /// The demo's fleet runs in this process and stops when it quits.
     pub demo_fleet: bool,
+    /// The log view and its service picker.
+    pub logs: super::update_logs::LogsState,
 }
 
 impl AppState {
@@ -327,6 +331,7 @@ impl AppState {
             zone: crate::clock::Zone::Utc,
             quit_question: None,
             demo_fleet: false,
+            logs: Default::default(),
         }
     }
 
@@ -351,7 +356,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => None,
+            | Screen::Provision
+            | Screen::Logs => None,
         }
     }
 
@@ -365,7 +371,8 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => self.current.as_deref(),
+            | Screen::Provision
+            | Screen::Logs => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

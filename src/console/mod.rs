@@ -1,6 +1,7 @@
 //! The interactive console's IO side: the event loop that feeds the terminal
 //! and app events into app's pure update step, and the effect runner that
-//! starts rollouts and provisions. Sits above `app` and `views`.
+//! starts rollouts, provisions and log streams. Sits above `app` and `views`.
 pub mod run;
+pub mod run_logs;
 mod run_provision;
 mod run_rollout;

@@ -21,6 +21,7 @@ pub mod footer;
 pub mod header;
 pub mod help;
 pub mod kube_plan;
+pub mod logs;
 pub mod message_line;
 pub mod messages;
 pub mod node_detail;
@@ -107,6 +108,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Provision => {
             (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
         }
+        Screen::Logs => (&logs::LogsView::new(state, look)).render(body, buf),
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);
