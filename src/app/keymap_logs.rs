@@ -16,12 +16,18 @@ pub(super) static FROM_CLUSTER: &[Binding] = &[Binding {
     offered: Some(on_a_logs_pane),
 }];
 
+/// Offered on the nodes and etcd panes where the footer has room for it: at 80 columns the
+/// pane's own keys fill it, and `?` lists `l` there.
 fn on_a_logs_pane(state: &AppState) -> bool {
-    matches!(
+    let pane = matches!(
         state.screen,
         Screen::Cluster(Pane::Nodes) | Screen::Cluster(Pane::Etcd)
-    )
+    );
+    pane && state.size.0 >= FOOTER_ROOM
 }
+
+/// The width from which the cluster panes' footer has room for `l logs`.
+const FOOTER_ROOM: u16 = 90;
 
 pub(super) static FROM_DETAIL: &[Binding] = &[
     Binding {
@@ -35,7 +41,7 @@ pub(super) static FROM_DETAIL: &[Binding] = &[
         keys: &[Key::char('d')],
         action: Action::Logs(LogKey::Dmesg),
         help: "the node's kernel log (dmesg)",
-        footer: Some("dmesg"),
+        footer: None,
         offered: None,
     },
 ];

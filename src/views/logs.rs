@@ -159,7 +159,11 @@ impl LogsView<'_> {
         spans.push(Span::styled(prefix, color.add_modifier(Modifier::BOLD)));
         let room = width.saturating_sub(used);
         let text = self.safe(&cut(&entry.text, view.column, room));
-        let style = if entry.note { s.get(Role::Warn) } else { color };
+        let style = if entry.note {
+            s.get(Role::Warn)
+        } else {
+            s.get(Role::Text)
+        };
         spans.push(Span::styled(text, style));
         Line::from(spans)
     }
