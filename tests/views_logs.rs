@@ -29,6 +29,15 @@ fn on_healthy(pane: Pane) -> AppState {
     s
 }
 
+/// Opens the input line with `open` and types `text` into it, Enter ending it.
+fn typed(s: &mut AppState, open: Action, text: &str) {
+    update(s, open);
+    for c in text.chars() {
+        update(s, Action::Insert(c));
+    }
+    update(s, Action::Submit);
+}
+
 fn report(s: &mut AppState, node: usize, report: LogReport) {
     let view = s.logs.view.as_ref().expect("a log view").id;
     update(
@@ -65,11 +74,7 @@ fn three_nodes() -> AppState {
 #[test]
 fn one_node() {
     let mut s = on_healthy(Pane::Nodes);
-    update(&mut s, Action::OpenCommandLine);
-    for c in "logs etcd cp-2".chars() {
-        update(&mut s, Action::Insert(c));
-    }
-    update(&mut s, Action::Submit);
+    typed(&mut s, Action::OpenCommandLine, "logs etcd cp-2");
     assert_eq!(s.screen, Screen::Logs);
     lines(&mut s, 0, (0..30).map(|i| etcd_line(1, i)).collect());
     let text = screen_text_at(&s, 80, 24);
@@ -89,11 +94,7 @@ fn three_nodes_interleaved() {
 #[test]
 fn filtered() {
     let mut s = three_nodes();
-    update(&mut s, Action::OpenFilter);
-    for c in "revision\":10".chars() {
-        update(&mut s, Action::Insert(c));
-    }
-    update(&mut s, Action::Submit);
+    typed(&mut s, Action::OpenFilter, "revision\":10");
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("filter /revision\":10"), "{text}");
     insta::assert_snapshot!(all_renders(&s));

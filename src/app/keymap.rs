@@ -441,7 +441,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::QuitQuestion => &[QUIT_QUESTION],
         KeyContext::TooSmall => &[TOO_SMALL],
         KeyContext::Logs => &[logs::VIEW, logs::BACK],
-        KeyContext::LogPicker => &[logs::PICKER, logs::BACK],
+        KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }

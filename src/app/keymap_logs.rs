@@ -130,43 +130,14 @@ fn not_following(state: &AppState) -> bool {
     state.logs.view.as_ref().is_some_and(|v| !v.following())
 }
 
-pub(super) static PICKER: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::OpenSelected,
-        help: "follow the selected log",
-        footer: Some("follow"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "move down",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "move up",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
-        action: Action::MoveFirst,
-        help: "first",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
-        action: Action::MoveLast,
-        help: "last",
-        footer: None,
-        offered: None,
-    },
-];
+/// The picker's own key; it moves with the shared move keys.
+pub(super) static PICKER: &[Binding] = &[Binding {
+    keys: &[Key::plain(KeyCode::Enter)],
+    action: Action::OpenSelected,
+    help: "follow the selected log",
+    footer: Some("follow"),
+    offered: None,
+}];
 
 /// Esc and q go back (Ctrl-C still quits); `?` and `:` as everywhere.
 pub(super) static BACK: &[Binding] = &[

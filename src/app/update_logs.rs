@@ -305,8 +305,8 @@ fn on_picker(state: &mut AppState, action: Action) {
     let to = match action {
         Action::MoveDown => (selected + 1).min(last),
         Action::MoveUp => selected.saturating_sub(1),
-        Action::MoveFirst => 0,
-        Action::MoveLast => last,
+        Action::MoveFirst | Action::PageUp => 0,
+        Action::MoveLast | Action::PageDown => last,
         Action::OpenSelected => {
             if let Some((subject, _)) = choices.into_iter().nth(selected) {
                 open_view(state, subject, vec![picker.node]);

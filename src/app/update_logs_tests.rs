@@ -34,6 +34,15 @@ fn stopped(effects: &[Effect]) -> Vec<u64> {
         .collect()
 }
 
+/// Opens the input line with `open`, types `text` and ends it with Enter.
+fn typed(s: &mut AppState, open: Action, text: &str) -> Vec<Effect> {
+    update(s, open);
+    for c in text.chars() {
+        update(s, Action::Insert(c));
+    }
+    update(s, Action::Submit)
+}
+
 fn names(request: &LogRequest) -> Vec<&str> {
     request.nodes.iter().map(|n| n.name.as_str()).collect()
 }
@@ -145,11 +154,7 @@ fn l_in_node_detail_picks_a_service_and_d_reads_the_kernel_log() {
 fn the_filter_typed_on_the_log_screen_is_the_views_and_esc_clears_it() {
     let mut s = healthy(Pane::Etcd);
     update(&mut s, Action::Logs(LogKey::Open));
-    update(&mut s, Action::OpenFilter);
-    for c in "slow".chars() {
-        update(&mut s, Action::Insert(c));
-    }
-    update(&mut s, Action::Submit);
+    typed(&mut s, Action::OpenFilter, "slow");
     let view = s.logs.view.as_ref().expect("view");
     assert_eq!(view.filter, "slow");
     assert!(s.tables.etcd.filter.is_empty());
@@ -176,21 +181,13 @@ fn keys_pause_and_toggle_timestamps() {
 fn leaving_by_the_command_line_stops_the_streams() {
     let mut s = healthy(Pane::Etcd);
     let id = started(&update(&mut s, Action::Logs(LogKey::Open)))[0].view;
-    update(&mut s, Action::OpenCommandLine);
-    for c in "fleet".chars() {
-        update(&mut s, Action::Insert(c));
-    }
-    let effects = update(&mut s, Action::Submit);
+    let effects = command(&mut s, "fleet");
     assert_eq!(s.screen, Screen::Fleet);
     assert_eq!(stopped(&effects), [id]);
 }
 
 fn command(s: &mut AppState, line: &str) -> Vec<Effect> {
-    update(s, Action::OpenCommandLine);
-    for c in line.chars() {
-        update(s, Action::Insert(c));
-    }
-    update(s, Action::Submit)
+    typed(s, Action::OpenCommandLine, line)
 }
 
 #[test]
