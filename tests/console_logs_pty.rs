@@ -162,3 +162,39 @@ fn etcd_of_three_control_planes_shows_every_line_the_sim_sends() {
     let code = s.quit(BOUND);
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn a_node_that_is_down_is_said_inline_and_the_others_go_on() {
+    let home = tempfile::tempdir().expect("temp home");
+    let env = [("NO_COLOR", "1".to_string()), ("LANG", "C".to_string())];
+    let sim = BackgroundSim::start_scaled("cp2-down", TIME_SCALE, BOUND);
+    let mut args = sim.demo_console_args();
+    args.extend(["--context".to_string(), "cp2-down".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut s = PtySession::start(24, 80, home.path(), &args, &env);
+    s.wait_for("cp2-down's nodes", BOUND, |t| {
+        t.contains("+ Nodes (") && t.contains("cp-3")
+    });
+    s.send(b"2");
+    s.wait_for("the etcd pane", BOUND, |t| t.contains("+ etcd ("));
+    s.send(b"l");
+    s.wait_for("cp-2's end, inline", BOUND, |t| {
+        t.contains("Logs: etcd of cp-1, cp-2, cp-3") && t.contains("cp-2: stream ended: ")
+    });
+    // The two members that run go on: their tails, then new lines.
+    let (_, _, seen) = position(&s.text()).expect("a position");
+    s.wait_for("the others' lines", BOUND, |t| {
+        position(t).is_some_and(|(_, _, n)| n >= (seen + 4).max(2 * TAIL + 2))
+    });
+    let screen = s.text();
+    let nodes: Vec<String> = shown_lines(&screen).into_iter().map(|(n, _)| n).collect();
+    assert!(
+        nodes.iter().any(|n| n == "cp-1") && nodes.iter().any(|n| n == "cp-3"),
+        "{screen}"
+    );
+    // q goes back from the logs; on the pane it quits.
+    s.send(b"q");
+    s.wait_for("the etcd pane again", BOUND, |t| t.contains("+ etcd ("));
+    let code = s.quit(BOUND);
+    assert_eq!(code, Some(0));
+}
