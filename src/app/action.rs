@@ -42,7 +42,7 @@ pub enum Action {
     Refresh,
     /// `Space`: hold reports, or apply the held ones and go on.
     TogglePause,
-    /// `h`/`l` in the node detail.
+    /// `h`/Left and Right in the node detail.
     PreviousNode,
     NextNode,
     OpenHelp,
@@ -116,6 +116,8 @@ pub enum Action {
     OpenActions,
     /// `s` on an action's plan: ask the dispatcher to run it.
     StartAction,
+    /// The log view and how it opens (see `update_logs`).
+    Logs(super::update_logs::LogKey),
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -139,6 +141,8 @@ pub enum AppEvent {
     Provision(Box<super::provision::ProvisionUpdate>),
     /// A node action's survey, or a node or etcd action's progress.
     Action(Box<super::actions::ActionUpdate>),
+    /// A log stream's report (lines, or how it ended).
+    Log(super::logs::LogEvent),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -207,6 +211,8 @@ pub enum Effect {
         approved: ApprovedAction,
         run: Box<super::actions::ActionRun>,
     },
+    /// Start or stop the log view's streams.
+    Logs(super::update_logs::LogEffect),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

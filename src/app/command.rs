@@ -97,6 +97,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "versions pane: skew and upgrade targets",
     },
+    CommandSpec {
+        name: "logs",
+        arg: "SERVICE [NODE...]",
+        help: "follow a service's logs on the nodes named (none: every node running it)",
+    },
+    CommandSpec {
+        name: "dmesg",
+        arg: "NODE",
+        help: "follow a node's kernel log",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +129,13 @@ pub enum Command {
     /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
     Provision,
     Provisions,
+    /// `:logs SERVICE [NODE...]`.
+    Logs {
+        service: String,
+        nodes: Vec<String>,
+    },
+    /// `:dmesg NODE`.
+    Dmesg(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,6 +190,12 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rollout" => Command::Rollout,
         "provision" => Command::Provision,
         "provisions" => Command::Provisions,
+        "logs" => Command::Logs {
+            service: rest[0].to_string(),
+            nodes: rest[1..].iter().map(|s| s.to_string()).collect(),
+        },
+        "dmesg" if rest.len() > 1 => return Err(CommandError::UnexpectedArgument("dmesg")),
+        "dmesg" => Command::Dmesg(rest[0].to_string()),
         _ => Command::Quit,
     };
     Ok(Some(command))

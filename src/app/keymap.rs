@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
 use super::keymap_actions as actions;
+use super::keymap_logs as logs;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
@@ -43,10 +44,14 @@ pub enum KeyContext {
     ActionPlan,
     /// The progress of the node or etcd action run here.
     ActionProgress,
+    /// A node's or several nodes' logs.
+    Logs,
+    /// Which log of a node to follow.
+    LogPicker,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 22] = [
+    pub const ALL: [KeyContext; 24] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -69,6 +74,8 @@ impl KeyContext {
         KeyContext::ActionMenu,
         KeyContext::ActionPlan,
         KeyContext::ActionProgress,
+        KeyContext::Logs,
+        KeyContext::LogPicker,
     ];
 
     pub fn title(self) -> &'static str {
@@ -97,6 +104,8 @@ impl KeyContext {
             KeyContext::ActionMenu => "Actions menu (a on nodes, node detail, etcd)",
             KeyContext::ActionPlan => "Node or etcd action plan",
             KeyContext::ActionProgress => "Node or etcd action progress",
+            KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
+            KeyContext::LogPicker => "Log picker (l in node detail)",
         }
     }
 
@@ -410,6 +419,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
+            logs::FROM_CLUSTER,
         ],
         KeyContext::NodeDetail => &[
             actions::FROM_PANES,
@@ -417,6 +427,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
+            logs::FROM_DETAIL,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, ERRORS_CLOSE, CTRL_C_QUITS],
@@ -449,6 +460,8 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::ActionMenu => &[actions::MENU],
         KeyContext::ActionPlan => &[actions::PLAN],
         KeyContext::ActionProgress => &[actions::PROGRESS],
+        KeyContext::Logs => &[logs::VIEW, logs::BACK],
+        KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -496,6 +509,8 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Provision => KeyContext::Provision,
             Screen::Action if state.actions.plan.is_some() => KeyContext::ActionPlan,
             Screen::Action => KeyContext::ActionProgress,
+            Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,
+            Screen::Logs => KeyContext::Logs,
             Screen::Rollout => {
                 let asking = state
                     .current

@@ -105,6 +105,7 @@ pub fn prepare(state: &mut AppState) {
         | Screen::ProvisionWizard
         | Screen::Provision
         | Screen::Action => &[],
+        Screen::Logs => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

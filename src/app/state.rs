@@ -37,6 +37,8 @@ pub enum Screen {
     Provision,
     /// A node or etcd action's plan, or the progress of the one running here.
     Action,
+    /// Service or kernel logs of one or several nodes, or the service picker leading there.
+    Logs,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -296,6 +298,8 @@ pub struct AppState {
     pub demo_fleet: bool,
     /// The node and etcd actions: menu, plan and progress.
     pub actions: super::actions::ActionsState,
+    /// The log view and its service picker.
+    pub logs: super::update_logs::LogsState,
 }
 
 impl AppState {
@@ -334,6 +338,7 @@ impl AppState {
             quit_question: None,
             demo_fleet: false,
             actions: Default::default(),
+            logs: Default::default(),
         }
     }
 
@@ -360,6 +365,7 @@ impl AppState {
             | Screen::ProvisionWizard
             | Screen::Provision
             | Screen::Action => None,
+            Screen::Logs => None,
         }
     }
 
@@ -375,6 +381,7 @@ impl AppState {
             | Screen::ProvisionWizard
             | Screen::Provision
             | Screen::Action => self.current.as_deref(),
+            Screen::Logs => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

@@ -43,6 +43,16 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
             redraw,
         };
     }
+    if let Action::Event(AppEvent::Log(event)) = action {
+        let redraw = super::update_logs::on_event(state, event);
+        if redraw {
+            state.generation += 1;
+        }
+        return Outcome {
+            effects: Vec::new(),
+            redraw,
+        };
+    }
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
         let redraw = provision::on_tick(state) || state.screen == Screen::Rollout;
@@ -56,9 +66,11 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     }
     state.generation += 1;
     let before = panes::Watching::of(state);
+    let streaming = super::update_logs::Streaming::of(state);
     let mut effects = update_inner(state, action);
     let after = panes::Watching::of(state);
     effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
+    effects.extend(streaming.transitions(&super::update_logs::Streaming::of(state)));
     Outcome {
         effects,
         redraw: true,
@@ -136,6 +148,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::on_wizard(state, other)
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
+                None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_upgrade(state, target);
@@ -152,6 +165,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         Vec::new()
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
+                    Action::Logs(key) => super::update_logs::open(state, key),
                     other => panes::on_screen(state, other),
                 },
             };
@@ -204,6 +218,9 @@ fn on_event(state: &mut AppState, event: AppEvent) {
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
+        AppEvent::Log(event) => {
+            super::update_logs::on_event(state, event);
+        }
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -450,6 +467,9 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// The filter of what is on screen: the discovery list's, or the table's.
 fn set_filter(state: &mut AppState, text: String) {
+    if super::update_logs::set_filter(state, &text) {
+        return;
+    }
     match state.active_table() {
         Some(kind) => state.tables.get_mut(kind).filter = text,
         None => {
@@ -511,6 +531,15 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         }
         Ok(Some(Command::Pane(pane))) => {
             panes::show_pane(state, pane);
+            Vec::new()
+        }
+        Ok(Some(Command::Logs { service, nodes })) => {
+            let subject = super::logs::LogSubject::named(&service);
+            super::update_logs::open_command(state, subject, &nodes);
+            Vec::new()
+        }
+        Ok(Some(Command::Dmesg(node))) => {
+            super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
             Vec::new()
         }
         Err(e) => {

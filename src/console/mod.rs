@@ -1,7 +1,8 @@
 //! The interactive console's IO side: the event loop that feeds the terminal
 //! and app events into app's pure update step, and the effect runner that
-//! starts rollouts, provisions and node and etcd actions. Sits above `app` and `views`.
+//! starts rollouts, provisions, node and etcd actions and log streams. Sits above `app` and `views`.
 pub mod run;
 mod run_actions;
+pub mod run_logs;
 mod run_provision;
 mod run_rollout;

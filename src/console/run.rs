@@ -72,6 +72,8 @@ pub struct Console {
     pub rollouts: std::collections::HashMap<String, RunningRollout>,
     /// Where journals go (the state dir), as the subcommand resolved it.
     pub paths: Paths,
+    /// The log view's streams, while it is on screen.
+    pub logs: super::run_logs::LogStreams,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -331,6 +333,7 @@ fn perform(
             super::run_actions::run(console, approved, *run, app_tx);
             None
         }
+        Effect::Logs(effect) => super::run_logs::perform(console, effect, app_tx),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
@@ -379,6 +382,7 @@ mod tests {
                 config_dir: "/nonexistent/config".into(),
                 state_dir: "/nonexistent/state".into(),
             },
+            logs: Default::default(),
         }
     }
 

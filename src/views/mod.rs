@@ -24,6 +24,7 @@ pub mod footer;
 pub mod header;
 pub mod help;
 pub mod kube_plan;
+pub mod logs;
 pub mod message_line;
 pub mod messages;
 pub mod node_detail;
@@ -110,6 +111,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Provision => {
             (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
         }
+        Screen::Logs => (&logs::LogsView::new(state, look)).render(body, buf),
         Screen::Action if state.actions.plan.is_some() => {
             (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
         }
