@@ -8,9 +8,12 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts and provisions for the app.
+//!   runner that starts rollouts, provisions and node and etcd actions (the
+//!   headless commands' own runners) and the log view's streams for the app.
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
-//! - `app`: state, actions, the pure update step, keymaps, the `:` line.
+//! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
+//!   node and etcd actions' menu, plans (node_actions' and etcd_maintenance's
+//!   own plans and guards) and progress; the log view's buffer.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.
@@ -26,6 +29,10 @@
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
 //! - `talos`, `kube`, `opennebula`: protocol clients, bytes on the wire to
 //!   typed values and back.
+//! - `cluster_config`: what a new cluster is made from, natively: the secrets
+//!   bundle, machine configs of a Talos version with config patches, the
+//!   talosconfig, the operator's contexts merged in and removed, the
+//!   `Kubeconfig` stream's archive read under caps. Uses discovery's readers.
 //! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
 //! - `logging`, `versions`, `tui`, `guards`, `run_holder`: the log file;
 //!   version rules and upgrade paths; terminal setup, capabilities, glyphs,
@@ -47,6 +54,7 @@ pub mod approval;
 pub mod bounded;
 pub mod cli;
 pub mod clock;
+pub mod cluster_config;
 pub mod commands;
 pub mod config;
 pub mod console;

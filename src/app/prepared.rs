@@ -104,7 +104,9 @@ pub fn prepare(state: &mut AppState) {
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
         | Screen::Provision
-        | Screen::Health => &[],
+        | Screen::Action => &[],
+        Screen::Logs => &[],
+        Screen::Health => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

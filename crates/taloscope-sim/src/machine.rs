@@ -418,26 +418,51 @@ impl MachineService for MachineApi {
             .map(Response::new)
     }
 
-    // Bootstrap and Kubeconfig belong to cluster creation (issue 18); until the sim forms new
-    // clusters it answers them as a Talos build without these APIs would.
+    // Cluster creation (formation.rs): v1alpha1_server.go `Bootstrap` and `Kubeconfig`.
     async fn bootstrap(
         &self,
-        _request: Request<BootstrapRequest>,
+        request: Request<BootstrapRequest>,
     ) -> Result<Response<BootstrapResponse>, Status> {
-        Err(Status::unimplemented(
-            "Bootstrap is not served by this sim yet",
-        ))
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Bootstrap",
+            Role::Admin,
+            BootstrapResponse,
+            |t| {
+                super::formation::bootstrap(core, &t)?;
+                Ok(Bootstrap { metadata: None })
+            }
+        )
     }
 
     type KubeconfigStream = super::logs::DataStream;
 
     async fn kubeconfig(
         &self,
-        _request: Request<()>,
+        request: Request<()>,
     ) -> Result<Response<Self::KubeconfigStream>, Status> {
-        Err(Status::unimplemented(
-            "Kubeconfig is not served by this sim yet",
-        ))
+        // Admin only (pkg/machinery/role and apid's authz rules for MachineService/Kubeconfig).
+        require(&request, Role::Admin)?;
+        let target = match self.route(&request, "/machine.MachineService/Kubeconfig")? {
+            Route::One(t) => t,
+            Route::Many(_) => {
+                return Err(Status::invalid_argument(
+                    "one-2-many proxying is not supported for method \"/machine.MachineService/Kubeconfig\"",
+                ));
+            }
+        };
+        slow_down(&target.node).await;
+        let bytes = super::formation::kubeconfig(&target)?;
+        let (tx, rx) = mpsc::channel(1);
+        let _ = tx
+            .send(Ok(taloscope_proto::common::Data {
+                metadata: None,
+                bytes,
+            }))
+            .await;
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 
     type DmesgStream = super::logs::DataStream;

@@ -166,13 +166,16 @@ pub struct ClusterSpec {
 pub struct Scenario {
     pub name: String,
     pub clusters: Vec<ClusterSpec>,
+    /// A Cluster API management cluster and the workload cluster it owns (the `capi` scenarios).
+    pub capi: Option<super::capi::CapiSpec>,
 }
 
 #[rustfmt::skip]
 const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
-    "talos-1.12", "talos-1.13",
+    "talos-1.12", "talos-1.13", "capi", "capi-stuck-rollout", "capi-orphaned-member",
+    "capi-etcd-stopped",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -194,6 +197,9 @@ impl Scenario {
 
     /// A built-in scenario by name.
     pub fn builtin(name: &str) -> Option<Scenario> {
+        if let Some(s) = super::capi::builtin(name) {
+            return Some(s);
+        }
         let clusters = match name {
             "healthy" => {
                 let mut cluster = standard_cluster("healthy", 0, |_| {});
@@ -280,6 +286,7 @@ impl Scenario {
         Some(Scenario {
             name: name.to_string(),
             clusters,
+            capi: None,
         })
     }
 
@@ -361,7 +368,7 @@ fn small_cluster(name: &str, index: usize, tweak: impl Fn(&mut NodeSpec)) -> Clu
     build_cluster(name, index, &names, tweak)
 }
 
-fn build_cluster(
+pub(crate) fn build_cluster(
     name: &str,
     index: usize,
     names: &[(&str, NodeRole)],
