@@ -88,6 +88,8 @@ pub(crate) struct Ctx {
     pub one: OneProvider,
     pub spec: CapiSpec,
     pub knobs: Knobs,
+    /// Machines deleted whose VM may still be booting: terminated and removed once it can be.
+    pub released: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// The running management cluster: its objects and the controller task.
@@ -122,6 +124,7 @@ impl CapiSim {
             one,
             spec,
             knobs: Knobs::default(),
+            released: Default::default(),
         });
         seed::seed(&ctx, &workload);
         seed::inject(&ctx);
@@ -138,6 +141,15 @@ impl CapiSim {
     /// One object in the storage version.
     pub fn get(&self, plural: &str, name: &str) -> Option<Value> {
         self.ctx.store.get(plural, &self.ctx.spec.namespace, name)
+    }
+
+    /// Deleted Machines whose VM is not DONE yet (terminated as soon as oned allows).
+    pub fn pending_releases(&self) -> usize {
+        self.ctx
+            .released
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     /// The scenario's names.
