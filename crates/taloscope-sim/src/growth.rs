@@ -198,9 +198,12 @@ impl FleetState {
         let Some(node) = self.cluster(cluster).and_then(|c| c.node(name)).cloned() else {
             return false;
         };
-        node.removed
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        node::power_off(self, &node);
+        if !node
+            .removed
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            node::power_off(self, &node);
+        }
         true
     }
 
