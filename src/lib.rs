@@ -8,9 +8,12 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts and provisions for the app.
+//!   runner that starts rollouts, provisions and node and etcd actions (the
+//!   headless commands' own runners) and the log view's streams for the app.
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
-//! - `app`: state, actions, the pure update step, keymaps, the `:` line.
+//! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
+//!   node and etcd actions' menu, plans (node_actions' and etcd_maintenance's
+//!   own plans and guards) and progress; the log view's buffer.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.

@@ -222,7 +222,7 @@ pub(super) static DETAIL_OWN: &[Binding] = &[
         offered: None,
     },
     Binding {
-        keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
+        keys: &[Key::plain(KeyCode::Right)],
         action: Action::NextNode,
         help: "next node",
         footer: Some("next"),

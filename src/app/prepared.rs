@@ -104,7 +104,10 @@ pub fn prepare(state: &mut AppState) {
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
         | Screen::Provision
-        | Screen::Capi => &[],
+        | Screen::Action => &[],
+        Screen::Logs => &[],
+        Screen::Health => &[],
+        Screen::Capi => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

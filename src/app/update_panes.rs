@@ -27,6 +27,12 @@ impl Watching {
             (Screen::NodeDetail, Some(cluster)) => {
                 detail_node_key(state).map(|node| (cluster.clone(), node))
             }
+            // The service picker lists the node's services.
+            (Screen::Logs, Some(cluster)) => state
+                .logs
+                .picker
+                .as_ref()
+                .map(|p| (cluster.clone(), p.node.address.clone())),
             _ => None,
         };
         Watching { focus, node }
@@ -70,7 +76,8 @@ fn event_time(event: &FleetEvent) -> Instant {
         | FleetEvent::PollFinished { at, .. }
         | FleetEvent::NodeServices { at, .. }
         | FleetEvent::NodeEvent { at, .. }
-        | FleetEvent::Capi { at, .. } => *at,
+        | FleetEvent::Certificates { at, .. } => *at,
+        FleetEvent::Capi { at, .. } => *at,
     }
 }
 
@@ -115,8 +122,11 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
         | Screen::Provision
-        | Screen::Capi => false,
+        | Screen::Action => false,
+        Screen::Health => false,
+        Screen::Capi => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
+        Screen::Logs => state.logs.picker.is_some() && state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {
         return false;

@@ -73,6 +73,12 @@ pub enum FleetEvent {
         /// When it arrived, seconds since the Unix epoch (shown beside it).
         unix: u64,
     },
+    /// When the cluster's certificates end, read once per poll round.
+    Certificates {
+        cluster: String,
+        certs: Vec<super::cert_expiry::CertExpiry>,
+        at: Instant,
+    },
     /// The management clusters among the kube contexts, read again (fleet-wide: no cluster).
     Capi { view: Box<CapiView>, at: Instant },
 }
@@ -88,7 +94,8 @@ impl FleetEvent {
             | FleetEvent::Membership { cluster, .. }
             | FleetEvent::PollFinished { cluster, .. }
             | FleetEvent::NodeServices { cluster, .. }
-            | FleetEvent::NodeEvent { cluster, .. } => cluster,
+            | FleetEvent::NodeEvent { cluster, .. }
+            | FleetEvent::Certificates { cluster, .. } => cluster,
             FleetEvent::Capi { .. } => "",
         }
     }
@@ -111,6 +118,8 @@ pub struct ClusterLive {
     pub polling: bool,
     pub services: HashMap<String, (Result<Vec<ServiceStatus>, String>, Instant)>,
     pub events: HashMap<String, VecDeque<(Instant, u64, String)>>,
+    /// When the cluster's certificates end (the latest round's reading).
+    pub certs: Vec<super::cert_expiry::CertExpiry>,
 }
 
 impl ClusterLive {
@@ -289,6 +298,12 @@ impl ClusterLive {
                     log.pop_front();
                 }
                 log.push_back((at, unix, summary));
+            }
+            FleetEvent::Certificates { certs, .. } => {
+                if self.certs == certs {
+                    return false;
+                }
+                self.certs = certs;
             }
             // Folded by the fleet model, not a cluster.
             FleetEvent::Capi { .. } => return false,

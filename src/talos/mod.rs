@@ -1,7 +1,7 @@
 //! The native Talos API client: mutual TLS from a talosconfig context, endpoint
 //! failover, per-node calls with the `node` metadata key and client-side fan-out,
-//! the Events stream, service and kernel logs, the cluster health check, and COSI
-//! resource reads. Bytes on the wire <-> typed values.
+//! the Events stream, service and kernel logs, the cluster health check, COSI
+//! resource reads, and the certificate a server presents. Bytes on the wire <-> typed values.
 mod calls;
 pub mod client;
 pub mod cosi;
@@ -14,6 +14,7 @@ pub mod health;
 pub mod kubernetes_resources;
 pub mod logs;
 mod node_actions;
+pub mod served_cert;
 pub mod tls;
 pub mod types;
 

@@ -36,6 +36,7 @@
 //!           alarm: NOSPACE                  # etcd alarm raised by this member (NOSPACE | CORRUPT)
 //!           wrong_ca_cert: true             # server certificate signed by a different CA
 //!           expired_cert: true              # server certificate expired
+//!           expiring_cert: true             # server certificate ends in 20 days (not renewed)
 //!           component_never_ready: kube-scheduler  # never ready again after an image update
 //! ```
 //!
@@ -100,6 +101,11 @@ pub struct Faults {
     pub wrong_ca_cert: bool,
     #[serde(default)]
     pub expired_cert: bool,
+    /// The apid server certificate ends 20 days from today: upstream renews it at half its
+    /// validity (internal/app/machined/pkg/controllers/secrets/api.go), so this is a node
+    /// whose renewal stopped.
+    #[serde(default)]
+    pub expiring_cert: bool,
     /// A Kubernetes component (`kube-apiserver`, `kube-controller-manager`, `kube-scheduler`,
     /// `kubelet`) that restarts on a new image and never becomes ready again.
     #[serde(default)]

@@ -551,3 +551,34 @@ async fn a_copied_template_rolls_talos_and_a_worker_version_rolls_the_machine_de
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_scaled_down_while_booting_never_join_the_workload_cluster() {
+    let sim = start_builtin("capi", TIME_SCALE).await;
+    let home = tempfile::tempdir().expect("home");
+    let h = home.path();
+    let mut seen = 0;
+    wait_rolled(&sim, false, 2, "v1.34.1", None, &mut seen).await;
+    kubectl(&sim, h, &["scale", "md", "capi-work-md-0", "--replicas=4"]);
+    wait_for("4 worker Machines", LIMIT, || {
+        let n = workers(&sim).len();
+        async move { (n == 4).then_some(()) }
+    })
+    .await;
+    kubectl(&sim, h, &["scale", "md", "capi-work-md-0", "--replicas=2"]);
+    wait_for("the booting VMs terminated", LIMIT, || {
+        let pending = capi(&sim).pending_releases();
+        let machines = workers(&sim);
+        let done = pending == 0 && machines.len() == 2 && machines.iter().all(ready);
+        async move { done.then_some(()) }
+    })
+    .await;
+    let nodes = Command::new("kubectl")
+        .args(["--context", "admin@capi-work", "get", "nodes", "-o", "name"])
+        .env("KUBECONFIG", sim.fleet.kubeconfig_path())
+        .env("HOME", h)
+        .output()
+        .expect("kubectl runs");
+    let names = String::from_utf8_lossy(&nodes.stdout).to_string();
+    assert_eq!(names.lines().count(), 5, "{names}");
+}

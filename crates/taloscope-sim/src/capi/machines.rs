@@ -129,12 +129,26 @@ pub(crate) fn delete(ctx: &Ctx, name: &str) {
 /// Terminates the VM, removes the Node and the provider objects of a Machine that is gone.
 fn release(ctx: &Ctx, name: &str) {
     let ns = ctx.spec.namespace.as_str();
-    if let Some(vm) = ctx.one.vm_by_name(name).filter(|v| !v.done) {
-        ctx.one.terminate(vm.id);
-    }
-    ctx.fleet.remove_node(&ctx.spec.workload, name);
     ctx.store.delete("onemachines", ns, name);
     ctx.store.delete("talosconfigs", ns, name);
+    ctx.released
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(name.to_string());
+    finish_releases(ctx);
+}
+
+/// A VM still booting cannot be terminated yet (oned refuses `terminate` in PROLOG/BOOT), and
+/// its Talos may join after its Machine went: both are retried until the VM is DONE.
+fn finish_releases(ctx: &Ctx) {
+    let mut released = ctx.released.lock().unwrap_or_else(|e| e.into_inner());
+    released.retain(|name| {
+        if let Some(vm) = ctx.one.vm_by_name(name).filter(|v| !v.done) {
+            ctx.one.terminate(vm.id);
+        }
+        ctx.fleet.remove_node(&ctx.spec.workload, name);
+        ctx.one.vm_by_name(name).is_some_and(|v| !v.done)
+    });
 }
 
 /// One pass: provider objects of deleted Machines released, VMs for new ONEMachines, and every
@@ -154,6 +168,7 @@ pub(crate) fn reconcile(ctx: &Ctx) {
             release(ctx, name);
         }
     }
+    finish_releases(ctx);
     for m in &machines {
         provision(ctx, m);
         update_status(ctx, m);

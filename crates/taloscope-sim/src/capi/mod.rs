@@ -44,9 +44,10 @@ use store::CapiStore;
 /// The known deadlocks of the Talos control-plane provider, injected at start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StuckFault {
-    /// A control-plane rollout (TalosControlPlane `spec.version` bumped to the next patch)
-    /// whose oldest outdated control plane has an unhealthy etcd member: the surge Machine
-    /// joins, then scale-down waits "for etcd to become healthy before scaling down" forever.
+    /// A control-plane rollout (TalosControlPlane `spec.version` at the next patch, v1.34.2)
+    /// whose surge Machine already runs it, and whose oldest outdated control plane has an
+    /// unhealthy etcd member: scale-down waits "for etcd to become healthy before scaling down"
+    /// forever (the scenario starts in that state).
     /// Fixed by deleting (or removing the etcd member of) the stuck Machine.
     StuckRollout,
     /// An etcd member left behind by a Machine deleted out of band (its node powered off), with
@@ -88,6 +89,8 @@ pub(crate) struct Ctx {
     pub one: OneProvider,
     pub spec: CapiSpec,
     pub knobs: Knobs,
+    /// Machines deleted whose VM may still be booting: terminated and removed once it can be.
+    pub released: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// The running management cluster: its objects and the controller task.
@@ -95,6 +98,9 @@ pub struct CapiSim {
     ctx: Arc<Ctx>,
     task: tokio::task::JoinHandle<()>,
 }
+
+/// The version `capi-stuck-rollout` rolls the control planes to.
+pub(crate) const ROLLOUT_VERSION: &str = "v1.34.2";
 
 /// Simulated seconds between two reconciles without a change (the providers requeue after
 /// 10-20 s; the sim is quicker so tests stay short).
@@ -122,6 +128,7 @@ impl CapiSim {
             one,
             spec,
             knobs: Knobs::default(),
+            released: Default::default(),
         });
         seed::seed(&ctx, &workload);
         seed::inject(&ctx);
@@ -138,6 +145,15 @@ impl CapiSim {
     /// One object in the storage version.
     pub fn get(&self, plural: &str, name: &str) -> Option<Value> {
         self.ctx.store.get(plural, &self.ctx.spec.namespace, name)
+    }
+
+    /// Deleted Machines whose VM is not DONE yet (terminated as soon as oned allows).
+    pub fn pending_releases(&self) -> usize {
+        self.ctx
+            .released
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     /// The scenario's names.
@@ -177,7 +193,7 @@ pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
         _ => return None,
     };
     let control_planes = match fault {
-        Some(StuckFault::OrphanedMember) => 4,
+        Some(StuckFault::OrphanedMember | StuckFault::StuckRollout) => 4,
         Some(StuckFault::SingleMemberStopped) => 1,
         _ => 3,
     };
@@ -200,7 +216,15 @@ pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
         name: name.to_string(),
         clusters: vec![
             crate::scenario::build_cluster("capi-mgmt", 0, &[("cp-1", ControlPlane)], |_| {}),
-            crate::scenario::build_cluster("capi-work", 1, &refs, |_| {}),
+            // The stuck rollout starts where it sticks: the surge Machine (the 4th control
+            // plane) already runs the new version.
+            crate::scenario::build_cluster("capi-work", 1, &refs, |n| {
+                if fault == Some(StuckFault::StuckRollout)
+                    && Some(&n.name) == names.get(3).map(|(n, _)| n)
+                {
+                    n.kubernetes_version = ROLLOUT_VERSION.into();
+                }
+            }),
         ],
         capi: Some(CapiSpec {
             management: "capi-mgmt".into(),

@@ -54,6 +54,15 @@ fn machine_nodes(ctx: &Ctx) -> Vec<(String, NodeRole)> {
     nodes
 }
 
+/// The kubelet version a node runs (the Machine's `spec.version`).
+fn node_version(ctx: &Ctx, node: &str) -> String {
+    ctx.fleet
+        .cluster(&ctx.spec.workload)
+        .and_then(|c| c.node(node))
+        .map(|n| n.status().kubernetes.kubelet.version)
+        .unwrap_or_else(|| crate::scenario::DEFAULT_KUBERNETES.into())
+}
+
 pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
     let ns = ctx.spec.namespace.clone();
     let work = ctx.spec.workload.clone();
@@ -204,7 +213,7 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
             "machines",
             json!({"apiVersion": format!("{CORE}/v1beta2"), "kind": "Machine",
             "metadata": {"name": node, "namespace": ns, "labels": labels, "ownerReferences": [owner]},
-            "spec": {"clusterName": work, "version": kube, "providerID": provider_id,
+            "spec": {"clusterName": work, "version": node_version(ctx, &node), "providerID": provider_id,
                 "bootstrap": {"configRef": {"apiGroup": BOOTSTRAP, "kind": "TalosConfig", "name": node},
                     "dataSecretName": format!("{node}-bootstrap-data")},
                 "infrastructureRef": {"apiGroup": INFRASTRUCTURE, "kind": "ONEMachine", "name": node}},
@@ -238,14 +247,19 @@ pub(crate) fn inject(ctx: &Ctx) {
     match ctx.spec.fault {
         None => {}
         Some(StuckFault::StuckRollout) => {
-            // The Machine scale-down picks first (oldest; ties by name) reports etcd errors.
-            if let Some(first) = cps.first() {
+            // The outdated Machine scale-down picks first (oldest; ties by name) reports etcd
+            // errors; the TalosControlPlane wants 3 replicas at the version the 4th runs.
+            let outdated = cps
+                .iter()
+                .find(|n| node_version(ctx, n) != super::ROLLOUT_VERSION);
+            if let Some(first) = outdated {
                 let _ = cluster.set_etcd_unhealthy(first, true);
             }
             let tcp = format!("{}{TCP_NAME_SUFFIX}", ctx.spec.workload);
             ctx.store
                 .modify("taloscontrolplanes", &ctx.spec.namespace, &tcp, |t| {
-                    t["spec"]["version"] = json!("v1.34.2");
+                    t["spec"]["version"] = json!(super::ROLLOUT_VERSION);
+                    t["spec"]["replicas"] = json!(3);
                 });
         }
         Some(StuckFault::OrphanedMember) => {

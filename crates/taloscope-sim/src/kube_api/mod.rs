@@ -98,12 +98,21 @@ impl KubeApiServer {
         client_ca_pem: &str,
         facts: watch::Receiver<KubeClusterFacts>,
     ) -> Result<KubeApiServer, KubeApiError> {
+        Self::start_at(SocketAddr::new(ip, 0), server, client_ca_pem, facts).await
+    }
+
+    /// Listens on `bind` exactly (a formed cluster's `controlPlane.endpoint`), else as `start`.
+    pub async fn start_at(
+        bind: SocketAddr,
+        server: &pki::CertPair,
+        client_ca_pem: &str,
+        facts: watch::Receiver<KubeClusterFacts>,
+    ) -> Result<KubeApiServer, KubeApiError> {
         let cluster = facts.borrow().cluster.clone();
         let tls = tls_config(server, client_ca_pem).map_err(|message| KubeApiError::Tls {
             cluster: cluster.clone(),
             message,
         })?;
-        let bind = SocketAddr::new(ip, 0);
         let listener = TcpListener::bind(bind)
             .await
             .map_err(|source| KubeApiError::Listen {
