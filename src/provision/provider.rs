@@ -280,6 +280,8 @@ mod tests {
             auth_file: None,
             username: Some("oneadmin".into()),
             password: Some("pw".into()),
+            templates: Default::default(),
+            service_template: None,
         };
         let one_xmlrpc = one_xmlrpc.map(str::to_string);
         let env = OneEnvironment::capture(&move |k: &str| {

@@ -416,7 +416,9 @@ impl MachineService for MachineApi {
         &self,
         _request: Request<BootstrapRequest>,
     ) -> Result<Response<BootstrapResponse>, Status> {
-        Err(Status::unimplemented("Bootstrap is not served by this sim yet"))
+        Err(Status::unimplemented(
+            "Bootstrap is not served by this sim yet",
+        ))
     }
 
     type KubeconfigStream = super::logs::DataStream;
@@ -425,7 +427,9 @@ impl MachineService for MachineApi {
         &self,
         _request: Request<()>,
     ) -> Result<Response<Self::KubeconfigStream>, Status> {
-        Err(Status::unimplemented("Kubeconfig is not served by this sim yet"))
+        Err(Status::unimplemented(
+            "Kubeconfig is not served by this sim yet",
+        ))
     }
 
     type DmesgStream = super::logs::DataStream;
