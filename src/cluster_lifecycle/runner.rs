@@ -154,7 +154,13 @@ impl<S: CreateSteps> CreateRunner<S> {
             CreatePhase::NodesReady => self.nodes_ready().await,
             CreatePhase::ContextsWritten => {
                 self.ensure_configs().await?;
-                self.steps.write_contexts().await
+                let control_planes: Vec<String> = self
+                    .journal
+                    .record()
+                    .vms_of(MachineRole::Controlplane)
+                    .filter_map(|v| v.ip.clone())
+                    .collect();
+                self.steps.write_contexts(&control_planes).await
             }
         }
     }
@@ -530,12 +536,14 @@ impl<S: CreateSteps> CreateRunner<S> {
 
     async fn nodes_ready(&mut self) -> Result<String, String> {
         self.ensure_configs().await?;
+        let (_, node) = self.first_control_plane()?;
         let wanted = self.plan.node_count();
         let steps = self.steps.clone();
         self.wait_for(CreatePhase::NodesReady, || {
             let steps = steps.clone();
+            let node = node.clone();
             async move {
-                let n = steps.nodes_ready().await?;
+                let n = steps.nodes_ready(&node).await?;
                 let line = format!(
                     "{}/{wanted} nodes Ready ({} registered)",
                     n.ready, n.registered

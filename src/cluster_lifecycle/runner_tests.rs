@@ -186,7 +186,7 @@ impl CreateSteps for Fake {
         })
     }
 
-    fn nodes_ready(&self) -> BoxFuture<'_, Result<NodesReady, String>> {
+    fn nodes_ready<'a>(&'a self, _node: &'a str) -> BoxFuture<'a, Result<NodesReady, String>> {
         Fake::boxed(async move {
             self.maybe_hang("nodes_ready").await;
             let n = self.world.lock().unwrap().vms.len();
@@ -197,8 +197,9 @@ impl CreateSteps for Fake {
         })
     }
 
-    fn write_contexts(&self) -> BoxFuture<'_, Result<String, String>> {
+    fn write_contexts<'a>(&'a self, cps: &'a [String]) -> BoxFuture<'a, Result<String, String>> {
         Fake::boxed(async move {
+            assert_eq!(cps.len(), self.plan.controlplanes, "{cps:?}");
             self.world.lock().unwrap().contexts_written += 1;
             self.maybe_hang("write_contexts").await;
             Ok("contexts lab written".into())

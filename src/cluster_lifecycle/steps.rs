@@ -80,7 +80,12 @@ pub trait CreateSteps: Send + Sync + 'static {
     fn etcd<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<EtcdForming, String>>;
     /// `Some(what answered)` once the Kubernetes API answers (the kubeconfig fetched first).
     fn api<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<Option<String>, String>>;
-    fn nodes_ready(&self) -> BoxFuture<'_, Result<NodesReady, String>>;
-    /// Merges the talos and kube contexts (backups first); says what was written where.
-    fn write_contexts(&self) -> BoxFuture<'_, Result<String, String>>;
+    /// Kubernetes nodes as the API through `node` reports them.
+    fn nodes_ready<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<NodesReady, String>>;
+    /// Merges the talos context (endpoints: the control planes) and the kube context into
+    /// the operator's files (backups first); says what was written where.
+    fn write_contexts<'a>(
+        &'a self,
+        control_planes: &'a [String],
+    ) -> BoxFuture<'a, Result<String, String>>;
 }

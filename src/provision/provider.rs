@@ -257,7 +257,10 @@ pub async fn plan(
     })
 }
 
-async fn find_template(client: &OneClient, wanted: &NameOrId) -> Result<TemplateInfo, OneError> {
+pub async fn find_template(
+    client: &OneClient,
+    wanted: &NameOrId,
+) -> Result<TemplateInfo, OneError> {
     match wanted {
         NameOrId::Id(id) => client.template(*id).await,
         NameOrId::Name(name) => client.template_named(name).await,
