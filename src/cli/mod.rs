@@ -9,6 +9,8 @@ use crate::tui::ColorMode;
 
 mod operations;
 pub use operations::*;
+mod lifecycle;
+pub use lifecycle::{CreateArgs, DeleteArgs, DeliverArg};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -113,7 +115,9 @@ impl Cli {
             | Some(Command::Dmesg(DmesgArgs { sources, .. }))
             | Some(Command::Health { sources, .. })
             | Some(Command::Certs { sources, .. })
-            | Some(Command::Etcd(EtcdArgs { sources, .. })) => (Some(sources), None, None),
+            | Some(Command::Etcd(EtcdArgs { sources, .. }))
+            | Some(Command::Create(CreateArgs { sources, .. }))
+            | Some(Command::Delete(DeleteArgs { sources, .. })) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
@@ -276,6 +280,14 @@ pub enum Command {
     /// database against its quota; disarm, defrag, snapshot, forfeit and remove-member show
     /// their plan with --plan and run with --yes --confirm NAME. Exit 0 / 1 / 2 as `upgrade`.
     Etcd(EtcdArgs),
+    /// Create a whole Talos cluster on a provider: VMs, machine configs, bootstrap, contexts.
+    /// --plan shows the plan and every guard; --yes --confirm NAME runs it (resumes a killed
+    /// run). Exit 0 done / 1 blocked or failed / 2 usage.
+    Create(CreateArgs),
+    /// Delete a cluster (--context) taloscope created (or whose VMs --adopt names): terminate
+    /// its VMs, remove its contexts (backups kept). --plan, or --yes --confirm NAME with
+    /// --ack "this destroys the cluster and its data".
+    Delete(DeleteArgs),
 }
 
 /// `taloscope upgrade`.

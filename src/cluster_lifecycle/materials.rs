@@ -77,3 +77,56 @@ pub trait ContextFiles: Send + Sync + 'static {
         kube_context: Option<&str>,
     ) -> Result<String, String>;
 }
+
+impl ClusterMaterials for Box<dyn ClusterMaterials> {
+    fn prepare(
+        &self,
+        plan: &CreatePlan,
+        endpoint: &str,
+        bundle: &Path,
+        fresh: bool,
+    ) -> Result<Materials, String> {
+        (**self).prepare(plan, endpoint, bundle, fresh)
+    }
+    fn talosconfig(
+        &self,
+        materials: &Materials,
+        name: &str,
+        endpoints: &[String],
+    ) -> Result<String, String> {
+        (**self).talosconfig(materials, name, endpoints)
+    }
+    fn kubeconfig_from_archive(&self, archive: &[u8]) -> Result<String, String> {
+        (**self).kubeconfig_from_archive(archive)
+    }
+}
+
+impl ContextFiles for Box<dyn ContextFiles> {
+    fn merge(&self, cluster: &str, talosconfig: &str, kubeconfig: &str) -> Result<String, String> {
+        (**self).merge(cluster, talosconfig, kubeconfig)
+    }
+    fn remove(
+        &self,
+        talos_context: Option<&str>,
+        kube_context: Option<&str>,
+    ) -> Result<String, String> {
+        (**self).remove(talos_context, kube_context)
+    }
+}
+
+/// The materials and context files a create or delete works with.
+pub type ClusterFiles = (Box<dyn ClusterMaterials>, Box<dyn ContextFiles>);
+
+/// The one place the create and delete commands and the console get their materials and
+/// context files: the `cluster_config` module's implementations, writing into the operator's
+/// `talosconfig` and `kubeconfig` files. Until that module is part of this build, creating and
+/// deleting is refused here with the reason, before anything is asked of a provider.
+pub fn cluster_files(
+    talosconfig: &Path,
+    kubeconfig: &Path,
+) -> Result<ClusterFiles, String> {
+    let _ = (talosconfig, kubeconfig);
+    Err("this build has no cluster_config module (secrets bundle, machine configs, context merging): \
+         creating and deleting clusters needs it; --plan works without it"
+        .into())
+}

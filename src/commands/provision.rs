@@ -22,7 +22,7 @@ use crate::provision::{
     RunnerOptions, connect, plan, terminate,
 };
 
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, stamped};
+use super::upgrade_output::{guarded_plan, stamped};
 use crate::clock::{Zone, unix_now};
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, json_line, json_line_at};
@@ -220,15 +220,6 @@ async fn provision(
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }
 
-/// The plan's JSON: every field of the plan, then its guards and whether they block.
-#[derive(serde::Serialize)]
-struct PlanReport<'a> {
-    #[serde(flatten)]
-    plan: &'a ProvisionPlan,
-    guards: Vec<GuardLine>,
-    blocked: bool,
-}
-
 /// The plan and its GUARDS section (the same table form as `upgrade --plan`), or the JSON.
 fn render_plan(
     plan: &ProvisionPlan,
@@ -236,21 +227,9 @@ fn render_plan(
     acks: &[String],
     output: OutputFormat,
 ) -> Result<String, Stop> {
-    let lines = guard_lines(guards, acks);
-    match output {
-        OutputFormat::Table => Ok(format!(
-            "{}\n{}",
-            plan.table(),
-            guards_table(&lines, &plan.cluster)
-        )),
-        OutputFormat::Json => serde_json::to_string_pretty(&PlanReport {
-            plan,
-            blocked: lines.iter().any(|g| g.blocks),
-            guards: lines,
-        })
-        .map(|j| j + "\n")
-        .map_err(|e| Stop(EXIT_USAGE, format!("cannot encode the plan as JSON: {e}"))),
-    }
+    let json = output == OutputFormat::Json;
+    guarded_plan(plan, &plan.table(), &plan.cluster, guards, acks, json)
+        .map_err(|e| Stop(EXIT_USAGE, e))
 }
 
 fn print(text: &str) {
