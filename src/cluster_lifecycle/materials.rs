@@ -121,10 +121,7 @@ pub type ClusterFiles = (Box<dyn ClusterMaterials>, Box<dyn ContextFiles>);
 /// context files: the `cluster_config` module's implementations, writing into the operator's
 /// `talosconfig` and `kubeconfig` files. Until that module is part of this build, creating and
 /// deleting is refused here with the reason, before anything is asked of a provider.
-pub fn cluster_files(
-    talosconfig: &Path,
-    kubeconfig: &Path,
-) -> Result<ClusterFiles, String> {
+pub fn cluster_files(talosconfig: &Path, kubeconfig: &Path) -> Result<ClusterFiles, String> {
     let _ = (talosconfig, kubeconfig);
     Err("this build has no cluster_config module (secrets bundle, machine configs, context merging): \
          creating and deleting clusters needs it; --plan works without it"

@@ -1,0 +1,289 @@
+//! `taloscope create` and `taloscope delete` as operators run them, against the sim's
+//! OpenNebula and OneFlow endpoints: the plan and its guards (a name in use, an even
+//! control-plane count, the versions, a missing template), both providers, and the delete plan
+//! of a cluster taloscope did not create (refused unless --adopt names its VMs).
+mod talos_common;
+
+use std::path::{Path, PathBuf};
+
+use talos_common::{Sim, scenario, start, within};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn state_dir(sim: &Sim) -> PathBuf {
+    let dir = sim.dir.path().join("taloscope-state");
+    std::fs::create_dir_all(&dir).expect("state dir");
+    dir
+}
+
+/// The sim's taloscope.yaml with new clusters' templates (and service template) named for
+/// both providers, written beside it.
+fn config(sim: &Sim) -> PathBuf {
+    let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
+    let text = std::fs::read_to_string(one.config_file()).expect("sim config");
+    let named = text
+        .replace(
+            "  sim-opennebula:\n",
+            "  sim-opennebula:\n    templates: {controlplane: talos-healthy-controlplane, worker: talos-healthy-worker}\n",
+        )
+        .replace(
+            "  sim-oneflow:\n",
+            "  sim-oneflow:\n    service_template: talos-healthy\n",
+        );
+    assert_ne!(named, text, "providers in the sim's config:\n{text}");
+    let path = sim.dir.path().join("create.yaml");
+    std::fs::write(&path, named).expect("write config");
+    path
+}
+
+async fn run(sim: &Sim, config: &Path, args: &[&str]) -> Run {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"));
+    cmd.args(args)
+        .arg("--config")
+        .arg(config)
+        .env("HOME", sim.dir.path())
+        .env("TALOSCOPE_STATE_DIR", state_dir(sim))
+        .env("TALOSCONFIG", sim.fleet.talosconfig_path())
+        .env("KUBECONFIG", sim.fleet.kubeconfig_path())
+        .env_remove("TALOSCOPE_CONFIG")
+        .env_remove("ONE_AUTH")
+        .env_remove("ONE_XMLRPC")
+        .env_remove("ONEFLOW_URL")
+        .kill_on_drop(true);
+    let out = within(120, "taloscope", cmd.output())
+        .await
+        .expect("taloscope runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn create<'a>(name: &'a str, provider: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "create",
+        "--name",
+        name,
+        "--provider",
+        provider,
+        "--controlplanes",
+        "3",
+        "--workers",
+        "2",
+        "--talos",
+        "v1.11.3",
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
+fn json(r: &Run) -> serde_json::Value {
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", r.stdout, r.stderr))
+}
+
+fn verdict<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    let guards = plan["guards"].as_array().expect("guards");
+    let g = guards.iter().find(|g| g["id"] == id);
+    &g.unwrap_or_else(|| panic!("guard {id} in {guards:?}"))["verdict"]
+}
+
+#[tokio::test]
+async fn the_plan_names_five_vms_the_versions_and_passing_guards() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let r = run(
+        &sim,
+        &config,
+        &create("lab", "sim-opennebula", &["--plan", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let plan = json(&r);
+    assert_eq!(plan["source"]["kind"], "templates");
+    assert_eq!(
+        plan["source"]["controlplane"]["name"],
+        "talos-healthy-controlplane"
+    );
+    let names: Vec<&str> = plan["vms"]
+        .as_array()
+        .expect("vms")
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "lab-controlplane-1",
+            "lab-controlplane-2",
+            "lab-controlplane-3",
+            "lab-worker-1",
+            "lab-worker-2"
+        ]
+    );
+    assert_eq!(
+        (plan["talos"].as_str(), plan["kubernetes"].as_str()),
+        (Some("v1.11.3"), Some("1.34.3"))
+    );
+    assert_eq!(plan["delivery"], "maintenance");
+    assert_eq!(plan["endpoint"]["kind"], "first_control_plane");
+    assert_eq!(plan["blocked"], false, "{plan}");
+    assert!(
+        plan["bundle_path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("clusters/lab.secrets.yaml")),
+        "{plan}"
+    );
+
+    let table = run(&sim, &config, &create("lab", "sim-opennebula", &["--plan"])).await;
+    assert_eq!(table.code, 0, "{}{}", table.stdout, table.stderr);
+    for text in [
+        "CREATE     cluster lab: 3 control plane(s), 2 worker(s)",
+        "GUARDS",
+        "name free",
+    ] {
+        assert!(table.stdout.contains(text), "{text} in:\n{}", table.stdout);
+    }
+}
+
+#[tokio::test]
+async fn a_name_in_use_an_even_count_and_user_data_without_endpoint_block() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let taken = run(
+        &sim,
+        &config,
+        &create("healthy", "sim-opennebula", &["--plan", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(taken.code, 1, "{}{}", taken.stdout, taken.stderr);
+    assert_eq!(verdict(&json(&taken), "name_free"), "fail");
+
+    let mut even = create("lab", "sim-opennebula", &["--plan", "-o", "json"]);
+    even[6] = "2";
+    let r = run(&sim, &config, &even).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(verdict(&json(&r), "control_plane_count"), "warn");
+    even.extend(["--ack", "an even etcd member count"]);
+    let acked = run(&sim, &config, &even).await;
+    assert_eq!(acked.code, 0, "{}{}", acked.stdout, acked.stderr);
+
+    let user_data = create(
+        "lab",
+        "sim-opennebula",
+        &["--deliver", "user-data", "--plan", "-o", "json"],
+    );
+    let r = run(&sim, &config, &user_data).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(verdict(&json(&r), "config_delivery"), "fail");
+    let given = create(
+        "lab",
+        "sim-opennebula",
+        &[
+            "--deliver",
+            "user-data",
+            "--endpoint",
+            "127.0.0.1",
+            "--plan",
+            "-o",
+            "json",
+        ],
+    );
+    let r = run(&sim, &config, &given).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(verdict(&json(&r), "config_delivery"), "warn");
+}
+
+#[tokio::test]
+async fn bad_versions_and_a_missing_template_are_named() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let r = run(
+        &sim,
+        &config,
+        &create(
+            "lab",
+            "sim-opennebula",
+            &["--kubernetes", "1.28.0", "--plan", "-o", "json"],
+        ),
+    )
+    .await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(verdict(&json(&r), "version_pair"), "fail");
+    let r = run(&sim, &config, &create("Lab", "sim-opennebula", &["--plan"])).await;
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("cluster name \"Lab\""), "{}", r.stderr);
+    let plain = sim.fleet.opennebula().unwrap().config_file();
+    let r = run(&sim, &plain, &create("lab", "sim-opennebula", &["--plan"])).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("talos-controlplane"), "{}", r.stderr);
+}
+
+#[tokio::test]
+async fn through_oneflow_the_plan_instantiates_the_service_template() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let r = run(
+        &sim,
+        &config,
+        &create("lab", "sim-oneflow", &["--plan", "-o", "json"]),
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let plan = json(&r);
+    assert_eq!(plan["source"]["kind"], "service");
+    assert_eq!(plan["source"]["template"]["name"], "talos-healthy");
+    assert_eq!(plan["source"]["service_name"], "lab");
+    assert_eq!(plan["vms"].as_array().map(Vec::len), Some(0));
+}
+
+#[tokio::test]
+async fn a_cluster_taloscope_did_not_create_is_deleted_only_with_adopt_and_the_ack() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let r = run(
+        &sim,
+        &config,
+        &["delete", "--context", "healthy", "--plan", "-o", "json"],
+    )
+    .await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let plan = json(&r);
+    assert_eq!(plan["known_by"], "unknown");
+    assert_eq!(verdict(&plan, "known_vms"), "fail");
+    assert_eq!(plan["talos_context"], "healthy");
+
+    let adopt = [
+        "delete",
+        "--context",
+        "healthy",
+        "--adopt",
+        "0,1",
+        "--plan",
+        "-o",
+        "json",
+    ];
+    let r = run(&sim, &config, &adopt).await;
+    assert_eq!(
+        r.code, 1,
+        "the ack is still needed: {}{}",
+        r.stdout, r.stderr
+    );
+    let plan = json(&r);
+    assert_eq!(plan["known_by"], "adopted");
+    assert_eq!(plan["vms"].as_array().map(Vec::len), Some(2));
+    assert_eq!(verdict(&plan, "destroys_data"), "warn");
+    let mut acked = adopt.to_vec();
+    acked.extend(["--ack", "this destroys the cluster and its data"]);
+    let r = run(&sim, &config, &acked).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    let unknown = ["delete", "--context", "healthy", "--adopt", "999", "--plan"];
+    let r = run(&sim, &config, &unknown).await;
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("--adopt 999"), "{}", r.stderr);
+}
