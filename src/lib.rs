@@ -28,6 +28,10 @@
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
 //! - `talos`, `kube`, `opennebula`: protocol clients, bytes on the wire to
 //!   typed values and back.
+//! - `cluster_config`: what a new cluster is made from, natively: the secrets
+//!   bundle, machine configs of a Talos version with config patches, the
+//!   talosconfig, the operator's contexts merged in and removed, the
+//!   `Kubeconfig` stream's archive read under caps. Uses discovery's readers.
 //! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
 //! - `logging`, `versions`, `tui`, `guards`, `run_holder`: the log file;
 //!   version rules and upgrade paths; terminal setup, capabilities, glyphs,
@@ -49,6 +53,7 @@ pub mod approval;
 pub mod bounded;
 pub mod cli;
 pub mod clock;
+pub mod cluster_config;
 pub mod cluster_lifecycle;
 pub mod commands;
 pub mod config;

@@ -11,6 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["proto", "clock", "paths", "config"],
     &["logging", "versions", "tui", "guards", "run_holder"],
     &["discovery"],
+    &["cluster_config"],
     &["talos", "kube", "opennebula"],
     &["rollout", "approval"],
     &["fleet"],

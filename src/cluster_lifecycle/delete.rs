@@ -14,9 +14,9 @@ use crate::opennebula::VmState;
 use crate::provision::{Provider, ProviderClients, ProvisionJournal};
 
 use super::journal::CreateRecord;
-use super::materials::ContextFiles;
 use super::plan::{DeletePlan, KnownVm, VmsKnownBy};
 use super::progress::{LifecycleEvent, RunSummary};
+use crate::cluster_config::{ContextFiles, ContextsError, ContextsWritten, remove_contexts};
 
 /// What the delete plan is made from, gathered by the caller.
 #[derive(Debug, Clone, Default)]
@@ -169,13 +169,35 @@ async fn delete_steps<S: DeleteSteps>(
     Ok(())
 }
 
-/// The real world: the provider and the context files.
-pub struct ProviderDelete<C: ContextFiles> {
+/// The real world: the provider and the operator's context files.
+pub struct ProviderDelete {
     pub provider: Provider,
-    pub contexts: C,
+    pub files: ContextFiles,
 }
 
-impl<C: ContextFiles> DeleteSteps for ProviderDelete<C> {
+/// What a merge or removal did, in one line: the files and their backups.
+pub fn written_line(
+    done: &str,
+    name: &str,
+    files: &ContextFiles,
+    written: &ContextsWritten,
+) -> String {
+    let backup = |b: &Option<std::path::PathBuf>| {
+        b.as_ref()
+            .map_or("no backup: the file was new".to_string(), |p| {
+                format!("backup {}", p.display())
+            })
+    };
+    format!(
+        "context {name} {done}: {} ({}), {} ({})",
+        files.talosconfig.display(),
+        backup(&written.talosconfig_backup),
+        files.kubeconfig.display(),
+        backup(&written.kubeconfig_backup)
+    )
+}
+
+impl DeleteSteps for ProviderDelete {
     fn terminate<'a>(&'a self, plan: &'a DeletePlan) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
             if let (Some(service), ProviderClients::Flow { flow, .. }) =
@@ -223,8 +245,30 @@ impl<C: ContextFiles> DeleteSteps for ProviderDelete<C> {
         plan: &'a DeletePlan,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            self.contexts
-                .remove(plan.talos_context.as_deref(), plan.kube_context.as_deref())
+            let names: Vec<&str> = [plan.talos_context.as_deref(), plan.kube_context.as_deref()]
+                .into_iter()
+                .flatten()
+                .fold(Vec::new(), |mut names, n| {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                    names
+                });
+            let mut lines = Vec::new();
+            for name in names {
+                match remove_contexts(&self.files, name, std::time::SystemTime::now()) {
+                    Ok(w) => lines.push(written_line("removed", name, &self.files, &w)),
+                    Err(ContextsError::NotFound { .. }) => {
+                        lines.push(format!("context {name}: not in the files"))
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+            Ok(if lines.is_empty() {
+                "no context to remove".to_string()
+            } else {
+                lines.join("; ")
+            })
         })
     }
 }

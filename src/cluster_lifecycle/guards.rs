@@ -70,6 +70,9 @@ pub fn version_pair(talos: &str, kubernetes: &str) -> Guard {
             format!("{talos} / {kubernetes}: not a Talos and a Kubernetes version"),
         );
     };
+    if let Err(e) = crate::cluster_config::ConfigContract::for_talos(&t) {
+        return Guard::fail(id, e.to_string());
+    }
     let range = supported_kubernetes_range(t.minor_key());
     match range {
         None => Guard::fail(id, format!("Talos {t} is not in the support matrix")),

@@ -15,7 +15,7 @@ pub mod steps;
 pub use delete::{DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, run_delete};
 pub use guards::{CreateFacts, DESTROYS_ACK, create_guards, delete_guards};
 pub use journal::{CreateJournal, CreateJournalError, CreateRecord, CreatedVm};
-pub use materials::{AdminIdentity, ClusterMaterials, ContextFiles, Materials};
+pub use materials::Materials;
 pub use plan::{
     CreatePlan, DeletePlan, Delivery, EndpointChoice, KnownVm, PatchFiles, PlannedVm, TemplateRef,
     VmSource, VmsKnownBy,

@@ -3,7 +3,7 @@
 //! the new cluster's Talos and Kubernetes APIs with the admin identity from its bundle.
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -19,31 +19,31 @@ use crate::talos::{
 };
 
 use super::journal::CreatedVm;
-use super::materials::{ClusterMaterials, ContextFiles, Materials};
+use super::materials::Materials;
 use super::plan::{CreatePlan, Delivery, VmSource};
 use super::steps::{BootView, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot};
+use crate::cluster_config::{ContextFiles, kubeconfig_from_tar_gz, merge_contexts};
 
 /// Bound on one call to the maintenance API (dial, handshake, apply).
 const MAINTENANCE_BOUND: Duration = Duration::from_secs(10);
 
-pub struct ProviderSteps<M: ClusterMaterials, C: ContextFiles> {
+pub struct ProviderSteps {
     plan: CreatePlan,
     provider: Provider,
-    materials: Arc<M>,
-    contexts: Arc<C>,
+    /// The operator's talosconfig and kubeconfig the new contexts are merged into.
+    files: ContextFiles,
     made: Mutex<Option<Materials>>,
     talos: Mutex<HashMap<String, TalosClient>>,
     /// The kubeconfig Talos gave, once fetched.
     kubeconfig: Mutex<Option<String>>,
 }
 
-impl<M: ClusterMaterials, C: ContextFiles> ProviderSteps<M, C> {
-    pub fn new(plan: CreatePlan, provider: Provider, materials: M, contexts: C) -> Self {
+impl ProviderSteps {
+    pub fn new(plan: CreatePlan, provider: Provider, files: ContextFiles) -> Self {
         ProviderSteps {
             plan,
             provider,
-            materials: Arc::new(materials),
-            contexts: Arc::new(contexts),
+            files,
             made: Mutex::new(None),
             talos: Mutex::new(HashMap::new()),
             kubeconfig: Mutex::new(None),
@@ -70,8 +70,8 @@ impl<M: ClusterMaterials, C: ContextFiles> ProviderSteps<M, C> {
             endpoints: vec![node.to_string()],
             nodes: vec![node.to_string()],
             ca_pem: admin.ca_pem,
-            crt_pem: admin.crt_pem,
-            key_pem: crate::talos::tls::normalize_key_pem(&admin.key_pem),
+            crt_pem: admin.client.crt_pem,
+            key_pem: crate::talos::tls::normalize_key_pem(&admin.client.key_pem),
         };
         let client = TalosClient::new(&ctx, ClientOptions::default()).map_err(|e| e.to_string())?;
         self.talos
@@ -91,7 +91,7 @@ impl<M: ClusterMaterials, C: ContextFiles> ProviderSteps<M, C> {
             .kubeconfig(node)
             .await
             .map_err(|e| e.to_string())?;
-        let text = self.materials.kubeconfig_from_archive(&archive)?;
+        let text = kubeconfig_from_tar_gz(&archive).map_err(|e| e.to_string())?;
         *self.kubeconfig.lock().expect("not poisoned") = Some(text.clone());
         Ok(text)
     }
@@ -287,7 +287,7 @@ impl<M: ClusterMaterials, C: ContextFiles> ProviderSteps<M, C> {
     }
 }
 
-impl<M: ClusterMaterials, C: ContextFiles> CreateSteps for ProviderSteps<M, C> {
+impl CreateSteps for ProviderSteps {
     fn find_vms(&self) -> BoxFuture<'_, Result<NewVms, String>> {
         Box::pin(async move {
             match (&self.provider.clients, &self.plan.source) {
@@ -356,9 +356,17 @@ impl<M: ClusterMaterials, C: ContextFiles> CreateSteps for ProviderSteps<M, C> {
         fresh: bool,
     ) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
-            let made = self
-                .materials
-                .prepare(&self.plan, endpoint, bundle, fresh)?;
+            // A new bundle makes an RSA key: seconds of CPU, off the IO threads.
+            let (plan, endpoint, bundle) = (
+                self.plan.clone(),
+                endpoint.to_string(),
+                bundle.to_path_buf(),
+            );
+            let made = tokio::task::spawn_blocking(move || {
+                Materials::prepare(&plan, &endpoint, &bundle, fresh)
+            })
+            .await
+            .map_err(|e| format!("making the configs stopped: {e}"))??;
             *self.made.lock().expect("not poisoned") = Some(made);
             Ok(())
         })
@@ -462,13 +470,24 @@ impl<M: ClusterMaterials, C: ContextFiles> CreateSteps for ProviderSteps<M, C> {
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
             let made = self.made()?;
-            let talosconfig =
-                self.materials
-                    .talosconfig(&made, &self.plan.cluster, control_planes)?;
             let first = control_planes.first().ok_or("no control plane address")?;
             let kubeconfig = self.kubeconfig(first).await?;
-            self.contexts
-                .merge(&self.plan.cluster, &talosconfig, &kubeconfig)
+            let written = merge_contexts(
+                &self.files,
+                &self.plan.cluster,
+                &made.admin,
+                control_planes,
+                control_planes,
+                &kubeconfig,
+                std::time::SystemTime::now(),
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(super::delete::written_line(
+                "merged",
+                &self.plan.cluster,
+                &self.files,
+                &written,
+            ))
         })
     }
 }

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::approval::{ApprovedAction, AuditLog, Dispatcher};
 use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
 use crate::clock::{Zone, unix_now};
-use crate::cluster_lifecycle::materials::cluster_files;
+use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
     CreateFacts, CreateJournal, CreateOptions, CreatePlan, CreateRequest, CreateRunner, Delivery,
     FingerprintPolicy, LifecycleEvent, PatchFiles, PlanError, ProviderSteps, RunSummary,
@@ -89,7 +89,7 @@ pub(super) fn context_names(discovery: &Discovery) -> (BTreeSet<String>, BTreeSe
 
 /// The operator's talosconfig and kubeconfig files new contexts are merged into (the first of
 /// each in use).
-pub(super) fn operator_files(sources: &Sources) -> Result<(PathBuf, PathBuf), Stop> {
+pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
     let first = |files: &[PathBuf], what: &str| {
         files.first().cloned().ok_or_else(|| {
             usage(format!(
@@ -97,10 +97,10 @@ pub(super) fn operator_files(sources: &Sources) -> Result<(PathBuf, PathBuf), St
             ))
         })
     };
-    Ok((
-        first(&sources.talosconfigs, "talosconfig")?,
-        first(&sources.kubeconfigs, "kubeconfig")?,
-    ))
+    Ok(ContextFiles {
+        talosconfig: first(&sources.talosconfigs, "talosconfig")?,
+        kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
+    })
 }
 
 pub(super) fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
@@ -161,8 +161,7 @@ async fn create(
             plan.cluster
         )));
     }
-    let (talosconfig, kubeconfig) = operator_files(sources)?;
-    let (materials, contexts) = cluster_files(&talosconfig, &kubeconfig).map_err(usage)?;
+    let files = operator_files(sources)?;
     let d = dispatcher(global, paths);
     let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
     if args.output == OutputFormat::Table {
@@ -183,7 +182,7 @@ async fn create(
         poll: Duration::from_millis(args.poll_ms.max(10)),
         phase_timeout: Duration::from_secs(args.phase_timeout),
     };
-    let steps = ProviderSteps::new(plan.clone(), provider, materials, contexts);
+    let steps = ProviderSteps::new(plan.clone(), provider, files);
     let (tx, rx) = mpsc::channel(64);
     let runner = CreateRunner::new(
         plan,

@@ -9,7 +9,6 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::cli::{DeleteArgs, GlobalArgs, OutputFormat};
-use crate::cluster_lifecycle::materials::cluster_files;
 use crate::cluster_lifecycle::{
     CreateJournal, DeleteInputs, DeletePlan, KnownVm, ProviderDelete, delete_guards, plan_delete,
     run_delete,
@@ -133,8 +132,7 @@ async fn delete(
             crate::cluster_lifecycle::DESTROYS_ACK
         )));
     }
-    let (talosconfig, kubeconfig) = operator_files(sources)?;
-    let (_, contexts) = cluster_files(&talosconfig, &kubeconfig).map_err(usage)?;
+    let files = operator_files(sources)?;
     let d = dispatcher(global, paths);
     let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
     if args.output == OutputFormat::Table {
@@ -147,7 +145,7 @@ async fn delete(
             "refused: a guard blocks the delete".into(),
         ));
     }
-    let steps = ProviderDelete { provider, contexts };
+    let steps = ProviderDelete { provider, files };
     let (tx, rx) = mpsc::channel(64);
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
     let for_run = approved.clone();
