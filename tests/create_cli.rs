@@ -287,3 +287,94 @@ async fn a_cluster_taloscope_did_not_create_is_deleted_only_with_adopt_and_the_a
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("--adopt 999"), "{}", r.stderr);
 }
+
+/// Every VM the sim's OpenNebula holds that is not gone, by id.
+async fn live_vms(sim: &Sim) -> Vec<u64> {
+    use taloscope::opennebula::{Credentials, OneClient, VmState};
+    let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
+    let auth = std::fs::read_to_string(one.auth_file()).expect("one_auth");
+    let creds = Credentials::parse_one_auth(&auth).expect("user:password");
+    let client = OneClient::new(
+        "sim",
+        one.xmlrpc_url(),
+        creds,
+        std::time::Duration::from_secs(5),
+    )
+    .expect("client");
+    let vms = client.vms().await.expect("the VM pool");
+    vms.into_iter()
+        .filter(|v| v.state != VmState::DONE)
+        .map(|v| v.id)
+        .collect()
+}
+
+fn backups_of<'a>(stdout: &'a str, file: &str) -> Vec<&'a str> {
+    stdout
+        .split("backup ")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .filter(|b| b.contains(&format!("/{file}.taloscope-backup-")))
+        .collect()
+}
+
+#[tokio::test]
+async fn deleting_an_adopted_cluster_leaves_no_vm_no_context_and_backups_of_both_files() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let ids = live_vms(&sim).await;
+    assert!(!ids.is_empty());
+    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+    let adopt = ids.join(",");
+    let args = [
+        "delete",
+        "--context",
+        "healthy",
+        "--adopt",
+        &adopt,
+        "--yes",
+        "--confirm",
+        "healthy",
+        "--ack",
+        "this destroys the cluster and its data",
+    ];
+    let r = run(&sim, &config, &args).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("every VM is gone"), "{}", r.stdout);
+    assert!(live_vms(&sim).await.is_empty(), "{}", r.stdout);
+    let backups: Vec<&str> = r
+        .stdout
+        .split("backup ")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .collect();
+    // One removal per context name (healthy, admin@healthy): each backs up both files, and no
+    // backup overwrites another.
+    assert_eq!(backups.len(), 4, "{}", r.stdout);
+    let distinct: std::collections::BTreeSet<&str> = backups.iter().copied().collect();
+    assert_eq!(distinct.len(), 4, "{}", r.stdout);
+    for b in backups {
+        assert!(Path::new(b).exists(), "backup {b}");
+    }
+    let first_talos = std::fs::read_to_string(
+        backups_of(&r.stdout, "talosconfig")
+            .first()
+            .expect("a talosconfig backup"),
+    )
+    .expect("backup readable");
+    assert!(
+        first_talos.contains("healthy"),
+        "the first backup holds the original"
+    );
+    let contexts = run(&sim, &config, &["contexts", "-o", "json"]).await;
+    assert!(
+        !contexts.stdout.contains("\"healthy\""),
+        "{}",
+        contexts.stdout
+    );
+    let audit = std::fs::read_to_string(state_dir(&sim).join("audit.log")).unwrap_or_default();
+    assert!(
+        audit.contains("action=\"delete cluster: terminate"),
+        "{audit}"
+    );
+    assert!(audit.contains("outcome=\"succeeded\""), "{audit}");
+}
