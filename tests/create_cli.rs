@@ -378,3 +378,46 @@ async fn deleting_an_adopted_cluster_leaves_no_vm_no_context_and_backups_of_both
     );
     assert!(audit.contains("outcome=\"succeeded\""), "{audit}");
 }
+
+#[tokio::test]
+async fn a_second_run_of_the_same_create_makes_no_second_set_of_vms() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let before = live_vms(&sim).await.len();
+    let run_args = create(
+        "lab",
+        "sim-opennebula",
+        &[
+            "--yes",
+            "--confirm",
+            "lab",
+            "--phase-timeout",
+            "3",
+            "--poll-ms",
+            "100",
+        ],
+    );
+    let first = run(&sim, &config, &run_args).await;
+    assert!(
+        first.stdout.contains("VMs: done: VM ids"),
+        "{}{}",
+        first.stdout,
+        first.stderr
+    );
+    assert_eq!(live_vms(&sim).await.len(), before + 5, "{}", first.stdout);
+    let journal = taloscope::cluster_lifecycle::CreateJournal::read(&state_dir(&sim), "lab")
+        .expect("journal")
+        .expect("written");
+    assert_eq!(journal.vms.len(), 5);
+    assert!(journal.holder.is_none(), "released when the run ended");
+    let second = run(&sim, &config, &run_args).await;
+    assert!(
+        second.stdout.contains("VMs: done: done by an earlier run") || second.code == 1,
+        "{}{}",
+        second.stdout,
+        second.stderr
+    );
+    assert_eq!(live_vms(&sim).await.len(), before + 5, "{}", second.stdout);
+    let audit = std::fs::read_to_string(state_dir(&sim).join("audit.log")).unwrap_or_default();
+    assert!(audit.contains("action=\"create cluster (3 control plane(s), 2 worker(s), Talos v1.11.3) through sim-opennebula\""), "{audit}");
+}
