@@ -25,7 +25,8 @@ use crate::paths::Paths;
 use crate::provision::connect;
 
 use super::exit::{
-    EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, json_line_at, print_line, usage,
+    EXIT_BLOCKED, EXIT_USAGE, Stop, approve_unless_blocked, exit_code_as, json_line_at, print_line,
+    usage,
 };
 use super::upgrade_output::{guarded_plan, stamped};
 
@@ -33,7 +34,17 @@ pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
 }
 
-fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
+/// What create and delete read once, at the edge: where taloscope's files are, the operator's
+/// files and what discovery found in them, and OpenNebula's environment.
+pub(super) struct Setup {
+    pub paths: Paths,
+    pub sources: Sources,
+    pub discovery: Discovery,
+    pub one_env: OneEnvironment,
+}
+
+/// Reads the [`Setup`] and starts the runtime the command runs on.
+pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runtime), Stop> {
     let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
@@ -44,8 +55,19 @@ fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
     let runtime = crate::commands::runtime()
         .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
     let one_env = OneEnvironment::capture(&env);
+    let setup = Setup {
+        paths,
+        sources,
+        discovery,
+        one_env,
+    };
+    Ok((setup, runtime))
+}
+
+fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
+    let (s, runtime) = setup(global)?;
     runtime
-        .block_on(create(global, args, &sources, &discovery, &paths, &one_env))
+        .block_on(create(global, args, &s))
         .map(|()| ExitCode::SUCCESS)
 }
 
@@ -107,14 +129,8 @@ pub(super) fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
     Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
 }
 
-async fn create(
-    global: &GlobalArgs,
-    args: &CreateArgs,
-    sources: &Sources,
-    discovery: &Discovery,
-    paths: &Paths,
-    one_env: &OneEnvironment,
-) -> Result<(), Stop> {
+async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
+    let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
     let config = &sources.config;
     let (name, provider_config) =
         config
@@ -163,17 +179,20 @@ async fn create(
     }
     let files = operator_files(sources)?;
     let d = dispatcher(global, paths);
-    let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
-    if args.output == OutputFormat::Table {
-        print_plan(&render_plan(&plan, &guards, &args.ack, args.output)?);
-    }
-    if blocked {
-        let _ = d.finished(&approved, Err("refused by its guards".into()));
-        return Err(Stop(
-            EXIT_BLOCKED,
-            "refused: a guard blocks the create".into(),
-        ));
-    }
+    let table = args.output == OutputFormat::Table;
+    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
+    let approved = approve_unless_blocked(
+        &d,
+        plan.action(),
+        args.confirm.as_deref(),
+        blocked,
+        "create",
+        || {
+            if table {
+                print_plan(&shown);
+            }
+        },
+    )?;
     let journal = CreateJournal::claim(&paths.state_dir, &plan).map_err(|e| {
         let _ = d.finished(&approved, Err(e.to_string()));
         Stop(EXIT_BLOCKED, e.to_string())

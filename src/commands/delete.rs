@@ -13,14 +13,12 @@ use crate::cluster_lifecycle::{
     CreateJournal, DeleteInputs, DeletePlan, KnownVm, ProviderDelete, delete_guards, plan_delete,
     run_delete,
 };
-use crate::discovery::{Discovery, Sources, discover};
+use crate::discovery::{Discovery, Sources};
 use crate::guards::{Guard, blocking};
-use crate::opennebula::auth::OneEnvironment;
-use crate::paths::Paths;
 use crate::provision::{Provider, connect};
 
-use super::create::{dispatcher, finish, operator_files, print_plan};
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, usage};
+use super::create::{Setup, dispatcher, finish, operator_files, print_plan, setup};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve_unless_blocked, exit_code_as, usage};
 use super::upgrade_output::guarded_plan;
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
@@ -28,18 +26,9 @@ pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
 }
 
 fn run_inner(global: &GlobalArgs, args: &DeleteArgs) -> Result<ExitCode, Stop> {
-    let env = |name: &str| std::env::var(name).ok();
-    let paths = Paths::resolve(global.state_dir.as_deref());
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    if let Some(last) = source_errors.last() {
-        return Err(usage(last.to_string()));
-    }
-    let discovery = discover(&sources);
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let one_env = OneEnvironment::capture(&env);
+    let (s, runtime) = setup(global)?;
     runtime
-        .block_on(delete(global, args, &sources, &discovery, &paths, &one_env))
+        .block_on(delete(global, args, &s))
         .map(|()| ExitCode::SUCCESS)
 }
 
@@ -67,14 +56,8 @@ fn provider_name(
         })
 }
 
-async fn delete(
-    global: &GlobalArgs,
-    args: &DeleteArgs,
-    sources: &Sources,
-    discovery: &Discovery,
-    paths: &Paths,
-    one_env: &OneEnvironment,
-) -> Result<(), Stop> {
+async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(), Stop> {
+    let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
     let name = global
         .context
         .clone()
@@ -134,17 +117,20 @@ async fn delete(
     }
     let files = operator_files(sources)?;
     let d = dispatcher(global, paths);
-    let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
-    if args.output == OutputFormat::Table {
-        print_plan(&render_plan(&plan, &guards, &args.ack, args.output)?);
-    }
-    if blocked {
-        let _ = d.finished(&approved, Err("refused by its guards".into()));
-        return Err(Stop(
-            EXIT_BLOCKED,
-            "refused: a guard blocks the delete".into(),
-        ));
-    }
+    let table = args.output == OutputFormat::Table;
+    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
+    let approved = approve_unless_blocked(
+        &d,
+        plan.action(),
+        args.confirm.as_deref(),
+        blocked,
+        "delete",
+        || {
+            if table {
+                print_plan(&shown);
+            }
+        },
+    )?;
     let steps = ProviderDelete { provider, files };
     let (tx, rx) = mpsc::channel(64);
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));

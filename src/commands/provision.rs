@@ -25,7 +25,10 @@ use crate::provision::{
 use super::upgrade_output::{guarded_plan, stamped};
 use crate::clock::{Zone, unix_now};
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, json_line, json_line_at};
+use super::exit::{
+    EXIT_BLOCKED, EXIT_USAGE, Stop, approve, approve_unless_blocked, exit_code_as, json_line,
+    json_line_at,
+};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
@@ -170,17 +173,20 @@ async fn provision(
         ));
     }
     let d = dispatcher(global, paths);
-    let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
-    if args.output == OutputFormat::Table {
-        print(&render_plan(&plan, &guards, &args.ack, args.output)?);
-    }
-    if blocked {
-        let _ = d.finished(&approved, Err("refused by its guards".into()));
-        return Err(Stop(
-            EXIT_BLOCKED,
-            "refused: a guard blocks the provision".into(),
-        ));
-    }
+    let table = args.output == OutputFormat::Table;
+    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
+    let approved = approve_unless_blocked(
+        &d,
+        plan.action(),
+        args.confirm.as_deref(),
+        blocked,
+        "provision",
+        || {
+            if table {
+                print(&shown);
+            }
+        },
+    )?;
 
     let (tx, mut rx) = mpsc::channel(64);
     let options = RunnerOptions {
