@@ -133,6 +133,14 @@ impl MutatingAction {
         }
     }
 
+    /// What [`MutatingAction::confirm_name`] names: "node" or "cluster".
+    pub fn confirm_noun(&self) -> &'static str {
+        match self {
+            MutatingAction::Node { .. } => "node",
+            _ => "cluster",
+        }
+    }
+
     /// What the action does, in the operator's words.
     pub fn describe(&self) -> String {
         match self {
@@ -323,6 +331,16 @@ impl Dispatcher {
             Err(e) => Verdict::Cancelled(format!("{what} not run: {e}")),
             Ok(()) if proceed => Verdict::Proceed(ApprovedAction { action }),
             Ok(()) => Verdict::Cancelled(format!("{what} {outcome}")),
+        }
+    }
+
+    /// Records that a guard refused `action` before it was confirmed (the console refuses
+    /// up front what the command line refuses after `--confirm`); the message says why.
+    pub fn refused(&self, action: &MutatingAction, why: &str) -> String {
+        let what = format!("{} in {}", action.describe(), action.cluster());
+        match self.audit.record(action, &format!("refused: {why}")) {
+            Ok(()) => format!("refused: {what}: {why}"),
+            Err(e) => format!("refused: {what}: {why} ({e})"),
         }
     }
 

@@ -8,9 +8,12 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts and provisions for the app.
+//!   runner that starts rollouts, provisions and node and etcd actions (the
+//!   headless commands' own runners) and the log view's streams for the app.
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
-//! - `app`: state, actions, the pure update step, keymaps, the `:` line.
+//! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
+//!   node and etcd actions' menu, plans (node_actions' and etcd_maintenance's
+//!   own plans and guards) and progress; the log view's buffer.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.
@@ -23,6 +26,9 @@
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
+//! - `capi`: Cluster API: the management clusters among the kube contexts, the
+//!   workload clusters they own paired with the discovered clusters, and each
+//!   one's tree as `clusterctl describe cluster` groups it.
 //! - `rollout`, `approval`: the rollout engine (steps, journal, pause/abort,
 //!   what a rollout writes into its Lease); the one gate for mutating actions
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
@@ -51,6 +57,7 @@
 pub mod app;
 pub mod approval;
 pub mod bounded;
+pub mod capi;
 pub mod cli;
 pub mod clock;
 pub mod cluster_config;

@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["cluster_config"],
     &["talos", "kube", "opennebula"],
     &["rollout", "approval"],
+    &["capi"],
     &["fleet"],
     &["upgrade", "provision"],
     &["node_actions"],

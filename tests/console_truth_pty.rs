@@ -19,19 +19,7 @@ const BOUND: Duration = Duration::from_secs(60);
 const ONE_REFRESH: Duration = Duration::from_secs(12);
 
 fn console_on(sim: &BackgroundSim, home: &Path, cluster: &str) -> PtySession {
-    let env = [
-        ("NO_COLOR", "1".to_string()),
-        ("LANG", "C".to_string()),
-        ("TALOSCONFIG", sim.talosconfig()),
-        ("KUBECONFIG", sim.kubeconfig()),
-    ];
-    let mut s = PtySession::start(40, 120, home, &[], &env);
-    s.wait_for("the fleet", BOUND, |t| {
-        t.contains(cluster) && t.contains("Enter open")
-    });
-    s.send(format!(":ctx {cluster}\r").as_bytes());
-    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes ("));
-    s
+    sim.console_on_cluster(home, (40, 120), cluster, BOUND)
 }
 
 /// `taloscope ARGS` against the sim; stdout, stderr and the exit code.

@@ -133,13 +133,7 @@ fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
 
 /// The console on a sim served from the test process (so the fleet outlives it).
 fn console_on(sim: &pty_support::BackgroundSim, home: &std::path::Path) -> PtySession {
-    let env = [
-        ("NO_COLOR", "1".to_string()),
-        ("LANG", "C".to_string()),
-        ("TALOSCONFIG", sim.talosconfig()),
-        ("KUBECONFIG", sim.kubeconfig()),
-    ];
-    let mut s = PtySession::start(24, 80, home, &[], &env);
+    let mut s = PtySession::start(24, 80, home, &[], &sim.console_env());
     s.wait_for("the fleet", BOUND, |t| {
         t.contains("healthy") && t.contains("Enter open")
     });

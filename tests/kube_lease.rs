@@ -5,15 +5,13 @@
 //! answers; and the real kubectl listing, creating and deleting leases.
 mod kube_common;
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube_common::{KubeSim, start_kube_api};
+use kube_common::lease_fixture::start;
 use taloscope::fleet::collect_kubernetes;
 use taloscope::fleet::{LeaseError, RolloutLease};
 use taloscope::kube::KubeClient;
@@ -23,81 +21,8 @@ use taloscope::rollout::journal::RolloutJournal;
 use taloscope::rollout::{LeaseProgress, ROLLOUT_LEASE_NAME};
 use taloscope::run_holder::RunHolder;
 use taloscope_sim::kube_api::kubeconfig;
-use taloscope_sim::kube_api::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
 
 const MINUTE: Duration = Duration::from_secs(60);
-
-fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
-    KubeClusterFacts {
-        cluster: cluster.into(),
-        kube_proxy_version: "v1.34.1".into(),
-        nodes: vec![KubeNodeFacts {
-            name: "cp-1".into(),
-            address: IpAddr::V4(Ipv4Addr::new(127, 32, net, 2)),
-            control_plane: true,
-            kubelet_version: "v1.34.1".into(),
-            talos_version: "v1.11.3".into(),
-            ready: true,
-            static_pods: vec![StaticPodFacts {
-                component: "kube-apiserver".into(),
-                version: "v1.34.1".into(),
-                ready: true,
-                config_version: 1,
-            }],
-        }],
-        created_unix: 1_700_000_000,
-    }
-}
-
-struct Fixture {
-    _sim: KubeSim,
-    config: Kubeconfig,
-    context: String,
-}
-
-async fn start(cluster: &str, net: u8) -> Fixture {
-    let sim = start_kube_api(
-        IpAddr::V4(Ipv4Addr::new(127, 32, net, 1)),
-        facts(cluster, net),
-    )
-    .await;
-    Fixture {
-        config: sim.admin_kubeconfig(cluster, false),
-        context: format!("admin@{cluster}"),
-        _sim: sim,
-    }
-}
-
-impl Fixture {
-    async fn client(&self) -> KubeClient {
-        KubeClient::new(&self.config, &self.context, Default::default())
-            .await
-            .unwrap()
-    }
-
-    /// The kube crate's own client, to play another console or a person with
-    /// kubectl writing the lease behind our back.
-    async fn raw_leases(&self) -> Api<Lease> {
-        let options = KubeConfigOptions {
-            context: Some(self.context.clone()),
-            ..Default::default()
-        };
-        let config = kube::Config::from_custom_kubeconfig(self.config.clone(), &options)
-            .await
-            .unwrap();
-        Api::namespaced(kube::Client::try_from(config).unwrap(), "kube-system")
-    }
-
-    /// Writes `lease` (JSON) as another console or a person would have left it.
-    async fn plant_lease(&self, lease: serde_json::Value) {
-        let lease: Lease = serde_json::from_value(lease).unwrap();
-        self.raw_leases()
-            .await
-            .create(&PostParams::default(), &lease)
-            .await
-            .unwrap();
-    }
-}
 
 fn progress(node_index: usize, node: &str, phase: &str) -> LeaseProgress {
     LeaseProgress {

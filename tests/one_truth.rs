@@ -128,7 +128,7 @@ fn compare_talos_plans(
 ) -> bool {
     let screen = match PlanScreen::open(console, None) {
         Ok(mut screen) => {
-            screen.evaluate(console, None);
+            screen.evaluate(console, None, None);
             screen
         }
         Err(_) => {
@@ -171,7 +171,7 @@ async fn compare_kube_plans(
             removed.clone(),
             flags.clone(),
         );
-        screen.evaluate(console, None);
+        screen.evaluate(console, None, None);
         let mut cli_plan = plan.clone();
         if let Ok(counts) = &removed {
             cli_plan.removed_apis = counts.clone();

@@ -42,7 +42,7 @@ pub enum Action {
     Refresh,
     /// `Space`: hold reports, or apply the held ones and go on.
     TogglePause,
-    /// `h`/`l` in the node detail.
+    /// `h`/Left and Right in the node detail.
     PreviousNode,
     NextNode,
     OpenHelp,
@@ -112,6 +112,14 @@ pub enum Action {
     Approved(ApprovedAction),
     /// The provision wizard and progress pane (see `provision`).
     Provision(super::provision::ProvisionKey),
+    /// `a`: the actions on the selected node or etcd member.
+    OpenActions,
+    /// `s` on an action's plan: ask the dispatcher to run it.
+    StartAction,
+    /// The log view and how it opens (see `update_logs`).
+    Logs(super::update_logs::LogKey),
+    /// `H` / `:health`: the health checklist of the cluster in use.
+    OpenHealth,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -133,6 +141,12 @@ pub enum AppEvent {
     Tick(u64),
     /// A provisioning task's report.
     Provision(Box<super::provision::ProvisionUpdate>),
+    /// A node action's survey, or a node or etcd action's progress.
+    Action(Box<super::actions::ActionUpdate>),
+    /// A log stream's report (lines, or how it ended).
+    Log(super::logs::LogEvent),
+    /// A health check run's report.
+    Health(Box<super::checklist::HealthReport>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -189,6 +203,22 @@ pub enum Effect {
     },
     /// Provisioning IO: list sources, plan, run, terminate.
     Provision(Box<super::provision::ProvisionEffect>),
+    /// Read what a node action's guards need (pods, budgets, services).
+    SurveyNode(Box<crate::node_actions::NodeActionPlan>),
+    /// A guard refuses `action` before it is confirmed: audit it and say why.
+    Refuse {
+        action: MutatingAction,
+        why: String,
+    },
+    /// Run an approved node or etcd action, its progress reported as `AppEvent::Action`.
+    RunAction {
+        approved: ApprovedAction,
+        run: Box<super::actions::ActionRun>,
+    },
+    /// Start or stop the log view's streams.
+    Logs(super::update_logs::LogEffect),
+    /// Run the cluster's health checks and report through `AppEvent::Health`.
+    RunHealthCheck(Box<super::checklist::HealthRun>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

@@ -97,6 +97,26 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "versions pane: skew and upgrade targets",
     },
+    CommandSpec {
+        name: "logs",
+        arg: "SERVICE [NODE...]",
+        help: "follow a service's logs on the nodes named (none: every node running it)",
+    },
+    CommandSpec {
+        name: "dmesg",
+        arg: "NODE",
+        help: "follow a node's kernel log",
+    },
+    CommandSpec {
+        name: "health",
+        arg: "",
+        help: "run the health checks of the cluster in use (a checklist)",
+    },
+    CommandSpec {
+        name: "capi",
+        arg: "",
+        help: "the cluster in use as Cluster API sees it (clusterctl describe)",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +139,17 @@ pub enum Command {
     /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
     Provision,
     Provisions,
+    /// `:logs SERVICE [NODE...]`.
+    Logs {
+        service: String,
+        nodes: Vec<String>,
+    },
+    /// `:dmesg NODE`.
+    Dmesg(String),
+    /// `:health`: the health checklist of the cluster in use.
+    Health,
+    /// `:capi`: the Cluster API tree of the cluster in use.
+    Capi,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,6 +204,14 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rollout" => Command::Rollout,
         "provision" => Command::Provision,
         "provisions" => Command::Provisions,
+        "logs" => Command::Logs {
+            service: rest[0].to_string(),
+            nodes: rest[1..].iter().map(|s| s.to_string()).collect(),
+        },
+        "dmesg" if rest.len() > 1 => return Err(CommandError::UnexpectedArgument("dmesg")),
+        "dmesg" => Command::Dmesg(rest[0].to_string()),
+        "health" => Command::Health,
+        "capi" => Command::Capi,
         _ => Command::Quit,
     };
     Ok(Some(command))

@@ -1,8 +1,10 @@
 //! What is wrong with a cluster, in words: node states, stale ages measured
-//! to the latest report, etcd quorum, version skew and the one-line problems
-//! the fleet row, the cluster summary and the nodes pane show. Pure.
+//! to the latest report, etcd quorum, version skew, certificates near their end
+//! and the one-line problems the fleet row, the cluster summary and the nodes
+//! pane show. Pure.
 use std::time::{Duration, Instant};
 
+use crate::fleet::cert_expiry::{ExpiryVerdict, expiry_problem};
 use crate::fleet::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
 use crate::versions::{
     ControlPlaneComponent, KubeVersion, NodeVersions, SkewWarning, TalosVersion, Version,
@@ -239,9 +241,18 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
     if let Some(error) = status.kubernetes.as_ref().and_then(|k| k.error.as_ref()) {
         problems.push(format!("kubernetes: {error}"));
     }
+    // Certificates within 7 days (or past) rank with what is broken, within 30 with warnings.
+    let certs = |level| {
+        live.certs
+            .iter()
+            .filter(move |c| c.verdict == level)
+            .filter_map(expiry_problem)
+    };
+    problems.extend(certs(ExpiryVerdict::Fail));
     let versions = node_versions(status);
     let skew = skew_warnings(&versions);
     problems.extend(skew.iter().map(|w| w.message.clone()));
+    problems.extend(certs(ExpiryVerdict::Warn));
     let talos: Vec<TalosVersion> = versions.into_iter().filter_map(|n| n.talos).collect();
     ClusterHealth {
         has_data: live.has_data(),

@@ -5,6 +5,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
+use super::keymap_actions as actions;
+use super::keymap_health as health;
+use super::keymap_logs as logs;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
@@ -36,10 +39,24 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
+    /// The actions menu of the selected node or etcd member (`a`).
+    ActionMenu,
+    /// A node or etcd action's plan.
+    ActionPlan,
+    /// The progress of the node or etcd action run here.
+    ActionProgress,
+    /// A node's or several nodes' logs.
+    Logs,
+    /// Which log of a node to follow.
+    LogPicker,
+    /// The health checklist (`H`, `:health`).
+    Health,
+    /// The Cluster API tree of the cluster in use.
+    Capi,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 19] = [
+    pub const ALL: [KeyContext; 26] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -59,6 +76,13 @@ impl KeyContext {
         KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
+        KeyContext::ActionMenu,
+        KeyContext::ActionPlan,
+        KeyContext::ActionProgress,
+        KeyContext::Logs,
+        KeyContext::LogPicker,
+        KeyContext::Health,
+        KeyContext::Capi,
     ];
 
     pub fn title(self) -> &'static str {
@@ -74,7 +98,9 @@ impl KeyContext {
             KeyContext::Confirm => "Confirmation",
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
             KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
-            KeyContext::TextField => "Installer image, acknowledgement, VM name pattern",
+            KeyContext::TextField => {
+                "Installer image, acknowledgement, VM name pattern, snapshot file"
+            }
             KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
@@ -82,6 +108,13 @@ impl KeyContext {
             KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
+            KeyContext::ActionMenu => "Actions menu (a on nodes, node detail, etcd)",
+            KeyContext::ActionPlan => "Node or etcd action plan",
+            KeyContext::ActionProgress => "Node or etcd action progress",
+            KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
+            KeyContext::LogPicker => "Log picker (l in node detail)",
+            KeyContext::Health => "Health checklist (H, :health)",
+            KeyContext::Capi => "Cluster API tree (:capi)",
         }
     }
 
@@ -388,18 +421,23 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::MOVES,
         ],
         KeyContext::Cluster => &[
+            actions::FROM_PANES,
             panes::CLUSTER_OWN,
             provision::FROM_CLUSTER,
             panes::TABLE_KEYS,
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
+            logs::FROM_CLUSTER,
+            health::FROM_CLUSTER,
         ],
         KeyContext::NodeDetail => &[
+            actions::FROM_PANES,
             panes::DETAIL_OWN,
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
+            logs::FROM_DETAIL,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, ERRORS_CLOSE, CTRL_C_QUITS],
@@ -429,6 +467,13 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[QUIT_QUESTION],
         KeyContext::TooSmall => &[TOO_SMALL],
+        KeyContext::ActionMenu => &[actions::MENU],
+        KeyContext::ActionPlan => &[actions::PLAN],
+        KeyContext::ActionProgress => &[actions::PROGRESS],
+        KeyContext::Logs => &[logs::VIEW, logs::BACK],
+        KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
+        KeyContext::Health => &[health::CHECKLIST, panes::GLOBAL],
+        KeyContext::Capi => &[panes::CAPI_OWN, panes::MOVES, panes::GLOBAL],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -459,10 +504,12 @@ pub fn screen_context(state: &AppState) -> KeyContext {
         Some(line) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
-            InputKind::Image | InputKind::Acknowledge | InputKind::NamePattern => {
-                KeyContext::TextField
-            }
+            InputKind::Image
+            | InputKind::Acknowledge
+            | InputKind::NamePattern
+            | InputKind::SnapshotPath => KeyContext::TextField,
         },
+        None if state.actions.menu.is_some() => KeyContext::ActionMenu,
         None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
@@ -472,6 +519,12 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Provision => KeyContext::Provision,
+            Screen::Action if state.actions.plan.is_some() => KeyContext::ActionPlan,
+            Screen::Action => KeyContext::ActionProgress,
+            Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,
+            Screen::Logs => KeyContext::Logs,
+            Screen::Health => KeyContext::Health,
+            Screen::Capi => KeyContext::Capi,
             Screen::Rollout => {
                 let asking = state
                     .current

@@ -222,7 +222,7 @@ pub(super) static DETAIL_OWN: &[Binding] = &[
         offered: None,
     },
     Binding {
-        keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
+        keys: &[Key::plain(KeyCode::Right)],
         action: Action::NextNode,
         help: "next node",
         footer: Some("next"),
@@ -257,6 +257,24 @@ pub(super) static GLOBAL: &[Binding] = &[
         action: Action::Quit,
         help: "quit",
         footer: Some("quit"),
+        offered: None,
+    },
+];
+
+/// The CAPI screen's own keys.
+pub(super) static CAPI_OWN: &[Binding] = &[
+    Binding {
+        keys: &[Key::plain(KeyCode::Enter)],
+        action: Action::OpenSelected,
+        help: "every condition of the selected object",
+        footer: Some("conditions"),
+        offered: None,
+    },
+    Binding {
+        keys: &[Key::plain(KeyCode::Esc)],
+        action: Action::Back,
+        help: "back to the cluster's panes",
+        footer: Some("back"),
         offered: None,
     },
 ];

@@ -95,6 +95,7 @@ impl PlanKind for Kubernetes {
     const SCREEN: Screen = Screen::KubernetesPlan;
     const BACK: Pane = Pane::Versions;
     const WHAT: &'static str = "Kubernetes upgrade";
+    const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::Kubernetes;
 
     fn slot(state: &AppState) -> Option<&KubePlanScreen> {
         state.kube_upgrade.as_ref()

@@ -2,14 +2,23 @@
 //! effects, the keymap and the `:` command line. No IO: the event loop and the
 //! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
+pub mod actions;
+pub mod capi;
+#[cfg(test)]
+mod capi_tests;
+pub mod checklist;
 pub mod command;
 pub mod health;
 pub mod help;
 pub mod keymap;
+mod keymap_actions;
+mod keymap_health;
+mod keymap_logs;
 mod keymap_panes;
 mod keymap_provision;
 mod keymap_upgrade;
 pub mod kube_plan;
+pub mod logs;
 mod plan_keys;
 pub mod plan_screen;
 pub mod prepared;
@@ -22,7 +31,9 @@ pub mod tables;
 #[cfg(test)]
 mod test_fixtures;
 pub mod update;
+pub mod update_actions;
 mod update_kube_plan;
+pub mod update_logs;
 mod update_panes;
 mod update_plan;
 mod update_provision;

@@ -7,10 +7,13 @@ use std::ops::{Deref, DerefMut};
 use super::action::{Action, Effect, PlannedRollout};
 use super::state::{AppState, Pane, Screen};
 use crate::approval::MutatingAction;
+use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
 use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};
-use crate::upgrade::{Guard, GuardId, RolloutInProgress, UpgradeKind, Verdict, blocking};
+use crate::upgrade::{
+    Guard, GuardId, InPlaceUpgrade, RolloutInProgress, UpgradeKind, Verdict, blocking, capi_owned,
+};
 use crate::versions::Version;
 
 /// Which list of the plan screen has the keys.
@@ -31,6 +34,8 @@ pub trait PlanKind: UpgradeKind {
     const BACK: Pane;
     /// "upgrade" or "Kubernetes upgrade", as the progress log names a start.
     const WHAT: &'static str;
+    /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
+    const IN_PLACE: InPlaceUpgrade;
 
     fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>>;
     fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>>;
@@ -161,13 +166,20 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
         self.steps().len()
     }
 
-    /// The guards again, over live status; keeps the selection by guard.
-    pub fn evaluate(&mut self, status: &ClusterStatus, other: Option<&RolloutInProgress>) {
+    /// The guards again, over live status and the Cluster API owner of the cluster, if any;
+    /// keeps the selection by guard.
+    pub fn evaluate(
+        &mut self,
+        status: &ClusterStatus,
+        other: Option<&RolloutInProgress>,
+        capi: Option<&CapiOwner>,
+    ) {
         let Ok(plan) = &self.plan else {
             self.guards.clear();
             return;
         };
-        let guards = K::guards(self, plan, status, other);
+        let mut guards = K::guards(self, plan, status, other);
+        guards.extend(capi_owned(capi, K::IN_PLACE));
         set_guards(&mut self.guards, &mut self.guard, guards);
     }
 

@@ -103,7 +103,11 @@ pub fn prepare(state: &mut AppState) {
         | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision => &[],
+        | Screen::Provision
+        | Screen::Action => &[],
+        Screen::Logs => &[],
+        Screen::Health => &[],
+        Screen::Capi => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

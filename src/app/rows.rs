@@ -141,7 +141,11 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
     cells.push(match (&live.status.rollout, h.problems.first()) {
         (Some(rollout), _) => TableCell::new(rollout.brief(), Tone::Warn),
         (None, Some(p)) => TableCell::new(p.clone(), Tone::Error),
-        (None, None) => TableCell::new("ok", Tone::Ok),
+        (None, None) => match state.fleet.capi.owner(&cluster.name) {
+            // All is well: the row says who owns the cluster instead.
+            Some(owner) => TableCell::new(format!("CAPI: {owner}"), Tone::Ok),
+            None => TableCell::new("ok", Tone::Ok),
+        },
     });
     cells.push(match h.stale.clone() {
         Some(age) => TableCell::new(age, Tone::Warn),

@@ -35,6 +35,14 @@ pub enum Screen {
     ProvisionWizard,
     /// The VMs provisioned for the cluster in use, as they change.
     Provision,
+    /// A node or etcd action's plan, or the progress of the one running here.
+    Action,
+    /// Service or kernel logs of one or several nodes, or the service picker leading there.
+    Logs,
+    /// The health checklist of the cluster in use (`H`, `:health`), filling in live.
+    Health,
+    /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
+    Capi,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -157,6 +165,8 @@ pub enum InputKind {
     Acknowledge,
     /// The provision wizard's VM name pattern.
     NamePattern,
+    /// The file an etcd snapshot is written to.
+    SnapshotPath,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -290,6 +300,14 @@ pub struct AppState {
     pub quit_question: Option<String>,
     /// The demo's fleet runs in this process and stops when it quits.
     pub demo_fleet: bool,
+    /// The node and etcd actions: menu, plan and progress.
+    pub actions: super::actions::ActionsState,
+    /// The log view and its service picker.
+    pub logs: super::update_logs::LogsState,
+    /// The health checklist screen's latest run (kept when the screen is left).
+    pub health: Option<super::checklist::HealthScreen>,
+    /// The CAPI screen's selection.
+    pub capi: super::capi::CapiScreen,
 }
 
 impl AppState {
@@ -327,6 +345,10 @@ impl AppState {
             zone: crate::clock::Zone::Utc,
             quit_question: None,
             demo_fleet: false,
+            actions: Default::default(),
+            logs: Default::default(),
+            health: None,
+            capi: Default::default(),
         }
     }
 
@@ -351,7 +373,11 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => None,
+            | Screen::Provision
+            | Screen::Action => None,
+            Screen::Logs => None,
+            Screen::Health => None,
+            Screen::Capi => None,
         }
     }
 
@@ -365,7 +391,11 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision => self.current.as_deref(),
+            | Screen::Provision
+            | Screen::Action => self.current.as_deref(),
+            Screen::Logs => self.current.as_deref(),
+            Screen::Health => self.current.as_deref(),
+            Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
         }
     }

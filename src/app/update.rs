@@ -31,9 +31,24 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
         let cluster = event.cluster().to_string();
+        let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
         let mut redraw = panes::on_fleet_event(state, event);
         redraw |= upgrade::on_status_change(state, &cluster);
+        if capi {
+            redraw |= upgrade::on_capi_change(state);
+        }
         redraw |= super::update_provision_guards::on_status_change(state, &cluster);
+        redraw |= super::update_actions::on_status_change(state, &cluster);
+        if redraw {
+            state.generation += 1;
+        }
+        return Outcome {
+            effects: Vec::new(),
+            redraw,
+        };
+    }
+    if let Action::Event(AppEvent::Log(event)) = action {
+        let redraw = super::update_logs::on_event(state, event);
         if redraw {
             state.generation += 1;
         }
@@ -55,9 +70,11 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     }
     state.generation += 1;
     let before = panes::Watching::of(state);
+    let streaming = super::update_logs::Streaming::of(state);
     let mut effects = update_inner(state, action);
     let after = panes::Watching::of(state);
     effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
+    effects.extend(streaming.transitions(&super::update_logs::Streaming::of(state)));
     Outcome {
         effects,
         redraw: true,
@@ -92,6 +109,15 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         {
             return provision::on_approved(state, approved);
         }
+        Action::Approved(approved)
+            if matches!(
+                approved.action(),
+                crate::approval::MutatingAction::Node { .. }
+                    | crate::approval::MutatingAction::Etcd { .. }
+            ) =>
+        {
+            return super::update_actions::on_approved(state, approved);
+        }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
             state.input = None;
@@ -110,6 +136,12 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
+                None if state.actions.menu.is_some() => {
+                    super::update_actions::on_menu(state, other)
+                }
+                None if state.screen == Screen::Action => {
+                    super::update_actions::on_screen(state, other)
+                }
                 None if state.screen == Screen::Clusters => on_list(state, other),
                 None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
                 None if state.screen == Screen::Rollout => upgrade::on_rollout(state, other),
@@ -120,6 +152,9 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::on_wizard(state, other)
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
+                None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
+                None if state.screen == Screen::Health => super::checklist::on_screen(state, other),
+                None if state.screen == Screen::Capi => super::capi::on_key(state, other),
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_upgrade(state, target);
@@ -135,6 +170,9 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         upgrade::show_rollout(state);
                         Vec::new()
                     }
+                    Action::OpenActions => super::update_actions::open_menu(state),
+                    Action::Logs(key) => super::update_logs::open(state, key),
+                    Action::OpenHealth => super::checklist::open(state),
                     other => panes::on_screen(state, other),
                 },
             };
@@ -148,6 +186,12 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
 fn quit(state: &mut AppState) -> Vec<Effect> {
     let rollout = state.rollouts.values().any(|r| r.running);
     let what = match (rollout, state.provision.any_running()) {
+        (false, false) if state.actions.running() => {
+            let question = "a node or etcd action is running and stops with taloscope; quit? y/N";
+            state.message = Some(Message::warn(question));
+            state.quit_question = Some(question.to_string());
+            return Vec::new();
+        }
         (false, false) => return vec![Effect::Quit],
         (true, _) => "a rollout",
         (false, true) => "a provision",
@@ -171,7 +215,9 @@ fn on_event(state: &mut AppState, event: AppEvent) {
             panes::on_fleet_event(state, event);
             upgrade::on_status_change(state, &cluster);
             super::update_provision_guards::on_status_change(state, &cluster);
+            super::update_actions::on_status_change(state, &cluster);
         }
+        AppEvent::Action(update) => super::update_actions::on_update(state, *update),
         AppEvent::Rollout(event) => {
             upgrade::on_rollout_event(state, event);
         }
@@ -179,6 +225,10 @@ fn on_event(state: &mut AppState, event: AppEvent) {
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
+        AppEvent::Log(event) => {
+            super::update_logs::on_event(state, event);
+        }
+        AppEvent::Health(report) => super::checklist::on_report(state, *report),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -398,6 +448,9 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::set_pattern(state, &line.text);
                     Vec::new()
                 }
+                InputKind::SnapshotPath => {
+                    super::update_actions::set_snapshot_path(state, &line.text)
+                }
             };
         }
         Action::Insert(c) => line.text.push(c),
@@ -422,6 +475,9 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// The filter of what is on screen: the discovery list's, or the table's.
 fn set_filter(state: &mut AppState, text: String) {
+    if super::update_logs::set_filter(state, &text) {
+        return;
+    }
     match state.active_table() {
         Some(kind) => state.tables.get_mut(kind).filter = text,
         None => {
@@ -481,10 +537,21 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             upgrade::show_rollout(state);
             Vec::new()
         }
+        Ok(Some(Command::Capi)) => super::capi::open(state),
         Ok(Some(Command::Pane(pane))) => {
             panes::show_pane(state, pane);
             Vec::new()
         }
+        Ok(Some(Command::Logs { service, nodes })) => {
+            let subject = super::logs::LogSubject::named(&service);
+            super::update_logs::open_command(state, subject, &nodes);
+            Vec::new()
+        }
+        Ok(Some(Command::Dmesg(node))) => {
+            super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
+            Vec::new()
+        }
+        Ok(Some(Command::Health)) => super::checklist::open(state),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()

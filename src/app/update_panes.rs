@@ -27,6 +27,12 @@ impl Watching {
             (Screen::NodeDetail, Some(cluster)) => {
                 detail_node_key(state).map(|node| (cluster.clone(), node))
             }
+            // The service picker lists the node's services.
+            (Screen::Logs, Some(cluster)) => state
+                .logs
+                .picker
+                .as_ref()
+                .map(|p| (cluster.clone(), p.node.address.clone())),
             _ => None,
         };
         Watching { focus, node }
@@ -69,7 +75,9 @@ fn event_time(event: &FleetEvent) -> Instant {
         | FleetEvent::Membership { at, .. }
         | FleetEvent::PollFinished { at, .. }
         | FleetEvent::NodeServices { at, .. }
-        | FleetEvent::NodeEvent { at, .. } => *at,
+        | FleetEvent::NodeEvent { at, .. }
+        | FleetEvent::Certificates { at, .. } => *at,
+        FleetEvent::Capi { at, .. } => *at,
     }
 }
 
@@ -92,10 +100,18 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     state.now = Some(state.now.map_or(at, |now| now.max(at)));
     let cluster = event.cluster().to_string();
     let start = matches!(event, FleetEvent::PollStarted { .. });
+    let capi = matches!(event, FleetEvent::Capi { .. });
     let finish = matches!(event, FleetEvent::PollFinished { .. });
     let changed = state.fleet.apply(event);
     if !changed || start {
         return false;
+    }
+    if capi {
+        // Fleet-wide: the fleet's rows and the cluster screens say who owns a cluster.
+        return matches!(
+            state.screen,
+            Screen::Fleet | Screen::Cluster(_) | Screen::Capi
+        );
     }
     let on_screen = match state.screen {
         Screen::Fleet => true,
@@ -105,8 +121,12 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision => false,
+        | Screen::Provision
+        | Screen::Action => false,
+        Screen::Health => false,
+        Screen::Capi => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
+        Screen::Logs => state.logs.picker.is_some() && state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {
         return false;

@@ -28,7 +28,8 @@ pub fn open_plan<K: PlanKind>(state: &mut AppState, target: Option<String>) -> V
     };
     match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
         Ok(mut plan) => {
-            plan.evaluate(&live.status, other_rollout(state, &cluster).as_ref());
+            let owner = state.fleet.capi.owner(&cluster);
+            plan.evaluate(&live.status, other_rollout(state, &cluster).as_ref(), owner);
             *K::slot_mut(state) = Some(plan);
             state.screen = K::SCREEN;
             state.message = None;
@@ -50,11 +51,23 @@ pub fn on_status_change<K: PlanKind>(state: &mut AppState, cluster: &str) -> boo
     };
     let before = plan.guards.clone();
     if let Some(live) = state.fleet.cluster(cluster) {
-        plan.evaluate(&live.status, other.as_ref());
+        plan.evaluate(
+            &live.status,
+            other.as_ref(),
+            state.fleet.capi.owner(cluster),
+        );
     }
     let changed = plan.guards != before;
     *K::slot_mut(state) = Some(plan);
     changed
+}
+
+/// Re-evaluates the open plan's guards when what the management clusters say changed.
+pub fn on_capi_change<K: PlanKind>(state: &mut AppState) -> bool {
+    match K::slot(state).map(|p| p.cluster.clone()) {
+        Some(cluster) => on_status_change::<K>(state, &cluster),
+        None => false,
+    }
 }
 
 /// Makes the open plan again from live status (a new target or option) and re-evaluates it.

@@ -108,6 +108,13 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
     kube || talos
 }
 
+/// Re-evaluates both plans' guards after the management clusters were read again.
+pub fn on_capi_change(state: &mut AppState) -> bool {
+    let kube = super::update_plan::on_capi_change::<Kubernetes>(state);
+    let talos = super::update_plan::on_capi_change::<TalosOs>(state);
+    kube || talos
+}
+
 /// Keys on the Talos plan screen.
 pub fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
     super::update_plan::on_plan::<TalosOs>(state, action)

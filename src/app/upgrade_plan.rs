@@ -59,6 +59,7 @@ impl PlanKind for TalosOs {
     const SCREEN: Screen = Screen::UpgradePlan;
     const BACK: Pane = Pane::Nodes;
     const WHAT: &'static str = "upgrade";
+    const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::TalosOs;
 
     fn slot(state: &AppState) -> Option<&PlanScreen> {
         state.upgrade.as_ref()

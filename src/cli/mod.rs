@@ -11,6 +11,8 @@ mod operations;
 pub use operations::*;
 mod lifecycle;
 pub use lifecycle::{CreateArgs, DeleteArgs, DeliverArg};
+mod capi;
+pub use capi::*;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -118,6 +120,9 @@ impl Cli {
             | Some(Command::Etcd(EtcdArgs { sources, .. }))
             | Some(Command::Create(CreateArgs { sources, .. }))
             | Some(Command::Delete(DeleteArgs { sources, .. })) => (Some(sources), None, None),
+            Some(Command::Capi(CapiArgs {
+                verb: CapiVerb::Status(CapiStatusArgs { sources, .. }),
+            })) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
@@ -288,6 +293,9 @@ pub enum Command {
     /// its VMs, remove its contexts (backups kept). --plan, or --yes --confirm NAME with
     /// --ack "this destroys the cluster and its data".
     Delete(DeleteArgs),
+    /// Cluster API: `capi status --context MGMT` prints the workload clusters a management
+    /// cluster owns, as `clusterctl describe cluster` does.
+    Capi(CapiArgs),
 }
 
 /// `taloscope upgrade`.

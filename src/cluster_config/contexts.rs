@@ -132,7 +132,7 @@ fn read_talosconfig(file: &Path) -> Result<ConfigNode, ContextsError> {
     }
     let node: ConfigNode = serde_saphyr::from_str(&text).map_err(|e| ContextsError::Read {
         file: file.to_path_buf(),
-        reason: e.to_string().lines().next().unwrap_or("").to_string(),
+        reason: crate::discovery::describe_yaml_error(&e),
     })?;
     Ok(match node {
         ConfigNode::Null => ConfigNode::map(),

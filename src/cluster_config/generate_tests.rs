@@ -34,13 +34,12 @@ fn documented(tag: &str, section: &str) -> Vec<&'static str> {
 
 fn is_documented(path: &str, documented: &[&str]) -> bool {
     documented.iter().any(|pattern| {
-        if let Some(prefix) = pattern.strip_suffix(".**") {
-            if path
-                .strip_prefix(prefix)
+        let below = |prefix: &str| {
+            path.strip_prefix(prefix)
                 .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("[]"))
-            {
-                return true;
-            }
+        };
+        if pattern.strip_suffix(".**").is_some_and(below) {
+            return true;
         }
         let (a, b) = (segments(pattern), segments(path));
         a.len() == b.len() && a.iter().zip(&b).all(|(p, k)| p == "*" || p == k)

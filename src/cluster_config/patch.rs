@@ -91,7 +91,7 @@ impl ConfigPatch {
             reason,
         };
         let docs: Vec<ConfigNode> = serde_saphyr::from_multiple(text)
-            .map_err(|e| parse_err(e.to_string().lines().next().unwrap_or("").to_string()))?;
+            .map_err(|e| parse_err(crate::discovery::describe_yaml_error(&e)))?;
         let docs: Vec<ConfigNode> = docs
             .into_iter()
             .filter(|d| *d != ConfigNode::Null)
@@ -286,9 +286,8 @@ fn add(doc: &mut ConfigNode, path: &[String], value: ConfigNode) -> Result<(), S
             Ok(())
         }
         ConfigNode::Seq(items) => {
-            let at = if last == "-" {
-                items.len()
-            } else if last.parse::<usize>().is_ok_and(|i| i == items.len()) {
+            // `-` or the length itself appends (RFC 6902 4.1).
+            let at = if last == "-" || *last == items.len().to_string() {
                 items.len()
             } else {
                 index(last, items.len())?

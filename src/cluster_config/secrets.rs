@@ -149,11 +149,16 @@ impl SecretsBundle {
             path: origin.to_path_buf(),
             reason,
         };
+        // Only the place: a YAML error's text may quote the value, and these values are keys.
         let file: BundleFile = serde_saphyr::from_str(text).map_err(|e| {
-            invalid(format!(
-                "not a secrets bundle: {}",
-                e.to_string().lines().next().unwrap_or("")
-            ))
+            invalid(match e.location().filter(|l| l.line() > 0) {
+                Some(l) => format!(
+                    "not a secrets bundle (YAML error at line {}, column {})",
+                    l.line(),
+                    l.column()
+                ),
+                None => "not a secrets bundle".to_string(),
+            })
         })?;
         file.into_bundle().map_err(invalid)
     }

@@ -127,6 +127,21 @@ fn bad_bundles_name_the_file_and_field() {
 }
 
 #[test]
+fn yaml_errors_never_quote_the_bundle() {
+    let b = test_bundle();
+    let text = b.to_yaml().replacen("certs:", "certs: [", 1);
+    let err = SecretsBundle::from_yaml_str(&text, Path::new("s.yaml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("s.yaml") && err.contains("line"), "{err}");
+    let wrong_type = format!("cluster: {}\n", b.cluster.secret);
+    let err = SecretsBundle::from_yaml_str(&wrong_type, Path::new("s.yaml"))
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains(&b.cluster.secret), "{err}");
+}
+
+#[test]
 fn debug_never_shows_secrets() {
     let b = test_bundle();
     let shown = format!("{b:?} {:?}", b.certs.os);

@@ -1,6 +1,7 @@
 //! `taloscope certs`: when the certificates of one cluster's contexts (--context) or of every
 //! cluster's end: the Talos API CA and client certificate of each talosconfig context, the
-//! Kubernetes client certificate of each kubeconfig context. WARN within 30 days, FAIL within
+//! Kubernetes client certificate of each kubeconfig context, and what the servers present in
+//! their TLS handshake (each endpoint's apid, the Kubernetes API server). WARN within 30 days, FAIL within
 //! 7; as `upgrade --plan` treats warnings, only a failure exits 1.
 use std::process::ExitCode;
 
@@ -9,7 +10,10 @@ use super::headless::{discover_all, write_stdout};
 use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;
-use crate::fleet::cert_expiry::{CertExpiry, ExpiryVerdict, cluster_cert_expiry};
+use crate::fleet::cert_expiry::{
+    CertExpiry, ExpiryVerdict, cluster_cert_expiry, kubeconfig_client_cert, served_cert_expiry,
+};
+use crate::talos::ClientOptions;
 
 pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     exit_code(run_inner(global, output))
@@ -25,19 +29,24 @@ fn run_inner(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop
         })?],
         None => discovery.clusters.clone(),
     };
-    let kube_cert = |user: &str| -> Result<Option<String>, String> {
-        let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
-            return Ok(None);
-        };
-        crate::kube::client_certificate(kubeconfig, user)
-            .map(|pem| pem.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
-            .map_err(|e| format!("kubeconfig user {user:?}: {e}"))
-    };
+    let kube_cert = |user: &str| kubeconfig_client_cert(discovery.kubeconfig.as_ref(), user);
     let now = crate::clock::unix_now() as i64;
-    let certs: Vec<CertExpiry> = clusters
-        .iter()
-        .flat_map(|c| cluster_cert_expiry(c, &kube_cert, now))
-        .collect();
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let options = ClientOptions::default();
+    let within = options.connect_timeout + options.call_timeout;
+    let mut certs: Vec<CertExpiry> = Vec::new();
+    for cluster in &clusters {
+        certs.extend(cluster_cert_expiry(cluster, &kube_cert, now));
+        let (served, unread) = runtime.block_on(served_cert_expiry(cluster, within, now));
+        certs.extend(served);
+        for why in unread {
+            eprintln!(
+                "taloscope: warning: cluster {}: no certificate read: {why}",
+                cluster.name
+            );
+        }
+    }
     let text = match output {
         OutputFormat::Table => table(&certs),
         OutputFormat::Json => serde_json::to_string_pretty(&certs)
@@ -65,7 +74,10 @@ fn table(certs: &[CertExpiry]) -> String {
             mark.to_string(),
             c.cluster.clone(),
             c.context.clone(),
-            c.certificate.to_string(),
+            match &c.endpoint {
+                Some(endpoint) => format!("{} {endpoint}", c.certificate),
+                None => c.certificate.to_string(),
+            },
             expires(c),
         ]);
     }

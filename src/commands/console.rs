@@ -176,6 +176,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         poller: None,
         rollouts: Default::default(),
         paths: paths.clone(),
+        logs: Default::default(),
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,

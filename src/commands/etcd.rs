@@ -14,15 +14,12 @@ use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
-    EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SnapshotLimits, member_space,
-    plan_guards, run_plan,
+    EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SNAPSHOT_MAX_BYTES, SnapshotLimits,
+    member_space, plan_guards, run_plan,
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::guards::{Guard, blocking};
 use crate::printable::bytes_text;
-
-/// The most a snapshot may hold: etcd's largest recommended quota (8 GiB) twice over.
-const SNAPSHOT_MAX_BYTES: u64 = 16 * 1024 * 1024 * 1024;
 
 pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
     exit_code(run_inner(global, args))

@@ -21,8 +21,8 @@ use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, 
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    Guard, RolloutHandle, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun, blocking,
-    resume_upgrade_with, spawn_upgrade,
+    Guard, InPlaceUpgrade, RolloutHandle, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun,
+    blocking, capi_owned, resume_upgrade_with, spawn_upgrade,
 };
 use crate::versions::Version;
 
@@ -76,6 +76,8 @@ pub(super) trait HeadlessUpgrade {
     const JOURNAL_KIND: Option<RolloutKind>;
     /// One progress line per step change.
     const LINE: fn(usize, usize, &StepProgress) -> String;
+    /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
+    const IN_PLACE: InPlaceUpgrade;
 
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
@@ -122,6 +124,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
         journal,
     } = connect(&chosen)?;
     let cluster = &chosen.cluster;
+    let capi_guard = runtime.block_on(capi_owned_guard(&chosen, C::IN_PLACE));
     let wanted_target = C::target_text(&target);
     check_journal(
         &chosen,
@@ -132,7 +135,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     )?;
     if flags.plan {
         plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
-        return runtime.block_on(print_plan(command, &status, &observer, target));
+        return runtime.block_on(print_plan(command, &status, &observer, target, capi_guard));
     }
     // The runner decides again when it starts; said here first, before any approval.
     claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
@@ -157,7 +160,8 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     };
     run_rollout::<C>(run, || {
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
-        let guards = runtime.block_on(command.guards(&plan, &status, &observer));
+        let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
+        guards.extend(capi_guard.clone());
         if blocking(&guards, flags.ack) {
             let report = command.report(&plan, &guards);
             match flags.output {
@@ -176,6 +180,7 @@ async fn print_plan<C: HeadlessUpgrade>(
     status: &ClusterStatus,
     observer: &ClusterObserver,
     target: Version,
+    capi_guard: Option<Guard>,
 ) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let plan = match command.plan(status, observer, target).await {
@@ -187,7 +192,8 @@ async fn print_plan<C: HeadlessUpgrade>(
         }
         Err(stop) => return Err(stop),
     };
-    let guards = command.guards(&plan, status, observer).await;
+    let mut guards = command.guards(&plan, status, observer).await;
+    guards.extend(capi_guard);
     let report = command.report(&plan, &guards);
     let text = match flags.output {
         OutputFormat::Table => report.table(),
@@ -201,6 +207,14 @@ async fn print_plan<C: HeadlessUpgrade>(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The refusal of an in-place upgrade when a management cluster among the kube contexts owns
+/// the chosen cluster; `None` when none does (or none could be read).
+async fn capi_owned_guard(chosen: &Chosen, kind: InPlaceUpgrade) -> Option<Guard> {
+    let kubeconfig = chosen.discovery.kubeconfig.as_ref()?;
+    let view = crate::capi::read_view(kubeconfig, &chosen.discovery.clusters).await;
+    capi_owned(view.owner(&chosen.cluster.name), kind)
 }
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.

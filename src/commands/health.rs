@@ -1,16 +1,15 @@
 //! `taloscope health`: the cluster's health checks as `talosctl health` runs them, on the
-//! server (`ClusterService/HealthCheck`, which every Talos role may call) of the first control
-//! plane that answers, printed as a checklist that fills in as checks pass; a failing check
-//! names its nodes. Exit 0 healthy, 1 not (or not asked), 2 usage.
+//! server (`ClusterService/HealthCheck`, which the admin, operator and reader roles may call)
+//! of the first control plane that answers (`fleet::health_check::route`, as the console),
+//! printed as a checklist that fills in as checks pass; a failing check names its nodes. Exit 0 healthy, 1 not (or not asked), 2 usage.
 use std::process::ExitCode;
 use std::time::Duration;
-
-use futures::StreamExt;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code};
 use super::headless::{choose, observer_for, write_stdout};
 use crate::cli::{GlobalArgs, OutputFormat};
-use crate::fleet::{CheckMark, HealthCheckRow, HealthChecklist, NodeRole};
+use crate::fleet::health_check::{follow_health_check, route};
+use crate::fleet::{CheckMark, HealthCheckRow, HealthChecklist};
 use crate::talos::TalosClient;
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, timeout: Duration) -> ExitCode {
@@ -28,20 +27,16 @@ fn run_inner(
     let list = runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let status = observer.status().await;
-        let asked = status
-            .nodes
-            .iter()
-            .find(|n| n.role == NodeRole::Controlplane && n.error.is_none())
-            .ok_or_else(|| {
-                Stop(
-                    EXIT_BLOCKED,
-                    format!("cluster {}: no control plane node answers", status.name),
-                )
-            })?;
+        let asked = route(&status).map_err(|why| Stop(EXIT_BLOCKED, why))?;
         let mut list = HealthChecklist::new(&status);
         let live = output == OutputFormat::Table;
         if live {
-            write_stdout(&format!("asking {} ({})\n", asked.name, asked.address))?;
+            write_stdout(&format!(
+                "asking {} ({}): {}\n",
+                asked.name,
+                asked.address,
+                asked.why()
+            ))?;
         }
         follow_checks(&observer.talos, &asked.address, timeout, &mut list, live).await?;
         Ok::<_, Stop>(list)
@@ -82,33 +77,14 @@ async fn follow_checks(
     list: &mut HealthChecklist,
     live: bool,
 ) -> Result<(), Stop> {
-    let mut stream = talos
-        .health_check(node, timeout)
-        .await
-        .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
-    // The node ends the stream at its deadline; this bound only guards against one that does not.
-    let bound = timeout + talos.options().call_timeout;
-    let read = async {
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(progress) => {
-                    let changed = list.apply(progress);
-                    if let Some(row) = changed.map(|i| &list.checks[i])
-                        && live
-                        && row.state == CheckMark::Ok
-                    {
-                        write_stdout(&row_line(row))?;
-                    }
-                }
-                Err(e) => return Ok(Some(e.to_string())),
-            }
+    let error = follow_health_check(talos, node, timeout, |progress| {
+        let changed = list.apply(progress);
+        match changed.map(|i| &list.checks[i]) {
+            Some(row) if live && row.state == CheckMark::Ok => write_stdout(&row_line(row)),
+            _ => Ok(()),
         }
-        Ok::<_, Stop>(None)
-    };
-    let error = match tokio::time::timeout(bound, read).await {
-        Ok(result) => result?,
-        Err(_) => Some(format!("no answer from {node} within {bound:?}")),
-    };
+    })
+    .await?;
     list.finish(error);
     Ok(())
 }

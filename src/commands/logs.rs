@@ -28,11 +28,7 @@ struct LogRequest<'a> {
 }
 
 pub fn run_logs(global: &GlobalArgs, args: &LogsArgs) -> ExitCode {
-    let source = if args.kubernetes {
-        LogSource::Container(args.service.clone())
-    } else {
-        LogSource::Service(args.service.clone())
-    };
+    let source = LogSource::requested(&args.service, args.kubernetes);
     exit_code(run(
         global,
         LogRequest {

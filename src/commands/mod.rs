@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
 
+pub mod capi;
 pub mod certs;
 pub mod console;
 pub mod contexts;
@@ -60,6 +61,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Etcd(args)) => etcd::run(&global, &args),
         Some(Command::Create(args)) => create::run(&global, &args),
         Some(Command::Delete(args)) => delete::run(&global, &args),
+        Some(Command::Capi(args)) => capi::run(&global, &args),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::fleet::ClusterStatus;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    Guard, PlanError, RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards,
+    Guard, InPlaceUpgrade, PlanError, RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards,
 };
 use crate::versions::Version;
 
@@ -25,6 +25,7 @@ impl HeadlessUpgrade for UpgradeArgs {
     const UNIT: &'static str = "node";
     /// Any unfinished journal to another target is refused; its kind is the runner's to check.
     const JOURNAL_KIND: Option<RolloutKind> = None;
+    const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::TalosOs;
     const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {

@@ -19,7 +19,7 @@ use crate::upgrade::kubernetes::{
     check_removed_flags, count_removed_apis, kubernetes_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{Guard, RunOptions};
+use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions};
 use crate::versions::Version;
 
 /// The plan and its guards: the `upgrade-k8s --plan --output json` contract.
@@ -117,6 +117,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     const WHAT: &'static str = "Kubernetes upgrade";
     const UNIT: &'static str = "step";
     const JOURNAL_KIND: Option<RolloutKind> = Some(RolloutKind::KubernetesUpgrade);
+    const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::Kubernetes;
     const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {

@@ -72,6 +72,8 @@ pub struct Console {
     pub rollouts: std::collections::HashMap<String, RunningRollout>,
     /// Where journals go (the state dir), as the subcommand resolved it.
     pub paths: Paths,
+    /// The log view's streams, while it is on screen.
+    pub logs: super::run_logs::LogStreams,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -112,6 +114,7 @@ where
     console.state.size = (size.width, size.height);
     console.state.identity = crate::run_holder::RunHolder::this_process().to_string();
     console.state.zone = crate::clock::Zone::System;
+    console.state.actions.snapshot_dir = snapshot_dir(&console.paths);
     let mut pacer = FramePacer::default();
     let mut queue: VecDeque<Action> = VecDeque::new();
     // Journals left by a console that was killed: shown from the first frame.
@@ -169,6 +172,21 @@ where
             }
         }
     }
+}
+
+/// Where etcd snapshots go unless the operator names another file: `snapshots/` in the state
+/// dir, made owner-only (a snapshot holds every secret of its cluster) so the file guard passes.
+fn snapshot_dir(paths: &Paths) -> std::path::PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = paths.state_dir.join("snapshots");
+    if let Err(e) = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+    {
+        tracing::warn!("cannot make {}: {e}", dir.display());
+    }
+    dir
 }
 
 /// The last frame written to the terminal and its cursor.
@@ -306,10 +324,24 @@ fn perform(
             )))),
         },
         Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
+        Effect::SurveyNode(plan) => {
+            super::run_actions::survey(&console.state, *plan, app_tx);
+            None
+        }
+        Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
+        Effect::RunAction { approved, run } => {
+            super::run_actions::run(console, approved, *run, app_tx);
+            None
+        }
+        Effect::Logs(effect) => super::run_logs::perform(console, effect, app_tx),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
             }
+            None
+        }
+        Effect::RunHealthCheck(run) => {
+            super::run_health::start_health_check(*run, app_tx);
             None
         }
         Effect::ReloadDiscovery => match &console.reload {
@@ -354,6 +386,7 @@ mod tests {
                 config_dir: "/nonexistent/config".into(),
                 state_dir: "/nonexistent/state".into(),
             },
+            logs: Default::default(),
         }
     }
 

@@ -21,6 +21,9 @@ pub struct EtcdOutcome {
     pub snapshot: Option<SnapshotReport>,
 }
 
+/// The most a snapshot may hold: etcd's largest recommended quota (8 GiB) twice over.
+pub const SNAPSHOT_MAX_BYTES: u64 = 16 * 1024 * 1024 * 1024;
+
 /// The bound and byte cap of a snapshot read.
 #[derive(Debug, Clone, Copy)]
 pub struct SnapshotLimits {

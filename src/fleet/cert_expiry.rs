@@ -1,10 +1,14 @@
 //! Certificate expiry of a cluster's credentials: the Talos API CA and client certificate of
-//! each talosconfig context, and the Kubernetes client certificate of each kubeconfig context;
-//! a warning 30 days before the end, a failure 7 days before (and after). Pure: the time is
-//! given, the certificates come from discovery's values.
+//! each talosconfig context, and the Kubernetes client certificate of each kubeconfig context
+//! (pure: the time is given, the certificates come from discovery's values); and of what its
+//! servers present: each talosconfig endpoint's apid and the Kubernetes API server (one
+//! bounded handshake each). A warning 30 days before the end, a failure 7 days before (and after).
+use std::time::Duration;
+
 use serde::Serialize;
 
 use crate::discovery::{Cluster, parse_client_certificate};
+use crate::talos::served_cert::served_certificate;
 
 /// Days before the end at which a certificate is reported as a warning.
 pub const WARN_DAYS: i64 = 30;
@@ -26,7 +30,7 @@ pub struct CertExpiry {
     pub cluster: String,
     /// The talosconfig or kubeconfig context it belongs to.
     pub context: String,
-    /// `talos CA`, `talos client`, `kubernetes client`.
+    /// `talos CA`, `talos client`, `kubernetes client`, `apid server`, `kubernetes API server`.
     pub certificate: &'static str,
     /// Seconds since the epoch; `None` when it does not parse (see `error`).
     pub not_after: Option<i64>,
@@ -35,6 +39,10 @@ pub struct CertExpiry {
     pub verdict: ExpiryVerdict,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The server that presented it (a talosconfig endpoint, the API server URL); absent
+    /// for the certificates of the config files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
 }
 
 /// The verdict for a certificate ending at `not_after`, at `now` (seconds since the epoch).
@@ -56,12 +64,23 @@ fn entry(
     pem: &str,
     now: i64,
 ) -> CertExpiry {
-    let parsed = parse_client_certificate(pem);
-    let (not_after, days_left, verdict, error) = match parsed {
-        Ok(c) => (
-            Some(c.not_after),
-            Some((c.not_after - now).div_euclid(86_400)),
-            verdict(c.not_after, now),
+    let not_after = parse_client_certificate(pem).map(|c| c.not_after);
+    ending(cluster, context, certificate, not_after, now)
+}
+
+/// A certificate ending at `not_after`, or why its end is unknown (a failure).
+fn ending(
+    cluster: &str,
+    context: &str,
+    certificate: &'static str,
+    not_after: Result<i64, String>,
+    now: i64,
+) -> CertExpiry {
+    let (not_after, days_left, verdict, error) = match not_after {
+        Ok(at) => (
+            Some(at),
+            Some((at - now).div_euclid(86_400)),
+            verdict(at, now),
             None,
         ),
         Err(e) => (None, None, ExpiryVerdict::Fail, Some(e)),
@@ -74,7 +93,88 @@ fn entry(
         days_left,
         verdict,
         error,
+        endpoint: None,
     }
+}
+
+/// The certificates `cluster`'s servers present: the apid of each endpoint of its talosconfig
+/// context in use, and the API server of its kubeconfig context in use; each read within
+/// `within`, all at once. A server that cannot be reached is not a certificate's failure (the
+/// status says it is down): it is left out, and why is in the second list.
+pub async fn served_cert_expiry(
+    cluster: &Cluster,
+    within: Duration,
+    now: i64,
+) -> (Vec<CertExpiry>, Vec<String>) {
+    let mut asked: Vec<(&str, &'static str, &str)> = Vec::new();
+    if let Some(ctx) = &cluster.talos {
+        asked.extend(
+            ctx.endpoints
+                .iter()
+                .map(|e| (ctx.name.as_str(), "apid server", e.as_str())),
+        );
+    }
+    if let Some((ctx, server)) = cluster
+        .kube
+        .as_ref()
+        .and_then(|k| Some((k, k.server.as_ref()?)))
+    {
+        asked.push((ctx.name.as_str(), "kubernetes API server", server.as_str()));
+    }
+    let reads = asked
+        .iter()
+        .map(|(context, certificate, endpoint)| async move {
+            let served = served_certificate(endpoint, within).await?;
+            Ok(CertExpiry {
+                endpoint: Some(endpoint.to_string()),
+                ..ending(
+                    &cluster.name,
+                    context,
+                    certificate,
+                    Ok(served.not_after),
+                    now,
+                )
+            })
+        });
+    let mut read = Vec::new();
+    let mut unread = Vec::new();
+    for result in futures::future::join_all(reads).await {
+        match result {
+            Ok(cert) => read.push(cert),
+            Err(why) => unread.push(why),
+        }
+    }
+    (read, unread)
+}
+
+/// A kubeconfig user's client certificate (PEM), if the kubeconfig gives it one; the
+/// `kube_cert` of [`cluster_cert_expiry`] for the command and the poller alike.
+pub fn kubeconfig_client_cert(
+    kubeconfig: Option<&kube::config::Kubeconfig>,
+    user: &str,
+) -> Result<Option<String>, String> {
+    let Some(kubeconfig) = kubeconfig else {
+        return Ok(None);
+    };
+    crate::kube::client_certificate(kubeconfig, user)
+        .map(|pem| pem.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+        .map_err(|e| format!("kubeconfig user {user:?}: {e}"))
+}
+
+/// What a certificate near or past its end means for the cluster, in the fleet's words:
+/// `talos client cert (prod-expiring) expires in 9d`; `None` when it is far from its end.
+pub fn expiry_problem(c: &CertExpiry) -> Option<String> {
+    if c.verdict == ExpiryVerdict::Ok {
+        return None;
+    }
+    let whose = c.endpoint.as_deref().unwrap_or(&c.context);
+    let what = format!("{} cert ({whose})", c.certificate);
+    Some(match (c.days_left, &c.error) {
+        (_, Some(e)) => format!("{what} unreadable: {e}"),
+        (Some(days), None) if days < 0 => format!("{what} expired {}d ago", -days),
+        (Some(days), None) => format!("{what} expires in {days}d"),
+        (None, None) => format!("{what} unreadable"),
+    })
 }
 
 /// Every certificate of `cluster`'s contexts (the one in use first, then the alternates).
@@ -98,15 +198,7 @@ pub fn cluster_cert_expiry(
         match kube_cert(&ctx.user) {
             Ok(Some(pem)) => out.push(entry(name, &ctx.name, "kubernetes client", &pem, now)),
             Ok(None) => {}
-            Err(e) => out.push(CertExpiry {
-                cluster: name.clone(),
-                context: ctx.name.clone(),
-                certificate: "kubernetes client",
-                not_after: None,
-                days_left: None,
-                verdict: ExpiryVerdict::Fail,
-                error: Some(e),
-            }),
+            Err(e) => out.push(ending(name, &ctx.name, "kubernetes client", Err(e), now)),
         }
     }
     out
@@ -125,5 +217,28 @@ mod tests {
         assert_eq!(verdict(10 * day, 0), ExpiryVerdict::Warn);
         assert_eq!(verdict(7 * day - 1, 0), ExpiryVerdict::Fail);
         assert_eq!(verdict(-day, 0), ExpiryVerdict::Fail);
+    }
+
+    #[test]
+    fn problems_say_which_certificate_and_when() {
+        let cert = |days: i64| CertExpiry {
+            cluster: "prod".into(),
+            context: "prod-expiring".into(),
+            certificate: "talos client",
+            not_after: Some(days * 86_400),
+            days_left: Some(days),
+            verdict: verdict(days * 86_400, 0),
+            error: None,
+            endpoint: None,
+        };
+        assert_eq!(expiry_problem(&cert(90)), None);
+        assert_eq!(
+            expiry_problem(&cert(9)).as_deref(),
+            Some("talos client cert (prod-expiring) expires in 9d")
+        );
+        assert_eq!(
+            expiry_problem(&cert(-3)).as_deref(),
+            Some("talos client cert (prod-expiring) expired 3d ago")
+        );
     }
 }

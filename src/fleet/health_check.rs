@@ -1,10 +1,107 @@
-//! The cluster health checklist as it fills in: the checks a node's `HealthCheck` stream
-//! reports, in order, each waiting, passed or failing, with node addresses in the reasons
-//! named after the cluster's model. Pure: the command and the console fold the same stream.
+//! The cluster health checklist as it fills in: which node runs the checks and why there
+//! (`route`), the one loop that follows its `HealthCheck` stream (`follow_health_check`), and
+//! the list those checks fill in, addresses named after the cluster's model. The command and
+//! the console take the same route and fold the same stream.
+use std::time::Duration;
+
+use futures::StreamExt;
 use serde::Serialize;
 
-use super::status::ClusterStatus;
-use crate::talos::{CheckState, HealthProgress};
+use super::status::{ClusterStatus, NodeRole};
+use crate::talos::{CheckState, HealthProgress, TalosClient};
+
+/// How long the checks may take to pass by default (`taloscope health --timeout`).
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(60);
+
+/// The roles that may call `ClusterService/HealthCheck` (siderolabs/talos
+/// internal/app/machined/pkg/system/services/machined.go: admin, operator, reader).
+const HEALTH_CHECK_ROLES: [&str; 3] = ["os:admin", "os:operator", "os:reader"];
+
+/// Where the checks run: the server-side `ClusterService/HealthCheck` of one control plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckRoute {
+    /// The node's address (the `node` the call is routed to).
+    pub address: String,
+    pub name: String,
+    /// The client's role that may call it (why this path).
+    pub role: String,
+}
+
+impl CheckRoute {
+    /// Which path and why, in a few words.
+    pub fn why(&self) -> String {
+        format!(
+            "server-side ClusterService/HealthCheck, which {} may call",
+            self.role
+        )
+    }
+}
+
+/// The node that runs the cluster's checks: the first control plane that answers, when the
+/// client's role (`status.role`, as the certificate carries it) may call HealthCheck.
+/// Client-side checks (talosctl's `--server=false`) are not built: a role HealthCheck refuses
+/// (`os:etcd:backup`) gets an error saying so.
+pub fn route(status: &ClusterStatus) -> Result<CheckRoute, String> {
+    let roles: Vec<&str> = status
+        .role
+        .split(',')
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .collect();
+    let allowed = roles.iter().find(|r| HEALTH_CHECK_ROLES.contains(r));
+    let Some(role) = allowed else {
+        let held = if roles.is_empty() {
+            "no known role".to_string()
+        } else {
+            format!("role {}", roles.join(", "))
+        };
+        return Err(format!(
+            "cluster {}: {held} may not call ClusterService/HealthCheck (os:admin, os:operator \
+             and os:reader may), and taloscope has no client-side checks; use a reader context",
+            status.name
+        ));
+    };
+    let node = status
+        .nodes
+        .iter()
+        .find(|n| n.role == NodeRole::Controlplane && n.error.is_none())
+        .ok_or_else(|| format!("cluster {}: no control plane node answers", status.name))?;
+    Ok(CheckRoute {
+        address: node.address.clone(),
+        name: node.name.clone(),
+        role: role.to_string(),
+    })
+}
+
+/// Runs the checks on `node` for at most `wait` and hands each progress message to `each`
+/// as it comes; returns how the stream ended (`None`: cleanly). `each` may stop the run
+/// with its own error. The node ends the stream at its deadline; a bound past it guards
+/// against one that does not.
+pub async fn follow_health_check<E>(
+    talos: &TalosClient,
+    node: &str,
+    wait: Duration,
+    mut each: impl FnMut(HealthProgress) -> Result<(), E>,
+) -> Result<Option<String>, E> {
+    let mut stream = match talos.health_check(node, wait).await {
+        Ok(stream) => stream,
+        Err(e) => return Ok(Some(e.to_string())),
+    };
+    let bound = wait + talos.options().call_timeout;
+    let read = async {
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(progress) => each(progress)?,
+                Err(e) => return Ok(Some(e.to_string())),
+            }
+        }
+        Ok(None)
+    };
+    match tokio::time::timeout(bound, read).await {
+        Ok(ended) => ended,
+        Err(_) => Ok(Some(format!("no answer from {node} within {bound:?}"))),
+    }
+}
 
 /// Where a check of the list stands (`waiting`, `ok`, `fail` in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

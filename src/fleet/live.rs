@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
+use crate::capi::CapiView;
 use crate::kube::KubeNode;
 use crate::talos::ServiceStatus;
 
@@ -72,6 +73,14 @@ pub enum FleetEvent {
         /// When it arrived, seconds since the Unix epoch (shown beside it).
         unix: u64,
     },
+    /// When the cluster's certificates end, read once per poll round.
+    Certificates {
+        cluster: String,
+        certs: Vec<super::cert_expiry::CertExpiry>,
+        at: Instant,
+    },
+    /// The management clusters among the kube contexts, read again (fleet-wide: no cluster).
+    Capi { view: Box<CapiView>, at: Instant },
 }
 
 impl FleetEvent {
@@ -85,7 +94,9 @@ impl FleetEvent {
             | FleetEvent::Membership { cluster, .. }
             | FleetEvent::PollFinished { cluster, .. }
             | FleetEvent::NodeServices { cluster, .. }
-            | FleetEvent::NodeEvent { cluster, .. } => cluster,
+            | FleetEvent::NodeEvent { cluster, .. }
+            | FleetEvent::Certificates { cluster, .. } => cluster,
+            FleetEvent::Capi { .. } => "",
         }
     }
 }
@@ -107,6 +118,8 @@ pub struct ClusterLive {
     pub polling: bool,
     pub services: HashMap<String, (Result<Vec<ServiceStatus>, String>, Instant)>,
     pub events: HashMap<String, VecDeque<(Instant, u64, String)>>,
+    /// When the cluster's certificates end (the latest round's reading).
+    pub certs: Vec<super::cert_expiry::CertExpiry>,
 }
 
 impl ClusterLive {
@@ -286,6 +299,14 @@ impl ClusterLive {
                 }
                 log.push_back((at, unix, summary));
             }
+            FleetEvent::Certificates { certs, .. } => {
+                if self.certs == certs {
+                    return false;
+                }
+                self.certs = certs;
+            }
+            // Folded by the fleet model, not a cluster.
+            FleetEvent::Capi { .. } => return false,
         }
         true
     }
@@ -295,11 +316,18 @@ impl ClusterLive {
 #[derive(Debug, Clone, Default)]
 pub struct FleetModel {
     pub clusters: BTreeMap<String, ClusterLive>,
+    /// What the management clusters say: who owns which cluster, and their trees.
+    pub capi: CapiView,
 }
 
 impl FleetModel {
     /// Folds one report in; returns whether anything visible changed.
     pub fn apply(&mut self, event: FleetEvent) -> bool {
+        if let FleetEvent::Capi { view, .. } = event {
+            let changed = self.capi != *view;
+            self.capi = *view;
+            return changed;
+        }
         let cluster = event.cluster().to_string();
         let live = self
             .clusters

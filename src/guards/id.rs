@@ -74,6 +74,8 @@ pub enum GuardId {
     KnownVms,
     /// Delete: the cluster and everything in it go for good.
     DestroysData,
+    /// In-place upgrade: the cluster is not one a Cluster API management cluster owns.
+    CapiOwned,
 }
 
 impl GuardId {
@@ -188,6 +190,7 @@ impl GuardId {
             GuardId::ConfigDelivery => "config delivery",
             GuardId::KnownVms => "known VMs",
             GuardId::DestroysData => "destroys data",
+            GuardId::CapiOwned => "not owned by Cluster API",
         }
     }
 
@@ -307,6 +310,9 @@ impl GuardId {
             }
             GuardId::DestroysData => {
                 "Deleting terminates every VM of the cluster and removes its contexts: etcd, every Kubernetes object and every volume on those VMs are gone. Take a snapshot first if anything may be needed again, and type the acknowledgement."
+            }
+            GuardId::CapiOwned => {
+                "Checks that no Cluster API management cluster among your kube contexts owns this cluster (a Cluster object whose kubeconfig secret or control-plane endpoint is this cluster's API server). Cluster API replaces machines to change them: an upgrade in place, behind its back, leaves its Machines and templates saying one version while the nodes run another, and its controller may replace the upgraded machines or stall its own rollout. Change such a cluster through its management cluster: Kubernetes by TalosControlPlane.spec.version and then each MachineDeployment's spec.template.spec.version; Talos by a copy of the infrastructure machine template with the new image, pointed to from the TalosControlPlane and the MachineDeployments."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -1,7 +1,9 @@
 //! The Kubernetes side of a cluster, over the API's JSON: nodes, server
 //! version, control-plane static pods, kube-proxy, cordons, drains and disruption budgets, the removed-API
-//! check and Leases. Building a client may run an exec plugin, so
+//! check, Leases and the Cluster API objects of a management cluster. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
+pub mod capi;
+mod capi_model;
 mod client;
 mod credentials;
 pub mod daemonset;
@@ -12,6 +14,11 @@ pub mod removed_apis;
 mod rest;
 mod types;
 
+pub use capi::{CAPI_GROUP, CapiObjects};
+pub use capi_model::{
+    CapiCluster, CapiCondition, CapiVersion, InfraMachine, Machine, MachineDeployment, MachineSet,
+    ObjectMeta, Owner, Replicas, TalosControlPlane,
+};
 pub use client::{KubeClient, KubeError};
 pub use credentials::client_certificate;
 pub use daemonset::{DaemonSetRollout, KUBE_PROXY, KUBE_SYSTEM};

@@ -16,6 +16,11 @@ use crate::upgrade::quorum_after_losing;
 /// is the only built-in `APIRestartableService`.
 const API_RESTARTABLE: &[&str] = &["kubelet"];
 
+/// Whether Talos restarts `service` through its API (the console offers only these).
+pub fn api_restartable(service: &str) -> bool {
+    API_RESTARTABLE.contains(&service) || service.starts_with("ext-")
+}
+
 /// Reads the survey and the cluster's rollout Lease (`other`, read by the caller) and returns
 /// every guard of the plan.
 pub async fn gather_guards(
@@ -135,7 +140,7 @@ fn restartable(
             ),
         );
     }
-    if !(API_RESTARTABLE.contains(&service) || service.starts_with("ext-")) {
+    if !api_restartable(service) {
         return Guard::fail(
             id,
             format!(

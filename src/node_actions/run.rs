@@ -22,6 +22,21 @@ pub struct NodeActionOptions {
     pub drain: DrainOptions,
 }
 
+impl NodeActionOptions {
+    /// The command line's defaults (`--node-timeout 900 --drain-timeout 300`), polling every
+    /// second: what the console runs an action with.
+    pub fn console() -> NodeActionOptions {
+        NodeActionOptions {
+            node_timeout: Duration::from_secs(900),
+            poll_interval: Duration::from_secs(1),
+            drain: DrainOptions {
+                timeout: Duration::from_secs(300),
+                retry_every: Duration::from_secs(1),
+            },
+        }
+    }
+}
+
 /// Where progress lines go, in the operator's words ("cp-2: rebooting: not answering").
 pub type Progress<'a> = &'a (dyn Fn(String) + Send + Sync);
 

@@ -30,6 +30,22 @@ pub enum LogSource {
 }
 
 impl LogSource {
+    /// The log `id` names: a Kubernetes container (`namespace/pod:container`) when
+    /// `kubernetes` is set, as `talosctl logs -k`, else a Talos service.
+    pub fn requested(id: &str, kubernetes: bool) -> LogSource {
+        if kubernetes {
+            LogSource::Container(id.to_string())
+        } else {
+            LogSource::Service(id.to_string())
+        }
+    }
+
+    /// The container of a control plane's static pod (`kube-apiserver`...) on the node whose
+    /// hostname is `node`: Talos names the pod `<component>-<hostname>` in `kube-system`.
+    pub fn static_pod(component: &str, node: &str) -> LogSource {
+        LogSource::Container(format!("kube-system/{component}-{node}:{component}"))
+    }
+
     /// How the source reads in messages: the service or container id, or `kernel`.
     pub fn name(&self) -> &str {
         match self {
@@ -42,7 +58,8 @@ impl LogSource {
 /// How much to read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LogOptions {
-    /// Only the last `n` lines (services and containers); `None` reads the whole log.
+    /// Only the last `n` lines (services and containers); `None` reads the whole log. The
+    /// kernel log has no tail: `Some(0)` reads only what comes next, else the whole log.
     pub tail: Option<u32>,
     /// Keep the stream open and receive new lines as they are written.
     pub follow: bool,
@@ -159,7 +176,7 @@ impl TalosClient {
     ) -> Result<tonic::Streaming<common::Data>, TalosError> {
         let req = pb::DmesgRequest {
             follow: options.follow,
-            tail: false,
+            tail: options.tail == Some(0),
         };
         self.open_stream(node, DMESG_CALL, Retry::Idempotent, |ch| async move {
             let req = self

@@ -1,8 +1,8 @@
 //! The native Talos API client: mutual TLS from a talosconfig context, endpoint
 //! failover, per-node calls with the `node` metadata key and client-side fan-out,
-//! the Events stream, service and kernel logs, the cluster health check, and COSI
-//! resource reads, bootstrap and kubeconfig of a new cluster, and the maintenance API of an
-//! unconfigured node. Bytes on the wire <-> typed values.
+//! the Events stream, service and kernel logs, the cluster health check, COSI resource
+//! reads, the certificate a server presents, bootstrap and kubeconfig of a new cluster, and
+//! the maintenance API of an unconfigured node. Bytes on the wire <-> typed values.
 mod bootstrap;
 mod calls;
 pub mod client;
@@ -17,6 +17,7 @@ pub mod kubernetes_resources;
 pub mod logs;
 pub mod maintenance;
 mod node_actions;
+pub mod served_cert;
 pub mod tls;
 pub mod types;
 

@@ -1,8 +1,10 @@
 //! The guarded rolling Talos OS upgrade, pure part: the plan (node order, options, the API each
 //! node is upgraded through) and the guards that are checked before the rollout and again
 //! before every node. No IO: plain functions over the fleet status model.
+pub mod capi_owned;
 pub mod guards;
 mod image_ref;
+pub use capi_owned::{InPlaceUpgrade, capi_owned};
 pub use image_ref::check_image_reference;
 pub mod kubernetes;
 pub(crate) mod launch;

@@ -1,6 +1,7 @@
 //! The typed confirmation popup for a mutating action: says what will happen
-//! to which cluster, asks for the cluster name in full, and shows Cancel as
-//! the default until the typed name matches.
+//! to which cluster, asks for the name the dispatcher confirms with in full (the
+//! cluster's, or the node's for an action on one node), and shows Cancel as the
+//! default until the typed name matches.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
@@ -24,7 +25,7 @@ impl<'a> ConfirmPopup<'a> {
     }
 
     fn matches(&self) -> bool {
-        self.confirm.typed == self.confirm.pending.action().cluster()
+        self.confirm.typed == self.confirm.pending.action().confirm_name()
     }
 
     /// The cursor sits after the typed text (line 5 of the popup: border,
@@ -70,7 +71,10 @@ impl Widget for &ConfirmPopup<'_> {
                 Span::styled(cluster.to_string(), s.get(Role::Accent)),
             ]),
             Line::from(Span::styled(
-                "Type the cluster name in full to go ahead:",
+                format!(
+                    "Type the {} name in full to go ahead:",
+                    action.confirm_noun()
+                ),
                 s.get(Role::Text),
             )),
             Line::default(),

@@ -29,6 +29,18 @@ impl<'a> ExplainPopup<'a> {
     }
 }
 
+/// The frame of a popup Esc closes, titled `title`.
+pub(super) fn popup_block(look: &Look, title: String) -> Block<'static> {
+    let s = &look.styles;
+    Block::new()
+        .borders(Borders::ALL)
+        .border_set(look.glyphs.border)
+        .border_style(s.get(Role::Border))
+        .padding(ratatui::widgets::Padding::horizontal(1))
+        .title(Span::styled(title, s.get(Role::Title)))
+        .title_bottom(Span::styled(" Esc closes ", s.get(Role::Muted)))
+}
+
 impl Widget for &ExplainPopup<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
@@ -41,16 +53,7 @@ impl Widget for &ExplainPopup<'_> {
             .map(|p| (unicode_width::UnicodeWidthStr::width(p) / text_width + 1) as u16)
             .sum();
         let popup = centered(area, width, lines.saturating_add(3));
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_set(self.look.glyphs.border)
-            .border_style(s.get(Role::Border))
-            .padding(ratatui::widgets::Padding::horizontal(1))
-            .title(Span::styled(
-                format!(" Why: {} ", self.title),
-                s.get(Role::Title),
-            ))
-            .title_bottom(Span::styled(" Esc closes ", s.get(Role::Muted)));
+        let block = popup_block(self.look, format!(" Why: {} ", self.title));
         Clear.render(popup, buf);
         Paragraph::new(self.text.to_string())
             .block(block)

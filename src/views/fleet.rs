@@ -68,7 +68,10 @@ impl<'a> FleetView<'a> {
             .map(|c| {
                 let talos = c.talos.as_ref().map_or(g.none, |t| t.name.as_str());
                 let kube = c.kube.as_ref().map_or(g.none, |k| k.name.as_str());
-                format!(" (talos {talos}, kube {kube})")
+                match self.state.fleet.capi.owner(name) {
+                    Some(owner) => format!(" (talos {talos}, kube {kube}; CAPI: {owner})"),
+                    None => format!(" (talos {talos}, kube {kube})"),
+                }
             })
             .unwrap_or_default();
         let label = format!("{name}{contexts}");

@@ -69,6 +69,7 @@ fn prompt(kind: InputKind) -> &'static str {
         InputKind::Image => "image> ",
         InputKind::Acknowledge => "acknowledge> ",
         InputKind::NamePattern => "names> ",
+        InputKind::SnapshotPath => "snapshot to> ",
     }
 }
 

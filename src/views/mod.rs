@@ -10,6 +10,10 @@ use ratatui::widgets::Widget;
 use crate::app::state::{AppState, Overlay, Screen};
 use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
+pub mod action_menu;
+pub mod action_plan;
+pub mod action_progress;
+pub mod capi;
 pub mod cluster;
 pub mod clusters;
 pub mod confirm;
@@ -19,8 +23,10 @@ pub mod explain;
 pub mod fleet;
 pub mod footer;
 pub mod header;
+pub mod health;
 pub mod help;
 pub mod kube_plan;
+pub mod logs;
 pub mod message_line;
 pub mod messages;
 pub mod node_detail;
@@ -107,6 +113,18 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Provision => {
             (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
         }
+        Screen::Logs => (&logs::LogsView::new(state, look)).render(body, buf),
+        Screen::Action if state.actions.plan.is_some() => {
+            (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
+        }
+        Screen::Action => {
+            (&action_progress::ActionProgressPane::new(state, look)).render(body, buf)
+        }
+        Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
+        Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
+    }
+    if let Some(menu) = &state.actions.menu {
+        (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);

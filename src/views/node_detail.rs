@@ -1,6 +1,6 @@
 //! The node detail: every field of one node (with the source that listed it
 //! and how stale it is when it stopped answering), its services with health,
-//! and its recent events, newest first. `h`/`l` step to the neighbouring rows
+//! and its recent events, newest first. Left/Right (and `h`) step to the neighbouring rows
 //! of the nodes pane.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -183,7 +183,7 @@ impl Widget for &NodeDetail<'_> {
             Span::styled(format!(" Node {} ", node.name), s.get(Role::Title)),
             Span::styled(
                 format!(
-                    "({} of {}, h/l for the others) ",
+                    "({} of {}, Left/Right for the others) ",
                     index + 1,
                     data.rows.len()
                 ),

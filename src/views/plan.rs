@@ -89,6 +89,18 @@ pub(super) fn verdict_line(
     refused: Option<String>,
     width: usize,
 ) -> Line<'static> {
+    verdict_line_naming(look, readonly, ack_prompt, refused, width, "cluster")
+}
+
+/// [`verdict_line`] for an action confirmed by typing the `noun`'s name ("node").
+pub(super) fn verdict_line_naming(
+    look: &Look,
+    readonly: bool,
+    ack_prompt: Option<&str>,
+    refused: Option<String>,
+    width: usize,
+    noun: &str,
+) -> Line<'static> {
     let s = &look.styles;
     let g = &look.glyphs;
     let (ack_prompt, refused) = if readonly {
@@ -118,7 +130,7 @@ pub(super) fn verdict_line(
             Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
             Span::styled("s", s.get(Role::Key)),
             Span::styled(
-                " starts (you type the cluster name to confirm)",
+                format!(" starts (you type the {noun} name to confirm)"),
                 s.get(Role::Text),
             ),
         ]),

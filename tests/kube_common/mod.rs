@@ -2,6 +2,8 @@
 //! loopback address with its own CA, an admin kubeconfig for it, and the control-plane static
 //! pods a healthy node runs.
 #![allow(dead_code)]
+pub mod lease_fixture;
+
 use std::net::IpAddr;
 
 use kube::config::Kubeconfig;

@@ -274,6 +274,34 @@ impl BackgroundSim {
         self.dir.path().join("kubeconfig").display().to_string()
     }
 
+    /// The environment of a console on this sim: NO_COLOR=1, LANG=C and the sim's configs.
+    pub fn console_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("NO_COLOR", "1".to_string()),
+            ("LANG", "C".to_string()),
+            ("TALOSCONFIG", self.talosconfig()),
+            ("KUBECONFIG", self.kubeconfig()),
+        ]
+    }
+
+    /// The console on this sim in a `rows` x `cols` terminal (its files under `home`),
+    /// showing `cluster`'s nodes pane; each wait bounded by `bound`.
+    pub fn console_on_cluster(
+        &self,
+        home: &Path,
+        (rows, cols): (u16, u16),
+        cluster: &str,
+        bound: Duration,
+    ) -> PtySession {
+        let mut s = PtySession::start(rows, cols, home, &[], &self.console_env());
+        s.wait_for("the fleet", bound, |t| {
+            t.contains(cluster) && t.contains("Enter open")
+        });
+        s.send(format!(":ctx {cluster}\r").as_bytes());
+        s.wait_for("the nodes pane", bound, |t| t.contains("+ Nodes ("));
+        s
+    }
+
     /// The console's command line as `taloscope-sim demo` builds it: the sim's configs
     /// (its OpenNebula providers too) and a state dir beside them.
     pub fn demo_console_args(&self) -> Vec<String> {

@@ -45,6 +45,14 @@ pub(crate) fn bind(address: Ipv4Addr) -> std::io::Result<std::net::TcpListener> 
     Err(last_error.unwrap_or_else(|| std::io::Error::other("no free port")))
 }
 
+/// Binds and listens on exactly `address` (a formed cluster's node on apid's port).
+pub(crate) fn bind_at(address: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(128)?.into_std()
+}
+
 /// Starts accepting connections for `node` on its listener. Each serving period registers a
 /// fresh duplicate of the socket with tokio: a registration that saw the pause stays "closed".
 pub(crate) fn start_serving(core: &Arc<Core>, node: &Arc<SimNode>) -> std::io::Result<()> {
@@ -131,9 +139,14 @@ async fn serve_connection(
     tcp: TcpStream,
     routes: tonic::service::Routes,
 ) {
+    // A formed cluster's nodes carry certificates of its own OS CA.
+    let pki = match core.fleet.clusters.get(node.cluster_index) {
+        Some(c) => c.formation.as_ref().map_or(&core.pki, |f| &f.os),
+        None => &core.pki,
+    };
     let config = match node.tls.get() {
         Some(c) => c.clone(),
-        None => match core.pki.server_config(&node.spec) {
+        None => match pki.server_config(&node.spec) {
             Ok(c) => node.tls.get_or_init(|| c).clone(),
             Err(e) => {
                 tracing::warn!(node = node.name(), "no TLS identity: {e}");
@@ -219,6 +232,18 @@ pub(crate) fn role_of<T>(req: &Request<T>) -> Role {
 /// (siderolabs/talos pkg/machinery/role/role.go).
 pub(crate) fn holds_etcd_backup<T>(req: &Request<T>) -> bool {
     organizations(req).iter().any(|o| o == "os:etcd:backup")
+}
+
+/// EtcdMemberList, EtcdStatus and EtcdAlarmList: os:reader and up, or os:etcd:backup
+/// (internal/app/machined/pkg/system/services/machined.go `rules`, v1.10.7 to v1.13; v1.10.0
+/// still gave EtcdStatus and EtcdAlarmList to admin and operator only, before the sim's
+/// oldest version).
+pub(crate) fn require_etcd_read<T>(req: &Request<T>) -> Result<(), Status> {
+    if holds_etcd_backup(req) {
+        Ok(())
+    } else {
+        require(req, Role::Reader)
+    }
 }
 
 /// Refuses the call unless the caller holds at least `needed`, worded as Talos does.
@@ -447,3 +472,5 @@ replies!(
     m::EtcdDefragment,
     m::EtcdRemoveMemberById,
 );
+// Cluster creation.
+replies!(m::Bootstrap);

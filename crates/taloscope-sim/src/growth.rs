@@ -1,36 +1,43 @@
 //! Nodes that join a simulated cluster while the sim runs (a provisioned VM that booted Talos):
-//! the append-only node list that keeps earlier `&[Arc<SimNode>]` views and node indexes valid,
-//! and `FleetState::add_node`, which starts the new node's apid like the start-up path does.
+//! the append-only list that keeps earlier `&[Arc<SimNode>]` views and node (and cluster)
+//! indexes valid, and `FleetState::add_node`, which starts the new node's apid like start-up does.
 use std::net::Ipv4Addr;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::watch;
 
-use super::SimError;
-use super::node;
-use super::scenario::NodeSpec;
-use super::state::{ClusterState, FleetState, SimNode, new_node};
+use std::sync::atomic::AtomicU64;
 
-/// A cluster's nodes. Each join publishes a new generation holding every node so far; older
-/// generations stay alive (a few pointers each) so slices handed out earlier never dangle.
-pub(crate) struct NodeList {
-    first: NodeGeneration,
+use super::SimError;
+use super::formation::Formation;
+use super::node;
+use super::scenario::{DEFAULT_IMAGE_PULL_MS, NodeSpec};
+use super::state::{ClusterState, EtcdCluster, FleetState, SimNode, new_node};
+
+/// An append-only list (a cluster's nodes, the fleet's clusters). Each push publishes a new
+/// generation holding every item so far; older generations stay alive (a few pointers each) so
+/// slices handed out earlier never dangle.
+pub(crate) struct GrowList<T> {
+    first: Generation<T>,
     grow: Mutex<()>,
     joined: watch::Sender<usize>,
 }
 
-struct NodeGeneration {
-    nodes: Box<[Arc<SimNode>]>,
-    next: OnceLock<Box<NodeGeneration>>,
+/// A cluster's nodes.
+pub(crate) type NodeList = GrowList<Arc<SimNode>>;
+
+struct Generation<T> {
+    items: Box<[T]>,
+    next: OnceLock<Box<Generation<T>>>,
 }
 
-impl NodeList {
-    pub(crate) fn new(nodes: Vec<Arc<SimNode>>) -> NodeList {
-        let (joined, _) = watch::channel(nodes.len());
-        NodeList {
-            first: NodeGeneration {
-                nodes: nodes.into_boxed_slice(),
+impl<T: Clone> GrowList<T> {
+    pub(crate) fn new(items: Vec<T>) -> GrowList<T> {
+        let (joined, _) = watch::channel(items.len());
+        GrowList {
+            first: Generation {
+                items: items.into_boxed_slice(),
                 next: OnceLock::new(),
             },
             grow: Mutex::new(()),
@@ -38,7 +45,7 @@ impl NodeList {
         }
     }
 
-    fn latest(&self) -> &NodeGeneration {
+    fn latest(&self) -> &Generation<T> {
         let mut generation = &self.first;
         while let Some(next) = generation.next.get() {
             generation = next;
@@ -46,37 +53,37 @@ impl NodeList {
         generation
     }
 
-    /// Appends the node `make` builds from the current nodes (it sees the new node's index as
+    /// Appends the item `make` builds from the current items (it sees the new item's index as
     /// their count); `make` may refuse, and then nothing changes.
-    fn push(
+    pub(crate) fn push(
         &self,
-        make: impl FnOnce(&[Arc<SimNode>]) -> Result<Arc<SimNode>, SimError>,
-    ) -> Result<Arc<SimNode>, SimError> {
+        make: impl FnOnce(&[T]) -> Result<T, SimError>,
+    ) -> Result<T, SimError> {
         let _one_writer = self.grow.lock().unwrap_or_else(|e| e.into_inner());
         let last = self.latest();
-        let node = make(&last.nodes)?;
-        let mut all = last.nodes.to_vec();
-        all.push(node.clone());
+        let item = make(&last.items)?;
+        let mut all = last.items.to_vec();
+        all.push(item.clone());
         let count = all.len();
-        let _ = last.next.set(Box::new(NodeGeneration {
-            nodes: all.into_boxed_slice(),
+        let _ = last.next.set(Box::new(Generation {
+            items: all.into_boxed_slice(),
             next: OnceLock::new(),
         }));
         self.joined.send_replace(count);
-        Ok(node)
+        Ok(item)
     }
 
-    /// Follows the node count (changes when a node joins).
+    /// Follows the item count (changes on every push).
     pub(crate) fn subscribe(&self) -> watch::Receiver<usize> {
         self.joined.subscribe()
     }
 }
 
-impl Deref for NodeList {
-    type Target = [Arc<SimNode>];
+impl<T: Clone> Deref for GrowList<T> {
+    type Target = [T];
 
-    fn deref(&self) -> &[Arc<SimNode>] {
-        &self.latest().nodes
+    fn deref(&self) -> &[T] {
+        &self.latest().items
     }
 }
 
@@ -114,7 +121,7 @@ impl FleetState {
             .clusters
             .iter()
             .enumerate()
-            .find(|(_, c)| c.name == cluster)
+            .find(|(_, c)| c.name == cluster && !c.is_retired())
             .map(|(i, c)| (i, c.clone()))
             .ok_or_else(|| refuse("no such cluster in the sim".into()))?;
         let node = {
@@ -140,12 +147,63 @@ impl FleetState {
         Ok(node)
     }
 
+    /// A new, empty cluster formed from a machine config (its first control plane's); refused
+    /// while a cluster of that name exists.
+    pub(crate) fn create_cluster(
+        &self,
+        name: &str,
+        formation: Formation,
+    ) -> Result<Arc<ClusterState>, SimError> {
+        self.clusters.push(|clusters| {
+            if clusters.iter().any(|c| c.name == name && !c.is_retired()) {
+                return Err(SimError::Join {
+                    cluster: name.to_string(),
+                    node: String::new(),
+                    reason: "a cluster of that name exists".into(),
+                });
+            }
+            Ok(Arc::new(ClusterState {
+                name: name.to_string(),
+                nodes: NodeList::new(Vec::new()),
+                etcd: Mutex::new(EtcdCluster {
+                    members: Vec::new(),
+                    leader: None,
+                    raft_term: 1,
+                    raft_index: 0,
+                    alarms: Vec::new(),
+                    defragmented: Vec::new(),
+                }),
+                oneflow_max_vms: Vec::new(),
+                image_pull_ms: AtomicU64::new(DEFAULT_IMAGE_PULL_MS),
+                discovery_disabled: false,
+                formation: Some(Arc::new(formation)),
+            }))
+        })
+    }
+
     /// Powers a node off (its VM was terminated): apid stops answering and it stays down.
     pub fn power_off_node(&self, address: Ipv4Addr) -> bool {
         let Some((_, node)) = self.node_by_address(address) else {
             return false;
         };
         node::power_off(self, node);
+        true
+    }
+
+    /// Deletes a machine: it powers off for good and its Kubernetes Node object goes away (a
+    /// Machine deleted by Cluster API takes its Node with it: cluster-api
+    /// internal/controllers/machine/machine_controller.go `deleteNode`). Its address stays
+    /// taken and an etcd member it had stays until someone removes it.
+    pub fn remove_node(&self, cluster: &str, name: &str) -> bool {
+        let Some(node) = self.cluster(cluster).and_then(|c| c.node(name)).cloned() else {
+            return false;
+        };
+        if !node
+            .removed
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            node::power_off(self, &node);
+        }
         true
     }
 

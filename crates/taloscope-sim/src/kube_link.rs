@@ -48,9 +48,19 @@ impl KubeSide {
 
 /// What Kubernetes would say about `cluster` right now.
 pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeClusterFacts {
-    let statuses: Vec<_> = cluster.nodes().iter().map(|n| n.status()).collect();
+    // A removed node (a deleted CAPI Machine) is gone; a forming cluster's Nodes appear once
+    // their kubelets register (formation.rs).
+    let all = cluster.nodes();
+    let present: Vec<_> = all
+        .iter()
+        .filter(|n| !n.removed.load(std::sync::atomic::Ordering::Relaxed))
+        .collect();
+    let statuses: Vec<_> = present.iter().map(|n| n.status()).collect();
     let nodes: Vec<KubeNodeFacts> = statuses
         .iter()
+        .zip(present.iter())
+        .filter(|(_, n)| cluster.kubelet_registered(n.node_index))
+        .map(|(s, _)| s)
         .map(|s| {
             let control_plane = s.role == NodeRole::ControlPlane;
             let up = s.up && s.ready && !s.rebooting;
@@ -92,7 +102,7 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
 }
 
 /// Republishes `cluster`'s facts whenever one of its nodes changes or a node joins.
-async fn follow(
+pub(crate) async fn follow(
     cluster: Arc<ClusterState>,
     created_unix: i64,
     facts: watch::Sender<KubeClusterFacts>,

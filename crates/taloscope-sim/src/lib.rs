@@ -7,12 +7,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 pub mod apid;
+pub mod capi;
 pub mod clock;
 pub mod component_specs;
 pub mod cosi;
 mod etcd_snapshot;
 pub mod events;
 mod files;
+pub mod formation;
 mod growth;
 mod health;
 mod image_pull;
@@ -26,6 +28,7 @@ mod logs;
 pub mod machine;
 mod machine_changes;
 mod machine_etcd;
+mod maintenance;
 pub mod node;
 pub mod opennebula;
 pub mod pki;
@@ -94,6 +97,9 @@ pub enum SimError {
     FileLimit { nodes: usize, limit: u64 },
 }
 
+/// Named in errors about a scenario's own clusters.
+const BUILTIN_LIST: &str = "capi, capi-stuck-rollout, capi-orphaned-member, capi-etcd-stopped";
+
 /// How to run a sim.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
@@ -134,6 +140,7 @@ pub struct SimFleet {
     kubeconfig: PathBuf,
     kube: kube_link::KubeSide,
     one: Option<opennebula::OneSim>,
+    capi: Option<capi::CapiSim>,
 }
 
 impl SimFleet {
@@ -198,6 +205,7 @@ impl SimFleet {
             kubeconfig,
             kube,
             one: None,
+            capi: None,
         };
         if let Err(e) = sim.write_talosconfig(&scenario) {
             sim.stop_all();
@@ -217,7 +225,63 @@ impl SimFleet {
                 return Err(e);
             }
         }
+        if let Some(spec) = scenario.capi.clone()
+            && let Err(e) = sim.start_capi(&scenario, spec)
+        {
+            sim.stop_all();
+            return Err(e);
+        }
         Ok(sim)
+    }
+
+    /// Makes the management cluster's API serve the CAPI objects and starts their controller.
+    fn start_capi(&mut self, scenario: &Scenario, spec: capi::CapiSpec) -> Result<(), SimError> {
+        let index_of = |name: &str| scenario.clusters.iter().position(|c| c.name == name);
+        let missing = |name: &str| SimError::UnknownScenario {
+            name: format!("{} (no cluster {name})", scenario.name),
+            builtins: BUILTIN_LIST.into(),
+        };
+        let mgmt = index_of(&spec.management).ok_or_else(|| missing(&spec.management))?;
+        let work = index_of(&spec.workload).ok_or_else(|| missing(&spec.workload))?;
+        let (Some(api), Some(server), Some(one)) = (
+            self.kube.server(mgmt),
+            self.kube.url(work).map(String::from),
+            self.one.as_ref(),
+        ) else {
+            return Err(missing(&spec.management));
+        };
+        let kubeconfig = kube_api::kubeconfig::only_context(
+            &self.kubeconfig,
+            &format!("admin@{}", spec.workload),
+        )
+        .map_err(|source| SimError::ReadScenario {
+            path: self.kubeconfig.clone(),
+            source,
+        })?;
+        let (crt_pem, key_pem) = self
+            .core
+            .pki
+            .client_cert(&["os:admin"], pki::Validity::Current)?;
+        let talos = capi::TalosAccess {
+            ca_pem: self.core.pki.ca_pem().to_string(),
+            crt_pem,
+            key_pem,
+        };
+        self.capi = Some(capi::CapiSim::start(
+            spec,
+            self.core.fleet.clone(),
+            one.provider(),
+            self.core.clock,
+            api,
+            capi::WorkloadAccess { server, kubeconfig },
+            talos,
+        ));
+        Ok(())
+    }
+
+    /// The Cluster API management cluster of the `capi` scenarios.
+    pub fn capi(&self) -> Option<&capi::CapiSim> {
+        self.capi.as_ref()
     }
 
     fn write_talosconfig(&self, scenario: &Scenario) -> Result<(), SimError> {
@@ -314,6 +378,9 @@ impl SimFleet {
     }
 
     fn stop_all(&self) {
+        if let Some(capi) = &self.capi {
+            capi.stop();
+        }
         if let Some(one) = &self.one {
             one.stop();
         }

@@ -8,7 +8,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::Core;
-use super::apid::{Role, Route, Target, error_metadata, fan_out, require, route, slow_down};
+use super::apid::{
+    Role, Route, Target, error_metadata, fan_out, require, require_etcd_read, route, slow_down,
+};
 use super::clock::actor_id;
 use super::events::stream_events;
 use super::image_pull;
@@ -241,11 +243,13 @@ impl MachineService for MachineApi {
         &self,
         request: Request<EtcdMemberListRequest>,
     ) -> Result<Response<EtcdMemberListResponse>, Status> {
+        require_etcd_read(&request)?;
         unary!(
             self,
             request,
             "EtcdMemberList",
-            Role::Reader,
+            // Checked above: os:etcd:backup is outside the role chain.
+            Role::None,
             EtcdMemberListResponse,
             |t| member_list(&t)
         )
@@ -274,11 +278,13 @@ impl MachineService for MachineApi {
         &self,
         request: Request<()>,
     ) -> Result<Response<EtcdAlarmListResponse>, Status> {
+        require_etcd_read(&request)?;
         unary!(
             self,
             request,
             "EtcdAlarmList",
-            Role::Reader,
+            // Checked above: os:etcd:backup is outside the role chain.
+            Role::None,
             EtcdAlarmListResponse,
             |t| alarm_list(&t)
         )
@@ -288,6 +294,7 @@ impl MachineService for MachineApi {
         &self,
         request: Request<()>,
     ) -> Result<Response<EtcdStatusResponse>, Status> {
+        require_etcd_read(&request)?;
         // A few raft entries per simulated second, as a lightly loaded cluster writes.
         let sim_seconds = self.core.started.elapsed().as_secs_f64() * self.core.clock.scale();
         let advance = (sim_seconds * 4.0) as u64;
@@ -295,7 +302,8 @@ impl MachineService for MachineApi {
             self,
             request,
             "EtcdStatus",
-            Role::Reader,
+            // Checked above: os:etcd:backup is outside the role chain.
+            Role::None,
             EtcdStatusResponse,
             |t| etcd_status(&t, advance)
         )
@@ -410,26 +418,51 @@ impl MachineService for MachineApi {
             .map(Response::new)
     }
 
-    // Bootstrap and Kubeconfig belong to cluster creation (issue 18); until the sim forms new
-    // clusters it answers them as a Talos build without these APIs would.
+    // Cluster creation (formation.rs): v1alpha1_server.go `Bootstrap` and `Kubeconfig`.
     async fn bootstrap(
         &self,
-        _request: Request<BootstrapRequest>,
+        request: Request<BootstrapRequest>,
     ) -> Result<Response<BootstrapResponse>, Status> {
-        Err(Status::unimplemented(
-            "Bootstrap is not served by this sim yet",
-        ))
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Bootstrap",
+            Role::Admin,
+            BootstrapResponse,
+            |t| {
+                super::formation::bootstrap(core, &t)?;
+                Ok(Bootstrap { metadata: None })
+            }
+        )
     }
 
     type KubeconfigStream = super::logs::DataStream;
 
     async fn kubeconfig(
         &self,
-        _request: Request<()>,
+        request: Request<()>,
     ) -> Result<Response<Self::KubeconfigStream>, Status> {
-        Err(Status::unimplemented(
-            "Kubeconfig is not served by this sim yet",
-        ))
+        // Admin only (pkg/machinery/role and apid's authz rules for MachineService/Kubeconfig).
+        require(&request, Role::Admin)?;
+        let target = match self.route(&request, "/machine.MachineService/Kubeconfig")? {
+            Route::One(t) => t,
+            Route::Many(_) => {
+                return Err(Status::invalid_argument(
+                    "one-2-many proxying is not supported for method \"/machine.MachineService/Kubeconfig\"",
+                ));
+            }
+        };
+        slow_down(&target.node).await;
+        let bytes = super::formation::kubeconfig(&target)?;
+        let (tx, rx) = mpsc::channel(1);
+        let _ = tx
+            .send(Ok(taloscope_proto::common::Data {
+                metadata: None,
+                bytes,
+            }))
+            .await;
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 
     type DmesgStream = super::logs::DataStream;

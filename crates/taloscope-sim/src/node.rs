@@ -12,8 +12,10 @@ use super::scenario::NodeRole;
 use super::state::{ClusterState, MachineStage, SimNode};
 use taloscope_proto::machine::{phase_event, sequence_event, service_state_event, task_event};
 
+/// apid's port (siderolabs/talos pkg/machinery/constants/constants.go `ApidPort`).
+pub(crate) const APID_PORT: u16 = 50000;
 /// Simulated seconds a rebooting node stays unreachable.
-const REBOOT_DOWN_SECONDS: f64 = 20.0;
+pub(crate) const REBOOT_DOWN_SECONDS: f64 = 20.0;
 /// Simulated seconds from apid answering again to the node being ready.
 const BOOT_TO_READY_SECONDS: f64 = 4.0;
 
@@ -98,10 +100,24 @@ pub(crate) fn join(
     cluster: &Arc<ClusterState>,
     node: &Arc<SimNode>,
 ) -> std::io::Result<()> {
-    let listener = apid::bind(node.address())?;
+    // A formed cluster's nodes answer on apid's own port, as a real VM's Talos does
+    // (pkg/machinery/constants: ApidPort); the scenario's share addresses across sims.
+    let listener = match &cluster.formation {
+        Some(_) => apid::bind_at(std::net::SocketAddr::from((node.address(), APID_PORT)))?,
+        None => apid::bind(node.address())?,
+    };
     let port = listener.local_addr()?.port();
     node.port.store(port, std::sync::atomic::Ordering::Relaxed);
     core.fleet.update(node, |s| s.port = port);
+    if cluster.formation.is_some() {
+        // Not Ready until its kubelet registers and the CNI runs (formation.rs).
+        core.fleet.update(node, |s| {
+            s.kubernetes.kubelet.ready = false;
+            for pod in &mut s.kubernetes.static_pods {
+                pod.ready = false;
+            }
+        });
+    }
     {
         let mut m = node.lock();
         m.listener = Some(listener);
@@ -113,6 +129,11 @@ pub(crate) fn join(
     tokio::spawn(async move {
         core.clock.sleep(BOOT_TO_READY_SECONDS).await;
         if *core.stop.borrow() || !node.status().up {
+            return;
+        }
+        if cluster.formation.is_some() {
+            finish_boot_as(&core, &node, false);
+            super::formation::node_booted(&core, &cluster, &node);
             return;
         }
         finish_boot(&core, &node);
@@ -165,6 +186,12 @@ fn begin_boot(core: &Core, node: &SimNode) {
 
 /// Services come up, the boot sequence ends, the node is running and ready.
 fn finish_boot(core: &Core, node: &SimNode) {
+    finish_boot_as(core, node, true);
+}
+
+/// As `finish_boot`; a node of a forming cluster runs but is not ready until etcd and its
+/// kubelet are (Talos's machine status readiness, controllers/runtime/machine_status.go).
+fn finish_boot_as(core: &Core, node: &SimNode, ready: bool) {
     for id in service_ids(node.role()) {
         node.events
             .push("", service(id, service_state_event::Action::Running));
@@ -172,10 +199,10 @@ fn finish_boot(core: &Core, node: &SimNode) {
     node.events
         .push("", sequence("boot", sequence_event::Action::Stop));
     node.events
-        .push("", machine_status(MachineStage::Running, true));
+        .push("", machine_status(MachineStage::Running, ready));
     core.fleet.update(node, |s| {
         s.rebooting = false;
-        s.ready = true;
+        s.ready = ready;
         s.stage = MachineStage::Running;
     });
     node.lock().busy = false;
@@ -315,6 +342,8 @@ async fn reboot(
     if *core.stop.borrow() {
         return;
     }
-    finish_boot(&core, &node);
+    // A forming cluster's node is ready again only once its kubelet had registered.
+    let ready = cluster.kubelet_registered(node.node_index);
+    finish_boot_as(&core, &node, ready);
     cluster.elect_if_leaderless();
 }

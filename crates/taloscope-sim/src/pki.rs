@@ -1,6 +1,7 @@
 //! The simulated fleet's certificates: an Ed25519 CA, per-node server certificates (IP and DNS
 //! SANs, built lazily on a node's first connection so 5,000 nodes start fast), admin and reader
-//! client certificates, the wrong-CA and expired faults, and the talosconfig written for them.
+//! client certificates, the wrong-CA, expired and expiring faults, and the talosconfig written
+//! for them.
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::IpAddr;
@@ -97,9 +98,83 @@ fn ed25519_pkcs8_v1(der: &[u8]) -> Option<Vec<u8>> {
     Some(v1)
 }
 
+/// A private key as Talos writes them into machine configs: PKCS#8 (`PRIVATE KEY`, or
+/// `ED25519 PRIVATE KEY` for the OS CA) or SEC1 (`EC PRIVATE KEY`, the Kubernetes and etcd CAs:
+/// siderolabs/crypto x509 `PEMEncodedKey` uses `x509.MarshalECPrivateKey`). ring reads PKCS#8
+/// only, so a P-256 SEC1 key is wrapped into PKCS#8 first.
+pub(crate) fn load_key_pem(pem: &str) -> Result<KeyPair, String> {
+    let (label, der) = pem_block(pem).ok_or("no PEM block")?;
+    let der = if label == "EC PRIVATE KEY" {
+        sec1_p256_to_pkcs8(&der)
+    } else {
+        der
+    };
+    KeyPair::try_from(der).map_err(|e| format!("{label}: {e}"))
+}
+
+fn pem_block(pem: &str) -> Option<(String, Vec<u8>)> {
+    let begin = pem.find("-----BEGIN ")?;
+    let rest = &pem[begin + 11..];
+    let label_end = rest.find("-----")?;
+    let label = rest[..label_end].to_string();
+    let body_start = label_end + 5;
+    let end = rest.find("-----END ")?;
+    let body: String = rest
+        .get(body_start..end)?
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .ok()?;
+    Some((label, der))
+}
+
+/// `SEQUENCE { INTEGER 0, SEQUENCE { id-ecPublicKey, prime256v1 }, OCTET STRING { sec1 } }`
+/// (RFC 5208 wrapping RFC 5915); ring accepts the inner `[0]` parameters when they match.
+fn sec1_p256_to_pkcs8(sec1: &[u8]) -> Vec<u8> {
+    const ALGORITHM: [u8; 21] = [
+        0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86,
+        0x48, 0xce, 0x3d, 0x03, 0x01, 0x07,
+    ];
+    let mut body = vec![0x02, 0x01, 0x00];
+    body.extend_from_slice(&ALGORITHM);
+    body.extend(der_tlv(0x04, sec1));
+    der_tlv(0x30, &body)
+}
+
+fn der_tlv(tag: u8, content: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let len = content.len();
+    if len < 0x80 {
+        out.push(len as u8);
+    } else if len < 0x100 {
+        out.extend([0x81, len as u8]);
+    } else {
+        out.extend([0x82, (len >> 8) as u8, len as u8]);
+    }
+    out.extend_from_slice(content);
+    out
+}
+
 impl Pki {
     pub fn new() -> Result<Pki, SimError> {
         let (params, key, ca_pem) = new_ca("taloscope-sim")?;
+        Pki::with_issuer(ca_pem.clone(), Issuer::new(params, key))
+    }
+
+    /// The PKI of a cluster formed from a machine config: its OS CA (`machine.ca`, key
+    /// included) issues the node certificates and is the only CA apid accepts clients of, as
+    /// Talos's apid certificates come from that CA
+    /// (siderolabs/talos internal/app/machined/pkg/controllers/secrets/api.go).
+    pub fn from_os_ca(crt_pem: &str, key_pem: &str) -> Result<Pki, SimError> {
+        let key = load_key_pem(key_pem).map_err(|e| pki_err("machine.ca.key", e))?;
+        let issuer =
+            Issuer::from_ca_cert_pem(crt_pem, key).map_err(|e| pki_err("machine.ca.crt", e))?;
+        Pki::with_issuer(crt_pem.to_string(), issuer)
+    }
+
+    fn with_issuer(ca_pem: String, issuer: Issuer<'static, KeyPair>) -> Result<Pki, SimError> {
         let (wrong_params, wrong_key, _) = new_ca("taloscope-sim-wrong-ca")?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let ca_der = rustls_pemfile::certs(&mut ca_pem.as_bytes())
@@ -114,7 +189,7 @@ impl Pki {
                 .map_err(|e| pki_err("client verifier", e))?;
         Ok(Pki {
             ca_pem,
-            issuer: Issuer::new(params, key),
+            issuer,
             wrong_issuer: Issuer::new(wrong_params, wrong_key),
             client_verifier,
             sessions: ServerSessionMemoryCache::new(1024),
@@ -152,37 +227,19 @@ impl Pki {
 
     /// The TLS server configuration of one node: its own certificate, the sim CA for clients.
     pub fn server_config(&self, node: &NodeSpec) -> Result<Arc<rustls::ServerConfig>, SimError> {
-        let key = KeyPair::generate_for(&PKCS_ED25519).map_err(|e| pki_err("node key", e))?;
-        let mut params =
-            CertificateParams::new(Vec::<String>::new()).map_err(|e| pki_err(&node.name, e))?;
-        params.distinguished_name = DistinguishedName::new();
-        params
-            .distinguished_name
-            .push(DnType::CommonName, node.name.as_str());
-        params
-            .subject_alt_names
-            .push(SanType::IpAddress(IpAddr::V4(node.address)));
-        if let Ok(dns) = node.name.as_str().try_into() {
-            params.subject_alt_names.push(SanType::DnsName(dns));
-        }
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         let validity = if node.faults.expired_cert {
             Validity::Expired
+        } else if node.faults.expiring_cert {
+            Validity::ExpiresInDays(EXPIRING_SERVER_DAYS)
         } else {
             Validity::Current
         };
-        set_validity(&mut params, validity);
         let issuer = if node.faults.wrong_ca_cert {
             &self.wrong_issuer
         } else {
             &self.issuer
         };
-        let cert = params
-            .signed_by(&key, issuer)
-            .map_err(|e| pki_err(&format!("server certificate of {}", node.name), e))?;
-        let chain = vec![CertificateDer::from(cert.der().to_vec())];
-        let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        let (chain, key_der) = server_cert(issuer, &node.name, IpAddr::V4(node.address), validity)?;
         let mut cfg = rustls::ServerConfig::builder_with_provider(self.provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| pki_err("TLS versions", e))?
@@ -194,6 +251,56 @@ impl Pki {
         cfg.session_storage = self.sessions.clone();
         Ok(Arc::new(cfg))
     }
+}
+
+/// Days left on the server certificate of a node with the `expiring_cert` fault.
+const EXPIRING_SERVER_DAYS: u32 = 20;
+
+/// A server certificate for `name` at `address`, signed by `issuer`.
+fn server_cert(
+    issuer: &Issuer<'static, KeyPair>,
+    name: &str,
+    address: IpAddr,
+    validity: Validity,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), SimError> {
+    let key = KeyPair::generate_for(&PKCS_ED25519).map_err(|e| pki_err("node key", e))?;
+    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(|e| pki_err(name, e))?;
+    params.distinguished_name = DistinguishedName::new();
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.subject_alt_names.push(SanType::IpAddress(address));
+    if let Ok(dns) = name.try_into() {
+        params.subject_alt_names.push(SanType::DnsName(dns));
+    }
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    set_validity(&mut params, validity);
+    let cert = params
+        .signed_by(&key, issuer)
+        .map_err(|e| pki_err(&format!("server certificate of {name}"), e))?;
+    let chain = vec![CertificateDer::from(cert.der().to_vec())];
+    let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    Ok((chain, key_der))
+}
+
+/// The maintenance API's TLS: a certificate for `address` from a root made for this boot, and
+/// no client certificate asked for (controllers/secrets/maintenance.go issues it from the
+/// per-boot `MaintenanceRoot`; controllers/runtime/maintenance_service.go serves it, and
+/// clients connect with `--insecure`).
+pub(crate) fn maintenance_server_config(
+    address: IpAddr,
+) -> Result<Arc<rustls::ServerConfig>, SimError> {
+    let (params, key, _) = new_ca("maintenance")?;
+    let issuer = Issuer::new(params, key);
+    let (chain, key_der) = server_cert(&issuer, "talos-maintenance", address, Validity::Current)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| pki_err("TLS versions", e))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key_der)
+        .map_err(|e| pki_err("maintenance TLS identity", e))?;
+    cfg.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(cfg))
 }
 
 /// How long a certificate the sim issues is valid.
@@ -308,6 +415,48 @@ mod tests {
             .filter_map(|o| o.as_str().ok())
             .collect();
         assert_eq!(orgs, ["os:reader"]);
+    }
+
+    /// A P-256 key as Go's `x509.MarshalECPrivateKey` writes it (made with `openssl ecparam
+    /// -genkey -name prime256v1 -noout`, which writes the same SEC1 form).
+    const SEC1_P256: &str = "-----BEGIN EC PRIVATE KEY-----
+MHcCAQEEIH5pzh94umQMMhFvTsG4fLalQrzGFDztoc8FMO+YgyJ+oAoGCCqGSM49
+AwEHoUQDQgAEvh6DdrSP2Cw1EGwvf82iP5yPcxLYqYfr0sIWzAx8ZSn2WGfWTYk/
+0s8g/ixOYa+rLpppgNbSYXMfJMKL2lwi2Q==
+-----END EC PRIVATE KEY-----
+";
+
+    #[test]
+    fn config_keys_load_in_talos_formats() {
+        let ec = load_key_pem(SEC1_P256).expect("SEC1 P-256");
+        assert_eq!(ec.algorithm(), &rcgen::PKCS_ECDSA_P256_SHA256);
+        let ed = KeyPair::generate_for(&PKCS_ED25519).expect("key");
+        let loaded = load_key_pem(&talos_key_pem(&ed)).expect("ED25519 PRIVATE KEY, PKCS#8 v1");
+        assert_eq!(loaded.public_key_raw(), ed.public_key_raw());
+        assert!(load_key_pem("not a key").is_err());
+    }
+
+    #[test]
+    fn a_config_ca_issues_node_certificates_it_verifies() {
+        let (params, key, ca_pem) = new_ca("talos").expect("CA");
+        let key_pem = key.serialize_pem();
+        drop(params);
+        let pki = Pki::from_os_ca(&ca_pem, &key_pem).expect("from the config's CA");
+        assert_eq!(pki.ca_pem(), ca_pem);
+        let (crt, _) = pki
+            .client_cert(&["os:admin"], Validity::Current)
+            .expect("admin");
+        let der = rustls_pemfile::certs(&mut crt.as_bytes())
+            .next()
+            .unwrap()
+            .unwrap();
+        let (_, parsed) = x509_parser::parse_x509_certificate(&der).expect("x509");
+        let ca_der = rustls_pemfile::certs(&mut ca_pem.as_bytes())
+            .next()
+            .unwrap()
+            .unwrap();
+        let (_, ca) = x509_parser::parse_x509_certificate(&ca_der).expect("x509");
+        assert_eq!(parsed.issuer(), ca.subject());
     }
 
     #[test]

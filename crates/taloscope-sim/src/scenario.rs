@@ -36,6 +36,7 @@
 //!           alarm: NOSPACE                  # etcd alarm raised by this member (NOSPACE | CORRUPT)
 //!           wrong_ca_cert: true             # server certificate signed by a different CA
 //!           expired_cert: true              # server certificate expired
+//!           expiring_cert: true             # server certificate ends in 20 days (not renewed)
 //!           component_never_ready: kube-scheduler  # never ready again after an image update
 //! ```
 //!
@@ -100,6 +101,11 @@ pub struct Faults {
     pub wrong_ca_cert: bool,
     #[serde(default)]
     pub expired_cert: bool,
+    /// The apid server certificate ends 20 days from today: upstream renews it at half its
+    /// validity (internal/app/machined/pkg/controllers/secrets/api.go), so this is a node
+    /// whose renewal stopped.
+    #[serde(default)]
+    pub expiring_cert: bool,
     /// A Kubernetes component (`kube-apiserver`, `kube-controller-manager`, `kube-scheduler`,
     /// `kubelet`) that restarts on a new image and never becomes ready again.
     #[serde(default)]
@@ -160,13 +166,16 @@ pub struct ClusterSpec {
 pub struct Scenario {
     pub name: String,
     pub clusters: Vec<ClusterSpec>,
+    /// A Cluster API management cluster and the workload cluster it owns (the `capi` scenarios).
+    pub capi: Option<super::capi::CapiSpec>,
 }
 
 #[rustfmt::skip]
 const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
-    "talos-1.12", "talos-1.13",
+    "talos-1.12", "talos-1.13", "capi", "capi-stuck-rollout", "capi-orphaned-member",
+    "capi-etcd-stopped",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -188,6 +197,9 @@ impl Scenario {
 
     /// A built-in scenario by name.
     pub fn builtin(name: &str) -> Option<Scenario> {
+        if let Some(s) = super::capi::builtin(name) {
+            return Some(s);
+        }
         let clusters = match name {
             "healthy" => {
                 let mut cluster = standard_cluster("healthy", 0, |_| {});
@@ -274,6 +286,7 @@ impl Scenario {
         Some(Scenario {
             name: name.to_string(),
             clusters,
+            capi: None,
         })
     }
 
@@ -355,7 +368,7 @@ fn small_cluster(name: &str, index: usize, tweak: impl Fn(&mut NodeSpec)) -> Clu
     build_cluster(name, index, &names, tweak)
 }
 
-fn build_cluster(
+pub(crate) fn build_cluster(
     name: &str,
     index: usize,
     names: &[(&str, NodeRole)],

@@ -110,6 +110,7 @@ pub(crate) fn parse_scenario(name: &str, text: &str) -> Result<Scenario, LineErr
     Ok(Scenario {
         name: name.to_string(),
         clusters,
+        capi: None,
     })
 }
 

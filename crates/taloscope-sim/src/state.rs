@@ -10,7 +10,8 @@ use tokio::sync::watch;
 
 use super::Core;
 use super::events::EventLog;
-use super::growth::NodeList;
+use super::formation::Formation;
+use super::growth::{GrowList, NodeList};
 use super::injection::InjectedFaults;
 pub use super::kube_components::{ComponentStatus, NodeKubernetes};
 use super::record::{FileRead, MutatingCall, SimRecord, UpgradeWindow};
@@ -80,6 +81,8 @@ pub struct SimNode {
     pub(crate) tls: OnceLock<Arc<rustls::ServerConfig>>,
     /// Faults a test switches while the sim runs.
     pub(crate) injected: InjectedFaults,
+    /// The machine was deleted (its Kubernetes Node object with it); it stays powered off.
+    pub(crate) removed: std::sync::atomic::AtomicBool,
 }
 
 /// Node state only the simulator changes.
@@ -180,6 +183,8 @@ pub struct ClusterState {
     pub(crate) image_pull_ms: AtomicU64,
     /// Talos discovery off: the nodes list no COSI Members.
     pub(crate) discovery_disabled: bool,
+    /// A cluster formed at run time from a machine config; `None` for the scenario's.
+    pub(crate) formation: Option<Arc<Formation>>,
 }
 
 impl ClusterState {
@@ -194,6 +199,24 @@ impl ClusterState {
     /// A node by hostname.
     pub fn node(&self, name: &str) -> Option<&Arc<SimNode>> {
         self.nodes.iter().find(|n| n.spec.name == name)
+    }
+
+    /// A formed cluster whose VMs were all terminated.
+    pub fn is_retired(&self) -> bool {
+        self.formation.as_ref().is_some_and(|f| f.is_retired())
+    }
+
+    /// How far a cluster formed at run time has come; `None` for the scenario's clusters.
+    pub fn formation_stage(&self) -> Option<super::formation::FormationStage> {
+        self.formation.as_ref().map(|f| f.stage())
+    }
+
+    /// Whether the Kubernetes API lists the node (its kubelet registered); always for the
+    /// scenario's clusters.
+    pub(crate) fn kubelet_registered(&self, node_index: usize) -> bool {
+        self.formation
+            .as_ref()
+            .is_none_or(|f| f.registered(node_index))
     }
 
     /// Simulated milliseconds a pull of an image a node does not have yet takes.
@@ -259,7 +282,7 @@ impl ClusterState {
 
 /// Every simulated cluster, shared by the apid servers and by anyone watching the fleet.
 pub struct FleetState {
-    pub(crate) clusters: Vec<Arc<ClusterState>>,
+    pub(crate) clusters: GrowList<Arc<ClusterState>>,
     pub(crate) by_address: RwLock<HashMap<Ipv4Addr, (usize, usize)>>,
     changes: watch::Sender<u64>,
     pub(crate) record: SimRecord,
@@ -305,11 +328,12 @@ impl FleetState {
                     oneflow_max_vms: spec.oneflow_max_vms.clone(),
                     image_pull_ms: AtomicU64::new(spec.image_pull_ms),
                     discovery_disabled: spec.discovery_disabled,
+                    formation: None,
                 })
             })
             .collect();
         FleetState {
-            clusters,
+            clusters: GrowList::new(clusters),
             by_address: RwLock::new(by_address),
             changes,
             record: SimRecord::default(),
@@ -321,9 +345,11 @@ impl FleetState {
         &self.clusters
     }
 
-    /// A cluster by name.
+    /// A cluster by name (a formed cluster whose nodes are all gone is no longer found).
     pub fn cluster(&self, name: &str) -> Option<&Arc<ClusterState>> {
-        self.clusters.iter().find(|c| c.name == name)
+        self.clusters
+            .iter()
+            .find(|c| c.name == name && !c.is_retired())
     }
 
     /// The cluster and node listening on `address`.
@@ -404,6 +430,7 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         mutable: Mutex::new(NodeMutable::default()),
         tls: OnceLock::new(),
         injected: InjectedFaults::default(),
+        removed: std::sync::atomic::AtomicBool::new(false),
     }
 }
 

@@ -74,6 +74,21 @@ async fn each_role_gets_the_etcd_calls_machined_gives_it() {
         .await
         .expect_err("os:etcd:backup only reads");
     assert_eq!(denied.code(), Code::PermissionDenied);
+    // It reads what a backup needs to know (machined.go `rules`, v1.10.7 to v1.13).
+    bk.etcd_member_list(with_meta(Default::default(), "node", &cp1))
+        .await
+        .expect("os:etcd:backup lists members");
+    bk.etcd_status(with_meta((), "node", &cp1))
+        .await
+        .expect("os:etcd:backup reads the status");
+    bk.etcd_alarm_list(with_meta((), "node", &cp1))
+        .await
+        .expect("os:etcd:backup lists alarms");
+    let services = bk
+        .service_list(with_meta((), "node", &cp1))
+        .await
+        .expect_err("os:etcd:backup reads nothing else");
+    assert_eq!(services.code(), Code::PermissionDenied);
 
     let (db, hash) = from_backup.split_at(from_backup.len() - 32);
     assert_eq!(

@@ -12,6 +12,9 @@ use tokio::time::Instant;
 use super::PollerOptions;
 use super::watch::{NodeWatch, watch_node};
 use crate::discovery::Cluster;
+use crate::fleet::cert_expiry::{
+    CertExpiry, cluster_cert_expiry, kubeconfig_client_cert, served_cert_expiry,
+};
 use crate::fleet::collect::CollectOptions;
 use crate::fleet::live::FleetEvent;
 use crate::fleet::round::{Closed, KubeSource, TalosSide, collect_round, emit, pending_or};
@@ -45,7 +48,18 @@ pub(super) struct ClusterTask {
     kube: Option<KubeClient>,
     /// Whether the cluster is on screen; its rounds skip the queue.
     focused: flag::Sender<bool>,
+    /// The certificates the cluster's servers presented at the last reading.
+    served: ServedCerts,
 }
+
+/// The last reading of the certificates a cluster's servers present, and when it was made.
+/// Shared with the rounds, which read them again only every `SERVED_CERTS_EVERY`: each
+/// reading is a TLS handshake without a client certificate, which apid logs as a failure.
+type ServedCerts = Arc<std::sync::Mutex<Option<(StdInstant, Vec<CertExpiry>)>>>;
+
+/// How often the servers' certificates are read again (they change when renewed, which
+/// Talos does at half their validity: months, not minutes).
+const SERVED_CERTS_EVERY: Duration = Duration::from_secs(600);
 
 impl ClusterTask {
     pub(super) fn new(
@@ -65,6 +79,7 @@ impl ClusterTask {
             talos_built: false,
             kube: None,
             focused: flag::Sender::new(false),
+            served: ServedCerts::default(),
         }
     }
 
@@ -120,6 +135,11 @@ impl ClusterTask {
             self.name().to_string(),
             talos,
             (kube, options),
+            (
+                self.cluster.clone(),
+                self.kubeconfig.clone(),
+                self.served.clone(),
+            ),
             self.rounds.clone(),
             self.focused.subscribe(),
             self.events.clone(),
@@ -226,11 +246,55 @@ impl ClusterTask {
     }
 }
 
-/// One poll round: PollStarted, the one collector's round, PollFinished.
+/// When the certificates of the cluster's contexts and servers end, as `taloscope certs`
+/// reads them; each server's within `within`.
+async fn certificates(
+    cluster: &Cluster,
+    kubeconfig: Option<&Kubeconfig>,
+    within: Duration,
+    served: &ServedCerts,
+) -> FleetEvent {
+    let kube_cert = |user: &str| kubeconfig_client_cert(kubeconfig, user);
+    let now = crate::clock::unix_now() as i64;
+    let mut certs = cluster_cert_expiry(cluster, &kube_cert, now);
+    certs.extend(served_certs(cluster, within, now, served).await);
+    FleetEvent::Certificates {
+        cluster: cluster.name.clone(),
+        certs,
+        at: StdInstant::now(),
+    }
+}
+
+/// The servers' certificates: the last reading while it is younger than `SERVED_CERTS_EVERY`,
+/// else a new one (kept for the next rounds).
+async fn served_certs(
+    cluster: &Cluster,
+    within: Duration,
+    now: i64,
+    served: &ServedCerts,
+) -> Vec<CertExpiry> {
+    let last = served.lock().ok().and_then(|last| last.clone());
+    if let Some((read_at, certs)) = last
+        && read_at.elapsed() < SERVED_CERTS_EVERY
+    {
+        return certs;
+    }
+    let (certs, unread) = served_cert_expiry(cluster, within, now).await;
+    for why in unread {
+        tracing::debug!(cluster = %cluster.name, "served certificate not read: {why}");
+    }
+    if let Ok(mut last) = served.lock() {
+        *last = Some((StdInstant::now(), certs.clone()));
+    }
+    certs
+}
+
+/// One poll round: PollStarted, the certificates, the one collector's round, PollFinished.
 async fn poll_round(
     name: String,
     talos: Option<TalosSide>,
     (kube, options): (KubeSource, CollectOptions),
+    (cluster, kubeconfig, served): (Arc<Cluster>, Option<Arc<Kubeconfig>>, ServedCerts),
     rounds: Arc<Semaphore>,
     mut focused: flag::Receiver<bool>,
     tx: mpsc::Sender<FleetEvent>,
@@ -250,7 +314,14 @@ async fn poll_round(
         },
     )
     .await?;
-    let kube_client = collect_round(&name, talos, kube, options, &tx).await?;
+    let within = options.client.connect_timeout + options.client.call_timeout;
+    let certs = async {
+        let event = certificates(&cluster, kubeconfig.as_deref(), within, &served).await;
+        emit(&tx, event).await
+    };
+    let (certs, kube_client) = tokio::join!(certs, collect_round(&name, talos, kube, options, &tx));
+    certs?;
+    let kube_client = kube_client?;
     emit(
         &tx,
         FleetEvent::PollFinished {

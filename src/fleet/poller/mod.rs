@@ -17,6 +17,8 @@
 //!   connection, competing for HTTP/2 stream slots with the probes, for a
 //!   gain the focused interval (5 s) already bounds; the node being looked at
 //!   closely gets the real-time path above.
+//! - The management clusters (Cluster API) are read by one task of their own at the
+//!   background interval, reported only when what they say changed.
 //! - The focused cluster's rounds skip the `max_concurrent_clusters` queue; a
 //!   Refresh or Focus while a round runs does not start a second one (the
 //!   running round brings fresh data), it only resets the schedule.
@@ -29,6 +31,7 @@ use tokio::task::JoinHandle;
 use super::live::FleetEvent;
 use crate::discovery::Cluster;
 
+mod capi;
 mod cluster;
 mod watch;
 
@@ -151,6 +154,14 @@ async fn supervise(
         options.max_concurrent_clusters.max(1),
     ));
     let mut tasks = tokio::task::JoinSet::new();
+    let capi_refresh = Arc::new(tokio::sync::Notify::new());
+    tasks.spawn(capi::watch_capi(
+        clusters.clone(),
+        kubeconfig.clone(),
+        options.background_interval,
+        capi_refresh.clone(),
+        events.clone(),
+    ));
     let mut routes: Vec<(String, mpsc::UnboundedSender<cluster::ClusterCommand>)> = Vec::new();
     for c in clusters {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -197,6 +208,7 @@ async fn supervise(
                 for (_, tx) in &routes {
                     let _ = tx.send(cluster::ClusterCommand::PollNow);
                 }
+                capi_refresh.notify_one();
             }
             PollerCommand::WatchNode { cluster, node } => {
                 if let Some(old) = watched.take()

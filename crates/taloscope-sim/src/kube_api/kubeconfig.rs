@@ -66,6 +66,25 @@ pub fn write(path: &Path, cfg: &Kubeconfig) -> std::io::Result<()> {
     write_private(path, &text)
 }
 
+/// The kubeconfig at `path` with only `context` (its cluster and user), as the text a
+/// kubeconfig Secret carries.
+pub fn only_context(path: &Path, context: &str) -> std::io::Result<String> {
+    let mut cfg = Kubeconfig::read_from(path).map_err(std::io::Error::other)?;
+    cfg.contexts.retain(|c| c.name == context);
+    let named = cfg
+        .contexts
+        .first()
+        .and_then(|c| c.context.clone())
+        .ok_or_else(|| {
+            std::io::Error::other(format!("{}: no context {context}", path.display()))
+        })?;
+    cfg.clusters.retain(|c| c.name == named.cluster);
+    cfg.auth_infos
+        .retain(|a| named.user.as_deref() == Some(a.name.as_str()));
+    cfg.current_context = Some(context.to_string());
+    serde_saphyr::to_string(&cfg).map_err(std::io::Error::other)
+}
+
 pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;

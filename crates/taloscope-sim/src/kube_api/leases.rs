@@ -9,6 +9,7 @@ use hyper::{Method, StatusCode};
 use k8s_openapi::api::coordination::v1::Lease;
 use serde_json::{Value, json};
 
+use super::patch::merge_patch;
 use super::{ApiState, objects};
 
 const GROUP: &str = "coordination.k8s.io";
@@ -402,36 +403,9 @@ impl LeaseStore {
     }
 }
 
-/// RFC 7386: objects merge key by key, `null` removes, anything else replaces.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(fields) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = json!({});
-    }
-    if let Value::Object(existing) = target {
-        for (key, value) in fields {
-            if value.is_null() {
-                existing.remove(key);
-            } else {
-                merge_patch(existing.entry(key.clone()).or_insert(Value::Null), value);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn merge_patch_replaces_adds_and_removes() {
-        let mut target = json!({"a": {"b": 1, "c": 2}, "d": 3});
-        merge_patch(&mut target, &json!({"a": {"b": 5, "c": null}, "e": "x"}));
-        assert_eq!(target, json!({"a": {"b": 5}, "d": 3, "e": "x"}));
-    }
 
     #[test]
     fn a_lease_with_a_bad_timestamp_is_refused() {

@@ -8,6 +8,7 @@ pub mod kubeconfig;
 mod leases;
 mod manifests;
 pub(crate) mod objects;
+pub(crate) mod patch;
 pub mod pki;
 pub(crate) mod removed_versions;
 mod routes;
@@ -27,6 +28,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use facts::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
+pub(crate) use routes::object_matches;
 pub use workloads::{KubeAction, KubeActionKind};
 
 pub type Body = BoxBody<Bytes, Infallible>;
@@ -61,6 +63,8 @@ pub(crate) struct ApiState {
     pub workloads: workloads::Workloads,
     /// The kube-proxy DaemonSet; `None` with `cluster.proxy.disabled`.
     pub kube_proxy: Mutex<Option<manifests::KubeProxyDaemonSet>>,
+    /// The CAPI objects, when this cluster is a management cluster (crate::capi).
+    pub capi: std::sync::OnceLock<Arc<crate::capi::store::CapiStore>>,
 }
 
 impl ApiState {
@@ -94,12 +98,21 @@ impl KubeApiServer {
         client_ca_pem: &str,
         facts: watch::Receiver<KubeClusterFacts>,
     ) -> Result<KubeApiServer, KubeApiError> {
+        Self::start_at(SocketAddr::new(ip, 0), server, client_ca_pem, facts).await
+    }
+
+    /// Listens on `bind` exactly (a formed cluster's `controlPlane.endpoint`), else as `start`.
+    pub async fn start_at(
+        bind: SocketAddr,
+        server: &pki::CertPair,
+        client_ca_pem: &str,
+        facts: watch::Receiver<KubeClusterFacts>,
+    ) -> Result<KubeApiServer, KubeApiError> {
         let cluster = facts.borrow().cluster.clone();
         let tls = tls_config(server, client_ca_pem).map_err(|message| KubeApiError::Tls {
             cluster: cluster.clone(),
             message,
         })?;
-        let bind = SocketAddr::new(ip, 0);
         let listener = TcpListener::bind(bind)
             .await
             .map_err(|source| KubeApiError::Listen {
@@ -128,6 +141,7 @@ impl KubeApiServer {
             kube_proxy: Mutex::new(Some(manifests::KubeProxyDaemonSet::created(
                 &facts.borrow().kube_proxy_version,
             ))),
+            capi: std::sync::OnceLock::new(),
         });
         let facts_task = tokio::spawn(bump_on_fact_changes(state.clone(), facts));
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
@@ -173,6 +187,12 @@ impl KubeApiServer {
     /// pods (`None` removes it): evictions it would violate are refused with 429.
     pub fn set_disruption_budget(&self, min_available: Option<usize>) {
         self.state.workloads.set_disruption_budget(min_available);
+        self.state.generation.send_modify(|g| *g += 1);
+    }
+
+    /// Makes this API server a management cluster serving the CAPI objects of `store`.
+    pub(crate) fn serve_capi(&self, store: Arc<crate::capi::store::CapiStore>) {
+        let _ = self.state.capi.set(store);
         self.state.generation.send_modify(|g| *g += 1);
     }
 

@@ -9,7 +9,7 @@ const CONTROL_PLANE_LABEL: &str = "node-role.kubernetes.io/control-plane";
 
 /// A `metav1.Time` as the API server writes it: RFC 3339 in UTC, whole seconds
 /// (kubernetes/apimachinery `pkg/apis/meta/v1/time.go`, `MarshalJSON`).
-pub(super) fn rfc3339(unix: i64) -> String {
+pub(crate) fn rfc3339(unix: i64) -> String {
     let (year, month, day) = calendar_date(unix.div_euclid(86_400));
     let secs = unix.rem_euclid(86_400);
     format!(
@@ -59,7 +59,7 @@ pub(crate) fn calendar_date(mut days: i64) -> (i64, u32, i64) {
     (year, month, days + 1)
 }
 
-pub(super) fn uid(kind: &str, name: &str) -> String {
+pub(crate) fn uid(kind: &str, name: &str) -> String {
     // Stable per object: a hash of kind and name laid out like a UUID.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in kind.bytes().chain(name.bytes()) {
@@ -328,7 +328,7 @@ pub fn lease_table(leases: &[(Value, i64)], now_unix: i64, rv: u64) -> Value {
     })
 }
 
-fn human_age(secs: i64) -> String {
+pub(crate) fn human_age(secs: i64) -> String {
     let secs = secs.max(0);
     match secs {
         s if s < 120 => format!("{s}s"),

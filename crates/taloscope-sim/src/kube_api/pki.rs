@@ -54,6 +54,17 @@ impl KubePki {
         })
     }
 
+    /// The Kubernetes CA of a cluster formed from a machine config (`cluster.ca`, key included):
+    /// it signs the API server's certificate and the admin kubeconfig's client certificate, as
+    /// Talos's secrets controllers do (siderolabs/talos
+    /// internal/app/machined/pkg/controllers/secrets/kubernetes.go).
+    pub(crate) fn from_ca(ca_pem: &str, key: KeyPair) -> Result<KubePki, rcgen::Error> {
+        Ok(KubePki {
+            ca_pem: ca_pem.to_string(),
+            issuer: Issuer::from_ca_cert_pem(ca_pem, key)?,
+        })
+    }
+
     pub fn ca_b64(&self) -> String {
         base64::engine::general_purpose::STANDARD.encode(&self.ca_pem)
     }

@@ -85,7 +85,7 @@ fn selector_matches(selector: Option<&String>, fields: &dyn Fn(&str) -> Option<S
     })
 }
 
-pub(super) fn object_matches(obj: &Value, q: &BTreeMap<String, String>) -> bool {
+pub(crate) fn object_matches(obj: &Value, q: &BTreeMap<String, String>) -> bool {
     let labels = |k: &str| {
         obj["metadata"]["labels"]
             .get(k)
@@ -159,6 +159,11 @@ pub(crate) async fn handle(
     let q = query(&req);
     let rv = state.resource_version();
     let method = req.method().clone();
+    if let Some(store) = state.capi.get().cloned()
+        && crate::capi::routes::owns(&segments)
+    {
+        return Ok(capi_answer(&store, req, &method, &segments, &q).await);
+    }
     let response = match (&method, segments.as_slice()) {
         (&Method::GET, ["version"]) => match state.facts.borrow().server_version() {
             Some(v) => ok(&objects::version(v)),
@@ -170,8 +175,24 @@ pub(crate) async fn handle(
         (&Method::GET, ["api"]) => ok(&objects::core_api_versions(
             state.server_url.trim_start_matches("https://"),
         )),
-        (&Method::GET, ["apis"]) => ok(&objects::api_group_list()),
-        (&Method::GET, ["api", "v1"]) => ok(&objects::resource_list("v1").unwrap_or_default()),
+        (&Method::GET, ["apis"]) => {
+            let mut groups = objects::api_group_list();
+            if state.capi.get().is_some()
+                && let Some(list) = groups["groups"].as_array_mut()
+            {
+                list.extend(crate::capi::resources::api_groups());
+            }
+            ok(&groups)
+        }
+        (&Method::GET, ["api", "v1"]) => {
+            let mut list = objects::resource_list("v1").unwrap_or_default();
+            if state.capi.get().is_some()
+                && let Some(resources) = list["resources"].as_array_mut()
+            {
+                resources.push(crate::capi::resources::secrets_resource());
+            }
+            ok(&list)
+        }
         (&Method::GET, ["apis", g, v]) => match objects::resource_list(&format!("{g}/{v}")) {
             Some(list) => ok(&list),
             None => not_found(&format!(
@@ -330,6 +351,36 @@ pub(crate) async fn handle(
         _ => not_found("the server could not find the requested resource"),
     };
     Ok(response)
+}
+
+/// A request on the management cluster's CAPI paths (crate::capi::routes).
+async fn capi_answer(
+    store: &crate::capi::store::CapiStore,
+    req: Request<Incoming>,
+    method: &Method,
+    segments: &[&str],
+    q: &BTreeMap<String, String>,
+) -> Response<Body> {
+    let wants_table = wants_table(&req);
+    let content_type = req
+        .headers()
+        .get("content-type")
+        .and_then(|c| c.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let body = body_bytes(req).await;
+    let (status, answer) = crate::capi::routes::answer(
+        store,
+        &crate::capi::routes::CapiRequest {
+            method,
+            segments,
+            query: q,
+            wants_table,
+            content_type: &content_type,
+            body: &body,
+        },
+    );
+    json(status, &answer)
 }
 
 /// A request's whole body (empty if it cannot be read).

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use super::machine_config;
 use super::oneflow::FlowState;
 use super::template::{Template, Value};
-use super::vm::{JoinPlan, Lcm, Vm, VmState, VmTemplate};
+use super::vm::{Boot, JoinPlan, Lcm, Vm, VmState, VmTemplate};
 use crate::scenario::{DEFAULT_KUBERNETES, DEFAULT_TALOS};
 use crate::{FleetState, NodeSpec, SimClock};
 
@@ -45,12 +45,18 @@ pub(crate) struct Cloud {
     pub next_vm: i64,
     /// Sim cluster names, by index (the IP plan's third octet).
     pub clusters: Vec<String>,
+    /// The network of the templates for new clusters: its index (after the scenario's) and
+    /// the /24 it leases from, `127.A.B.0`, drawn per sim so that parallel sims' new nodes
+    /// (on apid's fixed port 50000 and the API's 6443) do not meet.
+    pub new_network: (usize, [u8; 2]),
     pub flow: FlowState,
 }
 
 /// The cloud shared by the XML-RPC and OneFlow servers and the lifecycle tasks.
 pub(crate) struct OneCloud {
     state: Mutex<Cloud>,
+    /// The maintenance APIs of VMs that booted without a machine config, by VM id.
+    pub maintenance: Mutex<BTreeMap<i64, crate::maintenance::MaintenanceApi>>,
     pub fleet: Arc<FleetState>,
     pub clock: SimClock,
     pub stop: watch::Sender<bool>,
@@ -67,6 +73,7 @@ impl OneCloud {
     pub fn new(cloud: Cloud, fleet: Arc<FleetState>, clock: SimClock) -> Arc<OneCloud> {
         Arc::new(OneCloud {
             state: Mutex::new(cloud),
+            maintenance: Mutex::new(BTreeMap::new()),
             fleet,
             clock,
             stop: watch::channel(false).0,
@@ -110,7 +117,7 @@ impl OneCloud {
             } else {
                 name.trim().to_string()
             };
-            let join = self.join_plan(&cloud, &template, &name, ip);
+            let boot = self.boot_plan(&cloud, &template, source.cluster, &name, ip);
             add_runtime_attributes(&mut template, id, template_id, source.cluster, &cloud, ip);
             let failure = template
                 .get("TALOSCOPE_SIM_FAILURE")
@@ -134,7 +141,7 @@ impl OneCloud {
                 user_template: Template::default(),
                 ip,
                 failure,
-                join,
+                boot,
                 talos_up: false,
                 epoch: 0,
             };
@@ -174,7 +181,7 @@ impl OneCloud {
                 user_template: Template::default(),
                 ip,
                 failure: None,
-                join: None,
+                boot: None,
                 talos_up: true,
                 epoch: 0,
             },
@@ -184,15 +191,45 @@ impl OneCloud {
 
     /// The lowest free 127.10.<cluster>.<n>: not a fleet node, not leased to a live VM.
     fn lease(&self, cloud: &Cloud, cluster: usize) -> Option<Ipv4Addr> {
-        (1..=254u8)
-            .map(|n| Ipv4Addr::new(127, 10, (cluster % 256) as u8, n))
-            .find(|ip| {
-                !self.fleet.address_taken(*ip)
-                    && !cloud
-                        .vms
-                        .values()
-                        .any(|v| v.ip == *ip && v.state != VmState::Done)
-            })
+        let [a, b] = if cluster == cloud.new_network.0 {
+            cloud.new_network.1
+        } else {
+            [10, (cluster % 256) as u8]
+        };
+        (1..=254u8).map(|n| Ipv4Addr::new(127, a, b, n)).find(|ip| {
+            !self.fleet.address_taken(*ip)
+                && !cloud
+                    .vms
+                    .values()
+                    .any(|v| v.ip == *ip && v.state != VmState::Done)
+        })
+    }
+
+    /// What Talos does on a VM of template `t`: join a cluster the sim started with (its
+    /// config names one), or, on the new-cluster network's Talos image, boot the config (or
+    /// none: maintenance). The scenario networks' VMs keep to joining: their addresses are
+    /// shared by parallel sims, which apid's fixed port would make collide.
+    fn boot_plan(
+        &self,
+        cloud: &Cloud,
+        t: &Template,
+        network: usize,
+        vm_name: &str,
+        ip: Ipv4Addr,
+    ) -> Option<Boot> {
+        if let Some(plan) = self.join_plan(cloud, t, vm_name, ip) {
+            return Some(Boot::Join(plan));
+        }
+        let talos_image = t
+            .vector_get("DISK", "IMAGE")
+            .is_some_and(|image| image.starts_with("talos-"));
+        if !talos_image || network != cloud.new_network.0 {
+            return None;
+        }
+        let config = t.vector_get("CONTEXT", "USER_DATA").and_then(|data| {
+            machine_config::read_user_data(data, t.vector_get("CONTEXT", "USER_DATA_ENCODING"))
+        });
+        Some(Boot::Image(config.map(Box::new)))
     }
 
     /// Which sim cluster the VM's machine config names, by `cluster.clusterName` or else by
@@ -211,13 +248,18 @@ impl OneCloud {
             .cluster_name
             .as_deref()
             .filter(|n| cloud.clusters.iter().any(|c| c == n))
+            .filter(|n| self.fleet.cluster(n).is_some_and(|c| c.formation.is_none()))
             .map(str::to_string);
         let by_endpoint = || {
             let host = boots.endpoint.as_deref()?.split("://").last()?;
             let host = host.split([':', '/']).next()?;
             let ip: Ipv4Addr = host.parse().ok()?;
             let (cluster, _) = self.fleet.node_by_address(ip)?;
-            Some(cluster.name().to_string())
+            // Nodes of formed clusters join through their config's cluster (talos_boot.rs).
+            cluster
+                .formation
+                .is_none()
+                .then(|| cluster.name().to_string())
         };
         let cluster = by_name.or_else(by_endpoint)?;
         let first = self
@@ -261,6 +303,7 @@ impl OneCloud {
     /// The next step of VM `id`, if nothing else moved it since `epoch`.
     fn advance(self: &Arc<Self>, id: i64, epoch: u64) {
         let mut join = None;
+        let mut image = None;
         let next = {
             let mut cloud = self.lock();
             let Some(vm) = cloud.vms.get_mut(&id).filter(|v| v.epoch == epoch) else {
@@ -285,10 +328,23 @@ impl OneCloud {
                 }
                 (VmState::Active, Lcm::Boot) => {
                     vm.set_state(VmState::Active, Lcm::Running);
-                    vm.join.is_some().then_some(TALOS_BOOT_SECONDS)
+                    match vm.boot.take() {
+                        Some(Boot::Join(plan)) => {
+                            vm.boot = Some(Boot::Join(plan));
+                            Some(TALOS_BOOT_SECONDS)
+                        }
+                        Some(Boot::Image(config)) => {
+                            image = Some((vm.epoch, vm.ip, vm.name.clone(), config));
+                            None
+                        }
+                        None => None,
+                    }
                 }
                 (VmState::Active, Lcm::Running) => {
-                    join = vm.join.take();
+                    join = match vm.boot.take() {
+                        Some(Boot::Join(plan)) => Some(plan),
+                        _ => None,
+                    };
                     vm.talos_up = join.is_some();
                     None
                 }
@@ -307,6 +363,18 @@ impl OneCloud {
         };
         if let Some((epoch, secs)) = next {
             self.schedule(id, epoch, secs);
+        }
+        if let Some((epoch, ip, name, config)) = image {
+            tokio::spawn(super::talos_boot::boot_image(
+                self.clone(),
+                super::talos_boot::ImageBoot {
+                    vm: id,
+                    epoch,
+                    ip,
+                    vm_name: name,
+                    config,
+                },
+            ));
         }
         if let Some(plan) = join {
             let name = plan.spec.name.clone();
@@ -346,7 +414,7 @@ impl OneCloud {
                             vm.talos_up = false;
                             power_off = Some(vm.ip);
                         }
-                        vm.join = None;
+                        vm.boot = None;
                         Some(if hard { 0.5 } else { SHUTDOWN_SECONDS })
                     }
                     (VmState::Active, lcm) if lcm.is_failure() => {
@@ -375,8 +443,10 @@ impl OneCloud {
             }
             .map(|secs| (vm.epoch, secs))
         };
+        self.maintenance_stopped(id);
         if let Some(ip) = power_off {
             self.fleet.power_off_node(ip);
+            self.retire_if_empty(ip);
         }
         if let Some((epoch, secs)) = next {
             self.schedule(id, epoch, secs);

@@ -1,6 +1,9 @@
 //! Talos machine configs in the OpenNebula sim: the `controlplane.yaml` / `worker.yaml` the sim
 //! writes per cluster (the shape `talosctl gen config` writes), and reading a VM's
-//! `CONTEXT/USER_DATA` back into "which cluster, which role, which versions".
+//! `CONTEXT/USER_DATA` (or an applied config) back into "which cluster, which role, which
+//! versions, which CAs" — the sim's own reading of upstream's v1alpha1 schema
+//! (siderolabs/talos pkg/machinery/config/types/v1alpha1/v1alpha1_types.go): unknown fields are
+//! ignored and documents after the first v1alpha1 one (Talos 1.5+ multi-doc) are skipped.
 use base64::Engine as _;
 use serde::Deserialize;
 
@@ -15,6 +18,29 @@ pub(crate) struct BootsAs {
     pub hostname: Option<String>,
     pub talos_version: Option<String>,
     pub kubernetes_version: Option<String>,
+    /// The CAs and token the config carries (`machine.ca`, `cluster.ca`, `cluster.etcd.ca`,
+    /// `machine.token`); a worker's config carries the CA certificates without their keys.
+    pub secrets: ConfigSecrets,
+}
+
+/// A certificate and its key, PEM (decoded from the config's base64); either may be empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PemPair {
+    pub crt: String,
+    pub key: String,
+}
+
+/// The secrets a machine config carries that the sim needs to form a cluster.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ConfigSecrets {
+    /// `machine.ca`: the Talos OS CA (apid, trustd, talosconfig).
+    pub os_ca: PemPair,
+    /// `cluster.ca`: the Kubernetes CA.
+    pub cluster_ca: PemPair,
+    /// `cluster.etcd.ca` (control planes only).
+    pub etcd_ca: PemPair,
+    /// `machine.token`: what trustd asks of a joining node.
+    pub machine_token: String,
 }
 
 #[derive(Deserialize)]
@@ -27,9 +53,23 @@ struct Config {
 struct Machine {
     #[serde(rename = "type")]
     kind: Option<String>,
+    token: Option<String>,
+    ca: Option<CaField>,
     network: Option<Network>,
     install: Option<Image>,
     kubelet: Option<Image>,
+}
+
+/// `crt` / `key` in base64, as upstream's `x509.PEMEncodedCertificateAndKey` marshals them.
+#[derive(Deserialize)]
+struct CaField {
+    crt: Option<String>,
+    key: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Etcd {
+    ca: Option<CaField>,
 }
 
 #[derive(Deserialize)]
@@ -42,11 +82,31 @@ struct Image {
     image: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Cluster {
     cluster_name: Option<String>,
     control_plane: Option<ControlPlane>,
+    ca: Option<CaField>,
+    etcd: Option<Etcd>,
+}
+
+fn pem_pair(field: Option<CaField>) -> PemPair {
+    let decode = |b64: Option<String>| {
+        let b64 = b64.unwrap_or_default();
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default()
+    };
+    match field {
+        Some(f) => PemPair {
+            crt: decode(f.crt),
+            key: decode(f.key),
+        },
+        None => PemPair::default(),
+    }
 }
 
 #[derive(Deserialize)]
@@ -83,14 +143,23 @@ pub(crate) fn read_user_data(user_data: &str, encoding: Option<&str>) -> Option<
             .and_then(|i| i.rsplit_once(':').map(|(_, t)| t.to_string()))
             .filter(|t| t.starts_with('v'))
     };
-    let cluster = config.cluster;
+    let Cluster {
+        cluster_name,
+        control_plane,
+        ca,
+        etcd,
+    } = config.cluster.unwrap_or_default();
+    let secrets = ConfigSecrets {
+        os_ca: pem_pair(machine.ca),
+        machine_token: machine.token.unwrap_or_default(),
+        cluster_ca: pem_pair(ca),
+        etcd_ca: pem_pair(etcd.and_then(|e| e.ca)),
+    };
     Some(BootsAs {
+        secrets,
         role,
-        endpoint: cluster
-            .as_ref()
-            .and_then(|c| c.control_plane.as_ref())
-            .and_then(|c| c.endpoint.clone()),
-        cluster_name: cluster.and_then(|c| c.cluster_name),
+        endpoint: control_plane.and_then(|c| c.endpoint),
+        cluster_name,
         hostname: machine.network.and_then(|n| n.hostname),
         talos_version: tag(machine.install),
         kubernetes_version: tag(machine.kubelet),
@@ -188,6 +257,28 @@ mod tests {
         assert_eq!(boots.endpoint.as_deref(), Some("https://127.10.0.1:6443"));
         assert_eq!(boots.talos_version.as_deref(), Some("v1.11.3"));
         assert_eq!(boots.kubernetes_version.as_deref(), Some("v1.34.1"));
+    }
+
+    #[test]
+    fn secrets_are_read_and_later_documents_skipped() {
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let text = format!(
+            "version: v1alpha1\nmachine:\n  type: controlplane\n  token: abc.def\n  ca:\n    crt: {}\n    key: {}\n  unknownField: {{a: 1}}\ncluster:\n  clusterName: lab\n  controlPlane:\n    endpoint: https://127.61.0.1:6443\n  ca:\n    crt: {}\n    key: {}\n  etcd:\n    ca:\n      crt: {}\n      key: \"\"\n---\napiVersion: v1alpha1\nkind: HostnameConfig\nhostname: other\n",
+            b64("os crt"),
+            b64("os key"),
+            b64("k8s crt"),
+            b64("k8s key"),
+            b64("etcd crt"),
+        );
+        let boots = read_user_data(&text, None).expect("a Talos config");
+        assert_eq!(boots.cluster_name.as_deref(), Some("lab"));
+        assert_eq!(boots.secrets.os_ca.crt, "os crt");
+        assert_eq!(boots.secrets.os_ca.key, "os key");
+        assert_eq!(boots.secrets.cluster_ca.key, "k8s key");
+        assert_eq!(boots.secrets.etcd_ca.crt, "etcd crt");
+        assert_eq!(boots.secrets.etcd_ca.key, "");
+        assert_eq!(boots.secrets.machine_token, "abc.def");
+        assert_eq!(boots.hostname, None);
     }
 
     #[test]

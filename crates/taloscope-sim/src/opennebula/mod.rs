@@ -1,11 +1,14 @@
 //! OpenNebula in the sim: oned's XML-RPC API at `http://127.0.0.1:PORT/RPC2` and OneFlow's REST
 //! API on another loopback port, one user (`oneadmin`, generated password), Talos VM templates
-//! per sim cluster, and VMs that boot into the Talos sim as new nodes. `OneSim::start` runs both.
+//! per sim cluster (and for new clusters), and VMs that boot into the Talos sim as new nodes or
+//! form new clusters. `OneSim::start` runs both.
 mod cloud;
-mod machine_config;
+pub(crate) mod machine_config;
 mod oneflow;
+pub(crate) mod provider;
 mod rpc;
 mod setup;
+mod talos_boot;
 mod template;
 mod vm;
 mod xml;
@@ -26,11 +29,29 @@ use tokio::task::JoinHandle;
 
 use super::{FleetState, SimClock, SimError};
 use cloud::OneCloud;
+pub(crate) use cloud::now_unix;
 
 /// The user every sim credential is for.
 pub const ONE_USER: &str = "oneadmin";
 /// Requests larger than this are refused (a machine config is a few KiB).
 const MAX_BODY: usize = 16 * 1024 * 1024;
+
+/// What `OneSim::new_clusters` tells: where VMs of new clusters come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewClusters {
+    /// `talos-controlplane`: a VM template booting Talos (USER_DATA or maintenance mode).
+    pub controlplane_template: String,
+    pub controlplane_template_id: i64,
+    /// `talos-worker`.
+    pub worker_template: String,
+    pub worker_template_id: i64,
+    /// The OneFlow service template `talos-cluster` (roles `controlplane` 3, `worker` 2).
+    pub service_template_id: i64,
+    pub service_template_name: String,
+    /// `127.A.B.0`: VMs of these templates get `127.A.B.1`, `.2`, ... in creation order
+    /// (the lowest free address), so a config's endpoint can name the first control plane.
+    pub network: std::net::Ipv4Addr,
+}
 
 /// The running OpenNebula and OneFlow sims.
 pub struct OneSim {
@@ -39,6 +60,7 @@ pub struct OneSim {
     files: setup::Written,
     cloud: Arc<OneCloud>,
     servers: Vec<JoinHandle<()>>,
+    ca_pem: String,
 }
 
 impl OneSim {
@@ -72,6 +94,7 @@ impl OneSim {
             files: setup::Written::in_dir(state_dir),
             cloud,
             servers,
+            ca_pem: ca_pem.to_string(),
         };
         let write = {
             let c = sim.cloud.lock();
@@ -113,6 +136,47 @@ impl OneSim {
     /// `DIR/clusters/<cluster>/<role>.yaml`.
     pub fn machine_config_file(&self, cluster: &str, role: super::NodeRole) -> PathBuf {
         self.files.machine_config(cluster, role)
+    }
+
+    /// The cloud as a Cluster API infrastructure provider calls it.
+    pub(crate) fn provider(&self) -> provider::OneProvider {
+        provider::OneProvider {
+            cloud: self.cloud.clone(),
+            ca_pem: self.ca_pem.clone(),
+        }
+    }
+
+    /// Where new clusters come from: the VM templates and the OneFlow service template that
+    /// boot Talos for no existing cluster, and the network their VMs lease addresses from.
+    pub fn new_clusters(&self) -> NewClusters {
+        let c = self.cloud.lock();
+        let name_of = |id: i64| {
+            c.templates
+                .iter()
+                .find(|t| t.id == id)
+                .map(|t| t.name.clone())
+                .unwrap_or_default()
+        };
+        let service = c
+            .flow
+            .templates
+            .iter()
+            .find(|t| t.name == setup::NEW_CLUSTER_SERVICE);
+        let role_template = |role: &str| {
+            service
+                .and_then(|s| s.roles.iter().find(|r| r.name == role))
+                .map_or(-1, |r| r.template_id)
+        };
+        let [a, b] = c.new_network.1;
+        NewClusters {
+            controlplane_template_id: role_template("controlplane"),
+            worker_template_id: role_template("worker"),
+            controlplane_template: name_of(role_template("controlplane")),
+            worker_template: name_of(role_template("worker")),
+            service_template_id: service.map_or(-1, |s| s.id),
+            service_template_name: setup::NEW_CLUSTER_SERVICE.to_string(),
+            network: std::net::Ipv4Addr::new(127, a, b, 0),
+        }
     }
 
     /// Stops both servers and every pending VM transition.

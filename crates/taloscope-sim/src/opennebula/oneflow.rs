@@ -119,10 +119,8 @@ pub(crate) fn answer(
                     &format!("{} action is not supported", perform.unwrap_or("")),
                 );
             }
-            let name = body
-                .pointer("/action/params/merge_template/name")
-                .and_then(Json::as_str);
-            instantiate(cloud, template_id, name)
+            let merge = body.pointer("/action/params/merge_template");
+            instantiate(cloud, template_id, merge)
         }
         ("GET", ["service"]) => {
             let c = cloud.lock();
@@ -136,6 +134,7 @@ pub(crate) fn answer(
                 None => error(404, "Error getting service: not found"),
             }
         }
+        ("DELETE", ["service", _]) => delete(cloud, id(1)),
         ("POST", ["service", _, "scale"]) => {
             let role = body.get("role_name").and_then(Json::as_str).unwrap_or("");
             let cardinality = body.get("cardinality").and_then(Json::as_u64);
@@ -149,7 +148,82 @@ pub(crate) fn answer(
     }
 }
 
-fn instantiate(cloud: &Arc<OneCloud>, template_id: i64, name: Option<&str>) -> Answer {
+/// `merge_template` as ServiceTemplate#instantiate deep-merges it (OpenNebula/one
+/// src/oca/ruby/opennebula/flow/service_template.rb: roles merged by name): `name`, and per
+/// role `cardinality` and the VM template additions — `template_contents` (a hash, 7.x) or
+/// `vm_template_contents` (OpenNebula syntax, 6.x).
+fn merged_roles(mut roles: Vec<RoleSpec>, merge: Option<&Json>) -> Result<Vec<RoleSpec>, Answer> {
+    let Some(extra_roles) = merge.and_then(|m| m.get("roles")).and_then(Json::as_array) else {
+        return Ok(roles);
+    };
+    for extra in extra_roles {
+        let name = extra.get("name").and_then(Json::as_str).unwrap_or_default();
+        let Some(role) = roles.iter_mut().find(|r| r.name == name) else {
+            continue;
+        };
+        if let Some(n) = extra.get("cardinality") {
+            role.cardinality = n
+                .as_u64()
+                .or_else(|| n.as_str().and_then(|s| s.parse().ok()))
+                .ok_or_else(|| error(400, &format!("Role {name}: cardinality is not a number")))?
+                as usize;
+        }
+        if let Some(text) = extra.get("vm_template_contents").and_then(Json::as_str) {
+            role.extra_template.push('\n');
+            role.extra_template.push_str(text);
+        }
+        if let Some(hash) = extra.get("template_contents").and_then(Json::as_object) {
+            role.extra_template.push('\n');
+            role.extra_template.push_str(&template_text(hash));
+        }
+    }
+    Ok(roles)
+}
+
+/// A `template_contents` hash in OpenNebula template syntax (`K = "v"`, `K = [ a = "b" ]`).
+fn template_text(hash: &serde_json::Map<String, Json>) -> String {
+    let quote = |v: &Json| {
+        let text = match v {
+            Json::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    };
+    let mut out = String::new();
+    for (key, value) in hash {
+        match value {
+            Json::Object(inner) => {
+                let pairs: Vec<String> = inner
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {}", quote(v)))
+                    .collect();
+                out.push_str(&format!("{key} = [ {} ]\n", pairs.join(", ")));
+            }
+            other => out.push_str(&format!("{key} = {}\n", quote(other))),
+        }
+    }
+    out
+}
+
+/// `DELETE /service/:id` (oneflow-server.rb: `lcm.undeploy_action`): every role's VMs are
+/// terminated and the service goes away.
+fn delete(cloud: &Arc<OneCloud>, service: Option<i64>) -> Answer {
+    let vms: Vec<i64> = {
+        let mut c = cloud.lock();
+        let Some(index) = c.flow.services.iter().position(|s| Some(s.id) == service) else {
+            return error(404, "Error getting service: not found");
+        };
+        let removed = c.flow.services.remove(index);
+        removed.roles.iter().flat_map(|r| r.nodes.clone()).collect()
+    };
+    for vm in vms {
+        let _ = cloud.action("terminate", vm);
+    }
+    (204, None)
+}
+
+fn instantiate(cloud: &Arc<OneCloud>, template_id: i64, merge: Option<&Json>) -> Answer {
+    let name = merge.and_then(|m| m.get("name")).and_then(Json::as_str);
     let (service_id, template) = {
         let mut c = cloud.lock();
         let Some(t) = c
@@ -160,6 +234,13 @@ fn instantiate(cloud: &Arc<OneCloud>, template_id: i64, name: Option<&str>) -> A
             .cloned()
         else {
             return error(404, "Error getting service template: not found");
+        };
+        let t = ServiceTemplate {
+            roles: match merged_roles(t.roles, merge) {
+                Ok(roles) => roles,
+                Err(answer) => return answer,
+            },
+            ..t
         };
         let id = c.flow.next_service;
         c.flow.next_service += 1;

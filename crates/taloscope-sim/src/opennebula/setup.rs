@@ -28,6 +28,10 @@
 //!       worker: DIR/clusters/healthy/worker.yaml
 //! ```
 //!
+//! For new clusters there are `talos-controlplane` / `talos-worker` and the OneFlow service
+//! template `talos-cluster` (see `add_new_cluster_templates`; their VMs boot Talos from the image:
+//! opennebula/talos_boot.rs).
+//!
 //! Each cluster also has a template `talos-<cluster>-bootfail` whose VMs end in BOOT_FAILURE;
 //! any template fails the same way with `TALOSCOPE_SIM_FAILURE="BOOT_FAILURE"` (or
 //! `"PROLOG_FAILURE"`) in the `extra_template`.
@@ -42,6 +46,7 @@ use super::machine_config::{self, ConfigFor};
 use super::oneflow::{FlowState, Role, RoleSpec, Service, ServiceTemplate};
 use super::template::{Template, Value};
 use super::vm::VmTemplate;
+use crate::scenario::DEFAULT_TALOS;
 use crate::{FleetState, NodeRole, SimError};
 
 /// The cloud to start with, and each cluster's generated machine configs.
@@ -63,7 +68,12 @@ fn vector(name: &str, pairs: &[(&str, &str)]) -> (String, Value) {
     (name.to_string(), Value::Vector(pairs))
 }
 
-fn talos_template(cluster: &str, role: &str, talos_version: &str, fail: bool) -> Template {
+pub(crate) fn talos_template(
+    cluster: &str,
+    role: &str,
+    talos_version: &str,
+    fail: bool,
+) -> Template {
     let mut attrs = vec![
         single("CPU", if role == "controlplane" { "2" } else { "1" }),
         single("VCPU", "2"),
@@ -107,7 +117,7 @@ fn talos_template(cluster: &str, role: &str, talos_version: &str, fail: bool) ->
 }
 
 /// The role's extra template: the template's own CONTEXT plus the machine config.
-fn role_extra(config: &str) -> String {
+pub(crate) fn role_extra(config: &str) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(config);
     format!(
         "CONTEXT = [ NETWORK = \"YES\", TOKEN = \"YES\", USER_DATA = \"{b64}\", USER_DATA_ENCODING = \"base64\" ]"
@@ -127,6 +137,7 @@ pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Cat
             .map(|c| c.name().to_string())
             .collect(),
         flow: FlowState::default(),
+        new_network: (fleet.clusters().len(), new_network_octets()),
     };
     let mut configs = BTreeMap::new();
     let regtime = now_unix() - 86_400;
@@ -229,8 +240,60 @@ pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Cat
         cloud.flow.next_service = id + 1;
         configs.insert(name.to_string(), (cp_yaml, worker_yaml));
     }
+    add_new_cluster_templates(&mut cloud, regtime);
     Catalog { cloud, configs }
 }
+
+/// `127.A.B.0/24` with A in 64..=126 and any B: away from the scenario's 127.10.x.y.
+fn new_network_octets() -> [u8; 2] {
+    let r = super::super::clock::random_u64();
+    [64 + (r % 63) as u8, (r >> 8) as u8]
+}
+
+/// Templates that boot Talos with no cluster of the sim's in mind, for new clusters:
+/// `talos-controlplane` and `talos-worker` on the `talos-new` network, and a OneFlow service
+/// template `talos-cluster` with roles `controlplane` (3) and `worker` (2, after the control
+/// planes) and no USER_DATA of its own: the machine configs come in the instantiate call's
+/// `merge_template` (or the VMs boot into maintenance mode).
+fn add_new_cluster_templates(cloud: &mut Cloud, regtime: i64) {
+    let network = cloud.new_network.0;
+    let base = cloud.templates.len() as i64;
+    for (offset, role) in ["controlplane", "worker"].into_iter().enumerate() {
+        let mut template = talos_template("new", role, DEFAULT_TALOS, false);
+        template.attrs.retain(|(name, _)| name != "TALOS_CLUSTER");
+        cloud.templates.push(VmTemplate {
+            id: base + offset as i64,
+            name: format!("talos-{role}"),
+            regtime,
+            cluster: network,
+            template,
+        });
+    }
+    let role = |name: &str, template_id, cardinality, parents: Vec<String>| RoleSpec {
+        name: name.to_string(),
+        template_id,
+        cardinality,
+        parents,
+        min_vms: Some(0),
+        max_vms: None,
+        extra_template: String::new(),
+    };
+    let id = cloud
+        .flow
+        .next_service
+        .max(cloud.flow.templates.len() as i64);
+    cloud.flow.templates.push(ServiceTemplate {
+        id,
+        name: NEW_CLUSTER_SERVICE.to_string(),
+        roles: vec![
+            role("controlplane", base, 3, vec![]),
+            role("worker", base + 1, 2, vec!["controlplane".to_string()]),
+        ],
+    });
+}
+
+/// The OneFlow service template for new clusters.
+pub(crate) const NEW_CLUSTER_SERVICE: &str = "talos-cluster";
 
 /// Where the sim's client files go.
 pub(crate) struct Written {
@@ -274,8 +337,17 @@ pub(crate) fn write_files(
         &format!("{}:{}\n", cloud.owner, cloud.password),
     )?;
     let auth = quoted(&files.one_auth.display().to_string());
+    let [a, b] = cloud.new_network.1;
+    let service_id = cloud
+        .flow
+        .templates
+        .iter()
+        .find(|t| t.name == NEW_CLUSTER_SERVICE)
+        .map_or(-1, |t| t.id);
     let mut yaml = format!(
         "# Written by the taloscope sim: OpenNebula providers for its clusters.\n\
+         # New clusters: VM templates talos-controlplane / talos-worker, OneFlow service template\n\
+         # {NEW_CLUSTER_SERVICE} (id {service_id}); their VMs lease 127.{a}.{b}.1, .2, ... in order.\n\
          providers:\n  sim-opennebula:\n    kind: opennebula\n    endpoint: {}\n    auth_file: {auth}\n\
          \x20 sim-oneflow:\n    kind: oneflow\n    endpoint: {}\n    xmlrpc_endpoint: {}\n    auth_file: {auth}\nclusters:\n",
         quoted(xmlrpc_url),

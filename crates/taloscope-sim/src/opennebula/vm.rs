@@ -89,6 +89,16 @@ pub(crate) struct JoinPlan {
     pub spec: crate::NodeSpec,
 }
 
+/// What Talos on a VM does once the VM runs.
+#[derive(Clone, Debug)]
+pub(crate) enum Boot {
+    /// Joins a cluster the sim started with, with the fleet's PKI.
+    Join(JoinPlan),
+    /// Boots the Talos image: with the machine config from USER_DATA, or (none) into
+    /// maintenance mode; then installs, reboots and forms or joins the config's cluster.
+    Image(Option<Box<super::machine_config::BootsAs>>),
+}
+
 /// A VM.
 #[derive(Clone, Debug)]
 pub(crate) struct Vm {
@@ -106,8 +116,8 @@ pub(crate) struct Vm {
     pub ip: Ipv4Addr,
     /// The failure the VM runs into, if its template asked for one.
     pub failure: Option<Lcm>,
-    /// Talos on this VM joins a cluster once the VM runs.
-    pub join: Option<JoinPlan>,
+    /// What Talos on this VM does once the VM runs.
+    pub boot: Option<Boot>,
     /// The Talos node answers on `ip` (joined, or a node the sim started with).
     pub talos_up: bool,
     /// Bumped on every transition; a scheduled step for an older epoch is stale.

@@ -1,0 +1,225 @@
+//! The management cluster's object store: every CAPI and provider object as JSON in its storage
+//! version, with the metadata the API server owns (uid, resourceVersion, generation,
+//! creationTimestamp, deletionTimestamp), and a change counter the controller wakes on.
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::kube_api::objects::rfc3339;
+
+/// (plural, namespace, name).
+pub(crate) type Key = (String, String, String);
+
+/// What a write can run into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoreError {
+    AlreadyExists(String),
+    NotFound(String),
+    Invalid(String),
+}
+
+/// Every object of the management cluster.
+pub(crate) struct CapiStore {
+    objects: Mutex<BTreeMap<Key, Value>>,
+    resource_version: Mutex<u64>,
+    /// Bumped on every write.
+    pub changes: watch::Sender<u64>,
+}
+
+/// A stable uid for an object name (uuid-shaped).
+pub(crate) fn uid_of(name: &str) -> String {
+    crate::kube_api::objects::uid("capi", name)
+}
+
+pub(crate) fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn key_of(plural: &str, obj: &Value) -> Option<Key> {
+    Some((
+        plural.to_string(),
+        obj["metadata"]["namespace"].as_str()?.to_string(),
+        obj["metadata"]["name"].as_str()?.to_string(),
+    ))
+}
+
+/// The names Kubernetes's SimpleNameGenerator appends (k8s.io/apiserver
+/// pkg/storage/names/generate.go: 5 characters of `bcdfghjklmnpqrstvwxz2456789`).
+pub(crate) fn random_suffix(seed: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut n = seed;
+    (0..5)
+        .map(|_| {
+            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize] as char;
+            n /= ALPHABET.len() as u64;
+            n = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ seed;
+            c
+        })
+        .collect()
+}
+
+impl CapiStore {
+    pub fn new() -> CapiStore {
+        CapiStore {
+            objects: Mutex::new(BTreeMap::new()),
+            resource_version: Mutex::new(100),
+            changes: watch::channel(0).0,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<Key, Value>> {
+        self.objects.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn next_rv(&self) -> String {
+        let mut rv = self
+            .resource_version
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *rv += 1;
+        rv.to_string()
+    }
+
+    pub fn resource_version(&self) -> u64 {
+        *self
+            .resource_version
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|c| *c += 1);
+    }
+
+    pub fn get(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+        let key = (plural.to_string(), namespace.to_string(), name.to_string());
+        self.lock().get(&key).cloned()
+    }
+
+    /// Every object of `plural`, in `namespace` or all of them, ordered by namespace and name.
+    pub fn list(&self, plural: &str, namespace: Option<&str>) -> Vec<Value> {
+        self.lock()
+            .iter()
+            .filter(|((p, ns, _), _)| p == plural && namespace.is_none_or(|n| n == ns))
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// Stores a new object: `metadata.generateName` gets a random suffix, and the server-owned
+    /// metadata is filled in.
+    pub fn create(&self, plural: &str, mut obj: Value) -> Result<Value, StoreError> {
+        if obj["metadata"]["name"].as_str().is_none_or(str::is_empty) {
+            let Some(prefix) = obj["metadata"]["generateName"].as_str().map(String::from) else {
+                return Err(StoreError::Invalid(
+                    "metadata.name or metadata.generateName is required".into(),
+                ));
+            };
+            obj["metadata"]["name"] = json!(format!(
+                "{prefix}{}",
+                random_suffix(crate::clock::random_u64())
+            ));
+        }
+        if obj["metadata"]["namespace"].as_str().is_none() {
+            obj["metadata"]["namespace"] = json!("default");
+        }
+        let key = key_of(plural, &obj).ok_or_else(|| StoreError::Invalid("no name".into()))?;
+        let mut all = self.lock();
+        if all.contains_key(&key) {
+            return Err(StoreError::AlreadyExists(key.2));
+        }
+        let meta = &mut obj["metadata"];
+        meta["uid"] = json!(uid_of(&format!("{}/{}/{}", key.0, key.1, key.2)));
+        meta["generation"] = json!(1);
+        meta["creationTimestamp"] = json!(rfc3339(now_unix()));
+        meta["resourceVersion"] = json!(self.next_rv());
+        if let Some(m) = meta.as_object_mut() {
+            m.remove("generateName");
+        }
+        all.insert(key, obj.clone());
+        drop(all);
+        self.changed();
+        Ok(obj)
+    }
+
+    /// Replaces a stored object; `metadata.generation` goes up when the spec changed.
+    pub fn replace(&self, plural: &str, mut obj: Value) -> Result<Value, StoreError> {
+        let key = key_of(plural, &obj).ok_or_else(|| StoreError::Invalid("no name".into()))?;
+        let mut all = self.lock();
+        let Some(old) = all.get(&key) else {
+            return Err(StoreError::NotFound(key.2));
+        };
+        let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
+        let generation = if old["spec"] != obj["spec"] {
+            generation + 1
+        } else {
+            generation
+        };
+        for field in ["uid", "creationTimestamp"] {
+            obj["metadata"][field] = old["metadata"][field].clone();
+        }
+        obj["metadata"]["generation"] = json!(generation);
+        obj["metadata"]["resourceVersion"] = json!(self.next_rv());
+        if obj == *old {
+            return Ok(obj);
+        }
+        all.insert(key, obj.clone());
+        drop(all);
+        self.changed();
+        Ok(obj)
+    }
+
+    /// Changes a stored object in place (the controller's writes); false if it is gone.
+    pub fn modify(&self, plural: &str, ns: &str, name: &str, f: impl FnOnce(&mut Value)) -> bool {
+        let Some(mut obj) = self.get(plural, ns, name) else {
+            return false;
+        };
+        let before = obj.clone();
+        f(&mut obj);
+        if obj != before {
+            let _ = self.replace(plural, obj);
+        }
+        true
+    }
+
+    /// Removes an object at once: the sim's objects carry no finalizers.
+    pub fn delete(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+        let key = (plural.to_string(), namespace.to_string(), name.to_string());
+        let gone = self.lock().remove(&key);
+        if gone.is_some() {
+            self.next_rv();
+            self.changed();
+        }
+        gone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_fills_metadata_and_replace_bumps_generation_on_spec_changes() {
+        let store = CapiStore::new();
+        let made = store
+            .create(
+                "machines",
+                json!({"metadata": {"generateName": "w-"}, "spec": {"a": 1}}),
+            )
+            .expect("created");
+        let name = made["metadata"]["name"].as_str().expect("name").to_string();
+        assert!(name.starts_with("w-") && name.len() == 7, "{name}");
+        assert_eq!(made["metadata"]["namespace"], "default");
+        let mut changed = made.clone();
+        changed["spec"]["a"] = json!(2);
+        let after = store.replace("machines", changed).expect("replaced");
+        assert_eq!(after["metadata"]["generation"], 2);
+        assert!(store.create("machines", after).is_err());
+        assert!(store.delete("machines", "default", &name).is_some());
+        assert!(store.list("machines", None).is_empty());
+    }
+}

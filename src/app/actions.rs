@@ -1,0 +1,263 @@
+//! The console's node and etcd actions: the action menu of the selection (`a`), the plan
+//! screen of one action (built by node_actions' and etcd_maintenance's own plan and guard
+//! functions, the ones the headless commands call) and the progress of the one that runs.
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
+use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
+use crate::fleet::ClusterStatus;
+use crate::guards::{Guard, GuardId};
+use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
+use crate::rollout::RolloutInProgress;
+
+/// Progress lines kept per run; older ones are dropped.
+pub const MAX_PROGRESS_LINES: usize = 500;
+
+/// One entry of the action menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionChoice {
+    /// An action on the selected node.
+    Node(NodeOperation),
+    /// An etcd action; the member ones are about the selected member.
+    Etcd(EtcdAction),
+}
+
+impl ActionChoice {
+    /// The menu's words for it, about `subject` (a node or member name).
+    pub fn label(&self, subject: &str) -> String {
+        match self {
+            ActionChoice::Node(NodeOperation::ServiceRestart(service)) => {
+                format!("restart service {service}")
+            }
+            ActionChoice::Node(op) => format!("{} {subject}", op.verb()),
+            ActionChoice::Etcd(EtcdAction::Disarm) => {
+                "disarm alarms (defragment over quota first)".into()
+            }
+            ActionChoice::Etcd(EtcdAction::Defragment) => {
+                "defragment every member, leader last".into()
+            }
+            ActionChoice::Etcd(EtcdAction::Snapshot) => format!("snapshot {subject} to a file"),
+            ActionChoice::Etcd(EtcdAction::ForfeitLeadership) => {
+                format!("forfeit leadership of {subject}")
+            }
+            ActionChoice::Etcd(EtcdAction::RemoveMember) => format!("remove member {subject}"),
+        }
+    }
+}
+
+/// The menu `a` opens over the nodes pane, node detail or the etcd pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionMenu {
+    pub cluster: String,
+    /// The selected node (name) or etcd member (hostname).
+    pub subject: String,
+    /// The etcd member's id, on the etcd pane.
+    pub member_id: Option<String>,
+    pub items: Vec<ActionChoice>,
+    pub selected: usize,
+}
+
+/// The node actions the menu offers, then a restart of each service Talos restarts through
+/// its API (node detail lists them).
+pub fn node_choices(services: &[String]) -> Vec<ActionChoice> {
+    let mut items: Vec<ActionChoice> = [
+        NodeOperation::Reboot,
+        NodeOperation::Shutdown,
+        NodeOperation::Cordon,
+        NodeOperation::Uncordon,
+        NodeOperation::Drain,
+    ]
+    .into_iter()
+    .map(ActionChoice::Node)
+    .collect();
+    items.extend(
+        services
+            .iter()
+            .filter(|s| crate::node_actions::guards::api_restartable(s))
+            .map(|s| ActionChoice::Node(NodeOperation::ServiceRestart(s.clone()))),
+    );
+    items
+}
+
+/// The etcd actions, in the menu's order.
+pub fn etcd_choices() -> Vec<ActionChoice> {
+    [
+        EtcdAction::Disarm,
+        EtcdAction::Defragment,
+        EtcdAction::Snapshot,
+        EtcdAction::ForfeitLeadership,
+        EtcdAction::RemoveMember,
+    ]
+    .into_iter()
+    .map(ActionChoice::Etcd)
+    .collect()
+}
+
+/// What a plan screen plans.
+#[derive(Debug, Clone)]
+pub enum ActionPlan {
+    /// A node action, and what its survey read (`None` until the console has read it).
+    Node {
+        plan: NodeActionPlan,
+        survey: Option<NodeSurvey>,
+    },
+    /// An etcd action: the request, and its plan made again from every new status.
+    Etcd {
+        request: EtcdRequest,
+        plan: Result<EtcdPlan, String>,
+    },
+}
+
+/// The plan screen of one action.
+#[derive(Debug, Clone)]
+pub struct ActionPlanScreen {
+    pub cluster: String,
+    pub plan: ActionPlan,
+    /// Worst first, as every plan screen shows them.
+    pub guards: Vec<Guard>,
+    pub guard: Option<GuardId>,
+}
+
+impl ActionPlanScreen {
+    /// What the dispatcher is asked to approve; `None` while there is no plan.
+    pub fn mutating_action(&self) -> Option<MutatingAction> {
+        match &self.plan {
+            ActionPlan::Node { plan, .. } => Some(MutatingAction::Node {
+                cluster: plan.cluster.clone(),
+                node: plan.node.clone(),
+                operation: plan.operation.clone(),
+            }),
+            ActionPlan::Etcd { plan, .. } => plan.as_ref().ok().map(EtcdPlan::mutating_action),
+        }
+    }
+
+    /// The screen's title: the action in the operator's words.
+    pub fn title(&self) -> String {
+        match (&self.plan, self.mutating_action()) {
+            (_, Some(action)) => format!("{} in {}", action.describe(), self.cluster),
+            (ActionPlan::Etcd { request, .. }, None) => {
+                format!("{} in {}", etcd_action_of(request).as_str(), self.cluster)
+            }
+            (ActionPlan::Node { .. }, None) => self.cluster.clone(),
+        }
+    }
+
+    /// Makes the etcd plan again from `status` and evaluates every guard over it, with the
+    /// same functions the headless commands call.
+    pub fn evaluate(&mut self, status: &ClusterStatus, other: Option<&RolloutInProgress>) {
+        let roles = super::plan_screen::roles_of(status);
+        let guards = match &mut self.plan {
+            ActionPlan::Node { plan, survey } => match survey {
+                Some(survey) => action_guards(plan, status, &roles, other, survey),
+                None => Vec::new(),
+            },
+            ActionPlan::Etcd { request, plan } => {
+                *plan = EtcdPlan::new(status, request).map_err(|e| e.to_string());
+                match plan {
+                    Ok(plan) => plan_guards(plan, status, &roles),
+                    Err(_) => Vec::new(),
+                }
+            }
+        };
+        super::plan_screen::set_guards(&mut self.guards, &mut self.guard, guards);
+    }
+
+    /// Why Start is refused, or `None` when it is offered.
+    pub fn start_refused(&self) -> Option<String> {
+        match &self.plan {
+            ActionPlan::Node { survey: None, .. } => {
+                return Some("reading the node's pods and services first".into());
+            }
+            ActionPlan::Etcd { plan: Err(e), .. } => return Some(e.clone()),
+            _ => {}
+        }
+        super::plan_screen::guards_refusal(&self.cluster, &self.guards, &[])
+    }
+
+    pub fn guard_index(&self) -> usize {
+        self.guard
+            .and_then(|id| self.guards.iter().position(|g| g.id == id))
+            .unwrap_or(0)
+    }
+}
+
+/// The etcd action a request asks for.
+pub fn etcd_action_of(request: &EtcdRequest) -> EtcdAction {
+    match request {
+        EtcdRequest::Disarm => EtcdAction::Disarm,
+        EtcdRequest::Defragment { .. } => EtcdAction::Defragment,
+        EtcdRequest::Snapshot { .. } => EtcdAction::Snapshot,
+        EtcdRequest::ForfeitLeadership { .. } => EtcdAction::ForfeitLeadership,
+        EtcdRequest::RemoveMember { .. } => EtcdAction::RemoveMember,
+    }
+}
+
+/// The action running (or last run) from this console, as its runner reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionProgress {
+    pub cluster: String,
+    /// The action in the operator's words ("reboot node cp-2").
+    pub what: String,
+    /// The runner's lines, oldest first (bounded).
+    pub lines: VecDeque<String>,
+    /// `Ok(how it ended)` or `Err(why it did not finish)`; `None` while it runs.
+    pub outcome: Option<Result<String, String>>,
+}
+
+impl ActionProgress {
+    pub fn running(&self) -> bool {
+        self.outcome.is_none()
+    }
+
+    pub fn push(&mut self, line: String) {
+        if self.lines.len() >= MAX_PROGRESS_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(crate::printable::line(&line));
+    }
+}
+
+/// Everything of the actions the console shows.
+#[derive(Debug, Clone, Default)]
+pub struct ActionsState {
+    pub menu: Option<ActionMenu>,
+    pub plan: Option<ActionPlanScreen>,
+    pub progress: Option<ActionProgress>,
+    /// Where snapshots go unless the operator types another path (the state dir's
+    /// `snapshots/`, set by the event loop).
+    pub snapshot_dir: PathBuf,
+    /// The screen the menu was opened on: where Esc goes back to.
+    pub back: Option<super::state::Screen>,
+    /// The cluster and node whose snapshot's file is being typed.
+    pub snapshot_of: Option<(String, String)>,
+}
+
+impl ActionsState {
+    /// Whether an action runs here now.
+    pub fn running(&self) -> bool {
+        self.progress.as_ref().is_some_and(ActionProgress::running)
+    }
+}
+
+/// What a runner reports about the action it runs, or the survey read for a plan.
+#[derive(Debug, Clone)]
+pub enum ActionUpdate {
+    /// What the node's guards need, read for the plan of `node`; `Err` when the cluster
+    /// could not be reached.
+    Surveyed {
+        cluster: String,
+        node: String,
+        survey: Result<NodeSurvey, String>,
+    },
+    /// One progress line of the running action.
+    Line(String),
+    Finished(Result<String, String>),
+}
+
+/// What the event loop runs for an approved action.
+#[derive(Debug, Clone)]
+pub enum ActionRun {
+    Node(NodeActionPlan),
+    Etcd(EtcdPlan),
+}

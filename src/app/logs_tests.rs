@@ -1,0 +1,222 @@
+//! Unit tests of the log view's state: interleaving in arrival order, the filter, pause,
+//! scrolling, and the bounded buffer that drops its oldest lines but shows every kept one.
+use super::*;
+
+fn nodes(names: &[&str]) -> Vec<LogNode> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| LogNode {
+            name: n.to_string(),
+            address: format!("127.0.0.{}", i + 1),
+        })
+        .collect()
+}
+
+fn view(names: &[&str]) -> LogView {
+    LogView::new(7, "lab", LogSubject::Service("etcd".into()), nodes(names))
+}
+
+fn lines(view: &mut LogView, node: usize, texts: &[&str]) {
+    let applied = view.apply(LogEvent {
+        view: view.id,
+        node,
+        report: LogReport::Lines {
+            lines: texts.iter().map(|t| t.to_string()).collect(),
+            received: 100,
+        },
+    });
+    assert!(applied);
+}
+
+/// (node, text) of what a body of `rows` rows shows.
+fn shown(view: &LogView, rows: usize) -> Vec<(usize, String)> {
+    view.window(rows)
+        .lines
+        .iter()
+        .map(|l| (l.node, l.text.clone()))
+        .collect()
+}
+
+#[test]
+fn nodes_interleave_in_arrival_order() {
+    let mut v = view(&["cp-1", "cp-2", "cp-3"]);
+    lines(&mut v, 0, &["a1", "a2"]);
+    lines(&mut v, 2, &["c1"]);
+    lines(&mut v, 1, &["b1"]);
+    lines(&mut v, 0, &["a3"]);
+    assert_eq!(
+        shown(&v, 10),
+        vec![
+            (0, "a1".into()),
+            (0, "a2".into()),
+            (2, "c1".into()),
+            (1, "b1".into()),
+            (0, "a3".into())
+        ]
+    );
+    // Following: the last screenful.
+    assert_eq!(shown(&v, 2), vec![(1, "b1".into()), (0, "a3".into())]);
+    assert!(v.following());
+}
+
+#[test]
+fn reports_of_another_view_or_node_are_ignored() {
+    let mut v = view(&["cp-1"]);
+    let other = LogEvent {
+        view: 8,
+        node: 0,
+        report: LogReport::Reconnected,
+    };
+    assert!(!v.apply(other));
+    let no_such_node = LogEvent {
+        view: 7,
+        node: 3,
+        report: LogReport::Reconnected,
+    };
+    assert!(!v.apply(no_such_node));
+    assert_eq!(v.window(10).matching, 0);
+}
+
+#[test]
+fn the_filter_shows_matching_lines_and_notes_and_clears() {
+    let mut v = view(&["cp-1", "cp-2"]);
+    lines(
+        &mut v,
+        0,
+        &["apply entries", "Slow fdatasync", "apply entries"],
+    );
+    lines(&mut v, 1, &["SLOW read", "ok"]);
+    v.apply(LogEvent {
+        view: 7,
+        node: 1,
+        report: LogReport::Ended {
+            why: "connection reset\x1b[2J".into(),
+            retry_in: 2,
+        },
+    });
+    v.set_filter("slow");
+    let got = shown(&v, 10);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(got[0], (0, "Slow fdatasync".into()));
+    assert_eq!(got[1], (1, "SLOW read".into()));
+    assert_eq!(
+        got[2],
+        (1, "stream ended: connection reset?[2J; again in 2s".into()),
+        "a stream's end shows whatever the filter, printable"
+    );
+    // The node's name matches too.
+    v.set_filter("CP-2");
+    assert_eq!(shown(&v, 10).len(), 3);
+    v.set_filter("");
+    assert_eq!(shown(&v, 10).len(), 6);
+}
+
+#[test]
+fn pause_holds_the_screen_and_counts_new_lines() {
+    let mut v = view(&["cp-1"]);
+    lines(&mut v, 0, &["1", "2", "3"]);
+    v.toggle_pause();
+    lines(&mut v, 0, &["4", "5"]);
+    assert_eq!(shown(&v, 2), vec![(0, "2".into()), (0, "3".into())]);
+    assert_eq!(v.new_since_pause(), 2);
+    assert_eq!(v.window(10).matching, 3);
+    assert!(!v.following());
+    v.toggle_pause();
+    assert_eq!(shown(&v, 2), vec![(0, "4".into()), (0, "5".into())]);
+    assert_eq!(v.new_since_pause(), 0);
+    assert!(v.following());
+}
+
+#[test]
+fn scrolling_stops_following_and_end_resumes() {
+    let mut v = view(&["cp-1"]);
+    let texts: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    lines(&mut v, 0, &refs);
+    v.scroll(-3, 4);
+    assert_eq!(v.window(4).first, 3);
+    lines(&mut v, 0, &["10", "11"]);
+    assert_eq!(
+        v.window(4).first,
+        3,
+        "new lines do not move a scrolled view"
+    );
+    v.scroll_home();
+    assert_eq!(shown(&v, 2), vec![(0, "0".into()), (0, "1".into())]);
+    v.scroll(100, 4);
+    assert!(v.following(), "scrolling to the end follows again");
+    v.scroll(-1, 4);
+    v.toggle_pause();
+    v.follow();
+    assert!(v.following(), "End follows and ends a pause");
+    assert_eq!(v.window(4).first, 8);
+}
+
+#[test]
+fn the_buffer_drops_its_oldest_lines_and_shows_every_kept_one() {
+    let mut v = view(&["cp-1", "cp-2"]);
+    let total = MAX_LOG_LINES + 25;
+    for i in 0..total {
+        lines(&mut v, i % 2, &[&format!("line {i}")]);
+    }
+    assert_eq!(v.dropped, 25);
+    assert_eq!(v.buffer().count(), MAX_LOG_LINES);
+    assert_eq!(v.buffer().next().map(|l| l.text.as_str()), Some("line 25"));
+    // Page through from the oldest kept line: every kept line shows once, in order.
+    v.scroll_home();
+    let rows = 19;
+    let mut seen = Vec::new();
+    loop {
+        let window = v.window(rows);
+        let start = window.first;
+        for (i, l) in window.lines.iter().enumerate() {
+            if start + i >= seen.len() {
+                seen.push(l.text.clone());
+            }
+        }
+        if v.following() || start + rows >= window.matching {
+            break;
+        }
+        v.scroll(rows as isize - 1, rows);
+    }
+    let expected: Vec<String> = (25..total).map(|i| format!("line {i}")).collect();
+    assert_eq!(seen, expected);
+    // A scroll position whose line was dropped starts at the oldest kept one.
+    v.scroll_home();
+    lines(&mut v, 0, &["newest"]);
+    assert_eq!(v.window(3).lines[0].text, "line 26");
+}
+
+#[test]
+fn subjects_name_the_same_sources_as_the_headless_commands() {
+    use crate::talos::LogSource;
+    assert_eq!(
+        LogSubject::named("etcd"),
+        LogSubject::Service("etcd".into())
+    );
+    assert_eq!(
+        LogSubject::named("kube-apiserver"),
+        LogSubject::StaticPod("kube-apiserver".into())
+    );
+    assert_eq!(
+        LogSubject::named("etcd").source_for("cp-1"),
+        LogSource::requested("etcd", false)
+    );
+    assert_eq!(
+        LogSubject::named("kube-scheduler").source_for("cp-2"),
+        LogSource::requested("kube-system/kube-scheduler-cp-2:kube-scheduler", true)
+    );
+    assert_eq!(LogSubject::Kernel.source_for("w-1"), LogSource::Kernel);
+}
+
+#[test]
+fn sideways_scroll_is_bounded() {
+    let mut v = view(&["cp-1"]);
+    v.shift(false);
+    assert_eq!(v.column, 0);
+    for _ in 0..10_000 {
+        v.shift(true);
+    }
+    assert_eq!(v.column, crate::talos::logs::MAX_LINE_BYTES);
+}

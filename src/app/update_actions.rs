@@ -1,0 +1,452 @@
+//! The node and etcd actions in the update step: `a` opens the menu of the selection, a
+//! choice opens its plan (a node's asks the event loop to read its survey first; a snapshot
+//! asks for its file), the guards are evaluated again on every status change, `s` goes to the
+//! dispatcher (or is refused, audited, when a guard blocks), and the approved action runs
+//! while its progress lines arrive. Pure.
+use std::path::PathBuf;
+
+use super::action::{Action, Effect, PollerRequest};
+use super::actions::{
+    ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen, ActionProgress, ActionRun,
+    ActionUpdate, etcd_choices, node_choices,
+};
+use super::plan_keys::{explain_selected, moved};
+use super::plan_screen::PlanFocus;
+use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
+use super::update::open_input;
+use super::update_upgrade::other_rollout;
+use crate::approval::{ApprovedAction, EtcdAction};
+use crate::etcd_maintenance::EtcdRequest;
+use crate::node_actions::{NodeActionPlan, NodeSurvey};
+
+/// `a`: the menu of the actions on the selected node (nodes pane, node detail) or on etcd
+/// and the selected member (etcd pane); the progress instead while an action runs here.
+pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
+    if state.actions.running() {
+        state.message = Some(Message::info(
+            "an action runs from this console: its progress is shown",
+        ));
+        state.screen = Screen::Action;
+        return Vec::new();
+    }
+    let Some(cluster) = state.current.clone() else {
+        state.message = Some(Message::warn(
+            "no cluster in use: Enter on the fleet or :ctx NAME",
+        ));
+        return Vec::new();
+    };
+    let menu = match state.screen {
+        Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => node_menu(state, cluster),
+        Screen::Cluster(Pane::Etcd) => member_menu(state, cluster),
+        _ => Err("actions are on the nodes pane, node detail and the etcd pane".to_string()),
+    };
+    match menu {
+        Ok(menu) => {
+            state.actions.back = Some(state.screen);
+            state.actions.menu = Some(menu);
+        }
+        Err(why) => state.message = Some(Message::warn(why)),
+    }
+    Vec::new()
+}
+
+fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
+    let address = super::update_panes::detail_node_key(state)
+        .ok_or_else(|| format!("no node of {cluster} selected"))?;
+    let live = state.fleet.cluster(&cluster);
+    let node = live
+        .and_then(|l| l.status.node(&address))
+        .ok_or_else(|| format!("no status for {address} yet"))?;
+    // Node detail lists the node's services: each one Talos restarts is offered.
+    let services: Vec<String> = match (state.screen, live.and_then(|l| l.services.get(&address))) {
+        (Screen::NodeDetail, Some((Ok(list), _))) => list.iter().map(|s| s.id.clone()).collect(),
+        _ => Vec::new(),
+    };
+    Ok(ActionMenu {
+        cluster,
+        subject: node.name.clone(),
+        member_id: None,
+        items: node_choices(&services),
+        selected: 0,
+    })
+}
+
+fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
+    let data = super::tables::table(state, TableKind::Etcd);
+    let id = data
+        .selected_key(state.tables.get(TableKind::Etcd))
+        .map(String::from)
+        .ok_or_else(|| format!("no etcd member of {cluster} reported yet"))?;
+    let hostname = state
+        .fleet
+        .cluster(&cluster)
+        .and_then(|l| l.status.etcd.members.iter().find(|m| m.id == id))
+        .map(|m| m.hostname.clone())
+        .unwrap_or_else(|| id.clone());
+    Ok(ActionMenu {
+        cluster,
+        subject: hostname,
+        member_id: Some(id),
+        items: etcd_choices(),
+        selected: 0,
+    })
+}
+
+/// Keys while the menu is open: move, Enter chooses, Esc closes.
+pub fn on_menu(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(menu) = state.actions.menu.as_mut() else {
+        return Vec::new();
+    };
+    match action {
+        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
+            if let Some(to) = moved(menu.items.len(), menu.selected, &action, 1) {
+                menu.selected = to;
+            }
+        }
+        Action::Back => state.actions.menu = None,
+        Action::Submit | Action::OpenSelected => {
+            let menu = state.actions.menu.take();
+            if let Some(menu) = menu
+                && let Some(choice) = menu.items.get(menu.selected).cloned()
+            {
+                return choose(state, &menu, choice);
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// A menu choice: its plan, or first the snapshot's file.
+fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<Effect> {
+    match choice {
+        ActionChoice::Node(operation) => {
+            open_node_plan(state, &menu.cluster, &menu.subject, operation)
+        }
+        ActionChoice::Etcd(EtcdAction::Snapshot) => {
+            let file = state
+                .actions
+                .snapshot_dir
+                .join(format!("{}-{}.snapshot", menu.cluster, menu.subject));
+            state.actions.snapshot_of = Some((menu.cluster.clone(), menu.subject.clone()));
+            open_input(state, InputKind::SnapshotPath, file.display().to_string());
+            Vec::new()
+        }
+        ActionChoice::Etcd(EtcdAction::Disarm) => {
+            open_etcd_plan(state, &menu.cluster, EtcdRequest::Disarm)
+        }
+        ActionChoice::Etcd(EtcdAction::Defragment) => {
+            open_etcd_plan(state, &menu.cluster, EtcdRequest::Defragment { node: None })
+        }
+        ActionChoice::Etcd(EtcdAction::ForfeitLeadership) => {
+            let request = EtcdRequest::ForfeitLeadership {
+                node: menu.subject.clone(),
+            };
+            open_etcd_plan(state, &menu.cluster, request)
+        }
+        ActionChoice::Etcd(EtcdAction::RemoveMember) => {
+            let member = menu
+                .member_id
+                .clone()
+                .unwrap_or_else(|| menu.subject.clone());
+            open_etcd_plan(state, &menu.cluster, EtcdRequest::RemoveMember { member })
+        }
+    }
+}
+
+/// Enter on the snapshot's file: the snapshot plan, writing there.
+pub fn set_snapshot_path(state: &mut AppState, text: &str) -> Vec<Effect> {
+    let Some((cluster, node)) = state.actions.snapshot_of.take() else {
+        return Vec::new();
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        state.message = Some(Message::warn("no file named: the snapshot needs one"));
+        return Vec::new();
+    }
+    let request = EtcdRequest::Snapshot {
+        node: Some(node),
+        out: PathBuf::from(text),
+    };
+    open_etcd_plan(state, &cluster, request)
+}
+
+fn open_node_plan(
+    state: &mut AppState,
+    cluster: &str,
+    node: &str,
+    operation: crate::approval::NodeOperation,
+) -> Vec<Effect> {
+    let Some(live) = state.fleet.cluster(cluster).filter(|l| l.has_data()) else {
+        state.message = Some(Message::warn(format!("no status for {cluster} yet")));
+        return Vec::new();
+    };
+    let kube_paired = state
+        .clusters
+        .iter()
+        .any(|c| c.name == cluster && c.kube.is_some());
+    match NodeActionPlan::new(&live.status, node, operation, kube_paired) {
+        Ok(plan) => {
+            let screen = ActionPlanScreen {
+                cluster: cluster.to_string(),
+                plan: ActionPlan::Node {
+                    plan: plan.clone(),
+                    survey: None,
+                },
+                guards: Vec::new(),
+                guard: None,
+            };
+            show_plan(state, screen);
+            vec![Effect::SurveyNode(Box::new(plan))]
+        }
+        Err(e) => {
+            state.message = Some(Message::warn(e.to_string()));
+            Vec::new()
+        }
+    }
+}
+
+fn open_etcd_plan(state: &mut AppState, cluster: &str, request: EtcdRequest) -> Vec<Effect> {
+    if state.fleet.cluster(cluster).is_none_or(|l| !l.has_data()) {
+        state.message = Some(Message::warn(format!("no status for {cluster} yet")));
+        return Vec::new();
+    }
+    let screen = ActionPlanScreen {
+        cluster: cluster.to_string(),
+        plan: ActionPlan::Etcd {
+            request,
+            plan: Err(String::new()),
+        },
+        guards: Vec::new(),
+        guard: None,
+    };
+    show_plan(state, screen);
+    Vec::new()
+}
+
+/// Puts `screen` up with its guards evaluated over live status.
+fn show_plan(state: &mut AppState, screen: ActionPlanScreen) {
+    let cluster = screen.cluster.clone();
+    state.actions.plan = Some(screen);
+    state.screen = Screen::Action;
+    state.message = None;
+    on_status_change(state, &cluster);
+}
+
+/// Re-evaluates the open plan's guards when `cluster`'s status changed; true when what the
+/// plan shows changed.
+pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
+    let other = other_rollout(state, cluster);
+    let Some(mut screen) = state.actions.plan.take_if(|p| p.cluster == cluster) else {
+        return false;
+    };
+    let before = (screen.guards.clone(), screen.title());
+    if let Some(live) = state.fleet.cluster(cluster) {
+        screen.evaluate(&live.status, other.as_ref());
+    }
+    let changed = before != (screen.guards.clone(), screen.title());
+    state.actions.plan = Some(screen);
+    changed
+}
+
+/// Keys on the action screen: the plan's while one is open, else the progress's.
+pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
+    if state.actions.plan.is_none() {
+        return on_progress(state, action);
+    }
+    let cluster = state
+        .actions
+        .plan
+        .as_ref()
+        .map(|p| p.cluster.clone())
+        .unwrap_or_default();
+    match action {
+        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
+            if let Some(plan) = state.actions.plan.as_mut()
+                && let Some(to) = moved(plan.guards.len(), plan.guard_index(), &action, 1)
+            {
+                plan.guard = plan.guards.get(to).map(|g| g.id);
+            }
+        }
+        Action::Explain => {
+            let guard = state
+                .actions
+                .plan
+                .as_ref()
+                .and_then(|p| p.guards.get(p.guard_index()).cloned());
+            explain_selected(state, PlanFocus::Guards, guard.as_ref(), None);
+        }
+        Action::StartAction => return start(state),
+        Action::Refresh => return refresh(state, cluster),
+        Action::Back => {
+            state.actions.plan = None;
+            state.screen = back(state);
+        }
+        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// The screen the menu was opened on.
+fn back(state: &AppState) -> Screen {
+    state.actions.back.unwrap_or(Screen::Cluster(Pane::Nodes))
+}
+
+/// `r`: poll the cluster now, and read a node plan's survey again.
+fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
+    state.message = Some(Message::info(format!("refreshing {cluster}")));
+    let mut effects = vec![Effect::Poller(PollerRequest::Refresh(cluster))];
+    if let Some(ActionPlan::Node { plan, .. }) = state.actions.plan.as_ref().map(|p| &p.plan) {
+        effects.push(Effect::SurveyNode(Box::new(plan.clone())));
+    }
+    effects
+}
+
+/// `s`: read-only mode goes to the dispatcher (which refuses and audits, as the command
+/// line's does); a blocking guard refuses here (audited); otherwise the dispatcher asks for
+/// the typed name.
+fn start(state: &mut AppState) -> Vec<Effect> {
+    let Some(plan) = state.actions.plan.as_ref() else {
+        return Vec::new();
+    };
+    let Some(action) = plan.mutating_action() else {
+        let why = plan.start_refused().unwrap_or_default();
+        state.message = Some(Message::warn(format!("Start refused: {why}")));
+        return Vec::new();
+    };
+    if state.actions.running() {
+        state.message = Some(Message::warn(
+            "Start refused: an action already runs from this console",
+        ));
+        return Vec::new();
+    }
+    if state.readonly {
+        return vec![Effect::Gate(action)];
+    }
+    match plan.start_refused() {
+        Some(why) if !plan.guards.is_empty() => vec![Effect::Refuse { action, why }],
+        Some(why) => {
+            state.message = Some(Message::warn(format!("Start refused: {why}")));
+            Vec::new()
+        }
+        None => vec![Effect::Gate(action)],
+    }
+}
+
+/// The dispatcher approved an action: run it when it is still the plan on screen and no
+/// guard blocks now (the guards evaluated again over the latest status).
+pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    let not_run = |why: String| {
+        vec![Effect::NotRun {
+            approved: approved.clone(),
+            why,
+        }]
+    };
+    let cluster = approved.action().cluster().to_string();
+    on_status_change(state, &cluster);
+    let Some(screen) = state
+        .actions
+        .plan
+        .as_ref()
+        .filter(|p| p.mutating_action().as_ref() == Some(approved.action()))
+    else {
+        return not_run("the plan was closed or changed before it was confirmed".to_string());
+    };
+    if let Some(why) = screen.start_refused() {
+        state.message = Some(Message::warn(format!("not started: {why}")));
+        return not_run(why);
+    }
+    let run = match &screen.plan {
+        ActionPlan::Node { plan, .. } => ActionRun::Node(plan.clone()),
+        ActionPlan::Etcd { plan: Ok(plan), .. } => ActionRun::Etcd(plan.clone()),
+        ActionPlan::Etcd { plan: Err(e), .. } => return not_run(e.clone()),
+    };
+    let what = approved.action().describe();
+    let mut progress = ActionProgress {
+        cluster: cluster.clone(),
+        what: what.clone(),
+        lines: Default::default(),
+        outcome: None,
+    };
+    progress.push(format!("starting: {what} in {cluster}"));
+    state.actions.progress = Some(progress);
+    state.actions.plan = None;
+    state.screen = Screen::Action;
+    state.message = Some(Message::info(format!("{what}: started")));
+    vec![Effect::RunAction {
+        approved,
+        run: Box::new(run),
+    }]
+}
+
+/// A survey read or a runner's report.
+pub fn on_update(state: &mut AppState, update: ActionUpdate) {
+    match update {
+        ActionUpdate::Surveyed {
+            cluster,
+            node,
+            survey,
+        } => {
+            let Some(screen) = state.actions.plan.as_mut().filter(|p| p.cluster == cluster) else {
+                return;
+            };
+            if let ActionPlan::Node { plan, survey: slot } = &mut screen.plan
+                && plan.node == node
+            {
+                *slot = Some(survey.unwrap_or_else(|e| unread(plan, e)));
+                on_status_change(state, &cluster);
+            }
+        }
+        ActionUpdate::Line(line) => {
+            if let Some(progress) = state.actions.progress.as_mut() {
+                progress.push(line);
+            }
+        }
+        ActionUpdate::Finished(result) => {
+            let Some(progress) = state.actions.progress.as_mut() else {
+                return;
+            };
+            let line = match &result {
+                Ok(done) => format!("done: {done}"),
+                Err(why) => format!("failed: {why}"),
+            };
+            progress.push(line.clone());
+            state.message = Some(match &result {
+                Ok(_) => Message::info(format!("{}: {line}", progress.what)),
+                Err(_) => Message::error(format!("{}: {line}", progress.what)),
+            });
+            progress.outcome = Some(result);
+        }
+    }
+}
+
+/// The survey of a cluster that could not be reached: every read fails with `why`, so the
+/// guards that need them fail.
+fn unread(plan: &NodeActionPlan, why: String) -> NodeSurvey {
+    NodeSurvey {
+        kube_node: None,
+        workloads: plan.drains().then(|| Err(why.clone())),
+        services: matches!(
+            plan.operation,
+            crate::approval::NodeOperation::ServiceRestart(_)
+        )
+        .then(|| Err(why)),
+    }
+}
+
+/// Keys on the progress: Esc back (the action goes on), help, quit.
+fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Back => state.screen = back(state),
+        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        _ => {}
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+#[path = "update_actions_tests.rs"]
+mod tests;

@@ -1,0 +1,20 @@
+//! The Cluster API side of the fleet: which kube contexts are management clusters, the
+//! workload clusters they own and which discovered cluster each is, and each workload
+//! cluster's tree as `clusterctl describe cluster` shows it (pure, over `kube`'s model).
+pub mod pairing;
+pub mod read;
+pub mod rows;
+pub mod tree;
+
+pub use pairing::{CapiOwner, WorkloadCluster, host_port, pair_workloads};
+pub use read::{
+    CapiView, ContextRead, Management, candidate_contexts, managements, read_context, read_view,
+};
+pub use rows::{TreeRow, condition_age, condition_text, tree_rows};
+pub use tree::{
+    ClusterTree, ControlPlaneNode, Counts, DeploymentNode, MachineNode, MachineRole,
+    MachineSetNode, cluster_tree, cluster_trees, needs_attention,
+};
+
+#[cfg(test)]
+pub(crate) mod tree_tests;

@@ -1,0 +1,311 @@
+//! `taloscope capi status`: the workload clusters one management cluster (--context) owns,
+//! as `clusterctl describe cluster` shows them, with the discovered context each one is.
+//! The rows are the console's CAPI pane's (`capi::tree_rows`). Exit 0 / 1 / 2.
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use super::headless::{discover_all, write_stdout};
+use super::status::columns;
+use crate::capi::{
+    CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
+    read_context, tree_rows,
+};
+use crate::cli::{CapiArgs, CapiStatusArgs, CapiVerb, GlobalArgs, OutputFormat};
+use crate::discovery::Discovery;
+use crate::kube::KubeClient;
+
+pub fn run(global: &GlobalArgs, args: &CapiArgs) -> ExitCode {
+    match &args.verb {
+        CapiVerb::Status(status) => exit_code_as(run_status(global, status), status.output),
+    }
+}
+
+/// One workload cluster in `--output json`: its tree and the discovered cluster it is.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClusterReport<'a> {
+    #[serde(flatten)]
+    tree: &'a ClusterTree,
+    /// The discovered cluster (talos and kube contexts) this workload cluster is, if any.
+    paired_with: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusReport<'a> {
+    management: &'a str,
+    /// `cluster.x-k8s.io/v1beta2` or `/v1beta1`, as read.
+    api_version: String,
+    clusters: Vec<ClusterReport<'a>>,
+    /// Lists cut at the read bound: the counts may be incomplete.
+    truncated: &'a [String],
+}
+
+fn run_status(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, Stop> {
+    let Some(wanted) = global.context.as_deref() else {
+        return Err(usage("name the management cluster with --context"));
+    };
+    let (_, discovery) = discover_all(global);
+    let context = management_context(&discovery, wanted)?;
+    let management = read_management(&discovery, &context)?;
+    let trees = chosen_trees(management.trees(), args.cluster.as_deref(), &context)?;
+    let paired: BTreeMap<CapiOwner, String> =
+        pair_workloads(&management.workloads, &discovery.clusters)
+            .into_iter()
+            .map(|(cluster, owner)| (owner, cluster))
+            .collect();
+    let paired_with = |t: &ClusterTree| {
+        let owner = CapiOwner {
+            management: t.management.clone(),
+            namespace: t.namespace.clone(),
+            name: t.cluster.clone(),
+        };
+        paired.get(&owner).cloned()
+    };
+    let text = match args.output {
+        OutputFormat::Table => table(&management, &trees, &paired_with),
+        OutputFormat::Json => {
+            let pairs: Vec<Option<String>> = trees.iter().map(paired_with).collect();
+            let report = StatusReport {
+                management: &management.context,
+                api_version: api_version(&management),
+                clusters: trees
+                    .iter()
+                    .zip(&pairs)
+                    .map(|(tree, p)| ClusterReport {
+                        tree,
+                        paired_with: p.as_deref(),
+                    })
+                    .collect(),
+                truncated: &management.objects.truncated,
+            };
+            serde_json::to_string_pretty(&report)
+                .map(|j| j + "\n")
+                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?
+        }
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The kube context `--context` names: a kube context, or the cluster whose kube context it is.
+fn management_context(discovery: &Discovery, wanted: &str) -> Result<String, Stop> {
+    let cluster = discovery.select(wanted).ok_or_else(|| {
+        usage(format!(
+            "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
+        ))
+    })?;
+    cluster.kube_context().map(str::to_string).ok_or_else(|| {
+        usage(format!(
+            "{wanted} has no kube context: a management cluster is read through the Kubernetes API"
+        ))
+    })
+}
+
+fn read_management(discovery: &Discovery, context: &str) -> Result<Management, Stop> {
+    let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
+        return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
+    };
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let read = runtime.block_on(async {
+        let client = KubeClient::new(kubeconfig, context, Default::default()).await?;
+        read_context(&client).await
+    });
+    match read {
+        Ok(ContextRead::Management(m)) => Ok(*m),
+        Ok(ContextRead::NotManagement) => Err(Stop(
+            EXIT_BLOCKED,
+            format!(
+                "kube context {context} serves no {} API: it is not a Cluster API management cluster",
+                crate::kube::CAPI_GROUP
+            ),
+        )),
+        Err(e) => Err(Stop(EXIT_BLOCKED, crate::error_chain(&e))),
+    }
+}
+
+/// The trees `--cluster` asks for (`NS/NAME`, or a `NAME` one namespace has), else all.
+fn chosen_trees(
+    trees: Vec<ClusterTree>,
+    wanted: Option<&str>,
+    context: &str,
+) -> Result<Vec<ClusterTree>, Stop> {
+    let Some(wanted) = wanted else {
+        return Ok(trees);
+    };
+    let matches = |t: &ClusterTree| match wanted.split_once('/') {
+        Some((ns, name)) => t.namespace == ns && t.cluster == name,
+        None => t.cluster == wanted,
+    };
+    let chosen: Vec<ClusterTree> = trees.iter().filter(|t| matches(t)).cloned().collect();
+    let known = || {
+        let names: Vec<String> = trees
+            .iter()
+            .map(|t| format!("{}/{}", t.namespace, t.cluster))
+            .collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    match chosen.len() {
+        0 => Err(usage(format!(
+            "management cluster {context} has no Cluster {wanted:?} (it has: {})",
+            known()
+        ))),
+        1 => Ok(chosen),
+        _ => Err(usage(format!(
+            "--cluster {wanted:?} is in several namespaces; say NAMESPACE/NAME ({})",
+            known()
+        ))),
+    }
+}
+
+fn api_version(m: &Management) -> String {
+    let version = m.objects.version.map_or("?", |v| v.as_str());
+    format!("{}/{version}", crate::kube::CAPI_GROUP)
+}
+
+fn table(
+    m: &Management,
+    trees: &[ClusterTree],
+    paired_with: &dyn Fn(&ClusterTree) -> Option<String>,
+) -> String {
+    let mut out = format!("Cluster API of {} ({})\n", m.context, api_version(m));
+    if trees.is_empty() {
+        out.push_str("no workload clusters\n");
+    }
+    for path in &m.objects.truncated {
+        out.push_str(&format!(
+            "warning: {path} was cut at the read bound; counts may be incomplete\n"
+        ));
+    }
+    let now = crate::clock::unix_now();
+    for tree in trees {
+        let context = paired_with(tree).unwrap_or_else(|| "no discovered context".to_string());
+        out.push_str(&format!(
+            "\n{}/{}  endpoint {}  context {context}\n",
+            tree.namespace,
+            tree.cluster,
+            if tree.endpoint.is_empty() {
+                "(none yet)"
+            } else {
+                &tree.endpoint
+            },
+        ));
+        out.push_str(&tree_table(tree, now));
+    }
+    crate::printable::lines(&out)
+}
+
+/// The tree's rows in columns, each followed by its conditions that need attention.
+fn tree_table(tree: &ClusterTree, now: u64) -> String {
+    let rows = tree_rows(tree);
+    let header = [
+        "NAME",
+        "REPLICAS",
+        "READY",
+        "UP-TO-DATE",
+        "AVAILABLE",
+        "PHASE",
+        "VERSION",
+        "NODE",
+    ];
+    let mut cells = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    for r in &rows {
+        cells.push(vec![
+            format!("{}{}", r.guide(true), r.object),
+            r.replicas.clone(),
+            r.ready.clone(),
+            r.up_to_date.clone(),
+            r.available.clone(),
+            r.phase.clone(),
+            r.version.clone(),
+            r.node.clone(),
+        ]);
+    }
+    let text = columns(&cells);
+    let mut lines = text.lines();
+    let mut out = String::new();
+    if let Some(header) = lines.next() {
+        out.push_str(header);
+        out.push('\n');
+    }
+    for (row, line) in rows.iter().zip(lines) {
+        out.push_str(line);
+        out.push('\n');
+        for c in row.attention() {
+            let age = condition_age(c, now)
+                .map(|a| format!(" ({} ago)", crate::app::health::age_text(a)))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "{}   ! {}{age}\n",
+                row.continuation(true),
+                condition_text(c)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capi::tree_tests::fixture_tree;
+    use crate::kube::CapiVersion;
+
+    /// 2026-12-01T12:00:00Z: ten minutes after the fixtures' last transitions.
+    const NOW: u64 = 1_796_126_400;
+
+    #[test]
+    fn the_table_is_the_trees_rows_with_their_conditions() {
+        let v1 = tree_table(&fixture_tree(CapiVersion::V1beta1), NOW);
+        let v2 = tree_table(&fixture_tree(CapiVersion::V1beta2), NOW);
+        assert_eq!(v1, v2);
+        insta::assert_snapshot!(v2);
+    }
+
+    #[test]
+    fn the_json_names_are_the_contract() {
+        let tree = fixture_tree(CapiVersion::V1beta2);
+        let report = ClusterReport {
+            tree: &tree,
+            paired_with: Some("workload"),
+        };
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["cluster"], "workload");
+        assert_eq!(json["namespace"], "clusters");
+        assert_eq!(json["pairedWith"], "workload");
+        let cp = &json["controlPlane"];
+        for (field, want) in [
+            ("replicas", 3),
+            ("ready", 3),
+            ("upToDate", 2),
+            ("available", 3),
+        ] {
+            assert_eq!(cp[field], want, "controlPlane.{field}");
+        }
+        assert_eq!(cp["version"], "v1.34.1");
+        let md = &json["machineDeployments"][0];
+        assert_eq!(
+            (md["replicas"].as_u64(), md["ready"].as_u64()),
+            (Some(2), Some(1))
+        );
+        assert_eq!(
+            md["machineSets"][0]["machines"].as_array().map(Vec::len),
+            Some(2)
+        );
+        let machine = &json["machines"][0];
+        assert_eq!(machine["name"], "workload-cp-a");
+        assert_eq!(machine["node"], "cp-a");
+        assert_eq!(machine["role"], "controlplane");
+        assert_eq!(machine["upToDate"], true);
+        let condition = &json["conditions"][0];
+        assert!(condition["type"].is_string() && condition["lastTransitionTime"].is_string());
+    }
+}

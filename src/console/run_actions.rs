@@ -1,0 +1,156 @@
+//! The node and etcd actions' IO for the event loop: the survey a node plan's guards need,
+//! a guard's refusal audited, and an approved action run by the same runner the headless
+//! commands run, its lines forwarded to the app channel and its end audited.
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::run::Console;
+use crate::app::action::{Action, AppEvent};
+use crate::app::actions::{ActionRun, ActionUpdate};
+use crate::app::state::{AppState, Message};
+use crate::approval::{ApprovedAction, MutatingAction};
+use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
+use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeSurvey, run_node_action};
+use crate::upgrade::RunOptions;
+use crate::upgrade::launch::connect;
+use crate::upgrade::observe::ClusterObserver;
+
+/// How long a snapshot may take to stream (`etcd snapshot --timeout`'s default).
+const SNAPSHOT_BOUND: Duration = Duration::from_secs(600);
+
+/// Connects to `cluster` as the rollouts do: its talosconfig context, its kube context.
+async fn observer(
+    cluster: Option<crate::discovery::Cluster>,
+    options: RunOptions,
+    name: &str,
+) -> Result<ClusterObserver, String> {
+    let cluster =
+        cluster.ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    connect(&cluster, &options).await
+}
+
+fn connection(state: &AppState, name: &str) -> (Option<crate::discovery::Cluster>, RunOptions) {
+    let cluster = state.clusters.iter().find(|c| c.name == name).cloned();
+    let options = RunOptions {
+        kubeconfig: state.provision.kubeconfig.clone(),
+        ..RunOptions::default()
+    };
+    (cluster, options)
+}
+
+/// Reads the survey of `plan` off the event loop; it comes back as `AppEvent::Action`.
+pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Sender<AppEvent>) {
+    let (cluster, options) = connection(state, &plan.cluster);
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        let survey = match observer(cluster, options, &plan.cluster).await {
+            Ok(observer) => Ok(NodeSurvey::read(&plan, &observer).await),
+            Err(e) => Err(e),
+        };
+        let update = ActionUpdate::Surveyed {
+            cluster: plan.cluster.clone(),
+            node: plan.node.clone(),
+            survey,
+        };
+        let _ = app.send(AppEvent::Action(Box::new(update))).await;
+    });
+}
+
+impl Console {
+    /// A guard refused `action` on its plan: audited as the command line's refusal is.
+    pub(super) fn refuse_action(&self, action: &MutatingAction, why: &str) -> Action {
+        Action::Notify(Message::warn(self.dispatcher.refused(action, why)))
+    }
+}
+
+/// Runs an approved action in its own task: the runner's lines and its end come back as
+/// `AppEvent::Action`, and the dispatcher records how it ended.
+pub(super) fn run(
+    console: &Console,
+    approved: ApprovedAction,
+    run: ActionRun,
+    app_tx: &mpsc::Sender<AppEvent>,
+) {
+    let name = approved.action().cluster().to_string();
+    let (cluster, options) = connection(&console.state, &name);
+    let dispatcher = console.dispatcher.clone();
+    let (lines, mut rx) = mpsc::unbounded_channel::<String>();
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        let forward = app.clone();
+        let forwarder = tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                let update = ActionUpdate::Line(line);
+                if forward
+                    .send(AppEvent::Action(Box::new(update)))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        let result = match observer(cluster, options, &name).await {
+            Ok(observer) => run_on(&observer, &approved, run, lines).await,
+            Err(e) => {
+                drop(lines);
+                Err(e)
+            }
+        };
+        // Every line before the end.
+        let _ = forwarder.await;
+        if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
+            tracing::warn!("{e}");
+        }
+        let _ = app
+            .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))
+            .await;
+    });
+}
+
+/// The headless commands' runners, their lines sent to `lines` (dropped when done).
+async fn run_on(
+    observer: &ClusterObserver,
+    approved: &ApprovedAction,
+    run: ActionRun,
+    lines: mpsc::UnboundedSender<String>,
+) -> Result<String, String> {
+    match run {
+        ActionRun::Node(plan) => {
+            let say = move |line: String| {
+                let _ = lines.send(line);
+            };
+            run_node_action(
+                approved,
+                &plan,
+                observer,
+                NodeActionOptions::console(),
+                &say,
+            )
+            .await
+        }
+        ActionRun::Etcd(plan) => {
+            let limits = SnapshotLimits {
+                bound: SNAPSHOT_BOUND,
+                max_bytes: SNAPSHOT_MAX_BYTES,
+            };
+            let outcome = run_plan(
+                &observer.talos,
+                approved,
+                &plan,
+                limits,
+                |i, total, line| {
+                    let _ = lines.send(format!("[{}/{total}] {line}", i + 1));
+                },
+            )
+            .await?;
+            Ok(format!(
+                "{} in {}: {} step(s) done",
+                plan.action.as_str(),
+                plan.cluster,
+                outcome.steps.len()
+            ))
+        }
+    }
+}

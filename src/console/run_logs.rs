@@ -1,0 +1,191 @@
+//! The log view's IO: one task per node following its log through the Talos client (the
+//! same `TalosClient::logs` the headless `logs` and `dmesg` use), reporting lines in batches
+//! over the app channel, opening a stream that ended again after a bounded backoff. Stopping
+//! the view aborts its tasks; the tasks never touch UI state.
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::run::Console;
+use crate::app::action::{Action, AppEvent};
+use crate::app::logs::{LogEvent, LogNode, LogReport, LogRequest};
+use crate::app::state::Message;
+use crate::app::update_logs::LogEffect;
+use crate::clock::unix_now;
+use crate::talos::{ClientOptions, LogOptions, LogSource, TalosClient};
+
+/// Lines sent to the app in one report at most (a burst such as the tail comes in a few).
+const BATCH: usize = 256;
+/// The wait before opening an ended stream again, doubled each time up to [`MAX_BACKOFF`],
+/// and back to this after a stream that delivered lines.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The streams of the log view on screen; dropping them aborts their tasks.
+#[derive(Default)]
+pub struct LogStreams {
+    view: Option<u64>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl LogStreams {
+    fn stop(&mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        self.view = None;
+    }
+}
+
+impl Drop for LogStreams {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts or stops the streams of a view.
+pub(super) fn perform(
+    console: &mut Console,
+    effect: LogEffect,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Option<Action> {
+    match effect {
+        LogEffect::Stop(view) => {
+            if console.logs.view == Some(view) {
+                console.logs.stop();
+            }
+            None
+        }
+        LogEffect::Start(request) => {
+            console.logs.stop();
+            match start(console, request, app_tx) {
+                Ok(()) => None,
+                Err(why) => Some(Action::Notify(Message::error(why))),
+            }
+        }
+    }
+}
+
+fn start(
+    console: &mut Console,
+    request: LogRequest,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Result<(), String> {
+    let cluster = console
+        .state
+        .clusters
+        .iter()
+        .find(|c| c.name == request.cluster)
+        .ok_or_else(|| format!("cluster {} is no longer discovered", request.cluster))?;
+    let context = cluster.talos.as_ref().ok_or_else(|| {
+        format!(
+            "cluster {} has no talosconfig context: logs need the Talos API",
+            cluster.name
+        )
+    })?;
+    let talos = TalosClient::new(context, ClientOptions::default())
+        .map_err(|e| format!("cluster {}: {e}", cluster.name))?;
+    console.logs.view = Some(request.view);
+    for (index, node) in request.nodes.iter().enumerate() {
+        let stream = NodeStream {
+            talos: talos.clone(),
+            view: request.view,
+            index,
+            source: request.subject.source_for(&node.name),
+            node: node.clone(),
+            tail: request.tail,
+            app: app_tx.clone(),
+        };
+        console.logs.tasks.push(tokio::spawn(stream.follow()));
+    }
+    Ok(())
+}
+
+/// One node's log followed for one view.
+struct NodeStream {
+    talos: TalosClient,
+    view: u64,
+    index: usize,
+    node: LogNode,
+    source: LogSource,
+    tail: u32,
+    app: mpsc::Sender<AppEvent>,
+}
+
+impl NodeStream {
+    /// Follows until aborted: the tail first, then (after an end) only new lines.
+    async fn follow(self) {
+        let mut backoff = FIRST_BACKOFF;
+        let mut first = true;
+        loop {
+            let options = LogOptions {
+                tail: Some(if first { self.tail } else { 0 }),
+                follow: true,
+            };
+            let (delivered, why) = self.read(options, !first).await;
+            if delivered {
+                backoff = FIRST_BACKOFF;
+            }
+            let ended = LogReport::Ended {
+                why,
+                retry_in: backoff.as_secs(),
+            };
+            if !self.report(ended).await {
+                return;
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            first = false;
+        }
+    }
+
+    /// Reads one stream to its end: whether it delivered lines, and why it ended.
+    async fn read(&self, options: LogOptions, again: bool) -> (bool, String) {
+        let stream = match self
+            .talos
+            .logs(&self.node.address, &self.source, options)
+            .await
+        {
+            Ok(stream) => stream,
+            Err(e) => return (false, e.to_string()),
+        };
+        if again && !self.report(LogReport::Reconnected).await {
+            return (false, "the view closed".into());
+        }
+        let mut batches = stream.ready_chunks(BATCH);
+        let mut delivered = false;
+        while let Some(batch) = batches.next().await {
+            let mut lines = Vec::with_capacity(batch.len());
+            let mut failed = None;
+            for item in batch {
+                match item {
+                    Ok(line) => lines.push(line.text),
+                    Err(e) => failed = Some(e.to_string()),
+                }
+            }
+            if !lines.is_empty() {
+                delivered = true;
+                let received = unix_now();
+                if !self.report(LogReport::Lines { lines, received }).await {
+                    return (delivered, "the view closed".into());
+                }
+            }
+            if let Some(why) = failed {
+                return (delivered, why);
+            }
+        }
+        (delivered, "the node closed the stream".into())
+    }
+
+    /// Sends a report; false once the console is gone.
+    async fn report(&self, report: LogReport) -> bool {
+        let event = LogEvent {
+            view: self.view,
+            node: self.index,
+            report,
+        };
+        self.app.send(AppEvent::Log(event)).await.is_ok()
+    }
+}

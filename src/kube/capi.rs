@@ -1,0 +1,375 @@
+//! Bounded reads of a management cluster's Cluster API objects: which `cluster.x-k8s.io`
+//! version it serves (discovery of the group; v1beta2 preferred), the Clusters, Machines,
+//! MachineDeployments, MachineSets and TalosControlPlanes of every namespace, the
+//! infrastructure machines' template, and a workload cluster's kubeconfig secret's server.
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use serde::Deserialize;
+
+use super::capi_model::{
+    self, CapiCluster, CapiVersion, InfraMachine, Machine, MachineDeployment, MachineSet,
+    TalosControlPlane,
+};
+use super::client::{KubeClient, KubeError};
+use super::rest::CallError;
+
+pub const CAPI_GROUP: &str = "cluster.x-k8s.io";
+const TALOS_CONTROL_PLANES: &str =
+    "/apis/controlplane.cluster.x-k8s.io/v1alpha3/taloscontrolplanes";
+/// Objects asked for per page, and pages read per kind: a list stops at 5000 objects.
+const PAGE: &str = "500";
+const MAX_PAGES: usize = 10;
+/// A kubeconfig secret larger than this is not read.
+const KUBECONFIG_LIMIT: usize = 1 << 20;
+
+/// Everything a management cluster serves of Cluster API, in one model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CapiObjects {
+    /// The `cluster.x-k8s.io` version read; `None` when the objects came from elsewhere.
+    pub version: Option<CapiVersion>,
+    pub clusters: Vec<CapiCluster>,
+    pub control_planes: Vec<TalosControlPlane>,
+    pub machine_deployments: Vec<MachineDeployment>,
+    pub machine_sets: Vec<MachineSet>,
+    pub machines: Vec<Machine>,
+    pub infra_machines: Vec<InfraMachine>,
+    /// Lists cut at the page bound, by kind: what is shown may be incomplete.
+    pub truncated: Vec<String>,
+}
+
+impl CapiObjects {
+    /// The model of list answers already read (`…List` JSON texts), each named by its
+    /// resource (`clusters`, `machines`, `machinedeployments`, `machinesets`,
+    /// `taloscontrolplanes`; any other is an infrastructure machine list).
+    pub fn from_list_texts(
+        version: CapiVersion,
+        lists: &[(&str, &str)],
+    ) -> Result<CapiObjects, String> {
+        let mut objects = CapiObjects {
+            version: Some(version),
+            ..CapiObjects::default()
+        };
+        for (resource, text) in lists {
+            let list: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| format!("{resource}: {e}"))?;
+            let items = list["items"].as_array().cloned().unwrap_or_default();
+            match *resource {
+                "clusters" => objects.clusters = decode_items(&items, capi_model::cluster_from)?,
+                "machines" => objects.machines = decode_items(&items, capi_model::machine_from)?,
+                "machinedeployments" => {
+                    objects.machine_deployments =
+                        decode_items(&items, capi_model::machine_deployment_from)?
+                }
+                "machinesets" => {
+                    objects.machine_sets = decode_items(&items, capi_model::machine_set_from)?
+                }
+                "taloscontrolplanes" => {
+                    objects.control_planes =
+                        decode_items(&items, capi_model::talos_control_plane_from)?
+                }
+                _ => {
+                    let kind = list["kind"].as_str().unwrap_or_default();
+                    let kind = kind.strip_suffix("List").unwrap_or(kind);
+                    for item in &items {
+                        objects
+                            .infra_machines
+                            .push(capi_model::infra_machine_from(item, kind)?);
+                    }
+                }
+            }
+        }
+        Ok(objects)
+    }
+}
+
+/// `APIGroup`, from `/apis/<group>`.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct ApiGroup {
+    versions: Vec<GroupVersion>,
+    preferred_version: Option<GroupVersion>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(default, rename_all = "camelCase")]
+struct GroupVersion {
+    version: String,
+}
+
+/// `APIResourceList`, from `/apis/<group>/<version>`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ResourceList {
+    resources: Vec<ApiResource>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ApiResource {
+    name: String,
+    kind: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ListPage {
+    items: Vec<serde_json::Value>,
+    metadata: ListMeta,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct ListMeta {
+    #[serde(rename = "continue")]
+    next: Option<String>,
+}
+
+/// The version to read of the versions a server lists: v1beta2 when served, else v1beta1.
+pub fn choose_capi_version(served: &[&str]) -> Option<CapiVersion> {
+    if served.contains(&"v1beta2") {
+        Some(CapiVersion::V1beta2)
+    } else if served.contains(&"v1beta1") {
+        Some(CapiVersion::V1beta1)
+    } else {
+        None
+    }
+}
+
+/// The `server:` of the first cluster in a kubeconfig's text.
+pub fn kubeconfig_server(text: &str) -> Option<String> {
+    let config = kube::config::Kubeconfig::from_yaml(text).ok()?;
+    config
+        .clusters
+        .iter()
+        .find_map(|c| c.cluster.as_ref()?.server.clone())
+}
+
+impl KubeClient {
+    /// The `cluster.x-k8s.io` version this server serves, `None` when it serves none (not a
+    /// management cluster).
+    pub async fn capi_version(&self) -> Result<Option<CapiVersion>, KubeError> {
+        let group: Option<ApiGroup> = self
+            .rest()
+            .get_opt(&format!("/apis/{CAPI_GROUP}"))
+            .await
+            .map_err(|e| self.error(e))?;
+        let Some(group) = group else {
+            return Ok(None);
+        };
+        let served: Vec<&str> = group.versions.iter().map(|v| v.version.as_str()).collect();
+        Ok(choose_capi_version(&served))
+    }
+
+    /// Every Cluster API object of every namespace, read in `version`.
+    pub async fn capi_objects(&self, version: CapiVersion) -> Result<CapiObjects, KubeError> {
+        let mut objects = CapiObjects {
+            version: Some(version),
+            ..CapiObjects::default()
+        };
+        let base = format!("/apis/{CAPI_GROUP}/{}", version.as_str());
+        let clusters = self
+            .list_pages(&format!("{base}/clusters"), &mut objects.truncated)
+            .await?;
+        objects.clusters = decode_all(clusters, capi_model::cluster_from, "Cluster", self)?;
+        let mds = self
+            .list_pages(
+                &format!("{base}/machinedeployments"),
+                &mut objects.truncated,
+            )
+            .await?;
+        objects.machine_deployments = decode_all(
+            mds,
+            capi_model::machine_deployment_from,
+            "MachineDeployment",
+            self,
+        )?;
+        let sets = self
+            .list_pages(&format!("{base}/machinesets"), &mut objects.truncated)
+            .await?;
+        objects.machine_sets = decode_all(sets, capi_model::machine_set_from, "MachineSet", self)?;
+        let machines = self
+            .list_pages(&format!("{base}/machines"), &mut objects.truncated)
+            .await?;
+        objects.machines = decode_all(machines, capi_model::machine_from, "Machine", self)?;
+        // A management cluster without the Talos control-plane provider lists none (404).
+        let tcps = self
+            .list_pages(TALOS_CONTROL_PLANES, &mut objects.truncated)
+            .await?;
+        objects.control_planes = decode_all(
+            tcps,
+            capi_model::talos_control_plane_from,
+            "TalosControlPlane",
+            self,
+        )?;
+        objects.infra_machines = self
+            .infra_machines(&objects.machines, &mut objects.truncated)
+            .await?;
+        Ok(objects)
+    }
+
+    /// The `server:` of `<cluster>-kubeconfig`'s kubeconfig in `namespace`; `None` when the
+    /// secret is not there (yet).
+    pub async fn capi_kubeconfig_server(
+        &self,
+        namespace: &str,
+        cluster: &str,
+    ) -> Result<Option<String>, KubeError> {
+        let path = format!("/api/v1/namespaces/{namespace}/secrets/{cluster}-kubeconfig");
+        let secret: Option<serde_json::Value> = self
+            .rest()
+            .get_opt(&path)
+            .await
+            .map_err(|e| self.error(e))?;
+        let Some(value) = secret.as_ref().and_then(|s| s["data"]["value"].as_str()) else {
+            return Ok(None);
+        };
+        if value.len() > KUBECONFIG_LIMIT {
+            return Ok(None);
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(value)
+            .map_err(|e| self.api_error(format!("secret {namespace}/{cluster}-kubeconfig: {e}")))?;
+        Ok(kubeconfig_server(&String::from_utf8_lossy(&bytes)))
+    }
+
+    /// The items of a list, page by page up to [`MAX_PAGES`]; a cut list is named in
+    /// `truncated`, a list the server does not serve (404) is empty.
+    async fn list_pages(
+        &self,
+        path: &str,
+        truncated: &mut Vec<String>,
+    ) -> Result<Vec<serde_json::Value>, KubeError> {
+        let mut items = Vec::new();
+        let mut next: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let mut query = vec![("limit", PAGE)];
+            if let Some(token) = next.as_deref() {
+                query.push(("continue", token));
+            }
+            let page: ListPage = match self.rest().get(path, &query).await {
+                Ok(page) => page,
+                Err(CallError::Api(status)) if status.code == 404 => return Ok(items),
+                Err(e) => return Err(self.error(e)),
+            };
+            items.extend(page.items);
+            next = page.metadata.next.filter(|t| !t.is_empty());
+            if next.is_none() {
+                return Ok(items);
+            }
+        }
+        truncated.push(path.to_string());
+        Ok(items)
+    }
+
+    /// The infrastructure machines the Machines point at, each kind listed once across
+    /// namespaces; its group's resources name the kind's plural.
+    async fn infra_machines(
+        &self,
+        machines: &[Machine],
+        truncated: &mut Vec<String>,
+    ) -> Result<Vec<InfraMachine>, KubeError> {
+        let mut kinds: BTreeMap<(String, String), ()> = BTreeMap::new();
+        for m in machines {
+            if !m.infrastructure.kind.is_empty() && !m.infrastructure_group.is_empty() {
+                kinds.insert(
+                    (
+                        m.infrastructure_group.clone(),
+                        m.infrastructure.kind.clone(),
+                    ),
+                    (),
+                );
+            }
+        }
+        let mut found = Vec::new();
+        for (group, kind) in kinds.into_keys() {
+            let Some(path) = self.resource_path(&group, &kind).await? else {
+                continue;
+            };
+            for item in self.list_pages(&path, truncated).await? {
+                let infra = capi_model::infra_machine_from(&item, &kind)
+                    .map_err(|e| self.api_error(format!("{kind} in {path}: {e}")))?;
+                found.push(infra);
+            }
+        }
+        Ok(found)
+    }
+
+    /// `/apis/<group>/<preferred version>/<plural of kind>`, from discovery; `None` when the
+    /// group or kind is not served.
+    async fn resource_path(&self, group: &str, kind: &str) -> Result<Option<String>, KubeError> {
+        let api: Option<ApiGroup> = self
+            .rest()
+            .get_opt(&format!("/apis/{group}"))
+            .await
+            .map_err(|e| self.error(e))?;
+        let Some(version) = api.and_then(|g| g.preferred_version.or(g.versions.first().cloned()))
+        else {
+            return Ok(None);
+        };
+        let base = format!("/apis/{group}/{}", version.version);
+        let list: Option<ResourceList> = self
+            .rest()
+            .get_opt(&base)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(list
+            .and_then(|l| {
+                l.resources
+                    .into_iter()
+                    .find(|r| r.kind == kind && !r.name.contains('/'))
+            })
+            .map(|r| format!("{base}/{}", r.name)))
+    }
+
+    fn api_error(&self, message: String) -> KubeError {
+        KubeError::Api {
+            context: self.context().to_string(),
+            message,
+        }
+    }
+}
+
+fn decode_items<T>(
+    items: &[serde_json::Value],
+    decode: fn(&serde_json::Value) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    items.iter().map(decode).collect()
+}
+
+fn decode_all<T>(
+    items: Vec<serde_json::Value>,
+    decode: fn(&serde_json::Value) -> Result<T, String>,
+    kind: &str,
+    client: &KubeClient,
+) -> Result<Vec<T>, KubeError> {
+    decode_items(&items, decode).map_err(|e| client.api_error(format!("decoding a {kind}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1beta2_is_preferred_when_served() {
+        assert_eq!(
+            choose_capi_version(&["v1beta1", "v1beta2"]),
+            Some(CapiVersion::V1beta2)
+        );
+        assert_eq!(
+            choose_capi_version(&["v1beta1"]),
+            Some(CapiVersion::V1beta1)
+        );
+        assert_eq!(choose_capi_version(&["v1alpha4"]), None);
+    }
+
+    #[test]
+    fn the_kubeconfig_secrets_server_is_its_first_clusters() {
+        let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: w\n  cluster:\n    server: https://127.0.0.1:6443\ncontexts: []\nusers: []\n";
+        assert_eq!(
+            kubeconfig_server(text).as_deref(),
+            Some("https://127.0.0.1:6443")
+        );
+        assert_eq!(kubeconfig_server("not: [yaml"), None);
+    }
+}

@@ -1,0 +1,216 @@
+//! The CAPI screen: the cluster in use as its Cluster API management cluster sees it, grouped
+//! like `clusterctl describe cluster` (the rows `taloscope capi status` prints), each row's
+//! conditions that need attention under it, and the selection whose conditions Enter opens.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+use unicode_width::UnicodeWidthStr;
+
+use super::Look;
+use super::table::pane_block;
+use crate::app::capi::{rows_and_selection, shown_tree};
+use crate::app::health::age_text;
+use crate::app::state::AppState;
+use crate::capi::{TreeRow, condition_age, condition_text};
+use crate::tui::Role;
+
+/// A column after NAME: its header and the row's cell.
+type Column = (&'static str, fn(&TreeRow) -> &str);
+
+/// The columns after NAME; NODE, PHASE and VERSION go first when narrow.
+const COLUMNS: [Column; 7] = [
+    ("REPLICAS", |r| &r.replicas),
+    ("READY", |r| &r.ready),
+    ("UP-TO-DATE", |r| &r.up_to_date),
+    ("AVAILABLE", |r| &r.available),
+    ("VERSION", |r| &r.version),
+    ("PHASE", |r| &r.phase),
+    ("NODE", |r| &r.node),
+];
+
+pub struct CapiPane<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+/// One line on screen: a row of the tree, or one of its conditions.
+enum Shown<'r> {
+    Row(usize, &'r TreeRow),
+    Condition(&'r TreeRow, usize),
+}
+
+impl<'a> CapiPane<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> CapiPane<'a> {
+        CapiPane { state, look }
+    }
+
+    /// Tree guides in ASCII when the glyphs are.
+    fn ascii(&self) -> bool {
+        self.look.glyphs == crate::tui::Glyphs::ASCII
+    }
+
+    /// The columns that fit `width` beside NAME (at least `name_min` wide), in order.
+    fn columns_that_fit(rows: &[TreeRow], width: usize, name_min: usize) -> Vec<(usize, usize)> {
+        let need = |i: usize| -> usize {
+            let (head, cell) = COLUMNS[i];
+            rows.iter()
+                .map(|r| cell(r).width())
+                .max()
+                .unwrap_or(0)
+                .max(head.width())
+        };
+        let mut kept: Vec<usize> = (0..COLUMNS.len()).collect();
+        let total = |kept: &[usize]| kept.iter().map(|&i| need(i) + 2).sum::<usize>();
+        // Dropped first: NODE, then PHASE, then VERSION.
+        for drop in [6, 5, 4] {
+            if total(&kept) + name_min <= width {
+                break;
+            }
+            kept.retain(|&i| i != drop);
+        }
+        kept.into_iter().map(|i| (i, need(i))).collect()
+    }
+
+    fn row_line(
+        &self,
+        row: &TreeRow,
+        columns: &[(usize, usize)],
+        name_width: usize,
+        selected: bool,
+    ) -> Line<'static> {
+        let g = &self.look.glyphs;
+        let name = super::fit(
+            &format!("{}{}", row.guide(self.ascii()), row.object),
+            name_width,
+            g.ellipsis,
+        );
+        let mut text = format!("{name:<name_width$}");
+        for &(i, w) in columns {
+            text.push_str(&format!("  {:<w$}", COLUMNS[i].1(row)));
+        }
+        let warn = row.attention().next().is_some();
+        let style = match (selected, warn) {
+            (true, _) => self.look.styles.get(Role::Selection),
+            (false, true) => self.look.styles.get(Role::Warn),
+            (false, false) => self.look.styles.get(Role::Text),
+        };
+        Line::from(Span::styled(crate::printable::line(&text), style))
+    }
+
+    fn condition_line(&self, row: &TreeRow, index: usize, width: usize) -> Line<'static> {
+        let Some(c) = row.attention().nth(index) else {
+            return Line::default();
+        };
+        let now = self.state.wall_clock.unwrap_or(0);
+        let age = condition_age(c, now)
+            .filter(|_| now > 0)
+            .map(|a| format!(" ({} ago)", age_text(a)))
+            .unwrap_or_default();
+        let text = format!(
+            "{}   {} {}{age}",
+            row.continuation(self.ascii()),
+            self.look.glyphs.warn,
+            condition_text(c)
+        );
+        Line::from(Span::styled(
+            super::fit(&text, width, self.look.glyphs.ellipsis),
+            self.look.styles.get(Role::Muted),
+        ))
+    }
+}
+
+impl Widget for &CapiPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let Some((owner, tree)) = shown_tree(self.state) else {
+            let block = pane_block(
+                self.look,
+                vec![Span::styled(" Cluster API ", s.get(Role::Title))],
+                true,
+            );
+            let inner = block.inner(area);
+            block.render(area, buf);
+            let cluster = self.state.current.as_deref().unwrap_or("no cluster in use");
+            Paragraph::new(Line::from(Span::styled(
+                format!("{cluster}: no management cluster among the kube contexts owns it (read at the background interval)"),
+                s.get(Role::Muted),
+            )))
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .render(inner, buf);
+            return;
+        };
+        let title = format!(" Cluster API: {owner} ({}) ", tree.api_version);
+        let block = pane_block(
+            self.look,
+            vec![Span::styled(title, s.get(Role::Title))],
+            true,
+        );
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let [summary, header, body, hint] = inner.layout(&Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ]));
+        let endpoint = if tree.endpoint.is_empty() {
+            "(none yet)"
+        } else {
+            tree.endpoint.as_str()
+        };
+        Paragraph::new(Line::from(Span::styled(
+            crate::printable::line(&format!(
+                "phase {}  version {}  endpoint {endpoint}",
+                tree.phase, tree.version
+            )),
+            s.get(Role::Text),
+        )))
+        .render(summary, buf);
+        let (rows, selected) = rows_and_selection(self.state);
+        let width = usize::from(inner.width);
+        let name_need = rows
+            .iter()
+            .map(|r| r.guide(self.ascii()).width() + r.object.width())
+            .max()
+            .unwrap_or(4);
+        let columns = CapiPane::columns_that_fit(&rows, width, name_need.min(24));
+        let rest: usize = columns.iter().map(|(_, w)| w + 2).sum();
+        let name_width = name_need.min(width.saturating_sub(rest)).max(4);
+        let mut head = format!("{:<name_width$}", "NAME");
+        for &(i, w) in &columns {
+            head.push_str(&format!("  {:<w$}", COLUMNS[i].0));
+        }
+        Paragraph::new(Line::from(Span::styled(head, s.get(Role::Header)))).render(header, buf);
+        let shown: Vec<Shown> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| {
+                std::iter::once(Shown::Row(i, r))
+                    .chain((0..r.attention().count()).map(move |c| Shown::Condition(r, c)))
+            })
+            .collect();
+        let at = shown
+            .iter()
+            .position(|l| matches!(l, Shown::Row(i, _) if *i == selected))
+            .unwrap_or(0);
+        let height = usize::from(body.height);
+        let offset = (at + 1).saturating_sub(height);
+        let lines: Vec<Line> = shown
+            .iter()
+            .skip(offset)
+            .take(height)
+            .map(|l| match l {
+                Shown::Row(i, r) => self.row_line(r, &columns, name_width, *i == selected),
+                Shown::Condition(r, c) => self.condition_line(r, *c, width),
+            })
+            .collect();
+        Paragraph::new(lines).render(body, buf);
+        let object = rows.get(selected).map_or("", |r| r.object.as_str());
+        Paragraph::new(Line::from(Span::styled(
+            format!("Enter: every condition of {object}"),
+            s.get(Role::Muted),
+        )))
+        .render(hint, buf);
+    }
+}

@@ -1,0 +1,152 @@
+//! The health checklist pane: which node runs the checks and why that path, the nodes they
+//! ask, the verdict, then one row per check (pending, running, pass, FAIL) with its elapsed
+//! time and its last error, nodes named. Scrolls to keep the running check in view.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+use unicode_width::UnicodeWidthStr;
+
+use super::table::pane_block;
+use super::{Look, fit};
+use crate::app::checklist::{CheckLine, CheckPhase, HealthScreen, seconds};
+use crate::app::state::AppState;
+use crate::tui::Role;
+
+/// The widest the check name column gets; longer names are cut.
+const MAX_NAME_WIDTH: usize = 44;
+
+pub struct HealthPane<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> HealthPane<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> HealthPane<'a> {
+        HealthPane { state, look }
+    }
+
+    fn phase_look(&self, phase: CheckPhase) -> (&'static str, Role) {
+        let g = &self.look.glyphs;
+        match phase {
+            CheckPhase::Pending => (g.none, Role::Muted),
+            CheckPhase::Running => (g.warn, Role::Warn),
+            CheckPhase::Pass => (g.ok, Role::Ok),
+            CheckPhase::Fail => (g.error, Role::Error),
+        }
+    }
+
+    /// `server-side HealthCheck on cp-1 (127.10.0.1): os:reader may call it`.
+    fn route_line(&self, screen: &HealthScreen, width: usize) -> Line<'static> {
+        let s = &self.look.styles;
+        let text = match &screen.route {
+            Ok(route) => format!(
+                "server-side HealthCheck on {} ({}): {} may call it",
+                route.name, route.address, route.role
+            ),
+            Err(_) => "no node asked".to_string(),
+        };
+        let text = crate::printable::line(&text);
+        Line::from(Span::styled(
+            fit(&text, width, self.look.glyphs.ellipsis),
+            s.get(Role::Text),
+        ))
+    }
+
+    fn nodes_line(&self, screen: &HealthScreen, width: usize) -> Line<'static> {
+        let s = &self.look.styles;
+        let text = if screen.list.nodes.is_empty() {
+            "checks ask: (not reported yet)".to_string()
+        } else {
+            format!("checks ask: {}", screen.list.nodes.join(", "))
+        };
+        Line::from(Span::styled(
+            fit(&text, width, self.look.glyphs.ellipsis),
+            s.get(Role::Muted),
+        ))
+    }
+
+    fn verdict_line(&self, screen: &HealthScreen) -> Line<'static> {
+        let (phase, text) = screen.verdict();
+        let (glyph, role) = self.phase_look(phase);
+        Line::from(Span::styled(
+            format!("{glyph} {}", crate::printable::line(&text)),
+            self.look.styles.get(role),
+        ))
+    }
+
+    fn check_row(&self, line: &CheckLine, name_width: usize, width: usize) -> Line<'static> {
+        let s = &self.look.styles;
+        let (glyph, role) = self.phase_look(line.phase);
+        let name = fit(&line.name, name_width, self.look.glyphs.ellipsis);
+        let pad = name_width.saturating_sub(name.width());
+        let elapsed = line.elapsed.map(seconds).unwrap_or_default();
+        let head = format!(
+            "{glyph} {:<7} {name}{} {elapsed:>7}",
+            line.phase.word(),
+            " ".repeat(pad)
+        );
+        let room = width.saturating_sub(head.width() + 2);
+        let mut spans = vec![Span::styled(head, s.get(role))];
+        if !line.message.is_empty() && room > 0 {
+            let message = crate::printable::line(&line.message);
+            spans.push(Span::styled(
+                format!("  {}", fit(&message, room, self.look.glyphs.ellipsis)),
+                s.get(Role::Muted),
+            ));
+        }
+        Line::from(spans)
+    }
+}
+
+impl Widget for &HealthPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let title = match self.state.health.as_ref() {
+            Some(h) => format!(" health checks: {}, run {} ", h.cluster, h.run),
+            None => " health checks ".to_string(),
+        };
+        let title = vec![Span::styled(title, s.get(Role::Title))];
+        let block = pane_block(self.look, title, true);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let Some(screen) = self.state.health.as_ref() else {
+            Paragraph::new(Span::styled("No health check run yet.", s.get(Role::Muted)))
+                .render(inner, buf);
+            return;
+        };
+        let width = usize::from(inner.width);
+        let verdict_line = self.verdict_line(screen);
+        let verdict_rows = if verdict_line.width() > width { 2 } else { 1 };
+        let [route, nodes, verdict, rows] = inner.layout(&Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Length(verdict_rows),
+            Constraint::Fill(1),
+        ]));
+        Paragraph::new(self.route_line(screen, width)).render(route, buf);
+        Paragraph::new(self.nodes_line(screen, width)).render(nodes, buf);
+        Paragraph::new(verdict_line)
+            .wrap(Wrap { trim: true })
+            .render(verdict, buf);
+        let lines = screen.lines();
+        let name_width = lines
+            .iter()
+            .map(|l| l.name.width())
+            .max()
+            .unwrap_or(0)
+            .min(MAX_NAME_WIDTH);
+        // Keep the last check reached in view.
+        let reached = lines
+            .iter()
+            .rposition(|l| l.phase != CheckPhase::Pending)
+            .map_or(0, |i| i + 1);
+        let skip = reached.saturating_sub(usize::from(rows.height));
+        let shown: Vec<Line> = lines
+            .iter()
+            .skip(skip)
+            .map(|l| self.check_row(l, name_width, width))
+            .collect();
+        Paragraph::new(shown).render(rows, buf);
+    }
+}

@@ -1,0 +1,238 @@
+//! `taloscope provision` against the sim, its providers and guards: a OneFlow provider
+//! followed over XML-RPC, the quorum guard refusing a control plane a cluster cannot lose, the
+//! even-count acknowledgements, the demo's three clusters, and a OneFlow role at its max_vms.
+mod provision_common;
+mod talos_common;
+
+use provision_common::*;
+use talos_common::{scenario, start, within};
+use taloscope::provision::{ProvisionJournal, ProvisionStage};
+
+/// A OneFlow service document names a role's VMs but not their state or IPs (OpenNebula's
+/// role.rb), so a OneFlow provider without `xmlrpc_endpoint` is refused by name unless
+/// `ONE_XMLRPC` names one; with it a scale-out is followed until the node joins.
+#[tokio::test]
+async fn a_oneflow_provider_follows_its_vms_at_xmlrpc_endpoint_else_one_xmlrpc() {
+    let sim = start(scenario("healthy")).await;
+    let xmlrpc = sim
+        .fleet
+        .opennebula()
+        .expect("one")
+        .xmlrpc_url()
+        .to_string();
+    let line = format!(
+        "\n    xmlrpc_endpoint: {}",
+        serde_json::Value::String(xmlrpc.clone())
+    );
+    let config = edited_config(&sim, "no-xmlrpc.yaml", &line, "");
+    let oneflow = |more: &[&'static str]| {
+        let mut args = provision_worker(&["--provider", "sim-oneflow"]);
+        args.extend_from_slice(more);
+        args
+    };
+    let r = run(&sim, &config, &oneflow(&["--plan"])).await;
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("provider sim-oneflow")
+            && r.stderr.contains("xmlrpc_endpoint")
+            && r.stderr.contains("ONE_XMLRPC"),
+        "{}",
+        r.stderr
+    );
+
+    let mut cmd = command(
+        &sim,
+        &config,
+        &oneflow(&[
+            "--ack",
+            "use this template",
+            "--yes",
+            "--confirm",
+            "healthy",
+        ]),
+    );
+    cmd.env("ONE_XMLRPC", &xmlrpc);
+    let out = within(120, "taloscope", cmd.output())
+        .await
+        .expect("taloscope runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("healthy: 1 of 1 new node(s) joined"),
+        "{stdout}"
+    );
+    let journal = ProvisionJournal::open(&state_dir(&sim), "healthy").expect("journal");
+    let entry = &journal.entries()[0];
+    assert_eq!(entry.progress.stage, ProvisionStage::Joined);
+    assert!(entry.progress.ip.is_some(), "the IP came over XML-RPC");
+    sim.fleet.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_control_plane_for_a_cluster_that_can_lose_none_is_refused_by_the_quorum_guard() {
+    let sim = start(scenario("cp2-down")).await;
+    let config = config_file(&sim);
+    let args = [
+        "provision",
+        "--context",
+        "cp2-down",
+        "--role",
+        "controlplane",
+        "--count",
+        "1",
+        "--plan",
+    ];
+    let r = run(&sim, &config, &args).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.lines().any(|l| l.contains("FAIL")
+            && l.contains("etcd quorum for a join")
+            && l.contains("can lose 0")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("blocked by 2 guard(s)"), "{}", r.stdout);
+    let mut json_args = args.to_vec();
+    json_args.extend(["--output", "json"]);
+    let r = run(&sim, &config, &json_args).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).expect("plan JSON");
+    assert_eq!(plan["blocked"], true);
+    assert_eq!(plan["cluster"], "cp2-down", "the plan's own fields stay");
+    let quorum = plan["guards"]
+        .as_array()
+        .and_then(|gs| gs.iter().find(|g| g["id"] == "join_quorum"))
+        .expect("the quorum guard");
+    assert_eq!(quorum["verdict"], "fail");
+    assert!(sim.fleet.opennebula().is_some());
+}
+
+#[tokio::test]
+async fn a_fourth_control_plane_needs_the_even_count_ack_and_two_need_theirs() {
+    let sim = start(scenario("healthy")).await;
+    let config = config_file(&sim);
+    let plan = |count: &'static str, acks: &[&'static str]| {
+        let mut args = vec![
+            "provision",
+            "--context",
+            "healthy",
+            "--role",
+            "controlplane",
+            "--count",
+            count,
+            "--plan",
+        ];
+        for a in acks {
+            args.extend(["--ack", a]);
+        }
+        args
+    };
+    let r = run(&sim, &config, &plan("1", &[])).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.lines().any(|l| l.contains("WARN")
+            && l.contains("3 -> 4")
+            && l.contains("--ack \"an even etcd member count\"")),
+        "{}",
+        r.stdout
+    );
+    let r = run(&sim, &config, &plan("1", &["an even etcd member count"])).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = run(&sim, &config, &plan("2", &[])).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains("one control plane at a time")),
+        "{}",
+        r.stdout
+    );
+    let r = run(
+        &sim,
+        &config,
+        &plan("2", &["several control planes at once"]),
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+#[tokio::test]
+async fn the_demo_is_three_clusters_with_their_alternate_contexts_and_status_agrees() {
+    let sim = start(scenario("demo")).await;
+    let config = config_file(&sim);
+    let r = run(&sim, &config, &["contexts", "--output", "json"]).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let contexts: serde_json::Value = serde_json::from_str(&r.stdout).expect("contexts JSON");
+    let clusters = contexts["clusters"].as_array().expect("clusters");
+    let names: Vec<&str> = clusters.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, ["edge", "prod", "staging"], "{}", r.stdout);
+    for c in clusters {
+        let name = c["name"].as_str().unwrap_or_default();
+        assert_eq!(c["talos_context"], name);
+        assert_eq!(c["kube_context"], format!("admin@{name}"));
+        assert_eq!(
+            c["alternate_contexts"],
+            serde_json::json!([format!("{name}-reader")])
+        );
+    }
+    let r = run(&sim, &config, &["status", "--output", "json"]).await;
+    let status: serde_json::Value = serde_json::from_str(&r.stdout).expect("status JSON");
+    let status_names: Vec<&str> = status["clusters"]
+        .as_array()
+        .expect("clusters")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(status_names, names);
+    // Naming the reader context asks prod with the reader's rights.
+    let r = run(
+        &sim,
+        &config,
+        &["status", "--context", "prod-reader", "--output", "json"],
+    )
+    .await;
+    let status: serde_json::Value = serde_json::from_str(&r.stdout).expect("status JSON");
+    assert_eq!(status["clusters"][0]["name"], "prod");
+    assert_eq!(status["clusters"][0]["role"], "os:reader");
+}
+
+/// `flow-full`'s OneFlow worker role is at its `max_vms` (2), as the sim's service document
+/// reports it: `provision --plan` of one more worker there fails the provider room guard and
+/// exits 1; its control-plane role sets no `max_vms`, so that guard passes there.
+#[tokio::test]
+async fn a_oneflow_role_at_its_max_vms_fails_the_provider_room_guard() {
+    let sim = start(scenario("flow-full")).await;
+    let config = config_file(&sim);
+    let plan = |role| {
+        [
+            "provision",
+            "--context",
+            "flow-full",
+            "--provider",
+            "sim-oneflow",
+            "--role",
+            role,
+            "--plan",
+        ]
+    };
+    let r = run(&sim, &config, &plan("worker")).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let room = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("provider room"))
+        .unwrap_or_else(|| panic!("no provider room guard:\n{}", r.stdout));
+    assert!(room.contains("FAIL"), "{room}");
+    assert!(
+        room.contains("role worker would have 3 VMs; its max_vms is 2"),
+        "{room}"
+    );
+
+    let r = run(&sim, &config, &plan("controlplane")).await;
+    let room = r.stdout.lines().find(|l| l.contains("provider room"));
+    let room = room.unwrap_or_else(|| panic!("no provider room guard:\n{}", r.stdout));
+    assert!(room.contains("sets no max_vms"), "{room}");
+}

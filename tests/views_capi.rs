@@ -1,0 +1,137 @@
+//! The CAPI screen (`:capi`) and the fleet's CAPI column on the fixture management cluster of
+//! tests/fixtures/capi, read as v1beta1 and as v1beta2: both draw the same tree. Snapshots at
+//! 80x24 and 200x50 in default, NO_COLOR and ASCII modes; Enter shows every condition.
+mod view_support;
+
+use std::time::Instant;
+
+use taloscope::app::state::{AppState, Screen};
+use taloscope::app::{Action, AppEvent, update};
+use taloscope::capi::{CapiOwner, CapiView, Management};
+use taloscope::fleet::FleetEvent;
+use taloscope::kube::{CapiObjects, CapiVersion};
+use view_support::scenarios;
+use view_support::{all_renders, text_at};
+
+/// 2026-12-01T12:00:00Z: ten minutes after the fixtures' last transitions.
+const NOW: u64 = 1_796_126_400;
+
+fn objects(version: CapiVersion) -> CapiObjects {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capi")
+        .join(version.as_str());
+    let texts: Vec<(&str, String)> = [
+        "clusters",
+        "machines",
+        "machinedeployments",
+        "machinesets",
+        "taloscontrolplanes",
+        "simmachines",
+    ]
+    .into_iter()
+    .map(|r| {
+        (
+            r,
+            std::fs::read_to_string(dir.join(format!("{r}.json"))).expect("fixture"),
+        )
+    })
+    .collect();
+    let lists: Vec<(&str, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
+    CapiObjects::from_list_texts(version, &lists).expect("fixtures decode")
+}
+
+/// The `healthy` cluster, owned by the fixture's `clusters/workload` of `mgmt`.
+fn owned(version: CapiVersion) -> AppState {
+    let mut s = scenarios::state(&["healthy"]);
+    let cluster = s.clusters[0].name.clone();
+    let mut view = CapiView::default();
+    view.owners.insert(
+        cluster,
+        CapiOwner {
+            management: "mgmt".into(),
+            namespace: "clusters".into(),
+            name: "workload".into(),
+        },
+    );
+    view.managements.push(Management {
+        context: "mgmt".into(),
+        objects: objects(version),
+        workloads: Vec::new(),
+    });
+    let capi = FleetEvent::Capi {
+        view: Box::new(view),
+        at: Instant::now(),
+    };
+    update(&mut s, Action::Event(AppEvent::Fleet(capi)));
+    update(&mut s, Action::Event(AppEvent::Tick(NOW)));
+    s
+}
+
+fn command(s: &mut AppState, text: &str) {
+    update(s, Action::OpenCommandLine);
+    update(s, Action::Paste(text.into()));
+    update(s, Action::Submit);
+}
+
+fn capi_screen(version: CapiVersion) -> AppState {
+    let mut s = owned(version);
+    update(&mut s, Action::OpenSelected);
+    command(&mut s, "capi");
+    assert_eq!(s.screen, Screen::Capi, "{:?}", s.message);
+    s
+}
+
+#[test]
+fn the_fleet_row_names_the_owner() {
+    let s = owned(CapiVersion::V1beta2);
+    let text = text_at(&s, 200, 50);
+    assert!(text.contains("CAPI: mgmt/clusters/workload"), "{text}");
+}
+
+#[test]
+fn the_tree_is_the_same_read_as_v1beta1_or_v1beta2() {
+    let v1 = text_at(&capi_screen(CapiVersion::V1beta1), 200, 50).replace("(v1beta1)", "(v1beta2)");
+    let v2 = text_at(&capi_screen(CapiVersion::V1beta2), 200, 50);
+    assert_eq!(v1, v2);
+    assert!(
+        v2.contains("MachinesSpecUpToDate False (Warning) RollingUpdateInProgress"),
+        "{v2}"
+    );
+}
+
+#[test]
+fn capi_tree() {
+    let s = capi_screen(CapiVersion::V1beta2);
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn enter_shows_every_condition_of_the_selection() {
+    let mut s = capi_screen(CapiVersion::V1beta2);
+    // Cluster, TalosControlPlane, cp-a, cp-b, cp-c.
+    for _ in 0..4 {
+        update(&mut s, Action::MoveDown);
+    }
+    update(&mut s, Action::OpenSelected);
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("Machine/workload-cp-c"), "{text}");
+    assert!(
+        text.contains("UpToDate False NotUpToDate, since 10m ago"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_cluster_no_management_cluster_owns_has_no_capi_screen() {
+    let mut s = scenarios::state(&["healthy"]);
+    update(&mut s, Action::OpenSelected);
+    command(&mut s, "capi");
+    assert_ne!(s.screen, Screen::Capi);
+    let message = s
+        .message
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(message.contains("not owned by Cluster API"), "{message}");
+}
