@@ -52,6 +52,10 @@ pub struct BootstrapSent {
     pub node: String,
     /// RFC 3339 UTC.
     pub at: String,
+    /// The node answered "bootstrap is not available yet" (it did not bootstrap): a resumed
+    /// run may send it again. False while the outcome is unknown or it was accepted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_available_yet: bool,
 }
 
 /// The journal as kept on disk.

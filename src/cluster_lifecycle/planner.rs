@@ -49,8 +49,11 @@ pub const DEFAULT_TEMPLATES: [(MachineRole, &str); 2] = [
     (MachineRole::Controlplane, "talos-controlplane"),
     (MachineRole::Worker, "talos-worker"),
 ];
-/// The default OneFlow service template name.
+/// The preferred OneFlow service template name, when the provider's config names none and
+/// several service templates offer both roles.
 pub const DEFAULT_SERVICE_TEMPLATE: &str = "talos";
+/// The roles a service template needs to form a cluster.
+const CLUSTER_ROLES: [&str; 2] = ["controlplane", "worker"];
 
 /// A cluster name as contexts, VM names and file names all take it: lowercase letters,
 /// digits and `-`, starting with a letter, at most 40 characters.
@@ -193,11 +196,10 @@ async fn vm_source(
             Ok((source, vms))
         }
         ProviderClients::Flow { flow, .. } => {
-            let wanted = provider_config
-                .service_template
-                .clone()
-                .unwrap_or_else(|| NameOrId::Name(DEFAULT_SERVICE_TEMPLATE.to_string()));
-            let template = flow.service_template(&wanted).await?;
+            let template = match &provider_config.service_template {
+                Some(wanted) => flow.service_template(wanted).await?,
+                None => offered_service_template(&provider.name, flow).await?,
+            };
             for role in ["controlplane", "worker"] {
                 if template.role(role).is_none() {
                     let roles: Vec<&str> = template.roles.iter().map(|r| r.name.as_str()).collect();
@@ -222,9 +224,68 @@ async fn vm_source(
     }
 }
 
+/// With no service template configured: the one the provider offers with both cluster roles
+/// (the one named [`DEFAULT_SERVICE_TEMPLATE`] if several do).
+async fn offered_service_template(
+    provider: &str,
+    flow: &crate::opennebula::FlowClient,
+) -> Result<crate::opennebula::ServiceTemplate, PlanError> {
+    let all = flow.service_templates().await?;
+    let mut fitting: Vec<_> = all
+        .into_iter()
+        .filter(|t| CLUSTER_ROLES.iter().all(|r| t.role(r).is_some()))
+        .collect();
+    pick_service_template(&mut fitting).ok_or_else(|| {
+        let names: Vec<&str> = fitting.iter().map(|t| t.name.as_str()).collect();
+        PlanError::Request(if names.is_empty() {
+            format!(
+                "provider {provider}: no OneFlow service template has roles controlplane and worker"
+            )
+        } else {
+            format!(
+                "provider {provider}: several service templates have roles controlplane and worker ({}); name one as service_template in the provider's config",
+                names.join(", ")
+            )
+        })
+    })
+}
+
+/// The only fitting template, or the one named [`DEFAULT_SERVICE_TEMPLATE`] among several.
+fn pick_service_template(
+    fitting: &mut Vec<crate::opennebula::ServiceTemplate>,
+) -> Option<crate::opennebula::ServiceTemplate> {
+    let at = match fitting.len() {
+        1 => 0,
+        _ => fitting
+            .iter()
+            .position(|t| t.name == DEFAULT_SERVICE_TEMPLATE)?,
+    };
+    Some(fitting.remove(at))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn service(name: &str) -> crate::opennebula::ServiceTemplate {
+        crate::opennebula::ServiceTemplate {
+            id: 0,
+            name: name.into(),
+            roles: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_only_fitting_service_template_or_the_one_named_talos_is_taken() {
+        let mut one = vec![service("talos-cluster")];
+        assert_eq!(pick_service_template(&mut one).unwrap().name, "talos-cluster");
+        let mut several = vec![service("a"), service("talos"), service("b")];
+        assert_eq!(pick_service_template(&mut several).unwrap().name, "talos");
+        let mut ambiguous = vec![service("a"), service("b")];
+        assert!(pick_service_template(&mut ambiguous).is_none());
+        assert_eq!(ambiguous.len(), 2, "left for the error to name");
+        assert!(pick_service_template(&mut Vec::new()).is_none());
+    }
 
     #[test]
     fn names_fit_contexts_vms_and_files() {

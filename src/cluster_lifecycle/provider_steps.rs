@@ -21,7 +21,7 @@ use crate::talos::{
 use super::journal::CreatedVm;
 use super::materials::Materials;
 use super::plan::{CreatePlan, Delivery, VmSource};
-use super::steps::{BootView, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot};
+use super::steps::{BootView, BootstrapAnswer, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot};
 use crate::cluster_config::{ContextFiles, kubeconfig_from_tar_gz, merge_contexts};
 
 /// Bound on one call to the maintenance API (dial, handshake, apply).
@@ -409,12 +409,12 @@ impl CreateSteps for ProviderSteps {
         })
     }
 
-    fn bootstrap<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<(), String>> {
+    fn bootstrap<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<BootstrapAnswer, String>> {
         Box::pin(async move {
-            self.talos_for(node)?
-                .bootstrap(node)
-                .await
-                .map_err(|e| e.to_string())
+            match self.talos_for(node)?.bootstrap(node).await {
+                Ok(()) => Ok(BootstrapAnswer::Accepted),
+                Err(e) => bootstrap_refusal(&e).ok_or_else(|| e.to_string()),
+            }
         })
     }
 
@@ -489,5 +489,19 @@ impl CreateSteps for ProviderSteps {
                 &written,
             ))
         })
+    }
+}
+
+/// The two refusals that say what happened (upstream `internal/app/machined/internal/server/v1alpha1/
+/// v1alpha1_server.go` Bootstrap): FailedPrecondition before etcd is touched, AlreadyExists when the
+/// etcd data directory holds data. Anything else is an unknown outcome.
+fn bootstrap_refusal(e: &crate::talos::TalosError) -> Option<BootstrapAnswer> {
+    match e {
+        crate::talos::TalosError::Rpc { code, message, .. } => match code {
+            tonic::Code::FailedPrecondition => Some(BootstrapAnswer::NotAvailableYet(message.clone())),
+            tonic::Code::AlreadyExists => Some(BootstrapAnswer::AlreadyBootstrapped),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::approval::ApprovedAction;
 use crate::config::MachineRole;
 
-use super::journal::{BootstrapSent, CreateJournal, CreatedVm};
+use super::journal::{CreateJournal, CreatedVm};
 use super::plan::{CreatePlan, Delivery, EndpointChoice};
 use super::progress::{CreatePhase, LifecycleEvent, PhaseState, RunSummary};
 use super::steps::{BootView, CreateSteps, NewVms};
@@ -462,34 +462,6 @@ impl<S: CreateSteps> CreateRunner<S> {
         Ok((vm, ip))
     }
 
-    /// Bootstrap, once ever: "sent" is journaled before it is sent; a journal that says so
-    /// means it is never sent again, whatever the answer was.
-    async fn bootstrapped(&mut self) -> Result<String, String> {
-        if let Some(sent) = &self.journal.record().bootstrap_sent {
-            return Ok(format!(
-                "sent to {} at {} by an earlier run; not sent again",
-                sent.node, sent.at
-            ));
-        }
-        self.ensure_configs().await?;
-        let (vm, node) = self.first_control_plane()?;
-        self.until_talos_answers(CreatePhase::Bootstrapped, &vm)
-            .await?;
-        let sent = BootstrapSent {
-            node: node.clone(),
-            at: crate::clock::utc_timestamp(std::time::SystemTime::now()),
-        };
-        self.journal
-            .update(|r| r.bootstrap_sent = Some(sent))
-            .map_err(|e| e.to_string())?;
-        self.steps.bootstrap(&node).await.map_err(|e| {
-            format!(
-                "Bootstrap to {node} failed: {e}; it is not sent again (a second bootstrap could make a second etcd): check `talosctl -n {node} etcd members`, and bootstrap by hand only if etcd never started"
-            )
-        })?;
-        Ok(format!("Bootstrap sent to {} ({node})", vm.name))
-    }
-
     async fn etcd(&mut self) -> Result<String, String> {
         self.ensure_configs().await?;
         let (_, node) = self.first_control_plane()?;
@@ -603,6 +575,8 @@ impl<S: CreateSteps> CreateRunner<S> {
         let _ = self.events.send(event).await;
     }
 }
+
+mod bootstrap;
 
 #[cfg(test)]
 #[path = "runner_tests.rs"]

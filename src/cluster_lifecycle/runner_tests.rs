@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use super::*;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::cluster_lifecycle::guards::tests::plan;
-use crate::cluster_lifecycle::steps::{EtcdForming, NodesReady, VmBoot};
+use crate::cluster_lifecycle::steps::{BootstrapAnswer, EtcdForming, NodesReady, VmBoot};
 
 #[derive(Default)]
 struct World {
@@ -156,11 +156,11 @@ impl CreateSteps for Fake {
         })
     }
 
-    fn bootstrap<'a>(&'a self, _node: &'a str) -> BoxFuture<'a, Result<(), String>> {
+    fn bootstrap<'a>(&'a self, _node: &'a str) -> BoxFuture<'a, Result<BootstrapAnswer, String>> {
         Fake::boxed(async move {
             self.world.lock().unwrap().bootstraps += 1;
             self.maybe_hang("bootstrap").await;
-            Ok(())
+            Ok(BootstrapAnswer::Accepted)
         })
     }
 

@@ -75,8 +75,9 @@ pub trait CreateSteps: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), String>>;
     /// Whether the VM's Talos answers with the new cluster's credentials.
     fn talos_answers<'a>(&'a self, vm: &'a CreatedVm) -> BoxFuture<'a, Result<bool, String>>;
-    /// Sends Bootstrap to `node`. The runner calls it at most once per cluster, ever.
-    fn bootstrap<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<(), String>>;
+    /// Sends Bootstrap to `node`. The runner sends it again only after a
+    /// [`BootstrapAnswer::NotAvailableYet`] (upstream did not bootstrap then).
+    fn bootstrap<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<BootstrapAnswer, String>>;
     fn etcd<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<EtcdForming, String>>;
     /// `Some(what answered)` once the Kubernetes API answers (the kubeconfig fetched first).
     fn api<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<Option<String>, String>>;
@@ -88,4 +89,16 @@ pub trait CreateSteps: Send + Sync + 'static {
         &'a self,
         control_planes: &'a [String],
     ) -> BoxFuture<'a, Result<String, String>>;
+}
+
+/// What a node answered to Bootstrap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootstrapAnswer {
+    /// Bootstrap started etcd.
+    Accepted,
+    /// `FailedPrecondition: bootstrap is not available yet`: upstream answers it before it
+    /// touches etcd (CRI not up), so nothing was bootstrapped and it may be sent again.
+    NotAvailableYet(String),
+    /// `AlreadyExists: etcd data directory is not empty`: an earlier send bootstrapped it.
+    AlreadyBootstrapped,
 }
