@@ -7,8 +7,8 @@ mod talos_common;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use taloscope::fleet::FleetStatus;
 use talos_common::{Sim, TIME_SCALE, scenario, start, within};
+use taloscope::fleet::FleetStatus;
 
 /// The chosen Kubernetes version (not the Talos version's default, so the kubelets show it was
 /// carried through).
@@ -108,12 +108,7 @@ async fn assert_lab_formed(sim: &Sim) {
         assert!(node.ready && node.error.is_none(), "{node:?}");
         assert_eq!(node.k8s_ready, Some(true), "{node:?}");
         let kubelet = node.kubelet_version.as_deref().unwrap_or_default();
-        assert_eq!(
-            kubelet.trim_start_matches('v'),
-            KUBERNETES,
-            "{}",
-            node.name
-        );
+        assert_eq!(kubelet.trim_start_matches('v'), KUBERNETES, "{}", node.name);
     }
     assert_eq!(
         (lab.etcd.quorum.members, lab.etcd.quorum.healthy),

@@ -195,10 +195,10 @@ async fn vm_source(
             };
             Ok((source, vms))
         }
-        ProviderClients::Flow { flow, .. } => {
+        ProviderClients::Flow { flow, vms } => {
             let template = match &provider_config.service_template {
                 Some(wanted) => flow.service_template(wanted).await?,
-                None => offered_service_template(&provider.name, flow).await?,
+                None => offered_service_template(&provider.name, flow, vms).await?,
             };
             for role in ["controlplane", "worker"] {
                 if template.role(role).is_none() {
@@ -225,17 +225,28 @@ async fn vm_source(
 }
 
 /// With no service template configured: the one the provider offers with both cluster roles
-/// (the one named [`DEFAULT_SERVICE_TEMPLATE`] if several do).
+/// (among several: the one named [`DEFAULT_SERVICE_TEMPLATE`], else the one whose roles boot
+/// the default VM templates).
 async fn offered_service_template(
     provider: &str,
     flow: &crate::opennebula::FlowClient,
+    vms: &crate::opennebula::OneClient,
 ) -> Result<crate::opennebula::ServiceTemplate, PlanError> {
     let all = flow.service_templates().await?;
     let mut fitting: Vec<_> = all
         .into_iter()
         .filter(|t| CLUSTER_ROLES.iter().all(|r| t.role(r).is_some()))
         .collect();
-    pick_service_template(&mut fitting).ok_or_else(|| {
+    let vm_templates = if fitting.len() > 1 {
+        vms.templates()
+            .await?
+            .into_iter()
+            .map(|t| (t.id, t.name))
+            .collect()
+    } else {
+        std::collections::HashMap::new()
+    };
+    pick_service_template(&mut fitting, &vm_templates).ok_or_else(|| {
         let names: Vec<&str> = fitting.iter().map(|t| t.name.as_str()).collect();
         PlanError::Request(if names.is_empty() {
             format!(
@@ -250,15 +261,35 @@ async fn offered_service_template(
     })
 }
 
-/// The only fitting template, or the one named [`DEFAULT_SERVICE_TEMPLATE`] among several.
+/// The only fitting template; among several the one named [`DEFAULT_SERVICE_TEMPLATE`], else
+/// the only one whose roles use the [`DEFAULT_TEMPLATES`] (`vm_templates`: VM template names by id).
 fn pick_service_template(
     fitting: &mut Vec<crate::opennebula::ServiceTemplate>,
+    vm_templates: &std::collections::HashMap<u64, String>,
 ) -> Option<crate::opennebula::ServiceTemplate> {
-    let at = match fitting.len() {
-        1 => 0,
-        _ => fitting
+    let boots_defaults = |t: &crate::opennebula::ServiceTemplate| {
+        DEFAULT_TEMPLATES.iter().all(|(role, default)| {
+            t.role(role.as_str())
+                .and_then(|r| vm_templates.get(&r.template_id))
+                .is_some_and(|name| name == default)
+        })
+    };
+    let at = if fitting.len() == 1 {
+        0
+    } else if let Some(named) = fitting
+        .iter()
+        .position(|t| t.name == DEFAULT_SERVICE_TEMPLATE)
+    {
+        named
+    } else {
+        let mut defaults = fitting
             .iter()
-            .position(|t| t.name == DEFAULT_SERVICE_TEMPLATE)?,
+            .enumerate()
+            .filter(|(_, t)| boots_defaults(t));
+        match (defaults.next(), defaults.next()) {
+            (Some((at, _)), None) => at,
+            _ => return None,
+        }
     };
     Some(fitting.remove(at))
 }
@@ -267,24 +298,39 @@ fn pick_service_template(
 mod tests {
     use super::*;
 
-    fn service(name: &str) -> crate::opennebula::ServiceTemplate {
+    fn service(name: &str, controlplane: u64, worker: u64) -> crate::opennebula::ServiceTemplate {
+        let role = |name: &str, template_id| crate::opennebula::TemplateRole {
+            name: name.into(),
+            template_id,
+            cardinality: 1,
+            max_vms: None,
+        };
         crate::opennebula::ServiceTemplate {
             id: 0,
             name: name.into(),
-            roles: Vec::new(),
+            roles: vec![role("controlplane", controlplane), role("worker", worker)],
         }
     }
 
     #[test]
-    fn the_only_fitting_service_template_or_the_one_named_talos_is_taken() {
-        let mut one = vec![service("talos-cluster")];
-        assert_eq!(pick_service_template(&mut one).unwrap().name, "talos-cluster");
-        let mut several = vec![service("a"), service("talos"), service("b")];
-        assert_eq!(pick_service_template(&mut several).unwrap().name, "talos");
-        let mut ambiguous = vec![service("a"), service("b")];
-        assert!(pick_service_template(&mut ambiguous).is_none());
-        assert_eq!(ambiguous.len(), 2, "left for the error to name");
-        assert!(pick_service_template(&mut Vec::new()).is_none());
+    fn the_only_fitting_service_template_or_the_one_named_talos_or_booting_the_defaults() {
+        let vm_templates: std::collections::HashMap<u64, String> = [
+            (1, "talos-controlplane".to_string()),
+            (2, "talos-worker".to_string()),
+            (3, "other".to_string()),
+        ]
+        .into();
+        let pick = |mut fitting: Vec<_>| {
+            pick_service_template(&mut fitting, &vm_templates).map(|t| t.name)
+        };
+        assert_eq!(pick(vec![service("x", 3, 3)]).as_deref(), Some("x"));
+        let named = vec![service("a", 1, 2), service("talos", 3, 3)];
+        assert_eq!(pick(named).as_deref(), Some("talos"));
+        let booting = vec![service("old", 3, 3), service("talos-cluster", 1, 2)];
+        assert_eq!(pick(booting).as_deref(), Some("talos-cluster"));
+        assert_eq!(pick(vec![service("a", 3, 3), service("b", 3, 1)]), None);
+        assert_eq!(pick(vec![service("a", 1, 2), service("b", 1, 2)]), None);
+        assert_eq!(pick(Vec::new()), None);
     }
 
     #[test]

@@ -21,7 +21,9 @@ use crate::talos::{
 use super::journal::CreatedVm;
 use super::materials::Materials;
 use super::plan::{CreatePlan, Delivery, VmSource};
-use super::steps::{BootView, BootstrapAnswer, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot};
+use super::steps::{
+    BootView, BootstrapAnswer, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot,
+};
 use crate::cluster_config::{ContextFiles, kubeconfig_from_tar_gz, merge_contexts};
 
 /// Bound on one call to the maintenance API (dial, handshake, apply).
@@ -498,7 +500,9 @@ impl CreateSteps for ProviderSteps {
 fn bootstrap_refusal(e: &crate::talos::TalosError) -> Option<BootstrapAnswer> {
     match e {
         crate::talos::TalosError::Rpc { code, message, .. } => match code {
-            tonic::Code::FailedPrecondition => Some(BootstrapAnswer::NotAvailableYet(message.clone())),
+            tonic::Code::FailedPrecondition => {
+                Some(BootstrapAnswer::NotAvailableYet(message.clone()))
+            }
             tonic::Code::AlreadyExists => Some(BootstrapAnswer::AlreadyBootstrapped),
             _ => None,
         },
