@@ -20,6 +20,8 @@ struct World {
     bundles_generated: usize,
     applied: BTreeSet<u64>,
     bootstraps: usize,
+    /// Bootstrap answers "not available yet" this many times first (CRI not up).
+    not_available_yet: usize,
     contexts_written: usize,
     fingerprint: String,
     /// The step to stop in, after its effect, as a killed console would.
@@ -158,7 +160,15 @@ impl CreateSteps for Fake {
 
     fn bootstrap<'a>(&'a self, _node: &'a str) -> BoxFuture<'a, Result<BootstrapAnswer, String>> {
         Fake::boxed(async move {
-            self.world.lock().unwrap().bootstraps += 1;
+            {
+                let mut w = self.world.lock().unwrap();
+                if w.not_available_yet > 0 {
+                    w.not_available_yet -= 1;
+                    let refused = "bootstrap is not available yet".to_string();
+                    return Ok(BootstrapAnswer::NotAvailableYet(refused));
+                }
+                w.bootstraps += 1;
+            }
             self.maybe_hang("bootstrap").await;
             Ok(BootstrapAnswer::Accepted)
         })
@@ -421,4 +431,23 @@ async fn a_lost_bundle_after_configs_were_handed_out_is_never_made_again() {
     let err = second.task.await.unwrap().error.expect("refused");
     assert!(err.contains("is gone"), "{err}");
     assert_eq!(w.lock().unwrap().bundles_generated, 1);
+}
+
+#[tokio::test]
+async fn bootstrap_answered_not_available_yet_is_sent_again_until_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = lab(Delivery::Maintenance);
+    let w = world();
+    w.lock().unwrap().not_available_yet = 3;
+    let run = start(dir.path(), &p, w.clone(), FingerprintPolicy::PinFirstSeen);
+    let summary = run.task.await.unwrap();
+    assert!(summary.succeeded(), "{}", summary.line());
+    let w = w.lock().unwrap();
+    assert_eq!((w.not_available_yet, w.bootstraps), (0, 1));
+    let record = CreateJournal::read(dir.path(), "lab").unwrap().unwrap();
+    let sent = record.bootstrap_sent.expect("journaled");
+    assert!(
+        !sent.not_available_yet,
+        "the accepted send is the last word"
+    );
 }
