@@ -2,23 +2,13 @@
 //! OpenNebula and OneFlow endpoints: the plan and its guards (a name in use, an even
 //! control-plane count, the versions, a missing template), both providers, and the delete plan
 //! of a cluster taloscope did not create (refused unless --adopt names its VMs).
+mod provision_common;
 mod talos_common;
 
 use std::path::{Path, PathBuf};
 
-use talos_common::{Sim, scenario, start, within};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn state_dir(sim: &Sim) -> PathBuf {
-    let dir = sim.dir.path().join("taloscope-state");
-    std::fs::create_dir_all(&dir).expect("state dir");
-    dir
-}
+use provision_common::{Run, audit, edited_config, live_vms, run, state_dir};
+use talos_common::{Sim, scenario, start};
 
 /// The sim's taloscope.yaml with new clusters' templates (and service template) named for
 /// both providers, written beside it.
@@ -38,30 +28,6 @@ fn config(sim: &Sim) -> PathBuf {
     let path = sim.dir.path().join("create.yaml");
     std::fs::write(&path, named).expect("write config");
     path
-}
-
-async fn run(sim: &Sim, config: &Path, args: &[&str]) -> Run {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"));
-    cmd.args(args)
-        .arg("--config")
-        .arg(config)
-        .env("HOME", sim.dir.path())
-        .env("TALOSCOPE_STATE_DIR", state_dir(sim))
-        .env("TALOSCONFIG", sim.fleet.talosconfig_path())
-        .env("KUBECONFIG", sim.fleet.kubeconfig_path())
-        .env_remove("TALOSCOPE_CONFIG")
-        .env_remove("ONE_AUTH")
-        .env_remove("ONE_XMLRPC")
-        .env_remove("ONEFLOW_URL")
-        .kill_on_drop(true);
-    let out = within(120, "taloscope", cmd.output())
-        .await
-        .expect("taloscope runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 fn create<'a>(name: &'a str, provider: &'a str, more: &[&'a str]) -> Vec<&'a str> {
@@ -217,10 +183,15 @@ async fn bad_versions_and_a_missing_template_are_named() {
     let r = run(&sim, &config, &create("Lab", "sim-opennebula", &["--plan"])).await;
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("cluster name \"Lab\""), "{}", r.stderr);
-    let plain = sim.fleet.opennebula().unwrap().config_file();
-    let r = run(&sim, &plain, &create("lab", "sim-opennebula", &["--plan"])).await;
+    let missing = edited_config(
+        &sim,
+        "missing.yaml",
+        "  sim-opennebula:\n",
+        "  sim-opennebula:\n    templates: {controlplane: talos-missing, worker: talos-worker}\n",
+    );
+    let r = run(&sim, &missing, &create("lab", "sim-opennebula", &["--plan"])).await;
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("talos-controlplane"), "{}", r.stderr);
+    assert!(r.stderr.contains("talos-missing"), "{}", r.stderr);
 }
 
 #[tokio::test]
@@ -288,26 +259,6 @@ async fn a_cluster_taloscope_did_not_create_is_deleted_only_with_adopt_and_the_a
     assert!(r.stderr.contains("--adopt 999"), "{}", r.stderr);
 }
 
-/// Every VM the sim's OpenNebula holds that is not gone, by id.
-async fn live_vms(sim: &Sim) -> Vec<u64> {
-    use taloscope::opennebula::{Credentials, OneClient, VmState};
-    let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
-    let auth = std::fs::read_to_string(one.auth_file()).expect("one_auth");
-    let creds = Credentials::parse_one_auth(&auth).expect("user:password");
-    let client = OneClient::new(
-        "sim",
-        one.xmlrpc_url(),
-        creds,
-        std::time::Duration::from_secs(5),
-    )
-    .expect("client");
-    let vms = client.vms().await.expect("the VM pool");
-    vms.into_iter()
-        .filter(|v| v.state != VmState::DONE)
-        .map(|v| v.id)
-        .collect()
-}
-
 fn backups_of<'a>(stdout: &'a str, file: &str) -> Vec<&'a str> {
     stdout
         .split("backup ")
@@ -371,7 +322,7 @@ async fn deleting_an_adopted_cluster_leaves_no_vm_no_context_and_backups_of_both
         "{}",
         contexts.stdout
     );
-    let audit = std::fs::read_to_string(state_dir(&sim).join("audit.log")).unwrap_or_default();
+    let audit = audit(&sim);
     assert!(
         audit.contains("action=\"delete cluster: terminate"),
         "{audit}"
@@ -418,6 +369,6 @@ async fn a_second_run_of_the_same_create_makes_no_second_set_of_vms() {
         second.stderr
     );
     assert_eq!(live_vms(&sim).await.len(), before + 5, "{}", second.stdout);
-    let audit = std::fs::read_to_string(state_dir(&sim).join("audit.log")).unwrap_or_default();
+    let audit = audit(&sim);
     assert!(audit.contains("action=\"create cluster (3 control plane(s), 2 worker(s), Talos v1.11.3) through sim-opennebula\""), "{audit}");
 }

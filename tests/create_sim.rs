@@ -2,53 +2,23 @@
 //! sim's own new-cluster templates (user-data and maintenance delivery) and through OneFlow, then
 //! `taloscope status --context lab` shows 5 nodes Ready, etcd 3/3 with a leader and kubelets on the
 //! chosen Kubernetes version; `taloscope delete` leaves no VM, no `lab` context and both backups.
+mod provision_common;
 mod talos_common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use talos_common::{Sim, TIME_SCALE, scenario, start, within};
+use provision_common::{config_file, live_vms};
+use talos_common::{Sim, TIME_SCALE, scenario, start};
 use taloscope::fleet::FleetStatus;
 
 /// The chosen Kubernetes version (not the Talos version's default, so the kubelets show it was
 /// carried through).
 const KUBERNETES: &str = "1.34.1";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn state_dir(sim: &Sim) -> PathBuf {
-    let dir = sim.dir.path().join("taloscope-state");
-    std::fs::create_dir_all(&dir).expect("state dir");
-    dir
-}
-
-async fn run(sim: &Sim, args: &[&str]) -> Run {
-    let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_taloscope"));
-    cmd.args(args)
-        .arg("--config")
-        .arg(one.config_file())
-        .env("HOME", sim.dir.path())
-        .env("TALOSCOPE_STATE_DIR", state_dir(sim))
-        .env("TALOSCONFIG", sim.fleet.talosconfig_path())
-        .env("KUBECONFIG", sim.fleet.kubeconfig_path())
-        .env_remove("TALOSCOPE_CONFIG")
-        .env_remove("ONE_AUTH")
-        .env_remove("ONE_XMLRPC")
-        .env_remove("ONEFLOW_URL")
-        .kill_on_drop(true);
-    let out = within(300, "taloscope", cmd.output())
-        .await
-        .expect("taloscope runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+/// `taloscope ARGS` with the sim's own taloscope.yaml.
+async fn run(sim: &Sim, args: &[&str]) -> provision_common::Run {
+    provision_common::run(sim, &config_file(sim), args).await
 }
 
 /// The first control plane's address: new-cluster VMs lease `.1`, `.2`, ... in creation order.
@@ -117,26 +87,6 @@ async fn assert_lab_formed(sim: &Sim) {
         r.stdout
     );
     assert!(lab.etcd.leader().is_some(), "{}", r.stdout);
-}
-
-/// Every VM the sim's OpenNebula holds that is not gone, by id.
-async fn live_vms(sim: &Sim) -> Vec<u64> {
-    use taloscope::opennebula::{Credentials, OneClient, VmState};
-    let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
-    let auth = std::fs::read_to_string(one.auth_file()).expect("one_auth");
-    let creds = Credentials::parse_one_auth(&auth).expect("user:password");
-    let client = OneClient::new(
-        "sim",
-        one.xmlrpc_url(),
-        creds,
-        std::time::Duration::from_secs(5),
-    )
-    .expect("client");
-    let vms = client.vms().await.expect("the VM pool");
-    vms.into_iter()
-        .filter(|v| v.state != VmState::DONE)
-        .map(|v| v.id)
-        .collect()
 }
 
 /// `taloscope delete --context lab`: no VM of lab left, no lab context, and backups of both files.
