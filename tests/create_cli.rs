@@ -189,7 +189,12 @@ async fn bad_versions_and_a_missing_template_are_named() {
         "  sim-opennebula:\n",
         "  sim-opennebula:\n    templates: {controlplane: talos-missing, worker: talos-worker}\n",
     );
-    let r = run(&sim, &missing, &create("lab", "sim-opennebula", &["--plan"])).await;
+    let r = run(
+        &sim,
+        &missing,
+        &create("lab", "sim-opennebula", &["--plan"]),
+    )
+    .await;
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("talos-missing"), "{}", r.stderr);
 }
