@@ -48,7 +48,7 @@ fn main() {
     );
 }
 
-/// One create in a fresh sim (its `healthy` cluster only lends the provider and templates).
+/// One create in a fresh sim, from the new-cluster templates its config names.
 async fn create_once(deliver: &str) -> Result<Duration, String> {
     let scenario = Scenario::builtin("healthy").ok_or("no built-in `healthy` scenario")?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -62,13 +62,11 @@ async fn create_once(deliver: &str) -> Result<Duration, String> {
     .await
     .map_err(|e| e.to_string())?;
     let one = fleet.opennebula().ok_or("the sim runs no OpenNebula")?;
-    let text = std::fs::read_to_string(one.config_file()).map_err(|e| e.to_string())?;
-    let config = dir.path().join("create.yaml");
-    let named = text.replace(
-        "  sim-opennebula:\n",
-        "  sim-opennebula:\n    templates: {controlplane: talos-healthy-controlplane, worker: talos-healthy-worker}\n",
-    );
-    std::fs::write(&config, named).map_err(|e| e.to_string())?;
+    // The sim's own config: its providers offer the new-cluster templates (talos-controlplane,
+    // talos-worker) whose VMs boot into Talos; the first VM leases `.1` of the network.
+    let config = one.config_file();
+    let o = one.new_clusters().network.octets();
+    let endpoint = format!("{}.{}.{}.1", o[0], o[1], o[2]);
     let mut args = vec![
         "create",
         "--name",
@@ -88,7 +86,7 @@ async fn create_once(deliver: &str) -> Result<Duration, String> {
         "lab",
     ];
     if deliver == "user-data" {
-        args.extend(["--endpoint", "127.0.0.1"]);
+        args.extend(["--endpoint", &endpoint]);
     }
     let started = Instant::now();
     let binary = env!("CARGO_BIN_EXE_taloscope");
