@@ -44,6 +44,16 @@ pub enum MutatingAction {
         action: EtcdAction,
         target: String,
     },
+    /// Create a whole new cluster: its VMs through `provider`, its configs, its bootstrap.
+    CreateCluster {
+        cluster: String,
+        provider: String,
+        controlplanes: usize,
+        workers: usize,
+        talos: String,
+    },
+    /// Delete a whole cluster: terminate its VMs, remove its contexts.
+    DeleteCluster { cluster: String, vms: usize },
 }
 
 /// What a [`MutatingAction::Node`] does to its node.
@@ -108,7 +118,9 @@ impl MutatingAction {
             | MutatingAction::Provision { cluster, .. }
             | MutatingAction::TerminateVm { cluster, .. }
             | MutatingAction::Etcd { cluster, .. }
-            | MutatingAction::Node { cluster, .. } => cluster,
+            | MutatingAction::Node { cluster, .. }
+            | MutatingAction::CreateCluster { cluster, .. }
+            | MutatingAction::DeleteCluster { cluster, .. } => cluster,
         }
     }
 
@@ -150,6 +162,18 @@ impl MutatingAction {
             } => format!("{} node {node}", operation.verb()),
             MutatingAction::Etcd { action, target, .. } => {
                 format!("{} on {target}", action.as_str())
+            }
+            MutatingAction::CreateCluster {
+                provider,
+                controlplanes,
+                workers,
+                talos,
+                ..
+            } => format!(
+                "create cluster ({controlplanes} control plane(s), {workers} worker(s), Talos {talos}) through {provider}"
+            ),
+            MutatingAction::DeleteCluster { vms, .. } => {
+                format!("delete cluster: terminate {vms} VM(s), remove its contexts")
             }
         }
     }

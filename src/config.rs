@@ -174,6 +174,14 @@ pub struct ProviderConfig {
     pub username: Option<String>,
     #[serde(default)]
     pub password: Option<String>,
+    /// The VM template per role new clusters are created from (XML-RPC providers); default
+    /// the templates named `talos-controlplane` and `talos-worker`.
+    #[serde(default)]
+    pub templates: RoleMap<NameOrId>,
+    /// The OneFlow service template new clusters are instantiated from, with roles
+    /// `controlplane`, `worker` and optionally `gateway`; default the one named `talos`.
+    #[serde(default)]
+    pub service_template: Option<NameOrId>,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -186,6 +194,8 @@ impl fmt::Debug for ProviderConfig {
             .field("auth_file", &self.auth_file)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("templates", &self.templates)
+            .field("service_template", &self.service_template)
             .finish()
     }
 }

@@ -20,6 +20,8 @@
 //! - `etcd_maintenance`: plans, guards and the runner of the etcd actions
 //!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
 //!   upgrade's etcd health guards.
+//! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
+//!   the resumable create runner and its journal, the delete runner.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
@@ -59,6 +61,7 @@ pub mod capi;
 pub mod cli;
 pub mod clock;
 pub mod cluster_config;
+pub mod cluster_lifecycle;
 pub mod commands;
 pub mod config;
 pub mod console;

@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["upgrade", "provision"],
     &["node_actions"],
     &["etcd_maintenance"],
+    &["cluster_lifecycle"],
     &["app"],
     &["views"],
     &["console"],

@@ -9,6 +9,8 @@ use crate::tui::ColorMode;
 
 mod operations;
 pub use operations::*;
+mod lifecycle;
+pub use lifecycle::{CreateArgs, DeleteArgs, DeliverArg};
 mod capi;
 pub use capi::*;
 
@@ -115,7 +117,9 @@ impl Cli {
             | Some(Command::Dmesg(DmesgArgs { sources, .. }))
             | Some(Command::Health { sources, .. })
             | Some(Command::Certs { sources, .. })
-            | Some(Command::Etcd(EtcdArgs { sources, .. })) => (Some(sources), None, None),
+            | Some(Command::Etcd(EtcdArgs { sources, .. }))
+            | Some(Command::Create(CreateArgs { sources, .. }))
+            | Some(Command::Delete(DeleteArgs { sources, .. })) => (Some(sources), None, None),
             Some(Command::Capi(CapiArgs {
                 verb: CapiVerb::Status(CapiStatusArgs { sources, .. }),
             })) => (Some(sources), None, None),
@@ -281,6 +285,14 @@ pub enum Command {
     /// database against its quota; disarm, defrag, snapshot, forfeit and remove-member show
     /// their plan with --plan and run with --yes --confirm NAME. Exit 0 / 1 / 2 as `upgrade`.
     Etcd(EtcdArgs),
+    /// Create a whole Talos cluster on a provider: VMs, machine configs, bootstrap, contexts.
+    /// --plan shows the plan and every guard; --yes --confirm NAME runs it (resumes a killed
+    /// run). Exit 0 done / 1 blocked or failed / 2 usage.
+    Create(CreateArgs),
+    /// Delete a cluster (--context) taloscope created (or whose VMs --adopt names): terminate
+    /// its VMs, remove its contexts (backups kept). --plan, or --yes --confirm NAME with
+    /// --ack "this destroys the cluster and its data".
+    Delete(DeleteArgs),
     /// Cluster API: `capi status --context MGMT` prints the workload clusters a management
     /// cluster owns, as `clusterctl describe cluster` does.
     Capi(CapiArgs),

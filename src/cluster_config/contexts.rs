@@ -306,8 +306,8 @@ fn write_both(
     Ok(written)
 }
 
-/// `FILE.taloscope-backup-<YYYYMMDDTHHMMSSZ>` beside the file, permissions copied; `None` when
-/// there is no file yet.
+/// `FILE.taloscope-backup-<YYYYMMDDTHHMMSSZ>` beside the file (`.1`, `.2`… after it when that
+/// name is taken), permissions copied; `None` when there is no file yet.
 fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, ContextsError> {
     if !file.exists() {
         return Ok(None);
@@ -316,9 +316,19 @@ fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, ContextsError
         .chars()
         .filter(|c| *c != '-' && *c != ':')
         .collect();
-    let mut name = file.as_os_str().to_owned();
-    name.push(format!(".taloscope-backup-{stamp}"));
-    let target = PathBuf::from(name);
+    // Two changes within one second (a delete removing a talos and a kube context of
+    // different names) must not overwrite the first backup, which holds the original.
+    let target = (0..)
+        .map(|n| {
+            let mut name = file.as_os_str().to_owned();
+            name.push(format!(".taloscope-backup-{stamp}"));
+            if n > 0 {
+                name.push(format!(".{n}"));
+            }
+            PathBuf::from(name)
+        })
+        .find(|candidate| !candidate.exists())
+        .expect("an unused name");
     std::fs::copy(file, &target).map_err(|e| ContextsError::Backup {
         file: file.to_path_buf(),
         reason: e.to_string(),

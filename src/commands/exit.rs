@@ -103,3 +103,25 @@ pub(super) fn approve(
         ))),
     }
 }
+
+/// [`approve`], then — the plan printed by `show` for table output — refused when a guard
+/// blocks (audited as such): the gate provision, create and delete pass in one order.
+pub(super) fn approve_unless_blocked(
+    dispatcher: &Dispatcher,
+    action: MutatingAction,
+    confirm: Option<&str>,
+    blocked: bool,
+    what: &str,
+    show: impl FnOnce(),
+) -> Result<ApprovedAction, Stop> {
+    let approved = approve(dispatcher, action, confirm)?;
+    show();
+    if blocked {
+        let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
+        return Err(Stop(
+            EXIT_BLOCKED,
+            format!("refused: a guard blocks the {what}"),
+        ));
+    }
+    Ok(approved)
+}

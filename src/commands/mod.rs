@@ -8,6 +8,8 @@ pub mod capi;
 pub mod certs;
 pub mod console;
 pub mod contexts;
+pub mod create;
+pub mod delete;
 pub mod demo;
 pub mod etcd;
 mod exit;
@@ -57,6 +59,8 @@ pub fn run(cli: Cli) -> ExitCode {
             output, timeout, ..
         }) => health::run(&global, output, std::time::Duration::from_secs(timeout)),
         Some(Command::Etcd(args)) => etcd::run(&global, &args),
+        Some(Command::Create(args)) => create::run(&global, &args),
+        Some(Command::Delete(args)) => delete::run(&global, &args),
         Some(Command::Capi(args)) => capi::run(&global, &args),
     }
 }

@@ -22,10 +22,13 @@ use crate::provision::{
     RunnerOptions, connect, plan, terminate,
 };
 
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, stamped};
+use super::upgrade_output::{guarded_plan, stamped};
 use crate::clock::{Zone, unix_now};
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve, exit_code_as, json_line, json_line_at};
+use super::exit::{
+    EXIT_BLOCKED, EXIT_USAGE, Stop, approve, approve_unless_blocked, exit_code_as, json_line,
+    json_line_at,
+};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
@@ -170,17 +173,20 @@ async fn provision(
         ));
     }
     let d = dispatcher(global, paths);
-    let approved = approve(&d, plan.action(), args.confirm.as_deref())?;
-    if args.output == OutputFormat::Table {
-        print(&render_plan(&plan, &guards, &args.ack, args.output)?);
-    }
-    if blocked {
-        let _ = d.finished(&approved, Err("refused by its guards".into()));
-        return Err(Stop(
-            EXIT_BLOCKED,
-            "refused: a guard blocks the provision".into(),
-        ));
-    }
+    let table = args.output == OutputFormat::Table;
+    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
+    let approved = approve_unless_blocked(
+        &d,
+        plan.action(),
+        args.confirm.as_deref(),
+        blocked,
+        "provision",
+        || {
+            if table {
+                print(&shown);
+            }
+        },
+    )?;
 
     let (tx, mut rx) = mpsc::channel(64);
     let options = RunnerOptions {
@@ -220,15 +226,6 @@ async fn provision(
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }
 
-/// The plan's JSON: every field of the plan, then its guards and whether they block.
-#[derive(serde::Serialize)]
-struct PlanReport<'a> {
-    #[serde(flatten)]
-    plan: &'a ProvisionPlan,
-    guards: Vec<GuardLine>,
-    blocked: bool,
-}
-
 /// The plan and its GUARDS section (the same table form as `upgrade --plan`), or the JSON.
 fn render_plan(
     plan: &ProvisionPlan,
@@ -236,21 +233,9 @@ fn render_plan(
     acks: &[String],
     output: OutputFormat,
 ) -> Result<String, Stop> {
-    let lines = guard_lines(guards, acks);
-    match output {
-        OutputFormat::Table => Ok(format!(
-            "{}\n{}",
-            plan.table(),
-            guards_table(&lines, &plan.cluster)
-        )),
-        OutputFormat::Json => serde_json::to_string_pretty(&PlanReport {
-            plan,
-            blocked: lines.iter().any(|g| g.blocks),
-            guards: lines,
-        })
-        .map(|j| j + "\n")
-        .map_err(|e| Stop(EXIT_USAGE, format!("cannot encode the plan as JSON: {e}"))),
-    }
+    let json = output == OutputFormat::Json;
+    guarded_plan(plan, &plan.table(), &plan.cluster, guards, acks, json)
+        .map_err(|e| Stop(EXIT_USAGE, e))
 }
 
 fn print(text: &str) {

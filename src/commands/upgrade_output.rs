@@ -146,6 +146,39 @@ impl PlanText for PlanReport<'_> {
     }
 }
 
+/// A plan with its guards, as JSON: every field of the plan, then the guards and whether they
+/// block.
+#[derive(Serialize)]
+struct GuardedPlan<'a, P: Serialize> {
+    #[serde(flatten)]
+    plan: &'a P,
+    guards: Vec<GuardLine>,
+    blocked: bool,
+}
+
+/// A plan's table and its GUARDS section (the `upgrade --plan` form), or the plan and its
+/// guards as JSON: what provision, create and delete print.
+pub fn guarded_plan<P: Serialize>(
+    plan: &P,
+    table: &str,
+    cluster: &str,
+    guards: &[Guard],
+    acks: &[String],
+    json: bool,
+) -> Result<String, String> {
+    let lines = guard_lines(guards, acks);
+    if !json {
+        return Ok(format!("{table}\n{}", guards_table(&lines, cluster)));
+    }
+    serde_json::to_string_pretty(&GuardedPlan {
+        plan,
+        blocked: lines.iter().any(|g| g.blocks),
+        guards: lines,
+    })
+    .map(|j| j + "\n")
+    .map_err(|e| format!("cannot encode the plan as JSON: {e}"))
+}
+
 pub fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }

@@ -60,6 +60,20 @@ pub enum GuardId {
     EtcdLeader,
     /// etcd snapshot: the file can be written where asked.
     SnapshotFile,
+    /// Create: an odd number of control planes.
+    ControlPlaneCount,
+    /// Create: the provider answers, has the templates (or service template) and room.
+    ProviderReady,
+    /// Create: no talosconfig or kubeconfig context has the new cluster's name.
+    NameFree,
+    /// Create: the Talos release runs the Kubernetes release.
+    VersionPair,
+    /// Create: how the machine configs reach the VMs (USER_DATA is readable with the VM).
+    ConfigDelivery,
+    /// Delete: taloscope created the cluster (its journal), or the operator named its VMs.
+    KnownVms,
+    /// Delete: the cluster and everything in it go for good.
+    DestroysData,
     /// In-place upgrade: the cluster is not one a Cluster API management cluster owns.
     CapiOwned,
 }
@@ -118,6 +132,22 @@ impl GuardId {
         GuardId::SnapshotFile,
     ];
 
+    /// A new cluster's guards, in the order its plan shows them.
+    pub const CREATE: [GuardId; 5] = [
+        GuardId::NameFree,
+        GuardId::VersionPair,
+        GuardId::ControlPlaneCount,
+        GuardId::ProviderReady,
+        GuardId::ConfigDelivery,
+    ];
+
+    /// A cluster deletion's guards, in the order its plan shows them.
+    pub const DELETE: [GuardId; 3] = [
+        GuardId::NoOtherRollout,
+        GuardId::KnownVms,
+        GuardId::DestroysData,
+    ];
+
     /// Short name for the guard column.
     pub fn title(self) -> &'static str {
         match self {
@@ -153,6 +183,13 @@ impl GuardId {
             GuardId::MemberWithoutNode => "member has no node",
             GuardId::EtcdLeader => "node is the leader",
             GuardId::SnapshotFile => "snapshot file",
+            GuardId::ControlPlaneCount => "odd control planes",
+            GuardId::ProviderReady => "provider ready",
+            GuardId::NameFree => "name free",
+            GuardId::VersionPair => "Talos runs Kubernetes",
+            GuardId::ConfigDelivery => "config delivery",
+            GuardId::KnownVms => "known VMs",
+            GuardId::DestroysData => "destroys data",
             GuardId::CapiOwned => "not owned by Cluster API",
         }
     }
@@ -252,6 +289,27 @@ impl GuardId {
             }
             GuardId::SnapshotFile => {
                 "Checks that the snapshot can be written where asked: the directory exists. The file is written beside it under a temporary name and renamed into place only when complete, readable by you alone: it holds every Kubernetes secret of the cluster."
+            }
+            GuardId::ControlPlaneCount => {
+                "Warns when the new cluster gets an even number of control planes. Every control plane is an etcd member; four need three for a majority and tolerate one failure, like three, and two tolerate none, like one. Choose 1, 3 or 5, or acknowledge it."
+            }
+            GuardId::ProviderReady => {
+                "Checks that the provider answers and has what the cluster is made from: the VM template of each role (XML-RPC) or the service template with controlplane and worker roles (OneFlow), and room for the VMs. A create that stops halfway leaves VMs to clean up."
+            }
+            GuardId::NameFree => {
+                "Checks that no talosconfig or kubeconfig context already has the new cluster's name. The new contexts are merged into both files under that name; taloscope refuses to overwrite one, so a name in use would leave the new cluster unreachable at the end."
+            }
+            GuardId::VersionPair => {
+                "Checks that the Talos release runs the Kubernetes release: each Talos minor supports a window of Kubernetes minors, and outside it the kubelet and the control plane may never start."
+            }
+            GuardId::ConfigDelivery => {
+                "Says how each machine config reaches its VM. As USER_DATA in the VM's context it holds every secret of the cluster, and anyone who may read the VM in OpenNebula can read it; maintenance mode sends it over the Talos API instead, to the certificate fingerprint you confirm."
+            }
+            GuardId::KnownVms => {
+                "Checks that taloscope knows which VMs are the cluster's: those its create journal recorded, or those you name with --adopt. Deleting a cluster it did not create by guessing its VMs could terminate another cluster's machines."
+            }
+            GuardId::DestroysData => {
+                "Deleting terminates every VM of the cluster and removes its contexts: etcd, every Kubernetes object and every volume on those VMs are gone. Take a snapshot first if anything may be needed again, and type the acknowledgement."
             }
             GuardId::CapiOwned => {
                 "Checks that no Cluster API management cluster among your kube contexts owns this cluster (a Cluster object whose kubeconfig secret or control-plane endpoint is this cluster's API server). Cluster API replaces machines to change them: an upgrade in place, behind its back, leaves its Machines and templates saying one version while the nodes run another, and its controller may replace the upgraded machines or stall its own rollout. Change such a cluster through its management cluster: Kubernetes by TalosControlPlane.spec.version and then each MachineDeployment's spec.template.spec.version; Talos by a copy of the infrastructure machine template with the new image, pointed to from the TalosControlPlane and the MachineDeployments."

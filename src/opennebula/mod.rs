@@ -13,6 +13,8 @@ pub mod xmlrpc;
 pub use auth::{AuthSource, Credentials, OneEnvironment, Protocol};
 pub use client::OneClient;
 pub use errors::{FailureKind, OneError, Origin};
-pub use oneflow::{FlowClient, Service, ServiceRole, ServiceVm};
+pub use oneflow::{
+    FlowClient, RoleMerge, Service, ServiceRole, ServiceTemplate, ServiceVm, TemplateRole,
+};
 pub use template::{ExtraTemplate, TemplateInfo};
 pub use vm::{LcmState, VmInfo, VmState};

@@ -12,6 +12,10 @@ use super::client::{http_client, send};
 use super::errors::{FailureKind, OneError, Origin};
 use super::vm::{serialize_by_name, state_name};
 
+#[path = "service_template.rs"]
+mod service_template;
+pub use service_template::{RoleMerge, ServiceTemplate, TemplateRole, parse_service_template};
+
 const SERVICE_STATES: [&str; 16] = [
     "PENDING",
     "DEPLOYING",

@@ -95,6 +95,15 @@ impl ExtraTemplate {
         }
     }
 
+    /// Top-level attributes only: the template's CONTEXT stays as it is, without USER_DATA
+    /// (Talos then boots into maintenance mode).
+    pub fn attributes_only() -> Self {
+        ExtraTemplate {
+            context: Vec::new(),
+            attributes: Vec::new(),
+        }
+    }
+
     /// Adds a top-level attribute (e.g. `TALOSCOPE_CLUSTER`).
     pub fn attribute(mut self, key: &str, value: &str) -> Self {
         set(&mut self.attributes, key, value.to_string());

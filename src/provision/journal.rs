@@ -126,12 +126,10 @@ impl ProvisionJournal {
     /// file is read again first, so VMs written since it was opened are kept.
     pub fn claim(&mut self) -> Result<(), JournalError> {
         let on_disk = read_file(&self.path, &self.file.cluster)?;
-        if let Some(holder) = &on_disk.holder
-            && RunHolder::parse(holder).is_some_and(|run| run.liveness() == Liveness::Running)
-        {
+        if let Some(holder) = live_holder(on_disk.holder.as_deref()) {
             return Err(JournalError::Held {
                 path: self.path.clone(),
-                holder: holder_described(holder),
+                holder,
             });
         }
         self.file = JournalFile {
@@ -181,27 +179,37 @@ impl ProvisionJournal {
         self.save()
     }
 
-    /// Writes to a temporary file in the same directory, then renames it over
-    /// the journal: a reader sees the old or the new file, never half of one.
     fn save(&self) -> Result<(), JournalError> {
-        let io = |message: String| JournalError::Io {
+        write_json_atomically(&self.path, &self.file).map_err(|message| JournalError::Io {
             path: self.path.clone(),
             message,
-        };
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)
-            .map_err(|e| io(format!("cannot create the directory: {e}")))?;
-        let text = serde_json::to_string_pretty(&self.file)
-            .map_err(|e| io(format!("cannot encode: {e}")))?;
-        let mut tmp =
-            tempfile::NamedTempFile::new_in(dir).map_err(|e| io(format!("cannot write: {e}")))?;
-        std::io::Write::write_all(&mut tmp, text.as_bytes())
-            .and_then(|()| tmp.as_file().sync_all())
-            .map_err(|e| io(format!("cannot write: {e}")))?;
-        tmp.persist(&self.path)
-            .map_err(|e| io(format!("cannot replace: {}", e.error)))?;
-        Ok(())
+        })
     }
+}
+
+/// The holder of a journal as messages describe it, when it is a run still alive on this
+/// host (another run must not write the journal meanwhile).
+pub(crate) fn live_holder(holder: Option<&str>) -> Option<String> {
+    let holder = holder?;
+    RunHolder::parse(holder)
+        .is_some_and(|run| run.liveness() == Liveness::Running)
+        .then(|| holder_described(holder))
+}
+
+/// Writes `value` as JSON to a temporary file in the same directory, then renames it over
+/// `path`: a reader sees the old or the new file, never half of one. Owner-only, like every
+/// journal. The error says what failed, without the path.
+pub(crate) fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory: {e}"))?;
+    let text = serde_json::to_string_pretty(value).map_err(|e| format!("cannot encode: {e}"))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("cannot write: {e}"))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| format!("cannot write: {e}"))?;
+    tmp.persist(path)
+        .map_err(|e| format!("cannot replace: {}", e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

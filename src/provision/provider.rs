@@ -257,7 +257,10 @@ pub async fn plan(
     })
 }
 
-async fn find_template(client: &OneClient, wanted: &NameOrId) -> Result<TemplateInfo, OneError> {
+pub async fn find_template(
+    client: &OneClient,
+    wanted: &NameOrId,
+) -> Result<TemplateInfo, OneError> {
     match wanted {
         NameOrId::Id(id) => client.template(*id).await,
         NameOrId::Name(name) => client.template_named(name).await,
@@ -280,6 +283,8 @@ mod tests {
             auth_file: None,
             username: Some("oneadmin".into()),
             password: Some("pw".into()),
+            templates: Default::default(),
+            service_template: None,
         };
         let one_xmlrpc = one_xmlrpc.map(str::to_string);
         let env = OneEnvironment::capture(&move |k: &str| {

@@ -1,0 +1,105 @@
+//! `taloscope create` and `taloscope delete`: whole clusters. Parsing only.
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{OutputFormat, SourceArgs};
+
+/// How machine configs reach the new VMs.
+#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DeliverArg {
+    /// Base64 USER_DATA in each VM's CONTEXT (anyone who can read the VM can read it; needs
+    /// --endpoint).
+    UserData,
+    /// Boot into maintenance mode; apply each config over the Talos API to the certificate
+    /// fingerprint shown.
+    #[default]
+    Maintenance,
+}
+
+/// `taloscope create`: plan with --plan; run with --yes --confirm NAME.
+#[derive(Args, Debug, Clone)]
+pub struct CreateArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The new cluster's name (its talos and kube contexts get it).
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// Provider from taloscope's config.
+    #[arg(long, value_name = "NAME")]
+    pub provider: String,
+    /// Control planes (odd: 1, 3, 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=9))]
+    pub controlplanes: u64,
+    /// Workers.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub workers: u64,
+    /// Talos version, e.g. v1.11.3.
+    #[arg(long, value_name = "VERSION")]
+    pub talos: String,
+    /// Kubernetes version (default: the newest known release the Talos version runs).
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes: Option<String>,
+    /// Kubernetes API endpoint address (default: the gateway role's, else the first control
+    /// plane's).
+    #[arg(long, value_name = "ADDR")]
+    pub endpoint: Option<String>,
+    #[arg(long, value_enum, default_value_t = DeliverArg::Maintenance)]
+    pub deliver: DeliverArg,
+    /// A config patch for every node (RFC 6902 JSON patch or strategic merge YAML).
+    #[arg(long, value_name = "FILE")]
+    pub config_patch: Vec<PathBuf>,
+    /// A config patch for control planes only.
+    #[arg(long, value_name = "FILE")]
+    pub config_patch_control_plane: Vec<PathBuf>,
+    /// A config patch for workers only.
+    #[arg(long, value_name = "FILE")]
+    pub config_patch_worker: Vec<PathBuf>,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub plan: bool,
+    /// Create the cluster (with --confirm).
+    #[arg(long, requires = "confirm")]
+    pub yes: bool,
+    /// The new cluster's name, typed in full, to confirm.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// A typed acknowledgement, e.g. "an even etcd member count".
+    #[arg(long, value_name = "TEXT")]
+    pub ack: Vec<String>,
+    /// Seconds one phase (booting, etcd forming, nodes Ready…) may take.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub phase_timeout: u64,
+    /// Milliseconds between looks while waiting.
+    #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
+    pub poll_ms: u64,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// `taloscope delete --context NAME`: plan with --plan; run with --yes --confirm NAME.
+#[derive(Args, Debug, Clone)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The cluster's VMs by id, for a cluster taloscope did not create.
+    #[arg(long, value_name = "VM_ID,...", value_delimiter = ',')]
+    pub adopt: Vec<u64>,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub plan: bool,
+    /// Delete the cluster (with --confirm and the acknowledgement).
+    #[arg(long, requires = "confirm")]
+    pub yes: bool,
+    /// The cluster's name, typed in full, to confirm.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// The acknowledgement: "this destroys the cluster and its data".
+    #[arg(long, value_name = "TEXT")]
+    pub ack: Vec<String>,
+    /// Seconds the VMs may take to be gone.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}

@@ -1,0 +1,278 @@
+//! Deleting a cluster: the plan (the VMs its create journal names or `--adopt` names, the
+//! OneFlow service, the contexts, the journals), then terminate, follow until every VM is gone
+//! (bounded), remove the contexts (backups first) and the journals. The world is behind
+//! [`DeleteSteps`] so the order is tested with a fake.
+use std::path::Path;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::approval::ApprovedAction;
+use crate::opennebula::VmState;
+use crate::provision::{Provider, ProviderClients, ProvisionJournal};
+
+use super::journal::CreateRecord;
+use super::plan::{DeletePlan, KnownVm, VmsKnownBy};
+use super::progress::{LifecycleEvent, RunSummary};
+use crate::cluster_config::{ContextFiles, ContextsError, ContextsWritten, remove_contexts};
+
+/// What the delete plan is made from, gathered by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteInputs {
+    pub cluster: String,
+    /// The cluster's create journal, if taloscope created it.
+    pub record: Option<CreateRecord>,
+    /// `--adopt`: VMs by id, with the names the provider gave them.
+    pub adopted: Vec<KnownVm>,
+    /// The provider the adopted VMs are on (the journal's otherwise).
+    pub provider: Option<(String, String)>,
+    pub talos_context: Option<String>,
+    pub kube_context: Option<String>,
+    pub lease_holder: Option<String>,
+}
+
+/// The delete plan. Adopted VMs take the place of the journal's, when given.
+pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
+    let (known_by, vms, service, provider) = match (&inputs.record, inputs.adopted.is_empty()) {
+        (_, false) => (
+            VmsKnownBy::Adopted,
+            inputs.adopted.clone(),
+            None,
+            inputs.provider.clone(),
+        ),
+        (Some(r), true) => (
+            VmsKnownBy::CreateJournal,
+            r.vms
+                .iter()
+                .map(|v| KnownVm {
+                    id: v.id,
+                    name: v.name.clone(),
+                })
+                .collect(),
+            r.service,
+            Some((r.plan.provider.clone(), r.plan.provider_endpoint.clone())),
+        ),
+        (None, true) => (
+            VmsKnownBy::Unknown,
+            Vec::new(),
+            None,
+            inputs.provider.clone(),
+        ),
+    };
+    let journals = [
+        super::journal::CreateJournal::path_for(state_dir, &inputs.cluster),
+        ProvisionJournal::path_for(state_dir, &inputs.cluster),
+        crate::rollout::journal::RolloutJournal::path_for(state_dir, &inputs.cluster),
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .collect();
+    DeletePlan {
+        cluster: inputs.cluster,
+        provider: provider.as_ref().map(|p| p.0.clone()),
+        provider_endpoint: provider.map(|p| p.1),
+        known_by,
+        service,
+        vms,
+        talos_context: inputs.talos_context,
+        kube_context: inputs.kube_context,
+        journals,
+        lease_holder: inputs.lease_holder,
+    }
+}
+
+/// The delete's world.
+pub trait DeleteSteps: Send + Sync + 'static {
+    /// Asks for the service or every VM to be terminated (one already gone is not an error).
+    fn terminate<'a>(&'a self, plan: &'a DeletePlan) -> BoxFuture<'a, Result<(), String>>;
+    /// The plan's VMs not yet gone.
+    fn remaining<'a>(&'a self, plan: &'a DeletePlan) -> BoxFuture<'a, Result<Vec<u64>, String>>;
+    fn remove_contexts<'a>(&'a self, plan: &'a DeletePlan)
+    -> BoxFuture<'a, Result<String, String>>;
+}
+
+/// Terminates, follows until every VM is gone (at most `timeout`, looking every `poll`),
+/// removes the contexts and the journals. The summary is also sent as `Finished`.
+pub async fn run_delete<S: DeleteSteps>(
+    plan: &DeletePlan,
+    steps: &S,
+    approved: &ApprovedAction,
+    (poll, timeout): (Duration, Duration),
+    events: mpsc::Sender<LifecycleEvent>,
+) -> RunSummary {
+    let error = if plan.is_approved_by(approved.action()) {
+        delete_steps(plan, steps, poll, timeout, &events)
+            .await
+            .err()
+    } else {
+        Some(format!(
+            "the approval ({}) is not for this plan ({})",
+            approved.action().describe(),
+            plan.action().describe()
+        ))
+    };
+    let summary = RunSummary {
+        cluster: plan.cluster.clone(),
+        what: "delete".into(),
+        reached: None,
+        error,
+    };
+    let _ = events
+        .send(LifecycleEvent::Finished {
+            summary: summary.clone(),
+        })
+        .await;
+    summary
+}
+
+async fn delete_steps<S: DeleteSteps>(
+    plan: &DeletePlan,
+    steps: &S,
+    poll: Duration,
+    timeout: Duration,
+    events: &mpsc::Sender<LifecycleEvent>,
+) -> Result<(), String> {
+    let note = |text: String| async move {
+        let _ = events.send(LifecycleEvent::Note { text }).await;
+    };
+    steps.terminate(plan).await?;
+    note(format!("terminate asked for {} VM(s)", plan.vms.len())).await;
+    let deadline = Instant::now() + timeout;
+    let mut last = usize::MAX;
+    loop {
+        let left = steps.remaining(plan).await?;
+        if left.is_empty() {
+            break;
+        }
+        if left.len() != last {
+            note(format!("{} VM(s) not gone yet", left.len())).await;
+            last = left.len();
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "VM(s) {left:?} not gone after {timeout:?}; the contexts are kept"
+            ));
+        }
+        tokio::time::sleep(poll).await;
+    }
+    note("every VM is gone".into()).await;
+    note(steps.remove_contexts(plan).await?).await;
+    for j in &plan.journals {
+        match std::fs::remove_file(j) {
+            Ok(()) => note(format!("removed {}", j.display())).await,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("{}: cannot remove: {e}", j.display())),
+        }
+    }
+    Ok(())
+}
+
+/// The real world: the provider and the operator's context files.
+pub struct ProviderDelete {
+    pub provider: Provider,
+    pub files: ContextFiles,
+}
+
+/// What a merge or removal did, in one line: the files and their backups.
+pub fn written_line(
+    done: &str,
+    name: &str,
+    files: &ContextFiles,
+    written: &ContextsWritten,
+) -> String {
+    let backup = |b: &Option<std::path::PathBuf>| {
+        b.as_ref()
+            .map_or("no backup: the file was new".to_string(), |p| {
+                format!("backup {}", p.display())
+            })
+    };
+    format!(
+        "context {name} {done}: {} ({}), {} ({})",
+        files.talosconfig.display(),
+        backup(&written.talosconfig_backup),
+        files.kubeconfig.display(),
+        backup(&written.kubeconfig_backup)
+    )
+}
+
+impl DeleteSteps for ProviderDelete {
+    fn terminate<'a>(&'a self, plan: &'a DeletePlan) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if let (Some(service), ProviderClients::Flow { flow, .. }) =
+                (plan.service, &self.provider.clients)
+            {
+                return flow
+                    .delete_service(service)
+                    .await
+                    .map_err(|e| e.to_string());
+            }
+            let client = self.provider.vm_client();
+            for vm in &plan.vms {
+                if let Err(e) = client.terminate(vm.id).await {
+                    let gone = client
+                        .vm(vm.id)
+                        .await
+                        .is_ok_and(|v| v.state == VmState::DONE);
+                    if !gone {
+                        return Err(format!("VM {} ({}): {e}", vm.id, vm.name));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn remaining<'a>(&'a self, plan: &'a DeletePlan) -> BoxFuture<'a, Result<Vec<u64>, String>> {
+        Box::pin(async move {
+            let client = self.provider.vm_client();
+            let mut left = Vec::new();
+            for vm in &plan.vms {
+                match client.vm(vm.id).await {
+                    Ok(v) if v.state == VmState::DONE => {}
+                    Ok(_) => left.push(vm.id),
+                    Err(e) if e.kind() == Some(crate::opennebula::FailureKind::NoSuchObject) => {}
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+            Ok(left)
+        })
+    }
+
+    fn remove_contexts<'a>(
+        &'a self,
+        plan: &'a DeletePlan,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let names: Vec<&str> = [plan.talos_context.as_deref(), plan.kube_context.as_deref()]
+                .into_iter()
+                .flatten()
+                .fold(Vec::new(), |mut names, n| {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                    names
+                });
+            let mut lines = Vec::new();
+            for name in names {
+                match remove_contexts(&self.files, name, std::time::SystemTime::now()) {
+                    Ok(w) => lines.push(written_line("removed", name, &self.files, &w)),
+                    Err(ContextsError::NotFound { .. }) => {
+                        lines.push(format!("context {name}: not in the files"))
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+            Ok(if lines.is_empty() {
+                "no context to remove".to_string()
+            } else {
+                lines.join("; ")
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "delete_tests.rs"]
+mod tests;

@@ -1,0 +1,338 @@
+//! The guards of a create (the name free in both config files, the Talos/Kubernetes pair, an
+//! odd control-plane count, the provider ready, how configs are delivered) and of a delete (no
+//! rollout holding the cluster, VMs known, the destruction acknowledged). Pure: the CLI and the
+//! console show the same lists.
+use std::collections::BTreeSet;
+
+use crate::guards::{Guard, GuardId};
+use crate::provision::guards::EVEN_MEMBERS_ACK;
+use crate::versions::{
+    KubeVersion, TalosVersion, kubernetes_supported, supported_kubernetes_range,
+};
+
+use super::plan::{CreatePlan, DeletePlan, Delivery, EndpointChoice, VmsKnownBy};
+
+/// What the operator types to delete a cluster, besides its name.
+pub const DESTROYS_ACK: &str = "this destroys the cluster and its data";
+
+/// What the create guards look at, gathered by the caller.
+#[derive(Debug, Clone)]
+pub struct CreateFacts<'a> {
+    pub plan: &'a CreatePlan,
+    /// Context names in the talosconfig files.
+    pub talos_contexts: &'a BTreeSet<String>,
+    /// Context names in the kubeconfig files.
+    pub kube_contexts: &'a BTreeSet<String>,
+}
+
+/// Every create guard, in [`GuardId::CREATE`] order.
+pub fn create_guards(f: &CreateFacts<'_>) -> Vec<Guard> {
+    vec![
+        name_free(f),
+        version_pair(&f.plan.talos, &f.plan.kubernetes),
+        control_plane_count(f.plan.controlplanes),
+        provider_ready(f.plan),
+        config_delivery(f.plan),
+    ]
+}
+
+/// The new contexts are merged under the cluster's name: neither file may have it already.
+pub fn name_free(f: &CreateFacts<'_>) -> Guard {
+    let id = GuardId::NameFree;
+    let name = &f.plan.cluster;
+    let taken: Vec<&str> = [
+        (f.talos_contexts, "talosconfig"),
+        (f.kube_contexts, "kubeconfig"),
+    ]
+    .into_iter()
+    .filter(|(names, _)| names.contains(name))
+    .map(|(_, file)| file)
+    .collect();
+    if taken.is_empty() {
+        Guard::pass(id, format!("no context is named {name}"))
+    } else {
+        Guard::fail(
+            id,
+            format!(
+                "a {} context is already named {name}: choose another name, or delete that cluster first",
+                taken.join(" and a ")
+            ),
+        )
+    }
+}
+
+/// The Talos release runs the Kubernetes release.
+pub fn version_pair(talos: &str, kubernetes: &str) -> Guard {
+    let id = GuardId::VersionPair;
+    let (Ok(t), Ok(k)) = (TalosVersion::parse(talos), KubeVersion::parse(kubernetes)) else {
+        return Guard::fail(
+            id,
+            format!("{talos} / {kubernetes}: not a Talos and a Kubernetes version"),
+        );
+    };
+    if let Err(e) = crate::cluster_config::ConfigContract::for_talos(&t) {
+        return Guard::fail(id, e.to_string());
+    }
+    let range = supported_kubernetes_range(t.minor_key());
+    match range {
+        None => Guard::fail(id, format!("Talos {t} is not in the support matrix")),
+        Some(r) if kubernetes_supported(&t, &k) => Guard::pass(
+            id,
+            format!("Talos {t} runs Kubernetes {r}; {kubernetes} is in it"),
+        ),
+        Some(r) => Guard::fail(
+            id,
+            format!("Talos {t} runs Kubernetes {r} only; {kubernetes} is outside it"),
+        ),
+    }
+}
+
+/// An odd number of control planes; an even one needs its acknowledgement.
+pub fn control_plane_count(count: usize) -> Guard {
+    let id = GuardId::ControlPlaneCount;
+    match count {
+        0 => Guard::fail(id, "a cluster needs at least one control plane"),
+        n if n.is_multiple_of(2) => Guard::warn(
+            id,
+            format!(
+                "{n} control planes: an even etcd member count tolerates no more failures than {}",
+                n - 1
+            ),
+        )
+        .acked_by(EVEN_MEMBERS_ACK),
+        1 => Guard::pass(
+            id,
+            "1 control plane: the API is down whenever it is (no etcd failure tolerated)",
+        ),
+        n => Guard::pass(
+            id,
+            format!("{n} control planes tolerate {} failed", (n - 1) / 2),
+        ),
+    }
+}
+
+/// The plan was made from the provider's answers: its templates (or service template) exist.
+pub fn provider_ready(plan: &CreatePlan) -> Guard {
+    let id = GuardId::ProviderReady;
+    match &plan.source {
+        super::plan::VmSource::Templates {
+            controlplane,
+            worker,
+        } => Guard::pass(
+            id,
+            format!(
+                "{} answered with templates {} and {}",
+                plan.provider, controlplane.name, worker.name
+            ),
+        ),
+        super::plan::VmSource::Service { template, .. } => Guard::pass(
+            id,
+            format!(
+                "{} answered with service template {}",
+                plan.provider, template.name
+            ),
+        ),
+    }
+}
+
+/// USER_DATA is readable by anyone who may read the VM; and it needs the endpoint before any
+/// VM exists (it is in the config the VM boots with).
+pub fn config_delivery(plan: &CreatePlan) -> Guard {
+    let id = GuardId::ConfigDelivery;
+    match (plan.delivery, &plan.endpoint) {
+        (Delivery::UserData, EndpointChoice::Given(_)) => Guard::warn(
+            id,
+            "USER_DATA holds the cluster's secrets: anyone who can read the VM can read it",
+        ),
+        (Delivery::UserData, other) => Guard::fail(
+            id,
+            format!(
+                "user-data delivery writes the endpoint into the config each VM boots with, before {} exists: pass --endpoint, or use --deliver maintenance",
+                other.describe()
+            ),
+        ),
+        (Delivery::Maintenance, _) => Guard::pass(
+            id,
+            "maintenance mode: configs go over the Talos API to the fingerprint you confirm",
+        ),
+    }
+}
+
+/// Every delete guard, in [`GuardId::DELETE`] order.
+pub fn delete_guards(plan: &DeletePlan) -> Vec<Guard> {
+    vec![
+        no_rollout(plan.lease_holder.as_deref()),
+        known_vms(plan),
+        Guard::warn(
+            GuardId::DestroysData,
+            format!(
+                "{} VM(s) terminated: etcd, every Kubernetes object and every volume on them are gone",
+                plan.vms.len()
+            ),
+        )
+        .acked_by(DESTROYS_ACK),
+    ]
+}
+
+fn no_rollout(holder: Option<&str>) -> Guard {
+    let id = GuardId::NoOtherRollout;
+    match holder {
+        Some(h) => Guard::fail(
+            id,
+            format!("a rollout holds the cluster's Lease ({h}): wait for it to end"),
+        ),
+        None => Guard::pass(id, "no rollout holds the cluster"),
+    }
+}
+
+fn known_vms(plan: &DeletePlan) -> Guard {
+    let id = GuardId::KnownVms;
+    match plan.known_by {
+        VmsKnownBy::CreateJournal => Guard::pass(
+            id,
+            format!(
+                "taloscope created {}: its journal names the VMs",
+                plan.cluster
+            ),
+        ),
+        VmsKnownBy::Adopted => Guard::pass(id, "the VMs named with --adopt"),
+        VmsKnownBy::Unknown => Guard::fail(
+            id,
+            format!(
+                "taloscope did not create {} (no create journal): name its VMs with --adopt VM_ID,...",
+                plan.cluster
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::cluster_lifecycle::plan::{KnownVm, PatchFiles, PlannedVm, TemplateRef, VmSource};
+    use crate::config::{MachineRole, ProviderKind};
+    use crate::guards::{Verdict, blocking};
+
+    pub(crate) fn plan(cps: usize, delivery: Delivery, endpoint: EndpointChoice) -> CreatePlan {
+        let t = |id, name: &str| TemplateRef {
+            id,
+            name: name.into(),
+        };
+        CreatePlan {
+            cluster: "lab".into(),
+            provider: "one".into(),
+            provider_kind: ProviderKind::Opennebula,
+            provider_endpoint: "http://127.0.0.1:2633/RPC2".into(),
+            source: VmSource::Templates {
+                controlplane: t(1, "talos-controlplane"),
+                worker: t(2, "talos-worker"),
+            },
+            controlplanes: cps,
+            workers: 2,
+            vms: (1..=cps)
+                .map(|n| (n, MachineRole::Controlplane))
+                .chain((1..=2).map(|n| (n, MachineRole::Worker)))
+                .map(|(n, role)| PlannedVm {
+                    name: format!("lab-{role}-{n}"),
+                    role,
+                })
+                .collect(),
+            talos: "v1.11.3".into(),
+            kubernetes: "1.34.3".into(),
+            kubernetes_defaulted: true,
+            delivery,
+            endpoint,
+            patches: PatchFiles::default(),
+            bundle_path: "/s/clusters/lab/secrets.yaml".into(),
+            journal_path: "/s/clusters/lab.json".into(),
+        }
+    }
+
+    fn names(list: &[&str]) -> BTreeSet<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_name_in_either_file_fails_and_names_the_file() {
+        let p = plan(3, Delivery::Maintenance, EndpointChoice::FirstControlPlane);
+        let (t, k) = (names(&["prod"]), names(&["lab", "prod"]));
+        let gs = create_guards(&CreateFacts {
+            plan: &p,
+            talos_contexts: &t,
+            kube_contexts: &k,
+        });
+        let g = &gs[0];
+        assert_eq!((g.id, g.verdict), (GuardId::NameFree, Verdict::Fail));
+        assert!(g.reason.contains("a kubeconfig context"), "{}", g.reason);
+        assert!(blocking(&gs, &[]));
+        let empty = names(&[]);
+        let gs = create_guards(&CreateFacts {
+            plan: &p,
+            talos_contexts: &empty,
+            kube_contexts: &empty,
+        });
+        assert!(!blocking(&gs, &[]), "{gs:?}");
+    }
+
+    #[test]
+    fn an_even_control_plane_count_needs_its_ack_and_zero_fails() {
+        assert_eq!(control_plane_count(3).verdict, Verdict::Pass);
+        let even = control_plane_count(2);
+        assert!(even.blocks(&[]));
+        assert!(!even.blocks(&[EVEN_MEMBERS_ACK.to_string()]));
+        assert_eq!(control_plane_count(0).verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn the_version_pair_follows_the_support_matrix() {
+        assert_eq!(version_pair("v1.11.3", "1.34.3").verdict, Verdict::Pass);
+        let g = version_pair("v1.11.3", "1.28.0");
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert!(g.reason.contains("outside"), "{}", g.reason);
+        assert_eq!(version_pair("v0.1.0", "1.28.0").verdict, Verdict::Fail);
+        assert_eq!(version_pair("x", "1.28.0").verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn user_data_warns_that_the_vm_reveals_it_and_needs_a_given_endpoint() {
+        let given = EndpointChoice::Given("10.0.0.5".into());
+        let g = config_delivery(&plan(3, Delivery::UserData, given));
+        assert_eq!(g.verdict, Verdict::Warn);
+        assert!(g.reason.contains("anyone who can read the VM"));
+        assert!(!g.blocks(&[]), "a warning to read, not to type");
+        let g = config_delivery(&plan(
+            3,
+            Delivery::UserData,
+            EndpointChoice::FirstControlPlane,
+        ));
+        assert_eq!(g.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn a_delete_needs_known_vms_no_rollout_and_the_typed_ack() {
+        let mut p = DeletePlan {
+            cluster: "lab".into(),
+            provider: Some("one".into()),
+            provider_endpoint: None,
+            known_by: VmsKnownBy::Unknown,
+            service: None,
+            vms: vec![KnownVm {
+                id: 7,
+                name: "lab-controlplane-1".into(),
+            }],
+            talos_context: Some("lab".into()),
+            kube_context: Some("admin@lab".into()),
+            journals: vec![],
+            lease_holder: None,
+        };
+        let ack = [DESTROYS_ACK.to_string()];
+        assert!(blocking(&delete_guards(&p), &ack), "unknown VMs");
+        p.known_by = VmsKnownBy::Adopted;
+        assert!(!blocking(&delete_guards(&p), &ack));
+        assert!(blocking(&delete_guards(&p), &[]), "the ack is needed");
+        p.lease_holder = Some("alice@ops1/42-1".into());
+        let gs = delete_guards(&p);
+        assert_eq!(gs[0].verdict, Verdict::Fail);
+        assert!(gs[0].reason.contains("alice@ops1"), "{}", gs[0].reason);
+    }
+}

@@ -1,0 +1,27 @@
+//! Whole clusters created and deleted: the create plan (VMs per role from the provider, config
+//! delivery, endpoint, versions) and its guards, the runner that goes from VMs to written
+//! contexts through a journal that makes it resumable, and the delete plan, guards and runner.
+pub mod delete;
+pub mod guards;
+pub mod journal;
+pub mod materials;
+pub mod plan;
+pub mod planner;
+pub mod progress;
+pub mod provider_steps;
+pub mod runner;
+pub mod steps;
+
+pub use delete::{DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, run_delete};
+pub use guards::{CreateFacts, DESTROYS_ACK, create_guards, delete_guards};
+pub use journal::{CreateJournal, CreateJournalError, CreateRecord, CreatedVm};
+pub use materials::Materials;
+pub use plan::{
+    CreatePlan, DeletePlan, Delivery, EndpointChoice, KnownVm, PatchFiles, PlannedVm, TemplateRef,
+    VmSource, VmsKnownBy,
+};
+pub use planner::{CreateRequest, PlanError, plan_create};
+pub use progress::{CreatePhase, LifecycleEvent, PhaseState, RunSummary};
+pub use provider_steps::ProviderSteps;
+pub use runner::{CreateOptions, CreateRunner, FingerprintPolicy, FingerprintQuestion};
+pub use steps::{BootView, BootstrapAnswer, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot};

@@ -1,0 +1,265 @@
+//! `taloscope create`: plan a new cluster from a provider (--plan), or create it through the
+//! dispatcher (--yes --confirm NAME), one line (or JSON line) per phase change; a killed run is
+//! resumed by running the same command again. Exit codes from exit.rs: 0 the cluster is up and
+//! its contexts written; 1 a guard blocks, refused, or a phase failed; 2 usage or configuration.
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::approval::{ApprovedAction, AuditLog, Dispatcher};
+use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
+use crate::clock::{Zone, unix_now};
+use crate::cluster_config::ContextFiles;
+use crate::cluster_lifecycle::{
+    CreateFacts, CreateJournal, CreateOptions, CreatePlan, CreateRequest, CreateRunner, Delivery,
+    FingerprintPolicy, LifecycleEvent, PatchFiles, PlanError, ProviderSteps, RunSummary,
+    create_guards, plan_create,
+};
+use crate::discovery::{Discovery, Sources, discover};
+use crate::guards::{Guard, blocking};
+use crate::opennebula::auth::OneEnvironment;
+use crate::paths::Paths;
+use crate::provision::connect;
+
+use super::exit::{
+    EXIT_BLOCKED, EXIT_USAGE, Stop, approve_unless_blocked, exit_code_as, json_line_at, print_line,
+    usage,
+};
+use super::upgrade_output::{guarded_plan, stamped};
+
+pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.output)
+}
+
+/// What create and delete read once, at the edge: where taloscope's files are, the operator's
+/// files and what discovery found in them, and OpenNebula's environment.
+pub(super) struct Setup {
+    pub paths: Paths,
+    pub sources: Sources,
+    pub discovery: Discovery,
+    pub one_env: OneEnvironment,
+}
+
+/// Reads the [`Setup`] and starts the runtime the command runs on.
+pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runtime), Stop> {
+    let env = |name: &str| std::env::var(name).ok();
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
+    if let Some(last) = source_errors.last() {
+        return Err(usage(last.to_string()));
+    }
+    let discovery = discover(&sources);
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let one_env = OneEnvironment::capture(&env);
+    let setup = Setup {
+        paths,
+        sources,
+        discovery,
+        one_env,
+    };
+    Ok((setup, runtime))
+}
+
+fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
+    let (s, runtime) = setup(global)?;
+    runtime
+        .block_on(create(global, args, &s))
+        .map(|()| ExitCode::SUCCESS)
+}
+
+fn request(args: &CreateArgs) -> CreateRequest {
+    CreateRequest {
+        cluster: args.name.clone(),
+        provider: args.provider.clone(),
+        controlplanes: args.controlplanes as usize,
+        workers: args.workers as usize,
+        talos: args.talos.clone(),
+        kubernetes: args.kubernetes.clone(),
+        endpoint: args.endpoint.clone(),
+        delivery: match args.deliver {
+            DeliverArg::UserData => Delivery::UserData,
+            DeliverArg::Maintenance => Delivery::Maintenance,
+        },
+        patches: PatchFiles {
+            all: args.config_patch.clone(),
+            controlplane: args.config_patch_control_plane.clone(),
+            worker: args.config_patch_worker.clone(),
+        },
+    }
+}
+
+/// Every talos and every kube context name discovery found (in use or alternate).
+pub(super) fn context_names(discovery: &Discovery) -> (BTreeSet<String>, BTreeSet<String>) {
+    let talos = discovery
+        .clusters
+        .iter()
+        .flat_map(|c| c.talos.iter().chain(&c.alternate_talos))
+        .map(|t| t.name.clone())
+        .collect();
+    let kube = discovery
+        .clusters
+        .iter()
+        .flat_map(|c| c.kube.iter().chain(&c.alternate_kube))
+        .map(|k| k.name.clone())
+        .collect();
+    (talos, kube)
+}
+
+/// The operator's talosconfig and kubeconfig files new contexts are merged into (the first of
+/// each in use).
+pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
+    let first = |files: &[PathBuf], what: &str| {
+        files.first().cloned().ok_or_else(|| {
+            usage(format!(
+                "no {what} file to write the new context into; pass --{what}"
+            ))
+        })
+    };
+    Ok(ContextFiles {
+        talosconfig: first(&sources.talosconfigs, "talosconfig")?,
+        kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
+    })
+}
+
+pub(super) fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
+    Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
+}
+
+async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
+    let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
+    let config = &sources.config;
+    let (name, provider_config) =
+        config
+            .providers
+            .get_key_value(&args.provider)
+            .ok_or_else(|| {
+                let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
+                usage(format!(
+                    "{}: no provider named {:?} under providers: (known: {})",
+                    config.file_label(),
+                    args.provider,
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })?;
+    let provider = connect(name, provider_config, one_env).map_err(|e| usage(e.to_string()))?;
+    let plan = plan_create(&provider, provider_config, &request(args), &paths.state_dir)
+        .await
+        .map_err(|e| match e {
+            PlanError::Provider(e) => Stop(EXIT_BLOCKED, e.to_string()),
+            other => usage(other.to_string()),
+        })?;
+    let (talos_contexts, kube_contexts) = context_names(discovery);
+    let guards = create_guards(&CreateFacts {
+        plan: &plan,
+        talos_contexts: &talos_contexts,
+        kube_contexts: &kube_contexts,
+    });
+    let blocked = blocking(&guards, &args.ack);
+    if !args.yes {
+        print_plan(&render_plan(&plan, &guards, &args.ack, args.output)?);
+        if args.plan {
+            return if blocked {
+                Err(Stop(EXIT_BLOCKED, String::new()))
+            } else {
+                Ok(())
+            };
+        }
+        return Err(usage(format!(
+            "nothing done: add --yes --confirm {} to create, or --plan to only plan",
+            plan.cluster
+        )));
+    }
+    let files = operator_files(sources)?;
+    let d = dispatcher(global, paths);
+    let table = args.output == OutputFormat::Table;
+    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
+    let approved = approve_unless_blocked(
+        &d,
+        plan.action(),
+        args.confirm.as_deref(),
+        blocked,
+        "create",
+        || {
+            if table {
+                print_plan(&shown);
+            }
+        },
+    )?;
+    let journal = CreateJournal::claim(&paths.state_dir, &plan).map_err(|e| {
+        let _ = d.finished(&approved, Err(e.to_string()));
+        Stop(EXIT_BLOCKED, e.to_string())
+    })?;
+    let options = CreateOptions {
+        poll: Duration::from_millis(args.poll_ms.max(10)),
+        phase_timeout: Duration::from_secs(args.phase_timeout),
+    };
+    let steps = ProviderSteps::new(plan.clone(), provider, files);
+    let (tx, rx) = mpsc::channel(64);
+    let runner = CreateRunner::new(
+        plan,
+        steps,
+        journal,
+        options,
+        FingerprintPolicy::PinFirstSeen,
+        tx,
+    );
+    let for_runner = approved.clone();
+    let task = tokio::spawn(async move { runner.run(&for_runner).await });
+    finish(&d, &approved, task, rx, args.output).await
+}
+
+/// Prints the run's events as they come, then records how it ended in the audit log.
+pub(super) async fn finish(
+    d: &Dispatcher,
+    approved: &ApprovedAction,
+    task: tokio::task::JoinHandle<RunSummary>,
+    mut events: mpsc::Receiver<LifecycleEvent>,
+    output: OutputFormat,
+) -> Result<(), Stop> {
+    while let Some(event) = events.recv().await {
+        print_line(&event_line(&event, output, (Zone::System, unix_now())));
+    }
+    let summary = task
+        .await
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("the run ended abnormally: {e}")))?;
+    let result = summary.error.clone().map_or(Ok(()), Err);
+    if let Err(e) = d.finished(approved, result.clone()) {
+        eprintln!("taloscope: warning: {e}");
+    }
+    result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
+}
+
+/// One event as a stamped line, or a JSON line (`phase`, `note`, `finished`).
+pub(super) fn event_line(event: &LifecycleEvent, output: OutputFormat, at: (Zone, u64)) -> String {
+    match output {
+        OutputFormat::Table => stamped(at.0, at.1, &event.line()),
+        OutputFormat::Json => match event {
+            LifecycleEvent::Phase { .. } => json_line_at("phase", event, at),
+            LifecycleEvent::Note { text } => json_line_at("note", text, at),
+            LifecycleEvent::Finished { summary } => json_line_at("finished", summary, at),
+        },
+    }
+}
+
+fn render_plan(
+    plan: &CreatePlan,
+    guards: &[Guard],
+    acks: &[String],
+    output: OutputFormat,
+) -> Result<String, Stop> {
+    let json = output == OutputFormat::Json;
+    guarded_plan(plan, &plan.table(), &plan.cluster, guards, acks, json)
+        .map_err(|e| Stop(EXIT_USAGE, e))
+}
+
+pub(super) fn print_plan(text: &str) {
+    print_line(text.trim_end());
+}

@@ -1,0 +1,158 @@
+//! Issue 18's first Done-when, end to end on the sim: `taloscope create` of a 3+2 cluster from the
+//! sim's own new-cluster templates (user-data and maintenance delivery) and through OneFlow, then
+//! `taloscope status --context lab` shows 5 nodes Ready, etcd 3/3 with a leader and kubelets on the
+//! chosen Kubernetes version; `taloscope delete` leaves no VM, no `lab` context and both backups.
+mod provision_common;
+mod talos_common;
+
+use std::path::Path;
+use std::time::Instant;
+
+use provision_common::{config_file, live_vms};
+use talos_common::{Sim, TIME_SCALE, scenario, start};
+use taloscope::fleet::FleetStatus;
+
+/// The chosen Kubernetes version (not the Talos version's default, so the kubelets show it was
+/// carried through).
+const KUBERNETES: &str = "1.34.1";
+
+/// `taloscope ARGS` with the sim's own taloscope.yaml.
+async fn run(sim: &Sim, args: &[&str]) -> provision_common::Run {
+    provision_common::run(sim, &config_file(sim), args).await
+}
+
+/// The first control plane's address: new-cluster VMs lease `.1`, `.2`, ... in creation order.
+fn first_control_plane(sim: &Sim) -> String {
+    let network = sim.fleet.opennebula().unwrap().new_clusters().network;
+    let o = network.octets();
+    format!("{}.{}.{}.1", o[0], o[1], o[2])
+}
+
+/// `taloscope create` of lab (3+2, Talos v1.11.3) with `more`, timed in real and simulated time.
+async fn create_lab(sim: &Sim, provider: &str, more: &[&str]) {
+    let mut args = vec![
+        "create",
+        "--name",
+        "lab",
+        "--provider",
+        provider,
+        "--controlplanes",
+        "3",
+        "--workers",
+        "2",
+        "--talos",
+        "v1.11.3",
+        "--kubernetes",
+        KUBERNETES,
+        "--poll-ms",
+        "50",
+        "--yes",
+        "--confirm",
+        "lab",
+    ];
+    args.extend_from_slice(more);
+    let started = Instant::now();
+    let r = run(sim, &args).await;
+    let real = started.elapsed();
+    println!(
+        "create lab through {provider} {more:?}: {:.1} s real, {:.0} s simulated (time scale {TIME_SCALE})",
+        real.as_secs_f64(),
+        real.as_secs_f64() * TIME_SCALE
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+/// `taloscope status --context lab`: 5 nodes Ready, etcd 3/3 with a leader, kubelets on
+/// [`KUBERNETES`].
+async fn assert_lab_formed(sim: &Sim) {
+    let r = run(sim, &["status", "--context", "lab", "-o", "json"]).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let fleet: FleetStatus =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let [lab] = fleet.clusters.as_slice() else {
+        panic!("one cluster: {}", r.stdout);
+    };
+    assert_eq!(lab.name, "lab");
+    assert_eq!(lab.nodes.len(), 5, "{}", r.stdout);
+    for node in &lab.nodes {
+        assert!(node.ready && node.error.is_none(), "{node:?}");
+        assert_eq!(node.k8s_ready, Some(true), "{node:?}");
+        let kubelet = node.kubelet_version.as_deref().unwrap_or_default();
+        assert_eq!(kubelet.trim_start_matches('v'), KUBERNETES, "{}", node.name);
+    }
+    assert_eq!(
+        (lab.etcd.quorum.members, lab.etcd.quorum.healthy),
+        (3, 3),
+        "{}",
+        r.stdout
+    );
+    assert!(lab.etcd.leader().is_some(), "{}", r.stdout);
+}
+
+/// `taloscope delete --context lab`: no VM of lab left, no lab context, and backups of both files.
+async fn delete_lab(sim: &Sim, before: &[u64]) {
+    let args = [
+        "delete",
+        "--context",
+        "lab",
+        "--yes",
+        "--confirm",
+        "lab",
+        "--ack",
+        "this destroys the cluster and its data",
+    ];
+    let r = run(sim, &args).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(live_vms(sim).await, before, "{}", r.stdout);
+    let backups: Vec<&str> = r
+        .stdout
+        .split("backup ")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .collect();
+    for file in ["talosconfig", "kubeconfig"] {
+        let of_file: Vec<&&str> = backups
+            .iter()
+            .filter(|b| b.contains(&format!("{file}.taloscope-backup-")))
+            .collect();
+        assert!(!of_file.is_empty(), "a {file} backup in:\n{}", r.stdout);
+        for b in of_file {
+            assert!(Path::new(b).exists(), "backup {b}");
+        }
+    }
+    let contexts = run(sim, &["contexts", "-o", "json"]).await;
+    assert_eq!(contexts.code, 0, "{}", contexts.stderr);
+    assert!(!contexts.stdout.contains("\"lab\""), "{}", contexts.stdout);
+}
+
+async fn create_status_delete(provider: &str, more: &[&str]) {
+    let sim = start(scenario("healthy")).await;
+    let before = live_vms(&sim).await;
+    create_lab(&sim, provider, more).await;
+    assert_eq!(live_vms(&sim).await.len(), before.len() + 5);
+    assert_lab_formed(&sim).await;
+    delete_lab(&sim, &before).await;
+}
+
+#[tokio::test]
+async fn user_data_through_xmlrpc_forms_lab_and_delete_removes_it() {
+    let sim = start(scenario("healthy")).await;
+    let before = live_vms(&sim).await;
+    // The endpoint is the first control plane's address, known before the VMs exist.
+    let endpoint = first_control_plane(&sim);
+    let more = ["--deliver", "user-data", "--endpoint", &endpoint];
+    create_lab(&sim, "sim-opennebula", &more).await;
+    assert_eq!(live_vms(&sim).await.len(), before.len() + 5);
+    assert_lab_formed(&sim).await;
+    delete_lab(&sim, &before).await;
+}
+
+#[tokio::test]
+async fn maintenance_through_xmlrpc_forms_lab_and_delete_removes_it() {
+    create_status_delete("sim-opennebula", &["--deliver", "maintenance"]).await;
+}
+
+#[tokio::test]
+async fn maintenance_through_oneflow_forms_lab_and_delete_removes_it() {
+    create_status_delete("sim-oneflow", &["--deliver", "maintenance"]).await;
+}
