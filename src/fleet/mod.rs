@@ -4,6 +4,7 @@
 //! and Kubernetes APIs for the console and the commands alike, the health
 //! checklist a node's HealthCheck stream fills in, and certificate expiry.
 pub mod cert_expiry;
+pub mod client_checks;
 pub mod collect;
 pub mod health_check;
 pub mod kubernetes;
