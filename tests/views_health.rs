@@ -1,7 +1,8 @@
 //! Snapshots of the health checklist (`H`) while it runs, once every check passed, and failed
-//! on `cp2-down` (the etcd check naming cp-2), client-side for an `os:etcd:backup` role, and of the fleet row when a context's client
-//! certificate nears its end; at 80x24 and 200x50 in every mode. The reports carry times
-//! a fixed distance apart, so elapsed times are the same on every run.
+//! on `cp2-down` (the etcd check naming cp-2), client-side for an `os:etcd:backup` role, and
+//! of the fleet row when a context's client certificate nears its end; at 80x24 and 200x50
+//! in every mode. The reports carry times a fixed distance apart, so elapsed times are the
+//! same on every run.
 mod view_support;
 
 use std::time::{Duration, Instant};
