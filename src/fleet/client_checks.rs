@@ -25,24 +25,29 @@
 use super::status::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::{CheckState, HealthProgress};
 
+/// A check: `Ok`, or why it fails, nodes named by address.
+type Check = fn(&ClusterStatus) -> Result<(), String>;
+
+/// The checks, in upstream's order.
+const CHECKS: [(&str, Check); 6] = [
+    ("etcd to be healthy", etcd_healthy),
+    (
+        "etcd members to be control plane nodes",
+        etcd_on_control_planes,
+    ),
+    ("all k8s nodes to report", k8s_nodes_report),
+    ("all control plane components to be ready", components_ready),
+    ("all k8s nodes to report ready", k8s_nodes_ready),
+    ("all k8s nodes to report schedulable", k8s_nodes_schedulable),
+];
+
 /// The nodes the checks look at, then one `Check` per check the model answers, in upstream's
 /// order, each passing or failing with nodes named (addresses, which the checklist names).
 pub fn client_side_checks(status: &ClusterStatus) -> Vec<HealthProgress> {
     let nodes = status.nodes.iter().map(|n| n.address.clone()).collect();
-    let checks: [(&str, fn(&ClusterStatus) -> Result<(), String>); 6] = [
-        ("etcd to be healthy", etcd_healthy),
-        (
-            "etcd members to be control plane nodes",
-            etcd_on_control_planes,
-        ),
-        ("all k8s nodes to report", k8s_nodes_report),
-        ("all control plane components to be ready", components_ready),
-        ("all k8s nodes to report ready", k8s_nodes_ready),
-        ("all k8s nodes to report schedulable", k8s_nodes_schedulable),
-    ];
     let mut out = vec![HealthProgress::Discovered(nodes)];
     out.extend(
-        checks
+        CHECKS
             .into_iter()
             .map(|(name, check)| HealthProgress::Check {
                 name: name.to_string(),
