@@ -1,7 +1,8 @@
 //! Snapshots of the health checklist (`H`) while it runs, once every check passed, and failed
-//! on `cp2-down` (the etcd check naming cp-2), and of the fleet row when a context's client
-//! certificate nears its end; at 80x24 and 200x50 in every mode. The reports carry times
-//! a fixed distance apart, so elapsed times are the same on every run.
+//! on `cp2-down` (the etcd check naming cp-2), client-side for an `os:etcd:backup` role, and
+//! of the fleet row when a context's client certificate nears its end; at 80x24 and 200x50
+//! in every mode. The reports carry times a fixed distance apart, so elapsed times are the
+//! same on every run.
 mod view_support;
 
 use std::time::{Duration, Instant};
@@ -112,6 +113,28 @@ fn health_running() {
         text.contains("server-side HealthCheck on cp-1 (127.10.0.1): os:admin may call it"),
         "{text}"
     );
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn health_client_side_for_an_etcd_backup_role() {
+    let mut s = scenarios::state(&["cp2-down"]);
+    for live in s.fleet.clusters.values_mut() {
+        live.status.role = "os:etcd:backup".into();
+    }
+    update(&mut s, Action::OpenSelected);
+    let effects = update(&mut s, Action::OpenHealth);
+    assert!(effects.is_empty(), "no HealthCheck call: {effects:?}");
+    let text = screen_text_at(&s, 200, 50);
+    assert!(
+        text.contains(
+            "client-side checks (talosctl health --server=false): role os:etcd:backup may not \
+             call HealthCheck"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("etcd to be healthy"), "{text}");
+    assert!(text.contains("(cp-2)"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }
 

@@ -1,14 +1,15 @@
 //! The health checklist screen (`H`, `:health`): its state and pure update. Which cluster and
-//! run, the route the checks take (or why none), the checks as the node's stream fills them in
-//! with when each began and ended, and the verdict. The console runs the checks
+//! run, the path the checks take (or why none), the checks as the node's stream fills them in
+//! with when each began and ended, and the verdict. The console runs the server-side checks
 //! (`Effect::RunHealthCheck`) with the headless command's functions and reports through
-//! `AppEvent::Health`.
+//! `AppEvent::Health`; the client-side checks are evaluated here on the live model.
 use std::time::{Duration, Instant};
 
 use super::action::{Action, Effect};
 use super::state::{AppState, Message, Pane, Screen};
 use crate::discovery::Cluster;
-use crate::fleet::health_check::{CheckRoute, route};
+use crate::fleet::client_checks::client_side_checks;
+use crate::fleet::health_check::{CheckPath, CheckRoute, DEFAULT_WAIT, route};
 use crate::fleet::{CheckMark, HealthChecklist};
 use crate::talos::HealthProgress;
 
@@ -84,8 +85,8 @@ struct CheckTimes {
 pub struct HealthScreen {
     pub cluster: String,
     pub run: u64,
-    /// The route the checks take, or why they cannot run.
-    pub route: Result<CheckRoute, String>,
+    /// The path the checks take, or why they cannot run.
+    pub route: Result<CheckPath, String>,
     pub list: HealthChecklist,
     times: Vec<CheckTimes>,
     /// The previous run's check names: this run's pending rows.
@@ -268,15 +269,17 @@ fn start(state: &mut AppState, cluster: String, back: Screen) -> Vec<Effect> {
         HealthChecklist::new(&l.status)
     });
     let effect = match (&route, state.clusters.iter().find(|c| c.name == cluster)) {
-        (Ok(route), Some(c)) => Some(Effect::RunHealthCheck(Box::new(HealthRun {
-            cluster: c.clone(),
-            run,
-            route: route.clone(),
-        }))),
+        (Ok(CheckPath::Server(route)), Some(c)) => {
+            Some(Effect::RunHealthCheck(Box::new(HealthRun {
+                cluster: c.clone(),
+                run,
+                route: route.clone(),
+            })))
+        }
         _ => None,
     };
     state.health = Some(HealthScreen {
-        cluster,
+        cluster: cluster.clone(),
         run,
         route,
         list,
@@ -287,7 +290,41 @@ fn start(state: &mut AppState, cluster: String, back: Screen) -> Vec<Effect> {
         finished: false,
         back,
     });
+    on_status_change(state, &cluster);
     effect.into_iter().collect()
+}
+
+/// The cluster's model changed (or the screen opened): its client-side checks are evaluated
+/// again on it, as one round of talosctl's `--server=false` polling; they end when all pass,
+/// or failing at the headless command's default wait.
+pub fn on_status_change(state: &mut AppState, cluster: &str) {
+    let (Some(screen), Some(live), Some(at)) = (
+        state.health.as_mut(),
+        state.fleet.cluster(cluster),
+        state.now,
+    ) else {
+        return;
+    };
+    let client_side = matches!(screen.route, Ok(CheckPath::ClientSide { .. }));
+    if screen.cluster != cluster || !client_side || screen.finished {
+        return;
+    }
+    if screen.started.is_none() {
+        screen.fold(at, HealthNews::Started);
+    }
+    for progress in client_side_checks(&live.status) {
+        screen.fold(at, HealthNews::Progress(progress));
+    }
+    let all_passed = screen.list.checks.iter().all(|c| c.state == CheckMark::Ok);
+    let waited = screen
+        .started
+        .is_some_and(|s| at.duration_since(s) >= DEFAULT_WAIT);
+    if all_passed {
+        screen.fold(at, HealthNews::Finished(None));
+    } else if waited {
+        let why = format!("not every check passed within {DEFAULT_WAIT:?}");
+        screen.fold(at, HealthNews::Finished(Some(why)));
+    }
 }
 
 /// The keys of the checklist screen: `r` runs the checks again, Esc goes back.

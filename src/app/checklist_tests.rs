@@ -58,6 +58,9 @@ fn h_asks_the_first_answering_control_plane_and_says_why() {
     let [Effect::RunHealthCheck(run)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
+    let Some(Ok(CheckPath::Server(_))) = s.health.as_ref().map(|h| &h.route) else {
+        panic!("server-side");
+    };
     assert_eq!(run.route.name, "cp-2");
     assert_eq!(run.route.address, "127.10.0.2");
     assert_eq!(run.route.role, "os:reader");
@@ -69,14 +72,37 @@ fn h_asks_the_first_answering_control_plane_and_says_why() {
 }
 
 #[test]
-fn a_role_health_check_refuses_runs_nothing_and_says_so() {
+fn a_role_health_check_refuses_gets_client_side_checks_on_the_live_model() {
     let mut s = cluster_screen(status("os:etcd:backup"), Pane::Nodes);
-    assert!(update(&mut s, Action::OpenHealth).is_empty());
+    let t0 = Instant::now();
+    s.now = Some(t0);
+    assert!(
+        update(&mut s, Action::OpenHealth).is_empty(),
+        "no call is made"
+    );
     let screen = s.health.as_ref().expect("screen");
+    let Ok(path) = &screen.route else {
+        panic!("{:?}", screen.route)
+    };
+    assert_eq!(
+        path.why(),
+        "client-side checks (talosctl health --server=false): role os:etcd:backup may not call \
+         HealthCheck"
+    );
+    // No etcd member and no Kubernetes in the model: failing, retried, not decided yet.
+    assert!(screen.running());
+    assert_eq!(screen.lines()[0].phase, CheckPhase::Running);
+    assert_eq!(screen.lines()[0].message, "no etcd member answered");
+
+    // The model changes: the checks are evaluated again, and fail at the default wait.
+    s.now = Some(t0 + DEFAULT_WAIT);
+    on_status_change(&mut s, "lab");
+    let screen = s.health.as_ref().expect("screen");
+    assert!(screen.finished && !screen.list.healthy);
     let (phase, text) = screen.verdict();
     assert_eq!(phase, CheckPhase::Fail);
     assert!(
-        text.contains("role os:etcd:backup may not call ClusterService/HealthCheck"),
+        text.contains("etcd to be healthy: no etcd member answered"),
         "{text}"
     );
 }

@@ -216,6 +216,7 @@ fn on_event(state: &mut AppState, event: AppEvent) {
             upgrade::on_status_change(state, &cluster);
             super::update_provision_guards::on_status_change(state, &cluster);
             super::update_actions::on_status_change(state, &cluster);
+            super::checklist::on_status_change(state, &cluster);
         }
         AppEvent::Action(update) => super::update_actions::on_update(state, *update),
         AppEvent::Rollout(event) => {

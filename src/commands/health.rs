@@ -1,16 +1,23 @@
 //! `taloscope health`: the cluster's health checks as `talosctl health` runs them, on the
 //! server (`ClusterService/HealthCheck`, which the admin, operator and reader roles may call)
-//! of the first control plane that answers (`fleet::health_check::route`, as the console),
-//! printed as a checklist that fills in as checks pass; a failing check names its nodes. Exit 0 healthy, 1 not (or not asked), 2 usage.
+//! of the first control plane that answers, or client-side on the status `status` collects,
+//! re-collected every few seconds (`fleet::health_check::route` picks, as in the console),
+//! printed as a checklist that fills in as checks pass; a failing check names its nodes.
+//! Exit 0 healthy, 1 not (or not asked), 2 usage.
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code};
 use super::headless::{choose, observer_for, write_stdout};
 use crate::cli::{GlobalArgs, OutputFormat};
-use crate::fleet::health_check::{follow_health_check, route};
-use crate::fleet::{CheckMark, HealthCheckRow, HealthChecklist};
+use crate::fleet::client_checks::client_side_checks;
+use crate::fleet::health_check::{CheckPath, follow_health_check, route};
+use crate::fleet::{CheckMark, ClusterStatus, HealthCheckRow, HealthChecklist};
 use crate::talos::TalosClient;
+use crate::upgrade::observe::ClusterObserver;
+
+/// How often the client-side checks collect the cluster's status again.
+const CLIENT_SIDE_ROUND: Duration = Duration::from_secs(3);
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, timeout: Duration) -> ExitCode {
     exit_code(run_inner(global, output, timeout))
@@ -30,15 +37,25 @@ fn run_inner(
         let asked = route(&status).map_err(|why| Stop(EXIT_BLOCKED, why))?;
         let mut list = HealthChecklist::new(&status);
         let live = output == OutputFormat::Table;
-        if live {
-            write_stdout(&format!(
-                "asking {} ({}): {}\n",
-                asked.name,
-                asked.address,
-                asked.why()
-            ))?;
+        match &asked {
+            CheckPath::Server(node) => {
+                if live {
+                    write_stdout(&format!(
+                        "asking {} ({}): {}\n",
+                        node.name,
+                        node.address,
+                        asked.why()
+                    ))?;
+                }
+                follow_checks(&observer.talos, &node.address, timeout, &mut list, live).await?;
+            }
+            CheckPath::ClientSide { .. } => {
+                if live {
+                    write_stdout(&format!("{}\n", asked.why()))?;
+                }
+                watch_client_side(&observer, status, timeout, &mut list, live).await?;
+            }
         }
-        follow_checks(&observer.talos, &asked.address, timeout, &mut list, live).await?;
         Ok::<_, Stop>(list)
     })?;
     match output {
@@ -87,6 +104,47 @@ async fn follow_checks(
     .await?;
     list.finish(error);
     Ok(())
+}
+
+/// Evaluates the client-side checks on `status`, then on the status collected again every
+/// few seconds, until every check passes or `timeout`; `live` prints each check when it
+/// comes to pass.
+async fn watch_client_side(
+    observer: &ClusterObserver,
+    mut status: ClusterStatus,
+    timeout: Duration,
+    list: &mut HealthChecklist,
+    live: bool,
+) -> Result<(), Stop> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let passed: Vec<String> = list
+            .checks
+            .iter()
+            .filter(|c| c.state == CheckMark::Ok)
+            .map(|c| c.name.clone())
+            .collect();
+        for progress in client_side_checks(&status) {
+            let changed = list.apply(progress).map(|i| &list.checks[i]);
+            if let Some(row) = changed.filter(|r| r.state == CheckMark::Ok)
+                && live
+                && !passed.contains(&row.name)
+            {
+                write_stdout(&row_line(row))?;
+            }
+        }
+        if list.checks.iter().all(|c| c.state == CheckMark::Ok) {
+            list.finish(None);
+            return Ok(());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            list.finish(Some(format!("not every check passed within {timeout:?}")));
+            return Ok(());
+        }
+        tokio::time::sleep(left.min(CLIENT_SIDE_ROUND)).await;
+        status = observer.status().await;
+    }
 }
 
 /// A checklist line: `OK    <check>` or `FAIL  <check>: <reason>`.

@@ -1,5 +1,5 @@
-//! The cluster health checklist as it fills in: which node runs the checks and why there
-//! (`route`), the one loop that follows its `HealthCheck` stream (`follow_health_check`), and
+//! The cluster health checklist as it fills in: which path the checks take and why
+//! (`route`: a node's server-side stream, or the client-side checks), the one loop that follows its `HealthCheck` stream (`follow_health_check`), and
 //! the list those checks fill in, addresses named after the cluster's model. The command and
 //! the console take the same route and fold the same stream.
 use std::time::Duration;
@@ -37,11 +37,37 @@ impl CheckRoute {
     }
 }
 
-/// The node that runs the cluster's checks: the first control plane that answers, when the
-/// client's role (`status.role`, as the certificate carries it) may call HealthCheck.
-/// Client-side checks (talosctl's `--server=false`) are not built: a role HealthCheck refuses
-/// (`os:etcd:backup`) gets an error saying so.
-pub fn route(status: &ClusterStatus) -> Result<CheckRoute, String> {
+/// Which path the checks take, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckPath {
+    /// The server-side stream of one control plane, which the role may call.
+    Server(CheckRoute),
+    /// The checks the status model answers ([`super::client_checks`]), evaluated here, because
+    /// the role may not call HealthCheck.
+    ClientSide {
+        /// The role(s) held, worded: `role os:etcd:backup`, `no known role`.
+        held: String,
+    },
+}
+
+impl CheckPath {
+    /// Which path and why, in a few words.
+    pub fn why(&self) -> String {
+        match self {
+            CheckPath::Server(route) => route.why(),
+            CheckPath::ClientSide { held } => format!(
+                "client-side checks (talosctl health --server=false): {held} may not call \
+                 HealthCheck"
+            ),
+        }
+    }
+}
+
+/// The path of the cluster's checks: the server-side stream of the first control plane that
+/// answers when the client's role (`status.role`, as the certificate carries it) may call
+/// HealthCheck; otherwise (`os:etcd:backup`) the client-side checks, as talosctl's
+/// `--server=false`.
+pub fn route(status: &ClusterStatus) -> Result<CheckPath, String> {
     let roles: Vec<&str> = status
         .role
         .split(',')
@@ -55,22 +81,18 @@ pub fn route(status: &ClusterStatus) -> Result<CheckRoute, String> {
         } else {
             format!("role {}", roles.join(", "))
         };
-        return Err(format!(
-            "cluster {}: {held} may not call ClusterService/HealthCheck (os:admin, os:operator \
-             and os:reader may), and taloscope has no client-side checks; use a reader context",
-            status.name
-        ));
+        return Ok(CheckPath::ClientSide { held });
     };
     let node = status
         .nodes
         .iter()
         .find(|n| n.role == NodeRole::Controlplane && n.error.is_none())
         .ok_or_else(|| format!("cluster {}: no control plane node answers", status.name))?;
-    Ok(CheckRoute {
+    Ok(CheckPath::Server(CheckRoute {
         address: node.address.clone(),
         name: node.name.clone(),
         role: role.to_string(),
-    })
+    }))
 }
 
 /// Runs the checks on `node` for at most `wait` and hands each progress message to `each`

@@ -2,8 +2,10 @@
 //! `taloscope status --output json` prints and the console shows), quorum
 //! math, the one collector (`round`) that fills the model from the Talos
 //! and Kubernetes APIs for the console and the commands alike, the health
-//! checklist a node's HealthCheck stream fills in, and certificate expiry.
+//! checklist a node's HealthCheck stream (or the client-side checks) fills
+//! in, and certificate expiry.
 pub mod cert_expiry;
+pub mod client_checks;
 pub mod collect;
 pub mod health_check;
 pub mod kubernetes;

@@ -11,6 +11,7 @@ use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::checklist::{CheckLine, CheckPhase, HealthScreen, seconds};
 use crate::app::state::AppState;
+use crate::fleet::health_check::CheckPath;
 use crate::tui::Role;
 
 /// The widest the check name column gets; longer names are cut.
@@ -36,19 +37,20 @@ impl<'a> HealthPane<'a> {
         }
     }
 
-    /// `server-side HealthCheck on cp-1 (127.10.0.1): os:reader may call it`.
-    fn route_line(&self, screen: &HealthScreen, width: usize) -> Line<'static> {
+    /// `server-side HealthCheck on cp-1 (127.10.0.1): os:reader may call it`, or the
+    /// client-side path and why (wrapped: it is the one thing that says why).
+    fn route_line(&self, screen: &HealthScreen) -> Line<'static> {
         let s = &self.look.styles;
         let text = match &screen.route {
-            Ok(route) => format!(
+            Ok(CheckPath::Server(route)) => format!(
                 "server-side HealthCheck on {} ({}): {} may call it",
                 route.name, route.address, route.role
             ),
+            Ok(path) => path.why(),
             Err(_) => "no node asked".to_string(),
         };
-        let text = crate::printable::line(&text);
         Line::from(Span::styled(
-            fit(&text, width, self.look.glyphs.ellipsis),
+            crate::printable::line(&text),
             s.get(Role::Text),
         ))
     }
@@ -118,13 +120,17 @@ impl Widget for &HealthPane<'_> {
         let width = usize::from(inner.width);
         let verdict_line = self.verdict_line(screen);
         let verdict_rows = if verdict_line.width() > width { 2 } else { 1 };
+        let route_line = self.route_line(screen);
+        let route_rows = if route_line.width() > width { 2 } else { 1 };
         let [route, nodes, verdict, rows] = inner.layout(&Layout::vertical([
-            Constraint::Length(1),
+            Constraint::Length(route_rows),
             Constraint::Length(1),
             Constraint::Length(verdict_rows),
             Constraint::Fill(1),
         ]));
-        Paragraph::new(self.route_line(screen, width)).render(route, buf);
+        Paragraph::new(route_line)
+            .wrap(Wrap { trim: true })
+            .render(route, buf);
         Paragraph::new(self.nodes_line(screen, width)).render(nodes, buf);
         Paragraph::new(verdict_line)
             .wrap(Wrap { trim: true })
