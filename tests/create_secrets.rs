@@ -108,7 +108,11 @@ fn log_files(state: &Path) -> Vec<(String, String)> {
 fn assert_no_secret(secrets: &[Secret], place: &str, text: &str) {
     for s in secrets {
         for form in &s.forms {
-            assert!(!text.contains(form.as_str()), "{} appears in {place}", s.what);
+            assert!(
+                !text.contains(form.as_str()),
+                "{} appears in {place}",
+                s.what
+            );
         }
     }
 }
@@ -144,7 +148,10 @@ async fn no_secret_of_a_created_and_deleted_cluster_is_in_output_logs_audit_or_j
     .await;
     assert_eq!(create.code, 0, "{}{}", create.stdout, create.stderr);
     let bundle_path = state.join("clusters/lab.secrets.yaml");
-    let mode = std::fs::metadata(&bundle_path).expect("bundle").permissions().mode();
+    let mode = std::fs::metadata(&bundle_path)
+        .expect("bundle")
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o600, "{}", bundle_path.display());
     let bundle = SecretsBundle::from_yaml(&bundle_path).expect("the saved bundle");
     let secrets = secrets(&sim, &bundle);
@@ -190,7 +197,10 @@ async fn no_secret_of_a_created_and_deleted_cluster_is_in_output_logs_audit_or_j
         assert_no_secret(&secrets, file, text);
     }
     let audit = audit(&sim);
-    assert!(audit.contains("lab"), "the audit log has the create and delete");
+    assert!(
+        audit.contains("lab"),
+        "the audit log has the create and delete"
+    );
     assert_no_secret(&secrets, "the audit log", &audit);
     println!(
         "create, delete and the secrets check: {:.1} s",
