@@ -3,6 +3,7 @@
 //! through applying configs, and right after the Bootstrap request was journaled and answered —
 //! and run again each time. The sim saw exactly one Bootstrap, one set of VMs exists, and
 //! `taloscope status --context lab` shows every node Ready and etcd with a leader.
+mod create_common;
 mod provision_common;
 mod talos_common;
 
@@ -10,9 +11,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use create_common::{create_args, lab_status};
 use provision_common::{command, config_file, live_vms, state_dir};
 use talos_common::{Sim, TIME_SCALE, scenario, start, within};
-use taloscope::fleet::FleetStatus;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const CONTROL_PLANES: usize = 3;
@@ -44,31 +45,9 @@ const KILLS: [KillAt; 10] = [
     KillAt::Line("nodes Ready: done"),
 ];
 
-fn create_args() -> Vec<String> {
-    let counts = [CONTROL_PLANES.to_string(), WORKERS.to_string()];
-    let args = [
-        "create",
-        "--name",
-        "lab",
-        "--provider",
-        "sim-opennebula",
-        "--controlplanes",
-        &counts[0],
-        "--workers",
-        &counts[1],
-        "--talos",
-        "v1.11.3",
-        "--deliver",
-        "maintenance",
-        "--poll-ms",
-        "20",
-        "--phase-timeout",
-        "60",
-        "--yes",
-        "--confirm",
-        "lab",
-    ];
-    args.iter().map(|a| a.to_string()).collect()
+fn lab_args() -> Vec<String> {
+    let more = ["--deliver", "maintenance", "--phase-timeout", "60"];
+    create_args("sim-opennebula", CONTROL_PLANES, WORKERS, "v1.11.3", &more)
 }
 
 fn journal(sim: &Sim) -> PathBuf {
@@ -123,7 +102,7 @@ fn bootstraps(sim: &Sim) -> (usize, usize) {
 
 /// Runs `taloscope create` and kills it at `at`; the lines it printed.
 async fn run_and_kill(sim: &Sim, at: KillAt, vms_before: usize) -> Vec<String> {
-    let args = create_args();
+    let args = lab_args();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut child = command(sim, &config_file(sim), &args)
         .stdout(Stdio::piped())
@@ -163,22 +142,15 @@ async fn run_and_kill(sim: &Sim, at: KillAt, vms_before: usize) -> Vec<String> {
 /// `taloscope status --context lab`: every node Ready, etcd with every control plane and a
 /// leader.
 async fn assert_lab_formed(sim: &Sim) {
-    let args = ["status", "--context", "lab", "-o", "json"];
-    let r = provision_common::run(sim, &config_file(sim), &args).await;
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let fleet: FleetStatus =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
-    let [lab] = fleet.clusters.as_slice() else {
-        panic!("one cluster: {}", r.stdout);
-    };
-    assert_eq!(lab.nodes.len(), CONTROL_PLANES + WORKERS, "{}", r.stdout);
+    let (lab, shown) = lab_status(sim).await;
+    assert_eq!(lab.nodes.len(), CONTROL_PLANES + WORKERS, "{shown}");
     for node in &lab.nodes {
         assert!(node.ready && node.error.is_none(), "{node:?}");
         assert_eq!(node.k8s_ready, Some(true), "{node:?}");
     }
     let quorum = &lab.etcd.quorum;
-    assert_eq!((quorum.members, quorum.healthy), (3, 3), "{}", r.stdout);
-    assert!(lab.etcd.leader().is_some(), "{}", r.stdout);
+    assert_eq!((quorum.members, quorum.healthy), (3, 3), "{shown}");
+    assert!(lab.etcd.leader().is_some(), "{shown}");
 }
 
 #[tokio::test]
@@ -198,9 +170,7 @@ async fn killed_at_every_phase_and_resumed_sends_bootstrap_once_and_makes_one_se
         );
         assert!(bootstraps(&sim).1 <= 1, "after the kill at {at:?}");
     }
-    let args = create_args();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let last = provision_common::run(&sim, &config_file(&sim), &args).await;
+    let last = create_common::run(&sim, &lab_args()).await;
     assert_eq!(last.code, 0, "{}{}", last.stdout, last.stderr);
     assert!(
         last.stdout

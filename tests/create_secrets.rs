@@ -3,6 +3,7 @@
 //! secrets — the CA private keys, the service-account key, the bootstrap and trustd tokens, the
 //! secrets-at-rest key, the cluster secret, the admin client key — is in the commands' stdout
 //! or stderr, the log files, the audit log or the create journal. The saved bundle is 0600.
+mod create_common;
 mod provision_common;
 mod talos_common;
 
@@ -11,15 +12,16 @@ use std::path::Path;
 use std::time::Instant;
 
 use base64::Engine as _;
-use provision_common::{Run, audit, config_file, state_dir};
+use create_common::{DELETE_ARGS, create_args};
+use provision_common::{Run, audit, state_dir};
 use talos_common::{Sim, scenario, start};
 use taloscope::cluster_config::SecretsBundle;
 
 /// `taloscope ARGS` with trace logging, so every line a log could carry is written.
-async fn run(sim: &Sim, args: &[&str]) -> Run {
+async fn run(sim: &Sim, args: &[String]) -> Run {
     let mut args = args.to_vec();
-    args.extend_from_slice(&["--log-level", "trace"]);
-    provision_common::run(sim, &config_file(sim), &args).await
+    args.extend(["--log-level".to_string(), "trace".to_string()]);
+    create_common::run(sim, &args).await
 }
 
 /// A secret and the text forms it would leak in.
@@ -122,30 +124,8 @@ async fn no_secret_of_a_created_and_deleted_cluster_is_in_output_logs_audit_or_j
     let started = Instant::now();
     let sim = start(scenario("healthy")).await;
     let state = state_dir(&sim);
-    let create = run(
-        &sim,
-        &[
-            "create",
-            "--name",
-            "lab",
-            "--provider",
-            "sim-opennebula",
-            "--controlplanes",
-            "1",
-            "--workers",
-            "1",
-            "--talos",
-            "v1.11.3",
-            "--deliver",
-            "maintenance",
-            "--poll-ms",
-            "20",
-            "--yes",
-            "--confirm",
-            "lab",
-        ],
-    )
-    .await;
+    let more = ["--deliver", "maintenance"];
+    let create = run(&sim, &create_args("sim-opennebula", 1, 1, "v1.11.3", &more)).await;
     assert_eq!(create.code, 0, "{}{}", create.stdout, create.stderr);
     let bundle_path = state.join("clusters/lab.secrets.yaml");
     let mode = std::fs::metadata(&bundle_path)
@@ -168,20 +148,8 @@ async fn no_secret_of_a_created_and_deleted_cluster_is_in_output_logs_audit_or_j
     let journal = std::fs::read_to_string(state.join("clusters/lab.json")).expect("journal");
     assert_no_secret(&secrets, "the create journal", &journal);
 
-    let delete = run(
-        &sim,
-        &[
-            "delete",
-            "--context",
-            "lab",
-            "--yes",
-            "--confirm",
-            "lab",
-            "--ack",
-            "this destroys the cluster and its data",
-        ],
-    )
-    .await;
+    let delete_args: Vec<String> = DELETE_ARGS.iter().map(|a| a.to_string()).collect();
+    let delete = run(&sim, &delete_args).await;
     assert_eq!(delete.code, 0, "{}{}", delete.stdout, delete.stderr);
     for (name, r) in [("create", &create), ("delete", &delete)] {
         assert_no_secret(&secrets, &format!("{name}'s stdout"), &r.stdout);

@@ -4,15 +4,15 @@
 //! with the console), and the sim refuses what that Talos would refuse: a v1.12 config (with its
 //! HostnameConfig document) installed by v1.11. A full create of the oldest and newest minors
 //! forms a one-node cluster whose status shows it Ready on that version.
+mod create_common;
 mod provision_common;
 mod talos_common;
 
-use provision_common::config_file;
+use create_common::{create_args, lab_status};
 use talos_common::{scenario, start};
 use taloscope::cluster_config::{
     GenerateInput, MachineConfigs, NEWEST_GENERATED, OLDEST_GENERATED, SecretsBundle,
 };
-use taloscope::fleet::FleetStatus;
 use taloscope::versions::{
     KubeVersion, Minor, TalosVersion, known_kubernetes_releases, kubernetes_supported,
     latest_talos_release,
@@ -91,38 +91,13 @@ fn every_generated_version_loads_in_the_sim_and_a_newer_config_is_refused_by_an_
 async fn create_one_node(talos: &TalosVersion) {
     let sim = start(scenario("healthy")).await;
     let version = talos.to_string();
-    let args = [
-        "create",
-        "--name",
-        "lab",
-        "--provider",
-        "sim-opennebula",
-        "--controlplanes",
-        "1",
-        "--workers",
-        "0",
-        "--talos",
-        &version,
-        "--deliver",
-        "maintenance",
-        "--poll-ms",
-        "20",
-        "--yes",
-        "--confirm",
-        "lab",
-    ];
-    let r = provision_common::run(&sim, &config_file(&sim), &args).await;
+    let more = ["--deliver", "maintenance"];
+    let args = create_args("sim-opennebula", 1, 0, &version, &more);
+    let r = create_common::run(&sim, &args).await;
     assert_eq!(r.code, 0, "{version}: {}{}", r.stdout, r.stderr);
-    let status = ["status", "--context", "lab", "-o", "json"];
-    let r = provision_common::run(&sim, &config_file(&sim), &status).await;
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let fleet: FleetStatus =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
-    let [lab] = fleet.clusters.as_slice() else {
-        panic!("one cluster: {}", r.stdout);
-    };
+    let (lab, shown) = lab_status(&sim).await;
     let [node] = lab.nodes.as_slice() else {
-        panic!("one node: {}", r.stdout);
+        panic!("one node: {shown}");
     };
     assert!(node.ready && node.k8s_ready == Some(true), "{node:?}");
     assert_eq!(
@@ -130,7 +105,7 @@ async fn create_one_node(talos: &TalosVersion) {
         Some(version.as_str()),
         "{node:?}"
     );
-    assert!(lab.etcd.leader().is_some(), "{}", r.stdout);
+    assert!(lab.etcd.leader().is_some(), "{shown}");
 }
 
 #[tokio::test]
