@@ -2,15 +2,16 @@
 //! sim's own new-cluster templates (user-data and maintenance delivery) and through OneFlow, then
 //! `taloscope status --context lab` shows 5 nodes Ready, etcd 3/3 with a leader and kubelets on the
 //! chosen Kubernetes version; `taloscope delete` leaves no VM, no `lab` context and both backups.
+mod create_common;
 mod provision_common;
 mod talos_common;
 
 use std::path::Path;
 use std::time::Instant;
 
+use create_common::{DELETE_ARGS, create_args, lab_status};
 use provision_common::{config_file, live_vms};
 use talos_common::{Sim, TIME_SCALE, scenario, start};
-use taloscope::fleet::FleetStatus;
 
 /// The chosen Kubernetes version (not the Talos version's default, so the kubelets show it was
 /// carried through).
@@ -30,29 +31,11 @@ fn first_control_plane(sim: &Sim) -> String {
 
 /// `taloscope create` of lab (3+2, Talos v1.11.3) with `more`, timed in real and simulated time.
 async fn create_lab(sim: &Sim, provider: &str, more: &[&str]) {
-    let mut args = vec![
-        "create",
-        "--name",
-        "lab",
-        "--provider",
-        provider,
-        "--controlplanes",
-        "3",
-        "--workers",
-        "2",
-        "--talos",
-        "v1.11.3",
-        "--kubernetes",
-        KUBERNETES,
-        "--poll-ms",
-        "50",
-        "--yes",
-        "--confirm",
-        "lab",
-    ];
-    args.extend_from_slice(more);
+    let mut with_kubernetes = vec!["--kubernetes", KUBERNETES];
+    with_kubernetes.extend_from_slice(more);
+    let args = create_args(provider, 3, 2, "v1.11.3", &with_kubernetes);
     let started = Instant::now();
-    let r = run(sim, &args).await;
+    let r = create_common::run(sim, &args).await;
     let real = started.elapsed();
     println!(
         "create lab through {provider} {more:?}: {:.1} s real, {:.0} s simulated (time scale {TIME_SCALE})",
@@ -65,15 +48,8 @@ async fn create_lab(sim: &Sim, provider: &str, more: &[&str]) {
 /// `taloscope status --context lab`: 5 nodes Ready, etcd 3/3 with a leader, kubelets on
 /// [`KUBERNETES`].
 async fn assert_lab_formed(sim: &Sim) {
-    let r = run(sim, &["status", "--context", "lab", "-o", "json"]).await;
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let fleet: FleetStatus =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
-    let [lab] = fleet.clusters.as_slice() else {
-        panic!("one cluster: {}", r.stdout);
-    };
-    assert_eq!(lab.name, "lab");
-    assert_eq!(lab.nodes.len(), 5, "{}", r.stdout);
+    let (lab, shown) = lab_status(sim).await;
+    assert_eq!(lab.nodes.len(), 5, "{shown}");
     for node in &lab.nodes {
         assert!(node.ready && node.error.is_none(), "{node:?}");
         assert_eq!(node.k8s_ready, Some(true), "{node:?}");
@@ -83,25 +59,14 @@ async fn assert_lab_formed(sim: &Sim) {
     assert_eq!(
         (lab.etcd.quorum.members, lab.etcd.quorum.healthy),
         (3, 3),
-        "{}",
-        r.stdout
+        "{shown}"
     );
-    assert!(lab.etcd.leader().is_some(), "{}", r.stdout);
+    assert!(lab.etcd.leader().is_some(), "{shown}");
 }
 
 /// `taloscope delete --context lab`: no VM of lab left, no lab context, and backups of both files.
 async fn delete_lab(sim: &Sim, before: &[u64]) {
-    let args = [
-        "delete",
-        "--context",
-        "lab",
-        "--yes",
-        "--confirm",
-        "lab",
-        "--ack",
-        "this destroys the cluster and its data",
-    ];
-    let r = run(sim, &args).await;
+    let r = run(sim, &DELETE_ARGS).await;
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(live_vms(sim).await, before, "{}", r.stdout);
     let backups: Vec<&str> = r

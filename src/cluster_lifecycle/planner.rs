@@ -133,7 +133,8 @@ pub async fn plan_create(
     let (talos, kubernetes, kubernetes_defaulted) =
         versions(&request.talos, request.kubernetes.as_deref()).map_err(PlanError::Request)?;
     check_patches(&request.patches)?;
-    let (source, vms) = vm_source(provider, provider_config, request).await?;
+    let ours = resumed_vm_names(state_dir, &request.cluster);
+    let (source, vms) = vm_source(provider, provider_config, request, &ours).await?;
     let endpoint = match (&request.endpoint, &source) {
         (Some(a), _) => EndpointChoice::Given(a.clone()),
         (None, VmSource::Service { gateway: true, .. }) => EndpointChoice::Gateway,
@@ -159,11 +160,24 @@ pub async fn plan_create(
     })
 }
 
-/// The templates (and VM names, free at the provider) or the service template.
+/// The VM names the unfinished create journal of `cluster` planned: a run killed after asking
+/// for them may have made them, and they are this create's own, not taken (else the resumed
+/// run would plan other names, not find the VMs, and make a second set).
+fn resumed_vm_names(state_dir: &Path, cluster: &str) -> BTreeSet<String> {
+    // A journal that cannot be read is reported when the run claims it.
+    CreateJournal::read(state_dir, cluster)
+        .ok()
+        .flatten()
+        .map(|r| r.plan.vms.into_iter().map(|v| v.name).collect())
+        .unwrap_or_default()
+}
+
+/// The templates (and VM names, free at the provider or `ours`) or the service template.
 async fn vm_source(
     provider: &Provider,
     provider_config: &crate::config::ProviderConfig,
     request: &CreateRequest,
+    ours: &BTreeSet<String>,
 ) -> Result<(VmSource, Vec<PlannedVm>), PlanError> {
     match &provider.clients {
         ProviderClients::Templates(client) => {
@@ -176,7 +190,13 @@ async fn vm_source(
                     .unwrap_or_else(|| NameOrId::Name(default.to_string()));
                 found.push(find_template(client, &wanted).await?);
             }
-            let taken: BTreeSet<String> = client.vms().await?.into_iter().map(|v| v.name).collect();
+            let taken: BTreeSet<String> = client
+                .vms()
+                .await?
+                .into_iter()
+                .map(|v| v.name)
+                .filter(|name| !ours.contains(name))
+                .collect();
             let mut vms = Vec::new();
             for (role, count) in [
                 (MachineRole::Controlplane, request.controlplanes),

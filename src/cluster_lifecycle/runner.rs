@@ -361,77 +361,6 @@ impl<S: CreateSteps> CreateRunner<S> {
         ))
     }
 
-    /// Reads the VM's maintenance fingerprint, has it confirmed (or checks it against the one
-    /// confirmed before), then applies the config pinned to it.
-    async fn apply_to(&mut self, vm: &CreatedVm) -> Result<(), String> {
-        let steps = self.steps.clone();
-        let seen = self
-            .wait_for(CreatePhase::Configured, || {
-                let steps = steps.clone();
-                let vm = vm.clone();
-                async move {
-                    Ok(match steps.fingerprint(&vm).await {
-                        Ok(f) => Probe::Ready(f),
-                        Err(e) => Probe::NotYet(format!("{}: maintenance API: {e}", vm.name)),
-                    })
-                }
-            })
-            .await?;
-        let address = vm.ip.clone().unwrap_or_default();
-        match &vm.fingerprint {
-            Some(confirmed) if *confirmed != seen => {
-                return Err(format!(
-                    "{} ({address}) now shows certificate fingerprint {seen}, not the {confirmed} confirmed before: not applying the config",
-                    vm.name
-                ));
-            }
-            Some(_) => {}
-            None => {
-                self.confirm_fingerprint(vm, &address, &seen).await?;
-                self.journal
-                    .update(|r| {
-                        if let Some(v) = r.vms.iter_mut().find(|v| v.id == vm.id) {
-                            v.fingerprint = Some(seen.clone());
-                        }
-                    })
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-        self.steps.apply_config(vm, &seen).await?;
-        self.note(format!("{} ({address}): config applied", vm.name))
-            .await;
-        Ok(())
-    }
-
-    async fn confirm_fingerprint(
-        &self,
-        vm: &CreatedVm,
-        address: &str,
-        fingerprint: &str,
-    ) -> Result<(), String> {
-        let shown = format!(
-            "{} ({address}): maintenance certificate fingerprint {fingerprint}",
-            vm.name
-        );
-        self.note(shown).await;
-        let FingerprintPolicy::Ask(ask) = &self.fingerprints else {
-            return Ok(());
-        };
-        let (tx, rx) = oneshot::channel();
-        let question = FingerprintQuestion {
-            vm: vm.name.clone(),
-            address: address.to_string(),
-            fingerprint: fingerprint.to_string(),
-            answer: tx,
-        };
-        let refused = || format!("the fingerprint of {} was not confirmed", vm.name);
-        ask.send(question).await.map_err(|_| refused())?;
-        match rx.await {
-            Ok(true) => Ok(()),
-            _ => Err(refused()),
-        }
-    }
-
     async fn until_talos_answers(&self, phase: CreatePhase, vm: &CreatedVm) -> Result<(), String> {
         let steps = self.steps.clone();
         self.wait_for(phase, || {
@@ -577,6 +506,7 @@ impl<S: CreateSteps> CreateRunner<S> {
 }
 
 mod bootstrap;
+mod maintenance_apply;
 
 #[cfg(test)]
 #[path = "runner_tests.rs"]

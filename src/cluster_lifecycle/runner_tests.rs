@@ -19,6 +19,7 @@ struct World {
     create_calls: usize,
     bundles_generated: usize,
     applied: BTreeSet<u64>,
+    apply_calls: usize,
     bootstraps: usize,
     /// Bootstrap answers "not available yet" this many times first (CRI not up).
     not_available_yet: usize,
@@ -144,6 +145,7 @@ impl CreateSteps for Fake {
                 let mut w = self.world.lock().unwrap();
                 assert_eq!(fingerprint, w.fingerprint, "pinned to what is served");
                 w.applied.insert(vm.id);
+                w.apply_calls += 1;
             }
             self.maybe_hang("apply_config").await;
             Ok(())
@@ -342,6 +344,8 @@ async fn a_run_killed_at_any_phase_resumes_without_a_second_set_of_vms_or_bootst
         assert_eq!(w.create_calls, 5, "killed in {point}: VMs asked for");
         assert_eq!(w.bootstraps, 1, "killed in {point}: bootstraps");
         assert_eq!(w.bundles_generated, 1, "killed in {point}: bundles");
+        // A config an earlier run applied is not applied again (its Talos answers).
+        assert_eq!(w.apply_calls, 5, "killed in {point}: configs applied");
     }
 }
 
@@ -356,8 +360,10 @@ async fn a_changed_maintenance_fingerprint_after_a_kill_is_refused() {
     first.task.abort();
     let _ = first.task.await;
     {
+        // The config never reached the VM; another machine answers at its address.
         let mut w = w.lock().unwrap();
         w.hang_in = None;
+        w.applied.clear();
         w.fingerprint = "pin-B".into();
     }
     let second = start(dir.path(), &p, w.clone(), FingerprintPolicy::PinFirstSeen);

@@ -200,9 +200,22 @@ pub(crate) fn node_booted(core: &Arc<Core>, cluster: &Arc<ClusterState>, node: &
     }
 }
 
-/// `MachineService.Bootstrap` as v1alpha1_server.go `Bootstrap` checks it, in its order: CRI up
-/// (`IsBootstrapAllowed`), a control plane, then an empty etcd data directory.
+/// `MachineService.Bootstrap`, its answer recorded whatever it is (upstream logs "bootstrap
+/// request received" before any check: v1alpha1_server.go `Bootstrap`).
 pub(crate) fn bootstrap(core: &Arc<Core>, t: &Target) -> Result<(), Status> {
+    let answer = answer_bootstrap(core, t);
+    let code = answer
+        .as_ref()
+        .map_or_else(Status::code, |()| tonic::Code::Ok);
+    core.fleet
+        .record
+        .bootstrap_answered(t.cluster.name(), t.node.name(), code);
+    answer
+}
+
+/// Bootstrap as v1alpha1_server.go `Bootstrap` checks it, in its order: CRI up
+/// (`IsBootstrapAllowed`), a control plane, then an empty etcd data directory.
+fn answer_bootstrap(core: &Arc<Core>, t: &Target) -> Result<(), Status> {
     let status = t.node.status();
     let cri_up = status.up && !status.rebooting;
     if !cri_up {

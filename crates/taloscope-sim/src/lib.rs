@@ -40,7 +40,7 @@ pub mod state;
 
 pub use clock::SimClock;
 pub use injection::NoSuchNode;
-pub use record::{FileRead, MutatingCall, UpgradeWindow};
+pub use record::{BootstrapRequest, FileRead, MutatingCall, UpgradeWindow};
 pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
 pub use state::{
     ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,

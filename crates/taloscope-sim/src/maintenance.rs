@@ -135,10 +135,18 @@ fn apply(
         )));
     }
     let text = String::from_utf8_lossy(&req.data);
-    if read_user_data(&text, None).is_none() {
-        return Err(Status::unknown(
-            "failed to parse config: not a Talos v1alpha1 machine config (no machine.type)",
-        ));
+    // server.go: `configloader.NewFromBytes` fails the call before anything is applied.
+    match read_user_data(&text, None) {
+        None => {
+            return Err(Status::unknown(
+                "failed to parse config: not a Talos v1alpha1 machine config (no machine.type)",
+            ));
+        }
+        Some(boots) => {
+            if let Some(e) = boots.load_error {
+                return Err(Status::unknown(format!("failed to parse config: {e}")));
+            }
+        }
     }
     let mut message = ApplyConfiguration::default();
     if req.dry_run {

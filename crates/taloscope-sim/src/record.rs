@@ -1,7 +1,8 @@
 //! The sim's own record of what clients did to it: every mutating call each node accepted, and
 //! each node's upgrade window (from the accepted upgrade call to the node running again), so
 //! tests assert from the sim's side (e.g. never two control planes upgrading at once); and the
-//! files clients read (the boot id before and after a reboot).
+//! files clients read (the boot id before and after a reboot); and every `Bootstrap` request a
+//! node answered, whatever the answer (a second one must never be sent).
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -60,11 +61,22 @@ pub struct FileRead {
     pub at: Instant,
 }
 
+/// A `MachineService.Bootstrap` request a node answered, with the answer's code (`Ok` when
+/// it was accepted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BootstrapRequest {
+    pub cluster: String,
+    pub node: String,
+    pub answer: tonic::Code,
+    pub at: Instant,
+}
+
 #[derive(Default)]
 struct RecordInner {
     calls: Vec<MutatingCall>,
     windows: Vec<UpgradeWindow>,
     reads: Vec<FileRead>,
+    bootstraps: Vec<BootstrapRequest>,
 }
 
 /// Shared by every node's handlers.
@@ -126,6 +138,19 @@ impl SimRecord {
             boot,
             at: Instant::now(),
         });
+    }
+
+    pub(crate) fn bootstrap_answered(&self, cluster: &str, node: &str, answer: tonic::Code) {
+        self.lock().bootstraps.push(BootstrapRequest {
+            cluster: cluster.to_string(),
+            node: node.to_string(),
+            answer,
+            at: Instant::now(),
+        });
+    }
+
+    pub(crate) fn bootstrap_requests(&self) -> Vec<BootstrapRequest> {
+        self.lock().bootstraps.clone()
     }
 
     pub(crate) fn reads(&self) -> Vec<FileRead> {

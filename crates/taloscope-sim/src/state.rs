@@ -14,7 +14,7 @@ use super::formation::Formation;
 use super::growth::{GrowList, NodeList};
 use super::injection::InjectedFaults;
 pub use super::kube_components::{ComponentStatus, NodeKubernetes};
-use super::record::{FileRead, MutatingCall, SimRecord, UpgradeWindow};
+use super::record::{BootstrapRequest, FileRead, MutatingCall, SimRecord, UpgradeWindow};
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -374,6 +374,11 @@ impl FleetState {
     /// Every mutating call the nodes accepted, in order.
     pub fn mutating_calls(&self) -> Vec<MutatingCall> {
         self.record.calls()
+    }
+
+    /// Every `Bootstrap` request a node answered (accepted or refused), in order.
+    pub fn bootstrap_requests(&self) -> Vec<BootstrapRequest> {
+        self.record.bootstrap_requests()
     }
 
     /// Every file the nodes served through `MachineService.Read`, in order.

@@ -21,6 +21,36 @@ pub(crate) struct BootsAs {
     /// The CAs and token the config carries (`machine.ca`, `cluster.ca`, `cluster.etcd.ca`,
     /// `machine.token`); a worker's config carries the CA certificates without their keys.
     pub secrets: ConfigSecrets,
+    /// Why the Talos the config installs refuses to load it (a document its version does not
+    /// know: config_documents.rs); the lab boots the image of the version it installs.
+    pub load_error: Option<String>,
+}
+
+/// What the sim read from a machine config, for tests that feed it configs made elsewhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadedConfig {
+    pub role: NodeRole,
+    pub cluster_name: Option<String>,
+    pub endpoint: Option<String>,
+    pub talos_version: Option<String>,
+    pub kubernetes_version: Option<String>,
+}
+
+/// Loads a machine config as a VM of the sim would (plain text, as applied in maintenance
+/// mode): what it says, or why the Talos it installs refuses it.
+pub fn load_machine_config(text: &str) -> Result<LoadedConfig, String> {
+    let boots = read_user_data(text, None)
+        .ok_or("not a Talos v1alpha1 machine config (no machine.type)")?;
+    if let Some(e) = boots.load_error {
+        return Err(e);
+    }
+    Ok(LoadedConfig {
+        role: boots.role,
+        cluster_name: boots.cluster_name,
+        endpoint: boots.endpoint,
+        talos_version: boots.talos_version,
+        kubernetes_version: boots.kubernetes_version,
+    })
 }
 
 /// A certificate and its key, PEM (decoded from the config's base64); either may be empty.
@@ -155,13 +185,15 @@ pub(crate) fn read_user_data(user_data: &str, encoding: Option<&str>) -> Option<
         cluster_ca: pem_pair(ca),
         etcd_ca: pem_pair(etcd.and_then(|e| e.ca)),
     };
+    let talos_version = tag(machine.install);
     Some(BootsAs {
+        load_error: super::config_documents::check(&text, talos_version.as_deref()).err(),
+        talos_version,
         secrets,
         role,
         endpoint: control_plane.and_then(|c| c.endpoint),
         cluster_name,
         hostname: machine.network.and_then(|n| n.hostname),
-        talos_version: tag(machine.install),
         kubernetes_version: tag(machine.kubelet),
     })
 }

@@ -3,7 +3,9 @@
 //! per sim cluster (and for new clusters), and VMs that boot into the Talos sim as new nodes or
 //! form new clusters. `OneSim::start` runs both.
 mod cloud;
+mod config_documents;
 pub(crate) mod machine_config;
+pub use machine_config::{LoadedConfig, load_machine_config};
 mod oneflow;
 pub(crate) mod provider;
 mod rpc;

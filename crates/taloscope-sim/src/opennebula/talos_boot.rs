@@ -94,6 +94,12 @@ pub(crate) async fn boot_image(cloud: Arc<OneCloud>, boot: ImageBoot) {
             None => return,
         },
     };
+    // machined loads the config before it installs (v1alpha1_sequencer.go `Initialize`); a
+    // config it cannot load stops the boot there.
+    if let Some(e) = &config.load_error {
+        cloud.boot_failed(boot.vm, format!("failed to load the machine config: {e}"));
+        return;
+    }
     // Install (the installer image is pulled, the disk written), then reboot into it.
     let install = DEFAULT_IMAGE_PULL_MS as f64 / 1000.0 + INSTALL_WRITE_SECONDS;
     cloud.clock.sleep(install).await;

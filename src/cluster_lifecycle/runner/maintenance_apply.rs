@@ -1,0 +1,100 @@
+//! The maintenance-delivery half of a create run's Configured phase: the VM's certificate
+//! fingerprint read, confirmed (or checked against the one confirmed before) and the config
+//! applied pinned to it; a VM an earlier, killed run already configured is recognised.
+use tokio::sync::oneshot;
+
+use super::super::journal::CreatedVm;
+use super::super::progress::CreatePhase;
+use super::super::steps::CreateSteps;
+use super::{CreateRunner, FingerprintPolicy, FingerprintQuestion, Probe};
+
+impl<S: CreateSteps> CreateRunner<S> {
+    /// Reads the VM's maintenance fingerprint, has it confirmed (or checks it against the one
+    /// confirmed before), then applies the config pinned to it. A VM whose fingerprint an
+    /// earlier run confirmed may have been given its config before that run was killed: once
+    /// its Talos answers with the cluster's credentials it is configured, and its maintenance
+    /// API is gone for good (it installed and rebooted).
+    pub(super) async fn apply_to(&mut self, vm: &CreatedVm) -> Result<(), String> {
+        let steps = self.steps.clone();
+        let earlier = vm.fingerprint.is_some();
+        let seen = self
+            .wait_for(CreatePhase::Configured, || {
+                let steps = steps.clone();
+                let vm = vm.clone();
+                async move {
+                    if earlier && steps.talos_answers(&vm).await == Ok(true) {
+                        return Ok(Probe::Ready(None));
+                    }
+                    Ok(match steps.fingerprint(&vm).await {
+                        Ok(f) => Probe::Ready(Some(f)),
+                        Err(e) => Probe::NotYet(format!("{}: maintenance API: {e}", vm.name)),
+                    })
+                }
+            })
+            .await?;
+        let address = vm.ip.clone().unwrap_or_default();
+        let Some(seen) = seen else {
+            self.note(format!(
+                "{} ({address}): configured by an earlier run (its Talos answers with the cluster's credentials)",
+                vm.name
+            ))
+            .await;
+            return Ok(());
+        };
+        match &vm.fingerprint {
+            Some(confirmed) if *confirmed != seen => {
+                if self.steps.talos_answers(vm).await == Ok(true) {
+                    return Ok(());
+                }
+                return Err(format!(
+                    "{} ({address}) now shows certificate fingerprint {seen}, not the {confirmed} confirmed before: not applying the config",
+                    vm.name
+                ));
+            }
+            Some(_) => {}
+            None => {
+                self.confirm_fingerprint(vm, &address, &seen).await?;
+                self.journal
+                    .update(|r| {
+                        if let Some(v) = r.vms.iter_mut().find(|v| v.id == vm.id) {
+                            v.fingerprint = Some(seen.clone());
+                        }
+                    })
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        self.steps.apply_config(vm, &seen).await?;
+        self.note(format!("{} ({address}): config applied", vm.name))
+            .await;
+        Ok(())
+    }
+
+    async fn confirm_fingerprint(
+        &self,
+        vm: &CreatedVm,
+        address: &str,
+        fingerprint: &str,
+    ) -> Result<(), String> {
+        let shown = format!(
+            "{} ({address}): maintenance certificate fingerprint {fingerprint}",
+            vm.name
+        );
+        self.note(shown).await;
+        let FingerprintPolicy::Ask(ask) = &self.fingerprints else {
+            return Ok(());
+        };
+        let (tx, rx) = oneshot::channel();
+        let question = FingerprintQuestion {
+            vm: vm.name.clone(),
+            address: address.to_string(),
+            fingerprint: fingerprint.to_string(),
+            answer: tx,
+        };
+        let refused = || format!("the fingerprint of {} was not confirmed", vm.name);
+        ask.send(question).await.map_err(|_| refused())?;
+        match rx.await {
+            Ok(true) => Ok(()),
+            _ => Err(refused()),
+        }
+    }
+}
