@@ -3,11 +3,11 @@
 //! certificates, tokens and proxy-url as kubectl does them), with per-call timeouts.
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use reqwest::Method;
 use serde::Deserialize;
 
+use super::api_objects::{Node, Pod};
 use super::removed_apis::{self, RemovedApiCount};
 use super::rest::{Body, CallError, Rest};
 use super::types::{CORDONED_BY_ANNOTATION, ControlPlaneComponent, KubeNode, image_tag};

@@ -1,7 +1,7 @@
 //! DaemonSets of the bootstrap manifests (kube-proxy): their image and rollout, and the image
 //! patch `talosctl upgrade-k8s` applies itself, since Talos only creates missing manifests and
 //! never updates an existing object (internal/app/machined/pkg/controllers/k8s/manifest_apply.go).
-use k8s_openapi::api::apps::v1::DaemonSet;
+use super::api_objects::DaemonSet;
 use reqwest::Method;
 
 use super::client::{KubeClient, KubeError};

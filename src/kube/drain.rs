@@ -4,7 +4,7 @@
 //! the evicted pods are gone — all within a drain timeout.
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::Pod;
+use super::api_objects::Pod;
 use reqwest::Method;
 
 use super::client::{Items, KubeClient, KubeError};

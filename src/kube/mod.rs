@@ -2,6 +2,7 @@
 //! version, control-plane static pods, kube-proxy, cordons, drains and disruption budgets, the removed-API
 //! check, Leases and the Cluster API objects of a management cluster. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
+mod api_objects;
 pub mod capi;
 mod capi_model;
 mod client;

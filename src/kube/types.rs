@@ -1,6 +1,6 @@
 //! Typed Kubernetes facts in the operator's words, decoded from k8s-openapi
 //! objects, and the matching of Kubernetes nodes to Talos nodes.
-use k8s_openapi::api::core::v1::{Node, Pod};
+use super::api_objects::{Node, Pod};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -155,6 +155,12 @@ impl PtySession {
         rss_of(pid, "VmRSS:")
     }
 
+    /// One of the child's /proc status sizes in KiB, by its key (`RssAnon:`, `RssFile:`...).
+    pub fn status_kib(&self, key: &str) -> Option<u64> {
+        let pid = self.child.process_id()?;
+        rss_of(pid, key)
+    }
+
     /// The child's peak resident set size in KiB (VmHWM).
     pub fn peak_rss_kib(&self) -> Option<u64> {
         let pid = self.child.process_id()?;
