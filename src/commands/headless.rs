@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::upgrade_output::{outcome_line, stamped};
-use crate::approval::{ApprovedAction, AuditLog, Dispatcher, MutatingAction};
+use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::clock::{Zone, unix_now};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
@@ -26,6 +26,7 @@ use crate::upgrade::{
 };
 use crate::versions::Version;
 
+pub(super) use super::exit::refuse;
 pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
 use super::exit::{exit_code_as, json_line, json_line_at, print_line};
 
@@ -347,15 +348,9 @@ pub(super) fn approve(
     action: MutatingAction,
     confirm: Option<&str>,
 ) -> Result<(Dispatcher, ApprovedAction), Stop> {
-    let dispatcher = Dispatcher::new(global.readonly, AuditLog::new(chosen.paths.audit_log()));
+    let dispatcher = super::exit::dispatcher(global, &chosen.paths);
     let approved = super::exit::approve(&dispatcher, action, confirm)?;
     Ok((dispatcher, approved))
-}
-
-/// Records in the audit log that the plan's guards refused the approved run; the stop says so.
-pub(super) fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &str) -> Stop {
-    let _ = dispatcher.finished(approved, Err("refused by its guards".into()));
-    Stop(EXIT_BLOCKED, format!("refused: a guard blocks the {what}"))
 }
 
 /// Says on stderr which step a resumed run starts from (`unit` is "node" or "step").
