@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
+use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
 use crate::clock::{Zone, unix_now};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
-    CreateFacts, CreateJournal, CreateOptions, CreatePlan, CreateRequest, CreateRunner, Delivery,
+    CreateFacts, CreateJournal, CreateOptions, CreateRequest, CreateRunner, Delivery,
     FingerprintPolicy, LifecycleEvent, PatchFiles, PlanError, ProviderSteps, RunSummary,
     create_guards, plan_create,
 };
@@ -24,8 +24,8 @@ use crate::paths::Paths;
 use crate::provision::connect;
 
 use super::exit::{
-    EXIT_BLOCKED, Gated, GatedPlan, Stop, dispatcher, exit_code_as, json_line_at,
-    plan_then_approve, print_line, run_flags, usage,
+    EXIT_BLOCKED, Stop, dispatcher, exit_code_as, json_line_at, plan_then_approve, print_line,
+    run_flags, usage,
 };
 use super::upgrade_output::stamped;
 
@@ -162,11 +162,10 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
     });
     let d = dispatcher(global, paths);
     let flags = run_flags!(args);
-    let (approved, files) =
-        match plan_then_approve(&d, &plan, &guards, &flags, || operator_files(sources))? {
-            Gated::PlanShown => return Ok(()),
-            Gated::Approved(approved, files) => (approved, files),
-        };
+    let ready = || operator_files(sources);
+    let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
+        return Ok(());
+    };
     let journal = CreateJournal::claim(&paths.state_dir, &plan).map_err(|e| {
         let _ = d.finished(&approved, Err(e.to_string()));
         Stop(EXIT_BLOCKED, e.to_string())
@@ -220,18 +219,5 @@ pub(super) fn event_line(event: &LifecycleEvent, output: OutputFormat, at: (Zone
             LifecycleEvent::Note { text } => json_line_at("note", text, at),
             LifecycleEvent::Finished { summary } => json_line_at("finished", summary, at),
         },
-    }
-}
-
-impl GatedPlan for CreatePlan {
-    const WHAT: &'static str = "create";
-    fn cluster(&self) -> &str {
-        &self.cluster
-    }
-    fn table(&self) -> String {
-        CreatePlan::table(self)
-    }
-    fn action(&self) -> MutatingAction {
-        CreatePlan::action(self)
     }
 }

@@ -8,19 +8,15 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::approval::MutatingAction;
 use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
-    CreateJournal, DeleteInputs, DeletePlan, KnownVm, ProviderDelete, delete_guards, plan_delete,
-    run_delete,
+    CreateJournal, DeleteInputs, KnownVm, ProviderDelete, delete_guards, plan_delete, run_delete,
 };
 use crate::discovery::{Discovery, Sources};
 use crate::provision::{Provider, connect};
 
 use super::create::{Setup, finish, operator_files, setup};
-use super::exit::{
-    Gated, GatedPlan, Stop, dispatcher, exit_code_as, plan_then_approve, run_flags, usage,
-};
+use super::exit::{Stop, dispatcher, exit_code_as, plan_then_approve, run_flags, usage};
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
@@ -103,11 +99,10 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     let guards = delete_guards(&plan);
     let d = dispatcher(global, paths);
     let flags = run_flags!(args);
-    let (approved, files) =
-        match plan_then_approve(&d, &plan, &guards, &flags, || operator_files(sources))? {
-            Gated::PlanShown => return Ok(()),
-            Gated::Approved(approved, files) => (approved, files),
-        };
+    let ready = || operator_files(sources);
+    let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
+        return Ok(());
+    };
     let steps = ProviderDelete { provider, files };
     let (tx, rx) = mpsc::channel(64);
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
@@ -146,28 +141,7 @@ async fn rollout_holder(
             return None;
         }
     };
-    match kube.read_rollout_lease().await {
-        Ok(info) => info.filter(|i| !i.expired).map(|i| i.holder.clone()),
-        Err(e) => {
-            eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
-            None
-        }
-    }
-}
-
-impl GatedPlan for DeletePlan {
-    const WHAT: &'static str = "delete";
-    fn cluster(&self) -> &str {
-        &self.cluster
-    }
-    fn table(&self) -> String {
-        DeletePlan::table(self)
-    }
-    fn action(&self) -> MutatingAction {
-        DeletePlan::action(self)
-    }
-    fn run_flags(&self) -> String {
-        let ack = crate::cluster_lifecycle::DESTROYS_ACK;
-        format!("--yes --confirm {} --ack {ack:?}", self.cluster)
-    }
+    super::headless::live_rollout_lease(&kube)
+        .await
+        .map(|i| i.holder.clone())
 }

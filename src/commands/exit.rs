@@ -147,35 +147,51 @@ pub(super) use run_flags;
 pub(super) trait GatedPlan: serde::Serialize {
     /// The verb of the hint and the refusal: "provision", "create", "delete".
     const WHAT: &'static str;
+    /// The `--ack` every run of it needs, named in the "nothing done" hint.
+    const ALWAYS_ACK: Option<&'static str>;
     fn cluster(&self) -> &str;
     fn table(&self) -> String;
     fn action(&self) -> MutatingAction;
-    /// The flags that run it, as the "nothing done" hint names them.
-    fn run_flags(&self) -> String {
-        format!("--yes --confirm {}", self.cluster())
-    }
 }
 
-/// How the gate let a run through.
-pub(super) enum Gated<R> {
-    /// `--plan` (no `--yes`): the plan was printed and no guard blocks; nothing more to do.
-    PlanShown,
-    /// `--yes`: approved, with what the run needed ready before approval.
-    Approved(ApprovedAction, R),
+/// The [`GatedPlan`] of a plan type with a `cluster` field and `table` and `action` methods.
+macro_rules! gated_plan {
+    ($plan:ty, $what:literal, $ack:expr) => {
+        impl GatedPlan for $plan {
+            const WHAT: &'static str = $what;
+            const ALWAYS_ACK: Option<&'static str> = $ack;
+            fn cluster(&self) -> &str {
+                &self.cluster
+            }
+            fn table(&self) -> String {
+                <$plan>::table(self)
+            }
+            fn action(&self) -> MutatingAction {
+                <$plan>::action(self)
+            }
+        }
+    };
 }
+gated_plan!(crate::provision::ProvisionPlan, "provision", None);
+gated_plan!(crate::cluster_lifecycle::CreatePlan, "create", None);
+gated_plan!(
+    crate::cluster_lifecycle::DeletePlan,
+    "delete",
+    Some(crate::cluster_lifecycle::DESTROYS_ACK)
+);
 
 /// The plan-and-approve gate of provision, create and delete. Without `--yes` the plan and its
 /// guards are printed: `--plan` ends there (exit 1 when a guard blocks), else the stop says
 /// how to run it. With `--yes`: `ready` (what the run needs, checked before anything is
 /// asked), then the dispatcher's approval, the plan printed for table output, and a refusal
-/// (audited) when a guard blocks.
+/// (audited) when a guard blocks. `None`: `--plan` printed it, no guard blocks, nothing to run.
 pub(super) fn plan_then_approve<P: GatedPlan, R>(
     dispatcher: &Dispatcher,
     plan: &P,
     guards: &[Guard],
     flags: &RunFlags,
     ready: impl FnOnce() -> Result<R, Stop>,
-) -> Result<Gated<R>, Stop> {
+) -> Result<Option<(ApprovedAction, R)>, Stop> {
     let blocked = blocking(guards, flags.acks);
     let json = flags.output == OutputFormat::Json;
     let shown = guarded_plan(
@@ -190,13 +206,16 @@ pub(super) fn plan_then_approve<P: GatedPlan, R>(
     if !flags.yes {
         print_line(shown.trim_end());
         return match (flags.plan, blocked) {
-            (true, false) => Ok(Gated::PlanShown),
+            (true, false) => Ok(None),
             (true, true) => Err(Stop(EXIT_BLOCKED, String::new())),
-            (false, _) => Err(usage(format!(
-                "nothing done: add {} to {}, or --plan to only plan",
-                plan.run_flags(),
-                P::WHAT
-            ))),
+            (false, _) => {
+                let ack = P::ALWAYS_ACK.map_or(String::new(), |a| format!(" --ack {a:?}"));
+                Err(usage(format!(
+                    "nothing done: add --yes --confirm {}{ack} to {}, or --plan to only plan",
+                    plan.cluster(),
+                    P::WHAT
+                )))
+            }
         };
     }
     let ready = ready()?;
@@ -207,5 +226,5 @@ pub(super) fn plan_then_approve<P: GatedPlan, R>(
     if blocked {
         return Err(refuse(dispatcher, &approved, P::WHAT));
     }
-    Ok(Gated::Approved(approved, ready))
+    Ok(Some((approved, ready)))
 }

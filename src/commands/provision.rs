@@ -13,8 +13,8 @@ use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::discovery::{Cluster, Discovery};
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
-    GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionPlan, ProvisionRunner,
-    RunnerOptions, connect, plan, terminate,
+    GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
+    connect, plan, terminate,
 };
 
 use super::upgrade_output::stamped;
@@ -22,9 +22,10 @@ use crate::clock::{Zone, unix_now};
 
 use super::create::{Setup, setup};
 use super::exit::{
-    EXIT_BLOCKED, Gated, GatedPlan, Stop, approve, dispatcher, exit_code_as, json_line,
-    json_line_at, plan_then_approve, print_line, run_flags, usage,
+    EXIT_BLOCKED, Stop, approve, dispatcher, exit_code_as, json_line, json_line_at,
+    plan_then_approve, print_line, run_flags, usage,
 };
+use super::headless::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
@@ -44,17 +45,7 @@ fn config_stop(e: impl std::fmt::Display) -> Stop {
 /// The cluster named by --context: its name, or any of its contexts, which it then uses.
 fn find_cluster(discovery: &Discovery, wanted: Option<&str>) -> Result<Cluster, Stop> {
     let name = wanted.ok_or_else(|| config_stop("provision needs --context CLUSTER"))?;
-    let cluster = discovery.select(name).ok_or_else(|| {
-        config_stop(format!(
-            "no cluster or context named {name:?}; `taloscope contexts` lists them"
-        ))
-    })?;
-    if cluster.talos.is_none() {
-        return Err(config_stop(format!(
-            "cluster {name:?} has no talosconfig context; following new nodes needs the Talos API"
-        )));
-    }
-    Ok(cluster)
+    select(discovery, name, "following new nodes needs the Talos API")
 }
 
 async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Result<(), Stop> {
@@ -127,9 +118,8 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     let guards = check_guards(&plan, &inputs, &checks).await;
     let d = dispatcher(global, paths);
     let flags = run_flags!(args);
-    let approved = match plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? {
-        Gated::PlanShown => return Ok(()),
-        Gated::Approved(approved, ()) => approved,
+    let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
+        return Ok(());
     };
 
     let (tx, mut rx) = mpsc::channel(64);
@@ -168,20 +158,6 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         eprintln!("taloscope: warning: {e}");
     }
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
-}
-
-/// The plan and its GUARDS section (the same table form as `upgrade --plan`), or the JSON.
-impl GatedPlan for ProvisionPlan {
-    const WHAT: &'static str = "provision";
-    fn cluster(&self) -> &str {
-        &self.cluster
-    }
-    fn table(&self) -> String {
-        ProvisionPlan::table(self)
-    }
-    fn action(&self) -> MutatingAction {
-        ProvisionPlan::action(self)
-    }
 }
 
 #[cfg(test)]
