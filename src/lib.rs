@@ -23,7 +23,8 @@
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
 //!   the resumable create runner and its journal, the delete runner.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
-//!   and Kubernetes upgrades and of new VMs.
+//!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
+//!   rollout Lease (fleet's), so one run changes a cluster at a time.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the
