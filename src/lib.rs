@@ -23,7 +23,8 @@
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
 //!   the resumable create runner and its journal, the delete runner.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
-//!   and Kubernetes upgrades and of new VMs.
+//!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
+//!   rollout Lease (fleet's), so one run changes a cluster at a time.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the
@@ -47,15 +48,17 @@
 //!   (`user@host/pid-start`) and whether that process is still alive.
 //! - `proto`, `clock`, `paths`, `config`: generated Talos API types; the wall
 //!   clock and dates; where taloscope's files live; its config file.
-//! - `bounded`, `printable`, `natural`: the floor: reading operator-named files
-//!   only when regular and under a size cap; text from elsewhere made safe to
-//!   print; the natural order of names (`w-2` before `w-10`).
+//! - `bounded`, `printable`, `natural`, `atomic_file`: the floor: reading
+//!   operator-named files only when regular and under a size cap; text from
+//!   elsewhere made safe to print; the natural order of names (`w-2` before
+//!   `w-10`); files replaced whole or not at all (temp file, fsync, rename).
 //!
 //! The simulated fleet the tests and the demo run against is the separate
 //! crate `taloscope-sim` (crates/taloscope-sim): it shares only the generated
 //! protocol types (crates/taloscope-proto) with the console.
 pub mod app;
 pub mod approval;
+pub mod atomic_file;
 pub mod bounded;
 pub mod capi;
 pub mod cli;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom to top; a module may use modules of the layers below its own only.
 const LAYERS: &[&[&str]] = &[
-    &["bounded", "printable", "natural"],
+    &["bounded", "printable", "natural", "atomic_file"],
     &["proto", "clock", "paths", "config"],
     &["logging", "versions", "tui", "guards", "run_holder"],
     &["discovery"],

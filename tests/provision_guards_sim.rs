@@ -1,6 +1,7 @@
 //! `taloscope provision` against the sim, its providers and guards: a OneFlow provider
 //! followed over XML-RPC, the quorum guard refusing a control plane a cluster cannot lose, the
-//! even-count acknowledgements, the demo's three clusters, and a OneFlow role at its max_vms.
+//! even-count acknowledgements, the demo's three clusters, a OneFlow role at its max_vms, and
+//! the rollout Lease a provision takes (refused while another run holds it, released after).
 mod provision_common;
 mod talos_common;
 
@@ -235,4 +236,65 @@ async fn a_oneflow_role_at_its_max_vms_fails_the_provider_room_guard() {
     let room = r.stdout.lines().find(|l| l.contains("provider room"));
     let room = room.unwrap_or_else(|| panic!("no provider room guard:\n{}", r.stdout));
     assert!(room.contains("sets no max_vms"), "{room}");
+}
+
+/// The rollout Lease of the sim's cluster `healthy`, through its kube context.
+async fn healthy_kube(sim: &talos_common::Sim) -> taloscope::kube::KubeClient {
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(sim.fleet.kubeconfig_path()).expect("sim kubeconfig");
+    taloscope::kube::KubeClient::new(&kubeconfig, "admin@healthy", Default::default())
+        .await
+        .expect("kube client")
+}
+
+/// Principle 4: one run changes a cluster at a time. A provision takes the cluster's rollout
+/// Lease as an upgrade does: refused, naming the holder, while another console's upgrade holds
+/// it (and no VM is created); once that is released it runs, and it gives the Lease back.
+#[tokio::test]
+async fn a_held_rollout_lease_refuses_provisioning_and_a_finished_one_releases_it() {
+    let sim = start(scenario("healthy")).await;
+    let config = config_file(&sim);
+    let kube = healthy_kube(&sim).await;
+    let bobs = kube
+        .acquire_rollout_lease(
+            "healthy",
+            "bob@jump2",
+            None,
+            (taloscope::rollout::RolloutKind::TalosUpgrade, "v1.12.0", 5),
+            std::time::Duration::from_secs(600),
+        )
+        .await
+        .expect("bob takes the lease");
+    let before = live_vms(&sim).await;
+    let yes = provision_worker(&["--yes", "--confirm", "healthy"]);
+    let r = run(&sim, &config, &yes).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("refused: upgrade in progress on healthy by bob@jump2, node 1 of 5"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(live_vms(&sim).await, before, "no VM while refused");
+    let info = kube
+        .read_rollout_lease()
+        .await
+        .expect("read")
+        .expect("held");
+    assert_eq!(info.holder, "bob@jump2", "bob's lease is left alone");
+
+    bobs.release().await.expect("bob releases");
+    let r = run(&sim, &config, &yes).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("healthy: 1 of 1 new node(s) joined"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        kube.read_rollout_lease().await.expect("read"),
+        None,
+        "the finished provision released the lease"
+    );
+    sim.fleet.shutdown().await;
 }

@@ -1,6 +1,6 @@
 //! The `:` command line: the list of commands (which help shows), parsing a
-//! typed line into a [`Command`], and Tab completion of command and cluster
-//! names.
+//! typed line into a [`Command`], and Tab completion of command names and of
+//! the cluster and context names `:ctx` takes.
 
 /// One command as help lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub struct Completion {
     pub candidates: Vec<String>,
 }
 
-/// Completes the command name, or the cluster name after `ctx `.
+/// Completes the command name, or the cluster or context name after `ctx `.
 pub fn complete(line: &str, clusters: &[&str]) -> Completion {
     let trimmed = line.trim_start();
     if let Some(arg) = trimmed.strip_prefix("ctx ") {

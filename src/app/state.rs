@@ -416,6 +416,22 @@ impl AppState {
         self.clusters.iter().map(|c| c.name.as_str()).collect()
     }
 
+    /// What `:ctx` takes and Tab completes: every cluster's name, then every context's (in use
+    /// or alternate, talos and kube), each once.
+    pub fn ctx_names(&self) -> Vec<&str> {
+        let contexts = self.clusters.iter().flat_map(|c| {
+            let in_use = c.talos_context().into_iter().chain(c.kube_context());
+            in_use.chain(c.alternate_contexts())
+        });
+        let mut names = self.cluster_names();
+        for name in contexts {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
     /// Makes `name` the cluster in use and selects it; false when unknown.
     pub fn use_cluster(&mut self, name: &str) -> bool {
         if !self.clusters.iter().any(|c| c.name == name) {

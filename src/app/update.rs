@@ -461,7 +461,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
             line.text.pop();
         }
         Action::Complete if line.kind == InputKind::Command => {
-            let done = command::complete(&line.text, &state.cluster_names());
+            let done = command::complete(&line.text, &state.ctx_names());
             line.text = done.line;
             line.candidates = done.candidates;
         }

@@ -276,3 +276,45 @@ fn reload_replaces_clusters_and_keeps_selection() {
     );
     assert_eq!(s.current, None, "a cluster that vanished is not in use");
 }
+
+/// `:ctx` takes a context's name as well as a cluster's, so Tab completes both: a kube context
+/// named unlike its cluster, and an alternate talos context.
+#[test]
+fn tab_after_ctx_completes_context_names_too() {
+    let mut s = state();
+    s.clusters[0].alternate_talos = vec![crate::discovery::TalosContext {
+        name: "prod-eu-reader".into(),
+        file: PathBuf::from("/t"),
+        endpoints: Vec::new(),
+        nodes: Vec::new(),
+        ca_pem: String::new(),
+        crt_pem: String::new(),
+        key_pem: String::new(),
+    }];
+    let tab = |s: &mut AppState, typed: &str| -> (String, Vec<String>) {
+        update(s, Action::OpenCommandLine);
+        type_text(s, typed);
+        update(s, Action::Complete);
+        let line = s.input.clone().expect("the command line stays open");
+        update(s, Action::Back);
+        (line.text, line.candidates)
+    };
+    let (line, candidates) = tab(&mut s, "ctx ops");
+    assert_eq!((line.as_str(), candidates.len()), ("ctx ops-lab", 0));
+    let (line, candidates) = tab(&mut s, "ctx prod-eu");
+    assert_eq!(line, "ctx prod-eu");
+    assert_eq!(candidates, ["prod-eu", "prod-eu-reader"]);
+    let (line, candidates) = tab(&mut s, "ctx admin@");
+    assert_eq!(line, "ctx admin@prod-");
+    assert_eq!(candidates, ["admin@prod-eu", "admin@prod-us"]);
+
+    update(&mut s, Action::OpenCommandLine);
+    type_text(&mut s, "ctx ops");
+    update(&mut s, Action::Complete);
+    update(&mut s, Action::Submit);
+    assert_eq!(
+        s.current.as_deref(),
+        Some("staging"),
+        "the context's cluster"
+    );
+}

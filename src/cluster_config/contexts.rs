@@ -340,10 +340,10 @@ fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, ContextsError
 fn write_keeping_mode(file: &Path, text: &str) -> Result<(), ContextsError> {
     use std::os::unix::fs::PermissionsExt as _;
     let mode = std::fs::metadata(file).map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    super::secrets::write_atomically(file, text.as_bytes(), mode).map_err(|reason| {
+    crate::atomic_file::write_atomically(file, text.as_bytes(), mode).map_err(|e| {
         ContextsError::Write {
             file: file.to_path_buf(),
-            reason,
+            reason: e.to_string(),
         }
     })
 }

@@ -2,7 +2,6 @@
 //! pkg/machinery/config/generate/secrets/{bundle,ca,secrets,utils}.go): cluster id and secret,
 //! tokens, the encryption secret, and the five CAs/keys. Never printed: Debug redacts.
 use std::fmt;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
@@ -11,6 +10,7 @@ use time::OffsetDateTime;
 
 use super::pki::{self, CaSubject, CertAndKey, KeyKind, PkiError};
 use super::version_rules::ConfigContract;
+use crate::atomic_file::write_atomically;
 use crate::versions::TalosVersion;
 
 /// Upstream `CAValidityTime`: 87600 hours.
@@ -163,14 +163,11 @@ impl SecretsBundle {
         file.into_bundle().map_err(invalid)
     }
 
-    /// Writes the bundle to `path`, mode 0600, atomically (a temporary file in the same
-    /// directory, then renamed over `path`).
+    /// Writes the bundle to `path`, mode 0600, atomically (`atomic_file`).
     pub fn save(&self, path: &Path) -> Result<(), SecretsError> {
-        write_atomically(path, self.to_yaml().as_bytes(), 0o600).map_err(|reason| {
-            SecretsError::Write {
-                path: path.to_path_buf(),
-                reason,
-            }
+        write_atomically(path, self.to_yaml().as_bytes(), 0o600).map_err(|e| SecretsError::Write {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
         })
     }
 
@@ -180,24 +177,6 @@ impl SecretsBundle {
             EncryptionSecret::Secretbox(s) | EncryptionSecret::AesCbc(s) => s,
         }
     }
-}
-
-/// Writes `bytes` to `path` with `mode`: a temporary file beside it (created 0600, then given
-/// `mode`), synced, then renamed over `path`, so a reader sees the old file or the whole new one.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|e| e.to_string())?;
-    tmp.write_all(bytes).map_err(|e| e.to_string())?;
-    tmp.as_file().sync_all().map_err(|e| e.to_string())?;
-    tmp.persist(path).map_err(|e| e.error.to_string())?;
-    Ok(())
 }
 
 fn base64_std(bytes: &[u8]) -> String {

@@ -9,32 +9,31 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::approval::{ApprovedAction, AuditLog, Dispatcher};
+use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
 use crate::clock::{Zone, unix_now};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
-    CreateFacts, CreateJournal, CreateOptions, CreatePlan, CreateRequest, CreateRunner, Delivery,
+    CreateFacts, CreateJournal, CreateOptions, CreateRequest, CreateRunner, Delivery,
     FingerprintPolicy, LifecycleEvent, PatchFiles, PlanError, ProviderSteps, RunSummary,
     create_guards, plan_create,
 };
 use crate::discovery::{Discovery, Sources, discover};
-use crate::guards::{Guard, blocking};
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::provision::connect;
 
 use super::exit::{
-    EXIT_BLOCKED, EXIT_USAGE, Stop, approve_unless_blocked, exit_code_as, json_line_at, print_line,
-    usage,
+    EXIT_BLOCKED, Stop, dispatcher, exit_code_as, json_line_at, plan_then_approve, print_line,
+    run_flags, usage,
 };
-use super::upgrade_output::{guarded_plan, stamped};
+use super::upgrade_output::stamped;
 
 pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
 }
 
-/// What create and delete read once, at the edge: where taloscope's files are, the operator's
+/// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's
 /// files and what discovery found in them, and OpenNebula's environment.
 pub(super) struct Setup {
     pub paths: Paths,
@@ -48,7 +47,10 @@ pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runti
     let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    if let Some(last) = source_errors.last() {
+    if let Some((last, earlier)) = source_errors.split_last() {
+        for err in earlier {
+            eprintln!("taloscope: {err}");
+        }
         return Err(usage(last.to_string()));
     }
     let discovery = discover(&sources);
@@ -125,10 +127,6 @@ pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
     })
 }
 
-pub(super) fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
-    Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
-}
-
 async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
     let config = &sources.config;
@@ -162,37 +160,12 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         talos_contexts: &talos_contexts,
         kube_contexts: &kube_contexts,
     });
-    let blocked = blocking(&guards, &args.ack);
-    if !args.yes {
-        print_plan(&render_plan(&plan, &guards, &args.ack, args.output)?);
-        if args.plan {
-            return if blocked {
-                Err(Stop(EXIT_BLOCKED, String::new()))
-            } else {
-                Ok(())
-            };
-        }
-        return Err(usage(format!(
-            "nothing done: add --yes --confirm {} to create, or --plan to only plan",
-            plan.cluster
-        )));
-    }
-    let files = operator_files(sources)?;
     let d = dispatcher(global, paths);
-    let table = args.output == OutputFormat::Table;
-    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
-    let approved = approve_unless_blocked(
-        &d,
-        plan.action(),
-        args.confirm.as_deref(),
-        blocked,
-        "create",
-        || {
-            if table {
-                print_plan(&shown);
-            }
-        },
-    )?;
+    let flags = run_flags!(args);
+    let ready = || operator_files(sources);
+    let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
+        return Ok(());
+    };
     let journal = CreateJournal::claim(&paths.state_dir, &plan).map_err(|e| {
         let _ = d.finished(&approved, Err(e.to_string()));
         Stop(EXIT_BLOCKED, e.to_string())
@@ -247,19 +220,4 @@ pub(super) fn event_line(event: &LifecycleEvent, output: OutputFormat, at: (Zone
             LifecycleEvent::Finished { summary } => json_line_at("finished", summary, at),
         },
     }
-}
-
-fn render_plan(
-    plan: &CreatePlan,
-    guards: &[Guard],
-    acks: &[String],
-    output: OutputFormat,
-) -> Result<String, Stop> {
-    let json = output == OutputFormat::Json;
-    guarded_plan(plan, &plan.table(), &plan.cluster, guards, acks, json)
-        .map_err(|e| Stop(EXIT_USAGE, e))
-}
-
-pub(super) fn print_plan(text: &str) {
-    print_line(text.trim_end());
 }

@@ -8,18 +8,15 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::cli::{DeleteArgs, GlobalArgs, OutputFormat};
+use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
-    CreateJournal, DeleteInputs, DeletePlan, KnownVm, ProviderDelete, delete_guards, plan_delete,
-    run_delete,
+    CreateJournal, DeleteInputs, KnownVm, ProviderDelete, delete_guards, plan_delete, run_delete,
 };
 use crate::discovery::{Discovery, Sources};
-use crate::guards::{Guard, blocking};
 use crate::provision::{Provider, connect};
 
-use super::create::{Setup, dispatcher, finish, operator_files, print_plan, setup};
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, approve_unless_blocked, exit_code_as, usage};
-use super::upgrade_output::guarded_plan;
+use super::create::{Setup, finish, operator_files, setup};
+use super::exit::{Stop, dispatcher, exit_code_as, plan_then_approve, run_flags, usage};
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
@@ -100,37 +97,12 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
         &paths.state_dir,
     );
     let guards = delete_guards(&plan);
-    let blocked = blocking(&guards, &args.ack);
-    if !args.yes {
-        print_plan(&render_plan(&plan, &guards, &args.ack, args.output)?);
-        if args.plan {
-            return if blocked {
-                Err(Stop(EXIT_BLOCKED, String::new()))
-            } else {
-                Ok(())
-            };
-        }
-        return Err(usage(format!(
-            "nothing done: add --yes --confirm {name} --ack {:?} to delete, or --plan to only plan",
-            crate::cluster_lifecycle::DESTROYS_ACK
-        )));
-    }
-    let files = operator_files(sources)?;
     let d = dispatcher(global, paths);
-    let table = args.output == OutputFormat::Table;
-    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
-    let approved = approve_unless_blocked(
-        &d,
-        plan.action(),
-        args.confirm.as_deref(),
-        blocked,
-        "delete",
-        || {
-            if table {
-                print_plan(&shown);
-            }
-        },
-    )?;
+    let flags = run_flags!(args);
+    let ready = || operator_files(sources);
+    let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
+        return Ok(());
+    };
     let steps = ProviderDelete { provider, files };
     let (tx, rx) = mpsc::channel(64);
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
@@ -169,22 +141,7 @@ async fn rollout_holder(
             return None;
         }
     };
-    match kube.read_rollout_lease().await {
-        Ok(info) => info.filter(|i| !i.expired).map(|i| i.holder.clone()),
-        Err(e) => {
-            eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
-            None
-        }
-    }
-}
-
-fn render_plan(
-    plan: &DeletePlan,
-    guards: &[Guard],
-    acks: &[String],
-    output: OutputFormat,
-) -> Result<String, Stop> {
-    let json = output == OutputFormat::Json;
-    guarded_plan(plan, &plan.table(), &plan.cluster, guards, acks, json)
-        .map_err(|e| Stop(EXIT_USAGE, e))
+    super::headless::live_rollout_lease(&kube)
+        .await
+        .map(|i| i.holder.clone())
 }

@@ -1,12 +1,17 @@
 //! How every headless command ends: one table of exit codes, one `Stop` that
 //! carries the code and the reason (also as JSON with `--output json`), and one
-//! way to ask the dispatcher, so a refusal reads and exits the same whatever
-//! the command.
+//! way to ask the dispatcher (and, for plans with guards, one plan-and-approve
+//! gate), so a refusal reads and exits the same whatever the command.
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::approval::{Answer, ApprovedAction, Dispatcher, Gate, MutatingAction, Verdict};
-use crate::cli::OutputFormat;
+use super::upgrade_output::guarded_plan;
+use crate::approval::{
+    Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
+};
+use crate::cli::{GlobalArgs, OutputFormat};
+use crate::guards::{Guard, blocking};
+use crate::paths::Paths;
 
 /// Refused (read-only, a guard blocks), or not done (a node did not answer,
 /// a VM did not join, a rollout did not finish).
@@ -104,24 +109,122 @@ pub(super) fn approve(
     }
 }
 
-/// [`approve`], then — the plan printed by `show` for table output — refused when a guard
-/// blocks (audited as such): the gate provision, create and delete pass in one order.
-pub(super) fn approve_unless_blocked(
+/// A dispatcher for this run: read-only as `--readonly` says, auditing into the state dir.
+pub(super) fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
+    Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
+}
+
+/// Records in the audit log that the plan's guards refused the approved run; the stop says so.
+pub(super) fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &str) -> Stop {
+    let _ = dispatcher.finished(approved, Err("refused by its guards".into()));
+    Stop(EXIT_BLOCKED, format!("refused: a guard blocks the {what}"))
+}
+
+/// What a plan-then-run command was asked: `--plan`, `--yes`, `--confirm`, `--ack`, `--output`.
+pub(super) struct RunFlags<'a> {
+    pub plan: bool,
+    pub yes: bool,
+    pub confirm: Option<&'a str>,
+    pub acks: &'a [String],
+    pub output: OutputFormat,
+}
+
+/// The [`RunFlags`] of a command's arguments (provision, create and delete name them alike).
+macro_rules! run_flags {
+    ($args:expr) => {
+        $crate::commands::exit::RunFlags {
+            plan: $args.plan,
+            yes: $args.yes,
+            confirm: $args.confirm.as_deref(),
+            acks: &$args.ack,
+            output: $args.output,
+        }
+    };
+}
+pub(super) use run_flags;
+
+/// A plan that provision, create and delete print with its guards and ask the dispatcher for.
+pub(super) trait GatedPlan: serde::Serialize {
+    /// The verb of the hint and the refusal: "provision", "create", "delete".
+    const WHAT: &'static str;
+    /// The `--ack` every run of it needs, named in the "nothing done" hint.
+    const ALWAYS_ACK: Option<&'static str>;
+    fn cluster(&self) -> &str;
+    fn table(&self) -> String;
+    fn action(&self) -> MutatingAction;
+}
+
+/// The [`GatedPlan`] of a plan type with a `cluster` field and `table` and `action` methods.
+macro_rules! gated_plan {
+    ($plan:ty, $what:literal, $ack:expr) => {
+        impl GatedPlan for $plan {
+            const WHAT: &'static str = $what;
+            const ALWAYS_ACK: Option<&'static str> = $ack;
+            fn cluster(&self) -> &str {
+                &self.cluster
+            }
+            fn table(&self) -> String {
+                <$plan>::table(self)
+            }
+            fn action(&self) -> MutatingAction {
+                <$plan>::action(self)
+            }
+        }
+    };
+}
+gated_plan!(crate::provision::ProvisionPlan, "provision", None);
+gated_plan!(crate::cluster_lifecycle::CreatePlan, "create", None);
+gated_plan!(
+    crate::cluster_lifecycle::DeletePlan,
+    "delete",
+    Some(crate::cluster_lifecycle::DESTROYS_ACK)
+);
+
+/// The plan-and-approve gate of provision, create and delete. Without `--yes` the plan and its
+/// guards are printed: `--plan` ends there (exit 1 when a guard blocks), else the stop says
+/// how to run it. With `--yes`: `ready` (what the run needs, checked before anything is
+/// asked), then the dispatcher's approval, the plan printed for table output, and a refusal
+/// (audited) when a guard blocks. `None`: `--plan` printed it, no guard blocks, nothing to run.
+pub(super) fn plan_then_approve<P: GatedPlan, R>(
     dispatcher: &Dispatcher,
-    action: MutatingAction,
-    confirm: Option<&str>,
-    blocked: bool,
-    what: &str,
-    show: impl FnOnce(),
-) -> Result<ApprovedAction, Stop> {
-    let approved = approve(dispatcher, action, confirm)?;
-    show();
-    if blocked {
-        let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
-        return Err(Stop(
-            EXIT_BLOCKED,
-            format!("refused: a guard blocks the {what}"),
-        ));
+    plan: &P,
+    guards: &[Guard],
+    flags: &RunFlags,
+    ready: impl FnOnce() -> Result<R, Stop>,
+) -> Result<Option<(ApprovedAction, R)>, Stop> {
+    let blocked = blocking(guards, flags.acks);
+    let json = flags.output == OutputFormat::Json;
+    let shown = guarded_plan(
+        plan,
+        &plan.table(),
+        plan.cluster(),
+        guards,
+        flags.acks,
+        json,
+    )
+    .map_err(|e| Stop(EXIT_USAGE, e))?;
+    if !flags.yes {
+        print_line(shown.trim_end());
+        return match (flags.plan, blocked) {
+            (true, false) => Ok(None),
+            (true, true) => Err(Stop(EXIT_BLOCKED, String::new())),
+            (false, _) => {
+                let ack = P::ALWAYS_ACK.map_or(String::new(), |a| format!(" --ack {a:?}"));
+                Err(usage(format!(
+                    "nothing done: add --yes --confirm {}{ack} to {}, or --plan to only plan",
+                    plan.cluster(),
+                    P::WHAT
+                )))
+            }
+        };
     }
-    Ok(approved)
+    let ready = ready()?;
+    let approved = approve(dispatcher, plan.action(), flags.confirm)?;
+    if !json {
+        print_line(shown.trim_end());
+    }
+    if blocked {
+        return Err(refuse(dispatcher, &approved, P::WHAT));
+    }
+    Ok(Some((approved, ready)))
 }

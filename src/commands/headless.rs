@@ -10,12 +10,14 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::upgrade_output::{outcome_line, stamped};
-use crate::approval::{ApprovedAction, AuditLog, Dispatcher, MutatingAction};
+use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::clock::{Zone, unix_now};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
+use crate::kube::KubeClient;
 use crate::paths::Paths;
+use crate::rollout::RolloutLeaseInfo;
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
@@ -26,6 +28,7 @@ use crate::upgrade::{
 };
 use crate::versions::Version;
 
+pub(super) use super::exit::refuse;
 pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
 use super::exit::{exit_code_as, json_line, json_line_at, print_line};
 
@@ -251,7 +254,7 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
         return Err(usage("name the cluster with --context"));
     };
     let (paths, discovery) = discover_all(global);
-    let cluster = select(&discovery, wanted)?;
+    let cluster = select(&discovery, wanted, "this command needs the Talos API")?;
     Ok(Chosen {
         paths,
         discovery,
@@ -347,15 +350,9 @@ pub(super) fn approve(
     action: MutatingAction,
     confirm: Option<&str>,
 ) -> Result<(Dispatcher, ApprovedAction), Stop> {
-    let dispatcher = Dispatcher::new(global.readonly, AuditLog::new(chosen.paths.audit_log()));
+    let dispatcher = super::exit::dispatcher(global, &chosen.paths);
     let approved = super::exit::approve(&dispatcher, action, confirm)?;
     Ok((dispatcher, approved))
-}
-
-/// Records in the audit log that the plan's guards refused the approved run; the stop says so.
-pub(super) fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, what: &str) -> Stop {
-    let _ = dispatcher.finished(approved, Err("refused by its guards".into()));
-    Stop(EXIT_BLOCKED, format!("refused: a guard blocks the {what}"))
 }
 
 /// Says on stderr which step a resumed run starts from (`unit` is "node" or "step").
@@ -537,8 +534,14 @@ pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
 /// Another console's rollout on this cluster, from its Lease (none without a kube context).
 pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
     let kube = observer.kube.as_ref()?;
+    live_rollout_lease(kube).await.map(|i| i.as_in_progress())
+}
+
+/// The cluster's rollout Lease while someone holds it (none when expired, or when it cannot be
+/// read, which is said).
+pub(super) async fn live_rollout_lease(kube: &KubeClient) -> Option<RolloutLeaseInfo> {
     match kube.read_rollout_lease().await {
-        Ok(info) => info.filter(|i| !i.expired).map(|i| i.as_in_progress()),
+        Ok(info) => info.filter(|i| !i.expired),
         Err(e) => {
             eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
             None
@@ -547,8 +550,8 @@ pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutI
 }
 
 /// The cluster named by --context (its name, or any of its contexts, which it then uses); it
-/// needs the Talos API.
-fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
+/// needs the Talos API, `why` says for what.
+pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
     let cluster = discovery.select(wanted).ok_or_else(|| {
         usage(format!(
             "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
@@ -556,7 +559,7 @@ fn select(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
     })?;
     if cluster.talos.is_none() {
         return Err(usage(format!(
-            "cluster {wanted:?} has no talosconfig context; this command needs the Talos API"
+            "cluster {wanted:?} has no talosconfig context; {why}"
         )));
     }
     Ok(cluster)

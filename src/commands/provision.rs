@@ -3,94 +3,54 @@
 //! printing one line per VM change; the plan's guards are printed with it and
 //! checked again before each VM. Exit codes from exit.rs: 0 every new node
 //! joined; 1 a guard blocks, refused, or some did not join; 2 configuration.
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::approval::{AuditLog, Dispatcher, MutatingAction};
+use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
-use crate::config::Config;
-use crate::discovery::{Cluster, Discovery, Sources, discover};
-use crate::guards::{Guard, blocking};
-use crate::opennebula::auth::OneEnvironment;
-use crate::paths::Paths;
+use crate::discovery::{Cluster, Discovery};
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
-    GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionPlan, ProvisionRunner,
-    RunnerOptions, connect, plan, terminate,
+    GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
+    connect, plan, terminate,
 };
 
-use super::upgrade_output::{guarded_plan, stamped};
+use super::upgrade_output::stamped;
 use crate::clock::{Zone, unix_now};
 
+use super::create::{Setup, setup};
 use super::exit::{
-    EXIT_BLOCKED, EXIT_USAGE, Stop, approve, approve_unless_blocked, exit_code_as, json_line,
-    json_line_at,
+    EXIT_BLOCKED, Stop, approve, dispatcher, exit_code_as, json_line, json_line_at,
+    plan_then_approve, print_line, run_flags, usage,
 };
+use super::headless::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
-    let env = |name: &str| std::env::var(name).ok();
-    let paths = Paths::resolve(global.state_dir.as_deref());
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    if let Some((last, earlier)) = source_errors.split_last() {
-        for err in earlier {
-            eprintln!("taloscope: {err}");
-        }
-        return Err(config_stop(last));
-    }
-    let discovery = discover(&sources);
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let one_env = OneEnvironment::capture(&env);
-    let outcome = runtime.block_on(provision(
-        global,
-        args,
-        &sources.config,
-        &discovery,
-        &paths,
-        &one_env,
-    ));
-    outcome.map(|()| ExitCode::SUCCESS)
+    let (s, runtime) = setup(global)?;
+    runtime
+        .block_on(provision(global, args, &s))
+        .map(|()| ExitCode::SUCCESS)
 }
 
 fn config_stop(e: impl std::fmt::Display) -> Stop {
-    Stop(EXIT_USAGE, e.to_string())
+    usage(e.to_string())
 }
 
 /// The cluster named by --context: its name, or any of its contexts, which it then uses.
 fn find_cluster(discovery: &Discovery, wanted: Option<&str>) -> Result<Cluster, Stop> {
     let name = wanted.ok_or_else(|| config_stop("provision needs --context CLUSTER"))?;
-    let cluster = discovery.select(name).ok_or_else(|| {
-        config_stop(format!(
-            "no cluster or context named {name:?}; `taloscope contexts` lists them"
-        ))
-    })?;
-    if cluster.talos.is_none() {
-        return Err(config_stop(format!(
-            "cluster {name:?} has no talosconfig context; following new nodes needs the Talos API"
-        )));
-    }
-    Ok(cluster)
+    select(discovery, name, "following new nodes needs the Talos API")
 }
 
-fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
-    Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
-}
-
-async fn provision(
-    global: &GlobalArgs,
-    args: &ProvisionArgs,
-    config: &Config,
-    discovery: &Discovery,
-    paths: &Paths,
-    one_env: &OneEnvironment,
-) -> Result<(), Stop> {
+async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Result<(), Stop> {
+    let (config, discovery, paths, one_env) =
+        (&s.sources.config, &s.discovery, &s.paths, &s.one_env);
     let cluster = &find_cluster(discovery, global.context.as_deref())?;
     let key = crate::provision::cluster::config_key(config, cluster);
     let request = PlanRequest {
@@ -156,37 +116,11 @@ async fn provision(
         acks: args.ack.clone(),
     };
     let guards = check_guards(&plan, &inputs, &checks).await;
-    let blocked = blocking(&guards, &args.ack);
-
-    if !args.yes {
-        print(&render_plan(&plan, &guards, &args.ack, args.output)?);
-        if args.plan {
-            return if blocked {
-                Err(Stop(EXIT_BLOCKED, String::new()))
-            } else {
-                Ok(())
-            };
-        }
-        return Err(Stop(
-            EXIT_USAGE,
-            format!("nothing done: add --yes --confirm {key} to provision, or --plan to only plan"),
-        ));
-    }
     let d = dispatcher(global, paths);
-    let table = args.output == OutputFormat::Table;
-    let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
-    let approved = approve_unless_blocked(
-        &d,
-        plan.action(),
-        args.confirm.as_deref(),
-        blocked,
-        "provision",
-        || {
-            if table {
-                print(&shown);
-            }
-        },
-    )?;
+    let flags = run_flags!(args);
+    let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
+        return Ok(());
+    };
 
     let (tx, mut rx) = mpsc::channel(64);
     let options = RunnerOptions {
@@ -207,7 +141,7 @@ async fn provision(
             (ProvisionEvent::Note(n), OutputFormat::Json) => json_line_at("note", n, at),
             (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line_at("finished", s, at),
         };
-        print(&format!("{line}\n"));
+        print_line(&line);
     }
     let summary = task.await.map_err(|e| {
         Stop(
@@ -224,23 +158,6 @@ async fn provision(
         eprintln!("taloscope: warning: {e}");
     }
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
-}
-
-/// The plan and its GUARDS section (the same table form as `upgrade --plan`), or the JSON.
-fn render_plan(
-    plan: &ProvisionPlan,
-    guards: &[Guard],
-    acks: &[String],
-    output: OutputFormat,
-) -> Result<String, Stop> {
-    let json = output == OutputFormat::Json;
-    guarded_plan(plan, &plan.table(), &plan.cluster, guards, acks, json)
-        .map_err(|e| Stop(EXIT_USAGE, e))
-}
-
-fn print(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 #[cfg(test)]

@@ -8,23 +8,24 @@ use crate::kube::lease::{HeldLease, LeaseClaim, LeaseRecord};
 use crate::kube::{self, KubeClient, KubeError};
 use crate::rollout::RolloutKind;
 use crate::rollout::lease::{
-    LeaseProgress, ROLLOUT_LEASE_NAME, ROLLOUT_LEASE_NAMESPACE, RolloutLeaseInfo, lease_annotations,
+    LeaseProgress, ROLLOUT_LEASE_NAME, ROLLOUT_LEASE_NAMESPACE, RolloutLeaseInfo, is_provision,
+    lease_annotations, provision_annotations,
 };
 use crate::run_holder::holder_described;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
     #[error(
-        "{} in progress on {cluster} by {}, node {node_index} of {node_count}",
-        kind.map_or("rollout", RolloutKind::describe),
+        "{what} in progress on {cluster} by {}, {at}",
         holder_described(holder)
     )]
     HeldBy {
         cluster: String,
         holder: String,
-        kind: Option<RolloutKind>,
-        node_index: usize,
-        node_count: usize,
+        /// "upgrade", "Kubernetes upgrade", "provisioning", or "rollout" (a kind unknown here).
+        what: &'static str,
+        /// "node 3 of 5", or "2 new worker node(s)".
+        at: String,
     },
     #[error(
         "the rollout lease on {cluster} is no longer ours: now {}; stopping before the next node",
@@ -38,7 +39,7 @@ pub enum LeaseError {
 impl LeaseError {
     fn on(cluster: &str, e: kube::lease::LeaseError) -> LeaseError {
         match e {
-            kube::lease::LeaseError::Held { record, .. } => held_by(cluster, &decode(record)),
+            kube::lease::LeaseError::Held { record, .. } => held_by(cluster, record),
             kube::lease::LeaseError::Lost { holder, .. } => LeaseError::Lost {
                 cluster: cluster.to_string(),
                 holder,
@@ -52,14 +53,21 @@ fn decode(record: LeaseRecord) -> RolloutLeaseInfo {
     RolloutLeaseInfo::decode(record.holder, &record.annotations, record.expired)
 }
 
-fn held_by(cluster: &str, info: &RolloutLeaseInfo) -> LeaseError {
-    let r = &info.rollout;
+fn held_by(cluster: &str, record: LeaseRecord) -> LeaseError {
+    let provision = is_provision(&record.annotations);
+    let r = decode(record).rollout;
+    let (what, at) = match (provision, &r.target) {
+        (true, Some(target)) => ("provisioning", target.clone()),
+        _ => (
+            r.kind.map_or("rollout", RolloutKind::describe),
+            format!("node {} of {}", r.node_index, r.node_count),
+        ),
+    };
     LeaseError::HeldBy {
         cluster: cluster.to_string(),
-        holder: r.holder.clone(),
-        kind: r.kind,
-        node_index: r.node_index,
-        node_count: r.node_count,
+        holder: r.holder,
+        what,
+        at,
     }
 }
 
@@ -93,17 +101,40 @@ impl KubeClient {
         duration: Duration,
     ) -> Result<RolloutLease, LeaseError> {
         let (kind, target, node_count) = rollout;
+        let progress = LeaseProgress::starting(node_count);
+        let annotations = lease_annotations(kind, target, node_count, &progress);
+        self.acquire_with(cluster, (holder, displaces), annotations, duration)
+            .await
+    }
+
+    /// Takes the rollout lease for `holder` to provision `vm_count` new `role` nodes: one run
+    /// changes a cluster at a time, whether it upgrades or adds nodes. Taken over only when
+    /// it expired.
+    pub async fn acquire_provision_lease(
+        &self,
+        cluster: &str,
+        holder: &str,
+        (role, vm_count): (&str, usize),
+        duration: Duration,
+    ) -> Result<RolloutLease, LeaseError> {
+        let annotations = provision_annotations(role, vm_count);
+        self.acquire_with(cluster, (holder, None), annotations, duration)
+            .await
+    }
+
+    async fn acquire_with(
+        &self,
+        cluster: &str,
+        (holder, displaces): (&str, Option<&str>),
+        annotations: std::collections::BTreeMap<String, String>,
+        duration: Duration,
+    ) -> Result<RolloutLease, LeaseError> {
         let claim = LeaseClaim {
             namespace: ROLLOUT_LEASE_NAMESPACE.into(),
             name: ROLLOUT_LEASE_NAME.into(),
             holder: holder.into(),
             duration,
-            annotations: lease_annotations(
-                kind,
-                target,
-                node_count,
-                &LeaseProgress::starting(node_count),
-            ),
+            annotations,
         };
         let displaced = |record: &LeaseRecord| displaces == Some(record.holder.as_str());
         let lease = self
@@ -168,6 +199,22 @@ mod tests {
             annotations,
             expired: false,
         }
+    }
+
+    #[test]
+    fn a_lease_held_to_provision_says_so() {
+        let held = kube::lease::LeaseError::Held {
+            name: ROLLOUT_LEASE_NAME.into(),
+            record: LeaseRecord {
+                holder: "bob@jump2".into(),
+                annotations: provision_annotations("worker", 2),
+                expired: false,
+            },
+        };
+        assert_eq!(
+            LeaseError::on("healthy", held).to_string(),
+            "provisioning in progress on healthy by bob@jump2, 2 new worker node(s)"
+        );
     }
 
     #[test]

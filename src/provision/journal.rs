@@ -196,20 +196,15 @@ pub(crate) fn live_holder(holder: Option<&str>) -> Option<String> {
         .then(|| holder_described(holder))
 }
 
-/// Writes `value` as JSON to a temporary file in the same directory, then renames it over
-/// `path`: a reader sees the old or the new file, never half of one. Owner-only, like every
-/// journal. The error says what failed, without the path.
+/// Writes `value` as JSON over `path` atomically (`atomic_file`): a reader sees the old or the
+/// new file, never half of one. Owner-only, like every journal. The error says what failed,
+/// without the path.
 pub(crate) fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory: {e}"))?;
     let text = serde_json::to_string_pretty(value).map_err(|e| format!("cannot encode: {e}"))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("cannot write: {e}"))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| format!("cannot write: {e}"))?;
-    tmp.persist(path)
-        .map_err(|e| format!("cannot replace: {}", e.error))?;
-    Ok(())
+    crate::atomic_file::write_atomically(path, text.as_bytes(), 0o600)
+        .map_err(|e| format!("cannot write: {e}"))
 }
 
 #[cfg(test)]

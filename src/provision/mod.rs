@@ -1,9 +1,11 @@
 //! Provisioning Talos nodes as VMs: plans from taloscope's config, machine
 //! config checks, the runner that creates VMs and follows each until its node
-//! has joined (reporting on a channel), and the journal of the VMs it started.
+//! has joined (reporting on a channel), the journal of the VMs it started,
+//! and the cluster's rollout Lease the run holds meanwhile.
 pub mod cluster;
 pub mod guards;
 pub mod journal;
+pub mod lease;
 pub mod machine_config;
 pub mod plan;
 pub mod progress;

@@ -17,6 +17,7 @@ use crate::talos::TalosClient;
 use super::ProvisionError;
 use super::cluster::{GuardInputs, check_guards};
 use super::journal::ProvisionJournal;
+use super::lease::ProvisionLease;
 use super::machine_config::MachineConfig;
 use super::plan::{PlanSource, ProvisionPlan};
 use super::progress::{ProvisionEvent, ProvisionStage, ProvisionSummary, VmProgress};
@@ -66,6 +67,8 @@ pub struct ProvisionRunner {
     flow_before: Option<BTreeSet<u64>>,
     /// The guards to check again before each VM is created (none: not checked).
     guards: Option<GuardInputs>,
+    /// The cluster's rollout Lease while an approved run holds it.
+    lease: Option<ProvisionLease>,
 }
 
 impl ProvisionRunner {
@@ -86,6 +89,7 @@ impl ProvisionRunner {
             events,
             flow_before: None,
             guards: None,
+            lease: None,
         }
     }
 
@@ -123,6 +127,8 @@ impl ProvisionRunner {
                 approved.action().describe(),
                 self.plan.action().describe()
             ));
+        } else if let Err(e) = self.take_lease().await {
+            summary.error = Some(e);
         } else if let Err(e) = self.claim_journal() {
             summary.error = Some(e);
         } else {
@@ -135,8 +141,29 @@ impl ProvisionRunner {
                 Err(e) => summary.error = Some(e.to_string()),
             }
         }
+        if let Some(lease) = self.lease.take()
+            && let Err(note) = lease.release().await
+        {
+            self.send(ProvisionEvent::Note(note)).await;
+        }
         self.send(ProvisionEvent::Finished(summary.clone())).await;
         summary
+    }
+
+    /// Takes the cluster's rollout Lease for this run (none without a kube context); refused,
+    /// naming the holder, while another run upgrades or provisions the cluster.
+    async fn take_lease(&mut self) -> Result<(), String> {
+        self.lease = ProvisionLease::take(self.checks.kube.as_ref(), &self.plan).await?;
+        Ok(())
+    }
+
+    /// Keeps the Lease alive while the VMs are followed; a failure is said, and the run goes
+    /// on following the VMs it has started (it creates no more).
+    async fn renew_lease(&mut self) {
+        let Some(lease) = &mut self.lease else { return };
+        if let Err(note) = lease.renew_when_due("following new nodes").await {
+            self.send(ProvisionEvent::Note(note)).await;
+        }
     }
 
     /// Follows VMs an earlier run started (read back from its journal) to a
@@ -320,6 +347,7 @@ impl ProvisionRunner {
                     )
                 });
             }
+            self.renew_lease().await;
             tokio::time::sleep(self.options.poll).await;
         }
     }

@@ -1,10 +1,11 @@
 //! The rollout journal: the plan, the acknowledgements, the holder and every step's progress,
 //! written atomically (temp file + rename) to `<state dir>/rollouts/<cluster>.json` on every
 //! change, so a console killed mid-rollout resumes from the first unfinished step.
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::atomic_file::write_atomically;
 
 use super::progress::{RolloutKind, RolloutOutcome, RolloutSummary, StepProgress};
 
@@ -113,8 +114,8 @@ impl RolloutJournal {
         self.outcome.is_none()
     }
 
-    /// Writes the journal atomically: a temp file in the same directory, synced, then renamed
-    /// over the old one, so a crash leaves either the old or the new journal, never half.
+    /// Writes the journal atomically, owner-only (`atomic_file`), so a crash leaves either the
+    /// old or the new journal, never half.
     pub fn save(&self, path: &Path) -> Result<(), JournalError> {
         let write_err = |source| JournalError::Write {
             path: path.to_path_buf(),
@@ -122,14 +123,10 @@ impl RolloutJournal {
         };
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(dir).map_err(write_err)?;
-        let text = serde_json::to_vec_pretty(self)
+        let mut text = serde_json::to_vec_pretty(self)
             .map_err(|e| write_err(std::io::Error::other(e.to_string())))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
-        tmp.write_all(&text).map_err(write_err)?;
-        tmp.write_all(b"\n").map_err(write_err)?;
-        tmp.as_file().sync_all().map_err(write_err)?;
-        tmp.persist(path).map_err(|e| write_err(e.error))?;
-        Ok(())
+        text.push(b'\n');
+        write_atomically(path, &text, 0o600).map_err(write_err)
     }
 
     /// Reads a journal; `Ok(None)` when there is none.

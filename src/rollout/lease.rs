@@ -137,6 +137,30 @@ impl LeaseProgress {
     }
 }
 
+/// The kind annotation of a lease taken to provision new nodes (not a `RolloutKind`: no
+/// journal of steps goes with it).
+pub const PROVISION_KIND: &str = "provision";
+
+/// Every annotation of a lease taken to provision `vm_count` new `role` nodes.
+pub fn provision_annotations(role: &str, vm_count: usize) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::from([
+        (KIND.to_string(), PROVISION_KIND.to_string()),
+        (TARGET.to_string(), format!("{vm_count} new {role} node(s)")),
+        (NODE_COUNT.to_string(), vm_count.to_string()),
+    ]);
+    for (key, value) in LeaseProgress::starting(vm_count).changes() {
+        if let Some(value) = value {
+            map.insert(key, value);
+        }
+    }
+    map
+}
+
+/// Whether a lease's annotations say it was taken to provision nodes.
+pub fn is_provision(annotations: &BTreeMap<String, String>) -> bool {
+    annotations.get(KIND).map(String::as_str) == Some(PROVISION_KIND)
+}
+
 /// Every annotation of a rollout's lease.
 pub fn lease_annotations(
     kind: RolloutKind,
@@ -195,6 +219,17 @@ mod tests {
         assert_eq!(info.kind, None);
         assert_eq!(info.node_index, 0);
         assert_eq!(info.node_count, 5);
+    }
+
+    #[test]
+    fn a_provision_lease_says_so_and_reads_as_no_known_rollout_kind() {
+        let a = provision_annotations("worker", 2);
+        assert!(is_provision(&a));
+        assert!(!is_provision(&annotations()));
+        let info = RolloutLeaseInfo::decode("bob@jump2".into(), &a, false);
+        assert_eq!(info.kind, None);
+        assert_eq!(info.target.as_deref(), Some("2 new worker node(s)"));
+        assert_eq!((info.node_index, info.node_count), (1, 2));
     }
 
     #[test]
