@@ -22,6 +22,10 @@
 //!   upgrade's etcd health guards.
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
 //!   the resumable create runner and its journal, the delete runner.
+//! - `capi_doctor`: the Talos control-plane provider's stuck states (a rollout
+//!   waiting for etcd forever, an orphaned etcd member, a stopped single member)
+//!   found from etcd over the Talos API against the Machines, explained, and
+//!   fixed through etcd_maintenance's plan or a Machine's deletion.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
@@ -58,6 +62,7 @@ pub mod app;
 pub mod approval;
 pub mod bounded;
 pub mod capi;
+pub mod capi_doctor;
 pub mod cli;
 pub mod clock;
 pub mod cluster_config;

@@ -13,6 +13,7 @@ pub mod lease;
 pub mod removed_apis;
 mod rest;
 mod types;
+mod capi_machine;
 
 pub use capi::{CAPI_GROUP, CapiObjects};
 pub use capi_model::{
