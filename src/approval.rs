@@ -213,6 +213,18 @@ impl ApprovedAction {
     pub fn action(&self) -> &MutatingAction {
         &self.action
     }
+
+    /// `Ok` when this is the approval of `planned`; runners check it before they start.
+    pub fn check_for(&self, planned: &MutatingAction) -> Result<(), String> {
+        if &self.action == planned {
+            return Ok(());
+        }
+        Err(format!(
+            "the approval ({}) is not for this plan ({})",
+            self.action.describe(),
+            planned.describe()
+        ))
+    }
 }
 
 /// How the operator answered the confirmation.

@@ -13,7 +13,8 @@
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
 //!   node and etcd actions' menu, plans (node_actions' and etcd_maintenance's
-//!   own plans and guards) and progress; the log view's buffer.
+//!   own plans and guards) and progress; the log view's buffer; the CAPI
+//!   screen and its doctor's fixes (capi_doctor's plans and guards).
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.

@@ -22,6 +22,7 @@ pub enum FindingKind {
     OrphanedMember,
     /// The only control plane's etcd member stopped: no quorum, and the provider can neither
     /// scale down to zero nor join a replacement.
+    #[serde(rename = "etcd-stopped")]
     StoppedSingleMember,
 }
 
@@ -37,7 +38,11 @@ impl FindingKind {
 
 /// What a finding's fix does; `None` on a finding means no fix is safe to automate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "fix", rename_all = "kebab-case")]
+#[serde(
+    tag = "fix",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Fix {
     /// Remove the member by id (EtcdRemoveMemberByID), as `taloscope etcd remove-member`.
     RemoveEtcdMember { member_id: String, hostname: String },
@@ -121,7 +126,12 @@ fn provider_says(tree: &ClusterTree) -> String {
         .as_ref()
         .and_then(|cp| condition(&cp.conditions, ETCD_HEALTHY))
         .filter(|c| !c.is_true() && !c.message.is_empty())
-        .map(|c| format!(" The provider says: \"{}\".", crate::printable::line(&c.message)))
+        .map(|c| {
+            format!(
+                " The provider says: \"{}\".",
+                crate::printable::line(&c.message)
+            )
+        })
         .unwrap_or_default()
 }
 
@@ -257,7 +267,11 @@ fn stopped_single_member(machine: &MachineNode, status: &ClusterStatus) -> Optio
         return None;
     }
     Some(Finding {
-        id: format!("{}/{}", FindingKind::StoppedSingleMember.as_str(), machine.name),
+        id: format!(
+            "{}/{}",
+            FindingKind::StoppedSingleMember.as_str(),
+            machine.name
+        ),
         kind: FindingKind::StoppedSingleMember,
         subject: machine.name.clone(),
         summary: format!(
@@ -278,8 +292,7 @@ fn stopped_single_member(machine: &MachineNode, status: &ClusterStatus) -> Optio
 /// (the control plane's Machines all up to date, ready and as many as its replicas; the
 /// orphaned member gone from the list).
 pub fn cleared(finding: &Finding, tree: &ClusterTree, status: &ClusterStatus) -> bool {
-    if status.etcd.members.is_empty() || diagnose(tree, status).iter().any(|f| f.id == finding.id)
-    {
+    if status.etcd.members.is_empty() || diagnose(tree, status).iter().any(|f| f.id == finding.id) {
         return false;
     }
     match &finding.fix {

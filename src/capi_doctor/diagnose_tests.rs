@@ -48,7 +48,10 @@ fn an_unhealthy_member_under_a_rollout_is_a_stuck_rollout_fixed_by_deleting_its_
     let f = &findings[0];
     assert_eq!(f.id, "stuck-rollout/workload-cp-c");
     assert_eq!(f.kind, FindingKind::StuckRollout);
-    assert!(f.explanation.contains("waits \"for etcd to become healthy before scaling down\""));
+    assert!(
+        f.explanation
+            .contains("waits \"for etcd to become healthy before scaling down\"")
+    );
     let Some(Fix::DeleteMachine { machine, node, .. }) = &f.fix else {
         panic!("{f:?}")
     };
@@ -99,7 +102,11 @@ fn a_member_without_a_machine_is_orphaned_and_removed_through_the_etcd_plan() {
     assert_eq!(findings.len(), 1, "{findings:#?}");
     let f = &findings[0];
     assert_eq!(f.id, "orphaned-member/cp-d");
-    assert!(f.summary.contains("4 members for 3 control-plane Machines"), "{}", f.summary);
+    assert!(
+        f.summary.contains("4 members for 3 control-plane Machines"),
+        "{}",
+        f.summary
+    );
     let plan = FixPlan::new(f, &tree, &status).unwrap();
     let FixPlan::Etcd(etcd) = &plan else {
         panic!("{plan:?}")
@@ -123,17 +130,18 @@ fn a_stopped_single_member_is_explained_with_no_automatic_fix() {
     tree.machines
         .retain(|m| m.role != MachineRole::Controlplane || m.name == "workload-cp-a");
     let mut status = status();
-    status
-        .etcd
-        .members
-        .retain(|m| m.hostname == "cp-a");
+    status.etcd.members.retain(|m| m.hostname == "cp-a");
     set_member_healthy(&mut status, "cp-a", false);
     let findings = diagnose(&tree, &status);
     assert_eq!(findings.len(), 1, "{findings:#?}");
     let f = &findings[0];
     assert_eq!(f.id, "etcd-stopped/workload-cp-a");
     assert_eq!(f.fix, None);
-    assert!(f.explanation.contains("--recover-from"), "{}", f.explanation);
+    assert!(
+        f.explanation.contains("--recover-from"),
+        "{}",
+        f.explanation
+    );
     let refused = FixPlan::new(f, &tree, &status).unwrap_err();
     assert!(refused.contains("no fix is safe to automate"), "{refused}");
 }
@@ -144,4 +152,15 @@ fn etcd_that_could_not_be_read_gives_no_findings() {
     status.etcd.members.clear();
     set_member_healthy(&mut status, "cp-c", false);
     assert_eq!(diagnose(&tree(), &status), vec![]);
+}
+
+#[test]
+fn each_kind_is_named_in_json_as_in_its_finding_ids() {
+    for kind in [
+        FindingKind::StuckRollout,
+        FindingKind::OrphanedMember,
+        FindingKind::StoppedSingleMember,
+    ] {
+        assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+    }
 }

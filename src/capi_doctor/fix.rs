@@ -146,11 +146,17 @@ fn stuck_machine(d: &MachineDeletion, tree: &ClusterTree, status: &ClusterStatus
             format!("{} is the only control-plane Machine", d.machine),
         );
     }
-    let still = diagnose(tree, status).into_iter().find(|f| {
-        matches!(&f.fix, Some(Fix::DeleteMachine { machine, .. }) if machine == &d.machine)
-    });
+    let still = diagnose(tree, status).into_iter().find(
+        |f| matches!(&f.fix, Some(Fix::DeleteMachine { machine, .. }) if machine == &d.machine),
+    );
     match still {
-        Some(f) => Guard::pass(id, format!("{}; {others} other Machine(s) stay", f.summary)),
+        Some(_) => Guard::pass(
+            id,
+            format!(
+                "the rollout waits on the etcd member of {} ({}); {others} other Machine(s) stay",
+                d.machine, d.node
+            ),
+        ),
         None => Guard::fail(
             id,
             format!(

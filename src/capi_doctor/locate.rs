@@ -6,6 +6,7 @@ use kube::config::Kubeconfig;
 
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, pair_workloads, read_context, read_view,
+    tree_names, trees_named,
 };
 use crate::discovery::{Cluster, Discovery};
 use crate::kube::KubeClient;
@@ -64,41 +65,16 @@ fn from_management(
     management: Management,
     wanted: Option<&str>,
 ) -> Result<Located, LocateError> {
-    let trees = management.trees();
-    let names = || {
-        let all: Vec<String> = trees
-            .iter()
-            .map(|t| format!("{}/{}", t.namespace, t.cluster))
-            .collect();
-        if all.is_empty() {
-            "none".to_string()
-        } else {
-            all.join(", ")
-        }
-    };
-    let matching: Vec<&ClusterTree> = trees
-        .iter()
-        .filter(|t| match wanted.map(|w| w.split_once('/')) {
-            None => true,
-            Some(Some((ns, name))) => t.namespace == ns && t.cluster == name,
-            Some(None) => Some(t.cluster.as_str()) == wanted,
-        })
-        .collect();
-    let tree = match matching.as_slice() {
-        [one] => (*one).clone(),
-        [] => {
-            return Err(LocateError::Unknown(format!(
-                "management cluster {} has no Cluster {} (it has: {})",
-                management.context,
-                wanted.map_or("at all".to_string(), |w| format!("{w:?}")),
-                names()
-            )));
-        }
+    let trees = trees_named(management.trees(), wanted, &management.context)
+        .map_err(LocateError::Unknown)?;
+    let tree = match trees.as_slice() {
+        [one] => one.clone(),
         _ => {
             return Err(LocateError::Unknown(format!(
-                "management cluster {} has several Clusters; name one with --cluster NS/NAME ({})",
+                "management cluster {} has {} Clusters ({}); name one with --cluster NS/NAME",
                 management.context,
-                names()
+                trees.len(),
+                tree_names(&trees)
             )));
         }
     };

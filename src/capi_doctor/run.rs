@@ -21,13 +21,7 @@ pub async fn apply_fix(
     management: &KubeClient,
     mut say: impl FnMut(String),
 ) -> Result<String, String> {
-    if approved.action() != &plan.mutating_action() {
-        return Err(format!(
-            "the approval ({}) is not for this plan ({})",
-            approved.action().describe(),
-            plan.mutating_action().describe()
-        ));
-    }
+    approved.check_for(&plan.mutating_action())?;
     match plan {
         FixPlan::Etcd(etcd) => {
             // A removal streams nothing: the snapshot limits are never reached.
@@ -59,7 +53,10 @@ async fn delete_machine(
         .await
         .map_err(|e| crate::error_chain(&e))?;
     let line = if deleted {
-        format!("Machine {}/{} deleted on {}", d.namespace, d.machine, d.management)
+        format!(
+            "Machine {}/{} deleted on {}",
+            d.namespace, d.machine, d.management
+        )
     } else {
         format!("Machine {}/{} was gone already", d.namespace, d.machine)
     };

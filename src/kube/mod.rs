@@ -3,6 +3,7 @@
 //! check, Leases and the Cluster API objects of a management cluster. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
 pub mod capi;
+mod capi_machine;
 mod capi_model;
 mod client;
 mod credentials;
@@ -13,7 +14,6 @@ pub mod lease;
 pub mod removed_apis;
 mod rest;
 mod types;
-mod capi_machine;
 
 pub use capi::{CAPI_GROUP, CapiObjects};
 pub use capi_model::{
