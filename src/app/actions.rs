@@ -283,9 +283,14 @@ pub enum ActionRun {
     Node(NodeActionPlan),
     Etcd(EtcdPlan),
     /// A CAPI doctor's fix, then the cluster followed until its finding clears.
-    CapiFix {
-        plan: crate::capi_doctor::FixPlan,
-        finding: crate::capi_doctor::Finding,
-        owner: crate::capi::CapiOwner,
-    },
+    CapiFix(Box<CapiFixRun>),
+}
+
+/// What the console runs for a CAPI doctor's fix.
+#[derive(Debug, Clone)]
+pub struct CapiFixRun {
+    pub plan: crate::capi_doctor::FixPlan,
+    pub finding: crate::capi_doctor::Finding,
+    /// The Cluster object, and its management cluster's kube context.
+    pub owner: crate::capi::CapiOwner,
 }

@@ -374,11 +374,11 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             plan: Ok(plan),
             finding,
         } => match state.fleet.capi.owner(&cluster) {
-            Some(owner) => ActionRun::CapiFix {
+            Some(owner) => ActionRun::CapiFix(Box::new(super::actions::CapiFixRun {
                 plan: plan.clone(),
                 finding: finding.clone(),
                 owner: owner.clone(),
-            },
+            })),
             None => return not_run(format!("{cluster} is no longer owned by Cluster API")),
         },
         ActionPlan::CapiFix { plan: Err(e), .. } => return not_run(e.clone()),

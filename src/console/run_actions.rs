@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
-use crate::app::actions::{ActionRun, ActionUpdate};
+use crate::app::actions::{ActionRun, ActionUpdate, CapiFixRun};
 use crate::app::state::{AppState, Message};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
@@ -154,41 +154,22 @@ async fn run_on(
                 outcome.steps.len()
             ))
         }
-        ActionRun::CapiFix {
-            plan,
-            finding,
-            owner,
-        } => {
-            let fix = CapiFixRun {
-                plan,
-                finding,
-                owner,
-                kubeconfig,
-            };
-            run_capi_fix(observer, approved, fix, lines).await
-        }
+        ActionRun::CapiFix(fix) => run_capi_fix(observer, approved, &fix, kubeconfig, lines).await,
     }
 }
 
 /// How long the console follows a CAPI fix until its finding clears, and how often it reads.
 const CAPI_FOLLOW: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
 
-/// What a CAPI doctor's fix needs besides the workload cluster's observer.
-struct CapiFixRun {
-    plan: crate::capi_doctor::FixPlan,
-    finding: crate::capi_doctor::Finding,
-    owner: crate::capi::CapiOwner,
-    kubeconfig: Option<kube::config::Kubeconfig>,
-}
-
 /// `capi doctor --fix`'s runner and follower, their lines sent to `lines`.
 async fn run_capi_fix(
     observer: &ClusterObserver,
     approved: &ApprovedAction,
-    fix: CapiFixRun,
+    fix: &CapiFixRun,
+    kubeconfig: Option<kube::config::Kubeconfig>,
     lines: mpsc::UnboundedSender<String>,
 ) -> Result<String, String> {
-    let kubeconfig = fix.kubeconfig.ok_or_else(|| {
+    let kubeconfig = kubeconfig.ok_or_else(|| {
         "no kubeconfig was read: the management cluster cannot be reached".to_string()
     })?;
     let management =
