@@ -54,6 +54,13 @@ pub enum MutatingAction {
     },
     /// Delete a whole cluster: terminate its VMs, remove its contexts.
     DeleteCluster { cluster: String, vms: usize },
+    /// Delete the Cluster API Machine (`namespace/machine` on the management cluster) a
+    /// control-plane rollout of workload `cluster` is stuck on; the provider replaces it.
+    CapiDeleteMachine {
+        cluster: String,
+        namespace: String,
+        machine: String,
+    },
 }
 
 /// What a [`MutatingAction::Node`] does to its node.
@@ -120,7 +127,8 @@ impl MutatingAction {
             | MutatingAction::Etcd { cluster, .. }
             | MutatingAction::Node { cluster, .. }
             | MutatingAction::CreateCluster { cluster, .. }
-            | MutatingAction::DeleteCluster { cluster, .. } => cluster,
+            | MutatingAction::DeleteCluster { cluster, .. }
+            | MutatingAction::CapiDeleteMachine { cluster, .. } => cluster,
         }
     }
 
@@ -175,6 +183,9 @@ impl MutatingAction {
             MutatingAction::DeleteCluster { vms, .. } => {
                 format!("delete cluster: terminate {vms} VM(s), remove its contexts")
             }
+            MutatingAction::CapiDeleteMachine {
+                namespace, machine, ..
+            } => format!("delete stuck Machine {namespace}/{machine} (Cluster API replaces it)"),
         }
     }
 }
@@ -201,6 +212,18 @@ pub struct ApprovedAction {
 impl ApprovedAction {
     pub fn action(&self) -> &MutatingAction {
         &self.action
+    }
+
+    /// `Ok` when this is the approval of `planned`; runners check it before they start.
+    pub fn check_for(&self, planned: &MutatingAction) -> Result<(), String> {
+        if &self.action == planned {
+            return Ok(());
+        }
+        Err(format!(
+            "the approval ({}) is not for this plan ({})",
+            self.action.describe(),
+            planned.describe()
+        ))
     }
 }
 

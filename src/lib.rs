@@ -13,7 +13,8 @@
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
 //!   node and etcd actions' menu, plans (node_actions' and etcd_maintenance's
-//!   own plans and guards) and progress; the log view's buffer.
+//!   own plans and guards) and progress; the log view's buffer; the CAPI
+//!   screen and its doctor's fixes (capi_doctor's plans and guards).
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.
@@ -22,6 +23,10 @@
 //!   upgrade's etcd health guards.
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
 //!   the resumable create runner and its journal, the delete runner.
+//! - `capi_doctor`: the Talos control-plane provider's stuck states (a rollout
+//!   waiting for etcd forever, an orphaned etcd member, a stopped single member)
+//!   found from etcd over the Talos API against the Machines, explained, and
+//!   fixed through etcd_maintenance's plan or a Machine's deletion.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time.
@@ -61,6 +66,7 @@ pub mod approval;
 pub mod atomic_file;
 pub mod bounded;
 pub mod capi;
+pub mod capi_doctor;
 pub mod cli;
 pub mod clock;
 pub mod cluster_config;

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["upgrade", "provision"],
     &["node_actions"],
     &["etcd_maintenance"],
-    &["cluster_lifecycle"],
+    &["cluster_lifecycle", "capi_doctor"],
     &["app"],
     &["views"],
     &["console"],

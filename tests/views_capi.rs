@@ -1,6 +1,8 @@
 //! The CAPI screen (`:capi`) and the fleet's CAPI column on the fixture management cluster of
 //! tests/fixtures/capi, read as v1beta1 and as v1beta2: both draw the same tree. Snapshots at
-//! 80x24 and 200x50 in default, NO_COLOR and ASCII modes; Enter shows every condition.
+//! 80x24 and 200x50 in default, NO_COLOR and ASCII modes; Enter shows every condition; `C`
+//! opens it from the cluster panes; the doctor's finding (cp2-down's member under a rollout)
+//! shown under the tree, and `f` opening its fix's plan and guards.
 mod view_support;
 
 use std::time::Instant;
@@ -30,10 +32,13 @@ fn objects(version: CapiVersion) -> CapiObjects {
     ]
     .into_iter()
     .map(|r| {
-        (
-            r,
-            std::fs::read_to_string(dir.join(format!("{r}.json"))).expect("fixture"),
-        )
+        let text = std::fs::read_to_string(dir.join(format!("{r}.json"))).expect("fixture");
+        // The Machines' nodes are the view scenarios' control planes.
+        let text = text
+            .replace("\"name\": \"cp-a\"", "\"name\": \"cp-1\"")
+            .replace("\"name\": \"cp-b\"", "\"name\": \"cp-2\"")
+            .replace("\"name\": \"cp-c\"", "\"name\": \"cp-3\"");
+        (r, text)
     })
     .collect();
     let lists: Vec<(&str, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
@@ -42,7 +47,12 @@ fn objects(version: CapiVersion) -> CapiObjects {
 
 /// The `healthy` cluster, owned by the fixture's `clusters/workload` of `mgmt`.
 fn owned(version: CapiVersion) -> AppState {
-    let mut s = scenarios::state(&["healthy"]);
+    owned_scenario("healthy", version)
+}
+
+/// The view scenario `scenario`, owned by the fixture's `clusters/workload` of `mgmt`.
+fn owned_scenario(scenario: &str, version: CapiVersion) -> AppState {
+    let mut s = scenarios::state(&[scenario]);
     let cluster = s.clusters[0].name.clone();
     let mut view = CapiView::default();
     view.owners.insert(
@@ -74,7 +84,10 @@ fn command(s: &mut AppState, text: &str) {
 }
 
 fn capi_screen(version: CapiVersion) -> AppState {
-    let mut s = owned(version);
+    capi_screen_of(owned(version))
+}
+
+fn capi_screen_of(mut s: AppState) -> AppState {
     update(&mut s, Action::OpenSelected);
     command(&mut s, "capi");
     assert_eq!(s.screen, Screen::Capi, "{:?}", s.message);
@@ -134,4 +147,51 @@ fn a_cluster_no_management_cluster_owns_has_no_capi_screen() {
         .map(|m| m.text.clone())
         .unwrap_or_default();
     assert!(message.contains("not owned by Cluster API"), "{message}");
+}
+
+#[test]
+fn c_on_the_cluster_panes_opens_the_capi_screen() {
+    let mut s = owned(CapiVersion::V1beta2);
+    update(&mut s, Action::OpenSelected);
+    update(&mut s, Action::OpenCapi);
+    assert_eq!(s.screen, Screen::Capi, "{:?}", s.message);
+    assert!(
+        !text_at(&s, 80, 24).contains("stuck"),
+        "a healthy cluster has no findings"
+    );
+}
+
+/// cp2-down under the fixture's rollout (workload-cp-c outdated): the rollout is stuck on
+/// workload-cp-b, whose node's etcd member is down.
+fn stuck_screen() -> AppState {
+    capi_screen_of(owned_scenario("cp2-down", CapiVersion::V1beta2))
+}
+
+#[test]
+fn capi_doctor_finding() {
+    let s = stuck_screen();
+    let text = text_at(&s, 200, 50);
+    assert!(
+        text.contains("rollout stuck: etcd member cp-2 of Machine workload-cp-b is unhealthy"),
+        "{text}"
+    );
+    assert!(text.contains("f: fix a stuck state"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn capi_doctor_fix_plan() {
+    let mut s = stuck_screen();
+    update(&mut s, Action::OpenActions);
+    let menu = text_at(&s, 80, 24);
+    assert!(menu.contains("fix stuck-rollout/workload-cp-b"), "{menu}");
+    update(&mut s, Action::Submit);
+    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    let text = text_at(&s, 200, 50);
+    assert!(
+        text.contains("Delete stuck Machine clusters/workload-cp-b (Cluster API replaces it)"),
+        "{text}"
+    );
+    assert!(text.contains("machine is the stuck one"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
 }

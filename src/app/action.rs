@@ -120,6 +120,8 @@ pub enum Action {
     Logs(super::update_logs::LogKey),
     /// `H` / `:health`: the health checklist of the cluster in use.
     OpenHealth,
+    /// `C` on the cluster panes: the CAPI screen (`:capi`).
+    OpenCapi,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into

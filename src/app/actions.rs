@@ -21,6 +21,8 @@ pub enum ActionChoice {
     Node(NodeOperation),
     /// An etcd action; the member ones are about the selected member.
     Etcd(EtcdAction),
+    /// The CAPI doctor's fix of a finding, by its id.
+    CapiFix(String),
 }
 
 impl ActionChoice {
@@ -42,6 +44,7 @@ impl ActionChoice {
                 format!("forfeit leadership of {subject}")
             }
             ActionChoice::Etcd(EtcdAction::RemoveMember) => format!("remove member {subject}"),
+            ActionChoice::CapiFix(id) => format!("fix {id}"),
         }
     }
 }
@@ -107,6 +110,11 @@ pub enum ActionPlan {
         request: EtcdRequest,
         plan: Result<EtcdPlan, String>,
     },
+    /// A CAPI doctor's fix: the finding and its plan, both made again from every new status.
+    CapiFix {
+        finding: crate::capi_doctor::Finding,
+        plan: Result<crate::capi_doctor::FixPlan, String>,
+    },
 }
 
 /// The plan screen of one action.
@@ -129,6 +137,7 @@ impl ActionPlanScreen {
                 operation: plan.operation.clone(),
             }),
             ActionPlan::Etcd { plan, .. } => plan.as_ref().ok().map(EtcdPlan::mutating_action),
+            ActionPlan::CapiFix { plan, .. } => plan.as_ref().ok().map(|p| p.mutating_action()),
         }
     }
 
@@ -140,12 +149,20 @@ impl ActionPlanScreen {
                 format!("{} in {}", etcd_action_of(request).as_str(), self.cluster)
             }
             (ActionPlan::Node { .. }, None) => self.cluster.clone(),
+            (ActionPlan::CapiFix { finding, .. }, None) => {
+                format!("fix {} in {}", finding.id, self.cluster)
+            }
         }
     }
 
-    /// Makes the etcd plan again from `status` and evaluates every guard over it, with the
-    /// same functions the headless commands call.
-    pub fn evaluate(&mut self, status: &ClusterStatus, other: Option<&RolloutInProgress>) {
+    /// Makes the etcd plan (or the CAPI fix, over `tree`) again from `status` and evaluates
+    /// every guard over it, with the same functions the headless commands call.
+    pub fn evaluate(
+        &mut self,
+        status: &ClusterStatus,
+        other: Option<&RolloutInProgress>,
+        tree: Option<&crate::capi::ClusterTree>,
+    ) {
         let roles = super::plan_screen::roles_of(status);
         let guards = match &mut self.plan {
             ActionPlan::Node { plan, survey } => match survey {
@@ -159,6 +176,9 @@ impl ActionPlanScreen {
                     Err(_) => Vec::new(),
                 }
             }
+            ActionPlan::CapiFix { finding, plan } => {
+                super::capi_doctor::evaluate_fix(finding, plan, tree, status, &roles)
+            }
         };
         super::plan_screen::set_guards(&mut self.guards, &mut self.guard, guards);
     }
@@ -169,7 +189,9 @@ impl ActionPlanScreen {
             ActionPlan::Node { survey: None, .. } => {
                 return Some("reading the node's pods and services first".into());
             }
-            ActionPlan::Etcd { plan: Err(e), .. } => return Some(e.clone()),
+            ActionPlan::Etcd { plan: Err(e), .. } | ActionPlan::CapiFix { plan: Err(e), .. } => {
+                return Some(e.clone());
+            }
             _ => {}
         }
         super::plan_screen::guards_refusal(&self.cluster, &self.guards, &[])
@@ -260,4 +282,15 @@ pub enum ActionUpdate {
 pub enum ActionRun {
     Node(NodeActionPlan),
     Etcd(EtcdPlan),
+    /// A CAPI doctor's fix, then the cluster followed until its finding clears.
+    CapiFix(Box<CapiFixRun>),
+}
+
+/// What the console runs for a CAPI doctor's fix.
+#[derive(Debug, Clone)]
+pub struct CapiFixRun {
+    pub plan: crate::capi_doctor::FixPlan,
+    pub finding: crate::capi_doctor::Finding,
+    /// The Cluster object, and its management cluster's kube context.
+    pub owner: crate::capi::CapiOwner,
 }

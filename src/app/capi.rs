@@ -80,6 +80,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.screen = Screen::Cluster(Pane::Nodes);
             return Vec::new();
         }
+        Action::OpenActions => return super::update_actions::open_menu(state),
         other => return super::update_panes::on_screen(state, other),
     };
     state.capi.selected = rows.get(to).map(|r| r.object.clone());

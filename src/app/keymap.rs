@@ -114,7 +114,7 @@ impl KeyContext {
             KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
             KeyContext::LogPicker => "Log picker (l in node detail)",
             KeyContext::Health => "Health checklist (H, :health)",
-            KeyContext::Capi => "Cluster API tree (:capi)",
+            KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
         }
     }
 
@@ -430,6 +430,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::MOVES,
             logs::FROM_CLUSTER,
             health::FROM_CLUSTER,
+            panes::CAPI_FROM_CLUSTER,
         ],
         KeyContext::NodeDetail => &[
             actions::FROM_PANES,

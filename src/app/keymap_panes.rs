@@ -271,6 +271,13 @@ pub(super) static CAPI_OWN: &[Binding] = &[
         offered: None,
     },
     Binding {
+        keys: &[Key::char('f'), Key::char('a')],
+        action: Action::OpenActions,
+        help: "fix a stuck state the doctor found (its plan and guards first)",
+        footer: Some("fix"),
+        offered: Some(super::capi_doctor::offers_fix),
+    },
+    Binding {
         keys: &[Key::plain(KeyCode::Esc)],
         action: Action::Back,
         help: "back to the cluster's panes",
@@ -278,3 +285,12 @@ pub(super) static CAPI_OWN: &[Binding] = &[
         offered: None,
     },
 ];
+
+/// On the cluster panes: the Cluster API tree of the cluster in use.
+pub(super) static CAPI_FROM_CLUSTER: &[Binding] = &[Binding {
+    keys: &[Key::char('C')],
+    action: Action::OpenCapi,
+    help: "the cluster's Cluster API tree and stuck states (:capi)",
+    footer: None,
+    offered: None,
+}];

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod actions;
 pub mod capi;
+pub mod capi_doctor;
 #[cfg(test)]
 mod capi_tests;
 pub mod checklist;

@@ -36,6 +36,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         redraw |= upgrade::on_status_change(state, &cluster);
         if capi {
             redraw |= upgrade::on_capi_change(state);
+            redraw |= super::capi_doctor::on_capi_change(state);
         }
         redraw |= super::update_provision_guards::on_status_change(state, &cluster);
         redraw |= super::update_actions::on_status_change(state, &cluster);
@@ -173,6 +174,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Action::OpenActions => super::update_actions::open_menu(state),
                     Action::Logs(key) => super::update_logs::open(state, key),
                     Action::OpenHealth => super::checklist::open(state),
+                    Action::OpenCapi => super::capi_doctor::open_from_cluster(state),
                     other => panes::on_screen(state, other),
                 },
             };

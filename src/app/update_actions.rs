@@ -38,6 +38,7 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
     let menu = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => node_menu(state, cluster),
         Screen::Cluster(Pane::Etcd) => member_menu(state, cluster),
+        Screen::Capi => super::capi_doctor::fix_menu(state, cluster),
         _ => Err("actions are on the nodes pane, node detail and the etcd pane".to_string()),
     };
     match menu {
@@ -151,6 +152,12 @@ fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<
                 .unwrap_or_else(|| menu.subject.clone());
             open_etcd_plan(state, &menu.cluster, EtcdRequest::RemoveMember { member })
         }
+        ActionChoice::CapiFix(id) => {
+            if let Some(screen) = super::capi_doctor::fix_plan_screen(state, &menu.cluster, &id) {
+                show_plan(state, screen);
+            }
+            Vec::new()
+        }
     }
 }
 
@@ -225,7 +232,7 @@ fn open_etcd_plan(state: &mut AppState, cluster: &str, request: EtcdRequest) -> 
 }
 
 /// Puts `screen` up with its guards evaluated over live status.
-fn show_plan(state: &mut AppState, screen: ActionPlanScreen) {
+pub(super) fn show_plan(state: &mut AppState, screen: ActionPlanScreen) {
     let cluster = screen.cluster.clone();
     state.actions.plan = Some(screen);
     state.screen = Screen::Action;
@@ -241,8 +248,9 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
         return false;
     };
     let before = (screen.guards.clone(), screen.title());
+    let tree = super::capi_doctor::tree_of(state, cluster);
     if let Some(live) = state.fleet.cluster(cluster) {
-        screen.evaluate(&live.status, other.as_ref());
+        screen.evaluate(&live.status, other.as_ref(), tree.as_ref());
     }
     let changed = before != (screen.guards.clone(), screen.title());
     state.actions.plan = Some(screen);
@@ -362,6 +370,18 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         ActionPlan::Node { plan, .. } => ActionRun::Node(plan.clone()),
         ActionPlan::Etcd { plan: Ok(plan), .. } => ActionRun::Etcd(plan.clone()),
         ActionPlan::Etcd { plan: Err(e), .. } => return not_run(e.clone()),
+        ActionPlan::CapiFix {
+            plan: Ok(plan),
+            finding,
+        } => match state.fleet.capi.owner(&cluster) {
+            Some(owner) => ActionRun::CapiFix(Box::new(super::actions::CapiFixRun {
+                plan: plan.clone(),
+                finding: finding.clone(),
+                owner: owner.clone(),
+            })),
+            None => return not_run(format!("{cluster} is no longer owned by Cluster API")),
+        },
+        ActionPlan::CapiFix { plan: Err(e), .. } => return not_run(e.clone()),
     };
     let what = approved.action().describe();
     let mut progress = ActionProgress {

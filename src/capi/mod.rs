@@ -13,7 +13,7 @@ pub use read::{
 pub use rows::{TreeRow, condition_age, condition_text, tree_rows};
 pub use tree::{
     ClusterTree, ControlPlaneNode, Counts, DeploymentNode, MachineNode, MachineRole,
-    MachineSetNode, cluster_tree, cluster_trees, needs_attention,
+    MachineSetNode, cluster_tree, cluster_trees, needs_attention, tree_names, trees_named,
 };
 
 #[cfg(test)]

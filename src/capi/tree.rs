@@ -214,6 +214,47 @@ pub fn cluster_tree(management: &str, objects: &CapiObjects, cluster: &CapiClust
     }
 }
 
+/// `NS/NAME` of each tree, comma-separated ("none" when there is none).
+pub fn tree_names(trees: &[ClusterTree]) -> String {
+    let names: Vec<String> = trees
+        .iter()
+        .map(|t| format!("{}/{}", t.namespace, t.cluster))
+        .collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The trees `wanted` names (`NS/NAME`, or a `NAME` one namespace has), else all; the error
+/// says what management cluster `context` has.
+pub fn trees_named(
+    trees: Vec<ClusterTree>,
+    wanted: Option<&str>,
+    context: &str,
+) -> Result<Vec<ClusterTree>, String> {
+    let Some(wanted) = wanted else {
+        return Ok(trees);
+    };
+    let matches = |t: &ClusterTree| match wanted.split_once('/') {
+        Some((ns, name)) => t.namespace == ns && t.cluster == name,
+        None => t.cluster == wanted,
+    };
+    let chosen: Vec<ClusterTree> = trees.iter().filter(|t| matches(t)).cloned().collect();
+    match chosen.len() {
+        0 => Err(format!(
+            "management cluster {context} has no Cluster {wanted:?} (it has: {})",
+            tree_names(&trees)
+        )),
+        1 => Ok(chosen),
+        _ => Err(format!(
+            "--cluster {wanted:?} is in several namespaces; say NAMESPACE/NAME ({})",
+            tree_names(&trees)
+        )),
+    }
+}
+
 /// `host:port` of the control-plane endpoint; empty until the provider sets it.
 pub fn endpoint_text(cluster: &CapiCluster) -> String {
     match (cluster.endpoint_host.as_str(), cluster.endpoint_port) {

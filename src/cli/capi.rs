@@ -1,4 +1,4 @@
-//! The Cluster API command lines: `capi status` (and, with scale, `scale`). Each takes its
+//! The Cluster API command lines: `capi status`, `capi doctor` (and, with scale, `scale`). Each takes its
 //! config files after the subcommand, as every headless command does.
 use clap::{Args, Subcommand};
 
@@ -18,6 +18,36 @@ pub enum CapiVerb {
     /// MachineSets and theirs, with replicas / ready / up-to-date / available and the
     /// conditions that need attention. Exit 0 / 1 not a management cluster or unreachable / 2.
     Status(CapiStatusArgs),
+    /// The Talos control-plane provider's stuck states of one workload cluster (--context:
+    /// the workload cluster, or its management cluster with --cluster): a rollout waiting for
+    /// etcd forever, an orphaned etcd member, a stopped single member; each explained with
+    /// its fix. `--fix ID --plan` shows a fix's plan and guards, `--fix ID --yes --confirm
+    /// NAME` applies it and follows until the state clears. Exit 0 healthy or fixed / 1 stuck,
+    /// refused or not cleared / 2 usage.
+    Doctor(CapiDoctorArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CapiDoctorArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The workload cluster, when --context names its management cluster: NAMESPACE/NAME,
+    /// or NAME when one namespace has it.
+    #[arg(long, value_name = "NS/NAME")]
+    pub cluster: Option<String>,
+    /// The finding to fix, by its id (`stuck-rollout/MACHINE`, `orphaned-member/MEMBER`).
+    #[arg(long, value_name = "FINDING-ID")]
+    pub fix: Option<String>,
+    #[command(flatten)]
+    pub run: GuardedRun,
+    /// Seconds to follow the cluster after a fix until the stuck state clears.
+    #[arg(long, value_name = "SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub wait: u64,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Milliseconds between reads while following.
+    #[arg(long, value_name = "MS", default_value_t = 5000, hide = true)]
+    pub poll_ms: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -29,4 +59,19 @@ pub struct CapiStatusArgs {
     pub cluster: Option<String>,
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+}
+
+/// How a guarded change is asked for: its plan only, or run with the name typed in full
+/// (`--plan | --yes --confirm NAME`), as every mutating command takes it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct GuardedRun {
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub plan: bool,
+    /// Run it (with --confirm).
+    #[arg(long)]
+    pub yes: bool,
+    /// The cluster's name typed in full, as the console asks.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
 }

@@ -123,6 +123,9 @@ impl Cli {
             Some(Command::Capi(CapiArgs {
                 verb: CapiVerb::Status(CapiStatusArgs { sources, .. }),
             })) => (Some(sources), None, None),
+            Some(Command::Capi(CapiArgs {
+                verb: CapiVerb::Doctor(CapiDoctorArgs { sources, .. }),
+            })) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),

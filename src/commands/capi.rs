@@ -11,7 +11,7 @@ use super::headless::{discover_all, write_stdout};
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
-    read_context, tree_rows,
+    read_context, tree_rows, trees_named,
 };
 use crate::cli::{CapiArgs, CapiStatusArgs, CapiVerb, GlobalArgs, OutputFormat};
 use crate::discovery::Discovery;
@@ -20,6 +20,7 @@ use crate::kube::KubeClient;
 pub fn run(global: &GlobalArgs, args: &CapiArgs) -> ExitCode {
     match &args.verb {
         CapiVerb::Status(status) => exit_code_as(run_status(global, status), status.output),
+        CapiVerb::Doctor(doctor) => super::capi_doctor::run(global, doctor),
     }
 }
 
@@ -51,7 +52,8 @@ fn run_status(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, St
     let (_, discovery) = discover_all(global);
     let context = management_context(&discovery, wanted)?;
     let management = read_management(&discovery, &context)?;
-    let trees = chosen_trees(management.trees(), args.cluster.as_deref(), &context)?;
+    let trees =
+        trees_named(management.trees(), args.cluster.as_deref(), &context).map_err(usage)?;
     let paired: BTreeMap<CapiOwner, String> =
         pair_workloads(&management.workloads, &discovery.clusters)
             .into_iter()
@@ -125,44 +127,6 @@ fn read_management(discovery: &Discovery, context: &str) -> Result<Management, S
             ),
         )),
         Err(e) => Err(Stop(EXIT_BLOCKED, crate::error_chain(&e))),
-    }
-}
-
-/// The trees `--cluster` asks for (`NS/NAME`, or a `NAME` one namespace has), else all.
-fn chosen_trees(
-    trees: Vec<ClusterTree>,
-    wanted: Option<&str>,
-    context: &str,
-) -> Result<Vec<ClusterTree>, Stop> {
-    let Some(wanted) = wanted else {
-        return Ok(trees);
-    };
-    let matches = |t: &ClusterTree| match wanted.split_once('/') {
-        Some((ns, name)) => t.namespace == ns && t.cluster == name,
-        None => t.cluster == wanted,
-    };
-    let chosen: Vec<ClusterTree> = trees.iter().filter(|t| matches(t)).cloned().collect();
-    let known = || {
-        let names: Vec<String> = trees
-            .iter()
-            .map(|t| format!("{}/{}", t.namespace, t.cluster))
-            .collect();
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    };
-    match chosen.len() {
-        0 => Err(usage(format!(
-            "management cluster {context} has no Cluster {wanted:?} (it has: {})",
-            known()
-        ))),
-        1 => Ok(chosen),
-        _ => Err(usage(format!(
-            "--cluster {wanted:?} is in several namespaces; say NAMESPACE/NAME ({})",
-            known()
-        ))),
     }
 }
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command};
 
 pub mod capi;
+pub mod capi_doctor;
 pub mod certs;
 pub mod console;
 pub mod contexts;

@@ -1,13 +1,13 @@
-//! The node and etcd actions' IO for the event loop: the survey a node plan's guards need,
-//! a guard's refusal audited, and an approved action run by the same runner the headless
-//! commands run, its lines forwarded to the app channel and its end audited.
+//! The node and etcd actions' and CAPI fixes' IO for the event loop: the survey a node
+//! plan's guards need, a guard's refusal audited, and an approved action run by the same
+//! runner the headless commands run, its lines forwarded to the app channel and its end audited.
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
-use crate::app::actions::{ActionRun, ActionUpdate};
+use crate::app::actions::{ActionRun, ActionUpdate, CapiFixRun};
 use crate::app::state::{AppState, Message};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
@@ -74,6 +74,7 @@ pub(super) fn run(
 ) {
     let name = approved.action().cluster().to_string();
     let (cluster, options) = connection(&console.state, &name);
+    let kubeconfig = options.kubeconfig.clone();
     let dispatcher = console.dispatcher.clone();
     let (lines, mut rx) = mpsc::unbounded_channel::<String>();
     let app = app_tx.clone();
@@ -92,7 +93,7 @@ pub(super) fn run(
             }
         });
         let result = match observer(cluster, options, &name).await {
-            Ok(observer) => run_on(&observer, &approved, run, lines).await,
+            Ok(observer) => run_on(&observer, &approved, run, kubeconfig, lines).await,
             Err(e) => {
                 drop(lines);
                 Err(e)
@@ -114,6 +115,7 @@ async fn run_on(
     observer: &ClusterObserver,
     approved: &ApprovedAction,
     run: ActionRun,
+    kubeconfig: Option<kube::config::Kubeconfig>,
     lines: mpsc::UnboundedSender<String>,
 ) -> Result<String, String> {
     match run {
@@ -152,5 +154,39 @@ async fn run_on(
                 outcome.steps.len()
             ))
         }
+        ActionRun::CapiFix(fix) => run_capi_fix(observer, approved, &fix, kubeconfig, lines).await,
     }
+}
+
+/// How long the console follows a CAPI fix until its finding clears, and how often it reads.
+const CAPI_FOLLOW: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
+
+/// `capi doctor --fix`'s runner and follower, their lines sent to `lines`.
+async fn run_capi_fix(
+    observer: &ClusterObserver,
+    approved: &ApprovedAction,
+    fix: &CapiFixRun,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    lines: mpsc::UnboundedSender<String>,
+) -> Result<String, String> {
+    let kubeconfig = kubeconfig.ok_or_else(|| {
+        "no kubeconfig was read: the management cluster cannot be reached".to_string()
+    })?;
+    let management =
+        crate::kube::KubeClient::new(&kubeconfig, &fix.owner.management, Default::default())
+            .await
+            .map_err(|e| crate::error_chain(&e))?;
+    let say = |line: String| {
+        let _ = lines.send(line);
+    };
+    crate::capi_doctor::apply_fix(&fix.plan, approved, observer, &management, say).await?;
+    crate::capi_doctor::follow(
+        &fix.finding,
+        &management,
+        &fix.owner,
+        observer,
+        CAPI_FOLLOW,
+        say,
+    )
+    .await
 }

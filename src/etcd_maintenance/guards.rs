@@ -303,10 +303,16 @@ fn member_without_node(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
 }
 
 fn quorum_after_removal(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
-    let id = GuardId::EtcdQuorum;
     let Some((member_id, hostname)) = removed(plan) else {
-        return Guard::fail(id, "no member to remove");
+        return Guard::fail(GuardId::EtcdQuorum, "no member to remove");
     };
+    quorum_without(status, member_id, hostname)
+}
+
+/// Whether etcd keeps its quorum once the member `member_id` (of `hostname`) is gone: removed
+/// by id, or gone with its Machine (the CAPI doctor's fix).
+pub fn quorum_without(status: &ClusterStatus, member_id: &str, hostname: &str) -> Guard {
+    let id = GuardId::EtcdQuorum;
     let left = status
         .etcd
         .members

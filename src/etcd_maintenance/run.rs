@@ -40,13 +40,7 @@ pub async fn run_plan(
     limits: SnapshotLimits,
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<EtcdOutcome, String> {
-    if approved.action() != &plan.mutating_action() {
-        return Err(format!(
-            "the approval ({}) is not for this plan ({})",
-            approved.action().describe(),
-            plan.mutating_action().describe()
-        ));
-    }
+    approved.check_for(&plan.mutating_action())?;
     let mut outcome = EtcdOutcome::default();
     let total = plan.steps.len();
     for (i, step) in plan.steps.iter().enumerate() {

@@ -76,6 +76,9 @@ pub enum GuardId {
     DestroysData,
     /// In-place upgrade: the cluster is not one a Cluster API management cluster owns.
     CapiOwned,
+    /// CAPI doctor: the Machine to delete is the one the control-plane rollout is stuck on,
+    /// and the control plane keeps another Machine.
+    StuckMachine,
 }
 
 impl GuardId {
@@ -191,6 +194,7 @@ impl GuardId {
             GuardId::KnownVms => "known VMs",
             GuardId::DestroysData => "destroys data",
             GuardId::CapiOwned => "not owned by Cluster API",
+            GuardId::StuckMachine => "machine is the stuck one",
         }
     }
 
@@ -313,6 +317,9 @@ impl GuardId {
             }
             GuardId::CapiOwned => {
                 "Checks that no Cluster API management cluster among your kube contexts owns this cluster (a Cluster object whose kubeconfig secret or control-plane endpoint is this cluster's API server). Cluster API replaces machines to change them: an upgrade in place, behind its back, leaves its Machines and templates saying one version while the nodes run another, and its controller may replace the upgraded machines or stall its own rollout. Change such a cluster through its management cluster: Kubernetes by TalosControlPlane.spec.version and then each MachineDeployment's spec.template.spec.version; Talos by a copy of the infrastructure machine template with the new image, pointed to from the TalosControlPlane and the MachineDeployments."
+            }
+            GuardId::StuckMachine => {
+                "Checks that the Machine to delete is still the one the Talos control-plane provider's rollout is stuck on (its node's etcd member reports errors while the provider waits for etcd to become healthy before scaling down), and that the control plane keeps at least one other Machine. Deleting it takes its node and etcd member away; the provider then removes the member left behind and carries on with the rollout, replacing machines one at a time."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -4,6 +4,7 @@
 //! callers build it on an IO task, never on the render path.
 mod api_objects;
 pub mod capi;
+mod capi_machine;
 mod capi_model;
 mod client;
 mod credentials;

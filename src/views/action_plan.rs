@@ -1,6 +1,7 @@
-//! The plan of one node or etcd action: what it does and to what (for etcd, every member's
-//! database against the quota and the calls in their order), the guards worst first with
-//! their reasons (the plan screens' own guards pane), and whether Start is offered.
+//! The plan of one node or etcd action or CAPI doctor fix: what it does and to what (for
+//! etcd, every member's database against the quota and the calls in their order), the guards
+//! worst first with their reasons (the plan screens' own guards pane), and whether Start is
+//! offered.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -134,6 +135,23 @@ impl ActionPlanView<'_> {
             ActionPlan::Etcd { plan: Err(e), .. } => {
                 lines.push(Line::from(Span::styled(e.clone(), s.get(Role::Error))));
             }
+            ActionPlan::CapiFix { finding, plan } => {
+                lines.push(text(printable(&finding.summary)));
+                match plan {
+                    Ok(plan) => {
+                        let steps: Vec<String> = plan
+                            .steps()
+                            .iter()
+                            .enumerate()
+                            .map(|(i, step)| format!("{}. {}", i + 1, printable(step)))
+                            .collect();
+                        lines.push(text(format!("Steps: {}", steps.join(", "))));
+                    }
+                    Err(e) => {
+                        lines.push(Line::from(Span::styled(printable(e), s.get(Role::Error))))
+                    }
+                }
+            }
         }
         lines
     }
@@ -171,6 +189,10 @@ impl Widget for &ActionPlanView<'_> {
         let summary = self.summary(screen);
         let members = match &screen.plan {
             ActionPlan::Etcd { plan: Ok(plan), .. } => Some(plan),
+            ActionPlan::CapiFix {
+                plan: Ok(crate::capi_doctor::FixPlan::Etcd(plan)),
+                ..
+            } => Some(plan),
             _ => None,
         };
         // Wrapped summary lines, roughly.

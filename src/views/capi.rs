@@ -1,6 +1,7 @@
 //! The CAPI screen: the cluster in use as its Cluster API management cluster sees it, grouped
 //! like `clusterctl describe cluster` (the rows `taloscope capi status` prints), each row's
-//! conditions that need attention under it, and the selection whose conditions Enter opens.
+//! conditions that need attention under it, the selection whose conditions Enter opens, and
+//! the CAPI doctor's findings (stuck states) with the key that fixes them.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -10,10 +11,15 @@ use unicode_width::UnicodeWidthStr;
 use super::Look;
 use super::table::pane_block;
 use crate::app::capi::{rows_and_selection, shown_tree};
+use crate::app::capi_doctor::{findings_of, fix_choices};
 use crate::app::health::age_text;
 use crate::app::state::AppState;
 use crate::capi::{TreeRow, condition_age, condition_text};
+use crate::capi_doctor::Finding;
 use crate::tui::Role;
+
+/// The most lines the doctor's findings take under the tree.
+const MAX_FINDING_LINES: usize = 3;
 
 /// A column after NAME: its header and the row's cell.
 type Column = (&'static str, fn(&TreeRow) -> &str);
@@ -120,6 +126,32 @@ impl<'a> CapiPane<'a> {
     }
 }
 
+impl CapiPane<'_> {
+    /// The doctor's findings, one line each: what is stuck, and whether `f` fixes it.
+    fn finding_lines(&self, findings: &[Finding], width: usize) -> Vec<Line<'static>> {
+        findings
+            .iter()
+            .take(MAX_FINDING_LINES)
+            .map(|f| {
+                let fix = if f.fix.is_some() {
+                    "f: fix"
+                } else {
+                    "no automatic fix"
+                };
+                let text = format!("{} {} ({fix})", self.look.glyphs.warn, f.summary);
+                Line::from(Span::styled(
+                    super::fit(
+                        &crate::printable::line(&text),
+                        width,
+                        self.look.glyphs.ellipsis,
+                    ),
+                    self.look.styles.get(Role::Error),
+                ))
+            })
+            .collect()
+    }
+}
+
 impl Widget for &CapiPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
@@ -148,10 +180,13 @@ impl Widget for &CapiPane<'_> {
         );
         let inner = block.inner(area);
         block.render(area, buf);
-        let [summary, header, body, hint] = inner.layout(&Layout::vertical([
+        let cluster = self.state.current.as_deref().unwrap_or_default();
+        let findings = findings_of(self.state, cluster);
+        let [summary, header, body, doctor, hint] = inner.layout(&Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(1),
             Constraint::Fill(1),
+            Constraint::Length(findings.len().min(MAX_FINDING_LINES) as u16),
             Constraint::Length(1),
         ]));
         let endpoint = if tree.endpoint.is_empty() {
@@ -206,9 +241,19 @@ impl Widget for &CapiPane<'_> {
             })
             .collect();
         Paragraph::new(lines).render(body, buf);
+        Paragraph::new(self.finding_lines(&findings, width)).render(doctor, buf);
         let object = rows.get(selected).map_or("", |r| r.object.as_str());
+        let fix = if fix_choices(&findings).is_empty() {
+            ""
+        } else {
+            "  f: fix a stuck state"
+        };
         Paragraph::new(Line::from(Span::styled(
-            format!("Enter: every condition of {object}"),
+            super::fit(
+                &format!("Enter: every condition of {object}{fix}"),
+                width,
+                self.look.glyphs.ellipsis,
+            ),
             s.get(Role::Muted),
         )))
         .render(hint, buf);

@@ -1,0 +1,320 @@
+//! The findings: the known deadlocks of the Talos control-plane provider found by comparing
+//! the etcd members read over the Talos API with the workload cluster's Machines, each with
+//! its explanation and the fix that is safe to automate (if any). Pure.
+use serde::Serialize;
+
+use crate::capi::{ClusterTree, MachineNode, MachineRole, tree::condition};
+use crate::fleet::{ClusterStatus, EtcdMemberReport};
+
+/// The TalosControlPlane condition the provider's etcd health check writes
+/// (siderolabs/cluster-api-control-plane-provider-talos api/v1alpha3/conditions.go).
+const ETCD_HEALTHY: &str = "EtcdClusterHealthyCondition";
+
+/// Which deadlock a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// A control-plane rollout or scale-down waits "for etcd to become healthy before scaling
+    /// down" while one of its Machines' etcd member keeps failing (controllers/scale.go).
+    StuckRollout,
+    /// An etcd member no control-plane Machine's node is: its Machine was deleted behind the
+    /// provider's back, and the health check counts one member too many (controllers/etcd.go).
+    OrphanedMember,
+    /// The only control plane's etcd member stopped: no quorum, and the provider can neither
+    /// scale down to zero nor join a replacement.
+    #[serde(rename = "etcd-stopped")]
+    StoppedSingleMember,
+}
+
+impl FindingKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::StuckRollout => "stuck-rollout",
+            FindingKind::OrphanedMember => "orphaned-member",
+            FindingKind::StoppedSingleMember => "etcd-stopped",
+        }
+    }
+}
+
+/// What a finding's fix does; `None` on a finding means no fix is safe to automate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "fix",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Fix {
+    /// Remove the member by id (EtcdRemoveMemberByID), as `taloscope etcd remove-member`.
+    RemoveEtcdMember { member_id: String, hostname: String },
+    /// Delete the Machine; its owner (the TalosControlPlane) replaces it.
+    DeleteMachine {
+        namespace: String,
+        machine: String,
+        /// Its node, and the node's etcd member (16 hex digits) when it has one.
+        node: String,
+        member_id: Option<String>,
+    },
+}
+
+impl Fix {
+    /// The fix in the operator's words.
+    pub fn describe(&self) -> String {
+        match self {
+            Fix::RemoveEtcdMember {
+                member_id,
+                hostname,
+            } => format!("remove etcd member {hostname} ({member_id})"),
+            Fix::DeleteMachine {
+                namespace, machine, ..
+            } => format!("delete Machine {namespace}/{machine}"),
+        }
+    }
+}
+
+/// One deadlock found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// What `--fix` takes: `<kind>/<machine or member>`.
+    pub id: String,
+    pub kind: FindingKind,
+    /// The Machine or etcd member it is about.
+    pub subject: String,
+    /// One line.
+    pub summary: String,
+    /// Why it is stuck, and what the fix (or the operator) does about it.
+    pub explanation: String,
+    pub fix: Option<Fix>,
+}
+
+/// Every deadlock of `tree` (the workload cluster as its management cluster sees it) against
+/// `status` (the same cluster over the Talos API). Nothing when etcd could not be read.
+pub fn diagnose(tree: &ClusterTree, status: &ClusterStatus) -> Vec<Finding> {
+    let machines: Vec<&MachineNode> = tree
+        .machines
+        .iter()
+        .filter(|m| m.role == MachineRole::Controlplane && !m.deleting)
+        .collect();
+    if machines.is_empty() || status.etcd.members.is_empty() {
+        return Vec::new();
+    }
+    let mut findings = Vec::new();
+    if machines.len() == 1 {
+        findings.extend(stopped_single_member(machines[0], status));
+    } else {
+        findings.extend(stuck_rollout(tree, &machines, status));
+    }
+    findings.extend(orphaned_members(tree, &machines, status));
+    findings
+}
+
+/// The etcd member of a Machine's node.
+fn member_of<'a>(machine: &MachineNode, status: &'a ClusterStatus) -> Option<&'a EtcdMemberReport> {
+    if machine.node.is_empty() {
+        return None;
+    }
+    status
+        .etcd
+        .members
+        .iter()
+        .find(|m| m.hostname.eq_ignore_ascii_case(&machine.node))
+}
+
+/// The provider's own words about etcd, when its health check fails.
+fn provider_says(tree: &ClusterTree) -> String {
+    tree.control_plane
+        .as_ref()
+        .and_then(|cp| condition(&cp.conditions, ETCD_HEALTHY))
+        .filter(|c| !c.is_true() && !c.message.is_empty())
+        .map(|c| {
+            format!(
+                " The provider says: \"{}\".",
+                crate::printable::line(&c.message)
+            )
+        })
+        .unwrap_or_default()
+}
+
+fn errors_text(member: &EtcdMemberReport) -> String {
+    match member.errors.first() {
+        Some(e) => crate::printable::line(e),
+        None => "does not answer".to_string(),
+    }
+}
+
+/// scale.go `scaleDownControlPlane`: with more Machines than replicas (a rollout's surge, or
+/// a scale-down) the provider waits for a healthy etcd first, and etcd.go `etcdHealthcheck`
+/// fails as long as one Machine's member fails: nothing changes until that Machine goes.
+fn stuck_rollout(
+    tree: &ClusterTree,
+    machines: &[&MachineNode],
+    status: &ClusterStatus,
+) -> Vec<Finding> {
+    let Some(cp) = tree.control_plane.as_ref() else {
+        return Vec::new();
+    };
+    let outdated = machines.iter().filter(|m| !m.up_to_date).count();
+    if outdated == 0 && machines.len() <= cp.counts.replicas as usize {
+        return Vec::new();
+    }
+    let mut stuck: Vec<(&MachineNode, &EtcdMemberReport)> = machines
+        .iter()
+        .filter_map(|m| member_of(m, status).map(|member| (*m, member)))
+        .filter(|(_, member)| !member.healthy)
+        .collect();
+    // The outdated ones first: they are the ones the scale-down would pick.
+    stuck.sort_by_key(|(m, _)| m.up_to_date);
+    let waiting = if outdated > 0 {
+        format!(
+            "The rollout of {} to {} ({outdated} Machine(s) outdated, {} of {} replicas)",
+            cp.name,
+            cp.version,
+            machines.len(),
+            cp.counts.replicas
+        )
+    } else {
+        format!(
+            "The scale-down of {} to {} replicas ({} Machines)",
+            cp.name,
+            cp.counts.replicas,
+            machines.len()
+        )
+    };
+    stuck
+        .into_iter()
+        .map(|(m, member)| Finding {
+            id: format!("{}/{}", FindingKind::StuckRollout.as_str(), m.name),
+            kind: FindingKind::StuckRollout,
+            subject: m.name.clone(),
+            summary: format!(
+                "rollout stuck: etcd member {} of Machine {} is unhealthy ({})",
+                member.hostname,
+                m.name,
+                errors_text(member)
+            ),
+            explanation: format!(
+                "{waiting} waits \"for etcd to become healthy before scaling down\", and etcd cannot become healthy while the member of Machine {} fails: the provider never deletes a Machine on its own here.{} Deleting Machine {} takes its node and member away; the provider removes the member left behind, etcd is healthy again, and the rollout goes on machine by machine. (The cluster.x-k8s.io/delete-machine annotation only chooses which Machine goes first; it does not get past the wait.)",
+                m.name,
+                provider_says(tree),
+                m.name
+            ),
+            fix: Some(Fix::DeleteMachine {
+                namespace: tree.namespace.clone(),
+                machine: m.name.clone(),
+                node: m.node.clone(),
+                member_id: Some(member.id.clone()),
+            }),
+        })
+        .collect()
+}
+
+/// etcd.go `etcdHealthcheck` expects one member per Machine and `auditEtcd` removes the rest,
+/// but only from a provider that audits (and never while a Machine has no nodeRef).
+fn orphaned_members(
+    tree: &ClusterTree,
+    machines: &[&MachineNode],
+    status: &ClusterStatus,
+) -> Vec<Finding> {
+    if machines.iter().any(|m| m.node.is_empty()) {
+        return Vec::new();
+    }
+    let count = status.etcd.members.len();
+    status
+        .etcd
+        .members
+        .iter()
+        .filter(|member| {
+            !tree.machines.iter().any(|m| {
+                m.role == MachineRole::Controlplane && m.node.eq_ignore_ascii_case(&member.hostname)
+            })
+        })
+        .map(|member| {
+            let name = if member.hostname.is_empty() {
+                member.id.clone()
+            } else {
+                member.hostname.clone()
+            };
+            Finding {
+                id: format!("{}/{name}", FindingKind::OrphanedMember.as_str()),
+                kind: FindingKind::OrphanedMember,
+                subject: name.clone(),
+                summary: format!(
+                    "etcd member {name} ({}) has no Machine: {count} members for {} control-plane Machines",
+                    member.id,
+                    machines.len()
+                ),
+                explanation: format!(
+                    "No control-plane Machine of {}/{} has a node named {name}, yet etcd still lists it: its Machine was deleted without the member leaving (out of band, or by a provider release that does not audit etcd). The provider's health check expects {} members and finds {count}, so it holds every scale-down and rollout.{} Removing the member by its id (EtcdRemoveMemberByID, as `taloscope etcd remove-member` does) ends it; the guards check that no running node is that member and that etcd keeps its quorum.",
+                    tree.namespace,
+                    tree.cluster,
+                    machines.len(),
+                    provider_says(tree)
+                ),
+                fix: Some(Fix::RemoveEtcdMember {
+                    member_id: member.id.clone(),
+                    hostname: member.hostname.clone(),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// One control plane whose member fails: etcd has no quorum and the Kubernetes API is down.
+/// Nothing here is safe to automate: the way back is the Talos disaster recovery.
+fn stopped_single_member(machine: &MachineNode, status: &ClusterStatus) -> Option<Finding> {
+    let member = member_of(machine, status)?;
+    if member.healthy {
+        return None;
+    }
+    Some(Finding {
+        id: format!(
+            "{}/{}",
+            FindingKind::StoppedSingleMember.as_str(),
+            machine.name
+        ),
+        kind: FindingKind::StoppedSingleMember,
+        subject: machine.name.clone(),
+        summary: format!(
+            "the only etcd member ({}, Machine {}) stopped: no quorum ({})",
+            member.hostname,
+            machine.name,
+            errors_text(member)
+        ),
+        explanation: format!(
+            "Machine {} is the cluster's only control plane and its etcd member reports errors: with one member there is no quorum without it, so the Kubernetes API is down. The provider cannot help: it never scales the control plane to zero, and a replacement could not join an etcd without quorum. No fix is safe to automate. Recovery, as Talos documents it (disaster recovery): 1) read the etcd service's log (`taloscope logs --node {} etcd`): when its data is intact, bringing the service back is enough; 2) otherwise take the database (`taloscope etcd snapshot` if the member still answers, else `talosctl cp /var/lib/etcd/member/snap/db`); 3) reset the node's EPHEMERAL partition and `talosctl bootstrap --recover-from` the snapshot. Run more than one control plane so one member's failure keeps quorum.",
+            machine.name, member.hostname
+        ),
+        fix: None,
+    })
+}
+
+/// Whether `finding` no longer holds: it is not found again, and what it held up finished
+/// (the control plane's Machines all up to date, ready and as many as its replicas; the
+/// orphaned member gone from the list).
+pub fn cleared(finding: &Finding, tree: &ClusterTree, status: &ClusterStatus) -> bool {
+    if status.etcd.members.is_empty() || diagnose(tree, status).iter().any(|f| f.id == finding.id) {
+        return false;
+    }
+    match &finding.fix {
+        Some(Fix::RemoveEtcdMember { member_id, .. }) => {
+            !status.etcd.members.iter().any(|m| &m.id == member_id)
+        }
+        Some(Fix::DeleteMachine { machine, .. }) => {
+            tree.machine(machine).is_none() && control_plane_settled(tree, status)
+        }
+        None => control_plane_settled(tree, status),
+    }
+}
+
+/// Every control-plane Machine up to date and ready, as many as the replicas, and every etcd
+/// member healthy.
+pub fn control_plane_settled(tree: &ClusterTree, status: &ClusterStatus) -> bool {
+    let Some(cp) = tree.control_plane.as_ref() else {
+        return false;
+    };
+    let c = cp.counts;
+    c.current == c.replicas
+        && c.up_to_date == c.replicas
+        && c.ready == c.replicas
+        && status.etcd.members.iter().all(|m| m.healthy)
+}

@@ -1,0 +1,168 @@
+//! A finding's fix as a plan with guards: removing an orphaned member is etcd_maintenance's
+//! own remove-member plan and guards; deleting a stuck Machine is checked to be the stuck one
+//! and to leave etcd its quorum (the guard the remove-member plan uses). Pure.
+use serde::Serialize;
+
+use super::diagnose::{Finding, Fix, diagnose};
+use crate::approval::MutatingAction;
+use crate::capi::{ClusterTree, MachineRole};
+use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards, quorum_without};
+use crate::fleet::ClusterStatus;
+use crate::guards::{Guard, GuardId};
+use crate::talos::Roles;
+
+/// Deleting the Machine a control-plane rollout is stuck on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineDeletion {
+    /// The workload cluster (the discovered cluster's name, the one typed to confirm).
+    pub cluster: String,
+    /// The management cluster's kube context, and the `cluster.x-k8s.io` version it serves.
+    pub management: String,
+    pub api_version: String,
+    pub namespace: String,
+    pub machine: String,
+    pub node: String,
+    /// The node's etcd member (16 hex digits), when it has one.
+    pub member_id: Option<String>,
+}
+
+/// The plan of one fix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum FixPlan {
+    /// etcd_maintenance's remove-member plan.
+    Etcd(EtcdPlan),
+    DeleteMachine(MachineDeletion),
+}
+
+impl FixPlan {
+    /// The plan of `finding`'s fix over the workload cluster's `status` and its `tree`;
+    /// `Err` when the finding has no fix that is safe to automate (the text says why).
+    pub fn new(
+        finding: &Finding,
+        tree: &ClusterTree,
+        status: &ClusterStatus,
+    ) -> Result<FixPlan, String> {
+        match &finding.fix {
+            None => Err(format!(
+                "{}: no fix is safe to automate. {}",
+                finding.id, finding.explanation
+            )),
+            Some(Fix::RemoveEtcdMember { member_id, .. }) => {
+                let request = EtcdRequest::RemoveMember {
+                    member: member_id.clone(),
+                };
+                EtcdPlan::new(status, &request)
+                    .map(FixPlan::Etcd)
+                    .map_err(|e| e.to_string())
+            }
+            Some(Fix::DeleteMachine {
+                namespace,
+                machine,
+                node,
+                member_id,
+            }) => Ok(FixPlan::DeleteMachine(MachineDeletion {
+                cluster: status.name.clone(),
+                management: tree.management.clone(),
+                api_version: tree.api_version.clone(),
+                namespace: namespace.clone(),
+                machine: machine.clone(),
+                node: node.clone(),
+                member_id: member_id.clone(),
+            })),
+        }
+    }
+
+    /// The action the dispatcher approves for this plan.
+    pub fn mutating_action(&self) -> MutatingAction {
+        match self {
+            FixPlan::Etcd(plan) => plan.mutating_action(),
+            FixPlan::DeleteMachine(d) => MutatingAction::CapiDeleteMachine {
+                cluster: d.cluster.clone(),
+                namespace: d.namespace.clone(),
+                machine: d.machine.clone(),
+            },
+        }
+    }
+
+    /// The workload cluster the fix changes.
+    pub fn cluster(&self) -> &str {
+        match self {
+            FixPlan::Etcd(plan) => &plan.cluster,
+            FixPlan::DeleteMachine(d) => &d.cluster,
+        }
+    }
+
+    /// What the plan does, one line per step.
+    pub fn steps(&self) -> Vec<String> {
+        match self {
+            FixPlan::Etcd(plan) => plan
+                .steps
+                .iter()
+                .map(|s| format!("{} through {}", plan.action.as_str(), s.node))
+                .collect(),
+            FixPlan::DeleteMachine(d) => vec![
+                format!(
+                    "delete Machine {}/{} on {} ({})",
+                    d.namespace, d.machine, d.management, d.api_version
+                ),
+                "follow: the provider removes the member left behind and rolls on".to_string(),
+            ],
+        }
+    }
+}
+
+/// Every guard of the plan: the etcd plan's own, or for a Machine deletion that it is still
+/// the stuck one and that etcd keeps its quorum without its member.
+pub fn fix_guards(
+    plan: &FixPlan,
+    tree: &ClusterTree,
+    status: &ClusterStatus,
+    roles: &Roles,
+) -> Vec<Guard> {
+    match plan {
+        FixPlan::Etcd(etcd) => plan_guards(etcd, status, roles),
+        FixPlan::DeleteMachine(d) => {
+            let mut guards = vec![stuck_machine(d, tree, status)];
+            if let Some(id) = &d.member_id {
+                guards.push(quorum_without(status, id, &d.node));
+            }
+            guards
+        }
+    }
+}
+
+fn stuck_machine(d: &MachineDeletion, tree: &ClusterTree, status: &ClusterStatus) -> Guard {
+    let id = GuardId::StuckMachine;
+    let others = tree
+        .machines
+        .iter()
+        .filter(|m| m.role == MachineRole::Controlplane && !m.deleting && m.name != d.machine)
+        .count();
+    if others == 0 {
+        return Guard::fail(
+            id,
+            format!("{} is the only control-plane Machine", d.machine),
+        );
+    }
+    let still = diagnose(tree, status).into_iter().find(
+        |f| matches!(&f.fix, Some(Fix::DeleteMachine { machine, .. }) if machine == &d.machine),
+    );
+    match still {
+        Some(_) => Guard::pass(
+            id,
+            format!(
+                "the rollout waits on the etcd member of {} ({}); {others} other Machine(s) stay",
+                d.machine, d.node
+            ),
+        ),
+        None => Guard::fail(
+            id,
+            format!(
+                "the rollout is no longer stuck on {}: nothing to delete",
+                d.machine
+            ),
+        ),
+    }
+}

@@ -1,0 +1,126 @@
+//! An approved fix applied, and the workload cluster followed until its finding clears: the
+//! orphaned member removed by etcd_maintenance's runner (the one `etcd remove-member` runs),
+//! the stuck Machine deleted on the management cluster. Every wait is bounded.
+use std::time::Duration;
+
+use super::diagnose::{Finding, cleared};
+use super::fix::{FixPlan, MachineDeletion};
+use super::locate::read_tree;
+use crate::approval::ApprovedAction;
+use crate::capi::{CapiOwner, ClusterTree};
+use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
+use crate::fleet::ClusterStatus;
+use crate::kube::{CapiVersion, KubeClient};
+use crate::upgrade::observe::ClusterObserver;
+
+/// Runs `plan`, which `approved` must be the approval of; `say` hears each step's line.
+pub async fn apply_fix(
+    plan: &FixPlan,
+    approved: &ApprovedAction,
+    observer: &ClusterObserver,
+    management: &KubeClient,
+    mut say: impl FnMut(String),
+) -> Result<String, String> {
+    approved.check_for(&plan.mutating_action())?;
+    match plan {
+        FixPlan::Etcd(etcd) => {
+            // A removal streams nothing: the snapshot limits are never reached.
+            let limits = SnapshotLimits {
+                bound: Duration::from_secs(60),
+                max_bytes: SNAPSHOT_MAX_BYTES,
+            };
+            let outcome = run_plan(&observer.talos, approved, etcd, limits, |i, total, line| {
+                say(format!("[{}/{total}] {line}", i + 1))
+            })
+            .await?;
+            Ok(outcome.steps.join("; "))
+        }
+        FixPlan::DeleteMachine(d) => delete_machine(d, management, say).await,
+    }
+}
+
+async fn delete_machine(
+    d: &MachineDeletion,
+    management: &KubeClient,
+    mut say: impl FnMut(String),
+) -> Result<String, String> {
+    let version = match d.api_version.as_str() {
+        "v1beta1" => CapiVersion::V1beta1,
+        _ => CapiVersion::V1beta2,
+    };
+    let deleted = management
+        .delete_capi_machine(version, &d.namespace, &d.machine)
+        .await
+        .map_err(|e| crate::error_chain(&e))?;
+    let line = if deleted {
+        format!(
+            "Machine {}/{} deleted on {}",
+            d.namespace, d.machine, d.management
+        )
+    } else {
+        format!("Machine {}/{} was gone already", d.namespace, d.machine)
+    };
+    say(format!("[1/1] {line}"));
+    Ok(line)
+}
+
+/// The workload cluster now: its tree on the management cluster and its Talos status.
+pub async fn read_now(
+    management: &KubeClient,
+    owner: &CapiOwner,
+    observer: &ClusterObserver,
+) -> Result<(ClusterTree, ClusterStatus), String> {
+    let (tree, status) = tokio::join!(read_tree(management, owner), observer.status());
+    Ok((tree?, status))
+}
+
+/// One line of what the fix waits on: the control plane's counts and etcd's members.
+pub fn progress_line(tree: &ClusterTree, status: &ClusterStatus) -> String {
+    let members = &status.etcd.members;
+    let healthy = members.iter().filter(|m| m.healthy).count();
+    let etcd = format!("etcd {} member(s), {healthy} healthy", members.len());
+    match tree.control_plane.as_ref() {
+        Some(cp) => format!(
+            "{}: {} of {} Machines, {} up to date, {} ready; {etcd}",
+            cp.name, cp.counts.current, cp.counts.replicas, cp.counts.up_to_date, cp.counts.ready
+        ),
+        None => etcd,
+    }
+}
+
+/// Reads the cluster every `poll` until `finding` clears, for at most `bound`; `say` hears a
+/// line each time what the fix waits on changes.
+pub async fn follow(
+    finding: &Finding,
+    management: &KubeClient,
+    owner: &CapiOwner,
+    observer: &ClusterObserver,
+    (bound, poll): (Duration, Duration),
+    mut say: impl FnMut(String),
+) -> Result<String, String> {
+    let deadline = tokio::time::Instant::now() + bound;
+    let mut last = String::new();
+    loop {
+        match read_now(management, owner, observer).await {
+            Ok((tree, status)) => {
+                let line = progress_line(&tree, &status);
+                if line != last {
+                    say(line.clone());
+                    last = line;
+                }
+                if cleared(finding, &tree, &status) {
+                    return Ok(format!("{} cleared: {last}", finding.id));
+                }
+            }
+            Err(e) => say(format!("reading again: {e}")),
+        }
+        if tokio::time::Instant::now() + poll > deadline {
+            return Err(format!(
+                "{} not cleared after {} s: {last}",
+                finding.id,
+                bound.as_secs()
+            ));
+        }
+        tokio::time::sleep(poll).await;
+    }
+}

@@ -1,0 +1,282 @@
+//! `taloscope capi doctor`: the stuck states of one CAPI workload cluster, each explained
+//! with its fix; `--fix ID` shows a fix's plan and guards (`--plan`) or applies it through the
+//! dispatcher (`--yes --confirm NAME`) and follows until the state clears. Exit 0 healthy or
+//! fixed / 1 stuck, refused or not cleared / 2 usage.
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
+use super::headless::{Chosen, approve, check_mode, connect, discover_all, write_stdout};
+use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
+use crate::capi::ClusterTree;
+use crate::capi_doctor::{
+    Finding, FixPlan, LocateError, Located, apply_fix, diagnose, fix_guards, follow, locate,
+};
+use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
+use crate::fleet::ClusterStatus;
+use crate::guards::{Guard, blocking};
+use crate::kube::KubeClient;
+
+pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.output)
+}
+
+/// `capi doctor --output json` without `--fix`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DoctorReport<'a> {
+    /// The discovered cluster the workload cluster is.
+    cluster: &'a str,
+    /// `management/namespace/name` of its Cluster object.
+    owner: String,
+    findings: &'a [Finding],
+}
+
+/// `--fix ID --plan --output json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FixReport<'a> {
+    finding: &'a Finding,
+    plan: &'a FixPlan,
+    guards: Vec<GuardLine>,
+    blocked: bool,
+}
+
+fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Stop> {
+    let Some(wanted) = global.context.as_deref() else {
+        return Err(usage(
+            "name the workload cluster (or its management cluster) with --context",
+        ));
+    };
+    if args.fix.is_some() {
+        check_mode(
+            args.run.plan,
+            args.run.yes,
+            args.run.confirm.as_deref(),
+            "cluster",
+        )?;
+    } else if args.run.plan || args.run.yes {
+        return Err(usage("--plan and --yes go with --fix FINDING-ID"));
+    }
+    let (paths, discovery) = discover_all(global);
+    let Some(kubeconfig) = discovery.kubeconfig.clone() else {
+        return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
+    };
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let located = runtime
+        .block_on(locate(
+            &discovery,
+            &kubeconfig,
+            wanted,
+            args.cluster.as_deref(),
+        ))
+        .map_err(|e| match e {
+            LocateError::Unknown(m) => usage(m),
+            LocateError::Unusable(m) => Stop(EXIT_BLOCKED, m),
+        })?;
+    drop(runtime);
+    let chosen = Chosen {
+        paths,
+        discovery,
+        cluster: located.workload.clone(),
+    };
+    let connected = connect(&chosen)?;
+    let findings = diagnose(&located.tree, &connected.status);
+    let Some(id) = args.fix.as_deref() else {
+        return print_findings(&located, &connected.status, &findings, args.output);
+    };
+    let finding = findings.iter().find(|f| f.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+        usage(format!(
+            "no finding {id:?} in {} now (findings: {})",
+            located.workload.name,
+            if ids.is_empty() {
+                "none".to_string()
+            } else {
+                ids.join(", ")
+            }
+        ))
+    })?;
+    let plan = FixPlan::new(finding, &located.tree, &connected.status)
+        .map_err(|why| Stop(EXIT_BLOCKED, why))?;
+    let roles = connected.observer.talos.roles().clone();
+    let guards = fix_guards(&plan, &located.tree, &connected.status, &roles);
+    if args.run.plan {
+        return print_plan(finding, &plan, &guards, args.output);
+    }
+    let (dispatcher, approved) = approve(
+        global,
+        &chosen,
+        plan.mutating_action(),
+        args.run.confirm.as_deref(),
+    )?;
+    if blocking(&guards, &[]) {
+        if args.output == OutputFormat::Table {
+            write_stdout(&plan_table(finding, &plan, &guards))?;
+        }
+        let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
+        return Err(Stop(
+            EXIT_BLOCKED,
+            format!("refused: a guard blocks the fix of {}", finding.id),
+        ));
+    }
+    let management = connected
+        .runtime
+        .block_on(KubeClient::new(
+            &kubeconfig,
+            &located.owner.management,
+            Default::default(),
+        ))
+        .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
+    let say = |kind: &str, line: String| match args.output {
+        OutputFormat::Table => println!("{line}"),
+        OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),
+    };
+    let applied = connected.runtime.block_on(apply_fix(
+        &plan,
+        &approved,
+        &connected.observer,
+        &management,
+        |line| say("step", line),
+    ));
+    if let Err(e) = dispatcher.finished(
+        &approved,
+        applied.as_ref().map(|_| ()).map_err(Clone::clone),
+    ) {
+        eprintln!("taloscope: {e}");
+    }
+    let what = format!("{} in {}", approved.action().describe(), plan.cluster());
+    applied.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
+    let bounds = (
+        Duration::from_secs(args.wait),
+        Duration::from_millis(args.poll_ms.max(10)),
+    );
+    let followed = connected.runtime.block_on(follow(
+        finding,
+        &management,
+        &located.owner,
+        &connected.observer,
+        bounds,
+        |line| say("progress", line),
+    ));
+    match followed {
+        Ok(done) => {
+            say("cleared", done);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(Stop(EXIT_BLOCKED, e)),
+    }
+}
+
+/// The findings; exit 1 when there is any (the cluster is stuck).
+fn print_findings(
+    located: &Located,
+    status: &ClusterStatus,
+    findings: &[Finding],
+    output: OutputFormat,
+) -> Result<ExitCode, Stop> {
+    let text = match output {
+        OutputFormat::Json => {
+            let report = DoctorReport {
+                cluster: &located.workload.name,
+                owner: located.owner.to_string(),
+                findings,
+            };
+            serde_json::to_string_pretty(&report)
+                .map(|j| j + "\n")
+                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?
+        }
+        OutputFormat::Table => findings_table(located, &located.tree, status, findings),
+    };
+    write_stdout(&text)?;
+    Ok(if findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_BLOCKED)
+    })
+}
+
+fn findings_table(
+    located: &Located,
+    tree: &ClusterTree,
+    status: &ClusterStatus,
+    findings: &[Finding],
+) -> String {
+    let mut out = format!(
+        "{} (Cluster {}): {}\n",
+        located.workload.name,
+        located.owner,
+        crate::capi_doctor::progress_line(tree, status)
+    );
+    if status.etcd.members.is_empty() {
+        out.push_str("etcd members could not be read over the Talos API: nothing to compare\n");
+    } else if findings.is_empty() {
+        out.push_str("no stuck state found\n");
+    }
+    for f in findings {
+        out.push_str(&format!("\n{}\n  {}\n", f.id, f.summary));
+        out.push_str(&format!("  {}\n", f.explanation));
+        match &f.fix {
+            Some(fix) => out.push_str(&format!(
+                "  fix: {} (taloscope capi doctor --context {} --fix {} --plan)\n",
+                fix.describe(),
+                located.workload.name,
+                f.id
+            )),
+            None => out.push_str("  fix: none that is safe to automate\n"),
+        }
+    }
+    crate::printable::lines(&out)
+}
+
+/// `--plan`: the plan and every guard's verdict; exit 1 when a guard blocks.
+fn print_plan(
+    finding: &Finding,
+    plan: &FixPlan,
+    guards: &[Guard],
+    output: OutputFormat,
+) -> Result<ExitCode, Stop> {
+    let text = match output {
+        OutputFormat::Table => plan_table(finding, plan, guards),
+        OutputFormat::Json => {
+            let lines = guard_lines(guards, &[]);
+            let report = FixReport {
+                finding,
+                plan,
+                blocked: lines.iter().any(|g| g.blocks),
+                guards: lines,
+            };
+            serde_json::to_string_pretty(&report)
+                .map(|j| j + "\n")
+                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?
+        }
+    };
+    write_stdout(&text)?;
+    Ok(if blocking(guards, &[]) {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn plan_table(finding: &Finding, plan: &FixPlan, guards: &[Guard]) -> String {
+    let mut out = format!(
+        "FIX {} in {}: {}\n",
+        finding.id,
+        plan.cluster(),
+        plan.mutating_action().describe()
+    );
+    out.push_str("STEPS\n");
+    let steps: Vec<String> = plan
+        .steps()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{}. {s}", i + 1))
+        .collect();
+    out.push_str(&indent(&(steps.join("\n") + "\n")));
+    out.push_str(&guards_table(&guard_lines(guards, &[]), plan.cluster()));
+    crate::printable::lines(&out)
+}

@@ -1,0 +1,239 @@
+//! `taloscope capi doctor` against the sim's stuck CAPI scenarios at a fast time scale: each
+//! injected stuck state found with its explanation, its fix refused without the typed name or
+//! in read-only mode, applied through the dispatcher (audited) and followed until it clears
+//! (the rollout completes, the member is gone); the stopped single member explained, not
+//! automated, and found healthy once recovered; the healthy scenario with no findings.
+mod upgrade_common;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use upgrade_common::*;
+
+const MGMT: &str = "admin@capi-mgmt";
+const WORK: &str = "capi-work";
+/// `--fix` applied: confirmed, followed for at most 90 s, read every 100 ms.
+const APPLY: [&str; 7] = [
+    "--yes",
+    "--confirm",
+    WORK,
+    "--wait",
+    "90",
+    "--poll-ms",
+    "100",
+];
+
+/// `capi doctor --output json` of `context`: exit code and report.
+async fn doctor(fx: &Fixture, context: &str) -> (Option<i32>, Value) {
+    let mut cmd = fx.taloscope(context, "capi");
+    cmd.args(["doctor", "--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    let report =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    (code, report)
+}
+
+/// The findings once `wanted` (a finding kind, or none) is what the doctor reports (bounded:
+/// the controller may still be writing status at start).
+async fn findings_until(fx: &Fixture, context: &str, wanted: Option<&str>) -> Vec<Value> {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let (code, report) = doctor(fx, context).await;
+        let findings = report["findings"].as_array().cloned().unwrap_or_default();
+        let kinds: Vec<&str> = findings.iter().filter_map(|f| f["kind"].as_str()).collect();
+        let done = match wanted {
+            Some(kind) => code == Some(1) && kinds == [kind],
+            None => code == Some(0) && kinds.is_empty(),
+        };
+        if done {
+            return findings;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "doctor of {context} never reported {wanted:?}: exit {code:?}, {report}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// `capi doctor --fix ID` with `extra` flags: exit code, stdout, stderr.
+async fn fix(
+    fx: &Fixture,
+    context: &str,
+    id: &str,
+    extra: &[&str],
+) -> (Option<i32>, String, String) {
+    let mut cmd = fx.taloscope(context, "capi");
+    cmd.args(["doctor", "--fix", id]).args(extra);
+    output(cmd).await
+}
+
+fn audit(fx: &Fixture) -> String {
+    std::fs::read_to_string(fx.state_dir().join("audit.log")).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_healthy_capi_cluster_has_no_findings() {
+    let fx = start(builtin("capi")).await;
+    let findings = findings_until(&fx, WORK, None).await;
+    assert!(findings.is_empty());
+    let (code, report) = doctor(&fx, MGMT).await;
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["cluster"], WORK);
+    assert_eq!(report["owner"], "admin@capi-mgmt/default/capi-work");
+    let mut cmd = fx.taloscope(WORK, "capi");
+    cmd.arg("doctor");
+    let (code, table, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(table.contains("no stuck state found"), "{table}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_stuck_on_an_unhealthy_member_completes_once_its_machine_is_deleted() {
+    let fx = start(builtin("capi-stuck-rollout")).await;
+    let findings = findings_until(&fx, MGMT, Some("stuck-rollout")).await;
+    let finding = &findings[0];
+    let id = finding["id"].as_str().unwrap();
+    let machine = finding["subject"].as_str().unwrap();
+    assert!(
+        finding["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("for etcd to become healthy before scaling down"),
+        "{finding}"
+    );
+    assert_eq!(finding["fix"]["fix"], "delete-machine", "{finding}");
+
+    let (code, plan, stderr) = fix(&fx, WORK, id, &["--plan", "--output", "json"]).await;
+    assert_eq!(code, Some(0), "{plan}\n{stderr}");
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(
+        plan_guard(&plan, "stuck_machine")["verdict"],
+        "pass",
+        "{plan}"
+    );
+    assert_eq!(
+        plan_guard(&plan, "etcd_quorum")["verdict"],
+        "pass",
+        "{plan}"
+    );
+
+    // Refused without the name typed in full, and in read-only mode; nothing deleted.
+    let (code, _, stderr) = fix(&fx, WORK, id, &["--yes", "--confirm", "capi"]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = fix(&fx, WORK, id, &["--yes", "--confirm", WORK, "--readonly"]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("read-only"), "{stderr}");
+    let capi = fx.sim.capi().expect("capi scenario");
+    assert!(capi.get("machines", machine).is_some(), "not deleted yet");
+
+    let (code, stdout, stderr) = fix(&fx, WORK, id, &APPLY).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("Machine default/{machine} deleted")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("cleared"), "{stdout}");
+    assert!(capi.get("machines", machine).is_none());
+    // The rollout completed: three control planes, all at the new version.
+    let versions: Vec<String> = capi
+        .list("machines")
+        .iter()
+        .filter(|m| {
+            m["metadata"]["labels"]
+                .get("cluster.x-k8s.io/control-plane")
+                .is_some()
+        })
+        .map(|m| {
+            m["spec"]["version"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(versions.len(), 3, "{versions:?}");
+    let tcp = &capi.list("taloscontrolplanes")[0];
+    assert!(
+        versions.iter().all(|v| v == &tcp["spec"]["version"]),
+        "{versions:?}"
+    );
+    findings_until(&fx, WORK, None).await;
+    let audit = audit(&fx);
+    assert!(
+        audit.contains(&format!("delete stuck Machine default/{machine}"))
+            && audit.contains("outcome=\"succeeded\"")
+            && audit.contains("refused: read-only"),
+        "{audit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphaned_member_is_removed_and_etcd_is_healthy_again() {
+    let fx = start(builtin("capi-orphaned-member")).await;
+    let findings = findings_until(&fx, WORK, Some("orphaned-member")).await;
+    let finding = &findings[0];
+    let id = finding["id"].as_str().unwrap();
+    let member = finding["fix"]["memberId"].as_str().unwrap().to_string();
+    assert!(
+        finding["summary"]
+            .as_str()
+            .unwrap()
+            .contains("4 members for 3"),
+        "{finding}"
+    );
+    let (code, plan, stderr) = fix(&fx, WORK, id, &["--plan", "--output", "json"]).await;
+    assert_eq!(code, Some(0), "{plan}\n{stderr}");
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(plan["plan"]["kind"], "etcd", "{plan}");
+    assert_eq!(
+        plan_guard(&plan, "member_without_node")["verdict"],
+        "pass",
+        "{plan}"
+    );
+
+    let (code, stdout, stderr) = fix(&fx, WORK, id, &APPLY).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("removed; 3 member(s) left"), "{stdout}");
+    let status = fx.status(WORK).await;
+    assert_eq!(status.etcd.members.len(), 3);
+    assert!(
+        status
+            .etcd
+            .members
+            .iter()
+            .all(|m| m.id != member && m.healthy)
+    );
+    findings_until(&fx, MGMT, None).await;
+    assert!(audit(&fx).contains("remove etcd member"), "{}", audit(&fx));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_single_member_is_explained_and_healthy_once_recovered() {
+    let fx = start(builtin("capi-etcd-stopped")).await;
+    let findings = findings_until(&fx, WORK, Some("etcd-stopped")).await;
+    let finding = &findings[0];
+    assert!(finding["fix"].is_null(), "{finding}");
+    assert!(
+        finding["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("--recover-from"),
+        "{finding}"
+    );
+    let id = finding["id"].as_str().unwrap();
+    let (code, _, stderr) = fix(&fx, WORK, id, &["--yes", "--confirm", WORK]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no fix is safe to automate"), "{stderr}");
+    assert!(audit(&fx).is_empty(), "nothing was asked of the dispatcher");
+
+    // The operator's recovery brings the member back: the doctor finds the cluster healthy.
+    let node = finding["subject"].as_str().unwrap();
+    let cluster = fx
+        .sim
+        .state()
+        .cluster(WORK)
+        .cloned()
+        .expect("workload cluster");
+    cluster.set_etcd_unhealthy(node, false).expect("node");
+    findings_until(&fx, WORK, None).await;
+}
