@@ -54,6 +54,14 @@ pub enum MutatingAction {
     },
     /// Delete a whole cluster: terminate its VMs, remove its contexts.
     DeleteCluster { cluster: String, vms: usize },
+    /// Scale a Cluster API workload cluster: `spec.replicas` of `object` ("TalosControlPlane
+    /// default/w-cp") from `from` to `to`, on its management cluster.
+    ScaleCapi {
+        cluster: String,
+        object: String,
+        from: u32,
+        to: u32,
+    },
 }
 
 /// What a [`MutatingAction::Node`] does to its node.
@@ -120,7 +128,8 @@ impl MutatingAction {
             | MutatingAction::Etcd { cluster, .. }
             | MutatingAction::Node { cluster, .. }
             | MutatingAction::CreateCluster { cluster, .. }
-            | MutatingAction::DeleteCluster { cluster, .. } => cluster,
+            | MutatingAction::DeleteCluster { cluster, .. }
+            | MutatingAction::ScaleCapi { cluster, .. } => cluster,
         }
     }
 
@@ -175,6 +184,9 @@ impl MutatingAction {
             MutatingAction::DeleteCluster { vms, .. } => {
                 format!("delete cluster: terminate {vms} VM(s), remove its contexts")
             }
+            MutatingAction::ScaleCapi {
+                object, from, to, ..
+            } => format!("scale {object} from {from} to {to} replicas (Cluster API)"),
         }
     }
 }

@@ -22,6 +22,10 @@
 //!   upgrade's etcd health guards.
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
 //!   the resumable create runner and its journal, the delete runner.
+//! - `capi_scale`: a Cluster API workload cluster scaled the CAPI way: the plan
+//!   (`spec.replicas` of its TalosControlPlane or a MachineDeployment), its guards
+//!   (reusing the upgrade's etcd health), the runner that patches and follows the
+//!   Machines with etcd checked on every poll.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
@@ -58,6 +62,7 @@ pub mod app;
 pub mod approval;
 pub mod bounded;
 pub mod capi;
+pub mod capi_scale;
 pub mod cli;
 pub mod clock;
 pub mod cluster_config;

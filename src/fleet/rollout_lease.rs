@@ -8,7 +8,8 @@ use crate::kube::lease::{HeldLease, LeaseClaim, LeaseRecord};
 use crate::kube::{self, KubeClient, KubeError};
 use crate::rollout::RolloutKind;
 use crate::rollout::lease::{
-    LeaseProgress, ROLLOUT_LEASE_NAME, ROLLOUT_LEASE_NAMESPACE, RolloutLeaseInfo, lease_annotations,
+    LeaseProgress, ROLLOUT_LEASE_NAME, ROLLOUT_LEASE_NAMESPACE, RolloutLeaseInfo,
+    change_annotations, lease_annotations,
 };
 use crate::run_holder::holder_described;
 
@@ -93,17 +94,50 @@ impl KubeClient {
         duration: Duration,
     ) -> Result<RolloutLease, LeaseError> {
         let (kind, target, node_count) = rollout;
+        let annotations = lease_annotations(
+            kind,
+            target,
+            node_count,
+            &LeaseProgress::starting(node_count),
+        );
+        self.acquire_lease_with(cluster, holder, displaces, annotations, duration)
+            .await
+    }
+
+    /// Takes the rollout lease for a change that is no engine rollout (`kind` names it, e.g.
+    /// `capi-scale`), so rollouts and such changes keep out of each other's way.
+    pub async fn acquire_change_lease(
+        &self,
+        cluster: &str,
+        holder: &str,
+        change: (&str, &str, usize),
+        duration: Duration,
+    ) -> Result<RolloutLease, LeaseError> {
+        let (kind, target, node_count) = change;
+        let annotations = change_annotations(
+            kind,
+            target,
+            node_count,
+            &LeaseProgress::starting(node_count),
+        );
+        self.acquire_lease_with(cluster, holder, None, annotations, duration)
+            .await
+    }
+
+    async fn acquire_lease_with(
+        &self,
+        cluster: &str,
+        holder: &str,
+        displaces: Option<&str>,
+        annotations: std::collections::BTreeMap<String, String>,
+        duration: Duration,
+    ) -> Result<RolloutLease, LeaseError> {
         let claim = LeaseClaim {
             namespace: ROLLOUT_LEASE_NAMESPACE.into(),
             name: ROLLOUT_LEASE_NAME.into(),
             holder: holder.into(),
             duration,
-            annotations: lease_annotations(
-                kind,
-                target,
-                node_count,
-                &LeaseProgress::starting(node_count),
-            ),
+            annotations,
         };
         let displaced = |record: &LeaseRecord| displaces == Some(record.holder.as_str());
         let lease = self

@@ -76,6 +76,14 @@ pub enum GuardId {
     DestroysData,
     /// In-place upgrade: the cluster is not one a Cluster API management cluster owns.
     CapiOwned,
+    /// CAPI scale: the TalosControlPlane or MachineDeployment is not mid-rollout or mid-scale.
+    ScaleSettled,
+    /// CAPI scale: the new replica count is within bounds and changes something.
+    ScaleBounds,
+    /// CAPI scale: etcd keeps a majority through the change.
+    ScaleQuorum,
+    /// CAPI scale: the control-plane count after the scale is odd.
+    ScaleOddControlPlanes,
 }
 
 impl GuardId {
@@ -148,6 +156,16 @@ impl GuardId {
         GuardId::DestroysData,
     ];
 
+    /// A Cluster API scale's guards, in the order its plan shows them.
+    pub const SCALE: [GuardId; 6] = [
+        GuardId::NoOtherRollout,
+        GuardId::ScaleSettled,
+        GuardId::ScaleBounds,
+        GuardId::EtcdHealthy,
+        GuardId::ScaleQuorum,
+        GuardId::ScaleOddControlPlanes,
+    ];
+
     /// Short name for the guard column.
     pub fn title(self) -> &'static str {
         match self {
@@ -191,6 +209,10 @@ impl GuardId {
             GuardId::KnownVms => "known VMs",
             GuardId::DestroysData => "destroys data",
             GuardId::CapiOwned => "not owned by Cluster API",
+            GuardId::ScaleSettled => "no CAPI rollout",
+            GuardId::ScaleBounds => "replicas in bounds",
+            GuardId::ScaleQuorum => "etcd quorum after scaling",
+            GuardId::ScaleOddControlPlanes => "odd control planes",
         }
     }
 
@@ -313,6 +335,18 @@ impl GuardId {
             }
             GuardId::CapiOwned => {
                 "Checks that no Cluster API management cluster among your kube contexts owns this cluster (a Cluster object whose kubeconfig secret or control-plane endpoint is this cluster's API server). Cluster API replaces machines to change them: an upgrade in place, behind its back, leaves its Machines and templates saying one version while the nodes run another, and its controller may replace the upgraded machines or stall its own rollout. Change such a cluster through its management cluster: Kubernetes by TalosControlPlane.spec.version and then each MachineDeployment's spec.template.spec.version; Talos by a copy of the infrastructure machine template with the new image, pointed to from the TalosControlPlane and the MachineDeployments."
+            }
+            GuardId::ScaleSettled => {
+                "Checks that the TalosControlPlane or MachineDeployment is at rest: as many Machines as spec.replicas, none outdated (another version or infrastructure template than its spec: a rollout) and none being deleted. Changing spec.replicas in the middle of a rollout or another scale makes the provider pick Machines to create or delete while it is still replacing others, and a control-plane rollout then waits on etcd while it shrinks it."
+            }
+            GuardId::ScaleBounds => {
+                "Checks that the new replica count is one the cluster can have and changes something: 1 to 7 control planes (Cluster API cannot scale a control plane to zero, and more than seven etcd members slow every write without tolerating more failures), 0 to 100 workers per MachineDeployment."
+            }
+            GuardId::ScaleQuorum => {
+                "Checks that etcd keeps a majority of healthy voting members through the scale, read over the Talos API. Adding a control plane adds an etcd member, which needs a majority now; removing one takes a member away (the provider removes the member, then deletes the Machine), and if the members left cannot form a majority etcd stops accepting writes and the Kubernetes API fails."
+            }
+            GuardId::ScaleOddControlPlanes => {
+                "Warns when the scale leaves an even number of control planes. Every control plane is an etcd member; four need three for a majority and tolerate one failure, like three, and two tolerate none, like one. Choose 1, 3 or 5, or acknowledge it."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -4,6 +4,7 @@
 //! callers build it on an IO task, never on the render path.
 pub mod capi;
 mod capi_model;
+mod capi_scale;
 mod client;
 mod credentials;
 pub mod daemonset;
@@ -15,6 +16,7 @@ mod rest;
 mod types;
 
 pub use capi::{CAPI_GROUP, CapiObjects};
+pub use capi_scale::ScaledKind;
 pub use capi_model::{
     CapiCluster, CapiCondition, CapiVersion, InfraMachine, Machine, MachineDeployment, MachineSet,
     ObjectMeta, Owner, Replicas, TalosControlPlane,
