@@ -15,10 +15,17 @@ const WORK: &str = "capi-work";
 /// Slower than the upgrade tests: the CAPI controller's VMs boot and join on the sim clock.
 const SCALE: f64 = 50.0;
 
-/// `taloscope --context capi-work scale ARGS`, polling fast, bounded.
-fn scale(fx: &Fixture, args: &[&str]) -> tokio::process::Command {
+/// Run it, confirmed.
+const CONFIRMED: [&str; 3] = ["--yes", "--confirm", WORK];
+/// Only plan, as JSON.
+const PLAN_JSON: [&str; 3] = ["--plan", "--output", "json"];
+
+/// `taloscope --context capi-work scale --role ROLE --replicas N EXTRA`, polling fast, bounded.
+fn scale(fx: &Fixture, (role, replicas): (&str, &str), extra: &[&str]) -> tokio::process::Command {
     let mut cmd = fx.taloscope(WORK, "scale");
-    cmd.args(args).args(["--poll-ms", "50", "--timeout", "80"]);
+    cmd.args(["--role", role, "--replicas", replicas])
+        .args(extra)
+        .args(["--poll-ms", "50", "--timeout", "80"]);
     cmd
 }
 
@@ -62,7 +69,10 @@ fn events(stdout: &str) -> Vec<(String, Value)> {
         .filter(|l| l.starts_with('{'))
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-            (v["event"].as_str().unwrap_or_default().to_string(), v["data"].clone())
+            (
+                v["event"].as_str().unwrap_or_default().to_string(),
+                v["data"].clone(),
+            )
         })
         .collect()
 }
@@ -90,7 +100,10 @@ impl EtcdWatch {
                     .filter(|&&m| cluster.member_healthy(m))
                     .count();
                 if healthy <= etcd.members.len() / 2 {
-                    broken.push(format!("{healthy} of {} members healthy", etcd.members.len()));
+                    broken.push(format!(
+                        "{healthy} of {} members healthy",
+                        etcd.members.len()
+                    ));
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
@@ -110,10 +123,8 @@ async fn scale_control_planes(fx: &Fixture, to: u32) {
     let to_text = to.to_string();
     let cmd = scale(
         fx,
-        &[
-            "--role", "controlplane", "--replicas", &to_text, "--yes", "--confirm", WORK,
-            "--output", "json",
-        ],
+        ("controlplane", &to_text),
+        &[&CONFIRMED[..], &["--output", "json"]].concat(),
     );
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
@@ -153,17 +164,18 @@ async fn scale_control_planes(fx: &Fixture, to: u32) {
 async fn workers_scaled_to_three_end_ready_in_the_workload_cluster() {
     let fx = start_scaled(builtin("capi"), SCALE).await;
     settled(&fx).await;
-    let cmd = scale(
-        &fx,
-        &["--role", "worker", "--replicas", "3", "--yes", "--confirm", WORK],
-    );
+    let cmd = scale(&fx, ("worker", "3"), &CONFIRMED);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("spec.replicas 2 -> 3"), "{stdout}");
     assert!(stdout.contains(": created ("), "{stdout}");
     assert!(stdout.contains(" Ready"), "{stdout}");
     let last = stdout.lines().last().unwrap_or_default();
-    assert!(without_time(last).starts_with("scale of MachineDeployment default/capi-work-md-0 2 -> 3 done"), "{last}");
+    assert!(
+        without_time(last)
+            .starts_with("scale of MachineDeployment default/capi-work-md-0 2 -> 3 done"),
+        "{last}"
+    );
 
     let (spec, ready) = replicas(&fx, "machinedeployments", "capi-work-md-0");
     assert_eq!((spec, ready), (3, 3));
@@ -198,52 +210,58 @@ async fn the_plan_changes_nothing_and_refusals_change_nothing() {
     settled(&fx).await;
     let before = capi_object(&fx, "taloscontrolplanes", "capi-work-cp")["spec"].clone();
 
-    let (code, stdout, stderr) = output(scale(
-        &fx,
-        &["--role", "controlplane", "--replicas", "5", "--plan", "--output", "json"],
-    ))
-    .await;
+    let (code, stdout, stderr) = output(scale(&fx, ("controlplane", "5"), &PLAN_JSON)).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     let plan: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert_eq!(plan["kind"], "TalosControlPlane");
-    assert_eq!((plan["from"].as_u64(), plan["to"].as_u64()), (Some(3), Some(5)));
+    assert_eq!(
+        (plan["from"].as_u64(), plan["to"].as_u64()),
+        (Some(3), Some(5))
+    );
     assert_eq!(plan["create"], 2);
     assert_eq!(plan["owner"]["management"], "admin@capi-mgmt");
-    for id in ["no_other_rollout", "scale_settled", "scale_bounds", "etcd_healthy", "scale_quorum", "scale_odd_control_planes"] {
+    for id in [
+        "no_other_rollout",
+        "scale_settled",
+        "scale_bounds",
+        "etcd_healthy",
+        "scale_quorum",
+        "scale_odd_control_planes",
+    ] {
         assert_eq!(plan_guard(&plan, id)["verdict"], "pass", "{id}: {stdout}");
     }
 
-    let (code, table, _) = output(scale(&fx, &["--role", "worker", "--replicas", "1", "--plan"])).await;
+    let (code, table, _) = output(scale(&fx, ("worker", "1"), &["--plan"])).await;
     assert_eq!(code, Some(0), "{table}");
     assert!(table.contains("replicas:  2 -> 1"), "{table}");
     assert!(table.contains("GUARDS"), "{table}");
 
     // Neither --plan nor --yes: nothing done, said so.
-    let (code, _, stderr) = output(scale(&fx, &["--role", "controlplane", "--replicas", "5"])).await;
+    let (code, _, stderr) = output(scale(&fx, ("controlplane", "5"), &[])).await;
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("nothing done"), "{stderr}");
     // --yes without --confirm, or with another name.
-    let (code, _, stderr) = output(scale(&fx, &["--role", "controlplane", "--replicas", "5", "--yes"])).await;
+    let (code, _, stderr) = output(scale(&fx, ("controlplane", "5"), &["--yes"])).await;
     assert_eq!(code, Some(2), "{stderr}");
     let (code, _, stderr) = output(scale(
         &fx,
-        &["--role", "controlplane", "--replicas", "5", "--yes", "--confirm", "capi-mgmt"],
+        ("controlplane", "5"),
+        &["--yes", "--confirm", "capi-mgmt"],
     ))
     .await;
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("--confirm must be the cluster name"), "{stderr}");
+    assert!(
+        stderr.contains("--confirm must be the cluster name"),
+        "{stderr}"
+    );
     // Read-only.
-    let mut cmd = scale(&fx, &["--role", "controlplane", "--replicas", "5", "--yes", "--confirm", WORK]);
+    let mut cmd = scale(&fx, ("controlplane", "5"), &CONFIRMED);
     cmd.arg("--readonly");
     let (code, _, stderr) = output(cmd).await;
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("read-only"), "{stderr}");
     // An even count without its acknowledgement.
-    let (code, stdout, stderr) = output(scale(
-        &fx,
-        &["--role", "controlplane", "--replicas", "4", "--yes", "--confirm", WORK],
-    ))
-    .await;
+    let (code, stdout, stderr) = output(scale(&fx, ("controlplane", "4"), &CONFIRMED)).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("an even etcd member count"), "{stdout}");
 
@@ -260,22 +278,22 @@ async fn the_plan_changes_nothing_and_refusals_change_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_control_plane_scale_without_etcd_quorum_is_refused() {
     let fx = start_scaled(builtin("capi-etcd-stopped"), SCALE).await;
-    let (code, stdout, stderr) = output(scale(
-        &fx,
-        &["--role", "controlplane", "--replicas", "3", "--plan", "--output", "json"],
-    ))
-    .await;
+    let (code, stdout, stderr) = output(scale(&fx, ("controlplane", "3"), &PLAN_JSON)).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     let plan: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    assert_eq!(plan_guard(&plan, "scale_quorum")["verdict"], "fail", "{stdout}");
-    assert_eq!(plan_guard(&plan, "etcd_healthy")["verdict"], "fail", "{stdout}");
+    assert_eq!(
+        plan_guard(&plan, "scale_quorum")["verdict"],
+        "fail",
+        "{stdout}"
+    );
+    assert_eq!(
+        plan_guard(&plan, "etcd_healthy")["verdict"],
+        "fail",
+        "{stdout}"
+    );
     assert_eq!(plan["blocked"], true);
 
-    let (code, stdout, stderr) = output(scale(
-        &fx,
-        &["--role", "controlplane", "--replicas", "3", "--yes", "--confirm", WORK],
-    ))
-    .await;
+    let (code, stdout, stderr) = output(scale(&fx, ("controlplane", "3"), &CONFIRMED)).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("a guard blocks the scale"), "{stderr}");
     assert_eq!(

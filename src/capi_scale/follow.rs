@@ -96,7 +96,10 @@ pub fn machine_changes(before: &[MachineSeen], after: &[MachineSeen]) -> Vec<Mac
             changes.push(MachineChange::Deleting { machine });
         }
     }
-    for gone in before.iter().filter(|b| !after.iter().any(|a| a.name == b.name)) {
+    for gone in before
+        .iter()
+        .filter(|b| !after.iter().any(|a| a.name == b.name))
+    {
         changes.push(MachineChange::Deleted {
             machine: gone.name.clone(),
         });
@@ -209,7 +212,11 @@ mod tests {
         let a = seen("a", "a", true, false);
         let before = vec![a.clone(), seen("old", "old", true, false)];
         let lines = |c: Vec<MachineChange>| c.iter().map(MachineChange::line).collect::<Vec<_>>();
-        let created = vec![a.clone(), seen("old", "old", true, true), seen("b", "", false, false)];
+        let created = vec![
+            a.clone(),
+            seen("old", "old", true, true),
+            seen("b", "", false, false),
+        ];
         assert_eq!(
             lines(machine_changes(&before, &created)),
             vec!["Machine old: deleting", "Machine b: created (Provisioning)"]

@@ -151,10 +151,7 @@ pub fn quorum_through(plan: &ScalePlan, status: &ClusterStatus) -> Guard {
     if q.members == 0 {
         return Guard::fail(id, "etcd members unknown: cannot tell whether quorum holds");
     }
-    let counts = format!(
-        "{} of {} members healthy, {} needed",
-        q.healthy, q.members, q.needed
-    );
+    let counts = q.counts_text();
     if !q.has_quorum() {
         return Guard::fail(
             id,

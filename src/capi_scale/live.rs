@@ -105,7 +105,8 @@ impl ScaleSources {
             .workload
             .clone()
             .map_or(KubeSource::None, KubeSource::Client);
-        let mut status = collect_status(&self.cluster.name, talos.clone(), kube, self.options).await;
+        let mut status =
+            collect_status(&self.cluster.name, talos.clone(), kube, self.options).await;
         if talos.is_none() && status.error.is_none() {
             status.error = Some(format!(
                 "{} has no talosconfig context and {} no talosconfig Secret",

@@ -90,14 +90,16 @@ impl ScalePlan {
     pub fn table(&self) -> String {
         let change = match (self.create, self.delete) {
             (0, 0) => "no Machine created or deleted".to_string(),
-            (n, 0) => format!("{n} Machine(s) created, one at a time, each until its node is Ready"),
+            (n, 0) => {
+                format!("{n} Machine(s) created, one at a time, each until its node is Ready")
+            }
             (_, n) => match self.kind {
                 ScaledKind::TalosControlPlane => format!(
                     "{n} Machine(s) deleted, the oldest first; the provider removes each one's etcd member before deleting it"
                 ),
-                ScaledKind::MachineDeployment => format!(
-                    "{n} Machine(s) deleted, as the MachineSet's deletePolicy chooses"
-                ),
+                ScaledKind::MachineDeployment => {
+                    format!("{n} Machine(s) deleted, as the MachineSet's deletePolicy chooses")
+                }
             },
         };
         let machines = if self.machines.is_empty() {
@@ -153,7 +155,11 @@ pub fn plan_scale(
                 .control_plane
                 .as_ref()
                 .ok_or(ScalePlanError::NoControlPlane(qualified))?;
-            (ScaledKind::TalosControlPlane, cp.name.clone(), cp.counts.replicas)
+            (
+                ScaledKind::TalosControlPlane,
+                cp.name.clone(),
+                cp.counts.replicas,
+            )
         }
         MachineRole::Worker => {
             let known = || {
@@ -241,7 +247,11 @@ mod tests {
             plan.action().describe(),
             format!("scale {} from 3 to 5 replicas (Cluster API)", plan.object())
         );
-        assert!(plan.table().contains("replicas:  3 -> 5"), "{}", plan.table());
+        assert!(
+            plan.table().contains("replicas:  3 -> 5"),
+            "{}",
+            plan.table()
+        );
     }
 
     #[test]

@@ -42,7 +42,9 @@ pub struct ScaleOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ScaleEvent {
-    Note { text: String },
+    Note {
+        text: String,
+    },
     Machine(MachineChange),
     /// etcd as one poll of a control-plane scale read it.
     Etcd {
@@ -51,7 +53,9 @@ pub enum ScaleEvent {
         reason: String,
     },
     /// What the scale waits for, when that changes.
-    Waiting { reason: String },
+    Waiting {
+        reason: String,
+    },
 }
 
 impl ScaleEvent {
@@ -226,10 +230,7 @@ impl Follow<'_> {
             seen = now;
             match scale_state(self.plan, &view.tree, &view.status) {
                 ScaleState::Done => {
-                    return Ok(format!(
-                        "{} Machines, every node Ready",
-                        self.plan.to
-                    ));
+                    return Ok(format!("{} Machines, every node Ready", self.plan.to));
                 }
                 ScaleState::Failed(why) => return Err(why),
                 ScaleState::Waiting(why) if Instant::now() >= deadline => {
@@ -254,7 +255,10 @@ impl Follow<'_> {
             &plan.cluster,
             &plan.owner,
             &view.tree,
-            (plan.role, Some(plan.name.as_str()).filter(|_| plan.role == crate::capi::MachineRole::Worker)),
+            (
+                plan.role,
+                Some(plan.name.as_str()).filter(|_| plan.role == crate::capi::MachineRole::Worker),
+            ),
             plan.to,
         )
         .map_err(|e| e.to_string())?;
@@ -322,10 +326,7 @@ impl Follow<'_> {
                 *unread += 1;
                 Ok(())
             }
-            (false, _) => Err(format!(
-                "etcd unhealthy while scaling: {}",
-                etcd.reason
-            )),
+            (false, _) => Err(format!("etcd unhealthy while scaling: {}", etcd.reason)),
         }
     }
 

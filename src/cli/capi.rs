@@ -71,6 +71,8 @@ fn parse_machine_role(text: &str) -> Result<crate::capi::MachineRole, String> {
     match text {
         "controlplane" | "control-plane" => Ok(crate::capi::MachineRole::Controlplane),
         "worker" => Ok(crate::capi::MachineRole::Worker),
-        _ => Err(format!("{text:?} is not a role; use controlplane or worker")),
+        _ => Err(format!(
+            "{text:?} is not a role; use controlplane or worker"
+        )),
     }
 }

@@ -104,6 +104,18 @@ pub(super) fn approve(
     }
 }
 
+/// Without --yes, once the plan is printed: `--plan` ends there (exit 1 when a guard blocks);
+/// neither flag is a usage error saying how to run it (`run`: "--yes --confirm w to scale").
+pub(super) fn plan_only(plan_flag: bool, blocked: bool, run: &str) -> Result<(), Stop> {
+    match (plan_flag, blocked) {
+        (true, false) => Ok(()),
+        (true, true) => Err(Stop(EXIT_BLOCKED, String::new())),
+        (false, _) => Err(usage(format!(
+            "nothing done: add {run}, or --plan to only plan"
+        ))),
+    }
+}
+
 /// [`approve`], then — the plan printed by `show` for table output — refused when a guard
 /// blocks (audited as such): the gate provision, create and delete pass in one order.
 pub(super) fn approve_unless_blocked(

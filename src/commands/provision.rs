@@ -27,7 +27,7 @@ use crate::clock::{Zone, unix_now};
 
 use super::exit::{
     EXIT_BLOCKED, EXIT_USAGE, Stop, approve, approve_unless_blocked, exit_code_as, json_line,
-    json_line_at,
+    json_line_at, plan_only,
 };
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
@@ -160,17 +160,11 @@ async fn provision(
 
     if !args.yes {
         print(&render_plan(&plan, &guards, &args.ack, args.output)?);
-        if args.plan {
-            return if blocked {
-                Err(Stop(EXIT_BLOCKED, String::new()))
-            } else {
-                Ok(())
-            };
-        }
-        return Err(Stop(
-            EXIT_USAGE,
-            format!("nothing done: add --yes --confirm {key} to provision, or --plan to only plan"),
-        ));
+        return plan_only(
+            args.plan,
+            blocked,
+            &format!("--yes --confirm {key} to provision"),
+        );
     }
     let d = dispatcher(global, paths);
     let table = args.output == OutputFormat::Table;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::exit::{
-    EXIT_BLOCKED, EXIT_USAGE, Stop, approve_unless_blocked, exit_code_as, json_line_at,
+    EXIT_BLOCKED, EXIT_USAGE, Stop, approve_unless_blocked, exit_code_as, json_line_at, plan_only,
     print_line, usage,
 };
 use super::headless::{discover_all, write_stdout};
@@ -16,7 +16,7 @@ use super::upgrade_output::{guarded_plan, stamped};
 use crate::approval::{AuditLog, Dispatcher};
 use crate::capi::CapiOwner;
 use crate::capi_scale::{
-    ScaleFacts, ScaleOptions, ScalePlan, ScaleSources, plan_scale, run_scale,
+    ScaleEvent, ScaleFacts, ScaleOptions, ScalePlan, ScaleSources, plan_scale, run_scale,
     scale_guards,
 };
 use crate::cli::{GlobalArgs, OutputFormat, ScaleArgs};
@@ -106,20 +106,8 @@ async fn scale(
     let shown = render_plan(&plan, &guards, &args.ack, args.output)?;
     if !args.yes {
         write_stdout(&shown)?;
-        if args.plan {
-            return if blocked {
-                Err(Stop(EXIT_BLOCKED, String::new()))
-            } else {
-                Ok(())
-            };
-        }
-        return Err(Stop(
-            EXIT_USAGE,
-            format!(
-                "nothing done: add --yes --confirm {} to scale, or --plan to only plan",
-                plan.cluster
-            ),
-        ));
+        let run = format!("--yes --confirm {} to scale", plan.cluster);
+        return plan_only(args.plan, blocked, &run);
     }
     let d = Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()));
     let table = args.output == OutputFormat::Table;
@@ -142,16 +130,28 @@ async fn scale(
         acks: args.ack.clone(),
     };
     let (tx, mut rx) = mpsc::channel(64);
-    let (run_plan, run_sources, approved_for_run) = (plan.clone(), sources.clone(), approved.clone());
+    let (run_plan, run_sources, approved_for_run) =
+        (plan.clone(), sources.clone(), approved.clone());
     let task = tokio::spawn(async move {
         run_scale(&approved_for_run, &run_plan, &run_sources, &options, &tx).await
     });
+    let mut last_etcd = String::new();
     while let Some(event) = rx.recv().await {
+        // Every poll checks etcd; a table says so when what it found changes.
+        if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (&event, args.output) {
+            if *reason == last_etcd {
+                continue;
+            }
+            last_etcd = reason.clone();
+        }
         print_event("progress", &event, &event.line(), args.output);
     }
-    let outcome = task
-        .await
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("the scale task ended abnormally: {e}")))?;
+    let outcome = task.await.map_err(|e| {
+        Stop(
+            EXIT_BLOCKED,
+            format!("the scale task ended abnormally: {e}"),
+        )
+    })?;
     print_event("finished", &outcome, &outcome.line(), args.output);
     let result = if outcome.succeeded {
         Ok(())

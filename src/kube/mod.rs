@@ -16,11 +16,11 @@ mod rest;
 mod types;
 
 pub use capi::{CAPI_GROUP, CapiObjects};
-pub use capi_scale::ScaledKind;
 pub use capi_model::{
     CapiCluster, CapiCondition, CapiVersion, InfraMachine, Machine, MachineDeployment, MachineSet,
     ObjectMeta, Owner, Replicas, TalosControlPlane,
 };
+pub use capi_scale::ScaledKind;
 pub use client::{KubeClient, KubeError};
 pub use credentials::client_certificate;
 pub use daemonset::{DaemonSetRollout, KUBE_PROXY, KUBE_SYSTEM};
