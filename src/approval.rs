@@ -61,6 +61,14 @@ pub enum MutatingAction {
         namespace: String,
         machine: String,
     },
+    /// Scale a Cluster API workload cluster: `spec.replicas` of `object` ("TalosControlPlane
+    /// default/w-cp") from `from` to `to`, on its management cluster.
+    ScaleCapi {
+        cluster: String,
+        object: String,
+        from: u32,
+        to: u32,
+    },
 }
 
 /// What a [`MutatingAction::Node`] does to its node.
@@ -128,7 +136,8 @@ impl MutatingAction {
             | MutatingAction::Node { cluster, .. }
             | MutatingAction::CreateCluster { cluster, .. }
             | MutatingAction::DeleteCluster { cluster, .. }
-            | MutatingAction::CapiDeleteMachine { cluster, .. } => cluster,
+            | MutatingAction::CapiDeleteMachine { cluster, .. }
+            | MutatingAction::ScaleCapi { cluster, .. } => cluster,
         }
     }
 
@@ -186,6 +195,9 @@ impl MutatingAction {
             MutatingAction::CapiDeleteMachine {
                 namespace, machine, ..
             } => format!("delete stuck Machine {namespace}/{machine} (Cluster API replaces it)"),
+            MutatingAction::ScaleCapi {
+                object, from, to, ..
+            } => format!("scale {object} from {from} to {to} replicas (Cluster API)"),
         }
     }
 }

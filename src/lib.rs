@@ -27,6 +27,10 @@
 //!   waiting for etcd forever, an orphaned etcd member, a stopped single member)
 //!   found from etcd over the Talos API against the Machines, explained, and
 //!   fixed through etcd_maintenance's plan or a Machine's deletion.
+//! - `capi_scale`: a Cluster API workload cluster scaled the CAPI way: the plan
+//!   (`spec.replicas` of its TalosControlPlane or a MachineDeployment), its guards
+//!   (reusing the upgrade's etcd health), the runner that patches and follows the
+//!   Machines with etcd checked on every poll.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time.
@@ -67,6 +71,7 @@ pub mod atomic_file;
 pub mod bounded;
 pub mod capi;
 pub mod capi_doctor;
+pub mod capi_scale;
 pub mod cli;
 pub mod clock;
 pub mod cluster_config;

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["capi"],
     &["fleet"],
     &["upgrade", "provision"],
-    &["node_actions"],
+    &["node_actions", "capi_scale"],
     &["etcd_maintenance"],
     &["cluster_lifecycle", "capi_doctor"],
     &["app"],

@@ -75,3 +75,49 @@ pub struct GuardedRun {
     #[arg(long, value_name = "NAME")]
     pub confirm: Option<String>,
 }
+
+/// `taloscope scale`: plan with --plan; run with --yes --confirm NAME.
+#[derive(Args, Debug, Clone)]
+pub struct ScaleArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// Which Machines: the TalosControlPlane's (controlplane) or a MachineDeployment's (worker).
+    #[arg(long, value_parser = parse_machine_role)]
+    pub role: crate::capi::MachineRole,
+    /// The new spec.replicas.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub replicas: u32,
+    /// The MachineDeployment, when the cluster has several (--role worker).
+    #[arg(long, value_name = "NAME")]
+    pub deployment: Option<String>,
+    /// Print the plan and every guard's verdict; change nothing.
+    #[arg(long, conflicts_with = "yes")]
+    pub plan: bool,
+    /// Scale (with --confirm).
+    #[arg(long, requires = "confirm")]
+    pub yes: bool,
+    /// The workload cluster's name, typed in full, to confirm.
+    #[arg(long, value_name = "NAME")]
+    pub confirm: Option<String>,
+    /// A typed acknowledgement, e.g. "an even etcd member count".
+    #[arg(long, value_name = "TEXT")]
+    pub ack: Vec<String>,
+    /// Seconds the Machines may take to be created and Ready (or deleted).
+    #[arg(long, value_name = "SECS", default_value_t = 1200, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+    /// Milliseconds between looks at the Machines and etcd.
+    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    pub poll_ms: u64,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+fn parse_machine_role(text: &str) -> Result<crate::capi::MachineRole, String> {
+    match text {
+        "controlplane" | "control-plane" => Ok(crate::capi::MachineRole::Controlplane),
+        "worker" => Ok(crate::capi::MachineRole::Worker),
+        _ => Err(format!(
+            "{text:?} is not a role; use controlplane or worker"
+        )),
+    }
+}

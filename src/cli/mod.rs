@@ -126,6 +126,7 @@ impl Cli {
             Some(Command::Capi(CapiArgs {
                 verb: CapiVerb::Doctor(CapiDoctorArgs { sources, .. }),
             })) => (Some(sources), None, None),
+            Some(Command::Scale(ScaleArgs { sources, .. })) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
@@ -299,6 +300,10 @@ pub enum Command {
     /// Cluster API: `capi status --context MGMT` prints the workload clusters a management
     /// cluster owns, as `clusterctl describe cluster` does.
     Capi(CapiArgs),
+    /// Scale a Cluster API workload cluster (--context) the CAPI way: spec.replicas of its
+    /// TalosControlPlane (--role controlplane) or MachineDeployment (--role worker), guarded,
+    /// then followed until the Machines are Ready or deleted. --plan, or --yes --confirm NAME.
+    Scale(ScaleArgs),
 }
 
 /// `taloscope upgrade`.

@@ -174,6 +174,7 @@ macro_rules! gated_plan {
 }
 gated_plan!(crate::provision::ProvisionPlan, "provision", None);
 gated_plan!(crate::cluster_lifecycle::CreatePlan, "create", None);
+gated_plan!(crate::capi_scale::ScalePlan, "scale", None);
 gated_plan!(
     crate::cluster_lifecycle::DeletePlan,
     "delete",
@@ -203,6 +204,12 @@ pub(super) fn plan_then_approve<P: GatedPlan, R>(
         json,
     )
     .map_err(|e| Stop(EXIT_USAGE, e))?;
+    // The table carries names read from the network: printed without control characters.
+    let shown = if json {
+        shown
+    } else {
+        crate::printable::lines(&shown)
+    };
     if !flags.yes {
         print_line(shown.trim_end());
         return match (flags.plan, blocked) {

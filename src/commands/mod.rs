@@ -20,6 +20,7 @@ pub mod info;
 pub mod logs;
 pub mod node;
 pub mod provision;
+pub mod scale;
 pub mod status;
 pub mod upgrade;
 pub mod upgrade_k8s;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Create(args)) => create::run(&global, &args),
         Some(Command::Delete(args)) => delete::run(&global, &args),
         Some(Command::Capi(args)) => capi::run(&global, &args),
+        Some(Command::Scale(args)) => scale::run(&global, &args),
     }
 }
 

@@ -40,6 +40,14 @@ impl Quorum {
         Quorum::from_counts(voting, healthy)
     }
 
+    /// "2 of 3 members healthy, 2 needed".
+    pub fn counts_text(&self) -> String {
+        format!(
+            "{} of {} members healthy, {} needed",
+            self.healthy, self.members, self.needed
+        )
+    }
+
     /// Whether a majority of voting members is healthy.
     pub fn has_quorum(&self) -> bool {
         self.members > 0 && self.healthy >= self.needed

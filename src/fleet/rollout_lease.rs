@@ -8,8 +8,8 @@ use crate::kube::lease::{HeldLease, LeaseClaim, LeaseRecord};
 use crate::kube::{self, KubeClient, KubeError};
 use crate::rollout::RolloutKind;
 use crate::rollout::lease::{
-    LeaseProgress, ROLLOUT_LEASE_NAME, ROLLOUT_LEASE_NAMESPACE, RolloutLeaseInfo, is_provision,
-    lease_annotations, provision_annotations,
+    LeaseProgress, ROLLOUT_LEASE_NAME, ROLLOUT_LEASE_NAMESPACE, RolloutLeaseInfo,
+    change_annotations, is_provision, lease_annotations, provision_annotations,
 };
 use crate::run_holder::holder_described;
 
@@ -118,6 +118,26 @@ impl KubeClient {
         duration: Duration,
     ) -> Result<RolloutLease, LeaseError> {
         let annotations = provision_annotations(role, vm_count);
+        self.acquire_with(cluster, (holder, None), annotations, duration)
+            .await
+    }
+
+    /// Takes the rollout lease for a change that is no engine rollout (`kind` names it, e.g.
+    /// `capi-scale`), so rollouts and such changes keep out of each other's way.
+    pub async fn acquire_change_lease(
+        &self,
+        cluster: &str,
+        holder: &str,
+        change: (&str, &str, usize),
+        duration: Duration,
+    ) -> Result<RolloutLease, LeaseError> {
+        let (kind, target, node_count) = change;
+        let annotations = change_annotations(
+            kind,
+            target,
+            node_count,
+            &LeaseProgress::starting(node_count),
+        );
         self.acquire_with(cluster, (holder, None), annotations, duration)
             .await
     }

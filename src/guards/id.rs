@@ -79,6 +79,14 @@ pub enum GuardId {
     /// CAPI doctor: the Machine to delete is the one the control-plane rollout is stuck on,
     /// and the control plane keeps another Machine.
     StuckMachine,
+    /// CAPI scale: the TalosControlPlane or MachineDeployment is not mid-rollout or mid-scale.
+    ScaleSettled,
+    /// CAPI scale: the new replica count is within bounds and changes something.
+    ScaleBounds,
+    /// CAPI scale: etcd keeps a majority through the change.
+    ScaleQuorum,
+    /// CAPI scale: the control-plane count after the scale is odd.
+    ScaleOddControlPlanes,
 }
 
 impl GuardId {
@@ -151,6 +159,16 @@ impl GuardId {
         GuardId::DestroysData,
     ];
 
+    /// A Cluster API scale's guards, in the order its plan shows them.
+    pub const SCALE: [GuardId; 6] = [
+        GuardId::NoOtherRollout,
+        GuardId::ScaleSettled,
+        GuardId::ScaleBounds,
+        GuardId::EtcdHealthy,
+        GuardId::ScaleQuorum,
+        GuardId::ScaleOddControlPlanes,
+    ];
+
     /// Short name for the guard column.
     pub fn title(self) -> &'static str {
         match self {
@@ -195,6 +213,10 @@ impl GuardId {
             GuardId::DestroysData => "destroys data",
             GuardId::CapiOwned => "not owned by Cluster API",
             GuardId::StuckMachine => "machine is the stuck one",
+            GuardId::ScaleSettled => "no CAPI rollout",
+            GuardId::ScaleBounds => "replicas in bounds",
+            GuardId::ScaleQuorum => "etcd quorum after scaling",
+            GuardId::ScaleOddControlPlanes => "odd control planes",
         }
     }
 
@@ -320,6 +342,18 @@ impl GuardId {
             }
             GuardId::StuckMachine => {
                 "Checks that the Machine to delete is still the one the Talos control-plane provider's rollout is stuck on (its node's etcd member reports errors while the provider waits for etcd to become healthy before scaling down), and that the control plane keeps at least one other Machine. Deleting it takes its node and etcd member away; the provider then removes the member left behind and carries on with the rollout, replacing machines one at a time."
+            }
+            GuardId::ScaleSettled => {
+                "Checks that the TalosControlPlane or MachineDeployment is at rest: as many Machines as spec.replicas, none outdated (another version or infrastructure template than its spec: a rollout) and none being deleted. Changing spec.replicas in the middle of a rollout or another scale makes the provider pick Machines to create or delete while it is still replacing others, and a control-plane rollout then waits on etcd while it shrinks it."
+            }
+            GuardId::ScaleBounds => {
+                "Checks that the new replica count is one the cluster can have and changes something: 1 to 7 control planes (Cluster API cannot scale a control plane to zero, and more than seven etcd members slow every write without tolerating more failures), 0 to 100 workers per MachineDeployment."
+            }
+            GuardId::ScaleQuorum => {
+                "Checks that etcd keeps a majority of healthy voting members through the scale, read over the Talos API. Adding a control plane adds an etcd member, which needs a majority now; removing one takes a member away (the provider removes the member, then deletes the Machine), and if the members left cannot form a majority etcd stops accepting writes and the Kubernetes API fails."
+            }
+            GuardId::ScaleOddControlPlanes => {
+                "Warns when the scale leaves an even number of control planes. Every control plane is an etcd member; four need three for a majority and tolerate one failure, like three, and two tolerate none, like one. Choose 1, 3 or 5, or acknowledge it."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -15,13 +15,14 @@ use super::client::{KubeClient, KubeError};
 use super::rest::CallError;
 
 pub const CAPI_GROUP: &str = "cluster.x-k8s.io";
+pub(super) const TALOS_CONTROL_PLANE_API: &str = "/apis/controlplane.cluster.x-k8s.io/v1alpha3";
 const TALOS_CONTROL_PLANES: &str =
     "/apis/controlplane.cluster.x-k8s.io/v1alpha3/taloscontrolplanes";
 /// Objects asked for per page, and pages read per kind: a list stops at 5000 objects.
 const PAGE: &str = "500";
 const MAX_PAGES: usize = 10;
-/// A kubeconfig secret larger than this is not read.
-const KUBECONFIG_LIMIT: usize = 1 << 20;
+/// A secret value (a kubeconfig, a talosconfig) larger than this is not read.
+const SECRET_LIMIT: usize = 1 << 20;
 
 /// Everything a management cluster serves of Cluster API, in one model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -215,22 +216,36 @@ impl KubeClient {
         namespace: &str,
         cluster: &str,
     ) -> Result<Option<String>, KubeError> {
-        let path = format!("/api/v1/namespaces/{namespace}/secrets/{cluster}-kubeconfig");
+        let text = self
+            .secret_text(namespace, &format!("{cluster}-kubeconfig"), "value")
+            .await?;
+        Ok(text.as_deref().and_then(kubeconfig_server))
+    }
+
+    /// The text of `key` in Secret `namespace/name`; `None` when the secret or key is not
+    /// there (yet) or the value is larger than [`SECRET_LIMIT`].
+    pub(super) async fn secret_text(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<String>, KubeError> {
+        let path = format!("/api/v1/namespaces/{namespace}/secrets/{name}");
         let secret: Option<serde_json::Value> = self
             .rest()
             .get_opt(&path)
             .await
             .map_err(|e| self.error(e))?;
-        let Some(value) = secret.as_ref().and_then(|s| s["data"]["value"].as_str()) else {
+        let Some(value) = secret.as_ref().and_then(|s| s["data"][key].as_str()) else {
             return Ok(None);
         };
-        if value.len() > KUBECONFIG_LIMIT {
+        if value.len() > SECRET_LIMIT {
             return Ok(None);
         }
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(value)
-            .map_err(|e| self.api_error(format!("secret {namespace}/{cluster}-kubeconfig: {e}")))?;
-        Ok(kubeconfig_server(&String::from_utf8_lossy(&bytes)))
+            .map_err(|e| self.api_error(format!("secret {namespace}/{name}: {e}")))?;
+        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     }
 
     /// The items of a list, page by page up to [`MAX_PAGES`]; a cut list is named in
@@ -322,7 +337,7 @@ impl KubeClient {
             .map(|r| format!("{base}/{}", r.name)))
     }
 
-    fn api_error(&self, message: String) -> KubeError {
+    pub(super) fn api_error(&self, message: String) -> KubeError {
         KubeError::Api {
             context: self.context().to_string(),
             message,

@@ -6,6 +6,7 @@ mod api_objects;
 pub mod capi;
 mod capi_machine;
 mod capi_model;
+mod capi_scale;
 mod client;
 mod credentials;
 pub mod daemonset;
@@ -21,6 +22,7 @@ pub use capi_model::{
     CapiCluster, CapiCondition, CapiVersion, InfraMachine, Machine, MachineDeployment, MachineSet,
     ObjectMeta, Owner, Replicas, TalosControlPlane,
 };
+pub use capi_scale::ScaledKind;
 pub use client::{KubeClient, KubeError};
 pub use credentials::client_certificate;
 pub use daemonset::{DaemonSetRollout, KUBE_PROXY, KUBE_SYSTEM};

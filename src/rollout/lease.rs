@@ -168,8 +168,19 @@ pub fn lease_annotations(
     node_count: usize,
     progress: &LeaseProgress,
 ) -> BTreeMap<String, String> {
+    change_annotations(kind.as_str(), target, node_count, progress)
+}
+
+/// Every annotation of the lease of a change that is no engine rollout (a Cluster API scale,
+/// `capi-scale`): its kind is its own word, which other consoles read as "rollout".
+pub fn change_annotations(
+    kind: &str,
+    target: &str,
+    node_count: usize,
+    progress: &LeaseProgress,
+) -> BTreeMap<String, String> {
     let mut map = BTreeMap::from([
-        (KIND.to_string(), kind.as_str().to_string()),
+        (KIND.to_string(), kind.to_string()),
         (TARGET.to_string(), target.to_string()),
         (NODE_COUNT.to_string(), node_count.to_string()),
     ]);

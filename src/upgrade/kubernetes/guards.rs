@@ -157,7 +157,7 @@ fn nodes_ready(status: &ClusterStatus) -> Guard {
     )
 }
 
-fn etcd_healthy(status: &ClusterStatus) -> Guard {
+pub(crate) fn etcd_healthy(status: &ClusterStatus) -> Guard {
     let id = GuardId::EtcdHealthy;
     let members = &status.etcd.members;
     if members.is_empty() {

@@ -1,0 +1,156 @@
+//! `taloscope scale`: a Cluster API workload cluster (--context) scaled the CAPI way. --plan
+//! prints the plan (which object, spec.replicas from -> to, Machines created or deleted) and
+//! every guard; --yes --confirm NAME runs it through the dispatcher and prints one line per
+//! Machine change and etcd check until done. Exit 0 done / 1 refused or failed / 2 usage.
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::exit::{
+    EXIT_BLOCKED, Stop, dispatcher, exit_code_as, json_line_at, plan_then_approve, print_line,
+    run_flags, usage,
+};
+use super::headless::discover_all;
+use super::upgrade_output::stamped;
+use crate::capi::CapiOwner;
+use crate::capi_scale::{
+    ScaleEvent, ScaleFacts, ScaleOptions, ScaleSources, plan_scale, run_scale, scale_guards,
+};
+use crate::cli::{GlobalArgs, OutputFormat, ScaleArgs};
+use crate::clock::{Zone, unix_now};
+use crate::discovery::{Cluster, Discovery};
+use crate::fleet::CollectOptions;
+use crate::paths::Paths;
+use crate::run_holder::RunHolder;
+
+pub fn run(global: &GlobalArgs, args: &ScaleArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.output)
+}
+
+fn run_inner(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
+    let (paths, discovery) = discover_all(global);
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(scale(global, args, &discovery, &paths))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The workload cluster --context names.
+fn workload(discovery: &Discovery, wanted: Option<&str>) -> Result<Cluster, Stop> {
+    let name = wanted.ok_or_else(|| usage("scale needs --context CLUSTER"))?;
+    discovery.select(name).ok_or_else(|| {
+        usage(format!(
+            "no cluster or context named {name:?}; `taloscope contexts` lists them"
+        ))
+    })
+}
+
+/// The Cluster object that owns `cluster`, among the management clusters of the kube contexts.
+async fn owner_of(cluster: &Cluster, discovery: &Discovery) -> Result<CapiOwner, Stop> {
+    let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
+        return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
+    };
+    let view = crate::capi::read_view(kubeconfig, &discovery.clusters).await;
+    view.owner(&cluster.name).cloned().ok_or_else(|| {
+        let unread = if view.errors.is_empty() {
+            String::new()
+        } else {
+            format!(" (not read: {})", view.errors.join("; "))
+        };
+        Stop(
+            EXIT_BLOCKED,
+            format!(
+                "{} is owned by no Cluster API management cluster among the kube contexts{unread}; add nodes to it with `taloscope provision`",
+                cluster.name
+            ),
+        )
+    })
+}
+
+async fn scale(
+    global: &GlobalArgs,
+    args: &ScaleArgs,
+    discovery: &Discovery,
+    paths: &Paths,
+) -> Result<(), Stop> {
+    let cluster = workload(discovery, global.context.as_deref())?;
+    let owner = owner_of(&cluster, discovery).await?;
+    let kubeconfig = discovery
+        .kubeconfig
+        .as_ref()
+        .ok_or_else(|| usage("no kubeconfig was read"))?;
+    let sources = ScaleSources::connect(&cluster, &owner, kubeconfig, CollectOptions::default())
+        .await
+        .map_err(|e| Stop(EXIT_BLOCKED, e))?;
+    let view = sources.read().await.map_err(|e| Stop(EXIT_BLOCKED, e))?;
+    let plan = plan_scale(
+        &cluster.name,
+        &owner,
+        &view.tree,
+        (args.role, args.deployment.as_deref()),
+        args.replicas,
+    )
+    .map_err(|e| usage(e.to_string()))?;
+    let holder = RunHolder::this_process().to_string();
+    let guards = scale_guards(&ScaleFacts {
+        plan: &plan,
+        tree: &view.tree,
+        status: &view.status,
+        me: &holder,
+    });
+    let d = dispatcher(global, paths);
+    let flags = run_flags!(args);
+    let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
+        return Ok(());
+    };
+    let options = ScaleOptions {
+        poll: Duration::from_millis(args.poll_ms.max(10)),
+        timeout: Duration::from_secs(args.timeout),
+        lease_duration: Duration::from_secs(60),
+        acks: args.ack.clone(),
+    };
+    let (tx, mut rx) = mpsc::channel(64);
+    let (run_plan, run_sources, approved_for_run) =
+        (plan.clone(), sources.clone(), approved.clone());
+    let task = tokio::spawn(async move {
+        run_scale(&approved_for_run, &run_plan, &run_sources, &options, &tx).await
+    });
+    let mut last_etcd = String::new();
+    while let Some(event) = rx.recv().await {
+        // Every poll checks etcd; a table says so when what it found changes.
+        if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (&event, args.output) {
+            if *reason == last_etcd {
+                continue;
+            }
+            last_etcd = reason.clone();
+        }
+        print_event("progress", &event, &event.line(), args.output);
+    }
+    let outcome = task.await.map_err(|e| {
+        Stop(
+            EXIT_BLOCKED,
+            format!("the scale task ended abnormally: {e}"),
+        )
+    })?;
+    print_event("finished", &outcome, &outcome.line(), args.output);
+    let result = if outcome.succeeded {
+        Ok(())
+    } else {
+        Err(outcome.message.clone())
+    };
+    if let Err(e) = d.finished(&approved, result.clone()) {
+        eprintln!("taloscope: warning: {e}");
+    }
+    result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
+}
+
+/// One progress line: its local time first, or a JSON line with it.
+fn print_event<T: serde::Serialize>(kind: &str, value: &T, line: &str, output: OutputFormat) {
+    let (zone, now) = (Zone::System, unix_now());
+    let text = match output {
+        OutputFormat::Table => stamped(zone, now, &crate::printable::line(line)),
+        OutputFormat::Json => json_line_at(kind, value, (zone, now)),
+    };
+    print_line(&text);
+}
