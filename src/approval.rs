@@ -54,6 +54,14 @@ pub enum MutatingAction {
     },
     /// Delete a whole cluster: terminate its VMs, remove its contexts.
     DeleteCluster { cluster: String, vms: usize },
+    /// Upgrade a cluster Cluster API owns the CAPI way: `product` ("Kubernetes", "Talos") to
+    /// `target` by patching its objects in `owner` (`mgmt/namespace/name`).
+    CapiUpgrade {
+        cluster: String,
+        owner: String,
+        product: String,
+        target: String,
+    },
 }
 
 /// What a [`MutatingAction::Node`] does to its node.
@@ -120,7 +128,8 @@ impl MutatingAction {
             | MutatingAction::Etcd { cluster, .. }
             | MutatingAction::Node { cluster, .. }
             | MutatingAction::CreateCluster { cluster, .. }
-            | MutatingAction::DeleteCluster { cluster, .. } => cluster,
+            | MutatingAction::DeleteCluster { cluster, .. }
+            | MutatingAction::CapiUpgrade { cluster, .. } => cluster,
         }
     }
 
@@ -175,6 +184,12 @@ impl MutatingAction {
             MutatingAction::DeleteCluster { vms, .. } => {
                 format!("delete cluster: terminate {vms} VM(s), remove its contexts")
             }
+            MutatingAction::CapiUpgrade {
+                owner,
+                product,
+                target,
+                ..
+            } => format!("upgrade {product} to {target} the Cluster API way through {owner}"),
         }
     }
 }

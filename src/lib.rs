@@ -23,7 +23,9 @@
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
 //!   the resumable create runner and its journal, the delete runner.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
-//!   and Kubernetes upgrades and of new VMs.
+//!   and Kubernetes upgrades and of new VMs; `upgrade::capi` is the same
+//!   upgrade of a cluster Cluster API owns, the CAPI way (patched objects, a
+//!   copied machine template, the providers' Machine replacement followed).
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the

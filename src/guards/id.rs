@@ -76,6 +76,10 @@ pub enum GuardId {
     DestroysData,
     /// In-place upgrade: the cluster is not one a Cluster API management cluster owns.
     CapiOwned,
+    /// CAPI-way upgrade: no rollout of the providers already under way.
+    CapiRolloutSettled,
+    /// CAPI-way Talos upgrade: the provider has the VM template of the target version.
+    CapiVmTemplate,
 }
 
 impl GuardId {
@@ -191,6 +195,8 @@ impl GuardId {
             GuardId::KnownVms => "known VMs",
             GuardId::DestroysData => "destroys data",
             GuardId::CapiOwned => "not owned by Cluster API",
+            GuardId::CapiRolloutSettled => "no CAPI rollout under way",
+            GuardId::CapiVmTemplate => "VM template for the target",
         }
     }
 
@@ -313,6 +319,12 @@ impl GuardId {
             }
             GuardId::CapiOwned => {
                 "Checks that no Cluster API management cluster among your kube contexts owns this cluster (a Cluster object whose kubeconfig secret or control-plane endpoint is this cluster's API server). Cluster API replaces machines to change them: an upgrade in place, behind its back, leaves its Machines and templates saying one version while the nodes run another, and its controller may replace the upgraded machines or stall its own rollout. Change such a cluster through its management cluster: Kubernetes by TalosControlPlane.spec.version and then each MachineDeployment's spec.template.spec.version; Talos by a copy of the infrastructure machine template with the new image, pointed to from the TalosControlPlane and the MachineDeployments."
+            }
+            GuardId::CapiRolloutSettled => {
+                "Checks that the TalosControlPlane and every MachineDeployment have all their Machines up to date, ready and none deleting before their spec is changed. Changing the spec while the providers still replace Machines for an earlier change stacks two rollouts: the control-plane provider then scales down Machines of either, and etcd may lose members faster than new ones join. A rollout this upgrade started itself (the object already carries its change) is followed, not refused."
+            }
+            GuardId::CapiVmTemplate => {
+                "Checks that the cluster's OpenNebula provider has the VM template the copied machine template names (the current one's name with the target version, e.g. talos-capi-work-worker-v1.12.0). The infrastructure provider creates every new Machine's VM from it: without it the first new Machine never gets a VM, and the rollout stalls with one Machine too many."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -4,7 +4,6 @@
 //! infrastructure machines' template, and a workload cluster's kubeconfig secret's server.
 use std::collections::BTreeMap;
 
-use base64::Engine;
 use serde::Deserialize;
 
 use super::capi_model::{
@@ -21,7 +20,7 @@ const TALOS_CONTROL_PLANES: &str =
 const PAGE: &str = "500";
 const MAX_PAGES: usize = 10;
 /// A kubeconfig secret larger than this is not read.
-const KUBECONFIG_LIMIT: usize = 1 << 20;
+pub(super) const KUBECONFIG_LIMIT: usize = 1 << 20;
 
 /// Everything a management cluster serves of Cluster API, in one model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -215,22 +214,9 @@ impl KubeClient {
         namespace: &str,
         cluster: &str,
     ) -> Result<Option<String>, KubeError> {
-        let path = format!("/api/v1/namespaces/{namespace}/secrets/{cluster}-kubeconfig");
-        let secret: Option<serde_json::Value> = self
-            .rest()
-            .get_opt(&path)
-            .await
-            .map_err(|e| self.error(e))?;
-        let Some(value) = secret.as_ref().and_then(|s| s["data"]["value"].as_str()) else {
-            return Ok(None);
-        };
-        if value.len() > KUBECONFIG_LIMIT {
-            return Ok(None);
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(value)
-            .map_err(|e| self.api_error(format!("secret {namespace}/{cluster}-kubeconfig: {e}")))?;
-        Ok(kubeconfig_server(&String::from_utf8_lossy(&bytes)))
+        let name = format!("{cluster}-kubeconfig");
+        let text = self.capi_secret_text(namespace, &name, "value").await?;
+        Ok(text.as_deref().and_then(kubeconfig_server))
     }
 
     /// The items of a list, page by page up to [`MAX_PAGES`]; a cut list is named in
@@ -297,7 +283,11 @@ impl KubeClient {
 
     /// `/apis/<group>/<preferred version>/<plural of kind>`, from discovery; `None` when the
     /// group or kind is not served.
-    async fn resource_path(&self, group: &str, kind: &str) -> Result<Option<String>, KubeError> {
+    pub(super) async fn resource_path(
+        &self,
+        group: &str,
+        kind: &str,
+    ) -> Result<Option<String>, KubeError> {
         let api: Option<ApiGroup> = self
             .rest()
             .get_opt(&format!("/apis/{group}"))
@@ -322,7 +312,7 @@ impl KubeClient {
             .map(|r| format!("{base}/{}", r.name)))
     }
 
-    fn api_error(&self, message: String) -> KubeError {
+    pub(super) fn api_error(&self, message: String) -> KubeError {
         KubeError::Api {
             context: self.context().to_string(),
             message,

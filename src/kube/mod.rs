@@ -4,6 +4,7 @@
 //! callers build it on an IO task, never on the render path.
 pub mod capi;
 mod capi_model;
+pub mod capi_write;
 mod client;
 mod credentials;
 pub mod daemonset;
