@@ -38,7 +38,7 @@ fn kubernetes_patches_the_control_plane_then_each_deployment() {
         &PlanFacts::default(),
     )
     .expect("a plan");
-    assert_eq!(plan.owner().to_string(), "mgmt/default/workload");
+    assert_eq!(plan.owner().to_string(), "mgmt/clusters/workload");
     assert_eq!(plan.from, "v1.34.1");
     let labels: Vec<String> = plan.phases.iter().map(CapiPhase::label).collect();
     assert_eq!(
