@@ -1,7 +1,8 @@
 //! `upgrade-k8s` and `upgrade` of a cluster Cluster API owns take the CAPI way against the
 //! sim's `capi` scenario: `--plan` lists the objects patched and changes nothing; a run patches
 //! the TalosControlPlane and then the MachineDeployment, and ends with every Machine replaced
-//! and every node on the target (a Talos upgrade through a copied machine template).
+//! and every node on the target (a Talos upgrade through a copied machine template); a killed
+//! run resumes from its journal.
 mod upgrade_common;
 
 use std::collections::BTreeSet;
@@ -225,4 +226,43 @@ async fn a_talos_target_without_its_vm_template_is_refused() {
             .contains("talos-capi-work-controlplane-v1.12.1"),
         "{guard}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_resumes_its_phase_without_patching_again() {
+    let fx = start(builtin("capi")).await;
+    let before = settled_machines(&fx).await;
+    let cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
+    let (mut child, seen) = run_until_line(
+        cmd,
+        "[1/2] TalosControlPlane/capi-work-cp: installing (machine ",
+    )
+    .await;
+    child.kill().await.expect("kill the first run");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("capi-work-cp patched to v1.34.2")),
+        "{seen:?}"
+    );
+
+    let cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "resuming the CAPI-way upgrade of capi-work to 1.34.2 from its journal (phase 1 of 2)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("TalosControlPlane/capi-work-cp patched"),
+        "the control plane is not patched twice:\n{stdout}"
+    );
+    assert!(stdout.contains("completed"), "{stdout}");
+    let after = fx.sim.capi().unwrap().list("machines");
+    assert_eq!(after.len(), 5, "{after:?}");
+    assert!(names(&after).is_disjoint(&names(&before)));
+    for m in &after {
+        assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
+    }
 }

@@ -7,6 +7,7 @@ use crate::capi::ClusterTree;
 use crate::fleet::{ClusterStatus, Quorum};
 use crate::upgrade::guards::{Guard, GuardId, RolloutInProgress, no_other_rollout};
 use crate::upgrade::kubernetes::kubernetes_step_guards;
+use crate::upgrade::plan::running_talos_versions;
 use crate::versions::{
     PathError, Version, check_fleet_talos_upgrade, check_kubernetes_supported,
     check_kubernetes_upgrade,
@@ -100,12 +101,7 @@ pub fn is_patched(plan: &CapiUpgradePlan, phase: &CapiPhase, tree: &ClusterTree)
 /// target on the nodes' Talos; Talos from the nodes' versions to the target, which must run
 /// the cluster's Kubernetes.
 pub fn version_path(plan: &CapiUpgradePlan, tree: &ClusterTree, status: &ClusterStatus) -> Guard {
-    let talos: Vec<Version> = status
-        .nodes
-        .iter()
-        .filter_map(|n| n.talos_version.as_deref())
-        .filter_map(|v| Version::parse(v).ok())
-        .collect();
+    let talos = running_talos_versions(status);
     let parse = |text: &str| Version::parse(text).map_err(|e| format!("{text:?}: {e}"));
     let checked = match plan.product {
         CapiProduct::Kubernetes => {

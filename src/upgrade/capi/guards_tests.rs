@@ -2,7 +2,7 @@ use super::*;
 use crate::capi::tree_tests::fixture_tree;
 use crate::guards::Verdict;
 use crate::kube::CapiVersion;
-use crate::upgrade::capi::plan::{PlanFacts, capi_plan};
+use crate::upgrade::capi::plan::tests::k8s_plan;
 use crate::upgrade::fixtures::{healthy, set_member_healthy};
 
 fn settled_tree() -> ClusterTree {
@@ -13,18 +13,6 @@ fn settled_tree() -> ClusterTree {
         m.ready = true;
     }
     tree
-}
-
-fn k8s_plan(tree: &ClusterTree, to: &str) -> CapiUpgradePlan {
-    let text = to.trim_start_matches('v');
-    capi_plan(
-        "work",
-        tree,
-        CapiProduct::Kubernetes,
-        (to, text),
-        &PlanFacts::default(),
-    )
-    .unwrap()
 }
 
 #[test]

@@ -11,6 +11,8 @@ use super::phase::PhaseRollout;
 use super::plan::{CapiProduct, CapiUpgradePlan};
 use super::read::CapiAccess;
 use crate::approval::MutatingAction;
+use crate::capi::ClusterTree;
+use crate::fleet::ClusterStatus;
 use crate::rollout::engine::StepReport;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::launch::guards_pass;
@@ -73,6 +75,20 @@ async fn connected<P: CapiProductKind>(
     CapiAccess::connect(kubeconfig, &run.plan.owner()).await
 }
 
+/// The workload cluster's tree and its status over the Secret's Talos endpoints, now.
+async fn tree_and_status<P: CapiProductKind>(
+    run: &KindRollout<CapiWay<P>>,
+) -> Result<(ClusterTree, ClusterStatus), String> {
+    let access = connected(run).await?;
+    let tree = access.tree().await?;
+    let status = access
+        .workload_observer(&run.plan, run.observer.kube.clone(), run.options.client)
+        .await?
+        .status()
+        .await;
+    Ok((tree, status))
+}
+
 impl<P: CapiProductKind> UpgradeKind for CapiWay<P> {
     type LiveStep<'a> = PhaseStep<'a, P>;
     type Plan = CapiUpgradePlan;
@@ -109,13 +125,7 @@ impl<P: CapiProductKind> UpgradeKind for CapiWay<P> {
 
     fn preflight(run: &KindRollout<Self>) -> BoxFuture<'_, Result<(), String>> {
         async move {
-            let access = connected(run).await?;
-            let tree = access.tree().await?;
-            let status = access
-                .workload_observer(&run.plan, run.observer.kube.clone(), run.options.client)
-                .await?
-                .status()
-                .await;
+            let (tree, status) = tree_and_status(run).await?;
             let guards = [
                 version_path(&run.plan, &tree, &machines_only(&status, &tree)),
                 rollout_settled(&run.plan, &tree),
@@ -127,13 +137,7 @@ impl<P: CapiProductKind> UpgradeKind for CapiWay<P> {
 
     fn check_before(run: &KindRollout<Self>, index: usize) -> BoxFuture<'_, Result<(), String>> {
         async move {
-            let access = connected(run).await?;
-            let tree = access.tree().await?;
-            let status = access
-                .workload_observer(&run.plan, run.observer.kube.clone(), run.options.client)
-                .await?
-                .status()
-                .await;
+            let (tree, status) = tree_and_status(run).await?;
             guards_pass(
                 &capi_phase_guards(&run.plan, index, &tree, &status),
                 &run.acks,

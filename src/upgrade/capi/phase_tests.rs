@@ -1,7 +1,7 @@
 use super::*;
 use crate::capi::tree_tests::fixture_tree;
 use crate::kube::CapiVersion;
-use crate::upgrade::capi::plan::{CapiProduct, PlanFacts, capi_plan};
+use crate::upgrade::capi::plan::tests::k8s_plan;
 
 #[test]
 fn progress_lines_say_created_ready_and_deleted() {
@@ -21,14 +21,7 @@ fn progress_lines_say_created_ready_and_deleted() {
 #[test]
 fn a_phase_is_done_when_every_machine_runs_the_target_and_is_ready() {
     let mut tree = fixture_tree(CapiVersion::V1beta2);
-    let plan = capi_plan(
-        "work",
-        &tree,
-        CapiProduct::Kubernetes,
-        ("v1.34.2", "1.34.2"),
-        &PlanFacts::default(),
-    )
-    .unwrap();
+    let plan = k8s_plan(&tree, "v1.34.2");
     let cp = &plan.phases[0];
     let waiting = phase_waiting(&plan, cp, &tree).unwrap_err();
     assert!(waiting.contains("does not ask for v1.34.2"), "{waiting}");

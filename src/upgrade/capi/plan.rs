@@ -304,4 +304,4 @@ pub fn talos_minor(version: &str) -> String {
 
 #[cfg(test)]
 #[path = "plan_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -2,6 +2,19 @@ use super::*;
 use crate::capi::tree_tests::fixture_tree;
 use crate::kube::CapiVersion;
 
+/// The Kubernetes plan of `tree` to `to` ("v1.34.2").
+pub(crate) fn k8s_plan(tree: &ClusterTree, to: &str) -> CapiUpgradePlan {
+    let text = to.trim_start_matches('v');
+    capi_plan(
+        "work",
+        tree,
+        CapiProduct::Kubernetes,
+        (to, text),
+        &PlanFacts::default(),
+    )
+    .expect("a plan")
+}
+
 fn talos_facts() -> PlanFacts {
     let mut facts = PlanFacts::default();
     facts.infra.insert(
@@ -30,14 +43,7 @@ fn talos_facts() -> PlanFacts {
 #[test]
 fn kubernetes_patches_the_control_plane_then_each_deployment() {
     let tree = fixture_tree(CapiVersion::V1beta2);
-    let plan = capi_plan(
-        "work",
-        &tree,
-        CapiProduct::Kubernetes,
-        ("v1.34.2", "1.34.2"),
-        &PlanFacts::default(),
-    )
-    .expect("a plan");
+    let plan = k8s_plan(&tree, "v1.34.2");
     assert_eq!(plan.owner().to_string(), "mgmt/clusters/workload");
     assert_eq!(plan.from, "v1.34.1");
     let labels: Vec<String> = plan.phases.iter().map(CapiPhase::label).collect();
@@ -136,14 +142,7 @@ fn machines_on_the_target_are_left_alone() {
         "{err}"
     );
     tree.machines[2].version = "v1.33.5".into();
-    let plan = capi_plan(
-        "work",
-        &tree,
-        CapiProduct::Kubernetes,
-        ("v1.34.1", "1.34.1"),
-        &PlanFacts::default(),
-    )
-    .unwrap();
+    let plan = k8s_plan(&tree, "v1.34.1");
     assert_eq!(plan.phases[0].replace, ["workload-cp-c"]);
     assert!(plan.phases[1].replace.is_empty());
 }
