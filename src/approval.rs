@@ -69,6 +69,14 @@ pub enum MutatingAction {
         from: u32,
         to: u32,
     },
+    /// Upgrade a cluster Cluster API owns the CAPI way: `product` ("Kubernetes", "Talos") to
+    /// `target` by patching its objects in `owner` (`mgmt/namespace/name`).
+    CapiUpgrade {
+        cluster: String,
+        owner: String,
+        product: String,
+        target: String,
+    },
 }
 
 /// What a [`MutatingAction::Node`] does to its node.
@@ -137,7 +145,8 @@ impl MutatingAction {
             | MutatingAction::CreateCluster { cluster, .. }
             | MutatingAction::DeleteCluster { cluster, .. }
             | MutatingAction::CapiDeleteMachine { cluster, .. }
-            | MutatingAction::ScaleCapi { cluster, .. } => cluster,
+            | MutatingAction::ScaleCapi { cluster, .. }
+            | MutatingAction::CapiUpgrade { cluster, .. } => cluster,
         }
     }
 
@@ -198,6 +207,12 @@ impl MutatingAction {
             MutatingAction::ScaleCapi {
                 object, from, to, ..
             } => format!("scale {object} from {from} to {to} replicas (Cluster API)"),
+            MutatingAction::CapiUpgrade {
+                owner,
+                product,
+                target,
+                ..
+            } => format!("upgrade {product} to {target} the Cluster API way through {owner}"),
         }
     }
 }

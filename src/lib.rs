@@ -33,7 +33,10 @@
 //!   Machines with etcd checked on every poll.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
-//!   rollout Lease (fleet's), so one run changes a cluster at a time.
+//!   rollout Lease (fleet's), so one run changes a cluster at a time;
+//!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
+//!   CAPI way (patched objects, a copied machine template, the providers'
+//!   Machine replacement followed).
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the

@@ -1,6 +1,7 @@
 //! `taloscope capi status` and the in-place refusal against the sim's `capi` scenario: the
 //! tree's counts are the ones kubectl reads from the management cluster, and `upgrade-k8s` /
-//! `upgrade` of the workload cluster are refused by the `capi_owned` guard naming the CAPI way.
+//! `upgrade --in-place` of the workload cluster are refused by the `capi_owned` guard naming
+//! the CAPI way (without `--in-place` they take it: tests/capi_upgrade.rs).
 mod upgrade_common;
 
 use std::time::Duration;
@@ -137,7 +138,7 @@ async fn in_place_upgrades_of_a_capi_owned_cluster_are_refused_naming_the_capi_w
     let (minor, patch) = version.rsplit_once('.').unwrap();
     let next = format!("{minor}.{}", patch.parse::<u32>().unwrap() + 1);
     let mut cmd = fx.taloscope("capi-work", "upgrade-k8s");
-    cmd.args(["--to", &next, "--plan", "--output", "json"]);
+    cmd.args(["--to", &next, "--in-place", "--plan", "--output", "json"]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     let plan: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
@@ -155,7 +156,14 @@ async fn in_place_upgrades_of_a_capi_owned_cluster_are_refused_naming_the_capi_w
 
     // --yes is refused too, before anything changes.
     let mut cmd = fx.taloscope("capi-work", "upgrade-k8s");
-    cmd.args(["--to", &next, "--yes", "--confirm", "capi-work"]);
+    cmd.args([
+        "--to",
+        &next,
+        "--in-place",
+        "--yes",
+        "--confirm",
+        "capi-work",
+    ]);
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     assert!(

@@ -357,6 +357,10 @@ pub struct UpgradeArgs {
     /// refusal names it (user@host/pid-start); needs --yes --confirm too.
     #[arg(long, value_name = "HOLDER", requires = "yes")]
     pub take_over: Option<String>,
+    /// Upgrade in place even when a Cluster API management cluster owns the cluster: refused
+    /// there (its guard names the CAPI way), which is otherwise taken by itself.
+    #[arg(long)]
+    pub in_place: bool,
 }
 
 /// `taloscope upgrade-k8s`.
@@ -398,6 +402,10 @@ pub struct UpgradeK8sArgs {
     /// refusal names it (user@host/pid-start); needs --yes --confirm too.
     #[arg(long, value_name = "HOLDER", requires = "yes")]
     pub take_over: Option<String>,
+    /// Upgrade in place even when a Cluster API management cluster owns the cluster: refused
+    /// there (its guard names the CAPI way), which is otherwise taken by itself.
+    #[arg(long)]
+    pub in_place: bool,
 }
 
 /// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.

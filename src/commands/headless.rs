@@ -9,28 +9,28 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::upgrade_output::{outcome_line, stamped};
+use super::headless_follow::{Follow, finish};
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat};
-use crate::clock::{Zone, unix_now};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::kube::KubeClient;
 use crate::paths::Paths;
 use crate::rollout::RolloutLeaseInfo;
 use crate::rollout::claim::claim_run;
-use crate::rollout::{RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepProgress};
+use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
+use crate::upgrade::capi::CapiProductKind;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    Guard, InPlaceUpgrade, RolloutHandle, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun,
-    blocking, capi_owned, resume_upgrade_with, spawn_upgrade,
+    Guard, InPlaceUpgrade, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun, blocking,
+    capi_owned, resume_upgrade_with, spawn_upgrade,
 };
 use crate::versions::Version;
 
 pub(super) use super::exit::refuse;
 pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
-use super::exit::{exit_code_as, json_line, json_line_at, print_line};
+use super::exit::{exit_code_as, json_line, print_line};
 
 /// The flags every headless upgrade command takes.
 pub(super) struct CommandFlags<'a> {
@@ -44,6 +44,8 @@ pub(super) struct CommandFlags<'a> {
     pub poll_ms: u64,
     /// The holder of a live run to take over (`--take-over`).
     pub take_over: Option<&'a str>,
+    /// Upgrade in place even when Cluster API owns the cluster (`--in-place`; refused there).
+    pub in_place: bool,
 }
 
 /// The [`CommandFlags`] of an upgrade command's arguments, which name them alike.
@@ -58,6 +60,7 @@ macro_rules! command_flags {
             output: $args.output,
             poll_ms: $args.poll_ms,
             take_over: $args.take_over.as_deref(),
+            in_place: $args.in_place,
         }
     };
 }
@@ -81,6 +84,8 @@ pub(super) trait HeadlessUpgrade {
     const LINE: fn(usize, usize, &StepProgress) -> String;
     /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
     const IN_PLACE: InPlaceUpgrade;
+    /// The same upgrade the CAPI way, for a cluster Cluster API owns.
+    type Capi: CapiProductKind;
 
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
@@ -88,7 +93,7 @@ pub(super) trait HeadlessUpgrade {
     /// The target as the journal and the dispatcher name it.
     fn target_text(target: &Version) -> String;
     /// The approval the run asks the dispatcher for.
-    fn action(cluster: String, target: String) -> MutatingAction;
+    fn action(&self, cluster: String, target: String) -> MutatingAction;
     /// The run's own options; the poll interval, the state dir and the kubeconfig are the body's.
     fn options(&self) -> RunOptions;
     /// The plan for `target`; `Stop(0, why)` when there is nothing to do.
@@ -120,14 +125,44 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     check_mode(flags.plan, flags.yes, flags.confirm, "cluster")?;
     let chosen = choose(global)?;
     command.check_cluster(global, &chosen.cluster)?;
+    let connected = connect(&chosen)?;
+    let owner = connected.runtime.block_on(capi_owner(&chosen));
+    match owner {
+        Some(owner) if !flags.in_place => {
+            super::capi_upgrade::run(global, command, owner, (chosen, connected), target)
+        }
+        owner => {
+            let capi_guard = capi_owned(owner.as_ref(), C::IN_PLACE);
+            run_connected(global, command, (chosen, connected), target, capi_guard)
+        }
+    }
+}
+
+/// The owner of the chosen cluster among the management clusters of the kube contexts, if
+/// one owns it (and could be read).
+async fn capi_owner(chosen: &Chosen) -> Option<crate::capi::CapiOwner> {
+    let kubeconfig = chosen.discovery.kubeconfig.as_ref()?;
+    let view = crate::capi::read_view(kubeconfig, &chosen.discovery.clusters).await;
+    view.owner(&chosen.cluster.name).cloned()
+}
+
+/// The body once the cluster is chosen and connected: its journal checked, then the plan
+/// printed, or approved and run. `extra` is a guard the command adds (the CAPI refusal).
+pub(super) fn run_connected<C: HeadlessUpgrade>(
+    global: &GlobalArgs,
+    command: &C,
+    (chosen, connected): (Chosen, Connected),
+    target: Version,
+    extra: Option<Guard>,
+) -> Result<ExitCode, Stop> {
+    let flags = command.flags();
     let Connected {
         runtime,
         observer,
         status,
         journal,
-    } = connect(&chosen)?;
+    } = connected;
     let cluster = &chosen.cluster;
-    let capi_guard = runtime.block_on(capi_owned_guard(&chosen, C::IN_PLACE));
     let wanted_target = C::target_text(&target);
     check_journal(
         &chosen,
@@ -138,11 +173,11 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     )?;
     if flags.plan {
         plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
-        return runtime.block_on(print_plan(command, &status, &observer, target, capi_guard));
+        return runtime.block_on(print_plan(command, &status, &observer, target, extra));
     }
     // The runner decides again when it starts; said here first, before any approval.
     claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
-    let action = C::action(cluster.name.clone(), wanted_target.clone());
+    let action = command.action(cluster.name.clone(), wanted_target.clone());
     let (dispatcher, approved) = approve(global, &chosen, action, flags.confirm)?;
     let run = Approved {
         runtime: &runtime,
@@ -164,7 +199,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     run_rollout::<C>(run, || {
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
         let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
-        guards.extend(capi_guard.clone());
+        guards.extend(extra.clone());
         if blocking(&guards, flags.ack) {
             let report = command.report(&plan, &guards);
             match flags.output {
@@ -210,14 +245,6 @@ async fn print_plan<C: HeadlessUpgrade>(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The refusal of an in-place upgrade when a management cluster among the kube contexts owns
-/// the chosen cluster; `None` when none does (or none could be read).
-async fn capi_owned_guard(chosen: &Chosen, kind: InPlaceUpgrade) -> Option<Guard> {
-    let kubeconfig = chosen.discovery.kubeconfig.as_ref()?;
-    let view = crate::capi::read_view(kubeconfig, &chosen.discovery.clusters).await;
-    capi_owned(view.owner(&chosen.cluster.name), kind)
 }
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
@@ -418,104 +445,6 @@ fn run_rollout<C: HeadlessUpgrade>(
         output: run.output,
     };
     Ok(finish(run.runtime, handle, rx, follow))
-}
-
-/// How a spawned rollout is followed to its end.
-struct Follow<'a> {
-    pub dispatcher: &'a Dispatcher,
-    pub approved: &'a ApprovedAction,
-    pub cluster: &'a str,
-    pub target: &'a str,
-    pub line: fn(usize, usize, &StepProgress) -> String,
-    pub output: OutputFormat,
-}
-
-/// Prints the rollout's progress until it ends, records the outcome in the audit log and
-/// returns the exit code: 0 when it completed, 1 otherwise.
-fn finish(
-    runtime: &tokio::runtime::Runtime,
-    handle: RolloutHandle,
-    rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
-    how: Follow<'_>,
-) -> ExitCode {
-    let outcome = runtime.block_on(follow(handle, rx, &how));
-    let result = match &outcome {
-        RolloutOutcome::Completed => Ok(()),
-        other => Err(outcome_line(how.cluster, how.target, other)),
-    };
-    if let Err(e) = how.dispatcher.finished(how.approved, result) {
-        eprintln!("taloscope: {e}");
-    }
-    if outcome == RolloutOutcome::Completed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_BLOCKED)
-    }
-}
-
-/// Prints one line per step change (as `how.line` words it, or a JSON line) until the rollout
-/// ends.
-async fn follow(
-    handle: RolloutHandle,
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
-    how: &Follow<'_>,
-) -> RolloutOutcome {
-    let mut shown: Vec<StepProgress> = Vec::new();
-    let mut outcome = None;
-    while let Some(event) = rx.recv().await {
-        match event {
-            RolloutEvent::Started(summary) => shown = summary.steps,
-            RolloutEvent::Step {
-                index, progress, ..
-            } => {
-                let same = shown.get(index).is_some_and(|s| {
-                    s.phase == progress.phase
-                        && s.detail == progress.detail
-                        && s.error == progress.error
-                });
-                if !same {
-                    let count = shown.len().max(index + 1);
-                    let at = (Zone::System, unix_now());
-                    print_line(&match how.output {
-                        OutputFormat::Table => {
-                            stamped(at.0, at.1, &(how.line)(index, count, &progress))
-                        }
-                        OutputFormat::Json => {
-                            let step = serde_json::json!({
-                                "index": index + 1, "count": count, "step": &progress,
-                            });
-                            json_line_at("step", &step, at)
-                        }
-                    });
-                }
-                if let Some(slot) = shown.get_mut(index) {
-                    *slot = progress;
-                }
-            }
-            RolloutEvent::Finished { outcome: o, .. } => {
-                let at = (Zone::System, unix_now());
-                print_line(&match how.output {
-                    OutputFormat::Table => {
-                        stamped(at.0, at.1, &outcome_line(how.cluster, how.target, &o))
-                    }
-                    OutputFormat::Json => {
-                        let finished = serde_json::json!({
-                            "cluster": how.cluster, "target": how.target, "outcome": &o,
-                        });
-                        json_line_at("finished", &finished, at)
-                    }
-                });
-                outcome = Some(o);
-            }
-            RolloutEvent::Log { .. }
-            | RolloutEvent::Paused { .. }
-            | RolloutEvent::Resumed { .. } => {}
-        }
-    }
-    match handle.task.await {
-        Ok(o) => outcome.unwrap_or(o),
-        Err(e) => RolloutOutcome::Halted(format!("the rollout task stopped: {e}")),
-    }
 }
 
 /// Writes a plan to stdout; a closed pipe (`| head`) is not an error.

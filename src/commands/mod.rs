@@ -25,6 +25,9 @@ pub mod status;
 pub mod upgrade;
 pub mod upgrade_k8s;
 mod upgrade_output;
+// The CAPI-way upgrade and the follow of a headless rollout.
+mod capi_upgrade;
+mod headless_follow;
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn main() -> ExitCode {

@@ -26,6 +26,7 @@ impl HeadlessUpgrade for UpgradeArgs {
     /// Any unfinished journal to another target is refused; its kind is the runner's to check.
     const JOURNAL_KIND: Option<RolloutKind> = None;
     const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::TalosOs;
+    type Capi = crate::upgrade::capi::TalosMachineTemplate;
     const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
@@ -40,7 +41,7 @@ impl HeadlessUpgrade for UpgradeArgs {
         target.to_string()
     }
 
-    fn action(cluster: String, target: String) -> MutatingAction {
+    fn action(&self, cluster: String, target: String) -> MutatingAction {
         MutatingAction::UpgradeTalos { cluster, target }
     }
 

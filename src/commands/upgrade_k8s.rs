@@ -118,6 +118,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     const UNIT: &'static str = "step";
     const JOURNAL_KIND: Option<RolloutKind> = Some(RolloutKind::KubernetesUpgrade);
     const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::Kubernetes;
+    type Capi = crate::upgrade::capi::KubernetesVersion;
     const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
@@ -138,7 +139,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         target.to_string().trim_start_matches('v').to_string()
     }
 
-    fn action(cluster: String, target: String) -> MutatingAction {
+    fn action(&self, cluster: String, target: String) -> MutatingAction {
         MutatingAction::UpgradeKubernetes { cluster, target }
     }
 

@@ -87,6 +87,10 @@ pub enum GuardId {
     ScaleQuorum,
     /// CAPI scale: the control-plane count after the scale is odd.
     ScaleOddControlPlanes,
+    /// CAPI-way upgrade: no rollout of the providers already under way.
+    CapiRolloutSettled,
+    /// CAPI-way Talos upgrade: the provider has the VM template of the target version.
+    CapiVmTemplate,
 }
 
 impl GuardId {
@@ -217,6 +221,8 @@ impl GuardId {
             GuardId::ScaleBounds => "replicas in bounds",
             GuardId::ScaleQuorum => "etcd quorum after scaling",
             GuardId::ScaleOddControlPlanes => "odd control planes",
+            GuardId::CapiRolloutSettled => "no CAPI rollout under way",
+            GuardId::CapiVmTemplate => "VM template for the target",
         }
     }
 
@@ -354,6 +360,12 @@ impl GuardId {
             }
             GuardId::ScaleOddControlPlanes => {
                 "Warns when the scale leaves an even number of control planes. Every control plane is an etcd member; four need three for a majority and tolerate one failure, like three, and two tolerate none, like one. Choose 1, 3 or 5, or acknowledge it."
+            }
+            GuardId::CapiRolloutSettled => {
+                "Checks that the TalosControlPlane and every MachineDeployment have all their Machines up to date, ready and none deleting before their spec is changed. Changing the spec while the providers still replace Machines for an earlier change stacks two rollouts: the control-plane provider then scales down Machines of either, and etcd may lose members faster than new ones join. A rollout this upgrade started itself (the object already carries its change) is followed, not refused."
+            }
+            GuardId::CapiVmTemplate => {
+                "Checks that the cluster's OpenNebula provider has the VM template the copied machine template names (the current one's name with the target version, e.g. talos-capi-work-worker-v1.12.0). The infrastructure provider creates every new Machine's VM from it: without it the first new Machine never gets a VM, and the rollout stalls with one Machine too many."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

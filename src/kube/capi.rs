@@ -4,7 +4,6 @@
 //! infrastructure machines' template, and a workload cluster's kubeconfig secret's server.
 use std::collections::BTreeMap;
 
-use base64::Engine;
 use serde::Deserialize;
 
 use super::capi_model::{
@@ -21,8 +20,8 @@ const TALOS_CONTROL_PLANES: &str =
 /// Objects asked for per page, and pages read per kind: a list stops at 5000 objects.
 const PAGE: &str = "500";
 const MAX_PAGES: usize = 10;
-/// A secret value (a kubeconfig, a talosconfig) larger than this is not read.
-const SECRET_LIMIT: usize = 1 << 20;
+/// A kubeconfig secret larger than this is not read.
+pub(super) const KUBECONFIG_LIMIT: usize = 1 << 20;
 
 /// Everything a management cluster serves of Cluster API, in one model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -216,36 +215,9 @@ impl KubeClient {
         namespace: &str,
         cluster: &str,
     ) -> Result<Option<String>, KubeError> {
-        let text = self
-            .secret_text(namespace, &format!("{cluster}-kubeconfig"), "value")
-            .await?;
+        let name = format!("{cluster}-kubeconfig");
+        let text = self.capi_secret_text(namespace, &name, "value").await?;
         Ok(text.as_deref().and_then(kubeconfig_server))
-    }
-
-    /// The text of `key` in Secret `namespace/name`; `None` when the secret or key is not
-    /// there (yet) or the value is larger than [`SECRET_LIMIT`].
-    pub(super) async fn secret_text(
-        &self,
-        namespace: &str,
-        name: &str,
-        key: &str,
-    ) -> Result<Option<String>, KubeError> {
-        let path = format!("/api/v1/namespaces/{namespace}/secrets/{name}");
-        let secret: Option<serde_json::Value> = self
-            .rest()
-            .get_opt(&path)
-            .await
-            .map_err(|e| self.error(e))?;
-        let Some(value) = secret.as_ref().and_then(|s| s["data"][key].as_str()) else {
-            return Ok(None);
-        };
-        if value.len() > SECRET_LIMIT {
-            return Ok(None);
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(value)
-            .map_err(|e| self.api_error(format!("secret {namespace}/{name}: {e}")))?;
-        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     }
 
     /// The items of a list, page by page up to [`MAX_PAGES`]; a cut list is named in
@@ -312,7 +284,11 @@ impl KubeClient {
 
     /// `/apis/<group>/<preferred version>/<plural of kind>`, from discovery; `None` when the
     /// group or kind is not served.
-    async fn resource_path(&self, group: &str, kind: &str) -> Result<Option<String>, KubeError> {
+    pub(super) async fn resource_path(
+        &self,
+        group: &str,
+        kind: &str,
+    ) -> Result<Option<String>, KubeError> {
         let api: Option<ApiGroup> = self
             .rest()
             .get_opt(&format!("/apis/{group}"))

@@ -84,7 +84,7 @@ impl KubeClient {
         namespace: &str,
         cluster: &str,
     ) -> Result<Option<String>, KubeError> {
-        self.secret_text(namespace, &format!("{cluster}-talosconfig"), "talosconfig")
+        self.capi_secret_text(namespace, &format!("{cluster}-talosconfig"), "talosconfig")
             .await
     }
 }

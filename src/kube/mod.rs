@@ -7,6 +7,7 @@ pub mod capi;
 mod capi_machine;
 mod capi_model;
 mod capi_scale;
+pub mod capi_write;
 mod client;
 mod credentials;
 pub mod daemonset;

@@ -1,6 +1,7 @@
 //! The guarded rolling Talos OS upgrade, pure part: the plan (node order, options, the API each
 //! node is upgraded through) and the guards that are checked before the rollout and again
 //! before every node. No IO: plain functions over the fleet status model.
+pub mod capi;
 pub mod capi_owned;
 pub mod guards;
 mod image_ref;

@@ -19,13 +19,17 @@ pub fn default_installer_image(target: &TalosVersion) -> String {
 /// The targets the plan screen offers for `status`: from the lowest node, one minor at a time,
 /// that every node may take (or already runs); downgrades only when asked.
 pub fn offered_targets(status: &ClusterStatus, allow_downgrade: bool) -> Vec<TalosVersion> {
-    let running: Vec<TalosVersion> = status
+    fleet_talos_upgrade_targets(&running_talos_versions(status), allow_downgrade)
+}
+
+/// The Talos version of every node that reports a valid one.
+pub fn running_talos_versions(status: &ClusterStatus) -> Vec<TalosVersion> {
+    status
         .nodes
         .iter()
         .filter_map(|n| n.talos_version.as_deref())
         .filter_map(|v| Version::parse(v).ok())
-        .collect();
-    fleet_talos_upgrade_targets(&running, allow_downgrade)
+        .collect()
 }
 
 /// How each node is upgraded.

@@ -180,12 +180,7 @@ pub fn offered_kubernetes_targets(status: &ClusterStatus) -> Vec<KubeVersion> {
     let Some(running) = detect_running(status) else {
         return Vec::new();
     };
-    let talos: Vec<Version> = status
-        .nodes
-        .iter()
-        .filter_map(|n| n.talos_version.as_deref())
-        .filter_map(|v| Version::parse(v).ok())
-        .collect();
+    let talos = crate::upgrade::plan::running_talos_versions(status);
     kubernetes_upgrade_targets(&running, &talos)
 }
 

@@ -1,0 +1,317 @@
+//! `upgrade` and `upgrade-k8s` of a cluster Cluster API owns: the same command taken the CAPI
+//! way. The plan lists the objects patched and the Machines replaced in order; the run goes
+//! through the dispatcher, the journal and the Lease of the headless body, one phase a step.
+use std::process::ExitCode;
+
+use kube::config::Kubeconfig;
+use serde::Serialize;
+
+use super::headless::{
+    Chosen, CommandFlags, Connected, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, other_rollout,
+    run_connected,
+};
+use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, progress_line};
+use crate::approval::MutatingAction;
+use crate::capi::CapiOwner;
+use crate::cli::GlobalArgs;
+use crate::discovery::{Cluster, Sources};
+use crate::fleet::ClusterStatus;
+use crate::opennebula::auth::OneEnvironment;
+use crate::rollout::{RolloutKind, StepProgress};
+use crate::upgrade::capi::{
+    CapiAccess, CapiGuardInput, CapiPhase, CapiPlanError, CapiProductKind, CapiUpgradePlan,
+    CapiWay, PhaseObject, VmTemplates, capi_action, capi_plan, capi_plan_guards, product_name,
+};
+use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions};
+use crate::versions::Version;
+
+/// The engine's bound on one phase, in Machine bounds: each Machine is bounded on its own
+/// (no Machine created, Ready or deleted for that long halts the phase).
+const PHASE_BOUND_IN_MACHINES: u32 = 100;
+
+/// An in-place upgrade command, taken the CAPI way for the cluster `owner` owns.
+pub(super) struct CapiCommand<'a, C: HeadlessUpgrade> {
+    inner: &'a C,
+    owner: CapiOwner,
+    kubeconfig: Kubeconfig,
+    /// The cluster's provider's VM templates (Talos upgrades only).
+    vm_templates: VmTemplates,
+}
+
+/// Runs `command` the CAPI way on the chosen cluster `owner` owns.
+pub(super) fn run<C: HeadlessUpgrade>(
+    global: &GlobalArgs,
+    command: &C,
+    owner: CapiOwner,
+    (chosen, connected): (Chosen, Connected),
+    target: Version,
+) -> Result<ExitCode, Stop> {
+    let kubeconfig = chosen.discovery.kubeconfig.clone().ok_or_else(|| {
+        Stop(
+            1,
+            format!(
+                "no kubeconfig to reach the management cluster {}",
+                owner.management
+            ),
+        )
+    })?;
+    let vm_templates = match C::Capi::PRODUCT {
+        crate::upgrade::capi::CapiProduct::TalosOs => connected
+            .runtime
+            .block_on(provider_templates(global, &chosen)),
+        crate::upgrade::capi::CapiProduct::Kubernetes => None,
+    };
+    let capi = CapiCommand {
+        inner: command,
+        owner,
+        kubeconfig,
+        vm_templates,
+    };
+    run_connected(global, &capi, (chosen, connected), target, None)
+}
+
+/// The VM templates of the provider taloscope's config names for the cluster; `None` when it
+/// names none.
+async fn provider_templates(global: &GlobalArgs, chosen: &Chosen) -> VmTemplates {
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &chosen.paths);
+    let config = &sources.config;
+    let key = crate::provision::cluster::config_key(config, &chosen.cluster);
+    let wanted = config.clusters.get(&key)?.provider.as_deref()?;
+    let listed = async {
+        let provider_config = config.providers.get(wanted).ok_or_else(|| {
+            format!(
+                "provider {wanted:?} is not under providers: in {}",
+                config.file_label()
+            )
+        })?;
+        let provider = crate::provision::provider::connect(
+            wanted,
+            provider_config,
+            &OneEnvironment::capture(&env),
+        )
+        .map_err(|e| e.to_string())?;
+        let templates = provider
+            .vm_client()
+            .templates()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(templates.into_iter().map(|t| t.name).collect())
+    };
+    Some(listed.await)
+}
+
+impl<C: HeadlessUpgrade> CapiCommand<'_, C> {
+    async fn access(&self) -> Result<CapiAccess, Stop> {
+        CapiAccess::connect(&self.kubeconfig, &self.owner)
+            .await
+            .map_err(|e| {
+                Stop(
+                    EXIT_BLOCKED,
+                    format!("management cluster {}: {e}", self.owner.management),
+                )
+            })
+    }
+}
+
+impl<C: HeadlessUpgrade> HeadlessUpgrade for CapiCommand<'_, C> {
+    type Kind = CapiWay<C::Capi>;
+    type Capi = C::Capi;
+    const WHAT: &'static str = "CAPI-way upgrade";
+    const UNIT: &'static str = "phase";
+    const JOURNAL_KIND: Option<RolloutKind> = Some(C::Capi::ROLLOUT);
+    const IN_PLACE: InPlaceUpgrade = C::IN_PLACE;
+    const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
+
+    fn flags(&self) -> CommandFlags<'_> {
+        self.inner.flags()
+    }
+
+    fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
+        Ok(())
+    }
+
+    fn target_text(target: &Version) -> String {
+        C::target_text(target)
+    }
+
+    fn action(&self, cluster: String, target: String) -> MutatingAction {
+        MutatingAction::CapiUpgrade {
+            cluster,
+            owner: self.owner.to_string(),
+            product: product_name(C::Capi::PRODUCT).to_string(),
+            target,
+        }
+    }
+
+    fn options(&self) -> RunOptions {
+        let inner = self.inner.options();
+        RunOptions {
+            node_timeout: inner.node_timeout * PHASE_BOUND_IN_MACHINES,
+            ..inner
+        }
+    }
+
+    async fn plan(
+        &self,
+        _: &ClusterStatus,
+        observer: &ClusterObserver,
+        target: Version,
+    ) -> Result<CapiUpgradePlan, Stop> {
+        let access = self.access().await?;
+        let blocked = |e: String| Stop(EXIT_BLOCKED, e);
+        let tree = access.tree().await.map_err(blocked)?;
+        let facts = access
+            .plan_facts(&tree, C::Capi::PRODUCT)
+            .await
+            .map_err(blocked)?;
+        let version = target.to_string();
+        let text = C::target_text(&target);
+        let mut plan = capi_plan(
+            &observer.cluster,
+            &tree,
+            C::Capi::PRODUCT,
+            (&version, &text),
+            &facts,
+        )
+        .map_err(|e| match e {
+            CapiPlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
+            other => Stop(EXIT_BLOCKED, other.to_string()),
+        })?;
+        plan.machine_timeout_secs = self.inner.options().node_timeout.as_secs();
+        Ok(plan)
+    }
+
+    async fn guards(
+        &self,
+        plan: &CapiUpgradePlan,
+        _: &ClusterStatus,
+        observer: &ClusterObserver,
+    ) -> Vec<Guard> {
+        let read = async {
+            let access = CapiAccess::connect(&self.kubeconfig, &self.owner).await?;
+            let tree = access.tree().await?;
+            let workload = access
+                .workload_observer(plan, observer.kube.clone(), Default::default())
+                .await?;
+            Ok::<_, String>((tree, workload.status().await))
+        };
+        let (tree, status) = match read.await {
+            Ok(read) => read,
+            Err(e) => {
+                return vec![Guard::fail(
+                    crate::upgrade::GuardId::CapiRolloutSettled,
+                    format!("cannot read {}: {e}", self.owner),
+                )];
+            }
+        };
+        let other = other_rollout(observer).await;
+        capi_plan_guards(
+            plan,
+            &CapiGuardInput {
+                tree: &tree,
+                status: &status,
+                other_rollout: other.as_ref(),
+                vm_templates: &self.vm_templates,
+            },
+        )
+    }
+
+    fn report(&self, plan: &CapiUpgradePlan, guards: &[Guard]) -> impl PlanText {
+        CapiPlanReport::new(plan, guards, self.flags().ack)
+    }
+}
+
+/// The plan and its guards: the CAPI-way `--plan --output json` contract.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapiPlanReport<'a> {
+    pub cluster: &'a str,
+    /// `management/namespace/name` of the Cluster object.
+    pub owner: String,
+    pub way: &'static str,
+    pub product: &'static str,
+    pub from: &'a str,
+    pub target: &'a str,
+    pub phases: &'a [CapiPhase],
+    pub guards: Vec<GuardLine>,
+    /// True when any guard blocks: the run would be refused.
+    pub blocked: bool,
+    /// What the dispatcher will ask to confirm.
+    pub action: String,
+}
+
+impl<'a> CapiPlanReport<'a> {
+    fn new(plan: &'a CapiUpgradePlan, guards: &[Guard], acks: &[String]) -> CapiPlanReport<'a> {
+        let guards = guard_lines(guards, acks);
+        CapiPlanReport {
+            cluster: &plan.cluster,
+            owner: plan.owner().to_string(),
+            way: "capi",
+            product: product_name(plan.product),
+            from: &plan.from,
+            target: &plan.version,
+            phases: &plan.phases,
+            blocked: guards.iter().any(|g| g.blocks),
+            guards,
+            action: capi_action(plan).describe(),
+        }
+    }
+}
+
+/// What a phase changes, in one line.
+fn patch_text(phase: &CapiPhase, version: &str) -> String {
+    match (&phase.template, phase.object) {
+        (None, PhaseObject::TalosControlPlane) => format!("spec.version {version}"),
+        (None, PhaseObject::MachineDeployment) => format!("spec.template.spec.version {version}"),
+        (Some(t), object) => {
+            let field = match object {
+                PhaseObject::TalosControlPlane => "spec.infrastructureTemplate",
+                PhaseObject::MachineDeployment => "spec.template.spec.infrastructureRef",
+            };
+            let mut text = format!(
+                "new {} {} (copy of {}, VM template {}); {field} -> {}",
+                t.kind, t.to, t.from, t.vm_template_to, t.to
+            );
+            if let Some(b) = &phase.bootstrap_template {
+                text.push_str(&format!("; TalosConfigTemplate {b} talosVersion"));
+            }
+            text
+        }
+    }
+}
+
+impl PlanText for CapiPlanReport<'_> {
+    fn table(&self) -> String {
+        let mut out = format!(
+            "UPGRADE {} THE CLUSTER API WAY through {}\n  {} {} -> {}\n",
+            self.cluster, self.owner, self.product, self.from, self.target
+        );
+        let mut rows = vec![
+            ["#", "OBJECT", "REPLICAS", "PATCH"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for (i, p) in self.phases.iter().enumerate() {
+            rows.push(vec![
+                (i + 1).to_string(),
+                p.label(),
+                p.replicas.to_string(),
+                patch_text(p, self.target),
+            ]);
+        }
+        out.push_str(&indent(&super::status::columns(&rows)));
+        out.push_str("MACHINES REPLACED, in order (each: a new Machine, its node Ready, then the old one deleted; maxSurge 1)\n");
+        for p in self.phases {
+            let machines = if p.replace.is_empty() {
+                "none (already on the target)".to_string()
+            } else {
+                p.replace.join(", ")
+            };
+            out.push_str(&format!("  {}: {machines}\n", p.label()));
+        }
+        out.push_str(&guards_table(&self.guards, self.cluster));
+        out
+    }
+}

@@ -1,0 +1,110 @@
+//! How a headless rollout is followed to its end: one line per step change (or a JSON line),
+//! the last line with the outcome, the outcome in the audit log, and the exit code.
+use std::process::ExitCode;
+
+use super::exit::{json_line_at, print_line};
+use super::headless::EXIT_BLOCKED;
+use super::upgrade_output::{outcome_line, stamped};
+use crate::approval::{ApprovedAction, Dispatcher};
+use crate::cli::OutputFormat;
+use crate::clock::{Zone, unix_now};
+use crate::rollout::{RolloutEvent, RolloutOutcome, StepProgress};
+use crate::upgrade::RolloutHandle;
+
+/// How a spawned rollout is followed to its end.
+pub(super) struct Follow<'a> {
+    pub dispatcher: &'a Dispatcher,
+    pub approved: &'a ApprovedAction,
+    pub cluster: &'a str,
+    pub target: &'a str,
+    pub line: fn(usize, usize, &StepProgress) -> String,
+    pub output: OutputFormat,
+}
+
+/// Prints the rollout's progress until it ends, records the outcome in the audit log and
+/// returns the exit code: 0 when it completed, 1 otherwise.
+pub(super) fn finish(
+    runtime: &tokio::runtime::Runtime,
+    handle: RolloutHandle,
+    rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
+    how: Follow<'_>,
+) -> ExitCode {
+    let outcome = runtime.block_on(follow(handle, rx, &how));
+    let result = match &outcome {
+        RolloutOutcome::Completed => Ok(()),
+        other => Err(outcome_line(how.cluster, how.target, other)),
+    };
+    if let Err(e) = how.dispatcher.finished(how.approved, result) {
+        eprintln!("taloscope: {e}");
+    }
+    if outcome == RolloutOutcome::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_BLOCKED)
+    }
+}
+
+/// Prints one line per step change (as `how.line` words it, or a JSON line) until the rollout
+/// ends.
+async fn follow(
+    handle: RolloutHandle,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
+    how: &Follow<'_>,
+) -> RolloutOutcome {
+    let mut shown: Vec<StepProgress> = Vec::new();
+    let mut outcome = None;
+    while let Some(event) = rx.recv().await {
+        match event {
+            RolloutEvent::Started(summary) => shown = summary.steps,
+            RolloutEvent::Step {
+                index, progress, ..
+            } => {
+                let same = shown.get(index).is_some_and(|s| {
+                    s.phase == progress.phase
+                        && s.detail == progress.detail
+                        && s.error == progress.error
+                });
+                if !same {
+                    let count = shown.len().max(index + 1);
+                    let at = (Zone::System, unix_now());
+                    print_line(&match how.output {
+                        OutputFormat::Table => {
+                            stamped(at.0, at.1, &(how.line)(index, count, &progress))
+                        }
+                        OutputFormat::Json => {
+                            let step = serde_json::json!({
+                                "index": index + 1, "count": count, "step": &progress,
+                            });
+                            json_line_at("step", &step, at)
+                        }
+                    });
+                }
+                if let Some(slot) = shown.get_mut(index) {
+                    *slot = progress;
+                }
+            }
+            RolloutEvent::Finished { outcome: o, .. } => {
+                let at = (Zone::System, unix_now());
+                print_line(&match how.output {
+                    OutputFormat::Table => {
+                        stamped(at.0, at.1, &outcome_line(how.cluster, how.target, &o))
+                    }
+                    OutputFormat::Json => {
+                        let finished = serde_json::json!({
+                            "cluster": how.cluster, "target": how.target, "outcome": &o,
+                        });
+                        json_line_at("finished", &finished, at)
+                    }
+                });
+                outcome = Some(o);
+            }
+            RolloutEvent::Log { .. }
+            | RolloutEvent::Paused { .. }
+            | RolloutEvent::Resumed { .. } => {}
+        }
+    }
+    match handle.task.await {
+        Ok(o) => outcome.unwrap_or(o),
+        Err(e) => RolloutOutcome::Halted(format!("the rollout task stopped: {e}")),
+    }
+}

@@ -1,0 +1,90 @@
+use super::*;
+use crate::capi::tree_tests::fixture_tree;
+use crate::guards::Verdict;
+use crate::kube::CapiVersion;
+use crate::upgrade::capi::plan::tests::k8s_plan;
+use crate::upgrade::fixtures::{healthy, set_member_healthy};
+
+fn settled_tree() -> ClusterTree {
+    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    for m in &mut tree.machines {
+        m.version = "v1.34.1".into();
+        m.up_to_date = true;
+        m.ready = true;
+    }
+    tree
+}
+
+#[test]
+fn a_rollout_under_way_is_refused_by_name_unless_it_is_this_plans() {
+    let unsettled = fixture_tree(CapiVersion::V1beta2);
+    let plan = k8s_plan(&unsettled, "v1.34.2");
+    let guard = rollout_settled(&plan, &unsettled);
+    assert_eq!(guard.verdict, Verdict::Fail);
+    assert!(guard.reason.contains("workload-cp-c"), "{}", guard.reason);
+    assert!(
+        guard.reason.contains("workload-workers-7f9c-q8zt"),
+        "{}",
+        guard.reason
+    );
+    let tree = settled_tree();
+    assert_eq!(rollout_settled(&plan, &tree).verdict, Verdict::Pass);
+    // The control plane already asks for the target: its rollout is this plan's, resumed.
+    let mut resumed = unsettled.clone();
+    resumed.control_plane.as_mut().unwrap().version = "v1.34.2".into();
+    let guard = rollout_settled(&plan, &resumed);
+    assert!(!guard.reason.contains("workload-cp-c"), "{}", guard.reason);
+}
+
+#[test]
+fn the_version_path_is_the_in_place_upgrades() {
+    let tree = settled_tree();
+    let status = healthy();
+    let ok = version_path(&k8s_plan(&tree, "v1.34.2"), &tree, &status);
+    assert_eq!(
+        (ok.id, ok.verdict),
+        (GuardId::KubernetesPath, Verdict::Pass)
+    );
+    let skipped = version_path(&k8s_plan(&tree, "v1.36.0"), &tree, &status);
+    assert_eq!(skipped.verdict, Verdict::Fail, "{}", skipped.reason);
+}
+
+#[test]
+fn the_vm_template_must_be_in_the_provider() {
+    let tree = settled_tree();
+    let mut plan = k8s_plan(&tree, "v1.34.2");
+    plan.product = CapiProduct::TalosOs;
+    plan.phases[0].template = Some(super::super::plan::TemplateCopy {
+        group: "g".into(),
+        kind: "ONEMachineTemplate".into(),
+        from: "cp".into(),
+        to: "cp-v1.12.0".into(),
+        vm_template_from: "talos-cp".into(),
+        vm_template_to: "talos-cp-v1.12.0".into(),
+    });
+    assert_eq!(vm_templates(&plan, &None).verdict, Verdict::Fail);
+    let missing = vm_templates(&plan, &Some(Ok(vec!["talos-cp".into()])));
+    assert!(
+        missing.reason.contains("no VM template talos-cp-v1.12.0"),
+        "{}",
+        missing.reason
+    );
+    let found = vm_templates(&plan, &Some(Ok(vec!["talos-cp-v1.12.0".into()])));
+    assert_eq!(found.verdict, Verdict::Pass);
+}
+
+#[test]
+fn quorum_holds_with_one_member_of_three_down_not_two() {
+    let mut status = healthy();
+    assert_eq!(quorum_kept(&status).verdict, Verdict::Pass);
+    set_member_healthy(&mut status, "cp-2", false);
+    assert_eq!(quorum_kept(&status).verdict, Verdict::Pass);
+    set_member_healthy(&mut status, "cp-3", false);
+    let lost = quorum_kept(&status);
+    assert_eq!(lost.verdict, Verdict::Fail);
+    assert!(
+        lost.reason.contains("1 of 3 members healthy, 2 needed"),
+        "{}",
+        lost.reason
+    );
+}

@@ -1,0 +1,200 @@
+//! One phase of the CAPI-way upgrade on the live management cluster: copy the machine
+//! template and patch the object (unless a killed run already did), then follow the providers
+//! as they replace its Machines one at a time, saying each Machine created, node Ready and old
+//! Machine deleted, with etcd's quorum checked on every poll and a bound on each Machine.
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::guards::{is_patched, quorum_kept};
+use super::plan::{CapiPhase, CapiUpgradePlan, PhaseObject, phase_machines, talos_minor};
+use super::read::CapiAccess;
+use crate::capi::{ClusterTree, MachineNode};
+use crate::guards::Verdict;
+use crate::rollout::StepPhase;
+use crate::rollout::engine::StepReport;
+use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::runner::KindStep;
+
+/// `Ok` when every Machine of the phase runs the target, is ready and none is left over;
+/// otherwise what it still waits for.
+pub fn phase_waiting(
+    plan: &CapiUpgradePlan,
+    phase: &CapiPhase,
+    tree: &ClusterTree,
+) -> Result<(), String> {
+    if !is_patched(plan, phase, tree) {
+        return Err(format!(
+            "{} does not ask for {} yet",
+            phase.label(),
+            plan.version
+        ));
+    }
+    let machines = phase_machines(tree, phase);
+    let outdated: Vec<&str> = machines
+        .iter()
+        .filter(|m| !plan.is_on_target(phase, m))
+        .map(|m| m.name.as_str())
+        .collect();
+    if !outdated.is_empty() {
+        return Err(format!("to replace: {}", outdated.join(", ")));
+    }
+    let unready: Vec<&str> = machines
+        .iter()
+        .filter(|m| !m.ready || m.deleting)
+        .map(|m| m.name.as_str())
+        .collect();
+    if !unready.is_empty() {
+        return Err(format!("not ready yet: {}", unready.join(", ")));
+    }
+    let wanted = desired(phase, tree);
+    if machines.len() as u32 != wanted {
+        return Err(format!("{} of {wanted} Machines", machines.len()));
+    }
+    Ok(())
+}
+
+/// The object's replicas now (an operator may scale it meanwhile), else the planned ones.
+fn desired(phase: &CapiPhase, tree: &ClusterTree) -> u32 {
+    let now = match phase.object {
+        PhaseObject::TalosControlPlane => tree.control_plane.as_ref().map(|c| c.counts.replicas),
+        PhaseObject::MachineDeployment => tree
+            .machine_deployments
+            .iter()
+            .find(|d| d.name == phase.name)
+            .map(|d| d.counts.replicas),
+    };
+    now.unwrap_or(phase.replicas)
+}
+
+/// What a phase's Machines look like to the progress lines: by name, ready or not.
+pub type MachineStates = BTreeMap<String, bool>;
+
+pub fn machine_states(machines: &[&MachineNode]) -> MachineStates {
+    machines
+        .iter()
+        .map(|m| (m.name.clone(), m.ready && !m.node.is_empty()))
+        .collect()
+}
+
+/// The progress lines between two looks at a phase's Machines: created, node Ready, deleted.
+pub fn machine_changes(before: &MachineStates, after: &MachineStates) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, &ready) in after {
+        match before.get(name) {
+            None => {
+                lines.push(format!("machine {name} created"));
+                if ready {
+                    lines.push(format!("node {name} Ready"));
+                }
+            }
+            Some(false) if ready => lines.push(format!("node {name} Ready")),
+            _ => {}
+        }
+    }
+    for name in before.keys().filter(|n| !after.contains_key(*n)) {
+        lines.push(format!("old machine {name} deleted"));
+    }
+    lines
+}
+
+/// One phase, connected.
+pub struct PhaseRollout<'a> {
+    pub plan: &'a CapiUpgradePlan,
+    pub phase: &'a CapiPhase,
+    pub access: CapiAccess,
+    pub observer: ClusterObserver,
+    pub poll_interval: Duration,
+}
+
+impl PhaseRollout<'_> {
+    /// Copies the template and patches the object, each only when not done yet.
+    async fn patch(&self, tree: &ClusterTree, report: &StepReport) -> Result<(), String> {
+        if is_patched(self.plan, self.phase, tree) {
+            report.phase(
+                StepPhase::Installing,
+                format!(
+                    "{} already patched; following its rollout",
+                    self.phase.label()
+                ),
+            );
+            return Ok(());
+        }
+        if let Some(copy) = &self.phase.template
+            && self.access.copy_template(copy).await?
+        {
+            report.phase(
+                StepPhase::Installing,
+                format!("{} {} created from {}", copy.kind, copy.to, copy.from),
+            );
+        }
+        if let Some(bootstrap) = &self.phase.bootstrap_template {
+            let minor = talos_minor(&self.plan.version);
+            self.access.patch_bootstrap(bootstrap, &minor).await?;
+        }
+        self.access
+            .patch(self.phase.kind(), &self.phase.name, &self.phase.patch)
+            .await?;
+        report.phase(
+            StepPhase::Installing,
+            format!("{} patched to {}", self.phase.label(), self.plan.version),
+        );
+        Ok(())
+    }
+
+    /// The etcd quorum over the Talos API, from the Secret's current endpoints.
+    async fn check_quorum(&self) -> Result<(), String> {
+        let observer = self
+            .access
+            .workload_observer(
+                self.plan,
+                self.observer.kube.clone(),
+                self.observer.options.client,
+            )
+            .await?;
+        let guard = quorum_kept(&observer.status().await);
+        match guard.verdict {
+            Verdict::Fail => Err(format!("{}: {}", guard.id.title(), guard.reason)),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl KindStep for PhaseRollout<'_> {
+    async fn settle(&self) -> Result<bool, String> {
+        let tree = self.access.tree().await?;
+        Ok(phase_waiting(self.plan, self.phase, &tree).is_ok())
+    }
+
+    async fn run(&self, report: &StepReport) -> Result<(), String> {
+        let tree = self.access.tree().await?;
+        self.patch(&tree, report).await?;
+        let bound = Duration::from_secs(self.plan.machine_timeout_secs.max(1));
+        let mut seen = machine_states(&phase_machines(&tree, self.phase));
+        let mut progress_at = Instant::now();
+        loop {
+            let tree = self.access.tree().await?;
+            let now = machine_states(&phase_machines(&tree, self.phase));
+            for line in machine_changes(&seen, &now) {
+                report.phase(StepPhase::Installing, line);
+                progress_at = Instant::now();
+            }
+            seen = now;
+            let waiting = match phase_waiting(self.plan, self.phase, &tree) {
+                Ok(()) => return Ok(()),
+                Err(waiting) => waiting,
+            };
+            self.check_quorum().await?;
+            if progress_at.elapsed() > bound {
+                return Err(format!(
+                    "no Machine created, Ready or deleted for {}s ({waiting})",
+                    bound.as_secs()
+                ));
+            }
+            tokio::time::sleep(self.poll_interval).await;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "phase_tests.rs"]
+mod tests;

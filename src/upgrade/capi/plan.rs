@@ -1,0 +1,307 @@
+//! The CAPI-way upgrade's plan, pure: which objects of the management cluster are patched
+//! (the TalosControlPlane first, then each MachineDeployment), the machine template copied for
+//! a Talos upgrade, and the Machines each phase replaces in the order the providers take them.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::capi::{CapiOwner, ClusterTree, MachineNode};
+
+/// What the rollout changes: the Kubernetes version or the Talos OS (by machine template).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapiProduct {
+    Kubernetes,
+    TalosOs,
+}
+
+/// The kind of object one phase patches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PhaseObject {
+    TalosControlPlane,
+    MachineDeployment,
+}
+
+/// Where an object's infrastructure template reference points, and (for a Talos upgrade) the
+/// VM template that template names; read from the management cluster before planning.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InfraFacts {
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    /// `spec.template.spec.templateName` of the machine template (the OpenNebula VM template).
+    pub vm_template: String,
+    /// The bootstrap config template new Machines take (MachineDeployments only).
+    pub bootstrap_template: String,
+}
+
+/// The copy of a machine template a Talos upgrade points its owner at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateCopy {
+    pub group: String,
+    pub kind: String,
+    pub from: String,
+    pub to: String,
+    pub vm_template_from: String,
+    pub vm_template_to: String,
+}
+
+/// One phase: one object patched, and its Machines replaced one at a time (maxSurge 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapiPhase {
+    pub object: PhaseObject,
+    pub name: String,
+    pub replicas: u32,
+    /// The JSON merge patch the phase applies to the object.
+    pub patch: Value,
+    pub template: Option<TemplateCopy>,
+    /// The TalosConfigTemplate whose `talosVersion` a Talos upgrade of workers patches first.
+    pub bootstrap_template: Option<String>,
+    /// The Machines not yet on the target, in the order they are replaced.
+    pub replace: Vec<String>,
+}
+
+impl CapiPhase {
+    /// The kind of the object patched.
+    pub fn kind(&self) -> &'static str {
+        match self.object {
+            PhaseObject::TalosControlPlane => "TalosControlPlane",
+            PhaseObject::MachineDeployment => "MachineDeployment",
+        }
+    }
+
+    /// "TalosControlPlane/capi-work-cp".
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.kind(), self.name)
+    }
+}
+
+/// The whole CAPI-way upgrade of one workload cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapiUpgradePlan {
+    /// The discovered cluster (its contexts); the name the operator confirms.
+    pub cluster: String,
+    /// The management cluster's kube context, the Cluster object's namespace and name.
+    pub management: String,
+    pub namespace: String,
+    pub capi_cluster: String,
+    pub product: CapiProduct,
+    /// What the Machines run now, and the target as `spec.version` or the template name it.
+    pub from: String,
+    pub version: String,
+    /// The target as the journal and the dispatcher name it ("1.34.2", "v1.12.0").
+    pub target: String,
+    /// The longest one Machine's replacement may go without progress.
+    pub machine_timeout_secs: u64,
+    pub phases: Vec<CapiPhase>,
+}
+
+impl CapiUpgradePlan {
+    pub fn owner(&self) -> CapiOwner {
+        CapiOwner {
+            management: self.management.clone(),
+            namespace: self.namespace.clone(),
+            name: self.capi_cluster.clone(),
+        }
+    }
+
+    /// Whether `m` runs what the plan asks of the phase's Machines.
+    pub fn is_on_target(&self, phase: &CapiPhase, m: &MachineNode) -> bool {
+        match (&self.product, &phase.template) {
+            (CapiProduct::TalosOs, Some(t)) => m.infrastructure_template == t.to,
+            (CapiProduct::TalosOs, None) => true,
+            (CapiProduct::Kubernetes, _) => m.version == self.version,
+        }
+    }
+}
+
+/// What a plan is made from besides the tree.
+#[derive(Debug, Clone, Default)]
+pub struct PlanFacts {
+    /// By phase label ("TalosControlPlane/capi-work-cp").
+    pub infra: BTreeMap<String, InfraFacts>,
+}
+
+/// Why no plan could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CapiPlanError {
+    #[error(
+        "Cluster {0} has no TalosControlPlane; taloscope upgrades the CAPI way only through the Talos control-plane provider"
+    )]
+    NoControlPlane(String),
+    #[error("every Machine of {cluster} already runs {target}; nothing to upgrade")]
+    NothingToUpgrade { cluster: String, target: String },
+    #[error("{object}: cannot read its machine template's VM template name ({kind} {name})")]
+    UnknownVmTemplate {
+        object: String,
+        kind: String,
+        name: String,
+    },
+}
+
+/// A name with any `-v<semver>` suffix of an earlier upgrade taken off.
+fn base_name(name: &str) -> &str {
+    match name.rsplit_once("-v") {
+        Some((base, version)) if crate::versions::Version::parse(version).is_ok() => base,
+        _ => name,
+    }
+}
+
+/// `<name>-<version>`: a machine template or VM template name for the target, named the way
+/// the VM templates of each Talos version are (`talos-capi-work-worker-v1.12.0`).
+pub fn versioned_name(name: &str, version: &str) -> String {
+    format!("{}-{version}", base_name(name))
+}
+
+/// The Machines of a phase, in the tree's order.
+pub fn phase_machines<'a>(tree: &'a ClusterTree, phase: &CapiPhase) -> Vec<&'a MachineNode> {
+    let names: Vec<&String> = match phase.object {
+        PhaseObject::TalosControlPlane => tree
+            .control_plane
+            .iter()
+            .flat_map(|cp| cp.machines.iter())
+            .collect(),
+        PhaseObject::MachineDeployment => tree
+            .machine_deployments
+            .iter()
+            .filter(|d| d.name == phase.name)
+            .flat_map(|d| d.machine_sets.iter().flat_map(|s| s.machines.iter()))
+            .collect(),
+    };
+    names.into_iter().filter_map(|n| tree.machine(n)).collect()
+}
+
+/// The plan of `product` to `version` (`target` as the dispatcher names it).
+pub fn capi_plan(
+    cluster: &str,
+    tree: &ClusterTree,
+    product: CapiProduct,
+    (version, target): (&str, &str),
+    facts: &PlanFacts,
+) -> Result<CapiUpgradePlan, CapiPlanError> {
+    let Some(cp) = &tree.control_plane else {
+        return Err(CapiPlanError::NoControlPlane(tree.cluster.clone()));
+    };
+    let from = match product {
+        CapiProduct::Kubernetes => cp.version.clone(),
+        CapiProduct::TalosOs => cp.infrastructure_template.clone(),
+    };
+    let mut plan = CapiUpgradePlan {
+        cluster: cluster.to_string(),
+        management: tree.management.clone(),
+        namespace: tree.namespace.clone(),
+        capi_cluster: tree.cluster.clone(),
+        product,
+        from,
+        version: version.to_string(),
+        target: target.to_string(),
+        machine_timeout_secs: 900,
+        phases: Vec::new(),
+    };
+    let mut objects = vec![(
+        PhaseObject::TalosControlPlane,
+        cp.name.clone(),
+        cp.counts.replicas,
+    )];
+    objects.extend(tree.machine_deployments.iter().map(|d| {
+        (
+            PhaseObject::MachineDeployment,
+            d.name.clone(),
+            d.counts.replicas,
+        )
+    }));
+    for (object, name, replicas) in objects {
+        let mut phase = CapiPhase {
+            object,
+            name,
+            replicas,
+            patch: Value::Null,
+            template: None,
+            bootstrap_template: None,
+            replace: Vec::new(),
+        };
+        let facts = facts.infra.get(&phase.label()).cloned().unwrap_or_default();
+        fill_phase(&mut phase, product, version, &facts)?;
+        phase.replace = phase_machines(tree, &phase)
+            .into_iter()
+            .filter(|m| !plan.is_on_target(&phase, m))
+            .map(|m| m.name.clone())
+            .collect();
+        plan.phases.push(phase);
+    }
+    if plan.phases.iter().all(|p| p.replace.is_empty()) {
+        return Err(CapiPlanError::NothingToUpgrade {
+            cluster: tree.cluster.clone(),
+            target: version.to_string(),
+        });
+    }
+    Ok(plan)
+}
+
+/// The patch of a phase (and for a Talos upgrade, its template copy).
+fn fill_phase(
+    phase: &mut CapiPhase,
+    product: CapiProduct,
+    version: &str,
+    facts: &InfraFacts,
+) -> Result<(), CapiPlanError> {
+    if product == CapiProduct::Kubernetes {
+        phase.patch = match phase.object {
+            PhaseObject::TalosControlPlane => json!({"spec": {"version": version}}),
+            PhaseObject::MachineDeployment => {
+                json!({"spec": {"template": {"spec": {"version": version}}}})
+            }
+        };
+        return Ok(());
+    }
+    if facts.vm_template.is_empty() {
+        return Err(CapiPlanError::UnknownVmTemplate {
+            object: phase.label(),
+            kind: facts.kind.clone(),
+            name: facts.name.clone(),
+        });
+    }
+    let copy = TemplateCopy {
+        group: facts.group.clone(),
+        kind: facts.kind.clone(),
+        from: facts.name.clone(),
+        to: versioned_name(&facts.name, version),
+        vm_template_from: facts.vm_template.clone(),
+        vm_template_to: versioned_name(&facts.vm_template, version),
+    };
+    let talos_minor = talos_minor(version);
+    phase.patch = match phase.object {
+        // controlPlaneConfig.controlplane.talosVersion: the config contract the bootstrap
+        // provider generates new Machines' configs for (cluster-api-bootstrap-provider-talos
+        // api/v1alpha3 TalosConfigSpec.TalosVersion).
+        PhaseObject::TalosControlPlane => json!({"spec": {
+            "infrastructureTemplate": {"name": copy.to},
+            "controlPlaneConfig": {"controlplane": {"talosVersion": talos_minor}}}}),
+        PhaseObject::MachineDeployment => {
+            json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": copy.to}}}}})
+        }
+    };
+    if phase.object == PhaseObject::MachineDeployment && !facts.bootstrap_template.is_empty() {
+        phase.bootstrap_template = Some(facts.bootstrap_template.clone());
+    }
+    phase.template = Some(copy);
+    Ok(())
+}
+
+/// "v1.12" of "v1.12.0".
+pub fn talos_minor(version: &str) -> String {
+    match crate::versions::Version::parse(version) {
+        Ok(v) => format!("v{}.{}", v.major, v.minor),
+        Err(_) => version.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+pub(crate) mod tests;

@@ -1,0 +1,148 @@
+use super::*;
+use crate::capi::tree_tests::fixture_tree;
+use crate::kube::CapiVersion;
+
+/// The Kubernetes plan of `tree` to `to` ("v1.34.2").
+pub(crate) fn k8s_plan(tree: &ClusterTree, to: &str) -> CapiUpgradePlan {
+    let text = to.trim_start_matches('v');
+    capi_plan(
+        "work",
+        tree,
+        CapiProduct::Kubernetes,
+        (to, text),
+        &PlanFacts::default(),
+    )
+    .expect("a plan")
+}
+
+fn talos_facts() -> PlanFacts {
+    let mut facts = PlanFacts::default();
+    facts.infra.insert(
+        "TalosControlPlane/workload-cp".into(),
+        InfraFacts {
+            group: "infrastructure.cluster.x-k8s.io".into(),
+            kind: "ONEMachineTemplate".into(),
+            name: "workload-cp".into(),
+            vm_template: "talos-workload-controlplane".into(),
+            bootstrap_template: String::new(),
+        },
+    );
+    facts.infra.insert(
+        "MachineDeployment/workload-workers".into(),
+        InfraFacts {
+            group: "infrastructure.cluster.x-k8s.io".into(),
+            kind: "ONEMachineTemplate".into(),
+            name: "workload-worker-v1.11.3".into(),
+            vm_template: "talos-workload-worker-v1.11.3".into(),
+            bootstrap_template: "workload-workers".into(),
+        },
+    );
+    facts
+}
+
+#[test]
+fn kubernetes_patches_the_control_plane_then_each_deployment() {
+    let tree = fixture_tree(CapiVersion::V1beta2);
+    let plan = k8s_plan(&tree, "v1.34.2");
+    assert_eq!(plan.owner().to_string(), "mgmt/clusters/workload");
+    assert_eq!(plan.from, "v1.34.1");
+    let labels: Vec<String> = plan.phases.iter().map(CapiPhase::label).collect();
+    assert_eq!(
+        labels,
+        [
+            "TalosControlPlane/workload-cp",
+            "MachineDeployment/workload-workers"
+        ]
+    );
+    assert_eq!(plan.phases[0].patch["spec"]["version"], "v1.34.2");
+    assert_eq!(
+        plan.phases[1].patch["spec"]["template"]["spec"]["version"],
+        "v1.34.2"
+    );
+    assert_eq!(
+        plan.phases[0].replace,
+        ["workload-cp-a", "workload-cp-b", "workload-cp-c"]
+    );
+    assert_eq!(plan.phases[1].replace.len(), 2);
+    assert!(plan.phases.iter().all(|p| p.template.is_none()));
+}
+
+#[test]
+fn talos_copies_each_machine_template_for_the_target() {
+    let tree = fixture_tree(CapiVersion::V1beta1);
+    let plan = capi_plan(
+        "work",
+        &tree,
+        CapiProduct::TalosOs,
+        ("v1.12.0", "v1.12.0"),
+        &talos_facts(),
+    )
+    .expect("a plan");
+    let cp = plan.phases[0].template.as_ref().unwrap();
+    assert_eq!(
+        (cp.to.as_str(), cp.vm_template_to.as_str()),
+        ("workload-cp-v1.12.0", "talos-workload-controlplane-v1.12.0")
+    );
+    assert_eq!(
+        plan.phases[0].patch["spec"]["controlPlaneConfig"]["controlplane"]["talosVersion"],
+        "v1.12"
+    );
+    // A template of an earlier upgrade loses its version before it gets the new one.
+    let workers = &plan.phases[1];
+    let copy = workers.template.as_ref().unwrap();
+    assert_eq!(copy.to, "workload-worker-v1.12.0");
+    assert_eq!(copy.vm_template_to, "talos-workload-worker-v1.12.0");
+    assert_eq!(
+        workers.patch["spec"]["template"]["spec"]["infrastructureRef"]["name"],
+        "workload-worker-v1.12.0"
+    );
+    assert_eq!(
+        workers.bootstrap_template.as_deref(),
+        Some("workload-workers")
+    );
+    assert_eq!(
+        versioned_name("workload-cp-v1", "v1.12.0"),
+        "workload-cp-v1-v1.12.0"
+    );
+}
+
+#[test]
+fn a_template_without_its_vm_template_name_is_no_plan() {
+    let tree = fixture_tree(CapiVersion::V1beta2);
+    let err = capi_plan(
+        "work",
+        &tree,
+        CapiProduct::TalosOs,
+        ("v1.12.0", "v1.12.0"),
+        &PlanFacts::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, CapiPlanError::UnknownVmTemplate { ref object, .. } if object == "TalosControlPlane/workload-cp"),
+        "{err}"
+    );
+}
+
+#[test]
+fn machines_on_the_target_are_left_alone() {
+    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    for m in &mut tree.machines {
+        m.version = "v1.34.1".into();
+    }
+    let err = capi_plan(
+        "work",
+        &tree,
+        CapiProduct::Kubernetes,
+        ("v1.34.1", "1.34.1"),
+        &PlanFacts::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, CapiPlanError::NothingToUpgrade { .. }),
+        "{err}"
+    );
+    tree.machines[2].version = "v1.33.5".into();
+    let plan = k8s_plan(&tree, "v1.34.1");
+    assert_eq!(plan.phases[0].replace, ["workload-cp-c"]);
+    assert!(plan.phases[1].replace.is_empty());
+}

@@ -1,0 +1,256 @@
+//! The CAPI-way upgrade's IO on the management cluster: the workload cluster's tree, the
+//! facts a plan needs (where each object's machine template points and the VM template it
+//! names), the template copy, the patches, and a Talos client from the `<cluster>-talosconfig`
+//! Secret the bootstrap provider keeps current (the operator's file goes stale as Machines go).
+use kube::config::Kubeconfig;
+use serde_json::{Value, json};
+
+use super::plan::{CapiProduct, CapiUpgradePlan, InfraFacts, PlanFacts, TemplateCopy};
+use crate::capi::{CapiOwner, ClusterTree, cluster_tree};
+use crate::fleet::CollectOptions;
+use crate::kube::capi_write::ObjectRef;
+use crate::kube::{CAPI_GROUP, CapiVersion, KubeClient};
+use crate::talos::{ClientOptions, TalosClient};
+use crate::upgrade::observe::ClusterObserver;
+
+const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
+const BOOTSTRAP_GROUP: &str = "bootstrap.cluster.x-k8s.io";
+
+/// The management cluster that owns one workload cluster, connected.
+pub struct CapiAccess {
+    pub client: KubeClient,
+    pub owner: CapiOwner,
+    pub version: CapiVersion,
+}
+
+/// The group of a reference: v1beta2's `apiGroup`, else the group of `apiVersion`.
+fn ref_group(r: &Value) -> String {
+    if let Some(g) = r["apiGroup"].as_str() {
+        return g.to_string();
+    }
+    let api_version = r["apiVersion"].as_str().unwrap_or_default();
+    api_version
+        .split_once('/')
+        .map(|(g, _)| g.to_string())
+        .unwrap_or_default()
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+impl CapiAccess {
+    /// A client of `owner.management` from `kubeconfig`; the CAPI version it serves.
+    pub async fn connect(kubeconfig: &Kubeconfig, owner: &CapiOwner) -> Result<CapiAccess, String> {
+        let client = KubeClient::new(kubeconfig, &owner.management, Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let version = client
+            .capi_version()
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| {
+                format!(
+                    "{} no longer serves {CAPI_GROUP}: not a management cluster",
+                    owner.management
+                )
+            })?;
+        Ok(CapiAccess {
+            client,
+            owner: owner.clone(),
+            version,
+        })
+    }
+
+    fn object<'a>(&'a self, group: &'a str, kind: &'a str, name: &'a str) -> ObjectRef<'a> {
+        ObjectRef {
+            group,
+            kind,
+            namespace: &self.owner.namespace,
+            name,
+        }
+    }
+
+    /// The workload cluster's tree as the management cluster holds it now.
+    pub async fn tree(&self) -> Result<ClusterTree, String> {
+        let objects = self
+            .client
+            .capi_objects(self.version)
+            .await
+            .map_err(|e| e.to_string())?;
+        let cluster = objects
+            .clusters
+            .iter()
+            .find(|c| c.meta.namespace == self.owner.namespace && c.meta.name == self.owner.name)
+            .ok_or_else(|| format!("Cluster {} is gone from its management cluster", self.owner))?;
+        Ok(cluster_tree(&self.owner.management, &objects, cluster))
+    }
+
+    async fn raw(&self, group: &str, kind: &str, name: &str) -> Result<Value, String> {
+        let object = self.object(group, kind, name);
+        self.client
+            .capi_object(&object)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{object} is not there"))
+    }
+
+    /// Where the TalosControlPlane's and each MachineDeployment's machine template points;
+    /// for a Talos upgrade also the VM template each names.
+    pub async fn plan_facts(
+        &self,
+        tree: &ClusterTree,
+        product: CapiProduct,
+    ) -> Result<PlanFacts, String> {
+        let mut facts = PlanFacts::default();
+        if let Some(cp) = &tree.control_plane {
+            let tcp = self.raw(CONTROL_PLANE_GROUP, &cp.kind, &cp.name).await?;
+            let r = &tcp["spec"]["infrastructureTemplate"];
+            let mut infra = InfraFacts {
+                group: ref_group(r),
+                kind: text(&r["kind"]),
+                name: text(&r["name"]),
+                ..InfraFacts::default()
+            };
+            if product == CapiProduct::TalosOs {
+                infra.vm_template = self.vm_template(&infra).await?;
+            }
+            facts
+                .infra
+                .insert(format!("{}/{}", cp.kind, cp.name), infra);
+        }
+        for d in &tree.machine_deployments {
+            let md = self.raw(CAPI_GROUP, "MachineDeployment", &d.name).await?;
+            let spec = &md["spec"]["template"]["spec"];
+            let r = &spec["infrastructureRef"];
+            let mut infra = InfraFacts {
+                group: ref_group(r),
+                kind: text(&r["kind"]),
+                name: text(&r["name"]),
+                vm_template: String::new(),
+                bootstrap_template: text(&spec["bootstrap"]["configRef"]["name"]),
+            };
+            if product == CapiProduct::TalosOs {
+                infra.vm_template = self.vm_template(&infra).await?;
+            }
+            facts
+                .infra
+                .insert(format!("MachineDeployment/{}", d.name), infra);
+        }
+        Ok(facts)
+    }
+
+    async fn vm_template(&self, infra: &InfraFacts) -> Result<String, String> {
+        let template = self.raw(&infra.group, &infra.kind, &infra.name).await?;
+        Ok(text(&template["spec"]["template"]["spec"]["templateName"]))
+    }
+
+    /// Creates the copy of the machine template naming the target's VM template; a copy
+    /// already there (a resumed run) is used when it names that VM template.
+    pub async fn copy_template(&self, copy: &TemplateCopy) -> Result<bool, String> {
+        let target = self.object(&copy.group, &copy.kind, &copy.to);
+        if let Some(existing) = self
+            .client
+            .capi_object(&target)
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            let names = text(&existing["spec"]["template"]["spec"]["templateName"]);
+            return if names == copy.vm_template_to {
+                Ok(false)
+            } else {
+                Err(format!(
+                    "{target} exists and names VM template {names:?}, not {:?}; rename or delete it",
+                    copy.vm_template_to
+                ))
+            };
+        }
+        let from = self.raw(&copy.group, &copy.kind, &copy.from).await?;
+        let mut spec = from["spec"].clone();
+        spec["template"]["spec"]["templateName"] = json!(copy.vm_template_to);
+        let body = json!({
+            "apiVersion": from["apiVersion"],
+            "kind": copy.kind,
+            "metadata": {"name": copy.to, "namespace": self.owner.namespace,
+                "labels": from["metadata"]["labels"]},
+            "spec": spec,
+        });
+        self.client
+            .capi_create(&target, &body)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+
+    /// Applies the phase's merge patch to its object.
+    pub async fn patch(&self, kind: &str, name: &str, patch: &Value) -> Result<(), String> {
+        let group = if kind == "TalosControlPlane" {
+            CONTROL_PLANE_GROUP
+        } else {
+            CAPI_GROUP
+        };
+        let object = self.object(group, kind, name);
+        self.client
+            .capi_merge_patch(&object, patch)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("patching {object}: {e}"))
+    }
+
+    /// Sets `spec.template.spec.talosVersion` of a TalosConfigTemplate.
+    pub async fn patch_bootstrap(&self, name: &str, talos_version: &str) -> Result<(), String> {
+        let object = self.object(BOOTSTRAP_GROUP, "TalosConfigTemplate", name);
+        let patch = json!({"spec": {"template": {"spec": {"talosVersion": talos_version}}}});
+        self.client
+            .capi_merge_patch(&object, &patch)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("patching {object}: {e}"))
+    }
+
+    /// The workload cluster's status through the Talos endpoints the bootstrap provider
+    /// keeps in `<cluster>-talosconfig`, and its Kubernetes API through `kube`.
+    pub async fn workload_observer(
+        &self,
+        plan: &CapiUpgradePlan,
+        kube: Option<KubeClient>,
+        client: ClientOptions,
+    ) -> Result<ClusterObserver, String> {
+        let secret = format!("{}-talosconfig", self.owner.name);
+        let text = self
+            .client
+            .capi_secret_text(&self.owner.namespace, &secret, "talosconfig")
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| {
+                format!(
+                    "Secret {}/{secret} has no talosconfig: the bootstrap provider keeps one for each cluster",
+                    self.owner.namespace
+                )
+            })?;
+        let label = std::path::PathBuf::from(format!("secret {}/{secret}", self.owner.namespace));
+        let load = crate::discovery::load_talosconfig_texts(&[(label, text)]);
+        let ctx = load
+            .current_context
+            .as_ref()
+            .and_then(|name| load.contexts.iter().find(|c| &c.name == name))
+            .or(load.contexts.first())
+            .ok_or_else(|| {
+                format!(
+                    "Secret {}/{secret}: no usable talosconfig context",
+                    self.owner.namespace
+                )
+            })?;
+        let talos = TalosClient::new(ctx, client).map_err(|e| e.to_string())?;
+        Ok(ClusterObserver {
+            cluster: plan.cluster.clone(),
+            talos,
+            kube,
+            nodes: ctx.nodes.clone(),
+            options: CollectOptions {
+                client,
+                ..CollectOptions::default()
+            },
+        })
+    }
+}

@@ -1,0 +1,268 @@
+//! `upgrade-k8s` and `upgrade` of a cluster Cluster API owns take the CAPI way against the
+//! sim's `capi` scenario: `--plan` lists the objects patched and changes nothing; a run patches
+//! the TalosControlPlane and then the MachineDeployment, and ends with every Machine replaced
+//! and every node on the target (a Talos upgrade through a copied machine template); a killed
+//! run resumes from its journal.
+mod upgrade_common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::Value;
+use upgrade_common::*;
+
+const WORKLOAD: &str = "capi-work";
+
+fn names(v: &[Value]) -> BTreeSet<String> {
+    v.iter()
+        .filter_map(|m| m["metadata"]["name"].as_str().map(String::from))
+        .collect()
+}
+
+/// The Machines, once every one of them has a Ready node (the controller has settled).
+async fn settled_machines(fx: &Fixture) -> Vec<Value> {
+    let capi = fx.sim.capi().expect("capi scenario");
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let machines = capi.list("machines");
+        let ready = machines.len() == 5
+            && machines.iter().all(|m| {
+                m["status"]["conditions"].as_array().is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                })
+            });
+        if ready {
+            return machines;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "capi settles: {machines:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The command against the sim's configs and its OpenNebula provider config.
+fn command(fx: &Fixture, subcommand: &str, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = fx.taloscope(WORKLOAD, subcommand);
+    let config = fx.sim.opennebula().expect("OpenNebula sim").config_file();
+    cmd.args(args).arg("--config").arg(config);
+    cmd
+}
+
+fn tcp(fx: &Fixture) -> Value {
+    fx.sim
+        .capi()
+        .unwrap()
+        .get("taloscontrolplanes", "capi-work-cp")
+        .expect("TalosControlPlane")
+}
+
+/// The node of each current Machine (Machine names are node names) in the sim: (name,
+/// kubelet version, Talos version, up).
+fn sim_nodes(fx: &Fixture) -> Vec<(String, String, String, bool)> {
+    let state = fx.sim.state();
+    let cluster = state.cluster(WORKLOAD).expect("workload cluster");
+    names(&fx.sim.capi().unwrap().list("machines"))
+        .into_iter()
+        .map(|name| {
+            let node = cluster.node(&name).unwrap_or_else(|| panic!("node {name}"));
+            let s = node.status();
+            (name, s.kubernetes.kubelet.version, s.talos_version, s.up)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_k8s_to_the_next_patch_replaces_every_machine_the_capi_way() {
+    let fx = start(builtin("capi")).await;
+    let before = settled_machines(&fx).await;
+    let tcp_before = tcp(&fx);
+    assert_eq!(tcp_before["spec"]["version"], "v1.34.1");
+
+    // --plan: the objects patched and the Machines replaced in order; nothing changes.
+    let cmd = command(
+        &fx,
+        "upgrade-k8s",
+        &["--to", "1.34.2", "--plan", "--output", "json"],
+    );
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let plan: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(plan["way"], "capi", "{stdout}");
+    assert_eq!(plan["owner"], "admin@capi-mgmt/default/capi-work");
+    assert_eq!(plan["phases"][0]["name"], "capi-work-cp");
+    assert_eq!(plan["phases"][0]["patch"]["spec"]["version"], "v1.34.2");
+    assert_eq!(plan["phases"][1]["name"], "capi-work-md-0");
+    let planned: usize = plan["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["replace"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(planned, 5, "{stdout}");
+    assert!(!plan["blocked"].as_bool().unwrap(), "{stdout}");
+    let cmd = command(&fx, "upgrade-k8s", &["--to", "1.34.2", "--plan"]);
+    let (code, table, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(table.contains("TalosControlPlane/capi-work-cp"), "{table}");
+    assert!(table.contains("MACHINES REPLACED"), "{table}");
+    assert_eq!(
+        tcp(&fx)["spec"],
+        tcp_before["spec"],
+        "--plan patched nothing"
+    );
+    assert_eq!(
+        names(&fx.sim.capi().unwrap().list("machines")),
+        names(&before)
+    );
+
+    let cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    for said in [
+        "machine ",
+        " created",
+        "node ",
+        " Ready",
+        "old machine ",
+        " deleted",
+        "completed",
+    ] {
+        assert!(stdout.contains(said), "{said:?} in\n{stdout}");
+    }
+    let after = fx.sim.capi().unwrap().list("machines");
+    assert_eq!(after.len(), 5, "{after:?}");
+    assert!(
+        names(&after).is_disjoint(&names(&before)),
+        "every Machine replaced: {:?}",
+        names(&after)
+    );
+    for m in &after {
+        assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
+    }
+    let md = fx
+        .sim
+        .capi()
+        .unwrap()
+        .get("machinedeployments", "capi-work-md-0")
+        .unwrap();
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.2");
+    let nodes = sim_nodes(&fx);
+    assert_eq!(nodes.len(), 5, "{nodes:?}");
+    for (node, kubelet, _, up) in &nodes {
+        assert_eq!((kubelet.as_str(), *up), ("v1.34.2", true), "{node}");
+    }
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).unwrap_or_default();
+    assert!(audit.contains("the Cluster API way"), "{audit}");
+
+    // Run again: nothing left to do.
+    let cmd = command(&fx, "upgrade-k8s", &["--to", "1.34.2", "--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("nothing to upgrade"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_to_the_next_minor_rolls_a_new_machine_template() {
+    let fx = start(builtin("capi")).await;
+    let before = settled_machines(&fx).await;
+    let cmd = command(&fx, "upgrade", &confirmed("v1.12.0", WORKLOAD));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("ONEMachineTemplate capi-work-controlplane-v1.12.0 created"),
+        "{stdout}"
+    );
+    let capi = fx.sim.capi().unwrap();
+    for role in ["controlplane", "worker"] {
+        let t = capi
+            .get("onemachinetemplates", &format!("capi-work-{role}-v1.12.0"))
+            .unwrap_or_else(|| panic!("the copied {role} template"));
+        assert_eq!(
+            t["spec"]["template"]["spec"]["templateName"],
+            format!("talos-capi-work-{role}-v1.12.0")
+        );
+    }
+    assert_eq!(
+        tcp(&fx)["spec"]["infrastructureTemplate"]["name"],
+        "capi-work-controlplane-v1.12.0"
+    );
+    let md = capi.get("machinedeployments", "capi-work-md-0").unwrap();
+    assert_eq!(
+        md["spec"]["template"]["spec"]["infrastructureRef"]["name"],
+        "capi-work-worker-v1.12.0"
+    );
+    let after = capi.list("machines");
+    assert_eq!(after.len(), 5);
+    assert!(names(&after).is_disjoint(&names(&before)));
+    let nodes = sim_nodes(&fx);
+    assert_eq!(nodes.len(), 5, "{nodes:?}");
+    for (node, _, talos, up) in &nodes {
+        assert_eq!((talos.as_str(), *up), ("v1.12.0", true), "{node}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_talos_target_without_its_vm_template_is_refused() {
+    let fx = start(builtin("capi")).await;
+    settled_machines(&fx).await;
+    // v1.12.1 is a Talos release, but the provider has no template for it.
+    let cmd = command(
+        &fx,
+        "upgrade",
+        &["--to", "v1.12.1", "--plan", "--output", "json"],
+    );
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    let plan: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let guard = plan_guard(&plan, "capi_vm_template");
+    assert_eq!(guard["verdict"], "fail");
+    assert!(
+        guard["reason"]
+            .as_str()
+            .unwrap()
+            .contains("talos-capi-work-controlplane-v1.12.1"),
+        "{guard}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_resumes_its_phase_without_patching_again() {
+    let fx = start(builtin("capi")).await;
+    let before = settled_machines(&fx).await;
+    let cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
+    let (mut child, seen) = run_until_line(
+        cmd,
+        "[1/2] TalosControlPlane/capi-work-cp: installing (machine ",
+    )
+    .await;
+    child.kill().await.expect("kill the first run");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("capi-work-cp patched to v1.34.2")),
+        "{seen:?}"
+    );
+
+    let cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "resuming the CAPI-way upgrade of capi-work to 1.34.2 from its journal (phase 1 of 2)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("TalosControlPlane/capi-work-cp patched"),
+        "the control plane is not patched twice:\n{stdout}"
+    );
+    assert!(stdout.contains("completed"), "{stdout}");
+    let after = fx.sim.capi().unwrap().list("machines");
+    assert_eq!(after.len(), 5, "{after:?}");
+    assert!(names(&after).is_disjoint(&names(&before)));
+    for m in &after {
+        assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
+    }
+}
