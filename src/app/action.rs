@@ -120,6 +120,8 @@ pub enum Action {
     Logs(super::update_logs::LogKey),
     /// `H` / `:health`: the health checklist of the cluster in use.
     OpenHealth,
+    /// `D` on the fleet or a cluster: the deletion plan of that cluster.
+    OpenDelete,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -219,6 +221,9 @@ pub enum Effect {
     Logs(super::update_logs::LogEffect),
     /// Run the cluster's health checks and report through `AppEvent::Health`.
     RunHealthCheck(Box<super::checklist::HealthRun>),
+    /// Read the delete plan of a cluster (`prepare_delete`) and report it as
+    /// `AppEvent::Action`.
+    PlanDelete(String),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

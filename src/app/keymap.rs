@@ -419,6 +419,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::FLEET_TAIL,
             panes::GLOBAL,
             panes::MOVES,
+            actions::DELETE_CLUSTER,
         ],
         KeyContext::Cluster => &[
             actions::FROM_PANES,
@@ -430,6 +431,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::MOVES,
             logs::FROM_CLUSTER,
             health::FROM_CLUSTER,
+            actions::DELETE_CLUSTER,
         ],
         KeyContext::NodeDetail => &[
             actions::FROM_PANES,
