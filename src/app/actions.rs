@@ -263,6 +263,16 @@ impl ActionProgress {
         self.outcome.is_none()
     }
 
+    /// What runs where, as the progress's head and first line say it (a delete's words name
+    /// its cluster already).
+    pub fn headline(&self) -> String {
+        if self.rediscover {
+            self.what.clone()
+        } else {
+            format!("{} in {}", self.what, self.cluster)
+        }
+    }
+
     pub fn push(&mut self, line: String) {
         if self.lines.len() >= MAX_PROGRESS_LINES {
             self.lines.pop_front();

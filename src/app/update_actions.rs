@@ -374,7 +374,11 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         } => ActionRun::Delete(plan.clone()),
         ActionPlan::Delete { .. } => return not_run("there is no delete plan".to_string()),
     };
-    let what = approved.action().describe();
+    // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
+    let what = match run {
+        ActionRun::Delete(_) => screen.title(),
+        _ => approved.action().describe(),
+    };
     let mut progress = ActionProgress {
         cluster: cluster.clone(),
         what: what.clone(),
@@ -382,7 +386,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         outcome: None,
         rediscover: matches!(run, ActionRun::Delete(_)),
     };
-    progress.push(format!("starting: {what} in {cluster}"));
+    progress.push(format!("starting: {}", progress.headline()));
     state.actions.progress = Some(progress);
     state.actions.plan = None;
     state.screen = Screen::Action;
