@@ -196,7 +196,8 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
     let rollout = state.rollouts.values().any(|r| r.running);
     let what = match (rollout, state.provision.any_running()) {
         (false, false) if state.actions.running() => {
-            let question = "a node or etcd action is running and stops with taloscope; quit? y/N";
+            let question =
+                "a node, etcd or delete action is running and stops with taloscope; quit? y/N";
             state.message = Some(Message::warn(question));
             state.quit_question = Some(question.to_string());
             return Vec::new();

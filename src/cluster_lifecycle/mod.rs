@@ -1,6 +1,7 @@
 //! Whole clusters created and deleted: the create plan (VMs per role from the provider, config
 //! delivery, endpoint, versions) and its guards, the runner that goes from VMs to written
-//! contexts through a journal that makes it resumable, and the delete plan, guards and runner.
+//! contexts through a journal that makes it resumable, and the delete plan (read one way for the
+//! command line and the console), guards and runner.
 pub mod delete;
 pub mod delete_setup;
 pub mod guards;
