@@ -24,7 +24,7 @@ pub fn open(state: &mut AppState) -> Vec<Effect> {
         Screen::Fleet => super::tables::table(state, TableKind::Fleet)
             .selected_key(&state.tables.fleet)
             .map(String::from),
-        Screen::Cluster(_) | Screen::NodeDetail => state.current.clone(),
+        Screen::Cluster(_) => state.current.clone(),
         _ => None,
     };
     let Some(cluster) = cluster else {

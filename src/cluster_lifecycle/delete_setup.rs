@@ -26,7 +26,9 @@ pub struct DeleteSources<'a> {
 #[derive(Debug, Clone)]
 pub struct PreparedDelete {
     pub plan: DeletePlan,
-    pub provider: Provider,
+    /// `None` for a cluster taloscope did not create whose entry names no provider: its plan
+    /// knows no VM, and the known-VMs guard refuses it, naming `--adopt`.
+    pub provider: Option<Provider>,
     /// What could not be read (the rollout Lease), to tell the operator.
     pub warnings: Vec<String>,
 }
@@ -46,9 +48,17 @@ pub async fn prepare_delete(
         ));
     }
     let journal_provider = record.as_ref().map(|r| r.plan.provider.as_str());
-    let pname = provider_name(sources.config, name, journal_provider)?;
-    let provider = delete_provider(sources.config, sources.one_env, &pname)?;
-    let adopted = adopted_vms(&provider, adopt).await?;
+    // Without a journal or --adopt no VM is known, and the guards refuse: the plan is shown
+    // even when no provider is named.
+    let provider = match provider_name(sources.config, name, journal_provider) {
+        Ok(pname) => Some(delete_provider(sources.config, sources.one_env, &pname)?),
+        Err(_) if record.is_none() && adopt.is_empty() => None,
+        Err(e) => return Err(e),
+    };
+    let adopted = match &provider {
+        Some(p) => adopted_vms(p, adopt).await?,
+        None => Vec::new(),
+    };
     let mut warnings = Vec::new();
     let lease_holder = match &cluster {
         Some(c) => rollout_holder(c, sources.discovery)
@@ -64,7 +74,9 @@ pub async fn prepare_delete(
             cluster: name.to_string(),
             record,
             adopted,
-            provider: Some((provider.name.clone(), provider.endpoint.clone())),
+            provider: provider
+                .as_ref()
+                .map(|p| (p.name.clone(), p.endpoint.clone())),
             talos_context: cluster
                 .as_ref()
                 .and_then(|c| c.talos_context().map(str::to_string)),
@@ -174,5 +186,53 @@ impl ProviderDelete {
             )),
             _ => Ok(ProviderDelete { provider, files }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster_lifecycle::{VmsKnownBy, delete_guards};
+    use crate::guards::{GuardId, Verdict};
+
+    fn discovery_of(name: &str) -> Discovery {
+        Discovery {
+            clusters: vec![Cluster {
+                name: name.into(),
+                ..Cluster::default()
+            }],
+            ..Discovery::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cluster_with_no_journal_and_no_provider_is_planned_and_refused_naming_adopt() {
+        let dir = tempfile::tempdir().unwrap();
+        let (config, env, discovery) = (
+            Config::default(),
+            OneEnvironment::default(),
+            discovery_of("prod"),
+        );
+        let sources = DeleteSources {
+            config: &config,
+            discovery: &discovery,
+            one_env: &env,
+            state_dir: dir.path(),
+        };
+        let prepared = prepare_delete(&sources, "prod", &[]).await.unwrap();
+        assert!(prepared.provider.is_none());
+        assert_eq!(prepared.plan.known_by, VmsKnownBy::Unknown);
+        let guards = delete_guards(&prepared.plan);
+        let known = guards.iter().find(|g| g.id == GuardId::KnownVms).unwrap();
+        assert_eq!(known.verdict, Verdict::Fail);
+        assert!(known.reason.contains("--adopt VMID"), "{}", known.reason);
+        // --adopt needs the provider the VMs are on.
+        let adopt = prepare_delete(&sources, "prod", &[7]).await.unwrap_err();
+        assert!(adopt.contains("names no provider"), "{adopt}");
+        let none = prepare_delete(&sources, "nothing", &[]).await.unwrap_err();
+        assert!(
+            none.contains("no cluster, context or create journal"),
+            "{none}"
+        );
     }
 }

@@ -80,6 +80,8 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
             }
         },
     )?;
+    let provider =
+        provider.ok_or_else(|| usage(format!("{name}: no provider to delete through")))?;
     let steps = ProviderDelete { provider, files };
     let (tx, rx) = mpsc::channel(64);
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
