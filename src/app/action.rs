@@ -122,6 +122,8 @@ pub enum Action {
     OpenHealth,
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
     OpenCapi,
+    /// `D` on the fleet or a cluster: the deletion plan of that cluster.
+    OpenDelete,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -221,6 +223,9 @@ pub enum Effect {
     Logs(super::update_logs::LogEffect),
     /// Run the cluster's health checks and report through `AppEvent::Health`.
     RunHealthCheck(Box<super::checklist::HealthRun>),
+    /// Read the delete plan of a cluster (`prepare_delete`) and report it as
+    /// `AppEvent::Action`.
+    PlanDelete(String),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

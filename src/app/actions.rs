@@ -1,10 +1,13 @@
-//! The console's node and etcd actions: the action menu of the selection (`a`), the plan
-//! screen of one action (built by node_actions' and etcd_maintenance's own plan and guard
-//! functions, the ones the headless commands call) and the progress of the one that runs.
+//! The console's node, etcd and cluster-delete actions: the action menu of the selection (`a`),
+//! the plan screen of one action (built by node_actions', etcd_maintenance's and
+//! cluster_lifecycle's own plan and guard functions, the ones the headless commands call) and
+//! the progress of the one that runs.
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
+use crate::cluster_config::ContextFiles;
+use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
@@ -115,6 +118,13 @@ pub enum ActionPlan {
         finding: crate::capi_doctor::Finding,
         plan: Result<crate::capi_doctor::FixPlan, String>,
     },
+    /// A whole cluster's deletion (`D`): `None` until the event loop has read its create
+    /// journal, provider and rollout Lease (`prepare_delete`, as `taloscope delete` does).
+    Delete {
+        plan: Option<Result<DeletePlan, String>>,
+        /// What could not be read (the Lease), shown above the guards.
+        warnings: Vec<String>,
+    },
 }
 
 /// The plan screen of one action.
@@ -125,6 +135,8 @@ pub struct ActionPlanScreen {
     /// Worst first, as every plan screen shows them.
     pub guards: Vec<Guard>,
     pub guard: Option<GuardId>,
+    /// Acknowledgements typed so far (a delete's "this destroys the cluster and its data").
+    pub acks: Vec<String>,
 }
 
 impl ActionPlanScreen {
@@ -138,12 +150,24 @@ impl ActionPlanScreen {
             }),
             ActionPlan::Etcd { plan, .. } => plan.as_ref().ok().map(EtcdPlan::mutating_action),
             ActionPlan::CapiFix { plan, .. } => plan.as_ref().ok().map(|p| p.mutating_action()),
+            ActionPlan::Delete { plan, .. } => plan
+                .as_ref()
+                .and_then(|p| p.as_ref().ok())
+                .map(DeletePlan::action),
         }
     }
 
     /// The screen's title: the action in the operator's words.
     pub fn title(&self) -> String {
         match (&self.plan, self.mutating_action()) {
+            (ActionPlan::Delete { .. }, Some(action)) => {
+                format!(
+                    "delete cluster {}: {}",
+                    self.cluster,
+                    delete_effect(&action)
+                )
+            }
+            (ActionPlan::Delete { .. }, None) => format!("delete cluster {}", self.cluster),
             (_, Some(action)) => format!("{} in {}", action.describe(), self.cluster),
             (ActionPlan::Etcd { request, .. }, None) => {
                 format!("{} in {}", etcd_action_of(request).as_str(), self.cluster)
@@ -179,6 +203,11 @@ impl ActionPlanScreen {
             ActionPlan::CapiFix { finding, plan } => {
                 super::capi_doctor::evaluate_fix(finding, plan, tree, status, &roles)
             }
+            ActionPlan::Delete { plan, .. } => plan
+                .as_ref()
+                .and_then(|p| p.as_ref().ok())
+                .map(delete_guards)
+                .unwrap_or_default(),
         };
         super::plan_screen::set_guards(&mut self.guards, &mut self.guard, guards);
     }
@@ -192,9 +221,23 @@ impl ActionPlanScreen {
             ActionPlan::Etcd { plan: Err(e), .. } | ActionPlan::CapiFix { plan: Err(e), .. } => {
                 return Some(e.clone());
             }
+            ActionPlan::Delete { plan: None, .. } => {
+                return Some(
+                    "reading the cluster's create journal, provider and rollout Lease first".into(),
+                );
+            }
+            ActionPlan::Delete {
+                plan: Some(Err(e)), ..
+            } => return Some(e.clone()),
             _ => {}
         }
-        super::plan_screen::guards_refusal(&self.cluster, &self.guards, &[])
+        super::plan_screen::guards_refusal(&self.cluster, &self.guards, &self.acks)
+    }
+
+    /// The acknowledgement still to type, when nothing fails and a guard needs one.
+    pub fn ack_prompt(&self) -> Option<&str> {
+        let failing = super::plan_screen::verdict_counts(&self.guards).2;
+        super::plan_screen::missing_ack(&self.guards, &self.acks).filter(|_| failing == 0)
     }
 
     pub fn guard_index(&self) -> usize {
@@ -202,6 +245,14 @@ impl ActionPlanScreen {
             .and_then(|id| self.guards.iter().position(|g| g.id == id))
             .unwrap_or(0)
     }
+}
+
+/// What a delete does, from its approval's words ("terminate 5 VM(s), remove its contexts").
+fn delete_effect(action: &MutatingAction) -> String {
+    let described = action.describe();
+    described
+        .strip_prefix("delete cluster: ")
+        .map_or(described.clone(), str::to_string)
 }
 
 /// The etcd action a request asks for.
@@ -225,11 +276,23 @@ pub struct ActionProgress {
     pub lines: VecDeque<String>,
     /// `Ok(how it ended)` or `Err(why it did not finish)`; `None` while it runs.
     pub outcome: Option<Result<String, String>>,
+    /// Discovery runs again when it ends (a delete removed contexts from the files).
+    pub rediscover: bool,
 }
 
 impl ActionProgress {
     pub fn running(&self) -> bool {
         self.outcome.is_none()
+    }
+
+    /// What runs where, as the progress's head and first line say it (a delete's words name
+    /// its cluster already).
+    pub fn headline(&self) -> String {
+        if self.rediscover {
+            self.what.clone()
+        } else {
+            format!("{} in {}", self.what, self.cluster)
+        }
     }
 
     pub fn push(&mut self, line: String) {
@@ -253,6 +316,9 @@ pub struct ActionsState {
     pub back: Option<super::state::Screen>,
     /// The cluster and node whose snapshot's file is being typed.
     pub snapshot_of: Option<(String, String)>,
+    /// The operator's talosconfig and kubeconfig a delete removes contexts from (the first of
+    /// each, as `taloscope delete` takes them; set by commands/).
+    pub context_files: Option<ContextFiles>,
 }
 
 impl ActionsState {
@@ -275,6 +341,11 @@ pub enum ActionUpdate {
     /// One progress line of the running action.
     Line(String),
     Finished(Result<String, String>),
+    /// The delete plan of `cluster` read by `prepare_delete`, and what could not be read.
+    DeletePlanned {
+        cluster: String,
+        plan: Result<(DeletePlan, Vec<String>), String>,
+    },
 }
 
 /// What the event loop runs for an approved action.
@@ -284,6 +355,7 @@ pub enum ActionRun {
     Etcd(EtcdPlan),
     /// A CAPI doctor's fix, then the cluster followed until its finding clears.
     CapiFix(Box<CapiFixRun>),
+    Delete(DeletePlan),
 }
 
 /// What the console runs for a CAPI doctor's fix.

@@ -79,6 +79,7 @@ pub fn fix_plan_screen(state: &mut AppState, cluster: &str, id: &str) -> Option<
         },
         guards: Vec::new(),
         guard: None,
+        acks: Vec::new(),
     })
 }
 

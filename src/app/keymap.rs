@@ -419,6 +419,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::FLEET_TAIL,
             panes::GLOBAL,
             panes::MOVES,
+            actions::DELETE_CLUSTER,
         ],
         KeyContext::Cluster => &[
             actions::FROM_PANES,
@@ -431,6 +432,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             logs::FROM_CLUSTER,
             health::FROM_CLUSTER,
             panes::CAPI_FROM_CLUSTER,
+            actions::DELETE_CLUSTER,
         ],
         KeyContext::NodeDetail => &[
             actions::FROM_PANES,

@@ -1,9 +1,11 @@
-//! The key tables of the node and etcd actions: `a` on the nodes pane, node detail and the
-//! etcd pane, the action menu, an action's plan and its progress.
+//! The key tables of the node, etcd and delete actions: `a` on the nodes pane, node detail and
+//! the etcd pane, `D` on the fleet and a cluster, the action menu, an action's plan and its
+//! progress.
 use crossterm::event::KeyCode;
 
 use super::action::Action;
 use super::keymap::{Binding, Key};
+use super::state::AppState;
 
 /// On the cluster panes and node detail, ahead of their other keys.
 pub(super) static FROM_PANES: &[Binding] = &[Binding {
@@ -75,6 +77,13 @@ pub(super) static PLAN: &[Binding] = &[
         offered: None,
     },
     Binding {
+        keys: &[Key::char('a')],
+        action: Action::Acknowledge,
+        help: "type the acknowledgement a guard needs (a delete's)",
+        footer: Some("ack"),
+        offered: Some(ack_needed),
+    },
+    Binding {
         keys: &[Key::char('s')],
         action: Action::StartAction,
         help: "run it (through the typed confirmation)",
@@ -141,3 +150,20 @@ pub(super) static PROGRESS: &[Binding] = &[
         offered: None,
     },
 ];
+
+/// On the fleet and the cluster panes, after their other keys.
+pub(super) static DELETE_CLUSTER: &[Binding] = &[Binding {
+    keys: &[Key::char('D')],
+    action: Action::OpenDelete,
+    help: "delete the cluster: its plan and guards (VMs, contexts, journals; nothing runs yet)",
+    footer: None,
+    offered: None,
+}];
+
+fn ack_needed(state: &AppState) -> bool {
+    state
+        .actions
+        .plan
+        .as_ref()
+        .is_some_and(|p| p.ack_prompt().is_some())
+}

@@ -33,6 +33,7 @@ pub mod tables;
 mod test_fixtures;
 pub mod update;
 pub mod update_actions;
+pub mod update_delete;
 mod update_kube_plan;
 pub mod update_logs;
 mod update_panes;

@@ -99,7 +99,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::ConfirmQuit if state.quit_question.is_some() => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
         Action::Notify(message) => state.message = Some(message),
-        Action::Event(event) => on_event(state, event),
+        Action::Event(event) => return on_event(state, event),
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
         Action::Approved(approved)
             if matches!(
@@ -115,6 +115,14 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 approved.action(),
                 crate::approval::MutatingAction::Node { .. }
                     | crate::approval::MutatingAction::Etcd { .. }
+            ) =>
+        {
+            return super::update_actions::on_approved(state, approved);
+        }
+        Action::Approved(approved)
+            if matches!(
+                approved.action(),
+                crate::approval::MutatingAction::DeleteCluster { .. }
             ) =>
         {
             return super::update_actions::on_approved(state, approved);
@@ -175,6 +183,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Action::Logs(key) => super::update_logs::open(state, key),
                     Action::OpenHealth => super::checklist::open(state),
                     Action::OpenCapi => super::capi_doctor::open_from_cluster(state),
+                    Action::OpenDelete => super::update_delete::open(state),
                     other => panes::on_screen(state, other),
                 },
             };
@@ -189,7 +198,8 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
     let rollout = state.rollouts.values().any(|r| r.running);
     let what = match (rollout, state.provision.any_running()) {
         (false, false) if state.actions.running() => {
-            let question = "a node or etcd action is running and stops with taloscope; quit? y/N";
+            let question =
+                "a node, etcd or delete action is running and stops with taloscope; quit? y/N";
             state.message = Some(Message::warn(question));
             state.quit_question = Some(question.to_string());
             return Vec::new();
@@ -210,7 +220,7 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
     Vec::new()
 }
 
-fn on_event(state: &mut AppState, event: AppEvent) {
+fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
     match event {
         AppEvent::Fleet(event) => {
             let cluster = event.cluster().to_string();
@@ -220,7 +230,7 @@ fn on_event(state: &mut AppState, event: AppEvent) {
             super::update_actions::on_status_change(state, &cluster);
             super::checklist::on_status_change(state, &cluster);
         }
-        AppEvent::Action(update) => super::update_actions::on_update(state, *update),
+        AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
         AppEvent::Rollout(event) => {
             upgrade::on_rollout_event(state, event);
         }
@@ -254,6 +264,7 @@ fn on_event(state: &mut AppState, event: AppEvent) {
             )));
         }
     }
+    Vec::new()
 }
 
 /// `:ctx NAME`: the cluster of that name, else the cluster one of whose contexts it is, which
@@ -441,6 +452,10 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 InputKind::Acknowledge if state.screen == Screen::ProvisionWizard => {
                     super::update_provision_guards::acknowledge(state, &line.text);
+                    Vec::new()
+                }
+                InputKind::Acknowledge if state.screen == Screen::Action => {
+                    super::update_delete::acknowledge(state, &line.text);
                     Vec::new()
                 }
                 InputKind::Acknowledge => {

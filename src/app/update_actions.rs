@@ -202,6 +202,7 @@ fn open_node_plan(
                 },
                 guards: Vec::new(),
                 guard: None,
+                acks: Vec::new(),
             };
             show_plan(state, screen);
             vec![Effect::SurveyNode(Box::new(plan))]
@@ -226,6 +227,7 @@ fn open_etcd_plan(state: &mut AppState, cluster: &str, request: EtcdRequest) -> 
         },
         guards: Vec::new(),
         guard: None,
+        acks: Vec::new(),
     };
     show_plan(state, screen);
     Vec::new()
@@ -285,6 +287,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             explain_selected(state, PlanFocus::Guards, guard.as_ref(), None);
         }
         Action::StartAction => return start(state),
+        Action::Acknowledge => super::update_delete::ask_ack(state),
         Action::Refresh => return refresh(state, cluster),
         Action::Back => {
             state.actions.plan = None;
@@ -305,6 +308,9 @@ fn back(state: &AppState) -> Screen {
 /// `r`: poll the cluster now, and read a node plan's survey again.
 fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
     state.message = Some(Message::info(format!("refreshing {cluster}")));
+    if super::update_delete::is_delete(state) {
+        return vec![Effect::PlanDelete(cluster)];
+    }
     let mut effects = vec![Effect::Poller(PollerRequest::Refresh(cluster))];
     if let Some(ActionPlan::Node { plan, .. }) = state.actions.plan.as_ref().map(|p| &p.plan) {
         effects.push(Effect::SurveyNode(Box::new(plan.clone())));
@@ -382,15 +388,25 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             None => return not_run(format!("{cluster} is no longer owned by Cluster API")),
         },
         ActionPlan::CapiFix { plan: Err(e), .. } => return not_run(e.clone()),
+        ActionPlan::Delete {
+            plan: Some(Ok(plan)),
+            ..
+        } => ActionRun::Delete(plan.clone()),
+        ActionPlan::Delete { .. } => return not_run("there is no delete plan".to_string()),
     };
-    let what = approved.action().describe();
+    // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
+    let what = match run {
+        ActionRun::Delete(_) => screen.title(),
+        _ => approved.action().describe(),
+    };
     let mut progress = ActionProgress {
         cluster: cluster.clone(),
         what: what.clone(),
         lines: Default::default(),
         outcome: None,
+        rediscover: matches!(run, ActionRun::Delete(_)),
     };
-    progress.push(format!("starting: {what} in {cluster}"));
+    progress.push(format!("starting: {}", progress.headline()));
     state.actions.progress = Some(progress);
     state.actions.plan = None;
     state.screen = Screen::Action;
@@ -401,8 +417,8 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     }]
 }
 
-/// A survey read or a runner's report.
-pub fn on_update(state: &mut AppState, update: ActionUpdate) {
+/// A survey or delete plan read, or a runner's report; discovery runs again after a delete.
+pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
     match update {
         ActionUpdate::Surveyed {
             cluster,
@@ -410,7 +426,7 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) {
             survey,
         } => {
             let Some(screen) = state.actions.plan.as_mut().filter(|p| p.cluster == cluster) else {
-                return;
+                return Vec::new();
             };
             if let ActionPlan::Node { plan, survey: slot } = &mut screen.plan
                 && plan.node == node
@@ -424,9 +440,12 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) {
                 progress.push(line);
             }
         }
+        ActionUpdate::DeletePlanned { cluster, plan } => {
+            super::update_delete::planned(state, &cluster, plan);
+        }
         ActionUpdate::Finished(result) => {
             let Some(progress) = state.actions.progress.as_mut() else {
-                return;
+                return Vec::new();
             };
             let line = match &result {
                 Ok(done) => format!("done: {done}"),
@@ -437,9 +456,18 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) {
                 Ok(_) => Message::info(format!("{}: {line}", progress.what)),
                 Err(_) => Message::error(format!("{}: {line}", progress.what)),
             });
+            let (rediscover, done) = (progress.rediscover, result.is_ok());
             progress.outcome = Some(result);
+            if rediscover {
+                // The cluster's contexts are gone: Esc goes to the fleet, which loses its row.
+                if done {
+                    state.actions.back = Some(Screen::Fleet);
+                }
+                return vec![Effect::ReloadDiscovery];
+            }
         }
     }
+    Vec::new()
 }
 
 /// The survey of a cluster that could not be reached: every read fails with `why`, so the

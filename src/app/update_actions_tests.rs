@@ -253,6 +253,7 @@ fn quitting_while_an_action_runs_asks_first() {
         what: "reboot node cp-2".into(),
         lines: Default::default(),
         outcome: None,
+        rediscover: false,
     });
     assert!(update(&mut state, Action::Quit).is_empty());
     assert!(state.quit_question.is_some());

@@ -140,19 +140,26 @@ async fn delete_steps<S: DeleteSteps>(
     steps.terminate(plan).await?;
     note(format!("terminate asked for {} VM(s)", plan.vms.len())).await;
     let deadline = Instant::now() + timeout;
-    let mut last = usize::MAX;
+    let mut last: Vec<u64> = plan.vms.iter().map(|v| v.id).collect();
     loop {
         let left = steps.remaining(plan).await?;
+        for vm in plan
+            .vms
+            .iter()
+            .filter(|v| last.contains(&v.id) && !left.contains(&v.id))
+        {
+            note(format!("VM {} ({}) is gone", vm.name, vm.id)).await;
+        }
         if left.is_empty() {
             break;
         }
-        if left.len() != last {
+        if left.len() != last.len() {
             note(format!("{} VM(s) not gone yet", left.len())).await;
-            last = left.len();
         }
+        last = left;
         if Instant::now() >= deadline {
             return Err(format!(
-                "VM(s) {left:?} not gone after {timeout:?}; the contexts are kept"
+                "VM(s) {last:?} not gone after {timeout:?}; the contexts are kept"
             ));
         }
         tokio::time::sleep(poll).await;

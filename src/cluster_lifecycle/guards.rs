@@ -199,7 +199,7 @@ fn known_vms(plan: &DeletePlan) -> Guard {
         VmsKnownBy::Unknown => Guard::fail(
             id,
             format!(
-                "taloscope did not create {} (no create journal): name its VMs with --adopt VM_ID,...",
+                "taloscope did not create {0} (no create journal): name its VMs with `taloscope delete --context {0} --adopt VMID,...`",
                 plan.cluster
             ),
         ),

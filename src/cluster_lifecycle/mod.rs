@@ -1,7 +1,9 @@
 //! Whole clusters created and deleted: the create plan (VMs per role from the provider, config
 //! delivery, endpoint, versions) and its guards, the runner that goes from VMs to written
-//! contexts through a journal that makes it resumable, and the delete plan, guards and runner.
+//! contexts through a journal that makes it resumable, and the delete plan (read one way for the
+//! command line and the console), guards and runner.
 pub mod delete;
+pub mod delete_setup;
 pub mod guards;
 pub mod journal;
 pub mod materials;
@@ -13,6 +15,7 @@ pub mod runner;
 pub mod steps;
 
 pub use delete::{DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, run_delete};
+pub use delete_setup::{DeleteSources, PreparedDelete, delete_provider, prepare_delete};
 pub use guards::{CreateFacts, DESTROYS_ACK, create_guards, delete_guards};
 pub use journal::{CreateJournal, CreateJournalError, CreateRecord, CreatedVm};
 pub use materials::Materials;

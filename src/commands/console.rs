@@ -136,11 +136,10 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     }));
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard.
-    state.provision.config = Arc::new(
-        Sources::resolve(&global.source_overrides(), &env, &paths)
-            .0
-            .config,
-    );
+    let sources = Sources::resolve(&global.source_overrides(), &env, &paths).0;
+    // The files a delete (`D`) removes the cluster's contexts from, as `taloscope delete`'s.
+    state.actions.context_files = super::create::operator_files(&sources).ok();
+    state.provision.config = Arc::new(sources.config);
     state.provision.one_env = Arc::new(OneEnvironment::capture(&env));
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");

@@ -344,6 +344,10 @@ fn perform(
             super::run_health::start_health_check(*run, app_tx);
             None
         }
+        Effect::PlanDelete(cluster) => {
+            super::run_delete::plan(console, cluster, app_tx);
+            None
+        }
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {
                 let reload = Arc::clone(reload);

@@ -72,6 +72,10 @@ pub(super) fn run(
     run: ActionRun,
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
+    let run = match run {
+        ActionRun::Delete(plan) => return super::run_delete::run(console, approved, plan, app_tx),
+        other => other,
+    };
     let name = approved.action().cluster().to_string();
     let (cluster, options) = connection(&console.state, &name);
     let kubeconfig = options.kubeconfig.clone();
@@ -155,6 +159,10 @@ async fn run_on(
             ))
         }
         ActionRun::CapiFix(fix) => run_capi_fix(observer, approved, &fix, kubeconfig, lines).await,
+        ActionRun::Delete(plan) => Err(format!(
+            "the delete of {} runs on its own runner, not on a cluster connection",
+            plan.cluster
+        )),
     }
 }
 

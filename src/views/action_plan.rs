@@ -1,7 +1,7 @@
-//! The plan of one node or etcd action or CAPI doctor fix: what it does and to what (for
-//! etcd, every member's database against the quota and the calls in their order), the guards
-//! worst first with their reasons (the plan screens' own guards pane), and whether Start is
-//! offered.
+//! The plan of one node, etcd, delete or CAPI doctor fix action: what it does and to what (for
+//! etcd, every member's database against the quota and the calls in their order; for a delete,
+//! the VMs or service, contexts and journals), the guards worst first with their reasons (the
+//! plan screens' own guards pane), and whether Start is offered or which acknowledgement to type.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -152,6 +152,23 @@ impl ActionPlanView<'_> {
                     }
                 }
             }
+            ActionPlan::Delete { plan, warnings } => {
+                match plan {
+                    None => lines.push(Line::from(Span::styled(
+                        "reading the create journal, the provider and the rollout Lease...",
+                        s.get(Role::Muted),
+                    ))),
+                    Some(Ok(plan)) => {
+                        lines.extend(plan.table().lines().map(|l| text(printable(l))))
+                    }
+                    Some(Err(e)) => {
+                        lines.push(Line::from(Span::styled(printable(e), s.get(Role::Error))))
+                    }
+                }
+                for w in warnings {
+                    lines.push(Line::from(Span::styled(printable(w), s.get(Role::Warn))));
+                }
+            }
         }
         lines
     }
@@ -235,7 +252,7 @@ impl Widget for &ActionPlanView<'_> {
         let verdict = verdict_line_naming(
             self.look,
             self.state.readonly,
-            None,
+            screen.ack_prompt(),
             screen.start_refused(),
             width,
             noun,

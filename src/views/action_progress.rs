@@ -1,11 +1,13 @@
-//! The progress of the node or etcd action run from this console: what runs and whether it
-//! still does, then the runner's lines as they arrive (the newest at the bottom).
+//! The progress of the node, etcd or delete action run from this console: what runs and
+//! whether it still does, then the runner's lines as they arrive (the newest at the bottom),
+//! wrapped so that long ones (a delete's backup paths) are read whole.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::Look;
 use super::progress_parts::{head_line, render_log};
+use crate::app::help::wrap_words;
 use crate::app::scroll::Scroll;
 use crate::app::state::AppState;
 use crate::tui::Role;
@@ -38,18 +40,31 @@ impl Widget for &ActionProgressPane<'_> {
             Some(Ok(_)) => (": done".to_string(), Role::Ok),
             Some(Err(_)) => (": failed".to_string(), Role::Error),
         };
-        let what = format!("{} in {}", progress.what, progress.cluster);
+        let what = progress.headline();
         let width = usize::from(area.width.saturating_sub(2));
         Paragraph::new(head_line(self.look, &what, status, role, width))
             .block(Block::new().padding(Padding::horizontal(1)))
             .render(top, buf);
+        let lines = wrapped(&progress.lines, usize::from(log.width.saturating_sub(2)));
         render_log(
             self.look,
             " Progress ",
-            progress.lines.iter(),
+            lines.iter(),
             (&Scroll::default(), false),
             log,
             buf,
         );
     }
+}
+
+/// Each line in lines of at most `width` cells, a continuation indented by two.
+fn wrapped(lines: &std::collections::VecDeque<String>, width: usize) -> Vec<String> {
+    lines
+        .iter()
+        .flat_map(|line| {
+            let mut parts = wrap_words(line, width.saturating_sub(2)).into_iter();
+            let first = parts.next().unwrap_or_default();
+            std::iter::once(first).chain(parts.map(|p| format!("  {p}")))
+        })
+        .collect()
 }

@@ -1,0 +1,126 @@
+//! A whole cluster's deletion in the update step: `D` on the fleet's selected row or on the
+//! cluster in use opens its plan on the action screen (the event loop reads it with
+//! `prepare_delete`, as `taloscope delete` does), `a` takes the acknowledgement the delete
+//! guard needs, and Start goes through the action screen's dispatcher path. Pure.
+use super::action::Effect;
+use super::actions::{ActionPlan, ActionPlanScreen};
+use super::plan_keys::take_ack;
+use super::plan_screen::set_guards;
+use super::state::{AppState, InputKind, Message, Screen, TableKind};
+use super::update::open_input;
+use crate::cluster_lifecycle::{DeletePlan, delete_guards};
+
+/// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use; the
+/// progress instead while an action runs here.
+pub fn open(state: &mut AppState) -> Vec<Effect> {
+    if state.actions.running() {
+        state.message = Some(Message::info(
+            "an action runs from this console: its progress is shown",
+        ));
+        state.screen = Screen::Action;
+        return Vec::new();
+    }
+    let cluster = match state.screen {
+        Screen::Fleet => super::tables::table(state, TableKind::Fleet)
+            .selected_key(&state.tables.fleet)
+            .map(String::from),
+        Screen::Cluster(_) => state.current.clone(),
+        _ => None,
+    };
+    let Some(cluster) = cluster else {
+        state.message = Some(Message::warn(
+            "no cluster selected: D deletes the fleet's selected cluster or the one in use",
+        ));
+        return Vec::new();
+    };
+    state.actions.back = Some(state.screen);
+    state.actions.plan = Some(ActionPlanScreen {
+        cluster: cluster.clone(),
+        plan: ActionPlan::Delete {
+            plan: None,
+            warnings: Vec::new(),
+        },
+        guards: Vec::new(),
+        guard: None,
+        acks: Vec::new(),
+    });
+    state.screen = Screen::Action;
+    state.message = Some(Message::info(format!(
+        "reading the delete plan of {cluster}"
+    )));
+    vec![Effect::PlanDelete(cluster)]
+}
+
+/// The plan `prepare_delete` read for `cluster`, with its guards (`delete_guards`, as the
+/// command line evaluates them); ignored when another plan is on screen.
+pub fn planned(
+    state: &mut AppState,
+    cluster: &str,
+    read: Result<(DeletePlan, Vec<String>), String>,
+) {
+    let Some(screen) = state
+        .actions
+        .plan
+        .as_mut()
+        .filter(|p| p.cluster == cluster && matches!(p.plan, ActionPlan::Delete { .. }))
+    else {
+        return;
+    };
+    let (plan, warnings) = match read {
+        Ok((plan, warnings)) => (Ok(plan), warnings),
+        Err(e) => (Err(e), Vec::new()),
+    };
+    let guards = plan.as_ref().map(delete_guards).unwrap_or_default();
+    screen.plan = ActionPlan::Delete {
+        plan: Some(plan),
+        warnings,
+    };
+    set_guards(&mut screen.guards, &mut screen.guard, guards);
+    state.message = None;
+}
+
+/// `a` on a plan: the acknowledgement field, when a guard still needs one.
+pub fn ask_ack(state: &mut AppState) {
+    if state
+        .actions
+        .plan
+        .as_ref()
+        .and_then(|p| p.ack_prompt())
+        .is_some()
+    {
+        open_input(state, InputKind::Acknowledge, String::new());
+    } else {
+        state.message = Some(Message::info("no acknowledgement is needed"));
+    }
+}
+
+/// Enter on the acknowledgement field: kept only when it is the text asked for.
+pub fn acknowledge(state: &mut AppState, text: &str) {
+    let Some(needed) = state
+        .actions
+        .plan
+        .as_ref()
+        .and_then(|p| p.ack_prompt())
+        .map(String::from)
+    else {
+        return;
+    };
+    if take_ack(state, &needed, text)
+        && let Some(plan) = state.actions.plan.as_mut()
+    {
+        plan.acks.push(needed);
+    }
+}
+
+/// Whether the open plan is a delete: `r` reads it again.
+pub fn is_delete(state: &AppState) -> bool {
+    state
+        .actions
+        .plan
+        .as_ref()
+        .is_some_and(|p| matches!(p.plan, ActionPlan::Delete { .. }))
+}
+
+#[cfg(test)]
+#[path = "update_delete_tests.rs"]
+mod tests;

@@ -1,0 +1,126 @@
+//! A whole cluster's deletion for the event loop: its plan read off the UI thread with
+//! `prepare_delete` (the function `taloscope delete` calls), and an approved delete run by
+//! `run_delete` (the command's runner), its notes forwarded to the app channel, its end audited.
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::run::Console;
+use crate::app::action::AppEvent;
+use crate::app::actions::ActionUpdate;
+use crate::approval::ApprovedAction;
+use crate::cluster_lifecycle::{
+    DeletePlan, DeleteSources, LifecycleEvent, ProviderDelete, prepare_delete, run_delete,
+};
+use crate::discovery::Discovery;
+
+/// How often the run looks at the VMs, and how long they may take to be gone (`taloscope
+/// delete`'s defaults).
+const POLL: Duration = Duration::from_secs(1);
+const GONE_BOUND: Duration = Duration::from_secs(600);
+/// Reading the create journal, the provider's VMs and the Lease.
+const PLAN_BOUND: Duration = Duration::from_secs(60);
+
+fn send(app: &mpsc::Sender<AppEvent>, update: ActionUpdate) -> impl Future<Output = ()> {
+    let app = app.clone();
+    async move {
+        let _ = app.send(AppEvent::Action(Box::new(update))).await;
+    }
+}
+
+/// Reads the delete plan of `cluster`; it comes back as `ActionUpdate::DeletePlanned`.
+pub(super) fn plan(console: &Console, cluster: String, app_tx: &mpsc::Sender<AppEvent>) {
+    let state = &console.state;
+    let config = Arc::clone(&state.provision.config);
+    let one_env = Arc::clone(&state.provision.one_env);
+    let discovery = Discovery {
+        clusters: state.clusters.clone(),
+        kubeconfig: state.provision.kubeconfig.clone(),
+        ..Discovery::default()
+    };
+    let state_dir = console.paths.state_dir.clone();
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        let sources = DeleteSources {
+            config: &config,
+            discovery: &discovery,
+            one_env: &one_env,
+            state_dir: &state_dir,
+        };
+        let read = tokio::time::timeout(PLAN_BOUND, prepare_delete(&sources, &cluster, &[]))
+            .await
+            .unwrap_or_else(|_| Err(format!("the plan was not read within {PLAN_BOUND:?}")))
+            .map(|p| (p.plan, p.warnings));
+        send(
+            &app,
+            ActionUpdate::DeletePlanned {
+                cluster,
+                plan: read,
+            },
+        )
+        .await;
+    });
+}
+
+/// Runs an approved delete in its own task: its notes come back as `ActionUpdate::Line`, its
+/// end as `ActionUpdate::Finished`, and the dispatcher records how it ended.
+pub(super) fn run(
+    console: &Console,
+    approved: ApprovedAction,
+    plan: DeletePlan,
+    app_tx: &mpsc::Sender<AppEvent>,
+) {
+    let state = &console.state;
+    let steps = state
+        .actions
+        .context_files
+        .clone()
+        .ok_or_else(|| "no talosconfig and kubeconfig file to remove the contexts from".to_string())
+        .and_then(|files| {
+            ProviderDelete::for_plan(
+                &plan,
+                &state.provision.config,
+                &state.provision.one_env,
+                files,
+            )
+        });
+    let dispatcher = console.dispatcher.clone();
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        let (events, mut rx) = mpsc::channel::<LifecycleEvent>(64);
+        let forward = app.clone();
+        let forwarder = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if !matches!(event, LifecycleEvent::Finished { .. }) {
+                    send(&forward, ActionUpdate::Line(event.line())).await;
+                }
+            }
+        });
+        let result = match steps {
+            Ok(steps) => {
+                let summary =
+                    run_delete(&plan, &steps, &approved, (POLL, GONE_BOUND), events).await;
+                summary.error.map_or_else(
+                    || {
+                        Ok(format!(
+                            "cluster {} deleted: no VM, context or journal of it left",
+                            plan.cluster
+                        ))
+                    },
+                    Err,
+                )
+            }
+            Err(e) => {
+                drop(events);
+                Err(e)
+            }
+        };
+        // Every line before the end.
+        let _ = forwarder.await;
+        if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
+            tracing::warn!("{e}");
+        }
+        send(&app, ActionUpdate::Finished(result)).await;
+    });
+}
