@@ -1,6 +1,7 @@
 //! Whole clusters created and deleted: the create plan (VMs per role from the provider, config
 //! delivery, endpoint, versions) and its guards, the runner that goes from VMs to written
 //! contexts through a journal that makes it resumable, and the delete plan, guards and runner.
+pub mod create_setup;
 pub mod delete;
 pub mod guards;
 pub mod journal;
@@ -12,6 +13,10 @@ pub mod provider_steps;
 pub mod runner;
 pub mod steps;
 
+pub use create_setup::{
+    PlannedCreate, SetupError, UnfinishedCreate, context_names, create_runner,
+    offered_talos_releases, plan_with_guards, provider_named, unfinished_creates,
+};
 pub use delete::{DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, run_delete};
 pub use guards::{CreateFacts, DESTROYS_ACK, create_guards, delete_guards};
 pub use journal::{CreateJournal, CreateJournalError, CreateRecord, CreatedVm};
