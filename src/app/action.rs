@@ -120,6 +120,8 @@ pub enum Action {
     Logs(super::update_logs::LogKey),
     /// `H` / `:health`: the health checklist of the cluster in use.
     OpenHealth,
+    /// The create wizard, its plan and progress (see `create`).
+    Create(super::create::CreateKey),
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -147,6 +149,8 @@ pub enum AppEvent {
     Log(super::logs::LogEvent),
     /// A health check run's report.
     Health(Box<super::checklist::HealthReport>),
+    /// A create task's report (journals read, plan, run events, fingerprint questions).
+    Create(Box<super::create::CreateUpdate>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -219,6 +223,8 @@ pub enum Effect {
     Logs(super::update_logs::LogEffect),
     /// Run the cluster's health checks and report through `AppEvent::Health`.
     RunHealthCheck(Box<super::checklist::HealthRun>),
+    /// Create IO: journals read, plan, run, fingerprint answers.
+    Create(Box<super::create::CreateEffect>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

@@ -199,7 +199,10 @@ mod tests {
     fn offered_releases_are_newest_first_and_each_generates() {
         let offered = offered_talos_releases();
         assert!(offered.len() >= 2, "{offered:?}");
-        assert!(offered.iter().any(|r| r.starts_with("v1.11.")), "{offered:?}");
+        assert!(
+            offered.iter().any(|r| r.starts_with("v1.11.")),
+            "{offered:?}"
+        );
         let parsed: Vec<TalosVersion> = offered
             .iter()
             .map(|r| TalosVersion::parse(r).unwrap())

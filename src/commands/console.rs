@@ -135,12 +135,11 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         contexts: Vec::new(),
     }));
     let mut state = initial_state(discovery, global);
-    // Providers and per-cluster sources for the provision wizard.
-    state.provision.config = Arc::new(
-        Sources::resolve(&global.source_overrides(), &env, &paths)
-            .0
-            .config,
-    );
+    // Providers and per-cluster sources for the provision wizard; the files a create's
+    // contexts are merged into.
+    let sources = Sources::resolve(&global.source_overrides(), &env, &paths).0;
+    let create_files = super::create::operator_files(&sources).map_err(|e| e.1);
+    state.provision.config = Arc::new(sources.config);
     state.provision.one_env = Arc::new(OneEnvironment::capture(&env));
     if let Some(err) = &theme_error {
         tracing::warn!("{err}");
@@ -177,6 +176,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         rollouts: Default::default(),
         paths: paths.clone(),
         logs: Default::default(),
+        creates: crate::console::run_create::CreateRuns::new(create_files),
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,

@@ -4,6 +4,7 @@
 //! `app` and `views`.
 pub mod run;
 mod run_actions;
+pub mod run_create;
 mod run_health;
 pub mod run_logs;
 mod run_provision;
