@@ -170,7 +170,7 @@ impl Widget for &CreateWizardView<'_> {
             .block(pad.clone())
             .wrap(Wrap { trim: true })
             .render(notes_area, buf);
-        let last_line = "Enter makes the plan (as taloscope create --plan); nothing is created before you confirm";
+        let last_line = "Enter makes the plan; nothing is created before you confirm";
         Paragraph::new(Span::styled(
             fit(last_line, width, self.look.glyphs.ellipsis),
             s.get(Role::Muted),
