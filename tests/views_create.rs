@@ -264,3 +264,28 @@ fn progress_asking_a_fingerprint() {
     assert!(wide.contains("30s"), "booted took 30 s: {wide}");
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
+
+#[test]
+fn progress_done() {
+    let mut s = running();
+    update(&mut s, Action::Create(CreateKey::Trust));
+    let phase = |phase, state| LifecycleEvent::Phase { phase, state };
+    for (i, p) in CreatePhase::ALL.iter().enumerate().skip(2) {
+        run(
+            &mut s,
+            phase(*p, PhaseState::Done(format!("{} done", p.title()))),
+            1_080 + i as u64,
+        );
+    }
+    let summary = taloscope::cluster_lifecycle::RunSummary {
+        cluster: "lab".into(),
+        what: "create".into(),
+        reached: Some(CreatePhase::ContextsWritten),
+        error: None,
+    };
+    run(&mut s, LifecycleEvent::Finished { summary }, 1_100);
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains("contexts written done"), "{text}");
+    assert!(text.contains("lab is up"), "{text}");
+    insta::assert_snapshot!(all_renders_default_styles(&s));
+}

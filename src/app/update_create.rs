@@ -254,13 +254,15 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
                 return Vec::new();
             };
             let trust = key == CreateKey::Trust;
+            let answer = if trust { "confirmed" } else { "refused" };
             p.push_note(format!(
-                "{} ({}): fingerprint {} {}",
-                ask.vm,
-                ask.address,
-                ask.fingerprint,
-                if trust { "confirmed" } else { "refused" }
+                "{} ({}): fingerprint {} {answer}",
+                ask.vm, ask.address, ask.fingerprint
             ));
+            state.message = Some(Message::info(format!(
+                "{}: its maintenance certificate {answer}",
+                ask.vm
+            )));
             let cluster = p.cluster.clone();
             return effect(CreateEffect::Answer {
                 cluster,
