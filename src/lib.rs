@@ -8,12 +8,14 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts, provisions and node and etcd actions (the
-//!   headless commands' own runners) and the log view's streams for the app.
+//!   runner that starts rollouts, provisions, creates and node and etcd
+//!   actions (the headless commands' own runners) and the log view's streams
+//!   for the app.
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
 //!   node and etcd actions' menu, plans (node_actions' and etcd_maintenance's
-//!   own plans and guards) and progress; the log view's buffer.
+//!   own plans and guards) and progress; the log view's buffer; the create
+//!   wizard, its plan and the create run's progress (`create`).
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.
@@ -21,7 +23,9 @@
 //!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
 //!   upgrade's etcd health guards.
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
-//!   the resumable create runner and its journal, the delete runner.
+//!   the resumable create runner and its journal, the delete runner; what a
+//!   create does before its runner runs (`create_setup`), shared by
+//!   `taloscope create` and the console's create wizard.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health

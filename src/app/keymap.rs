@@ -488,7 +488,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
         KeyContext::Health => &[health::CHECKLIST, panes::GLOBAL],
         KeyContext::Capi => &[panes::CAPI_OWN, panes::MOVES, panes::GLOBAL],
-        KeyContext::CreateWizard => &[create::WIZARD],
+        KeyContext::CreateWizard => &[create::WIZARD, panes::MOVES],
         KeyContext::CreatePlan => &[create::PLAN, panes::MOVES],
         KeyContext::CreateProgress => &[create::PROGRESS],
     };
@@ -543,11 +543,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Logs => KeyContext::Logs,
             Screen::Health => KeyContext::Health,
             Screen::Capi => KeyContext::Capi,
-            Screen::Create => match state.create.stage {
-                super::create::CreateStage::Form => KeyContext::CreateWizard,
-                super::create::CreateStage::Plan => KeyContext::CreatePlan,
-                super::create::CreateStage::Progress => KeyContext::CreateProgress,
-            },
+            Screen::Create => create::context(state),
             Screen::Rollout => {
                 let asking = state
                     .current

@@ -4,8 +4,19 @@ use crossterm::event::KeyCode;
 
 use super::action::Action;
 use super::create::CreateKey;
-use super::keymap::{Binding, Key};
+use super::create::CreateStage;
+use super::keymap::{Binding, Key, KeyContext};
 use super::keymap_upgrade::ACKNOWLEDGE;
+use super::state::AppState;
+
+/// Where the keys go on the create screen: its stage's table.
+pub(super) fn context(state: &AppState) -> KeyContext {
+    match state.create.stage {
+        CreateStage::Form => KeyContext::CreateWizard,
+        CreateStage::Plan => KeyContext::CreatePlan,
+        CreateStage::Progress => KeyContext::CreateProgress,
+    }
+}
 
 /// On the fleet, after its other keys (not in the footer: the help lists it).
 pub(super) static FROM_FLEET: &[Binding] = &[Binding {
@@ -24,6 +35,14 @@ const HELP: Binding = Binding {
     offered: None,
 };
 
+const QUIT: Binding = Binding {
+    keys: &[Key::char('q'), Key::ctrl('c')],
+    action: Action::Quit,
+    help: "quit (a running create resumes from its journal)",
+    footer: None,
+    offered: None,
+};
+
 const COMMAND: Binding = Binding {
     keys: &[Key::char(':')],
     action: Action::OpenCommandLine,
@@ -33,20 +52,6 @@ const COMMAND: Binding = Binding {
 };
 
 pub(super) static WIZARD: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "next field",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "previous field",
-        footer: None,
-        offered: None,
-    },
     Binding {
         keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
         action: Action::Create(CreateKey::NextValue),
@@ -98,13 +103,7 @@ pub(super) static WIZARD: &[Binding] = &[
     },
     COMMAND,
     HELP,
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit",
-        footer: None,
-        offered: None,
-    },
+    QUIT,
 ];
 
 pub(super) static PLAN: &[Binding] = &[
@@ -131,13 +130,7 @@ pub(super) static PLAN: &[Binding] = &[
         offered: None,
     },
     COMMAND,
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit",
-        footer: None,
-        offered: None,
-    },
+    QUIT,
 ];
 
 pub(super) static PROGRESS: &[Binding] = &[
@@ -174,11 +167,5 @@ pub(super) static PROGRESS: &[Binding] = &[
     },
     COMMAND,
     HELP,
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit (the journal resumes the create next time)",
-        footer: Some("quit"),
-        offered: None,
-    },
+    QUIT,
 ];

@@ -1,6 +1,6 @@
 //! The interactive console's IO side: the event loop that feeds the terminal
 //! and app events into app's pure update step, and the effect runner that
-//! starts rollouts, provisions, node and etcd actions, log streams and health checks. Sits above
+//! starts rollouts, provisions, creates, node and etcd actions, log streams and health checks. Sits above
 //! `app` and `views`.
 pub mod run;
 mod run_actions;

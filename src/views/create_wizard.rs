@@ -7,6 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
+use super::provision::field_line;
 use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::create::{CreateField, CreateWizard};
@@ -70,24 +71,12 @@ impl<'a> CreateWizardView<'a> {
     }
 
     fn fields(&self, w: &CreateWizard, width: usize) -> Vec<Line<'static>> {
-        let s = &self.look.styles;
         CreateField::ALL
             .iter()
             .map(|f| {
-                let focused = *f == w.field;
-                let mark = if focused {
-                    self.look.glyphs.selected
-                } else {
-                    " "
-                };
                 let (value, role) = self.value(w, *f);
-                let head = format!("{mark} {:<15} ", f.title());
-                let room = width.saturating_sub(head.chars().count());
-                let title_role = if focused { Role::Accent } else { Role::Muted };
-                Line::from(vec![
-                    Span::styled(head, s.get(title_role)),
-                    Span::styled(fit(&value, room, self.look.glyphs.ellipsis), s.get(role)),
-                ])
+                let title = format!("{:<15}", f.title());
+                field_line(self.look, *f == w.field, &title, (&value, role), width)
             })
             .collect()
     }
