@@ -8,15 +8,16 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts, provisions, node and etcd actions and cluster
-//!   deletes (the headless commands' own runners) and the log view's streams
-//!   for the app.
+//!   runner that starts rollouts, provisions, creates, node and etcd actions
+//!   and cluster deletes (the headless commands' own runners) and the log
+//!   view's streams for the app.
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
 //!   node, etcd and cluster-delete actions' menu, plans (node_actions',
 //!   etcd_maintenance's and cluster_lifecycle's own plans and guards) and
 //!   progress; the log view's buffer; the CAPI screen and its doctor's fixes
-//!   (capi_doctor's plans and guards).
+//!   (capi_doctor's plans and guards); the create wizard, its plan and the
+//!   create run's progress (`create`).
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.
@@ -24,8 +25,10 @@
 //!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
 //!   upgrade's etcd health guards.
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
-//!   the resumable create runner and its journal, what a delete plan is read
-//!   from (`prepare_delete`, for the command and the console) and its runner.
+//!   the resumable create runner and its journal, what a create does before
+//!   its runner runs (`create_setup`) and what a delete plan is read from
+//!   (`prepare_delete`), each shared by the command and the console, and the
+//!   delete runner.
 //! - `capi_doctor`: the Talos control-plane provider's stuck states (a rollout
 //!   waiting for etcd forever, an orphaned etcd member, a stopped single member)
 //!   found from etcd over the Talos API against the Machines, explained, and

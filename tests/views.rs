@@ -85,7 +85,7 @@ fn help_overlay() {
 fn help_overlay_tall_shows_everything() {
     let mut s = state(false);
     update(&mut s, Action::OpenHelp);
-    let text = snapshot(&render_buffer(&s, &look(Mode::NoColor), 160, 180));
+    let text = snapshot(&render_buffer(&s, &look(Mode::NoColor), 160, 230));
     for needle in [
         ":ctx NAME",
         "Confirmation",

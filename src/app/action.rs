@@ -124,6 +124,8 @@ pub enum Action {
     OpenCapi,
     /// `D` on the fleet or a cluster: the deletion plan of that cluster.
     OpenDelete,
+    /// The create wizard, its plan and progress (see `create`).
+    Create(super::create::CreateKey),
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -151,6 +153,8 @@ pub enum AppEvent {
     Log(super::logs::LogEvent),
     /// A health check run's report.
     Health(Box<super::checklist::HealthReport>),
+    /// A create task's report (journals read, plan, run events, fingerprint questions).
+    Create(Box<super::create::CreateUpdate>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -226,6 +230,8 @@ pub enum Effect {
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as
     /// `AppEvent::Action`.
     PlanDelete(String),
+    /// Create IO: journals read, plan, run, fingerprint answers.
+    Create(Box<super::create::CreateEffect>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

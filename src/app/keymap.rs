@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
 use super::keymap_actions as actions;
+use super::keymap_create as create;
 use super::keymap_health as health;
 use super::keymap_logs as logs;
 use super::keymap_panes as panes;
@@ -53,10 +54,16 @@ pub enum KeyContext {
     Health,
     /// The Cluster API tree of the cluster in use.
     Capi,
+    /// The create wizard's request (`n` on the fleet).
+    CreateWizard,
+    /// The create's plan and guards.
+    CreatePlan,
+    /// The create run's progress.
+    CreateProgress,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 26] = [
+    pub const ALL: [KeyContext; 29] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -83,6 +90,9 @@ impl KeyContext {
         KeyContext::LogPicker,
         KeyContext::Health,
         KeyContext::Capi,
+        KeyContext::CreateWizard,
+        KeyContext::CreatePlan,
+        KeyContext::CreateProgress,
     ];
 
     pub fn title(self) -> &'static str {
@@ -115,6 +125,9 @@ impl KeyContext {
             KeyContext::LogPicker => "Log picker (l in node detail)",
             KeyContext::Health => "Health checklist (H, :health)",
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
+            KeyContext::CreateWizard => "Create a cluster (n on the fleet)",
+            KeyContext::CreatePlan => "Create plan and guards",
+            KeyContext::CreateProgress => "Create progress",
         }
     }
 
@@ -420,6 +433,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::GLOBAL,
             panes::MOVES,
             actions::DELETE_CLUSTER,
+            create::FROM_FLEET,
         ],
         KeyContext::Cluster => &[
             actions::FROM_PANES,
@@ -477,6 +491,9 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
         KeyContext::Health => &[health::CHECKLIST, panes::GLOBAL],
         KeyContext::Capi => &[panes::CAPI_OWN, panes::MOVES, panes::GLOBAL],
+        KeyContext::CreateWizard => &[create::WIZARD, panes::MOVES],
+        KeyContext::CreatePlan => &[create::PLAN, panes::MOVES],
+        KeyContext::CreateProgress => &[create::PROGRESS],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -511,6 +528,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             | InputKind::Acknowledge
             | InputKind::NamePattern
             | InputKind::SnapshotPath => KeyContext::TextField,
+            InputKind::CreateField => KeyContext::TextField,
         },
         None if state.actions.menu.is_some() => KeyContext::ActionMenu,
         None => match state.screen {
@@ -528,6 +546,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Logs => KeyContext::Logs,
             Screen::Health => KeyContext::Health,
             Screen::Capi => KeyContext::Capi,
+            Screen::Create => create::context(state),
             Screen::Rollout => {
                 let asking = state
                     .current

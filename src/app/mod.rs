@@ -42,6 +42,10 @@ mod update_provision;
 mod update_provision_guards;
 mod update_upgrade;
 pub mod upgrade_plan;
+// Creating a cluster: the wizard, its plan and the run's progress.
+pub mod create;
+mod keymap_create;
+mod update_create;
 
 pub use action::{
     Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,

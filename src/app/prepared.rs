@@ -108,6 +108,7 @@ pub fn prepare(state: &mut AppState) {
         Screen::Logs => &[],
         Screen::Health => &[],
         Screen::Capi => &[],
+        Screen::Create => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

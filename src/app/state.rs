@@ -43,6 +43,8 @@ pub enum Screen {
     Health,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
     Capi,
+    /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.
+    Create,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -167,6 +169,8 @@ pub enum InputKind {
     NamePattern,
     /// The file an etcd snapshot is written to.
     SnapshotPath,
+    /// The create wizard's focused field.
+    CreateField,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,6 +312,8 @@ pub struct AppState {
     pub health: Option<super::checklist::HealthScreen>,
     /// The CAPI screen's selection.
     pub capi: super::capi::CapiScreen,
+    /// The create wizard and the create run here.
+    pub create: super::create::CreateState,
 }
 
 impl AppState {
@@ -349,6 +355,7 @@ impl AppState {
             logs: Default::default(),
             health: None,
             capi: Default::default(),
+            create: Default::default(),
         }
     }
 
@@ -378,6 +385,7 @@ impl AppState {
             Screen::Logs => None,
             Screen::Health => None,
             Screen::Capi => None,
+            Screen::Create => None,
         }
     }
 
@@ -397,6 +405,7 @@ impl AppState {
             Screen::Health => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
+            Screen::Create => None,
         }
     }
 

@@ -60,7 +60,8 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     }
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
-        let redraw = provision::on_tick(state) || state.screen == Screen::Rollout;
+        let redraw =
+            provision::on_tick(state) || matches!(state.screen, Screen::Rollout | Screen::Create);
         if redraw {
             state.generation += 1;
         }
@@ -99,6 +100,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::ConfirmQuit if state.quit_question.is_some() => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
         Action::Notify(message) => state.message = Some(message),
+        Action::Event(AppEvent::Create(u)) => return super::update_create::on_update(state, *u),
         Action::Event(event) => return on_event(state, event),
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
         Action::Approved(approved)
@@ -126,6 +128,9 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             ) =>
         {
             return super::update_actions::on_approved(state, approved);
+        }
+        Action::Approved(approved) if super::update_create::is_create(approved.action()) => {
+            return super::update_create::on_approved(state, approved);
         }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
@@ -164,6 +169,9 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
                 None if state.screen == Screen::Health => super::checklist::on_screen(state, other),
                 None if state.screen == Screen::Capi => super::capi::on_key(state, other),
+                None if state.screen == Screen::Create => {
+                    super::update_create::on_key(state, other)
+                }
                 None => match other {
                     Action::OpenUpgrade(target) => {
                         upgrade::open_upgrade(state, target);
@@ -184,6 +192,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Action::OpenHealth => super::checklist::open(state),
                     Action::OpenCapi => super::capi_doctor::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
+                    Action::Create(_) => super::update_create::open(state),
                     other => panes::on_screen(state, other),
                 },
             };
@@ -195,6 +204,11 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
 /// Quits, unless a rollout or provision runs here: then asks first (y/N),
 /// saying what becomes of it.
 fn quit(state: &mut AppState) -> Vec<Effect> {
+    if let Some(question) = super::update_create::quit_question(state) {
+        state.message = Some(Message::warn(question.clone()));
+        state.quit_question = Some(question);
+        return Vec::new();
+    }
     let rollout = state.rollouts.values().any(|r| r.running);
     let what = match (rollout, state.provision.any_running()) {
         (false, false) if state.actions.running() => {
@@ -242,6 +256,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             super::update_logs::on_event(state, event);
         }
         AppEvent::Health(report) => super::checklist::on_report(state, *report),
+        AppEvent::Create(_) => {}
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -450,6 +465,10 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     upgrade::set_image(state, &line.text);
                     Vec::new()
                 }
+                InputKind::Acknowledge if state.screen == Screen::Create => {
+                    super::update_create::acknowledge(state, &line.text);
+                    Vec::new()
+                }
                 InputKind::Acknowledge if state.screen == Screen::ProvisionWizard => {
                     super::update_provision_guards::acknowledge(state, &line.text);
                     Vec::new()
@@ -468,6 +487,10 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 InputKind::SnapshotPath => {
                     super::update_actions::set_snapshot_path(state, &line.text)
+                }
+                InputKind::CreateField => {
+                    super::update_create::submit_text(state, &line.text);
+                    Vec::new()
                 }
             };
         }

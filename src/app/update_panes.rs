@@ -125,6 +125,7 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::Action => false,
         Screen::Health => false,
         Screen::Capi => false,
+        Screen::Create => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
         Screen::Logs => state.logs.picker.is_some() && state.current.as_deref() == Some(&cluster),
     };

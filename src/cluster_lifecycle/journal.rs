@@ -211,7 +211,7 @@ fn same_request(a: &CreatePlan, b: &CreatePlan) -> bool {
         && a.kubernetes == b.kubernetes
 }
 
-fn read_record(path: &Path) -> Result<Option<CreateRecord>, CreateJournalError> {
+pub(super) fn read_record(path: &Path) -> Result<Option<CreateRecord>, CreateJournalError> {
     match crate::bounded::read_to_string(path, crate::bounded::CONFIG_FILE_LIMIT) {
         Ok(text) => {
             serde_json::from_str(&text)

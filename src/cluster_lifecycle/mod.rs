@@ -2,6 +2,7 @@
 //! delivery, endpoint, versions) and its guards, the runner that goes from VMs to written
 //! contexts through a journal that makes it resumable, and the delete plan (read one way for the
 //! command line and the console), guards and runner.
+pub mod create_setup;
 pub mod delete;
 pub mod delete_setup;
 pub mod guards;
@@ -14,6 +15,10 @@ pub mod provider_steps;
 pub mod runner;
 pub mod steps;
 
+pub use create_setup::{
+    PlannedCreate, SetupError, UnfinishedCreate, context_names, create_runner,
+    offered_talos_releases, plan_with_guards, provider_named, unfinished_creates,
+};
 pub use delete::{DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, run_delete};
 pub use delete_setup::{DeleteSources, PreparedDelete, delete_provider, prepare_delete};
 pub use guards::{CreateFacts, DESTROYS_ACK, create_guards, delete_guards};

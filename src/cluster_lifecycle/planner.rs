@@ -33,6 +33,27 @@ pub struct CreateRequest {
     pub patches: PatchFiles,
 }
 
+impl CreateRequest {
+    /// The request that plans `plan` again (a killed run's, to resume it): the Kubernetes
+    /// version as asked (none when it was defaulted) and the endpoint only when given.
+    pub fn from_plan(plan: &CreatePlan) -> CreateRequest {
+        CreateRequest {
+            cluster: plan.cluster.clone(),
+            provider: plan.provider.clone(),
+            controlplanes: plan.controlplanes,
+            workers: plan.workers,
+            talos: plan.talos.clone(),
+            kubernetes: (!plan.kubernetes_defaulted).then(|| plan.kubernetes.clone()),
+            endpoint: match &plan.endpoint {
+                EndpointChoice::Given(a) => Some(a.clone()),
+                _ => None,
+            },
+            delivery: plan.delivery,
+            patches: plan.patches.clone(),
+        }
+    }
+}
+
 /// Why no plan could be made; names the flag, file or provider.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {

@@ -135,8 +135,10 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         contexts: Vec::new(),
     }));
     let mut state = initial_state(discovery, global);
-    // Providers and per-cluster sources for the provision wizard.
+    // Providers and per-cluster sources for the provision wizard; the files a create's
+    // contexts are merged into.
     let sources = Sources::resolve(&global.source_overrides(), &env, &paths).0;
+    let create_files = super::create::operator_files(&sources).map_err(|e| e.1);
     // The files a delete (`D`) removes the cluster's contexts from, as `taloscope delete`'s.
     state.actions.context_files = super::create::operator_files(&sources).ok();
     state.provision.config = Arc::new(sources.config);
@@ -176,6 +178,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         rollouts: Default::default(),
         paths: paths.clone(),
         logs: Default::default(),
+        creates: crate::console::run_create::CreateRuns::new(create_files),
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,

@@ -2,7 +2,6 @@
 //! dispatcher (--yes --confirm NAME), one line (or JSON line) per phase change; a killed run is
 //! resumed by running the same command again. Exit codes from exit.rs: 0 the cluster is up and
 //! its contexts written; 1 a guard blocks, refused, or a phase failed; 2 usage or configuration.
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,14 +13,12 @@ use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
 use crate::clock::{Zone, unix_now};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
-    CreateFacts, CreateJournal, CreateOptions, CreateRequest, CreateRunner, Delivery,
-    FingerprintPolicy, LifecycleEvent, PatchFiles, PlanError, ProviderSteps, RunSummary,
-    create_guards, plan_create,
+    CreateOptions, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent, PatchFiles,
+    PlannedCreate, RunSummary, SetupError, create_runner, plan_with_guards,
 };
 use crate::discovery::{Discovery, Sources, discover};
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
-use crate::provision::connect;
 
 use super::exit::{
     EXIT_BLOCKED, Stop, dispatcher, exit_code_as, json_line_at, plan_then_approve, print_line,
@@ -94,23 +91,6 @@ fn request(args: &CreateArgs) -> CreateRequest {
     }
 }
 
-/// Every talos and every kube context name discovery found (in use or alternate).
-pub(super) fn context_names(discovery: &Discovery) -> (BTreeSet<String>, BTreeSet<String>) {
-    let talos = discovery
-        .clusters
-        .iter()
-        .flat_map(|c| c.talos.iter().chain(&c.alternate_talos))
-        .map(|t| t.name.clone())
-        .collect();
-    let kube = discovery
-        .clusters
-        .iter()
-        .flat_map(|c| c.kube.iter().chain(&c.alternate_kube))
-        .map(|k| k.name.clone())
-        .collect();
-    (talos, kube)
-}
-
 /// The operator's talosconfig and kubeconfig files new contexts are merged into (the first of
 /// each in use).
 pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
@@ -129,61 +109,46 @@ pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
 
 async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
-    let config = &sources.config;
-    let (name, provider_config) =
-        config
-            .providers
-            .get_key_value(&args.provider)
-            .ok_or_else(|| {
-                let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
-                usage(format!(
-                    "{}: no provider named {:?} under providers: (known: {})",
-                    config.file_label(),
-                    args.provider,
-                    if known.is_empty() {
-                        "none".into()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
-            })?;
-    let provider = connect(name, provider_config, one_env).map_err(|e| usage(e.to_string()))?;
-    let plan = plan_create(&provider, provider_config, &request(args), &paths.state_dir)
-        .await
-        .map_err(|e| match e {
-            PlanError::Provider(e) => Stop(EXIT_BLOCKED, e.to_string()),
-            other => usage(other.to_string()),
-        })?;
-    let (talos_contexts, kube_contexts) = context_names(discovery);
-    let guards = create_guards(&CreateFacts {
-        plan: &plan,
-        talos_contexts: &talos_contexts,
-        kube_contexts: &kube_contexts,
-    });
+    let PlannedCreate {
+        plan,
+        guards,
+        provider,
+    } = plan_with_guards(
+        &sources.config,
+        one_env,
+        &request(args),
+        &paths.state_dir,
+        &discovery.clusters,
+    )
+    .await
+    .map_err(|e| match e {
+        SetupError::Provider(e) => Stop(EXIT_BLOCKED, e),
+        SetupError::Usage(e) => usage(e),
+    })?;
     let d = dispatcher(global, paths);
     let flags = run_flags!(args);
     let ready = || operator_files(sources);
     let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
         return Ok(());
     };
-    let journal = CreateJournal::claim(&paths.state_dir, &plan).map_err(|e| {
-        let _ = d.finished(&approved, Err(e.to_string()));
-        Stop(EXIT_BLOCKED, e.to_string())
-    })?;
     let options = CreateOptions {
         poll: Duration::from_millis(args.poll_ms.max(10)),
         phase_timeout: Duration::from_secs(args.phase_timeout),
     };
-    let steps = ProviderSteps::new(plan.clone(), provider, files);
     let (tx, rx) = mpsc::channel(64);
-    let runner = CreateRunner::new(
+    let runner = create_runner(
+        &paths.state_dir,
         plan,
-        steps,
-        journal,
+        provider,
+        files,
         options,
         FingerprintPolicy::PinFirstSeen,
         tx,
-    );
+    )
+    .map_err(|e| {
+        let _ = d.finished(&approved, Err(e.to_string()));
+        Stop(EXIT_BLOCKED, e.to_string())
+    })?;
     let for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&for_runner).await });
     finish(&d, &approved, task, rx, args.output).await

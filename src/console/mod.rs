@@ -1,10 +1,10 @@
 //! The interactive console's IO side: the event loop that feeds the terminal
 //! and app events into app's pure update step, and the effect runner that
-//! starts rollouts, provisions, node and etcd actions, cluster deletes, log streams and health
-//! checks. Sits above
-//! `app` and `views`.
+//! starts rollouts, provisions, creates, node and etcd actions, cluster deletes, log streams and
+//! health checks. Sits above `app` and `views`.
 pub mod run;
 mod run_actions;
+pub mod run_create;
 mod run_delete;
 mod run_health;
 pub mod run_logs;

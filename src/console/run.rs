@@ -74,6 +74,8 @@ pub struct Console {
     pub paths: Paths,
     /// The log view's streams, while it is on screen.
     pub logs: super::run_logs::LogStreams,
+    /// What creates need besides the state: the operator's files, fingerprint answers.
+    pub creates: super::run_create::CreateRuns,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -129,7 +131,8 @@ where
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let ticking = console.state.rollouts.values().any(|r| r.running)
-            || console.state.provision.any_running();
+            || console.state.provision.any_running()
+            || console.state.create.running();
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
             draw_if_changed(terminal, console, &mut shown)?;
@@ -149,6 +152,9 @@ where
                 }
                 if let AppEvent::Provision(update) = &event {
                     console.provision_audit(update);
+                }
+                if let AppEvent::Create(update) = &event {
+                    console.create_audit(update);
                 }
                 queue.push_back(Action::Event(event));
             }
@@ -348,6 +354,7 @@ fn perform(
             super::run_delete::plan(console, cluster, app_tx);
             None
         }
+        Effect::Create(effect) => super::run_create::perform(console, *effect, app_tx),
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {
                 let reload = Arc::clone(reload);
@@ -391,6 +398,7 @@ mod tests {
                 state_dir: "/nonexistent/state".into(),
             },
             logs: Default::default(),
+            creates: Default::default(),
         }
     }
 

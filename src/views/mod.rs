@@ -40,6 +40,22 @@ pub mod table;
 pub mod too_small;
 pub mod upgrade_plan;
 pub mod versions;
+// Creating a cluster: the wizard, its plan, the run's progress.
+pub mod create_plan;
+pub mod create_progress;
+pub mod create_wizard;
+
+/// The create screen of its stage.
+fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
+    use crate::app::create::CreateStage;
+    match state.create.stage {
+        CreateStage::Form => (&create_wizard::CreateWizardView::new(state, look)).render(body, buf),
+        CreateStage::Plan => (&create_plan::CreatePlanView::new(state, look)).render(body, buf),
+        CreateStage::Progress => {
+            (&create_progress::CreateProgressPane::new(state, look)).render(body, buf)
+        }
+    }
+}
 
 /// The smallest terminal the console lays out for (the keymap knows it too).
 pub use crate::app::state::{MIN_HEIGHT, MIN_WIDTH};
@@ -122,6 +138,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         }
         Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
+        Screen::Create => create_screen(state, look, body, buf),
     }
     if let Some(menu) = &state.actions.menu {
         (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);

@@ -81,28 +81,22 @@ impl<'a> ProvisionWizardView<'a> {
     }
 
     fn fields(&self, w: &Wizard, width: usize) -> Vec<Line<'static>> {
-        let s = &self.look.styles;
         Field::ALL
             .iter()
             .map(|f| {
                 let focused = *f == w.field;
-                let mark = if focused {
-                    self.look.glyphs.selected
-                } else {
-                    " "
-                };
                 let title = match f {
                     Field::Source => w.source_title(),
                     other => other.title(),
                 };
                 let (value, role) = self.value(w, *f);
-                let head = format!("{mark} {title:<9} ");
-                let room = width.saturating_sub(head.chars().count());
-                let title_role = if focused { Role::Accent } else { Role::Muted };
-                Line::from(vec![
-                    Span::styled(head, s.get(title_role)),
-                    Span::styled(fit(&value, room, self.look.glyphs.ellipsis), s.get(role)),
-                ])
+                field_line(
+                    self.look,
+                    focused,
+                    &format!("{title:<9}"),
+                    (&value, role),
+                    width,
+                )
             })
             .collect()
     }
@@ -145,6 +139,26 @@ impl<'a> ProvisionWizardView<'a> {
             ),
         }
     }
+}
+
+/// One field of a wizard's request: the focus mark, the title (padded as given), the value
+/// in its role, cut to `width`.
+pub(super) fn field_line(
+    look: &Look,
+    focused: bool,
+    title: &str,
+    (value, role): (&str, Role),
+    width: usize,
+) -> Line<'static> {
+    let s = &look.styles;
+    let mark = if focused { look.glyphs.selected } else { " " };
+    let head = format!("{mark} {title} ");
+    let room = width.saturating_sub(head.chars().count());
+    let title_role = if focused { Role::Accent } else { Role::Muted };
+    Line::from(vec![
+        Span::styled(head, s.get(title_role)),
+        Span::styled(fit(value, room, look.glyphs.ellipsis), s.get(role)),
+    ])
 }
 
 impl Widget for &ProvisionWizardView<'_> {

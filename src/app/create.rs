@@ -1,0 +1,445 @@
+//! What the console knows about creating a cluster: the wizard's request (name, provider,
+//! counts, versions, endpoint, delivery, patches), the plan and guards the CLI's own planner
+//! made, and the progress of the run started here, folded from the create runner's events.
+//! Plain data; `update_create` changes it.
+use crate::approval::ApprovedAction;
+use crate::cluster_lifecycle::{
+    CreatePhase, CreatePlan, CreateRequest, Delivery, LifecycleEvent, PatchFiles, PhaseState,
+    UnfinishedCreate,
+};
+use crate::guards::{Guard, GuardId};
+
+use super::plan_screen::{guards_refusal, missing_ack};
+
+/// Notes kept on the progress screen.
+pub const MAX_NOTES: usize = 200;
+/// The most control planes and workers the wizard asks for (the CLI's bounds).
+pub const MAX_CONTROLPLANES: usize = 9;
+pub const MAX_WORKERS: usize = 100;
+
+/// The keys of the wizard, the plan and the progress screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateKey {
+    /// `n` on the fleet: the wizard (or the create running here).
+    Open,
+    NextValue,
+    PreviousValue,
+    More,
+    Less,
+    /// Type the focused field's value.
+    Edit,
+    /// Ask the provider for the plan.
+    MakePlan,
+    /// The plan, through the dispatcher.
+    Start,
+    /// The maintenance certificate fingerprint asked about is the one expected.
+    Trust,
+    /// It is not: the run stops before applying any config to it.
+    Distrust,
+}
+
+/// The wizard's fields, top to bottom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreateField {
+    Name,
+    Provider,
+    ControlPlanes,
+    Workers,
+    Talos,
+    Kubernetes,
+    Endpoint,
+    Delivery,
+    Patches,
+}
+
+impl CreateField {
+    pub const ALL: [CreateField; 9] = [
+        CreateField::Name,
+        CreateField::Provider,
+        CreateField::ControlPlanes,
+        CreateField::Workers,
+        CreateField::Talos,
+        CreateField::Kubernetes,
+        CreateField::Endpoint,
+        CreateField::Delivery,
+        CreateField::Patches,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            CreateField::Name => "Name",
+            CreateField::Provider => "Provider",
+            CreateField::ControlPlanes => "Control planes",
+            CreateField::Workers => "Workers",
+            CreateField::Talos => "Talos",
+            CreateField::Kubernetes => "Kubernetes",
+            CreateField::Endpoint => "Endpoint",
+            CreateField::Delivery => "Delivery",
+            CreateField::Patches => "Patches",
+        }
+    }
+
+    /// Fields whose value is typed (the others cycle or count).
+    pub fn is_text(self) -> bool {
+        matches!(
+            self,
+            CreateField::Name
+                | CreateField::Talos
+                | CreateField::Kubernetes
+                | CreateField::Endpoint
+                | CreateField::Patches
+        )
+    }
+}
+
+/// Which of the create screens shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CreateStage {
+    #[default]
+    Form,
+    Plan,
+    Progress,
+}
+
+/// The plan, as far as it came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreatePlanState {
+    None,
+    Planning(u64),
+    Ready(Box<CreatePlan>),
+    Failed(String),
+}
+
+/// The create wizard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateWizard {
+    pub name: String,
+    /// taloscope's configured providers, by name.
+    pub providers: Vec<String>,
+    pub provider: usize,
+    pub controlplanes: usize,
+    pub workers: usize,
+    pub talos: String,
+    /// The releases Left/Right cycle through, newest first.
+    pub talos_offered: Vec<String>,
+    /// Empty: the CLI's default (the newest known release the Talos version runs).
+    pub kubernetes: String,
+    /// Empty: the gateway role's address, else the first control plane's.
+    pub endpoint: String,
+    pub delivery: Delivery,
+    /// Comma-separated files; `cp:FILE` for control planes only, `worker:FILE` for workers.
+    pub patches: String,
+    pub field: CreateField,
+    pub plan: CreatePlanState,
+    /// Bumped per plan asked for: only the latest answer is kept.
+    pub asked: u64,
+    /// Worst first, as the plan screen shows them.
+    pub guards: Vec<Guard>,
+    pub selected: Option<GuardId>,
+    pub acks: Vec<String>,
+    /// The creates killed runs left, as read when the wizard opened.
+    pub unfinished: Vec<UnfinishedCreate>,
+    /// The unfinished create the fields were taken from (its run resumes from the journal).
+    pub resuming: Option<UnfinishedCreate>,
+}
+
+impl CreateWizard {
+    pub fn new(providers: Vec<String>, talos_offered: Vec<String>) -> CreateWizard {
+        CreateWizard {
+            name: String::new(),
+            providers,
+            provider: 0,
+            controlplanes: 3,
+            workers: 2,
+            talos: talos_offered.first().cloned().unwrap_or_default(),
+            talos_offered,
+            kubernetes: String::new(),
+            endpoint: String::new(),
+            delivery: Delivery::default(),
+            patches: String::new(),
+            field: CreateField::Name,
+            plan: CreatePlanState::None,
+            asked: 0,
+            guards: Vec::new(),
+            selected: None,
+            acks: Vec::new(),
+            unfinished: Vec::new(),
+            resuming: None,
+        }
+    }
+
+    pub fn provider(&self) -> Option<&str> {
+        self.providers.get(self.provider).map(String::as_str)
+    }
+
+    /// The request the CLI's flags would make of these fields.
+    pub fn request(&self) -> CreateRequest {
+        let optional = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_string());
+        CreateRequest {
+            cluster: self.name.trim().to_string(),
+            provider: self.provider().unwrap_or_default().to_string(),
+            controlplanes: self.controlplanes,
+            workers: self.workers,
+            talos: self.talos.trim().to_string(),
+            kubernetes: optional(&self.kubernetes),
+            endpoint: optional(&self.endpoint),
+            delivery: self.delivery,
+            patches: patch_files(&self.patches),
+        }
+    }
+
+    /// Fills the fields from `request` (an unfinished create's).
+    pub fn take_request(&mut self, request: &CreateRequest) {
+        self.name = request.cluster.clone();
+        if let Some(i) = self.providers.iter().position(|p| *p == request.provider) {
+            self.provider = i;
+        }
+        self.controlplanes = request.controlplanes;
+        self.workers = request.workers;
+        self.talos = request.talos.clone();
+        self.kubernetes = request.kubernetes.clone().unwrap_or_default();
+        self.endpoint = request.endpoint.clone().unwrap_or_default();
+        self.delivery = request.delivery;
+        self.patches = patch_text(&request.patches);
+    }
+
+    /// The text a typed field holds.
+    pub fn text(&self, field: CreateField) -> &str {
+        match field {
+            CreateField::Name => &self.name,
+            CreateField::Talos => &self.talos,
+            CreateField::Kubernetes => &self.kubernetes,
+            CreateField::Endpoint => &self.endpoint,
+            CreateField::Patches => &self.patches,
+            _ => "",
+        }
+    }
+
+    pub fn text_mut(&mut self, field: CreateField) -> Option<&mut String> {
+        match field {
+            CreateField::Name => Some(&mut self.name),
+            CreateField::Talos => Some(&mut self.talos),
+            CreateField::Kubernetes => Some(&mut self.kubernetes),
+            CreateField::Endpoint => Some(&mut self.endpoint),
+            CreateField::Patches => Some(&mut self.patches),
+            _ => None,
+        }
+    }
+
+    pub fn ready_plan(&self) -> Option<&CreatePlan> {
+        match &self.plan {
+            CreatePlanState::Ready(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    pub fn missing_ack(&self) -> Option<&str> {
+        missing_ack(&self.guards, &self.acks)
+    }
+
+    /// The acknowledgement the last line prompts for: only when no guard fails.
+    pub fn ack_prompt(&self) -> Option<&str> {
+        let failing = self
+            .guards
+            .iter()
+            .any(|g| g.verdict == crate::guards::Verdict::Fail);
+        (!failing).then(|| self.missing_ack()).flatten()
+    }
+
+    pub fn selected_guard(&self) -> Option<&Guard> {
+        let at = self
+            .selected
+            .and_then(|id| self.guards.iter().position(|g| g.id == id))
+            .unwrap_or(0);
+        self.guards.get(at)
+    }
+
+    /// Why Start is refused, or `None` when the plan may run.
+    pub fn start_refused(&self) -> Option<String> {
+        match &self.plan {
+            CreatePlanState::Ready(plan) => guards_refusal(&plan.cluster, &self.guards, &self.acks),
+            CreatePlanState::Planning(_) => Some("the plan is on its way".into()),
+            _ => Some("nothing to start: Enter makes the plan".into()),
+        }
+    }
+}
+
+/// The patch field's text as the CLI's three patch flags.
+pub fn patch_files(text: &str) -> PatchFiles {
+    let mut files = PatchFiles::default();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        match entry.split_once(':') {
+            Some(("cp", path)) => files.controlplane.push(path.trim().into()),
+            Some(("worker", path)) => files.worker.push(path.trim().into()),
+            _ => files.all.push(entry.into()),
+        }
+    }
+    files
+}
+
+/// [`patch_files`] the other way.
+pub fn patch_text(files: &PatchFiles) -> String {
+    let all = files.all.iter().map(|p| p.display().to_string());
+    let cp = files
+        .controlplane
+        .iter()
+        .map(|p| format!("cp:{}", p.display()));
+    let worker = files
+        .worker
+        .iter()
+        .map(|p| format!("worker:{}", p.display()));
+    all.chain(cp).chain(worker).collect::<Vec<_>>().join(", ")
+}
+
+/// One phase on the progress screen: its latest state and when (Unix seconds) this console
+/// saw it start and end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseRow {
+    pub phase: CreatePhase,
+    pub state: Option<PhaseState>,
+    pub started: Option<u64>,
+    pub ended: Option<u64>,
+}
+
+/// A maintenance API certificate fingerprint the run waits for the operator to confirm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FingerprintAsk {
+    pub id: u64,
+    pub vm: String,
+    pub address: String,
+    pub fingerprint: String,
+}
+
+/// The create run started here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateProgress {
+    pub cluster: String,
+    /// What runs: the plan's action in words.
+    pub what: String,
+    pub phases: Vec<PhaseRow>,
+    pub notes: Vec<String>,
+    pub asking: Option<FingerprintAsk>,
+    pub running: bool,
+    /// How it ended: `Ok` (cluster up, contexts written) or why it stopped.
+    pub outcome: Option<Result<(), String>>,
+    /// Resumed from a killed run's journal.
+    pub resumed: bool,
+}
+
+impl CreateProgress {
+    pub fn new(cluster: &str, what: String, resumed: bool) -> CreateProgress {
+        CreateProgress {
+            cluster: cluster.to_string(),
+            what,
+            phases: CreatePhase::ALL
+                .iter()
+                .map(|&phase| PhaseRow {
+                    phase,
+                    state: None,
+                    started: None,
+                    ended: None,
+                })
+                .collect(),
+            notes: Vec::new(),
+            asking: None,
+            running: true,
+            outcome: None,
+            resumed,
+        }
+    }
+
+    pub fn push_note(&mut self, note: String) {
+        self.notes.push(note);
+        if self.notes.len() > MAX_NOTES {
+            self.notes.remove(0);
+        }
+    }
+
+    /// Folds one runner event seen at `at` (Unix seconds).
+    pub fn fold(&mut self, event: LifecycleEvent, at: u64) {
+        match event {
+            LifecycleEvent::Phase { phase, state } => {
+                if let Some(row) = self.phases.iter_mut().find(|r| r.phase == phase) {
+                    row.started = row.started.or(Some(at));
+                    if !matches!(state, PhaseState::Waiting(_)) {
+                        row.ended = Some(at);
+                    }
+                    row.state = Some(state);
+                }
+            }
+            LifecycleEvent::Note { text } => self.push_note(text),
+            LifecycleEvent::Finished { summary } => {
+                self.push_note(summary.line());
+                self.running = false;
+                self.asking = None;
+                self.outcome = Some(summary.error.map_or(Ok(()), Err));
+            }
+        }
+    }
+}
+
+/// Everything about creating clusters in the console.
+#[derive(Debug, Clone, Default)]
+pub struct CreateState {
+    pub wizard: Option<CreateWizard>,
+    pub stage: CreateStage,
+    pub progress: Option<CreateProgress>,
+}
+
+impl CreateState {
+    pub fn running(&self) -> bool {
+        self.progress.as_ref().is_some_and(|p| p.running)
+    }
+}
+
+/// What create IO tasks report to the app.
+#[derive(Debug, Clone)]
+pub enum CreateUpdate {
+    /// The create journals killed runs left.
+    Unfinished {
+        found: Vec<UnfinishedCreate>,
+        errors: Vec<String>,
+    },
+    /// The plan and guards asked for as `asked`.
+    Planned {
+        asked: u64,
+        result: Result<(Box<CreatePlan>, Vec<Guard>), String>,
+    },
+    /// A runner's event, seen at `at` (Unix seconds).
+    Run {
+        cluster: String,
+        event: LifecycleEvent,
+        at: u64,
+    },
+    /// The runner asks the operator to confirm a maintenance certificate fingerprint.
+    Fingerprint {
+        cluster: String,
+        ask: FingerprintAsk,
+    },
+    /// The run ended, or never started (its approval is audited by the loop).
+    Ended {
+        cluster: String,
+        approved: ApprovedAction,
+        result: Result<(), String>,
+    },
+}
+
+/// Work for the event loop.
+#[derive(Debug, Clone)]
+pub enum CreateEffect {
+    /// Read the create journals killed runs left.
+    ReadUnfinished,
+    /// Plan `request` and evaluate its guards as the CLI does.
+    Plan { asked: u64, request: CreateRequest },
+    /// Run an approved plan (its journal resumes a killed run of it).
+    Start {
+        approved: ApprovedAction,
+        plan: Box<CreatePlan>,
+    },
+    /// The operator's answer to fingerprint question `id`.
+    Answer {
+        cluster: String,
+        id: u64,
+        trust: bool,
+    },
+}

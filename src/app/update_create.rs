@@ -1,0 +1,423 @@
+//! The update step of creating a cluster: the wizard's fields, the plan asked of the CLI's own
+//! planner, Start through the dispatcher, the fingerprint answers, and the runner's events
+//! folded into the progress screen; an unfinished create's journal fills the wizard so its run
+//! resumes. Pure: IO is asked for as effects and answered as events.
+use super::action::{Action, Effect};
+use super::create::{
+    CreateEffect, CreateField, CreateKey, CreatePlanState, CreateProgress, CreateStage,
+    CreateUpdate, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS,
+};
+use super::plan_keys::{explain_selected, moved, shared_key, take_ack};
+use super::plan_screen::{PlanFocus, set_guards};
+use super::state::{AppState, InputKind, Message, Overlay, Screen};
+use super::update::open_input;
+use crate::approval::{ApprovedAction, MutatingAction};
+use crate::cluster_lifecycle::{Delivery, LifecycleEvent, offered_talos_releases};
+
+fn effect(e: CreateEffect) -> Vec<Effect> {
+    vec![Effect::Create(Box::new(e))]
+}
+
+/// `n` on the fleet: the create running here, else a new wizard (the journals of killed runs
+/// are read for it).
+pub fn open(state: &mut AppState) -> Vec<Effect> {
+    state.screen = Screen::Create;
+    if state.create.running() {
+        state.create.stage = CreateStage::Progress;
+        state.message = Some(Message::info("a create is running here; its progress"));
+        return Vec::new();
+    }
+    let providers: Vec<String> = state.provision.config.providers.keys().cloned().collect();
+    if providers.is_empty() {
+        state.message = Some(Message::error(format!(
+            "{}: no providers: add one under providers: (kind: opennebula or oneflow)",
+            state.provision.config.file_label()
+        )));
+    }
+    state.create.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
+    state.create.stage = CreateStage::Form;
+    effect(CreateEffect::ReadUnfinished)
+}
+
+/// The keys of the create screen, by stage.
+pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
+    match state.create.stage {
+        CreateStage::Form => on_form(state, action),
+        CreateStage::Plan => on_plan(state, action),
+        CreateStage::Progress => on_progress(state, action),
+    }
+}
+
+fn on_form(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(w) = state.create.wizard.as_mut() else {
+        state.screen = Screen::Fleet;
+        return Vec::new();
+    };
+    let i = CreateField::ALL
+        .iter()
+        .position(|f| *f == w.field)
+        .unwrap_or(0);
+    let mut changed = true;
+    match action {
+        Action::MoveDown | Action::MoveUp | Action::MoveFirst | Action::MoveLast => {
+            if let Some(to) = moved(CreateField::ALL.len(), i, &action, 1) {
+                w.field = CreateField::ALL[to];
+            }
+            changed = false;
+        }
+        Action::Create(CreateKey::Edit) => return edit(state),
+        Action::Create(key @ (CreateKey::NextValue | CreateKey::PreviousValue)) => {
+            let forward = key == CreateKey::NextValue;
+            match w.field {
+                CreateField::Provider if !w.providers.is_empty() => {
+                    let n = w.providers.len();
+                    w.provider = (w.provider + if forward { 1 } else { n - 1 }) % n;
+                }
+                CreateField::Talos if !w.talos_offered.is_empty() => {
+                    let offered = &w.talos_offered;
+                    let n = offered.len();
+                    let at = offered.iter().position(|t| *t == w.talos);
+                    let to = match at {
+                        Some(at) => (at + if forward { 1 } else { n - 1 }) % n,
+                        None => 0,
+                    };
+                    w.talos = offered[to].clone();
+                }
+                CreateField::Delivery => {
+                    w.delivery = match w.delivery {
+                        Delivery::Maintenance => Delivery::UserData,
+                        Delivery::UserData => Delivery::Maintenance,
+                    }
+                }
+                CreateField::ControlPlanes | CreateField::Workers => count(w, forward),
+                field if field.is_text() => return edit(state),
+                _ => changed = false,
+            }
+        }
+        Action::Create(key @ (CreateKey::More | CreateKey::Less)) => {
+            if matches!(w.field, CreateField::ControlPlanes | CreateField::Workers) {
+                count(w, key == CreateKey::More);
+            } else {
+                changed = false;
+            }
+        }
+        Action::Create(CreateKey::MakePlan) => {
+            w.asked += 1;
+            w.plan = CreatePlanState::Planning(w.asked);
+            w.guards.clear();
+            w.acks.clear();
+            let (asked, request) = (w.asked, w.request());
+            state.create.stage = CreateStage::Plan;
+            return effect(CreateEffect::Plan { asked, request });
+        }
+        Action::Back => {
+            state.create.wizard = None;
+            state.screen = Screen::Fleet;
+            return Vec::new();
+        }
+        Action::OpenHelp | Action::Explain => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        _ => changed = false,
+    }
+    if changed && let Some(w) = state.create.wizard.as_mut() {
+        forget_plan(w);
+    }
+    Vec::new()
+}
+
+fn count(w: &mut CreateWizard, more: bool) {
+    let (value, min, max) = match w.field {
+        CreateField::ControlPlanes => (&mut w.controlplanes, 1, MAX_CONTROLPLANES),
+        _ => (&mut w.workers, 0, MAX_WORKERS),
+    };
+    *value = if more {
+        (*value + 1).min(max)
+    } else {
+        value.saturating_sub(1).max(min)
+    };
+}
+
+/// A field changed: the plan, its guards and their acknowledgements no longer hold.
+fn forget_plan(w: &mut CreateWizard) {
+    w.plan = CreatePlanState::None;
+    w.guards.clear();
+    w.acks.clear();
+}
+
+/// `e` (or Left/Right) on a typed field: the input line holds its value.
+fn edit(state: &mut AppState) -> Vec<Effect> {
+    let Some(w) = state.create.wizard.as_ref() else {
+        return Vec::new();
+    };
+    if !w.field.is_text() {
+        state.message = Some(Message::info(format!(
+            "{}: Left/Right change it",
+            w.field.title()
+        )));
+        return Vec::new();
+    }
+    let text = w.text(w.field).to_string();
+    open_input(state, InputKind::CreateField, text);
+    Vec::new()
+}
+
+/// Enter on the input line: the focused field takes the text. A name with a killed run's
+/// journal takes that run's request, so its run resumes.
+pub fn submit_text(state: &mut AppState, text: &str) {
+    let Some(w) = state.create.wizard.as_mut() else {
+        return;
+    };
+    let field = w.field;
+    if let Some(value) = w.text_mut(field) {
+        *value = text.trim().to_string();
+    }
+    forget_plan(w);
+    if field != CreateField::Name {
+        return;
+    }
+    w.resuming = w.unfinished.iter().find(|u| u.cluster == w.name).cloned();
+    if let Some(u) = w.resuming.clone() {
+        w.take_request(&u.request);
+        state.message = Some(Message::info(format!(
+            "{} has a create journal: its request is filled in, and its run resumes",
+            u.cluster
+        )));
+    }
+}
+
+fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(w) = state.create.wizard.as_mut() else {
+        state.screen = Screen::Fleet;
+        return Vec::new();
+    };
+    match action {
+        Action::MoveDown | Action::MoveUp | Action::MoveFirst | Action::MoveLast => {
+            let i = w
+                .selected
+                .and_then(|id| w.guards.iter().position(|g| g.id == id))
+                .unwrap_or(0);
+            if let Some(to) = moved(w.guards.len(), i, &action, 1) {
+                w.selected = w.guards.get(to).map(|g| g.id);
+            }
+        }
+        Action::Explain => {
+            let guard = w.selected_guard().cloned();
+            match guard {
+                Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
+                None => state.overlay = Some(Overlay::Help { scroll: 0 }),
+            }
+        }
+        Action::Create(CreateKey::Start) => match (w.ready_plan(), w.start_refused()) {
+            (Some(plan), None) => return vec![Effect::Gate(plan.action())],
+            (_, why) => {
+                let why = why.unwrap_or_default();
+                state.message = Some(Message::warn(format!("Start refused: {why}")));
+            }
+        },
+        Action::Back => state.create.stage = CreateStage::Form,
+        Action::Acknowledge | Action::OpenHelp | Action::OpenCommandLine => {
+            let cluster = w.name.clone();
+            let needs_ack = w.missing_ack().is_some();
+            return shared_key(state, &action, cluster, needs_ack);
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Enter on the acknowledgement line: kept only when it is the text asked for.
+pub fn acknowledge(state: &mut AppState, text: &str) {
+    let Some(needed) = state
+        .create
+        .wizard
+        .as_ref()
+        .and_then(|w| w.missing_ack().map(String::from))
+    else {
+        return;
+    };
+    if take_ack(state, &needed, text)
+        && let Some(w) = state.create.wizard.as_mut()
+    {
+        w.acks.push(needed);
+    }
+}
+
+fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let Some(p) = state.create.progress.as_mut() else {
+        state.screen = Screen::Fleet;
+        return Vec::new();
+    };
+    match action {
+        Action::Create(key @ (CreateKey::Trust | CreateKey::Distrust)) => {
+            let Some(ask) = p.asking.take() else {
+                state.message = Some(Message::info("no fingerprint waits for an answer"));
+                return Vec::new();
+            };
+            let trust = key == CreateKey::Trust;
+            let answer = if trust { "confirmed" } else { "refused" };
+            p.push_note(format!(
+                "{} ({}): fingerprint {} {answer}",
+                ask.vm, ask.address, ask.fingerprint
+            ));
+            state.message = Some(Message::info(format!(
+                "{}: its maintenance certificate {answer}",
+                ask.vm
+            )));
+            let cluster = p.cluster.clone();
+            return effect(CreateEffect::Answer {
+                cluster,
+                id: ask.id,
+                trust,
+            });
+        }
+        Action::Back => state.screen = Screen::Fleet,
+        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// The dispatcher approved a create: it runs when it is the plan on screen and its guards
+/// still allow it.
+pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    let not_run = |why: &str| {
+        vec![Effect::NotRun {
+            approved: approved.clone(),
+            why: why.to_string(),
+        }]
+    };
+    let Some(w) = state.create.wizard.as_ref() else {
+        return not_run("the wizard was closed before it was confirmed");
+    };
+    let Some(plan) = w
+        .ready_plan()
+        .filter(|p| p.is_approved_by(approved.action()))
+    else {
+        return not_run("the plan changed before it was confirmed");
+    };
+    if let Some(why) = w.start_refused() {
+        return not_run(&format!("refused by its guards: {why}"));
+    }
+    let plan = Box::new(plan.clone());
+    let resumed = w
+        .resuming
+        .as_ref()
+        .is_some_and(|u| u.cluster == plan.cluster);
+    let mut progress = CreateProgress::new(&plan.cluster, plan.action().describe(), resumed);
+    progress.push_note(format!("creating: {}", plan.action().describe()));
+    if resumed {
+        progress.push_note("resuming the run its journal records".into());
+    }
+    state.create.progress = Some(progress);
+    state.create.wizard = None;
+    state.create.stage = CreateStage::Progress;
+    state.screen = Screen::Create;
+    effect(CreateEffect::Start { approved, plan })
+}
+
+/// Folds a create task's report; a create that ended with its contexts written has discovery
+/// run again, so the fleet shows the new cluster at once.
+pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
+    match update {
+        CreateUpdate::Unfinished { found, errors } => {
+            if let Some(e) = errors.first() {
+                state.message = Some(Message::error(e.clone()));
+            }
+            let Some(w) = state.create.wizard.as_mut() else {
+                return Vec::new();
+            };
+            w.unfinished = found;
+            if w.name.is_empty()
+                && let Some(u) = w.unfinished.first().cloned()
+            {
+                w.take_request(&u.request);
+                state.message = Some(Message::warn(format!(
+                    "a create of {} was stopped; Enter plans it again and its run resumes",
+                    u.cluster
+                )));
+                w.resuming = Some(u);
+            }
+        }
+        CreateUpdate::Planned { asked, result } => {
+            let Some(w) = state.create.wizard.as_mut().filter(|w| w.asked == asked) else {
+                return Vec::new();
+            };
+            match result {
+                Ok((plan, guards)) => {
+                    w.plan = CreatePlanState::Ready(plan);
+                    set_guards(&mut w.guards, &mut w.selected, guards);
+                }
+                Err(e) => w.plan = CreatePlanState::Failed(e),
+            }
+        }
+        CreateUpdate::Run { cluster, event, at } => {
+            let succeeded =
+                matches!(&event, LifecycleEvent::Finished { summary } if summary.succeeded());
+            if let Some(p) = state
+                .create
+                .progress
+                .as_mut()
+                .filter(|p| p.cluster == cluster)
+            {
+                p.fold(event, at);
+            }
+            if succeeded {
+                state.message = Some(Message::info(format!(
+                    "{cluster} is up; its contexts are written (reloading the fleet)"
+                )));
+                return vec![Effect::ReloadDiscovery];
+            }
+        }
+        CreateUpdate::Fingerprint { cluster, ask } => {
+            if let Some(p) = state
+                .create
+                .progress
+                .as_mut()
+                .filter(|p| p.cluster == cluster)
+            {
+                state.message = Some(Message::warn(format!(
+                    "{}: is {} its maintenance certificate? y confirms, n refuses",
+                    ask.vm, ask.fingerprint
+                )));
+                p.asking = Some(ask);
+            }
+        }
+        CreateUpdate::Ended {
+            cluster, result, ..
+        } => {
+            if let Some(p) = state
+                .create
+                .progress
+                .as_mut()
+                .filter(|p| p.cluster == cluster)
+            {
+                p.running = false;
+                p.asking = None;
+                if p.outcome.is_none() {
+                    if let Err(e) = &result {
+                        p.push_note(format!("create {cluster}: stopped: {e}"));
+                    }
+                    p.outcome = Some(result);
+                }
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// The quit question while a create runs here.
+pub fn quit_question(state: &AppState) -> Option<String> {
+    state.create.running().then(|| {
+        "a create is running; its journal resumes it (n, Enter) next time; quit? y/N".to_string()
+    })
+}
+
+/// Whether a report on `MutatingAction` is a create's.
+pub fn is_create(action: &MutatingAction) -> bool {
+    matches!(action, MutatingAction::CreateCluster { .. })
+}
+
+#[cfg(test)]
+#[path = "update_create_tests.rs"]
+mod tests;

@@ -1,0 +1,335 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use super::*;
+use crate::app::AppEvent;
+use crate::app::create::FingerprintAsk;
+use crate::app::state::Level;
+use crate::app::test_fixtures::{console_of, discovered};
+use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::cluster_lifecycle::guards::tests::plan;
+use crate::cluster_lifecycle::{
+    CreateFacts, CreatePhase, CreatePlan, EndpointChoice, PhaseState, RunSummary, UnfinishedCreate,
+    context_names, create_guards,
+};
+use crate::config::Config;
+
+const CONFIG: &str = "
+providers:
+  one:
+    kind: opennebula
+    endpoint: http://127.0.0.1:2633/RPC2
+  flow:
+    kind: oneflow
+    endpoint: http://127.0.0.1:2474
+";
+
+fn key(state: &mut AppState, k: CreateKey) -> Vec<Effect> {
+    super::super::update::update(state, Action::Create(k))
+}
+
+fn act(state: &mut AppState, a: Action) -> Vec<Effect> {
+    super::super::update::update(state, a)
+}
+
+fn event(state: &mut AppState, u: CreateUpdate) -> Vec<Effect> {
+    act(state, Action::Event(AppEvent::Create(Box::new(u))))
+}
+
+/// The fleet with one cluster, `healthy`, and the wizard opened with `n`.
+fn wizard() -> AppState {
+    let mut s = console_of(vec![discovered("healthy")]);
+    s.provision.config =
+        Arc::new(Config::parse(Path::new("/t/taloscope.yaml"), CONFIG).expect("config"));
+    let effects = key(&mut s, CreateKey::Open);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::ReadUnfinished)),
+        "{effects:?}"
+    );
+    assert_eq!(s.screen, Screen::Create);
+    s
+}
+
+fn type_field(s: &mut AppState, field: CreateField, text: &str) {
+    s.create.wizard.as_mut().unwrap().field = field;
+    key(s, CreateKey::Edit);
+    assert_eq!(
+        s.input.as_ref().map(|l| l.kind),
+        Some(InputKind::CreateField)
+    );
+    s.input.as_mut().unwrap().text = text.into();
+    act(s, Action::Submit);
+}
+
+/// The plan of `cps` control planes named lab, with the guards the CLI evaluates over the
+/// console's clusters.
+fn planned(s: &mut AppState, cps: usize) -> CreatePlan {
+    let effects = key(s, CreateKey::MakePlan);
+    let [Effect::Create(e)] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let CreateEffect::Plan { asked, .. } = **e else {
+        panic!("{e:?}");
+    };
+    let p = plan(
+        cps,
+        Delivery::Maintenance,
+        EndpointChoice::FirstControlPlane,
+    );
+    let (talos, kube) = context_names(&s.clusters);
+    let guards = create_guards(&CreateFacts {
+        plan: &p,
+        talos_contexts: &talos,
+        kube_contexts: &kube,
+    });
+    let result = Ok((Box::new(p.clone()), guards));
+    event(s, CreateUpdate::Planned { asked, result });
+    p
+}
+
+fn approve(action: MutatingAction, name: &str) -> ApprovedAction {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!("expected a confirmation");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed(name.into())) else {
+        panic!("the typed name matched");
+    };
+    approved
+}
+
+#[test]
+fn the_wizard_starts_from_the_cli_defaults_and_its_fields_make_the_cli_request() {
+    let mut s = wizard();
+    let w = s.create.wizard.as_ref().unwrap();
+    assert_eq!((w.controlplanes, w.workers), (3, 2));
+    assert_eq!(w.provider(), Some("flow"));
+    assert_eq!(
+        w.talos,
+        crate::cluster_lifecycle::offered_talos_releases()[0]
+    );
+    assert_eq!(w.request().kubernetes, None, "the CLI's default Kubernetes");
+    type_field(&mut s, CreateField::Name, " lab ");
+    type_field(
+        &mut s,
+        CreateField::Patches,
+        "all.yaml, cp:cp.yaml, worker:w.yaml",
+    );
+    type_field(&mut s, CreateField::Endpoint, "10.0.0.5");
+    let w = s.create.wizard.as_mut().unwrap();
+    w.field = CreateField::Provider;
+    key(&mut s, CreateKey::NextValue);
+    let w = s.create.wizard.as_mut().unwrap();
+    w.field = CreateField::Delivery;
+    key(&mut s, CreateKey::NextValue);
+    let w = s.create.wizard.as_mut().unwrap();
+    w.field = CreateField::ControlPlanes;
+    for _ in 0..20 {
+        key(&mut s, CreateKey::More);
+    }
+    let w = s.create.wizard.as_mut().unwrap();
+    w.field = CreateField::Workers;
+    for _ in 0..5 {
+        key(&mut s, CreateKey::Less);
+    }
+    let r = s.create.wizard.as_ref().unwrap().request();
+    assert_eq!(r.cluster, "lab");
+    assert_eq!(r.provider, "one");
+    assert_eq!((r.controlplanes, r.workers), (MAX_CONTROLPLANES, 0));
+    assert_eq!(r.delivery, Delivery::UserData);
+    assert_eq!(r.endpoint.as_deref(), Some("10.0.0.5"));
+    assert_eq!(r.patches.all, [Path::new("all.yaml")]);
+    assert_eq!(r.patches.controlplane, [Path::new("cp.yaml")]);
+    assert_eq!(r.patches.worker, [Path::new("w.yaml")]);
+    assert_eq!(
+        crate::app::create::patch_files(&crate::app::create::patch_text(&r.patches)),
+        r.patches
+    );
+}
+
+#[test]
+fn an_unfinished_create_fills_the_wizard_so_its_run_resumes() {
+    let mut s = wizard();
+    let old = plan(
+        3,
+        Delivery::UserData,
+        EndpointChoice::Given("10.0.0.9".into()),
+    );
+    let u = UnfinishedCreate {
+        cluster: "lab".into(),
+        reached: Some(CreatePhase::Booted),
+        request: crate::cluster_lifecycle::CreateRequest::from_plan(&old),
+    };
+    event(
+        &mut s,
+        CreateUpdate::Unfinished {
+            found: vec![u.clone()],
+            errors: vec![],
+        },
+    );
+    let w = s.create.wizard.as_ref().unwrap();
+    assert_eq!(w.name, "lab");
+    assert_eq!(w.delivery, Delivery::UserData);
+    assert_eq!(w.endpoint, "10.0.0.9");
+    assert_eq!(w.resuming.as_ref(), Some(&u));
+    assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Warn));
+    // Another name starts afresh; typing the stopped one's name takes its request again.
+    type_field(&mut s, CreateField::Name, "other");
+    assert_eq!(s.create.wizard.as_ref().unwrap().resuming, None);
+    s.create.wizard.as_mut().unwrap().delivery = Delivery::Maintenance;
+    type_field(&mut s, CreateField::Name, "lab");
+    let w = s.create.wizard.as_ref().unwrap();
+    assert_eq!(
+        (w.resuming.as_ref(), w.delivery),
+        (Some(&u), Delivery::UserData)
+    );
+}
+
+#[test]
+fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher() {
+    let mut s = wizard();
+    type_field(&mut s, CreateField::Name, "lab");
+    let p = planned(&mut s, 2);
+    assert_eq!(s.create.stage, CreateStage::Plan);
+    let w = s.create.wizard.as_ref().unwrap();
+    assert_eq!(
+        w.guards[0].verdict,
+        crate::guards::Verdict::Warn,
+        "worst first"
+    );
+    assert!(key(&mut s, CreateKey::Start).is_empty());
+    let refused = s.message.clone().unwrap();
+    assert!(refused.text.contains("acknowledgement"), "{refused:?}");
+    act(&mut s, Action::Explain);
+    assert!(matches!(&s.overlay, Some(Overlay::Explain { text, .. }) if text.contains("warn")));
+    act(&mut s, Action::Back);
+    act(&mut s, Action::Acknowledge);
+    assert_eq!(
+        s.input.as_ref().map(|l| l.kind),
+        Some(InputKind::Acknowledge)
+    );
+    s.input.as_mut().unwrap().text = crate::provision::guards::EVEN_MEMBERS_ACK.into();
+    act(&mut s, Action::Submit);
+    let effects = key(&mut s, CreateKey::Start);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Gate(a)] if *a == p.action()),
+        "{effects:?}"
+    );
+    // A field changed after the plan: the plan and its acknowledgement are gone.
+    act(&mut s, Action::Back);
+    s.create.wizard.as_mut().unwrap().field = CreateField::ControlPlanes;
+    key(&mut s, CreateKey::More);
+    assert!(s.create.wizard.as_ref().unwrap().acks.is_empty());
+    assert_eq!(
+        s.create.wizard.as_ref().unwrap().plan,
+        CreatePlanState::None
+    );
+}
+
+#[test]
+fn a_failing_name_guard_refuses_start() {
+    let mut s = console_of(vec![discovered("lab")]);
+    s.provision.config =
+        Arc::new(Config::parse(Path::new("/t/taloscope.yaml"), CONFIG).expect("config"));
+    key(&mut s, CreateKey::Open);
+    planned(&mut s, 3);
+    assert!(key(&mut s, CreateKey::Start).is_empty());
+    assert!(s.message.unwrap().text.contains("name free"));
+}
+
+#[test]
+fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
+    let mut s = wizard();
+    let p = planned(&mut s, 3);
+    let stale = approve(
+        MutatingAction::CreateCluster {
+            cluster: "lab".into(),
+            provider: "one".into(),
+            controlplanes: 5,
+            workers: 2,
+            talos: "v1.11.3".into(),
+        },
+        "lab",
+    );
+    let effects = act(&mut s, Action::Approved(stale));
+    assert!(
+        matches!(effects.as_slice(), [Effect::NotRun { .. }]),
+        "{effects:?}"
+    );
+    let effects = act(&mut s, Action::Approved(approve(p.action(), "lab")));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::Start { .. })),
+        "{effects:?}"
+    );
+    assert_eq!(s.create.stage, CreateStage::Progress);
+    assert!(s.create.running());
+    let run = |event, at| CreateUpdate::Run {
+        cluster: "lab".into(),
+        event,
+        at,
+    };
+    let phase = |phase, state| LifecycleEvent::Phase { phase, state };
+    event(
+        &mut s,
+        run(
+            phase(CreatePhase::Vms, PhaseState::Waiting("asking".into())),
+            100,
+        ),
+    );
+    event(
+        &mut s,
+        run(
+            phase(CreatePhase::Vms, PhaseState::Done("VM ids 1, 2".into())),
+            107,
+        ),
+    );
+    let row = &s.create.progress.as_ref().unwrap().phases[0];
+    assert_eq!((row.started, row.ended), (Some(100), Some(107)));
+    // A fingerprint question: y confirms it to the run.
+    let ask = FingerprintAsk {
+        id: 1,
+        vm: "lab-controlplane-1".into(),
+        address: "127.0.0.1".into(),
+        fingerprint: "ab:cd".into(),
+    };
+    event(
+        &mut s,
+        CreateUpdate::Fingerprint {
+            cluster: "lab".into(),
+            ask,
+        },
+    );
+    let effects = key(&mut s, CreateKey::Trust);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::Answer { id: 1, trust: true, .. })),
+        "{effects:?}"
+    );
+    assert!(key(&mut s, CreateKey::Trust).is_empty(), "answered once");
+    let summary = RunSummary {
+        cluster: "lab".into(),
+        what: "create".into(),
+        reached: Some(CreatePhase::ContextsWritten),
+        error: None,
+    };
+    let effects = event(&mut s, run(LifecycleEvent::Finished { summary }, 200));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
+        "{effects:?}"
+    );
+    let p = s.create.progress.as_ref().unwrap();
+    assert_eq!((p.running, p.outcome.clone()), (false, Some(Ok(()))));
+}
+
+#[test]
+fn quitting_while_a_create_runs_asks_first() {
+    let mut s = wizard();
+    s.create.progress = Some(CreateProgress::new("lab", "create".into(), false));
+    assert!(act(&mut s, Action::Quit).is_empty());
+    assert!(
+        s.quit_question
+            .as_deref()
+            .unwrap()
+            .contains("journal resumes")
+    );
+}
