@@ -46,6 +46,7 @@ pub mod upgrade_plan;
 pub mod create;
 mod keymap_create;
 mod update_create;
+mod update_overlay;
 
 pub use action::{
     Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,
