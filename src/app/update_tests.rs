@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::app::state::Level;
-use crate::approval::{AuditLog, Dispatcher, Gate, MutatingAction};
+use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction};
 use crate::discovery::{Cluster, Discovery, KubeContext, PairedBy};
 
 fn cluster(name: &str, kube: Option<&str>) -> Cluster {
