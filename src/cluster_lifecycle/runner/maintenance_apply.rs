@@ -26,6 +26,13 @@ impl<S: CreateSteps> CreateRunner<S> {
                         return Ok(Probe::Ready(None));
                     }
                     Ok(match steps.fingerprint(&vm).await {
+                        // Another certificate than the one confirmed: either the VM installed
+                        // its config and is rebooting into the cluster (its Talos answers with
+                        // the cluster's credentials soon), or it is not the machine confirmed.
+                        // Nothing is applied to it; the phase's bound ends the wait.
+                        Ok(f) if vm.fingerprint.as_ref().is_some_and(|c| *c != f) => {
+                            Probe::NotYet(mismatch(&vm, &f))
+                        }
                         Ok(f) => Probe::Ready(Some(f)),
                         Err(e) => Probe::NotYet(format!("{}: maintenance API: {e}", vm.name)),
                     })
@@ -43,13 +50,7 @@ impl<S: CreateSteps> CreateRunner<S> {
         };
         match &vm.fingerprint {
             Some(confirmed) if *confirmed != seen => {
-                if self.steps.talos_answers(vm).await == Ok(true) {
-                    return Ok(());
-                }
-                return Err(format!(
-                    "{} ({address}) now shows certificate fingerprint {seen}, not the {confirmed} confirmed before: not applying the config",
-                    vm.name
-                ));
+                return Err(mismatch(vm, &seen));
             }
             Some(_) => {}
             None => {
@@ -97,4 +98,14 @@ impl<S: CreateSteps> CreateRunner<S> {
             _ => Err(refused()),
         }
     }
+}
+
+/// Why a VM that shows another certificate than the one confirmed gets no config.
+fn mismatch(vm: &CreatedVm, seen: &str) -> String {
+    format!(
+        "{} ({}) now shows certificate fingerprint {seen}, not the {} confirmed before: not applying the config",
+        vm.name,
+        vm.ip.as_deref().unwrap_or_default(),
+        vm.fingerprint.as_deref().unwrap_or_default()
+    )
 }
