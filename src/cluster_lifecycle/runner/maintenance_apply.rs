@@ -4,7 +4,7 @@
 use tokio::sync::oneshot;
 
 use super::super::journal::CreatedVm;
-use super::super::progress::CreatePhase;
+use super::super::progress::{CreatePhase, PhaseState};
 use super::super::steps::CreateSteps;
 use super::{CreateRunner, FingerprintPolicy, FingerprintQuestion, Probe};
 
@@ -92,6 +92,9 @@ impl<S: CreateSteps> CreateRunner<S> {
             answer: tx,
         };
         let refused = || format!("the fingerprint of {} was not confirmed", vm.name);
+        let waiting = format!("{}: its certificate fingerprint to confirm", vm.name);
+        self.phase_state(CreatePhase::Configured, PhaseState::Waiting(waiting))
+            .await;
         ask.send(question).await.map_err(|_| refused())?;
         match rx.await {
             Ok(true) => Ok(()),
