@@ -143,17 +143,12 @@ pub const PROVISION_KIND: &str = "provision";
 
 /// Every annotation of a lease taken to provision `vm_count` new `role` nodes.
 pub fn provision_annotations(role: &str, vm_count: usize) -> BTreeMap<String, String> {
-    let mut map = BTreeMap::from([
-        (KIND.to_string(), PROVISION_KIND.to_string()),
-        (TARGET.to_string(), format!("{vm_count} new {role} node(s)")),
-        (NODE_COUNT.to_string(), vm_count.to_string()),
-    ]);
-    for (key, value) in LeaseProgress::starting(vm_count).changes() {
-        if let Some(value) = value {
-            map.insert(key, value);
-        }
-    }
-    map
+    change_annotations(
+        PROVISION_KIND,
+        &format!("{vm_count} new {role} node(s)"),
+        vm_count,
+        &LeaseProgress::starting(vm_count),
+    )
 }
 
 /// Whether a lease's annotations say it was taken to provision nodes.

@@ -219,7 +219,7 @@ impl CapiAccess {
         let secret = format!("{}-talosconfig", self.owner.name);
         let text = self
             .client
-            .capi_secret_text(&self.owner.namespace, &secret, "talosconfig")
+            .capi_talosconfig(&self.owner.namespace, &self.owner.name)
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| {
