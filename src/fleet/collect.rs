@@ -276,7 +276,8 @@ pub fn etcd_report(
 }
 
 /// Reads the member list and alarms from the first control plane that answers,
-/// and asks members that were not probed (not in the context's nodes) directly.
+/// and asks members without a status directly: those not probed (not in the context's nodes)
+/// and those whose node answered its probe before its etcd member joined.
 pub async fn collect_etcd(client: &TalosClient, probes: &[NodeProbe]) -> EtcdReport {
     let answering: Vec<&NodeProbe> = probes.iter().filter(|p| p.etcd.is_some()).collect();
     let mut statuses: HashMap<u64, EtcdMemberStatus> = HashMap::new();
@@ -300,13 +301,19 @@ pub async fn collect_etcd(client: &TalosClient, probes: &[NodeProbe]) -> EtcdRep
         }
     }
     if let Some(list) = &members {
-        let probed: Vec<&str> = probes.iter().map(|p| p.status.address.as_str()).collect();
+        // A node that did not answer its probe is not asked twice; one that answered before
+        // its etcd joined (a new control plane) is asked again, as is any member not probed.
+        let unanswered: Vec<&str> = probes
+            .iter()
+            .filter(|p| !p.answered)
+            .map(|p| p.status.address.as_str())
+            .collect();
         let unprobed: Vec<String> = list
             .iter()
             .filter(|m| !statuses.contains_key(&m.id))
             .filter_map(|m| m.client_urls.first())
             .map(|url| host_of(url.rsplit("//").next().unwrap_or(url)).to_string())
-            .filter(|host| !host.is_empty() && !probed.contains(&host.as_str()))
+            .filter(|host| !host.is_empty() && !unanswered.contains(&host.as_str()))
             .collect();
         let concurrency = client.options().concurrency;
         for (_, status) in fan_out(&unprobed, concurrency, |n| async move {
