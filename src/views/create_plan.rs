@@ -10,6 +10,7 @@ use super::plan::{render_guards, verdict_line};
 use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::create::{CreatePlanState, CreateWizard};
+use crate::app::help::wrap_words;
 use crate::app::state::AppState;
 use crate::tui::Role;
 
@@ -24,7 +25,8 @@ impl<'a> CreatePlanView<'a> {
     }
 
     /// The plan's lines, or what stands in for them with the last line.
-    fn plan(&self, w: &CreateWizard) -> (Vec<Line<'static>>, Option<(String, Role)>) {
+    /// Plan rows are wrapped to `width` with each continuation under its value.
+    fn plan(&self, w: &CreateWizard, width: usize) -> (Vec<Line<'static>>, Option<(String, Role)>) {
         let s = &self.look.styles;
         let one = |text: String, role: Role| vec![Line::from(Span::styled(text, s.get(role)))];
         match &w.plan {
@@ -49,7 +51,8 @@ impl<'a> CreatePlanView<'a> {
             CreatePlanState::Ready(plan) => (
                 plan.table()
                     .lines()
-                    .map(|l| Line::from(Span::styled(l.to_string(), s.get(Role::Text))))
+                    .flat_map(|l| under_its_key(l, width))
+                    .map(|l| Line::from(Span::styled(l, s.get(Role::Text))))
                     .collect(),
                 None,
             ),
@@ -66,9 +69,9 @@ impl Widget for &CreatePlanView<'_> {
                 .render(area, buf);
             return;
         };
-        let (lines, last) = self.plan(w);
+        let (lines, last) = self.plan(w, usize::from(area.width.saturating_sub(4)));
         let guard_rows = if last.is_none() {
-            w.guards.len().max(1) as u16 + 3
+            guards_height(w.guards.len(), lines.len(), area.height)
         } else {
             0
         };
@@ -117,5 +120,64 @@ impl Widget for &CreatePlanView<'_> {
             }
         };
         Paragraph::new(last_line).block(pad).render(last_area, buf);
+    }
+}
+
+/// Column where a plan row's value starts (`VMS        a, b`).
+const VALUE_COLUMN: usize = 11;
+
+/// One plan row in lines of at most `width` cells, continuations indented to the value.
+fn under_its_key(row: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let keyed = row.len() > VALUE_COLUMN
+        && row.is_char_boundary(VALUE_COLUMN)
+        && row[..VALUE_COLUMN].ends_with(' ')
+        && !row[VALUE_COLUMN..].starts_with(' ');
+    if row.width() <= width || !keyed || width <= VALUE_COLUMN + 8 {
+        return vec![row.to_string()];
+    }
+    let (key, value) = row.split_at(VALUE_COLUMN);
+    let indent = " ".repeat(VALUE_COLUMN);
+    wrap_words(value, width - VALUE_COLUMN)
+        .into_iter()
+        .enumerate()
+        .map(|(i, part)| format!("{}{part}", if i == 0 { key } else { &indent }))
+        .collect()
+}
+
+/// The guards pane's rows: all guards when the plan fits beside them, else fewer (at
+/// least three guard rows; the pane keeps the selected one in view) so every plan line shows.
+fn guards_height(guards: usize, plan_lines: usize, height: u16) -> u16 {
+    let full = guards.max(1) as u16 + 3;
+    let plan_pane = plan_lines as u16 + 2;
+    let room = height.saturating_sub(2);
+    if plan_pane + full <= room {
+        full
+    } else {
+        room.saturating_sub(plan_pane).clamp(full.min(6), full)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_row_continues_under_its_value() {
+        let row = "VMS        lab-controlplane-1, lab-controlplane-2, lab-worker-1, lab-worker-2";
+        let lines = under_its_key(row, 60);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with("VMS        lab-controlplane-1,"));
+        assert!(lines[1].starts_with("           lab-"), "{lines:?}");
+        assert!(lines.iter().all(|l| l.len() <= 60), "{lines:?}");
+        assert_eq!(under_its_key("short", 60), vec!["short".to_string()]);
+    }
+
+    #[test]
+    fn guards_give_way_to_the_plan_down_to_three_rows() {
+        assert_eq!(guards_height(5, 6, 40), 8);
+        assert_eq!(guards_height(5, 10, 20), 6);
+        assert_eq!(guards_height(5, 30, 20), 6);
+        assert_eq!(guards_height(2, 30, 20), 5);
     }
 }
