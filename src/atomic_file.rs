@@ -18,8 +18,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
     tmp.write_all(bytes)?;
+    persist_synced(tmp, path)
+}
+
+/// Syncs a complete temporary file, renames it over `path` (same directory), then syncs the
+/// directory: the one ending of every whole-or-nothing write, also of streamed ones.
+pub fn persist_synced(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     // The rename is an entry in the directory: synced too, or a crash may forget it.
     std::fs::File::open(dir)?.sync_all()
 }

@@ -78,8 +78,7 @@ pub async fn write_snapshot(
             });
         }
     };
-    temp.as_file().sync_all().map_err(io)?;
-    temp.persist(out).map_err(|e| io(e.error))?;
+    crate::atomic_file::persist_synced(temp, out).map_err(io)?;
     Ok(SnapshotReport {
         path: out.to_path_buf(),
         size,
