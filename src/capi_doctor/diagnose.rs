@@ -284,7 +284,10 @@ pub fn recovery_steps(node: &str) -> String {
 
 /// How the only member shows that it stopped: its errors, Talos saying the service does not
 /// run, or no etcd answer at all; `None` while it answers healthy.
-fn stopped_evidence(node: &NodeStatus, member: Option<&EtcdMemberReport>) -> Option<String> {
+pub(super) fn stopped_evidence(
+    node: &NodeStatus,
+    member: Option<&EtcdMemberReport>,
+) -> Option<String> {
     if let Some(m) = member {
         return (!m.healthy).then(|| format!("reports errors ({})", errors_text(m)));
     }

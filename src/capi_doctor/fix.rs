@@ -4,7 +4,7 @@
 //! reboot plan, checked to be that node, answering, with no rollout holding the cluster. Pure.
 use serde::Serialize;
 
-use super::diagnose::{Finding, Fix, diagnose};
+use super::diagnose::{Finding, Fix, diagnose, stopped_evidence};
 use crate::approval::MutatingAction;
 use crate::capi::{ClusterTree, MachineRole};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards, quorum_without};
@@ -206,31 +206,36 @@ fn stuck_machine(d: &MachineDeletion, tree: &ClusterTree, status: &ClusterStatus
 fn stopped_member(p: &NodeActionPlan, tree: &ClusterTree, status: &ClusterStatus) -> Guard {
     let id = GuardId::EtcdStopped;
     let node = &p.node;
+    let Some(answering) = status.node(node).filter(|n| n.error.is_none()) else {
+        return Guard::fail(
+            id,
+            format!("{node} does not answer the Talos API: a reboot cannot be asked"),
+        );
+    };
     let still = diagnose(tree, status)
-        .into_iter()
-        .find(|f| matches!(&f.fix, Some(Fix::RebootNode { node: n, .. }) if n == node));
-    let Some(finding) = still else {
+        .iter()
+        .any(|f| matches!(&f.fix, Some(Fix::RebootNode { node: n, .. }) if n == node));
+    if !still {
         return Guard::fail(
             id,
             format!("etcd on {node} is no longer a stopped single member: nothing to reboot"),
         );
-    };
-    let answering = status.node(node).filter(|n| n.error.is_none());
-    match answering.and_then(|n| n.stage) {
-        None => Guard::fail(
-            id,
-            format!("{node} does not answer the Talos API: a reboot cannot be asked"),
-        ),
+    }
+    let member = status
+        .etcd
+        .members
+        .iter()
+        .find(|m| m.hostname.eq_ignore_ascii_case(node));
+    let evidence = stopped_evidence(answering, member).unwrap_or_default();
+    match answering.stage {
         Some(crate::talos::MachineStage::Running) => Guard::pass(
             id,
-            format!(
-                "{node} answers and runs; {}",
-                finding.summary.split_once(": ").map_or("", |(_, why)| why)
-            ),
+            format!("{node} answers and runs; its etcd {evidence}; Talos starts etcd at boot"),
         ),
         Some(stage) => Guard::fail(
             id,
             format!("{node} is in stage {stage}: wait for its sequence to end"),
         ),
+        None => Guard::fail(id, format!("{node}: its stage is unknown")),
     }
 }
