@@ -282,8 +282,9 @@ pub fn recovery_steps(node: &str) -> String {
     )
 }
 
-/// How the only member shows that it stopped: its errors, Talos saying the service does not
-/// run, or no etcd answer at all; `None` while it answers healthy.
+/// How the only member shows that it stopped: its errors, or (when etcd answers nothing) Talos
+/// saying the service does not run; `None` while it answers healthy, or while etcd is merely
+/// not read yet (no answer is no evidence).
 pub(super) fn stopped_evidence(
     node: &NodeStatus,
     member: Option<&EtcdMemberReport>,
@@ -291,15 +292,12 @@ pub(super) fn stopped_evidence(
     if let Some(m) = member {
         return (!m.healthy).then(|| format!("reports errors ({})", errors_text(m)));
     }
-    let not_running = node
-        .unmet_conditions
+    node.unmet_conditions
         .iter()
-        .any(|c| c.reason.contains(ETCD_NOT_RUNNING));
-    Some(if not_running {
-        format!("service is not running (Talos: \"{ETCD_NOT_RUNNING}\"); etcd answers no call")
-    } else {
-        "answers no call (EtcdStatus and EtcdMemberList fail)".to_string()
-    })
+        .any(|c| c.reason.contains(ETCD_NOT_RUNNING))
+        .then(|| {
+            format!("service is not running (Talos: \"{ETCD_NOT_RUNNING}\"); etcd answers no call")
+        })
 }
 
 /// One control plane whose etcd stopped while its node answers the Talos API: etcd has no

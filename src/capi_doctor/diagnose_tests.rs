@@ -208,6 +208,12 @@ fn rebooting_the_stopped_member_is_refused_for_a_reader_a_rollout_or_a_busy_node
     assert_eq!(g.verdict, Verdict::Fail);
     assert!(g.reason.contains("stage"), "{}", g.reason);
 
+    // etcd not read yet, Talos not saying it stopped: no answer is no evidence.
+    let mut unread = status.clone();
+    let cp = unread.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
+    cp.unmet_conditions.clear();
+    assert_eq!(diagnose(&tree, &unread), vec![]);
+
     // Not answering: no finding (the node, not etcd, is what is down), and nothing to reboot.
     let cp = status.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
     cp.error = Some("connection refused".into());
