@@ -1,8 +1,8 @@
 //! `taloscope capi doctor` against the sim's stuck CAPI scenarios at a fast time scale: each
 //! injected stuck state found with its explanation, its fix refused without the typed name or
 //! in read-only mode, applied through the dispatcher (audited) and followed until it clears
-//! (the rollout completes, the member is gone); the stopped single member explained, not
-//! automated, and found healthy once recovered; the healthy scenario with no findings.
+//! (the rollout completes, the member is gone); the stopped single member's node rebooted
+//! (confirmed by the node's name) until etcd leads again; the healthy scenario with none.
 mod upgrade_common;
 
 use std::time::Duration;
@@ -207,33 +207,97 @@ async fn an_orphaned_member_is_removed_and_etcd_is_healthy_again() {
     assert!(audit(&fx).contains("remove etcd member"), "{}", audit(&fx));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stopped_single_member_is_explained_and_healthy_once_recovered() {
-    let fx = start(builtin("capi-etcd-stopped")).await;
-    let findings = findings_until(&fx, WORK, Some("etcd-stopped")).await;
+/// The stopped single member's finding, its id and the node its fix reboots.
+async fn stopped_member(fx: &Fixture) -> (String, String) {
+    let findings = findings_until(fx, WORK, Some("etcd-stopped")).await;
     let finding = &findings[0];
-    assert!(finding["fix"].is_null(), "{finding}");
+    assert_eq!(finding["fix"]["fix"], "reboot-node", "{finding}");
+    let explanation = finding["explanation"].as_str().unwrap();
     assert!(
-        finding["explanation"]
-            .as_str()
-            .unwrap()
-            .contains("--recover-from"),
+        explanation.contains("starts etcd at every boot") && explanation.contains("--recover-from"),
         "{finding}"
     );
-    let id = finding["id"].as_str().unwrap();
-    let (code, _, stderr) = fix(&fx, WORK, id, &["--yes", "--confirm", WORK]).await;
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("no fix is safe to automate"), "{stderr}");
-    assert!(audit(&fx).is_empty(), "nothing was asked of the dispatcher");
+    (
+        finding["id"].as_str().unwrap().to_string(),
+        finding["fix"]["node"].as_str().unwrap().to_string(),
+    )
+}
 
-    // The operator's recovery brings the member back: the doctor finds the cluster healthy.
-    let node = finding["subject"].as_str().unwrap();
-    let cluster = fx
-        .sim
-        .state()
+/// The sim's node: its boot count and whether its etcd service is stopped.
+fn node_state(fx: &Fixture, node: &str) -> (u64, bool) {
+    let state = fx.sim.state();
+    let status = state
         .cluster(WORK)
-        .cloned()
-        .expect("workload cluster");
-    cluster.set_etcd_unhealthy(node, false).expect("node");
+        .and_then(|c| c.node(node))
+        .expect("workload node")
+        .status();
+    (status.boot, status.etcd_stopped)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_single_member_is_rebooted_and_etcd_leads_again() {
+    let fx = start(builtin("capi-etcd-stopped")).await;
+    let (id, node) = stopped_member(&fx).await;
+    let (code, plan, stderr) = fix(&fx, WORK, &id, &["--plan", "--output", "json"]).await;
+    assert_eq!(code, Some(0), "{plan}\n{stderr}");
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(plan["plan"]["kind"], "reboot-node", "{plan}");
+    for guard in ["node_action_role", "no_other_rollout", "etcd_stopped"] {
+        assert_eq!(plan_guard(&plan, guard)["verdict"], "pass", "{plan}");
+    }
+
+    let apply = [
+        "--yes",
+        "--confirm",
+        &node,
+        "--wait",
+        "90",
+        "--poll-ms",
+        "100",
+    ];
+    let (code, stdout, stderr) = fix(&fx, WORK, &id, &apply).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("back, running and ready"), "{stdout}");
+    assert!(stdout.contains("cleared"), "{stdout}");
+    let (boot, stopped) = node_state(&fx, &node);
+    assert!(boot >= 2 && !stopped, "rebooted, etcd running");
     findings_until(&fx, WORK, None).await;
+    let status = fx.status(WORK).await;
+    assert_eq!(status.etcd.members.len(), 1, "{:?}", status.etcd);
+    assert!(status.etcd.members[0].healthy, "{:?}", status.etcd);
+    assert_eq!(
+        status.etcd.leader().map(|m| m.hostname.as_str()),
+        Some(node.as_str())
+    );
+    let audit = audit(&fx);
+    assert!(
+        audit.contains(&format!("reboot node {node}")) && audit.contains("outcome=\"succeeded\""),
+        "{audit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rebooting_the_stopped_member_is_refused_unconfirmed_or_read_only_and_changes_nothing() {
+    let fx = start(builtin("capi-etcd-stopped")).await;
+    let (id, node) = stopped_member(&fx).await;
+    let before = node_state(&fx, &node);
+    assert!(before.1, "etcd stopped");
+    // The cluster's name is not the node's: a reboot is confirmed by the node it reboots.
+    let (code, _, stderr) = fix(&fx, WORK, &id, &["--yes", "--confirm", WORK]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("node name"), "{stderr}");
+    let (code, _, stderr) = fix(&fx, WORK, &id, &["--yes", "--confirm", &node, "--readonly"]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("read-only"), "{stderr}");
+    assert_eq!(
+        node_state(&fx, &node),
+        before,
+        "not rebooted, etcd still stopped"
+    );
+    findings_until(&fx, WORK, Some("etcd-stopped")).await;
+    let audit = audit(&fx);
+    assert!(
+        audit.contains("refused: read-only") && !audit.contains("succeeded"),
+        "{audit}"
+    );
 }

@@ -2,7 +2,8 @@
 //! tests/fixtures/capi, read as v1beta1 and as v1beta2: both draw the same tree. Snapshots at
 //! 80x24 and 200x50 in default, NO_COLOR and ASCII modes; Enter shows every condition; `C`
 //! opens it from the cluster panes; the doctor's finding (cp2-down's member under a rollout)
-//! shown under the tree, and `f` opening its fix's plan and guards.
+//! shown under the tree, and `f` opening its fix's plan and guards; a single control plane
+//! whose etcd stopped, and `f` opening the plan of its node's reboot.
 mod view_support;
 
 use std::time::Instant;
@@ -10,8 +11,9 @@ use std::time::Instant;
 use taloscope::app::state::{AppState, Screen};
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::capi::{CapiOwner, CapiView, Management};
-use taloscope::fleet::FleetEvent;
+use taloscope::fleet::{EtcdReport, FleetEvent};
 use taloscope::kube::{CapiObjects, CapiVersion};
+use taloscope::talos::UnmetCondition;
 use view_support::scenarios;
 use view_support::{all_renders, text_at};
 
@@ -19,6 +21,11 @@ use view_support::{all_renders, text_at};
 const NOW: u64 = 1_796_126_400;
 
 fn objects(version: CapiVersion) -> CapiObjects {
+    objects_keeping(version, |_| true)
+}
+
+/// The fixture's objects with only the Machines `keep` keeps.
+fn objects_keeping(version: CapiVersion, keep: impl Fn(&serde_json::Value) -> bool) -> CapiObjects {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/capi")
         .join(version.as_str());
@@ -38,7 +45,14 @@ fn objects(version: CapiVersion) -> CapiObjects {
             .replace("\"name\": \"cp-a\"", "\"name\": \"cp-1\"")
             .replace("\"name\": \"cp-b\"", "\"name\": \"cp-2\"")
             .replace("\"name\": \"cp-c\"", "\"name\": \"cp-3\"");
-        (r, text)
+        if r != "machines" {
+            return (r, text);
+        }
+        let mut list: serde_json::Value = serde_json::from_str(&text).expect("machines fixture");
+        if let Some(items) = list["items"].as_array_mut() {
+            items.retain(&keep);
+        }
+        (r, list.to_string())
     })
     .collect();
     let lists: Vec<(&str, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
@@ -52,6 +66,11 @@ fn owned(version: CapiVersion) -> AppState {
 
 /// The view scenario `scenario`, owned by the fixture's `clusters/workload` of `mgmt`.
 fn owned_scenario(scenario: &str, version: CapiVersion) -> AppState {
+    owned_by(scenario, objects(version))
+}
+
+/// The view scenario `scenario`, owned by `clusters/workload` of `mgmt` made of `objects`.
+fn owned_by(scenario: &str, objects: CapiObjects) -> AppState {
     let mut s = scenarios::state(&[scenario]);
     let cluster = s.clusters[0].name.clone();
     let mut view = CapiView::default();
@@ -65,7 +84,7 @@ fn owned_scenario(scenario: &str, version: CapiVersion) -> AppState {
     );
     view.managements.push(Management {
         context: "mgmt".into(),
-        objects: objects(version),
+        objects,
         workloads: Vec::new(),
     });
     let capi = FleetEvent::Capi {
@@ -193,5 +212,62 @@ fn capi_doctor_fix_plan() {
         "{text}"
     );
     assert!(text.contains("machine is the stuck one"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+/// single-cp owned by a tree of one control-plane Machine (workload-cp-a, node cp-1) whose
+/// etcd service stopped: etcd answers nothing, Talos says "etcd not running".
+fn stopped_screen() -> AppState {
+    let objects = objects_keeping(CapiVersion::V1beta2, |m| {
+        m["metadata"]["name"] == "workload-cp-a"
+            || m["metadata"]["labels"]
+                .get("cluster.x-k8s.io/control-plane")
+                .is_none()
+    });
+    let mut s = owned_by("single-cp", objects);
+    let cluster = s.clusters[0].name.clone();
+    let mut node = s
+        .fleet
+        .cluster(&cluster)
+        .and_then(|l| l.status.node("cp-1").cloned())
+        .expect("cp-1");
+    node.ready = false;
+    node.unmet_conditions = vec![UnmetCondition {
+        name: "services".into(),
+        reason: "etcd not running".into(),
+    }];
+    let at = Instant::now();
+    let node = FleetEvent::Node {
+        cluster: cluster.clone(),
+        node,
+        at,
+    };
+    update(&mut s, Action::Event(AppEvent::Fleet(node)));
+    let etcd = FleetEvent::Etcd {
+        cluster,
+        etcd: EtcdReport::default(),
+        at,
+    };
+    update(&mut s, Action::Event(AppEvent::Fleet(etcd)));
+    update(&mut s, Action::Event(AppEvent::Tick(NOW)));
+    capi_screen_of(s)
+}
+
+#[test]
+fn capi_doctor_etcd_stopped_fix_plan() {
+    let mut s = stopped_screen();
+    let text = text_at(&s, 200, 50);
+    assert!(
+        text.contains("the only etcd member (cp-1, Machine workload-cp-a) stopped"),
+        "{text}"
+    );
+    update(&mut s, Action::OpenActions);
+    let menu = text_at(&s, 80, 24);
+    assert!(menu.contains("fix etcd-stopped/workload-cp-a"), "{menu}");
+    update(&mut s, Action::Submit);
+    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    let text = text_at(&s, 200, 50);
+    assert!(text.contains("Reboot node cp-1"), "{text}");
+    assert!(text.contains("only etcd member stopped"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }

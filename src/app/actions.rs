@@ -201,7 +201,7 @@ impl ActionPlanScreen {
                 }
             }
             ActionPlan::CapiFix { finding, plan } => {
-                super::capi_doctor::evaluate_fix(finding, plan, tree, status, &roles)
+                super::capi_doctor::evaluate_fix(finding, plan, tree, status, &roles, other)
             }
             ActionPlan::Delete { plan, .. } => plan
                 .as_ref()

@@ -91,6 +91,7 @@ pub fn evaluate_fix(
     tree: Option<&ClusterTree>,
     status: &ClusterStatus,
     roles: &crate::talos::Roles,
+    other: Option<&crate::rollout::RolloutInProgress>,
 ) -> Vec<Guard> {
     let Some(tree) = tree else {
         *plan = Err(format!("{}: the Cluster API tree is not read", finding.id));
@@ -108,7 +109,7 @@ pub fn evaluate_fix(
     }
     *plan = FixPlan::new(finding, tree, status);
     match plan {
-        Ok(p) => fix_guards(p, tree, status, roles),
+        Ok(p) => fix_guards(p, tree, status, roles, other),
         Err(_) => Vec::new(),
     }
 }

@@ -1,10 +1,10 @@
 //! The findings: the known deadlocks of the Talos control-plane provider found by comparing
 //! the etcd members read over the Talos API with the workload cluster's Machines, each with
-//! its explanation and the fix that is safe to automate (if any). Pure.
+//! its explanation and the fix that is safe to automate. Pure.
 use serde::Serialize;
 
 use crate::capi::{ClusterTree, MachineNode, MachineRole, tree::condition};
-use crate::fleet::{ClusterStatus, EtcdMemberReport};
+use crate::fleet::{ClusterStatus, EtcdMemberReport, NodeStatus};
 
 /// The TalosControlPlane condition the provider's etcd health check writes
 /// (siderolabs/cluster-api-control-plane-provider-talos api/v1alpha3/conditions.go).
@@ -21,7 +21,7 @@ pub enum FindingKind {
     /// provider's back, and the health check counts one member too many (controllers/etcd.go).
     OrphanedMember,
     /// The only control plane's etcd member stopped: no quorum, and the provider can neither
-    /// scale down to zero nor join a replacement.
+    /// scale down to zero nor join a replacement; a reboot starts etcd again.
     #[serde(rename = "etcd-stopped")]
     StoppedSingleMember,
 }
@@ -54,6 +54,9 @@ pub enum Fix {
         node: String,
         member_id: Option<String>,
     },
+    /// Reboot the only control plane's node: Talos starts etcd at every boot, from the data
+    /// it keeps in /var/lib/etcd, and starts or restarts etcd through no API call.
+    RebootNode { machine: String, node: String },
 }
 
 impl Fix {
@@ -67,6 +70,9 @@ impl Fix {
             Fix::DeleteMachine {
                 namespace, machine, ..
             } => format!("delete Machine {namespace}/{machine}"),
+            Fix::RebootNode { node, .. } => {
+                format!("reboot node {node}: etcd starts again at boot")
+            }
         }
     }
 }
@@ -88,20 +94,26 @@ pub struct Finding {
 }
 
 /// Every deadlock of `tree` (the workload cluster as its management cluster sees it) against
-/// `status` (the same cluster over the Talos API). Nothing when etcd could not be read.
+/// `status` (the same cluster over the Talos API). When etcd could not be read, only the
+/// stopped single member (found by its answering node).
 pub fn diagnose(tree: &ClusterTree, status: &ClusterStatus) -> Vec<Finding> {
     let machines: Vec<&MachineNode> = tree
         .machines
         .iter()
         .filter(|m| m.role == MachineRole::Controlplane && !m.deleting)
         .collect();
-    if machines.is_empty() || status.etcd.members.is_empty() {
+    if machines.is_empty() {
         return Vec::new();
     }
     let mut findings = Vec::new();
+    // A stopped etcd answers nothing: the only member is found by its node, not by etcd.
     if machines.len() == 1 {
         findings.extend(stopped_single_member(machines[0], status));
-    } else {
+    }
+    if status.etcd.members.is_empty() {
+        return findings;
+    }
+    if machines.len() > 1 {
         findings.extend(stuck_rollout(tree, &machines, status));
     }
     findings.extend(orphaned_members(tree, &machines, status));
@@ -259,13 +271,48 @@ fn orphaned_members(
         .collect()
 }
 
-/// One control plane whose member fails: etcd has no quorum and the Kubernetes API is down.
-/// Nothing here is safe to automate: the way back is the Talos disaster recovery.
+/// What Talos reports (`MachineStatus` unmet conditions, machine_status.go `servicesCheck`)
+/// when a control plane's etcd service is not running.
+const ETCD_NOT_RUNNING: &str = "etcd not running";
+
+/// The Talos disaster recovery, for when etcd does not come back: the next step after the fix.
+pub fn recovery_steps(node: &str) -> String {
+    format!(
+        "Recovery, as Talos documents it (disaster recovery): 1) read the etcd service's log (`taloscope logs --node {node} etcd`); 2) take the database (`taloscope etcd snapshot` if the member still answers, else `talosctl cp /var/lib/etcd/member/snap/db`); 3) reset the node's EPHEMERAL partition and `talosctl bootstrap --recover-from` the snapshot."
+    )
+}
+
+/// How the only member shows that it stopped: its errors, or (when etcd answers nothing) Talos
+/// saying the service does not run; `None` while it answers healthy, or while etcd is merely
+/// not read yet (no answer is no evidence).
+pub(super) fn stopped_evidence(
+    node: &NodeStatus,
+    member: Option<&EtcdMemberReport>,
+) -> Option<String> {
+    if let Some(m) = member {
+        return (!m.healthy).then(|| format!("reports errors ({})", errors_text(m)));
+    }
+    node.unmet_conditions
+        .iter()
+        .any(|c| c.reason.contains(ETCD_NOT_RUNNING))
+        .then(|| {
+            format!("service is not running (Talos: \"{ETCD_NOT_RUNNING}\"); etcd answers no call")
+        })
+}
+
+/// One control plane whose etcd stopped while its node answers the Talos API: etcd has no
+/// quorum and the Kubernetes API is down. Talos starts etcd at boot, so a reboot brings the
+/// member back when its data is intact; the disaster recovery is the step after.
 fn stopped_single_member(machine: &MachineNode, status: &ClusterStatus) -> Option<Finding> {
-    let member = member_of(machine, status)?;
-    if member.healthy {
+    let node = status
+        .node(&machine.node)
+        .filter(|n| !machine.node.is_empty() && n.error.is_none())?;
+    let member = member_of(machine, status);
+    if member.is_none() && !status.etcd.members.is_empty() {
         return None;
     }
+    let evidence = stopped_evidence(node, member)?;
+    let name = &node.name;
     Some(Finding {
         id: format!(
             "{}/{}",
@@ -275,16 +322,18 @@ fn stopped_single_member(machine: &MachineNode, status: &ClusterStatus) -> Optio
         kind: FindingKind::StoppedSingleMember,
         subject: machine.name.clone(),
         summary: format!(
-            "the only etcd member ({}, Machine {}) stopped: no quorum ({})",
-            member.hostname,
-            machine.name,
-            errors_text(member)
+            "the only etcd member ({name}, Machine {}) stopped: no quorum (its etcd {evidence})",
+            machine.name
         ),
         explanation: format!(
-            "Machine {} is the cluster's only control plane and its etcd member reports errors: with one member there is no quorum without it, so the Kubernetes API is down. The provider cannot help: it never scales the control plane to zero, and a replacement could not join an etcd without quorum. No fix is safe to automate. Recovery, as Talos documents it (disaster recovery): 1) read the etcd service's log (`taloscope logs --node {} etcd`): when its data is intact, bringing the service back is enough; 2) otherwise take the database (`taloscope etcd snapshot` if the member still answers, else `talosctl cp /var/lib/etcd/member/snap/db`); 3) reset the node's EPHEMERAL partition and `talosctl bootstrap --recover-from` the snapshot. Run more than one control plane so one member's failure keeps quorum.",
-            machine.name, member.hostname
+            "Machine {} is the cluster's only control plane and its etcd {evidence}: with one member there is no quorum without it, so the Kubernetes API is down. The provider cannot help: it never scales the control plane to zero, and a replacement could not join an etcd without quorum. Talos neither starts nor restarts etcd through its API (only the kubelet and extensions), but it starts etcd at every boot: with the data in /var/lib/etcd intact, rebooting {name} brings the member back, and the fix follows until etcd answers with one healthy member and a leader. A reboot changes no data; if etcd does not come back, the data is what failed. {} Run more than one control plane so one member's failure keeps quorum.",
+            machine.name,
+            recovery_steps(name)
         ),
-        fix: None,
+        fix: Some(Fix::RebootNode {
+            machine: machine.name.clone(),
+            node: name.clone(),
+        }),
     })
 }
 
@@ -301,6 +350,9 @@ pub fn cleared(finding: &Finding, tree: &ClusterTree, status: &ClusterStatus) ->
         }
         Some(Fix::DeleteMachine { machine, .. }) => {
             tree.machine(machine).is_none() && control_plane_settled(tree, status)
+        }
+        Some(Fix::RebootNode { .. }) => {
+            status.etcd.leader().is_some() && control_plane_settled(tree, status)
         }
         None => control_plane_settled(tree, status),
     }

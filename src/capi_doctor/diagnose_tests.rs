@@ -62,13 +62,13 @@ fn an_unhealthy_member_under_a_rollout_is_a_stuck_rollout_fixed_by_deleting_its_
         "delete stuck Machine clusters/workload-cp-c (Cluster API replaces it)"
     );
     assert_eq!(plan.mutating_action().confirm_name(), "workload");
-    let guards = fix_guards(&plan, &tree, &status, &admin());
+    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
     assert_eq!(verdict(&guards, GuardId::StuckMachine), Verdict::Pass);
     assert_eq!(verdict(&guards, GuardId::EtcdQuorum), Verdict::Pass);
 
     // Once healthy again, the plan's guard says there is nothing to delete.
     set_member_healthy(&mut status, "cp-c", true);
-    let guards = fix_guards(&plan, &tree, &status, &admin());
+    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
     assert_eq!(verdict(&guards, GuardId::StuckMachine), Verdict::Fail);
 }
 
@@ -83,7 +83,7 @@ fn deleting_a_stuck_machine_that_would_lose_quorum_is_refused() {
         .find(|f| f.subject == "workload-cp-c")
         .expect("cp-c stuck");
     let plan = FixPlan::new(&f, &tree, &status).unwrap();
-    let guards = fix_guards(&plan, &tree, &status, &admin());
+    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
     assert_eq!(verdict(&guards, GuardId::EtcdQuorum), Verdict::Fail);
 }
 
@@ -113,10 +113,10 @@ fn a_member_without_a_machine_is_orphaned_and_removed_through_the_etcd_plan() {
     };
     assert_eq!(etcd.mutating_action(), plan.mutating_action());
     assert_eq!(etcd.target, "cp-d (00000000000000dd)");
-    let guards = fix_guards(&plan, &tree, &status, &admin());
+    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
     assert_eq!(verdict(&guards, GuardId::MemberWithoutNode), Verdict::Pass);
     assert_eq!(verdict(&guards, GuardId::EtcdQuorum), Verdict::Pass);
-    let reader = fix_guards(&plan, &tree, &status, &Roles(vec![Role::Reader]));
+    let reader = fix_guards(&plan, &tree, &status, &Roles(vec![Role::Reader]), None);
     assert_eq!(verdict(&reader, GuardId::EtcdRole), Verdict::Fail);
 
     assert!(!cleared(f, &tree, &status));
@@ -124,8 +124,106 @@ fn a_member_without_a_machine_is_orphaned_and_removed_through_the_etcd_plan() {
     assert!(cleared(f, &tree, &status));
 }
 
+/// The fixture with one control-plane Machine (workload-cp-a, node cp-a) whose etcd service
+/// stopped: no etcd call answers, and Talos reports the service not running.
+fn stopped_single() -> (ClusterTree, ClusterStatus) {
+    let mut tree = tree();
+    tree.machines
+        .retain(|m| m.role != MachineRole::Controlplane || m.name == "workload-cp-a");
+    let mut status = status();
+    status
+        .nodes
+        .retain(|n| n.role != NodeRole::Controlplane || n.name == "cp-a");
+    status.etcd.members.clear();
+    recount(&mut status);
+    let cp = status.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
+    cp.ready = false;
+    cp.unmet_conditions = vec![crate::talos::UnmetCondition {
+        name: "services".into(),
+        reason: "etcd not running".into(),
+    }];
+    (tree, status)
+}
+
 #[test]
-fn a_stopped_single_member_is_explained_with_no_automatic_fix() {
+fn a_stopped_single_member_is_fixed_by_rebooting_its_node() {
+    let (tree, status) = stopped_single();
+    let findings = diagnose(&tree, &status);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f.id, "etcd-stopped/workload-cp-a");
+    assert!(f.summary.contains("etcd not running"), "{}", f.summary);
+    assert!(
+        f.explanation.contains("starts etcd at every boot")
+            && f.explanation.contains("--recover-from"),
+        "{}",
+        f.explanation
+    );
+    assert_eq!(
+        f.fix,
+        Some(Fix::RebootNode {
+            machine: "workload-cp-a".into(),
+            node: "cp-a".into()
+        })
+    );
+    assert_eq!(serde_json::to_value(&f.fix).unwrap()["fix"], "reboot-node");
+    let plan = FixPlan::new(f, &tree, &status).unwrap();
+    assert_eq!(plan.mutating_action().describe(), "reboot node cp-a");
+    assert_eq!(plan.mutating_action().confirm_name(), "cp-a");
+    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
+    let ids: Vec<GuardId> = guards.iter().map(|g| g.id).collect();
+    assert_eq!(
+        ids,
+        [
+            GuardId::NodeActionRole,
+            GuardId::NoOtherRollout,
+            GuardId::EtcdStopped
+        ]
+    );
+    assert!(
+        guards.iter().all(|g| g.verdict == Verdict::Pass),
+        "{guards:#?}"
+    );
+}
+
+#[test]
+fn rebooting_the_stopped_member_is_refused_for_a_reader_a_rollout_or_a_busy_node() {
+    let (tree, mut status) = stopped_single();
+    let f = diagnose(&tree, &status).remove(0);
+    let plan = FixPlan::new(&f, &tree, &status).unwrap();
+    let reader = fix_guards(&plan, &tree, &status, &Roles(vec![Role::Reader]), None);
+    assert_eq!(verdict(&reader, GuardId::NodeActionRole), Verdict::Fail);
+    let other = crate::rollout::RolloutInProgress {
+        holder: "alice@jump-1".into(),
+        node_index: 1,
+        node_count: 1,
+    };
+    let held = fix_guards(&plan, &tree, &status, &admin(), Some(&other));
+    assert_eq!(verdict(&held, GuardId::NoOtherRollout), Verdict::Fail);
+
+    let cp = status.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
+    cp.stage = Some(crate::talos::MachineStage::Rebooting);
+    let busy = fix_guards(&plan, &tree, &status, &admin(), None);
+    let g = busy.iter().find(|g| g.id == GuardId::EtcdStopped).unwrap();
+    assert_eq!(g.verdict, Verdict::Fail);
+    assert!(g.reason.contains("stage"), "{}", g.reason);
+
+    // etcd not read yet, Talos not saying it stopped: no answer is no evidence.
+    let mut unread = status.clone();
+    let cp = unread.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
+    cp.unmet_conditions.clear();
+    assert_eq!(diagnose(&tree, &unread), vec![]);
+
+    // Not answering: no finding (the node, not etcd, is what is down), and nothing to reboot.
+    let cp = status.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
+    cp.error = Some("connection refused".into());
+    assert_eq!(diagnose(&tree, &status), vec![]);
+    let gone = fix_guards(&plan, &tree, &status, &admin(), None);
+    assert_eq!(verdict(&gone, GuardId::EtcdStopped), Verdict::Fail);
+}
+
+#[test]
+fn a_single_member_reporting_errors_is_stopped_and_clears_once_it_leads_again() {
     let mut tree = tree();
     tree.machines
         .retain(|m| m.role != MachineRole::Controlplane || m.name == "workload-cp-a");
@@ -135,15 +233,12 @@ fn a_stopped_single_member_is_explained_with_no_automatic_fix() {
     let findings = diagnose(&tree, &status);
     assert_eq!(findings.len(), 1, "{findings:#?}");
     let f = &findings[0];
-    assert_eq!(f.id, "etcd-stopped/workload-cp-a");
-    assert_eq!(f.fix, None);
-    assert!(
-        f.explanation.contains("--recover-from"),
-        "{}",
-        f.explanation
-    );
-    let refused = FixPlan::new(f, &tree, &status).unwrap_err();
-    assert!(refused.contains("no fix is safe to automate"), "{refused}");
+    assert!(f.summary.contains("reports errors"), "{}", f.summary);
+    assert!(matches!(f.fix, Some(Fix::RebootNode { .. })));
+    assert!(!cleared(f, &tree, &status));
+    set_member_healthy(&mut status, "cp-a", true);
+    assert_eq!(diagnose(&tree, &status), vec![]);
+    assert!(status.etcd.leader().is_some());
 }
 
 #[test]

@@ -1,15 +1,19 @@
 //! A finding's fix as a plan with guards: removing an orphaned member is etcd_maintenance's
 //! own remove-member plan and guards; deleting a stuck Machine is checked to be the stuck one
-//! and to leave etcd its quorum (the guard the remove-member plan uses). Pure.
+//! and to leave etcd its quorum; rebooting the node of a stopped single member is node_actions'
+//! reboot plan, checked to be that node, answering, with no rollout holding the cluster. Pure.
 use serde::Serialize;
 
-use super::diagnose::{Finding, Fix, diagnose};
+use super::diagnose::{Finding, Fix, diagnose, stopped_evidence};
 use crate::approval::MutatingAction;
 use crate::capi::{ClusterTree, MachineRole};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards, quorum_without};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
+use crate::node_actions::{NodeActionPlan, NodeOperation};
+use crate::rollout::RolloutInProgress;
 use crate::talos::Roles;
+use crate::upgrade::guards::no_other_rollout;
 
 /// Deleting the Machine a control-plane rollout is stuck on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -34,6 +38,8 @@ pub enum FixPlan {
     /// etcd_maintenance's remove-member plan.
     Etcd(EtcdPlan),
     DeleteMachine(MachineDeletion),
+    /// node_actions' reboot of the stopped single member's node.
+    RebootNode(NodeActionPlan),
 }
 
 impl FixPlan {
@@ -71,6 +77,12 @@ impl FixPlan {
                 node: node.clone(),
                 member_id: member_id.clone(),
             })),
+            // The Kubernetes API is down with etcd: the reboot drains nothing.
+            Some(Fix::RebootNode { node, .. }) => {
+                NodeActionPlan::new(status, node, NodeOperation::Reboot, false)
+                    .map(FixPlan::RebootNode)
+                    .map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -83,6 +95,11 @@ impl FixPlan {
                 namespace: d.namespace.clone(),
                 machine: d.machine.clone(),
             },
+            FixPlan::RebootNode(p) => MutatingAction::Node {
+                cluster: p.cluster.clone(),
+                node: p.node.clone(),
+                operation: p.operation.clone(),
+            },
         }
     }
 
@@ -91,6 +108,7 @@ impl FixPlan {
         match self {
             FixPlan::Etcd(plan) => &plan.cluster,
             FixPlan::DeleteMachine(d) => &d.cluster,
+            FixPlan::RebootNode(p) => &p.cluster,
         }
     }
 
@@ -109,19 +127,34 @@ impl FixPlan {
                 ),
                 "follow: the provider removes the member left behind and rolls on".to_string(),
             ],
+            FixPlan::RebootNode(p) => vec![
+                format!(
+                    "reboot node {} ({}); nothing is drained: the Kubernetes API is down with etcd",
+                    p.node, p.address
+                ),
+                "follow: until Talos started etcd at boot and it answers with one healthy member and a leader".to_string(),
+            ],
         }
     }
 }
 
-/// Every guard of the plan: the etcd plan's own, or for a Machine deletion that it is still
-/// the stuck one and that etcd keeps its quorum without its member.
+/// Every guard of the plan: the etcd plan's own; for a Machine deletion that it is still the
+/// stuck one and that etcd keeps its quorum without its member; for a reboot the client's role,
+/// no rollout holding the cluster's Lease (`other`, read by the caller) and that the node is
+/// still the stopped single member's, answering and running.
 pub fn fix_guards(
     plan: &FixPlan,
     tree: &ClusterTree,
     status: &ClusterStatus,
     roles: &Roles,
+    other: Option<&RolloutInProgress>,
 ) -> Vec<Guard> {
     match plan {
+        FixPlan::RebootNode(p) => vec![
+            crate::node_actions::guards::role(roles),
+            no_other_rollout(&p.cluster, other),
+            stopped_member(p, tree, status),
+        ],
         FixPlan::Etcd(etcd) => plan_guards(etcd, status, roles),
         FixPlan::DeleteMachine(d) => {
             let mut guards = vec![stuck_machine(d, tree, status)];
@@ -164,5 +197,45 @@ fn stuck_machine(d: &MachineDeletion, tree: &ClusterTree, status: &ClusterStatus
                 d.machine
             ),
         ),
+    }
+}
+
+/// The node to reboot still answers the Talos API, runs (no sequence under way) and is the
+/// node of the stopped single member; a reboot changes no data, so a damaged database shows
+/// only as etcd not coming back, which the follow reports with the recovery.
+fn stopped_member(p: &NodeActionPlan, tree: &ClusterTree, status: &ClusterStatus) -> Guard {
+    let id = GuardId::EtcdStopped;
+    let node = &p.node;
+    let Some(answering) = status.node(node).filter(|n| n.error.is_none()) else {
+        return Guard::fail(
+            id,
+            format!("{node} does not answer the Talos API: a reboot cannot be asked"),
+        );
+    };
+    let still = diagnose(tree, status)
+        .iter()
+        .any(|f| matches!(&f.fix, Some(Fix::RebootNode { node: n, .. }) if n == node));
+    if !still {
+        return Guard::fail(
+            id,
+            format!("etcd on {node} is no longer a stopped single member: nothing to reboot"),
+        );
+    }
+    let member = status
+        .etcd
+        .members
+        .iter()
+        .find(|m| m.hostname.eq_ignore_ascii_case(node));
+    let evidence = stopped_evidence(answering, member).unwrap_or_default();
+    match answering.stage {
+        Some(crate::talos::MachineStage::Running) => Guard::pass(
+            id,
+            format!("{node} answers and runs; its etcd {evidence}; Talos starts etcd at boot"),
+        ),
+        Some(stage) => Guard::fail(
+            id,
+            format!("{node} is in stage {stage}: wait for its sequence to end"),
+        ),
+        None => Guard::fail(id, format!("{node}: its stage is unknown")),
     }
 }

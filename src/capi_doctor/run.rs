@@ -1,25 +1,29 @@
 //! An approved fix applied, and the workload cluster followed until its finding clears: the
 //! orphaned member removed by etcd_maintenance's runner (the one `etcd remove-member` runs),
-//! the stuck Machine deleted on the management cluster. Every wait is bounded.
+//! the stuck Machine deleted on the management cluster, the stopped single member's node
+//! rebooted by node_actions' runner (the one `node reboot` runs). Every wait is bounded.
 use std::time::Duration;
 
-use super::diagnose::{Finding, cleared};
+use super::diagnose::{Finding, Fix, cleared, recovery_steps};
 use super::fix::{FixPlan, MachineDeletion};
 use super::locate::read_tree;
 use crate::approval::ApprovedAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
 use crate::fleet::ClusterStatus;
-use crate::kube::{CapiVersion, KubeClient};
+use crate::kube::{CapiVersion, DrainOptions, KubeClient};
+use crate::node_actions::{NodeActionOptions, NodeActionPlan, run_node_action};
 use crate::upgrade::observe::ClusterObserver;
 
-/// Runs `plan`, which `approved` must be the approval of; `say` hears each step's line.
+/// Runs `plan`, which `approved` must be the approval of; `say` hears each step's line; a
+/// reboot waits at most `bound` for the node to be back, reading every `poll`.
 pub async fn apply_fix(
     plan: &FixPlan,
     approved: &ApprovedAction,
     observer: &ClusterObserver,
     management: &KubeClient,
-    mut say: impl FnMut(String),
+    (bound, poll): (Duration, Duration),
+    mut say: impl FnMut(String) + Send,
 ) -> Result<String, String> {
     approved.check_for(&plan.mutating_action())?;
     match plan {
@@ -36,7 +40,46 @@ pub async fn apply_fix(
             Ok(outcome.steps.join("; "))
         }
         FixPlan::DeleteMachine(d) => delete_machine(d, management, say).await,
+        FixPlan::RebootNode(node) => {
+            let options = NodeActionOptions {
+                node_timeout: bound,
+                poll_interval: poll,
+                drain: DrainOptions {
+                    timeout: poll,
+                    retry_every: poll,
+                },
+            };
+            reboot_node(node, approved, observer, options, say).await
+        }
     }
+}
+
+/// node_actions' reboot through the Talos API alone: the Kubernetes API is down with etcd, so
+/// there is nothing to cordon or drain, and the node is back once Talos says it runs ready.
+async fn reboot_node(
+    node: &NodeActionPlan,
+    approved: &ApprovedAction,
+    observer: &ClusterObserver,
+    options: NodeActionOptions,
+    say: impl FnMut(String) + Send,
+) -> Result<String, String> {
+    let talos_only = ClusterObserver {
+        kube: None,
+        ..observer.clone()
+    };
+    let say = std::sync::Mutex::new(say);
+    let progress = |line: String| {
+        if let Ok(mut say) = say.lock() {
+            say(line)
+        }
+    };
+    progress(format!(
+        "{}: the Kubernetes API is down with etcd: rebooting without a drain",
+        node.node
+    ));
+    run_node_action(approved, node, &talos_only, options, &progress)
+        .await
+        .map_err(|e| format!("{e}. {}", recovery_steps(&node.node)))
 }
 
 async fn delete_machine(
@@ -115,8 +158,14 @@ pub async fn follow(
             Err(e) => say(format!("reading again: {e}")),
         }
         if tokio::time::Instant::now() + poll > deadline {
+            let next = match &finding.fix {
+                Some(Fix::RebootNode { node, .. }) => {
+                    format!(". etcd did not come back: {}", recovery_steps(node))
+                }
+                _ => String::new(),
+            };
             return Err(format!(
-                "{} not cleared after {} s: {last}",
+                "{} not cleared after {} s: {last}{next}",
                 finding.id,
                 bound.as_secs()
             ));

@@ -35,7 +35,8 @@ pub struct CapiDoctorArgs {
     /// or NAME when one namespace has it.
     #[arg(long, value_name = "NS/NAME")]
     pub cluster: Option<String>,
-    /// The finding to fix, by its id (`stuck-rollout/MACHINE`, `orphaned-member/MEMBER`).
+    /// The finding to fix, by its id (`stuck-rollout/MACHINE`, `orphaned-member/MEMBER`,
+    /// `etcd-stopped/MACHINE`: a reboot, confirmed by the node's name).
     #[arg(long, value_name = "FINDING-ID")]
     pub fix: Option<String>,
     #[command(flatten)]

@@ -1,6 +1,7 @@
 //! `taloscope capi doctor`: the stuck states of one CAPI workload cluster, each explained
 //! with its fix; `--fix ID` shows a fix's plan and guards (`--plan`) or applies it through the
-//! dispatcher (`--yes --confirm NAME`) and follows until the state clears. Exit 0 healthy or
+//! dispatcher (`--yes --confirm NAME`: the cluster, or the node a reboot fix reboots) and
+//! follows until the state clears. Exit 0 healthy or
 //! fixed / 1 stuck, refused or not cleared / 2 usage.
 use std::process::ExitCode;
 use std::time::Duration;
@@ -8,7 +9,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
-use super::headless::{Chosen, approve, check_mode, connect, discover_all, write_stdout};
+use super::headless::{
+    Chosen, approve, check_mode, connect, discover_all, other_rollout, write_stdout,
+};
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{
@@ -103,7 +106,20 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     let plan = FixPlan::new(finding, &located.tree, &connected.status)
         .map_err(|why| Stop(EXIT_BLOCKED, why))?;
     let roles = connected.observer.talos.roles().clone();
-    let guards = fix_guards(&plan, &located.tree, &connected.status, &roles);
+    // Only a reboot asks the workload cluster's rollout Lease (another console's rollout).
+    let other = match plan {
+        FixPlan::RebootNode(_) => connected
+            .runtime
+            .block_on(other_rollout(&connected.observer)),
+        _ => None,
+    };
+    let guards = fix_guards(
+        &plan,
+        &located.tree,
+        &connected.status,
+        &roles,
+        other.as_ref(),
+    );
     if args.run.plan {
         return print_plan(finding, &plan, &guards, args.output);
     }
@@ -135,11 +151,16 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         OutputFormat::Table => println!("{line}"),
         OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),
     };
+    let bounds = (
+        Duration::from_secs(args.wait),
+        Duration::from_millis(args.poll_ms.max(10)),
+    );
     let applied = connected.runtime.block_on(apply_fix(
         &plan,
         &approved,
         &connected.observer,
         &management,
+        bounds,
         |line| say("step", line),
     ));
     if let Err(e) = dispatcher.finished(
@@ -150,10 +171,6 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     }
     let what = format!("{} in {}", approved.action().describe(), plan.cluster());
     applied.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
-    let bounds = (
-        Duration::from_secs(args.wait),
-        Duration::from_millis(args.poll_ms.max(10)),
-    );
     let followed = connected.runtime.block_on(follow(
         finding,
         &management,

@@ -187,7 +187,8 @@ async fn run_capi_fix(
     let say = |line: String| {
         let _ = lines.send(line);
     };
-    crate::capi_doctor::apply_fix(&fix.plan, approved, observer, &management, say).await?;
+    crate::capi_doctor::apply_fix(&fix.plan, approved, observer, &management, CAPI_FOLLOW, say)
+        .await?;
     crate::capi_doctor::follow(
         &fix.finding,
         &management,

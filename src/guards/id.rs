@@ -91,6 +91,8 @@ pub enum GuardId {
     CapiRolloutSettled,
     /// CAPI-way Talos upgrade: the provider has the VM template of the target version.
     CapiVmTemplate,
+    /// CAPI doctor: the node to reboot is the stopped single etcd member's, answering, running.
+    EtcdStopped,
 }
 
 impl GuardId {
@@ -223,6 +225,7 @@ impl GuardId {
             GuardId::ScaleOddControlPlanes => "odd control planes",
             GuardId::CapiRolloutSettled => "no CAPI rollout under way",
             GuardId::CapiVmTemplate => "VM template for the target",
+            GuardId::EtcdStopped => "only etcd member stopped",
         }
     }
 
@@ -366,6 +369,9 @@ impl GuardId {
             }
             GuardId::CapiVmTemplate => {
                 "Checks that the cluster's OpenNebula provider has the VM template the copied machine template names (the current one's name with the target version, e.g. talos-capi-work-worker-v1.12.0). The infrastructure provider creates every new Machine's VM from it: without it the first new Machine never gets a VM, and the rollout stalls with one Machine too many."
+            }
+            GuardId::EtcdStopped => {
+                "Checks that the node to reboot is still the only control plane's, that its etcd still answers nothing (or only errors) and that the node answers the Talos API in the running stage. Talos starts and restarts etcd through no API call (only the kubelet and extensions), but starts it at every boot from /var/lib/etcd: with the data intact the member comes back and leads. A reboot changes no data; if etcd does not come back, follow the disaster recovery (a snapshot, then bootstrap --recover-from)."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

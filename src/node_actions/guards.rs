@@ -54,7 +54,8 @@ pub fn action_guards(
     guards
 }
 
-fn role(roles: &Roles) -> Guard {
+/// The client's role may act on nodes (os:operator or os:admin).
+pub(crate) fn role(roles: &Roles) -> Guard {
     role_guard(
         GuardId::NodeActionRole,
         roles,

@@ -140,7 +140,7 @@ impl Run<'_> {
     /// were evicted.
     async fn cordon_and_drain(&self) -> Result<Option<(String, usize)>, String> {
         if self.observer.kube.is_none() {
-            self.say("no paired kube context: not draining");
+            self.say("no Kubernetes API to drain through: not draining");
             return Ok(None);
         }
         let (kube, name) = self.kube_node().await?;

@@ -127,12 +127,15 @@ fn resource(
 
 fn machine_status(t: &Target) -> Resource {
     let s = t.node.status();
-    let mut yaml = format!(
-        "stage: {}\nstatus:\n  ready: {}\n",
-        s.stage.as_str(),
-        s.ready
-    );
-    let unmet = unmet_conditions(s.stage, s.ready);
+    // A stopped etcd is a required service not running on a control plane: the services check
+    // fails with "etcd not running" (siderolabs/talos
+    // internal/app/machined/pkg/controllers/runtime/machine_status.go `servicesCheck`).
+    let ready = s.ready && !s.etcd_stopped;
+    let mut yaml = format!("stage: {}\nstatus:\n  ready: {}\n", s.stage.as_str(), ready);
+    let mut unmet = unmet_conditions(s.stage, ready);
+    if s.etcd_stopped {
+        unmet.push(("services", "etcd not running"));
+    }
     if unmet.is_empty() {
         yaml.push_str("  unmetConditions: []\n");
     } else {

@@ -78,7 +78,11 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
                     .map(|c| StaticPodFacts {
                         component: c.name.clone(),
                         version: c.version.clone(),
-                        ready: up && c.ready,
+                        // Talos points kube-apiserver at the local etcd only
+                        // (siderolabs/talos internal/app/machined/pkg/controllers/k8s/
+                        // control_plane.go, `EtcdServers`: https://localhost:2379), so its
+                        // readiness (the /readyz etcd check) fails while that etcd is stopped.
+                        ready: up && c.ready && !(s.etcd_stopped && c.name == "kube-apiserver"),
                         config_version: c.config_version,
                     })
                     .collect(),

@@ -11,6 +11,7 @@ pub mod capi;
 pub mod clock;
 pub mod component_specs;
 pub mod cosi;
+mod etcd_service;
 mod etcd_snapshot;
 pub mod events;
 mod files;

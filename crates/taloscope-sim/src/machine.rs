@@ -12,6 +12,7 @@ use super::apid::{
     Role, Route, Target, error_metadata, fan_out, require, require_etcd_read, route, slow_down,
 };
 use super::clock::actor_id;
+use super::etcd_service;
 use super::events::stream_events;
 use super::image_pull;
 use super::machine_changes::{apply, image_pull_one, locked, reboot_sequence, upgrade};
@@ -86,6 +87,9 @@ fn service_list(t: &Target) -> ServiceList {
     let services = service_ids(t.node.role())
         .iter()
         .map(|id| {
+            if *id == "etcd" && etcd_service::stopped(&t.node) {
+                return etcd_service::stopped_info();
+            }
             let waiting =
                 (!ready && matches!(*id, "kubelet" | "etcd")) || restarting.iter().any(|r| r == id);
             let etcd_sick = *id == "etcd" && t.node.faults().etcd_unhealthy;

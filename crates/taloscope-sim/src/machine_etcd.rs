@@ -4,6 +4,7 @@
 use tonic::Status;
 
 use super::apid::Target;
+use super::etcd_service;
 use super::scenario::{EtcdAlarmKind, NodeRole};
 use taloscope_proto::machine::*;
 
@@ -40,6 +41,7 @@ fn has_quorum(t: &Target) -> bool {
 
 pub(super) fn member_list(t: &Target) -> Result<EtcdMembers, Status> {
     control_plane_only(t, "member list")?;
+    etcd_service::any_member_answers(t)?;
     if !has_quorum(t) {
         return Err(Status::unavailable(
             "failed to list etcd members: etcdserver: no leader",
@@ -66,6 +68,7 @@ pub(super) fn member_list(t: &Target) -> Result<EtcdMembers, Status> {
 
 pub(super) fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status> {
     control_plane_only(t, "etcd status")?;
+    etcd_service::local_client(t, "failed to query etcd status")?;
     member_of(t)?;
     let etcd = t.cluster.etcd();
     let leader = etcd
@@ -108,6 +111,7 @@ pub(super) fn etcd_status(t: &Target, advance: u64) -> Result<EtcdStatus, Status
 
 pub(super) fn alarm_list(t: &Target) -> Result<EtcdAlarm, Status> {
     control_plane_only(t, "etcd alarm list")?;
+    etcd_service::local_client(t, "failed to list etcd alarms")?;
     let etcd = t.cluster.etcd();
     let member_alarms = map_alarms(t, &etcd.alarms);
     Ok(EtcdAlarm {

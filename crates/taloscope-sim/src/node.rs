@@ -177,6 +177,10 @@ fn begin_boot(core: &Core, node: &SimNode) {
         }
         s.boot += 1;
         s.boot_id = boot_id();
+        // The boot sequence starts every service again, etcd among them; with its data intact
+        // in /var/lib/etcd its PreFunc finds the member and it starts as that member
+        // (siderolabs/talos internal/app/machined/pkg/system/services/etcd.go `PreFunc`).
+        s.etcd_stopped = false;
         s.up = true;
         s.rebooting = true;
         s.ready = false;

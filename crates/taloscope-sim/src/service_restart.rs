@@ -28,6 +28,7 @@ pub(crate) fn restart_service(core: &Arc<Core>, t: &Target, id: &str) -> Result<
     if !service_ids(t.node.role()).contains(&id) {
         return Err(Status::unknown(format!("service {id:?} not defined")));
     }
+    super::etcd_service::refuse_start(t, id)?;
     if !API_RESTARTABLE.contains(&id) {
         return Err(Status::unknown(format!(
             "service {id:?} doesn't support restart operation via API"

@@ -66,6 +66,8 @@ pub struct NodeStatus {
     pub boot: u64,
     /// Random per boot, like `/proc/sys/kernel/random/boot_id`.
     pub boot_id: String,
+    /// The etcd service was stopped and nothing started it again (etcd_service).
+    pub etcd_stopped: bool,
 }
 
 /// One simulated machine: its scenario spec, published status and private runtime parts.
@@ -239,11 +241,12 @@ impl ClusterState {
         self.etcd.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A member is healthy when its node answers, is not rebooting and has no etcd fault.
+    /// A member is healthy when its node answers, is not rebooting, runs its etcd service and
+    /// has no etcd fault.
     pub fn member_healthy(&self, node_index: usize) -> bool {
         self.nodes.get(node_index).is_some_and(|n| {
             let s = n.status.borrow();
-            s.up && !s.rebooting && !n.etcd_faulty()
+            s.up && !s.rebooting && !s.etcd_stopped && !n.etcd_faulty()
         })
     }
 
@@ -423,6 +426,7 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         stage: MachineStage::Booting,
         boot: 0,
         boot_id: String::new(),
+        etcd_stopped: false,
     });
     SimNode {
         spec: spec.clone(),

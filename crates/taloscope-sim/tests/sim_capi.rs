@@ -10,7 +10,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::Value;
 use sim_common::{Sim, TalosConfig, machine, start_builtin, wait_for, with_meta};
-use taloscope_proto::machine::{EtcdMemberListRequest, EtcdRemoveMemberByIdRequest};
+use taloscope_proto::machine::{
+    EtcdMemberListRequest, EtcdRemoveMemberByIdRequest, RebootRequest, ServiceRestartRequest,
+};
 
 const MGMT: &str = "admin@capi-mgmt";
 const LIMIT: Duration = Duration::from_secs(60);
@@ -467,15 +469,92 @@ async fn an_orphaned_member_blocks_etcd_health_until_it_is_removed_over_the_talo
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stopped_single_member_shows_as_unhealthy_etcd() {
+async fn a_stopped_single_member_answers_as_upstream_and_a_reboot_starts_it_again() {
     let sim = start_builtin("capi-etcd-stopped", TIME_SCALE).await;
     let message = etcd_condition(&sim, "False").await;
     assert!(
-        message.contains("service is not healthy: etcd"),
+        message.contains(
+            "service \"etcd\" not in expected state \"Running\": current state [Finished] Service finished successfully"
+        ),
         "{message}"
     );
     assert_eq!(control_planes(&sim).len(), 1);
     assert!(!etcd_healthy(&sim));
+    let ctx = sim.context("capi-work");
+    let node = control_planes(&sim)[0]["status"]["nodeRef"]["name"]
+        .as_str()
+        .expect("nodeRef")
+        .to_string();
+    let endpoint = ctx.endpoints[0].clone();
+    let host = endpoint.split(':').next().expect("address").to_string();
+    let mut client = machine(&ctx, &endpoint).await;
+
+    // ServiceList: etcd Finished, not healthy; the node still answers.
+    let services = client
+        .service_list(with_meta((), "node", &host))
+        .await
+        .expect("service list")
+        .into_inner();
+    let etcd = services.messages[0]
+        .services
+        .iter()
+        .find(|s| s.id == "etcd")
+        .expect("etcd listed")
+        .clone();
+    assert_eq!(etcd.state, "Finished");
+    let health = etcd.health.expect("health");
+    assert!(!health.healthy && !health.unknown, "{health:?}");
+    assert_eq!(health.last_message, "service not running");
+
+    // The etcd calls wait on the local client until their deadline.
+    let status = client
+        .etcd_status(with_meta((), "node", &host))
+        .await
+        .expect_err("etcd status fails");
+    assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
+    assert_eq!(
+        status.message(),
+        "failed to query etcd status: context deadline exceeded"
+    );
+    let list = client
+        .etcd_member_list(with_meta(
+            EtcdMemberListRequest { query_local: false },
+            "node",
+            &host,
+        ))
+        .await
+        .expect_err("member list fails");
+    assert_eq!(list.code(), tonic::Code::DeadlineExceeded, "{list:?}");
+
+    // ServiceRestart of a stopped service is a start, which etcd refuses through the API.
+    let refused = client
+        .service_restart(with_meta(
+            ServiceRestartRequest { id: "etcd".into() },
+            "node",
+            &host,
+        ))
+        .await
+        .expect_err("etcd is not started through the API");
+    assert_eq!(
+        refused.message(),
+        "service \"etcd\" doesn't support start operation via API"
+    );
+
+    // A reboot starts it again: the data is intact, the member answers as leader.
+    client
+        .reboot(with_meta(RebootRequest::default(), "node", &host))
+        .await
+        .expect("reboot accepted");
+    etcd_condition(&sim, "True").await;
+    assert!(etcd_healthy(&sim));
+    let mut client = machine(&ctx, &endpoint).await;
+    let answer = client
+        .etcd_status(with_meta((), "node", &host))
+        .await
+        .expect("etcd answers again")
+        .into_inner();
+    let member = answer.messages[0].member_status.clone().expect("status");
+    assert_eq!(member.leader, member.member_id, "{node} leads");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

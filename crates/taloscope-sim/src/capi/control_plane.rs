@@ -75,6 +75,14 @@ fn etcd_health(ctx: &Ctx, machines: &[Value]) -> Result<(), String> {
                 "error checking etcd health on machine {name:?}: {name}: service \"etcd\" not in expected state \"Running\": current state [Preparing] Running pre state"
             ));
         }
+        if s.etcd_stopped {
+            // The provider reads the service as pkg/cluster/check/service.go words it.
+            return Err(format!(
+                "error checking etcd health on machine {name:?}: {name}: service \"etcd\" not in expected state \"Running\": current state [{}] {}",
+                crate::etcd_service::STOPPED_STATE,
+                crate::etcd_service::STOPPED_MESSAGE
+            ));
+        }
         if !cluster.member_healthy(node.node_index) {
             return Err(format!(
                 "error checking etcd health on machine {name:?}: {name}: service is not healthy: etcd"

@@ -54,8 +54,8 @@ pub enum StuckFault {
     /// the provider's etcd audit off, as in provider releases before `auditEtcd`: etcd health
     /// fails with "expected to have 3 members, got 4". Fixed by EtcdRemoveMemberByID.
     OrphanedMember,
-    /// A one-control-plane cluster whose only etcd member stopped: no quorum, nothing to fix
-    /// automatically.
+    /// A one-control-plane cluster whose only etcd service stopped with its data intact: no
+    /// quorum, the Kubernetes API down, until a reboot starts etcd again (etcd_service).
     SingleMemberStopped,
 }
 

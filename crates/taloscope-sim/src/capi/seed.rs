@@ -280,8 +280,9 @@ pub(crate) fn inject(ctx: &Ctx) {
             }
         }
         Some(StuckFault::SingleMemberStopped) => {
+            // The only member's etcd service stopped with its data intact (etcd_service).
             if let Some(only) = cps.first() {
-                let _ = cluster.set_etcd_unhealthy(only, true);
+                let _ = ctx.fleet.set_etcd_stopped(&ctx.spec.workload, only, true);
             }
         }
     }
