@@ -311,6 +311,9 @@ fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
     if super::update_delete::is_delete(state) {
         return vec![Effect::PlanDelete(cluster)];
     }
+    if let Some(read_again) = super::update_capi_scale::refresh(state) {
+        return vec![read_again];
+    }
     let mut effects = vec![Effect::Poller(PollerRequest::Refresh(cluster))];
     if let Some(ActionPlan::Node { plan, .. }) = state.actions.plan.as_ref().map(|p| &p.plan) {
         effects.push(Effect::SurveyNode(Box::new(plan.clone())));
@@ -393,6 +396,10 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             ..
         } => ActionRun::Delete(plan.clone()),
         ActionPlan::Delete { .. } => return not_run("there is no delete plan".to_string()),
+        ActionPlan::CapiScale(plan) => match super::update_capi_scale::run_of(plan, &screen.acks) {
+            Ok(run) => run,
+            Err(why) => return not_run(why),
+        },
     };
     // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
     let what = match run {
@@ -408,6 +415,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     };
     progress.push(format!("starting: {}", progress.headline()));
     state.actions.progress = Some(progress);
+    super::update_capi_scale::started(state, &run, &what);
     state.actions.plan = None;
     state.screen = Screen::Action;
     state.message = Some(Message::info(format!("{what}: started")));
@@ -465,7 +473,12 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
                 }
                 return vec![Effect::ReloadDiscovery];
             }
+            return super::update_capi_scale::on_finished(state);
         }
+        ActionUpdate::CapiScalePlanned { cluster, read } => {
+            super::update_capi_scale::planned(state, &cluster, read);
+        }
+        ActionUpdate::CapiScale(event) => super::update_capi_scale::on_event(state, event),
     }
     Vec::new()
 }

@@ -74,6 +74,9 @@ pub(super) fn run(
 ) {
     let run = match run {
         ActionRun::Delete(plan) => return super::run_delete::run(console, approved, plan, app_tx),
+        ActionRun::CapiScale(scale) => {
+            return super::run_capi_scale::run(console, approved, *scale, app_tx);
+        }
         other => other,
     };
     let name = approved.action().cluster().to_string();
@@ -162,6 +165,10 @@ async fn run_on(
         ActionRun::Delete(plan) => Err(format!(
             "the delete of {} runs on its own runner, not on a cluster connection",
             plan.cluster
+        )),
+        ActionRun::CapiScale(scale) => Err(format!(
+            "the scale of {} runs on its own runner, not on a cluster connection",
+            scale.plan.cluster
         )),
     }
 }
