@@ -171,13 +171,16 @@ pub fn on_event(state: &mut AppState, event: ScaleEvent) {
     }
 }
 
-/// The scale ended: the management cluster is read again, so `:capi` shows the new tree.
-pub fn on_finished(state: &AppState) -> Vec<Effect> {
-    if super::capi_scale::shown_progress(state).is_some() {
-        vec![Effect::Poller(PollerRequest::RefreshAll)]
-    } else {
-        Vec::new()
+/// The scale ended: it waits for nothing more, and the management cluster is read again so
+/// that `:capi` shows the new tree.
+pub fn on_finished(state: &mut AppState) -> Vec<Effect> {
+    if super::capi_scale::shown_progress(state).is_none() {
+        return Vec::new();
     }
+    if let Some(scale) = state.capi_scale.progress.as_mut() {
+        scale.waiting = None;
+    }
+    vec![Effect::Poller(PollerRequest::RefreshAll)]
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ impl Widget for &ScaleProgressPane<'_> {
             return (&ActionProgressPane::new(self.state, self.look)).render(area, buf);
         };
         let [tally, rest] = area.layout(&Layout::vertical([
-            Constraint::Length(4),
+            Constraint::Length(5),
             Constraint::Fill(1),
         ]));
         let title = format!(" {} ", printable(&scale.object));
