@@ -111,12 +111,8 @@ async fn scaling_the_workers_from_capi_ends_with_three_ready_workers_and_an_audi
         replicas(&fx, "machinedeployments", "capi-work-md-0"),
         (3, 3)
     );
-    let nodes = fx.kube(WORK).await.nodes().await.expect("workload nodes");
-    let workers: Vec<_> = nodes
-        .iter()
-        .filter(|n| !n.roles.iter().any(|r| r == "control-plane"))
-        .collect();
-    assert_eq!(workers.len(), 3, "{nodes:#?}");
+    let workers = fx.workers(WORK).await;
+    assert_eq!(workers.len(), 3, "{workers:#?}");
     assert!(workers.iter().all(|n| n.ready), "{workers:#?}");
     let audit =
         std::fs::read_to_string(home.path().join("taloscope-state/audit.log")).expect("audit log");

@@ -234,11 +234,11 @@ fn scale_planned(to: char) -> AppState {
         me: "",
     };
     let guards = scale_guards(&facts);
-    let read = Ok(PreparedScale {
+    let read = Box::new(Ok(PreparedScale {
         plan,
         guards,
         view: ScaleView { tree, status },
-    });
+    }));
     let planned = ActionUpdate::CapiScalePlanned { cluster, read };
     update(&mut s, Action::Event(AppEvent::Action(Box::new(planned))));
     s

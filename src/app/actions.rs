@@ -363,7 +363,7 @@ pub enum ActionUpdate {
     /// The CAPI scale plan of `cluster` read by `prepare_scale`.
     CapiScalePlanned {
         cluster: String,
-        read: Result<crate::capi_scale::PreparedScale, String>,
+        read: Box<Result<crate::capi_scale::PreparedScale, String>>,
     },
     /// One event of the running CAPI scale.
     CapiScale(crate::capi_scale::ScaleEvent),

@@ -123,20 +123,13 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             if matches!(
                 approved.action(),
                 crate::approval::MutatingAction::DeleteCluster { .. }
+                    | crate::approval::MutatingAction::ScaleCapi { .. }
             ) =>
         {
             return super::update_actions::on_approved(state, approved);
         }
         Action::Approved(approved) if super::update_create::is_create(approved.action()) => {
             return super::update_create::on_approved(state, approved);
-        }
-        Action::Approved(approved)
-            if matches!(
-                approved.action(),
-                crate::approval::MutatingAction::ScaleCapi { .. }
-            ) =>
-        {
-            return super::update_actions::on_approved(state, approved);
         }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {

@@ -22,11 +22,7 @@ use crate::node_actions::{NodeActionPlan, NodeSurvey};
 /// `a`: the menu of the actions on the selected node (nodes pane, node detail) or on etcd
 /// and the selected member (etcd pane); the progress instead while an action runs here.
 pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
-    if state.actions.running() {
-        state.message = Some(Message::info(
-            "an action runs from this console: its progress is shown",
-        ));
-        state.screen = Screen::Action;
+    if shows_running(state) {
         return Vec::new();
     }
     let Some(cluster) = state.current.clone() else {
@@ -49,6 +45,18 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
         Err(why) => state.message = Some(Message::warn(why)),
     }
     Vec::new()
+}
+
+/// While an action runs here, its progress is shown instead of a new one; true when it was.
+pub fn shows_running(state: &mut AppState) -> bool {
+    if !state.actions.running() {
+        return false;
+    }
+    state.message = Some(Message::info(
+        "an action runs from this console: its progress is shown",
+    ));
+    state.screen = Screen::Action;
+    true
 }
 
 fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
@@ -476,7 +484,7 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
             return super::update_capi_scale::on_finished(state);
         }
         ActionUpdate::CapiScalePlanned { cluster, read } => {
-            super::update_capi_scale::planned(state, &cluster, read);
+            super::update_capi_scale::planned(state, &cluster, *read);
         }
         ActionUpdate::CapiScale(event) => super::update_capi_scale::on_event(state, event),
     }

@@ -16,11 +16,7 @@ use crate::guards::Guard;
 /// `s` on the `:capi` screen: the replica count of the selected object (or the control
 /// plane's) is asked for; the progress instead while an action runs here.
 pub fn ask(state: &mut AppState) -> Vec<Effect> {
-    if state.actions.running() {
-        state.message = Some(Message::info(
-            "an action runs from this console: its progress is shown",
-        ));
-        state.screen = Screen::Action;
+    if super::update_actions::shows_running(state) {
         return Vec::new();
     }
     match target_of(state) {

@@ -151,7 +151,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
         &mut state,
         ActionUpdate::CapiScalePlanned {
             cluster: "healthy".into(),
-            read: Ok(read),
+            read: Box::new(Ok(read)),
         },
     );
     let plan = state.actions.plan.as_ref().unwrap();

@@ -106,15 +106,25 @@ pub(super) fn run(
                 Err(e)
             }
         };
-        // Every line before the end.
-        let _ = forwarder.await;
-        if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
-            tracing::warn!("{e}");
-        }
-        let _ = app
-            .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))
-            .await;
+        ended(forwarder, &dispatcher, &approved, result, &app).await;
     });
+}
+
+/// An action's end: every line forwarded first, then how it ended audited and reported.
+pub(super) async fn ended(
+    forwarder: tokio::task::JoinHandle<()>,
+    dispatcher: &crate::approval::Dispatcher,
+    approved: &ApprovedAction,
+    result: Result<String, String>,
+    app: &mpsc::Sender<AppEvent>,
+) {
+    let _ = forwarder.await;
+    if let Err(e) = dispatcher.finished(approved, result.clone().map(|_| ())) {
+        tracing::warn!("{e}");
+    }
+    let _ = app
+        .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))
+        .await;
 }
 
 /// The headless commands' runners, their lines sent to `lines` (dropped when done).

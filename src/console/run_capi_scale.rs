@@ -71,6 +71,7 @@ pub(super) fn plan(console: &Console, ask: CapiScaleAsk, app_tx: &mpsc::Sender<A
             .await
             .unwrap_or_else(|_| Err(format!("the plan was not read within {PLAN_BOUND:?}")));
         let cluster = ask.cluster;
+        let read = Box::new(read);
         send(&app, ActionUpdate::CapiScalePlanned { cluster, read }).await;
     });
 }
@@ -109,26 +110,17 @@ pub(super) fn run(
             Ok(sources) => {
                 let outcome = run_scale(&approved, &run.plan, &sources, &options, &events).await;
                 drop(events);
-                let polls = format!(
+                let told = format!(
                     "{} ({} polls, {} s)",
                     outcome.message, outcome.polls, outcome.seconds
                 );
-                if outcome.succeeded {
-                    Ok(polls)
-                } else {
-                    Err(polls)
-                }
+                outcome.succeeded.then_some(told.clone()).ok_or(told)
             }
             Err(e) => {
                 drop(events);
                 Err(e)
             }
         };
-        // Every event before the end.
-        let _ = forwarder.await;
-        if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
-            tracing::warn!("{e}");
-        }
-        send(&app, ActionUpdate::Finished(result)).await;
+        super::run_actions::ended(forwarder, &dispatcher, &approved, result, &app).await;
     });
 }
