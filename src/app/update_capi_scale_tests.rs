@@ -266,3 +266,74 @@ fn requested(effects: &[Effect]) -> (MachineRole, Option<String>, u32) {
     let r = &ask.request;
     (r.role, r.deployment.clone(), r.replicas)
 }
+
+#[test]
+fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() {
+    use crate::provision::guards::EVEN_MEMBERS_ACK;
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = capi_screen();
+    select(&mut state, "TalosControlPlane/");
+    press(&mut state, 's');
+    assert_eq!(state.capi_scale.asking.as_ref().unwrap().note, None);
+    update(&mut state, Action::Insert('4'));
+    update(&mut state, Action::Submit);
+    // The fixture's control plane is mid-rollout; settled here, as after its rollout.
+    let mut read = prepared(&state, MachineRole::Controlplane, None, 4);
+    read.view
+        .tree
+        .machines
+        .iter_mut()
+        .for_each(|m| m.up_to_date = true);
+    read.guards = scale_guards(&ScaleFacts {
+        plan: &read.plan,
+        tree: &read.view.tree,
+        status: &read.view.status,
+        me: "",
+    });
+    let planned = ActionUpdate::CapiScalePlanned {
+        cluster: "healthy".into(),
+        read: Box::new(Ok(read)),
+    };
+    event(&mut state, planned);
+    let plan = state.actions.plan.as_ref().unwrap();
+    assert_eq!(
+        plan.ack_prompt(),
+        Some(EVEN_MEMBERS_ACK),
+        "{:?}",
+        plan.guards
+    );
+    assert!(plan.start_refused().is_some());
+    press(&mut state, 'a');
+    for c in EVEN_MEMBERS_ACK.chars() {
+        update(&mut state, Action::Insert(c));
+    }
+    update(&mut state, Action::Submit);
+    let plan = state.actions.plan.as_ref().unwrap();
+    assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
+    let action = plan.mutating_action().unwrap();
+    assert!(matches!(
+        press(&mut state, 's').as_slice(),
+        [Effect::Gate(_)]
+    ));
+    let effects = update(
+        &mut state,
+        Action::Approved(approved_on_healthy(dir.path(), action)),
+    );
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let ActionRun::CapiScale(run) = run.as_ref() else {
+        panic!("{run:?}");
+    };
+    assert_eq!(run.acks, vec![EVEN_MEMBERS_ACK.to_string()]);
+    // etcd on every poll: the tally counts them, the log tells the changes.
+    let etcd = ActionUpdate::CapiScale(ScaleEvent::Etcd {
+        healthy: true,
+        members: 3,
+        reason: "3 of 3 members healthy".into(),
+    });
+    event(&mut state, etcd.clone());
+    event(&mut state, etcd);
+    let tally = crate::app::capi_scale::shown_progress(&state).unwrap();
+    assert_eq!((tally.polls, tally.healthy_polls), (2, 2));
+}

@@ -150,7 +150,9 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     if let Some(menu) = &state.actions.menu {
         (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);
     }
-    if let (Some(target), Some(input)) = (&state.capi_scale.asking, &state.input) {
+    if let (Some(target), Some(input)) = (&state.capi_scale.asking, &state.input)
+        && input.kind == crate::app::state::InputKind::ScaleReplicas
+    {
         (&capi_scale_input::ScaleInputPopup::new(target, &input.text, look)).render(body, buf);
     }
     let bottom = footer::InputLineView::new(state, look);
