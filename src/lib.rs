@@ -17,7 +17,9 @@
 //!   etcd_maintenance's and cluster_lifecycle's own plans and guards) and
 //!   progress; the log view's buffer; the CAPI screen and its doctor's fixes
 //!   (capi_doctor's plans and guards); the create wizard, its plan and the
-//!   create run's progress (`create`).
+//!   create run's progress (`create`); scaling the CAPI way from `:capi`
+//!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
+//!   screen, the running scale's tally).
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.
@@ -36,7 +38,8 @@
 //! - `capi_scale`: a Cluster API workload cluster scaled the CAPI way: the plan
 //!   (`spec.replicas` of its TalosControlPlane or a MachineDeployment), its guards
 //!   (reusing the upgrade's etcd health), the runner that patches and follows the
-//!   Machines with etcd checked on every poll.
+//!   Machines with etcd checked on every poll; `prepare` reads both sides and
+//!   evaluates the guards for the command and the console's `s` on `:capi` alike.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;

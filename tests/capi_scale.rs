@@ -179,12 +179,8 @@ async fn workers_scaled_to_three_end_ready_in_the_workload_cluster() {
 
     let (spec, ready) = replicas(&fx, "machinedeployments", "capi-work-md-0");
     assert_eq!((spec, ready), (3, 3));
-    let nodes = fx.kube(WORK).await.nodes().await.expect("workload nodes");
-    let workers: Vec<_> = nodes
-        .iter()
-        .filter(|n| !n.roles.iter().any(|r| r == "control-plane"))
-        .collect();
-    assert_eq!(workers.len(), 3, "{nodes:#?}");
+    let workers = fx.workers(WORK).await;
+    assert_eq!(workers.len(), 3, "{workers:#?}");
     assert!(workers.iter().all(|n| n.ready), "{workers:#?}");
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
     assert!(

@@ -271,3 +271,127 @@ fn capi_doctor_etcd_stopped_fix_plan() {
     assert!(text.contains("only etcd member stopped"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }
+
+// Scaling the CAPI way (`s` on `:capi`): the replica count, the plan, the progress.
+
+/// The `:capi` screen with the MachineDeployment selected and `s` pressed.
+fn scale_asked() -> AppState {
+    let mut s = capi_screen(CapiVersion::V1beta2);
+    while !taloscope::app::capi::rows_and_selection(&s).0
+        [taloscope::app::capi::rows_and_selection(&s).1]
+        .object
+        .starts_with("MachineDeployment/")
+    {
+        update(&mut s, Action::MoveDown);
+    }
+    update(&mut s, Action::ScaleCapi);
+    s
+}
+
+/// The plan of the workers to `to`, as `prepare_scale` reads it for the screen.
+fn scale_planned(to: char) -> AppState {
+    use taloscope::app::actions::ActionUpdate;
+    use taloscope::capi::MachineRole;
+    use taloscope::capi_scale::{PreparedScale, ScaleFacts, ScaleView, plan_scale, scale_guards};
+    let mut s = scale_asked();
+    update(&mut s, Action::Insert(to));
+    update(&mut s, Action::Submit);
+    let (owner, tree) = taloscope::app::capi::shown_tree(&s).expect("a tree");
+    let owner = owner.clone();
+    let cluster = s.current.clone().expect("in use");
+    let status = s.current_live().expect("status").status.clone();
+    let replicas = to.to_digit(10).unwrap();
+    let role = (MachineRole::Worker, Some("workload-workers"));
+    let plan = plan_scale(&cluster, &owner, &tree, role, replicas).expect("plan");
+    let facts = ScaleFacts {
+        plan: &plan,
+        tree: &tree,
+        status: &status,
+        me: "",
+    };
+    let guards = scale_guards(&facts);
+    let read = Box::new(Ok(PreparedScale {
+        plan,
+        guards,
+        view: ScaleView { tree, status },
+    }));
+    let planned = ActionUpdate::CapiScalePlanned { cluster, read };
+    update(&mut s, Action::Event(AppEvent::Action(Box::new(planned))));
+    s
+}
+
+#[test]
+fn capi_scale_replicas() {
+    let mut s = scale_asked();
+    update(&mut s, Action::Insert('3'));
+    let text = text_at(&s, 80, 24);
+    assert!(
+        text.contains("MachineDeployment clusters/workload-workers"),
+        "{text}"
+    );
+    assert!(text.contains("replicas> 3"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn capi_scale_plan() {
+    let s = scale_planned('3');
+    let text = text_at(&s, 200, 50);
+    assert!(
+        text.contains("Scale MachineDeployment clusters/workload-workers from 2 to 3 replicas"),
+        "{text}"
+    );
+    assert!(text.contains("replicas:  2 -> 3"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn capi_scale_progress() {
+    use taloscope::app::actions::ActionUpdate;
+    use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+    use taloscope::capi_scale::{MachineChange, ScaleEvent};
+    let mut s = scale_planned('3');
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let action = s.actions.plan.as_ref().unwrap().mutating_action().unwrap();
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!("a confirmation")
+    };
+    let cluster = s.current.clone().unwrap();
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed(cluster)) else {
+        panic!("confirmed")
+    };
+    update(&mut s, Action::Approved(approved));
+    let machine = "workload-workers-7f9c-n3wq".to_string();
+    let events = [
+        ScaleEvent::Note {
+            text: "MachineDeployment clusters/workload-workers: spec.replicas 2 -> 3".into(),
+        },
+        ScaleEvent::Machine(MachineChange::Created {
+            machine: machine.clone(),
+            phase: "Provisioning".into(),
+        }),
+        ScaleEvent::Waiting {
+            reason: format!("Machine {machine} has no node yet"),
+        },
+        ScaleEvent::Machine(MachineChange::GotNode {
+            machine: machine.clone(),
+            node: "w-3".into(),
+        }),
+    ];
+    for event in events {
+        let event = ActionUpdate::CapiScale(event);
+        update(&mut s, Action::Event(AppEvent::Action(Box::new(event))));
+    }
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("1 created, 1 got a node, 0 Ready"), "{text}");
+    insta::assert_snapshot!("capi_scale_progress_running", all_renders(&s));
+    let ready = ActionUpdate::CapiScale(ScaleEvent::Machine(MachineChange::Ready {
+        machine,
+        node: "w-3".into(),
+    }));
+    update(&mut s, Action::Event(AppEvent::Action(Box::new(ready))));
+    let done = ActionUpdate::Finished(Ok("3 Machines, every node Ready (4 polls, 9 s)".into()));
+    update(&mut s, Action::Event(AppEvent::Action(Box::new(done))));
+    insta::assert_snapshot!("capi_scale_progress_done", all_renders(&s));
+}

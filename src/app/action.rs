@@ -126,6 +126,8 @@ pub enum Action {
     OpenDelete,
     /// The create wizard, its plan and progress (see `create`).
     Create(super::create::CreateKey),
+    /// `s` on `:capi`: scale the selected MachineDeployment (else the control plane).
+    ScaleCapi,
 }
 
 /// Data arriving from IO tasks over the app channel; update folds it into
@@ -232,6 +234,8 @@ pub enum Effect {
     PlanDelete(String),
     /// Create IO: journals read, plan, run, fingerprint answers.
     Create(Box<super::create::CreateEffect>),
+    /// Read a CAPI scale's plan (`prepare_scale`) and report it as `AppEvent::Action`.
+    PlanCapiScale(Box<super::capi_scale::CapiScaleAsk>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it

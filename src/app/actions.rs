@@ -125,6 +125,9 @@ pub enum ActionPlan {
         /// What could not be read (the Lease), shown above the guards.
         warnings: Vec<String>,
     },
+    /// A CAPI scale (`s` on `:capi`): `read` is `None` until the event loop has read both
+    /// sides (`prepare_scale`, as `taloscope scale` does).
+    CapiScale(Box<super::capi_scale::CapiScalePlan>),
 }
 
 /// The plan screen of one action.
@@ -154,6 +157,7 @@ impl ActionPlanScreen {
                 .as_ref()
                 .and_then(|p| p.as_ref().ok())
                 .map(DeletePlan::action),
+            ActionPlan::CapiScale(p) => p.prepared().map(|p| p.plan.action()),
         }
     }
 
@@ -176,6 +180,10 @@ impl ActionPlanScreen {
             (ActionPlan::CapiFix { finding, .. }, None) => {
                 format!("fix {} in {}", finding.id, self.cluster)
             }
+            (ActionPlan::CapiScale(p), None) => format!(
+                "scale {} to {} replicas (Cluster API) in {}",
+                p.target.object, p.request.replicas, self.cluster
+            ),
         }
     }
 
@@ -208,6 +216,7 @@ impl ActionPlanScreen {
                 .and_then(|p| p.as_ref().ok())
                 .map(delete_guards)
                 .unwrap_or_default(),
+            ActionPlan::CapiScale(p) => super::update_capi_scale::guards_of(p),
         };
         super::plan_screen::set_guards(&mut self.guards, &mut self.guard, guards);
     }
@@ -229,6 +238,11 @@ impl ActionPlanScreen {
             ActionPlan::Delete {
                 plan: Some(Err(e)), ..
             } => return Some(e.clone()),
+            ActionPlan::CapiScale(p) => {
+                if let Some(why) = super::update_capi_scale::unready(p) {
+                    return Some(why);
+                }
+            }
             _ => {}
         }
         super::plan_screen::guards_refusal(&self.cluster, &self.guards, &self.acks)
@@ -346,6 +360,13 @@ pub enum ActionUpdate {
         cluster: String,
         plan: Result<(DeletePlan, Vec<String>), String>,
     },
+    /// The CAPI scale plan of `cluster` read by `prepare_scale`.
+    CapiScalePlanned {
+        cluster: String,
+        read: Box<Result<crate::capi_scale::PreparedScale, String>>,
+    },
+    /// One event of the running CAPI scale.
+    CapiScale(crate::capi_scale::ScaleEvent),
 }
 
 /// What the event loop runs for an approved action.
@@ -356,6 +377,7 @@ pub enum ActionRun {
     /// A CAPI doctor's fix, then the cluster followed until its finding clears.
     CapiFix(Box<CapiFixRun>),
     Delete(DeletePlan),
+    CapiScale(Box<super::capi_scale::CapiScaleRun>),
 }
 
 /// What the console runs for a CAPI doctor's fix.

@@ -81,6 +81,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::OpenActions => return super::update_actions::open_menu(state),
+        Action::ScaleCapi => return super::update_capi_scale::ask(state),
         other => return super::update_panes::on_screen(state, other),
     };
     state.capi.selected = rows.get(to).map(|r| r.object.clone());

@@ -490,7 +490,12 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Logs => &[logs::VIEW, logs::BACK],
         KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
         KeyContext::Health => &[health::CHECKLIST, panes::GLOBAL],
-        KeyContext::Capi => &[panes::CAPI_OWN, panes::MOVES, panes::GLOBAL],
+        KeyContext::Capi => &[
+            panes::CAPI_OWN,
+            panes::MOVES,
+            panes::GLOBAL,
+            super::keymap_capi_scale::FROM_CAPI,
+        ],
         KeyContext::CreateWizard => &[create::WIZARD, panes::MOVES],
         KeyContext::CreatePlan => &[create::PLAN, panes::MOVES],
         KeyContext::CreateProgress => &[create::PROGRESS],
@@ -529,6 +534,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             | InputKind::NamePattern
             | InputKind::SnapshotPath => KeyContext::TextField,
             InputKind::CreateField => KeyContext::TextField,
+            InputKind::ScaleReplicas => KeyContext::TextField,
         },
         None if state.actions.menu.is_some() => KeyContext::ActionMenu,
         None => match state.screen {

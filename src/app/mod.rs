@@ -47,6 +47,10 @@ pub mod create;
 mod keymap_create;
 mod update_create;
 mod update_overlay;
+// Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
+pub mod capi_scale;
+mod keymap_capi_scale;
+pub mod update_capi_scale;
 
 pub use action::{
     Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,

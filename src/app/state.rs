@@ -171,6 +171,8 @@ pub enum InputKind {
     SnapshotPath,
     /// The create wizard's focused field.
     CreateField,
+    /// The new replica count of a CAPI scale (`s` on `:capi`), digits only.
+    ScaleReplicas,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -314,6 +316,8 @@ pub struct AppState {
     pub capi: super::capi::CapiScreen,
     /// The create wizard and the create run here.
     pub create: super::create::CreateState,
+    /// The CAPI scale asked for on `:capi`, and the tally of the one run here.
+    pub capi_scale: super::capi_scale::CapiScaleState,
 }
 
 impl AppState {
@@ -356,6 +360,7 @@ impl AppState {
             health: None,
             capi: Default::default(),
             create: Default::default(),
+            capi_scale: Default::default(),
         }
     }
 

@@ -123,6 +123,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             if matches!(
                 approved.action(),
                 crate::approval::MutatingAction::DeleteCluster { .. }
+                    | crate::approval::MutatingAction::ScaleCapi { .. }
             ) =>
         {
             return super::update_actions::on_approved(state, approved);
@@ -364,6 +365,9 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
     let Some(mut line) = state.input.take() else {
         return Vec::new();
     };
+    if line.kind == InputKind::ScaleReplicas {
+        return super::update_capi_scale::on_input(state, line, action);
+    }
     match action {
         Action::Back => {
             if line.kind == InputKind::Filter {
@@ -406,6 +410,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     super::update_create::submit_text(state, &line.text);
                     Vec::new()
                 }
+                InputKind::ScaleReplicas => Vec::new(),
             };
         }
         Action::Insert(c) => line.text.push(c),

@@ -22,11 +22,7 @@ use crate::node_actions::{NodeActionPlan, NodeSurvey};
 /// `a`: the menu of the actions on the selected node (nodes pane, node detail) or on etcd
 /// and the selected member (etcd pane); the progress instead while an action runs here.
 pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
-    if state.actions.running() {
-        state.message = Some(Message::info(
-            "an action runs from this console: its progress is shown",
-        ));
-        state.screen = Screen::Action;
+    if shows_running(state) {
         return Vec::new();
     }
     let Some(cluster) = state.current.clone() else {
@@ -49,6 +45,18 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
         Err(why) => state.message = Some(Message::warn(why)),
     }
     Vec::new()
+}
+
+/// While an action runs here, its progress is shown instead of a new one; true when it was.
+pub fn shows_running(state: &mut AppState) -> bool {
+    if !state.actions.running() {
+        return false;
+    }
+    state.message = Some(Message::info(
+        "an action runs from this console: its progress is shown",
+    ));
+    state.screen = Screen::Action;
+    true
 }
 
 fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
@@ -311,6 +319,9 @@ fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
     if super::update_delete::is_delete(state) {
         return vec![Effect::PlanDelete(cluster)];
     }
+    if let Some(read_again) = super::update_capi_scale::refresh(state) {
+        return vec![read_again];
+    }
     let mut effects = vec![Effect::Poller(PollerRequest::Refresh(cluster))];
     if let Some(ActionPlan::Node { plan, .. }) = state.actions.plan.as_ref().map(|p| &p.plan) {
         effects.push(Effect::SurveyNode(Box::new(plan.clone())));
@@ -393,6 +404,10 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             ..
         } => ActionRun::Delete(plan.clone()),
         ActionPlan::Delete { .. } => return not_run("there is no delete plan".to_string()),
+        ActionPlan::CapiScale(plan) => match super::update_capi_scale::run_of(plan, &screen.acks) {
+            Ok(run) => run,
+            Err(why) => return not_run(why),
+        },
     };
     // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
     let what = match run {
@@ -408,6 +423,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     };
     progress.push(format!("starting: {}", progress.headline()));
     state.actions.progress = Some(progress);
+    super::update_capi_scale::started(state, &run, &what);
     state.actions.plan = None;
     state.screen = Screen::Action;
     state.message = Some(Message::info(format!("{what}: started")));
@@ -465,7 +481,12 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
                 }
                 return vec![Effect::ReloadDiscovery];
             }
+            return super::update_capi_scale::on_finished(state);
         }
+        ActionUpdate::CapiScalePlanned { cluster, read } => {
+            super::update_capi_scale::planned(state, &cluster, *read);
+        }
+        ActionUpdate::CapiScale(event) => super::update_capi_scale::on_event(state, event),
     }
     Vec::new()
 }

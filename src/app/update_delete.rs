@@ -13,11 +13,7 @@ use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 /// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use; the
 /// progress instead while an action runs here.
 pub fn open(state: &mut AppState) -> Vec<Effect> {
-    if state.actions.running() {
-        state.message = Some(Message::info(
-            "an action runs from this console: its progress is shown",
-        ));
-        state.screen = Screen::Action;
+    if super::update_actions::shows_running(state) {
         return Vec::new();
     }
     let cluster = match state.screen {

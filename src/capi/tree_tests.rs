@@ -50,13 +50,18 @@ macro_rules! fixture_lists {
     };
 }
 
-/// The fixture cluster's tree, read as `version` serves it.
-pub(crate) fn fixture_tree(version: CapiVersion) -> ClusterTree {
-    let objects = match version {
+/// The fixture management cluster's objects, read as `version` serves them.
+pub(crate) fn fixture_objects(version: CapiVersion) -> CapiObjects {
+    match version {
         CapiVersion::V1beta1 => CapiObjects::from_list_texts(version, &fixture_lists!("v1beta1")),
         CapiVersion::V1beta2 => CapiObjects::from_list_texts(version, &fixture_lists!("v1beta2")),
     }
-    .expect("fixtures decode");
+    .expect("fixtures decode")
+}
+
+/// The fixture cluster's tree, read as `version` serves it.
+pub(crate) fn fixture_tree(version: CapiVersion) -> ClusterTree {
+    let objects = fixture_objects(version);
     let mut trees = cluster_trees("mgmt", &objects);
     assert_eq!(trees.len(), 1);
     trees.remove(0)

@@ -5,10 +5,12 @@ pub mod follow;
 pub mod guards;
 pub mod live;
 pub mod plan;
+pub mod prepare;
 pub mod run;
 
 pub use follow::{MachineChange, ScaleState, machine_changes, scale_state};
 pub use guards::{ScaleFacts, follow_guards, scale_guards};
 pub use live::{ScaleSources, ScaleView, talos_access};
 pub use plan::{ScalePlan, ScalePlanError, plan_scale};
+pub use prepare::{PrepareError, PreparedScale, ScaleRequest, prepare_scale};
 pub use run::{ScaleEvent, ScaleOptions, ScaleOutcome, run_scale};

@@ -15,7 +15,8 @@ use super::headless::discover_all;
 use super::upgrade_output::stamped;
 use crate::capi::CapiOwner;
 use crate::capi_scale::{
-    ScaleEvent, ScaleFacts, ScaleOptions, ScaleSources, plan_scale, run_scale, scale_guards,
+    PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,
+    prepare_scale, run_scale,
 };
 use crate::cli::{GlobalArgs, OutputFormat, ScaleArgs};
 use crate::clock::{Zone, unix_now};
@@ -83,22 +84,18 @@ async fn scale(
     let sources = ScaleSources::connect(&cluster, &owner, kubeconfig, CollectOptions::default())
         .await
         .map_err(|e| Stop(EXIT_BLOCKED, e))?;
-    let view = sources.read().await.map_err(|e| Stop(EXIT_BLOCKED, e))?;
-    let plan = plan_scale(
-        &cluster.name,
-        &owner,
-        &view.tree,
-        (args.role, args.deployment.as_deref()),
-        args.replicas,
-    )
-    .map_err(|e| usage(e.to_string()))?;
     let holder = RunHolder::this_process().to_string();
-    let guards = scale_guards(&ScaleFacts {
-        plan: &plan,
-        tree: &view.tree,
-        status: &view.status,
-        me: &holder,
-    });
+    let request = ScaleRequest {
+        role: args.role,
+        deployment: args.deployment.clone(),
+        replicas: args.replicas,
+    };
+    let PreparedScale { plan, guards, .. } = prepare_scale(&sources, &request, &holder)
+        .await
+        .map_err(|e| match e {
+            PrepareError::Unread(e) => Stop(EXIT_BLOCKED, e),
+            PrepareError::Plan(e) => usage(e.to_string()),
+        })?;
     let d = dispatcher(global, paths);
     let flags = run_flags!(args);
     let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {

@@ -10,3 +10,5 @@ mod run_health;
 pub mod run_logs;
 mod run_provision;
 mod run_rollout;
+// Scaling the CAPI way from `:capi`: its plan read and its run.
+mod run_capi_scale;

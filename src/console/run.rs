@@ -355,6 +355,10 @@ fn perform(
             None
         }
         Effect::Create(effect) => super::run_create::perform(console, *effect, app_tx),
+        Effect::PlanCapiScale(ask) => {
+            super::run_capi_scale::plan(console, *ask, app_tx);
+            None
+        }
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {
                 let reload = Arc::clone(reload);

@@ -74,6 +74,9 @@ pub(super) fn run(
 ) {
     let run = match run {
         ActionRun::Delete(plan) => return super::run_delete::run(console, approved, plan, app_tx),
+        ActionRun::CapiScale(scale) => {
+            return super::run_capi_scale::run(console, approved, *scale, app_tx);
+        }
         other => other,
     };
     let name = approved.action().cluster().to_string();
@@ -103,15 +106,25 @@ pub(super) fn run(
                 Err(e)
             }
         };
-        // Every line before the end.
-        let _ = forwarder.await;
-        if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
-            tracing::warn!("{e}");
-        }
-        let _ = app
-            .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))
-            .await;
+        ended(forwarder, &dispatcher, &approved, result, &app).await;
     });
+}
+
+/// An action's end: every line forwarded first, then how it ended audited and reported.
+pub(super) async fn ended(
+    forwarder: tokio::task::JoinHandle<()>,
+    dispatcher: &crate::approval::Dispatcher,
+    approved: &ApprovedAction,
+    result: Result<String, String>,
+    app: &mpsc::Sender<AppEvent>,
+) {
+    let _ = forwarder.await;
+    if let Err(e) = dispatcher.finished(approved, result.clone().map(|_| ())) {
+        tracing::warn!("{e}");
+    }
+    let _ = app
+        .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))
+        .await;
 }
 
 /// The headless commands' runners, their lines sent to `lines` (dropped when done).
@@ -162,6 +175,10 @@ async fn run_on(
         ActionRun::Delete(plan) => Err(format!(
             "the delete of {} runs on its own runner, not on a cluster connection",
             plan.cluster
+        )),
+        ActionRun::CapiScale(scale) => Err(format!(
+            "the scale of {} runs on its own runner, not on a cluster connection",
+            scale.plan.cluster
         )),
     }
 }

@@ -116,11 +116,6 @@ pub(super) fn run(
                 Err(e)
             }
         };
-        // Every line before the end.
-        let _ = forwarder.await;
-        if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
-            tracing::warn!("{e}");
-        }
-        send(&app, ActionUpdate::Finished(result)).await;
+        super::run_actions::ended(forwarder, &dispatcher, &approved, result, &app).await;
     });
 }

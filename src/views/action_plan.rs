@@ -169,6 +169,9 @@ impl ActionPlanView<'_> {
                     lines.push(Line::from(Span::styled(printable(w), s.get(Role::Warn))));
                 }
             }
+            ActionPlan::CapiScale(plan) => {
+                lines.extend(super::capi_scale_plan::summary_lines(self.look, plan))
+            }
         }
         lines
     }

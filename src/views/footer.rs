@@ -71,6 +71,7 @@ fn prompt(kind: InputKind) -> &'static str {
         InputKind::NamePattern => "names> ",
         InputKind::SnapshotPath => "snapshot to> ",
         InputKind::CreateField => "value> ",
+        InputKind::ScaleReplicas => "replicas> ",
     }
 }
 

@@ -44,6 +44,10 @@ pub mod versions;
 pub mod create_plan;
 pub mod create_progress;
 pub mod create_wizard;
+// Scaling the CAPI way from `:capi`: the replica count, the plan's summary, the progress.
+pub mod capi_scale_input;
+pub mod capi_scale_plan;
+pub mod capi_scale_progress;
 
 /// The create screen of its stage.
 fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
@@ -133,6 +137,9 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action if state.actions.plan.is_some() => {
             (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
         }
+        Screen::Action if crate::app::capi_scale::shown_progress(state).is_some() => {
+            (&capi_scale_progress::ScaleProgressPane::new(state, look)).render(body, buf)
+        }
         Screen::Action => {
             (&action_progress::ActionProgressPane::new(state, look)).render(body, buf)
         }
@@ -142,6 +149,11 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     }
     if let Some(menu) = &state.actions.menu {
         (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);
+    }
+    if let (Some(target), Some(input)) = (&state.capi_scale.asking, &state.input)
+        && input.kind == crate::app::state::InputKind::ScaleReplicas
+    {
+        (&capi_scale_input::ScaleInputPopup::new(target, &input.text, look)).render(body, buf);
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);

@@ -116,6 +116,20 @@ impl Fixture {
         .expect("kube client")
     }
 
+    /// The worker nodes of the cluster of `context`, as its Kubernetes API lists them.
+    pub async fn workers(&self, context: &str) -> Vec<taloscope::kube::KubeNode> {
+        let nodes = self
+            .kube(context)
+            .await
+            .nodes()
+            .await
+            .expect("workload nodes");
+        nodes
+            .into_iter()
+            .filter(|n| !n.roles.iter().any(|r| r == "control-plane"))
+            .collect()
+    }
+
     /// Another console, `bob@jump2`, holding the Talos rollout lease of the cluster of
     /// `context` for ten minutes.
     pub async fn lease_held_by_bob(&self, context: &str) -> taloscope::fleet::RolloutLease {

@@ -1,0 +1,184 @@
+//! Scaling the CAPI way in the update step: `s` on `:capi` asks for the new replica count
+//! (digits only), Enter opens its plan on the action screen (read by the event loop with
+//! `prepare_scale`, as `taloscope scale` does), Start goes through the action screen's
+//! dispatcher path, and the runner's events fill the scale's tally until it ends. Pure.
+use super::action::{Action, Effect, PollerRequest};
+use super::actions::{ActionPlan, ActionPlanScreen, ActionRun};
+use super::capi_scale::{
+    CapiScaleAsk, CapiScalePlan, CapiScaleRun, MAX_DIGITS, ScaleProgress, target_of,
+};
+use super::plan_screen::set_guards;
+use super::state::{AppState, InputKind, InputLine, Message, Screen};
+use super::update::open_input;
+use crate::capi_scale::{PreparedScale, ScaleEvent};
+use crate::guards::Guard;
+
+/// `s` on the `:capi` screen: the replica count of the selected object (or the control
+/// plane's) is asked for; the progress instead while an action runs here.
+pub fn ask(state: &mut AppState) -> Vec<Effect> {
+    if super::update_actions::shows_running(state) {
+        return Vec::new();
+    }
+    match target_of(state) {
+        Ok(target) => {
+            open_input(state, InputKind::ScaleReplicas, String::new());
+            state.capi_scale.asking = Some(target);
+        }
+        Err(why) => state.message = Some(Message::warn(format!("nothing to scale: {why}"))),
+    }
+    Vec::new()
+}
+
+/// Keys while the replica count is typed: digits (at most [`MAX_DIGITS`]), Backspace,
+/// Enter for the plan, Esc to cancel.
+pub fn on_input(state: &mut AppState, mut line: InputLine, action: Action) -> Vec<Effect> {
+    let digits = |text: &str| text.chars().all(|c| c.is_ascii_digit());
+    match action {
+        Action::Back => {
+            state.capi_scale.asking = None;
+            return Vec::new();
+        }
+        Action::Submit => return submit(state, &line.text),
+        Action::Insert(c) if c.is_ascii_digit() && line.text.len() < MAX_DIGITS => {
+            line.text.push(c)
+        }
+        Action::Paste(text) if digits(text.trim()) => {
+            line.text = text.trim().chars().take(MAX_DIGITS).collect();
+        }
+        Action::DeleteBack => {
+            line.text.pop();
+        }
+        Action::Insert(_) | Action::Paste(_) => {
+            state.message = Some(Message::warn("the replica count takes digits only"));
+        }
+        _ => {}
+    }
+    state.input = Some(line);
+    Vec::new()
+}
+
+/// Enter on the replica count: the plan screen, read by the event loop.
+fn submit(state: &mut AppState, text: &str) -> Vec<Effect> {
+    let Some(target) = state.capi_scale.asking.take() else {
+        return Vec::new();
+    };
+    let Ok(replicas) = text.parse::<u32>() else {
+        state.message = Some(Message::warn(format!(
+            "no replica count typed: {} stays at {}",
+            target.object, target.replicas
+        )));
+        return Vec::new();
+    };
+    let ask = CapiScaleAsk {
+        cluster: target.cluster.clone(),
+        request: target.request(replicas),
+    };
+    state.actions.back = Some(Screen::Capi);
+    state.actions.plan = Some(ActionPlanScreen {
+        cluster: target.cluster.clone(),
+        plan: ActionPlan::CapiScale(Box::new(CapiScalePlan {
+            request: ask.request.clone(),
+            target,
+            read: None,
+        })),
+        guards: Vec::new(),
+        guard: None,
+        acks: Vec::new(),
+    });
+    state.screen = Screen::Action;
+    state.message = Some(Message::info(format!(
+        "reading the Cluster API tree and {} for the plan",
+        ask.cluster
+    )));
+    vec![Effect::PlanCapiScale(Box::new(ask))]
+}
+
+/// The plan `prepare_scale` read for `cluster`, with its guards; ignored when another plan
+/// is on screen.
+pub fn planned(state: &mut AppState, cluster: &str, read: Result<PreparedScale, String>) {
+    let Some(screen) = state.actions.plan.as_mut().filter(|p| p.cluster == cluster) else {
+        return;
+    };
+    let ActionPlan::CapiScale(plan) = &mut screen.plan else {
+        return;
+    };
+    let guards = read.as_ref().map(|p| p.guards.clone()).unwrap_or_default();
+    plan.read = Some(read);
+    set_guards(&mut screen.guards, &mut screen.guard, guards);
+    state.message = None;
+}
+
+/// The guards of a read plan: those `prepare_scale` evaluated over what it read (the fleet's
+/// own status is not what the scale reads: the talosconfig Secret's endpoints are).
+pub fn guards_of(plan: &CapiScalePlan) -> Vec<Guard> {
+    plan.prepared()
+        .map(|p| p.guards.clone())
+        .unwrap_or_default()
+}
+
+/// Why Start is refused before the guards are looked at.
+pub fn unready(plan: &CapiScalePlan) -> Option<String> {
+    match &plan.read {
+        None => Some("reading the Cluster API tree and the workload cluster first".into()),
+        Some(Err(e)) => Some(e.clone()),
+        Some(Ok(_)) => None,
+    }
+}
+
+/// `r` on a scale's plan: read it again.
+pub fn refresh(state: &AppState) -> Option<Effect> {
+    let screen = state.actions.plan.as_ref()?;
+    let ActionPlan::CapiScale(plan) = &screen.plan else {
+        return None;
+    };
+    Some(Effect::PlanCapiScale(Box::new(CapiScaleAsk {
+        cluster: screen.cluster.clone(),
+        request: plan.request.clone(),
+    })))
+}
+
+/// What runs for the approved scale on screen.
+pub fn run_of(plan: &CapiScalePlan, acks: &[String]) -> Result<ActionRun, String> {
+    let prepared = plan
+        .prepared()
+        .ok_or_else(|| unready(plan).unwrap_or_default())?;
+    Ok(ActionRun::CapiScale(Box::new(CapiScaleRun {
+        plan: prepared.plan.clone(),
+        acks: acks.to_vec(),
+    })))
+}
+
+/// The approved scale started: its tally starts empty.
+pub fn started(state: &mut AppState, run: &ActionRun, what: &str) {
+    if let ActionRun::CapiScale(run) = run {
+        state.capi_scale.progress = Some(ScaleProgress::of(&run.plan, what.to_string()));
+    }
+}
+
+/// One event of the running scale: its tally, and a progress line when it earns one.
+pub fn on_event(state: &mut AppState, event: ScaleEvent) {
+    let Some(scale) = state.capi_scale.progress.as_mut() else {
+        return;
+    };
+    if let Some(line) = scale.fold(&event)
+        && let Some(progress) = state.actions.progress.as_mut()
+    {
+        progress.push(line);
+    }
+}
+
+/// The scale ended: it waits for nothing more, and the management cluster is read again so
+/// that `:capi` shows the new tree.
+pub fn on_finished(state: &mut AppState) -> Vec<Effect> {
+    if super::capi_scale::shown_progress(state).is_none() {
+        return Vec::new();
+    }
+    if let Some(scale) = state.capi_scale.progress.as_mut() {
+        scale.waiting = None;
+    }
+    vec![Effect::Poller(PollerRequest::RefreshAll)]
+}
+
+#[cfg(test)]
+#[path = "update_capi_scale_tests.rs"]
+mod tests;

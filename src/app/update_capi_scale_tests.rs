@@ -1,0 +1,339 @@
+//! Unit tests of `s` on `:capi`: the replica count typed (digits only), its plan on the
+//! action screen from `prepare_scale`'s read (the same plan and guards `taloscope scale`
+//! makes), Start through the dispatcher, the runner's events folded into the tally and the
+//! progress lines, and the end asking for the Cluster API tree again.
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::app::action::AppEvent;
+use crate::app::actions::ActionUpdate;
+use crate::app::keymap;
+use crate::app::state::Pane;
+use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
+use crate::app::update::update;
+use crate::capi::tree_tests::fixture_objects;
+use crate::capi::{CapiOwner, CapiView, MachineRole, Management};
+use crate::capi_scale::{MachineChange, ScaleFacts, ScaleView, plan_scale, scale_guards};
+use crate::fleet::FleetEvent;
+use crate::kube::CapiVersion;
+use crate::upgrade::fixtures;
+
+fn owner() -> CapiOwner {
+    CapiOwner {
+        management: "mgmt".into(),
+        namespace: "clusters".into(),
+        name: "workload".into(),
+    }
+}
+
+/// `healthy` in use, owned by the fixture's `clusters/workload`, on its `:capi` screen.
+fn capi_screen() -> AppState {
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    let mut view = CapiView::default();
+    view.owners.insert("healthy".into(), owner());
+    view.managements.push(Management {
+        context: "mgmt".into(),
+        objects: fixture_objects(CapiVersion::V1beta2),
+        workloads: Vec::new(),
+    });
+    let event = FleetEvent::Capi {
+        view: Box::new(view),
+        at: Instant::now(),
+    };
+    update(&mut state, Action::Event(AppEvent::Fleet(event)));
+    press(&mut state, 'C');
+    assert_eq!(state.screen, Screen::Capi, "{:?}", state.message);
+    state
+}
+
+fn press(state: &mut AppState, c: char) -> Vec<Effect> {
+    let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    let action = keymap::action_for(state, &key).unwrap_or_else(|| panic!("{c} is bound"));
+    update(state, action)
+}
+
+fn select(state: &mut AppState, kind: &str) {
+    for _ in 0..20 {
+        let (rows, i) = super::super::capi::rows_and_selection(state);
+        if rows[i].object.starts_with(kind) {
+            return;
+        }
+        update(state, Action::MoveDown);
+    }
+    panic!("no {kind} row");
+}
+
+/// What `prepare_scale` reads for `request` over the fixture tree and `healthy`'s status.
+fn prepared(state: &AppState, role: MachineRole, md: Option<&str>, to: u32) -> PreparedScale {
+    let (_, tree) = super::super::capi::shown_tree(state).expect("tree");
+    let status = state.current_live().expect("status").status.clone();
+    let plan = plan_scale("healthy", &owner(), &tree, (role, md), to).expect("plan");
+    let guards = scale_guards(&ScaleFacts {
+        plan: &plan,
+        tree: &tree,
+        status: &status,
+        me: &state.identity,
+    });
+    PreparedScale {
+        plan,
+        guards,
+        view: ScaleView { tree, status },
+    }
+}
+
+fn event(state: &mut AppState, update_: ActionUpdate) -> Vec<Effect> {
+    update(state, Action::Event(AppEvent::Action(Box::new(update_))))
+}
+
+#[test]
+fn another_row_scales_the_control_plane_and_says_so() {
+    let mut state = capi_screen();
+    select(&mut state, "Machine/");
+    press(&mut state, 's');
+    let target = state.capi_scale.asking.clone().expect("asking");
+    assert_eq!(target.role, MachineRole::Controlplane);
+    assert_eq!(target.object, "TalosControlPlane clusters/workload-cp");
+    assert!(
+        target
+            .note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("the control plane is scaled"),
+        "{target:?}"
+    );
+    // Esc cancels: nothing asked any more.
+    update(&mut state, Action::Back);
+    assert!(state.input.is_none() && state.capi_scale.asking.is_none());
+    assert_eq!(state.screen, Screen::Capi);
+}
+
+#[test]
+fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = capi_screen();
+    assert!(
+        keymap::footer_hints(&state)
+            .iter()
+            .any(|(k, l)| k == "s" && *l == "scale"),
+        "{:?}",
+        keymap::footer_hints(&state)
+    );
+    select(&mut state, "MachineDeployment/");
+    press(&mut state, 's');
+    assert_eq!(
+        state.input.as_ref().map(|l| l.kind),
+        Some(InputKind::ScaleReplicas)
+    );
+    // Digits only.
+    for c in ['x', '3', '-'] {
+        update(&mut state, Action::Insert(c));
+    }
+    assert_eq!(state.input.as_ref().unwrap().text, "3");
+    let effects = update(&mut state, Action::Submit);
+    let request = requested(&effects);
+    assert_eq!(
+        request,
+        (MachineRole::Worker, Some("workload-workers".into()), 3)
+    );
+    assert_eq!(state.screen, Screen::Action);
+    let plan = state.actions.plan.as_ref().unwrap();
+    assert!(
+        plan.start_refused().unwrap().contains("reading"),
+        "{plan:?}"
+    );
+
+    // The plan read: the same plan and guards the command makes.
+    let read = prepared(&state, MachineRole::Worker, Some("workload-workers"), 3);
+    let guards = read.guards.clone();
+    event(
+        &mut state,
+        ActionUpdate::CapiScalePlanned {
+            cluster: "healthy".into(),
+            read: Box::new(Ok(read)),
+        },
+    );
+    let plan = state.actions.plan.as_ref().unwrap();
+    assert_eq!(plan.guards.len(), guards.len());
+    assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
+    let action = plan.mutating_action().expect("an action");
+    assert_eq!(
+        action.describe(),
+        "scale MachineDeployment clusters/workload-workers from 2 to 3 replicas (Cluster API)"
+    );
+    // `r` reads it again.
+    assert!(matches!(
+        update(&mut state, Action::Refresh).as_slice(),
+        [Effect::PlanCapiScale(_)]
+    ));
+    let effects = press(&mut state, 's');
+    assert!(
+        matches!(effects.as_slice(), [Effect::Gate(a)] if *a == action),
+        "{effects:?}"
+    );
+
+    // Confirmed: the run starts with the plan and its acks.
+    let approved = approved_on_healthy(dir.path(), action);
+    let effects = update(&mut state, Action::Approved(approved));
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let ActionRun::CapiScale(run) = run.as_ref() else {
+        panic!("{run:?}");
+    };
+    assert_eq!((run.plan.from, run.plan.to), (2, 3));
+    assert!(state.actions.running());
+
+    // The runner's events.
+    let machine = |change| ActionUpdate::CapiScale(ScaleEvent::Machine(change));
+    event(
+        &mut state,
+        machine(MachineChange::Created {
+            machine: "workload-workers-7f9c-n3w".into(),
+            phase: "Provisioning".into(),
+        }),
+    );
+    event(
+        &mut state,
+        ActionUpdate::CapiScale(ScaleEvent::Waiting {
+            reason: "Machine workload-workers-7f9c-n3w has no node yet".into(),
+        }),
+    );
+    event(
+        &mut state,
+        machine(MachineChange::GotNode {
+            machine: "workload-workers-7f9c-n3w".into(),
+            node: "w-3".into(),
+        }),
+    );
+    event(
+        &mut state,
+        machine(MachineChange::Ready {
+            machine: "workload-workers-7f9c-n3w".into(),
+            node: "w-3".into(),
+        }),
+    );
+    let tally = crate::app::capi_scale::shown_progress(&state).expect("the tally");
+    assert_eq!((tally.created, tally.got_node, tally.ready), (1, 1, 1));
+    let effects = event(
+        &mut state,
+        ActionUpdate::Finished(Ok("3 Machines, every node Ready".into())),
+    );
+    assert!(
+        matches!(
+            effects.as_slice(),
+            [Effect::Poller(PollerRequest::RefreshAll)]
+        ),
+        "{effects:?}"
+    );
+    let progress = state.actions.progress.as_ref().unwrap();
+    assert!(!progress.running());
+    let lines: Vec<&String> = progress.lines.iter().collect();
+    assert!(
+        lines.iter().any(|l| l.contains("node w-3 Ready")),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines.last().unwrap().as_str(),
+        "done: 3 Machines, every node Ready"
+    );
+    // Esc goes back to :capi.
+    update(&mut state, Action::Back);
+    assert_eq!(state.screen, Screen::Capi);
+}
+
+#[test]
+fn etcd_polls_are_counted_and_told_when_they_change() {
+    let mut p = ScaleProgress::default();
+    let etcd = |healthy, reason: &str| ScaleEvent::Etcd {
+        healthy,
+        members: 3,
+        reason: reason.into(),
+    };
+    assert!(p.fold(&etcd(true, "3 members healthy")).is_some());
+    assert!(p.fold(&etcd(true, "3 members healthy")).is_none());
+    assert!(p.fold(&etcd(false, "cp-4 unhealthy")).is_some());
+    assert_eq!((p.polls, p.healthy_polls), (3, 2));
+}
+
+/// The request a plan effect asks to read.
+fn requested(effects: &[Effect]) -> (MachineRole, Option<String>, u32) {
+    let [Effect::PlanCapiScale(ask)] = effects else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(ask.cluster, "healthy");
+    let r = &ask.request;
+    (r.role, r.deployment.clone(), r.replicas)
+}
+
+#[test]
+fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() {
+    use crate::provision::guards::EVEN_MEMBERS_ACK;
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = capi_screen();
+    select(&mut state, "TalosControlPlane/");
+    press(&mut state, 's');
+    assert_eq!(state.capi_scale.asking.as_ref().unwrap().note, None);
+    update(&mut state, Action::Insert('4'));
+    update(&mut state, Action::Submit);
+    // The fixture's control plane is mid-rollout; settled here, as after its rollout.
+    let mut read = prepared(&state, MachineRole::Controlplane, None, 4);
+    read.view
+        .tree
+        .machines
+        .iter_mut()
+        .for_each(|m| m.up_to_date = true);
+    read.guards = scale_guards(&ScaleFacts {
+        plan: &read.plan,
+        tree: &read.view.tree,
+        status: &read.view.status,
+        me: "",
+    });
+    let planned = ActionUpdate::CapiScalePlanned {
+        cluster: "healthy".into(),
+        read: Box::new(Ok(read)),
+    };
+    event(&mut state, planned);
+    let plan = state.actions.plan.as_ref().unwrap();
+    assert_eq!(
+        plan.ack_prompt(),
+        Some(EVEN_MEMBERS_ACK),
+        "{:?}",
+        plan.guards
+    );
+    assert!(plan.start_refused().is_some());
+    press(&mut state, 'a');
+    for c in EVEN_MEMBERS_ACK.chars() {
+        update(&mut state, Action::Insert(c));
+    }
+    update(&mut state, Action::Submit);
+    let plan = state.actions.plan.as_ref().unwrap();
+    assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
+    let action = plan.mutating_action().unwrap();
+    assert!(matches!(
+        press(&mut state, 's').as_slice(),
+        [Effect::Gate(_)]
+    ));
+    let effects = update(
+        &mut state,
+        Action::Approved(approved_on_healthy(dir.path(), action)),
+    );
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
+        panic!("{effects:?}");
+    };
+    let ActionRun::CapiScale(run) = run.as_ref() else {
+        panic!("{run:?}");
+    };
+    assert_eq!(run.acks, vec![EVEN_MEMBERS_ACK.to_string()]);
+    // etcd on every poll: the tally counts them, the log tells the changes.
+    let etcd = ActionUpdate::CapiScale(ScaleEvent::Etcd {
+        healthy: true,
+        members: 3,
+        reason: "3 of 3 members healthy".into(),
+    });
+    event(&mut state, etcd.clone());
+    event(&mut state, etcd);
+    let tally = crate::app::capi_scale::shown_progress(&state).unwrap();
+    assert_eq!((tally.polls, tally.healthy_polls), (2, 2));
+}
