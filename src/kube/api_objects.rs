@@ -1,7 +1,9 @@
-//! The parts of the API's Node, Pod and DaemonSet objects the console reads, decoded the way
-//! k8s-openapi decodes them (a required field that is missing or null takes its default; other
-//! fields are skipped unread). k8s-openapi's whole types drag in the deserializers of all of
+//! The parts of the API's Node, Pod, DaemonSet and PodDisruptionBudget objects the console
+//! reads, decoded the way k8s-openapi decodes them (a required field that is missing or null
+//! takes its default; other fields are skipped unread). k8s-openapi's whole types drag in the deserializers of all of
 //! PodSpec (volumes, probes, affinity...), which cost the console's binary and resident size.
+use std::collections::BTreeMap;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Deserializer};
 
@@ -128,6 +130,48 @@ pub struct DaemonSetStatus {
     pub updated_number_scheduled: Option<i32>,
     pub number_available: Option<i32>,
     pub observed_generation: Option<i64>,
+}
+
+/// `policy/v1` PodDisruptionBudget.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PodDisruptionBudget {
+    #[serde(default, deserialize_with = "required")]
+    pub metadata: ObjectMeta,
+    pub spec: Option<PodDisruptionBudgetSpec>,
+    pub status: Option<PodDisruptionBudgetStatus>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PodDisruptionBudgetSpec {
+    pub selector: Option<LabelSelector>,
+}
+
+/// `meta/v1` LabelSelector.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    pub match_expressions: Option<Vec<LabelSelectorRequirement>>,
+    pub match_labels: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct LabelSelectorRequirement {
+    #[serde(default, deserialize_with = "required")]
+    pub key: String,
+    #[serde(default, deserialize_with = "required")]
+    pub operator: String,
+    pub values: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodDisruptionBudgetStatus {
+    #[serde(default, deserialize_with = "required")]
+    pub current_healthy: i32,
+    #[serde(default, deserialize_with = "required")]
+    pub desired_healthy: i32,
+    #[serde(default, deserialize_with = "required")]
+    pub disruptions_allowed: i32,
 }
 
 #[cfg(test)]

@@ -2,9 +2,7 @@
 //! disruptions it allows now (policy/v1 `status.disruptionsAllowed`), read from the API.
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-
+use super::api_objects::{LabelSelector, PodDisruptionBudget};
 use super::client::{Items, KubeClient, KubeError};
 use super::drain::NodePod;
 
