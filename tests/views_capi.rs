@@ -215,6 +215,36 @@ fn capi_doctor_fix_plan() {
     insta::assert_snapshot!(all_renders(&s));
 }
 
+/// The doctor's Machine deletion, confirmed, becomes a run of the fix (not an upgrade's).
+#[test]
+fn capi_doctor_machine_deletion_runs_once_approved() {
+    use taloscope::app::Effect;
+    use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
+    let mut s = stuck_screen();
+    update(&mut s, Action::OpenActions);
+    update(&mut s, Action::Submit);
+    let action = MutatingAction::CapiDeleteMachine {
+        cluster: s.current.clone().expect("a cluster in use"),
+        namespace: "clusters".into(),
+        machine: "workload-cp-b".into(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = d.request(action.clone()) else {
+        panic!("expected a confirmation")
+    };
+    let typed = Answer::Typed(action.confirm_name().to_string());
+    let Verdict::Proceed(approved) = d.answer(pending, typed) else {
+        panic!("the typed name matched")
+    };
+    let effects = update(&mut s, Action::Approved(approved));
+    assert!(
+        matches!(effects.as_slice(), [Effect::RunAction { .. }]),
+        "{effects:?} {:?}",
+        s.message
+    );
+}
+
 /// single-cp owned by a tree of one control-plane Machine (workload-cp-a, node cp-1) whose
 /// etcd service stopped: etcd answers nothing, Talos says "etcd not running".
 fn stopped_screen() -> AppState {

@@ -124,6 +124,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 approved.action(),
                 crate::approval::MutatingAction::DeleteCluster { .. }
                     | crate::approval::MutatingAction::ScaleCapi { .. }
+                    | crate::approval::MutatingAction::CapiDeleteMachine { .. }
             ) =>
         {
             return super::update_actions::on_approved(state, approved);
