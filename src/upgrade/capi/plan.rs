@@ -79,6 +79,30 @@ impl CapiPhase {
     pub fn label(&self) -> String {
         format!("{}/{}", self.kind(), self.name)
     }
+
+    /// What the phase changes, in one line (`version` as the plan names its target).
+    pub fn patch_text(&self, version: &str) -> String {
+        match (&self.template, self.object) {
+            (None, PhaseObject::TalosControlPlane) => format!("spec.version {version}"),
+            (None, PhaseObject::MachineDeployment) => {
+                format!("spec.template.spec.version {version}")
+            }
+            (Some(t), object) => {
+                let field = match object {
+                    PhaseObject::TalosControlPlane => "spec.infrastructureTemplate",
+                    PhaseObject::MachineDeployment => "spec.template.spec.infrastructureRef",
+                };
+                let mut text = format!(
+                    "new {} {} (copy of {}, VM template {}); {field} -> {}",
+                    t.kind, t.to, t.from, t.vm_template_to, t.to
+                );
+                if let Some(b) = &self.bootstrap_template {
+                    text.push_str(&format!("; TalosConfigTemplate {b} talosVersion"));
+                }
+                text
+            }
+        }
+    }
 }
 
 /// The whole CAPI-way upgrade of one workload cluster.
