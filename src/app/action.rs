@@ -155,6 +155,8 @@ pub enum AppEvent {
     Health(Box<super::checklist::HealthReport>),
     /// A create task's report (journals read, plan, run events, fingerprint questions).
     Create(Box<super::create::CreateUpdate>),
+    /// A CAPI-way upgrade plan read from the management cluster.
+    CapiUpgradePlanned(Box<super::capi_upgrade::CapiPlanRead>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -232,6 +234,9 @@ pub enum Effect {
     PlanDelete(String),
     /// Create IO: journals read, plan, run, fingerprint answers.
     Create(Box<super::create::CreateEffect>),
+    /// Read a CAPI-way upgrade plan and what its guards look at; reported as
+    /// `AppEvent::CapiUpgradePlanned`.
+    PlanCapiUpgrade(Box<super::capi_upgrade::CapiPlanRequest>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it
@@ -248,6 +253,8 @@ pub struct StartRollout {
 pub enum PlannedRollout {
     Talos(UpgradePlan),
     Kubernetes(KubernetesUpgradePlan),
+    /// The CAPI-way upgrade of a cluster Cluster API owns (either product).
+    Capi(Box<crate::upgrade::capi::CapiUpgradePlan>),
 }
 
 /// A removed-API count for one plan's (from, target), or why it failed.

@@ -47,6 +47,9 @@ pub mod create;
 mod keymap_create;
 mod update_create;
 mod update_overlay;
+// The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
+pub mod capi_upgrade;
+mod keymap_capi_upgrade;
 
 pub use action::{
     Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,

@@ -45,6 +45,8 @@ pub enum Screen {
     Capi,
     /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.
     Create,
+    /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
+    CapiUpgrade,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -314,6 +316,8 @@ pub struct AppState {
     pub capi: super::capi::CapiScreen,
     /// The create wizard and the create run here.
     pub create: super::create::CreateState,
+    /// The CAPI-way upgrade plan on screen.
+    pub capi_upgrade: Option<super::capi_upgrade::CapiUpgradeScreen>,
 }
 
 impl AppState {
@@ -356,6 +360,7 @@ impl AppState {
             health: None,
             capi: Default::default(),
             create: Default::default(),
+            capi_upgrade: None,
         }
     }
 
@@ -386,6 +391,7 @@ impl AppState {
             Screen::Health => None,
             Screen::Capi => None,
             Screen::Create => None,
+            Screen::CapiUpgrade => None,
         }
     }
 
@@ -406,6 +412,7 @@ impl AppState {
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Create => None,
+            Screen::CapiUpgrade => self.current.as_deref(),
         }
     }
 

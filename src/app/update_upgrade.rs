@@ -79,8 +79,8 @@ pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> b
 
 /// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress pane while this
 /// console's rollout of the cluster has not ended.
-pub fn open_upgrade(state: &mut AppState, target: Option<String>) {
-    open_plan::<TalosOs>(state, target);
+pub fn open_upgrade(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
+    open_plan::<TalosOs>(state, target)
 }
 
 /// `:rollout`: the progress pane of the cluster in use.
@@ -218,7 +218,9 @@ pub fn set_image(state: &mut AppState, text: &str) {
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
-    if state.screen == Screen::KubernetesPlan {
+    if state.screen == Screen::CapiUpgrade {
+        super::capi_upgrade::acknowledge(state, text)
+    } else if state.screen == Screen::KubernetesPlan {
         super::update_plan::acknowledge::<Kubernetes>(state, text)
     } else {
         super::update_plan::acknowledge::<TalosOs>(state, text)
@@ -237,6 +239,9 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             target.clone(),
             RolloutKind::KubernetesUpgrade,
         ),
+        MutatingAction::CapiUpgrade { .. } => {
+            return super::capi_upgrade::on_approved(state, approved);
+        }
         _ => {
             return vec![Effect::NotRun {
                 approved,
@@ -336,7 +341,7 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::PauseRollout | Action::ResumeRollout | Action::AbortRollout => {
             state.message = Some(Message::warn(why_not(view, &action)));
         }
-        Action::OpenUpgrade(target) if !view.unfinished() => open_upgrade(state, target),
+        Action::OpenUpgrade(target) if !view.unfinished() => return open_upgrade(state, target),
         Action::OpenKubernetesUpgrade(target) if !view.unfinished() => {
             return open_plan::<Kubernetes>(state, target);
         }

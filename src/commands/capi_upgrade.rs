@@ -19,8 +19,8 @@ use crate::fleet::ClusterStatus;
 use crate::opennebula::auth::OneEnvironment;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::capi::{
-    CapiAccess, CapiGuardInput, CapiPhase, CapiPlanError, CapiProductKind, CapiUpgradePlan,
-    CapiWay, VmTemplates, capi_action, capi_plan_guards, capi_run_options, product_name,
+    CapiAccess, CapiPhase, CapiPlanError, CapiProductKind, CapiUpgradePlan, CapiWay, VmTemplates,
+    capi_action, capi_read_guards, capi_run_options, product_name,
 };
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions};
@@ -160,24 +160,13 @@ impl<C: HeadlessUpgrade> HeadlessUpgrade for CapiCommand<'_, C> {
                 .tree_and_status(plan, observer.kube.clone(), Default::default())
                 .await
         };
-        let (tree, status) = match read.await {
-            Ok(read) => read,
-            Err(e) => {
-                return vec![Guard::fail(
-                    crate::upgrade::GuardId::CapiRolloutSettled,
-                    format!("cannot read {}: {e}", self.owner),
-                )];
-            }
-        };
+        let read = read.await;
         let other = other_rollout(observer).await;
-        capi_plan_guards(
+        capi_read_guards(
             plan,
-            &CapiGuardInput {
-                tree: &tree,
-                status: &status,
-                other_rollout: other.as_ref(),
-                vm_templates: &self.vm_templates,
-            },
+            read.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str),
+            other.as_ref(),
+            &self.vm_templates,
         )
     }
 

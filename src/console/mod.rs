@@ -10,3 +10,5 @@ mod run_health;
 pub mod run_logs;
 mod run_provision;
 mod run_rollout;
+// The CAPI-way upgrade's plan read.
+mod run_capi_upgrade;

@@ -355,6 +355,10 @@ fn perform(
             None
         }
         Effect::Create(effect) => super::run_create::perform(console, *effect, app_tx),
+        Effect::PlanCapiUpgrade(request) => {
+            super::run_capi_upgrade::plan(console, *request, app_tx);
+            None
+        }
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {
                 let reload = Arc::clone(reload);

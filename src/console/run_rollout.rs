@@ -12,6 +12,10 @@ use crate::app::state::{AppState, Message};
 use crate::approval::ApprovedAction;
 use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::upgrade::capi::{
+    CapiProduct, CapiUpgradePlan, CapiWay, KubernetesVersion, TalosMachineTemplate,
+    capi_run_options,
+};
 use crate::upgrade::kubernetes::{
     Kubernetes, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
 };
@@ -83,6 +87,52 @@ impl Fresh<'_> {
     }
 }
 
+impl Fresh<'_> {
+    /// A CAPI-way upgrade: the runner reaches the management cluster through `kubeconfig`,
+    /// with the phase bound `taloscope upgrade` / `upgrade-k8s` give it.
+    fn spawn_capi(
+        self,
+        plan: CapiUpgradePlan,
+        kubeconfig: Option<kube::config::Kubeconfig>,
+        events: mpsc::UnboundedSender<RolloutEvent>,
+    ) -> RolloutHandle {
+        let options = capi_run_options(RunOptions {
+            state_dir: Some(self.state_dir.to_path_buf()),
+            kubeconfig,
+            ..RunOptions::default()
+        });
+        let run = |plan| (self.approved, plan, self.acks, self.cluster, options);
+        match plan.product {
+            CapiProduct::Kubernetes => {
+                let (approved, plan, acks, cluster, options) = run(plan);
+                spawn_upgrade(
+                    UpgradeRun::<CapiWay<KubernetesVersion>> {
+                        approved,
+                        plan,
+                        acks,
+                        cluster,
+                        options,
+                    },
+                    events,
+                )
+            }
+            CapiProduct::TalosOs => {
+                let (approved, plan, acks, cluster, options) = run(plan);
+                spawn_upgrade(
+                    UpgradeRun::<CapiWay<TalosMachineTemplate>> {
+                        approved,
+                        plan,
+                        acks,
+                        cluster,
+                        options,
+                    },
+                    events,
+                )
+            }
+        }
+    }
+}
+
 /// Resumes a journal of kind `K`: timings from the journal, the journal kept in `state_dir`.
 fn resume<K: UpgradeKind>(
     journal: RolloutJournal,
@@ -130,6 +180,9 @@ fn spawn_rollout(
             match plan {
                 PlannedRollout::Talos(plan) => fresh.spawn::<TalosOs>(plan, events),
                 PlannedRollout::Kubernetes(plan) => fresh.spawn::<Kubernetes>(plan, events),
+                PlannedRollout::Capi(plan) => {
+                    fresh.spawn_capi(*plan, state.provision.kubeconfig.clone(), events)
+                }
             }
         }
         RolloutStart::Resume(approved) => {

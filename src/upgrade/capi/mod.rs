@@ -7,7 +7,9 @@ pub mod phase;
 pub mod plan;
 pub mod read;
 
-pub use guards::{CapiGuardInput, VmTemplates, capi_phase_guards, capi_plan_guards};
+pub use guards::{
+    CapiGuardInput, VmTemplates, capi_phase_guards, capi_plan_guards, capi_read_guards,
+};
 pub use kind::{
     CapiProductKind, CapiWay, KubernetesVersion, TalosMachineTemplate, capi_action,
     capi_run_options, product_name,
