@@ -17,7 +17,9 @@
 //!   etcd_maintenance's and cluster_lifecycle's own plans and guards) and
 //!   progress; the log view's buffer; the CAPI screen and its doctor's fixes
 //!   (capi_doctor's plans and guards); the create wizard, its plan and the
-//!   create run's progress (`create`).
+//!   create run's progress (`create`); the CAPI-way upgrade plan that `u` / `U`
+//!   open on a cluster Cluster API owns (`capi_upgrade`), run on the rollout
+//!   runner and shown on its progress pane.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.

@@ -8,13 +8,13 @@ use super::plan_screen::{PlanFocus, PlanKind, guards_refusal, missing_ack, set_g
 use super::rollout::RolloutView;
 use super::state::{AppState, Message, Pane, Screen};
 use super::update_upgrade::other_rollout;
-use crate::approval::ApprovedAction;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::fleet::ClusterStatus;
-use crate::rollout::RolloutSummary;
+use crate::rollout::{RolloutKind, RolloutSummary};
 use crate::upgrade::capi::{
-    CapiProduct, CapiUpgradePlan, CapiWay, KubernetesVersion, TalosMachineTemplate, VmTemplates,
-    capi_action, capi_read_guards,
+    CapiProduct, CapiProductKind, CapiUpgradePlan, CapiWay, KubernetesVersion, TalosMachineTemplate,
+    VmTemplates, capi_action, capi_read_guards,
 };
 use crate::upgrade::{Guard, GuardId, InPlaceUpgrade, UpgradeKind};
 
@@ -349,6 +349,35 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         plan: PlannedRollout::Capi(Box::new(plan)),
         acks,
     }))]
+}
+
+/// How the journal and the Lease name the CAPI-way upgrade of `product` (as
+/// `MutatingAction::CapiUpgrade` names it).
+pub fn rollout_kind(product: &str) -> RolloutKind {
+    if product == KubernetesVersion::NAME {
+        KubernetesVersion::ROLLOUT
+    } else {
+        TalosMachineTemplate::ROLLOUT
+    }
+}
+
+/// The approval `r` asks for to resume a CAPI-way journal of `kind` on a cluster `owner` owns.
+pub fn resume_action(
+    owner: &CapiOwner,
+    cluster: String,
+    kind: RolloutKind,
+    target: String,
+) -> MutatingAction {
+    let product = match kind {
+        RolloutKind::KubernetesUpgrade => KubernetesVersion::NAME,
+        RolloutKind::TalosUpgrade => TalosMachineTemplate::NAME,
+    };
+    MutatingAction::CapiUpgrade {
+        cluster,
+        owner: owner.to_string(),
+        product: product.to_string(),
+        target,
+    }
 }
 
 /// The phases a fresh run starts with, before the runner reports, as the runner names them.

@@ -133,19 +133,31 @@ impl Fresh<'_> {
     }
 }
 
-/// Resumes a journal of kind `K`: timings from the journal, the journal kept in `state_dir`.
-fn resume<K: UpgradeKind>(
+/// A journal to resume, its runner's events to go to `events`.
+struct Resumed<'a> {
     journal: RolloutJournal,
     approved: ApprovedAction,
     cluster: Cluster,
-    state_dir: &Path,
+    state_dir: &'a Path,
     events: mpsc::UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let options = RunOptions {
-        state_dir: Some(state_dir.to_path_buf()),
-        ..RunOptions::from_journal(&journal.options)
-    };
-    resume_upgrade_with::<K>(journal, approved, cluster, options, events)
+}
+
+impl Resumed<'_> {
+    /// Resumes it as kind `K`: timings from the journal, the journal kept in the state dir.
+    fn run<K: UpgradeKind>(self, kubeconfig: Option<kube::config::Kubeconfig>) -> RolloutHandle {
+        let options = RunOptions {
+            state_dir: Some(self.state_dir.to_path_buf()),
+            kubeconfig,
+            ..RunOptions::from_journal(&self.journal.options)
+        };
+        resume_upgrade_with::<K>(
+            self.journal,
+            self.approved,
+            self.cluster,
+            options,
+            self.events,
+        )
+    }
 }
 
 /// Starts the runner of an approved rollout, its events forwarded to the
@@ -195,12 +207,29 @@ fn spawn_rollout(
                         dir.display()
                     )
                 })?;
-            match journal.kind {
-                RolloutKind::TalosUpgrade => {
-                    resume::<TalosOs>(journal, approved, cluster, state_dir, events)
+            let journal_kind = journal.kind;
+            // A cluster Cluster API owns: its journal is a CAPI-way upgrade's, reaching the
+            // management cluster through the merged kubeconfig.
+            let capi = state
+                .fleet
+                .capi
+                .owner(&name)
+                .map(|_| state.provision.kubeconfig.clone());
+            let resumed = Resumed {
+                journal,
+                approved,
+                cluster,
+                state_dir,
+                events,
+            };
+            match (journal_kind, capi) {
+                (RolloutKind::TalosUpgrade, None) => resumed.run::<TalosOs>(None),
+                (RolloutKind::KubernetesUpgrade, None) => resumed.run::<Kubernetes>(None),
+                (RolloutKind::TalosUpgrade, Some(kubeconfig)) => {
+                    resumed.run::<CapiWay<TalosMachineTemplate>>(kubeconfig)
                 }
-                RolloutKind::KubernetesUpgrade => {
-                    resume::<Kubernetes>(journal, approved, cluster, state_dir, events)
+                (RolloutKind::KubernetesUpgrade, Some(kubeconfig)) => {
+                    resumed.run::<CapiWay<KubernetesVersion>>(kubeconfig)
                 }
             }
         }

@@ -33,7 +33,6 @@ static PHASE_COLUMNS: &[Column] = &[
     col("OBJECT", Width::Content),
     col("REPLICAS", Width::Content),
     col("MACHINES REPLACED, IN ORDER", Width::Fill(1)),
-    col("PATCH", Width::Fill(1)),
 ];
 
 fn phase_rows(plan: &CapiUpgradePlan) -> Vec<TableRow> {
@@ -51,7 +50,6 @@ fn phase_rows(plan: &CapiUpgradePlan) -> Vec<TableRow> {
                 } else {
                     TableCell::plain(printable(&p.replace.join(", ")))
                 },
-                TableCell::plain(printable(&p.patch_text(&plan.version))),
             ],
         })
         .collect()
@@ -65,7 +63,18 @@ fn summary(screen: &CapiUpgradeScreen, look: &Look, width: usize) -> Vec<Line<'s
         Some(Ok(plan)) => printable(&plan.from),
         _ => "?".to_string(),
     };
-    vec![
+    // The selected phase's patch: too long for a column at 80 wide.
+    let patch = match screen.plan() {
+        Some(Ok(plan)) => plan.phases.get(screen.phase).map(|p| {
+            format!(
+                "{} gets: {}",
+                printable(&p.label()),
+                printable(&p.patch_text(&plan.version))
+            )
+        }),
+        _ => None,
+    };
+    let mut lines = vec![
         Line::from(Span::styled(
             fit(
                 &format!(
@@ -89,7 +98,14 @@ fn summary(screen: &CapiUpgradeScreen, look: &Look, width: usize) -> Vec<Line<'s
             ),
             s.get(Role::Text),
         )),
-    ]
+    ];
+    if let Some(patch) = patch {
+        lines.push(Line::from(Span::styled(
+            fit(&patch, width, look.glyphs.ellipsis),
+            s.get(Role::Muted),
+        )));
+    }
+    lines
 }
 
 impl Widget for &CapiUpgradePlanView<'_> {
