@@ -20,14 +20,35 @@ const MANAGEMENT: &str = "admin@capi-mgmt";
 /// The Machines as `taloscope capi status` reports them: (name, version).
 fn machines(sim: &pty_support::BackgroundSim) -> Vec<(String, String)> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_taloscope"))
-        .args(["capi", "status", "--context", MANAGEMENT, "--output", "json"])
-        .args(["--talosconfig", &sim.talosconfig(), "--kubeconfig", &sim.kubeconfig()])
+        .args([
+            "capi",
+            "status",
+            "--context",
+            MANAGEMENT,
+            "--output",
+            "json",
+        ])
+        .args([
+            "--talosconfig",
+            &sim.talosconfig(),
+            "--kubeconfig",
+            &sim.kubeconfig(),
+        ])
         .output()
         .expect("taloscope capi status runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    let trees = v["clusters"].as_array().or(v.as_array()).cloned().unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let trees = v["clusters"]
+        .as_array()
+        .or(v.as_array())
+        .cloned()
+        .unwrap_or_default();
     trees
         .iter()
         .flat_map(|t| t["machines"].as_array().cloned().unwrap_or_default())
@@ -61,7 +82,11 @@ fn a_capi_way_kubernetes_upgrade_runs_from_the_console_until_every_machine_is_re
         if s.text().contains("the Cluster API way") {
             break;
         }
-        assert!(Instant::now() < deadline, "the plan never opened:\n{}", s.text());
+        assert!(
+            Instant::now() < deadline,
+            "the plan never opened:\n{}",
+            s.text()
+        );
     }
     s.wait_for("the plan read and its guards passing", BOUND, |t| {
         t.contains("TalosControlPlane/capi-work-cp gets: spec.version v1.34.2")
@@ -73,10 +98,15 @@ fn a_capi_way_kubernetes_upgrade_runs_from_the_console_until_every_machine_is_re
     assert!(plan.contains("MachineDeployment/capi-work-md-0"), "{plan}");
     assert!(plan.contains("7 pass, 0 warn, 0 fail"), "{plan}");
     s.send(b"s");
-    s.wait_for("the confirmation", BOUND, |t| t.contains("Type the cluster name"));
+    s.wait_for("the confirmation", BOUND, |t| {
+        t.contains("Type the cluster name")
+    });
     s.send(format!("{WORKLOAD}\r").as_bytes());
     s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
-    s.wait_for("a Machine replaced", ROLLOUT_BOUND, |t| t.contains("deleted"));
+    // Each Machine followed on the events: created, its node Ready, the old one deleted.
+    s.wait_for("a Machine replaced", ROLLOUT_BOUND, |t| {
+        t.contains("capi-work-cp: machine ") && t.contains("capi-work-cp: old machine ")
+    });
     s.wait_for("the rollout done", ROLLOUT_BOUND, |t| {
         t.contains(&format!("rollout of {WORKLOAD} completed"))
     });

@@ -120,7 +120,10 @@ fn planned() -> AppState {
 fn capi_upgrade_plan_reading() {
     let s = opened();
     let text = text_at(&s, 80, 24);
-    assert!(text.contains("reading the plan from the management cluster"), "{text}");
+    assert!(
+        text.contains("reading the plan from the management cluster"),
+        "{text}"
+    );
     insta::assert_snapshot!(all_renders(&s));
 }
 
@@ -144,7 +147,16 @@ fn capi_upgrade_plan() {
 #[test]
 fn capi_upgrade_progress() {
     let mut s = planned();
-    let plan = s.capi_upgrade.as_ref().unwrap().read.as_ref().unwrap().plan.clone().unwrap();
+    let plan = s
+        .capi_upgrade
+        .as_ref()
+        .unwrap()
+        .read
+        .as_ref()
+        .unwrap()
+        .plan
+        .clone()
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
     let Gate::Confirm(pending) = d.request(capi_action(&plan)) else {
@@ -154,7 +166,10 @@ fn capi_upgrade_progress() {
         panic!("the typed name matched");
     };
     let effects = update(&mut s, Action::Approved(approved));
-    assert!(matches!(effects.as_slice(), [Effect::StartRollout(_)]), "{effects:?}");
+    assert!(
+        matches!(effects.as_slice(), [Effect::StartRollout(_)]),
+        "{effects:?}"
+    );
     assert_eq!(s.screen, Screen::Rollout);
     let label = "TalosControlPlane/workload-cp";
     let mut cp = StepProgress::pending(label, "3 machine(s) to v1.34.2");

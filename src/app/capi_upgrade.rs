@@ -13,8 +13,8 @@ use crate::capi::{CapiOwner, ClusterTree};
 use crate::fleet::ClusterStatus;
 use crate::rollout::{RolloutKind, RolloutSummary};
 use crate::upgrade::capi::{
-    CapiProduct, CapiProductKind, CapiUpgradePlan, CapiWay, KubernetesVersion, TalosMachineTemplate,
-    VmTemplates, capi_action, capi_read_guards,
+    CapiProduct, CapiProductKind, CapiUpgradePlan, CapiWay, KubernetesVersion,
+    TalosMachineTemplate, VmTemplates, capi_action, capi_read_guards,
 };
 use crate::upgrade::{Guard, GuardId, InPlaceUpgrade, UpgradeKind};
 

@@ -69,7 +69,12 @@ fn settled_tree() -> ClusterTree {
 
 /// What the event loop reads for the plan on screen: a Kubernetes plan to v1.34.2.
 fn read_for(state: &AppState, facts: Result<(ClusterTree, ClusterStatus), String>) -> CapiPlanRead {
-    let request = state.capi_upgrade.as_ref().expect("the plan screen").request.clone();
+    let request = state
+        .capi_upgrade
+        .as_ref()
+        .expect("the plan screen")
+        .request
+        .clone();
     let tree = settled_tree();
     let mut plan = k8s_plan(&tree, "v1.34.2");
     plan.cluster = "healthy".into();
@@ -115,7 +120,9 @@ fn an_unowned_cluster_keeps_the_in_place_plan() {
     assert_eq!(state.screen, Screen::UpgradePlan);
     assert!(state.capi_upgrade.is_none());
     assert!(
-        !effects.iter().any(|e| matches!(e, Effect::PlanCapiUpgrade(_))),
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::PlanCapiUpgrade(_))),
         "{effects:?}"
     );
 }
@@ -133,7 +140,9 @@ fn a_plan_whose_facts_cannot_be_read_is_refused_by_its_guard() {
     assert_eq!(screen.guards.len(), 1);
     assert_eq!(screen.guards[0].id, GuardId::CapiRolloutSettled);
     assert!(
-        screen.guards[0].reason.contains("cannot read mgmt/clusters/workload"),
+        screen.guards[0]
+            .reason
+            .contains("cannot read mgmt/clusters/workload"),
         "{}",
         screen.guards[0].reason
     );
@@ -178,7 +187,10 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
         panic!("an explanation: {:?}", state.overlay);
     };
     assert_eq!(title, "TalosControlPlane/workload-cp");
-    assert!(text.contains("workload-cp-a, workload-cp-b, workload-cp-c"), "{text}");
+    assert!(
+        text.contains("workload-cp-a, workload-cp-b, workload-cp-c"),
+        "{text}"
+    );
     state.overlay = None;
 
     let effects = press(&mut state, 's');
@@ -196,7 +208,10 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
     assert!(matches!(&start.plan, PlannedRollout::Capi(p) if **p == plan));
     assert_eq!(state.screen, Screen::Rollout);
     assert!(state.capi_upgrade.is_none());
-    let view = state.rollouts.get("healthy").expect("the progress pane's rollout");
+    let view = state
+        .rollouts
+        .get("healthy")
+        .expect("the progress pane's rollout");
     let steps: Vec<&str> = view.summary.steps.iter().map(|s| s.node.as_str()).collect();
     assert_eq!(
         steps,
@@ -223,7 +238,10 @@ fn an_approval_for_another_plan_is_not_run() {
         product: "Kubernetes".into(),
         target: "9.9.9".into(),
     };
-    let effects = update(&mut state, Action::Approved(approved_on_healthy(dir.path(), other)));
+    let effects = update(
+        &mut state,
+        Action::Approved(approved_on_healthy(dir.path(), other)),
+    );
     assert!(
         matches!(effects.as_slice(), [Effect::NotRun { why, .. }] if why.contains("changed")),
         "{effects:?}"

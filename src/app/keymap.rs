@@ -501,6 +501,8 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::CapiUpgradePlan => &[
             panes::MOVES,
             super::keymap_capi_upgrade::CAPI_UPGRADE_PLAN,
+            upgrade::PLAN_CLOSE,
+            upgrade::PLAN_COMMAND,
             upgrade::PLAN_QUIT,
         ],
     };

@@ -71,23 +71,13 @@ impl Fresh<'_> {
         plan: K::Plan,
         events: mpsc::UnboundedSender<RolloutEvent>,
     ) -> RolloutHandle {
-        spawn_upgrade(
-            UpgradeRun::<K> {
-                approved: self.approved,
-                plan,
-                acks: self.acks,
-                cluster: self.cluster,
-                options: RunOptions {
-                    state_dir: Some(self.state_dir.to_path_buf()),
-                    ..RunOptions::default()
-                },
-            },
-            events,
-        )
+        let options = RunOptions {
+            state_dir: Some(self.state_dir.to_path_buf()),
+            ..RunOptions::default()
+        };
+        self.spawn_with::<K>(plan, options, events)
     }
-}
 
-impl Fresh<'_> {
     /// A CAPI-way upgrade: the runner reaches the management cluster through `kubeconfig`,
     /// with the phase bound `taloscope upgrade` / `upgrade-k8s` give it.
     fn spawn_capi(
@@ -101,35 +91,32 @@ impl Fresh<'_> {
             kubeconfig,
             ..RunOptions::default()
         });
-        let run = |plan| (self.approved, plan, self.acks, self.cluster, options);
         match plan.product {
             CapiProduct::Kubernetes => {
-                let (approved, plan, acks, cluster, options) = run(plan);
-                spawn_upgrade(
-                    UpgradeRun::<CapiWay<KubernetesVersion>> {
-                        approved,
-                        plan,
-                        acks,
-                        cluster,
-                        options,
-                    },
-                    events,
-                )
+                self.spawn_with::<CapiWay<KubernetesVersion>>(plan, options, events)
             }
             CapiProduct::TalosOs => {
-                let (approved, plan, acks, cluster, options) = run(plan);
-                spawn_upgrade(
-                    UpgradeRun::<CapiWay<TalosMachineTemplate>> {
-                        approved,
-                        plan,
-                        acks,
-                        cluster,
-                        options,
-                    },
-                    events,
-                )
+                self.spawn_with::<CapiWay<TalosMachineTemplate>>(plan, options, events)
             }
         }
+    }
+
+    fn spawn_with<K: UpgradeKind>(
+        self,
+        plan: K::Plan,
+        options: RunOptions,
+        events: mpsc::UnboundedSender<RolloutEvent>,
+    ) -> RolloutHandle {
+        spawn_upgrade(
+            UpgradeRun::<K> {
+                approved: self.approved,
+                plan,
+                acks: self.acks,
+                cluster: self.cluster,
+                options,
+            },
+            events,
+        )
     }
 }
 
