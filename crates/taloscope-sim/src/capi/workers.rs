@@ -211,7 +211,7 @@ fn reconcile_set(ctx: &Ctx, set: &Value) {
                 .unwrap_or_default()
                 .to_string()
         };
-        have.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
+        have.sort_by_key(name_of);
         match order {
             "Oldest" => have.sort_by_key(|m| created(m)),
             "Newest" => have.sort_by_key(|m| std::cmp::Reverse(created(m))),
