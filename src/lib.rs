@@ -10,7 +10,8 @@
 //! - `console`: the interactive console's IO: the event loop and the effect
 //!   runner that starts rollouts, provisions, creates, node and etcd actions
 //!   and cluster deletes (the headless commands' own runners) and the log
-//!   view's streams for the app.
+//!   view's streams for the app; it reads CAPI-way upgrade plans as the
+//!   commands do (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
 //!   node, etcd and cluster-delete actions' menu, plans (node_actions',

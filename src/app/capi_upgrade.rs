@@ -168,6 +168,24 @@ pub fn evaluate(state: &mut AppState) {
     }
 }
 
+/// Re-evaluates the open plan's guards when `cluster`'s status changed (another console's
+/// rollout Lease seen); returns whether they changed.
+pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
+    let Some(before) = state
+        .capi_upgrade
+        .as_ref()
+        .filter(|s| s.request.cluster == cluster)
+        .map(|s| s.guards.clone())
+    else {
+        return false;
+    };
+    evaluate(state);
+    state
+        .capi_upgrade
+        .as_ref()
+        .is_some_and(|s| s.guards != before)
+}
+
 /// Keys on the CAPI-way plan screen.
 pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
     let page = super::update::page(state);

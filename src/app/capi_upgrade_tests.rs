@@ -290,3 +290,28 @@ fn a_capi_way_journal_resumes_through_the_capi_way_approval() {
     );
     assert!(state.rollouts["healthy"].running);
 }
+
+#[test]
+fn another_consoles_rollout_seen_later_refuses_the_plan() {
+    let mut state = owned_console();
+    press(&mut state, 'U');
+    let read = read_for(&state, Ok((settled_tree(), healthy())));
+    update(
+        &mut state,
+        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
+    );
+    assert_eq!(state.capi_upgrade.as_ref().unwrap().start_refused(), None);
+    state.identity = "alice@ops1".into();
+    let live = state.fleet.clusters.get_mut("healthy").unwrap();
+    live.status.rollout = Some(crate::fleet::status::RolloutStatus {
+        holder: "bob@jump2".into(),
+        node_index: 1,
+        node_count: 2,
+        ..Default::default()
+    });
+    assert!(on_status_change(&mut state, "healthy"));
+    let screen = state.capi_upgrade.as_ref().unwrap();
+    assert_eq!(screen.guards[0].id, GuardId::NoOtherRollout);
+    assert_eq!(screen.guards[0].verdict, Verdict::Fail);
+    assert!(screen.start_refused().is_some());
+}

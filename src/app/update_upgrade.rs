@@ -105,7 +105,8 @@ pub fn show_rollout(state: &mut AppState) {
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
     let kube = super::update_plan::on_status_change::<Kubernetes>(state, cluster);
     let talos = super::update_plan::on_status_change::<TalosOs>(state, cluster);
-    kube || talos
+    let capi = super::capi_upgrade::on_status_change(state, cluster);
+    kube || talos || capi
 }
 
 /// Re-evaluates both plans' guards after the management clusters were read again.
