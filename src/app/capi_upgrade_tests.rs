@@ -89,6 +89,14 @@ fn read_for(state: &AppState, facts: Result<(ClusterTree, ClusterStatus), String
     }
 }
 
+/// The event loop's read arrives.
+fn shown(state: &mut AppState, read: CapiPlanRead) {
+    update(
+        state,
+        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
+    );
+}
+
 #[test]
 fn an_owned_clusters_upgrade_key_opens_the_capi_way_plan_and_asks_for_it_to_be_read() {
     let mut state = owned_console();
@@ -132,10 +140,7 @@ fn a_plan_whose_facts_cannot_be_read_is_refused_by_its_guard() {
     let mut state = owned_console();
     press(&mut state, 'u');
     let read = read_for(&state, Err("Secret has no talosconfig".into()));
-    update(
-        &mut state,
-        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
-    );
+    shown(&mut state, read);
     let screen = state.capi_upgrade.as_ref().unwrap();
     assert_eq!(screen.guards.len(), 1);
     assert_eq!(screen.guards[0].id, GuardId::CapiRolloutSettled);
@@ -162,15 +167,9 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
     // A read for another request (the target changed meanwhile) is not shown.
     let mut stale = read.clone();
     stale.request.version = "v0.0.1".into();
-    update(
-        &mut state,
-        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(stale))),
-    );
+    shown(&mut state, stale);
     assert!(state.capi_upgrade.as_ref().unwrap().read.is_none());
-    update(
-        &mut state,
-        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
-    );
+    shown(&mut state, read);
     let screen = state.capi_upgrade.as_ref().unwrap();
     let worst: Vec<Verdict> = screen.guards.iter().map(|g| g.verdict).collect();
     let mut sorted = worst.clone();
@@ -228,10 +227,7 @@ fn an_approval_for_another_plan_is_not_run() {
     let mut state = owned_console();
     press(&mut state, 'U');
     let read = read_for(&state, Ok((settled_tree(), healthy())));
-    update(
-        &mut state,
-        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
-    );
+    shown(&mut state, read);
     let other = MutatingAction::CapiUpgrade {
         cluster: "healthy".into(),
         owner: owner().to_string(),
@@ -296,10 +292,7 @@ fn another_consoles_rollout_seen_later_refuses_the_plan() {
     let mut state = owned_console();
     press(&mut state, 'U');
     let read = read_for(&state, Ok((settled_tree(), healthy())));
-    update(
-        &mut state,
-        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
-    );
+    shown(&mut state, read);
     assert_eq!(state.capi_upgrade.as_ref().unwrap().start_refused(), None);
     state.identity = "alice@ops1".into();
     let live = state.fleet.clusters.get_mut("healthy").unwrap();
