@@ -10,7 +10,8 @@
 //! - `console`: the interactive console's IO: the event loop and the effect
 //!   runner that starts rollouts, provisions, creates, node and etcd actions
 //!   and cluster deletes (the headless commands' own runners) and the log
-//!   view's streams for the app.
+//!   view's streams for the app; it reads CAPI-way upgrade plans as the
+//!   commands do (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
 //! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
 //!   node, etcd and cluster-delete actions' menu, plans (node_actions',
@@ -19,7 +20,9 @@
 //!   (capi_doctor's plans and guards); the create wizard, its plan and the
 //!   create run's progress (`create`); scaling the CAPI way from `:capi`
 //!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
-//!   screen, the running scale's tally).
+//!   screen, the running scale's tally); the CAPI-way upgrade plan that `u` / `U`
+//!   open on a cluster Cluster API owns (`capi_upgrade`), run on the rollout
+//!   runner and shown on its progress pane.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
 //!   the way it sees a node come back.

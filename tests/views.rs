@@ -186,7 +186,7 @@ fn help_lists_every_command_with_a_space_after_it() {
     let mut s = state(false);
     update(&mut s, Action::OpenHelp);
     // Tall enough for the whole help in two columns, the commands last.
-    let text = screen_text_at(&s, 200, 200);
+    let text = screen_text_at(&s, 200, 230);
     assert!(
         text.contains(":upgrade-k8s [VERSION] "),
         "a space after the usage:\n{text}"

@@ -157,6 +157,8 @@ pub enum AppEvent {
     Health(Box<super::checklist::HealthReport>),
     /// A create task's report (journals read, plan, run events, fingerprint questions).
     Create(Box<super::create::CreateUpdate>),
+    /// A CAPI-way upgrade plan read from the management cluster.
+    CapiUpgradePlanned(Box<super::capi_upgrade::CapiPlanRead>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -236,6 +238,9 @@ pub enum Effect {
     Create(Box<super::create::CreateEffect>),
     /// Read a CAPI scale's plan (`prepare_scale`) and report it as `AppEvent::Action`.
     PlanCapiScale(Box<super::capi_scale::CapiScaleAsk>),
+    /// Read a CAPI-way upgrade plan and what its guards look at; reported as
+    /// `AppEvent::CapiUpgradePlanned`.
+    PlanCapiUpgrade(Box<super::capi_upgrade::CapiPlanRequest>),
 }
 
 /// What a fresh rollout needs: the approval, the plan as the operator saw it
@@ -252,6 +257,8 @@ pub struct StartRollout {
 pub enum PlannedRollout {
     Talos(UpgradePlan),
     Kubernetes(KubernetesUpgradePlan),
+    /// The CAPI-way upgrade of a cluster Cluster API owns (either product).
+    Capi(Box<crate::upgrade::capi::CapiUpgradePlan>),
 }
 
 /// A removed-API count for one plan's (from, target), or why it failed.

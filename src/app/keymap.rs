@@ -60,10 +60,12 @@ pub enum KeyContext {
     CreatePlan,
     /// The create run's progress.
     CreateProgress,
+    /// The CAPI-way upgrade plan of a cluster Cluster API owns.
+    CapiUpgradePlan,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 29] = [
+    pub const ALL: [KeyContext; 30] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -93,6 +95,7 @@ impl KeyContext {
         KeyContext::CreateWizard,
         KeyContext::CreatePlan,
         KeyContext::CreateProgress,
+        KeyContext::CapiUpgradePlan,
     ];
 
     pub fn title(self) -> &'static str {
@@ -128,6 +131,7 @@ impl KeyContext {
             KeyContext::CreateWizard => "Create a cluster (n on the fleet)",
             KeyContext::CreatePlan => "Create plan and guards",
             KeyContext::CreateProgress => "Create progress",
+            KeyContext::CapiUpgradePlan => "CAPI-way upgrade plan (u, U on a CAPI-owned cluster)",
         }
     }
 
@@ -499,6 +503,13 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::CreateWizard => &[create::WIZARD, panes::MOVES],
         KeyContext::CreatePlan => &[create::PLAN, panes::MOVES],
         KeyContext::CreateProgress => &[create::PROGRESS],
+        KeyContext::CapiUpgradePlan => &[
+            panes::MOVES,
+            super::keymap_capi_upgrade::CAPI_UPGRADE_PLAN,
+            upgrade::PLAN_CLOSE,
+            upgrade::PLAN_COMMAND,
+            upgrade::PLAN_QUIT,
+        ],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -553,6 +564,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Health => KeyContext::Health,
             Screen::Capi => KeyContext::Capi,
             Screen::Create => create::context(state),
+            Screen::CapiUpgrade => KeyContext::CapiUpgradePlan,
             Screen::Rollout => {
                 let asking = state
                     .current

@@ -51,6 +51,9 @@ mod update_overlay;
 pub mod capi_scale;
 mod keymap_capi_scale;
 pub mod update_capi_scale;
+// The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
+pub mod capi_upgrade;
+mod keymap_capi_upgrade;
 
 pub use action::{
     Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,

@@ -109,6 +109,7 @@ pub fn prepare(state: &mut AppState) {
         Screen::Health => &[],
         Screen::Capi => &[],
         Screen::Create => &[],
+        Screen::CapiUpgrade => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

@@ -45,6 +45,8 @@ pub enum Screen {
     Capi,
     /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.
     Create,
+    /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
+    CapiUpgrade,
 }
 
 /// The panes of the cluster view, in tab order.
@@ -318,6 +320,8 @@ pub struct AppState {
     pub create: super::create::CreateState,
     /// The CAPI scale asked for on `:capi`, and the tally of the one run here.
     pub capi_scale: super::capi_scale::CapiScaleState,
+    /// The CAPI-way upgrade plan on screen.
+    pub capi_upgrade: Option<super::capi_upgrade::CapiUpgradeScreen>,
 }
 
 impl AppState {
@@ -361,6 +365,7 @@ impl AppState {
             capi: Default::default(),
             create: Default::default(),
             capi_scale: Default::default(),
+            capi_upgrade: None,
         }
     }
 
@@ -391,6 +396,7 @@ impl AppState {
             Screen::Health => None,
             Screen::Capi => None,
             Screen::Create => None,
+            Screen::CapiUpgrade => None,
         }
     }
 
@@ -411,6 +417,7 @@ impl AppState {
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Create => None,
+            Screen::CapiUpgrade => self.current.as_deref(),
         }
     }
 

@@ -172,11 +172,11 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::Create => {
                     super::update_create::on_key(state, other)
                 }
+                None if state.screen == Screen::CapiUpgrade => {
+                    super::capi_upgrade::on_key(state, other)
+                }
                 None => match other {
-                    Action::OpenUpgrade(target) => {
-                        upgrade::open_upgrade(state, target);
-                        Vec::new()
-                    }
+                    Action::OpenUpgrade(target) => upgrade::open_upgrade(state, target),
                     Action::OpenKubernetesUpgrade(target) => {
                         super::update_kube_plan::open_kube_upgrade(state, target)
                     }
@@ -257,6 +257,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Health(report) => super::checklist::on_report(state, *report),
         AppEvent::Create(_) => {}
+        AppEvent::CapiUpgradePlanned(read) => super::capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -482,10 +483,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             state.screen = Screen::Clusters;
             Vec::new()
         }
-        Ok(Some(Command::Upgrade(target))) => {
-            upgrade::open_upgrade(state, target);
-            Vec::new()
-        }
+        Ok(Some(Command::Upgrade(target))) => upgrade::open_upgrade(state, target),
         Ok(Some(Command::UpgradeKubernetes(target))) => {
             super::update_kube_plan::open_kube_upgrade(state, target)
         }

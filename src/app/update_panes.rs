@@ -126,6 +126,7 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         Screen::Health => false,
         Screen::Capi => false,
         Screen::Create => false,
+        Screen::CapiUpgrade => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
         Screen::Logs => state.logs.picker.is_some() && state.current.as_deref() == Some(&cluster),
     };

@@ -26,6 +26,11 @@ pub fn open_plan<K: PlanKind>(state: &mut AppState, target: Option<String>) -> V
         )));
         return Vec::new();
     };
+    // Cluster API owns it: the CAPI way, never in place.
+    if let Some(owner) = state.fleet.capi.owner(&cluster).cloned() {
+        let status = live.status.clone();
+        return super::capi_upgrade::open::<K>(state, cluster, owner, &status, target.as_deref());
+    }
     match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
         Ok(mut plan) => {
             let owner = state.fleet.capi.owner(&cluster);

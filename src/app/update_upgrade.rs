@@ -79,8 +79,8 @@ pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> b
 
 /// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress pane while this
 /// console's rollout of the cluster has not ended.
-pub fn open_upgrade(state: &mut AppState, target: Option<String>) {
-    open_plan::<TalosOs>(state, target);
+pub fn open_upgrade(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
+    open_plan::<TalosOs>(state, target)
 }
 
 /// `:rollout`: the progress pane of the cluster in use.
@@ -105,7 +105,8 @@ pub fn show_rollout(state: &mut AppState) {
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
     let kube = super::update_plan::on_status_change::<Kubernetes>(state, cluster);
     let talos = super::update_plan::on_status_change::<TalosOs>(state, cluster);
-    kube || talos
+    let capi = super::capi_upgrade::on_status_change(state, cluster);
+    kube || talos || capi
 }
 
 /// Re-evaluates both plans' guards after the management clusters were read again.
@@ -218,7 +219,9 @@ pub fn set_image(state: &mut AppState, text: &str) {
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
-    if state.screen == Screen::KubernetesPlan {
+    if state.screen == Screen::CapiUpgrade {
+        super::capi_upgrade::acknowledge(state, text)
+    } else if state.screen == Screen::KubernetesPlan {
         super::update_plan::acknowledge::<Kubernetes>(state, text)
     } else {
         super::update_plan::acknowledge::<TalosOs>(state, text)
@@ -236,6 +239,16 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             cluster.clone(),
             target.clone(),
             RolloutKind::KubernetesUpgrade,
+        ),
+        MutatingAction::CapiUpgrade {
+            cluster,
+            product,
+            target,
+            ..
+        } => (
+            cluster.clone(),
+            target.clone(),
+            super::capi_upgrade::rollout_kind(product),
         ),
         _ => {
             return vec![Effect::NotRun {
@@ -262,6 +275,9 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         if view.unfinished() {
             return not_run(format!("a rollout of {cluster} is already running here"));
         }
+    }
+    if matches!(approved.action(), MutatingAction::CapiUpgrade { .. }) {
+        return super::capi_upgrade::on_approved(state, approved);
     }
     match kind {
         RolloutKind::TalosUpgrade => start_approved::<TalosOs>(state, approved, cluster, target),
@@ -313,6 +329,13 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::ResumeRollout if view.resumable => {
             let (cluster, target) = (cluster.clone(), view.summary.target.clone());
+            // A cluster Cluster API owns resumes its CAPI-way journal.
+            if let Some(owner) = state.fleet.capi.owner(&cluster) {
+                let kind = view.summary.kind;
+                return vec![Effect::Gate(super::capi_upgrade::resume_action(
+                    owner, cluster, kind, target,
+                ))];
+            }
             return vec![Effect::Gate(match view.summary.kind {
                 RolloutKind::TalosUpgrade => MutatingAction::UpgradeTalos { cluster, target },
                 RolloutKind::KubernetesUpgrade => {
@@ -336,7 +359,7 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::PauseRollout | Action::ResumeRollout | Action::AbortRollout => {
             state.message = Some(Message::warn(why_not(view, &action)));
         }
-        Action::OpenUpgrade(target) if !view.unfinished() => open_upgrade(state, target),
+        Action::OpenUpgrade(target) if !view.unfinished() => return open_upgrade(state, target),
         Action::OpenKubernetesUpgrade(target) if !view.unfinished() => {
             return open_plan::<Kubernetes>(state, target);
         }

@@ -67,6 +67,10 @@ pub struct MachineSetNode {
     pub version: String,
     pub conditions: Vec<CapiCondition>,
     pub machines: Vec<String>,
+    /// Which of its Machines a scale-down deletes first ("Random", "Newest", "Oldest"; empty
+    /// means Random).
+    #[serde(skip)]
+    pub deletion_order: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -107,6 +111,9 @@ pub struct MachineNode {
     /// The infrastructure template its machine was cloned from, when the provider says.
     pub infrastructure_template: String,
     pub conditions: Vec<CapiCondition>,
+    /// When the API server created it (Unix seconds); the providers replace the oldest first.
+    #[serde(skip)]
+    pub created_unix: Option<u64>,
 }
 
 /// One workload cluster as its management cluster sees it.
@@ -335,6 +342,7 @@ fn machine_node(
         deleting: m.meta.deleting,
         infrastructure_template: template,
         conditions: m.meta.conditions.clone(),
+        created_unix: m.meta.created_unix,
     }
 }
 
@@ -396,6 +404,7 @@ fn deployment_node(
                 .filter(|m| m.owner == s.meta.name)
                 .map(|m| m.name.clone())
                 .collect(),
+            deletion_order: s.deletion_order.clone(),
         })
         .collect();
     own_sets.sort_by(|a, b| a.name.cmp(&b.name));

@@ -19,16 +19,12 @@ use crate::fleet::ClusterStatus;
 use crate::opennebula::auth::OneEnvironment;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::capi::{
-    CapiAccess, CapiGuardInput, CapiPhase, CapiPlanError, CapiProductKind, CapiUpgradePlan,
-    CapiWay, PhaseObject, VmTemplates, capi_action, capi_plan, capi_plan_guards, product_name,
+    CapiAccess, CapiPhase, CapiPlanError, CapiProductKind, CapiUpgradePlan, CapiWay, VmTemplates,
+    capi_action, capi_read_guards, capi_run_options, product_name,
 };
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions};
 use crate::versions::Version;
-
-/// The engine's bound on one phase, in Machine bounds: each Machine is bounded on its own
-/// (no Machine created, Ready or deleted for that long halts the phase).
-const PHASE_BOUND_IN_MACHINES: u32 = 100;
 
 /// An in-place upgrade command, taken the CAPI way for the cluster `owner` owns.
 pub(super) struct CapiCommand<'a, C: HeadlessUpgrade> {
@@ -76,30 +72,12 @@ pub(super) fn run<C: HeadlessUpgrade>(
 async fn provider_templates(global: &GlobalArgs, chosen: &Chosen) -> VmTemplates {
     let env = |name: &str| std::env::var(name).ok();
     let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &chosen.paths);
-    let config = &sources.config;
-    let key = crate::provision::cluster::config_key(config, &chosen.cluster);
-    let wanted = config.clusters.get(&key)?.provider.as_deref()?;
-    let listed = async {
-        let provider_config = config.providers.get(wanted).ok_or_else(|| {
-            format!(
-                "provider {wanted:?} is not under providers: in {}",
-                config.file_label()
-            )
-        })?;
-        let provider = crate::provision::provider::connect(
-            wanted,
-            provider_config,
-            &OneEnvironment::capture(&env),
-        )
-        .map_err(|e| e.to_string())?;
-        let templates = provider
-            .vm_client()
-            .templates()
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(templates.into_iter().map(|t| t.name).collect())
-    };
-    Some(listed.await)
+    crate::provision::provider::provider_template_names(
+        &sources.config,
+        &chosen.cluster,
+        &OneEnvironment::capture(&env),
+    )
+    .await
 }
 
 impl<C: HeadlessUpgrade> CapiCommand<'_, C> {
@@ -146,11 +124,7 @@ impl<C: HeadlessUpgrade> HeadlessUpgrade for CapiCommand<'_, C> {
     }
 
     fn options(&self) -> RunOptions {
-        let inner = self.inner.options();
-        RunOptions {
-            node_timeout: inner.node_timeout * PHASE_BOUND_IN_MACHINES,
-            ..inner
-        }
+        capi_run_options(self.inner.options())
     }
 
     async fn plan(
@@ -160,25 +134,16 @@ impl<C: HeadlessUpgrade> HeadlessUpgrade for CapiCommand<'_, C> {
         target: Version,
     ) -> Result<CapiUpgradePlan, Stop> {
         let access = self.access().await?;
-        let blocked = |e: String| Stop(EXIT_BLOCKED, e);
-        let tree = access.tree().await.map_err(blocked)?;
-        let facts = access
-            .plan_facts(&tree, C::Capi::PRODUCT)
-            .await
-            .map_err(blocked)?;
         let version = target.to_string();
         let text = C::target_text(&target);
-        let mut plan = capi_plan(
-            &observer.cluster,
-            &tree,
-            C::Capi::PRODUCT,
-            (&version, &text),
-            &facts,
-        )
-        .map_err(|e| match e {
-            CapiPlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
-            other => Stop(EXIT_BLOCKED, other.to_string()),
-        })?;
+        let mut plan = access
+            .read_plan(&observer.cluster, C::Capi::PRODUCT, (&version, &text))
+            .await
+            .map_err(|e| Stop(EXIT_BLOCKED, e))?
+            .map_err(|e| match e {
+                CapiPlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
+                other => Stop(EXIT_BLOCKED, other.to_string()),
+            })?;
         plan.machine_timeout_secs = self.inner.options().node_timeout.as_secs();
         Ok(plan)
     }
@@ -190,31 +155,18 @@ impl<C: HeadlessUpgrade> HeadlessUpgrade for CapiCommand<'_, C> {
         observer: &ClusterObserver,
     ) -> Vec<Guard> {
         let read = async {
-            let access = CapiAccess::connect(&self.kubeconfig, &self.owner).await?;
-            let tree = access.tree().await?;
-            let workload = access
-                .workload_observer(plan, observer.kube.clone(), Default::default())
-                .await?;
-            Ok::<_, String>((tree, workload.status().await))
+            CapiAccess::connect(&self.kubeconfig, &self.owner)
+                .await?
+                .tree_and_status(plan, observer.kube.clone(), Default::default())
+                .await
         };
-        let (tree, status) = match read.await {
-            Ok(read) => read,
-            Err(e) => {
-                return vec![Guard::fail(
-                    crate::upgrade::GuardId::CapiRolloutSettled,
-                    format!("cannot read {}: {e}", self.owner),
-                )];
-            }
-        };
+        let read = read.await;
         let other = other_rollout(observer).await;
-        capi_plan_guards(
+        capi_read_guards(
             plan,
-            &CapiGuardInput {
-                tree: &tree,
-                status: &status,
-                other_rollout: other.as_ref(),
-                vm_templates: &self.vm_templates,
-            },
+            read.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str),
+            other.as_ref(),
+            &self.vm_templates,
         )
     }
 
@@ -260,28 +212,6 @@ impl<'a> CapiPlanReport<'a> {
     }
 }
 
-/// What a phase changes, in one line.
-fn patch_text(phase: &CapiPhase, version: &str) -> String {
-    match (&phase.template, phase.object) {
-        (None, PhaseObject::TalosControlPlane) => format!("spec.version {version}"),
-        (None, PhaseObject::MachineDeployment) => format!("spec.template.spec.version {version}"),
-        (Some(t), object) => {
-            let field = match object {
-                PhaseObject::TalosControlPlane => "spec.infrastructureTemplate",
-                PhaseObject::MachineDeployment => "spec.template.spec.infrastructureRef",
-            };
-            let mut text = format!(
-                "new {} {} (copy of {}, VM template {}); {field} -> {}",
-                t.kind, t.to, t.from, t.vm_template_to, t.to
-            );
-            if let Some(b) = &phase.bootstrap_template {
-                text.push_str(&format!("; TalosConfigTemplate {b} talosVersion"));
-            }
-            text
-        }
-    }
-}
-
 impl PlanText for CapiPlanReport<'_> {
     fn table(&self) -> String {
         let mut out = format!(
@@ -298,7 +228,7 @@ impl PlanText for CapiPlanReport<'_> {
                 (i + 1).to_string(),
                 p.label(),
                 p.replicas.to_string(),
-                patch_text(p, self.target),
+                p.patch_text(self.target),
             ]);
         }
         out.push_str(&indent(&super::status::columns(&rows)));

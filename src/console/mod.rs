@@ -12,3 +12,5 @@ mod run_provision;
 mod run_rollout;
 // Scaling the CAPI way from `:capi`: its plan read and its run.
 mod run_capi_scale;
+// The CAPI-way upgrade's plan read.
+mod run_capi_upgrade;

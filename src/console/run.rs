@@ -359,6 +359,10 @@ fn perform(
             super::run_capi_scale::plan(console, *ask, app_tx);
             None
         }
+        Effect::PlanCapiUpgrade(request) => {
+            super::run_capi_upgrade::plan(console, *request, app_tx);
+            None
+        }
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {
                 let reload = Arc::clone(reload);

@@ -12,6 +12,10 @@ use crate::app::state::{AppState, Message};
 use crate::approval::ApprovedAction;
 use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::upgrade::capi::{
+    CapiProduct, CapiUpgradePlan, CapiWay, KubernetesVersion, TalosMachineTemplate,
+    capi_run_options,
+};
 use crate::upgrade::kubernetes::{
     Kubernetes, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
 };
@@ -67,35 +71,80 @@ impl Fresh<'_> {
         plan: K::Plan,
         events: mpsc::UnboundedSender<RolloutEvent>,
     ) -> RolloutHandle {
+        let options = RunOptions {
+            state_dir: Some(self.state_dir.to_path_buf()),
+            ..RunOptions::default()
+        };
+        self.spawn_with::<K>(plan, options, events)
+    }
+
+    /// A CAPI-way upgrade: the runner reaches the management cluster through `kubeconfig`,
+    /// with the phase bound `taloscope upgrade` / `upgrade-k8s` give it.
+    fn spawn_capi(
+        self,
+        plan: CapiUpgradePlan,
+        kubeconfig: Option<kube::config::Kubeconfig>,
+        events: mpsc::UnboundedSender<RolloutEvent>,
+    ) -> RolloutHandle {
+        let options = capi_run_options(RunOptions {
+            state_dir: Some(self.state_dir.to_path_buf()),
+            kubeconfig,
+            ..RunOptions::default()
+        });
+        match plan.product {
+            CapiProduct::Kubernetes => {
+                self.spawn_with::<CapiWay<KubernetesVersion>>(plan, options, events)
+            }
+            CapiProduct::TalosOs => {
+                self.spawn_with::<CapiWay<TalosMachineTemplate>>(plan, options, events)
+            }
+        }
+    }
+
+    fn spawn_with<K: UpgradeKind>(
+        self,
+        plan: K::Plan,
+        options: RunOptions,
+        events: mpsc::UnboundedSender<RolloutEvent>,
+    ) -> RolloutHandle {
         spawn_upgrade(
             UpgradeRun::<K> {
                 approved: self.approved,
                 plan,
                 acks: self.acks,
                 cluster: self.cluster,
-                options: RunOptions {
-                    state_dir: Some(self.state_dir.to_path_buf()),
-                    ..RunOptions::default()
-                },
+                options,
             },
             events,
         )
     }
 }
 
-/// Resumes a journal of kind `K`: timings from the journal, the journal kept in `state_dir`.
-fn resume<K: UpgradeKind>(
+/// A journal to resume, its runner's events to go to `events`.
+struct Resumed<'a> {
     journal: RolloutJournal,
     approved: ApprovedAction,
     cluster: Cluster,
-    state_dir: &Path,
+    state_dir: &'a Path,
     events: mpsc::UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let options = RunOptions {
-        state_dir: Some(state_dir.to_path_buf()),
-        ..RunOptions::from_journal(&journal.options)
-    };
-    resume_upgrade_with::<K>(journal, approved, cluster, options, events)
+}
+
+impl Resumed<'_> {
+    /// Resumes it as kind `K`: timings from the journal, the journal kept in the state dir.
+    fn run<K: UpgradeKind>(self, kubeconfig: Option<kube::config::Kubeconfig>) -> RolloutHandle {
+        let options = RunOptions {
+            state_dir: Some(self.state_dir.to_path_buf()),
+            kubeconfig,
+            ..RunOptions::from_journal(&self.journal.options)
+        };
+        resume_upgrade_with::<K>(
+            self.journal,
+            self.approved,
+            self.cluster,
+            options,
+            self.events,
+        )
+    }
 }
 
 /// Starts the runner of an approved rollout, its events forwarded to the
@@ -130,6 +179,9 @@ fn spawn_rollout(
             match plan {
                 PlannedRollout::Talos(plan) => fresh.spawn::<TalosOs>(plan, events),
                 PlannedRollout::Kubernetes(plan) => fresh.spawn::<Kubernetes>(plan, events),
+                PlannedRollout::Capi(plan) => {
+                    fresh.spawn_capi(*plan, state.provision.kubeconfig.clone(), events)
+                }
             }
         }
         RolloutStart::Resume(approved) => {
@@ -142,12 +194,29 @@ fn spawn_rollout(
                         dir.display()
                     )
                 })?;
-            match journal.kind {
-                RolloutKind::TalosUpgrade => {
-                    resume::<TalosOs>(journal, approved, cluster, state_dir, events)
+            let journal_kind = journal.kind;
+            // A cluster Cluster API owns: its journal is a CAPI-way upgrade's, reaching the
+            // management cluster through the merged kubeconfig.
+            let capi = state
+                .fleet
+                .capi
+                .owner(&name)
+                .map(|_| state.provision.kubeconfig.clone());
+            let resumed = Resumed {
+                journal,
+                approved,
+                cluster,
+                state_dir,
+                events,
+            };
+            match (journal_kind, capi) {
+                (RolloutKind::TalosUpgrade, None) => resumed.run::<TalosOs>(None),
+                (RolloutKind::KubernetesUpgrade, None) => resumed.run::<Kubernetes>(None),
+                (RolloutKind::TalosUpgrade, Some(kubeconfig)) => {
+                    resumed.run::<CapiWay<TalosMachineTemplate>>(kubeconfig)
                 }
-                RolloutKind::KubernetesUpgrade => {
-                    resume::<Kubernetes>(journal, approved, cluster, state_dir, events)
+                (RolloutKind::KubernetesUpgrade, Some(kubeconfig)) => {
+                    resumed.run::<CapiWay<KubernetesVersion>>(kubeconfig)
                 }
             }
         }

@@ -64,6 +64,9 @@ pub struct ObjectMeta {
     pub owner: Option<Owner>,
     pub deleting: bool,
     pub conditions: Vec<CapiCondition>,
+    /// `metadata.creationTimestamp` in seconds since the Unix epoch; `None` when absent or
+    /// not RFC 3339 (the providers' oldest-first choices read it).
+    pub created_unix: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -111,6 +114,9 @@ pub struct MachineSet {
     pub infrastructure_template: String,
     /// `cluster.x-k8s.io/deployment-name`.
     pub deployment: String,
+    /// Which Machines a scale-down deletes first: v1beta2's `spec.deletion.order`, v1beta1's
+    /// `spec.deletePolicy` ("Random", "Newest", "Oldest"; empty means Random).
+    pub deletion_order: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -168,6 +174,7 @@ struct RawMeta {
     annotations: std::collections::BTreeMap<String, String>,
     owner_references: Vec<RawOwnerRef>,
     deletion_timestamp: Option<String>,
+    creation_timestamp: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -240,6 +247,15 @@ struct RawSpec {
     // TalosControlPlane
     infrastructure_template: Option<RawRef>,
     rollout_strategy: Option<RawRolloutStrategy>,
+    // MachineSet: v1beta2 `deletion.order`, v1beta1 `deletePolicy`
+    deletion: Option<RawDeletion>,
+    delete_policy: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawDeletion {
+    order: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -314,6 +330,7 @@ impl RawObject {
             owner,
             deleting: m.deletion_timestamp.is_some(),
             conditions: self.conditions(),
+            created_unix: created_unix(&m.creation_timestamp),
         }
     }
 
@@ -348,6 +365,18 @@ impl RawObject {
     fn template_spec(&self) -> Option<&RawSpec> {
         self.spec.template.as_ref().map(|t| t.spec.as_ref())
     }
+}
+
+/// The longest RFC 3339 timestamp read ("2026-11-30T15:20:57.123456789+01:00" is 35).
+const MAX_TIMESTAMP: usize = 40;
+
+/// An API server's RFC 3339 timestamp as Unix seconds; longer text is not one.
+fn created_unix(text: &str) -> Option<u64> {
+    if text.len() > MAX_TIMESTAMP {
+        return None;
+    }
+    let t = crate::clock::parse_utc_timestamp(text)?;
+    Some(crate::clock::unix_seconds(t))
 }
 
 fn decode(value: &serde_json::Value) -> Result<RawObject, String> {
@@ -401,6 +430,13 @@ pub(super) fn machine_set_from(value: &serde_json::Value) -> Result<MachineSet, 
             .map(|r| r.name.clone())
             .unwrap_or_default(),
         deployment: o.label(DEPLOYMENT_NAME_LABEL),
+        deletion_order: o
+            .spec
+            .deletion
+            .as_ref()
+            .map(|d| d.order.clone())
+            .filter(|order| !order.is_empty())
+            .unwrap_or_else(|| o.spec.delete_policy.clone()),
     })
 }
 
@@ -481,4 +517,32 @@ pub(super) fn infra_machine_from(
         cloned_from_name: annotation(CLONED_FROM_NAME),
         cloned_from_group_kind: annotation(CLONED_FROM_GROUP_KIND),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creation_time_and_deletion_order_are_read_from_either_version() {
+        let v2 = serde_json::json!({"metadata": {"name": "w", "creationTimestamp": "1970-01-01T00:01:40Z"},
+            "spec": {"deletion": {"order": "Oldest"}}});
+        let set = machine_set_from(&v2).unwrap();
+        assert_eq!(set.meta.created_unix, Some(100));
+        assert_eq!(set.deletion_order, "Oldest");
+        let v1 = serde_json::json!({"metadata": {"name": "w"}, "spec": {"deletePolicy": "Newest"}});
+        let set = machine_set_from(&v1).unwrap();
+        assert_eq!(
+            (set.meta.created_unix, set.deletion_order.as_str()),
+            (None, "Newest")
+        );
+        // Not a timestamp, or longer than any: no creation time.
+        for bad in [
+            "yesterday",
+            &format!("1970-01-01T00:01:40{}Z", "0".repeat(64)),
+        ] {
+            let m = serde_json::json!({"metadata": {"name": "m", "creationTimestamp": bad}});
+            assert_eq!(machine_from(&m).unwrap().meta.created_unix, None, "{bad}");
+        }
+    }
 }

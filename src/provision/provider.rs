@@ -267,6 +267,33 @@ pub async fn find_template(
     }
 }
 
+/// The names of the VM templates of the provider taloscope's config names for `cluster`;
+/// `None` when it names none (a CAPI-way Talos upgrade checks its new VM template is there).
+pub async fn provider_template_names(
+    config: &Config,
+    cluster: &crate::discovery::Cluster,
+    env: &OneEnvironment,
+) -> Option<Result<Vec<String>, String>> {
+    let key = super::cluster::config_key(config, cluster);
+    let wanted = config.clusters.get(&key)?.provider.as_deref()?;
+    let listed = async {
+        let provider_config = config.providers.get(wanted).ok_or_else(|| {
+            format!(
+                "provider {wanted:?} is not under providers: in {}",
+                config.file_label()
+            )
+        })?;
+        let provider = connect(wanted, provider_config, env).map_err(|e| e.to_string())?;
+        let templates = provider
+            .vm_client()
+            .templates()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(templates.into_iter().map(|t| t.name).collect())
+    };
+    Some(listed.await)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

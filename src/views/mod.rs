@@ -48,6 +48,8 @@ pub mod create_wizard;
 pub mod capi_scale_input;
 pub mod capi_scale_plan;
 pub mod capi_scale_progress;
+// The CAPI-way upgrade plan of a cluster Cluster API owns.
+pub mod capi_upgrade_plan;
 
 /// The create screen of its stage.
 fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
@@ -146,6 +148,9 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
         Screen::Create => create_screen(state, look, body, buf),
+        Screen::CapiUpgrade => {
+            (&capi_upgrade_plan::CapiUpgradePlanView::new(state, look)).render(body, buf)
+        }
     }
     if let Some(menu) = &state.actions.menu {
         (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);

@@ -54,6 +54,31 @@ pub fn capi_plan_guards(plan: &CapiUpgradePlan, input: &CapiGuardInput<'_>) -> V
     guards
 }
 
+/// Every guard of the plan over what was read for it: the tree and the workload cluster's
+/// status, or why they could not be read (then the rollout cannot be seen settled).
+pub fn capi_read_guards(
+    plan: &CapiUpgradePlan,
+    read: Result<(&ClusterTree, &ClusterStatus), &str>,
+    other_rollout: Option<&RolloutInProgress>,
+    vm_templates: &VmTemplates,
+) -> Vec<Guard> {
+    match read {
+        Ok((tree, status)) => capi_plan_guards(
+            plan,
+            &CapiGuardInput {
+                tree,
+                status,
+                other_rollout,
+                vm_templates,
+            },
+        ),
+        Err(e) => vec![Guard::fail(
+            GuardId::CapiRolloutSettled,
+            format!("cannot read {}: {e}", plan.owner()),
+        )],
+    }
+}
+
 /// The re-check before phase `index` is patched: no other rollout of the providers, and the
 /// cluster healthy (nodes, etcd, control plane) unless the phase's object already carries the
 /// patch (a resumed run follows its own rollout, with etcd's quorum).

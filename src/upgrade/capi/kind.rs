@@ -16,7 +16,7 @@ use crate::fleet::ClusterStatus;
 use crate::rollout::engine::StepReport;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::launch::guards_pass;
-use crate::upgrade::runner::{KindRollout, KindStep, UpgradeKind, planned_step};
+use crate::upgrade::runner::{KindRollout, KindStep, RunOptions, UpgradeKind, planned_step};
 
 /// How the journal, the Lease and the dispatcher name one product's CAPI-way upgrade.
 pub trait CapiProductKind: Send + Sync + 'static {
@@ -79,14 +79,24 @@ async fn connected<P: CapiProductKind>(
 async fn tree_and_status<P: CapiProductKind>(
     run: &KindRollout<CapiWay<P>>,
 ) -> Result<(ClusterTree, ClusterStatus), String> {
-    let access = connected(run).await?;
-    let tree = access.tree().await?;
-    let status = access
-        .workload_observer(&run.plan, run.observer.kube.clone(), run.options.client)
+    connected(run)
         .await?
-        .status()
-        .await;
-    Ok((tree, status))
+        .tree_and_status(&run.plan, run.observer.kube.clone(), run.options.client)
+        .await
+}
+
+/// The engine bounds one phase in Machine bounds: each Machine is bounded on its own (no
+/// Machine created, Ready or deleted for that long halts the phase).
+const PHASE_BOUND_IN_MACHINES: u32 = 100;
+
+/// The options of a CAPI-way run from those of the in-place upgrade it stands for: the step
+/// bound is a phase's (the plan's `machine_timeout_secs` keeps the in-place node bound as the
+/// one Machine's).
+pub fn capi_run_options(in_place: RunOptions) -> RunOptions {
+    RunOptions {
+        node_timeout: in_place.node_timeout * PHASE_BOUND_IN_MACHINES,
+        ..in_place
+    }
 }
 
 impl<P: CapiProductKind> UpgradeKind for CapiWay<P> {

@@ -7,9 +7,12 @@ pub mod phase;
 pub mod plan;
 pub mod read;
 
-pub use guards::{CapiGuardInput, VmTemplates, capi_phase_guards, capi_plan_guards};
+pub use guards::{
+    CapiGuardInput, VmTemplates, capi_phase_guards, capi_plan_guards, capi_read_guards,
+};
 pub use kind::{
-    CapiProductKind, CapiWay, KubernetesVersion, TalosMachineTemplate, capi_action, product_name,
+    CapiProductKind, CapiWay, KubernetesVersion, TalosMachineTemplate, capi_action,
+    capi_run_options, product_name,
 };
 pub use plan::{
     CapiPhase, CapiPlanError, CapiProduct, CapiUpgradePlan, PhaseObject, PlanFacts, TemplateCopy,

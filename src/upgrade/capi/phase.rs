@@ -97,6 +97,13 @@ pub fn machine_changes(before: &MachineStates, after: &MachineStates) -> Vec<Str
     lines
 }
 
+/// A step of the phase's progress: the step's detail (the command prints each) and a line
+/// of the event log (the console's progress pane keeps each).
+fn say(report: &StepReport, line: String) {
+    report.log(&line);
+    report.phase(StepPhase::Installing, line);
+}
+
 /// One phase, connected.
 pub struct PhaseRollout<'a> {
     pub plan: &'a CapiUpgradePlan,
@@ -110,8 +117,8 @@ impl PhaseRollout<'_> {
     /// Copies the template and patches the object, each only when not done yet.
     async fn patch(&self, tree: &ClusterTree, report: &StepReport) -> Result<(), String> {
         if is_patched(self.plan, self.phase, tree) {
-            report.phase(
-                StepPhase::Installing,
+            say(
+                report,
                 format!(
                     "{} already patched; following its rollout",
                     self.phase.label()
@@ -122,8 +129,8 @@ impl PhaseRollout<'_> {
         if let Some(copy) = &self.phase.template
             && self.access.copy_template(copy).await?
         {
-            report.phase(
-                StepPhase::Installing,
+            say(
+                report,
                 format!("{} {} created from {}", copy.kind, copy.to, copy.from),
             );
         }
@@ -134,8 +141,8 @@ impl PhaseRollout<'_> {
         self.access
             .patch(self.phase.kind(), &self.phase.name, &self.phase.patch)
             .await?;
-        report.phase(
-            StepPhase::Installing,
+        say(
+            report,
             format!("{} patched to {}", self.phase.label(), self.plan.version),
         );
         Ok(())
@@ -175,7 +182,7 @@ impl KindStep for PhaseRollout<'_> {
             let tree = self.access.tree().await?;
             let now = machine_states(&phase_machines(&tree, self.phase));
             for line in machine_changes(&seen, &now) {
-                report.phase(StepPhase::Installing, line);
+                say(report, line);
                 progress_at = Instant::now();
             }
             seen = now;

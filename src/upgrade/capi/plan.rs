@@ -79,6 +79,30 @@ impl CapiPhase {
     pub fn label(&self) -> String {
         format!("{}/{}", self.kind(), self.name)
     }
+
+    /// What the phase changes, in one line (`version` as the plan names its target).
+    pub fn patch_text(&self, version: &str) -> String {
+        match (&self.template, self.object) {
+            (None, PhaseObject::TalosControlPlane) => format!("spec.version {version}"),
+            (None, PhaseObject::MachineDeployment) => {
+                format!("spec.template.spec.version {version}")
+            }
+            (Some(t), object) => {
+                let field = match object {
+                    PhaseObject::TalosControlPlane => "spec.infrastructureTemplate",
+                    PhaseObject::MachineDeployment => "spec.template.spec.infrastructureRef",
+                };
+                let mut text = format!(
+                    "new {} {} (copy of {}, VM template {}); {field} -> {}",
+                    t.kind, t.to, t.from, t.vm_template_to, t.to
+                );
+                if let Some(b) = &self.bootstrap_template {
+                    text.push_str(&format!("; TalosConfigTemplate {b} talosVersion"));
+                }
+                text
+            }
+        }
+    }
 }
 
 /// The whole CAPI-way upgrade of one workload cluster.
@@ -177,6 +201,49 @@ pub fn phase_machines<'a>(tree: &'a ClusterTree, phase: &CapiPhase) -> Vec<&'a M
     names.into_iter().filter_map(|n| tree.machine(n)).collect()
 }
 
+/// The outdated Machines of a phase in the order the providers replace them. The Talos
+/// control-plane provider deletes the oldest outdated Machine after each surge
+/// (controllers/scale.go `selectMachineForScaleDown`: `collections.Machines.Oldest`, by
+/// creation time, then name). A MachineDeployment's old MachineSet scales down by its deletion
+/// order (cluster-api core/reconcilers/machineset/machineset_deletion_order.go): Random, the
+/// default, ranks healthy Machines alike and breaks ties by name; Oldest and Newest by creation
+/// time (a Machine without one last for Oldest, first for Newest), ties by name.
+pub fn replacement_order<'a>(
+    tree: &ClusterTree,
+    phase: &CapiPhase,
+    mut outdated: Vec<&'a MachineNode>,
+) -> Vec<&'a MachineNode> {
+    let by_name = |a: &&MachineNode, b: &&MachineNode| a.name.cmp(&b.name);
+    let order = match phase.object {
+        PhaseObject::TalosControlPlane => {
+            outdated.sort_by(|a, b| {
+                (a.created_unix.unwrap_or(0), &a.name).cmp(&(b.created_unix.unwrap_or(0), &b.name))
+            });
+            return outdated;
+        }
+        PhaseObject::MachineDeployment => deletion_order(tree, &outdated),
+    };
+    let created = |m: &MachineNode| m.created_unix.unwrap_or(u64::MAX);
+    match order {
+        "Oldest" => outdated.sort_by(|a, b| created(a).cmp(&created(b)).then(by_name(a, b))),
+        "Newest" => outdated.sort_by(|a, b| created(b).cmp(&created(a)).then(by_name(a, b))),
+        _ => outdated.sort_by(by_name),
+    }
+    outdated
+}
+
+/// The deletion order of the MachineSet the first of `machines` belongs to ("" is Random).
+fn deletion_order<'a>(tree: &'a ClusterTree, machines: &[&MachineNode]) -> &'a str {
+    let Some(first) = machines.first() else {
+        return "";
+    };
+    tree.machine_deployments
+        .iter()
+        .flat_map(|d| d.machine_sets.iter())
+        .find(|s| s.name == first.owner)
+        .map_or("", |s| s.deletion_order.as_str())
+}
+
 /// The plan of `product` to `version` (`target` as the dispatcher names it).
 pub fn capi_plan(
     cluster: &str,
@@ -228,9 +295,12 @@ pub fn capi_plan(
         };
         let facts = facts.infra.get(&phase.label()).cloned().unwrap_or_default();
         fill_phase(&mut phase, product, version, &facts)?;
-        phase.replace = phase_machines(tree, &phase)
+        let outdated = phase_machines(tree, &phase)
             .into_iter()
             .filter(|m| !plan.is_on_target(&phase, m))
+            .collect();
+        phase.replace = replacement_order(tree, &phase, outdated)
+            .into_iter()
             .map(|m| m.name.clone())
             .collect();
         plan.phases.push(phase);

@@ -146,3 +146,52 @@ fn machines_on_the_target_are_left_alone() {
     assert_eq!(plan.phases[0].replace, ["workload-cp-c"]);
     assert!(plan.phases[1].replace.is_empty());
 }
+
+/// Sets each named Machine's creation time.
+fn created(tree: &mut ClusterTree, times: &[(&str, u64)]) {
+    for (name, unix) in times {
+        let m = tree.machines.iter_mut().find(|m| m.name == *name).unwrap();
+        m.created_unix = Some(*unix);
+    }
+}
+
+#[test]
+fn control_planes_are_replaced_oldest_first_not_by_name() {
+    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    created(
+        &mut tree,
+        &[
+            ("workload-cp-a", 300),
+            ("workload-cp-b", 200),
+            ("workload-cp-c", 100),
+        ],
+    );
+    let plan = k8s_plan(&tree, "v1.34.2");
+    assert_eq!(
+        plan.phases[0].replace,
+        ["workload-cp-c", "workload-cp-b", "workload-cp-a"]
+    );
+    // The same second: by name, as collections.Machines.Oldest breaks the tie.
+    created(&mut tree, &[("workload-cp-b", 100)]);
+    let plan = k8s_plan(&tree, "v1.34.2");
+    assert_eq!(
+        plan.phases[0].replace,
+        ["workload-cp-b", "workload-cp-c", "workload-cp-a"]
+    );
+}
+
+#[test]
+fn workers_follow_their_machine_set_deletion_order() {
+    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    let workers = tree.machine_deployments[0].machine_sets[0].machines.clone();
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    let (first, second) = (workers[0].as_str(), workers[1].as_str());
+    created(&mut tree, &[(first, 200), (second, 100)]);
+    let order = |tree: &ClusterTree| k8s_plan(tree, "v1.34.2").phases[1].replace.clone();
+    // Random, the default: healthy Machines rank alike, by name.
+    assert_eq!(order(&tree), [first, second]);
+    tree.machine_deployments[0].machine_sets[0].deletion_order = "Oldest".into();
+    assert_eq!(order(&tree), [second, first]);
+    tree.machine_deployments[0].machine_sets[0].deletion_order = "Newest".into();
+    assert_eq!(order(&tree), [first, second]);
+}

@@ -5,9 +5,11 @@
 use kube::config::Kubeconfig;
 use serde_json::{Value, json};
 
-use super::plan::{CapiProduct, CapiUpgradePlan, InfraFacts, PlanFacts, TemplateCopy};
+use super::plan::{
+    CapiPlanError, CapiProduct, CapiUpgradePlan, InfraFacts, PlanFacts, TemplateCopy, capi_plan,
+};
 use crate::capi::{CapiOwner, ClusterTree, cluster_tree};
-use crate::fleet::CollectOptions;
+use crate::fleet::{ClusterStatus, CollectOptions};
 use crate::kube::capi_write::ObjectRef;
 use crate::kube::{CAPI_GROUP, CapiVersion, KubeClient};
 use crate::talos::{ClientOptions, TalosClient};
@@ -206,6 +208,43 @@ impl CapiAccess {
             .await
             .map(|_| ())
             .map_err(|e| format!("patching {object}: {e}"))
+    }
+
+    /// The plan of `product` to `version` (`target` as the dispatcher names it) from the tree
+    /// and the machine templates as the management cluster holds them now: `Err` when they
+    /// cannot be read, `Ok(Err)` when no plan can be made of them.
+    pub async fn read_plan(
+        &self,
+        cluster: &str,
+        product: CapiProduct,
+        (version, target): (&str, &str),
+    ) -> Result<Result<CapiUpgradePlan, CapiPlanError>, String> {
+        let tree = self.tree().await?;
+        let facts = self.plan_facts(&tree, product).await?;
+        Ok(capi_plan(
+            cluster,
+            &tree,
+            product,
+            (version, target),
+            &facts,
+        ))
+    }
+
+    /// The tree and the workload cluster's status (over the Secret's Talos endpoints) that
+    /// the guards look at, read now.
+    pub async fn tree_and_status(
+        &self,
+        plan: &CapiUpgradePlan,
+        kube: Option<KubeClient>,
+        client: ClientOptions,
+    ) -> Result<(ClusterTree, ClusterStatus), String> {
+        let tree = self.tree().await?;
+        let status = self
+            .workload_observer(plan, kube, client)
+            .await?
+            .status()
+            .await;
+        Ok((tree, status))
     }
 
     /// The workload cluster's status through the Talos endpoints the bootstrap provider

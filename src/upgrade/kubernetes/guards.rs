@@ -301,4 +301,4 @@ fn single_control_plane(status: &ClusterStatus) -> Guard {
 
 #[cfg(test)]
 #[path = "guards_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -6,7 +6,7 @@ use crate::upgrade::fixtures::{cp2_down, healthy, healthy_on, single_cp, version
 use crate::upgrade::kubernetes::plan::{Component, KubeStepState, KubernetesUpgradePlan};
 
 /// Every control plane runs its three components on `v`; kube-proxy too.
-fn with_components(mut status: ClusterStatus, v: &str) -> ClusterStatus {
+pub(crate) fn with_components(mut status: ClusterStatus, v: &str) -> ClusterStatus {
     let cps: Vec<String> = status
         .nodes
         .iter()

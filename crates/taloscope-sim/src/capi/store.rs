@@ -135,6 +135,9 @@ impl CapiStore {
         let meta = &mut obj["metadata"];
         meta["uid"] = json!(uid_of(&format!("{}/{}/{}", key.0, key.1, key.2)));
         meta["generation"] = json!(1);
+        // kubernetes staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go
+        // `FillObjectMetaSystemFields`: the server sets the creation time (metav1.Time, RFC 3339
+        // in whole seconds) and the uid on create, whatever the client sent.
         meta["creationTimestamp"] = json!(rfc3339(now_unix()));
         meta["resourceVersion"] = json!(self.next_rv());
         if let Some(m) = meta.as_object_mut() {
@@ -159,6 +162,7 @@ impl CapiStore {
         } else {
             generation
         };
+        // rest/update.go `BeforeUpdate`: an update keeps the stored uid and creation time.
         for field in ["uid", "creationTimestamp"] {
             obj["metadata"][field] = old["metadata"][field].clone();
         }

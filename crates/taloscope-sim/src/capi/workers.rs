@@ -108,7 +108,10 @@ fn roll(ctx: &Ctx, md: &Value) {
                     "spec": {"clusterName": ctx.spec.workload, "replicas": if first { desired } else { 0 },
                         "selector": {"matchLabels": {CLUSTER_NAME_LABEL: ctx.spec.workload,
                             DEPLOYMENT_NAME_LABEL: md_name, HASH_LABEL: hash}},
-                        "template": md["spec"]["template"]},
+                        "template": md["spec"]["template"],
+                        // machinedeployment sync.go: the MachineSet takes the deployment's
+                        // deletion order (Random when it names none).
+                        "deletion": {"order": md["spec"]["deletion"]["order"].as_str().unwrap_or("Random")}},
                     "status": {}}),
             )
             .ok()
@@ -196,16 +199,30 @@ fn reconcile_set(ctx: &Ctx, set: &Value) {
             );
         }
     } else if have.len() > want {
+        // machineset_deletion_order.go: the delete annotation first, then Machines not ready,
+        // then by `spec.deletion.order` (Random, the default, ranks the rest alike: by name;
+        // Oldest / Newest by creationTimestamp, ties by name).
+        let order = set["spec"]["deletion"]["order"]
+            .as_str()
+            .unwrap_or_default();
+        let created = |m: &Value| {
+            m["metadata"]["creationTimestamp"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        have.sort_by_key(name_of);
+        match order {
+            "Oldest" => have.sort_by_key(|m| created(m)),
+            "Newest" => have.sort_by_key(|m| std::cmp::Reverse(created(m))),
+            _ => {}
+        }
         have.sort_by_key(|m| {
             (
                 m["metadata"]["annotations"]
                     .get(DELETE_ANNOTATION)
                     .is_none(),
                 machines::is_ready(ctx, &name_of(m)),
-                m["metadata"]["creationTimestamp"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
             )
         });
         for m in &have[..have.len() - want] {

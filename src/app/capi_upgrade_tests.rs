@@ -1,0 +1,310 @@
+//! Unit tests of the CAPI-way upgrade in the console: `u` / `U` on a cluster Cluster API owns
+//! open the CAPI-way plan (never the in-place one) and ask the event loop to read it; the read
+//! plan's guards are `capi_read_guards`' worst first; Start asks the dispatcher for the CAPI-way
+//! action; the approval starts the runner on the progress pane; a changed plan is not run.
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::app::action::AppEvent;
+use crate::app::keymap;
+use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
+use crate::app::update::update;
+use crate::approval::MutatingAction;
+use crate::capi::tree_tests::fixture_tree;
+use crate::capi::{CapiView, ClusterTree};
+use crate::fleet::FleetEvent;
+use crate::guards::Verdict;
+use crate::kube::CapiVersion;
+use crate::upgrade::capi::plan::tests::k8s_plan;
+use crate::upgrade::fixtures;
+use crate::upgrade::kubernetes::guards::tests::with_components;
+
+fn owner() -> CapiOwner {
+    CapiOwner {
+        management: "mgmt".into(),
+        namespace: "clusters".into(),
+        name: "workload".into(),
+    }
+}
+
+/// The `healthy` fixture cluster with its control-plane components ready on v1.34.1.
+fn healthy() -> ClusterStatus {
+    with_components(fixtures::healthy(), "v1.34.1")
+}
+
+/// The `healthy` fixture cluster's nodes pane, its owner known.
+fn owned_console() -> AppState {
+    let mut state = cluster_screen(healthy(), Pane::Nodes);
+    let mut view = CapiView::default();
+    view.owners.insert("healthy".into(), owner());
+    let event = FleetEvent::Capi {
+        view: Box::new(view),
+        at: Instant::now(),
+    };
+    update(&mut state, Action::Event(AppEvent::Fleet(event)));
+    state
+}
+
+fn press(state: &mut AppState, c: char) -> Vec<Effect> {
+    let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    let action = keymap::action_for(state, &key).unwrap_or_else(|| panic!("{c} is bound"));
+    update(state, action)
+}
+
+/// The tree of the healthy fixture's cluster: its Machines settled on v1.34.1, each one's node
+/// one of the fixture's nodes.
+fn settled_tree() -> ClusterTree {
+    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    let status = fixtures::healthy();
+    for (m, node) in tree.machines.iter_mut().zip(&status.nodes) {
+        m.node = node.name.clone();
+        m.version = "v1.34.1".into();
+        m.up_to_date = true;
+        m.ready = true;
+    }
+    tree
+}
+
+/// What the event loop reads for the plan on screen: a Kubernetes plan to v1.34.2.
+fn read_for(state: &AppState, facts: Result<(ClusterTree, ClusterStatus), String>) -> CapiPlanRead {
+    let request = state
+        .capi_upgrade
+        .as_ref()
+        .expect("the plan screen")
+        .request
+        .clone();
+    let tree = settled_tree();
+    let mut plan = k8s_plan(&tree, "v1.34.2");
+    plan.cluster = "healthy".into();
+    plan.product = request.product;
+    plan.target = request.target.clone();
+    plan.version = request.version.clone();
+    CapiPlanRead {
+        request,
+        plan: Ok(plan),
+        facts,
+        vm_templates: None,
+    }
+}
+
+/// The event loop's read arrives.
+fn shown(state: &mut AppState, read: CapiPlanRead) {
+    update(
+        state,
+        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
+    );
+}
+
+#[test]
+fn an_owned_clusters_upgrade_key_opens_the_capi_way_plan_and_asks_for_it_to_be_read() {
+    let mut state = owned_console();
+    let effects = press(&mut state, 'u');
+    assert_eq!(state.screen, Screen::CapiUpgrade, "{:?}", state.message);
+    assert!(state.upgrade.is_none(), "no in-place plan");
+    let screen = state.capi_upgrade.as_ref().unwrap();
+    assert_eq!(screen.request.product, CapiProduct::TalosOs);
+    assert_eq!(screen.request.owner, owner());
+    assert!(screen.request.version.starts_with('v'));
+    assert!(
+        matches!(effects.as_slice(), [Effect::PlanCapiUpgrade(r)] if **r == screen.request),
+        "{effects:?}"
+    );
+    assert_eq!(
+        screen.start_refused().as_deref(),
+        Some("the plan is still being read")
+    );
+    // Esc closes it.
+    update(&mut state, Action::Back);
+    assert_eq!(state.screen, Screen::Cluster(Pane::Nodes));
+    assert!(state.capi_upgrade.is_none());
+}
+
+#[test]
+fn an_unowned_cluster_keeps_the_in_place_plan() {
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    let effects = press(&mut state, 'u');
+    assert_eq!(state.screen, Screen::UpgradePlan);
+    assert!(state.capi_upgrade.is_none());
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::PlanCapiUpgrade(_))),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn a_plan_whose_facts_cannot_be_read_is_refused_by_its_guard() {
+    let mut state = owned_console();
+    press(&mut state, 'u');
+    let read = read_for(&state, Err("Secret has no talosconfig".into()));
+    shown(&mut state, read);
+    let screen = state.capi_upgrade.as_ref().unwrap();
+    assert_eq!(screen.guards.len(), 1);
+    assert_eq!(screen.guards[0].id, GuardId::CapiRolloutSettled);
+    assert!(
+        screen.guards[0]
+            .reason
+            .contains("cannot read mgmt/clusters/workload"),
+        "{}",
+        screen.guards[0].reason
+    );
+    let effects = press(&mut state, 's');
+    assert!(effects.is_empty(), "{effects:?}");
+    let said = &state.message.as_ref().unwrap().text;
+    assert!(said.contains("Start refused"), "{said}");
+}
+
+#[test]
+fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = owned_console();
+    press(&mut state, 'U');
+    let read = read_for(&state, Ok((settled_tree(), healthy())));
+    let plan = read.plan.clone().unwrap();
+    // A read for another request (the target changed meanwhile) is not shown.
+    let mut stale = read.clone();
+    stale.request.version = "v0.0.1".into();
+    shown(&mut state, stale);
+    assert!(state.capi_upgrade.as_ref().unwrap().read.is_none());
+    shown(&mut state, read);
+    let screen = state.capi_upgrade.as_ref().unwrap();
+    let worst: Vec<Verdict> = screen.guards.iter().map(|g| g.verdict).collect();
+    let mut sorted = worst.clone();
+    sorted.sort_by_key(|v| match v {
+        Verdict::Fail => 0,
+        Verdict::Warn => 1,
+        Verdict::Pass => 2,
+    });
+    assert_eq!(worst, sorted, "worst first");
+    assert_eq!(screen.start_refused(), None, "{:?}", screen.guards);
+    // ? on the control plane's phase says what it patches and the Machines in order.
+    press(&mut state, '?');
+    let Some(crate::app::state::Overlay::Explain { title, text, .. }) = &state.overlay else {
+        panic!("an explanation: {:?}", state.overlay);
+    };
+    assert_eq!(title, "TalosControlPlane/workload-cp");
+    assert!(
+        text.contains("workload-cp-a, workload-cp-b, workload-cp-c"),
+        "{text}"
+    );
+    state.overlay = None;
+
+    let effects = press(&mut state, 's');
+    let action = capi_action(&plan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Gate(a)] if *a == action),
+        "{effects:?}"
+    );
+    assert!(matches!(action, MutatingAction::CapiUpgrade { .. }));
+    let approved = approved_on_healthy(dir.path(), action);
+    let effects = update(&mut state, Action::Approved(approved));
+    let [Effect::StartRollout(start)] = effects.as_slice() else {
+        panic!("the runner started: {effects:?}");
+    };
+    assert!(matches!(&start.plan, PlannedRollout::Capi(p) if **p == plan));
+    assert_eq!(state.screen, Screen::Rollout);
+    assert!(state.capi_upgrade.is_none());
+    let view = state
+        .rollouts
+        .get("healthy")
+        .expect("the progress pane's rollout");
+    let steps: Vec<&str> = view.summary.steps.iter().map(|s| s.node.as_str()).collect();
+    assert_eq!(
+        steps,
+        [
+            "TalosControlPlane/workload-cp",
+            "MachineDeployment/workload-workers"
+        ]
+    );
+}
+
+#[test]
+fn an_approval_for_another_plan_is_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = owned_console();
+    press(&mut state, 'U');
+    let read = read_for(&state, Ok((settled_tree(), healthy())));
+    shown(&mut state, read);
+    let other = MutatingAction::CapiUpgrade {
+        cluster: "healthy".into(),
+        owner: owner().to_string(),
+        product: "Kubernetes".into(),
+        target: "9.9.9".into(),
+    };
+    let effects = update(
+        &mut state,
+        Action::Approved(approved_on_healthy(dir.path(), other)),
+    );
+    assert!(
+        matches!(effects.as_slice(), [Effect::NotRun { why, .. }] if why.contains("changed")),
+        "{effects:?}"
+    );
+    assert_eq!(state.screen, Screen::CapiUpgrade);
+}
+
+#[test]
+fn a_capi_way_journal_resumes_through_the_capi_way_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = owned_console();
+    let mut summary = crate::app::test_fixtures::healthy_rollout(
+        RolloutKind::KubernetesUpgrade,
+        "1.34.2",
+        vec![
+            crate::rollout::StepProgress::pending("TalosControlPlane/workload-cp", "3 machine(s)"),
+            crate::rollout::StepProgress::pending("MachineDeployment/workload-workers", "2"),
+        ],
+    );
+    summary.steps[0].phase = crate::rollout::StepPhase::Done;
+    update(
+        &mut state,
+        Action::Event(AppEvent::Journal(Box::new(summary))),
+    );
+    // `U` shows the journal's rollout instead of a plan.
+    press(&mut state, 'U');
+    assert_eq!(state.screen, Screen::Rollout);
+    let effects = update(&mut state, Action::ResumeRollout);
+    let [Effect::Gate(action)] = effects.as_slice() else {
+        panic!("the dispatcher asked: {effects:?}");
+    };
+    assert_eq!(
+        *action,
+        MutatingAction::CapiUpgrade {
+            cluster: "healthy".into(),
+            owner: owner().to_string(),
+            product: "Kubernetes".into(),
+            target: "1.34.2".into(),
+        }
+    );
+    let approved = approved_on_healthy(dir.path(), action.clone());
+    let effects = update(&mut state, Action::Approved(approved));
+    assert!(
+        matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),
+        "{effects:?}"
+    );
+    assert!(state.rollouts["healthy"].running);
+}
+
+#[test]
+fn another_consoles_rollout_seen_later_refuses_the_plan() {
+    let mut state = owned_console();
+    press(&mut state, 'U');
+    let read = read_for(&state, Ok((settled_tree(), healthy())));
+    shown(&mut state, read);
+    assert_eq!(state.capi_upgrade.as_ref().unwrap().start_refused(), None);
+    state.identity = "alice@ops1".into();
+    let live = state.fleet.clusters.get_mut("healthy").unwrap();
+    live.status.rollout = Some(crate::fleet::status::RolloutStatus {
+        holder: "bob@jump2".into(),
+        node_index: 1,
+        node_count: 2,
+        ..Default::default()
+    });
+    assert!(on_status_change(&mut state, "healthy"));
+    let screen = state.capi_upgrade.as_ref().unwrap();
+    assert_eq!(screen.guards[0].id, GuardId::NoOtherRollout);
+    assert_eq!(screen.guards[0].verdict, Verdict::Fail);
+    assert!(screen.start_refused().is_some());
+}

@@ -1,0 +1,179 @@
+//! The CAPI-way upgrade plan pane: through which management cluster, from what to what; each
+//! phase (the TalosControlPlane, then each MachineDeployment) with its patch and the Machines it
+//! replaces in the providers' order; the guards worst first; whether Start is offered.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget};
+
+use super::plan::{render_guards, verdict_line};
+use super::progress_parts::{StepTable, render_step_pane};
+use super::{Look, fit};
+use crate::app::capi_upgrade::CapiUpgradeScreen;
+use crate::app::plan_screen::PlanFocus;
+use crate::app::state::AppState;
+use crate::app::tables::{Column, TableCell, TableRow, Width, col};
+use crate::printable::line as printable;
+use crate::tui::Role;
+use crate::upgrade::capi::{CapiUpgradePlan, product_name};
+
+pub struct CapiUpgradePlanView<'a> {
+    state: &'a AppState,
+    look: &'a Look,
+}
+
+impl<'a> CapiUpgradePlanView<'a> {
+    pub fn new(state: &'a AppState, look: &'a Look) -> CapiUpgradePlanView<'a> {
+        CapiUpgradePlanView { state, look }
+    }
+}
+
+static PHASE_COLUMNS: &[Column] = &[
+    col("#", Width::Content),
+    col("OBJECT", Width::Content),
+    col("REPLICAS", Width::Content),
+    col("MACHINES REPLACED, IN ORDER", Width::Fill(1)),
+];
+
+fn phase_rows(plan: &CapiUpgradePlan) -> Vec<TableRow> {
+    plan.phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| TableRow {
+            key: i.to_string(),
+            cells: vec![
+                TableCell::plain((i + 1).to_string()),
+                TableCell::plain(printable(&p.label())),
+                TableCell::plain(p.replicas.to_string()),
+                if p.replace.is_empty() {
+                    TableCell::new("none (on the target)", crate::app::tables::Tone::Muted)
+                } else {
+                    TableCell::plain(printable(&p.replace.join(", ")))
+                },
+            ],
+        })
+        .collect()
+}
+
+fn summary(screen: &CapiUpgradeScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
+    let s = &look.styles;
+    let request = &screen.request;
+    let product = product_name(request.product);
+    let from = match screen.plan() {
+        Some(Ok(plan)) => printable(&plan.from),
+        _ => "?".to_string(),
+    };
+    // The selected phase's patch: too long for a column at 80 wide.
+    let patch = match screen.plan() {
+        Some(Ok(plan)) => plan.phases.get(screen.phase).map(|p| {
+            format!(
+                "{} gets: {}",
+                printable(&p.label()),
+                printable(&p.patch_text(&plan.version))
+            )
+        }),
+        _ => None,
+    };
+    let mut lines = vec![
+        Line::from(Span::styled(
+            fit(
+                &format!(
+                    "Upgrade {} the Cluster API way through {}",
+                    printable(&request.cluster),
+                    printable(&request.owner.to_string())
+                ),
+                width,
+                look.glyphs.ellipsis,
+            ),
+            s.get(Role::Title),
+        )),
+        Line::from(Span::styled(
+            fit(
+                &format!(
+                    "{product} {from} -> {}: each object patched, its Machines replaced one at a time (maxSurge 1)",
+                    printable(&request.version)
+                ),
+                width,
+                look.glyphs.ellipsis,
+            ),
+            s.get(Role::Text),
+        )),
+    ];
+    if let Some(patch) = patch {
+        lines.push(Line::from(Span::styled(
+            fit(&patch, width, look.glyphs.ellipsis),
+            s.get(Role::Muted),
+        )));
+    }
+    lines
+}
+
+impl Widget for &CapiUpgradePlanView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let Some(screen) = self.state.capi_upgrade.as_ref() else {
+            Paragraph::new("No CAPI-way plan open: u or U on a cluster Cluster API owns.")
+                .style(s.get(Role::Muted))
+                .render(area, buf);
+            return;
+        };
+        let inner_width = usize::from(area.width.saturating_sub(2));
+        let top_lines = summary(screen, self.look, inner_width);
+        let phases = match screen.plan() {
+            Some(Ok(plan)) => plan.phases.len(),
+            _ => 1,
+        };
+        let top_height = top_lines.len() as u16;
+        let left = area.height.saturating_sub(top_height + 1);
+        let guards_height = (screen.guards.len() as u16 + 3).min((left / 2).max(4));
+        let steps_height = (phases as u16 + 3).min(left.saturating_sub(guards_height));
+        let [top, steps_area, guards_area, bottom] = area.layout(&Layout::vertical([
+            Constraint::Length(top_height),
+            Constraint::Length(steps_height),
+            Constraint::Fill(1),
+            Constraint::Length(1),
+        ]));
+        Paragraph::new(top_lines)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .render(top, buf);
+        let active = screen.focus == PlanFocus::Nodes;
+        let table = match screen.plan() {
+            Some(Ok(plan)) => Ok(StepTable {
+                columns: PHASE_COLUMNS,
+                rows: phase_rows(plan),
+                total: plan.phases.len(),
+                selected: Some(screen.phase.to_string()),
+                active,
+                empty: "No phase.",
+            }),
+            Some(Err(e)) => Err(e.as_str()),
+            None => Err("reading the plan from the management cluster..."),
+        };
+        let title = " Phases: the control plane first, then each MachineDeployment ".to_string();
+        render_step_pane(self.look, title, active, table, steps_area, buf);
+        render_guards(
+            self.look,
+            &screen.guards,
+            screen.guard,
+            screen.focus == PlanFocus::Guards,
+            guards_area,
+            buf,
+        );
+        let ack = screen.missing_ack().filter(|_| {
+            screen
+                .guards
+                .iter()
+                .all(|g| g.verdict != crate::upgrade::Verdict::Fail)
+        });
+        let verdict = verdict_line(
+            self.look,
+            self.state.readonly,
+            ack,
+            screen.start_refused(),
+            inner_width,
+        );
+        Paragraph::new(verdict)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .render(bottom, buf);
+    }
+}

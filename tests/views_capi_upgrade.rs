@@ -1,0 +1,201 @@
+//! The CAPI-way upgrade's looks on the `healthy` view scenario owned by the fixture's
+//! `clusters/workload` of `mgmt` (tests/fixtures/capi v1beta2): `U` opens the plan while it is
+//! read, then the plan read (phases, their patches and the Machines replaced oldest first, the
+//! guards worst first), and the progress pane after Start as the runner reports the Machines
+//! created, Ready and deleted. Snapshots at 80x24 and 200x50 in default, NO_COLOR and ASCII.
+mod view_support;
+
+use std::time::Instant;
+
+use taloscope::app::capi_upgrade::CapiPlanRead;
+use taloscope::app::state::{AppState, Screen};
+use taloscope::app::{Action, AppEvent, Effect, update};
+use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use taloscope::capi::{CapiOwner, CapiView, ClusterTree, cluster_trees};
+use taloscope::fleet::FleetEvent;
+use taloscope::kube::{CapiObjects, CapiVersion};
+use taloscope::rollout::{RolloutEvent, StepPhase, StepProgress};
+use taloscope::upgrade::capi::{PlanFacts, capi_action, capi_plan};
+use view_support::scenarios;
+use view_support::{all_renders, text_at};
+
+/// 2026-12-01T12:00:00Z.
+const NOW: u64 = 1_796_126_400;
+
+/// The fixture's tree, its control-plane Machines' nodes the scenario's control planes, every
+/// Machine settled on v1.34.1, and created out of name order (cp-c first, then cp-a, cp-b).
+fn tree() -> ClusterTree {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capi/v1beta2");
+    let texts: Vec<(&str, String)> = [
+        "clusters",
+        "machines",
+        "machinedeployments",
+        "machinesets",
+        "taloscontrolplanes",
+        "simmachines",
+    ]
+    .into_iter()
+    .map(|r| {
+        let text = std::fs::read_to_string(dir.join(format!("{r}.json"))).expect("fixture");
+        let text = text
+            .replace("\"name\": \"cp-a\"", "\"name\": \"cp-1\"")
+            .replace("\"name\": \"cp-b\"", "\"name\": \"cp-2\"")
+            .replace("\"name\": \"cp-c\"", "\"name\": \"cp-3\"");
+        (r, text)
+    })
+    .collect();
+    let lists: Vec<(&str, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
+    let objects = CapiObjects::from_list_texts(CapiVersion::V1beta2, &lists).expect("fixtures");
+    let mut tree = cluster_trees("mgmt", &objects).remove(0);
+    for (i, m) in tree.machines.iter_mut().enumerate() {
+        m.version = "v1.34.1".into();
+        m.up_to_date = true;
+        m.ready = true;
+        m.created_unix = Some(match m.name.as_str() {
+            "workload-cp-c" => 100,
+            "workload-cp-a" => 200,
+            _ => 300 + i as u64,
+        });
+    }
+    tree
+}
+
+fn owner() -> CapiOwner {
+    CapiOwner {
+        management: "mgmt".into(),
+        namespace: "clusters".into(),
+        name: "workload".into(),
+    }
+}
+
+/// The `healthy` scenario's nodes pane, owned, after `U`.
+fn opened() -> AppState {
+    let mut s = scenarios::state(&["healthy"]);
+    let mut view = CapiView::default();
+    view.owners.insert("healthy".into(), owner());
+    let capi = FleetEvent::Capi {
+        view: Box::new(view),
+        at: Instant::now(),
+    };
+    update(&mut s, Action::Event(AppEvent::Fleet(capi)));
+    update(&mut s, Action::Event(AppEvent::Tick(NOW)));
+    update(&mut s, Action::OpenSelected);
+    let effects = update(&mut s, Action::OpenKubernetesUpgrade(Some("1.34.2".into())));
+    assert_eq!(s.screen, Screen::CapiUpgrade, "{:?}", s.message);
+    assert!(
+        matches!(effects.as_slice(), [Effect::PlanCapiUpgrade(_)]),
+        "{effects:?}"
+    );
+    s
+}
+
+/// [`opened`], the plan read: made by `capi_plan` from the fixture's tree.
+fn planned() -> AppState {
+    let mut s = opened();
+    let request = s.capi_upgrade.as_ref().unwrap().request.clone();
+    let tree = tree();
+    let plan = capi_plan(
+        "healthy",
+        &tree,
+        request.product,
+        (&request.version, &request.target),
+        &PlanFacts::default(),
+    )
+    .expect("a plan");
+    let status = s.fleet.cluster("healthy").unwrap().status.clone();
+    let read = CapiPlanRead {
+        request,
+        plan: Ok(plan),
+        facts: Ok((tree, status)),
+        vm_templates: None,
+    };
+    update(
+        &mut s,
+        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
+    );
+    s
+}
+
+#[test]
+fn capi_upgrade_plan_reading() {
+    let s = opened();
+    let text = text_at(&s, 80, 24);
+    assert!(
+        text.contains("reading the plan from the management cluster"),
+        "{text}"
+    );
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn capi_upgrade_plan() {
+    let s = planned();
+    let text = text_at(&s, 200, 50);
+    assert!(
+        text.contains("Upgrade healthy the Cluster API way through mgmt/clusters/workload"),
+        "{text}"
+    );
+    // The control plane's oldest Machine first.
+    assert!(
+        text.contains("workload-cp-c, workload-cp-a, workload-cp-b"),
+        "{text}"
+    );
+    assert!(text.contains("spec.version v1.34.2"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn capi_upgrade_progress() {
+    let mut s = planned();
+    let plan = s
+        .capi_upgrade
+        .as_ref()
+        .unwrap()
+        .read
+        .as_ref()
+        .unwrap()
+        .plan
+        .clone()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = d.request(capi_action(&plan)) else {
+        panic!("a confirmation");
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
+        panic!("the typed name matched");
+    };
+    let effects = update(&mut s, Action::Approved(approved));
+    assert!(
+        matches!(effects.as_slice(), [Effect::StartRollout(_)]),
+        "{effects:?}"
+    );
+    assert_eq!(s.screen, Screen::Rollout);
+    let label = "TalosControlPlane/workload-cp";
+    let mut cp = StepProgress::pending(label, "3 machine(s) to v1.34.2");
+    let events = [
+        "TalosControlPlane/workload-cp patched to v1.34.2",
+        "machine workload-cp-d created",
+        "node workload-cp-d Ready",
+        "old machine workload-cp-c deleted",
+    ];
+    for (i, line) in events.iter().enumerate() {
+        cp.phase = StepPhase::Installing;
+        cp.detail = line.to_string();
+        let step = RolloutEvent::Step {
+            cluster: "healthy".into(),
+            index: 0,
+            progress: cp.clone(),
+        };
+        update(&mut s, Action::Event(AppEvent::Rollout(step)));
+        let log = RolloutEvent::Log {
+            cluster: "healthy".into(),
+            line: format!("{label}: {line}"),
+            unix: NOW + i as u64,
+        };
+        update(&mut s, Action::Event(AppEvent::Rollout(log)));
+    }
+    let text = text_at(&s, 200, 50);
+    assert!(text.contains("old machine workload-cp-c deleted"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
