@@ -9,6 +9,7 @@ use super::keymap_actions as actions;
 use super::keymap_create as create;
 use super::keymap_health as health;
 use super::keymap_logs as logs;
+use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
@@ -313,119 +314,6 @@ pub(super) static DELETE_CHAR: &[Binding] = &[Binding {
     offered: None,
 }];
 
-/// Ctrl-C quits from the overlays too (q closes them); on the too-small
-/// screen q quits as well.
-static CTRL_C_QUITS: &[Binding] = &[Binding {
-    keys: &[Key::ctrl('c')],
-    action: Action::Quit,
-    help: "quit (asks first while a rollout or provision runs)",
-    footer: None,
-    offered: None,
-}];
-
-static TOO_SMALL: &[Binding] = &[Binding {
-    keys: &[Key::char('q'), Key::ctrl('c')],
-    action: Action::Quit,
-    help: "quit; every other key waits for a larger terminal",
-    footer: Some("quit"),
-    offered: None,
-}];
-
-static QUIT_QUESTION: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('y')],
-        action: Action::ConfirmQuit,
-        help: "quit now (a rollout's journal resumes it on the next start)",
-        footer: Some("quit"),
-        offered: None,
-    },
-    Binding {
-        keys: &[
-            Key::char('n'),
-            Key::plain(KeyCode::Esc),
-            Key::char('q'),
-            Key::ctrl('c'),
-        ],
-        action: Action::Back,
-        help: "stay (the default)",
-        footer: Some("stay"),
-        offered: None,
-    },
-];
-
-static ERRORS_CLOSE: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Esc), Key::char('e'), Key::char('q')],
-    action: Action::Back,
-    help: "close",
-    footer: Some("close"),
-    offered: None,
-}];
-
-static HELP_CLOSE: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Esc), Key::char('?'), Key::char('q')],
-    action: Action::Back,
-    help: "close help",
-    footer: Some("close"),
-    offered: None,
-}];
-
-static COMMAND_LINE: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Tab)],
-        action: Action::Complete,
-        help: "complete command or cluster name",
-        footer: Some("complete"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::Submit,
-        help: "run the command",
-        footer: Some("run"),
-        offered: None,
-    },
-];
-
-static COMMAND_LINE_CANCEL: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-    action: Action::Back,
-    help: "cancel",
-    footer: Some("cancel"),
-    offered: None,
-}];
-
-static FILTER: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Enter)],
-    action: Action::Submit,
-    help: "keep the filter",
-    footer: Some("keep"),
-    offered: None,
-}];
-
-static FILTER_CLEAR: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-    action: Action::Back,
-    help: "clear the filter",
-    footer: Some("clear"),
-    offered: None,
-}];
-
-static CONFIRM: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Enter)],
-    action: Action::Submit,
-    help: "go ahead if the typed name matches, else cancel",
-    footer: Some("confirm"),
-    offered: None,
-}];
-
-static CONFIRM_CANCEL: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-    action: Action::Back,
-    help: "cancel (the default)",
-    footer: Some("cancel"),
-    offered: None,
-}];
-
 /// The bindings of one context, in help and footer order.
 pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
     let parts: &[&'static [Binding]] = match context {
@@ -461,11 +349,15 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             logs::FROM_DETAIL,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
-        KeyContext::Errors => &[SCROLL, ERRORS_CLOSE, CTRL_C_QUITS],
-        KeyContext::Help => &[SCROLL, HELP_CLOSE, CTRL_C_QUITS],
-        KeyContext::CommandLine => &[COMMAND_LINE, DELETE_CHAR, COMMAND_LINE_CANCEL],
-        KeyContext::Filter => &[FILTER, DELETE_CHAR, FILTER_CLEAR],
-        KeyContext::Confirm => &[CONFIRM, DELETE_CHAR, CONFIRM_CANCEL],
+        KeyContext::Errors => &[SCROLL, overlay::ERRORS_CLOSE, overlay::CTRL_C_QUITS],
+        KeyContext::Help => &[SCROLL, overlay::HELP_CLOSE, overlay::CTRL_C_QUITS],
+        KeyContext::CommandLine => &[
+            overlay::COMMAND_LINE,
+            DELETE_CHAR,
+            overlay::COMMAND_LINE_CANCEL,
+        ],
+        KeyContext::Filter => &[overlay::FILTER, DELETE_CHAR, overlay::FILTER_CLEAR],
+        KeyContext::Confirm => &[overlay::CONFIRM, DELETE_CHAR, overlay::CONFIRM_CANCEL],
         KeyContext::UpgradePlan => &[
             panes::MOVES,
             upgrade::PLAN,
@@ -481,13 +373,13 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             upgrade::PLAN_QUIT,
         ],
         KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
-        KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, CTRL_C_QUITS],
+        KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
         KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
-        KeyContext::AbortQuestion => &[upgrade::ABORT, CTRL_C_QUITS],
+        KeyContext::AbortQuestion => &[upgrade::ABORT, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
-        KeyContext::QuitQuestion => &[QUIT_QUESTION],
-        KeyContext::TooSmall => &[TOO_SMALL],
+        KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
+        KeyContext::TooSmall => &[overlay::TOO_SMALL],
         KeyContext::ActionMenu => &[actions::MENU],
         KeyContext::ActionPlan => &[actions::PLAN],
         KeyContext::ActionProgress => &[actions::PROGRESS],

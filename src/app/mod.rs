@@ -15,6 +15,7 @@ pub mod keymap;
 mod keymap_actions;
 mod keymap_health;
 mod keymap_logs;
+mod keymap_overlay;
 mod keymap_panes;
 mod keymap_provision;
 mod keymap_upgrade;
