@@ -294,8 +294,8 @@ fn start(state: &mut AppState, cluster: String, back: Screen) -> Vec<Effect> {
     effect.into_iter().collect()
 }
 
-/// The cluster's model changed (or the screen opened): its client-side checks are evaluated
-/// again on it, as one round of talosctl's `--server=false` polling; they end when all pass,
+/// The cluster's model changed (or the screen opened): names it learnt join the list's, and
+/// its client-side checks are evaluated again on it, as one round of talosctl's `--server=false` polling; they end when all pass,
 /// or failing at the headless command's default wait.
 pub fn on_status_change(state: &mut AppState, cluster: &str) {
     let (Some(screen), Some(live), Some(at)) = (
@@ -305,8 +305,12 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) {
     ) else {
         return;
     };
+    if screen.cluster != cluster {
+        return;
+    }
+    screen.list.learn_names(&live.status);
     let client_side = matches!(screen.route, Ok(CheckPath::ClientSide { .. }));
-    if screen.cluster != cluster || !client_side || screen.finished {
+    if !client_side || screen.finished {
         return;
     }
     if screen.started.is_none() {

@@ -175,6 +175,26 @@ impl HealthChecklist {
         }
     }
 
+    /// Learns the names `status` knows that the list did not (a node named only once the
+    /// model caught up) and names their addresses in what the list already shows.
+    pub fn learn_names(&mut self, status: &ClusterStatus) {
+        let known: Vec<(String, String)> = status
+            .nodes
+            .iter()
+            .filter(|n| !n.address.is_empty() && n.name != n.address)
+            .filter(|n| !self.names.iter().any(|(a, _)| *a == n.address))
+            .map(|n| (n.address.clone(), n.name.clone()))
+            .collect();
+        for (address, name) in known {
+            let with = format!("{address} ({name})");
+            let rename = |text: &mut String| *text = replace_address(text, &address, &with);
+            self.nodes.iter_mut().for_each(rename);
+            self.checks.iter_mut().for_each(|c| rename(&mut c.reason));
+            self.error.iter_mut().for_each(rename);
+            self.names.push((address, name));
+        }
+    }
+
     /// `text` with each known address followed by its node's name.
     pub fn named(&self, text: &str) -> String {
         let mut out = text.to_string();
@@ -295,6 +315,32 @@ mod tests {
         assert_eq!(
             l.first_failure().map(|c| c.name.as_str()),
             Some("etcd to be healthy")
+        );
+    }
+
+    #[test]
+    fn names_learnt_later_name_what_is_already_shown() {
+        let mut l = HealthChecklist::default();
+        l.apply(HealthProgress::Discovered(vec!["10.5.0.3".into()]));
+        l.apply(HealthProgress::Check {
+            name: "etcd to be healthy".into(),
+            state: CheckState::Failing("* 10.5.0.3: unavailable; 10.5.0.30: ok".into()),
+        });
+        let node = |address: &str, name: &str| crate::fleet::NodeStatus {
+            address: address.into(),
+            name: name.into(),
+            ..Default::default()
+        };
+        let status = ClusterStatus {
+            nodes: vec![node("10.5.0.3", "cp-2"), node("10.5.0.4", "10.5.0.4")],
+            ..Default::default()
+        };
+        l.learn_names(&status);
+        l.learn_names(&status);
+        assert_eq!(l.nodes, vec!["10.5.0.3 (cp-2)".to_string()]);
+        assert_eq!(
+            l.checks[0].reason,
+            "* 10.5.0.3 (cp-2): unavailable; 10.5.0.30: ok"
         );
     }
 
