@@ -271,7 +271,7 @@ impl SimFleet {
         self.capi = Some(capi::CapiSim::start(
             spec,
             self.core.fleet.clone(),
-            one.provider(),
+            one.capone_side(),
             self.core.clock,
             api,
             capi::WorkloadAccess { server, kubeconfig },

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use crate::opennebula::provider::OneProvider;
+use crate::opennebula::capone_side::CaponeSide;
 use crate::{FleetState, SimClock};
 use store::CapiStore;
 
@@ -86,7 +86,7 @@ impl Knobs {
 pub(crate) struct Ctx {
     pub store: Arc<CapiStore>,
     pub fleet: Arc<FleetState>,
-    pub one: OneProvider,
+    pub one: CaponeSide,
     pub spec: CapiSpec,
     pub knobs: Knobs,
     /// Machines deleted whose VM may still be booting: terminated and removed once it can be.
@@ -111,7 +111,7 @@ impl CapiSim {
     pub(crate) fn start(
         spec: CapiSpec,
         fleet: Arc<FleetState>,
-        one: OneProvider,
+        one: CaponeSide,
         clock: SimClock,
         mgmt_api: &crate::kube_api::KubeApiServer,
         workload: seed::WorkloadAccess,

@@ -6,8 +6,8 @@ mod cloud;
 mod config_documents;
 pub(crate) mod machine_config;
 pub use machine_config::{LoadedConfig, load_machine_config};
+pub(crate) mod capone_side;
 mod oneflow;
-pub(crate) mod provider;
 mod rpc;
 mod setup;
 mod talos_boot;
@@ -141,8 +141,8 @@ impl OneSim {
     }
 
     /// The cloud as a Cluster API infrastructure provider calls it.
-    pub(crate) fn provider(&self) -> provider::OneProvider {
-        provider::OneProvider {
+    pub(crate) fn capone_side(&self) -> capone_side::CaponeSide {
+        capone_side::CaponeSide {
             cloud: self.cloud.clone(),
             ca_pem: self.ca_pem.clone(),
         }

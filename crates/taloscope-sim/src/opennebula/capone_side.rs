@@ -26,12 +26,12 @@ pub(crate) struct ProviderVm {
 
 /// The cloud, seen through the provider's calls.
 #[derive(Clone)]
-pub(crate) struct OneProvider {
+pub(crate) struct CaponeSide {
     pub(super) cloud: Arc<OneCloud>,
     pub(super) ca_pem: String,
 }
 
-impl OneProvider {
+impl CaponeSide {
     /// The newest VM named `name` that is not DONE, or else the newest one.
     pub fn vm_by_name(&self, name: &str) -> Option<ProviderVm> {
         let cloud = self.cloud.lock();
