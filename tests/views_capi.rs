@@ -24,39 +24,8 @@ fn objects(version: CapiVersion) -> CapiObjects {
     objects_keeping(version, |_| true)
 }
 
-/// The fixture's objects with only the Machines `keep` keeps.
 fn objects_keeping(version: CapiVersion, keep: impl Fn(&serde_json::Value) -> bool) -> CapiObjects {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/capi")
-        .join(version.as_str());
-    let texts: Vec<(&str, String)> = [
-        "clusters",
-        "machines",
-        "machinedeployments",
-        "machinesets",
-        "taloscontrolplanes",
-        "simmachines",
-    ]
-    .into_iter()
-    .map(|r| {
-        let text = std::fs::read_to_string(dir.join(format!("{r}.json"))).expect("fixture");
-        // The Machines' nodes are the view scenarios' control planes.
-        let text = text
-            .replace("\"name\": \"cp-a\"", "\"name\": \"cp-1\"")
-            .replace("\"name\": \"cp-b\"", "\"name\": \"cp-2\"")
-            .replace("\"name\": \"cp-c\"", "\"name\": \"cp-3\"");
-        if r != "machines" {
-            return (r, text);
-        }
-        let mut list: serde_json::Value = serde_json::from_str(&text).expect("machines fixture");
-        if let Some(items) = list["items"].as_array_mut() {
-            items.retain(&keep);
-        }
-        (r, list.to_string())
-    })
-    .collect();
-    let lists: Vec<(&str, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
-    CapiObjects::from_list_texts(version, &lists).expect("fixtures decode")
+    view_support::capi_fixture::capi_objects_keeping(version, keep)
 }
 
 /// The `healthy` cluster, owned by the fixture's `clusters/workload` of `mgmt`.

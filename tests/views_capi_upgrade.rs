@@ -13,7 +13,7 @@ use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::capi::{CapiOwner, CapiView, ClusterTree, cluster_trees};
 use taloscope::fleet::FleetEvent;
-use taloscope::kube::{CapiObjects, CapiVersion};
+use taloscope::kube::CapiVersion;
 use taloscope::rollout::{RolloutEvent, StepPhase, StepProgress};
 use taloscope::upgrade::capi::{PlanFacts, capi_action, capi_plan};
 use view_support::scenarios;
@@ -25,27 +25,7 @@ const NOW: u64 = 1_796_126_400;
 /// The fixture's tree, its control-plane Machines' nodes the scenario's control planes, every
 /// Machine settled on v1.34.1, and created out of name order (cp-c first, then cp-a, cp-b).
 fn tree() -> ClusterTree {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capi/v1beta2");
-    let texts: Vec<(&str, String)> = [
-        "clusters",
-        "machines",
-        "machinedeployments",
-        "machinesets",
-        "taloscontrolplanes",
-        "simmachines",
-    ]
-    .into_iter()
-    .map(|r| {
-        let text = std::fs::read_to_string(dir.join(format!("{r}.json"))).expect("fixture");
-        let text = text
-            .replace("\"name\": \"cp-a\"", "\"name\": \"cp-1\"")
-            .replace("\"name\": \"cp-b\"", "\"name\": \"cp-2\"")
-            .replace("\"name\": \"cp-c\"", "\"name\": \"cp-3\"");
-        (r, text)
-    })
-    .collect();
-    let lists: Vec<(&str, &str)> = texts.iter().map(|(r, t)| (*r, t.as_str())).collect();
-    let objects = CapiObjects::from_list_texts(CapiVersion::V1beta2, &lists).expect("fixtures");
+    let objects = view_support::capi_fixture::capi_objects_keeping(CapiVersion::V1beta2, |_| true);
     let mut tree = cluster_trees("mgmt", &objects).remove(0);
     for (i, m) in tree.machines.iter_mut().enumerate() {
         m.version = "v1.34.1".into();

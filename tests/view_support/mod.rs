@@ -1,6 +1,7 @@
 //! Shared helpers for view tests: hand-made clusters on loopback addresses
 //! and a renderer that writes the frame's text and its styles as a snapshot.
 #![allow(dead_code)]
+pub mod capi_fixture;
 pub mod scenarios;
 
 use std::path::PathBuf;
