@@ -56,8 +56,9 @@ fn a_cluster_created_from_the_tui_shows_ready_on_the_fleet() {
     s.wait_for("the wizard", BOUND, |t| t.contains("Create a new cluster"));
     type_field(&mut s, "lab");
     s.wait_for("the name", BOUND, |t| t.contains("Name            lab"));
-    // Provider (second: sim-opennebula), one control plane, one worker, Talos v1.11.3.
-    s.send(b"jl");
+    // Provider (third, after sim-oneflow and sim-oneflow-gateway: sim-opennebula), one control
+    // plane, one worker, Talos v1.11.3.
+    s.send(b"jll");
     s.wait_for("sim-opennebula", BOUND, |t| {
         t.contains("sim-opennebula (OpenNebula)")
     });

@@ -21,8 +21,8 @@ fn config(sim: &Sim) -> PathBuf {
             "  sim-opennebula:\n    templates: {controlplane: talos-healthy-controlplane, worker: talos-healthy-worker}\n",
         )
         .replace(
-            "  sim-oneflow:\n",
-            "  sim-oneflow:\n    service_template: talos-healthy\n",
+            "    service_template: talos-cluster\n",
+            "    service_template: talos-healthy\n",
         );
     assert_ne!(named, text, "providers in the sim's config:\n{text}");
     let path = sim.dir.path().join("create.yaml");

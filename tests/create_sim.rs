@@ -121,3 +121,63 @@ async fn maintenance_through_xmlrpc_forms_lab_and_delete_removes_it() {
 async fn maintenance_through_oneflow_forms_lab_and_delete_removes_it() {
     create_status_delete("sim-oneflow", &["--deliver", "maintenance"]).await;
 }
+
+#[tokio::test]
+async fn user_data_through_oneflow_forms_lab_and_delete_removes_it() {
+    let sim = start(scenario("healthy")).await;
+    let before = live_vms(&sim).await;
+    // OneFlow deploys the controlplane role first (the worker role's parent): its first VM
+    // leases `.1`.
+    let endpoint = first_control_plane(&sim);
+    let more = ["--deliver", "user-data", "--endpoint", &endpoint];
+    create_lab(&sim, "sim-oneflow", &more).await;
+    assert_eq!(live_vms(&sim).await.len(), before.len() + 5);
+    assert_lab_formed(&sim).await;
+    delete_lab(&sim, &before).await;
+}
+
+#[tokio::test]
+async fn a_oneflow_gateway_role_is_the_endpoint_and_goes_with_the_service() {
+    let sim = start(scenario("healthy")).await;
+    let before = live_vms(&sim).await;
+    // No --endpoint: the service template's gateway role's address is the API endpoint.
+    create_lab(&sim, "sim-oneflow-gateway", &["--deliver", "maintenance"]).await;
+    assert_eq!(
+        live_vms(&sim).await.len(),
+        before.len() + 6,
+        "5 nodes and the gateway"
+    );
+    assert_lab_formed(&sim).await;
+    let gateway = gateway_address(&sim).await;
+    let kubeconfig = std::fs::read_to_string(sim.fleet.kubeconfig_path()).expect("kubeconfig");
+    let server = format!("server: https://{gateway}:6443");
+    assert!(
+        kubeconfig.contains(&server),
+        "the lab context's server is the gateway's address ({server}):\n{kubeconfig}"
+    );
+    delete_lab(&sim, &before).await;
+}
+
+/// The address of the running VM of the `gateway` role (named after its role by OneFlow).
+async fn gateway_address(sim: &Sim) -> String {
+    use taloscope::opennebula::{Credentials, OneClient, VmState};
+    let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
+    let auth = std::fs::read_to_string(one.auth_file()).expect("one_auth");
+    let creds = Credentials::parse_one_auth(&auth).expect("user:password");
+    let client = OneClient::new(
+        "sim",
+        one.xmlrpc_url(),
+        creds,
+        std::time::Duration::from_secs(5),
+    )
+    .expect("client");
+    let vms = client.vms().await.expect("the VM pool");
+    let gateway = vms
+        .iter()
+        .find(|v| v.state != VmState::DONE && v.name.starts_with("gateway_"))
+        .unwrap_or_else(|| {
+            let names: Vec<&str> = vms.iter().map(|v| v.name.as_str()).collect();
+            panic!("no gateway VM among {names:?}")
+        });
+    gateway.ip().expect("the gateway's address").to_string()
+}

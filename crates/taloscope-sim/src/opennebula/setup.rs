@@ -15,6 +15,11 @@
 //!     endpoint: http://127.0.0.1:PORT
 //!     xmlrpc_endpoint: http://127.0.0.1:PORT/RPC2   # OneFlow VMs are followed and terminated here
 //!     auth_file: DIR/one_auth
+//!     service_template: talos-cluster               # new clusters' service template
+//!   sim-oneflow-gateway:            # the same OneFlow, new clusters with a gateway role
+//!     kind: oneflow
+//!     ...
+//!     service_template: talos-cluster-gateway
 //! clusters:
 //!   healthy:                        # the talosconfig context / cluster name
 //!     provider: sim-opennebula      # where new VMs come from
@@ -29,8 +34,8 @@
 //! ```
 //!
 //! For new clusters there are `talos-controlplane` / `talos-worker` and the OneFlow service
-//! template `talos-cluster` (see `add_new_cluster_templates`; their VMs boot Talos from the image:
-//! opennebula/talos_boot.rs).
+//! templates `talos-cluster` and `talos-cluster-gateway` (see `add_new_cluster_templates`; their
+//! VMs boot Talos from the image: opennebula/talos_boot.rs; the gateway's does not).
 //!
 //! Each cluster also has a template `talos-<cluster>-bootfail` whose VMs end in BOOT_FAILURE;
 //! any template fails the same way with `TALOSCOPE_SIM_FAILURE="BOOT_FAILURE"` (or
@@ -290,7 +295,65 @@ fn add_new_cluster_templates(cloud: &mut Cloud, regtime: i64) {
             role("worker", base + 1, 2, vec!["controlplane".to_string()]),
         ],
     });
+    add_gateway_service_template(cloud, regtime, id + 1, role);
 }
+
+/// A service template as platform teams build it for Talos on OpenNebula: the cluster's roles
+/// plus a `gateway` role whose VM (no Talos: a load balancer image) forwards the Kubernetes
+/// API, so the endpoint is the gateway's address. Roles without parents deploy at once, a role
+/// with parents once they are running (OpenNebula/one src/flow/lib/strategy/straight.rb).
+/// The gateway VM only boots and leases an address (cloud.rs `boot_plan`: not a Talos
+/// image); the sim's Kubernetes API of the cluster answers on `controlPlane.endpoint`
+/// (formation.rs), which stands in for the gateway forwarding to the control planes.
+fn add_gateway_service_template(
+    cloud: &mut Cloud,
+    regtime: i64,
+    id: i64,
+    role: impl Fn(&str, i64, usize, Vec<String>) -> RoleSpec,
+) {
+    let network = cloud.new_network.0;
+    let gateway_id = cloud.templates.len() as i64;
+    let mut gateway = talos_template("new", "gateway", DEFAULT_TALOS, false);
+    gateway
+        .attrs
+        .retain(|(name, _)| !name.starts_with("TALOS_") && name != "DISK" && name != "DESCRIPTION");
+    gateway.attrs.push(single(
+        "DESCRIPTION",
+        "HAProxy forwarding TCP 6443 to the control planes",
+    ));
+    gateway.attrs.push(vector(
+        "DISK",
+        &[
+            ("IMAGE", GATEWAY_IMAGE),
+            ("IMAGE_UNAME", ONE_USER),
+            ("SIZE", "2048"),
+        ],
+    ));
+    cloud.templates.push(VmTemplate {
+        id: gateway_id,
+        name: GATEWAY_VM_TEMPLATE.to_string(),
+        regtime,
+        cluster: network,
+        template: gateway,
+    });
+    let (controlplane, worker) = (gateway_id - 2, gateway_id - 1);
+    cloud.flow.templates.push(ServiceTemplate {
+        id,
+        name: NEW_CLUSTER_GATEWAY_SERVICE.to_string(),
+        roles: vec![
+            role("controlplane", controlplane, 3, vec![]),
+            role("worker", worker, 2, vec!["controlplane".to_string()]),
+            role("gateway", gateway_id, 1, vec![]),
+        ],
+    });
+}
+
+/// The gateway VM's image: not Talos, so the VM boots and runs without a Talos API.
+const GATEWAY_IMAGE: &str = "haproxy-gateway";
+/// The gateway role's VM template.
+const GATEWAY_VM_TEMPLATE: &str = "cluster-gateway";
+/// The OneFlow service template for new clusters with a `gateway` role.
+pub(crate) const NEW_CLUSTER_GATEWAY_SERVICE: &str = "talos-cluster-gateway";
 
 /// The OneFlow service template for new clusters.
 pub(crate) const NEW_CLUSTER_SERVICE: &str = "talos-cluster";
@@ -349,7 +412,11 @@ pub(crate) fn write_files(
          # New clusters: VM templates talos-controlplane / talos-worker, OneFlow service template\n\
          # {NEW_CLUSTER_SERVICE} (id {service_id}); their VMs lease 127.{a}.{b}.1, .2, ... in order.\n\
          providers:\n  sim-opennebula:\n    kind: opennebula\n    endpoint: {}\n    auth_file: {auth}\n\
-         \x20 sim-oneflow:\n    kind: oneflow\n    endpoint: {}\n    xmlrpc_endpoint: {}\n    auth_file: {auth}\nclusters:\n",
+         \x20 sim-oneflow:\n    kind: oneflow\n    endpoint: {}\n    xmlrpc_endpoint: {}\n    auth_file: {auth}\n    service_template: {NEW_CLUSTER_SERVICE}\n\
+         \x20 sim-oneflow-gateway:\n    kind: oneflow\n    endpoint: {}\n    xmlrpc_endpoint: {}\n    auth_file: {auth}\n    service_template: {NEW_CLUSTER_GATEWAY_SERVICE}\n\
+         clusters:\n",
+        quoted(xmlrpc_url),
+        quoted(oneflow_url),
         quoted(xmlrpc_url),
         quoted(oneflow_url),
         quoted(xmlrpc_url)
