@@ -45,6 +45,7 @@ fn kube_facts(sim: &Sim, apiserver_ready: bool) -> KubeClusterFacts {
         kube_proxy_version: "v1.34.1".into(),
         nodes,
         created_unix: 1_700_000_000,
+        storage_unreachable: false,
     }
 }
 

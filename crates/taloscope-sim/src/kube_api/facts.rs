@@ -41,6 +41,9 @@ pub struct KubeClusterFacts {
     pub nodes: Vec<KubeNodeFacts>,
     /// Seconds since the Unix epoch when the cluster was created (node ages).
     pub created_unix: i64,
+    /// Every kube-apiserver that runs has no etcd to talk to (each reaches only the etcd of its
+    /// own node, which is stopped): requests that need storage time out (kube_api::etcd_down).
+    pub storage_unreachable: bool,
 }
 
 impl KubeClusterFacts {
