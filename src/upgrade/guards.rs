@@ -131,6 +131,13 @@ pub(crate) fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>)
     }
 }
 
+/// "Talos v1.11.3 -> v1.12.0": the versions the nodes run (each once) and the target.
+pub(crate) fn talos_path_text(froms: &[Version], target: &impl std::fmt::Display) -> String {
+    let distinct: BTreeSet<String> = froms.iter().map(Version::to_string).collect();
+    let list: Vec<String> = distinct.into_iter().collect();
+    format!("Talos {} -> {target}", list.join(", "))
+}
+
 pub(crate) fn client_role(roles: &Roles) -> Guard {
     role_guard(
         GuardId::ClientRole,
@@ -177,11 +184,7 @@ fn version_path(plan: &UpgradePlan) -> Guard {
     }
     let froms: Vec<Version> = upgrading.iter().filter_map(|s| s.from.clone()).collect();
     match check_fleet_talos_upgrade(&froms, &plan.target, plan.options.allow_downgrade) {
-        Ok(()) => {
-            let distinct: BTreeSet<String> = froms.iter().map(Version::to_string).collect();
-            let list: Vec<String> = distinct.into_iter().collect();
-            Guard::pass(id, format!("Talos {} -> {}", list.join(", "), plan.target))
-        }
+        Ok(()) => Guard::pass(id, talos_path_text(&froms, &plan.target)),
         Err(e) => Guard::fail(id, e.to_string()),
     }
 }
