@@ -27,7 +27,7 @@ pub(crate) fn timeout_status() -> Value {
 }
 
 /// Whether a request needs storage. Discovery (`/version`, `/api`, `/apis`, `/api/v1`,
-/// `/apis/GROUP/VERSION`) is served from the apiserver's memory, the health endpoints run
+/// `/apis/GROUP`, `/apis/GROUP/VERSION`) is served from the apiserver's memory, the health endpoints run
 /// their own checks; a watch is long-running, so no timeout ends it: it stays open and hears
 /// nothing, since the etcd client's watch waits to reconnect without an error (go.etcd.io/etcd
 /// client/v3/watch.go) and the watch cache (k8s.io/apiserver pkg/storage/cacher) gets no
@@ -37,7 +37,13 @@ pub(crate) fn needs_storage(segments: &[&str], query: &BTreeMap<String, String>)
     let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
     let discovery_or_health = matches!(
         segments,
-        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _, _] | ["openapi", ..]
+        ["version"]
+            | ["api"]
+            | ["apis"]
+            | ["api", _]
+            | ["apis", _]
+            | ["apis", _, _]
+            | ["openapi", ..]
     ) || health_check(segments).is_some();
     !watch && !discovery_or_health
 }
@@ -122,6 +128,7 @@ mod tests {
             &["api"],
             &["apis"],
             &["api", "v1"],
+            &["apis", "cluster.x-k8s.io"],
             &["apis", "apps", "v1"],
             &["livez"],
             &["readyz"],
