@@ -261,6 +261,7 @@ impl ClusterLive {
                     (
                         l.status.kubernetes.clone(),
                         l.status.rollout.clone(),
+                        l.status.rollout_unread.clone(),
                         l.kube_nodes.clone(),
                     )
                 };

@@ -381,17 +381,19 @@ async fn poll_kubernetes(
         Ok(facts) => facts,
         Err(_) => {
             tracing::debug!(cluster = %name, "Kubernetes API did not answer within {bound:?}");
+            let error = KubeError::Unreachable {
+                context: client.context().to_string(),
+                message: format!("no complete answer within {bound:?}"),
+            }
+            .to_string();
+            // The Lease was not read either (an API down with its etcd answers only at the
+            // request deadline): said, not taken for none.
             KubernetesFacts {
                 report: KubernetesReport {
-                    error: Some(
-                        KubeError::Unreachable {
-                            context: client.context().to_string(),
-                            message: format!("no complete answer within {bound:?}"),
-                        }
-                        .to_string(),
-                    ),
+                    error: Some(error.clone()),
                     ..Default::default()
                 },
+                rollout_unread: Some(error),
                 ..Default::default()
             }
         }

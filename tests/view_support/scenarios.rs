@@ -265,6 +265,7 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
         },
         nodes,
         rollout: None,
+        rollout_unread: None,
     }
 }
 
