@@ -89,7 +89,7 @@ async fn one_round_with_kube(
         loop {
             match rx.recv().await.expect("the poller is still sending") {
                 FleetEvent::Node { node, .. } if node.error.is_none() => talos_nodes += 1,
-                FleetEvent::Kubernetes { facts, .. } => kube = Some(facts),
+                FleetEvent::Kubernetes { facts, .. } => kube = Some(*facts),
                 FleetEvent::PollFinished { .. } => return,
                 _ => {}
             }

@@ -288,7 +288,7 @@ fn stopped_api_down_screen() -> AppState {
     };
     let kube = FleetEvent::Kubernetes {
         cluster: s.clusters[0].name.clone(),
-        facts,
+        facts: Box::new(facts),
         at: Instant::now(),
     };
     update(&mut s, Action::Event(AppEvent::Fleet(kube)));

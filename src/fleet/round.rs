@@ -405,7 +405,7 @@ async fn poll_kubernetes(
         tx,
         FleetEvent::Kubernetes {
             cluster: name.to_string(),
-            facts,
+            facts: Box::new(facts),
             at: Instant::now(),
         },
     )
@@ -428,7 +428,7 @@ async fn report_kube_failure(
         tx,
         FleetEvent::Kubernetes {
             cluster: name.to_string(),
-            facts: unusable_kube_context(err),
+            facts: Box::new(unusable_kube_context(err)),
             at: Instant::now(),
         },
     )
