@@ -6,6 +6,7 @@
 //! (160x48, with the sim's OpenNebula provider config for its VM templates) does the same with a
 //! copy of each ONEMachineTemplate, and the nodes end on the new Talos. Both leave the confirmed
 //! and succeeded CAPI-way upgrade in the audit log.
+mod capi_checks;
 mod pty_support;
 
 use std::path::Path;
@@ -268,39 +269,6 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
                 *up && talos == "v1.12.0" && !before.iter().any(|(b, _, _)| b == name)
             })
     });
-    for role in ["controlplane", "worker"] {
-        let t = capi
-            .get("onemachinetemplates", &format!("capi-work-{role}-v1.12.0"))
-            .unwrap_or_else(|| panic!("the copied {role} template"));
-        assert_eq!(
-            t["spec"]["template"]["spec"]["templateName"],
-            format!("talos-capi-work-{role}-v1.12.0")
-        );
-    }
-    let tcp = capi
-        .get("taloscontrolplanes", "capi-work-cp")
-        .expect("TalosControlPlane");
-    assert_eq!(
-        tcp["spec"]["infrastructureTemplate"]["name"],
-        "capi-work-controlplane-v1.12.0"
-    );
-    assert_eq!(
-        tcp["spec"]["controlPlaneConfig"]["controlplane"]["talosVersion"],
-        "v1.12"
-    );
-    let md = capi
-        .get("machinedeployments", "capi-work-md-0")
-        .expect("MachineDeployment");
-    assert_eq!(
-        md["spec"]["template"]["spec"]["infrastructureRef"]["name"],
-        "capi-work-worker-v1.12.0"
-    );
-    let bootstrap = capi
-        .get("talosconfigtemplates", "capi-work-md-0")
-        .expect("TalosConfigTemplate");
-    assert_eq!(
-        bootstrap["spec"]["template"]["spec"]["talosVersion"],
-        "v1.12"
-    );
+    capi_checks::assert_talos_templates_rolled(capi, "v1.12.0");
     assert!(audited(home.path(), "confirmed") && audited(home.path(), "succeeded"));
 }
