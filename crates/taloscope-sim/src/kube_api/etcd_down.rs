@@ -1,6 +1,7 @@
 //! What the API server answers while it cannot reach etcd (`KubeClusterFacts::
 //! storage_unreachable`): every request that reads or writes storage times out, a watch hears
-//! nothing, the health endpoints fail their etcd checks; discovery, served from memory, answers.
+//! nothing, the health endpoints fail their etcd checks; discovery and `/version`, served from
+//! memory, answer (`KubeClusterFacts::server_version`).
 use std::collections::BTreeMap;
 
 use bytes::Bytes;

@@ -193,8 +193,10 @@ async fn with_its_only_etcd_stopped_the_workload_api_times_out_on_storage_until_
         );
     }
     // Discovery is served from memory; the health endpoints fail their etcd checks.
-    let api = kubectl_at(&sim, home.path(), work, &["get", "--raw", "/api"]);
-    assert!(api.status.success(), "{api:?}");
+    for path in ["/api", "/version"] {
+        let out = kubectl_at(&sim, home.path(), work, &["get", "--raw", path]);
+        assert!(out.status.success(), "{path}: {out:?}");
+    }
     for endpoint in ["/livez", "/readyz?verbose"] {
         let out = kubectl_at(&sim, home.path(), work, &["get", "--raw", endpoint]);
         let stderr = String::from_utf8_lossy(&out.stderr);
