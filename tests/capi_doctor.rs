@@ -11,6 +11,8 @@ use serde_json::Value;
 use upgrade_common::*;
 
 const MGMT: &str = "admin@capi-mgmt";
+/// Going on though the workload's rollout Lease cannot be read.
+const ACK: &str = "no one else is changing this cluster";
 const WORK: &str = "capi-work";
 /// `--fix` applied: confirmed, followed for at most 90 s, read every 100 ms.
 const APPLY: [&str; 7] = [
@@ -238,13 +240,41 @@ fn node_state(fx: &Fixture, node: &str) -> (u64, bool) {
 async fn a_stopped_single_member_is_rebooted_and_etcd_leads_again() {
     let fx = start(builtin("capi-etcd-stopped")).await;
     let (id, node) = stopped_member(&fx).await;
+    // The workload's own Kubernetes API is down with its etcd: the status says so, with no
+    // node data from it, and the rollout Lease unread.
+    let status = fx.status(WORK).await;
+    let kube = status.kubernetes.as_ref().expect("a kube context");
+    assert!(
+        kube.error.is_some() && kube.components.is_empty(),
+        "{kube:?}"
+    );
+    assert!(
+        status.nodes.iter().all(|n| n.k8s_ready.is_none()),
+        "{status:?}"
+    );
+    let unread = status.rollout_unread.as_deref().unwrap_or_default();
+    assert!(unread.contains("Timeout"), "{status:?}");
+
+    let before = node_state(&fx, &node);
     let (code, plan, stderr) = fix(&fx, WORK, &id, &["--plan", "--output", "json"]).await;
-    assert_eq!(code, Some(0), "{plan}\n{stderr}");
+    assert_eq!(
+        code,
+        Some(1),
+        "blocked until acknowledged: {plan}\n{stderr}"
+    );
     let plan: Value = serde_json::from_str(&plan).unwrap();
     assert_eq!(plan["plan"]["kind"], "reboot-node", "{plan}");
-    for guard in ["node_action_role", "no_other_rollout", "etcd_stopped"] {
+    for guard in ["node_action_role", "etcd_stopped"] {
         assert_eq!(plan_guard(&plan, guard)["verdict"], "pass", "{plan}");
     }
+    // The Lease cannot be read with the API down: said, not passed over.
+    let lease = plan_guard(&plan, "no_other_rollout");
+    assert_eq!(lease["verdict"], "warn", "{plan}");
+    assert_eq!(lease["needs_ack"], ACK, "{plan}");
+    assert!(
+        lease["reason"].as_str().unwrap().contains("cannot be read"),
+        "{lease}"
+    );
 
     let apply = [
         "--yes",
@@ -256,6 +286,14 @@ async fn a_stopped_single_member_is_rebooted_and_etcd_leads_again() {
         "100",
     ];
     let (code, stdout, stderr) = fix(&fx, WORK, &id, &apply).await;
+    assert_eq!(
+        code,
+        Some(1),
+        "not without the acknowledgement: {stdout}\n{stderr}"
+    );
+    assert!(stdout.contains(ACK), "the table names it: {stdout}");
+    assert_eq!(node_state(&fx, &node), before, "not rebooted");
+    let (code, stdout, stderr) = fix(&fx, WORK, &id, &[&apply[..], &["--ack", ACK]].concat()).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("back, running and ready"), "{stdout}");
     assert!(stdout.contains("cleared"), "{stdout}");

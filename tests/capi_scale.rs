@@ -274,6 +274,15 @@ async fn the_plan_changes_nothing_and_refusals_change_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_control_plane_scale_without_etcd_quorum_is_refused() {
     let fx = start_scaled(builtin("capi-etcd-stopped"), SCALE).await;
+    // The fault in place: the workload's API down with its etcd (the Lease unread).
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    while fx.status(WORK).await.rollout_unread.is_none() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the API never went down"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let (code, stdout, stderr) = output(scale(&fx, ("controlplane", "3"), &PLAN_JSON)).await;
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     let plan: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
@@ -286,6 +295,14 @@ async fn a_control_plane_scale_without_etcd_quorum_is_refused() {
         plan_guard(&plan, "etcd_healthy")["verdict"],
         "fail",
         "{stdout}"
+    );
+    // The workload's API is down with its etcd: its rollout Lease cannot be read, which is
+    // not taken for a free one.
+    let lease = plan_guard(&plan, "no_other_rollout");
+    assert_eq!(lease["verdict"], "fail", "{stdout}");
+    assert!(
+        lease["reason"].as_str().unwrap().contains("cannot be read"),
+        "{lease}"
     );
     assert_eq!(plan["blocked"], true);
 

@@ -3,6 +3,7 @@
 //! the TalosControlPlane and then the MachineDeployment, and ends with every Machine replaced
 //! and every node on the target (a Talos upgrade through a copied machine template); a killed
 //! run resumes from its journal.
+mod capi_checks;
 mod upgrade_common;
 
 use std::collections::BTreeSet;
@@ -176,24 +177,7 @@ async fn upgrade_to_the_next_minor_rolls_a_new_machine_template() {
         "{stdout}"
     );
     let capi = fx.sim.capi().unwrap();
-    for role in ["controlplane", "worker"] {
-        let t = capi
-            .get("onemachinetemplates", &format!("capi-work-{role}-v1.12.0"))
-            .unwrap_or_else(|| panic!("the copied {role} template"));
-        assert_eq!(
-            t["spec"]["template"]["spec"]["templateName"],
-            format!("talos-capi-work-{role}-v1.12.0")
-        );
-    }
-    assert_eq!(
-        tcp(&fx)["spec"]["infrastructureTemplate"]["name"],
-        "capi-work-controlplane-v1.12.0"
-    );
-    let md = capi.get("machinedeployments", "capi-work-md-0").unwrap();
-    assert_eq!(
-        md["spec"]["template"]["spec"]["infrastructureRef"]["name"],
-        "capi-work-worker-v1.12.0"
-    );
+    capi_checks::assert_talos_templates_rolled(capi, "v1.12.0");
     let after = capi.list("machines");
     assert_eq!(after.len(), 5);
     assert!(names(&after).is_disjoint(&names(&before)));

@@ -38,6 +38,7 @@ fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
             node("w-2", 5, false),
         ],
         created_unix: 1_700_000_000,
+        storage_unreachable: false,
     }
 }
 

@@ -45,6 +45,7 @@ fn kube_facts(sim: &Sim, apiserver_ready: bool) -> KubeClusterFacts {
         kube_proxy_version: "v1.34.1".into(),
         nodes,
         created_unix: 1_700_000_000,
+        storage_unreachable: false,
     }
 }
 
@@ -88,7 +89,7 @@ async fn one_round_with_kube(
         loop {
             match rx.recv().await.expect("the poller is still sending") {
                 FleetEvent::Node { node, .. } if node.error.is_none() => talos_nodes += 1,
-                FleetEvent::Kubernetes { facts, .. } => kube = Some(facts),
+                FleetEvent::Kubernetes { facts, .. } => kube = Some(*facts),
                 FleetEvent::PollFinished { .. } => return,
                 _ => {}
             }

@@ -9,9 +9,9 @@ mod view_support;
 use std::time::Instant;
 
 use taloscope::app::state::{AppState, Screen};
-use taloscope::app::{Action, AppEvent, update};
+use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::capi::{CapiOwner, CapiView, Management};
-use taloscope::fleet::{EtcdReport, FleetEvent};
+use taloscope::fleet::{EtcdReport, FleetEvent, KubernetesFacts, KubernetesReport};
 use taloscope::kube::{CapiObjects, CapiVersion};
 use taloscope::talos::UnmetCondition;
 use view_support::scenarios;
@@ -269,6 +269,72 @@ fn capi_doctor_etcd_stopped_fix_plan() {
     assert!(text.contains("Reboot node cp-1"), "{text}");
     assert!(text.contains("only etcd member stopped"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
+}
+
+/// [`stopped_screen`] as a real cluster in that state shows: its kube-apiserver reaches only
+/// the stopped etcd, so the Kubernetes API answers nothing from storage and the rollout Lease
+/// is not read.
+fn stopped_api_down_screen() -> AppState {
+    let mut s = stopped_screen();
+    let timeout = "kube context admin@single-cp: Timeout: request did not complete within \
+                   requested timeout - context deadline exceeded";
+    let facts = KubernetesFacts {
+        report: KubernetesReport {
+            error: Some(timeout.into()),
+            ..Default::default()
+        },
+        rollout_unread: Some(timeout.into()),
+        ..Default::default()
+    };
+    let kube = FleetEvent::Kubernetes {
+        cluster: s.clusters[0].name.clone(),
+        facts: Box::new(facts),
+        at: Instant::now(),
+    };
+    update(&mut s, Action::Event(AppEvent::Fleet(kube)));
+    s
+}
+
+#[test]
+fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
+    let mut s = stopped_api_down_screen();
+    update(&mut s, Action::OpenActions);
+    update(&mut s, Action::Submit);
+    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    let text = text_at(&s, 200, 50);
+    // The Lease guard says it could not read, and asks for the acknowledgement.
+    assert!(
+        text.contains("the rollout Lease of single-cp cannot be read"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no one else is changing this cluster"),
+        "{text}"
+    );
+    insta::assert_snapshot!(all_renders(&s));
+    // Refused (and audited) until acknowledged.
+    let effects = update(&mut s, Action::StartAction);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { why, .. }] if why.contains("acknowledge")),
+        "{effects:?}"
+    );
+    update(&mut s, Action::Acknowledge);
+    update(
+        &mut s,
+        Action::Paste("no one else is changing this cluster".into()),
+    );
+    update(&mut s, Action::Submit);
+    let plan = s.actions.plan.as_ref().expect("the plan");
+    assert_eq!(
+        plan.start_refused(),
+        None,
+        "acknowledged: {:?}",
+        plan.guards
+    );
+    // `?` on the guard says why the Lease cannot be read and what to check first.
+    update(&mut s, Action::Explain);
+    let why = text_at(&s, 200, 50);
+    assert!(why.contains("the Lease cannot be read"), "{why}");
 }
 
 // Scaling the CAPI way (`s` on `:capi`): the replica count, the plan, the progress.

@@ -2,7 +2,8 @@
 //! `clusters/workload` of `mgmt` (tests/fixtures/capi v1beta2): `U` opens the plan while it is
 //! read, then the plan read (phases, their patches and the Machines replaced oldest first, the
 //! guards worst first), and the progress pane after Start as the runner reports the Machines
-//! created, Ready and deleted. Snapshots at 80x24 and 200x50 in default, NO_COLOR and ASCII.
+//! created, Ready and deleted (a Talos OS one counting its objects, not nodes). Snapshots at
+//! 80x24 and 200x50 in default, NO_COLOR and ASCII.
 mod view_support;
 
 use std::time::Instant;
@@ -14,7 +15,7 @@ use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::capi::{CapiOwner, CapiView, ClusterTree, cluster_trees};
 use taloscope::fleet::FleetEvent;
 use taloscope::kube::CapiVersion;
-use taloscope::rollout::{RolloutEvent, StepPhase, StepProgress};
+use taloscope::rollout::{RolloutEvent, RolloutKind, RolloutSummary, StepPhase, StepProgress};
 use taloscope::upgrade::capi::{PlanFacts, capi_action, capi_plan};
 use view_support::scenarios;
 use view_support::{all_renders, text_at};
@@ -124,8 +125,8 @@ fn capi_upgrade_plan() {
     insta::assert_snapshot!(all_renders(&s));
 }
 
-#[test]
-fn capi_upgrade_progress() {
+/// [`planned`], confirmed through the dispatcher and started: the progress pane.
+fn started() -> AppState {
     let mut s = planned();
     let plan = s
         .capi_upgrade
@@ -151,6 +152,12 @@ fn capi_upgrade_progress() {
         "{effects:?}"
     );
     assert_eq!(s.screen, Screen::Rollout);
+    s
+}
+
+#[test]
+fn capi_upgrade_progress() {
+    let mut s = started();
     let label = "TalosControlPlane/workload-cp";
     let mut cp = StepProgress::pending(label, "3 machine(s) to v1.34.2");
     let events = [
@@ -177,5 +184,45 @@ fn capi_upgrade_progress() {
     }
     let text = text_at(&s, 200, 50);
     assert!(text.contains("old machine workload-cp-c deleted"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+/// A CAPI-way Talos OS upgrade's progress: its steps are the TalosControlPlane and the
+/// MachineDeployment, each replacing its Machines, so the pane counts steps, not nodes.
+#[test]
+fn capi_upgrade_progress_talos() {
+    let mut s = scenarios::state(&["healthy"]);
+    update(&mut s, Action::Event(AppEvent::Tick(NOW)));
+    update(&mut s, Action::OpenSelected);
+    let step = |object: &str, machines: u32| {
+        StepProgress::pending(object, &format!("{machines} machine(s) to v1.12.0"))
+    };
+    let mut cp = step("TalosControlPlane/workload-cp", 3);
+    cp.phase = StepPhase::Done;
+    let summary = RolloutSummary {
+        cluster: "healthy".into(),
+        kind: RolloutKind::TalosUpgrade,
+        target: "v1.12.0".into(),
+        holder: "alice@jump-1".into(),
+        steps: vec![cp, step("MachineDeployment/workload-workers", 2)],
+        paused: false,
+        outcome: None,
+    };
+    update(
+        &mut s,
+        Action::Event(AppEvent::Rollout(RolloutEvent::Started(summary))),
+    );
+    let log = RolloutEvent::Log {
+        cluster: "healthy".into(),
+        line: "MachineDeployment/workload-workers: ONEMachineTemplate workload-worker-v1.12.0 \
+               created from workload-worker"
+            .into(),
+        unix: NOW,
+    };
+    update(&mut s, Action::Event(AppEvent::Rollout(log)));
+    s.screen = Screen::Rollout;
+    let text = text_at(&s, 80, 24);
+    assert!(text.contains("1 of 2 steps done or skipped"), "{text}");
+    assert!(!text.contains("nodes done"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }

@@ -12,7 +12,7 @@ use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
 use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
-use crate::rollout::RolloutInProgress;
+use crate::rollout::LeaseReading;
 
 /// Progress lines kept per run; older ones are dropped.
 pub const MAX_PROGRESS_LINES: usize = 500;
@@ -188,17 +188,20 @@ impl ActionPlanScreen {
     }
 
     /// Makes the etcd plan (or the CAPI fix, over `tree`) again from `status` and evaluates
-    /// every guard over it, with the same functions the headless commands call.
+    /// every guard over it, with the same functions the headless commands call; `other` is
+    /// what the cluster's rollout Lease said, or why it could not be read.
     pub fn evaluate(
         &mut self,
         status: &ClusterStatus,
-        other: Option<&RolloutInProgress>,
+        other: &LeaseReading,
         tree: Option<&crate::capi::ClusterTree>,
     ) {
+        // A node action takes an unread Lease for none, as before; the doctor's fix says it.
+        let other_read = other.as_ref().ok().and_then(Option::as_ref);
         let roles = super::plan_screen::roles_of(status);
         let guards = match &mut self.plan {
             ActionPlan::Node { plan, survey } => match survey {
-                Some(survey) => action_guards(plan, status, &roles, other, survey),
+                Some(survey) => action_guards(plan, status, &roles, other_read, survey),
                 None => Vec::new(),
             },
             ActionPlan::Etcd { request, plan } => {

@@ -91,7 +91,7 @@ pub fn evaluate_fix(
     tree: Option<&ClusterTree>,
     status: &ClusterStatus,
     roles: &crate::talos::Roles,
-    other: Option<&crate::rollout::RolloutInProgress>,
+    other: &crate::rollout::LeaseReading,
 ) -> Vec<Guard> {
     let Some(tree) = tree else {
         *plan = Err(format!("{}: the Cluster API tree is not read", finding.id));

@@ -14,7 +14,7 @@ use super::plan_keys::{explain_selected, moved};
 use super::plan_screen::PlanFocus;
 use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
 use super::update::open_input;
-use super::update_upgrade::other_rollout;
+use super::update_upgrade::other_rollout_read;
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::etcd_maintenance::EtcdRequest;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
@@ -253,14 +253,14 @@ pub(super) fn show_plan(state: &mut AppState, screen: ActionPlanScreen) {
 /// Re-evaluates the open plan's guards when `cluster`'s status changed; true when what the
 /// plan shows changed.
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    let other = other_rollout(state, cluster);
+    let other = other_rollout_read(state, cluster);
     let Some(mut screen) = state.actions.plan.take_if(|p| p.cluster == cluster) else {
         return false;
     };
     let before = (screen.guards.clone(), screen.title());
     let tree = super::capi_doctor::tree_of(state, cluster);
     if let Some(live) = state.fleet.cluster(cluster) {
-        screen.evaluate(&live.status, other.as_ref(), tree.as_ref());
+        screen.evaluate(&live.status, &other, tree.as_ref());
     }
     let changed = before != (screen.guards.clone(), screen.title());
     state.actions.plan = Some(screen);

@@ -12,7 +12,9 @@ use super::update_panes::open_cluster;
 use super::update_plan::{evaluate, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary};
+use crate::rollout::{
+    LeaseReading, RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary,
+};
 use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::{Direction, RolloutInProgress, StepState, TalosOs};
 
@@ -22,17 +24,22 @@ const MAX_PARALLEL: usize = 10;
 /// A rollout on `cluster` the plan must wait for: this console's own
 /// unfinished one, else another console's, from its rollout Lease.
 pub fn other_rollout(state: &AppState, cluster: &str) -> Option<RolloutInProgress> {
+    other_rollout_read(state, cluster).ok().flatten()
+}
+
+/// [`other_rollout`], or why the cluster's rollout Lease could not be read when this console
+/// runs none there: for the guards that must not take an unread Lease for a free one.
+pub fn other_rollout_read(state: &AppState, cluster: &str) -> LeaseReading {
     let own = state
         .rollouts
         .get(cluster)
         .filter(|r| r.unfinished())
         .map(RolloutView::in_progress);
-    own.or_else(|| {
-        state
-            .fleet
-            .cluster(cluster)
-            .and_then(|live| live.status.other_rollout(&state.identity))
-    })
+    match (own, state.fleet.cluster(cluster)) {
+        (Some(own), _) => Ok(Some(own)),
+        (None, Some(live)) => live.status.other_rollout_read(&state.identity),
+        (None, None) => Ok(None),
+    }
 }
 
 /// The cluster `u` / `:upgrade` acts on: the one in use on the cluster

@@ -62,13 +62,13 @@ fn an_unhealthy_member_under_a_rollout_is_a_stuck_rollout_fixed_by_deleting_its_
         "delete stuck Machine clusters/workload-cp-c (Cluster API replaces it)"
     );
     assert_eq!(plan.mutating_action().confirm_name(), "workload");
-    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
+    let guards = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
     assert_eq!(verdict(&guards, GuardId::StuckMachine), Verdict::Pass);
     assert_eq!(verdict(&guards, GuardId::EtcdQuorum), Verdict::Pass);
 
     // Once healthy again, the plan's guard says there is nothing to delete.
     set_member_healthy(&mut status, "cp-c", true);
-    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
+    let guards = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
     assert_eq!(verdict(&guards, GuardId::StuckMachine), Verdict::Fail);
 }
 
@@ -83,7 +83,7 @@ fn deleting_a_stuck_machine_that_would_lose_quorum_is_refused() {
         .find(|f| f.subject == "workload-cp-c")
         .expect("cp-c stuck");
     let plan = FixPlan::new(&f, &tree, &status).unwrap();
-    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
+    let guards = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
     assert_eq!(verdict(&guards, GuardId::EtcdQuorum), Verdict::Fail);
 }
 
@@ -113,10 +113,10 @@ fn a_member_without_a_machine_is_orphaned_and_removed_through_the_etcd_plan() {
     };
     assert_eq!(etcd.mutating_action(), plan.mutating_action());
     assert_eq!(etcd.target, "cp-d (00000000000000dd)");
-    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
+    let guards = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
     assert_eq!(verdict(&guards, GuardId::MemberWithoutNode), Verdict::Pass);
     assert_eq!(verdict(&guards, GuardId::EtcdQuorum), Verdict::Pass);
-    let reader = fix_guards(&plan, &tree, &status, &Roles(vec![Role::Reader]), None);
+    let reader = fix_guards(&plan, &tree, &status, &Roles(vec![Role::Reader]), &Ok(None));
     assert_eq!(verdict(&reader, GuardId::EtcdRole), Verdict::Fail);
 
     assert!(!cleared(f, &tree, &status));
@@ -170,7 +170,7 @@ fn a_stopped_single_member_is_fixed_by_rebooting_its_node() {
     let plan = FixPlan::new(f, &tree, &status).unwrap();
     assert_eq!(plan.mutating_action().describe(), "reboot node cp-a");
     assert_eq!(plan.mutating_action().confirm_name(), "cp-a");
-    let guards = fix_guards(&plan, &tree, &status, &admin(), None);
+    let guards = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
     let ids: Vec<GuardId> = guards.iter().map(|g| g.id).collect();
     assert_eq!(
         ids,
@@ -191,19 +191,19 @@ fn rebooting_the_stopped_member_is_refused_for_a_reader_a_rollout_or_a_busy_node
     let (tree, mut status) = stopped_single();
     let f = diagnose(&tree, &status).remove(0);
     let plan = FixPlan::new(&f, &tree, &status).unwrap();
-    let reader = fix_guards(&plan, &tree, &status, &Roles(vec![Role::Reader]), None);
+    let reader = fix_guards(&plan, &tree, &status, &Roles(vec![Role::Reader]), &Ok(None));
     assert_eq!(verdict(&reader, GuardId::NodeActionRole), Verdict::Fail);
     let other = crate::rollout::RolloutInProgress {
         holder: "alice@jump-1".into(),
         node_index: 1,
         node_count: 1,
     };
-    let held = fix_guards(&plan, &tree, &status, &admin(), Some(&other));
+    let held = fix_guards(&plan, &tree, &status, &admin(), &Ok(Some(other)));
     assert_eq!(verdict(&held, GuardId::NoOtherRollout), Verdict::Fail);
 
     let cp = status.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
     cp.stage = Some(crate::talos::MachineStage::Rebooting);
-    let busy = fix_guards(&plan, &tree, &status, &admin(), None);
+    let busy = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
     let g = busy.iter().find(|g| g.id == GuardId::EtcdStopped).unwrap();
     assert_eq!(g.verdict, Verdict::Fail);
     assert!(g.reason.contains("stage"), "{}", g.reason);
@@ -218,8 +218,32 @@ fn rebooting_the_stopped_member_is_refused_for_a_reader_a_rollout_or_a_busy_node
     let cp = status.nodes.iter_mut().find(|n| n.name == "cp-a").unwrap();
     cp.error = Some("connection refused".into());
     assert_eq!(diagnose(&tree, &status), vec![]);
-    let gone = fix_guards(&plan, &tree, &status, &admin(), None);
+    let gone = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
     assert_eq!(verdict(&gone, GuardId::EtcdStopped), Verdict::Fail);
+}
+
+#[test]
+fn an_unreadable_lease_warns_and_asks_for_an_acknowledgement_before_the_reboot() {
+    let (tree, status) = stopped_single();
+    let f = diagnose(&tree, &status).remove(0);
+    let plan = FixPlan::new(&f, &tree, &status).unwrap();
+    let timeout = "the server was unable to return a response in the time allotted".to_string();
+    let guards = fix_guards(&plan, &tree, &status, &admin(), &Err(timeout));
+    let g = guards
+        .iter()
+        .find(|g| g.id == GuardId::NoOtherRollout)
+        .unwrap();
+    assert_eq!(g.verdict, Verdict::Warn, "not a silent pass: {g:?}");
+    assert!(
+        g.reason.contains("cannot be read") && g.reason.contains("the fault this reboot repairs"),
+        "{}",
+        g.reason
+    );
+    let ack = crate::upgrade::guards::LEASE_UNREAD_ACK;
+    assert_eq!(g.needs_ack.as_deref(), Some(ack));
+    assert!(crate::guards::blocking(&guards, &[]));
+    assert!(!crate::guards::blocking(&guards, &[ack.to_string()]));
+    assert!(GuardId::NoOtherRollout.explain().contains("cannot be read"));
 }
 
 #[test]

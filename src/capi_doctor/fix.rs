@@ -11,9 +11,9 @@ use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards, quorum_without
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
 use crate::node_actions::{NodeActionPlan, NodeOperation};
-use crate::rollout::RolloutInProgress;
+use crate::rollout::LeaseReading;
 use crate::talos::Roles;
-use crate::upgrade::guards::no_other_rollout;
+use crate::upgrade::guards::no_other_rollout_read;
 
 /// Deleting the Machine a control-plane rollout is stuck on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -141,18 +141,20 @@ impl FixPlan {
 /// Every guard of the plan: the etcd plan's own; for a Machine deletion that it is still the
 /// stuck one and that etcd keeps its quorum without its member; for a reboot the client's role,
 /// no rollout holding the cluster's Lease (`other`, read by the caller) and that the node is
-/// still the stopped single member's, answering and running.
+/// still the stopped single member's, answering and running. The Lease cannot be read while
+/// the cluster's Kubernetes API is down with that etcd: that guard then warns, asking for an
+/// acknowledgement, rather than pass on a read that failed.
 pub fn fix_guards(
     plan: &FixPlan,
     tree: &ClusterTree,
     status: &ClusterStatus,
     roles: &Roles,
-    other: Option<&RolloutInProgress>,
+    other: &LeaseReading,
 ) -> Vec<Guard> {
     match plan {
         FixPlan::RebootNode(p) => vec![
             crate::node_actions::guards::role(roles),
-            no_other_rollout(&p.cluster, other),
+            no_other_rollout_read(&p.cluster, other, Some(API_DOWN_WITH_ETCD)),
             stopped_member(p, tree, status),
         ],
         FixPlan::Etcd(etcd) => plan_guards(etcd, status, roles),
@@ -165,6 +167,10 @@ pub fn fix_guards(
         }
     }
 }
+
+/// Why the Lease of a cluster whose only etcd member stopped cannot be read.
+const API_DOWN_WITH_ETCD: &str = "its Kubernetes API is down with its only etcd member, the \
+     fault this reboot repairs";
 
 fn stuck_machine(d: &MachineDeletion, tree: &ClusterTree, status: &ClusterStatus) -> Guard {
     let id = GuardId::StuckMachine;

@@ -6,7 +6,7 @@ use crate::capi::{ClusterTree, MachineRole};
 use crate::fleet::{ClusterStatus, Quorum};
 use crate::guards::{Guard, GuardId};
 use crate::provision::guards::EVEN_MEMBERS_ACK;
-use crate::upgrade::guards::no_other_rollout;
+use crate::upgrade::guards::{no_other_rollout, no_other_rollout_read};
 use crate::upgrade::kubernetes::guards::etcd_healthy;
 
 use super::plan::ScalePlan;
@@ -28,10 +28,11 @@ pub struct ScaleFacts<'a> {
     pub me: &'a str,
 }
 
-/// Every guard, in [`GuardId::SCALE`] order.
+/// Every guard, in [`GuardId::SCALE`] order. A rollout Lease that could not be read is not a
+/// free one: nothing here expects the workload's API down, so that fails.
 pub fn scale_guards(f: &ScaleFacts<'_>) -> Vec<Guard> {
     vec![
-        no_other_rollout(&f.plan.cluster, f.status.other_rollout(f.me).as_ref()),
+        no_other_rollout_read(&f.plan.cluster, &f.status.other_rollout_read(f.me), None),
         settled(f.plan, f.tree),
         bounds(f.plan),
         etcd_now(f.plan, f.status),

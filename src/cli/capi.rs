@@ -41,6 +41,10 @@ pub struct CapiDoctorArgs {
     pub fix: Option<String>,
     #[command(flatten)]
     pub run: GuardedRun,
+    /// A typed acknowledgement, e.g. "no one else is changing this cluster" when the rollout
+    /// Lease cannot be read (the workload's Kubernetes API is down with its stopped etcd).
+    #[arg(long, value_name = "TEXT")]
+    pub ack: Vec<String>,
     /// Seconds to follow the cluster after a fix until the stuck state clears.
     #[arg(long, value_name = "SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub wait: u64,

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
 use super::headless::{
-    Chosen, approve, check_mode, connect, discover_all, other_rollout, write_stdout,
+    Chosen, approve, check_mode, connect, discover_all, rollout_lease_read, write_stdout,
 };
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::capi::ClusterTree;
@@ -110,18 +110,13 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     let other = match plan {
         FixPlan::RebootNode(_) => connected
             .runtime
-            .block_on(other_rollout(&connected.observer)),
-        _ => None,
+            .block_on(rollout_lease_read(&connected.observer)),
+        _ => Ok(None),
     };
-    let guards = fix_guards(
-        &plan,
-        &located.tree,
-        &connected.status,
-        &roles,
-        other.as_ref(),
-    );
+    let guards = fix_guards(&plan, &located.tree, &connected.status, &roles, &other);
+    let acks = &args.ack;
     if args.run.plan {
-        return print_plan(finding, &plan, &guards, args.output);
+        return print_plan(finding, &plan, (&guards, acks), args.output);
     }
     let (dispatcher, approved) = approve(
         global,
@@ -129,9 +124,9 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         plan.mutating_action(),
         args.run.confirm.as_deref(),
     )?;
-    if blocking(&guards, &[]) {
+    if blocking(&guards, acks) {
         if args.output == OutputFormat::Table {
-            write_stdout(&plan_table(finding, &plan, &guards))?;
+            write_stdout(&plan_table(finding, &plan, (&guards, acks)))?;
         }
         let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
         return Err(Stop(
@@ -253,13 +248,13 @@ fn findings_table(
 fn print_plan(
     finding: &Finding,
     plan: &FixPlan,
-    guards: &[Guard],
+    (guards, acks): (&[Guard], &[String]),
     output: OutputFormat,
 ) -> Result<ExitCode, Stop> {
     let text = match output {
-        OutputFormat::Table => plan_table(finding, plan, guards),
+        OutputFormat::Table => plan_table(finding, plan, (guards, acks)),
         OutputFormat::Json => {
-            let lines = guard_lines(guards, &[]);
+            let lines = guard_lines(guards, acks);
             let report = FixReport {
                 finding,
                 plan,
@@ -272,14 +267,14 @@ fn print_plan(
         }
     };
     write_stdout(&text)?;
-    Ok(if blocking(guards, &[]) {
+    Ok(if blocking(guards, acks) {
         ExitCode::from(EXIT_BLOCKED)
     } else {
         ExitCode::SUCCESS
     })
 }
 
-fn plan_table(finding: &Finding, plan: &FixPlan, guards: &[Guard]) -> String {
+fn plan_table(finding: &Finding, plan: &FixPlan, (guards, acks): (&[Guard], &[String])) -> String {
     let mut out = format!(
         "FIX {} in {}: {}\n",
         finding.id,
@@ -294,6 +289,6 @@ fn plan_table(finding: &Finding, plan: &FixPlan, guards: &[Guard]) -> String {
         .map(|(i, s)| format!("{}. {s}", i + 1))
         .collect();
     out.push_str(&indent(&(steps.join("\n") + "\n")));
-    out.push_str(&guards_table(&guard_lines(guards, &[]), plan.cluster()));
+    out.push_str(&guards_table(&guard_lines(guards, acks), plan.cluster()));
     crate::printable::lines(&out)
 }

@@ -14,9 +14,8 @@ use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
-use crate::kube::KubeClient;
 use crate::paths::Paths;
-use crate::rollout::RolloutLeaseInfo;
+use crate::rollout::LeaseReading;
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
@@ -460,22 +459,25 @@ pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
     Ok(())
 }
 
-/// Another console's rollout on this cluster, from its Lease (none without a kube context).
+/// Another console's rollout on this cluster, from its Lease (none without a kube context, or
+/// when the Lease cannot be read, which is said).
 pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
-    let kube = observer.kube.as_ref()?;
-    live_rollout_lease(kube).await.map(|i| i.as_in_progress())
+    rollout_lease_read(observer).await.unwrap_or_else(|e| {
+        eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
+        None
+    })
 }
 
-/// The cluster's rollout Lease while someone holds it (none when expired, or when it cannot be
-/// read, which is said).
-pub(super) async fn live_rollout_lease(kube: &KubeClient) -> Option<RolloutLeaseInfo> {
-    match kube.read_rollout_lease().await {
-        Ok(info) => info.filter(|i| !i.expired),
-        Err(e) => {
-            eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
-            None
-        }
-    }
+/// The rollout some console holds this cluster's Lease for (none when expired or without a
+/// kube context), or why the Lease could not be read: for the guards that must tell the two.
+pub(super) async fn rollout_lease_read(observer: &ClusterObserver) -> LeaseReading {
+    let Some(kube) = observer.kube.as_ref() else {
+        return Ok(None);
+    };
+    kube.read_rollout_lease()
+        .await
+        .map(|info| info.filter(|i| !i.expired).map(|i| i.as_in_progress()))
+        .map_err(|e| e.to_string())
 }
 
 /// The cluster named by --context (its name, or any of its contexts, which it then uses); it

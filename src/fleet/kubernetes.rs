@@ -17,6 +17,8 @@ pub struct KubernetesFacts {
     pub nodes: Vec<KubeNode>,
     /// The rollout some console holds the lease for, unless it expired.
     pub rollout: Option<RolloutStatus>,
+    /// Why the lease could not be read, when it could not.
+    pub rollout_unread: Option<String>,
 }
 
 impl KubernetesFacts {
@@ -71,11 +73,11 @@ pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
         client.kube_proxy_version(),
         client.read_rollout_lease(),
     );
-    let rollout = match lease {
-        Ok(lease) => lease.and_then(rollout_in_progress),
+    let (rollout, rollout_unread) = match lease {
+        Ok(lease) => (lease.and_then(rollout_in_progress), None),
         Err(e) => {
             tracing::debug!(context = %client.context(), "rollout lease not read: {e}");
-            None
+            (None, Some(e.to_string()))
         }
     };
     let error = [
@@ -106,6 +108,7 @@ pub async fn collect_kubernetes(client: &KubeClient) -> KubernetesFacts {
         },
         nodes: nodes.unwrap_or_default(),
         rollout,
+        rollout_unread,
     }
 }
 
@@ -117,6 +120,7 @@ pub fn apply_kubernetes(status: &mut ClusterStatus, facts: KubernetesFacts) {
         apply_kube_node(node, &facts.nodes);
     }
     status.rollout = facts.rollout;
+    status.rollout_unread = facts.rollout_unread;
     status.kubernetes = Some(facts.report);
 }
 

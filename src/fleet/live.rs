@@ -41,10 +41,10 @@ pub enum FleetEvent {
         etcd: EtcdReport,
         at: Instant,
     },
-    /// The Kubernetes side.
+    /// The Kubernetes side (boxed: the largest report, which would size every event).
     Kubernetes {
         cluster: String,
-        facts: KubernetesFacts,
+        facts: Box<KubernetesFacts>,
         at: Instant,
     },
     /// The round's node list, from every source that answered: nodes keep its
@@ -261,12 +261,13 @@ impl ClusterLive {
                     (
                         l.status.kubernetes.clone(),
                         l.status.rollout.clone(),
+                        l.status.rollout_unread.clone(),
                         l.kube_nodes.clone(),
                     )
                 };
                 let before = seen(self);
                 self.kube_nodes = facts.nodes.clone();
-                apply_kubernetes(&mut self.status, facts);
+                apply_kubernetes(&mut self.status, *facts);
                 return before != seen(self);
             }
             FleetEvent::Membership {
@@ -422,7 +423,7 @@ mod tests {
         };
         fleet.apply(FleetEvent::Kubernetes {
             cluster: "c".into(),
-            facts,
+            facts: Box::new(facts),
             at: t0,
         });
         fleet.apply(FleetEvent::Node {

@@ -381,17 +381,19 @@ async fn poll_kubernetes(
         Ok(facts) => facts,
         Err(_) => {
             tracing::debug!(cluster = %name, "Kubernetes API did not answer within {bound:?}");
+            let error = KubeError::Unreachable {
+                context: client.context().to_string(),
+                message: format!("no complete answer within {bound:?}"),
+            }
+            .to_string();
+            // The Lease was not read either (an API down with its etcd answers only at the
+            // request deadline): said, not taken for none.
             KubernetesFacts {
                 report: KubernetesReport {
-                    error: Some(
-                        KubeError::Unreachable {
-                            context: client.context().to_string(),
-                            message: format!("no complete answer within {bound:?}"),
-                        }
-                        .to_string(),
-                    ),
+                    error: Some(error.clone()),
                     ..Default::default()
                 },
+                rollout_unread: Some(error),
                 ..Default::default()
             }
         }
@@ -403,7 +405,7 @@ async fn poll_kubernetes(
         tx,
         FleetEvent::Kubernetes {
             cluster: name.to_string(),
-            facts,
+            facts: Box::new(facts),
             at: Instant::now(),
         },
     )
@@ -426,7 +428,7 @@ async fn report_kube_failure(
         tx,
         FleetEvent::Kubernetes {
             cluster: name.to_string(),
-            facts: unusable_kube_context(err),
+            facts: Box::new(unusable_kube_context(err)),
             at: Instant::now(),
         },
     )

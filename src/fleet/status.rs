@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::quorum::Quorum;
 use crate::printable::line as printable;
-use crate::rollout::{RolloutInProgress, RolloutKind};
+use crate::rollout::{LeaseReading, RolloutInProgress, RolloutKind};
 use crate::talos::{MachineStage, UnmetCondition};
 
 /// The rollout a cluster's Lease shows: `rollout::lease` decodes it.
@@ -42,6 +42,10 @@ pub struct ClusterStatus {
     /// is none, its lease expired, or Kubernetes was not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<RolloutStatus>,
+    /// Why the rollout Lease could not be read (the Kubernetes API down, the read forbidden);
+    /// absent when it was read or not asked. Then `rollout` says nothing either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_unread: Option<String>,
     /// Why the cluster could not be asked at all (certificates, endpoints).
     /// Absent when the cluster was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +70,14 @@ impl ClusterStatus {
             .as_ref()
             .filter(|r| r.holder != me)
             .map(RolloutStatus::as_in_progress)
+    }
+
+    /// [`ClusterStatus::other_rollout`], or why the Lease could not be read.
+    pub fn other_rollout_read(&self, me: &str) -> LeaseReading {
+        match &self.rollout_unread {
+            Some(why) => Err(why.clone()),
+            None => Ok(self.other_rollout(me)),
+        }
     }
 }
 
@@ -335,6 +347,7 @@ mod tests {
                     ..Default::default()
                 }),
                 rollout: None,
+                rollout_unread: None,
                 error: None,
             }],
         };

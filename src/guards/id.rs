@@ -233,7 +233,7 @@ impl GuardId {
     pub fn explain(self) -> &'static str {
         match self {
             GuardId::NoOtherRollout => {
-                "Checks that no other console is rolling out an upgrade on this cluster. Two rollouts at once could each take a different control plane down at the same time and lose etcd quorum, so only one may run per cluster, whoever started it and from whichever host."
+                "Checks that no other console is rolling out an upgrade on this cluster. Two rollouts at once could each take a different control plane down at the same time and lose etcd quorum, so only one may run per cluster, whoever started it and from whichever host. The rollout Lease that says so lives in the cluster's own Kubernetes API: when that API is down because of the very fault being repaired (the doctor's reboot of a node whose etcd, the only member, stopped: kube-apiserver reaches only that etcd, so every read of the Lease times out), the Lease cannot be read. The guard then warns and asks you to type that no one else is changing the cluster; check with your team first. Nobody can take or renew the Lease while the API is down, but a rollout started before may still be at work through the Talos API."
             }
             GuardId::ClientRole => {
                 "Checks that your client certificate carries the os:admin role. Talos only accepts upgrade calls (and etcd leadership hand-over) from admins; an os:operator or os:reader certificate would be refused halfway, so the rollout does not start."

@@ -47,6 +47,10 @@ pub struct RolloutInProgress {
     pub node_count: usize,
 }
 
+/// What reading a cluster's rollout Lease told: another console's rollout (or none), or why
+/// the Lease could not be read (its Kubernetes API down, the read forbidden).
+pub type LeaseReading = Result<Option<RolloutInProgress>, String>;
+
 impl RolloutStatus {
     /// For the upgrade guard "no other rollout in progress".
     pub fn as_in_progress(&self) -> RolloutInProgress {

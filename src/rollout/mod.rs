@@ -13,7 +13,8 @@ pub use engine::{
 };
 pub use journal::{JournalError, RolloutJournal};
 pub use lease::{
-    LeaseProgress, ROLLOUT_LEASE_NAME, RolloutInProgress, RolloutLeaseInfo, RolloutStatus,
+    LeaseProgress, LeaseReading, ROLLOUT_LEASE_NAME, RolloutInProgress, RolloutLeaseInfo,
+    RolloutStatus,
 };
 pub use progress::{
     RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase,

@@ -56,6 +56,7 @@ pub fn cluster(name: &str, nodes: Vec<NodeStatus>, leader: &str) -> ClusterStatu
             ..Default::default()
         }),
         rollout: None,
+        rollout_unread: None,
         error: None,
     };
     recount(&mut status);

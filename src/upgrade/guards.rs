@@ -13,6 +13,9 @@ use crate::versions::{Version, check_fleet_talos_upgrade, check_kubernetes_suppo
 /// What the operator types to upgrade the only control plane.
 pub const SINGLE_CONTROL_PLANE_ACK: &str = "the Kubernetes API will be down";
 
+/// What the operator types to go on when the rollout Lease cannot be read.
+pub const LEASE_UNREAD_ACK: &str = "no one else is changing this cluster";
+
 /// Every guard, for the plan screen.
 pub fn plan_guards(
     plan: &UpgradePlan,
@@ -131,6 +134,40 @@ pub(crate) fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>)
     }
 }
 
+/// [`no_other_rollout`] over a Lease that may not have been read: when it could not be, and
+/// `api_down` says why the cluster's own Kubernetes API is expected to be down (the fault the
+/// change repairs), the guard warns with that and asks for [`LEASE_UNREAD_ACK`]: a rollout
+/// another console started before cannot be seen. Unexpected, it fails.
+pub(crate) fn no_other_rollout_read(
+    cluster: &str,
+    read: &crate::rollout::LeaseReading,
+    api_down: Option<&str>,
+) -> Guard {
+    let id = GuardId::NoOtherRollout;
+    match (read, api_down) {
+        (Ok(other), _) => no_other_rollout(cluster, other.as_ref()),
+        (Err(why), Some(cause)) => Guard::warn(
+            id,
+            format!(
+                "the rollout Lease of {cluster} cannot be read ({why}): {cause}; another \
+                 console's rollout cannot be seen"
+            ),
+        )
+        .acked_by(LEASE_UNREAD_ACK),
+        (Err(why), None) => Guard::fail(
+            id,
+            format!("the rollout Lease of {cluster} cannot be read: {why}"),
+        ),
+    }
+}
+
+/// "Talos v1.11.3 -> v1.12.0": the versions the nodes run (each once) and the target.
+pub(crate) fn talos_path_text(froms: &[Version], target: &impl std::fmt::Display) -> String {
+    let distinct: BTreeSet<String> = froms.iter().map(Version::to_string).collect();
+    let list: Vec<String> = distinct.into_iter().collect();
+    format!("Talos {} -> {target}", list.join(", "))
+}
+
 pub(crate) fn client_role(roles: &Roles) -> Guard {
     role_guard(
         GuardId::ClientRole,
@@ -177,11 +214,7 @@ fn version_path(plan: &UpgradePlan) -> Guard {
     }
     let froms: Vec<Version> = upgrading.iter().filter_map(|s| s.from.clone()).collect();
     match check_fleet_talos_upgrade(&froms, &plan.target, plan.options.allow_downgrade) {
-        Ok(()) => {
-            let distinct: BTreeSet<String> = froms.iter().map(Version::to_string).collect();
-            let list: Vec<String> = distinct.into_iter().collect();
-            Guard::pass(id, format!("Talos {} -> {}", list.join(", "), plan.target))
-        }
+        Ok(()) => Guard::pass(id, talos_path_text(&froms, &plan.target)),
         Err(e) => Guard::fail(id, e.to_string()),
     }
 }

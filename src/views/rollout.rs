@@ -14,7 +14,7 @@ use super::progress_parts::{
 use crate::app::rollout::{RolloutFocus, RolloutView, outcome_text};
 use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
-use crate::rollout::{RolloutKind, RolloutOutcome, StepPhase, StepProgress};
+use crate::rollout::{RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress};
 use crate::tui::Role;
 
 static STEP_COLUMNS: &[Column] = &[
@@ -104,7 +104,7 @@ impl<'a> RolloutPane<'a> {
     fn gauge(&self, view: &RolloutView, width: usize) -> Line<'static> {
         let total = view.summary.steps.len();
         let done = view.summary.finished_steps();
-        let steps = steps_word(view.summary.kind);
+        let steps = steps_word(&view.summary);
         let label = format!(" {done} of {total} {steps} done or skipped");
         gauge(self.look, done, total, label, width)
     }
@@ -183,7 +183,7 @@ impl Widget for &RolloutPane<'_> {
             active: on_steps && (view.summary.outcome.is_none() || view.steps_scroll.is_set()),
             empty: "The runner has not reported its steps yet.",
         };
-        let title = format!(" {} ", capitalised(steps_word(view.summary.kind)));
+        let title = format!(" {} ", capitalised(steps_word(&view.summary)));
         render_step_pane(self.look, title, on_steps, Ok(table), steps_area, buf);
         render_log(
             self.look,
@@ -196,11 +196,14 @@ impl Widget for &RolloutPane<'_> {
     }
 }
 
-/// What the steps of a rollout are: a Talos upgrade's are nodes.
-fn steps_word(kind: RolloutKind) -> &'static str {
-    match kind {
-        RolloutKind::TalosUpgrade => "nodes",
-        RolloutKind::KubernetesUpgrade => "steps",
+/// What the steps of a rollout are: an in-place Talos upgrade's are nodes; the CAPI way's are
+/// the objects whose Machines the providers replace (`Kind/name`: no node's name has a `/`),
+/// so "2 of 2 nodes" would miscount a cluster of five.
+fn steps_word(summary: &RolloutSummary) -> &'static str {
+    let objects = summary.steps.iter().any(|s| s.node.contains('/'));
+    match summary.kind {
+        RolloutKind::TalosUpgrade if !objects => "nodes",
+        _ => "steps",
     }
 }
 

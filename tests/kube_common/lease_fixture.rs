@@ -30,6 +30,7 @@ fn facts(cluster: &str, net: u8) -> KubeClusterFacts {
             }],
         }],
         created_unix: 1_700_000_000,
+        storage_unreachable: false,
     }
 }
 

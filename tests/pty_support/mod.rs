@@ -272,6 +272,11 @@ impl BackgroundSim {
         }
     }
 
+    /// The running sim: its state, clock and CAPI objects, for checks beside the console's.
+    pub fn fleet(&self) -> &taloscope_sim::SimFleet {
+        self.fleet.as_ref().expect("the sim runs until drop")
+    }
+
     pub fn talosconfig(&self) -> String {
         self.dir.path().join("talosconfig").display().to_string()
     }

@@ -265,6 +265,7 @@ fn kubernetes(scenario: &str, specs: &[Spec], late: bool) -> KubernetesFacts {
         },
         nodes,
         rollout: None,
+        rollout_unread: None,
     }
 }
 
@@ -314,7 +315,7 @@ fn round(scenario: &str, at: Instant, late: bool) -> Vec<FleetEvent> {
     });
     events.push(FleetEvent::Kubernetes {
         cluster: cluster.clone(),
-        facts: kubernetes(scenario, &specs, late),
+        facts: Box::new(kubernetes(scenario, &specs, late)),
         at,
     });
     for s in &specs {

@@ -102,7 +102,29 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
         kube_proxy_version,
         nodes,
         created_unix,
+        storage_unreachable: storage_unreachable(&statuses),
     }
+}
+
+/// Whether every kube-apiserver that runs is cut from its storage: Talos gives each one only
+/// the etcd of its own node (siderolabs/talos internal/app/machined/pkg/controllers/k8s/
+/// control_plane.go, `EtcdServers`: https://localhost:2379), and the kubelet does not restart
+/// it meanwhile, since Talos's static pod of kube-apiserver has no liveness probe
+/// (controllers/k8s/control_plane_static_pod.go, `manageAPIServer`): it keeps running and
+/// answering. A node down or rebooting runs no apiserver at all.
+fn storage_unreachable(statuses: &[crate::state::NodeStatus]) -> bool {
+    let running: Vec<bool> = statuses
+        .iter()
+        .filter(|s| s.role == NodeRole::ControlPlane && s.up && !s.rebooting)
+        .filter(|s| {
+            s.kubernetes
+                .static_pods
+                .iter()
+                .any(|p| p.name == crate::kube_components::KUBE_APISERVER)
+        })
+        .map(|s| s.etcd_stopped)
+        .collect();
+    !running.is_empty() && running.iter().all(|&stopped| stopped)
 }
 
 /// Republishes `cluster`'s facts whenever one of its nodes changes or a node joins.

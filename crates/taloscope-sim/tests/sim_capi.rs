@@ -19,15 +19,20 @@ const MGMT: &str = "admin@capi-mgmt";
 const LIMIT: Duration = Duration::from_secs(60);
 const TIME_SCALE: f64 = 25.0;
 
-fn kubectl(sim: &Sim, home: &Path, args: &[&str]) -> String {
-    let out = Command::new("kubectl")
-        .args(["--context", MGMT])
+/// kubectl `args` against `context` of the sim, as it ended.
+fn kubectl_at(sim: &Sim, home: &Path, context: &str, args: &[&str]) -> std::process::Output {
+    Command::new("kubectl")
+        .args(["--context", context])
         .args(args)
         .env("KUBECONFIG", sim.fleet.kubeconfig_path())
         .env("HOME", home)
         .env_remove("KUBERNETES_SERVICE_HOST")
         .output()
-        .expect("kubectl runs (scripts/test installs it)");
+        .expect("kubectl runs (scripts/test installs it)")
+}
+
+fn kubectl(sim: &Sim, home: &Path, args: &[&str]) -> String {
+    let out = kubectl_at(sim, home, MGMT, args);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         out.status.success(),

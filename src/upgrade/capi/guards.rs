@@ -5,7 +5,9 @@
 use super::plan::{CapiPhase, CapiProduct, CapiUpgradePlan, PhaseObject, phase_machines};
 use crate::capi::ClusterTree;
 use crate::fleet::{ClusterStatus, Quorum};
-use crate::upgrade::guards::{Guard, GuardId, RolloutInProgress, no_other_rollout};
+use crate::upgrade::guards::{
+    Guard, GuardId, RolloutInProgress, no_other_rollout, talos_path_text,
+};
 use crate::upgrade::kubernetes::kubernetes_step_guards;
 use crate::upgrade::plan::running_talos_versions;
 use crate::versions::{
@@ -155,6 +157,15 @@ pub fn version_path(plan: &CapiUpgradePlan, tree: &ClusterTree, status: &Cluster
         }
     };
     match checked {
+        // A Talos upgrade's `from` is the machine template: the guard names what the nodes run.
+        (id, Ok(())) if plan.product == CapiProduct::TalosOs => Guard::pass(
+            id,
+            format!(
+                "{} (machine template {})",
+                talos_path_text(&talos, &plan.version),
+                plan.from
+            ),
+        ),
         (id, Ok(())) => Guard::pass(id, format!("{} -> {}", plan.from, plan.version)),
         (id, Err(reason)) => Guard::fail(id, reason),
     }

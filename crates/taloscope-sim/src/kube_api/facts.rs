@@ -41,17 +41,28 @@ pub struct KubeClusterFacts {
     pub nodes: Vec<KubeNodeFacts>,
     /// Seconds since the Unix epoch when the cluster was created (node ages).
     pub created_unix: i64,
+    /// Every kube-apiserver that runs has no etcd to talk to (each reaches only the etcd of its
+    /// own node, which is stopped): requests that need storage time out (kube_api::etcd_down).
+    pub storage_unreachable: bool,
 }
 
 impl KubeClusterFacts {
     /// The version the API server reports: the apiserver of the first control
-    /// plane that runs one and is ready (what a load balancer would reach).
+    /// plane that runs one and is ready (what a load balancer would reach). Cut from etcd, an
+    /// apiserver is not ready yet still runs and serves `/version` from memory (k8s.io/apiserver
+    /// pkg/server/routes/version.go answers the build's version.Info, no storage; Talos's static pod has no liveness
+    /// probe, so the kubelet never restarts it: kube_link's `storage_unreachable`).
     pub fn server_version(&self) -> Option<&str> {
-        self.nodes
-            .iter()
-            .filter(|n| n.ready)
-            .flat_map(|n| n.static_pods.iter())
-            .find(|p| p.component == "kube-apiserver" && p.ready)
+        let apiservers = || {
+            self.nodes
+                .iter()
+                .filter(|n| n.ready || self.storage_unreachable)
+                .flat_map(|n| n.static_pods.iter())
+                .filter(|p| p.component == "kube-apiserver")
+        };
+        apiservers()
+            .find(|p| p.ready)
+            .or_else(|| apiservers().find(|_| self.storage_unreachable))
             .map(|p| p.version.as_str())
     }
 }

@@ -1,8 +1,10 @@
 //! The simulated Kubernetes API server: per cluster an HTTPS listener on
 //! loopback with client-certificate auth, serving discovery, nodes (list,
 //! watch, cordon patch), kube-system static pods and the kube-proxy DaemonSet,
-//! all derived from facts the Talos sim publishes, and Leases kept in memory.
+//! all derived from facts the Talos sim publishes, and Leases kept in memory; with no etcd to
+//! reach, storage requests time out and the health endpoints fail (etcd_down).
 mod disruption;
+mod etcd_down;
 mod facts;
 pub mod kubeconfig;
 mod leases;

@@ -11,7 +11,7 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::{ApiState, Body, leases, objects, workloads};
+use super::{ApiState, Body, etcd_down, leases, objects, workloads};
 
 fn json(status: StatusCode, value: &Value) -> Response<Body> {
     let body = serde_json::to_vec(value).unwrap_or_default();
@@ -159,6 +159,16 @@ pub(crate) async fn handle(
     let q = query(&req);
     let rv = state.resource_version();
     let method = req.method().clone();
+    let storage_unreachable = state.facts.borrow().storage_unreachable;
+    if let Some(health) = etcd_down::health(&segments, storage_unreachable) {
+        return Ok(health);
+    }
+    if storage_unreachable && etcd_down::needs_storage(&segments, &q) {
+        return Ok(json(
+            StatusCode::GATEWAY_TIMEOUT,
+            &etcd_down::timeout_status(),
+        ));
+    }
     if let Some(store) = state.capi.get().cloned()
         && crate::capi::routes::owns(&segments)
     {
@@ -509,39 +519,14 @@ fn watch_nodes(state: Arc<ApiState>, q: &BTreeMap<String, String>) -> Response<B
         let mut last: BTreeMap<String, Value> = BTreeMap::new();
         let mut first = true;
         loop {
-            let current_rv = state.resource_version();
-            let mut frames = Vec::new();
-            let nodes = node_objects(&state);
-            let names: Vec<String> = nodes
-                .iter()
-                .filter_map(|n| n["metadata"]["name"].as_str().map(String::from))
-                .collect();
-            for (name, node) in names.iter().zip(nodes) {
-                let mut comparable = node.clone();
-                comparable["metadata"]["resourceVersion"] = Value::Null;
-                let kind = match (last.get(name), first, resume_from) {
-                    (None, true, Some(rv)) if rv >= current_rv => None,
-                    (None, true, Some(_)) => Some("MODIFIED"),
-                    (None, _, _) => Some("ADDED"),
-                    (Some(prev), _, _) if *prev != comparable => Some("MODIFIED"),
-                    _ => None,
-                };
-                if let Some(kind) = kind {
-                    frames.push(watch_event(kind, &node));
-                }
-                last.insert(name.clone(), comparable);
-            }
-            let gone: Vec<String> = last
-                .keys()
-                .filter(|k| !names.contains(k))
-                .cloned()
-                .collect();
-            for name in gone {
-                if let Some(prev) = last.remove(&name) {
-                    frames.push(watch_event("DELETED", &prev));
-                }
-            }
-            first = false;
+            // Without etcd no event reaches the watch (kube_api::etcd_down): it stays open.
+            let frames = if state.facts.borrow().storage_unreachable {
+                Vec::new()
+            } else {
+                let frames = node_changes(&state, &mut last, first, resume_from);
+                first = false;
+                frames
+            };
             for frame in frames {
                 if tx.send(Ok(Frame::data(frame))).await.is_err() {
                     return;
@@ -558,6 +543,50 @@ fn watch_nodes(state: Arc<ApiState>, q: &BTreeMap<String, String>) -> Response<B
         .header("content-type", "application/json")
         .body(StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(rx)).boxed())
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed()))
+}
+
+/// The watch events since `last` (the nodes as the watch last sent them, which it updates):
+/// ADDED for every node at first (MODIFIED resuming from an older resourceVersion, nothing
+/// from the current one), then MODIFIED, ADDED and DELETED as nodes change.
+fn node_changes(
+    state: &ApiState,
+    last: &mut BTreeMap<String, Value>,
+    first: bool,
+    resume_from: Option<u64>,
+) -> Vec<Bytes> {
+    let current_rv = state.resource_version();
+    let mut frames = Vec::new();
+    let nodes = node_objects(state);
+    let names: Vec<String> = nodes
+        .iter()
+        .filter_map(|n| n["metadata"]["name"].as_str().map(String::from))
+        .collect();
+    for (name, node) in names.iter().zip(nodes) {
+        let mut comparable = node.clone();
+        comparable["metadata"]["resourceVersion"] = Value::Null;
+        let kind = match (last.get(name), first, resume_from) {
+            (None, true, Some(rv)) if rv >= current_rv => None,
+            (None, true, Some(_)) => Some("MODIFIED"),
+            (None, _, _) => Some("ADDED"),
+            (Some(prev), _, _) if *prev != comparable => Some("MODIFIED"),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            frames.push(watch_event(kind, &node));
+        }
+        last.insert(name.clone(), comparable);
+    }
+    let gone: Vec<String> = last
+        .keys()
+        .filter(|k| !names.contains(k))
+        .cloned()
+        .collect();
+    for name in gone {
+        if let Some(prev) = last.remove(&name) {
+            frames.push(watch_event("DELETED", &prev));
+        }
+    }
+    frames
 }
 
 fn watch_event(kind: &str, object: &Value) -> Bytes {

@@ -1,5 +1,6 @@
 //! The `capi` scenarios' stuck faults, each shown and cleared with its fix: a rollout stuck on
-//! unhealthy etcd, an orphaned etcd member, a stopped single member.
+//! unhealthy etcd, an orphaned etcd member, a stopped single member (and the workload's
+//! Kubernetes API meanwhile: storage requests time out, discovery answers).
 use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,4 +161,63 @@ async fn a_stopped_single_member_answers_as_upstream_and_a_reboot_starts_it_agai
         .into_inner();
     let member = answer.messages[0].member_status.clone().expect("status");
     assert_eq!(member.leader, member.member_id, "{node} leads");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_its_only_etcd_stopped_the_workload_api_times_out_on_storage_until_etcd_runs() {
+    let sim = start_builtin("capi-etcd-stopped", TIME_SCALE).await;
+    etcd_condition(&sim, "False").await;
+    let home = tempfile::tempdir().expect("temp home");
+    let work = "admin@capi-work";
+    let node = control_planes(&sim)[0]["status"]["nodeRef"]["name"]
+        .as_str()
+        .expect("nodeRef")
+        .to_string();
+    // Every read and write of storage: 504 Timeout once the request's deadline passed.
+    for args in [
+        &["get", "nodes"][..],
+        &["get", "node", &node],
+        &["get", "leases", "-n", "kube-system"],
+        &["get", "pods", "-A"],
+        &["cordon", &node],
+    ] {
+        let out = kubectl_at(&sim, home.path(), work, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{args:?} answered while etcd is stopped"
+        );
+        assert!(
+            stderr.contains("Timeout: request did not complete within requested timeout"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Discovery is served from memory; the health endpoints fail their etcd checks.
+    for path in ["/api", "/version"] {
+        let out = kubectl_at(&sim, home.path(), work, &["get", "--raw", path]);
+        assert!(out.status.success(), "{path}: {out:?}");
+    }
+    for endpoint in ["/livez", "/readyz?verbose"] {
+        let out = kubectl_at(&sim, home.path(), work, &["get", "--raw", endpoint]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("[-]etcd failed: reason withheld"),
+            "{endpoint}: {stderr}"
+        );
+    }
+    // The management cluster's own API is not that cluster's: it answers.
+    assert!(!kubectl(&sim, home.path(), &["get", "machines"]).is_empty());
+
+    // etcd runs again (as after the doctor's reboot): the API answers again.
+    sim.fleet
+        .state()
+        .set_etcd_stopped("capi-work", &node, false)
+        .expect("the node");
+    wait_for("the workload API back", LIMIT, || {
+        let out = kubectl_at(&sim, home.path(), work, &["get", "nodes"]);
+        async move { out.status.success().then_some(()) }
+    })
+    .await;
+    let livez = kubectl_at(&sim, home.path(), work, &["get", "--raw", "/livez"]);
+    assert_eq!(String::from_utf8_lossy(&livez.stdout), "ok");
 }

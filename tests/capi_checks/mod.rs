@@ -1,0 +1,45 @@
+//! What a CAPI-way Talos OS upgrade of the `capi` sim's capi-work leaves on the management
+//! cluster, checked alike after `taloscope upgrade` (tests/capi_upgrade.rs) and the console's
+//! `:upgrade` (tests/console_capi_upgrade_pty.rs): each ONEMachineTemplate copied to
+//! `<old>-<version>` with the provider's VM template `talos-<old>-<version>`, the
+//! TalosControlPlane and the MachineDeployment pointed at the copies, `talosVersion` raised.
+use taloscope_sim::capi::CapiSim;
+
+/// Panics naming what the upgrade to `version` ("v1.12.0") did not leave as it should.
+pub fn assert_talos_templates_rolled(capi: &CapiSim, version: &str) {
+    for role in ["controlplane", "worker"] {
+        let t = capi
+            .get(
+                "onemachinetemplates",
+                &format!("capi-work-{role}-{version}"),
+            )
+            .unwrap_or_else(|| panic!("the copied {role} template"));
+        assert_eq!(
+            t["spec"]["template"]["spec"]["templateName"],
+            format!("talos-capi-work-{role}-{version}")
+        );
+    }
+    let minor = version.rsplit_once('.').map_or(version, |(m, _)| m);
+    let tcp = capi
+        .get("taloscontrolplanes", "capi-work-cp")
+        .expect("TalosControlPlane");
+    assert_eq!(
+        tcp["spec"]["infrastructureTemplate"]["name"],
+        format!("capi-work-controlplane-{version}")
+    );
+    assert_eq!(
+        tcp["spec"]["controlPlaneConfig"]["controlplane"]["talosVersion"],
+        minor
+    );
+    let md = capi
+        .get("machinedeployments", "capi-work-md-0")
+        .expect("MachineDeployment");
+    assert_eq!(
+        md["spec"]["template"]["spec"]["infrastructureRef"]["name"],
+        format!("capi-work-worker-{version}")
+    );
+    let bootstrap = capi
+        .get("talosconfigtemplates", "capi-work-md-0")
+        .expect("TalosConfigTemplate");
+    assert_eq!(bootstrap["spec"]["template"]["spec"]["talosVersion"], minor);
+}
