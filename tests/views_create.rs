@@ -86,6 +86,7 @@ fn plan(controlplanes: usize) -> CreatePlan {
         patches: PatchFiles::default(),
         bundle_path: "/state/clusters/lab.secrets.yaml".into(),
         journal_path: "/state/clusters/lab.json".into(),
+        room: Default::default(),
     }
 }
 
