@@ -111,6 +111,7 @@ pub(crate) fn parse_scenario(name: &str, text: &str) -> Result<Scenario, LineErr
         name: name.to_string(),
         clusters,
         capi: None,
+        opennebula: Default::default(),
     })
 }
 

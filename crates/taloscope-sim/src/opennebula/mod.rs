@@ -8,6 +8,7 @@ pub(crate) mod machine_config;
 pub use machine_config::{LoadedConfig, load_machine_config};
 pub(crate) mod capone_side;
 mod oneflow;
+mod quota;
 mod rpc;
 mod setup;
 mod talos_boot;
@@ -74,13 +75,14 @@ impl OneSim {
         clock: SimClock,
         ca_pem: &str,
         state_dir: &Path,
+        spec: &crate::scenario::OneSpec,
     ) -> Result<OneSim, SimError> {
         let password = format!(
             "{:016x}{:016x}",
             super::clock::random_u64(),
             super::clock::random_u64()
         );
-        let catalog = setup::catalog(&fleet, ca_pem, password);
+        let catalog = setup::catalog(&fleet, ca_pem, password, spec);
         let cloud = OneCloud::new(catalog.cloud, fleet, clock);
         let rpc = listen().await?;
         let flow = listen().await?;
