@@ -307,6 +307,41 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_provider_guard_names_the_quota_the_plan_does_not_fit() {
+        use crate::opennebula::QuotaMetric;
+        use crate::opennebula::quota::HolderKind;
+        use crate::provision::room::tests::{demand, holder};
+        use crate::provision::room::{ProviderRoom, QuotaReading};
+        let mut p = plan(3, Delivery::Maintenance, EndpointChoice::FirstControlPlane);
+        let g = provider_ready(&p);
+        assert_eq!(g.verdict, Verdict::Pass, "not asked: {}", g.reason);
+        let alice = holder(HolderKind::User, 5, "alice", &[(QuotaMetric::Vms, 10, 7)]);
+        p.room = ProviderRoom {
+            roles: Vec::new(),
+            quotas: Some((
+                QuotaReading {
+                    holders: vec![alice],
+                    unreadable: Vec::new(),
+                },
+                demand(5),
+            )),
+        };
+        let g = provider_ready(&p);
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert_eq!(
+            g.reason,
+            "one answered with templates talos-controlplane and talos-worker; user alice: VMS quota 10, 7 used, the plan needs 5"
+        );
+        if let Some((reading, _)) = &mut p.room.quotas {
+            reading.holders.clear();
+            reading.unreadable = vec!["the provider's user may not read its own VM quota".into()];
+        }
+        let g = provider_ready(&p);
+        assert_eq!(g.verdict, Verdict::Warn, "{}", g.reason);
+        assert!(!g.blocks(&[]), "a warning to read");
+    }
+
+    #[test]
     fn a_delete_needs_known_vms_no_rollout_and_the_typed_ack() {
         let mut p = DeletePlan {
             cluster: "lab".into(),

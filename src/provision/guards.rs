@@ -403,4 +403,37 @@ mod tests {
         }
         assert_eq!(provider_room(&p).verdict, Verdict::Pass);
     }
+
+    #[test]
+    fn template_vms_past_the_vm_quota_fail_with_the_figures() {
+        use crate::opennebula::quota::HolderKind;
+        use crate::opennebula::{Amount, QuotaMetric};
+        use crate::provision::room::tests::holder;
+        use crate::provision::room::{ProviderRoom, QuotaReading, VmDemand};
+        let mut p = plan(MachineRole::Worker, 2, "prod-w");
+        let reading = QuotaReading {
+            holders: vec![holder(
+                HolderKind::Group,
+                100,
+                "lab",
+                &[(QuotaMetric::Cpu, 4, 3)],
+            )],
+            unreadable: Vec::new(),
+        };
+        let two = VmDemand {
+            vms: 2,
+            cpu: Amount::whole(2),
+            memory: Amount::ZERO,
+        };
+        p.room = ProviderRoom {
+            roles: Vec::new(),
+            quotas: Some((reading, two)),
+        };
+        let g = provider_room(&p);
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert_eq!(
+            g.reason,
+            "one answered with template prod-w; group lab: CPU quota 4, 3 used, the plan needs 2"
+        );
+    }
 }

@@ -5,8 +5,8 @@ use crate::guards::{Guard, GuardId, Verdict};
 use crate::opennebula::{Amount, QuotaHolder, QuotaMetric, TemplateInfo};
 
 /// What planned VMs count against the VM quota. taloscope instantiates without hold, so each
-/// counts against the RUNNING_* metrics too (src/rm/api/SharedAPI.cc / VMTemplateAPI.cc add
-/// RUNNING_VMS 1, RUNNING_CPU and RUNNING_MEMORY to VMS 1, CPU and MEMORY).
+/// counts against the RUNNING_* metrics too (OpenNebula/one src/vm/VirtualMachineTemplate.cc
+/// `update_quota_attributes`, before src/rm/api/TemplateAPI.cc checks the quota).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VmDemand {
     pub vms: u64,
@@ -162,7 +162,7 @@ pub fn quota_room(reading: &QuotaReading, demand: &VmDemand) -> Finding {
     }
     if !reading.unreadable.is_empty() {
         let mut text = reading.unreadable.join("; ");
-        text.push_str(": OpenNebula refuses VMs past a quota, so a create may stop halfway");
+        text.push_str(": OpenNebula refuses VMs past a quota, so the run may stop halfway");
         if !fits.is_empty() {
             text = format!("{}; {text}", fits.join("; "));
         }
@@ -172,11 +172,11 @@ pub fn quota_room(reading: &QuotaReading, demand: &VmDemand) -> Finding {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::opennebula::quota::{HolderKind, Limit, QuotaLine, VmQuota};
 
-    fn holder(
+    pub(crate) fn holder(
         kind: HolderKind,
         id: i64,
         name: &str,
@@ -199,7 +199,7 @@ mod tests {
         }
     }
 
-    fn demand(vms: u64) -> VmDemand {
+    pub(crate) fn demand(vms: u64) -> VmDemand {
         VmDemand {
             vms,
             cpu: Amount::whole(2 * vms),

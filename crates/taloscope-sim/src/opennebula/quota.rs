@@ -68,8 +68,8 @@ const METRICS: [&str; 6] = [
 ];
 
 /// What one VM of `template` counts (instantiated without hold it runs, so the RUNNING_*
-/// metrics too: src/rm/api/VMTemplateAPI.cc adds RUNNING_MEMORY, RUNNING_CPU, RUNNING_VMS 1
-/// and VMS 1 to the template before `quota_authorization`).
+/// metrics too: src/vm/VirtualMachineTemplate.cc `update_quota_attributes` adds RUNNING_MEMORY,
+/// RUNNING_CPU, RUNNING_VMS 1 and VMS 1 before src/rm/api/TemplateAPI.cc checks the quota).
 fn request(template: &Template) -> [f64; 6] {
     let number = |name: &str| {
         template
@@ -83,7 +83,7 @@ fn request(template: &Template) -> [f64; 6] {
 
 /// What the VMs that are not DONE use (every VM in the sim is the one user's). The sim's
 /// states are PENDING, HOLD, ACTIVE and DONE; the first three count as running too
-/// (src/dm/DispatchManager.cc `get_quota_template`).
+/// (src/vm/VirtualMachine.cc `get_quota_template`).
 fn usage(cloud: &Cloud) -> [f64; 6] {
     let mut used = [0.0; 6];
     for vm in cloud.vms.values().filter(|v| v.state != VmState::Done) {
