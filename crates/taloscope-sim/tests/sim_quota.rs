@@ -4,16 +4,15 @@
 mod cluster_create;
 mod sim_common;
 
-use cluster_create::{answered_id, int, oneflow, string, xmlrpc};
+use cluster_create::{answered_id, auth, instantiate_new_cluster_service, int, string, xmlrpc};
 use sim_common::start_builtin;
 use taloscope_sim::SimFleet;
 
-fn auth(fleet: &SimFleet) -> String {
-    let path = fleet.opennebula().expect("OpenNebula sim").auth_file();
-    std::fs::read_to_string(path)
-        .expect("one_auth")
-        .trim()
-        .to_string()
+/// `one.user.info` or `one.group.info` of `id`; the response document.
+async fn info(fleet: &SimFleet, method: &str, id: i64) -> String {
+    let url = fleet.opennebula().expect("OpenNebula sim").xmlrpc_url();
+    let params = [string(&auth(fleet)), int(id), "<boolean>0</boolean>".into()];
+    xmlrpc(url, method, &params).await
 }
 
 /// The text of element `name` in `doc` (entities left as written).
@@ -40,17 +39,7 @@ async fn instantiate(fleet: &SimFleet, name: &str) -> String {
 #[tokio::test]
 async fn a_tenant_past_its_vm_quota_is_refused_in_oneds_words() {
     let sim = start_builtin("one-tight", 1.0).await;
-    let one = sim.fleet.opennebula().expect("OpenNebula sim");
-    let user = xmlrpc(
-        one.xmlrpc_url(),
-        "one.user.info",
-        &[
-            string(&auth(&sim.fleet)),
-            int(-1),
-            "<boolean>0</boolean>".into(),
-        ],
-    )
-    .await;
+    let user = info(&sim.fleet, "one.user.info", -1).await;
     assert_eq!(element(&user, "NAME"), Some("tenant"), "{user}");
     assert_eq!(element(&user, "ID"), Some("2"));
     assert_eq!(element(&user, "VMS"), Some("8"), "{user}");
@@ -59,16 +48,7 @@ async fn a_tenant_past_its_vm_quota_is_refused_in_oneds_words() {
     assert_eq!(element(&user, "CPU_USED"), Some("8"));
     assert_eq!(element(&user, "MEMORY_USED"), Some("16384"));
     assert!(user.contains("&lt;DEFAULT_USER_QUOTAS&gt;"), "{user}");
-    let group = xmlrpc(
-        one.xmlrpc_url(),
-        "one.group.info",
-        &[
-            string(&auth(&sim.fleet)),
-            int(1),
-            "<boolean>0</boolean>".into(),
-        ],
-    )
-    .await;
+    let group = info(&sim.fleet, "one.group.info", 1).await;
     assert_eq!(element(&group, "NAME"), Some("users"), "{group}");
     assert_eq!(element(&group, "VMS"), Some("-1"));
 
@@ -88,29 +68,10 @@ async fn a_tenant_past_its_vm_quota_is_refused_in_oneds_words() {
 #[tokio::test]
 async fn oneadmin_is_held_to_no_quota() {
     let sim = start_builtin("healthy", 1.0).await;
-    let one = sim.fleet.opennebula().expect("OpenNebula sim");
-    let user = xmlrpc(
-        one.xmlrpc_url(),
-        "one.user.info",
-        &[
-            string(&auth(&sim.fleet)),
-            int(-1),
-            "<boolean>0</boolean>".into(),
-        ],
-    )
-    .await;
+    let user = info(&sim.fleet, "one.user.info", -1).await;
     assert_eq!(element(&user, "ID"), Some("0"), "{user}");
     assert_eq!(element(&user, "VMS"), Some("-1"), "the default: {user}");
-    let missing = xmlrpc(
-        one.xmlrpc_url(),
-        "one.user.info",
-        &[
-            string(&auth(&sim.fleet)),
-            int(7),
-            "<boolean>0</boolean>".into(),
-        ],
-    )
-    .await;
+    let missing = info(&sim.fleet, "one.user.info", 7).await;
     assert!(
         missing.contains("[one.user.info] Error getting user [7]."),
         "{missing}"
@@ -120,19 +81,9 @@ async fn oneadmin_is_held_to_no_quota() {
 #[tokio::test]
 async fn oneflow_refuses_a_role_past_its_max_vms() {
     let sim = start_builtin("one-tight", 1.0).await;
-    let one = sim.fleet.opennebula().expect("OpenNebula sim");
-    let body = serde_json::json!({"action": {"perform": "instantiate", "params": {"merge_template": {
-        "name": "lab", "roles": [{"name": "controlplane", "cardinality": 1},
-                                 {"name": "worker", "cardinality": 2}]}}}});
-    let template = one.new_clusters().service_template_id;
-    let (status, answer) = oneflow(
-        one.oneflow_url(),
-        &auth(&sim.fleet),
-        "POST",
-        &format!("/service_template/{template}/action"),
-        &body.to_string(),
-    )
-    .await;
+    let roles = serde_json::json!([{"name": "controlplane", "cardinality": 1},
+                                   {"name": "worker", "cardinality": 2}]);
+    let (status, answer) = instantiate_new_cluster_service(&sim.fleet, roles).await;
     assert_eq!(status, 500, "{answer}");
     assert!(
         answer.contains("Role 'worker' 'cardinality' must be lower than or equal to 'max_vms'"),
