@@ -185,10 +185,14 @@ pub struct OneSpec {
 
 /// Limits of a VM quota (`VM_QUOTA` of OpenNebula/one src/um/QuotaVirtualMachine.cc); `None`
 /// leaves a metric at its default (-1), which the sim's unlimited default quota makes unlimited.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct VmQuotaSpec {
+    #[serde(default)]
     pub vms: Option<u64>,
+    #[serde(default)]
     pub cpu: Option<u64>,
+    #[serde(default)]
     pub memory_mb: Option<u64>,
 }
 

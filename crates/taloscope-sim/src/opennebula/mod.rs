@@ -1,7 +1,7 @@
 //! OpenNebula in the sim: oned's XML-RPC API at `http://127.0.0.1:PORT/RPC2` and OneFlow's REST
-//! API on another loopback port, one user (`oneadmin`, generated password), Talos VM templates
-//! per sim cluster (and for new clusters), and VMs that boot into the Talos sim as new nodes or
-//! form new clusters. `OneSim::start` runs both.
+//! API on another loopback port, one user (`oneadmin`, or `tenant` under a VM quota; generated
+//! password), Talos VM templates per sim cluster (and for new clusters), and VMs that boot into
+//! the Talos sim as new nodes or form new clusters. `OneSim::start` runs both.
 mod cloud;
 mod config_documents;
 pub(crate) mod machine_config;
