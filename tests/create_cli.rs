@@ -163,6 +163,22 @@ async fn a_provider_without_room_fails_the_provider_guard_with_its_figures() {
         why.contains("role worker would have 2 VMs; its max_vms is 1"),
         "{why}"
     );
+    // OneFlow's VMs are the user's too: 1+1 fits both, 3+1 not the quota.
+    let mut flow = create("lab", "sim-oneflow", &json_plan);
+    (flow[6], flow[8]) = ("1", "1");
+    let r = run(&sim, &config, &flow).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let why = reason(&json(&r), "provider_ready").to_string();
+    assert!(why.contains("role worker: 1 of at most 1 VMs"), "{why}");
+    assert!(why.contains("user tenant: VMS 5+2 of 8"), "{why}");
+    flow[6] = "3";
+    let r = run(&sim, &config, &flow).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let why = reason(&json(&r), "provider_ready").to_string();
+    assert!(
+        why.contains("user tenant: VMS quota 8, 5 used, the plan needs 4"),
+        "{why}"
+    );
 }
 
 #[tokio::test]

@@ -276,6 +276,16 @@ async fn a_vm_quota_too_small_for_the_new_vms_fails_the_provider_room_guard() {
         "{}",
         r.stdout
     );
+    // A OneFlow role's new VMs are the user's too.
+    let mut flow = plan("4").to_vec();
+    flow.extend(["--provider", "sim-oneflow"]);
+    let r = run(&sim, &config, &flow).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let line = room(&r);
+    assert!(
+        line.contains("role worker: 6 VMs; it sets no max_vms; user tenant: VMS quota 8, 5 used"),
+        "{line}"
+    );
 }
 
 /// The rollout Lease of the sim's cluster `healthy`, through its kube context.

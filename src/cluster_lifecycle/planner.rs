@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{MachineRole, NameOrId};
 use crate::opennebula::{OneError, TemplateInfo};
 use crate::provision::plan::{DEFAULT_NAME_PATTERN, vm_names};
-use crate::provision::provider::{find_template, read_quotas};
+use crate::provision::provider::{find_template, quotas_for, read_quotas};
 use crate::provision::room::{ProviderRoom, RoleBounds, VmDemand};
 use crate::provision::{Provider, ProviderClients};
 use crate::versions::{
@@ -155,8 +155,8 @@ pub async fn plan_create(
     let (talos, kubernetes, kubernetes_defaulted) =
         versions(&request.talos, request.kubernetes.as_deref()).map_err(PlanError::Request)?;
     check_patches(&request.patches)?;
-    let ours = resumed_vm_names(state_dir, &request.cluster);
-    let (source, vms, room) = vm_source(provider, provider_config, request, &ours).await?;
+    let resumed = Resumed::of(state_dir, &request.cluster);
+    let (source, vms, room) = vm_source(provider, provider_config, request, &resumed).await?;
     let endpoint = match (&request.endpoint, &source) {
         (Some(a), _) => EndpointChoice::Given(a.clone()),
         (None, VmSource::Service { gateway: true, .. }) => EndpointChoice::Gateway,
@@ -183,16 +183,26 @@ pub async fn plan_create(
     })
 }
 
-/// The VM names the unfinished create journal of `cluster` planned: a run killed after asking
-/// for them may have made them, and they are this create's own, not taken (else the resumed
-/// run would plan other names, not find the VMs, and make a second set).
-fn resumed_vm_names(state_dir: &Path, cluster: &str) -> BTreeSet<String> {
-    // A journal that cannot be read is reported when the run claims it.
-    CreateJournal::read(state_dir, cluster)
-        .ok()
-        .flatten()
-        .map(|r| r.plan.vms.into_iter().map(|v| v.name).collect())
-        .unwrap_or_default()
+/// What the unfinished create journal of `cluster` says was asked for already.
+#[derive(Default)]
+struct Resumed {
+    /// The VM names it planned: a run killed after asking for them may have made them, and they
+    /// are this create's own, not taken (else the resumed run would plan other names, not find
+    /// the VMs, and make a second set).
+    vm_names: BTreeSet<String>,
+    /// The VMs (or the OneFlow service) were asked for: they count in the quota's use already.
+    requested: bool,
+}
+
+impl Resumed {
+    fn of(state_dir: &Path, cluster: &str) -> Resumed {
+        // A journal that cannot be read is reported when the run claims it.
+        let record = CreateJournal::read(state_dir, cluster).ok().flatten();
+        record.map_or_else(Resumed::default, |r| Resumed {
+            vm_names: r.plan.vms.into_iter().map(|v| v.name).collect(),
+            requested: r.vms_requested,
+        })
+    }
 }
 
 /// The templates (and VM names, free at the provider or `ours`) or the service template, and
@@ -202,8 +212,9 @@ async fn vm_source(
     provider: &Provider,
     provider_config: &crate::config::ProviderConfig,
     request: &CreateRequest,
-    ours: &BTreeSet<String>,
+    resumed: &Resumed,
 ) -> Result<(VmSource, Vec<PlannedVm>, ProviderRoom), PlanError> {
+    let ours = &resumed.vm_names;
     match &provider.clients {
         ProviderClients::Templates(client) => {
             let mut found: Vec<TemplateInfo> = Vec::new();
@@ -273,10 +284,17 @@ async fn vm_source(
                 service_name: request.cluster.clone(),
                 gateway: template.role("gateway").is_some(),
             };
-            let room = ProviderRoom {
-                roles: role_bounds(&template, request),
-                quotas: None,
+            let roles = role_bounds(&template, request);
+            let quotas = if resumed.requested {
+                None
+            } else {
+                let asked: Vec<(u64, u64)> = (template.roles.iter())
+                    .zip(&roles)
+                    .map(|(role, bounds)| (role.template_id, bounds.vms))
+                    .collect();
+                Some(quotas_for(vms, &asked).await)
             };
+            let room = ProviderRoom { roles, quotas };
             Ok((source, Vec::new(), room))
         }
     }

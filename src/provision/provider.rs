@@ -213,7 +213,7 @@ pub async fn plan(
                 names,
             )
         }
-        ProviderClients::Flow { flow, .. } => {
+        ProviderClients::Flow { flow, vms } => {
             if let Some(path) = &machine_config {
                 MachineConfig::load(path, role)?;
             }
@@ -234,6 +234,8 @@ pub async fn plan(
                     hint: format!("service {} has roles: {}", service.name, known.join(", ")),
                 })
             })?;
+            let count = request.count as u64;
+            room.quotas = Some(quotas_for(vms, &[(current.template_id, count)]).await);
             (
                 PlanSource::ServiceRole {
                     service_id: service.id,
@@ -260,6 +262,23 @@ pub async fn plan(
         vm_names: names,
         room,
     })
+}
+
+/// The VM quotas and what `(template id, VM count)` pairs need of them (OneFlow roles: OneFlow
+/// instantiates their VMs as the user, against the same quotas); a template that cannot be read
+/// is said among what could not be read.
+pub async fn quotas_for(client: &OneClient, vms: &[(u64, u64)]) -> (QuotaReading, VmDemand) {
+    let mut reading = read_quotas(client).await;
+    let mut demand = VmDemand::default();
+    for (template_id, count) in vms.iter().filter(|(_, count)| *count > 0) {
+        match client.template(*template_id).await {
+            Ok(t) => demand = demand.plus(VmDemand::of(&t, *count)),
+            Err(e) => reading.unreadable.push(format!(
+                "VM template {template_id}, whose CPU and MEMORY count against the quota, cannot be read ({e})"
+            )),
+        }
+    }
+    (reading, demand)
 }
 
 /// The VM quotas of the provider's user and of its primary group. What cannot be read is said,
