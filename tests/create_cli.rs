@@ -1,7 +1,8 @@
 //! `taloscope create` and `taloscope delete` as operators run them, against the sim's
 //! OpenNebula and OneFlow endpoints: the plan and its guards (a name in use, an even
-//! control-plane count, the versions, a missing template), both providers, and the delete plan
-//! of a cluster taloscope did not create (refused unless --adopt names its VMs).
+//! control-plane count, the versions, a missing template, a provider without room), both
+//! providers, and the delete plan of a cluster taloscope did not create (refused unless --adopt
+//! names its VMs).
 mod provision_common;
 mod talos_common;
 
@@ -52,10 +53,18 @@ fn json(r: &Run) -> serde_json::Value {
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", r.stdout, r.stderr))
 }
 
-fn verdict<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+fn guard<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     let guards = plan["guards"].as_array().expect("guards");
     let g = guards.iter().find(|g| g["id"] == id);
-    &g.unwrap_or_else(|| panic!("guard {id} in {guards:?}"))["verdict"]
+    g.unwrap_or_else(|| panic!("guard {id} in {guards:?}"))
+}
+
+fn verdict<'a>(plan: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    &guard(plan, id)["verdict"]
+}
+
+fn reason<'a>(plan: &'a serde_json::Value, id: &str) -> &'a str {
+    guard(plan, id)["reason"].as_str().unwrap_or_default()
 }
 
 #[tokio::test]
@@ -114,6 +123,62 @@ async fn the_plan_names_five_vms_the_versions_and_passing_guards() {
     ] {
         assert!(table.stdout.contains(text), "{text} in:\n{}", table.stdout);
     }
+}
+
+/// `one-tight`: the sim's user is `tenant` with a VM quota of 8 VMs, 5 of them its cluster's,
+/// and the new-cluster service template's worker role allows 1 VM: a 3+2 cluster fits neither
+/// provider, and the guard says by how much; 1+2 fits the quota.
+#[tokio::test]
+async fn a_provider_without_room_fails_the_provider_guard_with_its_figures() {
+    let sim = start(scenario("one-tight")).await;
+    let config = sim
+        .fleet
+        .opennebula()
+        .expect("OpenNebula sim")
+        .config_file();
+    let json_plan = ["--plan", "-o", "json"];
+    let r = run(&sim, &config, &create("lab", "sim-opennebula", &json_plan)).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let plan = json(&r);
+    assert_eq!(verdict(&plan, "provider_ready"), "fail");
+    let why = reason(&plan, "provider_ready");
+    assert!(
+        why.contains("user tenant: VMS quota 8, 5 used, the plan needs 5"),
+        "{why}"
+    );
+    let mut small = create("lab", "sim-opennebula", &json_plan);
+    small[6] = "1";
+    let r = run(&sim, &config, &small).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let why = reason(&json(&r), "provider_ready").to_string();
+    assert!(why.contains("user tenant: VMS 5+3 of 8"), "{why}");
+    assert!(why.contains("group users: no VM quota"), "{why}");
+
+    let r = run(&sim, &config, &create("lab", "sim-oneflow", &json_plan)).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let plan = json(&r);
+    assert_eq!(verdict(&plan, "provider_ready"), "fail");
+    let why = reason(&plan, "provider_ready");
+    assert!(
+        why.contains("role worker would have 2 VMs; its max_vms is 1"),
+        "{why}"
+    );
+    // OneFlow's VMs are the user's too: 1+1 fits both, 3+1 not the quota.
+    let mut flow = create("lab", "sim-oneflow", &json_plan);
+    (flow[6], flow[8]) = ("1", "1");
+    let r = run(&sim, &config, &flow).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let why = reason(&json(&r), "provider_ready").to_string();
+    assert!(why.contains("role worker: 1 of at most 1 VMs"), "{why}");
+    assert!(why.contains("user tenant: VMS 5+2 of 8"), "{why}");
+    flow[6] = "3";
+    let r = run(&sim, &config, &flow).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let why = reason(&json(&r), "provider_ready").to_string();
+    assert!(
+        why.contains("user tenant: VMS quota 8, 5 used, the plan needs 4"),
+        "{why}"
+    );
 }
 
 #[tokio::test]

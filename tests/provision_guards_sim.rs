@@ -1,7 +1,7 @@
 //! `taloscope provision` against the sim, its providers and guards: a OneFlow provider
 //! followed over XML-RPC, the quorum guard refusing a control plane a cluster cannot lose, the
-//! even-count acknowledgements, the demo's three clusters, a OneFlow role at its max_vms, and
-//! the rollout Lease a provision takes (refused while another run holds it, released after).
+//! even-count acknowledgements, the demo's three clusters, a OneFlow role at its max_vms, a VM
+//! quota too small for the new VMs, and the rollout Lease a provision takes (refused while another run holds it, released after).
 mod provision_common;
 mod talos_common;
 
@@ -236,6 +236,56 @@ async fn a_oneflow_role_at_its_max_vms_fails_the_provider_room_guard() {
     let room = r.stdout.lines().find(|l| l.contains("provider room"));
     let room = room.unwrap_or_else(|| panic!("no provider room guard:\n{}", r.stdout));
     assert!(room.contains("sets no max_vms"), "{room}");
+}
+
+/// `one-tight`'s user holds a VM quota of 8 VMs, 5 in use: `provision --plan` of 4 workers
+/// fails the provider room guard with the figures and exits 1; 3 fit.
+#[tokio::test]
+async fn a_vm_quota_too_small_for_the_new_vms_fails_the_provider_room_guard() {
+    let sim = start(scenario("one-tight")).await;
+    let config = config_file(&sim);
+    let plan = |count| {
+        [
+            "provision",
+            "--context",
+            "one-tight",
+            "--role",
+            "worker",
+            "--count",
+            count,
+            "--plan",
+        ]
+    };
+    let room = |r: &Run| {
+        let line = r.stdout.lines().find(|l| l.contains("provider room"));
+        let line = line.unwrap_or_else(|| panic!("no provider room guard:\n{}", r.stdout));
+        line.to_string()
+    };
+    let r = run(&sim, &config, &plan("4")).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let line = room(&r);
+    assert!(line.contains("FAIL"), "{line}");
+    assert!(
+        line.contains("user tenant: VMS quota 8, 5 used, the plan needs 4"),
+        "{line}"
+    );
+    let r = run(&sim, &config, &plan("3")).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        room(&r).contains("user tenant: VMS 5+3 of 8"),
+        "{}",
+        r.stdout
+    );
+    // A OneFlow role's new VMs are the user's too.
+    let mut flow = plan("4").to_vec();
+    flow.extend(["--provider", "sim-oneflow"]);
+    let r = run(&sim, &config, &flow).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let line = room(&r);
+    assert!(
+        line.contains("role worker: 6 VMs; it sets no max_vms; user tenant: VMS quota 8, 5 used"),
+        "{line}"
+    );
 }
 
 /// The rollout Lease of the sim's cluster `healthy`, through its kube context.

@@ -17,6 +17,10 @@ use taloscope::cluster_lifecycle::{
     create_guards,
 };
 use taloscope::config::{Config, MachineRole, ProviderKind};
+use taloscope::opennebula::quota::{
+    Amount, HolderKind, Limit, QuotaHolder, QuotaLine, QuotaMetric, VmQuota,
+};
+use taloscope::provision::room::{ProviderRoom, QuotaReading, VmDemand};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -86,6 +90,35 @@ fn plan(controlplanes: usize) -> CreatePlan {
         patches: PatchFiles::default(),
         bundle_path: "/state/clusters/lab.secrets.yaml".into(),
         journal_path: "/state/clusters/lab.json".into(),
+        room: room(controlplanes as u64 + 2),
+    }
+}
+
+/// The provider's answer about room: user tenant's VM quota of 10 VMs, 2 in use.
+fn room(vms: u64) -> ProviderRoom {
+    let line = QuotaLine {
+        metric: QuotaMetric::Vms,
+        limit: Limit::At(Amount::whole(10)),
+        used: Amount::whole(2),
+    };
+    let tenant = QuotaHolder {
+        kind: HolderKind::User,
+        id: 2,
+        name: "tenant".into(),
+        quota: Some(VmQuota { lines: vec![line] }),
+        defaults: None,
+    };
+    let reading = QuotaReading {
+        holders: vec![tenant],
+        unreadable: Vec::new(),
+    };
+    let demand = VmDemand {
+        vms,
+        ..VmDemand::default()
+    };
+    ProviderRoom {
+        roles: Vec::new(),
+        quotas: Some((reading, demand)),
     }
 }
 

@@ -92,6 +92,7 @@ fn plan() -> ProvisionPlan {
         machine_config: Some("/sim/clusters/healthy/worker.yaml".into()),
         name_pattern: "{cluster}-{role}-{n}".into(),
         vm_names: vec!["healthy-worker-1".into(), "healthy-worker-2".into()],
+        room: Default::default(),
     }
 }
 
@@ -191,6 +192,7 @@ fn wizard_guards_wait_for_the_even_count_acknowledgement() {
         },
         machine_config: Some("/sim/clusters/healthy/controlplane.yaml".into()),
         vm_names: vec!["healthy-controlplane-4".into()],
+        room: Default::default(),
         ..plan()
     };
     event(

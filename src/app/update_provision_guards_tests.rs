@@ -16,6 +16,7 @@ fn control_plane_plan() -> ProvisionPlan {
         },
         machine_config: Some("/s/cp.yaml".into()),
         vm_names: vec!["lab-controlplane-1".into()],
+        room: Default::default(),
         ..plan(1)
     }
 }

@@ -112,6 +112,7 @@ fn plan(count: usize) -> ProvisionPlan {
         machine_config: Some("/s/worker.yaml".into()),
         name_pattern: DEFAULT_NAME_PATTERN.into(),
         vm_names: (1..=count).map(|n| format!("lab-worker-{n}")).collect(),
+        room: Default::default(),
     }
 }
 

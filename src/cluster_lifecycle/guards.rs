@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use crate::guards::{Guard, GuardId};
 use crate::provision::guards::EVEN_MEMBERS_ACK;
+use crate::provision::room::{room_findings, room_guard};
 use crate::versions::{
     KubeVersion, TalosVersion, kubernetes_supported, supported_kubernetes_range,
 };
@@ -111,28 +112,24 @@ pub fn control_plane_count(count: usize) -> Guard {
     }
 }
 
-/// The plan was made from the provider's answers: its templates (or service template) exist.
+/// The plan was made from the provider's answers: its templates (or service template) exist,
+/// and the provider has room for the VMs (quotas, role bounds: provision's room verdicts).
 pub fn provider_ready(plan: &CreatePlan) -> Guard {
     let id = GuardId::ProviderReady;
-    match &plan.source {
+    let answered = match &plan.source {
         super::plan::VmSource::Templates {
             controlplane,
             worker,
-        } => Guard::pass(
-            id,
-            format!(
-                "{} answered with templates {} and {}",
-                plan.provider, controlplane.name, worker.name
-            ),
+        } => format!(
+            "{} answered with templates {} and {}",
+            plan.provider, controlplane.name, worker.name
         ),
-        super::plan::VmSource::Service { template, .. } => Guard::pass(
-            id,
-            format!(
-                "{} answered with service template {}",
-                plan.provider, template.name
-            ),
+        super::plan::VmSource::Service { template, .. } => format!(
+            "{} answered with service template {}",
+            plan.provider, template.name
         ),
-    }
+    };
+    room_guard(id, &answered, &room_findings(&plan.room))
 }
 
 /// USER_DATA is readable by anyone who may read the VM; and it needs the endpoint before any
@@ -245,6 +242,7 @@ pub(crate) mod tests {
             patches: PatchFiles::default(),
             bundle_path: "/s/clusters/lab/secrets.yaml".into(),
             journal_path: "/s/clusters/lab.json".into(),
+            room: Default::default(),
         }
     }
 
@@ -306,6 +304,41 @@ pub(crate) mod tests {
             EndpointChoice::FirstControlPlane,
         ));
         assert_eq!(g.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn the_provider_guard_names_the_quota_the_plan_does_not_fit() {
+        use crate::opennebula::QuotaMetric;
+        use crate::opennebula::quota::HolderKind;
+        use crate::provision::room::tests::{demand, holder};
+        use crate::provision::room::{ProviderRoom, QuotaReading};
+        let mut p = plan(3, Delivery::Maintenance, EndpointChoice::FirstControlPlane);
+        let g = provider_ready(&p);
+        assert_eq!(g.verdict, Verdict::Pass, "not asked: {}", g.reason);
+        let alice = holder(HolderKind::User, 5, "alice", &[(QuotaMetric::Vms, 10, 7)]);
+        p.room = ProviderRoom {
+            roles: Vec::new(),
+            quotas: Some((
+                QuotaReading {
+                    holders: vec![alice],
+                    unreadable: Vec::new(),
+                },
+                demand(5),
+            )),
+        };
+        let g = provider_ready(&p);
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert_eq!(
+            g.reason,
+            "one answered with templates talos-controlplane and talos-worker; user alice: VMS quota 10, 7 used, the plan needs 5"
+        );
+        if let Some((reading, _)) = &mut p.room.quotas {
+            reading.holders.clear();
+            reading.unreadable = vec!["the provider's user may not read its own VM quota".into()];
+        }
+        let g = provider_ready(&p);
+        assert_eq!(g.verdict, Verdict::Warn, "{}", g.reason);
+        assert!(!g.blocks(&[]), "a warning to read");
     }
 
     #[test]

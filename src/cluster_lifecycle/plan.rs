@@ -141,6 +141,9 @@ pub struct CreatePlan {
     pub bundle_path: PathBuf,
     /// The create journal of this cluster.
     pub journal_path: PathBuf,
+    /// What the provider said about room for the VMs, for the guards (planned again on resume).
+    #[serde(skip)]
+    pub room: crate::provision::room::ProviderRoom,
 }
 
 impl CreatePlan {

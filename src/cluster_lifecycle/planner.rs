@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use crate::config::{MachineRole, NameOrId};
 use crate::opennebula::{OneError, TemplateInfo};
 use crate::provision::plan::{DEFAULT_NAME_PATTERN, vm_names};
-use crate::provision::provider::find_template;
+use crate::provision::provider::{find_template, quotas_for, read_quotas};
+use crate::provision::room::{ProviderRoom, RoleBounds, VmDemand};
 use crate::provision::{Provider, ProviderClients};
 use crate::versions::{
     KubeVersion, TalosVersion, latest_kubernetes_release, supported_kubernetes_range,
@@ -154,8 +155,8 @@ pub async fn plan_create(
     let (talos, kubernetes, kubernetes_defaulted) =
         versions(&request.talos, request.kubernetes.as_deref()).map_err(PlanError::Request)?;
     check_patches(&request.patches)?;
-    let ours = resumed_vm_names(state_dir, &request.cluster);
-    let (source, vms) = vm_source(provider, provider_config, request, &ours).await?;
+    let resumed = Resumed::of(state_dir, &request.cluster);
+    let (source, vms, room) = vm_source(provider, provider_config, request, &resumed).await?;
     let endpoint = match (&request.endpoint, &source) {
         (Some(a), _) => EndpointChoice::Given(a.clone()),
         (None, VmSource::Service { gateway: true, .. }) => EndpointChoice::Gateway,
@@ -178,28 +179,42 @@ pub async fn plan_create(
         patches: request.patches.clone(),
         bundle_path: CreateJournal::bundle_path_for(state_dir, &request.cluster),
         journal_path: CreateJournal::path_for(state_dir, &request.cluster),
+        room,
     })
 }
 
-/// The VM names the unfinished create journal of `cluster` planned: a run killed after asking
-/// for them may have made them, and they are this create's own, not taken (else the resumed
-/// run would plan other names, not find the VMs, and make a second set).
-fn resumed_vm_names(state_dir: &Path, cluster: &str) -> BTreeSet<String> {
-    // A journal that cannot be read is reported when the run claims it.
-    CreateJournal::read(state_dir, cluster)
-        .ok()
-        .flatten()
-        .map(|r| r.plan.vms.into_iter().map(|v| v.name).collect())
-        .unwrap_or_default()
+/// What the unfinished create journal of `cluster` says was asked for already.
+#[derive(Default)]
+struct Resumed {
+    /// The VM names it planned: a run killed after asking for them may have made them, and they
+    /// are this create's own, not taken (else the resumed run would plan other names, not find
+    /// the VMs, and make a second set).
+    vm_names: BTreeSet<String>,
+    /// The VMs (or the OneFlow service) were asked for: they count in the quota's use already.
+    requested: bool,
 }
 
-/// The templates (and VM names, free at the provider or `ours`) or the service template.
+impl Resumed {
+    fn of(state_dir: &Path, cluster: &str) -> Resumed {
+        // A journal that cannot be read is reported when the run claims it.
+        let record = CreateJournal::read(state_dir, cluster).ok().flatten();
+        record.map_or_else(Resumed::default, |r| Resumed {
+            vm_names: r.plan.vms.into_iter().map(|v| v.name).collect(),
+            requested: r.vms_requested,
+        })
+    }
+}
+
+/// The templates (and VM names, free at the provider or `ours`) or the service template, and
+/// what the provider says about room for the VMs: the VM quotas against what the VMs not made
+/// yet need (a resumed run's VMs exist already), or each role's VM count against its bounds.
 async fn vm_source(
     provider: &Provider,
     provider_config: &crate::config::ProviderConfig,
     request: &CreateRequest,
-    ours: &BTreeSet<String>,
-) -> Result<(VmSource, Vec<PlannedVm>), PlanError> {
+    resumed: &Resumed,
+) -> Result<(VmSource, Vec<PlannedVm>, ProviderRoom), PlanError> {
+    let ours = &resumed.vm_names;
     match &provider.clients {
         ProviderClients::Templates(client) => {
             let mut found: Vec<TemplateInfo> = Vec::new();
@@ -211,13 +226,12 @@ async fn vm_source(
                     .unwrap_or_else(|| NameOrId::Name(default.to_string()));
                 found.push(find_template(client, &wanted).await?);
             }
-            let taken: BTreeSet<String> = client
+            let (made, taken): (BTreeSet<String>, BTreeSet<String>) = client
                 .vms()
                 .await?
                 .into_iter()
                 .map(|v| v.name)
-                .filter(|name| !ours.contains(name))
-                .collect();
+                .partition(|name| ours.contains(name));
             let mut vms = Vec::new();
             for (role, count) in [
                 (MachineRole::Controlplane, request.controlplanes),
@@ -234,7 +248,17 @@ async fn vm_source(
                 controlplane: r(&found[0]),
                 worker: r(&found[1]),
             };
-            Ok((source, vms))
+            let to_make = |role| {
+                let role_vms = vms.iter().filter(|v| v.role == role);
+                role_vms.filter(|v| !made.contains(&v.name)).count() as u64
+            };
+            let demand = VmDemand::of(&found[0], to_make(MachineRole::Controlplane))
+                .plus(VmDemand::of(&found[1], to_make(MachineRole::Worker)));
+            let room = ProviderRoom {
+                roles: Vec::new(),
+                quotas: Some((read_quotas(client).await, demand)),
+            };
+            Ok((source, vms, room))
         }
         ProviderClients::Flow { flow, vms } => {
             let template = match &provider_config.service_template {
@@ -260,9 +284,43 @@ async fn vm_source(
                 service_name: request.cluster.clone(),
                 gateway: template.role("gateway").is_some(),
             };
-            Ok((source, Vec::new()))
+            let roles = role_bounds(&template, request);
+            let quotas = if resumed.requested {
+                None
+            } else {
+                let asked: Vec<(u64, u64)> = (template.roles.iter())
+                    .zip(&roles)
+                    .map(|(role, bounds)| (role.template_id, bounds.vms))
+                    .collect();
+                Some(quotas_for(vms, &asked).await)
+            };
+            let room = ProviderRoom { roles, quotas };
+            Ok((source, Vec::new(), room))
         }
     }
+}
+
+/// Each role of `template` with the VM count the create gives it: the control planes and workers
+/// asked for, any other role (the gateway) as the template says.
+fn role_bounds(
+    template: &crate::opennebula::ServiceTemplate,
+    request: &CreateRequest,
+) -> Vec<RoleBounds> {
+    let asked = |role: &crate::opennebula::TemplateRole| match role.name.as_str() {
+        "controlplane" => request.controlplanes as u64,
+        "worker" => request.workers as u64,
+        _ => role.cardinality,
+    };
+    template
+        .roles
+        .iter()
+        .map(|role| RoleBounds {
+            role: role.name.clone(),
+            vms: asked(role),
+            min_vms: role.min_vms,
+            max_vms: role.max_vms,
+        })
+        .collect()
 }
 
 /// With no service template configured: the one the provider offers with both cluster roles
@@ -344,6 +402,7 @@ mod tests {
             name: name.into(),
             template_id,
             cardinality: 1,
+            min_vms: None,
             max_vms: None,
         };
         crate::opennebula::ServiceTemplate {

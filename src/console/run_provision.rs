@@ -471,6 +471,7 @@ async fn follow_again(
         machine_config: None,
         name_pattern: String::new(),
         vm_names: Vec::new(),
+        room: Default::default(),
     };
     let (tx, rx) = mpsc::channel(64);
     let options = RunnerOptions {

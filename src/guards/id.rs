@@ -296,7 +296,7 @@ impl GuardId {
                 "Checks that the machine config's cluster endpoint (cluster.controlPlane.endpoint) is an address of this cluster. The new node joins whatever that endpoint points at: a config made for another cluster adds the node there."
             }
             GuardId::ProviderRoom => {
-                "Checks that the provider answered and has room: a OneFlow role may not grow past its max_vms. Asking for more than it allows leaves the service in a failed scaling state that has to be repaired by hand."
+                "Checks that the provider answered and has room: a OneFlow role may not grow past its max_vms, and the new VMs (a template's, or a OneFlow role's, which OneFlow makes as you) must fit the VM quota of your OpenNebula user and of its group (VMS, CPU, MEMORY and their RUNNING_ counterparts; a limit of -1 is the default quota, -2 unlimited; oneadmin has none), shown as the quota, what is used and what the new VMs need. Asking for more than OneFlow allows leaves the service in a failed scaling state that has to be repaired by hand; past a quota OpenNebula refuses the VMs one by one. A quota your user may not read is a warning."
             }
             GuardId::NodeActionRole => {
                 "Checks that your client certificate carries os:operator or os:admin. Talos answers Reboot, Shutdown and ServiceRestart only for those roles; taloscope holds cordon, uncordon and drain to the same rule, so a read-only (os:reader) context changes nothing on the node or its Kubernetes side."
@@ -329,7 +329,7 @@ impl GuardId {
                 "Warns when the new cluster gets an even number of control planes. Every control plane is an etcd member; four need three for a majority and tolerate one failure, like three, and two tolerate none, like one. Choose 1, 3 or 5, or acknowledge it."
             }
             GuardId::ProviderReady => {
-                "Checks that the provider answers and has what the cluster is made from: the VM template of each role (XML-RPC) or the service template with controlplane and worker roles (OneFlow), and room for the VMs. A create that stops halfway leaves VMs to clean up."
+                "Checks that the provider answers and has what the cluster is made from: the VM template of each role (XML-RPC) or the service template with controlplane and worker roles (OneFlow), and room for the VMs: each OneFlow role's count within its min_vms and max_vms (OneFlow refuses the service otherwise), and the VMs' count, CPU and MEMORY (and RUNNING_ counterparts) within the VM quota of your OpenNebula user and of its group, shown as the quota, what is used and what the plan needs (a limit of -1 is the default quota, -2 unlimited; oneadmin has none). Past a quota OpenNebula refuses VMs one by one, and a create that stops halfway leaves VMs to clean up. A quota your user may not read is a warning."
             }
             GuardId::NameFree => {
                 "Checks that no talosconfig or kubeconfig context already has the new cluster's name. The new contexts are merged into both files under that name; taloscope refuses to overwrite one, so a name in use would leave the new cluster unreachable at the end."

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::auth::Credentials;
 use super::errors::{FailureKind, OneError, Origin, chain};
+use super::quota::QuotaHolder;
 use super::template::{ExtraTemplate, TemplateInfo, templates_from_pool};
 use super::vm::{VmInfo, vms_from_pool};
 use super::xml;
@@ -214,6 +215,25 @@ impl OneClient {
             }
         })?;
         self.template(found.id).await
+    }
+
+    /// `one.user.info -1`: the caller's own user with its VM quota and the default user
+    /// quotas (src/rm/api/SharedAPI.cc: id -1 is the caller); also its primary group's id.
+    pub async fn own_quota(&self) -> Result<(QuotaHolder, i64), OneError> {
+        const M: &str = "one.user.info";
+        let doc = self
+            .call_document(M, vec![(-1).into(), false.into()])
+            .await?;
+        QuotaHolder::from_user(&doc).map_err(|m| self.decode_error(M, m))
+    }
+
+    /// `one.group.info`: group `gid` with its VM quota and the default group quotas.
+    pub async fn group_quota(&self, gid: i64) -> Result<QuotaHolder, OneError> {
+        const M: &str = "one.group.info";
+        let doc = self
+            .call_document(M, vec![Value::Int(gid), false.into()])
+            .await?;
+        QuotaHolder::from_group(&doc).map_err(|m| self.decode_error(M, m))
     }
 
     /// `one.template.instantiate`: a new VM from `template_id` named `name`;

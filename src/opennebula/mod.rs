@@ -5,6 +5,7 @@ pub mod auth;
 pub mod client;
 pub mod errors;
 pub mod oneflow;
+pub mod quota;
 pub mod template;
 pub mod vm;
 pub mod xml;
@@ -16,5 +17,6 @@ pub use errors::{FailureKind, OneError, Origin};
 pub use oneflow::{
     FlowClient, RoleMerge, Service, ServiceRole, ServiceTemplate, ServiceVm, TemplateRole,
 };
+pub use quota::{Amount, QuotaHolder, QuotaMetric};
 pub use template::{ExtraTemplate, TemplateInfo};
 pub use vm::{LcmState, VmInfo, VmState};

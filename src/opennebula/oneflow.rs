@@ -74,6 +74,8 @@ pub struct ServiceVm {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServiceRole {
     pub name: String,
+    /// The VM template the role's VMs are instantiated from (0 when the document lacks it).
+    pub template_id: u64,
     pub cardinality: u64,
     /// The most VMs the role may have (OneFlow's `max_vms`), when the service sets it.
     pub max_vms: Option<u64>,
@@ -322,6 +324,7 @@ fn parse_role(r: &Json) -> ServiceRole {
         .unwrap_or_default();
     ServiceRole {
         name: loose_str(r.get("name")),
+        template_id: r.get("template_id").and_then(loose_u64).unwrap_or(0),
         cardinality: r.get("cardinality").and_then(loose_u64).unwrap_or(0),
         max_vms: r.get("max_vms").and_then(loose_u64),
         state: RoleState(r.get("state").and_then(loose_u64).unwrap_or(0) as u32),

@@ -14,6 +14,9 @@ pub struct TemplateRole {
     /// The VM template the role's VMs are instantiated from.
     pub template_id: u64,
     pub cardinality: u64,
+    /// The fewest and the most VMs the role may have (`min_vms` / `max_vms`; OneFlow refuses
+    /// a service outside them).
+    pub min_vms: Option<u64>,
     pub max_vms: Option<u64>,
 }
 
@@ -51,6 +54,7 @@ pub fn parse_service_template(d: &Json) -> Option<ServiceTemplate> {
                     name: loose_str(r.get("name")),
                     template_id: r.get("template_id").and_then(loose_u64).unwrap_or(0),
                     cardinality: r.get("cardinality").and_then(loose_u64).unwrap_or(0),
+                    min_vms: r.get("min_vms").and_then(loose_u64),
                     max_vms: r.get("max_vms").and_then(loose_u64),
                 })
                 .collect()

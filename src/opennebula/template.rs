@@ -5,14 +5,18 @@ use std::fmt;
 
 use base64::Engine;
 
+use super::quota::Amount;
 use super::xml::Element;
 
-/// A VM template: its id, name and CONTEXT attributes in template order.
+/// A VM template: its id, name, CONTEXT attributes in template order, and the CPU and MEMORY
+/// (MB) each of its VMs counts against the VM quota (absent or unreadable: none).
 #[derive(Clone, PartialEq, Eq)]
 pub struct TemplateInfo {
     pub id: u64,
     pub name: String,
     pub context: Vec<(String, String)>,
+    pub cpu: Option<Amount>,
+    pub memory: Option<Amount>,
 }
 
 impl fmt::Debug for TemplateInfo {
@@ -21,6 +25,8 @@ impl fmt::Debug for TemplateInfo {
         f.debug_struct("TemplateInfo")
             .field("id", &self.id)
             .field("name", &self.name)
+            .field("cpu", &self.cpu)
+            .field("memory", &self.memory)
             .field(
                 "context_keys",
                 &self.context.iter().map(|(k, _)| k).collect::<Vec<_>>(),
@@ -44,10 +50,16 @@ impl TemplateInfo {
                     .collect()
             })
             .unwrap_or_default();
+        let amount = |name: &str| {
+            t.path(&format!("TEMPLATE/{name}"))
+                .and_then(|e| Amount::parse(&e.text))
+        };
         Ok(TemplateInfo {
             id,
             name: t.child_text("NAME").unwrap_or_default().to_string(),
             context,
+            cpu: amount("CPU"),
+            memory: amount("MEMORY"),
         })
     }
 }
@@ -164,6 +176,7 @@ mod tests {
         let keys: Vec<&str> = t.context.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["NETWORK", "TOKEN", "SSH_PUBLIC_KEY", "user_data"]);
         assert_eq!(t.context[2].1, "$USER[SSH_PUBLIC_KEY]");
+        assert_eq!((t.cpu, t.memory), (Amount::parse("2"), None));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::fleet::EtcdReport;
 use crate::guards::{Guard, GuardId};
 
 use super::plan::{PlanSource, ProvisionPlan};
+use super::room::{RoleBounds, role_room, room_findings, room_guard};
 
 /// What the operator types to end with an even number of etcd members.
 pub const EVEN_MEMBERS_ACK: &str = "an even etcd member count";
@@ -211,36 +212,32 @@ pub fn machine_config_endpoint(f: &ProvisionFacts<'_>) -> Guard {
     }
 }
 
-/// The provider answered (the plan was made from its answers) and the role stays within its
-/// `max_vms`.
+/// The provider answered (the plan was made from its answers) and has room: the OneFlow role
+/// stays within its `max_vms`, the template's VMs within the user's and group's VM quotas.
 pub fn provider_room(plan: &ProvisionPlan) -> Guard {
     let id = GuardId::ProviderRoom;
-    match &plan.source {
-        PlanSource::ServiceRole {
-            role,
-            target,
-            max_vms: Some(max),
-            ..
-        } if target > max => Guard::fail(
-            id,
-            format!("role {role} would have {target} VMs; its max_vms is {max}"),
-        ),
+    let mut findings = Vec::new();
+    let answered = match &plan.source {
         PlanSource::ServiceRole {
             role,
             target,
             max_vms,
             ..
-        } => Guard::pass(
-            id,
-            match max_vms {
-                Some(max) => format!("role {role}: {target} of at most {max} VMs"),
-                None => format!("{} answered; role {role} sets no max_vms", plan.provider),
-            },
-        ),
-        PlanSource::Template { .. } => {
-            Guard::pass(id, format!("{} answered with the template", plan.provider))
+        } => {
+            findings.push(role_room(&RoleBounds {
+                role: role.clone(),
+                vms: *target,
+                min_vms: None,
+                max_vms: *max_vms,
+            }));
+            String::new()
         }
-    }
+        PlanSource::Template { name, .. } => {
+            format!("{} answered with template {name}", plan.provider)
+        }
+    };
+    findings.extend(room_findings(&plan.room));
+    room_guard(id, &answered, &findings)
 }
 
 /// Addresses of a cluster as the guards compare them: hosts of its talos endpoints and nodes,
@@ -271,6 +268,7 @@ mod tests {
             machine_config: Some("/c/prod-cp.yaml".into()),
             name_pattern: "{cluster}-{role}-{n}".into(),
             vm_names: vec![],
+            room: Default::default(),
         }
     }
 
@@ -404,5 +402,38 @@ mod tests {
             *max_vms = Some(4);
         }
         assert_eq!(provider_room(&p).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn template_vms_past_the_vm_quota_fail_with_the_figures() {
+        use crate::opennebula::quota::HolderKind;
+        use crate::opennebula::{Amount, QuotaMetric};
+        use crate::provision::room::tests::holder;
+        use crate::provision::room::{ProviderRoom, QuotaReading, VmDemand};
+        let mut p = plan(MachineRole::Worker, 2, "prod-w");
+        let reading = QuotaReading {
+            holders: vec![holder(
+                HolderKind::Group,
+                100,
+                "lab",
+                &[(QuotaMetric::Cpu, 4, 3)],
+            )],
+            unreadable: Vec::new(),
+        };
+        let two = VmDemand {
+            vms: 2,
+            cpu: Amount::whole(2),
+            memory: Amount::ZERO,
+        };
+        p.room = ProviderRoom {
+            roles: Vec::new(),
+            quotas: Some((reading, two)),
+        };
+        let g = provider_room(&p);
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert_eq!(
+            g.reason,
+            "one answered with template prod-w; group lab: CPU quota 4, 3 used, the plan needs 2"
+        );
     }
 }

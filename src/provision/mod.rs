@@ -10,6 +10,7 @@ pub mod machine_config;
 pub mod plan;
 pub mod progress;
 pub mod provider;
+pub mod room;
 pub mod runner;
 
 pub use cluster::GuardInputs;

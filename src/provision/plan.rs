@@ -10,6 +10,7 @@ use crate::approval::MutatingAction;
 use crate::config::{MachineRole, ProviderKind};
 
 use super::journal::ProviderAt;
+use super::room::ProviderRoom;
 
 /// Where new VMs come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,6 +46,9 @@ pub struct ProvisionPlan {
     pub name_pattern: String,
     /// The names the new VMs get (template providers; OneFlow names its own).
     pub vm_names: Vec<String>,
+    /// What the provider said about room for the VMs (its quotas), for the guards.
+    #[serde(skip)]
+    pub room: ProviderRoom,
 }
 
 impl ProvisionPlan {
@@ -177,6 +181,7 @@ mod tests {
             machine_config: Some("/s/worker.yaml".into()),
             name_pattern: DEFAULT_NAME_PATTERN.into(),
             vm_names: vec!["healthy-worker-1".into(), "healthy-worker-2".into()],
+            room: Default::default(),
         };
         assert!(plan.is_approved_by(&plan.action()));
         let other = MutatingAction::Provision {

@@ -12,6 +12,7 @@ use super::ProvisionError;
 use super::journal::ProviderAt;
 use super::machine_config::MachineConfig;
 use super::plan::{DEFAULT_NAME_PATTERN, PlanSource, ProvisionPlan, vm_names};
+use super::room::{ProviderRoom, QuotaReading, VmDemand};
 
 /// Bound on one call to a provider.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
@@ -187,6 +188,7 @@ pub async fn plan(
         file: config.file_label(),
         message: format!("cluster {:?}: no {what} for role {role}", request.cluster),
     };
+    let mut room = ProviderRoom::default();
     let (source, names) = match &provider.clients {
         ProviderClients::Templates(client) => {
             let path = machine_config
@@ -201,6 +203,8 @@ pub async fn plan(
             let mut taken = taken.clone();
             taken.extend(client.vms().await?.into_iter().map(|v| v.name));
             let names = vm_names(&pattern, &request.cluster, role, request.count, &taken);
+            let demand = VmDemand::of(&template, request.count as u64);
+            room.quotas = Some((read_quotas(client).await, demand));
             (
                 PlanSource::Template {
                     id: template.id,
@@ -209,7 +213,7 @@ pub async fn plan(
                 names,
             )
         }
-        ProviderClients::Flow { flow, .. } => {
+        ProviderClients::Flow { flow, vms } => {
             if let Some(path) = &machine_config {
                 MachineConfig::load(path, role)?;
             }
@@ -230,6 +234,8 @@ pub async fn plan(
                     hint: format!("service {} has roles: {}", service.name, known.join(", ")),
                 })
             })?;
+            let count = request.count as u64;
+            room.quotas = Some(quotas_for(vms, &[(current.template_id, count)]).await);
             (
                 PlanSource::ServiceRole {
                     service_id: service.id,
@@ -254,7 +260,47 @@ pub async fn plan(
         machine_config,
         name_pattern: pattern,
         vm_names: names,
+        room,
     })
+}
+
+/// The VM quotas and what `(template id, VM count)` pairs need of them (OneFlow roles: OneFlow
+/// instantiates their VMs as the user, against the same quotas); a template that cannot be read
+/// is said among what could not be read.
+pub async fn quotas_for(client: &OneClient, vms: &[(u64, u64)]) -> (QuotaReading, VmDemand) {
+    let mut reading = read_quotas(client).await;
+    let mut demand = VmDemand::default();
+    for (template_id, count) in vms.iter().filter(|(_, count)| *count > 0) {
+        match client.template(*template_id).await {
+            Ok(t) => demand = demand.plus(VmDemand::of(&t, *count)),
+            Err(e) => reading.unreadable.push(format!(
+                "VM template {template_id}, whose CPU and MEMORY count against the quota, cannot be read ({e})"
+            )),
+        }
+    }
+    (reading, demand)
+}
+
+/// The VM quotas of the provider's user and of its primary group. What cannot be read is said,
+/// not fatal: a user may not be allowed to read its group, or the endpoint may predate a call.
+pub async fn read_quotas(client: &OneClient) -> QuotaReading {
+    let mut reading = QuotaReading::default();
+    match client.own_quota().await {
+        Ok((user, gid)) => {
+            let who = format!("user {}", user.name);
+            reading.holders.push(user);
+            match client.group_quota(gid).await {
+                Ok(group) => reading.holders.push(group),
+                Err(e) => reading.unreadable.push(format!(
+                    "{who} may not read the VM quota of its group {gid} ({e})"
+                )),
+            }
+        }
+        Err(e) => reading.unreadable.push(format!(
+            "the provider's user may not read its own VM quota ({e})"
+        )),
+    }
+    reading
 }
 
 pub async fn find_template(

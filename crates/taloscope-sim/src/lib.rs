@@ -42,7 +42,9 @@ pub mod state;
 pub use clock::SimClock;
 pub use injection::NoSuchNode;
 pub use record::{BootstrapRequest, FileRead, MutatingCall, UpgradeWindow};
-pub use scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, Scenario};
+pub use scenario::{
+    ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, OneSpec, Scenario, VmQuotaSpec,
+};
 pub use state::{
     ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,
     NodeStatus, SimNode,
@@ -217,6 +219,7 @@ impl SimFleet {
             sim.core.clock,
             sim.core.pki.ca_pem(),
             &opts.state_dir,
+            &scenario.opennebula,
         )
         .await;
         match one {

@@ -168,6 +168,32 @@ pub struct Scenario {
     pub clusters: Vec<ClusterSpec>,
     /// A Cluster API management cluster and the workload cluster it owns (the `capi` scenarios).
     pub capi: Option<super::capi::CapiSpec>,
+    /// What the OpenNebula sim holds beyond the clusters' own templates and services.
+    pub opennebula: OneSpec,
+}
+
+/// The OpenNebula sim's account and new-cluster service templates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OneSpec {
+    /// A VM quota on the sim's user. oned holds oneadmin (uid 0) and its group to no quota
+    /// (OpenNebula/one src/rm/api/SharedAPI.cc `quota_authorization`), so with a quota the user
+    /// is `tenant` (uid 2) in group `users` (gid 1).
+    pub user_quota: Option<VmQuotaSpec>,
+    /// The `max_vms` of the new-cluster service templates' roles, by role name.
+    pub new_cluster_max_vms: Vec<(String, usize)>,
+}
+
+/// Limits of a VM quota (`VM_QUOTA` of OpenNebula/one src/um/QuotaVirtualMachine.cc); `None`
+/// leaves a metric at its default (-1), which the sim's unlimited default quota makes unlimited.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VmQuotaSpec {
+    #[serde(default)]
+    pub vms: Option<u64>,
+    #[serde(default)]
+    pub cpu: Option<u64>,
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
 }
 
 #[rustfmt::skip]
@@ -175,7 +201,7 @@ const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
     "talos-1.12", "talos-1.13", "capi", "capi-stuck-rollout", "capi-orphaned-member",
-    "capi-etcd-stopped",
+    "capi-etcd-stopped", "one-tight",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -246,6 +272,9 @@ impl Scenario {
                 cluster.discovery_disabled = true;
                 vec![cluster]
             }
+            // No room at the provider for a 3+2 cluster: a VM quota of 8 VMs with healthy's 5
+            // in use, and new-cluster service templates whose worker role allows 1 VM.
+            "one-tight" => vec![standard_cluster("one-tight", 0, |_| {})],
             // The OneFlow worker role already at its max_vms (2): no room for one more.
             "flow-full" => {
                 let mut cluster = standard_cluster("flow-full", 0, |_| {});
@@ -283,10 +312,21 @@ impl Scenario {
             ],
             _ => return None,
         };
+        let opennebula = match name {
+            "one-tight" => OneSpec {
+                user_quota: Some(VmQuotaSpec {
+                    vms: Some(8),
+                    ..VmQuotaSpec::default()
+                }),
+                new_cluster_max_vms: vec![("worker".into(), 1)],
+            },
+            _ => OneSpec::default(),
+        };
         Some(Scenario {
             name: name.to_string(),
             clusters,
             capi: None,
+            opennebula,
         })
     }
 

@@ -7,13 +7,26 @@ use serde_saphyr::Spanned;
 
 use super::scenario::{
     ClusterSpec, DEFAULT_IMAGE_PULL_MS, DEFAULT_KUBERNETES, DEFAULT_TALOS, Faults, NodeRole,
-    NodeSpec, Scenario, control_planes, default_address, parse_loopback, parse_version,
+    NodeSpec, OneSpec, Scenario, VmQuotaSpec, control_planes, default_address, parse_loopback,
+    parse_version,
 };
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileScenario {
     clusters: Vec<FileCluster>,
+    #[serde(default)]
+    opennebula: Option<FileOne>,
+}
+
+/// `opennebula:`: a VM quota on the sim's user and `max_vms` of the new-cluster roles.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileOne {
+    #[serde(default)]
+    user_quota: Option<VmQuotaSpec>,
+    #[serde(default)]
+    new_cluster_max_vms: std::collections::BTreeMap<String, usize>,
 }
 
 #[derive(Deserialize)]
@@ -107,10 +120,17 @@ pub(crate) fn parse_scenario(name: &str, text: &str) -> Result<Scenario, LineErr
         }
         clusters.push(cluster);
     }
+    let opennebula = file
+        .opennebula
+        .map_or_else(OneSpec::default, |one| OneSpec {
+            user_quota: one.user_quota,
+            new_cluster_max_vms: one.new_cluster_max_vms.into_iter().collect(),
+        });
     Ok(Scenario {
         name: name.to_string(),
         clusters,
         capi: None,
+        opennebula,
     })
 }
 
@@ -305,6 +325,23 @@ mod tests {
         let off = text.replace("    etcd:", "    discovery_disabled: true\n    etcd:");
         let s = parse_scenario("lab", &off).expect("parses");
         assert!(s.clusters[0].discovery_disabled);
+    }
+
+    #[test]
+    fn an_opennebula_quota_and_new_cluster_max_vms_are_read() {
+        let text = "opennebula:\n  user_quota: {vms: 8, memory_mb: 32768}\n  new_cluster_max_vms: {worker: 1}\nclusters:\n  - name: lab\n    nodes:\n      - name: cp-1\n        role: controlplane\n";
+        let s = parse_scenario("lab", text).expect("parses");
+        let quota = s.opennebula.user_quota.expect("a quota");
+        assert_eq!(
+            (quota.vms, quota.cpu, quota.memory_mb),
+            (Some(8), None, Some(32768))
+        );
+        assert_eq!(
+            s.opennebula.new_cluster_max_vms,
+            [("worker".to_string(), 1)]
+        );
+        let bad = text.replace("vms: 8", "disks: 8");
+        assert!(parse_scenario("lab", &bad).is_err());
     }
 
     #[test]

@@ -52,14 +52,6 @@ fn address(lab: &Lab, n: u8) -> String {
     format!("{}.{}.{}.{}:50000", o[0], o[1], o[2], n)
 }
 
-fn auth(fleet: &SimFleet) -> String {
-    let path = fleet.opennebula().expect("OpenNebula sim").auth_file();
-    std::fs::read_to_string(path)
-        .expect("one_auth")
-        .trim()
-        .to_string()
-}
-
 /// `one.template.instantiate` of the new-cluster template for `role`; the VM id.
 async fn instantiate(fleet: &SimFleet, role: &str, name: &str, extra: &str) -> i64 {
     let one = fleet.opennebula().expect("OpenNebula sim");
@@ -360,17 +352,8 @@ async fn a_oneflow_service_forms_the_cluster_and_its_deletion_removes_it() {
         serde_json::json!({"name": name, "cardinality": count,
             "template_contents": {"CONTEXT": {"USER_DATA": data, "USER_DATA_ENCODING": "base64"}}})
     };
-    let body = serde_json::json!({"action": {"perform": "instantiate", "params": {"merge_template": {
-        "name": "lab", "roles": [role("controlplane", 3), role("worker", 2)]}}}});
-    let template = one.new_clusters().service_template_id;
-    let (status, answer) = oneflow(
-        one.oneflow_url(),
-        &auth(&sim.fleet),
-        "POST",
-        &format!("/service_template/{template}/action"),
-        &body.to_string(),
-    )
-    .await;
+    let roles = serde_json::json!([role("controlplane", 3), role("worker", 2)]);
+    let (status, answer) = instantiate_new_cluster_service(&sim.fleet, roles).await;
     assert_eq!(status, 201, "{answer}");
     let service: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
     let id = service["DOCUMENT"]["ID"]

@@ -232,6 +232,7 @@ pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
             namespace: "default".into(),
             fault,
         }),
+        opennebula: Default::default(),
     })
 }
 

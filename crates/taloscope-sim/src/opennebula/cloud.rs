@@ -10,8 +10,10 @@ use tokio::sync::watch;
 
 use super::machine_config;
 use super::oneflow::FlowState;
+use super::quota::Owner;
 use super::template::{Template, Value};
 use super::vm::{Boot, JoinPlan, Lcm, Vm, VmState, VmTemplate};
+use crate::scenario::VmQuotaSpec;
 use crate::scenario::{DEFAULT_KUBERNETES, DEFAULT_TALOS};
 use crate::{FleetState, NodeSpec, SimClock};
 
@@ -29,15 +31,28 @@ const EPILOG_SECONDS: f64 = 2.0;
 pub(crate) enum Refusal {
     NoTemplate(i64),
     NoVm(i64),
-    NotAvailable { action: String, state: String },
+    NotAvailable {
+        action: String,
+        state: String,
+    },
     Unsupported(String),
     UnknownAction(String),
     BadTemplate(String),
+    /// No user or group with that id (the sim has one of each).
+    NoObject(&'static str, i64),
+    /// Past the user's VM quota: who (uid) and Quota.cc's words.
+    Quota {
+        uid: i64,
+        message: String,
+    },
 }
 
 /// Everything the cloud holds.
 pub(crate) struct Cloud {
-    pub owner: String,
+    /// The one user everything belongs to (oneadmin unless the scenario sets a quota).
+    pub owner: Owner,
+    /// The scenario's VM quota on that user (`None`: its default, unlimited).
+    pub user_quota: Option<VmQuotaSpec>,
     /// Never logged or printed; written only into the state dir's `one_auth`.
     pub password: String,
     pub templates: Vec<VmTemplate>,
@@ -107,6 +122,10 @@ impl OneCloud {
                 .ok_or(Refusal::NoTemplate(template_id))?;
             let mut template = source.template.clone();
             template.merge(&extra);
+            super::quota::check(&cloud, &template).map_err(|message| Refusal::Quota {
+                uid: cloud.owner.uid,
+                message,
+            })?;
             let id = cloud.next_vm;
             let ip = self
                 .lease(&cloud, source.cluster)

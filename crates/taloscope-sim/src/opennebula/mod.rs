@@ -1,13 +1,14 @@
 //! OpenNebula in the sim: oned's XML-RPC API at `http://127.0.0.1:PORT/RPC2` and OneFlow's REST
-//! API on another loopback port, one user (`oneadmin`, generated password), Talos VM templates
-//! per sim cluster (and for new clusters), and VMs that boot into the Talos sim as new nodes or
-//! form new clusters. `OneSim::start` runs both.
+//! API on another loopback port, one user (`oneadmin`, or `tenant` under a VM quota; generated
+//! password), Talos VM templates per sim cluster (and for new clusters), and VMs that boot into
+//! the Talos sim as new nodes or form new clusters. `OneSim::start` runs both.
 mod cloud;
 mod config_documents;
 pub(crate) mod machine_config;
 pub use machine_config::{LoadedConfig, load_machine_config};
 pub(crate) mod capone_side;
 mod oneflow;
+mod quota;
 mod rpc;
 mod setup;
 mod talos_boot;
@@ -74,13 +75,14 @@ impl OneSim {
         clock: SimClock,
         ca_pem: &str,
         state_dir: &Path,
+        spec: &crate::scenario::OneSpec,
     ) -> Result<OneSim, SimError> {
         let password = format!(
             "{:016x}{:016x}",
             super::clock::random_u64(),
             super::clock::random_u64()
         );
-        let catalog = setup::catalog(&fleet, ca_pem, password);
+        let catalog = setup::catalog(&fleet, ca_pem, password, spec);
         let cloud = OneCloud::new(catalog.cloud, fleet, clock);
         let rpc = listen().await?;
         let flow = listen().await?;

@@ -75,7 +75,7 @@ pub(crate) fn answer(
 ) -> Answer {
     let authenticated = {
         let c = cloud.lock();
-        credentials == Some(format!("{}:{}", c.owner, c.password).as_str())
+        credentials == Some(format!("{}:{}", c.owner.uname, c.password).as_str())
     };
     if !authenticated {
         return error(401, "User not authorized");
@@ -180,6 +180,29 @@ fn merged_roles(mut roles: Vec<RoleSpec>, merge: Option<&Json>) -> Result<Vec<Ro
     Ok(roles)
 }
 
+/// The merged roles' cardinalities within their `min_vms` / `max_vms`, as OneFlow validates the
+/// template it instantiates (OpenNebula/one src/oca/ruby/opennebula/flow/service_template.rb
+/// `validate_vmvalues`, raised as a ParseException that oneflow-server.rb answers with
+/// GENERAL_EC, 500).
+fn within_bounds(roles: Vec<RoleSpec>) -> Result<Vec<RoleSpec>, Answer> {
+    for r in &roles {
+        let name = &r.name;
+        if r.min_vms.is_some_and(|min| min > r.cardinality) {
+            return Err(error(
+                500,
+                &format!("Role '{name}' 'cardinality' must be greater than or equal to 'min_vms'"),
+            ));
+        }
+        if r.max_vms.is_some_and(|max| max < r.cardinality) {
+            return Err(error(
+                500,
+                &format!("Role '{name}' 'cardinality' must be lower than or equal to 'max_vms'"),
+            ));
+        }
+    }
+    Ok(roles)
+}
+
 /// A `template_contents` hash in OpenNebula template syntax (`K = "v"`, `K = [ a = "b" ]`).
 fn template_text(hash: &serde_json::Map<String, Json>) -> String {
     let quote = |v: &Json| {
@@ -236,7 +259,7 @@ fn instantiate(cloud: &Arc<OneCloud>, template_id: i64, merge: Option<&Json>) ->
             return error(404, "Error getting service template: not found");
         };
         let t = ServiceTemplate {
-            roles: match merged_roles(t.roles, merge) {
+            roles: match merged_roles(t.roles, merge).and_then(within_bounds) {
                 Ok(roles) => roles,
                 Err(answer) => return answer,
             },
@@ -410,7 +433,9 @@ fn template_doc(c: &Cloud, t: &ServiceTemplate) -> Json {
             doc
         })
         .collect();
-    json!({"ID": t.id.to_string(), "UID": "0", "GID": "0", "UNAME": c.owner, "GNAME": "oneadmin",
+    let o = &c.owner;
+    json!({"ID": t.id.to_string(), "UID": o.uid.to_string(), "GID": o.gid.to_string(),
+           "UNAME": o.uname, "GNAME": o.gname,
            "NAME": t.name, "TYPE": "101", "PERMISSIONS": permissions(),
            "TEMPLATE": {"BODY": {"name": t.name, "deployment": "straight", "description": "",
                "shutdown_action": "terminate", "ready_status_gate": false,
@@ -441,8 +466,9 @@ fn service_doc(c: &Cloud, s: &Service) -> Json {
                     // ['ID', 'UID', 'GID', 'UNAME', 'GNAME', 'NAME']`, the keys kept in a
                     // node's `vm_info` when the VM is added to the role).
                     json!({"deploy_id": vm.id, "vm_info": {"VM": {
-                        "ID": vm.id.to_string(), "NAME": vm.name, "UID": "0", "GID": "0",
-                        "UNAME": vm.owner, "GNAME": "oneadmin"}}})
+                        "ID": vm.id.to_string(), "NAME": vm.name,
+                        "UID": vm.owner.uid.to_string(), "GID": vm.owner.gid.to_string(),
+                        "UNAME": vm.owner.uname, "GNAME": vm.owner.gname}}})
                 })
                 .collect();
             let disposed: Vec<Json> = r.disposed.iter().map(|id| json!(id)).collect();
@@ -461,7 +487,9 @@ fn service_doc(c: &Cloud, s: &Service) -> Json {
         .iter()
         .map(|(t, m)| json!({"message": m, "severity": "I", "timestamp": t}))
         .collect();
-    json!({"ID": s.id.to_string(), "UID": "0", "GID": "0", "UNAME": c.owner, "GNAME": "oneadmin",
+    let o = &c.owner;
+    json!({"ID": s.id.to_string(), "UID": o.uid.to_string(), "GID": o.gid.to_string(),
+           "UNAME": o.uname, "GNAME": o.gname,
            "NAME": s.name, "TYPE": "100", "PERMISSIONS": permissions(),
            "TEMPLATE": {"BODY": {"name": s.name, "deployment": "straight",
                "state": service_state(c, s), "shutdown_action": "terminate",

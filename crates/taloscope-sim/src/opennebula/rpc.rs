@@ -1,6 +1,7 @@
 //! oned's XML-RPC methods in the sim: session check, then `one.system.version`,
 //! `one.templatepool.info`, `one.template.info`, `one.template.instantiate`, `one.vm.info`,
-//! `one.vmpool.info` and `one.vm.action`, each answered in oned's words and error codes.
+//! `one.vmpool.info`, `one.vm.action`, `one.user.info` and `one.group.info`, each answered in
+//! oned's words and error codes.
 use std::sync::Arc;
 
 use super::cloud::{OneCloud, Refusal};
@@ -10,7 +11,7 @@ use super::xmlrpc::{self, ErrorCode, MethodCall};
 /// The version the sim reports.
 pub(crate) const ONE_VERSION: &str = "7.0.0";
 
-const METHODS: [&str; 7] = [
+const METHODS: [&str; 9] = [
     "one.system.version",
     "one.templatepool.info",
     "one.template.info",
@@ -18,6 +19,8 @@ const METHODS: [&str; 7] = [
     "one.vm.info",
     "one.vmpool.info",
     "one.vm.action",
+    "one.user.info",
+    "one.group.info",
 ];
 
 const VM_ACTIONS: [&str; 15] = [
@@ -74,7 +77,7 @@ fn authenticated(cloud: &OneCloud, call: &MethodCall) -> bool {
         return false;
     };
     let c = cloud.lock();
-    user == c.owner && password == c.password
+    user == c.owner.uname && password == c.password
 }
 
 fn int(call: &MethodCall, i: usize) -> Result<i64, Bad> {
@@ -158,6 +161,24 @@ fn dispatch(cloud: &Arc<OneCloud>, call: &MethodCall) -> Result<String, Bad> {
             let vm = cloud.action(action, id).map_err(|r| Bad::Refused(r, id))?;
             Ok(xmlrpc::success_int(vm))
         }
+        // Id -1 is the caller's own user or group (src/rm/api/SharedAPI.cc `info`); the sim
+        // has one of each.
+        "one.user.info" => {
+            let id = int(call, 1)?;
+            let c = cloud.lock();
+            if id != -1 && id != c.owner.uid {
+                return Err(Bad::Refused(Refusal::NoObject("user", id), id));
+            }
+            Ok(xmlrpc::success_string(&super::quota::user_xml(&c)))
+        }
+        "one.group.info" => {
+            let id = int(call, 1)?;
+            let c = cloud.lock();
+            if id != -1 && id != c.owner.gid {
+                return Err(Bad::Refused(Refusal::NoObject("group", id), id));
+            }
+            Ok(xmlrpc::success_string(&super::quota::group_xml(&c)))
+        }
         other => Ok(xmlrpc::fault(
             -506,
             &format!("Method '{other}' not defined"),
@@ -195,6 +216,16 @@ fn refused(method: &str, refusal: &Refusal, id: i64) -> String {
         Refusal::UnknownAction(action) => (
             format!("[{method}] Invalid action \"{action}\""),
             ErrorCode::RpcApi,
+        ),
+        Refusal::NoObject(what, id) => (
+            format!("[{method}] Error getting {what} [{id}]."),
+            ErrorCode::NoExists,
+        ),
+        // Request.cc `failure_message` for AUTHORIZATION around SharedAPI.cc's
+        // "user [uid] " + Quota.cc's words.
+        Refusal::Quota { uid, message } => (
+            format!("[{method}] User [{uid}] : {message}."),
+            ErrorCode::Authorization,
         ),
         Refusal::BadTemplate(e) => (
             format!("[{method}] Error parsing the extra template: {e}"),

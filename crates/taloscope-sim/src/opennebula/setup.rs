@@ -49,9 +49,10 @@ use super::ONE_USER;
 use super::cloud::{Cloud, OneCloud, now_unix};
 use super::machine_config::{self, ConfigFor};
 use super::oneflow::{FlowState, Role, RoleSpec, Service, ServiceTemplate};
+use super::quota::Owner;
 use super::template::{Template, Value};
 use super::vm::VmTemplate;
-use crate::scenario::DEFAULT_TALOS;
+use crate::scenario::{DEFAULT_TALOS, OneSpec};
 use crate::{FleetState, NodeRole, SimError};
 
 /// The cloud to start with, and each cluster's generated machine configs.
@@ -129,9 +130,18 @@ pub(crate) fn role_extra(config: &str) -> String {
     )
 }
 
-pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Catalog {
+pub(crate) fn catalog(
+    fleet: &FleetState,
+    ca_pem: &str,
+    password: String,
+    spec: &OneSpec,
+) -> Catalog {
     let mut cloud = Cloud {
-        owner: ONE_USER.to_string(),
+        owner: match spec.user_quota {
+            Some(_) => Owner::tenant(),
+            None => Owner::oneadmin(),
+        },
+        user_quota: spec.user_quota.clone(),
         password,
         templates: Vec::new(),
         vms: BTreeMap::new(),
@@ -246,7 +256,23 @@ pub(crate) fn catalog(fleet: &FleetState, ca_pem: &str, password: String) -> Cat
         configs.insert(name.to_string(), (cp_yaml, worker_yaml));
     }
     add_new_cluster_templates(&mut cloud, regtime);
+    limit_new_cluster_roles(&mut cloud, &spec.new_cluster_max_vms);
     Catalog { cloud, configs }
+}
+
+/// The scenario's `max_vms` on the roles of the new-cluster service templates.
+fn limit_new_cluster_roles(cloud: &mut Cloud, max_vms: &[(String, usize)]) {
+    let new_cluster = [NEW_CLUSTER_SERVICE, NEW_CLUSTER_GATEWAY_SERVICE];
+    for t in cloud.flow.templates.iter_mut() {
+        if !new_cluster.contains(&t.name.as_str()) {
+            continue;
+        }
+        for role in t.roles.iter_mut() {
+            if let Some((_, max)) = max_vms.iter().find(|(name, _)| *name == role.name) {
+                role.max_vms = Some(*max);
+            }
+        }
+    }
 }
 
 /// `127.A.B.0/24` with A in 64..=126 and any B: away from the scenario's 127.10.x.y.
@@ -397,7 +423,7 @@ pub(crate) fn write_files(
     use crate::pki::write_private;
     write_private(
         &files.one_auth,
-        &format!("{}:{}\n", cloud.owner, cloud.password),
+        &format!("{}:{}\n", cloud.owner.uname, cloud.password),
     )?;
     let auth = quoted(&files.one_auth.display().to_string());
     let [a, b] = cloud.new_network.1;

@@ -3,6 +3,7 @@
 //! (`<VM>`, `<VM_POOL>`, `<VMTEMPLATE>`, `<VMTEMPLATE_POOL>`).
 use std::net::Ipv4Addr;
 
+use super::quota::Owner;
 use super::template::Template;
 use super::xml;
 
@@ -104,7 +105,7 @@ pub(crate) enum Boot {
 pub(crate) struct Vm {
     pub id: i64,
     pub name: String,
-    pub owner: String,
+    pub owner: Owner,
     pub state: VmState,
     pub lcm: Lcm,
     pub prev_state: VmState,
@@ -147,7 +148,7 @@ impl Vm {
     pub fn to_xml(&self) -> String {
         let mut out = String::from("<VM>");
         out.push_str(&format!("<ID>{}</ID>", self.id));
-        push_owner(&mut out, &self.owner);
+        out.push_str(&self.owner.to_xml());
         out.push_str(&format!("<NAME>{}</NAME>", xml::escape(&self.name)));
         out.push_str(PERMISSIONS);
         out.push_str(&format!(
@@ -176,9 +177,9 @@ impl Vm {
 }
 
 impl VmTemplate {
-    pub fn to_xml(&self, owner: &str) -> String {
+    pub fn to_xml(&self, owner: &Owner) -> String {
         let mut out = format!("<VMTEMPLATE><ID>{}</ID>", self.id);
-        push_owner(&mut out, owner);
+        out.push_str(&owner.to_xml());
         out.push_str(&format!("<NAME>{}</NAME>", xml::escape(&self.name)));
         out.push_str(PERMISSIONS);
         out.push_str(&format!("<REGTIME>{}</REGTIME>", self.regtime));
@@ -191,13 +192,6 @@ impl VmTemplate {
 const PERMISSIONS: &str = "<PERMISSIONS><OWNER_U>1</OWNER_U><OWNER_M>1</OWNER_M>\
 <OWNER_A>0</OWNER_A><GROUP_U>0</GROUP_U><GROUP_M>0</GROUP_M><GROUP_A>0</GROUP_A>\
 <OTHER_U>0</OTHER_U><OTHER_M>0</OTHER_M><OTHER_A>0</OTHER_A></PERMISSIONS>";
-
-fn push_owner(out: &mut String, owner: &str) {
-    let owner = xml::escape(owner);
-    out.push_str(&format!(
-        "<UID>0</UID><GID>0</GID><UNAME>{owner}</UNAME><GNAME>oneadmin</GNAME>"
-    ));
-}
 
 /// Which VMs a pool call's `filter`, `start`, `end` select, by id (`include/PoolSQL.h`).
 pub(crate) fn in_range(ids: impl Iterator<Item = i64>, start: i64, end: i64) -> Vec<i64> {

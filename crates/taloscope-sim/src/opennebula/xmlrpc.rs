@@ -8,6 +8,7 @@ use super::xml::{self, Node};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ErrorCode {
     Authentication = 0x0100,
+    Authorization = 0x0200,
     NoExists = 0x0400,
     Action = 0x0800,
     RpcApi = 0x1000,

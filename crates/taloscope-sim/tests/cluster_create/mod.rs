@@ -240,6 +240,15 @@ fn host_of(url: &str) -> String {
         .to_string()
 }
 
+/// The sim's `user:password` (its `one_auth` file), the session string of every call.
+pub fn auth(fleet: &taloscope_sim::SimFleet) -> String {
+    let path = fleet.opennebula().expect("OpenNebula sim").auth_file();
+    std::fs::read_to_string(path)
+        .expect("one_auth")
+        .trim()
+        .to_string()
+}
+
 /// An XML-RPC call to oned; the response document.
 pub async fn xmlrpc(url: &str, method: &str, params: &[String]) -> String {
     let params: String = params
@@ -294,6 +303,21 @@ pub async fn oneflow(url: &str, auth: &str, method: &str, path: &str, body: &str
         body.len()
     );
     http(&host, request).await
+}
+
+/// Instantiates the new-cluster OneFlow service template (`talos-cluster`) with `roles` as its
+/// `merge_template.roles`, the service named `lab`; the status and the body.
+pub async fn instantiate_new_cluster_service(
+    fleet: &taloscope_sim::SimFleet,
+    roles: serde_json::Value,
+) -> (u16, String) {
+    let one = fleet.opennebula().expect("OpenNebula sim");
+    let body = serde_json::json!({"action": {"perform": "instantiate", "params": {
+        "merge_template": {"name": "lab", "roles": roles}}}});
+    let template = one.new_clusters().service_template_id;
+    let path = format!("/service_template/{template}/action");
+    let auth = auth(fleet);
+    oneflow(one.oneflow_url(), &auth, "POST", &path, &body.to_string()).await
 }
 
 /// Talos over mutual TLS: the OS CA as the root, the admin certificate as the identity.
