@@ -191,16 +191,23 @@ impl ClusterLive {
 
     /// Drops the nodes that left the cluster and puts the rest in the list's order.
     fn fold_membership(&mut self, list: &[NodePlan], answered: Answered) -> bool {
-        let shown = |nodes: &[NodeStatus]| -> Vec<(String, super::NodeSource)> {
+        let shown = |nodes: &[NodeStatus]| -> Vec<(String, String, super::NodeSource)> {
             nodes
                 .iter()
-                .map(|n| (n.address.clone(), n.source))
+                .map(|n| (n.address.clone(), n.name.clone(), n.source))
                 .collect()
         };
         let before = shown(&self.status.nodes);
         for node in &mut self.status.nodes {
             if let Some(plan) = list.iter().find(|p| p.address == node.address) {
                 node.source = plan.source;
+                // A node that did not answer was probed before Kubernetes (or a later
+                // source) named it: the round's final list names it now.
+                if let Some(hostname) = plan.hostname.as_deref().filter(|h| !h.is_empty())
+                    && node.name == node.address
+                {
+                    node.name = hostname.to_string();
+                }
             }
         }
         self.status
@@ -484,6 +491,37 @@ mod tests {
             ]
         );
         assert_eq!(live.node_last_answer("127.1.0.3"), None);
+    }
+
+    #[test]
+    fn a_silent_node_probed_before_kubernetes_named_it_is_named_by_the_rounds_list() {
+        use crate::fleet::membership::{Answered, NodePlan};
+        use crate::fleet::{NodeRole, NodeSource};
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        let mut silent = node("127.1.0.2", None, Some("unreachable"));
+        silent.name = "127.1.0.2".into();
+        fleet.apply(FleetEvent::Node {
+            cluster: "c".into(),
+            node: silent,
+            at: t0,
+        });
+        let named = |hostname: &str| FleetEvent::Membership {
+            cluster: "c".into(),
+            nodes: vec![NodePlan {
+                address: "127.1.0.2".into(),
+                role: NodeRole::Controlplane,
+                hostname: Some(hostname.into()),
+                source: NodeSource::Talosconfig,
+            }],
+            answered: Answered::default(),
+            at: t0,
+        };
+        assert!(fleet.apply(named("cp-2")), "the name is a visible change");
+        assert_eq!(fleet.cluster("c").unwrap().status.nodes[0].name, "cp-2");
+        // A name the node gave itself is not replaced by another source's.
+        assert!(!fleet.apply(named("other")));
+        assert_eq!(fleet.cluster("c").unwrap().status.nodes[0].name, "cp-2");
     }
 
     #[test]
