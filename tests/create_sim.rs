@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use create_common::{DELETE_ARGS, create_args, lab_status};
-use provision_common::{config_file, live_vms};
+use provision_common::{config_file, live_vms, one_client};
 use talos_common::{Sim, TIME_SCALE, scenario, start};
 
 /// The chosen Kubernetes version (not the Talos version's default, so the kubelets show it was
@@ -90,50 +90,52 @@ async fn delete_lab(sim: &Sim, before: &[u64]) {
     assert!(!contexts.stdout.contains("\"lab\""), "{}", contexts.stdout);
 }
 
-async fn create_status_delete(provider: &str, more: &[&str]) {
+/// A create of lab through `provider` with the flags `more` gives for the started sim, then
+/// status and delete.
+async fn create_status_delete(provider: &str, more: fn(&Sim) -> Vec<String>) {
     let sim = start(scenario("healthy")).await;
     let before = live_vms(&sim).await;
-    create_lab(&sim, provider, more).await;
+    let more = more(&sim);
+    let more: Vec<&str> = more.iter().map(String::as_str).collect();
+    create_lab(&sim, provider, &more).await;
     assert_eq!(live_vms(&sim).await.len(), before.len() + 5);
     assert_lab_formed(&sim).await;
     delete_lab(&sim, &before).await;
+}
+
+fn maintenance(_: &Sim) -> Vec<String> {
+    vec!["--deliver".into(), "maintenance".into()]
+}
+
+/// The endpoint is the first control plane's address, known before the VMs exist (OneFlow
+/// deploys the controlplane role first, the worker role's parent, so its first VM leases `.1`
+/// too).
+fn user_data(sim: &Sim) -> Vec<String> {
+    ["--deliver", "user-data", "--endpoint"]
+        .map(String::from)
+        .into_iter()
+        .chain([first_control_plane(sim)])
+        .collect()
 }
 
 #[tokio::test]
 async fn user_data_through_xmlrpc_forms_lab_and_delete_removes_it() {
-    let sim = start(scenario("healthy")).await;
-    let before = live_vms(&sim).await;
-    // The endpoint is the first control plane's address, known before the VMs exist.
-    let endpoint = first_control_plane(&sim);
-    let more = ["--deliver", "user-data", "--endpoint", &endpoint];
-    create_lab(&sim, "sim-opennebula", &more).await;
-    assert_eq!(live_vms(&sim).await.len(), before.len() + 5);
-    assert_lab_formed(&sim).await;
-    delete_lab(&sim, &before).await;
+    create_status_delete("sim-opennebula", user_data).await;
 }
 
 #[tokio::test]
 async fn maintenance_through_xmlrpc_forms_lab_and_delete_removes_it() {
-    create_status_delete("sim-opennebula", &["--deliver", "maintenance"]).await;
+    create_status_delete("sim-opennebula", maintenance).await;
 }
 
 #[tokio::test]
 async fn maintenance_through_oneflow_forms_lab_and_delete_removes_it() {
-    create_status_delete("sim-oneflow", &["--deliver", "maintenance"]).await;
+    create_status_delete("sim-oneflow", maintenance).await;
 }
 
 #[tokio::test]
 async fn user_data_through_oneflow_forms_lab_and_delete_removes_it() {
-    let sim = start(scenario("healthy")).await;
-    let before = live_vms(&sim).await;
-    // OneFlow deploys the controlplane role first (the worker role's parent): its first VM
-    // leases `.1`.
-    let endpoint = first_control_plane(&sim);
-    let more = ["--deliver", "user-data", "--endpoint", &endpoint];
-    create_lab(&sim, "sim-oneflow", &more).await;
-    assert_eq!(live_vms(&sim).await.len(), before.len() + 5);
-    assert_lab_formed(&sim).await;
-    delete_lab(&sim, &before).await;
+    create_status_delete("sim-oneflow", user_data).await;
 }
 
 #[tokio::test]
@@ -160,18 +162,8 @@ async fn a_oneflow_gateway_role_is_the_endpoint_and_goes_with_the_service() {
 
 /// The address of the running VM of the `gateway` role (named after its role by OneFlow).
 async fn gateway_address(sim: &Sim) -> String {
-    use taloscope::opennebula::{Credentials, OneClient, VmState};
-    let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
-    let auth = std::fs::read_to_string(one.auth_file()).expect("one_auth");
-    let creds = Credentials::parse_one_auth(&auth).expect("user:password");
-    let client = OneClient::new(
-        "sim",
-        one.xmlrpc_url(),
-        creds,
-        std::time::Duration::from_secs(5),
-    )
-    .expect("client");
-    let vms = client.vms().await.expect("the VM pool");
+    use taloscope::opennebula::VmState;
+    let vms = one_client(sim).vms().await.expect("the VM pool");
     let gateway = vms
         .iter()
         .find(|v| v.state != VmState::DONE && v.name.starts_with("gateway_"))

@@ -74,20 +74,25 @@ pub fn audit(sim: &Sim) -> String {
     std::fs::read_to_string(state_dir(sim).join("audit.log")).unwrap_or_default()
 }
 
-/// Every VM the sim's OpenNebula holds that is not gone, by id.
-pub async fn live_vms(sim: &Sim) -> Vec<u64> {
-    use taloscope::opennebula::{Credentials, OneClient, VmState};
+/// A client of the sim's OpenNebula, as the sim's one_auth names its user.
+pub fn one_client(sim: &Sim) -> taloscope::opennebula::OneClient {
+    use taloscope::opennebula::{Credentials, OneClient};
     let one = sim.fleet.opennebula().expect("the sim runs OpenNebula");
     let auth = std::fs::read_to_string(one.auth_file()).expect("one_auth");
     let creds = Credentials::parse_one_auth(&auth).expect("user:password");
-    let client = OneClient::new(
+    OneClient::new(
         "sim",
         one.xmlrpc_url(),
         creds,
         std::time::Duration::from_secs(5),
     )
-    .expect("client");
-    let vms = client.vms().await.expect("the VM pool");
+    .expect("client")
+}
+
+/// Every VM the sim's OpenNebula holds that is not gone, by id.
+pub async fn live_vms(sim: &Sim) -> Vec<u64> {
+    use taloscope::opennebula::VmState;
+    let vms = one_client(sim).vms().await.expect("the VM pool");
     vms.into_iter()
         .filter(|v| v.state != VmState::DONE)
         .map(|v| v.id)
