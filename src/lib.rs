@@ -64,6 +64,10 @@
 //!   talosconfig, the operator's contexts merged in and removed, the
 //!   `Kubeconfig` stream's archive read under caps. Uses discovery's readers.
 //! - `discovery`: kubeconfig + talosconfig + taloscope's config -> clusters.
+//! - `journal`: the one journal of every operation (rollouts, provisions,
+//!   creates, node and etcd actions): one path rule, one atomic writer, one
+//!   exclusive claim (`flock` on `<journal>.lock`, so of two runs started
+//!   together exactly one runs), one rule for a live holder.
 //! - `logging`, `versions`, `tui`, `guards`, `run_holder`: the log file;
 //!   version rules and upgrade paths; terminal setup, capabilities, glyphs,
 //!   themes and the 16-colour output of 16-colour terminals; a guard's verdict
@@ -98,6 +102,7 @@ pub mod discovery;
 pub mod etcd_maintenance;
 pub mod fleet;
 pub mod guards;
+pub mod journal;
 pub mod kube;
 pub mod logging;
 pub mod natural;

@@ -10,6 +10,7 @@ const LAYERS: &[&[&str]] = &[
     &["bounded", "printable", "natural", "atomic_file"],
     &["proto", "clock", "paths", "config"],
     &["logging", "versions", "tui", "guards", "run_holder"],
+    &["journal"],
     &["discovery"],
     &["cluster_config"],
     &["talos", "kube", "opennebula"],

@@ -11,20 +11,13 @@ use serde::{Deserialize, Serialize};
 use super::plan::CreatePlan;
 use super::progress::CreatePhase;
 use crate::config::MachineRole;
-use crate::provision::journal::{live_holder, write_json_atomically};
+use crate::journal::{CREATES, Journal, JournalError, live_holder};
 use crate::run_holder::RunHolder;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CreateJournalError {
-    #[error("create journal {}: {message}", path.display())]
-    Io { path: PathBuf, message: String },
-    #[error("create journal {}: not a journal: {message}", path.display())]
-    Corrupt { path: PathBuf, message: String },
-    #[error(
-        "refused: create journal {} is held by a run still alive, {holder}; wait for it to end",
-        path.display()
-    )]
-    Held { path: PathBuf, holder: String },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     #[error(
         "create journal {} is for another plan ({theirs}); finish or delete that cluster first",
         path.display()
@@ -101,22 +94,16 @@ impl CreateRecord {
     }
 }
 
-/// A cluster's create journal.
+/// A cluster's create journal, held by its run from the claim until it is dropped.
 #[derive(Debug, Clone)]
 pub struct CreateJournal {
-    path: PathBuf,
-    record: CreateRecord,
+    journal: Journal<CreateRecord>,
 }
 
 impl CreateJournal {
-    /// `<state dir>/clusters/<cluster>.json`, the name made safe as provision journals do.
+    /// `<state dir>/clusters/<cluster>.json` (the operation journals' one name rule).
     pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
-        let provisions = crate::provision::ProvisionJournal::path_for(state_dir, cluster);
-        let file = provisions
-            .file_name()
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        state_dir.join("clusters").join(file)
+        CREATES.path_for(state_dir, cluster)
     }
 
     /// Where the secrets bundle of `cluster` is kept.
@@ -134,49 +121,44 @@ impl CreateJournal {
     }
 
     /// Takes the journal of `plan.cluster` for this run: a new one, or the one a killed run
-    /// of the same plan left (resumed). Refused while another live run holds it, or when it is
-    /// another plan's.
+    /// of the same plan left (resumed). Exclusive before anything is read, so of two creates
+    /// of one name started together exactly one runs; refused while another live run holds
+    /// it, or when it is another plan's.
     pub fn claim(state_dir: &Path, plan: &CreatePlan) -> Result<CreateJournal, CreateJournalError> {
         let path = Self::path_for(state_dir, &plan.cluster);
-        let record = match read_record(&path)? {
-            None => CreateRecord {
-                cluster: plan.cluster.clone(),
-                holder: None,
-                plan: plan.clone(),
-                vms_requested: false,
-                vms: Vec::new(),
-                service: None,
-                endpoint: None,
-                bundle: None,
-                configured: BTreeSet::new(),
-                bootstrap_sent: None,
-                done: None,
-            },
-            Some(theirs) => {
-                if let Some(holder) = live_holder(theirs.holder.as_deref()) {
-                    return Err(CreateJournalError::Held { path, holder });
+        let begin = |on_disk: Option<CreateRecord>| {
+            let mut record = match on_disk {
+                None => CreateRecord::new(plan),
+                Some(theirs) => {
+                    if let Some(holder) = live_holder(theirs.holder.as_deref()) {
+                        return Err(CreateJournalError::Journal(JournalError::Held {
+                            what: CREATES.what,
+                            path: path.clone(),
+                            holder,
+                        }));
+                    }
+                    if !same_request(&theirs.plan, plan) {
+                        return Err(CreateJournalError::OtherPlan {
+                            path: path.clone(),
+                            theirs: theirs.plan.action().describe(),
+                        });
+                    }
+                    theirs
                 }
-                if !same_request(&theirs.plan, plan) {
-                    return Err(CreateJournalError::OtherPlan {
-                        path,
-                        theirs: theirs.plan.action().describe(),
-                    });
-                }
-                theirs
-            }
+            };
+            record.holder = Some(RunHolder::this_process().to_string());
+            Ok(record)
         };
-        let mut journal = CreateJournal { path, record };
-        journal.record.holder = Some(RunHolder::this_process().to_string());
-        journal.save()?;
-        Ok(journal)
+        let journal = Journal::claim(CREATES, path.clone(), begin)?;
+        Ok(CreateJournal { journal })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.journal.path()
     }
 
     pub fn record(&self) -> &CreateRecord {
-        &self.record
+        self.journal.record()
     }
 
     /// Changes the record and writes it before returning: what the run does next may rely on
@@ -185,20 +167,31 @@ impl CreateJournal {
         &mut self,
         change: impl FnOnce(&mut CreateRecord),
     ) -> Result<(), CreateJournalError> {
-        change(&mut self.record);
-        self.save()
+        Ok(self.journal.update(change)?)
     }
 
-    /// Lets the journal go: the run ended (a later run may resume it).
+    /// Lets the journal go: the run ended (a later run may resume it once this one is dropped).
     pub fn release(&mut self) -> Result<(), CreateJournalError> {
         self.update(|r| r.holder = None)
     }
+}
 
-    fn save(&self) -> Result<(), CreateJournalError> {
-        write_json_atomically(&self.path, &self.record).map_err(|message| CreateJournalError::Io {
-            path: self.path.clone(),
-            message,
-        })
+impl CreateRecord {
+    /// The record of a create not yet begun.
+    fn new(plan: &CreatePlan) -> CreateRecord {
+        CreateRecord {
+            cluster: plan.cluster.clone(),
+            holder: None,
+            plan: plan.clone(),
+            vms_requested: false,
+            vms: Vec::new(),
+            service: None,
+            endpoint: None,
+            bundle: None,
+            configured: BTreeSet::new(),
+            bootstrap_sent: None,
+            done: None,
+        }
     }
 }
 
@@ -212,21 +205,7 @@ fn same_request(a: &CreatePlan, b: &CreatePlan) -> bool {
 }
 
 pub(super) fn read_record(path: &Path) -> Result<Option<CreateRecord>, CreateJournalError> {
-    match crate::bounded::read_to_string(path, crate::bounded::CONFIG_FILE_LIMIT) {
-        Ok(text) => {
-            serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| CreateJournalError::Corrupt {
-                    path: path.to_path_buf(),
-                    message: e.to_string(),
-                })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CreateJournalError::Io {
-            path: path.to_path_buf(),
-            message: format!("cannot read: {e}"),
-        }),
-    }
+    Ok(CREATES.load(path)?)
 }
 
 #[cfg(test)]
@@ -258,6 +237,7 @@ mod tests {
         let again = CreateJournal::read(dir.path(), "lab").unwrap().unwrap();
         assert_eq!(again.vms.len(), 1);
         assert!(again.vms_requested);
+        drop(j);
         let mut other = lab();
         other.workers = 5;
         let err = CreateJournal::claim(dir.path(), &other).unwrap_err();
@@ -280,6 +260,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("refused: create journal "), "{err}");
+        drop(j);
+        let err = CreateJournal::claim(dir.path(), &lab())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("(pid {} on ", first.id())), "{err}");
         first.kill().unwrap();
         first.wait().unwrap();
         CreateJournal::claim(dir.path(), &lab()).expect("the first run is gone");

@@ -7,20 +7,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::progress::VmProgress;
-use crate::run_holder::{Liveness, RunHolder, holder_described};
+use crate::journal::{JournalClaim, PROVISIONS, live_holder};
+use crate::run_holder::RunHolder;
 
-#[derive(Debug, thiserror::Error)]
-pub enum JournalError {
-    #[error("provision journal {}: {message}", path.display())]
-    Io { path: PathBuf, message: String },
-    #[error("provision journal {}: not a journal: {message}", path.display())]
-    Corrupt { path: PathBuf, message: String },
-    #[error(
-        "refused: provision journal {} is held by a run still alive, {holder}; wait for it to end",
-        path.display()
-    )]
-    Held { path: PathBuf, holder: String },
-}
+pub use crate::journal::JournalError;
 
 /// One VM the console started. A VM is its provider's endpoint and its id there: two front
 /// ends configured under one provider name never share an entry.
@@ -68,21 +58,11 @@ pub struct JournalFile {
 
 /// The journal file at `path`; an empty one for `cluster` when there is none.
 fn read_file(path: &Path, cluster: &str) -> Result<JournalFile, JournalError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| JournalError::Corrupt {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(JournalFile {
-            cluster: cluster.to_string(),
-            holder: None,
-            vms: Vec::new(),
-        }),
-        Err(e) => Err(JournalError::Io {
-            path: path.to_path_buf(),
-            message: format!("cannot read: {e}"),
-        }),
-    }
+    Ok(PROVISIONS.load(path)?.unwrap_or_else(|| JournalFile {
+        cluster: cluster.to_string(),
+        holder: None,
+        vms: Vec::new(),
+    }))
 }
 
 /// A cluster's provision journal.
@@ -90,48 +70,41 @@ fn read_file(path: &Path, cluster: &str) -> Result<JournalFile, JournalError> {
 pub struct ProvisionJournal {
     path: PathBuf,
     file: JournalFile,
+    /// This run's hold, once it claimed the journal to write VMs into it.
+    claim: Option<JournalClaim>,
 }
 
 impl ProvisionJournal {
-    /// `<state dir>/provisions/<cluster>.json`; the cluster name is made
-    /// safe for a file name.
+    /// `<state dir>/provisions/<cluster>.json` (the operation journals' one name rule).
     pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
-        let safe: String = cluster
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let safe = if safe.starts_with('.') || safe.is_empty() {
-            format!("_{safe}")
-        } else {
-            safe
-        };
-        state_dir.join("provisions").join(format!("{safe}.json"))
+        PROVISIONS.path_for(state_dir, cluster)
     }
 
     /// Opens (or starts) the journal of `cluster`.
     pub fn open(state_dir: &Path, cluster: &str) -> Result<ProvisionJournal, JournalError> {
         let path = Self::path_for(state_dir, cluster);
         let file = read_file(&path, cluster)?;
-        Ok(ProvisionJournal { path, file })
+        Ok(ProvisionJournal {
+            path,
+            file,
+            claim: None,
+        })
     }
 
-    /// Takes the journal for this run before it writes VMs into it: refused while another run,
-    /// still alive on this host, holds it (the two would write over each other's VMs). The
-    /// file is read again first, so VMs written since it was opened are kept.
+    /// Takes the journal for this run before it writes VMs into it: refused while another run
+    /// holds its lock or, still alive, is named in it (the two would write over each other's
+    /// VMs). The file is read again first, so VMs written since it was opened are kept.
     pub fn claim(&mut self) -> Result<(), JournalError> {
+        let claim = PROVISIONS.claim(&self.path)?;
         let on_disk = read_file(&self.path, &self.file.cluster)?;
         if let Some(holder) = live_holder(on_disk.holder.as_deref()) {
             return Err(JournalError::Held {
+                what: PROVISIONS.what,
                 path: self.path.clone(),
                 holder,
             });
         }
+        self.claim = Some(claim);
         self.file = JournalFile {
             holder: Some(RunHolder::this_process().to_string()),
             ..on_disk
@@ -180,31 +153,8 @@ impl ProvisionJournal {
     }
 
     fn save(&self) -> Result<(), JournalError> {
-        write_json_atomically(&self.path, &self.file).map_err(|message| JournalError::Io {
-            path: self.path.clone(),
-            message,
-        })
+        PROVISIONS.save(&self.path, &self.file)
     }
-}
-
-/// The holder of a journal as messages describe it, when it is a run still alive on this
-/// host (another run must not write the journal meanwhile).
-pub(crate) fn live_holder(holder: Option<&str>) -> Option<String> {
-    let holder = holder?;
-    RunHolder::parse(holder)
-        .is_some_and(|run| run.liveness() == Liveness::Running)
-        .then(|| holder_described(holder))
-}
-
-/// Writes `value` as JSON over `path` atomically (`atomic_file`): a reader sees the old or the
-/// new file, never half of one. Owner-only, like every journal. The error says what failed,
-/// without the path.
-pub(crate) fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the directory: {e}"))?;
-    let text = serde_json::to_string_pretty(value).map_err(|e| format!("cannot encode: {e}"))?;
-    crate::atomic_file::write_atomically(path, text.as_bytes(), 0o600)
-        .map_err(|e| format!("cannot write: {e}"))
 }
 
 #[cfg(test)]

@@ -5,32 +5,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::atomic_file::write_atomically;
+use crate::journal::ROLLOUTS;
 
 use super::progress::{RolloutKind, RolloutOutcome, RolloutSummary, StepProgress};
 
 /// The journal format this build writes and reads.
 pub const JOURNAL_FORMAT: u32 = 1;
 
-/// Why a journal could not be read or written; names the file.
-#[derive(Debug, thiserror::Error)]
-pub enum JournalError {
-    #[error("rollout journal {}: cannot read: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "rollout journal {} is corrupt: {reason}; move it away to start a new rollout",
-        path.display()
-    )]
-    Corrupt { path: PathBuf, reason: String },
-    #[error("rollout journal {}: cannot write: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
+pub use crate::journal::JournalError;
 
 /// One cluster's rollout, as kept on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,24 +58,9 @@ impl RolloutJournal {
         }
     }
 
-    /// `<state dir>/rollouts/<cluster>.json`; characters that cannot be in a file name become `_`.
+    /// `<state dir>/rollouts/<cluster>.json` (the operation journals' one name rule).
     pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
-        let safe: String = cluster
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let safe = if safe.is_empty() || safe.starts_with('.') {
-            format!("_{safe}")
-        } else {
-            safe
-        };
-        state_dir.join("rollouts").join(format!("{safe}.json"))
+        ROLLOUTS.path_for(state_dir, cluster)
     }
 
     /// The rollout at a glance, as the progress pane shows it.
@@ -114,44 +81,25 @@ impl RolloutJournal {
         self.outcome.is_none()
     }
 
-    /// Writes the journal atomically, owner-only (`atomic_file`), so a crash leaves either the
-    /// old or the new journal, never half.
+    /// Writes the journal atomically, owner-only, so a crash leaves either the old or the new
+    /// journal, never half.
     pub fn save(&self, path: &Path) -> Result<(), JournalError> {
-        let write_err = |source| JournalError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
-        let dir = path.parent().unwrap_or_else(|| Path::new("."));
-        std::fs::create_dir_all(dir).map_err(write_err)?;
-        let mut text = serde_json::to_vec_pretty(self)
-            .map_err(|e| write_err(std::io::Error::other(e.to_string())))?;
-        text.push(b'\n');
-        write_atomically(path, &text, 0o600).map_err(write_err)
+        ROLLOUTS.save(path, self)
     }
 
     /// Reads a journal; `Ok(None)` when there is none.
     pub fn load(path: &Path) -> Result<Option<RolloutJournal>, JournalError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
-                return Err(JournalError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
+        let Some(journal) = ROLLOUTS.load::<RolloutJournal>(path)? else {
+            return Ok(None);
         };
-        let corrupt = |reason: String| JournalError::Corrupt {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let journal: RolloutJournal =
-            serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
         if journal.format != JOURNAL_FORMAT {
-            return Err(corrupt(format!(
-                "format {} is not the format {JOURNAL_FORMAT} this taloscope reads",
-                journal.format
-            )));
+            return Err(ROLLOUTS.corrupt(
+                path,
+                format!(
+                    "format {} is not the format {JOURNAL_FORMAT} this taloscope reads",
+                    journal.format
+                ),
+            ));
         }
         Ok(Some(journal))
     }
