@@ -9,7 +9,7 @@ use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
-use crate::fleet::ClusterStatus;
+use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::guards::{Guard, GuardId};
 use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
 use crate::rollout::LeaseReading;
@@ -64,19 +64,17 @@ pub struct ActionMenu {
     pub selected: usize,
 }
 
-/// The node actions the menu offers, then a restart of each service Talos restarts through
-/// its API (node detail lists them).
-pub fn node_choices(services: &[String]) -> Vec<ActionChoice> {
-    let mut items: Vec<ActionChoice> = [
-        NodeOperation::Reboot,
-        NodeOperation::Shutdown,
-        NodeOperation::Cordon,
-        NodeOperation::Uncordon,
-        NodeOperation::Drain,
-    ]
-    .into_iter()
-    .map(ActionChoice::Node)
-    .collect();
+/// The node actions the menu offers for `node`, only those whose subject exists: cordon when
+/// its Kubernetes node is schedulable, uncordon when it is cordoned, drain when it has one;
+/// then a restart of each service Talos restarts through its API (node detail lists them).
+pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice> {
+    let mut ops = vec![NodeOperation::Reboot, NodeOperation::Shutdown];
+    match node.cordoned {
+        Some(false) => ops.extend([NodeOperation::Cordon, NodeOperation::Drain]),
+        Some(true) => ops.extend([NodeOperation::Uncordon, NodeOperation::Drain]),
+        None => {}
+    }
+    let mut items: Vec<ActionChoice> = ops.into_iter().map(ActionChoice::Node).collect();
     items.extend(
         services
             .iter()
@@ -86,18 +84,29 @@ pub fn node_choices(services: &[String]) -> Vec<ActionChoice> {
     items
 }
 
-/// The etcd actions, in the menu's order.
-pub fn etcd_choices() -> Vec<ActionChoice> {
-    [
-        EtcdAction::Disarm,
-        EtcdAction::Defragment,
-        EtcdAction::Snapshot,
-        EtcdAction::ForfeitLeadership,
-        EtcdAction::RemoveMember,
-    ]
-    .into_iter()
-    .map(ActionChoice::Etcd)
-    .collect()
+/// The etcd actions the menu offers about member `member_id` of `status`, in the menu's
+/// order, only those whose subject exists: disarm while an alarm is active, forfeit on the
+/// leader, remove-member for a member no answering node runs.
+pub fn etcd_choices(status: &ClusterStatus, member_id: &str) -> Vec<ActionChoice> {
+    let member = status.etcd.members.iter().find(|m| m.id == member_id);
+    let mut actions = Vec::new();
+    if !status.etcd.alarms.is_empty() {
+        actions.push(EtcdAction::Disarm);
+    }
+    actions.extend([EtcdAction::Defragment, EtcdAction::Snapshot]);
+    if member.is_some_and(|m| m.leader) {
+        actions.push(EtcdAction::ForfeitLeadership);
+    }
+    let runs_on_a_node = member.is_some_and(|m| {
+        status
+            .nodes
+            .iter()
+            .any(|n| n.error.is_none() && (n.name == m.hostname || n.address == m.hostname))
+    });
+    if !runs_on_a_node {
+        actions.push(EtcdAction::RemoveMember);
+    }
+    actions.into_iter().map(ActionChoice::Etcd).collect()
 }
 
 /// What a plan screen plans.

@@ -75,7 +75,7 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
         cluster,
         subject: node.name.clone(),
         member_id: None,
-        items: node_choices(&services),
+        items: node_choices(node, &services),
         selected: 0,
     })
 }
@@ -86,17 +86,24 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
         .selected_key(state.tables.get(TableKind::Etcd))
         .map(String::from)
         .ok_or_else(|| format!("no etcd member of {cluster} reported yet"))?;
-    let hostname = state
+    let status = &state
         .fleet
         .cluster(&cluster)
-        .and_then(|l| l.status.etcd.members.iter().find(|m| m.id == id))
+        .ok_or_else(|| format!("no status of {cluster} yet"))?
+        .status;
+    let hostname = status
+        .etcd
+        .members
+        .iter()
+        .find(|m| m.id == id)
         .map(|m| m.hostname.clone())
         .unwrap_or_else(|| id.clone());
+    let items = etcd_choices(status, &id);
     Ok(ActionMenu {
         cluster,
         subject: hostname,
         member_id: Some(id),
-        items: etcd_choices(),
+        items,
         selected: 0,
     })
 }

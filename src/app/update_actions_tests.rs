@@ -266,7 +266,18 @@ fn the_etcd_pane_offers_the_etcd_actions_and_defrag_fails_on_an_unhealthy_member
     key(&mut state, 'a');
     let menu = state.actions.menu.as_ref().expect("menu");
     assert_eq!(menu.subject, "cp-1");
-    assert_eq!(menu.items.len(), 5);
+    // No alarm to disarm, and cp-1 runs its member: neither disarm nor remove-member.
+    let labels: Vec<String> = menu.items.iter().map(|i| i.label("cp-1")).collect();
+    assert!(
+        labels
+            .iter()
+            .all(|l| !l.starts_with("disarm") && !l.starts_with("remove")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().any(|l| l.starts_with("defragment")),
+        "{labels:?}"
+    );
     update(&mut state, Action::Back);
     assert!(state.actions.menu.is_none());
     let effects = choose(&mut state, "defragment");
@@ -274,6 +285,23 @@ fn the_etcd_pane_offers_the_etcd_actions_and_defrag_fails_on_an_unhealthy_member
     assert_eq!(guard(&state, GuardId::EtcdHealthy), GuardVerdict::Fail);
     let plan = state.actions.plan.as_ref().unwrap();
     assert!(plan.start_refused().unwrap().contains("guard failing"));
+}
+
+#[test]
+fn the_etcd_menu_offers_disarm_with_an_alarm_and_remove_member_for_a_member_no_node_runs() {
+    let mut status = fixtures::healthy();
+    status.etcd.alarms.push(crate::fleet::EtcdAlarmReport {
+        member_id: format!("{:016x}", 2),
+        hostname: Some("cp-2".into()),
+        alarm: "NOSPACE".into(),
+    });
+    status.nodes.retain(|n| n.name != "cp-3");
+    let choices = |id: u64| -> Vec<ActionChoice> {
+        crate::app::actions::etcd_choices(&status, &format!("{id:016x}"))
+    };
+    assert!(choices(2).contains(&ActionChoice::Etcd(EtcdAction::Disarm)));
+    assert!(!choices(2).contains(&ActionChoice::Etcd(EtcdAction::RemoveMember)));
+    assert!(choices(3).contains(&ActionChoice::Etcd(EtcdAction::RemoveMember)));
 }
 
 #[test]

@@ -93,6 +93,9 @@ pub enum GuardId {
     CapiVmTemplate,
     /// CAPI doctor: the node to reboot is the stopped single etcd member's, answering, running.
     EtcdStopped,
+    /// Node action: what the action waits for at its end can still happen (no etcd alarm
+    /// keeps the node's member unhealthy for ever).
+    WaitCanFinish,
 }
 
 impl GuardId {
@@ -226,6 +229,7 @@ impl GuardId {
             GuardId::CapiRolloutSettled => "no CAPI rollout under way",
             GuardId::CapiVmTemplate => "VM template for the target",
             GuardId::EtcdStopped => "only etcd member stopped",
+            GuardId::WaitCanFinish => "its wait can finish",
         }
     }
 
@@ -372,6 +376,9 @@ impl GuardId {
             }
             GuardId::EtcdStopped => {
                 "Checks that the node to reboot is still the only control plane's, that its etcd still answers nothing (or only errors) and that the node answers the Talos API in the running stage. Talos starts and restarts etcd through no API call (only the kubelet and extensions), but starts it at every boot from /var/lib/etcd: with the data intact the member comes back and leads. A reboot changes no data; if etcd does not come back, follow the disaster recovery (a snapshot, then bootstrap --recover-from)."
+            }
+            GuardId::WaitCanFinish => {
+                "Checks that what the action waits for at its end can still happen. A reboot is done only when the node is back with its etcd member healthy; a member with an etcd alarm (NOSPACE, CORRUPT) stays unhealthy whatever the node does, so the reboot would wait until its timeout with the node cordoned. Disarm the alarm first (the etcd pane's a, then disarm alarms; or taloscope etcd disarm), then reboot. A member already unhealthy for another reason may come back after the reboot, or may not: that needs its own acknowledgement."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -45,6 +45,9 @@ pub fn action_guards(
     if plan.takes_node_down() {
         guards.push(quorum_after_losing(status, &plan.node));
     }
+    if plan.operation == NodeOperation::Reboot {
+        guards.push(wait_can_finish(plan, status));
+    }
     if plan.drains() {
         guards.push(drainable(plan, survey));
     }
@@ -52,6 +55,56 @@ pub fn action_guards(
         guards.push(restartable(&plan.node, service, survey.services.as_ref()));
     }
     guards
+}
+
+/// The acknowledgement of a reboot whose node's etcd member is unhealthy for another reason
+/// than an alarm: it may come back healthy after the reboot, or may not.
+pub const MAY_NOT_FINISH_ACK: &str = "the reboot may wait until its timeout";
+
+/// A reboot ends when the node is back with its etcd member healthy (`node_back`): an etcd
+/// alarm on the member keeps it unhealthy whatever the node does, so that wait could never
+/// end. The fix is named: disarm the alarm first.
+fn wait_can_finish(plan: &NodeActionPlan, status: &ClusterStatus) -> Guard {
+    let id = GuardId::WaitCanFinish;
+    let node = &plan.node;
+    let Some(member) = &plan.etcd_member else {
+        return Guard::pass(id, format!("{node} is back when it runs and is Ready"));
+    };
+    let alarms: Vec<&str> = status
+        .etcd
+        .alarms
+        .iter()
+        .filter(|a| &a.member_id == member)
+        .map(|a| a.alarm.as_str())
+        .collect();
+    if let Some(alarm) = alarms.first() {
+        return Guard::fail(
+            id,
+            format!(
+                "{node}'s etcd member has a {alarm} alarm: it stays unhealthy, so the reboot could never see it back; disarm the {alarm} alarm first (etcd pane: a, disarm alarms; or taloscope etcd disarm --context {})",
+                plan.cluster
+            ),
+        );
+    }
+    let healthy = status
+        .etcd
+        .members
+        .iter()
+        .find(|m| &m.id == member)
+        .is_some_and(|m| m.healthy);
+    if !healthy {
+        return Guard::warn(
+            id,
+            format!(
+                "{node}'s etcd member is unhealthy now: the reboot waits for it to be healthy again, which may not happen"
+            ),
+        )
+        .acked_by(MAY_NOT_FINISH_ACK);
+    }
+    Guard::pass(
+        id,
+        format!("{node} is back when it runs, is Ready and its etcd member is healthy"),
+    )
 }
 
 /// The client's role may act on nodes (os:operator or os:admin).
@@ -239,6 +292,42 @@ mod tests {
     }
 
     #[test]
+    fn a_reboot_whose_member_has_an_alarm_is_refused_naming_the_disarm_fix() {
+        use crate::fleet::{EtcdAlarmReport, EtcdMemberReport};
+        let mut reboot = plan(NodeOperation::Reboot);
+        reboot.node = "cp-1".into();
+        reboot.etcd_member = Some("00000000000000aa".into());
+        let mut status = ClusterStatus::default();
+        status.etcd.members.push(EtcdMemberReport {
+            id: "00000000000000aa".into(),
+            hostname: "cp-1".into(),
+            healthy: false,
+            ..Default::default()
+        });
+        status.etcd.alarms.push(EtcdAlarmReport {
+            member_id: "00000000000000aa".into(),
+            hostname: Some("cp-1".into()),
+            alarm: "NOSPACE".into(),
+        });
+        let g = wait_can_finish(&reboot, &status);
+        assert!(g.blocks(&[MAY_NOT_FINISH_ACK.to_string()]), "{g:?}");
+        assert!(
+            g.reason.contains("NOSPACE") && g.reason.contains("disarm the NOSPACE alarm first"),
+            "{g:?}"
+        );
+        status.etcd.alarms.clear();
+        let g = wait_can_finish(&reboot, &status);
+        assert!(
+            g.blocks(&[]) && !g.blocks(&[MAY_NOT_FINISH_ACK.to_string()]),
+            "{g:?}"
+        );
+        status.etcd.members[0].healthy = true;
+        assert!(!wait_can_finish(&reboot, &status).blocks(&[]));
+        reboot.etcd_member = None;
+        assert!(!wait_can_finish(&reboot, &status).blocks(&[]));
+    }
+
+    #[test]
     fn which_guards_each_action_has() {
         let status = ClusterStatus::default();
         let roles = Roles(vec![Role::Admin]);
@@ -254,6 +343,7 @@ mod tests {
                 GuardId::NodeActionRole,
                 GuardId::NoOtherRollout,
                 GuardId::EtcdQuorum,
+                GuardId::WaitCanFinish,
                 GuardId::WorkloadsDrainable
             ]
         );

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::plan::{render_guards, verdict_line_naming};
+use super::plan::{NO_GUARDS_YET, render_guards, verdict_line_naming};
 use super::progress_parts::{StepTable, render_step_pane};
 use crate::app::actions::{ActionPlan, ActionPlanScreen};
 use crate::app::state::AppState;
@@ -241,11 +241,15 @@ impl Widget for &ActionPlanView<'_> {
             let title = format!(" Members (quota {}) ", bytes_text(plan.quota));
             render_step_pane(self.look, title, false, Ok(table), members_area, buf);
         }
+        // No guard yet: the reason Start is refused says what is still awaited (the node's
+        // survey, the plan's own error), never "no status" while there is one.
+        let waiting = screen.start_refused();
         render_guards(
             self.look,
             &screen.guards,
             screen.guard,
             true,
+            waiting.as_deref().unwrap_or(NO_GUARDS_YET),
             guards_area,
             buf,
         );

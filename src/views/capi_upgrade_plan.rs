@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::plan::{render_guards, verdict_line};
+use super::plan::{NO_GUARDS_YET, render_guards, verdict_line};
 use super::progress_parts::{StepTable, render_step_pane};
 use super::{Look, fit};
 use crate::app::capi_upgrade::CapiUpgradeScreen;
@@ -156,6 +156,7 @@ impl Widget for &CapiUpgradePlanView<'_> {
             &screen.guards,
             screen.guard,
             screen.focus == PlanFocus::Guards,
+            NO_GUARDS_YET,
             guards_area,
             buf,
         );

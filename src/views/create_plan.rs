@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::plan::{render_guards, verdict_line};
+use super::plan::{NO_GUARDS_YET, render_guards, verdict_line};
 use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::create::{CreatePlanState, CreateWizard};
@@ -109,7 +109,15 @@ impl Widget for &CreatePlanView<'_> {
                 s.get(role),
             )),
             None => {
-                render_guards(self.look, &w.guards, w.selected, true, guards_area, buf);
+                render_guards(
+                    self.look,
+                    &w.guards,
+                    w.selected,
+                    true,
+                    NO_GUARDS_YET,
+                    guards_area,
+                    buf,
+                );
                 verdict_line(
                     self.look,
                     self.state.readonly,

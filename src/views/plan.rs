@@ -137,12 +137,17 @@ pub(super) fn verdict_line_naming(
     }
 }
 
-/// The guards pane of a plan screen, worst first, with the selected guard.
+/// What the guards pane says before any guard was evaluated.
+pub(super) const NO_GUARDS_YET: &str = "No status yet: the guards run when the cluster answers.";
+
+/// The guards pane of a plan screen, worst first, with the selected guard; `empty` says why
+/// there is no guard yet.
 pub(super) fn render_guards(
     look: &Look,
     guards: &[Guard],
     selected: Option<GuardId>,
     active: bool,
+    empty: &str,
     area: Rect,
     buf: &mut Buffer,
 ) {
@@ -170,7 +175,7 @@ pub(super) fn render_guards(
         look,
         title: "",
         active,
-        empty: "No status yet: the guards run when the cluster answers.",
+        empty,
     }
     .render_rows(inner, buf);
 }
@@ -219,6 +224,7 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
             &screen.guards,
             screen.guard,
             screen.focus == PlanFocus::Guards,
+            NO_GUARDS_YET,
             guards_area,
             buf,
         );

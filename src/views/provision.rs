@@ -8,7 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::plan::{render_guards, verdict_line};
+use super::plan::{NO_GUARDS_YET, render_guards, verdict_line};
 use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::provision::{Field, PlanState, SourceList, Wizard};
@@ -223,6 +223,7 @@ impl Widget for &ProvisionWizardView<'_> {
                 &w.guards.shown,
                 w.guards.selected,
                 w.guards.focused,
+                NO_GUARDS_YET,
                 guards_area,
                 buf,
             );
