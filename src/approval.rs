@@ -312,12 +312,22 @@ impl AuditLog {
     /// Appends `timestamp user@host cluster=".." action=".." outcome=".."`.
     /// Values are quoted and escaped so a name cannot forge a second line.
     pub fn record(&self, action: &MutatingAction, outcome: &str) -> Result<(), AuditError> {
+        self.record_described(action.cluster(), &action.describe(), outcome)
+    }
+
+    /// [`AuditLog::record`] of an action known by its cluster and words only (a journal's).
+    pub fn record_described(
+        &self,
+        cluster: &str,
+        action: &str,
+        outcome: &str,
+    ) -> Result<(), AuditError> {
         let line = format!(
             "{} {} cluster={:?} action={:?} outcome={:?}\n",
             utc_timestamp((self.clock)()),
             self.identity,
-            action.cluster(),
-            action.describe(),
+            cluster,
+            action,
             outcome
         );
         let write = || -> std::io::Result<()> {
@@ -402,9 +412,16 @@ impl Dispatcher {
     ) -> Result<(), AuditError> {
         let outcome = match result {
             Ok(()) => "succeeded".to_string(),
+            Err(e) if e.starts_with("cancelled") => e,
             Err(e) => format!("failed: {e}"),
         };
         self.audit.record(&approved.action, &outcome)
+    }
+
+    /// Records that an action a run now gone had started never ended: `action` as that run's
+    /// journal describes it.
+    pub fn interrupted(&self, cluster: &str, action: &str) -> Result<(), AuditError> {
+        self.audit.record_described(cluster, action, "interrupted")
     }
 }
 

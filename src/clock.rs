@@ -160,6 +160,15 @@ pub fn parse_utc_timestamp(text: &str) -> Option<SystemTime> {
         .map(|s| UNIX_EPOCH + std::time::Duration::from_secs(s))
 }
 
+/// A span of seconds as a progress line says it: `42s`, `3m05s`, `1h02m`.
+pub fn short_duration(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,7 +137,7 @@ async fn defrag_refuses_while_a_member_is_down_and_runs_the_leader_last() {
     assert!(stderr.contains("cp-2"), "{stderr}");
     assert!(etcd_calls(&fx).is_empty());
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit log");
-    assert!(audit.contains("refused: guard"), "{audit}");
+    assert!(audit.contains("refused by its guards: guard"), "{audit}");
     drop(fx);
 
     let fx = start(builtin("healthy")).await;
@@ -296,7 +296,7 @@ async fn every_action_is_refused_read_only_and_to_a_reader_with_an_audit_line() 
         .count();
     let refused_role = lines
         .iter()
-        .filter(|l| l.contains("refused: guard") && l.contains("client role"))
+        .filter(|l| l.contains("refused by its guards: guard") && l.contains("client role"))
         .count();
     assert_eq!((refused_ro, refused_role), (5, 5), "{audit}");
 }

@@ -188,7 +188,7 @@ async fn every_action_is_refused_read_only_and_as_a_reader_with_an_audit_line() 
         };
         assert_eq!(of("outcome=\"refused: read-only\""), 1, "{verb}: {audit}");
         assert_eq!(
-            of("outcome=\"failed: refused by its guards\""),
+            of("outcome=\"failed: refused by its guards: guard \\\"client role\\\" blocks"),
             1,
             "{verb}: {audit}"
         );
@@ -306,4 +306,105 @@ async fn kubelet_restarts_other_services_refuse_and_shutdown_leaves_the_node_off
     let status = fx.status("healthy").await;
     let w2 = status.node("w-2").expect("w-2");
     assert!(w2.error.is_some() && !w2.ready, "{w2:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reboot_whose_wait_can_never_end_is_refused_naming_the_disarm_fix() {
+    // cp-3 of `alarm` raised NOSPACE: its member stays unhealthy, so a reboot could never see
+    // it back. Refused by the guard before anything is asked or changed.
+    let fx = start(builtin("alarm")).await;
+    let plan = blocked_plan(&fx, "alarm", &["node", "reboot"], "cp-3").await;
+    assert_fails(
+        &plan,
+        "wait_can_finish",
+        &["NOSPACE", "disarm the NOSPACE alarm first"],
+    );
+    let (stdout, stderr) = run_confirmed(&fx, "alarm", &["node", "reboot"], "cp-3", &[], 1).await;
+    assert!(
+        fails_in_table(&stdout, "its wait can finish", "NOSPACE"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("refused: a guard blocks the reboot node cp-3 in alarm")
+            && stderr.contains("its wait can finish"),
+        "the refusal names the guard: {stderr}"
+    );
+    assert!(fx.sim.state().mutating_calls().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_single_control_plane_reboot_takes_the_ack_its_plan_asks_for() {
+    let fx = start(builtin("single-cp")).await;
+    let cmd = node_cmd(&fx, "single-cp", &["node", "reboot"], "cp-1", &["--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}");
+    let ack = stdout
+        .split("needs --ack \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the plan names its acknowledgement")
+        .to_string();
+    let cmd = node_cmd(
+        &fx,
+        "single-cp",
+        &["node", "reboot"],
+        "cp-1",
+        &["--plan", "--ack", &ack],
+    );
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "the ack is taken: {stdout}\n{stderr}");
+    assert!(
+        stdout.contains("ready: run it with --yes --confirm"),
+        "{stdout}"
+    );
+    let cmd = node_cmd(
+        &fx,
+        "single-cp",
+        &["node", "reboot"],
+        "cp-1",
+        &["--plan", "--ack", "the API may be down"],
+    );
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(2), "a mistyped ack is a usage error: {stderr}");
+    assert!(
+        stderr
+            .contains("--ack \"the API may be down\" is not an acknowledgement this plan asks for")
+            && stderr.contains(&ack),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_a_killed_run_left_is_reported_once_with_the_node_it_left_cordoned() {
+    let fx = start(builtin("healthy")).await;
+    // What a killed reboot of w-1 leaves in the state dir: its journal, no outcome, no holder
+    // alive (the lock beside it is free).
+    let journal = taloscope::journal::action::begin_action(
+        &fx.state_dir(),
+        "healthy",
+        "reboot node w-1",
+        Some("w-1"),
+    )
+    .expect("journal");
+    let mut journal = journal;
+    journal
+        .update(|r| {
+            r.left_cordoned = Some("w-1".into());
+            r.step = "w-1: reboot requested".into();
+        })
+        .expect("written");
+    drop(journal);
+    let (_, stderr) = run_confirmed(&fx, "healthy", &["node", "cordon"], "w-2", &[], 0).await;
+    assert!(
+        stderr.contains("reboot node w-1 in healthy was interrupted")
+            && stderr.contains("it left w-1 cordoned: uncordon it?"),
+        "{stderr}"
+    );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
+    assert!(
+        audit.contains("action=\"reboot node w-1\" outcome=\"interrupted\""),
+        "{audit}"
+    );
+    let (_, stderr) = run_confirmed(&fx, "healthy", &["node", "uncordon"], "w-2", &[], 0).await;
+    assert!(!stderr.contains("interrupted"), "told once: {stderr}");
 }

@@ -116,6 +116,8 @@ pub enum Action {
     OpenActions,
     /// `s` on an action's plan: ask the dispatcher to run it.
     StartAction,
+    /// Action progress: cancel the running node or etcd action after its current step.
+    CancelAction,
     /// The log view and how it opens (see `update_logs`).
     Logs(super::update_logs::LogKey),
     /// `H` / `:health`: the health checklist of the cluster in use.
@@ -227,6 +229,8 @@ pub enum Effect {
         approved: ApprovedAction,
         run: Box<super::actions::ActionRun>,
     },
+    /// Cancel the running node or etcd action after its current step.
+    CancelAction,
     /// Start or stop the log view's streams.
     Logs(super::update_logs::LogEffect),
     /// Run the cluster's health checks and report through `AppEvent::Health`.

@@ -205,18 +205,16 @@ impl ActionPlanScreen {
         other: &LeaseReading,
         tree: Option<&crate::capi::ClusterTree>,
     ) {
-        // A node action takes an unread Lease for none, as before; the doctor's fix says it.
-        let other_read = other.as_ref().ok().and_then(Option::as_ref);
         let roles = super::plan_screen::roles_of(status);
         let guards = match &mut self.plan {
             ActionPlan::Node { plan, survey } => match survey {
-                Some(survey) => action_guards(plan, status, &roles, other_read, survey),
+                Some(survey) => action_guards(plan, status, &roles, other, survey),
                 None => Vec::new(),
             },
             ActionPlan::Etcd { request, plan } => {
                 *plan = EtcdPlan::new(status, request).map_err(|e| e.to_string());
                 match plan {
-                    Ok(plan) => plan_guards(plan, status, &roles),
+                    Ok(plan) => plan_guards(plan, status, &roles, other),
                     Err(_) => Vec::new(),
                 }
             }
@@ -293,7 +291,7 @@ pub fn etcd_action_of(request: &EtcdRequest) -> EtcdAction {
 }
 
 /// The action running (or last run) from this console, as its runner reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ActionProgress {
     pub cluster: String,
     /// The action in the operator's words ("reboot node cp-2").
@@ -304,6 +302,16 @@ pub struct ActionProgress {
     pub outcome: Option<Result<String, String>>,
     /// Discovery runs again when it ends (a delete removed contexts from the files).
     pub rediscover: bool,
+    /// When it started and ended (seconds since the Unix epoch, the console's clock).
+    pub started: Option<u64>,
+    pub ended: Option<u64>,
+    /// The most it may take, when its runner bounds it (a node action's node timeout).
+    pub timeout: Option<std::time::Duration>,
+    /// Whether `c` can stop it: a node action stops between its steps; the others run on
+    /// their runners to the end.
+    pub cancellable: bool,
+    /// The operator asked to cancel: the runner stops after its current step.
+    pub cancelling: bool,
 }
 
 impl ActionProgress {
@@ -321,11 +329,39 @@ impl ActionProgress {
         }
     }
 
+    /// Adds a line, stamped with the time since the start when `now` (the console's clock)
+    /// is known: `[+1m05s] cp-2: reboot requested`.
+    pub fn push_at(&mut self, now: Option<u64>, line: String) {
+        let line = match (self.started, now) {
+            (Some(start), Some(now)) => {
+                format!(
+                    "[+{}] {line}",
+                    crate::clock::short_duration(now.saturating_sub(start))
+                )
+            }
+            _ => line,
+        };
+        self.push(line);
+    }
+
     pub fn push(&mut self, line: String) {
         if self.lines.len() >= MAX_PROGRESS_LINES {
             self.lines.pop_front();
         }
         self.lines.push_back(crate::printable::line(&line));
+    }
+
+    /// "elapsed 1m05s of 15m00s" (or without its bound), while it runs and once it ended.
+    pub fn elapsed(&self, now: Option<u64>) -> Option<String> {
+        let elapsed = self.ended.or(now)?.saturating_sub(self.started?);
+        let elapsed = crate::clock::short_duration(elapsed);
+        Some(match self.timeout {
+            Some(bound) => format!(
+                "elapsed {elapsed}, times out after {}",
+                crate::clock::short_duration(bound.as_secs())
+            ),
+            None => format!("elapsed {elapsed}"),
+        })
     }
 }
 
@@ -345,6 +381,8 @@ pub struct ActionsState {
     /// The operator's talosconfig and kubeconfig a delete removes contexts from (the first of
     /// each, as `taloscope delete` takes them; set by commands/).
     pub context_files: Option<ContextFiles>,
+    /// Nodes interrupted actions left cordoned: (cluster, Kubernetes node, the action's words).
+    pub left_cordoned: Vec<(String, String, String)>,
 }
 
 impl ActionsState {
@@ -379,6 +417,13 @@ pub enum ActionUpdate {
     },
     /// One event of the running CAPI scale.
     CapiScale(crate::capi_scale::ScaleEvent),
+    /// An interrupted action (`by`, in its words) left Kubernetes node `node` of `cluster`
+    /// cordoned: the node's menu offers its uncordon first.
+    LeftCordoned {
+        cluster: String,
+        node: String,
+        by: String,
+    },
 }
 
 /// What the event loop runs for an approved action.
@@ -391,6 +436,23 @@ pub enum ActionRun {
     Delete(DeletePlan),
     CapiScale(Box<super::capi_scale::CapiScaleRun>),
 }
+
+impl ActionRun {
+    /// The most the run may take, when its runner bounds it: a node action the console's node
+    /// timeout, a snapshot the stream's bound.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        match self {
+            ActionRun::Node(_) => {
+                Some(crate::node_actions::NodeActionOptions::console().node_timeout)
+            }
+            ActionRun::Etcd(plan) if plan.action == EtcdAction::Snapshot => Some(SNAPSHOT_BOUND),
+            _ => None,
+        }
+    }
+}
+
+/// How long a snapshot may take to stream (`etcd snapshot --timeout`'s default).
+pub const SNAPSHOT_BOUND: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// What the console runs for a CAPI doctor's fix.
 #[derive(Debug, Clone)]

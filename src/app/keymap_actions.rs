@@ -122,6 +122,13 @@ pub(super) static PLAN: &[Binding] = &[
 
 pub(super) static PROGRESS: &[Binding] = &[
     Binding {
+        keys: &[Key::char('c')],
+        action: Action::CancelAction,
+        help: "cancel the running action after its current step (says what it leaves)",
+        footer: Some("cancel"),
+        offered: Some(cancellable),
+    },
+    Binding {
         keys: &[Key::plain(KeyCode::Esc)],
         action: Action::Back,
         help: "back to the pane (the action goes on; a shows it again)",
@@ -159,6 +166,14 @@ pub(super) static DELETE_CLUSTER: &[Binding] = &[Binding {
     footer: None,
     offered: None,
 }];
+
+fn cancellable(state: &AppState) -> bool {
+    state
+        .actions
+        .progress
+        .as_ref()
+        .is_some_and(|p| p.running() && p.cancellable && !p.cancelling)
+}
 
 fn ack_needed(state: &AppState) -> bool {
     state

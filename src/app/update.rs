@@ -58,8 +58,17 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     }
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
-        let redraw =
-            provision::on_tick(state) || matches!(state.screen, Screen::Rollout | Screen::Create);
+        // An action started before the first tick takes its start from it.
+        if let Some(progress) = state.actions.progress.as_mut()
+            && progress.running()
+            && progress.started.is_none()
+        {
+            progress.started = Some(unix);
+        }
+        let action_running = state.screen == Screen::Action && state.actions.running();
+        let redraw = provision::on_tick(state)
+            || action_running
+            || matches!(state.screen, Screen::Rollout | Screen::Create);
         if redraw {
             state.generation += 1;
         }

@@ -71,13 +71,27 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
         (Screen::NodeDetail, Some((Ok(list), _))) => list.iter().map(|s| s.id.clone()).collect(),
         _ => Vec::new(),
     };
+    let mut items = node_choices(node, &services);
+    let left_behind = state
+        .actions
+        .left_cordoned
+        .iter()
+        .any(|(c, kube_node, _)| c == &cluster && (kube_node == &node.name));
+    if left_behind && let Some(at) = items.iter().position(|i| *i == uncordon()) {
+        items.remove(at);
+        items.insert(0, uncordon());
+    }
     Ok(ActionMenu {
         cluster,
         subject: node.name.clone(),
         member_id: None,
-        items: node_choices(node, &services),
+        items,
         selected: 0,
     })
+}
+
+fn uncordon() -> ActionChoice {
+    ActionChoice::Node(crate::approval::NodeOperation::Uncordon)
 }
 
 fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
@@ -424,11 +438,23 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     let mut progress = ActionProgress {
         cluster: cluster.clone(),
         what: what.clone(),
-        lines: Default::default(),
-        outcome: None,
         rediscover: matches!(run, ActionRun::Delete(_)),
+        started: state.wall_clock,
+        timeout: run.timeout(),
+        cancellable: matches!(run, ActionRun::Node(_)),
+        ..Default::default()
     };
-    progress.push(format!("starting: {}", progress.headline()));
+    let now = state.wall_clock;
+    progress.push_at(now, format!("starting: {}", progress.headline()));
+    if let ActionRun::Node(plan) = &run
+        && plan.operation == crate::approval::NodeOperation::Uncordon
+    {
+        let node = plan.node.clone();
+        state
+            .actions
+            .left_cordoned
+            .retain(|(c, n, _)| !(c == &cluster && n == &node));
+    }
     state.actions.progress = Some(progress);
     super::update_capi_scale::started(state, &run, &what);
     state.actions.plan = None;
@@ -459,8 +485,9 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
             }
         }
         ActionUpdate::Line(line) => {
+            let now = state.wall_clock;
             if let Some(progress) = state.actions.progress.as_mut() {
-                progress.push(line);
+                progress.push_at(now, line);
             }
         }
         ActionUpdate::DeletePlanned { cluster, plan } => {
@@ -472,9 +499,11 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
             };
             let line = match &result {
                 Ok(done) => format!("done: {done}"),
+                Err(why) if why.starts_with("cancelled") => why.clone(),
                 Err(why) => format!("failed: {why}"),
             };
-            progress.push(line.clone());
+            progress.push_at(state.wall_clock, line.clone());
+            progress.ended = state.wall_clock;
             state.message = Some(match &result {
                 Ok(_) => Message::info(format!("{}: {line}", progress.what)),
                 Err(_) => Message::error(format!("{}: {line}", progress.what)),
@@ -494,8 +523,41 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
             super::update_capi_scale::planned(state, &cluster, *read);
         }
         ActionUpdate::CapiScale(event) => super::update_capi_scale::on_event(state, event),
+        ActionUpdate::LeftCordoned { cluster, node, by } => {
+            state.actions.left_cordoned.push((cluster, node, by));
+        }
     }
     Vec::new()
+}
+
+/// `c` on the progress of a running node or etcd action: asks its runner to stop after the
+/// current step (it says, when it stops, what state it leaves).
+fn cancel(state: &mut AppState) -> Vec<Effect> {
+    let now = state.wall_clock;
+    let Some(progress) = state.actions.progress.as_mut().filter(|p| p.running()) else {
+        state.message = Some(Message::info("no action runs from this console"));
+        return Vec::new();
+    };
+    if !progress.cancellable {
+        state.message = Some(Message::warn(format!(
+            "{} cannot be cancelled: it runs on its own runner until it ends",
+            progress.what
+        )));
+        return Vec::new();
+    }
+    if progress.cancelling {
+        return Vec::new();
+    }
+    progress.cancelling = true;
+    progress.push_at(
+        now,
+        "cancel asked: it stops after the current step, never in the middle of one".into(),
+    );
+    state.message = Some(Message::warn(format!(
+        "{}: cancelling after the current step",
+        progress.what
+    )));
+    vec![Effect::CancelAction]
 }
 
 /// The survey of a cluster that could not be reached: every read fails with `why`, so the
@@ -512,9 +574,11 @@ fn unread(plan: &NodeActionPlan, why: String) -> NodeSurvey {
     }
 }
 
-/// Keys on the progress: Esc back (the action goes on), help, quit.
+/// Keys on the progress: Esc back (the action goes on), `c` cancels it after its current
+/// step, help, quit.
 fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
+        Action::CancelAction => return cancel(state),
         Action::Back => state.screen = back(state),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),

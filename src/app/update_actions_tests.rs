@@ -251,9 +251,7 @@ fn quitting_while_an_action_runs_asks_first() {
     state.actions.progress = Some(ActionProgress {
         cluster: "healthy".into(),
         what: "reboot node cp-2".into(),
-        lines: Default::default(),
-        outcome: None,
-        rediscover: false,
+        ..Default::default()
     });
     assert!(update(&mut state, Action::Quit).is_empty());
     assert!(state.quit_question.is_some());
@@ -355,5 +353,63 @@ fn node_detail_offers_a_restart_of_the_services_talos_restarts() {
     assert_eq!(
         restarts,
         ["restart service kubelet", "restart service ext-iscsid"]
+    );
+}
+
+#[test]
+fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
+    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    state.screen = Screen::Action;
+    state.wall_clock = Some(1_000);
+    state.actions.progress = Some(ActionProgress {
+        cluster: "healthy".into(),
+        what: "reboot node cp-2".into(),
+        started: Some(940),
+        timeout: Some(std::time::Duration::from_secs(900)),
+        cancellable: true,
+        ..Default::default()
+    });
+    let progress = state.actions.progress.as_ref().unwrap();
+    assert_eq!(
+        progress.elapsed(state.wall_clock).as_deref(),
+        Some("elapsed 1m00s, times out after 15m00s")
+    );
+    let effects = update(&mut state, Action::CancelAction);
+    assert!(
+        matches!(effects.as_slice(), [Effect::CancelAction]),
+        "{effects:?}"
+    );
+    let progress = state.actions.progress.as_ref().unwrap();
+    assert!(progress.cancelling);
+    assert!(
+        progress.lines.back().is_some_and(
+            |l| l.starts_with("[+1m00s] cancel asked: it stops after the current step")
+        ),
+        "{:?}",
+        progress.lines
+    );
+    assert!(
+        update(&mut state, Action::CancelAction).is_empty(),
+        "asked once"
+    );
+}
+
+#[test]
+fn an_action_that_cannot_be_cancelled_says_so() {
+    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    state.screen = Screen::Action;
+    state.actions.progress = Some(ActionProgress {
+        cluster: "healthy".into(),
+        what: "delete cluster healthy".into(),
+        ..Default::default()
+    });
+    assert!(update(&mut state, Action::CancelAction).is_empty());
+    assert!(
+        state
+            .message
+            .as_ref()
+            .is_some_and(|m| m.text.contains("cannot be cancelled")),
+        "{:?}",
+        state.message
     );
 }

@@ -87,7 +87,7 @@ fn planned(s: &mut AppState, cps: usize) -> CreatePlan {
     p
 }
 
-fn approve(action: MutatingAction, name: &str) -> ApprovedAction {
+fn approved_by_dispatcher(action: MutatingAction, name: &str) -> ApprovedAction {
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
     let Gate::Confirm(pending) = d.request(action) else {
@@ -242,7 +242,7 @@ fn a_failing_name_guard_refuses_start() {
 fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
     let mut s = wizard();
     let p = planned(&mut s, 3);
-    let stale = approve(
+    let stale = approved_by_dispatcher(
         MutatingAction::CreateCluster {
             cluster: "lab".into(),
             provider: "one".into(),
@@ -257,7 +257,10 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         matches!(effects.as_slice(), [Effect::NotRun { .. }]),
         "{effects:?}"
     );
-    let effects = act(&mut s, Action::Approved(approve(p.action(), "lab")));
+    let effects = act(
+        &mut s,
+        Action::Approved(approved_by_dispatcher(p.action(), "lab")),
+    );
     assert!(
         matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::Start { .. })),
         "{effects:?}"

@@ -91,7 +91,10 @@ fn a_confirmed_start_is_not_run_when_a_guard_fails_by_then() {
     let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
     // The machine config now points elsewhere: its guard fails.
     answer_plan(&mut s, 1, plan(1), "https://127.99.0.1:6443");
-    let effects = update(&mut s, Action::Approved(approve(action, "lab")));
+    let effects = update(
+        &mut s,
+        Action::Approved(approved_by_dispatcher(action, "lab")),
+    );
     assert!(
         matches!(effects.as_slice(), [Effect::NotRun { why, .. }] if why.contains("guards")),
         "{effects:?}"
@@ -131,7 +134,10 @@ fn the_typed_acknowledgements_reach_the_runners_effect() {
     let mut s = planned_control_plane();
     acknowledge(&mut s, EVEN_MEMBERS_ACK);
     let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
-    let effects = update(&mut s, Action::Approved(approve(action, "lab")));
+    let effects = update(
+        &mut s,
+        Action::Approved(approved_by_dispatcher(action, "lab")),
+    );
     let [Effect::Provision(e)] = effects.as_slice() else {
         panic!("{effects:?}");
     };

@@ -151,7 +151,7 @@ fn gated(effects: Vec<Effect>) -> MutatingAction {
     }
 }
 
-fn approve(action: MutatingAction, typed: &str) -> ApprovedAction {
+fn approved_by_dispatcher(action: MutatingAction, typed: &str) -> ApprovedAction {
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
     let Gate::Confirm(pending) = d.request(action) else {
@@ -184,7 +184,10 @@ fn vm(id: u64, name: &str, lcm: &str, stage: ProvisionStage) -> VmProgress {
 fn running() -> AppState {
     let mut s = planned(2);
     let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
-    let effects = update(&mut s, Action::Approved(approve(action, "lab")));
+    let effects = update(
+        &mut s,
+        Action::Approved(approved_by_dispatcher(action, "lab")),
+    );
     assert!(matches!(
         effects.as_slice(),
         [Effect::Provision(e)] if matches!(**e, ProvisionEffect::Start { .. })
@@ -378,7 +381,10 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
         Verdict::Cancelled(_)
     ));
 
-    let effects = update(&mut s, Action::Approved(approve(action, "lab")));
+    let effects = update(
+        &mut s,
+        Action::Approved(approved_by_dispatcher(action, "lab")),
+    );
     let [Effect::Provision(e)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
@@ -393,7 +399,10 @@ fn an_approval_for_a_changed_plan_is_not_run() {
     let mut s = planned(2);
     let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
     update(&mut s, Action::Provision(ProvisionKey::More));
-    let effects = update(&mut s, Action::Approved(approve(action, "lab")));
+    let effects = update(
+        &mut s,
+        Action::Approved(approved_by_dispatcher(action, "lab")),
+    );
     assert!(matches!(effects.as_slice(), [Effect::NotRun { .. }]));
     assert_eq!(s.screen, Screen::ProvisionWizard);
 }
@@ -480,7 +489,7 @@ fn a_failed_vm_offers_terminate_through_the_dispatcher() {
             vm: "6".into(),
         }
     );
-    let approved = approve(terminate, "lab");
+    let approved = approved_by_dispatcher(terminate, "lab");
     let effects = update(&mut s, Action::Approved(approved.clone()));
     assert!(matches!(
         effects.as_slice(),

@@ -157,7 +157,7 @@ pub fn fix_guards(
             no_other_rollout_read(&p.cluster, other, Some(API_DOWN_WITH_ETCD)),
             stopped_member(p, tree, status),
         ],
-        FixPlan::Etcd(etcd) => plan_guards(etcd, status, roles),
+        FixPlan::Etcd(etcd) => plan_guards(etcd, status, roles, other),
         FixPlan::DeleteMachine(d) => {
             let mut guards = vec![stuck_machine(d, tree, status)];
             if let Some(id) = &d.member_id {

@@ -12,7 +12,9 @@ use crate::capi::{CapiOwner, ClusterTree};
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
 use crate::fleet::ClusterStatus;
 use crate::kube::{CapiVersion, DrainOptions, KubeClient};
-use crate::node_actions::{NodeActionOptions, NodeActionPlan, run_node_action};
+use crate::node_actions::{
+    CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, run_node_action,
+};
 use crate::upgrade::observe::ClusterObserver;
 
 /// Runs `plan`, which `approved` must be the approval of; `say` hears each step's line; a
@@ -77,7 +79,15 @@ async fn reboot_node(
         "{}: the Kubernetes API is down with etcd: rebooting without a drain",
         node.node
     ));
-    run_node_action(approved, node, &talos_only, options, &progress)
+    let run = NodeActionRun {
+        approved,
+        observer: &talos_only,
+        options,
+        progress: &progress,
+        journal: None,
+        cancel: CancelSignal::never(),
+    };
+    run_node_action(node, run)
         .await
         .map_err(|e| format!("{e}. {}", recovery_steps(&node.node)))
 }

@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::discovery::SourceOverrides;
 use crate::tui::ColorMode;
 
+mod gate;
+pub use gate::GateArgs;
 mod operations;
 pub use operations::*;
 mod lifecycle;

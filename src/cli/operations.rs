@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{OutputFormat, SourceArgs};
+use super::{GateArgs, OutputFormat, SourceArgs};
 
 /// `taloscope logs`.
 #[derive(Args, Debug, Clone)]
@@ -119,17 +119,8 @@ pub struct NodeActionArgs {
     /// The node: its name or address, as `taloscope status` lists it.
     #[arg(long, value_name = "NODE")]
     pub node: String,
-    /// Print the plan and every guard's verdict; change nothing.
-    #[arg(long, conflicts_with = "yes")]
-    pub plan: bool,
-    /// Run it (with --confirm).
-    #[arg(long)]
-    pub yes: bool,
-    /// The node name typed in full, as the console asks.
-    #[arg(long, value_name = "NODE")]
-    pub confirm: Option<String>,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Seconds the whole action may take, the node's return included.
     #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub node_timeout: u64,
@@ -174,17 +165,8 @@ pub struct EtcdArgs {
     /// Where `snapshot` writes the database.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Print the plan and every guard's verdict; change nothing.
-    #[arg(long)]
-    pub plan: bool,
-    /// Run it (with --confirm).
-    #[arg(long)]
-    pub yes: bool,
-    /// The cluster name typed in full, as the console asks.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Seconds a snapshot may take to stream.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,

@@ -46,7 +46,7 @@ impl DeleteSteps for Fake {
     }
 }
 
-fn approve(dir: &Path, plan: &DeletePlan) -> ApprovedAction {
+fn approved_by_dispatcher(dir: &Path, plan: &DeletePlan) -> ApprovedAction {
     let d = Dispatcher::new(false, AuditLog::new(dir.join("audit.log")));
     let Gate::Confirm(p) = d.request(plan.action()) else {
         panic!()
@@ -100,7 +100,14 @@ async fn every_vm_goes_then_the_contexts_then_the_journals() {
     };
     let (tx, _rx) = mpsc::channel(64);
     let bounds = (Duration::from_millis(1), Duration::from_secs(10));
-    let summary = run_delete(&plan, &fake, &approve(dir.path(), &plan), bounds, tx).await;
+    let summary = run_delete(
+        &plan,
+        &fake,
+        &approved_by_dispatcher(dir.path(), &plan),
+        bounds,
+        tx,
+    )
+    .await;
     assert!(summary.succeeded(), "{}", summary.line());
     assert!(*fake.contexts_removed.lock().unwrap());
     assert!(!dir.path().join("clusters/lab.json").exists());
@@ -123,7 +130,14 @@ async fn a_vm_that_stays_keeps_the_contexts() {
     };
     let (tx, _rx) = mpsc::channel(64);
     let bounds = (Duration::from_millis(1), Duration::from_millis(50));
-    let summary = run_delete(&plan, &fake, &approve(dir.path(), &plan), bounds, tx).await;
+    let summary = run_delete(
+        &plan,
+        &fake,
+        &approved_by_dispatcher(dir.path(), &plan),
+        bounds,
+        tx,
+    )
+    .await;
     let err = summary.error.expect("timed out");
     assert!(
         err.contains("[3] not gone") && err.contains("contexts are kept"),

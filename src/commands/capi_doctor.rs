@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
 use super::headless::{
-    Chosen, approve, check_mode, connect, discover_all, rollout_lease_read, write_stdout,
+    Chosen, check_mode, connect, discover_all, rollout_lease_read, write_stdout,
 };
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::capi::ClusterTree;
@@ -118,9 +118,9 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     if args.run.plan {
         return print_plan(finding, &plan, (&guards, acks), args.output);
     }
-    let (dispatcher, approved) = approve(
-        global,
-        &chosen,
+    let dispatcher = super::gate::dispatcher(global, &chosen.paths);
+    let approved = super::gate::approve(
+        &dispatcher,
         plan.mutating_action(),
         args.run.confirm.as_deref(),
     )?;

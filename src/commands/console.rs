@@ -179,6 +179,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         paths: paths.clone(),
         logs: Default::default(),
         creates: crate::console::run_create::CreateRuns::new(create_files),
+        action_cancel: None,
     };
     let runtime = match crate::commands::runtime() {
         Ok(rt) => rt,

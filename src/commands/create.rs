@@ -20,10 +20,8 @@ use crate::discovery::{Discovery, Sources, discover};
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 
-use super::exit::{
-    EXIT_BLOCKED, Stop, dispatcher, exit_code_as, json_line_at, plan_then_approve, print_line,
-    run_flags, usage,
-};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line_at, print_line, usage};
+use super::gate::{dispatcher, plan_then_approve, run_flags};
 use super::upgrade_output::stamped;
 
 pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {

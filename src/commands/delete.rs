@@ -14,7 +14,8 @@ use crate::cluster_lifecycle::{
 };
 
 use super::create::{Setup, finish, operator_files, setup};
-use super::exit::{Stop, dispatcher, exit_code_as, plan_then_approve, run_flags, usage};
+use super::exit::{Stop, exit_code_as, usage};
+use super::gate::{dispatcher, plan_then_approve, run_flags};
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.output)

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
-use super::headless::{Connected, approve, check_mode, choose, connect, write_stdout};
+use super::gate::{RunFlags, approve, dispatcher, refuse, report_interrupted, unknown_acks};
+use super::headless::{Connected, check_mode, choose, connect, rollout_lease_read, write_stdout};
 use super::status::columns;
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::approval::{ApprovedAction, Dispatcher};
@@ -19,6 +20,7 @@ use crate::etcd_maintenance::{
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::guards::{Guard, blocking};
+use crate::journal::action::{RunningAction, begin_action};
 use crate::printable::bytes_text;
 
 pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
@@ -27,38 +29,59 @@ pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
 
 fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     let request = request_of(args)?;
+    let gate = RunFlags::of(&args.gate);
     if request.is_some() {
-        check_mode(args.plan, args.yes, args.confirm.as_deref(), "cluster")?;
+        check_mode(gate.plan, gate.yes, gate.confirm, "cluster")?;
     }
     let chosen = choose(global)?;
     let connected = connect(&chosen)?;
     let Some(request) = request else {
-        return print_alarms(&connected.status, args.output);
+        return print_alarms(&connected.status, gate.output);
     };
     let plan = match EtcdPlan::new(&connected.status, &request) {
         Ok(plan) => plan,
         Err(PlanError::NothingToDo(message)) => {
-            println!("{message}");
+            println!("{}", crate::printable::line(&message));
             return Ok(ExitCode::SUCCESS);
         }
-        Err(e @ PlanError::Unknown(_)) => return Err(usage(e.to_string())),
+        Err(e @ PlanError::Unknown(_)) => {
+            return Err(usage(crate::printable::line(&e.to_string())));
+        }
     };
     let roles = connected.observer.talos.roles().clone();
-    let guards = plan_guards(&plan, &connected.status, &roles);
-    if args.plan {
-        return print_plan(&plan, &guards, args.output);
+    let lease = connected
+        .runtime
+        .block_on(rollout_lease_read(&connected.observer));
+    let guards = plan_guards(&plan, &connected.status, &roles, &lease);
+    unknown_acks(&guards, gate.acks)?;
+    if gate.plan {
+        return print_plan(&plan, &guards, gate.acks, gate.output);
     }
-    let (dispatcher, approved) = approve(
-        global,
-        &chosen,
-        plan.mutating_action(),
-        args.confirm.as_deref(),
-    )?;
-    if blocking(&guards, &[]) {
-        write_stdout(&PlanReport::new(&plan, &guards).table())?;
-        return Err(refuse(&dispatcher, &approved, &guards));
+    let dispatcher = dispatcher(global, &chosen.paths);
+    report_interrupted(&dispatcher, &chosen.paths);
+    let approved = approve(&dispatcher, plan.mutating_action(), gate.confirm)?;
+    if blocking(&guards, gate.acks) {
+        write_stdout(&PlanReport::new(&plan, &guards, gate.acks).table())?;
+        return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
-    run_approved(&connected, &dispatcher, &approved, &plan, args)
+    // One action at a time on a cluster: its journal is claimed before anything changes.
+    let journal = begin_action(
+        &chosen.paths.state_dir,
+        &plan.cluster,
+        &plan.mutating_action().describe(),
+        None,
+    )
+    .map_err(|e| {
+        let _ = dispatcher.finished(&approved, Err(e.to_string()));
+        Stop(EXIT_BLOCKED, e.to_string())
+    })?;
+    let journal = RunningAction::new(journal);
+    let approved_run = Approved {
+        dispatcher: &dispatcher,
+        approved: &approved,
+        journal: &journal,
+    };
+    run_approved(&connected, approved_run, &plan, args)
 }
 
 /// The request the verb and its flags make; `None` for `alarms`, which only reads.
@@ -97,35 +120,29 @@ fn flag_name(what: &str) -> &'static str {
     }
 }
 
-/// Records that the guards refused the approved action; the stop names the first that blocks.
-fn refuse(dispatcher: &Dispatcher, approved: &ApprovedAction, guards: &[Guard]) -> Stop {
-    let first = guards.iter().find(|g| g.blocks(&[]));
-    let why = first.map_or("a guard blocks".to_string(), |g| {
-        format!("guard \"{}\" blocks: {}", g.id.title(), g.reason)
-    });
-    let _ = dispatcher.finished(approved, Err(format!("refused: {why}")));
-    Stop(
-        EXIT_BLOCKED,
-        format!(
-            "refused: {} in {}: {why}",
-            approved.action().describe(),
-            approved.action().cluster()
-        ),
-    )
+/// An approved etcd action about to run: the dispatcher that audits its end, and its journal.
+struct Approved<'a> {
+    dispatcher: &'a Dispatcher,
+    approved: &'a ApprovedAction,
+    journal: &'a RunningAction,
 }
 
 fn run_approved(
     connected: &Connected,
-    dispatcher: &Dispatcher,
-    approved: &ApprovedAction,
+    run: Approved<'_>,
     plan: &EtcdPlan,
     args: &EtcdArgs,
 ) -> Result<ExitCode, Stop> {
+    let Approved {
+        dispatcher,
+        approved,
+        journal,
+    } = run;
     let limits = SnapshotLimits {
         bound: Duration::from_secs(args.timeout),
         max_bytes: SNAPSHOT_MAX_BYTES,
     };
-    let table = args.output == OutputFormat::Table;
+    let table = args.gate.output == OutputFormat::Table;
     let client = &connected.observer.talos;
     let result = connected.runtime.block_on(run_plan(
         client,
@@ -133,18 +150,25 @@ fn run_approved(
         plan,
         limits,
         |i, total, line| {
+            let line = format!("[{}/{total}] {line}", i + 1);
+            journal.record(|r| r.step = line.clone());
             if table {
-                println!("[{}/{total}] {line}", i + 1);
+                println!("{}", crate::printable::line(&line));
             }
         },
     ));
+    let outcome = match &result {
+        Ok(_) => "finished".to_string(),
+        Err(e) => format!("failed: {e}"),
+    };
+    journal.record(|r| r.outcome = Some(outcome));
     let what = format!("{} in {}", approved.action().describe(), plan.cluster);
     let audit = dispatcher.finished(approved, result.as_ref().map(|_| ()).map_err(Clone::clone));
     if let Err(e) = audit {
         eprintln!("taloscope: {e}");
     }
     let outcome = result.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
-    match args.output {
+    match args.gate.output {
         OutputFormat::Table => println!("{what}: done"),
         OutputFormat::Json => write_stdout(&json(&outcome)?)?,
     }
@@ -158,8 +182,13 @@ fn json<T: Serialize>(value: &T) -> Result<String, Stop> {
 }
 
 /// `--plan`: the plan and every guard's verdict; exit 1 when a guard blocks.
-fn print_plan(plan: &EtcdPlan, guards: &[Guard], output: OutputFormat) -> Result<ExitCode, Stop> {
-    let report = PlanReport::new(plan, guards);
+fn print_plan(
+    plan: &EtcdPlan,
+    guards: &[Guard],
+    acks: &[String],
+    output: OutputFormat,
+) -> Result<ExitCode, Stop> {
+    let report = PlanReport::new(plan, guards, acks);
     let text = match output {
         OutputFormat::Table => report.table(),
         OutputFormat::Json => json(&report)?,
@@ -183,8 +212,8 @@ struct PlanReport<'a> {
 }
 
 impl<'a> PlanReport<'a> {
-    fn new(plan: &'a EtcdPlan, guards: &[Guard]) -> PlanReport<'a> {
-        let guards = guard_lines(guards, &[]);
+    fn new(plan: &'a EtcdPlan, guards: &[Guard], acks: &[String]) -> PlanReport<'a> {
+        let guards = guard_lines(guards, acks);
         PlanReport {
             plan,
             blocked: guards.iter().any(|g| g.blocks),

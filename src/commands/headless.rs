@@ -27,9 +27,9 @@ use crate::upgrade::{
 };
 use crate::versions::Version;
 
-pub(super) use super::exit::refuse;
 pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
 use super::exit::{exit_code_as, json_line, print_line};
+pub(super) use super::gate::refuse;
 
 /// The flags every headless upgrade command takes.
 pub(super) struct CommandFlags<'a> {
@@ -177,7 +177,8 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
     // The runner decides again when it starts; said here first, before any approval.
     claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
     let action = command.action(cluster.name.clone(), wanted_target.clone());
-    let (dispatcher, approved) = approve(global, &chosen, action, flags.confirm)?;
+    let dispatcher = super::gate::dispatcher(global, &chosen.paths);
+    let approved = super::gate::approve(&dispatcher, action, flags.confirm)?;
     let run = Approved {
         runtime: &runtime,
         cluster,
@@ -205,7 +206,7 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
                 OutputFormat::Table => print!("{}", report.table()),
                 OutputFormat::Json => print_line(&json_line("plan", &report)),
             }
-            return Err(refuse(&dispatcher, &approved, C::WHAT));
+            return Err(refuse(&dispatcher, &approved, &guards, flags.ack));
         }
         Ok(plan)
     })
@@ -367,18 +368,6 @@ fn plan_notice(journal: Option<&RolloutJournal>, what: &str, cluster: &str) {
         ),
         Err(running) => eprintln!("taloscope: {running}"),
     }
-}
-
-/// Asks the dispatcher for `action`, answering its confirmation with `--confirm`.
-pub(super) fn approve(
-    global: &GlobalArgs,
-    chosen: &Chosen,
-    action: MutatingAction,
-    confirm: Option<&str>,
-) -> Result<(Dispatcher, ApprovedAction), Stop> {
-    let dispatcher = super::exit::dispatcher(global, &chosen.paths);
-    let approved = super::exit::approve(&dispatcher, action, confirm)?;
-    Ok((dispatcher, approved))
 }
 
 /// Says on stderr which step a resumed run starts from (`unit` is "node" or "step").

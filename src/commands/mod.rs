@@ -14,6 +14,7 @@ pub mod delete;
 pub mod demo;
 pub mod etcd;
 mod exit;
+mod gate;
 mod headless;
 pub mod health;
 pub mod info;

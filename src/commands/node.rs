@@ -9,19 +9,21 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::exit_code_as;
+use super::gate::{RunFlags, approve, dispatcher, refuse, report_interrupted, unknown_acks};
 use super::headless::{
-    Connected, EXIT_BLOCKED, PlanText, Stop, approve, check_mode, choose, connect, other_rollout,
-    refuse, usage, write_stdout,
+    Connected, EXIT_BLOCKED, PlanText, Stop, check_mode, choose, connect, rollout_lease_read,
+    usage, write_stdout,
 };
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
-use crate::approval::MutatingAction;
 use crate::cli::{
     GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
 };
 use crate::guards::{Guard, blocking};
+use crate::journal::action::{RunningAction, begin_action};
 use crate::kube::DrainOptions;
 use crate::node_actions::{
-    NodeActionOptions, NodeActionPlan, NodeOperation, gather_guards, run_node_action,
+    CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, NodeOperation, gather_guards,
+    run_node_action,
 };
 
 /// One node action as the command line asked for it.
@@ -52,12 +54,13 @@ pub fn from_service_args(args: ServiceArgs) -> NodeCommandLine {
 
 /// Runs one node action to its exit code.
 pub fn run(global: &GlobalArgs, command: &NodeCommandLine) -> ExitCode {
-    exit_code_as(run_inner(global, command), command.flags.output)
+    exit_code_as(run_inner(global, command), command.flags.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode, Stop> {
     let flags = &command.flags;
-    check_mode(flags.plan, flags.yes, flags.confirm.as_deref(), "node")?;
+    let gate = RunFlags::of(&flags.gate);
+    check_mode(gate.plan, gate.yes, gate.confirm, "node")?;
     let chosen = choose(global)?;
     let Connected {
         runtime,
@@ -67,26 +70,36 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
     } = connect(&chosen)?;
     let kube_paired = observer.kube.is_some();
     let plan = NodeActionPlan::new(&status, &flags.node, command.operation.clone(), kube_paired)
-        .map_err(|e| usage(e.to_string()))?;
+        .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
     let guards = runtime.block_on(async {
-        let other = other_rollout(&observer).await;
-        gather_guards(&plan, &status, &observer, other.as_ref()).await
+        let lease = rollout_lease_read(&observer).await;
+        gather_guards(&plan, &status, &observer, &lease).await
     });
-    let report = NodePlanReport::new(&plan, &guards);
-    if flags.plan {
-        write_stdout(&report.text(flags.output)?)?;
-        return Ok(exit_for(blocking(&guards, &[])));
+    unknown_acks(&guards, gate.acks)?;
+    let report = NodePlanReport::new(&plan, &guards, gate.acks);
+    if gate.plan {
+        write_stdout(&report.text(gate.output)?)?;
+        return Ok(exit_for(blocking(&guards, gate.acks)));
     }
-    let action = MutatingAction::Node {
-        cluster: plan.cluster.clone(),
-        node: plan.node.clone(),
-        operation: plan.operation.clone(),
-    };
-    let (dispatcher, approved) = approve(global, &chosen, action, flags.confirm.as_deref())?;
-    if blocking(&guards, &[]) {
+    let dispatcher = dispatcher(global, &chosen.paths);
+    report_interrupted(&dispatcher, &chosen.paths);
+    let approved = approve(&dispatcher, plan.mutating_action(), gate.confirm)?;
+    if blocking(&guards, gate.acks) {
         write_stdout(&report.table())?;
-        return Err(refuse(&dispatcher, &approved, "node action"));
+        return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
+    // One action at a time on a cluster: its journal is claimed before anything changes.
+    let journal = begin_action(
+        &chosen.paths.state_dir,
+        &plan.cluster,
+        &plan.mutating_action().describe(),
+        Some(&plan.node),
+    )
+    .map_err(|e| {
+        let _ = dispatcher.finished(&approved, Err(e.to_string()));
+        Stop(EXIT_BLOCKED, e.to_string())
+    })?;
+    let journal = RunningAction::new(journal);
     let options = NodeActionOptions {
         node_timeout: Duration::from_secs(flags.node_timeout),
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
@@ -95,11 +108,17 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
             retry_every: Duration::from_millis(flags.poll_ms.clamp(10, 1000)),
         },
     };
-    let json = flags.output == OutputFormat::Json;
+    let json = gate.output == OutputFormat::Json;
     let progress = move |line: String| print_progress(&line, json);
-    let result = runtime.block_on(run_node_action(
-        &approved, &plan, &observer, options, &progress,
-    ));
+    let run = NodeActionRun {
+        approved: &approved,
+        observer: &observer,
+        options,
+        progress: &progress,
+        journal: Some(&journal),
+        cancel: CancelSignal::never(),
+    };
+    let result = runtime.block_on(run_node_action(&plan, run));
     if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
         eprintln!("taloscope: {e}");
     }
@@ -110,8 +129,8 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         succeeded: result.is_ok(),
         message: result.clone().unwrap_or_else(|e| e),
     };
-    match flags.output {
-        OutputFormat::Table => println!("{}", outcome.message),
+    match gate.output {
+        OutputFormat::Table => println!("{}", crate::printable::line(&outcome.message)),
         OutputFormat::Json => write_stdout(&to_json(&outcome)?)?,
     }
     Ok(exit_for(result.is_err()))
@@ -167,8 +186,8 @@ struct NodePlanReport<'a> {
 }
 
 impl<'a> NodePlanReport<'a> {
-    fn new(plan: &'a NodeActionPlan, guards: &[Guard]) -> NodePlanReport<'a> {
-        let guards = guard_lines(guards, &[]);
+    fn new(plan: &'a NodeActionPlan, guards: &[Guard], acks: &[String]) -> NodePlanReport<'a> {
+        let guards = guard_lines(guards, acks);
         NodePlanReport {
             cluster: &plan.cluster,
             node: &plan.node,
@@ -226,7 +245,7 @@ mod tests {
             etcd_member: Some("00aa".into()),
         };
         let guards = vec![Guard::pass(GuardId::EtcdQuorum, "cp-2 can go down")];
-        let text = NodePlanReport::new(&plan, &guards).table();
+        let text = NodePlanReport::new(&plan, &guards, &[]).table();
         assert!(text.starts_with("REBOOT node cp-2 in healthy\n"), "{text}");
         assert!(text.contains("etcd member 00aa"), "{text}");
         assert!(

@@ -21,10 +21,8 @@ use super::upgrade_output::stamped;
 use crate::clock::{Zone, unix_now};
 
 use super::create::{Setup, setup};
-use super::exit::{
-    EXIT_BLOCKED, Stop, approve, dispatcher, exit_code_as, json_line, json_line_at,
-    plan_then_approve, print_line, run_flags, usage,
-};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, json_line_at, print_line, usage};
+use super::gate::{approve, dispatcher, plan_then_approve, run_flags};
 use super::headless::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {

@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::exit::{
-    EXIT_BLOCKED, Stop, dispatcher, exit_code_as, json_line_at, plan_then_approve, print_line,
-    run_flags, usage,
-};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line_at, print_line, usage};
+use super::gate::{dispatcher, plan_then_approve, run_flags};
 use super::headless::discover_all;
 use super::upgrade_output::stamped;
 use crate::capi::CapiOwner;

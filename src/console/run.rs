@@ -76,6 +76,8 @@ pub struct Console {
     pub logs: super::run_logs::LogStreams,
     /// What creates need besides the state: the operator's files, fingerprint answers.
     pub creates: super::run_create::CreateRuns,
+    /// The cancel of the node or etcd action this console runs.
+    pub action_cancel: Option<tokio::sync::watch::Sender<bool>>,
 }
 
 /// Runs until quit, a signal, or the terminal's event stream ends or fails.
@@ -126,11 +128,15 @@ where
     for action in super::run_provision::startup(&console.state, &console.paths.state_dir, &app_tx) {
         apply(&mut console.state, action);
     }
+    for action in super::run_actions::startup(console) {
+        apply(&mut console.state, action);
+    }
     let mut shown: Option<Shown> = None;
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let ticking = console.state.rollouts.values().any(|r| r.running)
+            || console.state.actions.running()
             || console.state.provision.any_running()
             || console.state.create.running();
         if pacer.should_draw(Instant::now()) {
@@ -339,6 +345,7 @@ fn perform(
             super::run_actions::run(console, approved, *run, app_tx);
             None
         }
+        Effect::CancelAction => console.cancel_action(),
         Effect::Logs(effect) => super::run_logs::perform(console, effect, app_tx),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
@@ -407,6 +414,7 @@ mod tests {
             },
             logs: Default::default(),
             creates: Default::default(),
+            action_cancel: None,
         }
     }
 

@@ -7,17 +7,17 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
-use crate::app::actions::{ActionRun, ActionUpdate, CapiFixRun};
+use crate::app::actions::{ActionRun, ActionUpdate, CapiFixRun, SNAPSHOT_BOUND};
 use crate::app::state::{AppState, Message};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
-use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeSurvey, run_node_action};
+use crate::journal::action::{RunningAction, begin_action, interrupted_actions};
+use crate::node_actions::{
+    CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, NodeSurvey, run_node_action,
+};
 use crate::upgrade::RunOptions;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
-
-/// How long a snapshot may take to stream (`etcd snapshot --timeout`'s default).
-const SNAPSHOT_BOUND: Duration = Duration::from_secs(600);
 
 /// Connects to `cluster` as the rollouts do: its talosconfig context, its kube context.
 async fn observer(
@@ -57,7 +57,49 @@ pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Send
     });
 }
 
+/// The node and etcd actions a console or command now gone left unfinished: each audited as
+/// interrupted and told once, as a warning the first frame shows; a node one left cordoned is
+/// remembered, so the node's action menu offers its uncordon first.
+pub(super) fn startup(console: &mut Console) -> Vec<Action> {
+    let (found, errors) = interrupted_actions(&console.paths.state_dir);
+    let mut actions: Vec<Action> = errors
+        .into_iter()
+        .map(|e| Action::Notify(Message::warn(e)))
+        .collect();
+    for interrupted in found {
+        let record = &interrupted.record;
+        if let Err(e) = console
+            .dispatcher
+            .interrupted(&record.cluster, &record.action)
+        {
+            tracing::warn!("{e}");
+        }
+        if let Err(e) = interrupted.mark_reported() {
+            tracing::warn!("{e}");
+        }
+        if let Some(node) = &record.left_cordoned {
+            actions.push(Action::Event(AppEvent::Action(Box::new(
+                ActionUpdate::LeftCordoned {
+                    cluster: record.cluster.clone(),
+                    node: node.clone(),
+                    by: record.action.clone(),
+                },
+            ))));
+        }
+        actions.push(Action::Notify(Message::warn(interrupted.describe())));
+    }
+    actions
+}
+
 impl Console {
+    /// Cancels the running node action after its current step.
+    pub(super) fn cancel_action(&mut self) -> Option<Action> {
+        if let Some(cancel) = &self.action_cancel {
+            let _ = cancel.send(true);
+        }
+        None
+    }
+
     /// A guard refused `action` on its plan: audited as the command line's refusal is.
     pub(super) fn refuse_action(&self, action: &MutatingAction, why: &str) -> Action {
         Action::Notify(Message::warn(self.dispatcher.refused(action, why)))
@@ -67,7 +109,7 @@ impl Console {
 /// Runs an approved action in its own task: the runner's lines and its end come back as
 /// `AppEvent::Action`, and the dispatcher records how it ended.
 pub(super) fn run(
-    console: &Console,
+    console: &mut Console,
     approved: ApprovedAction,
     run: ActionRun,
     app_tx: &mpsc::Sender<AppEvent>,
@@ -83,6 +125,18 @@ pub(super) fn run(
     let (cluster, options) = connection(&console.state, &name);
     let kubeconfig = options.kubeconfig.clone();
     let dispatcher = console.dispatcher.clone();
+    let (cancel_tx, cancel) = CancelSignal::new();
+    console.action_cancel = Some(cancel_tx);
+    let node = match &run {
+        ActionRun::Node(plan) => Some(plan.node.clone()),
+        _ => None,
+    };
+    let journal = begin_action(
+        &console.paths.state_dir,
+        &name,
+        &approved.action().describe(),
+        node.as_deref(),
+    );
     let (lines, mut rx) = mpsc::unbounded_channel::<String>();
     let app = app_tx.clone();
     tokio::spawn(async move {
@@ -99,11 +153,33 @@ pub(super) fn run(
                 }
             }
         });
-        let result = match observer(cluster, options, &name).await {
-            Ok(observer) => run_on(&observer, &approved, run, kubeconfig, lines).await,
-            Err(e) => {
+        let result = match (journal, observer(cluster, options, &name).await) {
+            (Err(e), _) => {
+                drop(lines);
+                Err(e.to_string())
+            }
+            (Ok(_), Err(e)) => {
                 drop(lines);
                 Err(e)
+            }
+            (Ok(journal), Ok(observer)) => {
+                let journal = RunningAction::new(journal);
+                let on = RunOn {
+                    observer: &observer,
+                    approved: &approved,
+                    kubeconfig,
+                    journal: &journal,
+                    cancel,
+                };
+                let result = run_on(on, run, lines).await;
+                if !matches!(journal.snapshot().outcome, Some(_)) {
+                    let outcome = match &result {
+                        Ok(_) => "finished".to_string(),
+                        Err(e) => format!("failed: {e}"),
+                    };
+                    journal.record(|r| r.outcome = Some(outcome));
+                }
+                result
             }
         };
         ended(forwarder, &dispatcher, &approved, result, &app).await;
@@ -127,27 +203,42 @@ pub(super) async fn ended(
         .await;
 }
 
+/// What an approved action runs with besides its plan.
+struct RunOn<'a> {
+    observer: &'a ClusterObserver,
+    approved: &'a ApprovedAction,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    journal: &'a RunningAction,
+    cancel: CancelSignal,
+}
+
 /// The headless commands' runners, their lines sent to `lines` (dropped when done).
 async fn run_on(
-    observer: &ClusterObserver,
-    approved: &ApprovedAction,
+    on: RunOn<'_>,
     run: ActionRun,
-    kubeconfig: Option<kube::config::Kubeconfig>,
     lines: mpsc::UnboundedSender<String>,
 ) -> Result<String, String> {
+    let RunOn {
+        observer,
+        approved,
+        kubeconfig,
+        journal,
+        cancel,
+    } = on;
     match run {
         ActionRun::Node(plan) => {
             let say = move |line: String| {
                 let _ = lines.send(line);
             };
-            run_node_action(
+            let run = NodeActionRun {
                 approved,
-                &plan,
                 observer,
-                NodeActionOptions::console(),
-                &say,
-            )
-            .await
+                options: NodeActionOptions::console(),
+                progress: &say,
+                journal: Some(journal),
+                cancel,
+            };
+            run_node_action(&plan, run).await
         }
         ActionRun::Etcd(plan) => {
             let limits = SnapshotLimits {
@@ -160,7 +251,9 @@ async fn run_on(
                 &plan,
                 limits,
                 |i, total, line| {
-                    let _ = lines.send(format!("[{}/{total}] {line}", i + 1));
+                    let line = format!("[{}/{total}] {line}", i + 1);
+                    journal.record(|r| r.step = line.clone());
+                    let _ = lines.send(line);
                 },
             )
             .await?;

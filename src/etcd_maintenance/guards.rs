@@ -10,12 +10,26 @@ use crate::fleet::collect::is_alarm_report;
 use crate::fleet::{ClusterStatus, EtcdMemberReport, Quorum};
 use crate::guards::{Guard, GuardId, Verdict};
 use crate::printable::bytes_text;
+use crate::rollout::LeaseReading;
 use crate::talos::{MachineStage, Roles};
-use crate::upgrade::guards::{leader_verdict, member_name, role_guard, unhealthy_members};
+use crate::upgrade::guards::{
+    leader_verdict, lease_guard, member_name, role_guard, unhealthy_members,
+};
 
-/// Every guard of the plan, in [`GuardId::ETCD`] order.
-pub fn plan_guards(plan: &EtcdPlan, status: &ClusterStatus, roles: &Roles) -> Vec<Guard> {
+/// Every guard of the plan, in [`GuardId::ETCD`] order; `lease` is what the cluster's rollout
+/// Lease said (or why it was not read). Every action but a snapshot changes etcd, so none may
+/// run while a rollout holds the Lease (a forfeit or a defragment while an upgrade reboots a
+/// member collides with it).
+pub fn plan_guards(
+    plan: &EtcdPlan,
+    status: &ClusterStatus,
+    roles: &Roles,
+    lease: &LeaseReading,
+) -> Vec<Guard> {
     let mut guards = vec![role(plan.action, roles)];
+    if plan.action != EtcdAction::Snapshot {
+        guards.push(lease_guard(&plan.cluster, lease));
+    }
     match plan.action {
         EtcdAction::Defragment => {
             guards.push(all_healthy(status));

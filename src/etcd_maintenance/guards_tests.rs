@@ -66,7 +66,7 @@ fn defragment_goes_through_the_followers_then_the_leader_and_refuses_an_unhealth
             ("cp-1", "defragment")
         ]
     );
-    let guards = plan_guards(&plan, &status, &admin());
+    let guards = plan_guards(&plan, &status, &admin(), &Ok(None));
     assert!(
         guards.iter().all(|g| g.verdict == Verdict::Pass),
         "{guards:?}"
@@ -74,7 +74,10 @@ fn defragment_goes_through_the_followers_then_the_leader_and_refuses_an_unhealth
 
     let down = cp2_down();
     let plan = EtcdPlan::new(&down, &EtcdRequest::Defragment { node: None }).unwrap();
-    let (v, reason) = verdict(&plan_guards(&plan, &down, &admin()), GuardId::EtcdHealthy);
+    let (v, reason) = verdict(
+        &plan_guards(&plan, &down, &admin(), &Ok(None)),
+        GuardId::EtcdHealthy,
+    );
     assert_eq!(v, Verdict::Fail);
     assert!(reason.contains("cp-2"), "{reason}");
 }
@@ -86,7 +89,10 @@ fn the_leader_alone_waits_for_followers_with_free_pages() {
         node: Some("cp-1".into()),
     };
     let plan = EtcdPlan::new(&status, &request).unwrap();
-    let (v, reason) = verdict(&plan_guards(&plan, &status, &admin()), GuardId::DefragOrder);
+    let (v, reason) = verdict(
+        &plan_guards(&plan, &status, &admin(), &Ok(None)),
+        GuardId::DefragOrder,
+    );
     assert_eq!(v, Verdict::Fail);
     assert!(
         reason.contains("cp-1 is the leader") && reason.contains("cp-2, cp-3"),
@@ -95,7 +101,10 @@ fn the_leader_alone_waits_for_followers_with_free_pages() {
 
     let done = with_sizes(healthy(), 10 << 20, 10 << 20);
     let plan = EtcdPlan::new(&done, &request).unwrap();
-    let (v, _) = verdict(&plan_guards(&plan, &done, &admin()), GuardId::DefragOrder);
+    let (v, _) = verdict(
+        &plan_guards(&plan, &done, &admin(), &Ok(None)),
+        GuardId::DefragOrder,
+    );
     assert_eq!(v, Verdict::Pass, "followers already defragmented");
 }
 
@@ -107,7 +116,7 @@ fn disarm_defragments_the_member_over_quota_first_unless_defragmenting_frees_not
         nodes(&plan),
         [("cp-3", "defragment"), ("cp-1", "disarm alarms")]
     );
-    let guards = plan_guards(&plan, &status, &admin());
+    let guards = plan_guards(&plan, &status, &admin(), &Ok(None));
     let (v, reason) = verdict(&guards, GuardId::EtcdHealthy);
     assert_eq!(
         v,
@@ -124,7 +133,10 @@ fn disarm_defragments_the_member_over_quota_first_unless_defragmenting_frees_not
 
     let full = nospace_on_cp3(QUOTA_BYTES + 1);
     let plan = EtcdPlan::new(&full, &EtcdRequest::Disarm).unwrap();
-    let (v, reason) = verdict(&plan_guards(&plan, &full, &admin()), GuardId::EtcdSpace);
+    let (v, reason) = verdict(
+        &plan_guards(&plan, &full, &admin(), &Ok(None)),
+        GuardId::EtcdSpace,
+    );
     assert_eq!(v, Verdict::Fail);
     assert!(
         reason.contains("compact or raise quota-backend-bytes"),
@@ -145,7 +157,7 @@ fn remove_member_needs_its_node_gone_and_quorum_without_it() {
         },
     )
     .unwrap();
-    let guards = plan_guards(&running, &status, &admin());
+    let guards = plan_guards(&running, &status, &admin(), &Ok(None));
     assert_eq!(
         verdict(&guards, GuardId::MemberWithoutNode).0,
         Verdict::Fail
@@ -165,7 +177,7 @@ fn remove_member_needs_its_node_gone_and_quorum_without_it() {
         [("cp-1", "remove member")],
         "through the leader"
     );
-    let guards = plan_guards(&gone, &down, &admin());
+    let guards = plan_guards(&gone, &down, &admin(), &Ok(None));
     assert!(
         guards.iter().all(|g| g.verdict == Verdict::Pass),
         "{guards:?}"
@@ -179,7 +191,10 @@ fn remove_member_needs_its_node_gone_and_quorum_without_it() {
         },
     )
     .unwrap();
-    let (v, reason) = verdict(&plan_guards(&plan, &down, &admin()), GuardId::EtcdQuorum);
+    let (v, reason) = verdict(
+        &plan_guards(&plan, &down, &admin(), &Ok(None)),
+        GuardId::EtcdQuorum,
+    );
     assert_eq!(v, Verdict::Fail, "{reason}");
 
     let unknown = EtcdPlan::new(
@@ -198,7 +213,10 @@ fn forfeit_needs_the_leader_and_each_action_its_role() {
         node: "cp-2".into(),
     };
     let plan = EtcdPlan::new(&status, &follower).unwrap();
-    let (v, reason) = verdict(&plan_guards(&plan, &status, &admin()), GuardId::EtcdLeader);
+    let (v, reason) = verdict(
+        &plan_guards(&plan, &status, &admin(), &Ok(None)),
+        GuardId::EtcdLeader,
+    );
     assert_eq!(v, Verdict::Fail);
     assert!(reason.contains("cp-1 is"), "{reason}");
 
@@ -233,7 +251,10 @@ fn forfeit_needs_the_leader_and_each_action_its_role() {
     ];
     for (request, roles, expected) in cases {
         let plan = EtcdPlan::new(&status, &request).unwrap();
-        let (v, reason) = verdict(&plan_guards(&plan, &status, roles), GuardId::EtcdRole);
+        let (v, reason) = verdict(
+            &plan_guards(&plan, &status, roles, &Ok(None)),
+            GuardId::EtcdRole,
+        );
         assert_eq!(v, expected, "{request:?} as {roles}: {reason}");
     }
 }
@@ -257,7 +278,7 @@ fn every_guard_a_plan_shows_is_in_the_etcd_list_in_its_order() {
     ];
     for request in requests {
         let plan = EtcdPlan::new(&status, &request).unwrap();
-        let shown: Vec<usize> = plan_guards(&plan, &status, &admin())
+        let shown: Vec<usize> = plan_guards(&plan, &status, &admin(), &Ok(None))
             .iter()
             .map(|g| {
                 GuardId::ETCD
@@ -271,4 +292,44 @@ fn every_guard_a_plan_shows_is_in_the_etcd_list_in_its_order() {
             "{request:?}: {shown:?}"
         );
     }
+}
+
+#[test]
+fn a_defrag_during_a_rollout_is_refused_naming_the_holder_and_an_unread_lease_asks_the_ack() {
+    let status = with_sizes(healthy(), 20 << 20, 10 << 20);
+    let plan = EtcdPlan::new(&status, &EtcdRequest::Defragment { node: None }).unwrap();
+    let held = Ok(Some(crate::rollout::RolloutInProgress {
+        holder: "alice@jump-1".into(),
+        node_index: 2,
+        node_count: 3,
+    }));
+    let (v, reason) = verdict(
+        &plan_guards(&plan, &status, &admin(), &held),
+        GuardId::NoOtherRollout,
+    );
+    assert_eq!(v, Verdict::Fail);
+    assert!(reason.contains("alice@jump-1"), "{reason}");
+    let unread = Err("context deadline exceeded".to_string());
+    let guards = plan_guards(&plan, &status, &admin(), &unread);
+    let lease = guards
+        .iter()
+        .find(|g| g.id == GuardId::NoOtherRollout)
+        .unwrap();
+    assert_eq!(lease.verdict, Verdict::Warn);
+    let ack = crate::upgrade::guards::LEASE_UNREAD_ACK.to_string();
+    assert!(lease.blocks(&[]) && !lease.blocks(&[ack]));
+    let snapshot = EtcdPlan::new(
+        &status,
+        &EtcdRequest::Snapshot {
+            node: None,
+            out: "/tmp/x.db".into(),
+        },
+    )
+    .unwrap();
+    assert!(
+        plan_guards(&snapshot, &status, &admin(), &held)
+            .iter()
+            .all(|g| g.id != GuardId::NoOtherRollout),
+        "a snapshot changes nothing in the cluster"
+    );
 }

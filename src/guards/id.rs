@@ -141,8 +141,9 @@ impl GuardId {
     ];
 
     /// The etcd maintenance guards, in the order their plans show them.
-    pub const ETCD: [GuardId; 8] = [
+    pub const ETCD: [GuardId; 9] = [
         GuardId::EtcdRole,
+        GuardId::NoOtherRollout,
         GuardId::EtcdHealthy,
         GuardId::DefragOrder,
         GuardId::EtcdSpace,

@@ -6,9 +6,9 @@ use super::{NodeActionPlan, NodeOperation, NodeSurvey, NodeWorkloads};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, GuardId};
 use crate::kube::{DisruptionBudget, NodePod};
-use crate::rollout::RolloutInProgress;
+use crate::rollout::LeaseReading;
 use crate::talos::{Roles, ServiceStatus};
-use crate::upgrade::guards::{no_other_rollout, role_guard};
+use crate::upgrade::guards::{lease_guard, role_guard};
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::quorum_after_losing;
 
@@ -21,16 +21,16 @@ pub fn api_restartable(service: &str) -> bool {
     API_RESTARTABLE.contains(&service) || service.starts_with("ext-")
 }
 
-/// Reads the survey and the cluster's rollout Lease (`other`, read by the caller) and returns
-/// every guard of the plan.
+/// Reads the survey and returns every guard of the plan; `lease` is what the cluster's rollout
+/// Lease said, or why it could not be read (read by the caller).
 pub async fn gather_guards(
     plan: &NodeActionPlan,
     status: &ClusterStatus,
     observer: &ClusterObserver,
-    other: Option<&RolloutInProgress>,
+    lease: &LeaseReading,
 ) -> Vec<Guard> {
     let survey = NodeSurvey::read(plan, observer).await;
-    action_guards(plan, status, observer.talos.roles(), other, &survey)
+    action_guards(plan, status, observer.talos.roles(), lease, &survey)
 }
 
 /// Every guard of the plan, in the order the plan shows them.
@@ -38,10 +38,10 @@ pub fn action_guards(
     plan: &NodeActionPlan,
     status: &ClusterStatus,
     roles: &Roles,
-    other: Option<&RolloutInProgress>,
+    lease: &LeaseReading,
     survey: &NodeSurvey,
 ) -> Vec<Guard> {
-    let mut guards = vec![role(roles), no_other_rollout(&plan.cluster, other)];
+    let mut guards = vec![role(roles), lease_guard(&plan.cluster, lease)];
     if plan.takes_node_down() {
         guards.push(quorum_after_losing(status, &plan.node));
     }
@@ -332,10 +332,16 @@ mod tests {
         let status = ClusterStatus::default();
         let roles = Roles(vec![Role::Admin]);
         let ids = |op: NodeOperation| -> Vec<GuardId> {
-            action_guards(&plan(op), &status, &roles, None, &NodeSurvey::default())
-                .iter()
-                .map(|g| g.id)
-                .collect()
+            action_guards(
+                &plan(op),
+                &status,
+                &roles,
+                &Ok(None),
+                &NodeSurvey::default(),
+            )
+            .iter()
+            .map(|g| g.id)
+            .collect()
         };
         assert_eq!(
             ids(NodeOperation::Reboot),

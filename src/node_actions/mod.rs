@@ -12,7 +12,7 @@ use crate::kube::{DisruptionBudget, NodePod, match_talos_node};
 use crate::talos::ServiceStatus;
 use crate::upgrade::observe::ClusterObserver;
 pub use guards::{action_guards, gather_guards};
-pub use run::{NodeActionOptions, run_node_action};
+pub use run::{CancelSignal, NodeActionOptions, NodeActionRun, run_node_action};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum NodeActionError {
@@ -84,6 +84,15 @@ impl NodeActionPlan {
             role: found.role,
             etcd_member,
         })
+    }
+
+    /// What the dispatcher is asked to approve for this plan.
+    pub fn mutating_action(&self) -> crate::approval::MutatingAction {
+        crate::approval::MutatingAction::Node {
+            cluster: self.cluster.clone(),
+            node: self.node.clone(),
+            operation: self.operation.clone(),
+        }
     }
 
     /// Whether the action takes the node down (reboot, shutdown).

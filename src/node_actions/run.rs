@@ -2,11 +2,17 @@
 //! until the node is back (booted again, running, ready, Kubernetes Ready, its etcd member
 //! healthy), a shutdown until it stops answering, a restarted service until it runs healthy
 //! again. Reboot and shutdown cordon and drain the Kubernetes node first, as the upgrade does;
-//! the whole action is bounded by the node timeout.
+//! the whole action is bounded by the node timeout. Every step is written to the action's
+//! journal (a node it cordoned is recorded before the cordon, cleared after the uncordon), and
+//! a cancel stops it between steps or while it waits, never in the middle of a call, saying
+//! what state it leaves.
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 use super::{NodeActionPlan, NodeOperation};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::ApprovedAction;
+use crate::journal::action::RunningAction;
 use crate::kube::drain::CORDONED_BY_TALOSCOPE;
 use crate::kube::{DrainOptions, KubeClient, match_talos_node};
 use crate::talos::RebootMode;
@@ -40,19 +46,63 @@ impl NodeActionOptions {
 /// Where progress lines go, in the operator's words ("cp-2: rebooting: not answering").
 pub type Progress<'a> = &'a (dyn Fn(String) + Send + Sync);
 
-/// Runs the approved action of `plan`; `Ok` says how it ended, `Err` why it did not finish.
+/// The operator's cancel of a running action: set once, seen by the runner between steps and
+/// while it waits.
+#[derive(Debug, Clone)]
+pub struct CancelSignal(watch::Receiver<bool>);
+
+impl CancelSignal {
+    /// A signal and the sender that sets it.
+    pub fn new() -> (watch::Sender<bool>, CancelSignal) {
+        let (tx, rx) = watch::channel(false);
+        (tx, CancelSignal(rx))
+    }
+
+    /// A signal nobody sets (a headless run ends with the process).
+    pub fn never() -> CancelSignal {
+        let (tx, signal) = CancelSignal::new();
+        std::mem::forget(tx);
+        signal
+    }
+
+    pub fn is_set(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Waits until it is set (for ever when its sender is gone unset).
+    async fn wait(&mut self) {
+        if self.0.wait_for(|set| *set).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// What a run of a node action is given besides its plan.
+pub struct NodeActionRun<'a> {
+    pub approved: &'a ApprovedAction,
+    pub observer: &'a ClusterObserver,
+    pub options: NodeActionOptions,
+    pub progress: Progress<'a>,
+    /// The action's journal, when the caller keeps one.
+    pub journal: Option<&'a RunningAction>,
+    pub cancel: CancelSignal,
+}
+
+/// Runs the approved action of `plan`; `Ok` says how it ended, `Err` why it did not finish
+/// (a cancel included, with the state it leaves).
 pub async fn run_node_action(
-    approved: &ApprovedAction,
     plan: &NodeActionPlan,
-    observer: &ClusterObserver,
-    options: NodeActionOptions,
-    progress: Progress<'_>,
+    run: NodeActionRun<'_>,
 ) -> Result<String, String> {
-    let wanted = MutatingAction::Node {
-        cluster: plan.cluster.clone(),
-        node: plan.node.clone(),
-        operation: plan.operation.clone(),
-    };
+    let NodeActionRun {
+        approved,
+        observer,
+        options,
+        progress,
+        journal,
+        cancel,
+    } = run;
+    let wanted = plan.mutating_action();
     if approved.action() != &wanted {
         return Err(format!(
             "the approval is for {}, not {}",
@@ -65,17 +115,29 @@ pub async fn run_node_action(
         observer,
         options,
         progress,
+        journal,
+        cancel,
     };
     let bound = options.node_timeout;
-    tokio::time::timeout(bound, run.carry_out())
+    let result = tokio::time::timeout(bound, run.carry_out())
         .await
         .unwrap_or_else(|_| {
             Err(format!(
-                "{}: not done after {}s (--node-timeout)",
+                "{}: not done after {}s (--node-timeout){}",
                 plan.node,
-                bound.as_secs()
+                bound.as_secs(),
+                run.leaves()
             ))
-        })
+        });
+    if let Some(journal) = journal {
+        let outcome = match &result {
+            Ok(_) => "finished".to_string(),
+            Err(e) if e.starts_with("cancelled") => e.clone(),
+            Err(e) => format!("failed: {e}"),
+        };
+        journal.record(|r| r.outcome = Some(outcome));
+    }
+    result
 }
 
 struct Run<'a> {
@@ -83,11 +145,55 @@ struct Run<'a> {
     observer: &'a ClusterObserver,
     options: NodeActionOptions,
     progress: Progress<'a>,
+    journal: Option<&'a RunningAction>,
+    cancel: CancelSignal,
 }
 
 impl Run<'_> {
     fn say(&self, line: impl AsRef<str>) {
-        (self.progress)(format!("{}: {}", self.plan.node, line.as_ref()));
+        let line = format!("{}: {}", self.plan.node, line.as_ref());
+        if let Some(journal) = self.journal {
+            journal.record(|r| r.step = line.clone());
+        }
+        (self.progress)(line);
+    }
+
+    /// Records (before it happens) that the run may leave `kube_node` cordoned, or (after the
+    /// uncordon) that it does not.
+    fn cordoned(&self, kube_node: Option<&str>) {
+        if let Some(journal) = self.journal {
+            journal.record(|r| r.left_cordoned = kube_node.map(str::to_string));
+        }
+    }
+
+    /// What the node is left like if the run stops now, for the end's message.
+    fn leaves(&self) -> String {
+        match self.journal.map(|j| j.snapshot().left_cordoned) {
+            Some(Some(node)) => {
+                format!(
+                    "; {node} stays cordoned (uncordon it from the action menu when it is back)"
+                )
+            }
+            Some(None) => "; no node was left cordoned".to_string(),
+            None => String::new(),
+        }
+    }
+
+    /// Stops here when the operator cancelled: between steps only, never mid-call.
+    fn checkpoint(&self, before: &str) -> Result<(), String> {
+        if self.cancel.is_set() {
+            return Err(format!("cancelled before {before}{}", self.leaves()));
+        }
+        Ok(())
+    }
+
+    /// Sleeps one poll interval, or returns the cancel while it waits for `what`.
+    async fn pause(&self, what: &str) -> Result<(), String> {
+        let mut cancel = self.cancel.clone();
+        tokio::select! {
+            () = tokio::time::sleep(self.options.poll_interval) => Ok(()),
+            () = cancel.wait() => Err(format!("cancelled while waiting for {what}{}", self.leaves())),
+        }
     }
 
     async fn carry_out(&self) -> Result<String, String> {
@@ -112,7 +218,11 @@ impl Run<'_> {
                 Ok(format!("{name} uncordoned"))
             }
             NodeOperation::Drain => match self.cordon_and_drain().await? {
-                Some((name, evicted)) => Ok(format!("{name} drained: {evicted} pods evicted")),
+                Some((name, evicted)) => {
+                    // Drained as asked: cordoned on purpose, not left behind.
+                    self.cordoned(None);
+                    Ok(format!("{name} drained: {evicted} pods evicted"))
+                }
                 None => Err(format!("{node} has no Kubernetes node to drain")),
             },
             NodeOperation::ServiceRestart(service) => self.restart_service(service).await,
@@ -148,6 +258,8 @@ impl Run<'_> {
             self.say("no Kubernetes node matches: not draining");
             return Ok(None);
         };
+        self.checkpoint(&format!("cordoning {name}"))?;
+        self.cordoned(Some(&name));
         let say = |line: String| self.say(line);
         let report = kube
             .cordon_and_drain(&name, self.options.drain, &say)
@@ -162,6 +274,7 @@ impl Run<'_> {
         let boot = BootIdCheck::from_read(talos.boot_id(address).await)
             .map_err(|e| format!("reading the boot id: {e}"))?;
         let cordoned = self.cordon_and_drain().await?;
+        self.checkpoint("the reboot was requested")?;
         talos
             .reboot(address, RebootMode::Default)
             .await
@@ -181,7 +294,7 @@ impl Run<'_> {
         let mut seen_down = false;
         let mut last = String::new();
         loop {
-            tokio::time::sleep(self.options.poll_interval).await;
+            self.pause("the node to come back").await?;
             let status = self.observer.status().await;
             let node = status
                 .node(&self.plan.node)
@@ -230,11 +343,13 @@ impl Run<'_> {
                 .map_err(|e| format!("uncordoning {name}: {e}"))?;
             self.say(format!("uncordoned {name}"));
         }
+        self.cordoned(None);
         Ok(())
     }
 
     async fn shutdown(&self) -> Result<String, String> {
         self.cordon_and_drain().await?;
+        self.checkpoint("the shutdown was requested")?;
         self.observer
             .talos
             .shutdown(&self.plan.address, false)
@@ -242,7 +357,7 @@ impl Run<'_> {
             .map_err(|e| e.to_string())?;
         self.say("shutdown requested");
         loop {
-            tokio::time::sleep(self.options.poll_interval).await;
+            self.pause("the node to stop answering").await?;
             let status = self.observer.status().await;
             let off = status
                 .node(&self.plan.node)
@@ -264,7 +379,7 @@ impl Run<'_> {
         self.say(&answer);
         let mut last = String::new();
         loop {
-            tokio::time::sleep(self.options.poll_interval).await;
+            self.pause(&format!("{service} to run healthy")).await?;
             let services = talos.service_list(address).await;
             let now = match &services {
                 Ok(list) => match list.iter().find(|s| s.id == service) {

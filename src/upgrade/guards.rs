@@ -134,6 +134,17 @@ pub(crate) fn no_other_rollout(cluster: &str, other: Option<&RolloutInProgress>)
     }
 }
 
+/// The rollout Lease guard of every change other than an upgrade: a rollout holding the Lease
+/// refuses it; a Lease that could not be read fails closed, asking the typed
+/// [`LEASE_UNREAD_ACK`] (another console's rollout cannot be seen).
+pub(crate) fn lease_guard(cluster: &str, read: &crate::rollout::LeaseReading) -> Guard {
+    no_other_rollout_read(
+        cluster,
+        read,
+        Some("type the acknowledgement only if you know no one else is changing it"),
+    )
+}
+
 /// [`no_other_rollout`] over a Lease that may not have been read: when it could not be, and
 /// `api_down` says why the cluster's own Kubernetes API is expected to be down (the fault the
 /// change repairs), the guard warns with that and asks for [`LEASE_UNREAD_ACK`]: a rollout

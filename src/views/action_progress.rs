@@ -35,10 +35,19 @@ impl Widget for &ActionProgressPane<'_> {
             Constraint::Length(1),
             Constraint::Fill(1),
         ]));
+        let elapsed = progress
+            .elapsed(self.state.wall_clock)
+            .map_or(String::new(), |e| format!(" ({e})"));
         let (status, role) = match &progress.outcome {
-            None => (": running".to_string(), Role::Accent),
-            Some(Ok(_)) => (": done".to_string(), Role::Ok),
-            Some(Err(_)) => (": failed".to_string(), Role::Error),
+            None if progress.cancelling => {
+                (format!(": cancelling after this step{elapsed}"), Role::Warn)
+            }
+            None => (format!(": running{elapsed}"), Role::Accent),
+            Some(Ok(_)) => (format!(": done{elapsed}"), Role::Ok),
+            Some(Err(e)) if e.starts_with("cancelled") => {
+                (format!(": cancelled{elapsed}"), Role::Warn)
+            }
+            Some(Err(_)) => (format!(": failed{elapsed}"), Role::Error),
         };
         let what = progress.headline();
         let width = usize::from(area.width.saturating_sub(2));

@@ -79,13 +79,7 @@ pub(super) fn render_step_pane(
 }
 
 /// `42s`, `3m05s`, `1h02m`.
-pub fn elapsed(seconds: u64) -> String {
-    match seconds {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
-    }
-}
+pub use crate::clock::short_duration as elapsed;
 
 /// From `start` to `end`, or to `clock` while it still runs (none once the clock stopped).
 pub(super) fn elapsed_between(

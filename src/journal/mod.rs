@@ -1,6 +1,8 @@
 //! The one journal every operation keeps: a file per cluster and kind of operation under the
 //! state dir, named by one rule, written whole or not at all, read back with an error that
 //! names the file, and claimed by one run at a time through an exclusive lock beside it.
+pub mod action;
+
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
