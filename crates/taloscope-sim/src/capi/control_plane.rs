@@ -166,6 +166,9 @@ pub(crate) fn reconcile(ctx: &Ctx) {
 }
 
 fn reconcile_one(ctx: &Ctx, tcp: &Value) {
+    if super::is_paused(ctx, tcp) {
+        return;
+    }
     let tcp_name = name_of(tcp);
     let ns = ctx.spec.namespace.clone();
     audit_etcd(ctx, &owned_machines(ctx));
@@ -193,6 +196,9 @@ fn reconcile_one(ctx: &Ctx, tcp: &Value) {
     for m in &machines {
         machines::mark_up_to_date(ctx, &name_of(m), !needs_rollout(ctx, tcp, m));
     }
+    // controlplane.go `MachinesNeedingRollout`: none under OnDelete; the scale-up below then
+    // replaces a deleted Machine with the current spec (upgrade.go `OnDeleteStrategyType`).
+    let on_delete = tcp["spec"]["rolloutStrategy"]["type"] == "OnDelete";
     if !outdated.is_empty() {
         mark(
             "MachinesSpecUpToDate",
@@ -208,7 +214,11 @@ fn reconcile_one(ctx: &Ctx, tcp: &Value) {
         let surge = tcp["spec"]["rolloutStrategy"]["rollingUpdate"]["maxSurge"]
             .as_i64()
             .unwrap_or(1) as usize;
-        if machines.len() < desired + surge {
+        if on_delete {
+            if machines.len() < desired {
+                scale_up(ctx, tcp, &machines, &mut mark);
+            }
+        } else if machines.len() < desired + surge {
             scale_up(ctx, tcp, &machines, &mut mark);
         } else {
             scale_down(

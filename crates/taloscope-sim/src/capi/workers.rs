@@ -70,10 +70,14 @@ pub(crate) fn reconcile(ctx: &Ctx) {
         .store
         .list("machinedeployments", Some(&ctx.spec.namespace))
     {
-        roll(ctx, &md);
+        if !super::is_paused(ctx, &md) {
+            roll(ctx, &md);
+        }
     }
     for set in ctx.store.list("machinesets", Some(&ctx.spec.namespace)) {
-        reconcile_set(ctx, &set);
+        if !super::is_paused(ctx, &set) {
+            reconcile_set(ctx, &set);
+        }
     }
     for md in ctx
         .store
