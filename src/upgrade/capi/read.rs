@@ -16,7 +16,6 @@ use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
 
 const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
-const BOOTSTRAP_GROUP: &str = "bootstrap.cluster.x-k8s.io";
 
 /// The management cluster that owns one workload cluster, connected.
 pub struct CapiAccess {
@@ -130,7 +129,6 @@ impl CapiAccess {
                 kind: text(&r["kind"]),
                 name: text(&r["name"]),
                 vm_template: String::new(),
-                bootstrap_template: text(&spec["bootstrap"]["configRef"]["name"]),
             };
             if product == CapiProduct::TalosOs {
                 infra.vm_template = self.vm_template(&infra).await?;
@@ -199,15 +197,13 @@ impl CapiAccess {
             .map_err(|e| format!("patching {object}: {e}"))
     }
 
-    /// Sets `spec.template.spec.talosVersion` of a TalosConfigTemplate.
-    pub async fn patch_bootstrap(&self, name: &str, talos_version: &str) -> Result<(), String> {
-        let object = self.object(BOOTSTRAP_GROUP, "TalosConfigTemplate", name);
-        let patch = json!({"spec": {"template": {"spec": {"talosVersion": talos_version}}}});
+    /// Deletes one Machine of the cluster (an OnDelete phase's step).
+    pub async fn delete_machine(&self, name: &str) -> Result<(), String> {
         self.client
-            .capi_merge_patch(&object, &patch)
+            .delete_capi_machine(self.version, &self.owner.namespace, name)
             .await
             .map(|_| ())
-            .map_err(|e| format!("patching {object}: {e}"))
+            .map_err(|e| format!("deleting Machine {name}: {e}"))
     }
 
     /// The plan of `product` to `version` (`target` as the dispatcher names it) from the tree
