@@ -57,13 +57,19 @@ fn etcd_health(ctx: &Ctx, machines: &[Value]) -> Result<(), String> {
         return Err("workload cluster not found".into());
     };
     let etcd = cluster.etcd();
+    // configs.go `talosconfigForMachines` gathers every Machine's addresses in turn and fails
+    // when none are gathered yet: only Machines without addresses ahead of any with some stop
+    // it; a later one is just not asked (and the member count below tells).
+    let mut addressed = false;
     for m in machines {
         let name = name_of(m);
         let Some(node) = machines::node_of(ctx, &name) else {
-            return Err(format!(
-                "error checking etcd health on machine {name:?}: no node yet"
-            ));
+            if !addressed {
+                return Err(format!("no addresses were found for node {name:?}"));
+            }
+            continue;
         };
+        addressed = true;
         let s = node.status();
         if !s.up {
             return Err(format!(
@@ -109,9 +115,11 @@ fn audit_etcd(ctx: &Ctx, machines: &[Value]) {
     let Some(cluster) = ctx.fleet.cluster(&ctx.spec.workload) else {
         return;
     };
+    // "break apart the noderef name in case it's an fqdn (like in AWS)"
     let hostnames: Vec<String> = machines
         .iter()
-        .filter_map(|m| m["status"]["nodeRef"]["name"].as_str().map(String::from))
+        .filter_map(|m| m["status"]["nodeRef"]["name"].as_str())
+        .map(|n| n.split('.').next().unwrap_or(n).to_string())
         .collect();
     let mut etcd = cluster.etcd_lock();
     let orphans: Vec<usize> = etcd
@@ -137,7 +145,7 @@ fn audit_etcd(ctx: &Ctx, machines: &[Value]) {
 }
 
 /// etcd.go `gracefulEtcdLeave`: forfeit leadership, then leave the cluster.
-fn etcd_leave(ctx: &Ctx, node_name: &str) {
+pub(crate) fn etcd_leave(ctx: &Ctx, node_name: &str) {
     let Some(cluster) = ctx.fleet.cluster(&ctx.spec.workload) else {
         return;
     };

@@ -2,8 +2,8 @@
 //! objects its Kubernetes API serves (kubectl can list, patch, scale, create and delete them) and
 //! a controller, driven by the sim clock, that reconciles them the way the providers do.
 //!
-//! Facts for clients (scenario `capi`; `capi-stuck-rollout`, `capi-orphaned-member` and
-//! `capi-etcd-stopped` add one stuck fault each; `capi-clusterctl` serves the kubeadm
+//! Facts for clients (scenario `capi`; `capi-stuck-rollout`, `capi-orphaned-member`,
+//! `capi-etcd-stopped`, `capi-etcd-leaving` and `capi-no-node-ref` add one stuck fault each; `capi-clusterctl` serves the kubeadm
 //! providers' and Cluster API Provider AWS's CRDs beside, so `controlplane.*`, `bootstrap.*`
 //! and `infrastructure.*` prefer v1beta2, which none of the scenario's objects are served in):
 //! - Talos clusters `capi-mgmt` (one control plane `cp-1`) and `capi-work`; talosconfig
@@ -60,6 +60,16 @@ pub enum StuckFault {
     /// A one-control-plane cluster whose only etcd service stopped with its data intact: no
     /// quorum, the Kubernetes API down, until a reboot starts etcd again (etcd_service).
     SingleMemberStopped,
+    /// A control-plane Machine, not deleting, whose node already left etcd (a scale-down's
+    /// `gracefulEtcdLeave` done, the Machine's deletion not: CACPPT #237, #225, #193): the
+    /// health check fails forever ("expected to have 3 members, got 2" / etcd not Running on
+    /// the node). Fixed by deleting the Machine: scale-up makes a replacement that joins.
+    EtcdLeft,
+    /// A control-plane rollout (to v1.34.2) whose first surge Machine never gets a VM, so
+    /// never a node or addresses: the scale-down waits for every node to boot, the health
+    /// check cannot reach it (configs.go "no addresses were found for node"). Fixed by
+    /// deleting the surge Machine; the next surge boots.
+    NodeRefLessSurge,
 }
 
 /// What the `capi` scenarios hold.
@@ -81,6 +91,10 @@ pub struct CapiSpec {
 #[derive(Default)]
 pub(crate) struct Knobs {
     no_etcd_audit: AtomicBool,
+    /// The next control-plane Machine created gets no VM (NodeRefLessSurge).
+    pub stall_next_control_plane: AtomicBool,
+    /// Machines whose VM never comes.
+    pub stalled: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Knobs {
@@ -206,6 +220,8 @@ pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
         "capi-stuck-rollout" => Some(StuckFault::StuckRollout),
         "capi-orphaned-member" => Some(StuckFault::OrphanedMember),
         "capi-etcd-stopped" => Some(StuckFault::SingleMemberStopped),
+        "capi-etcd-leaving" => Some(StuckFault::EtcdLeft),
+        "capi-no-node-ref" => Some(StuckFault::NodeRefLessSurge),
         _ => return None,
     };
     let control_planes = match fault {
