@@ -251,41 +251,53 @@ impl CapiAccess {
         kube: Option<KubeClient>,
         client: ClientOptions,
     ) -> Result<ClusterObserver, String> {
-        let secret = format!("{}-talosconfig", self.owner.name);
-        let text = self
-            .client
-            .capi_talosconfig(&self.owner.namespace, &self.owner.name)
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| {
-                format!(
-                    "Secret {}/{secret} has no talosconfig: the bootstrap provider keeps one for each cluster",
-                    self.owner.namespace
-                )
-            })?;
-        let label = std::path::PathBuf::from(format!("secret {}/{secret}", self.owner.namespace));
-        let load = crate::discovery::load_talosconfig_texts(&[(label, text)]);
-        let ctx = load
-            .current_context
-            .as_ref()
-            .and_then(|name| load.contexts.iter().find(|c| &c.name == name))
-            .or(load.contexts.first())
-            .ok_or_else(|| {
-                format!(
-                    "Secret {}/{secret}: no usable talosconfig context",
-                    self.owner.namespace
-                )
-            })?;
-        let talos = TalosClient::new(ctx, client).map_err(|e| e.to_string())?;
-        Ok(ClusterObserver {
-            cluster: plan.cluster.clone(),
-            talos,
-            kube,
-            nodes: ctx.nodes.clone(),
-            options: CollectOptions {
-                client,
-                ..CollectOptions::default()
-            },
-        })
+        secret_observer(&self.client, &self.owner, &plan.cluster, kube, client).await
     }
+}
+
+/// An observer of workload cluster `cluster` (owned by `owner`) through the Talos endpoints of
+/// the `<cluster>-talosconfig` Secret the bootstrap provider keeps current (the operator's
+/// talosconfig goes stale as Machines are replaced), and its Kubernetes API through `kube`.
+pub async fn secret_observer(
+    management: &KubeClient,
+    owner: &CapiOwner,
+    cluster: &str,
+    kube: Option<KubeClient>,
+    client: ClientOptions,
+) -> Result<ClusterObserver, String> {
+    let secret = format!("{}-talosconfig", owner.name);
+    let text = management
+        .capi_talosconfig(&owner.namespace, &owner.name)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "Secret {}/{secret} has no talosconfig: the bootstrap provider keeps one for each cluster",
+                owner.namespace
+            )
+        })?;
+    let label = std::path::PathBuf::from(format!("secret {}/{secret}", owner.namespace));
+    let load = crate::discovery::load_talosconfig_texts(&[(label, text)]);
+    let ctx = load
+        .current_context
+        .as_ref()
+        .and_then(|name| load.contexts.iter().find(|c| &c.name == name))
+        .or(load.contexts.first())
+        .ok_or_else(|| {
+            format!(
+                "Secret {}/{secret}: no usable talosconfig context",
+                owner.namespace
+            )
+        })?;
+    let talos = TalosClient::new(ctx, client).map_err(|e| e.to_string())?;
+    Ok(ClusterObserver {
+        cluster: cluster.to_string(),
+        talos,
+        kube,
+        nodes: ctx.nodes.clone(),
+        options: CollectOptions {
+            client,
+            ..CollectOptions::default()
+        },
+    })
 }
