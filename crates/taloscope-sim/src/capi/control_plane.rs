@@ -42,12 +42,26 @@ fn cloned_from(ctx: &Ctx, machine: &str) -> Option<String> {
         .map(String::from)
 }
 
-/// controlplane.go `MachinesNeedingRollout`: a Kubernetes version or an infrastructure
-/// template other than the TalosControlPlane's.
+/// controlplane.go `MachinesWithOutdatedRolloutSpec`: a Kubernetes version, an infrastructure
+/// template or a `controlPlaneConfig` other than the TalosControlPlane's (`MatchesControlPlaneConfig`
+/// compares it with the Machine's TalosConfig spec; a Machine without one matches); a Machine
+/// being deleted is not counted.
 fn needs_rollout(ctx: &Ctx, tcp: &Value, m: &Value) -> bool {
+    if !m["metadata"]["deletionTimestamp"].is_null() {
+        return false;
+    }
+    let name = name_of(m);
     let version = tcp["spec"]["version"].as_str();
     let template = tcp["spec"]["infrastructureTemplate"]["name"].as_str();
-    m["spec"]["version"].as_str() != version || cloned_from(ctx, &name_of(m)).as_deref() != template
+    let config = ctx
+        .store
+        .get("talosconfigs", &ctx.spec.namespace, &name)
+        .map(|c| c["spec"].clone());
+    let config_differs =
+        config.is_some_and(|spec| spec != tcp["spec"]["controlPlaneConfig"]["controlplane"]);
+    m["spec"]["version"].as_str() != version
+        || cloned_from(ctx, &name).as_deref() != template
+        || config_differs
 }
 
 /// etcd.go `etcdHealthcheck`: every Machine's node runs a healthy etcd, and every member list
