@@ -460,11 +460,27 @@ fn write_status(ctx: &Ctx, ns: &str, name: &str, conds: &[(String, bool, String,
                 },
             );
         }
-        let ready_all = is_true(list, "Available")
-            && is_true(list, "MachinesReady")
-            && is_true(list, ETCD_HEALTHY)
-            && is_true(list, "Resized")
-            && is_true(list, "MachinesSpecUpToDate");
+        set_v1beta1(
+            list,
+            &Cond {
+                kind: "MachinesCreated",
+                ok: true,
+                reason: "",
+                message: "",
+                severity: "",
+            },
+        );
+        // `patchTalosControlPlane`'s summary: neither etcd's health nor an outdated spec makes a
+        // TalosControlPlane un-Ready (it stays Ready through an etcd deadlock).
+        let ready_all = [
+            "MachinesCreated",
+            "Resized",
+            "MachinesReady",
+            "Available",
+            "MachinesBootstrapped",
+        ]
+        .iter()
+        .all(|kind| is_true(list, kind));
         set_v1beta1(
             list,
             &Cond {
