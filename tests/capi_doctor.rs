@@ -339,3 +339,83 @@ async fn rebooting_the_stopped_member_is_refused_unconfirmed_or_read_only_and_ch
         "{audit}"
     );
 }
+
+/// The control-plane Machines' versions once there are three of them, none deleting.
+fn control_plane_versions(fx: &Fixture) -> Vec<String> {
+    fx.sim
+        .capi()
+        .expect("capi scenario")
+        .list("machines")
+        .iter()
+        .filter(|m| {
+            m["metadata"]["labels"]
+                .get("cluster.x-k8s.io/control-plane")
+                .is_some()
+        })
+        .map(|m| {
+            m["spec"]["version"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_whose_member_left_is_deleted_and_replaced() {
+    let fx = start(builtin("capi-etcd-leaving")).await;
+    let findings = findings_until(&fx, WORK, Some("etcd-left")).await;
+    let finding = &findings[0];
+    let id = finding["id"].as_str().unwrap();
+    let machine = finding["subject"].as_str().unwrap();
+    assert!(
+        finding["summary"]
+            .as_str()
+            .unwrap()
+            .contains("2 members for 3 control-plane Machines"),
+        "{finding}"
+    );
+    assert_eq!(finding["fix"]["fix"], "delete-machine", "{finding}");
+    let (code, plan, stderr) = fix(&fx, WORK, id, &["--plan", "--output", "json"]).await;
+    assert_eq!(code, Some(0), "{plan}\n{stderr}");
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(
+        plan_guard(&plan, "stuck_machine")["verdict"],
+        "pass",
+        "{plan}"
+    );
+
+    let (code, stdout, stderr) = fix(&fx, WORK, id, &APPLY).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("cleared"), "{stdout}");
+    let capi = fx.sim.capi().expect("capi scenario");
+    assert!(capi.get("machines", machine).is_none());
+    assert_eq!(control_plane_versions(&fx).len(), 3);
+    findings_until(&fx, WORK, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_surge_machine_without_a_node_is_deleted_and_the_rollout_completes() {
+    let fx = start(builtin("capi-no-node-ref")).await;
+    let findings = findings_until(&fx, WORK, Some("no-node-ref")).await;
+    let finding = &findings[0];
+    let id = finding["id"].as_str().unwrap();
+    let machine = finding["subject"].as_str().unwrap();
+    let tcp = &fx.sim.capi().expect("capi").list("taloscontrolplanes")[0];
+    let said = tcp["status"]["conditions"].to_string();
+    assert!(
+        said.contains("no addresses were found for node")
+            || said.contains("expected to have 4 members, got 3"),
+        "the provider's own words: {said}"
+    );
+
+    let (code, stdout, stderr) = fix(&fx, WORK, id, &APPLY).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("cleared"), "{stdout}");
+    let capi = fx.sim.capi().expect("capi scenario");
+    assert!(capi.get("machines", machine).is_none());
+    let versions = control_plane_versions(&fx);
+    assert_eq!(versions.len(), 3, "{versions:?}");
+    assert!(versions.iter().all(|v| v == "v1.34.2"), "{versions:?}");
+    findings_until(&fx, WORK, None).await;
+}

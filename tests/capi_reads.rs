@@ -1,7 +1,8 @@
 //! The kube client's Cluster API reads over loopback HTTP, against a small server that answers
 //! like a management cluster (discovery of the group, paged lists, the infrastructure group's
 //! resources, the kubeconfig secret) with the fixtures of tests/fixtures/capi: v1beta2 when
-//! served, else v1beta1, the same tree either way; a server without the group is no
+//! served, else v1beta1, the same tree either way; the TalosControlPlanes found in v1alpha3
+//! though kubeadm's provider makes the group prefer v1beta2; a server without the group is no
 //! management cluster.
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,6 +45,20 @@ fn routes(served: &[&str], read_as: &str) -> BTreeMap<String, String> {
             fixture(read_as, resource),
         );
     }
+    // kubeadm's control-plane provider beside Talos's: the group prefers v1beta2, which has
+    // no TalosControlPlane; v1alpha3 has.
+    r.insert(
+        "/apis/controlplane.cluster.x-k8s.io".into(),
+        r#"{"kind":"APIGroup","versions":[{"version":"v1beta2"},{"version":"v1alpha3"}],"preferredVersion":{"version":"v1beta2"}}"#.into(),
+    );
+    r.insert(
+        "/apis/controlplane.cluster.x-k8s.io/v1beta2".into(),
+        r#"{"kind":"APIResourceList","resources":[{"name":"kubeadmcontrolplanes","kind":"KubeadmControlPlane"}]}"#.into(),
+    );
+    r.insert(
+        "/apis/controlplane.cluster.x-k8s.io/v1alpha3".into(),
+        r#"{"kind":"APIResourceList","resources":[{"name":"taloscontrolplanes","kind":"TalosControlPlane"},{"name":"taloscontrolplanes/scale","kind":"Scale"}]}"#.into(),
+    );
     r.insert(
         "/apis/controlplane.cluster.x-k8s.io/v1alpha3/taloscontrolplanes".into(),
         fixture(read_as, "taloscontrolplanes"),

@@ -264,17 +264,27 @@ fn explain(state: &mut AppState) {
             } else {
                 p.replace.join(", ")
             };
-            let text = format!(
-                "{}\n\nThen the provider replaces its Machines one at a time (maxSurge 1): a new \
-                 Machine is created, its node joins and becomes Ready, then the old Machine is \
-                 deleted{}. In this order: {machines}.",
-                p.patch_text(&plan.version),
-                if p.object == crate::upgrade::capi::PhaseObject::TalosControlPlane {
-                    " after its etcd member leaves; etcd must stay healthy throughout"
-                } else {
-                    ""
-                }
-            );
+            let text = if p.on_delete {
+                format!(
+                    "{}\n\nrolloutStrategy OnDelete: the provider replaces a Machine only once it \
+                     is deleted. taloscope deletes them one at a time, each once every Machine is \
+                     Ready and every etcd member healthy; the provider then creates its \
+                     replacement. In this order: {machines}.",
+                    p.patch_text(&plan.version)
+                )
+            } else {
+                format!(
+                    "{}\n\nThen the provider replaces its Machines one at a time (maxSurge 1): a new \
+                     Machine is created, its node joins and becomes Ready, then the old Machine is \
+                     deleted{}. In this order: {machines}.",
+                    p.patch_text(&plan.version),
+                    if p.object == crate::upgrade::capi::PhaseObject::TalosControlPlane {
+                        " after its etcd member leaves; etcd must stay healthy throughout"
+                    } else {
+                        ""
+                    }
+                )
+            };
             (p.label(), text)
         }),
         Some(Err(e)) => Some(("no plan".to_string(), e.clone())),

@@ -135,6 +135,13 @@ pub struct ClusterTree {
     /// Every Machine of the cluster, control planes first, in name order.
     pub machines: Vec<MachineNode>,
     pub conditions: Vec<CapiCondition>,
+    /// What pauses the control plane's reconcile, when something does: the Cluster's
+    /// `spec.paused` or the `cluster.x-k8s.io/paused` annotation on the Cluster or the
+    /// TalosControlPlane (cluster-api util/annotations/helpers.go `IsPaused`, which
+    /// cluster-api-control-plane-provider-talos controllers/taloscontrolplane_controller.go
+    /// checks before anything else).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<String>,
 }
 
 impl ClusterTree {
@@ -218,7 +225,25 @@ pub fn cluster_tree(management: &str, objects: &CapiObjects, cluster: &CapiClust
         machine_deployments: deployment_nodes,
         machines,
         conditions: cluster.meta.conditions.clone(),
+        paused: paused_by(cluster, control_plane),
     }
+}
+
+/// What pauses the Cluster's control plane, in the operator's words.
+fn paused_by(cluster: &CapiCluster, control_plane: Option<&TalosControlPlane>) -> Option<String> {
+    let name = format!("Cluster {}/{}", cluster.meta.namespace, cluster.meta.name);
+    if cluster.spec_paused {
+        return Some(format!("{name} has spec.paused: true"));
+    }
+    if cluster.meta.paused {
+        return Some(format!("{name} has the cluster.x-k8s.io/paused annotation"));
+    }
+    control_plane.filter(|tcp| tcp.meta.paused).map(|tcp| {
+        format!(
+            "TalosControlPlane {} has the cluster.x-k8s.io/paused annotation",
+            tcp.meta.name
+        )
+    })
 }
 
 /// `NS/NAME` of each tree, comma-separated ("none" when there is none).

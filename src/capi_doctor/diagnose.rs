@@ -24,6 +24,14 @@ pub enum FindingKind {
     /// scale down to zero nor join a replacement; a reboot starts etcd again.
     #[serde(rename = "etcd-stopped")]
     StoppedSingleMember,
+    /// A control-plane Machine that is not being deleted whose node's etcd member already left
+    /// (a scale-down's `gracefulEtcdLeave` ran, the Machine's deletion did not): the health
+    /// check counts one member too few, forever (CACPPT #237, #225, #193).
+    EtcdLeft,
+    /// A rollout's surge Machine that never got a node: the provider waits for every node to
+    /// boot before it scales down, and cannot reach the Machine ("no addresses were found for
+    /// node", controllers/configs.go).
+    NoNodeRef,
 }
 
 impl FindingKind {
@@ -32,6 +40,8 @@ impl FindingKind {
             FindingKind::StuckRollout => "stuck-rollout",
             FindingKind::OrphanedMember => "orphaned-member",
             FindingKind::StoppedSingleMember => "etcd-stopped",
+            FindingKind::EtcdLeft => "etcd-left",
+            FindingKind::NoNodeRef => "no-node-ref",
         }
     }
 }
@@ -115,21 +125,32 @@ pub fn diagnose(tree: &ClusterTree, status: &ClusterStatus) -> Vec<Finding> {
     }
     if machines.len() > 1 {
         findings.extend(stuck_rollout(tree, &machines, status));
+        findings.extend(etcd_left(tree, &machines, status));
+        findings.extend(no_node_ref(tree, &machines));
     }
     findings.extend(orphaned_members(tree, &machines, status));
     findings
 }
 
+/// The name an etcd member of `node` carries: the node name cut at the first `.`, as the
+/// provider's `auditEtcd` matches members to Machines (etcd.go: "break apart the noderef name
+/// in case it's an fqdn (like in AWS)"); compared without case.
+pub fn member_name(node: &str) -> &str {
+    node.split('.').next().unwrap_or(node)
+}
+
+/// Whether etcd member `hostname` is the member of `node`.
+pub fn is_member_of(hostname: &str, node: &str) -> bool {
+    !node.is_empty() && member_name(hostname).eq_ignore_ascii_case(member_name(node))
+}
+
 /// The etcd member of a Machine's node.
 fn member_of<'a>(machine: &MachineNode, status: &'a ClusterStatus) -> Option<&'a EtcdMemberReport> {
-    if machine.node.is_empty() {
-        return None;
-    }
     status
         .etcd
         .members
         .iter()
-        .find(|m| m.hostname.eq_ignore_ascii_case(&machine.node))
+        .find(|m| is_member_of(&m.hostname, &machine.node))
 }
 
 /// The provider's own words about etcd, when its health check fails.
@@ -220,6 +241,89 @@ fn stuck_rollout(
         .collect()
 }
 
+/// Machines with a node but no etcd member, while etcd answers: their member left (a
+/// scale-down's `gracefulEtcdLeave`, or `etcd leave` by hand) and the Machine stayed. etcd.go
+/// `etcdHealthcheck` then fails ("expected to have 3 members, got 2", or the node's etcd
+/// `not in expected state "Running"`) and holds every rollout and scale-down; upstream's way
+/// out is deleting the Machine (CACPPT #237, #193; v0.5.13 marks such a Machine with the
+/// `etcd-leaving` annotation).
+fn etcd_left(
+    tree: &ClusterTree,
+    machines: &[&MachineNode],
+    status: &ClusterStatus,
+) -> Vec<Finding> {
+    let members = status.etcd.members.len();
+    machines
+        .iter()
+        .filter(|m| !m.node.is_empty() && member_of(m, status).is_none())
+        .map(|m| Finding {
+            id: format!("{}/{}", FindingKind::EtcdLeft.as_str(), m.name),
+            kind: FindingKind::EtcdLeft,
+            subject: m.name.clone(),
+            summary: format!(
+                "Machine {} is not being deleted, yet its node {} left etcd: {members} members for {} control-plane Machines",
+                m.name,
+                m.node,
+                machines.len()
+            ),
+            explanation: format!(
+                "The etcd member of {} is gone while its Machine stays, as when a scale-down made the member leave and the Machine's deletion never followed. The provider's health check expects one member per Machine and etcd running on every node, so it fails on every pass and holds every rollout and scale-down.{} Deleting Machine {} ends it: it has no member to lose, so etcd keeps its quorum, and the provider creates a replacement that joins etcd.",
+                m.node,
+                provider_says(tree),
+                m.name
+            ),
+            fix: Some(Fix::DeleteMachine {
+                namespace: tree.namespace.clone(),
+                machine: m.name.clone(),
+                node: m.node.clone(),
+                member_id: None,
+            }),
+        })
+        .collect()
+}
+
+/// A control-plane Machine without a node while the control plane has more Machines than
+/// replicas (a rollout's surge) and every other Machine has one: scale.go
+/// `scaleDownControlPlane` waits "for all nodes to finish boot sequence", and configs.go
+/// `talosconfigForMachines` cannot reach it ("no addresses were found for node"). A surge
+/// Machine still booting looks the same for a few minutes, which the explanation says.
+fn no_node_ref(tree: &ClusterTree, machines: &[&MachineNode]) -> Vec<Finding> {
+    let Some(cp) = tree.control_plane.as_ref() else {
+        return Vec::new();
+    };
+    let nodeless: Vec<&&MachineNode> = machines.iter().filter(|m| m.node.is_empty()).collect();
+    if machines.len() <= cp.counts.replicas as usize || nodeless.len() != 1 {
+        return Vec::new();
+    }
+    nodeless
+        .into_iter()
+        .map(|m| Finding {
+            id: format!("{}/{}", FindingKind::NoNodeRef.as_str(), m.name),
+            kind: FindingKind::NoNodeRef,
+            subject: m.name.clone(),
+            summary: format!(
+                "surge Machine {} has no node: {} Machines for {} replicas",
+                m.name,
+                machines.len(),
+                cp.counts.replicas
+            ),
+            explanation: format!(
+                "{} made Machine {} to roll its control plane, but the Machine never got a node (its VM did not boot or never joined). The provider scales down only once every node finished booting, and cannot even reach the Machine (\"no addresses were found for node\"), so the rollout waits forever.{} If it has been so for minutes (a booting Machine looks the same at first), deleting Machine {} ends it: it has no etcd member, and the provider makes a new surge Machine.",
+                cp.name,
+                m.name,
+                provider_says(tree),
+                m.name
+            ),
+            fix: Some(Fix::DeleteMachine {
+                namespace: tree.namespace.clone(),
+                machine: m.name.clone(),
+                node: String::new(),
+                member_id: None,
+            }),
+        })
+        .collect()
+}
+
 /// etcd.go `etcdHealthcheck` expects one member per Machine and `auditEtcd` removes the rest,
 /// but only from a provider that audits (and never while a Machine has no nodeRef).
 fn orphaned_members(
@@ -237,7 +341,7 @@ fn orphaned_members(
         .iter()
         .filter(|member| {
             !tree.machines.iter().any(|m| {
-                m.role == MachineRole::Controlplane && m.node.eq_ignore_ascii_case(&member.hostname)
+                m.role == MachineRole::Controlplane && is_member_of(&member.hostname, &m.node)
             })
         })
         .map(|member| {

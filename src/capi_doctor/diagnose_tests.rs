@@ -279,7 +279,83 @@ fn each_kind_is_named_in_json_as_in_its_finding_ids() {
         FindingKind::StuckRollout,
         FindingKind::OrphanedMember,
         FindingKind::StoppedSingleMember,
+        FindingKind::EtcdLeft,
+        FindingKind::NoNodeRef,
     ] {
         assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
     }
+}
+
+#[test]
+fn fqdn_node_names_match_their_members_cut_at_the_first_dot() {
+    let mut tree = tree();
+    for m in &mut tree.machines {
+        if !m.node.is_empty() {
+            m.node = format!("{}.ec2.internal", m.node);
+        }
+    }
+    assert_eq!(diagnose(&tree, &status()), vec![]);
+    assert!(is_member_of("cp-a", "CP-A.ec2.internal"));
+    assert!(!is_member_of("cp-a", "cp-ab.ec2.internal"));
+    assert!(!is_member_of("cp-a", ""));
+}
+
+#[test]
+fn a_machine_whose_member_left_is_found_and_fixed_by_deleting_it() {
+    let mut status = status();
+    status.etcd.members.retain(|m| m.hostname != "cp-b");
+    recount(&mut status);
+    let tree = tree();
+    let findings = diagnose(&tree, &status);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f.id, "etcd-left/workload-cp-b");
+    assert_eq!(f.kind, FindingKind::EtcdLeft);
+    assert!(
+        f.summary.contains("2 members for 3 control-plane Machines"),
+        "{}",
+        f.summary
+    );
+    let Some(Fix::DeleteMachine {
+        machine, member_id, ..
+    }) = &f.fix
+    else {
+        panic!("{f:?}")
+    };
+    assert_eq!((machine.as_str(), member_id), ("workload-cp-b", &None));
+    let plan = FixPlan::new(f, &tree, &status).unwrap();
+    let guards = fix_guards(&plan, &tree, &status, &admin(), &Ok(None));
+    assert_eq!(verdict(&guards, GuardId::StuckMachine), Verdict::Pass);
+    // Once the member is back (a replacement joined), there is nothing to delete.
+    let healthy = self::status();
+    let guards = fix_guards(&plan, &tree, &healthy, &admin(), &Ok(None));
+    assert_eq!(verdict(&guards, GuardId::StuckMachine), Verdict::Fail);
+}
+
+#[test]
+fn a_surge_machine_without_a_node_is_found_and_fixed_by_deleting_it() {
+    let mut tree = tree();
+    let mut surge = tree
+        .machines
+        .iter()
+        .find(|m| m.role == MachineRole::Controlplane)
+        .cloned()
+        .expect("a control plane");
+    surge.name = "workload-cp-surge".into();
+    surge.node = String::new();
+    surge.ready = false;
+    tree.machines.push(surge);
+    let findings = diagnose(&tree, &status());
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f.id, "no-node-ref/workload-cp-surge");
+    assert!(f.explanation.contains("no addresses were found for node"));
+    let plan = FixPlan::new(f, &tree, &status()).unwrap();
+    let guards = fix_guards(&plan, &tree, &status(), &admin(), &Ok(None));
+    assert_eq!(verdict(&guards, GuardId::StuckMachine), Verdict::Pass);
+    assert!(guards.iter().all(|g| g.id != GuardId::EtcdQuorum));
+    // Without the surge (as many Machines as replicas) a nodeless Machine is a scale-up.
+    let cp = tree.control_plane.as_mut().unwrap();
+    cp.counts.replicas = 4;
+    assert_eq!(diagnose(&tree, &status()), vec![]);
 }

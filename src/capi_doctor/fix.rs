@@ -189,11 +189,18 @@ fn stuck_machine(d: &MachineDeletion, tree: &ClusterTree, status: &ClusterStatus
         |f| matches!(&f.fix, Some(Fix::DeleteMachine { machine, .. }) if machine == &d.machine),
     );
     match still {
-        Some(_) => Guard::pass(
+        Some(f) if f.kind == super::diagnose::FindingKind::StuckRollout => Guard::pass(
             id,
             format!(
                 "the rollout waits on the etcd member of {} ({}); {others} other Machine(s) stay",
                 d.machine, d.node
+            ),
+        ),
+        Some(f) => Guard::pass(
+            id,
+            format!(
+                "still found: {}; {others} other Machine(s) stay",
+                crate::printable::line(&f.summary)
             ),
         ),
         None => Guard::fail(
@@ -231,7 +238,7 @@ fn stopped_member(p: &NodeActionPlan, tree: &ClusterTree, status: &ClusterStatus
         .etcd
         .members
         .iter()
-        .find(|m| m.hostname.eq_ignore_ascii_case(node));
+        .find(|m| super::diagnose::is_member_of(&m.hostname, node));
     let evidence = stopped_evidence(answering, member).unwrap_or_default();
     match answering.stage {
         Some(crate::talos::MachineStage::Running) => Guard::pass(

@@ -154,6 +154,17 @@ pub async fn follow(
     let deadline = tokio::time::Instant::now() + bound;
     let mut last = String::new();
     loop {
+        // A fix that replaces control planes (a deleted Machine) leaves the operator's Talos
+        // endpoints behind: the bootstrap provider's Secret names the current ones.
+        let current = crate::upgrade::capi::secret_observer(
+            management,
+            owner,
+            &observer.cluster,
+            observer.kube.clone(),
+            observer.options.client,
+        )
+        .await;
+        let observer = current.as_ref().unwrap_or(observer);
         match read_now(management, owner, observer).await {
             Ok((tree, status)) => {
                 let line = progress_line(&tree, &status);

@@ -90,9 +90,18 @@ impl ScalePlan {
     pub fn table(&self) -> String {
         let change = match (self.create, self.delete) {
             (0, 0) => "no Machine created or deleted".to_string(),
-            (n, 0) => {
-                format!("{n} Machine(s) created, one at a time, each until its node is Ready")
-            }
+            // cluster-api-control-plane-provider-talos controllers/scale.go
+            // `scaleUpControlPlane` creates a Machine on every pass, waiting for no node or
+            // etcd member (maxSurge caps rollouts only); a MachineSet creates all it lacks at
+            // once (cluster-api machineset_controller.go `syncReplicas`).
+            (n, 0) => match self.kind {
+                ScaledKind::TalosControlPlane => format!(
+                    "{n} Machine(s) created by the provider, one per reconcile without waiting for the last one's node or etcd member, so they may join etcd close together; followed until every node is Ready"
+                ),
+                ScaledKind::MachineDeployment => format!(
+                    "{n} Machine(s) created at once by the MachineSet; followed until every node is Ready"
+                ),
+            },
             (_, n) => match self.kind {
                 ScaledKind::TalosControlPlane => format!(
                     "{n} Machine(s) deleted, the oldest first; the provider removes each one's etcd member before deleting it"

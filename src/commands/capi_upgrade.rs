@@ -234,12 +234,7 @@ impl PlanText for CapiPlanReport<'_> {
         out.push_str(&indent(&super::status::columns(&rows)));
         out.push_str("MACHINES REPLACED, in order (each: a new Machine, its node Ready, then the old one deleted; maxSurge 1)\n");
         for p in self.phases {
-            let machines = if p.replace.is_empty() {
-                "none (already on the target)".to_string()
-            } else {
-                p.replace.join(", ")
-            };
-            out.push_str(&format!("  {}: {machines}\n", p.label()));
+            out.push_str(&format!("  {}: {}\n", p.label(), p.replace_text()));
         }
         out.push_str(&guards_table(&self.guards, self.cluster));
         out

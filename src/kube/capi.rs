@@ -2,6 +2,10 @@
 //! version it serves (discovery of the group; v1beta2 preferred), the Clusters, Machines,
 //! MachineDeployments, MachineSets and TalosControlPlanes of every namespace, the
 //! infrastructure machines' template, and a workload cluster's kubeconfig secret's server.
+//! A provider's kind is found in the group its reference names, in a version of that group
+//! that serves the kind: a group's preferred version is the highest any of its CRDs serves
+//! (with kubeadm's providers installed, `controlplane.*` prefers v1beta2, which has no
+//! TalosControlPlane), so it is only the first version tried.
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -14,9 +18,11 @@ use super::client::{KubeClient, KubeError};
 use super::rest::CallError;
 
 pub const CAPI_GROUP: &str = "cluster.x-k8s.io";
+pub(super) const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
+/// TalosControlPlane is served in v1alpha3 only (cluster-api-control-plane-provider-talos
+/// api/v1alpha3): its `scale` subresource is addressed there.
 pub(super) const TALOS_CONTROL_PLANE_API: &str = "/apis/controlplane.cluster.x-k8s.io/v1alpha3";
-const TALOS_CONTROL_PLANES: &str =
-    "/apis/controlplane.cluster.x-k8s.io/v1alpha3/taloscontrolplanes";
+pub(super) const TALOS_CONTROL_PLANE: &str = "TalosControlPlane";
 /// Objects asked for per page, and pages read per kind: a list stops at 5000 objects.
 const PAGE: &str = "500";
 const MAX_PAGES: usize = 10;
@@ -125,6 +131,22 @@ struct ListMeta {
     next: Option<String>,
 }
 
+/// The versions of a group in the order a kind is looked for: the preferred one, then the
+/// others as the server lists them.
+fn versions_to_try(api: &ApiGroup) -> Vec<String> {
+    let mut out: Vec<String> = api
+        .preferred_version
+        .iter()
+        .map(|v| v.version.clone())
+        .collect();
+    for v in &api.versions {
+        if !out.contains(&v.version) {
+            out.push(v.version.clone());
+        }
+    }
+    out
+}
+
 /// The version to read of the versions a server lists: v1beta2 when served, else v1beta1.
 pub fn choose_capi_version(served: &[&str]) -> Option<CapiVersion> {
     if served.contains(&"v1beta2") {
@@ -192,10 +214,14 @@ impl KubeClient {
             .list_pages(&format!("{base}/machines"), &mut objects.truncated)
             .await?;
         objects.machines = decode_all(machines, capi_model::machine_from, "Machine", self)?;
-        // A management cluster without the Talos control-plane provider lists none (404).
-        let tcps = self
-            .list_pages(TALOS_CONTROL_PLANES, &mut objects.truncated)
-            .await?;
+        // A management cluster without the Talos control-plane provider lists none.
+        let tcps = match self
+            .resource_path(CONTROL_PLANE_GROUP, TALOS_CONTROL_PLANE)
+            .await?
+        {
+            Some(path) => self.list_pages(&path, &mut objects.truncated).await?,
+            None => Vec::new(),
+        };
         objects.control_planes = decode_all(
             tcps,
             capi_model::talos_control_plane_from,
@@ -282,8 +308,9 @@ impl KubeClient {
         Ok(found)
     }
 
-    /// `/apis/<group>/<preferred version>/<plural of kind>`, from discovery; `None` when the
-    /// group or kind is not served.
+    /// `/apis/<group>/<version>/<plural of kind>`, from discovery: the group's preferred
+    /// version when it serves the kind, else the first other served version that does;
+    /// `None` when no version of the group serves it.
     pub(super) async fn resource_path(
         &self,
         group: &str,
@@ -294,23 +321,26 @@ impl KubeClient {
             .get_opt(&format!("/apis/{group}"))
             .await
             .map_err(|e| self.error(e))?;
-        let Some(version) = api.and_then(|g| g.preferred_version.or(g.versions.first().cloned()))
-        else {
+        let Some(api) = api else {
             return Ok(None);
         };
-        let base = format!("/apis/{group}/{}", version.version);
-        let list: Option<ResourceList> = self
-            .rest()
-            .get_opt(&base)
-            .await
-            .map_err(|e| self.error(e))?;
-        Ok(list
-            .and_then(|l| {
+        for version in versions_to_try(&api) {
+            let base = format!("/apis/{group}/{version}");
+            let list: Option<ResourceList> = self
+                .rest()
+                .get_opt(&base)
+                .await
+                .map_err(|e| self.error(e))?;
+            let found = list.and_then(|l| {
                 l.resources
                     .into_iter()
                     .find(|r| r.kind == kind && !r.name.contains('/'))
-            })
-            .map(|r| format!("{base}/{}", r.name)))
+            });
+            if let Some(r) = found {
+                return Ok(Some(format!("{base}/{}", r.name)));
+            }
+        }
+        Ok(None)
     }
 
     pub(super) fn api_error(&self, message: String) -> KubeError {
@@ -352,6 +382,19 @@ mod tests {
             Some(CapiVersion::V1beta1)
         );
         assert_eq!(choose_capi_version(&["v1alpha4"]), None);
+    }
+
+    #[test]
+    fn a_kind_is_looked_for_in_the_preferred_version_then_the_others() {
+        let api: ApiGroup = serde_json::from_value(serde_json::json!({
+            "versions": [{"version": "v1beta2"}, {"version": "v1beta1"}, {"version": "v1alpha3"}],
+            "preferredVersion": {"version": "v1beta2"}}))
+        .expect("group");
+        assert_eq!(versions_to_try(&api), ["v1beta2", "v1beta1", "v1alpha3"]);
+        let api: ApiGroup =
+            serde_json::from_value(serde_json::json!({"versions": [{"version": "v1alpha3"}]}))
+                .expect("group");
+        assert_eq!(versions_to_try(&api), ["v1alpha3"]);
     }
 
     #[test]

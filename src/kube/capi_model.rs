@@ -63,6 +63,9 @@ pub struct ObjectMeta {
     pub cluster_name: String,
     pub owner: Option<Owner>,
     pub deleting: bool,
+    /// Carries the `cluster.x-k8s.io/paused` annotation: its controller skips it
+    /// (cluster-api util/annotations/helpers.go `HasPaused`).
+    pub paused: bool,
     pub conditions: Vec<CapiCondition>,
     /// `metadata.creationTimestamp` in seconds since the Unix epoch; `None` when absent or
     /// not RFC 3339 (the providers' oldest-first choices read it).
@@ -80,6 +83,8 @@ pub struct CapiCluster {
     pub control_plane: Option<Owner>,
     /// `spec.topology.version` of a ClusterClass cluster.
     pub topology_version: String,
+    /// `spec.paused` (v1beta1 and v1beta2 alike): no controller reconciles its objects.
+    pub spec_paused: bool,
 }
 
 /// Replica counts as CAPI v1beta2 means them (ready: the Machine's Ready condition;
@@ -237,6 +242,7 @@ struct RawStatus {
 #[serde(default, rename_all = "camelCase")]
 struct RawSpec {
     cluster_name: String,
+    paused: Option<bool>,
     replicas: Option<u32>,
     version: Option<String>,
     infrastructure_ref: Option<RawRef>,
@@ -305,6 +311,7 @@ const SET_NAME_LABEL: &str = "cluster.x-k8s.io/set-name";
 const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
 const CLONED_FROM_NAME: &str = "cluster.x-k8s.io/cloned-from-name";
 const CLONED_FROM_GROUP_KIND: &str = "cluster.x-k8s.io/cloned-from-groupkind";
+const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 
 impl RawObject {
     fn meta(&self) -> ObjectMeta {
@@ -329,6 +336,7 @@ impl RawObject {
             cluster_name,
             owner,
             deleting: m.deletion_timestamp.is_some(),
+            paused: m.annotations.contains_key(PAUSED_ANNOTATION),
             conditions: self.conditions(),
             created_unix: created_unix(&m.creation_timestamp),
         }
@@ -398,6 +406,7 @@ pub(super) fn cluster_from(value: &serde_json::Value) -> Result<CapiCluster, Str
             .as_ref()
             .map(|t| t.version.clone())
             .unwrap_or_default(),
+        spec_paused: o.spec.paused == Some(true),
     })
 }
 

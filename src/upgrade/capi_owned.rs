@@ -15,6 +15,19 @@ pub enum InPlaceUpgrade {
 /// owner and the CAPI way to upgrade.
 pub fn capi_owned(owner: Option<&CapiOwner>, kind: InPlaceUpgrade) -> Option<Guard> {
     let owner = owner?;
+    // What an in-place upgrade really leaves behind: the providers compare no Talos version
+    // and only Machine.spec.version with TalosControlPlane.spec.version
+    // (cluster-api-control-plane-provider-talos controllers/controlplane.go
+    // `MachinesNeedingRollout`), so nothing undoes it at once; the next Machines they create
+    // come from the old spec.
+    let drift = match kind {
+        InPlaceUpgrade::Kubernetes => {
+            "an in-place upgrade leaves TalosControlPlane.spec.version and every Machine's spec.version at the old version, so each Machine the providers create next (a scale-up, a remediation, the next rollout) comes up at the old Kubernetes version beside the upgraded nodes"
+        }
+        InPlaceUpgrade::TalosOs => {
+            "an in-place upgrade leaves the Machines running an image their infrastructure templates do not name; the providers compare no Talos version, so nothing undoes it at once, but each Machine they create next (a scale-up, a remediation, the next rollout) boots the old image the template names"
+        }
+    };
     let way = match kind {
         InPlaceUpgrade::Kubernetes => format!(
             "upgrade Kubernetes through it: TalosControlPlane.spec.version, then each MachineDeployment's spec.template.spec.version, in namespace {} of {}",
@@ -27,9 +40,7 @@ pub fn capi_owned(owner: Option<&CapiOwner>, kind: InPlaceUpgrade) -> Option<Gua
     };
     Some(Guard::fail(
         GuardId::CapiOwned,
-        format!(
-            "this cluster is owned by Cluster API ({owner}); an in-place upgrade fights its controller: {way}"
-        ),
+        format!("this cluster is owned by Cluster API ({owner}); {drift}. Instead, {way}"),
     ))
 }
 
@@ -57,6 +68,12 @@ mod tests {
         assert!(k8s.reason.contains("TalosControlPlane.spec.version"));
         let os = capi_owned(Some(&owner), InPlaceUpgrade::TalosOs).unwrap();
         assert!(os.reason.contains("infrastructure machine template"));
+        assert!(os.reason.contains("boots the old image"), "{}", os.reason);
+        assert!(
+            k8s.reason.contains("at the old Kubernetes version"),
+            "{}",
+            k8s.reason
+        );
         assert!(os.blocks(std::slice::from_ref(&os.reason)));
     }
 }

@@ -48,7 +48,7 @@ fn phase_rows(plan: &CapiUpgradePlan) -> Vec<TableRow> {
                 if p.replace.is_empty() {
                     TableCell::new("none (on the target)", crate::app::tables::Tone::Muted)
                 } else {
-                    TableCell::plain(printable(&p.replace.join(", ")))
+                    TableCell::plain(printable(&p.replace_text()))
                 },
             ],
         })

@@ -2,7 +2,8 @@
 //! cluster, checked alike after `taloscope upgrade` (tests/capi_upgrade.rs) and the console's
 //! `:upgrade` (tests/console_capi_upgrade_pty.rs): each ONEMachineTemplate copied to
 //! `<old>-<version>` with the provider's VM template `talos-<old>-<version>`, the
-//! TalosControlPlane and the MachineDeployment pointed at the copies, `talosVersion` raised.
+//! TalosControlPlane and the MachineDeployment pointed at the copies; the TalosConfigTemplate and
+//! `talosVersion` as they were, and no request refused by an admission webhook.
 use taloscope_sim::capi::CapiSim;
 
 /// Panics naming what the upgrade to `version` ("v1.12.0") did not leave as it should.
@@ -19,7 +20,6 @@ pub fn assert_talos_templates_rolled(capi: &CapiSim, version: &str) {
             format!("talos-capi-work-{role}-{version}")
         );
     }
-    let minor = version.rsplit_once('.').map_or(version, |(m, _)| m);
     let tcp = capi
         .get("taloscontrolplanes", "capi-work-cp")
         .expect("TalosControlPlane");
@@ -28,8 +28,8 @@ pub fn assert_talos_templates_rolled(capi: &CapiSim, version: &str) {
         format!("capi-work-controlplane-{version}")
     );
     assert_eq!(
-        tcp["spec"]["controlPlaneConfig"]["controlplane"]["talosVersion"],
-        minor
+        tcp["spec"]["controlPlaneConfig"]["controlplane"]["talosVersion"], "v1.11",
+        "talosVersion is the config contract, set once"
     );
     let md = capi
         .get("machinedeployments", "capi-work-md-0")
@@ -41,5 +41,14 @@ pub fn assert_talos_templates_rolled(capi: &CapiSim, version: &str) {
     let bootstrap = capi
         .get("talosconfigtemplates", "capi-work-md-0")
         .expect("TalosConfigTemplate");
-    assert_eq!(bootstrap["spec"]["template"]["spec"]["talosVersion"], minor);
+    assert_eq!(
+        bootstrap["spec"]["template"]["spec"]["talosVersion"],
+        "v1.11"
+    );
+    assert_eq!(
+        md["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"],
+        "capi-work-md-0"
+    );
+    let refused = capi.admission_refusals();
+    assert!(refused.is_empty(), "requests refused: {refused:?}");
 }

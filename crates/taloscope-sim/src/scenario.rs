@@ -201,7 +201,7 @@ const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
     "talos-1.12", "talos-1.13", "capi", "capi-stuck-rollout", "capi-orphaned-member",
-    "capi-etcd-stopped", "one-tight",
+    "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving", "capi-no-node-ref", "one-tight",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes

@@ -182,11 +182,16 @@ pub fn rollout_settled(plan: &CapiUpgradePlan, tree: &ClusterTree) -> Guard {
             continue;
         }
         let machines = phase_machines(tree, phase);
-        let unsettled: Vec<String> = machines
+        let mut unsettled: Vec<String> = machines
             .iter()
             .filter(|m| !m.up_to_date || !m.ready || m.deleting)
             .map(|m| m.name.clone())
             .collect();
+        if phase.object == PhaseObject::TalosControlPlane
+            && let Some(why) = control_plane_rolling(tree)
+        {
+            unsettled.push(why);
+        }
         if !unsettled.is_empty() || machines.len() as u32 != phase.replicas {
             busy.push(format!(
                 "{} ({} of {} Machines; not settled: {})",
@@ -209,6 +214,24 @@ pub fn rollout_settled(plan: &CapiUpgradePlan, tree: &ClusterTree) -> Guard {
             format!("a rollout is already under way: {}", busy.join("; ")),
         )
     }
+}
+
+/// What the TalosControlPlane itself says of a rollout under way: its MachinesSpecUpToDate
+/// condition False (cluster-api-control-plane-provider-talos api/v1alpha3/conditions.go), set
+/// from `MachinesNeedingRollout`, which also compares `controlPlaneConfig` with each Machine's
+/// TalosConfig (controllers/controlplane.go `MatchesControlPlaneConfig`) where the tree sees
+/// only versions and templates.
+fn control_plane_rolling(tree: &ClusterTree) -> Option<String> {
+    let cp = tree.control_plane.as_ref()?;
+    let c = crate::capi::tree::condition(&cp.conditions, "MachinesSpecUpToDate")?;
+    (c.status == "False").then(|| {
+        let message = crate::printable::line(&c.message);
+        if message.is_empty() {
+            "MachinesSpecUpToDate is False".to_string()
+        } else {
+            format!("MachinesSpecUpToDate is False: {message}")
+        }
+    })
 }
 
 /// The provider has the VM template each copied machine template names.

@@ -12,6 +12,17 @@ fn settled_tree() -> ClusterTree {
         m.up_to_date = true;
         m.ready = true;
     }
+    // The provider's own word agrees once its Machines are settled.
+    for c in &mut tree
+        .control_plane
+        .as_mut()
+        .expect("a control plane")
+        .conditions
+    {
+        if c.kind == "MachinesSpecUpToDate" {
+            c.status = "True".into();
+        }
+    }
     tree
 }
 
@@ -34,6 +45,31 @@ fn a_rollout_under_way_is_refused_by_name_unless_it_is_this_plans() {
     resumed.control_plane.as_mut().unwrap().version = "v1.34.2".into();
     let guard = rollout_settled(&plan, &resumed);
     assert!(!guard.reason.contains("workload-cp-c"), "{}", guard.reason);
+}
+
+#[test]
+fn a_config_rollout_the_tree_cannot_see_is_read_from_the_control_planes_condition() {
+    let mut tree = settled_tree();
+    let plan = k8s_plan(&tree, "v1.34.2");
+    assert_eq!(rollout_settled(&plan, &tree).verdict, Verdict::Pass);
+    let cp = tree.control_plane.as_mut().unwrap();
+    cp.conditions.retain(|c| c.kind != "MachinesSpecUpToDate");
+    cp.conditions.push(crate::kube::CapiCondition {
+        kind: "MachinesSpecUpToDate".into(),
+        status: "False".into(),
+        reason: "RollingUpdateInProgress".into(),
+        message: "Rolling 3 replicas with outdated spec (0 replicas up to date)".into(),
+        ..Default::default()
+    });
+    let guard = rollout_settled(&plan, &tree);
+    assert_eq!(guard.verdict, Verdict::Fail);
+    assert!(
+        guard
+            .reason
+            .contains("MachinesSpecUpToDate is False: Rolling 3 replicas"),
+        "{}",
+        guard.reason
+    );
 }
 
 #[test]

@@ -18,4 +18,4 @@ pub use plan::{
     CapiPhase, CapiPlanError, CapiProduct, CapiUpgradePlan, PhaseObject, PlanFacts, TemplateCopy,
     capi_plan, versioned_name,
 };
-pub use read::CapiAccess;
+pub use read::{CapiAccess, secret_observer};

@@ -1,12 +1,14 @@
 //! One phase of the CAPI-way upgrade on the live management cluster: copy the machine
 //! template and patch the object (unless a killed run already did), then follow the providers
 //! as they replace its Machines one at a time, saying each Machine created, node Ready and old
-//! Machine deleted, with etcd's quorum checked on every poll and a bound on each Machine.
+//! Machine deleted, with etcd's quorum checked on every poll and a bound on each Machine. An
+//! OnDelete object's Machines are deleted here, one at a time, each once the last replacement
+//! is Ready and every etcd member healthy.
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::guards::{is_patched, quorum_kept};
-use super::plan::{CapiPhase, CapiUpgradePlan, PhaseObject, phase_machines, talos_minor};
+use super::plan::{CapiPhase, CapiUpgradePlan, PhaseObject, phase_machines};
 use super::read::CapiAccess;
 use crate::capi::{ClusterTree, MachineNode};
 use crate::guards::Verdict;
@@ -64,6 +66,34 @@ fn desired(phase: &CapiPhase, tree: &ClusterTree) -> u32 {
             .map(|d| d.counts.replicas),
     };
     now.unwrap_or(phase.replicas)
+}
+
+/// The Machine an OnDelete phase deletes next: the first outdated one in the plan's order,
+/// once every Machine of the phase is Ready, none is being deleted and there are as many as
+/// the object asks for (the last replacement has joined); `None` while one is in flight.
+pub fn next_on_delete<'a>(
+    plan: &CapiUpgradePlan,
+    phase: &'a CapiPhase,
+    tree: &ClusterTree,
+) -> Option<&'a str> {
+    if !phase.on_delete || !is_patched(plan, phase, tree) {
+        return None;
+    }
+    let machines = phase_machines(tree, phase);
+    let settled = machines.iter().all(|m| m.ready && !m.deleting)
+        && machines.len() as u32 == desired(phase, tree);
+    if !settled {
+        return None;
+    }
+    phase
+        .replace
+        .iter()
+        .find(|name| {
+            machines
+                .iter()
+                .any(|m| &m.name == *name && !plan.is_on_target(phase, m))
+        })
+        .map(String::as_str)
 }
 
 /// What a phase's Machines look like to the progress lines: by name, ready or not.
@@ -134,10 +164,6 @@ impl PhaseRollout<'_> {
                 format!("{} {} created from {}", copy.kind, copy.to, copy.from),
             );
         }
-        if let Some(bootstrap) = &self.phase.bootstrap_template {
-            let minor = talos_minor(&self.plan.version);
-            self.access.patch_bootstrap(bootstrap, &minor).await?;
-        }
         self.access
             .patch(self.phase.kind(), &self.phase.name, &self.phase.patch)
             .await?;
@@ -148,8 +174,9 @@ impl PhaseRollout<'_> {
         Ok(())
     }
 
-    /// The etcd quorum over the Talos API, from the Secret's current endpoints.
-    async fn check_quorum(&self) -> Result<(), String> {
+    /// The etcd quorum over the Talos API, from the Secret's current endpoints; whether
+    /// every member is healthy (an OnDelete phase deletes a Machine only then).
+    async fn check_quorum(&self) -> Result<bool, String> {
         let observer = self
             .access
             .workload_observer(
@@ -158,10 +185,13 @@ impl PhaseRollout<'_> {
                 self.observer.options.client,
             )
             .await?;
-        let guard = quorum_kept(&observer.status().await);
+        let status = observer.status().await;
+        let guard = quorum_kept(&status);
         match guard.verdict {
             Verdict::Fail => Err(format!("{}: {}", guard.id.title(), guard.reason)),
-            _ => Ok(()),
+            _ => Ok(
+                !status.etcd.members.is_empty() && status.etcd.members.iter().all(|m| m.healthy)
+            ),
         }
     }
 }
@@ -190,7 +220,14 @@ impl KindStep for PhaseRollout<'_> {
                 Ok(()) => return Ok(()),
                 Err(waiting) => waiting,
             };
-            self.check_quorum().await?;
+            let etcd_healthy = self.check_quorum().await?;
+            if etcd_healthy && let Some(next) = next_on_delete(self.plan, self.phase, &tree) {
+                // The OnDelete step: the provider makes the replacement once it is gone
+                // (cluster-api-control-plane-provider-talos controllers/upgrade.go).
+                self.access.delete_machine(next).await?;
+                say(report, format!("machine {next} deleted (OnDelete)"));
+                progress_at = Instant::now();
+            }
             if progress_at.elapsed() > bound {
                 return Err(format!(
                     "no Machine created, Ready or deleted for {}s ({waiting})",

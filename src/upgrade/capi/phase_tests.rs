@@ -44,3 +44,38 @@ fn a_phase_is_done_when_every_machine_runs_the_target_and_is_ready() {
     tree.machines[0].ready = true;
     assert_eq!(phase_waiting(&plan, cp, &tree), Ok(()));
 }
+
+#[test]
+fn an_on_delete_phase_deletes_the_next_outdated_machine_only_when_all_are_settled() {
+    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    for m in &mut tree.machines {
+        m.ready = true;
+    }
+    let cp = tree.control_plane.as_mut().unwrap();
+    cp.rollout_strategy = "OnDelete".into();
+    cp.counts.replicas = 3;
+    let plan = k8s_plan(&tree, "v1.34.2");
+    let phase = &plan.phases[0];
+    assert!(phase.on_delete);
+    assert!(
+        phase.replace_text().contains("OnDelete"),
+        "{}",
+        phase.replace_text()
+    );
+    // Not patched yet: nothing is deleted.
+    assert_eq!(next_on_delete(&plan, phase, &tree), None);
+    tree.control_plane.as_mut().unwrap().version = "v1.34.2".into();
+    assert_eq!(next_on_delete(&plan, phase, &tree), Some("workload-cp-a"));
+    // A replacement still joining: wait.
+    tree.machines[0].ready = false;
+    assert_eq!(next_on_delete(&plan, phase, &tree), None);
+    tree.machines[0].ready = true;
+    tree.machines[0].version = "v1.34.2".into();
+    assert_eq!(next_on_delete(&plan, phase, &tree), Some("workload-cp-b"));
+    tree.machines[1].deleting = true;
+    assert_eq!(next_on_delete(&plan, phase, &tree), None);
+    // A rolling phase never deletes.
+    let rolling = &plan.phases[1];
+    assert!(!rolling.on_delete);
+    assert_eq!(next_on_delete(&plan, rolling, &tree), None);
+}

@@ -1,6 +1,9 @@
 //! The CAPI-way upgrade's plan, pure: which objects of the management cluster are patched
-//! (the TalosControlPlane first, then each MachineDeployment), the machine template copied for
-//! a Talos upgrade, and the Machines each phase replaces in the order the providers take them.
+//! (the TalosControlPlane first, then each MachineDeployment), the machine template created for
+//! a Talos upgrade and the references pointed at it, and the Machines each phase replaces in the
+//! order the providers take them. No existing template's spec is edited (the bootstrap
+//! provider's webhook refuses it) and `talosVersion` is never raised (it is the machine-config
+//! contract, set once: the Talos version comes from the VM template).
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -34,8 +37,6 @@ pub struct InfraFacts {
     pub name: String,
     /// `spec.template.spec.templateName` of the machine template (the OpenNebula VM template).
     pub vm_template: String,
-    /// The bootstrap config template new Machines take (MachineDeployments only).
-    pub bootstrap_template: String,
 }
 
 /// The copy of a machine template a Talos upgrade points its owner at.
@@ -50,6 +51,28 @@ pub struct TemplateCopy {
     pub vm_template_to: String,
 }
 
+/// A reference of one object pointed at a new object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Repoint {
+    /// "TalosControlPlane/capi-work-cp".
+    pub object: String,
+    /// The field holding the reference's name ("spec.infrastructureTemplate.name").
+    pub field: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// An object the upgrade creates ("ONEMachineTemplate/capi-work-controlplane-v1.12.0").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedObject {
+    pub kind: String,
+    pub name: String,
+    /// The object whose spec it copies.
+    pub copy_of: String,
+}
+
 /// One phase: one object patched, and its Machines replaced one at a time (maxSurge 1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -60,8 +83,14 @@ pub struct CapiPhase {
     /// The JSON merge patch the phase applies to the object.
     pub patch: Value,
     pub template: Option<TemplateCopy>,
-    /// The TalosConfigTemplate whose `talosVersion` a Talos upgrade of workers patches first.
-    pub bootstrap_template: Option<String>,
+    /// Every object the phase creates; existing objects' specs stay as they are.
+    pub created: Vec<CreatedObject>,
+    /// Every reference the phase points at a created object.
+    pub repointed: Vec<Repoint>,
+    /// The object's `rolloutStrategy.type` is OnDelete: its provider replaces a Machine only
+    /// once it is deleted (cluster-api-control-plane-provider-talos controllers/controlplane.go
+    /// `MachinesNeedingRollout` is empty then), so the run deletes them one at a time.
+    pub on_delete: bool,
     /// The Machines not yet on the target, in the order they are replaced.
     pub replace: Vec<String>,
 }
@@ -80,6 +109,21 @@ impl CapiPhase {
         format!("{}/{}", self.kind(), self.name)
     }
 
+    /// How the phase's Machines get replaced, in one line.
+    pub fn replace_text(&self) -> String {
+        if self.replace.is_empty() {
+            return "none (already on the target)".to_string();
+        }
+        let names = self.replace.join(", ");
+        if self.on_delete {
+            format!(
+                "{names} (rolloutStrategy OnDelete: the provider replaces a Machine only once it is deleted; taloscope deletes them one at a time in this order, each once every Machine is Ready and every etcd member healthy)"
+            )
+        } else {
+            names
+        }
+    }
+
     /// What the phase changes, in one line (`version` as the plan names its target).
     pub fn patch_text(&self, version: &str) -> String {
         match (&self.template, self.object) {
@@ -87,17 +131,13 @@ impl CapiPhase {
             (None, PhaseObject::MachineDeployment) => {
                 format!("spec.template.spec.version {version}")
             }
-            (Some(t), object) => {
-                let field = match object {
-                    PhaseObject::TalosControlPlane => "spec.infrastructureTemplate",
-                    PhaseObject::MachineDeployment => "spec.template.spec.infrastructureRef",
-                };
+            (Some(t), _) => {
                 let mut text = format!(
-                    "new {} {} (copy of {}, VM template {}); {field} -> {}",
-                    t.kind, t.to, t.from, t.vm_template_to, t.to
+                    "new {} {} (copy of {}, VM template {})",
+                    t.kind, t.to, t.from, t.vm_template_to
                 );
-                if let Some(b) = &self.bootstrap_template {
-                    text.push_str(&format!("; TalosConfigTemplate {b} talosVersion"));
+                for r in &self.repointed {
+                    text.push_str(&format!("; {} {} -> {}", r.field, r.from, r.to));
                 }
                 text
             }
@@ -159,6 +199,10 @@ pub enum CapiPlanError {
         "Cluster {0} has no TalosControlPlane; taloscope upgrades the CAPI way only through the Talos control-plane provider"
     )]
     NoControlPlane(String),
+    #[error(
+        "{why}: Cluster API reconciles nothing of a paused cluster, so no Machine would be replaced; unpause it first"
+    )]
+    Paused { why: String },
     #[error("every Machine of {cluster} already runs {target}; nothing to upgrade")]
     NothingToUpgrade { cluster: String, target: String },
     #[error("{object}: cannot read its machine template's VM template name ({kind} {name})")]
@@ -255,6 +299,9 @@ pub fn capi_plan(
     let Some(cp) = &tree.control_plane else {
         return Err(CapiPlanError::NoControlPlane(tree.cluster.clone()));
     };
+    if let Some(why) = &tree.paused {
+        return Err(CapiPlanError::Paused { why: why.clone() });
+    }
     let from = match product {
         CapiProduct::Kubernetes => cp.version.clone(),
         CapiProduct::TalosOs => cp.infrastructure_template.clone(),
@@ -275,22 +322,26 @@ pub fn capi_plan(
         PhaseObject::TalosControlPlane,
         cp.name.clone(),
         cp.counts.replicas,
+        cp.rollout_strategy == "OnDelete",
     )];
     objects.extend(tree.machine_deployments.iter().map(|d| {
         (
             PhaseObject::MachineDeployment,
             d.name.clone(),
             d.counts.replicas,
+            false,
         )
     }));
-    for (object, name, replicas) in objects {
+    for (object, name, replicas, on_delete) in objects {
         let mut phase = CapiPhase {
             object,
             name,
             replicas,
             patch: Value::Null,
             template: None,
-            bootstrap_template: None,
+            created: Vec::new(),
+            repointed: Vec::new(),
+            on_delete,
             replace: Vec::new(),
         };
         let facts = facts.infra.get(&phase.label()).cloned().unwrap_or_default();
@@ -345,31 +396,35 @@ fn fill_phase(
         vm_template_from: facts.vm_template.clone(),
         vm_template_to: versioned_name(&facts.vm_template, version),
     };
-    let talos_minor = talos_minor(version);
+    // Only the infrastructure reference moves: the TalosConfigTemplate and the
+    // controlPlaneConfig keep their spec and talosVersion (cluster-api-bootstrap-provider-talos
+    // api/v1alpha3/talosconfigtemplate_webhook.go refuses a changed spec; talosVersion is the
+    // config contract of talosconfig_types.go, siderolabs/sidero#1101).
+    let field = match phase.object {
+        PhaseObject::TalosControlPlane => "spec.infrastructureTemplate.name",
+        PhaseObject::MachineDeployment => "spec.template.spec.infrastructureRef.name",
+    };
     phase.patch = match phase.object {
-        // controlPlaneConfig.controlplane.talosVersion: the config contract the bootstrap
-        // provider generates new Machines' configs for (cluster-api-bootstrap-provider-talos
-        // api/v1alpha3 TalosConfigSpec.TalosVersion).
-        PhaseObject::TalosControlPlane => json!({"spec": {
-            "infrastructureTemplate": {"name": copy.to},
-            "controlPlaneConfig": {"controlplane": {"talosVersion": talos_minor}}}}),
+        PhaseObject::TalosControlPlane => {
+            json!({"spec": {"infrastructureTemplate": {"name": copy.to}}})
+        }
         PhaseObject::MachineDeployment => {
             json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": copy.to}}}}})
         }
     };
-    if phase.object == PhaseObject::MachineDeployment && !facts.bootstrap_template.is_empty() {
-        phase.bootstrap_template = Some(facts.bootstrap_template.clone());
-    }
+    phase.created = vec![CreatedObject {
+        kind: copy.kind.clone(),
+        name: copy.to.clone(),
+        copy_of: copy.from.clone(),
+    }];
+    phase.repointed = vec![Repoint {
+        object: phase.label(),
+        field: field.to_string(),
+        from: copy.from.clone(),
+        to: copy.to.clone(),
+    }];
     phase.template = Some(copy);
     Ok(())
-}
-
-/// "v1.12" of "v1.12.0".
-pub fn talos_minor(version: &str) -> String {
-    match crate::versions::Version::parse(version) {
-        Ok(v) => format!("v{}.{}", v.major, v.minor),
-        Err(_) => version.to_string(),
-    }
 }
 
 #[cfg(test)]

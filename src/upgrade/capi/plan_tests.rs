@@ -24,7 +24,6 @@ fn talos_facts() -> PlanFacts {
             kind: "ONEMachineTemplate".into(),
             name: "workload-cp".into(),
             vm_template: "talos-workload-controlplane".into(),
-            bootstrap_template: String::new(),
         },
     );
     facts.infra.insert(
@@ -34,7 +33,6 @@ fn talos_facts() -> PlanFacts {
             kind: "ONEMachineTemplate".into(),
             name: "workload-worker-v1.11.3".into(),
             vm_template: "talos-workload-worker-v1.11.3".into(),
-            bootstrap_template: "workload-workers".into(),
         },
     );
     facts
@@ -83,9 +81,27 @@ fn talos_copies_each_machine_template_for_the_target() {
         (cp.to.as_str(), cp.vm_template_to.as_str()),
         ("workload-cp-v1.12.0", "talos-workload-controlplane-v1.12.0")
     );
+    // Only the reference moves: no controlPlaneConfig, no talosVersion.
     assert_eq!(
-        plan.phases[0].patch["spec"]["controlPlaneConfig"]["controlplane"]["talosVersion"],
-        "v1.12"
+        plan.phases[0].patch,
+        serde_json::json!({"spec": {"infrastructureTemplate": {"name": "workload-cp-v1.12.0"}}})
+    );
+    assert_eq!(
+        plan.phases[0].created,
+        [CreatedObject {
+            kind: "ONEMachineTemplate".into(),
+            name: "workload-cp-v1.12.0".into(),
+            copy_of: "workload-cp".into(),
+        }]
+    );
+    assert_eq!(
+        plan.phases[0].repointed,
+        [Repoint {
+            object: "TalosControlPlane/workload-cp".into(),
+            field: "spec.infrastructureTemplate.name".into(),
+            from: "workload-cp".into(),
+            to: "workload-cp-v1.12.0".into(),
+        }]
     );
     // A template of an earlier upgrade loses its version before it gets the new one.
     let workers = &plan.phases[1];
@@ -97,8 +113,13 @@ fn talos_copies_each_machine_template_for_the_target() {
         "workload-worker-v1.12.0"
     );
     assert_eq!(
-        workers.bootstrap_template.as_deref(),
-        Some("workload-workers")
+        workers.patch,
+        serde_json::json!({"spec": {"template": {"spec": {"infrastructureRef": {"name": "workload-worker-v1.12.0"}}}}}),
+        "the bootstrap configRef and talosVersion stay"
+    );
+    assert_eq!(
+        workers.repointed[0].field,
+        "spec.template.spec.infrastructureRef.name"
     );
     assert_eq!(
         versioned_name("workload-cp-v1", "v1.12.0"),
@@ -194,4 +215,24 @@ fn workers_follow_their_machine_set_deletion_order() {
     assert_eq!(order(&tree), [second, first]);
     tree.machine_deployments[0].machine_sets[0].deletion_order = "Newest".into();
     assert_eq!(order(&tree), [first, second]);
+}
+
+#[test]
+fn a_paused_cluster_is_refused_naming_what_pauses_it() {
+    let mut tree = fixture_tree(CapiVersion::V1beta2);
+    tree.paused = Some("Cluster clusters/workload has spec.paused: true".into());
+    let err = capi_plan(
+        "work",
+        &tree,
+        CapiProduct::Kubernetes,
+        ("v1.34.2", "1.34.2"),
+        &PlanFacts::default(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("Cluster clusters/workload has spec.paused: true"),
+        "{text}"
+    );
+    assert!(text.contains("unpause it first"), "{text}");
 }

@@ -16,7 +16,6 @@ use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::observe::ClusterObserver;
 
 const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
-const BOOTSTRAP_GROUP: &str = "bootstrap.cluster.x-k8s.io";
 
 /// The management cluster that owns one workload cluster, connected.
 pub struct CapiAccess {
@@ -130,7 +129,6 @@ impl CapiAccess {
                 kind: text(&r["kind"]),
                 name: text(&r["name"]),
                 vm_template: String::new(),
-                bootstrap_template: text(&spec["bootstrap"]["configRef"]["name"]),
             };
             if product == CapiProduct::TalosOs {
                 infra.vm_template = self.vm_template(&infra).await?;
@@ -199,15 +197,13 @@ impl CapiAccess {
             .map_err(|e| format!("patching {object}: {e}"))
     }
 
-    /// Sets `spec.template.spec.talosVersion` of a TalosConfigTemplate.
-    pub async fn patch_bootstrap(&self, name: &str, talos_version: &str) -> Result<(), String> {
-        let object = self.object(BOOTSTRAP_GROUP, "TalosConfigTemplate", name);
-        let patch = json!({"spec": {"template": {"spec": {"talosVersion": talos_version}}}});
+    /// Deletes one Machine of the cluster (an OnDelete phase's step).
+    pub async fn delete_machine(&self, name: &str) -> Result<(), String> {
         self.client
-            .capi_merge_patch(&object, &patch)
+            .delete_capi_machine(self.version, &self.owner.namespace, name)
             .await
             .map(|_| ())
-            .map_err(|e| format!("patching {object}: {e}"))
+            .map_err(|e| format!("deleting Machine {name}: {e}"))
     }
 
     /// The plan of `product` to `version` (`target` as the dispatcher names it) from the tree
@@ -255,41 +251,53 @@ impl CapiAccess {
         kube: Option<KubeClient>,
         client: ClientOptions,
     ) -> Result<ClusterObserver, String> {
-        let secret = format!("{}-talosconfig", self.owner.name);
-        let text = self
-            .client
-            .capi_talosconfig(&self.owner.namespace, &self.owner.name)
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| {
-                format!(
-                    "Secret {}/{secret} has no talosconfig: the bootstrap provider keeps one for each cluster",
-                    self.owner.namespace
-                )
-            })?;
-        let label = std::path::PathBuf::from(format!("secret {}/{secret}", self.owner.namespace));
-        let load = crate::discovery::load_talosconfig_texts(&[(label, text)]);
-        let ctx = load
-            .current_context
-            .as_ref()
-            .and_then(|name| load.contexts.iter().find(|c| &c.name == name))
-            .or(load.contexts.first())
-            .ok_or_else(|| {
-                format!(
-                    "Secret {}/{secret}: no usable talosconfig context",
-                    self.owner.namespace
-                )
-            })?;
-        let talos = TalosClient::new(ctx, client).map_err(|e| e.to_string())?;
-        Ok(ClusterObserver {
-            cluster: plan.cluster.clone(),
-            talos,
-            kube,
-            nodes: ctx.nodes.clone(),
-            options: CollectOptions {
-                client,
-                ..CollectOptions::default()
-            },
-        })
+        secret_observer(&self.client, &self.owner, &plan.cluster, kube, client).await
     }
+}
+
+/// An observer of workload cluster `cluster` (owned by `owner`) through the Talos endpoints of
+/// the `<cluster>-talosconfig` Secret the bootstrap provider keeps current (the operator's
+/// talosconfig goes stale as Machines are replaced), and its Kubernetes API through `kube`.
+pub async fn secret_observer(
+    management: &KubeClient,
+    owner: &CapiOwner,
+    cluster: &str,
+    kube: Option<KubeClient>,
+    client: ClientOptions,
+) -> Result<ClusterObserver, String> {
+    let secret = format!("{}-talosconfig", owner.name);
+    let text = management
+        .capi_talosconfig(&owner.namespace, &owner.name)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "Secret {}/{secret} has no talosconfig: the bootstrap provider keeps one for each cluster",
+                owner.namespace
+            )
+        })?;
+    let label = std::path::PathBuf::from(format!("secret {}/{secret}", owner.namespace));
+    let load = crate::discovery::load_talosconfig_texts(&[(label, text)]);
+    let ctx = load
+        .current_context
+        .as_ref()
+        .and_then(|name| load.contexts.iter().find(|c| &c.name == name))
+        .or(load.contexts.first())
+        .ok_or_else(|| {
+            format!(
+                "Secret {}/{secret}: no usable talosconfig context",
+                owner.namespace
+            )
+        })?;
+    let talos = TalosClient::new(ctx, client).map_err(|e| e.to_string())?;
+    Ok(ClusterObserver {
+        cluster: cluster.to_string(),
+        talos,
+        kube,
+        nodes: ctx.nodes.clone(),
+        options: CollectOptions {
+            client,
+            ..CollectOptions::default()
+        },
+    })
 }

@@ -42,12 +42,26 @@ fn cloned_from(ctx: &Ctx, machine: &str) -> Option<String> {
         .map(String::from)
 }
 
-/// controlplane.go `MachinesNeedingRollout`: a Kubernetes version or an infrastructure
-/// template other than the TalosControlPlane's.
+/// controlplane.go `MachinesWithOutdatedRolloutSpec`: a Kubernetes version, an infrastructure
+/// template or a `controlPlaneConfig` other than the TalosControlPlane's (`MatchesControlPlaneConfig`
+/// compares it with the Machine's TalosConfig spec; a Machine without one matches); a Machine
+/// being deleted is not counted.
 fn needs_rollout(ctx: &Ctx, tcp: &Value, m: &Value) -> bool {
+    if !m["metadata"]["deletionTimestamp"].is_null() {
+        return false;
+    }
+    let name = name_of(m);
     let version = tcp["spec"]["version"].as_str();
     let template = tcp["spec"]["infrastructureTemplate"]["name"].as_str();
-    m["spec"]["version"].as_str() != version || cloned_from(ctx, &name_of(m)).as_deref() != template
+    let config = ctx
+        .store
+        .get("talosconfigs", &ctx.spec.namespace, &name)
+        .map(|c| c["spec"].clone());
+    let config_differs =
+        config.is_some_and(|spec| spec != tcp["spec"]["controlPlaneConfig"]["controlplane"]);
+    m["spec"]["version"].as_str() != version
+        || cloned_from(ctx, &name).as_deref() != template
+        || config_differs
 }
 
 /// etcd.go `etcdHealthcheck`: every Machine's node runs a healthy etcd, and every member list
@@ -57,13 +71,19 @@ fn etcd_health(ctx: &Ctx, machines: &[Value]) -> Result<(), String> {
         return Err("workload cluster not found".into());
     };
     let etcd = cluster.etcd();
+    // configs.go `talosconfigForMachines` gathers every Machine's addresses in turn and fails
+    // when none are gathered yet: only Machines without addresses ahead of any with some stop
+    // it; a later one is just not asked (and the member count below tells).
+    let mut addressed = false;
     for m in machines {
         let name = name_of(m);
         let Some(node) = machines::node_of(ctx, &name) else {
-            return Err(format!(
-                "error checking etcd health on machine {name:?}: no node yet"
-            ));
+            if !addressed {
+                return Err(format!("no addresses were found for node {name:?}"));
+            }
+            continue;
         };
+        addressed = true;
         let s = node.status();
         if !s.up {
             return Err(format!(
@@ -109,9 +129,11 @@ fn audit_etcd(ctx: &Ctx, machines: &[Value]) {
     let Some(cluster) = ctx.fleet.cluster(&ctx.spec.workload) else {
         return;
     };
+    // "break apart the noderef name in case it's an fqdn (like in AWS)"
     let hostnames: Vec<String> = machines
         .iter()
-        .filter_map(|m| m["status"]["nodeRef"]["name"].as_str().map(String::from))
+        .filter_map(|m| m["status"]["nodeRef"]["name"].as_str())
+        .map(|n| n.split('.').next().unwrap_or(n).to_string())
         .collect();
     let mut etcd = cluster.etcd_lock();
     let orphans: Vec<usize> = etcd
@@ -137,7 +159,7 @@ fn audit_etcd(ctx: &Ctx, machines: &[Value]) {
 }
 
 /// etcd.go `gracefulEtcdLeave`: forfeit leadership, then leave the cluster.
-fn etcd_leave(ctx: &Ctx, node_name: &str) {
+pub(crate) fn etcd_leave(ctx: &Ctx, node_name: &str) {
     let Some(cluster) = ctx.fleet.cluster(&ctx.spec.workload) else {
         return;
     };
@@ -166,6 +188,9 @@ pub(crate) fn reconcile(ctx: &Ctx) {
 }
 
 fn reconcile_one(ctx: &Ctx, tcp: &Value) {
+    if super::is_paused(ctx, tcp) {
+        return;
+    }
     let tcp_name = name_of(tcp);
     let ns = ctx.spec.namespace.clone();
     audit_etcd(ctx, &owned_machines(ctx));
@@ -193,6 +218,9 @@ fn reconcile_one(ctx: &Ctx, tcp: &Value) {
     for m in &machines {
         machines::mark_up_to_date(ctx, &name_of(m), !needs_rollout(ctx, tcp, m));
     }
+    // controlplane.go `MachinesNeedingRollout`: none under OnDelete; the scale-up below then
+    // replaces a deleted Machine with the current spec (upgrade.go `OnDeleteStrategyType`).
+    let on_delete = tcp["spec"]["rolloutStrategy"]["type"] == "OnDelete";
     if !outdated.is_empty() {
         mark(
             "MachinesSpecUpToDate",
@@ -208,7 +236,11 @@ fn reconcile_one(ctx: &Ctx, tcp: &Value) {
         let surge = tcp["spec"]["rolloutStrategy"]["rollingUpdate"]["maxSurge"]
             .as_i64()
             .unwrap_or(1) as usize;
-        if machines.len() < desired + surge {
+        if on_delete {
+            if machines.len() < desired {
+                scale_up(ctx, tcp, &machines, &mut mark);
+            }
+        } else if machines.len() < desired + surge {
             scale_up(ctx, tcp, &machines, &mut mark);
         } else {
             scale_down(
@@ -428,11 +460,27 @@ fn write_status(ctx: &Ctx, ns: &str, name: &str, conds: &[(String, bool, String,
                 },
             );
         }
-        let ready_all = is_true(list, "Available")
-            && is_true(list, "MachinesReady")
-            && is_true(list, ETCD_HEALTHY)
-            && is_true(list, "Resized")
-            && is_true(list, "MachinesSpecUpToDate");
+        set_v1beta1(
+            list,
+            &Cond {
+                kind: "MachinesCreated",
+                ok: true,
+                reason: "",
+                message: "",
+                severity: "",
+            },
+        );
+        // `patchTalosControlPlane`'s summary: neither etcd's health nor an outdated spec makes a
+        // TalosControlPlane un-Ready (it stays Ready through an etcd deadlock).
+        let ready_all = [
+            "MachinesCreated",
+            "Resized",
+            "MachinesReady",
+            "Available",
+            "MachinesBootstrapped",
+        ]
+        .iter()
+        .all(|kind| is_true(list, kind));
         set_v1beta1(
             list,
             &Cond {

@@ -151,6 +151,7 @@ pub(crate) fn down(kind: &str, stored: &Value) -> Value {
                     out["spec"]["strategy"] = spec["rollout"]["strategy"].clone();
                 }
             }
+            deletion_order_down(kind, &mut out["spec"]);
             st.insert(
                 "replicas".into(),
                 json!(status["replicas"].as_i64().unwrap_or(0)),
@@ -194,6 +195,7 @@ pub(crate) fn up(kind: &str, sent: &Value, stored_status: &Value) -> Value {
         "Machine" => out["spec"] = machine_spec_up(&sent["spec"]),
         _ => {
             out["spec"]["template"]["spec"] = machine_spec_up(&sent["spec"]["template"]["spec"]);
+            deletion_order_up(kind, &mut out["spec"]);
             if kind == "MachineDeployment"
                 && let Some(m) = out["spec"].as_object_mut()
                 && let Some(strategy) = m.remove("strategy")
@@ -204,6 +206,39 @@ pub(crate) fn up(kind: &str, sent: &Value, stored_status: &Value) -> Value {
     }
     out["status"] = stored_status.clone();
     out
+}
+
+/// A stored spec's `deletion.order` moved to where v1beta1 keeps it (cluster-api
+/// api/core/v1beta1/conversion.go): a MachineSet's `spec.deletePolicy`, a MachineDeployment's
+/// `spec.strategy.rollingUpdate.deletePolicy`.
+fn deletion_order_down(kind: &str, spec: &mut Value) {
+    let order = spec
+        .as_object_mut()
+        .and_then(|m| m.remove("deletion"))
+        .map(|d| d["order"].clone())
+        .filter(|o| !o.is_null());
+    match (kind, order) {
+        ("MachineSet", Some(order)) => spec["deletePolicy"] = order,
+        ("MachineDeployment", Some(order)) => {
+            spec["strategy"]["rollingUpdate"]["deletePolicy"] = order
+        }
+        _ => {}
+    }
+}
+
+/// A v1beta1 spec's delete policy moved to `deletion.order`.
+fn deletion_order_up(kind: &str, spec: &mut Value) {
+    let order = match kind {
+        "MachineSet" => spec.as_object_mut().and_then(|m| m.remove("deletePolicy")),
+        "MachineDeployment" => spec
+            .pointer_mut("/strategy/rollingUpdate")
+            .and_then(Value::as_object_mut)
+            .and_then(|m| m.remove("deletePolicy")),
+        _ => None,
+    };
+    if let Some(order) = order.filter(|o| !o.is_null()) {
+        spec["deletion"]["order"] = order;
+    }
 }
 
 #[cfg(test)]
@@ -220,6 +255,35 @@ mod tests {
                 "initialization": {"infrastructureProvisioned": true, "bootstrapDataSecretCreated": true},
                 "conditions": [{"type": "Ready", "status": "True", "reason": "Ready"}],
                 "deprecated": {"v1beta1": {"conditions": [{"type": "Ready", "status": "True"}]}}}})
+    }
+
+    #[test]
+    fn deletion_order_is_the_v1beta1_delete_policy() {
+        let set = json!({"metadata": {"name": "s", "namespace": "default"},
+            "spec": {"replicas": 2, "deletion": {"order": "Oldest"},
+                "template": {"spec": {"clusterName": "c"}}}, "status": {}});
+        let old = down("MachineSet", &set);
+        assert_eq!(old["spec"]["deletePolicy"], "Oldest");
+        assert!(old["spec"]["deletion"].is_null());
+        let back = up("MachineSet", &old, &json!({}));
+        assert_eq!(back["spec"]["deletion"]["order"], "Oldest");
+        assert!(back["spec"]["deletePolicy"].is_null());
+        let md = json!({"metadata": {"name": "d", "namespace": "default"},
+            "spec": {"deletion": {"order": "Newest"},
+                "rollout": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}},
+                "template": {"spec": {"clusterName": "c"}}}, "status": {}});
+        let old = down("MachineDeployment", &md);
+        assert_eq!(
+            old["spec"]["strategy"]["rollingUpdate"]["deletePolicy"],
+            "Newest"
+        );
+        assert_eq!(old["spec"]["strategy"]["rollingUpdate"]["maxSurge"], 1);
+        let back = up("MachineDeployment", &old, &json!({}));
+        assert_eq!(back["spec"]["deletion"]["order"], "Newest");
+        assert_eq!(
+            back["spec"]["rollout"]["strategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}})
+        );
     }
 
     #[test]

@@ -196,6 +196,9 @@ fn provision(ctx: &Ctx, machine: &Value) {
             } else {
                 NodeRole::Worker
             };
+            if role == NodeRole::ControlPlane && stalls(ctx, name) {
+                return;
+            }
             let template = infra["spec"]["templateName"].as_str().unwrap_or_default();
             let version = machine["spec"]["version"].as_str().unwrap_or_default();
             if let Err(e) = ctx
@@ -220,6 +223,23 @@ fn provision(ctx: &Ctx, machine: &Value) {
     ctx.store.modify("machines", ns, name, |m| {
         m["spec"]["providerID"] = json!(provider_id);
     });
+}
+
+/// Whether the Machine's VM never comes (the NodeRefLessSurge fault: the next control plane
+/// created after the fault is armed, and that one for good).
+fn stalls(ctx: &Ctx, name: &str) -> bool {
+    let mut stalled = ctx.knobs.stalled.lock().unwrap_or_else(|e| e.into_inner());
+    if stalled.contains(name) {
+        return true;
+    }
+    let armed = ctx
+        .knobs
+        .stall_next_control_plane
+        .swap(false, std::sync::atomic::Ordering::Relaxed);
+    if armed {
+        stalled.insert(name.to_string());
+    }
+    armed
 }
 
 /// The Machine's status from its VM and Node (cluster-api internal/controllers/machine:

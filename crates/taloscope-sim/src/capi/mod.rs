@@ -2,8 +2,10 @@
 //! objects its Kubernetes API serves (kubectl can list, patch, scale, create and delete them) and
 //! a controller, driven by the sim clock, that reconciles them the way the providers do.
 //!
-//! Facts for clients (scenario `capi`; `capi-stuck-rollout`, `capi-orphaned-member` and
-//! `capi-etcd-stopped` add one stuck fault each):
+//! Facts for clients (scenario `capi`; `capi-stuck-rollout`, `capi-orphaned-member`,
+//! `capi-etcd-stopped`, `capi-etcd-leaving` and `capi-no-node-ref` add one stuck fault each; `capi-clusterctl` serves the kubeadm
+//! providers' and Cluster API Provider AWS's CRDs beside, so `controlplane.*`, `bootstrap.*`
+//! and `infrastructure.*` prefer v1beta2, which none of the scenario's objects are served in):
 //! - Talos clusters `capi-mgmt` (one control plane `cp-1`) and `capi-work`; talosconfig
 //!   contexts `capi-mgmt`, `capi-work`; kube contexts `admin@capi-mgmt` (the management cluster,
 //!   serving the CAPI CRDs) and `admin@capi-work` (the workload cluster).
@@ -20,6 +22,7 @@
 //!   created ones `capi-work-cp-xxxxx` and `capi-work-md-0-<hash>-xxxxx`.
 //! - OpenNebula VM templates `talos-capi-work-{controlplane,worker}-<v>` exist for Talos v1.10.7,
 //!   v1.11.3, v1.12.0 and v1.13.0: a copied ONEMachineTemplate naming one rolls to that version.
+pub(crate) mod admission;
 pub(crate) mod conditions;
 pub(crate) mod control_plane;
 pub(crate) mod convert;
@@ -57,6 +60,16 @@ pub enum StuckFault {
     /// A one-control-plane cluster whose only etcd service stopped with its data intact: no
     /// quorum, the Kubernetes API down, until a reboot starts etcd again (etcd_service).
     SingleMemberStopped,
+    /// A control-plane Machine, not deleting, whose node already left etcd (a scale-down's
+    /// `gracefulEtcdLeave` done, the Machine's deletion not: CACPPT #237, #225, #193): the
+    /// health check fails forever ("expected to have 3 members, got 2" / etcd not Running on
+    /// the node). Fixed by deleting the Machine: scale-up makes a replacement that joins.
+    EtcdLeft,
+    /// A control-plane rollout (to v1.34.2) whose first surge Machine never gets a VM, so
+    /// never a node or addresses: the scale-down waits for every node to boot, the health
+    /// check cannot reach it (configs.go "no addresses were found for node"). Fixed by
+    /// deleting the surge Machine; the next surge boots.
+    NodeRefLessSurge,
 }
 
 /// What the `capi` scenarios hold.
@@ -68,12 +81,20 @@ pub struct CapiSpec {
     pub workload: String,
     pub namespace: String,
     pub fault: Option<StuckFault>,
+    /// The kubeadm providers and Cluster API Provider AWS installed beside the Talos and
+    /// OpenNebula providers, as `clusterctl init` leaves a management cluster
+    /// (resources.rs `CLUSTERCTL_DEFAULTS`).
+    pub clusterctl_defaults: bool,
 }
 
 /// Switches of the controller.
 #[derive(Default)]
 pub(crate) struct Knobs {
     no_etcd_audit: AtomicBool,
+    /// The next control-plane Machine created gets no VM (NodeRefLessSurge).
+    pub stall_next_control_plane: AtomicBool,
+    /// Machines whose VM never comes.
+    pub stalled: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Knobs {
@@ -117,7 +138,9 @@ impl CapiSim {
         workload: seed::WorkloadAccess,
         talos: TalosAccess,
     ) -> CapiSim {
-        let store = Arc::new(CapiStore::new());
+        let store = Arc::new(CapiStore::serving(resources::Installed::new(
+            spec.clusterctl_defaults,
+        )));
         one.add_versioned_templates(
             &spec.workload,
             &["v1.10.7", "v1.11.3", "v1.12.0", "v1.13.0"],
@@ -156,6 +179,11 @@ impl CapiSim {
             .len()
     }
 
+    /// Every request the providers' admission webhooks refused so far (admission.rs).
+    pub fn admission_refusals(&self) -> Vec<AdmissionRefusal> {
+        self.ctx.store.refusals()
+    }
+
     /// The scenario's names.
     pub fn spec(&self) -> &CapiSpec {
         &self.ctx.spec
@@ -177,6 +205,7 @@ impl Drop for CapiSim {
     }
 }
 
+pub use admission::AdmissionRefusal;
 pub(crate) use seed::WorkloadAccess;
 pub(crate) use talosconfig_secret::TalosAccess;
 
@@ -185,11 +214,14 @@ pub(crate) use talosconfig_secret::TalosAccess;
 /// `capi-orphaned-member`, 1 with `capi-etcd-stopped`).
 pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
     use crate::NodeRole::{ControlPlane, Worker};
+    let clusterctl_defaults = name == "capi-clusterctl";
     let fault = match name {
-        "capi" => None,
+        "capi" | "capi-clusterctl" => None,
         "capi-stuck-rollout" => Some(StuckFault::StuckRollout),
         "capi-orphaned-member" => Some(StuckFault::OrphanedMember),
         "capi-etcd-stopped" => Some(StuckFault::SingleMemberStopped),
+        "capi-etcd-leaving" => Some(StuckFault::EtcdLeft),
+        "capi-no-node-ref" => Some(StuckFault::NodeRefLessSurge),
         _ => return None,
     };
     let control_planes = match fault {
@@ -231,10 +263,33 @@ pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
             workload: "capi-work".into(),
             namespace: "default".into(),
             fault,
+            clusterctl_defaults,
         }),
         opennebula: Default::default(),
     })
 }
+
+/// cluster-api util/annotations/helpers.go `IsPaused`: the Cluster's `spec.paused`, or the
+/// `cluster.x-k8s.io/paused` annotation on the Cluster or on `obj`. Every controller of the
+/// scenario returns before reconciling such an object (cluster-api-control-plane-provider-talos
+/// controllers/taloscontrolplane_controller.go; cluster-api internal/controllers/
+/// machinedeployment and machineset `Reconcile`).
+pub(crate) fn is_paused(ctx: &Ctx, obj: &Value) -> bool {
+    let annotated = |o: &Value| {
+        o["metadata"]["annotations"]
+            .get(PAUSED_ANNOTATION)
+            .is_some()
+    };
+    let cluster = ctx
+        .store
+        .get("clusters", &ctx.spec.namespace, &ctx.spec.workload);
+    cluster
+        .as_ref()
+        .is_some_and(|c| c["spec"]["paused"] == Value::Bool(true) || annotated(c))
+        || annotated(obj)
+}
+
+const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 
 /// The controller: reconciles on every change of the objects or the workload nodes, and every
 /// `RESYNC_SECONDS` of simulated time.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::admission::{self, Operation};
 use super::convert;
 use super::resources::{self, CORE, Resource};
 use super::store::{CapiStore, StoreError, now_unix};
@@ -51,10 +52,10 @@ fn store_error(e: StoreError, what: &str) -> Answer {
 }
 
 /// Whether a path belongs to the CAPI side (the rest stays with the workload-style routes).
-pub(crate) fn owns(segments: &[&str]) -> bool {
+pub(crate) fn owns(store: &CapiStore, segments: &[&str]) -> bool {
     match segments {
         ["apis", group, ..] => {
-            *group == "apiextensions.k8s.io" || resources::api_group(group).is_some()
+            *group == "apiextensions.k8s.io" || store.installed.api_group(group).is_some()
         }
         ["api", "v1", "secrets"] | ["api", "v1", "namespaces", _, "secrets", ..] => true,
         _ => false,
@@ -96,8 +97,9 @@ pub(crate) fn answer(store: &CapiStore, req: &CapiRequest<'_>) -> Answer {
             ],
         ) => {
             let created = rfc3339(now_unix() - 86_400);
-            let items = resources::RESOURCES
-                .iter()
+            let items = store
+                .installed
+                .all()
                 .map(|r| resources::crd(r, &created))
                 .collect();
             (
@@ -121,20 +123,21 @@ pub(crate) fn answer(store: &CapiStore, req: &CapiRequest<'_>) -> Answer {
             ],
         ) => {
             let created = rfc3339(now_unix() - 86_400);
-            resources::RESOURCES
-                .iter()
+            store
+                .installed
+                .all()
                 .find(|r| format!("{}.{}", r.plural, r.group) == *name)
                 .map(|r| (StatusCode::OK, resources::crd(r, &created)))
                 .unwrap_or_else(|| {
                     not_found("customresourcedefinitions.apiextensions.k8s.io", name)
                 })
         }
-        (&Method::GET, ["apis", group]) => match resources::api_group(group) {
+        (&Method::GET, ["apis", group]) => match store.installed.api_group(group) {
             Some(g) => (StatusCode::OK, g),
             None => not_found("group", group),
         },
         (&Method::GET, ["apis", group, version]) => {
-            match resources::resource_list(group, version) {
+            match store.installed.resource_list(group, version) {
                 Some(l) => (StatusCode::OK, l),
                 None => not_found("group version", &format!("{group}/{version}")),
             }
@@ -164,7 +167,7 @@ pub(crate) fn answer(store: &CapiStore, req: &CapiRequest<'_>) -> Answer {
                 rest @ ..,
             ],
         ) => {
-            let Some(r) = resources::find(group, version, plural) else {
+            let Some(r) = store.installed.find(group, version, plural) else {
                 return not_found("resource", plural);
             };
             object(store, req, r, version, ns, name, rest.first().copied())
@@ -191,7 +194,7 @@ fn collection(
     plural: &str,
     rv: u64,
 ) -> Answer {
-    let Some(r) = resources::find(group, version, plural) else {
+    let Some(r) = store.installed.find(group, version, plural) else {
         return not_found("resource", plural);
     };
     match (req.method, ns) {
@@ -220,6 +223,9 @@ fn collection(
             sent["metadata"]["namespace"] = json!(ns);
             sent["kind"] = json!(r.kind);
             let obj = stored(r, sent, version, &Value::Null);
+            if let Some(refused) = admit(store, r, Operation::Create, None, &obj) {
+                return refused;
+            }
             match store.create(r.plural, obj) {
                 Ok(made) => (StatusCode::CREATED, served(r, &made, version)),
                 Err(e) => store_error(e, &format!("{}.{}", r.plural, r.group)),
@@ -339,6 +345,11 @@ fn object(
     if sub == Some("status") && version != r.storage_version() {
         obj["status"] = current["status"].clone();
     }
+    if sub.is_none()
+        && let Some(refused) = admit(store, r, Operation::Update, Some(&current), &obj)
+    {
+        return refused;
+    }
     match store.replace(r.plural, obj) {
         Ok(saved) if sub == Some("scale") => {
             (StatusCode::OK, scale_of(&served(r, &saved, version)))
@@ -346,6 +357,22 @@ fn object(
         Ok(saved) => (StatusCode::OK, served(r, &saved, version)),
         Err(e) => store_error(e, &what),
     }
+}
+
+/// The validating webhooks' review of a write: the 400 the API server answers when one
+/// refuses it (k8s.io/apiserver pkg/admission/plugin/webhook/errors/statuserror.go keeps the
+/// webhook's code and prefixes its message), logged in the store.
+fn admit(
+    store: &CapiStore,
+    r: &Resource,
+    operation: Operation,
+    old: Option<&Value>,
+    new: &Value,
+) -> Option<Answer> {
+    let refusal = admission::review(r.kind, operation, old, new)?;
+    let answer = error(StatusCode::BAD_REQUEST, "BadRequest", &refusal.message);
+    store.refused(refusal);
+    Some(answer)
 }
 
 /// The group/version objects of the core group are stored in.

@@ -279,6 +279,22 @@ pub(crate) fn inject(ctx: &Ctx) {
                 }
             }
         }
+        Some(StuckFault::EtcdLeft) => {
+            // The member of the first control plane left etcd; its Machine stays.
+            if let Some(first) = cps.first() {
+                super::control_plane::etcd_leave(ctx, first);
+            }
+        }
+        Some(StuckFault::NodeRefLessSurge) => {
+            ctx.knobs
+                .stall_next_control_plane
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            let tcp = format!("{}{TCP_NAME_SUFFIX}", ctx.spec.workload);
+            ctx.store
+                .modify("taloscontrolplanes", &ctx.spec.namespace, &tcp, |t| {
+                    t["spec"]["version"] = json!(super::ROLLOUT_VERSION);
+                });
+        }
         Some(StuckFault::SingleMemberStopped) => {
             // The only member's etcd service stopped with its data intact (etcd_service).
             if let Some(only) = cps.first() {

@@ -26,6 +26,10 @@ pub(crate) struct CapiStore {
     resource_version: Mutex<u64>,
     /// Bumped on every write.
     pub changes: watch::Sender<u64>,
+    /// The custom resources served.
+    pub installed: super::resources::Installed,
+    /// Every request an admission webhook refused, oldest first.
+    refusals: Mutex<Vec<super::admission::AdmissionRefusal>>,
 }
 
 /// A stable uid for an object name (uuid-shaped).
@@ -64,12 +68,31 @@ pub(crate) fn random_suffix(seed: u64) -> String {
 }
 
 impl CapiStore {
-    pub fn new() -> CapiStore {
+    /// A store serving the `installed` resources.
+    pub fn serving(installed: super::resources::Installed) -> CapiStore {
         CapiStore {
+            installed,
             objects: Mutex::new(BTreeMap::new()),
             resource_version: Mutex::new(100),
             changes: watch::channel(0).0,
+            refusals: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Logs a request an admission webhook refused.
+    pub fn refused(&self, refusal: super::admission::AdmissionRefusal) {
+        self.refusals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(refusal);
+    }
+
+    /// Every refused request so far.
+    pub fn refusals(&self) -> Vec<super::admission::AdmissionRefusal> {
+        self.refusals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<Key, Value>> {
@@ -208,7 +231,7 @@ mod tests {
 
     #[test]
     fn create_fills_metadata_and_replace_bumps_generation_on_spec_changes() {
-        let store = CapiStore::new();
+        let store = CapiStore::serving(super::super::resources::Installed::default());
         let made = store
             .create(
                 "machines",

@@ -70,10 +70,14 @@ pub(crate) fn reconcile(ctx: &Ctx) {
         .store
         .list("machinedeployments", Some(&ctx.spec.namespace))
     {
-        roll(ctx, &md);
+        if !super::is_paused(ctx, &md) {
+            roll(ctx, &md);
+        }
     }
     for set in ctx.store.list("machinesets", Some(&ctx.spec.namespace)) {
-        reconcile_set(ctx, &set);
+        if !super::is_paused(ctx, &set) {
+            reconcile_set(ctx, &set);
+        }
     }
     for md in ctx
         .store
@@ -129,8 +133,10 @@ fn roll(ctx: &Ctx, md: &Value) {
         return;
     }
     let total: usize = sets.iter().map(replicas).sum::<usize>().max(replicas(&new));
-    // reconcileNewMachineSet: up to desired + maxSurge in all.
-    if replicas(&new) < desired && total < desired + surge.max(1) {
+    // reconcileNewMachineSet: up to desired + maxSurge in all; with maxSurge 0 (the webhook
+    // then asks maxUnavailable > 0) only once old Machines went (cluster-api
+    // internal/controllers/machinedeployment/mdutil/util.go `NewMSNewReplicas`).
+    if replicas(&new) < desired && total < desired + surge {
         set_replicas(ctx, &new_name, replicas(&new) + 1);
         return;
     }

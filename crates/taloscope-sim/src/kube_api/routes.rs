@@ -170,7 +170,7 @@ pub(crate) async fn handle(
         ));
     }
     if let Some(store) = state.capi.get().cloned()
-        && crate::capi::routes::owns(&segments)
+        && crate::capi::routes::owns(&store, &segments)
     {
         return Ok(capi_answer(&store, req, &method, &segments, &q).await);
     }
@@ -187,10 +187,10 @@ pub(crate) async fn handle(
         )),
         (&Method::GET, ["apis"]) => {
             let mut groups = objects::api_group_list();
-            if state.capi.get().is_some()
+            if let Some(store) = state.capi.get()
                 && let Some(list) = groups["groups"].as_array_mut()
             {
-                list.extend(crate::capi::resources::api_groups());
+                list.extend(store.installed.api_groups());
             }
             ok(&groups)
         }
