@@ -71,7 +71,7 @@ fn input(talos: &str, kube: &str) -> GenerateInput {
 }
 
 fn documents_of(yaml: &str) -> Vec<ConfigNode> {
-    serde_saphyr::from_multiple(yaml).unwrap()
+    ConfigNode::parse_talos_documents(yaml).unwrap()
 }
 
 fn section_of(doc: &ConfigNode) -> &str {
@@ -280,6 +280,36 @@ fn patches_apply_per_role() {
         worker.at("machine.nodeLabels.role").is_some()
             && cp.at("machine.nodeLabels.role").is_none()
     );
+}
+
+/// The static hostname patch upstream's `stdpatches.WithStaticHostname` emits
+/// (pkg/machinery/config/generate/stdpatches/stdpatches.go): `auto` is the text enum of
+/// pkg/machinery/nethelpers/autohostnamekind.go, and `off` is text under YAML 1.2.
+#[test]
+fn the_static_hostname_worker_patch_applies() {
+    let mut input = input("v1.12.11", "1.35.4");
+    input.patches = ConfigPatches(vec![
+        ConfigPatch::parse(
+            "apiVersion: v1alpha1\nkind: HostnameConfig\nauto: off\nhostname: wk\n",
+            Path::new("wp.yaml"),
+            PatchTarget::Worker,
+        )
+        .unwrap(),
+    ]);
+    let configs = MachineConfigs::generate(&input).unwrap();
+    let worker = documents_of(&configs.worker);
+    let hostname = worker
+        .iter()
+        .find(|d| section_of(d) == "HostnameConfig")
+        .unwrap();
+    assert_eq!(hostname.get("auto"), Some(&ConfigNode::str("off")));
+    assert_eq!(hostname.get("hostname"), Some(&ConfigNode::str("wk")));
+    let cp = documents_of(&configs.controlplane);
+    let cp_hostname = cp
+        .iter()
+        .find(|d| section_of(d) == "HostnameConfig")
+        .unwrap();
+    assert_eq!(cp_hostname.get("auto"), Some(&ConfigNode::str("stable")));
 }
 
 #[test]
