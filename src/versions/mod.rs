@@ -14,7 +14,7 @@ pub use matrix::{
     KubernetesRange, is_known_kubernetes_release, is_known_talos_release,
     known_kubernetes_releases, known_talos_releases, kubernetes_supported,
     latest_kubernetes_release, latest_talos_release, oldest_talos_minor_supporting,
-    supported_kubernetes_range, talos_minor_support,
+    supported_kubernetes_range, talos_minor_support, talosctl_default_kubernetes,
 };
 pub use path::{
     PathError, Product, check_fleet_talos_upgrade, check_kubernetes_supported,
