@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["logging", "versions", "tui", "guards", "run_holder"],
     &["discovery"],
     &["cluster_config"],
-    &["talos", "kube", "opennebula"],
+    &["talos", "kube", "opennebula", "registry"],
     &["rollout", "approval"],
     &["capi"],
     &["fleet"],
