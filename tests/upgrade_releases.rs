@@ -245,3 +245,39 @@ async fn the_machine_configs_mirror_is_asked_before_the_registry() {
         "{requests:?}"
     );
 }
+
+/// The `talos-1.14` scenario upgrades from 1.14 to a patch only the registry lists, and
+/// `status` reads it as every other minor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn talos_1_14_upgrades_to_a_patch_the_registry_lists() {
+    const V114: &str = "talos-1.14";
+    let fx = start(builtin(V114)).await;
+    let registry = RegistrySim::start(RegistrySpec::installer(&["v1.14.0", "v1.14.1"]))
+        .await
+        .expect("registry");
+    let endpoint = registry.endpoint();
+    let mut cmd = fx.taloscope(V114, "upgrade");
+    cmd.env(ENV, &endpoint).args(["--plan", "--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let listing = json(&stdout);
+    assert_eq!(listing["running"], serde_json::json!(["v1.14.0"]));
+    assert_eq!(
+        offered(&listing),
+        [("v1.14.1".to_string(), "registry".to_string())]
+    );
+    let mut cmd = fx.taloscope(V114, "upgrade");
+    cmd.env(ENV, &endpoint).args(confirmed("v1.14.1", V114));
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let mut cmd = fx.taloscope(V114, "status");
+    cmd.args(["--output", "json"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let status = json(&stdout);
+    let nodes = status["clusters"][0]["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 5);
+    for n in nodes {
+        assert_eq!(n["talos_version"], "v1.14.1", "{n}");
+    }
+}
