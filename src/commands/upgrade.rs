@@ -1,9 +1,10 @@
 //! `taloscope upgrade`: the guarded rolling Talos upgrade without the console. The Talos
 //! releases are learned once the cluster is connected (the installer's registry or its
-//! mirrors, else the built-in table); `--plan` without `--to` lists the offered targets; `--plan` prints the plan and
-//! every guard's verdict; `--yes --confirm NAME` runs it through the dispatcher, one progress
-//! line per change, resuming a journal a killed run left. Exit 0 / 1 / 2. The body is
-//! headless's; this command brings the Talos plan, its guards and its report.
+//! mirrors, else the built-in table); `--plan` without `--to` lists the offered targets;
+//! `--plan` prints the plan and every guard's verdict; `--yes --confirm NAME` runs it through
+//! the dispatcher, one progress line per change, resuming a journal a killed run left. Exit
+//! 0 / 1 / 2. The body is headless's; this command brings the Talos plan, its guards and its
+//! report.
 use std::process::ExitCode;
 use std::time::Duration;
 

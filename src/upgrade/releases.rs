@@ -160,7 +160,7 @@ impl ReleaseLookup {
         if let Some(c) = &cached
             && now.saturating_sub(c.fetched_at) < CACHE_FRESH.as_secs()
         {
-            return self.from_cache(c, now);
+            return self.learned_from(c, now);
         }
         let mut failures = Vec::new();
         for endpoint in &self.endpoints {
@@ -172,13 +172,13 @@ impl ReleaseLookup {
                         tags,
                     };
                     self.write_cache(&listing);
-                    return self.from_cache(&listing, now);
+                    return self.learned_from(&listing, now);
                 }
                 Err(e) => failures.push(e.to_string()),
             }
         }
         if let Some(c) = &cached {
-            return self.from_cache(c, now);
+            return self.learned_from(c, now);
         }
         if failures.is_empty() {
             failures.push(format!("{REGISTRY_ENV}=off: no registry is asked"));
@@ -197,7 +197,7 @@ impl ReleaseLookup {
             .map_err(|e| e.to_string())
     }
 
-    fn from_cache(&self, listing: &CachedListing, now: u64) -> LearnedReleases {
+    fn learned_from(&self, listing: &CachedListing, now: u64) -> LearnedReleases {
         LearnedReleases {
             releases: TalosReleases::from_tags(&listing.tags, self.pre_release),
             origin: ReleasesOrigin::Registry {

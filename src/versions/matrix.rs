@@ -121,8 +121,7 @@ pub fn latest_kubernetes_release(minor: Minor) -> Option<KubeVersion> {
 pub fn talosctl_default_kubernetes(talos: &TalosVersion) -> Option<KubeVersion> {
     DEFAULT_KUBERNETES
         .iter()
-        .filter(|row| row.talos == talos.minor_key() && row.from_patch <= talos.patch)
-        .next_back()
+        .rfind(|row| row.talos == talos.minor_key() && row.from_patch <= talos.patch)
         .map(|row| {
             Version::new(
                 row.kubernetes.major,

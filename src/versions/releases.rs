@@ -70,9 +70,7 @@ impl TalosReleases {
 
     /// The newest known release of `minor`.
     pub fn latest_of(&self, minor: Minor) -> Option<&TalosVersion> {
-        self.versions()
-            .filter(|v| v.minor_key() == minor)
-            .next_back()
+        self.versions().rfind(|v| v.minor_key() == minor)
     }
 
     /// The known ones of `targets` as offered: the running minor's patches newest first, then
