@@ -57,8 +57,8 @@
 //! - `rollout`, `approval`: the rollout engine (steps, journal, pause/abort,
 //!   what a rollout writes into its Lease); the one gate for mutating actions
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
-//! - `talos`, `kube`, `opennebula`: protocol clients, bytes on the wire to
-//!   typed values and back.
+//! - `talos`, `kube`, `opennebula`, `registry`: protocol clients, bytes on the
+//!   wire to typed values and back (`registry`: OCI tags listings).
 //! - `cluster_config`: what a new cluster is made from, natively: the secrets
 //!   bundle, machine configs of a Talos version with config patches, the
 //!   talosconfig, the operator's contexts merged in and removed, the
@@ -112,6 +112,7 @@ pub mod paths;
 pub mod printable;
 pub mod proto;
 pub mod provision;
+pub mod registry;
 pub mod rollout;
 pub mod run_holder;
 pub mod talos;

@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["journal"],
     &["discovery"],
     &["cluster_config"],
-    &["talos", "kube", "opennebula"],
+    &["talos", "kube", "opennebula", "registry"],
     &["rollout", "approval"],
     &["capi"],
     &["fleet"],

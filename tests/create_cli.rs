@@ -102,7 +102,7 @@ async fn the_plan_names_five_vms_the_versions_and_passing_guards() {
     );
     assert_eq!(
         (plan["talos"].as_str(), plan["kubernetes"].as_str()),
-        (Some("v1.11.3"), Some("1.34.3"))
+        (Some("v1.11.3"), Some("1.34.1"))
     );
     assert_eq!(plan["delivery"], "maintenance");
     assert_eq!(plan["endpoint"]["kind"], "first_control_plane");

@@ -18,7 +18,7 @@ async fn plan_json_on_healthy_passes_every_guard_and_a_skipped_minor_is_refused(
     assert_eq!(plan["target"], "v1.12.0");
     assert_eq!(plan["blocked"], false);
     let guards = plan["guards"].as_array().expect("guards");
-    assert_eq!(guards.len(), 12);
+    assert_eq!(guards.len(), 13);
     for g in guards {
         assert_eq!(g["verdict"], "pass", "{g}");
     }

@@ -83,7 +83,7 @@ fn plan(controlplanes: usize) -> CreatePlan {
         workers: 2,
         vms,
         talos: "v1.11.3".into(),
-        kubernetes: "1.34.3".into(),
+        kubernetes: "1.34.1".into(),
         kubernetes_defaulted: true,
         delivery: Delivery::Maintenance,
         endpoint: EndpointChoice::FirstControlPlane,
@@ -233,7 +233,7 @@ fn wizard_with_a_fresh_request() {
     let s = wizard();
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Create a new cluster"), "{text}");
-    assert!(text.contains("default: 1.34.3"), "{text}");
+    assert!(text.contains("default: 1.34.1"), "{text}");
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 

@@ -122,7 +122,7 @@ pub struct CreateWizard {
     pub talos: String,
     /// The releases Left/Right cycle through, newest first.
     pub talos_offered: Vec<String>,
-    /// Empty: the CLI's default (the newest known release the Talos version runs).
+    /// Empty: the CLI's default (talosctl's default for that Talos release).
     pub kubernetes: String,
     /// Empty: the gateway role's address, else the first control plane's.
     pub endpoint: String,

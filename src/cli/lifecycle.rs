@@ -37,7 +37,7 @@ pub struct CreateArgs {
     /// Talos version, e.g. v1.11.3.
     #[arg(long, value_name = "VERSION")]
     pub talos: String,
-    /// Kubernetes version (default: the newest known release the Talos version runs).
+    /// Kubernetes version (default: talosctl's for that Talos release, its DefaultKubernetesVersion).
     #[arg(long, value_name = "VERSION")]
     pub kubernetes: Option<String>,
     /// Kubernetes API endpoint address (default: the gateway role's, else the first control

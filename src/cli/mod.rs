@@ -313,14 +313,22 @@ pub enum Command {
 pub struct UpgradeArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
-    /// Target Talos version, e.g. v1.12.0.
-    #[arg(long, value_name = "VERSION")]
+    /// Target Talos version, e.g. v1.12.0; without it, --plan lists the offered targets.
+    #[arg(
+        long,
+        value_name = "VERSION",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub to: String,
     /// Print the plan and every guard's verdict; change nothing.
     #[arg(long)]
     pub plan: bool,
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    /// Offer and accept pre-releases (alpha, beta, rc) the registry lists, not only stable ones.
+    #[arg(long)]
+    pub pre_release: bool,
     /// Installer image (default ghcr.io/siderolabs/installer:<version>; custom or factory image).
     #[arg(long, value_name = "IMAGE", value_parser = parse_image)]
     pub image: Option<String>,

@@ -71,7 +71,7 @@ fn input(talos: &str, kube: &str) -> GenerateInput {
 }
 
 fn documents_of(yaml: &str) -> Vec<ConfigNode> {
-    serde_saphyr::from_multiple(yaml).unwrap()
+    ConfigNode::parse_talos_documents(yaml).unwrap()
 }
 
 fn section_of(doc: &ConfigNode) -> &str {
@@ -282,6 +282,36 @@ fn patches_apply_per_role() {
     );
 }
 
+/// The static hostname patch upstream's `stdpatches.WithStaticHostname` emits
+/// (pkg/machinery/config/generate/stdpatches/stdpatches.go): `auto` is the text enum of
+/// pkg/machinery/nethelpers/autohostnamekind.go, and `off` is text under YAML 1.2.
+#[test]
+fn the_static_hostname_worker_patch_applies() {
+    let mut input = input("v1.12.11", "1.35.4");
+    input.patches = ConfigPatches(vec![
+        ConfigPatch::parse(
+            "apiVersion: v1alpha1\nkind: HostnameConfig\nauto: off\nhostname: wk\n",
+            Path::new("wp.yaml"),
+            PatchTarget::Worker,
+        )
+        .unwrap(),
+    ]);
+    let configs = MachineConfigs::generate(&input).unwrap();
+    let worker = documents_of(&configs.worker);
+    let hostname = worker
+        .iter()
+        .find(|d| section_of(d) == "HostnameConfig")
+        .unwrap();
+    assert_eq!(hostname.get("auto"), Some(&ConfigNode::str("off")));
+    assert_eq!(hostname.get("hostname"), Some(&ConfigNode::str("wk")));
+    let cp = documents_of(&configs.controlplane);
+    let cp_hostname = cp
+        .iter()
+        .find(|d| section_of(d) == "HostnameConfig")
+        .unwrap();
+    assert_eq!(cp_hostname.get("auto"), Some(&ConfigNode::str("stable")));
+}
+
 #[test]
 fn bad_input_is_refused_by_name() {
     let mut bad = input("v1.11.3", "1.34.1");
@@ -353,4 +383,82 @@ fn yaml_reads_as_upstream_writes_it() {
         cp.contains("node.kubernetes.io/exclude-from-external-load-balancers: \"\""),
         "{cp}"
     );
+}
+
+/// The key paths of upstream's stability goldens (testdata/stability_keys.txt), per contract
+/// and role: `(document kind, its key paths)` in document order.
+fn stability_keys(contract: &str, role: &str) -> Vec<(String, Vec<String>)> {
+    let text = include_str!("testdata/stability_keys.txt");
+    let mut docs: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_set = false;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if let Some(set) = line.strip_prefix("== ") {
+            in_set = set == format!("{contract} {role}");
+        } else if !in_set {
+            continue;
+        } else if let Some(kind) = line.strip_prefix("--- ") {
+            docs.push((kind.to_string(), Vec::new()));
+        } else if let Some((_, paths)) = docs.last_mut() {
+            paths.push(line.to_string());
+        }
+    }
+    assert!(!docs.is_empty(), "stability keys for {contract} {role}");
+    docs
+}
+
+/// Configs for 1.12 and 1.13 hold every key upstream's stability goldens hold, in the same
+/// documents, and only these more: the install disk and image that `talosctl gen config`
+/// passes by default (cmd/talosctl/cmd/mgmt/gen/config.go `--install-disk /dev/sda`,
+/// `--install-image`; the goldens' input names neither), and on control planes the empty
+/// `extraManifests` / `inlineManifests` lists generate/init.go sets (the goldens are encoded
+/// without comments and leave empty lists out).
+#[test]
+fn v1_12_and_v1_13_hold_upstreams_stability_goldens_keys() {
+    for (tag, kube, contract) in [
+        ("v1.12.11", "1.35.4", "v1.12"),
+        ("v1.13.9", "1.36.3", "v1.13"),
+    ] {
+        let configs = MachineConfigs::generate(&input(tag, kube)).unwrap();
+        for (role, yaml) in [
+            ("controlplane", &configs.controlplane),
+            ("worker", &configs.worker),
+        ] {
+            let ours = documents_of(yaml);
+            let upstream = stability_keys(contract, role);
+            let kinds: Vec<&str> = ours.iter().map(section_of).collect();
+            let upstream_kinds: Vec<&str> = upstream.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(kinds, upstream_kinds, "{tag} {role}: documents");
+            for (doc, (kind, keys)) in ours.iter().zip(&upstream) {
+                let paths = doc.key_paths();
+                let missing: Vec<&String> = keys.iter().filter(|k| !paths.contains(k)).collect();
+                assert!(
+                    missing.is_empty(),
+                    "{tag} {role} {kind}: missing {missing:?}"
+                );
+                let extra: Vec<&str> = paths
+                    .iter()
+                    .filter(|p| !keys.contains(p))
+                    .map(String::as_str)
+                    .collect();
+                let expected: &[&str] = match (kind.as_str(), role) {
+                    ("v1alpha1", "controlplane") => &[
+                        "machine.install.disk",
+                        "machine.install.image",
+                        "cluster.extraManifests",
+                        "cluster.inlineManifests",
+                    ],
+                    ("v1alpha1", _) => &["machine.install.disk", "machine.install.image"],
+                    _ => &[],
+                };
+                let mut extra_sorted = extra.clone();
+                extra_sorted.sort_unstable();
+                let mut expected_sorted = expected.to_vec();
+                expected_sorted.sort_unstable();
+                assert_eq!(
+                    extra_sorted, expected_sorted,
+                    "{tag} {role} {kind}: extra keys"
+                );
+            }
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! Config patches as talosctl takes them (`--config-patch`, `--config-patch-control-plane`,
 //! `--config-patch-worker`): a file holding an RFC 6902 JSON patch (a YAML or JSON list of
 //! operations) or a strategic merge patch (upstream pkg/machinery/config/configpatcher/
-//! {load,apply,json6902}.go; the merge itself is in strategic_merge.rs).
+//! {load,apply,json6902}.go; the merge itself is in strategic_merge.rs). Patch text is read
+//! with Talos's scalar rules (`ConfigNode::parse_talos_documents`).
 use std::path::{Path, PathBuf};
 
 use super::strategic_merge;
@@ -90,7 +91,7 @@ impl ConfigPatch {
             file: file.to_path_buf(),
             reason,
         };
-        let docs: Vec<ConfigNode> = serde_saphyr::from_multiple(text)
+        let docs = ConfigNode::parse_talos_documents(text)
             .map_err(|e| parse_err(crate::discovery::describe_yaml_error(&e)))?;
         let docs: Vec<ConfigNode> = docs
             .into_iter()

@@ -112,6 +112,13 @@ fn merge_node(left: &mut ConfigNode, right: &ConfigNode, path: &str) -> Result<(
         // Upstream skips zero values (an empty string, 0) except booleans.
         (_, ConfigNode::Str(s)) if s.is_empty() => Ok(()),
         (_, ConfigNode::Int(0)) => Ok(()),
+        // A YAML 1.1 spelling (`yes`, `off`) patched over a boolean is one: upstream decodes the
+        // patch into the typed config, where go-yaml v3 reads those spellings into bool fields
+        // (configpatcher/load.go, gopkg.in/yaml.v3 decode.go).
+        (ConfigNode::Bool(b), ConfigNode::Str(s)) if ConfigNode::yaml11_bool(s).is_some() => {
+            *b = ConfigNode::yaml11_bool(s).unwrap_or(*b);
+            Ok(())
+        }
         (l, r) if same_kind(l, r) => {
             *l = r.clone();
             Ok(())
@@ -165,7 +172,7 @@ mod tests {
     use super::*;
 
     fn yaml(text: &str) -> ConfigNode {
-        serde_saphyr::from_str(text).unwrap()
+        ConfigNode::parse_talos_documents(text).unwrap().remove(0)
     }
 
     fn merged(config: &str, patch: &str) -> Result<ConfigNode, String> {
@@ -187,6 +194,26 @@ mod tests {
             out.at("machine.install.wipe"),
             Some(&ConfigNode::Bool(false))
         );
+    }
+
+    #[test]
+    fn text_enums_stay_text_and_yaml11_spellings_fill_booleans() {
+        let out = merged(
+            "machine:\n  kubelet:\n    registerWithFQDN: false\nauto: stable\n",
+            "machine:\n  kubelet:\n    registerWithFQDN: yes\nauto: off\n",
+        )
+        .unwrap();
+        assert_eq!(
+            out.at("machine.kubelet.registerWithFQDN"),
+            Some(&ConfigNode::Bool(true))
+        );
+        assert_eq!(out.get("auto"), Some(&ConfigNode::str("off")));
+        let err = merged(
+            "machine:\n  kubelet:\n    registerWithFQDN: false\n",
+            "machine:\n  kubelet:\n    registerWithFQDN: maybe\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("another type"), "{err}");
     }
 
     #[test]

@@ -118,10 +118,48 @@ impl ConfigNode {
         out
     }
 
+    /// Reads the YAML documents of a machine config or a config patch with Talos's scalar
+    /// rules: Talos decodes with go-yaml v3 (YAML 1.2 core schema), so `on`/`off`/`yes`/`no`
+    /// are text and only `true`/`false` are booleans, while a leading-zero integer (`0644`)
+    /// is still octal as go-yaml v3 keeps it (gopkg.in/yaml.v3 resolve.go).
+    pub fn parse_talos_documents(text: &str) -> Result<Vec<ConfigNode>, serde_saphyr::Error> {
+        let mut options = serde_saphyr::Options::default();
+        options.strict_booleans = true;
+        options.legacy_octal_numbers = true;
+        serde_saphyr::from_multiple_with_options(text, options)
+    }
+
+    /// Whether `text` is a YAML 1.1 boolean spelling (`yes`, `On`, `off`...): go-yaml v3 reads
+    /// such text as a boolean only into a field typed bool (gopkg.in/yaml.v3 decode.go).
+    pub fn yaml11_bool(text: &str) -> Option<bool> {
+        const TRUE: &[&str] = &["y", "yes", "on", "true"];
+        const FALSE: &[&str] = &["n", "no", "off", "false"];
+        let spelled = |words: &[&str]| {
+            words
+                .iter()
+                .any(|w| text == *w || text == w.to_uppercase() || text == capitalized(w).as_str())
+        };
+        if spelled(TRUE) {
+            Some(true)
+        } else if spelled(FALSE) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     /// The YAML text of this node (one document, no `---`).
     pub fn to_yaml(&self) -> Result<String, serde_saphyr::ser_error::Error> {
         serde_saphyr::to_string(self)
     }
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 fn collect_paths(node: &ConfigNode, prefix: &str, out: &mut Vec<String>) {
@@ -285,6 +323,44 @@ mod tests {
     fn debug_never_shows_values() {
         let node = ConfigNode::map().with("token", ConfigNode::str("s3cr3t"));
         assert!(!format!("{node:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn talos_documents_follow_yaml_1_2_core_with_octal() {
+        let docs = ConfigNode::parse_talos_documents(
+            "auto: off\nenabled: true\nlegacy: yes\nmode: 0644\nnew: 0o17\nn: 12\n---\nx: On\n",
+        )
+        .unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].get("auto"), Some(&ConfigNode::str("off")));
+        assert_eq!(docs[0].get("enabled"), Some(&ConfigNode::Bool(true)));
+        assert_eq!(docs[0].get("legacy"), Some(&ConfigNode::str("yes")));
+        assert_eq!(docs[0].get("mode"), Some(&ConfigNode::Int(0o644)));
+        assert_eq!(docs[0].get("new"), Some(&ConfigNode::Int(0o17)));
+        assert_eq!(docs[0].get("n"), Some(&ConfigNode::Int(12)));
+        assert_eq!(docs[1].get("x"), Some(&ConfigNode::str("On")));
+    }
+
+    #[test]
+    fn yaml11_bool_spellings() {
+        for yes in ["yes", "Yes", "YES", "on", "ON", "y", "true"] {
+            assert_eq!(ConfigNode::yaml11_bool(yes), Some(true), "{yes}");
+        }
+        for no in ["no", "No", "off", "OFF", "n", "False"] {
+            assert_eq!(ConfigNode::yaml11_bool(no), Some(false), "{no}");
+        }
+        for neither in ["oFF", "stable", "", "yess"] {
+            assert_eq!(ConfigNode::yaml11_bool(neither), None, "{neither}");
+        }
+    }
+
+    #[test]
+    fn text_that_reads_as_a_bool_is_written_quoted() {
+        let node = ConfigNode::map().with("auto", ConfigNode::str("off"));
+        let text = node.to_yaml().unwrap();
+        assert!(!text.contains("auto: off"), "{text}");
+        let back = ConfigNode::parse_talos_documents(&text).unwrap();
+        assert_eq!(back[0], node);
     }
 
     #[test]

@@ -193,7 +193,7 @@ impl CreatePlan {
             ),
         };
         let kube_note = if self.kubernetes_defaulted {
-            " (the newest known it runs)"
+            " (talosctl's default for it)"
         } else {
             ""
         };

@@ -13,6 +13,7 @@ use crate::provision::room::{ProviderRoom, RoleBounds, VmDemand};
 use crate::provision::{Provider, ProviderClients};
 use crate::versions::{
     KubeVersion, TalosVersion, latest_kubernetes_release, supported_kubernetes_range,
+    talosctl_default_kubernetes,
 };
 
 use super::journal::CreateJournal;
@@ -93,8 +94,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The versions: Talos as given (a known release), Kubernetes as given or the newest known
-/// release of the newest minor this Talos runs. Returns (talos, kubernetes without `v`,
+/// The versions: Talos as given (a known release), Kubernetes as given or, as talosctl of that
+/// Talos release defaults it, its `DefaultKubernetesVersion` (for a Talos minor without a row:
+/// the newest known release of the newest minor it runs). Returns (talos, kubernetes without `v`,
 /// defaulted).
 pub fn versions(talos: &str, kubernetes: Option<&str>) -> Result<(String, String, bool), String> {
     let t =
@@ -104,18 +106,21 @@ pub fn versions(talos: &str, kubernetes: Option<&str>) -> Result<(String, String
             KubeVersion::parse(k).map_err(|e| format!("--kubernetes {k:?}: {e} (e.g. 1.34.1)"))?,
             false,
         ),
-        None => {
-            let range = supported_kubernetes_range(t.minor_key()).ok_or_else(|| {
-                format!("Talos {t} is not in the support matrix; pass --kubernetes")
-            })?;
-            let k = latest_kubernetes_release(range.newest).ok_or_else(|| {
-                format!(
-                    "no known Kubernetes release of {} to default to; pass --kubernetes",
-                    range.newest
-                )
-            })?;
-            (k, true)
-        }
+        None => match talosctl_default_kubernetes(&t) {
+            Some(k) => (k, true),
+            None => {
+                let range = supported_kubernetes_range(t.minor_key()).ok_or_else(|| {
+                    format!("Talos {t} is not in the support matrix; pass --kubernetes")
+                })?;
+                let k = latest_kubernetes_release(range.newest).ok_or_else(|| {
+                    format!(
+                        "no known Kubernetes release of {} to default to; pass --kubernetes",
+                        range.newest
+                    )
+                })?;
+                (k, true)
+            }
+        },
     };
     let kube = k.to_string().trim_start_matches('v').to_string();
     Ok((t.to_string(), kube, defaulted))
@@ -445,11 +450,18 @@ mod tests {
     }
 
     #[test]
-    fn kubernetes_defaults_to_the_newest_known_the_talos_release_runs() {
+    fn kubernetes_defaults_as_talosctl_of_that_release() {
         let (t, k, defaulted) = versions("v1.11.3", None).unwrap();
         assert_eq!(
             (t.as_str(), k.as_str(), defaulted),
-            ("v1.11.3", "1.34.3", true)
+            ("v1.11.3", "1.34.1", true)
+        );
+        let (_, k, _) = versions("v1.9.6", None).unwrap();
+        assert_eq!(k, "1.32.4");
+        let (_, k, _) = versions("v1.8.4", None).unwrap();
+        assert_eq!(
+            k, "1.31.10",
+            "no talosctl row: the newest known of the newest minor"
         );
         let (_, k, defaulted) = versions("1.11.3", Some("v1.33.2")).unwrap();
         assert_eq!((k.as_str(), defaulted), ("1.33.2", false));

@@ -53,7 +53,7 @@ pub fn run(cli: Cli) -> ExitCode {
             output, timeout, ..
         }) => status::run(&global, output, std::time::Duration::from_secs(timeout)),
         Some(Command::Demo(_)) => demo::run(&global),
-        Some(Command::Upgrade(args)) => headless::run_command(&global, &args),
+        Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
         Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
         Some(Command::Node(args)) => node::run(&global, &node::from_node_args(args)),

@@ -1,25 +1,145 @@
-//! `taloscope upgrade`: the guarded rolling Talos upgrade without the console. `--plan` prints
-//! the plan and every guard's verdict; `--yes --confirm NAME` runs it through the dispatcher,
-//! one progress line per change, resuming a journal a killed run left. Exit 0 / 1 / 2. The body
-//! is headless's; this command brings the Talos plan, its guards and its report.
+//! `taloscope upgrade`: the guarded rolling Talos upgrade without the console. The Talos
+//! releases are learned once the cluster is connected (the installer's registry or its
+//! mirrors, else the built-in table); `--plan` without `--to` lists the offered targets;
+//! `--plan` prints the plan and every guard's verdict; `--yes --confirm NAME` runs it through
+//! the dispatcher, one progress line per change, resuming a journal a killed run left. Exit
+//! 0 / 1 / 2. The body is headless's; this command brings the Talos plan, its guards and its
+//! report.
+use std::process::ExitCode;
 use std::time::Duration;
 
-use super::headless::{
-    self, CommandFlags, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, other_rollout, usage,
-};
-use super::upgrade_output::{PlanReport, progress_line};
+use serde::Serialize;
+
+use super::exit::{exit_code_as, print_line};
+use super::headless::{self, CommandFlags, HeadlessUpgrade, PlanText, Stop, other_rollout, usage};
+use super::upgrade_output::{PlanReport, indent, progress_line, source_name};
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, UpgradeArgs};
-use crate::discovery::Cluster;
+use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
+use crate::config::MachineRole;
+use crate::discovery::{Cluster, Sources};
 use crate::fleet::ClusterStatus;
+use crate::paths::Paths;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::plan::running_talos_versions;
+use crate::upgrade::releases::{REGISTRY_ENV, installer_mirrors_in};
 use crate::upgrade::{
-    Guard, InPlaceUpgrade, PlanError, RunOptions, TalosOs, UpgradeOptions, UpgradePlan, plan_guards,
+    Guard, InPlaceUpgrade, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RunOptions,
+    TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
 };
-use crate::versions::Version;
+use crate::versions::{OfferedRelease, Version};
 
-impl HeadlessUpgrade for UpgradeArgs {
+/// Runs `taloscope upgrade` to its exit code.
+pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
+    if args.to.is_empty() && !args.plan {
+        return exit_code_as(
+            Err(usage(
+                "name the target with --to VERSION, or list the offered targets with --plan",
+            )),
+            args.output,
+        );
+    }
+    let lookup = release_lookup(global, args);
+    if args.to.is_empty() {
+        return exit_code_as(list_offered(global, args, &lookup), args.output);
+    }
+    headless::run_command(global, &TalosUpgrade { args, lookup })
+}
+
+/// Where the releases are learned for the cluster `--context` names: its machine config's
+/// mirrors of ghcr.io (from taloscope's config), then the registry ([`REGISTRY_ENV`] or
+/// ghcr.io), cached in the state dir. Nothing is asked until a cluster is connected.
+fn release_lookup(global: &GlobalArgs, args: &UpgradeArgs) -> ReleaseLookup {
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &paths);
+    let mirrors: Vec<String> = global
+        .context
+        .as_deref()
+        .and_then(|name| sources.config.clusters.get(name))
+        .map(|entry| {
+            [MachineRole::Controlplane, MachineRole::Worker]
+                .into_iter()
+                .filter_map(|role| entry.machine_configs.get(role).cloned())
+                .flat_map(|file| installer_mirrors_in(&file))
+                .collect()
+        })
+        .unwrap_or_default();
+    let setting = std::env::var(REGISTRY_ENV).ok();
+    ReleaseLookup::new(
+        setting.as_deref(),
+        mirrors,
+        Some(paths.state_dir),
+        args.pre_release,
+    )
+}
+
+/// `--plan` without `--to`: the offered targets and where they were learned.
+#[derive(Serialize)]
+struct OfferedTargets<'a> {
+    cluster: &'a str,
+    running: Vec<String>,
+    offered: Vec<OfferedRelease>,
+    releases: &'a ReleasesOrigin,
+}
+
+fn list_offered(
+    global: &GlobalArgs,
+    args: &UpgradeArgs,
+    lookup: &ReleaseLookup,
+) -> Result<ExitCode, Stop> {
+    let chosen = headless::choose(global)?;
+    let connected = headless::connect(&chosen)?;
+    let learned = connected.runtime.block_on(lookup.learn());
+    let status = &connected.status;
+    let mut running: Vec<String> = running_talos_versions(status)
+        .iter()
+        .map(Version::to_string)
+        .collect();
+    running.sort();
+    running.dedup();
+    let report = OfferedTargets {
+        cluster: &chosen.cluster.name,
+        running,
+        offered: offered_among(status, args.allow_downgrade, &learned),
+        releases: &learned.origin,
+    };
+    if args.output == OutputFormat::Json {
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| Stop(1, format!("cannot encode the targets as JSON: {e}")))?;
+        print_line(&json);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!(
+        "TARGETS for {} (running Talos {})\n",
+        report.cluster,
+        report.running.join(", ")
+    );
+    let rows: String = report
+        .offered
+        .iter()
+        .map(|o| format!("{}  {}\n", o.version, source_name(o)))
+        .collect();
+    if rows.is_empty() {
+        out.push_str("  no target offered\n");
+    } else {
+        out.push_str(&indent(&rows));
+    }
+    out.push_str(&format!(
+        "{}\nplan one with --to VERSION --plan\n",
+        report.releases.describe()
+    ));
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `taloscope upgrade --to VERSION`, learning the releases when it plans.
+struct TalosUpgrade<'a> {
+    args: &'a UpgradeArgs,
+    lookup: ReleaseLookup,
+}
+
+impl HeadlessUpgrade for TalosUpgrade<'_> {
     type Kind = TalosOs;
     const WHAT: &'static str = "upgrade";
     const UNIT: &'static str = "node";
@@ -30,7 +150,7 @@ impl HeadlessUpgrade for UpgradeArgs {
     const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
-        headless::command_flags!(self)
+        headless::command_flags!(self.args)
     }
 
     fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
@@ -47,8 +167,8 @@ impl HeadlessUpgrade for UpgradeArgs {
 
     fn options(&self) -> RunOptions {
         RunOptions {
-            node_timeout: Duration::from_secs(self.node_timeout),
-            drain: !self.no_drain,
+            node_timeout: Duration::from_secs(self.args.node_timeout),
+            drain: !self.args.no_drain,
             ..RunOptions::default()
         }
     }
@@ -59,7 +179,8 @@ impl HeadlessUpgrade for UpgradeArgs {
         _: &ClusterObserver,
         target: Version,
     ) -> Result<UpgradePlan, Stop> {
-        make_plan(self, status, target)
+        let learned = self.lookup.learn().await;
+        make_plan(self.args, status, target, &learned)
     }
 
     async fn guards(
@@ -73,7 +194,7 @@ impl HeadlessUpgrade for UpgradeArgs {
     }
 
     fn report(&self, plan: &UpgradePlan, guards: &[Guard]) -> impl PlanText {
-        PlanReport::new(plan, guards, &self.ack)
+        PlanReport::new(plan, guards, &self.args.ack)
     }
 }
 
@@ -81,6 +202,7 @@ fn make_plan(
     args: &UpgradeArgs,
     status: &ClusterStatus,
     target: Version,
+    learned: &LearnedReleases,
 ) -> Result<UpgradePlan, Stop> {
     let options = UpgradeOptions {
         stage: args.stage,
@@ -89,9 +211,8 @@ fn make_plan(
         allow_downgrade: args.allow_downgrade,
         ..UpgradeOptions::default()
     };
-    let mut plan = UpgradePlan::new(status, target, options).map_err(|e| match e {
+    let mut plan = UpgradePlan::among(status, target, options, learned).map_err(|e| match e {
         PlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
-        PlanError::UnknownTarget { .. } => Stop(EXIT_BLOCKED, e.to_string()),
         other => usage(other.to_string()),
     })?;
     if let Some(image) = &args.image {

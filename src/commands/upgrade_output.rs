@@ -6,7 +6,10 @@ use serde::Serialize;
 use super::headless::PlanText;
 use super::status::columns;
 use crate::rollout::{RolloutOutcome, StepPhase, StepProgress};
-use crate::upgrade::{Guard, GuardId, PlanStep, UpgradeOptions, UpgradePlan, Verdict};
+use crate::upgrade::{
+    Guard, GuardId, PlanStep, ReleasesOrigin, UpgradeOptions, UpgradePlan, Verdict,
+};
+use crate::versions::OfferedRelease;
 
 /// One guard as printed.
 #[derive(Debug, Serialize)]
@@ -29,6 +32,11 @@ pub struct PlanReport<'a> {
     pub options: &'a UpgradeOptions,
     pub leader: Option<&'a str>,
     pub steps: &'a [PlanStep],
+    /// The targets offered for this cluster, each with where it was learned.
+    pub offered: &'a [OfferedRelease],
+    /// Where the releases were learned (a registry and its listing's age, or the built-in
+    /// table and why).
+    pub releases: &'a ReleasesOrigin,
     pub notes: Vec<String>,
     pub guards: Vec<GuardLine>,
     /// True when any guard blocks: the run would be refused.
@@ -90,6 +98,8 @@ impl<'a> PlanReport<'a> {
             options: &plan.options,
             leader: plan.leader.as_deref(),
             steps: &plan.steps,
+            offered: &plan.offered,
+            releases: &plan.releases,
             notes: plan.option_notes(),
             blocked: guards.iter().any(|g| g.blocks),
             guards,
@@ -141,8 +151,30 @@ impl PlanText for PlanReport<'_> {
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));
         }
+        let offered: Vec<String> = self
+            .offered
+            .iter()
+            .map(|o| format!("{} ({})", o.version, source_name(o)))
+            .collect();
+        out.push_str(&format!(
+            "  offered: {}\n  {}\n",
+            if offered.is_empty() {
+                "none".to_string()
+            } else {
+                offered.join(", ")
+            },
+            self.releases.describe()
+        ));
         out.push_str(&guards_table(&self.guards, self.cluster));
         out
+    }
+}
+
+/// Where an offered target was learned, as the JSON names it.
+pub fn source_name(offered: &OfferedRelease) -> &'static str {
+    match offered.source {
+        crate::versions::ReleaseSource::Registry => "registry",
+        crate::versions::ReleaseSource::BuiltIn => "built-in",
     }
 }
 

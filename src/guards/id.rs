@@ -8,6 +8,8 @@ use serde::Serialize;
 pub enum GuardId {
     NoOtherRollout,
     ClientRole,
+    /// Talos upgrade: the target is a release the registry or the built-in table lists.
+    ListedRelease,
     VersionPath,
     KubernetesSupported,
     InstallerImage,
@@ -100,9 +102,10 @@ pub enum GuardId {
 
 impl GuardId {
     /// Every guard, in the order the plan screen shows them.
-    pub const ALL: [GuardId; 12] = [
+    pub const ALL: [GuardId; 13] = [
         GuardId::NoOtherRollout,
         GuardId::ClientRole,
+        GuardId::ListedRelease,
         GuardId::VersionPath,
         GuardId::KubernetesSupported,
         GuardId::InstallerImage,
@@ -184,6 +187,7 @@ impl GuardId {
         match self {
             GuardId::NoOtherRollout => "no other rollout",
             GuardId::ClientRole => "client role",
+            GuardId::ListedRelease => "listed release",
             GuardId::VersionPath => "version path",
             GuardId::KubernetesSupported => "Kubernetes supported",
             GuardId::InstallerImage => "installer image",
@@ -242,6 +246,9 @@ impl GuardId {
             }
             GuardId::ClientRole => {
                 "Checks that your client certificate carries the os:admin role. Talos only accepts upgrade calls (and etcd leadership hand-over) from admins; an os:operator or os:reader certificate would be refused halfway, so the rollout does not start."
+            }
+            GuardId::ListedRelease => {
+                "Checks that the target Talos version is a published release: one the installer image's registry lists (ghcr.io/siderolabs/installer, or the mirrors the cluster's machine config names), or the table built into taloscope when no registry answers. A version neither knows may have no installer image at all, and a node told to install it would fail the pull; type the acknowledgement only when you know the image exists (a release newer than taloscope, a private build)."
             }
             GuardId::VersionPath => {
                 "Checks that every node can go from its Talos version to the target: one minor at a time (1.11 -> 1.12 -> 1.13), no downgrade unless asked, and only to a version whose installer accepts the running one. Skipping a minor skips the migrations that minor runs on boot."

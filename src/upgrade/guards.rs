@@ -4,11 +4,12 @@
 use std::collections::BTreeSet;
 
 use super::plan::{PlanStep, StepState, UpgradePlan};
+use super::releases::{INSTALLER_REPOSITORY, ReleasesOrigin, UNLISTED_RELEASE_ACK};
 use crate::fleet::{ClusterStatus, EtcdMemberReport, NodeRole, NodeStatus, Quorum};
 pub use crate::guards::{Guard, GuardId, Verdict, blocking};
 pub use crate::rollout::RolloutInProgress;
 use crate::talos::{MachineStage, Roles};
-use crate::versions::{Version, check_fleet_talos_upgrade, check_kubernetes_supported};
+use crate::versions::{ReleaseSource, Version, check_fleet_talos_path, check_kubernetes_supported};
 
 /// What the operator types to upgrade the only control plane.
 pub const SINGLE_CONTROL_PLANE_ACK: &str = "the Kubernetes API will be down";
@@ -26,6 +27,7 @@ pub fn plan_guards(
     let mut guards = vec![
         no_other_rollout(&plan.cluster, other_rollout),
         client_role(roles),
+        listed_release(plan),
         version_path(plan),
         kubernetes_supported(plan, status),
         installer_image(plan),
@@ -224,9 +226,45 @@ fn version_path(plan: &UpgradePlan) -> Guard {
         );
     }
     let froms: Vec<Version> = upgrading.iter().filter_map(|s| s.from.clone()).collect();
-    match check_fleet_talos_upgrade(&froms, &plan.target, plan.options.allow_downgrade) {
+    match check_fleet_talos_path(&froms, &plan.target, plan.options.allow_downgrade) {
         Ok(()) => Guard::pass(id, talos_path_text(&froms, &plan.target)),
         Err(e) => Guard::fail(id, e.to_string()),
+    }
+}
+
+/// The target is a release the registry lists or the built-in table knows; another version
+/// needs its acknowledgement, and the plan names the image it would install.
+fn listed_release(plan: &UpgradePlan) -> Guard {
+    let id = GuardId::ListedRelease;
+    let target = &plan.target;
+    match (plan.target_source, &plan.releases) {
+        (Some(ReleaseSource::Registry), ReleasesOrigin::Registry { registry, .. }) => Guard::pass(
+            id,
+            format!(
+                "Talos {target} is listed by registry {} ({INSTALLER_REPOSITORY})",
+                crate::printable::line(registry)
+            ),
+        ),
+        (Some(_), _) => Guard::pass(
+            id,
+            format!("Talos {target} is in the built-in release table"),
+        ),
+        (None, origin) => {
+            let asked = match origin {
+                ReleasesOrigin::Registry { registry, .. } => {
+                    format!("registry {}", crate::printable::line(registry))
+                }
+                ReleasesOrigin::BuiltIn { .. } => "no registry that answered".to_string(),
+            };
+            Guard::warn(
+                id,
+                format!(
+                    "Talos {target} is listed neither by {asked} nor in the built-in table; {} may not exist",
+                    crate::printable::line(&plan.image)
+                ),
+            )
+            .acked_by(UNLISTED_RELEASE_ACK)
+        }
     }
 }
 

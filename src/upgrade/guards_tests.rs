@@ -34,7 +34,7 @@ fn a_healthy_cluster_passes_every_guard() {
     let status = healthy();
     let plan = plan_for(&status, "v1.12.0");
     let guards = plan_guards(&plan, &status, &admin(), None);
-    assert_eq!(guards.len(), 12);
+    assert_eq!(guards.len(), 13);
     for g in &guards {
         assert_eq!(g.verdict, Verdict::Pass, "{g:?}");
         assert!(!g.reason.contains('\n'));
@@ -360,11 +360,43 @@ fn every_guard_explains_itself() {
             format!("{:?}", g.id)
         })
         .collect();
-    assert_eq!(ids.len(), 12, "each guard appears once");
+    assert_eq!(ids.len(), 13, "each guard appears once");
     let json =
         serde_json::to_value(&plan_guards(&plan, &status, &admin(), None)[0]).expect("serializes");
     assert_eq!(json["id"], "no_other_rollout");
     assert_eq!(json["verdict"], "pass");
+}
+
+#[test]
+fn an_unlisted_target_warns_until_acknowledged_naming_the_image() {
+    let status = healthy();
+    let plan = plan_for(&status, "v1.12.99");
+    let guards = plan_guards(&plan, &status, &admin(), None);
+    let listed = guards
+        .iter()
+        .find(|g| g.id == GuardId::ListedRelease)
+        .unwrap();
+    assert_eq!(listed.verdict, Verdict::Warn);
+    assert!(
+        listed
+            .reason
+            .contains("ghcr.io/siderolabs/installer:v1.12.99"),
+        "{}",
+        listed.reason
+    );
+    assert!(blocking(&guards, &[]));
+    assert!(!blocking(
+        &guards,
+        &[crate::upgrade::UNLISTED_RELEASE_ACK.to_string()]
+    ));
+    let known = plan_for(&status, "v1.12.0");
+    let guards = plan_guards(&known, &status, &admin(), None);
+    let listed = guards
+        .iter()
+        .find(|g| g.id == GuardId::ListedRelease)
+        .unwrap();
+    assert_eq!(listed.verdict, Verdict::Pass);
+    assert!(listed.reason.contains("built-in"), "{}", listed.reason);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The guarded rolling Talos OS upgrade, pure part: the plan (node order, options, the API each
 //! node is upgraded through) and the guards that are checked before the rollout and again
-//! before every node. No IO: plain functions over the fleet status model.
+//! before every node. No IO: plain functions over the fleet status model, except `releases`,
+//! which learns the Talos releases from a registry (or its cache in the state dir).
 pub mod capi;
 pub mod capi_owned;
 pub mod guards;
@@ -12,6 +13,7 @@ pub(crate) mod launch;
 mod node_step;
 pub mod observe;
 pub mod plan;
+pub mod releases;
 pub mod runner;
 mod talos_os;
 
@@ -24,8 +26,9 @@ pub use guards::{
 };
 pub use plan::{
     Direction, PlanError, PlanStep, StepState, UpgradeApi, UpgradeOptions, UpgradePlan,
-    default_installer_image, must_forfeit_leadership, offered_targets,
+    default_installer_image, must_forfeit_leadership, offered_among, offered_targets,
 };
+pub use releases::{LearnedReleases, ReleaseLookup, ReleasesOrigin, UNLISTED_RELEASE_ACK};
 pub use runner::{
     KindRollout, RolloutHandle, RunOptions, UpgradeKind, UpgradeRun, resume_upgrade_with,
     spawn_upgrade,

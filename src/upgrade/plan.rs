@@ -5,10 +5,12 @@ use crate::natural::natural_cmp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::image_ref::check_image_reference;
+use super::releases::{LearnedReleases, ReleasesOrigin};
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::RebootMode;
 use crate::versions::{
-    Minor, TalosVersion, Version, fleet_talos_upgrade_targets, is_known_talos_release,
+    Minor, OfferedRelease, ReleaseSource, TalosVersion, Version, fleet_talos_upgrade_targets,
+    fleet_talos_upgrade_targets_among,
 };
 
 /// The installer image talosctl uses by default for `target`.
@@ -20,6 +22,21 @@ pub fn default_installer_image(target: &TalosVersion) -> String {
 /// that every node may take (or already runs); downgrades only when asked.
 pub fn offered_targets(status: &ClusterStatus, allow_downgrade: bool) -> Vec<TalosVersion> {
     fleet_talos_upgrade_targets(&running_talos_versions(status), allow_downgrade)
+}
+
+/// The targets offered for `status` among the releases learned at run time, in the order the
+/// operator reads them: the running minor's patches newest first, then the next minor's.
+pub fn offered_among(
+    status: &ClusterStatus,
+    allow_downgrade: bool,
+    learned: &LearnedReleases,
+) -> Vec<OfferedRelease> {
+    let running = running_talos_versions(status);
+    let Some(lowest) = Version::lowest(&running) else {
+        return Vec::new();
+    };
+    let targets = fleet_talos_upgrade_targets_among(&learned.releases, &running, allow_downgrade);
+    learned.releases.offer(&targets, lowest.minor_key())
 }
 
 /// The Talos version of every node that reports a valid one.
@@ -164,13 +181,6 @@ impl PlanStep {
 pub enum PlanError {
     #[error("cluster {cluster} reported no nodes; nothing to plan")]
     NoNodes { cluster: String },
-    #[error(
-        "Talos {target} is not a known release; cannot plan an upgrade of {cluster} (choose an offered target)"
-    )]
-    UnknownTarget {
-        cluster: String,
-        target: TalosVersion,
-    },
     #[error("every node of {cluster} already runs Talos {target}; nothing to upgrade")]
     NothingToUpgrade {
         cluster: String,
@@ -205,6 +215,17 @@ pub struct UpgradePlan {
     /// The etcd leader when planned, if etcd has more than one voting member (a lone member has
     /// nobody to hand leadership to).
     pub leader: Option<String>,
+    /// The targets offered when planned (the running minor's newest patch first, then the next
+    /// minor's), each with where it was learned.
+    #[serde(default)]
+    pub offered: Vec<OfferedRelease>,
+    /// Where the releases were learned: a registry's listing and its age, or the built-in
+    /// table and why.
+    #[serde(default)]
+    pub releases: ReleasesOrigin,
+    /// Where the target was learned; `None` when neither the registry nor the table lists it.
+    #[serde(default)]
+    pub target_source: Option<ReleaseSource>,
 }
 
 impl UpgradePlan {
@@ -218,6 +239,18 @@ impl UpgradePlan {
         target: TalosVersion,
         options: UpgradeOptions,
     ) -> Result<UpgradePlan, PlanError> {
+        let built_in = LearnedReleases::built_in("no registry was asked");
+        UpgradePlan::among(status, target, options, &built_in)
+    }
+
+    /// [`UpgradePlan::new`] with the releases learned at run time: the plan records the offered
+    /// targets and where the target was learned (an unlisted one is a guard's to refuse).
+    pub fn among(
+        status: &ClusterStatus,
+        target: TalosVersion,
+        options: UpgradeOptions,
+        learned: &LearnedReleases,
+    ) -> Result<UpgradePlan, PlanError> {
         let cluster = status.name.clone();
         if status.nodes.is_empty() {
             return Err(PlanError::NoNodes { cluster });
@@ -225,9 +258,7 @@ impl UpgradePlan {
         if options.max_parallel == 0 {
             return Err(PlanError::MaxParallelZero { cluster });
         }
-        if !is_known_talos_release(&target) {
-            return Err(PlanError::UnknownTarget { cluster, target });
-        }
+        let offered = offered_among(status, options.allow_downgrade, learned);
         let mut steps: Vec<PlanStep> = status
             .nodes
             .iter()
@@ -259,11 +290,14 @@ impl UpgradePlan {
         }
         let mut plan = UpgradePlan {
             image: default_installer_image(&target),
+            target_source: learned.releases.source_of(&target),
             cluster,
             target,
             options,
             steps: ordered,
             leader,
+            offered,
+            releases: learned.origin.clone(),
         };
         plan.renumber();
         Ok(plan)

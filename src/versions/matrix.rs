@@ -6,7 +6,8 @@ use std::fmt;
 use serde::Serialize;
 
 use super::tables::{
-    KUBERNETES_RELEASES, ReleasedMinor, SUPPORT_MATRIX, TALOS_RELEASES, TalosMinorSupport,
+    DEFAULT_KUBERNETES, KUBERNETES_RELEASES, ReleasedMinor, SUPPORT_MATRIX, TALOS_RELEASES,
+    TalosMinorSupport,
 };
 use super::version::{KubeVersion, Minor, TalosVersion, Version};
 
@@ -115,6 +116,21 @@ pub fn latest_kubernetes_release(minor: Minor) -> Option<KubeVersion> {
     latest_in(KUBERNETES_RELEASES, minor)
 }
 
+/// The Kubernetes version talosctl of this Talos release generates configs with (its
+/// `DefaultKubernetesVersion`); `None` for a Talos minor the table has no row for.
+pub fn talosctl_default_kubernetes(talos: &TalosVersion) -> Option<KubeVersion> {
+    DEFAULT_KUBERNETES
+        .iter()
+        .rfind(|row| row.talos == talos.minor_key() && row.from_patch <= talos.patch)
+        .map(|row| {
+            Version::new(
+                row.kubernetes.major,
+                row.kubernetes.minor,
+                row.kubernetes_patch,
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +209,23 @@ mod tests {
         assert_eq!(latest_talos_release(Minor::new(1, 11)), Some(v("v1.11.6")));
         assert_eq!(latest_talos_release(Minor::new(1, 10)), Some(v("v1.10.9")));
         assert_eq!(latest_talos_release(Minor::new(1, 14)), None);
+    }
+
+    #[test]
+    fn talosctl_defaults_follow_the_release_tags() {
+        let default = |t: &str| talosctl_default_kubernetes(&v(t)).map(|k| k.to_string());
+        assert_eq!(default("v1.9.0").as_deref(), Some("v1.32.0"));
+        assert_eq!(default("v1.9.2").as_deref(), Some("v1.32.0"));
+        assert_eq!(default("v1.9.6").as_deref(), Some("v1.32.4"));
+        assert_eq!(default("v1.10.9").as_deref(), Some("v1.33.6"));
+        assert_eq!(default("v1.11.1").as_deref(), Some("v1.34.0"));
+        assert_eq!(default("v1.11.3").as_deref(), Some("v1.34.1"));
+        assert_eq!(default("v1.12.6").as_deref(), Some("v1.35.2"));
+        assert_eq!(default("v1.12.15").as_deref(), Some("v1.35.4"));
+        assert_eq!(default("v1.13.9").as_deref(), Some("v1.36.3"));
+        assert_eq!(default("v1.14.0").as_deref(), Some("v1.37.0"));
+        assert_eq!(default("v1.8.4"), None);
+        assert_eq!(default("v1.15.0"), None);
     }
 
     #[test]

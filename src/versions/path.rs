@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use super::explain::VersionRule;
 use super::matrix::{
-    KubernetesRange, is_known_kubernetes_release, is_known_talos_release,
-    known_kubernetes_releases, known_talos_releases, latest_talos_release,
+    KubernetesRange, is_known_kubernetes_release, known_kubernetes_releases,
     supported_kubernetes_range, talos_minor_support,
 };
+use super::releases::TalosReleases;
 use super::version::{KubeVersion, Minor, TalosVersion, Version};
 
 /// What is being upgraded, for messages.
@@ -120,13 +120,34 @@ pub fn check_talos_upgrade(
     to: &TalosVersion,
     allow_downgrade: bool,
 ) -> Result<(), PathError> {
-    let product = Product::Talos;
-    if !is_known_talos_release(to) {
+    check_talos_upgrade_among(&TalosReleases::built_in(), from, to, allow_downgrade)
+}
+
+/// [`check_talos_upgrade`] with the releases learned at run time (a registry's tags, else the
+/// built-in table): `to` must be one of `releases`.
+pub fn check_talos_upgrade_among(
+    releases: &TalosReleases,
+    from: &TalosVersion,
+    to: &TalosVersion,
+    allow_downgrade: bool,
+) -> Result<(), PathError> {
+    if releases.source_of(to).is_none() {
         return Err(PathError::UnknownRelease {
-            product,
+            product: Product::Talos,
             to: to.clone(),
         });
     }
+    check_talos_path(from, to, allow_downgrade)
+}
+
+/// The path rules of [`check_talos_upgrade`] alone, for a target whose being a release is
+/// judged elsewhere (an unlisted release the operator acknowledged).
+pub fn check_talos_path(
+    from: &TalosVersion,
+    to: &TalosVersion,
+    allow_downgrade: bool,
+) -> Result<(), PathError> {
+    let product = Product::Talos;
     if to == from {
         return Err(PathError::AlreadyRunning {
             product,
@@ -192,19 +213,31 @@ pub fn check_talos_upgrade(
 /// latest patch of the next minor; with `allow_downgrade` also earlier patches of its minor and
 /// the latest patch of the minor before.
 pub fn talos_upgrade_targets(current: &TalosVersion, allow_downgrade: bool) -> Vec<TalosVersion> {
+    talos_upgrade_targets_among(&TalosReleases::built_in(), current, allow_downgrade)
+}
+
+/// [`talos_upgrade_targets`] among the releases learned at run time.
+pub fn talos_upgrade_targets_among(
+    releases: &TalosReleases,
+    current: &TalosVersion,
+    allow_downgrade: bool,
+) -> Vec<TalosVersion> {
     let minor = current.minor_key();
-    let mut candidates: Vec<TalosVersion> = known_talos_releases()
-        .into_iter()
+    let mut candidates: Vec<TalosVersion> = releases
+        .versions()
         .filter(|release| release.minor_key() == minor)
+        .cloned()
         .collect();
-    candidates.extend(latest_talos_release(minor.next()));
+    candidates.extend(releases.latest_of(minor.next()).cloned());
     if allow_downgrade && minor.minor > 0 {
-        candidates.extend(latest_talos_release(Minor::new(
-            minor.major,
-            minor.minor - 1,
-        )));
+        candidates.extend(
+            releases
+                .latest_of(Minor::new(minor.major, minor.minor - 1))
+                .cloned(),
+        );
     }
-    candidates.retain(|to| check_talos_upgrade(current, to, allow_downgrade).is_ok());
+    candidates
+        .retain(|to| check_talos_upgrade_among(releases, current, to, allow_downgrade).is_ok());
     candidates.sort();
     candidates
 }
@@ -215,6 +248,37 @@ pub fn check_fleet_talos_upgrade(
     nodes: &[TalosVersion],
     to: &TalosVersion,
     allow_downgrade: bool,
+) -> Result<(), PathError> {
+    check_fleet_talos_upgrade_among(&TalosReleases::built_in(), nodes, to, allow_downgrade)
+}
+
+/// [`check_fleet_talos_upgrade`] among the releases learned at run time.
+pub fn check_fleet_talos_upgrade_among(
+    releases: &TalosReleases,
+    nodes: &[TalosVersion],
+    to: &TalosVersion,
+    allow_downgrade: bool,
+) -> Result<(), PathError> {
+    fleet_check(nodes, to, |node| {
+        check_talos_upgrade_among(releases, node, to, allow_downgrade)
+    })
+}
+
+/// The path rules of [`check_fleet_talos_upgrade`] alone (see [`check_talos_path`]).
+pub fn check_fleet_talos_path(
+    nodes: &[TalosVersion],
+    to: &TalosVersion,
+    allow_downgrade: bool,
+) -> Result<(), PathError> {
+    fleet_check(nodes, to, |node| {
+        check_talos_path(node, to, allow_downgrade)
+    })
+}
+
+fn fleet_check(
+    nodes: &[TalosVersion],
+    to: &TalosVersion,
+    check: impl Fn(&TalosVersion) -> Result<(), PathError>,
 ) -> Result<(), PathError> {
     let distinct: BTreeSet<&TalosVersion> = nodes.iter().collect();
     if distinct.is_empty() {
@@ -229,7 +293,7 @@ pub fn check_fleet_talos_upgrade(
     distinct
         .into_iter()
         .filter(|node| *node != to)
-        .try_for_each(|node| check_talos_upgrade(node, to, allow_downgrade))
+        .try_for_each(check)
 }
 
 /// Valid Talos targets for a cluster: the targets from its lowest node that every other node may
@@ -238,11 +302,21 @@ pub fn fleet_talos_upgrade_targets(
     nodes: &[TalosVersion],
     allow_downgrade: bool,
 ) -> Vec<TalosVersion> {
+    fleet_talos_upgrade_targets_among(&TalosReleases::built_in(), nodes, allow_downgrade)
+}
+
+/// [`fleet_talos_upgrade_targets`] among the releases learned at run time.
+pub fn fleet_talos_upgrade_targets_among(
+    releases: &TalosReleases,
+    nodes: &[TalosVersion],
+    allow_downgrade: bool,
+) -> Vec<TalosVersion> {
     let Some(lowest) = Version::lowest(nodes) else {
         return Vec::new();
     };
-    let mut targets = talos_upgrade_targets(lowest, allow_downgrade);
-    targets.retain(|to| check_fleet_talos_upgrade(nodes, to, allow_downgrade).is_ok());
+    let mut targets = talos_upgrade_targets_among(releases, lowest, allow_downgrade);
+    targets
+        .retain(|to| check_fleet_talos_upgrade_among(releases, nodes, to, allow_downgrade).is_ok());
     targets
 }
 

@@ -106,6 +106,55 @@ pub const KUBERNETES_RELEASES: &[ReleasedMinor] = &[
     released(37, 0),
 ];
 
+/// The Kubernetes version talosctl generates configs with: `DefaultKubernetesVersion` in
+/// siderolabs/talos `pkg/machinery/constants/constants.go`, read at every stable tag of
+/// v1.9.0 to v1.13.9. A row holds from its Talos patch until the next row of the same minor;
+/// a newer patch than the table's last keeps the last row's default. Talos 1.14 has only the
+/// `v1.14.0-rc.1` tag, whose default is the release candidate `1.37.0-rc.0`: its row names
+/// that minor's release, 1.37.0, since a stable Talos never defaults to a pre-release.
+pub const DEFAULT_KUBERNETES: &[TalosctlDefault] = &[
+    default_kube(9, 0, 32, 0),
+    default_kube(9, 3, 32, 1),
+    default_kube(9, 4, 32, 2),
+    default_kube(9, 5, 32, 3),
+    default_kube(9, 6, 32, 4),
+    default_kube(10, 0, 33, 0),
+    default_kube(10, 3, 33, 1),
+    default_kube(10, 5, 33, 2),
+    default_kube(10, 6, 33, 3),
+    default_kube(10, 7, 33, 4),
+    default_kube(10, 8, 33, 6),
+    default_kube(11, 0, 34, 0),
+    default_kube(11, 2, 34, 1),
+    default_kube(12, 0, 35, 0),
+    default_kube(12, 5, 35, 2),
+    default_kube(12, 7, 35, 4),
+    default_kube(13, 0, 36, 0),
+    default_kube(13, 3, 36, 1),
+    default_kube(13, 5, 36, 2),
+    default_kube(13, 9, 36, 3),
+    default_kube(14, 0, 37, 0),
+];
+
+/// One row of [`DEFAULT_KUBERNETES`]: from Talos `1.talos.from_patch` on, talosctl defaults to
+/// Kubernetes `1.kube.0`-`1.kube.kube_patch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TalosctlDefault {
+    pub talos: Minor,
+    pub from_patch: u32,
+    pub kubernetes: Minor,
+    pub kubernetes_patch: u32,
+}
+
+const fn default_kube(talos: u32, from_patch: u32, kube: u32, kube_patch: u32) -> TalosctlDefault {
+    TalosctlDefault {
+        talos: Minor::new(1, talos),
+        from_patch,
+        kubernetes: Minor::new(1, kube),
+        kubernetes_patch: kube_patch,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +181,32 @@ mod tests {
             for pair in table.windows(2) {
                 assert_eq!(pair[0].minor.next(), pair[1].minor);
             }
+        }
+    }
+
+    #[test]
+    fn talosctl_defaults_are_ordered_supported_and_known() {
+        for pair in DEFAULT_KUBERNETES.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            assert!(
+                (a.talos, a.from_patch) < (b.talos, b.from_patch),
+                "{a:?} before {b:?}"
+            );
+        }
+        for row in DEFAULT_KUBERNETES {
+            let support = SUPPORT_MATRIX
+                .iter()
+                .find(|m| m.talos == row.talos)
+                .unwrap();
+            assert_eq!(
+                support.kubernetes_newest, row.kubernetes,
+                "talosctl defaults to its newest supported minor"
+            );
+            let known = KUBERNETES_RELEASES
+                .iter()
+                .find(|k| k.minor == row.kubernetes)
+                .unwrap();
+            assert!(row.kubernetes_patch <= known.latest_patch, "{row:?}");
         }
     }
 

@@ -54,7 +54,7 @@ impl<'a> CreateWizardView<'a> {
             CreateField::Workers => (w.workers.to_string(), Role::Text),
             CreateField::Talos => (w.talos.clone(), Role::Text),
             CreateField::Kubernetes if w.kubernetes.is_empty() => match versions(&w.talos, None) {
-                Ok((_, k, _)) => muted(&format!("default: {k}, the newest the Talos runs")),
+                Ok((_, k, _)) => muted(&format!("default: {k}, talosctl's for this Talos")),
                 Err(e) => (e, Role::Warn),
             },
             CreateField::Kubernetes => (w.kubernetes.clone(), Role::Text),

@@ -35,6 +35,8 @@ pub fn taloscope(home: &Path, args: &[&str], env: &[(&str, &str)], bound: Durati
         .env("TALOSCONFIG", "")
         .env("KUBECONFIG", "")
         .env("NO_COLOR", "1")
+        // No release registry: tests never reach ghcr.io.
+        .env("TALOSCOPE_RELEASES_REGISTRY", "off")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

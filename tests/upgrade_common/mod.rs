@@ -224,7 +224,8 @@ impl Fixture {
     }
 
     /// `taloscope --context <context> <subcommand>` against the sim's configs, with the state
-    /// under the fixture's directory and nothing from the caller's environment.
+    /// under the fixture's directory, no release registry, and nothing from the caller's
+    /// environment.
     pub fn taloscope(&self, context: &str, subcommand: &str) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_taloscope"));
         cmd.env_remove("KUBECONFIG")
@@ -232,6 +233,8 @@ impl Fixture {
             .env_remove("TALOSCOPE_CONFIG")
             .env("HOME", self.dir.path())
             .env("TALOSCOPE_STATE_DIR", self.state_dir())
+            // No registry unless a test starts one: tests never reach ghcr.io.
+            .env("TALOSCOPE_RELEASES_REGISTRY", "off")
             .arg("--talosconfig")
             .arg(self.sim.talosconfig_path())
             .arg("--kubeconfig")

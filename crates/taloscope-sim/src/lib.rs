@@ -34,6 +34,7 @@ pub mod node;
 pub mod opennebula;
 pub mod pki;
 pub mod record;
+pub mod registry;
 pub mod scenario;
 mod scenario_file;
 mod service_restart;

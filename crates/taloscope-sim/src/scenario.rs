@@ -200,19 +200,24 @@ pub struct VmQuotaSpec {
 const BUILTINS: &[&str] = &[
     "healthy", "cp2-down", "single-cp", "alarm", "mixed", "fleet", "demo", "healthy-112",
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
-    "talos-1.12", "talos-1.13", "capi", "capi-stuck-rollout", "capi-orphaned-member",
-    "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving", "capi-no-node-ref", "one-tight",
+    "talos-1.12", "talos-1.13", "talos-1.14", "capi", "capi-stuck-rollout",
+    "capi-orphaned-member", "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving",
+    "capi-no-node-ref", "one-tight",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
 /// version that minor supports and whose next patch it supports too
 /// (siderolabs/talos pkg/machinery/compatibility/talosNNN/talosNNN.go:
-/// 1.10 runs 1.28–1.33, 1.11 1.29–1.34, 1.12 1.30–1.35, 1.13 1.31–1.36).
+/// 1.10 runs 1.28–1.33, 1.11 1.29–1.34, 1.12 1.30–1.35, 1.13 1.31–1.36, 1.14 1.32–1.37 at
+/// v1.14.0-rc.1). Talos 1.14 serves the same calls as 1.13 for everything the sim plays
+/// (`git diff v1.13.0 v1.14.0-rc.1 -- api/` removes no RPC; it deprecates
+/// `ApplyConfigurationRequest.Mode.REBOOT` and multi-node proxying, which nothing here uses).
 const VERSIONED: &[(&str, &str, &str)] = &[
     ("talos-1.10", "v1.10.7", "v1.33.5"),
     ("talos-1.11", "v1.11.3", "v1.34.1"),
     ("talos-1.12", "v1.12.0", "v1.35.0"),
     ("talos-1.13", "v1.13.0", "v1.35.0"),
+    ("talos-1.14", "v1.14.0", "v1.36.2"),
 ];
 
 impl Scenario {
