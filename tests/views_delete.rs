@@ -38,6 +38,7 @@ fn created() -> DeletePlan {
         ],
         talos_context: Some("healthy".into()),
         kube_context: Some("admin@healthy".into()),
+        merged: None,
         journals: vec!["/home/op/.local/state/taloscope/clusters/healthy.json".into()],
         lease_holder: None,
     }

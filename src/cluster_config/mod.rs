@@ -14,7 +14,10 @@ mod talosconfig;
 mod tree;
 mod version_rules;
 
-pub use contexts::{ContextFiles, ContextsError, ContextsWritten, merge_contexts, remove_contexts};
+pub use contexts::{
+    ContextFiles, ContextsError, ContextsWritten, KubeNames, MergedEntries, MergedEntry,
+    kube_names_for, merge_contexts, remove_contexts, remove_merged,
+};
 pub use generate::{GenerateError, GenerateInput, MachineConfigs};
 pub use kubeconfig_archive::{
     KUBECONFIG_ARCHIVE_LIMIT, KubeconfigArchiveError, kubeconfig_from_tar_gz,

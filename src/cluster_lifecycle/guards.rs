@@ -355,6 +355,7 @@ pub(crate) mod tests {
             }],
             talos_context: Some("lab".into()),
             kube_context: Some("admin@lab".into()),
+            merged: None,
             journals: vec![],
             lease_holder: None,
         };

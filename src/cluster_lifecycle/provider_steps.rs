@@ -22,7 +22,7 @@ use super::journal::CreatedVm;
 use super::materials::Materials;
 use super::plan::{CreatePlan, Delivery, VmSource};
 use super::steps::{
-    BootView, BootstrapAnswer, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot,
+    BootView, BootstrapAnswer, ContextsMerged, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot,
 };
 use crate::cluster_config::{ContextFiles, kubeconfig_from_tar_gz, merge_contexts};
 
@@ -469,7 +469,7 @@ impl CreateSteps for ProviderSteps {
     fn write_contexts<'a>(
         &'a self,
         control_planes: &'a [String],
-    ) -> BoxFuture<'a, Result<String, String>> {
+    ) -> BoxFuture<'a, Result<ContextsMerged, String>> {
         Box::pin(async move {
             let made = self.made()?;
             let first = control_planes.first().ok_or("no control plane address")?;
@@ -484,12 +484,15 @@ impl CreateSteps for ProviderSteps {
                 std::time::SystemTime::now(),
             )
             .map_err(|e| e.to_string())?;
-            Ok(super::delete::written_line(
-                "merged",
-                &self.plan.cluster,
-                &self.files,
-                &written,
-            ))
+            Ok(ContextsMerged {
+                said: super::delete::written_line(
+                    "merged",
+                    &self.plan.cluster,
+                    &self.files,
+                    &written,
+                ),
+                entries: written.merged,
+            })
         })
     }
 }
