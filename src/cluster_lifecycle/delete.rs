@@ -203,10 +203,15 @@ pub fn written_line(
     written: &ContextsWritten,
 ) -> String {
     let backup = |b: &Option<std::path::PathBuf>| {
-        b.as_ref()
-            .map_or("no backup: the file was new".to_string(), |p| {
-                format!("backup {}", p.display())
-            })
+        b.as_ref().map_or(
+            if done == "merged" {
+                "no backup: the file was new"
+            } else {
+                "unchanged"
+            }
+            .to_string(),
+            |p| format!("backup {}", p.display()),
+        )
     };
     format!(
         "context {name} {done}: {} ({}), {} ({})",

@@ -484,13 +484,33 @@ impl CreateSteps for ProviderSteps {
                 std::time::SystemTime::now(),
             )
             .map_err(|e| e.to_string())?;
+            let mut said =
+                super::delete::written_line("merged", &self.plan.cluster, &self.files, &written);
+            if let Some(m) = &written.merged {
+                said.push_str(&format!(
+                    "; kube context {} (cluster {}, user {})",
+                    m.kube_context.name, m.kube_cluster.name, m.kube_user.name
+                ));
+                let switched: Vec<String> = [
+                    m.previous_talos_context
+                        .as_ref()
+                        .map(|_| format!("talos context {}", m.talos_context.name)),
+                    m.previous_kube_context
+                        .as_ref()
+                        .map(|_| format!("kube context {}", m.kube_context.name)),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if !switched.is_empty() {
+                    said.push_str(&format!(
+                        "; now current: {} (--keep-current-context keeps the current ones)",
+                        switched.join(", ")
+                    ));
+                }
+            }
             Ok(ContextsMerged {
-                said: super::delete::written_line(
-                    "merged",
-                    &self.plan.cluster,
-                    &self.files,
-                    &written,
-                ),
+                said,
                 entries: written.merged,
             })
         })
