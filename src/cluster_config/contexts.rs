@@ -11,6 +11,7 @@ use std::time::SystemTime;
 use kube::config::{Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
 use serde::{Deserialize, Serialize};
 
+use super::operator_file::{self, OperatorFileError};
 use super::talosconfig::ClientCredentials;
 use super::tree::ConfigNode;
 
@@ -33,6 +34,8 @@ pub struct ContextsWritten {
     pub merged: Option<MergedEntries>,
     /// Entries a removal left in place, each with the reason, in the operator's words.
     pub left: Vec<String>,
+    /// What the operator should know (a file holding keys that others can read).
+    pub warnings: Vec<String>,
 }
 
 /// One entry a create merged: its name and the SHA-256 of its content as written.
@@ -92,10 +95,10 @@ pub enum ContextsError {
     Read { file: PathBuf, reason: String },
     #[error("the new cluster's kubeconfig is not usable: {0}")]
     NewKubeconfig(String),
-    #[error("cannot back up {file}: {reason}")]
-    Backup { file: PathBuf, reason: String },
     #[error("cannot write {file}: {reason}")]
     Write { file: PathBuf, reason: String },
+    #[error(transparent)]
+    File(#[from] OperatorFileError),
 }
 
 /// Adds the new cluster to both files: the talos context `name` (`endpoints`, `nodes`,
@@ -156,6 +159,11 @@ pub fn merge_contexts(
     };
     let mut written = write_both(files, Some(&talosconfig), Some(&kubeconfig), now)?;
     written.merged = Some(merged);
+    let keys = format!("the admin key of {name}");
+    written.warnings = [&files.talosconfig, &files.kubeconfig]
+        .into_iter()
+        .filter_map(|f| operator_file::exposure_warning(&operator_file::write_target(f), &keys))
+        .collect();
     Ok(written)
 }
 
@@ -596,9 +604,10 @@ fn remove_kube_context(config: &mut Kubeconfig, name: &str) -> bool {
     true
 }
 
-/// Backs up the files to write, then writes them (`None`: left as it is); a failure in the
-/// second write leaves the first written and says so through the error (the backups still
-/// hold the old texts).
+/// Writes the files given (`None`: left as it is) as kubectl writes its kubeconfig: both
+/// locks taken first (`<file>.lock`), then each file's write target (through symlinks) checked
+/// writable and backed up, then written with its mode kept. A failure in the second write
+/// leaves the first written and says so through the error (the backups hold the old texts).
 fn write_both(
     files: &ContextFiles,
     talosconfig: Option<&ConfigNode>,
@@ -621,62 +630,34 @@ fn write_both(
             })
         })
         .transpose()?;
+    let writes: Vec<(&Path, String)> = [
+        (files.talosconfig.as_path(), talos_text),
+        (files.kubeconfig.as_path(), kube_text),
+    ]
+    .into_iter()
+    .filter_map(|(file, text)| text.map(|t| (file, t)))
+    .collect();
+    let _locks = writes
+        .iter()
+        .map(|(file, _)| operator_file::lock(file))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (file, _) in &writes {
+        operator_file::check_writable(&operator_file::write_target(file))?;
+    }
     let mut written = ContextsWritten::default();
-    if talos_text.is_some() {
-        written.talosconfig_backup = backup(&files.talosconfig, now)?;
+    for (file, _) in &writes {
+        let backup = operator_file::backup(file, now)?;
+        if *file == files.talosconfig.as_path() {
+            written.talosconfig_backup = backup;
+        } else {
+            written.kubeconfig_backup = backup;
+        }
     }
-    if kube_text.is_some() {
-        written.kubeconfig_backup = backup(&files.kubeconfig, now)?;
-    }
-    if let Some(text) = talos_text {
-        write_keeping_mode(&files.talosconfig, &text)?;
-    }
-    if let Some(text) = kube_text {
-        write_keeping_mode(&files.kubeconfig, &text)?;
+    for (file, text) in &writes {
+        let target = operator_file::write_target(file);
+        operator_file::write_keeping_mode(&target, text)?;
     }
     Ok(written)
-}
-
-/// `FILE.taloscope-backup-<YYYYMMDDTHHMMSSZ>` beside the file (`.1`, `.2`… after it when that
-/// name is taken), permissions copied; `None` when there is no file yet.
-fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, ContextsError> {
-    if !file.exists() {
-        return Ok(None);
-    }
-    let stamp: String = crate::clock::utc_timestamp(now)
-        .chars()
-        .filter(|c| *c != '-' && *c != ':')
-        .collect();
-    // Two changes within one second (a delete removing a talos and a kube context of
-    // different names) must not overwrite the first backup, which holds the original.
-    let target = (0..)
-        .map(|n| {
-            let mut name = file.as_os_str().to_owned();
-            name.push(format!(".taloscope-backup-{stamp}"));
-            if n > 0 {
-                name.push(format!(".{n}"));
-            }
-            PathBuf::from(name)
-        })
-        .find(|candidate| !candidate.exists())
-        .expect("an unused name");
-    std::fs::copy(file, &target).map_err(|e| ContextsError::Backup {
-        file: file.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    Ok(Some(target))
-}
-
-/// Writes atomically with the file's current mode (0600 for a new file).
-fn write_keeping_mode(file: &Path, text: &str) -> Result<(), ContextsError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let mode = std::fs::metadata(file).map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    crate::atomic_file::write_atomically(file, text.as_bytes(), mode).map_err(|e| {
-        ContextsError::Write {
-            file: file.to_path_buf(),
-            reason: e.to_string(),
-        }
-    })
 }
 
 #[cfg(test)]

@@ -323,3 +323,106 @@ fn broken_operator_files_are_named() {
     .unwrap_err();
     assert!(bad_new.to_string().contains("no context"), "{bad_new}");
 }
+
+#[test]
+fn a_held_lock_refuses_the_merge_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let lock = dir.path().join("kubeconfig.lock");
+    std::fs::write(&lock, "").unwrap();
+    let err = merge(&files, "lab").unwrap_err().to_string();
+    assert!(err.contains("kubeconfig.lock exists"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&files.kubeconfig).unwrap(),
+        OPERATOR_KUBECONFIG
+    );
+    assert_eq!(
+        std::fs::read_to_string(&files.talosconfig).unwrap(),
+        OPERATOR_TALOSCONFIG
+    );
+    assert!(lock.exists(), "another writer's lock is left alone");
+    assert!(
+        !dir.path().join("talosconfig.lock").exists(),
+        "ours is removed"
+    );
+    std::fs::remove_file(&lock).unwrap();
+    merge(&files, "lab").unwrap();
+    assert!(!lock.exists());
+}
+
+#[test]
+fn a_symlinked_kubeconfig_stays_a_link_and_its_target_is_written_with_its_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let dotfiles = dir.path().join("dotfiles");
+    std::fs::create_dir(&dotfiles).unwrap();
+    std::fs::rename(&files.kubeconfig, dotfiles.join("kubeconfig")).unwrap();
+    std::os::unix::fs::symlink("dotfiles/kubeconfig", &files.kubeconfig).unwrap();
+    merge(&files, "lab").unwrap();
+    let link = std::fs::symlink_metadata(&files.kubeconfig).unwrap();
+    assert!(link.file_type().is_symlink(), "the link is kept");
+    let text = std::fs::read_to_string(dotfiles.join("kubeconfig")).unwrap();
+    assert!(text.contains("admin@lab"), "{text}");
+    assert_eq!(mode(&dotfiles.join("kubeconfig")), 0o600);
+}
+
+#[test]
+fn a_read_only_file_is_refused_and_a_file_others_can_read_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let err = merge(&files, "lab").unwrap_err().to_string();
+    assert!(err.contains("read-only (mode 0400)"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&files.kubeconfig).unwrap(),
+        OPERATOR_KUBECONFIG
+    );
+
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let written = merge(&files, "lab").unwrap();
+    assert_eq!(mode(&files.kubeconfig), 0o644, "the mode is kept");
+    assert_eq!(written.warnings.len(), 2, "{:?}", written.warnings);
+    assert!(
+        written.warnings[1].contains("mode 0644") && written.warnings[1].contains("chmod 600"),
+        "{:?}",
+        written.warnings
+    );
+}
+
+#[test]
+fn a_missing_directory_is_made_as_kubectl_makes_it_and_backups_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = ContextFiles {
+        talosconfig: dir.path().join("talos/config"),
+        kubeconfig: dir.path().join("kube/work/config"),
+        keep_current_context: false,
+    };
+    let m = merge(&files, "lab").unwrap().merged.unwrap();
+    assert!(files.kubeconfig.exists() && files.talosconfig.exists());
+    let mut m = m;
+    for n in 1..=4u64 {
+        let at = now() + Duration::from_secs(60 * n);
+        let written = remove_merged(&m, at).unwrap();
+        assert!(written.left.is_empty(), "{:?}", written.left);
+        assert!(written.kubeconfig_backup.is_some());
+        let again = merge(&files, "lab").unwrap().merged.unwrap();
+        assert_eq!(
+            again.kube_context, m.kube_context,
+            "the same entry, the same fingerprint"
+        );
+        m = again;
+    }
+    let backups = std::fs::read_dir(dir.path().join("kube/work"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("taloscope-backup-")
+        })
+        .count();
+    assert_eq!(backups, KEPT_BACKUPS_FOR_TESTS);
+}
+
+const KEPT_BACKUPS_FOR_TESTS: usize = crate::cluster_config::KEPT_BACKUPS;

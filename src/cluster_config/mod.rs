@@ -6,6 +6,7 @@
 mod contexts;
 mod generate;
 mod kubeconfig_archive;
+mod operator_file;
 mod patch;
 mod pki;
 mod secrets;
@@ -22,6 +23,7 @@ pub use generate::{GenerateError, GenerateInput, MachineConfigs};
 pub use kubeconfig_archive::{
     KUBECONFIG_ARCHIVE_LIMIT, KubeconfigArchiveError, kubeconfig_from_tar_gz,
 };
+pub use operator_file::{KEPT_BACKUPS, OperatorFileError};
 pub use patch::{ConfigPatch, ConfigPatches, PatchError, PatchTarget};
 pub use pki::{CertAndKey, PkiError};
 pub use secrets::{BundleCerts, ClusterIdentity, EncryptionSecret, SecretsBundle, SecretsError};

@@ -509,6 +509,9 @@ impl CreateSteps for ProviderSteps {
                     ));
                 }
             }
+            for warning in &written.warnings {
+                said.push_str(&format!("; warning: {warning}"));
+            }
             Ok(ContextsMerged {
                 said,
                 entries: written.merged,
