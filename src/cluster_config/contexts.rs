@@ -116,6 +116,9 @@ pub fn merge_contexts(
     cluster_kubeconfig: &str,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
+    // Locked before they are read: a write of kubectl's between the read and the write
+    // would otherwise be lost.
+    let _locks = lock_files(&[&files.talosconfig, &files.kubeconfig])?;
     let mut talosconfig = read_talosconfig(&files.talosconfig)?;
     let mut kubeconfig = read_kubeconfig(&files.kubeconfig)?;
     refuse_taken(files, name, &talosconfig)?;
@@ -179,6 +182,12 @@ pub fn remove_merged(
         kubeconfig: merged.kubeconfig.clone(),
         keep_current_context: true,
     };
+    let present: Vec<&Path> = [&files.talosconfig, &files.kubeconfig]
+        .into_iter()
+        .filter(|f| f.exists())
+        .map(PathBuf::as_path)
+        .collect();
+    let _locks = lock_files(&present)?;
     let mut left = Vec::new();
     let mut talosconfig = if files.talosconfig.exists() {
         Some(read_talosconfig(&files.talosconfig)?)
@@ -331,6 +340,7 @@ pub fn remove_contexts(
     name: &str,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
+    let _locks = lock_files(&[&files.talosconfig, &files.kubeconfig])?;
     let mut talosconfig = read_talosconfig(&files.talosconfig)?;
     let mut kubeconfig = read_kubeconfig(&files.kubeconfig)?;
     let talos_removed = contexts_map(&mut talosconfig).remove(name).is_some();
@@ -604,9 +614,18 @@ fn remove_kube_context(config: &mut Kubeconfig, name: &str) -> bool {
     true
 }
 
-/// Writes the files given (`None`: left as it is) as kubectl writes its kubeconfig: both
-/// locks taken first (`<file>.lock`), then each file's write target (through symlinks) checked
-/// writable and backed up, then written with its mode kept. A failure in the second write
+/// Takes `<file>.lock` of each file, as kubectl does before it reads and writes one.
+fn lock_files(files: &[&Path]) -> Result<Vec<operator_file::FileLock>, ContextsError> {
+    let mut locks = Vec::new();
+    for file in files {
+        locks.push(operator_file::lock(file)?);
+    }
+    Ok(locks)
+}
+
+/// Writes the files given (`None`: left as it is) as kubectl writes its kubeconfig, under the
+/// locks the caller took before reading them: each file's write target (through symlinks)
+/// checked writable and backed up, then written with its mode kept. A failure in the second write
 /// leaves the first written and says so through the error (the backups hold the old texts).
 fn write_both(
     files: &ContextFiles,
@@ -637,10 +656,6 @@ fn write_both(
     .into_iter()
     .filter_map(|(file, text)| text.map(|t| (file, t)))
     .collect();
-    let _locks = writes
-        .iter()
-        .map(|(file, _)| operator_file::lock(file))
-        .collect::<Result<Vec<_>, _>>()?;
     for (file, _) in &writes {
         operator_file::check_writable(&operator_file::write_target(file))?;
     }
