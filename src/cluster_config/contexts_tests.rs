@@ -426,3 +426,18 @@ fn a_missing_directory_is_made_as_kubectl_makes_it_and_backups_are_pruned() {
 }
 
 const KEPT_BACKUPS_FOR_TESTS: usize = crate::cluster_config::KEPT_BACKUPS;
+
+#[test]
+fn a_lock_left_by_a_killed_taloscope_run_is_taken_over_and_kubectls_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let lock = dir.path().join("kubeconfig.lock");
+    // pid 0 on this host is no process: the run that wrote this lock is gone.
+    let who = crate::run_holder::RunHolder::this_process().who;
+    std::fs::write(&lock, format!("{who}/0-1")).unwrap();
+    merge(&files, "lab").unwrap();
+    assert!(!lock.exists());
+    std::fs::write(&lock, "").unwrap();
+    let err = merge(&files, "lab2").unwrap_err().to_string();
+    assert!(err.contains("kubeconfig.lock exists"), "{err}");
+}

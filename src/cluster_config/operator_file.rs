@@ -1,12 +1,16 @@
 //! Writing a file the operator owns as kubectl writes its kubeconfig (client-go
 //! tools/clientcmd/loader.go): `<file>.lock` taken with O_CREATE|O_EXCL first, its directory
-//! made when missing, and removed after, so kubectl and taloscope never write it at once; the
+//! made when missing, and removed after, so kubectl and taloscope never write it at once (a
+//! lock left by a taloscope run that was killed is taken over once its process is gone); the
 //! text goes to the file a symlink points to (the link stays); the file keeps its mode, and one
 //! without its owner's write permission is refused; a backup comes first, and only the newest
 //! [`KEPT_BACKUPS`] are kept.
+use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+
+use crate::run_holder::{Liveness, RunHolder};
 
 /// How many `FILE.taloscope-backup-*` are kept beside a file: they hold credentials.
 pub const KEPT_BACKUPS: usize = 5;
@@ -63,19 +67,32 @@ pub fn lock(file: &Path) -> Result<FileLock, OperatorFileError> {
     let mut name = file.as_os_str().to_owned();
     name.push(".lock");
     let lock = PathBuf::from(name);
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&lock)
-    {
-        Ok(_) => Ok(FileLock { lock }),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(OperatorFileError::Locked {
-            file: file.to_path_buf(),
-            lock,
-        }),
-        Err(e) => Err(io("cannot take its lock", e)),
+    let take = || {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&lock)?;
+        // Our lock names its run, so a run killed while holding it is told from a live writer;
+        // kubectl's are empty and always respected.
+        f.write_all(RunHolder::this_process().to_string().as_bytes())
+    };
+    match take() {
+        Ok(()) => return Ok(FileLock { lock }),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io("cannot take its lock", e)),
     }
+    let holder = std::fs::read_to_string(&lock).unwrap_or_default();
+    let gone = RunHolder::parse(holder.trim()).is_some_and(|h| h.liveness() == Liveness::Gone);
+    if gone && std::fs::remove_file(&lock).is_ok() {
+        if let Ok(()) = take() {
+            return Ok(FileLock { lock });
+        }
+    }
+    Err(OperatorFileError::Locked {
+        file: file.to_path_buf(),
+        lock,
+    })
 }
 
 /// The file a write of `file` goes to: the end of its symlinks (relative links read from the
