@@ -5,7 +5,9 @@
 //! user `admin@lab` were free) and makes them current, so
 //! `kubectl config current-context` names the new cluster and the talosconfig's current context
 //! is `lab`; `taloscope delete --context lab` removes exactly those entries, the corp ones and
-//! the current contexts are as they were, and the journal's record is what was removed.
+//! the current contexts are as they were, and the journal's record is what was removed. The
+//! cluster's secrets bundle goes with it (backed up first), and a bundle left at the name
+//! refuses a new create at plan time.
 mod create_common;
 mod provision_common;
 mod talos_common;
@@ -141,4 +143,51 @@ async fn create_then_delete_owns_exactly_its_entries_beside_an_older_admin_at_la
         "every entry of the operator's kubeconfig, and its current context, as before"
     );
     assert_eq!(talos_current(&sim), before_talos_current);
+
+    // The deleted cluster's keys go with it: the bundle is backed up (listed), then removed,
+    // and a bundle left at the name (put back by hand) refuses a new create at plan time.
+    let bundle = state_dir(&sim).join("clusters/lab.secrets.yaml");
+    assert!(!bundle.exists(), "{}", r.stdout);
+    let listed = r
+        .stdout
+        .split("removed secrets bundle ")
+        .nth(1)
+        .and_then(|rest| rest.split("(backup ").nth(1))
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("the bundle's backup listed: {}", r.stdout));
+    std::fs::copy(listed, &bundle).expect("the backup holds the bundle");
+    let plan_args = [
+        "create",
+        "--name",
+        "lab",
+        "--provider",
+        "sim-opennebula",
+        "--controlplanes",
+        "1",
+        "--workers",
+        "0",
+        "--talos",
+        "v1.11.3",
+        "--plan",
+        "-o",
+        "json",
+    ]
+    .map(String::from);
+    let r = create_common::run(&sim, &plan_args).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).expect("the plan's JSON");
+    let name_free = plan["guards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "name_free")
+        .expect("the name guard");
+    assert_eq!(name_free["verdict"], "fail", "{name_free}");
+    assert!(
+        name_free["reason"]
+            .as_str()
+            .unwrap()
+            .contains("lab.secrets.yaml is left from an earlier cluster"),
+        "{name_free}"
+    );
 }

@@ -81,6 +81,11 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
         ),
         None => (inputs.talos_context, inputs.kube_context),
     };
+    let secrets_bundle = Some(super::journal::CreateJournal::bundle_path_for(
+        state_dir,
+        &inputs.cluster,
+    ))
+    .filter(|b| b.exists());
     DeletePlan {
         cluster: inputs.cluster,
         provider: provider.as_ref().map(|p| p.0.clone()),
@@ -91,6 +96,7 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
         talos_context,
         kube_context,
         merged,
+        secrets_bundle,
         journals,
         lease_holder: inputs.lease_holder,
     }
@@ -179,6 +185,9 @@ async fn delete_steps<S: DeleteSteps>(
     }
     note("every VM is gone".into()).await;
     note(steps.remove_contexts(plan).await?).await;
+    if let Some(bundle) = &plan.secrets_bundle {
+        note(remove_bundle(bundle)?).await;
+    }
     for j in &plan.journals {
         match std::fs::remove_file(j) {
             Ok(()) => note(format!("removed {}", j.display())).await,
@@ -187,6 +196,23 @@ async fn delete_steps<S: DeleteSteps>(
         }
     }
     Ok(())
+}
+
+/// The secrets bundle copied to `<bundle>.taloscope-backup-<time>` (owner-only), then removed;
+/// one already gone is said.
+fn remove_bundle(bundle: &Path) -> Result<String, String> {
+    let backup = crate::cluster_config::backup_file(bundle, std::time::SystemTime::now())
+        .map_err(|e| e.to_string())?;
+    let Some(backup) = backup else {
+        return Ok(format!("secrets bundle {}: already gone", bundle.display()));
+    };
+    std::fs::remove_file(bundle)
+        .map_err(|e| format!("secrets bundle {}: cannot remove: {e}", bundle.display()))?;
+    Ok(format!(
+        "removed secrets bundle {} (backup {})",
+        bundle.display(),
+        backup.display()
+    ))
 }
 
 /// The real world: the provider and the operator's context files.

@@ -267,6 +267,10 @@ pub struct DeletePlan {
     /// delete removes exactly these, when unchanged, and nothing else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<MergedEntries>,
+    /// The create's secrets bundle: copied to a backup (listed), then removed, so a later
+    /// cluster of the name never gets this one's keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets_bundle: Option<PathBuf>,
     /// Journals removed at the end (create, provision, rollout of this cluster).
     pub journals: Vec<PathBuf>,
     /// The rollout Lease's holder, when a rollout holds the cluster.
@@ -337,6 +341,12 @@ impl DeletePlan {
                     }
                 }
             }
+        }
+        if let Some(b) = &self.secrets_bundle {
+            out.push_str(&format!(
+                "SECRETS    {} (removed; a backup owner-only beside it first)\n",
+                b.display()
+            ));
         }
         for j in &self.journals {
             out.push_str(&format!("JOURNAL    {}\n", j.display()));
