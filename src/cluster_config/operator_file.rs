@@ -84,10 +84,8 @@ pub fn lock(file: &Path) -> Result<FileLock, OperatorFileError> {
     }
     let holder = std::fs::read_to_string(&lock).unwrap_or_default();
     let gone = RunHolder::parse(holder.trim()).is_some_and(|h| h.liveness() == Liveness::Gone);
-    if gone && std::fs::remove_file(&lock).is_ok() {
-        if let Ok(()) = take() {
-            return Ok(FileLock { lock });
-        }
+    if gone && std::fs::remove_file(&lock).is_ok() && take().is_ok() {
+        return Ok(FileLock { lock });
     }
     Err(OperatorFileError::Locked {
         file: file.to_path_buf(),

@@ -73,7 +73,11 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
     .collect();
     // A cluster taloscope created: its own entries, by the names it wrote, whatever
     // discovery paired.
-    let merged = inputs.record.as_ref().and_then(|r| r.merged.clone());
+    let merged = inputs
+        .record
+        .as_ref()
+        .and_then(|r| r.merged.clone())
+        .map(Box::new);
     let (talos_context, kube_context) = match &merged {
         Some(m) => (
             Some(m.talos_context.name.clone()),

@@ -266,7 +266,7 @@ pub struct DeletePlan {
     /// The entries the create merged into the operator's files (its journal's record): the
     /// delete removes exactly these, when unchanged, and nothing else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub merged: Option<MergedEntries>,
+    pub merged: Option<Box<MergedEntries>>,
     /// The create's secrets bundle: copied to a backup (listed), then removed, so a later
     /// cluster of the name never gets this one's keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
