@@ -408,7 +408,17 @@ fn read_kubeconfig(file: &Path) -> Result<Kubeconfig, ContextsError> {
             ..Kubeconfig::default()
         });
     }
-    crate::discovery::read_kubeconfig_file(file).map_err(|e| ContextsError::Read {
+    // Parsed from the text, not with `Kubeconfig::read_from`, which makes relative paths
+    // (`client-key: ~/key.pem`, `certificate-authority: ca.crt`) absolute: kubectl reads them
+    // relative to the file, and the rewrite keeps them as the operator wrote them.
+    let text =
+        crate::bounded::read_to_string(file, crate::bounded::CONFIG_FILE_LIMIT).map_err(|e| {
+            ContextsError::Read {
+                file: file.to_path_buf(),
+                reason: e.to_string(),
+            }
+        })?;
+    Kubeconfig::from_yaml(&text).map_err(|e| ContextsError::Read {
         file: file.to_path_buf(),
         reason: crate::error_chain(&e),
     })

@@ -441,3 +441,29 @@ fn a_lock_left_by_a_killed_taloscope_run_is_taken_over_and_kubectls_is_not() {
     let err = merge(&files, "lab2").unwrap_err().to_string();
     assert!(err.contains("kubeconfig.lock exists"), "{err}");
 }
+
+#[test]
+fn relative_paths_stay_relative_to_the_file_that_holds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    std::fs::write(
+        &files.kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: corp\n  cluster:\n    server: https://127.0.0.9:6443\n    certificate-authority: certs/ca.crt\ncontexts:\n- name: corp\n  context:\n    cluster: corp\n    user: me\nusers:\n- name: me\n  user:\n    client-certificate: certs/me.crt\n    client-key: ~/key.pem\n",
+    )
+    .unwrap();
+    merge(&files, "lab").unwrap();
+    let kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    let me = kube.auth_infos.iter().find(|u| u.name == "me").unwrap();
+    let me = me.auth_info.as_ref().unwrap();
+    assert_eq!(me.client_key.as_deref(), Some("~/key.pem"));
+    assert_eq!(me.client_certificate.as_deref(), Some("certs/me.crt"));
+    let corp = kube.clusters.iter().find(|c| c.name == "corp").unwrap();
+    assert_eq!(
+        corp.cluster
+            .as_ref()
+            .unwrap()
+            .certificate_authority
+            .as_deref(),
+        Some("certs/ca.crt")
+    );
+}
