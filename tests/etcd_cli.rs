@@ -2,11 +2,12 @@
 //! over quota and then clears NOSPACE for good (status agrees); a disarm alone brings the
 //! alarm straight back, as etcd does; defrag refuses on `cp2-down` naming its guard and runs
 //! the leader last on `healthy`; snapshot writes a 0600 file whose size and SHA-256 are what
-//! it reports; forfeit and remove-member pass and fail their guards; every action is refused
+//! it reports, and refuses a FIFO, a symlink or an existing file (unless --overwrite) as its
+//! target; forfeit and remove-member pass and fail their guards; every action is refused
 //! with --readonly and with a reader context, each leaving an audit line.
 mod upgrade_common;
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 
 use upgrade_common::*;
 
@@ -212,6 +213,83 @@ async fn snapshot_writes_an_owner_only_file_whose_size_and_hash_it_reports() {
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     assert_eq!(std::fs::read_dir(out.parent().unwrap()).unwrap().count(), 1);
+}
+
+/// `etcd snapshot --out` at a FIFO, a symlink and an existing file: each refused by the
+/// "snapshot file" guard before a byte is asked of etcd, the path left as it was; the
+/// existing file is replaced only with --overwrite. Every node lives in the test's own
+/// directory (the device case is in snapshot_file's unit tests, made there with mknod).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_refuses_a_fifo_a_symlink_and_an_existing_file_unless_overwrite() {
+    let fx = start(builtin("healthy")).await;
+    let dir = fx.dir.path().join("backup");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.db");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let existing = dir.join("etcd.db");
+    std::fs::write(&existing, b"last week's snapshot").unwrap();
+    let link = dir.join("latest.db");
+    std::os::unix::fs::symlink(&existing, &link).unwrap();
+
+    let snapshot = |out: &std::path::Path, extra: &[&str]| {
+        let mut cmd = fx.taloscope("healthy", "etcd");
+        cmd.args([
+            "snapshot",
+            "--node",
+            "cp-2",
+            "--yes",
+            "--confirm",
+            "healthy",
+        ])
+        .args(extra)
+        .arg("--out")
+        .arg(out);
+        cmd
+    };
+    let cases = [
+        (&fifo, "FIFO", &["--overwrite"][..]),
+        (&link, "symlink", &["--overwrite"][..]),
+        (&existing, "--overwrite", &[][..]),
+    ];
+    for (out, said, extra) in cases {
+        let (code, stdout, stderr) = output(snapshot(out, extra)).await;
+        assert_eq!(code, Some(1), "{}: {stdout}\n{stderr}", out.display());
+        assert!(
+            stderr.contains("guard \"snapshot file\"") && stderr.contains(said),
+            "{}: {stderr}",
+            out.display()
+        );
+    }
+    assert!(etcd_calls(&fx).is_empty(), "etcd was not asked");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&existing).unwrap(), b"last week's snapshot");
+
+    let (code, stdout, stderr) = output(snapshot(&existing, &["--overwrite"])).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let bytes = std::fs::read(&existing).unwrap();
+    assert_eq!(
+        &bytes[16..20],
+        &0xED0C_DAEDu32.to_le_bytes(),
+        "a bbolt file"
+    );
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "no part file left: {names:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,6 +38,8 @@ fn created() -> DeletePlan {
         ],
         talos_context: Some("healthy".into()),
         kube_context: Some("admin@healthy".into()),
+        merged: None,
+        secrets_bundle: None,
         journals: vec!["/home/op/.local/state/taloscope/clusters/healthy.json".into()],
         lease_holder: None,
     }

@@ -203,6 +203,7 @@ pub fn set_snapshot_path(state: &mut AppState, text: &str) -> Vec<Effect> {
     let request = EtcdRequest::Snapshot {
         node: Some(node),
         out: PathBuf::from(text),
+        overwrite: false,
     };
     open_etcd_plan(state, &cluster, request)
 }

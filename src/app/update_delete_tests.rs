@@ -50,6 +50,8 @@ pub(crate) fn created_plan(cluster: &str) -> DeletePlan {
         ],
         talos_context: Some(cluster.into()),
         kube_context: Some(format!("admin@{cluster}")),
+        merged: None,
+        secrets_bundle: None,
         journals: vec![format!("/s/clusters/{cluster}.json").into()],
         lease_holder: None,
     }

@@ -55,6 +55,10 @@ pub struct CreateArgs {
     /// A config patch for workers only.
     #[arg(long, value_name = "FILE")]
     pub config_patch_worker: Vec<PathBuf>,
+    /// Leave the current kube and talos contexts as they are; by default the new cluster's
+    /// become current, as `talosctl kubeconfig` and `talosctl config merge` make them.
+    #[arg(long)]
+    pub keep_current_context: bool,
     /// Print the plan and every guard's verdict; change nothing.
     #[arg(long, conflicts_with = "yes")]
     pub plan: bool,

@@ -162,9 +162,12 @@ pub struct EtcdArgs {
     /// The member to remove: its 16-digit hex id or hostname.
     #[arg(long, value_name = "ID")]
     pub member: Option<String>,
-    /// Where `snapshot` writes the database.
+    /// Where `snapshot` writes the database: a new file, never a device, FIFO, socket or symlink.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Let `snapshot` replace an existing regular file at --out.
+    #[arg(long)]
+    pub overwrite: bool,
     #[command(flatten)]
     pub gate: GateArgs,
     /// Seconds a snapshot may take to stream.

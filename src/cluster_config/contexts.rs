@@ -1,11 +1,17 @@
 //! The new cluster's contexts merged into the operator's talosconfig and kubeconfig, and taken
 //! out again on delete: each file backed up first (`FILE.taloscope-backup-<time>`), written
-//! atomically with its permissions kept, and a name already taken in either file refused.
+//! atomically with its permissions kept. The kube entries are named as `talosctl kubeconfig`
+//! names them (context and user `admin@<cluster>`, cluster `<cluster>`; a name taken gets
+//! `-1`, `-2`… as its merge renames), and become current as `talosctl kubeconfig --merge` and
+//! `talosctl config merge` make them, unless the operator keeps the current ones. Every entry
+//! merged is recorded with a fingerprint, and a delete removes exactly those, unchanged.
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use kube::config::{Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
+use serde::{Deserialize, Serialize};
 
+use super::operator_file::{self, OperatorFileError};
 use super::talosconfig::ClientCredentials;
 use super::tree::ConfigNode;
 
@@ -14,13 +20,58 @@ use super::tree::ConfigNode;
 pub struct ContextFiles {
     pub talosconfig: PathBuf,
     pub kubeconfig: PathBuf,
+    /// A merge leaves the current contexts as they are (`--keep-current-context`) instead of
+    /// making the new ones current.
+    pub keep_current_context: bool,
 }
 
-/// What a merge or removal wrote: the backups made (none for a file that did not exist).
+/// What a merge or removal wrote: the backups made (none for a file that did not exist or
+/// was not changed), what a merge added, and what a removal left and why.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContextsWritten {
     pub talosconfig_backup: Option<PathBuf>,
     pub kubeconfig_backup: Option<PathBuf>,
+    pub merged: Option<MergedEntries>,
+    /// Entries a removal left in place, each with the reason, in the operator's words.
+    pub left: Vec<String>,
+    /// What the operator should know (a file holding keys that others can read).
+    pub warnings: Vec<String>,
+}
+
+/// One entry a create merged: its name and the SHA-256 of its content as written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedEntry {
+    pub name: String,
+    pub fingerprint: String,
+}
+
+/// Every entry one create merged into the operator's files: a delete removes these, when
+/// still as written, and nothing else.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedEntries {
+    pub talosconfig: PathBuf,
+    pub kubeconfig: PathBuf,
+    pub talos_context: MergedEntry,
+    pub kube_context: MergedEntry,
+    pub kube_cluster: MergedEntry,
+    pub kube_user: MergedEntry,
+    /// The current contexts the merge replaced (`None` where it left the file's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_talos_context: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_kube_context: Option<String>,
+}
+
+impl MergedEntries {
+    /// The entries in the operator's words: `talos context lab`, `kube context admin@lab`…
+    pub fn described(&self) -> Vec<String> {
+        vec![
+            format!("talos context {}", self.talos_context.name),
+            format!("kube context {}", self.kube_context.name),
+            format!("kube cluster {}", self.kube_cluster.name),
+            format!("kube user {}", self.kube_user.name),
+        ]
+    }
 }
 
 /// Why contexts could not be merged or removed; names the file and the context.
@@ -44,16 +95,18 @@ pub enum ContextsError {
     Read { file: PathBuf, reason: String },
     #[error("the new cluster's kubeconfig is not usable: {0}")]
     NewKubeconfig(String),
-    #[error("cannot back up {file}: {reason}")]
-    Backup { file: PathBuf, reason: String },
     #[error("cannot write {file}: {reason}")]
     Write { file: PathBuf, reason: String },
+    #[error(transparent)]
+    File(#[from] OperatorFileError),
 }
 
-/// Adds context `name` to both files: the talos context (`endpoints`, `nodes`, credentials)
-/// and the kube cluster `name`, user `admin@name` and context `name` taken from the cluster's
-/// own kubeconfig (the `Kubeconfig` stream's file). Neither file is touched when a name is
-/// taken in either.
+/// Adds the new cluster to both files: the talos context `name` (`endpoints`, `nodes`,
+/// credentials) and, from the cluster's own kubeconfig (the `Kubeconfig` stream's file), the
+/// kube cluster `name`, user `admin@name` and context `admin@name`, each renamed with `-N` when
+/// taken (talosctl's internal/pkg/kubeconfig/merge.go `rename`). Both become current unless
+/// `files.keep_current_context`. A talos context already named `name` is refused and neither
+/// file touched. The entries written are returned with their fingerprints.
 pub fn merge_contexts(
     files: &ContextFiles,
     name: &str,
@@ -63,35 +116,237 @@ pub fn merge_contexts(
     cluster_kubeconfig: &str,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
+    // Locked before they are read: a write of kubectl's between the read and the write
+    // would otherwise be lost.
+    let _locks = lock_files(&[&files.talosconfig, &files.kubeconfig])?;
     let mut talosconfig = read_talosconfig(&files.talosconfig)?;
     let mut kubeconfig = read_kubeconfig(&files.kubeconfig)?;
-    refuse_taken(files, name, &talosconfig, &kubeconfig)?;
+    refuse_taken(files, name, &talosconfig)?;
     let new_kube = Kubeconfig::from_yaml(cluster_kubeconfig)
         .map_err(|e| ContextsError::NewKubeconfig(e.to_string()))?;
-    add_kube_context(&mut kubeconfig, &new_kube, name)?;
-    let contexts = contexts_map(&mut talosconfig);
-    contexts.set(name, talos.context_node(endpoints, nodes));
-    if talosconfig
+    let kube_names = kube_names_for(&kubeconfig, name);
+    add_kube_context(&mut kubeconfig, &new_kube, &kube_names)?;
+    let talos_entry = talos.context_node(endpoints, nodes);
+    let talos_fingerprint = fingerprint(&talos_entry);
+    contexts_map(&mut talosconfig).set(name, talos_entry);
+    let talos_current = talosconfig
         .get("context")
         .and_then(ConfigNode::as_str)
-        .is_none_or(str::is_empty)
-    {
+        .map(str::to_string);
+    let kube_current = kubeconfig.current_context.clone();
+    let switch = |current: &Option<String>| {
+        !files.keep_current_context || current.as_deref().is_none_or(str::is_empty)
+    };
+    let mut previous_talos_context = None;
+    if switch(&talos_current) {
         talosconfig.set("context", ConfigNode::str(name));
+        previous_talos_context = Some(talos_current.unwrap_or_default());
     }
-    write_both(files, &talosconfig, &kubeconfig, now)
+    let mut previous_kube_context = None;
+    if switch(&kube_current) {
+        kubeconfig.current_context = Some(kube_names.context.clone());
+        previous_kube_context = Some(kube_current.unwrap_or_default());
+    }
+    let merged = MergedEntries {
+        talosconfig: files.talosconfig.clone(),
+        kubeconfig: files.kubeconfig.clone(),
+        talos_context: MergedEntry {
+            name: name.to_string(),
+            fingerprint: talos_fingerprint,
+        },
+        kube_context: kube_entry(&kubeconfig, KubeKind::Context, &kube_names.context),
+        kube_cluster: kube_entry(&kubeconfig, KubeKind::Cluster, &kube_names.cluster),
+        kube_user: kube_entry(&kubeconfig, KubeKind::User, &kube_names.user),
+        previous_talos_context,
+        previous_kube_context,
+    };
+    let mut written = write_both(files, Some(&talosconfig), Some(&kubeconfig), now)?;
+    written.merged = Some(merged);
+    let keys = format!("the admin key of {name}");
+    written.warnings = [&files.talosconfig, &files.kubeconfig]
+        .into_iter()
+        .filter_map(|f| operator_file::exposure_warning(&operator_file::write_target(f), &keys))
+        .collect();
+    Ok(written)
 }
 
-/// Removes context `name` from both files (and the kube cluster and user only it used).
+/// Removes exactly the entries one create merged, each only while its fingerprint still
+/// matches (an entry changed since is left, and said); the current contexts the merge replaced
+/// come back when they still exist. A file none of whose entries is removed is not written.
+pub fn remove_merged(
+    merged: &MergedEntries,
+    now: SystemTime,
+) -> Result<ContextsWritten, ContextsError> {
+    let files = ContextFiles {
+        talosconfig: merged.talosconfig.clone(),
+        kubeconfig: merged.kubeconfig.clone(),
+        keep_current_context: true,
+    };
+    let present: Vec<&Path> = [&files.talosconfig, &files.kubeconfig]
+        .into_iter()
+        .filter(|f| f.exists())
+        .map(PathBuf::as_path)
+        .collect();
+    let _locks = lock_files(&present)?;
+    let mut left = Vec::new();
+    let mut talosconfig = if files.talosconfig.exists() {
+        Some(read_talosconfig(&files.talosconfig)?)
+    } else {
+        left.push(format!(
+            "talos context {}: {} is gone",
+            merged.talos_context.name,
+            files.talosconfig.display()
+        ));
+        None
+    };
+    let talos_changed = talosconfig
+        .as_mut()
+        .is_some_and(|t| remove_talos_entry(t, merged, &files.talosconfig, &mut left));
+    let mut kubeconfig = if files.kubeconfig.exists() {
+        Some(read_kubeconfig(&files.kubeconfig)?)
+    } else {
+        left.push(format!(
+            "kube context {}: {} is gone",
+            merged.kube_context.name,
+            files.kubeconfig.display()
+        ));
+        None
+    };
+    let kube_changed = kubeconfig
+        .as_mut()
+        .is_some_and(|k| remove_kube_entries(k, merged, &files.kubeconfig, &mut left));
+    let mut written = write_both(
+        &files,
+        talosconfig.as_ref().filter(|_| talos_changed),
+        kubeconfig.as_ref().filter(|_| kube_changed),
+        now,
+    )?;
+    written.left = left;
+    Ok(written)
+}
+
+/// Takes the recorded talos context out when unchanged; the replaced current context comes
+/// back (or the key goes) when it was the current one. True when the tree changed.
+fn remove_talos_entry(
+    talosconfig: &mut ConfigNode,
+    merged: &MergedEntries,
+    file: &Path,
+    left: &mut Vec<String>,
+) -> bool {
+    let entry = &merged.talos_context;
+    let found = talosconfig
+        .get("contexts")
+        .and_then(|c| c.get(&entry.name))
+        .map(fingerprint);
+    match found {
+        None => {
+            left.push(format!(
+                "talos context {}: no longer in {}",
+                entry.name,
+                file.display()
+            ));
+            return false;
+        }
+        Some(f) if f != entry.fingerprint => {
+            left.push(format!(
+                "talos context {}: changed since the create; left in {}",
+                entry.name,
+                file.display()
+            ));
+            return false;
+        }
+        Some(_) => {}
+    }
+    contexts_map(talosconfig).remove(&entry.name);
+    if talosconfig.get("context").and_then(ConfigNode::as_str) == Some(entry.name.as_str()) {
+        let back = merged.previous_talos_context.as_deref().filter(|p| {
+            !p.is_empty() && talosconfig.get("contexts").and_then(|c| c.get(p)).is_some()
+        });
+        match back {
+            Some(p) => talosconfig.set("context", ConfigNode::str(p)),
+            None => {
+                talosconfig.remove("context");
+            }
+        }
+    }
+    true
+}
+
+/// Takes the recorded kube context, cluster and user out, each when unchanged and (cluster
+/// and user) no context left uses it. True when the config changed.
+fn remove_kube_entries(
+    config: &mut Kubeconfig,
+    merged: &MergedEntries,
+    file: &Path,
+    left: &mut Vec<String>,
+) -> bool {
+    let mut changed = false;
+    let order = [
+        (KubeKind::Context, &merged.kube_context),
+        (KubeKind::Cluster, &merged.kube_cluster),
+        (KubeKind::User, &merged.kube_user),
+    ];
+    for (kind, entry) in order {
+        let found = kube_entry_fingerprint(config, kind, &entry.name);
+        let why = match found {
+            None => Some("no longer in"),
+            Some(f) if f != entry.fingerprint => Some("changed since the create; left in"),
+            Some(_) => {
+                let user_of = |c: &Context| c.user.as_deref() == Some(entry.name.as_str());
+                let used = config
+                    .contexts
+                    .iter()
+                    .filter_map(|c| c.context.as_ref())
+                    .any(|c| match kind {
+                        KubeKind::Context => false,
+                        KubeKind::Cluster => c.cluster == entry.name,
+                        KubeKind::User => user_of(c),
+                    });
+                used.then_some("still used by another context; left in")
+            }
+        };
+        if let Some(why) = why {
+            left.push(format!(
+                "kube {} {}: {why} {}",
+                kind.as_str(),
+                entry.name,
+                file.display()
+            ));
+            continue;
+        }
+        match kind {
+            KubeKind::Context => config.contexts.retain(|c| c.name != entry.name),
+            KubeKind::Cluster => config.clusters.retain(|c| c.name != entry.name),
+            KubeKind::User => config.auth_infos.retain(|u| u.name != entry.name),
+        }
+        changed = true;
+        if kind == KubeKind::Context
+            && config.current_context.as_deref() == Some(entry.name.as_str())
+        {
+            let back = merged
+                .previous_kube_context
+                .clone()
+                .filter(|p| config.contexts.iter().any(|c| &c.name == p));
+            config.current_context = back;
+        }
+    }
+    changed
+}
+
+/// Removes context `name` from both files (and the kube cluster and user only it used): a
+/// cluster taloscope did not create, whose contexts the operator named.
 pub fn remove_contexts(
     files: &ContextFiles,
     name: &str,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
+    let _locks = lock_files(&[&files.talosconfig, &files.kubeconfig])?;
     let mut talosconfig = read_talosconfig(&files.talosconfig)?;
     let mut kubeconfig = read_kubeconfig(&files.kubeconfig)?;
     let talos_removed = contexts_map(&mut talosconfig).remove(name).is_some();
     if talosconfig.get("context").and_then(ConfigNode::as_str) == Some(name) {
-        talosconfig.set("context", ConfigNode::str(""));
+        // No current context rather than one naming nothing (`context: ""`).
+        talosconfig.remove("context");
     }
     let kube_removed = remove_kube_context(&mut kubeconfig, name);
     if !talos_removed && !kube_removed {
@@ -101,7 +356,12 @@ pub fn remove_contexts(
             kubeconfig: files.kubeconfig.clone(),
         });
     }
-    write_both(files, &talosconfig, &kubeconfig, now)
+    write_both(
+        files,
+        Some(&talosconfig).filter(|_| talos_removed),
+        Some(&kubeconfig).filter(|_| kube_removed),
+        now,
+    )
 }
 
 fn read_talosconfig(file: &Path) -> Result<ConfigNode, ContextsError> {
@@ -148,7 +408,17 @@ fn read_kubeconfig(file: &Path) -> Result<Kubeconfig, ContextsError> {
             ..Kubeconfig::default()
         });
     }
-    crate::discovery::read_kubeconfig_file(file).map_err(|e| ContextsError::Read {
+    // Parsed from the text, not with `Kubeconfig::read_from`, which makes relative paths
+    // (`client-key: ~/key.pem`, `certificate-authority: ca.crt`) absolute: kubectl reads them
+    // relative to the file, and the rewrite keeps them as the operator wrote them.
+    let text =
+        crate::bounded::read_to_string(file, crate::bounded::CONFIG_FILE_LIMIT).map_err(|e| {
+            ContextsError::Read {
+                file: file.to_path_buf(),
+                reason: e.to_string(),
+            }
+        })?;
+    Kubeconfig::from_yaml(&text).map_err(|e| ContextsError::Read {
         file: file.to_path_buf(),
         reason: crate::error_chain(&e),
     })
@@ -162,46 +432,122 @@ fn contexts_map(talosconfig: &mut ConfigNode) -> &mut ConfigNode {
     talosconfig.get_mut("contexts").expect("just set")
 }
 
-fn kube_user(name: &str) -> String {
-    format!("admin@{name}")
+/// The names the new kube entries get: `admin@<cluster>` for context and user and
+/// `<cluster>` for the cluster (siderolabs/talos pkg/kubeconfig/generate.go), each taken name
+/// followed by `-1`, `-2`… until free (internal/pkg/kubeconfig/merge.go `rename`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeNames {
+    pub context: String,
+    pub cluster: String,
+    pub user: String,
 }
 
+/// The names the merge of cluster `name` into `config` would use.
+pub fn kube_names_for(config: &Kubeconfig, name: &str) -> KubeNames {
+    let free = |wanted: String, taken: &dyn Fn(&str) -> bool| {
+        if !taken(&wanted) {
+            return wanted;
+        }
+        (1..)
+            .map(|n| format!("{wanted}-{n}"))
+            .find(|candidate| !taken(candidate))
+            .expect("a free name")
+    };
+    KubeNames {
+        context: free(format!("admin@{name}"), &|n| {
+            config.contexts.iter().any(|c| c.name == n)
+        }),
+        cluster: free(name.to_string(), &|n| {
+            config.clusters.iter().any(|c| c.name == n)
+        }),
+        user: free(format!("admin@{name}"), &|n| {
+            config.auth_infos.iter().any(|u| u.name == n)
+        }),
+    }
+}
+
+/// The three kinds of kubeconfig entry a merge adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KubeKind {
+    Context,
+    Cluster,
+    User,
+}
+
+impl KubeKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            KubeKind::Context => "context",
+            KubeKind::Cluster => "cluster",
+            KubeKind::User => "user",
+        }
+    }
+}
+
+/// SHA-256 (hex) of an entry's content as JSON, names excluded: the same for the entry as
+/// written and as read back, and different once anything in it changed.
+fn fingerprint<T: Serialize + ?Sized>(content: &T) -> String {
+    let json = serde_json::to_vec(content).unwrap_or_default();
+    ring::digest::digest(&ring::digest::SHA256, &json)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn kube_entry_fingerprint(config: &Kubeconfig, kind: KubeKind, name: &str) -> Option<String> {
+    match kind {
+        KubeKind::Context => config
+            .contexts
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| fingerprint(&(&c.context, &c.other))),
+        KubeKind::Cluster => config
+            .clusters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| fingerprint(&(&c.cluster, &c.other))),
+        KubeKind::User => config
+            .auth_infos
+            .iter()
+            .find(|u| u.name == name)
+            .map(|u| fingerprint(&(&u.auth_info, &u.other))),
+    }
+}
+
+fn kube_entry(config: &Kubeconfig, kind: KubeKind, name: &str) -> MergedEntry {
+    MergedEntry {
+        name: name.to_string(),
+        fingerprint: kube_entry_fingerprint(config, kind, name).unwrap_or_default(),
+    }
+}
+
+/// The talos context is named after the cluster, as `talosctl gen config` names it; one of
+/// that name already is another cluster's.
 fn refuse_taken(
     files: &ContextFiles,
     name: &str,
     talosconfig: &ConfigNode,
-    kubeconfig: &Kubeconfig,
 ) -> Result<(), ContextsError> {
-    let taken = |file: &Path, kind, name: &str| ContextsError::NameTaken {
-        file: file.to_path_buf(),
-        kind,
-        name: name.to_string(),
-    };
     if talosconfig
         .get("contexts")
         .and_then(|c| c.get(name))
         .is_some()
     {
-        return Err(taken(&files.talosconfig, "talos context", name));
-    }
-    if kubeconfig.contexts.iter().any(|c| c.name == name) {
-        return Err(taken(&files.kubeconfig, "context", name));
-    }
-    if kubeconfig.clusters.iter().any(|c| c.name == name) {
-        return Err(taken(&files.kubeconfig, "cluster", name));
-    }
-    let user = kube_user(name);
-    if kubeconfig.auth_infos.iter().any(|u| u.name == user) {
-        return Err(taken(&files.kubeconfig, "user", &user));
+        return Err(ContextsError::NameTaken {
+            file: files.talosconfig.clone(),
+            kind: "talos context",
+            name: name.to_string(),
+        });
     }
     Ok(())
 }
 
-/// Takes the new kubeconfig's current context (its cluster and user) under taloscope's names.
+/// Takes the new kubeconfig's current context (its cluster and user) under `names`.
 fn add_kube_context(
     into: &mut Kubeconfig,
     new: &Kubeconfig,
-    name: &str,
+    names: &KubeNames,
 ) -> Result<(), ContextsError> {
     let bad = |why: &str| ContextsError::NewKubeconfig(why.to_string());
     let context = new
@@ -224,29 +570,26 @@ fn add_kube_context(
         .and_then(|a| a.auth_info.clone())
         .ok_or_else(|| bad("its context names no user it defines"))?;
     into.clusters.push(NamedCluster {
-        name: name.to_string(),
+        name: names.cluster.clone(),
         cluster: Some(cluster),
         other: Default::default(),
     });
     into.auth_infos.push(NamedAuthInfo {
-        name: kube_user(name),
+        name: names.user.clone(),
         auth_info: Some(user),
         other: Default::default(),
     });
     into.contexts.push(NamedContext {
-        name: name.to_string(),
+        name: names.context.clone(),
         context: Some(Context {
-            cluster: name.to_string(),
-            user: Some(kube_user(name)),
+            cluster: names.cluster.clone(),
+            user: Some(names.user.clone()),
             namespace: context.namespace.clone(),
             extensions: None,
             other: Default::default(),
         }),
         other: Default::default(),
     });
-    if into.current_context.as_deref().is_none_or(str::is_empty) {
-        into.current_context = Some(name.to_string());
-    }
     Ok(())
 }
 
@@ -281,71 +624,65 @@ fn remove_kube_context(config: &mut Kubeconfig, name: &str) -> bool {
     true
 }
 
-/// Backs up both files, then writes both; a failure in the second write leaves the first
-/// written and says so through the error (the backups still hold the old texts).
+/// Takes `<file>.lock` of each file, as kubectl does before it reads and writes one.
+fn lock_files(files: &[&Path]) -> Result<Vec<operator_file::FileLock>, ContextsError> {
+    let mut locks = Vec::new();
+    for file in files {
+        locks.push(operator_file::lock(file)?);
+    }
+    Ok(locks)
+}
+
+/// Writes the files given (`None`: left as it is) as kubectl writes its kubeconfig, under the
+/// locks the caller took before reading them: each file's write target (through symlinks)
+/// checked writable and backed up, then written with its mode kept. A failure in the second write
+/// leaves the first written and says so through the error (the backups hold the old texts).
 fn write_both(
     files: &ContextFiles,
-    talosconfig: &ConfigNode,
-    kubeconfig: &Kubeconfig,
+    talosconfig: Option<&ConfigNode>,
+    kubeconfig: Option<&Kubeconfig>,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
-    let talos_text = talosconfig.to_yaml().map_err(|e| ContextsError::Write {
-        file: files.talosconfig.clone(),
-        reason: e.to_string(),
-    })?;
-    let kube_text = serde_saphyr::to_string(kubeconfig).map_err(|e| ContextsError::Write {
-        file: files.kubeconfig.clone(),
-        reason: e.to_string(),
-    })?;
-    let written = ContextsWritten {
-        talosconfig_backup: backup(&files.talosconfig, now)?,
-        kubeconfig_backup: backup(&files.kubeconfig, now)?,
-    };
-    write_keeping_mode(&files.talosconfig, &talos_text)?;
-    write_keeping_mode(&files.kubeconfig, &kube_text)?;
-    Ok(written)
-}
-
-/// `FILE.taloscope-backup-<YYYYMMDDTHHMMSSZ>` beside the file (`.1`, `.2`… after it when that
-/// name is taken), permissions copied; `None` when there is no file yet.
-fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, ContextsError> {
-    if !file.exists() {
-        return Ok(None);
-    }
-    let stamp: String = crate::clock::utc_timestamp(now)
-        .chars()
-        .filter(|c| *c != '-' && *c != ':')
-        .collect();
-    // Two changes within one second (a delete removing a talos and a kube context of
-    // different names) must not overwrite the first backup, which holds the original.
-    let target = (0..)
-        .map(|n| {
-            let mut name = file.as_os_str().to_owned();
-            name.push(format!(".taloscope-backup-{stamp}"));
-            if n > 0 {
-                name.push(format!(".{n}"));
-            }
-            PathBuf::from(name)
+    let talos_text = talosconfig
+        .map(|t| {
+            t.to_yaml().map_err(|e| ContextsError::Write {
+                file: files.talosconfig.clone(),
+                reason: e.to_string(),
+            })
         })
-        .find(|candidate| !candidate.exists())
-        .expect("an unused name");
-    std::fs::copy(file, &target).map_err(|e| ContextsError::Backup {
-        file: file.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    Ok(Some(target))
-}
-
-/// Writes atomically with the file's current mode (0600 for a new file).
-fn write_keeping_mode(file: &Path, text: &str) -> Result<(), ContextsError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let mode = std::fs::metadata(file).map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    crate::atomic_file::write_atomically(file, text.as_bytes(), mode).map_err(|e| {
-        ContextsError::Write {
-            file: file.to_path_buf(),
-            reason: e.to_string(),
+        .transpose()?;
+    let kube_text = kubeconfig
+        .map(|k| {
+            serde_saphyr::to_string(k).map_err(|e| ContextsError::Write {
+                file: files.kubeconfig.clone(),
+                reason: e.to_string(),
+            })
+        })
+        .transpose()?;
+    let writes: Vec<(&Path, String)> = [
+        (files.talosconfig.as_path(), talos_text),
+        (files.kubeconfig.as_path(), kube_text),
+    ]
+    .into_iter()
+    .filter_map(|(file, text)| text.map(|t| (file, t)))
+    .collect();
+    for (file, _) in &writes {
+        operator_file::check_writable(&operator_file::write_target(file))?;
+    }
+    let mut written = ContextsWritten::default();
+    for (file, _) in &writes {
+        let backup = operator_file::backup(file, now)?;
+        if *file == files.talosconfig.as_path() {
+            written.talosconfig_backup = backup;
+        } else {
+            written.kubeconfig_backup = backup;
         }
-    })
+    }
+    for (file, text) in &writes {
+        let target = operator_file::write_target(file);
+        operator_file::write_keeping_mode(&target, text)?;
+    }
+    Ok(written)
 }
 
 #[cfg(test)]

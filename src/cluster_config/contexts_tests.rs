@@ -19,6 +19,7 @@ fn operator_files(dir: &Path) -> ContextFiles {
     let files = ContextFiles {
         talosconfig: dir.join("talosconfig"),
         kubeconfig: dir.join("kubeconfig"),
+        keep_current_context: false,
     };
     std::fs::write(&files.talosconfig, OPERATOR_TALOSCONFIG).unwrap();
     std::fs::write(&files.kubeconfig, OPERATOR_KUBECONFIG).unwrap();
@@ -86,8 +87,8 @@ fn merge_adds_both_contexts_after_backing_up() {
         serde_saphyr::from_str(&std::fs::read_to_string(&files.talosconfig).unwrap()).unwrap();
     assert_eq!(
         tree.get("context"),
-        Some(&ConfigNode::str("prod")),
-        "the operator's current context stays"
+        Some(&ConfigNode::str("lab")),
+        "the new context is current, as `talosctl config merge` makes it"
     );
     assert_eq!(
         tree.at("contexts.prod.crt"),
@@ -99,12 +100,16 @@ fn merge_adds_both_contexts_after_backing_up() {
     let kube = crate::discovery::load_kubeconfig_texts(&[(files.kubeconfig.clone(), kube_text)]);
     assert!(kube.errors.is_empty(), "{:?}", kube.errors);
     let names: Vec<_> = kube.contexts.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["prod", "lab"]);
+    assert_eq!(
+        names,
+        ["prod", "admin@lab"],
+        "named as talosctl kubeconfig names it"
+    );
     let merged = kube.merged.unwrap();
     let lab = merged
         .contexts
         .iter()
-        .find(|c| c.name == "lab")
+        .find(|c| c.name == "admin@lab")
         .unwrap()
         .context
         .clone()
@@ -114,7 +119,10 @@ fn merge_adds_both_contexts_after_backing_up() {
         ("lab", Some("admin@lab"))
     );
     assert_eq!(lab.namespace.as_deref(), Some("default"));
-    assert_eq!(merged.current_context.as_deref(), Some("prod"));
+    assert_eq!(merged.current_context.as_deref(), Some("admin@lab"));
+    let entries = written.merged.unwrap();
+    assert_eq!(entries.previous_kube_context.as_deref(), Some("prod"));
+    assert_eq!(entries.previous_talos_context.as_deref(), Some("prod"));
     let prod_user = merged
         .auth_infos
         .iter()
@@ -127,7 +135,7 @@ fn merge_adds_both_contexts_after_backing_up() {
 }
 
 #[test]
-fn merge_refuses_a_taken_name_in_either_file_and_writes_nothing() {
+fn a_taken_talos_context_is_refused_and_taken_kube_names_get_a_number() {
     let dir = tempfile::tempdir().unwrap();
     let files = operator_files(dir.path());
     let err = merge(&files, "prod").unwrap_err().to_string();
@@ -135,20 +143,33 @@ fn merge_refuses_a_taken_name_in_either_file_and_writes_nothing() {
         err.contains("talosconfig") && err.contains("\"prod\""),
         "{err}"
     );
-    std::fs::write(&files.talosconfig, "context: x\ncontexts: {}\n").unwrap();
-    let err = merge(&files, "prod").unwrap_err().to_string();
-    assert!(
-        err.contains("kubeconfig") && err.contains("\"prod\""),
-        "{err}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&files.kubeconfig).unwrap(),
-        OPERATOR_KUBECONFIG
-    );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         2,
         "no backups for a refusal"
+    );
+    std::fs::write(&files.talosconfig, "context: x\ncontexts: {}\n").unwrap();
+    let written = merge(&files, "prod").unwrap();
+    let m = written.merged.unwrap();
+    assert_eq!(
+        (
+            m.kube_context.name.as_str(),
+            m.kube_cluster.name.as_str(),
+            m.kube_user.name.as_str()
+        ),
+        ("admin@prod", "prod-1", "admin@prod-1"),
+        "the operator's cluster prod and user admin@prod are kept; ours are renamed"
+    );
+    let kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    let prod_user = kube.auth_infos.iter().find(|u| u.name == "admin@prod");
+    assert!(
+        prod_user
+            .unwrap()
+            .auth_info
+            .as_ref()
+            .unwrap()
+            .token
+            .is_some()
     );
 }
 
@@ -158,9 +179,13 @@ fn merge_into_missing_files_creates_them_private() {
     let files = ContextFiles {
         talosconfig: dir.path().join("new-talosconfig"),
         kubeconfig: dir.path().join("new-kubeconfig"),
+        keep_current_context: false,
     };
     let written = merge(&files, "lab").unwrap();
-    assert_eq!(written, ContextsWritten::default());
+    assert_eq!(
+        (written.talosconfig_backup, written.kubeconfig_backup),
+        (None, None)
+    );
     assert_eq!(
         (mode(&files.talosconfig), mode(&files.kubeconfig)),
         (0o600, 0o600)
@@ -171,33 +196,109 @@ fn merge_into_missing_files_creates_them_private() {
 }
 
 #[test]
-fn remove_takes_both_out_with_backups() {
+fn remove_by_name_takes_both_out_with_backups_and_no_empty_current_context() {
     let dir = tempfile::tempdir().unwrap();
     let files = operator_files(dir.path());
-    merge(&files, "lab").unwrap();
     let later = now() + Duration::from_secs(60);
-    let written = remove_contexts(&files, "lab", later).unwrap();
+    let written = remove_contexts(&files, "prod", later).unwrap();
     let backup = written.kubeconfig_backup.unwrap();
     assert!(
         backup
             .to_string_lossy()
             .ends_with("kubeconfig.taloscope-backup-20260528T202740Z")
     );
-    assert!(
-        std::fs::read_to_string(&backup)
-            .unwrap()
-            .contains("admin@lab")
+    assert_eq!(
+        std::fs::read_to_string(&backup).unwrap(),
+        OPERATOR_KUBECONFIG
     );
     let kube_text = std::fs::read_to_string(&files.kubeconfig).unwrap();
-    assert!(!kube_text.contains("lab"), "{kube_text}");
-    assert!(kube_text.contains("admin@prod"));
-    let talos_text = std::fs::read_to_string(&files.talosconfig).unwrap();
-    assert!(!talos_text.contains("lab"));
-    assert!(talos_text.contains("prod"));
-    let err = remove_contexts(&files, "lab", later)
+    assert!(!kube_text.contains("prod"), "{kube_text}");
+    let talos: ConfigNode =
+        serde_saphyr::from_str(&std::fs::read_to_string(&files.talosconfig).unwrap()).unwrap();
+    assert_eq!(talos.get("context"), None, "no `context: \"\"` left behind");
+    let err = remove_contexts(&files, "prod", later)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("\"lab\""), "{err}");
+    assert!(err.contains("\"prod\""), "{err}");
+}
+
+/// The kubeconfig: `admin@lab7` is the operator's (cluster corp-lab, an OIDC exec
+/// user) and current. A create of lab7 and its delete leave every one of its entries and its
+/// current context as they were.
+const CORP_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\ncurrent-context: admin@lab7\nclusters:\n- name: corp-lab\n  cluster:\n    server: https://127.0.0.9:6443\ncontexts:\n- name: admin@lab7\n  context:\n    cluster: corp-lab\n    user: corp-oidc\nusers:\n- name: corp-oidc\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: kubectl\n      args: [oidc-login, get-token, --oidc-issuer-url=https://sso.corp.example]\n      interactiveMode: IfAvailable\n";
+
+#[test]
+fn delete_removes_exactly_what_the_create_merged_and_restores_the_current_contexts() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    std::fs::write(&files.kubeconfig, CORP_KUBECONFIG).unwrap();
+    let before_kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    let before_talos = read_talosconfig(&files.talosconfig).unwrap();
+    let m = merge(&files, "lab7").unwrap().merged.unwrap();
+    assert_eq!(
+        m.kube_context.name, "admin@lab7-1",
+        "the corp context is not taken over"
+    );
+    assert_eq!(m.kube_cluster.name, "lab7");
+    let during = read_kubeconfig(&files.kubeconfig).unwrap();
+    assert_eq!(during.current_context.as_deref(), Some("admin@lab7-1"));
+
+    let later = now() + Duration::from_secs(60);
+    let written = remove_merged(&m, later).unwrap();
+    assert!(written.left.is_empty(), "{:?}", written.left);
+    let after_kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    assert_eq!(
+        serde_json::to_value(&after_kube).unwrap(),
+        serde_json::to_value(&before_kube).unwrap(),
+        "every corp entry and the current context as they were"
+    );
+    assert_eq!(read_talosconfig(&files.talosconfig).unwrap(), before_talos);
+}
+
+#[test]
+fn an_entry_changed_since_the_create_is_left_and_said_and_the_rest_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let m = merge(&files, "lab").unwrap().merged.unwrap();
+    let mut kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    let user = kube
+        .auth_infos
+        .iter_mut()
+        .find(|u| u.name == "admin@lab")
+        .unwrap();
+    user.auth_info.as_mut().unwrap().username = Some("someone-else".into());
+    std::fs::write(&files.kubeconfig, serde_saphyr::to_string(&kube).unwrap()).unwrap();
+
+    let written = remove_merged(&m, now() + Duration::from_secs(60)).unwrap();
+    assert_eq!(written.left.len(), 1, "{:?}", written.left);
+    assert!(
+        written.left[0].starts_with("kube user admin@lab: changed since the create"),
+        "{:?}",
+        written.left
+    );
+    let kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    assert!(kube.auth_infos.iter().any(|u| u.name == "admin@lab"));
+    assert!(!kube.contexts.iter().any(|c| c.name == "admin@lab"));
+    assert!(!kube.clusters.iter().any(|c| c.name == "lab"));
+    assert_eq!(kube.current_context.as_deref(), Some("prod"));
+}
+
+#[test]
+fn keep_current_context_leaves_the_operators_current_contexts() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = ContextFiles {
+        keep_current_context: true,
+        ..operator_files(dir.path())
+    };
+    let m = merge(&files, "lab").unwrap().merged.unwrap();
+    assert_eq!(
+        (m.previous_kube_context, m.previous_talos_context),
+        (None, None)
+    );
+    let kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    assert_eq!(kube.current_context.as_deref(), Some("prod"));
+    let talos = read_talosconfig(&files.talosconfig).unwrap();
+    assert_eq!(talos.get("context"), Some(&ConfigNode::str("prod")));
 }
 
 #[test]
@@ -221,4 +322,148 @@ fn broken_operator_files_are_named() {
     )
     .unwrap_err();
     assert!(bad_new.to_string().contains("no context"), "{bad_new}");
+}
+
+#[test]
+fn a_held_lock_refuses_the_merge_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let lock = dir.path().join("kubeconfig.lock");
+    std::fs::write(&lock, "").unwrap();
+    let err = merge(&files, "lab").unwrap_err().to_string();
+    assert!(err.contains("kubeconfig.lock exists"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&files.kubeconfig).unwrap(),
+        OPERATOR_KUBECONFIG
+    );
+    assert_eq!(
+        std::fs::read_to_string(&files.talosconfig).unwrap(),
+        OPERATOR_TALOSCONFIG
+    );
+    assert!(lock.exists(), "another writer's lock is left alone");
+    assert!(
+        !dir.path().join("talosconfig.lock").exists(),
+        "ours is removed"
+    );
+    std::fs::remove_file(&lock).unwrap();
+    merge(&files, "lab").unwrap();
+    assert!(!lock.exists());
+}
+
+#[test]
+fn a_symlinked_kubeconfig_stays_a_link_and_its_target_is_written_with_its_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let dotfiles = dir.path().join("dotfiles");
+    std::fs::create_dir(&dotfiles).unwrap();
+    std::fs::rename(&files.kubeconfig, dotfiles.join("kubeconfig")).unwrap();
+    std::os::unix::fs::symlink("dotfiles/kubeconfig", &files.kubeconfig).unwrap();
+    merge(&files, "lab").unwrap();
+    let link = std::fs::symlink_metadata(&files.kubeconfig).unwrap();
+    assert!(link.file_type().is_symlink(), "the link is kept");
+    let text = std::fs::read_to_string(dotfiles.join("kubeconfig")).unwrap();
+    assert!(text.contains("admin@lab"), "{text}");
+    assert_eq!(mode(&dotfiles.join("kubeconfig")), 0o600);
+}
+
+#[test]
+fn a_read_only_file_is_refused_and_a_file_others_can_read_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let err = merge(&files, "lab").unwrap_err().to_string();
+    assert!(err.contains("read-only (mode 0400)"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&files.kubeconfig).unwrap(),
+        OPERATOR_KUBECONFIG
+    );
+
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let written = merge(&files, "lab").unwrap();
+    assert_eq!(mode(&files.kubeconfig), 0o644, "the mode is kept");
+    assert_eq!(written.warnings.len(), 2, "{:?}", written.warnings);
+    assert!(
+        written.warnings[1].contains("mode 0644") && written.warnings[1].contains("chmod 600"),
+        "{:?}",
+        written.warnings
+    );
+}
+
+#[test]
+fn a_missing_directory_is_made_as_kubectl_makes_it_and_backups_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = ContextFiles {
+        talosconfig: dir.path().join("talos/config"),
+        kubeconfig: dir.path().join("kube/work/config"),
+        keep_current_context: false,
+    };
+    let m = merge(&files, "lab").unwrap().merged.unwrap();
+    assert!(files.kubeconfig.exists() && files.talosconfig.exists());
+    let mut m = m;
+    for n in 1..=4u64 {
+        let at = now() + Duration::from_secs(60 * n);
+        let written = remove_merged(&m, at).unwrap();
+        assert!(written.left.is_empty(), "{:?}", written.left);
+        assert!(written.kubeconfig_backup.is_some());
+        let again = merge(&files, "lab").unwrap().merged.unwrap();
+        assert_eq!(
+            again.kube_context, m.kube_context,
+            "the same entry, the same fingerprint"
+        );
+        m = again;
+    }
+    let backups = std::fs::read_dir(dir.path().join("kube/work"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("taloscope-backup-")
+        })
+        .count();
+    assert_eq!(backups, KEPT_BACKUPS_FOR_TESTS);
+}
+
+const KEPT_BACKUPS_FOR_TESTS: usize = crate::cluster_config::KEPT_BACKUPS;
+
+#[test]
+fn a_lock_left_by_a_killed_taloscope_run_is_taken_over_and_kubectls_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let lock = dir.path().join("kubeconfig.lock");
+    // pid 0 on this host is no process: the run that wrote this lock is gone.
+    let who = crate::run_holder::RunHolder::this_process().who;
+    std::fs::write(&lock, format!("{who}/0-1")).unwrap();
+    merge(&files, "lab").unwrap();
+    assert!(!lock.exists());
+    std::fs::write(&lock, "").unwrap();
+    let err = merge(&files, "lab2").unwrap_err().to_string();
+    assert!(err.contains("kubeconfig.lock exists"), "{err}");
+}
+
+#[test]
+fn relative_paths_stay_relative_to_the_file_that_holds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    std::fs::write(
+        &files.kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: corp\n  cluster:\n    server: https://127.0.0.9:6443\n    certificate-authority: certs/ca.crt\ncontexts:\n- name: corp\n  context:\n    cluster: corp\n    user: me\nusers:\n- name: me\n  user:\n    client-certificate: certs/me.crt\n    client-key: ~/key.pem\n",
+    )
+    .unwrap();
+    merge(&files, "lab").unwrap();
+    let kube = read_kubeconfig(&files.kubeconfig).unwrap();
+    let me = kube.auth_infos.iter().find(|u| u.name == "me").unwrap();
+    let me = me.auth_info.as_ref().unwrap();
+    assert_eq!(me.client_key.as_deref(), Some("~/key.pem"));
+    assert_eq!(me.client_certificate.as_deref(), Some("certs/me.crt"));
+    let corp = kube.clusters.iter().find(|c| c.name == "corp").unwrap();
+    assert_eq!(
+        corp.cluster
+            .as_ref()
+            .unwrap()
+            .certificate_authority
+            .as_deref(),
+        Some("certs/ca.crt")
+    );
 }

@@ -6,6 +6,7 @@
 mod contexts;
 mod generate;
 mod kubeconfig_archive;
+mod operator_file;
 mod patch;
 mod pki;
 mod secrets;
@@ -14,11 +15,15 @@ mod talosconfig;
 mod tree;
 mod version_rules;
 
-pub use contexts::{ContextFiles, ContextsError, ContextsWritten, merge_contexts, remove_contexts};
+pub use contexts::{
+    ContextFiles, ContextsError, ContextsWritten, KubeNames, MergedEntries, MergedEntry,
+    kube_names_for, merge_contexts, remove_contexts, remove_merged,
+};
 pub use generate::{GenerateError, GenerateInput, MachineConfigs};
 pub use kubeconfig_archive::{
     KUBECONFIG_ARCHIVE_LIMIT, KubeconfigArchiveError, kubeconfig_from_tar_gz,
 };
+pub use operator_file::{KEPT_BACKUPS, OperatorFileError, backup as backup_file};
 pub use patch::{ConfigPatch, ConfigPatches, PatchError, PatchTarget};
 pub use pki::{CertAndKey, PkiError};
 pub use secrets::{BundleCerts, ClusterIdentity, EncryptionSecret, SecretsBundle, SecretsError};

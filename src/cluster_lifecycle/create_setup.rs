@@ -95,11 +95,20 @@ pub async fn plan_with_guards(
             other => SetupError::Usage(other.to_string()),
         })?;
     let (talos_contexts, kube_contexts) = context_names(clusters);
-    let guards = create_guards(&CreateFacts {
+    let mut guards = create_guards(&CreateFacts {
         plan: &plan,
         talos_contexts: &talos_contexts,
         kube_contexts: &kube_contexts,
     });
+    let resumed = CreateJournal::read(state_dir, &plan.cluster)
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.bundle.is_some());
+    for guard in guards.iter_mut() {
+        if guard.id == crate::guards::GuardId::NameFree {
+            *guard = super::guards::bundle_free(guard.clone(), &plan.bundle_path, resumed);
+        }
+    }
     Ok(PlannedCreate {
         plan,
         guards,

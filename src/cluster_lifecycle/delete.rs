@@ -16,7 +16,9 @@ use crate::provision::{Provider, ProviderClients, ProvisionJournal};
 use super::journal::CreateRecord;
 use super::plan::{DeletePlan, KnownVm, VmsKnownBy};
 use super::progress::{LifecycleEvent, RunSummary};
-use crate::cluster_config::{ContextFiles, ContextsError, ContextsWritten, remove_contexts};
+use crate::cluster_config::{
+    ContextFiles, ContextsError, ContextsWritten, MergedEntries, remove_contexts, remove_merged,
+};
 
 /// What the delete plan is made from, gathered by the caller.
 #[derive(Debug, Clone, Default)]
@@ -69,6 +71,25 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
     .into_iter()
     .filter(|p| p.exists())
     .collect();
+    // A cluster taloscope created: its own entries, by the names it wrote, whatever
+    // discovery paired.
+    let merged = inputs
+        .record
+        .as_ref()
+        .and_then(|r| r.merged.clone())
+        .map(Box::new);
+    let (talos_context, kube_context) = match &merged {
+        Some(m) => (
+            Some(m.talos_context.name.clone()),
+            Some(m.kube_context.name.clone()),
+        ),
+        None => (inputs.talos_context, inputs.kube_context),
+    };
+    let secrets_bundle = Some(super::journal::CreateJournal::bundle_path_for(
+        state_dir,
+        &inputs.cluster,
+    ))
+    .filter(|b| b.exists());
     DeletePlan {
         cluster: inputs.cluster,
         provider: provider.as_ref().map(|p| p.0.clone()),
@@ -76,8 +97,10 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
         known_by,
         service,
         vms,
-        talos_context: inputs.talos_context,
-        kube_context: inputs.kube_context,
+        talos_context,
+        kube_context,
+        merged,
+        secrets_bundle,
         journals,
         lease_holder: inputs.lease_holder,
     }
@@ -166,6 +189,9 @@ async fn delete_steps<S: DeleteSteps>(
     }
     note("every VM is gone".into()).await;
     note(steps.remove_contexts(plan).await?).await;
+    if let Some(bundle) = &plan.secrets_bundle {
+        note(remove_bundle(bundle)?).await;
+    }
     for j in &plan.journals {
         match std::fs::remove_file(j) {
             Ok(()) => note(format!("removed {}", j.display())).await,
@@ -174,6 +200,23 @@ async fn delete_steps<S: DeleteSteps>(
         }
     }
     Ok(())
+}
+
+/// The secrets bundle copied to `<bundle>.taloscope-backup-<time>` (owner-only), then removed;
+/// one already gone is said.
+fn remove_bundle(bundle: &Path) -> Result<String, String> {
+    let backup = crate::cluster_config::backup_file(bundle, std::time::SystemTime::now())
+        .map_err(|e| e.to_string())?;
+    let Some(backup) = backup else {
+        return Ok(format!("secrets bundle {}: already gone", bundle.display()));
+    };
+    std::fs::remove_file(bundle)
+        .map_err(|e| format!("secrets bundle {}: cannot remove: {e}", bundle.display()))?;
+    Ok(format!(
+        "removed secrets bundle {} (backup {})",
+        bundle.display(),
+        backup.display()
+    ))
 }
 
 /// The real world: the provider and the operator's context files.
@@ -190,10 +233,15 @@ pub fn written_line(
     written: &ContextsWritten,
 ) -> String {
     let backup = |b: &Option<std::path::PathBuf>| {
-        b.as_ref()
-            .map_or("no backup: the file was new".to_string(), |p| {
-                format!("backup {}", p.display())
-            })
+        b.as_ref().map_or(
+            if done == "merged" {
+                "no backup: the file was new"
+            } else {
+                "unchanged"
+            }
+            .to_string(),
+            |p| format!("backup {}", p.display()),
+        )
     };
     format!(
         "context {name} {done}: {} ({}), {} ({})",
@@ -202,6 +250,34 @@ pub fn written_line(
         files.kubeconfig.display(),
         backup(&written.kubeconfig_backup)
     )
+}
+
+/// What removing a create's own entries did: the entries removed, those left and why, and
+/// the backups.
+pub fn removed_line(merged: &MergedEntries, written: &ContextsWritten) -> String {
+    let removed: Vec<String> = merged
+        .described()
+        .into_iter()
+        .filter(|d| !written.left.iter().any(|l| l.starts_with(&format!("{d}:"))))
+        .collect();
+    let mut line = if removed.is_empty() {
+        "no entry of the create removed".to_string()
+    } else {
+        format!("removed {}", removed.join(", "))
+    };
+    if !written.left.is_empty() {
+        line.push_str(&format!("; left {}", written.left.join("; ")));
+    }
+    for (file, backup) in [
+        (&merged.talosconfig, &written.talosconfig_backup),
+        (&merged.kubeconfig, &written.kubeconfig_backup),
+    ] {
+        if let Some(b) = backup {
+            line.push_str(&format!("; {} (backup {})", file.display(), b.display()));
+        }
+    }
+    line.push_str("; every other entry kept");
+    line
 }
 
 impl DeleteSteps for ProviderDelete {
@@ -252,6 +328,11 @@ impl DeleteSteps for ProviderDelete {
         plan: &'a DeletePlan,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
+            if let Some(merged) = &plan.merged {
+                let written = remove_merged(merged, std::time::SystemTime::now())
+                    .map_err(|e| e.to_string())?;
+                return Ok(removed_line(merged, &written));
+            }
             let names: Vec<&str> = [plan.talos_context.as_deref(), plan.kube_context.as_deref()]
                 .into_iter()
                 .flatten()

@@ -62,6 +62,22 @@ pub fn name_free(f: &CreateFacts<'_>) -> Guard {
     }
 }
 
+/// The name is not free either while a secrets bundle of it is left (a cluster deleted by
+/// hand, its keys still valid for its admin certificates) and no create journal of it would
+/// resume with it: a new cluster never takes another's keys.
+pub fn bundle_free(name_free: Guard, bundle: &std::path::Path, resumed: bool) -> Guard {
+    if name_free.verdict == crate::guards::Verdict::Fail || resumed || !bundle.exists() {
+        return name_free;
+    }
+    Guard::fail(
+        GuardId::NameFree,
+        format!(
+            "secrets bundle {} is left from an earlier cluster of this name, and no create journal resumes with it; a new cluster never reuses its keys: move it away, or delete that cluster first",
+            crate::printable::line(&bundle.display().to_string())
+        ),
+    )
+}
+
 /// The Talos release runs the Kubernetes release.
 pub fn version_pair(talos: &str, kubernetes: &str) -> Guard {
     let id = GuardId::VersionPair;
@@ -273,6 +289,23 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_bundle_left_at_the_name_fails_the_name_guard_unless_a_journal_resumes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("lab.secrets.yaml");
+        let free = Guard::pass(GuardId::NameFree, "no context is named lab");
+        assert_eq!(bundle_free(free.clone(), &bundle, false), free);
+        std::fs::write(&bundle, "keys").unwrap();
+        let g = bundle_free(free.clone(), &bundle, false);
+        assert_eq!(g.verdict, Verdict::Fail);
+        assert!(
+            g.reason.contains("lab.secrets.yaml is left"),
+            "{}",
+            g.reason
+        );
+        assert_eq!(bundle_free(free, &bundle, true).verdict, Verdict::Pass);
+    }
+
+    #[test]
     fn an_even_control_plane_count_needs_its_ack_and_zero_fails() {
         assert_eq!(control_plane_count(3).verdict, Verdict::Pass);
         let even = control_plane_count(2);
@@ -355,6 +388,8 @@ pub(crate) mod tests {
             }],
             talos_context: Some("lab".into()),
             kube_context: Some("admin@lab".into()),
+            merged: None,
+            secrets_bundle: None,
             journals: vec![],
             lease_holder: None,
         };

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::plan::CreatePlan;
 use super::progress::CreatePhase;
+use crate::cluster_config::MergedEntries;
 use crate::config::MachineRole;
 use crate::journal::{CREATES, Journal, JournalError, live_holder};
 use crate::run_holder::RunHolder;
@@ -81,6 +82,10 @@ pub struct CreateRecord {
     /// The furthest phase done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done: Option<CreatePhase>,
+    /// Every entry the run merged into the operator's files, with its fingerprint: what a
+    /// delete removes, and nothing else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergedEntries>,
 }
 
 impl CreateRecord {
@@ -191,6 +196,7 @@ impl CreateRecord {
             configured: BTreeSet::new(),
             bootstrap_sent: None,
             done: None,
+            merged: None,
         }
     }
 }

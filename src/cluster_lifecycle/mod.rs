@@ -32,4 +32,6 @@ pub use planner::{CreateRequest, PlanError, plan_create};
 pub use progress::{CreatePhase, LifecycleEvent, PhaseState, RunSummary};
 pub use provider_steps::ProviderSteps;
 pub use runner::{CreateOptions, CreateRunner, FingerprintPolicy, FingerprintQuestion};
-pub use steps::{BootView, BootstrapAnswer, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot};
+pub use steps::{
+    BootView, BootstrapAnswer, ContextsMerged, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot,
+};

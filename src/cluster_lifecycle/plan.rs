@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::MutatingAction;
+use crate::cluster_config::MergedEntries;
 use crate::config::{MachineRole, ProviderKind};
 
 /// How each machine config reaches its VM.
@@ -262,6 +263,14 @@ pub struct DeletePlan {
     pub vms: Vec<KnownVm>,
     pub talos_context: Option<String>,
     pub kube_context: Option<String>,
+    /// The entries the create merged into the operator's files (its journal's record): the
+    /// delete removes exactly these, when unchanged, and nothing else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Box<MergedEntries>>,
+    /// The create's secrets bundle: copied to a backup (listed), then removed, so a later
+    /// cluster of the name never gets this one's keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets_bundle: Option<PathBuf>,
     /// Journals removed at the end (create, provision, rollout of this cluster).
     pub journals: Vec<PathBuf>,
     /// The rollout Lease's holder, when a rollout holds the cluster.
@@ -304,15 +313,40 @@ impl DeletePlan {
         if let Some(s) = self.service {
             out.push_str(&format!("SERVICE    OneFlow service {s}\n"));
         }
-        for (label, ctx) in [
-            ("TALOSCTX", &self.talos_context),
-            ("KUBECTX", &self.kube_context),
-        ] {
-            if let Some(c) = ctx {
+        match &self.merged {
+            Some(m) => {
                 out.push_str(&format!(
-                    "{label:<10} {c} (removed; the file is backed up first)\n"
+                    "TALOSCTX   {} in {} (the create's; removed if unchanged, the file backed up first)\n",
+                    m.talos_context.name,
+                    m.talosconfig.display()
                 ));
+                out.push_str(&format!(
+                    "KUBECTX    {}, cluster {}, user {} in {} (the create's; removed if unchanged, the file backed up first)\n",
+                    m.kube_context.name,
+                    m.kube_cluster.name,
+                    m.kube_user.name,
+                    m.kubeconfig.display()
+                ));
+                out.push_str("KEEPS      every other entry of both files\n");
             }
+            None => {
+                for (label, ctx) in [
+                    ("TALOSCTX", &self.talos_context),
+                    ("KUBECTX", &self.kube_context),
+                ] {
+                    if let Some(c) = ctx {
+                        out.push_str(&format!(
+                            "{label:<10} {c} (removed; the file is backed up first)\n"
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(b) = &self.secrets_bundle {
+            out.push_str(&format!(
+                "SECRETS    {} (removed; a backup owner-only beside it first)\n",
+                b.display()
+            ));
         }
         for j in &self.journals {
             out.push_str(&format!("JOURNAL    {}\n", j.display()));

@@ -22,7 +22,7 @@ use super::journal::CreatedVm;
 use super::materials::Materials;
 use super::plan::{CreatePlan, Delivery, VmSource};
 use super::steps::{
-    BootView, BootstrapAnswer, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot,
+    BootView, BootstrapAnswer, ContextsMerged, CreateSteps, EtcdForming, NewVms, NodesReady, VmBoot,
 };
 use crate::cluster_config::{ContextFiles, kubeconfig_from_tar_gz, merge_contexts};
 
@@ -469,7 +469,7 @@ impl CreateSteps for ProviderSteps {
     fn write_contexts<'a>(
         &'a self,
         control_planes: &'a [String],
-    ) -> BoxFuture<'a, Result<String, String>> {
+    ) -> BoxFuture<'a, Result<ContextsMerged, String>> {
         Box::pin(async move {
             let made = self.made()?;
             let first = control_planes.first().ok_or("no control plane address")?;
@@ -484,12 +484,38 @@ impl CreateSteps for ProviderSteps {
                 std::time::SystemTime::now(),
             )
             .map_err(|e| e.to_string())?;
-            Ok(super::delete::written_line(
-                "merged",
-                &self.plan.cluster,
-                &self.files,
-                &written,
-            ))
+            let mut said =
+                super::delete::written_line("merged", &self.plan.cluster, &self.files, &written);
+            if let Some(m) = &written.merged {
+                said.push_str(&format!(
+                    "; kube context {} (cluster {}, user {})",
+                    m.kube_context.name, m.kube_cluster.name, m.kube_user.name
+                ));
+                let switched: Vec<String> = [
+                    m.previous_talos_context
+                        .as_ref()
+                        .map(|_| format!("talos context {}", m.talos_context.name)),
+                    m.previous_kube_context
+                        .as_ref()
+                        .map(|_| format!("kube context {}", m.kube_context.name)),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if !switched.is_empty() {
+                    said.push_str(&format!(
+                        "; now current: {} (--keep-current-context keeps the current ones)",
+                        switched.join(", ")
+                    ));
+                }
+            }
+            for warning in &written.warnings {
+                said.push_str(&format!("; warning: {warning}"));
+            }
+            Ok(ContextsMerged {
+                said,
+                entries: written.merged,
+            })
         })
     }
 }

@@ -160,7 +160,13 @@ impl<S: CreateSteps> CreateRunner<S> {
                     .vms_of(MachineRole::Controlplane)
                     .filter_map(|v| v.ip.clone())
                     .collect();
-                self.steps.write_contexts(&control_planes).await
+                let merged = self.steps.write_contexts(&control_planes).await?;
+                if let Some(entries) = merged.entries {
+                    self.journal
+                        .update(|r| r.merged = Some(entries))
+                        .map_err(|e| e.to_string())?;
+                }
+                Ok(merged.said)
             }
         }
     }

@@ -10,7 +10,9 @@ use futures::future::BoxFuture;
 use super::*;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::cluster_lifecycle::guards::tests::plan;
-use crate::cluster_lifecycle::steps::{BootstrapAnswer, EtcdForming, NodesReady, VmBoot};
+use crate::cluster_lifecycle::steps::{
+    BootstrapAnswer, ContextsMerged, EtcdForming, NodesReady, VmBoot,
+};
 
 #[derive(Default)]
 struct World {
@@ -209,12 +211,18 @@ impl CreateSteps for Fake {
         })
     }
 
-    fn write_contexts<'a>(&'a self, cps: &'a [String]) -> BoxFuture<'a, Result<String, String>> {
+    fn write_contexts<'a>(
+        &'a self,
+        cps: &'a [String],
+    ) -> BoxFuture<'a, Result<ContextsMerged, String>> {
         Fake::boxed(async move {
             assert_eq!(cps.len(), self.plan.controlplanes, "{cps:?}");
             self.world.lock().unwrap().contexts_written += 1;
             self.maybe_hang("write_contexts").await;
-            Ok("contexts lab written".into())
+            Ok(ContextsMerged {
+                said: "contexts lab written".into(),
+                entries: None,
+            })
         })
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use futures::future::BoxFuture;
 
 use super::journal::CreatedVm;
+use crate::cluster_config::MergedEntries;
 
 /// VMs the create made (or found), and the OneFlow service holding them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -88,7 +89,15 @@ pub trait CreateSteps: Send + Sync + 'static {
     fn write_contexts<'a>(
         &'a self,
         control_planes: &'a [String],
-    ) -> BoxFuture<'a, Result<String, String>>;
+    ) -> BoxFuture<'a, Result<ContextsMerged, String>>;
+}
+
+/// What the merge of the new contexts said, and the entries it wrote (journaled: a delete
+/// removes exactly those).
+#[derive(Debug, Clone)]
+pub struct ContextsMerged {
+    pub said: String,
+    pub entries: Option<MergedEntries>,
 }
 
 /// What a node answered to Bootstrap.

@@ -102,6 +102,7 @@ pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
     Ok(ContextFiles {
         talosconfig: first(&sources.talosconfigs, "talosconfig")?,
         kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
+        keep_current_context: false,
     })
 }
 
@@ -125,7 +126,12 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
     })?;
     let d = dispatcher(global, paths);
     let flags = run_flags!(args);
-    let ready = || operator_files(sources);
+    let ready = || {
+        operator_files(sources).map(|files| ContextFiles {
+            keep_current_context: args.keep_current_context,
+            ..files
+        })
+    };
     let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
         return Ok(());
     };

@@ -102,6 +102,7 @@ fn request_of(args: &EtcdArgs) -> Result<Option<EtcdRequest>, Stop> {
                 .out
                 .clone()
                 .ok_or_else(|| usage("etcd snapshot needs --out FILE"))?,
+            overwrite: args.overwrite,
         },
         EtcdVerb::Forfeit => EtcdRequest::ForfeitLeadership {
             node: needs(args.node.as_ref(), "forfeit")?,

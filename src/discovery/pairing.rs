@@ -1,6 +1,7 @@
 //! Pairing talos and kube contexts into clusters. Rules, in order: the explicit
 //! mapping in taloscope's config; names (kube cluster name = talos context, or
-//! `admin@<talos context>`); addresses (kube server host among talos endpoints/nodes).
+//! `admin@<talos context>`, those whose server is among the talos endpoints first);
+//! addresses (kube server host among talos endpoints/nodes).
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::path::Path;
@@ -82,7 +83,12 @@ pub(crate) fn pair(
     for (paired_by, matches) in rules {
         for t_slot in talos.iter_mut() {
             let Some(t) = t_slot.as_ref() else { continue };
-            let Some(k_index) = position(&kube, |k| matches(t, k)) else {
+            // Of the kube contexts a name matches, one whose API server is among the talos
+            // endpoints comes first: an older `admin@<name>` of another cluster never wins
+            // over the context a create wrote for this one.
+            let Some(k_index) = position(&kube, |k| matches(t, k) && matches_by_address(t, k))
+                .or_else(|| position(&kube, |k| matches(t, k)))
+            else {
                 continue;
             };
             // Both slots were just seen full; the `else` cannot happen.
@@ -362,6 +368,34 @@ mod tests {
             [
                 ("a", Some("a"), Some("k"), Some(PairedBy::Address)),
                 ("b", Some("b"), None, None),
+            ]
+        );
+    }
+
+    /// The operator's older `admin@lab7` (cluster corp-lab) sorts ahead of the context a
+    /// create of lab7 wrote (`admin@lab7-1`, cluster lab7); the one whose server is among
+    /// lab7's endpoints is lab7's, and the corp context stays a cluster of its own.
+    #[test]
+    fn a_name_match_on_the_talos_endpoints_wins_over_an_older_context_of_the_name() {
+        let paired = pair(
+            vec![talos("lab7", &["127.0.0.50"], &["127.0.0.50"])],
+            vec![
+                kube("admin@lab7", "corp-lab", Some("https://127.0.0.9:6443")),
+                kube("admin@lab7-1", "lab7", Some("https://127.0.0.50:6443")),
+            ],
+            &Config::default(),
+            None,
+        );
+        assert_eq!(
+            summary(&paired),
+            [
+                ("admin@lab7", None, Some("admin@lab7"), None),
+                (
+                    "lab7",
+                    Some("lab7"),
+                    Some("admin@lab7-1"),
+                    Some(PairedBy::Name)
+                ),
             ]
         );
     }

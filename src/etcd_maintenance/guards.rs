@@ -2,14 +2,13 @@
 //! defragment (one member at a time, the leader last), the database against its quota before
 //! a disarm, no running node behind a member being removed and quorum after it, the leader
 //! for a forfeit, and a place to write a snapshot. Pure.
-use std::path::Path;
-
 use super::plan::{EtcdCall, EtcdPlan, MemberSpace, QUOTA_BYTES};
+use super::snapshot_file::{SnapshotTarget, check_target};
 use crate::approval::EtcdAction;
 use crate::fleet::collect::is_alarm_report;
 use crate::fleet::{ClusterStatus, EtcdMemberReport, Quorum};
 use crate::guards::{Guard, GuardId, Verdict};
-use crate::printable::bytes_text;
+use crate::printable::{self, bytes_text};
 use crate::rollout::LeaseReading;
 use crate::talos::{MachineStage, Roles};
 use crate::upgrade::guards::{
@@ -219,23 +218,22 @@ fn member_healthy(plan: &EtcdPlan, status: &ClusterStatus) -> Guard {
 
 fn snapshot_file(plan: &EtcdPlan) -> Guard {
     let id = GuardId::SnapshotFile;
-    let Some(out) = plan.steps.iter().find_map(|s| match &s.call {
-        EtcdCall::Snapshot { out } => Some(out),
+    let Some((out, overwrite)) = plan.steps.iter().find_map(|s| match &s.call {
+        EtcdCall::Snapshot { out, overwrite } => Some((out, *overwrite)),
         _ => None,
     }) else {
         return Guard::fail(id, "no snapshot file named");
     };
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if out.is_dir() {
-        return Guard::fail(id, format!("{} is a directory; name a file", out.display()));
-    }
-    if dir.is_dir() {
-        Guard::pass(id, format!("{} (written whole, mode 0600)", out.display()))
-    } else {
-        Guard::fail(id, format!("directory {} does not exist", dir.display()))
+    let shown = printable::line(&out.display().to_string());
+    match check_target(out, overwrite) {
+        Ok(SnapshotTarget::New) => {
+            Guard::pass(id, format!("{shown} (new, written whole, mode 0600)"))
+        }
+        Ok(SnapshotTarget::Replaced) => Guard::pass(
+            id,
+            format!("{shown} (replaces the existing file, written whole, mode 0600)"),
+        ),
+        Err(refusal) => Guard::fail(id, format!("{shown}: {refusal}")),
     }
 }
 

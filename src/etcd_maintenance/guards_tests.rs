@@ -239,6 +239,7 @@ fn forfeit_needs_the_leader_and_each_action_its_role() {
             EtcdRequest::Snapshot {
                 node: None,
                 out: PathBuf::from("etcd.db"),
+                overwrite: false,
             },
             &backup,
             Verdict::Pass,
@@ -268,6 +269,7 @@ fn every_guard_a_plan_shows_is_in_the_etcd_list_in_its_order() {
         EtcdRequest::Snapshot {
             node: None,
             out: PathBuf::from("etcd.db"),
+            overwrite: false,
         },
         EtcdRequest::ForfeitLeadership {
             node: "cp-1".into(),

@@ -11,7 +11,9 @@ pub use plan::{
     EtcdCall, EtcdPlan, EtcdRequest, EtcdStep, MemberSpace, PlanError, QUOTA_BYTES, member_space,
 };
 pub use run::{EtcdOutcome, SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
-pub use snapshot_file::{SnapshotError, SnapshotReport, write_snapshot};
+pub use snapshot_file::{
+    SnapshotError, SnapshotReport, SnapshotTarget, TargetRefusal, check_target, write_snapshot,
+};
 
 #[cfg(test)]
 mod guards_tests;

@@ -21,10 +21,12 @@ pub enum EtcdRequest {
     Defragment {
         node: Option<String>,
     },
-    /// The database of `node` (the leader when none) into `out`.
+    /// The database of `node` (the leader when none) into `out`, a new file unless
+    /// `overwrite` lets it replace an existing regular file.
     Snapshot {
         node: Option<String>,
         out: PathBuf,
+        overwrite: bool,
     },
     ForfeitLeadership {
         node: String,
@@ -52,6 +54,7 @@ pub enum EtcdCall {
     Disarm,
     Snapshot {
         out: PathBuf,
+        overwrite: bool,
     },
     ForfeitLeadership,
     /// The member to remove (16 hex digits) and its hostname, asked through the step's node.
@@ -114,7 +117,11 @@ impl EtcdPlan {
         let (action, target, steps) = match request {
             EtcdRequest::Disarm => disarm_steps(status, &members)?,
             EtcdRequest::Defragment { node } => defragment_steps(status, node.as_deref())?,
-            EtcdRequest::Snapshot { node, out } => {
+            EtcdRequest::Snapshot {
+                node,
+                out,
+                overwrite,
+            } => {
                 let member = match node {
                     Some(n) => member_named(status, n)?,
                     None => status.etcd.leader().ok_or_else(|| {
@@ -124,7 +131,10 @@ impl EtcdPlan {
                         ))
                     })?,
                 };
-                let call = EtcdCall::Snapshot { out: out.clone() };
+                let call = EtcdCall::Snapshot {
+                    out: out.clone(),
+                    overwrite: *overwrite,
+                };
                 let step = step_on(status, member, call);
                 (EtcdAction::Snapshot, step.node.clone(), vec![step])
             }

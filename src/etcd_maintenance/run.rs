@@ -64,8 +64,8 @@ async fn run_step(
     match &step.call {
         EtcdCall::Defragment => defragment(client, node).await,
         EtcdCall::Disarm => disarm(client, node).await,
-        EtcdCall::Snapshot { out } => {
-            let report = snapshot(client, node, out, limits).await?;
+        EtcdCall::Snapshot { out, overwrite } => {
+            let report = snapshot(client, node, out, *overwrite, limits).await?;
             let said = format!(
                 "{} written to {}, sha256 {}",
                 bytes_text(report.size as i64),
@@ -145,13 +145,14 @@ async fn snapshot(
     client: &TalosClient,
     node: &str,
     out: &Path,
+    overwrite: bool,
     limits: SnapshotLimits,
 ) -> Result<SnapshotReport, String> {
     let stream = client
         .etcd_snapshot(node)
         .await
         .map_err(|e| e.to_string())?;
-    write_snapshot(stream, out, limits.bound, limits.max_bytes)
+    write_snapshot(stream, out, overwrite, limits.bound, limits.max_bytes)
         .await
         .map_err(|e| e.to_string())
 }
