@@ -71,7 +71,7 @@ async fn healthy_cluster_upgrades_node_by_node_on_the_legacy_path() {
         assert!(phases.contains(&want), "no {want:?} in {phases:?}");
     }
     let journal = taloscope::rollout::RolloutJournal::load(
-        &taloscope::rollout::RolloutJournal::path_for(&fx.state_dir(), "healthy"),
+        &taloscope::journal::ROLLOUTS.path_for(&fx.state_dir(), "healthy"),
     )
     .expect("journal readable")
     .expect("journal kept");

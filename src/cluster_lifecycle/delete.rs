@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use crate::approval::ApprovedAction;
 use crate::opennebula::VmState;
-use crate::provision::{Provider, ProviderClients, ProvisionJournal};
+use crate::provision::{Provider, ProviderClients};
 
 use super::journal::CreateRecord;
 use super::plan::{DeletePlan, KnownVm, VmsKnownBy};
@@ -64,9 +64,9 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
         ),
     };
     let journals = [
-        super::journal::CreateJournal::path_for(state_dir, &inputs.cluster),
-        ProvisionJournal::path_for(state_dir, &inputs.cluster),
-        crate::rollout::journal::RolloutJournal::path_for(state_dir, &inputs.cluster),
+        crate::journal::CREATES.path_for(state_dir, &inputs.cluster),
+        crate::journal::PROVISIONS.path_for(state_dir, &inputs.cluster),
+        crate::journal::ROLLOUTS.path_for(state_dir, &inputs.cluster),
     ]
     .into_iter()
     .filter(|p| p.exists())

@@ -106,14 +106,9 @@ pub struct CreateJournal {
 }
 
 impl CreateJournal {
-    /// `<state dir>/clusters/<cluster>.json` (the operation journals' one name rule).
-    pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
-        CREATES.path_for(state_dir, cluster)
-    }
-
     /// Where the secrets bundle of `cluster` is kept.
     pub fn bundle_path_for(state_dir: &Path, cluster: &str) -> PathBuf {
-        let journal = Self::path_for(state_dir, cluster);
+        let journal = CREATES.path_for(state_dir, cluster);
         journal.with_extension("secrets.yaml")
     }
 
@@ -122,7 +117,7 @@ impl CreateJournal {
         state_dir: &Path,
         cluster: &str,
     ) -> Result<Option<CreateRecord>, CreateJournalError> {
-        read_record(&Self::path_for(state_dir, cluster))
+        read_record(&CREATES.path_for(state_dir, cluster))
     }
 
     /// Takes the journal of `plan.cluster` for this run: a new one, or the one a killed run
@@ -130,7 +125,7 @@ impl CreateJournal {
     /// of one name started together exactly one runs; refused while another live run holds
     /// it, or when it is another plan's.
     pub fn claim(state_dir: &Path, plan: &CreatePlan) -> Result<CreateJournal, CreateJournalError> {
-        let path = Self::path_for(state_dir, &plan.cluster);
+        let path = CREATES.path_for(state_dir, &plan.cluster);
         let begin = |on_disk: Option<CreateRecord>| {
             let mut record = match on_disk {
                 None => CreateRecord::new(plan),
@@ -280,7 +275,7 @@ mod tests {
     fn the_bundle_lives_beside_the_journal_and_odd_names_stay_inside() {
         let p = CreateJournal::bundle_path_for(Path::new("/s"), "lab");
         assert_eq!(p, Path::new("/s/clusters/lab.secrets.yaml"));
-        let p = CreateJournal::path_for(Path::new("/s"), "../x");
+        let p = CREATES.path_for(Path::new("/s"), "../x");
         assert_eq!(p, Path::new("/s/clusters/_.._x.json"));
     }
 }

@@ -183,7 +183,7 @@ pub async fn plan_create(
         endpoint,
         patches: request.patches.clone(),
         bundle_path: CreateJournal::bundle_path_for(state_dir, &request.cluster),
-        journal_path: CreateJournal::path_for(state_dir, &request.cluster),
+        journal_path: crate::journal::CREATES.path_for(state_dir, &request.cluster),
         room,
     })
 }

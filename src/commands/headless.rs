@@ -337,7 +337,7 @@ fn check_journal(
         return Ok(());
     };
     let cluster = &chosen.cluster.name;
-    let path = RolloutJournal::path_for(&chosen.paths.state_dir, cluster);
+    let path = crate::journal::ROLLOUTS.path_for(&chosen.paths.state_dir, cluster);
     if kind.is_some_and(|k| k != j.kind) {
         return Err(usage(format!(
             "an unfinished {} of {cluster} to {} is in its journal {}; finish it first or move the file away",

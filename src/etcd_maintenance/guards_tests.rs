@@ -324,7 +324,8 @@ fn a_defrag_during_a_rollout_is_refused_naming_the_holder_and_an_unread_lease_as
         &status,
         &EtcdRequest::Snapshot {
             node: None,
-            out: "/tmp/x.db".into(),
+            out: "/nonexistent/x.db".into(),
+            overwrite: false,
         },
     )
     .unwrap();

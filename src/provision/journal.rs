@@ -75,14 +75,9 @@ pub struct ProvisionJournal {
 }
 
 impl ProvisionJournal {
-    /// `<state dir>/provisions/<cluster>.json` (the operation journals' one name rule).
-    pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
-        PROVISIONS.path_for(state_dir, cluster)
-    }
-
     /// Opens (or starts) the journal of `cluster`.
     pub fn open(state_dir: &Path, cluster: &str) -> Result<ProvisionJournal, JournalError> {
-        let path = Self::path_for(state_dir, cluster);
+        let path = PROVISIONS.path_for(state_dir, cluster);
         let file = read_file(&path, cluster)?;
         Ok(ProvisionJournal {
             path,
@@ -241,7 +236,7 @@ mod tests {
     #[test]
     fn an_entry_from_before_endpoints_goes_by_the_provider_name() {
         let dir = tempfile::tempdir().unwrap();
-        let path = ProvisionJournal::path_for(dir.path(), "healthy");
+        let path = PROVISIONS.path_for(dir.path(), "healthy");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let old = r#"{"cluster": "healthy", "vms": [{"provider": "lab", "role": "worker",
             "started": "2026-11-30T15:20:57Z", "id": 5, "name": "healthy-worker-1",
@@ -297,7 +292,7 @@ mod tests {
 
     #[test]
     fn odd_names_stay_inside_and_corrupt_files_are_named() {
-        let p = ProvisionJournal::path_for(Path::new("/s"), "../x/y");
+        let p = PROVISIONS.path_for(Path::new("/s"), "../x/y");
         assert_eq!(p, Path::new("/s/provisions/_.._x_y.json"));
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("provisions")).unwrap();

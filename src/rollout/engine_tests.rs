@@ -77,7 +77,7 @@ fn setup(dir: &std::path::Path, nodes: usize, batches: Vec<Vec<usize>>) -> Engin
             outcome: None,
             updated_unix: 0,
         },
-        journal_path: RolloutJournal::path_for(dir, "lab"),
+        journal_path: crate::journal::ROLLOUTS.path_for(dir, "lab"),
         batches,
         step_timeout: Duration::from_millis(300),
         renew_every: Duration::from_secs(60),

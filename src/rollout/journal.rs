@@ -1,7 +1,7 @@
 //! The rollout journal: the plan, the acknowledgements, the holder and every step's progress,
 //! written atomically (temp file + rename) to `<state dir>/rollouts/<cluster>.json` on every
 //! change, so a console killed mid-rollout resumes from the first unfinished step.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,11 +58,6 @@ impl RolloutJournal {
         }
     }
 
-    /// `<state dir>/rollouts/<cluster>.json` (the operation journals' one name rule).
-    pub fn path_for(state_dir: &Path, cluster: &str) -> PathBuf {
-        ROLLOUTS.path_for(state_dir, cluster)
-    }
-
     /// The rollout at a glance, as the progress pane shows it.
     pub fn summary(&self) -> RolloutSummary {
         RolloutSummary {
@@ -109,7 +104,7 @@ impl RolloutJournal {
         state_dir: &Path,
         cluster: &str,
     ) -> Result<Option<RolloutJournal>, JournalError> {
-        let path = RolloutJournal::path_for(state_dir, cluster);
+        let path = ROLLOUTS.path_for(state_dir, cluster);
         Ok(RolloutJournal::load(&path)?.filter(RolloutJournal::is_unfinished))
     }
 }
@@ -141,7 +136,7 @@ mod tests {
     #[test]
     fn saves_atomically_and_loads_back() {
         let dir = tempfile::tempdir().unwrap();
-        let path = RolloutJournal::path_for(dir.path(), "prod/eu");
+        let path = ROLLOUTS.path_for(dir.path(), "prod/eu");
         assert!(path.ends_with("rollouts/prod_eu.json"), "{path:?}");
         let j = journal();
         j.save(&path).unwrap();
@@ -169,8 +164,7 @@ mod tests {
         );
         let mut j = journal();
         j.outcome = Some(RolloutOutcome::Completed);
-        j.save(&RolloutJournal::path_for(dir.path(), "prod/eu"))
-            .unwrap();
+        j.save(&ROLLOUTS.path_for(dir.path(), "prod/eu")).unwrap();
         assert!(
             RolloutJournal::load_unfinished(dir.path(), "prod/eu")
                 .unwrap()
@@ -181,7 +175,7 @@ mod tests {
     #[test]
     fn corrupt_file_is_a_clear_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = RolloutJournal::path_for(dir.path(), "lab");
+        let path = ROLLOUTS.path_for(dir.path(), "lab");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{\"format\": 1, \"cluster\": ").unwrap();
         let err = RolloutJournal::load(&path).unwrap_err();
@@ -202,7 +196,7 @@ mod tests {
     fn odd_cluster_names_stay_inside_the_rollouts_dir() {
         let dir = Path::new("/state");
         for name in ["../etc", "", ".hidden", "a b"] {
-            let p = RolloutJournal::path_for(dir, name);
+            let p = ROLLOUTS.path_for(dir, name);
             assert_eq!(p.parent(), Some(Path::new("/state/rollouts")), "{name:?}");
         }
     }

@@ -110,7 +110,7 @@ pub(crate) fn launch(
         return refuse(journal, reason, events);
     }
     let journal_path = match options.journal_dir() {
-        Ok(dir) => RolloutJournal::path_for(&dir, &journal.cluster),
+        Ok(dir) => crate::journal::ROLLOUTS.path_for(&dir, &journal.cluster),
         Err(reason) => return refuse(journal, reason, events),
     };
     let displaces = match claim_on_disk(&journal_path, &options) {
