@@ -172,7 +172,7 @@ pub(super) fn run(
                     cancel,
                 };
                 let result = run_on(on, run, lines).await;
-                if !matches!(journal.snapshot().outcome, Some(_)) {
+                if journal.snapshot().outcome.is_none() {
                     let outcome = match &result {
                         Ok(_) => "finished".to_string(),
                         Err(e) => format!("failed: {e}"),

@@ -58,11 +58,10 @@ impl CancelSignal {
         (tx, CancelSignal(rx))
     }
 
-    /// A signal nobody sets (a headless run ends with the process).
+    /// A signal nobody sets (a headless run ends with the process): its sender is gone, so
+    /// it stays unset and waiting on it waits for ever.
     pub fn never() -> CancelSignal {
-        let (tx, signal) = CancelSignal::new();
-        std::mem::forget(tx);
-        signal
+        CancelSignal::new().1
     }
 
     pub fn is_set(&self) -> bool {
