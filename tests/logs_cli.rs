@@ -168,3 +168,25 @@ async fn containers_and_faults_and_bad_names() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_echoing_hostile_text_prints_no_control_character() {
+    // The operator's own input (and any hostname the message names) reaches stderr without
+    // an escape or a bell: a terminal could otherwise be retitled or cleared by a message.
+    let fx = start(builtin("healthy")).await;
+    let hostile = "\u{1b}]0;owned\u{7}\u{1b}[2Jnosuch";
+    let mut cmd = fx.taloscope("healthy", "logs");
+    cmd.args(["--node", hostile, "etcd"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("nosuch"), "{stderr:?}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "raw control characters on stderr: {stderr:?}"
+    );
+    let mut cmd = fx.taloscope("healthy", "upgrade");
+    cmd.args(["--to", "v1.\u{1b}[2J12", "--plan"]);
+    let (code, _, stderr) = output(cmd).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+}

@@ -21,13 +21,15 @@ pub(super) fn usage(message: impl Into<String>) -> Stop {
     Stop(EXIT_USAGE, message.into())
 }
 
-/// The exit code of a run; a stop says its reason on stderr first.
+/// The exit code of a run; a stop says its reason on stderr first. The reason may carry text
+/// from the network (a hostname) or the operator's own input: it is printed without anything
+/// a terminal would act on.
 pub(super) fn exit_code(result: Result<ExitCode, Stop>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(Stop(code, message)) => {
             if !message.is_empty() {
-                eprintln!("taloscope: {message}");
+                eprintln!("taloscope: {}", crate::printable::lines(&message));
             }
             ExitCode::from(code)
         }
