@@ -9,44 +9,11 @@
 mod capi_checks;
 mod upgrade_common;
 
-use std::collections::BTreeSet;
-use std::time::Duration;
-
 use serde_json::Value;
 use upgrade_common::*;
 
 const MGMT: &str = "admin@capi-mgmt";
 const WORKLOAD: &str = "capi-work";
-
-fn names(v: &[Value]) -> BTreeSet<String> {
-    v.iter()
-        .filter_map(|m| m["metadata"]["name"].as_str().map(String::from))
-        .collect()
-}
-
-/// The Machines, once all five have a Ready condition (the controller has settled).
-async fn settled_machines(fx: &Fixture) -> Vec<Value> {
-    let capi = fx.sim.capi().expect("capi scenario");
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let machines = capi.list("machines");
-        let ready = machines.len() == 5
-            && machines.iter().all(|m| {
-                m["status"]["conditions"].as_array().is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-            });
-        if ready {
-            return machines;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "capi-clusterctl settles: {machines:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 fn kubectl(fx: &Fixture, args: &[&str]) -> std::process::Output {
     std::process::Command::new("kubectl")
@@ -137,7 +104,10 @@ async fn the_capi_way_talos_upgrade_replaces_every_machine_unrefused() {
     capi_checks::assert_talos_templates_rolled(capi, "v1.12.0");
     let after = capi.list("machines");
     assert_eq!(after.len(), 5);
-    assert!(names(&after).is_disjoint(&names(&before)), "{after:?}");
+    assert!(
+        object_names(&after).is_disjoint(&object_names(&before)),
+        "{after:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

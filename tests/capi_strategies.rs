@@ -4,44 +4,11 @@
 //! Cluster (the plan is refused naming what pauses it; nothing is patched, nothing waits).
 mod upgrade_common;
 
-use std::collections::BTreeSet;
-use std::time::Duration;
-
 use serde_json::Value;
 use upgrade_common::*;
 
 const MGMT: &str = "admin@capi-mgmt";
 const WORKLOAD: &str = "capi-work";
-
-fn names(v: &[Value]) -> BTreeSet<String> {
-    v.iter()
-        .filter_map(|m| m["metadata"]["name"].as_str().map(String::from))
-        .collect()
-}
-
-/// The Machines, once all five have a Ready condition.
-async fn settled_machines(fx: &Fixture) -> Vec<Value> {
-    let capi = fx.sim.capi().expect("capi scenario");
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let machines = capi.list("machines");
-        let ready = machines.len() == 5
-            && machines.iter().all(|m| {
-                m["status"]["conditions"].as_array().is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-            });
-        if ready {
-            return machines;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "capi settles: {machines:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 fn kubectl_patch(fx: &Fixture, resource: &str, name: &str, patch: &str) {
     let out = std::process::Command::new("kubectl")
@@ -109,7 +76,10 @@ async fn an_on_delete_control_plane_is_rolled_by_deleting_its_machines_one_at_a_
     let capi = fx.sim.capi().expect("capi");
     let after = capi.list("machines");
     assert_eq!(after.len(), 5, "{after:?}");
-    assert!(names(&after).is_disjoint(&names(&before)), "{after:?}");
+    assert!(
+        object_names(&after).is_disjoint(&object_names(&before)),
+        "{after:?}"
+    );
     for m in &after {
         assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
     }
@@ -147,5 +117,5 @@ async fn a_paused_cluster_is_refused_naming_what_pauses_it() {
         tcp_before["spec"],
         "nothing patched"
     );
-    assert_eq!(names(&capi.list("machines")), names(&before));
+    assert_eq!(object_names(&capi.list("machines")), object_names(&before));
 }

@@ -6,43 +6,10 @@
 mod capi_checks;
 mod upgrade_common;
 
-use std::collections::BTreeSet;
-use std::time::Duration;
-
 use serde_json::Value;
 use upgrade_common::*;
 
 const WORKLOAD: &str = "capi-work";
-
-fn names(v: &[Value]) -> BTreeSet<String> {
-    v.iter()
-        .filter_map(|m| m["metadata"]["name"].as_str().map(String::from))
-        .collect()
-}
-
-/// The Machines, once every one of them has a Ready node (the controller has settled).
-async fn settled_machines(fx: &Fixture) -> Vec<Value> {
-    let capi = fx.sim.capi().expect("capi scenario");
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let machines = capi.list("machines");
-        let ready = machines.len() == 5
-            && machines.iter().all(|m| {
-                m["status"]["conditions"].as_array().is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-            });
-        if ready {
-            return machines;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "capi settles: {machines:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// The command against the sim's configs and its OpenNebula provider config.
 fn command(fx: &Fixture, subcommand: &str, args: &[&str]) -> tokio::process::Command {
@@ -65,7 +32,7 @@ fn tcp(fx: &Fixture) -> Value {
 fn sim_nodes(fx: &Fixture) -> Vec<(String, String, String, bool)> {
     let state = fx.sim.state();
     let cluster = state.cluster(WORKLOAD).expect("workload cluster");
-    names(&fx.sim.capi().unwrap().list("machines"))
+    object_names(&fx.sim.capi().unwrap().list("machines"))
         .into_iter()
         .map(|name| {
             let node = cluster.node(&name).unwrap_or_else(|| panic!("node {name}"));
@@ -115,8 +82,8 @@ async fn upgrade_k8s_to_the_next_patch_replaces_every_machine_the_capi_way() {
         "--plan patched nothing"
     );
     assert_eq!(
-        names(&fx.sim.capi().unwrap().list("machines")),
-        names(&before)
+        object_names(&fx.sim.capi().unwrap().list("machines")),
+        object_names(&before)
     );
 
     let cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
@@ -136,9 +103,9 @@ async fn upgrade_k8s_to_the_next_patch_replaces_every_machine_the_capi_way() {
     let after = fx.sim.capi().unwrap().list("machines");
     assert_eq!(after.len(), 5, "{after:?}");
     assert!(
-        names(&after).is_disjoint(&names(&before)),
+        object_names(&after).is_disjoint(&object_names(&before)),
         "every Machine replaced: {:?}",
-        names(&after)
+        object_names(&after)
     );
     for m in &after {
         assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
@@ -180,7 +147,7 @@ async fn upgrade_to_the_next_minor_rolls_a_new_machine_template() {
     capi_checks::assert_talos_templates_rolled(capi, "v1.12.0");
     let after = capi.list("machines");
     assert_eq!(after.len(), 5);
-    assert!(names(&after).is_disjoint(&names(&before)));
+    assert!(object_names(&after).is_disjoint(&object_names(&before)));
     let nodes = sim_nodes(&fx);
     assert_eq!(nodes.len(), 5, "{nodes:?}");
     for (node, _, talos, up) in &nodes {
@@ -245,7 +212,7 @@ async fn a_killed_run_resumes_its_phase_without_patching_again() {
     assert!(stdout.contains("completed"), "{stdout}");
     let after = fx.sim.capi().unwrap().list("machines");
     assert_eq!(after.len(), 5, "{after:?}");
-    assert!(names(&after).is_disjoint(&names(&before)));
+    assert!(object_names(&after).is_disjoint(&object_names(&before)));
     for m in &after {
         assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
     }

@@ -404,3 +404,35 @@ pub async fn status_json(fx: &Fixture, context: &str) -> serde_json::Value {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     serde_json::from_str(&stdout).expect("status json")
 }
+
+/// The names (`metadata.name`) of Kubernetes objects.
+pub fn object_names(v: &[serde_json::Value]) -> std::collections::BTreeSet<String> {
+    v.iter()
+        .filter_map(|m| m["metadata"]["name"].as_str().map(String::from))
+        .collect()
+}
+
+/// The Machines of a `capi` scenario, once all five have a Ready condition (the sim's
+/// controller has settled); bounded by [`LIMIT`].
+pub async fn settled_machines(fx: &Fixture) -> Vec<serde_json::Value> {
+    let capi = fx.sim.capi().expect("capi scenario");
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let machines = capi.list("machines");
+        let ready = machines.len() == 5
+            && machines.iter().all(|m| {
+                m["status"]["conditions"].as_array().is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                })
+            });
+        if ready {
+            return machines;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "capi settles: {machines:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
