@@ -17,17 +17,13 @@ const BOUND: Duration = Duration::from_secs(60);
 /// is under way.
 const SLOW: f64 = 0.25;
 
-/// The console on `sim` at 80x24, its state dir under `home`, showing `cluster`'s nodes.
+/// The console on `sim` at 80x24, its state dir under `home`, showing all of `cluster`'s nodes.
 fn console_on(sim: &BackgroundSim, home: &Path, cluster: &str) -> PtySession {
-    let mut s = sim.console_on_cluster(home, (24, 80), cluster, BOUND);
-    s.wait_for("the nodes", BOUND, |t| {
-        t.contains("+ Nodes (5)") && t.contains("w-2")
-    });
-    s
+    pty_support::console_on_five_nodes(sim, home, cluster, BOUND)
 }
 
 fn audit(home: &Path) -> String {
-    std::fs::read_to_string(home.join("taloscope-state/audit.log")).unwrap_or_default()
+    pty_support::audit_log(home)
 }
 
 /// Opens the reboot plan of the node `downs` rows below the first, and starts it.

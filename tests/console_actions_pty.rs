@@ -17,16 +17,11 @@ const TIME_SCALE: f64 = 20.0;
 
 /// The console on `sim` at 80x24, its state dir under `home`, showing all of `cluster`'s nodes.
 fn console_on(sim: &BackgroundSim, home: &Path, cluster: &str) -> PtySession {
-    let mut s = sim.console_on_cluster(home, (24, 80), cluster, BOUND);
-    s.wait_for("the nodes", BOUND, |t| {
-        t.contains("+ Nodes (5)") && t.contains("w-2")
-    });
-    s
+    pty_support::console_on_five_nodes(sim, home, cluster, BOUND)
 }
 
-/// The audit log of the console started under `home`.
 fn audit(home: &Path) -> String {
-    std::fs::read_to_string(home.join("taloscope-state/audit.log")).unwrap_or_default()
+    pty_support::audit_log(home)
 }
 
 #[test]

@@ -158,13 +158,6 @@ pub fn interrupted_actions(state_dir: &Path) -> (Vec<InterruptedAction>, Vec<Str
     (found, errors)
 }
 
-/// Nodes the actions of `cluster` left cordoned, as their records say (interrupted or not).
-pub fn left_cordoned(state_dir: &Path, cluster: &str) -> Option<(String, ActionRecord)> {
-    let path = ACTIONS.path_for(state_dir, cluster);
-    let record: ActionRecord = ACTIONS.load(&path).ok().flatten()?;
-    record.left_cordoned.clone().map(|node| (node, record))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,8 +190,11 @@ mod tests {
         );
         found[0].mark_reported().unwrap();
         assert!(interrupted_actions(dir.path()).0.is_empty(), "told once");
-        let (node, _) = left_cordoned(dir.path(), "prod").expect("still recorded");
-        assert_eq!(node, "w-1");
+        let record: ActionRecord = ACTIONS
+            .load(&ACTIONS.path_for(dir.path(), "prod"))
+            .unwrap()
+            .expect("still recorded");
+        assert_eq!(record.left_cordoned.as_deref(), Some("w-1"));
     }
 
     #[test]

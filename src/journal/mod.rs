@@ -187,7 +187,7 @@ impl JournalKind {
             .and_then(|()| file.write_all(me.as_bytes()))
             .map_err(write_err)?;
         Ok(JournalClaim {
-            lock: Arc::new(LockFile { path: lock, file }),
+            _lock: Arc::new(LockFile { file }),
         })
     }
 }
@@ -211,21 +211,14 @@ pub fn live_holder(holder: Option<&str>) -> Option<String> {
 /// The whole-run hold on a journal; the lock goes when the last clone is dropped.
 #[derive(Debug, Clone)]
 pub struct JournalClaim {
-    lock: Arc<LockFile>,
-}
-
-impl JournalClaim {
-    /// The lock file's path.
-    pub fn lock_path(&self) -> &Path {
-        &self.lock.path
-    }
+    /// Held, not read: the kernel releases the lock when the last clone closes the file.
+    _lock: Arc<LockFile>,
 }
 
 /// The locked file. It stays on disk when the run ends (removing it would let a run that opened
 /// it just before lock a file no longer at the path); emptied, it names no one.
 #[derive(Debug)]
 struct LockFile {
-    path: PathBuf,
     file: std::fs::File,
 }
 
@@ -241,7 +234,8 @@ pub struct Journal<T> {
     kind: JournalKind,
     path: PathBuf,
     record: T,
-    claim: JournalClaim,
+    /// Held, not read: the lock lasts as long as the journal (and its clones).
+    _claim: JournalClaim,
 }
 
 impl<T: Serialize + DeserializeOwned> Journal<T> {
@@ -259,7 +253,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
             kind,
             path,
             record,
-            claim,
+            _claim: claim,
         };
         journal.save()?;
         Ok(journal)
@@ -271,10 +265,6 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 
     pub fn record(&self) -> &T {
         &self.record
-    }
-
-    pub fn claim_held(&self) -> &JournalClaim {
-        &self.claim
     }
 
     /// Changes the record and writes it before returning: what the run does next may rely on

@@ -337,3 +337,23 @@ impl Drop for BackgroundSim {
         }
     }
 }
+
+/// The console on `sim` at 80x24 (its files under `home`) showing all five nodes of
+/// `cluster`'s nodes pane.
+pub fn console_on_five_nodes(
+    sim: &BackgroundSim,
+    home: &Path,
+    cluster: &str,
+    bound: Duration,
+) -> PtySession {
+    let mut s = sim.console_on_cluster(home, (24, 80), cluster, bound);
+    s.wait_for("the nodes", bound, |t| {
+        t.contains("+ Nodes (5)") && t.contains("w-2")
+    });
+    s
+}
+
+/// The audit log of a console started under `home`.
+pub fn audit_log(home: &Path) -> String {
+    std::fs::read_to_string(home.join("taloscope-state/audit.log")).unwrap_or_default()
+}
