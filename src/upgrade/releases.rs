@@ -152,6 +152,18 @@ impl ReleaseLookup {
         }
     }
 
+    /// The lookup a create uses: no cluster, so no machine config naming mirrors yet; the
+    /// registry as [`REGISTRY_ENV`] sets it, cached in `state_dir`; stable releases only.
+    pub fn for_new_cluster(state_dir: &Path) -> ReleaseLookup {
+        let setting = std::env::var(REGISTRY_ENV).ok();
+        ReleaseLookup::new(
+            setting.as_deref(),
+            Vec::new(),
+            Some(state_dir.to_path_buf()),
+            false,
+        )
+    }
+
     /// A fresh cached listing, else the first endpoint that lists the tags (cached for next
     /// time), else an older cached listing, else the built-in table with the reasons.
     pub async fn learn(&self) -> LearnedReleases {

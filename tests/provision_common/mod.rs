@@ -35,6 +35,8 @@ pub fn command(sim: &Sim, config: &Path, args: &[&str]) -> tokio::process::Comma
         .env("TALOSCOPE_STATE_DIR", state_dir(sim))
         .env("TALOSCONFIG", sim.fleet.talosconfig_path())
         .env("KUBECONFIG", sim.fleet.kubeconfig_path())
+        // No release registry unless a test names one: tests never reach ghcr.io.
+        .env("TALOSCOPE_RELEASES_REGISTRY", "off")
         .env_remove("TALOSCOPE_CONFIG")
         .env_remove("ONE_AUTH")
         .env_remove("ONE_XMLRPC")
