@@ -50,6 +50,18 @@ impl Component {
         }
     }
 
+    /// The document of a Talos 1.14+ config that holds the image instead
+    /// (pkg/machinery/config/types/k8s at v1.14.0-rc.1).
+    pub fn document_kind(self) -> &'static str {
+        match self {
+            Component::KubeApiserver => "KubeAPIServerConfig",
+            Component::KubeControllerManager => "KubeControllerManagerConfig",
+            Component::KubeScheduler => "KubeSchedulerConfig",
+            Component::KubeProxy => "KubeProxyConfig",
+            Component::Kubelet => "KubeletConfig",
+        }
+    }
+
     /// The image repository talosctl uses by default.
     pub fn default_repository(self) -> &'static str {
         match self {
