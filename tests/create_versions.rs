@@ -140,14 +140,7 @@ async fn run_with_registry(sim: &talos_common::Sim, args: &[String], registry: &
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut cmd = provision_common::command(sim, &config_file(sim), &args);
     cmd.env("TALOSCOPE_RELEASES_REGISTRY", registry);
-    let out = talos_common::within(120, "taloscope", cmd.output())
-        .await
-        .expect("taloscope runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    provision_common::run_command(cmd).await
 }
 
 /// A release neither the built-in table nor a registry lists is refused at planning, and the

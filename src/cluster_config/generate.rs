@@ -214,19 +214,7 @@ fn documents(
         docs.push(unattended_install(input));
     }
     if contract.host_dns() && contract.host_dns_multidoc_config() {
-        docs.push(
-            document("ResolverConfig").with(
-                "hostDNS",
-                ConfigNode::map()
-                    .with("enabled", ConfigNode::Bool(true))
-                    .with_some(
-                        "forwardKubeDNSToHost",
-                        contract
-                            .host_dns_forward_kube_dns_to_host()
-                            .then_some(ConfigNode::Bool(true)),
-                    ),
-            ),
-        );
+        docs.push(document("ResolverConfig").with("hostDNS", host_dns(contract)));
     }
     if contract.filesystem_trim_by_default() {
         // generate/block.go: EPHEMERAL mounted secure, trimmed every
@@ -392,16 +380,35 @@ fn features(contract: ConfigContract) -> ConfigNode {
         )
         .with_some(
             "hostDNS",
-            (contract.host_dns() && !contract.host_dns_multidoc_config()).then(|| {
-                ConfigNode::map()
-                    .with("enabled", ConfigNode::Bool(true))
-                    .with_some(
-                        "forwardKubeDNSToHost",
-                        contract
-                            .host_dns_forward_kube_dns_to_host()
-                            .then_some(ConfigNode::Bool(true)),
-                    )
-            }),
+            (contract.host_dns() && !contract.host_dns_multidoc_config())
+                .then(|| host_dns(contract)),
+        )
+}
+
+/// Host DNS, on, forwarding the cluster's DNS to the host from 1.8 (`machine.features.hostDNS`
+/// up to 1.13, a `ResolverConfig` document's `hostDNS` from 1.14).
+fn host_dns(contract: ConfigContract) -> ConfigNode {
+    ConfigNode::map()
+        .with("enabled", ConfigNode::Bool(true))
+        .with_some(
+            "forwardKubeDNSToHost",
+            contract
+                .host_dns_forward_kube_dns_to_host()
+                .then_some(ConfigNode::Bool(true)),
+        )
+}
+
+/// The cluster's DNS domain and pod and service nets (`cluster.network` up to 1.13, a
+/// `KubeNetworkConfig` document from 1.14).
+pub(super) fn kube_network(input: &GenerateInput, into: ConfigNode) -> ConfigNode {
+    into.with("dnsDomain", ConfigNode::str("cluster.local"))
+        .with(
+            "podSubnets",
+            ConfigNode::strings(&[pod_net(&input.endpoint)]),
+        )
+        .with(
+            "serviceSubnets",
+            ConfigNode::strings(&[service_net(&input.endpoint)]),
         )
 }
 
@@ -410,16 +417,7 @@ fn cluster(input: &GenerateInput, contract: ConfigContract, role: Role, host: &s
     let legacy_identity = !contract.discovery_multidoc_config();
     let legacy_kubernetes = !contract.multidoc_kubernetes_config();
     let control_plane = role == Role::ControlPlane;
-    let network = ConfigNode::map()
-        .with("dnsDomain", ConfigNode::str("cluster.local"))
-        .with(
-            "podSubnets",
-            ConfigNode::strings(&[pod_net(&input.endpoint)]),
-        )
-        .with(
-            "serviceSubnets",
-            ConfigNode::strings(&[service_net(&input.endpoint)]),
-        );
+    let network = kube_network(input, ConfigNode::map());
     let discovery = ConfigNode::map()
         .with("enabled", ConfigNode::Bool(true))
         .with(
@@ -575,7 +573,7 @@ pub(super) fn audit_policy() -> ConfigNode {
 }
 
 /// Upstream picks IPv6 nets only when the endpoint string itself is an IPv6 address.
-pub(super) fn pod_net(endpoint: &str) -> &'static str {
+fn pod_net(endpoint: &str) -> &'static str {
     if is_ipv6(endpoint) {
         "fc00:db8:10::/56"
     } else {
@@ -583,7 +581,7 @@ pub(super) fn pod_net(endpoint: &str) -> &'static str {
     }
 }
 
-pub(super) fn service_net(endpoint: &str) -> &'static str {
+fn service_net(endpoint: &str) -> &'static str {
     if is_ipv6(endpoint) {
         "fc00:db8:20::/112"
     } else {

@@ -4,7 +4,7 @@
 use super::generate::{
     APISERVER_IMAGE, CONTROLLER_MANAGER_IMAGE, EXCLUDE_FROM_EXTERNAL_LB, GenerateInput,
     KUBE_PRISM_PORT, KUBELET_IMAGE, PROXY_IMAGE, SCHEDULER_IMAGE, api_server_sans, audit_policy,
-    document, pod_net, pod_security_configuration, service_net,
+    document, kube_network, pod_security_configuration,
 };
 use super::pki::CertAndKey;
 use super::secrets::EncryptionSecret;
@@ -45,16 +45,7 @@ pub(super) fn node_documents(input: &GenerateInput, control_plane: bool) -> Vec<
             "defaultRuntimeSeccompProfileEnabled",
             ConfigNode::Bool(true),
         );
-    let network = document("KubeNetworkConfig")
-        .with("dnsDomain", ConfigNode::str("cluster.local"))
-        .with(
-            "podSubnets",
-            ConfigNode::strings(&[pod_net(&input.endpoint)]),
-        )
-        .with(
-            "serviceSubnets",
-            ConfigNode::strings(&[service_net(&input.endpoint)]),
-        );
+    let network = kube_network(input, document("KubeNetworkConfig"));
     let k8s_ca = &input.bundle.certs.k8s;
     let ca = if control_plane {
         document("KubeAPIServerCAConfig").with("issuingCA", issuing_ca(k8s_ca))

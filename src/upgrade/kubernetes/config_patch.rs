@@ -151,29 +151,16 @@ pub fn patch_image(
     target: &KubeVersion,
 ) -> Result<PatchedConfig, ConfigPatchError> {
     let file = parse(node, config)?;
-    if let Some(doc) = component_document(&file, component) {
-        let old_image = document_image(&doc);
-        let image = new_image(old_image.as_deref(), component, target);
-        if old_image.as_deref() == Some(image.as_str()) {
-            return Ok(PatchedConfig {
-                old_image,
-                new_image: image,
-                text: None,
-            });
-        }
-        let root = doc.as_mapping().ok_or_else(|| ConfigPatchError::Edit {
-            node: node.to_string(),
-            path: format!("{}.image", component.document_kind()),
-        })?;
-        root.set("image", image.as_str());
-        return Ok(PatchedConfig {
-            old_image,
-            new_image: image,
-            text: Some(file.to_string()),
-        });
-    }
-    let doc = v1alpha1(node, &file)?;
-    let old_image = image_of(&doc, component);
+    let own = component_document(&file, component);
+    let v1alpha1_doc = match own {
+        Some(_) => None,
+        None => Some(v1alpha1(node, &file)?),
+    };
+    let old_image = match (&own, &v1alpha1_doc) {
+        (Some(doc), _) => document_image(doc),
+        (None, Some(doc)) => image_of(doc, component),
+        (None, None) => None,
+    };
     let image = new_image(old_image.as_deref(), component, target);
     if old_image.as_deref() == Some(image.as_str()) {
         return Ok(PatchedConfig {
@@ -182,18 +169,26 @@ pub fn patch_image(
             text: None,
         });
     }
-    let root = doc
-        .as_mapping()
-        .ok_or_else(|| ConfigPatchError::NoV1Alpha1 {
+    let field = match (own, v1alpha1_doc) {
+        (Some(doc), _) => doc.as_mapping().ok_or_else(|| ConfigPatchError::Edit {
             node: node.to_string(),
-        })?;
-    let (section, key) = component.config_path();
-    let field = mapping_at(&root, section)
-        .and_then(|m| mapping_at(&m, key))
-        .ok_or_else(|| ConfigPatchError::Edit {
-            node: node.to_string(),
-            path: format!("{section}.{key}.image"),
-        })?;
+            path: format!("{}.image", component.document_kind()),
+        })?,
+        (None, doc) => {
+            let root =
+                doc.and_then(|d| d.as_mapping())
+                    .ok_or_else(|| ConfigPatchError::NoV1Alpha1 {
+                        node: node.to_string(),
+                    })?;
+            let (section, key) = component.config_path();
+            mapping_at(&root, section)
+                .and_then(|m| mapping_at(&m, key))
+                .ok_or_else(|| ConfigPatchError::Edit {
+                    node: node.to_string(),
+                    path: format!("{section}.{key}.image"),
+                })?
+        }
+    };
     field.set("image", image.as_str());
     Ok(PatchedConfig {
         old_image,
