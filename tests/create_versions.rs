@@ -9,6 +9,7 @@ mod provision_common;
 mod talos_common;
 
 use create_common::{create_args, lab_status};
+use provision_common::{Run, config_file};
 use talos_common::{scenario, start};
 use taloscope::cluster_config::{
     GenerateInput, MachineConfigs, NEWEST_GENERATED, OLDEST_GENERATED, SecretsBundle,
@@ -19,11 +20,21 @@ use taloscope::versions::{
 };
 use taloscope_sim::NodeRole;
 use taloscope_sim::opennebula::load_machine_config;
+use taloscope_sim::registry::{RegistrySim, RegistrySpec};
 
-/// The newest release of every minor taloscope generates configs for.
+/// The first release of Talos 1.14, which the built-in table does not list (it was read when
+/// 1.14 had only release candidates): a create learns it from the registry.
+const V1_14: &str = "v1.14.0";
+
+/// The newest release of every minor taloscope generates configs for: the built-in table's,
+/// and v1.14.0 for 1.14.
 fn generated_versions() -> Vec<TalosVersion> {
     (OLDEST_GENERATED.minor..=NEWEST_GENERATED.minor)
-        .map(|m| latest_talos_release(Minor::new(1, m)).expect("a known release"))
+        .map(|m| {
+            latest_talos_release(Minor::new(1, m))
+                .or_else(|| (m == 14).then(|| TalosVersion::parse(V1_14).unwrap()))
+                .expect("a known release")
+        })
         .collect()
 }
 
@@ -50,7 +61,7 @@ fn configs(talos: &TalosVersion, bundle: &SecretsBundle) -> MachineConfigs {
 #[test]
 fn every_generated_version_loads_in_the_sim_and_a_newer_config_is_refused_by_an_older_talos() {
     let versions = generated_versions();
-    assert_eq!(versions.len(), 5, "v1.9 to v1.13: {versions:?}");
+    assert_eq!(versions.len(), 6, "v1.9 to v1.14: {versions:?}");
     // From v1.7 on every bundle is alike (RSA service-account key, secretbox): one serves all.
     let bundle = SecretsBundle::generate(&versions[0]).expect("bundle");
     for talos in &versions {
@@ -88,12 +99,16 @@ fn every_generated_version_loads_in_the_sim_and_a_newer_config_is_refused_by_an_
 }
 
 /// `taloscope create` of a one-node cluster on `talos`, then its status: Ready, on `talos`.
+/// Releases the built-in table does not know come from a registry on loopback listing them.
 async fn create_one_node(talos: &TalosVersion) {
     let sim = start(scenario("healthy")).await;
     let version = talos.to_string();
+    let registry = RegistrySim::start(RegistrySpec::installer(&["v1.13.9", V1_14]))
+        .await
+        .expect("registry");
     let more = ["--deliver", "maintenance"];
     let args = create_args("sim-opennebula", 1, 0, &version, &more);
-    let r = create_common::run(&sim, &args).await;
+    let r = run_with_registry(&sim, &args, &registry.endpoint()).await;
     assert_eq!(r.code, 0, "{version}: {}{}", r.stdout, r.stderr);
     let (lab, shown) = lab_status(&sim).await;
     let [node] = lab.nodes.as_slice() else {
@@ -115,5 +130,49 @@ async fn the_oldest_generated_version_forms_a_cluster() {
 
 #[tokio::test]
 async fn the_newest_generated_version_forms_a_cluster() {
-    create_one_node(generated_versions().last().expect("a version")).await;
+    let newest = generated_versions().last().expect("a version").clone();
+    assert_eq!(newest.to_string(), V1_14);
+    create_one_node(&newest).await;
+}
+
+/// `taloscope create` with `registry` as the releases registry.
+async fn run_with_registry(sim: &talos_common::Sim, args: &[String], registry: &str) -> Run {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = provision_common::command(sim, &config_file(sim), &args);
+    cmd.env("TALOSCOPE_RELEASES_REGISTRY", registry);
+    provision_common::run_command(cmd).await
+}
+
+/// A release neither the built-in table nor a registry lists is refused at planning, and the
+/// refusal (exit 2, a request error) says where the releases came from.
+#[tokio::test]
+async fn a_release_no_one_lists_is_refused_with_where_releases_came_from() {
+    let sim = start(scenario("healthy")).await;
+    let more = ["--deliver", "maintenance"];
+    let off = run_with_registry(
+        &sim,
+        &create_args("sim-opennebula", 1, 0, V1_14, &more),
+        "off",
+    )
+    .await;
+    assert_eq!(off.code, 2, "{}{}", off.stdout, off.stderr);
+    assert!(
+        off.stderr.contains("Talos v1.14.0 is not a known release")
+            && off.stderr.contains("releases from the built-in table"),
+        "{}",
+        off.stderr
+    );
+    let registry = RegistrySim::start(RegistrySpec::installer(&["v1.13.9", V1_14]))
+        .await
+        .expect("registry");
+    let unlisted = create_args("sim-opennebula", 1, 0, "v1.14.7", &more);
+    let r = run_with_registry(&sim, &unlisted, &registry.endpoint()).await;
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("Talos v1.14.7 is not a known release")
+            && r.stderr.contains("releases listed by registry")
+            && r.stderr.contains("such as v1.14.0"),
+        "{}",
+        r.stderr
+    );
 }

@@ -5,8 +5,8 @@ mod talos_common;
 use futures::StreamExt;
 use talos_common::{scenario, start, within};
 use taloscope::talos::{
-    ApplyMode, ImageNamespace, ImagePullProgress, LegacyUpgrade, MachineStage, RebootMode,
-    ResourceEventKind, Role, TalosError, UpgradeProgress,
+    AppliedMode, ApplyMode, ImageNamespace, ImagePullProgress, LegacyUpgrade, MachineStage,
+    RebootMode, ResourceEventKind, Role, TalosError, UpgradeProgress,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,7 +145,7 @@ async fn admin_actions_answer() {
             .apply_configuration(&w1, b"version: v1alpha1\n", ApplyMode::NoReboot, true)
             .await
             .expect("apply configuration");
-        assert_eq!(applied.mode, ApplyMode::NoReboot);
+        assert_eq!(applied.mode, AppliedMode::NoReboot);
 
         let image = pulled_installer(&client, &w2, "image pull")
             .await
@@ -182,6 +182,35 @@ async fn admin_actions_answer() {
     })
     .await;
     sim.fleet.shutdown().await;
+}
+
+/// AUTO, the mode taloscope asks for instead of the deprecated REBOOT: a 1.13 node answers
+/// the mode it chose (NO_REBOOT), a 1.14 node answers AUTO as asked, applied without a reboot
+/// (v1alpha1_server.go at v1.13.9 and v1.14.0-rc.1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_is_answered_as_each_version_applies_it() {
+    for (name, answered) in [
+        ("talos-1.13", AppliedMode::NoReboot),
+        ("talos-1.14", AppliedMode::Auto),
+    ] {
+        let sim = start(scenario(name)).await;
+        let client = sim.client(name);
+        let w1 = sim.address(name, 3);
+        let applied = within(20, "apply", async {
+            client
+                .apply_configuration(&w1, b"version: v1alpha1\n", ApplyMode::Auto, true)
+                .await
+                .expect("apply configuration")
+        })
+        .await;
+        assert_eq!(applied.mode, answered, "{name}");
+        assert!(
+            applied.mode_details.contains("without a reboot"),
+            "{name}: {}",
+            applied.mode_details
+        );
+        sim.fleet.shutdown().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -281,3 +281,73 @@ async fn talos_1_14_upgrades_to_a_patch_the_registry_lists() {
         assert_eq!(n["talos_version"], "v1.14.1", "{n}");
     }
 }
+
+/// Kubernetes releases learned at run time: a patch the built-in table does not know
+/// (1.34.5; the table stops at 1.34.3) plans when the registry lists the API server image
+/// `registry.k8s.io/kube-apiserver:v1.34.5`, and is refused with where the releases came from
+/// when no registry answers or the registry does not list it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kubernetes_patch_the_registry_lists_plans() {
+    const CLUSTER: &str = "healthy-112";
+    let fx = start(builtin(CLUSTER)).await;
+    let mut spec = RegistrySpec::installer(&["v1.12.0"]);
+    spec.repositories.insert(
+        "kube-apiserver".into(),
+        [
+            "v1.34.1",
+            "v1.34.4",
+            "v1.34.5",
+            "v1.35.0-rc.0",
+            "v1.34.6-alpha.0",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let registry = RegistrySim::start(spec).await.expect("registry");
+    let plan = |to: &str, registry: &str| {
+        let mut cmd = fx.taloscope(CLUSTER, "upgrade-k8s");
+        cmd.env(ENV, registry)
+            .args(["--to", to, "--plan", "--output", "json"]);
+        output(cmd)
+    };
+    let path_guard = |stdout: &str| {
+        let plan = json(stdout);
+        plan_guard(&plan, "kubernetes_path").clone()
+    };
+
+    let (code, stdout, stderr) = plan("1.34.5", &registry.endpoint()).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let listed = json(&stdout);
+    assert_eq!(listed["blocked"], false, "{listed}");
+    assert_eq!(listed["releases"]["source"], "registry");
+    assert_eq!(listed["releases"]["repository"], "kube-apiserver");
+    let guard = path_guard(&stdout);
+    assert_eq!(guard["verdict"], "pass", "{guard}");
+    assert!(
+        guard["reason"]
+            .as_str()
+            .is_some_and(|m| m.contains("releases listed by registry")),
+        "{guard}"
+    );
+
+    for (to, from) in [
+        ("1.34.5", "off".to_string()),
+        ("1.34.6", registry.endpoint()),
+    ] {
+        let (code, stdout, _) = plan(to, &from).await;
+        assert_eq!(code, Some(1), "{to} via {from}: {stdout}");
+        let guard = path_guard(&stdout);
+        assert_eq!(guard["verdict"], "fail", "{guard}");
+        let message = guard["reason"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("is not a known release")
+                && message.contains(if from == "off" {
+                    "releases from the built-in table"
+                } else {
+                    "releases listed by registry"
+                }),
+            "{to} via {from}: {message}"
+        );
+    }
+    assert!(fx.sim.state().mutating_calls().is_empty());
+}

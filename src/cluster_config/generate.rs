@@ -1,7 +1,7 @@
 //! `controlplane.yaml` and `worker.yaml` for a Talos version, as `talosctl gen config` writes
 //! them without comments (upstream pkg/machinery/config/generate/{generate,init,controlplane,
-//! worker,registry,network}.go at v1.9.6 … v1.13.9; field order from types/v1alpha1), then the
-//! operator's config patches applied.
+//! worker,registry,network,block,security_profile}.go at v1.9.6 … v1.14.0-rc.1; field order
+//! from types/*), then the operator's config patches applied.
 use base64::Engine as _;
 
 use super::patch::{ConfigPatches, PatchError};
@@ -12,14 +12,17 @@ use super::version_rules::{ConfigContract, UnsupportedTalos};
 use crate::versions::{KubeVersion, TalosVersion};
 
 /// Upstream constants (pkg/machinery/constants/constants.go).
-const KUBELET_IMAGE: &str = "ghcr.io/siderolabs/kubelet";
+pub(super) const KUBELET_IMAGE: &str = "ghcr.io/siderolabs/kubelet";
 const INSTALLER_IMAGE: &str = "ghcr.io/siderolabs/installer";
-const APISERVER_IMAGE: &str = "registry.k8s.io/kube-apiserver";
-const CONTROLLER_MANAGER_IMAGE: &str = "registry.k8s.io/kube-controller-manager";
-const PROXY_IMAGE: &str = "registry.k8s.io/kube-proxy";
-const SCHEDULER_IMAGE: &str = "registry.k8s.io/kube-scheduler";
-const KUBE_PRISM_PORT: i64 = 7445;
-const EXCLUDE_FROM_EXTERNAL_LB: &str = "node.kubernetes.io/exclude-from-external-load-balancers";
+pub(super) const APISERVER_IMAGE: &str = "registry.k8s.io/kube-apiserver";
+pub(super) const CONTROLLER_MANAGER_IMAGE: &str = "registry.k8s.io/kube-controller-manager";
+pub(super) const PROXY_IMAGE: &str = "registry.k8s.io/kube-proxy";
+pub(super) const SCHEDULER_IMAGE: &str = "registry.k8s.io/kube-scheduler";
+pub(super) const KUBE_PRISM_PORT: i64 = 7445;
+pub(super) const EXCLUDE_FROM_EXTERNAL_LB: &str =
+    "node.kubernetes.io/exclude-from-external-load-balancers";
+/// constants.DefaultDiscoveryServiceEndpoint.
+const DISCOVERY_SERVICE: &str = "https://discovery.talos.dev/";
 /// talosctl gen config's `--install-disk` default.
 pub const DEFAULT_INSTALL_DISK: &str = "/dev/sda";
 
@@ -192,15 +195,92 @@ fn documents(
         .with("machine", machine(input, contract, role))
         .with("cluster", cluster(input, contract, role, host));
     let mut docs = vec![config];
-    if contract.multidoc_network_config() {
+    if contract.discovery_multidoc_config() {
         docs.push(
-            ConfigNode::map()
-                .with("apiVersion", ConfigNode::str("v1alpha1"))
-                .with("kind", ConfigNode::str("HostnameConfig"))
-                .with("auto", ConfigNode::str("stable")),
+            document("DiscoveryServiceConfig")
+                .with("name", ConfigNode::str("default"))
+                .with("endpoint", ConfigNode::str(DISCOVERY_SERVICE)),
+        );
+        docs.push(
+            document("DiscoveryIdentityConfig")
+                .with("clusterID", ConfigNode::str(&input.bundle.cluster.id))
+                .with(
+                    "clusterSecret",
+                    ConfigNode::str(&input.bundle.cluster.secret),
+                ),
         );
     }
+    if contract.unattended_install_config() {
+        docs.push(unattended_install(input));
+    }
+    if contract.host_dns() && contract.host_dns_multidoc_config() {
+        docs.push(document("ResolverConfig").with("hostDNS", host_dns(contract)));
+    }
+    if contract.filesystem_trim_by_default() {
+        // generate/block.go: EPHEMERAL mounted secure, trimmed every
+        // constants.DefaultFilesystemTrimInterval (a week, Go's `168h0m0s`).
+        docs.push(
+            document("VolumeConfig")
+                .with("name", ConfigNode::str("EPHEMERAL"))
+                .with(
+                    "mount",
+                    ConfigNode::map().with("secure", ConfigNode::Bool(true)),
+                ),
+        );
+        docs.push(document("FilesystemTrimConfig").with("interval", ConfigNode::str("168h0m0s")));
+    }
+    if contract.workload_isolation_by_default() {
+        docs.push(
+            document("SecurityProfileConfig").with("workloadIsolation", ConfigNode::Bool(true)),
+        );
+    }
+    if contract.multidoc_network_config() {
+        docs.push(document("HostnameConfig").with("auto", ConfigNode::str("stable")));
+    }
+    if contract.multidoc_kubernetes_config() {
+        let control_plane = role == Role::ControlPlane;
+        docs.extend(super::kubernetes_documents::node_documents(
+            input,
+            control_plane,
+        ));
+        if control_plane {
+            docs.extend(super::kubernetes_documents::control_plane_documents(
+                input, contract, host,
+            ));
+        }
+    }
     docs
+}
+
+/// The head of a document of `kind` (every kind taloscope writes is at `v1alpha1`).
+pub(super) fn document(kind: &str) -> ConfigNode {
+    ConfigNode::map()
+        .with("apiVersion", ConfigNode::str("v1alpha1"))
+        .with("kind", ConfigNode::str(kind))
+}
+
+/// init.go `unattendedInstallConfig`: the installer image and the install disk as a CEL
+/// selector on the disk's device path (`disk.dev_path == "<disk>"`, Go's `%q`), never wiped
+/// (types/runtime/unattended_install.go field order).
+fn unattended_install(input: &GenerateInput) -> ConfigNode {
+    let quoted = format!("{:?}", input.install_disk);
+    document("UnattendedInstallConfig")
+        .with(
+            "installer",
+            ConfigNode::map().with("image", ConfigNode::str(input.installer_image())),
+        )
+        .with(
+            "provisioning",
+            ConfigNode::map()
+                .with(
+                    "diskSelector",
+                    ConfigNode::map().with(
+                        "match",
+                        ConfigNode::str(format!("disk.dev_path == {quoted}")),
+                    ),
+                )
+                .with("wipe", ConfigNode::Bool(false)),
+        )
 }
 
 fn machine(input: &GenerateInput, contract: ConfigContract, role: Role) -> ConfigNode {
@@ -229,23 +309,30 @@ fn machine(input: &GenerateInput, contract: ConfigContract, role: Role) -> Confi
                 .grub_use_uki_cmdline()
                 .then_some(ConfigNode::Bool(true)),
         );
+    let legacy_kubernetes = !contract.multidoc_kubernetes_config();
     let mut machine = ConfigNode::map()
         .with("type", ConfigNode::str(role.name()))
         .with("token", ConfigNode::str(&b.trustd_token))
         .with("ca", ca)
         .with("certSANs", ConfigNode::strings(&input.additional_sans))
-        .with("kubelet", kubelet)
+        .with_some("kubelet", legacy_kubernetes.then_some(kubelet))
         .with_some(
             "network",
             (!contract.kubespan_multidoc_config()).then(ConfigNode::map),
         )
-        .with("install", install)
+        .with_some(
+            "install",
+            (!contract.unattended_install_config()).then_some(install),
+        )
         .with_some(
             "registries",
             (!contract.multidoc_network_config()).then(ConfigNode::map),
         )
         .with("features", features(contract));
-    if role == Role::ControlPlane && contract.exclude_from_external_load_balancer() {
+    if role == Role::ControlPlane
+        && legacy_kubernetes
+        && contract.exclude_from_external_load_balancer()
+    {
         machine.set(
             "nodeLabels",
             ConfigNode::map().with(EXCLUDE_FROM_EXTERNAL_LB, ConfigNode::str("")),
@@ -285,7 +372,7 @@ fn features(contract: ConfigContract) -> ConfigNode {
         )
         .with_some(
             "kubePrism",
-            contract.kube_prism().then(|| {
+            (contract.kube_prism() && !contract.multidoc_kubernetes_config()).then(|| {
                 ConfigNode::map()
                     .with("enabled", ConfigNode::Bool(true))
                     .with("port", ConfigNode::Int(KUBE_PRISM_PORT))
@@ -293,23 +380,28 @@ fn features(contract: ConfigContract) -> ConfigNode {
         )
         .with_some(
             "hostDNS",
-            contract.host_dns().then(|| {
-                ConfigNode::map()
-                    .with("enabled", ConfigNode::Bool(true))
-                    .with_some(
-                        "forwardKubeDNSToHost",
-                        contract
-                            .host_dns_forward_kube_dns_to_host()
-                            .then_some(ConfigNode::Bool(true)),
-                    )
-            }),
+            (contract.host_dns() && !contract.host_dns_multidoc_config())
+                .then(|| host_dns(contract)),
         )
 }
 
-fn cluster(input: &GenerateInput, contract: ConfigContract, role: Role, host: &str) -> ConfigNode {
-    let b = &input.bundle;
-    let network = ConfigNode::map()
-        .with("dnsDomain", ConfigNode::str("cluster.local"))
+/// Host DNS, on, forwarding the cluster's DNS to the host from 1.8 (`machine.features.hostDNS`
+/// up to 1.13, a `ResolverConfig` document's `hostDNS` from 1.14).
+fn host_dns(contract: ConfigContract) -> ConfigNode {
+    ConfigNode::map()
+        .with("enabled", ConfigNode::Bool(true))
+        .with_some(
+            "forwardKubeDNSToHost",
+            contract
+                .host_dns_forward_kube_dns_to_host()
+                .then_some(ConfigNode::Bool(true)),
+        )
+}
+
+/// The cluster's DNS domain and pod and service nets (`cluster.network` up to 1.13, a
+/// `KubeNetworkConfig` document from 1.14).
+pub(super) fn kube_network(input: &GenerateInput, into: ConfigNode) -> ConfigNode {
+    into.with("dnsDomain", ConfigNode::str("cluster.local"))
         .with(
             "podSubnets",
             ConfigNode::strings(&[pod_net(&input.endpoint)]),
@@ -317,7 +409,15 @@ fn cluster(input: &GenerateInput, contract: ConfigContract, role: Role, host: &s
         .with(
             "serviceSubnets",
             ConfigNode::strings(&[service_net(&input.endpoint)]),
-        );
+        )
+}
+
+fn cluster(input: &GenerateInput, contract: ConfigContract, role: Role, host: &str) -> ConfigNode {
+    let b = &input.bundle;
+    let legacy_identity = !contract.discovery_multidoc_config();
+    let legacy_kubernetes = !contract.multidoc_kubernetes_config();
+    let control_plane = role == Role::ControlPlane;
+    let network = kube_network(input, ConfigNode::map());
     let discovery = ConfigNode::map()
         .with("enabled", ConfigNode::Bool(true))
         .with(
@@ -329,35 +429,49 @@ fn cluster(input: &GenerateInput, contract: ConfigContract, role: Role, host: &s
                 )
                 .with("service", ConfigNode::map()),
         );
+    let cluster_name = if control_plane {
+        legacy_kubernetes
+    } else {
+        legacy_kubernetes && contract.cluster_name_for_workers()
+    };
+    let legacy = |keep: bool, node: ConfigNode| keep.then_some(node);
     let base = ConfigNode::map()
-        .with("id", ConfigNode::str(&b.cluster.id))
-        .with("secret", ConfigNode::str(&b.cluster.secret))
-        .with(
+        .with_some(
+            "id",
+            legacy(legacy_identity, ConfigNode::str(&b.cluster.id)),
+        )
+        .with_some(
+            "secret",
+            legacy(legacy_identity, ConfigNode::str(&b.cluster.secret)),
+        )
+        .with_some(
             "controlPlane",
-            ConfigNode::map().with("endpoint", ConfigNode::str(&input.endpoint)),
-        );
-    if role == Role::Worker {
+            legacy(
+                legacy_kubernetes,
+                ConfigNode::map().with("endpoint", ConfigNode::str(&input.endpoint)),
+            ),
+        )
+        .with_some(
+            "clusterName",
+            legacy(cluster_name, ConfigNode::str(&input.cluster_name)),
+        )
+        .with_some("network", legacy(legacy_kubernetes, network))
+        .with("token", ConfigNode::str(&b.bootstrap_token));
+    if !control_plane {
         return base
-            .with_some(
-                "clusterName",
-                contract
-                    .cluster_name_for_workers()
-                    .then(|| ConfigNode::str(&input.cluster_name)),
-            )
-            .with("network", network)
-            .with("token", ConfigNode::str(&b.bootstrap_token))
-            .with("ca", crt_only(&b.certs.k8s))
-            .with("discovery", discovery);
+            .with_some("ca", legacy(legacy_kubernetes, crt_only(&b.certs.k8s)))
+            .with_some("discovery", legacy(legacy_identity, discovery));
+    }
+    let etcd = ConfigNode::map().with("ca", pem_pair(&b.certs.etcd));
+    if !legacy_kubernetes {
+        return base.with("etcd", etcd);
     }
     let (encryption_key, encryption) = match &b.encryption {
         EncryptionSecret::Secretbox(s) => ("secretboxEncryptionSecret", s),
         EncryptionSecret::AesCbc(s) => ("aescbcEncryptionSecret", s),
     };
     let image = |name: &str| ConfigNode::str(format!("{name}:{}", input.kubernetes));
-    base.with("clusterName", ConfigNode::str(&input.cluster_name))
-        .with("network", network)
-        .with("token", ConfigNode::str(&b.bootstrap_token))
-        .with(encryption_key, ConfigNode::str(encryption))
+    base.with(encryption_key, ConfigNode::str(encryption))
         .with("ca", pem_pair(&b.certs.k8s))
         .with("aggregatorCA", pem_pair(&b.certs.k8s_aggregator))
         .with(
@@ -374,56 +488,31 @@ fn cluster(input: &GenerateInput, contract: ConfigContract, role: Role, host: &s
             "scheduler",
             ConfigNode::map().with("image", image(SCHEDULER_IMAGE)),
         )
-        .with("discovery", discovery)
-        .with(
-            "etcd",
-            ConfigNode::map().with("ca", pem_pair(&b.certs.etcd)),
-        )
+        .with_some("discovery", legacy(legacy_identity, discovery))
+        .with("etcd", etcd)
         .with("extraManifests", ConfigNode::Seq(Vec::new()))
         .with("inlineManifests", ConfigNode::Seq(Vec::new()))
 }
 
-fn api_server(input: &GenerateInput, contract: ConfigContract, host: &str) -> ConfigNode {
+/// The API server's extra SANs: the endpoint's host up to 1.11, then the operator's.
+pub(super) fn api_server_sans(
+    input: &GenerateInput,
+    contract: ConfigContract,
+    host: &str,
+) -> Vec<String> {
     let mut sans = Vec::new();
     if contract.populate_cluster_sans_from_endpoint() {
         sans.push(host.to_string());
     }
     sans.extend(input.additional_sans.iter().cloned());
-    let s = ConfigNode::str;
-    // Upstream writes these two as Go maps, so their keys come out sorted.
-    let pod_security = ConfigNode::map().with("name", s("PodSecurity")).with(
-        "configuration",
-        ConfigNode::map()
-            .with(
-                "apiVersion",
-                s("pod-security.admission.config.k8s.io/v1alpha1"),
-            )
-            .with(
-                "defaults",
-                ConfigNode::map()
-                    .with("audit", s("restricted"))
-                    .with("audit-version", s("latest"))
-                    .with("enforce", s("baseline"))
-                    .with("enforce-version", s("latest"))
-                    .with("warn", s("restricted"))
-                    .with("warn-version", s("latest")),
-            )
-            .with(
-                "exemptions",
-                ConfigNode::map()
-                    .with("namespaces", ConfigNode::strings(&["kube-system"]))
-                    .with("runtimeClasses", ConfigNode::Seq(Vec::new()))
-                    .with("usernames", ConfigNode::Seq(Vec::new())),
-            )
-            .with("kind", s("PodSecurityConfiguration")),
-    );
-    let audit_policy = ConfigNode::map()
-        .with("apiVersion", s("audit.k8s.io/v1"))
-        .with("kind", s("Policy"))
-        .with(
-            "rules",
-            ConfigNode::Seq(vec![ConfigNode::map().with("level", s("Metadata"))]),
-        );
+    sans
+}
+
+fn api_server(input: &GenerateInput, contract: ConfigContract, host: &str) -> ConfigNode {
+    let sans = api_server_sans(input, contract, host);
+    let pod_security = ConfigNode::map()
+        .with("name", ConfigNode::str("PodSecurity"))
+        .with("configuration", pod_security_configuration());
     ConfigNode::map()
         .with(
             "image",
@@ -438,7 +527,49 @@ fn api_server(input: &GenerateInput, contract: ConfigContract, host: &str) -> Co
             (!contract.hide_disable_psp()).then_some(ConfigNode::Bool(true)),
         )
         .with("admissionControl", ConfigNode::Seq(vec![pod_security]))
-        .with("auditPolicy", audit_policy)
+        .with("auditPolicy", audit_policy())
+}
+
+/// The PodSecurity admission plugin's defaults (pkg/machinery/config/types/k8s
+/// `DefaultPodSecurityAdmissionControlConfig`). Upstream writes it as a Go map, so its keys
+/// come out sorted.
+pub(super) fn pod_security_configuration() -> ConfigNode {
+    let s = ConfigNode::str;
+    ConfigNode::map()
+        .with(
+            "apiVersion",
+            s("pod-security.admission.config.k8s.io/v1alpha1"),
+        )
+        .with(
+            "defaults",
+            ConfigNode::map()
+                .with("audit", s("restricted"))
+                .with("audit-version", s("latest"))
+                .with("enforce", s("baseline"))
+                .with("enforce-version", s("latest"))
+                .with("warn", s("restricted"))
+                .with("warn-version", s("latest")),
+        )
+        .with(
+            "exemptions",
+            ConfigNode::map()
+                .with("namespaces", ConfigNode::strings(&["kube-system"]))
+                .with("runtimeClasses", ConfigNode::Seq(Vec::new()))
+                .with("usernames", ConfigNode::Seq(Vec::new())),
+        )
+        .with("kind", s("PodSecurityConfiguration"))
+}
+
+/// The API server's default audit policy (types/v1alpha1 `APIServerDefaultAuditPolicy`).
+pub(super) fn audit_policy() -> ConfigNode {
+    let s = ConfigNode::str;
+    ConfigNode::map()
+        .with("apiVersion", s("audit.k8s.io/v1"))
+        .with("kind", s("Policy"))
+        .with(
+            "rules",
+            ConfigNode::Seq(vec![ConfigNode::map().with("level", s("Metadata"))]),
+        )
 }
 
 /// Upstream picks IPv6 nets only when the endpoint string itself is an IPv6 address.

@@ -13,6 +13,8 @@ fn schema(tag: &str) -> &'static str {
         "v1.11.3" => include_str!("testdata/schema_keys_v1.11.3.txt"),
         "v1.12.11" => include_str!("testdata/schema_keys_v1.12.11.txt"),
         "v1.13.9" => include_str!("testdata/schema_keys_v1.13.9.txt"),
+        // Talos 1.14 has release candidates only when this was read.
+        "v1.14.0" => include_str!("testdata/schema_keys_v1.14.0-rc.1.txt"),
         other => panic!("no schema for {other}"),
     }
 }
@@ -88,6 +90,17 @@ const UNDOCUMENTED: &[(&str, &str)] = &[
     ("HostnameConfig", "kind"),
 ];
 
+/// The schema's name for a document kind. Upstream's schema names the UnattendedInstallConfig
+/// document `UnattendedInstall` (its `schemaMeta: v1alpha1/UnattendedInstall` in
+/// types/runtime/unattended_install.go at v1.14.0-rc.1), while the registry and the document's
+/// own marshal golden (testdata/unattendedinstall.yaml) write `kind: UnattendedInstallConfig`.
+fn schema_section(kind: &str) -> &str {
+    match kind {
+        "UnattendedInstallConfig" => "UnattendedInstall",
+        other => other,
+    }
+}
+
 /// Every key each generated document holds is one upstream documents for that version.
 fn check_against_schema(tag: &str, kube: &str) {
     let configs = MachineConfigs::generate(&input(tag, kube)).unwrap();
@@ -98,7 +111,7 @@ fn check_against_schema(tag: &str, kube: &str) {
     ] {
         for doc in documents_of(yaml) {
             let section = section_of(&doc).to_string();
-            let known = documented(tag, &section);
+            let known = documented(tag, schema_section(&section));
             for path in doc.key_paths() {
                 if UNDOCUMENTED.contains(&(section.as_str(), path.as_str())) {
                     continue;
@@ -129,6 +142,11 @@ fn v1_11_configs_hold_only_documented_keys() {
 fn v1_12_and_v1_13_configs_hold_only_documented_keys() {
     check_against_schema("v1.12.11", "1.35.4");
     check_against_schema("v1.13.9", "1.36.3");
+}
+
+#[test]
+fn v1_14_configs_hold_only_documented_keys() {
+    check_against_schema("v1.14.0", "1.37.0");
 }
 
 /// The key structure, golden: what `talosctl gen config` writes at each version (comments
@@ -406,25 +424,50 @@ fn stability_keys(contract: &str, role: &str) -> Vec<(String, Vec<String>)> {
     docs
 }
 
-/// Configs for 1.12 and 1.13 hold every key upstream's stability goldens hold, in the same
-/// documents, and only these more: the install disk and image that `talosctl gen config`
+/// Configs for 1.12, 1.13 and 1.14 hold every key upstream's stability goldens hold, in the
+/// same documents, and only these more: the install disk and image that `talosctl gen config`
 /// passes by default (cmd/talosctl/cmd/mgmt/gen/config.go `--install-disk /dev/sda`,
-/// `--install-image`; the goldens' input names neither), and on control planes the empty
-/// `extraManifests` / `inlineManifests` lists generate/init.go sets (the goldens are encoded
-/// without comments and leave empty lists out).
+/// `--install-image`; the goldens' input names neither) — in `machine.install` up to 1.13, in
+/// an `UnattendedInstallConfig` document after the discovery identity from 1.14 (generate/
+/// init.go and worker.go make it only when an install disk is given) — and on 1.12/1.13
+/// control planes the empty `extraManifests` / `inlineManifests` lists generate/init.go sets
+/// (the goldens are encoded without comments and leave empty lists out).
 #[test]
-fn v1_12_and_v1_13_hold_upstreams_stability_goldens_keys() {
+fn configs_hold_upstreams_stability_goldens_keys() {
     for (tag, kube, contract) in [
         ("v1.12.11", "1.35.4", "v1.12"),
         ("v1.13.9", "1.36.3", "v1.13"),
+        ("v1.14.0", "1.37.0", "v1.14"),
     ] {
         let configs = MachineConfigs::generate(&input(tag, kube)).unwrap();
         for (role, yaml) in [
             ("controlplane", &configs.controlplane),
             ("worker", &configs.worker),
         ] {
-            let ours = documents_of(yaml);
+            let mut ours = documents_of(yaml);
             let upstream = stability_keys(contract, role);
+            if contract == "v1.14" {
+                let at = ours
+                    .iter()
+                    .position(|d| section_of(d) == "UnattendedInstallConfig")
+                    .unwrap_or_else(|| panic!("{tag} {role}: no UnattendedInstallConfig"));
+                assert_eq!(section_of(&ours[at - 1]), "DiscoveryIdentityConfig");
+                let install = ours.remove(at);
+                assert_eq!(
+                    install.at("installer.image").and_then(ConfigNode::as_str),
+                    Some("ghcr.io/siderolabs/installer:v1.14.0")
+                );
+                assert_eq!(
+                    install
+                        .at("provisioning.diskSelector.match")
+                        .and_then(ConfigNode::as_str),
+                    Some("disk.dev_path == \"/dev/sda\"")
+                );
+                assert_eq!(
+                    install.at("provisioning.wipe"),
+                    Some(&ConfigNode::Bool(false))
+                );
+            }
             let kinds: Vec<&str> = ours.iter().map(section_of).collect();
             let upstream_kinds: Vec<&str> = upstream.iter().map(|(k, _)| k.as_str()).collect();
             assert_eq!(kinds, upstream_kinds, "{tag} {role}: documents");
@@ -440,14 +483,15 @@ fn v1_12_and_v1_13_hold_upstreams_stability_goldens_keys() {
                     .filter(|p| !keys.contains(p))
                     .map(String::as_str)
                     .collect();
-                let expected: &[&str] = match (kind.as_str(), role) {
-                    ("v1alpha1", "controlplane") => &[
+                let expected: &[&str] = match (kind.as_str(), role, contract) {
+                    ("v1alpha1", _, "v1.14") => &[],
+                    ("v1alpha1", "controlplane", _) => &[
                         "machine.install.disk",
                         "machine.install.image",
                         "cluster.extraManifests",
                         "cluster.inlineManifests",
                     ],
-                    ("v1alpha1", _) => &["machine.install.disk", "machine.install.image"],
+                    ("v1alpha1", _, _) => &["machine.install.disk", "machine.install.image"],
                     _ => &[],
                 };
                 let mut extra_sorted = extra.clone();
@@ -461,4 +505,64 @@ fn v1_12_and_v1_13_hold_upstreams_stability_goldens_keys() {
             }
         }
     }
+}
+
+/// The 1.14 contract's values that upstream's golden fixes regardless of the secrets: the
+/// Kubernetes CA in PEM (issuing on control planes, accepted on workers), the service-account
+/// issuer at the endpoint, the Secrets encryption key named `key2`, images of the chosen
+/// Kubernetes (types/v1alpha1/testdata/stability/v1.14/base-*.yaml at v1.14.0-rc.1).
+#[test]
+fn v1_14_values_follow_upstreams_golden() {
+    let made = MachineConfigs::generate(&input("v1.14.0", "1.37.0")).unwrap();
+    let doc = |yaml: &str, kind: &str| -> ConfigNode {
+        documents_of(yaml)
+            .into_iter()
+            .find(|d| section_of(d) == kind)
+            .unwrap_or_else(|| panic!("no {kind}"))
+    };
+    let text = |node: &ConfigNode, path: &str| -> String {
+        node.at(path)
+            .and_then(ConfigNode::as_str)
+            .unwrap_or_else(|| panic!("{path}"))
+            .to_string()
+    };
+    let bundle = test_bundle();
+    let cp_ca = doc(&made.controlplane, "KubeAPIServerCAConfig");
+    assert_eq!(text(&cp_ca, "issuingCA.cert"), bundle.certs.k8s.crt_pem);
+    assert_eq!(text(&cp_ca, "issuingCA.key"), bundle.certs.k8s.key_pem);
+    let wk_ca = doc(&made.worker, "KubeAPIServerCAConfig");
+    assert_eq!(
+        wk_ca.get("acceptedCAs"),
+        Some(&ConfigNode::strings(&[bundle.certs.k8s.crt_pem.as_str()]))
+    );
+    assert!(wk_ca.get("issuingCA").is_none());
+    let cluster = doc(&made.worker, "KubeClusterConfig");
+    assert_eq!(text(&cluster, "clusterName"), "lab");
+    assert_eq!(text(&cluster, "endpoint"), "https://127.0.0.50:6443");
+    let sa = doc(&made.controlplane, "KubeServiceAccountConfig");
+    assert_eq!(text(&sa, "issuer.issuerURL"), "https://127.0.0.50:6443");
+    assert_eq!(
+        text(&sa, "issuer.privateKey"),
+        bundle.certs.k8s_service_account_key
+    );
+    let encryption = doc(&made.controlplane, "KubeEtcdEncryptionConfig");
+    let yaml = encryption.to_yaml().unwrap();
+    assert!(yaml.contains("name: key2"), "{yaml}");
+    assert_eq!(
+        text(&doc(&made.worker, "KubeletConfig"), "image"),
+        "ghcr.io/siderolabs/kubelet:v1.37.0"
+    );
+    assert_eq!(
+        text(&doc(&made.controlplane, "KubeAPIServerConfig"), "image"),
+        "registry.k8s.io/kube-apiserver:v1.37.0"
+    );
+    let identity = doc(&made.worker, "DiscoveryIdentityConfig");
+    assert_eq!(text(&identity, "clusterID"), bundle.cluster.id);
+    let v1alpha1 = &documents_of(&made.worker)[0];
+    assert!(v1alpha1.at("machine.install").is_none());
+    assert!(v1alpha1.at("cluster.id").is_none());
+    assert_eq!(
+        v1alpha1.at("cluster.token").and_then(ConfigNode::as_str),
+        Some(bundle.bootstrap_token.as_str())
+    );
 }

@@ -6,6 +6,7 @@
 mod contexts;
 mod generate;
 mod kubeconfig_archive;
+mod kubernetes_documents;
 mod operator_file;
 mod patch;
 mod pki;

@@ -11,9 +11,10 @@ use crate::provision::plan::{DEFAULT_NAME_PATTERN, vm_names};
 use crate::provision::provider::{find_template, quotas_for, read_quotas};
 use crate::provision::room::{ProviderRoom, RoleBounds, VmDemand};
 use crate::provision::{Provider, ProviderClients};
+use crate::upgrade::releases::ReleaseLookup;
 use crate::versions::{
-    KubeVersion, TalosVersion, latest_kubernetes_release, supported_kubernetes_range,
-    talosctl_default_kubernetes,
+    KubeVersion, TalosVersion, is_known_talos_release, latest_kubernetes_release,
+    supported_kubernetes_range, talosctl_default_kubernetes,
 };
 
 use super::journal::CreateJournal;
@@ -126,6 +127,32 @@ pub fn versions(talos: &str, kubernetes: Option<&str>) -> Result<(String, String
     Ok((t.to_string(), kube, defaulted))
 }
 
+/// The Talos version is a release: the built-in table knows it, else the registry lists its
+/// installer image (a patch or minor published after taloscope was built).
+async fn check_released(talos: &str, state_dir: &Path) -> Result<(), PlanError> {
+    let Ok(version) = TalosVersion::parse(talos) else {
+        return Err(PlanError::Request(format!(
+            "--talos {talos:?}: not a version"
+        )));
+    };
+    if is_known_talos_release(&version) {
+        return Ok(());
+    }
+    let learned = ReleaseLookup::for_new_cluster(state_dir).learn().await;
+    if learned.releases.source_of(&version).is_some() {
+        return Ok(());
+    }
+    Err(PlanError::Request(format!(
+        "Talos {version} is not a known release ({}); pick a listed one such as {}",
+        learned.origin.describe(),
+        learned
+            .releases
+            .latest_of(version.minor_key())
+            .or_else(|| learned.releases.versions().next_back())
+            .map_or_else(|| "v1.11.3".to_string(), ToString::to_string)
+    )))
+}
+
 /// Checks each patch file is there and readable within the size bound.
 pub fn check_patches(patches: &PatchFiles) -> Result<(), PlanError> {
     for path in patches
@@ -159,6 +186,7 @@ pub async fn plan_create(
     }
     let (talos, kubernetes, kubernetes_defaulted) =
         versions(&request.talos, request.kubernetes.as_deref()).map_err(PlanError::Request)?;
+    check_released(&talos, state_dir).await?;
     check_patches(&request.patches)?;
     let resumed = Resumed::of(state_dir, &request.cluster);
     let (source, vms, room) = vm_source(provider, provider_config, request, &resumed).await?;

@@ -19,8 +19,9 @@ use crate::upgrade::kubernetes::{
     check_removed_flags, count_removed_apis, kubernetes_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions};
-use crate::versions::Version;
+use crate::upgrade::releases::{KUBE_APISERVER, REGISTRY_ENV};
+use crate::upgrade::{Guard, InPlaceUpgrade, ReleaseLookup, ReleasesOrigin, RunOptions};
+use crate::versions::{Version, is_known_kubernetes_release};
 
 /// The plan and its guards: the `upgrade-k8s --plan --output json` contract.
 #[derive(Debug, Serialize)]
@@ -31,6 +32,9 @@ pub struct KubePlanReport<'a> {
     pub pre_pull: bool,
     pub steps: &'a [KubeStep],
     pub removed_apis: &'a [RemovedApiCount],
+    /// Where the releases came from (a registry is asked only for a target the built-in table
+    /// does not know).
+    pub releases: &'a ReleasesOrigin,
     pub guards: Vec<GuardLine>,
     /// True when any guard blocks: the run would be refused.
     pub blocked: bool,
@@ -50,6 +54,7 @@ impl<'a> KubePlanReport<'a> {
             pre_pull: plan.pre_pull,
             steps: &plan.steps,
             removed_apis: &plan.removed_apis,
+            releases: &plan.releases,
             blocked: guards.iter().any(|g| g.blocks),
             guards,
         }
@@ -112,6 +117,25 @@ impl PlanText for KubePlanReport<'_> {
     }
 }
 
+/// A target the built-in table does not know: whether the registry lists its API server image
+/// (`registry.k8s.io/kube-apiserver`, or where [`REGISTRY_ENV`] points), stable tags only. The
+/// plan records where the releases came from; the `kubernetes_path` guard reads it. Asked only
+/// for such a target, so a plan to a known release never waits on a registry.
+async fn learn_target(plan: &mut KubernetesUpgradePlan) {
+    let setting = std::env::var(REGISTRY_ENV).ok();
+    let lookup = ReleaseLookup::of(KUBE_APISERVER, setting.as_deref(), Vec::new(), None, false);
+    match lookup.listing().await {
+        Ok((tags, origin)) => {
+            plan.target_listed = tags
+                .iter()
+                .filter_map(|t| t.strip_prefix('v').and_then(|_| Version::parse(t).ok()))
+                .any(|v| !v.is_pre_release() && v == plan.target);
+            plan.releases = origin;
+        }
+        Err(reason) => plan.releases = ReleasesOrigin::BuiltIn { reason },
+    }
+}
+
 impl HeadlessUpgrade for UpgradeK8sArgs {
     type Kind = Kubernetes;
     const WHAT: &'static str = "Kubernetes upgrade";
@@ -159,6 +183,9 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     ) -> Result<KubernetesUpgradePlan, Stop> {
         let mut plan = KubernetesUpgradePlan::new(status, &target, !self.no_pre_pull)
             .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
+        if !is_known_kubernetes_release(&target) {
+            learn_target(&mut plan).await;
+        }
         if let Ok(counts) = count_removed_apis(observer, &plan).await {
             plan.removed_apis = counts;
         }

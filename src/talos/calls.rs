@@ -265,7 +265,7 @@ impl TalosClient {
             .await?;
         let m = node_message(node, CALL, resp.messages, |m| m.metadata.as_ref())?;
         Ok(AppliedConfiguration {
-            mode: ApplyMode::from_proto(m.mode),
+            mode: AppliedMode::from_proto(m.mode),
             mode_details: m.mode_details,
             warnings: m.warnings,
         })

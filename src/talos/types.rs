@@ -352,13 +352,15 @@ impl Default for LegacyUpgrade {
     }
 }
 
-/// How a configuration is applied.
+/// How a configuration is asked to be applied. REBOOT is not among them: it is deprecated
+/// (api/machine/machine.proto at v1.14.0-rc.1, "use AUTO or NO_REBOOT instead") and a Talos
+/// 1.14 node refuses it outside maintenance (v1alpha1_server.go), while AUTO and NO_REBOOT
+/// exist on every version taloscope speaks to; a reboot is its own call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApplyMode {
     #[default]
     Auto,
     NoReboot,
-    Reboot,
     Staged,
     Try,
 }
@@ -369,20 +371,33 @@ impl ApplyMode {
         match self {
             ApplyMode::Auto => Mode::Auto as i32,
             ApplyMode::NoReboot => Mode::NoReboot as i32,
-            ApplyMode::Reboot => Mode::Reboot as i32,
             ApplyMode::Staged => Mode::Staged as i32,
             ApplyMode::Try => Mode::Try as i32,
         }
     }
+}
 
+/// The mode a node says it applied a configuration with: a node before 1.14 answers AUTO with
+/// the mode it chose, REBOOT included; a 1.14 node answers AUTO as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AppliedMode {
+    #[default]
+    Auto,
+    NoReboot,
+    Reboot,
+    Staged,
+    Try,
+}
+
+impl AppliedMode {
     pub(crate) fn from_proto(n: i32) -> Self {
         use pb::apply_configuration_request::Mode;
         match Mode::try_from(n) {
-            Ok(Mode::NoReboot) => ApplyMode::NoReboot,
-            Ok(Mode::Reboot) => ApplyMode::Reboot,
-            Ok(Mode::Staged) => ApplyMode::Staged,
-            Ok(Mode::Try) => ApplyMode::Try,
-            _ => ApplyMode::Auto,
+            Ok(Mode::NoReboot) => AppliedMode::NoReboot,
+            Ok(Mode::Reboot) => AppliedMode::Reboot,
+            Ok(Mode::Staged) => AppliedMode::Staged,
+            Ok(Mode::Try) => AppliedMode::Try,
+            _ => AppliedMode::Auto,
         }
     }
 }
@@ -391,7 +406,7 @@ impl ApplyMode {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AppliedConfiguration {
     /// The mode the node actually chose.
-    pub mode: ApplyMode,
+    pub mode: AppliedMode,
     pub mode_details: String,
     pub warnings: Vec<String>,
 }

@@ -1,7 +1,8 @@
-//! Which Talos releases exist, learned at run time: the tags of the installer image
-//! (`ghcr.io/siderolabs/installer`) as the cluster's registry mirrors or the registry itself list
-//! them, cached in the state dir with their age; the built-in table when none answers. What an
-//! upgrade plan records of it: where the knowledge came from.
+//! Which Talos and Kubernetes releases exist, learned at run time: the tags of the installer
+//! image (`ghcr.io/siderolabs/installer`) or of the API server image
+//! (`registry.k8s.io/kube-apiserver`) as the cluster's registry mirrors or the registry itself
+//! list them, cached in the state dir with their age; the built-in table when none answers.
+//! What an upgrade plan records of it: where the knowledge came from.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,16 +16,35 @@ use crate::versions::TalosReleases;
 /// (`ghcr.io/siderolabs/installer:<version>`, siderolabs/talos pkg/images).
 pub const INSTALLER_REGISTRY: &str = "ghcr.io";
 pub const INSTALLER_REPOSITORY: &str = "siderolabs/installer";
-/// Where `ghcr.io` is reached instead (a loopback registry in tests, a proxy), or `off` to ask
-/// no registry at all.
+/// Where `ghcr.io` and `registry.k8s.io` are reached instead (a loopback registry in tests, a
+/// proxy), or `off` to ask no registry at all.
 pub const REGISTRY_ENV: &str = "TALOSCOPE_RELEASES_REGISTRY";
 /// What the operator types to plan a Talos version neither the registry nor the table lists.
 pub const UNLISTED_RELEASE_ACK: &str = "an unlisted Talos release";
 
 /// A listing younger than this is used without asking again.
 const CACHE_FRESH: Duration = Duration::from_secs(3600);
-/// Where the last listing is kept, below the state dir.
-const CACHE_FILE: &str = "releases/talos-installer.json";
+
+/// An image whose tags name releases, and where its last listing is kept below the state dir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReleaseImage {
+    pub registry: &'static str,
+    pub repository: &'static str,
+    cache_file: &'static str,
+}
+
+/// Talos: the installer image (siderolabs/talos pkg/images).
+pub const TALOS_INSTALLER: ReleaseImage = ReleaseImage {
+    registry: INSTALLER_REGISTRY,
+    repository: INSTALLER_REPOSITORY,
+    cache_file: "releases/talos-installer.json",
+};
+/// Kubernetes: the API server image talosctl upgrades to (constants.KubernetesAPIServerImage).
+pub const KUBE_APISERVER: ReleaseImage = ReleaseImage {
+    registry: "registry.k8s.io",
+    repository: "kube-apiserver",
+    cache_file: "releases/kube-apiserver.json",
+};
 /// The cap for the cache file.
 const CACHE_LIMIT: u64 = 4 * 1024 * 1024;
 
@@ -32,8 +52,13 @@ const CACHE_LIMIT: u64 = 4 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "kebab-case")]
 pub enum ReleasesOrigin {
-    /// A registry's listing, `age_seconds` old (0 when asked for this plan).
-    Registry { registry: String, age_seconds: u64 },
+    /// A registry's listing of `repository`, `age_seconds` old (0 when asked for this plan).
+    Registry {
+        registry: String,
+        #[serde(default = "installer_repository")]
+        repository: String,
+        age_seconds: u64,
+    },
     /// The table compiled into taloscope, and why no registry was used.
     BuiltIn { reason: String },
 }
@@ -52,10 +77,12 @@ impl ReleasesOrigin {
         match self {
             ReleasesOrigin::Registry {
                 registry,
+                repository,
                 age_seconds,
             } => format!(
-                "releases listed by registry {} ({INSTALLER_REPOSITORY}), {}",
+                "releases listed by registry {} ({}), {}",
                 crate::printable::line(registry),
+                crate::printable::line(repository),
                 age_text(*age_seconds)
             ),
             ReleasesOrigin::BuiltIn { reason } => format!(
@@ -64,6 +91,10 @@ impl ReleasesOrigin {
             ),
         }
     }
+}
+
+fn installer_repository() -> String {
+    INSTALLER_REPOSITORY.to_string()
 }
 
 fn age_text(seconds: u64) -> String {
@@ -105,6 +136,7 @@ pub struct RegistryEndpoint {
 /// Where and how to learn the releases.
 #[derive(Debug, Clone)]
 pub struct ReleaseLookup {
+    pub image: ReleaseImage,
     /// Asked in order: the mirrors first, as containerd pulls through them, then the registry.
     pub endpoints: Vec<RegistryEndpoint>,
     /// The state dir the listing is cached in; `None` keeps no cache.
@@ -121,9 +153,26 @@ struct CachedListing {
 }
 
 impl ReleaseLookup {
-    /// The lookup for a cluster whose machine config names `mirrors` for `ghcr.io`;
+    /// The Talos lookup for a cluster whose machine config names `mirrors` for `ghcr.io`;
     /// `registry_setting` is [`REGISTRY_ENV`]'s value: another address for `ghcr.io`, or `off`.
     pub fn new(
+        registry_setting: Option<&str>,
+        mirrors: Vec<String>,
+        state_dir: Option<PathBuf>,
+        pre_release: bool,
+    ) -> ReleaseLookup {
+        ReleaseLookup::of(
+            TALOS_INSTALLER,
+            registry_setting,
+            mirrors,
+            state_dir,
+            pre_release,
+        )
+    }
+
+    /// The lookup of `image`'s releases, `mirrors` being the cluster's for its registry.
+    pub fn of(
+        image: ReleaseImage,
         registry_setting: Option<&str>,
         mirrors: Vec<String>,
         state_dir: Option<PathBuf>,
@@ -140,11 +189,12 @@ impl ReleaseLookup {
                 mirror: false,
             }),
             _ => endpoints.push(RegistryEndpoint {
-                url: format!("https://{INSTALLER_REGISTRY}"),
+                url: format!("https://{}", image.registry),
                 mirror: false,
             }),
         }
         ReleaseLookup {
+            image,
             endpoints,
             state_dir,
             pre_release,
@@ -152,15 +202,38 @@ impl ReleaseLookup {
         }
     }
 
+    /// The lookup a create uses: no cluster, so no machine config naming mirrors yet; the
+    /// registry as [`REGISTRY_ENV`] sets it, cached in `state_dir`; stable releases only.
+    pub fn for_new_cluster(state_dir: &Path) -> ReleaseLookup {
+        let setting = std::env::var(REGISTRY_ENV).ok();
+        ReleaseLookup::new(
+            setting.as_deref(),
+            Vec::new(),
+            Some(state_dir.to_path_buf()),
+            false,
+        )
+    }
+
     /// A fresh cached listing, else the first endpoint that lists the tags (cached for next
     /// time), else an older cached listing, else the built-in table with the reasons.
     pub async fn learn(&self) -> LearnedReleases {
+        match self.listing().await {
+            Ok((tags, origin)) => LearnedReleases {
+                releases: TalosReleases::from_tags(&tags, self.pre_release),
+                origin,
+            },
+            Err(reasons) => LearnedReleases::built_in(reasons),
+        }
+    }
+
+    /// The image's tags and where they came from, or why no registry listed them.
+    pub async fn listing(&self) -> Result<(Vec<String>, ReleasesOrigin), String> {
         let now = unix_now();
         let cached = self.read_cache();
         if let Some(c) = &cached
             && now.saturating_sub(c.fetched_at) < CACHE_FRESH.as_secs()
         {
-            return self.learned_from(c, now);
+            return Ok(self.learned_from(c, now));
         }
         let mut failures = Vec::new();
         for endpoint in &self.endpoints {
@@ -172,43 +245,44 @@ impl ReleaseLookup {
                         tags,
                     };
                     self.write_cache(&listing);
-                    return self.learned_from(&listing, now);
+                    return Ok(self.learned_from(&listing, now));
                 }
                 Err(e) => failures.push(e.to_string()),
             }
         }
         if let Some(c) = &cached {
-            return self.learned_from(c, now);
+            return Ok(self.learned_from(c, now));
         }
         if failures.is_empty() {
             failures.push(format!("{REGISTRY_ENV}=off: no registry is asked"));
         }
-        LearnedReleases::built_in(failures.join("; "))
+        Err(failures.join("; "))
     }
 
     async fn list(&self, endpoint: &RegistryEndpoint) -> Result<Vec<String>, String> {
         let mut registry = Registry::new(&endpoint.url, self.timeout).map_err(|e| e.to_string())?;
         if endpoint.mirror {
-            registry = registry.mirror_of(INSTALLER_REGISTRY);
+            registry = registry.mirror_of(self.image.registry);
         }
         registry
-            .tags(INSTALLER_REPOSITORY)
+            .tags(self.image.repository)
             .await
             .map_err(|e| e.to_string())
     }
 
-    fn learned_from(&self, listing: &CachedListing, now: u64) -> LearnedReleases {
-        LearnedReleases {
-            releases: TalosReleases::from_tags(&listing.tags, self.pre_release),
-            origin: ReleasesOrigin::Registry {
-                registry: listing.registry.clone(),
-                age_seconds: now.saturating_sub(listing.fetched_at),
-            },
-        }
+    fn learned_from(&self, listing: &CachedListing, now: u64) -> (Vec<String>, ReleasesOrigin) {
+        let origin = ReleasesOrigin::Registry {
+            registry: listing.registry.clone(),
+            repository: self.image.repository.to_string(),
+            age_seconds: now.saturating_sub(listing.fetched_at),
+        };
+        (listing.tags.clone(), origin)
     }
 
     fn cache_path(&self) -> Option<PathBuf> {
-        self.state_dir.as_ref().map(|d| d.join(CACHE_FILE))
+        self.state_dir
+            .as_ref()
+            .map(|d| d.join(self.image.cache_file))
     }
 
     /// The cached listing, when it came from one of this lookup's endpoints.
@@ -341,6 +415,7 @@ mod tests {
     fn origins_describe_themselves() {
         let r = ReleasesOrigin::Registry {
             registry: "http://127.0.0.1:5000".into(),
+            repository: INSTALLER_REPOSITORY.into(),
             age_seconds: 300,
         };
         assert_eq!(

@@ -20,10 +20,10 @@ pub use matrix::{
 };
 pub use path::{
     PathError, Product, check_fleet_talos_path, check_fleet_talos_upgrade,
-    check_fleet_talos_upgrade_among, check_kubernetes_supported, check_kubernetes_upgrade,
-    check_talos_path, check_talos_upgrade, check_talos_upgrade_among, fleet_talos_upgrade_targets,
-    fleet_talos_upgrade_targets_among, kubernetes_upgrade_targets, talos_upgrade_targets,
-    talos_upgrade_targets_among,
+    check_fleet_talos_upgrade_among, check_kubernetes_path, check_kubernetes_supported,
+    check_kubernetes_upgrade, check_talos_path, check_talos_upgrade, check_talos_upgrade_among,
+    fleet_talos_upgrade_targets, fleet_talos_upgrade_targets_among, kubernetes_upgrade_targets,
+    talos_upgrade_targets, talos_upgrade_targets_among,
 };
 pub use releases::{OfferedRelease, ReleaseSource, TalosReleases};
 pub use skew::{

@@ -349,13 +349,23 @@ pub fn check_kubernetes_upgrade(
     to: &KubeVersion,
     talos_versions: &[TalosVersion],
 ) -> Result<(), PathError> {
-    let product = Product::Kubernetes;
     if !is_known_kubernetes_release(to) {
         return Err(PathError::UnknownRelease {
-            product,
+            product: Product::Kubernetes,
             to: to.clone(),
         });
     }
+    check_kubernetes_path(from, to, talos_versions)
+}
+
+/// [`check_kubernetes_upgrade`] for a `to` known to be a release by other means (a registry
+/// lists its images): every rule but the built-in table's.
+pub fn check_kubernetes_path(
+    from: &KubeVersion,
+    to: &KubeVersion,
+    talos_versions: &[TalosVersion],
+) -> Result<(), PathError> {
+    let product = Product::Kubernetes;
     if to == from {
         return Err(PathError::AlreadyRunning {
             product,

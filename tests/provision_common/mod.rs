@@ -35,6 +35,8 @@ pub fn command(sim: &Sim, config: &Path, args: &[&str]) -> tokio::process::Comma
         .env("TALOSCOPE_STATE_DIR", state_dir(sim))
         .env("TALOSCONFIG", sim.fleet.talosconfig_path())
         .env("KUBECONFIG", sim.fleet.kubeconfig_path())
+        // No release registry unless a test names one: tests never reach ghcr.io.
+        .env("TALOSCOPE_RELEASES_REGISTRY", "off")
         .env_remove("TALOSCOPE_CONFIG")
         .env_remove("ONE_AUTH")
         .env_remove("ONE_XMLRPC")
@@ -44,7 +46,12 @@ pub fn command(sim: &Sim, config: &Path, args: &[&str]) -> tokio::process::Comma
 }
 
 pub async fn run(sim: &Sim, config: &Path, args: &[&str]) -> Run {
-    let out: Output = within(120, "taloscope", command(sim, config, args).output())
+    run_command(command(sim, config, args)).await
+}
+
+/// Runs a `taloscope` command made by [`command`] (and changed by the caller) to its end.
+pub async fn run_command(mut cmd: tokio::process::Command) -> Run {
+    let out: Output = within(120, "taloscope", cmd.output())
         .await
         .expect("taloscope runs");
     Run {

@@ -139,13 +139,26 @@ pub fn image_tag(image: &str) -> &str {
 }
 
 /// Reads the image fields of a machine config (one or more YAML documents; the v1alpha1 one
-/// has `machine` and `cluster`). Err is the parser's message.
+/// has `machine` and `cluster`; from Talos 1.14 each component's own document holds its
+/// `image`: types/k8s/{kubelet,apiserver,controller_manager,scheduler,proxy}.go at
+/// v1.14.0-rc.1). Err is the parser's message.
 pub fn parse_config_images(data: &[u8]) -> Result<ConfigImages, String> {
     let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))?;
     let docs: Vec<Value> = serde_saphyr::from_str_multiple(text).map_err(|e| e.to_string())?;
     let mut images = ConfigImages::default();
     let image = |v: &Value| v["image"].as_str().map(str::to_string);
     for doc in docs.iter().filter(|d| d.is_object()) {
+        let own = image(doc);
+        match doc["kind"].as_str() {
+            Some("KubeletConfig") => images.kubelet = own.or(images.kubelet.take()),
+            Some("KubeAPIServerConfig") => images.apiserver = own.or(images.apiserver.take()),
+            Some("KubeControllerManagerConfig") => {
+                images.controller_manager = own.or(images.controller_manager.take());
+            }
+            Some("KubeSchedulerConfig") => images.scheduler = own.or(images.scheduler.take()),
+            Some("KubeProxyConfig") => images.proxy = own.or(images.proxy.take()),
+            _ => {}
+        }
         let machine = &doc["machine"];
         let cluster = &doc["cluster"];
         images.kubelet = images.kubelet.or(image(&machine["kubelet"]));
@@ -329,6 +342,21 @@ mod tests {
         assert_eq!(images.scheduler, None);
         assert!(parse_config_images(b"version: v1alpha1\n").is_ok());
         assert!(parse_config_images(b"machine: [unclosed").is_err());
+    }
+
+    #[test]
+    fn reads_a_v1_14_configs_component_documents() {
+        let text = b"version: v1alpha1\nmachine:\n  type: controlplane\n---\napiVersion: v1alpha1\nkind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.37.0\n---\napiVersion: v1alpha1\nkind: KubeSchedulerConfig\nimage: registry.k8s.io/kube-scheduler:v1.37.1\nconfig: {}\n";
+        let images = parse_config_images(text).expect("parses");
+        assert_eq!(
+            images.kubelet.as_deref(),
+            Some("ghcr.io/siderolabs/kubelet:v1.37.0")
+        );
+        assert_eq!(
+            images.scheduler.as_deref(),
+            Some("registry.k8s.io/kube-scheduler:v1.37.1")
+        );
+        assert_eq!(images.apiserver, None);
     }
 
     #[test]

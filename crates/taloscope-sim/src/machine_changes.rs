@@ -124,8 +124,19 @@ pub(super) fn apply(
     let images = super::kube_components::parse_config_images(&req.data)
         .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
     let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
+    // From v1.14 (commit "feat: drop apply config method reboot", v1alpha1_server.go at
+    // v1.14.0-rc.1) a configured node refuses REBOOT and answers AUTO as asked, applied without
+    // a reboot; before, AUTO answered the mode it chose.
+    let drops_reboot = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 14));
     let (applied, details) = match mode {
+        Mode::Reboot if drops_reboot => {
+            return Err(Status::unimplemented(
+                "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead",
+            ));
+        }
         Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
+        Mode::Auto if drops_reboot => (Mode::Auto, "Applied configuration without a reboot"),
         Mode::Auto | Mode::NoReboot => (Mode::NoReboot, "Applied configuration without a reboot"),
         Mode::Staged => (
             Mode::Staged,

@@ -210,8 +210,9 @@ const BUILTINS: &[&str] = &[
 /// (siderolabs/talos pkg/machinery/compatibility/talosNNN/talosNNN.go:
 /// 1.10 runs 1.28–1.33, 1.11 1.29–1.34, 1.12 1.30–1.35, 1.13 1.31–1.36, 1.14 1.32–1.37 at
 /// v1.14.0-rc.1). Talos 1.14 serves the same calls as 1.13 for everything the sim plays
-/// (`git diff v1.13.0 v1.14.0-rc.1 -- api/` removes no RPC; it deprecates
-/// `ApplyConfigurationRequest.Mode.REBOOT` and multi-node proxying, which nothing here uses).
+/// (`git diff v1.13.0 v1.14.0-rc.1 -- api/` removes no RPC; it deprecates multi-node proxying
+/// and `ApplyConfigurationRequest.Mode.REBOOT`, which a configured 1.14 node refuses:
+/// machine_changes.rs `apply`).
 const VERSIONED: &[(&str, &str, &str)] = &[
     ("talos-1.10", "v1.10.7", "v1.33.5"),
     ("talos-1.11", "v1.11.3", "v1.34.1"),

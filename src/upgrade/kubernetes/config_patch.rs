@@ -1,8 +1,11 @@
 //! Patching one image field of a node's machine config, as `talosctl upgrade-k8s` does with its
-//! stdpatches: `cluster.apiServer.image`, `cluster.controllerManager.image`,
-//! `cluster.scheduler.image`, `cluster.proxy.image` or `machine.kubelet.image`, in the v1alpha1
-//! document of a (possibly multi-document) config. Pure text in, text out, and lossless: the
-//! one scalar changes, every other byte (comments, anchors, `0644`, `on`, quoting) stays.
+//! stdpatches: the `image` of the component's own document when the config has one (Talos
+//! 1.14's `KubeAPIServerConfig`, `KubeControllerManagerConfig`, `KubeSchedulerConfig`,
+//! `KubeProxyConfig`, `KubeletConfig`; stdpatches/guess.go at v1.14.0-rc.1), else
+//! `cluster.apiServer.image`, `cluster.controllerManager.image`, `cluster.scheduler.image`,
+//! `cluster.proxy.image` or `machine.kubelet.image` in the v1alpha1 document. Pure text in,
+//! text out, and lossless: the one scalar changes, every other byte (comments, anchors, `0644`,
+//! `on`, quoting) stays.
 use std::str::FromStr;
 
 use yaml_edit::{Document, Mapping, YamlFile};
@@ -38,8 +41,24 @@ pub fn current_image(
     component: Component,
 ) -> Result<Option<String>, ConfigPatchError> {
     let file = parse(node, config)?;
+    if let Some(doc) = component_document(&file, component) {
+        return Ok(document_image(&doc));
+    }
     let doc = v1alpha1(node, &file)?;
     Ok(image_of(&doc, component))
+}
+
+/// The component's own document (Talos 1.14+), if the config has one.
+fn component_document(file: &YamlFile, component: Component) -> Option<Document> {
+    file.documents().find(|d| {
+        d.get("kind")
+            .and_then(|k| k.as_scalar().map(|s| s.as_string()))
+            .is_some_and(|kind| kind == component.document_kind())
+    })
+}
+
+fn document_image(doc: &Document) -> Option<String> {
+    doc.get("image")?.as_scalar().map(|s| s.as_string())
 }
 
 fn parse(node: &str, config: &str) -> Result<YamlFile, ConfigPatchError> {
@@ -132,8 +151,16 @@ pub fn patch_image(
     target: &KubeVersion,
 ) -> Result<PatchedConfig, ConfigPatchError> {
     let file = parse(node, config)?;
-    let doc = v1alpha1(node, &file)?;
-    let old_image = image_of(&doc, component);
+    let own = component_document(&file, component);
+    let v1alpha1_doc = match own {
+        Some(_) => None,
+        None => Some(v1alpha1(node, &file)?),
+    };
+    let old_image = match (&own, &v1alpha1_doc) {
+        (Some(doc), _) => document_image(doc),
+        (None, Some(doc)) => image_of(doc, component),
+        (None, None) => None,
+    };
     let image = new_image(old_image.as_deref(), component, target);
     if old_image.as_deref() == Some(image.as_str()) {
         return Ok(PatchedConfig {
@@ -142,18 +169,26 @@ pub fn patch_image(
             text: None,
         });
     }
-    let root = doc
-        .as_mapping()
-        .ok_or_else(|| ConfigPatchError::NoV1Alpha1 {
+    let field = match (own, v1alpha1_doc) {
+        (Some(doc), _) => doc.as_mapping().ok_or_else(|| ConfigPatchError::Edit {
             node: node.to_string(),
-        })?;
-    let (section, key) = component.config_path();
-    let field = mapping_at(&root, section)
-        .and_then(|m| mapping_at(&m, key))
-        .ok_or_else(|| ConfigPatchError::Edit {
-            node: node.to_string(),
-            path: format!("{section}.{key}.image"),
-        })?;
+            path: format!("{}.image", component.document_kind()),
+        })?,
+        (None, doc) => {
+            let root =
+                doc.and_then(|d| d.as_mapping())
+                    .ok_or_else(|| ConfigPatchError::NoV1Alpha1 {
+                        node: node.to_string(),
+                    })?;
+            let (section, key) = component.config_path();
+            mapping_at(&root, section)
+                .and_then(|m| mapping_at(&m, key))
+                .ok_or_else(|| ConfigPatchError::Edit {
+                    node: node.to_string(),
+                    path: format!("{section}.{key}.image"),
+                })?
+        }
+    };
     field.set("image", image.as_str());
     Ok(PatchedConfig {
         old_image,
@@ -197,6 +232,33 @@ mod tests {
         );
         assert_eq!(docs[0]["cluster"]["clusterName"], "lab");
         assert_eq!(docs[1]["hostname"], "cp-1");
+    }
+
+    /// A Talos 1.14 config keeps each image in the component's own document; that one changes
+    /// and no v1alpha1 field is added (stdpatches.go `WithKubeAPIServerImage` etc. at
+    /// v1.14.0-rc.1).
+    #[test]
+    fn a_v1_14_config_is_patched_in_the_components_document() {
+        let config = "version: v1alpha1\nmachine:\n  type: controlplane\ncluster:\n  token: a.b\n---\napiVersion: v1alpha1\nkind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.37.0\nconfig: {}\n---\napiVersion: v1alpha1\nkind: KubeAPIServerConfig\nimage: registry.k8s.io/kube-apiserver:v1.37.0\n";
+        let apiserver =
+            patch_image("cp-1", config, Component::KubeApiserver, &v("1.37.1")).expect("patch");
+        assert_eq!(
+            apiserver.old_image.as_deref(),
+            Some("registry.k8s.io/kube-apiserver:v1.37.0")
+        );
+        let text = apiserver.text.expect("changed");
+        let docs = reparse(&text);
+        assert_eq!(docs[2]["image"], "registry.k8s.io/kube-apiserver:v1.37.1");
+        assert!(docs[0]["cluster"].get("apiServer").is_none(), "{text}");
+        assert_eq!(
+            text,
+            config.replace("kube-apiserver:v1.37.0", "kube-apiserver:v1.37.1")
+        );
+        let kubelet = current_image("cp-1", config, Component::Kubelet).expect("read");
+        assert_eq!(
+            kubelet.as_deref(),
+            Some("ghcr.io/siderolabs/kubelet:v1.37.0")
+        );
     }
 
     #[test]

@@ -13,8 +13,8 @@ use crate::upgrade::guards::{
     leader_verdict, no_other_rollout, not_ready_reason, unhealthy_members, verdict_over,
 };
 use crate::versions::{
-    PathError, Version, check_kubernetes_supported, check_kubernetes_upgrade,
-    oldest_talos_minor_supporting,
+    PathError, Version, check_kubernetes_path, check_kubernetes_supported,
+    check_kubernetes_upgrade, oldest_talos_minor_supporting,
 };
 
 /// What the operator types to upgrade although objects are stored in removed API versions.
@@ -87,9 +87,26 @@ fn kubernetes_path(plan: &KubernetesUpgradePlan) -> Guard {
             ),
         );
     }
-    match check_kubernetes_upgrade(&plan.from, &plan.target, &[]) {
+    let checked = if plan.target_listed {
+        check_kubernetes_path(&plan.from, &plan.target, &[])
+    } else {
+        check_kubernetes_upgrade(&plan.from, &plan.target, &[])
+    };
+    match checked {
+        Ok(()) | Err(PathError::NoTalosVersions) if plan.target_listed => Guard::pass(
+            id,
+            format!(
+                "Kubernetes {} -> {}; {}",
+                plan.from,
+                plan.target,
+                plan.releases.describe()
+            ),
+        ),
         Ok(()) | Err(PathError::NoTalosVersions) => {
             Guard::pass(id, format!("Kubernetes {} -> {}", plan.from, plan.target))
+        }
+        Err(e @ PathError::UnknownRelease { .. }) => {
+            Guard::fail(id, format!("{e} ({})", plan.releases.describe()))
         }
         Err(e) => Guard::fail(id, e.to_string()),
     }

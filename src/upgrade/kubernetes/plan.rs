@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::kube::removed_apis::RemovedApiCount;
+use crate::upgrade::releases::ReleasesOrigin;
 use crate::versions::{KubeVersion, Version, kubernetes_upgrade_targets};
 
 /// One Kubernetes component the upgrade changes.
@@ -47,6 +48,18 @@ impl Component {
             Component::KubeScheduler => ("cluster", "scheduler"),
             Component::KubeProxy => ("cluster", "proxy"),
             Component::Kubelet => ("machine", "kubelet"),
+        }
+    }
+
+    /// The document of a Talos 1.14+ config that holds the image instead
+    /// (pkg/machinery/config/types/k8s at v1.14.0-rc.1).
+    pub fn document_kind(self) -> &'static str {
+        match self {
+            Component::KubeApiserver => "KubeAPIServerConfig",
+            Component::KubeControllerManager => "KubeControllerManagerConfig",
+            Component::KubeScheduler => "KubeSchedulerConfig",
+            Component::KubeProxy => "KubeProxyConfig",
+            Component::Kubelet => "KubeletConfig",
         }
     }
 
@@ -126,6 +139,12 @@ pub struct KubernetesUpgradePlan {
     /// Objects stored in API versions the target removes, when they were counted.
     #[serde(default)]
     pub removed_apis: Vec<RemovedApiCount>,
+    /// Where the releases were learned when the built-in table does not know the target.
+    #[serde(default)]
+    pub releases: ReleasesOrigin,
+    /// A registry lists the target's API server image, though the built-in table does not.
+    #[serde(default)]
+    pub target_listed: bool,
 }
 
 /// Why no plan can be made.
@@ -284,6 +303,8 @@ impl KubernetesUpgradePlan {
             pre_pull,
             steps,
             removed_apis: Vec::new(),
+            releases: ReleasesOrigin::default(),
+            target_listed: false,
         })
     }
 

@@ -1,6 +1,6 @@
 //! Which machine-config documents a Talos version loads: the kinds its config registry holds
 //! (siderolabs/talos pkg/machinery/config/types/**, each `registry.Register` in an `init`, read
-//! at v1.9.6, v1.10.9, v1.11.3, v1.12.11 and v1.13.9). Another kind fails the whole load as
+//! at v1.9.6, v1.10.9, v1.11.3, v1.12.11, v1.13.9 and v1.14.0-rc.1). Another kind fails the whole load as
 //! upstream's decoder fails it.
 use serde::Deserialize;
 
@@ -60,12 +60,61 @@ const SINCE_1_13: &[&str] = &[
     "TCPProbeConfig",
     "VRFConfig",
 ];
-const BY_MINOR: [(u32, &[&str]); 5] = [
+/// v1.14 moved the Kubernetes, discovery, install, sysctl and kernel-module settings into
+/// documents of their own (types/k8s, types/cluster, types/runtime, types/block, types/network).
+const SINCE_1_14: &[&str] = &[
+    "BGPInstanceConfig",
+    "CRIBaseRuntimeSpecConfig",
+    "CRICustomizationConfig",
+    "ContainerConfig",
+    "DiscoveryIdentityConfig",
+    "DiscoveryServiceConfig",
+    "EtcFileConfig",
+    "FilesystemScrubConfig",
+    "FilesystemTrimConfig",
+    "HTTPProbeConfig",
+    "KernelModuleConfig",
+    "KubeAPIServerCAConfig",
+    "KubeAPIServerConfig",
+    "KubeAdmissionControlConfig",
+    "KubeAggregatorCAConfig",
+    "KubeAuditPolicyConfig",
+    "KubeAuthenticationConfig",
+    "KubeAuthorizerConfig",
+    "KubeClusterConfig",
+    "KubeControllerManagerConfig",
+    "KubeCoreDNSConfig",
+    "KubeCredentialProviderConfig",
+    "KubeEtcdEncryptionConfig",
+    "KubeExternalManifestConfig",
+    "KubeFlannelCNIConfig",
+    "KubeInlineManifestConfig",
+    "KubeNetworkConfig",
+    "KubeNodeConfig",
+    "KubePrismConfig",
+    "KubeProxyConfig",
+    "KubeSchedulerConfig",
+    "KubeServiceAccountConfig",
+    "KubeStaticPodConfig",
+    "KubeTalosAPIAccessConfig",
+    "KubeletConfig",
+    "LVMLogicalVolumeConfig",
+    "LVMVolumeGroupConfig",
+    "RAIDArrayConfig",
+    "SecurityProfileConfig",
+    "SysctlConfig",
+    "SysfsConfig",
+    "UdevRulesConfig",
+    "UnattendedInstallConfig",
+    "VethConfig",
+];
+const BY_MINOR: [(u32, &[&str]); 6] = [
     (9, SINCE_1_9),
     (10, SINCE_1_10),
     (11, SINCE_1_11),
     (12, SINCE_1_12),
     (13, SINCE_1_13),
+    (14, SINCE_1_14),
 ];
 
 /// The keys configloader/internal/decoder/decoder.go `decode` reads of each document.
@@ -147,6 +196,8 @@ mod tests {
         assert!(check(&doc("KubeSpanConfig"), Some("v1.12.11")).is_err());
         assert!(check(&doc("KubeSpanConfig"), Some("v1.13.0")).is_ok());
         assert!(check(&doc("VolumeConfig"), Some("v1.13.0")).is_ok());
+        assert!(check(&doc("KubeletConfig"), Some("v1.13.9")).is_err());
+        assert!(check(&doc("KubeletConfig"), Some("v1.14.0")).is_ok());
         let other_version = format!("{V1ALPHA1}---\napiVersion: v1alpha2\nkind: VolumeConfig\n");
         assert!(check(&other_version, Some("v1.13.0")).is_err());
         let no_kind = format!("{V1ALPHA1}---\napiVersion: v1alpha1\nname: x\n");

@@ -3,7 +3,10 @@
 //! `CONTEXT/USER_DATA` (or an applied config) back into "which cluster, which role, which
 //! versions, which CAs" — the sim's own reading of upstream's v1alpha1 schema
 //! (siderolabs/talos pkg/machinery/config/types/v1alpha1/v1alpha1_types.go): unknown fields are
-//! ignored and documents after the first v1alpha1 one (Talos 1.5+ multi-doc) are skipped.
+//! ignored. Of the other documents (Talos 1.5+ multi-doc) only those that took over a v1alpha1
+//! field the sim reads count: from 1.14 `KubeClusterConfig`, `KubeletConfig`,
+//! `KubeAPIServerCAConfig` (types/k8s/{cluster,kubelet,apiserver_ca}.go) and
+//! `UnattendedInstallConfig` (types/runtime/unattended_install.go), at v1.14.0-rc.1.
 use base64::Engine as _;
 use serde::Deserialize;
 
@@ -156,23 +159,20 @@ pub(crate) fn read_user_data(user_data: &str, encoding: Option<&str>) -> Option<
         user_data.to_string()
     };
     // Talos 1.5+ configs may carry more documents after `---`; the first is v1alpha1.
-    let first = text
+    let documents: Vec<&str> = text
         .split("\n---")
         .map(|d| d.trim_start_matches("---"))
-        .find(|d| d.contains("machine:"))?;
+        .collect();
+    let first = documents.iter().find(|d| d.contains("machine:"))?;
     let config: Config = serde_saphyr::from_str(first).ok()?;
+    let moved = MovedFields::read(&documents);
     let machine = config.machine?;
     let role = match machine.kind.as_deref()? {
         "controlplane" | "init" => NodeRole::ControlPlane,
         "worker" | "join" => NodeRole::Worker,
         _ => return None,
     };
-    let tag = |image: Option<Image>| {
-        image
-            .and_then(|i| i.image)
-            .and_then(|i| i.rsplit_once(':').map(|(_, t)| t.to_string()))
-            .filter(|t| t.starts_with('v'))
-    };
+    let tag = |image: Option<Image>| image_tag(image.and_then(|i| i.image).as_deref());
     let Cluster {
         cluster_name,
         control_plane,
@@ -182,20 +182,95 @@ pub(crate) fn read_user_data(user_data: &str, encoding: Option<&str>) -> Option<
     let secrets = ConfigSecrets {
         os_ca: pem_pair(machine.ca),
         machine_token: machine.token.unwrap_or_default(),
-        cluster_ca: pem_pair(ca),
+        cluster_ca: moved.cluster_ca.unwrap_or_else(|| pem_pair(ca)),
         etcd_ca: pem_pair(etcd.and_then(|e| e.ca)),
     };
-    let talos_version = tag(machine.install);
+    let talos_version = tag(machine.install).or(moved.talos_version);
     Some(BootsAs {
         load_error: super::config_documents::check(&text, talos_version.as_deref()).err(),
         talos_version,
         secrets,
         role,
-        endpoint: control_plane.and_then(|c| c.endpoint),
-        cluster_name,
+        endpoint: control_plane.and_then(|c| c.endpoint).or(moved.endpoint),
+        cluster_name: cluster_name.or(moved.cluster_name),
         hostname: machine.network.and_then(|n| n.hostname),
-        kubernetes_version: tag(machine.kubelet),
+        kubernetes_version: tag(machine.kubelet).or(moved.kubernetes_version),
     })
+}
+
+/// What the documents of Talos 1.14 carry that older configs kept in v1alpha1.
+#[derive(Default)]
+struct MovedFields {
+    cluster_name: Option<String>,
+    endpoint: Option<String>,
+    talos_version: Option<String>,
+    kubernetes_version: Option<String>,
+    cluster_ca: Option<PemPair>,
+}
+
+/// The fields of those documents the sim reads (PEM text, not base64: types/meta
+/// `CertificateAndKey` and `acceptedCAs`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MovedDocument {
+    kind: Option<String>,
+    cluster_name: Option<String>,
+    endpoint: Option<String>,
+    image: Option<String>,
+    installer: Option<Image>,
+    #[serde(rename = "issuingCA")]
+    issuing_ca: Option<PemText>,
+    #[serde(rename = "acceptedCAs")]
+    accepted_cas: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct PemText {
+    cert: Option<String>,
+    key: Option<String>,
+}
+
+impl MovedFields {
+    fn read(documents: &[&str]) -> MovedFields {
+        let mut out = MovedFields::default();
+        for text in documents {
+            let Ok(doc) = serde_saphyr::from_str::<MovedDocument>(text) else {
+                continue;
+            };
+            match doc.kind.as_deref() {
+                Some("KubeClusterConfig") => {
+                    out.cluster_name = doc.cluster_name;
+                    out.endpoint = doc.endpoint;
+                }
+                Some("KubeletConfig") => out.kubernetes_version = image_tag(doc.image.as_deref()),
+                Some("UnattendedInstallConfig") => {
+                    out.talos_version = image_tag(doc.installer.and_then(|i| i.image).as_deref());
+                }
+                Some("KubeAPIServerCAConfig") => {
+                    out.cluster_ca = match (doc.issuing_ca, doc.accepted_cas) {
+                        (Some(issuing), _) => Some(PemPair {
+                            crt: issuing.cert.unwrap_or_default(),
+                            key: issuing.key.unwrap_or_default(),
+                        }),
+                        (None, Some(accepted)) => Some(PemPair {
+                            crt: accepted.concat(),
+                            key: String::new(),
+                        }),
+                        (None, None) => None,
+                    };
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// The `vX.Y.Z` tag of an image reference.
+fn image_tag(image: Option<&str>) -> Option<String> {
+    image
+        .and_then(|i| i.rsplit_once(':').map(|(_, t)| t.to_string()))
+        .filter(|t| t.starts_with('v'))
 }
 
 /// What a generated config is for.
@@ -311,6 +386,26 @@ mod tests {
         assert_eq!(boots.secrets.etcd_ca.key, "");
         assert_eq!(boots.secrets.machine_token, "abc.def");
         assert_eq!(boots.hostname, None);
+    }
+
+    /// Talos 1.14's documents hold what v1alpha1 held before (types/k8s, types/runtime).
+    #[test]
+    fn a_v1_14_config_reads_from_its_documents() {
+        let cp = "version: v1alpha1\nmachine:\n  type: controlplane\n  token: t.k\ncluster:\n  token: b.t\n---\napiVersion: v1alpha1\nkind: UnattendedInstallConfig\ninstaller:\n  image: ghcr.io/siderolabs/installer:v1.14.0\nprovisioning:\n  wipe: false\n---\napiVersion: v1alpha1\nkind: KubeClusterConfig\nclusterName: lab\nendpoint: https://127.62.0.1:6443\n---\napiVersion: v1alpha1\nkind: KubeletConfig\nimage: ghcr.io/siderolabs/kubelet:v1.37.0\nconfig: {}\n---\napiVersion: v1alpha1\nkind: KubeAPIServerCAConfig\nissuingCA:\n  cert: |\n    k8s crt\n  key: |\n    k8s key\n";
+        let boots = read_user_data(cp, None).expect("a Talos config");
+        assert_eq!(boots.load_error, None);
+        assert_eq!(boots.cluster_name.as_deref(), Some("lab"));
+        assert_eq!(boots.endpoint.as_deref(), Some("https://127.62.0.1:6443"));
+        assert_eq!(boots.talos_version.as_deref(), Some("v1.14.0"));
+        assert_eq!(boots.kubernetes_version.as_deref(), Some("v1.37.0"));
+        assert_eq!(boots.secrets.cluster_ca.crt, "k8s crt\n");
+        assert_eq!(boots.secrets.cluster_ca.key, "k8s key\n");
+        let by_v1_13 = cp.replace("installer:v1.14.0", "installer:v1.13.9");
+        let refused = read_user_data(&by_v1_13, None).expect("a Talos config");
+        assert_eq!(
+            refused.load_error.as_deref(),
+            Some("\"UnattendedInstallConfig\" \"v1alpha1\": not registered")
+        );
     }
 
     #[test]
