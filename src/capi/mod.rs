@@ -1,6 +1,7 @@
 //! The Cluster API side of the fleet: which kube contexts are management clusters, the
 //! workload clusters they own and which discovered cluster each is, and each workload
 //! cluster's tree as `clusterctl describe cluster` shows it (pure, over `kube`'s model).
+pub mod owned;
 pub mod pairing;
 pub mod read;
 pub mod rows;

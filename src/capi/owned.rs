@@ -1,7 +1,7 @@
 //! The guard that refuses an in-place upgrade of a cluster Cluster API owns, naming the CAPI
 //! way instead; fed by the pairing of the management clusters' workload clusters with the
 //! discovered clusters (`capi::pair_workloads`).
-use crate::capi::CapiOwner;
+use super::CapiOwner;
 use crate::guards::{Guard, GuardId};
 
 /// Which in-place upgrade is asked for.
