@@ -7,6 +7,7 @@ pub mod read;
 pub mod rows;
 pub mod tree;
 
+pub use owned::{capi_owned_nodes, read_owner};
 pub use pairing::{CapiOwner, WorkloadCluster, host_port, pair_workloads};
 pub use read::{
     CapiView, ContextRead, Management, candidate_contexts, managements, read_context, read_view,

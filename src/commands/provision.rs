@@ -112,6 +112,12 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         addresses: cluster_addresses(cluster),
         nodes: cluster.nodes().to_vec(),
         acks: args.ack.clone(),
+        capi_owner: crate::capi::read_owner(
+            discovery.kubeconfig.as_ref(),
+            &discovery.clusters,
+            &cluster.name,
+        )
+        .await,
     };
     let guards = check_guards(&plan, &inputs, &checks).await;
     let d = dispatcher(global, paths);
