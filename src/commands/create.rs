@@ -21,11 +21,11 @@ use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line_at, print_line, usage};
-use super::gate::{dispatcher, plan_then_approve, run_flags};
+use super::gate::{RunFlags, dispatcher, plan_then_approve};
 use super::upgrade_output::stamped;
 
 pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.output)
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 /// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's
@@ -125,7 +125,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         SetupError::Usage(e) => usage(e),
     })?;
     let d = dispatcher(global, paths);
-    let flags = run_flags!(args);
+    let flags = RunFlags::of(&args.gate);
     let ready = || {
         operator_files(sources).map(|files| ContextFiles {
             keep_current_context: args.keep_current_context,
@@ -155,7 +155,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
     })?;
     let for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&for_runner).await });
-    finish(&d, &approved, task, rx, args.output).await
+    finish(&d, &approved, task, rx, args.gate.output).await
 }
 
 /// Prints the run's events as they come, then records how it ended in the audit log.

@@ -22,11 +22,11 @@ use crate::clock::{Zone, unix_now};
 
 use super::create::{Setup, setup};
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, json_line_at, print_line, usage};
-use super::gate::{approve, dispatcher, plan_then_approve, run_flags};
+use super::gate::{RunFlags, approve, dispatcher, plan_then_approve};
 use super::headless::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.output)
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
@@ -77,7 +77,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     };
 
     if let Some(vm) = args.terminate {
-        if !args.yes {
+        if !args.gate.yes {
             return Err(config_stop(format!(
                 "terminating VM {vm} changes the cluster: add --yes --confirm {key}"
             )));
@@ -88,7 +88,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             vm: vm.to_string(),
         };
         let d = dispatcher(global, paths);
-        let approved = approve(&d, action, args.confirm.as_deref())?;
+        let approved = approve(&d, action, args.gate.confirm.as_deref())?;
         let mut journal = journal;
         let result = terminate(&approved, &provider, journal.as_mut()).await;
         let _ = d.finished(
@@ -96,7 +96,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
         );
         let progress = result.map_err(config_stop)?;
-        match args.output {
+        match args.gate.output {
             OutputFormat::Table => println!("{}", progress.line()),
             OutputFormat::Json => println!("{}", json_line("vm", &progress)),
         }
@@ -111,7 +111,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         config: config.clone(),
         addresses: cluster_addresses(cluster),
         nodes: cluster.nodes().to_vec(),
-        acks: args.ack.clone(),
+        acks: args.gate.ack.clone(),
         capi_owner: crate::capi::read_owner(
             discovery.kubeconfig.as_ref(),
             &discovery.clusters,
@@ -121,7 +121,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     };
     let guards = check_guards(&plan, &inputs, &checks).await;
     let d = dispatcher(global, paths);
-    let flags = run_flags!(args);
+    let flags = RunFlags::of(&args.gate);
     let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
         return Ok(());
     };
@@ -137,7 +137,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
     while let Some(event) = rx.recv().await {
         let at = (Zone::System, unix_now());
-        let line = match (&event, args.output) {
+        let line = match (&event, args.gate.output) {
             (ProvisionEvent::Vm(p), OutputFormat::Table) => stamped(at.0, at.1, &p.line()),
             (ProvisionEvent::Note(n), OutputFormat::Table) => stamped(at.0, at.1, n),
             (ProvisionEvent::Finished(s), OutputFormat::Table) => stamped(at.0, at.1, &s.line()),
