@@ -7,17 +7,16 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line_at, print_line, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
 use super::gate::{RunFlags, dispatcher, plan_then_approve};
 use super::headless::discover_all;
-use super::upgrade_output::stamped;
+use super::progress::print_progress;
 use crate::capi::CapiOwner;
 use crate::capi_scale::{
     PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,
     prepare_scale, run_scale,
 };
 use crate::cli::{GlobalArgs, OutputFormat, ScaleArgs};
-use crate::clock::{Zone, unix_now};
 use crate::discovery::{Cluster, Discovery};
 use crate::fleet::CollectOptions;
 use crate::paths::Paths;
@@ -120,7 +119,7 @@ async fn scale(
             }
             last_etcd = reason.clone();
         }
-        print_event("progress", &event, &event.line(), args.gate.output);
+        print_progress(args.gate.output, "progress", &event, &event.line());
     }
     let outcome = task.await.map_err(|e| {
         Stop(
@@ -128,7 +127,7 @@ async fn scale(
             format!("the scale task ended abnormally: {e}"),
         )
     })?;
-    print_event("finished", &outcome, &outcome.line(), args.gate.output);
+    print_progress(args.gate.output, "finished", &outcome, &outcome.line());
     let result = if outcome.succeeded {
         Ok(())
     } else {
@@ -138,14 +137,4 @@ async fn scale(
         eprintln!("taloscope: warning: {e}");
     }
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
-}
-
-/// One progress line: its local time first, or a JSON line with it.
-fn print_event<T: serde::Serialize>(kind: &str, value: &T, line: &str, output: OutputFormat) {
-    let (zone, now) = (Zone::System, unix_now());
-    let text = match output {
-        OutputFormat::Table => stamped(zone, now, &crate::printable::line(line)),
-        OutputFormat::Json => json_line_at(kind, value, (zone, now)),
-    };
-    print_line(&text);
 }
