@@ -237,7 +237,7 @@ impl<'a> PlanReport<'a> {
             rows.push(vec![
                 (i + 1).to_string(),
                 step.node.clone(),
-                step.call.as_str().to_string(),
+                step.call.describe(&step.node),
             ]);
         }
         out.push_str("STEPS\n");
