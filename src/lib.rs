@@ -43,6 +43,8 @@
 //!   (reusing the upgrade's etcd health), the runner that patches and follows the
 //!   Machines with etcd checked on every poll; `prepare` reads both sides and
 //!   evaluates the guards for the command and the console's `s` on `:capi` alike.
+//! - `operation`: every operation by kind (`OperationKind::of` names the kind of each
+//!   action the dispatcher approves), each kind's journal and cancel rule.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;
@@ -108,6 +110,7 @@ pub mod logging;
 pub mod natural;
 pub mod node_actions;
 pub mod opennebula;
+pub mod operation;
 pub mod paths;
 pub mod printable;
 pub mod proto;

@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["node_actions", "capi_scale"],
     &["etcd_maintenance"],
     &["cluster_lifecycle", "capi_doctor"],
+    &["operation"],
     &["app"],
     &["views"],
     &["console"],

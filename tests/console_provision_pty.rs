@@ -3,7 +3,8 @@
 //! From `healthy`'s nodes pane, `p` opens the wizard, two workers are
 //! planned (its guards all pass), confirmed by name and followed on screen until both joined; a
 //! console killed mid-provision and reopened shows the VM it started and
-//! follows it to joined.
+//! follows it to joined. On `capi`'s workload cluster the plan's `capi_owned` row fails,
+//! naming `taloscope scale`, and `s` is refused by it.
 mod pty_support;
 
 use std::path::Path;
@@ -67,7 +68,7 @@ fn provision(s: &mut PtySession, count: usize) {
     });
     let plan = s.text();
     assert!(
-        plan.contains("PROVISION") && plan.contains("6 pass, 0 warn, 0 fail"),
+        plan.contains("PROVISION") && plan.contains("7 pass, 0 warn, 0 fail"),
         "{plan}"
     );
     s.send(b"s");
@@ -134,4 +135,42 @@ fn a_console_killed_mid_provision_shows_and_follows_its_vm_when_reopened() {
     s.wait_for("the VM joined", JOIN_BOUND, |t| vm_rows(t, "joined") == 1);
     let (status, _raw) = s.quit_answering(BOUND);
     assert!(status.success(), "exit status {status:?}");
+}
+
+#[test]
+fn a_cluster_cluster_api_owns_is_refused_by_capi_owned_in_the_wizard() {
+    let sim = BackgroundSim::start("capi", BOUND);
+    let home = tempfile::tempdir().expect("temp home");
+    let mut env = sim.console_env();
+    let config = sim.dir.path().join("taloscope.yaml").display().to_string();
+    env.push(("TALOSCOPE_CONFIG", config));
+    let mut s = PtySession::start(40, 160, home.path(), &[], &env);
+    s.wait_for("the fleet, capi-work owned", BOUND, |t| {
+        t.contains("capi-work") && t.contains("Enter open")
+    });
+    s.send(b":ctx capi-work\r");
+    s.wait_for("capi-work's nodes", BOUND, |t| t.contains("+ Nodes ("));
+    s.send(b"p");
+    s.wait_for("the wizard", BOUND, |t| {
+        t.contains("Provision new nodes for capi-work")
+    });
+    s.send(b"\r");
+    // One condition on one frame: a frame caught mid-draw may end a row early.
+    s.wait_for("the capi_owned row failing, naming the owner", BOUND, |t| {
+        t.lines().any(|l| {
+            l.contains("fail")
+                && l.contains("not owned by Cluster API")
+                && l.contains("owned by Cluster API (admin@capi-mgmt/default/capi-work)")
+        })
+    });
+    s.send(b"s");
+    s.wait_for("start refused, the guard named", BOUND, |t| {
+        t.contains("guard failing: not owned by Cluster API")
+            && !t.contains("Type the cluster name in full")
+    });
+    let (status, _raw) = s.quit_answering(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+    let audit =
+        std::fs::read_to_string(home.path().join("taloscope-state/audit.log")).unwrap_or_default();
+    assert!(!audit.contains("provision"), "nothing was asked: {audit}");
 }

@@ -327,6 +327,13 @@ async fn forfeit_needs_the_leader_and_remove_member_a_member_without_a_running_n
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("2 member(s) left"), "{stdout}");
 
+    // The plan names the member leadership goes to.
+    let mut cmd = fx.taloscope("cp2-down", "etcd");
+    cmd.args(["forfeit", "--node", &lead, "--plan"]);
+    let (code, stdout, _) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("forfeit leadership to cp-"), "{stdout}");
+
     let mut cmd = fx.taloscope("cp2-down", "etcd");
     cmd.args(["forfeit", "--node", &lead, "--yes", "--confirm", "cp2-down"]);
     let (code, stdout, stderr) = output(cmd).await;

@@ -221,6 +221,18 @@ async fn drain_honours_the_disruption_budget_and_cordon_uncordon_round_trip() {
 
     // Room for one at a time: each evicted pod is replaced on w-2 before the next goes.
     api.set_disruption_budget(Some(3));
+    // The plan names the pods it evicts.
+    let mut cmd = fx.taloscope("healthy", "node");
+    cmd.args(["drain", "--node", "w-1", "--plan"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    for pod in pods.iter().filter(|p| p.must_evict()) {
+        assert!(
+            stdout.contains(&pod.key()),
+            "{} named in\n{stdout}",
+            pod.key()
+        );
+    }
     let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "drain"], "w-1", &[], 0).await;
     assert!(stdout.contains("w-1 drained: 2 pods evicted"), "{stdout}");
     let left = kube.pods_on_node("w-1").await.expect("pods");

@@ -64,10 +64,19 @@ fn comparable(mut status: ClusterStatus) -> ClusterStatus {
     status
 }
 
-/// The console's model: the poller's first round of every cluster, folded as the app folds it.
+/// The console's model: the poller's first round of every cluster, folded as the app folds it,
+/// and its first reading of the management clusters when one owns a cluster (the provision
+/// plans' `capi_owned` row reads the owner from it).
 async fn console_models(discovery: &Discovery) -> FleetModel {
     let clusters = talos_clusters(discovery);
     let wanted = clusters.len();
+    let owned = match discovery.kubeconfig.as_ref() {
+        Some(k) => !taloscope::capi::read_view(k, &clusters)
+            .await
+            .owners
+            .is_empty(),
+        None => false,
+    };
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let options = PollerOptions {
         client: fast(),
@@ -77,10 +86,11 @@ async fn console_models(discovery: &Discovery) -> FleetModel {
     };
     let poller = spawn_poller(clusters, discovery.kubeconfig.clone(), options, tx);
     let mut fleet = FleetModel::default();
-    let mut finished = 0;
-    while finished < wanted {
+    let (mut finished, mut capi_read) = (0, false);
+    while finished < wanted || (owned && !capi_read) {
         let event = rx.recv().await.expect("the poller reports");
         finished += usize::from(matches!(event, FleetEvent::PollFinished { .. }));
+        capi_read |= matches!(event, FleetEvent::Capi { .. });
         fleet.apply(event);
     }
     poller.shutdown().await;

@@ -1,7 +1,8 @@
 //! `taloscope provision` against the sim, its providers and guards: a OneFlow provider
 //! followed over XML-RPC, the quorum guard refusing a control plane a cluster cannot lose, the
 //! even-count acknowledgements, the demo's three clusters, a OneFlow role at its max_vms, a VM
-//! quota too small for the new VMs, and the rollout Lease a provision takes (refused while another run holds it, released after).
+//! quota too small for the new VMs, the rollout Lease a provision takes (refused while another run holds it, released after),
+//! and a cluster Cluster API owns refused by `capi_owned` (the CAPI way named).
 mod provision_common;
 mod talos_common;
 
@@ -109,6 +110,72 @@ async fn a_control_plane_for_a_cluster_that_can_lose_none_is_refused_by_the_quor
         .expect("the quorum guard");
     assert_eq!(quorum["verdict"], "fail");
     assert!(sim.fleet.opennebula().is_some());
+}
+
+/// New VMs beside Cluster API's Machines: the plan's `capi_owned` row fails naming the owner
+/// and `taloscope scale`; `--yes` is refused before any VM is made. On a cluster no
+/// management cluster owns the row is there too, passing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provisioning_a_cluster_cluster_api_owns_is_refused_by_capi_owned() {
+    let sim = start(scenario("capi")).await;
+    let config = config_file(&sim);
+    let worker = |cluster: &'static str, more: &[&'static str]| {
+        let mut args = vec!["provision", "--context", cluster, "--role", "worker"];
+        args.extend_from_slice(more);
+        args
+    };
+    let r = run(
+        &sim,
+        &config,
+        &worker("capi-work", &["--plan", "--output", "json"]),
+    )
+    .await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).expect("plan JSON");
+    let guard = |plan: &serde_json::Value| {
+        plan["guards"]
+            .as_array()
+            .and_then(|gs| gs.iter().find(|g| g["id"] == "capi_owned"))
+            .cloned()
+            .unwrap_or_else(|| panic!("the capi_owned row in {plan}"))
+    };
+    let owned = guard(&plan);
+    assert_eq!(owned["verdict"], "fail", "{owned}");
+    let reason = owned["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("owned by Cluster API (admin@capi-mgmt/default/capi-work)")
+            && reason.contains("taloscope scale --context capi-work"),
+        "{reason}"
+    );
+
+    let vms_before = live_vms(&sim).await;
+    let r = run(
+        &sim,
+        &config,
+        &worker("capi-work", &["--yes", "--confirm", "capi-work"]),
+    )
+    .await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("refused") && r.stderr.contains("not owned by Cluster API"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(live_vms(&sim).await, vms_before, "no VM was made");
+    assert!(
+        audit(&sim).contains("refused by its guards"),
+        "{}",
+        audit(&sim)
+    );
+
+    let r = run(
+        &sim,
+        &config,
+        &worker("capi-mgmt", &["--plan", "--output", "json"]),
+    )
+    .await;
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).expect("plan JSON");
+    assert_eq!(guard(&plan)["verdict"], "pass", "{plan}");
 }
 
 #[tokio::test]

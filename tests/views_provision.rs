@@ -168,7 +168,7 @@ fn wizard_with_the_plan_ready() {
     let s = planned();
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("guards pass: s starts"), "{text}");
-    assert!(text.contains("6 pass, 0 warn, 0 fail"), "{text}");
+    assert!(text.contains("7 pass, 0 warn, 0 fail"), "{text}");
     assert!(text.contains("talos-healthy-worker (id 1)"), "{text}");
     let wide = screen_text_at(&s, 200, 50);
     assert!(wide.contains("healthy-worker-2"), "{wide}");
@@ -206,7 +206,7 @@ fn wizard_guards_wait_for_the_even_count_acknowledgement() {
     );
     update(&mut s, Action::NextPane);
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("5 pass, 1 warn, 0 fail"), "{text}");
+    assert!(text.contains("6 pass, 1 warn, 0 fail"), "{text}");
     assert!(
         text.contains("a, then type: an even etcd member count"),
         "{text}"

@@ -35,6 +35,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         if capi {
             redraw |= upgrade::on_capi_change(state);
             redraw |= super::capi_doctor::on_capi_change(state);
+            redraw |= super::update_provision_guards::evaluate(state);
         }
         redraw |= super::update_provision_guards::on_status_change(state, &cluster);
         redraw |= super::update_actions::on_status_change(state, &cluster);

@@ -28,6 +28,7 @@ pub fn evaluate(state: &mut AppState) -> bool {
                 &addresses,
                 &live.status,
                 w.guards.machine_config_endpoint.as_deref(),
+                state.fleet.capi.owner(&w.cluster),
             )
         }
         _ => Vec::new(),

@@ -2,7 +2,7 @@
 //! config files after the subcommand, as every headless command does.
 use clap::{Args, Subcommand};
 
-use super::{OutputFormat, SourceArgs};
+use super::{GateArgs, OutputFormat, SourceArgs};
 
 /// `taloscope capi`: the Cluster API side of a management cluster.
 #[derive(Args, Debug, Clone)]
@@ -31,6 +31,8 @@ pub enum CapiVerb {
 pub struct CapiDoctorArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// The workload cluster, when --context names its management cluster: NAMESPACE/NAME,
     /// or NAME when one namespace has it.
     #[arg(long, value_name = "NS/NAME")]
@@ -39,17 +41,9 @@ pub struct CapiDoctorArgs {
     /// `etcd-stopped/MACHINE`: a reboot, confirmed by the node's name).
     #[arg(long, value_name = "FINDING-ID")]
     pub fix: Option<String>,
-    #[command(flatten)]
-    pub run: GuardedRun,
-    /// A typed acknowledgement, e.g. "no one else is changing this cluster" when the rollout
-    /// Lease cannot be read (the workload's Kubernetes API is down with its stopped etcd).
-    #[arg(long, value_name = "TEXT")]
-    pub ack: Vec<String>,
     /// Seconds to follow the cluster after a fix until the stuck state clears.
     #[arg(long, value_name = "SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub wait: u64,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
     /// Milliseconds between reads while following.
     #[arg(long, value_name = "MS", default_value_t = 5000, hide = true)]
     pub poll_ms: u64,
@@ -66,26 +60,13 @@ pub struct CapiStatusArgs {
     pub output: OutputFormat,
 }
 
-/// How a guarded change is asked for: its plan only, or run with the name typed in full
-/// (`--plan | --yes --confirm NAME`), as every mutating command takes it.
-#[derive(Args, Debug, Clone, Default)]
-pub struct GuardedRun {
-    /// Print the plan and every guard's verdict; change nothing.
-    #[arg(long, conflicts_with = "yes")]
-    pub plan: bool,
-    /// Run it (with --confirm).
-    #[arg(long)]
-    pub yes: bool,
-    /// The cluster's name typed in full, as the console asks.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
-}
-
 /// `taloscope scale`: plan with --plan; run with --yes --confirm NAME.
 #[derive(Args, Debug, Clone)]
 pub struct ScaleArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Which Machines: the TalosControlPlane's (controlplane) or a MachineDeployment's (worker).
     #[arg(long, value_parser = parse_machine_role)]
     pub role: crate::capi::MachineRole,
@@ -95,26 +76,12 @@ pub struct ScaleArgs {
     /// The MachineDeployment, when the cluster has several (--role worker).
     #[arg(long, value_name = "NAME")]
     pub deployment: Option<String>,
-    /// Print the plan and every guard's verdict; change nothing.
-    #[arg(long, conflicts_with = "yes")]
-    pub plan: bool,
-    /// Scale (with --confirm).
-    #[arg(long, requires = "confirm")]
-    pub yes: bool,
-    /// The workload cluster's name, typed in full, to confirm.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
-    /// A typed acknowledgement, e.g. "an even etcd member count".
-    #[arg(long, value_name = "TEXT")]
-    pub ack: Vec<String>,
     /// Seconds the Machines may take to be created and Ready (or deleted).
     #[arg(long, value_name = "SECS", default_value_t = 1200, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
     /// Milliseconds between looks at the Machines and etcd.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 }
 
 fn parse_machine_role(text: &str) -> Result<crate::capi::MachineRole, String> {

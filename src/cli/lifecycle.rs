@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{OutputFormat, SourceArgs};
+use super::{GateArgs, SourceArgs};
 
 /// How machine configs reach the new VMs.
 #[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub enum DeliverArg {
 pub struct CreateArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// The new cluster's name (its talos and kube contexts get it).
     #[arg(long, value_name = "NAME")]
     pub name: String,
@@ -59,26 +61,12 @@ pub struct CreateArgs {
     /// become current, as `talosctl kubeconfig` and `talosctl config merge` make them.
     #[arg(long)]
     pub keep_current_context: bool,
-    /// Print the plan and every guard's verdict; change nothing.
-    #[arg(long, conflicts_with = "yes")]
-    pub plan: bool,
-    /// Create the cluster (with --confirm).
-    #[arg(long, requires = "confirm")]
-    pub yes: bool,
-    /// The new cluster's name, typed in full, to confirm.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
-    /// A typed acknowledgement, e.g. "an even etcd member count".
-    #[arg(long, value_name = "TEXT")]
-    pub ack: Vec<String>,
     /// Seconds one phase (booting, etcd forming, nodes Ready…) may take.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub phase_timeout: u64,
     /// Milliseconds between looks while waiting.
     #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
     pub poll_ms: u64,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 }
 
 /// `taloscope delete --context NAME`: plan with --plan; run with --yes --confirm NAME.
@@ -86,24 +74,12 @@ pub struct CreateArgs {
 pub struct DeleteArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// The cluster's VMs by id, for a cluster taloscope did not create.
     #[arg(long, value_name = "VM_ID,...", value_delimiter = ',')]
     pub adopt: Vec<u64>,
-    /// Print the plan and every guard's verdict; change nothing.
-    #[arg(long, conflicts_with = "yes")]
-    pub plan: bool,
-    /// Delete the cluster (with --confirm and the acknowledgement).
-    #[arg(long, requires = "confirm")]
-    pub yes: bool,
-    /// The cluster's name, typed in full, to confirm.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
-    /// The acknowledgement: "this destroys the cluster and its data".
-    #[arg(long, value_name = "TEXT")]
-    pub ack: Vec<String>,
     /// Seconds the VMs may take to be gone.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 }

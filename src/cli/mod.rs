@@ -313,6 +313,8 @@ pub enum Command {
 pub struct UpgradeArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Target Talos version, e.g. v1.12.0; without it, --plan lists the offered targets.
     #[arg(
         long,
@@ -321,11 +323,6 @@ pub struct UpgradeArgs {
         hide_default_value = true
     )]
     pub to: String,
-    /// Print the plan and every guard's verdict; change nothing.
-    #[arg(long)]
-    pub plan: bool,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
     /// Offer and accept pre-releases (alpha, beta, rc) the registry lists, not only stable ones.
     #[arg(long)]
     pub pre_release: bool,
@@ -344,18 +341,9 @@ pub struct UpgradeArgs {
     /// Allow a target one minor below the running version.
     #[arg(long)]
     pub allow_downgrade: bool,
-    /// A typed acknowledgement, e.g. "the Kubernetes API will be down" for a single control plane.
-    #[arg(long, value_name = "TEXT")]
-    pub ack: Vec<String>,
     /// Seconds one node may take before the rollout halts with it failed.
     #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub node_timeout: u64,
-    /// Run the upgrade (with --confirm).
-    #[arg(long)]
-    pub yes: bool,
-    /// The cluster name typed in full, as the console asks.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
     /// Don't cordon and drain each Kubernetes node before its reboot (Talos 1.13+ path; the
     /// legacy path's server drains by itself).
     #[arg(long)]
@@ -378,17 +366,11 @@ pub struct UpgradeArgs {
 pub struct UpgradeK8sArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Target Kubernetes version, e.g. 1.35.0: a later patch or the next minor only.
     #[arg(long, value_name = "VERSION")]
     pub to: String,
-    /// Print the steps, the removed-API counts and every guard's verdict; change nothing.
-    #[arg(long)]
-    pub plan: bool,
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
-    /// A typed acknowledgement, e.g. "objects in removed API versions become unreadable".
-    #[arg(long, value_name = "TEXT")]
-    pub ack: Vec<String>,
     /// Pull every new image on every node before the first step: the default, as talosctl's
     /// `--pre-pull-images` (accepted for scripts that pass it).
     #[arg(long, overrides_with = "no_pre_pull")]
@@ -399,12 +381,6 @@ pub struct UpgradeK8sArgs {
     /// Seconds one step (one component on one node) may take before the rollout halts.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub step_timeout: u64,
-    /// Run the upgrade (with --confirm).
-    #[arg(long)]
-    pub yes: bool,
-    /// The cluster name typed in full, as the console asks.
-    #[arg(long, value_name = "NAME")]
-    pub confirm: Option<String>,
     /// Milliseconds between status reads while a component restarts.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
@@ -423,6 +399,8 @@ pub struct UpgradeK8sArgs {
 pub struct ProvisionArgs {
     #[command(flatten)]
     pub sources: SourceArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
     /// Role of the new nodes.
     #[arg(long, value_parser = parse_role, required_unless_present = "terminate")]
     pub role: Option<crate::config::MachineRole>,
@@ -436,27 +414,12 @@ pub struct ProvisionArgs {
     /// (default: cluster-role-n, numbered past names already in use).
     #[arg(long, value_name = "PATTERN")]
     pub name_pattern: Option<String>,
-    /// Print the plan and change nothing.
-    #[arg(long, conflicts_with = "yes")]
-    pub plan: bool,
-    /// Carry out the plan (with --confirm).
-    #[arg(long, requires = "confirm")]
-    pub yes: bool,
-    /// The cluster's name, typed in full, to confirm.
-    #[arg(long, value_name = "CLUSTER")]
-    pub confirm: Option<String>,
     /// Terminate this VM (one a provision started) instead of provisioning.
     #[arg(long, value_name = "VM_ID", conflicts_with = "role")]
     pub terminate: Option<u64>,
     /// Give up on nodes that have not joined after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1200)]
     pub timeout: u64,
-    /// A typed acknowledgement, e.g. "an even etcd member count" for a fourth control plane.
-    #[arg(long, value_name = "TEXT")]
-    pub ack: Vec<String>,
-    /// Plan and progress as a table and lines, or as JSON.
-    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 }
 
 fn parse_role(text: &str) -> Result<crate::config::MachineRole, String> {

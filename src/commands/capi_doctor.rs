@@ -23,7 +23,7 @@ use crate::guards::{Guard, blocking};
 use crate::kube::KubeClient;
 
 pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.output)
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 /// `capi doctor --output json` without `--fix`.
@@ -55,12 +55,12 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     };
     if args.fix.is_some() {
         check_mode(
-            args.run.plan,
-            args.run.yes,
-            args.run.confirm.as_deref(),
+            args.gate.plan,
+            args.gate.yes,
+            args.gate.confirm.as_deref(),
             "cluster",
         )?;
-    } else if args.run.plan || args.run.yes {
+    } else if args.gate.plan || args.gate.yes {
         return Err(usage("--plan and --yes go with --fix FINDING-ID"));
     }
     let (paths, discovery) = discover_all(global);
@@ -89,7 +89,7 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     let connected = connect(&chosen)?;
     let findings = diagnose(&located.tree, &connected.status);
     let Some(id) = args.fix.as_deref() else {
-        return print_findings(&located, &connected.status, &findings, args.output);
+        return print_findings(&located, &connected.status, &findings, args.gate.output);
     };
     let finding = findings.iter().find(|f| f.id == id).ok_or_else(|| {
         let ids: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
@@ -114,18 +114,18 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         _ => Ok(None),
     };
     let guards = fix_guards(&plan, &located.tree, &connected.status, &roles, &other);
-    let acks = &args.ack;
-    if args.run.plan {
-        return print_plan(finding, &plan, (&guards, acks), args.output);
+    let acks = &args.gate.ack;
+    if args.gate.plan {
+        return print_plan(finding, &plan, (&guards, acks), args.gate.output);
     }
     let dispatcher = super::gate::dispatcher(global, &chosen.paths);
     let approved = super::gate::approve(
         &dispatcher,
         plan.mutating_action(),
-        args.run.confirm.as_deref(),
+        args.gate.confirm.as_deref(),
     )?;
     if blocking(&guards, acks) {
-        if args.output == OutputFormat::Table {
+        if args.gate.output == OutputFormat::Table {
             write_stdout(&plan_table(finding, &plan, (&guards, acks)))?;
         }
         let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
@@ -142,7 +142,7 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
             Default::default(),
         ))
         .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
-    let say = |kind: &str, line: String| match args.output {
+    let say = |kind: &str, line: String| match args.gate.output {
         OutputFormat::Table => println!("{line}"),
         OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),
     };

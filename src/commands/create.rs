@@ -10,7 +10,6 @@ use tokio::sync::mpsc;
 
 use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
-use crate::clock::{Zone, unix_now};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
     CreateOptions, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent, PatchFiles,
@@ -20,12 +19,12 @@ use crate::discovery::{Discovery, Sources, discover};
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line_at, print_line, usage};
-use super::gate::{dispatcher, plan_then_approve, run_flags};
-use super::upgrade_output::stamped;
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use super::gate::{RunFlags, dispatcher, plan_then_approve};
+use super::progress::print_progress;
 
 pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.output)
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 /// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's
@@ -125,7 +124,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         SetupError::Usage(e) => usage(e),
     })?;
     let d = dispatcher(global, paths);
-    let flags = run_flags!(args);
+    let flags = RunFlags::of(&args.gate);
     let ready = || {
         operator_files(sources).map(|files| ContextFiles {
             keep_current_context: args.keep_current_context,
@@ -155,7 +154,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
     })?;
     let for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&for_runner).await });
-    finish(&d, &approved, task, rx, args.output).await
+    finish(&d, &approved, task, rx, args.gate.output).await
 }
 
 /// Prints the run's events as they come, then records how it ended in the audit log.
@@ -167,7 +166,14 @@ pub(super) async fn finish(
     output: OutputFormat,
 ) -> Result<(), Stop> {
     while let Some(event) = events.recv().await {
-        print_line(&event_line(&event, output, (Zone::System, unix_now())));
+        let line = event.line();
+        match &event {
+            LifecycleEvent::Phase { .. } => print_progress(output, "phase", &event, &line),
+            LifecycleEvent::Note { text } => print_progress(output, "note", text, &line),
+            LifecycleEvent::Finished { summary } => {
+                print_progress(output, "finished", summary, &line)
+            }
+        }
     }
     let summary = task
         .await
@@ -177,16 +183,4 @@ pub(super) async fn finish(
         eprintln!("taloscope: warning: {e}");
     }
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
-}
-
-/// One event as a stamped line, or a JSON line (`phase`, `note`, `finished`).
-pub(super) fn event_line(event: &LifecycleEvent, output: OutputFormat, at: (Zone, u64)) -> String {
-    match output {
-        OutputFormat::Table => stamped(at.0, at.1, &event.line()),
-        OutputFormat::Json => match event {
-            LifecycleEvent::Phase { .. } => json_line_at("phase", event, at),
-            LifecycleEvent::Note { text } => json_line_at("note", text, at),
-            LifecycleEvent::Finished { summary } => json_line_at("finished", summary, at),
-        },
-    }
 }

@@ -15,10 +15,10 @@ use crate::cluster_lifecycle::{
 
 use super::create::{Setup, finish, operator_files, setup};
 use super::exit::{Stop, exit_code_as, usage};
-use super::gate::{dispatcher, plan_then_approve, run_flags};
+use super::gate::{RunFlags, dispatcher, plan_then_approve};
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.output)
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &DeleteArgs) -> Result<ExitCode, Stop> {
@@ -49,7 +49,7 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     let (plan, provider) = (prepared.plan, prepared.provider);
     let guards = delete_guards(&plan);
     let d = dispatcher(global, paths);
-    let flags = run_flags!(args);
+    let flags = RunFlags::of(&args.gate);
     let ready = || operator_files(sources);
     let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
         return Ok(());
@@ -61,5 +61,5 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
     let for_run = approved.clone();
     let task = tokio::spawn(async move { run_delete(&plan, &steps, &for_run, bounds, tx).await });
-    finish(&d, &approved, task, rx, args.output).await
+    finish(&d, &approved, task, rx, args.gate.output).await
 }

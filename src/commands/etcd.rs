@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
 use super::gate::{RunFlags, approve, dispatcher, refuse, report_interrupted, unknown_acks};
 use super::headless::{Connected, check_mode, choose, connect, rollout_lease_read, write_stdout};
+use super::progress::print_progress;
 use super::status::columns;
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::approval::{ApprovedAction, Dispatcher};
@@ -154,7 +155,7 @@ fn run_approved(
             let line = format!("[{}/{total}] {line}", i + 1);
             journal.record(|r| r.step = line.clone());
             if table {
-                println!("{}", crate::printable::line(&line));
+                print_progress(OutputFormat::Table, "step", &line, &line);
             }
         },
     ));
@@ -236,7 +237,7 @@ impl<'a> PlanReport<'a> {
             rows.push(vec![
                 (i + 1).to_string(),
                 step.node.clone(),
-                step.call.as_str().to_string(),
+                step.call.describe(&step.node),
             ]);
         }
         out.push_str("STEPS\n");

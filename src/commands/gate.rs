@@ -104,20 +104,6 @@ pub(super) struct RunFlags<'a> {
     pub output: OutputFormat,
 }
 
-/// The [`RunFlags`] of a command's arguments (provision, create and delete name them alike).
-macro_rules! run_flags {
-    ($args:expr) => {
-        $crate::commands::gate::RunFlags {
-            plan: $args.plan,
-            yes: $args.yes,
-            confirm: $args.confirm.as_deref(),
-            acks: &$args.ack,
-            output: $args.output,
-        }
-    };
-}
-pub(super) use run_flags;
-
 impl<'a> RunFlags<'a> {
     /// The flags of a command that flattens [`GateArgs`].
     pub fn of(gate: &'a GateArgs) -> RunFlags<'a> {

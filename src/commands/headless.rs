@@ -52,11 +52,11 @@ macro_rules! command_flags {
     ($args:expr) => {
         $crate::commands::headless::CommandFlags {
             to: &$args.to,
-            plan: $args.plan,
-            yes: $args.yes,
-            confirm: $args.confirm.as_deref(),
-            ack: &$args.ack,
-            output: $args.output,
+            plan: $args.gate.plan,
+            yes: $args.gate.yes,
+            confirm: $args.gate.confirm.as_deref(),
+            ack: &$args.gate.ack,
+            output: $args.gate.output,
             poll_ms: $args.poll_ms,
             take_over: $args.take_over.as_deref(),
             in_place: $args.in_place,

@@ -2,12 +2,11 @@
 //! the last line with the outcome, the outcome in the audit log, and the exit code.
 use std::process::ExitCode;
 
-use super::exit::{json_line_at, print_line};
 use super::headless::EXIT_BLOCKED;
-use super::upgrade_output::{outcome_line, stamped};
+use super::progress::print_progress;
+use super::upgrade_output::outcome_line;
 use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::OutputFormat;
-use crate::clock::{Zone, unix_now};
 use crate::rollout::{RolloutEvent, RolloutOutcome, StepProgress};
 use crate::upgrade::RolloutHandle;
 
@@ -66,36 +65,22 @@ async fn follow(
                 });
                 if !same {
                     let count = shown.len().max(index + 1);
-                    let at = (Zone::System, unix_now());
-                    print_line(&match how.output {
-                        OutputFormat::Table => {
-                            stamped(at.0, at.1, &(how.line)(index, count, &progress))
-                        }
-                        OutputFormat::Json => {
-                            let step = serde_json::json!({
-                                "index": index + 1, "count": count, "step": &progress,
-                            });
-                            json_line_at("step", &step, at)
-                        }
+                    let step = serde_json::json!({
+                        "index": index + 1, "count": count, "step": &progress,
                     });
+                    let line = (how.line)(index, count, &progress);
+                    print_progress(how.output, "step", &step, &line);
                 }
                 if let Some(slot) = shown.get_mut(index) {
                     *slot = progress;
                 }
             }
             RolloutEvent::Finished { outcome: o, .. } => {
-                let at = (Zone::System, unix_now());
-                print_line(&match how.output {
-                    OutputFormat::Table => {
-                        stamped(at.0, at.1, &outcome_line(how.cluster, how.target, &o))
-                    }
-                    OutputFormat::Json => {
-                        let finished = serde_json::json!({
-                            "cluster": how.cluster, "target": how.target, "outcome": &o,
-                        });
-                        json_line_at("finished", &finished, at)
-                    }
+                let finished = serde_json::json!({
+                    "cluster": how.cluster, "target": how.target, "outcome": &o,
                 });
+                let line = outcome_line(how.cluster, how.target, &o);
+                print_progress(how.output, "finished", &finished, &line);
                 outcome = Some(o);
             }
             RolloutEvent::Log { .. }

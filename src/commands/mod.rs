@@ -20,6 +20,7 @@ pub mod health;
 pub mod info;
 pub mod logs;
 pub mod node;
+mod progress;
 pub mod provision;
 pub mod scale;
 pub mod status;

@@ -2,7 +2,6 @@
 //! guarded action on one node without the console. `--plan` prints the plan and every guard's
 //! verdict; `--yes --confirm NODE` runs it through the dispatcher, one progress line per
 //! change, and follows the node until the action is done. Exit 0 / 1 / 2, as `upgrade`.
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -14,6 +13,7 @@ use super::headless::{
     Connected, EXIT_BLOCKED, PlanText, Stop, check_mode, choose, connect, rollout_lease_read,
     usage, write_stdout,
 };
+use super::progress::print_progress;
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::cli::{
     GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
@@ -108,8 +108,12 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
             retry_every: Duration::from_millis(flags.poll_ms.clamp(10, 1000)),
         },
     };
-    let json = gate.output == OutputFormat::Json;
-    let progress = move |line: String| print_progress(&line, json);
+    let output = gate.output;
+    let progress = move |line: String| match output {
+        OutputFormat::Table => print_progress(output, "progress", &line, &line),
+        // stdout carries the JSON outcome: the lines go to stderr.
+        OutputFormat::Json => eprintln!("{}", crate::printable::line(&line)),
+    };
     let run = NodeActionRun {
         approved: &approved,
         observer: &observer,
@@ -141,17 +145,6 @@ fn exit_for(blocked: bool) -> ExitCode {
         ExitCode::from(EXIT_BLOCKED)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-/// A progress line: stdout for a table, stderr when stdout carries the JSON outcome.
-fn print_progress(line: &str, json: bool) {
-    let line = crate::printable::line(line);
-    if json {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
-        let _ = std::io::stdout().flush();
     }
 }
 

@@ -17,16 +17,15 @@ use crate::provision::{
     connect, plan, terminate,
 };
 
-use super::upgrade_output::stamped;
-use crate::clock::{Zone, unix_now};
+use super::progress::print_progress;
 
 use super::create::{Setup, setup};
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, json_line_at, print_line, usage};
-use super::gate::{approve, dispatcher, plan_then_approve, run_flags};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, usage};
+use super::gate::{RunFlags, approve, dispatcher, plan_then_approve};
 use super::headless::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.output)
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
@@ -77,7 +76,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     };
 
     if let Some(vm) = args.terminate {
-        if !args.yes {
+        if !args.gate.yes {
             return Err(config_stop(format!(
                 "terminating VM {vm} changes the cluster: add --yes --confirm {key}"
             )));
@@ -88,7 +87,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             vm: vm.to_string(),
         };
         let d = dispatcher(global, paths);
-        let approved = approve(&d, action, args.confirm.as_deref())?;
+        let approved = approve(&d, action, args.gate.confirm.as_deref())?;
         let mut journal = journal;
         let result = terminate(&approved, &provider, journal.as_mut()).await;
         let _ = d.finished(
@@ -96,7 +95,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
         );
         let progress = result.map_err(config_stop)?;
-        match args.output {
+        match args.gate.output {
             OutputFormat::Table => println!("{}", progress.line()),
             OutputFormat::Json => println!("{}", json_line("vm", &progress)),
         }
@@ -111,11 +110,17 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         config: config.clone(),
         addresses: cluster_addresses(cluster),
         nodes: cluster.nodes().to_vec(),
-        acks: args.ack.clone(),
+        acks: args.gate.ack.clone(),
+        capi_owner: crate::capi::read_owner(
+            discovery.kubeconfig.as_ref(),
+            &discovery.clusters,
+            &cluster.name,
+        )
+        .await,
     };
     let guards = check_guards(&plan, &inputs, &checks).await;
     let d = dispatcher(global, paths);
-    let flags = run_flags!(args);
+    let flags = RunFlags::of(&args.gate);
     let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
         return Ok(());
     };
@@ -130,16 +135,12 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     let approved_for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
     while let Some(event) = rx.recv().await {
-        let at = (Zone::System, unix_now());
-        let line = match (&event, args.output) {
-            (ProvisionEvent::Vm(p), OutputFormat::Table) => stamped(at.0, at.1, &p.line()),
-            (ProvisionEvent::Note(n), OutputFormat::Table) => stamped(at.0, at.1, n),
-            (ProvisionEvent::Finished(s), OutputFormat::Table) => stamped(at.0, at.1, &s.line()),
-            (ProvisionEvent::Vm(p), OutputFormat::Json) => json_line_at("vm", p, at),
-            (ProvisionEvent::Note(n), OutputFormat::Json) => json_line_at("note", n, at),
-            (ProvisionEvent::Finished(s), OutputFormat::Json) => json_line_at("finished", s, at),
-        };
-        print_line(&line);
+        let output = args.gate.output;
+        match &event {
+            ProvisionEvent::Vm(p) => print_progress(output, "vm", p, &p.line()),
+            ProvisionEvent::Note(n) => print_progress(output, "note", n, n),
+            ProvisionEvent::Finished(s) => print_progress(output, "finished", s, &s.line()),
+        }
     }
     let summary = task.await.map_err(|e| {
         Stop(
@@ -156,18 +157,4 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         eprintln!("taloscope: warning: {e}");
     }
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_progress_lines_carry_local_time_with_its_offset() {
-        let line = json_line_at("note", &"VM 41 created", (Zone::Fixed(3600), 1_796_052_057));
-        let value: serde_json::Value = serde_json::from_str(&line).expect("JSON");
-        assert_eq!(value["event"], "note");
-        assert_eq!(value["time"], "2026-11-30T16:20:57+01:00");
-        assert_eq!(value["data"], "VM 41 created");
-    }
 }

@@ -7,24 +7,23 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line_at, print_line, usage};
-use super::gate::{dispatcher, plan_then_approve, run_flags};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use super::gate::{RunFlags, dispatcher, plan_then_approve};
 use super::headless::discover_all;
-use super::upgrade_output::stamped;
+use super::progress::print_progress;
 use crate::capi::CapiOwner;
 use crate::capi_scale::{
     PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,
     prepare_scale, run_scale,
 };
 use crate::cli::{GlobalArgs, OutputFormat, ScaleArgs};
-use crate::clock::{Zone, unix_now};
 use crate::discovery::{Cluster, Discovery};
 use crate::fleet::CollectOptions;
 use crate::paths::Paths;
 use crate::run_holder::RunHolder;
 
 pub fn run(global: &GlobalArgs, args: &ScaleArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.output)
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
@@ -95,7 +94,7 @@ async fn scale(
             PrepareError::Plan(e) => usage(e.to_string()),
         })?;
     let d = dispatcher(global, paths);
-    let flags = run_flags!(args);
+    let flags = RunFlags::of(&args.gate);
     let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
         return Ok(());
     };
@@ -103,7 +102,7 @@ async fn scale(
         poll: Duration::from_millis(args.poll_ms.max(10)),
         timeout: Duration::from_secs(args.timeout),
         lease_duration: Duration::from_secs(60),
-        acks: args.ack.clone(),
+        acks: args.gate.ack.clone(),
     };
     let (tx, mut rx) = mpsc::channel(64);
     let (run_plan, run_sources, approved_for_run) =
@@ -114,13 +113,13 @@ async fn scale(
     let mut last_etcd = String::new();
     while let Some(event) = rx.recv().await {
         // Every poll checks etcd; a table says so when what it found changes.
-        if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (&event, args.output) {
+        if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (&event, args.gate.output) {
             if *reason == last_etcd {
                 continue;
             }
             last_etcd = reason.clone();
         }
-        print_event("progress", &event, &event.line(), args.output);
+        print_progress(args.gate.output, "progress", &event, &event.line());
     }
     let outcome = task.await.map_err(|e| {
         Stop(
@@ -128,7 +127,7 @@ async fn scale(
             format!("the scale task ended abnormally: {e}"),
         )
     })?;
-    print_event("finished", &outcome, &outcome.line(), args.output);
+    print_progress(args.gate.output, "finished", &outcome, &outcome.line());
     let result = if outcome.succeeded {
         Ok(())
     } else {
@@ -138,14 +137,4 @@ async fn scale(
         eprintln!("taloscope: warning: {e}");
     }
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
-}
-
-/// One progress line: its local time first, or a JSON line with it.
-fn print_event<T: serde::Serialize>(kind: &str, value: &T, line: &str, output: OutputFormat) {
-    let (zone, now) = (Zone::System, unix_now());
-    let text = match output {
-        OutputFormat::Table => stamped(zone, now, &crate::printable::line(line)),
-        OutputFormat::Json => json_line_at(kind, value, (zone, now)),
-    };
-    print_line(&text);
 }

@@ -31,17 +31,17 @@ use crate::versions::{OfferedRelease, Version};
 
 /// Runs `taloscope upgrade` to its exit code.
 pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
-    if args.to.is_empty() && !args.plan {
+    if args.to.is_empty() && !args.gate.plan {
         return exit_code_as(
             Err(usage(
                 "name the target with --to VERSION, or list the offered targets with --plan",
             )),
-            args.output,
+            args.gate.output,
         );
     }
     let lookup = release_lookup(global, args);
     if args.to.is_empty() {
-        return exit_code_as(list_offered(global, args, &lookup), args.output);
+        return exit_code_as(list_offered(global, args, &lookup), args.gate.output);
     }
     headless::run_command(global, &TalosUpgrade { args, lookup })
 }
@@ -104,7 +104,7 @@ fn list_offered(
         offered: offered_among(status, args.allow_downgrade, &learned),
         releases: &learned.origin,
     };
-    if args.output == OutputFormat::Json {
+    if args.gate.output == OutputFormat::Json {
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| Stop(1, format!("cannot encode the targets as JSON: {e}")))?;
         print_line(&json);
@@ -194,7 +194,7 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     }
 
     fn report(&self, plan: &UpgradePlan, guards: &[Guard]) -> impl PlanText {
-        PlanReport::new(plan, guards, &self.args.ack)
+        PlanReport::new(plan, guards, &self.args.gate.ack)
     }
 }
 

@@ -208,12 +208,12 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
             other_rollout: other.as_ref(),
             removed_apis: &removed,
             removed_flags: &flags,
-            acks: &self.ack,
+            acks: &self.gate.ack,
         };
         kubernetes_plan_guards(plan, status, input)
     }
 
     fn report(&self, plan: &KubernetesUpgradePlan, guards: &[Guard]) -> impl PlanText {
-        KubePlanReport::new(plan, guards, &self.ack)
+        KubePlanReport::new(plan, guards, &self.gate.ack)
     }
 }

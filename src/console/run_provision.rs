@@ -2,6 +2,7 @@
 //! plan made, an approved plan run and a VM terminated, each in a task that
 //! reports through the app channel; the approvals audited when they end;
 //! and at startup the provision journals read, their unfinished VMs followed.
+use crate::capi::CapiOwner;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -122,7 +123,9 @@ pub(super) fn perform(
             acks,
         } => {
             let found = cluster(&console.state, &name);
-            tokio::spawn(io.start(found, name, approved, plan, acks));
+            // The owner the wizard's guards saw: the runner checks capi_owned with it again.
+            let owner = console.state.fleet.capi.owner(&name).cloned();
+            tokio::spawn(io.start(found, owner, name, approved, plan, acks));
         }
         ProvisionEffect::Terminate { cluster, approved } => {
             tokio::spawn(io.terminate(cluster, approved));
@@ -206,12 +209,13 @@ impl ProvisionIo {
     async fn start(
         self,
         found: Result<Cluster, String>,
+        capi_owner: Option<CapiOwner>,
         name: String,
         approved: ApprovedAction,
         plan: Box<ProvisionPlan>,
         acks: Vec<String>,
     ) {
-        let result = match self.start_parts(found, &plan, acks).await {
+        let result = match self.start_parts(found, capi_owner, &plan, acks).await {
             Ok(parts) => self.run_plan(&name, &approved, *plan, parts).await,
             Err(e) => Err(e),
         };
@@ -226,6 +230,7 @@ impl ProvisionIo {
     async fn start_parts(
         &self,
         found: Result<Cluster, String>,
+        capi_owner: Option<CapiOwner>,
         plan: &ProvisionPlan,
         acks: Vec<String>,
     ) -> Result<StartParts, String> {
@@ -240,6 +245,7 @@ impl ProvisionIo {
             addresses: cluster_addresses(&found),
             nodes: found.nodes().to_vec(),
             acks,
+            capi_owner,
         };
         Ok(StartParts {
             provider,

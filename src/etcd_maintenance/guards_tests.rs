@@ -219,6 +219,34 @@ fn forfeit_needs_the_leader_and_each_action_its_role() {
     );
     assert_eq!(v, Verdict::Fail);
     assert!(reason.contains("cp-1 is"), "{reason}");
+    assert_eq!(
+        plan.steps[0].call.describe("cp-2"),
+        "forfeit leadership (cp-2 does not lead: nothing moves)"
+    );
+
+    // The leader hands over to the first other member by id, as Talos does.
+    let leader = EtcdRequest::ForfeitLeadership {
+        node: "cp-1".into(),
+    };
+    let plan = EtcdPlan::new(&status, &leader).unwrap();
+    let first_other = status
+        .etcd
+        .members
+        .iter()
+        .filter(|m| m.hostname != "cp-1")
+        .min_by(|a, b| a.id.cmp(&b.id))
+        .map(|m| m.hostname.clone())
+        .unwrap();
+    assert_eq!(
+        plan.steps[0].call,
+        EtcdCall::ForfeitLeadership {
+            new_leader: Some(first_other.clone())
+        }
+    );
+    assert_eq!(
+        plan.steps[0].call.describe("cp-1"),
+        format!("forfeit leadership to {first_other}")
+    );
 
     let operator = Roles(vec![Role::Operator]);
     let backup = Roles(vec![Role::Reader, Role::parse("os:etcd:backup")]);

@@ -56,7 +56,10 @@ pub enum EtcdCall {
         out: PathBuf,
         overwrite: bool,
     },
-    ForfeitLeadership,
+    /// `new_leader`: the member leadership moves to, when the node's member leads now.
+    ForfeitLeadership {
+        new_leader: Option<String>,
+    },
     /// The member to remove (16 hex digits) and its hostname, asked through the step's node.
     RemoveMember {
         member_id: String,
@@ -70,7 +73,7 @@ impl EtcdCall {
             EtcdCall::Defragment => "defragment",
             EtcdCall::Disarm => "disarm alarms",
             EtcdCall::Snapshot { .. } => "snapshot",
-            EtcdCall::ForfeitLeadership => "forfeit leadership",
+            EtcdCall::ForfeitLeadership { .. } => "forfeit leadership",
             EtcdCall::RemoveMember { .. } => "remove member",
         }
     }
@@ -140,7 +143,8 @@ impl EtcdPlan {
             }
             EtcdRequest::ForfeitLeadership { node } => {
                 let member = member_named(status, node)?;
-                let step = step_on(status, member, EtcdCall::ForfeitLeadership);
+                let new_leader = new_leader(status, member);
+                let step = step_on(status, member, EtcdCall::ForfeitLeadership { new_leader });
                 (EtcdAction::ForfeitLeadership, step.node.clone(), vec![step])
             }
             EtcdRequest::RemoveMember { member } => remove_steps(status, member)?,
@@ -218,6 +222,43 @@ fn member_named<'a>(
                     .join(", ")
             ))
         })
+}
+
+/// Who leads after `member` forfeits: Talos moves leadership to the first other member of
+/// etcd's member list (siderolabs/talos internal/pkg/etcd/etcd.go `ForfeitLeadership`), which
+/// etcd returns sorted by member id (etcd server/etcdserver/api/membership/cluster.go
+/// `Members`); `None` when `member` does not lead (the call then moves nothing).
+fn new_leader(status: &ClusterStatus, member: &EtcdMemberReport) -> Option<String> {
+    if !member.leader {
+        return None;
+    }
+    status
+        .etcd
+        .members
+        .iter()
+        .filter(|m| m.id != member.id)
+        .min_by(|a, b| a.id.cmp(&b.id))
+        .map(|m| m.hostname.clone())
+}
+
+impl EtcdCall {
+    /// The call in the plan's words, with the subject it touches: the member a forfeit hands
+    /// leadership to, or that it moves nothing.
+    pub fn describe(&self, node: &str) -> String {
+        match self {
+            EtcdCall::ForfeitLeadership {
+                new_leader: Some(to),
+            } => format!("forfeit leadership to {to}"),
+            EtcdCall::ForfeitLeadership { new_leader: None } => {
+                format!("forfeit leadership ({node} does not lead: nothing moves)")
+            }
+            EtcdCall::RemoveMember {
+                member_id,
+                hostname,
+            } => format!("remove member {hostname} ({member_id})"),
+            other => other.as_str().to_string(),
+        }
+    }
 }
 
 fn step_on(status: &ClusterStatus, member: &EtcdMemberReport, call: EtcdCall) -> EtcdStep {

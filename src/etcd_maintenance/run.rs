@@ -75,7 +75,7 @@ async fn run_step(
             outcome.snapshot = Some(report);
             Ok(said)
         }
-        EtcdCall::ForfeitLeadership => {
+        EtcdCall::ForfeitLeadership { .. } => {
             let member = client
                 .etcd_forfeit_leadership(node)
                 .await

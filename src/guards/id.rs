@@ -134,7 +134,8 @@ impl GuardId {
     ];
 
     /// A provision's guards, in the order its plan shows them.
-    pub const PROVISION: [GuardId; 6] = [
+    pub const PROVISION: [GuardId; 7] = [
+        GuardId::CapiOwned,
         GuardId::JoinQuorum,
         GuardId::OddMembers,
         GuardId::OneControlPlane,

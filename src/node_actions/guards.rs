@@ -167,11 +167,28 @@ fn drainable(plan: &NodeActionPlan, survey: &NodeSurvey) -> Guard {
     Guard::pass(
         id,
         format!(
-            "{} pods to evict from {kube_node}, their budgets allow it",
-            evict.len()
+            "{} pods to evict from {kube_node}, their budgets allow it{}",
+            evict.len(),
+            named_pods(&evict)
         ),
     )
 }
+
+/// The pods a drain evicts, by `namespace/name`, after a colon; the first
+/// [`NAMED_PODS`] of them, then how many more.
+fn named_pods(evict: &[&NodePod]) -> String {
+    if evict.is_empty() {
+        return String::new();
+    }
+    let mut names: Vec<String> = evict.iter().take(NAMED_PODS).map(|p| p.key()).collect();
+    if evict.len() > NAMED_PODS {
+        names.push(format!("and {} more", evict.len() - NAMED_PODS));
+    }
+    format!(": {}", names.join(", "))
+}
+
+/// How many pods a drain's guard names before it counts the rest.
+const NAMED_PODS: usize = 10;
 
 fn restartable(
     node: &str,
@@ -263,6 +280,12 @@ mod tests {
         assert!(g.reason.contains("default/web-1") && g.reason.contains("needs 4 healthy, has 4"));
         let g = drainable(&plan(NodeOperation::Drain), &survey(vec![budget(1)]));
         assert!(!g.blocks(&[]), "{g:?}");
+        assert!(
+            g.reason
+                .ends_with("1 pods to evict from w-1, their budgets allow it: default/web-1"),
+            "the plan names the pods it evicts: {}",
+            g.reason
+        );
         let g = drainable(
             &plan(NodeOperation::Drain),
             &survey(vec![budget(1), budget(2)]),

@@ -4,6 +4,7 @@
 //! console.
 use std::collections::BTreeSet;
 
+use crate::capi::CapiOwner;
 use crate::config::Config;
 use crate::discovery::{Cluster, host_of};
 use crate::fleet::{ClusterStatus, CollectOptions, collect_cluster, kube_client_for};
@@ -99,6 +100,8 @@ pub struct GuardInputs {
     /// The talosconfig context's nodes (empty: its endpoints), asked for etcd.
     pub nodes: Vec<String>,
     pub acks: Vec<String>,
+    /// The cluster's Cluster API owner as `capi::read_owner` read it before the plan.
+    pub capi_owner: Option<CapiOwner>,
 }
 
 /// The plan's guards against the cluster as it is now: etcd and the members' addresses asked
@@ -117,6 +120,7 @@ pub async fn check_guards(
         &inputs.addresses,
         &status,
         endpoint.as_deref(),
+        inputs.capi_owner.as_ref(),
     )
 }
 
@@ -137,6 +141,7 @@ pub fn guards_over_status(
     addresses: &BTreeSet<String>,
     status: &ClusterStatus,
     machine_config_endpoint: Option<&str>,
+    capi_owner: Option<&CapiOwner>,
 ) -> Vec<Guard> {
     let mut addresses = addresses.clone();
     addresses.extend(cluster_hosts(
@@ -148,5 +153,6 @@ pub fn guards_over_status(
         etcd: &status.etcd,
         cluster_hosts: &addresses,
         machine_config_endpoint,
+        capi_owner,
     })
 }

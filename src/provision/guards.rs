@@ -1,8 +1,10 @@
 //! The guards of a provision: etcd can spare a member for a joining control plane, the member
 //! count stays odd, one control plane at a time, the cluster's own template, a machine config
-//! pointing at this cluster, and a provider with room. Pure: the same list for CLI and console.
+//! pointing at this cluster, a provider with room, and no Cluster API owner (`capi_owned`).
+//! Pure: the same list for CLI and console.
 use std::collections::BTreeSet;
 
+use crate::capi::{CapiOwner, capi_owned_nodes};
 use crate::config::{Config, MachineRole, NameOrId};
 use crate::discovery::host_of;
 use crate::fleet::EtcdReport;
@@ -29,11 +31,15 @@ pub struct ProvisionFacts<'a> {
     pub cluster_hosts: &'a BTreeSet<String>,
     /// The machine config's `cluster.controlPlane.endpoint` (`None`: not set or no config).
     pub machine_config_endpoint: Option<&'a str>,
+    /// The Cluster API Cluster that owns the cluster (`capi::read_owner`, or the console's
+    /// fleet model), if any.
+    pub capi_owner: Option<&'a CapiOwner>,
 }
 
 /// Every guard of the plan, in [`GuardId::PROVISION`] order.
 pub fn provision_guards(f: &ProvisionFacts<'_>) -> Vec<Guard> {
     vec![
+        capi_owned_nodes(f.capi_owner, &f.plan.cluster),
         join_quorum(f.plan, f.etcd),
         odd_members(f.plan, f.etcd),
         one_control_plane(f.plan),
@@ -307,6 +313,7 @@ mod tests {
             etcd,
             cluster_hosts: &hosts,
             machine_config_endpoint: endpoint,
+            capi_owner: None,
         })
     }
 

@@ -3,10 +3,9 @@
 //! before every node. No IO: plain functions over the fleet status model, except `releases`,
 //! which learns the Talos releases from a registry (or its cache in the state dir).
 pub mod capi;
-pub mod capi_owned;
 pub mod guards;
 mod image_ref;
-pub use capi_owned::{InPlaceUpgrade, capi_owned};
+pub use crate::capi::owned::{InPlaceUpgrade, capi_owned};
 pub use image_ref::check_image_reference;
 pub mod kubernetes;
 pub(crate) mod launch;

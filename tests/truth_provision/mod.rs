@@ -12,6 +12,7 @@ use taloscope::app::provision::{
 };
 use taloscope::app::state::{AppState, Pane, Screen};
 use taloscope::app::{Action, AppEvent, Effect, update};
+use taloscope::capi::read_owner;
 use taloscope::config::{Config, MachineRole};
 use taloscope::discovery::{Cluster, Discovery};
 use taloscope::fleet::FleetModel;
@@ -147,6 +148,7 @@ async fn wizard_plan(
 /// makes it: the plan and its guards (worst first, as the wizard lists them).
 async fn command_plan(
     config: &Config,
+    discovery: &Discovery,
     cluster: &Cluster,
     kubeconfig: Option<&kube::config::Kubeconfig>,
     provider: &str,
@@ -172,6 +174,7 @@ async fn command_plan(
         addresses: cluster_addresses(cluster),
         nodes: cluster.nodes().to_vec(),
         acks: Vec::new(),
+        capi_owner: read_owner(kubeconfig, &discovery.clusters, &cluster.name).await,
     };
     let guards = check_guards(&plan, &inputs, &checks).await;
     let (mut shown, mut selected) = (Vec::new(), None::<GuardId>);
@@ -212,7 +215,7 @@ pub async fn compare(
             let cli = within(
                 60,
                 "the command's plan",
-                command_plan(&config, cluster, kubeconfig, provider, role),
+                command_plan(&config, discovery, cluster, kubeconfig, provider, role),
             )
             .await;
             assert_eq!(console.0, cli.0, "{what}: provision plan");

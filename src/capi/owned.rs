@@ -1,8 +1,45 @@
-//! The guard that refuses an in-place upgrade of a cluster Cluster API owns, naming the CAPI
-//! way instead; fed by the pairing of the management clusters' workload clusters with the
-//! discovered clusters (`capi::pair_workloads`).
-use crate::capi::CapiOwner;
+//! The guard that refuses a change made behind Cluster API's back (an in-place upgrade, new
+//! VMs provisioned beside its Machines), naming the CAPI way instead; and the one lookup of a
+//! cluster's owner among the kube contexts that the commands and the console's runners read.
+use kube::config::Kubeconfig;
+
+use super::CapiOwner;
+use crate::discovery::Cluster;
 use crate::guards::{Guard, GuardId};
+
+/// The Cluster object that owns `cluster` among the management clusters of the kube contexts
+/// (`None`: no kubeconfig, or no management cluster read owns it). What the console's fleet
+/// model holds in its `CapiView`, read now for a command or a run.
+pub async fn read_owner(
+    kubeconfig: Option<&Kubeconfig>,
+    clusters: &[Cluster],
+    cluster: &str,
+) -> Option<CapiOwner> {
+    let view = super::read_view(kubeconfig?, clusters).await;
+    view.owner(cluster).cloned()
+}
+
+/// The provision guard row, shown whether or not a management cluster owns the cluster: a
+/// VM added beside Cluster API's Machines is refused, naming `taloscope scale` instead.
+pub fn capi_owned_nodes(owner: Option<&CapiOwner>, cluster: &str) -> Guard {
+    let Some(owner) = owner else {
+        return Guard::pass(
+            GuardId::CapiOwned,
+            "no Cluster API management cluster among the kube contexts owns it",
+        );
+    };
+    // A MachineSet counts only the Machines it owns (cluster-api
+    // internal/controllers/machineset/machineset_controller.go `syncReplicas`) and the
+    // control-plane provider only its own Machines (cluster-api-control-plane-provider-talos
+    // controllers/scale.go): a VM joined by hand is no Machine, so no
+    // provider counts, upgrades or replaces it and a scale-down never removes it.
+    Guard::fail(
+        GuardId::CapiOwned,
+        format!(
+            "this cluster is owned by Cluster API ({owner}); a node provisioned beside its Machines is no Machine: the providers neither count, upgrade nor replace it. Instead, add nodes the CAPI way: taloscope scale --context {cluster} --role worker|controlplane --replicas N (or `s` on :capi)"
+        ),
+    )
+}
 
 /// Which in-place upgrade is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,5 +112,24 @@ mod tests {
             k8s.reason
         );
         assert!(os.blocks(std::slice::from_ref(&os.reason)));
+    }
+
+    #[test]
+    fn the_provision_row_is_shown_always_and_fails_only_for_an_owned_cluster() {
+        let free = capi_owned_nodes(None, "lab");
+        assert_eq!((free.id, free.verdict), (GuardId::CapiOwned, Verdict::Pass));
+        let owner = CapiOwner {
+            management: "mgmt".into(),
+            namespace: "default".into(),
+            name: "capi-work".into(),
+        };
+        let owned = capi_owned_nodes(Some(&owner), "capi-work");
+        assert_eq!(owned.verdict, Verdict::Fail);
+        assert!(
+            owned.reason.contains("(mgmt/default/capi-work)")
+                && owned.reason.contains("taloscope scale --context capi-work"),
+            "{}",
+            owned.reason
+        );
     }
 }

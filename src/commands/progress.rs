@@ -1,0 +1,68 @@
+//! The one progress printer of every mutating command: a table line stamped with its local
+//! time, without anything a terminal would act on (it carries names read from the network), or
+//! a JSON line `{"event", "time", "data"}` with the time and its UTC offset.
+use serde::Serialize;
+
+use super::exit::{json_line_at, print_line};
+use super::upgrade_output::stamped;
+use crate::cli::OutputFormat;
+use crate::clock::{Zone, unix_now};
+
+/// Prints one progress event now: `line` for a table, `kind` and `value` for JSON.
+pub(super) fn print_progress<T: Serialize>(
+    output: OutputFormat,
+    kind: &str,
+    value: &T,
+    line: &str,
+) {
+    print_line(&progress_text(
+        output,
+        kind,
+        value,
+        line,
+        (Zone::System, unix_now()),
+    ));
+}
+
+/// The progress line [`print_progress`] prints, at `at`.
+pub(super) fn progress_text<T: Serialize>(
+    output: OutputFormat,
+    kind: &str,
+    value: &T,
+    line: &str,
+    (zone, unix): (Zone, u64),
+) -> String {
+    match output {
+        OutputFormat::Table => stamped(zone, unix, &crate::printable::line(line)),
+        OutputFormat::Json => json_line_at(kind, value, (zone, unix)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_line_is_stamped_and_printable_and_json_carries_its_offset() {
+        let at = (Zone::Fixed(3600), 1_796_052_057);
+        let table = progress_text(
+            OutputFormat::Table,
+            "vm",
+            &"x",
+            "VM 41\u{1b}[2J created",
+            at,
+        );
+        assert_eq!(
+            table,
+            format!(
+                "{} VM 41?[2J created",
+                Zone::Fixed(3600).time_of_day(1_796_052_057)
+            )
+        );
+        let json = progress_text(OutputFormat::Json, "note", &"VM 41 created", "", at);
+        let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        assert_eq!(value["event"], "note");
+        assert_eq!(value["time"], "2026-11-30T16:20:57+01:00");
+        assert_eq!(value["data"], "VM 41 created");
+    }
+}

@@ -1,0 +1,156 @@
+//! Every operation taloscope runs against a cluster, by kind, and what the guarded pipeline
+//! (plan → guards → gate → journal → steps → progress → audit) holds for each kind: its
+//! journal and how a cancel stops it. Every approval names its kind ([`OperationKind::of`] matches every
+//! `MutatingAction`), so a new mutating action does not compile until it has one here.
+use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
+use crate::journal::{ACTIONS, CREATES, JournalKind, PROVISIONS, ROLLOUTS};
+
+/// One kind of operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationKind {
+    TalosUpgrade,
+    KubernetesUpgrade,
+    /// A Talos or Kubernetes upgrade of a cluster Cluster API owns, the CAPI way.
+    CapiUpgrade,
+    NodeReboot,
+    NodeShutdown,
+    NodeCordon,
+    NodeUncordon,
+    NodeDrain,
+    ServiceRestart,
+    EtcdDisarm,
+    EtcdDefragment,
+    EtcdSnapshot,
+    EtcdForfeit,
+    EtcdRemoveMember,
+    Provision,
+    Terminate,
+    Create,
+    Delete,
+    /// `spec.replicas` of a TalosControlPlane or MachineDeployment.
+    Scale,
+    /// The CAPI doctor's fix of a stuck rollout: the Machine it waits on deleted. (Its other
+    /// fixes are an etcd member removal and a node reboot, of those kinds.)
+    DeleteMachine,
+}
+
+/// How a running operation of a kind stops when the operator cancels it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelRule {
+    /// After the step under way (never mid-step); what that leaves is said by the run.
+    AfterStep,
+    /// It cannot be cancelled once started: it runs to its end or its timeout.
+    RunsToItsEnd,
+}
+
+impl OperationKind {
+    pub const ALL: [OperationKind; 20] = [
+        OperationKind::TalosUpgrade,
+        OperationKind::KubernetesUpgrade,
+        OperationKind::CapiUpgrade,
+        OperationKind::NodeReboot,
+        OperationKind::NodeShutdown,
+        OperationKind::NodeCordon,
+        OperationKind::NodeUncordon,
+        OperationKind::NodeDrain,
+        OperationKind::ServiceRestart,
+        OperationKind::EtcdDisarm,
+        OperationKind::EtcdDefragment,
+        OperationKind::EtcdSnapshot,
+        OperationKind::EtcdForfeit,
+        OperationKind::EtcdRemoveMember,
+        OperationKind::Provision,
+        OperationKind::Terminate,
+        OperationKind::Create,
+        OperationKind::Delete,
+        OperationKind::Scale,
+        OperationKind::DeleteMachine,
+    ];
+
+    /// The kind of an action the dispatcher is asked for.
+    pub fn of(action: &MutatingAction) -> OperationKind {
+        match action {
+            MutatingAction::UpgradeTalos { .. } => OperationKind::TalosUpgrade,
+            MutatingAction::UpgradeKubernetes { .. } => OperationKind::KubernetesUpgrade,
+            MutatingAction::CapiUpgrade { .. } => OperationKind::CapiUpgrade,
+            MutatingAction::Node { operation, .. } => match operation {
+                NodeOperation::Reboot => OperationKind::NodeReboot,
+                NodeOperation::Shutdown => OperationKind::NodeShutdown,
+                NodeOperation::Cordon => OperationKind::NodeCordon,
+                NodeOperation::Uncordon => OperationKind::NodeUncordon,
+                NodeOperation::Drain => OperationKind::NodeDrain,
+                NodeOperation::ServiceRestart(_) => OperationKind::ServiceRestart,
+            },
+            MutatingAction::Etcd { action, .. } => match action {
+                EtcdAction::Disarm => OperationKind::EtcdDisarm,
+                EtcdAction::Defragment => OperationKind::EtcdDefragment,
+                EtcdAction::Snapshot => OperationKind::EtcdSnapshot,
+                EtcdAction::ForfeitLeadership => OperationKind::EtcdForfeit,
+                EtcdAction::RemoveMember => OperationKind::EtcdRemoveMember,
+            },
+            MutatingAction::Provision { .. } => OperationKind::Provision,
+            MutatingAction::TerminateVm { .. } => OperationKind::Terminate,
+            MutatingAction::CreateCluster { .. } => OperationKind::Create,
+            MutatingAction::DeleteCluster { .. } => OperationKind::Delete,
+            MutatingAction::ScaleCapi { .. } => OperationKind::Scale,
+            MutatingAction::CapiDeleteMachine { .. } => OperationKind::DeleteMachine,
+        }
+    }
+
+    /// The journal a run of this kind keeps (resumed or reported interrupted on the next
+    /// start); `None`: a run of it leaves no journal.
+    pub fn journal(self) -> Option<JournalKind> {
+        use OperationKind as K;
+        match self {
+            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => Some(ROLLOUTS),
+            K::NodeReboot
+            | K::NodeShutdown
+            | K::NodeCordon
+            | K::NodeUncordon
+            | K::NodeDrain
+            | K::ServiceRestart
+            | K::EtcdDisarm
+            | K::EtcdDefragment
+            | K::EtcdSnapshot
+            | K::EtcdForfeit
+            | K::EtcdRemoveMember => Some(ACTIONS),
+            K::Provision | K::Terminate => Some(PROVISIONS),
+            K::Create => Some(CREATES),
+            // A delete reads and then removes the create journal; a scale and a Machine's
+            // deletion are followed from the management cluster's objects.
+            K::Delete | K::Scale | K::DeleteMachine => None,
+        }
+    }
+
+    /// How a run of this kind stops on cancel: rollouts after the node under way (the
+    /// engine's pause/abort), node actions after their step (`node_actions::CancelSignal`).
+    pub fn cancel(self) -> CancelRule {
+        use OperationKind as K;
+        match self {
+            K::TalosUpgrade
+            | K::KubernetesUpgrade
+            | K::CapiUpgrade
+            | K::NodeReboot
+            | K::NodeShutdown
+            | K::NodeCordon
+            | K::NodeUncordon
+            | K::NodeDrain
+            | K::ServiceRestart => CancelRule::AfterStep,
+            K::EtcdDisarm
+            | K::EtcdDefragment
+            | K::EtcdSnapshot
+            | K::EtcdForfeit
+            | K::EtcdRemoveMember
+            | K::Provision
+            | K::Terminate
+            | K::Create
+            | K::Delete
+            | K::Scale
+            | K::DeleteMachine => CancelRule::RunsToItsEnd,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
