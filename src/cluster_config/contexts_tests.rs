@@ -46,6 +46,14 @@ fn merge(files: &ContextFiles, name: &str) -> Result<ContextsWritten, ContextsEr
     )
 }
 
+fn read_kubeconfig(file: &Path) -> Result<Kubeconfig, ContextsError> {
+    parse_kubeconfig(file, &read_text(file)?)
+}
+
+fn read_talosconfig(file: &Path) -> Result<ConfigNode, ContextsError> {
+    parse_talosconfig(file, &read_text(file)?)
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
@@ -253,6 +261,65 @@ fn delete_removes_exactly_what_the_create_merged_and_restores_the_current_contex
         "every corp entry and the current context as they were"
     );
     assert_eq!(read_talosconfig(&files.talosconfig).unwrap(), before_talos);
+}
+
+/// The same kubeconfig as the operator's editor keeps it: comments (own lines and after
+/// values), kubectl's key order, CRLF line endings.
+const CORP_KUBECONFIG_CRLF: &str = "# corp clusters: managed by hand, do not reformat\r\napiVersion: v1\r\nclusters:\r\n- cluster:\r\n    server: https://127.0.0.9:6443 # via the VPN\r\n  name: corp-lab\r\ncontexts:\r\n- context:\r\n    cluster: corp-lab\r\n    user: corp-oidc\r\n  name: admin@lab7\r\ncurrent-context: admin@lab7 # the SSO one\r\nkind: Config\r\npreferences: {}\r\nusers:\r\n- name: corp-oidc\r\n  user:\r\n    exec:\r\n      apiVersion: client.authentication.k8s.io/v1beta1\r\n      args:\r\n      - oidc-login\r\n      - get-token\r\n      command: kubectl\r\n      interactiveMode: IfAvailable\r\n# end of corp\r\n";
+
+const CORP_TALOSCONFIG_CRLF: &str = "# talosctl contexts\r\ncontext: prod\r\ncontexts:\r\n    prod: # the production cluster\r\n        endpoints:\r\n            - 127.0.0.2\r\n        ca: Y2E=\r\n        crt: Y3J0\r\n        key: a2V5\r\n";
+
+#[test]
+fn create_then_delete_leaves_every_byte_of_a_commented_crlf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    std::fs::write(&files.kubeconfig, CORP_KUBECONFIG_CRLF).unwrap();
+    std::fs::write(&files.talosconfig, CORP_TALOSCONFIG_CRLF).unwrap();
+    let m = merge(&files, "lab7").unwrap().merged.unwrap();
+    assert_eq!(m.kube_context.name, "admin@lab7-1");
+
+    let kube_during = std::fs::read_to_string(&files.kubeconfig).unwrap();
+    let talos_during = std::fs::read_to_string(&files.talosconfig).unwrap();
+    for text in [&kube_during, &talos_during] {
+        assert!(
+            !text.replace("\r\n", "").contains('\n'),
+            "CRLF kept: {text:?}"
+        );
+    }
+    for line in CORP_KUBECONFIG_CRLF
+        .split("\r\n")
+        .filter(|l| !l.starts_with("current-context"))
+    {
+        assert!(
+            kube_during.contains(line),
+            "{line:?} kept in {kube_during:?}"
+        );
+    }
+    assert!(kube_during.contains("current-context: admin@lab7-1 # the SSO one\r\n"));
+    assert!(talos_during.starts_with("# talosctl contexts\r\ncontext: lab7\r\ncontexts:\r\n    prod: # the production cluster\r\n"), "{talos_during:?}");
+    let during = read_kubeconfig(&files.kubeconfig).unwrap();
+    let user = during
+        .auth_infos
+        .iter()
+        .find(|u| u.name == "admin@lab7")
+        .unwrap();
+    assert!(user.auth_info.as_ref().unwrap().client_key_data.is_some());
+    let talos = read_talosconfig(&files.talosconfig).unwrap();
+    assert!(
+        talos.at("contexts.lab7.endpoints").is_some(),
+        "{talos_during}"
+    );
+
+    let written = remove_merged(&m, now() + Duration::from_secs(60)).unwrap();
+    assert!(written.left.is_empty(), "{:?}", written.left);
+    assert_eq!(
+        std::fs::read_to_string(&files.kubeconfig).unwrap(),
+        CORP_KUBECONFIG_CRLF
+    );
+    assert_eq!(
+        std::fs::read_to_string(&files.talosconfig).unwrap(),
+        CORP_TALOSCONFIG_CRLF
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod strategic_merge;
 mod talosconfig;
 mod tree;
 mod version_rules;
+mod yaml_splice;
 
 pub use contexts::{
     ContextFiles, ContextsError, ContextsWritten, KubeNames, MergedEntries, MergedEntry,
