@@ -112,6 +112,19 @@ pub fn scalar(value: &str) -> String {
         .unwrap_or_else(|_| format!("{value:?}"))
 }
 
+/// `value` as a scalar quoted as `like` is (double, single or plain when that reads back the
+/// same), so a value set back is the text it was.
+fn scalar_like(like: &str, value: &str) -> String {
+    if like.starts_with('"') {
+        // A JSON string is a YAML double-quoted scalar.
+        serde_json::to_string(value).unwrap_or_else(|_| scalar(value))
+    } else if like.starts_with('\'') {
+        format!("'{}'", value.replace('\'', "''"))
+    } else {
+        scalar(value)
+    }
+}
+
 /// `text` with `insert` placed at `at`, starting a new line when the text's last line has no
 /// line break.
 fn insert_lines(text: &str, at: usize, insert: &str) -> String {
@@ -327,7 +340,7 @@ pub fn set_top_scalar(text: &str, key: &str, value: &str) -> Result<String, Spli
         .map(|v| range_of(v.byte_range()))
         .filter(|r| !text[r.clone()].trim().is_empty());
     Ok(match present {
-        Some(range) => replace(text, range, &scalar(value)),
+        Some(range) => replace(text, range.clone(), &scalar_like(&text[range], value)),
         None => replace(text, top_entry_lines(text, &entry), &line),
     })
 }

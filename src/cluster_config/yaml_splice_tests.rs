@@ -143,7 +143,9 @@ fn a_scalar_set_keeps_its_comment_and_a_removed_key_takes_only_its_line() {
         "{crlf:?}"
     );
     let empty = set_top_scalar("context: \"\"\nx: 1\n", "context", "lab").unwrap();
-    assert_eq!(empty, "context: lab\nx: 1\n");
+    assert_eq!(empty, "context: \"lab\"\nx: 1\n", "quoted as it was");
+    let single = set_top_scalar("context: 'prod'\n", "context", "it's").unwrap();
+    assert_eq!(single, "context: 'it''s'\n");
     let bare = set_top_scalar("current-context:\nx: 1\n", "current-context", "a").unwrap();
     assert_eq!(bare, "current-context: a\nx: 1\n");
     let added = set_top_scalar("kind: Config\n", "current-context", "admin@lab").unwrap();
