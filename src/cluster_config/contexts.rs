@@ -198,6 +198,30 @@ pub fn merge_contexts(
     Ok(written)
 }
 
+/// What [`merge_contexts`] of cluster `name` would refuse, checked at plan time without
+/// writing: either file unreadable or not a talosconfig/kubeconfig, a talos context of the
+/// name, a list or map the lossless edit cannot extend, another writer's lock, a read-only file,
+/// a directory that cannot be made or written, too little free space. The kube names the
+/// merge would use when nothing is refused.
+pub fn check_merge(files: &ContextFiles, name: &str) -> Result<KubeNames, ContextsError> {
+    let talos_text = read_text(&files.talosconfig)?;
+    let talosconfig = parse_talosconfig(&files.talosconfig, &talos_text)?;
+    let kube_text = read_text(&files.kubeconfig)?;
+    let kubeconfig = parse_kubeconfig(&files.kubeconfig, &kube_text)?;
+    refuse_taken(files, name, &talosconfig)?;
+    let probe = "name: taloscope-probe\n";
+    for list in ["clusters", "users", "contexts"] {
+        yaml_splice::append_list_item(&kube_text, list, probe)
+            .map_err(|e| edit_error(&files.kubeconfig, e))?;
+    }
+    yaml_splice::add_map_entry(&talos_text, "contexts", name, probe)
+        .map_err(|e| edit_error(&files.talosconfig, e))?;
+    for file in [&files.talosconfig, &files.kubeconfig] {
+        operator_file::check_can_write(file)?;
+    }
+    Ok(kube_names_for(&kubeconfig, name))
+}
+
 /// Removes exactly the entries one create merged, each only while its fingerprint still
 /// matches (an entry changed since is left, and said); the current contexts the merge replaced
 /// come back when they still exist. A file none of whose entries is removed is not written.
@@ -707,7 +731,7 @@ fn lock_files(files: &[&Path]) -> Result<Vec<operator_file::FileLock>, ContextsE
 /// Writes the files given (`None`: left as it is) as kubectl writes its kubeconfig, under the
 /// locks the caller took before reading them: each file's write target (through symlinks)
 /// checked writable and backed up, then written with its mode kept. A failure in the second write
-/// leaves the first written and says so through the error (the backups hold the old texts).
+/// puts the first back as it was.
 fn write_both(
     files: &ContextFiles,
     talos_text: Option<&str>,
@@ -733,11 +757,38 @@ fn write_both(
             written.kubeconfig_backup = backup;
         }
     }
+    let mut done: Vec<PathBuf> = Vec::new();
     for (file, text) in &writes {
         let target = operator_file::write_target(file);
-        operator_file::write_keeping_mode(&target, text)?;
+        if let Err(e) = operator_file::write_keeping_mode(&target, text) {
+            // Both or neither: the first file goes back to the text it had, so a rerun
+            // finds no half of the merge (a talos context without its kube one).
+            for earlier in &done {
+                let _ = restore(earlier, files, &written);
+            }
+            return Err(e.into());
+        }
+        done.push(file.to_path_buf());
     }
     Ok(written)
+}
+
+/// Puts `file` back to what its backup (made by this write) holds; a file that did not exist
+/// before is removed.
+fn restore(file: &Path, files: &ContextFiles, written: &ContextsWritten) -> std::io::Result<()> {
+    let backup = if file == files.talosconfig.as_path() {
+        &written.talosconfig_backup
+    } else {
+        &written.kubeconfig_backup
+    };
+    let target = operator_file::write_target(file);
+    match backup {
+        Some(b) => {
+            let text = std::fs::read_to_string(b)?;
+            operator_file::write_keeping_mode(&target, &text).map_err(std::io::Error::other)
+        }
+        None => std::fs::remove_file(&target),
+    }
 }
 
 #[cfg(test)]

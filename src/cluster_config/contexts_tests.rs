@@ -534,3 +534,84 @@ fn relative_paths_stay_relative_to_the_file_that_holds_them() {
         Some("certs/ca.crt")
     );
 }
+
+#[test]
+fn check_merge_refuses_at_plan_time_what_the_merge_would_refuse_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let names = check_merge(&files, "lab").unwrap();
+    assert_eq!(
+        (names.context.as_str(), names.cluster.as_str()),
+        ("admin@lab", "lab")
+    );
+    let taken = check_merge(&files, "prod").unwrap_err().to_string();
+    assert!(taken.contains("talos context named \"prod\""), "{taken}");
+
+    // kubectl's lock, held.
+    let lock = dir.path().join("kubeconfig.lock");
+    std::fs::write(&lock, "").unwrap();
+    let locked = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(locked.contains("kubeconfig.lock exists"), "{locked}");
+    std::fs::remove_file(&lock).unwrap();
+
+    // A read-only file.
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let read_only = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(read_only.contains("read-only (mode 0400)"), "{read_only}");
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    // A list the lossless edit cannot extend, and a talosconfig that does not load.
+    std::fs::write(
+        &files.kubeconfig,
+        "apiVersion: v1\nkind: Config\nusers: [{name: a, user: {}}]\n",
+    )
+    .unwrap();
+    let flow = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(
+        flow.contains("cannot edit") && flow.contains("`users`"),
+        "{flow}"
+    );
+    std::fs::write(&files.kubeconfig, OPERATOR_KUBECONFIG).unwrap();
+    std::fs::write(&files.talosconfig, "contexts: [1, 2]\n").unwrap();
+    let broken = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(broken.contains("talosconfig"), "{broken}");
+
+    // A missing directory passes: the merge makes it, as kubectl does; nothing is written here.
+    let missing = ContextFiles {
+        talosconfig: dir.path().join("talos/config"),
+        kubeconfig: dir.path().join("work/sub/config"),
+        keep_current_context: false,
+    };
+    check_merge(&missing, "lab").unwrap();
+    assert!(!dir.path().join("work").exists());
+    assert!(!dir.path().join("talos").exists());
+    // Under a file, a directory cannot be made.
+    let under_file = ContextFiles {
+        kubeconfig: files.talosconfig.join("config"),
+        ..missing.clone()
+    };
+    let err = check_merge(&under_file, "lab").unwrap_err().to_string();
+    assert!(err.contains("is not a directory"), "{err}");
+}
+
+#[test]
+fn a_failed_second_write_puts_the_first_file_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    // The kubeconfig is a symlink into a directory that does not exist: its lock is taken
+    // beside the link, its write fails after the talosconfig's. The plan refuses it first.
+    std::fs::remove_file(&files.kubeconfig).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("gone/config"), &files.kubeconfig).unwrap();
+    let planned = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(
+        planned.contains("a directory that does not exist"),
+        "{planned}"
+    );
+    let err = merge(&files, "lab").unwrap_err().to_string();
+    assert!(err.contains("cannot write it"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&files.talosconfig).unwrap(),
+        OPERATOR_TALOSCONFIG,
+        "no talos context without its kube one"
+    );
+}

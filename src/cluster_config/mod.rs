@@ -18,7 +18,7 @@ mod yaml_splice;
 
 pub use contexts::{
     ContextFiles, ContextsError, ContextsWritten, KubeNames, MergedEntries, MergedEntry,
-    kube_names_for, merge_contexts, remove_contexts, remove_merged,
+    check_merge, kube_names_for, merge_contexts, remove_contexts, remove_merged,
 };
 pub use generate::{GenerateError, GenerateInput, MachineConfigs};
 pub use kubeconfig_archive::{

@@ -62,6 +62,30 @@ pub fn name_free(f: &CreateFacts<'_>) -> Guard {
     }
 }
 
+/// The merge at the end of the run would succeed: what `check_merge` found in the files, or
+/// why there are none to write into.
+pub fn context_files(
+    checked: Result<&crate::cluster_config::KubeNames, &str>,
+    files: Option<&crate::cluster_config::ContextFiles>,
+) -> Guard {
+    let id = GuardId::ContextFiles;
+    match (checked, files) {
+        (Ok(names), Some(files)) => Guard::pass(
+            id,
+            crate::printable::line(&format!(
+                "{} and {} can take them: kube context {}, cluster {}, user {}",
+                files.talosconfig.display(),
+                files.kubeconfig.display(),
+                names.context,
+                names.cluster,
+                names.user
+            )),
+        ),
+        (Ok(_), None) => Guard::fail(id, "no talosconfig or kubeconfig to write into"),
+        (Err(why), _) => Guard::fail(id, crate::printable::line(why)),
+    }
+}
+
 /// The name is not free either while a secrets bundle of it is left (a cluster deleted by
 /// hand, its keys still valid for its admin certificates) and no create journal of it would
 /// resume with it: a new cluster never takes another's keys.
@@ -303,6 +327,40 @@ pub(crate) mod tests {
             g.reason
         );
         assert_eq!(bundle_free(free, &bundle, true).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn the_context_files_guard_names_the_files_and_the_kube_names_or_the_refusal() {
+        let files = crate::cluster_config::ContextFiles {
+            talosconfig: "/home/op/.talos/config".into(),
+            kubeconfig: "/home/op/.kube/config".into(),
+            keep_current_context: false,
+        };
+        let names = crate::cluster_config::KubeNames {
+            context: "admin@lab-1".into(),
+            cluster: "lab".into(),
+            user: "admin@lab".into(),
+        };
+        let pass = context_files(Ok(&names), Some(&files));
+        assert_eq!(pass.verdict, crate::guards::Verdict::Pass);
+        assert!(
+            pass.reason.contains("/home/op/.kube/config"),
+            "{}",
+            pass.reason
+        );
+        assert!(
+            pass.reason.contains("kube context admin@lab-1"),
+            "{}",
+            pass.reason
+        );
+        let fail = context_files(
+            Err("/home/op/.kube/config.lock exists\x1b[2J"),
+            Some(&files),
+        );
+        assert_eq!(fail.verdict, crate::guards::Verdict::Fail);
+        assert!(!fail.reason.contains('\x1b'), "{}", fail.reason);
+        let none = context_files(Ok(&names), None);
+        assert_eq!(none.verdict, crate::guards::Verdict::Fail);
     }
 
     #[test]

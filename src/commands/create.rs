@@ -108,6 +108,7 @@ pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
 
 async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
+    let files = operator_files(sources);
     let PlannedCreate {
         plan,
         guards,
@@ -118,6 +119,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         &request(args),
         &paths.state_dir,
         &discovery.clusters,
+        files.as_ref().map_err(|stop| stop.1.as_str()),
     )
     .await
     .map_err(|e| match e {
