@@ -7,7 +7,7 @@
 //! is `lab`; `taloscope delete --context lab` removes exactly those entries, the corp ones and
 //! the current contexts are as they were, and the journal's record is what was removed. The
 //! cluster's secrets bundle goes with it (backed up first), and a bundle left at the name
-//! refuses a new create at plan time.
+//! refuses a new create at plan time unless `--with-secrets` names it.
 mod create_common;
 mod provision_common;
 mod talos_common;
@@ -189,6 +189,28 @@ async fn create_then_delete_owns_exactly_its_entries_beside_an_older_admin_at_la
             .unwrap()
             .contains("lab.secrets.yaml is left from an earlier cluster"),
         "{name_free}"
+    );
+
+    // Named with --with-secrets, that bundle frees the name and the new cluster is made with
+    // its keys: the bundle at the name is still the one left, byte for byte.
+    let left = std::fs::read(&bundle).unwrap();
+    let with_secrets = ["--with-secrets", bundle.to_str().unwrap()];
+    let mut plan_args = plan_args.to_vec();
+    plan_args.extend(with_secrets.map(String::from));
+    let r = create_common::run(&sim, &plan_args).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).expect("the plan's JSON");
+    assert_eq!(plan["with_secrets"], bundle.to_str().unwrap(), "{plan}");
+    let r = create_common::run(
+        &sim,
+        &create_args("sim-opennebula", 1, 0, "v1.11.3", &with_secrets),
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read(&bundle).unwrap(),
+        left,
+        "the named bundle is used"
     );
 }
 

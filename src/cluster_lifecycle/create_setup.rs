@@ -107,7 +107,12 @@ pub async fn plan_with_guards(
         .is_some_and(|r| r.bundle.is_some());
     for guard in guards.iter_mut() {
         if guard.id == crate::guards::GuardId::NameFree {
-            *guard = super::guards::bundle_free(guard.clone(), &plan.bundle_path, resumed);
+            *guard = super::guards::bundle_free(
+                guard.clone(),
+                &plan.bundle_path,
+                resumed,
+                plan.with_secrets.as_deref(),
+            );
         }
     }
     let checked = files.map_err(str::to_string).and_then(|f| {

@@ -88,16 +88,41 @@ pub fn context_files(
 
 /// The name is not free either while a secrets bundle of it is left (a cluster deleted by
 /// hand, its keys still valid for its admin certificates) and no create journal of it would
-/// resume with it: a new cluster never takes another's keys.
-pub fn bundle_free(name_free: Guard, bundle: &std::path::Path, resumed: bool) -> Guard {
+/// resume with it: a new cluster never takes another's keys, unless the operator names that
+/// very bundle with `--with-secrets` (`with_secrets`).
+pub fn bundle_free(
+    name_free: Guard,
+    bundle: &std::path::Path,
+    resumed: bool,
+    with_secrets: Option<&std::path::Path>,
+) -> Guard {
     if name_free.verdict == crate::guards::Verdict::Fail || resumed || !bundle.exists() {
         return name_free;
+    }
+    let shown = crate::printable::line(&bundle.display().to_string());
+    let same = |named: &std::path::Path| {
+        let real = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+        real(named).is_some_and(|n| Some(n) == real(bundle))
+    };
+    if with_secrets.is_some_and(same) {
+        return Guard::pass(
+            GuardId::NameFree,
+            format!(
+                "no context is named {}; secrets bundle {shown} is left at the name and --with-secrets names it: the new cluster is made with its keys",
+                crate::printable::line(
+                    bundle
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(|n| n.strip_suffix(".secrets.yaml"))
+                        .unwrap_or_default()
+                )
+            ),
+        );
     }
     Guard::fail(
         GuardId::NameFree,
         format!(
-            "secrets bundle {} is left from an earlier cluster of this name, and no create journal resumes with it; a new cluster never reuses its keys: move it away, or delete that cluster first",
-            crate::printable::line(&bundle.display().to_string())
+            "secrets bundle {shown} is left from an earlier cluster of this name, and no create journal resumes with it; a new cluster never reuses its keys unless --with-secrets names that file: move it away, name it with --with-secrets, or delete that cluster first"
         ),
     )
 }
@@ -280,6 +305,7 @@ pub(crate) mod tests {
             delivery,
             endpoint,
             patches: PatchFiles::default(),
+            with_secrets: None,
             bundle_path: "/s/clusters/lab/secrets.yaml".into(),
             journal_path: "/s/clusters/lab.json".into(),
             room: Default::default(),
@@ -317,16 +343,32 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join("lab.secrets.yaml");
         let free = Guard::pass(GuardId::NameFree, "no context is named lab");
-        assert_eq!(bundle_free(free.clone(), &bundle, false), free);
+        assert_eq!(bundle_free(free.clone(), &bundle, false, None), free);
         std::fs::write(&bundle, "keys").unwrap();
-        let g = bundle_free(free.clone(), &bundle, false);
+        let g = bundle_free(free.clone(), &bundle, false, None);
         assert_eq!(g.verdict, Verdict::Fail);
         assert!(
             g.reason.contains("lab.secrets.yaml is left"),
             "{}",
             g.reason
         );
-        assert_eq!(bundle_free(free, &bundle, true).verdict, Verdict::Pass);
+        assert_eq!(
+            bundle_free(free.clone(), &bundle, true, None).verdict,
+            Verdict::Pass
+        );
+        let other = dir.path().join("other.secrets.yaml");
+        std::fs::write(&other, "keys").unwrap();
+        let g = bundle_free(free.clone(), &bundle, false, Some(&other));
+        assert_eq!(
+            g.verdict,
+            Verdict::Fail,
+            "another bundle does not free the name"
+        );
+        assert!(g.reason.contains("--with-secrets"), "{}", g.reason);
+        let named = dir.path().join("./lab.secrets.yaml");
+        let g = bundle_free(free, &bundle, false, Some(&named));
+        assert_eq!(g.verdict, Verdict::Pass, "{}", g.reason);
+        assert!(g.reason.contains("made with its keys"), "{}", g.reason);
     }
 
     #[test]

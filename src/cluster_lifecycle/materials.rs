@@ -41,8 +41,8 @@ impl Materials {
         }
     }
 
-    /// The bundle at `bundle` (generated for the plan's Talos version and saved there when
-    /// `fresh`, else loaded) and the configs for `endpoint`.
+    /// The bundle at `bundle` (when `fresh`: the one `--with-secrets` named, else one generated
+    /// for the plan's Talos version, saved there; else loaded) and the configs for `endpoint`.
     pub fn prepare(
         plan: &CreatePlan,
         endpoint: &str,
@@ -52,7 +52,11 @@ impl Materials {
         let talos = TalosVersion::parse(&plan.talos).map_err(|e| e.to_string())?;
         let kubernetes = KubeVersion::parse(&plan.kubernetes).map_err(|e| e.to_string())?;
         let bundle = if fresh {
-            let b = SecretsBundle::generate(&talos).map_err(|e| e.to_string())?;
+            let b = match &plan.with_secrets {
+                Some(file) => SecretsBundle::from_yaml(file),
+                None => SecretsBundle::generate(&talos),
+            }
+            .map_err(|e| e.to_string())?;
             b.save(bundle_path).map_err(|e| e.to_string())?;
             b
         } else {

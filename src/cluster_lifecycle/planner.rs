@@ -33,6 +33,8 @@ pub struct CreateRequest {
     pub endpoint: Option<String>,
     pub delivery: Delivery,
     pub patches: PatchFiles,
+    /// A secrets bundle to make the cluster with (`--with-secrets`).
+    pub with_secrets: Option<PathBuf>,
 }
 
 impl CreateRequest {
@@ -52,6 +54,7 @@ impl CreateRequest {
             },
             delivery: plan.delivery,
             patches: plan.patches.clone(),
+            with_secrets: plan.with_secrets.clone(),
         }
     }
 }
@@ -160,6 +163,10 @@ pub async fn plan_create(
     let (talos, kubernetes, kubernetes_defaulted) =
         versions(&request.talos, request.kubernetes.as_deref()).map_err(PlanError::Request)?;
     check_patches(&request.patches)?;
+    if let Some(file) = &request.with_secrets {
+        crate::cluster_config::SecretsBundle::from_yaml(file)
+            .map_err(|e| PlanError::Request(format!("--with-secrets: {e}")))?;
+    }
     let resumed = Resumed::of(state_dir, &request.cluster);
     let (source, vms, room) = vm_source(provider, provider_config, request, &resumed).await?;
     let endpoint = match (&request.endpoint, &source) {
@@ -183,6 +190,7 @@ pub async fn plan_create(
         endpoint,
         patches: request.patches.clone(),
         bundle_path: CreateJournal::bundle_path_for(state_dir, &request.cluster),
+        with_secrets: request.with_secrets.clone(),
         journal_path: crate::journal::CREATES.path_for(state_dir, &request.cluster),
         room,
     })

@@ -86,6 +86,7 @@ fn request(args: &CreateArgs) -> CreateRequest {
             controlplane: args.config_patch_control_plane.clone(),
             worker: args.config_patch_worker.clone(),
         },
+        with_secrets: args.with_secrets.clone(),
     }
 }
 
