@@ -32,7 +32,10 @@ pub struct DeleteInputs {
     pub provider: Option<(String, String)>,
     pub talos_context: Option<String>,
     pub kube_context: Option<String>,
+    /// The rollout Lease's holder, when a rollout holds the cluster.
     pub lease_holder: Option<String>,
+    /// Why the rollout Lease could not be read.
+    pub lease_unread: Option<String>,
 }
 
 /// The delete plan. Adopted VMs take the place of the journal's, when given.
@@ -103,6 +106,7 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
         secrets_bundle,
         journals,
         lease_holder: inputs.lease_holder,
+        lease_unread: inputs.lease_unread,
     }
 }
 

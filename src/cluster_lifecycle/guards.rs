@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use crate::guards::{Guard, GuardId};
 use crate::provision::guards::EVEN_MEMBERS_ACK;
 use crate::provision::room::{room_findings, room_guard};
+use crate::upgrade::guards::LEASE_UNREAD_ACK;
 use crate::versions::{
     KubeVersion, TalosVersion, kubernetes_supported, supported_kubernetes_range,
 };
@@ -223,7 +224,7 @@ pub fn config_delivery(plan: &CreatePlan) -> Guard {
 /// Every delete guard, in [`GuardId::DELETE`] order.
 pub fn delete_guards(plan: &DeletePlan) -> Vec<Guard> {
     vec![
-        no_rollout(plan.lease_holder.as_deref()),
+        no_rollout(plan.lease_holder.as_deref(), plan.lease_unread.as_deref()),
         known_vms(plan),
         Guard::warn(
             GuardId::DestroysData,
@@ -236,14 +237,27 @@ pub fn delete_guards(plan: &DeletePlan) -> Vec<Guard> {
     ]
 }
 
-fn no_rollout(holder: Option<&str>) -> Guard {
+/// Fails closed: a Lease that could not be read passes only with the acknowledgement every
+/// mutating operation asks then (upgrade/guards.rs `lease_guard`, [`LEASE_UNREAD_ACK`]).
+fn no_rollout(holder: Option<&str>, unread: Option<&str>) -> Guard {
     let id = GuardId::NoOtherRollout;
-    match holder {
-        Some(h) => Guard::fail(
+    match (holder, unread) {
+        (Some(h), _) => Guard::fail(
             id,
-            format!("a rollout holds the cluster's Lease ({h}): wait for it to end"),
+            format!(
+                "a rollout holds the cluster's Lease ({}): wait for it to end",
+                crate::printable::line(h)
+            ),
         ),
-        None => Guard::pass(id, "no rollout holds the cluster"),
+        (None, Some(why)) => Guard::warn(
+            id,
+            format!(
+                "the cluster's rollout Lease cannot be read ({}): another console's rollout cannot be seen; type the acknowledgement only if you know no one else is changing it",
+                crate::printable::line(why)
+            ),
+        )
+        .acked_by(LEASE_UNREAD_ACK),
+        (None, None) => Guard::pass(id, "no rollout holds the cluster"),
     }
 }
 
@@ -492,15 +506,26 @@ pub(crate) mod tests {
             secrets_bundle: None,
             journals: vec![],
             lease_holder: None,
+            lease_unread: None,
         };
         let ack = [DESTROYS_ACK.to_string()];
         assert!(blocking(&delete_guards(&p), &ack), "unknown VMs");
         p.known_by = VmsKnownBy::Adopted;
         assert!(!blocking(&delete_guards(&p), &ack));
         assert!(blocking(&delete_guards(&p), &[]), "the ack is needed");
+        // A Lease that cannot be read fails closed: the same acknowledgement as every other
+        // mutating operation.
+        p.lease_unread = Some("no kube context of lab in the kubeconfig".into());
+        let gs = delete_guards(&p);
+        assert_eq!(gs[0].verdict, Verdict::Warn, "{}", gs[0].reason);
+        assert!(gs[0].reason.contains("cannot be read"), "{}", gs[0].reason);
+        assert!(blocking(&gs, &ack), "the Lease's ack is needed too");
+        let both = [DESTROYS_ACK.to_string(), LEASE_UNREAD_ACK.to_string()];
+        assert!(!blocking(&gs, &both));
         p.lease_holder = Some("alice@ops1/42-1".into());
         let gs = delete_guards(&p);
         assert_eq!(gs[0].verdict, Verdict::Fail);
         assert!(gs[0].reason.contains("alice@ops1"), "{}", gs[0].reason);
+        assert!(blocking(&gs, &both), "a holder is never acknowledged away");
     }
 }

@@ -286,6 +286,10 @@ pub struct DeletePlan {
     pub journals: Vec<PathBuf>,
     /// The rollout Lease's holder, when a rollout holds the cluster.
     pub lease_holder: Option<String>,
+    /// Why the rollout Lease could not be read (no kube context of the cluster, its API not
+    /// answering): then no one can tell whether a rollout holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_unread: Option<String>,
 }
 
 impl DeletePlan {
