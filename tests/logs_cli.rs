@@ -221,7 +221,9 @@ async fn a_hostile_hostname_reaches_no_terminal_raw() {
     let mut forfeit = fx.taloscope("healthy", "etcd");
     forfeit.args(["forfeit", "--node", hostile, "--plan"]);
     let health = fx.taloscope("healthy", "health");
-    for (cmd, names) in [(forfeit, true), (health, false)] {
+    let mut upgrade = fx.taloscope("healthy", "upgrade");
+    upgrade.args(["--to", "v1.12.0", "--plan"]);
+    for (cmd, names) in [(forfeit, true), (health, false), (upgrade, true)] {
         let (_, stdout, stderr) = output(cmd).await;
         let said = format!("{stdout}{stderr}");
         assert!(!names || said.contains("cp-3"), "{said}");
