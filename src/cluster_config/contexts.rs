@@ -25,6 +25,8 @@ pub struct ContextFiles {
     /// A merge leaves the current contexts as they are (`--keep-current-context`) instead of
     /// making the new ones current.
     pub keep_current_context: bool,
+    /// How many backups of each file are kept (taloscope's config `kept_backups`).
+    pub kept_backups: usize,
 }
 
 /// What a merge or removal wrote: the backups made (none for a file that did not exist or
@@ -227,12 +229,14 @@ pub fn check_merge(files: &ContextFiles, name: &str) -> Result<KubeNames, Contex
 /// come back when they still exist. A file none of whose entries is removed is not written.
 pub fn remove_merged(
     merged: &MergedEntries,
+    kept_backups: usize,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
     let files = ContextFiles {
         talosconfig: merged.talosconfig.clone(),
         kubeconfig: merged.kubeconfig.clone(),
         keep_current_context: true,
+        kept_backups,
     };
     let present: Vec<&Path> = [&files.talosconfig, &files.kubeconfig]
         .into_iter()
@@ -750,7 +754,7 @@ fn write_both(
     }
     let mut written = ContextsWritten::default();
     for (file, _) in &writes {
-        let backup = operator_file::backup(file, now)?;
+        let backup = operator_file::backup(file, now, files.kept_backups)?;
         if *file == files.talosconfig.as_path() {
             written.talosconfig_backup = backup;
         } else {

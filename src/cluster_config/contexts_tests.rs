@@ -20,6 +20,7 @@ fn operator_files(dir: &Path) -> ContextFiles {
         talosconfig: dir.join("talosconfig"),
         kubeconfig: dir.join("kubeconfig"),
         keep_current_context: false,
+        kept_backups: 5,
     };
     std::fs::write(&files.talosconfig, OPERATOR_TALOSCONFIG).unwrap();
     std::fs::write(&files.kubeconfig, OPERATOR_KUBECONFIG).unwrap();
@@ -188,6 +189,7 @@ fn merge_into_missing_files_creates_them_private() {
         talosconfig: dir.path().join("new-talosconfig"),
         kubeconfig: dir.path().join("new-kubeconfig"),
         keep_current_context: false,
+        kept_backups: 5,
     };
     let written = merge(&files, "lab").unwrap();
     assert_eq!(
@@ -252,7 +254,7 @@ fn delete_removes_exactly_what_the_create_merged_and_restores_the_current_contex
     assert_eq!(during.current_context.as_deref(), Some("admin@lab7-1"));
 
     let later = now() + Duration::from_secs(60);
-    let written = remove_merged(&m, later).unwrap();
+    let written = remove_merged(&m, 5, later).unwrap();
     assert!(written.left.is_empty(), "{:?}", written.left);
     let after_kube = read_kubeconfig(&files.kubeconfig).unwrap();
     assert_eq!(
@@ -310,7 +312,7 @@ fn create_then_delete_leaves_every_byte_of_a_commented_crlf_file() {
         "{talos_during}"
     );
 
-    let written = remove_merged(&m, now() + Duration::from_secs(60)).unwrap();
+    let written = remove_merged(&m, 5, now() + Duration::from_secs(60)).unwrap();
     assert!(written.left.is_empty(), "{:?}", written.left);
     assert_eq!(
         std::fs::read_to_string(&files.kubeconfig).unwrap(),
@@ -336,7 +338,7 @@ fn an_entry_changed_since_the_create_is_left_and_said_and_the_rest_removed() {
     user.auth_info.as_mut().unwrap().username = Some("someone-else".into());
     std::fs::write(&files.kubeconfig, serde_saphyr::to_string(&kube).unwrap()).unwrap();
 
-    let written = remove_merged(&m, now() + Duration::from_secs(60)).unwrap();
+    let written = remove_merged(&m, 5, now() + Duration::from_secs(60)).unwrap();
     assert_eq!(written.left.len(), 1, "{:?}", written.left);
     assert!(
         written.left[0].starts_with("kube user admin@lab: changed since the create"),
@@ -355,6 +357,7 @@ fn keep_current_context_leaves_the_operators_current_contexts() {
     let dir = tempfile::tempdir().unwrap();
     let files = ContextFiles {
         keep_current_context: true,
+        kept_backups: 5,
         ..operator_files(dir.path())
     };
     let m = merge(&files, "lab").unwrap().merged.unwrap();
@@ -457,42 +460,42 @@ fn a_read_only_file_is_refused_and_a_file_others_can_read_is_warned_about() {
 }
 
 #[test]
-fn a_missing_directory_is_made_as_kubectl_makes_it_and_backups_are_pruned() {
-    let dir = tempfile::tempdir().unwrap();
-    let files = ContextFiles {
-        talosconfig: dir.path().join("talos/config"),
-        kubeconfig: dir.path().join("kube/work/config"),
-        keep_current_context: false,
-    };
-    let m = merge(&files, "lab").unwrap().merged.unwrap();
-    assert!(files.kubeconfig.exists() && files.talosconfig.exists());
-    let mut m = m;
-    for n in 1..=4u64 {
-        let at = now() + Duration::from_secs(60 * n);
-        let written = remove_merged(&m, at).unwrap();
-        assert!(written.left.is_empty(), "{:?}", written.left);
-        assert!(written.kubeconfig_backup.is_some());
-        let again = merge(&files, "lab").unwrap().merged.unwrap();
-        assert_eq!(
-            again.kube_context, m.kube_context,
-            "the same entry, the same fingerprint"
-        );
-        m = again;
+fn a_missing_directory_is_made_as_kubectl_makes_it_and_backups_are_pruned_to_the_kept_count() {
+    for kept in [5, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let files = ContextFiles {
+            talosconfig: dir.path().join("talos/config"),
+            kubeconfig: dir.path().join("kube/work/config"),
+            keep_current_context: false,
+            kept_backups: kept,
+        };
+        let mut m = merge(&files, "lab").unwrap().merged.unwrap();
+        assert!(files.kubeconfig.exists() && files.talosconfig.exists());
+        for n in 1..=4u64 {
+            let at = now() + Duration::from_secs(60 * n);
+            let written = remove_merged(&m, kept, at).unwrap();
+            assert!(written.left.is_empty(), "{:?}", written.left);
+            assert!(written.kubeconfig_backup.is_some());
+            let again = merge(&files, "lab").unwrap().merged.unwrap();
+            assert_eq!(
+                again.kube_context, m.kube_context,
+                "the same entry, the same fingerprint"
+            );
+            m = again;
+        }
+        let backups = std::fs::read_dir(dir.path().join("kube/work"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains("taloscope-backup-")
+            })
+            .count();
+        assert_eq!(backups, kept, "7 backups made, the newest {kept} kept");
     }
-    let backups = std::fs::read_dir(dir.path().join("kube/work"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .contains("taloscope-backup-")
-        })
-        .count();
-    assert_eq!(backups, KEPT_BACKUPS_FOR_TESTS);
 }
-
-const KEPT_BACKUPS_FOR_TESTS: usize = crate::cluster_config::KEPT_BACKUPS;
 
 #[test]
 fn a_lock_left_by_a_killed_taloscope_run_is_taken_over_and_kubectls_is_not() {
@@ -581,6 +584,7 @@ fn check_merge_refuses_at_plan_time_what_the_merge_would_refuse_and_writes_nothi
         talosconfig: dir.path().join("talos/config"),
         kubeconfig: dir.path().join("work/sub/config"),
         keep_current_context: false,
+        kept_backups: 5,
     };
     check_merge(&missing, "lab").unwrap();
     assert!(!dir.path().join("work").exists());

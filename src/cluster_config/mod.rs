@@ -24,7 +24,7 @@ pub use generate::{GenerateError, GenerateInput, MachineConfigs};
 pub use kubeconfig_archive::{
     KUBECONFIG_ARCHIVE_LIMIT, KubeconfigArchiveError, kubeconfig_from_tar_gz,
 };
-pub use operator_file::{KEPT_BACKUPS, OperatorFileError, backup as backup_file};
+pub use operator_file::{OperatorFileError, backup as backup_file};
 pub use patch::{ConfigPatch, ConfigPatches, PatchError, PatchTarget};
 pub use pki::{CertAndKey, PkiError};
 pub use secrets::{BundleCerts, ClusterIdentity, EncryptionSecret, SecretsBundle, SecretsError};

@@ -4,16 +4,13 @@
 //! lock left by a taloscope run that was killed is taken over once its process is gone); the
 //! text goes to the file a symlink points to (the link stays); the file keeps its mode, and one
 //! without its owner's write permission is refused; a backup comes first, and only the newest
-//! [`KEPT_BACKUPS`] are kept.
+//! few (taloscope's config `kept_backups`) are kept.
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::run_holder::{Liveness, RunHolder};
-
-/// How many `FILE.taloscope-backup-*` are kept beside a file: they hold credentials.
-pub const KEPT_BACKUPS: usize = 5;
 
 /// Why an operator's file was not written; names the file.
 #[derive(Debug, thiserror::Error)]
@@ -251,8 +248,12 @@ pub fn exposure_warning(target: &Path, what: &str) -> Option<String> {
 
 /// `FILE.taloscope-backup-<YYYYMMDDTHHMMSSZ>` beside `file` as named (`.1`, `.2`… after it
 /// when that name is taken), a copy of what it holds, owner-only; the oldest beyond
-/// [`KEPT_BACKUPS`] removed. `None` when there is no file yet.
-pub fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, OperatorFileError> {
+/// newest `keep` removed. `None` when there is no file yet.
+pub fn backup(
+    file: &Path,
+    now: SystemTime,
+    keep: usize,
+) -> Result<Option<PathBuf>, OperatorFileError> {
     if !file.exists() {
         return Ok(None);
     }
@@ -285,7 +286,7 @@ pub fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, OperatorF
             source,
         }
     })?;
-    prune_backups(file, KEPT_BACKUPS);
+    prune_backups(file, keep.max(1));
     Ok(Some(target))
 }
 

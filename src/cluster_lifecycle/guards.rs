@@ -391,6 +391,7 @@ pub(crate) mod tests {
             talosconfig: "/home/op/.talos/config".into(),
             kubeconfig: "/home/op/.kube/config".into(),
             keep_current_context: false,
+            kept_backups: 5,
         };
         let names = crate::cluster_config::KubeNames {
             context: "admin@lab-1".into(),

@@ -104,6 +104,7 @@ pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
         talosconfig: first(&sources.talosconfigs, "talosconfig")?,
         kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
         keep_current_context: false,
+        kept_backups: sources.config.kept_backups(),
     })
 }
 
