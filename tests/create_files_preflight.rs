@@ -12,21 +12,14 @@ use std::path::{Path, PathBuf};
 
 use create_common::create_args;
 use provision_common::{Run, command, config_file, state_dir};
-use talos_common::{Sim, scenario, start, within};
+use talos_common::{Sim, scenario, start};
 
 /// `taloscope ARGS` with `KUBECONFIG` set to `kubeconfig`.
 async fn run_with(sim: &Sim, kubeconfig: &str, args: &[String]) -> Run {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut cmd = command(sim, &config_file(sim), &args);
     cmd.env("KUBECONFIG", kubeconfig);
-    let out = within(120, "taloscope", cmd.output())
-        .await
-        .expect("taloscope runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    provision_common::run_command(cmd).await
 }
 
 fn plan_args() -> Vec<String> {

@@ -44,7 +44,12 @@ pub fn command(sim: &Sim, config: &Path, args: &[&str]) -> tokio::process::Comma
 }
 
 pub async fn run(sim: &Sim, config: &Path, args: &[&str]) -> Run {
-    let out: Output = within(120, "taloscope", command(sim, config, args).output())
+    run_command(command(sim, config, args)).await
+}
+
+/// A [`command`] the caller changed (another environment), run to its end.
+pub async fn run_command(mut cmd: tokio::process::Command) -> Run {
+    let out: Output = within(120, "taloscope", cmd.output())
         .await
         .expect("taloscope runs");
     Run {
