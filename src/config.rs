@@ -18,11 +18,19 @@ pub struct Config {
     /// Clusters by the name taloscope shows, with the contexts that make them.
     #[serde(default)]
     pub clusters: BTreeMap<String, ClusterConfig>,
+    /// How many `FILE.taloscope-backup-*` copies taloscope keeps beside the operator's
+    /// kubeconfig and talosconfig when it rewrites them: they hold credentials. Default
+    /// [`DEFAULT_KEPT_BACKUPS`]; at least 1.
+    #[serde(default)]
+    pub kept_backups: Option<usize>,
     /// The file this came from (relative paths in it were resolved against
     /// its directory).
     #[serde(skip)]
     pub file: Option<PathBuf>,
 }
+
+/// The backups kept beside a rewritten file when the config names no number.
+pub const DEFAULT_KEPT_BACKUPS: usize = 5;
 
 /// One cluster: its explicit pairing of a talos and a kube context, and how
 /// to provision its nodes.
@@ -240,6 +248,12 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
+        if config.kept_backups == Some(0) {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: "kept_backups: 0 would remove each backup as it is made (the delete lists the one holding your entries): give 1 or more".into(),
+            });
+        }
         let base = path.parent().unwrap_or(Path::new(""));
         for (name, p) in &mut config.providers {
             if p.username.is_some() != p.password.is_some() {
@@ -275,6 +289,11 @@ impl Config {
         Ok(config)
     }
 
+    /// The backups to keep beside each rewritten file.
+    pub fn kept_backups(&self) -> usize {
+        self.kept_backups.unwrap_or(DEFAULT_KEPT_BACKUPS)
+    }
+
     /// How the file is named in messages.
     pub fn file_label(&self) -> String {
         self.file
@@ -286,6 +305,27 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_backups_defaults_to_five_and_zero_is_refused_naming_the_file() {
+        let path = Path::new("/etc/taloscope.yaml");
+        assert_eq!(Config::parse(path, "").unwrap().kept_backups(), 5);
+        assert_eq!(
+            Config::parse(path, "providers: {}\n")
+                .unwrap()
+                .kept_backups(),
+            DEFAULT_KEPT_BACKUPS
+        );
+        let three = Config::parse(path, "kept_backups: 3\n").unwrap();
+        assert_eq!(three.kept_backups(), 3);
+        let zero = Config::parse(path, "kept_backups: 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            zero.starts_with("/etc/taloscope.yaml: kept_backups: 0"),
+            "{zero}"
+        );
+    }
 
     #[test]
     fn parses_pairings() {

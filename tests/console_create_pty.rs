@@ -76,7 +76,7 @@ fn a_cluster_created_from_the_tui_shows_ready_on_the_fleet() {
     let plan = s.text();
     assert!(
         plan.contains("CREATE     cluster lab: 1 control plane(s), 1 worker(s)")
-            && plan.contains("5 pass, 0 warn, 0 fail"),
+            && plan.contains("6 pass, 0 warn, 0 fail"),
         "{plan}"
     );
     s.send(b"s");

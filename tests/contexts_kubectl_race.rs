@@ -64,6 +64,7 @@ fn kubectl_and_taloscope_never_lose_each_others_updates() {
         talosconfig: dir.path().join("talosconfig"),
         kubeconfig: dir.path().join("kubeconfig"),
         keep_current_context: false,
+        kept_backups: 5,
     };
     std::fs::write(&files.kubeconfig, OPERATOR_KUBECONFIG).unwrap();
     let talos = taloscope::versions::TalosVersion::parse("v1.11.3").unwrap();
@@ -92,7 +93,7 @@ fn kubectl_and_taloscope_never_lose_each_others_updates() {
             )
         });
         let merged = written.merged.expect("the entries merged");
-        let removed = retried("remove", || remove_merged(&merged, SystemTime::now()));
+        let removed = retried("remove", || remove_merged(&merged, 5, SystemTime::now()));
         assert!(
             removed.left.is_empty(),
             "round {round}: a merged entry was lost or changed: {:?}",

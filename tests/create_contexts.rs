@@ -7,7 +7,7 @@
 //! is `lab`; `taloscope delete --context lab` removes exactly those entries, the corp ones and
 //! the current contexts are as they were, and the journal's record is what was removed. The
 //! cluster's secrets bundle goes with it (backed up first), and a bundle left at the name
-//! refuses a new create at plan time.
+//! refuses a new create at plan time unless `--with-secrets` names it.
 mod create_common;
 mod provision_common;
 mod talos_common;
@@ -190,4 +190,67 @@ async fn create_then_delete_owns_exactly_its_entries_beside_an_older_admin_at_la
             .contains("lab.secrets.yaml is left from an earlier cluster"),
         "{name_free}"
     );
+
+    // Named with --with-secrets, that bundle frees the name and the new cluster is made with
+    // its keys: the bundle at the name is still the one left, byte for byte.
+    let left = std::fs::read(&bundle).unwrap();
+    let with_secrets = ["--with-secrets", bundle.to_str().unwrap()];
+    let mut plan_args = plan_args.to_vec();
+    plan_args.extend(with_secrets.map(String::from));
+    let r = create_common::run(&sim, &plan_args).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).expect("the plan's JSON");
+    assert_eq!(plan["with_secrets"], bundle.to_str().unwrap(), "{plan}");
+    let r = create_common::run(
+        &sim,
+        &create_args("sim-opennebula", 1, 0, "v1.11.3", &with_secrets),
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        std::fs::read(&bundle).unwrap(),
+        left,
+        "the named bundle is used"
+    );
+}
+
+/// The operator's files as an editor keeps them: comments on their own lines and after values,
+/// CRLF line endings, the OIDC corp entries and `admin@lab` current. A create and its delete
+/// leave both files byte for byte as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_then_delete_leaves_every_byte_of_commented_crlf_files() {
+    let sim = start(scenario("healthy")).await;
+    add_corp_entries(&sim);
+    let kube_path = sim.fleet.kubeconfig_path();
+    let talos_path = sim.fleet.talosconfig_path();
+    let crlf = |text: String| text.replace("\r\n", "\n").replace('\n', "\r\n");
+    let kube = std::fs::read_to_string(&kube_path).unwrap().replace(
+        "server: https://127.0.0.9:6443",
+        "server: https://127.0.0.9:6443 # corp VPN",
+    );
+    let kube_before = crlf(format!("# the operator's kubeconfig\n{kube}# end\n"));
+    let talos = std::fs::read_to_string(&talos_path).unwrap();
+    let talos_before = crlf(format!("# talosctl contexts, by hand\n{talos}# end\n"));
+    std::fs::write(&kube_path, &kube_before).unwrap();
+    std::fs::write(&talos_path, &talos_before).unwrap();
+    assert_eq!(kubectl(&sim, &["current-context"]).trim(), "admin@lab");
+
+    let r = create_common::run(&sim, &create_args("sim-opennebula", 1, 0, "v1.11.3", &[])).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(kubectl(&sim, &["current-context"]).trim(), "admin@lab-1");
+    for (path, before) in [(&kube_path, &kube_before), (&talos_path, &talos_before)] {
+        let during = std::fs::read_to_string(path).unwrap();
+        assert!(
+            !during.replace("\r\n", "").contains('\n'),
+            "{} keeps CRLF: {during:?}",
+            path.display()
+        );
+        assert!(during.starts_with(before.lines().next().unwrap()));
+        assert!(during.ends_with("# end\r\n"), "{during:?}");
+    }
+
+    let r = provision_common::run(&sim, &config_file(&sim), &DELETE_ARGS).await;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(std::fs::read_to_string(&kube_path).unwrap(), kube_before);
+    assert_eq!(std::fs::read_to_string(&talos_path).unwrap(), talos_before);
 }

@@ -385,3 +385,27 @@ async fn every_action_is_refused_read_only_and_to_a_reader_with_an_audit_line() 
         .count();
     assert_eq!((refused_ro, refused_role), (5, 5), "{audit}");
 }
+
+/// Issue 27: a defragment while an upgrade holds the cluster's rollout Lease would collide with
+/// the member it reboots; it is refused, naming the holder, and no member is touched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defrag_during_an_upgrade_is_refused_naming_the_holder() {
+    let fx = start(builtin("healthy")).await;
+    let kube = fx.kube("healthy").await;
+    let _upgrade = kube
+        .acquire_rollout_lease(
+            "healthy",
+            "bob@jump2",
+            None,
+            (taloscope::rollout::RolloutKind::TalosUpgrade, "v1.12.0", 5),
+            std::time::Duration::from_secs(600),
+        )
+        .await
+        .expect("bob's upgrade takes the Lease");
+    let mut cmd = fx.taloscope("healthy", "etcd");
+    cmd.args(["defrag", "--yes", "--confirm", "healthy"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("bob@jump2"), "names the holder: {stderr}");
+    assert!(etcd_calls(&fx).is_empty(), "no member defragmented");
+}

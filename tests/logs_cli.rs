@@ -190,3 +190,48 @@ async fn a_refusal_echoing_hostile_text_prints_no_control_character() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_hostname_reaches_no_terminal_raw() {
+    // A node whose hostname carries an escape sequence and a bell (issue 27's hostile
+    // hostname): the refusal that lists the cluster's nodes shows it filtered, as `cat -v`
+    // of stderr would show no raw ESC or BEL.
+    let mut scenario = builtin("healthy");
+    let hostile = "cp-3\u{1b}]0;owned\u{7}\u{1b}[2J";
+    let node = scenario.clusters[0]
+        .nodes
+        .iter_mut()
+        .find(|n| n.name == "cp-3")
+        .expect("cp-3");
+    node.name = hostile.to_string();
+    let fx = start(scenario).await;
+    let mut cmd = fx.taloscope("healthy", "logs");
+    cmd.args(["--node", "nosuch", "etcd"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no node named \"nosuch\""), "{stderr:?}");
+    assert!(stderr.contains("cp-3"), "the nodes are listed: {stderr:?}");
+    for out in [&stdout, &stderr] {
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{7}'),
+            "raw control characters: {out:?}"
+        );
+    }
+    // An etcd plan that names the node, and the health report, show it filtered too.
+    let mut forfeit = fx.taloscope("healthy", "etcd");
+    forfeit.args(["forfeit", "--node", hostile, "--plan"]);
+    let health = fx.taloscope("healthy", "health");
+    let mut upgrade = fx.taloscope("healthy", "upgrade");
+    upgrade.args(["--to", "v1.12.0", "--plan"]);
+    for (cmd, names) in [(forfeit, true), (health, false), (upgrade, true)] {
+        let (_, stdout, stderr) = output(cmd).await;
+        let said = format!("{stdout}{stderr}");
+        assert!(!names || said.contains("cp-3"), "{said}");
+        for out in [&stdout, &stderr] {
+            assert!(
+                !out.contains('\u{1b}') && !out.contains('\u{7}'),
+                "raw control characters: {out:?}"
+            );
+        }
+    }
+}

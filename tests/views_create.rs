@@ -88,6 +88,7 @@ fn plan(controlplanes: usize) -> CreatePlan {
         delivery: Delivery::Maintenance,
         endpoint: EndpointChoice::FirstControlPlane,
         patches: PatchFiles::default(),
+        with_secrets: None,
         bundle_path: "/state/clusters/lab.secrets.yaml".into(),
         journal_path: "/state/clusters/lab.json".into(),
         room: room(controlplanes as u64 + 2),

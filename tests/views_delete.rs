@@ -42,6 +42,7 @@ fn created() -> DeletePlan {
         secrets_bundle: None,
         journals: vec!["/home/op/.local/state/taloscope/clusters/healthy.json".into()],
         lease_holder: None,
+        lease_unread: None,
     }
 }
 

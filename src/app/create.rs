@@ -185,6 +185,7 @@ impl CreateWizard {
             endpoint: optional(&self.endpoint),
             delivery: self.delivery,
             patches: patch_files(&self.patches),
+            with_secrets: None,
         }
     }
 

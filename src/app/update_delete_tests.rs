@@ -54,6 +54,7 @@ pub(crate) fn created_plan(cluster: &str) -> DeletePlan {
         secrets_bundle: None,
         journals: vec![format!("/s/clusters/{cluster}.json").into()],
         lease_holder: None,
+        lease_unread: None,
     }
 }
 

@@ -57,6 +57,11 @@ pub struct CreateArgs {
     /// A config patch for workers only.
     #[arg(long, value_name = "FILE")]
     pub config_patch_worker: Vec<PathBuf>,
+    /// Make the cluster with this secrets bundle (a `talosctl gen secrets` file, or the one a
+    /// cluster of this name left), as `talosctl gen config --with-secrets` does; a bundle left
+    /// at the name is used only when named here.
+    #[arg(long, value_name = "FILE")]
+    pub with_secrets: Option<PathBuf>,
     /// Leave the current kube and talos contexts as they are; by default the new cluster's
     /// become current, as `talosctl kubeconfig` and `talosctl config merge` make them.
     #[arg(long)]

@@ -1,6 +1,7 @@
 //! The new cluster's contexts merged into the operator's talosconfig and kubeconfig, and taken
 //! out again on delete: each file backed up first (`FILE.taloscope-backup-<time>`), written
-//! atomically with its permissions kept. The kube entries are named as `talosctl kubeconfig`
+//! atomically with its permissions kept, and edited as splices of its own text (comments, key
+//! order and line endings stay; a removal cuts exactly the lines a merge wrote). The kube entries are named as `talosctl kubeconfig`
 //! names them (context and user `admin@<cluster>`, cluster `<cluster>`; a name taken gets
 //! `-1`, `-2`… as its merge renames), and become current as `talosctl kubeconfig --merge` and
 //! `talosctl config merge` make them, unless the operator keeps the current ones. Every entry
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::operator_file::{self, OperatorFileError};
 use super::talosconfig::ClientCredentials;
 use super::tree::ConfigNode;
+use super::yaml_splice::{self, SpliceError};
 
 /// The operator's two config files.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +25,8 @@ pub struct ContextFiles {
     /// A merge leaves the current contexts as they are (`--keep-current-context`) instead of
     /// making the new ones current.
     pub keep_current_context: bool,
+    /// How many backups of each file are kept (taloscope's config `kept_backups`).
+    pub kept_backups: usize,
 }
 
 /// What a merge or removal wrote: the backups made (none for a file that did not exist or
@@ -97,6 +101,8 @@ pub enum ContextsError {
     NewKubeconfig(String),
     #[error("cannot write {file}: {reason}")]
     Write { file: PathBuf, reason: String },
+    #[error("cannot edit {file} in place: {source}")]
+    Edit { file: PathBuf, source: SpliceError },
     #[error(transparent)]
     File(#[from] OperatorFileError),
 }
@@ -119,16 +125,31 @@ pub fn merge_contexts(
     // Locked before they are read: a write of kubectl's between the read and the write
     // would otherwise be lost.
     let _locks = lock_files(&[&files.talosconfig, &files.kubeconfig])?;
-    let mut talosconfig = read_talosconfig(&files.talosconfig)?;
-    let mut kubeconfig = read_kubeconfig(&files.kubeconfig)?;
+    let talos_text = read_text(&files.talosconfig)?;
+    let talosconfig = parse_talosconfig(&files.talosconfig, &talos_text)?;
+    let kube_text = read_text(&files.kubeconfig)?;
+    let kubeconfig = parse_kubeconfig(&files.kubeconfig, &kube_text)?;
     refuse_taken(files, name, &talosconfig)?;
     let new_kube = Kubeconfig::from_yaml(cluster_kubeconfig)
         .map_err(|e| ContextsError::NewKubeconfig(e.to_string()))?;
     let kube_names = kube_names_for(&kubeconfig, name);
-    add_kube_context(&mut kubeconfig, &new_kube, &kube_names)?;
+    let kube_edit = |e| edit_error(&files.kubeconfig, e);
+    let talos_edit = |e| edit_error(&files.talosconfig, e);
+    let mut kube_out = if kube_text.trim().is_empty() {
+        "apiVersion: v1\nkind: Config\n".to_string()
+    } else {
+        kube_text.clone()
+    };
+    for (list, item) in new_kube_items(&new_kube, &kube_names)? {
+        kube_out = yaml_splice::append_list_item(&kube_out, list, &item).map_err(kube_edit)?;
+    }
     let talos_entry = talos.context_node(endpoints, nodes);
-    let talos_fingerprint = fingerprint(&talos_entry);
-    contexts_map(&mut talosconfig).set(name, talos_entry);
+    let talos_yaml = talos_entry.to_yaml().map_err(|e| ContextsError::Write {
+        file: files.talosconfig.clone(),
+        reason: e.to_string(),
+    })?;
+    let mut talos_out = yaml_splice::add_map_entry(&talos_text, "contexts", name, &talos_yaml)
+        .map_err(talos_edit)?;
     let talos_current = talosconfig
         .get("context")
         .and_then(ConfigNode::as_str)
@@ -139,14 +160,23 @@ pub fn merge_contexts(
     };
     let mut previous_talos_context = None;
     if switch(&talos_current) {
-        talosconfig.set("context", ConfigNode::str(name));
+        talos_out = yaml_splice::set_top_scalar(&talos_out, "context", name).map_err(talos_edit)?;
         previous_talos_context = Some(talos_current.unwrap_or_default());
     }
     let mut previous_kube_context = None;
     if switch(&kube_current) {
-        kubeconfig.current_context = Some(kube_names.context.clone());
+        kube_out = yaml_splice::set_top_scalar(&kube_out, "current-context", &kube_names.context)
+            .map_err(kube_edit)?;
         previous_kube_context = Some(kube_current.unwrap_or_default());
     }
+    // The fingerprints are of the entries as the files will hold them, read back from the text.
+    let talos_written = parse_talosconfig(&files.talosconfig, &talos_out)?;
+    let kube_written = parse_kubeconfig(&files.kubeconfig, &kube_out)?;
+    let talos_fingerprint = talos_written
+        .get("contexts")
+        .and_then(|c| c.get(name))
+        .map(fingerprint)
+        .unwrap_or_default();
     let merged = MergedEntries {
         talosconfig: files.talosconfig.clone(),
         kubeconfig: files.kubeconfig.clone(),
@@ -154,13 +184,13 @@ pub fn merge_contexts(
             name: name.to_string(),
             fingerprint: talos_fingerprint,
         },
-        kube_context: kube_entry(&kubeconfig, KubeKind::Context, &kube_names.context),
-        kube_cluster: kube_entry(&kubeconfig, KubeKind::Cluster, &kube_names.cluster),
-        kube_user: kube_entry(&kubeconfig, KubeKind::User, &kube_names.user),
+        kube_context: kube_entry(&kube_written, KubeKind::Context, &kube_names.context),
+        kube_cluster: kube_entry(&kube_written, KubeKind::Cluster, &kube_names.cluster),
+        kube_user: kube_entry(&kube_written, KubeKind::User, &kube_names.user),
         previous_talos_context,
         previous_kube_context,
     };
-    let mut written = write_both(files, Some(&talosconfig), Some(&kubeconfig), now)?;
+    let mut written = write_both(files, Some(&talos_out), Some(&kube_out), now)?;
     written.merged = Some(merged);
     let keys = format!("the admin key of {name}");
     written.warnings = [&files.talosconfig, &files.kubeconfig]
@@ -170,17 +200,43 @@ pub fn merge_contexts(
     Ok(written)
 }
 
+/// What [`merge_contexts`] of cluster `name` would refuse, checked at plan time without
+/// writing: either file unreadable or not a talosconfig/kubeconfig, a talos context of the
+/// name, a list or map the lossless edit cannot extend, another writer's lock, a read-only file,
+/// a directory that cannot be made or written, too little free space. The kube names the
+/// merge would use when nothing is refused.
+pub fn check_merge(files: &ContextFiles, name: &str) -> Result<KubeNames, ContextsError> {
+    let talos_text = read_text(&files.talosconfig)?;
+    let talosconfig = parse_talosconfig(&files.talosconfig, &talos_text)?;
+    let kube_text = read_text(&files.kubeconfig)?;
+    let kubeconfig = parse_kubeconfig(&files.kubeconfig, &kube_text)?;
+    refuse_taken(files, name, &talosconfig)?;
+    let probe = "name: taloscope-probe\n";
+    for list in ["clusters", "users", "contexts"] {
+        yaml_splice::append_list_item(&kube_text, list, probe)
+            .map_err(|e| edit_error(&files.kubeconfig, e))?;
+    }
+    yaml_splice::add_map_entry(&talos_text, "contexts", name, probe)
+        .map_err(|e| edit_error(&files.talosconfig, e))?;
+    for file in [&files.talosconfig, &files.kubeconfig] {
+        operator_file::check_can_write(file)?;
+    }
+    Ok(kube_names_for(&kubeconfig, name))
+}
+
 /// Removes exactly the entries one create merged, each only while its fingerprint still
 /// matches (an entry changed since is left, and said); the current contexts the merge replaced
 /// come back when they still exist. A file none of whose entries is removed is not written.
 pub fn remove_merged(
     merged: &MergedEntries,
+    kept_backups: usize,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
     let files = ContextFiles {
         talosconfig: merged.talosconfig.clone(),
         kubeconfig: merged.kubeconfig.clone(),
         keep_current_context: true,
+        kept_backups,
     };
     let present: Vec<&Path> = [&files.talosconfig, &files.kubeconfig]
         .into_iter()
@@ -189,8 +245,9 @@ pub fn remove_merged(
         .collect();
     let _locks = lock_files(&present)?;
     let mut left = Vec::new();
-    let mut talosconfig = if files.talosconfig.exists() {
-        Some(read_talosconfig(&files.talosconfig)?)
+    let talos_out = if files.talosconfig.exists() {
+        let text = read_text(&files.talosconfig)?;
+        remove_talos_entry(&text, merged, &files.talosconfig, &mut left)?
     } else {
         left.push(format!(
             "talos context {}: {} is gone",
@@ -199,11 +256,9 @@ pub fn remove_merged(
         ));
         None
     };
-    let talos_changed = talosconfig
-        .as_mut()
-        .is_some_and(|t| remove_talos_entry(t, merged, &files.talosconfig, &mut left));
-    let mut kubeconfig = if files.kubeconfig.exists() {
-        Some(read_kubeconfig(&files.kubeconfig)?)
+    let kube_out = if files.kubeconfig.exists() {
+        let text = read_text(&files.kubeconfig)?;
+        remove_kube_entries(&text, merged, &files.kubeconfig, &mut left)?
     } else {
         left.push(format!(
             "kube context {}: {} is gone",
@@ -212,27 +267,21 @@ pub fn remove_merged(
         ));
         None
     };
-    let kube_changed = kubeconfig
-        .as_mut()
-        .is_some_and(|k| remove_kube_entries(k, merged, &files.kubeconfig, &mut left));
-    let mut written = write_both(
-        &files,
-        talosconfig.as_ref().filter(|_| talos_changed),
-        kubeconfig.as_ref().filter(|_| kube_changed),
-        now,
-    )?;
+    let mut written = write_both(&files, talos_out.as_deref(), kube_out.as_deref(), now)?;
     written.left = left;
     Ok(written)
 }
 
-/// Takes the recorded talos context out when unchanged; the replaced current context comes
-/// back (or the key goes) when it was the current one. True when the tree changed.
+/// Takes the recorded talos context out of the talosconfig's text when unchanged; the
+/// replaced current context comes back (or the key goes) when it was the current one. The new
+/// text, or `None` when nothing was removed.
 fn remove_talos_entry(
-    talosconfig: &mut ConfigNode,
+    text: &str,
     merged: &MergedEntries,
     file: &Path,
     left: &mut Vec<String>,
-) -> bool {
+) -> Result<Option<String>, ContextsError> {
+    let talosconfig = parse_talosconfig(file, text)?;
     let entry = &merged.talos_context;
     let found = talosconfig
         .get("contexts")
@@ -245,7 +294,7 @@ fn remove_talos_entry(
                 entry.name,
                 file.display()
             ));
-            return false;
+            return Ok(None);
         }
         Some(f) if f != entry.fingerprint => {
             left.push(format!(
@@ -253,33 +302,38 @@ fn remove_talos_entry(
                 entry.name,
                 file.display()
             ));
-            return false;
+            return Ok(None);
         }
         Some(_) => {}
     }
-    contexts_map(talosconfig).remove(&entry.name);
+    let edit = |e| edit_error(file, e);
+    let mut out = yaml_splice::remove_map_entry(text, "contexts", &entry.name)
+        .map_err(edit)?
+        .unwrap_or_else(|| text.to_string());
     if talosconfig.get("context").and_then(ConfigNode::as_str) == Some(entry.name.as_str()) {
         let back = merged.previous_talos_context.as_deref().filter(|p| {
             !p.is_empty() && talosconfig.get("contexts").and_then(|c| c.get(p)).is_some()
         });
-        match back {
-            Some(p) => talosconfig.set("context", ConfigNode::str(p)),
-            None => {
-                talosconfig.remove("context");
-            }
+        out = match back {
+            Some(p) => yaml_splice::set_top_scalar(&out, "context", p),
+            None => yaml_splice::remove_top_key(&out, "context"),
         }
+        .map_err(edit)?;
     }
-    true
+    Ok(Some(out))
 }
 
-/// Takes the recorded kube context, cluster and user out, each when unchanged and (cluster
-/// and user) no context left uses it. True when the config changed.
+/// Takes the recorded kube context, cluster and user out of the kubeconfig's text, each when
+/// unchanged and (cluster and user) no context left uses it. The new text, or `None` when
+/// nothing was removed.
 fn remove_kube_entries(
-    config: &mut Kubeconfig,
+    text: &str,
     merged: &MergedEntries,
     file: &Path,
     left: &mut Vec<String>,
-) -> bool {
+) -> Result<Option<String>, ContextsError> {
+    let mut config = parse_kubeconfig(file, text)?;
+    let mut out = text.to_string();
     let mut changed = false;
     let order = [
         (KubeKind::Context, &merged.kube_context),
@@ -287,7 +341,7 @@ fn remove_kube_entries(
         (KubeKind::User, &merged.kube_user),
     ];
     for (kind, entry) in order {
-        let found = kube_entry_fingerprint(config, kind, &entry.name);
+        let found = kube_entry_fingerprint(&config, kind, &entry.name);
         let why = match found {
             None => Some("no longer in"),
             Some(f) if f != entry.fingerprint => Some("changed since the create; left in"),
@@ -314,12 +368,13 @@ fn remove_kube_entries(
             ));
             continue;
         }
+        out = remove_kube_item(&out, file, kind, &entry.name)?;
+        changed = true;
         match kind {
             KubeKind::Context => config.contexts.retain(|c| c.name != entry.name),
             KubeKind::Cluster => config.clusters.retain(|c| c.name != entry.name),
             KubeKind::User => config.auth_infos.retain(|u| u.name != entry.name),
         }
-        changed = true;
         if kind == KubeKind::Context
             && config.current_context.as_deref() == Some(entry.name.as_str())
         {
@@ -327,10 +382,42 @@ fn remove_kube_entries(
                 .previous_kube_context
                 .clone()
                 .filter(|p| config.contexts.iter().any(|c| &c.name == p));
-            config.current_context = back;
+            out = set_kube_current(&out, file, back.as_deref())?;
         }
     }
-    changed
+    Ok(changed.then_some(out))
+}
+
+/// The kubeconfig's `current-context` set to `context`, or taken out for `None`.
+fn set_kube_current(
+    text: &str,
+    file: &Path,
+    context: Option<&str>,
+) -> Result<String, ContextsError> {
+    match context {
+        Some(c) => yaml_splice::set_top_scalar(text, "current-context", c),
+        None => yaml_splice::remove_top_key(text, "current-context"),
+    }
+    .map_err(|e| edit_error(file, e))
+}
+
+/// The kubeconfig's text without the `kind` entry named `name` (unchanged when absent).
+fn remove_kube_item(
+    text: &str,
+    file: &Path,
+    kind: KubeKind,
+    name: &str,
+) -> Result<String, ContextsError> {
+    Ok(yaml_splice::remove_list_item(text, kind.list_key(), name)
+        .map_err(|e| edit_error(file, e))?
+        .unwrap_or_else(|| text.to_string()))
+}
+
+fn edit_error(file: &Path, source: SpliceError) -> ContextsError {
+    ContextsError::Edit {
+        file: file.to_path_buf(),
+        source,
+    }
 }
 
 /// Removes context `name` from both files (and the kube cluster and user only it used): a
@@ -341,45 +428,51 @@ pub fn remove_contexts(
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
     let _locks = lock_files(&[&files.talosconfig, &files.kubeconfig])?;
-    let mut talosconfig = read_talosconfig(&files.talosconfig)?;
-    let mut kubeconfig = read_kubeconfig(&files.kubeconfig)?;
-    let talos_removed = contexts_map(&mut talosconfig).remove(name).is_some();
-    if talosconfig.get("context").and_then(ConfigNode::as_str) == Some(name) {
+    let talos_text = read_text(&files.talosconfig)?;
+    let talosconfig = parse_talosconfig(&files.talosconfig, &talos_text)?;
+    let kube_text = read_text(&files.kubeconfig)?;
+    let kubeconfig = parse_kubeconfig(&files.kubeconfig, &kube_text)?;
+    let talos_edit = |e| edit_error(&files.talosconfig, e);
+    let mut talos_out =
+        yaml_splice::remove_map_entry(&talos_text, "contexts", name).map_err(talos_edit)?;
+    if let Some(out) = talos_out.as_mut()
+        && talosconfig.get("context").and_then(ConfigNode::as_str) == Some(name)
+    {
         // No current context rather than one naming nothing (`context: ""`).
-        talosconfig.remove("context");
+        *out = yaml_splice::remove_top_key(out, "context").map_err(talos_edit)?;
     }
-    let kube_removed = remove_kube_context(&mut kubeconfig, name);
-    if !talos_removed && !kube_removed {
+    let kube_out = remove_kube_context(&kube_text, &files.kubeconfig, &kubeconfig, name)?;
+    if talos_out.is_none() && kube_out.is_none() {
         return Err(ContextsError::NotFound {
             name: name.to_string(),
             talosconfig: files.talosconfig.clone(),
             kubeconfig: files.kubeconfig.clone(),
         });
     }
-    write_both(
-        files,
-        Some(&talosconfig).filter(|_| talos_removed),
-        Some(&kubeconfig).filter(|_| kube_removed),
-        now,
-    )
+    write_both(files, talos_out.as_deref(), kube_out.as_deref(), now)
 }
 
-fn read_talosconfig(file: &Path) -> Result<ConfigNode, ContextsError> {
+/// The text of a file that may not exist yet (empty then).
+fn read_text(file: &Path) -> Result<String, ContextsError> {
     if !file.exists() {
-        return Ok(ConfigNode::map()
-            .with("context", ConfigNode::str(""))
-            .with("contexts", ConfigNode::map()));
+        return Ok(String::new());
     }
-    let text =
-        crate::bounded::read_to_string(file, crate::bounded::CONFIG_FILE_LIMIT).map_err(|e| {
-            ContextsError::Read {
-                file: file.to_path_buf(),
-                reason: e.to_string(),
-            }
-        })?;
-    // Discovery's reader decides whether the file is a talosconfig; the tree keeps every
-    // field of it (the contexts taloscope does not use too) for the rewrite.
-    let load = crate::discovery::load_talosconfig_texts(&[(file.to_path_buf(), text.clone())]);
+    crate::bounded::read_to_string(file, crate::bounded::CONFIG_FILE_LIMIT).map_err(|e| {
+        ContextsError::Read {
+            file: file.to_path_buf(),
+            reason: e.to_string(),
+        }
+    })
+}
+
+/// The talosconfig's text as a tree, for what the merge and removal decide; an empty text is
+/// an empty talosconfig.
+fn parse_talosconfig(file: &Path, text: &str) -> Result<ConfigNode, ContextsError> {
+    if text.trim().is_empty() {
+        return Ok(ConfigNode::map());
+    }
+    // Discovery's reader decides whether the file is a talosconfig.
+    let load = crate::discovery::load_talosconfig_texts(&[(file.to_path_buf(), text.to_string())]);
     if load.files.is_empty() {
         let reason = load
             .errors
@@ -390,7 +483,7 @@ fn read_talosconfig(file: &Path) -> Result<ConfigNode, ContextsError> {
             reason,
         });
     }
-    let node: ConfigNode = serde_saphyr::from_str(&text).map_err(|e| ContextsError::Read {
+    let node: ConfigNode = serde_saphyr::from_str(text).map_err(|e| ContextsError::Read {
         file: file.to_path_buf(),
         reason: crate::discovery::describe_yaml_error(&e),
     })?;
@@ -400,36 +493,16 @@ fn read_talosconfig(file: &Path) -> Result<ConfigNode, ContextsError> {
     })
 }
 
-fn read_kubeconfig(file: &Path) -> Result<Kubeconfig, ContextsError> {
-    if !file.exists() {
-        return Ok(Kubeconfig {
-            api_version: Some("v1".into()),
-            kind: Some("Config".into()),
-            ..Kubeconfig::default()
-        });
+/// The kubeconfig's text as kubectl reads it; an empty text is an empty kubeconfig. Parsed
+/// from the text, not with `Kubeconfig::read_from`, which makes relative paths absolute.
+fn parse_kubeconfig(file: &Path, text: &str) -> Result<Kubeconfig, ContextsError> {
+    if text.trim().is_empty() {
+        return Ok(Kubeconfig::default());
     }
-    // Parsed from the text, not with `Kubeconfig::read_from`, which makes relative paths
-    // (`client-key: ~/key.pem`, `certificate-authority: ca.crt`) absolute: kubectl reads them
-    // relative to the file, and the rewrite keeps them as the operator wrote them.
-    let text =
-        crate::bounded::read_to_string(file, crate::bounded::CONFIG_FILE_LIMIT).map_err(|e| {
-            ContextsError::Read {
-                file: file.to_path_buf(),
-                reason: e.to_string(),
-            }
-        })?;
-    Kubeconfig::from_yaml(&text).map_err(|e| ContextsError::Read {
+    Kubeconfig::from_yaml(text).map_err(|e| ContextsError::Read {
         file: file.to_path_buf(),
         reason: crate::error_chain(&e),
     })
-}
-
-/// The talosconfig's `contexts` map, made when missing.
-fn contexts_map(talosconfig: &mut ConfigNode) -> &mut ConfigNode {
-    if !matches!(talosconfig.get("contexts"), Some(ConfigNode::Map(_))) {
-        talosconfig.set("contexts", ConfigNode::map());
-    }
-    talosconfig.get_mut("contexts").expect("just set")
 }
 
 /// The names the new kube entries get: `admin@<cluster>` for context and user and
@@ -480,6 +553,15 @@ impl KubeKind {
             KubeKind::Context => "context",
             KubeKind::Cluster => "cluster",
             KubeKind::User => "user",
+        }
+    }
+
+    /// The kubeconfig's list that holds entries of this kind.
+    fn list_key(self) -> &'static str {
+        match self {
+            KubeKind::Context => "contexts",
+            KubeKind::Cluster => "clusters",
+            KubeKind::User => "users",
         }
     }
 }
@@ -543,12 +625,12 @@ fn refuse_taken(
     Ok(())
 }
 
-/// Takes the new kubeconfig's current context (its cluster and user) under `names`.
-fn add_kube_context(
-    into: &mut Kubeconfig,
+/// The new kubeconfig's current context, its cluster and user as the entries to add under
+/// `names`, each with the list it goes into and its YAML text.
+fn new_kube_items(
     new: &Kubeconfig,
     names: &KubeNames,
-) -> Result<(), ContextsError> {
+) -> Result<Vec<(&'static str, String)>, ContextsError> {
     let bad = |why: &str| ContextsError::NewKubeconfig(why.to_string());
     let context = new
         .current_context
@@ -569,59 +651,76 @@ fn add_kube_context(
         .and_then(|u| new.auth_infos.iter().find(|a| &a.name == u))
         .and_then(|a| a.auth_info.clone())
         .ok_or_else(|| bad("its context names no user it defines"))?;
-    into.clusters.push(NamedCluster {
-        name: names.cluster.clone(),
-        cluster: Some(cluster),
-        other: Default::default(),
-    });
-    into.auth_infos.push(NamedAuthInfo {
-        name: names.user.clone(),
-        auth_info: Some(user),
-        other: Default::default(),
-    });
-    into.contexts.push(NamedContext {
-        name: names.context.clone(),
-        context: Some(Context {
-            cluster: names.cluster.clone(),
-            user: Some(names.user.clone()),
-            namespace: context.namespace.clone(),
-            extensions: None,
-            other: Default::default(),
-        }),
-        other: Default::default(),
-    });
-    Ok(())
+    let yaml = |item: Result<String, serde_saphyr::ser_error::Error>| {
+        item.map_err(|e| bad(&e.to_string()))
+    };
+    Ok(vec![
+        (
+            KubeKind::Cluster.list_key(),
+            yaml(serde_saphyr::to_string(&NamedCluster {
+                name: names.cluster.clone(),
+                cluster: Some(cluster),
+                other: Default::default(),
+            }))?,
+        ),
+        (
+            KubeKind::User.list_key(),
+            yaml(serde_saphyr::to_string(&NamedAuthInfo {
+                name: names.user.clone(),
+                auth_info: Some(user),
+                other: Default::default(),
+            }))?,
+        ),
+        (
+            KubeKind::Context.list_key(),
+            yaml(serde_saphyr::to_string(&NamedContext {
+                name: names.context.clone(),
+                context: Some(Context {
+                    cluster: names.cluster.clone(),
+                    user: Some(names.user.clone()),
+                    namespace: context.namespace.clone(),
+                    extensions: None,
+                    other: Default::default(),
+                }),
+                other: Default::default(),
+            }))?,
+        ),
+    ])
 }
 
-/// Removes context `name`, and its cluster and user when no other context uses them.
-fn remove_kube_context(config: &mut Kubeconfig, name: &str) -> bool {
-    let Some(at) = config.contexts.iter().position(|c| c.name == name) else {
-        return false;
+/// The kubeconfig's text without context `name`, and without its cluster and user when no
+/// other context uses them; `None` when there is no such context.
+fn remove_kube_context(
+    text: &str,
+    file: &Path,
+    config: &Kubeconfig,
+    name: &str,
+) -> Result<Option<String>, ContextsError> {
+    let Some(removed) = config.contexts.iter().find(|c| c.name == name) else {
+        return Ok(None);
     };
-    let removed = config.contexts.remove(at);
-    if let Some(ctx) = removed.context {
-        let still_used = |f: &dyn Fn(&Context) -> bool| {
+    let mut out = remove_kube_item(text, file, KubeKind::Context, name)?;
+    if let Some(ctx) = &removed.context {
+        let others = || {
             config
                 .contexts
                 .iter()
+                .filter(|c| c.name != name)
                 .filter_map(|c| c.context.as_ref())
-                .any(f)
         };
-        let cluster_used = still_used(&|c| c.cluster == ctx.cluster);
-        let user_used = still_used(&|c| c.user == ctx.user);
-        if !cluster_used {
-            config.clusters.retain(|c| c.name != ctx.cluster);
+        if !others().any(|c| c.cluster == ctx.cluster) {
+            out = remove_kube_item(&out, file, KubeKind::Cluster, &ctx.cluster)?;
         }
-        if !user_used {
-            config
-                .auth_infos
-                .retain(|u| Some(&u.name) != ctx.user.as_ref());
+        if let Some(user) = &ctx.user
+            && !others().any(|c| c.user.as_ref() == Some(user))
+        {
+            out = remove_kube_item(&out, file, KubeKind::User, user)?;
         }
     }
     if config.current_context.as_deref() == Some(name) {
-        config.current_context = None;
+        out = set_kube_current(&out, file, None)?;
     }
-    true
+    Ok(Some(out))
 }
 
 /// Takes `<file>.lock` of each file, as kubectl does before it reads and writes one.
@@ -636,30 +735,14 @@ fn lock_files(files: &[&Path]) -> Result<Vec<operator_file::FileLock>, ContextsE
 /// Writes the files given (`None`: left as it is) as kubectl writes its kubeconfig, under the
 /// locks the caller took before reading them: each file's write target (through symlinks)
 /// checked writable and backed up, then written with its mode kept. A failure in the second write
-/// leaves the first written and says so through the error (the backups hold the old texts).
+/// puts the first back as it was.
 fn write_both(
     files: &ContextFiles,
-    talosconfig: Option<&ConfigNode>,
-    kubeconfig: Option<&Kubeconfig>,
+    talos_text: Option<&str>,
+    kube_text: Option<&str>,
     now: SystemTime,
 ) -> Result<ContextsWritten, ContextsError> {
-    let talos_text = talosconfig
-        .map(|t| {
-            t.to_yaml().map_err(|e| ContextsError::Write {
-                file: files.talosconfig.clone(),
-                reason: e.to_string(),
-            })
-        })
-        .transpose()?;
-    let kube_text = kubeconfig
-        .map(|k| {
-            serde_saphyr::to_string(k).map_err(|e| ContextsError::Write {
-                file: files.kubeconfig.clone(),
-                reason: e.to_string(),
-            })
-        })
-        .transpose()?;
-    let writes: Vec<(&Path, String)> = [
+    let writes: Vec<(&Path, &str)> = [
         (files.talosconfig.as_path(), talos_text),
         (files.kubeconfig.as_path(), kube_text),
     ]
@@ -671,18 +754,45 @@ fn write_both(
     }
     let mut written = ContextsWritten::default();
     for (file, _) in &writes {
-        let backup = operator_file::backup(file, now)?;
+        let backup = operator_file::backup(file, now, files.kept_backups)?;
         if *file == files.talosconfig.as_path() {
             written.talosconfig_backup = backup;
         } else {
             written.kubeconfig_backup = backup;
         }
     }
+    let mut done: Vec<PathBuf> = Vec::new();
     for (file, text) in &writes {
         let target = operator_file::write_target(file);
-        operator_file::write_keeping_mode(&target, text)?;
+        if let Err(e) = operator_file::write_keeping_mode(&target, text) {
+            // Both or neither: the first file goes back to the text it had, so a rerun
+            // finds no half of the merge (a talos context without its kube one).
+            for earlier in &done {
+                let _ = restore(earlier, files, &written);
+            }
+            return Err(e.into());
+        }
+        done.push(file.to_path_buf());
     }
     Ok(written)
+}
+
+/// Puts `file` back to what its backup (made by this write) holds; a file that did not exist
+/// before is removed.
+fn restore(file: &Path, files: &ContextFiles, written: &ContextsWritten) -> std::io::Result<()> {
+    let backup = if file == files.talosconfig.as_path() {
+        &written.talosconfig_backup
+    } else {
+        &written.kubeconfig_backup
+    };
+    let target = operator_file::write_target(file);
+    match backup {
+        Some(b) => {
+            let text = std::fs::read_to_string(b)?;
+            operator_file::write_keeping_mode(&target, &text).map_err(std::io::Error::other)
+        }
+        None => std::fs::remove_file(&target),
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ fn operator_files(dir: &Path) -> ContextFiles {
         talosconfig: dir.join("talosconfig"),
         kubeconfig: dir.join("kubeconfig"),
         keep_current_context: false,
+        kept_backups: 5,
     };
     std::fs::write(&files.talosconfig, OPERATOR_TALOSCONFIG).unwrap();
     std::fs::write(&files.kubeconfig, OPERATOR_KUBECONFIG).unwrap();
@@ -44,6 +45,14 @@ fn merge(files: &ContextFiles, name: &str) -> Result<ContextsWritten, ContextsEr
         CLUSTER_KUBECONFIG,
         now(),
     )
+}
+
+fn read_kubeconfig(file: &Path) -> Result<Kubeconfig, ContextsError> {
+    parse_kubeconfig(file, &read_text(file)?)
+}
+
+fn read_talosconfig(file: &Path) -> Result<ConfigNode, ContextsError> {
+    parse_talosconfig(file, &read_text(file)?)
 }
 
 fn mode(path: &Path) -> u32 {
@@ -180,6 +189,7 @@ fn merge_into_missing_files_creates_them_private() {
         talosconfig: dir.path().join("new-talosconfig"),
         kubeconfig: dir.path().join("new-kubeconfig"),
         keep_current_context: false,
+        kept_backups: 5,
     };
     let written = merge(&files, "lab").unwrap();
     assert_eq!(
@@ -244,7 +254,7 @@ fn delete_removes_exactly_what_the_create_merged_and_restores_the_current_contex
     assert_eq!(during.current_context.as_deref(), Some("admin@lab7-1"));
 
     let later = now() + Duration::from_secs(60);
-    let written = remove_merged(&m, later).unwrap();
+    let written = remove_merged(&m, 5, later).unwrap();
     assert!(written.left.is_empty(), "{:?}", written.left);
     let after_kube = read_kubeconfig(&files.kubeconfig).unwrap();
     assert_eq!(
@@ -253,6 +263,65 @@ fn delete_removes_exactly_what_the_create_merged_and_restores_the_current_contex
         "every corp entry and the current context as they were"
     );
     assert_eq!(read_talosconfig(&files.talosconfig).unwrap(), before_talos);
+}
+
+/// The same kubeconfig as the operator's editor keeps it: comments (own lines and after
+/// values), kubectl's key order, CRLF line endings.
+const CORP_KUBECONFIG_CRLF: &str = "# corp clusters: managed by hand, do not reformat\r\napiVersion: v1\r\nclusters:\r\n- cluster:\r\n    server: https://127.0.0.9:6443 # via the VPN\r\n  name: corp-lab\r\ncontexts:\r\n- context:\r\n    cluster: corp-lab\r\n    user: corp-oidc\r\n  name: admin@lab7\r\ncurrent-context: admin@lab7 # the SSO one\r\nkind: Config\r\npreferences: {}\r\nusers:\r\n- name: corp-oidc\r\n  user:\r\n    exec:\r\n      apiVersion: client.authentication.k8s.io/v1beta1\r\n      args:\r\n      - oidc-login\r\n      - get-token\r\n      command: kubectl\r\n      interactiveMode: IfAvailable\r\n# end of corp\r\n";
+
+const CORP_TALOSCONFIG_CRLF: &str = "# talosctl contexts\r\ncontext: prod\r\ncontexts:\r\n    prod: # the production cluster\r\n        endpoints:\r\n            - 127.0.0.2\r\n        ca: Y2E=\r\n        crt: Y3J0\r\n        key: a2V5\r\n";
+
+#[test]
+fn create_then_delete_leaves_every_byte_of_a_commented_crlf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    std::fs::write(&files.kubeconfig, CORP_KUBECONFIG_CRLF).unwrap();
+    std::fs::write(&files.talosconfig, CORP_TALOSCONFIG_CRLF).unwrap();
+    let m = merge(&files, "lab7").unwrap().merged.unwrap();
+    assert_eq!(m.kube_context.name, "admin@lab7-1");
+
+    let kube_during = std::fs::read_to_string(&files.kubeconfig).unwrap();
+    let talos_during = std::fs::read_to_string(&files.talosconfig).unwrap();
+    for text in [&kube_during, &talos_during] {
+        assert!(
+            !text.replace("\r\n", "").contains('\n'),
+            "CRLF kept: {text:?}"
+        );
+    }
+    for line in CORP_KUBECONFIG_CRLF
+        .split("\r\n")
+        .filter(|l| !l.starts_with("current-context"))
+    {
+        assert!(
+            kube_during.contains(line),
+            "{line:?} kept in {kube_during:?}"
+        );
+    }
+    assert!(kube_during.contains("current-context: admin@lab7-1 # the SSO one\r\n"));
+    assert!(talos_during.starts_with("# talosctl contexts\r\ncontext: lab7\r\ncontexts:\r\n    prod: # the production cluster\r\n"), "{talos_during:?}");
+    let during = read_kubeconfig(&files.kubeconfig).unwrap();
+    let user = during
+        .auth_infos
+        .iter()
+        .find(|u| u.name == "admin@lab7")
+        .unwrap();
+    assert!(user.auth_info.as_ref().unwrap().client_key_data.is_some());
+    let talos = read_talosconfig(&files.talosconfig).unwrap();
+    assert!(
+        talos.at("contexts.lab7.endpoints").is_some(),
+        "{talos_during}"
+    );
+
+    let written = remove_merged(&m, 5, now() + Duration::from_secs(60)).unwrap();
+    assert!(written.left.is_empty(), "{:?}", written.left);
+    assert_eq!(
+        std::fs::read_to_string(&files.kubeconfig).unwrap(),
+        CORP_KUBECONFIG_CRLF
+    );
+    assert_eq!(
+        std::fs::read_to_string(&files.talosconfig).unwrap(),
+        CORP_TALOSCONFIG_CRLF
+    );
 }
 
 #[test]
@@ -269,7 +338,7 @@ fn an_entry_changed_since_the_create_is_left_and_said_and_the_rest_removed() {
     user.auth_info.as_mut().unwrap().username = Some("someone-else".into());
     std::fs::write(&files.kubeconfig, serde_saphyr::to_string(&kube).unwrap()).unwrap();
 
-    let written = remove_merged(&m, now() + Duration::from_secs(60)).unwrap();
+    let written = remove_merged(&m, 5, now() + Duration::from_secs(60)).unwrap();
     assert_eq!(written.left.len(), 1, "{:?}", written.left);
     assert!(
         written.left[0].starts_with("kube user admin@lab: changed since the create"),
@@ -288,6 +357,7 @@ fn keep_current_context_leaves_the_operators_current_contexts() {
     let dir = tempfile::tempdir().unwrap();
     let files = ContextFiles {
         keep_current_context: true,
+        kept_backups: 5,
         ..operator_files(dir.path())
     };
     let m = merge(&files, "lab").unwrap().merged.unwrap();
@@ -390,42 +460,42 @@ fn a_read_only_file_is_refused_and_a_file_others_can_read_is_warned_about() {
 }
 
 #[test]
-fn a_missing_directory_is_made_as_kubectl_makes_it_and_backups_are_pruned() {
-    let dir = tempfile::tempdir().unwrap();
-    let files = ContextFiles {
-        talosconfig: dir.path().join("talos/config"),
-        kubeconfig: dir.path().join("kube/work/config"),
-        keep_current_context: false,
-    };
-    let m = merge(&files, "lab").unwrap().merged.unwrap();
-    assert!(files.kubeconfig.exists() && files.talosconfig.exists());
-    let mut m = m;
-    for n in 1..=4u64 {
-        let at = now() + Duration::from_secs(60 * n);
-        let written = remove_merged(&m, at).unwrap();
-        assert!(written.left.is_empty(), "{:?}", written.left);
-        assert!(written.kubeconfig_backup.is_some());
-        let again = merge(&files, "lab").unwrap().merged.unwrap();
-        assert_eq!(
-            again.kube_context, m.kube_context,
-            "the same entry, the same fingerprint"
-        );
-        m = again;
+fn a_missing_directory_is_made_as_kubectl_makes_it_and_backups_are_pruned_to_the_kept_count() {
+    for kept in [5, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let files = ContextFiles {
+            talosconfig: dir.path().join("talos/config"),
+            kubeconfig: dir.path().join("kube/work/config"),
+            keep_current_context: false,
+            kept_backups: kept,
+        };
+        let mut m = merge(&files, "lab").unwrap().merged.unwrap();
+        assert!(files.kubeconfig.exists() && files.talosconfig.exists());
+        for n in 1..=4u64 {
+            let at = now() + Duration::from_secs(60 * n);
+            let written = remove_merged(&m, kept, at).unwrap();
+            assert!(written.left.is_empty(), "{:?}", written.left);
+            assert!(written.kubeconfig_backup.is_some());
+            let again = merge(&files, "lab").unwrap().merged.unwrap();
+            assert_eq!(
+                again.kube_context, m.kube_context,
+                "the same entry, the same fingerprint"
+            );
+            m = again;
+        }
+        let backups = std::fs::read_dir(dir.path().join("kube/work"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains("taloscope-backup-")
+            })
+            .count();
+        assert_eq!(backups, kept, "7 backups made, the newest {kept} kept");
     }
-    let backups = std::fs::read_dir(dir.path().join("kube/work"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .contains("taloscope-backup-")
-        })
-        .count();
-    assert_eq!(backups, KEPT_BACKUPS_FOR_TESTS);
 }
-
-const KEPT_BACKUPS_FOR_TESTS: usize = crate::cluster_config::KEPT_BACKUPS;
 
 #[test]
 fn a_lock_left_by_a_killed_taloscope_run_is_taken_over_and_kubectls_is_not() {
@@ -465,5 +535,87 @@ fn relative_paths_stay_relative_to_the_file_that_holds_them() {
             .certificate_authority
             .as_deref(),
         Some("certs/ca.crt")
+    );
+}
+
+#[test]
+fn check_merge_refuses_at_plan_time_what_the_merge_would_refuse_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    let names = check_merge(&files, "lab").unwrap();
+    assert_eq!(
+        (names.context.as_str(), names.cluster.as_str()),
+        ("admin@lab", "lab")
+    );
+    let taken = check_merge(&files, "prod").unwrap_err().to_string();
+    assert!(taken.contains("talos context named \"prod\""), "{taken}");
+
+    // kubectl's lock, held.
+    let lock = dir.path().join("kubeconfig.lock");
+    std::fs::write(&lock, "").unwrap();
+    let locked = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(locked.contains("kubeconfig.lock exists"), "{locked}");
+    std::fs::remove_file(&lock).unwrap();
+
+    // A read-only file.
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let read_only = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(read_only.contains("read-only (mode 0400)"), "{read_only}");
+    std::fs::set_permissions(&files.kubeconfig, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    // A list the lossless edit cannot extend, and a talosconfig that does not load.
+    std::fs::write(
+        &files.kubeconfig,
+        "apiVersion: v1\nkind: Config\nusers: [{name: a, user: {}}]\n",
+    )
+    .unwrap();
+    let flow = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(
+        flow.contains("cannot edit") && flow.contains("`users`"),
+        "{flow}"
+    );
+    std::fs::write(&files.kubeconfig, OPERATOR_KUBECONFIG).unwrap();
+    std::fs::write(&files.talosconfig, "contexts: [1, 2]\n").unwrap();
+    let broken = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(broken.contains("talosconfig"), "{broken}");
+
+    // A missing directory passes: the merge makes it, as kubectl does; nothing is written here.
+    let missing = ContextFiles {
+        talosconfig: dir.path().join("talos/config"),
+        kubeconfig: dir.path().join("work/sub/config"),
+        keep_current_context: false,
+        kept_backups: 5,
+    };
+    check_merge(&missing, "lab").unwrap();
+    assert!(!dir.path().join("work").exists());
+    assert!(!dir.path().join("talos").exists());
+    // Under a file, a directory cannot be made.
+    let under_file = ContextFiles {
+        kubeconfig: files.talosconfig.join("config"),
+        ..missing.clone()
+    };
+    let err = check_merge(&under_file, "lab").unwrap_err().to_string();
+    assert!(err.contains("is not a directory"), "{err}");
+}
+
+#[test]
+fn a_failed_second_write_puts_the_first_file_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = operator_files(dir.path());
+    // The kubeconfig is a symlink into a directory that does not exist: its lock is taken
+    // beside the link, its write fails after the talosconfig's. The plan refuses it first.
+    std::fs::remove_file(&files.kubeconfig).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("gone/config"), &files.kubeconfig).unwrap();
+    let planned = check_merge(&files, "lab").unwrap_err().to_string();
+    assert!(
+        planned.contains("a directory that does not exist"),
+        "{planned}"
+    );
+    let err = merge(&files, "lab").unwrap_err().to_string();
+    assert!(err.contains("cannot write it"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&files.talosconfig).unwrap(),
+        OPERATOR_TALOSCONFIG,
+        "no talos context without its kube one"
     );
 }

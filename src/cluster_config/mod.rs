@@ -15,16 +15,17 @@ mod strategic_merge;
 mod talosconfig;
 mod tree;
 mod version_rules;
+mod yaml_splice;
 
 pub use contexts::{
     ContextFiles, ContextsError, ContextsWritten, KubeNames, MergedEntries, MergedEntry,
-    kube_names_for, merge_contexts, remove_contexts, remove_merged,
+    check_merge, kube_names_for, merge_contexts, remove_contexts, remove_merged,
 };
 pub use generate::{GenerateError, GenerateInput, MachineConfigs};
 pub use kubeconfig_archive::{
     KUBECONFIG_ARCHIVE_LIMIT, KubeconfigArchiveError, kubeconfig_from_tar_gz,
 };
-pub use operator_file::{KEPT_BACKUPS, OperatorFileError, backup as backup_file};
+pub use operator_file::{OperatorFileError, backup as backup_file};
 pub use patch::{ConfigPatch, ConfigPatches, PatchError, PatchTarget};
 pub use pki::{CertAndKey, PkiError};
 pub use secrets::{BundleCerts, ClusterIdentity, EncryptionSecret, SecretsBundle, SecretsError};

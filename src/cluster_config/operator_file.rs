@@ -4,16 +4,13 @@
 //! lock left by a taloscope run that was killed is taken over once its process is gone); the
 //! text goes to the file a symlink points to (the link stays); the file keeps its mode, and one
 //! without its owner's write permission is refused; a backup comes first, and only the newest
-//! [`KEPT_BACKUPS`] are kept.
+//! few (taloscope's config `kept_backups`) are kept.
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::run_holder::{Liveness, RunHolder};
-
-/// How many `FILE.taloscope-backup-*` are kept beside a file: they hold credentials.
-pub const KEPT_BACKUPS: usize = 5;
 
 /// Why an operator's file was not written; names the file.
 #[derive(Debug, thiserror::Error)]
@@ -64,9 +61,7 @@ pub fn lock(file: &Path) -> Result<FileLock, OperatorFileError> {
             .create(dir)
             .map_err(|e| io("cannot make its directory", e))?;
     }
-    let mut name = file.as_os_str().to_owned();
-    name.push(".lock");
-    let lock = PathBuf::from(name);
+    let lock = lock_path(file);
     let take = || {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
@@ -82,15 +77,120 @@ pub fn lock(file: &Path) -> Result<FileLock, OperatorFileError> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(io("cannot take its lock", e)),
     }
-    let holder = std::fs::read_to_string(&lock).unwrap_or_default();
-    let gone = RunHolder::parse(holder.trim()).is_some_and(|h| h.liveness() == Liveness::Gone);
-    if gone && std::fs::remove_file(&lock).is_ok() && take().is_ok() {
+    if lock_left_by_gone_run(&lock) && std::fs::remove_file(&lock).is_ok() && take().is_ok() {
         return Ok(FileLock { lock });
     }
     Err(OperatorFileError::Locked {
         file: file.to_path_buf(),
         lock,
     })
+}
+
+fn lock_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// A lock naming a taloscope run whose process is gone (kubectl's are empty: never gone).
+fn lock_left_by_gone_run(lock: &Path) -> bool {
+    let holder = std::fs::read_to_string(lock).unwrap_or_default();
+    RunHolder::parse(holder.trim()).is_some_and(|h| h.liveness() == Liveness::Gone)
+}
+
+/// Room a merge needs beyond the file's own size twice (its backup and its rewrite): the new
+/// entries, certificates and keys included, with margin.
+const MERGE_ROOM: u64 = 256 * 1024;
+
+/// What [`lock`], [`backup`] and the write of `file` would refuse, checked without writing:
+/// another writer's `<file>.lock`, a read-only file, a directory that cannot be made or written,
+/// too little free space. The nearest existing directory is what a missing one is made in.
+pub fn check_can_write(file: &Path) -> Result<(), OperatorFileError> {
+    let lock = lock_path(file);
+    if lock.exists() && !lock_left_by_gone_run(&lock) {
+        return Err(OperatorFileError::Locked {
+            file: file.to_path_buf(),
+            lock,
+        });
+    }
+    let target = write_target(file);
+    check_writable(&target)?;
+    let io = |step, source| OperatorFileError::Io {
+        file: target.clone(),
+        step,
+        source,
+    };
+    if target.exists() && !accessible(&target, libc::W_OK) {
+        return Err(io(
+            "you may not write it",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        ));
+    }
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if target != file && !dir.is_dir() {
+        // The lock makes the link's directory, as kubectl does; not the one it points into.
+        return Err(io(
+            "it is where a symlink points, in a directory that does not exist",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        ));
+    }
+    let existing = dir
+        .ancestors()
+        .find(|d| d.exists())
+        .unwrap_or(Path::new("/"));
+    if !existing.is_dir() {
+        return Err(io(
+            "its directory cannot be made",
+            std::io::Error::other(format!("{} is not a directory", existing.display())),
+        ));
+    }
+    if !accessible(existing, libc::W_OK | libc::X_OK) {
+        return Err(io(
+            "its directory is not writable (the lock, the backup and the new text go there)",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        ));
+    }
+    let size = std::fs::metadata(&target).map_or(0, |m| m.len());
+    let needed = size * 2 + MERGE_ROOM;
+    match free_bytes(existing) {
+        Some(free) if free < needed => Err(io(
+            "too little free space",
+            std::io::Error::other(format!(
+                "{free} bytes free in {}, the backup and the rewrite need about {needed}",
+                existing.display()
+            )),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// access(2) for the real user, as the write will be made.
+fn accessible(path: &Path, mode: libc::c_int) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    unsafe { libc::access(c.as_ptr(), mode) == 0 }
+}
+
+/// The bytes an unprivileged user may still write on the filesystem holding `dir`.
+#[allow(clippy::useless_conversion)] // the field types differ between targets
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a valid path and `stat` is written by statvfs before it is read.
+    let stat = unsafe {
+        if libc::statvfs(c.as_ptr(), stat.as_mut_ptr()) != 0 {
+            return None;
+        }
+        stat.assume_init()
+    };
+    Some(u64::from(stat.f_bavail).saturating_mul(u64::from(stat.f_frsize)))
 }
 
 /// The file a write of `file` goes to: the end of its symlinks (relative links read from the
@@ -148,8 +248,12 @@ pub fn exposure_warning(target: &Path, what: &str) -> Option<String> {
 
 /// `FILE.taloscope-backup-<YYYYMMDDTHHMMSSZ>` beside `file` as named (`.1`, `.2`… after it
 /// when that name is taken), a copy of what it holds, owner-only; the oldest beyond
-/// [`KEPT_BACKUPS`] removed. `None` when there is no file yet.
-pub fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, OperatorFileError> {
+/// newest `keep` removed. `None` when there is no file yet.
+pub fn backup(
+    file: &Path,
+    now: SystemTime,
+    keep: usize,
+) -> Result<Option<PathBuf>, OperatorFileError> {
     if !file.exists() {
         return Ok(None);
     }
@@ -182,7 +286,7 @@ pub fn backup(file: &Path, now: SystemTime) -> Result<Option<PathBuf>, OperatorF
             source,
         }
     })?;
-    prune_backups(file, KEPT_BACKUPS);
+    prune_backups(file, keep.max(1));
     Ok(Some(target))
 }
 

@@ -79,13 +79,14 @@ pub fn provider_named<'c>(
 }
 
 /// The plan of `request` from its provider, and every create guard over the context names
-/// of `clusters`.
+/// of `clusters` and the operator's `files` the run will merge into (or why there are none).
 pub async fn plan_with_guards(
     config: &Config,
     one_env: &OneEnvironment,
     request: &CreateRequest,
     state_dir: &Path,
     clusters: &[Cluster],
+    files: Result<&ContextFiles, &str>,
 ) -> Result<PlannedCreate, SetupError> {
     let (provider, provider_config) = provider_named(config, one_env, &request.provider)?;
     let plan = plan_create(&provider, provider_config, request, state_dir)
@@ -106,9 +107,20 @@ pub async fn plan_with_guards(
         .is_some_and(|r| r.bundle.is_some());
     for guard in guards.iter_mut() {
         if guard.id == crate::guards::GuardId::NameFree {
-            *guard = super::guards::bundle_free(guard.clone(), &plan.bundle_path, resumed);
+            *guard = super::guards::bundle_free(
+                guard.clone(),
+                &plan.bundle_path,
+                resumed,
+                plan.with_secrets.as_deref(),
+            );
         }
     }
+    let checked = files.map_err(str::to_string).and_then(|f| {
+        crate::cluster_config::check_merge(f, &plan.cluster).map_err(|e| e.to_string())
+    });
+    let context_files =
+        super::guards::context_files(checked.as_ref().map_err(String::as_str), files.ok());
+    guards.insert(1, context_files);
     Ok(PlannedCreate {
         plan,
         guards,

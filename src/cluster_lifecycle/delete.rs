@@ -32,7 +32,10 @@ pub struct DeleteInputs {
     pub provider: Option<(String, String)>,
     pub talos_context: Option<String>,
     pub kube_context: Option<String>,
+    /// The rollout Lease's holder, when a rollout holds the cluster.
     pub lease_holder: Option<String>,
+    /// Why the rollout Lease could not be read.
+    pub lease_unread: Option<String>,
 }
 
 /// The delete plan. Adopted VMs take the place of the journal's, when given.
@@ -103,6 +106,7 @@ pub fn plan_delete(inputs: DeleteInputs, state_dir: &Path) -> DeletePlan {
         secrets_bundle,
         journals,
         lease_holder: inputs.lease_holder,
+        lease_unread: inputs.lease_unread,
     }
 }
 
@@ -205,7 +209,9 @@ async fn delete_steps<S: DeleteSteps>(
 /// The secrets bundle copied to `<bundle>.taloscope-backup-<time>` (owner-only), then removed;
 /// one already gone is said.
 fn remove_bundle(bundle: &Path) -> Result<String, String> {
-    let backup = crate::cluster_config::backup_file(bundle, std::time::SystemTime::now())
+    // A bundle's name is its cluster's: its backups are few, and kept as many as by default.
+    let keep = crate::config::DEFAULT_KEPT_BACKUPS;
+    let backup = crate::cluster_config::backup_file(bundle, std::time::SystemTime::now(), keep)
         .map_err(|e| e.to_string())?;
     let Some(backup) = backup else {
         return Ok(format!("secrets bundle {}: already gone", bundle.display()));
@@ -329,8 +335,12 @@ impl DeleteSteps for ProviderDelete {
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
             if let Some(merged) = &plan.merged {
-                let written = remove_merged(merged, std::time::SystemTime::now())
-                    .map_err(|e| e.to_string())?;
+                let written = remove_merged(
+                    merged,
+                    self.files.kept_backups,
+                    std::time::SystemTime::now(),
+                )
+                .map_err(|e| e.to_string())?;
                 return Ok(removed_line(merged, &written));
             }
             let names: Vec<&str> = [plan.talos_context.as_deref(), plan.kube_context.as_deref()]

@@ -61,14 +61,14 @@ pub async fn prepare_delete(
     };
     let mut warnings = Vec::new();
     let lease_holder = match &cluster {
-        Some(c) => rollout_holder(c, sources.discovery)
-            .await
-            .unwrap_or_else(|e| {
-                warnings.push(format!("cannot read the rollout lease: {e}"));
-                None
-            }),
-        None => None,
+        Some(c) => rollout_holder(c, sources.discovery).await,
+        None => Err(format!(
+            "no context of {name} among the discovered files, so not its Kubernetes API"
+        )),
     };
+    if let Err(e) = &lease_holder {
+        warnings.push(format!("cannot read the rollout lease: {e}"));
+    }
     let plan = plan_delete(
         DeleteInputs {
             cluster: name.to_string(),
@@ -83,7 +83,8 @@ pub async fn prepare_delete(
             kube_context: cluster
                 .as_ref()
                 .and_then(|c| c.kube_context().map(str::to_string)),
-            lease_holder,
+            lease_unread: lease_holder.as_ref().err().cloned(),
+            lease_holder: lease_holder.ok().flatten(),
         },
         sources.state_dir,
     );
@@ -149,15 +150,19 @@ async fn adopted_vms(provider: &Provider, ids: &[u64]) -> Result<Vec<KnownVm>, S
     Ok(vms)
 }
 
-/// Who holds the cluster's rollout Lease now: none without a kube context, `Err` when it
-/// cannot be read.
+/// Who holds the cluster's rollout Lease now, read from the cluster's own API through its own
+/// kube context; `Err` when it cannot be read, a cluster without a kube context included (a
+/// kubeconfig of other clusters says nothing about this one's rollouts).
 async fn rollout_holder(
     cluster: &Cluster,
     discovery: &Discovery,
 ) -> Result<Option<String>, String> {
     let Some(kube) = crate::fleet::kube_client_for(cluster, discovery.kubeconfig.as_ref()).await
     else {
-        return Ok(None);
+        return Err(format!(
+            "no kube context of {} in the kubeconfig",
+            cluster.name
+        ));
     };
     let kube = kube.map_err(|e| e.to_string())?;
     let info = kube.read_rollout_lease().await.map_err(|e| e.to_string())?;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use crate::guards::{Guard, GuardId};
 use crate::provision::guards::EVEN_MEMBERS_ACK;
 use crate::provision::room::{room_findings, room_guard};
+use crate::upgrade::guards::LEASE_UNREAD_ACK;
 use crate::versions::{
     KubeVersion, TalosVersion, kubernetes_supported, supported_kubernetes_range,
 };
@@ -62,18 +63,67 @@ pub fn name_free(f: &CreateFacts<'_>) -> Guard {
     }
 }
 
+/// The merge at the end of the run would succeed: what `check_merge` found in the files, or
+/// why there are none to write into.
+pub fn context_files(
+    checked: Result<&crate::cluster_config::KubeNames, &str>,
+    files: Option<&crate::cluster_config::ContextFiles>,
+) -> Guard {
+    let id = GuardId::ContextFiles;
+    match (checked, files) {
+        (Ok(names), Some(files)) => Guard::pass(
+            id,
+            crate::printable::line(&format!(
+                "{} and {} can take them: kube context {}, cluster {}, user {}",
+                files.talosconfig.display(),
+                files.kubeconfig.display(),
+                names.context,
+                names.cluster,
+                names.user
+            )),
+        ),
+        (Ok(_), None) => Guard::fail(id, "no talosconfig or kubeconfig to write into"),
+        (Err(why), _) => Guard::fail(id, crate::printable::line(why)),
+    }
+}
+
 /// The name is not free either while a secrets bundle of it is left (a cluster deleted by
 /// hand, its keys still valid for its admin certificates) and no create journal of it would
-/// resume with it: a new cluster never takes another's keys.
-pub fn bundle_free(name_free: Guard, bundle: &std::path::Path, resumed: bool) -> Guard {
+/// resume with it: a new cluster never takes another's keys, unless the operator names that
+/// very bundle with `--with-secrets` (`with_secrets`).
+pub fn bundle_free(
+    name_free: Guard,
+    bundle: &std::path::Path,
+    resumed: bool,
+    with_secrets: Option<&std::path::Path>,
+) -> Guard {
     if name_free.verdict == crate::guards::Verdict::Fail || resumed || !bundle.exists() {
         return name_free;
+    }
+    let shown = crate::printable::line(&bundle.display().to_string());
+    let same = |named: &std::path::Path| {
+        let real = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+        real(named).is_some_and(|n| Some(n) == real(bundle))
+    };
+    if with_secrets.is_some_and(same) {
+        return Guard::pass(
+            GuardId::NameFree,
+            format!(
+                "no context is named {}; secrets bundle {shown} is left at the name and --with-secrets names it: the new cluster is made with its keys",
+                crate::printable::line(
+                    bundle
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(|n| n.strip_suffix(".secrets.yaml"))
+                        .unwrap_or_default()
+                )
+            ),
+        );
     }
     Guard::fail(
         GuardId::NameFree,
         format!(
-            "secrets bundle {} is left from an earlier cluster of this name, and no create journal resumes with it; a new cluster never reuses its keys: move it away, or delete that cluster first",
-            crate::printable::line(&bundle.display().to_string())
+            "secrets bundle {shown} is left from an earlier cluster of this name, and no create journal resumes with it; a new cluster never reuses its keys unless --with-secrets names that file: move it away, name it with --with-secrets, or delete that cluster first"
         ),
     )
 }
@@ -174,7 +224,7 @@ pub fn config_delivery(plan: &CreatePlan) -> Guard {
 /// Every delete guard, in [`GuardId::DELETE`] order.
 pub fn delete_guards(plan: &DeletePlan) -> Vec<Guard> {
     vec![
-        no_rollout(plan.lease_holder.as_deref()),
+        no_rollout(plan.lease_holder.as_deref(), plan.lease_unread.as_deref()),
         known_vms(plan),
         Guard::warn(
             GuardId::DestroysData,
@@ -187,14 +237,27 @@ pub fn delete_guards(plan: &DeletePlan) -> Vec<Guard> {
     ]
 }
 
-fn no_rollout(holder: Option<&str>) -> Guard {
+/// Fails closed: a Lease that could not be read passes only with the acknowledgement every
+/// mutating operation asks then (upgrade/guards.rs `lease_guard`, [`LEASE_UNREAD_ACK`]).
+fn no_rollout(holder: Option<&str>, unread: Option<&str>) -> Guard {
     let id = GuardId::NoOtherRollout;
-    match holder {
-        Some(h) => Guard::fail(
+    match (holder, unread) {
+        (Some(h), _) => Guard::fail(
             id,
-            format!("a rollout holds the cluster's Lease ({h}): wait for it to end"),
+            format!(
+                "a rollout holds the cluster's Lease ({}): wait for it to end",
+                crate::printable::line(h)
+            ),
         ),
-        None => Guard::pass(id, "no rollout holds the cluster"),
+        (None, Some(why)) => Guard::warn(
+            id,
+            format!(
+                "the cluster's rollout Lease cannot be read ({}): another console's rollout cannot be seen; type the acknowledgement only if you know no one else is changing it",
+                crate::printable::line(why)
+            ),
+        )
+        .acked_by(LEASE_UNREAD_ACK),
+        (None, None) => Guard::pass(id, "no rollout holds the cluster"),
     }
 }
 
@@ -256,6 +319,7 @@ pub(crate) mod tests {
             delivery,
             endpoint,
             patches: PatchFiles::default(),
+            with_secrets: None,
             bundle_path: "/s/clusters/lab/secrets.yaml".into(),
             journal_path: "/s/clusters/lab.json".into(),
             room: Default::default(),
@@ -293,16 +357,67 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join("lab.secrets.yaml");
         let free = Guard::pass(GuardId::NameFree, "no context is named lab");
-        assert_eq!(bundle_free(free.clone(), &bundle, false), free);
+        assert_eq!(bundle_free(free.clone(), &bundle, false, None), free);
         std::fs::write(&bundle, "keys").unwrap();
-        let g = bundle_free(free.clone(), &bundle, false);
+        let g = bundle_free(free.clone(), &bundle, false, None);
         assert_eq!(g.verdict, Verdict::Fail);
         assert!(
             g.reason.contains("lab.secrets.yaml is left"),
             "{}",
             g.reason
         );
-        assert_eq!(bundle_free(free, &bundle, true).verdict, Verdict::Pass);
+        assert_eq!(
+            bundle_free(free.clone(), &bundle, true, None).verdict,
+            Verdict::Pass
+        );
+        let other = dir.path().join("other.secrets.yaml");
+        std::fs::write(&other, "keys").unwrap();
+        let g = bundle_free(free.clone(), &bundle, false, Some(&other));
+        assert_eq!(
+            g.verdict,
+            Verdict::Fail,
+            "another bundle does not free the name"
+        );
+        assert!(g.reason.contains("--with-secrets"), "{}", g.reason);
+        let named = dir.path().join("./lab.secrets.yaml");
+        let g = bundle_free(free, &bundle, false, Some(&named));
+        assert_eq!(g.verdict, Verdict::Pass, "{}", g.reason);
+        assert!(g.reason.contains("made with its keys"), "{}", g.reason);
+    }
+
+    #[test]
+    fn the_context_files_guard_names_the_files_and_the_kube_names_or_the_refusal() {
+        let files = crate::cluster_config::ContextFiles {
+            talosconfig: "/home/op/.talos/config".into(),
+            kubeconfig: "/home/op/.kube/config".into(),
+            keep_current_context: false,
+            kept_backups: 5,
+        };
+        let names = crate::cluster_config::KubeNames {
+            context: "admin@lab-1".into(),
+            cluster: "lab".into(),
+            user: "admin@lab".into(),
+        };
+        let pass = context_files(Ok(&names), Some(&files));
+        assert_eq!(pass.verdict, crate::guards::Verdict::Pass);
+        assert!(
+            pass.reason.contains("/home/op/.kube/config"),
+            "{}",
+            pass.reason
+        );
+        assert!(
+            pass.reason.contains("kube context admin@lab-1"),
+            "{}",
+            pass.reason
+        );
+        let fail = context_files(
+            Err("/home/op/.kube/config.lock exists\x1b[2J"),
+            Some(&files),
+        );
+        assert_eq!(fail.verdict, crate::guards::Verdict::Fail);
+        assert!(!fail.reason.contains('\x1b'), "{}", fail.reason);
+        let none = context_files(Ok(&names), None);
+        assert_eq!(none.verdict, crate::guards::Verdict::Fail);
     }
 
     #[test]
@@ -392,15 +507,26 @@ pub(crate) mod tests {
             secrets_bundle: None,
             journals: vec![],
             lease_holder: None,
+            lease_unread: None,
         };
         let ack = [DESTROYS_ACK.to_string()];
         assert!(blocking(&delete_guards(&p), &ack), "unknown VMs");
         p.known_by = VmsKnownBy::Adopted;
         assert!(!blocking(&delete_guards(&p), &ack));
         assert!(blocking(&delete_guards(&p), &[]), "the ack is needed");
+        // A Lease that cannot be read fails closed: the same acknowledgement as every other
+        // mutating operation.
+        p.lease_unread = Some("no kube context of lab in the kubeconfig".into());
+        let gs = delete_guards(&p);
+        assert_eq!(gs[0].verdict, Verdict::Warn, "{}", gs[0].reason);
+        assert!(gs[0].reason.contains("cannot be read"), "{}", gs[0].reason);
+        assert!(blocking(&gs, &ack), "the Lease's ack is needed too");
+        let both = [DESTROYS_ACK.to_string(), LEASE_UNREAD_ACK.to_string()];
+        assert!(!blocking(&gs, &both));
         p.lease_holder = Some("alice@ops1/42-1".into());
         let gs = delete_guards(&p);
         assert_eq!(gs[0].verdict, Verdict::Fail);
         assert!(gs[0].reason.contains("alice@ops1"), "{}", gs[0].reason);
+        assert!(blocking(&gs, &both), "a holder is never acknowledged away");
     }
 }

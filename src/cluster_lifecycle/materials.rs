@@ -6,13 +6,13 @@ use std::fmt;
 use std::path::Path;
 
 use crate::cluster_config::{
-    ClientCredentials, ConfigPatch, ConfigPatches, GenerateInput, MachineConfigs, PatchTarget,
-    SecretsBundle,
+    ClientCredentials, ConfigPatch, ConfigPatches, GenerateInput, MachineConfigs, PatchError,
+    PatchTarget, SecretsBundle,
 };
 use crate::config::MachineRole;
 use crate::versions::{KubeVersion, TalosVersion};
 
-use super::plan::CreatePlan;
+use super::plan::{CreatePlan, PatchFiles};
 
 /// The new cluster's role configs and admin client.
 #[derive(Clone)]
@@ -41,8 +41,8 @@ impl Materials {
         }
     }
 
-    /// The bundle at `bundle` (generated for the plan's Talos version and saved there when
-    /// `fresh`, else loaded) and the configs for `endpoint`.
+    /// The bundle at `bundle` (when `fresh`: the one `--with-secrets` named, else one generated
+    /// for the plan's Talos version, saved there; else loaded) and the configs for `endpoint`.
     pub fn prepare(
         plan: &CreatePlan,
         endpoint: &str,
@@ -52,14 +52,18 @@ impl Materials {
         let talos = TalosVersion::parse(&plan.talos).map_err(|e| e.to_string())?;
         let kubernetes = KubeVersion::parse(&plan.kubernetes).map_err(|e| e.to_string())?;
         let bundle = if fresh {
-            let b = SecretsBundle::generate(&talos).map_err(|e| e.to_string())?;
+            let b = match &plan.with_secrets {
+                Some(file) => SecretsBundle::from_yaml(file),
+                None => SecretsBundle::generate(&talos),
+            }
+            .map_err(|e| e.to_string())?;
             b.save(bundle_path).map_err(|e| e.to_string())?;
             b
         } else {
             SecretsBundle::from_yaml(bundle_path).map_err(|e| e.to_string())?
         };
         let mut input = GenerateInput::new(&plan.cluster, endpoint, talos, kubernetes, bundle);
-        input.patches = patches(plan)?;
+        input.patches = load_patches(&plan.patches).map_err(|e| e.to_string())?;
         let configs = MachineConfigs::generate(&input).map_err(|e| e.to_string())?;
         let admin = ClientCredentials::admin(&input.bundle, time::OffsetDateTime::now_utc())
             .map_err(|e| e.to_string())?;
@@ -71,20 +75,19 @@ impl Materials {
     }
 }
 
-fn patches(plan: &CreatePlan) -> Result<ConfigPatches, String> {
-    let all = plan.patches.all.iter().map(|p| (p, PatchTarget::All));
-    let cps = plan
-        .patches
+/// The plan's patch files, read and parsed: the planner checks them with this, and the run
+/// applies what this returns.
+pub(super) fn load_patches(files: &PatchFiles) -> Result<ConfigPatches, PatchError> {
+    let all = files.all.iter().map(|p| (p, PatchTarget::All));
+    let cps = files
         .controlplane
         .iter()
         .map(|p| (p, PatchTarget::ControlPlane));
-    let workers = plan.patches.worker.iter().map(|p| (p, PatchTarget::Worker));
-    let loaded: Result<Vec<ConfigPatch>, String> = all
+    let workers = files.worker.iter().map(|p| (p, PatchTarget::Worker));
+    let loaded: Result<Vec<ConfigPatch>, PatchError> = all
         .chain(cps)
         .chain(workers)
-        .map(|(path, target)| {
-            ConfigPatch::load(&path.to_string_lossy(), target).map_err(|e| e.to_string())
-        })
+        .map(|(path, target)| ConfigPatch::load(&path.to_string_lossy(), target))
         .collect();
     loaded.map(ConfigPatches)
 }

@@ -140,6 +140,10 @@ pub struct CreatePlan {
     pub patches: PatchFiles,
     /// Where the secrets bundle is kept (owner only); adding nodes later needs it.
     pub bundle_path: PathBuf,
+    /// The bundle the operator named to make the cluster with (`--with-secrets`), copied to
+    /// `bundle_path` instead of a new one generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_secrets: Option<PathBuf>,
     /// The create journal of this cluster.
     pub journal_path: PathBuf,
     /// What the provider said about room for the VMs, for the guards (planned again on resume).
@@ -213,7 +217,14 @@ impl CreatePlan {
             self.kubernetes,
             self.delivery.as_str(),
             self.endpoint.describe(),
-            self.bundle_path.display(),
+            match &self.with_secrets {
+                Some(from) => format!(
+                    "{} (copied from {}, --with-secrets)",
+                    self.bundle_path.display(),
+                    from.display()
+                ),
+                None => self.bundle_path.display().to_string(),
+            },
         );
         if !self.vms.is_empty() {
             let names: Vec<&str> = self.vms.iter().map(|v| v.name.as_str()).collect();
@@ -275,6 +286,10 @@ pub struct DeletePlan {
     pub journals: Vec<PathBuf>,
     /// The rollout Lease's holder, when a rollout holds the cluster.
     pub lease_holder: Option<String>,
+    /// Why the rollout Lease could not be read (no kube context of the cluster, its API not
+    /// answering): then no one can tell whether a rollout holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_unread: Option<String>,
 }
 
 impl DeletePlan {

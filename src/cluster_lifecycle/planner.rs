@@ -34,6 +34,8 @@ pub struct CreateRequest {
     pub endpoint: Option<String>,
     pub delivery: Delivery,
     pub patches: PatchFiles,
+    /// A secrets bundle to make the cluster with (`--with-secrets`).
+    pub with_secrets: Option<PathBuf>,
 }
 
 impl CreateRequest {
@@ -53,6 +55,7 @@ impl CreateRequest {
             },
             delivery: plan.delivery,
             patches: plan.patches.clone(),
+            with_secrets: plan.with_secrets.clone(),
         }
     }
 }
@@ -62,8 +65,8 @@ impl CreateRequest {
 pub enum PlanError {
     #[error("{0}")]
     Request(String),
-    #[error("config patch {}: {message}", path.display())]
-    Patch { path: PathBuf, message: String },
+    #[error(transparent)]
+    Patch(#[from] crate::cluster_config::PatchError),
     #[error(transparent)]
     Provider(#[from] OneError),
 }
@@ -153,21 +156,10 @@ async fn check_released(talos: &str, state_dir: &Path) -> Result<(), PlanError> 
     )))
 }
 
-/// Checks each patch file is there and readable within the size bound.
+/// Every patch file read and parsed as the run will read it (one function, one size limit,
+/// one parser budget): a file the run would refuse is refused at plan time, before any VM.
 pub fn check_patches(patches: &PatchFiles) -> Result<(), PlanError> {
-    for path in patches
-        .all
-        .iter()
-        .chain(&patches.controlplane)
-        .chain(&patches.worker)
-    {
-        crate::bounded::read_to_string(path, crate::bounded::CONFIG_FILE_LIMIT).map_err(|e| {
-            PlanError::Patch {
-                path: path.clone(),
-                message: format!("cannot read: {e}"),
-            }
-        })?;
-    }
+    super::materials::load_patches(patches)?;
     Ok(())
 }
 
@@ -188,6 +180,10 @@ pub async fn plan_create(
         versions(&request.talos, request.kubernetes.as_deref()).map_err(PlanError::Request)?;
     check_released(&talos, state_dir).await?;
     check_patches(&request.patches)?;
+    if let Some(file) = &request.with_secrets {
+        crate::cluster_config::SecretsBundle::from_yaml(file)
+            .map_err(|e| PlanError::Request(format!("--with-secrets: {e}")))?;
+    }
     let resumed = Resumed::of(state_dir, &request.cluster);
     let (source, vms, room) = vm_source(provider, provider_config, request, &resumed).await?;
     let endpoint = match (&request.endpoint, &source) {
@@ -211,6 +207,7 @@ pub async fn plan_create(
         endpoint,
         patches: request.patches.clone(),
         bundle_path: CreateJournal::bundle_path_for(state_dir, &request.cluster),
+        with_secrets: request.with_secrets.clone(),
         journal_path: crate::journal::CREATES.path_for(state_dir, &request.cluster),
         room,
     })
@@ -502,12 +499,52 @@ mod tests {
     }
 
     #[test]
+    fn hostile_patches_are_refused_at_plan_time_with_the_runs_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut laughs = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        for (i, name) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().enumerate() {
+            let prev = ["a", "b", "c", "d", "e", "f", "g", "h"][i];
+            let refs = vec![format!("*{prev}"); 9].join(",");
+            laughs.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        let deep = format!("machine: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let big = format!("machine:\n  note: \"{}\"\n", "x".repeat(2_200_000));
+        for (name, text, why) in [
+            ("laughs.yaml", laughs, "neither a JSON patch"),
+            ("deep.yaml", deep, "neither a JSON patch"),
+            ("big.yaml", big, "cannot read"),
+        ] {
+            let file = dir.path().join(name);
+            std::fs::write(&file, text).unwrap();
+            let patches = PatchFiles {
+                all: vec![file.clone()],
+                ..PatchFiles::default()
+            };
+            let err = check_patches(&patches).unwrap_err().to_string();
+            assert!(err.contains(why), "{name}: {err}");
+            assert!(err.contains(&file.display().to_string()), "{name}: {err}");
+        }
+        let fine = dir.path().join("fine.yaml");
+        std::fs::write(&fine, "machine:\n  install:\n    disk: /dev/vda\n").unwrap();
+        let patches = PatchFiles {
+            all: vec![fine],
+            ..PatchFiles::default()
+        };
+        check_patches(&patches).unwrap();
+    }
+
+    #[test]
     fn a_missing_patch_file_is_named() {
         let patches = PatchFiles {
             worker: vec!["/nonexistent/w.yaml".into()],
             ..PatchFiles::default()
         };
         let err = check_patches(&patches).unwrap_err().to_string();
-        assert!(err.starts_with("config patch /nonexistent/w.yaml"), "{err}");
+        assert!(
+            err.starts_with("cannot read config patch /nonexistent/w.yaml"),
+            "{err}"
+        );
     }
 }

@@ -85,6 +85,7 @@ fn request(args: &CreateArgs) -> CreateRequest {
             controlplane: args.config_patch_control_plane.clone(),
             worker: args.config_patch_worker.clone(),
         },
+        with_secrets: args.with_secrets.clone(),
     }
 }
 
@@ -102,11 +103,13 @@ pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
         talosconfig: first(&sources.talosconfigs, "talosconfig")?,
         kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
         keep_current_context: false,
+        kept_backups: sources.config.kept_backups(),
     })
 }
 
 async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
+    let files = operator_files(sources);
     let PlannedCreate {
         plan,
         guards,
@@ -117,6 +120,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         &request(args),
         &paths.state_dir,
         &discovery.clusters,
+        files.as_ref().map_err(|stop| stop.1.as_str()),
     )
     .await
     .map_err(|e| match e {

@@ -192,7 +192,8 @@ fn print_plan(
 ) -> Result<ExitCode, Stop> {
     let report = PlanReport::new(plan, guards, acks);
     let text = match output {
-        OutputFormat::Table => report.table(),
+        // Hostnames and reasons come from the nodes: no raw control character on a terminal.
+        OutputFormat::Table => crate::printable::lines(&report.table()),
         OutputFormat::Json => json(&report)?,
     };
     write_stdout(&text)?;

@@ -234,7 +234,8 @@ async fn print_plan<C: HeadlessUpgrade>(
     guards.extend(capi_guard);
     let report = command.report(&plan, &guards);
     let text = match flags.output {
-        OutputFormat::Table => report.table(),
+        // Hostnames and reasons come from the nodes: no raw control character on a terminal.
+        OutputFormat::Table => crate::printable::lines(&report.table()),
         OutputFormat::Json => serde_json::to_string_pretty(&report)
             .map(|j| j + "\n")
             .map_err(|e| Stop(1, format!("cannot encode the plan as JSON: {e}")))?,

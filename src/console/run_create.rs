@@ -95,10 +95,18 @@ pub(super) fn perform(
         }
         CreateEffect::Plan { asked, request } => {
             let clusters = console.state.clusters.clone();
+            let files = console.creates.files.clone();
             tokio::spawn(async move {
-                let planned =
-                    plan_with_guards(&io.config, &io.one_env, &request, &io.state_dir, &clusters)
-                        .await;
+                let files = files.as_ref().map_err(String::as_str);
+                let planned = plan_with_guards(
+                    &io.config,
+                    &io.one_env,
+                    &request,
+                    &io.state_dir,
+                    &clusters,
+                    files,
+                )
+                .await;
                 let result = planned
                     .map(|p| (Box::new(p.plan), p.guards))
                     .map_err(|e| e.to_string());

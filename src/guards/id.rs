@@ -68,6 +68,8 @@ pub enum GuardId {
     ProviderReady,
     /// Create: no talosconfig or kubeconfig context has the new cluster's name.
     NameFree,
+    /// Create: the operator's talosconfig and kubeconfig can take the new contexts.
+    ContextFiles,
     /// Create: the Talos release runs the Kubernetes release.
     VersionPair,
     /// Create: how the machine configs reach the VMs (USER_DATA is readable with the VM).
@@ -158,8 +160,9 @@ impl GuardId {
     ];
 
     /// A new cluster's guards, in the order its plan shows them.
-    pub const CREATE: [GuardId; 5] = [
+    pub const CREATE: [GuardId; 6] = [
         GuardId::NameFree,
+        GuardId::ContextFiles,
         GuardId::VersionPair,
         GuardId::ControlPlaneCount,
         GuardId::ProviderReady,
@@ -222,6 +225,7 @@ impl GuardId {
             GuardId::ControlPlaneCount => "odd control planes",
             GuardId::ProviderReady => "provider ready",
             GuardId::NameFree => "name free",
+            GuardId::ContextFiles => "context files writable",
             GuardId::VersionPair => "Talos runs Kubernetes",
             GuardId::ConfigDelivery => "config delivery",
             GuardId::KnownVms => "known VMs",
@@ -346,6 +350,9 @@ impl GuardId {
             }
             GuardId::NameFree => {
                 "Checks that no talosconfig or kubeconfig context already has the new cluster's name. The new contexts are merged into both files under that name; taloscope refuses to overwrite one, so a name in use would leave the new cluster unreachable at the end."
+            }
+            GuardId::ContextFiles => {
+                "Checks, before any VM exists, everything the last step (merging the new contexts into your talosconfig and kubeconfig) could refuse: both files readable and what they claim to be, no talos context of the name, lists the merge can extend line by line, no kubectl lock held, neither file read-only, their directories writable (a missing one is made, as kubectl makes it) and room on disk for the backups and the rewrite. Else a whole cluster would come up with its admin credentials saved nowhere."
             }
             GuardId::VersionPair => {
                 "Checks that the Talos release runs the Kubernetes release: each Talos minor supports a window of Kubernetes minors, and outside it the kubelet and the control plane may never start."
