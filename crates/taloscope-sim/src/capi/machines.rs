@@ -10,7 +10,8 @@ use super::Ctx;
 use super::conditions::{Cond, set_v1beta1, set_v1beta2};
 use super::resources::{BOOTSTRAP, INFRASTRUCTURE};
 use super::store::random_suffix;
-use crate::{NodeRole, SimNode};
+use crate::model::scenario::NodeRole;
+use crate::model::state::SimNode;
 
 pub(crate) const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 pub(crate) const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
@@ -38,7 +39,11 @@ pub(crate) struct NewMachine<'a> {
 pub(crate) fn create(ctx: &Ctx, m: &NewMachine<'_>) -> Option<String> {
     let ns = ctx.spec.namespace.as_str();
     let template = ctx.store.get("onemachinetemplates", ns, m.infra_template)?;
-    let name = format!("{}{}", m.prefix, random_suffix(crate::clock::random_u64()));
+    let name = format!(
+        "{}{}",
+        m.prefix,
+        random_suffix(crate::model::clock::random_u64())
+    );
     let mut infra_spec = template["spec"]["template"]["spec"].clone();
     infra_spec["providerID"] = Value::Null;
     ctx.store

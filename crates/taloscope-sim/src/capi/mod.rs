@@ -40,52 +40,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+use crate::model::clock::SimClock;
+use crate::model::state::FleetState;
 use crate::opennebula::capone_side::CaponeSide;
-use crate::{FleetState, SimClock};
 use store::CapiStore;
 
-/// The known deadlocks of the Talos control-plane provider, injected at start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StuckFault {
-    /// A control-plane rollout (TalosControlPlane `spec.version` at the next patch, v1.34.2)
-    /// whose surge Machine already runs it, and whose oldest outdated control plane has an
-    /// unhealthy etcd member: scale-down waits "for etcd to become healthy before scaling down"
-    /// forever (the scenario starts in that state).
-    /// Fixed by deleting (or removing the etcd member of) the stuck Machine.
-    StuckRollout,
-    /// An etcd member left behind by a Machine deleted out of band (its node powered off), with
-    /// the provider's etcd audit off, as in provider releases before `auditEtcd`: etcd health
-    /// fails with "expected to have 3 members, got 4". Fixed by EtcdRemoveMemberByID.
-    OrphanedMember,
-    /// A one-control-plane cluster whose only etcd service stopped with its data intact: no
-    /// quorum, the Kubernetes API down, until a reboot starts etcd again (etcd_service).
-    SingleMemberStopped,
-    /// A control-plane Machine, not deleting, whose node already left etcd (a scale-down's
-    /// `gracefulEtcdLeave` done, the Machine's deletion not: CACPPT #237, #225, #193): the
-    /// health check fails forever ("expected to have 3 members, got 2" / etcd not Running on
-    /// the node). Fixed by deleting the Machine: scale-up makes a replacement that joins.
-    EtcdLeft,
-    /// A control-plane rollout (to v1.34.2) whose first surge Machine never gets a VM, so
-    /// never a node or addresses: the scale-down waits for every node to boot, the health
-    /// check cannot reach it (configs.go "no addresses were found for node"). Fixed by
-    /// deleting the surge Machine; the next surge boots.
-    NodeRefLessSurge,
-}
-
-/// What the `capi` scenarios hold.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CapiSpec {
-    /// The Talos cluster whose kube API is the management cluster.
-    pub management: String,
-    /// The workload cluster CAPI owns (also the Cluster object's name).
-    pub workload: String,
-    pub namespace: String,
-    pub fault: Option<StuckFault>,
-    /// The kubeadm providers and Cluster API Provider AWS installed beside the Talos and
-    /// OpenNebula providers, as `clusterctl init` leaves a management cluster
-    /// (resources.rs `CLUSTERCTL_DEFAULTS`).
-    pub clusterctl_defaults: bool,
-}
+pub use crate::model::capi_scenarios::{CapiSpec, StuckFault};
 
 /// Switches of the controller.
 #[derive(Default)]
@@ -120,8 +80,7 @@ pub struct CapiSim {
     task: tokio::task::JoinHandle<()>,
 }
 
-/// The version `capi-stuck-rollout` rolls the control planes to.
-pub(crate) const ROLLOUT_VERSION: &str = "v1.34.2";
+pub(crate) use crate::model::capi_scenarios::ROLLOUT_VERSION;
 
 /// Simulated seconds between two reconciles without a change (the providers requeue after
 /// 10-20 s; the sim is quicker so tests stay short).
@@ -155,7 +114,7 @@ impl CapiSim {
         });
         seed::seed(&ctx, &workload);
         seed::inject(&ctx);
-        mgmt_api.serve_capi(store);
+        mgmt_api.serve_custom(store);
         let task = tokio::spawn(run(ctx.clone(), clock, talos));
         CapiSim { ctx, task }
     }
@@ -208,66 +167,6 @@ impl Drop for CapiSim {
 pub use admission::AdmissionRefusal;
 pub(crate) use seed::WorkloadAccess;
 pub(crate) use talosconfig_secret::TalosAccess;
-
-/// The built-in `capi` scenarios: management cluster `capi-mgmt` (index 0), workload cluster
-/// `capi-work` (index 1: 3 control planes and 2 workers; 4 control planes with
-/// `capi-orphaned-member`, 1 with `capi-etcd-stopped`).
-pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
-    use crate::NodeRole::{ControlPlane, Worker};
-    let clusterctl_defaults = name == "capi-clusterctl";
-    let fault = match name {
-        "capi" | "capi-clusterctl" => None,
-        "capi-stuck-rollout" => Some(StuckFault::StuckRollout),
-        "capi-orphaned-member" => Some(StuckFault::OrphanedMember),
-        "capi-etcd-stopped" => Some(StuckFault::SingleMemberStopped),
-        "capi-etcd-leaving" => Some(StuckFault::EtcdLeft),
-        "capi-no-node-ref" => Some(StuckFault::NodeRefLessSurge),
-        _ => return None,
-    };
-    let control_planes = match fault {
-        Some(StuckFault::OrphanedMember | StuckFault::StuckRollout) => 4,
-        Some(StuckFault::SingleMemberStopped) => 1,
-        _ => 3,
-    };
-    let names: Vec<(String, crate::NodeRole)> = (0..control_planes)
-        .map(|i| {
-            (
-                format!("capi-work-cp-{}", store::random_suffix(11 + i)),
-                ControlPlane,
-            )
-        })
-        .chain((0..2).map(|i| {
-            (
-                format!("capi-work-md-0-{}", store::random_suffix(101 + i)),
-                Worker,
-            )
-        }))
-        .collect();
-    let refs: Vec<(&str, crate::NodeRole)> = names.iter().map(|(n, r)| (n.as_str(), *r)).collect();
-    Some(crate::Scenario {
-        name: name.to_string(),
-        clusters: vec![
-            crate::scenario::build_cluster("capi-mgmt", 0, &[("cp-1", ControlPlane)], |_| {}),
-            // The stuck rollout starts where it sticks: the surge Machine (the 4th control
-            // plane) already runs the new version.
-            crate::scenario::build_cluster("capi-work", 1, &refs, |n| {
-                if fault == Some(StuckFault::StuckRollout)
-                    && Some(&n.name) == names.get(3).map(|(n, _)| n)
-                {
-                    n.kubernetes_version = ROLLOUT_VERSION.into();
-                }
-            }),
-        ],
-        capi: Some(CapiSpec {
-            management: "capi-mgmt".into(),
-            workload: "capi-work".into(),
-            namespace: "default".into(),
-            fault,
-            clusterctl_defaults,
-        }),
-        opennebula: Default::default(),
-    })
-}
 
 /// cluster-api util/annotations/helpers.go `IsPaused`: the Cluster's `spec.paused`, or the
 /// `cluster.x-k8s.io/paused` annotation on the Cluster or on `obj`. Every controller of the

@@ -14,7 +14,7 @@ use super::machines::{
 use super::resources::{BOOTSTRAP, CONTROL_PLANE, CORE, INFRASTRUCTURE};
 use super::workers::{HASH_LABEL, template_hash};
 use super::{Ctx, StuckFault};
-use crate::NodeRole;
+use crate::model::scenario::NodeRole;
 
 /// How clients reach the workload cluster's API.
 pub(crate) struct WorkloadAccess {
@@ -60,7 +60,7 @@ fn node_version(ctx: &Ctx, node: &str) -> String {
         .cluster(&ctx.spec.workload)
         .and_then(|c| c.node(node))
         .map(|n| n.status().kubernetes.kubelet.version)
-        .unwrap_or_else(|| crate::scenario::DEFAULT_KUBERNETES.into())
+        .unwrap_or_else(|| crate::model::scenario::DEFAULT_KUBERNETES.into())
 }
 
 pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
@@ -68,7 +68,7 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
     let work = ctx.spec.workload.clone();
     let tcp_name = format!("{work}{TCP_NAME_SUFFIX}");
     let md_name = format!("{work}{MD_NAME_SUFFIX}");
-    let kube = crate::scenario::DEFAULT_KUBERNETES;
+    let kube = crate::model::scenario::DEFAULT_KUBERNETES;
     let (host, port) = access
         .server
         .trim_start_matches("https://")

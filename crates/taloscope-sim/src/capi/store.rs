@@ -37,12 +37,7 @@ pub(crate) fn uid_of(name: &str) -> String {
     crate::kube_api::objects::uid("capi", name)
 }
 
-pub(crate) fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
+pub(crate) use crate::model::clock::now_unix;
 
 fn key_of(plural: &str, obj: &Value) -> Option<Key> {
     Some((
@@ -52,20 +47,7 @@ fn key_of(plural: &str, obj: &Value) -> Option<Key> {
     ))
 }
 
-/// The names Kubernetes's SimpleNameGenerator appends (k8s.io/apiserver
-/// pkg/storage/names/generate.go: 5 characters of `bcdfghjklmnpqrstvwxz2456789`).
-pub(crate) fn random_suffix(seed: u64) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut n = seed;
-    (0..5)
-        .map(|_| {
-            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize] as char;
-            n /= ALPHABET.len() as u64;
-            n = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ seed;
-            c
-        })
-        .collect()
-}
+pub(crate) use crate::model::capi_scenarios::random_suffix;
 
 impl CapiStore {
     /// A store serving the `installed` resources.
@@ -144,7 +126,7 @@ impl CapiStore {
             };
             obj["metadata"]["name"] = json!(format!(
                 "{prefix}{}",
-                random_suffix(crate::clock::random_u64())
+                random_suffix(crate::model::clock::random_u64())
             ));
         }
         if obj["metadata"]["namespace"].as_str().is_none() {

@@ -11,13 +11,13 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::WatchStream;
 
-use super::SimError;
-use super::kube_api::kubeconfig::{self, KubeconfigEntry};
-use super::kube_api::pki::KubePki;
-use super::kube_api::removed_versions;
-use super::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
-use super::scenario::{NodeRole, Scenario};
-use super::state::{ClusterState, FleetState};
+use crate::kube_api::kubeconfig::{self, KubeconfigEntry};
+use crate::kube_api::removed_versions;
+use crate::kube_api::{KubeApiServer, KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
+use crate::model::error::SimError;
+use crate::model::kube_pki::KubePki;
+use crate::model::scenario::{NodeRole, Scenario};
+use crate::model::state::{ClusterState, FleetState};
 
 /// The running Kubernetes API sims and the tasks that keep them current.
 pub(crate) struct KubeSide {
@@ -112,7 +112,7 @@ pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeCluster
 /// it meanwhile, since Talos's static pod of kube-apiserver has no liveness probe
 /// (controllers/k8s/control_plane_static_pod.go, `manageAPIServer`): it keeps running and
 /// answering. A node down or rebooting runs no apiserver at all.
-fn storage_unreachable(statuses: &[crate::state::NodeStatus]) -> bool {
+fn storage_unreachable(statuses: &[crate::model::state::NodeStatus]) -> bool {
     let running: Vec<bool> = statuses
         .iter()
         .filter(|s| s.role == NodeRole::ControlPlane && s.up && !s.rebooting)
@@ -120,7 +120,7 @@ fn storage_unreachable(statuses: &[crate::state::NodeStatus]) -> bool {
             s.kubernetes
                 .static_pods
                 .iter()
-                .any(|p| p.name == crate::kube_components::KUBE_APISERVER)
+                .any(|p| p.name == crate::model::kube_components::KUBE_APISERVER)
         })
         .map(|s| s.etcd_stopped)
         .collect();

@@ -5,30 +5,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::kube_components::{
-    KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBELET, config_image,
+pub use super::component_names::ExtraArgs;
+use super::component_names::{
+    KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KUBELET, SECTIONS,
 };
+use super::kube_components::config_image;
 use super::state::SimNode;
-
-/// A component's extra flags: flag name (without `--`) to value.
-pub type ExtraArgs = BTreeMap<String, String>;
-
-/// The config sections that carry a component's `extraArgs` (v1alpha1 config:
-/// `cluster.apiServer`, `cluster.controllerManager`, `cluster.scheduler`, `machine.kubelet`).
-const SECTIONS: [(&str, &str, &str); 4] = [
-    (KUBE_APISERVER, "cluster", "apiServer"),
-    (KUBE_CONTROLLER_MANAGER, "cluster", "controllerManager"),
-    (KUBE_SCHEDULER, "cluster", "scheduler"),
-    (KUBELET, "machine", "kubelet"),
-];
-
-/// The config key of a component's section, for rendering a config.
-pub(crate) fn section_key(component: &str) -> Option<&'static str> {
-    SECTIONS
-        .iter()
-        .find(|(c, _, _)| *c == component)
-        .map(|(_, _, key)| *key)
-}
 
 /// Every component's `extraArgs` in a machine config (components without any are absent).
 /// Unparsable text has none: ApplyConfiguration refuses it before this is asked.

@@ -1,26 +1,18 @@
 //! The Kubernetes components a simulated node runs, each on its own version: kube-apiserver,
 //! kube-controller-manager and kube-scheduler on control planes, the kubelet everywhere, and the
 //! kube-proxy image its machine config renders. Also the node's machine config with those image
-//! fields, and what an ApplyConfiguration that changes an image does: the component restarts and
-//! runs the new version, ready again, some simulated seconds later.
+//! fields (node_life/component_restart.rs restarts a component whose image changes).
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Core;
 use super::component_specs::{ExtraArgs, render_extra_args};
 use super::scenario::NodeRole;
 use super::state::{NodeStatus, SimNode};
 
-pub const KUBE_APISERVER: &str = "kube-apiserver";
-pub const KUBE_CONTROLLER_MANAGER: &str = "kube-controller-manager";
-pub const KUBE_SCHEDULER: &str = "kube-scheduler";
-pub const KUBELET: &str = "kubelet";
-pub const KUBE_PROXY: &str = "kube-proxy";
-
-/// The control-plane static pods, in the order Talos upgrades them.
-pub const STATIC_PODS: [&str; 3] = [KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER];
+pub use super::component_names::{
+    KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, KUBELET, STATIC_PODS,
+};
 
 /// Simulated seconds from an applied config to the old container stopping.
 pub const COMPONENT_STOP_SECONDS: f64 = 1.0;
@@ -96,7 +88,7 @@ impl NodeKubernetes {
         self.static_pods.iter().find(|c| c.name == name)
     }
 
-    fn component_mut(&mut self, name: &str) -> Option<&mut ComponentStatus> {
+    pub(crate) fn component_mut(&mut self, name: &str) -> Option<&mut ComponentStatus> {
         if name == KUBELET {
             return Some(&mut self.kubelet);
         }
@@ -216,98 +208,6 @@ pub fn current_config(node: &SimNode) -> String {
         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         None => initial_config(&node.status(), &node.spec.extra_args),
     }
-}
-
-/// A config applied without a reboot: every component whose image tag or `extraArgs`
-/// (`args_changed`) changed restarts on it, its config resource version bumped as Talos's
-/// ControlPlaneController / KubeletSpecController rewrite the resource only when its spec
-/// changes (internal/app/machined/pkg/controllers/k8s/control_plane.go, kubelet_spec.go).
-/// The kube-proxy image only changes the node's config: the DaemonSet Talos created at
-/// bootstrap is never updated from it (kube_api::manifests).
-pub(crate) fn apply_images(
-    core: &Arc<Core>,
-    node: &Arc<SimNode>,
-    images: &ConfigImages,
-    args_changed: &[&'static str],
-) {
-    let current = node.status().kubernetes;
-    let mut restarts: Vec<(&'static str, String)> = Vec::new();
-    for (component, image) in images.by_component() {
-        let tag = image_tag(image).to_string();
-        if tag.is_empty() {
-            continue;
-        }
-        if component == KUBE_PROXY {
-            continue;
-        }
-        if current
-            .component(component)
-            .is_some_and(|c| c.version != tag)
-        {
-            restarts.push((component, tag));
-        }
-    }
-    for component in args_changed {
-        if let Some(c) = current.component(component)
-            && !restarts.iter().any(|(r, _)| r == component)
-        {
-            restarts.push((component, c.version.clone()));
-        }
-    }
-    let proxy = images
-        .proxy
-        .as_deref()
-        .map(image_tag)
-        .filter(|t| !t.is_empty())
-        .map(str::to_string);
-    core.fleet.update(node, |s| {
-        s.kubernetes.config_generation += 1;
-        for (component, _) in &restarts {
-            if let Some(c) = s.kubernetes.component_mut(component) {
-                c.config_resource_version += 1;
-            }
-        }
-        if let Some(proxy) = proxy
-            && proxy != s.kubernetes.proxy_version
-        {
-            s.kubernetes.proxy_version = proxy;
-        }
-    });
-    for (component, version) in restarts {
-        tokio::spawn(restart(core.clone(), node.clone(), component, version));
-    }
-}
-
-/// One component restarting on a new version: the old container stops (a static pod shows the
-/// new image, not ready; the kubelet's node goes NotReady), then it comes back ready on the new
-/// version, unless the node's `component_never_ready` fault names it.
-async fn restart(core: Arc<Core>, node: Arc<SimNode>, component: &'static str, version: String) {
-    let clock = core.clock;
-    clock.sleep(COMPONENT_STOP_SECONDS).await;
-    if *core.stop.borrow() {
-        return;
-    }
-    let is_kubelet = component == KUBELET;
-    core.fleet.update(&node, |s| {
-        if let Some(c) = s.kubernetes.component_mut(component) {
-            c.ready = false;
-            c.config_version = c.config_resource_version;
-            if !is_kubelet {
-                c.version = version.clone();
-            }
-        }
-    });
-    clock.sleep(COMPONENT_RESTART_SECONDS).await;
-    if *core.stop.borrow() {
-        return;
-    }
-    let stuck = node.faults().component_never_ready.as_deref() == Some(component);
-    core.fleet.update(&node, |s| {
-        if let Some(c) = s.kubernetes.component_mut(component) {
-            c.version = version;
-            c.ready = !stuck;
-        }
-    });
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use rcgen::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::{ServerSessionMemoryCache, WebPkiClientVerifier};
 
-use super::SimError;
 use super::scenario::NodeSpec;
+use crate::model::error::SimError;
 
 /// The sim's CA and what it takes to issue and verify certificates.
 pub(crate) struct Pki {
@@ -323,7 +323,7 @@ fn set_validity(params: &mut CertificateParams, validity: Validity) {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs() / 86_400)
                 .unwrap_or(0) as i64;
-            let (y, m, d) = super::kube_api::objects::calendar_date(today + i64::from(days));
+            let (y, m, d) = super::clock::calendar_date(today + i64::from(days));
             ((2025, 1, 1), (y as i32, m as u8, d as u8))
         }
     };

@@ -47,7 +47,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::SimError;
+use crate::model::error::SimError;
 
 pub(crate) const DEFAULT_TALOS: &str = "v1.11.3";
 pub(crate) const DEFAULT_KUBERNETES: &str = "v1.34.1";
@@ -123,7 +123,7 @@ pub struct NodeSpec {
     pub faults: Faults,
     /// `extraArgs` of the node's machine config, by component (`kube-apiserver`, `kubelet`…);
     /// control-plane components only render on control planes.
-    pub extra_args: std::collections::BTreeMap<String, super::component_specs::ExtraArgs>,
+    pub extra_args: std::collections::BTreeMap<String, super::component_names::ExtraArgs>,
 }
 
 /// One cluster: its nodes and etcd membership (indexes into `nodes`).
@@ -167,7 +167,7 @@ pub struct Scenario {
     pub name: String,
     pub clusters: Vec<ClusterSpec>,
     /// A Cluster API management cluster and the workload cluster it owns (the `capi` scenarios).
-    pub capi: Option<super::capi::CapiSpec>,
+    pub capi: Option<super::capi_scenarios::CapiSpec>,
     /// What the OpenNebula sim holds beyond the clusters' own templates and services.
     pub opennebula: OneSpec,
 }
@@ -228,7 +228,7 @@ impl Scenario {
 
     /// A built-in scenario by name.
     pub fn builtin(name: &str) -> Option<Scenario> {
-        if let Some(s) = super::capi::builtin(name) {
+        if let Some(s) = super::capi_scenarios::builtin(name) {
             return Some(s);
         }
         let clusters = match name {

@@ -54,7 +54,7 @@ struct FileCluster {
     #[serde(default)]
     discovery_disabled: bool,
     #[serde(default)]
-    extra_args: std::collections::BTreeMap<String, crate::component_specs::ExtraArgs>,
+    extra_args: std::collections::BTreeMap<String, super::component_names::ExtraArgs>,
     nodes: Vec<FileNode>,
 }
 
@@ -152,7 +152,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
     if let Some(unknown) = fc
         .extra_args
         .keys()
-        .find(|c| crate::component_specs::section_key(c).is_none())
+        .find(|c| super::component_names::section_key(c).is_none())
     {
         return Err((
             line_of(&fc.name),

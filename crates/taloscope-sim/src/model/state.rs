@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, Weak};
 
 use tokio::sync::watch;
 
-use super::Core;
+use super::core::Core;
 use super::events::EventLog;
-use super::formation::Formation;
-use super::growth::{GrowList, NodeList};
+use super::formed_cluster::Formation;
+use super::grow_list::{GrowList, NodeList};
 use super::injection::InjectedFaults;
 pub use super::kube_components::{ComponentStatus, NodeKubernetes};
 use super::record::{BootstrapRequest, FileRead, MutatingCall, SimRecord, UpgradeWindow};
@@ -209,7 +209,7 @@ impl ClusterState {
     }
 
     /// How far a cluster formed at run time has come; `None` for the scenario's clusters.
-    pub fn formation_stage(&self) -> Option<super::formation::FormationStage> {
+    pub fn formation_stage(&self) -> Option<super::formed_cluster::FormationStage> {
         self.formation.as_ref().map(|f| f.stage())
     }
 

@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Core;
-use super::apid;
-use super::clock::random_u64;
-use super::events::{machine_status, phase, sequence, service, task};
-use super::scenario::NodeRole;
-use super::state::{ClusterState, MachineStage, SimNode};
+use super::apid_listener as apid;
+use crate::model::clock::random_u64;
+use crate::model::core::Core;
+use crate::model::events::{machine_status, phase, sequence, service, task};
+use crate::model::scenario::NodeRole;
+use crate::model::state::{ClusterState, MachineStage, SimNode};
 use taloscope_proto::machine::{phase_event, sequence_event, service_state_event, task_event};
 
 /// apid's port (siderolabs/talos pkg/machinery/constants/constants.go `ApidPort`).
@@ -150,7 +150,7 @@ pub(crate) fn join(
 }
 
 /// The machine is switched off: apid goes away and the node stays down.
-pub(crate) fn power_off(fleet: &super::state::FleetState, node: &SimNode) {
+pub(crate) fn power_off(fleet: &crate::model::state::FleetState, node: &SimNode) {
     node.events.close();
     apid::stop_serving(node);
     fleet.update(node, |s| {

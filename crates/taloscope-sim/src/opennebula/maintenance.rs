@@ -10,8 +10,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::{Request, Response, Status};
 
-use super::node::APID_PORT;
-use super::opennebula::machine_config::read_user_data;
+use crate::node_life::node::APID_PORT;
+use crate::opennebula::machine_config::read_user_data;
 use taloscope_proto::machine::apply_configuration_request::Mode;
 use taloscope_proto::machine::{
     ApplyConfiguration, ApplyConfigurationRequest, ApplyConfigurationResponse,
@@ -32,9 +32,10 @@ impl Drop for MaintenanceApi {
 pub(crate) fn start(
     address: Ipv4Addr,
 ) -> std::io::Result<(MaintenanceApi, oneshot::Receiver<Vec<u8>>)> {
-    let tls = super::pki::maintenance_server_config(IpAddr::V4(address))
+    let tls = crate::model::pki::maintenance_server_config(IpAddr::V4(address))
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let listener = super::apid::bind_at(SocketAddr::from((address, APID_PORT)))?;
+    let listener =
+        crate::node_life::apid_listener::bind_at(SocketAddr::from((address, APID_PORT)))?;
     let listener = tokio::net::TcpListener::from_std(listener)?;
     let (tx, rx) = oneshot::channel();
     let applied = Arc::new(Mutex::new(Some(tx)));

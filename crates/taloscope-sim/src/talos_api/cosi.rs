@@ -11,10 +11,10 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::Core;
 use super::apid::{Role, Route, Target, require, route, slow_down};
-use super::events::unmet_conditions;
-use super::scenario::{NodeRole, parse_version};
+use crate::model::core::Core;
+use crate::model::events::unmet_conditions;
+use crate::model::scenario::{NodeRole, parse_version};
 use taloscope_proto::cosi::resource::state_server::State;
 use taloscope_proto::cosi::resource::*;
 
@@ -175,7 +175,7 @@ fn version(t: &Target) -> Resource {
 /// protobuf `MachineConfigSpec { bytes yaml_marshalled = 1; }` holding the document (its
 /// `MarshalProto`, api/resource/config/config.proto).
 fn machine_config(t: &Target) -> Resource {
-    let text = super::kube_components::current_config(&t.node);
+    let text = crate::model::kube_components::current_config(&t.node);
     let generation = t.node.status.borrow().kubernetes.config_generation;
     let as_string = parse_version(&t.node.status.borrow().talos_version)
         .is_some_and(|(major, minor, _)| (major, minor) >= (1, 12));
@@ -261,8 +261,8 @@ fn component_config(t: &Target, kind: &str) -> Option<Resource> {
         .static_pods
         .iter()
         .find(|c| c.name == component)?;
-    let config = super::kube_components::current_config(&t.node);
-    let image = super::kube_components::config_image(&config, component)
+    let config = crate::model::kube_components::current_config(&t.node);
+    let image = crate::model::kube_components::config_image(&config, component)
         .unwrap_or_else(|| format!("registry.k8s.io/{component}:{}", c.version));
     Some(resource(
         "controlplane",
@@ -286,7 +286,7 @@ fn static_pods(t: &Target) -> Vec<Resource> {
         .static_pods
         .iter()
         .map(|c| {
-            let spec = super::component_specs::static_pod_spec(
+            let spec = crate::model::component_specs::static_pod_spec(
                 &t.node,
                 &c.name,
                 c.config_resource_version,
@@ -311,7 +311,7 @@ fn kubelet_spec(t: &Target) -> Resource {
         "kubelet",
         version,
         "k8s.KubeletSpecController",
-        super::component_specs::kubelet_spec(&t.node),
+        crate::model::component_specs::kubelet_spec(&t.node),
     )
 }
 

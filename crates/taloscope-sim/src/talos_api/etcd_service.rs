@@ -4,9 +4,9 @@
 use tonic::Status;
 
 use super::apid::Target;
-use super::events;
-use super::injection::NoSuchNode;
-use super::state::{FleetState, SimNode};
+use crate::model::events;
+use crate::model::injection::NoSuchNode;
+use crate::model::state::{FleetState, SimNode};
 use taloscope_proto::machine::{
     ServiceEvent, ServiceEvents, ServiceHealth, ServiceInfo, service_state_event,
 };

@@ -7,11 +7,11 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Status};
 
-use super::Core;
 use super::apid::{Role, Route, Target, holds_etcd_backup, require, route, slow_down};
 use super::machine::record;
 use super::machine_etcd::db_sizes;
-use super::scenario::NodeRole;
+use crate::model::core::Core;
+use crate::model::scenario::NodeRole;
 use taloscope_proto::common::Data;
 use taloscope_proto::machine::EtcdSnapshotRequest;
 

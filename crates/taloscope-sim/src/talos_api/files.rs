@@ -6,8 +6,8 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Status};
 
-use super::Core;
 use super::apid::{Role, Route, Target, error_metadata, require, route, slow_down};
+use crate::model::core::Core;
 use taloscope_proto::common::{Data, Metadata};
 use taloscope_proto::machine::ReadRequest;
 

@@ -10,10 +10,10 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::Core;
 use super::apid::{Role, Route, Target, require, route, slow_down};
-use super::scenario::NodeRole;
-use super::state::{ClusterState, MachineStage, SimNode};
+use crate::model::core::Core;
+use crate::model::scenario::NodeRole;
+use crate::model::state::{ClusterState, MachineStage, SimNode};
 use taloscope_proto::cluster::cluster_service_server::ClusterService;
 use taloscope_proto::cluster::{HealthCheckProgress, HealthCheckRequest};
 

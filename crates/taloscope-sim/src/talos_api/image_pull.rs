@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use tonic::{Request, Status};
 
-use super::Core;
 use super::apid::Target;
+use crate::model::core::Core;
 use taloscope_proto::common::{ContainerDriver, ContainerdInstance, ContainerdNamespace};
 
 /// When the caller gives up: now + its `grpc-timeout` (gRPC over HTTP/2: digits and a unit).

@@ -9,11 +9,11 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::Core;
 use super::apid::{Role, Route, Target, require, route, slow_down};
 use super::image_pull;
 use super::machine::{image_version, record};
-use super::scenario::parse_version;
+use crate::model::core::Core;
+use crate::model::scenario::parse_version;
 use taloscope_proto::machine::image_service_server::ImageService;
 use taloscope_proto::machine::lifecycle_service_server::LifecycleService;
 use taloscope_proto::machine::{

@@ -2,7 +2,7 @@
 //! Talos v1.11: etcd's zap JSON, kubelet's klog, apid's and machined's Go `log` lines,
 //! containerd's logrus, the CRI log files of the static pods, and the kernel's kmsg records as
 //! `Dmesg` formats them. Line `i` of a log is always the same text: the sim keeps no buffers.
-use super::kube_api::objects::calendar_date;
+use crate::model::clock::calendar_date;
 
 /// A wall-clock instant in microseconds since the Unix epoch.
 pub(crate) type Micros = i64;

@@ -9,11 +9,11 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Status};
 
-use super::Core;
 use super::apid::{Role, Route, Target, error_metadata, require, route, slow_down};
 use super::log_lines::{BOOT_RECORDS, EtcdPeers, Micros, Writer, kernel_record, log_line, seed};
-use super::node::service_ids;
-use super::scenario::NodeRole;
+use crate::model::core::Core;
+use crate::model::scenario::NodeRole;
+use crate::node_life::node::service_ids;
 use taloscope_proto::common::{ContainerDriver, Data, Metadata};
 use taloscope_proto::machine::{DmesgRequest, LogsRequest};
 

@@ -7,21 +7,21 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::Core;
 use super::apid::{
     Role, Route, Target, error_metadata, fan_out, require, require_etcd_read, route, slow_down,
 };
-use super::clock::actor_id;
 use super::etcd_service;
-use super::events::stream_events;
 use super::image_pull;
 use super::machine_changes::{apply, image_pull_one, locked, reboot_sequence, upgrade};
 pub(crate) use super::machine_changes::{image_version, record};
 use super::machine_etcd::{
     alarm_disarm, alarm_list, defragment, etcd_status, forfeit, member_list, remove_member,
 };
-use super::node::{Sequence, service_ids, spawn_reboot};
 use super::service_restart::restart_service;
+use crate::model::clock::actor_id;
+use crate::model::core::Core;
+use crate::model::events::stream_events;
+use crate::node_life::node::{Sequence, service_ids, spawn_reboot};
 use taloscope_proto::common::Metadata;
 use taloscope_proto::machine::machine_service_server::MachineService;
 use taloscope_proto::machine::*;
@@ -435,7 +435,7 @@ impl MachineService for MachineApi {
             Role::Admin,
             BootstrapResponse,
             |t| {
-                super::formation::bootstrap(core, &t)?;
+                super::bootstrap::bootstrap(core, &t)?;
                 Ok(Bootstrap { metadata: None })
             }
         )
@@ -458,7 +458,7 @@ impl MachineService for MachineApi {
             }
         };
         slow_down(&target.node).await;
-        let bytes = super::formation::kubeconfig(&target)?;
+        let bytes = super::bootstrap::kubeconfig(&target)?;
         let (tx, rx) = mpsc::channel(1);
         let _ = tx
             .send(Ok(taloscope_proto::common::Data {

@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use tonic::Status;
 
-use super::Core;
 use super::apid::Target;
-use super::clock::actor_id;
 use super::image_pull;
 use super::machine_etcd::validate_etcd_for_upgrade;
-use super::node::{Sequence, spawn_reboot};
-use super::scenario::{NodeRole, parse_version};
+use crate::model::clock::actor_id;
+use crate::model::core::Core;
+use crate::model::scenario::{NodeRole, parse_version};
+use crate::node_life::node::{Sequence, spawn_reboot};
 use taloscope_proto::machine::*;
 
 /// The installer tag an image reference asks for (`ghcr.io/siderolabs/installer:v1.11.5`).
@@ -121,7 +121,7 @@ pub(super) fn apply(
             "failed to parse config: the configuration is empty",
         ));
     }
-    let images = super::kube_components::parse_config_images(&req.data)
+    let images = crate::model::kube_components::parse_config_images(&req.data)
         .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
     let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
     let (applied, details) = match mode {
@@ -141,14 +141,14 @@ pub(super) fn apply(
             mode_details: format!("Dry run summary:\n{details} (no changes made)"),
         });
     }
-    let before = super::kube_components::current_config(&t.node);
-    let args_changed = super::component_specs::changed_args(before.as_bytes(), &req.data);
+    let before = crate::model::kube_components::current_config(&t.node);
+    let args_changed = crate::model::component_specs::changed_args(before.as_bytes(), &req.data);
     t.node.lock().applied_config = Some(req.data.clone());
     record(core, t, "MachineService.ApplyConfiguration");
     // A staged config waits for a reboot nobody asked for yet; the others take effect now
     // (with a reboot the components come back on their new images all the same).
     if mode != Mode::Staged {
-        super::kube_components::apply_images(core, &t.node, &images, &args_changed);
+        crate::node_life::component_restart::apply_images(core, &t.node, &images, &args_changed);
     }
     if mode == Mode::Reboot {
         spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);

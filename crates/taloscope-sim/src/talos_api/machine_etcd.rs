@@ -5,7 +5,7 @@ use tonic::Status;
 
 use super::apid::Target;
 use super::etcd_service;
-use super::scenario::{EtcdAlarmKind, NodeRole};
+use crate::model::scenario::{EtcdAlarmKind, NodeRole};
 use taloscope_proto::machine::*;
 
 fn control_plane_only(t: &Target, api: &str) -> Result<(), Status> {
@@ -174,8 +174,8 @@ pub(crate) const QUOTA_BYTES: i64 = 2 * 1024 * 1024 * 1024;
 /// NOSPACE alarm has grown past the quota with most of its pages free (compacted, not
 /// defragmented); a defragmented member's file is only what is in use.
 pub(crate) fn db_sizes(
-    node: Option<&std::sync::Arc<super::state::SimNode>>,
-    etcd: &super::state::EtcdCluster,
+    node: Option<&std::sync::Arc<crate::model::state::SimNode>>,
+    etcd: &crate::model::state::EtcdCluster,
 ) -> (i64, i64) {
     let Some(node) = node else {
         return (0, 0);

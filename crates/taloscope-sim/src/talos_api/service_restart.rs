@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use tonic::Status;
 
-use super::Core;
 use super::apid::Target;
-use super::events;
-use super::node::service_ids;
+use crate::model::core::Core;
+use crate::model::events;
+use crate::node_life::node::service_ids;
 use taloscope_proto::machine::service_state_event;
 
 /// Services that may be restarted through the API: only the kubelet implements
