@@ -1,5 +1,6 @@
-//! `taloscope-sim demo`: starts the built-in `demo` scenario in-process, in a temporary
-//! dir, and opens the taloscope console in-process on it. The console gets its own command
+//! `taloscope-demo`: starts the built-in `demo` scenario in-process, in a temporary dir, and
+//! opens the taloscope console in-process on it. This crate links both libraries, so neither
+//! the simulator's nor the console's has to know the other. The console gets its own command
 //! line: the sim's talosconfig, kubeconfig and taloscope config (its OpenNebula and OneFlow
 //! providers) and a state dir inside the temporary dir, so the user's configs, journals and
 //! audit log are neither read nor touched; the display flags pass through.
@@ -8,7 +9,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, Parser as _};
+use clap::Parser;
 use taloscope::cli::{Cli, GlobalArgs};
 use taloscope::tui::ColorMode;
 use taloscope_sim::{Scenario, SimFleet, SimOptions};
@@ -17,8 +18,13 @@ use taloscope_sim::{Scenario, SimFleet, SimOptions};
 const DEMO_TIME_SCALE: f64 = 4.0;
 
 /// The console flags the demo passes through (the rest it sets itself).
-#[derive(Args, Debug)]
-pub struct DemoArgs {
+#[derive(Parser, Debug)]
+#[command(
+    name = "taloscope-demo",
+    version,
+    about = "The taloscope console on the built-in simulated demo fleet (loopback only)"
+)]
+struct DemoArgs {
     /// Refuse every mutating action.
     #[arg(long)]
     readonly: bool,
@@ -55,30 +61,35 @@ impl DemoArgs {
     }
 }
 
-pub fn run(args: &DemoArgs) -> ExitCode {
+fn main() -> ExitCode {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    run(&DemoArgs::parse())
+}
+
+fn run(args: &DemoArgs) -> ExitCode {
     if !std::io::stdout().is_terminal() {
         eprintln!(
-            "taloscope-sim demo: stdout is not a terminal; the demo opens the console and needs one"
+            "taloscope-demo: stdout is not a terminal; the demo opens the console and needs one"
         );
         return ExitCode::from(2);
     }
     let Some(scenario) = Scenario::builtin("demo") else {
-        eprintln!("taloscope-sim demo: the built-in demo scenario is missing");
+        eprintln!("taloscope-demo: the built-in demo scenario is missing");
         return ExitCode::FAILURE;
     };
     let dir = match tempfile::Builder::new().prefix("taloscope-demo-").tempdir() {
         Ok(dir) => dir,
         Err(err) => {
-            eprintln!("taloscope-sim demo: cannot make a temporary dir for the demo: {err}");
+            eprintln!("taloscope-demo: cannot make a temporary dir for the demo: {err}");
             return ExitCode::FAILURE;
         }
     };
     // The sim gets a runtime of its own, whose workers serve it while the console's
     // runtime runs on this thread.
-    let sim_runtime = match crate::runtime() {
+    let sim_runtime = match taloscope_sim::runtime() {
         Ok(rt) => rt,
         Err(err) => {
-            eprintln!("taloscope-sim demo: cannot start the async runtime: {err}");
+            eprintln!("taloscope-demo: cannot start the async runtime: {err}");
             return ExitCode::FAILURE;
         }
     };
@@ -89,7 +100,7 @@ pub fn run(args: &DemoArgs) -> ExitCode {
     let fleet = match sim_runtime.block_on(SimFleet::start(scenario, options)) {
         Ok(fleet) => fleet,
         Err(err) => {
-            eprintln!("taloscope-sim demo: the demo fleet did not start: {err}");
+            eprintln!("taloscope-demo: the demo fleet did not start: {err}");
             return ExitCode::FAILURE;
         }
     };
@@ -102,7 +113,7 @@ pub fn run(args: &DemoArgs) -> ExitCode {
             }
         },
         Err(err) => {
-            eprintln!("taloscope-sim demo: {err}");
+            eprintln!("taloscope-demo: {err}");
             ExitCode::FAILURE
         }
     };

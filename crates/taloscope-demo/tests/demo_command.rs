@@ -1,12 +1,10 @@
-//! `taloscope-sim demo` opens the console and needs a terminal: without one it exits 2 and
-//! says so, before it starts anything.
-#![cfg(feature = "console")]
+//! `taloscope-demo` opens the console and needs a terminal: without one it exits 2 and says
+//! so, before it starts anything.
 use std::process::{Command, Stdio};
 
 #[test]
 fn demo_without_a_terminal_exits_2() {
-    let out = Command::new(env!("CARGO_BIN_EXE_taloscope-sim"))
-        .arg("demo")
+    let out = Command::new(env!("CARGO_BIN_EXE_taloscope-demo"))
         .stdout(Stdio::piped())
         .output()
         .expect("runs");

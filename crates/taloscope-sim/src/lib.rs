@@ -364,6 +364,15 @@ fn ensure_file_limit(nodes: usize) -> Result<(), SimError> {
     Ok(())
 }
 
+/// A tokio runtime with two workers (these are 2-core machines) for a sim served by a process
+/// of its own: the `sim` command, and the demo beside the console's runtime.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+}
+
 /// Reads a talosconfig path's directory; used by the `sim` command's ready line.
 pub fn ready_line(talosconfig: &Path) -> String {
     format!("ready talosconfig={}", talosconfig.display())

@@ -49,7 +49,7 @@ impl KubeSide {
 /// What Kubernetes would say about `cluster` right now.
 pub(crate) fn facts_of(cluster: &ClusterState, created_unix: i64) -> KubeClusterFacts {
     // A removed node (a deleted CAPI Machine) is gone; a forming cluster's Nodes appear once
-    // their kubelets register (formation.rs).
+    // their kubelets register (node_life/formation.rs).
     let all = cluster.nodes();
     let present: Vec<_> = all
         .iter()

@@ -332,7 +332,7 @@ fn add_new_cluster_templates(cloud: &mut Cloud, regtime: i64) {
 /// with parents once they are running (OpenNebula/one src/flow/lib/strategy/straight.rb).
 /// The gateway VM only boots and leases an address (cloud.rs `boot_plan`: not a Talos
 /// image); the sim's Kubernetes API of the cluster answers on `controlPlane.endpoint`
-/// (formation.rs), which stands in for the gateway forwarding to the control planes.
+/// (node_life/formation.rs), which stands in for the gateway forwarding to the control planes.
 fn add_gateway_service_template(
     cloud: &mut Cloud,
     regtime: i64,

@@ -422,7 +422,7 @@ impl MachineService for MachineApi {
             .map(Response::new)
     }
 
-    // Cluster creation (formation.rs): v1alpha1_server.go `Bootstrap` and `Kubeconfig`.
+    // Cluster creation (bootstrap.rs): v1alpha1_server.go `Bootstrap` and `Kubeconfig`.
     async fn bootstrap(
         &self,
         request: Request<BootstrapRequest>,
