@@ -419,3 +419,54 @@ async fn a_surge_machine_without_a_node_is_deleted_and_the_rollout_completes() {
     assert!(versions.iter().all(|v| v == "v1.34.2"), "{versions:?}");
     findings_until(&fx, WORK, None).await;
 }
+
+/// Nodes named by FQDN (`capi-fqdn`: each Machine's nodeRef and `Hostname` address is
+/// `<hostname>.example.internal`, as kubelets on AWS register them) while Talos, and so every
+/// etcd member, keeps the short hostname. The provider's `auditEtcd` cuts the Node name at the
+/// first `.` (CACPPT controllers/etcd.go), and so does the doctor: no live member is orphaned,
+/// and the provider removed none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fqdn_node_names_leave_no_live_member_orphaned() {
+    let fx = start(builtin("capi-fqdn")).await;
+    let machines = settled_machines(&fx).await;
+    let control_planes: Vec<&Value> = machines
+        .iter()
+        .filter(|m| {
+            m["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.contains("-cp-"))
+        })
+        .collect();
+    assert_eq!(control_planes.len(), 3, "{machines:?}");
+    for m in &control_planes {
+        let name = m["metadata"]["name"].as_str().unwrap();
+        let fqdn = format!("{name}.example.internal");
+        assert_eq!(m["status"]["nodeRef"]["name"], fqdn.as_str(), "{m}");
+        let addresses = m["status"]["addresses"].as_array().expect("addresses");
+        assert!(
+            addresses
+                .iter()
+                .any(|a| a["type"] == "Hostname" && a["address"] == fqdn.as_str()),
+            "{m}"
+        );
+    }
+    let findings = findings_until(&fx, WORK, None).await;
+    assert!(findings.is_empty());
+    let status = fx.status(WORK).await;
+    let mut members: Vec<String> = status
+        .etcd
+        .members
+        .iter()
+        .map(|m| m.hostname.clone())
+        .collect();
+    members.sort();
+    let mut short: Vec<String> = control_planes
+        .iter()
+        .map(|m| m["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    short.sort();
+    assert_eq!(
+        members, short,
+        "every member stays, named by its short hostname"
+    );
+}

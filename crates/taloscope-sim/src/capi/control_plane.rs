@@ -370,8 +370,10 @@ fn scale_down(
         return;
     };
     let name = name_of(victim);
-    if let Some(node) = victim["status"]["nodeRef"]["name"].as_str() {
-        etcd_leave(ctx, node);
+    // gracefulEtcdLeave talks to the Machine's own node (its talosconfig endpoint), whatever
+    // its Node is named: the sim's node is named as the Machine.
+    if !victim["status"]["nodeRef"].is_null() {
+        etcd_leave(ctx, &name);
     }
     machines::delete(ctx, &name);
 }

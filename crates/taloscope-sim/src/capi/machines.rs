@@ -90,6 +90,15 @@ pub(crate) fn node_of(ctx: &Ctx, name: &str) -> Option<Arc<SimNode>> {
         .cloned()
 }
 
+/// The Kubernetes Node name of the workload node `hostname`: the hostname itself, or its FQDN
+/// when the scenario names Nodes in a domain (`capi-fqdn`).
+pub(crate) fn node_name(ctx: &Ctx, hostname: &str) -> String {
+    match &ctx.spec.node_domain {
+        Some(domain) => format!("{hostname}.{domain}"),
+        None => hostname.to_string(),
+    }
+}
+
 /// The Machine's Node is Ready (kubelet up on a running node).
 pub(crate) fn is_ready(ctx: &Ctx, name: &str) -> bool {
     node_of(ctx, name).is_some_and(|n| {
@@ -361,11 +370,11 @@ fn update_status(ctx: &Ctx, machine: &Value) {
             json!({"infrastructureProvisioned": running, "bootstrapDataSecretCreated": true});
         if let Some(v) = &vm {
             st["addresses"] = json!([{"type": "InternalIP", "address": v.ip.to_string()},
-                {"type": "Hostname", "address": name}]);
+                {"type": "Hostname", "address": node_name(ctx, name)}]);
         }
         match &node {
             Some(s) => {
-                st["nodeRef"] = json!({"name": s.name});
+                st["nodeRef"] = json!({"name": node_name(ctx, &s.name)});
                 st["nodeInfo"] = json!({"osImage": format!("Talos ({})", s.talos_version),
                     "kubeletVersion": s.kubernetes.kubelet.version, "kernelVersion": "6.12.57-talos",
                     "containerRuntimeVersion": "containerd://2.1.5", "operatingSystem": "linux",

@@ -5,7 +5,9 @@
 //! Facts for clients (scenario `capi`; `capi-stuck-rollout`, `capi-orphaned-member`,
 //! `capi-etcd-stopped`, `capi-etcd-leaving` and `capi-no-node-ref` add one stuck fault each; `capi-clusterctl` serves the kubeadm
 //! providers' and Cluster API Provider AWS's CRDs beside, so `controlplane.*`, `bootstrap.*`
-//! and `infrastructure.*` prefer v1beta2, which none of the scenario's objects are served in):
+//! and `infrastructure.*` prefer v1beta2, which none of the scenario's objects are served in;
+//! `capi-fqdn` names the workload's Nodes `<hostname>.example.internal` in each Machine's
+//! nodeRef and `Hostname` address, its etcd members keeping the short hostname):
 //! - Talos clusters `capi-mgmt` (one control plane `cp-1`) and `capi-work`; talosconfig
 //!   contexts `capi-mgmt`, `capi-work`; kube contexts `admin@capi-mgmt` (the management cluster,
 //!   serving the CAPI CRDs) and `admin@capi-work` (the workload cluster).

@@ -44,7 +44,14 @@ pub struct CapiSpec {
     /// OpenNebula providers, as `clusterctl init` leaves a management cluster
     /// (resources.rs `CLUSTERCTL_DEFAULTS`).
     pub clusterctl_defaults: bool,
+    /// The DNS domain of the workload's Kubernetes Node names (`capi-fqdn`): each Machine's
+    /// nodeRef and `Hostname` address is `<hostname>.<domain>`, as kubelets on AWS register
+    /// them, while Talos (and so its etcd member) keeps the short hostname.
+    pub node_domain: Option<String>,
 }
+
+/// The domain `capi-fqdn` names its workload's Nodes in.
+pub const FQDN_DOMAIN: &str = "example.internal";
 
 /// The version `capi-stuck-rollout` rolls the control planes to.
 pub(crate) const ROLLOUT_VERSION: &str = "v1.34.2";
@@ -55,8 +62,9 @@ pub(crate) const ROLLOUT_VERSION: &str = "v1.34.2";
 pub(crate) fn builtin(name: &str) -> Option<Scenario> {
     use NodeRole::{ControlPlane, Worker};
     let clusterctl_defaults = name == "capi-clusterctl";
+    let node_domain = (name == "capi-fqdn").then(|| FQDN_DOMAIN.to_string());
     let fault = match name {
-        "capi" | "capi-clusterctl" => None,
+        "capi" | "capi-clusterctl" | "capi-fqdn" => None,
         "capi-stuck-rollout" => Some(StuckFault::StuckRollout),
         "capi-orphaned-member" => Some(StuckFault::OrphanedMember),
         "capi-etcd-stopped" => Some(StuckFault::SingleMemberStopped),
@@ -99,6 +107,7 @@ pub(crate) fn builtin(name: &str) -> Option<Scenario> {
             namespace: "default".into(),
             fault,
             clusterctl_defaults,
+            node_domain,
         }),
         opennebula: Default::default(),
     })
