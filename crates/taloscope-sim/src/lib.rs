@@ -161,8 +161,9 @@ impl SimFleet {
         };
         let mgmt = index_of(&spec.management).ok_or_else(|| missing(&spec.management))?;
         let work = index_of(&spec.workload).ok_or_else(|| missing(&spec.workload))?;
-        let (Some(api), Some(server), Some(one)) = (
+        let (Some(api), Some(drain), Some(server), Some(one)) = (
             self.kube.server(mgmt),
+            self.kube.server(work).map(|w| w.drainer()),
             self.kube.url(work).map(String::from),
             self.one.as_ref(),
         ) else {
@@ -191,6 +192,7 @@ impl SimFleet {
             one.capone_side(),
             self.core.clock,
             api,
+            drain,
             capi::WorkloadAccess { server, kubeconfig },
             talos,
         ));

@@ -132,16 +132,13 @@ pub(crate) fn mark_up_to_date(ctx: &Ctx, name: &str, up_to_date: bool) {
         });
 }
 
-/// Deletes a Machine and what it owns at once (the sim's objects have no finalizers; CAPI's
-/// machine controller would drain, delete the infrastructure and the Node, then drop its
-/// finalizer: cluster-api internal/controllers/machine/machine_controller.go reconcileDelete).
+/// Deletes a Machine through its deletion phases (machine_deletion.rs).
 pub(crate) fn delete(ctx: &Ctx, name: &str) {
-    ctx.store.delete("machines", &ctx.spec.namespace, name);
-    release(ctx, name);
+    super::machine_deletion::delete(ctx, name);
 }
 
 /// Terminates the VM, removes the Node and the provider objects of a Machine that is gone.
-fn release(ctx: &Ctx, name: &str) {
+pub(crate) fn release(ctx: &Ctx, name: &str) {
     let ns = ctx.spec.namespace.as_str();
     ctx.store.delete("onemachines", ns, name);
     ctx.store.delete("talosconfigs", ns, name);
@@ -184,6 +181,11 @@ pub(crate) fn reconcile(ctx: &Ctx) {
     }
     finish_releases(ctx);
     for m in &machines {
+        if !m["metadata"]["deletionTimestamp"].is_null() {
+            super::machine_deletion::reconcile_delete(ctx, m);
+            continue;
+        }
+        super::machine_deletion::hold(ctx, m);
         provision(ctx, m);
         update_status(ctx, m);
     }

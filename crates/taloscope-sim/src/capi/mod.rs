@@ -28,6 +28,7 @@ pub(crate) mod admission;
 pub(crate) mod conditions;
 pub(crate) mod control_plane;
 pub(crate) mod convert;
+pub(crate) mod machine_deletion;
 pub(crate) mod machines;
 pub(crate) mod resources;
 pub(crate) mod routes;
@@ -42,6 +43,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+use crate::kube_api::NodeDrainer;
 use crate::model::clock::SimClock;
 use crate::model::state::FleetState;
 use crate::opennebula::capone_side::CaponeSide;
@@ -70,6 +72,8 @@ pub(crate) struct Ctx {
     pub store: Arc<CapiStore>,
     pub fleet: Arc<FleetState>,
     pub one: CaponeSide,
+    /// Drains the workload cluster's nodes (a deleting Machine's drain).
+    pub workload_drain: NodeDrainer,
     pub spec: CapiSpec,
     pub knobs: Knobs,
     /// Machines deleted whose VM may still be booting: terminated and removed once it can be.
@@ -96,6 +100,7 @@ impl CapiSim {
         one: CaponeSide,
         clock: SimClock,
         mgmt_api: &crate::kube_api::KubeApiServer,
+        workload_drain: NodeDrainer,
         workload: seed::WorkloadAccess,
         talos: TalosAccess,
     ) -> CapiSim {
@@ -110,6 +115,7 @@ impl CapiSim {
             store: store.clone(),
             fleet,
             one,
+            workload_drain,
             spec,
             knobs: Knobs::default(),
             released: Default::default(),

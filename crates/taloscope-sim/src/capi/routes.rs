@@ -302,10 +302,14 @@ fn object(
         (&Method::GET, Some("scale")) => return (StatusCode::OK, scale_of(&view)),
         (&Method::GET, _) => return (StatusCode::OK, view),
         (&Method::DELETE, None) => {
-            // The sim's objects carry no finalizers: deletion is immediate (the controller
-            // notices the Machine gone as if its finalizer had run).
-            store.delete(r.plural, ns, name);
-            return (StatusCode::OK, view);
+            // A Machine holds the machine controller's finalizer: it stays, deleting, until
+            // its deletion phases ran (machine_deletion.rs); other objects go at once.
+            return match store.request_deletion(r.plural, ns, name) {
+                Some(left) if !left["metadata"]["deletionTimestamp"].is_null() => {
+                    (StatusCode::OK, served(r, &left, version))
+                }
+                _ => (StatusCode::OK, view),
+            };
         }
         (&Method::PATCH, Some("scale")) => {
             let mut scale = scale_of(&view);

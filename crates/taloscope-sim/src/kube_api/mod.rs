@@ -106,6 +106,17 @@ impl ApiState {
     }
 }
 
+/// Drains nodes of one cluster's API: see `workloads::drain`.
+#[derive(Clone)]
+pub(crate) struct NodeDrainer(Arc<ApiState>);
+
+impl NodeDrainer {
+    /// Cordons `node` and evicts its pods; the pods still on it, each with why.
+    pub(crate) fn drain(&self, node: &str) -> Vec<(String, String)> {
+        workloads::drain(&self.0, node)
+    }
+}
+
 /// A running API server; dropping it does not stop it, `stop` does.
 pub struct KubeApiServer {
     pub url: String,
@@ -214,6 +225,12 @@ impl KubeApiServer {
     pub fn set_disruption_budget(&self, min_available: Option<usize>) {
         self.state.workloads.set_disruption_budget(min_available);
         self.state.generation.send_modify(|g| *g += 1);
+    }
+
+    /// A handle that drains this cluster's nodes in-process (the Cluster API machine
+    /// controller's drain, which talks to the workload cluster's API).
+    pub(crate) fn drainer(&self) -> NodeDrainer {
+        NodeDrainer(self.state.clone())
     }
 
     /// Makes this API server a management cluster serving `resources` (the CAPI objects).
