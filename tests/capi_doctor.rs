@@ -470,3 +470,34 @@ async fn fqdn_node_names_leave_no_live_member_orphaned() {
         "every member stays, named by its short hostname"
     );
 }
+
+/// `capi-drain-blocked`: a worker Machine deleted while a PodDisruptionBudget allows none of
+/// the workload's pods to go stays deleting, its drain refused at every retry (cluster-api
+/// machine_controller.go `reconcileDelete`). The doctor names it, with the refusal and the
+/// ways out and no automated fix; once the budget allows, the Machine goes and nothing is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_stuck_deleting_on_a_refused_drain_is_found() {
+    let fx = start(builtin("capi-drain-blocked")).await;
+    let findings = findings_until(&fx, WORK, Some("drain-blocked")).await;
+    let finding = &findings[0];
+    let machine = finding["subject"].as_str().expect("subject").to_string();
+    assert!(machine.contains("-md-0-"), "a worker: {finding}");
+    assert!(finding["fix"].is_null(), "{finding}");
+    let explanation = finding["explanation"].as_str().unwrap_or_default();
+    assert!(
+        explanation.contains("disruption budget") && explanation.contains("exclude-node-draining"),
+        "{explanation}"
+    );
+    let capi = fx.sim.capi().expect("capi scenario");
+    let stuck = capi.get("machines", &machine).expect("still there");
+    assert!(
+        stuck["metadata"]["deletionTimestamp"].is_string(),
+        "{stuck}"
+    );
+    fx.sim
+        .kube_api(1)
+        .expect("the workload's API")
+        .set_disruption_budget(None);
+    findings_until(&fx, WORK, None).await;
+    assert!(capi.get("machines", &machine).is_none(), "the Machine went");
+}

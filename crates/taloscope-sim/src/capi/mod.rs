@@ -7,7 +7,8 @@
 //! providers' and Cluster API Provider AWS's CRDs beside, so `controlplane.*`, `bootstrap.*`
 //! and `infrastructure.*` prefer v1beta2, which none of the scenario's objects are served in;
 //! `capi-fqdn` names the workload's Nodes `<hostname>.example.internal` in each Machine's
-//! nodeRef and `Hostname` address, its etcd members keeping the short hostname):
+//! nodeRef and `Hostname` address, its etcd members keeping the short hostname;
+//! `capi-drain-blocked` deletes a worker Machine whose drain a PodDisruptionBudget refuses):
 //! - Talos clusters `capi-mgmt` (one control plane `cp-1`) and `capi-work`; talosconfig
 //!   contexts `capi-mgmt`, `capi-work`; kube contexts `admin@capi-mgmt` (the management cluster,
 //!   serving the CAPI CRDs) and `admin@capi-work` (the workload cluster).
@@ -57,6 +58,8 @@ pub(crate) struct Knobs {
     no_etcd_audit: AtomicBool,
     /// The next control-plane Machine created gets no VM (NodeRefLessSurge).
     pub stall_next_control_plane: AtomicBool,
+    /// A worker Machine is to be deleted once it has a Node (DrainBlocked).
+    pub delete_a_worker_once_it_has_a_node: AtomicBool,
     /// Machines whose VM never comes.
     pub stalled: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
@@ -206,6 +209,7 @@ async fn run(ctx: Arc<Ctx>, clock: SimClock, talos: TalosAccess) {
     loop {
         // Each pass's own writes bump the counter; mark them seen so only outside changes wake.
         machines::reconcile(&ctx);
+        seed::delete_a_worker_for_a_blocked_drain(&ctx);
         control_plane::reconcile(&ctx);
         workers::reconcile(&ctx);
         seed::cluster_status(&ctx);

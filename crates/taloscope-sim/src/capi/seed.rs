@@ -295,12 +295,37 @@ pub(crate) fn inject(ctx: &Ctx) {
                     t["spec"]["version"] = json!(super::ROLLOUT_VERSION);
                 });
         }
+        Some(StuckFault::DrainBlocked) => {
+            // Two pods on each of the two workers, and none of the four may go.
+            ctx.workload_drain.set_disruption_budget(Some(4));
+            ctx.knobs
+                .delete_a_worker_once_it_has_a_node
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         Some(StuckFault::SingleMemberStopped) => {
             // The only member's etcd service stopped with its data intact (etcd_service).
             if let Some(only) = cps.first() {
                 let _ = ctx.fleet.set_etcd_stopped(&ctx.spec.workload, only, true);
             }
         }
+    }
+}
+
+/// DrainBlocked: the first worker Machine (by name) is deleted once it has a Node to drain.
+pub(crate) fn delete_a_worker_for_a_blocked_drain(ctx: &Ctx) {
+    let pending = &ctx.knobs.delete_a_worker_once_it_has_a_node;
+    if !pending.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let worker = ctx
+        .store
+        .list("machines", Some(&ctx.spec.namespace))
+        .into_iter()
+        .filter(|m| m["metadata"]["labels"].get(CONTROL_PLANE_LABEL).is_none())
+        .find(|m| !m["status"]["nodeRef"].is_null() && !m["metadata"]["finalizers"].is_null());
+    if let Some(name) = worker.as_ref().and_then(|m| m["metadata"]["name"].as_str()) {
+        pending.store(false, std::sync::atomic::Ordering::Relaxed);
+        super::machines::delete(ctx, name);
     }
 }
 

@@ -106,7 +106,8 @@ impl ApiState {
     }
 }
 
-/// Drains nodes of one cluster's API: see `workloads::drain`.
+/// Drains nodes of one cluster's API (`workloads::drain`), and sets the disruption budget that
+/// may refuse the drain's evictions.
 #[derive(Clone)]
 pub(crate) struct NodeDrainer(Arc<ApiState>);
 
@@ -114,6 +115,12 @@ impl NodeDrainer {
     /// Cordons `node` and evicts its pods; the pods still on it, each with why.
     pub(crate) fn drain(&self, node: &str) -> Vec<(String, String)> {
         workloads::drain(&self.0, node)
+    }
+
+    /// The PodDisruptionBudget over the Deployment's pods (see `set_disruption_budget`).
+    pub(crate) fn set_disruption_budget(&self, min_available: Option<usize>) {
+        self.0.workloads.set_disruption_budget(min_available);
+        self.0.generation.send_modify(|g| *g += 1);
     }
 }
 

@@ -29,6 +29,11 @@ pub enum StuckFault {
     /// check cannot reach it (configs.go "no addresses were found for node"). Fixed by
     /// deleting the surge Machine; the next surge boots.
     NodeRefLessSurge,
+    /// A worker Machine deleted while a PodDisruptionBudget over the workload's pods allows no
+    /// disruption: the machine controller's drain of its Node is refused at every retry, so
+    /// the Machine stays deleting (cluster-api machine_controller.go `reconcileDelete`, no
+    /// `nodeDrainTimeout`). Cleared once the budget allows the evictions.
+    DrainBlocked,
 }
 
 /// What the `capi` scenarios hold.
@@ -70,6 +75,7 @@ pub(crate) fn builtin(name: &str) -> Option<Scenario> {
         "capi-etcd-stopped" => Some(StuckFault::SingleMemberStopped),
         "capi-etcd-leaving" => Some(StuckFault::EtcdLeft),
         "capi-no-node-ref" => Some(StuckFault::NodeRefLessSurge),
+        "capi-drain-blocked" => Some(StuckFault::DrainBlocked),
         _ => return None,
     };
     let control_planes = match fault {

@@ -202,7 +202,7 @@ const BUILTINS: &[&str] = &[
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
     "talos-1.12", "talos-1.13", "talos-1.14", "capi", "capi-stuck-rollout",
     "capi-orphaned-member", "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving",
-    "capi-no-node-ref", "capi-fqdn", "one-tight",
+    "capi-no-node-ref", "capi-fqdn", "capi-drain-blocked", "one-tight",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
