@@ -97,8 +97,11 @@ fn named_paths(text: &str) -> Vec<String> {
     let mut rest = String::new();
     let mut at = 0;
     for (i, _) in text.match_indices("use ") {
-        let before = text[..i].chars().next_back();
-        if i < at || before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+        // A `use` item starts its line, after its visibility if any (not `use` in a string).
+        let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+        let lead = text[line_start..i].trim();
+        let item = lead.is_empty() || (lead.starts_with("pub") && !lead.contains(' '));
+        if i < at || !item {
             continue;
         }
         let Some(end) = text[i..].find(';') else {
@@ -362,8 +365,10 @@ fn the_sim_reader_resolves_grouped_and_relative_imports() {
     .map(|(m, f)| (m, PathBuf::from(f)))
     .collect();
     let from = vec!["model".to_string(), "state".to_string()];
-    let text = "use super::{clock::SimClock, state};\nuse crate::capi::store::{self, X};\n\
-                fn f() { crate::NodeRole::Worker; let _ = super::super::capi::Ctx; }";
+    // The last line's `use` is in a string: the path after it is code, and still counted.
+    let text = "use super::{state};\npub(crate) use crate::capi::store::{self, X};\n\
+                fn f() { crate::NodeRole::Worker; let _ = super::super::capi::Ctx; }\n\
+                g(\"we use it\", crate::model::clock::X);";
     let found: BTreeSet<PathBuf> = named_paths(text)
         .iter()
         .filter_map(|p| resolve(&from, p, &modules))

@@ -192,8 +192,11 @@ impl SimFleet {
             one.capone_side(),
             self.core.clock,
             api,
-            drain,
-            capi::WorkloadAccess { server, kubeconfig },
+            capi::WorkloadAccess {
+                server,
+                kubeconfig,
+                drain,
+            },
             talos,
         ));
         Ok(())

@@ -103,7 +103,6 @@ impl CapiSim {
         one: CaponeSide,
         clock: SimClock,
         mgmt_api: &crate::kube_api::KubeApiServer,
-        workload_drain: NodeDrainer,
         workload: seed::WorkloadAccess,
         talos: TalosAccess,
     ) -> CapiSim {
@@ -118,7 +117,7 @@ impl CapiSim {
             store: store.clone(),
             fleet,
             one,
-            workload_drain,
+            workload_drain: workload.drain.clone(),
             spec,
             knobs: Knobs::default(),
             released: Default::default(),

@@ -16,12 +16,14 @@ use super::workers::{HASH_LABEL, template_hash};
 use super::{Ctx, StuckFault};
 use crate::model::scenario::NodeRole;
 
-/// How clients reach the workload cluster's API.
+/// How clients and the controller reach the workload cluster's API.
 pub(crate) struct WorkloadAccess {
     /// `https://127.10.1.1:PORT`.
     pub server: String,
     /// A kubeconfig with the workload cluster's admin context only.
     pub kubeconfig: String,
+    /// Drains its nodes (a deleting Machine's drain).
+    pub drain: crate::kube_api::NodeDrainer,
 }
 
 pub(crate) const TCP_NAME_SUFFIX: &str = "-cp";
