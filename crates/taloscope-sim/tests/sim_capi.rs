@@ -414,7 +414,7 @@ async fn a_copied_template_rolls_talos_and_a_worker_version_rolls_the_machine_de
     std::fs::write(
         &copy,
         r#"{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "ONEMachineTemplate",
-            "metadata": {"name": "capi-work-controlplane-v1-12-0", "namespace": "default"},
+            "metadata": {"name": "capi-work-cp-v1-12-0", "namespace": "default"},
             "spec": {"template": {"spec": {"templateName": "talos-capi-work-controlplane-v1.12.0"}}}}"#,
     )
     .expect("write template");
@@ -434,7 +434,7 @@ async fn a_copied_template_rolls_talos_and_a_worker_version_rolls_the_machine_de
             "--type",
             "merge",
             "-p",
-            r#"{"spec":{"infrastructureTemplate":{"name":"capi-work-controlplane-v1-12-0"}}}"#,
+            r#"{"spec":{"infrastructureTemplate":{"name":"capi-work-cp-v1-12-0"}}}"#,
         ],
     );
     seen = 0;

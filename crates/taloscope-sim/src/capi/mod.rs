@@ -15,7 +15,7 @@
 //! - In namespace `default` of the management cluster: Cluster `capi-work` (ONECluster
 //!   `capi-work`), TalosControlPlane `capi-work-cp` (3 replicas; 1 in `capi-etcd-stopped`),
 //!   MachineDeployment `capi-work-md-0` (2 replicas) with MachineSet `capi-work-md-0-<hash>`,
-//!   ONEMachineTemplates `capi-work-controlplane` and `capi-work-worker` (spec.template.spec.
+//!   ONEMachineTemplates `capi-work-cp` and `capi-work-md-0` (spec.template.spec.
 //!   templateName `talos-capi-work-controlplane` / `talos-capi-work-worker`, Talos v1.11.3),
 //!   TalosConfigTemplate `capi-work-md-0`, Secret `capi-work-kubeconfig` (data.value: a
 //!   kubeconfig whose server is the `admin@capi-work` server), Secret `capi-work-talosconfig`

@@ -106,13 +106,15 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
         "spec": {"controlPlaneEndpoint": {"host": host, "port": port}},
         "status": {"ready": true}}),
     );
-    for role in ["controlplane", "worker"] {
+    // CAPONE's own cluster templates name them `${CLUSTER_NAME}-cp` and `${CLUSTER_NAME}-md-0`
+    // (templates/cluster-template.yaml).
+    for (role, name) in [("controlplane", &tcp_name), ("worker", &md_name)] {
         put(
             ctx,
             "onemachinetemplates",
             json!({"apiVersion": format!("{INFRASTRUCTURE}/v1beta1"),
             "kind": "ONEMachineTemplate",
-            "metadata": {"name": format!("{work}-{role}"), "namespace": ns, "labels": labels},
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
             "spec": {"template": {"spec": {"templateName": format!("talos-{work}-{role}")}}}}),
         );
     }
@@ -125,7 +127,7 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
         "metadata": {"name": tcp_name, "namespace": ns, "labels": labels},
         "spec": {"replicas": cp_count, "version": kube,
             "infrastructureTemplate": {"apiVersion": format!("{INFRASTRUCTURE}/v1beta1"),
-                "kind": "ONEMachineTemplate", "name": format!("{work}-controlplane"), "namespace": ns},
+                "kind": "ONEMachineTemplate", "name": tcp_name, "namespace": ns},
             "controlPlaneConfig": {"controlplane": cp_config},
             "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}},
         "status": {}}),
@@ -148,7 +150,7 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
                 "spec": {"clusterName": work, "version": kube,
                     "bootstrap": {"configRef": {"apiGroup": BOOTSTRAP, "kind": "TalosConfigTemplate", "name": md_name}},
                     "infrastructureRef": {"apiGroup": INFRASTRUCTURE, "kind": "ONEMachineTemplate",
-                        "name": format!("{work}-worker")}}}},
+                        "name": md_name}}}},
         "status": {}});
     let hash = template_hash(&md);
     let set_name = format!("{md_name}-{hash}");
@@ -181,14 +183,14 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
                 json!({CLUSTER_NAME_LABEL: work, CONTROL_PLANE_LABEL: ""}),
                 json!({"apiVersion": format!("{CONTROL_PLANE}/v1alpha3"), "kind": "TalosControlPlane",
                 "name": tcp_name, "uid": tcp_uid, "controller": true}),
-                format!("{work}-controlplane"),
+                tcp_name.clone(),
                 cp_config.clone(),
             )
         } else {
             (
                 json!({CLUSTER_NAME_LABEL: work, DEPLOYMENT_NAME_LABEL: md_name, SET_NAME_LABEL: set_name, HASH_LABEL: hash}),
                 json!({"apiVersion": format!("{CORE}/v1beta2"), "kind": "MachineSet", "name": set_name, "controller": true}),
-                format!("{work}-worker"),
+                md_name.clone(),
                 json!({"generateType": "worker", "talosVersion": "v1.11"}),
             )
         };
