@@ -229,7 +229,7 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
     assert!(plan.contains(" 0 warn, 0 fail"), "{plan}");
     for copy in ["capi-work-cp-v1.12.0", "capi-work-md-0-v1.12.0"] {
         assert!(
-            capi.get("onemachinetemplates", &copy).is_none(),
+            capi.get("onemachinetemplates", copy).is_none(),
             "the plan copies nothing: {copy}"
         );
     }
