@@ -419,3 +419,85 @@ async fn a_surge_machine_without_a_node_is_deleted_and_the_rollout_completes() {
     assert!(versions.iter().all(|v| v == "v1.34.2"), "{versions:?}");
     findings_until(&fx, WORK, None).await;
 }
+
+/// Nodes named by FQDN (`capi-fqdn`: each Machine's nodeRef and `Hostname` address is
+/// `<hostname>.example.internal`, as kubelets on AWS register them) while Talos, and so every
+/// etcd member, keeps the short hostname. The provider's `auditEtcd` cuts the Node name at the
+/// first `.` (CACPPT controllers/etcd.go), and so does the doctor: no live member is orphaned,
+/// and the provider removed none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fqdn_node_names_leave_no_live_member_orphaned() {
+    let fx = start(builtin("capi-fqdn")).await;
+    let machines = settled_machines(&fx).await;
+    let control_planes: Vec<&Value> = machines
+        .iter()
+        .filter(|m| {
+            m["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.contains("-cp-"))
+        })
+        .collect();
+    assert_eq!(control_planes.len(), 3, "{machines:?}");
+    for m in &control_planes {
+        let name = m["metadata"]["name"].as_str().unwrap();
+        let fqdn = format!("{name}.example.internal");
+        assert_eq!(m["status"]["nodeRef"]["name"], fqdn.as_str(), "{m}");
+        let addresses = m["status"]["addresses"].as_array().expect("addresses");
+        assert!(
+            addresses
+                .iter()
+                .any(|a| a["type"] == "Hostname" && a["address"] == fqdn.as_str()),
+            "{m}"
+        );
+    }
+    let findings = findings_until(&fx, WORK, None).await;
+    assert!(findings.is_empty());
+    let status = fx.status(WORK).await;
+    let mut members: Vec<String> = status
+        .etcd
+        .members
+        .iter()
+        .map(|m| m.hostname.clone())
+        .collect();
+    members.sort();
+    let mut short: Vec<String> = control_planes
+        .iter()
+        .map(|m| m["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    short.sort();
+    assert_eq!(
+        members, short,
+        "every member stays, named by its short hostname"
+    );
+}
+
+/// `capi-drain-blocked`: a worker Machine deleted while a PodDisruptionBudget allows none of
+/// the workload's pods to go stays deleting, its drain refused at every retry (cluster-api
+/// machine_controller.go `reconcileDelete`). The doctor names it, with the refusal and the
+/// ways out and no automated fix; once the budget allows, the Machine goes and nothing is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_stuck_deleting_on_a_refused_drain_is_found() {
+    let fx = start(builtin("capi-drain-blocked")).await;
+    let findings = findings_until(&fx, WORK, Some("drain-blocked")).await;
+    let finding = &findings[0];
+    let machine = finding["subject"].as_str().expect("subject").to_string();
+    assert!(machine.contains("-md-0-"), "a worker: {finding}");
+    assert!(finding["fix"].is_null(), "{finding}");
+    let explanation = finding["explanation"].as_str().unwrap_or_default();
+    assert!(
+        explanation.contains("disruption budget") && explanation.contains("exclude-node-draining"),
+        "{explanation}"
+    );
+    let capi = fx.sim.capi().expect("capi scenario");
+    let stuck = capi.get("machines", &machine).expect("still there");
+    assert!(
+        stuck["metadata"]["deletionTimestamp"].is_string(),
+        "{stuck}"
+    );
+    fx.sim
+        .kube_api(1)
+        .expect("the workload's API")
+        .set_disruption_budget(None);
+    findings_until(&fx, WORK, None).await;
+    assert!(capi.get("machines", &machine).is_none(), "the Machine went");
+}

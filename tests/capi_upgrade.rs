@@ -140,7 +140,7 @@ async fn upgrade_to_the_next_minor_rolls_a_new_machine_template() {
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("ONEMachineTemplate capi-work-controlplane-v1.12.0 created"),
+        stdout.contains("ONEMachineTemplate capi-work-cp-v1.12.0 created"),
         "{stdout}"
     );
     let capi = fx.sim.capi().unwrap();

@@ -211,14 +211,14 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
     s.wait_for("the plan read and its guards passing", BOUND, |t| {
         t.contains(
             "TalosControlPlane/capi-work-cp gets: new ONEMachineTemplate \
-             capi-work-controlplane-v1.12.0 (copy of capi-work-controlplane, VM template",
+             capi-work-cp-v1.12.0 (copy of capi-work-cp, VM template",
         ) && t.contains("guards pass: s starts")
     });
     let plan = s.text();
     assert!(plan.is_ascii(), "LANG=C must give ASCII only:\n{plan}");
     // The version path names what the nodes run, not only the template they came from.
     assert!(
-        plan.contains("-> v1.12.0 (machine template capi-work-controlplane)"),
+        plan.contains("-> v1.12.0 (machine template capi-work-cp)"),
         "{plan}"
     );
     assert!(
@@ -227,10 +227,9 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
     );
     assert!(plan.contains("MachineDeployment/capi-work-md-0"), "{plan}");
     assert!(plan.contains(" 0 warn, 0 fail"), "{plan}");
-    for role in ["controlplane", "worker"] {
-        let copy = format!("capi-work-{role}-v1.12.0");
+    for copy in ["capi-work-cp-v1.12.0", "capi-work-md-0-v1.12.0"] {
         assert!(
-            capi.get("onemachinetemplates", &copy).is_none(),
+            capi.get("onemachinetemplates", copy).is_none(),
             "the plan copies nothing: {copy}"
         );
     }
@@ -238,8 +237,8 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
     confirm_and_start(&mut s);
     s.wait_for("the control plane's template copied", ROLLOUT_BOUND, |t| {
         t.contains(
-            "capi-work-cp: ONEMachineTemplate capi-work-controlplane-v1.12.0 created from \
-             capi-work-controlplane",
+            "capi-work-cp: ONEMachineTemplate capi-work-cp-v1.12.0 created from \
+             capi-work-cp",
         )
     });
     s.wait_for("a control-plane Machine replaced", ROLLOUT_BOUND, |t| {
@@ -247,8 +246,8 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
     });
     s.wait_for("the workers' template copied", ROLLOUT_BOUND, |t| {
         t.contains(
-            "capi-work-md-0: ONEMachineTemplate capi-work-worker-v1.12.0 created from \
-             capi-work-worker",
+            "capi-work-md-0: ONEMachineTemplate capi-work-md-0-v1.12.0 created from \
+             capi-work-md-0",
         )
     });
     s.wait_for("the rollout done", ROLLOUT_BOUND, |t| {

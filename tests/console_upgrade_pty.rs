@@ -1,4 +1,4 @@
-//! End-to-end: the console as `taloscope-sim demo` opens it, in an 80x24 pseudo-terminal
+//! End-to-end: the console as `taloscope-demo` opens it, in an 80x24 pseudo-terminal
 //! (the `demo` sim served from the test process on loopback addresses), NO_COLOR=1 LANG=C.
 //! The upgrade plan of `prod` opens with `u`, its guards pass, `?` explains, `s` asks for the
 //! cluster name and a wrong name cancels; a console started with `--context prod-reader`
@@ -13,7 +13,7 @@ use pty_support::PtySession;
 
 /// Generous: a debug binary on a busy 2-core machine.
 const BOUND: Duration = Duration::from_secs(60);
-/// `taloscope-sim demo`'s pace: simulated seconds per real second.
+/// `taloscope-demo`'s pace: simulated seconds per real second.
 const DEMO_TIME_SCALE: f64 = 4.0;
 
 #[test]

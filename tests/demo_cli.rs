@@ -1,5 +1,5 @@
-//! `taloscope demo` runs the `taloscope-sim` beside its own executable: with none there it exits
-//! 2 saying how to get one; with one there it runs `taloscope-sim demo` with the display flags
+//! `taloscope demo` runs the `taloscope-demo` beside its own executable: with none there it
+//! exits 2 saying how to get one; with one there it runs it with the display flags
 //! and passes its exit code back. The binary is hard-linked into a directory of its own.
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,8 +30,8 @@ fn without_a_sim_beside_it_demo_says_how_to_get_one() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("cargo run -p taloscope-sim -- demo")
-            && stderr.contains("cargo install --path crates/taloscope-sim"),
+        stderr.contains("cargo run -p taloscope-demo")
+            && stderr.contains("cargo install --path crates/taloscope-demo"),
         "{stderr}"
     );
 }
@@ -41,7 +41,7 @@ fn demo_runs_the_sim_beside_it_and_passes_its_exit_code_back() {
     use std::os::unix::fs::PermissionsExt as _;
     let (dir, exe) = lone_console();
     let args_file = dir.path().join("args");
-    let sim = dir.path().join("taloscope-sim");
+    let sim = dir.path().join("taloscope-demo");
     std::fs::write(
         &sim,
         format!(
@@ -54,10 +54,7 @@ fn demo_runs_the_sim_beside_it_and_passes_its_exit_code_back() {
     let out = demo(&exe, &["--ascii", "--theme", "mono", "--readonly"]);
     assert_eq!(out.status.code(), Some(7), "{out:?}");
     let args = std::fs::read_to_string(&args_file).expect("the sim ran");
-    assert_eq!(
-        args.trim(),
-        "demo --readonly --theme mono --color auto --ascii"
-    );
+    assert_eq!(args.trim(), "--readonly --theme mono --color auto --ascii");
     // The demo brings its own files: it takes no --kubeconfig or --talosconfig.
     let out = demo(&exe, &["--kubeconfig", "/k"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");

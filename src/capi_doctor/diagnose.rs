@@ -32,6 +32,10 @@ pub enum FindingKind {
     /// boot before it scales down, and cannot reach the Machine ("no addresses were found for
     /// node", controllers/configs.go).
     NoNodeRef,
+    /// A Machine being deleted whose node's drain is refused (a PodDisruptionBudget allows no
+    /// eviction): the machine controller retries it forever unless the Machine sets
+    /// `nodeDrainTimeout` (cluster-api machine_controller.go `reconcileDelete`).
+    DrainBlocked,
 }
 
 impl FindingKind {
@@ -42,6 +46,7 @@ impl FindingKind {
             FindingKind::StoppedSingleMember => "etcd-stopped",
             FindingKind::EtcdLeft => "etcd-left",
             FindingKind::NoNodeRef => "no-node-ref",
+            FindingKind::DrainBlocked => "drain-blocked",
         }
     }
 }
@@ -107,15 +112,15 @@ pub struct Finding {
 /// `status` (the same cluster over the Talos API). When etcd could not be read, only the
 /// stopped single member (found by its answering node).
 pub fn diagnose(tree: &ClusterTree, status: &ClusterStatus) -> Vec<Finding> {
+    let mut findings = drain_blocked(tree);
     let machines: Vec<&MachineNode> = tree
         .machines
         .iter()
         .filter(|m| m.role == MachineRole::Controlplane && !m.deleting)
         .collect();
     if machines.is_empty() {
-        return Vec::new();
+        return findings;
     }
-    let mut findings = Vec::new();
     // A stopped etcd answers nothing: the only member is found by its node, not by etcd.
     if machines.len() == 1 {
         findings.extend(stopped_single_member(machines[0], status));
@@ -320,6 +325,42 @@ fn no_node_ref(tree: &ClusterTree, machines: &[&MachineNode]) -> Vec<Finding> {
                 node: String::new(),
                 member_id: None,
             }),
+        })
+        .collect()
+}
+
+/// Machines being deleted whose drain is refused: cluster-api's machine controller
+/// (machine_controller.go `reconcileDelete`) drains a Machine's node before anything else goes,
+/// and says so in the `Deleting` condition (reason `DrainingNode`, a message listing each pod
+/// still on the node and why). It retries until the evictions pass, or until the Machine's
+/// `spec.nodeDrainTimeout` when one is set (`isNodeDrainAllowed`). No fix is automated: the
+/// ways out change the workload's availability, which is the operator's call.
+fn drain_blocked(tree: &ClusterTree) -> Vec<Finding> {
+    tree.machines
+        .iter()
+        .filter(|m| m.deleting)
+        .filter_map(|m| {
+            let deleting = condition(&m.conditions, "Deleting")?;
+            if deleting.reason != "DrainingNode" || !deleting.message.contains("* Pod ") {
+                return None;
+            }
+            let node = if m.node.is_empty() { &m.name } else { &m.node };
+            Some(Finding {
+                id: format!("{}/{}", FindingKind::DrainBlocked.as_str(), m.name),
+                kind: FindingKind::DrainBlocked,
+                subject: m.name.clone(),
+                summary: format!(
+                    "Machine {} is stuck deleting: the drain of node {node} is refused",
+                    m.name
+                ),
+                explanation: format!(
+                    "Machine {}/{} is being deleted, and the machine controller drains its node {node} before the Machine, its VM and its Node go. Evictions are refused: {} It retries them until they pass (or until the Machine's spec.nodeDrainTimeout, when set), so the Machine stays, and whatever waits on it (a scale-down, a rollout) waits too. Let the budget allow a pod down (scale its workload up, or relax the PodDisruptionBudget); or, accepting the disruption, annotate the Machine machine.cluster.x-k8s.io/exclude-node-draining to skip the drain.",
+                    tree.namespace,
+                    m.name,
+                    deleting.message.replace('\n', " ")
+                ),
+                fix: None,
+            })
         })
         .collect()
 }

@@ -281,6 +281,7 @@ fn each_kind_is_named_in_json_as_in_its_finding_ids() {
         FindingKind::StoppedSingleMember,
         FindingKind::EtcdLeft,
         FindingKind::NoNodeRef,
+        FindingKind::DrainBlocked,
     ] {
         assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
     }
@@ -357,5 +358,41 @@ fn a_surge_machine_without_a_node_is_found_and_fixed_by_deleting_it() {
     // Without the surge (as many Machines as replicas) a nodeless Machine is a scale-up.
     let cp = tree.control_plane.as_mut().unwrap();
     cp.counts.replicas = 4;
+    assert_eq!(diagnose(&tree, &status()), vec![]);
+}
+
+#[test]
+fn a_deleting_machine_whose_drain_is_refused_is_found_with_no_fix() {
+    let mut tree = tree();
+    let worker = tree
+        .machines
+        .iter_mut()
+        .find(|m| m.role == MachineRole::Worker && !m.node.is_empty())
+        .expect("a worker with a node");
+    worker.deleting = true;
+    worker.conditions.retain(|c| c.kind != "Deleting");
+    worker.conditions.push(crate::kube::CapiCondition {
+        kind: "Deleting".into(),
+        status: "True".into(),
+        reason: "DrainingNode".into(),
+        message: "Drain not completed yet (started at 2026-12-06T04:00:00Z):\n* Pod default/web-1: Cannot evict pod as it would violate the pod's disruption budget.".into(),
+        ..Default::default()
+    });
+    let name = worker.name.clone();
+    let findings = diagnose(&tree, &status());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let found = &findings[0];
+    assert_eq!(found.kind, FindingKind::DrainBlocked);
+    assert_eq!(found.id, format!("drain-blocked/{name}"));
+    assert_eq!(found.fix, None);
+    assert!(
+        found.explanation.contains("* Pod default/web-1")
+            && found.explanation.contains("exclude-node-draining"),
+        "{}",
+        found.explanation
+    );
+    // Still deleting but past the drain: nothing stuck.
+    let worker = tree.machines.iter_mut().find(|m| m.name == name).unwrap();
+    worker.conditions.last_mut().unwrap().reason = "WaitingForPreTerminateHook".into();
     assert_eq!(diagnose(&tree, &status()), vec![]);
 }

@@ -90,7 +90,7 @@ pub struct ConsoleArgs {
     /// the other clusters every 30).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub refresh: Option<u64>,
-    /// Set by `taloscope-sim demo`: the fleet runs in this process and stops when the
+    /// Set by `taloscope-demo`: the fleet runs in this process and stops when the
     /// console quits, so quitting mid-rollout says so.
     #[arg(long, hide = true)]
     pub demo_fleet: bool,
@@ -244,8 +244,8 @@ pub enum Command {
         #[command(flatten)]
         sources: SourceArgs,
     },
-    /// Open the console on the built-in simulated demo fleet (runs `taloscope-sim demo`,
-    /// found next to this executable).
+    /// Open the console on the built-in simulated demo fleet (runs `taloscope-demo`, found
+    /// next to this executable).
     Demo(DemoArgs),
     /// Guarded rolling Talos OS upgrade of one cluster (--context): --plan shows the plan and
     /// every guard; --yes --confirm NAME runs it. Exit 0 done / 1 blocked or failed / 2 usage.

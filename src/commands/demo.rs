@@ -1,24 +1,23 @@
 //! `taloscope demo`: the demo fleet is a simulator, which is not part of this binary. It runs
-//! `taloscope-sim demo` from the directory this executable is in, passing the display flags
+//! `taloscope-demo` from the directory this executable is in, passing the display flags
 //! through and its exit code back; without one there, it says how to get one and exits 2.
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::cli::GlobalArgs;
 
-const SIM_BINARY: &str = "taloscope-sim";
+const SIM_BINARY: &str = "taloscope-demo";
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
     let Some(sim) = sibling_sim() else {
         eprintln!(
             "taloscope: the demo needs {SIM_BINARY} next to this executable, and there is none.\n\
-             In the source tree run `cargo run -p {SIM_BINARY} -- demo`, or install it with\n\
+             In the source tree run `cargo run -p {SIM_BINARY}`, or install it with\n\
              `cargo install --path crates/{SIM_BINARY}` (it installs beside taloscope)."
         );
         return ExitCode::from(2);
     };
     let status = std::process::Command::new(&sim)
-        .arg("demo")
         .args(global.display_flags())
         .status();
     match status {
@@ -38,7 +37,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     }
 }
 
-/// `taloscope-sim` in the running executable's directory, if it is there.
+/// `taloscope-demo` in the running executable's directory, if it is there.
 fn sibling_sim() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     sim_beside(&exe)

@@ -313,7 +313,7 @@ impl BackgroundSim {
         s
     }
 
-    /// The console's command line as `taloscope-sim demo` builds it: the sim's configs
+    /// The console's command line as `taloscope-demo` builds it: the sim's configs
     /// (its OpenNebula providers too) and a state dir beside them.
     pub fn demo_console_args(&self) -> Vec<String> {
         let dir = self.dir.path();

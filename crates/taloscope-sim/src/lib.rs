@@ -6,100 +6,35 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-pub mod apid;
+// The layers: model at the bottom; kube_api and registry; node_life; talos_api; opennebula;
+// capi on top. A layer imports only those below it (tests/architecture.rs).
 pub mod capi;
-pub mod clock;
-pub mod component_specs;
-pub mod cosi;
-mod etcd_service;
-mod etcd_snapshot;
-pub mod events;
-mod files;
-pub mod formation;
-mod growth;
-mod health;
-mod image_pull;
-mod injection;
 pub mod kube_api;
-pub mod kube_components;
-mod kube_link;
-pub mod lifecycle;
-mod log_lines;
-mod logs;
-pub mod machine;
-mod machine_changes;
-mod machine_etcd;
-mod maintenance;
-pub mod node;
+pub mod model;
+pub mod node_life;
 pub mod opennebula;
-pub mod pki;
-pub mod record;
 pub mod registry;
-pub mod scenario;
-mod scenario_file;
-mod service_restart;
-pub mod state;
+pub mod talos_api;
 
-pub use clock::SimClock;
-pub use injection::NoSuchNode;
-pub use record::{BootstrapRequest, FileRead, MutatingCall, UpgradeWindow};
-pub use scenario::{
+pub use model::clock::SimClock;
+pub use model::error::SimError;
+pub use model::injection::NoSuchNode;
+pub use model::record::{BootstrapRequest, FileRead, MutatingCall, UpgradeWindow};
+pub use model::scenario::{
     ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, OneSpec, Scenario, VmQuotaSpec,
 };
-pub use state::{
+pub use model::state::{
     ClusterState, ComponentStatus, EtcdCluster, FleetState, MachineStage, NodeKubernetes,
     NodeStatus, SimNode,
 };
 
+use model::core::Core;
+use model::pki;
 use taloscope_proto::cluster::cluster_service_server::ClusterServiceServer;
 use taloscope_proto::cosi::resource::state_server::StateServer;
 use taloscope_proto::machine::image_service_server::ImageServiceServer;
 use taloscope_proto::machine::lifecycle_service_server::LifecycleServiceServer;
 use taloscope_proto::machine::machine_service_server::MachineServiceServer;
-
-/// What can go wrong loading a scenario or starting the sim.
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    #[error("unknown scenario {name:?}: not a built-in ({builtins}) and no such file")]
-    UnknownScenario { name: String, builtins: String },
-    #[error("cannot read scenario file {}: {source}", path.display())]
-    ReadScenario {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("scenario file {}, line {line}: {message}", path.display())]
-    ScenarioFile {
-        path: PathBuf,
-        line: u64,
-        message: String,
-    },
-    #[error("time scale {0} must be a finite number above 0")]
-    TimeScale(f64),
-    #[error("certificates: {0}")]
-    Pki(String),
-    #[error("cannot write {}: {source}", path.display())]
-    WriteState {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("node {node} of cluster {cluster} cannot listen on {address}: {source}")]
-    Listen {
-        cluster: String,
-        node: String,
-        address: String,
-        source: std::io::Error,
-    },
-    #[error("node {node} cannot join cluster {cluster}: {reason}")]
-    Join {
-        cluster: String,
-        node: String,
-        reason: String,
-    },
-    #[error(
-        "{nodes} nodes need about {nodes} open files but the limit is {limit}; raise `ulimit -n`"
-    )]
-    FileLimit { nodes: usize, limit: u64 },
-}
 
 /// Named in errors about a scenario's own clusters.
 const BUILTIN_LIST: &str = "capi, capi-stuck-rollout, capi-orphaned-member, capi-etcd-stopped";
@@ -113,36 +48,12 @@ pub struct SimOptions {
     pub time_scale: f64,
 }
 
-/// What every apid handler shares.
-pub(crate) struct Core {
-    pub fleet: Arc<FleetState>,
-    pub pki: pki::Pki,
-    pub clock: SimClock,
-    /// When the sim started (etcd's raft index advances with simulated time).
-    pub started: std::time::Instant,
-    /// The wall-clock time of `started`: log lines and kernel messages are stamped from it.
-    pub started_wall: std::time::SystemTime,
-    /// Taken at shutdown, which breaks the routes → services → core cycle.
-    routes: Mutex<Option<tonic::service::Routes>>,
-    /// true once the sim shuts down.
-    pub stop: watch::Sender<bool>,
-}
-
-impl Core {
-    pub fn routes(&self) -> Option<tonic::service::Routes> {
-        self.routes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-}
-
 /// A running simulated fleet.
 pub struct SimFleet {
     core: Arc<Core>,
     talosconfig: PathBuf,
     kubeconfig: PathBuf,
-    kube: kube_link::KubeSide,
+    kube: kube_api::clusters::KubeSide,
     one: Option<opennebula::OneSim>,
     capi: Option<capi::CapiSim>,
 }
@@ -169,23 +80,25 @@ impl SimFleet {
         });
         let _ = fleet.core.set(Arc::downgrade(&core));
         let routes = tonic::service::Routes::new(MachineServiceServer::new(
-            machine::MachineApi::new(core.clone()),
+            talos_api::machine::MachineApi::new(core.clone()),
         ))
-        .add_service(ImageServiceServer::new(lifecycle::ImageApi::new(
+        .add_service(ImageServiceServer::new(
+            talos_api::lifecycle::ImageApi::new(core.clone()),
+        ))
+        .add_service(LifecycleServiceServer::new(
+            talos_api::lifecycle::LifecycleApi::new(core.clone()),
+        ))
+        .add_service(StateServer::new(talos_api::cosi::StateApi::new(
             core.clone(),
         )))
-        .add_service(LifecycleServiceServer::new(lifecycle::LifecycleApi::new(
-            core.clone(),
-        )))
-        .add_service(StateServer::new(cosi::StateApi::new(core.clone())))
-        .add_service(ClusterServiceServer::new(health::ClusterApi::new(
-            core.clone(),
-        )))
+        .add_service(ClusterServiceServer::new(
+            talos_api::health::ClusterApi::new(core.clone()),
+        ))
         .prepare();
         *core.routes.lock().unwrap_or_else(|e| e.into_inner()) = Some(routes);
         for cluster in fleet.clusters() {
             for n in cluster.nodes() {
-                node::start(&core, n).map_err(|source| SimError::Listen {
+                node_life::node::start(&core, n).map_err(|source| SimError::Listen {
                     cluster: cluster.name().to_string(),
                     node: n.name().to_string(),
                     address: n.address().to_string(),
@@ -194,7 +107,7 @@ impl SimFleet {
             }
             cluster.elect_if_leaderless();
         }
-        let kube = match kube_link::start(&fleet, &scenario, &opts.state_dir).await {
+        let kube = match kube_api::clusters::start(&fleet, &scenario, &opts.state_dir).await {
             Ok(kube) => kube,
             Err(e) => {
                 stop_nodes(&core);
@@ -248,8 +161,9 @@ impl SimFleet {
         };
         let mgmt = index_of(&spec.management).ok_or_else(|| missing(&spec.management))?;
         let work = index_of(&spec.workload).ok_or_else(|| missing(&spec.workload))?;
-        let (Some(api), Some(server), Some(one)) = (
+        let (Some(api), Some(drain), Some(server), Some(one)) = (
             self.kube.server(mgmt),
+            self.kube.server(work).map(|w| w.drainer()),
             self.kube.url(work).map(String::from),
             self.one.as_ref(),
         ) else {
@@ -278,7 +192,11 @@ impl SimFleet {
             one.capone_side(),
             self.core.clock,
             api,
-            capi::WorkloadAccess { server, kubeconfig },
+            capi::WorkloadAccess {
+                server,
+                kubeconfig,
+                drain,
+            },
             talos,
         ));
         Ok(())
@@ -410,7 +328,7 @@ fn stop_nodes(core: &Core) {
     core.stop.send_replace(true);
     for cluster in core.fleet.clusters() {
         for n in cluster.nodes() {
-            apid::stop_serving(n);
+            node_life::apid_listener::stop_serving(n);
             n.lock().listener = None;
             n.events.close();
         }
@@ -449,6 +367,15 @@ fn ensure_file_limit(nodes: usize) -> Result<(), SimError> {
         });
     }
     Ok(())
+}
+
+/// A tokio runtime with two workers (these are 2-core machines) for a sim served by a process
+/// of its own: the `sim` command, and the demo beside the console's runtime.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
 }
 
 /// Reads a talosconfig path's directory; used by the `sim` command's ready line.

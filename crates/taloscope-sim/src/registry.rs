@@ -18,7 +18,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use crate::SimError;
+use crate::model::error::SimError;
 
 /// What a simulated registry serves.
 #[derive(Debug, Clone, Default)]

@@ -414,7 +414,7 @@ async fn a_copied_template_rolls_talos_and_a_worker_version_rolls_the_machine_de
     std::fs::write(
         &copy,
         r#"{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "ONEMachineTemplate",
-            "metadata": {"name": "capi-work-controlplane-v1-12-0", "namespace": "default"},
+            "metadata": {"name": "capi-work-cp-v1-12-0", "namespace": "default"},
             "spec": {"template": {"spec": {"templateName": "talos-capi-work-controlplane-v1.12.0"}}}}"#,
     )
     .expect("write template");
@@ -434,7 +434,7 @@ async fn a_copied_template_rolls_talos_and_a_worker_version_rolls_the_machine_de
             "--type",
             "merge",
             "-p",
-            r#"{"spec":{"infrastructureTemplate":{"name":"capi-work-controlplane-v1-12-0"}}}"#,
+            r#"{"spec":{"infrastructureTemplate":{"name":"capi-work-cp-v1-12-0"}}}"#,
         ],
     );
     seen = 0;
@@ -506,4 +506,97 @@ async fn workers_scaled_down_while_booting_never_join_the_workload_cluster() {
         .expect("kubectl runs");
     let names = String::from_utf8_lossy(&nodes.stdout).to_string();
     assert_eq!(names.lines().count(), 5, "{names}");
+}
+
+/// A Machine's deletion as cluster-api's machine controller runs it (machine_controller.go
+/// `reconcileDelete`): a DELETE leaves the Machine with its `deletionTimestamp` and the
+/// `machine.cluster.x-k8s.io` finalizer; its Node is cordoned and drained, and while a
+/// PodDisruptionBudget refuses the evictions it stays, `Deleting` with reason `DrainingNode`
+/// naming the pods; once the budget allows, the Machine, its VM and its node go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_machine_drains_its_node_and_waits_on_a_disruption_budget() {
+    let sim = start_builtin("capi", TIME_SCALE).await;
+    let home = tempfile::tempdir().expect("home");
+    let h = home.path();
+    let mut seen = 0;
+    wait_rolled(&sim, false, 2, "v1.34.1", None, &mut seen).await;
+    let workload = sim.fleet.kube_api(1).expect("the workload's API");
+    // Two pods per worker, none of which may go.
+    workload.set_disruption_budget(Some(4));
+    let victim = workers(&sim)[0]["metadata"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_string();
+    let held = capi(&sim).get("machines", &victim).expect("the Machine");
+    assert_eq!(
+        held["metadata"]["finalizers"],
+        serde_json::json!(["machine.cluster.x-k8s.io"]),
+        "{held}"
+    );
+    kubectl(&sim, h, &["delete", "machine", &victim, "--wait=false"]);
+    let deleting = wait_for("the Machine draining", LIMIT, || {
+        let m = capi(&sim).get("machines", &victim);
+        async move {
+            let m = m?;
+            let conditions = m["status"]["conditions"].as_array()?;
+            let draining = conditions.iter().any(|c| {
+                c["type"] == "Deleting" && c["status"] == "True" && c["reason"] == "DrainingNode"
+            });
+            draining.then_some(m)
+        }
+    })
+    .await;
+    assert!(
+        !deleting["metadata"]["deletionTimestamp"].is_null(),
+        "{deleting}"
+    );
+    assert_eq!(deleting["status"]["phase"], "Deleting");
+    assert!(deleting["status"]["deletion"]["nodeDrainStartTime"].is_string());
+    let message = deleting["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Deleting"))
+        .and_then(|c| c["message"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.starts_with("Drain not completed yet")
+            && message.contains("* Pod default/web-")
+            && message.contains("disruption budget"),
+        "{message}"
+    );
+    assert!(
+        workload.actions().iter().any(
+            |a| a.node == victim && a.kind == taloscope_sim::kube_api::KubeActionKind::Cordoned
+        ),
+        "the node is cordoned first"
+    );
+    assert!(
+        sim.fleet
+            .state()
+            .cluster("capi-work")
+            .is_some_and(|c| c.node(&victim).is_some()),
+        "the node stays while the drain waits"
+    );
+    workload.set_disruption_budget(None);
+    wait_for("the Machine and its node gone", LIMIT, || {
+        let machine = capi(&sim).get("machines", &victim);
+        // The VM terminated and its node powered off for good.
+        let node_off = sim
+            .fleet
+            .state()
+            .cluster("capi-work")
+            .and_then(|c| c.node(&victim).map(|n| !n.status().up))
+            .unwrap_or(true);
+        let released = capi(&sim).pending_releases() == 0;
+        async move { (machine.is_none() && node_off && released).then_some(()) }
+    })
+    .await;
+    assert!(
+        workload.actions().iter().any(|a| a.node == victim
+            && matches!(
+                a.kind,
+                taloscope_sim::kube_api::KubeActionKind::Evicted { .. }
+            )),
+        "its pods were evicted"
+    );
 }

@@ -63,7 +63,7 @@ pub struct Repoint {
     pub to: String,
 }
 
-/// An object the upgrade creates ("ONEMachineTemplate/capi-work-controlplane-v1.12.0").
+/// An object the upgrade creates ("ONEMachineTemplate/capi-work-cp-v1.12.0").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreatedObject {

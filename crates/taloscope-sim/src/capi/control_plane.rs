@@ -99,8 +99,8 @@ fn etcd_health(ctx: &Ctx, machines: &[Value]) -> Result<(), String> {
             // The provider reads the service as pkg/cluster/check/service.go words it.
             return Err(format!(
                 "error checking etcd health on machine {name:?}: {name}: service \"etcd\" not in expected state \"Running\": current state [{}] {}",
-                crate::etcd_service::STOPPED_STATE,
-                crate::etcd_service::STOPPED_MESSAGE
+                crate::talos_api::etcd_service::STOPPED_STATE,
+                crate::talos_api::etcd_service::STOPPED_MESSAGE
             ));
         }
         if !cluster.member_healthy(node.node_index) {
@@ -370,8 +370,10 @@ fn scale_down(
         return;
     };
     let name = name_of(victim);
-    if let Some(node) = victim["status"]["nodeRef"]["name"].as_str() {
-        etcd_leave(ctx, node);
+    // gracefulEtcdLeave talks to the Machine's own node (its talosconfig endpoint), whatever
+    // its Node is named: the sim's node is named as the Machine.
+    if !victim["status"]["nodeRef"].is_null() {
+        etcd_leave(ctx, &name);
     }
     machines::delete(ctx, &name);
 }
@@ -387,7 +389,7 @@ fn write_status(ctx: &Ctx, ns: &str, name: &str, conds: &[(String, bool, String,
     let lowest = machines
         .iter()
         .filter_map(|m| m["spec"]["version"].as_str())
-        .min_by_key(|v| crate::scenario::parse_version(v))
+        .min_by_key(|v| crate::model::scenario::parse_version(v))
         .map(String::from);
     ctx.store.modify("taloscontrolplanes", ns, name, |tcp| {
         let generation = tcp["metadata"]["generation"].clone();

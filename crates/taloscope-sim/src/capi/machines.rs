@@ -10,7 +10,8 @@ use super::Ctx;
 use super::conditions::{Cond, set_v1beta1, set_v1beta2};
 use super::resources::{BOOTSTRAP, INFRASTRUCTURE};
 use super::store::random_suffix;
-use crate::{NodeRole, SimNode};
+use crate::model::scenario::NodeRole;
+use crate::model::state::SimNode;
 
 pub(crate) const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 pub(crate) const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
@@ -38,7 +39,11 @@ pub(crate) struct NewMachine<'a> {
 pub(crate) fn create(ctx: &Ctx, m: &NewMachine<'_>) -> Option<String> {
     let ns = ctx.spec.namespace.as_str();
     let template = ctx.store.get("onemachinetemplates", ns, m.infra_template)?;
-    let name = format!("{}{}", m.prefix, random_suffix(crate::clock::random_u64()));
+    let name = format!(
+        "{}{}",
+        m.prefix,
+        random_suffix(crate::model::clock::random_u64())
+    );
     let mut infra_spec = template["spec"]["template"]["spec"].clone();
     infra_spec["providerID"] = Value::Null;
     ctx.store
@@ -85,6 +90,15 @@ pub(crate) fn node_of(ctx: &Ctx, name: &str) -> Option<Arc<SimNode>> {
         .cloned()
 }
 
+/// The Kubernetes Node name of the workload node `hostname`: the hostname itself, or its FQDN
+/// when the scenario names Nodes in a domain (`capi-fqdn`).
+pub(crate) fn node_name(ctx: &Ctx, hostname: &str) -> String {
+    match &ctx.spec.node_domain {
+        Some(domain) => format!("{hostname}.{domain}"),
+        None => hostname.to_string(),
+    }
+}
+
 /// The Machine's Node is Ready (kubelet up on a running node).
 pub(crate) fn is_ready(ctx: &Ctx, name: &str) -> bool {
     node_of(ctx, name).is_some_and(|n| {
@@ -118,16 +132,13 @@ pub(crate) fn mark_up_to_date(ctx: &Ctx, name: &str, up_to_date: bool) {
         });
 }
 
-/// Deletes a Machine and what it owns at once (the sim's objects have no finalizers; CAPI's
-/// machine controller would drain, delete the infrastructure and the Node, then drop its
-/// finalizer: cluster-api internal/controllers/machine/machine_controller.go reconcileDelete).
+/// Deletes a Machine through its deletion phases (machine_deletion.rs).
 pub(crate) fn delete(ctx: &Ctx, name: &str) {
-    ctx.store.delete("machines", &ctx.spec.namespace, name);
-    release(ctx, name);
+    super::machine_deletion::delete(ctx, name);
 }
 
 /// Terminates the VM, removes the Node and the provider objects of a Machine that is gone.
-fn release(ctx: &Ctx, name: &str) {
+pub(crate) fn release(ctx: &Ctx, name: &str) {
     let ns = ctx.spec.namespace.as_str();
     ctx.store.delete("onemachines", ns, name);
     ctx.store.delete("talosconfigs", ns, name);
@@ -170,6 +181,11 @@ pub(crate) fn reconcile(ctx: &Ctx) {
     }
     finish_releases(ctx);
     for m in &machines {
+        if !m["metadata"]["deletionTimestamp"].is_null() {
+            super::machine_deletion::reconcile_delete(ctx, m);
+            continue;
+        }
+        super::machine_deletion::hold(ctx, m);
         provision(ctx, m);
         update_status(ctx, m);
     }
@@ -356,11 +372,11 @@ fn update_status(ctx: &Ctx, machine: &Value) {
             json!({"infrastructureProvisioned": running, "bootstrapDataSecretCreated": true});
         if let Some(v) = &vm {
             st["addresses"] = json!([{"type": "InternalIP", "address": v.ip.to_string()},
-                {"type": "Hostname", "address": name}]);
+                {"type": "Hostname", "address": node_name(ctx, name)}]);
         }
         match &node {
             Some(s) => {
-                st["nodeRef"] = json!({"name": s.name});
+                st["nodeRef"] = json!({"name": node_name(ctx, &s.name)});
                 st["nodeInfo"] = json!({"osImage": format!("Talos ({})", s.talos_version),
                     "kubeletVersion": s.kubernetes.kubelet.version, "kernelVersion": "6.12.57-talos",
                     "containerRuntimeVersion": "containerd://2.1.5", "operatingSystem": "linux",

@@ -5,14 +5,17 @@
 //! Facts for clients (scenario `capi`; `capi-stuck-rollout`, `capi-orphaned-member`,
 //! `capi-etcd-stopped`, `capi-etcd-leaving` and `capi-no-node-ref` add one stuck fault each; `capi-clusterctl` serves the kubeadm
 //! providers' and Cluster API Provider AWS's CRDs beside, so `controlplane.*`, `bootstrap.*`
-//! and `infrastructure.*` prefer v1beta2, which none of the scenario's objects are served in):
+//! and `infrastructure.*` prefer v1beta2, which none of the scenario's objects are served in;
+//! `capi-fqdn` names the workload's Nodes `<hostname>.example.internal` in each Machine's
+//! nodeRef and `Hostname` address, its etcd members keeping the short hostname;
+//! `capi-drain-blocked` deletes a worker Machine whose drain a PodDisruptionBudget refuses):
 //! - Talos clusters `capi-mgmt` (one control plane `cp-1`) and `capi-work`; talosconfig
 //!   contexts `capi-mgmt`, `capi-work`; kube contexts `admin@capi-mgmt` (the management cluster,
 //!   serving the CAPI CRDs) and `admin@capi-work` (the workload cluster).
 //! - In namespace `default` of the management cluster: Cluster `capi-work` (ONECluster
 //!   `capi-work`), TalosControlPlane `capi-work-cp` (3 replicas; 1 in `capi-etcd-stopped`),
 //!   MachineDeployment `capi-work-md-0` (2 replicas) with MachineSet `capi-work-md-0-<hash>`,
-//!   ONEMachineTemplates `capi-work-controlplane` and `capi-work-worker` (spec.template.spec.
+//!   ONEMachineTemplates `capi-work-cp` and `capi-work-md-0` (spec.template.spec.
 //!   templateName `talos-capi-work-controlplane` / `talos-capi-work-worker`, Talos v1.11.3),
 //!   TalosConfigTemplate `capi-work-md-0`, Secret `capi-work-kubeconfig` (data.value: a
 //!   kubeconfig whose server is the `admin@capi-work` server), Secret `capi-work-talosconfig`
@@ -26,6 +29,7 @@ pub(crate) mod admission;
 pub(crate) mod conditions;
 pub(crate) mod control_plane;
 pub(crate) mod convert;
+pub(crate) mod machine_deletion;
 pub(crate) mod machines;
 pub(crate) mod resources;
 pub(crate) mod routes;
@@ -40,52 +44,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
+use crate::kube_api::NodeDrainer;
+use crate::model::clock::SimClock;
+use crate::model::state::FleetState;
 use crate::opennebula::capone_side::CaponeSide;
-use crate::{FleetState, SimClock};
 use store::CapiStore;
 
-/// The known deadlocks of the Talos control-plane provider, injected at start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StuckFault {
-    /// A control-plane rollout (TalosControlPlane `spec.version` at the next patch, v1.34.2)
-    /// whose surge Machine already runs it, and whose oldest outdated control plane has an
-    /// unhealthy etcd member: scale-down waits "for etcd to become healthy before scaling down"
-    /// forever (the scenario starts in that state).
-    /// Fixed by deleting (or removing the etcd member of) the stuck Machine.
-    StuckRollout,
-    /// An etcd member left behind by a Machine deleted out of band (its node powered off), with
-    /// the provider's etcd audit off, as in provider releases before `auditEtcd`: etcd health
-    /// fails with "expected to have 3 members, got 4". Fixed by EtcdRemoveMemberByID.
-    OrphanedMember,
-    /// A one-control-plane cluster whose only etcd service stopped with its data intact: no
-    /// quorum, the Kubernetes API down, until a reboot starts etcd again (etcd_service).
-    SingleMemberStopped,
-    /// A control-plane Machine, not deleting, whose node already left etcd (a scale-down's
-    /// `gracefulEtcdLeave` done, the Machine's deletion not: CACPPT #237, #225, #193): the
-    /// health check fails forever ("expected to have 3 members, got 2" / etcd not Running on
-    /// the node). Fixed by deleting the Machine: scale-up makes a replacement that joins.
-    EtcdLeft,
-    /// A control-plane rollout (to v1.34.2) whose first surge Machine never gets a VM, so
-    /// never a node or addresses: the scale-down waits for every node to boot, the health
-    /// check cannot reach it (configs.go "no addresses were found for node"). Fixed by
-    /// deleting the surge Machine; the next surge boots.
-    NodeRefLessSurge,
-}
-
-/// What the `capi` scenarios hold.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CapiSpec {
-    /// The Talos cluster whose kube API is the management cluster.
-    pub management: String,
-    /// The workload cluster CAPI owns (also the Cluster object's name).
-    pub workload: String,
-    pub namespace: String,
-    pub fault: Option<StuckFault>,
-    /// The kubeadm providers and Cluster API Provider AWS installed beside the Talos and
-    /// OpenNebula providers, as `clusterctl init` leaves a management cluster
-    /// (resources.rs `CLUSTERCTL_DEFAULTS`).
-    pub clusterctl_defaults: bool,
-}
+pub use crate::model::capi_scenarios::{CapiSpec, StuckFault};
 
 /// Switches of the controller.
 #[derive(Default)]
@@ -93,6 +58,8 @@ pub(crate) struct Knobs {
     no_etcd_audit: AtomicBool,
     /// The next control-plane Machine created gets no VM (NodeRefLessSurge).
     pub stall_next_control_plane: AtomicBool,
+    /// A worker Machine is to be deleted once it has a Node (DrainBlocked).
+    pub delete_a_worker_once_it_has_a_node: AtomicBool,
     /// Machines whose VM never comes.
     pub stalled: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
@@ -108,6 +75,8 @@ pub(crate) struct Ctx {
     pub store: Arc<CapiStore>,
     pub fleet: Arc<FleetState>,
     pub one: CaponeSide,
+    /// Drains the workload cluster's nodes (a deleting Machine's drain).
+    pub workload_drain: NodeDrainer,
     pub spec: CapiSpec,
     pub knobs: Knobs,
     /// Machines deleted whose VM may still be booting: terminated and removed once it can be.
@@ -120,8 +89,7 @@ pub struct CapiSim {
     task: tokio::task::JoinHandle<()>,
 }
 
-/// The version `capi-stuck-rollout` rolls the control planes to.
-pub(crate) const ROLLOUT_VERSION: &str = "v1.34.2";
+pub(crate) use crate::model::capi_scenarios::ROLLOUT_VERSION;
 
 /// Simulated seconds between two reconciles without a change (the providers requeue after
 /// 10-20 s; the sim is quicker so tests stay short).
@@ -149,13 +117,14 @@ impl CapiSim {
             store: store.clone(),
             fleet,
             one,
+            workload_drain: workload.drain.clone(),
             spec,
             knobs: Knobs::default(),
             released: Default::default(),
         });
         seed::seed(&ctx, &workload);
         seed::inject(&ctx);
-        mgmt_api.serve_capi(store);
+        mgmt_api.serve_custom(store);
         let task = tokio::spawn(run(ctx.clone(), clock, talos));
         CapiSim { ctx, task }
     }
@@ -209,66 +178,6 @@ pub use admission::AdmissionRefusal;
 pub(crate) use seed::WorkloadAccess;
 pub(crate) use talosconfig_secret::TalosAccess;
 
-/// The built-in `capi` scenarios: management cluster `capi-mgmt` (index 0), workload cluster
-/// `capi-work` (index 1: 3 control planes and 2 workers; 4 control planes with
-/// `capi-orphaned-member`, 1 with `capi-etcd-stopped`).
-pub(crate) fn builtin(name: &str) -> Option<crate::Scenario> {
-    use crate::NodeRole::{ControlPlane, Worker};
-    let clusterctl_defaults = name == "capi-clusterctl";
-    let fault = match name {
-        "capi" | "capi-clusterctl" => None,
-        "capi-stuck-rollout" => Some(StuckFault::StuckRollout),
-        "capi-orphaned-member" => Some(StuckFault::OrphanedMember),
-        "capi-etcd-stopped" => Some(StuckFault::SingleMemberStopped),
-        "capi-etcd-leaving" => Some(StuckFault::EtcdLeft),
-        "capi-no-node-ref" => Some(StuckFault::NodeRefLessSurge),
-        _ => return None,
-    };
-    let control_planes = match fault {
-        Some(StuckFault::OrphanedMember | StuckFault::StuckRollout) => 4,
-        Some(StuckFault::SingleMemberStopped) => 1,
-        _ => 3,
-    };
-    let names: Vec<(String, crate::NodeRole)> = (0..control_planes)
-        .map(|i| {
-            (
-                format!("capi-work-cp-{}", store::random_suffix(11 + i)),
-                ControlPlane,
-            )
-        })
-        .chain((0..2).map(|i| {
-            (
-                format!("capi-work-md-0-{}", store::random_suffix(101 + i)),
-                Worker,
-            )
-        }))
-        .collect();
-    let refs: Vec<(&str, crate::NodeRole)> = names.iter().map(|(n, r)| (n.as_str(), *r)).collect();
-    Some(crate::Scenario {
-        name: name.to_string(),
-        clusters: vec![
-            crate::scenario::build_cluster("capi-mgmt", 0, &[("cp-1", ControlPlane)], |_| {}),
-            // The stuck rollout starts where it sticks: the surge Machine (the 4th control
-            // plane) already runs the new version.
-            crate::scenario::build_cluster("capi-work", 1, &refs, |n| {
-                if fault == Some(StuckFault::StuckRollout)
-                    && Some(&n.name) == names.get(3).map(|(n, _)| n)
-                {
-                    n.kubernetes_version = ROLLOUT_VERSION.into();
-                }
-            }),
-        ],
-        capi: Some(CapiSpec {
-            management: "capi-mgmt".into(),
-            workload: "capi-work".into(),
-            namespace: "default".into(),
-            fault,
-            clusterctl_defaults,
-        }),
-        opennebula: Default::default(),
-    })
-}
-
 /// cluster-api util/annotations/helpers.go `IsPaused`: the Cluster's `spec.paused`, or the
 /// `cluster.x-k8s.io/paused` annotation on the Cluster or on `obj`. Every controller of the
 /// scenario returns before reconciling such an object (cluster-api-control-plane-provider-talos
@@ -299,6 +208,7 @@ async fn run(ctx: Arc<Ctx>, clock: SimClock, talos: TalosAccess) {
     loop {
         // Each pass's own writes bump the counter; mark them seen so only outside changes wake.
         machines::reconcile(&ctx);
+        seed::delete_a_worker_for_a_blocked_drain(&ctx);
         control_plane::reconcile(&ctx);
         workers::reconcile(&ctx);
         seed::cluster_status(&ctx);

@@ -2,7 +2,6 @@
 //! CustomResourceDefinitions, and list/get/create/patch/replace/delete plus `/status` and
 //! `/scale` of every served resource in every served version (k8s.io/apiextensions-apiserver
 //! serves custom resources this way), and the cluster's Secrets (the kubeconfig secret).
-use std::collections::BTreeMap;
 
 use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -12,17 +11,30 @@ use super::convert;
 use super::resources::{self, CORE, Resource};
 use super::store::{CapiStore, StoreError, now_unix};
 use super::table;
+use crate::kube_api::CustomResources;
 use crate::kube_api::objects::{list, rfc3339, status_error};
 use crate::kube_api::patch::{json_patch, merge_patch};
 
 /// One request the kube API sim hands over.
-pub(crate) struct CapiRequest<'a> {
-    pub method: &'a Method,
-    pub segments: &'a [&'a str],
-    pub query: &'a BTreeMap<String, String>,
-    pub wants_table: bool,
-    pub content_type: &'a str,
-    pub body: &'a [u8],
+pub(crate) use crate::kube_api::CustomRequest as CapiRequest;
+
+/// The management cluster's API serves the store as custom resources.
+impl CustomResources for CapiStore {
+    fn owns(&self, segments: &[&str]) -> bool {
+        owns(self, segments)
+    }
+
+    fn answer(&self, request: &CapiRequest<'_>) -> Answer {
+        answer(self, request)
+    }
+
+    fn api_groups(&self) -> Vec<Value> {
+        self.installed.api_groups()
+    }
+
+    fn core_resources(&self) -> Vec<Value> {
+        vec![resources::secrets_resource()]
+    }
 }
 
 type Answer = (StatusCode, Value);
@@ -290,10 +302,14 @@ fn object(
         (&Method::GET, Some("scale")) => return (StatusCode::OK, scale_of(&view)),
         (&Method::GET, _) => return (StatusCode::OK, view),
         (&Method::DELETE, None) => {
-            // The sim's objects carry no finalizers: deletion is immediate (the controller
-            // notices the Machine gone as if its finalizer had run).
-            store.delete(r.plural, ns, name);
-            return (StatusCode::OK, view);
+            // A Machine holds the machine controller's finalizer: it stays, deleting, until
+            // its deletion phases ran (machine_deletion.rs); other objects go at once.
+            return match store.request_deletion(r.plural, ns, name) {
+                Some(left) if !left["metadata"]["deletionTimestamp"].is_null() => {
+                    (StatusCode::OK, served(r, &left, version))
+                }
+                _ => (StatusCode::OK, view),
+            };
         }
         (&Method::PATCH, Some("scale")) => {
             let mut scale = scale_of(&view);

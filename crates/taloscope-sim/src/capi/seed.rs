@@ -14,14 +14,16 @@ use super::machines::{
 use super::resources::{BOOTSTRAP, CONTROL_PLANE, CORE, INFRASTRUCTURE};
 use super::workers::{HASH_LABEL, template_hash};
 use super::{Ctx, StuckFault};
-use crate::NodeRole;
+use crate::model::scenario::NodeRole;
 
-/// How clients reach the workload cluster's API.
+/// How clients and the controller reach the workload cluster's API.
 pub(crate) struct WorkloadAccess {
     /// `https://127.10.1.1:PORT`.
     pub server: String,
     /// A kubeconfig with the workload cluster's admin context only.
     pub kubeconfig: String,
+    /// Drains its nodes (a deleting Machine's drain).
+    pub drain: crate::kube_api::NodeDrainer,
 }
 
 pub(crate) const TCP_NAME_SUFFIX: &str = "-cp";
@@ -60,7 +62,7 @@ fn node_version(ctx: &Ctx, node: &str) -> String {
         .cluster(&ctx.spec.workload)
         .and_then(|c| c.node(node))
         .map(|n| n.status().kubernetes.kubelet.version)
-        .unwrap_or_else(|| crate::scenario::DEFAULT_KUBERNETES.into())
+        .unwrap_or_else(|| crate::model::scenario::DEFAULT_KUBERNETES.into())
 }
 
 pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
@@ -68,7 +70,7 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
     let work = ctx.spec.workload.clone();
     let tcp_name = format!("{work}{TCP_NAME_SUFFIX}");
     let md_name = format!("{work}{MD_NAME_SUFFIX}");
-    let kube = crate::scenario::DEFAULT_KUBERNETES;
+    let kube = crate::model::scenario::DEFAULT_KUBERNETES;
     let (host, port) = access
         .server
         .trim_start_matches("https://")
@@ -104,13 +106,15 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
         "spec": {"controlPlaneEndpoint": {"host": host, "port": port}},
         "status": {"ready": true}}),
     );
-    for role in ["controlplane", "worker"] {
+    // CAPONE's own cluster templates name them `${CLUSTER_NAME}-cp` and `${CLUSTER_NAME}-md-0`
+    // (templates/cluster-template.yaml).
+    for (role, name) in [("controlplane", &tcp_name), ("worker", &md_name)] {
         put(
             ctx,
             "onemachinetemplates",
             json!({"apiVersion": format!("{INFRASTRUCTURE}/v1beta1"),
             "kind": "ONEMachineTemplate",
-            "metadata": {"name": format!("{work}-{role}"), "namespace": ns, "labels": labels},
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
             "spec": {"template": {"spec": {"templateName": format!("talos-{work}-{role}")}}}}),
         );
     }
@@ -123,7 +127,7 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
         "metadata": {"name": tcp_name, "namespace": ns, "labels": labels},
         "spec": {"replicas": cp_count, "version": kube,
             "infrastructureTemplate": {"apiVersion": format!("{INFRASTRUCTURE}/v1beta1"),
-                "kind": "ONEMachineTemplate", "name": format!("{work}-controlplane"), "namespace": ns},
+                "kind": "ONEMachineTemplate", "name": tcp_name, "namespace": ns},
             "controlPlaneConfig": {"controlplane": cp_config},
             "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}},
         "status": {}}),
@@ -146,7 +150,7 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
                 "spec": {"clusterName": work, "version": kube,
                     "bootstrap": {"configRef": {"apiGroup": BOOTSTRAP, "kind": "TalosConfigTemplate", "name": md_name}},
                     "infrastructureRef": {"apiGroup": INFRASTRUCTURE, "kind": "ONEMachineTemplate",
-                        "name": format!("{work}-worker")}}}},
+                        "name": md_name}}}},
         "status": {}});
     let hash = template_hash(&md);
     let set_name = format!("{md_name}-{hash}");
@@ -179,14 +183,14 @@ pub(crate) fn seed(ctx: &Ctx, access: &WorkloadAccess) {
                 json!({CLUSTER_NAME_LABEL: work, CONTROL_PLANE_LABEL: ""}),
                 json!({"apiVersion": format!("{CONTROL_PLANE}/v1alpha3"), "kind": "TalosControlPlane",
                 "name": tcp_name, "uid": tcp_uid, "controller": true}),
-                format!("{work}-controlplane"),
+                tcp_name.clone(),
                 cp_config.clone(),
             )
         } else {
             (
                 json!({CLUSTER_NAME_LABEL: work, DEPLOYMENT_NAME_LABEL: md_name, SET_NAME_LABEL: set_name, HASH_LABEL: hash}),
                 json!({"apiVersion": format!("{CORE}/v1beta2"), "kind": "MachineSet", "name": set_name, "controller": true}),
-                format!("{work}-worker"),
+                md_name.clone(),
                 json!({"generateType": "worker", "talosVersion": "v1.11"}),
             )
         };
@@ -295,12 +299,37 @@ pub(crate) fn inject(ctx: &Ctx) {
                     t["spec"]["version"] = json!(super::ROLLOUT_VERSION);
                 });
         }
+        Some(StuckFault::DrainBlocked) => {
+            // Two pods on each of the two workers, and none of the four may go.
+            ctx.workload_drain.set_disruption_budget(Some(4));
+            ctx.knobs
+                .delete_a_worker_once_it_has_a_node
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         Some(StuckFault::SingleMemberStopped) => {
             // The only member's etcd service stopped with its data intact (etcd_service).
             if let Some(only) = cps.first() {
                 let _ = ctx.fleet.set_etcd_stopped(&ctx.spec.workload, only, true);
             }
         }
+    }
+}
+
+/// DrainBlocked: the first worker Machine (by name) is deleted once it has a Node to drain.
+pub(crate) fn delete_a_worker_for_a_blocked_drain(ctx: &Ctx) {
+    let pending = &ctx.knobs.delete_a_worker_once_it_has_a_node;
+    if !pending.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let worker = ctx
+        .store
+        .list("machines", Some(&ctx.spec.namespace))
+        .into_iter()
+        .filter(|m| m["metadata"]["labels"].get(CONTROL_PLANE_LABEL).is_none())
+        .find(|m| !m["status"]["nodeRef"].is_null() && !m["metadata"]["finalizers"].is_null());
+    if let Some(name) = worker.as_ref().and_then(|m| m["metadata"]["name"].as_str()) {
+        pending.store(false, std::sync::atomic::Ordering::Relaxed);
+        super::machines::delete(ctx, name);
     }
 }
 

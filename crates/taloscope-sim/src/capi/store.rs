@@ -37,11 +37,12 @@ pub(crate) fn uid_of(name: &str) -> String {
     crate::kube_api::objects::uid("capi", name)
 }
 
-pub(crate) fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+pub(crate) use crate::model::clock::now_unix;
+
+fn has_finalizers(obj: &Value) -> bool {
+    obj["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty())
 }
 
 fn key_of(plural: &str, obj: &Value) -> Option<Key> {
@@ -52,20 +53,7 @@ fn key_of(plural: &str, obj: &Value) -> Option<Key> {
     ))
 }
 
-/// The names Kubernetes's SimpleNameGenerator appends (k8s.io/apiserver
-/// pkg/storage/names/generate.go: 5 characters of `bcdfghjklmnpqrstvwxz2456789`).
-pub(crate) fn random_suffix(seed: u64) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut n = seed;
-    (0..5)
-        .map(|_| {
-            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize] as char;
-            n /= ALPHABET.len() as u64;
-            n = n.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ seed;
-            c
-        })
-        .collect()
-}
+pub(crate) use crate::model::capi_scenarios::random_suffix;
 
 impl CapiStore {
     /// A store serving the `installed` resources.
@@ -144,7 +132,7 @@ impl CapiStore {
             };
             obj["metadata"]["name"] = json!(format!(
                 "{prefix}{}",
-                random_suffix(crate::clock::random_u64())
+                random_suffix(crate::model::clock::random_u64())
             ));
         }
         if obj["metadata"]["namespace"].as_str().is_none() {
@@ -185,9 +173,22 @@ impl CapiStore {
         } else {
             generation
         };
-        // rest/update.go `BeforeUpdate`: an update keeps the stored uid and creation time.
-        for field in ["uid", "creationTimestamp"] {
+        // rest/update.go `BeforeUpdate`: an update keeps the stored uid and creation time, and
+        // a deletion once requested stays requested.
+        for field in ["uid", "creationTimestamp", "deletionTimestamp"] {
             obj["metadata"][field] = old["metadata"][field].clone();
+        }
+        if let Some(m) = obj["metadata"].as_object_mut() {
+            m.retain(|_, v| !v.is_null());
+        }
+        // registry/generic/registry/store.go `Update`: an object being deleted goes once an
+        // update leaves it without finalizers.
+        if !obj["metadata"]["deletionTimestamp"].is_null() && !has_finalizers(&obj) {
+            all.remove(&key);
+            drop(all);
+            self.next_rv();
+            self.changed();
+            return Ok(obj);
         }
         obj["metadata"]["generation"] = json!(generation);
         obj["metadata"]["resourceVersion"] = json!(self.next_rv());
@@ -213,7 +214,33 @@ impl CapiStore {
         true
     }
 
-    /// Removes an object at once: the sim's objects carry no finalizers.
+    /// A DELETE as registry/generic/registry/store.go `Delete` answers it: an object with
+    /// finalizers stays, its `deletionTimestamp` set, until the controllers holding them let go
+    /// (an update removing the last one removes it); one without goes at once. The object as it
+    /// was left, or as it was when it went.
+    pub fn request_deletion(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+        let key = (plural.to_string(), namespace.to_string(), name.to_string());
+        let mut all = self.lock();
+        let current = all.get_mut(&key)?;
+        if !has_finalizers(current) {
+            drop(all);
+            return self.delete(plural, namespace, name);
+        }
+        if current["metadata"]["deletionTimestamp"].is_null() {
+            current["metadata"]["deletionTimestamp"] = json!(rfc3339(now_unix()));
+            current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            let rv = self.next_rv();
+            let current = all.get_mut(&key)?;
+            current["metadata"]["resourceVersion"] = json!(rv);
+            let kept = current.clone();
+            drop(all);
+            self.changed();
+            return Some(kept);
+        }
+        Some(current.clone())
+    }
+
+    /// Removes an object at once, finalizers or not (an object no controller holds).
     pub fn delete(&self, plural: &str, namespace: &str, name: &str) -> Option<Value> {
         let key = (plural.to_string(), namespace.to_string(), name.to_string());
         let gone = self.lock().remove(&key);
@@ -248,5 +275,35 @@ mod tests {
         assert!(store.create("machines", after).is_err());
         assert!(store.delete("machines", "default", &name).is_some());
         assert!(store.list("machines", None).is_empty());
+    }
+
+    /// registry/generic/registry/store.go: a finalizer holds a deleted object, its deletion
+    /// stays asked for through updates, and the update dropping the last finalizer removes it.
+    #[test]
+    fn a_finalizer_holds_a_deleted_object_until_an_update_drops_it() {
+        let store = CapiStore::serving(super::super::resources::Installed::default());
+        let held = json!({"metadata": {"name": "m", "finalizers": ["x"]}, "spec": {}});
+        store.create("machines", held).expect("created");
+        store
+            .create(
+                "machines",
+                json!({"metadata": {"name": "free"}, "spec": {}}),
+            )
+            .expect("created");
+        let left = store
+            .request_deletion("machines", "default", "m")
+            .expect("there");
+        assert!(left["metadata"]["deletionTimestamp"].is_string(), "{left}");
+        let mut cleared = store.get("machines", "default", "m").expect("kept");
+        cleared["metadata"]["deletionTimestamp"] = Value::Null;
+        store.replace("machines", cleared).expect("replaced");
+        let kept = store.get("machines", "default", "m").expect("kept");
+        assert!(kept["metadata"]["deletionTimestamp"].is_string(), "{kept}");
+        assert!(store.modify("machines", "default", "m", |m| {
+            m["metadata"]["finalizers"] = json!([]);
+        }));
+        assert!(store.get("machines", "default", "m").is_none());
+        store.request_deletion("machines", "default", "free");
+        assert!(store.get("machines", "default", "free").is_none());
     }
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::Ctx;
 use super::machines::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, node_of};
-use crate::pki::{TalosContext, render_talosconfig};
+use crate::model::pki::{TalosContext, render_talosconfig};
 
 /// A client certificate of the sim's CA for the workload cluster's talosconfig.
 pub(crate) struct TalosAccess {

@@ -51,7 +51,7 @@ impl KubeClusterFacts {
     /// plane that runs one and is ready (what a load balancer would reach). Cut from etcd, an
     /// apiserver is not ready yet still runs and serves `/version` from memory (k8s.io/apiserver
     /// pkg/server/routes/version.go answers the build's version.Info, no storage; Talos's static pod has no liveness
-    /// probe, so the kubelet never restarts it: kube_link's `storage_unreachable`).
+    /// probe, so the kubelet never restarts it: clusters.rs `storage_unreachable`).
     pub fn server_version(&self) -> Option<&str> {
         let apiservers = || {
             self.nodes

@@ -6,7 +6,7 @@ use kube::config::{
     AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 
-use super::pki::CertPair;
+use crate::model::kube_pki::CertPair;
 
 /// One cluster's entry: server URL, CA and client credentials.
 pub struct KubeconfigEntry {

@@ -3,6 +3,7 @@
 //! watch, cordon patch), kube-system static pods and the kube-proxy DaemonSet,
 //! all derived from facts the Talos sim publishes, and Leases kept in memory; with no etcd to
 //! reach, storage requests time out and the health endpoints fail (etcd_down).
+pub(crate) mod clusters;
 mod disruption;
 mod etcd_down;
 mod facts;
@@ -11,7 +12,7 @@ mod leases;
 mod manifests;
 pub(crate) mod objects;
 pub(crate) mod patch;
-pub mod pki;
+pub use crate::model::kube_pki as pki;
 pub(crate) mod removed_versions;
 mod routes;
 mod workloads;
@@ -47,6 +48,29 @@ pub enum KubeApiError {
     Tls { cluster: String, message: String },
 }
 
+/// Resources a management cluster's API serves beside the built-in ones, as CRDs are served
+/// (the Cluster API objects and their Secrets: crate::capi hands its store in).
+pub(crate) trait CustomResources: Send + Sync {
+    /// Whether a request path is one of these resources' (or the CRDs').
+    fn owns(&self, segments: &[&str]) -> bool;
+    /// The answer to a request on one of those paths.
+    fn answer(&self, request: &CustomRequest<'_>) -> (hyper::StatusCode, serde_json::Value);
+    /// The API groups they add to `/apis`.
+    fn api_groups(&self) -> Vec<serde_json::Value>;
+    /// The resources they add to the core group's `/api/v1` list.
+    fn core_resources(&self) -> Vec<serde_json::Value>;
+}
+
+/// One request on a custom resource's path.
+pub(crate) struct CustomRequest<'a> {
+    pub method: &'a hyper::Method,
+    pub segments: &'a [&'a str],
+    pub query: &'a BTreeMap<String, String>,
+    pub wants_table: bool,
+    pub content_type: &'a str,
+    pub body: &'a [u8],
+}
+
 /// Shared by every connection of one API server.
 pub(crate) struct ApiState {
     pub facts: watch::Receiver<KubeClusterFacts>,
@@ -65,8 +89,8 @@ pub(crate) struct ApiState {
     pub workloads: workloads::Workloads,
     /// The kube-proxy DaemonSet; `None` with `cluster.proxy.disabled`.
     pub kube_proxy: Mutex<Option<manifests::KubeProxyDaemonSet>>,
-    /// The CAPI objects, when this cluster is a management cluster (crate::capi).
-    pub capi: std::sync::OnceLock<Arc<crate::capi::store::CapiStore>>,
+    /// The custom resources a management cluster serves (the CAPI objects: crate::capi).
+    pub custom: std::sync::OnceLock<Arc<dyn CustomResources>>,
 }
 
 impl ApiState {
@@ -79,6 +103,24 @@ impl ApiState {
             .lock()
             .map(|c| c.contains(node))
             .unwrap_or(false)
+    }
+}
+
+/// Drains nodes of one cluster's API (`workloads::drain`), and sets the disruption budget that
+/// may refuse the drain's evictions.
+#[derive(Clone)]
+pub(crate) struct NodeDrainer(Arc<ApiState>);
+
+impl NodeDrainer {
+    /// Cordons `node` and evicts its pods; the pods still on it, each with why.
+    pub(crate) fn drain(&self, node: &str) -> Vec<(String, String)> {
+        workloads::drain(&self.0, node)
+    }
+
+    /// The PodDisruptionBudget over the Deployment's pods (see `set_disruption_budget`).
+    pub(crate) fn set_disruption_budget(&self, min_available: Option<usize>) {
+        self.0.workloads.set_disruption_budget(min_available);
+        self.0.generation.send_modify(|g| *g += 1);
     }
 }
 
@@ -143,7 +185,7 @@ impl KubeApiServer {
             kube_proxy: Mutex::new(Some(manifests::KubeProxyDaemonSet::created(
                 &facts.borrow().kube_proxy_version,
             ))),
-            capi: std::sync::OnceLock::new(),
+            custom: std::sync::OnceLock::new(),
         });
         let facts_task = tokio::spawn(bump_on_fact_changes(state.clone(), facts));
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
@@ -192,9 +234,15 @@ impl KubeApiServer {
         self.state.generation.send_modify(|g| *g += 1);
     }
 
-    /// Makes this API server a management cluster serving the CAPI objects of `store`.
-    pub(crate) fn serve_capi(&self, store: Arc<crate::capi::store::CapiStore>) {
-        let _ = self.state.capi.set(store);
+    /// A handle that drains this cluster's nodes in-process (the Cluster API machine
+    /// controller's drain, which talks to the workload cluster's API).
+    pub(crate) fn drainer(&self) -> NodeDrainer {
+        NodeDrainer(self.state.clone())
+    }
+
+    /// Makes this API server a management cluster serving `resources` (the CAPI objects).
+    pub(crate) fn serve_custom(&self, resources: Arc<dyn CustomResources>) {
+        let _ = self.state.custom.set(resources);
         self.state.generation.send_modify(|g| *g += 1);
     }
 

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::facts::{KubeClusterFacts, KubeNodeFacts, StaticPodFacts};
+use crate::model::clock::calendar_date;
 
 const CONTROL_PLANE_LABEL: &str = "node-role.kubernetes.io/control-plane";
 
@@ -18,45 +19,6 @@ pub(crate) fn rfc3339(unix: i64) -> String {
         (secs / 60) % 60,
         secs % 60
     )
-}
-
-/// The proleptic Gregorian date `days` days after 1970-01-01, counted a year and then a month
-/// at a time (timestamps the sim writes are a few decades from the epoch either way).
-pub(crate) fn calendar_date(mut days: i64) -> (i64, u32, i64) {
-    let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let year_length = |y: i64| if leap(y) { 366 } else { 365 };
-    let mut year = 1970;
-    while days < 0 {
-        year -= 1;
-        days += year_length(year);
-    }
-    while days >= year_length(year) {
-        days -= year_length(year);
-        year += 1;
-    }
-    let month_lengths = [
-        31,
-        if leap(year) { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    let mut month = 1;
-    for length in month_lengths {
-        if days < length {
-            break;
-        }
-        days -= length;
-        month += 1;
-    }
-    (year, month, days + 1)
 }
 
 pub(crate) fn uid(kind: &str, name: &str) -> String {

@@ -11,7 +11,9 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::{ApiState, Body, etcd_down, leases, objects, workloads};
+use super::{
+    ApiState, Body, CustomRequest, CustomResources, etcd_down, leases, objects, workloads,
+};
 
 fn json(status: StatusCode, value: &Value) -> Response<Body> {
     let body = serde_json::to_vec(value).unwrap_or_default();
@@ -113,12 +115,7 @@ fn wants_table(req: &Request<Incoming>) -> bool {
         .unwrap_or(false)
 }
 
-fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
+use crate::model::clock::now_unix;
 
 pub(crate) fn node_objects(state: &ApiState) -> Vec<Value> {
     let facts = state.facts.borrow().clone();
@@ -169,10 +166,10 @@ pub(crate) async fn handle(
             &etcd_down::timeout_status(),
         ));
     }
-    if let Some(store) = state.capi.get().cloned()
-        && crate::capi::routes::owns(&store, &segments)
+    if let Some(custom) = state.custom.get().cloned()
+        && custom.owns(&segments)
     {
-        return Ok(capi_answer(&store, req, &method, &segments, &q).await);
+        return Ok(custom_answer(custom.as_ref(), req, &method, &segments, &q).await);
     }
     let response = match (&method, segments.as_slice()) {
         (&Method::GET, ["version"]) => match state.facts.borrow().server_version() {
@@ -187,19 +184,19 @@ pub(crate) async fn handle(
         )),
         (&Method::GET, ["apis"]) => {
             let mut groups = objects::api_group_list();
-            if let Some(store) = state.capi.get()
+            if let Some(custom) = state.custom.get()
                 && let Some(list) = groups["groups"].as_array_mut()
             {
-                list.extend(store.installed.api_groups());
+                list.extend(custom.api_groups());
             }
             ok(&groups)
         }
         (&Method::GET, ["api", "v1"]) => {
             let mut list = objects::resource_list("v1").unwrap_or_default();
-            if state.capi.get().is_some()
+            if let Some(custom) = state.custom.get()
                 && let Some(resources) = list["resources"].as_array_mut()
             {
-                resources.push(crate::capi::resources::secrets_resource());
+                resources.extend(custom.core_resources());
             }
             ok(&list)
         }
@@ -363,9 +360,9 @@ pub(crate) async fn handle(
     Ok(response)
 }
 
-/// A request on the management cluster's CAPI paths (crate::capi::routes).
-async fn capi_answer(
-    store: &crate::capi::store::CapiStore,
+/// A request on the management cluster's custom resources (the CAPI objects).
+async fn custom_answer(
+    custom: &dyn CustomResources,
     req: Request<Incoming>,
     method: &Method,
     segments: &[&str],
@@ -379,17 +376,14 @@ async fn capi_answer(
         .unwrap_or("")
         .to_string();
     let body = body_bytes(req).await;
-    let (status, answer) = crate::capi::routes::answer(
-        store,
-        &crate::capi::routes::CapiRequest {
-            method,
-            segments,
-            query: q,
-            wants_table,
-            content_type: &content_type,
-            body: &body,
-        },
-    );
+    let (status, answer) = custom.answer(&CustomRequest {
+        method,
+        segments,
+        query: q,
+        wants_table,
+        content_type: &content_type,
+        body: &body,
+    });
     json(status, &answer)
 }
 

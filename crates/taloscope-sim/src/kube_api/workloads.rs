@@ -246,6 +246,42 @@ pub(super) fn evict(state: &ApiState, namespace: &str, name: &str) -> (StatusCod
     (StatusCode::CREATED, eviction_success())
 }
 
+/// Drains `node` as a client's drain does (cluster-api internal/controllers/machine/drain/
+/// drain.go: cordon, then evict every pod but the DaemonSet's): the pods whose eviction was
+/// refused, each with the refusal's message.
+pub(super) fn drain(state: &ApiState, node: &str) -> Vec<(String, String)> {
+    let newly_cordoned = state
+        .cordoned
+        .lock()
+        .map(|mut c| c.insert(node.to_string()))
+        .unwrap_or(false);
+    if newly_cordoned {
+        state.workloads.note_cordon(node, true);
+        state.generation.send_modify(|g| *g += 1);
+    }
+    let on_node: Vec<String> = {
+        let facts = state.facts.borrow().clone();
+        let mut inner = state.workloads.lock();
+        inner.reconcile(state, &facts);
+        inner
+            .pods
+            .iter()
+            .filter(|p| p.node.as_deref() == Some(node))
+            .map(|p| p.name.clone())
+            .collect()
+    };
+    on_node
+        .into_iter()
+        .filter_map(|pod| {
+            let (status, answer) = evict(state, NAMESPACE, &pod);
+            (status != StatusCode::CREATED).then(|| {
+                let why = answer["message"].as_str().unwrap_or("eviction refused");
+                (format!("{NAMESPACE}/{pod}"), why.to_string())
+            })
+        })
+        .collect()
+}
+
 /// The PodDisruptionBudgets of `namespace` (`None`: all), as policy/v1 lists them.
 pub(super) fn disruption_budgets(state: &ApiState, namespace: Option<&str>) -> Vec<Value> {
     let facts = state.facts.borrow().clone();

@@ -9,7 +9,7 @@ use super::cloud::OneCloud;
 use super::machine_config::{self, ConfigFor};
 use super::setup::{role_extra, talos_template};
 use super::vm::{Lcm, VmState, VmTemplate};
-use crate::NodeRole;
+use crate::model::scenario::NodeRole;
 
 /// A VM as the infrastructure provider sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

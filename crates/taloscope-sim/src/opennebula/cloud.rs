@@ -13,9 +13,11 @@ use super::oneflow::FlowState;
 use super::quota::Owner;
 use super::template::{Template, Value};
 use super::vm::{Boot, JoinPlan, Lcm, Vm, VmState, VmTemplate};
-use crate::scenario::VmQuotaSpec;
-use crate::scenario::{DEFAULT_KUBERNETES, DEFAULT_TALOS};
-use crate::{FleetState, NodeSpec, SimClock};
+use crate::model::clock::SimClock;
+use crate::model::scenario::NodeSpec;
+use crate::model::scenario::VmQuotaSpec;
+use crate::model::scenario::{DEFAULT_KUBERNETES, DEFAULT_TALOS};
+use crate::model::state::FleetState;
 
 /// Simulated seconds per step.
 const PENDING_SECONDS: f64 = 2.0;
@@ -71,18 +73,13 @@ pub(crate) struct Cloud {
 pub(crate) struct OneCloud {
     state: Mutex<Cloud>,
     /// The maintenance APIs of VMs that booted without a machine config, by VM id.
-    pub maintenance: Mutex<BTreeMap<i64, crate::maintenance::MaintenanceApi>>,
+    pub maintenance: Mutex<BTreeMap<i64, crate::opennebula::maintenance::MaintenanceApi>>,
     pub fleet: Arc<FleetState>,
     pub clock: SimClock,
     pub stop: watch::Sender<bool>,
 }
 
-pub(crate) fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
+pub(crate) use crate::model::clock::now_unix;
 
 impl OneCloud {
     pub fn new(cloud: Cloud, fleet: Arc<FleetState>, clock: SimClock) -> Arc<OneCloud> {

@@ -10,7 +10,7 @@
 use base64::Engine as _;
 use serde::Deserialize;
 
-use crate::NodeRole;
+use crate::model::scenario::NodeRole;
 
 /// What a machine config tells the sim about the node it boots.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 mod cloud;
 mod config_documents;
 pub(crate) mod machine_config;
+mod maintenance;
 pub use machine_config::{LoadedConfig, load_machine_config};
 pub(crate) mod capone_side;
 mod oneflow;
@@ -30,9 +31,10 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use super::{FleetState, SimClock, SimError};
+use crate::model::clock::SimClock;
+use crate::model::error::SimError;
+use crate::model::state::FleetState;
 use cloud::OneCloud;
-pub(crate) use cloud::now_unix;
 
 /// The user every sim credential is for.
 pub const ONE_USER: &str = "oneadmin";
@@ -75,12 +77,12 @@ impl OneSim {
         clock: SimClock,
         ca_pem: &str,
         state_dir: &Path,
-        spec: &crate::scenario::OneSpec,
+        spec: &crate::model::scenario::OneSpec,
     ) -> Result<OneSim, SimError> {
         let password = format!(
             "{:016x}{:016x}",
-            super::clock::random_u64(),
-            super::clock::random_u64()
+            crate::model::clock::random_u64(),
+            crate::model::clock::random_u64()
         );
         let catalog = setup::catalog(&fleet, ca_pem, password, spec);
         let cloud = OneCloud::new(catalog.cloud, fleet, clock);
@@ -138,7 +140,11 @@ impl OneSim {
     }
 
     /// `DIR/clusters/<cluster>/<role>.yaml`.
-    pub fn machine_config_file(&self, cluster: &str, role: super::NodeRole) -> PathBuf {
+    pub fn machine_config_file(
+        &self,
+        cluster: &str,
+        role: crate::model::scenario::NodeRole,
+    ) -> PathBuf {
         self.files.machine_config(cluster, role)
     }
 

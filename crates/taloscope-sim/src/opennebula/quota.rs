@@ -6,7 +6,7 @@ use super::cloud::Cloud;
 use super::template::Template;
 use super::vm::VmState;
 use super::xml;
-use crate::scenario::VmQuotaSpec;
+use crate::model::scenario::VmQuotaSpec;
 
 /// Who owns everything in the sim.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -52,8 +52,10 @@ use super::oneflow::{FlowState, Role, RoleSpec, Service, ServiceTemplate};
 use super::quota::Owner;
 use super::template::{Template, Value};
 use super::vm::VmTemplate;
-use crate::scenario::{DEFAULT_TALOS, OneSpec};
-use crate::{FleetState, NodeRole, SimError};
+use crate::model::error::SimError;
+use crate::model::scenario::NodeRole;
+use crate::model::scenario::{DEFAULT_TALOS, OneSpec};
+use crate::model::state::FleetState;
 
 /// The cloud to start with, and each cluster's generated machine configs.
 pub(crate) struct Catalog {
@@ -277,7 +279,7 @@ fn limit_new_cluster_roles(cloud: &mut Cloud, max_vms: &[(String, usize)]) {
 
 /// `127.A.B.0/24` with A in 64..=126 and any B: away from the scenario's 127.10.x.y.
 fn new_network_octets() -> [u8; 2] {
-    let r = super::super::clock::random_u64();
+    let r = crate::model::clock::random_u64();
     [64 + (r % 63) as u8, (r >> 8) as u8]
 }
 
@@ -330,7 +332,7 @@ fn add_new_cluster_templates(cloud: &mut Cloud, regtime: i64) {
 /// with parents once they are running (OpenNebula/one src/flow/lib/strategy/straight.rb).
 /// The gateway VM only boots and leases an address (cloud.rs `boot_plan`: not a Talos
 /// image); the sim's Kubernetes API of the cluster answers on `controlPlane.endpoint`
-/// (formation.rs), which stands in for the gateway forwarding to the control planes.
+/// (node_life/formation.rs), which stands in for the gateway forwarding to the control planes.
 fn add_gateway_service_template(
     cloud: &mut Cloud,
     regtime: i64,
@@ -420,7 +422,7 @@ pub(crate) fn write_files(
     xmlrpc_url: &str,
     oneflow_url: &str,
 ) -> Result<(), SimError> {
-    use crate::pki::write_private;
+    use crate::model::pki::write_private;
     write_private(
         &files.one_auth,
         &format!("{}:{}\n", cloud.owner.uname, cloud.password),

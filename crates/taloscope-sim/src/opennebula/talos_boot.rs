@@ -8,9 +8,9 @@ use std::sync::Arc;
 use super::cloud::{OneCloud, hostname_of};
 use super::machine_config::{BootsAs, read_user_data};
 use super::template::Value;
-use crate::formation::{ClusterSeed, Formation};
-use crate::scenario::{DEFAULT_IMAGE_PULL_MS, DEFAULT_KUBERNETES, DEFAULT_TALOS};
-use crate::{NodeRole, NodeSpec};
+use crate::model::formed_cluster::{ClusterSeed, Formation};
+use crate::model::scenario::{DEFAULT_IMAGE_PULL_MS, DEFAULT_KUBERNETES, DEFAULT_TALOS};
+use crate::model::scenario::{NodeRole, NodeSpec};
 
 // Simulated seconds at time scale 1, after the VM is RUNNING (PENDING, PROLOG and BOOT are in
 // cloud.rs: about 11 s).
@@ -106,7 +106,10 @@ pub(crate) async fn boot_image(cloud: Arc<OneCloud>, boot: ImageBoot) {
     if !cloud.still_running(&boot) {
         return;
     }
-    cloud.clock.sleep(crate::node::REBOOT_DOWN_SECONDS).await;
+    cloud
+        .clock
+        .sleep(crate::node_life::node::REBOOT_DOWN_SECONDS)
+        .await;
     if !cloud.still_running(&boot) {
         return;
     }
@@ -124,7 +127,7 @@ pub(crate) async fn boot_image(cloud: Arc<OneCloud>, boot: ImageBoot) {
 /// Maintenance mode until a config is applied (internal/app/maintenance/server.go); `None`
 /// when the VM went away first.
 async fn maintenance(cloud: &Arc<OneCloud>, boot: &ImageBoot) -> Option<Box<BootsAs>> {
-    let (api, mut applied) = match crate::maintenance::start(boot.ip) {
+    let (api, mut applied) = match crate::opennebula::maintenance::start(boot.ip) {
         Ok(started) => started,
         Err(e) => {
             cloud.boot_failed(boot.vm, format!("maintenance API cannot listen: {e}"));

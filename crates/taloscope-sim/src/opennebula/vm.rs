@@ -87,7 +87,7 @@ pub(crate) struct VmTemplate {
 #[derive(Clone, Debug)]
 pub(crate) struct JoinPlan {
     pub cluster: String,
-    pub spec: crate::NodeSpec,
+    pub spec: crate::model::scenario::NodeSpec,
 }
 
 /// What Talos on a VM does once the VM runs.

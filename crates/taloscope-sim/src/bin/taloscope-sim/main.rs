@@ -1,19 +1,17 @@
 //! `taloscope-sim`: the simulated fleet as a program. `sim` serves a scenario in the
-//! foreground; `demo` starts the `demo` scenario and opens the taloscope console on it.
+//! foreground (the console on the demo fleet is the `taloscope-demo` program).
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-#[cfg(feature = "console")]
-mod demo;
 mod serve;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "taloscope-sim",
     version,
-    about = "A simulated Talos fleet on loopback, for taloscope's tests and demo"
+    about = "A simulated Talos fleet on loopback, for taloscope's tests"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -34,9 +32,6 @@ enum Command {
         #[arg(long, default_value_t = 1.0)]
         time_scale: f64,
     },
-    /// Start the built-in demo fleet in-process and open the taloscope console on it.
-    #[cfg(feature = "console")]
-    Demo(demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,15 +42,5 @@ fn main() -> ExitCode {
             state_dir,
             time_scale,
         } => serve::run(&scenario, &state_dir, time_scale),
-        #[cfg(feature = "console")]
-        Command::Demo(args) => demo::run(&args),
     }
-}
-
-/// A tokio runtime with two workers: these are 2-core machines.
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
 }

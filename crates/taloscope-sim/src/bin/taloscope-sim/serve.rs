@@ -16,7 +16,7 @@ pub fn run(scenario: &str, state_dir: &Path, time_scale: f64) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match crate::runtime() {
+    let runtime = match taloscope_sim::runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("taloscope-sim sim: cannot start the async runtime: {e}");

@@ -1,0 +1,173 @@
+//! The bodies of the MachineService calls that change a node: the legacy
+//! Upgrade, ImagePull, the reboot sequence and ApplyConfiguration, each as the
+//! upstream handler it cites; `machine` routes the calls here.
+use std::sync::Arc;
+use std::time::Instant;
+
+use tonic::Status;
+
+use super::apid::Target;
+use super::image_pull;
+use super::machine_etcd::validate_etcd_for_upgrade;
+use crate::model::clock::actor_id;
+use crate::model::core::Core;
+use crate::model::scenario::{NodeRole, parse_version};
+use crate::node_life::node::{Sequence, spawn_reboot};
+use taloscope_proto::machine::*;
+
+/// The installer tag an image reference asks for (`ghcr.io/siderolabs/installer:v1.11.5`).
+pub(crate) fn image_version(image: &str) -> Option<String> {
+    let last = image.rsplit('/').next()?;
+    let tag = last.split('@').next()?.rsplit_once(':')?.1;
+    parse_version(tag).map(|_| tag.to_string())
+}
+
+pub(super) fn locked() -> Status {
+    Status::failed_precondition("locked: another sequence is already running")
+}
+
+/// The legacy upgrade as upstream's `Upgrade` handler runs it
+/// (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go, v1.10
+/// to v1.13, deprecated in v1.13 but still served): pull and validate the installer image under
+/// the caller's context, then the etcd check on control planes unless `force` (`preserve` plays
+/// no part), then start the sequence and answer with the ack.
+pub(super) async fn upgrade(
+    core: &Arc<Core>,
+    t: &Target,
+    req: &UpgradeRequest,
+    deadline: Option<Instant>,
+) -> Result<Upgrade, Status> {
+    let invalid = |reason: String| {
+        Status::unknown(format!(
+            "error validating installer image {:?}: {reason}",
+            req.image
+        ))
+    };
+    let Some(version) = image_version(&req.image) else {
+        return Err(invalid("no version tag".into()));
+    };
+    image_pull::pull(core, t, &req.image, deadline)
+        .await
+        .map_err(|e| match e.code() {
+            tonic::Code::DeadlineExceeded => e,
+            _ => invalid(e.message().to_string()),
+        })?;
+    if t.node.role() == NodeRole::ControlPlane && !req.force {
+        validate_etcd_for_upgrade(t)
+            .map_err(|e| Status::unknown(format!("error validating etcd for upgrade: {e}")))?;
+    }
+    if t.node.lock().busy {
+        return Err(locked());
+    }
+    t.node.lock().staged_version = Some(version);
+    let actor = actor_id();
+    if !spawn_reboot(core, &t.cluster, &t.node, actor.clone(), Sequence::Upgrade) {
+        return Err(locked());
+    }
+    record(core, t, "MachineService.Upgrade");
+    core.fleet
+        .record
+        .upgrade_started(t.cluster.name(), t.node.name(), t.node.role());
+    Ok(Upgrade {
+        metadata: None,
+        ack: "Upgrade request received".into(),
+        actor_id: actor,
+    })
+}
+
+/// `ImagePull` into the CRI containerd, as upstream's handler
+/// (siderolabs/talos internal/app/machined/internal/server/v1alpha1/v1alpha1_images.go).
+pub(super) async fn image_pull_one(
+    core: &Arc<Core>,
+    t: &Target,
+    req: &ImagePullRequest,
+    deadline: Option<Instant>,
+) -> Result<ImagePull, Status> {
+    image_pull::check_namespace(req.namespace)?;
+    image_pull::pull(core, t, &req.reference, deadline).await?;
+    record(core, t, "MachineService.ImagePull");
+    Ok(ImagePull { metadata: None })
+}
+
+/// The sequence a reboot request runs. `FORCE` exists from v1.12 (api/machine/machine.proto,
+/// `RebootRequest.Mode`); an older node does not know the value and reboots as by default
+/// (v1.11 v1alpha1_sequencer.go `Reboot` checks no mode). POWERCYCLE only changes how the
+/// machine restarts, not what the sim shows.
+pub(super) fn reboot_sequence(t: &Target, mode: i32) -> Sequence {
+    let knows_force = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 12));
+    if knows_force && mode == reboot_request::Mode::Force as i32 {
+        Sequence::ForceReboot
+    } else {
+        Sequence::Reboot
+    }
+}
+
+/// Writes an accepted mutating call into the sim's record.
+pub(crate) fn record(core: &Core, t: &Target, method: &'static str) {
+    core.fleet
+        .record
+        .call(t.cluster.name(), t.node.name(), method);
+}
+
+pub(super) fn apply(
+    core: &Arc<Core>,
+    t: &Target,
+    req: &ApplyConfigurationRequest,
+) -> Result<ApplyConfiguration, Status> {
+    use apply_configuration_request::Mode;
+    if req.data.is_empty() {
+        return Err(Status::invalid_argument(
+            "failed to parse config: the configuration is empty",
+        ));
+    }
+    let images = crate::model::kube_components::parse_config_images(&req.data)
+        .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
+    let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
+    // From v1.14 (commit "feat: drop apply config method reboot", v1alpha1_server.go at
+    // v1.14.0-rc.1) a configured node refuses REBOOT and answers AUTO as asked, applied without
+    // a reboot; before, AUTO answered the mode it chose.
+    let drops_reboot = parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 14));
+    let (applied, details) = match mode {
+        Mode::Reboot if drops_reboot => {
+            return Err(Status::unimplemented(
+                "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead",
+            ));
+        }
+        Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
+        Mode::Auto if drops_reboot => (Mode::Auto, "Applied configuration without a reboot"),
+        Mode::Auto | Mode::NoReboot => (Mode::NoReboot, "Applied configuration without a reboot"),
+        Mode::Staged => (
+            Mode::Staged,
+            "Staged configuration to be applied after a reboot",
+        ),
+        Mode::Try => (Mode::Try, "Applied configuration in try mode"),
+    };
+    if req.dry_run {
+        return Ok(ApplyConfiguration {
+            metadata: None,
+            warnings: vec![],
+            mode: applied as i32,
+            mode_details: format!("Dry run summary:\n{details} (no changes made)"),
+        });
+    }
+    let before = crate::model::kube_components::current_config(&t.node);
+    let args_changed = crate::model::component_specs::changed_args(before.as_bytes(), &req.data);
+    t.node.lock().applied_config = Some(req.data.clone());
+    record(core, t, "MachineService.ApplyConfiguration");
+    // A staged config waits for a reboot nobody asked for yet; the others take effect now
+    // (with a reboot the components come back on their new images all the same).
+    if mode != Mode::Staged {
+        crate::node_life::component_restart::apply_images(core, &t.node, &images, &args_changed);
+    }
+    if mode == Mode::Reboot {
+        spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
+    }
+    Ok(ApplyConfiguration {
+        metadata: None,
+        warnings: vec![],
+        mode: applied as i32,
+        mode_details: details.into(),
+    })
+}
