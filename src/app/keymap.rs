@@ -225,7 +225,31 @@ pub struct Binding {
     pub offered: Option<fn(&AppState) -> bool>,
 }
 
+/// A binding of `keys` to `action`, with its help line; not in the footer
+/// until [`Binding::footer`] names its label there.
+pub const fn bind(keys: &'static [Key], action: Action, help: &'static str) -> Binding {
+    Binding {
+        keys,
+        action,
+        help,
+        footer: None,
+        offered: None,
+    }
+}
+
 impl Binding {
+    /// Shown in the footer as `label`.
+    pub const fn footer(mut self, label: &'static str) -> Binding {
+        self.footer = Some(label);
+        self
+    }
+
+    /// Offered in the footer only when `offered` holds.
+    pub const fn offered(mut self, offered: fn(&AppState) -> bool) -> Binding {
+        self.offered = Some(offered);
+        self
+    }
+
     pub fn key_labels(&self) -> String {
         self.keys
             .iter()
@@ -235,84 +259,27 @@ impl Binding {
     }
 }
 
+#[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::UseSelected,
-        help: "use the selected cluster",
-        footer: Some("use"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('/')],
-        action: Action::OpenFilter,
-        help: "filter by name or context",
-        footer: Some("filter"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:ctx NAME, :q)",
-        footer: Some("command"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('e')],
-        action: Action::OpenErrors,
-        help: "show discovery errors",
-        footer: Some("errors"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::OpenHelp,
-        help: "help",
-        footer: Some("help"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "clear the filter, else back to the fleet",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit",
-        footer: Some("quit"),
-        offered: None,
-    },
+    bind(&[Key::plain(KeyCode::Enter)], Action::UseSelected, "use the selected cluster").footer("use"),
+    bind(&[Key::char('/')], Action::OpenFilter, "filter by name or context").footer("filter"),
+    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:ctx NAME, :q)").footer("command"),
+    bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),
+    bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help"),
+    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "clear the filter, else back to the fleet"),
+    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit").footer("quit"),
 ];
 
 /// Scrolling a text overlay (errors, help, an explanation).
+#[rustfmt::skip]
 pub(super) static SCROLL: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "scroll down",
-        footer: Some("scroll"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "scroll up",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('j'), Key::plain(KeyCode::Down)], Action::MoveDown, "scroll down").footer("scroll"),
+    bind(&[Key::char('k'), Key::plain(KeyCode::Up)], Action::MoveUp, "scroll up"),
 ];
 
 /// Editing a line being typed.
-pub(super) static DELETE_CHAR: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Backspace)],
-    action: Action::DeleteBack,
-    help: "delete a character",
-    footer: None,
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static DELETE_CHAR: &[Binding] = &[bind(&[Key::plain(KeyCode::Backspace)], Action::DeleteBack, "delete a character")];
 
 /// The bindings of one context, in help and footer order.
 pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
