@@ -12,7 +12,7 @@ use crate::upgrade::UpgradePlan;
 use crate::upgrade::kubernetes::KubernetesUpgradePlan;
 use crate::upgrade::kubernetes::RemovedItem;
 
-/// The only input to [`super::update::update`].
+/// The only input to the update step (`update::update`).
 #[derive(Debug, Clone)]
 pub enum Action {
     /// `q`, Ctrl-C, `:q`: quits, or asks first while work runs here.

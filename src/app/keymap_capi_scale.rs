@@ -1,7 +1,7 @@
 //! The key that scales the CAPI way on `:capi`: `s` asks for the new replica count of the
 //! selected MachineDeployment, else of the TalosControlPlane.
 use super::action::Action;
-use super::keymap::{Binding, Key, bind};
+use super::binding::{Binding, Key, bind};
 
 /// On the `:capi` screen, after its other keys.
 #[rustfmt::skip]

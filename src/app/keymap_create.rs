@@ -3,20 +3,10 @@
 use crossterm::event::KeyCode;
 
 use super::action::Action;
+use super::binding::{Binding, Key, bind};
 use super::create::CreateKey;
-use super::create::CreateStage;
-use super::keymap::{Binding, Key, KeyContext, bind};
 use super::keymap_upgrade::ACKNOWLEDGE;
 use super::state::AppState;
-
-/// Where the keys go on the create screen: its stage's table.
-pub(super) fn context(state: &AppState) -> KeyContext {
-    match state.create.stage {
-        CreateStage::Form => KeyContext::CreateWizard,
-        CreateStage::Plan => KeyContext::CreatePlan,
-        CreateStage::Progress => KeyContext::CreateProgress,
-    }
-}
 
 /// The run asks whether the maintenance certificate shown is the VM's.
 fn asking_trust(state: &AppState) -> bool {

@@ -3,7 +3,7 @@
 use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::keymap::{Binding, Key, bind};
+use super::binding::{Binding, Key, bind};
 
 /// On the cluster panes.
 #[rustfmt::skip]

@@ -4,7 +4,7 @@
 use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::keymap::{Binding, Key, bind};
+use super::binding::{Binding, Key, bind};
 
 /// Ctrl-C quits from the overlays too (q closes them); on the too-small
 /// screen q quits as well.

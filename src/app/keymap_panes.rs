@@ -4,7 +4,7 @@
 use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::keymap::{Binding, Key, bind};
+use super::binding::{Binding, Key, bind};
 use super::state::{AppState, Pane, Screen};
 
 #[rustfmt::skip]

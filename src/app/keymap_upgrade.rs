@@ -4,7 +4,7 @@
 use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::keymap::{Binding, Key, bind};
+use super::binding::{Binding, Key, bind};
 use super::rollout::RolloutView;
 use super::state::AppState;
 

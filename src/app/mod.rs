@@ -3,6 +3,7 @@
 //! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
 pub mod actions;
+pub mod binding;
 pub mod capi;
 pub mod capi_doctor;
 #[cfg(test)]
