@@ -8,7 +8,8 @@ mod view_support;
 
 use std::time::Instant;
 
-use taloscope::app::state::{AppState, Screen};
+use taloscope::app::screen::Screen;
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::capi::{CapiOwner, CapiView, Management};
 use taloscope::fleet::{EtcdReport, FleetEvent, KubernetesFacts, KubernetesReport};

@@ -6,7 +6,8 @@ mod view_support;
 
 use taloscope::app::action::AppEvent;
 use taloscope::app::logs::{LogEvent, LogReport};
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::update_logs::LogKey;
 use taloscope::app::{Action, update};
 use view_support::scenarios;

@@ -4,7 +4,7 @@
 use crate::discovery::Discovery;
 use crate::fleet::FleetEvent;
 
-use super::state::Message;
+use super::message::Message;
 use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
@@ -31,7 +31,7 @@ pub enum Action {
     /// nodes pane).
     OpenSelected,
     /// `1`/`2`/`3`: show one pane of the cluster view.
-    ShowPane(super::state::Pane),
+    ShowPane(super::screen::Pane),
     /// Tab: the next pane.
     NextPane,
     /// `s`: sort by the next column.

@@ -375,7 +375,7 @@ pub struct ActionsState {
     /// `snapshots/`, set by the event loop).
     pub snapshot_dir: PathBuf,
     /// The screen the menu was opened on: where Esc goes back to.
-    pub back: Option<super::state::Screen>,
+    pub back: Option<super::screen::Screen>,
     /// The cluster and node whose snapshot's file is being typed.
     pub snapshot_of: Option<(String, String)>,
     /// The operator's talosconfig and kubeconfig a delete removes contexts from (the first of

@@ -2,7 +2,9 @@
 //! cluster was last read, the selection, and Enter's full conditions of the selected object.
 //! Pure; the rows are `capi::tree_rows`, the ones `taloscope capi status` prints.
 use super::action::{Action, Effect};
-use super::state::{AppState, Message, Overlay, Pane, Screen};
+use super::message::Message;
+use super::screen::{Pane, Screen};
+use super::state::{AppState, Overlay};
 use crate::capi::{CapiOwner, ClusterTree, TreeRow, condition_age, tree_rows};
 
 /// Where the operator is on the CAPI screen.

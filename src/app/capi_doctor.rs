@@ -3,7 +3,9 @@
 //! fix's plan and guards made by the functions `capi doctor --fix` calls. Pure.
 use super::action::Effect;
 use super::actions::{ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen};
-use super::state::{AppState, Message, Screen};
+use super::message::Message;
+use super::screen::Screen;
+use super::state::AppState;
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{Finding, FixPlan, diagnose, fix_guards};
 use crate::fleet::ClusterStatus;

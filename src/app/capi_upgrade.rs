@@ -3,10 +3,12 @@
 //! (as `taloscope upgrade` / `upgrade-k8s` do), the guards are `capi_read_guards`; Start goes
 //! through the dispatcher and the approved plan runs on the rollout runner's progress pane. Pure.
 use super::action::{Action, Effect, PlannedRollout, StartRollout};
+use super::message::Message;
 use super::plan_keys::{explain_selected, moved, other_focus, shared_key, take_ack};
 use super::plan_screen::{PlanFocus, PlanKind, guards_refusal, missing_ack, set_guards};
 use super::rollout::RolloutView;
-use super::state::{AppState, Message, Pane, Screen};
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 use super::update_upgrade::other_rollout;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::capi::{CapiOwner, ClusterTree};

@@ -6,7 +6,9 @@
 use std::time::{Duration, Instant};
 
 use super::action::{Action, Effect};
-use super::state::{AppState, Message, Pane, Screen};
+use super::message::Message;
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 use crate::discovery::Cluster;
 use crate::fleet::client_checks::client_side_checks;
 use crate::fleet::health_check::{CheckPath, CheckRoute, DEFAULT_WAIT, route};

@@ -2,7 +2,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
-use crate::app::state::{Pane, Screen};
+use crate::app::screen::{Pane, Screen};
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update;
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};

@@ -15,7 +15,8 @@ use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
-use super::state::{AppState, InputKind, Overlay, Screen};
+use super::screen::Screen;
+use super::state::{AppState, InputKind, Overlay};
 
 /// Where the keys go right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

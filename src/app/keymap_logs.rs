@@ -4,7 +4,8 @@ use crossterm::event::KeyCode;
 
 use super::action::Action;
 use super::binding::{Binding, Key, bind};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 use super::update_logs::LogKey;
 
 /// `l` on the nodes pane (the selected node's picker) and the etcd pane (every control plane).

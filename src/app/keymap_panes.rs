@@ -5,7 +5,8 @@ use crossterm::event::KeyCode;
 
 use super::action::Action;
 use super::binding::{Binding, Key, bind};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 
 #[rustfmt::skip]
 pub(super) static MOVES: &[Binding] = &[

@@ -4,7 +4,8 @@
 //! shows them, and what `?` explains about a step. Pure.
 use super::action::{Action, Effect, PlannedRollout};
 use super::plan_screen::{PlanKind, RolloutPlanScreen, missing_ack, roles_of};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;

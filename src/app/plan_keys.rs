@@ -2,7 +2,8 @@
 //! the guards, switch between them, cycle the target, take the acknowledgement, refresh, and
 //! open help or the command line. Each screen keeps its own plan and its own edits. Pure.
 use super::action::{Action, Effect, PollerRequest};
-use super::state::{AppState, InputKind, Message, Overlay};
+use super::message::Message;
+use super::state::{AppState, InputKind, Overlay};
 use super::update::open_input;
 use super::upgrade_plan::{PlanFocus, explain_guard};
 use crate::upgrade::Guard;

@@ -5,7 +5,8 @@ use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
 use super::action::{Action, Effect, PlannedRollout};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;

@@ -4,7 +4,9 @@
 //! and node screens are in `update_panes`.
 use super::action::{Action, AppEvent, Effect, PollerRequest};
 use super::command::{self, Command};
-use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay, Screen};
+use super::message::Message;
+use super::screen::Screen;
+use super::state::{AppState, ConfirmState, InputKind, InputLine, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;

@@ -10,9 +10,11 @@ use super::actions::{
     ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen, ActionProgress, ActionRun,
     ActionUpdate, etcd_choices, node_choices,
 };
+use super::message::Message;
 use super::plan_keys::{explain_selected, moved};
 use super::plan_screen::PlanFocus;
-use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
+use super::screen::{Pane, Screen, TableKind};
+use super::state::{AppState, InputKind, Overlay};
 use super::update::open_input;
 use super::update_upgrade::other_rollout_read;
 use crate::approval::{ApprovedAction, EtcdAction};

@@ -7,8 +7,10 @@ use super::actions::{ActionPlan, ActionPlanScreen, ActionRun};
 use super::capi_scale::{
     CapiScaleAsk, CapiScalePlan, CapiScaleRun, MAX_DIGITS, ScaleProgress, target_of,
 };
+use super::message::Message;
 use super::plan_screen::set_guards;
-use super::state::{AppState, InputKind, InputLine, Message, Screen};
+use super::screen::Screen;
+use super::state::{AppState, InputKind, InputLine};
 use super::update::open_input;
 use crate::capi_scale::{PreparedScale, ScaleEvent};
 use crate::guards::Guard;

@@ -10,7 +10,7 @@ use super::*;
 use crate::app::action::AppEvent;
 use crate::app::actions::ActionUpdate;
 use crate::app::keymap;
-use crate::app::state::Pane;
+use crate::app::screen::Pane;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
 use crate::capi::tree_tests::fixture_objects;

@@ -7,9 +7,11 @@ use super::create::{
     CreateEffect, CreateField, CreateKey, CreatePlanState, CreateProgress, CreateStage,
     CreateUpdate, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS,
 };
+use super::message::Message;
 use super::plan_keys::{explain_selected, moved, shared_key, take_ack};
 use super::plan_screen::{PlanFocus, set_guards};
-use super::state::{AppState, InputKind, Message, Overlay, Screen};
+use super::screen::Screen;
+use super::state::{AppState, InputKind, Overlay};
 use super::update::open_input;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::cluster_lifecycle::{Delivery, LifecycleEvent, offered_talos_releases};

@@ -4,9 +4,11 @@
 //! guard needs, and Start goes through the action screen's dispatcher path. Pure.
 use super::action::Effect;
 use super::actions::{ActionPlan, ActionPlanScreen};
+use super::message::Message;
 use super::plan_keys::take_ack;
 use super::plan_screen::set_guards;
-use super::state::{AppState, InputKind, Message, Screen, TableKind};
+use super::screen::{Screen, TableKind};
+use super::state::{AppState, InputKind};
 use super::update::open_input;
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 

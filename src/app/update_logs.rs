@@ -3,7 +3,9 @@
 //! streams' reports in, and the start and stop of the streams as the screen comes and goes.
 use super::action::{Action, Effect};
 use super::logs::{LogEvent, LogNode, LogRequest, LogSubject, LogView};
-use super::state::{AppState, InputKind, Message, Pane, Screen};
+use super::message::Message;
+use super::screen::{Pane, Screen};
+use super::state::{AppState, InputKind};
 use super::update::open_input;
 use super::update_panes::detail_node_key;
 use crate::fleet::{NodeRole, NodeStatus};

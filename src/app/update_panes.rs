@@ -5,9 +5,9 @@
 use std::time::Instant;
 
 use super::action::{Action, Effect, PollerRequest};
-use super::state::{
-    AppState, InputKind, MAX_HELD_EVENTS, Message, Overlay, Pane, Screen, TableKind,
-};
+use super::message::Message;
+use super::screen::{Pane, Screen, TableKind};
+use super::state::{AppState, InputKind, MAX_HELD_EVENTS, Overlay};
 use super::tables;
 use super::update::open_input;
 use crate::fleet::FleetEvent;

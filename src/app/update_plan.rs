@@ -3,10 +3,12 @@
 //! the target, explain, take the acknowledgement, and Start through the dispatcher. The kind's
 //! own keys go to [`PlanKind::on_key`]. Pure.
 use super::action::{Action, Effect, StartRollout};
+use super::message::Message;
 use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
 use super::plan_screen::{PlanFocus, PlanKind, RolloutPlanScreen};
 use super::rollout::RolloutView;
-use super::state::{AppState, Message, Screen};
+use super::screen::Screen;
+use super::state::AppState;
 use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
 use crate::rollout::RolloutSummary;

@@ -3,11 +3,13 @@
 //! events folded per cluster, and journals found at startup. Pure, like the
 //! rest of update: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect};
+use super::message::Message;
 use super::provision::{
     Field, MAX_COUNT, PlanState, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
     ProvisionView, SourceList, Wizard, WizardGuards,
 };
-use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen};
+use super::screen::{Pane, Screen};
+use super::state::{AppState, InputKind, Overlay};
 use super::update::open_input;
 use super::update_provision_guards as guards;
 use crate::approval::{ApprovedAction, MutatingAction};

@@ -4,8 +4,10 @@
 //! runner's events, pause / resume / abort, and a journal found at startup.
 //! Pure, like the rest of update.
 use super::action::{Action, Effect};
+use super::message::Message;
 use super::rollout::RolloutView;
-use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
+use super::screen::{Pane, Screen, TableKind};
+use super::state::{AppState, InputKind, Overlay};
 use super::tables;
 use super::update::open_input;
 use super::update_panes::open_cluster;

@@ -503,7 +503,7 @@ fn the_footer_offers_only_what_the_rollout_can_do_now() {
     // The key still says why, as a warning, not a green tick.
     update(&mut state, Action::PauseRollout);
     let m = state.message.as_ref().unwrap();
-    assert_eq!(m.level, crate::app::state::Level::Warn);
+    assert_eq!(m.level, crate::app::message::Level::Warn);
     assert!(m.text.contains("ended: nothing to pause"), "{}", m.text);
 }
 

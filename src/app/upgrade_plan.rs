@@ -4,7 +4,8 @@
 //! what `?` explains about a node. Pure.
 use super::action::{Action, Effect, PlannedRollout};
 use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::rollout::{StepPhase, StepProgress};

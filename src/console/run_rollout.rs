@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
-use crate::app::state::{AppState, Message};
+use crate::app::message::Message;
+use crate::app::state::AppState;
 use crate::approval::ApprovedAction;
 use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};

@@ -7,7 +7,8 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Color;
 use ratatui::widgets::Widget;
 
-use crate::app::state::{AppState, Overlay, Screen};
+use crate::app::screen::Screen;
+use crate::app::state::{AppState, Overlay};
 use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod action_menu;

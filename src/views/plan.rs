@@ -13,7 +13,8 @@ use super::{Look, fit};
 use crate::app::plan_screen::{
     PlanFocus, PlanKind, RolloutPlanScreen, verdict_counts, verdict_word,
 };
-use crate::app::state::{AppState, TableKind};
+use crate::app::screen::TableKind;
+use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col};
 use crate::tui::Role;
 use crate::upgrade::{Guard, GuardId, Verdict};
