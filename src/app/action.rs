@@ -119,7 +119,7 @@ pub enum Action {
     /// Action progress: cancel the running node or etcd action after its current step.
     CancelAction,
     /// The log view and how it opens (see `update_logs`).
-    Logs(super::update_logs::LogKey),
+    Logs(super::logs::LogKey),
     /// `H` / `:health`: the health checklist of the cluster in use.
     OpenHealth,
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
@@ -232,7 +232,7 @@ pub enum Effect {
     /// Cancel the running node or etcd action after its current step.
     CancelAction,
     /// Start or stop the log view's streams.
-    Logs(super::update_logs::LogEffect),
+    Logs(super::logs::LogEffect),
     /// Run the cluster's health checks and report through `AppEvent::Health`.
     RunHealthCheck(Box<super::checklist::HealthRun>),
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as

@@ -4,9 +4,9 @@ use crossterm::event::KeyCode;
 
 use super::action::Action;
 use super::binding::{Binding, Key, bind};
+use super::logs::LogKey;
 use super::screen::{Pane, Screen};
 use super::state::AppState;
-use super::update_logs::LogKey;
 
 /// `l` on the nodes pane (the selected node's picker) and the etcd pane (every control plane).
 #[rustfmt::skip]

@@ -181,7 +181,7 @@ pub struct AppState {
     /// The node and etcd actions: menu, plan and progress.
     pub actions: super::actions::ActionsState,
     /// The log view and its service picker.
-    pub logs: super::update_logs::LogsState,
+    pub logs: super::logs::LogsState,
     /// The health checklist screen's latest run (kept when the screen is left).
     pub health: Option<super::checklist::HealthScreen>,
     /// The CAPI screen's selection.
