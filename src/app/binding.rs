@@ -14,6 +14,19 @@ pub struct Key {
 }
 
 impl Key {
+    pub const ENTER: Key = Key::plain(KeyCode::Enter);
+    pub const ESC: Key = Key::plain(KeyCode::Esc);
+    pub const TAB: Key = Key::plain(KeyCode::Tab);
+    pub const BACKSPACE: Key = Key::plain(KeyCode::Backspace);
+    pub const UP: Key = Key::plain(KeyCode::Up);
+    pub const DOWN: Key = Key::plain(KeyCode::Down);
+    pub const LEFT: Key = Key::plain(KeyCode::Left);
+    pub const RIGHT: Key = Key::plain(KeyCode::Right);
+    pub const HOME: Key = Key::plain(KeyCode::Home);
+    pub const END: Key = Key::plain(KeyCode::End);
+    pub const PAGE_UP: Key = Key::plain(KeyCode::PageUp);
+    pub const PAGE_DOWN: Key = Key::plain(KeyCode::PageDown);
+
     pub const fn plain(code: KeyCode) -> Key {
         Key {
             code,
@@ -93,6 +106,25 @@ pub const fn bind(keys: &'static [Key], action: Action, help: &'static str) -> B
         footer: None,
         offered: None,
     }
+}
+
+/// `q` and Ctrl-c: quit, on every screen without typed text.
+const QUIT_KEYS: &[Key] = &[Key::char('q'), Key::ctrl('c')];
+
+/// `:`: the command line.
+const COMMAND_LINE_KEYS: &[Key] = &[Key::char(':')];
+
+/// `?`: the help overlay, listing the keys of the screen under it.
+pub const HELP: Binding = bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help");
+
+/// `q` / Ctrl-c: quit; `help` says what quitting leaves behind on this screen.
+pub const fn quit(help: &'static str) -> Binding {
+    bind(QUIT_KEYS, Action::Quit, help)
+}
+
+/// `:`: the command line; `help` names the commands that matter on this screen.
+pub const fn command_line(help: &'static str) -> Binding {
+    bind(COMMAND_LINE_KEYS, Action::OpenCommandLine, help)
 }
 
 impl Binding {

@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
 pub use super::binding::{Binding, Key, bind};
+use super::binding::{HELP, command_line, quit};
 use super::create::CreateStage;
 use super::keymap_actions as actions;
 use super::keymap_create as create;
@@ -153,25 +154,25 @@ impl KeyContext {
 
 #[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Enter)], Action::UseSelected, "use the selected cluster").footer("use"),
+    bind(&[Key::ENTER], Action::UseSelected, "use the selected cluster").footer("use"),
     bind(&[Key::char('/')], Action::OpenFilter, "filter by name or context").footer("filter"),
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:ctx NAME, :q)").footer("command"),
+    command_line("command line (:ctx NAME, :q)").footer("command"),
     bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),
-    bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "clear the filter, else back to the fleet"),
-    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit").footer("quit"),
+    HELP,
+    bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
+    quit("quit").footer("quit"),
 ];
 
 /// Scrolling a text overlay (errors, help, an explanation).
 #[rustfmt::skip]
 pub(super) static SCROLL: &[Binding] = &[
-    bind(&[Key::char('j'), Key::plain(KeyCode::Down)], Action::MoveDown, "scroll down").footer("scroll"),
-    bind(&[Key::char('k'), Key::plain(KeyCode::Up)], Action::MoveUp, "scroll up"),
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "scroll down").footer("scroll"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "scroll up"),
 ];
 
 /// Editing a line being typed.
 #[rustfmt::skip]
-pub(super) static DELETE_CHAR: &[Binding] = &[bind(&[Key::plain(KeyCode::Backspace)], Action::DeleteBack, "delete a character")];
+pub(super) static DELETE_CHAR: &[Binding] = &[bind(&[Key::BACKSPACE], Action::DeleteBack, "delete a character")];
 
 /// The bindings of one context, in help and footer order.
 pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
@@ -249,7 +250,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::CAPI_OWN,
             panes::MOVES,
             panes::GLOBAL,
-            super::keymap_capi_scale::FROM_CAPI,
+            panes::CAPI_SCALE,
         ],
         KeyContext::CreateWizard => &[create::WIZARD, panes::MOVES],
         KeyContext::CreatePlan => &[create::PLAN, panes::MOVES],

@@ -1,10 +1,9 @@
 //! The key tables of the node, etcd and delete actions: `a` on the nodes pane, node detail and
 //! the etcd pane, `D` on the fleet and a cluster, the action menu, an action's plan and its
 //! progress.
-use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::binding::{Binding, Key, bind};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::state::AppState;
 
 /// On the cluster panes and node detail, ahead of their other keys.
@@ -13,33 +12,33 @@ pub(super) static FROM_PANES: &[Binding] = &[bind(&[Key::char('a')], Action::Ope
 
 #[rustfmt::skip]
 pub(super) static MENU: &[Binding] = &[
-    bind(&[Key::char('j'), Key::plain(KeyCode::Down)], Action::MoveDown, "next action"),
-    bind(&[Key::char('k'), Key::plain(KeyCode::Up)], Action::MoveUp, "previous action"),
-    bind(&[Key::plain(KeyCode::Enter)], Action::Submit, "the chosen action's plan and guards (nothing runs yet)").footer("plan"),
-    bind(&[Key::plain(KeyCode::Esc), Key::char('q')], Action::Back, "close the menu").footer("close"),
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "next action"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous action"),
+    bind(&[Key::ENTER], Action::Submit, "the chosen action's plan and guards (nothing runs yet)").footer("plan"),
+    bind(&[Key::ESC, Key::char('q')], Action::Back, "close the menu").footer("close"),
     bind(&[Key::ctrl('c')], Action::Quit, "quit"),
 ];
 
 #[rustfmt::skip]
 pub(super) static PLAN: &[Binding] = &[
-    bind(&[Key::char('j'), Key::plain(KeyCode::Down)], Action::MoveDown, "next guard"),
-    bind(&[Key::char('k'), Key::plain(KeyCode::Up)], Action::MoveUp, "previous guard"),
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "next guard"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous guard"),
     bind(&[Key::char('?')], Action::Explain, "why: what the selected guard checks").footer("why"),
     bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a guard needs (a delete's)").footer("ack").offered(ack_needed),
     bind(&[Key::char('s')], Action::StartAction, "run it (through the typed confirmation)").footer("start"),
     bind(&[Key::char('r')], Action::Refresh, "read the cluster (and the node's pods and services) again").footer("refresh"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "close the plan").footer("back"),
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line"),
-    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit (asks first while an action runs)"),
+    bind(&[Key::ESC], Action::Back, "close the plan").footer("back"),
+    command_line("command line"),
+    quit("quit (asks first while an action runs)"),
 ];
 
 #[rustfmt::skip]
 pub(super) static PROGRESS: &[Binding] = &[
     bind(&[Key::char('c')], Action::CancelAction, "cancel the running action after its current step (says what it leaves)").footer("cancel").offered(cancellable),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the pane (the action goes on; a shows it again)").footer("back"),
-    bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help"),
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line"),
-    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit (asks first while an action runs)").footer("quit"),
+    bind(&[Key::ESC], Action::Back, "back to the pane (the action goes on; a shows it again)").footer("back"),
+    HELP,
+    command_line("command line"),
+    quit("quit (asks first while an action runs)").footer("quit"),
 ];
 
 /// On the fleet and the cluster panes, after their other keys.

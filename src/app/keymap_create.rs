@@ -1,9 +1,8 @@
 //! The key tables of creating a cluster: the fleet's `n`, the wizard's request, the plan with
 //! its guards, and the progress screen's fingerprint answers.
-use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::binding::{Binding, Key, bind};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::create::CreateKey;
 use super::keymap_upgrade::ACKNOWLEDGE;
 use super::state::AppState;
@@ -22,23 +21,20 @@ fn asking_trust(state: &AppState) -> bool {
 pub(super) static FROM_FLEET: &[Binding] = &[bind(&[Key::char('n')], Action::Create(CreateKey::Open), "create a new cluster (the wizard; or the create running here)")];
 
 #[rustfmt::skip]
-const HELP: Binding = bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help");
+const QUIT: Binding = quit("quit (a running create resumes from its journal)");
 
 #[rustfmt::skip]
-const QUIT: Binding = bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit (a running create resumes from its journal)");
-
-#[rustfmt::skip]
-const COMMAND: Binding = bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:fleet, :q)");
+const COMMAND: Binding = command_line("command line (:fleet, :q)");
 
 #[rustfmt::skip]
 pub(super) static WIZARD: &[Binding] = &[
-    bind(&[Key::char('l'), Key::plain(KeyCode::Right)], Action::Create(CreateKey::NextValue), "next value of the field (typed fields: edit)").footer("change"),
-    bind(&[Key::char('h'), Key::plain(KeyCode::Left)], Action::Create(CreateKey::PreviousValue), "previous value of the field"),
+    bind(&[Key::char('l'), Key::RIGHT], Action::Create(CreateKey::NextValue), "next value of the field (typed fields: edit)").footer("change"),
+    bind(&[Key::char('h'), Key::LEFT], Action::Create(CreateKey::PreviousValue), "previous value of the field"),
     bind(&[Key::char('+')], Action::Create(CreateKey::More), "one more (control planes, workers)"),
     bind(&[Key::char('-')], Action::Create(CreateKey::Less), "one fewer (control planes, workers)"),
     bind(&[Key::char('e')], Action::Create(CreateKey::Edit), "type the field's value (name, versions, endpoint, patches)").footer("edit"),
-    bind(&[Key::plain(KeyCode::Enter)], Action::Create(CreateKey::MakePlan), "make the plan (asks the provider, as `taloscope create --plan`)").footer("plan"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "close the wizard").footer("back"),
+    bind(&[Key::ENTER], Action::Create(CreateKey::MakePlan), "make the plan (asks the provider, as `taloscope create --plan`)").footer("plan"),
+    bind(&[Key::ESC], Action::Back, "close the wizard").footer("back"),
     COMMAND,
     HELP,
     QUIT,
@@ -49,7 +45,7 @@ pub(super) static PLAN: &[Binding] = &[
     bind(&[Key::char('s')], Action::Create(CreateKey::Start), "create the cluster (asks for its name)").footer("start"),
     ACKNOWLEDGE,
     bind(&[Key::char('?')], Action::Explain, "explain the selected guard").footer("why"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the request").footer("back"),
+    bind(&[Key::ESC], Action::Back, "back to the request").footer("back"),
     COMMAND,
     QUIT,
 ];
@@ -58,7 +54,7 @@ pub(super) static PLAN: &[Binding] = &[
 pub(super) static PROGRESS: &[Binding] = &[
     bind(&[Key::char('y')], Action::Create(CreateKey::Trust), "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(asking_trust),
     bind(&[Key::char('n')], Action::Create(CreateKey::Distrust), "it is not: the run stops before applying any config to it").footer("refuse").offered(asking_trust),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the fleet (the create goes on; n shows it again)").footer("back"),
+    bind(&[Key::ESC], Action::Back, "back to the fleet (the create goes on; n shows it again)").footer("back"),
     COMMAND,
     HELP,
     QUIT,

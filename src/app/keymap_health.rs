@@ -1,6 +1,5 @@
 //! The key tables of the health checklist: `H` on the cluster panes opens it; on the
 //! checklist `r` runs the checks again and Esc goes back.
-use crossterm::event::KeyCode;
 
 use super::action::Action;
 use super::binding::{Binding, Key, bind};
@@ -12,7 +11,7 @@ pub(super) static FROM_CLUSTER: &[Binding] = &[bind(&[Key::char('H')], Action::O
 #[rustfmt::skip]
 pub(super) static CHECKLIST: &[Binding] = &[
     bind(&[Key::char('r')], Action::Refresh, "run the checks again (once the run ended)").footer("re-run").offered(ended),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the cluster (a running check goes on)").footer("back"),
+    bind(&[Key::ESC], Action::Back, "back to the cluster (a running check goes on)").footer("back"),
 ];
 
 fn ended(state: &super::state::AppState) -> bool {

@@ -1,9 +1,8 @@
 //! The key tables of the log view and its service picker, and the keys that open them from
 //! the cluster panes (`l`) and node detail (`l` the picker, `d` the kernel log).
-use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::binding::{Binding, Key, bind};
+use super::binding::{Binding, HELP, Key, bind, command_line};
 use super::logs::LogKey;
 use super::screen::{Pane, Screen};
 use super::state::AppState;
@@ -36,14 +35,14 @@ pub(super) static VIEW: &[Binding] = &[
     bind(&[Key::char('/')], Action::OpenFilter, "show only lines containing a text (node names too); Esc clears").footer("filter"),
     bind(&[Key::char(' ')], Action::TogglePause, "pause: hold the screen, keep receiving; again to follow").footer("pause"),
     bind(&[Key::char('t')], Action::Logs(LogKey::Timestamps), "show the time each line arrived").footer("time"),
-    bind(&[Key::char('j'), Key::plain(KeyCode::Down)], Action::MoveDown, "scroll down"),
-    bind(&[Key::char('k'), Key::plain(KeyCode::Up)], Action::MoveUp, "scroll up (stops following)"),
-    bind(&[Key::plain(KeyCode::PageDown), Key::ctrl('f')], Action::PageDown, "page down"),
-    bind(&[Key::plain(KeyCode::PageUp), Key::ctrl('b')], Action::PageUp, "page up"),
-    bind(&[Key::char('g'), Key::plain(KeyCode::Home)], Action::MoveFirst, "the oldest line kept"),
-    bind(&[Key::char('G'), Key::plain(KeyCode::End)], Action::MoveLast, "the newest lines, following again").footer("follow").offered(not_following),
-    bind(&[Key::plain(KeyCode::Left)], Action::Logs(LogKey::Left), "scroll the text left"),
-    bind(&[Key::plain(KeyCode::Right)], Action::Logs(LogKey::Right), "scroll the text right (long lines)"),
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "scroll down"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "scroll up (stops following)"),
+    bind(&[Key::PAGE_DOWN, Key::ctrl('f')], Action::PageDown, "page down"),
+    bind(&[Key::PAGE_UP, Key::ctrl('b')], Action::PageUp, "page up"),
+    bind(&[Key::char('g'), Key::HOME], Action::MoveFirst, "the oldest line kept"),
+    bind(&[Key::char('G'), Key::END], Action::MoveLast, "the newest lines, following again").footer("follow").offered(not_following),
+    bind(&[Key::LEFT], Action::Logs(LogKey::Left), "scroll the text left"),
+    bind(&[Key::RIGHT], Action::Logs(LogKey::Right), "scroll the text right (long lines)"),
 ];
 
 fn not_following(state: &AppState) -> bool {
@@ -52,13 +51,13 @@ fn not_following(state: &AppState) -> bool {
 
 /// The picker's own key; it moves with the shared move keys.
 #[rustfmt::skip]
-pub(super) static PICKER: &[Binding] = &[bind(&[Key::plain(KeyCode::Enter)], Action::OpenSelected, "follow the selected log").footer("follow")];
+pub(super) static PICKER: &[Binding] = &[bind(&[Key::ENTER], Action::OpenSelected, "follow the selected log").footer("follow")];
 
 /// Esc and q go back (Ctrl-C still quits); `?` and `:` as everywhere.
 #[rustfmt::skip]
 pub(super) static BACK: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Esc), Key::char('q')], Action::Back, "clear the filter, else back where the logs were opened").footer("back"),
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:logs SERVICE [NODE...], :dmesg NODE)"),
-    bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help"),
+    bind(&[Key::ESC, Key::char('q')], Action::Back, "clear the filter, else back where the logs were opened").footer("back"),
+    command_line("command line (:logs SERVICE [NODE...], :dmesg NODE)"),
+    HELP,
     bind(&[Key::ctrl('c')], Action::Quit, "quit"),
 ];

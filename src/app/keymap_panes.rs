@@ -1,26 +1,25 @@
 //! The key tables of the fleet, cluster and node detail screens, in pieces
 //! the keymap puts together per context: moves, table keys (filter, sort),
 //! live-data keys (refresh, `Space` pause) and the keys every screen has.
-use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::binding::{Binding, Key, bind};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::screen::{Pane, Screen};
 use super::state::AppState;
 
 #[rustfmt::skip]
 pub(super) static MOVES: &[Binding] = &[
-    bind(&[Key::char('j'), Key::plain(KeyCode::Down)], Action::MoveDown, "move down"),
-    bind(&[Key::char('k'), Key::plain(KeyCode::Up)], Action::MoveUp, "move up"),
-    bind(&[Key::char('g'), Key::plain(KeyCode::Home)], Action::MoveFirst, "first row"),
-    bind(&[Key::char('G'), Key::plain(KeyCode::End)], Action::MoveLast, "last row"),
-    bind(&[Key::plain(KeyCode::PageDown), Key::ctrl('f')], Action::PageDown, "page down"),
-    bind(&[Key::plain(KeyCode::PageUp), Key::ctrl('b')], Action::PageUp, "page up"),
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "move down"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "move up"),
+    bind(&[Key::char('g'), Key::HOME], Action::MoveFirst, "first row"),
+    bind(&[Key::char('G'), Key::END], Action::MoveLast, "last row"),
+    bind(&[Key::PAGE_DOWN, Key::ctrl('f')], Action::PageDown, "page down"),
+    bind(&[Key::PAGE_UP, Key::ctrl('b')], Action::PageUp, "page up"),
 ];
 
 #[rustfmt::skip]
 pub(super) static FLEET_OWN: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Enter)], Action::OpenSelected, "open the selected cluster").footer("open"),
+    bind(&[Key::ENTER], Action::OpenSelected, "open the selected cluster").footer("open"),
     bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade of the selected cluster"),
     bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade of the selected cluster"),
 ];
@@ -30,11 +29,11 @@ pub(super) static CLUSTER_OWN: &[Binding] = &[
     bind(&[Key::char('1')], Action::ShowPane(Pane::Nodes), "nodes pane"),
     bind(&[Key::char('2')], Action::ShowPane(Pane::Etcd), "etcd pane"),
     bind(&[Key::char('3')], Action::ShowPane(Pane::Versions), "versions pane"),
-    bind(&[Key::plain(KeyCode::Tab)], Action::NextPane, "next pane").footer("pane"),
-    bind(&[Key::plain(KeyCode::Enter)], Action::OpenSelected, "node detail (nodes pane)").footer("node").offered(on_the_nodes_pane),
+    bind(&[Key::TAB], Action::NextPane, "next pane").footer("pane"),
+    bind(&[Key::ENTER], Action::OpenSelected, "node detail (nodes pane)").footer("node").offered(on_the_nodes_pane),
     bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade (or show the running one)"),
     bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade (the versions pane shows what runs)"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "clear the filter, else back to the fleet"),
+    bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
 ];
 
 #[rustfmt::skip]
@@ -69,30 +68,35 @@ fn on_the_nodes_pane(state: &AppState) -> bool {
 #[rustfmt::skip]
 pub(super) static FLEET_TAIL: &[Binding] = &[
     bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "clear the filter"),
+    bind(&[Key::ESC], Action::Back, "clear the filter"),
 ];
 
 #[rustfmt::skip]
 pub(super) static DETAIL_OWN: &[Binding] = &[
-    bind(&[Key::char('h'), Key::plain(KeyCode::Left)], Action::PreviousNode, "previous node").footer("prev"),
-    bind(&[Key::plain(KeyCode::Right)], Action::NextNode, "next node").footer("next"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the nodes pane").footer("back"),
+    bind(&[Key::char('h'), Key::LEFT], Action::PreviousNode, "previous node").footer("prev"),
+    bind(&[Key::RIGHT], Action::NextNode, "next node").footer("next"),
+    bind(&[Key::ESC], Action::Back, "back to the nodes pane").footer("back"),
 ];
 
 #[rustfmt::skip]
 pub(super) static GLOBAL: &[Binding] = &[
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:nodes, :etcd, :ctx NAME, :q)"),
-    bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help"),
-    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit").footer("quit"),
+    command_line("command line (:nodes, :etcd, :ctx NAME, :q)"),
+    HELP,
+    quit("quit").footer("quit"),
 ];
 
 /// The CAPI screen's own keys.
 #[rustfmt::skip]
 pub(super) static CAPI_OWN: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Enter)], Action::OpenSelected, "every condition of the selected object").footer("conditions"),
+    bind(&[Key::ENTER], Action::OpenSelected, "every condition of the selected object").footer("conditions"),
     bind(&[Key::char('f'), Key::char('a')], Action::OpenActions, "fix a stuck state the doctor found (its plan and guards first)").footer("fix").offered(super::capi_doctor::offers_fix),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the cluster's panes").footer("back"),
+    bind(&[Key::ESC], Action::Back, "back to the cluster's panes").footer("back"),
 ];
+
+/// `s` on the CAPI screen, after its other keys: the new replica count of the selected
+/// MachineDeployment, else of the TalosControlPlane.
+#[rustfmt::skip]
+pub(super) static CAPI_SCALE: &[Binding] = &[bind(&[Key::char('s')], Action::ScaleCapi, "scale the selected MachineDeployment (any other row: the TalosControlPlane): replicas, plan, guards").footer("scale").offered(super::capi_scale::offers_scale)];
 
 /// On the cluster panes: the Cluster API tree of the cluster in use.
 #[rustfmt::skip]

@@ -1,10 +1,9 @@
 //! The key tables of the provision wizard and the provision progress pane,
 //! and the cluster panes' `p`: `p` provisions wherever it is bound (live
 //! data and rollouts pause on `Space`).
-use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::binding::{Binding, Key, bind};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::keymap_upgrade::ACKNOWLEDGE;
 use super::provision::ProvisionKey;
 
@@ -14,34 +13,34 @@ pub(super) static FROM_CLUSTER: &[Binding] = &[bind(&[Key::char('p')], Action::P
 
 #[rustfmt::skip]
 pub(super) static WIZARD: &[Binding] = &[
-    bind(&[Key::char('j'), Key::plain(KeyCode::Down)], Action::MoveDown, "next field (or guard, after Tab)"),
-    bind(&[Key::char('k'), Key::plain(KeyCode::Up)], Action::MoveUp, "previous field (or guard)"),
-    bind(&[Key::char('l'), Key::plain(KeyCode::Right)], Action::Provision(ProvisionKey::NextValue), "next value of the field (Names: edit)").footer("change"),
-    bind(&[Key::char('h'), Key::plain(KeyCode::Left)], Action::Provision(ProvisionKey::PreviousValue), "previous value of the field"),
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "next field (or guard, after Tab)"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous field (or guard)"),
+    bind(&[Key::char('l'), Key::RIGHT], Action::Provision(ProvisionKey::NextValue), "next value of the field (Names: edit)").footer("change"),
+    bind(&[Key::char('h'), Key::LEFT], Action::Provision(ProvisionKey::PreviousValue), "previous value of the field"),
     bind(&[Key::char('+')], Action::Provision(ProvisionKey::More), "one VM more"),
     bind(&[Key::char('-')], Action::Provision(ProvisionKey::Less), "one VM fewer"),
-    bind(&[Key::plain(KeyCode::Tab)], Action::NextPane, "switch between the request's fields and the plan's guards").footer("focus"),
+    bind(&[Key::TAB], Action::NextPane, "switch between the request's fields and the plan's guards").footer("focus"),
     ACKNOWLEDGE,
     bind(&[Key::char('r')], Action::Refresh, "poll the cluster now (the guards follow its status)"),
     bind(&[Key::char('n')], Action::Provision(ProvisionKey::EditPattern), "type the name pattern ({cluster}, {role}, {n})"),
-    bind(&[Key::plain(KeyCode::Enter)], Action::Provision(ProvisionKey::MakePlan), "make the plan (asks the provider, checks the machine config)").footer("plan"),
+    bind(&[Key::ENTER], Action::Provision(ProvisionKey::MakePlan), "make the plan (asks the provider, checks the machine config)").footer("plan"),
     bind(&[Key::char('s')], Action::Provision(ProvisionKey::Start), "provision the plan (asks for the cluster name)").footer("start"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "close the wizard").footer("back"),
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:provisions, :q)"),
+    bind(&[Key::ESC], Action::Back, "close the wizard").footer("back"),
+    command_line("command line (:provisions, :q)"),
     bind(&[Key::char('?')], Action::Explain, "explain the selected guard (Tab to the guards; else help)").footer("why"),
-    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit"),
+    quit("quit"),
 ];
 
 #[rustfmt::skip]
 pub(super) static PROGRESS: &[Binding] = &[
     bind(&[Key::char('x')], Action::Provision(ProvisionKey::Terminate), "terminate the selected failed VM (asks for the cluster name)").footer("terminate"),
     bind(&[Key::char('p')], Action::Provision(ProvisionKey::Open), "provision more nodes once this run ended"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the cluster (the provision goes on)").footer("back"),
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:provisions, :fleet, :q)"),
-    bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help"),
-    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit (VMs still joining are followed again on restart)").footer("quit"),
+    bind(&[Key::ESC], Action::Back, "back to the cluster (the provision goes on)").footer("back"),
+    command_line("command line (:provisions, :fleet, :q)"),
+    HELP,
+    quit("quit (VMs still joining are followed again on restart)").footer("quit"),
 ];
 
 /// The provision progress's two lists: the move keys scroll the one in focus.
 #[rustfmt::skip]
-pub(super) static PROGRESS_FOCUS: &[Binding] = &[bind(&[Key::plain(KeyCode::Tab)], Action::NextPane, "switch between the VMs and the notes (the move keys go to the one in focus)").footer("focus")];
+pub(super) static PROGRESS_FOCUS: &[Binding] = &[bind(&[Key::TAB], Action::NextPane, "switch between the VMs and the notes (the move keys go to the one in focus)").footer("focus")];

@@ -1,10 +1,9 @@
 //! The key tables of the Talos and Kubernetes upgrade plan screens, the
 //! progress pane, its abort question and the plan's text fields (installer
 //! image, acknowledgement).
-use crossterm::event::KeyCode;
 
 use super::action::Action;
-use super::binding::{Binding, Key, bind};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::rollout::RolloutView;
 use super::state::AppState;
 
@@ -15,7 +14,7 @@ fn rollout_on_screen(state: &AppState) -> Option<&RolloutView> {
 
 #[rustfmt::skip]
 pub(super) static PLAN: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Tab)], Action::NextPane, "switch between the node order and the guards").footer("focus"),
+    bind(&[Key::TAB], Action::NextPane, "switch between the node order and the guards").footer("focus"),
     bind(&[Key::char('K')], Action::MoveStepUp, "move the selected node earlier"),
     bind(&[Key::char('J')], Action::MoveStepDown, "move the selected node later").footer("order"),
     bind(&[Key::char('x')], Action::ToggleStep, "leave the selected node out, or include it again").footer("skip"),
@@ -36,18 +35,18 @@ pub(super) static PLAN: &[Binding] = &[
 pub(super) static PLAN_CLOSE: &[Binding] = &[
     bind(&[Key::char('s')], Action::StartUpgrade, "start (refused while a guard blocks; asks for the name)").footer("start"),
     bind(&[Key::char('r')], Action::Refresh, "poll the cluster now"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "close the plan").footer("back"),
+    bind(&[Key::ESC], Action::Back, "close the plan").footer("back"),
 ];
 
 #[rustfmt::skip]
-pub(super) static PLAN_COMMAND: &[Binding] = &[bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:help, :upgrade vX.Y.Z, :q)")];
+pub(super) static PLAN_COMMAND: &[Binding] = &[command_line("command line (:help, :upgrade vX.Y.Z, :q)")];
 
 #[rustfmt::skip]
-pub(super) static PLAN_QUIT: &[Binding] = &[bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit (a running rollout resumes from its journal)")];
+pub(super) static PLAN_QUIT: &[Binding] = &[quit("quit (a running rollout resumes from its journal)")];
 
 #[rustfmt::skip]
 pub(super) static KUBE_PLAN: &[Binding] = &[
-    bind(&[Key::plain(KeyCode::Tab)], Action::NextPane, "switch between the steps and the guards").footer("focus"),
+    bind(&[Key::TAB], Action::NextPane, "switch between the steps and the guards").footer("focus"),
     bind(&[Key::char('t')], Action::NextTarget, "next offered Kubernetes version").footer("target"),
     bind(&[Key::char('T')], Action::PreviousTarget, "previous offered Kubernetes version"),
     bind(&[Key::char('P')], Action::TogglePrePull, "pull the new images on every node before the first step").footer("pre-pull"),
@@ -56,7 +55,7 @@ pub(super) static KUBE_PLAN: &[Binding] = &[
 ];
 
 #[rustfmt::skip]
-pub(super) static KUBE_PLAN_COMMAND: &[Binding] = &[bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:help, :upgrade-k8s 1.35.0, :q)")];
+pub(super) static KUBE_PLAN_COMMAND: &[Binding] = &[command_line("command line (:help, :upgrade-k8s 1.35.0, :q)")];
 
 #[rustfmt::skip]
 pub(super) static ROLLOUT: &[Binding] = &[
@@ -64,30 +63,30 @@ pub(super) static ROLLOUT: &[Binding] = &[
     bind(&[Key::char('r')], Action::ResumeRollout, "resume (a journal's rollout: after confirming the name)").footer("resume").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_resume)),
     bind(&[Key::char('A')], Action::AbortRollout, "abort before the next node (asks y/n)").footer("abort").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_abort)),
     bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan another upgrade once this one ended"),
-    bind(&[Key::plain(KeyCode::Esc)], Action::Back, "back to the cluster (the rollout goes on)").footer("back"),
-    bind(&[Key::char(':')], Action::OpenCommandLine, "command line (:rollout, :fleet, :q)"),
-    bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help"),
-    bind(&[Key::char('q'), Key::ctrl('c')], Action::Quit, "quit (a running rollout resumes from its journal)").footer("quit"),
+    bind(&[Key::ESC], Action::Back, "back to the cluster (the rollout goes on)").footer("back"),
+    command_line("command line (:rollout, :fleet, :q)"),
+    HELP,
+    quit("quit (a running rollout resumes from its journal)").footer("quit"),
 ];
 
 /// The progress pane's two lists: the move keys scroll the one in focus.
 #[rustfmt::skip]
-pub(super) static ROLLOUT_FOCUS: &[Binding] = &[bind(&[Key::plain(KeyCode::Tab)], Action::NextPane, "switch between the steps and the events (j/k, PgUp/PgDn, g/G scroll)").footer("focus")];
+pub(super) static ROLLOUT_FOCUS: &[Binding] = &[bind(&[Key::TAB], Action::NextPane, "switch between the steps and the events (j/k, PgUp/PgDn, g/G scroll)").footer("focus")];
 
 #[rustfmt::skip]
 pub(super) static ABORT: &[Binding] = &[
     bind(&[Key::char('y')], Action::ConfirmAbort, "abort: no next node starts").footer("abort"),
-    bind(&[Key::char('n'), Key::plain(KeyCode::Esc)], Action::Back, "go on (any other key too)").footer("go on"),
+    bind(&[Key::char('n'), Key::ESC], Action::Back, "go on (any other key too)").footer("go on"),
 ];
 
 #[rustfmt::skip]
-pub(super) static TEXT_FIELD: &[Binding] = &[bind(&[Key::plain(KeyCode::Enter)], Action::Submit, "set").footer("set")];
+pub(super) static TEXT_FIELD: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "set").footer("set")];
 
 #[rustfmt::skip]
-pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[bind(&[Key::plain(KeyCode::Esc), Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
+pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
 
 #[rustfmt::skip]
-pub(super) static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::plain(KeyCode::Esc), Key::char('?'), Key::char('q'), Key::plain(KeyCode::Enter), ], Action::Back, "close").footer("close")];
+pub(super) static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::ESC, Key::char('?'), Key::char('q'), Key::ENTER, ], Action::Back, "close").footer("close")];
 
 /// `a` on every plan with guards (both upgrade plans and the provision wizard).
 #[rustfmt::skip]

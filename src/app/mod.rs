@@ -53,7 +53,6 @@ mod update_create;
 mod update_overlay;
 // Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
 pub mod capi_scale;
-mod keymap_capi_scale;
 pub mod update_capi_scale;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
 pub mod capi_upgrade;
