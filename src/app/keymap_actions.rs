@@ -1,7 +1,6 @@
 //! The key tables of the node, etcd and delete actions: `a` on the nodes pane, node detail and
 //! the etcd pane, `D` on the fleet and a cluster, the action menu, an action's plan and its
 //! progress.
-
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::state::AppState;

@@ -1,6 +1,5 @@
 //! The key table of the CAPI-way upgrade plan screen's own keys: switch between the phases and
 //! the guards, explain, acknowledge (start, read again and close are the plan screens' keys).
-
 use super::action::Action;
 use super::binding::{Binding, Key, bind};
 use super::keymap_upgrade::ACKNOWLEDGE;

@@ -1,6 +1,5 @@
 //! The key tables of creating a cluster: the fleet's `n`, the wizard's request, the plan with
 //! its guards, and the progress screen's fingerprint answers.
-
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::create::CreateKey;

@@ -1,6 +1,5 @@
 //! The key tables of the health checklist: `H` on the cluster panes opens it; on the
 //! checklist `r` runs the checks again and Esc goes back.
-
 use super::action::Action;
 use super::binding::{Binding, Key, bind};
 

@@ -1,6 +1,5 @@
 //! The key tables of the log view and its service picker, and the keys that open them from
 //! the cluster panes (`l`) and node detail (`l` the picker, `d` the kernel log).
-
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line};
 use super::logs::LogKey;

@@ -1,7 +1,6 @@
 //! The key tables of the overlays and one-line inputs: the quit question, the errors and
 //! help overlays, the command line, the filter, the typed confirmation, and the too-small
 //! screen; Ctrl-C quits from each.
-
 use super::action::Action;
 use super::binding::{Binding, Key, bind, quit};
 

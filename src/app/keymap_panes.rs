@@ -1,7 +1,6 @@
 //! The key tables of the fleet, cluster and node detail screens, in pieces
 //! the keymap puts together per context: moves, table keys (filter, sort),
 //! live-data keys (refresh, `Space` pause) and the keys every screen has.
-
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::screen::{Pane, Screen};

@@ -1,7 +1,6 @@
 //! The key tables of the provision wizard and the provision progress pane,
 //! and the cluster panes' `p`: `p` provisions wherever it is bound (live
 //! data and rollouts pause on `Space`).
-
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::keymap_upgrade::ACKNOWLEDGE;

@@ -1,7 +1,6 @@
 //! The key tables of the Talos and Kubernetes upgrade plan screens, the
 //! progress pane, its abort question and the plan's text fields (installer
 //! image, acknowledgement).
-
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::rollout::RolloutView;

@@ -1,8 +1,7 @@
 //! Where the operator is: the main screen, the pane of the cluster view, and
 //! how each of its tables is looked at (selection, sort, filter).
 
-/// The main pane. The upgrade wizard becomes a further variant; the loop and
-/// overlays stay as they are.
+/// The main pane, under any overlay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
     /// One row per cluster with its health: the first screen.
