@@ -54,6 +54,7 @@ mod update_overlay;
 // Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
 pub mod capi_scale;
 pub mod update_capi_scale;
+pub mod update_capi_upgrade;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
 pub mod capi_upgrade;
 mod keymap_capi_upgrade;

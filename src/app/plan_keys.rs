@@ -4,7 +4,6 @@
 use super::action::{Action, Effect, PollerRequest};
 use super::message::Message;
 use super::state::{AppState, InputKind, Overlay};
-use super::update::open_input;
 use super::upgrade_plan::{PlanFocus, explain_guard};
 use crate::upgrade::Guard;
 
@@ -54,16 +53,14 @@ pub(super) fn shared_key(
     needs_ack: bool,
 ) -> Vec<Effect> {
     match action {
-        Action::Acknowledge if needs_ack => {
-            open_input(state, InputKind::Acknowledge, String::new())
-        }
+        Action::Acknowledge if needs_ack => state.open_input(InputKind::Acknowledge, String::new()),
         Action::Acknowledge => state.message = Some(Message::info("no acknowledgement is needed")),
         Action::Refresh => {
             state.message = Some(Message::info(format!("refreshing {cluster}")));
             return vec![Effect::Poller(PollerRequest::Refresh(cluster))];
         }
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()

@@ -6,7 +6,7 @@ use super::action::{Action, AppEvent, Effect, PollerRequest};
 use super::command::{self, Command};
 use super::message::Message;
 use super::screen::Screen;
-use super::state::{AppState, ConfirmState, InputKind, InputLine, Overlay};
+use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
@@ -90,12 +90,6 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         effects,
         redraw: true,
     }
-}
-
-/// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
-/// table chrome.
-pub(super) fn page(state: &AppState) -> usize {
-    usize::from(state.size.1.saturating_sub(8)).max(1)
 }
 
 /// [`apply`] without the redraw answer.
@@ -184,7 +178,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     super::update_create::on_key(state, other)
                 }
                 None if state.screen == Screen::CapiUpgrade => {
-                    super::capi_upgrade::on_key(state, other)
+                    super::update_capi_upgrade::on_key(state, other)
                 }
                 None => match other {
                     Action::OpenUpgrade(target) => upgrade::open_upgrade(state, target),
@@ -268,7 +262,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Health(report) => super::checklist::on_report(state, *report),
         AppEvent::Create(_) => {}
-        AppEvent::CapiUpgradePlanned(read) => super::capi_upgrade::planned(state, *read),
+        AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -340,8 +334,8 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::MoveUp => state.selected = state.selected.saturating_sub(1),
         Action::MoveFirst => state.selected = 0,
         Action::MoveLast => state.selected = last,
-        Action::PageDown => state.selected = (state.selected + page(state)).min(last),
-        Action::PageUp => state.selected = state.selected.saturating_sub(page(state)),
+        Action::PageDown => state.selected = (state.selected + state.page()).min(last),
+        Action::PageUp => state.selected = state.selected.saturating_sub(state.page()),
         Action::UseSelected => {
             if let Some(name) = state.selected_cluster().map(|c| c.name.clone()) {
                 state.message = Some(Message::info(format!("using cluster {name}")));
@@ -350,10 +344,10 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::OpenErrors => state.overlay = Some(Overlay::Errors { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         Action::OpenFilter => {
             let text = state.filter.clone();
-            open_input(state, InputKind::Filter, text);
+            state.open_input(InputKind::Filter, text);
         }
         Action::Back if state.filter.is_empty() => state.screen = Screen::Fleet,
         Action::Back => {
@@ -363,15 +357,6 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-pub(super) fn open_input(state: &mut AppState, kind: InputKind, text: String) {
-    state.message = None;
-    state.input = Some(InputLine {
-        kind,
-        text,
-        candidates: Vec::new(),
-    });
 }
 
 fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {

@@ -15,7 +15,6 @@ use super::plan_keys::{explain_selected, moved};
 use super::plan_screen::PlanFocus;
 use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, Overlay};
-use super::update::open_input;
 use super::update_upgrade::other_rollout_read;
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::etcd_maintenance::EtcdRequest;
@@ -161,7 +160,7 @@ fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<
                 .snapshot_dir
                 .join(format!("{}-{}.snapshot", menu.cluster, menu.subject));
             state.actions.snapshot_of = Some((menu.cluster.clone(), menu.subject.clone()));
-            open_input(state, InputKind::SnapshotPath, file.display().to_string());
+            state.open_input(InputKind::SnapshotPath, file.display().to_string());
             Vec::new()
         }
         ActionChoice::Etcd(EtcdAction::Disarm) => {
@@ -326,7 +325,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.screen = back(state);
         }
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()
@@ -584,7 +583,7 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::CancelAction => return cancel(state),
         Action::Back => state.screen = back(state),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()

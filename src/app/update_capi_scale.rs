@@ -11,7 +11,6 @@ use super::message::Message;
 use super::plan_screen::set_guards;
 use super::screen::Screen;
 use super::state::{AppState, InputKind, InputLine};
-use super::update::open_input;
 use crate::capi_scale::{PreparedScale, ScaleEvent};
 use crate::guards::Guard;
 
@@ -23,7 +22,7 @@ pub fn ask(state: &mut AppState) -> Vec<Effect> {
     }
     match target_of(state) {
         Ok(target) => {
-            open_input(state, InputKind::ScaleReplicas, String::new());
+            state.open_input(InputKind::ScaleReplicas, String::new());
             state.capi_scale.asking = Some(target);
         }
         Err(why) => state.message = Some(Message::warn(format!("nothing to scale: {why}"))),

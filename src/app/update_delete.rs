@@ -9,7 +9,6 @@ use super::plan_keys::take_ack;
 use super::plan_screen::set_guards;
 use super::screen::{Screen, TableKind};
 use super::state::{AppState, InputKind};
-use super::update::open_input;
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 
 /// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use; the
@@ -86,7 +85,7 @@ pub fn ask_ack(state: &mut AppState) {
         .and_then(|p| p.ack_prompt())
         .is_some()
     {
-        open_input(state, InputKind::Acknowledge, String::new());
+        state.open_input(InputKind::Acknowledge, String::new());
     } else {
         state.message = Some(Message::info("no acknowledgement is needed"));
     }

@@ -9,7 +9,6 @@ use super::logs::{
 use super::message::Message;
 use super::screen::{Pane, Screen};
 use super::state::{AppState, InputKind};
-use super::update::open_input;
 use super::update_panes::detail_node_key;
 use crate::fleet::{NodeRole, NodeStatus};
 
@@ -209,12 +208,12 @@ pub fn on_logs(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Logs(LogKey::Right) => view.shift(true),
         Action::OpenFilter => {
             let text = view.filter.clone();
-            open_input(state, InputKind::Filter, text);
+            state.open_input(InputKind::Filter, text);
         }
         Action::Back if !view.filter.is_empty() => view.set_filter(""),
         Action::Back => go_back(state),
         Action::OpenHelp => state.overlay = Some(super::state::Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()

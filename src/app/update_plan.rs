@@ -31,7 +31,13 @@ pub fn open_plan<K: PlanKind>(state: &mut AppState, target: Option<String>) -> V
     // Cluster API owns it: the CAPI way, never in place.
     if let Some(owner) = state.fleet.capi.owner(&cluster).cloned() {
         let status = live.status.clone();
-        return super::capi_upgrade::open::<K>(state, cluster, owner, &status, target.as_deref());
+        return super::update_capi_upgrade::open::<K>(
+            state,
+            cluster,
+            owner,
+            &status,
+            target.as_deref(),
+        );
     }
     match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
         Ok(mut plan) => {
@@ -101,7 +107,7 @@ pub fn evaluate<K: PlanKind>(state: &mut AppState) {
 
 /// Keys on a plan screen.
 pub fn on_plan<K: PlanKind>(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let page = super::update::page(state);
+    let page = state.page();
     let Some(plan) = K::slot_mut(state).as_mut() else {
         state.screen = Screen::Cluster(K::BACK);
         return Vec::new();
