@@ -8,7 +8,6 @@ use super::message::Message;
 use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
-use crate::upgrade::UpgradePlan;
 use crate::upgrade::kubernetes::KubernetesUpgradePlan;
 use crate::upgrade::kubernetes::RemovedItem;
 
@@ -252,17 +251,8 @@ pub enum Effect {
 #[derive(Debug, Clone)]
 pub struct StartRollout {
     pub approved: ApprovedAction,
-    pub plan: PlannedRollout,
+    pub plan: super::plan_screen::PlannedRollout,
     pub acks: Vec<String>,
-}
-
-/// The plan of a rollout, by kind.
-#[derive(Debug, Clone)]
-pub enum PlannedRollout {
-    Talos(UpgradePlan),
-    Kubernetes(KubernetesUpgradePlan),
-    /// The CAPI-way upgrade of a cluster Cluster API owns (either product).
-    Capi(Box<crate::upgrade::capi::CapiUpgradePlan>),
 }
 
 /// A removed-API count for one plan's (from, target), or why it failed.

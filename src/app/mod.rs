@@ -53,14 +53,15 @@ mod update_create;
 mod update_overlay;
 // Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
 pub mod capi_scale;
+pub mod queries;
+mod update_capi;
 pub mod update_capi_scale;
 pub mod update_capi_upgrade;
+mod update_checklist;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
 pub mod capi_upgrade;
 mod keymap_capi_upgrade;
 
-pub use action::{
-    Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,
-};
+pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted, StartRollout};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};

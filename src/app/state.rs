@@ -9,8 +9,11 @@ use crate::discovery::{Cluster, Discovery, DiscoveryError};
 use crate::fleet::{FleetEvent, FleetModel};
 
 use super::message::{MAX_MESSAGES, Message};
+use super::plan_screen::{PlanKind, RolloutPlanScreen};
 use super::screen::{Screen, TableKind, TableView};
 use crate::approval::PendingConfirmation;
+use crate::upgrade::TalosOs;
+use crate::upgrade::kubernetes::Kubernetes;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
@@ -383,4 +386,30 @@ pub fn matches_filter(cluster: &Cluster, filter: &str) -> bool {
     hit(&cluster.name)
         || cluster.talos.as_ref().is_some_and(|t| hit(&t.name))
         || cluster.kube.as_ref().is_some_and(|k| hit(&k.name))
+}
+
+/// Where the state holds the open plan screen of a kind of rollout.
+pub trait PlanSlot: PlanKind {
+    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>>;
+    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>>;
+}
+
+impl PlanSlot for TalosOs {
+    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>> {
+        state.upgrade.as_ref()
+    }
+
+    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>> {
+        &mut state.upgrade
+    }
+}
+
+impl PlanSlot for Kubernetes {
+    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>> {
+        state.kube_upgrade.as_ref()
+    }
+
+    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>> {
+        &mut state.kube_upgrade
+    }
 }

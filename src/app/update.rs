@@ -36,7 +36,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         redraw |= upgrade::on_status_change(state, &cluster);
         if capi {
             redraw |= upgrade::on_capi_change(state);
-            redraw |= super::capi_doctor::on_capi_change(state);
+            redraw |= super::update_capi::on_capi_change(state);
         }
         redraw |= super::update_provision_guards::on_status_change(state, &cluster);
         redraw |= super::update_actions::on_status_change(state, &cluster);
@@ -172,8 +172,10 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
                 None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
-                None if state.screen == Screen::Health => super::checklist::on_screen(state, other),
-                None if state.screen == Screen::Capi => super::capi::on_key(state, other),
+                None if state.screen == Screen::Health => {
+                    super::update_checklist::on_screen(state, other)
+                }
+                None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
                 None if state.screen == Screen::Create => {
                     super::update_create::on_key(state, other)
                 }
@@ -194,8 +196,8 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
                     Action::Logs(key) => super::update_logs::open(state, key),
-                    Action::OpenHealth => super::checklist::open(state),
-                    Action::OpenCapi => super::capi_doctor::open_from_cluster(state),
+                    Action::OpenHealth => super::update_checklist::open(state),
+                    Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     Action::Create(_) => super::update_create::open(state),
                     other => panes::on_screen(state, other),
@@ -247,7 +249,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             upgrade::on_status_change(state, &cluster);
             super::update_provision_guards::on_status_change(state, &cluster);
             super::update_actions::on_status_change(state, &cluster);
-            super::checklist::on_status_change(state, &cluster);
+            super::update_checklist::on_status_change(state, &cluster);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
         AppEvent::Rollout(event) => {
@@ -260,7 +262,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Log(event) => {
             super::update_logs::on_event(state, event);
         }
-        AppEvent::Health(report) => super::checklist::on_report(state, *report),
+        AppEvent::Health(report) => super::update_checklist::on_report(state, *report),
         AppEvent::Create(_) => {}
         AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
@@ -492,7 +494,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             upgrade::show_rollout(state);
             Vec::new()
         }
-        Ok(Some(Command::Capi)) => super::capi::open(state),
+        Ok(Some(Command::Capi)) => super::update_capi::open(state),
         Ok(Some(Command::Pane(pane))) => {
             panes::show_pane(state, pane);
             Vec::new()
@@ -506,7 +508,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
             Vec::new()
         }
-        Ok(Some(Command::Health)) => super::checklist::open(state),
+        Ok(Some(Command::Health)) => super::update_checklist::open(state),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()

@@ -35,7 +35,7 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
     let menu = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => node_menu(state, cluster),
         Screen::Cluster(Pane::Etcd) => member_menu(state, cluster),
-        Screen::Capi => super::capi_doctor::fix_menu(state, cluster),
+        Screen::Capi => super::queries::fix_menu(state, cluster),
         _ => Err("actions are on the nodes pane, node detail and the etcd pane".to_string()),
     };
     match menu {
@@ -183,7 +183,7 @@ fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<
             open_etcd_plan(state, &menu.cluster, EtcdRequest::RemoveMember { member })
         }
         ActionChoice::CapiFix(id) => {
-            if let Some(screen) = super::capi_doctor::fix_plan_screen(state, &menu.cluster, &id) {
+            if let Some(screen) = super::update_capi::fix_plan_screen(state, &menu.cluster, &id) {
                 show_plan(state, screen);
             }
             Vec::new()
@@ -281,7 +281,7 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
         return false;
     };
     let before = (screen.guards.clone(), screen.title());
-    let tree = super::capi_doctor::tree_of(state, cluster);
+    let tree = super::queries::tree_of(state, cluster);
     if let Some(live) = state.fleet.cluster(cluster) {
         screen.evaluate(&live.status, &other, tree.as_ref());
     }

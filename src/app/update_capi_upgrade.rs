@@ -2,11 +2,11 @@
 //! the CAPI-way plan screen, the plan the event loop read is shown with its guards
 //! (`capi_read_guards`), and Start goes through the dispatcher to the rollout runner's progress
 //! pane.
-use super::action::{Action, Effect, PlannedRollout, StartRollout};
+use super::action::{Action, Effect, StartRollout};
 use super::capi_upgrade::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen};
 use super::message::Message;
 use super::plan_keys::{explain_selected, moved, other_focus, shared_key, take_ack};
-use super::plan_screen::{PlanFocus, PlanKind, set_guards};
+use super::plan_screen::{PlanFocus, PlanKind, PlannedRollout, set_guards};
 use super::rollout::RolloutView;
 use super::screen::{Pane, Screen};
 use super::state::AppState;

@@ -10,7 +10,7 @@ use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, Overlay};
 use super::tables;
 use super::update_panes::open_cluster;
-use super::update_plan::{evaluate, open_plan, rebuild, start_approved};
+use super::update_plan::{PlanKeys, evaluate, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::{
@@ -451,6 +451,16 @@ pub fn on_journal(state: &mut AppState, summary: RolloutSummary) {
         )));
     }
     state.rollouts.insert(cluster, view);
+}
+
+impl PlanKeys for TalosOs {
+    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+        on_talos_key(state, action)
+    }
+
+    fn after_rebuild(_: &mut AppState) -> Vec<Effect> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

@@ -226,7 +226,7 @@ fn confirm_flow_starts_the_plan_on_screen() {
     let [Effect::StartRollout(start)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    let crate::app::action::PlannedRollout::Talos(plan) = &start.plan else {
+    let crate::app::plan_screen::PlannedRollout::Talos(plan) = &start.plan else {
         panic!("a Talos plan: {start:?}");
     };
     assert_eq!(plan.cluster, "healthy");

@@ -140,7 +140,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action if state.actions.plan.is_some() => {
             (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
         }
-        Screen::Action if crate::app::capi_scale::shown_progress(state).is_some() => {
+        Screen::Action if crate::app::queries::shown_progress(state).is_some() => {
             (&capi_scale_progress::ScaleProgressPane::new(state, look)).render(body, buf)
         }
         Screen::Action => {
