@@ -347,5 +347,5 @@ fn placeholder(plan: &CapiUpgradePlan) -> RolloutSummary {
 }
 
 #[cfg(test)]
-#[path = "capi_upgrade_tests.rs"]
+#[path = "update_capi_upgrade_tests.rs"]
 mod tests;
