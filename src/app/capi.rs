@@ -1,6 +1,7 @@
-//! The CAPI screen of the cluster in use (`:capi`): its Cluster API tree as its management
-//! cluster was last read, the selection, and Enter's full conditions of the selected object.
-//! Pure; the rows are `capi::tree_rows`, the ones `taloscope capi status` prints.
+//! The CAPI screen of the cluster in use (`:capi`), its state: the selected object, and the
+//! text of its full conditions Enter shows. Pure; the tree shown and its rows
+//! (`capi::tree_rows`, the ones `taloscope capi status` prints) are read by `queries`, the keys
+//! are `update_capi`'s.
 use crate::capi::{TreeRow, condition_age};
 
 /// Where the operator is on the CAPI screen.

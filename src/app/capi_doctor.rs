@@ -1,6 +1,6 @@
-//! The doctor on the CAPI screen: the stuck states of the cluster in use (its tree against
-//! its status, by the doctor's own `diagnose`), `f` opening the menu of their fixes, and a
-//! fix's plan and guards made by the functions `capi doctor --fix` calls. Pure.
+//! The doctor on the CAPI screen: the fixes offered for the stuck states found (by the doctor's
+//! own `diagnose`, read in `queries`), and a fix's guards evaluated by the functions
+//! `capi doctor --fix` calls. Pure; `f` opening the menu and a fix's plan are `update_capi`'s.
 use super::actions::ActionChoice;
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{Finding, FixPlan, diagnose, fix_guards};

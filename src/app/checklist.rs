@@ -1,8 +1,9 @@
-//! The health checklist screen (`H`, `:health`): its state and pure update. Which cluster and
-//! run, the path the checks take (or why none), the checks as the node's stream fills them in
-//! with when each began and ended, and the verdict. The console runs the server-side checks
+//! The health checklist screen (`H`, `:health`), its state: which cluster and run, the path
+//! the checks take (or why none), the checks as the node's stream fills them in with when each
+//! began and ended, and the verdict. The console runs the server-side checks
 //! (`Effect::RunHealthCheck`) with the headless command's functions and reports through
-//! `AppEvent::Health`; the client-side checks are evaluated here on the live model.
+//! `AppEvent::Health`; `update_checklist` folds the reports in and evaluates the client-side
+//! checks on the live model. Pure.
 use std::time::{Duration, Instant};
 
 use super::screen::Screen;

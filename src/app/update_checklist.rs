@@ -1,7 +1,7 @@
 //! The health checklist's part of the update step: `:health` / `H` opens it and asks the event
 //! loop to run the checks, the reports fill its lines, and a status change marks them stale. Pure.
 use super::action::{Action, Effect};
-use super::checklist::*;
+use super::checklist::{HealthNews, HealthReport, HealthRun, HealthScreen};
 use super::message::Message;
 use super::screen::{Pane, Screen};
 use super::state::AppState;
