@@ -13,7 +13,13 @@
 //!   view's streams for the app; it reads CAPI-way upgrade plans as the
 //!   commands do (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file; functions of `app`'s state.
-//! - `app`: state, actions, the pure update step, keymaps, the `:` line; the
+//! - `app`: state (the screen and message vocabulary apart from `AppState`;
+//!   each screen's state module holds data and pure queries, below `AppState`,
+//!   and `queries` what the screens read off `AppState`), key intents
+//!   (`Action`), the pure update step (`update_*`, above the state), the `:`
+//!   line, and the key
+//!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
+//!   footer and `?` are generated from them); the
 //!   node, etcd and cluster-delete actions' menu, plans (node_actions',
 //!   etcd_maintenance's and cluster_lifecycle's own plans and guards) and
 //!   progress; the log view's buffer; the CAPI screen and its doctor's fixes

@@ -1,8 +1,10 @@
 //! The layer map of `src/lib.rs`, checked: every top-level module of src/ has
 //! a layer, no module names (`crate::<module>`) one in its own layer or above,
-//! and so the modules form no cycle. Test code (`#[cfg(test)]` modules and the
-//! files they declare) may reach anywhere and is left out. The simulator's
-//! layers are checked file by file in architecture/sim_layers.rs.
+//! and so the modules form no cycle; a view never imports an update step; and
+//! no import circle among the crate's files spans more than ten files. Test code
+//! (`#[cfg(test)]` modules and the files they declare) may reach anywhere and
+//! is left out. The simulator's layers are checked file by file in
+//! architecture/sim_layers.rs.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -309,4 +311,285 @@ fn the_reader_sees_test_code_and_grouped_imports_as_meant() {
     let kept = without_test_code(text, file, &mut test_files);
     assert_eq!(crate_references(&kept), BTreeSet::from(["fleet".into()]));
     assert!(test_files.contains(Path::new("/x/src/upgrade/guards/guards_tests.rs")));
+}
+
+/// The paths `text` names from `prefix` on (`crate::`, `super::`), with `{a, b::c}` groups
+/// spread out: `crate::{app::{a, b}, fleet::X}` gives `app::a`, `app::b` and `fleet::X`.
+fn paths_after(text: &str, prefix: &str) -> Vec<String> {
+    fn spread(head: &str, rest: &str, out: &mut Vec<String>) {
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let after = &rest[path.len()..];
+        if (path.is_empty() || path.ends_with("::")) && after.starts_with('{') {
+            let inner = &after[1..block_end(after, 0) - 1];
+            let mut depth = 0usize;
+            let mut start = 0;
+            for (i, c) in inner.char_indices().chain([(inner.len(), ',')]) {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        let item: String = inner[start..i].split_whitespace().collect();
+                        if !item.is_empty() {
+                            spread(&format!("{head}{path}"), &item, out);
+                        }
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.push(format!("{head}{}", path.trim_end_matches("::")));
+        }
+    }
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices(prefix) {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
+            continue;
+        }
+        let rest: String = text[at + prefix.len()..]
+            .chars()
+            .take(4000)
+            .collect::<String>();
+        let rest = rest.trim_start();
+        spread("", rest, &mut out);
+    }
+    out
+}
+
+/// The module path of a file below src/: `app/keymap.rs` is `app::keymap`, `app/mod.rs` is `app`.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| c.as_os_str().to_str().map(str::to_string))
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if stem != "mod" && stem != "lib" && stem != "main" {
+            parts.push(stem.to_string());
+        }
+    }
+    parts
+}
+
+/// The file a module path lives in: the deepest of its prefixes that is a file of `files`.
+fn file_of(path: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
+    (1..=path.len()).rev().find_map(|n| {
+        let base: PathBuf = path[..n].iter().collect();
+        [base.with_extension("rs"), base.join("mod.rs")]
+            .into_iter()
+            .find(|candidate| files.contains(candidate))
+    })
+}
+
+/// Which crate files each file names (`crate::…`, `super::…`, `self::…`), outside test code;
+/// paths relative to src/.
+fn file_graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let mut all = Vec::new();
+    rust_files(&src(), &mut all);
+    let mut test_files = BTreeSet::new();
+    let mut texts = Vec::new();
+    for file in &all {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        texts.push((
+            file.clone(),
+            without_test_code(&text, file, &mut test_files),
+        ));
+    }
+    let rel = |file: &Path| file.strip_prefix(src()).expect("under src/").to_path_buf();
+    let files: BTreeSet<PathBuf> = all
+        .iter()
+        .filter(|f| !test_files.contains(*f) && !file_is_tests(&rel(f)))
+        .map(|f| rel(f))
+        .collect();
+    let mut graph = BTreeMap::new();
+    for (file, text) in texts {
+        let from = rel(&file);
+        if !files.contains(&from) {
+            continue;
+        }
+        let own = module_path(&from);
+        let mut targets = BTreeSet::new();
+        let mut named = Vec::new();
+        for path in paths_after(&text, "crate::") {
+            named.push(path.split("::").map(str::to_string).collect::<Vec<_>>());
+        }
+        for (prefix, up) in [("super::", 1), ("self::", 0)] {
+            for path in paths_after(&text, prefix) {
+                let mut segments: Vec<String> = path.split("::").map(str::to_string).collect();
+                let mut base = own[..own.len().saturating_sub(up)].to_vec();
+                while segments.first().is_some_and(|s| s == "super") {
+                    segments.remove(0);
+                    base.pop();
+                }
+                base.extend(segments);
+                named.push(base);
+            }
+        }
+        for path in named {
+            if let Some(to) = file_of(&path, &files).filter(|to| *to != from) {
+                targets.insert(to);
+            }
+        }
+        graph.insert(from, targets);
+    }
+    graph
+}
+
+/// The strongly connected components of `graph` (Tarjan), largest first.
+fn import_circles(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
+    struct Walk<'a> {
+        graph: &'a BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        index: BTreeMap<&'a Path, usize>,
+        low: BTreeMap<&'a Path, usize>,
+        stack: Vec<&'a Path>,
+        on_stack: BTreeSet<&'a Path>,
+        circles: Vec<Vec<PathBuf>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, at: &'a Path) {
+            let n = self.index.len();
+            self.index.insert(at, n);
+            self.low.insert(at, n);
+            self.stack.push(at);
+            self.on_stack.insert(at);
+            let graph = self.graph;
+            for next in graph.get(at).into_iter().flatten() {
+                let next = next.as_path();
+                if !self.index.contains_key(next) {
+                    self.visit(next);
+                    let low = self.low[at].min(self.low[next]);
+                    self.low.insert(at, low);
+                } else if self.on_stack.contains(next) {
+                    let low = self.low[at].min(self.index[next]);
+                    self.low.insert(at, low);
+                }
+            }
+            if self.low[at] == self.index[at] {
+                let mut circle = Vec::new();
+                while let Some(member) = self.stack.pop() {
+                    self.on_stack.remove(member);
+                    circle.push(member.to_path_buf());
+                    if member == at {
+                        break;
+                    }
+                }
+                circle.sort();
+                self.circles.push(circle);
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        circles: Vec::new(),
+    };
+    for file in graph.keys() {
+        if !walk.index.contains_key(file.as_path()) {
+            walk.visit(file);
+        }
+    }
+    walk.circles.sort_by_key(|c| std::cmp::Reverse(c.len()));
+    walk.circles
+}
+
+/// The most files one import circle may span.
+const MAX_CIRCLE: usize = 10;
+
+#[test]
+fn no_import_circle_spans_more_than_ten_files() {
+    let graph = file_graph();
+    assert!(
+        graph.len() > 100 && graph.values().map(BTreeSet::len).sum::<usize>() > 300,
+        "the file graph was read: {} files",
+        graph.len()
+    );
+    let too_large: Vec<String> = import_circles(&graph)
+        .into_iter()
+        .filter(|circle| circle.len() > MAX_CIRCLE)
+        .map(|circle| format!("{} files (at most {MAX_CIRCLE}): {circle:?}", circle.len()))
+        .collect();
+    assert!(
+        too_large.is_empty(),
+        "import circles too large:\n{}",
+        too_large.join("\n")
+    );
+}
+
+#[test]
+fn a_view_never_imports_an_update_step() {
+    let graph = file_graph();
+    let update_step = |file: &Path| {
+        file.starts_with("app")
+            && file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .is_some_and(|s| s == "update" || s.starts_with("update_"))
+    };
+    let offending: Vec<String> = graph
+        .iter()
+        .filter(|(from, _)| from.starts_with("views"))
+        .flat_map(|(from, targets)| {
+            targets
+                .iter()
+                .filter(|to| update_step(to))
+                .map(move |to| format!("{} -> {}", from.display(), to.display()))
+        })
+        .collect();
+    assert!(
+        offending.is_empty(),
+        "views that import an update step:\n{}",
+        offending.join("\n")
+    );
+}
+
+#[test]
+fn the_file_graph_reads_grouped_and_relative_paths() {
+    let paths = paths_after(
+        "use crate::{app::{state::AppState, screen::{Pane, Screen}}, fleet::X};",
+        "crate::",
+    );
+    assert_eq!(
+        paths,
+        [
+            "app::state::AppState",
+            "app::screen::Pane",
+            "app::screen::Screen",
+            "fleet::X"
+        ]
+    );
+    assert_eq!(
+        paths_after("use super::logs::{LogKey, LogView};", "super::"),
+        ["logs::LogKey", "logs::LogView"]
+    );
+    let files = BTreeSet::from([PathBuf::from("app/mod.rs"), PathBuf::from("app/state.rs")]);
+    let path = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(
+        file_of(&path("app::state::AppState"), &files),
+        Some(PathBuf::from("app/state.rs"))
+    );
+    assert_eq!(
+        file_of(&path("app::Action"), &files),
+        Some(PathBuf::from("app/mod.rs"))
+    );
+    assert_eq!(module_path(Path::new("app/keymap.rs")), ["app", "keymap"]);
+    assert_eq!(module_path(Path::new("app/mod.rs")), ["app"]);
+    let graph = BTreeMap::from([
+        (PathBuf::from("a"), BTreeSet::from([PathBuf::from("b")])),
+        (
+            PathBuf::from("b"),
+            BTreeSet::from([PathBuf::from("a"), PathBuf::from("c")]),
+        ),
+        (PathBuf::from("c"), BTreeSet::new()),
+    ]);
+    assert_eq!(
+        import_circles(&graph)[0],
+        [PathBuf::from("a"), PathBuf::from("b")]
+    );
 }

@@ -4,7 +4,8 @@
 mod view_support;
 
 use taloscope::app::actions::ActionUpdate;
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{
     AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, PendingConfirmation, Verdict,

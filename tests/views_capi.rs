@@ -8,7 +8,8 @@ mod view_support;
 
 use std::time::Instant;
 
-use taloscope::app::state::{AppState, Screen};
+use taloscope::app::screen::Screen;
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::capi::{CapiOwner, CapiView, Management};
 use taloscope::fleet::{EtcdReport, FleetEvent, KubernetesFacts, KubernetesReport};
@@ -342,8 +343,8 @@ fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
 /// The `:capi` screen with the MachineDeployment selected and `s` pressed.
 fn scale_asked() -> AppState {
     let mut s = capi_screen(CapiVersion::V1beta2);
-    while !taloscope::app::capi::rows_and_selection(&s).0
-        [taloscope::app::capi::rows_and_selection(&s).1]
+    while !taloscope::app::queries::rows_and_selection(&s).0
+        [taloscope::app::queries::rows_and_selection(&s).1]
         .object
         .starts_with("MachineDeployment/")
     {
@@ -361,7 +362,7 @@ fn scale_planned(to: char) -> AppState {
     let mut s = scale_asked();
     update(&mut s, Action::Insert(to));
     update(&mut s, Action::Submit);
-    let (owner, tree) = taloscope::app::capi::shown_tree(&s).expect("a tree");
+    let (owner, tree) = taloscope::app::queries::shown_tree(&s).expect("a tree");
     let owner = owner.clone();
     let cluster = s.current.clone().expect("in use");
     let status = s.current_live().expect("status").status.clone();

@@ -9,7 +9,8 @@ mod view_support;
 use std::time::Instant;
 
 use taloscope::app::capi_upgrade::CapiPlanRead;
-use taloscope::app::state::{AppState, Screen};
+use taloscope::app::screen::Screen;
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::capi::{CapiOwner, CapiView, ClusterTree, cluster_trees};

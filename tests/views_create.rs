@@ -8,7 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use taloscope::app::create::{CreateField, CreateKey, CreateUpdate, FingerprintAsk};
-use taloscope::app::state::{AppState, Screen};
+use taloscope::app::screen::Screen;
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::cluster_lifecycle::{

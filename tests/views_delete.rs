@@ -5,7 +5,8 @@
 mod view_support;
 
 use taloscope::app::actions::ActionUpdate;
-use taloscope::app::state::{AppState, Screen};
+use taloscope::app::screen::Screen;
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::cluster_lifecycle::{DeletePlan, KnownVm, VmsKnownBy};

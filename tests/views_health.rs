@@ -8,7 +8,8 @@ mod view_support;
 use std::time::{Duration, Instant};
 
 use taloscope::app::checklist::{HealthNews, HealthReport};
-use taloscope::app::state::{AppState, Screen};
+use taloscope::app::screen::Screen;
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::fleet::FleetEvent;
 use taloscope::fleet::cert_expiry::{CertExpiry, ExpiryVerdict};

@@ -4,7 +4,8 @@
 //! problems first. Snapshots at 80x24 and 200x50 on pre-release versions.
 mod view_support;
 
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
 use taloscope::upgrade::GuardId;
 use view_support::scenarios::{self, PRERELEASE};

@@ -5,9 +5,10 @@
 mod view_support;
 
 use taloscope::app::action::AppEvent;
+use taloscope::app::logs::LogKey;
 use taloscope::app::logs::{LogEvent, LogReport};
-use taloscope::app::state::{AppState, Pane, Screen};
-use taloscope::app::update_logs::LogKey;
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
 use view_support::scenarios;
 use view_support::{all_renders, screen_text_at};

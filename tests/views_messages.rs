@@ -3,7 +3,8 @@
 //! there, and `:messages` shows every message whole, newest first.
 mod view_support;
 
-use taloscope::app::state::{AppState, Message, Overlay};
+use taloscope::app::message::Message;
+use taloscope::app::state::{AppState, Overlay};
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::rollout::{RolloutKind, RolloutSummary, StepProgress};
 use view_support::scenarios;

@@ -5,7 +5,8 @@
 //! 80x24 ones), and each render is checked for its mode.
 mod view_support;
 
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
 use view_support::scenarios::{self, SCENARIOS};
 use view_support::{all_renders, text_at};

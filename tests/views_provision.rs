@@ -8,7 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use taloscope::app::provision::{ProvisionKey, ProvisionUpdate, SourceChoice};
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::config::{Config, MachineRole, ProviderKind};

@@ -4,7 +4,8 @@
 //! holder's name is long.
 mod view_support;
 
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
 use taloscope::fleet::RolloutStatus;
 use taloscope::rollout::RolloutKind;

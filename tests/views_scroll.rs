@@ -8,7 +8,8 @@ mod view_support;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use taloscope::app::keymap::action_for;
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::fleet::FleetEvent;
 use taloscope::rollout::{RolloutEvent, RolloutKind, RolloutSummary, StepProgress};

@@ -5,7 +5,8 @@
 //! default, NO_COLOR and ASCII modes, each render checked for its mode.
 mod view_support;
 
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, RemovedApisCounted, update};
 use taloscope::kube::removed_apis::RemovedApiCount;
 use taloscope::rollout::{

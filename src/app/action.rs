@@ -4,15 +4,14 @@
 use crate::discovery::Discovery;
 use crate::fleet::FleetEvent;
 
-use super::state::Message;
+use super::message::Message;
 use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
-use crate::upgrade::UpgradePlan;
 use crate::upgrade::kubernetes::KubernetesUpgradePlan;
 use crate::upgrade::kubernetes::RemovedItem;
 
-/// The only input to [`super::update::update`].
+/// The only input to the update step (`update::update`).
 #[derive(Debug, Clone)]
 pub enum Action {
     /// `q`, Ctrl-C, `:q`: quits, or asks first while work runs here.
@@ -31,7 +30,7 @@ pub enum Action {
     /// nodes pane).
     OpenSelected,
     /// `1`/`2`/`3`: show one pane of the cluster view.
-    ShowPane(super::state::Pane),
+    ShowPane(super::screen::Pane),
     /// Tab: the next pane.
     NextPane,
     /// `s`: sort by the next column.
@@ -119,7 +118,7 @@ pub enum Action {
     /// Action progress: cancel the running node or etcd action after its current step.
     CancelAction,
     /// The log view and how it opens (see `update_logs`).
-    Logs(super::update_logs::LogKey),
+    Logs(super::logs::LogKey),
     /// `H` / `:health`: the health checklist of the cluster in use.
     OpenHealth,
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
@@ -232,7 +231,7 @@ pub enum Effect {
     /// Cancel the running node or etcd action after its current step.
     CancelAction,
     /// Start or stop the log view's streams.
-    Logs(super::update_logs::LogEffect),
+    Logs(super::logs::LogEffect),
     /// Run the cluster's health checks and report through `AppEvent::Health`.
     RunHealthCheck(Box<super::checklist::HealthRun>),
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as
@@ -252,17 +251,8 @@ pub enum Effect {
 #[derive(Debug, Clone)]
 pub struct StartRollout {
     pub approved: ApprovedAction,
-    pub plan: PlannedRollout,
+    pub plan: super::plan_screen::PlannedRollout,
     pub acks: Vec<String>,
-}
-
-/// The plan of a rollout, by kind.
-#[derive(Debug, Clone)]
-pub enum PlannedRollout {
-    Talos(UpgradePlan),
-    Kubernetes(KubernetesUpgradePlan),
-    /// The CAPI-way upgrade of a cluster Cluster API owns (either product).
-    Capi(Box<crate::upgrade::capi::CapiUpgradePlan>),
 }
 
 /// A removed-API count for one plan's (from, target), or why it failed.

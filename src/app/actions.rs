@@ -226,7 +226,7 @@ impl ActionPlanScreen {
                 .and_then(|p| p.as_ref().ok())
                 .map(delete_guards)
                 .unwrap_or_default(),
-            ActionPlan::CapiScale(p) => super::update_capi_scale::guards_of(p),
+            ActionPlan::CapiScale(p) => super::capi_scale::guards_of(p),
         };
         super::plan_screen::set_guards(&mut self.guards, &mut self.guard, guards);
     }
@@ -249,7 +249,7 @@ impl ActionPlanScreen {
                 plan: Some(Err(e)), ..
             } => return Some(e.clone()),
             ActionPlan::CapiScale(p) => {
-                if let Some(why) = super::update_capi_scale::unready(p) {
+                if let Some(why) = super::capi_scale::unready(p) {
                     return Some(why);
                 }
             }
@@ -375,7 +375,7 @@ pub struct ActionsState {
     /// `snapshots/`, set by the event loop).
     pub snapshot_dir: PathBuf,
     /// The screen the menu was opened on: where Esc goes back to.
-    pub back: Option<super::state::Screen>,
+    pub back: Option<super::screen::Screen>,
     /// The cluster and node whose snapshot's file is being typed.
     pub snapshot_of: Option<(String, String)>,
     /// The operator's talosconfig and kubeconfig a delete removes contexts from (the first of

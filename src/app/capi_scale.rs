@@ -3,9 +3,7 @@
 //! typed, the plan `prepare_scale` read for the action screen, and the running scale's tally.
 use crate::capi::MachineRole;
 use crate::capi_scale::{MachineChange, PreparedScale, ScaleEvent, ScalePlan, ScaleRequest};
-use crate::kube::ScaledKind;
-
-use super::state::AppState;
+use crate::guards::Guard;
 
 /// The most digits the replica count takes (the bounds guard refuses above 100 anyway).
 pub const MAX_DIGITS: usize = 3;
@@ -142,65 +140,19 @@ pub struct CapiScaleState {
     pub progress: Option<ScaleProgress>,
 }
 
-/// The object `s` scales on the `:capi` screen: the selected MachineDeployment, else the
-/// TalosControlPlane (saying so when another row is selected).
-pub fn target_of(state: &AppState) -> Result<ScaleTarget, String> {
-    let cluster = state
-        .current
-        .clone()
-        .ok_or_else(|| "no cluster in use".to_string())?;
-    let (_, tree) = super::capi::shown_tree(state)
-        .ok_or_else(|| format!("{cluster}: its Cluster API tree is not read yet"))?;
-    let (rows, index) = super::capi::rows_and_selection(state);
-    let selected = rows
-        .get(index)
-        .map(|r| r.object.clone())
-        .unwrap_or_default();
-    let object =
-        |kind: ScaledKind, name: &str| format!("{} {}/{name}", kind.as_str(), tree.namespace);
-    if let Some(name) = selected.strip_prefix("MachineDeployment/")
-        && let Some(md) = tree.machine_deployments.iter().find(|d| d.name == name)
-    {
-        return Ok(ScaleTarget {
-            cluster,
-            role: MachineRole::Worker,
-            deployment: Some(md.name.clone()),
-            object: object(ScaledKind::MachineDeployment, &md.name),
-            replicas: md.counts.replicas,
-            note: None,
-        });
+/// The guards of a read plan: those `prepare_scale` evaluated over what it read (the fleet's
+/// own status is not what the scale reads: the talosconfig Secret's endpoints are).
+pub fn guards_of(plan: &CapiScalePlan) -> Vec<Guard> {
+    plan.prepared()
+        .map(|p| p.guards.clone())
+        .unwrap_or_default()
+}
+
+/// Why Start is refused before the guards are looked at.
+pub fn unready(plan: &CapiScalePlan) -> Option<String> {
+    match &plan.read {
+        None => Some("reading the Cluster API tree and the workload cluster first".into()),
+        Some(Err(e)) => Some(e.clone()),
+        Some(Ok(_)) => None,
     }
-    let cp = tree.control_plane.as_ref().ok_or_else(|| {
-        format!(
-            "{}/{} has no TalosControlPlane: select a MachineDeployment to scale its workers",
-            tree.namespace, tree.cluster
-        )
-    })?;
-    let note = (!selected.starts_with("TalosControlPlane/")).then(|| {
-        let kind = selected.split('/').next().unwrap_or("no");
-        format!(
-            "the selected row is a {kind}, not a MachineDeployment: the control plane is scaled"
-        )
-    });
-    Ok(ScaleTarget {
-        cluster,
-        role: MachineRole::Controlplane,
-        deployment: None,
-        object: object(ScaledKind::TalosControlPlane, &cp.name),
-        replicas: cp.counts.replicas,
-        note,
-    })
-}
-
-/// Whether the `:capi` screen offers `s`: the cluster in use has something to scale.
-pub fn offers_scale(state: &AppState) -> bool {
-    super::capi::shown_tree(state)
-        .is_some_and(|(_, t)| t.control_plane.is_some() || !t.machine_deployments.is_empty())
-}
-
-/// The scale progress to show on the action screen: the one whose run is the action's.
-pub fn shown_progress(state: &AppState) -> Option<&ScaleProgress> {
-    let scale = state.capi_scale.progress.as_ref()?;
-    let action = state.actions.progress.as_ref()?;
-    (action.cluster == scale.cluster && action.what == scale.what).then_some(scale)
 }

@@ -6,7 +6,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::action::{Action, AppEvent};
 use crate::app::keymap;
-use crate::app::state::{AppState, Pane, Screen};
+use crate::app::screen::{Pane, Screen};
+use crate::app::state::AppState;
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
 use crate::capi::{CapiOwner, CapiView};

@@ -1,15 +1,14 @@
-//! The health checklist screen (`H`, `:health`): its state and pure update. Which cluster and
-//! run, the path the checks take (or why none), the checks as the node's stream fills them in
-//! with when each began and ended, and the verdict. The console runs the server-side checks
+//! The health checklist screen (`H`, `:health`), its state: which cluster and run, the path
+//! the checks take (or why none), the checks as the node's stream fills them in with when each
+//! began and ended, and the verdict. The console runs the server-side checks
 //! (`Effect::RunHealthCheck`) with the headless command's functions and reports through
-//! `AppEvent::Health`; the client-side checks are evaluated here on the live model.
+//! `AppEvent::Health`; `update_checklist` folds the reports in and evaluates the client-side
+//! checks on the live model. Pure.
 use std::time::{Duration, Instant};
 
-use super::action::{Action, Effect};
-use super::state::{AppState, Message, Pane, Screen};
+use super::screen::Screen;
 use crate::discovery::Cluster;
-use crate::fleet::client_checks::client_side_checks;
-use crate::fleet::health_check::{CheckPath, CheckRoute, DEFAULT_WAIT, route};
+use crate::fleet::health_check::{CheckPath, CheckRoute};
 use crate::fleet::{CheckMark, HealthChecklist};
 use crate::talos::HealthProgress;
 
@@ -95,10 +94,33 @@ pub struct HealthScreen {
     pub latest: Option<Instant>,
     pub finished: bool,
     /// The screen Esc returns to.
-    back: Screen,
+    pub back: Screen,
 }
 
 impl HealthScreen {
+    /// A fresh run's screen, with the previous run's check names as its pending rows.
+    pub fn new(
+        cluster: String,
+        run: u64,
+        route: Result<CheckPath, String>,
+        list: HealthChecklist,
+        expected: Vec<String>,
+        back: Screen,
+    ) -> HealthScreen {
+        HealthScreen {
+            cluster,
+            run,
+            route,
+            list,
+            times: Vec::new(),
+            expected,
+            started: None,
+            latest: None,
+            finished: false,
+            back,
+        }
+    }
+
     /// Whether the checks are still running.
     pub fn running(&self) -> bool {
         self.route.is_ok() && !self.finished
@@ -190,7 +212,7 @@ impl HealthScreen {
     }
 
     /// Folds one report of this screen's run in.
-    fn fold(&mut self, at: Instant, news: HealthNews) {
+    pub fn fold(&mut self, at: Instant, news: HealthNews) {
         self.latest = Some(at);
         match news {
             HealthNews::Started => self.started = Some(at),
@@ -226,147 +248,6 @@ pub fn seconds(d: Duration) -> String {
     } else {
         let s = tenths / 10;
         format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
-
-/// `H` on the cluster view, `:health`: shows the checklist of the cluster in use, starting a
-/// run unless one of that cluster is under way or shown already.
-pub fn open(state: &mut AppState) -> Vec<Effect> {
-    let Some(cluster) = state.current.clone() else {
-        state.message = Some(Message::warn(
-            "no cluster in use: Enter on the fleet or :ctx NAME",
-        ));
-        return Vec::new();
-    };
-    let back = match state.screen {
-        Screen::Health => Screen::Cluster(Pane::Nodes),
-        other => other,
-    };
-    if let Some(screen) = state.health.as_mut().filter(|h| h.cluster == cluster) {
-        screen.back = back;
-        state.screen = Screen::Health;
-        return Vec::new();
-    }
-    state.screen = Screen::Health;
-    start(state, cluster, back)
-}
-
-/// A new run of the checks of `cluster`: the route from what the pollers know.
-fn start(state: &mut AppState, cluster: String, back: Screen) -> Vec<Effect> {
-    let run = state.health.as_ref().map_or(1, |h| h.run + 1);
-    let expected = state
-        .health
-        .as_ref()
-        .filter(|h| h.cluster == cluster)
-        .map(|h| h.list.checks.iter().map(|c| c.name.clone()).collect())
-        .unwrap_or_default();
-    let live = state.fleet.cluster(&cluster);
-    let route = match live {
-        Some(live) if live.has_data() => route(&live.status),
-        _ => Err(format!("cluster {cluster}: no answer from it yet")),
-    };
-    let list = live.map_or_else(HealthChecklist::default, |l| {
-        HealthChecklist::new(&l.status)
-    });
-    let effect = match (&route, state.clusters.iter().find(|c| c.name == cluster)) {
-        (Ok(CheckPath::Server(route)), Some(c)) => {
-            Some(Effect::RunHealthCheck(Box::new(HealthRun {
-                cluster: c.clone(),
-                run,
-                route: route.clone(),
-            })))
-        }
-        _ => None,
-    };
-    state.health = Some(HealthScreen {
-        cluster: cluster.clone(),
-        run,
-        route,
-        list,
-        times: Vec::new(),
-        expected,
-        started: None,
-        latest: None,
-        finished: false,
-        back,
-    });
-    on_status_change(state, &cluster);
-    effect.into_iter().collect()
-}
-
-/// The cluster's model changed (or the screen opened): names it learnt join the list's, and
-/// its client-side checks are evaluated again on it, as one round of talosctl's `--server=false` polling; they end when all pass,
-/// or failing at the headless command's default wait.
-pub fn on_status_change(state: &mut AppState, cluster: &str) {
-    let (Some(screen), Some(live), Some(at)) = (
-        state.health.as_mut(),
-        state.fleet.cluster(cluster),
-        state.now,
-    ) else {
-        return;
-    };
-    if screen.cluster != cluster {
-        return;
-    }
-    screen.list.learn_names(&live.status);
-    let client_side = matches!(screen.route, Ok(CheckPath::ClientSide { .. }));
-    if !client_side || screen.finished {
-        return;
-    }
-    if screen.started.is_none() {
-        screen.fold(at, HealthNews::Started);
-    }
-    for progress in client_side_checks(&live.status) {
-        screen.fold(at, HealthNews::Progress(progress));
-    }
-    let all_passed = screen.list.checks.iter().all(|c| c.state == CheckMark::Ok);
-    let waited = screen
-        .started
-        .is_some_and(|s| at.duration_since(s) >= DEFAULT_WAIT);
-    if all_passed {
-        screen.fold(at, HealthNews::Finished(None));
-    } else if waited {
-        let why = format!("not every check passed within {DEFAULT_WAIT:?}");
-        screen.fold(at, HealthNews::Finished(Some(why)));
-    }
-}
-
-/// The keys of the checklist screen: `r` runs the checks again, Esc goes back.
-pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
-    match action {
-        Action::Refresh => {
-            let Some(screen) = state.health.as_ref() else {
-                return Vec::new();
-            };
-            if screen.running() {
-                state.message = Some(Message::info(format!(
-                    "the health checks of {} are still running",
-                    screen.cluster
-                )));
-                return Vec::new();
-            }
-            let (cluster, back) = (screen.cluster.clone(), screen.back);
-            start(state, cluster, back)
-        }
-        Action::Back => {
-            state.screen = state
-                .health
-                .as_ref()
-                .map_or(Screen::Cluster(Pane::Nodes), |h| h.back);
-            Vec::new()
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// A report of a run: folded when it is the screen's run, else dropped (an older run).
-pub fn on_report(state: &mut AppState, report: HealthReport) {
-    if let Some(screen) = state
-        .health
-        .as_mut()
-        .filter(|h| h.cluster == report.cluster && h.run == report.run)
-    {
-        screen.fold(report.at, report.news);
     }
 }
 

@@ -2,9 +2,11 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
-use crate::app::state::{Pane, Screen};
+use crate::app::screen::{Pane, Screen};
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update;
+use crate::app::update_checklist::on_status_change;
+use crate::fleet::health_check::DEFAULT_WAIT;
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::CheckState;
 

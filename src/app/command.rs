@@ -130,7 +130,7 @@ pub enum Command {
     Reload,
     Fleet,
     Contexts,
-    Pane(super::state::Pane),
+    Pane(super::screen::Pane),
     /// `:upgrade [vX.Y.Z]`.
     Upgrade(Option<String>),
     /// `:upgrade-k8s [VERSION]`.
@@ -196,9 +196,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "reload" => Command::Reload,
         "fleet" => Command::Fleet,
         "contexts" => Command::Contexts,
-        "nodes" => Command::Pane(super::state::Pane::Nodes),
-        "etcd" => Command::Pane(super::state::Pane::Etcd),
-        "versions" => Command::Pane(super::state::Pane::Versions),
+        "nodes" => Command::Pane(super::screen::Pane::Nodes),
+        "etcd" => Command::Pane(super::screen::Pane::Etcd),
+        "versions" => Command::Pane(super::screen::Pane::Versions),
         "upgrade" => Command::Upgrade(rest.first().map(|s| s.to_string())),
         "upgrade-k8s" => Command::UpgradeKubernetes(rest.first().map(|s| s.to_string())),
         "rollout" => Command::Rollout,
@@ -321,7 +321,7 @@ mod tests {
         assert_eq!(parse("nodez"), Err(CommandError::Unknown("nodez".into())));
         assert_eq!(
             parse("etcd"),
-            Ok(Some(Command::Pane(crate::app::state::Pane::Etcd)))
+            Ok(Some(Command::Pane(crate::app::screen::Pane::Etcd)))
         );
         assert!(matches!(
             parse("ctx"),

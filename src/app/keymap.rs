@@ -5,6 +5,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
+pub use super::binding::{Binding, Key, bind};
+use super::binding::{HELP, command_line, quit};
+use super::create::CreateStage;
 use super::keymap_actions as actions;
 use super::keymap_create as create;
 use super::keymap_health as health;
@@ -13,7 +16,8 @@ use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
-use super::state::{AppState, InputKind, Overlay, Screen};
+use super::screen::Screen;
+use super::state::{AppState, InputKind, Overlay};
 
 /// Where the keys go right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,171 +152,27 @@ impl KeyContext {
     }
 }
 
-/// One key, as bound and as shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
-    pub code: KeyCode,
-    pub mods: KeyModifiers,
-}
-
-impl Key {
-    pub const fn plain(code: KeyCode) -> Key {
-        Key {
-            code,
-            mods: KeyModifiers::NONE,
-        }
-    }
-
-    pub const fn char(c: char) -> Key {
-        Key::plain(KeyCode::Char(c))
-    }
-
-    pub const fn ctrl(c: char) -> Key {
-        Key {
-            code: KeyCode::Char(c),
-            mods: KeyModifiers::CONTROL,
-        }
-    }
-
-    /// Whether `event` is this key. Shift is part of the character already
-    /// (`G`), so it is ignored for character keys.
-    pub fn matches(&self, event: &KeyEvent) -> bool {
-        let mods = match event.code {
-            KeyCode::Char(_) => event.modifiers - KeyModifiers::SHIFT,
-            _ => event.modifiers,
-        };
-        event.code == self.code && mods == self.mods
-    }
-
-    /// The key's name in help and footer; ASCII only.
-    pub fn label(&self) -> String {
-        let base = match self.code {
-            KeyCode::Char(' ') => "Space".to_string(),
-            KeyCode::Char(c) => c.to_string(),
-            KeyCode::Up => "Up".into(),
-            KeyCode::Down => "Down".into(),
-            KeyCode::Left => "Left".into(),
-            KeyCode::Right => "Right".into(),
-            KeyCode::PageUp => "PgUp".into(),
-            KeyCode::PageDown => "PgDn".into(),
-            KeyCode::Home => "Home".into(),
-            KeyCode::End => "End".into(),
-            KeyCode::Enter => "Enter".into(),
-            KeyCode::Esc => "Esc".into(),
-            KeyCode::Tab => "Tab".into(),
-            KeyCode::Backspace => "Backspace".into(),
-            other => format!("{other:?}"),
-        };
-        if self.mods.contains(KeyModifiers::CONTROL) {
-            format!("Ctrl-{base}")
-        } else {
-            base
-        }
-    }
-}
-
-/// A binding: keys, the action, the help line and, when it belongs in the
-/// footer, its short footer label and when the footer offers it.
-#[derive(Debug)]
-pub struct Binding {
-    pub keys: &'static [Key],
-    pub action: Action,
-    pub help: &'static str,
-    pub footer: Option<&'static str>,
-    /// When the footer offers the key (`None`: always), so it never shows a
-    /// key that does nothing where you are. The key still reaches update,
-    /// which says why it does nothing.
-    pub offered: Option<fn(&AppState) -> bool>,
-}
-
-impl Binding {
-    pub fn key_labels(&self) -> String {
-        self.keys
-            .iter()
-            .map(Key::label)
-            .collect::<Vec<_>>()
-            .join("/")
-    }
-}
-
+#[rustfmt::skip]
 static CLUSTERS: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::UseSelected,
-        help: "use the selected cluster",
-        footer: Some("use"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('/')],
-        action: Action::OpenFilter,
-        help: "filter by name or context",
-        footer: Some("filter"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:ctx NAME, :q)",
-        footer: Some("command"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('e')],
-        action: Action::OpenErrors,
-        help: "show discovery errors",
-        footer: Some("errors"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::OpenHelp,
-        help: "help",
-        footer: Some("help"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "clear the filter, else back to the fleet",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit",
-        footer: Some("quit"),
-        offered: None,
-    },
+    bind(&[Key::ENTER], Action::UseSelected, "use the selected cluster").footer("use"),
+    bind(&[Key::char('/')], Action::OpenFilter, "filter by name or context").footer("filter"),
+    command_line("command line (:ctx NAME, :q)").footer("command"),
+    bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors").footer("errors"),
+    HELP,
+    bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
+    quit("quit").footer("quit"),
 ];
 
 /// Scrolling a text overlay (errors, help, an explanation).
+#[rustfmt::skip]
 pub(super) static SCROLL: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "scroll down",
-        footer: Some("scroll"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "scroll up",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "scroll down").footer("scroll"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "scroll up"),
 ];
 
 /// Editing a line being typed.
-pub(super) static DELETE_CHAR: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Backspace)],
-    action: Action::DeleteBack,
-    help: "delete a character",
-    footer: None,
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static DELETE_CHAR: &[Binding] = &[bind(&[Key::BACKSPACE], Action::DeleteBack, "delete a character")];
 
 /// The bindings of one context, in help and footer order.
 pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
@@ -390,7 +250,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::CAPI_OWN,
             panes::MOVES,
             panes::GLOBAL,
-            super::keymap_capi_scale::FROM_CAPI,
+            panes::CAPI_SCALE,
         ],
         KeyContext::CreateWizard => &[create::WIZARD, panes::MOVES],
         KeyContext::CreatePlan => &[create::PLAN, panes::MOVES],
@@ -455,7 +315,11 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Logs => KeyContext::Logs,
             Screen::Health => KeyContext::Health,
             Screen::Capi => KeyContext::Capi,
-            Screen::Create => create::context(state),
+            Screen::Create => match state.create.stage {
+                CreateStage::Form => KeyContext::CreateWizard,
+                CreateStage::Plan => KeyContext::CreatePlan,
+                CreateStage::Progress => KeyContext::CreateProgress,
+            },
             Screen::CapiUpgrade => KeyContext::CapiUpgradePlan,
             Screen::Rollout => {
                 let asking = state

@@ -1,25 +1,12 @@
 //! The key table of the CAPI-way upgrade plan screen's own keys: switch between the phases and
 //! the guards, explain, acknowledge (start, read again and close are the plan screens' keys).
-use crossterm::event::KeyCode;
-
 use super::action::Action;
-use super::keymap::{Binding, Key};
+use super::binding::{Binding, Key, bind};
 use super::keymap_upgrade::ACKNOWLEDGE;
 
+#[rustfmt::skip]
 pub(super) static CAPI_UPGRADE_PLAN: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Tab)],
-        action: Action::NextPane,
-        help: "switch between the phases and the guards",
-        footer: Some("focus"),
-        offered: None,
-    },
+    bind(&[Key::TAB], Action::NextPane, "switch between the phases and the guards").footer("focus"),
     ACKNOWLEDGE,
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::Explain,
-        help: "explain the selected guard or phase (:help lists keys)",
-        footer: Some("why"),
-        offered: None,
-    },
+    bind(&[Key::char('?')], Action::Explain, "explain the selected guard or phase (:help lists keys)").footer("why"),
 ];

@@ -1,170 +1,59 @@
 //! The key tables of creating a cluster: the fleet's `n`, the wizard's request, the plan with
 //! its guards, and the progress screen's fingerprint answers.
-use crossterm::event::KeyCode;
-
 use super::action::Action;
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::create::CreateKey;
-use super::create::CreateStage;
-use super::keymap::{Binding, Key, KeyContext};
 use super::keymap_upgrade::ACKNOWLEDGE;
 use super::state::AppState;
 
-/// Where the keys go on the create screen: its stage's table.
-pub(super) fn context(state: &AppState) -> KeyContext {
-    match state.create.stage {
-        CreateStage::Form => KeyContext::CreateWizard,
-        CreateStage::Plan => KeyContext::CreatePlan,
-        CreateStage::Progress => KeyContext::CreateProgress,
-    }
+/// The run asks whether the maintenance certificate shown is the VM's.
+fn asking_trust(state: &AppState) -> bool {
+    state
+        .create
+        .progress
+        .as_ref()
+        .is_some_and(|p| p.asking.is_some())
 }
 
 /// On the fleet, after its other keys (not in the footer: the help lists it).
-pub(super) static FROM_FLEET: &[Binding] = &[Binding {
-    keys: &[Key::char('n')],
-    action: Action::Create(CreateKey::Open),
-    help: "create a new cluster (the wizard; or the create running here)",
-    footer: None,
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static FROM_FLEET: &[Binding] = &[bind(&[Key::char('n')], Action::Create(CreateKey::Open), "create a new cluster (the wizard; or the create running here)")];
 
-const HELP: Binding = Binding {
-    keys: &[Key::char('?')],
-    action: Action::OpenHelp,
-    help: "help",
-    footer: Some("help"),
-    offered: None,
-};
+#[rustfmt::skip]
+const QUIT: Binding = quit("quit (a running create resumes from its journal)");
 
-const QUIT: Binding = Binding {
-    keys: &[Key::char('q'), Key::ctrl('c')],
-    action: Action::Quit,
-    help: "quit (a running create resumes from its journal)",
-    footer: None,
-    offered: None,
-};
+#[rustfmt::skip]
+const COMMAND: Binding = command_line("command line (:fleet, :q)");
 
-const COMMAND: Binding = Binding {
-    keys: &[Key::char(':')],
-    action: Action::OpenCommandLine,
-    help: "command line (:fleet, :q)",
-    footer: None,
-    offered: None,
-};
-
+#[rustfmt::skip]
 pub(super) static WIZARD: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
-        action: Action::Create(CreateKey::NextValue),
-        help: "next value of the field (typed fields: edit)",
-        footer: Some("change"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('h'), Key::plain(KeyCode::Left)],
-        action: Action::Create(CreateKey::PreviousValue),
-        help: "previous value of the field",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('+')],
-        action: Action::Create(CreateKey::More),
-        help: "one more (control planes, workers)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('-')],
-        action: Action::Create(CreateKey::Less),
-        help: "one fewer (control planes, workers)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('e')],
-        action: Action::Create(CreateKey::Edit),
-        help: "type the field's value (name, versions, endpoint, patches)",
-        footer: Some("edit"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::Create(CreateKey::MakePlan),
-        help: "make the plan (asks the provider, as `taloscope create --plan`)",
-        footer: Some("plan"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "close the wizard",
-        footer: Some("back"),
-        offered: None,
-    },
+    bind(&[Key::char('l'), Key::RIGHT], Action::Create(CreateKey::NextValue), "next value of the field (typed fields: edit)").footer("change"),
+    bind(&[Key::char('h'), Key::LEFT], Action::Create(CreateKey::PreviousValue), "previous value of the field"),
+    bind(&[Key::char('+')], Action::Create(CreateKey::More), "one more (control planes, workers)"),
+    bind(&[Key::char('-')], Action::Create(CreateKey::Less), "one fewer (control planes, workers)"),
+    bind(&[Key::char('e')], Action::Create(CreateKey::Edit), "type the field's value (name, versions, endpoint, patches)").footer("edit"),
+    bind(&[Key::ENTER], Action::Create(CreateKey::MakePlan), "make the plan (asks the provider, as `taloscope create --plan`)").footer("plan"),
+    bind(&[Key::ESC], Action::Back, "close the wizard").footer("back"),
     COMMAND,
     HELP,
     QUIT,
 ];
 
+#[rustfmt::skip]
 pub(super) static PLAN: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('s')],
-        action: Action::Create(CreateKey::Start),
-        help: "create the cluster (asks for its name)",
-        footer: Some("start"),
-        offered: None,
-    },
+    bind(&[Key::char('s')], Action::Create(CreateKey::Start), "create the cluster (asks for its name)").footer("start"),
     ACKNOWLEDGE,
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::Explain,
-        help: "explain the selected guard",
-        footer: Some("why"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "back to the request",
-        footer: Some("back"),
-        offered: None,
-    },
+    bind(&[Key::char('?')], Action::Explain, "explain the selected guard").footer("why"),
+    bind(&[Key::ESC], Action::Back, "back to the request").footer("back"),
     COMMAND,
     QUIT,
 ];
 
+#[rustfmt::skip]
 pub(super) static PROGRESS: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('y')],
-        action: Action::Create(CreateKey::Trust),
-        help: "the maintenance certificate fingerprint shown is the VM's: apply its config",
-        footer: Some("confirm"),
-        offered: Some(|s| {
-            s.create
-                .progress
-                .as_ref()
-                .is_some_and(|p| p.asking.is_some())
-        }),
-    },
-    Binding {
-        keys: &[Key::char('n')],
-        action: Action::Create(CreateKey::Distrust),
-        help: "it is not: the run stops before applying any config to it",
-        footer: Some("refuse"),
-        offered: Some(|s| {
-            s.create
-                .progress
-                .as_ref()
-                .is_some_and(|p| p.asking.is_some())
-        }),
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "back to the fleet (the create goes on; n shows it again)",
-        footer: Some("back"),
-        offered: None,
-    },
+    bind(&[Key::char('y')], Action::Create(CreateKey::Trust), "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(asking_trust),
+    bind(&[Key::char('n')], Action::Create(CreateKey::Distrust), "it is not: the run stops before applying any config to it").footer("refuse").offered(asking_trust),
+    bind(&[Key::ESC], Action::Back, "back to the fleet (the create goes on; n shows it again)").footer("back"),
     COMMAND,
     HELP,
     QUIT,

@@ -1,20 +1,14 @@
 //! The key tables of the log view and its service picker, and the keys that open them from
 //! the cluster panes (`l`) and node detail (`l` the picker, `d` the kernel log).
-use crossterm::event::KeyCode;
-
 use super::action::Action;
-use super::keymap::{Binding, Key};
-use super::state::{AppState, Pane, Screen};
-use super::update_logs::LogKey;
+use super::binding::{Binding, HELP, Key, bind, command_line};
+use super::logs::LogKey;
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 
 /// `l` on the nodes pane (the selected node's picker) and the etcd pane (every control plane).
-pub(super) static FROM_CLUSTER: &[Binding] = &[Binding {
-    keys: &[Key::char('l')],
-    action: Action::Logs(LogKey::Open),
-    help: "logs: the selected node's (nodes pane), etcd of every control plane (etcd pane)",
-    footer: Some("logs"),
-    offered: Some(on_a_logs_pane),
-}];
+#[rustfmt::skip]
+pub(super) static FROM_CLUSTER: &[Binding] = &[bind(&[Key::char('l')], Action::Logs(LogKey::Open), "logs: the selected node's (nodes pane), etcd of every control plane (etcd pane)").footer("logs").offered(on_a_logs_pane)];
 
 /// Offered on the nodes and etcd panes where the footer has room for it: at 80 columns the
 /// pane's own keys fill it, and `?` lists `l` there.
@@ -29,101 +23,25 @@ fn on_a_logs_pane(state: &AppState) -> bool {
 /// The width from which the cluster panes' footer has room for `l logs`.
 const FOOTER_ROOM: u16 = 90;
 
+#[rustfmt::skip]
 pub(super) static FROM_DETAIL: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('l')],
-        action: Action::Logs(LogKey::Open),
-        help: "logs of one of the node's services (a picker)",
-        footer: Some("logs"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('d')],
-        action: Action::Logs(LogKey::Dmesg),
-        help: "the node's kernel log (dmesg)",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('l')], Action::Logs(LogKey::Open), "logs of one of the node's services (a picker)").footer("logs"),
+    bind(&[Key::char('d')], Action::Logs(LogKey::Dmesg), "the node's kernel log (dmesg)"),
 ];
 
+#[rustfmt::skip]
 pub(super) static VIEW: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('/')],
-        action: Action::OpenFilter,
-        help: "show only lines containing a text (node names too); Esc clears",
-        footer: Some("filter"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char(' ')],
-        action: Action::TogglePause,
-        help: "pause: hold the screen, keep receiving; again to follow",
-        footer: Some("pause"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('t')],
-        action: Action::Logs(LogKey::Timestamps),
-        help: "show the time each line arrived",
-        footer: Some("time"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "scroll down",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "scroll up (stops following)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')],
-        action: Action::PageDown,
-        help: "page down",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')],
-        action: Action::PageUp,
-        help: "page up",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
-        action: Action::MoveFirst,
-        help: "the oldest line kept",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
-        action: Action::MoveLast,
-        help: "the newest lines, following again",
-        footer: Some("follow"),
-        offered: Some(not_following),
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Left)],
-        action: Action::Logs(LogKey::Left),
-        help: "scroll the text left",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Right)],
-        action: Action::Logs(LogKey::Right),
-        help: "scroll the text right (long lines)",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('/')], Action::OpenFilter, "show only lines containing a text (node names too); Esc clears").footer("filter"),
+    bind(&[Key::char(' ')], Action::TogglePause, "pause: hold the screen, keep receiving; again to follow").footer("pause"),
+    bind(&[Key::char('t')], Action::Logs(LogKey::Timestamps), "show the time each line arrived").footer("time"),
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "scroll down"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "scroll up (stops following)"),
+    bind(&[Key::PAGE_DOWN, Key::ctrl('f')], Action::PageDown, "page down"),
+    bind(&[Key::PAGE_UP, Key::ctrl('b')], Action::PageUp, "page up"),
+    bind(&[Key::char('g'), Key::HOME], Action::MoveFirst, "the oldest line kept"),
+    bind(&[Key::char('G'), Key::END], Action::MoveLast, "the newest lines, following again").footer("follow").offered(not_following),
+    bind(&[Key::LEFT], Action::Logs(LogKey::Left), "scroll the text left"),
+    bind(&[Key::RIGHT], Action::Logs(LogKey::Right), "scroll the text right (long lines)"),
 ];
 
 fn not_following(state: &AppState) -> bool {
@@ -131,42 +49,14 @@ fn not_following(state: &AppState) -> bool {
 }
 
 /// The picker's own key; it moves with the shared move keys.
-pub(super) static PICKER: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Enter)],
-    action: Action::OpenSelected,
-    help: "follow the selected log",
-    footer: Some("follow"),
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static PICKER: &[Binding] = &[bind(&[Key::ENTER], Action::OpenSelected, "follow the selected log").footer("follow")];
 
 /// Esc and q go back (Ctrl-C still quits); `?` and `:` as everywhere.
+#[rustfmt::skip]
 pub(super) static BACK: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc), Key::char('q')],
-        action: Action::Back,
-        help: "clear the filter, else back where the logs were opened",
-        footer: Some("back"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:logs SERVICE [NODE...], :dmesg NODE)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::OpenHelp,
-        help: "help",
-        footer: Some("help"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::ESC, Key::char('q')], Action::Back, "clear the filter, else back where the logs were opened").footer("back"),
+    command_line("command line (:logs SERVICE [NODE...], :dmesg NODE)"),
+    HELP,
+    bind(&[Key::ctrl('c')], Action::Quit, "quit"),
 ];

@@ -1,194 +1,62 @@
 //! The key tables of the fleet, cluster and node detail screens, in pieces
 //! the keymap puts together per context: moves, table keys (filter, sort),
 //! live-data keys (refresh, `Space` pause) and the keys every screen has.
-use crossterm::event::KeyCode;
-
 use super::action::Action;
-use super::keymap::{Binding, Key};
-use super::state::{AppState, Pane, Screen};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
+use super::screen::{Pane, Screen};
+use super::state::AppState;
 
+#[rustfmt::skip]
 pub(super) static MOVES: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "move down",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "move up",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('g'), Key::plain(KeyCode::Home)],
-        action: Action::MoveFirst,
-        help: "first row",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('G'), Key::plain(KeyCode::End)],
-        action: Action::MoveLast,
-        help: "last row",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageDown), Key::ctrl('f')],
-        action: Action::PageDown,
-        help: "page down",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::PageUp), Key::ctrl('b')],
-        action: Action::PageUp,
-        help: "page up",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "move down"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "move up"),
+    bind(&[Key::char('g'), Key::HOME], Action::MoveFirst, "first row"),
+    bind(&[Key::char('G'), Key::END], Action::MoveLast, "last row"),
+    bind(&[Key::PAGE_DOWN, Key::ctrl('f')], Action::PageDown, "page down"),
+    bind(&[Key::PAGE_UP, Key::ctrl('b')], Action::PageUp, "page up"),
 ];
 
+#[rustfmt::skip]
 pub(super) static FLEET_OWN: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::OpenSelected,
-        help: "open the selected cluster",
-        footer: Some("open"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('u')],
-        action: Action::OpenUpgrade(None),
-        help: "plan a Talos upgrade of the selected cluster",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('U')],
-        action: Action::OpenKubernetesUpgrade(None),
-        help: "plan a Kubernetes upgrade of the selected cluster",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::ENTER], Action::OpenSelected, "open the selected cluster").footer("open"),
+    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade of the selected cluster"),
+    bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade of the selected cluster"),
 ];
 
+#[rustfmt::skip]
 pub(super) static CLUSTER_OWN: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('1')],
-        action: Action::ShowPane(Pane::Nodes),
-        help: "nodes pane",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('2')],
-        action: Action::ShowPane(Pane::Etcd),
-        help: "etcd pane",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('3')],
-        action: Action::ShowPane(Pane::Versions),
-        help: "versions pane",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Tab)],
-        action: Action::NextPane,
-        help: "next pane",
-        footer: Some("pane"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::OpenSelected,
-        help: "node detail (nodes pane)",
-        footer: Some("node"),
-        offered: Some(on_the_nodes_pane),
-    },
-    Binding {
-        keys: &[Key::char('u')],
-        action: Action::OpenUpgrade(None),
-        help: "plan a Talos upgrade (or show the running one)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('U')],
-        action: Action::OpenKubernetesUpgrade(None),
-        help: "plan a Kubernetes upgrade (the versions pane shows what runs)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "clear the filter, else back to the fleet",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('1')], Action::ShowPane(Pane::Nodes), "nodes pane"),
+    bind(&[Key::char('2')], Action::ShowPane(Pane::Etcd), "etcd pane"),
+    bind(&[Key::char('3')], Action::ShowPane(Pane::Versions), "versions pane"),
+    bind(&[Key::TAB], Action::NextPane, "next pane").footer("pane"),
+    bind(&[Key::ENTER], Action::OpenSelected, "node detail (nodes pane)").footer("node").offered(on_the_nodes_pane),
+    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan a Talos upgrade (or show the running one)"),
+    bind(&[Key::char('U')], Action::OpenKubernetesUpgrade(None), "plan a Kubernetes upgrade (the versions pane shows what runs)"),
+    bind(&[Key::ESC], Action::Back, "clear the filter, else back to the fleet"),
 ];
 
+#[rustfmt::skip]
 pub(super) static TABLE_KEYS: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('/')],
-        action: Action::OpenFilter,
-        help: "filter rows (any visible cell)",
-        footer: Some("filter"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('s')],
-        action: Action::SortNext,
-        help: "sort by the next column",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('S')],
-        action: Action::SortReverse,
-        help: "reverse the sort",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('/')], Action::OpenFilter, "filter rows (any visible cell)").footer("filter"),
+    bind(&[Key::char('s')], Action::SortNext, "sort by the next column"),
+    bind(&[Key::char('S')], Action::SortReverse, "reverse the sort"),
 ];
 
-const REFRESH: Binding = Binding {
-    keys: &[Key::char('r')],
-    action: Action::Refresh,
-    help: "refresh now",
-    footer: Some("refresh"),
-    offered: None,
-};
+#[rustfmt::skip]
+const REFRESH: Binding = bind(&[Key::char('r')], Action::Refresh, "refresh now").footer("refresh");
 
+#[rustfmt::skip]
 pub(super) static LIVE_KEYS: &[Binding] = &[
     REFRESH,
-    Binding {
-        keys: &[Key::char(' ')],
-        action: Action::TogglePause,
-        help: "pause or resume live data",
-        footer: Some("pause"),
-        offered: None,
-    },
+    bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data").footer("pause"),
 ];
 
 /// The live keys where the footer is full (cluster panes, node detail): pause
 /// is in help only.
+#[rustfmt::skip]
 pub(super) static LIVE_KEYS_BRIEF: &[Binding] = &[
     REFRESH,
-    Binding {
-        keys: &[Key::char(' ')],
-        action: Action::TogglePause,
-        help: "pause or resume live data",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char(' ')], Action::TogglePause, "pause or resume live data"),
 ];
 
 /// Enter opens a node only from the nodes pane.
@@ -196,101 +64,39 @@ fn on_the_nodes_pane(state: &AppState) -> bool {
     state.screen == Screen::Cluster(Pane::Nodes)
 }
 
+#[rustfmt::skip]
 pub(super) static FLEET_TAIL: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('e')],
-        action: Action::OpenErrors,
-        help: "show discovery errors",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "clear the filter",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('e')], Action::OpenErrors, "show discovery errors"),
+    bind(&[Key::ESC], Action::Back, "clear the filter"),
 ];
 
+#[rustfmt::skip]
 pub(super) static DETAIL_OWN: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('h'), Key::plain(KeyCode::Left)],
-        action: Action::PreviousNode,
-        help: "previous node",
-        footer: Some("prev"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Right)],
-        action: Action::NextNode,
-        help: "next node",
-        footer: Some("next"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "back to the nodes pane",
-        footer: Some("back"),
-        offered: None,
-    },
+    bind(&[Key::char('h'), Key::LEFT], Action::PreviousNode, "previous node").footer("prev"),
+    bind(&[Key::RIGHT], Action::NextNode, "next node").footer("next"),
+    bind(&[Key::ESC], Action::Back, "back to the nodes pane").footer("back"),
 ];
 
+#[rustfmt::skip]
 pub(super) static GLOBAL: &[Binding] = &[
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:nodes, :etcd, :ctx NAME, :q)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::OpenHelp,
-        help: "help",
-        footer: Some("help"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit",
-        footer: Some("quit"),
-        offered: None,
-    },
+    command_line("command line (:nodes, :etcd, :ctx NAME, :q)"),
+    HELP,
+    quit("quit").footer("quit"),
 ];
 
 /// The CAPI screen's own keys.
+#[rustfmt::skip]
 pub(super) static CAPI_OWN: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::OpenSelected,
-        help: "every condition of the selected object",
-        footer: Some("conditions"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('f'), Key::char('a')],
-        action: Action::OpenActions,
-        help: "fix a stuck state the doctor found (its plan and guards first)",
-        footer: Some("fix"),
-        offered: Some(super::capi_doctor::offers_fix),
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "back to the cluster's panes",
-        footer: Some("back"),
-        offered: None,
-    },
+    bind(&[Key::ENTER], Action::OpenSelected, "every condition of the selected object").footer("conditions"),
+    bind(&[Key::char('f'), Key::char('a')], Action::OpenActions, "fix a stuck state the doctor found (its plan and guards first)").footer("fix").offered(super::queries::offers_fix),
+    bind(&[Key::ESC], Action::Back, "back to the cluster's panes").footer("back"),
 ];
 
+/// `s` on the CAPI screen, after its other keys: the new replica count of the selected
+/// MachineDeployment, else of the TalosControlPlane.
+#[rustfmt::skip]
+pub(super) static CAPI_SCALE: &[Binding] = &[bind(&[Key::char('s')], Action::ScaleCapi, "scale the selected MachineDeployment (any other row: the TalosControlPlane): replicas, plan, guards").footer("scale").offered(super::queries::offers_scale)];
+
 /// On the cluster panes: the Cluster API tree of the cluster in use.
-pub(super) static CAPI_FROM_CLUSTER: &[Binding] = &[Binding {
-    keys: &[Key::char('C')],
-    action: Action::OpenCapi,
-    help: "the cluster's Cluster API tree and stuck states (:capi)",
-    footer: None,
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static CAPI_FROM_CLUSTER: &[Binding] = &[bind(&[Key::char('C')], Action::OpenCapi, "the cluster's Cluster API tree and stuck states (:capi)")];

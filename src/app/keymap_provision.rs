@@ -1,181 +1,45 @@
 //! The key tables of the provision wizard and the provision progress pane,
 //! and the cluster panes' `p`: `p` provisions wherever it is bound (live
 //! data and rollouts pause on `Space`).
-use crossterm::event::KeyCode;
-
 use super::action::Action;
-use super::keymap::{Binding, Key};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::keymap_upgrade::ACKNOWLEDGE;
 use super::provision::ProvisionKey;
 
 /// On the cluster panes, ahead of their other keys.
-pub(super) static FROM_CLUSTER: &[Binding] = &[Binding {
-    keys: &[Key::char('p')],
-    action: Action::Provision(ProvisionKey::Open),
-    help: "provision new nodes (the wizard; or the running provision)",
-    footer: Some("provision"),
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static FROM_CLUSTER: &[Binding] = &[bind(&[Key::char('p')], Action::Provision(ProvisionKey::Open), "provision new nodes (the wizard; or the running provision)").footer("provision")];
 
+#[rustfmt::skip]
 pub(super) static WIZARD: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('j'), Key::plain(KeyCode::Down)],
-        action: Action::MoveDown,
-        help: "next field (or guard, after Tab)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('k'), Key::plain(KeyCode::Up)],
-        action: Action::MoveUp,
-        help: "previous field (or guard)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('l'), Key::plain(KeyCode::Right)],
-        action: Action::Provision(ProvisionKey::NextValue),
-        help: "next value of the field (Names: edit)",
-        footer: Some("change"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('h'), Key::plain(KeyCode::Left)],
-        action: Action::Provision(ProvisionKey::PreviousValue),
-        help: "previous value of the field",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('+')],
-        action: Action::Provision(ProvisionKey::More),
-        help: "one VM more",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('-')],
-        action: Action::Provision(ProvisionKey::Less),
-        help: "one VM fewer",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Tab)],
-        action: Action::NextPane,
-        help: "switch between the request's fields and the plan's guards",
-        footer: Some("focus"),
-        offered: None,
-    },
+    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "next field (or guard, after Tab)"),
+    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous field (or guard)"),
+    bind(&[Key::char('l'), Key::RIGHT], Action::Provision(ProvisionKey::NextValue), "next value of the field (Names: edit)").footer("change"),
+    bind(&[Key::char('h'), Key::LEFT], Action::Provision(ProvisionKey::PreviousValue), "previous value of the field"),
+    bind(&[Key::char('+')], Action::Provision(ProvisionKey::More), "one VM more"),
+    bind(&[Key::char('-')], Action::Provision(ProvisionKey::Less), "one VM fewer"),
+    bind(&[Key::TAB], Action::NextPane, "switch between the request's fields and the plan's guards").footer("focus"),
     ACKNOWLEDGE,
-    Binding {
-        keys: &[Key::char('r')],
-        action: Action::Refresh,
-        help: "poll the cluster now (the guards follow its status)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('n')],
-        action: Action::Provision(ProvisionKey::EditPattern),
-        help: "type the name pattern ({cluster}, {role}, {n})",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Enter)],
-        action: Action::Provision(ProvisionKey::MakePlan),
-        help: "make the plan (asks the provider, checks the machine config)",
-        footer: Some("plan"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('s')],
-        action: Action::Provision(ProvisionKey::Start),
-        help: "provision the plan (asks for the cluster name)",
-        footer: Some("start"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "close the wizard",
-        footer: Some("back"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:provisions, :q)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::Explain,
-        help: "explain the selected guard (Tab to the guards; else help)",
-        footer: Some("why"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::char('r')], Action::Refresh, "poll the cluster now (the guards follow its status)"),
+    bind(&[Key::char('n')], Action::Provision(ProvisionKey::EditPattern), "type the name pattern ({cluster}, {role}, {n})"),
+    bind(&[Key::ENTER], Action::Provision(ProvisionKey::MakePlan), "make the plan (asks the provider, checks the machine config)").footer("plan"),
+    bind(&[Key::char('s')], Action::Provision(ProvisionKey::Start), "provision the plan (asks for the cluster name)").footer("start"),
+    bind(&[Key::ESC], Action::Back, "close the wizard").footer("back"),
+    command_line("command line (:provisions, :q)"),
+    bind(&[Key::char('?')], Action::Explain, "explain the selected guard (Tab to the guards; else help)").footer("why"),
+    quit("quit"),
 ];
 
+#[rustfmt::skip]
 pub(super) static PROGRESS: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('x')],
-        action: Action::Provision(ProvisionKey::Terminate),
-        help: "terminate the selected failed VM (asks for the cluster name)",
-        footer: Some("terminate"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('p')],
-        action: Action::Provision(ProvisionKey::Open),
-        help: "provision more nodes once this run ended",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "back to the cluster (the provision goes on)",
-        footer: Some("back"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:provisions, :fleet, :q)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::OpenHelp,
-        help: "help",
-        footer: Some("help"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit (VMs still joining are followed again on restart)",
-        footer: Some("quit"),
-        offered: None,
-    },
+    bind(&[Key::char('x')], Action::Provision(ProvisionKey::Terminate), "terminate the selected failed VM (asks for the cluster name)").footer("terminate"),
+    bind(&[Key::char('p')], Action::Provision(ProvisionKey::Open), "provision more nodes once this run ended"),
+    bind(&[Key::ESC], Action::Back, "back to the cluster (the provision goes on)").footer("back"),
+    command_line("command line (:provisions, :fleet, :q)"),
+    HELP,
+    quit("quit (VMs still joining are followed again on restart)").footer("quit"),
 ];
 
 /// The provision progress's two lists: the move keys scroll the one in focus.
-pub(super) static PROGRESS_FOCUS: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Tab)],
-    action: Action::NextPane,
-    help: "switch between the VMs and the notes (the move keys go to the one in focus)",
-    footer: Some("focus"),
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static PROGRESS_FOCUS: &[Binding] = &[bind(&[Key::TAB], Action::NextPane, "switch between the VMs and the notes (the move keys go to the one in focus)").footer("focus")];

@@ -96,7 +96,7 @@ fn p_provisions_and_space_pauses_wherever_they_are_bound() {
 
 #[test]
 fn enter_is_offered_only_where_it_opens_something() {
-    use crate::app::state::{Pane, Screen};
+    use crate::app::screen::{Pane, Screen};
     let mut state = AppState::new(Discovery::default(), false);
     for (pane, offered) in [
         (Pane::Nodes, true),

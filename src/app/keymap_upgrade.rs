@@ -1,10 +1,8 @@
 //! The key tables of the Talos and Kubernetes upgrade plan screens, the
 //! progress pane, its abort question and the plan's text fields (installer
 //! image, acknowledgement).
-use crossterm::event::KeyCode;
-
 use super::action::Action;
-use super::keymap::{Binding, Key};
+use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::rollout::RolloutView;
 use super::state::AppState;
 
@@ -13,314 +11,82 @@ fn rollout_on_screen(state: &AppState) -> Option<&RolloutView> {
     state.current.as_ref().and_then(|c| state.rollouts.get(c))
 }
 
+#[rustfmt::skip]
 pub(super) static PLAN: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Tab)],
-        action: Action::NextPane,
-        help: "switch between the node order and the guards",
-        footer: Some("focus"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('K')],
-        action: Action::MoveStepUp,
-        help: "move the selected node earlier",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('J')],
-        action: Action::MoveStepDown,
-        help: "move the selected node later",
-        footer: Some("order"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('x')],
-        action: Action::ToggleStep,
-        help: "leave the selected node out, or include it again",
-        footer: Some("skip"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('t')],
-        action: Action::NextTarget,
-        help: "next offered target version",
-        footer: Some("target"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('T')],
-        action: Action::PreviousTarget,
-        help: "previous offered target version",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('i')],
-        action: Action::EditImage,
-        help: "type a custom or factory installer image",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('I')],
-        action: Action::ResetImage,
-        help: "back to the default installer image",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('S')],
-        action: Action::ToggleStage,
-        help: "stage the upgrade (install on the next boot; legacy API only)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('P')],
-        action: Action::TogglePreserve,
-        help: "preserve EPHEMERAL (only nodes below Talos 1.8)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('+')],
-        action: Action::MoreParallel,
-        help: "more workers at once (max-parallel)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('-')],
-        action: Action::LessParallel,
-        help: "fewer workers at once",
-        footer: None,
-        offered: None,
-    },
+    bind(&[Key::TAB], Action::NextPane, "switch between the node order and the guards").footer("focus"),
+    bind(&[Key::char('K')], Action::MoveStepUp, "move the selected node earlier"),
+    bind(&[Key::char('J')], Action::MoveStepDown, "move the selected node later").footer("order"),
+    bind(&[Key::char('x')], Action::ToggleStep, "leave the selected node out, or include it again").footer("skip"),
+    bind(&[Key::char('t')], Action::NextTarget, "next offered target version").footer("target"),
+    bind(&[Key::char('T')], Action::PreviousTarget, "previous offered target version"),
+    bind(&[Key::char('i')], Action::EditImage, "type a custom or factory installer image"),
+    bind(&[Key::char('I')], Action::ResetImage, "back to the default installer image"),
+    bind(&[Key::char('S')], Action::ToggleStage, "stage the upgrade (install on the next boot; legacy API only)"),
+    bind(&[Key::char('P')], Action::TogglePreserve, "preserve EPHEMERAL (only nodes below Talos 1.8)"),
+    bind(&[Key::char('+')], Action::MoreParallel, "more workers at once (max-parallel)"),
+    bind(&[Key::char('-')], Action::LessParallel, "fewer workers at once"),
     ACKNOWLEDGE,
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::Explain,
-        help: "explain the selected guard or node (:help lists keys)",
-        footer: Some("why"),
-        offered: None,
-    },
+    bind(&[Key::char('?')], Action::Explain, "explain the selected guard or node (:help lists keys)").footer("why"),
 ];
 
 /// The end of both plans' keys: start, poll, close.
+#[rustfmt::skip]
 pub(super) static PLAN_CLOSE: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('s')],
-        action: Action::StartUpgrade,
-        help: "start (refused while a guard blocks; asks for the name)",
-        footer: Some("start"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('r')],
-        action: Action::Refresh,
-        help: "poll the cluster now",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "close the plan",
-        footer: Some("back"),
-        offered: None,
-    },
+    bind(&[Key::char('s')], Action::StartUpgrade, "start (refused while a guard blocks; asks for the name)").footer("start"),
+    bind(&[Key::char('r')], Action::Refresh, "poll the cluster now"),
+    bind(&[Key::ESC], Action::Back, "close the plan").footer("back"),
 ];
 
-pub(super) static PLAN_COMMAND: &[Binding] = &[Binding {
-    keys: &[Key::char(':')],
-    action: Action::OpenCommandLine,
-    help: "command line (:help, :upgrade vX.Y.Z, :q)",
-    footer: None,
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static PLAN_COMMAND: &[Binding] = &[command_line("command line (:help, :upgrade vX.Y.Z, :q)")];
 
-pub(super) static PLAN_QUIT: &[Binding] = &[Binding {
-    keys: &[Key::char('q'), Key::ctrl('c')],
-    action: Action::Quit,
-    help: "quit (a running rollout resumes from its journal)",
-    footer: None,
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static PLAN_QUIT: &[Binding] = &[quit("quit (a running rollout resumes from its journal)")];
 
+#[rustfmt::skip]
 pub(super) static KUBE_PLAN: &[Binding] = &[
-    Binding {
-        keys: &[Key::plain(KeyCode::Tab)],
-        action: Action::NextPane,
-        help: "switch between the steps and the guards",
-        footer: Some("focus"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('t')],
-        action: Action::NextTarget,
-        help: "next offered Kubernetes version",
-        footer: Some("target"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('T')],
-        action: Action::PreviousTarget,
-        help: "previous offered Kubernetes version",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('P')],
-        action: Action::TogglePrePull,
-        help: "pull the new images on every node before the first step",
-        footer: Some("pre-pull"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('a')],
-        action: Action::Acknowledge,
-        help: "type the acknowledgement a guard needs",
-        footer: Some("ack"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::Explain,
-        help: "explain the selected guard or step (:help lists keys)",
-        footer: Some("why"),
-        offered: None,
-    },
+    bind(&[Key::TAB], Action::NextPane, "switch between the steps and the guards").footer("focus"),
+    bind(&[Key::char('t')], Action::NextTarget, "next offered Kubernetes version").footer("target"),
+    bind(&[Key::char('T')], Action::PreviousTarget, "previous offered Kubernetes version"),
+    bind(&[Key::char('P')], Action::TogglePrePull, "pull the new images on every node before the first step").footer("pre-pull"),
+    bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a guard needs").footer("ack"),
+    bind(&[Key::char('?')], Action::Explain, "explain the selected guard or step (:help lists keys)").footer("why"),
 ];
 
-pub(super) static KUBE_PLAN_COMMAND: &[Binding] = &[Binding {
-    keys: &[Key::char(':')],
-    action: Action::OpenCommandLine,
-    help: "command line (:help, :upgrade-k8s 1.35.0, :q)",
-    footer: None,
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static KUBE_PLAN_COMMAND: &[Binding] = &[command_line("command line (:help, :upgrade-k8s 1.35.0, :q)")];
 
+#[rustfmt::skip]
 pub(super) static ROLLOUT: &[Binding] = &[
-    Binding {
-        keys: &[Key::char(' ')],
-        action: Action::PauseRollout,
-        help: "pause after the current node",
-        footer: Some("pause"),
-        offered: Some(|state| rollout_on_screen(state).is_some_and(RolloutView::can_pause)),
-    },
-    Binding {
-        keys: &[Key::char('r')],
-        action: Action::ResumeRollout,
-        help: "resume (a journal's rollout: after confirming the name)",
-        footer: Some("resume"),
-        offered: Some(|state| rollout_on_screen(state).is_some_and(RolloutView::can_resume)),
-    },
-    Binding {
-        keys: &[Key::char('A')],
-        action: Action::AbortRollout,
-        help: "abort before the next node (asks y/n)",
-        footer: Some("abort"),
-        offered: Some(|state| rollout_on_screen(state).is_some_and(RolloutView::can_abort)),
-    },
-    Binding {
-        keys: &[Key::char('u')],
-        action: Action::OpenUpgrade(None),
-        help: "plan another upgrade once this one ended",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "back to the cluster (the rollout goes on)",
-        footer: Some("back"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char(':')],
-        action: Action::OpenCommandLine,
-        help: "command line (:rollout, :fleet, :q)",
-        footer: None,
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('?')],
-        action: Action::OpenHelp,
-        help: "help",
-        footer: Some("help"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('q'), Key::ctrl('c')],
-        action: Action::Quit,
-        help: "quit (a running rollout resumes from its journal)",
-        footer: Some("quit"),
-        offered: None,
-    },
+    bind(&[Key::char(' ')], Action::PauseRollout, "pause after the current node").footer("pause").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_pause)),
+    bind(&[Key::char('r')], Action::ResumeRollout, "resume (a journal's rollout: after confirming the name)").footer("resume").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_resume)),
+    bind(&[Key::char('A')], Action::AbortRollout, "abort before the next node (asks y/n)").footer("abort").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_abort)),
+    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan another upgrade once this one ended"),
+    bind(&[Key::ESC], Action::Back, "back to the cluster (the rollout goes on)").footer("back"),
+    command_line("command line (:rollout, :fleet, :q)"),
+    HELP,
+    quit("quit (a running rollout resumes from its journal)").footer("quit"),
 ];
 
 /// The progress pane's two lists: the move keys scroll the one in focus.
-pub(super) static ROLLOUT_FOCUS: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Tab)],
-    action: Action::NextPane,
-    help: "switch between the steps and the events (j/k, PgUp/PgDn, g/G scroll)",
-    footer: Some("focus"),
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static ROLLOUT_FOCUS: &[Binding] = &[bind(&[Key::TAB], Action::NextPane, "switch between the steps and the events (j/k, PgUp/PgDn, g/G scroll)").footer("focus")];
 
+#[rustfmt::skip]
 pub(super) static ABORT: &[Binding] = &[
-    Binding {
-        keys: &[Key::char('y')],
-        action: Action::ConfirmAbort,
-        help: "abort: no next node starts",
-        footer: Some("abort"),
-        offered: None,
-    },
-    Binding {
-        keys: &[Key::char('n'), Key::plain(KeyCode::Esc)],
-        action: Action::Back,
-        help: "go on (any other key too)",
-        footer: Some("go on"),
-        offered: None,
-    },
+    bind(&[Key::char('y')], Action::ConfirmAbort, "abort: no next node starts").footer("abort"),
+    bind(&[Key::char('n'), Key::ESC], Action::Back, "go on (any other key too)").footer("go on"),
 ];
 
-pub(super) static TEXT_FIELD: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Enter)],
-    action: Action::Submit,
-    help: "set",
-    footer: Some("set"),
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static TEXT_FIELD: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "set").footer("set")];
 
-pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[Binding {
-    keys: &[Key::plain(KeyCode::Esc), Key::ctrl('c')],
-    action: Action::Back,
-    help: "cancel",
-    footer: Some("cancel"),
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
 
-pub(super) static EXPLAIN_CLOSE: &[Binding] = &[Binding {
-    keys: &[
-        Key::plain(KeyCode::Esc),
-        Key::char('?'),
-        Key::char('q'),
-        Key::plain(KeyCode::Enter),
-    ],
-    action: Action::Back,
-    help: "close",
-    footer: Some("close"),
-    offered: None,
-}];
+#[rustfmt::skip]
+pub(super) static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::ESC, Key::char('?'), Key::char('q'), Key::ENTER, ], Action::Back, "close").footer("close")];
 
 /// `a` on every plan with guards (both upgrade plans and the provision wizard).
-pub(super) const ACKNOWLEDGE: Binding = Binding {
-    keys: &[Key::char('a')],
-    action: Action::Acknowledge,
-    help: "type the acknowledgement a warning needs",
-    footer: Some("ack"),
-    offered: None,
-};
+#[rustfmt::skip]
+pub(super) const ACKNOWLEDGE: Binding = bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a warning needs").footer("ack");

@@ -2,9 +2,9 @@
 //! the removed-API count (fetched in the background, "checking" until it
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
-use super::action::{Action, Effect, PlannedRollout};
+use super::plan_screen::PlannedRollout;
 use super::plan_screen::{PlanKind, RolloutPlanScreen, missing_ack, roles_of};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
@@ -96,14 +96,6 @@ impl PlanKind for Kubernetes {
     const BACK: Pane = Pane::Versions;
     const WHAT: &'static str = "Kubernetes upgrade";
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::Kubernetes;
-
-    fn slot(state: &AppState) -> Option<&KubePlanScreen> {
-        state.kube_upgrade.as_ref()
-    }
-
-    fn slot_mut(state: &mut AppState) -> &mut Option<KubePlanScreen> {
-        &mut state.kube_upgrade
-    }
 
     /// A named target need not be offered: the version-path guard decides.
     fn targets(
@@ -264,14 +256,6 @@ impl PlanKind for Kubernetes {
         let step = plan.steps.get(index)?;
         let title = format!("{} on {}", step.component.as_str(), step.node);
         Some((title, explain_kube_step(plan, index)))
-    }
-
-    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
-        super::update_kube_plan::on_kube_key(state, action)
-    }
-
-    fn after_rebuild(state: &mut AppState) -> Vec<Effect> {
-        super::update_kube_plan::count_if_needed(state)
     }
 }
 

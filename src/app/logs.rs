@@ -3,6 +3,8 @@
 //! operator looks at them (filter, pause, scroll, timestamps). Pure: lines come as events.
 use std::collections::VecDeque;
 
+use super::screen::Screen;
+use crate::fleet::FleetModel;
 use crate::talos::LogSource;
 use crate::upgrade::kubernetes::Component;
 
@@ -326,6 +328,92 @@ impl LogView {
             self.column.saturating_sub(COLUMN_STEP)
         };
     }
+}
+
+/// The log keys the keymap binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKey {
+    /// `l` on the nodes pane or node detail: the node's service picker; on the etcd pane:
+    /// etcd of every control plane.
+    Open,
+    /// `d` in node detail: the node's kernel log.
+    Dmesg,
+    /// `t`: the time each line arrived, or not.
+    Timestamps,
+    /// Left / Right: the text sideways.
+    Left,
+    Right,
+}
+
+/// What the effect runner is asked to do with the streams of a view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogEffect {
+    /// One stream per node; any earlier view's streams stop first.
+    Start(LogRequest),
+    /// Stop the streams of view `id`.
+    Stop(u64),
+}
+
+/// The log view, the picker that leads to it, and where Esc goes back to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogsState {
+    next_id: u64,
+    pub picker: Option<ServicePicker>,
+    pub view: Option<LogView>,
+    pub back_to: Option<Screen>,
+}
+
+impl LogsState {
+    /// A new view's id, so the streams of an earlier view are told apart.
+    pub fn next_view_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+/// `l` on a node: which of its logs to follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServicePicker {
+    pub cluster: String,
+    pub node: LogNode,
+    pub control_plane: bool,
+    pub selected: usize,
+}
+
+/// The picker's choices: the node's services as its ServiceList says (state and health),
+/// its static pods on a control plane, and its kernel log; or why the services are missing.
+pub fn picker_choices(
+    fleet: &FleetModel,
+    picker: &ServicePicker,
+) -> (Vec<(LogSubject, String)>, Option<String>) {
+    let services = fleet
+        .cluster(&picker.cluster)
+        .and_then(|live| live.services.get(&picker.node.address));
+    let mut choices = Vec::new();
+    let mut missing = None;
+    match services {
+        Some((Ok(list), _)) => choices.extend(list.iter().map(|s| {
+            let health = match s.healthy {
+                Some(true) => ", healthy",
+                Some(false) => ", unhealthy",
+                None => "",
+            };
+            (
+                LogSubject::Service(s.id.clone()),
+                format!("{}{health}", s.state),
+            )
+        })),
+        Some((Err(e), _)) => missing = Some(format!("services not listed: {e}")),
+        None => missing = Some("waiting for the node's service list".to_string()),
+    }
+    if picker.control_plane {
+        choices.extend(Component::STATIC_PODS.iter().map(|c| {
+            let subject = LogSubject::StaticPod(c.as_str().to_string());
+            (subject, "static pod".to_string())
+        }));
+    }
+    choices.push((LogSubject::Kernel, "dmesg".to_string()));
+    (choices, missing)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! effect runner live in `console`, the gate for mutating actions in `approval`.
 pub mod action;
 pub mod actions;
+pub mod binding;
 pub mod capi;
 pub mod capi_doctor;
 #[cfg(test)]
@@ -21,12 +22,14 @@ mod keymap_provision;
 mod keymap_upgrade;
 pub mod kube_plan;
 pub mod logs;
+pub mod message;
 mod plan_keys;
 pub mod plan_screen;
 pub mod prepared;
 pub mod provision;
 pub mod rollout;
 pub mod rows;
+pub mod screen;
 pub mod scroll;
 pub mod state;
 pub mod tables;
@@ -50,14 +53,15 @@ mod update_create;
 mod update_overlay;
 // Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
 pub mod capi_scale;
-mod keymap_capi_scale;
+pub mod queries;
+mod update_capi;
 pub mod update_capi_scale;
+pub mod update_capi_upgrade;
+mod update_checklist;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
 pub mod capi_upgrade;
 mod keymap_capi_upgrade;
 
-pub use action::{
-    Action, AppEvent, Effect, PlannedRollout, PollerRequest, RemovedApisCounted, StartRollout,
-};
+pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted, StartRollout};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};

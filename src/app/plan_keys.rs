@@ -2,8 +2,8 @@
 //! the guards, switch between them, cycle the target, take the acknowledgement, refresh, and
 //! open help or the command line. Each screen keeps its own plan and its own edits. Pure.
 use super::action::{Action, Effect, PollerRequest};
-use super::state::{AppState, InputKind, Message, Overlay};
-use super::update::open_input;
+use super::message::Message;
+use super::state::{AppState, InputKind, Overlay};
 use super::upgrade_plan::{PlanFocus, explain_guard};
 use crate::upgrade::Guard;
 
@@ -53,16 +53,14 @@ pub(super) fn shared_key(
     needs_ack: bool,
 ) -> Vec<Effect> {
     match action {
-        Action::Acknowledge if needs_ack => {
-            open_input(state, InputKind::Acknowledge, String::new())
-        }
+        Action::Acknowledge if needs_ack => state.open_input(InputKind::Acknowledge, String::new()),
         Action::Acknowledge => state.message = Some(Message::info("no acknowledgement is needed")),
         Action::Refresh => {
             state.message = Some(Message::info(format!("refreshing {cluster}")));
             return vec![Effect::Poller(PollerRequest::Refresh(cluster))];
         }
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()

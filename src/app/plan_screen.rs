@@ -4,8 +4,7 @@
 use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
-use super::action::{Action, Effect, PlannedRollout};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
@@ -15,6 +14,15 @@ use crate::upgrade::{
     Guard, GuardId, InPlaceUpgrade, RolloutInProgress, UpgradeKind, Verdict, blocking, capi_owned,
 };
 use crate::versions::Version;
+
+/// The plan of a rollout, by kind.
+#[derive(Debug, Clone)]
+pub enum PlannedRollout {
+    Talos(crate::upgrade::UpgradePlan),
+    Kubernetes(crate::upgrade::kubernetes::KubernetesUpgradePlan),
+    /// The CAPI-way upgrade of a cluster Cluster API owns (either product).
+    Capi(Box<crate::upgrade::capi::CapiUpgradePlan>),
+}
 
 /// Which list of the plan screen has the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +45,6 @@ pub trait PlanKind: UpgradeKind {
     /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
     const IN_PLACE: InPlaceUpgrade;
 
-    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>>;
-    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>>;
     /// The offered targets (plus one named on the command line) and the one chosen.
     fn targets(
         status: &ClusterStatus,
@@ -82,10 +88,6 @@ pub trait PlanKind: UpgradeKind {
     fn placeholder_steps(plan: &Self::Plan) -> Vec<StepProgress>;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
-    /// The kind's own keys; `None` when the key is not one of them.
-    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>>;
-    /// Asked of the event loop after the plan was made again (the removed-API count).
-    fn after_rebuild(state: &mut AppState) -> Vec<Effect>;
 }
 
 /// Everything a plan screen shows and edits for one cluster.

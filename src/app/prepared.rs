@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::health::{ClusterHealth, cluster_health, node_versions, running_kubernetes};
-use super::state::{AppState, Screen, TableKind};
+use super::screen::{Screen, TableKind};
+use super::state::AppState;
 use super::tables::{self, TableData};
 use crate::fleet::{ClusterLive, ClusterStatus};
 use crate::versions::{

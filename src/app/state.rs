@@ -8,101 +8,12 @@ use std::time::Instant;
 use crate::discovery::{Cluster, Discovery, DiscoveryError};
 use crate::fleet::{FleetEvent, FleetModel};
 
+use super::message::{MAX_MESSAGES, Message};
+use super::plan_screen::{PlanKind, RolloutPlanScreen};
+use super::screen::{Screen, TableKind, TableView};
 use crate::approval::PendingConfirmation;
-
-/// The main pane. The upgrade wizard becomes a further variant; the loop and
-/// overlays stay as they are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
-    /// One row per cluster with its health: the first screen.
-    Fleet,
-    /// How discovery paired contexts (`:contexts`): files, endpoints, pairing.
-    Clusters,
-    /// The cluster in use, on one pane (all three side by side when wide).
-    Cluster(Pane),
-    /// Every field of one node (the nodes table's selection), its services
-    /// and recent events.
-    NodeDetail,
-    /// The upgrade plan of the cluster in use: target, options, node order
-    /// and guards.
-    UpgradePlan,
-    /// This console's rollout on the cluster in use, node by node.
-    Rollout,
-    /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
-    /// component steps, removed APIs and guards.
-    KubernetesPlan,
-    /// The provision wizard of the cluster in use.
-    ProvisionWizard,
-    /// The VMs provisioned for the cluster in use, as they change.
-    Provision,
-    /// A node or etcd action's plan, or the progress of the one running here.
-    Action,
-    /// Service or kernel logs of one or several nodes, or the service picker leading there.
-    Logs,
-    /// The health checklist of the cluster in use (`H`, `:health`), filling in live.
-    Health,
-    /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
-    Capi,
-    /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.
-    Create,
-    /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
-    CapiUpgrade,
-}
-
-/// The panes of the cluster view, in tab order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    Nodes,
-    Etcd,
-    Versions,
-}
-
-impl Pane {
-    pub const ALL: [Pane; 3] = [Pane::Nodes, Pane::Etcd, Pane::Versions];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Nodes => "nodes",
-            Pane::Etcd => "etcd",
-            Pane::Versions => "versions",
-        }
-    }
-
-    pub fn next(self) -> Pane {
-        match self {
-            Pane::Nodes => Pane::Etcd,
-            Pane::Etcd => Pane::Versions,
-            Pane::Versions => Pane::Nodes,
-        }
-    }
-
-    pub fn table(self) -> TableKind {
-        match self {
-            Pane::Nodes => TableKind::Nodes,
-            Pane::Etcd => TableKind::Etcd,
-            Pane::Versions => TableKind::Versions,
-        }
-    }
-}
-
-/// The tables the operator can filter, sort and select in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TableKind {
-    Fleet,
-    Nodes,
-    Etcd,
-    Versions,
-}
-
-/// How one table is looked at: the selected row by identity (cluster name,
-/// node address, member id), the sort column and direction, the filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TableView {
-    pub selected: Option<String>,
-    pub sort: usize,
-    pub reverse: bool,
-    pub filter: String,
-}
+use crate::upgrade::TalosOs;
+use crate::upgrade::kubernetes::Kubernetes;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
@@ -214,44 +125,6 @@ pub struct ConfirmState {
     pub typed: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Info,
-    Warn,
-    Error,
-}
-
-/// Messages the log keeps for `:messages`; older ones are dropped.
-pub const MAX_MESSAGES: usize = 100;
-
-/// One line for the operator, shown until the next one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message {
-    pub level: Level,
-    pub text: String,
-}
-
-impl Message {
-    pub fn info(text: impl Into<String>) -> Message {
-        Message {
-            level: Level::Info,
-            text: text.into(),
-        }
-    }
-    pub fn warn(text: impl Into<String>) -> Message {
-        Message {
-            level: Level::Warn,
-            text: text.into(),
-        }
-    }
-    pub fn error(text: impl Into<String>) -> Message {
-        Message {
-            level: Level::Error,
-            text: text.into(),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub clusters: Vec<Cluster>,
@@ -311,7 +184,7 @@ pub struct AppState {
     /// The node and etcd actions: menu, plan and progress.
     pub actions: super::actions::ActionsState,
     /// The log view and its service picker.
-    pub logs: super::update_logs::LogsState,
+    pub logs: super::logs::LogsState,
     /// The health checklist screen's latest run (kept when the screen is left).
     pub health: Option<super::checklist::HealthScreen>,
     /// The CAPI screen's selection.
@@ -325,6 +198,22 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
+    /// table chrome.
+    pub fn page(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(8)).max(1)
+    }
+
+    /// Opens the input line for `kind` with `text` typed, clearing the message line.
+    pub fn open_input(&mut self, kind: InputKind, text: String) {
+        self.message = None;
+        self.input = Some(InputLine {
+            kind,
+            text,
+            candidates: Vec::new(),
+        });
+    }
+
     pub fn new(discovery: Discovery, readonly: bool) -> AppState {
         AppState {
             clusters: discovery.clusters,
@@ -497,4 +386,30 @@ pub fn matches_filter(cluster: &Cluster, filter: &str) -> bool {
     hit(&cluster.name)
         || cluster.talos.as_ref().is_some_and(|t| hit(&t.name))
         || cluster.kube.as_ref().is_some_and(|k| hit(&k.name))
+}
+
+/// Where the state holds the open plan screen of a kind of rollout.
+pub trait PlanSlot: PlanKind {
+    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>>;
+    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>>;
+}
+
+impl PlanSlot for TalosOs {
+    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>> {
+        state.upgrade.as_ref()
+    }
+
+    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>> {
+        &mut state.upgrade
+    }
+}
+
+impl PlanSlot for Kubernetes {
+    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>> {
+        state.kube_upgrade.as_ref()
+    }
+
+    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>> {
+        &mut state.kube_upgrade
+    }
 }

@@ -5,7 +5,8 @@
 use std::cmp::Ordering;
 
 use super::rows;
-use super::state::{AppState, TableKind, TableView};
+use super::screen::{TableKind, TableView};
+use super::state::AppState;
 
 /// What a cell means; views turn it into a style. `Unknown` cells have no
 /// data yet and show the placeholder glyph.

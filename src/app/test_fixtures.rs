@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::app::state::{AppState, Pane, Screen};
+use crate::app::screen::{Pane, Screen};
+use crate::app::state::AppState;
 use crate::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };

@@ -4,7 +4,9 @@
 //! and node screens are in `update_panes`.
 use super::action::{Action, AppEvent, Effect, PollerRequest};
 use super::command::{self, Command};
-use super::state::{AppState, ConfirmState, InputKind, InputLine, Message, Overlay, Screen};
+use super::message::Message;
+use super::screen::Screen;
+use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
@@ -34,7 +36,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         redraw |= upgrade::on_status_change(state, &cluster);
         if capi {
             redraw |= upgrade::on_capi_change(state);
-            redraw |= super::capi_doctor::on_capi_change(state);
+            redraw |= super::update_capi::on_capi_change(state);
             redraw |= super::update_provision_guards::evaluate(state);
         }
         redraw |= super::update_provision_guards::on_status_change(state, &cluster);
@@ -89,12 +91,6 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         effects,
         redraw: true,
     }
-}
-
-/// Rows the list scrolls by on PgUp/PgDn: the body minus header, footer and
-/// table chrome.
-pub(super) fn page(state: &AppState) -> usize {
-    usize::from(state.size.1.saturating_sub(8)).max(1)
 }
 
 /// [`apply`] without the redraw answer.
@@ -177,13 +173,15 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
                 None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
-                None if state.screen == Screen::Health => super::checklist::on_screen(state, other),
-                None if state.screen == Screen::Capi => super::capi::on_key(state, other),
+                None if state.screen == Screen::Health => {
+                    super::update_checklist::on_screen(state, other)
+                }
+                None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
                 None if state.screen == Screen::Create => {
                     super::update_create::on_key(state, other)
                 }
                 None if state.screen == Screen::CapiUpgrade => {
-                    super::capi_upgrade::on_key(state, other)
+                    super::update_capi_upgrade::on_key(state, other)
                 }
                 None => match other {
                     Action::OpenUpgrade(target) => upgrade::open_upgrade(state, target),
@@ -199,8 +197,8 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
                     Action::Logs(key) => super::update_logs::open(state, key),
-                    Action::OpenHealth => super::checklist::open(state),
-                    Action::OpenCapi => super::capi_doctor::open_from_cluster(state),
+                    Action::OpenHealth => super::update_checklist::open(state),
+                    Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     Action::Create(_) => super::update_create::open(state),
                     other => panes::on_screen(state, other),
@@ -252,7 +250,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             upgrade::on_status_change(state, &cluster);
             super::update_provision_guards::on_status_change(state, &cluster);
             super::update_actions::on_status_change(state, &cluster);
-            super::checklist::on_status_change(state, &cluster);
+            super::update_checklist::on_status_change(state, &cluster);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
         AppEvent::Rollout(event) => {
@@ -265,9 +263,9 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Log(event) => {
             super::update_logs::on_event(state, event);
         }
-        AppEvent::Health(report) => super::checklist::on_report(state, *report),
+        AppEvent::Health(report) => super::update_checklist::on_report(state, *report),
         AppEvent::Create(_) => {}
-        AppEvent::CapiUpgradePlanned(read) => super::capi_upgrade::planned(state, *read),
+        AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();
@@ -339,8 +337,8 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::MoveUp => state.selected = state.selected.saturating_sub(1),
         Action::MoveFirst => state.selected = 0,
         Action::MoveLast => state.selected = last,
-        Action::PageDown => state.selected = (state.selected + page(state)).min(last),
-        Action::PageUp => state.selected = state.selected.saturating_sub(page(state)),
+        Action::PageDown => state.selected = (state.selected + state.page()).min(last),
+        Action::PageUp => state.selected = state.selected.saturating_sub(state.page()),
         Action::UseSelected => {
             if let Some(name) = state.selected_cluster().map(|c| c.name.clone()) {
                 state.message = Some(Message::info(format!("using cluster {name}")));
@@ -349,10 +347,10 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::OpenErrors => state.overlay = Some(Overlay::Errors { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         Action::OpenFilter => {
             let text = state.filter.clone();
-            open_input(state, InputKind::Filter, text);
+            state.open_input(InputKind::Filter, text);
         }
         Action::Back if state.filter.is_empty() => state.screen = Screen::Fleet,
         Action::Back => {
@@ -362,15 +360,6 @@ fn on_list(state: &mut AppState, action: Action) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-pub(super) fn open_input(state: &mut AppState, kind: InputKind, text: String) {
-    state.message = None;
-    state.input = Some(InputLine {
-        kind,
-        text,
-        candidates: Vec::new(),
-    });
 }
 
 fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
@@ -506,7 +495,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             upgrade::show_rollout(state);
             Vec::new()
         }
-        Ok(Some(Command::Capi)) => super::capi::open(state),
+        Ok(Some(Command::Capi)) => super::update_capi::open(state),
         Ok(Some(Command::Pane(pane))) => {
             panes::show_pane(state, pane);
             Vec::new()
@@ -520,7 +509,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
             Vec::new()
         }
-        Ok(Some(Command::Health)) => super::checklist::open(state),
+        Ok(Some(Command::Health)) => super::update_checklist::open(state),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()

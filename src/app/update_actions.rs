@@ -10,10 +10,11 @@ use super::actions::{
     ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen, ActionProgress, ActionRun,
     ActionUpdate, etcd_choices, node_choices,
 };
+use super::message::Message;
 use super::plan_keys::{explain_selected, moved};
 use super::plan_screen::PlanFocus;
-use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
-use super::update::open_input;
+use super::screen::{Pane, Screen, TableKind};
+use super::state::{AppState, InputKind, Overlay};
 use super::update_upgrade::other_rollout_read;
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::etcd_maintenance::EtcdRequest;
@@ -34,7 +35,7 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
     let menu = match state.screen {
         Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => node_menu(state, cluster),
         Screen::Cluster(Pane::Etcd) => member_menu(state, cluster),
-        Screen::Capi => super::capi_doctor::fix_menu(state, cluster),
+        Screen::Capi => super::queries::fix_menu(state, cluster),
         _ => Err("actions are on the nodes pane, node detail and the etcd pane".to_string()),
     };
     match menu {
@@ -159,7 +160,7 @@ fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<
                 .snapshot_dir
                 .join(format!("{}-{}.snapshot", menu.cluster, menu.subject));
             state.actions.snapshot_of = Some((menu.cluster.clone(), menu.subject.clone()));
-            open_input(state, InputKind::SnapshotPath, file.display().to_string());
+            state.open_input(InputKind::SnapshotPath, file.display().to_string());
             Vec::new()
         }
         ActionChoice::Etcd(EtcdAction::Disarm) => {
@@ -182,7 +183,7 @@ fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<
             open_etcd_plan(state, &menu.cluster, EtcdRequest::RemoveMember { member })
         }
         ActionChoice::CapiFix(id) => {
-            if let Some(screen) = super::capi_doctor::fix_plan_screen(state, &menu.cluster, &id) {
+            if let Some(screen) = super::update_capi::fix_plan_screen(state, &menu.cluster, &id) {
                 show_plan(state, screen);
             }
             Vec::new()
@@ -280,7 +281,7 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
         return false;
     };
     let before = (screen.guards.clone(), screen.title());
-    let tree = super::capi_doctor::tree_of(state, cluster);
+    let tree = super::queries::tree_of(state, cluster);
     if let Some(live) = state.fleet.cluster(cluster) {
         screen.evaluate(&live.status, &other, tree.as_ref());
     }
@@ -324,7 +325,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.screen = back(state);
         }
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()
@@ -582,7 +583,7 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::CancelAction => return cancel(state),
         Action::Back => state.screen = back(state),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()

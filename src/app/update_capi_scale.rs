@@ -4,14 +4,12 @@
 //! dispatcher path, and the runner's events fill the scale's tally until it ends. Pure.
 use super::action::{Action, Effect, PollerRequest};
 use super::actions::{ActionPlan, ActionPlanScreen, ActionRun};
-use super::capi_scale::{
-    CapiScaleAsk, CapiScalePlan, CapiScaleRun, MAX_DIGITS, ScaleProgress, target_of,
-};
+use super::capi_scale::{CapiScaleAsk, CapiScalePlan, CapiScaleRun, MAX_DIGITS, ScaleProgress};
+use super::message::Message;
 use super::plan_screen::set_guards;
-use super::state::{AppState, InputKind, InputLine, Message, Screen};
-use super::update::open_input;
+use super::screen::Screen;
+use super::state::{AppState, InputKind, InputLine};
 use crate::capi_scale::{PreparedScale, ScaleEvent};
-use crate::guards::Guard;
 
 /// `s` on the `:capi` screen: the replica count of the selected object (or the control
 /// plane's) is asked for; the progress instead while an action runs here.
@@ -19,9 +17,9 @@ pub fn ask(state: &mut AppState) -> Vec<Effect> {
     if super::update_actions::shows_running(state) {
         return Vec::new();
     }
-    match target_of(state) {
+    match super::queries::target_of(state) {
         Ok(target) => {
-            open_input(state, InputKind::ScaleReplicas, String::new());
+            state.open_input(InputKind::ScaleReplicas, String::new());
             state.capi_scale.asking = Some(target);
         }
         Err(why) => state.message = Some(Message::warn(format!("nothing to scale: {why}"))),
@@ -108,23 +106,6 @@ pub fn planned(state: &mut AppState, cluster: &str, read: Result<PreparedScale, 
     state.message = None;
 }
 
-/// The guards of a read plan: those `prepare_scale` evaluated over what it read (the fleet's
-/// own status is not what the scale reads: the talosconfig Secret's endpoints are).
-pub fn guards_of(plan: &CapiScalePlan) -> Vec<Guard> {
-    plan.prepared()
-        .map(|p| p.guards.clone())
-        .unwrap_or_default()
-}
-
-/// Why Start is refused before the guards are looked at.
-pub fn unready(plan: &CapiScalePlan) -> Option<String> {
-    match &plan.read {
-        None => Some("reading the Cluster API tree and the workload cluster first".into()),
-        Some(Err(e)) => Some(e.clone()),
-        Some(Ok(_)) => None,
-    }
-}
-
 /// `r` on a scale's plan: read it again.
 pub fn refresh(state: &AppState) -> Option<Effect> {
     let screen = state.actions.plan.as_ref()?;
@@ -141,7 +122,7 @@ pub fn refresh(state: &AppState) -> Option<Effect> {
 pub fn run_of(plan: &CapiScalePlan, acks: &[String]) -> Result<ActionRun, String> {
     let prepared = plan
         .prepared()
-        .ok_or_else(|| unready(plan).unwrap_or_default())?;
+        .ok_or_else(|| super::capi_scale::unready(plan).unwrap_or_default())?;
     Ok(ActionRun::CapiScale(Box::new(CapiScaleRun {
         plan: prepared.plan.clone(),
         acks: acks.to_vec(),
@@ -170,7 +151,7 @@ pub fn on_event(state: &mut AppState, event: ScaleEvent) {
 /// The scale ended: it waits for nothing more, and the management cluster is read again so
 /// that `:capi` shows the new tree.
 pub fn on_finished(state: &mut AppState) -> Vec<Effect> {
-    if super::capi_scale::shown_progress(state).is_none() {
+    if super::queries::shown_progress(state).is_none() {
         return Vec::new();
     }
     if let Some(scale) = state.capi_scale.progress.as_mut() {

@@ -10,7 +10,7 @@ use super::*;
 use crate::app::action::AppEvent;
 use crate::app::actions::ActionUpdate;
 use crate::app::keymap;
-use crate::app::state::Pane;
+use crate::app::screen::Pane;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
 use crate::capi::tree_tests::fixture_objects;
@@ -56,7 +56,7 @@ fn press(state: &mut AppState, c: char) -> Vec<Effect> {
 
 fn select(state: &mut AppState, kind: &str) {
     for _ in 0..20 {
-        let (rows, i) = super::super::capi::rows_and_selection(state);
+        let (rows, i) = crate::app::queries::rows_and_selection(state);
         if rows[i].object.starts_with(kind) {
             return;
         }
@@ -67,7 +67,7 @@ fn select(state: &mut AppState, kind: &str) {
 
 /// What `prepare_scale` reads for `request` over the fixture tree and `healthy`'s status.
 fn prepared(state: &AppState, role: MachineRole, md: Option<&str>, to: u32) -> PreparedScale {
-    let (_, tree) = super::super::capi::shown_tree(state).expect("tree");
+    let (_, tree) = crate::app::queries::shown_tree(state).expect("tree");
     let status = state.current_live().expect("status").status.clone();
     let plan = plan_scale("healthy", &owner(), &tree, (role, md), to).expect("plan");
     let guards = scale_guards(&ScaleFacts {
@@ -214,7 +214,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
             node: "w-3".into(),
         }),
     );
-    let tally = crate::app::capi_scale::shown_progress(&state).expect("the tally");
+    let tally = crate::app::queries::shown_progress(&state).expect("the tally");
     assert_eq!((tally.created, tally.got_node, tally.ready), (1, 1, 1));
     let effects = event(
         &mut state,
@@ -334,6 +334,6 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
     });
     event(&mut state, etcd.clone());
     event(&mut state, etcd);
-    let tally = crate::app::capi_scale::shown_progress(&state).unwrap();
+    let tally = crate::app::queries::shown_progress(&state).unwrap();
     assert_eq!((tally.polls, tally.healthy_polls), (2, 2));
 }

@@ -7,10 +7,11 @@ use super::create::{
     CreateEffect, CreateField, CreateKey, CreatePlanState, CreateProgress, CreateStage,
     CreateUpdate, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS,
 };
+use super::message::Message;
 use super::plan_keys::{explain_selected, moved, shared_key, take_ack};
 use super::plan_screen::{PlanFocus, set_guards};
-use super::state::{AppState, InputKind, Message, Overlay, Screen};
-use super::update::open_input;
+use super::screen::Screen;
+use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::cluster_lifecycle::{Delivery, LifecycleEvent, offered_talos_releases};
 
@@ -116,7 +117,7 @@ fn on_form(state: &mut AppState, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::OpenHelp | Action::Explain => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => changed = false,
     }
     if changed && let Some(w) = state.create.wizard.as_mut() {
@@ -157,7 +158,7 @@ fn edit(state: &mut AppState) -> Vec<Effect> {
         return Vec::new();
     }
     let text = w.text(w.field).to_string();
-    open_input(state, InputKind::CreateField, text);
+    state.open_input(InputKind::CreateField, text);
     Vec::new()
 }
 
@@ -272,7 +273,7 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::Back => state.screen = Screen::Fleet,
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()

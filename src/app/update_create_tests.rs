@@ -4,7 +4,7 @@ use std::sync::Arc;
 use super::*;
 use crate::app::AppEvent;
 use crate::app::create::FingerprintAsk;
-use crate::app::state::Level;
+use crate::app::message::Level;
 use crate::app::test_fixtures::{console_of, discovered};
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::cluster_lifecycle::guards::tests::plan;

@@ -4,10 +4,11 @@
 //! guard needs, and Start goes through the action screen's dispatcher path. Pure.
 use super::action::Effect;
 use super::actions::{ActionPlan, ActionPlanScreen};
+use super::message::Message;
 use super::plan_keys::take_ack;
 use super::plan_screen::set_guards;
-use super::state::{AppState, InputKind, Message, Screen, TableKind};
-use super::update::open_input;
+use super::screen::{Screen, TableKind};
+use super::state::{AppState, InputKind};
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 
 /// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use; the
@@ -84,7 +85,7 @@ pub fn ask_ack(state: &mut AppState) {
         .and_then(|p| p.ack_prompt())
         .is_some()
     {
-        open_input(state, InputKind::Acknowledge, String::new());
+        state.open_input(InputKind::Acknowledge, String::new());
     } else {
         state.message = Some(Message::info("no acknowledgement is needed"));
     }

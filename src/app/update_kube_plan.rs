@@ -4,7 +4,7 @@
 //! update step in update_plan; the progress pane is update_upgrade's. Pure.
 use super::action::{Action, Effect, RemovedApisCounted};
 use super::state::AppState;
-use super::update_plan::{on_status_change, open_plan, rebuild};
+use super::update_plan::{PlanKeys, on_status_change, open_plan, rebuild};
 use crate::upgrade::kubernetes::Kubernetes;
 
 /// `U`, `:upgrade-k8s [VERSION]`: the Kubernetes plan, or the progress pane
@@ -58,6 +58,16 @@ pub(super) fn on_kube_key(state: &mut AppState, action: &Action) -> Option<Vec<E
             Some(rebuild::<Kubernetes>(state))
         }
         _ => None,
+    }
+}
+
+impl PlanKeys for Kubernetes {
+    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+        on_kube_key(state, action)
+    }
+
+    fn after_rebuild(state: &mut AppState) -> Vec<Effect> {
+        count_if_needed(state)
     }
 }
 

@@ -6,10 +6,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
-use crate::app::action::PlannedRollout;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::kube_plan::KubePlanScreen;
-use crate::app::state::{Pane, Screen};
+use crate::app::plan_screen::PlannedRollout;
+use crate::app::screen::{Pane, Screen};
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::update;
 use crate::approval::MutatingAction;

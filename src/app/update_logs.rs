@@ -2,91 +2,15 @@
 //! kernel log, etcd of every control plane, `:logs`, `:dmesg`), its keys, folding the
 //! streams' reports in, and the start and stop of the streams as the screen comes and goes.
 use super::action::{Action, Effect};
-use super::logs::{LogEvent, LogNode, LogRequest, LogSubject, LogView};
-use super::state::{AppState, InputKind, Message, Pane, Screen};
-use super::update::open_input;
+use super::logs::{
+    LogEffect, LogEvent, LogKey, LogNode, LogRequest, LogSubject, LogView, ServicePicker,
+    picker_choices,
+};
+use super::message::Message;
+use super::screen::{Pane, Screen};
+use super::state::{AppState, InputKind};
 use super::update_panes::detail_node_key;
 use crate::fleet::{NodeRole, NodeStatus};
-use crate::upgrade::kubernetes::Component;
-
-/// The log keys the keymap binds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogKey {
-    /// `l` on the nodes pane or node detail: the node's service picker; on the etcd pane:
-    /// etcd of every control plane.
-    Open,
-    /// `d` in node detail: the node's kernel log.
-    Dmesg,
-    /// `t`: the time each line arrived, or not.
-    Timestamps,
-    /// Left / Right: the text sideways.
-    Left,
-    Right,
-}
-
-/// What the effect runner is asked to do with the streams of a view.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LogEffect {
-    /// One stream per node; any earlier view's streams stop first.
-    Start(LogRequest),
-    /// Stop the streams of view `id`.
-    Stop(u64),
-}
-
-/// The log view, the picker that leads to it, and where Esc goes back to.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogsState {
-    next_id: u64,
-    pub picker: Option<ServicePicker>,
-    pub view: Option<LogView>,
-    pub back_to: Option<Screen>,
-}
-
-/// `l` on a node: which of its logs to follow.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServicePicker {
-    pub cluster: String,
-    pub node: LogNode,
-    pub control_plane: bool,
-    pub selected: usize,
-}
-
-/// The picker's choices: the node's services as its ServiceList says (state and health),
-/// its static pods on a control plane, and its kernel log; or why the services are missing.
-pub fn picker_choices(
-    state: &AppState,
-    picker: &ServicePicker,
-) -> (Vec<(LogSubject, String)>, Option<String>) {
-    let services = state
-        .fleet
-        .cluster(&picker.cluster)
-        .and_then(|live| live.services.get(&picker.node.address));
-    let mut choices = Vec::new();
-    let mut missing = None;
-    match services {
-        Some((Ok(list), _)) => choices.extend(list.iter().map(|s| {
-            let health = match s.healthy {
-                Some(true) => ", healthy",
-                Some(false) => ", unhealthy",
-                None => "",
-            };
-            (
-                LogSubject::Service(s.id.clone()),
-                format!("{}{health}", s.state),
-            )
-        })),
-        Some((Err(e), _)) => missing = Some(format!("services not listed: {e}")),
-        None => missing = Some("waiting for the node's service list".to_string()),
-    }
-    if picker.control_plane {
-        choices.extend(Component::STATIC_PODS.iter().map(|c| {
-            let subject = LogSubject::StaticPod(c.as_str().to_string());
-            (subject, "static pod".to_string())
-        }));
-    }
-    choices.push((LogSubject::Kernel, "dmesg".to_string()));
-    (choices, missing)
-}
 
 /// Which view's streams should run: the log view's while it is on screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,9 +134,9 @@ pub fn open_view(state: &mut AppState, subject: LogSubject, nodes: Vec<LogNode>)
         return;
     }
     remember_back(state);
-    state.logs.next_id += 1;
+    let id = state.logs.next_view_id();
     state.logs.picker = None;
-    state.logs.view = Some(LogView::new(state.logs.next_id, &cluster, subject, nodes));
+    state.logs.view = Some(LogView::new(id, &cluster, subject, nodes));
     state.screen = Screen::Logs;
     state.message = None;
 }
@@ -284,12 +208,12 @@ pub fn on_logs(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Logs(LogKey::Right) => view.shift(true),
         Action::OpenFilter => {
             let text = view.filter.clone();
-            open_input(state, InputKind::Filter, text);
+            state.open_input(InputKind::Filter, text);
         }
         Action::Back if !view.filter.is_empty() => view.set_filter(""),
         Action::Back => go_back(state),
         Action::OpenHelp => state.overlay = Some(super::state::Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()
@@ -299,7 +223,7 @@ fn on_picker(state: &mut AppState, action: Action) {
     let Some(picker) = state.logs.picker.clone() else {
         return;
     };
-    let (choices, _) = picker_choices(state, &picker);
+    let (choices, _) = picker_choices(&state.fleet, &picker);
     let last = choices.len().saturating_sub(1);
     let selected = picker.selected.min(last);
     let to = match action {

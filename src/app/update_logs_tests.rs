@@ -98,7 +98,7 @@ fn l_in_node_detail_picks_a_service_and_d_reads_the_kernel_log() {
             .any(|e| matches!(e, Effect::Poller(PollerRequest::UnwatchNode))),
         "{effects:?}"
     );
-    let (choices, missing) = picker_choices(&s, &picker);
+    let (choices, missing) = picker_choices(&s.fleet, &picker);
     assert!(missing.is_some(), "no service list yet");
     assert_eq!(
         choices.len(),
@@ -124,7 +124,7 @@ fn l_in_node_detail_picks_a_service_and_d_reads_the_kernel_log() {
         ]),
         at: Instant::now(),
     });
-    let (choices, missing) = picker_choices(&s, &picker);
+    let (choices, missing) = picker_choices(&s.fleet, &picker);
     assert_eq!(missing, None);
     assert_eq!(
         choices[1],

@@ -5,11 +5,10 @@
 use std::time::Instant;
 
 use super::action::{Action, Effect, PollerRequest};
-use super::state::{
-    AppState, InputKind, MAX_HELD_EVENTS, Message, Overlay, Pane, Screen, TableKind,
-};
+use super::message::Message;
+use super::screen::{Pane, Screen, TableKind};
+use super::state::{AppState, InputKind, MAX_HELD_EVENTS, Overlay};
 use super::tables;
-use super::update::open_input;
 use crate::fleet::FleetEvent;
 
 /// What the pollers should be doing for this screen: the cluster polled at
@@ -309,11 +308,11 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         },
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::OpenErrors => state.overlay = Some(Overlay::Errors { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         Action::OpenFilter => {
             if let Some(kind) = table {
                 let text = state.tables.get(kind).filter.clone();
-                open_input(state, InputKind::Filter, text);
+                state.open_input(InputKind::Filter, text);
             }
         }
         _ => {}

@@ -1,19 +1,29 @@
 //! The one update step of every plan screen, parameterised by the rollout's kind: open it,
 //! re-evaluate its guards on every status change, move through the steps and the guards, cycle
 //! the target, explain, take the acknowledgement, and Start through the dispatcher. The kind's
-//! own keys go to [`PlanKind::on_key`]. Pure.
+//! own keys go to [`PlanKeys::on_key`]. Pure.
 use super::action::{Action, Effect, StartRollout};
+use super::message::Message;
 use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
-use super::plan_screen::{PlanFocus, PlanKind, RolloutPlanScreen};
+use super::plan_screen::{PlanFocus, RolloutPlanScreen};
 use super::rollout::RolloutView;
-use super::state::{AppState, Message, Screen};
+use super::screen::Screen;
+use super::state::{AppState, PlanSlot};
 use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
 use crate::rollout::RolloutSummary;
 
+/// A kind of rollout's own part of its plan screen's update step.
+pub trait PlanKeys: PlanSlot {
+    /// The kind's own keys; `None` when the key is not one of them.
+    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>>;
+    /// Asked of the event loop after the plan was made again (the removed-API count).
+    fn after_rebuild(state: &mut AppState) -> Vec<Effect>;
+}
+
 /// `u` / `U`, `:upgrade` / `:upgrade-k8s`: the plan, or the progress pane while this console's
 /// rollout of the cluster has not ended.
-pub fn open_plan<K: PlanKind>(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
+pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
     let Some(cluster) = usable_cluster(state) else {
         return Vec::new();
     };
@@ -29,7 +39,13 @@ pub fn open_plan<K: PlanKind>(state: &mut AppState, target: Option<String>) -> V
     // Cluster API owns it: the CAPI way, never in place.
     if let Some(owner) = state.fleet.capi.owner(&cluster).cloned() {
         let status = live.status.clone();
-        return super::capi_upgrade::open::<K>(state, cluster, owner, &status, target.as_deref());
+        return super::update_capi_upgrade::open::<K>(
+            state,
+            cluster,
+            owner,
+            &status,
+            target.as_deref(),
+        );
     }
     match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
         Ok(mut plan) => {
@@ -49,7 +65,7 @@ pub fn open_plan<K: PlanKind>(state: &mut AppState, target: Option<String>) -> V
 
 /// Re-evaluates the open plan's guards when `cluster`'s status changed. Returns whether
 /// anything the plan shows changed.
-pub fn on_status_change<K: PlanKind>(state: &mut AppState, cluster: &str) -> bool {
+pub fn on_status_change<K: PlanKeys>(state: &mut AppState, cluster: &str) -> bool {
     let other = other_rollout(state, cluster);
     let Some(mut plan) = K::slot_mut(state).take_if(|p| p.cluster == cluster) else {
         return false;
@@ -68,7 +84,7 @@ pub fn on_status_change<K: PlanKind>(state: &mut AppState, cluster: &str) -> boo
 }
 
 /// Re-evaluates the open plan's guards when what the management clusters say changed.
-pub fn on_capi_change<K: PlanKind>(state: &mut AppState) -> bool {
+pub fn on_capi_change<K: PlanKeys>(state: &mut AppState) -> bool {
     match K::slot(state).map(|p| p.cluster.clone()) {
         Some(cluster) => on_status_change::<K>(state, &cluster),
         None => false,
@@ -76,7 +92,7 @@ pub fn on_capi_change<K: PlanKind>(state: &mut AppState) -> bool {
 }
 
 /// Makes the open plan again from live status (a new target or option) and re-evaluates it.
-pub fn rebuild<K: PlanKind>(state: &mut AppState) -> Vec<Effect> {
+pub fn rebuild<K: PlanKeys>(state: &mut AppState) -> Vec<Effect> {
     let Some(cluster) = K::slot(state).map(|p| p.cluster.clone()) else {
         return Vec::new();
     };
@@ -91,15 +107,15 @@ pub fn rebuild<K: PlanKind>(state: &mut AppState) -> Vec<Effect> {
 }
 
 /// Re-evaluates the open plan's guards (after an edit).
-pub fn evaluate<K: PlanKind>(state: &mut AppState) {
+pub fn evaluate<K: PlanKeys>(state: &mut AppState) {
     if let Some(cluster) = K::slot(state).map(|p| p.cluster.clone()) {
         on_status_change::<K>(state, &cluster);
     }
 }
 
 /// Keys on a plan screen.
-pub fn on_plan<K: PlanKind>(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let page = super::update::page(state);
+pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect> {
+    let page = state.page();
     let Some(plan) = K::slot_mut(state).as_mut() else {
         state.screen = Screen::Cluster(K::BACK);
         return Vec::new();
@@ -136,7 +152,7 @@ pub fn on_plan<K: PlanKind>(state: &mut AppState, action: Action) -> Vec<Effect>
     Vec::new()
 }
 
-fn move_selection<K: PlanKind>(plan: &mut RolloutPlanScreen<K>, action: &Action, page: usize) {
+fn move_selection<K: PlanKeys>(plan: &mut RolloutPlanScreen<K>, action: &Action, page: usize) {
     let (len, i) = match plan.focus {
         PlanFocus::Nodes => (plan.steps_len(), plan.step_index()),
         PlanFocus::Guards => (plan.guards.len(), plan.guard_index()),
@@ -150,7 +166,7 @@ fn move_selection<K: PlanKind>(plan: &mut RolloutPlanScreen<K>, action: &Action,
     }
 }
 
-fn explain<K: PlanKind>(state: &mut AppState) {
+fn explain<K: PlanKeys>(state: &mut AppState) {
     let Some(plan) = K::slot(state) else {
         return;
     };
@@ -167,7 +183,7 @@ fn explain<K: PlanKind>(state: &mut AppState) {
 }
 
 /// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
-fn start<K: PlanKind>(state: &mut AppState) -> Vec<Effect> {
+fn start<K: PlanKeys>(state: &mut AppState) -> Vec<Effect> {
     let Some(plan) = K::slot(state) else {
         return Vec::new();
     };
@@ -182,7 +198,7 @@ fn start<K: PlanKind>(state: &mut AppState) -> Vec<Effect> {
 }
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
-pub fn acknowledge<K: PlanKind>(state: &mut AppState, text: &str) {
+pub fn acknowledge<K: PlanKeys>(state: &mut AppState, text: &str) {
     let Some(plan) = K::slot(state) else {
         return;
     };
@@ -200,7 +216,7 @@ pub fn acknowledge<K: PlanKind>(state: &mut AppState, text: &str) {
 
 /// The dispatcher approved the plan on screen: start it if it still matches and no guard
 /// blocks now.
-pub fn start_approved<K: PlanKind>(
+pub fn start_approved<K: PlanKeys>(
     state: &mut AppState,
     approved: ApprovedAction,
     cluster: String,
@@ -245,7 +261,7 @@ pub fn start_approved<K: PlanKind>(
 
 /// The steps a fresh rollout starts with, before the runner reports (its first report
 /// replaces them).
-fn placeholder<K: PlanKind>(plan: &K::Plan) -> RolloutSummary {
+fn placeholder<K: PlanKeys>(plan: &K::Plan) -> RolloutSummary {
     RolloutSummary {
         cluster: K::cluster(plan).to_string(),
         kind: K::ROLLOUT,

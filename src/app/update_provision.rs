@@ -3,12 +3,13 @@
 //! events folded per cluster, and journals found at startup. Pure, like the
 //! rest of update: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect};
+use super::message::Message;
 use super::provision::{
     Field, MAX_COUNT, PlanState, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
     ProvisionView, SourceList, Wizard, WizardGuards,
 };
-use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen};
-use super::update::open_input;
+use super::screen::{Pane, Screen};
+use super::state::{AppState, InputKind, Overlay};
 use super::update_provision_guards as guards;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
@@ -171,14 +172,14 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 Field::Names => {
                     let text = w.pattern.clone();
-                    open_input(state, InputKind::NamePattern, text);
+                    state.open_input(InputKind::NamePattern, text);
                     return Vec::new();
                 }
             }
         }
         Action::Provision(ProvisionKey::EditPattern) => {
             let text = w.pattern.clone();
-            open_input(state, InputKind::NamePattern, text);
+            state.open_input(InputKind::NamePattern, text);
             return Vec::new();
         }
         Action::Provision(ProvisionKey::MakePlan) | Action::Submit => {
@@ -211,7 +212,7 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
             state.screen = Screen::Cluster(Pane::Nodes);
         }
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     if changed && let Some(w) = state.provision.wizard.as_mut() {
@@ -296,7 +297,7 @@ pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Provision(ProvisionKey::Open) => return open_wizard(state),
         Action::Back => state.screen = Screen::Cluster(Pane::Nodes),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()

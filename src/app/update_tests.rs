@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::app::state::Level;
+use crate::app::message::Level;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction};
 use crate::discovery::{Cluster, Discovery, KubeContext, PairedBy};
 
@@ -34,7 +34,7 @@ fn state() -> AppState {
     };
     let mut state = AppState::new(discovery, false);
     // These tests are about the discovery list (`:contexts`).
-    state.screen = crate::app::state::Screen::Clusters;
+    state.screen = crate::app::screen::Screen::Clusters;
     state
 }
 

@@ -4,12 +4,13 @@
 //! runner's events, pause / resume / abort, and a journal found at startup.
 //! Pure, like the rest of update.
 use super::action::{Action, Effect};
+use super::message::Message;
 use super::rollout::RolloutView;
-use super::state::{AppState, InputKind, Message, Overlay, Pane, Screen, TableKind};
+use super::screen::{Pane, Screen, TableKind};
+use super::state::{AppState, InputKind, Overlay};
 use super::tables;
-use super::update::open_input;
 use super::update_panes::open_cluster;
-use super::update_plan::{evaluate, open_plan, rebuild, start_approved};
+use super::update_plan::{PlanKeys, evaluate, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::{
@@ -112,7 +113,7 @@ pub fn show_rollout(state: &mut AppState) {
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
     let kube = super::update_plan::on_status_change::<Kubernetes>(state, cluster);
     let talos = super::update_plan::on_status_change::<TalosOs>(state, cluster);
-    let capi = super::capi_upgrade::on_status_change(state, cluster);
+    let capi = super::update_capi_upgrade::on_status_change(state, cluster);
     kube || talos || capi
 }
 
@@ -137,7 +138,7 @@ pub(super) fn on_talos_key(state: &mut AppState, action: &Action) -> Option<Vec<
                 Ok(p) => p.image.clone(),
                 Err(_) => plan.image.clone().unwrap_or_default(),
             };
-            open_input(state, InputKind::Image, text);
+            state.open_input(InputKind::Image, text);
             return Some(Vec::new());
         }
         Action::ResetImage => plan.image = None,
@@ -227,7 +228,7 @@ pub fn set_image(state: &mut AppState, text: &str) {
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
     if state.screen == Screen::CapiUpgrade {
-        super::capi_upgrade::acknowledge(state, text)
+        super::update_capi_upgrade::acknowledge(state, text)
     } else if state.screen == Screen::KubernetesPlan {
         super::update_plan::acknowledge::<Kubernetes>(state, text)
     } else {
@@ -284,7 +285,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         }
     }
     if matches!(approved.action(), MutatingAction::CapiUpgrade { .. }) {
-        return super::capi_upgrade::on_approved(state, approved);
+        return super::update_capi_upgrade::on_approved(state, approved);
     }
     match kind {
         RolloutKind::TalosUpgrade => start_approved::<TalosOs>(state, approved, cluster, target),
@@ -297,7 +298,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
 /// Keys on the progress pane.
 pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
     let cluster = state.current.clone().unwrap_or_default();
-    let page = super::update::page(state);
+    let page = state.page();
     let Some(view) = state.rollouts.get_mut(&cluster) else {
         if matches!(action, Action::Back) {
             state.screen = Screen::Cluster(Pane::Nodes);
@@ -372,7 +373,7 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::Back => state.screen = Screen::Cluster(Pane::Nodes),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => open_input(state, InputKind::Command, String::new()),
+        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     Vec::new()
@@ -450,6 +451,16 @@ pub fn on_journal(state: &mut AppState, summary: RolloutSummary) {
         )));
     }
     state.rollouts.insert(cluster, view);
+}
+
+impl PlanKeys for TalosOs {
+    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+        on_talos_key(state, action)
+    }
+
+    fn after_rebuild(_: &mut AppState) -> Vec<Effect> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

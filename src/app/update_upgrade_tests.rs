@@ -226,7 +226,7 @@ fn confirm_flow_starts_the_plan_on_screen() {
     let [Effect::StartRollout(start)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    let crate::app::action::PlannedRollout::Talos(plan) = &start.plan else {
+    let crate::app::plan_screen::PlannedRollout::Talos(plan) = &start.plan else {
         panic!("a Talos plan: {start:?}");
     };
     assert_eq!(plan.cluster, "healthy");
@@ -503,7 +503,7 @@ fn the_footer_offers_only_what_the_rollout_can_do_now() {
     // The key still says why, as a warning, not a green tick.
     update(&mut state, Action::PauseRollout);
     let m = state.message.as_ref().unwrap();
-    assert_eq!(m.level, crate::app::state::Level::Warn);
+    assert_eq!(m.level, crate::app::message::Level::Warn);
     assert!(m.text.contains("ended: nothing to pause"), "{}", m.text);
 }
 

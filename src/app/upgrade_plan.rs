@@ -2,9 +2,9 @@
 //! image the operator chose, the edits to the node order (replayed whenever the
 //! plan is rebuilt), the target offered only when it is a known release, and
 //! what `?` explains about a node. Pure.
-use super::action::{Action, Effect, PlannedRollout};
+use super::plan_screen::PlannedRollout;
 use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
-use super::state::{AppState, Pane, Screen};
+use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::rollout::{StepPhase, StepProgress};
@@ -60,14 +60,6 @@ impl PlanKind for TalosOs {
     const BACK: Pane = Pane::Nodes;
     const WHAT: &'static str = "upgrade";
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::TalosOs;
-
-    fn slot(state: &AppState) -> Option<&PlanScreen> {
-        state.upgrade.as_ref()
-    }
-
-    fn slot_mut(state: &mut AppState) -> &mut Option<PlanScreen> {
-        &mut state.upgrade
-    }
 
     fn targets(
         status: &ClusterStatus,
@@ -208,14 +200,6 @@ impl PlanKind for TalosOs {
     fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
         Some((step.node.clone(), explain_step(plan, index)))
-    }
-
-    fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
-        super::update_upgrade::on_talos_key(state, action)
-    }
-
-    fn after_rebuild(_: &mut AppState) -> Vec<Effect> {
-        Vec::new()
     }
 }
 

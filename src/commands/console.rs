@@ -10,7 +10,9 @@ use crossterm::event::EventStream;
 use tokio::sync::mpsc;
 
 use crate::app::action::{AppEvent, PollerRequest};
-use crate::app::state::{AppState, Message, Pane, Screen};
+use crate::app::message::Message;
+use crate::app::screen::{Pane, Screen};
+use crate::app::state::AppState;
 use crate::approval::{AuditLog, Dispatcher};
 use crate::cli::GlobalArgs;
 use crate::console::run::{self, Console, Exit, Reloader};

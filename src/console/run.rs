@@ -20,7 +20,8 @@ pub use super::run_rollout::RunningRollout;
 use super::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
 use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
 use crate::app::keymap;
-use crate::app::state::{AppState, Message};
+use crate::app::message::Message;
+use crate::app::state::AppState;
 use crate::app::update::apply;
 use crate::approval::{Dispatcher, Gate, Verdict};
 use crate::clock::unix_now;
@@ -391,7 +392,7 @@ fn perform(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::state::Level;
+    use crate::app::message::Level;
     use crate::approval::{AuditLog, MutatingAction};
     use crate::tui::{Caps, ColorDepth, Theme};
 

@@ -127,7 +127,7 @@ pub(super) fn perform(
                 .get(&cluster)
                 .is_some_and(|tx| tx.try_send((id, trust)).is_ok());
             if !sent {
-                return Some(Action::Notify(crate::app::state::Message::warn(format!(
+                return Some(Action::Notify(crate::app::message::Message::warn(format!(
                     "the create of {cluster} no longer waits for that answer"
                 ))));
             }

@@ -10,9 +10,9 @@ use tokio::task::JoinHandle;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
+use crate::app::logs::LogEffect;
 use crate::app::logs::{LogEvent, LogNode, LogReport, LogRequest};
-use crate::app::state::Message;
-use crate::app::update_logs::LogEffect;
+use crate::app::message::Message;
 use crate::clock::unix_now;
 use crate::talos::{ClientOptions, LogOptions, LogSource, TalosClient};
 

@@ -12,8 +12,9 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
+use crate::app::message::Message;
 use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
-use crate::app::state::{AppState, Message};
+use crate::app::state::AppState;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;

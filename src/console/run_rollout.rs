@@ -7,8 +7,10 @@ use std::path::Path;
 use tokio::sync::mpsc;
 
 use super::run::Console;
-use crate::app::action::{Action, AppEvent, PlannedRollout, RemovedApisCounted, StartRollout};
-use crate::app::state::{AppState, Message};
+use crate::app::action::{Action, AppEvent, RemovedApisCounted, StartRollout};
+use crate::app::message::Message;
+use crate::app::plan_screen::PlannedRollout;
+use crate::app::state::AppState;
 use crate::approval::ApprovedAction;
 use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};

@@ -8,7 +8,8 @@ use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget};
 
 use super::Look;
 use super::action_progress::ActionProgressPane;
-use crate::app::capi_scale::{ScaleProgress, shown_progress};
+use crate::app::capi_scale::ScaleProgress;
+use crate::app::queries::shown_progress;
 use crate::app::state::AppState;
 use crate::capi::MachineRole;
 use crate::printable::line as printable;

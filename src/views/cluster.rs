@@ -10,7 +10,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::Look;
 use super::{etcd, nodes, versions};
 use crate::app::prepared;
-use crate::app::state::{AppState, Pane};
+use crate::app::screen::Pane;
+use crate::app::state::AppState;
 use crate::tui::Role;
 
 pub struct ClusterView<'a> {

@@ -10,7 +10,8 @@ use super::Look;
 use super::table::{DataTable, pane_block};
 use crate::app::health::etcd_line;
 use crate::app::prepared;
-use crate::app::state::{AppState, TableKind};
+use crate::app::screen::TableKind;
+use crate::app::state::AppState;
 use crate::tui::Role;
 
 pub struct EtcdPane<'a> {

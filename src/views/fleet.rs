@@ -11,7 +11,8 @@ use super::Look;
 use super::clusters::errors_line;
 use super::table::{DataTable, pane_block};
 use crate::app::prepared;
-use crate::app::state::{AppState, TableKind};
+use crate::app::screen::TableKind;
+use crate::app::state::AppState;
 use crate::fleet::RolloutStatus;
 use crate::tui::Role;
 

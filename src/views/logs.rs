@@ -11,8 +11,8 @@ use unicode_width::UnicodeWidthChar;
 use super::Look;
 use super::table::pane_block;
 use crate::app::logs::{LogEntry, LogView, LogWindow};
+use crate::app::logs::{ServicePicker, picker_choices};
 use crate::app::state::AppState;
-use crate::app::update_logs::{ServicePicker, picker_choices};
 use crate::tui::{Glyphs, Role};
 
 /// The nodes' colours, in the order of the view's nodes: 16-colour ones that read on dark and
@@ -182,7 +182,7 @@ impl LogsView<'_> {
 
     fn render_picker(&self, picker: &ServicePicker, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let (choices, missing) = picker_choices(self.state, picker);
+        let (choices, missing) = picker_choices(&self.state.fleet, picker);
         let title = vec![Span::styled(
             format!(" Logs of {}: which one? ", self.safe(&picker.node.name)),
             s.get(Role::Title),

@@ -6,7 +6,8 @@ use unicode_width::UnicodeWidthStr;
 
 use super::{Look, fit};
 use crate::app::help::wrap_words;
-use crate::app::state::{AppState, Level, Message};
+use crate::app::message::{Level, Message};
+use crate::app::state::AppState;
 use crate::tui::Role;
 
 /// Lines the message may take at most.

@@ -8,7 +8,7 @@ use ratatui::widgets::Widget;
 use super::Look;
 use super::errors::render_list_overlay;
 use super::message_line::level_look;
-use crate::app::state::Message;
+use crate::app::message::Message;
 use crate::tui::Role;
 
 pub struct MessageLog<'a> {

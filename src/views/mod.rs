@@ -7,7 +7,8 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Color;
 use ratatui::widgets::Widget;
 
-use crate::app::state::{AppState, Overlay, Screen};
+use crate::app::screen::Screen;
+use crate::app::state::{AppState, Overlay};
 use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod action_menu;
@@ -139,7 +140,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action if state.actions.plan.is_some() => {
             (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
         }
-        Screen::Action if crate::app::capi_scale::shown_progress(state).is_some() => {
+        Screen::Action if crate::app::queries::shown_progress(state).is_some() => {
             (&capi_scale_progress::ScaleProgressPane::new(state, look)).render(body, buf)
         }
         Screen::Action => {

@@ -12,7 +12,8 @@ use super::progress_parts::render_scrolled;
 use super::table::pane_block;
 use crate::app::health::{NodeState, node_staleness, node_state, role_word};
 use crate::app::prepared;
-use crate::app::state::{AppState, TableKind};
+use crate::app::screen::TableKind;
+use crate::app::state::AppState;
 use crate::fleet::{ClusterLive, NodeStatus};
 use crate::tui::Role;
 

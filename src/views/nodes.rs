@@ -9,7 +9,8 @@ use ratatui::widgets::Widget;
 use super::Look;
 use super::table::DataTable;
 use crate::app::prepared;
-use crate::app::state::{AppState, TableKind};
+use crate::app::screen::TableKind;
+use crate::app::state::AppState;
 
 pub struct NodesPane<'a> {
     state: &'a AppState,

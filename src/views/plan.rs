@@ -10,16 +10,15 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 use super::progress_parts::{StepTable, render_step_pane, unsorted};
 use super::table::{DataTable, pane_block};
 use super::{Look, fit};
-use crate::app::plan_screen::{
-    PlanFocus, PlanKind, RolloutPlanScreen, verdict_counts, verdict_word,
-};
-use crate::app::state::{AppState, TableKind};
+use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen, verdict_counts, verdict_word};
+use crate::app::screen::TableKind;
+use crate::app::state::{AppState, PlanSlot};
 use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col};
 use crate::tui::Role;
 use crate::upgrade::{Guard, GuardId, Verdict};
 
 /// What a kind of rollout draws on the plan pane.
-pub trait PlanPane: PlanKind {
+pub trait PlanPane: PlanSlot {
     /// What the pane says while no plan of this kind is open.
     const NOT_OPEN: &'static str;
     /// What the step table says with no rows.

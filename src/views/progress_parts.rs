@@ -8,8 +8,8 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::Look;
 use super::table::{DataTable, pane_block};
+use crate::app::screen::{TableKind, TableView};
 use crate::app::scroll::{Scroll, first_shown};
-use crate::app::state::{TableKind, TableView};
 use crate::app::tables::{Column, TableData, TableRow};
 use crate::tui::Role;
 

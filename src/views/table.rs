@@ -12,7 +12,7 @@ use ratatui::widgets::{
 };
 
 use super::{Look, fit};
-use crate::app::state::TableView;
+use crate::app::screen::TableView;
 use crate::app::tables::{TableData, Tone, Width, shown_columns};
 use crate::tui::Role;
 

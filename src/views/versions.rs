@@ -9,7 +9,8 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::Look;
 use super::table::{DataTable, pane_block};
 use crate::app::prepared;
-use crate::app::state::{AppState, TableKind};
+use crate::app::screen::TableKind;
+use crate::app::state::AppState;
 use crate::tui::Role;
 use crate::versions::{Severity, Version, supported_kubernetes_range};
 

@@ -10,7 +10,8 @@ use taloscope::app::plan_screen::set_guards;
 use taloscope::app::provision::{
     PlanState, ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceChoice,
 };
-use taloscope::app::state::{AppState, Pane, Screen};
+use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::capi::read_owner;
 use taloscope::config::{Config, MachineRole};

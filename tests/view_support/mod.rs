@@ -106,7 +106,7 @@ pub fn discovery() -> Discovery {
 /// The discovery list (`:contexts`) on the hand-made clusters.
 pub fn state(readonly: bool) -> AppState {
     let mut state = AppState::new(discovery(), readonly);
-    state.screen = taloscope::app::state::Screen::Clusters;
+    state.screen = taloscope::app::screen::Screen::Clusters;
     state
 }
 

@@ -17,6 +17,8 @@ use crate::capi::{CapiView, ClusterTree};
 use crate::fleet::FleetEvent;
 use crate::guards::Verdict;
 use crate::kube::CapiVersion;
+use crate::rollout::RolloutKind;
+use crate::upgrade::GuardId;
 use crate::upgrade::capi::plan::tests::k8s_plan;
 use crate::upgrade::fixtures;
 use crate::upgrade::kubernetes::guards::tests::with_components;

@@ -1,0 +1,150 @@
+//! One key binding as data: the keys, the key intent (`Action`) they give,
+//! the help line and, where the footer shows it, its label and when it is
+//! offered. Every screen's key table is a list of `bind(...)` lines.
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::action::Action;
+use super::state::AppState;
+
+/// One key, as bound and as shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+impl Key {
+    pub const ENTER: Key = Key::plain(KeyCode::Enter);
+    pub const ESC: Key = Key::plain(KeyCode::Esc);
+    pub const TAB: Key = Key::plain(KeyCode::Tab);
+    pub const BACKSPACE: Key = Key::plain(KeyCode::Backspace);
+    pub const UP: Key = Key::plain(KeyCode::Up);
+    pub const DOWN: Key = Key::plain(KeyCode::Down);
+    pub const LEFT: Key = Key::plain(KeyCode::Left);
+    pub const RIGHT: Key = Key::plain(KeyCode::Right);
+    pub const HOME: Key = Key::plain(KeyCode::Home);
+    pub const END: Key = Key::plain(KeyCode::End);
+    pub const PAGE_UP: Key = Key::plain(KeyCode::PageUp);
+    pub const PAGE_DOWN: Key = Key::plain(KeyCode::PageDown);
+
+    pub const fn plain(code: KeyCode) -> Key {
+        Key {
+            code,
+            mods: KeyModifiers::NONE,
+        }
+    }
+
+    pub const fn char(c: char) -> Key {
+        Key::plain(KeyCode::Char(c))
+    }
+
+    pub const fn ctrl(c: char) -> Key {
+        Key {
+            code: KeyCode::Char(c),
+            mods: KeyModifiers::CONTROL,
+        }
+    }
+
+    /// Whether `event` is this key. Shift is part of the character already
+    /// (`G`), so it is ignored for character keys.
+    pub fn matches(&self, event: &KeyEvent) -> bool {
+        let mods = match event.code {
+            KeyCode::Char(_) => event.modifiers - KeyModifiers::SHIFT,
+            _ => event.modifiers,
+        };
+        event.code == self.code && mods == self.mods
+    }
+
+    /// The key's name in help and footer; ASCII only.
+    pub fn label(&self) -> String {
+        let base = match self.code {
+            KeyCode::Char(' ') => "Space".to_string(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Up => "Up".into(),
+            KeyCode::Down => "Down".into(),
+            KeyCode::Left => "Left".into(),
+            KeyCode::Right => "Right".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::Backspace => "Backspace".into(),
+            other => format!("{other:?}"),
+        };
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            format!("Ctrl-{base}")
+        } else {
+            base
+        }
+    }
+}
+
+/// A binding: keys, the action, the help line and, when it belongs in the
+/// footer, its short footer label and when the footer offers it.
+#[derive(Debug)]
+pub struct Binding {
+    pub keys: &'static [Key],
+    pub action: Action,
+    pub help: &'static str,
+    pub footer: Option<&'static str>,
+    /// When the footer offers the key (`None`: always), so it never shows a
+    /// key that does nothing where you are. The key still reaches update,
+    /// which says why it does nothing.
+    pub offered: Option<fn(&AppState) -> bool>,
+}
+
+/// A binding of `keys` to `action`, with its help line; not in the footer
+/// until [`Binding::footer`] names its label there.
+pub const fn bind(keys: &'static [Key], action: Action, help: &'static str) -> Binding {
+    Binding {
+        keys,
+        action,
+        help,
+        footer: None,
+        offered: None,
+    }
+}
+
+/// `q` and Ctrl-c: quit, on every screen without typed text.
+const QUIT_KEYS: &[Key] = &[Key::char('q'), Key::ctrl('c')];
+
+/// `:`: the command line.
+const COMMAND_LINE_KEYS: &[Key] = &[Key::char(':')];
+
+/// `?`: the help overlay, listing the keys of the screen under it.
+pub const HELP: Binding = bind(&[Key::char('?')], Action::OpenHelp, "help").footer("help");
+
+/// `q` / Ctrl-c: quit; `help` says what quitting leaves behind on this screen.
+pub const fn quit(help: &'static str) -> Binding {
+    bind(QUIT_KEYS, Action::Quit, help)
+}
+
+/// `:`: the command line; `help` names the commands that matter on this screen.
+pub const fn command_line(help: &'static str) -> Binding {
+    bind(COMMAND_LINE_KEYS, Action::OpenCommandLine, help)
+}
+
+impl Binding {
+    /// Shown in the footer as `label`.
+    pub const fn footer(mut self, label: &'static str) -> Binding {
+        self.footer = Some(label);
+        self
+    }
+
+    /// Offered in the footer only when `offered` holds.
+    pub const fn offered(mut self, offered: fn(&AppState) -> bool) -> Binding {
+        self.offered = Some(offered);
+        self
+    }
+
+    pub fn key_labels(&self) -> String {
+        self.keys
+            .iter()
+            .map(Key::label)
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}

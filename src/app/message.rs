@@ -1,0 +1,40 @@
+//! One line for the operator on the message line, and its level; `:messages`
+//! keeps the recent ones.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+/// Messages the log keeps for `:messages`; older ones are dropped.
+pub const MAX_MESSAGES: usize = 100;
+
+/// One line for the operator, shown until the next one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub level: Level,
+    pub text: String,
+}
+
+impl Message {
+    pub fn info(text: impl Into<String>) -> Message {
+        Message {
+            level: Level::Info,
+            text: text.into(),
+        }
+    }
+    pub fn warn(text: impl Into<String>) -> Message {
+        Message {
+            level: Level::Warn,
+            text: text.into(),
+        }
+    }
+    pub fn error(text: impl Into<String>) -> Message {
+        Message {
+            level: Level::Error,
+            text: text.into(),
+        }
+    }
+}

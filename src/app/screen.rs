@@ -1,0 +1,95 @@
+//! Where the operator is: the main screen, the pane of the cluster view, and
+//! how each of its tables is looked at (selection, sort, filter).
+
+/// The main pane, under any overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    /// One row per cluster with its health: the first screen.
+    Fleet,
+    /// How discovery paired contexts (`:contexts`): files, endpoints, pairing.
+    Clusters,
+    /// The cluster in use, on one pane (all three side by side when wide).
+    Cluster(Pane),
+    /// Every field of one node (the nodes table's selection), its services
+    /// and recent events.
+    NodeDetail,
+    /// The upgrade plan of the cluster in use: target, options, node order
+    /// and guards.
+    UpgradePlan,
+    /// This console's rollout on the cluster in use, node by node.
+    Rollout,
+    /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
+    /// component steps, removed APIs and guards.
+    KubernetesPlan,
+    /// The provision wizard of the cluster in use.
+    ProvisionWizard,
+    /// The VMs provisioned for the cluster in use, as they change.
+    Provision,
+    /// A node or etcd action's plan, or the progress of the one running here.
+    Action,
+    /// Service or kernel logs of one or several nodes, or the service picker leading there.
+    Logs,
+    /// The health checklist of the cluster in use (`H`, `:health`), filling in live.
+    Health,
+    /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
+    Capi,
+    /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.
+    Create,
+    /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
+    CapiUpgrade,
+}
+
+/// The panes of the cluster view, in tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Nodes,
+    Etcd,
+    Versions,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 3] = [Pane::Nodes, Pane::Etcd, Pane::Versions];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Nodes => "nodes",
+            Pane::Etcd => "etcd",
+            Pane::Versions => "versions",
+        }
+    }
+
+    pub fn next(self) -> Pane {
+        match self {
+            Pane::Nodes => Pane::Etcd,
+            Pane::Etcd => Pane::Versions,
+            Pane::Versions => Pane::Nodes,
+        }
+    }
+
+    pub fn table(self) -> TableKind {
+        match self {
+            Pane::Nodes => TableKind::Nodes,
+            Pane::Etcd => TableKind::Etcd,
+            Pane::Versions => TableKind::Versions,
+        }
+    }
+}
+
+/// The tables the operator can filter, sort and select in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableKind {
+    Fleet,
+    Nodes,
+    Etcd,
+    Versions,
+}
+
+/// How one table is looked at: the selected row by identity (cluster name,
+/// node address, member id), the sort column and direction, the filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableView {
+    pub selected: Option<String>,
+    pub sort: usize,
+    pub reverse: bool,
+    pub filter: String,
+}
