@@ -35,9 +35,15 @@ pub async fn apply_fix(
                 bound: Duration::from_secs(60),
                 max_bytes: SNAPSHOT_MAX_BYTES,
             };
-            let outcome = run_plan(&observer.talos, approved, etcd, limits, |i, total, line| {
-                say(format!("[{}/{total}] {line}", i + 1))
-            })
+            let cancel = CancelSignal::never();
+            let outcome = run_plan(
+                &observer.talos,
+                approved,
+                etcd,
+                limits,
+                &cancel,
+                |i, total, line| say(format!("[{}/{total}] {line}", i + 1)),
+            )
             .await?;
             Ok(outcome.steps.join("; "))
         }

@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
-use super::gate::{RunFlags, approve, dispatcher, refuse, report_interrupted, unknown_acks};
+use super::gate::{
+    RunFlags, approve, cancel_on_signals, dispatcher, refuse, report_interrupted, unknown_acks,
+};
 use super::headless::{Connected, check_mode, choose, connect, rollout_lease_read, write_stdout};
 use super::progress::print_progress;
 use super::status::columns;
@@ -146,11 +148,13 @@ fn run_approved(
     };
     let table = args.gate.output == OutputFormat::Table;
     let client = &connected.observer.talos;
+    let cancel = cancel_on_signals(&connected.runtime);
     let result = connected.runtime.block_on(run_plan(
         client,
         approved,
         plan,
         limits,
+        &cancel,
         |i, total, line| {
             let line = format!("[{}/{total}] {line}", i + 1);
             journal.record(|r| r.step = line.clone());
@@ -161,6 +165,7 @@ fn run_approved(
     ));
     let outcome = match &result {
         Ok(_) => "finished".to_string(),
+        Err(e) if e.starts_with("cancelled") => e.clone(),
         Err(e) => format!("failed: {e}"),
     };
     journal.record(|r| r.outcome = Some(outcome));
@@ -169,7 +174,14 @@ fn run_approved(
     if let Err(e) = audit {
         eprintln!("taloscope: {e}");
     }
-    let outcome = result.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
+    let outcome = result.map_err(|e| {
+        let ended = if e.starts_with("cancelled") {
+            ""
+        } else {
+            " failed"
+        };
+        Stop(EXIT_BLOCKED, format!("{what}{ended}: {e}"))
+    })?;
     match args.gate.output {
         OutputFormat::Table => println!("{what}: done"),
         OutputFormat::Json => write_stdout(&json(&outcome)?)?,

@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::exit_code_as;
-use super::gate::{RunFlags, approve, dispatcher, refuse, report_interrupted, unknown_acks};
+use super::gate::{
+    RunFlags, approve, cancel_on_signals, dispatcher, refuse, report_interrupted, unknown_acks,
+};
 use super::headless::{
     Connected, EXIT_BLOCKED, PlanText, Stop, check_mode, choose, connect, rollout_lease_read,
     usage, write_stdout,
@@ -22,8 +24,7 @@ use crate::guards::{Guard, blocking};
 use crate::journal::action::{RunningAction, begin_action};
 use crate::kube::DrainOptions;
 use crate::node_actions::{
-    CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, NodeOperation, gather_guards,
-    run_node_action,
+    NodeActionOptions, NodeActionPlan, NodeActionRun, NodeOperation, gather_guards, run_node_action,
 };
 
 /// One node action as the command line asked for it.
@@ -120,7 +121,7 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         options,
         progress: &progress,
         journal: Some(&journal),
-        cancel: CancelSignal::never(),
+        cancel: cancel_on_signals(&runtime),
     };
     let result = runtime.block_on(run_node_action(&plan, run));
     if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {

@@ -175,6 +175,7 @@ pub(super) fn run(
                 if journal.snapshot().outcome.is_none() {
                     let outcome = match &result {
                         Ok(_) => "finished".to_string(),
+                        Err(e) if e.starts_with("cancelled") => e.clone(),
                         Err(e) => format!("failed: {e}"),
                     };
                     journal.record(|r| r.outcome = Some(outcome));
@@ -250,6 +251,7 @@ async fn run_on(
                 approved,
                 &plan,
                 limits,
+                &cancel,
                 |i, total, line| {
                     let line = format!("[{}/{total}] {line}", i + 1);
                     journal.record(|r| r.step = line.clone());

@@ -124,7 +124,9 @@ impl OperationKind {
     }
 
     /// How a run of this kind stops on cancel: rollouts after the node under way (the
-    /// engine's pause/abort), node actions after their step (`node_actions::CancelSignal`).
+    /// engine's pause/abort), node and etcd actions after their step
+    /// (`node_actions::CancelSignal`, set by the console's cancel key or the command line's
+    /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {
         use OperationKind as K;
         match self {
@@ -136,18 +138,15 @@ impl OperationKind {
             | K::NodeCordon
             | K::NodeUncordon
             | K::NodeDrain
-            | K::ServiceRestart => CancelRule::AfterStep,
-            K::EtcdDisarm
+            | K::ServiceRestart
+            | K::EtcdDisarm
             | K::EtcdDefragment
             | K::EtcdSnapshot
             | K::EtcdForfeit
-            | K::EtcdRemoveMember
-            | K::Provision
-            | K::Terminate
-            | K::Create
-            | K::Delete
-            | K::Scale
-            | K::DeleteMachine => CancelRule::RunsToItsEnd,
+            | K::EtcdRemoveMember => CancelRule::AfterStep,
+            K::Provision | K::Terminate | K::Create | K::Delete | K::Scale | K::DeleteMachine => {
+                CancelRule::RunsToItsEnd
+            }
         }
     }
 }

@@ -113,12 +113,17 @@ fn each_kinds_journal_lives_under_the_state_dir_by_the_one_path_rule() {
 }
 
 #[test]
-fn rollouts_and_node_actions_stop_after_their_step() {
+fn rollouts_node_and_etcd_actions_stop_after_their_step() {
     for kind in [
         OperationKind::TalosUpgrade,
         OperationKind::CapiUpgrade,
         OperationKind::NodeReboot,
         OperationKind::NodeDrain,
+        OperationKind::EtcdDisarm,
+        OperationKind::EtcdDefragment,
+        OperationKind::EtcdSnapshot,
+        OperationKind::EtcdForfeit,
+        OperationKind::EtcdRemoveMember,
     ] {
         assert_eq!(kind.cancel(), CancelRule::AfterStep, "{kind:?}");
     }
