@@ -20,6 +20,7 @@ use crate::capi_doctor::{
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, blocking};
+use crate::journal::action::{RunningAction, begin_action};
 use crate::kube::KubeClient;
 
 pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
@@ -142,6 +143,18 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
             Default::default(),
         ))
         .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
+    // One action at a time on a cluster: the fix's journal is claimed before anything changes.
+    let journal = begin_action(
+        &chosen.paths.state_dir,
+        plan.cluster(),
+        &approved.action().describe(),
+        None,
+    )
+    .map_err(|e| {
+        let _ = dispatcher.finished(&approved, Err(e.to_string()));
+        Stop(EXIT_BLOCKED, e.to_string())
+    })?;
+    let journal = RunningAction::new(journal);
     let say = |kind: &str, line: String| match args.gate.output {
         OutputFormat::Table => println!("{line}"),
         OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),
@@ -156,8 +169,16 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         &connected.observer,
         &management,
         bounds,
+        &journal,
         |line| say("step", line),
     ));
+    if journal.snapshot().outcome.is_none() {
+        let outcome = match &applied {
+            Ok(_) => "finished".to_string(),
+            Err(e) => format!("failed: {e}"),
+        };
+        journal.record(|r| r.outcome = Some(outcome));
+    }
     if let Err(e) = dispatcher.finished(
         &approved,
         applied.as_ref().map(|_| ()).map_err(Clone::clone),

@@ -266,7 +266,10 @@ async fn run_on(
                 outcome.steps.len()
             ))
         }
-        ActionRun::CapiFix(fix) => run_capi_fix(observer, approved, &fix, kubeconfig, lines).await,
+        ActionRun::CapiFix(fix) => {
+            let to = (kubeconfig, lines);
+            run_capi_fix(observer, approved, &fix, journal, to).await
+        }
         ActionRun::Delete(plan) => Err(format!(
             "the delete of {} runs on its own runner, not on a cluster connection",
             plan.cluster
@@ -286,8 +289,11 @@ async fn run_capi_fix(
     observer: &ClusterObserver,
     approved: &ApprovedAction,
     fix: &CapiFixRun,
-    kubeconfig: Option<kube::config::Kubeconfig>,
-    lines: mpsc::UnboundedSender<String>,
+    journal: &RunningAction,
+    (kubeconfig, lines): (
+        Option<kube::config::Kubeconfig>,
+        mpsc::UnboundedSender<String>,
+    ),
 ) -> Result<String, String> {
     let kubeconfig = kubeconfig.ok_or_else(|| {
         "no kubeconfig was read: the management cluster cannot be reached".to_string()
@@ -299,8 +305,16 @@ async fn run_capi_fix(
     let say = |line: String| {
         let _ = lines.send(line);
     };
-    crate::capi_doctor::apply_fix(&fix.plan, approved, observer, &management, CAPI_FOLLOW, say)
-        .await?;
+    crate::capi_doctor::apply_fix(
+        &fix.plan,
+        approved,
+        observer,
+        &management,
+        CAPI_FOLLOW,
+        journal,
+        say,
+    )
+    .await?;
     crate::capi_doctor::follow(
         &fix.finding,
         &management,

@@ -114,12 +114,13 @@ impl OperationKind {
             | K::EtcdDefragment
             | K::EtcdSnapshot
             | K::EtcdForfeit
-            | K::EtcdRemoveMember => Some(ACTIONS),
+            | K::EtcdRemoveMember
+            | K::DeleteMachine => Some(ACTIONS),
             K::Provision | K::Terminate => Some(PROVISIONS),
             K::Create => Some(CREATES),
-            // A delete reads and then removes the create journal; a scale and a Machine's
-            // deletion are followed from the management cluster's objects.
-            K::Delete | K::Scale | K::DeleteMachine => None,
+            // A delete reads and then removes the create journal; a scale is followed from
+            // the management cluster's objects.
+            K::Delete | K::Scale => None,
         }
     }
 

@@ -129,3 +129,14 @@ fn rollouts_node_and_etcd_actions_stop_after_their_step() {
     }
     assert_eq!(OperationKind::Create.cancel(), CancelRule::RunsToItsEnd);
 }
+
+#[test]
+fn the_doctors_fixes_keep_the_action_journal_of_their_kind() {
+    for kind in [
+        OperationKind::DeleteMachine,
+        OperationKind::NodeReboot,
+        OperationKind::EtcdRemoveMember,
+    ] {
+        assert_eq!(kind.journal(), Some(ACTIONS), "{kind:?}");
+    }
+}
