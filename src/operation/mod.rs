@@ -99,11 +99,11 @@ impl OperationKind {
     }
 
     /// The journal a run of this kind keeps (resumed or reported interrupted on the next
-    /// start); `None`: a run of it leaves no journal.
-    pub fn journal(self) -> Option<JournalKind> {
+    /// start).
+    pub fn journal(self) -> JournalKind {
         use OperationKind as K;
         match self {
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => Some(ROLLOUTS),
+            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => ROLLOUTS,
             K::NodeReboot
             | K::NodeShutdown
             | K::NodeCordon
@@ -115,12 +115,12 @@ impl OperationKind {
             | K::EtcdSnapshot
             | K::EtcdForfeit
             | K::EtcdRemoveMember
-            | K::DeleteMachine => Some(ACTIONS),
-            K::Provision | K::Terminate => Some(PROVISIONS),
-            K::Create => Some(CREATES),
-            // A delete reads and then removes the create journal; a scale is followed from
-            // the management cluster's objects.
-            K::Delete | K::Scale => None,
+            | K::DeleteMachine
+            // A delete reads and then removes the create journal; its own run is an action.
+            | K::Delete
+            | K::Scale => ACTIONS,
+            K::Provision | K::Terminate => PROVISIONS,
+            K::Create => CREATES,
         }
     }
 
