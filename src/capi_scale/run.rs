@@ -134,11 +134,7 @@ pub async fn run_scale(
                 healthy_polls: 0,
             };
             let result = run.run(approved).await;
-            let outcome = match &result {
-                Ok(_) => "finished".to_string(),
-                Err(e) => format!("failed: {e}"),
-            };
-            journal.record(|r| r.outcome = Some(outcome));
+            journal.end(&result);
             (result, run.polls, run.healthy_polls)
         }
     };

@@ -136,11 +136,7 @@ pub async fn run_delete<S: DeleteSteps>(
             let error = delete_steps(plan, steps, (poll, timeout), &journal, &events)
                 .await
                 .err();
-            let outcome = match &error {
-                None => "finished".to_string(),
-                Some(e) => format!("failed: {e}"),
-            };
-            journal.record(|r| r.outcome = Some(outcome));
+            journal.end(&error.clone().map_or(Ok(()), Err));
             error
         }
     };

@@ -173,11 +173,7 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         |line| say("step", line),
     ));
     if journal.snapshot().outcome.is_none() {
-        let outcome = match &applied {
-            Ok(_) => "finished".to_string(),
-            Err(e) => format!("failed: {e}"),
-        };
-        journal.record(|r| r.outcome = Some(outcome));
+        journal.end(&applied);
     }
     if let Err(e) = dispatcher.finished(
         &approved,

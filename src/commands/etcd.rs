@@ -163,12 +163,7 @@ fn run_approved(
             }
         },
     ));
-    let outcome = match &result {
-        Ok(_) => "finished".to_string(),
-        Err(e) if e.starts_with("cancelled") => e.clone(),
-        Err(e) => format!("failed: {e}"),
-    };
-    journal.record(|r| r.outcome = Some(outcome));
+    journal.end(&result);
     let what = format!("{} in {}", approved.action().describe(), plan.cluster);
     let audit = dispatcher.finished(approved, result.as_ref().map(|_| ()).map_err(Clone::clone));
     if let Err(e) = audit {

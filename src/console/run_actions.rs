@@ -173,12 +173,7 @@ pub(super) fn run(
                 };
                 let result = run_on(on, run, lines).await;
                 if journal.snapshot().outcome.is_none() {
-                    let outcome = match &result {
-                        Ok(_) => "finished".to_string(),
-                        Err(e) if e.starts_with("cancelled") => e.clone(),
-                        Err(e) => format!("failed: {e}"),
-                    };
-                    journal.record(|r| r.outcome = Some(outcome));
+                    journal.end(&result);
                 }
                 result
             }
