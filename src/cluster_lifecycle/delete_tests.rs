@@ -126,6 +126,18 @@ async fn every_vm_goes_then_the_contexts_then_the_journals() {
     assert!(record.step.starts_with("removed "), "{record:?}");
 }
 
+/// The delete plan of `lab`, which taloscope created with five VMs in `dir`.
+fn created_lab(dir: &Path) -> DeletePlan {
+    plan_delete(
+        DeleteInputs {
+            cluster: "lab".into(),
+            record: Some(created(dir)),
+            ..DeleteInputs::default()
+        },
+        dir,
+    )
+}
+
 /// The action journal the delete of `lab` kept in `dir`.
 fn action_record(dir: &Path) -> ActionRecord {
     ACTIONS
@@ -137,14 +149,7 @@ fn action_record(dir: &Path) -> ActionRecord {
 #[tokio::test]
 async fn a_delete_is_refused_while_another_action_holds_the_cluster_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = plan_delete(
-        DeleteInputs {
-            cluster: "lab".into(),
-            record: Some(created(dir.path())),
-            ..DeleteInputs::default()
-        },
-        dir.path(),
-    );
+    let plan = created_lab(dir.path());
     let held = begin_action(dir.path(), "lab", "reboot node lab-1", Some("lab-1")).unwrap();
     let fake = Fake {
         vms: Mutex::new(vec![(1, 1)]),
@@ -163,14 +168,7 @@ async fn a_delete_is_refused_while_another_action_holds_the_cluster_and_changes_
 #[tokio::test]
 async fn a_killed_delete_is_reported_interrupted_with_its_last_step() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = plan_delete(
-        DeleteInputs {
-            cluster: "lab".into(),
-            record: Some(created(dir.path())),
-            ..DeleteInputs::default()
-        },
-        dir.path(),
-    );
+    let plan = created_lab(dir.path());
     // A VM that never goes: the run is dropped mid-follow, as a killed process ends it.
     let fake = Fake {
         vms: Mutex::new(vec![(3, usize::MAX)]),
@@ -207,14 +205,7 @@ async fn a_killed_delete_is_reported_interrupted_with_its_last_step() {
 #[tokio::test]
 async fn a_vm_that_stays_keeps_the_contexts() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = plan_delete(
-        DeleteInputs {
-            cluster: "lab".into(),
-            record: Some(created(dir.path())),
-            ..DeleteInputs::default()
-        },
-        dir.path(),
-    );
+    let plan = created_lab(dir.path());
     let fake = Fake {
         vms: Mutex::new(vec![(3, usize::MAX)]),
         ..Fake::default()

@@ -20,7 +20,6 @@ use crate::capi_doctor::{
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, blocking};
-use crate::journal::action::{RunningAction, begin_action};
 use crate::kube::KubeClient;
 
 pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
@@ -143,18 +142,8 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
             Default::default(),
         ))
         .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
-    // One action at a time on a cluster: the fix's journal is claimed before anything changes.
-    let journal = begin_action(
-        &chosen.paths.state_dir,
-        plan.cluster(),
-        &approved.action().describe(),
-        None,
-    )
-    .map_err(|e| {
-        let _ = dispatcher.finished(&approved, Err(e.to_string()));
-        Stop(EXIT_BLOCKED, e.to_string())
-    })?;
-    let journal = RunningAction::new(journal);
+    let journal =
+        super::gate::begin_journal(&dispatcher, &approved, &chosen.paths.state_dir, None)?;
     let say = |kind: &str, line: String| match args.gate.output {
         OutputFormat::Table => println!("{line}"),
         OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
 use super::gate::{
-    RunFlags, approve, cancel_on_signals, dispatcher, refuse, report_interrupted, unknown_acks,
+    RunFlags, approve, begin_journal, cancel_on_signals, dispatcher, refuse, report_interrupted,
+    unknown_acks,
 };
 use super::headless::{Connected, check_mode, choose, connect, rollout_lease_read, write_stdout};
 use super::progress::print_progress;
@@ -23,7 +24,7 @@ use crate::etcd_maintenance::{
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::guards::{Guard, blocking};
-use crate::journal::action::{RunningAction, begin_action};
+use crate::journal::action::RunningAction;
 use crate::printable::bytes_text;
 
 pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
@@ -67,18 +68,7 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
         write_stdout(&PlanReport::new(&plan, &guards, gate.acks).table())?;
         return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
-    // One action at a time on a cluster: its journal is claimed before anything changes.
-    let journal = begin_action(
-        &chosen.paths.state_dir,
-        &plan.cluster,
-        &plan.mutating_action().describe(),
-        None,
-    )
-    .map_err(|e| {
-        let _ = dispatcher.finished(&approved, Err(e.to_string()));
-        Stop(EXIT_BLOCKED, e.to_string())
-    })?;
-    let journal = RunningAction::new(journal);
+    let journal = begin_journal(&dispatcher, &approved, &chosen.paths.state_dir, None)?;
     let approved_run = Approved {
         dispatcher: &dispatcher,
         approved: &approved,

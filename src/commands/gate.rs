@@ -9,6 +9,7 @@ use crate::approval::{
 };
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::guards::{Guard, blocking};
+use crate::journal::action::{RunningAction, begin_action};
 use crate::node_actions::CancelSignal;
 use crate::paths::Paths;
 
@@ -262,4 +263,21 @@ pub(super) fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSign
         std::process::exit(130);
     });
     cancel
+}
+
+/// The approved action's journal, claimed before anything changes: one action at a time on a
+/// cluster. Refused (and audited as failed) while another run holds it.
+pub(super) fn begin_journal(
+    dispatcher: &Dispatcher,
+    approved: &ApprovedAction,
+    state_dir: &std::path::Path,
+    node: Option<&str>,
+) -> Result<RunningAction, Stop> {
+    let action = approved.action();
+    begin_action(state_dir, action.cluster(), &action.describe(), node)
+        .map(RunningAction::new)
+        .map_err(|e| {
+            let _ = dispatcher.finished(approved, Err(e.to_string()));
+            Stop(EXIT_BLOCKED, e.to_string())
+        })
 }

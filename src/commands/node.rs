@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::exit::exit_code_as;
 use super::gate::{
-    RunFlags, approve, cancel_on_signals, dispatcher, refuse, report_interrupted, unknown_acks,
+    RunFlags, approve, begin_journal, cancel_on_signals, dispatcher, refuse, report_interrupted,
+    unknown_acks,
 };
 use super::headless::{
     Connected, EXIT_BLOCKED, PlanText, Stop, check_mode, choose, connect, rollout_lease_read,
@@ -21,7 +22,6 @@ use crate::cli::{
     GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
 };
 use crate::guards::{Guard, blocking};
-use crate::journal::action::{RunningAction, begin_action};
 use crate::kube::DrainOptions;
 use crate::node_actions::{
     NodeActionOptions, NodeActionPlan, NodeActionRun, NodeOperation, gather_guards, run_node_action,
@@ -89,18 +89,8 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         write_stdout(&report.table())?;
         return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
-    // One action at a time on a cluster: its journal is claimed before anything changes.
-    let journal = begin_action(
-        &chosen.paths.state_dir,
-        &plan.cluster,
-        &plan.mutating_action().describe(),
-        Some(&plan.node),
-    )
-    .map_err(|e| {
-        let _ = dispatcher.finished(&approved, Err(e.to_string()));
-        Stop(EXIT_BLOCKED, e.to_string())
-    })?;
-    let journal = RunningAction::new(journal);
+    let state_dir = &chosen.paths.state_dir;
+    let journal = begin_journal(&dispatcher, &approved, state_dir, Some(&plan.node))?;
     let options = NodeActionOptions {
         node_timeout: Duration::from_secs(flags.node_timeout),
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
