@@ -2,7 +2,8 @@
 //! injected stuck state found with its explanation, its fix refused without the typed name or
 //! in read-only mode, applied through the dispatcher (audited) and followed until it clears
 //! (the rollout completes, the member is gone); the stopped single member's node rebooted
-//! (confirmed by the node's name) until etcd leads again; the healthy scenario with none.
+//! (confirmed by the node's name) until etcd leads again; the healthy scenario with none. Each
+//! applied fix keeps the action journal a killed run is reported from on the next start.
 mod upgrade_common;
 
 use std::time::Duration;
@@ -68,6 +69,15 @@ async fn fix(
     let mut cmd = fx.taloscope(context, "capi");
     cmd.args(["doctor", "--fix", id]).args(extra);
     output(cmd).await
+}
+
+/// The action journal the last fix on the workload cluster kept.
+fn action_journal(fx: &Fixture) -> taloscope::journal::action::ActionRecord {
+    let actions = taloscope::journal::ACTIONS;
+    actions
+        .load(&actions.path_for(&fx.state_dir(), WORK))
+        .expect("a readable journal")
+        .expect("the fix kept a journal")
 }
 
 fn audit(fx: &Fixture) -> String {
@@ -160,6 +170,17 @@ async fn a_rollout_stuck_on_an_unhealthy_member_completes_once_its_machine_is_de
         "{versions:?}"
     );
     findings_until(&fx, WORK, None).await;
+    let journal = action_journal(&fx);
+    assert!(
+        journal
+            .action
+            .contains(&format!("Machine default/{machine}"))
+            && journal
+                .step
+                .contains(&format!("Machine default/{machine} deleted"))
+            && journal.outcome.as_deref() == Some("finished"),
+        "{journal:?}"
+    );
     let audit = audit(&fx);
     assert!(
         audit.contains(&format!("delete stuck Machine default/{machine}"))
@@ -306,6 +327,14 @@ async fn a_stopped_single_member_is_rebooted_and_etcd_leads_again() {
     assert_eq!(
         status.etcd.leader().map(|m| m.hostname.as_str()),
         Some(node.as_str())
+    );
+    // The reboot kept the node action's journal: it ended, so nothing is reported interrupted.
+    let journal = action_journal(&fx);
+    assert!(
+        journal.action == format!("reboot node {node}")
+            && journal.step.ends_with("back, running and ready")
+            && journal.outcome.as_deref() == Some("finished"),
+        "{journal:?}"
     );
     let audit = audit(&fx);
     assert!(

@@ -187,6 +187,20 @@ async fn workers_scaled_to_three_end_ready_in_the_workload_cluster() {
         audit.contains("outcome=\"confirmed\"") && audit.contains("outcome=\"succeeded\""),
         "{audit}"
     );
+    // The run kept the cluster's action journal (a killed one is reported on the next start).
+    let actions = taloscope::journal::ACTIONS;
+    let journal: taloscope::journal::action::ActionRecord = actions
+        .load(&actions.path_for(&fx.state_dir(), WORK))
+        .expect("a readable journal")
+        .expect("the scale kept a journal");
+    assert!(
+        journal
+            .action
+            .contains("MachineDeployment default/capi-work-md-0")
+            && !journal.step.is_empty()
+            && journal.outcome.as_deref() == Some("finished"),
+        "{journal:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

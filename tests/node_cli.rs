@@ -2,7 +2,8 @@
 //! of cp-2 returns once cp-2 is back and Ready; on `cp2-down` rebooting cp-1 is refused by the
 //! quorum guard; a disruption budget with no room fails the drain guard and one with room lets
 //! the drain evict; a kubelet restart waits for it to run healthy again; a shutdown leaves the
-//! node off; and every action is refused, with an audit line, read-only and as a reader.
+//! node off; a SIGINT while a reboot waits cancels it, saying the node stays cordoned; and every
+//! action is refused, with an audit line, read-only and as a reader.
 mod upgrade_common;
 
 use taloscope::kube::Eviction;
@@ -419,4 +420,66 @@ async fn an_action_a_killed_run_left_is_reported_once_with_the_node_it_left_cord
     );
     let (_, stderr) = run_confirmed(&fx, "healthy", &["node", "uncordon"], "w-2", &[], 0).await;
     assert!(!stderr.contains("interrupted"), "told once: {stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_while_a_reboot_waits_cancels_it_saying_the_node_stays_cordoned() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    // Real time: cp-2 stays down for the sim's 20 s reboot, far longer than the cancel takes.
+    let fx = start_scaled(builtin("healthy"), 1.0).await;
+    let mut cmd = node_cmd(
+        &fx,
+        "healthy",
+        &["node", "reboot"],
+        "cp-2",
+        &["--yes", "--confirm", "cp-2"],
+    );
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let pid = child.id().expect("running").to_string();
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let seen = tokio::time::timeout(LIMIT, async {
+        let mut seen = Vec::new();
+        let mut signalled = false;
+        while let Some(line) = lines.next_line().await.expect("read") {
+            if !signalled && line.ends_with("cp-2: reboot requested") {
+                let kill = std::process::Command::new("kill")
+                    .args(["-INT", &pid])
+                    .status()
+                    .expect("kill");
+                assert!(kill.success());
+                signalled = true;
+            }
+            seen.push(line);
+        }
+        seen
+    })
+    .await
+    .expect("the run ends within LIMIT");
+    let status = child.wait().await.expect("exit status");
+    assert_eq!(status.code(), Some(1), "{seen:#?}");
+    let last = seen.last().map(String::as_str).unwrap_or_default();
+    assert!(
+        last.starts_with("cancelled while waiting for the node to come back")
+            && last.contains("cp-2 stays cordoned"),
+        "{seen:#?}"
+    );
+    let journal: taloscope::journal::action::ActionRecord = taloscope::journal::ACTIONS
+        .load(&taloscope::journal::ACTIONS.path_for(&fx.state_dir(), "healthy"))
+        .expect("readable")
+        .expect("kept");
+    assert!(
+        journal
+            .outcome
+            .as_deref()
+            .is_some_and(|o| o.starts_with("cancelled"))
+            && journal.left_cordoned.as_deref() == Some("cp-2"),
+        "{journal:?}"
+    );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).expect("audit");
+    assert!(
+        audit.contains("action=\"reboot node cp-2\" outcome=\"cancelled while waiting"),
+        "{audit}"
+    );
 }

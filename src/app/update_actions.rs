@@ -443,7 +443,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         rediscover: matches!(run, ActionRun::Delete(_)),
         started: state.wall_clock,
         timeout: run.timeout(),
-        cancellable: matches!(run, ActionRun::Node(_)),
+        cancellable: matches!(run, ActionRun::Node(_) | ActionRun::Etcd(_)),
         ..Default::default()
     };
     let now = state.wall_clock;

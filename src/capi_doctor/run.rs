@@ -1,7 +1,9 @@
 //! An approved fix applied, and the workload cluster followed until its finding clears: the
 //! orphaned member removed by etcd_maintenance's runner (the one `etcd remove-member` runs),
 //! the stuck Machine deleted on the management cluster, the stopped single member's node
-//! rebooted by node_actions' runner (the one `node reboot` runs). Every wait is bounded.
+//! rebooted by node_actions' runner (the one `node reboot` runs). Every wait is bounded. Each
+//! fix keeps the action journal its caller began (its steps, and the reboot's cordon and
+//! outcome), so a fix whose run is killed is reported interrupted on the next start.
 use std::time::Duration;
 
 use super::diagnose::{Finding, Fix, cleared, recovery_steps};
@@ -11,23 +13,31 @@ use crate::approval::ApprovedAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
 use crate::fleet::ClusterStatus;
+use crate::journal::action::RunningAction;
 use crate::kube::{CapiVersion, DrainOptions, KubeClient};
 use crate::node_actions::{
     CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, run_node_action,
 };
 use crate::upgrade::observe::ClusterObserver;
 
-/// Runs `plan`, which `approved` must be the approval of; `say` hears each step's line; a
-/// reboot waits at most `bound` for the node to be back, reading every `poll`.
+/// Runs `plan`, which `approved` must be the approval of; `say` hears each step's line, and
+/// `journal` records it; a reboot waits at most `bound` for the node to be back, reading
+/// every `poll`.
 pub async fn apply_fix(
     plan: &FixPlan,
     approved: &ApprovedAction,
     observer: &ClusterObserver,
     management: &KubeClient,
     (bound, poll): (Duration, Duration),
+    journal: &RunningAction,
     mut say: impl FnMut(String) + Send,
 ) -> Result<String, String> {
     approved.check_for(&plan.mutating_action())?;
+    // The reboot's runner records its own steps; the other fixes' lines are recorded here.
+    let mut say_recorded = |line: String| {
+        journal.record(|r| r.step = line.clone());
+        say(line)
+    };
     match plan {
         FixPlan::Etcd(etcd) => {
             // A removal streams nothing: the snapshot limits are never reached.
@@ -35,13 +45,19 @@ pub async fn apply_fix(
                 bound: Duration::from_secs(60),
                 max_bytes: SNAPSHOT_MAX_BYTES,
             };
-            let outcome = run_plan(&observer.talos, approved, etcd, limits, |i, total, line| {
-                say(format!("[{}/{total}] {line}", i + 1))
-            })
+            let cancel = CancelSignal::never();
+            let outcome = run_plan(
+                &observer.talos,
+                approved,
+                etcd,
+                limits,
+                &cancel,
+                |i, total, line| say_recorded(format!("[{}/{total}] {line}", i + 1)),
+            )
             .await?;
             Ok(outcome.steps.join("; "))
         }
-        FixPlan::DeleteMachine(d) => delete_machine(d, management, say).await,
+        FixPlan::DeleteMachine(d) => delete_machine(d, management, say_recorded).await,
         FixPlan::RebootNode(node) => {
             let options = NodeActionOptions {
                 node_timeout: bound,
@@ -51,7 +67,7 @@ pub async fn apply_fix(
                     retry_every: poll,
                 },
             };
-            reboot_node(node, approved, observer, options, say).await
+            reboot_node(node, approved, observer, (options, journal), say).await
         }
     }
 }
@@ -62,7 +78,7 @@ async fn reboot_node(
     node: &NodeActionPlan,
     approved: &ApprovedAction,
     observer: &ClusterObserver,
-    options: NodeActionOptions,
+    (options, journal): (NodeActionOptions, &RunningAction),
     say: impl FnMut(String) + Send,
 ) -> Result<String, String> {
     let talos_only = ClusterObserver {
@@ -84,7 +100,7 @@ async fn reboot_node(
         observer: &talos_only,
         options,
         progress: &progress,
-        journal: None,
+        journal: Some(journal),
         cancel: CancelSignal::never(),
     };
     run_node_action(node, run)

@@ -1,7 +1,10 @@
 //! The Cluster API scale, carried out: take the workload cluster's rollout Lease, read both
 //! sides again and re-check every guard, patch `spec.replicas` on the management cluster,
 //! then follow the Machines poll by poll (etcd health checked on each poll for control
-//! planes) until the scale is done, fails or runs out of time. Events go out on a channel.
+//! planes) until the scale is done, fails or runs out of time. Events go out on a channel,
+//! and the cluster's action journal keeps the run (begun before the Lease, each new line a
+//! step, then its outcome), so a killed scale is reported interrupted on the next start.
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -10,6 +13,7 @@ use tokio::sync::mpsc;
 use crate::approval::ApprovedAction;
 use crate::fleet::RolloutLease;
 use crate::guards::{Guard, Verdict, blocking};
+use crate::journal::action::{RunningAction, begin_action};
 use crate::rollout::LeaseProgress;
 use crate::run_holder::RunHolder;
 
@@ -36,6 +40,8 @@ pub struct ScaleOptions {
     pub lease_duration: Duration,
     /// The acknowledgements typed.
     pub acks: Vec<String>,
+    /// Where the action journal is kept.
+    pub state_dir: PathBuf,
 }
 
 /// What a running scale tells.
@@ -108,23 +114,38 @@ pub async fn run_scale(
     events: &mpsc::Sender<ScaleEvent>,
 ) -> ScaleOutcome {
     let started = Instant::now();
-    let mut run = Follow {
-        plan,
-        sources,
-        options,
-        events,
-        polls: 0,
-        healthy_polls: 0,
+    let journal = begin_action(
+        &options.state_dir,
+        &plan.cluster,
+        &approved.action().describe(),
+        None,
+    )
+    .map(RunningAction::new);
+    let (result, polls, healthy_polls) = match &journal {
+        Err(e) => (Err(format!("refused: {e}")), 0, 0),
+        Ok(journal) => {
+            let mut run = Follow {
+                plan,
+                sources,
+                options,
+                events,
+                journal,
+                polls: 0,
+                healthy_polls: 0,
+            };
+            let result = run.run(approved).await;
+            journal.end(&result);
+            (result, run.polls, run.healthy_polls)
+        }
     };
-    let result = run.run(approved).await;
     ScaleOutcome {
         object: plan.object(),
         from: plan.from,
         to: plan.to,
         succeeded: result.is_ok(),
         message: result.unwrap_or_else(|e| e),
-        polls: run.polls,
-        etcd_healthy_polls: run.healthy_polls,
+        polls,
+        etcd_healthy_polls: healthy_polls,
         seconds: started.elapsed().as_secs(),
     }
 }
@@ -134,6 +155,7 @@ struct Follow<'a> {
     sources: &'a ScaleSources,
     options: &'a ScaleOptions,
     events: &'a mpsc::Sender<ScaleEvent>,
+    journal: &'a RunningAction,
     polls: u32,
     healthy_polls: u32,
 }
@@ -344,6 +366,11 @@ impl Follow<'_> {
     }
 
     async fn send(&self, event: ScaleEvent) {
+        // Each poll reads etcd again: a line is written once, when it changes.
+        let line = event.line();
+        if self.journal.snapshot().step != line {
+            self.journal.record(|r| r.step = line);
+        }
         let _ = self.events.send(event).await;
     }
 }

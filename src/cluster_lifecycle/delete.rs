@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::approval::ApprovedAction;
+use crate::journal::action::{RunningAction, begin_action};
 use crate::opennebula::VmState;
 use crate::provision::{Provider, ProviderClients};
 
@@ -121,24 +122,27 @@ pub trait DeleteSteps: Send + Sync + 'static {
 }
 
 /// Terminates, follows until every VM is gone (at most `timeout`, looking every `poll`),
-/// removes the contexts and the journals. The summary is also sent as `Finished`.
+/// removes the contexts and the journals. The run keeps the cluster's action journal in
+/// `state_dir` (each line a step, then its outcome; refused while another action holds it),
+/// so a killed delete is reported interrupted on the next start. The summary is also sent
+/// as `Finished`.
 pub async fn run_delete<S: DeleteSteps>(
     plan: &DeletePlan,
     steps: &S,
     approved: &ApprovedAction,
     (poll, timeout): (Duration, Duration),
+    state_dir: &Path,
     events: mpsc::Sender<LifecycleEvent>,
 ) -> RunSummary {
-    let error = if plan.is_approved_by(approved.action()) {
-        delete_steps(plan, steps, poll, timeout, &events)
-            .await
-            .err()
-    } else {
-        Some(format!(
-            "the approval ({}) is not for this plan ({})",
-            approved.action().describe(),
-            plan.action().describe()
-        ))
+    let error = match begin_delete(plan, approved, state_dir) {
+        Err(e) => Some(e),
+        Ok(journal) => {
+            let error = delete_steps(plan, steps, (poll, timeout), &journal, &events)
+                .await
+                .err();
+            journal.end(&error.clone().map_or(Ok(()), Err));
+            error
+        }
     };
     let summary = RunSummary {
         cluster: plan.cluster.clone(),
@@ -154,14 +158,33 @@ pub async fn run_delete<S: DeleteSteps>(
     summary
 }
 
+/// The approved delete's action journal, claimed before anything changes.
+fn begin_delete(
+    plan: &DeletePlan,
+    approved: &ApprovedAction,
+    state_dir: &Path,
+) -> Result<RunningAction, String> {
+    if !plan.is_approved_by(approved.action()) {
+        return Err(format!(
+            "the approval ({}) is not for this plan ({})",
+            approved.action().describe(),
+            plan.action().describe()
+        ));
+    }
+    begin_action(state_dir, &plan.cluster, &plan.action().describe(), None)
+        .map(RunningAction::new)
+        .map_err(|e| format!("refused: {e}"))
+}
+
 async fn delete_steps<S: DeleteSteps>(
     plan: &DeletePlan,
     steps: &S,
-    poll: Duration,
-    timeout: Duration,
+    (poll, timeout): (Duration, Duration),
+    journal: &RunningAction,
     events: &mpsc::Sender<LifecycleEvent>,
 ) -> Result<(), String> {
     let note = |text: String| async move {
+        journal.record(|r| r.step = text.clone());
         let _ = events.send(LifecycleEvent::Note { text }).await;
     };
     steps.terminate(plan).await?;

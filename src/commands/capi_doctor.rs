@@ -142,6 +142,8 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
             Default::default(),
         ))
         .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
+    let journal =
+        super::gate::begin_journal(&dispatcher, &approved, &chosen.paths.state_dir, None)?;
     let say = |kind: &str, line: String| match args.gate.output {
         OutputFormat::Table => println!("{line}"),
         OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),
@@ -156,8 +158,12 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         &connected.observer,
         &management,
         bounds,
+        &journal,
         |line| say("step", line),
     ));
+    if journal.snapshot().outcome.is_none() {
+        journal.end(&applied);
+    }
     if let Err(e) = dispatcher.finished(
         &approved,
         applied.as_ref().map(|_| ()).map_err(Clone::clone),

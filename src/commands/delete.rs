@@ -59,7 +59,10 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     let steps = ProviderDelete { provider, files };
     let (tx, rx) = mpsc::channel(64);
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
-    let for_run = approved.clone();
-    let task = tokio::spawn(async move { run_delete(&plan, &steps, &for_run, bounds, tx).await });
+    let (for_run, state_dir) = (approved.clone(), paths.state_dir.clone());
+    let task =
+        tokio::spawn(
+            async move { run_delete(&plan, &steps, &for_run, bounds, &state_dir, tx).await },
+        );
     finish(&d, &approved, task, rx, args.gate.output).await
 }

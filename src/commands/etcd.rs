@@ -8,7 +8,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
-use super::gate::{RunFlags, approve, dispatcher, refuse, report_interrupted, unknown_acks};
+use super::gate::{
+    RunFlags, approve, begin_journal, cancel_on_signals, dispatcher, refuse, report_interrupted,
+    unknown_acks,
+};
 use super::headless::{Connected, check_mode, choose, connect, rollout_lease_read, write_stdout};
 use super::progress::print_progress;
 use super::status::columns;
@@ -21,7 +24,7 @@ use crate::etcd_maintenance::{
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::guards::{Guard, blocking};
-use crate::journal::action::{RunningAction, begin_action};
+use crate::journal::action::RunningAction;
 use crate::printable::bytes_text;
 
 pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
@@ -65,18 +68,7 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
         write_stdout(&PlanReport::new(&plan, &guards, gate.acks).table())?;
         return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
-    // One action at a time on a cluster: its journal is claimed before anything changes.
-    let journal = begin_action(
-        &chosen.paths.state_dir,
-        &plan.cluster,
-        &plan.mutating_action().describe(),
-        None,
-    )
-    .map_err(|e| {
-        let _ = dispatcher.finished(&approved, Err(e.to_string()));
-        Stop(EXIT_BLOCKED, e.to_string())
-    })?;
-    let journal = RunningAction::new(journal);
+    let journal = begin_journal(&dispatcher, &approved, &chosen.paths.state_dir, None)?;
     let approved_run = Approved {
         dispatcher: &dispatcher,
         approved: &approved,
@@ -146,11 +138,13 @@ fn run_approved(
     };
     let table = args.gate.output == OutputFormat::Table;
     let client = &connected.observer.talos;
+    let cancel = cancel_on_signals(&connected.runtime);
     let result = connected.runtime.block_on(run_plan(
         client,
         approved,
         plan,
         limits,
+        &cancel,
         |i, total, line| {
             let line = format!("[{}/{total}] {line}", i + 1);
             journal.record(|r| r.step = line.clone());
@@ -159,17 +153,20 @@ fn run_approved(
             }
         },
     ));
-    let outcome = match &result {
-        Ok(_) => "finished".to_string(),
-        Err(e) => format!("failed: {e}"),
-    };
-    journal.record(|r| r.outcome = Some(outcome));
+    journal.end(&result);
     let what = format!("{} in {}", approved.action().describe(), plan.cluster);
     let audit = dispatcher.finished(approved, result.as_ref().map(|_| ()).map_err(Clone::clone));
     if let Err(e) = audit {
         eprintln!("taloscope: {e}");
     }
-    let outcome = result.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
+    let outcome = result.map_err(|e| {
+        let ended = if e.starts_with("cancelled") {
+            ""
+        } else {
+            " failed"
+        };
+        Stop(EXIT_BLOCKED, format!("{what}{ended}: {e}"))
+    })?;
     match args.gate.output {
         OutputFormat::Table => println!("{what}: done"),
         OutputFormat::Json => write_stdout(&json(&outcome)?)?,

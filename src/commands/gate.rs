@@ -9,6 +9,8 @@ use crate::approval::{
 };
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::guards::{Guard, blocking};
+use crate::journal::action::{RunningAction, begin_action};
+use crate::node_actions::CancelSignal;
 use crate::paths::Paths;
 
 /// Asks the dispatcher for `action`, answering its confirmation with
@@ -230,4 +232,52 @@ pub(super) fn plan_then_approve<P: GatedPlan, R>(
         return Err(refuse(dispatcher, &approved, guards, flags.acks));
     }
     Ok(Some((approved, ready)))
+}
+
+/// The cancel of an approved headless run: the first SIGINT or SIGTERM sets it, and the run
+/// stops after the step under way, saying what it leaves; a second one ends the process at
+/// once (exit 130), and the run's journal reports it interrupted on the next start.
+pub(super) fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (set, cancel) = CancelSignal::new();
+    // Listening before the run starts: from here on a signal reaches the run, not the default
+    // handler.
+    let _entered = runtime.enter();
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return cancel;
+    };
+    runtime.spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        eprintln!("taloscope: cancelling after the step under way (signal again to stop at once)");
+        set.send_replace(true);
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        std::process::exit(130);
+    });
+    cancel
+}
+
+/// The approved action's journal, claimed before anything changes: one action at a time on a
+/// cluster. Refused (and audited as failed) while another run holds it.
+pub(super) fn begin_journal(
+    dispatcher: &Dispatcher,
+    approved: &ApprovedAction,
+    state_dir: &std::path::Path,
+    node: Option<&str>,
+) -> Result<RunningAction, Stop> {
+    let action = approved.action();
+    begin_action(state_dir, action.cluster(), &action.describe(), node)
+        .map(RunningAction::new)
+        .map_err(|e| {
+            let _ = dispatcher.finished(approved, Err(e.to_string()));
+            Stop(EXIT_BLOCKED, e.to_string())
+        })
 }

@@ -8,7 +8,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::exit_code_as;
-use super::gate::{RunFlags, approve, dispatcher, refuse, report_interrupted, unknown_acks};
+use super::gate::{
+    RunFlags, approve, begin_journal, cancel_on_signals, dispatcher, refuse, report_interrupted,
+    unknown_acks,
+};
 use super::headless::{
     Connected, EXIT_BLOCKED, PlanText, Stop, check_mode, choose, connect, rollout_lease_read,
     usage, write_stdout,
@@ -19,11 +22,9 @@ use crate::cli::{
     GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
 };
 use crate::guards::{Guard, blocking};
-use crate::journal::action::{RunningAction, begin_action};
 use crate::kube::DrainOptions;
 use crate::node_actions::{
-    CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, NodeOperation, gather_guards,
-    run_node_action,
+    NodeActionOptions, NodeActionPlan, NodeActionRun, NodeOperation, gather_guards, run_node_action,
 };
 
 /// One node action as the command line asked for it.
@@ -88,18 +89,8 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         write_stdout(&report.table())?;
         return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
-    // One action at a time on a cluster: its journal is claimed before anything changes.
-    let journal = begin_action(
-        &chosen.paths.state_dir,
-        &plan.cluster,
-        &plan.mutating_action().describe(),
-        Some(&plan.node),
-    )
-    .map_err(|e| {
-        let _ = dispatcher.finished(&approved, Err(e.to_string()));
-        Stop(EXIT_BLOCKED, e.to_string())
-    })?;
-    let journal = RunningAction::new(journal);
+    let state_dir = &chosen.paths.state_dir;
+    let journal = begin_journal(&dispatcher, &approved, state_dir, Some(&plan.node))?;
     let options = NodeActionOptions {
         node_timeout: Duration::from_secs(flags.node_timeout),
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
@@ -120,7 +111,7 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         options,
         progress: &progress,
         journal: Some(&journal),
-        cancel: CancelSignal::never(),
+        cancel: cancel_on_signals(&runtime),
     };
     let result = runtime.block_on(run_node_action(&plan, run));
     if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {

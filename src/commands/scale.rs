@@ -103,6 +103,7 @@ async fn scale(
         timeout: Duration::from_secs(args.timeout),
         lease_duration: Duration::from_secs(60),
         acks: args.gate.ack.clone(),
+        state_dir: paths.state_dir.clone(),
     };
     let (tx, mut rx) = mpsc::channel(64);
     let (run_plan, run_sources, approved_for_run) =

@@ -174,11 +174,7 @@ pub(super) fn run(
                 };
                 let result = run_on(on, run, lines).await;
                 if journal.snapshot().outcome.is_none() {
-                    let outcome = match &result {
-                        Ok(_) => "finished".to_string(),
-                        Err(e) => format!("failed: {e}"),
-                    };
-                    journal.record(|r| r.outcome = Some(outcome));
+                    journal.end(&result);
                 }
                 result
             }
@@ -251,6 +247,7 @@ async fn run_on(
                 approved,
                 &plan,
                 limits,
+                &cancel,
                 |i, total, line| {
                     let line = format!("[{}/{total}] {line}", i + 1);
                     journal.record(|r| r.step = line.clone());
@@ -265,7 +262,10 @@ async fn run_on(
                 outcome.steps.len()
             ))
         }
-        ActionRun::CapiFix(fix) => run_capi_fix(observer, approved, &fix, kubeconfig, lines).await,
+        ActionRun::CapiFix(fix) => {
+            let to = (kubeconfig, lines);
+            run_capi_fix(observer, approved, &fix, journal, to).await
+        }
         ActionRun::Delete(plan) => Err(format!(
             "the delete of {} runs on its own runner, not on a cluster connection",
             plan.cluster
@@ -285,8 +285,11 @@ async fn run_capi_fix(
     observer: &ClusterObserver,
     approved: &ApprovedAction,
     fix: &CapiFixRun,
-    kubeconfig: Option<kube::config::Kubeconfig>,
-    lines: mpsc::UnboundedSender<String>,
+    journal: &RunningAction,
+    (kubeconfig, lines): (
+        Option<kube::config::Kubeconfig>,
+        mpsc::UnboundedSender<String>,
+    ),
 ) -> Result<String, String> {
     let kubeconfig = kubeconfig.ok_or_else(|| {
         "no kubeconfig was read: the management cluster cannot be reached".to_string()
@@ -298,8 +301,16 @@ async fn run_capi_fix(
     let say = |line: String| {
         let _ = lines.send(line);
     };
-    crate::capi_doctor::apply_fix(&fix.plan, approved, observer, &management, CAPI_FOLLOW, say)
-        .await?;
+    crate::capi_doctor::apply_fix(
+        &fix.plan,
+        approved,
+        observer,
+        &management,
+        CAPI_FOLLOW,
+        journal,
+        say,
+    )
+    .await?;
     crate::capi_doctor::follow(
         &fix.finding,
         &management,

@@ -93,6 +93,7 @@ pub(super) fn run(
         timeout,
         lease_duration,
         acks: run.acks,
+        state_dir: console.paths.state_dir.clone(),
     };
     tokio::spawn(async move {
         let (events, mut rx) = mpsc::channel(64);

@@ -86,6 +86,7 @@ pub(super) fn run(
             )
         });
     let dispatcher = console.dispatcher.clone();
+    let state_dir = console.paths.state_dir.clone();
     let app = app_tx.clone();
     tokio::spawn(async move {
         let (events, mut rx) = mpsc::channel::<LifecycleEvent>(64);
@@ -99,8 +100,9 @@ pub(super) fn run(
         });
         let result = match steps {
             Ok(steps) => {
+                let bounds = (POLL, GONE_BOUND);
                 let summary =
-                    run_delete(&plan, &steps, &approved, (POLL, GONE_BOUND), events).await;
+                    run_delete(&plan, &steps, &approved, bounds, &state_dir, events).await;
                 summary.error.map_or_else(
                     || {
                         Ok(format!(

@@ -1,4 +1,5 @@
-//! The node and etcd actions' journal, `<state dir>/actions/<cluster>.json`: which action runs
+//! The journal of the actions run on a cluster (node and etcd actions, the CAPI doctor's fixes,
+//! a CAPI scale, a delete), `<state dir>/actions/<cluster>.json`: which action runs
 //! (or ran last) on the cluster, who runs it, its last step, and what it left behind that a
 //! later run must know (a Kubernetes node it cordoned and has not uncordoned yet). Written
 //! before each step returns; claimed by one run at a time, so two actions never run on one
@@ -82,6 +83,17 @@ impl RunningAction {
         if let Err(e) = journal.update(change) {
             tracing::warn!("{e}");
         }
+    }
+
+    /// Records how the run ended: `finished`, a cancel in its own words (they start with
+    /// "cancelled" and say what the run leaves), or `failed: …`.
+    pub fn end<T>(&self, result: &Result<T, String>) {
+        let outcome = match result {
+            Ok(_) => "finished".to_string(),
+            Err(e) if e.starts_with("cancelled") => e.clone(),
+            Err(e) => format!("failed: {e}"),
+        };
+        self.record(|r| r.outcome = Some(outcome));
     }
 
     /// The record as it stands.
@@ -195,6 +207,23 @@ mod tests {
             .unwrap()
             .expect("still recorded");
         assert_eq!(record.left_cordoned.as_deref(), Some("w-1"));
+    }
+
+    #[test]
+    fn an_end_is_recorded_finished_failed_or_in_the_cancels_own_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = RunningAction::new(begin_action(dir.path(), "prod", "drain", None).unwrap());
+        let ended = |result: Result<(), String>| {
+            journal.end(&result);
+            journal.snapshot().outcome.unwrap()
+        };
+        assert_eq!(ended(Ok(())), "finished");
+        assert_eq!(
+            ended(Err("w-1: timed out".into())),
+            "failed: w-1: timed out"
+        );
+        let cancel = "cancelled before cordoning w-1; no node was left cordoned";
+        assert_eq!(ended(Err(cancel.into())), cancel);
     }
 
     #[test]

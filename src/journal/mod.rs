@@ -37,7 +37,8 @@ pub const CREATES: JournalKind = JournalKind {
     dir: "clusters",
     what: "create journal",
 };
-/// The node and etcd actions: the one running or the last one left unfinished.
+/// The node and etcd actions, the CAPI doctor's fixes, a CAPI scale and a delete: the one
+/// running on a cluster or the last one left unfinished.
 pub const ACTIONS: JournalKind = JournalKind {
     dir: "actions",
     what: "action journal",

@@ -129,12 +129,7 @@ pub async fn run_node_action(
             ))
         });
     if let Some(journal) = journal {
-        let outcome = match &result {
-            Ok(_) => "finished".to_string(),
-            Err(e) if e.starts_with("cancelled") => e.clone(),
-            Err(e) => format!("failed: {e}"),
-        };
-        journal.record(|r| r.outcome = Some(outcome));
+        journal.end(&result);
     }
     result
 }

@@ -99,11 +99,11 @@ impl OperationKind {
     }
 
     /// The journal a run of this kind keeps (resumed or reported interrupted on the next
-    /// start); `None`: a run of it leaves no journal.
-    pub fn journal(self) -> Option<JournalKind> {
+    /// start).
+    pub fn journal(self) -> JournalKind {
         use OperationKind as K;
         match self {
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => Some(ROLLOUTS),
+            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => ROLLOUTS,
             K::NodeReboot
             | K::NodeShutdown
             | K::NodeCordon
@@ -114,17 +114,20 @@ impl OperationKind {
             | K::EtcdDefragment
             | K::EtcdSnapshot
             | K::EtcdForfeit
-            | K::EtcdRemoveMember => Some(ACTIONS),
-            K::Provision | K::Terminate => Some(PROVISIONS),
-            K::Create => Some(CREATES),
-            // A delete reads and then removes the create journal; a scale and a Machine's
-            // deletion are followed from the management cluster's objects.
-            K::Delete | K::Scale | K::DeleteMachine => None,
+            | K::EtcdRemoveMember
+            | K::DeleteMachine
+            // A delete reads and then removes the create journal; its own run is an action.
+            | K::Delete
+            | K::Scale => ACTIONS,
+            K::Provision | K::Terminate => PROVISIONS,
+            K::Create => CREATES,
         }
     }
 
     /// How a run of this kind stops on cancel: rollouts after the node under way (the
-    /// engine's pause/abort), node actions after their step (`node_actions::CancelSignal`).
+    /// engine's pause/abort), node and etcd actions after their step
+    /// (`node_actions::CancelSignal`, set by the console's cancel key or the command line's
+    /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {
         use OperationKind as K;
         match self {
@@ -136,18 +139,15 @@ impl OperationKind {
             | K::NodeCordon
             | K::NodeUncordon
             | K::NodeDrain
-            | K::ServiceRestart => CancelRule::AfterStep,
-            K::EtcdDisarm
+            | K::ServiceRestart
+            | K::EtcdDisarm
             | K::EtcdDefragment
             | K::EtcdSnapshot
             | K::EtcdForfeit
-            | K::EtcdRemoveMember
-            | K::Provision
-            | K::Terminate
-            | K::Create
-            | K::Delete
-            | K::Scale
-            | K::DeleteMachine => CancelRule::RunsToItsEnd,
+            | K::EtcdRemoveMember => CancelRule::AfterStep,
+            K::Provision | K::Terminate | K::Create | K::Delete | K::Scale | K::DeleteMachine => {
+                CancelRule::RunsToItsEnd
+            }
         }
     }
 }

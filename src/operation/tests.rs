@@ -96,31 +96,44 @@ fn every_action_the_dispatcher_approves_has_a_kind_and_every_kind_is_listed() {
 #[test]
 fn each_kinds_journal_lives_under_the_state_dir_by_the_one_path_rule() {
     let state = Path::new("/state");
-    let mut kept = 0;
     for kind in OperationKind::ALL {
-        let Some(journal) = kind.journal() else {
-            continue;
-        };
+        let journal = kind.journal();
         let path = journal.path_for(state, "prod");
         assert!(
             path.starts_with(state.join(journal.dir)),
             "{kind:?}: {}",
             path.display()
         );
-        kept += 1;
     }
-    assert!(kept >= 17, "{kept} kinds keep a journal");
 }
 
 #[test]
-fn rollouts_and_node_actions_stop_after_their_step() {
+fn rollouts_node_and_etcd_actions_stop_after_their_step() {
     for kind in [
         OperationKind::TalosUpgrade,
         OperationKind::CapiUpgrade,
         OperationKind::NodeReboot,
         OperationKind::NodeDrain,
+        OperationKind::EtcdDisarm,
+        OperationKind::EtcdDefragment,
+        OperationKind::EtcdSnapshot,
+        OperationKind::EtcdForfeit,
+        OperationKind::EtcdRemoveMember,
     ] {
         assert_eq!(kind.cancel(), CancelRule::AfterStep, "{kind:?}");
     }
     assert_eq!(OperationKind::Create.cancel(), CancelRule::RunsToItsEnd);
+}
+
+#[test]
+fn the_doctors_fixes_scale_and_delete_keep_the_action_journal() {
+    for kind in [
+        OperationKind::DeleteMachine,
+        OperationKind::NodeReboot,
+        OperationKind::EtcdRemoveMember,
+        OperationKind::Scale,
+        OperationKind::Delete,
+    ] {
+        assert_eq!(kind.journal(), ACTIONS, "{kind:?}");
+    }
 }
