@@ -98,10 +98,8 @@ async fn reboot_returns_when_the_node_is_back_and_ready() {
     let (stdout, _) = run_confirmed(&fx, "healthy", &["node", "reboot"], "cp-2", &[], 0).await;
     assert_eq!(calls(&fx, "MachineService.Reboot"), ["cp-2"]);
     assert!(stdout.contains("cp-2: reboot requested"), "{stdout}");
-    assert!(
-        stdout.contains("cp-2: rebooting: not answering"),
-        "the node was followed down: {stdout}"
-    );
+    // Whether a poll lands in the node's short downtime (about 0.1 s at the sim's time scale)
+    // is luck; the new boot id below is what proves the run followed a real reboot.
     assert!(
         stdout.trim_end().ends_with("cp-2 rebooted and back"),
         "{stdout}"
