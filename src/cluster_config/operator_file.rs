@@ -62,16 +62,9 @@ pub fn lock(file: &Path) -> Result<FileLock, OperatorFileError> {
             .map_err(|e| io("cannot make its directory", e))?;
     }
     let lock = lock_path(file);
-    let take = || {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&lock)?;
-        // Our lock names its run, so a run killed while holding it is told from a live writer;
-        // kubectl's are empty and always respected.
-        f.write_all(RunHolder::this_process().to_string().as_bytes())
-    };
+    // Our lock names its run, so a run killed while holding it is told from a live writer;
+    // kubectl's are empty and always respected.
+    let take = || take_naming_this_run(&lock);
     match take() {
         Ok(()) => return Ok(FileLock { lock }),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -84,6 +77,38 @@ pub fn lock(file: &Path) -> Result<FileLock, OperatorFileError> {
         file: file.to_path_buf(),
         lock,
     })
+}
+
+/// Creates `lock` exclusively, already holding this run's name: the name is written to a file
+/// of this process's own beside it, which is then hard-linked to `lock` (a link, like O_EXCL,
+/// fails when `lock` exists). A run killed at any instant so leaves either no lock or one naming
+/// it, never an empty one that would read as kubectl's for good. Where the filesystem has no
+/// hard links, the lock is created with O_EXCL and then written.
+fn take_naming_this_run(lock: &Path) -> std::io::Result<()> {
+    let holder = RunHolder::this_process().to_string();
+    let mut own = lock.as_os_str().to_owned();
+    own.push(format!(".{}", std::process::id()));
+    let own = PathBuf::from(own);
+    let _ = std::fs::remove_file(&own);
+    let linked = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&own)
+        .and_then(|mut f| f.write_all(holder.as_bytes()))
+        .and_then(|()| std::fs::hard_link(&own, lock));
+    let _ = std::fs::remove_file(&own);
+    match linked {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(lock)?;
+            f.write_all(holder.as_bytes())
+        }
+        other => other,
+    }
 }
 
 fn lock_path(file: &Path) -> PathBuf {
