@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::{block_end, rust_files, without_test_code};
+use super::{block_end, import_circles, rust_files, without_test_code};
 
 /// Bottom to top; a file may import files of its own top-level module and of the layers below.
 const SIM_LAYERS: &[&[&str]] = &[
@@ -251,61 +251,7 @@ fn sim_arrows_only_point_down() {
 #[test]
 fn no_sim_import_circle_spans_more_than_ten_files() {
     let graph = sim_file_graph();
-    // Tarjan's strongly connected components: each is one import circle (or a lone file).
-    struct Walk<'a> {
-        graph: &'a BTreeMap<PathBuf, BTreeSet<PathBuf>>,
-        index: BTreeMap<&'a Path, usize>,
-        low: BTreeMap<&'a Path, usize>,
-        stack: Vec<&'a Path>,
-        on_stack: BTreeSet<&'a Path>,
-        circles: Vec<Vec<&'a Path>>,
-    }
-    impl<'a> Walk<'a> {
-        fn visit(&mut self, at: &'a Path) {
-            let n = self.index.len();
-            self.index.insert(at, n);
-            self.low.insert(at, n);
-            self.stack.push(at);
-            self.on_stack.insert(at);
-            for next in self.graph.get(at).into_iter().flatten() {
-                let next = next.as_path();
-                if !self.index.contains_key(next) {
-                    self.visit(next);
-                    let low = self.low[at].min(self.low[next]);
-                    self.low.insert(at, low);
-                } else if self.on_stack.contains(next) {
-                    let low = self.low[at].min(self.index[next]);
-                    self.low.insert(at, low);
-                }
-            }
-            if self.low[at] == self.index[at] {
-                let mut circle = Vec::new();
-                while let Some(file) = self.stack.pop() {
-                    self.on_stack.remove(file);
-                    circle.push(file);
-                    if file == at {
-                        break;
-                    }
-                }
-                self.circles.push(circle);
-            }
-        }
-    }
-    let mut walk = Walk {
-        graph: &graph,
-        index: BTreeMap::new(),
-        low: BTreeMap::new(),
-        stack: Vec::new(),
-        on_stack: BTreeSet::new(),
-        circles: Vec::new(),
-    };
-    for file in graph.keys() {
-        if !walk.index.contains_key(file.as_path()) {
-            walk.visit(file);
-        }
-    }
-    let too_big: Vec<String> = walk
-        .circles
+    let too_big: Vec<String> = import_circles(&graph)
         .iter()
         .filter(|c| c.len() > MAX_CIRCLE)
         .map(|c| format!("{} files: {c:?}", c.len()))
