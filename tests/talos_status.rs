@@ -181,6 +181,7 @@ async fn status_table_and_configuration_errors() {
         "{text}"
     );
     assert!(text.contains("tolerates 0 more failures"), "{text}");
+    assert!(text.contains("etcd: 1 member, 1 healthy"), "{text}");
 
     let out = run(status_command(
         &sim.fleet.talosconfig_path(),

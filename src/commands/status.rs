@@ -294,8 +294,9 @@ fn table(fleet: &FleetStatus) -> String {
             .map(|m| m.hostname.as_str())
             .unwrap_or("none");
         out.push_str(&format!(
-            "\netcd: {} members, {} healthy, quorum needs {}, tolerates {} more failure{}; leader {leader}\n",
+            "\netcd: {} member{}, {} healthy, quorum needs {}, tolerates {} more failure{}; leader {leader}\n",
             q.members,
+            if q.members == 1 { "" } else { "s" },
             q.healthy,
             q.needed,
             q.tolerates,
