@@ -19,6 +19,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use crate::model::error::SimError;
+use crate::model::percent::percent_decode;
 
 /// What a simulated registry serves.
 #[derive(Debug, Clone, Default)]
@@ -178,32 +179,6 @@ fn query(text: Option<&str>) -> BTreeMap<String, String> {
         .filter_map(|pair| pair.split_once('='))
         .map(|(k, v)| (k.to_string(), percent_decode(v)))
         .collect()
-}
-
-/// `%XX` escapes and `+` as a space, as form-encoded query values carry them.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn route(

@@ -35,28 +35,6 @@ fn not_found(message: &str) -> Response<Body> {
     )
 }
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                Ok(b) => {
-                    out.push(b);
-                    i += 3;
-                    continue;
-                }
-                Err(_) => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn query(req: &Request<Incoming>) -> BTreeMap<String, String> {
     req.uri()
         .query()
@@ -116,6 +94,7 @@ fn wants_table(req: &Request<Incoming>) -> bool {
 }
 
 use crate::model::clock::now_unix;
+use crate::model::percent::percent_decode;
 
 pub(crate) fn node_objects(state: &ApiState) -> Vec<Value> {
     let facts = state.facts.borrow().clone();
