@@ -12,7 +12,10 @@
 //!   and cluster deletes (the headless commands' own runners) and the log
 //!   view's streams for the app; it reads CAPI-way upgrade plans as the
 //!   commands do (`run_capi_upgrade`).
-//! - `views`: draw-only panes, one per file; functions of `app`'s state.
+//! - `views`: draw-only panes, one per file, and a screen's panes in a folder
+//!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
+//!   its typed confirmation); functions of `app`'s state. A screen's folder
+//!   imports no other screen's.
 //! - `app`: state (the screen and message vocabulary apart from `AppState`;
 //!   each screen's state module holds data and pure queries, below `AppState`,
 //!   and `queries` what the screens read off `AppState`), key intents

@@ -3,7 +3,8 @@
 //! and so the modules form no cycle; a view never imports an update step; and
 //! no import circle among the crate's files spans more than ten files. Test code
 //! (`#[cfg(test)]` modules and the files they declare) may reach anywhere and
-//! is left out. The simulator's layers are checked file by file in
+//! is left out. A screen's module (`src/views/<screen>/`) imports no other
+//! screen's. The simulator's layers are checked file by file in
 //! architecture/sim_layers.rs.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -546,6 +547,60 @@ fn a_view_never_imports_an_update_step() {
         offending.is_empty(),
         "views that import an update step:\n{}",
         offending.join("\n")
+    );
+}
+
+/// The screen a file below src/ belongs to: `views/plan/update.rs` is in screen `plan`; a file
+/// of views/ itself (shared drawing parts) is in none.
+fn screen_of(rel: &Path) -> Option<&str> {
+    let mut parts = rel.components().map(|c| c.as_os_str().to_str());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(Some("views")), Some(Some(screen)), Some(_)) => Some(screen),
+        _ => None,
+    }
+}
+
+/// The imports from one screen's module (`src/views/<screen>/`) into another's.
+fn cross_screen_imports(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<String> {
+    graph
+        .iter()
+        .filter_map(|(from, targets)| Some((from, screen_of(from)?, targets)))
+        .flat_map(|(from, screen, targets)| {
+            targets
+                .iter()
+                .filter(move |to| screen_of(to).is_some_and(|other| other != screen))
+                .map(move |to| format!("{} -> {}", from.display(), to.display()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_screen_never_imports_another_screen() {
+    let graph = file_graph();
+    assert!(
+        graph.keys().any(|f| screen_of(f).is_some()),
+        "no screen module under src/views/<screen>/ was read"
+    );
+    let offending = cross_screen_imports(&graph);
+    assert!(
+        offending.is_empty(),
+        "screens that import another screen (put what both need below them, in app/):\n{}",
+        offending.join("\n")
+    );
+    let pair = BTreeMap::from([
+        (
+            PathBuf::from("views/plan/view.rs"),
+            BTreeSet::from([
+                PathBuf::from("views/plan/mod.rs"),
+                PathBuf::from("views/table.rs"),
+                PathBuf::from("views/progress/mod.rs"),
+            ]),
+        ),
+        (PathBuf::from("views/table.rs"), BTreeSet::new()),
+    ]);
+    assert_eq!(
+        cross_screen_imports(&pair),
+        ["views/plan/view.rs -> views/progress/mod.rs"]
     );
 }
 

@@ -12,12 +12,10 @@ use crate::app::state::{AppState, Overlay};
 use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod action_menu;
-pub mod action_plan;
 pub mod action_progress;
 pub mod capi;
 pub mod cluster;
 pub mod clusters;
-pub mod confirm;
 pub mod errors;
 pub mod etcd;
 pub mod explain;
@@ -26,7 +24,6 @@ pub mod footer;
 pub mod header;
 pub mod health;
 pub mod help;
-pub mod kube_plan;
 pub mod logs;
 pub mod message_line;
 pub mod messages;
@@ -39,25 +36,20 @@ pub mod provision_progress;
 pub mod rollout;
 pub mod table;
 pub mod too_small;
-pub mod upgrade_plan;
 pub mod versions;
-// Creating a cluster: the wizard, its plan, the run's progress.
-pub mod create_plan;
+// Creating a cluster: the wizard and the run's progress (its plan is on the plan screen).
 pub mod create_progress;
 pub mod create_wizard;
-// Scaling the CAPI way from `:capi`: the replica count, the plan's summary, the progress.
+// Scaling the CAPI way from `:capi`: the replica count and the progress.
 pub mod capi_scale_input;
-pub mod capi_scale_plan;
 pub mod capi_scale_progress;
-// The CAPI-way upgrade plan of a cluster Cluster API owns.
-pub mod capi_upgrade_plan;
 
 /// The create screen of its stage.
 fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
     use crate::app::create::CreateStage;
     match state.create.stage {
         CreateStage::Form => (&create_wizard::CreateWizardView::new(state, look)).render(body, buf),
-        CreateStage::Plan => (&create_plan::CreatePlanView::new(state, look)).render(body, buf),
+        CreateStage::Plan => (&plan::create::CreatePlanView::new(state, look)).render(body, buf),
         CreateStage::Progress => {
             (&create_progress::CreateProgressPane::new(state, look)).render(body, buf)
         }
@@ -127,9 +119,11 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Fleet => (&fleet::FleetView::new(state, look)).render(body, buf),
         Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
         Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
-        Screen::UpgradePlan => (&upgrade_plan::UpgradePlanView::new(state, look)).render(body, buf),
+        Screen::UpgradePlan => {
+            (&plan::upgrade::UpgradePlanView::new(state, look)).render(body, buf)
+        }
         Screen::Rollout => (&rollout::RolloutPane::new(state, look)).render(body, buf),
-        Screen::KubernetesPlan => (&kube_plan::KubePlanView::new(state, look)).render(body, buf),
+        Screen::KubernetesPlan => (&plan::kube::KubePlanView::new(state, look)).render(body, buf),
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }
@@ -138,7 +132,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         }
         Screen::Logs => (&logs::LogsView::new(state, look)).render(body, buf),
         Screen::Action if state.actions.plan.is_some() => {
-            (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
+            (&plan::action::ActionPlanView::new(state, look)).render(body, buf)
         }
         Screen::Action if crate::app::queries::shown_progress(state).is_some() => {
             (&capi_scale_progress::ScaleProgressPane::new(state, look)).render(body, buf)
@@ -150,7 +144,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
         Screen::Create => create_screen(state, look, body, buf),
         Screen::CapiUpgrade => {
-            (&capi_upgrade_plan::CapiUpgradePlanView::new(state, look)).render(body, buf)
+            (&plan::capi_upgrade::CapiUpgradePlanView::new(state, look)).render(body, buf)
         }
     }
     if let Some(menu) = &state.actions.menu {
@@ -182,7 +176,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             scroll,
         }) => (&explain::ExplainPopup::new(title, text, *scroll, look)).render(body, buf),
         Some(Overlay::Confirm(confirm)) => {
-            let view = confirm::ConfirmPopup::new(confirm, look);
+            let view = plan::confirm::ConfirmPopup::new(confirm, look);
             (&view).render(body, buf);
             if let Some(pos) = view.cursor(body) {
                 cursor = Some(pos);

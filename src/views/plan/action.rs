@@ -7,9 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::Look;
-use super::plan::{NO_GUARDS_YET, render_guards, verdict_line_naming};
-use super::progress_parts::{StepTable, render_step_pane};
+use super::{NO_GUARDS_YET, render_guards, verdict_line_naming};
 use crate::app::actions::{ActionPlan, ActionPlanScreen};
 use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
@@ -18,6 +16,8 @@ use crate::etcd_maintenance::{EtcdPlan, MemberSpace};
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
 use crate::printable::{bytes_text, line as printable};
 use crate::tui::Role;
+use crate::views::Look;
+use crate::views::progress_parts::{StepTable, render_step_pane};
 
 pub struct ActionPlanView<'a> {
     state: &'a AppState,
@@ -170,7 +170,7 @@ impl ActionPlanView<'_> {
                 }
             }
             ActionPlan::CapiScale(plan) => {
-                lines.extend(super::capi_scale_plan::summary_lines(self.look, plan))
+                lines.extend(super::capi_scale::summary_lines(self.look, plan))
             }
         }
         lines

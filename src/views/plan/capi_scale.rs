@@ -3,10 +3,10 @@
 //! --plan` prints), or that both sides are still being read, or why no plan was made.
 use ratatui::text::{Line, Span};
 
-use super::Look;
 use crate::app::capi_scale::CapiScalePlan;
 use crate::printable::line as printable;
 use crate::tui::Role;
+use crate::views::Look;
 
 /// The summary lines of `plan`.
 pub fn summary_lines(look: &Look, plan: &CapiScalePlan) -> Vec<Line<'static>> {

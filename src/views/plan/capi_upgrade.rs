@@ -6,9 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::plan::{NO_GUARDS_YET, render_guards, verdict_line};
-use super::progress_parts::{StepTable, render_step_pane};
-use super::{Look, fit};
+use super::{NO_GUARDS_YET, render_guards, verdict_line};
 use crate::app::capi_upgrade::CapiUpgradeScreen;
 use crate::app::plan_screen::PlanFocus;
 use crate::app::state::AppState;
@@ -16,6 +14,8 @@ use crate::app::tables::{Column, TableCell, TableRow, Width, col};
 use crate::printable::line as printable;
 use crate::tui::Role;
 use crate::upgrade::capi::{CapiUpgradePlan, product_name};
+use crate::views::progress_parts::{StepTable, render_step_pane};
+use crate::views::{Look, fit};
 
 pub struct CapiUpgradePlanView<'a> {
     state: &'a AppState,

@@ -7,9 +7,9 @@ use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use super::{Look, centered};
 use crate::app::state::ConfirmState;
 use crate::tui::Role;
+use crate::views::{Look, centered};
 
 const WIDTH: u16 = 64;
 const HEIGHT: u16 = 10;

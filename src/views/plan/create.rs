@@ -6,13 +6,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::plan::{NO_GUARDS_YET, render_guards, verdict_line};
-use super::table::pane_block;
-use super::{Look, fit};
+use super::{NO_GUARDS_YET, render_guards, verdict_line};
 use crate::app::create::{CreatePlanState, CreateWizard};
 use crate::app::help::wrap_words;
 use crate::app::state::AppState;
 use crate::tui::Role;
+use crate::views::table::pane_block;
+use crate::views::{Look, fit};
 
 pub struct CreatePlanView<'a> {
     state: &'a AppState,

@@ -4,12 +4,12 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-use super::plan::{PlanPane, PlanView};
-use super::{Look, fit};
+use super::{PlanPane, PlanView};
 use crate::app::kube_plan::KubePlanScreen;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{KubeStepState, Kubernetes, KubernetesUpgradePlan};
+use crate::views::{Look, fit};
 
 /// The Kubernetes upgrade plan pane.
 pub type KubePlanView<'a> = PlanView<'a, Kubernetes>;

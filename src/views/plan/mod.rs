@@ -1,7 +1,16 @@
-//! The one plan pane of every upgrade rollout, parameterised by its kind: the kind's summary on
-//! top, the steps as a table in rollout order, the guards worst first with their one-line
-//! reasons, and a last line saying whether Start is offered, refused, or waits for a typed
-//! acknowledgement. What differs per kind is [`PlanPane`].
+//! The plan screen: every guarded operation's plan drawn the same way (its summary on top, its
+//! subjects as a table, the guards worst first with their one-line reasons, and a last line
+//! saying whether Start is offered, refused, or waits for a typed acknowledgement), and the
+//! typed confirmation the dispatcher asks for. One file per kind of plan says what the kind
+//! shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`].
+pub mod action;
+pub mod capi_scale;
+pub mod capi_upgrade;
+pub mod confirm;
+pub mod create;
+pub mod kube;
+pub mod upgrade;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

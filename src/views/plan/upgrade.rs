@@ -4,12 +4,12 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-use super::plan::{PlanPane, PlanView};
-use super::{Look, fit};
+use super::{PlanPane, PlanView};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::app::upgrade_plan::{PlanScreen, api_word};
 use crate::tui::Role;
 use crate::upgrade::{StepState, TalosOs, UpgradePlan};
+use crate::views::{Look, fit};
 
 /// The Talos OS upgrade plan pane.
 pub type UpgradePlanView<'a> = PlanView<'a, TalosOs>;
