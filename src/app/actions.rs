@@ -10,9 +10,10 @@ use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
 use crate::fleet::{ClusterStatus, NodeStatus};
-use crate::guards::{Guard, GuardId};
 use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
 use crate::rollout::LeaseReading;
+
+use super::plan_screen::PlanGuards;
 
 /// Progress lines kept per run; older ones are dropped.
 pub const MAX_PROGRESS_LINES: usize = 500;
@@ -144,14 +145,21 @@ pub enum ActionPlan {
 pub struct ActionPlanScreen {
     pub cluster: String,
     pub plan: ActionPlan,
-    /// Worst first, as every plan screen shows them.
-    pub guards: Vec<Guard>,
-    pub guard: Option<GuardId>,
-    /// Acknowledgements typed so far (a delete's "this destroys the cluster and its data").
-    pub acks: Vec<String>,
+    /// Its guards and the acknowledgements typed (a delete's "this destroys the cluster and
+    /// its data").
+    pub guards: PlanGuards,
 }
 
 impl ActionPlanScreen {
+    /// The plan screen of `plan` in `cluster`, its guards not evaluated yet.
+    pub fn new(cluster: &str, plan: ActionPlan) -> ActionPlanScreen {
+        ActionPlanScreen {
+            cluster: cluster.to_string(),
+            plan,
+            guards: PlanGuards::default(),
+        }
+    }
+
     /// What the dispatcher is asked to approve; `None` while there is no plan.
     pub fn mutating_action(&self) -> Option<MutatingAction> {
         match &self.plan {
@@ -228,7 +236,7 @@ impl ActionPlanScreen {
                 .unwrap_or_default(),
             ActionPlan::CapiScale(p) => super::capi_scale::guards_of(p),
         };
-        super::plan_screen::set_guards(&mut self.guards, &mut self.guard, guards);
+        self.guards.set(guards);
     }
 
     /// Why Start is refused, or `None` when it is offered.
@@ -255,19 +263,7 @@ impl ActionPlanScreen {
             }
             _ => {}
         }
-        super::plan_screen::guards_refusal(&self.cluster, &self.guards, &self.acks)
-    }
-
-    /// The acknowledgement still to type, when nothing fails and a guard needs one.
-    pub fn ack_prompt(&self) -> Option<&str> {
-        let failing = super::plan_screen::verdict_counts(&self.guards).2;
-        super::plan_screen::missing_ack(&self.guards, &self.acks).filter(|_| failing == 0)
-    }
-
-    pub fn guard_index(&self) -> usize {
-        self.guard
-            .and_then(|id| self.guards.iter().position(|g| g.id == id))
-            .unwrap_or(0)
+        self.guards.refusal(&self.cluster)
     }
 }
 

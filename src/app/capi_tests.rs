@@ -56,6 +56,7 @@ fn a_capi_owned_clusters_talos_plan_is_refused_naming_the_capi_way() {
     let plan = state.upgrade.as_ref().unwrap();
     let guard = plan
         .guards
+        .shown
         .iter()
         .find(|g| g.id == GuardId::CapiOwned)
         .expect("the CAPI guard");
@@ -85,6 +86,7 @@ fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
     let plan = state.kube_upgrade.as_ref().unwrap();
     let guard = plan
         .guards
+        .shown
         .iter()
         .find(|g| g.id == GuardId::CapiOwned)
         .expect("the CAPI guard");

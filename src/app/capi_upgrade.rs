@@ -2,7 +2,7 @@
 //! plan screen instead of the in-place one. The event loop reads the plan with
 //! `CapiAccess::read_plan` (as `taloscope upgrade` / `upgrade-k8s` do); its keys and guards are
 //! in `update_capi_upgrade`. Pure.
-use super::plan_screen::{PlanFocus, guards_refusal, missing_ack};
+use super::plan_screen::{PlanFocus, PlanGuards};
 use crate::approval::MutatingAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::fleet::ClusterStatus;
@@ -11,7 +11,6 @@ use crate::upgrade::capi::{
     CapiProduct, CapiProductKind, CapiUpgradePlan, KubernetesVersion, TalosMachineTemplate,
     VmTemplates,
 };
-use crate::upgrade::{Guard, GuardId};
 
 /// What the event loop reads for a CAPI-way plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,10 +40,7 @@ pub struct CapiUpgradeScreen {
     pub request: CapiPlanRequest,
     /// `None` while the management cluster is read.
     pub read: Option<CapiPlanRead>,
-    /// Worst first.
-    pub guards: Vec<Guard>,
-    pub guard: Option<GuardId>,
-    pub acks: Vec<String>,
+    pub guards: PlanGuards,
     pub focus: PlanFocus,
     /// The selected phase.
     pub phase: usize,
@@ -60,12 +56,8 @@ impl CapiUpgradeScreen {
         match self.plan() {
             None => Some("the plan is still being read".to_string()),
             Some(Err(e)) => Some(e.clone()),
-            Some(Ok(_)) => guards_refusal(&self.request.cluster, &self.guards, &self.acks),
+            Some(Ok(_)) => self.guards.refusal(&self.request.cluster),
         }
-    }
-
-    pub fn missing_ack(&self) -> Option<&str> {
-        missing_ack(&self.guards, &self.acks)
     }
 }
 

@@ -7,9 +7,9 @@ use crate::cluster_lifecycle::{
     CreatePhase, CreatePlan, CreateRequest, Delivery, LifecycleEvent, PatchFiles, PhaseState,
     UnfinishedCreate,
 };
-use crate::guards::{Guard, GuardId};
 
-use super::plan_screen::{guards_refusal, missing_ack};
+use super::plan_screen::PlanGuards;
+use crate::guards::Guard;
 
 /// Notes kept on the progress screen.
 pub const MAX_NOTES: usize = 200;
@@ -133,10 +133,7 @@ pub struct CreateWizard {
     pub plan: CreatePlanState,
     /// Bumped per plan asked for: only the latest answer is kept.
     pub asked: u64,
-    /// Worst first, as the plan screen shows them.
-    pub guards: Vec<Guard>,
-    pub selected: Option<GuardId>,
-    pub acks: Vec<String>,
+    pub guards: PlanGuards,
     /// The creates killed runs left, as read when the wizard opened.
     pub unfinished: Vec<UnfinishedCreate>,
     /// The unfinished create the fields were taken from (its run resumes from the journal).
@@ -160,9 +157,7 @@ impl CreateWizard {
             field: CreateField::Name,
             plan: CreatePlanState::None,
             asked: 0,
-            guards: Vec::new(),
-            selected: None,
-            acks: Vec::new(),
+            guards: PlanGuards::default(),
             unfinished: Vec::new(),
             resuming: None,
         }
@@ -234,31 +229,10 @@ impl CreateWizard {
         }
     }
 
-    pub fn missing_ack(&self) -> Option<&str> {
-        missing_ack(&self.guards, &self.acks)
-    }
-
-    /// The acknowledgement the last line prompts for: only when no guard fails.
-    pub fn ack_prompt(&self) -> Option<&str> {
-        let failing = self
-            .guards
-            .iter()
-            .any(|g| g.verdict == crate::guards::Verdict::Fail);
-        (!failing).then(|| self.missing_ack()).flatten()
-    }
-
-    pub fn selected_guard(&self) -> Option<&Guard> {
-        let at = self
-            .selected
-            .and_then(|id| self.guards.iter().position(|g| g.id == id))
-            .unwrap_or(0);
-        self.guards.get(at)
-    }
-
     /// Why Start is refused, or `None` when the plan may run.
     pub fn start_refused(&self) -> Option<String> {
         match &self.plan {
-            CreatePlanState::Ready(plan) => guards_refusal(&plan.cluster, &self.guards, &self.acks),
+            CreatePlanState::Ready(plan) => self.guards.refusal(&plan.cluster),
             CreatePlanState::Planning(_) => Some("the plan is on its way".into()),
             _ => Some("nothing to start: Enter makes the plan".into()),
         }

@@ -57,5 +57,5 @@ fn ack_needed(state: &AppState) -> bool {
         .actions
         .plan
         .as_ref()
-        .is_some_and(|p| p.ack_prompt().is_some())
+        .is_some_and(|p| p.guards.ack_prompt().is_some())
 }

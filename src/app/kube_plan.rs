@@ -3,7 +3,7 @@
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
 use super::plan_screen::PlannedRollout;
-use super::plan_screen::{PlanKind, RolloutPlanScreen, missing_ack, roles_of};
+use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
 use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
@@ -186,7 +186,7 @@ impl PlanKind for Kubernetes {
             other_rollout: other,
             removed_apis: removed,
             removed_flags: flags,
-            acks: &screen.acks,
+            acks: &screen.guards.acks,
         };
         kubernetes_plan_guards(plan, status, input)
             .into_iter()
@@ -197,13 +197,14 @@ impl PlanKind for Kubernetes {
     /// A warning's acknowledgement, or the removed-API guard's, which fails
     /// until it is typed.
     fn missing_ack(screen: &KubePlanScreen) -> Option<&str> {
-        missing_ack(&screen.guards, &screen.acks).or_else(|| {
+        screen.guards.missing_ack().or_else(|| {
             screen
                 .guards
+                .shown
                 .iter()
                 .filter(|g| g.verdict == Verdict::Fail)
                 .filter_map(|g| g.needs_ack.as_deref())
-                .find(|needed| !screen.acks.iter().any(|a| a.trim() == *needed))
+                .find(|needed| !screen.guards.acks.iter().any(|a| a.trim() == *needed))
         })
     }
 
@@ -211,6 +212,7 @@ impl PlanKind for Kubernetes {
     fn ack_prompt(screen: &KubePlanScreen) -> Option<&str> {
         let other_failing = screen
             .guards
+            .shown
             .iter()
             .any(|g| g.verdict == Verdict::Fail && g.needs_ack.is_none());
         screen.missing_ack().filter(|_| !other_failing)

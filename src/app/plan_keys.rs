@@ -3,8 +3,8 @@
 //! open help or the command line. Each screen keeps its own plan and its own edits. Pure.
 use super::action::{Action, Effect, PollerRequest};
 use super::message::Message;
+use super::plan_screen::{PlanFocus, PlanGuards, explain_guard};
 use super::state::{AppState, InputKind, Overlay};
-use super::upgrade_plan::{PlanFocus, explain_guard};
 use crate::upgrade::Guard;
 
 /// The list that gets the keys after `Tab`.
@@ -27,6 +27,32 @@ pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Optio
         Action::PageUp => i.saturating_sub(page.max(1)),
         _ => last,
     })
+}
+
+/// A move key on a plan's guards: the selection follows it (PgUp/PgDn by `page`).
+pub(super) fn move_guard(guards: &mut PlanGuards, action: &Action, page: usize) {
+    if let Some(to) = moved(guards.shown.len(), guards.index(), action, page) {
+        guards.select(to);
+    }
+}
+
+/// Enter on the acknowledgement field of the plan whose guards `guards` finds: kept only when
+/// it is the text still asked for; true when it was kept (the caller evaluates again).
+pub(super) fn acknowledge_into(
+    state: &mut AppState,
+    text: &str,
+    guards: fn(&mut AppState) -> Option<&mut PlanGuards>,
+) -> bool {
+    let Some(needed) = guards(state).and_then(|g| g.missing_ack().map(String::from)) else {
+        return false;
+    };
+    if !take_ack(state, &needed, text) {
+        return false;
+    }
+    if let Some(g) = guards(state) {
+        g.acks.push(needed);
+    }
+    true
 }
 
 /// The target after `current` (or before it, for `PreviousTarget`), wrapping around.

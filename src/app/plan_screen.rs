@@ -71,7 +71,7 @@ pub trait PlanKind: UpgradeKind {
     ) -> Vec<Guard>;
     /// The acknowledgement still to type.
     fn missing_ack(screen: &RolloutPlanScreen<Self>) -> Option<&str> {
-        missing_ack(&screen.guards, &screen.acks)
+        screen.guards.missing_ack()
     }
     /// The acknowledgement the last line prompts for.
     fn ack_prompt(screen: &RolloutPlanScreen<Self>) -> Option<&str>;
@@ -99,14 +99,10 @@ pub struct RolloutPlanScreen<K: PlanKind> {
     pub target: Version,
     /// The plan, or why none could be made (one line).
     pub plan: Result<K::Plan, String>,
-    /// Worst first (fail, warn, pass), each group in the guards' own order.
-    pub guards: Vec<Guard>,
-    /// Acknowledgements typed so far.
-    pub acks: Vec<String>,
+    pub guards: PlanGuards,
     pub focus: PlanFocus,
     /// The selected step, by [`PlanKind::step_key`].
     pub step: Option<String>,
-    pub guard: Option<GuardId>,
     pub settings: K::Settings,
 }
 
@@ -133,11 +129,9 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
             targets,
             target,
             plan: Err(String::new()),
-            guards: Vec::new(),
-            acks: Vec::new(),
+            guards: PlanGuards::default(),
             focus: PlanFocus::Nodes,
             step: None,
-            guard: None,
             settings: K::settings(status),
         };
         screen.rebuild(status);
@@ -177,12 +171,12 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
         capi: Option<&CapiOwner>,
     ) {
         let Ok(plan) = &self.plan else {
-            self.guards.clear();
+            self.guards.shown.clear();
             return;
         };
         let mut guards = K::guards(self, plan, status, other);
         guards.extend(capi_owned(capi, K::IN_PLACE));
-        set_guards(&mut self.guards, &mut self.guard, guards);
+        self.guards.set(guards);
     }
 
     /// The index of the selected step.
@@ -191,12 +185,6 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
         self.step
             .as_ref()
             .and_then(|key| keys.iter().position(|k| k == key))
-            .unwrap_or(0)
-    }
-
-    pub fn guard_index(&self) -> usize {
-        self.guard
-            .and_then(|id| self.guards.iter().position(|g| g.id == id))
             .unwrap_or(0)
     }
 
@@ -215,17 +203,69 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
         if let Err(e) = &self.plan {
             return Some(e.clone());
         }
-        K::refused_first(self).or_else(|| guards_refusal(&self.cluster, &self.guards, &self.acks))
-    }
-
-    /// How many guards pass, warn and fail.
-    pub fn counts(&self) -> (usize, usize, usize) {
-        verdict_counts(&self.guards)
+        K::refused_first(self).or_else(|| self.guards.refusal(&self.cluster))
     }
 
     /// The target as the dispatcher and the journal name it.
     pub fn target_text(&self) -> String {
         K::gate_target(self)
+    }
+}
+
+/// A plan's guards as every plan screen holds them: worst first, the one selected, and the
+/// acknowledgements typed against them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanGuards {
+    /// Worst first (fail, warn, pass), each group in the guards' own order; empty while none
+    /// was evaluated.
+    pub shown: Vec<Guard>,
+    pub selected: Option<GuardId>,
+    /// Acknowledgements typed so far; the runner checks them again.
+    pub acks: Vec<String>,
+}
+
+impl PlanGuards {
+    /// Freshly evaluated guards, worst first, keeping the selection by guard.
+    pub fn set(&mut self, guards: Vec<Guard>) {
+        set_guards(&mut self.shown, &mut self.selected, guards);
+    }
+
+    /// The acknowledgement still to type, when a warning needs one.
+    pub fn missing_ack(&self) -> Option<&str> {
+        missing_ack(&self.shown, &self.acks)
+    }
+
+    /// The acknowledgement the last line prompts for: only when no guard fails.
+    pub fn ack_prompt(&self) -> Option<&str> {
+        self.missing_ack().filter(|_| self.counts().2 == 0)
+    }
+
+    /// Why the guards refuse Start on `cluster`, or `None` when they allow it.
+    pub fn refusal(&self, cluster: &str) -> Option<String> {
+        guards_refusal(cluster, &self.shown, &self.acks)
+    }
+
+    /// How many guards pass, warn and fail.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        verdict_counts(&self.shown)
+    }
+
+    /// The index of the selected guard (the first when none is).
+    pub fn index(&self) -> usize {
+        self.selected
+            .and_then(|id| self.shown.iter().position(|g| g.id == id))
+            .unwrap_or(0)
+    }
+
+    pub fn selected_guard(&self) -> Option<&Guard> {
+        self.shown.get(self.index())
+    }
+
+    /// Selects the guard at `index`, when there is one.
+    pub fn select(&mut self, index: usize) {
+        if let Some(guard) = self.shown.get(index) {
+            self.selected = Some(guard.id);
+        }
     }
 }
 

@@ -6,11 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
-use crate::guards::{Guard, GuardId, Verdict};
 use crate::opennebula::auth::OneEnvironment;
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
-use super::plan_screen::{guards_refusal, missing_ack};
+use super::plan_screen::PlanGuards;
 use crate::approval::ApprovedAction;
 
 /// Most VMs one wizard asks for.
@@ -144,53 +143,21 @@ pub struct Wizard {
     pub plan: PlanState,
     /// Bumped per plan asked for: only the latest answer is kept.
     pub asked: u64,
-    /// The plan's guards over live status, as `provision --plan` prints them.
-    pub guards: WizardGuards,
-}
-
-/// The wizard's guards: the same list the headless command checks, evaluated over the fleet
-/// model's live status, with the typed acknowledgements and the selection.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WizardGuards {
-    /// Worst first (fail, warn, pass); empty without a plan or without status.
-    pub shown: Vec<Guard>,
-    pub selected: Option<GuardId>,
-    /// Acknowledgements typed so far; passed to the runner, which checks them again.
-    pub acks: Vec<String>,
+    /// The plan's guards over live status, as `provision --plan` prints them (the same list
+    /// the headless command checks), and the acknowledgements typed; the runner checks them
+    /// again.
+    pub guards: PlanGuards,
     /// The guards, not the request's fields, have the move keys.
-    pub focused: bool,
+    pub guards_focused: bool,
     /// The machine config's `cluster.controlPlane.endpoint`, read with the plan.
     pub machine_config_endpoint: Option<String>,
-}
-
-impl WizardGuards {
-    /// The acknowledgement still to type, when a warning needs one.
-    pub fn missing_ack(&self) -> Option<&str> {
-        missing_ack(&self.shown, &self.acks)
-    }
-
-    /// The acknowledgement the last line prompts for: only when no guard fails.
-    pub fn ack_prompt(&self) -> Option<&str> {
-        let failing = self.shown.iter().any(|g| g.verdict == Verdict::Fail);
-        (!failing).then(|| self.missing_ack()).flatten()
-    }
-
-    pub fn selected_guard(&self) -> Option<&Guard> {
-        let at = self
-            .selected
-            .and_then(|id| self.shown.iter().position(|g| g.id == id))
-            .unwrap_or(0);
-        self.shown.get(at)
-    }
 }
 
 impl Wizard {
     /// Why Start (or a confirmed start) is refused, or `None` when the plan may run.
     pub fn start_refused(&self) -> Option<String> {
         match &self.plan {
-            PlanState::Ready(_) => {
-                guards_refusal(&self.cluster, &self.guards.shown, &self.guards.acks)
-            }
+            PlanState::Ready(_) => self.guards.refusal(&self.cluster),
             PlanState::Planning(_) => Some("the plan is on its way".into()),
             PlanState::None | PlanState::Failed(_) => {
                 Some("nothing to start: Enter makes the plan, s then provisions".into())

@@ -11,7 +11,7 @@ use super::actions::{
     ActionUpdate, etcd_choices, node_choices,
 };
 use super::message::Message;
-use super::plan_keys::{explain_selected, moved};
+use super::plan_keys::{explain_selected, move_guard, moved};
 use super::plan_screen::PlanFocus;
 use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, Overlay};
@@ -225,17 +225,11 @@ fn open_node_plan(
         .any(|c| c.name == cluster && c.kube.is_some());
     match NodeActionPlan::new(&live.status, node, operation, kube_paired) {
         Ok(plan) => {
-            let screen = ActionPlanScreen {
-                cluster: cluster.to_string(),
-                plan: ActionPlan::Node {
-                    plan: plan.clone(),
-                    survey: None,
-                },
-                guards: Vec::new(),
-                guard: None,
-                acks: Vec::new(),
+            let node = ActionPlan::Node {
+                plan: plan.clone(),
+                survey: None,
             };
-            show_plan(state, screen);
+            show_plan(state, ActionPlanScreen::new(cluster, node));
             vec![Effect::SurveyNode(Box::new(plan))]
         }
         Err(e) => {
@@ -250,17 +244,11 @@ fn open_etcd_plan(state: &mut AppState, cluster: &str, request: EtcdRequest) -> 
         state.message = Some(Message::warn(format!("no status for {cluster} yet")));
         return Vec::new();
     }
-    let screen = ActionPlanScreen {
-        cluster: cluster.to_string(),
-        plan: ActionPlan::Etcd {
-            request,
-            plan: Err(String::new()),
-        },
-        guards: Vec::new(),
-        guard: None,
-        acks: Vec::new(),
+    let etcd = ActionPlan::Etcd {
+        request,
+        plan: Err(String::new()),
     };
-    show_plan(state, screen);
+    show_plan(state, ActionPlanScreen::new(cluster, etcd));
     Vec::new()
 }
 
@@ -280,12 +268,12 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
     let Some(mut screen) = state.actions.plan.take_if(|p| p.cluster == cluster) else {
         return false;
     };
-    let before = (screen.guards.clone(), screen.title());
+    let before = (screen.guards.shown.clone(), screen.title());
     let tree = super::queries::tree_of(state, cluster);
     if let Some(live) = state.fleet.cluster(cluster) {
         screen.evaluate(&live.status, &other, tree.as_ref());
     }
-    let changed = before != (screen.guards.clone(), screen.title());
+    let changed = before != (screen.guards.shown.clone(), screen.title());
     state.actions.plan = Some(screen);
     changed
 }
@@ -303,10 +291,8 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         .unwrap_or_default();
     match action {
         Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
-            if let Some(plan) = state.actions.plan.as_mut()
-                && let Some(to) = moved(plan.guards.len(), plan.guard_index(), &action, 1)
-            {
-                plan.guard = plan.guards.get(to).map(|g| g.id);
+            if let Some(plan) = state.actions.plan.as_mut() {
+                move_guard(&mut plan.guards, &action, 1);
             }
         }
         Action::Explain => {
@@ -314,7 +300,7 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
                 .actions
                 .plan
                 .as_ref()
-                .and_then(|p| p.guards.get(p.guard_index()).cloned());
+                .and_then(|p| p.guards.selected_guard().cloned());
             explain_selected(state, PlanFocus::Guards, guard.as_ref(), None);
         }
         Action::StartAction => return start(state),
@@ -374,7 +360,7 @@ fn start(state: &mut AppState) -> Vec<Effect> {
         return vec![Effect::Gate(action)];
     }
     match plan.start_refused() {
-        Some(why) if !plan.guards.is_empty() => vec![Effect::Refuse { action, why }],
+        Some(why) if !plan.guards.shown.is_empty() => vec![Effect::Refuse { action, why }],
         Some(why) => {
             state.message = Some(Message::warn(format!("Start refused: {why}")));
             Vec::new()
@@ -427,10 +413,12 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             ..
         } => ActionRun::Delete(plan.clone()),
         ActionPlan::Delete { .. } => return not_run("there is no delete plan".to_string()),
-        ActionPlan::CapiScale(plan) => match super::update_capi_scale::run_of(plan, &screen.acks) {
-            Ok(run) => run,
-            Err(why) => return not_run(why),
-        },
+        ActionPlan::CapiScale(plan) => {
+            match super::update_capi_scale::run_of(plan, &screen.guards.acks) {
+                Ok(run) => run,
+                Err(why) => return not_run(why),
+            }
+        }
     };
     // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
     let what = match run {

@@ -81,16 +81,11 @@ pub fn fix_plan_screen(state: &mut AppState, cluster: &str, id: &str) -> Option<
         state.message = Some(Message::warn(format!("{id} no longer holds in {cluster}")));
         return None;
     };
-    Some(ActionPlanScreen {
-        cluster: cluster.to_string(),
-        plan: ActionPlan::CapiFix {
-            finding,
-            plan: Err(String::new()),
-        },
-        guards: Vec::new(),
-        guard: None,
-        acks: Vec::new(),
-    })
+    let plan = ActionPlan::CapiFix {
+        finding,
+        plan: Err(String::new()),
+    };
+    Some(ActionPlanScreen::new(cluster, plan))
 }
 
 /// The management cluster was read again: an open fix plan is evaluated again.

@@ -6,7 +6,6 @@ use super::action::{Action, Effect, PollerRequest};
 use super::actions::{ActionPlan, ActionPlanScreen, ActionRun};
 use super::capi_scale::{CapiScaleAsk, CapiScalePlan, CapiScaleRun, MAX_DIGITS, ScaleProgress};
 use super::message::Message;
-use super::plan_screen::set_guards;
 use super::screen::Screen;
 use super::state::{AppState, InputKind, InputLine};
 use crate::capi_scale::{PreparedScale, ScaleEvent};
@@ -72,17 +71,13 @@ fn submit(state: &mut AppState, text: &str) -> Vec<Effect> {
         request: target.request(replicas),
     };
     state.actions.back = Some(Screen::Capi);
-    state.actions.plan = Some(ActionPlanScreen {
-        cluster: target.cluster.clone(),
-        plan: ActionPlan::CapiScale(Box::new(CapiScalePlan {
-            request: ask.request.clone(),
-            target,
-            read: None,
-        })),
-        guards: Vec::new(),
-        guard: None,
-        acks: Vec::new(),
-    });
+    let cluster = target.cluster.clone();
+    let plan = ActionPlan::CapiScale(Box::new(CapiScalePlan {
+        request: ask.request.clone(),
+        target,
+        read: None,
+    }));
+    state.actions.plan = Some(ActionPlanScreen::new(&cluster, plan));
     state.screen = Screen::Action;
     state.message = Some(Message::info(format!(
         "reading the Cluster API tree and {} for the plan",
@@ -102,7 +97,7 @@ pub fn planned(state: &mut AppState, cluster: &str, read: Result<PreparedScale, 
     };
     let guards = read.as_ref().map(|p| p.guards.clone()).unwrap_or_default();
     plan.read = Some(read);
-    set_guards(&mut screen.guards, &mut screen.guard, guards);
+    screen.guards.set(guards);
     state.message = None;
 }
 

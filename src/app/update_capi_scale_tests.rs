@@ -155,7 +155,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
         },
     );
     let plan = state.actions.plan.as_ref().unwrap();
-    assert_eq!(plan.guards.len(), guards.len());
+    assert_eq!(plan.guards.shown.len(), guards.len());
     assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
     let action = plan.mutating_action().expect("an action");
     assert_eq!(
@@ -297,7 +297,7 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
     event(&mut state, planned);
     let plan = state.actions.plan.as_ref().unwrap();
     assert_eq!(
-        plan.ack_prompt(),
+        plan.guards.ack_prompt(),
         Some(EVEN_MEMBERS_ACK),
         "{:?}",
         plan.guards

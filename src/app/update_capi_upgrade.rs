@@ -5,8 +5,10 @@
 use super::action::{Action, Effect, StartRollout};
 use super::capi_upgrade::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen};
 use super::message::Message;
-use super::plan_keys::{explain_selected, moved, other_focus, shared_key, take_ack};
-use super::plan_screen::{PlanFocus, PlanKind, PlannedRollout, set_guards};
+use super::plan_keys::{
+    acknowledge_into, explain_selected, move_guard, moved, other_focus, shared_key,
+};
+use super::plan_screen::{PlanFocus, PlanGuards, PlanKind, PlannedRollout};
 use super::rollout::RolloutView;
 use super::screen::{Pane, Screen};
 use super::state::AppState;
@@ -29,13 +31,13 @@ fn evaluate_screen(screen: &mut CapiUpgradeScreen, state: &AppState) {
         ..
     }) = &screen.read
     else {
-        screen.guards.clear();
+        screen.guards.shown.clear();
         return;
     };
     let other = other_rollout(state, &screen.request.cluster);
     let read = facts.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str);
     let guards = capi_read_guards(plan, read, other.as_ref(), vm_templates);
-    set_guards(&mut screen.guards, &mut screen.guard, guards);
+    screen.guards.set(guards);
 }
 
 /// The product an in-place plan kind stands for.
@@ -78,9 +80,7 @@ pub fn open<K: PlanKind>(
     state.capi_upgrade = Some(CapiUpgradeScreen {
         request: request.clone(),
         read: None,
-        guards: Vec::new(),
-        guard: None,
-        acks: Vec::new(),
+        guards: PlanGuards::default(),
         focus: PlanFocus::Nodes,
         phase: 0,
     });
@@ -122,7 +122,7 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
         .capi_upgrade
         .as_ref()
         .filter(|s| s.request.cluster == cluster)
-        .map(|s| s.guards.clone())
+        .map(|s| s.guards.shown.clone())
     else {
         return false;
     };
@@ -130,7 +130,7 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
     state
         .capi_upgrade
         .as_ref()
-        .is_some_and(|s| s.guards != before)
+        .is_some_and(|s| s.guards.shown != before)
 }
 
 /// Keys on the CAPI-way plan screen.
@@ -156,15 +156,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
                     screen.phase = to;
                 }
             }
-            PlanFocus::Guards => {
-                let i = screen
-                    .guard
-                    .and_then(|id| screen.guards.iter().position(|g| g.id == id))
-                    .unwrap_or(0);
-                if let Some(to) = moved(screen.guards.len(), i, &action, page) {
-                    screen.guard = screen.guards.get(to).map(|g| g.id);
-                }
-            }
+            PlanFocus::Guards => move_guard(&mut screen.guards, &action, page),
         },
         Action::NextPane => screen.focus = other_focus(screen.focus),
         Action::Explain => explain(state),
@@ -172,7 +164,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Refresh => {
             let request = screen.request.clone();
             screen.read = None;
-            screen.guards.clear();
+            screen.guards.shown.clear();
             state.message = Some(Message::info(format!(
                 "reading the plan of {} again",
                 request.cluster
@@ -186,7 +178,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
         action @ (Action::Acknowledge | Action::OpenHelp | Action::OpenCommandLine) => {
             let (cluster, needs_ack) = (
                 screen.request.cluster.clone(),
-                screen.missing_ack().is_some(),
+                screen.guards.missing_ack().is_some(),
             );
             return shared_key(state, &action, cluster, needs_ack);
         }
@@ -201,8 +193,9 @@ fn explain(state: &mut AppState) {
         return;
     };
     let guard = screen
-        .guard
-        .and_then(|id| screen.guards.iter().find(|g| g.id == id))
+        .guards
+        .selected
+        .and(screen.guards.selected_guard())
         .cloned();
     let step = match screen.plan() {
         Some(Ok(plan)) => plan.phases.get(screen.phase).map(|p| {
@@ -258,19 +251,9 @@ fn start(state: &mut AppState) -> Vec<Effect> {
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
-    let Some(needed) = state
-        .capi_upgrade
-        .as_ref()
-        .and_then(|s| s.missing_ack())
-        .map(String::from)
-    else {
-        return;
-    };
-    if take_ack(state, &needed, text)
-        && let Some(screen) = state.capi_upgrade.as_mut()
-    {
-        screen.acks.push(needed);
-    }
+    acknowledge_into(state, text, |state| {
+        state.capi_upgrade.as_mut().map(|s| &mut s.guards)
+    });
     evaluate(state);
 }
 
@@ -303,7 +286,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         state.message = Some(Message::warn(format!("not started: {why}")));
         return not_run(why);
     }
-    let acks = screen.acks.clone();
+    let acks = screen.guards.acks.clone();
     let cluster = plan.cluster.clone();
     let mut view = RolloutView::new(placeholder(&plan));
     view.running = true;

@@ -155,14 +155,14 @@ fn a_plan_whose_facts_cannot_be_read_is_refused_by_its_guard() {
     let read = read_for(&state, Err("Secret has no talosconfig".into()));
     shown(&mut state, read);
     let screen = state.capi_upgrade.as_ref().unwrap();
-    assert_eq!(screen.guards.len(), 1);
-    assert_eq!(screen.guards[0].id, GuardId::CapiRolloutSettled);
+    assert_eq!(screen.guards.shown.len(), 1);
+    assert_eq!(screen.guards.shown[0].id, GuardId::CapiRolloutSettled);
     assert!(
-        screen.guards[0]
+        screen.guards.shown[0]
             .reason
             .contains("cannot read mgmt/clusters/workload"),
         "{}",
-        screen.guards[0].reason
+        screen.guards.shown[0].reason
     );
     let effects = press(&mut state, 's');
     assert!(effects.is_empty(), "{effects:?}");
@@ -184,7 +184,7 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
     assert!(state.capi_upgrade.as_ref().unwrap().read.is_none());
     shown(&mut state, read);
     let screen = state.capi_upgrade.as_ref().unwrap();
-    let worst: Vec<Verdict> = screen.guards.iter().map(|g| g.verdict).collect();
+    let worst: Vec<Verdict> = screen.guards.shown.iter().map(|g| g.verdict).collect();
     let mut sorted = worst.clone();
     sorted.sort_by_key(|v| match v {
         Verdict::Fail => 0,
@@ -317,7 +317,7 @@ fn another_consoles_rollout_seen_later_refuses_the_plan() {
     });
     assert!(on_status_change(&mut state, "healthy"));
     let screen = state.capi_upgrade.as_ref().unwrap();
-    assert_eq!(screen.guards[0].id, GuardId::NoOtherRollout);
-    assert_eq!(screen.guards[0].verdict, Verdict::Fail);
+    assert_eq!(screen.guards.shown[0].id, GuardId::NoOtherRollout);
+    assert_eq!(screen.guards.shown[0].verdict, Verdict::Fail);
     assert!(screen.start_refused().is_some());
 }

@@ -8,8 +8,8 @@ use super::create::{
     CreateUpdate, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS,
 };
 use super::message::Message;
-use super::plan_keys::{explain_selected, moved, shared_key, take_ack};
-use super::plan_screen::{PlanFocus, set_guards};
+use super::plan_keys::{acknowledge_into, explain_selected, move_guard, moved, shared_key};
+use super::plan_screen::{PlanFocus, PlanGuards};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
@@ -105,8 +105,7 @@ fn on_form(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Create(CreateKey::MakePlan) => {
             w.asked += 1;
             w.plan = CreatePlanState::Planning(w.asked);
-            w.guards.clear();
-            w.acks.clear();
+            w.guards = PlanGuards::default();
             let (asked, request) = (w.asked, w.request());
             state.create.stage = CreateStage::Plan;
             return effect(CreateEffect::Plan { asked, request });
@@ -141,8 +140,7 @@ fn count(w: &mut CreateWizard, more: bool) {
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
 fn forget_plan(w: &mut CreateWizard) {
     w.plan = CreatePlanState::None;
-    w.guards.clear();
-    w.acks.clear();
+    w.guards = PlanGuards::default();
 }
 
 /// `e` (or Left/Right) on a typed field: the input line holds its value.
@@ -193,16 +191,10 @@ fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
     };
     match action {
         Action::MoveDown | Action::MoveUp | Action::MoveFirst | Action::MoveLast => {
-            let i = w
-                .selected
-                .and_then(|id| w.guards.iter().position(|g| g.id == id))
-                .unwrap_or(0);
-            if let Some(to) = moved(w.guards.len(), i, &action, 1) {
-                w.selected = w.guards.get(to).map(|g| g.id);
-            }
+            move_guard(&mut w.guards, &action, 1);
         }
         Action::Explain => {
-            let guard = w.selected_guard().cloned();
+            let guard = w.guards.selected_guard().cloned();
             match guard {
                 Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
                 None => state.overlay = Some(Overlay::Help { scroll: 0 }),
@@ -218,7 +210,7 @@ fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::Back => state.create.stage = CreateStage::Form,
         Action::Acknowledge | Action::OpenHelp | Action::OpenCommandLine => {
             let cluster = w.name.clone();
-            let needs_ack = w.missing_ack().is_some();
+            let needs_ack = w.guards.missing_ack().is_some();
             return shared_key(state, &action, cluster, needs_ack);
         }
         _ => {}
@@ -228,19 +220,9 @@ fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// Enter on the acknowledgement line: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
-    let Some(needed) = state
-        .create
-        .wizard
-        .as_ref()
-        .and_then(|w| w.missing_ack().map(String::from))
-    else {
-        return;
-    };
-    if take_ack(state, &needed, text)
-        && let Some(w) = state.create.wizard.as_mut()
-    {
-        w.acks.push(needed);
-    }
+    acknowledge_into(state, text, |state| {
+        state.create.wizard.as_mut().map(|w| &mut w.guards)
+    });
 }
 
 fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
@@ -347,7 +329,7 @@ pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
             match result {
                 Ok((plan, guards)) => {
                     w.plan = CreatePlanState::Ready(plan);
-                    set_guards(&mut w.guards, &mut w.selected, guards);
+                    w.guards.set(guards);
                 }
                 Err(e) => w.plan = CreatePlanState::Failed(e),
             }

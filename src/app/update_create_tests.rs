@@ -194,7 +194,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     assert_eq!(s.create.stage, CreateStage::Plan);
     let w = s.create.wizard.as_ref().unwrap();
     assert_eq!(
-        w.guards[0].verdict,
+        w.guards.shown[0].verdict,
         crate::guards::Verdict::Warn,
         "worst first"
     );
@@ -220,7 +220,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     act(&mut s, Action::Back);
     s.create.wizard.as_mut().unwrap().field = CreateField::ControlPlanes;
     key(&mut s, CreateKey::More);
-    assert!(s.create.wizard.as_ref().unwrap().acks.is_empty());
+    assert!(s.create.wizard.as_ref().unwrap().guards.acks.is_empty());
     assert_eq!(
         s.create.wizard.as_ref().unwrap().plan,
         CreatePlanState::None

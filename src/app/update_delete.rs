@@ -5,8 +5,7 @@
 use super::action::Effect;
 use super::actions::{ActionPlan, ActionPlanScreen};
 use super::message::Message;
-use super::plan_keys::take_ack;
-use super::plan_screen::set_guards;
+use super::plan_keys::acknowledge_into;
 use super::screen::{Screen, TableKind};
 use super::state::{AppState, InputKind};
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
@@ -31,16 +30,11 @@ pub fn open(state: &mut AppState) -> Vec<Effect> {
         return Vec::new();
     };
     state.actions.back = Some(state.screen);
-    state.actions.plan = Some(ActionPlanScreen {
-        cluster: cluster.clone(),
-        plan: ActionPlan::Delete {
-            plan: None,
-            warnings: Vec::new(),
-        },
-        guards: Vec::new(),
-        guard: None,
-        acks: Vec::new(),
-    });
+    let plan = ActionPlan::Delete {
+        plan: None,
+        warnings: Vec::new(),
+    };
+    state.actions.plan = Some(ActionPlanScreen::new(&cluster, plan));
     state.screen = Screen::Action;
     state.message = Some(Message::info(format!(
         "reading the delete plan of {cluster}"
@@ -72,7 +66,7 @@ pub fn planned(
         plan: Some(plan),
         warnings,
     };
-    set_guards(&mut screen.guards, &mut screen.guard, guards);
+    screen.guards.set(guards);
     state.message = None;
 }
 
@@ -82,7 +76,7 @@ pub fn ask_ack(state: &mut AppState) {
         .actions
         .plan
         .as_ref()
-        .and_then(|p| p.ack_prompt())
+        .and_then(|p| p.guards.ack_prompt())
         .is_some()
     {
         state.open_input(InputKind::Acknowledge, String::new());
@@ -93,20 +87,9 @@ pub fn ask_ack(state: &mut AppState) {
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
-    let Some(needed) = state
-        .actions
-        .plan
-        .as_ref()
-        .and_then(|p| p.ack_prompt())
-        .map(String::from)
-    else {
-        return;
-    };
-    if take_ack(state, &needed, text)
-        && let Some(plan) = state.actions.plan.as_mut()
-    {
-        plan.acks.push(needed);
-    }
+    acknowledge_into(state, text, |state| {
+        state.actions.plan.as_mut().map(|p| &mut p.guards)
+    });
 }
 
 /// Whether the open plan is a delete: `r` reads it again.

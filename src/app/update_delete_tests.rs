@@ -81,6 +81,7 @@ fn delete_screen(plan: DeletePlan) -> AppState {
 fn failing(state: &AppState) -> Vec<GuardId> {
     let plan = state.actions.plan.as_ref().expect("a plan");
     plan.guards
+        .shown
         .iter()
         .filter(|g| g.verdict == Verdict::Fail)
         .map(|g| g.id)
@@ -105,7 +106,7 @@ fn d_on_the_fleet_plans_the_selected_cluster_and_nothing_starts_before_it_is_rea
     assert!(key(&mut state, 's').is_empty(), "no plan, no gate");
     // A plan read for another cluster is not this one's.
     planned(&mut state, created_plan("healthy"));
-    assert!(state.actions.plan.as_ref().unwrap().guards.is_empty());
+    assert!(state.actions.plan.as_ref().unwrap().guards.shown.is_empty());
     key(&mut state, 'r');
     update(&mut state, Action::Back);
     assert_eq!(state.screen, Screen::Fleet);
@@ -120,7 +121,7 @@ fn the_acknowledgement_is_typed_then_start_asks_the_dispatcher_for_the_delete() 
         "delete cluster healthy: terminate 2 VM(s), remove its contexts"
     );
     assert!(failing(&state).is_empty());
-    assert_eq!(plan.ack_prompt(), Some(DESTROYS_ACK));
+    assert_eq!(plan.guards.ack_prompt(), Some(DESTROYS_ACK));
     assert!(
         keymap::footer_hints(&state)
             .iter()
@@ -134,7 +135,7 @@ fn the_acknowledgement_is_typed_then_start_asks_the_dispatcher_for_the_delete() 
     );
     key(&mut state, 'a');
     typed(&mut state, "yes");
-    assert!(state.actions.plan.as_ref().unwrap().acks.is_empty());
+    assert!(state.actions.plan.as_ref().unwrap().guards.acks.is_empty());
     key(&mut state, 'a');
     typed(&mut state, DESTROYS_ACK);
     let plan = state.actions.plan.as_ref().unwrap();
@@ -162,11 +163,11 @@ fn a_cluster_taloscope_did_not_create_is_refused_naming_adopt_and_audited() {
     assert_eq!(failing(&state), [GuardId::KnownVms]);
     let screen = state.actions.plan.as_ref().unwrap();
     assert!(
-        screen.guards[0]
+        screen.guards.shown[0]
             .reason
             .contains("taloscope delete --context healthy --adopt VMID"),
         "{}",
-        screen.guards[0].reason
+        screen.guards.shown[0].reason
     );
     let effects = key(&mut state, 's');
     let [Effect::Refuse { action, why }] = effects.as_slice() else {
@@ -189,7 +190,7 @@ fn a_rollout_holding_the_lease_refuses_the_delete() {
     assert_eq!(failing(&state), [GuardId::NoOtherRollout]);
     let plan = state.actions.plan.as_ref().unwrap();
     assert_eq!(
-        plan.ack_prompt(),
+        plan.guards.ack_prompt(),
         None,
         "nothing to type while a guard fails"
     );

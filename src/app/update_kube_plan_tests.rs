@@ -90,6 +90,7 @@ fn screen(state: &AppState) -> &KubePlanScreen {
 fn guard(state: &AppState, id: GuardId) -> crate::upgrade::Guard {
     screen(state)
         .guards
+        .shown
         .iter()
         .find(|g| g.id == id)
         .cloned()
@@ -180,7 +181,7 @@ fn stored_objects_in_removed_apis_need_the_typed_acknowledgement() {
 
     type_ack(&mut state, "objects in removed API versions");
     assert!(
-        screen(&state).acks.is_empty(),
+        screen(&state).guards.acks.is_empty(),
         "a partial text is not taken"
     );
     type_ack(&mut state, REMOVED_APIS_ACK);

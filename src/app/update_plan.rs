@@ -4,7 +4,9 @@
 //! own keys go to [`PlanKeys::on_key`]. Pure.
 use super::action::{Action, Effect, StartRollout};
 use super::message::Message;
-use super::plan_keys::{cycled, explain_selected, moved, other_focus, shared_key, take_ack};
+use super::plan_keys::{
+    cycled, explain_selected, move_guard, moved, other_focus, shared_key, take_ack,
+};
 use super::plan_screen::{PlanFocus, RolloutPlanScreen};
 use super::rollout::RolloutView;
 use super::screen::Screen;
@@ -70,7 +72,7 @@ pub fn on_status_change<K: PlanKeys>(state: &mut AppState, cluster: &str) -> boo
     let Some(mut plan) = K::slot_mut(state).take_if(|p| p.cluster == cluster) else {
         return false;
     };
-    let before = plan.guards.clone();
+    let before = plan.guards.shown.clone();
     if let Some(live) = state.fleet.cluster(cluster) {
         plan.evaluate(
             &live.status,
@@ -78,7 +80,7 @@ pub fn on_status_change<K: PlanKeys>(state: &mut AppState, cluster: &str) -> boo
             state.fleet.capi.owner(cluster),
         );
     }
-    let changed = plan.guards != before;
+    let changed = plan.guards.shown != before;
     *K::slot_mut(state) = Some(plan);
     changed
 }
@@ -153,16 +155,13 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
 }
 
 fn move_selection<K: PlanKeys>(plan: &mut RolloutPlanScreen<K>, action: &Action, page: usize) {
-    let (len, i) = match plan.focus {
-        PlanFocus::Nodes => (plan.steps_len(), plan.step_index()),
-        PlanFocus::Guards => (plan.guards.len(), plan.guard_index()),
-    };
-    let Some(to) = moved(len, i, action, page) else {
-        return;
-    };
     match plan.focus {
-        PlanFocus::Nodes => plan.step = plan.steps().get(to).map(|s| K::step_key(to, s)),
-        PlanFocus::Guards => plan.guard = plan.guards.get(to).map(|g| g.id),
+        PlanFocus::Nodes => {
+            if let Some(to) = moved(plan.steps_len(), plan.step_index(), action, page) {
+                plan.step = plan.steps().get(to).map(|s| K::step_key(to, s));
+            }
+        }
+        PlanFocus::Guards => move_guard(&mut plan.guards, action, page),
     }
 }
 
@@ -172,7 +171,7 @@ fn explain<K: PlanKeys>(state: &mut AppState) {
     };
     let (focus, guard, i) = (
         plan.focus,
-        plan.guards.get(plan.guard_index()).cloned(),
+        plan.guards.selected_guard().cloned(),
         plan.step_index(),
     );
     let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
@@ -197,20 +196,16 @@ fn start<K: PlanKeys>(state: &mut AppState) -> Vec<Effect> {
     ))]
 }
 
-/// Enter on the acknowledgement field: kept only when it is the text asked for.
+/// Enter on the acknowledgement field: kept only when it is the text the kind asks for.
 pub fn acknowledge<K: PlanKeys>(state: &mut AppState, text: &str) {
-    let Some(plan) = K::slot(state) else {
+    let Some(needed) = K::slot(state).and_then(|p| p.missing_ack().map(String::from)) else {
         return;
     };
-    let Some(needed) = plan.missing_ack().map(String::from) else {
-        return;
-    };
-    let cluster = plan.cluster.clone();
     if take_ack(state, &needed, text) {
         if let Some(plan) = K::slot_mut(state).as_mut() {
-            plan.acks.push(needed);
+            plan.guards.acks.push(needed);
         }
-        on_status_change::<K>(state, &cluster);
+        evaluate::<K>(state);
     }
 }
 
@@ -241,7 +236,7 @@ pub fn start_approved<K: PlanKeys>(
     let Ok(plan) = screen.plan.clone() else {
         return not_run("there is no plan".to_string());
     };
-    let acks = screen.acks.clone();
+    let acks = screen.guards.acks.clone();
     let mut view = RolloutView::new(placeholder::<K>(&plan));
     view.running = true;
     let starting = format!("starting the {} of {cluster} to {target}", K::WHAT);

@@ -4,9 +4,10 @@
 //! rest of update: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect};
 use super::message::Message;
+use super::plan_screen::PlanGuards;
 use super::provision::{
     Field, MAX_COUNT, PlanState, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
-    ProvisionView, SourceList, Wizard, WizardGuards,
+    ProvisionView, SourceList, Wizard,
 };
 use super::screen::{Pane, Screen};
 use super::state::{AppState, InputKind, Overlay};
@@ -81,7 +82,9 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
         field: Field::Provider,
         plan: PlanState::None,
         asked: 0,
-        guards: WizardGuards::default(),
+        guards: PlanGuards::default(),
+        guards_focused: false,
+        machine_config_endpoint: None,
     });
     state.screen = Screen::ProvisionWizard;
     effect(ProvisionEffect::ListSources {
@@ -224,8 +227,7 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
 fn forget_plan(w: &mut Wizard) {
     w.plan = PlanState::None;
-    w.guards.shown.clear();
-    w.guards.acks.clear();
+    w.guards = PlanGuards::default();
 }
 
 /// Enter on the name pattern field.
@@ -400,7 +402,7 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
                     Ok(plan) => PlanState::Ready(plan),
                     Err(e) => PlanState::Failed(e),
                 };
-                w.guards.machine_config_endpoint = machine_config_endpoint;
+                w.machine_config_endpoint = machine_config_endpoint;
                 guards::evaluate(state);
             }
         }

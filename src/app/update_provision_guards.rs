@@ -2,8 +2,8 @@
 //! evaluated over the fleet model's live status and again on every status change; moving
 //! through it, `?` on a guard, the typed acknowledgements, and why Start is refused. Pure.
 use super::action::{Action, Effect};
-use super::plan_keys::{explain_selected, moved, shared_key, take_ack};
-use super::plan_screen::{PlanFocus, set_guards};
+use super::plan_keys::{acknowledge_into, explain_selected, move_guard, shared_key};
+use super::plan_screen::PlanFocus;
 use super::provision::PlanState;
 use super::state::{AppState, Overlay};
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
@@ -27,7 +27,7 @@ pub fn evaluate(state: &mut AppState) -> bool {
                 &state.provision.config,
                 &addresses,
                 &live.status,
-                w.guards.machine_config_endpoint.as_deref(),
+                w.machine_config_endpoint.as_deref(),
                 state.fleet.capi.owner(&w.cluster),
             )
         }
@@ -37,7 +37,7 @@ pub fn evaluate(state: &mut AppState) -> bool {
         return false;
     };
     let before = w.guards.shown.clone();
-    set_guards(&mut w.guards.shown, &mut w.guards.selected, guards);
+    w.guards.set(guards);
     w.guards.shown != before
 }
 
@@ -56,18 +56,11 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
 pub fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
     let w = state.provision.wizard.as_mut()?;
     match action {
-        Action::NextPane => w.guards.focused = !w.guards.focused,
+        Action::NextPane => w.guards_focused = !w.guards_focused,
         Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast
-            if w.guards.focused =>
+            if w.guards_focused =>
         {
-            let g = &mut w.guards;
-            let i = g
-                .selected
-                .and_then(|id| g.shown.iter().position(|s| s.id == id))
-                .unwrap_or(0);
-            if let Some(to) = moved(g.shown.len(), i, action, 1) {
-                g.selected = g.shown.get(to).map(|s| s.id);
-            }
+            move_guard(&mut w.guards, action, 1)
         }
         Action::Explain => explain(state),
         Action::Acknowledge | Action::Refresh => {
@@ -86,7 +79,7 @@ fn explain(state: &mut AppState) {
         .provision
         .wizard
         .as_ref()
-        .filter(|w| w.guards.focused)
+        .filter(|w| w.guards_focused)
         .and_then(|w| w.guards.selected_guard().cloned());
     match guard {
         Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
@@ -96,18 +89,9 @@ fn explain(state: &mut AppState) {
 
 /// Enter on the acknowledgement field: kept only when it is the text asked for.
 pub fn acknowledge(state: &mut AppState, text: &str) {
-    let Some(needed) = state
-        .provision
-        .wizard
-        .as_ref()
-        .and_then(|w| w.guards.missing_ack().map(String::from))
-    else {
-        return;
-    };
-    if take_ack(state, &needed, text) {
-        if let Some(w) = state.provision.wizard.as_mut() {
-            w.guards.acks.push(needed);
-        }
+    if acknowledge_into(state, text, |state| {
+        state.provision.wizard.as_mut().map(|w| &mut w.guards)
+    }) {
         evaluate(state);
     }
 }

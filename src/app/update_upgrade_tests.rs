@@ -51,7 +51,12 @@ fn u_opens_the_plan_with_guards_and_the_newest_offered_target() {
     let state = plan_of(fixtures::healthy());
     let p = plan(&state);
     assert_eq!(p.target, *p.targets.last().unwrap());
-    assert_eq!(p.counts().2, 0, "healthy: no guard fails: {:?}", p.guards);
+    assert_eq!(
+        p.guards.counts().2,
+        0,
+        "healthy: no guard fails: {:?}",
+        p.guards
+    );
     assert_eq!(p.start_refused(), None);
     let order: Vec<&str> = p.steps().iter().map(|s| s.node.as_str()).collect();
     assert_eq!(order.last(), Some(&"w-2"));
@@ -73,6 +78,7 @@ fn upgrade_command_takes_a_known_release_and_refuses_others() {
     assert_eq!(p.target.to_string(), "v1.13.0");
     let path = p
         .guards
+        .shown
         .iter()
         .find(|g| g.id == GuardId::VersionPath)
         .unwrap();
@@ -94,13 +100,14 @@ fn start_is_refused_while_a_guard_fails() {
     let mut state = plan_of(fixtures::cp2_down());
     let failing: Vec<GuardId> = plan(&state)
         .guards
+        .shown
         .iter()
         .filter(|g| g.verdict == GuardVerdict::Fail)
         .map(|g| g.id)
         .collect();
     assert!(failing.contains(&GuardId::EtcdHealthy), "{failing:?}");
     assert_eq!(
-        plan(&state).guards[0].verdict,
+        plan(&state).guards.shown[0].verdict,
         GuardVerdict::Fail,
         "worst first"
     );
@@ -125,6 +132,7 @@ fn guards_follow_live_status() {
     assert!(outcome.redraw, "a guard changed, so the plan redraws");
     let etcd = plan(&state)
         .guards
+        .shown
         .iter()
         .find(|g| g.id == GuardId::EtcdHealthy)
         .unwrap();
@@ -432,6 +440,7 @@ fn another_consoles_lease_fails_the_guard_but_our_own_does_not() {
     update(&mut state, Action::OpenUpgrade(None));
     let guard = plan(&state)
         .guards
+        .shown
         .iter()
         .find(|g| g.id == GuardId::NoOtherRollout)
         .unwrap();

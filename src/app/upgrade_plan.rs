@@ -15,7 +15,8 @@ use crate::upgrade::{
 use crate::versions::{TalosVersion, Version};
 
 pub use super::plan_screen::{
-    PlanFocus, explain_guard, guards_refusal, missing_ack, set_guards, verdict_counts, verdict_word,
+    PlanFocus, PlanGuards, explain_guard, guards_refusal, missing_ack, set_guards, verdict_counts,
+    verdict_word,
 };
 
 /// The Talos OS upgrade plan screen.
@@ -153,7 +154,9 @@ impl PlanKind for TalosOs {
 
     /// With nothing failing, the acknowledgement is the one thing left.
     fn ack_prompt(screen: &PlanScreen) -> Option<&str> {
-        screen.missing_ack().filter(|_| screen.counts().2 == 0)
+        screen
+            .missing_ack()
+            .filter(|_| screen.guards.counts().2 == 0)
     }
 
     fn refused_first(_: &PlanScreen) -> Option<String> {

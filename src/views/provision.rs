@@ -200,7 +200,7 @@ impl Widget for &ProvisionWizardView<'_> {
         let block = pane_block(
             self.look,
             vec![Span::styled(" Request ", s.get(Role::Title))],
-            !w.guards.focused,
+            !w.guards_focused,
         );
         let inner = block.inner(fields_area);
         block.render(fields_area, buf);
@@ -222,7 +222,7 @@ impl Widget for &ProvisionWizardView<'_> {
                 self.look,
                 &w.guards.shown,
                 w.guards.selected,
-                w.guards.focused,
+                w.guards_focused,
                 NO_GUARDS_YET,
                 guards_area,
                 buf,

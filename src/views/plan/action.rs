@@ -246,8 +246,8 @@ impl Widget for &ActionPlanView<'_> {
         let waiting = screen.start_refused();
         render_guards(
             self.look,
-            &screen.guards,
-            screen.guard,
+            &screen.guards.shown,
+            screen.guards.selected,
             true,
             waiting.as_deref().unwrap_or(NO_GUARDS_YET),
             guards_area,
@@ -259,7 +259,7 @@ impl Widget for &ActionPlanView<'_> {
         let verdict = verdict_line_naming(
             self.look,
             self.state.readonly,
-            screen.ack_prompt(),
+            screen.guards.ack_prompt(),
             screen.start_refused(),
             width,
             noun,

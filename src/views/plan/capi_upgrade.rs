@@ -125,7 +125,7 @@ impl Widget for &CapiUpgradePlanView<'_> {
         };
         let top_height = top_lines.len() as u16;
         let left = area.height.saturating_sub(top_height + 1);
-        let guards_height = (screen.guards.len() as u16 + 3).min((left / 2).max(4));
+        let guards_height = (screen.guards.shown.len() as u16 + 3).min((left / 2).max(4));
         let steps_height = (phases as u16 + 3).min(left.saturating_sub(guards_height));
         let [top, steps_area, guards_area, bottom] = area.layout(&Layout::vertical([
             Constraint::Length(top_height),
@@ -153,19 +153,14 @@ impl Widget for &CapiUpgradePlanView<'_> {
         render_step_pane(self.look, title, active, table, steps_area, buf);
         render_guards(
             self.look,
-            &screen.guards,
-            screen.guard,
+            &screen.guards.shown,
+            screen.guards.selected,
             screen.focus == PlanFocus::Guards,
             NO_GUARDS_YET,
             guards_area,
             buf,
         );
-        let ack = screen.missing_ack().filter(|_| {
-            screen
-                .guards
-                .iter()
-                .all(|g| g.verdict != crate::upgrade::Verdict::Fail)
-        });
+        let ack = screen.guards.ack_prompt();
         let verdict = verdict_line(
             self.look,
             self.state.readonly,

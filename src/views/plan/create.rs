@@ -71,7 +71,7 @@ impl Widget for &CreatePlanView<'_> {
         };
         let (lines, last) = self.plan(w, usize::from(area.width.saturating_sub(4)));
         let guard_rows = if last.is_none() {
-            guards_height(w.guards.len(), lines.len(), area.height)
+            guards_height(w.guards.shown.len(), lines.len(), area.height)
         } else {
             0
         };
@@ -111,8 +111,8 @@ impl Widget for &CreatePlanView<'_> {
             None => {
                 render_guards(
                     self.look,
-                    &w.guards,
-                    w.selected,
+                    &w.guards.shown,
+                    w.guards.selected,
                     true,
                     NO_GUARDS_YET,
                     guards_area,
@@ -121,7 +121,7 @@ impl Widget for &CreatePlanView<'_> {
                 verdict_line(
                     self.look,
                     self.state.readonly,
-                    w.ack_prompt(),
+                    w.guards.ack_prompt(),
                     w.start_refused(),
                     width,
                 )

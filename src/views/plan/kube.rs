@@ -142,7 +142,7 @@ impl PlanPane for Kubernetes {
     fn layout(screen: &KubePlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
         let top_height = summary_lines as u16;
         let left = area.height.saturating_sub(top_height + 1);
-        let guards_height = (screen.guards.len() as u16 + 3).min((left / 2).max(4));
+        let guards_height = (screen.guards.shown.len() as u16 + 3).min((left / 2).max(4));
         let steps_height = (screen.steps_len() as u16 + 3).min(left.saturating_sub(guards_height));
         area.layout(&Layout::vertical([
             Constraint::Length(top_height),

@@ -229,8 +229,8 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
 
         render_guards(
             self.look,
-            &screen.guards,
-            screen.guard,
+            &screen.guards.shown,
+            screen.guards.selected,
             screen.focus == PlanFocus::Guards,
             NO_GUARDS_YET,
             guards_area,
