@@ -199,7 +199,10 @@ async fn compare_kube_plans(
             acks: &[],
         };
         let guards = as_listed(kubernetes_plan_guards(&cli_plan, cli, input));
-        assert_eq!(screen.guards.shown, guards, "{name}: Kubernetes upgrade guards");
+        assert_eq!(
+            screen.guards.shown, guards,
+            "{name}: Kubernetes upgrade guards"
+        );
     } else {
         assert_eq!(screen.plan, plan, "{name}: Kubernetes upgrade plan");
     }

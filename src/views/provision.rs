@@ -8,7 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::plan::{NO_GUARDS_YET, render_guards, verdict_line};
+use super::plan::{ChecksPane, NO_GUARDS_YET};
 use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::provision::{Field, PlanState, SourceList, Wizard};
@@ -217,29 +217,19 @@ impl Widget for &ProvisionWizardView<'_> {
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .render(inner, buf);
-        let last_line = if ready {
-            render_guards(
-                self.look,
-                &w.guards.shown,
-                w.guards.selected,
-                w.guards_focused,
-                NO_GUARDS_YET,
-                guards_area,
-                buf,
-            );
-            verdict_line(
-                self.look,
-                self.state.readonly,
-                w.guards.ack_prompt(),
-                w.start_refused(),
-                width,
-            )
+        if ready {
+            ChecksPane {
+                guards: &w.guards,
+                active: w.guards_focused,
+                empty: NO_GUARDS_YET,
+                ack_prompt: w.guards.ack_prompt(),
+                refused: w.start_refused(),
+                noun: "cluster",
+            }
+            .render(self.look, self.state.readonly, guards_area, last, buf);
         } else {
-            Line::from(Span::styled(
-                fit(&status, width, self.look.glyphs.ellipsis),
-                s.get(role),
-            ))
-        };
-        Paragraph::new(last_line).block(pad).render(last, buf);
+            let line = Span::styled(fit(&status, width, self.look.glyphs.ellipsis), s.get(role));
+            Paragraph::new(line).block(pad).render(last, buf);
+        }
     }
 }

@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::{NO_GUARDS_YET, render_guards, verdict_line_naming};
+use super::{ChecksPane, NO_GUARDS_YET};
 use crate::app::actions::{ActionPlan, ActionPlanScreen};
 use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
@@ -244,28 +244,16 @@ impl Widget for &ActionPlanView<'_> {
         // No guard yet: the reason Start is refused says what is still awaited (the node's
         // survey, the plan's own error), never "no status" while there is one.
         let waiting = screen.start_refused();
-        render_guards(
-            self.look,
-            &screen.guards.shown,
-            screen.guards.selected,
-            true,
-            waiting.as_deref().unwrap_or(NO_GUARDS_YET),
-            guards_area,
-            buf,
-        );
-        let noun = screen
-            .mutating_action()
-            .map_or("cluster", |a| a.confirm_noun());
-        let verdict = verdict_line_naming(
-            self.look,
-            self.state.readonly,
-            screen.guards.ack_prompt(),
-            screen.start_refused(),
-            width,
-            noun,
-        );
-        Paragraph::new(verdict)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(bottom, buf);
+        let checks = ChecksPane {
+            guards: &screen.guards,
+            active: true,
+            empty: waiting.as_deref().unwrap_or(NO_GUARDS_YET),
+            ack_prompt: screen.guards.ack_prompt(),
+            refused: screen.start_refused(),
+            noun: screen
+                .mutating_action()
+                .map_or("cluster", |a| a.confirm_noun()),
+        };
+        checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
     }
 }

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::{NO_GUARDS_YET, render_guards, verdict_line};
+use super::{ChecksPane, NO_GUARDS_YET};
 use crate::app::capi_upgrade::CapiUpgradeScreen;
 use crate::app::plan_screen::PlanFocus;
 use crate::app::state::AppState;
@@ -151,25 +151,14 @@ impl Widget for &CapiUpgradePlanView<'_> {
         };
         let title = " Phases: the control plane first, then each MachineDeployment ".to_string();
         render_step_pane(self.look, title, active, table, steps_area, buf);
-        render_guards(
-            self.look,
-            &screen.guards.shown,
-            screen.guards.selected,
-            screen.focus == PlanFocus::Guards,
-            NO_GUARDS_YET,
-            guards_area,
-            buf,
-        );
-        let ack = screen.guards.ack_prompt();
-        let verdict = verdict_line(
-            self.look,
-            self.state.readonly,
-            ack,
-            screen.start_refused(),
-            inner_width,
-        );
-        Paragraph::new(verdict)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(bottom, buf);
+        let checks = ChecksPane {
+            guards: &screen.guards,
+            active: screen.focus == PlanFocus::Guards,
+            empty: NO_GUARDS_YET,
+            ack_prompt: screen.guards.ack_prompt(),
+            refused: screen.start_refused(),
+            noun: "cluster",
+        };
+        checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
     }
 }

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::{NO_GUARDS_YET, render_guards, verdict_line};
+use super::{ChecksPane, NO_GUARDS_YET};
 use crate::app::create::{CreatePlanState, CreateWizard};
 use crate::app::help::wrap_words;
 use crate::app::state::AppState;
@@ -103,31 +103,21 @@ impl Widget for &CreatePlanView<'_> {
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .render(inner, buf);
-        let last_line = match last {
-            Some((text, role)) => Line::from(Span::styled(
-                fit(&text, width, self.look.glyphs.ellipsis),
-                s.get(role),
-            )),
-            None => {
-                render_guards(
-                    self.look,
-                    &w.guards.shown,
-                    w.guards.selected,
-                    true,
-                    NO_GUARDS_YET,
-                    guards_area,
-                    buf,
-                );
-                verdict_line(
-                    self.look,
-                    self.state.readonly,
-                    w.guards.ack_prompt(),
-                    w.start_refused(),
-                    width,
-                )
+        match last {
+            Some((text, role)) => {
+                let line = Span::styled(fit(&text, width, self.look.glyphs.ellipsis), s.get(role));
+                Paragraph::new(line).block(pad).render(last_area, buf);
             }
-        };
-        Paragraph::new(last_line).block(pad).render(last_area, buf);
+            None => ChecksPane {
+                guards: &w.guards,
+                active: true,
+                empty: NO_GUARDS_YET,
+                ack_prompt: w.guards.ack_prompt(),
+                refused: w.start_refused(),
+                noun: "cluster",
+            }
+            .render(self.look, self.state.readonly, guards_area, last_area, buf),
+        }
     }
 }
 

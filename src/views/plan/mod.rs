@@ -19,7 +19,9 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 use super::progress_parts::{StepTable, render_step_pane, unsorted};
 use super::table::{DataTable, pane_block};
 use super::{Look, fit};
-use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen, verdict_counts, verdict_word};
+use crate::app::plan_screen::{
+    PlanFocus, PlanGuards, RolloutPlanScreen, verdict_counts, verdict_word,
+};
 use crate::app::screen::TableKind;
 use crate::app::state::{AppState, PlanSlot};
 use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col};
@@ -86,22 +88,60 @@ fn guard_rows(look: &Look, guards: &[Guard]) -> Vec<TableRow> {
         .collect()
 }
 
-/// The last line of a plan screen: Start offered, refused (why), or the
-/// acknowledgement to type (`ack_prompt`: given only when it is the one
-/// thing left). `refused` is the plan's `start_refused()`; read-only mode
-/// refuses up front, whatever the guards say.
-pub(super) fn verdict_line(
-    look: &Look,
-    readonly: bool,
-    ack_prompt: Option<&str>,
-    refused: Option<String>,
-    width: usize,
-) -> Line<'static> {
-    verdict_line_naming(look, readonly, ack_prompt, refused, width, "cluster")
+/// The lower part every plan screen draws alike: its guards pane and the last line under it.
+pub(super) struct ChecksPane<'a> {
+    pub guards: &'a PlanGuards,
+    /// Whether the guards have the move keys.
+    pub active: bool,
+    /// What the guards pane says while no guard was evaluated.
+    pub empty: &'a str,
+    /// The acknowledgement to type, given only when it is the one thing left.
+    pub ack_prompt: Option<&'a str>,
+    /// The plan's `start_refused()`.
+    pub refused: Option<String>,
+    /// What the dispatcher's typed confirmation asks the name of ("cluster", "node").
+    pub noun: &'a str,
 }
 
-/// [`verdict_line`] for an action confirmed by typing the `noun`'s name ("node").
-pub(super) fn verdict_line_naming(
+impl ChecksPane<'_> {
+    /// The guards into `guards_area`, the last line into `last`; read-only mode refuses
+    /// Start up front, whatever the guards say.
+    pub(super) fn render(
+        self,
+        look: &Look,
+        readonly: bool,
+        guards_area: Rect,
+        last: Rect,
+        buf: &mut Buffer,
+    ) {
+        let g = self.guards;
+        render_guards(
+            look,
+            &g.shown,
+            g.selected,
+            self.active,
+            self.empty,
+            guards_area,
+            buf,
+        );
+        let width = usize::from(last.width.saturating_sub(2));
+        let line = verdict_line(
+            look,
+            readonly,
+            self.ack_prompt,
+            self.refused,
+            width,
+            self.noun,
+        );
+        Paragraph::new(line)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .render(last, buf);
+    }
+}
+
+/// The last line of a plan screen: Start offered, refused (why), or the acknowledgement to
+/// type.
+fn verdict_line(
     look: &Look,
     readonly: bool,
     ack_prompt: Option<&str>,
@@ -150,7 +190,7 @@ pub(super) const NO_GUARDS_YET: &str = "No status yet: the guards run when the c
 
 /// The guards pane of a plan screen, worst first, with the selected guard; `empty` says why
 /// there is no guard yet.
-pub(super) fn render_guards(
+fn render_guards(
     look: &Look,
     guards: &[Guard],
     selected: Option<GuardId>,
@@ -227,24 +267,14 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
         let title = K::steps_title(screen);
         render_step_pane(self.look, title, steps_active, table, steps_area, buf);
 
-        render_guards(
-            self.look,
-            &screen.guards.shown,
-            screen.guards.selected,
-            screen.focus == PlanFocus::Guards,
-            NO_GUARDS_YET,
-            guards_area,
-            buf,
-        );
-        let verdict = verdict_line(
-            self.look,
-            self.state.readonly,
-            screen.ack_prompt(),
-            screen.start_refused(),
-            inner_width,
-        );
-        Paragraph::new(verdict)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(bottom, buf);
+        let checks = ChecksPane {
+            guards: &screen.guards,
+            active: screen.focus == PlanFocus::Guards,
+            empty: NO_GUARDS_YET,
+            ack_prompt: screen.ack_prompt(),
+            refused: screen.start_refused(),
+            noun: "cluster",
+        };
+        checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
     }
 }
