@@ -6,9 +6,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget};
 
-use super::plan::{ChecksPane, NO_GUARDS_YET};
+use super::plan::{ChecksPane, NO_GUARDS_YET, WizardPlan};
 use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::provision::{Field, PlanState, SourceList, Wizard};
@@ -184,19 +184,6 @@ impl Widget for &ProvisionWizardView<'_> {
             Constraint::Length(if ready { guard_rows as u16 + 3 } else { 0 }),
             Constraint::Length(1),
         ]));
-        let pad = Block::new().padding(Padding::horizontal(1));
-        let width = usize::from(area.width.saturating_sub(2));
-        let title = format!(
-            "Provision new nodes for {} (config key {})",
-            w.cluster, w.key
-        );
-        Paragraph::new(Span::styled(
-            fit(&title, width, self.look.glyphs.ellipsis),
-            s.get(Role::Title),
-        ))
-        .block(pad.clone())
-        .render(head, buf);
-
         let block = pane_block(
             self.look,
             vec![Span::styled(" Request ", s.get(Role::Title))],
@@ -206,30 +193,28 @@ impl Widget for &ProvisionWizardView<'_> {
         block.render(fields_area, buf);
         Paragraph::new(self.fields(w, usize::from(inner.width))).render(inner, buf);
 
-        let (lines, (status, role)) = self.plan(w);
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(" Plan ", s.get(Role::Title))],
-            false,
-        );
-        let inner = block.inner(plan_area);
-        block.render(plan_area, buf);
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .render(inner, buf);
-        if ready {
-            ChecksPane {
+        let (lines, status) = self.plan(w);
+        let checks = if ready {
+            Ok(ChecksPane {
                 guards: &w.guards,
                 active: w.guards_focused,
                 empty: NO_GUARDS_YET,
                 ack_prompt: w.guards.ack_prompt(),
                 refused: w.start_refused(),
                 noun: "cluster",
-            }
-            .render(self.look, self.state.readonly, guards_area, last, buf);
+            })
         } else {
-            let line = Span::styled(fit(&status, width, self.look.glyphs.ellipsis), s.get(role));
-            Paragraph::new(line).block(pad).render(last, buf);
-        }
+            Err(status)
+        };
+        let plan = WizardPlan {
+            title: format!(
+                "Provision new nodes for {} (config key {})",
+                w.cluster, w.key
+            ),
+            lines,
+            checks,
+        };
+        let areas = [head, plan_area, guards_area, last];
+        plan.render(self.look, self.state.readonly, areas, buf);
     }
 }

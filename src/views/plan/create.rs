@@ -4,15 +4,14 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Paragraph, Widget};
 
-use super::{ChecksPane, NO_GUARDS_YET};
+use super::{ChecksPane, NO_GUARDS_YET, WizardPlan};
 use crate::app::create::{CreatePlanState, CreateWizard};
 use crate::app::help::wrap_words;
 use crate::app::state::AppState;
 use crate::tui::Role;
-use crate::views::table::pane_block;
-use crate::views::{Look, fit};
+use crate::views::Look;
 
 pub struct CreatePlanView<'a> {
     state: &'a AppState,
@@ -81,43 +80,28 @@ impl Widget for &CreatePlanView<'_> {
             Constraint::Length(guard_rows),
             Constraint::Length(1),
         ]));
-        let pad = Block::new().padding(Padding::horizontal(1));
-        let width = usize::from(area.width.saturating_sub(2));
         let title = match &w.resuming {
             Some(u) if u.cluster == w.name => format!("Create {} (resuming its journal)", w.name),
             _ => format!("Create {}", w.name),
         };
-        Paragraph::new(Span::styled(
-            fit(&title, width, self.look.glyphs.ellipsis),
-            s.get(Role::Title),
-        ))
-        .block(pad.clone())
-        .render(head, buf);
-        let block = pane_block(
-            self.look,
-            vec![Span::styled(" Plan ", s.get(Role::Title))],
-            false,
-        );
-        let inner = block.inner(plan_area);
-        block.render(plan_area, buf);
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .render(inner, buf);
-        match last {
-            Some((text, role)) => {
-                let line = Span::styled(fit(&text, width, self.look.glyphs.ellipsis), s.get(role));
-                Paragraph::new(line).block(pad).render(last_area, buf);
-            }
-            None => ChecksPane {
+        let checks = match last {
+            Some(status) => Err(status),
+            None => Ok(ChecksPane {
                 guards: &w.guards,
                 active: true,
                 empty: NO_GUARDS_YET,
                 ack_prompt: w.guards.ack_prompt(),
                 refused: w.start_refused(),
                 noun: "cluster",
-            }
-            .render(self.look, self.state.readonly, guards_area, last_area, buf),
-        }
+            }),
+        };
+        let plan = WizardPlan {
+            title,
+            lines,
+            checks,
+        };
+        let areas = [head, plan_area, guards_area, last_area];
+        plan.render(self.look, self.state.readonly, areas, buf);
     }
 }
 

@@ -14,7 +14,7 @@ pub mod upgrade;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Padding, Paragraph, Widget};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::progress_parts::{StepTable, render_step_pane, unsorted};
 use super::table::{DataTable, pane_block};
@@ -136,6 +136,48 @@ impl ChecksPane<'_> {
         Paragraph::new(line)
             .block(Block::new().padding(Padding::horizontal(1)))
             .render(last, buf);
+    }
+}
+
+/// A wizard's plan (create, provision): its title on the first line, its lines in a "Plan"
+/// box, and under them its checks once the plan is ready, else the line saying where the plan
+/// stands.
+pub(super) struct WizardPlan<'a> {
+    pub title: String,
+    pub lines: Vec<Line<'static>>,
+    /// `Err((text, role))` while there is no plan to check.
+    pub checks: Result<ChecksPane<'a>, (String, Role)>,
+}
+
+impl WizardPlan<'_> {
+    /// Into the title's, the plan's, the guards' and the last line's areas (the caller lays
+    /// them out around its own panes).
+    pub(super) fn render(self, look: &Look, readonly: bool, areas: [Rect; 4], buf: &mut Buffer) {
+        let [head, plan_area, guards_area, last] = areas;
+        let s = &look.styles;
+        let pad = Block::new().padding(Padding::horizontal(1));
+        let width = usize::from(head.width.saturating_sub(2));
+        let title = fit(&self.title, width, look.glyphs.ellipsis);
+        Paragraph::new(Span::styled(title, s.get(Role::Title)))
+            .block(pad.clone())
+            .render(head, buf);
+        let block = pane_block(
+            look,
+            vec![Span::styled(" Plan ", s.get(Role::Title))],
+            false,
+        );
+        let inner = block.inner(plan_area);
+        block.render(plan_area, buf);
+        Paragraph::new(self.lines)
+            .wrap(Wrap { trim: false })
+            .render(inner, buf);
+        match self.checks {
+            Ok(checks) => checks.render(look, readonly, guards_area, last, buf),
+            Err((text, role)) => {
+                let line = Span::styled(fit(&text, width, look.glyphs.ellipsis), s.get(role));
+                Paragraph::new(line).block(pad).render(last, buf);
+            }
+        }
     }
 }
 
