@@ -265,3 +265,12 @@ pub struct RemovedApisCounted {
     /// The removed flags, feature gates and admission plugins in use, checked with the count.
     pub flags: Result<Vec<RemovedItem>, String>,
 }
+
+/// The effect of an approved action that does not run after all (the plan changed or a guard
+/// blocks now): the dispatcher audits `why` and says so.
+pub fn not_run(approved: &ApprovedAction, why: impl Into<String>) -> Vec<Effect> {
+    vec![Effect::NotRun {
+        approved: approved.clone(),
+        why: why.into(),
+    }]
+}

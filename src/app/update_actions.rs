@@ -5,7 +5,7 @@
 //! while its progress lines arrive. Pure.
 use std::path::PathBuf;
 
-use super::action::{Action, Effect, PollerRequest};
+use super::action::{Action, Effect, PollerRequest, not_run};
 use super::actions::{
     ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen, ActionProgress, ActionRun,
     ActionUpdate, etcd_choices, node_choices,
@@ -372,12 +372,6 @@ fn start(state: &mut AppState) -> Vec<Effect> {
 /// The dispatcher approved an action: run it when it is still the plan on screen and no
 /// guard blocks now (the guards evaluated again over the latest status).
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let not_run = |why: String| {
-        vec![Effect::NotRun {
-            approved: approved.clone(),
-            why,
-        }]
-    };
     let cluster = approved.action().cluster().to_string();
     on_status_change(state, &cluster);
     let Some(screen) = state
@@ -386,16 +380,19 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         .as_ref()
         .filter(|p| p.mutating_action().as_ref() == Some(approved.action()))
     else {
-        return not_run("the plan was closed or changed before it was confirmed".to_string());
+        return not_run(
+            &approved,
+            "the plan was closed or changed before it was confirmed".to_string(),
+        );
     };
     if let Some(why) = screen.start_refused() {
         state.message = Some(Message::warn(format!("not started: {why}")));
-        return not_run(why);
+        return not_run(&approved, why);
     }
     let run = match &screen.plan {
         ActionPlan::Node { plan, .. } => ActionRun::Node(plan.clone()),
         ActionPlan::Etcd { plan: Ok(plan), .. } => ActionRun::Etcd(plan.clone()),
-        ActionPlan::Etcd { plan: Err(e), .. } => return not_run(e.clone()),
+        ActionPlan::Etcd { plan: Err(e), .. } => return not_run(&approved, e.clone()),
         ActionPlan::CapiFix {
             plan: Ok(plan),
             finding,
@@ -405,18 +402,25 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
                 finding: finding.clone(),
                 owner: owner.clone(),
             })),
-            None => return not_run(format!("{cluster} is no longer owned by Cluster API")),
+            None => {
+                return not_run(
+                    &approved,
+                    format!("{cluster} is no longer owned by Cluster API"),
+                );
+            }
         },
-        ActionPlan::CapiFix { plan: Err(e), .. } => return not_run(e.clone()),
+        ActionPlan::CapiFix { plan: Err(e), .. } => return not_run(&approved, e.clone()),
         ActionPlan::Delete {
             plan: Some(Ok(plan)),
             ..
         } => ActionRun::Delete(plan.clone()),
-        ActionPlan::Delete { .. } => return not_run("there is no delete plan".to_string()),
+        ActionPlan::Delete { .. } => {
+            return not_run(&approved, "there is no delete plan".to_string());
+        }
         ActionPlan::CapiScale(plan) => {
             match super::update_capi_scale::run_of(plan, &screen.guards.acks) {
                 Ok(run) => run,
-                Err(why) => return not_run(why),
+                Err(why) => return not_run(&approved, why),
             }
         }
     };

@@ -2,7 +2,7 @@
 //! the CAPI-way plan screen, the plan the event loop read is shown with its guards
 //! (`capi_read_guards`), and Start goes through the dispatcher to the rollout runner's progress
 //! pane.
-use super::action::{Action, Effect, StartRollout};
+use super::action::{Action, Effect, StartRollout, not_run};
 use super::capi_upgrade::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen};
 use super::message::Message;
 use super::plan_keys::{
@@ -260,31 +260,33 @@ pub fn acknowledge(state: &mut AppState, text: &str) {
 /// The dispatcher approved a CAPI-way upgrade: started when it is the plan on screen and no
 /// guard blocks now; the rollout runner's progress pane follows it.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let not_run = |why: String| {
-        vec![Effect::NotRun {
-            approved: approved.clone(),
-            why,
-        }]
-    };
     evaluate(state);
     let Some(screen) = state.capi_upgrade.as_ref() else {
-        return not_run("the plan was closed before it was confirmed".to_string());
+        return not_run(
+            &approved,
+            "the plan was closed before it was confirmed".to_string(),
+        );
     };
     let plan = match screen.plan() {
         Some(Ok(plan)) if capi_action(plan) == *approved.action() => plan.clone(),
-        _ => return not_run("the plan changed before it was confirmed".to_string()),
+        _ => {
+            return not_run(
+                &approved,
+                "the plan changed before it was confirmed".to_string(),
+            );
+        }
     };
     if let Some(view) = state.rollouts.get(&plan.cluster)
         && view.unfinished()
     {
-        return not_run(format!(
-            "a rollout of {} is already running here",
-            plan.cluster
-        ));
+        return not_run(
+            &approved,
+            format!("a rollout of {} is already running here", plan.cluster),
+        );
     }
     if let Some(why) = screen.start_refused() {
         state.message = Some(Message::warn(format!("not started: {why}")));
-        return not_run(why);
+        return not_run(&approved, why);
     }
     let acks = screen.guards.acks.clone();
     let cluster = plan.cluster.clone();

@@ -2,7 +2,7 @@
 //! planner, Start through the dispatcher, the fingerprint answers, and the runner's events
 //! folded into the progress screen; an unfinished create's journal fills the wizard so its run
 //! resumes. Pure: IO is asked for as effects and answered as events.
-use super::action::{Action, Effect};
+use super::action::{Action, Effect, not_run};
 use super::create::{
     CreateEffect, CreateField, CreateKey, CreatePlanState, CreateProgress, CreateStage,
     CreateUpdate, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS,
@@ -264,23 +264,17 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
 /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
 /// still allow it.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let not_run = |why: &str| {
-        vec![Effect::NotRun {
-            approved: approved.clone(),
-            why: why.to_string(),
-        }]
-    };
     let Some(w) = state.create.wizard.as_ref() else {
-        return not_run("the wizard was closed before it was confirmed");
+        return not_run(&approved, "the wizard was closed before it was confirmed");
     };
     let Some(plan) = w
         .ready_plan()
         .filter(|p| p.is_approved_by(approved.action()))
     else {
-        return not_run("the plan changed before it was confirmed");
+        return not_run(&approved, "the plan changed before it was confirmed");
     };
     if let Some(why) = w.start_refused() {
-        return not_run(&format!("refused by its guards: {why}"));
+        return not_run(&approved, &format!("refused by its guards: {why}"));
     }
     let plan = Box::new(plan.clone());
     let resumed = w

@@ -2,7 +2,7 @@
 //! re-evaluate its guards on every status change, move through the steps and the guards, cycle
 //! the target, explain, take the acknowledgement, and Start through the dispatcher. The kind's
 //! own keys go to [`PlanKeys::on_key`]. Pure.
-use super::action::{Action, Effect, StartRollout};
+use super::action::{Action, Effect, StartRollout, not_run};
 use super::message::Message;
 use super::plan_keys::{
     cycled, explain_selected, move_guard, moved, other_focus, shared_key, take_ack,
@@ -217,24 +217,21 @@ pub fn start_approved<K: PlanKeys>(
     cluster: String,
     target: String,
 ) -> Vec<Effect> {
-    let not_run = |why: String| {
-        vec![Effect::NotRun {
-            approved: approved.clone(),
-            why,
-        }]
-    };
     on_status_change::<K>(state, &cluster);
     let Some(screen) =
         K::slot(state).filter(|p| p.cluster == cluster && K::target_matches(p, &target))
     else {
-        return not_run("the plan was closed or changed before it was confirmed".to_string());
+        return not_run(
+            &approved,
+            "the plan was closed or changed before it was confirmed".to_string(),
+        );
     };
     if let Some(why) = screen.start_refused() {
         state.message = Some(Message::warn(format!("not started: {why}")));
-        return not_run(why);
+        return not_run(&approved, why);
     }
     let Ok(plan) = screen.plan.clone() else {
-        return not_run("there is no plan".to_string());
+        return not_run(&approved, "there is no plan".to_string());
     };
     let acks = screen.guards.acks.clone();
     let mut view = RolloutView::new(placeholder::<K>(&plan));

@@ -2,7 +2,7 @@
 //! the provider, Start and Terminate through the dispatcher, the runner's
 //! events folded per cluster, and journals found at startup. Pure, like the
 //! rest of update: IO is asked for as effects and answered as events.
-use super::action::{Action, Effect};
+use super::action::{Action, Effect, not_run};
 use super::message::Message;
 use super::plan_screen::PlanGuards;
 use super::provision::{
@@ -307,25 +307,19 @@ pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// The dispatcher approved a provision or a termination.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let not_run = |why: &str| {
-        vec![Effect::NotRun {
-            approved: approved.clone(),
-            why: why.to_string(),
-        }]
-    };
     match approved.action() {
         MutatingAction::Provision { .. } => {
             let Some(w) = state.provision.wizard.as_ref() else {
-                return not_run("the wizard was closed before it was confirmed");
+                return not_run(&approved, "the wizard was closed before it was confirmed");
             };
             let PlanState::Ready(plan) = &w.plan else {
-                return not_run("the plan changed before it was confirmed");
+                return not_run(&approved, "the plan changed before it was confirmed");
             };
             if !plan.is_approved_by(approved.action()) {
-                return not_run("the plan changed before it was confirmed");
+                return not_run(&approved, "the plan changed before it was confirmed");
             }
             if let Some(why) = w.start_refused() {
-                return not_run(&format!("refused by its guards: {why}"));
+                return not_run(&approved, &format!("refused by its guards: {why}"));
             }
             let acks = w.guards.acks.clone();
             let (cluster, key, plan) = (w.cluster.clone(), w.key.clone(), plan.clone());
@@ -361,7 +355,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
                 .unwrap_or_else(|| key.clone());
             effect(ProvisionEffect::Terminate { cluster, approved })
         }
-        _ => not_run("no runner for this action in this version"),
+        _ => not_run(&approved, "no runner for this action in this version"),
     }
 }
 

@@ -3,7 +3,7 @@
 //! cluster a plan opens for, approvals routed to their kind's plan, folding the
 //! runner's events, pause / resume / abort, and a journal found at startup.
 //! Pure, like the rest of update.
-use super::action::{Action, Effect};
+use super::action::{Action, Effect, not_run};
 use super::message::Message;
 use super::rollout::RolloutView;
 use super::screen::{Pane, Screen, TableKind};
@@ -259,17 +259,8 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             super::capi_upgrade::rollout_kind(product),
         ),
         _ => {
-            return vec![Effect::NotRun {
-                approved,
-                why: "no runner for this action in this version".to_string(),
-            }];
+            return not_run(&approved, "no runner for this action in this version");
         }
-    };
-    let not_run = |why: String| {
-        vec![Effect::NotRun {
-            approved: approved.clone(),
-            why,
-        }]
     };
     if let Some(view) = state.rollouts.get_mut(&cluster) {
         if view.resumable && view.summary.kind == kind && view.summary.target == target {
@@ -281,7 +272,10 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             return vec![Effect::ResumeRollout(approved)];
         }
         if view.unfinished() {
-            return not_run(format!("a rollout of {cluster} is already running here"));
+            return not_run(
+                &approved,
+                format!("a rollout of {cluster} is already running here"),
+            );
         }
     }
     if matches!(approved.action(), MutatingAction::CapiUpgrade { .. }) {
