@@ -22,7 +22,10 @@
 //!   (`Action`), the pure update step (`update_*`, above the state), the `:`
 //!   line, and the key
 //!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
-//!   footer and `?` are generated from them); the
+//!   footer and `?` are generated from them); what every plan screen holds
+//!   and does alike (`plan_screen`'s `PlanGuards`: the guards worst first, the
+//!   selected one, the typed acknowledgements; `plan_keys`: moving through them,
+//!   taking an acknowledgement); the
 //!   node, etcd and cluster-delete actions' menu, plans (node_actions',
 //!   etcd_maintenance's and cluster_lifecycle's own plans and guards) and
 //!   progress; the log view's buffer; the CAPI screen and its doctor's fixes

@@ -274,7 +274,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         return not_run(&approved, "the plan changed before it was confirmed");
     };
     if let Some(why) = w.start_refused() {
-        return not_run(&approved, &format!("refused by its guards: {why}"));
+        return not_run(&approved, format!("refused by its guards: {why}"));
     }
     let plan = Box::new(plan.clone());
     let resumed = w

@@ -319,7 +319,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
                 return not_run(&approved, "the plan changed before it was confirmed");
             }
             if let Some(why) = w.start_refused() {
-                return not_run(&approved, &format!("refused by its guards: {why}"));
+                return not_run(&approved, format!("refused by its guards: {why}"));
             }
             let acks = w.guards.acks.clone();
             let (cluster, key, plan) = (w.cluster.clone(), w.key.clone(), plan.clone());
