@@ -15,7 +15,7 @@ pub const PIN_FINGERPRINTS_ACK: &str = "pin the fingerprints shown";
 /// console in maintenance mode ("server certificate issued", with the fingerprint:
 /// siderolabs/talos `internal/app/machined/pkg/controllers/runtime/maintenance_service.go`).
 pub const FINGERPRINT_SHOWN_AT: &str =
-    "the VM's VNC console in Sunstone shows it in the maintenance-mode banner";
+    "the VNC console in Sunstone shows it in the maintenance-mode banner";
 
 /// A headless create's maintenance fingerprints (no guard for user-data delivery): nobody is
 /// asked, so each VM's certificate is either the one `--fingerprint VM=SHA256` gives, or,
