@@ -114,8 +114,12 @@ fn list_offered(
         releases: &learned.origin,
     };
     if args.gate.output == OutputFormat::Json {
-        let json = serde_json::to_string_pretty(&report)
-            .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode the targets as JSON: {e}")))?;
+        let json = serde_json::to_string_pretty(&report).map_err(|e| {
+            Stop(
+                EXIT_BLOCKED,
+                format!("cannot encode the targets as JSON: {e}"),
+            )
+        })?;
         print_line(&json);
         return Ok(ExitCode::SUCCESS);
     }
