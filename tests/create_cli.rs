@@ -468,6 +468,20 @@ async fn a_headless_create_pins_fingerprints_only_when_given_or_acknowledged() {
     }
     assert_eq!(live_vms(&sim).await.len(), before, "no VM made");
 
+    // A mistyped acknowledgement is named beside the one asked for.
+    let mut typo = confirmed.to_vec();
+    typo.extend(["--ack", "pin the fingerprint"]);
+    let r = run(&sim, &config, &create("lab", "sim-opennebula", &typo)).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(
+            "(needs --ack \"pin the fingerprints shown\"; given --ack \"pin the fingerprint\")"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(live_vms(&sim).await.len(), before, "no VM made");
+
     let mut named = confirmed.to_vec();
     named.extend(["--fingerprint", "lab-worker-9=AAAA"]);
     let r = run(&sim, &config, &create("lab", "sim-opennebula", &named)).await;
