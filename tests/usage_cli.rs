@@ -91,3 +91,16 @@ async fn the_offered_targets_default_to_the_running_minors_newest_patch() {
     assert_eq!(marked.len(), 1, "{stdout}");
     assert!(marked[0].trim_start().starts_with("v1.11.6"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_target_of_a_cluster_cluster_api_owns_is_the_same_usage_error() {
+    let fx = start(builtin("capi")).await;
+    let mut cmd = fx.taloscope("capi-work", "upgrade");
+    cmd.args(["--to", "v9.9.9", "--plan"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("--to v9.9.9: not a Talos release") && stderr.contains("it can target"),
+        "{stderr}"
+    );
+}

@@ -89,6 +89,11 @@ pub(super) trait HeadlessUpgrade {
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
     fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop>;
+    /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
+    /// unknown version), once connected and before the in-place or Cluster API way is taken.
+    async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
+        Ok(())
+    }
     /// The target as the journal and the dispatcher name it.
     fn target_text(target: &Version) -> String;
     /// The approval the run asks the dispatcher for.
@@ -125,6 +130,9 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     let chosen = choose(global)?;
     command.check_cluster(global, &chosen.cluster)?;
     let connected = connect(&chosen)?;
+    connected
+        .runtime
+        .block_on(command.check_target(&connected.status, &target))?;
     let owner = connected.runtime.block_on(capi_owner(&chosen));
     match owner {
         Some(owner) if !flags.in_place => {

@@ -177,6 +177,11 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         Ok(())
     }
 
+    async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
+        let learned = self.lookup.learn().await;
+        unknown_target(status, target, self.args.allow_downgrade, &learned)
+    }
+
     fn target_text(target: &Version) -> String {
         target.to_string()
     }
@@ -235,7 +240,6 @@ fn make_plan(
         PlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
         other => usage(other.to_string()),
     })?;
-    unknown_target(&plan, status)?;
     if let Some(image) = &args.image {
         plan.set_image(image).map_err(|e| usage(e.to_string()))?;
     }
@@ -246,24 +250,29 @@ fn make_plan(
 /// mistyped `--to v9.9.9`), naming the versions that can be targeted. A listed target off the
 /// path is the version-path guard's to refuse, and an unlisted one on the path the
 /// listed-release guard's to have acknowledged: both print the plan.
-fn unknown_target(plan: &UpgradePlan, status: &ClusterStatus) -> Result<(), Stop> {
+fn unknown_target(
+    status: &ClusterStatus,
+    target: &TalosVersion,
+    allow_downgrade: bool,
+    learned: &LearnedReleases,
+) -> Result<(), Stop> {
     let running = running_talos_versions(status);
-    if plan.target_source.is_some()
+    if learned.releases.source_of(target).is_some()
         || running.is_empty()
-        || check_fleet_talos_path(&running, &plan.target, plan.options.allow_downgrade).is_ok()
+        || check_fleet_talos_path(&running, target, allow_downgrade).is_ok()
     {
         return Ok(());
     }
-    let targets = if plan.offered.is_empty() {
+    let offered = offered_among(status, allow_downgrade, learned);
+    let targets = if offered.is_empty() {
         "none is offered".to_string()
     } else {
-        let names: Vec<String> = plan.offered.iter().map(|o| o.version.to_string()).collect();
+        let names: Vec<String> = offered.iter().map(|o| o.version.to_string()).collect();
         format!("it can target {}", names.join(", "))
     };
     Err(usage(format!(
-        "--to {}: not a Talos release {} can be upgraded to ({}); {targets}",
-        plan.target,
-        plan.cluster,
-        plan.releases.describe()
+        "--to {target}: not a Talos release {} can be upgraded to ({}); {targets}",
+        status.name,
+        learned.origin.describe()
     )))
 }
