@@ -116,13 +116,15 @@ async fn capi_status_shows_the_counts_kubectl_reads() {
     assert!(table.contains("TalosControlPlane/"), "{table}");
     assert!(table.contains("context capi-work"), "{table}");
 
-    // The workload cluster is no management cluster.
+    // The workload cluster is no management cluster: a usage error naming the one that owns it.
     let mut cmd = fx.taloscope("capi-work", "capi");
     cmd.arg("status");
     let (code, _, stderr) = output(cmd).await;
-    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("not a Cluster API management cluster"),
+        stderr.contains("not a Cluster API management cluster")
+            && stderr.contains(&format!("of management cluster {MGMT}"))
+            && stderr.contains(&format!("--context {MGMT} capi status")),
         "{stderr}"
     );
 }

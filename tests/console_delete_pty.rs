@@ -39,6 +39,8 @@ async fn create_lab(sim: &Sim) {
         "--yes",
         "--confirm",
         "lab",
+        "--ack",
+        "pin the fingerprints shown",
     ];
     let r = run(sim, &config_file(sim), &args).await;
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);

@@ -202,3 +202,49 @@ fn nothing_configured_is_an_empty_list_and_success() {
     // has one, clusters may appear, but nothing from HOME can.
     assert!(json["errors"].as_array().unwrap().is_empty(), "{json}");
 }
+
+#[test]
+fn nothing_found_says_where_it_looked() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |vars: &[(&str, &str)]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_taloscope"))
+            .arg("contexts")
+            .env_clear()
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("TALOSCOPE_STATE_DIR", home.path().join("state"))
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        (output.status.code(), text)
+    };
+    let (code, text) = run(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    let home_text = home.path().display().to_string();
+    for line in [
+        "No clusters found.".to_string(),
+        "Looked in:".to_string(),
+        format!(
+            "kubeconfig: --kubeconfig not given, KUBECONFIG not set; default {home_text}/.kube/config (missing)"
+        ),
+        format!(
+            "talosconfig: --talosconfig not given, TALOSCONFIG not set; default {home_text}/.talos/config (missing)"
+        ),
+        "taloscope config: ".to_string(),
+    ] {
+        assert!(text.contains(&line), "{line:?} in:\n{text}");
+    }
+
+    // Missing files named by the variables are errors too (exit 2); the places are still said.
+    let (_, text) = run(&[
+        ("KUBECONFIG", "/nowhere/kube"),
+        ("TALOSCONFIG", "/nowhere/talos"),
+    ]);
+    for line in [
+        "kubeconfig: KUBECONFIG=/nowhere/kube: /nowhere/kube (missing)",
+        "talosconfig: TALOSCONFIG=/nowhere/talos: /nowhere/talos (missing)",
+    ] {
+        assert!(text.contains(line), "{line:?} in:\n{text}");
+    }
+}

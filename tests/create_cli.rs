@@ -413,6 +413,8 @@ async fn a_second_run_of_the_same_create_makes_no_second_set_of_vms() {
             "--yes",
             "--confirm",
             "lab",
+            "--ack",
+            "pin the fingerprints shown",
             "--phase-timeout",
             "3",
             "--poll-ms",
@@ -442,4 +444,53 @@ async fn a_second_run_of_the_same_create_makes_no_second_set_of_vms() {
     assert_eq!(live_vms(&sim).await.len(), before + 5, "{}", second.stdout);
     let audit = audit(&sim);
     assert!(audit.contains("action=\"create cluster (3 control plane(s), 2 worker(s), Talos v1.11.3) through sim-opennebula\""), "{audit}");
+}
+
+/// A headless create asks nobody about the VMs' maintenance certificates: `--yes` without
+/// `--fingerprint VM=SHA256` or the pinning acknowledgement is refused naming both and where
+/// the fingerprint is read, before any VM exists; a `--fingerprint` naming no planned VM is a
+/// usage error.
+#[tokio::test]
+async fn a_headless_create_pins_fingerprints_only_when_given_or_acknowledged() {
+    let sim = start(scenario("healthy")).await;
+    let config = config(&sim);
+    let before = live_vms(&sim).await.len();
+    let confirmed = ["--yes", "--confirm", "lab", "--poll-ms", "20"];
+    let r = run(&sim, &config, &create("lab", "sim-opennebula", &confirmed)).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    for text in [
+        "maintenance fingerprints",
+        "--fingerprint VM=SHA256",
+        "--ack \"pin the fingerprints shown\"",
+        "VNC console in Sunstone",
+    ] {
+        assert!(r.stderr.contains(text), "{text} in {}", r.stderr);
+    }
+    assert_eq!(live_vms(&sim).await.len(), before, "no VM made");
+
+    // A mistyped acknowledgement is named beside the one asked for.
+    let mut typo = confirmed.to_vec();
+    typo.extend(["--ack", "pin the fingerprint"]);
+    let r = run(&sim, &config, &create("lab", "sim-opennebula", &typo)).await;
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(
+            "(needs --ack \"pin the fingerprints shown\"; given --ack \"pin the fingerprint\")"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(live_vms(&sim).await.len(), before, "no VM made");
+
+    let mut named = confirmed.to_vec();
+    named.extend(["--fingerprint", "lab-worker-9=AAAA"]);
+    let r = run(&sim, &config, &create("lab", "sim-opennebula", &named)).await;
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("lab-worker-9 is not a VM of this plan")
+            && r.stderr.contains("lab-worker-2"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(live_vms(&sim).await.len(), before, "no VM made");
 }

@@ -119,6 +119,11 @@ async fn cp2_down_fails_the_etcd_check_naming_cp_2() {
         .find(|l| l.starts_with("FAIL  etcd to be healthy: "))
         .unwrap_or_else(|| panic!("a failing etcd check: {stdout}"));
     assert!(fail.contains("(cp-2)"), "{fail}");
+    // The address dialled is named as the node, then the address and port it was dialled at.
+    assert!(
+        fail.contains("dial tcp cp-2 (") && fail.contains(":50000): connect"),
+        "{fail}"
+    );
     assert!(
         stderr.contains("is not healthy: etcd to be healthy") && stderr.contains("(cp-2)"),
         "{stderr}"

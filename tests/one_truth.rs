@@ -1,6 +1,6 @@
 //! One truth: for every built-in sim scenario with a Talos cluster, the model the console's
 //! poller folds and the models `status` and the headless commands collect are equal, and so
-//! are the Talos upgrade plan (to the newest offered target), the Kubernetes upgrade plan and
+//! are the Talos upgrade plan (to the target offered first), the Kubernetes upgrade plan and
 //! their guard verdicts, built through the console's plan screens and the CLI's functions;
 //! where the scenario has a provider, so are the provision plans and their guard verdicts of
 //! every cluster, role and provider, built through the console's wizard and `provision --plan`'s

@@ -120,8 +120,8 @@ impl<K: PlanKind> DerefMut for RolloutPlanScreen<K> {
 }
 
 impl<K: PlanKind> RolloutPlanScreen<K> {
-    /// The plan screen for `status`, on `target` when given, else the newest offered. Errors
-    /// are one line for the message line.
+    /// The plan screen for `status`, on `target` when given, else the one the kind offers
+    /// first. Errors are one line for the message line.
     pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
         let (targets, target) = K::targets(status, target)?;
         let mut screen: Self = RolloutPlanScreen {

@@ -241,6 +241,8 @@ pub struct ProvisionView {
     pub what: String,
     pub requested: usize,
     pub vms: Vec<VmRow>,
+    /// Where the latest run's VMs start in `vms`: the rows before are earlier runs'.
+    pub run_start: usize,
     pub notes: Vec<String>,
     /// A runner (new or following a journal's VMs) reports here.
     pub running: bool,
@@ -263,6 +265,7 @@ impl ProvisionView {
             what,
             requested,
             vms: Vec::new(),
+            run_start: 0,
             notes: Vec::new(),
             running: false,
             outcome: None,
@@ -312,11 +315,39 @@ impl ProvisionView {
             .collect()
     }
 
+    /// The latest run's VMs (a run's summary counts only its own).
+    fn run_vms(&self) -> &[VmRow] {
+        self.vms.get(self.run_start..).unwrap_or_default()
+    }
+
+    /// The latest run's VMs that joined.
     pub fn joined(&self) -> usize {
-        self.vms
+        self.run_vms()
             .iter()
             .filter(|v| v.progress.stage == ProvisionStage::Joined)
             .count()
+    }
+
+    /// What `joined` is out of: the nodes the latest run asked for, or more when it has more
+    /// VMs still counting. A VM the operator terminated is out of the run, as the run's
+    /// summary has it.
+    pub fn total(&self) -> usize {
+        let counting = self
+            .run_vms()
+            .iter()
+            .filter(|v| v.progress.stage != ProvisionStage::Terminated)
+            .count();
+        self.requested.max(counting)
+    }
+
+    /// A new run starts: its VMs are the ones folded from here on.
+    pub fn start_run(&mut self, what: String, requested: usize) {
+        self.what = what;
+        self.requested = requested;
+        self.run_start = self.vms.len();
+        self.running = true;
+        self.outcome = None;
+        self.succeeded = None;
     }
 
     pub fn selected_index(&self) -> usize {
@@ -347,6 +378,8 @@ impl ProvisionView {
                 _ => v.progress.name == progress.name,
             });
         let final_now = progress.stage.is_final().then_some(now).flatten();
+        // A new VM, or the selected one terminated: the selection may have to move.
+        let moved = at.is_none() || self.selected.as_deref() == Some(progress.name.as_str());
         match at {
             Some(i) => {
                 let row = &mut self.vms[i];
@@ -380,9 +413,29 @@ impl ProvisionView {
             let extra = self.notes.len() - MAX_NOTES;
             self.notes.drain(..extra);
         }
-        if self.selected.is_none() {
-            self.selected = self.vms.first().map(|v| v.progress.name.clone());
+        if moved || self.selected.is_none() {
+            self.reselect();
         }
+    }
+
+    /// Keeps a VM that still counts selected: none selected, or a terminated one (its message
+    /// is over), moves to the latest run's first VM that is not terminated, if any.
+    fn reselect(&mut self) {
+        let terminated = |v: &VmRow| v.progress.stage == ProvisionStage::Terminated;
+        let selected_is_out = match self.selected_vm() {
+            None => true,
+            Some(row) => self.selected.is_none() || terminated(row),
+        };
+        if !selected_is_out {
+            return;
+        }
+        let next = self
+            .run_vms()
+            .iter()
+            .chain(self.vms.iter())
+            .find(|v| !terminated(v))
+            .or_else(|| self.vms.first());
+        self.selected = next.map(|v| v.progress.name.clone());
     }
 }
 

@@ -354,8 +354,10 @@ pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
                 .filter(|p| p.cluster == cluster)
             {
                 state.message = Some(Message::warn(format!(
-                    "{}: is {} its maintenance certificate? y confirms, n refuses",
-                    ask.vm, ask.fingerprint
+                    "{}: is {} its maintenance certificate? y confirms, n refuses ({})",
+                    ask.vm,
+                    ask.fingerprint,
+                    crate::cluster_lifecycle::FINGERPRINT_SHOWN_AT
                 )));
                 p.asking = Some(ask);
             }

@@ -329,11 +329,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
                 .views
                 .entry(cluster.clone())
                 .or_insert_with(|| ProvisionView::new(&cluster, &key, what.clone(), plan.count));
-            view.what = what;
-            view.requested = plan.count;
-            view.running = true;
-            view.outcome = None;
-            view.succeeded = None;
+            view.start_run(what, plan.count);
             view.push_note(format!("provisioning: {}", plan.action().describe()));
             state.provision.wizard = None;
             state.current = Some(cluster.clone());

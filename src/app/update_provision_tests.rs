@@ -510,6 +510,72 @@ fn a_failed_vm_offers_terminate_through_the_dispatcher() {
     assert_eq!(row.role, "worker");
 }
 
+/// A failed VM terminated, then a new run of one that joins: the tally counts the new run as
+/// its summary does (`1 of 1`, not `1 of 2`), and the terminated VM gives up the selection.
+#[test]
+fn a_terminated_vm_leaves_the_tally_and_the_selection() {
+    let mut view = crate::app::provision::ProvisionView::new("prod", "prod", "1 worker".into(), 1);
+    let mut failed = vm(6, "prod-worker-1", "BOOT_FAILURE", ProvisionStage::Failed);
+    failed.reason = Some("BOOT_FAILURE: the VM did not boot".into());
+    view.fold_vm("lab-one", "worker", failed, None);
+    assert_eq!(view.selected.as_deref(), Some("prod-worker-1"));
+    let mut gone = vm(6, "prod-worker-1", "SHUTDOWN", ProvisionStage::Terminated);
+    gone.reason = Some("terminated at the request of the operator".into());
+    view.fold_vm("lab-one", "worker", gone, None);
+    assert_eq!((view.joined(), view.total()), (0, 1));
+
+    view.start_run("1 worker".into(), 1);
+    let joined = vm(7, "prod-worker-2", "RUNNING", ProvisionStage::Joined);
+    view.fold_vm(
+        "lab-one",
+        "worker",
+        vm(7, "prod-worker-2", "LCM_INIT", ProvisionStage::Creating),
+        None,
+    );
+    assert_eq!(
+        view.selected.as_deref(),
+        Some("prod-worker-2"),
+        "the terminated VM is not kept selected"
+    );
+    view.fold_vm("lab-one", "worker", joined.clone(), None);
+    assert_eq!((view.joined(), view.total()), (1, 1));
+    let summary = ProvisionSummary {
+        cluster: "prod".into(),
+        requested: 1,
+        vms: vec![joined],
+        error: None,
+    };
+    assert!(
+        summary
+            .line()
+            .starts_with("prod: 1 of 1 new node(s) joined")
+    );
+
+    // In one run of two: the selected VM terminated hands the selection to the one left.
+    let mut view = crate::app::provision::ProvisionView::new("prod", "prod", "2 workers".into(), 2);
+    view.fold_vm(
+        "lab-one",
+        "worker",
+        vm(8, "prod-worker-3", "BOOT", ProvisionStage::Booting),
+        None,
+    );
+    view.fold_vm(
+        "lab-one",
+        "worker",
+        vm(9, "prod-worker-4", "BOOT_FAILURE", ProvisionStage::Failed),
+        None,
+    );
+    view.selected = Some("prod-worker-4".into());
+    view.fold_vm(
+        "lab-one",
+        "worker",
+        vm(9, "prod-worker-4", "SHUTDOWN", ProvisionStage::Terminated),
+        None,
+    );
+    assert_eq!(view.selected.as_deref(), Some("prod-worker-3"));
+    assert_eq!((view.joined(), view.total()), (0, 2));
+}
+
 #[test]
 fn a_journal_at_startup_shows_its_vms_and_says_when_they_are_followed() {
     let mut s = state();

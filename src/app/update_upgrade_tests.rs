@@ -47,10 +47,11 @@ fn gate(effects: Vec<Effect>) -> MutatingAction {
 }
 
 #[test]
-fn u_opens_the_plan_with_guards_and_the_newest_offered_target() {
+fn u_opens_the_plan_with_guards_and_the_running_minors_newest_patch() {
     let state = plan_of(fixtures::healthy());
     let p = plan(&state);
-    assert_eq!(p.target, *p.targets.last().unwrap());
+    assert_eq!(p.target.to_string(), "v1.11.6", "not a minor jump");
+    assert!(p.targets.iter().any(|t| t.to_string() == "v1.12.11"));
     assert_eq!(
         p.guards.counts().2,
         0,

@@ -8,11 +8,12 @@ use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::rollout::{StepPhase, StepProgress};
+use crate::upgrade::plan::running_talos_versions;
 use crate::upgrade::{
     Direction, Guard, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi, UpgradeOptions,
     UpgradePlan, offered_targets, plan_guards,
 };
-use crate::versions::{TalosVersion, Version};
+use crate::versions::{TalosVersion, Version, default_talos_target};
 
 pub use super::plan_screen::{
     PlanFocus, PlanGuards, explain_guard, guards_refusal, missing_ack, set_guards, verdict_counts,
@@ -74,8 +75,10 @@ impl PlanKind for TalosOs {
             ));
         };
         let target = match named {
-            // The newest offered: the next minor's latest patch when there is one.
-            None => targets.last().cloned().unwrap_or(first),
+            // The running minor's newest patch, before a minor jump.
+            None => {
+                default_talos_target(&targets, &running_talos_versions(status)).unwrap_or(first)
+            }
             Some(text) => {
                 let wanted = Version::parse(text).map_err(|e| format!(":upgrade {text}: {e}"))?;
                 // Named explicitly: any known release may be planned; the

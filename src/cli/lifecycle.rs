@@ -69,6 +69,10 @@ pub struct CreateArgs {
     /// Seconds one phase (booting, etcd forming, nodes Ready…) may take.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub phase_timeout: u64,
+    /// A VM's maintenance certificate fingerprint, as its VNC console in Sunstone shows it in
+    /// the maintenance-mode banner (repeat per VM): its config goes only to that certificate.
+    #[arg(long, value_name = "VM=SHA256")]
+    pub fingerprint: Vec<String>,
     /// Milliseconds between looks while waiting.
     #[arg(long, value_name = "MS", default_value_t = 1000, hide = true)]
     pub poll_ms: u64,

@@ -5,6 +5,7 @@
 pub mod create_setup;
 pub mod delete;
 pub mod delete_setup;
+pub mod fingerprints;
 pub mod guards;
 pub mod journal;
 pub mod materials;
@@ -21,6 +22,9 @@ pub use create_setup::{
 };
 pub use delete::{DeleteInputs, DeleteSteps, ProviderDelete, plan_delete, run_delete};
 pub use delete_setup::{DeleteSources, PreparedDelete, delete_provider, prepare_delete};
+pub use fingerprints::{
+    FINGERPRINT_SHOWN_AT, PIN_FINGERPRINTS_ACK, given_fingerprints, headless_fingerprints,
+};
 pub use guards::{CreateFacts, DESTROYS_ACK, create_guards, delete_guards};
 pub use journal::{CreateJournal, CreateJournalError, CreateRecord, CreatedVm};
 pub use materials::Materials;

@@ -46,9 +46,17 @@ pub struct FingerprintQuestion {
 /// Who confirms maintenance fingerprints.
 #[derive(Debug, Clone)]
 pub enum FingerprintPolicy {
-    /// Headless `--yes`: the fingerprint is printed and pinned as first seen; it must not
-    /// change afterwards (a resumed run checks it against the journal).
+    /// Headless `--yes --ack` [`PIN_FINGERPRINTS_ACK`](super::PIN_FINGERPRINTS_ACK): the
+    /// fingerprint is printed and pinned as first seen; it must not change afterwards (a
+    /// resumed run checks it against the journal).
     PinFirstSeen,
+    /// Headless `--fingerprint VM=SHA256`: a named VM's certificate must be the one given; a
+    /// VM not named is pinned as first seen only when `pin_unnamed` (the acknowledgement was
+    /// typed too), else refused.
+    Given {
+        fingerprints: std::collections::BTreeMap<String, String>,
+        pin_unnamed: bool,
+    },
     /// The console asks the operator for each.
     Ask(mpsc::Sender<FingerprintQuestion>),
 }

@@ -402,6 +402,55 @@ async fn the_console_is_asked_for_each_fingerprint_and_a_no_stops_the_run() {
 }
 
 #[tokio::test]
+async fn headless_given_fingerprints_must_match_and_an_unnamed_vm_needs_the_acknowledgement() {
+    let given = |pairs: &[(&str, &str)], pin_unnamed| FingerprintPolicy::Given {
+        fingerprints: pairs
+            .iter()
+            .map(|(vm, f)| (vm.to_string(), f.to_string()))
+            .collect(),
+        pin_unnamed,
+    };
+    let p = lab(Delivery::Maintenance);
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = start(
+        dir.path(),
+        &p,
+        world(),
+        given(&[("lab-controlplane-1", "pin-B")], true),
+    );
+    let error = wrong.task.await.unwrap().error.expect("refused");
+    assert!(
+        error.contains("lab-controlplane-1")
+            && error.contains("not the pin-B given with --fingerprint"),
+        "{error}"
+    );
+    assert!(wrong.world.lock().unwrap().applied.is_empty());
+
+    let dir = tempfile::tempdir().unwrap();
+    let unnamed = start(
+        dir.path(),
+        &p,
+        world(),
+        given(&[("lab-controlplane-1", "pin-A")], false),
+    );
+    let error = unnamed.task.await.unwrap().error.expect("refused");
+    assert!(
+        error.contains("no --fingerprint names lab-controlplane-2"),
+        "{error}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let acked = start(
+        dir.path(),
+        &p,
+        world(),
+        given(&[("lab-controlplane-1", "pin-A")], true),
+    );
+    let summary = acked.task.await.unwrap();
+    assert!(summary.succeeded(), "{}", summary.line());
+}
+
+#[tokio::test]
 async fn an_approval_for_another_plan_does_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let p = lab(Delivery::Maintenance);

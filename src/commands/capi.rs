@@ -11,7 +11,7 @@ use super::headless::{discover_all, write_stdout};
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
-    read_context, tree_rows, trees_named,
+    read_context, read_view, tree_rows, trees_named,
 };
 use crate::cli::{CapiArgs, CapiStatusArgs, CapiVerb, GlobalArgs, OutputFormat};
 use crate::discovery::Discovery;
@@ -119,15 +119,45 @@ fn read_management(discovery: &Discovery, context: &str) -> Result<Management, S
     });
     match read {
         Ok(ContextRead::Management(m)) => Ok(*m),
-        Ok(ContextRead::NotManagement) => Err(Stop(
-            EXIT_BLOCKED,
-            format!(
-                "kube context {context} serves no {} API: it is not a Cluster API management cluster",
-                crate::kube::CAPI_GROUP
-            ),
-        )),
+        Ok(ContextRead::NotManagement) => {
+            let owner = runtime.block_on(owner_of(discovery, kubeconfig, context));
+            Err(not_management(context, owner.as_ref()))
+        }
         Err(e) => Err(Stop(EXIT_BLOCKED, crate::error_chain(&e))),
     }
+}
+
+/// The Cluster that owns the discovered cluster whose kube context is `context`, among the
+/// management clusters of the other kube contexts.
+async fn owner_of(
+    discovery: &Discovery,
+    kubeconfig: &kube::config::Kubeconfig,
+    context: &str,
+) -> Option<CapiOwner> {
+    let cluster = discovery
+        .clusters
+        .iter()
+        .find(|c| c.kube_context() == Some(context))?;
+    let view = read_view(kubeconfig, &discovery.clusters).await;
+    view.owner(&cluster.name).cloned()
+}
+
+/// `--context` names no management cluster: a usage error, naming the management cluster
+/// that owns it when it is a workload cluster.
+fn not_management(context: &str, owner: Option<&CapiOwner>) -> Stop {
+    let serves_no = format!(
+        "kube context {context} serves no {} API: it is not a Cluster API management cluster",
+        crate::kube::CAPI_GROUP
+    );
+    usage(match owner {
+        Some(owner) => format!(
+            "{serves_no}; it is the workload cluster {}/{} of management cluster {}: run `taloscope --context {} capi status`",
+            owner.namespace, owner.name, owner.management, owner.management
+        ),
+        None => format!(
+            "{serves_no}, and no management cluster among the kube contexts owns it: name a management cluster with --context"
+        ),
+    })
 }
 
 fn api_version(m: &Management) -> String {

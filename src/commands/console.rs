@@ -108,7 +108,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             "taloscope: stdout is not a terminal; the console needs one \
              (for scripts: `taloscope contexts --output json`)"
         );
-        return ExitCode::from(2);
+        return ExitCode::from(super::exit::EXIT_USAGE);
     }
     let paths = Paths::resolve(global.state_dir.as_deref());
     let log = logging::init(&paths.log_dir(), global.log_level.as_deref());

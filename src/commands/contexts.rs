@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::report::{self, ContextsReport};
-use crate::discovery::{Discovery, Sources, discover};
+use crate::discovery::{Discovery, Sources, discover, where_looked};
 use crate::paths::Paths;
 
 pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
@@ -20,7 +20,10 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     // Config-file problems first: they can explain missing pairings below.
     discovery.errors.splice(0..0, source_errors);
 
-    let text = render(&discovery, output);
+    let mut text = render(&discovery, output);
+    if discovery.clusters.is_empty() && output == OutputFormat::Table {
+        text.push_str(&nothing_found(global, &env));
+    }
     let mut stdout = std::io::stdout().lock();
     if let Err(err) = stdout
         .write_all(text.as_bytes())
@@ -30,7 +33,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
         if err.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("taloscope: cannot write output: {err}");
         }
-        return ExitCode::FAILURE;
+        return ExitCode::from(super::exit::EXIT_BLOCKED);
     }
     exit_code(&discovery)
 }
@@ -44,6 +47,20 @@ fn render(discovery: &Discovery, output: OutputFormat) -> String {
             json
         }
     }
+}
+
+/// Where discovery looked, after "No clusters found.": the operator's next question.
+fn nothing_found(global: &GlobalArgs, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    let looked = where_looked(&global.source_overrides(), env, &paths);
+    let mut text = String::from("Looked in:\n");
+    for line in looked {
+        text.push_str(&format!("  {}\n", crate::printable::line(&line)));
+    }
+    text.push_str(
+        "Name your files with --kubeconfig and --talosconfig, or KUBECONFIG and TALOSCONFIG.\n",
+    );
+    text
 }
 
 fn exit_code(discovery: &Discovery) -> ExitCode {

@@ -12,10 +12,12 @@ use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
-    CreateOptions, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent, PatchFiles,
-    PlannedCreate, RunSummary, SetupError, create_runner, plan_with_guards,
+    CreateOptions, CreatePlan, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent,
+    PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, RunSummary, SetupError, create_runner,
+    given_fingerprints, headless_fingerprints, plan_with_guards,
 };
 use crate::discovery::{Discovery, Sources, discover};
+use crate::guards::Guard;
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 
@@ -127,6 +129,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         SetupError::Provider(e) => Stop(EXIT_BLOCKED, e),
         SetupError::Usage(e) => usage(e),
     })?;
+    let (guards, fingerprints) = headless_pinning(&plan, guards, args)?;
     let d = dispatcher(global, paths);
     let flags = RunFlags::of(&args.gate);
     let ready = || {
@@ -149,7 +152,7 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         provider,
         files,
         options,
-        FingerprintPolicy::PinFirstSeen,
+        fingerprints,
         tx,
     )
     .map_err(|e| {
@@ -159,6 +162,36 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
     let for_runner = approved.clone();
     let task = tokio::spawn(async move { runner.run(&for_runner).await });
     finish(&d, &approved, task, rx, args.gate.output).await
+}
+
+/// A headless run asks nobody to confirm the VMs' maintenance fingerprints: `--yes` adds the
+/// guard that wants each given with `--fingerprint VM=SHA256` or pinning the first seen
+/// acknowledged, and the policy the runner checks them by. A `--fingerprint` that names no VM
+/// of the plan is a usage error.
+fn headless_pinning(
+    plan: &CreatePlan,
+    mut guards: Vec<Guard>,
+    args: &CreateArgs,
+) -> Result<(Vec<Guard>, FingerprintPolicy), Stop> {
+    let given = given_fingerprints(plan, &args.fingerprint)
+        .map_err(|e| usage(crate::printable::line(&e)))?;
+    if args.gate.yes {
+        guards.extend(headless_fingerprints(plan, &given));
+    }
+    let pin_unnamed = args
+        .gate
+        .ack
+        .iter()
+        .any(|a| a.trim() == PIN_FINGERPRINTS_ACK);
+    let policy = if given.is_empty() {
+        FingerprintPolicy::PinFirstSeen
+    } else {
+        FingerprintPolicy::Given {
+            fingerprints: given,
+            pin_unnamed,
+        }
+    };
+    Ok((guards, policy))
 }
 
 /// Prints the run's events as they come, then records how it ended in the audit log.

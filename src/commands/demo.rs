@@ -15,7 +15,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
              In the source tree run `cargo run -p {SIM_BINARY}`, or install it with\n\
              `cargo install --path crates/{SIM_BINARY}` (it installs beside taloscope)."
         );
-        return ExitCode::from(2);
+        return ExitCode::from(super::exit::EXIT_USAGE);
     };
     let status = std::process::Command::new(&sim)
         .args(global.display_flags())

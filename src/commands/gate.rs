@@ -81,7 +81,19 @@ pub(super) fn refuse(
     let why = first.map_or("a guard blocks".to_string(), |g| {
         let mut why = format!("guard \"{}\" blocks: {}", g.id.title(), g.reason);
         if let (crate::guards::Verdict::Warn, Some(ack)) = (g.verdict, &g.needs_ack) {
-            why.push_str(&format!(" (needs --ack {ack:?})"));
+            // A mistyped acknowledgement is named beside the one asked for, not taken for none.
+            let given: Vec<String> = acks
+                .iter()
+                .map(|a| format!("--ack {:?}", crate::printable::line(a)))
+                .collect();
+            if given.is_empty() {
+                why.push_str(&format!(" (needs --ack {ack:?})"));
+            } else {
+                why.push_str(&format!(
+                    " (needs --ack {ack:?}; given {})",
+                    given.join(", ")
+                ));
+            }
         }
         why
     });

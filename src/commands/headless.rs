@@ -89,6 +89,11 @@ pub(super) trait HeadlessUpgrade {
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
     fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop>;
+    /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
+    /// unknown version), once connected and before the in-place or Cluster API way is taken.
+    async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
+        Ok(())
+    }
     /// The target as the journal and the dispatcher name it.
     fn target_text(target: &Version) -> String;
     /// The approval the run asks the dispatcher for.
@@ -125,6 +130,9 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     let chosen = choose(global)?;
     command.check_cluster(global, &chosen.cluster)?;
     let connected = connect(&chosen)?;
+    connected
+        .runtime
+        .block_on(command.check_target(&connected.status, &target))?;
     let owner = connected.runtime.block_on(capi_owner(&chosen));
     match owner {
         Some(owner) if !flags.in_place => {
@@ -200,6 +208,10 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
         let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
         guards.extend(extra.clone());
+        if let Err(stop) = super::gate::unknown_acks(&guards, flags.ack) {
+            let _ = dispatcher.finished(&approved, Err(stop.1.clone()));
+            return Err(stop);
+        }
         if blocking(&guards, flags.ack) {
             let report = command.report(&plan, &guards);
             match flags.output {
@@ -232,13 +244,14 @@ async fn print_plan<C: HeadlessUpgrade>(
     };
     let mut guards = command.guards(&plan, status, observer).await;
     guards.extend(capi_guard);
+    super::gate::unknown_acks(&guards, flags.ack)?;
     let report = command.report(&plan, &guards);
     let text = match flags.output {
         // Hostnames and reasons come from the nodes: no raw control character on a terminal.
         OutputFormat::Table => crate::printable::lines(&report.table()),
         OutputFormat::Json => serde_json::to_string_pretty(&report)
             .map(|j| j + "\n")
-            .map_err(|e| Stop(1, format!("cannot encode the plan as JSON: {e}")))?,
+            .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode the plan as JSON: {e}")))?,
     };
     write_stdout(&text)?;
     Ok(if blocking(&guards, flags.ack) {
@@ -312,7 +325,7 @@ pub(super) struct Connected {
 
 pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
     let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(1, format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
     let status = runtime.block_on(observer.status());
     let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
@@ -444,7 +457,7 @@ pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
         .and_then(|()| stdout.flush())
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        return Err(Stop(1, format!("cannot write output: {e}")));
+        return Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}")));
     }
     Ok(())
 }

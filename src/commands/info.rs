@@ -2,11 +2,11 @@
 //! talosconfig files, config file, config/state dirs, log and audit files),
 //! which theme it uses, and what it detected about the terminal.
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::GlobalArgs;
-use crate::discovery::{DiscoveryError, Sources};
+use crate::discovery::{DiscoveryError, Sources, with_presence};
 use crate::logging;
 use crate::paths::Paths;
 use crate::tui::{Caps, Theme, ThemeSource};
@@ -86,14 +86,6 @@ fn file_list(files: &[PathBuf]) -> String {
         .map(|f| with_presence(f))
         .collect::<Vec<_>>()
         .join("\n                     ")
-}
-
-fn with_presence(path: &Path) -> String {
-    if path.exists() {
-        path.display().to_string()
-    } else {
-        format!("{} (missing)", path.display())
-    }
 }
 
 pub fn render(info: &Info) -> String {

@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{exit_code_as, print_line};
-use super::headless::{self, CommandFlags, HeadlessUpgrade, PlanText, Stop, other_rollout, usage};
+use super::headless::{
+    self, CommandFlags, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, other_rollout, usage,
+};
 use super::upgrade_output::{PlanReport, indent, progress_line, source_name};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
@@ -27,7 +29,9 @@ use crate::upgrade::{
     Guard, InPlaceUpgrade, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RunOptions,
     TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
 };
-use crate::versions::{OfferedRelease, Version};
+use crate::versions::{
+    OfferedRelease, TalosVersion, Version, check_fleet_talos_path, default_talos_target,
+};
 
 /// Runs `taloscope upgrade` to its exit code.
 pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
@@ -80,6 +84,8 @@ struct OfferedTargets<'a> {
     cluster: &'a str,
     running: Vec<String>,
     offered: Vec<OfferedRelease>,
+    /// The target offered first: the running minor's newest patch, else the next minor's.
+    default: Option<TalosVersion>,
     releases: &'a ReleasesOrigin,
 }
 
@@ -98,15 +104,22 @@ fn list_offered(
         .collect();
     running.sort();
     running.dedup();
+    let offered = offered_among(status, args.allow_downgrade, &learned);
+    let versions: Vec<TalosVersion> = offered.iter().map(|o| o.version.clone()).collect();
     let report = OfferedTargets {
         cluster: &chosen.cluster.name,
         running,
-        offered: offered_among(status, args.allow_downgrade, &learned),
+        default: default_talos_target(&versions, &running_talos_versions(status)),
+        offered,
         releases: &learned.origin,
     };
     if args.gate.output == OutputFormat::Json {
-        let json = serde_json::to_string_pretty(&report)
-            .map_err(|e| Stop(1, format!("cannot encode the targets as JSON: {e}")))?;
+        let json = serde_json::to_string_pretty(&report).map_err(|e| {
+            Stop(
+                EXIT_BLOCKED,
+                format!("cannot encode the targets as JSON: {e}"),
+            )
+        })?;
         print_line(&json);
         return Ok(ExitCode::SUCCESS);
     }
@@ -118,7 +131,14 @@ fn list_offered(
     let rows: String = report
         .offered
         .iter()
-        .map(|o| format!("{}  {}\n", o.version, source_name(o)))
+        .map(|o| {
+            let default = if report.default.as_ref() == Some(&o.version) {
+                "  (default)"
+            } else {
+                ""
+            };
+            format!("{}  {}{default}\n", o.version, source_name(o))
+        })
         .collect();
     if rows.is_empty() {
         out.push_str("  no target offered\n");
@@ -155,6 +175,11 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
 
     fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
         Ok(())
+    }
+
+    async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
+        let learned = self.lookup.learn().await;
+        unknown_target(status, target, self.args.allow_downgrade, &learned)
     }
 
     fn target_text(target: &Version) -> String {
@@ -219,4 +244,35 @@ fn make_plan(
         plan.set_image(image).map_err(|e| usage(e.to_string()))?;
     }
     Ok(plan)
+}
+
+/// A usage error for a target that no release list knows and no version path reaches (a
+/// mistyped `--to v9.9.9`), naming the versions that can be targeted. A listed target off the
+/// path is the version-path guard's to refuse, and an unlisted one on the path the
+/// listed-release guard's to have acknowledged: both print the plan.
+fn unknown_target(
+    status: &ClusterStatus,
+    target: &TalosVersion,
+    allow_downgrade: bool,
+    learned: &LearnedReleases,
+) -> Result<(), Stop> {
+    let running = running_talos_versions(status);
+    if learned.releases.source_of(target).is_some()
+        || running.is_empty()
+        || check_fleet_talos_path(&running, target, allow_downgrade).is_ok()
+    {
+        return Ok(());
+    }
+    let offered = offered_among(status, allow_downgrade, learned);
+    let targets = if offered.is_empty() {
+        "none is offered".to_string()
+    } else {
+        let names: Vec<String> = offered.iter().map(|o| o.version.to_string()).collect();
+        format!("it can target {}", names.join(", "))
+    };
+    Err(usage(format!(
+        "--to {target}: not a Talos release {} can be upgraded to ({}); {targets}",
+        status.name,
+        learned.origin.describe()
+    )))
 }

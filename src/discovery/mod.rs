@@ -24,7 +24,7 @@ pub(crate) mod test_files;
 pub use credentials::normalize_talos_key_pem;
 pub use pairing::host_of;
 pub use roles::{ClientCertificate, Role, Roles, parse_client_certificate};
-pub use sources::SourceOverrides;
+pub use sources::{SourceOverrides, where_looked, with_presence};
 
 /// One talosconfig context, with its credentials decoded to PEM text. Every
 /// PEM present has been checked to parse; a field the file leaves out (a

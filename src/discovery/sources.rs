@@ -95,6 +95,13 @@ fn split_path_list(list: &str) -> Vec<PathBuf> {
 /// talosctl's default: `$TALOS_HOME/config` when TALOS_HOME is absolute, else
 /// `~/.talos/config`; then the service-account mount. The first that exists.
 fn default_talosconfig(talos_home: Option<String>, home: Option<&Path>) -> Option<PathBuf> {
+    talosconfig_candidates(talos_home, home)
+        .into_iter()
+        .find(|p| p.exists())
+}
+
+/// Every place talosctl's default talosconfig may be, in the order it looks.
+fn talosconfig_candidates(talos_home: Option<String>, home: Option<&Path>) -> Vec<PathBuf> {
     let talos_dir = talos_home
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
@@ -103,7 +110,70 @@ fn default_talosconfig(talos_home: Option<String>, home: Option<&Path>) -> Optio
         .map(|dir| dir.join("config"))
         .into_iter()
         .chain(std::iter::once(PathBuf::from(TALOS_SERVICE_ACCOUNT_CONFIG)))
-        .find(|p| p.exists())
+        .collect()
+}
+
+/// Where [`Sources::resolve`] looked, one line per kind of file, for an operator told that
+/// nothing was found: the flag or the variable that named the files, or that neither was set
+/// and the default locations, each file marked when missing.
+pub fn where_looked(
+    overrides: &SourceOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    paths: &Paths,
+) -> Vec<String> {
+    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
+    let home = non_empty("HOME").map(PathBuf::from);
+    let files = |list: &[PathBuf]| {
+        list.iter()
+            .map(|f| with_presence(f))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let kind = |what: &str, flag: &Option<PathBuf>, variable: &str, defaults: Vec<PathBuf>| {
+        let place = match (flag, non_empty(variable)) {
+            (Some(file), _) => format!("--{what} {}", with_presence(file)),
+            (None, Some(list)) => format!("{variable}={list}: {}", files(&split_path_list(&list))),
+            (None, None) if defaults.is_empty() => {
+                format!("--{what} not given, {variable} not set, and no HOME for the default")
+            }
+            (None, None) => format!(
+                "--{what} not given, {variable} not set; default {}",
+                files(&defaults)
+            ),
+        };
+        format!("{what}: {place}")
+    };
+    let kube_default: Vec<PathBuf> = home.iter().map(|h| h.join(".kube/config")).collect();
+    let talos_default = talosconfig_candidates(non_empty("TALOS_HOME"), home.as_deref());
+    let config = overrides
+        .config
+        .clone()
+        .or_else(|| non_empty("TALOSCOPE_CONFIG").map(PathBuf::from))
+        .unwrap_or_else(|| paths.default_config_file());
+    vec![
+        kind(
+            "kubeconfig",
+            &overrides.kubeconfig,
+            "KUBECONFIG",
+            kube_default,
+        ),
+        kind(
+            "talosconfig",
+            &overrides.talosconfig,
+            "TALOSCONFIG",
+            talos_default,
+        ),
+        format!("taloscope config: {}", with_presence(&config)),
+    ]
+}
+
+/// A path as shown to the operator, marked `(missing)` when nothing is there.
+pub fn with_presence(path: &Path) -> String {
+    if path.exists() {
+        path.display().to_string()
+    } else {
+        format!("{} (missing)", path.display())
+    }
 }
 
 fn config_error(err: ConfigError) -> DiscoveryError {
@@ -147,6 +217,43 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
         Sources::resolve(overrides, &|name| vars.get(name).cloned(), paths)
+    }
+
+    #[test]
+    fn where_looked_names_the_flags_variables_and_default_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let vars: HashMap<&str, String> = [("HOME", home.display().to_string())].into();
+        let env = |name: &str| vars.get(name).cloned();
+        let lines = where_looked(&SourceOverrides::default(), &env, &paths_in(dir.path()));
+        let kube = format!("{}/.kube/config (missing)", home.display());
+        let talos = format!("{}/.talos/config (missing)", home.display());
+        assert!(
+            lines[0].starts_with("kubeconfig: --kubeconfig not given, KUBECONFIG not set")
+                && lines[0].contains(&kube),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("TALOSCONFIG not set") && lines[1].contains(&talos),
+            "{lines:?}"
+        );
+        assert!(lines[2].starts_with("taloscope config: "), "{lines:?}");
+
+        let listed: HashMap<&str, String> = [("KUBECONFIG", "/nowhere/a:/nowhere/b".into())].into();
+        let env = |name: &str| listed.get(name).cloned();
+        let overrides = SourceOverrides {
+            talosconfig: Some("/nowhere/talos".into()),
+            ..SourceOverrides::default()
+        };
+        let lines = where_looked(&overrides, &env, &paths_in(dir.path()));
+        assert_eq!(
+            lines[0],
+            "kubeconfig: KUBECONFIG=/nowhere/a:/nowhere/b: /nowhere/a (missing), /nowhere/b (missing)"
+        );
+        assert_eq!(
+            lines[1],
+            "talosconfig: --talosconfig /nowhere/talos (missing)"
+        );
     }
 
     #[test]

@@ -186,8 +186,7 @@ impl HealthChecklist {
             .map(|n| (n.address.clone(), n.name.clone()))
             .collect();
         for (address, name) in known {
-            let with = format!("{address} ({name})");
-            let rename = |text: &mut String| *text = replace_address(text, &address, &with);
+            let rename = |text: &mut String| *text = replace_address(text, &address, &name);
             self.nodes.iter_mut().for_each(rename);
             self.checks.iter_mut().for_each(|c| rename(&mut c.reason));
             self.error.iter_mut().for_each(rename);
@@ -199,7 +198,7 @@ impl HealthChecklist {
     pub fn named(&self, text: &str) -> String {
         let mut out = text.to_string();
         for (address, name) in &self.names {
-            out = replace_address(&out, address, &format!("{address} ({name})"));
+            out = replace_address(&out, address, name);
         }
         out
     }
@@ -268,7 +267,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// `text` with `address` replaced where it stands alone (not inside a longer address).
-fn replace_address(text: &str, address: &str, with: &str) -> String {
+fn replace_address(text: &str, address: &str, name: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(at) = rest.find(address) {
@@ -277,12 +276,22 @@ fn replace_address(text: &str, address: &str, with: &str) -> String {
         let after = rest[end..].chars().next();
         let part_of_more = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
         out.push_str(&rest[..at]);
+        rest = &rest[end..];
         if part_of_more(before) || part_of_more(after) {
             out.push_str(address);
-        } else {
-            out.push_str(with);
+            continue;
         }
-        rest = &rest[end..];
+        // `address:port` (a dial error) keeps the pair whole: `w-2 (127.10.1.5:50000)`.
+        let port_len = rest
+            .strip_prefix(':')
+            .map_or(0, |p| p.chars().take_while(char::is_ascii_digit).count());
+        if port_len > 0 {
+            let port = &rest[1..=port_len];
+            out.push_str(&format!("{name} ({address}:{port})"));
+            rest = &rest[1 + port_len..];
+        } else {
+            out.push_str(&format!("{address} ({name})"));
+        }
     }
     out.push_str(rest);
     out
@@ -315,6 +324,21 @@ mod tests {
         assert_eq!(
             l.first_failure().map(|c| c.name.as_str()),
             Some("etcd to be healthy")
+        );
+    }
+
+    #[test]
+    fn an_address_with_its_port_is_named_as_the_node_then_the_pair() {
+        let mut l = list();
+        l.apply(HealthProgress::Check {
+            name: "apid to be ready".into(),
+            state: CheckState::Failing(
+                "10.5.0.3: transport: Error while dialing: dial tcp 10.5.0.3:50000: connect: connection refused".into(),
+            ),
+        });
+        assert_eq!(
+            l.checks[0].reason,
+            "10.5.0.3 (cp-2): transport: Error while dialing: dial tcp cp-2 (10.5.0.3:50000): connect: connection refused"
         );
     }
 

@@ -74,6 +74,9 @@ pub enum GuardId {
     VersionPair,
     /// Create: how the machine configs reach the VMs (USER_DATA is readable with the VM).
     ConfigDelivery,
+    /// Headless create: each VM's maintenance fingerprint is given, or pinning the first seen
+    /// acknowledged.
+    MaintenanceFingerprints,
     /// Delete: taloscope created the cluster (its journal), or the operator named its VMs.
     KnownVms,
     /// Delete: the cluster and everything in it go for good.
@@ -228,6 +231,7 @@ impl GuardId {
             GuardId::ContextFiles => "context files writable",
             GuardId::VersionPair => "Talos runs Kubernetes",
             GuardId::ConfigDelivery => "config delivery",
+            GuardId::MaintenanceFingerprints => "maintenance fingerprints",
             GuardId::KnownVms => "known VMs",
             GuardId::DestroysData => "destroys data",
             GuardId::CapiOwned => "not owned by Cluster API",
@@ -359,6 +363,9 @@ impl GuardId {
             }
             GuardId::ConfigDelivery => {
                 "Says how each machine config reaches its VM. As USER_DATA in the VM's context it holds every secret of the cluster, and anyone who may read the VM in OpenNebula can read it; maintenance mode sends it over the Talos API instead, to the certificate fingerprint you confirm."
+            }
+            GuardId::MaintenanceFingerprints => {
+                "A headless create asks nobody whether each VM's maintenance certificate is the VM's own: Talos prints the fingerprint on the VM's console when it boots into maintenance mode (the VNC console in Sunstone), and the config, with every secret of the cluster, goes only to the certificate accepted. Give each with --fingerprint VM=SHA256, or acknowledge pinning each as it is first seen."
             }
             GuardId::KnownVms => {
                 "Checks that taloscope knows which VMs are the cluster's: those its create journal recorded, or those you name with --adopt. Deleting a cluster it did not create by guessing its VMs could terminate another cluster's machines."

@@ -3,6 +3,7 @@
 //! before every node. No IO: plain functions over the fleet status model, except `releases`,
 //! which learns the Talos releases from a registry (or its cache in the state dir).
 pub mod capi;
+pub mod downtime;
 pub mod guards;
 mod image_ref;
 pub use crate::capi::owned::{InPlaceUpgrade, capi_owned};

@@ -62,7 +62,7 @@ pub fn node_done(
         return Err("not in the cluster status".into());
     };
     if let Some(error) = &node.error {
-        return Err(format!("not answering ({error})"));
+        return Err(super::downtime::talos_api_down(error));
     }
     match running_version(node) {
         Some(v) if &v == target => {}
@@ -82,7 +82,7 @@ pub fn node_back(
     kube_checked: bool,
 ) -> Result<(), String> {
     if let Some(error) = &node.error {
-        return Err(format!("not answering ({error})"));
+        return Err(super::downtime::talos_api_down(error));
     }
     match node.stage {
         Some(MachineStage::Running) => {}
@@ -234,6 +234,22 @@ mod tests {
             reason: "refused".into(),
         }));
         assert!(down.is_err(), "an unreachable node fails the step");
+    }
+
+    #[test]
+    fn a_rebooting_node_that_does_not_answer_is_said_as_expected_downtime() {
+        let mut down = status("v1.11.3", Some(true), true);
+        down.nodes[0].error = Some(
+            "node cp-1 is unreachable: transport error: tcp connect error: Connection refused (os error 111)"
+                .into(),
+        );
+        let why = node_back(&down, &down.nodes[0], None, true).expect_err("down");
+        assert_eq!(
+            why,
+            "its Talos API is not answering yet (connection refused): expected while the node reboots"
+        );
+        let target = Version::parse("v1.12.0").unwrap();
+        assert_eq!(node_done(&down, &step(), &target, true), Err(why));
     }
 
     #[test]

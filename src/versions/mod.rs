@@ -22,8 +22,8 @@ pub use path::{
     PathError, Product, check_fleet_talos_path, check_fleet_talos_upgrade,
     check_fleet_talos_upgrade_among, check_kubernetes_path, check_kubernetes_supported,
     check_kubernetes_upgrade, check_talos_path, check_talos_upgrade, check_talos_upgrade_among,
-    fleet_talos_upgrade_targets, fleet_talos_upgrade_targets_among, kubernetes_upgrade_targets,
-    talos_upgrade_targets, talos_upgrade_targets_among,
+    default_talos_target, fleet_talos_upgrade_targets, fleet_talos_upgrade_targets_among,
+    kubernetes_upgrade_targets, talos_upgrade_targets, talos_upgrade_targets_among,
 };
 pub use releases::{OfferedRelease, ReleaseSource, TalosReleases};
 pub use skew::{

@@ -320,6 +320,25 @@ pub fn fleet_talos_upgrade_targets_among(
     targets
 }
 
+/// The target a Talos upgrade offers first: the newest of `targets` in the minor the lowest
+/// node runs, else the newest of the next minor (a minor jump only once the running minor has
+/// nothing newer). Never a downgrade; `None` when no target is above the lowest node. The CLI
+/// and the console both default to it.
+pub fn default_talos_target(
+    targets: &[TalosVersion],
+    running: &[TalosVersion],
+) -> Option<TalosVersion> {
+    let lowest = Version::lowest(running)?;
+    let newest_of = |minor| {
+        targets
+            .iter()
+            .filter(|t| *t > lowest && t.minor_key() == minor)
+            .max()
+            .cloned()
+    };
+    newest_of(lowest.minor_key()).or_else(|| newest_of(lowest.minor_key().next()))
+}
+
 /// Whether Talos `talos` runs Kubernetes `kube`, with the reason when not. Used both for a
 /// Kubernetes target against each node's Talos, and for a Talos target against the running
 /// Kubernetes.

@@ -20,6 +20,30 @@ fn talos_targets_from_scenario_version() {
 }
 
 #[test]
+fn the_default_talos_target_is_the_running_minors_newest_patch_then_the_next_minor() {
+    let running = [v("v1.11.3"), v("v1.11.5")];
+    let targets = fleet_talos_upgrade_targets(&running, false);
+    assert_eq!(
+        default_talos_target(&targets, &running),
+        Some(v("v1.11.6")),
+        "not the minor jump to v1.12.11 offered beside it"
+    );
+    let on_newest_patch = [v("v1.10.9")];
+    let targets = fleet_talos_upgrade_targets(&on_newest_patch, false);
+    assert_eq!(
+        default_talos_target(&targets, &on_newest_patch),
+        Some(v("v1.11.6"))
+    );
+    let downgrades = [v("v1.11.2"), v("v1.10.9")];
+    assert_eq!(
+        default_talos_target(&downgrades, &[v("v1.11.3")]),
+        None,
+        "never a downgrade"
+    );
+    assert_eq!(default_talos_target(&[v("v1.12.0")], &[]), None);
+}
+
+#[test]
 fn talos_targets_from_latest_patch_offer_only_next_minor() {
     assert_eq!(
         names(&talos_upgrade_targets(&v("v1.10.9"), false)),

@@ -100,7 +100,7 @@ impl<'a> ProvisionPane<'a> {
 
     /// `[=====.....] 1 of 2 joined`, ASCII in every mode.
     fn gauge(&self, view: &ProvisionView, width: usize) -> Line<'static> {
-        let total = view.requested.max(view.vms.len());
+        let total = view.total();
         let done = view.joined();
         gauge(
             self.look,

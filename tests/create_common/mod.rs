@@ -8,8 +8,12 @@ use taloscope::fleet::{ClusterStatus, FleetStatus};
 /// The typed acknowledgement a delete needs.
 pub const DESTROYS: &str = "this destroys the cluster and its data";
 
+/// The acknowledgement a headless create needs to pin each VM's maintenance fingerprint as
+/// first seen.
+pub const PIN_FINGERPRINTS: &str = "pin the fingerprints shown";
+
 /// `taloscope create` of lab through `provider` with `controlplanes`+`workers` on `talos`, polling
-/// every 20 ms, confirmed; then `more`.
+/// every 20 ms, confirmed, pinning the maintenance fingerprints as first seen; then `more`.
 pub fn create_args(
     provider: &str,
     controlplanes: usize,
@@ -35,6 +39,8 @@ pub fn create_args(
         "--yes",
         "--confirm",
         "lab",
+        "--ack",
+        PIN_FINGERPRINTS,
     ]
     .iter()
     .map(|a| a.to_string())

@@ -81,8 +81,13 @@ impl<S: CreateSteps> CreateRunner<S> {
             vm.name
         );
         self.note(shown).await;
-        let FingerprintPolicy::Ask(ask) = &self.fingerprints else {
-            return Ok(());
+        let ask = match &self.fingerprints {
+            FingerprintPolicy::PinFirstSeen => return Ok(()),
+            FingerprintPolicy::Given {
+                fingerprints,
+                pin_unnamed,
+            } => return given(vm, address, fingerprint, fingerprints, *pin_unnamed),
+            FingerprintPolicy::Ask(ask) => ask,
         };
         let (tx, rx) = oneshot::channel();
         let question = FingerprintQuestion {
@@ -100,6 +105,29 @@ impl<S: CreateSteps> CreateRunner<S> {
             Ok(true) => Ok(()),
             _ => Err(refused()),
         }
+    }
+}
+
+/// The headless check of `--fingerprint VM=SHA256`: the VM's certificate is the one given
+/// for it, or (not named) taken as first seen when the acknowledgement allows it.
+fn given(
+    vm: &CreatedVm,
+    address: &str,
+    seen: &str,
+    fingerprints: &std::collections::BTreeMap<String, String>,
+    pin_unnamed: bool,
+) -> Result<(), String> {
+    match fingerprints.get(&vm.name) {
+        Some(expected) if expected == seen => Ok(()),
+        Some(expected) => Err(format!(
+            "{} ({address}) shows certificate fingerprint {seen}, not the {expected} given with --fingerprint: not applying the config",
+            vm.name
+        )),
+        None if pin_unnamed => Ok(()),
+        None => Err(format!(
+            "{} ({address}) shows certificate fingerprint {seen}, and no --fingerprint names {}: not applying the config",
+            vm.name, vm.name
+        )),
     }
 }
 

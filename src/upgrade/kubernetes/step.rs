@@ -13,6 +13,7 @@ use crate::kube::{KUBE_PROXY, KUBE_SYSTEM, image_tag, match_talos_node};
 use crate::rollout::StepPhase;
 use crate::rollout::engine::StepReport;
 use crate::talos::{ApplyMode, ImageNamespace, TalosError};
+use crate::upgrade::downtime::kubernetes_api_down;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::runner::KindStep;
 use crate::versions::{KubeVersion, Version};
@@ -103,7 +104,7 @@ impl ComponentStep<'_> {
             return Err("no kube context: the component cannot be seen".into());
         };
         let (nodes, pods) = tokio::join!(kube.nodes(), kube.control_plane_components());
-        let pods = pods.map_err(|e| format!("Kubernetes API not answering ({e})"))?;
+        let pods = pods.map_err(|e| kubernetes_api_down(&e.to_string()))?;
         // The node's address as Kubernetes knows it, besides the one Talos is reached at.
         let mut addresses = vec![self.step.address.clone()];
         if let Ok(nodes) = &nodes
@@ -136,7 +137,7 @@ impl ComponentStep<'_> {
         };
         let facts = collect_kubernetes(kube).await;
         if let Some(error) = &facts.report.error {
-            return Err(format!("Kubernetes API not answering ({error})"));
+            return Err(kubernetes_api_down(error));
         }
         let node = match_talos_node(&self.step.address, &self.step.node, &facts.nodes)
             .ok_or_else(|| format!("Kubernetes node {} not seen", self.step.node))?;
