@@ -70,6 +70,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
         let redraw = provision::on_tick(state)
+            || super::update_checklist::on_tick(state, unix)
             || action_running
             || matches!(state.screen, Screen::Rollout | Screen::Create);
         if redraw {
