@@ -123,6 +123,7 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::Provision
         | Screen::Action => false,
         Screen::Health => false,
+        Screen::Certs => false,
         Screen::Capi => false,
         Screen::Create => false,
         Screen::CapiUpgrade => false,
