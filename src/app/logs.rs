@@ -381,7 +381,7 @@ impl LogView {
             }
             first = i;
         }
-        first.min(matching.len().saturating_sub(1).max(0))
+        first.min(matching.len().saturating_sub(1))
     }
 
     /// The index of the first shown line: the last screenful when following, else the

@@ -195,13 +195,18 @@ pub fn soonest_first(certs: &mut [CertExpiry]) {
     });
 }
 
+/// The day a readable certificate ends, `2026-12-11` (UTC).
+pub fn end_date(c: &CertExpiry) -> Option<String> {
+    let at = c.not_after.filter(|_| c.error.is_none())?;
+    let (y, m, d) = crate::clock::civil_from_days(at.div_euclid(86_400));
+    Some(format!("{y:04}-{m:02}-{d:02}"))
+}
+
 /// `2026-12-11 (in 9 days)`, `… (expired 3 days ago)`, or why the certificate is unreadable.
 pub fn expires_text(c: &CertExpiry) -> String {
-    match (c.not_after, c.days_left, &c.error) {
+    match (end_date(c), c.days_left, &c.error) {
         (_, _, Some(e)) => format!("unreadable: {e}"),
-        (Some(at), Some(days), None) => {
-            let (y, m, d) = crate::clock::civil_from_days(at.div_euclid(86_400));
-            let when = format!("{y:04}-{m:02}-{d:02}");
+        (Some(when), Some(days), None) => {
             if days < 0 {
                 format!("{when} (expired {} days ago)", -days)
             } else {

@@ -11,7 +11,9 @@ use super::table::pane_block;
 use super::{Look, fit};
 use crate::app::certs::fleet_certs;
 use crate::app::state::AppState;
-use crate::fleet::cert_expiry::{CertExpiry, ExpiryVerdict, WARN_DAYS, expires_text, renewal};
+use crate::fleet::cert_expiry::{
+    CertExpiry, ExpiryVerdict, WARN_DAYS, end_date, expires_text, renewal,
+};
 use crate::tui::Role;
 
 /// The widest the certificate and context columns get; longer text is cut.
@@ -78,13 +80,7 @@ impl<'a> CertsPane<'a> {
             " ".repeat(whose_width.saturating_sub(whose.width())),
         );
         let room = width.saturating_sub(head.width());
-        let ends = match (c.not_after, &c.error) {
-            (Some(at), None) => {
-                let (y, m, d) = crate::clock::civil_from_days(at.div_euclid(86_400));
-                format!("{y:04}-{m:02}-{d:02}")
-            }
-            _ => "unreadable".to_string(),
-        };
+        let ends = end_date(c).unwrap_or_else(|| "unreadable".to_string());
         let expires = fit(&ends, room, e);
         let (head_style, rest_style) = if selected {
             (s.get(Role::Selection), s.get(Role::Selection))
