@@ -16,13 +16,7 @@ const BOUND: Duration = Duration::from_secs(60);
 fn certs_soonest_first_from_the_fleet_and_the_command_line() {
     let sim = BackgroundSim::start("healthy", BOUND);
     let home = tempfile::tempdir().unwrap();
-    let env = [
-        ("NO_COLOR", "1".to_string()),
-        ("LANG", "C".to_string()),
-        ("TALOSCONFIG", sim.talosconfig()),
-        ("KUBECONFIG", sim.kubeconfig()),
-    ];
-    let mut s = PtySession::start(24, 80, home.path(), &[], &env);
+    let mut s = PtySession::start(24, 80, home.path(), &[], &sim.console_env());
     s.wait_for("the fleet", BOUND, |t| {
         t.contains("healthy") && t.contains("Enter open")
     });
@@ -45,7 +39,9 @@ fn certs_soonest_first_from_the_fleet_and_the_command_line() {
     s.send(b"\x1b");
     s.wait_for("the fleet again", BOUND, |t| t.contains("Enter open"));
     s.send(b":ctx healthy\r");
-    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes ("));
+    s.wait_for("the nodes pane", BOUND, |t| {
+        t.contains("+ Nodes (") && t.contains("cp-1")
+    });
     s.send(b":certs\r");
     s.wait_for("the certificates", BOUND, |t| {
         t.contains("Certificates: ") && t.contains("talos CA")

@@ -298,21 +298,16 @@ fn wrapped_lines_take_rows_and_the_last_screenful_still_ends_with_the_newest() {
     v.toggle_wrap();
     let area = LogArea { rows: 4, room: 10 };
     // The newest long line takes 3 rows, "b" one: the screen holds those two.
-    let shown: Vec<String> = v
-        .window(area)
-        .lines
-        .iter()
-        .map(|l| l.text.clone())
-        .collect();
-    assert_eq!(shown, ["b".to_string(), long.clone()]);
+    let texts = |v: &LogView| -> Vec<String> {
+        v.window(area)
+            .lines
+            .iter()
+            .map(|l| l.text.clone())
+            .collect()
+    };
+    assert_eq!(texts(&v), ["b".to_string(), long.clone()]);
     v.scroll(-1, area);
-    let shown: Vec<String> = v
-        .window(area)
-        .lines
-        .iter()
-        .map(|l| l.text.clone())
-        .collect();
-    assert_eq!(shown, [long.clone(), "b".to_string()]);
+    assert_eq!(texts(&v), [long.clone(), "b".to_string()]);
     v.toggle_wrap();
     assert_eq!(v.window(area).lines.len(), 4);
 }

@@ -90,4 +90,22 @@ mod tests {
         update(&mut s, Action::Back);
         assert_eq!(s.screen, Screen::Cluster(crate::app::screen::Pane::Etcd));
     }
+
+    #[test]
+    fn certificates_read_while_the_screen_is_open_redraw_it() {
+        let status = ClusterStatus {
+            name: "lab".into(),
+            ..Default::default()
+        };
+        let mut s = cluster_screen(status, crate::app::screen::Pane::Nodes);
+        update(&mut s, Action::OpenCerts);
+        let event = FleetEvent::Certificates {
+            cluster: "lab".into(),
+            certs: vec![cert("soon", 5)],
+            at: std::time::Instant::now(),
+        };
+        let outcome = crate::app::apply(&mut s, Action::Event(AppEvent::Fleet(event)));
+        assert!(outcome.redraw);
+        assert_eq!(fleet_certs(&s.fleet).len(), 1);
+    }
 }
