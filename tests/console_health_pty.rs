@@ -1,7 +1,10 @@
 //! End-to-end, the console in a pseudo-terminal against a sim served from the test process,
 //! NO_COLOR=1 LANG=C: `H` on the cluster view runs the health checks on the first control
 //! plane that answers and the checklist fills in until the verdict; on `healthy` every check
-//! passes and `r` runs them again; on `cp2-down` the etcd check fails naming cp-2.
+//! passes and `r` runs them again; on `cp2-down` the etcd check fails naming cp-2: while it
+//! is retried its time moves, the timeout and the checks after it are on screen; once the
+//! server's check stopped the rest are "not run", Enter opens the whole error and `c` runs
+//! the client-side checks.
 mod pty_support;
 
 use std::path::Path;
@@ -59,8 +62,38 @@ fn cp2_down_fails_the_etcd_check_naming_cp_2() {
     let sim = BackgroundSim::start("cp2-down", BOUND);
     let home = tempfile::tempdir().unwrap();
     let mut s = checklist_of(&sim, home.path(), "cp2-down");
+    s.wait_for("the timeout and the next checks, pending", BOUND, |t| {
+        t.contains("of the 1m00s timeout")
+            && t.contains("pending etcd members to be consistent across nodes")
+    });
+    // The etcd check is retried with no news for a while: its time still moves.
+    s.wait_for("the running check's time to pass 2 s", CHECKS, |t| {
+        t.lines().any(|row| {
+            row.contains("running etcd to be healthy")
+                && row
+                    .split_whitespace()
+                    .find_map(|w| w.strip_suffix('s')?.parse::<f64>().ok())
+                    .is_some_and(|secs| secs >= 2.0)
+        })
+    });
     s.wait_for("the etcd check to fail naming cp-2", CHECKS, |t| {
         t.contains("NOT HEALTHY") && t.contains("etcd to be healthy") && t.contains("(cp-2)")
+    });
+    s.wait_for("the checks the server did not run", BOUND, |t| {
+        t.contains("stops at its first failing check: 15 after it not")
+            && t.contains("not run etcd members to be consistent across nodes")
+    });
+    s.send(b"\r");
+    s.wait_for("the whole error", BOUND, |t| {
+        t.contains("FAIL: etcd to be healthy (Esc closes)")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the error closed", BOUND, |t| !t.contains("(Esc closes)"));
+    s.send(b"c");
+    s.wait_for("the client-side checks", BOUND, |t| {
+        t.contains("client-side checks (talosctl health --server=false)")
+            && t.contains("run 2")
+            && t.contains("all k8s nodes to report schedulable")
     });
     assert_eq!(s.quit(BOUND), Some(0));
 }

@@ -23,6 +23,20 @@ const TAIL: usize = taloscope::app::logs::DEFAULT_TAIL as usize;
 const FOLLOWED: usize = 6;
 const NODES: [&str; 3] = ["cp-1", "cp-2", "cp-3"];
 
+/// The console at 80x24 on `cluster` of `sim` (its files under `home`), its nodes pane shown
+/// with the control planes.
+fn console_on(sim: &BackgroundSim, home: &std::path::Path, cluster: &str) -> PtySession {
+    let mut args = sim.demo_console_args();
+    args.extend(["--context".to_string(), cluster.to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let env = [("NO_COLOR", "1".to_string()), ("LANG", "C".to_string())];
+    let mut s = PtySession::start(24, 80, home, &args, &env);
+    s.wait_for("the nodes pane", BOUND, |t| {
+        t.contains("+ Nodes (") && t.contains("cp-3")
+    });
+    s
+}
+
 /// The title's position: (first, last, of) from `lines A-B of N`.
 fn position(screen: &str) -> Option<(usize, usize, usize)> {
     let at = screen.find("lines ")?;
@@ -74,15 +88,8 @@ fn headless_stamps(sim: &BackgroundSim, home: &std::path::Path, node: &str) -> V
 #[test]
 fn etcd_of_three_control_planes_shows_every_line_the_sim_sends() {
     let home = tempfile::tempdir().expect("temp home");
-    let env = [("NO_COLOR", "1".to_string()), ("LANG", "C".to_string())];
     let sim = BackgroundSim::start_scaled("healthy", TIME_SCALE, BOUND);
-    let mut args = sim.demo_console_args();
-    args.extend(["--context".to_string(), "healthy".to_string()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut s = PtySession::start(24, 80, home.path(), &args, &env);
-    s.wait_for("healthy's nodes", BOUND, |t| {
-        t.contains("+ Nodes (5)") && t.contains("cp-3")
-    });
+    let mut s = console_on(&sim, home.path(), "healthy");
     s.send(b"2");
     s.wait_for("the etcd pane", BOUND, |t| t.contains("+ etcd ("));
     s.send(b"l");
@@ -166,15 +173,8 @@ fn etcd_of_three_control_planes_shows_every_line_the_sim_sends() {
 #[test]
 fn a_node_that_is_down_is_said_inline_and_the_others_go_on() {
     let home = tempfile::tempdir().expect("temp home");
-    let env = [("NO_COLOR", "1".to_string()), ("LANG", "C".to_string())];
     let sim = BackgroundSim::start_scaled("cp2-down", TIME_SCALE, BOUND);
-    let mut args = sim.demo_console_args();
-    args.extend(["--context".to_string(), "cp2-down".to_string()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut s = PtySession::start(24, 80, home.path(), &args, &env);
-    s.wait_for("cp2-down's nodes", BOUND, |t| {
-        t.contains("+ Nodes (") && t.contains("cp-3")
-    });
+    let mut s = console_on(&sim, home.path(), "cp2-down");
     s.send(b"2");
     s.wait_for("the etcd pane", BOUND, |t| t.contains("+ etcd ("));
     s.send(b"l");
@@ -197,4 +197,38 @@ fn a_node_that_is_down_is_said_inline_and_the_others_go_on() {
     s.wait_for("the etcd pane again", BOUND, |t| t.contains("+ etcd ("));
     let code = s.quit(BOUND);
     assert_eq!(code, Some(0));
+}
+
+/// Where the text `"revision":` starts among the etcd lines the sim writes: past column 80.
+const REVISION: &str = r#""revision":"#;
+
+#[test]
+fn a_filter_match_beyond_column_80_is_scrolled_into_view_by_n() {
+    let home = tempfile::tempdir().expect("temp home");
+    let sim = BackgroundSim::start_scaled("healthy", TIME_SCALE, BOUND);
+    let mut s = console_on(&sim, home.path(), "healthy");
+    s.send(b":logs etcd cp-1\r");
+    // One node: its lines have no node prefix, and at 80 columns the revision is cut off.
+    s.wait_for("etcd of cp-1, followed", BOUND, |t| {
+        t.contains("Logs: etcd of cp-1 ") && t.contains(r#"| {"level":"#)
+    });
+    assert!(!s.text().contains(REVISION), "{}", s.text());
+    s.send(b"/revision\r");
+    s.wait_for("the filter", BOUND, |t| t.contains("filter /revision"));
+    s.send(b"n");
+    s.wait_for("the match scrolled into view", BOUND, |t| {
+        t.contains(REVISION) && t.contains("scrolled;")
+    });
+    // Right as far as it goes: the longest line's end stays on screen.
+    s.send(b"\x1b");
+    s.wait_for("the filter cleared", BOUND, |t| !t.contains("filter /"));
+    for _ in 0..10 {
+        s.send(b"\x1b[C");
+    }
+    s.wait_for("the lines' ends", BOUND, |t| {
+        t.lines().any(|row| row.trim_end().ends_with("} |"))
+    });
+    s.send(b"q");
+    s.wait_for("the nodes pane again", BOUND, |t| t.contains("+ Nodes ("));
+    assert_eq!(s.quit(BOUND), Some(0));
 }

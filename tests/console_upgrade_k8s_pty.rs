@@ -60,6 +60,10 @@ fn upgrade_k8s_walks_from_the_plan_to_completion_on_screen() {
     });
     s.send(b"healthy-112\r");
     s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    // The pre-pull's rows, one per node and image, before the components' steps.
+    s.wait_for("the pre-pull rows", BOUND, |t| {
+        t.contains("of 31 steps") && t.contains("pre-pull registry.k8s.io/kube-apiserver")
+    });
     s.wait_for("the rollout to complete", Duration::from_secs(240), |t| {
         t.contains("completed: every node done or skipped")
     });

@@ -124,9 +124,17 @@ async fn cp2_down_fails_the_etcd_check_naming_cp_2() {
         fail.contains("dial tcp cp-2 (") && fail.contains(":50000): connect"),
         "{fail}"
     );
+    // The error is printed once: the verdict names the check and points at it.
     assert!(
-        stderr.contains("is not healthy: etcd to be healthy") && stderr.contains("(cp-2)"),
+        stderr.contains("is not healthy: etcd to be healthy failed (its error above)"),
         "{stderr}"
+    );
+    assert!(!stderr.contains("(cp-2)"), "{stderr}");
+    // The checks after it, which the server never ran, are listed as not run.
+    assert!(
+        stdout.contains("stops at its first failing check")
+            && stdout.contains("-     all k8s nodes to report schedulable"),
+        "{stdout}"
     );
 
     let mut cmd = fx.taloscope("cp2-down", "health");

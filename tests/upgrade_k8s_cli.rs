@@ -138,8 +138,14 @@ async fn on_healthy_os_first_then_kubernetes_and_status_agrees() {
     cmd.args(confirmed("1.35.0", "healthy"));
     let (code, stdout, stderr) = output(cmd).await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    // The pre-pull first, a step per node and image (3 static pods and the kubelet on each
+    // of 3 control planes, the kubelet on 2 workers), then the 17 components' steps.
     assert!(
-        stdout.contains("[1/17] cp-1 kube-apiserver v1.35.0: done"),
+        stdout.contains("[1/31] cp-1 pre-pull registry.k8s.io/kube-apiserver:v1.35.0: done"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[15/31] cp-1 kube-apiserver v1.35.0: done"),
         "{stdout}"
     );
     assert!(
@@ -175,10 +181,10 @@ async fn a_killed_run_is_resumed_by_the_same_command() {
     let args = confirmed("1.35.0", "healthy-112");
     let mut cmd = fx.taloscope("healthy-112", "upgrade-k8s");
     cmd.args(args);
-    let (mut child, seen) = run_until_line(cmd, "[5/17]").await;
+    let (mut child, seen) = run_until_line(cmd, "[19/31]").await;
     assert!(
         seen.iter()
-            .any(|l| without_time(l).starts_with("[4/17]") && l.ends_with(": done")),
+            .any(|l| without_time(l).starts_with("[18/31]") && l.ends_with(": done")),
         "{seen:?}"
     );
     child.kill().await.expect("kill");
@@ -192,7 +198,7 @@ async fn a_killed_run_is_resumed_by_the_same_command() {
         "{stderr}"
     );
     assert!(
-        !stdout.contains("[1/17]"),
+        !stdout.contains("[1/31]") && !stdout.contains("[15/31]"),
         "finished steps are not run again: {stdout}"
     );
     let state = fx.sim.state();

@@ -13,29 +13,13 @@ use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::fleet::FleetEvent;
 use taloscope::fleet::cert_expiry::{CertExpiry, ExpiryVerdict};
+use taloscope::fleet::health_check::SERVER_CHECKS;
 use taloscope::talos::{CheckState, HealthProgress};
 use view_support::scenarios;
 use view_support::{all_renders, screen_text_at};
 
-/// `talosctl health`'s default checks, as the sim reports them (pkg/cluster/check/default.go).
-const CHECKS: [&str; 16] = [
-    "etcd to be healthy",
-    "etcd members to be consistent across nodes",
-    "etcd members to be control plane nodes",
-    "apid to be ready",
-    "all nodes memory sizes",
-    "all nodes disk sizes",
-    "no diagnostics",
-    "kubelet to be healthy",
-    "all nodes to finish boot sequence",
-    "all k8s nodes to report",
-    "all control plane static pods to be running",
-    "all control plane components to be ready",
-    "all k8s nodes to report ready",
-    "kube-proxy to report ready",
-    "coredns to report ready",
-    "all k8s nodes to report schedulable",
-];
+/// `talosctl health`'s default checks, in the order the server runs them.
+const CHECKS: [&str; 16] = SERVER_CHECKS;
 
 /// The checklist of `scenario` opened with `H`, and the run the console would start.
 fn opened(scenario: &str) -> (AppState, u64) {
@@ -109,7 +93,15 @@ fn health_running() {
     let ms = f.passing(&mut s, 5);
     f.check(&mut s, ms + 10, CHECKS[5], CheckState::Waiting);
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("running: 5 passed so far"), "{text}");
+    assert!(
+        text.contains("running: 5 passed so far in 1.3s of the 1m00s timeout"),
+        "{text}"
+    );
+    // The checks after the running one are on screen, pending.
+    assert!(
+        text.contains("pending") && text.contains(CHECKS[6]),
+        "{text}"
+    );
     assert!(
         text.contains("server-side HealthCheck on cp-1 (127.10.0.1): os:admin may call it"),
         "{text}"
@@ -169,15 +161,66 @@ fn health_failed_on_cp2_down() {
     let text = screen_text_at(&s, 200, 50);
     assert!(
         text.contains(
-            "NOT HEALTHY in 2.0s: etcd to be healthy: 1 error occurred: * 127.10.0.2 (cp-2)"
+            "NOT HEALTHY in 2.0s (timeout 1m00s): etcd to be healthy: 1 error occurred: * \
+             127.10.0.2 (cp-2)"
         ),
         "{text}"
     );
+    // The server stopped at the failing check: the rest did not run, and `c` is offered.
+    let text = screen_text_at(&s, 80, 24);
+    assert!(
+        text.contains("stops at its first failing check: 15 after it not")
+            && text.contains("c runs the client-side checks"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not run") && text.contains(CHECKS[1]),
+        "{text}"
+    );
+    assert!(text.contains("c client checks"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
     // `r` runs the checks again; the last run's checks wait as pending.
     let effects = update(&mut s, Action::Refresh);
     assert!(matches!(effects.as_slice(), [Effect::RunHealthCheck(r)] if r.run == run + 1));
     assert!(screen_text_at(&s, 80, 24).contains("pending"));
+}
+
+#[test]
+fn health_failing_check_error_opened() {
+    let (mut s, run) = opened("cp2-down");
+    let f = feed(&s, run);
+    f.send(&mut s, 0, HealthNews::Started);
+    let nodes = (1..=5).map(|i| format!("127.10.0.{i}")).collect();
+    f.send(
+        &mut s,
+        20,
+        HealthNews::Progress(HealthProgress::Discovered(nodes)),
+    );
+    for (i, name) in CHECKS[..3].iter().enumerate() {
+        f.check(&mut s, 40 + 10 * i as u64, name, CheckState::Passed);
+    }
+    let why = "3 errors occurred:\n\t* 127.10.0.2: rpc error: code = Unavailable desc = \
+               connection error: desc = \"transport: Error while dialing: dial tcp \
+               127.10.0.2:50000: connect: connection refused\"\n\t* 127.10.0.4: rpc error: \
+               code = Unavailable desc = connection refused\n\t* 127.10.0.5: the node's \
+               apid did not answer in time: the final words of this error end here\n\n";
+    f.check(&mut s, 300, CHECKS[3], CheckState::Failing(why.into()));
+    f.send(
+        &mut s,
+        60_300,
+        HealthNews::Finished(Some("context deadline exceeded".into())),
+    );
+    // Cut in its row; whole once Enter opens it.
+    let text = screen_text_at(&s, 80, 24);
+    assert!(!text.contains("final words"), "{text}");
+    update(&mut s, Action::OpenSelected);
+    let text = screen_text_at(&s, 80, 24);
+    assert!(
+        text.contains("FAIL: apid to be ready (Esc closes)"),
+        "{text}"
+    );
+    assert!(text.contains("words of this error end here"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
 }
 
 #[test]

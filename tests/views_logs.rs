@@ -153,6 +153,55 @@ fn dmesg_of_a_node() {
     insta::assert_snapshot!(all_renders(&s));
 }
 
+/// etcd of one node with a `nodeready` beyond column 80 on some lines, and levels.
+fn long_lines() -> AppState {
+    let mut s = on_healthy(Pane::Nodes);
+    typed(&mut s, Action::OpenCommandLine, "logs etcd cp-2");
+    let texts = (0..30)
+        .map(|i| match i % 10 {
+            4 => format!(
+                r#"{{"level":"warn","ts":"2026-12-01T19:51:{i:02}Z","caller":"etcdserver/util.go:170","msg":"apply request took too long","took":"1.2s","expected-duration":"100ms","prefix":"read-only range ","request":"key:/registry/leases/kube-node-lease/nodeReady-{i}"}}"#
+            ),
+            7 => format!(
+                r#"{{"level":"error","ts":"2026-12-01T19:51:{i:02}Z","caller":"rafthttp/peer.go:267","msg":"failed to send out heartbeat on time","heartbeat-interval":"100ms"}}"#
+            ),
+            _ => etcd_line(1, i),
+        })
+        .collect();
+    lines(&mut s, 0, texts);
+    s
+}
+
+#[test]
+fn search_match_beyond_column_80_scrolled_into_view() {
+    let mut s = long_lines();
+    typed(&mut s, Action::OpenFilter, "nodeready");
+    update(&mut s, Action::MoveFirst);
+    update(&mut s, Action::Logs(LogKey::NextMatch));
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains("nodeReady-4"), "{text}");
+    update(&mut s, Action::Logs(LogKey::NextMatch));
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains("nodeReady-14"), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
+#[test]
+fn right_stops_at_the_longest_line_and_w_wraps() {
+    let mut s = long_lines();
+    for _ in 0..10 {
+        update(&mut s, Action::Logs(LogKey::Right));
+    }
+    // The longest line's end is at the right edge; no screen of blank lines.
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains(r#"nodeReady-24"}"#), "{text}");
+    update(&mut s, Action::Logs(LogKey::Wrap));
+    let text = screen_text_at(&s, 80, 24);
+    assert!(text.contains(r#"{"level":"warn""#), "{text}");
+    assert!(text.contains(r#"nodeReady-24"}"#), "{text}");
+    insta::assert_snapshot!(all_renders(&s));
+}
+
 #[test]
 fn service_picker() {
     let mut s = on_healthy(Pane::Nodes);

@@ -121,6 +121,10 @@ pub enum Action {
     Logs(super::logs::LogKey),
     /// `H` / `:health`: the health checklist of the cluster in use.
     OpenHealth,
+    /// `c` on the checklist after the server's checks stopped: the client-side checks.
+    RunClientChecks,
+    /// `C` on the fleet, `:certs`: every certificate, soonest end first.
+    OpenCerts,
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
     OpenCapi,
     /// `D` on the fleet or a cluster: the deletion plan of that cluster.

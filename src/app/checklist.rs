@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::screen::Screen;
 use crate::discovery::Cluster;
-use crate::fleet::health_check::{CheckPath, CheckRoute};
+use crate::fleet::health_check::{CheckPath, CheckRoute, SERVER_CHECKS};
 use crate::fleet::{CheckMark, HealthChecklist};
 use crate::talos::HealthProgress;
 
@@ -48,11 +48,14 @@ pub enum CheckPhase {
     Running,
     Pass,
     Fail,
+    /// After the server's failing check: its HealthCheck stopped there.
+    NotRun,
 }
 
 impl CheckPhase {
     pub fn word(self) -> &'static str {
         match self {
+            CheckPhase::NotRun => "not run",
             CheckPhase::Pending => "pending",
             CheckPhase::Running => "running",
             CheckPhase::Pass => "pass",
@@ -95,6 +98,16 @@ pub struct HealthScreen {
     pub finished: bool,
     /// The screen Esc returns to.
     pub back: Screen,
+    /// How long the checks may take in all (the node's deadline, or the client-side wait).
+    pub timeout: Duration,
+    /// The row the operator moved to (Up/Down); Enter opens its whole error.
+    pub selected: Option<usize>,
+    /// The selected row's whole error is open below the rows.
+    pub opened: bool,
+    /// The wall clock when the latest report came, and the latest tick's: a check that has
+    /// not reported since keeps counting its time.
+    reported_wall: Option<u64>,
+    wall_now: Option<u64>,
 }
 
 impl HealthScreen {
@@ -118,7 +131,56 @@ impl HealthScreen {
             latest: None,
             finished: false,
             back,
+            timeout: crate::fleet::health_check::DEFAULT_WAIT,
+            selected: None,
+            opened: false,
+            reported_wall: None,
+            wall_now: None,
         }
+    }
+
+    /// Whether the server runs these checks (and stops at the first failing one).
+    pub fn server_side(&self) -> bool {
+        matches!(self.route, Ok(CheckPath::Server(_)))
+    }
+
+    /// A tick of the wall clock; whether the screen shows a time that moved.
+    pub fn tick(&mut self, wall: u64) -> bool {
+        self.wall_now = Some(wall);
+        self.running() && self.started.is_some()
+    }
+
+    /// Notes the wall clock a report came at (with [`HealthScreen::fold`]).
+    pub fn reported_at(&mut self, wall: Option<u64>) {
+        if wall.is_some() {
+            self.reported_wall = wall;
+            self.wall_now = self.wall_now.max(wall);
+        }
+    }
+
+    /// Time since the latest report while the checks run (ticks of the wall clock).
+    fn waiting(&self) -> Duration {
+        match (self.running(), self.reported_wall, self.wall_now) {
+            (true, Some(at), Some(now)) => Duration::from_secs(now.saturating_sub(at)),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// The row Enter opens: the selected one, else the first failing one.
+    pub fn focused(&self) -> Option<usize> {
+        self.selected.or_else(|| {
+            self.lines()
+                .iter()
+                .position(|l| l.phase == CheckPhase::Fail)
+        })
+    }
+
+    /// The checks the server's run never reached: it stopped at a failing check.
+    pub fn not_run(&self) -> usize {
+        self.lines()
+            .iter()
+            .filter(|l| l.phase == CheckPhase::NotRun)
+            .count()
     }
 
     /// Whether the checks are still running.
@@ -140,34 +202,59 @@ impl HealthScreen {
                     CheckMark::Waiting | CheckMark::Fail => CheckPhase::Running,
                 };
                 let until = times.decided.or(self.latest);
+                let waiting = match times.decided {
+                    Some(_) => Duration::ZERO,
+                    None => self.waiting(),
+                };
                 CheckLine {
                     name: check.name.clone(),
                     phase,
                     message: check.reason.clone(),
-                    elapsed: times.since.zip(until).map(|(a, b)| b.duration_since(a)),
+                    elapsed: times
+                        .since
+                        .zip(until)
+                        .map(|(a, b)| b.duration_since(a) + waiting),
                 }
             })
             .collect();
-        let pending: Vec<CheckLine> = self
+        // The checks not reached yet: the previous run's, and on the server's path the
+        // server's own list. Once a server run ended unhealthy they never ran.
+        let server: &[&str] = if self.server_side() {
+            &SERVER_CHECKS
+        } else {
+            &[]
+        };
+        let phase = if self.finished && !self.list.healthy && self.server_side() {
+            CheckPhase::NotRun
+        } else {
+            CheckPhase::Pending
+        };
+        let mut names: Vec<&str> = Vec::new();
+        let later = self
             .expected
             .iter()
-            .filter(|name| !self.list.checks.iter().any(|c| &c.name == *name))
-            .map(|name| CheckLine {
-                name: name.clone(),
-                phase: CheckPhase::Pending,
-                message: String::new(),
-                elapsed: None,
-            })
-            .collect();
-        out.extend(pending);
+            .map(String::as_str)
+            .chain(server.iter().copied());
+        for name in later {
+            let reported = self.list.checks.iter().any(|c| c.name == name);
+            if !reported && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        out.extend(names.into_iter().map(|name| CheckLine {
+            name: name.to_string(),
+            phase,
+            message: String::new(),
+            elapsed: None,
+        }));
         out
     }
 
-    /// From the start to the end (or the latest report while running).
+    /// From the start to the end (or to now while running).
     pub fn elapsed(&self) -> Option<Duration> {
         self.started
             .zip(self.latest)
-            .map(|(a, b)| b.duration_since(a))
+            .map(|(a, b)| b.duration_since(a) + self.waiting())
     }
 
     /// The verdict line: running, healthy, or what failed.
@@ -185,9 +272,10 @@ impl HealthScreen {
                     .iter()
                     .filter(|c| c.state == CheckMark::Ok)
                     .count();
+                let of = seconds(self.timeout);
                 (
                     CheckPhase::Running,
-                    format!("running: {done} passed so far{took}"),
+                    format!("running: {done} passed so far{took} of the {of} timeout"),
                 )
             }
             Ok(_) if self.list.healthy => (
@@ -206,7 +294,11 @@ impl HealthScreen {
                         .clone()
                         .unwrap_or_else(|| "not every check ran".into()),
                 };
-                (CheckPhase::Fail, format!("NOT HEALTHY{took}: {why}"))
+                let of = seconds(self.timeout);
+                (
+                    CheckPhase::Fail,
+                    format!("NOT HEALTHY{took} (timeout {of}): {why}"),
+                )
             }
         }
     }

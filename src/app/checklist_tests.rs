@@ -3,6 +3,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::screen::{Pane, Screen};
+use crate::app::state::AppState;
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update;
 use crate::app::update_checklist::on_status_change;
@@ -109,6 +110,9 @@ fn a_role_health_check_refuses_gets_client_side_checks_on_the_live_model() {
     );
 }
 
+const ETCD: &str = SERVER_CHECKS[0];
+const MEMBERS: &str = SERVER_CHECKS[1];
+
 #[test]
 fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
     let mut s = cluster_screen(status("os:admin"), Pane::Etcd);
@@ -116,17 +120,11 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
     let t0 = Instant::now();
     let at = |ms| t0 + Duration::from_millis(ms);
     update(&mut s, report(1, at(0), HealthNews::Started));
+    update(&mut s, report(1, at(100), check(ETCD, CheckState::Waiting)));
+    update(&mut s, report(1, at(1300), check(ETCD, CheckState::Passed)));
     update(
         &mut s,
-        report(1, at(100), check("etcd", CheckState::Waiting)),
-    );
-    update(
-        &mut s,
-        report(1, at(1300), check("etcd", CheckState::Passed)),
-    );
-    update(
-        &mut s,
-        report(1, at(1400), check("apid", CheckState::Waiting)),
+        report(1, at(1400), check(MEMBERS, CheckState::Waiting)),
     );
     // A report of another run is not this one's.
     update(
@@ -135,11 +133,19 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
     );
     let screen = s.health.as_ref().unwrap();
     let lines = screen.lines();
-    assert_eq!(lines.len(), 2);
+    // The server's checks not reached yet follow, pending.
+    assert_eq!(lines.len(), SERVER_CHECKS.len());
     assert_eq!(lines[0].phase, CheckPhase::Pass);
     assert_eq!(lines[0].elapsed, Some(Duration::from_millis(1200)));
     assert_eq!(lines[1].phase, CheckPhase::Running);
+    assert_eq!(lines[2].name, SERVER_CHECKS[2]);
+    assert_eq!(lines[2].phase, CheckPhase::Pending);
     assert!(screen.running());
+    let (_, text) = screen.verdict();
+    assert_eq!(
+        text,
+        "running: 1 passed so far in 1.4s of the 1m00s timeout"
+    );
     // `r` waits for the run to end.
     assert!(update(&mut s, Action::Refresh).is_empty());
     update(
@@ -147,7 +153,7 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
         report(
             1,
             at(2000),
-            check("apid", CheckState::Failing("127.10.0.1: refused".into())),
+            check(MEMBERS, CheckState::Failing("127.10.0.1: refused".into())),
         ),
     );
     assert_eq!(
@@ -163,22 +169,106 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
     assert_eq!(lines[1].phase, CheckPhase::Fail);
     assert_eq!(lines[1].message, "127.10.0.1 (cp-1): refused");
     assert_eq!(lines[1].elapsed, Some(Duration::from_millis(1600)));
+    // The server stopped at the failing check: the rest never ran.
+    assert!(lines[2..].iter().all(|l| l.phase == CheckPhase::NotRun));
+    assert_eq!(screen.not_run(), SERVER_CHECKS.len() - 2);
     let (phase, text) = screen.verdict();
     assert_eq!(phase, CheckPhase::Fail);
     assert_eq!(
         text,
-        "NOT HEALTHY in 3.0s: apid: 127.10.0.1 (cp-1): refused"
+        format!("NOT HEALTHY in 3.0s (timeout 1m00s): {MEMBERS}: 127.10.0.1 (cp-1): refused")
     );
     // Re-run: a new run whose checks start as the last run's, pending.
     let effects = update(&mut s, Action::Refresh);
     assert!(matches!(effects.as_slice(), [Effect::RunHealthCheck(r)] if r.run == 2));
     let lines = s.health.as_ref().unwrap().lines();
-    assert_eq!(
-        lines.iter().map(|l| l.phase).collect::<Vec<_>>(),
-        [CheckPhase::Pending, CheckPhase::Pending]
-    );
+    assert_eq!(lines.len(), SERVER_CHECKS.len());
+    assert!(lines.iter().all(|l| l.phase == CheckPhase::Pending));
     update(&mut s, Action::Back);
     assert_eq!(s.screen, Screen::Cluster(Pane::Etcd));
+}
+
+#[test]
+fn a_check_that_has_not_reported_since_keeps_counting_on_the_wall_clock() {
+    let mut s = cluster_screen(status("os:admin"), Pane::Nodes);
+    update(&mut s, Action::OpenHealth);
+    let t0 = Instant::now();
+    s.wall_clock = Some(1_000);
+    update(&mut s, report(1, t0, HealthNews::Started));
+    update(&mut s, report(1, t0, check(MEMBERS, CheckState::Waiting)));
+    let elapsed = |s: &AppState| s.health.as_ref().unwrap().lines()[0].elapsed;
+    assert_eq!(elapsed(&s), Some(Duration::ZERO));
+    // Ticks with no report: the running check's time and the run's move, and the screen
+    // redraws.
+    let redraw = crate::app::apply(&mut s, Action::Event(AppEvent::Tick(1_012))).redraw;
+    assert!(redraw);
+    assert_eq!(elapsed(&s), Some(Duration::from_secs(12)));
+    let screen = s.health.as_ref().unwrap();
+    assert_eq!(screen.elapsed(), Some(Duration::from_secs(12)));
+    // Once the run ended, the times stand still.
+    update(
+        &mut s,
+        report(
+            1,
+            t0 + Duration::from_secs(13),
+            HealthNews::Finished(Some("x".into())),
+        ),
+    );
+    let redraw = crate::app::apply(&mut s, Action::Event(AppEvent::Tick(1_100))).redraw;
+    assert!(!redraw);
+    assert_eq!(elapsed(&s), Some(Duration::from_secs(13)));
+}
+
+#[test]
+fn enter_opens_the_failing_checks_whole_error_and_c_runs_the_client_side_checks() {
+    let mut s = cluster_screen(status("os:admin"), Pane::Nodes);
+    s.now = Some(Instant::now());
+    update(&mut s, Action::OpenHealth);
+    let t0 = Instant::now();
+    update(&mut s, report(1, t0, HealthNews::Started));
+    // `c` is for after the server's run stopped.
+    update(&mut s, Action::RunClientChecks);
+    assert!(s.health.as_ref().unwrap().server_side());
+    update(&mut s, report(1, t0, check(ETCD, CheckState::Passed)));
+    let long = format!("127.10.0.1: {}", "connection refused; ".repeat(12));
+    update(
+        &mut s,
+        report(1, t0, check(MEMBERS, CheckState::Failing(long))),
+    );
+    update(
+        &mut s,
+        report(1, t0, HealthNews::Finished(Some("deadline".into()))),
+    );
+    let screen = s.health.as_ref().unwrap();
+    assert_eq!(screen.focused(), Some(1), "the failing check");
+    update(&mut s, Action::OpenSelected);
+    assert!(s.health.as_ref().unwrap().opened);
+    // Esc closes the error first, then goes back.
+    update(&mut s, Action::Back);
+    assert!(!s.health.as_ref().unwrap().opened);
+    assert_eq!(s.screen, Screen::Health);
+    update(&mut s, Action::MoveUp);
+    assert_eq!(s.health.as_ref().unwrap().focused(), Some(0));
+    update(&mut s, Action::MoveDown);
+    update(&mut s, Action::MoveDown);
+    assert_eq!(s.health.as_ref().unwrap().focused(), Some(2));
+
+    update(&mut s, Action::RunClientChecks);
+    let screen = s.health.as_ref().unwrap();
+    assert!(!screen.server_side());
+    assert_eq!(screen.run, 2);
+    let Ok(path) = &screen.route else {
+        panic!("{:?}", screen.route)
+    };
+    assert!(
+        path.why().contains("stopped at its first failing check"),
+        "{}",
+        path.why()
+    );
+    // Every client-side check was evaluated on the model, none left pending.
+    let lines = screen.lines();
+    assert_eq!(lines.len(), 6);
+    assert!(lines.iter().all(|l| l.phase != CheckPhase::Pending));
 }
 
 #[test]

@@ -117,6 +117,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "the cluster in use as Cluster API sees it (clusterctl describe)",
     },
+    CommandSpec {
+        name: "certs",
+        arg: "",
+        help: "every certificate of every cluster, soonest end first, with its fix",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,6 +155,8 @@ pub enum Command {
     Health,
     /// `:capi`: the Cluster API tree of the cluster in use.
     Capi,
+    /// `:certs`: every certificate of every cluster.
+    Certs,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -212,6 +219,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "dmesg" => Command::Dmesg(rest[0].to_string()),
         "health" => Command::Health,
         "capi" => Command::Capi,
+        "certs" => Command::Certs,
         _ => Command::Quit,
     };
     Ok(Some(command))

@@ -57,6 +57,8 @@ pub enum KeyContext {
     LogPicker,
     /// The health checklist (`H`, `:health`).
     Health,
+    /// Every certificate (`:certs`, `C` on the fleet).
+    Certs,
     /// The Cluster API tree of the cluster in use.
     Capi,
     /// The create wizard's request (`n` on the fleet).
@@ -70,7 +72,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 30] = [
+    pub const ALL: [KeyContext; 31] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -96,6 +98,7 @@ impl KeyContext {
         KeyContext::Logs,
         KeyContext::LogPicker,
         KeyContext::Health,
+        KeyContext::Certs,
         KeyContext::Capi,
         KeyContext::CreateWizard,
         KeyContext::CreatePlan,
@@ -132,6 +135,7 @@ impl KeyContext {
             KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
             KeyContext::LogPicker => "Log picker (l in node detail)",
             KeyContext::Health => "Health checklist (H, :health)",
+            KeyContext::Certs => "Certificates (C on the fleet, :certs)",
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
             KeyContext::CreateWizard => "Create a cluster (n on the fleet)",
             KeyContext::CreatePlan => "Create plan and guards",
@@ -186,6 +190,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::MOVES,
             actions::DELETE_CLUSTER,
             create::FROM_FLEET,
+            super::keymap_certs::FROM_FLEET,
         ],
         KeyContext::Cluster => &[
             actions::FROM_PANES,
@@ -246,6 +251,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Logs => &[logs::VIEW, logs::BACK],
         KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
         KeyContext::Health => &[health::CHECKLIST, panes::GLOBAL],
+        KeyContext::Certs => &[super::keymap_certs::SCREEN, panes::MOVES, panes::GLOBAL],
         KeyContext::Capi => &[
             panes::CAPI_OWN,
             panes::MOVES,
@@ -314,6 +320,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,
             Screen::Logs => KeyContext::Logs,
             Screen::Health => KeyContext::Health,
+            Screen::Certs => KeyContext::Certs,
             Screen::Capi => KeyContext::Capi,
             Screen::Create => match state.create.stage {
                 CreateStage::Form => KeyContext::CreateWizard,

@@ -41,8 +41,20 @@ pub(super) static VIEW: &[Binding] = &[
     bind(&[Key::char('g'), Key::HOME], Action::MoveFirst, "the oldest line kept"),
     bind(&[Key::char('G'), Key::END], Action::MoveLast, "the newest lines, following again").footer("follow").offered(not_following),
     bind(&[Key::LEFT], Action::Logs(LogKey::Left), "scroll the text left"),
-    bind(&[Key::RIGHT], Action::Logs(LogKey::Right), "scroll the text right (long lines)"),
+    bind(&[Key::RIGHT], Action::Logs(LogKey::Right), "scroll the text right, up to the longest line's end"),
+    bind(&[Key::char('n')], Action::Logs(LogKey::NextMatch), "the next occurrence of the filter text, scrolled into view").footer("next").offered(filtered),
+    bind(&[Key::char('N')], Action::Logs(LogKey::PreviousMatch), "the previous occurrence of the filter text"),
+    bind(&[Key::char('w')], Action::Logs(LogKey::Wrap), "wrap long lines, or cut them at the edge").footer("wrap"),
+    bind(&[Key::char('f')], Action::Logs(LogKey::Follow), "follow the newest lines, or hold the screen where it is"),
 ];
+
+fn filtered(state: &AppState) -> bool {
+    state
+        .logs
+        .view
+        .as_ref()
+        .is_some_and(|v| !v.filter.is_empty())
+}
 
 fn not_following(state: &AppState) -> bool {
     state.logs.view.as_ref().is_some_and(|v| !v.following())

@@ -138,10 +138,76 @@ pub struct LogView {
     pub top: Option<u64>,
     /// Columns of the lines' text scrolled off to the left.
     pub column: usize,
+    /// `w`: long lines continue on the rows below instead of running off the right edge.
+    pub wrap: bool,
+    /// `n` / `N`: the occurrence of the filter text the view jumped to.
+    pub hit: Option<SearchHit>,
 }
 
 /// Columns Left/Right scroll by.
 pub const COLUMN_STEP: usize = 20;
+
+/// The width of `hh:mm:ss ` before each line when timestamps are on.
+pub const TIMESTAMP_WIDTH: usize = 9;
+
+/// Where the lines are drawn: rows of the body and columns left for a line's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogArea {
+    pub rows: usize,
+    pub room: usize,
+}
+
+impl LogArea {
+    /// A body of `rows` rows whose lines are never wrapped nor cut.
+    pub fn rows(rows: usize) -> LogArea {
+        LogArea {
+            rows,
+            room: usize::MAX,
+        }
+    }
+}
+
+/// One occurrence of the filter text: the line (its `seq`) and the byte range in its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchHit {
+    pub seq: u64,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The byte ranges of `needle` in `text`, case-insensitive (each character compared by its
+/// lowercase form), left to right and not overlapping; none for an empty needle.
+pub fn match_ranges(text: &str, needle: &str) -> Vec<(usize, usize)> {
+    let fold = |c: char| c.to_lowercase().next().unwrap_or(c);
+    let needle: Vec<char> = needle.chars().map(fold).collect();
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + needle.len() <= chars.len() {
+        let found = needle
+            .iter()
+            .zip(&chars[i..])
+            .all(|(n, (_, c))| *n == fold(*c));
+        if found {
+            let end = chars
+                .get(i + needle.len())
+                .map_or(text.len(), |(at, _)| *at);
+            out.push((chars[i].0, end));
+            i += needle.len();
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Display columns of `text`.
+pub fn text_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
 
 impl LogView {
     pub fn new(id: u64, cluster: &str, subject: LogSubject, nodes: Vec<LogNode>) -> LogView {
@@ -159,6 +225,37 @@ impl LogView {
             paused_at: None,
             top: None,
             column: 0,
+            wrap: false,
+            hit: None,
+        }
+    }
+
+    /// Whether each line starts with its node's name: when several nodes are merged.
+    pub fn prefixed(&self) -> bool {
+        self.nodes.len() > 1
+    }
+
+    /// Columns of the node prefix (`name: `, names padded to the longest), 0 for one node.
+    pub fn prefix_width(&self) -> usize {
+        if !self.prefixed() {
+            return 0;
+        }
+        let longest = self.nodes.iter().map(|n| text_width(&n.name)).max();
+        longest.unwrap_or(0) + 2
+    }
+
+    /// Columns left for a line's text in a body `width` columns wide.
+    pub fn text_room(&self, width: usize) -> usize {
+        let time = if self.timestamps { TIMESTAMP_WIDTH } else { 0 };
+        width.saturating_sub(time + self.prefix_width()).max(1)
+    }
+
+    /// Rows `entry` takes: one, or as many as its wrapped text needs.
+    pub fn height(&self, entry: &LogEntry, room: usize) -> usize {
+        if self.wrap {
+            text_width(&entry.text).div_ceil(room.max(1)).max(1)
+        } else {
+            1
         }
     }
 
@@ -252,11 +349,20 @@ impl LogView {
         self.top.is_none() && self.paused_at.is_none()
     }
 
-    /// The lines a body of `rows` rows shows.
-    pub fn window(&self, rows: usize) -> LogWindow<'_> {
+    /// The lines `area` shows: as many as fit its rows (wrapped lines take several).
+    pub fn window(&self, area: LogArea) -> LogWindow<'_> {
         let matching = self.matching();
-        let first = self.first_shown(&matching, rows);
-        let lines = matching.iter().skip(first).take(rows).copied().collect();
+        let first = self.first_shown(&matching, area);
+        let mut used = 0;
+        let lines = matching[first..]
+            .iter()
+            .take_while(|l| {
+                let fits = used == 0 || used + self.height(l, area.room) <= area.rows;
+                used += self.height(l, area.room);
+                fits
+            })
+            .copied()
+            .collect();
         LogWindow {
             lines,
             first,
@@ -264,10 +370,24 @@ impl LogView {
         }
     }
 
+    /// The index of the first line of the last screenful: the newest lines that fit.
+    fn last_page(&self, matching: &[&LogEntry], area: LogArea) -> usize {
+        let mut used = 0;
+        let mut first = matching.len();
+        for (i, l) in matching.iter().enumerate().rev() {
+            used += self.height(l, area.room);
+            if used > area.rows && first < matching.len() {
+                break;
+            }
+            first = i;
+        }
+        first.min(matching.len().saturating_sub(1))
+    }
+
     /// The index of the first shown line: the last screenful when following, else the
     /// scrolled-to line (the oldest kept one if it was dropped), never past the last screenful.
-    fn first_shown(&self, matching: &[&LogEntry], rows: usize) -> usize {
-        let last_page = matching.len().saturating_sub(rows);
+    fn first_shown(&self, matching: &[&LogEntry], area: LogArea) -> usize {
+        let last_page = self.last_page(matching, area);
         match self.top {
             None => last_page,
             Some(top) => matching
@@ -278,12 +398,12 @@ impl LogView {
         }
     }
 
-    /// Scrolls by `delta` lines (negative: up) on a body of `rows` rows; scrolling to the end
-    /// follows again unless paused.
-    pub fn scroll(&mut self, delta: isize, rows: usize) {
+    /// Scrolls by `delta` lines (negative: up) in `area`; scrolling to the end follows again
+    /// unless paused.
+    pub fn scroll(&mut self, delta: isize, area: LogArea) {
         let matching = self.matching();
-        let first = self.first_shown(&matching, rows);
-        let last_page = matching.len().saturating_sub(rows);
+        let first = self.first_shown(&matching, area);
+        let last_page = self.last_page(&matching, area);
         let to = first.saturating_add_signed(delta).min(last_page);
         self.top = if to >= last_page && delta > 0 {
             None
@@ -312,21 +432,127 @@ impl LogView {
         }
     }
 
+    /// `f`: stops following where the screen is, or follows the end again.
+    pub fn toggle_follow(&mut self, area: LogArea) {
+        if self.following() {
+            let matching = self.matching();
+            let first = self.first_shown(&matching, area);
+            self.top = matching.get(first).map(|l| l.seq);
+        } else {
+            self.follow();
+        }
+    }
+
     /// Sets the filter; the view follows the end of what it lets through.
     pub fn set_filter(&mut self, text: &str) {
         self.filter = text.to_string();
         self.top = None;
+        self.hit = None;
     }
 
-    /// Left/Right: scrolls the text sideways.
-    pub fn shift(&mut self, right: bool) {
+    /// The furthest the text scrolls right in `room` columns: the longest shown line's end
+    /// at the right edge, so a scroll never leaves every line blank.
+    fn last_column(&self, room: usize) -> usize {
+        let longest = self.matching().iter().map(|l| text_width(&l.text)).max();
+        longest.unwrap_or(0).saturating_sub(room)
+    }
+
+    /// Left/Right: scrolls the text sideways, up to the longest line's end; wrapped lines
+    /// do not scroll.
+    pub fn shift(&mut self, right: bool, room: usize) {
+        if self.wrap {
+            self.column = 0;
+            return;
+        }
+        let last = self.last_column(room);
         self.column = if right {
-            self.column
-                .saturating_add(COLUMN_STEP)
-                .min(crate::talos::logs::MAX_LINE_BYTES)
+            self.column.saturating_add(COLUMN_STEP).min(last)
         } else {
-            self.column.saturating_sub(COLUMN_STEP)
+            self.column.min(last).saturating_sub(COLUMN_STEP)
         };
+    }
+
+    /// `w`: wraps long lines, or cuts them at the edge again.
+    pub fn toggle_wrap(&mut self) {
+        self.wrap = !self.wrap;
+        self.column = 0;
+    }
+
+    /// Every occurrence of the filter text in the lines it lets through, oldest first.
+    fn hits(&self) -> Vec<SearchHit> {
+        self.matching()
+            .iter()
+            .filter(|l| !l.note)
+            .flat_map(|l| {
+                match_ranges(&l.text, &self.filter)
+                    .into_iter()
+                    .map(|(start, end)| SearchHit {
+                        seq: l.seq,
+                        start,
+                        end,
+                    })
+            })
+            .collect()
+    }
+
+    /// `n` / `N`: the next (or previous) occurrence of the filter text after the current one
+    /// (from the screen's top when none), round the end; the view stops following, shows its
+    /// line and scrolls sideways until it is in view. False when the text occurs nowhere.
+    pub fn jump(&mut self, forward: bool, area: LogArea) -> bool {
+        let Some(hit) = self.next_hit(forward, area) else {
+            return false;
+        };
+        let (top, columns) = {
+            let matching = self.matching();
+            let index = matching.iter().position(|l| l.seq == hit.seq).unwrap_or(0);
+            let shown = self.window(area);
+            let visible = shown.first <= index && index < shown.first + shown.lines.len();
+            let top = if visible {
+                shown.first
+            } else {
+                index.saturating_sub(area.rows / 2)
+            };
+            let text = &matching[index].text;
+            let columns = (text_width(&text[..hit.start]), text_width(&text[..hit.end]));
+            (matching.get(top).map(|l| l.seq), columns)
+        };
+        self.hit = Some(hit);
+        self.top = top;
+        let (start, end) = columns;
+        let off_screen = start < self.column || end > self.column.saturating_add(area.room);
+        if !self.wrap && off_screen {
+            let lead = if end - start < area.room * 3 / 4 {
+                area.room / 4
+            } else {
+                0
+            };
+            self.column = start.saturating_sub(lead).min(self.last_column(area.room));
+        }
+        true
+    }
+
+    /// The occurrence `n` (forward) or `N` goes to from the current one, or from the
+    /// screen's top line when there is none yet.
+    fn next_hit(&self, forward: bool, area: LogArea) -> Option<SearchHit> {
+        let hits = self.hits();
+        let key = |h: &SearchHit| (h.seq, h.start);
+        let next = match self.hit {
+            Some(current) if forward => hits.iter().find(|h| key(h) > key(&current)),
+            Some(current) => hits.iter().rev().find(|h| key(h) < key(&current)),
+            None => {
+                let matching = self.matching();
+                let top = matching
+                    .get(self.first_shown(&matching, area))
+                    .map_or(0, |l| l.seq);
+                if forward {
+                    hits.iter().find(|h| h.seq >= top)
+                } else {
+                    hits.iter().rev().find(|h| h.seq < top)
+                }
+            }
+        };
+        let round = if forward { hits.first() } else { hits.last() };
+        next.or(round).copied()
     }
 }
 
@@ -343,6 +569,13 @@ pub enum LogKey {
     /// Left / Right: the text sideways.
     Left,
     Right,
+    /// `w`: long lines wrapped or cut at the edge.
+    Wrap,
+    /// `f`: follow the newest lines, or hold the screen where it is.
+    Follow,
+    /// `n` / `N`: the next or previous occurrence of the filter text.
+    NextMatch,
+    PreviousMatch,
 }
 
 /// What the effect runner is asked to do with the streams of a view.

@@ -61,6 +61,10 @@ mod update_checklist;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
 pub mod capi_upgrade;
 mod keymap_capi_upgrade;
+// The certificates screen: its selection, keys and update step.
+pub mod certs;
+mod keymap_certs;
+mod update_certs;
 
 pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted, StartRollout};
 pub use state::AppState;

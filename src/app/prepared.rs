@@ -108,6 +108,7 @@ pub fn prepare(state: &mut AppState) {
         | Screen::Action => &[],
         Screen::Logs => &[],
         Screen::Health => &[],
+        Screen::Certs => &[],
         Screen::Capi => &[],
         Screen::Create => &[],
         Screen::CapiUpgrade => &[],

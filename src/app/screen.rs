@@ -37,6 +37,8 @@ pub enum Screen {
     Create,
     /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
     CapiUpgrade,
+    /// Every certificate of every cluster, soonest end first (`:certs`, `C` on the fleet).
+    Certs,
 }
 
 /// The panes of the cluster view, in tab order.

@@ -195,6 +195,8 @@ pub struct AppState {
     pub capi_scale: super::capi_scale::CapiScaleState,
     /// The CAPI-way upgrade plan on screen.
     pub capi_upgrade: Option<super::capi_upgrade::CapiUpgradeScreen>,
+    /// The certificates screen's selection.
+    pub certs: super::certs::CertsScreen,
 }
 
 impl AppState {
@@ -255,6 +257,7 @@ impl AppState {
             create: Default::default(),
             capi_scale: Default::default(),
             capi_upgrade: None,
+            certs: Default::default(),
         }
     }
 
@@ -286,6 +289,7 @@ impl AppState {
             Screen::Capi => None,
             Screen::Create => None,
             Screen::CapiUpgrade => None,
+            Screen::Certs => None,
         }
     }
 
@@ -304,7 +308,7 @@ impl AppState {
             Screen::Logs => self.current.as_deref(),
             Screen::Health => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
-            Screen::Fleet | Screen::Clusters => None,
+            Screen::Fleet | Screen::Clusters | Screen::Certs => None,
             Screen::Create => None,
             Screen::CapiUpgrade => self.current.as_deref(),
         }

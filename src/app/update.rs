@@ -70,6 +70,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
         let redraw = provision::on_tick(state)
+            || super::update_checklist::on_tick(state, unix)
             || action_running
             || matches!(state.screen, Screen::Rollout | Screen::Create);
         if redraw {
@@ -177,6 +178,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     super::update_checklist::on_screen(state, other)
                 }
                 None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
+                None if state.screen == Screen::Certs => super::update_certs::on_key(state, other),
                 None if state.screen == Screen::Create => {
                     super::update_create::on_key(state, other)
                 }
@@ -198,6 +200,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Action::OpenActions => super::update_actions::open_menu(state),
                     Action::Logs(key) => super::update_logs::open(state, key),
                     Action::OpenHealth => super::update_checklist::open(state),
+                    Action::OpenCerts => super::update_certs::open(state),
                     Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     Action::Create(_) => super::update_create::open(state),
@@ -510,6 +513,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             Vec::new()
         }
         Ok(Some(Command::Health)) => super::update_checklist::open(state),
+        Ok(Some(Command::Certs)) => super::update_certs::open(state),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()

@@ -92,6 +92,7 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) {
     if screen.started.is_none() {
         screen.fold(at, HealthNews::Started);
     }
+    screen.reported_at(state.wall_clock);
     for progress in client_side_checks(&live.status) {
         screen.fold(at, HealthNews::Progress(progress));
     }
@@ -107,9 +108,79 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) {
     }
 }
 
-/// The keys of the checklist screen: `r` runs the checks again, Esc goes back.
+/// What the client-side run says of its path when the operator chose it with `c`.
+const CHOSEN_CLIENT_SIDE: &str = "the server's HealthCheck stopped at its first failing check \
+     (pkg/cluster/check/check.go), so these run here, each on its own";
+
+/// A tick of the wall clock: the running checks' times move; whether the screen shows them.
+pub fn on_tick(state: &mut AppState, wall: u64) -> bool {
+    let on_screen = state.screen == Screen::Health;
+    state.health.as_mut().is_some_and(|h| h.tick(wall)) && on_screen
+}
+
+/// `c` once the server's run stopped at a failing check: the client-side checks of the same
+/// cluster, which do not stop at a failure.
+fn run_client_side(state: &mut AppState) -> Vec<Effect> {
+    let Some(screen) = state.health.as_ref() else {
+        return Vec::new();
+    };
+    if screen.running() || !screen.server_side() || screen.list.healthy {
+        state.message = Some(Message::info(
+            "c runs the client-side checks once the server's checks stopped at a failing one",
+        ));
+        return Vec::new();
+    }
+    let (cluster, run, back) = (screen.cluster.clone(), screen.run + 1, screen.back);
+    let list = state
+        .fleet
+        .cluster(&cluster)
+        .map_or_else(HealthChecklist::default, |l| {
+            HealthChecklist::new(&l.status)
+        });
+    let route = Ok(CheckPath::ClientSide {
+        reason: CHOSEN_CLIENT_SIDE.to_string(),
+    });
+    state.health = Some(HealthScreen::new(
+        cluster.clone(),
+        run,
+        route,
+        list,
+        Vec::new(),
+        back,
+    ));
+    on_status_change(state, &cluster);
+    Vec::new()
+}
+
+/// Up/Down: the selected row; Enter: its whole error, open or closed.
+fn on_rows(screen: &mut HealthScreen, action: &Action) {
+    let last = screen.lines().len().saturating_sub(1);
+    let at = screen.focused().unwrap_or(0).min(last);
+    match action {
+        Action::MoveDown => screen.selected = Some((at + 1).min(last)),
+        Action::MoveUp => screen.selected = Some(at.saturating_sub(1)),
+        Action::OpenSelected => screen.opened = !screen.opened,
+        _ => {}
+    }
+}
+
+/// The keys of the checklist screen: `r` runs the checks again, `c` the client-side ones,
+/// Up/Down and Enter open a check's whole error, Esc closes it or goes back.
 pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
+        Action::MoveDown | Action::MoveUp | Action::OpenSelected => {
+            if let Some(screen) = state.health.as_mut() {
+                on_rows(screen, &action);
+            }
+            Vec::new()
+        }
+        Action::RunClientChecks => run_client_side(state),
+        Action::Back if state.health.as_ref().is_some_and(|h| h.opened) => {
+            if let Some(screen) = state.health.as_mut() {
+                screen.opened = false;
+            }
+            Vec::new()
+        }
         Action::Refresh => {
             let Some(screen) = state.health.as_ref() else {
                 return Vec::new();
@@ -143,5 +214,6 @@ pub fn on_report(state: &mut AppState, report: HealthReport) {
         .filter(|h| h.cluster == report.cluster && h.run == report.run)
     {
         screen.fold(report.at, report.news);
+        screen.reported_at(state.wall_clock);
     }
 }

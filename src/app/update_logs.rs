@@ -3,7 +3,7 @@
 //! streams' reports in, and the start and stop of the streams as the screen comes and goes.
 use super::action::{Action, Effect};
 use super::logs::{
-    LogEffect, LogEvent, LogKey, LogNode, LogRequest, LogSubject, LogView, ServicePicker,
+    LogArea, LogEffect, LogEvent, LogKey, LogNode, LogRequest, LogSubject, LogView, ServicePicker,
     picker_choices,
 };
 use super::message::Message;
@@ -182,6 +182,12 @@ pub fn log_rows(size: (u16, u16)) -> usize {
     usize::from(size.1.saturating_sub(5)).max(1)
 }
 
+/// Columns of the lines inside the pane's border and its one column of padding each side on
+/// a terminal of `size`.
+pub fn log_columns(size: (u16, u16)) -> usize {
+    usize::from(size.0.saturating_sub(4)).max(1)
+}
+
 /// Keys on the log screen: the picker's while it is open, else the view's.
 pub fn on_logs(state: &mut AppState, action: Action) -> Vec<Effect> {
     if state.logs.picker.is_some() {
@@ -191,21 +197,39 @@ pub fn on_logs(state: &mut AppState, action: Action) -> Vec<Effect> {
     let rows = log_rows(state.size);
     // A page keeps one line of the last one, so a taller message line never skips a line.
     let page = rows.saturating_sub(1).max(1) as isize;
+    let columns = log_columns(state.size);
     let Some(view) = state.logs.view.as_mut() else {
         go_back(state);
         return Vec::new();
     };
+    let area = LogArea {
+        rows,
+        room: view.text_room(columns),
+    };
     match action {
-        Action::MoveDown => view.scroll(1, rows),
-        Action::MoveUp => view.scroll(-1, rows),
-        Action::PageDown => view.scroll(page, rows),
-        Action::PageUp => view.scroll(-page, rows),
+        Action::MoveDown => view.scroll(1, area),
+        Action::MoveUp => view.scroll(-1, area),
+        Action::PageDown => view.scroll(page, area),
+        Action::PageUp => view.scroll(-page, area),
         Action::MoveFirst => view.scroll_home(),
         Action::MoveLast => view.follow(),
         Action::TogglePause => view.toggle_pause(),
         Action::Logs(LogKey::Timestamps) => view.timestamps = !view.timestamps,
-        Action::Logs(LogKey::Left) => view.shift(false),
-        Action::Logs(LogKey::Right) => view.shift(true),
+        Action::Logs(LogKey::Left) => view.shift(false, area.room),
+        Action::Logs(LogKey::Right) => view.shift(true, area.room),
+        Action::Logs(LogKey::Wrap) => view.toggle_wrap(),
+        Action::Logs(LogKey::Follow) => view.toggle_follow(area),
+        Action::Logs(key @ (LogKey::NextMatch | LogKey::PreviousMatch)) => {
+            let forward = key == LogKey::NextMatch;
+            if view.filter.is_empty() {
+                state.message = Some(Message::info(
+                    "n and N jump between occurrences of the filter: type it with / first",
+                ));
+            } else if !view.jump(forward, area) {
+                let text = crate::printable::line(&view.filter);
+                state.message = Some(Message::warn(format!("{text:?} occurs in no line shown")));
+            }
+        }
         Action::OpenFilter => {
             let text = view.filter.clone();
             state.open_input(InputKind::Filter, text);

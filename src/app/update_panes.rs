@@ -101,6 +101,7 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     let start = matches!(event, FleetEvent::PollStarted { .. });
     let capi = matches!(event, FleetEvent::Capi { .. });
     let finish = matches!(event, FleetEvent::PollFinished { .. });
+    let certs = matches!(event, FleetEvent::Certificates { .. });
     let changed = state.fleet.apply(event);
     if !changed || start {
         return false;
@@ -123,6 +124,8 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::Provision
         | Screen::Action => false,
         Screen::Health => false,
+        // Every cluster's certificates, as they are read.
+        Screen::Certs => certs,
         Screen::Capi => false,
         Screen::Create => false,
         Screen::CapiUpgrade => false,

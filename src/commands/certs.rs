@@ -11,7 +11,8 @@ use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{
-    CertExpiry, ExpiryVerdict, cluster_cert_expiry, kubeconfig_client_cert, served_cert_expiry,
+    CertExpiry, ExpiryVerdict, cluster_cert_expiry, expires_text, kubeconfig_client_cert,
+    served_cert_expiry,
 };
 use crate::talos::ClientOptions;
 
@@ -78,25 +79,8 @@ fn table(certs: &[CertExpiry]) -> String {
                 Some(endpoint) => format!("{} {endpoint}", c.certificate),
                 None => c.certificate.to_string(),
             },
-            expires(c),
+            expires_text(c),
         ]);
     }
     crate::printable::lines(&columns(&rows))
-}
-
-/// `2026-12-11 (in 9 days)`, `… (expired 3 days ago)`, or why the certificate is unreadable.
-fn expires(c: &CertExpiry) -> String {
-    match (c.not_after, c.days_left, &c.error) {
-        (_, _, Some(e)) => format!("unreadable: {e}"),
-        (Some(at), Some(days), None) => {
-            let (y, m, d) = crate::clock::civil_from_days(at.div_euclid(86_400));
-            let when = format!("{y:04}-{m:02}-{d:02}");
-            if days < 0 {
-                format!("{when} (expired {} days ago)", -days)
-            } else {
-                format!("{when} (in {days} days)")
-            }
-        }
-        _ => String::new(),
-    }
 }

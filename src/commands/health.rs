@@ -11,7 +11,7 @@ use super::exit::{EXIT_BLOCKED, Stop, exit_code};
 use super::headless::{choose, observer_for, write_stdout};
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::fleet::client_checks::client_side_checks;
-use crate::fleet::health_check::{CheckPath, follow_health_check, route};
+use crate::fleet::health_check::{CheckPath, SERVER_CHECKS, follow_health_check, route};
 use crate::fleet::{CheckMark, ClusterStatus, HealthCheckRow, HealthChecklist};
 use crate::talos::TalosClient;
 use crate::upgrade::observe::ClusterObserver;
@@ -31,7 +31,7 @@ fn run_inner(
     let chosen = choose(global)?;
     let runtime = crate::commands::runtime()
         .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let list = runtime.block_on(async {
+    let (list, server) = runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let status = observer.status().await;
         let asked = route(&status).map_err(|why| Stop(EXIT_BLOCKED, why))?;
@@ -56,8 +56,9 @@ fn run_inner(
                 watch_client_side(&observer, status, timeout, &mut list, live).await?;
             }
         }
-        Ok::<_, Stop>(list)
+        Ok::<_, Stop>((list, matches!(asked, CheckPath::Server(_))))
     })?;
+    let table = output == OutputFormat::Table;
     match output {
         OutputFormat::Json => {
             let json = serde_json::to_string_pretty(&list)
@@ -67,13 +68,18 @@ fn run_inner(
         OutputFormat::Table => {
             if let Some(failed) = list.first_failure() {
                 write_stdout(&row_line(failed))?;
+                if server {
+                    write_stdout(&not_run_lines(&list))?;
+                }
             }
         }
     }
     if list.healthy {
         return Ok(ExitCode::SUCCESS);
     }
+    // The table printed the failing check's error just above: the verdict names the check.
     let why = match list.first_failure() {
+        Some(c) if table => format!("{} failed (its error above)", c.name),
         Some(c) => format!("{}: {}", c.name, c.reason),
         None => list
             .error
@@ -145,6 +151,27 @@ async fn watch_client_side(
         tokio::time::sleep(left.min(CLIENT_SIDE_ROUND)).await;
         status = observer.status().await;
     }
+}
+
+/// The server's checks after the failing one, which its HealthCheck never ran: `check.Wait`
+/// (siderolabs/talos pkg/cluster/check/check.go) returns at the first check that fails.
+fn not_run_lines(list: &HealthChecklist) -> String {
+    let later: Vec<&str> = SERVER_CHECKS
+        .iter()
+        .copied()
+        .filter(|name| !list.checks.iter().any(|c| c.name == *name))
+        .collect();
+    if later.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "the server's HealthCheck stops at its first failing check; {} not run:\n",
+        later.len()
+    );
+    for name in later {
+        out.push_str(&format!("-     {name}\n"));
+    }
+    out
 }
 
 /// A checklist line: `OK    <check>` or `FAIL  <check>: <reason>`.

@@ -139,7 +139,8 @@ where
         let ticking = console.state.rollouts.values().any(|r| r.running)
             || console.state.actions.running()
             || console.state.provision.any_running()
-            || console.state.create.running();
+            || console.state.create.running()
+            || console.state.health.as_ref().is_some_and(|h| h.running());
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
             draw_if_changed(terminal, console, &mut shown)?;

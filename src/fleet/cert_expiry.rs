@@ -177,6 +177,73 @@ pub fn expiry_problem(c: &CertExpiry) -> Option<String> {
     })
 }
 
+/// Soonest end first (unreadable ones first of all: nothing says they still work), then by
+/// cluster, context and certificate, so the order never depends on the servers' timing.
+pub fn soonest_first(certs: &mut [CertExpiry]) {
+    certs.sort_by(|a, b| {
+        let end = |c: &CertExpiry| (c.error.is_none(), c.not_after.unwrap_or(i64::MIN));
+        end(a)
+            .cmp(&end(b))
+            .then_with(|| {
+                (&a.cluster, &a.context, a.certificate).cmp(&(
+                    &b.cluster,
+                    &b.context,
+                    b.certificate,
+                ))
+            })
+            .then_with(|| a.endpoint.cmp(&b.endpoint))
+    });
+}
+
+/// The day a readable certificate ends, `2026-12-11` (UTC).
+pub fn end_date(c: &CertExpiry) -> Option<String> {
+    let at = c.not_after.filter(|_| c.error.is_none())?;
+    let (y, m, d) = crate::clock::civil_from_days(at.div_euclid(86_400));
+    Some(format!("{y:04}-{m:02}-{d:02}"))
+}
+
+/// `2026-12-11 (in 9 days)`, `… (expired 3 days ago)`, or why the certificate is unreadable.
+pub fn expires_text(c: &CertExpiry) -> String {
+    match (end_date(c), c.days_left, &c.error) {
+        (_, _, Some(e)) => format!("unreadable: {e}"),
+        (Some(when), Some(days), None) => {
+            if days < 0 {
+                format!("{when} (expired {} days ago)", -days)
+            } else {
+                format!("{when} (in {days} days)")
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// How to renew `c`, in talosctl's words. The CAs (ten years) are rotated by `talosctl
+/// rotate-ca` (siderolabs/talos cmd/talosctl/cmd/talos/rotate-ca.go: `--talos` and
+/// `--kubernetes` pick the CA, a dry run unless `--dry-run=false`, the new talosconfig written
+/// to `-o`); a talosconfig's client certificate is issued again by `talosctl config new`
+/// (`--roles`, `--crt-ttl`), a kubeconfig's by `talosctl kubeconfig` (each download is newly
+/// signed, for a year); Talos renews its server certificates itself, a reboot or upgrade
+/// included (website/content/v1.12/talos-guides/howto/cert-management.md).
+pub fn renewal(c: &CertExpiry) -> String {
+    match c.certificate {
+        "talos CA" => "talosctl rotate-ca --talos=true --kubernetes=false (a dry run; again \
+             with --dry-run=false to apply it and write the new talosconfig, -o FILE)"
+            .to_string(),
+        "talos client" => format!(
+            "talosctl --context {} -n CONTROL_PLANE config new FILE --roles ROLE --crt-ttl \
+             8760h while it still works, then talosctl config merge FILE",
+            c.context
+        ),
+        "kubernetes client" => "talosctl -n CONTROL_PLANE kubeconfig: each download is a \
+             newly signed admin certificate, valid for a year"
+            .to_string(),
+        "apid server" | "kubernetes API server" => "Talos renews it itself; if it does not, \
+             reboot the node (talosctl -n NODE reboot); the CA behind it: talosctl rotate-ca"
+            .to_string(),
+        other => format!("renew the {other} certificate"),
+    }
+}
+
 /// Every certificate of `cluster`'s contexts (the one in use first, then the alternates).
 /// `kube_cert` gives a kubeconfig user's client certificate (PEM), if it has one.
 pub fn cluster_cert_expiry(
@@ -217,6 +284,46 @@ mod tests {
         assert_eq!(verdict(10 * day, 0), ExpiryVerdict::Warn);
         assert_eq!(verdict(7 * day - 1, 0), ExpiryVerdict::Fail);
         assert_eq!(verdict(-day, 0), ExpiryVerdict::Fail);
+    }
+
+    #[test]
+    fn soonest_first_with_unreadable_ones_first_and_each_has_a_fix() {
+        let cert = |context: &str, certificate, days: Option<i64>| CertExpiry {
+            cluster: "prod".into(),
+            context: context.into(),
+            certificate,
+            not_after: days.map(|d| d * 86_400),
+            days_left: days,
+            verdict: days.map_or(ExpiryVerdict::Fail, |d| verdict(d * 86_400, 0)),
+            error: days.is_none().then(|| "bad PEM".to_string()),
+            endpoint: None,
+        };
+        let mut certs = vec![
+            cert("a", "talos CA", Some(3000)),
+            cert("a", "talos client", Some(9)),
+            cert("b", "kubernetes client", None),
+            cert("b", "talos client", Some(-2)),
+        ];
+        soonest_first(&mut certs);
+        let order: Vec<(&str, &str)> = certs
+            .iter()
+            .map(|c| (c.context.as_str(), c.certificate))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("b", "kubernetes client"),
+                ("b", "talos client"),
+                ("a", "talos client"),
+                ("a", "talos CA")
+            ]
+        );
+        assert_eq!(expires_text(&certs[0]), "unreadable: bad PEM");
+        assert_eq!(expires_text(&certs[1]), "1969-12-30 (expired 2 days ago)");
+        assert_eq!(expires_text(&certs[2]), "1970-01-10 (in 9 days)");
+        assert!(renewal(&certs[1]).starts_with("talosctl --context b -n CONTROL_PLANE config new"));
+        assert!(renewal(&certs[3]).starts_with("talosctl rotate-ca --talos=true"));
+        assert!(renewal(&certs[0]).contains("talosctl -n CONTROL_PLANE kubeconfig"));
     }
 
     #[test]

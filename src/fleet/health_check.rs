@@ -13,6 +13,30 @@ use crate::talos::{CheckState, HealthProgress, TalosClient};
 /// How long the checks may take to pass by default (`taloscope health --timeout`).
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(60);
 
+/// The checks of the server-side `ClusterService/HealthCheck`, in the order it runs them:
+/// upstream's `DefaultClusterChecks` (siderolabs/talos v1.11 pkg/cluster/check/default.go:
+/// `PreBootSequenceChecks`, `K8sComponentsReadinessChecks`, then the node readiness checks),
+/// which `check.Wait` (pkg/cluster/check/check.go) runs one after the other, returning the
+/// first check's error that does not pass in time: the checks after it never run.
+pub const SERVER_CHECKS: [&str; 16] = [
+    "etcd to be healthy",
+    "etcd members to be consistent across nodes",
+    "etcd members to be control plane nodes",
+    "apid to be ready",
+    "all nodes memory sizes",
+    "all nodes disk sizes",
+    "no diagnostics",
+    "kubelet to be healthy",
+    "all nodes to finish boot sequence",
+    "all k8s nodes to report",
+    "all control plane static pods to be running",
+    "all control plane components to be ready",
+    "all k8s nodes to report ready",
+    "kube-proxy to report ready",
+    "coredns to report ready",
+    "all k8s nodes to report schedulable",
+];
+
 /// The roles that may call `ClusterService/HealthCheck` (siderolabs/talos
 /// internal/app/machined/pkg/system/services/machined.go: admin, operator, reader).
 const HEALTH_CHECK_ROLES: [&str; 3] = ["os:admin", "os:operator", "os:reader"];
@@ -42,11 +66,12 @@ impl CheckRoute {
 pub enum CheckPath {
     /// The server-side stream of one control plane, which the role may call.
     Server(CheckRoute),
-    /// The checks the status model answers ([`super::client_checks`]), evaluated here, because
-    /// the role may not call HealthCheck.
+    /// The checks the status model answers ([`super::client_checks`]), evaluated here: the
+    /// role may not call HealthCheck, or the operator asked for them after the server's
+    /// checks stopped at a failing one.
     ClientSide {
-        /// The role(s) held, worded: `role os:etcd:backup`, `no known role`.
-        held: String,
+        /// Why this path, worded: `role os:etcd:backup may not call HealthCheck`.
+        reason: String,
     },
 }
 
@@ -55,10 +80,9 @@ impl CheckPath {
     pub fn why(&self) -> String {
         match self {
             CheckPath::Server(route) => route.why(),
-            CheckPath::ClientSide { held } => format!(
-                "client-side checks (talosctl health --server=false): {held} may not call \
-                 HealthCheck"
-            ),
+            CheckPath::ClientSide { reason } => {
+                format!("client-side checks (talosctl health --server=false): {reason}")
+            }
         }
     }
 }
@@ -81,7 +105,8 @@ pub fn route(status: &ClusterStatus) -> Result<CheckPath, String> {
         } else {
             format!("role {}", roles.join(", "))
         };
-        return Ok(CheckPath::ClientSide { held });
+        let reason = format!("{held} may not call HealthCheck");
+        return Ok(CheckPath::ClientSide { reason });
     };
     let node = status
         .nodes

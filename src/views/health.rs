@@ -1,6 +1,8 @@
 //! The health checklist pane: which node runs the checks and why that path, the nodes they
-//! ask, the verdict, then one row per check (pending, running, pass, FAIL) with its elapsed
-//! time and its last error, nodes named. Scrolls to keep the running check in view.
+//! ask, the verdict with the timeout, what the server's check does on a failure, then one row
+//! per check (pending, running, pass, FAIL, not run) with its elapsed time and its last error,
+//! nodes named; the selected check's whole error below when opened. Scrolls to keep the
+//! running (or selected) check in view.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -30,7 +32,7 @@ impl<'a> HealthPane<'a> {
     fn phase_look(&self, phase: CheckPhase) -> (&'static str, Role) {
         let g = &self.look.glyphs;
         match phase {
-            CheckPhase::Pending => (g.none, Role::Muted),
+            CheckPhase::Pending | CheckPhase::NotRun => (g.none, Role::Muted),
             CheckPhase::Running => (g.warn, Role::Warn),
             CheckPhase::Pass => (g.ok, Role::Ok),
             CheckPhase::Fail => (g.error, Role::Error),
@@ -77,9 +79,40 @@ impl<'a> HealthPane<'a> {
         ))
     }
 
-    fn check_row(&self, line: &CheckLine, name_width: usize, width: usize) -> Line<'static> {
+    /// What the server's check does when one fails, and what is left to run.
+    fn server_line(&self, screen: &HealthScreen) -> Option<Line<'static>> {
+        if !screen.server_side() {
+            return None;
+        }
+        let s = &self.look.styles;
+        let not_run = screen.not_run();
+        let (text, role) = if not_run > 0 {
+            (
+                format!(
+                    "the server's HealthCheck stops at its first failing check: {not_run} \
+                     after it not run; c runs the client-side checks"
+                ),
+                Role::Warn,
+            )
+        } else {
+            (
+                "the server runs the checks in order and stops at the first that fails".to_string(),
+                Role::Muted,
+            )
+        };
+        Some(Line::from(Span::styled(text, s.get(role))))
+    }
+
+    fn check_row(
+        &self,
+        line: &CheckLine,
+        selected: bool,
+        name_width: usize,
+        width: usize,
+    ) -> Line<'static> {
         let s = &self.look.styles;
         let (glyph, role) = self.phase_look(line.phase);
+        let role = if selected { Role::Selection } else { role };
         let name = fit(&line.name, name_width, self.look.glyphs.ellipsis);
         let pad = name_width.saturating_sub(name.width());
         let elapsed = line.elapsed.map(seconds).unwrap_or_default();
@@ -122,11 +155,29 @@ impl Widget for &HealthPane<'_> {
         let verdict_rows = if verdict_line.width() > width { 2 } else { 1 };
         let route_line = self.route_line(screen);
         let route_rows = if route_line.width() > width { 2 } else { 1 };
-        let [route, nodes, verdict, rows] = inner.layout(&Layout::vertical([
+        let server_line = self.server_line(screen);
+        let server_rows = match &server_line {
+            Some(line) if line.width() > width => 2,
+            Some(_) => 1,
+            None => 0,
+        };
+        let lines = screen.lines();
+        let focused = screen.focused();
+        let opened = focused
+            .filter(|_| screen.opened)
+            .and_then(|i| lines.get(i))
+            .filter(|l| !l.message.is_empty());
+        let error_rows = match opened {
+            Some(_) => (inner.height / 2).max(3),
+            None => 0,
+        };
+        let [route, nodes, verdict, server, rows, error] = inner.layout(&Layout::vertical([
             Constraint::Length(route_rows),
             Constraint::Length(1),
             Constraint::Length(verdict_rows),
+            Constraint::Length(server_rows),
             Constraint::Fill(1),
+            Constraint::Length(error_rows),
         ]));
         Paragraph::new(route_line)
             .wrap(Wrap { trim: true })
@@ -135,24 +186,57 @@ impl Widget for &HealthPane<'_> {
         Paragraph::new(verdict_line)
             .wrap(Wrap { trim: true })
             .render(verdict, buf);
-        let lines = screen.lines();
+        if let Some(line) = server_line {
+            Paragraph::new(line)
+                .wrap(Wrap { trim: true })
+                .render(server, buf);
+        }
+        if let Some(line) = opened {
+            self.render_error(line, error, buf);
+        }
         let name_width = lines
             .iter()
             .map(|l| l.name.width())
             .max()
             .unwrap_or(0)
             .min(MAX_NAME_WIDTH);
-        // Keep the last check reached in view.
+        // Keep the selected check, else the last one reached (and one after it) in view.
         let reached = lines
             .iter()
-            .rposition(|l| l.phase != CheckPhase::Pending)
-            .map_or(0, |i| i + 1);
-        let skip = reached.saturating_sub(usize::from(rows.height));
+            .rposition(|l| !matches!(l.phase, CheckPhase::Pending | CheckPhase::NotRun))
+            .map_or(0, |i| i + 2);
+        let keep = screen.selected.map_or(reached, |i| i + 1).min(lines.len());
+        let skip = keep.saturating_sub(usize::from(rows.height));
         let shown: Vec<Line> = lines
             .iter()
+            .enumerate()
             .skip(skip)
-            .map(|l| self.check_row(l, name_width, width))
+            .map(|(i, l)| self.check_row(l, screen.selected == Some(i), name_width, width))
             .collect();
         Paragraph::new(shown).render(rows, buf);
+    }
+}
+
+impl HealthPane<'_> {
+    /// The opened check's whole error, wrapped, in a box of its own.
+    fn render_error(&self, line: &CheckLine, area: Rect, buf: &mut Buffer) {
+        let s = &self.look.styles;
+        let title = vec![Span::styled(
+            format!(
+                " {}: {} (Esc closes) ",
+                line.phase.word(),
+                crate::printable::line(&line.name)
+            ),
+            s.get(Role::Title),
+        )];
+        let block = pane_block(self.look, title, false);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        Paragraph::new(Span::styled(
+            crate::printable::line(&line.message),
+            s.get(Role::Text),
+        ))
+        .wrap(Wrap { trim: true })
+        .render(inner, buf);
     }
 }

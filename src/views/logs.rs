@@ -1,6 +1,8 @@
 //! The log view: the lines of one or several nodes' logs in arrival order, each after its
-//! node's name in that node's colour (stern-style), with what it follows, whether it follows,
-//! the filter and the buffer's drops on its border; or the service picker of one node.
+//! node's name in that node's colour (stern-style) when several are merged, coloured by level,
+//! the filter's occurrences highlighted, cut at the edge or wrapped; with what it follows,
+//! whether it follows, the filter and the buffer's drops on its border; or the service picker
+//! of one node.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -10,7 +12,7 @@ use unicode_width::UnicodeWidthChar;
 
 use super::Look;
 use super::table::pane_block;
-use crate::app::logs::{LogEntry, LogView, LogWindow};
+use crate::app::logs::{LogArea, LogEntry, LogView, LogWindow, match_ranges};
 use crate::app::logs::{ServicePicker, picker_choices};
 use crate::app::state::AppState;
 use crate::tui::{Glyphs, Role};
@@ -59,9 +61,14 @@ impl Widget for &LogsView<'_> {
 impl LogsView<'_> {
     fn render_view(&self, view: &LogView, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let rows = usize::from(area.height.saturating_sub(2));
-        let window = view.window(rows);
-        let block = pane_block(self.look, self.title(view), true)
+        let block = pane_block(self.look, self.title(view), true);
+        let inner = block.inner(area);
+        let body = LogArea {
+            rows: usize::from(inner.height),
+            room: view.text_room(usize::from(inner.width)),
+        };
+        let window = view.window(body);
+        let block = block
             .title(
                 Line::from(Span::styled(
                     format!(" {} ", where_shown(view, &window)),
@@ -70,18 +77,12 @@ impl LogsView<'_> {
                 .alignment(Alignment::Right),
             )
             .title_bottom(self.bottom(view, &window));
-        let inner = block.inner(area);
         block.render(area, buf);
-        let prefix_width = view
-            .nodes
-            .iter()
-            .map(|n| n.name.chars().count())
-            .max()
-            .unwrap_or(0);
         let lines: Vec<Line> = window
             .lines
             .iter()
-            .map(|entry| self.line(view, entry, prefix_width, usize::from(inner.width)))
+            .flat_map(|entry| self.rows_of(view, entry, body.room))
+            .take(body.rows)
             .collect();
         if lines.is_empty() {
             let waiting = if view.filter.is_empty() {
@@ -137,35 +138,111 @@ impl LogsView<'_> {
         ])
     }
 
-    fn line(
-        &self,
-        view: &LogView,
-        entry: &LogEntry,
-        prefix_width: usize,
-        width: usize,
-    ) -> Line<'static> {
+    /// The rows of one entry: its time and node prefix, then its text from the scrolled-to
+    /// column (one row), or all of it in rows of `room` columns when wrapping.
+    fn rows_of(&self, view: &LogView, entry: &LogEntry, room: usize) -> Vec<Line<'static>> {
         let s = &self.look.styles;
-        let mut spans = Vec::new();
-        let mut used = 0;
+        let mut lead = Vec::new();
         if view.timestamps {
             let time = format!("{} ", self.state.zone.time_of_day(entry.received));
-            used += time.len();
-            spans.push(Span::styled(time, s.get(Role::Muted)));
+            lead.push(Span::styled(time, s.get(Role::Muted)));
         }
-        let name = &view.nodes[entry.node].name;
-        let prefix = format!("{:<prefix_width$}: ", self.safe(name));
-        used += prefix.chars().count();
-        let color = Style::default().fg(node_color(entry.node));
-        spans.push(Span::styled(prefix, color.add_modifier(Modifier::BOLD)));
-        let room = width.saturating_sub(used);
-        let text = self.safe(&cut(&entry.text, view.column, room));
-        let style = if entry.note {
+        if view.prefixed() {
+            let name = self.safe(&view.nodes[entry.node].name);
+            let width = view.prefix_width().saturating_sub(2);
+            let color = Style::default().fg(node_color(entry.node));
+            lead.push(Span::styled(
+                format!("{name:<width$}: "),
+                color.add_modifier(Modifier::BOLD),
+            ));
+        }
+        let blank: usize = lead.iter().map(|span| span.width()).sum();
+        let cells = self.cells(view, entry);
+        let ranges: Vec<(usize, usize)> = if view.wrap {
+            let total = cells.last().map_or(0, |c| c.column + c.width);
+            (0..total.max(1))
+                .step_by(room.max(1))
+                .map(|from| (from, from + room))
+                .collect()
+        } else {
+            vec![(view.column, view.column.saturating_add(room))]
+        };
+        ranges
+            .into_iter()
+            .enumerate()
+            .map(|(i, (from, to))| {
+                let mut spans = if i == 0 {
+                    lead.clone()
+                } else {
+                    vec![Span::raw(" ".repeat(blank))]
+                };
+                spans.extend(self.spans_between(&cells, from, to));
+                Line::from(spans)
+            })
+            .collect()
+    }
+
+    /// Each character of the entry's text with its column and style: its level's colour
+    /// (a note of the view's own as a warning), occurrences of the filter reversed, the one
+    /// `n` jumped to also bold and underlined (both stand out without colour).
+    fn cells(&self, view: &LogView, entry: &LogEntry) -> Vec<Cell> {
+        let s = &self.look.styles;
+        let base = if entry.note {
             s.get(Role::Warn)
         } else {
-            s.get(Role::Text)
+            level_style(self.look, &entry.text)
         };
-        spans.push(Span::styled(text, style));
-        Line::from(spans)
+        let matches = if entry.note {
+            Vec::new()
+        } else {
+            match_ranges(&entry.text, &view.filter)
+        };
+        let current = view
+            .hit
+            .filter(|h| h.seq == entry.seq)
+            .map(|h| (h.start, h.end));
+        let mut column = 0;
+        entry
+            .text
+            .char_indices()
+            .map(|(at, c)| {
+                let inside = |(start, end): &(usize, usize)| *start <= at && at < *end;
+                let style = if current.as_ref().is_some_and(inside) {
+                    base.add_modifier(Modifier::REVERSED | Modifier::BOLD | Modifier::UNDERLINED)
+                } else if matches.iter().any(inside) {
+                    base.add_modifier(Modifier::REVERSED)
+                } else {
+                    base
+                };
+                let width = c.width().unwrap_or(0);
+                let cell = Cell {
+                    c,
+                    column,
+                    width,
+                    style,
+                };
+                column += width;
+                cell
+            })
+            .collect()
+    }
+
+    /// The characters whose columns lie in `from..to`, as spans of one style each.
+    fn spans_between(&self, cells: &[Cell], from: usize, to: usize) -> Vec<Span<'static>> {
+        let mut spans: Vec<(String, Style)> = Vec::new();
+        let shown = cells
+            .iter()
+            .filter(|cell| cell.column >= from && cell.column + cell.width <= to);
+        for cell in shown {
+            match spans.last_mut() {
+                Some((text, style)) if *style == cell.style => text.push(cell.c),
+                _ => spans.push((cell.c.to_string(), cell.style)),
+            }
+        }
+        spans
+            .into_iter()
+            .map(|(text, style)| Span::styled(self.safe(&text), style))
+            .collect()
     }
 
     /// Text from elsewhere as it may be shown: printable, and ASCII on an ASCII terminal.
@@ -239,21 +316,83 @@ fn where_shown(view: &LogView, window: &LogWindow) -> String {
     }
 }
 
-/// `text` from display column `skip`, at most `width` columns of it.
-fn cut(text: &str, skip: usize, width: usize) -> String {
-    let mut out = String::new();
-    let mut column = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if column >= skip {
-            if column + w > skip + width {
-                break;
-            }
-            out.push(c);
+/// One character of a log line as drawn.
+struct Cell {
+    c: char,
+    column: usize,
+    width: usize,
+    style: Style,
+}
+
+/// The severity a log line states, in the forms the nodes write: zap and slog JSON
+/// (`"level":"warn"`), logfmt (`level=error`) and klog's header letter (`E1206 10:00:00`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+impl LogLevel {
+    fn named(word: &str) -> Option<LogLevel> {
+        match word.to_ascii_lowercase().as_str() {
+            "error" | "err" | "fatal" | "panic" | "dpanic" | "critical" | "crit" | "alert"
+            | "emerg" => Some(LogLevel::Error),
+            "warn" | "warning" => Some(LogLevel::Warn),
+            "info" | "notice" => Some(LogLevel::Info),
+            "debug" | "trace" => Some(LogLevel::Debug),
+            _ => None,
         }
-        column += w;
     }
-    out
+
+    /// The level `line` states, if any; a kernel line (`kern: warning: [...]`, as Talos's
+    /// Dmesg formats facility and priority) by its second word.
+    pub fn of(line: &str) -> Option<LogLevel> {
+        let mut words = line.splitn(3, ':');
+        if let (Some(facility), Some(priority), Some(_)) =
+            (words.next(), words.next(), words.next())
+            && matches!(
+                facility.trim(),
+                "kern" | "user" | "daemon" | "syslog" | "auth"
+            )
+        {
+            return LogLevel::named(priority.trim());
+        }
+        for key in ["\"level\":\"", "\"severity\":\"", "level="] {
+            if let Some(at) = line.find(key) {
+                let rest = &line[at + key.len()..];
+                let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+                if let Some(level) = LogLevel::named(&word) {
+                    return Some(level);
+                }
+            }
+        }
+        let mut chars = line.chars();
+        let letter = chars.next()?;
+        let digits = chars.by_ref().take(4).filter(char::is_ascii_digit).count();
+        if digits == 4 && chars.next() == Some(' ') {
+            return match letter {
+                'E' | 'F' => Some(LogLevel::Error),
+                'W' => Some(LogLevel::Warn),
+                'I' => Some(LogLevel::Info),
+                _ => None,
+            };
+        }
+        None
+    }
+}
+
+/// How a line of `text` is drawn: errors and warnings in the theme's error and warning
+/// colours and bold (so they stand out under NO_COLOR too), debug muted, the rest as text.
+fn level_style(look: &Look, text: &str) -> Style {
+    let s = &look.styles;
+    match LogLevel::of(text) {
+        Some(LogLevel::Error) => s.get(Role::Error).add_modifier(Modifier::BOLD),
+        Some(LogLevel::Warn) => s.get(Role::Warn).add_modifier(Modifier::BOLD),
+        Some(LogLevel::Debug) => s.get(Role::Muted),
+        Some(LogLevel::Info) | None => s.get(Role::Text),
+    }
 }
 
 #[cfg(test)]
@@ -261,9 +400,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cut_skips_and_bounds_by_columns() {
-        assert_eq!(cut("abcdef", 2, 3), "cde");
-        assert_eq!(cut("abc", 5, 3), "");
-        assert_eq!(cut("日本語", 0, 3), "日");
+    fn levels_are_read_from_json_logfmt_and_klog_lines() {
+        let zap = r#"{"level":"warn","ts":"2026-12-01T19:50:00Z","msg":"slow"}"#;
+        assert_eq!(LogLevel::of(zap), Some(LogLevel::Warn));
+        let slog = r#"{"time":"x","severity":"ERROR","msg":"boom"}"#;
+        assert_eq!(LogLevel::of(slog), Some(LogLevel::Error));
+        assert_eq!(
+            LogLevel::of("time=x level=debug msg=y"),
+            Some(LogLevel::Debug)
+        );
+        let klog = "E1206 10:00:00.000000       1 controller.go:113] sync failed";
+        assert_eq!(LogLevel::of(klog), Some(LogLevel::Error));
+        assert_eq!(
+            LogLevel::of("I1206 10:00:00.0 1 x.go:1] ok"),
+            Some(LogLevel::Info)
+        );
+        assert_eq!(LogLevel::of("Everything fine"), None);
+        let kernel = "kern: warning: [2026-12-01T19:40:01.5Z]: ACPI: no IRQ";
+        assert_eq!(LogLevel::of(kernel), Some(LogLevel::Warn));
+        assert_eq!(
+            LogLevel::of("kern:    info: [x]: Linux"),
+            Some(LogLevel::Info)
+        );
+        assert_eq!(LogLevel::of("[talos] service[etcd](Running)"), None);
     }
 }

@@ -14,6 +14,7 @@ use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 pub mod action_menu;
 pub mod action_progress;
 pub mod capi;
+pub mod certs;
 pub mod cluster;
 pub mod clusters;
 pub mod errors;
@@ -141,6 +142,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             (&action_progress::ActionProgressPane::new(state, look)).render(body, buf)
         }
         Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
+        Screen::Certs => (&certs::CertsPane::new(state, look)).render(body, buf),
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
         Screen::Create => create_screen(state, look, body, buf),
         Screen::CapiUpgrade => {

@@ -321,6 +321,16 @@ impl KubernetesUpgradePlan {
         self.steps_to_run().map(|(i, _)| vec![i]).collect()
     }
 
+    /// The pre-pull steps that come before the component steps: every image each node pulls,
+    /// when the plan pre-pulls.
+    pub fn pre_pull_steps(&self) -> Vec<PrePull> {
+        if self.pre_pull {
+            self.images_to_pull()
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Every image each node pulls before the first step: the static pods on control planes,
     /// the kubelet everywhere (upstream pre-pulls the same set).
     pub fn images_to_pull(&self) -> Vec<PrePull> {
@@ -350,4 +360,11 @@ pub struct PrePull {
     pub address: String,
     pub image: String,
     pub component: Component,
+}
+
+impl PrePull {
+    /// "pre-pull registry.k8s.io/kube-apiserver:v1.35.0", for the progress pane.
+    pub fn label(&self) -> String {
+        format!("pre-pull {}", self.image)
+    }
 }

@@ -1,13 +1,14 @@
 //! The Kubernetes upgrade as a kind of rollout: plan guards and the removed-API check before the
-//! first step (then the optional pre-pull), step guards before each, one component on one node
-//! per step, and the entry points that start a new run or resume one from its journal.
+//! first step, then the optional pre-pull as one step per node and image, then one component on
+//! one node per step with step guards before each, and the entry points that start a new run or
+//! resume one from its journal.
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use super::guards::{KubeGuardInput, kubernetes_plan_guards, kubernetes_step_guards};
 use super::plan::{KubeStepState, KubernetesUpgradePlan};
 use super::removed_flags::check_removed_flags;
-use super::step::{ComponentStep, pre_pull};
+use super::step::{ComponentStep, KubeLiveStep, PrePullStep};
 use crate::approval::MutatingAction;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutKind, StepPhase, StepProgress};
@@ -36,21 +37,38 @@ pub fn target_text(plan: &KubernetesUpgradePlan) -> String {
 #[allow(non_upper_case_globals)]
 pub const resume_kubernetes_upgrade_with: ResumeUpgrade = resume_upgrade_with::<Kubernetes>;
 
-/// The steps a new run starts with: pending, and skipped where a component is already on target.
+/// The steps a new run starts with: the pre-pulls, then the components' steps; pending, and
+/// skipped where a component is already on target.
 pub fn initial_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
-    plan.steps
+    let pulls = plan.pre_pull_steps();
+    let pulls = pulls
         .iter()
-        .map(|s| {
-            let mut p = StepProgress::pending(&s.node, &s.label(&plan.target));
-            if s.state == KubeStepState::AlreadyOnTarget {
-                p.phase = StepPhase::Skipped;
-                p.detail = format!("already on {}", plan.target);
-            } else if let Some(note) = s.state.skip_note() {
-                p.phase = StepPhase::Skipped;
-                p.detail = note.to_string();
-            }
-            p
-        })
+        .map(|p| StepProgress::pending(&p.node, &p.label()));
+    let components = plan.steps.iter().map(|s| {
+        let mut p = StepProgress::pending(&s.node, &s.label(&plan.target));
+        if s.state == KubeStepState::AlreadyOnTarget {
+            p.phase = StepPhase::Skipped;
+            p.detail = format!("already on {}", plan.target);
+        } else if let Some(note) = s.state.skip_note() {
+            p.phase = StepPhase::Skipped;
+            p.detail = note.to_string();
+        }
+        p
+    });
+    pulls.chain(components).collect()
+}
+
+/// The steps' batches: each pre-pull alone, then the components' steps, numbered after the
+/// pre-pulls.
+pub fn batches(plan: &KubernetesUpgradePlan) -> Vec<Vec<usize>> {
+    let pulls = plan.pre_pull_steps().len();
+    (0..pulls)
+        .map(|i| vec![i])
+        .chain(
+            plan.batches()
+                .into_iter()
+                .map(|batch| batch.into_iter().map(|i| i + pulls).collect()),
+        )
         .collect()
 }
 
@@ -68,7 +86,7 @@ pub async fn count_removed_apis(
 }
 
 impl UpgradeKind for Kubernetes {
-    type LiveStep<'a> = ComponentStep<'a>;
+    type LiveStep<'a> = KubeLiveStep<'a>;
     type Plan = KubernetesUpgradePlan;
     const ROLLOUT: RolloutKind = RolloutKind::KubernetesUpgrade;
     const PRODUCT: &'static str = "Kubernetes";
@@ -87,7 +105,7 @@ impl UpgradeKind for Kubernetes {
     }
 
     fn batches(plan: &KubernetesUpgradePlan) -> Vec<Vec<usize>> {
-        plan.batches()
+        batches(plan)
     }
 
     fn approves(action: &MutatingAction, plan: &KubernetesUpgradePlan) -> bool {
@@ -113,32 +131,88 @@ impl UpgradeKind for Kubernetes {
             guards_pass(
                 &kubernetes_plan_guards(&run.plan, &status, input),
                 &run.acks,
-            )?;
-            if run.plan.pre_pull {
-                for line in pre_pull(&run.observer, &run.plan.images_to_pull()).await? {
-                    tracing::info!(cluster = %run.plan.cluster, "pre-pull: {line}");
-                }
-            }
-            Ok(())
+            )
         }
         .boxed()
     }
 
-    fn check_before(run: &KindRollout<Kubernetes>, _: usize) -> BoxFuture<'_, Result<(), String>> {
+    fn check_before(
+        run: &KindRollout<Kubernetes>,
+        index: usize,
+    ) -> BoxFuture<'_, Result<(), String>> {
         async move {
+            // A pull changes nothing the step guards protect; they guard the components' steps.
+            if index < run.plan.pre_pull_steps().len() {
+                return Ok(());
+            }
             let status = run.observer.status().await;
             guards_pass(&kubernetes_step_guards(&status), &run.acks)
         }
         .boxed()
     }
 
-    fn step(run: &KindRollout<Kubernetes>, index: usize) -> Result<ComponentStep<'_>, String> {
-        let step = planned_step(&run.plan.steps, &run.plan.cluster, index)?;
-        Ok(ComponentStep {
+    fn step(run: &KindRollout<Kubernetes>, index: usize) -> Result<KubeLiveStep<'_>, String> {
+        let pulls = run.plan.pre_pull_steps();
+        if index < pulls.len() {
+            let pull = planned_step(&pulls, &run.plan.cluster, index)?.clone();
+            return Ok(KubeLiveStep::PrePull(PrePullStep {
+                observer: &run.observer,
+                pull,
+            }));
+        }
+        let pulls = pulls.len();
+        let step = planned_step(&run.plan.steps, &run.plan.cluster, index - pulls)?;
+        Ok(KubeLiveStep::Component(ComponentStep {
             observer: &run.observer,
             plan: &run.plan,
             step,
             poll_interval: run.options.poll_interval,
-        })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upgrade::fixtures::{healthy, version};
+    use crate::upgrade::kubernetes::guards::tests::with_components;
+
+    #[test]
+    fn the_pre_pull_is_a_step_per_node_and_image_before_the_components() {
+        let status = with_components(healthy(), "v1.34.1");
+        let plan = KubernetesUpgradePlan::new(&status, &version("v1.35.0"), true).expect("plan");
+        let steps = initial_steps(&plan);
+        // 3 static pods and the kubelet on each of 3 control planes, the kubelet on 2 workers,
+        // then the 17 components' steps.
+        assert_eq!(steps.len(), 14 + 17);
+        assert_eq!(
+            (steps[0].node.as_str(), steps[0].label.as_str()),
+            ("cp-1", "pre-pull registry.k8s.io/kube-apiserver:v1.35.0")
+        );
+        assert!(
+            steps[13].label.ends_with("kubelet:v1.35.0"),
+            "{:?}",
+            steps[13]
+        );
+        assert_eq!(steps[13].node, "w-2");
+        assert!(
+            steps[14].label.starts_with("kube-apiserver"),
+            "{:?}",
+            steps[14]
+        );
+        assert!(steps.iter().all(|s| s.phase == StepPhase::Pending));
+        // Each pull runs alone, then the components numbered after them.
+        let order = batches(&plan);
+        assert_eq!(order.len(), 14 + 17);
+        assert_eq!(order[0], [0]);
+        assert_eq!(order[14], [14]);
+        assert_eq!(order[30], [30]);
+
+        let without = KubernetesUpgradePlan {
+            pre_pull: false,
+            ..plan
+        };
+        assert_eq!(initial_steps(&without).len(), 17);
+        assert_eq!(batches(&without), without.batches());
     }
 }

@@ -262,37 +262,72 @@ impl KindStep for ComponentStep<'_> {
 /// The most one image pull may take before the node answers.
 const PRE_PULL_BOUND: Duration = Duration::from_secs(5 * 60);
 
-/// Pulls every image of the plan on its node with `MachineService.ImagePull`, as upstream's
-/// pre-pull does (pkg/cluster/kubernetes/talos_managed.go, prePullImages), falling back to
-/// `ImageService.Pull` where the node has no ImagePull; a node with neither is skipped, as
-/// upstream skips `Unimplemented`. Returns one log line per pull.
-pub(crate) async fn pre_pull(
-    observer: &ClusterObserver,
-    pulls: &[PrePull],
-) -> Result<Vec<String>, String> {
-    let mut lines = Vec::new();
-    for p in pulls {
+/// A step of the Kubernetes upgrade: a pre-pull or a component's.
+pub enum KubeLiveStep<'a> {
+    PrePull(PrePullStep<'a>),
+    Component(ComponentStep<'a>),
+}
+
+impl KindStep for KubeLiveStep<'_> {
+    async fn settle(&self) -> Result<bool, String> {
+        match self {
+            KubeLiveStep::PrePull(step) => step.settle().await,
+            KubeLiveStep::Component(step) => step.settle().await,
+        }
+    }
+
+    async fn run(&self, report: &StepReport) -> Result<(), String> {
+        match self {
+            KubeLiveStep::PrePull(step) => step.run(report).await,
+            KubeLiveStep::Component(step) => step.run(report).await,
+        }
+    }
+}
+
+/// One image pulled on one node before the component steps, as upstream's pre-pull does
+/// (pkg/cluster/kubernetes/talos_managed.go, prePullImages): `MachineService.ImagePull`,
+/// falling back to `ImageService.Pull` where the node has no ImagePull; a node with neither is
+/// passed over, as upstream passes over `Unimplemented`.
+pub struct PrePullStep<'a> {
+    pub observer: &'a ClusterObserver,
+    pub pull: PrePull,
+}
+
+impl KindStep for PrePullStep<'_> {
+    /// A pull a killed run left in progress is pulled again: it changes nothing on the node.
+    async fn settle(&self) -> Result<bool, String> {
+        Ok(false)
+    }
+
+    async fn run(&self, report: &StepReport) -> Result<(), String> {
+        let p = &self.pull;
         let namespace = match p.component {
             Component::Kubelet => ImageNamespace::System,
             _ => ImageNamespace::Cri,
         };
-        let talos = &observer.talos;
+        report.phase(StepPhase::Pulling, format!("pulling {}", p.image));
+        let talos = &self.observer.talos;
         let mut result = talos
             .machine_image_pull(&p.address, &p.image, namespace, PRE_PULL_BOUND)
             .await;
         if is_unimplemented(&result) {
-            result = image_service_pull(observer, p, namespace).await;
+            result = image_service_pull(self.observer, p, namespace).await;
         }
         match result {
-            Ok(()) => lines.push(format!("{}: pulled {}", p.node, p.image)),
-            Err(e) if is_unimplemented::<()>(&Err(e.clone())) => lines.push(format!(
-                "{}: the node offers no image pull, {} not pre-pulled",
-                p.node, p.image
-            )),
-            Err(e) => return Err(format!("pre-pulling {} on {}: {e}", p.image, p.node)),
+            Ok(()) => {
+                report.log(format!("pulled {}", p.image));
+                report.detail(format!("pulled {}", p.image));
+                Ok(())
+            }
+            Err(e) if is_unimplemented::<()>(&Err(e.clone())) => {
+                let note = format!("the node offers no image pull, {} not pre-pulled", p.image);
+                report.log(&note);
+                report.detail(note);
+                Ok(())
+            }
+            Err(e) => Err(format!("pre-pulling {} on {}: {e}", p.image, p.node)),
         }
     }
-    Ok(lines)
 }
 
 fn is_unimplemented<T>(result: &Result<T, TalosError>) -> bool {
