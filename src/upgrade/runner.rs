@@ -260,10 +260,36 @@ pub fn resume_upgrade_with<K: UpgradeKind>(
     options: RunOptions,
     events: UnboundedSender<RolloutEvent>,
 ) -> RolloutHandle {
-    match journal_plan::<K::Plan>(&journal, K::ROLLOUT) {
+    let plan = journal_plan::<K::Plan>(&journal, K::ROLLOUT)
+        .and_then(|plan| steps_match::<K>(&journal, &plan).map(|()| plan));
+    match plan {
         Ok(plan) => start::<K>(journal, plan, approved, cluster, options, events, true),
         Err(reason) => refuse(journal, reason, events),
     }
+}
+
+/// A journal resumes only when its steps are the ones its plan makes today, in order: a journal
+/// written by a build that planned other steps (e.g. before the Kubernetes upgrade's pre-pull
+/// became steps) would have its steps' progress read against the wrong steps.
+pub(crate) fn steps_match<K: UpgradeKind>(
+    journal: &RolloutJournal,
+    plan: &K::Plan,
+) -> Result<(), String> {
+    let planned = K::initial_steps(plan);
+    let same = planned.len() == journal.steps.len()
+        && planned
+            .iter()
+            .zip(&journal.steps)
+            .all(|(p, j)| p.node == j.node && p.label == j.label);
+    if same {
+        return Ok(());
+    }
+    Err(format!(
+        "the journal lists {} steps and this build plans {} for the same plan (it was written \
+         by another taloscope version): finish it with that version, or abort it to plan anew",
+        journal.steps.len(),
+        planned.len()
+    ))
 }
 
 fn check_approval<K: UpgradeKind>(approved: &ApprovedAction, plan: &K::Plan) -> Result<(), String> {

@@ -215,4 +215,27 @@ mod tests {
         assert_eq!(initial_steps(&without).len(), 17);
         assert_eq!(batches(&without), without.batches());
     }
+
+    #[test]
+    fn a_journal_whose_steps_this_build_does_not_plan_is_not_resumed() {
+        use crate::rollout::{RolloutJournal, RolloutKind};
+        use crate::upgrade::runner::steps_match;
+        let status = with_components(healthy(), "v1.34.1");
+        let plan = KubernetesUpgradePlan::new(&status, &version("v1.35.0"), true).expect("plan");
+        let mut journal = RolloutJournal::begun(
+            "healthy",
+            RolloutKind::KubernetesUpgrade,
+            "1.35.0",
+            "op@host",
+        );
+        journal.steps = initial_steps(&plan);
+        assert_eq!(steps_match::<Kubernetes>(&journal, &plan), Ok(()));
+        // A journal written without the pre-pull steps: its first step is kube-apiserver's.
+        journal.steps.drain(..14);
+        let refused = steps_match::<Kubernetes>(&journal, &plan).unwrap_err();
+        assert!(
+            refused.contains("lists 17 steps and this build plans 31"),
+            "{refused}"
+        );
+    }
 }
