@@ -2,6 +2,12 @@
 //! (plan → guards → gate → journal → steps → progress → audit) holds for each kind: its
 //! journal and how a cancel stops it. Every approval names its kind ([`OperationKind::of`] matches every
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
+pub mod run;
+
+pub use run::{
+    CancelSignal, Events, Operation, OperationEvent, Runner, Step, StepContext, StepError, run,
+};
+
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
 use crate::journal::{ACTIONS, CREATES, JournalKind, PROVISIONS, ROLLOUTS};
 
