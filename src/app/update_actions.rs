@@ -432,6 +432,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             Err(why) => return not_run(why),
         },
     };
+    let acks = screen.acks.clone();
     // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
     let what = match run {
         ActionRun::Delete(_) => screen.title(),
@@ -465,6 +466,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     vec![Effect::RunAction {
         approved,
         run: Box::new(run),
+        acks,
     }]
 }
 

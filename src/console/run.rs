@@ -342,8 +342,12 @@ fn perform(
             None
         }
         Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
-        Effect::RunAction { approved, run } => {
-            super::run_actions::run(console, approved, *run, app_tx);
+        Effect::RunAction {
+            approved,
+            run,
+            acks,
+        } => {
+            super::run_actions::run(console, approved, (*run, acks), app_tx);
             None
         }
         Effect::CancelAction => console.cancel_action(),

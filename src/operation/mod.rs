@@ -2,6 +2,9 @@
 //! (plan → guards → gate → journal → steps → progress → audit) holds for each kind: its
 //! journal and how a cancel stops it. Every approval names its kind ([`OperationKind::of`] matches every
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
+pub mod capi_fix;
+pub mod etcd;
+pub mod node;
 pub mod run;
 
 pub use run::{
