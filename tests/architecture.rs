@@ -8,6 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+#[path = "architecture/one_pipeline.rs"]
+mod one_pipeline;
 #[path = "architecture/sim_layers.rs"]
 mod sim_layers;
 
