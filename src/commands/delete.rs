@@ -6,16 +6,17 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
 use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
-    DeleteSources, ProviderDelete, delete_guards, prepare_delete, run_delete,
+    DeleteSources, ProviderDelete, RunSummary, delete_guards, prepare_delete,
 };
+use crate::operation::delete::ClusterDelete;
+use crate::operation::{CancelSignal, OperationEvent, Runner};
 
-use super::create::{Setup, finish, operator_files, setup};
-use super::exit::{Stop, exit_code_as, usage};
+use super::create::{Setup, operator_files, setup};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
 use super::gate::{RunFlags, dispatcher, plan_then_approve};
+use super::progress::print_progress;
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
@@ -56,13 +57,32 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     };
     let provider =
         provider.ok_or_else(|| usage(format!("{name}: no provider to delete through")))?;
-    let steps = ProviderDelete { provider, files };
-    let (tx, rx) = mpsc::channel(64);
+    let world = ProviderDelete { provider, files };
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
-    let (for_run, state_dir) = (approved.clone(), paths.state_dir.clone());
-    let task =
-        tokio::spawn(
-            async move { run_delete(&plan, &steps, &for_run, bounds, &state_dir, tx).await },
-        );
-    finish(&d, &approved, task, rx, args.gate.output).await
+    let mut operation = ClusterDelete::new(plan, world, bounds);
+    let output = args.gate.output;
+    let events = move |event: OperationEvent| {
+        print_progress(output, "note", &event.text(), &event.line());
+    };
+    let runner = Runner {
+        approved: &approved,
+        dispatcher: &d,
+        state_dir: &paths.state_dir,
+        acks: &args.gate.ack,
+        // A delete runs to its end (OperationKind::Delete's cancel rule).
+        cancel: CancelSignal::never(),
+        events: &events,
+    };
+    let result = crate::operation::run(&mut operation, runner).await;
+    let summary = RunSummary {
+        cluster: name,
+        what: "delete".into(),
+        reached: None,
+        error: result.err(),
+    };
+    print_progress(output, "finished", &summary, &summary.line());
+    match summary.error {
+        Some(_) => Err(Stop(EXIT_BLOCKED, String::new())),
+        None => Ok(()),
+    }
 }

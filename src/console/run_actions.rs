@@ -118,7 +118,9 @@ pub(super) fn run(
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
     let run = match run {
-        ActionRun::Delete(plan) => return super::run_delete::run(console, approved, plan, app_tx),
+        ActionRun::Delete(plan) => {
+            return super::run_delete::run(console, approved, (plan, acks), app_tx);
+        }
         ActionRun::CapiScale(scale) => {
             return super::run_capi_scale::run(console, approved, *scale, app_tx);
         }
@@ -188,7 +190,7 @@ pub(super) async fn ended(
     report_end(result, app).await;
 }
 
-async fn report_end(result: Result<String, String>, app: &mpsc::Sender<AppEvent>) {
+pub(super) async fn report_end(result: Result<String, String>, app: &mpsc::Sender<AppEvent>) {
     let _ = app
         .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))
         .await;

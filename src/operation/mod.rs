@@ -4,6 +4,7 @@
 //! stops it and which implementation runs it. Every approval names its kind ([`OperationKind::of`] matches every
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
 pub mod capi_fix;
+pub mod delete;
 pub mod etcd;
 pub mod node;
 pub mod run;
@@ -153,13 +154,15 @@ impl OperationKind {
             | K::EtcdForfeit
             | K::EtcdRemoveMember => Some(type_name::<etcd::EtcdOperation>()),
             K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
+            K::Delete => Some(type_name::<
+                delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>,
+            >()),
             K::TalosUpgrade
             | K::KubernetesUpgrade
             | K::CapiUpgrade
             | K::Provision
             | K::Terminate
             | K::Create
-            | K::Delete
             | K::Scale => None,
         }
     }

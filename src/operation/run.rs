@@ -66,6 +66,11 @@ pub trait Operation: Send {
         index: usize,
         step: &StepContext<'_>,
     ) -> impl Future<Output = Result<String, StepError>> + Send;
+    /// What the run leaves when step `index` stops unfinished (timed out or cancelled while it
+    /// waits), beyond a node left cordoned: "; …", or nothing.
+    fn stopped_at(&self, _index: usize) -> String {
+        String::new()
+    }
     /// The run's line once every step is done (`done`: each step's line).
     fn finished(&self, done: &[String]) -> String {
         done.last()
@@ -313,18 +318,30 @@ async fn steps<O: Operation>(
         match outcome {
             Err(_) => {
                 return Err(format!(
-                    "{}: not done after {} (the step's timeout){}",
+                    "{}: not done after {} (the step's timeout){}{}",
                     step.what,
                     crate::clock::short_duration(step.timeout.as_secs()),
+                    operation.stopped_at(index),
                     leaves()
                 ));
             }
             Ok(Err(StepError::CancelledWhileWaiting(what))) => {
-                return Err(format!("cancelled while waiting for {what}{}", leaves()));
+                return Err(format!(
+                    "cancelled while waiting for {what}{}{}",
+                    operation.stopped_at(index),
+                    leaves()
+                ));
             }
             Ok(Err(StepError::Failed(why))) => return Err(why),
             Ok(Ok(said)) => {
-                context.say(format!("[{}/{total}] {said}", index + 1));
+                // The step's end is told, not journalled: the journal keeps its last line.
+                (runner.events)(OperationEvent::Line {
+                    index,
+                    total,
+                    elapsed: context.began.elapsed(),
+                    timeout: step.timeout,
+                    text: format!("[{}/{total}] {said}", index + 1),
+                });
                 done.push(said);
             }
         }
