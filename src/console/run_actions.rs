@@ -175,21 +175,7 @@ async fn forward(mut rx: mpsc::UnboundedReceiver<String>, app: mpsc::Sender<AppE
     }
 }
 
-/// An action's end: every line forwarded first, then how it ended audited and reported.
-pub(super) async fn ended(
-    forwarder: tokio::task::JoinHandle<()>,
-    dispatcher: &crate::approval::Dispatcher,
-    approved: &ApprovedAction,
-    result: Result<String, String>,
-    app: &mpsc::Sender<AppEvent>,
-) {
-    let _ = forwarder.await;
-    if let Err(e) = dispatcher.finished(approved, result.clone().map(|_| ())) {
-        tracing::warn!("{e}");
-    }
-    report_end(result, app).await;
-}
-
+/// An action's end, after every line of it was forwarded.
 pub(super) async fn report_end(result: Result<String, String>, app: &mpsc::Sender<AppEvent>) {
     let _ = app
         .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))

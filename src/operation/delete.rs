@@ -72,7 +72,11 @@ impl<S: DeleteSteps> ClusterDelete<S> {
                 Err(e) => return Err(format!("{}: cannot remove: {e}", j.display()).into()),
             }
         }
-        Ok(format!("{removed} journal(s) removed"))
+        let bundle = match self.plan.secrets_bundle {
+            Some(_) => "the secrets bundle and ",
+            None => "",
+        };
+        Ok(format!("removed {bundle}{removed} journal(s)"))
     }
 }
 

@@ -8,6 +8,7 @@ pub mod delete;
 pub mod etcd;
 pub mod node;
 pub mod run;
+pub mod scale;
 
 pub use run::{
     CancelSignal, Events, Operation, OperationEvent, Runner, Step, StepContext, StepError, run,
@@ -154,6 +155,7 @@ impl OperationKind {
             | K::EtcdForfeit
             | K::EtcdRemoveMember => Some(type_name::<etcd::EtcdOperation>()),
             K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
+            K::Scale => Some(type_name::<scale::CapiScale>()),
             K::Delete => Some(type_name::<
                 delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>,
             >()),
@@ -162,8 +164,7 @@ impl OperationKind {
             | K::CapiUpgrade
             | K::Provision
             | K::Terminate
-            | K::Create
-            | K::Scale => None,
+            | K::Create => None,
         }
     }
 

@@ -71,6 +71,11 @@ pub trait Operation: Send {
     fn stopped_at(&self, _index: usize) -> String {
         String::new()
     }
+    /// Gives back what the run holds (a Lease), whatever its outcome: a line when that
+    /// failed.
+    fn release(&mut self) -> impl Future<Output = Option<String>> + Send {
+        async { None }
+    }
     /// The run's line once every step is done (`done`: each step's line).
     fn finished(&self, done: &[String]) -> String {
         done.last()
@@ -98,6 +103,8 @@ pub enum OperationEvent {
         timeout: Duration,
         text: String,
     },
+    /// A line outside any step (what giving back the run's hold did).
+    Note { text: String },
 }
 
 impl OperationEvent {
@@ -114,14 +121,14 @@ impl OperationEvent {
                 index + 1,
                 crate::clock::short_duration(timeout.as_secs())
             ),
-            OperationEvent::Line { text, .. } => text.clone(),
+            OperationEvent::Line { text, .. } | OperationEvent::Note { text } => text.clone(),
         }
     }
 
     /// The line with the step's elapsed time and timeout in front: "[+1m05s of 15m00s] …".
     pub fn line(&self) -> String {
         match self {
-            OperationEvent::Step { .. } => self.text(),
+            OperationEvent::Step { .. } | OperationEvent::Note { .. } => self.text(),
             OperationEvent::Line {
                 elapsed,
                 timeout,
@@ -244,6 +251,10 @@ pub async fn run<O: Operation>(operation: &mut O, runner: Runner<'_>) -> Result<
                 Ok(journal) => {
                     let journal = RunningAction::new(journal);
                     let result = steps(operation, &runner, &journal).await;
+                    if let Some(text) = operation.release().await {
+                        journal.record(|r| r.step = text.clone());
+                        (runner.events)(OperationEvent::Note { text });
+                    }
                     journal.end(&result);
                     result
                 }
@@ -334,7 +345,7 @@ async fn steps<O: Operation>(
             }
             Ok(Err(StepError::Failed(why))) => return Err(why),
             Ok(Ok(said)) => {
-                // The step's end is told, not journalled: the journal keeps its last line.
+                journal.record(|r| r.step = said.clone());
                 (runner.events)(OperationEvent::Line {
                     index,
                     total,

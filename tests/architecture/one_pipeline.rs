@@ -17,7 +17,6 @@ const OWN_RUNNERS: &[(OperationKind, &str)] = &[
     (OperationKind::Provision, "provision/runner.rs"),
     (OperationKind::Terminate, "provision/runner.rs"),
     (OperationKind::Create, "cluster_lifecycle/runner.rs"),
-    (OperationKind::Scale, "capi_scale/run.rs"),
 ];
 
 #[test]
