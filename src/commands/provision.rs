@@ -11,10 +11,12 @@ use tokio::sync::mpsc;
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::discovery::{Cluster, Discovery};
+use crate::operation::terminate::VmTermination;
+use crate::operation::{CancelSignal, Runner};
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
     GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
-    connect, plan, terminate,
+    connect, plan,
 };
 
 use super::progress::print_progress;
@@ -88,16 +90,23 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         };
         let d = dispatcher(global, paths);
         let approved = approve(&d, action, args.gate.confirm.as_deref())?;
-        let mut journal = journal;
-        let result = terminate(&approved, &provider, journal.as_mut()).await;
-        let _ = d.finished(
-            &approved,
-            result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
-        );
-        let progress = result.map_err(config_stop)?;
-        match args.gate.output {
-            OutputFormat::Table => println!("{}", progress.line()),
-            OutputFormat::Json => println!("{}", json_line("vm", &progress)),
+        let mut termination = VmTermination::new((key.clone(), vm.to_string()), provider, journal);
+        let runner = Runner {
+            approved: &approved,
+            dispatcher: &d,
+            state_dir: &paths.state_dir,
+            acks: &args.gate.ack,
+            cancel: CancelSignal::never(),
+            events: &|_| {},
+        };
+        crate::operation::run(&mut termination, runner)
+            .await
+            .map_err(config_stop)?;
+        if let Some(progress) = termination.progress() {
+            match args.gate.output {
+                OutputFormat::Table => println!("{}", progress.line()),
+                OutputFormat::Json => println!("{}", json_line("vm", progress)),
+            }
         }
         return Ok(());
     }

@@ -15,10 +15,12 @@ use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use crate::app::state::AppState;
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::opennebula::auth::OneEnvironment;
+use crate::operation::terminate::VmTermination;
+use crate::operation::{CancelSignal, Runner};
 use crate::provision::GuardInputs;
 use crate::provision::cluster::{
     cluster_addresses, config_key, join_checks, machine_config_endpoint, names_in_use,
@@ -26,7 +28,6 @@ use crate::provision::cluster::{
 use crate::provision::{
     JoinChecks, PlanRequest, PlanSource, Provider, ProviderClients, ProvisionEvent,
     ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions, VmProgress, connect, plan,
-    terminate,
 };
 
 /// How often the console's runners look at their VMs.
@@ -129,7 +130,8 @@ pub(super) fn perform(
             tokio::spawn(io.start(found, owner, name, approved, plan, acks));
         }
         ProvisionEffect::Terminate { cluster, approved } => {
-            tokio::spawn(io.terminate(cluster, approved));
+            let dispatcher = console.dispatcher.clone();
+            tokio::spawn(io.terminate(cluster, approved, dispatcher));
         }
     }
     None
@@ -291,24 +293,47 @@ impl ProvisionIo {
         }
     }
 
-    /// Terminates the approved VM, through its provider, noted in the cluster's journal.
-    async fn terminate(self, cluster: String, approved: ApprovedAction) {
-        let result = async {
-            let MutatingAction::TerminateVm {
+    /// Terminates the approved VM through the operation runner (which audits how it ended),
+    /// noted in the cluster's journal.
+    async fn terminate(self, cluster: String, approved: ApprovedAction, dispatcher: Dispatcher) {
+        let prepared = match approved.action() {
+            MutatingAction::TerminateVm {
                 provider: name,
                 cluster: key,
-                ..
-            } = approved.action()
-            else {
-                return Err("not a VM termination".to_string());
-            };
-            let provider = provider(&self.config, &self.one_env, name)?;
-            let mut journal = ProvisionJournal::open(&self.state_dir, key).ok();
-            terminate(&approved, &provider, journal.as_mut())
-                .await
-                .map_err(|e| e.to_string())
-        }
-        .await;
+                vm,
+            } => provider(&self.config, &self.one_env, name).map(|provider| {
+                let journal = ProvisionJournal::open(&self.state_dir, key).ok();
+                VmTermination::new((key.clone(), vm.clone()), provider, journal)
+            }),
+            _ => Err("not a VM termination".to_string()),
+        };
+        let result = match prepared {
+            Err(e) => {
+                // The runner was not reached: the end is audited here.
+                if let Err(audit) = dispatcher.finished(&approved, Err(e.clone())) {
+                    tracing::warn!("{audit}");
+                }
+                Err(e)
+            }
+            Ok(mut termination) => {
+                let runner = Runner {
+                    approved: &approved,
+                    dispatcher: &dispatcher,
+                    state_dir: &self.state_dir,
+                    acks: &[],
+                    cancel: CancelSignal::never(),
+                    events: &|_| {},
+                };
+                crate::operation::run(&mut termination, runner)
+                    .await
+                    .and_then(|_| {
+                        termination
+                            .progress()
+                            .cloned()
+                            .ok_or_else(|| "the VM was not terminated".to_string())
+                    })
+            }
+        };
         let update = ProvisionUpdate::Terminated {
             cluster,
             approved,
@@ -341,7 +366,7 @@ async fn forward(
 }
 
 impl Console {
-    /// Audits how an approved provision or termination ended.
+    /// Audits how an approved provision ended (a termination's runner audits its own).
     pub(super) fn provision_audit(&self, update: &ProvisionUpdate) {
         let (approved, result) = match update {
             ProvisionUpdate::Ended {
@@ -349,9 +374,6 @@ impl Console {
                 result,
                 ..
             } => (approved, result.clone()),
-            ProvisionUpdate::Terminated {
-                approved, result, ..
-            } => (approved, result.as_ref().map(|_| ()).map_err(Clone::clone)),
             _ => return,
         };
         if let Err(e) = self.dispatcher.finished(approved, result) {

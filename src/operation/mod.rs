@@ -9,6 +9,7 @@ pub mod etcd;
 pub mod node;
 pub mod run;
 pub mod scale;
+pub mod terminate;
 
 pub use run::{
     CancelSignal, Events, Operation, OperationEvent, Runner, Step, StepContext, StepError, run,
@@ -156,15 +157,13 @@ impl OperationKind {
             | K::EtcdRemoveMember => Some(type_name::<etcd::EtcdOperation>()),
             K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
             K::Scale => Some(type_name::<scale::CapiScale>()),
+            K::Terminate => Some(type_name::<terminate::VmTermination>()),
             K::Delete => Some(type_name::<
                 delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>,
             >()),
-            K::TalosUpgrade
-            | K::KubernetesUpgrade
-            | K::CapiUpgrade
-            | K::Provision
-            | K::Terminate
-            | K::Create => None,
+            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade | K::Provision | K::Create => {
+                None
+            }
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::ApprovedAction;
 use crate::kube::KubeClient;
 use crate::opennebula::{ExtraTemplate, Service};
 use crate::talos::TalosClient;
@@ -508,33 +508,13 @@ fn blank(id: Option<u64>, name: &str) -> VmProgress {
     }
 }
 
-/// Terminates one VM a provision started (an approved `TerminateVm`), and
-/// marks it terminated in the journal.
-pub async fn terminate(
-    approved: &ApprovedAction,
+/// Terminates VM `id` of `cluster` through `provider` (the operation runner carries out an
+/// approved `TerminateVm` with it), and notes it in the cluster's provision journal.
+pub async fn terminate_vm(
     provider: &Provider,
+    (cluster, id): (&str, u64),
     journal: Option<&mut ProvisionJournal>,
 ) -> Result<VmProgress, ProvisionError> {
-    let MutatingAction::TerminateVm {
-        provider: p,
-        vm,
-        cluster,
-    } = approved.action()
-    else {
-        return Err(ProvisionError::NotApproved(format!(
-            "{} is not a VM termination",
-            approved.action().describe()
-        )));
-    };
-    if *p != provider.name {
-        return Err(ProvisionError::NotApproved(format!(
-            "the approval names provider {p}, not {}",
-            provider.name
-        )));
-    }
-    let id: u64 = vm
-        .parse()
-        .map_err(|_| ProvisionError::NotApproved(format!("VM id {vm:?} is not a number")))?;
     let client = provider.vm_client();
     client.terminate(id).await?;
     // The state it is leaving by (SHUTDOWN, EPILOG… on its way to DONE).

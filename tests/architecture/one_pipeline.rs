@@ -15,7 +15,6 @@ const OWN_RUNNERS: &[(OperationKind, &str)] = &[
     (OperationKind::KubernetesUpgrade, "upgrade/runner.rs"),
     (OperationKind::CapiUpgrade, "upgrade/runner.rs"),
     (OperationKind::Provision, "provision/runner.rs"),
-    (OperationKind::Terminate, "provision/runner.rs"),
     (OperationKind::Create, "cluster_lifecycle/runner.rs"),
 ];
 
