@@ -10,12 +10,12 @@ use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
     DeleteSources, ProviderDelete, RunSummary, delete_guards, prepare_delete,
 };
+use crate::operation::OperationEvent;
 use crate::operation::delete::ClusterDelete;
-use crate::operation::{CancelSignal, OperationEvent, Runner};
 
 use super::create::{Setup, operator_files, setup};
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve};
+use super::gate::{RunFlags, dispatcher, plan_then_approve, run_to_its_end};
 use super::progress::print_progress;
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
@@ -64,16 +64,8 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     let events = move |event: OperationEvent| {
         print_progress(output, "note", &event.text(), &event.line());
     };
-    let runner = Runner {
-        approved: &approved,
-        dispatcher: &d,
-        state_dir: &paths.state_dir,
-        acks: &args.gate.ack,
-        // A delete runs to its end (OperationKind::Delete's cancel rule).
-        cancel: CancelSignal::never(),
-        events: &events,
-    };
-    let result = crate::operation::run(&mut operation, runner).await;
+    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+    let result = run_to_its_end(approval, given, &mut operation, &events).await;
     let summary = RunSummary {
         cluster: name,
         what: "delete".into(),

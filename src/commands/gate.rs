@@ -270,20 +270,41 @@ pub(super) fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSign
 /// how it ended.
 pub(super) fn run_operation<O: Operation>(
     runtime: &tokio::runtime::Runtime,
-    (dispatcher, approved): (&Dispatcher, &ApprovedAction),
+    approval: (&Dispatcher, &ApprovedAction),
     (paths, acks): (&Paths, &[String]),
     operation: &mut O,
     events: Events<'_>,
 ) -> Result<String, String> {
-    let runner = Runner {
+    let runner = runner(approval, (paths, acks), cancel_on_signals(runtime), events);
+    runtime.block_on(crate::operation::run(operation, runner))
+}
+
+/// Runs the approved `operation` through the one runner to its end: a signal does not cancel
+/// it (its kind's cancel rule is to run to its end).
+pub(super) async fn run_to_its_end<O: Operation>(
+    approval: (&Dispatcher, &ApprovedAction),
+    (paths, acks): (&Paths, &[String]),
+    operation: &mut O,
+    events: Events<'_>,
+) -> Result<String, String> {
+    let runner = runner(approval, (paths, acks), CancelSignal::never(), events);
+    crate::operation::run(operation, runner).await
+}
+
+fn runner<'a>(
+    (dispatcher, approved): (&'a Dispatcher, &'a ApprovedAction),
+    (paths, acks): (&'a Paths, &'a [String]),
+    cancel: CancelSignal,
+    events: Events<'a>,
+) -> Runner<'a> {
+    Runner {
         approved,
         dispatcher,
         state_dir: &paths.state_dir,
         acks,
-        cancel: cancel_on_signals(runtime),
+        cancel,
         events,
-    };
-    runtime.block_on(crate::operation::run(operation, runner))
+    }
 }
 
 /// The progress printer of an operation's events: stamped lines on stdout for a table; on

@@ -12,7 +12,6 @@ use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::discovery::{Cluster, Discovery};
 use crate::operation::terminate::VmTermination;
-use crate::operation::{CancelSignal, Runner};
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
     GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
@@ -23,7 +22,7 @@ use super::progress::print_progress;
 
 use super::create::{Setup, setup};
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, usage};
-use super::gate::{RunFlags, approve, dispatcher, plan_then_approve};
+use super::gate::{RunFlags, approve, dispatcher, plan_then_approve, run_to_its_end};
 use super::headless::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
@@ -91,15 +90,8 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         let d = dispatcher(global, paths);
         let approved = approve(&d, action, args.gate.confirm.as_deref())?;
         let mut termination = VmTermination::new((key.clone(), vm.to_string()), provider, journal);
-        let runner = Runner {
-            approved: &approved,
-            dispatcher: &d,
-            state_dir: &paths.state_dir,
-            acks: &args.gate.ack,
-            cancel: CancelSignal::never(),
-            events: &|_| {},
-        };
-        crate::operation::run(&mut termination, runner)
+        let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+        run_to_its_end(approval, given, &mut termination, &|_| {})
             .await
             .map_err(config_stop)?;
         if let Some(progress) = termination.progress() {

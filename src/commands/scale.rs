@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve};
+use super::gate::{RunFlags, dispatcher, plan_then_approve, run_to_its_end};
 use super::headless::discover_all;
 use super::progress::print_progress;
 use crate::capi::CapiOwner;
@@ -20,7 +20,6 @@ use crate::cli::{GlobalArgs, OutputFormat, ScaleArgs};
 use crate::discovery::{Cluster, Discovery};
 use crate::fleet::CollectOptions;
 use crate::operation::scale::CapiScale;
-use crate::operation::{CancelSignal, Runner};
 use crate::paths::Paths;
 use crate::run_holder::RunHolder;
 
@@ -122,17 +121,9 @@ async fn scale(
     });
     let started = std::time::Instant::now();
     let mut operation = CapiScale::new(plan, sources, options, tx);
-    let runner = Runner {
-        approved: &approved,
-        dispatcher: &d,
-        state_dir: &paths.state_dir,
-        acks: &args.gate.ack,
-        // A scale runs to its end (OperationKind::Scale's cancel rule).
-        cancel: CancelSignal::never(),
-        // The scale's own typed events carry its lines.
-        events: &|_| {},
-    };
-    let result = crate::operation::run(&mut operation, runner).await;
+    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+    // The scale's own typed events carry its lines.
+    let result = run_to_its_end(approval, given, &mut operation, &|_| {}).await;
     let outcome = operation.outcome(result, started.elapsed().as_secs());
     drop(operation);
     let _ = printer.await;

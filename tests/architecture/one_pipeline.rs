@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use taloscope::operation::OperationKind;
 
-use super::{file_is_tests, rank, rust_files, src, without_test_code};
+use super::{library_sources, rank};
 
 /// The kinds not yet carried out by the runner, and the domain runner each one has instead.
 const OWN_RUNNERS: &[(OperationKind, &str)] = &[
@@ -39,33 +39,16 @@ fn every_operation_kind_is_carried_out_by_an_operation_the_runner_runs() {
 #[test]
 fn no_module_below_the_runner_takes_an_approval() {
     let operation = rank("operation").expect("the operation layer");
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    files.sort();
-    let mut test_files = BTreeSet::new();
-    let mut texts = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).expect("readable source");
-        texts.push((file, without_test_code(&text, file, &mut test_files)));
-    }
-    let mut taking: BTreeSet<String> = BTreeSet::new();
-    for (file, text) in texts {
-        let rel = file.strip_prefix(src()).expect("under src/");
-        let top = rel
-            .components()
-            .next()
-            .and_then(|c| c.as_os_str().to_str())
-            .map(|s| s.trim_end_matches(".rs").to_string())
-            .expect("a top-level component");
-        // The dispatcher makes approvals; lib.rs and main.rs only name modules.
-        if top == "approval" || test_files.contains(file) || file_is_tests(rel) {
-            continue;
-        }
-        let below = rank(&top).is_some_and(|r| r < operation);
-        if below && text.contains("ApprovedAction") {
-            taking.insert(rel.to_string_lossy().into_owned());
-        }
-    }
+    let taking: BTreeSet<String> = library_sources()
+        .into_iter()
+        // The dispatcher makes approvals.
+        .filter(|(_, top, text)| {
+            top != "approval"
+                && rank(top).is_some_and(|r| r < operation)
+                && text.contains("ApprovedAction")
+        })
+        .map(|(rel, _, _)| rel.to_string_lossy().into_owned())
+        .collect();
     let own: BTreeSet<String> = OWN_RUNNERS.iter().map(|(_, f)| f.to_string()).collect();
     assert_eq!(
         taking, own,
