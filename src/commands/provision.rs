@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::discovery::{Cluster, Discovery};
+use crate::operation::provision::Provisioning;
 use crate::operation::terminate::VmTermination;
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
@@ -133,29 +134,23 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     };
     let runner =
         ProvisionRunner::new(plan, provider, checks, journal, options, tx).with_guards(inputs);
-    let approved_for_runner = approved.clone();
-    let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
-    while let Some(event) = rx.recv().await {
-        let output = args.gate.output;
-        match &event {
-            ProvisionEvent::Vm(p) => print_progress(output, "vm", p, &p.line()),
-            ProvisionEvent::Note(n) => print_progress(output, "note", n, n),
-            ProvisionEvent::Finished(s) => print_progress(output, "finished", s, &s.line()),
+    let output = args.gate.output;
+    let printer = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            match &event {
+                ProvisionEvent::Vm(p) => print_progress(output, "vm", p, &p.line()),
+                ProvisionEvent::Note(n) => print_progress(output, "note", n, n),
+                ProvisionEvent::Finished(s) => print_progress(output, "finished", s, &s.line()),
+            }
         }
-    }
-    let summary = task.await.map_err(|e| {
-        Stop(
-            EXIT_BLOCKED,
-            format!("the provision task ended abnormally: {e}"),
-        )
-    })?;
-    let result = if summary.succeeded() {
-        Ok(())
-    } else {
-        Err(summary.line())
-    };
-    if let Err(e) = d.finished(&approved, result.clone()) {
-        eprintln!("taloscope: warning: {e}");
-    }
+    });
+    let mut provisioning = Provisioning::new(runner);
+    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+    // The provision's own events carry its lines.
+    let result = run_to_its_end(approval, given, &mut provisioning, &|_| {}).await;
+    provisioning.summary(&result).await;
+    drop(provisioning);
+    let _ = printer.await;
+    let result = result.map(|_| ());
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }

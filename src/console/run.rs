@@ -157,9 +157,6 @@ where
                 if let AppEvent::Rollout(RolloutEvent::Finished { cluster, outcome }) = &event {
                     console.rollout_ended(cluster, outcome);
                 }
-                if let AppEvent::Provision(update) = &event {
-                    console.provision_audit(update);
-                }
                 if let AppEvent::Create(update) = &event {
                     console.create_audit(update);
                 }

@@ -19,6 +19,7 @@ use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::opennebula::auth::OneEnvironment;
+use crate::operation::provision::Provisioning;
 use crate::operation::terminate::VmTermination;
 use crate::operation::{CancelSignal, Runner};
 use crate::provision::GuardInputs;
@@ -103,6 +104,7 @@ pub(super) fn perform(
         one_env: Arc::clone(&console.state.provision.one_env),
         kubeconfig: console.state.provision.kubeconfig.clone(),
         state_dir: console.paths.state_dir.clone(),
+        dispatcher: console.dispatcher.clone(),
         app: app.clone(),
     };
     match effect {
@@ -130,8 +132,7 @@ pub(super) fn perform(
             tokio::spawn(io.start(found, owner, name, approved, plan, acks));
         }
         ProvisionEffect::Terminate { cluster, approved } => {
-            let dispatcher = console.dispatcher.clone();
-            tokio::spawn(io.terminate(cluster, approved, dispatcher));
+            tokio::spawn(io.terminate(cluster, approved));
         }
     }
     None
@@ -144,6 +145,8 @@ struct ProvisionIo {
     one_env: Arc<OneEnvironment>,
     kubeconfig: Kubeconfig,
     state_dir: PathBuf,
+    /// Audits an approved run that ends before the operation runner (which audits its own).
+    dispatcher: Dispatcher,
     app: mpsc::Sender<AppEvent>,
 }
 
@@ -218,9 +221,18 @@ impl ProvisionIo {
         plan: Box<ProvisionPlan>,
         acks: Vec<String>,
     ) {
-        let result = match self.start_parts(found, capi_owner, &plan, acks).await {
-            Ok(parts) => self.run_plan(&name, &approved, *plan, parts).await,
-            Err(e) => Err(e),
+        let result = match self
+            .start_parts(found, capi_owner, &plan, acks.clone())
+            .await
+        {
+            Ok(parts) => self.run_plan(&name, (&approved, &acks), *plan, parts).await,
+            Err(e) => {
+                // The runner was not reached: the end is audited here.
+                if let Err(audit) = self.dispatcher.finished(&approved, Err(e.clone())) {
+                    tracing::warn!("{audit}");
+                }
+                Err(e)
+            }
         };
         let ended = ProvisionUpdate::Ended {
             cluster: name,
@@ -259,11 +271,12 @@ impl ProvisionIo {
         })
     }
 
-    /// The runner of `plan`, its events forwarded until it ends; `Err` says what failed.
+    /// `plan` run through the operation runner, its events forwarded until it ends; `Err`
+    /// says what failed.
     async fn run_plan(
         &self,
         name: &str,
-        approved: &ApprovedAction,
+        (approved, acks): (&ApprovedAction, &[String]),
         plan: ProvisionPlan,
         parts: StartParts,
     ) -> Result<(), String> {
@@ -281,21 +294,34 @@ impl ProvisionIo {
         let journal = Some(parts.journal);
         let runner = ProvisionRunner::new(plan, parts.provider, parts.checks, journal, options, tx)
             .with_guards(parts.guards);
-        let run = {
-            let approved = approved.clone();
-            tokio::spawn(async move { runner.run(&approved).await })
+        let forwarding = forward(&self.app, name, &provider_name, &role, rx);
+        let run = async {
+            let mut provisioning = Provisioning::new(runner);
+            let runner = Runner {
+                approved,
+                dispatcher: &self.dispatcher,
+                state_dir: &self.state_dir,
+                acks,
+                cancel: CancelSignal::never(),
+                // The provision's own events carry its lines.
+                events: &|_| {},
+            };
+            let result = crate::operation::run(&mut provisioning, runner).await;
+            provisioning.summary(&result).await
+            // Dropped here: its sender closes, and the forwarding ends.
         };
-        forward(&self.app, name, &provider_name, &role, rx).await;
-        match run.await {
-            Ok(summary) if summary.succeeded() => Ok(()),
-            Ok(summary) => Err(summary.line()),
-            Err(e) => Err(format!("the provision task ended abnormally: {e}")),
+        let (summary, ()) = tokio::join!(run, forwarding);
+        if summary.succeeded() {
+            Ok(())
+        } else {
+            Err(summary.line())
         }
     }
 
     /// Terminates the approved VM through the operation runner (which audits how it ended),
     /// noted in the cluster's journal.
-    async fn terminate(self, cluster: String, approved: ApprovedAction, dispatcher: Dispatcher) {
+    async fn terminate(self, cluster: String, approved: ApprovedAction) {
+        let dispatcher = &self.dispatcher;
         let prepared = match approved.action() {
             MutatingAction::TerminateVm {
                 provider: name,
@@ -318,7 +344,7 @@ impl ProvisionIo {
             Ok(mut termination) => {
                 let runner = Runner {
                     approved: &approved,
-                    dispatcher: &dispatcher,
+                    dispatcher,
                     state_dir: &self.state_dir,
                     acks: &[],
                     cancel: CancelSignal::never(),
@@ -362,23 +388,6 @@ async fn forward(
 ) {
     while let Some(event) = rx.recv().await {
         send(app, run_update(cluster, provider, role, event)).await;
-    }
-}
-
-impl Console {
-    /// Audits how an approved provision ended (a termination's runner audits its own).
-    pub(super) fn provision_audit(&self, update: &ProvisionUpdate) {
-        let (approved, result) = match update {
-            ProvisionUpdate::Ended {
-                approved: Some(approved),
-                result,
-                ..
-            } => (approved, result.clone()),
-            _ => return,
-        };
-        if let Err(e) = self.dispatcher.finished(approved, result) {
-            tracing::warn!("{e}");
-        }
     }
 }
 

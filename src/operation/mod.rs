@@ -7,6 +7,7 @@ pub mod capi_fix;
 pub mod delete;
 pub mod etcd;
 pub mod node;
+pub mod provision;
 pub mod run;
 pub mod scale;
 pub mod terminate;
@@ -158,12 +159,11 @@ impl OperationKind {
             K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
             K::Scale => Some(type_name::<scale::CapiScale>()),
             K::Terminate => Some(type_name::<terminate::VmTermination>()),
+            K::Provision => Some(type_name::<provision::Provisioning>()),
             K::Delete => Some(type_name::<
                 delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>,
             >()),
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade | K::Provision | K::Create => {
-                None
-            }
+            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade | K::Create => None,
         }
     }
 

@@ -151,6 +151,7 @@ fn every_implementation_a_kind_names_is_an_operation() {
         operation_named::<capi_fix::CapiFix>(),
         operation_named::<scale::CapiScale>(),
         operation_named::<terminate::VmTermination>(),
+        operation_named::<provision::Provisioning>(),
         operation_named::<delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>>(),
     ];
     for kind in OperationKind::ALL {
