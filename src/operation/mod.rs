@@ -4,6 +4,7 @@
 //! stops it and which implementation runs it. Every approval names its kind ([`OperationKind::of`] matches every
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
 pub mod capi_fix;
+pub mod create;
 pub mod delete;
 pub mod etcd;
 pub mod node;
@@ -163,7 +164,10 @@ impl OperationKind {
             K::Delete => Some(type_name::<
                 delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>,
             >()),
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade | K::Create => None,
+            K::Create => Some(type_name::<
+                create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
+            >()),
+            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => None,
         }
     }
 

@@ -152,6 +152,9 @@ fn every_implementation_a_kind_names_is_an_operation() {
         operation_named::<scale::CapiScale>(),
         operation_named::<terminate::VmTermination>(),
         operation_named::<provision::Provisioning>(),
+        operation_named::<
+            create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
+        >(),
         operation_named::<delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>>(),
     ];
     for kind in OperationKind::ALL {

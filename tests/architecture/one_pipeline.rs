@@ -14,7 +14,6 @@ const OWN_RUNNERS: &[(OperationKind, &str)] = &[
     (OperationKind::TalosUpgrade, "upgrade/runner.rs"),
     (OperationKind::KubernetesUpgrade, "upgrade/runner.rs"),
     (OperationKind::CapiUpgrade, "upgrade/runner.rs"),
-    (OperationKind::Create, "cluster_lifecycle/runner.rs"),
 ];
 
 #[test]
