@@ -36,7 +36,8 @@
 //!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
 //!   upgrade's etcd health guards (`operation::etcd` runs the steps).
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
-//!   the resumable create runner and its journal, what a create does before
+//!   the resumable create's phases and its journal (`operation::create` runs
+//!   them), what a create does before
 //!   its runner runs (`create_setup`) and what a delete plan is read from
 //!   (`prepare_delete`), each shared by the command and the console, and the
 //!   delete's world (`operation::delete` carries it out).
@@ -53,11 +54,12 @@
 //! - `operation`: the one operation pipeline: the `Operation` trait, its runner
 //!   (`operation::run`: the approval checked, the action journal, guards again before each
 //!   step, step timeouts, cancel between steps, progress events, audit) and the operations
-//!   it runs (node and etcd actions, CAPI doctor fixes, scale, delete, terminate); every
-//!   operation by kind (`OperationKind::of` names the kind of each action the dispatcher
-//!   approves), each kind's journal, cancel rule and implementation.
+//!   it runs (node and etcd actions, CAPI doctor fixes, scale, provision, terminate,
+//!   create, delete); every operation by kind (`OperationKind::of` names the kind of each
+//!   action the dispatcher approves), each kind's journal, cancel rule and implementation.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
-//!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
+//!   and Kubernetes upgrades and of new VMs (`operation::provision` runs the
+//!   provision's steps); each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'
