@@ -418,6 +418,11 @@ impl Dispatcher {
         self.audit.record(&approved.action, &outcome)
     }
 
+    /// Records how far an approved action's run got: `started`, then `step N of M: …`.
+    pub fn progressed(&self, approved: &ApprovedAction, outcome: &str) -> Result<(), AuditError> {
+        self.audit.record(&approved.action, outcome)
+    }
+
     /// Records that an action a run now gone had started never ended: `action` as that run's
     /// journal describes it.
     pub fn interrupted(&self, cluster: &str, action: &str) -> Result<(), AuditError> {

@@ -36,29 +36,36 @@
 //!   open on a cluster Cluster API owns (`capi_upgrade`), run on the rollout
 //!   runner and shown on its progress pane.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
-//!   uncordon, drain, service restart); reuses the upgrade's quorum guard and
-//!   the way it sees a node come back.
-//! - `etcd_maintenance`: plans, guards and the runner of the etcd actions
+//!   uncordon, drain, service restart): plans and guards; reuses the upgrade's
+//!   quorum guard (`operation::node` carries them out).
+//! - `etcd_maintenance`: plans, guards and each step's call of the etcd actions
 //!   (disarm, defragment, snapshot, forfeit, remove member); it reuses the
-//!   upgrade's etcd health guards.
+//!   upgrade's etcd health guards (`operation::etcd` runs the steps).
 //! - `cluster_lifecycle`: whole clusters created and deleted: plans, guards,
-//!   the resumable create runner and its journal, what a create does before
+//!   the resumable create's phases and its journal (`operation::create` runs
+//!   them), what a create does before
 //!   its runner runs (`create_setup`) and what a delete plan is read from
 //!   (`prepare_delete`), each shared by the command and the console, and the
-//!   delete runner.
+//!   delete's world (`operation::delete` carries it out).
 //! - `capi_doctor`: the Talos control-plane provider's stuck states (a rollout
 //!   waiting for etcd forever, an orphaned etcd member, a stopped single member)
 //!   found from etcd over the Talos API against the Machines, explained, and
-//!   fixed through etcd_maintenance's plan or a Machine's deletion.
+//!   fixed (`operation::capi_fix`) through etcd_maintenance's plan, a Machine's
+//!   deletion or a node's reboot.
 //! - `capi_scale`: a Cluster API workload cluster scaled the CAPI way: the plan
 //!   (`spec.replicas` of its TalosControlPlane or a MachineDeployment), its guards
-//!   (reusing the upgrade's etcd health), the runner that patches and follows the
-//!   Machines with etcd checked on every poll; `prepare` reads both sides and
+//!   (reusing the upgrade's etcd health), its events and outcome (`operation::scale`
+//!   patches and follows the Machines); `prepare` reads both sides and
 //!   evaluates the guards for the command and the console's `s` on `:capi` alike.
-//! - `operation`: every operation by kind (`OperationKind::of` names the kind of each
-//!   action the dispatcher approves), each kind's journal and cancel rule.
+//! - `operation`: the one operation pipeline: the `Operation` trait, its runner
+//!   (`operation::run`: the approval checked, the action journal, guards again before each
+//!   step, step timeouts, cancel between steps, progress events, audit) and the operations
+//!   it runs (node and etcd actions, CAPI doctor fixes, scale, provision, terminate,
+//!   create, delete); every operation by kind (`OperationKind::of` names the kind of each
+//!   action the dispatcher approves), each kind's journal, cancel rule and implementation.
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
-//!   and Kubernetes upgrades and of new VMs; each run holds the cluster's
+//!   and Kubernetes upgrades and of new VMs (`operation::provision` runs the
+//!   provision's steps); each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'

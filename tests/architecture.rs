@@ -9,6 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+#[path = "architecture/one_pipeline.rs"]
+mod one_pipeline;
 #[path = "architecture/sim_layers.rs"]
 mod sim_layers;
 
@@ -177,25 +179,9 @@ fn crate_references(text: &str) -> BTreeSet<String> {
 /// Which top-level modules each top-level module uses (outside test code).
 fn module_graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<PathBuf>>> {
     let modules = top_level_modules();
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    files.sort();
-    let mut test_files = BTreeSet::new();
-    let mut texts = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).expect("readable source");
-        texts.push((file, without_test_code(&text, file, &mut test_files)));
-    }
     let mut graph: BTreeMap<String, BTreeMap<String, BTreeSet<PathBuf>>> = BTreeMap::new();
-    for (file, text) in texts {
-        let rel = file.strip_prefix(src()).expect("under src/");
-        let top = rel
-            .components()
-            .next()
-            .and_then(|c| c.as_os_str().to_str())
-            .map(|s| s.trim_end_matches(".rs").to_string())
-            .expect("a top-level component");
-        if !modules.contains(&top) || test_files.contains(file) || file_is_tests(rel) {
+    for (rel, top, text) in library_sources() {
+        if !modules.contains(&top) {
             continue;
         }
         for target in crate_references(&text) {
@@ -205,11 +191,40 @@ fn module_graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<PathBuf>>> {
                     .or_default()
                     .entry(target)
                     .or_default()
-                    .insert(rel.to_path_buf());
+                    .insert(rel.clone());
             }
         }
     }
     graph
+}
+
+/// Each file of the library without its test code, as `(path under src/, top-level module,
+/// text)`; the `*_tests.rs` files and those a `#[cfg(test)] mod x;` declares are left out.
+fn library_sources() -> Vec<(PathBuf, String, String)> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    let mut test_files = BTreeSet::new();
+    let mut texts = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        texts.push((file, without_test_code(&text, file, &mut test_files)));
+    }
+    let mut sources = Vec::new();
+    for (file, text) in texts {
+        let rel = file.strip_prefix(src()).expect("under src/");
+        let top = rel
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .map(|s| s.trim_end_matches(".rs").to_string())
+            .expect("a top-level component");
+        if test_files.contains(file) || file_is_tests(rel) {
+            continue;
+        }
+        sources.push((rel.to_path_buf(), top, text));
+    }
+    sources
 }
 
 /// `*_tests.rs`: the unit tests of the file beside it, declared `#[cfg(test)]`.

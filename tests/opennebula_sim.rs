@@ -1,5 +1,5 @@
 //! The OpenNebula clients over the sim's sockets: XML-RPC calls and their
-//! typed faults, and the provision runner driving a OneFlow scale-out,
+//! typed faults, and a provision run by the operation runner driving a OneFlow scale-out,
 //! reporting each VM's stages in order until the new node has joined.
 mod talos_common;
 
@@ -13,6 +13,8 @@ use taloscope::discovery::{Sources, discover};
 use taloscope::kube::KubeClient;
 use taloscope::opennebula::auth::OneEnvironment;
 use taloscope::opennebula::{Credentials, FailureKind, OneClient};
+use taloscope::operation::provision::Provisioning;
+use taloscope::operation::{CancelSignal, Runner};
 use taloscope::provision::{
     JoinChecks, PlanRequest, PlanSource, ProviderClients, ProvisionEvent, ProvisionRunner,
     ProvisionStage, RunnerOptions, connect, plan,
@@ -156,7 +158,20 @@ async fn oneflow_scale_out_follows_the_new_vm_until_joined() {
         other => panic!("a OneFlow provider: {other:?}"),
     };
     let runner = ProvisionRunner::new(the_plan, provider, checks, None, options, tx);
-    let task = tokio::spawn(async move { runner.run(&approved).await });
+    let state_dir = dir.path().to_path_buf();
+    let task = tokio::spawn(async move {
+        let mut provisioning = Provisioning::new(runner);
+        let run = Runner {
+            approved: &approved,
+            dispatcher: &dispatcher,
+            state_dir: &state_dir,
+            acks: &[],
+            cancel: CancelSignal::never(),
+            events: &|_| {},
+        };
+        let result = taloscope::operation::run(&mut provisioning, run).await;
+        provisioning.summary(&result).await
+    });
     let mut stages = Vec::new();
     let summary = within(90, "the scale-out", async {
         loop {

@@ -231,6 +231,8 @@ pub enum Effect {
     RunAction {
         approved: ApprovedAction,
         run: Box<super::actions::ActionRun>,
+        /// The acknowledgements typed on its plan: the runner re-checks the guards with them.
+        acks: Vec<String>,
     },
     /// Cancel the running node or etcd action after its current step.
     CancelAction,

@@ -424,6 +424,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             }
         }
     };
+    let acks = screen.guards.acks.clone();
     // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
     let what = match run {
         ActionRun::Delete(_) => screen.title(),
@@ -457,6 +458,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     vec![Effect::RunAction {
         approved,
         run: Box::new(run),
+        acks,
     }]
 }
 

@@ -9,10 +9,11 @@ mod run;
 
 pub use diagnose::{
     Finding, FindingKind, Fix, cleared, control_plane_settled, diagnose, is_member_of,
+    recovery_steps,
 };
 pub use fix::{FixPlan, MachineDeletion, fix_guards};
 pub use locate::{LocateError, Located, locate, read_tree};
-pub use run::{apply_fix, follow, progress_line, read_now};
+pub use run::{delete_machine, follow, progress_line, read_now};
 
 #[cfg(test)]
 mod diagnose_tests;

@@ -1,117 +1,21 @@
-//! An approved fix applied, and the workload cluster followed until its finding clears: the
-//! orphaned member removed by etcd_maintenance's runner (the one `etcd remove-member` runs),
-//! the stuck Machine deleted on the management cluster, the stopped single member's node
-//! rebooted by node_actions' runner (the one `node reboot` runs). Every wait is bounded. Each
-//! fix keeps the action journal its caller began (its steps, and the reboot's cordon and
-//! outcome), so a fix whose run is killed is reported interrupted on the next start.
+//! A fix's own call (the stuck Machine deleted on the management cluster; the etcd removal
+//! and the node reboot are etcd_maintenance's and node_actions', all run by
+//! `operation::capi_fix`), and the workload cluster followed until its finding clears, bounded.
 use std::time::Duration;
 
 use super::diagnose::{Finding, Fix, cleared, recovery_steps};
-use super::fix::{FixPlan, MachineDeletion};
+use super::fix::MachineDeletion;
 use super::locate::read_tree;
-use crate::approval::ApprovedAction;
 use crate::capi::{CapiOwner, ClusterTree};
-use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
 use crate::fleet::ClusterStatus;
-use crate::journal::action::RunningAction;
-use crate::kube::{CapiVersion, DrainOptions, KubeClient};
-use crate::node_actions::{
-    CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, run_node_action,
-};
+use crate::kube::{CapiVersion, KubeClient};
 use crate::upgrade::observe::ClusterObserver;
 
-/// Runs `plan`, which `approved` must be the approval of; `say` hears each step's line, and
-/// `journal` records it; a reboot waits at most `bound` for the node to be back, reading
-/// every `poll`.
-pub async fn apply_fix(
-    plan: &FixPlan,
-    approved: &ApprovedAction,
-    observer: &ClusterObserver,
-    management: &KubeClient,
-    (bound, poll): (Duration, Duration),
-    journal: &RunningAction,
-    mut say: impl FnMut(String) + Send,
-) -> Result<String, String> {
-    approved.check_for(&plan.mutating_action())?;
-    // The reboot's runner records its own steps; the other fixes' lines are recorded here.
-    let mut say_recorded = |line: String| {
-        journal.record(|r| r.step = line.clone());
-        say(line)
-    };
-    match plan {
-        FixPlan::Etcd(etcd) => {
-            // A removal streams nothing: the snapshot limits are never reached.
-            let limits = SnapshotLimits {
-                bound: Duration::from_secs(60),
-                max_bytes: SNAPSHOT_MAX_BYTES,
-            };
-            let cancel = CancelSignal::never();
-            let outcome = run_plan(
-                &observer.talos,
-                approved,
-                etcd,
-                limits,
-                &cancel,
-                |i, total, line| say_recorded(format!("[{}/{total}] {line}", i + 1)),
-            )
-            .await?;
-            Ok(outcome.steps.join("; "))
-        }
-        FixPlan::DeleteMachine(d) => delete_machine(d, management, say_recorded).await,
-        FixPlan::RebootNode(node) => {
-            let options = NodeActionOptions {
-                node_timeout: bound,
-                poll_interval: poll,
-                drain: DrainOptions {
-                    timeout: poll,
-                    retry_every: poll,
-                },
-            };
-            reboot_node(node, approved, observer, (options, journal), say).await
-        }
-    }
-}
-
-/// node_actions' reboot through the Talos API alone: the Kubernetes API is down with etcd, so
-/// there is nothing to cordon or drain, and the node is back once Talos says it runs ready.
-async fn reboot_node(
-    node: &NodeActionPlan,
-    approved: &ApprovedAction,
-    observer: &ClusterObserver,
-    (options, journal): (NodeActionOptions, &RunningAction),
-    say: impl FnMut(String) + Send,
-) -> Result<String, String> {
-    let talos_only = ClusterObserver {
-        kube: None,
-        ..observer.clone()
-    };
-    let say = std::sync::Mutex::new(say);
-    let progress = |line: String| {
-        if let Ok(mut say) = say.lock() {
-            say(line)
-        }
-    };
-    progress(format!(
-        "{}: the Kubernetes API is down with etcd: rebooting without a drain",
-        node.node
-    ));
-    let run = NodeActionRun {
-        approved,
-        observer: &talos_only,
-        options,
-        progress: &progress,
-        journal: Some(journal),
-        cancel: CancelSignal::never(),
-    };
-    run_node_action(node, run)
-        .await
-        .map_err(|e| format!("{e}. {}", recovery_steps(&node.node)))
-}
-
-async fn delete_machine(
+/// Deletes the Machine a rollout waits on (`clusterctl`'s way: the Machine object, its
+/// provider's finalizers do the rest); the line says what happened.
+pub async fn delete_machine(
     d: &MachineDeletion,
     management: &KubeClient,
-    mut say: impl FnMut(String),
 ) -> Result<String, String> {
     let version = match d.api_version.as_str() {
         "v1beta1" => CapiVersion::V1beta1,
@@ -129,7 +33,6 @@ async fn delete_machine(
     } else {
         format!("Machine {}/{} was gone already", d.namespace, d.machine)
     };
-    say(format!("[1/1] {line}"));
     Ok(line)
 }
 

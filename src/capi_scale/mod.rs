@@ -13,4 +13,4 @@ pub use guards::{ScaleFacts, follow_guards, scale_guards};
 pub use live::{ScaleSources, ScaleView, talos_access};
 pub use plan::{ScalePlan, ScalePlanError, plan_scale};
 pub use prepare::{PrepareError, PreparedScale, ScaleRequest, prepare_scale};
-pub use run::{ScaleEvent, ScaleOptions, ScaleOutcome, run_scale};
+pub use run::{ScaleEvent, ScaleOptions, ScaleOutcome};

@@ -1,22 +1,15 @@
 //! Deleting a cluster: the plan (the VMs its create journal names or `--adopt` names, the
-//! OneFlow service, the contexts, the journals), then terminate, follow until every VM is gone
-//! (bounded), remove the contexts (backups first) and the journals. The world is behind
-//! [`DeleteSteps`] so the order is tested with a fake.
+//! OneFlow service, the contexts, the journals) and the world it goes through, behind
+//! [`DeleteSteps`] so the order `operation::delete` runs it in is tested with a fake.
 use std::path::Path;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
-use tokio::sync::mpsc;
-use tokio::time::Instant;
 
-use crate::approval::ApprovedAction;
-use crate::journal::action::{RunningAction, begin_action};
 use crate::opennebula::VmState;
 use crate::provision::{Provider, ProviderClients};
 
 use super::journal::CreateRecord;
 use super::plan::{DeletePlan, KnownVm, VmsKnownBy};
-use super::progress::{LifecycleEvent, RunSummary};
 use crate::cluster_config::{
     ContextFiles, ContextsError, ContextsWritten, MergedEntries, remove_contexts, remove_merged,
 };
@@ -121,117 +114,9 @@ pub trait DeleteSteps: Send + Sync + 'static {
     -> BoxFuture<'a, Result<String, String>>;
 }
 
-/// Terminates, follows until every VM is gone (at most `timeout`, looking every `poll`),
-/// removes the contexts and the journals. The run keeps the cluster's action journal in
-/// `state_dir` (each line a step, then its outcome; refused while another action holds it),
-/// so a killed delete is reported interrupted on the next start. The summary is also sent
-/// as `Finished`.
-pub async fn run_delete<S: DeleteSteps>(
-    plan: &DeletePlan,
-    steps: &S,
-    approved: &ApprovedAction,
-    (poll, timeout): (Duration, Duration),
-    state_dir: &Path,
-    events: mpsc::Sender<LifecycleEvent>,
-) -> RunSummary {
-    let error = match begin_delete(plan, approved, state_dir) {
-        Err(e) => Some(e),
-        Ok(journal) => {
-            let error = delete_steps(plan, steps, (poll, timeout), &journal, &events)
-                .await
-                .err();
-            journal.end(&error.clone().map_or(Ok(()), Err));
-            error
-        }
-    };
-    let summary = RunSummary {
-        cluster: plan.cluster.clone(),
-        what: "delete".into(),
-        reached: None,
-        error,
-    };
-    let _ = events
-        .send(LifecycleEvent::Finished {
-            summary: summary.clone(),
-        })
-        .await;
-    summary
-}
-
-/// The approved delete's action journal, claimed before anything changes.
-fn begin_delete(
-    plan: &DeletePlan,
-    approved: &ApprovedAction,
-    state_dir: &Path,
-) -> Result<RunningAction, String> {
-    if !plan.is_approved_by(approved.action()) {
-        return Err(format!(
-            "the approval ({}) is not for this plan ({})",
-            approved.action().describe(),
-            plan.action().describe()
-        ));
-    }
-    begin_action(state_dir, &plan.cluster, &plan.action().describe(), None)
-        .map(RunningAction::new)
-        .map_err(|e| format!("refused: {e}"))
-}
-
-async fn delete_steps<S: DeleteSteps>(
-    plan: &DeletePlan,
-    steps: &S,
-    (poll, timeout): (Duration, Duration),
-    journal: &RunningAction,
-    events: &mpsc::Sender<LifecycleEvent>,
-) -> Result<(), String> {
-    let note = |text: String| async move {
-        journal.record(|r| r.step = text.clone());
-        let _ = events.send(LifecycleEvent::Note { text }).await;
-    };
-    steps.terminate(plan).await?;
-    note(format!("terminate asked for {} VM(s)", plan.vms.len())).await;
-    let deadline = Instant::now() + timeout;
-    let mut last: Vec<u64> = plan.vms.iter().map(|v| v.id).collect();
-    loop {
-        let left = steps.remaining(plan).await?;
-        for vm in plan
-            .vms
-            .iter()
-            .filter(|v| last.contains(&v.id) && !left.contains(&v.id))
-        {
-            note(format!("VM {} ({}) is gone", vm.name, vm.id)).await;
-        }
-        if left.is_empty() {
-            break;
-        }
-        if left.len() != last.len() {
-            note(format!("{} VM(s) not gone yet", left.len())).await;
-        }
-        last = left;
-        if Instant::now() >= deadline {
-            return Err(format!(
-                "VM(s) {last:?} not gone after {timeout:?}; the contexts are kept"
-            ));
-        }
-        tokio::time::sleep(poll).await;
-    }
-    note("every VM is gone".into()).await;
-    note(steps.remove_contexts(plan).await?).await;
-    if let Some(bundle) = &plan.secrets_bundle {
-        note(remove_bundle(bundle)?).await;
-    }
-    for j in &plan.journals {
-        match std::fs::remove_file(j) {
-            Ok(()) => note(format!("removed {}", j.display())).await,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("{}: cannot remove: {e}", j.display())),
-        }
-    }
-    Ok(())
-}
-
 /// The secrets bundle copied to `<bundle>.taloscope-backup-<time>` (owner-only), then removed;
 /// one already gone is said.
-fn remove_bundle(bundle: &Path) -> Result<String, String> {
+pub fn remove_bundle(bundle: &Path) -> Result<String, String> {
     // A bundle's name is its cluster's: its backups are few, and kept as many as by default.
     let keep = crate::config::DEFAULT_KEPT_BACKUPS;
     let backup = crate::cluster_config::backup_file(bundle, std::time::SystemTime::now(), keep)
@@ -396,4 +281,4 @@ impl DeleteSteps for ProviderDelete {
 
 #[cfg(test)]
 #[path = "delete_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -1,5 +1,5 @@
-//! The create runner: takes an approved CreateCluster action and its journal, and goes through
-//! the phases VMs → booted → configured → bootstrapped → etcd → API → nodes Ready → contexts
+//! The create's phases (`operation::create` runs them for an approved CreateCluster): with its
+//! journal, it goes through the phases VMs → booted → configured → bootstrapped → etcd → API → nodes Ready → contexts
 //! written, skipping what the journal says is done. It journals before it acts where acting
 //! twice would harm (VMs asked for, Bootstrap sent), bounds every wait, and reports on a
 //! channel.
@@ -10,7 +10,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::approval::ApprovedAction;
 use crate::config::MachineRole;
 
 use super::journal::{CreateJournal, CreatedVm};
@@ -100,21 +99,48 @@ impl<S: CreateSteps> CreateRunner<S> {
         }
     }
 
-    /// Runs the plan `approved` approves from where its journal stands, to the end or the
-    /// first failed phase; the summary is also sent as [`LifecycleEvent::Finished`].
-    pub async fn run(mut self, approved: &ApprovedAction) -> RunSummary {
-        let error = if self.plan.is_approved_by(approved.action()) {
-            self.phases().await.err()
-        } else {
-            Some(format!(
-                "the approval ({}) is not for this plan ({})",
-                approved.action().describe(),
-                self.plan.action().describe()
-            ))
-        };
-        if let Err(e) = self.journal.release() {
-            self.note(e.to_string()).await;
+    pub fn plan(&self) -> &CreatePlan {
+        &self.plan
+    }
+
+    pub fn options(&self) -> &CreateOptions {
+        &self.options
+    }
+
+    /// Carries out `phase` unless the journal says an earlier run did, and journals it done;
+    /// its events say how it went (`operation::create` runs the phases in order).
+    pub async fn run_phase(&mut self, phase: CreatePhase) -> Result<String, String> {
+        if self.journal.record().is_done(phase) {
+            let done = "done by an earlier run".to_string();
+            self.phase_state(phase, PhaseState::Done(done.clone()))
+                .await;
+            return Ok(format!("{}: {done}", phase.title()));
         }
+        match self.phase(phase).await {
+            Ok(detail) => {
+                self.journal
+                    .update(|r| r.done = Some(phase))
+                    .map_err(|e| e.to_string())?;
+                self.phase_state(phase, PhaseState::Done(detail.clone()))
+                    .await;
+                Ok(format!("{}: {detail}", phase.title()))
+            }
+            Err(e) => {
+                self.phase_state(phase, PhaseState::Failed(e.clone())).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Lets go of the create journal (a later run may resume it); a line when that failed.
+    pub async fn release_journal(&mut self) -> Option<String> {
+        let e = self.journal.release().err()?.to_string();
+        self.note(e.clone()).await;
+        Some(e)
+    }
+
+    /// How the run ended (`error`: why not), sent as [`LifecycleEvent::Finished`] too.
+    pub async fn finish(&mut self, error: Option<String>) -> RunSummary {
         let summary = RunSummary {
             cluster: self.plan.cluster.clone(),
             what: "create".into(),
@@ -126,29 +152,6 @@ impl<S: CreateSteps> CreateRunner<S> {
         })
         .await;
         summary
-    }
-
-    async fn phases(&mut self) -> Result<(), String> {
-        for phase in CreatePhase::ALL {
-            if self.journal.record().is_done(phase) {
-                self.phase_state(phase, PhaseState::Done("done by an earlier run".into()))
-                    .await;
-                continue;
-            }
-            match self.phase(phase).await {
-                Ok(detail) => {
-                    self.journal
-                        .update(|r| r.done = Some(phase))
-                        .map_err(|e| e.to_string())?;
-                    self.phase_state(phase, PhaseState::Done(detail)).await;
-                }
-                Err(e) => {
-                    self.phase_state(phase, PhaseState::Failed(e.clone())).await;
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
     }
 
     async fn phase(&mut self, phase: CreatePhase) -> Result<String, String> {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 
 use super::*;
-use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::approval::{Answer, ApprovedAction, AuditLog, Dispatcher, Gate, Verdict};
 use crate::cluster_lifecycle::guards::tests::plan;
 use crate::cluster_lifecycle::steps::{
     BootstrapAnswer, ContextsMerged, EtcdForming, NodesReady, VmBoot,
@@ -238,6 +238,27 @@ fn approved(dir: &Path, plan: &CreatePlan) -> ApprovedAction {
     }
 }
 
+/// Runs `runner` with `approval` through the operation runner, as the command and the console
+/// do: its action journal and audit log in `dir`.
+async fn run_approved(
+    runner: CreateRunner<Fake>,
+    approval: ApprovedAction,
+    dir: &Path,
+) -> RunSummary {
+    let dispatcher = Dispatcher::new(false, AuditLog::new(dir.join("audit.log")));
+    let mut create = crate::operation::create::ClusterCreate::new(runner);
+    let run = crate::operation::Runner {
+        approved: &approval,
+        dispatcher: &dispatcher,
+        state_dir: dir,
+        acks: &[],
+        cancel: crate::operation::CancelSignal::never(),
+        events: &|_| {},
+    };
+    let result = crate::operation::run(&mut create, run).await;
+    create.summary(&result).await
+}
+
 struct Run {
     world: Arc<Mutex<World>>,
     entered: mpsc::UnboundedReceiver<&'static str>,
@@ -269,7 +290,8 @@ fn start(
     };
     let runner = CreateRunner::new(plan.clone(), fake, journal, options, fingerprints, tx);
     let approval = approved(state, plan);
-    let task = tokio::spawn(async move { runner.run(&approval).await });
+    let dir = state.to_path_buf();
+    let task = tokio::spawn(async move { run_approved(runner, approval, &dir).await });
     Run {
         world,
         entered,
@@ -473,8 +495,8 @@ async fn an_approval_for_another_plan_does_nothing() {
         FingerprintPolicy::PinFirstSeen,
         tx,
     );
-    let summary = runner.run(&approved(dir.path(), &other)).await;
-    assert!(summary.error.unwrap().contains("not for this plan"));
+    let summary = run_approved(runner, approved(dir.path(), &other), dir.path()).await;
+    assert!(summary.error.unwrap().contains("is not for this plan"));
     assert!(w.lock().unwrap().vms.is_empty());
 }
 

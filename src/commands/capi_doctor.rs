@@ -15,12 +15,14 @@ use super::headless::{
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{
-    Finding, FixPlan, LocateError, Located, apply_fix, diagnose, fix_guards, follow, locate,
+    Finding, FixPlan, LocateError, Located, diagnose, fix_guards, follow, locate,
 };
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
 use crate::guards::{Guard, blocking};
 use crate::kube::KubeClient;
+use crate::operation::OperationEvent;
+use crate::operation::capi_fix::CapiFix;
 
 pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
@@ -142,8 +144,6 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
             Default::default(),
         ))
         .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
-    let journal =
-        super::gate::begin_journal(&dispatcher, &approved, &chosen.paths.state_dir, None)?;
     let say = |kind: &str, line: String| match args.gate.output {
         OutputFormat::Table => println!("{line}"),
         OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),
@@ -152,25 +152,25 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         Duration::from_secs(args.wait),
         Duration::from_millis(args.poll_ms.max(10)),
     );
-    let applied = connected.runtime.block_on(apply_fix(
-        &plan,
-        &approved,
-        &connected.observer,
-        &management,
-        bounds,
-        &journal,
-        |line| say("step", line),
-    ));
-    if journal.snapshot().outcome.is_none() {
-        journal.end(&applied);
-    }
-    if let Err(e) = dispatcher.finished(
-        &approved,
-        applied.as_ref().map(|_| ()).map_err(Clone::clone),
-    ) {
-        eprintln!("taloscope: {e}");
-    }
     let what = format!("{} in {}", approved.action().describe(), plan.cluster());
+    let mut fix = CapiFix::new(
+        plan,
+        connected.observer.clone(),
+        (management.clone(), located.owner.clone()),
+        bounds,
+    );
+    let steps = |event: OperationEvent| {
+        if let OperationEvent::Line { text, .. } = event {
+            say("step", text);
+        }
+    };
+    let applied = super::gate::run_operation(
+        &connected.runtime,
+        (&dispatcher, &approved),
+        (&chosen.paths, acks),
+        &mut fix,
+        &steps,
+    );
     applied.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
     let followed = connected.runtime.block_on(follow(
         finding,

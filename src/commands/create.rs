@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
@@ -19,6 +18,8 @@ use crate::cluster_lifecycle::{
 use crate::discovery::{Discovery, Sources, discover};
 use crate::guards::Guard;
 use crate::opennebula::auth::OneEnvironment;
+use crate::operation::create::ClusterCreate;
+use crate::operation::{CancelSignal, Runner};
 use crate::paths::Paths;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
@@ -159,9 +160,24 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         let _ = d.finished(&approved, Err(e.to_string()));
         Stop(EXIT_BLOCKED, e.to_string())
     })?;
-    let for_runner = approved.clone();
-    let task = tokio::spawn(async move { runner.run(&for_runner).await });
-    finish(&d, &approved, task, rx, args.gate.output).await
+    let (state_dir, acks) = (paths.state_dir.clone(), args.gate.ack.clone());
+    let task = tokio::spawn(async move {
+        let mut create = ClusterCreate::new(runner);
+        let runner = Runner {
+            approved: &approved,
+            dispatcher: &d,
+            state_dir: &state_dir,
+            acks: &acks,
+            // A create runs to its end (OperationKind::Create's cancel rule); a killed one
+            // resumes from its journal.
+            cancel: CancelSignal::never(),
+            // The create's own events carry its lines.
+            events: &|_| {},
+        };
+        let result = crate::operation::run(&mut create, runner).await;
+        create.summary(&result).await
+    });
+    finish(task, rx, args.gate.output).await
 }
 
 /// A headless run asks nobody to confirm the VMs' maintenance fingerprints: `--yes` adds the
@@ -194,10 +210,8 @@ fn headless_pinning(
     Ok((guards, policy))
 }
 
-/// Prints the run's events as they come, then records how it ended in the audit log.
-pub(super) async fn finish(
-    d: &Dispatcher,
-    approved: &ApprovedAction,
+/// Prints the run's events as they come (the operation runner audits how it ended).
+async fn finish(
     task: tokio::task::JoinHandle<RunSummary>,
     mut events: mpsc::Receiver<LifecycleEvent>,
     output: OutputFormat,
@@ -215,9 +229,8 @@ pub(super) async fn finish(
     let summary = task
         .await
         .map_err(|e| Stop(EXIT_BLOCKED, format!("the run ended abnormally: {e}")))?;
-    let result = summary.error.clone().map_or(Ok(()), Err);
-    if let Err(e) = d.finished(approved, result.clone()) {
-        eprintln!("taloscope: warning: {e}");
+    match summary.error {
+        Some(_) => Err(Stop(EXIT_BLOCKED, String::new())),
+        None => Ok(()),
     }
-    result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }

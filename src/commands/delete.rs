@@ -6,16 +6,17 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
 use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
-    DeleteSources, ProviderDelete, delete_guards, prepare_delete, run_delete,
+    DeleteSources, ProviderDelete, RunSummary, delete_guards, prepare_delete,
 };
+use crate::operation::OperationEvent;
+use crate::operation::delete::ClusterDelete;
 
-use super::create::{Setup, finish, operator_files, setup};
-use super::exit::{Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve};
+use super::create::{Setup, operator_files, setup};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use super::gate::{RunFlags, dispatcher, plan_then_approve, run_to_its_end};
+use super::progress::print_progress;
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
@@ -56,13 +57,24 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     };
     let provider =
         provider.ok_or_else(|| usage(format!("{name}: no provider to delete through")))?;
-    let steps = ProviderDelete { provider, files };
-    let (tx, rx) = mpsc::channel(64);
+    let world = ProviderDelete { provider, files };
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
-    let (for_run, state_dir) = (approved.clone(), paths.state_dir.clone());
-    let task =
-        tokio::spawn(
-            async move { run_delete(&plan, &steps, &for_run, bounds, &state_dir, tx).await },
-        );
-    finish(&d, &approved, task, rx, args.gate.output).await
+    let mut operation = ClusterDelete::new(plan, world, bounds);
+    let output = args.gate.output;
+    let events = move |event: OperationEvent| {
+        print_progress(output, "note", &event.text(), &event.line());
+    };
+    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+    let result = run_to_its_end(approval, given, &mut operation, &events).await;
+    let summary = RunSummary {
+        cluster: name,
+        what: "delete".into(),
+        reached: None,
+        error: result.err(),
+    };
+    print_progress(output, "finished", &summary, &summary.line());
+    match summary.error {
+        Some(_) => Err(Stop(EXIT_BLOCKED, String::new())),
+        None => Ok(()),
+    }
 }

@@ -9,22 +9,20 @@ use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
 use super::gate::{
-    RunFlags, approve, begin_journal, cancel_on_signals, dispatcher, refuse, report_interrupted,
+    RunFlags, approve, dispatcher, progress_printer, refuse, report_interrupted, run_operation,
     unknown_acks,
 };
-use super::headless::{Connected, check_mode, choose, connect, rollout_lease_read, write_stdout};
-use super::progress::print_progress;
+use super::headless::{check_mode, choose, connect, rollout_lease_read, write_stdout};
 use super::status::columns;
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
-use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
     EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SNAPSHOT_MAX_BYTES, SnapshotLimits,
-    member_space, plan_guards, run_plan,
+    member_space, plan_guards,
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::guards::{Guard, blocking};
-use crate::journal::action::RunningAction;
+use crate::operation::etcd::EtcdOperation;
 use crate::printable::bytes_text;
 
 pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
@@ -68,13 +66,36 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
         write_stdout(&PlanReport::new(&plan, &guards, gate.acks).table())?;
         return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
-    let journal = begin_journal(&dispatcher, &approved, &chosen.paths.state_dir, None)?;
-    let approved_run = Approved {
-        dispatcher: &dispatcher,
-        approved: &approved,
-        journal: &journal,
+    let limits = SnapshotLimits {
+        bound: Duration::from_secs(args.timeout),
+        max_bytes: SNAPSHOT_MAX_BYTES,
     };
-    run_approved(&connected, approved_run, &plan, args)
+    let mut operation = EtcdOperation::new(plan, connected.observer.clone(), limits);
+    let result = run_operation(
+        &connected.runtime,
+        (&dispatcher, &approved),
+        (&chosen.paths, gate.acks),
+        &mut operation,
+        &progress_printer(gate.output),
+    );
+    let what = format!(
+        "{} in {}",
+        approved.action().describe(),
+        operation.plan().cluster
+    );
+    result.map_err(|e| {
+        let ended = if e.starts_with("cancelled") {
+            ""
+        } else {
+            " failed"
+        };
+        Stop(EXIT_BLOCKED, format!("{what}{ended}: {e}"))
+    })?;
+    match gate.output {
+        OutputFormat::Table => println!("{what}: done"),
+        OutputFormat::Json => write_stdout(&json(operation.outcome())?)?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The request the verb and its flags make; `None` for `alarms`, which only reads.
@@ -112,66 +133,6 @@ fn flag_name(what: &str) -> &'static str {
     } else {
         "node NODE"
     }
-}
-
-/// An approved etcd action about to run: the dispatcher that audits its end, and its journal.
-struct Approved<'a> {
-    dispatcher: &'a Dispatcher,
-    approved: &'a ApprovedAction,
-    journal: &'a RunningAction,
-}
-
-fn run_approved(
-    connected: &Connected,
-    run: Approved<'_>,
-    plan: &EtcdPlan,
-    args: &EtcdArgs,
-) -> Result<ExitCode, Stop> {
-    let Approved {
-        dispatcher,
-        approved,
-        journal,
-    } = run;
-    let limits = SnapshotLimits {
-        bound: Duration::from_secs(args.timeout),
-        max_bytes: SNAPSHOT_MAX_BYTES,
-    };
-    let table = args.gate.output == OutputFormat::Table;
-    let client = &connected.observer.talos;
-    let cancel = cancel_on_signals(&connected.runtime);
-    let result = connected.runtime.block_on(run_plan(
-        client,
-        approved,
-        plan,
-        limits,
-        &cancel,
-        |i, total, line| {
-            let line = format!("[{}/{total}] {line}", i + 1);
-            journal.record(|r| r.step = line.clone());
-            if table {
-                print_progress(OutputFormat::Table, "step", &line, &line);
-            }
-        },
-    ));
-    journal.end(&result);
-    let what = format!("{} in {}", approved.action().describe(), plan.cluster);
-    let audit = dispatcher.finished(approved, result.as_ref().map(|_| ()).map_err(Clone::clone));
-    if let Err(e) = audit {
-        eprintln!("taloscope: {e}");
-    }
-    let outcome = result.map_err(|e| {
-        let ended = if e.starts_with("cancelled") {
-            ""
-        } else {
-            " failed"
-        };
-        Stop(EXIT_BLOCKED, format!("{what}{ended}: {e}"))
-    })?;
-    match args.gate.output {
-        OutputFormat::Table => println!("{what}: done"),
-        OutputFormat::Json => write_stdout(&json(&outcome)?)?,
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn json<T: Serialize>(value: &T) -> Result<String, Stop> {

@@ -3,14 +3,14 @@
 //! guards' acknowledgements checked against what the plan asks for, and the plan-and-approve
 //! sequence of the commands whose plans carry guards.
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_line, usage};
+use super::progress::print_progress;
 use super::upgrade_output::guarded_plan;
 use crate::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::guards::{Guard, blocking};
-use crate::journal::action::{RunningAction, begin_action};
-use crate::node_actions::CancelSignal;
+use crate::operation::{CancelSignal, Events, Operation, OperationEvent, Runner};
 use crate::paths::Paths;
 
 /// Asks the dispatcher for `action`, answering its confirmation with
@@ -277,19 +277,56 @@ pub(super) fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSign
     cancel
 }
 
-/// The approved action's journal, claimed before anything changes: one action at a time on a
-/// cluster. Refused (and audited as failed) while another run holds it.
-pub(super) fn begin_journal(
-    dispatcher: &Dispatcher,
-    approved: &ApprovedAction,
-    state_dir: &std::path::Path,
-    node: Option<&str>,
-) -> Result<RunningAction, Stop> {
-    let action = approved.action();
-    begin_action(state_dir, action.cluster(), &action.describe(), node)
-        .map(RunningAction::new)
-        .map_err(|e| {
-            let _ = dispatcher.finished(approved, Err(e.to_string()));
-            Stop(EXIT_BLOCKED, e.to_string())
-        })
+/// Runs the approved `operation` through the one runner, cancelled by SIGINT/SIGTERM after
+/// the step under way; `events` hears its progress. The runner keeps the journal and audits
+/// how it ended.
+pub(super) fn run_operation<O: Operation>(
+    runtime: &tokio::runtime::Runtime,
+    approval: (&Dispatcher, &ApprovedAction),
+    (paths, acks): (&Paths, &[String]),
+    operation: &mut O,
+    events: Events<'_>,
+) -> Result<String, String> {
+    let runner = runner(approval, (paths, acks), cancel_on_signals(runtime), events);
+    runtime.block_on(crate::operation::run(operation, runner))
+}
+
+/// Runs the approved `operation` through the one runner to its end: a signal does not cancel
+/// it (its kind's cancel rule is to run to its end).
+pub(super) async fn run_to_its_end<O: Operation>(
+    approval: (&Dispatcher, &ApprovedAction),
+    (paths, acks): (&Paths, &[String]),
+    operation: &mut O,
+    events: Events<'_>,
+) -> Result<String, String> {
+    let runner = runner(approval, (paths, acks), CancelSignal::never(), events);
+    crate::operation::run(operation, runner).await
+}
+
+fn runner<'a>(
+    (dispatcher, approved): (&'a Dispatcher, &'a ApprovedAction),
+    (paths, acks): (&'a Paths, &'a [String]),
+    cancel: CancelSignal,
+    events: Events<'a>,
+) -> Runner<'a> {
+    Runner {
+        approved,
+        dispatcher,
+        state_dir: &paths.state_dir,
+        acks,
+        cancel,
+        events,
+    }
+}
+
+/// The progress printer of an operation's events: stamped lines on stdout for a table; on
+/// stderr for JSON output, whose stdout carries the outcome.
+pub(super) fn progress_printer(output: OutputFormat) -> impl Fn(OperationEvent) + Send + Sync {
+    move |event: OperationEvent| {
+        let line = event.line();
+        match output {
+            OutputFormat::Table => print_progress(output, "progress", &line, &line),
+            OutputFormat::Json => eprintln!("{}", crate::printable::line(&line)),
+        }
+    }
 }

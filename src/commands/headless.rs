@@ -15,7 +15,6 @@ use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
-use crate::rollout::LeaseReading;
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::talos::{ClientOptions, TalosClient};
@@ -471,17 +470,8 @@ pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutI
     })
 }
 
-/// The rollout some console holds this cluster's Lease for (none when expired or without a
-/// kube context), or why the Lease could not be read: for the guards that must tell the two.
-pub(super) async fn rollout_lease_read(observer: &ClusterObserver) -> LeaseReading {
-    let Some(kube) = observer.kube.as_ref() else {
-        return Ok(None);
-    };
-    kube.read_rollout_lease()
-        .await
-        .map(|info| info.filter(|i| !i.expired).map(|i| i.as_in_progress()))
-        .map_err(|e| e.to_string())
-}
+/// The cluster's rollout Lease as the guards read it (the operations' own reading).
+pub(super) use crate::operation::node::rollout_lease_read;
 
 /// The cluster named by --context (its name, or any of its contexts, which it then uses); it
 /// needs the Talos API, `why` says for what.

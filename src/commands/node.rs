@@ -9,23 +9,21 @@ use serde::Serialize;
 
 use super::exit::exit_code_as;
 use super::gate::{
-    RunFlags, approve, begin_journal, cancel_on_signals, dispatcher, refuse, report_interrupted,
+    RunFlags, approve, dispatcher, progress_printer, refuse, report_interrupted, run_operation,
     unknown_acks,
 };
 use super::headless::{
     Connected, EXIT_BLOCKED, PlanText, Stop, check_mode, choose, connect, rollout_lease_read,
     usage, write_stdout,
 };
-use super::progress::print_progress;
 use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::cli::{
     GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
 };
 use crate::guards::{Guard, blocking};
 use crate::kube::DrainOptions;
-use crate::node_actions::{
-    NodeActionOptions, NodeActionPlan, NodeActionRun, NodeOperation, gather_guards, run_node_action,
-};
+use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeOperation, gather_guards};
+use crate::operation::node::NodeAction;
 
 /// One node action as the command line asked for it.
 pub struct NodeCommandLine {
@@ -89,8 +87,6 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         write_stdout(&report.table())?;
         return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
     }
-    let state_dir = &chosen.paths.state_dir;
-    let journal = begin_journal(&dispatcher, &approved, state_dir, Some(&plan.node))?;
     let options = NodeActionOptions {
         node_timeout: Duration::from_secs(flags.node_timeout),
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
@@ -99,24 +95,14 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
             retry_every: Duration::from_millis(flags.poll_ms.clamp(10, 1000)),
         },
     };
-    let output = gate.output;
-    let progress = move |line: String| match output {
-        OutputFormat::Table => print_progress(output, "progress", &line, &line),
-        // stdout carries the JSON outcome: the lines go to stderr.
-        OutputFormat::Json => eprintln!("{}", crate::printable::line(&line)),
-    };
-    let run = NodeActionRun {
-        approved: &approved,
-        observer: &observer,
-        options,
-        progress: &progress,
-        journal: Some(&journal),
-        cancel: cancel_on_signals(&runtime),
-    };
-    let result = runtime.block_on(run_node_action(&plan, run));
-    if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
-        eprintln!("taloscope: {e}");
-    }
+    let mut action = NodeAction::new(plan.clone(), observer.clone(), options);
+    let result = run_operation(
+        &runtime,
+        (&dispatcher, &approved),
+        (&chosen.paths, gate.acks),
+        &mut action,
+        &progress_printer(gate.output),
+    );
     let outcome = ActionOutcome {
         cluster: &plan.cluster,
         node: &plan.node,

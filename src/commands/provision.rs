@@ -11,17 +11,19 @@ use tokio::sync::mpsc;
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
 use crate::discovery::{Cluster, Discovery};
+use crate::operation::provision::Provisioning;
+use crate::operation::terminate::VmTermination;
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
     GuardInputs, PlanRequest, ProvisionEvent, ProvisionJournal, ProvisionRunner, RunnerOptions,
-    connect, plan, terminate,
+    connect, plan,
 };
 
 use super::progress::print_progress;
 
 use super::create::{Setup, setup};
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, usage};
-use super::gate::{RunFlags, approve, dispatcher, plan_then_approve};
+use super::gate::{RunFlags, approve, dispatcher, plan_then_approve, run_to_its_end};
 use super::headless::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
@@ -88,16 +90,16 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         };
         let d = dispatcher(global, paths);
         let approved = approve(&d, action, args.gate.confirm.as_deref())?;
-        let mut journal = journal;
-        let result = terminate(&approved, &provider, journal.as_mut()).await;
-        let _ = d.finished(
-            &approved,
-            result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
-        );
-        let progress = result.map_err(config_stop)?;
-        match args.gate.output {
-            OutputFormat::Table => println!("{}", progress.line()),
-            OutputFormat::Json => println!("{}", json_line("vm", &progress)),
+        let mut termination = VmTermination::new((key.clone(), vm.to_string()), provider, journal);
+        let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+        run_to_its_end(approval, given, &mut termination, &|_| {})
+            .await
+            .map_err(config_stop)?;
+        if let Some(progress) = termination.progress() {
+            match args.gate.output {
+                OutputFormat::Table => println!("{}", progress.line()),
+                OutputFormat::Json => println!("{}", json_line("vm", progress)),
+            }
         }
         return Ok(());
     }
@@ -132,29 +134,23 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
     };
     let runner =
         ProvisionRunner::new(plan, provider, checks, journal, options, tx).with_guards(inputs);
-    let approved_for_runner = approved.clone();
-    let task = tokio::spawn(async move { runner.run(&approved_for_runner).await });
-    while let Some(event) = rx.recv().await {
-        let output = args.gate.output;
-        match &event {
-            ProvisionEvent::Vm(p) => print_progress(output, "vm", p, &p.line()),
-            ProvisionEvent::Note(n) => print_progress(output, "note", n, n),
-            ProvisionEvent::Finished(s) => print_progress(output, "finished", s, &s.line()),
+    let output = args.gate.output;
+    let printer = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            match &event {
+                ProvisionEvent::Vm(p) => print_progress(output, "vm", p, &p.line()),
+                ProvisionEvent::Note(n) => print_progress(output, "note", n, n),
+                ProvisionEvent::Finished(s) => print_progress(output, "finished", s, &s.line()),
+            }
         }
-    }
-    let summary = task.await.map_err(|e| {
-        Stop(
-            EXIT_BLOCKED,
-            format!("the provision task ended abnormally: {e}"),
-        )
-    })?;
-    let result = if summary.succeeded() {
-        Ok(())
-    } else {
-        Err(summary.line())
-    };
-    if let Err(e) = d.finished(&approved, result.clone()) {
-        eprintln!("taloscope: warning: {e}");
-    }
+    });
+    let mut provisioning = Provisioning::new(runner);
+    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+    // The provision's own events carry its lines.
+    let result = run_to_its_end(approval, given, &mut provisioning, &|_| {}).await;
+    provisioning.summary(&result).await;
+    drop(provisioning);
+    let _ = printer.await;
+    let result = result.map(|_| ());
     result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }

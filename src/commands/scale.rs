@@ -8,17 +8,18 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve};
+use super::gate::{RunFlags, dispatcher, plan_then_approve, run_to_its_end};
 use super::headless::discover_all;
 use super::progress::print_progress;
 use crate::capi::CapiOwner;
 use crate::capi_scale::{
     PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,
-    prepare_scale, run_scale,
+    prepare_scale,
 };
 use crate::cli::{GlobalArgs, OutputFormat, ScaleArgs};
 use crate::discovery::{Cluster, Discovery};
 use crate::fleet::CollectOptions;
+use crate::operation::scale::CapiScale;
 use crate::paths::Paths;
 use crate::run_holder::RunHolder;
 
@@ -102,40 +103,34 @@ async fn scale(
         poll: Duration::from_millis(args.poll_ms.max(10)),
         timeout: Duration::from_secs(args.timeout),
         lease_duration: Duration::from_secs(60),
-        acks: args.gate.ack.clone(),
-        state_dir: paths.state_dir.clone(),
     };
+    let output = args.gate.output;
     let (tx, mut rx) = mpsc::channel(64);
-    let (run_plan, run_sources, approved_for_run) =
-        (plan.clone(), sources.clone(), approved.clone());
-    let task = tokio::spawn(async move {
-        run_scale(&approved_for_run, &run_plan, &run_sources, &options, &tx).await
-    });
-    let mut last_etcd = String::new();
-    while let Some(event) = rx.recv().await {
-        // Every poll checks etcd; a table says so when what it found changes.
-        if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (&event, args.gate.output) {
-            if *reason == last_etcd {
-                continue;
+    let printer = tokio::spawn(async move {
+        let mut last_etcd = String::new();
+        while let Some(event) = rx.recv().await {
+            // Every poll checks etcd; a table says so when what it found changes.
+            if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (&event, output) {
+                if *reason == last_etcd {
+                    continue;
+                }
+                last_etcd = reason.clone();
             }
-            last_etcd = reason.clone();
+            print_progress(output, "progress", &event, &event.line());
         }
-        print_progress(args.gate.output, "progress", &event, &event.line());
-    }
-    let outcome = task.await.map_err(|e| {
-        Stop(
-            EXIT_BLOCKED,
-            format!("the scale task ended abnormally: {e}"),
-        )
-    })?;
-    print_progress(args.gate.output, "finished", &outcome, &outcome.line());
-    let result = if outcome.succeeded {
+    });
+    let started = std::time::Instant::now();
+    let mut operation = CapiScale::new(plan, sources, options, tx);
+    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
+    // The scale's own typed events carry its lines.
+    let result = run_to_its_end(approval, given, &mut operation, &|_| {}).await;
+    let outcome = operation.outcome(result, started.elapsed().as_secs());
+    drop(operation);
+    let _ = printer.await;
+    print_progress(output, "finished", &outcome, &outcome.line());
+    if outcome.succeeded {
         Ok(())
     } else {
-        Err(outcome.message.clone())
-    };
-    if let Err(e) = d.finished(&approved, result.clone()) {
-        eprintln!("taloscope: warning: {e}");
+        Err(Stop(EXIT_BLOCKED, String::new()))
     }
-    result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
 }

@@ -158,9 +158,6 @@ where
                 if let AppEvent::Rollout(RolloutEvent::Finished { cluster, outcome }) = &event {
                     console.rollout_ended(cluster, outcome);
                 }
-                if let AppEvent::Provision(update) = &event {
-                    console.provision_audit(update);
-                }
                 if let AppEvent::Create(update) = &event {
                     console.create_audit(update);
                 }
@@ -343,8 +340,12 @@ fn perform(
             None
         }
         Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
-        Effect::RunAction { approved, run } => {
-            super::run_actions::run(console, approved, *run, app_tx);
+        Effect::RunAction {
+            approved,
+            run,
+            acks,
+        } => {
+            super::run_actions::run(console, approved, (*run, acks), app_tx);
             None
         }
         Effect::CancelAction => console.cancel_action(),

@@ -1,6 +1,6 @@
 //! The node and etcd actions' and CAPI fixes' IO for the event loop: the survey a node
-//! plan's guards need, a guard's refusal audited, and an approved action run by the same
-//! runner the headless commands run, its lines forwarded to the app channel and its end audited.
+//! plan's guards need, a guard's refusal audited, and an approved action run by the operation
+//! runner the headless commands run, its events forwarded to the app channel.
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -11,11 +11,13 @@ use crate::app::actions::{ActionRun, ActionUpdate, CapiFixRun, SNAPSHOT_BOUND};
 use crate::app::message::Message;
 use crate::app::state::AppState;
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
-use crate::journal::action::{RunningAction, begin_action, interrupted_actions};
-use crate::node_actions::{
-    CancelSignal, NodeActionOptions, NodeActionPlan, NodeActionRun, NodeSurvey, run_node_action,
-};
+use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
+use crate::journal::action::interrupted_actions;
+use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeSurvey};
+use crate::operation::capi_fix::CapiFix;
+use crate::operation::etcd::EtcdOperation;
+use crate::operation::node::NodeAction;
+use crate::operation::{self, CancelSignal, OperationEvent, Runner};
 use crate::upgrade::RunOptions;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
@@ -107,16 +109,18 @@ impl Console {
     }
 }
 
-/// Runs an approved action in its own task: the runner's lines and its end come back as
-/// `AppEvent::Action`, and the dispatcher records how it ended.
+/// Runs an approved action in its own task through the operation runner: its events come
+/// back as `AppEvent::Action` lines, and the runner keeps its journal and audits how it ended.
 pub(super) fn run(
     console: &mut Console,
     approved: ApprovedAction,
-    run: ActionRun,
+    (run, acks): (ActionRun, Vec<String>),
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
     let run = match run {
-        ActionRun::Delete(plan) => return super::run_delete::run(console, approved, plan, app_tx),
+        ActionRun::Delete(plan) => {
+            return super::run_delete::run(console, approved, (plan, acks), app_tx);
+        }
         ActionRun::CapiScale(scale) => {
             return super::run_capi_scale::run(console, approved, *scale, app_tx);
         }
@@ -126,146 +130,83 @@ pub(super) fn run(
     let (cluster, options) = connection(&console.state, &name);
     let kubeconfig = options.kubeconfig.clone();
     let dispatcher = console.dispatcher.clone();
+    let state_dir = console.paths.state_dir.clone();
     let (cancel_tx, cancel) = CancelSignal::new();
     console.action_cancel = Some(cancel_tx);
-    let node = match &run {
-        ActionRun::Node(plan) => Some(plan.node.clone()),
-        _ => None,
-    };
-    let journal = begin_action(
-        &console.paths.state_dir,
-        &name,
-        &approved.action().describe(),
-        node.as_deref(),
-    );
-    let (lines, mut rx) = mpsc::unbounded_channel::<String>();
+    let (lines, rx) = mpsc::unbounded_channel::<String>();
     let app = app_tx.clone();
     tokio::spawn(async move {
-        let forward = app.clone();
-        let forwarder = tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
-                let update = ActionUpdate::Line(line);
-                if forward
-                    .send(AppEvent::Action(Box::new(update)))
-                    .await
-                    .is_err()
-                {
-                    break;
+        let forwarder = tokio::spawn(forward(rx, app.clone()));
+        let result = match observer(cluster, options, &name).await {
+            Err(e) => {
+                drop(lines);
+                if let Err(audit) = dispatcher.finished(&approved, Err(e.clone())) {
+                    tracing::warn!("{audit}");
                 }
-            }
-        });
-        let result = match (journal, observer(cluster, options, &name).await) {
-            (Err(e), _) => {
-                drop(lines);
-                Err(e.to_string())
-            }
-            (Ok(_), Err(e)) => {
-                drop(lines);
                 Err(e)
             }
-            (Ok(journal), Ok(observer)) => {
-                let journal = RunningAction::new(journal);
-                let on = RunOn {
-                    observer: &observer,
-                    approved: &approved,
-                    kubeconfig,
-                    journal: &journal,
-                    cancel,
+            Ok(observer) => {
+                let events = move |event: OperationEvent| {
+                    let _ = lines.send(event.text());
                 };
-                let result = run_on(on, run, lines).await;
-                if journal.snapshot().outcome.is_none() {
-                    journal.end(&result);
-                }
-                result
+                let runner = Runner {
+                    approved: &approved,
+                    dispatcher: &dispatcher,
+                    state_dir: &state_dir,
+                    acks: &acks,
+                    cancel,
+                    events: &events,
+                };
+                run_on(observer, run, kubeconfig, runner).await
             }
         };
-        ended(forwarder, &dispatcher, &approved, result, &app).await;
+        let _ = forwarder.await;
+        report_end(result, &app).await;
     });
 }
 
-/// An action's end: every line forwarded first, then how it ended audited and reported.
-pub(super) async fn ended(
-    forwarder: tokio::task::JoinHandle<()>,
-    dispatcher: &crate::approval::Dispatcher,
-    approved: &ApprovedAction,
-    result: Result<String, String>,
-    app: &mpsc::Sender<AppEvent>,
-) {
-    let _ = forwarder.await;
-    if let Err(e) = dispatcher.finished(approved, result.clone().map(|_| ())) {
-        tracing::warn!("{e}");
+/// Forwards a run's lines to the app until the run drops its sender.
+async fn forward(mut rx: mpsc::UnboundedReceiver<String>, app: mpsc::Sender<AppEvent>) {
+    while let Some(line) = rx.recv().await {
+        let update = ActionUpdate::Line(line);
+        if app.send(AppEvent::Action(Box::new(update))).await.is_err() {
+            break;
+        }
     }
+}
+
+/// An action's end, after every line of it was forwarded.
+pub(super) async fn report_end(result: Result<String, String>, app: &mpsc::Sender<AppEvent>) {
     let _ = app
         .send(AppEvent::Action(Box::new(ActionUpdate::Finished(result))))
         .await;
 }
 
-/// What an approved action runs with besides its plan.
-struct RunOn<'a> {
-    observer: &'a ClusterObserver,
-    approved: &'a ApprovedAction,
-    kubeconfig: Option<kube::config::Kubeconfig>,
-    journal: &'a RunningAction,
-    cancel: CancelSignal,
-}
+/// How long the console follows a CAPI fix until its finding clears, and how often it reads.
+const CAPI_FOLLOW: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
 
-/// The headless commands' runners, their lines sent to `lines` (dropped when done).
+/// The operation of `run` on the cluster's connection, through the runner; a CAPI fix's
+/// cluster then followed until its finding clears.
 async fn run_on(
-    on: RunOn<'_>,
+    observer: ClusterObserver,
     run: ActionRun,
-    lines: mpsc::UnboundedSender<String>,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    runner: Runner<'_>,
 ) -> Result<String, String> {
-    let RunOn {
-        observer,
-        approved,
-        kubeconfig,
-        journal,
-        cancel,
-    } = on;
     match run {
         ActionRun::Node(plan) => {
-            let say = move |line: String| {
-                let _ = lines.send(line);
-            };
-            let run = NodeActionRun {
-                approved,
-                observer,
-                options: NodeActionOptions::console(),
-                progress: &say,
-                journal: Some(journal),
-                cancel,
-            };
-            run_node_action(&plan, run).await
+            let mut action = NodeAction::new(plan, observer, NodeActionOptions::console());
+            operation::run(&mut action, runner).await
         }
         ActionRun::Etcd(plan) => {
             let limits = SnapshotLimits {
                 bound: SNAPSHOT_BOUND,
                 max_bytes: SNAPSHOT_MAX_BYTES,
             };
-            let outcome = run_plan(
-                &observer.talos,
-                approved,
-                &plan,
-                limits,
-                &cancel,
-                |i, total, line| {
-                    let line = format!("[{}/{total}] {line}", i + 1);
-                    journal.record(|r| r.step = line.clone());
-                    let _ = lines.send(line);
-                },
-            )
-            .await?;
-            Ok(format!(
-                "{} in {}: {} step(s) done",
-                plan.action.as_str(),
-                plan.cluster,
-                outcome.steps.len()
-            ))
+            let mut etcd = EtcdOperation::new(plan, observer, limits);
+            operation::run(&mut etcd, runner).await
         }
-        ActionRun::CapiFix(fix) => {
-            let to = (kubeconfig, lines);
-            run_capi_fix(observer, approved, &fix, journal, to).await
-        }
+        ActionRun::CapiFix(fix) => run_capi_fix(observer, *fix, kubeconfig, runner).await,
         ActionRun::Delete(plan) => Err(format!(
             "the delete of {} runs on its own runner, not on a cluster connection",
             plan.cluster
@@ -277,45 +218,52 @@ async fn run_on(
     }
 }
 
-/// How long the console follows a CAPI fix until its finding clears, and how often it reads.
-const CAPI_FOLLOW: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
-
-/// `capi doctor --fix`'s runner and follower, their lines sent to `lines`.
+/// `capi doctor --fix`'s operation, then the cluster followed until the finding clears.
 async fn run_capi_fix(
-    observer: &ClusterObserver,
-    approved: &ApprovedAction,
-    fix: &CapiFixRun,
-    journal: &RunningAction,
-    (kubeconfig, lines): (
-        Option<kube::config::Kubeconfig>,
-        mpsc::UnboundedSender<String>,
-    ),
+    observer: ClusterObserver,
+    fix: CapiFixRun,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    runner: Runner<'_>,
 ) -> Result<String, String> {
-    let kubeconfig = kubeconfig.ok_or_else(|| {
-        "no kubeconfig was read: the management cluster cannot be reached".to_string()
-    })?;
-    let management =
+    let management = async {
+        let kubeconfig = kubeconfig.ok_or_else(|| {
+            "no kubeconfig was read: the management cluster cannot be reached".to_string()
+        })?;
         crate::kube::KubeClient::new(&kubeconfig, &fix.owner.management, Default::default())
             .await
-            .map_err(|e| crate::error_chain(&e))?;
-    let say = |line: String| {
-        let _ = lines.send(line);
+            .map_err(|e| crate::error_chain(&e))
     };
-    crate::capi_doctor::apply_fix(
-        &fix.plan,
-        approved,
-        observer,
-        &management,
+    let management = match management.await {
+        Ok(management) => management,
+        Err(e) => {
+            if let Err(audit) = runner.dispatcher.finished(runner.approved, Err(e.clone())) {
+                tracing::warn!("{audit}");
+            }
+            return Err(e);
+        }
+    };
+    let events = runner.events;
+    let mut operation = CapiFix::new(
+        fix.plan,
+        observer.clone(),
+        (management.clone(), fix.owner.clone()),
         CAPI_FOLLOW,
-        journal,
-        say,
-    )
-    .await?;
+    );
+    operation::run(&mut operation, runner).await?;
+    let say = |line: String| {
+        events(OperationEvent::Line {
+            index: 0,
+            total: 1,
+            elapsed: Duration::ZERO,
+            timeout: CAPI_FOLLOW.0,
+            text: line,
+        })
+    };
     crate::capi_doctor::follow(
         &fix.finding,
         &management,
         &fix.owner,
-        observer,
+        &observer,
         CAPI_FOLLOW,
         say,
     )

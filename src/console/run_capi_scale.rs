@@ -10,8 +10,10 @@ use crate::app::action::AppEvent;
 use crate::app::actions::ActionUpdate;
 use crate::app::capi_scale::{CapiScaleAsk, CapiScaleRun};
 use crate::approval::ApprovedAction;
-use crate::capi_scale::{ScaleOptions, ScaleSources, prepare_scale, run_scale};
+use crate::capi_scale::{ScaleOptions, ScaleSources, prepare_scale};
 use crate::fleet::CollectOptions;
+use crate::operation::scale::CapiScale;
+use crate::operation::{CancelSignal, Runner};
 
 /// Reading both sides for a plan.
 const PLAN_BOUND: Duration = Duration::from_secs(60);
@@ -76,8 +78,9 @@ pub(super) fn plan(console: &Console, ask: CapiScaleAsk, app_tx: &mpsc::Sender<A
     });
 }
 
-/// Runs an approved scale in its own task: its events come back as `ActionUpdate::CapiScale`,
-/// its end as `ActionUpdate::Finished`, and the dispatcher records how it ended.
+/// Runs an approved scale in its own task through the operation runner: its events come back
+/// as `ActionUpdate::CapiScale`, its end as `ActionUpdate::Finished`; the runner keeps its
+/// journal and audits how it ended.
 pub(super) fn run(
     console: &Console,
     approved: ApprovedAction,
@@ -86,14 +89,13 @@ pub(super) fn run(
 ) {
     let sources = connect(console, &run.plan.cluster);
     let dispatcher = console.dispatcher.clone();
+    let state_dir = console.paths.state_dir.clone();
     let app = app_tx.clone();
     let (poll, timeout, lease_duration) = OPTIONS;
     let options = ScaleOptions {
         poll,
         timeout,
         lease_duration,
-        acks: run.acks,
-        state_dir: console.paths.state_dir.clone(),
     };
     tokio::spawn(async move {
         let (events, mut rx) = mpsc::channel(64);
@@ -109,8 +111,20 @@ pub(super) fn run(
         };
         let result = match connected {
             Ok(sources) => {
-                let outcome = run_scale(&approved, &run.plan, &sources, &options, &events).await;
-                drop(events);
+                let started = std::time::Instant::now();
+                let mut scale = CapiScale::new(run.plan, sources, options, events);
+                let runner = Runner {
+                    approved: &approved,
+                    dispatcher: &dispatcher,
+                    state_dir: &state_dir,
+                    acks: &run.acks,
+                    cancel: CancelSignal::never(),
+                    // The scale's own typed events carry its lines.
+                    events: &|_| {},
+                };
+                let result = crate::operation::run(&mut scale, runner).await;
+                let outcome = scale.outcome(result, started.elapsed().as_secs());
+                drop(scale);
                 let told = format!(
                     "{} ({} polls, {} s)",
                     outcome.message, outcome.polls, outcome.seconds
@@ -119,9 +133,13 @@ pub(super) fn run(
             }
             Err(e) => {
                 drop(events);
+                if let Err(audit) = dispatcher.finished(&approved, Err(e.clone())) {
+                    tracing::warn!("{audit}");
+                }
                 Err(e)
             }
         };
-        super::run_actions::ended(forwarder, &dispatcher, &approved, result, &app).await;
+        let _ = forwarder.await;
+        super::run_actions::report_end(result, &app).await;
     });
 }

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::create::{CreateEffect, CreateUpdate, FingerprintAsk};
-use crate::approval::ApprovedAction;
+use crate::approval::{ApprovedAction, Dispatcher};
 use crate::clock::unix_now;
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
@@ -21,6 +21,8 @@ use crate::cluster_lifecycle::{
 };
 use crate::config::Config;
 use crate::opennebula::auth::OneEnvironment;
+use crate::operation::create::ClusterCreate;
+use crate::operation::{CancelSignal, Runner};
 
 /// An answer to a fingerprint question: its id, and whether the operator confirmed it.
 type FingerprintAnswer = (u64, bool);
@@ -63,6 +65,9 @@ struct CreateIo {
     config: Arc<Config>,
     one_env: Arc<OneEnvironment>,
     state_dir: PathBuf,
+    /// Audits an approved create that ends before the operation runner (which audits its
+    /// own).
+    dispatcher: Dispatcher,
     app: mpsc::Sender<AppEvent>,
 }
 
@@ -82,6 +87,7 @@ pub(super) fn perform(
         config: Arc::clone(&console.state.provision.config),
         one_env: Arc::clone(&console.state.provision.one_env),
         state_dir: console.paths.state_dir.clone(),
+        dispatcher: console.dispatcher.clone(),
         app: app.clone(),
     };
     match effect {
@@ -149,7 +155,7 @@ impl CreateIo {
         let cluster = plan.cluster.clone();
         let result = match files {
             Ok(files) => self.run(&approved, *plan, files, options, answers).await,
-            Err(e) => Err(e),
+            Err(e) => Err(self.not_started(&approved, e)),
         };
         let ended = CreateUpdate::Ended {
             cluster,
@@ -171,7 +177,7 @@ impl CreateIo {
     ) -> Result<(), String> {
         let cluster = plan.cluster.clone();
         let (provider, _) = provider_named(&self.config, &self.one_env, &plan.provider)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| self.not_started(approved, e.to_string()))?;
         let (events_tx, mut events) = mpsc::channel(64);
         let (questions_tx, mut questions) = mpsc::channel(8);
         let runner = create_runner(
@@ -183,9 +189,23 @@ impl CreateIo {
             FingerprintPolicy::Ask(questions_tx),
             events_tx,
         )
-        .map_err(|e| e.to_string())?;
-        let for_runner = approved.clone();
-        let mut task = tokio::spawn(async move { runner.run(&for_runner).await });
+        .map_err(|e| self.not_started(approved, e.to_string()))?;
+        let (approved, dispatcher) = (approved.clone(), self.dispatcher.clone());
+        let state_dir = self.state_dir.clone();
+        let mut task = tokio::spawn(async move {
+            let mut create = ClusterCreate::new(runner);
+            let runner = Runner {
+                approved: &approved,
+                dispatcher: &dispatcher,
+                state_dir: &state_dir,
+                acks: &[],
+                cancel: CancelSignal::never(),
+                // The create's own events carry its lines.
+                events: &|_| {},
+            };
+            let result = crate::operation::run(&mut create, runner).await;
+            create.summary(&result).await
+        });
         let mut waiting: HashMap<u64, oneshot::Sender<bool>> = HashMap::new();
         let mut asked = 0u64;
         let summary: RunSummary = loop {
@@ -209,6 +229,14 @@ impl CreateIo {
             self.forward(&cluster, event).await;
         }
         summary.error.map_or(Ok(()), Err)
+    }
+
+    /// An approved create that ends before its runner: audited here, its reason returned.
+    fn not_started(&self, approved: &ApprovedAction, why: String) -> String {
+        if let Err(e) = self.dispatcher.finished(approved, Err(why.clone())) {
+            tracing::warn!("{e}");
+        }
+        why
     }
 
     async fn forward(&self, cluster: &str, event: LifecycleEvent) {
@@ -237,18 +265,10 @@ impl CreateIo {
 }
 
 impl Console {
-    /// Records in the audit log how an approved create ended.
+    /// Forgets the answers channel of a create that ended.
     pub(super) fn create_audit(&mut self, update: &CreateUpdate) {
-        if let CreateUpdate::Ended {
-            cluster,
-            approved,
-            result,
-        } = update
-        {
+        if let CreateUpdate::Ended { cluster, .. } = update {
             self.creates.answers.remove(cluster);
-            if let Err(e) = self.dispatcher.finished(approved, result.clone()) {
-                tracing::warn!("{e}");
-            }
         }
     }
 }

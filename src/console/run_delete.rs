@@ -1,6 +1,6 @@
 //! A whole cluster's deletion for the event loop: its plan read off the UI thread with
-//! `prepare_delete` (the function `taloscope delete` calls), and an approved delete run by
-//! `run_delete` (the command's runner), its notes forwarded to the app channel, its end audited.
+//! `prepare_delete` (the function `taloscope delete` calls), and an approved delete run through
+//! the operation runner (as the command runs it), its lines forwarded to the app channel.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,10 +10,10 @@ use super::run::Console;
 use crate::app::action::AppEvent;
 use crate::app::actions::ActionUpdate;
 use crate::approval::ApprovedAction;
-use crate::cluster_lifecycle::{
-    DeletePlan, DeleteSources, LifecycleEvent, ProviderDelete, prepare_delete, run_delete,
-};
+use crate::cluster_lifecycle::{DeletePlan, DeleteSources, ProviderDelete, prepare_delete};
 use crate::discovery::Discovery;
+use crate::operation::delete::ClusterDelete;
+use crate::operation::{CancelSignal, OperationEvent, Runner};
 
 /// How often the run looks at the VMs, and how long they may take to be gone (`taloscope
 /// delete`'s defaults).
@@ -68,7 +68,7 @@ pub(super) fn plan(console: &Console, cluster: String, app_tx: &mpsc::Sender<App
 pub(super) fn run(
     console: &Console,
     approved: ApprovedAction,
-    plan: DeletePlan,
+    (plan, acks): (DeletePlan, Vec<String>),
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
     let state = &console.state;
@@ -89,35 +89,38 @@ pub(super) fn run(
     let state_dir = console.paths.state_dir.clone();
     let app = app_tx.clone();
     tokio::spawn(async move {
-        let (events, mut rx) = mpsc::channel::<LifecycleEvent>(64);
+        let (lines, mut rx) = mpsc::unbounded_channel::<String>();
         let forward = app.clone();
         let forwarder = tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                if !matches!(event, LifecycleEvent::Finished { .. }) {
-                    send(&forward, ActionUpdate::Line(event.line())).await;
-                }
+            while let Some(line) = rx.recv().await {
+                send(&forward, ActionUpdate::Line(line)).await;
             }
         });
         let result = match steps {
-            Ok(steps) => {
-                let bounds = (POLL, GONE_BOUND);
-                let summary =
-                    run_delete(&plan, &steps, &approved, bounds, &state_dir, events).await;
-                summary.error.map_or_else(
-                    || {
-                        Ok(format!(
-                            "cluster {} deleted: no VM, context or journal of it left",
-                            plan.cluster
-                        ))
-                    },
-                    Err,
-                )
+            Ok(world) => {
+                let events = move |event: OperationEvent| {
+                    let _ = lines.send(event.text());
+                };
+                let mut operation = ClusterDelete::new(plan, world, (POLL, GONE_BOUND));
+                let runner = Runner {
+                    approved: &approved,
+                    dispatcher: &dispatcher,
+                    state_dir: &state_dir,
+                    acks: &acks,
+                    cancel: CancelSignal::never(),
+                    events: &events,
+                };
+                crate::operation::run(&mut operation, runner).await
             }
             Err(e) => {
-                drop(events);
+                drop(lines);
+                if let Err(audit) = dispatcher.finished(&approved, Err(e.clone())) {
+                    tracing::warn!("{audit}");
+                }
                 Err(e)
             }
         };
-        super::run_actions::ended(forwarder, &dispatcher, &approved, result, &app).await;
+        let _ = forwarder.await;
+        super::run_actions::report_end(result, &app).await;
     });
 }

@@ -15,10 +15,13 @@ use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use crate::app::state::AppState;
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::opennebula::auth::OneEnvironment;
+use crate::operation::provision::Provisioning;
+use crate::operation::terminate::VmTermination;
+use crate::operation::{CancelSignal, Runner};
 use crate::provision::GuardInputs;
 use crate::provision::cluster::{
     cluster_addresses, config_key, join_checks, machine_config_endpoint, names_in_use,
@@ -26,7 +29,6 @@ use crate::provision::cluster::{
 use crate::provision::{
     JoinChecks, PlanRequest, PlanSource, Provider, ProviderClients, ProvisionEvent,
     ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions, VmProgress, connect, plan,
-    terminate,
 };
 
 /// How often the console's runners look at their VMs.
@@ -102,6 +104,7 @@ pub(super) fn perform(
         one_env: Arc::clone(&console.state.provision.one_env),
         kubeconfig: console.state.provision.kubeconfig.clone(),
         state_dir: console.paths.state_dir.clone(),
+        dispatcher: console.dispatcher.clone(),
         app: app.clone(),
     };
     match effect {
@@ -142,6 +145,8 @@ struct ProvisionIo {
     one_env: Arc<OneEnvironment>,
     kubeconfig: Kubeconfig,
     state_dir: PathBuf,
+    /// Audits an approved run that ends before the operation runner (which audits its own).
+    dispatcher: Dispatcher,
     app: mpsc::Sender<AppEvent>,
 }
 
@@ -216,9 +221,18 @@ impl ProvisionIo {
         plan: Box<ProvisionPlan>,
         acks: Vec<String>,
     ) {
-        let result = match self.start_parts(found, capi_owner, &plan, acks).await {
-            Ok(parts) => self.run_plan(&name, &approved, *plan, parts).await,
-            Err(e) => Err(e),
+        let result = match self
+            .start_parts(found, capi_owner, &plan, acks.clone())
+            .await
+        {
+            Ok(parts) => self.run_plan(&name, (&approved, &acks), *plan, parts).await,
+            Err(e) => {
+                // The runner was not reached: the end is audited here.
+                if let Err(audit) = self.dispatcher.finished(&approved, Err(e.clone())) {
+                    tracing::warn!("{audit}");
+                }
+                Err(e)
+            }
         };
         let ended = ProvisionUpdate::Ended {
             cluster: name,
@@ -257,11 +271,12 @@ impl ProvisionIo {
         })
     }
 
-    /// The runner of `plan`, its events forwarded until it ends; `Err` says what failed.
+    /// `plan` run through the operation runner, its events forwarded until it ends; `Err`
+    /// says what failed.
     async fn run_plan(
         &self,
         name: &str,
-        approved: &ApprovedAction,
+        (approved, acks): (&ApprovedAction, &[String]),
         plan: ProvisionPlan,
         parts: StartParts,
     ) -> Result<(), String> {
@@ -279,36 +294,72 @@ impl ProvisionIo {
         let journal = Some(parts.journal);
         let runner = ProvisionRunner::new(plan, parts.provider, parts.checks, journal, options, tx)
             .with_guards(parts.guards);
-        let run = {
-            let approved = approved.clone();
-            tokio::spawn(async move { runner.run(&approved).await })
+        let forwarding = forward(&self.app, name, &provider_name, &role, rx);
+        let run = async {
+            let mut provisioning = Provisioning::new(runner);
+            let runner = Runner {
+                approved,
+                dispatcher: &self.dispatcher,
+                state_dir: &self.state_dir,
+                acks,
+                cancel: CancelSignal::never(),
+                // The provision's own events carry its lines.
+                events: &|_| {},
+            };
+            let result = crate::operation::run(&mut provisioning, runner).await;
+            provisioning.summary(&result).await
+            // Dropped here: its sender closes, and the forwarding ends.
         };
-        forward(&self.app, name, &provider_name, &role, rx).await;
-        match run.await {
-            Ok(summary) if summary.succeeded() => Ok(()),
-            Ok(summary) => Err(summary.line()),
-            Err(e) => Err(format!("the provision task ended abnormally: {e}")),
+        let (summary, ()) = tokio::join!(run, forwarding);
+        if summary.succeeded() {
+            Ok(())
+        } else {
+            Err(summary.line())
         }
     }
 
-    /// Terminates the approved VM, through its provider, noted in the cluster's journal.
+    /// Terminates the approved VM through the operation runner (which audits how it ended),
+    /// noted in the cluster's journal.
     async fn terminate(self, cluster: String, approved: ApprovedAction) {
-        let result = async {
-            let MutatingAction::TerminateVm {
+        let dispatcher = &self.dispatcher;
+        let prepared = match approved.action() {
+            MutatingAction::TerminateVm {
                 provider: name,
                 cluster: key,
-                ..
-            } = approved.action()
-            else {
-                return Err("not a VM termination".to_string());
-            };
-            let provider = provider(&self.config, &self.one_env, name)?;
-            let mut journal = ProvisionJournal::open(&self.state_dir, key).ok();
-            terminate(&approved, &provider, journal.as_mut())
-                .await
-                .map_err(|e| e.to_string())
-        }
-        .await;
+                vm,
+            } => provider(&self.config, &self.one_env, name).map(|provider| {
+                let journal = ProvisionJournal::open(&self.state_dir, key).ok();
+                VmTermination::new((key.clone(), vm.clone()), provider, journal)
+            }),
+            _ => Err("not a VM termination".to_string()),
+        };
+        let result = match prepared {
+            Err(e) => {
+                // The runner was not reached: the end is audited here.
+                if let Err(audit) = dispatcher.finished(&approved, Err(e.clone())) {
+                    tracing::warn!("{audit}");
+                }
+                Err(e)
+            }
+            Ok(mut termination) => {
+                let runner = Runner {
+                    approved: &approved,
+                    dispatcher,
+                    state_dir: &self.state_dir,
+                    acks: &[],
+                    cancel: CancelSignal::never(),
+                    events: &|_| {},
+                };
+                crate::operation::run(&mut termination, runner)
+                    .await
+                    .and_then(|_| {
+                        termination
+                            .progress()
+                            .cloned()
+                            .ok_or_else(|| "the VM was not terminated".to_string())
+                    })
+            }
+        };
         let update = ProvisionUpdate::Terminated {
             cluster,
             approved,
@@ -337,26 +388,6 @@ async fn forward(
 ) {
     while let Some(event) = rx.recv().await {
         send(app, run_update(cluster, provider, role, event)).await;
-    }
-}
-
-impl Console {
-    /// Audits how an approved provision or termination ended.
-    pub(super) fn provision_audit(&self, update: &ProvisionUpdate) {
-        let (approved, result) = match update {
-            ProvisionUpdate::Ended {
-                approved: Some(approved),
-                result,
-                ..
-            } => (approved, result.clone()),
-            ProvisionUpdate::Terminated {
-                approved, result, ..
-            } => (approved, result.as_ref().map(|_| ()).map_err(Clone::clone)),
-            _ => return,
-        };
-        if let Err(e) = self.dispatcher.finished(approved, result) {
-            tracing::warn!("{e}");
-        }
     }
 }
 

@@ -10,7 +10,7 @@ pub use guards::{plan_guards, quorum_without};
 pub use plan::{
     EtcdCall, EtcdPlan, EtcdRequest, EtcdStep, MemberSpace, PlanError, QUOTA_BYTES, member_space,
 };
-pub use run::{EtcdOutcome, SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
+pub use run::{EtcdOutcome, SNAPSHOT_MAX_BYTES, SnapshotLimits, run_step};
 pub use snapshot_file::{
     SnapshotError, SnapshotReport, SnapshotTarget, TargetRefusal, check_target, write_snapshot,
 };

@@ -1,21 +1,16 @@
-//! Runs an approved etcd plan step by step: each defragment is checked (the member answers,
-//! healthy, smaller) before the next starts, a disarm is checked by listing the alarms again,
-//! a removal by the member list, and a snapshot lands in its file whole. A cancel is seen
-//! between steps, never mid-call (node_actions' `CancelSignal`, set by the console's cancel
-//! key or the command line's SIGINT/SIGTERM): the run stops before the next step and says
-//! which steps were done and which were not run.
-use std::future::Future;
+//! One step of an etcd plan carried out and checked: a defragment (the member answers,
+//! healthy, smaller), a disarm (the alarms listed again), a removal (the member list), a
+//! forfeit, and a snapshot landing in its file whole. The steps run one after another through
+//! the operation runner (`operation::etcd`), which sees a cancel between them.
 use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::plan::{EtcdCall, EtcdPlan, EtcdStep};
+use super::plan::{EtcdCall, EtcdStep};
 use super::snapshot_file::{SnapshotReport, write_snapshot};
-use crate::approval::ApprovedAction;
 use crate::fleet::collect::is_alarm_report;
-use crate::node_actions::CancelSignal;
-use crate::printable::{bytes_text, line as printable};
+use crate::printable::bytes_text;
 use crate::talos::{EtcdMemberStatus, TalosClient};
 
 /// How a run ended well: one line per step, and the snapshot when one was taken.
@@ -36,85 +31,8 @@ pub struct SnapshotLimits {
     pub max_bytes: u64,
 }
 
-/// Runs `plan`, which `approved` must be the approval of; `progress` hears each step's line
-/// as `(index, total, line)`. Stops at the first step that fails, or before the next step
-/// once `cancel` is set (the error then starts with "cancelled" and says what the run leaves).
-pub async fn run_plan(
-    client: &TalosClient,
-    approved: &ApprovedAction,
-    plan: &EtcdPlan,
-    limits: SnapshotLimits,
-    cancel: &CancelSignal,
-    progress: impl FnMut(usize, usize, &str),
-) -> Result<EtcdOutcome, String> {
-    approved.check_for(&plan.mutating_action())?;
-    run_steps(plan, cancel, progress, |step| async move {
-        let mut done = StepDone::default();
-        done.said = run_step(client, &step, limits, &mut done.snapshot).await?;
-        Ok(done)
-    })
-    .await
-}
-
-/// What one step did: its line, and the snapshot it took.
-#[derive(Debug, Default)]
-struct StepDone {
-    said: String,
-    snapshot: Option<SnapshotReport>,
-}
-
-/// The run loop of [`run_plan`]: `cancel` is looked at before each step, and `step` runs one.
-async fn run_steps<F>(
-    plan: &EtcdPlan,
-    cancel: &CancelSignal,
-    mut progress: impl FnMut(usize, usize, &str),
-    mut step: impl FnMut(EtcdStep) -> F,
-) -> Result<EtcdOutcome, String>
-where
-    F: Future<Output = Result<StepDone, String>>,
-{
-    let mut outcome = EtcdOutcome::default();
-    let total = plan.steps.len();
-    for (i, next) in plan.steps.iter().enumerate() {
-        if cancel.is_set() {
-            return Err(cancelled_before(plan, i, &outcome));
-        }
-        let done = step(next.clone())
-            .await
-            .map_err(|e| format!("{}: {}: {}", next.node, next.call.as_str(), printable(&e)))?;
-        let line = format!("{}: {}: {}", next.node, next.call.as_str(), done.said);
-        progress(i, total, &line);
-        outcome.steps.push(line);
-        if done.snapshot.is_some() {
-            outcome.snapshot = done.snapshot;
-        }
-    }
-    Ok(outcome)
-}
-
-/// A cancel seen before step `next` (0-based): the steps done, and those not run.
-fn cancelled_before(plan: &EtcdPlan, next: usize, outcome: &EtcdOutcome) -> String {
-    let total = plan.steps.len();
-    let step = &plan.steps[next];
-    let done = if outcome.steps.is_empty() {
-        "none: nothing was changed".to_string()
-    } else {
-        outcome.steps.join("; ")
-    };
-    let not_run: Vec<String> = plan.steps[next..]
-        .iter()
-        .map(|s| format!("{}: {}", s.node, s.call.as_str()))
-        .collect();
-    format!(
-        "cancelled before step {} of {total} ({}: {}); done: {done}; not run: {}",
-        next + 1,
-        step.node,
-        step.call.as_str(),
-        not_run.join(", ")
-    )
-}
-
-async fn run_step(
+/// Carries out one step and checks it took: its line, and the snapshot it took.
+pub async fn run_step(
     client: &TalosClient,
     step: &EtcdStep,
     limits: SnapshotLimits,
@@ -243,7 +161,3 @@ async fn remove(
         members.len()
     ))
 }
-
-#[cfg(test)]
-#[path = "run_tests.rs"]
-mod tests;

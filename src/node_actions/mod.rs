@@ -1,18 +1,18 @@
 //! Guarded actions on one node: reboot, shutdown, cordon, uncordon, drain and a service
 //! restart. The plan (which node, its Kubernetes node and etcd member, the pods a drain
-//! evicts), its guards, and the run that follows the node until the action is done.
+//! evicts), its guards, and how it runs (`operation::node` carries it out).
 pub mod guards;
-pub mod run;
+
+use std::time::Duration;
 
 use serde::Serialize;
 
 pub use crate::approval::NodeOperation;
 use crate::fleet::{ClusterStatus, NodeRole};
-use crate::kube::{DisruptionBudget, NodePod, match_talos_node};
+use crate::kube::{DisruptionBudget, DrainOptions, NodePod, match_talos_node};
 use crate::talos::ServiceStatus;
 use crate::upgrade::observe::ClusterObserver;
 pub use guards::{action_guards, gather_guards};
-pub use run::{CancelSignal, NodeActionOptions, NodeActionRun, run_node_action};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum NodeActionError {
@@ -28,6 +28,31 @@ pub enum NodeActionError {
         node: String,
         what: String,
     },
+}
+
+/// How a node action runs.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeActionOptions {
+    /// The most each of its steps may take (`--node-timeout`).
+    pub node_timeout: Duration,
+    /// Between two status reads while following the node.
+    pub poll_interval: Duration,
+    pub drain: DrainOptions,
+}
+
+impl NodeActionOptions {
+    /// The command line's defaults (`--node-timeout 900 --drain-timeout 300`), polling every
+    /// second: what the console runs an action with.
+    pub fn console() -> NodeActionOptions {
+        NodeActionOptions {
+            node_timeout: Duration::from_secs(900),
+            poll_interval: Duration::from_secs(1),
+            drain: DrainOptions {
+                timeout: Duration::from_secs(300),
+                retry_every: Duration::from_secs(1),
+            },
+        }
+    }
 }
 
 /// One action on one node, as planned.

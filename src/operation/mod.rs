@@ -1,7 +1,22 @@
-//! Every operation taloscope runs against a cluster, by kind, and what the guarded pipeline
-//! (plan → guards → gate → journal → steps → progress → audit) holds for each kind: its
-//! journal and how a cancel stops it. Every approval names its kind ([`OperationKind::of`] matches every
+//! Every operation taloscope runs against a cluster, by kind, and the one guarded pipeline
+//! (plan → guards → gate → journal → steps → progress → audit): the [`Operation`] trait, its
+//! runner [`run`], and the implementations it carries out; each kind's journal, how a cancel
+//! stops it and which implementation runs it. Every approval names its kind ([`OperationKind::of`] matches every
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
+pub mod capi_fix;
+pub mod create;
+pub mod delete;
+pub mod etcd;
+pub mod node;
+pub mod provision;
+pub mod run;
+pub mod scale;
+pub mod terminate;
+
+pub use run::{
+    CancelSignal, Events, Operation, OperationEvent, Runner, Step, StepContext, StepError, run,
+};
+
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
 use crate::journal::{ACTIONS, CREATES, JournalKind, PROVISIONS, ROLLOUTS};
 
@@ -124,9 +139,41 @@ impl OperationKind {
         }
     }
 
+    /// The [`Operation`] implementation [`run`] carries a run of this kind out with, by its
+    /// type's name; `None` for a kind whose runner is still its own (tests/one_pipeline.rs
+    /// lists those, and fails when the list and this disagree).
+    pub fn carried_by(self) -> Option<&'static str> {
+        use OperationKind as K;
+        use std::any::type_name;
+        match self {
+            K::NodeReboot
+            | K::NodeShutdown
+            | K::NodeCordon
+            | K::NodeUncordon
+            | K::NodeDrain
+            | K::ServiceRestart => Some(type_name::<node::NodeAction>()),
+            K::EtcdDisarm
+            | K::EtcdDefragment
+            | K::EtcdSnapshot
+            | K::EtcdForfeit
+            | K::EtcdRemoveMember => Some(type_name::<etcd::EtcdOperation>()),
+            K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
+            K::Scale => Some(type_name::<scale::CapiScale>()),
+            K::Terminate => Some(type_name::<terminate::VmTermination>()),
+            K::Provision => Some(type_name::<provision::Provisioning>()),
+            K::Delete => Some(type_name::<
+                delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>,
+            >()),
+            K::Create => Some(type_name::<
+                create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
+            >()),
+            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => None,
+        }
+    }
+
     /// How a run of this kind stops on cancel: rollouts after the node under way (the
     /// engine's pause/abort), node and etcd actions after their step
-    /// (`node_actions::CancelSignal`, set by the console's cancel key or the command line's
+    /// ([`CancelSignal`], set by the console's cancel key or the command line's
     /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {
         use OperationKind as K;

@@ -137,3 +137,29 @@ fn the_doctors_fixes_scale_and_delete_keep_the_action_journal() {
         assert_eq!(kind.journal(), ACTIONS, "{kind:?}");
     }
 }
+
+/// The name [`OperationKind::carried_by`] gives an implementation of [`Operation`].
+fn operation_named<O: Operation>() -> &'static str {
+    std::any::type_name::<O>()
+}
+
+#[test]
+fn every_implementation_a_kind_names_is_an_operation() {
+    let operations = [
+        operation_named::<node::NodeAction>(),
+        operation_named::<etcd::EtcdOperation>(),
+        operation_named::<capi_fix::CapiFix>(),
+        operation_named::<scale::CapiScale>(),
+        operation_named::<terminate::VmTermination>(),
+        operation_named::<provision::Provisioning>(),
+        operation_named::<
+            create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
+        >(),
+        operation_named::<delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>>(),
+    ];
+    for kind in OperationKind::ALL {
+        if let Some(by) = kind.carried_by() {
+            assert!(operations.contains(&by), "{kind:?}: {by}");
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! The provision runner: takes an approved Provision action, creates the VMs
-//! (instantiate per VM, or a OneFlow role's cardinality raised), then follows
+//! The provision's steps (`operation::provision` runs them for an approved Provision): create
+//! the VMs (instantiate per VM, or a OneFlow role's cardinality raised), then follow
 //! each: PENDING → PROLOG → BOOT → RUNNING, its IP, Talos apid answering on
 //! it, and the node joined (Talos member, Kubernetes node Ready). It owns its
 //! clients, reports on a channel and journals the VMs it started.
@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::guards::Guard;
 use crate::kube::KubeClient;
 use crate::opennebula::{ExtraTemplate, Service};
 use crate::talos::TalosClient;
@@ -69,6 +69,8 @@ pub struct ProvisionRunner {
     guards: Option<GuardInputs>,
     /// The cluster's rollout Lease while an approved run holds it.
     lease: Option<ProvisionLease>,
+    /// The VMs this run started, followed.
+    started: Vec<Tracked>,
 }
 
 impl ProvisionRunner {
@@ -90,6 +92,7 @@ impl ProvisionRunner {
             flow_before: None,
             guards: None,
             lease: None,
+            started: Vec::new(),
         }
     }
 
@@ -112,42 +115,80 @@ impl ProvisionRunner {
         ))
     }
 
-    /// Runs the plan `approved` approves, to the end; the summary is also
-    /// sent as [`ProvisionEvent::Finished`].
-    pub async fn run(mut self, approved: &ApprovedAction) -> ProvisionSummary {
-        let mut summary = ProvisionSummary {
-            cluster: self.plan.cluster.clone(),
-            requested: self.plan.count,
-            vms: Vec::new(),
-            error: None,
-        };
-        if !self.plan.is_approved_by(approved.action()) {
-            summary.error = Some(format!(
-                "the approval ({}) is not for this plan ({})",
-                approved.action().describe(),
-                self.plan.action().describe()
-            ));
-        } else if let Err(e) = self.take_lease().await {
-            summary.error = Some(e);
-        } else if let Err(e) = self.claim_journal() {
-            summary.error = Some(e);
+    /// The guards as they stand now, with the acknowledgements given (none when the runner
+    /// was given none to check).
+    pub async fn guards_now(&self) -> Vec<Guard> {
+        match &self.guards {
+            Some(inputs) => check_guards(&self.plan, inputs, &self.checks).await,
+            None => Vec::new(),
+        }
+    }
+
+    /// Takes the cluster's rollout Lease and the provision journal, then creates the VMs (or
+    /// raises the OneFlow role), each after the guards again: how many it asked for.
+    pub async fn start_run(&mut self) -> Result<String, String> {
+        self.take_lease().await?;
+        self.claim_journal()?;
+        let vms = self.start().await.map_err(|e| e.to_string())?;
+        self.started = vms;
+        Ok(format!(
+            "{} new VM(s) asked of {}",
+            self.plan.count, self.provider.name
+        ))
+    }
+
+    /// Follows the started VMs to a final stage: `Err` says why not every one joined.
+    pub async fn follow_run(&mut self) -> Result<String, String> {
+        let mut vms = std::mem::take(&mut self.started);
+        let error = self.follow(&mut vms).await;
+        self.started = vms;
+        match error {
+            None => Ok(format!("{} new VM(s) at a final stage", self.started.len())),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// Gives back the Lease the run took; a line when that failed (also sent as a note).
+    pub async fn release_lease(&mut self) -> Option<String> {
+        let lease = self.lease.take()?;
+        let note = lease.release().await.err()?;
+        self.send(ProvisionEvent::Note(note.clone())).await;
+        Some(note)
+    }
+
+    /// `Ok` with its line when every node asked for joined; else the summary's line.
+    pub fn all_joined(&self) -> Result<String, String> {
+        let summary = self.summary(None);
+        if summary.succeeded() {
+            Ok(summary.line())
         } else {
-            let started = self.start().await;
-            match started {
-                Ok(mut vms) => {
-                    summary.error = self.follow(&mut vms).await;
-                    summary.vms = vms.into_iter().map(|t| t.progress).collect();
-                }
-                Err(e) => summary.error = Some(e.to_string()),
-            }
+            Err(summary.line())
         }
-        if let Some(lease) = self.lease.take()
-            && let Err(note) = lease.release().await
-        {
-            self.send(ProvisionEvent::Note(note)).await;
-        }
+    }
+
+    /// How the run ended (`error`: why, beyond the VMs that did not join), sent as
+    /// [`ProvisionEvent::Finished`] too.
+    pub async fn finish(&mut self, error: Option<String>) -> ProvisionSummary {
+        let summary = self.summary(error);
         self.send(ProvisionEvent::Finished(summary.clone())).await;
         summary
+    }
+
+    fn summary(&self, error: Option<String>) -> ProvisionSummary {
+        ProvisionSummary {
+            cluster: self.plan.cluster.clone(),
+            requested: self.plan.count,
+            vms: self.started.iter().map(|t| t.progress.clone()).collect(),
+            error,
+        }
+    }
+
+    pub fn plan(&self) -> &ProvisionPlan {
+        &self.plan
+    }
+
+    pub fn options(&self) -> RunnerOptions {
+        self.options
     }
 
     /// Takes the cluster's rollout Lease for this run (none without a kube context); refused,
@@ -508,33 +549,13 @@ fn blank(id: Option<u64>, name: &str) -> VmProgress {
     }
 }
 
-/// Terminates one VM a provision started (an approved `TerminateVm`), and
-/// marks it terminated in the journal.
-pub async fn terminate(
-    approved: &ApprovedAction,
+/// Terminates VM `id` of `cluster` through `provider` (the operation runner carries out an
+/// approved `TerminateVm` with it), and notes it in the cluster's provision journal.
+pub async fn terminate_vm(
     provider: &Provider,
+    (cluster, id): (&str, u64),
     journal: Option<&mut ProvisionJournal>,
 ) -> Result<VmProgress, ProvisionError> {
-    let MutatingAction::TerminateVm {
-        provider: p,
-        vm,
-        cluster,
-    } = approved.action()
-    else {
-        return Err(ProvisionError::NotApproved(format!(
-            "{} is not a VM termination",
-            approved.action().describe()
-        )));
-    };
-    if *p != provider.name {
-        return Err(ProvisionError::NotApproved(format!(
-            "the approval names provider {p}, not {}",
-            provider.name
-        )));
-    }
-    let id: u64 = vm
-        .parse()
-        .map_err(|_| ProvisionError::NotApproved(format!("VM id {vm:?} is not a number")))?;
     let client = provider.vm_client();
     client.terminate(id).await?;
     // The state it is leaving by (SHUTDOWN, EPILOG… on its way to DONE).
