@@ -1,0 +1,389 @@
+//! The progress of one running operation: the one vocabulary every runner's events are told
+//! in ([`ProgressEvent`]) and the state they fold into ([`OperationProgress`]): its subjects,
+//! its step of how many, what it waits for, its lines each stamped with the time since the
+//! start, the elapsed time against its timeout, the cancel asked, and how it ended.
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::{CancelRule, OperationKind};
+use crate::clock::short_duration;
+
+/// Lines kept per run; older ones are dropped.
+pub const MAX_PROGRESS_LINES: usize = 500;
+
+/// What a running operation tells, whatever it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProgressEvent {
+    /// A line for the operator, said as it is.
+    Line(String),
+    /// A subject (a node, VM, Machine or phase) reached `state`.
+    Subject { name: String, state: String },
+    /// Step `index` (from 0) of `total` began.
+    Step {
+        index: usize,
+        total: usize,
+        label: String,
+    },
+    /// One more of a count the operation keeps (a scale's Machines created, Ready...).
+    Count(String),
+    /// A check read on each poll (etcd during a control-plane scale): passed or not, and why.
+    Check {
+        name: String,
+        passed: bool,
+        reason: String,
+    },
+    /// What the operation waits for now.
+    Waiting(String),
+    /// How it ended: what it did, or why it did not finish.
+    Finished(Result<String, String>),
+}
+
+/// A subject's latest state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub name: String,
+    pub state: String,
+}
+
+/// The step under way and when it began (seconds since the Unix epoch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepAt {
+    pub index: usize,
+    pub total: usize,
+    pub label: String,
+    pub started: Option<u64>,
+}
+
+/// Counts an operation keeps, in the order it names them: `Machines 2 -> 3: 1 created, ...`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tally {
+    /// What is counted and the span it goes over ("Machines", "2 -> 3").
+    pub label: String,
+    pub span: String,
+    pub counts: Vec<(String, u32)>,
+}
+
+/// A check read on each poll: how often it passed, and its last verdict; or why it is not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub name: String,
+    pub polls: u32,
+    pub passed: u32,
+    pub last: Option<(bool, String)>,
+    /// Why this run does not read it ("workers do not join etcd").
+    pub not_read: Option<String>,
+}
+
+impl Check {
+    pub fn new(name: &str) -> Check {
+        Check {
+            name: name.to_string(),
+            polls: 0,
+            passed: 0,
+            last: None,
+            not_read: None,
+        }
+    }
+}
+
+/// The operation running (or last run) from this console, as its runner's events built it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationProgress {
+    pub kind: OperationKind,
+    pub cluster: String,
+    /// The operation in the operator's words ("reboot node cp-2").
+    pub what: String,
+    /// What runs where, as the head says it ("reboot node cp-2 in prod").
+    pub headline: String,
+    /// What the subjects are ("Node", "Machine", "Phase"), the heading of their column.
+    pub subject_kind: String,
+    pub subjects: Vec<Subject>,
+    pub step: Option<StepAt>,
+    pub tally: Option<Tally>,
+    pub checks: Vec<Check>,
+    pub waiting: Option<String>,
+    /// The lines, oldest first (bounded), each stamped `[+1m05s]` when the clock was known.
+    pub lines: VecDeque<String>,
+    /// When it started and ended (seconds since the Unix epoch, the console's clock).
+    pub started: Option<u64>,
+    pub ended: Option<u64>,
+    /// The most it may take, when its runner bounds it (a node action's node timeout).
+    pub timeout: Option<Duration>,
+    /// How a cancel stops it.
+    pub cancel: CancelRule,
+    /// The operator asked to cancel: the runner stops after its current step.
+    pub cancelling: bool,
+    /// `Ok(how it ended)` or `Err(why it did not finish)`; `None` while it runs.
+    pub outcome: Option<Result<String, String>>,
+}
+
+impl OperationProgress {
+    /// A run of `what` on `cluster` starting at `now`; its first line says so.
+    pub fn start(
+        kind: OperationKind,
+        cluster: &str,
+        what: &str,
+        headline: String,
+        cancel: CancelRule,
+        now: Option<u64>,
+    ) -> OperationProgress {
+        let mut progress = OperationProgress {
+            kind,
+            cluster: cluster.to_string(),
+            what: what.to_string(),
+            headline,
+            subject_kind: "Subject".to_string(),
+            subjects: Vec::new(),
+            step: None,
+            tally: None,
+            checks: Vec::new(),
+            waiting: None,
+            lines: VecDeque::new(),
+            started: now,
+            ended: None,
+            timeout: None,
+            cancel,
+            cancelling: false,
+            outcome: None,
+        };
+        progress.say(now, format!("starting: {}", progress.headline));
+        progress
+    }
+
+    pub fn running(&self) -> bool {
+        self.outcome.is_none()
+    }
+
+    pub fn cancellable(&self) -> bool {
+        self.cancel == CancelRule::AfterStep
+    }
+
+    /// Folds one event in at `now` (the console's clock, when known).
+    pub fn fold(&mut self, now: Option<u64>, event: ProgressEvent) {
+        match event {
+            ProgressEvent::Line(line) => self.say(now, line),
+            ProgressEvent::Subject { name, state } => {
+                match self.subjects.iter_mut().find(|s| s.name == name) {
+                    Some(subject) => subject.state = state,
+                    None => self.subjects.push(Subject { name, state }),
+                }
+            }
+            ProgressEvent::Step {
+                index,
+                total,
+                label,
+            } => {
+                self.step = Some(StepAt {
+                    index,
+                    total,
+                    label,
+                    started: now,
+                });
+            }
+            ProgressEvent::Count(name) => {
+                let tally = self.tally.get_or_insert_with(Tally::default);
+                match tally.counts.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, count)) => *count += 1,
+                    None => tally.counts.push((name, 1)),
+                }
+            }
+            ProgressEvent::Check {
+                name,
+                passed,
+                reason,
+            } => self.check(now, name, passed, reason),
+            ProgressEvent::Waiting(reason) => self.waiting = Some(reason),
+            ProgressEvent::Finished(result) => self.finish(now, result),
+        }
+    }
+
+    /// A check's poll counted; its line said only when its reason changed.
+    fn check(&mut self, now: Option<u64>, name: String, passed: bool, reason: String) {
+        let index = match self.checks.iter().position(|c| c.name == name) {
+            Some(i) => i,
+            None => {
+                self.checks.push(Check::new(&name));
+                self.checks.len() - 1
+            }
+        };
+        let check = &mut self.checks[index];
+        check.polls += 1;
+        check.passed += u32::from(passed);
+        let same = check.last.as_ref().is_some_and(|(_, r)| *r == reason);
+        check.last = Some((passed, reason.clone()));
+        if !same {
+            self.say(now, format!("{name}: {reason}"));
+        }
+    }
+
+    fn finish(&mut self, now: Option<u64>, result: Result<String, String>) {
+        let line = match &result {
+            Ok(done) => format!("done: {done}"),
+            Err(why) if why.starts_with("cancelled") => why.clone(),
+            Err(why) => format!("failed: {why}"),
+        };
+        self.say(now, line);
+        self.ended = now;
+        self.waiting = None;
+        self.outcome = Some(result);
+    }
+
+    /// The operator asked to cancel: said once, as what the runner will do.
+    pub fn ask_cancel(&mut self, now: Option<u64>) {
+        if !self.cancelling {
+            self.cancelling = true;
+            self.say(
+                now,
+                "cancel asked: it stops after the current step, never in the middle of one".into(),
+            );
+        }
+    }
+
+    /// The first tick's clock for a run started before the console knew the time.
+    pub fn clock_known(&mut self, now: u64) {
+        if self.running() && self.started.is_none() {
+            self.started = Some(now);
+        }
+    }
+
+    /// Adds a line, stamped with the time since the start when `now` is known:
+    /// `[+1m05s] cp-2: reboot requested`.
+    pub fn say(&mut self, now: Option<u64>, line: String) {
+        let line = match (self.started, now) {
+            (Some(start), Some(now)) => {
+                format!("[+{}] {line}", short_duration(now.saturating_sub(start)))
+            }
+            _ => line,
+        };
+        if self.lines.len() >= MAX_PROGRESS_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(crate::printable::line(&line));
+    }
+
+    /// "elapsed 1m05s, times out after 15m00s" (or without its bound), while it runs and
+    /// once it ended.
+    pub fn elapsed(&self, now: Option<u64>) -> Option<String> {
+        let elapsed = short_duration(self.ended.or(now)?.saturating_sub(self.started?));
+        Some(match self.timeout {
+            Some(bound) => format!(
+                "elapsed {elapsed}, times out after {}",
+                short_duration(bound.as_secs())
+            ),
+            None => format!("elapsed {elapsed}"),
+        })
+    }
+
+    /// "step 2 of 3: defragment cp-1 (12s)": the step under way and how long it has taken.
+    pub fn step_line(&self, now: Option<u64>) -> Option<String> {
+        let step = self.step.as_ref()?;
+        let took = step
+            .started
+            .zip(self.ended.or(now))
+            .map_or(String::new(), |(start, end)| {
+                format!(" ({})", short_duration(end.saturating_sub(start)))
+            });
+        Some(format!(
+            "step {} of {}: {}{took}",
+            step.index + 1,
+            step.total,
+            step.label
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started() -> OperationProgress {
+        let mut p = OperationProgress::start(
+            OperationKind::NodeReboot,
+            "prod",
+            "reboot node cp-2",
+            "reboot node cp-2 in prod".into(),
+            CancelRule::AfterStep,
+            Some(100),
+        );
+        p.timeout = Some(Duration::from_secs(900));
+        p
+    }
+
+    #[test]
+    fn every_line_starts_with_its_time_since_the_start() {
+        let mut p = started();
+        p.fold(Some(165), ProgressEvent::Line("cp-2: reboot requested".into()));
+        let lines: Vec<&str> = p.lines.iter().map(String::as_str).collect();
+        assert_eq!(
+            lines,
+            [
+                "[+0s] starting: reboot node cp-2 in prod",
+                "[+1m05s] cp-2: reboot requested"
+            ]
+        );
+        assert_eq!(
+            p.elapsed(Some(165)).unwrap(),
+            "elapsed 1m05s, times out after 15m00s"
+        );
+    }
+
+    #[test]
+    fn subjects_steps_and_counts_fold_in_place() {
+        let mut p = started();
+        let subject = |state: &str| ProgressEvent::Subject {
+            name: "m-1".into(),
+            state: state.into(),
+        };
+        p.fold(Some(101), subject("created"));
+        p.fold(Some(102), subject("Ready"));
+        assert_eq!(p.subjects.len(), 1);
+        assert_eq!(p.subjects[0].state, "Ready");
+        p.fold(Some(103), ProgressEvent::Count("created".into()));
+        p.fold(Some(104), ProgressEvent::Count("created".into()));
+        assert_eq!(p.tally.as_ref().unwrap().counts, [("created".into(), 2)]);
+        let step = ProgressEvent::Step {
+            index: 1,
+            total: 3,
+            label: "defragment cp-1".into(),
+        };
+        p.fold(Some(110), step);
+        assert_eq!(
+            p.step_line(Some(122)).unwrap(),
+            "step 2 of 3: defragment cp-1 (12s)"
+        );
+    }
+
+    #[test]
+    fn a_check_is_counted_on_each_poll_and_told_when_it_changes() {
+        let mut p = started();
+        let etcd = |passed, reason: &str| ProgressEvent::Check {
+            name: "etcd".into(),
+            passed,
+            reason: reason.into(),
+        };
+        let before = p.lines.len();
+        p.fold(None, etcd(true, "3 members healthy"));
+        p.fold(None, etcd(true, "3 members healthy"));
+        p.fold(None, etcd(false, "cp-4 unhealthy"));
+        assert_eq!((p.checks[0].polls, p.checks[0].passed), (3, 2));
+        assert_eq!(p.lines.len(), before + 2);
+    }
+
+    #[test]
+    fn the_end_stops_the_clock_and_says_how_it_ended() {
+        let mut p = started();
+        p.fold(Some(110), ProgressEvent::Waiting("apid".into()));
+        p.ask_cancel(Some(111));
+        p.ask_cancel(Some(112));
+        let cancelled = "cancelled while waiting for apid; no node was left cordoned";
+        p.fold(Some(120), ProgressEvent::Finished(Err(cancelled.into())));
+        assert!(!p.running());
+        assert_eq!(p.waiting, None);
+        assert_eq!(p.lines.len(), 3);
+        assert_eq!(p.lines.back().unwrap(), &format!("[+20s] {cancelled}"));
+        assert_eq!(
+            p.elapsed(Some(999)).unwrap(),
+            "elapsed 20s, times out after 15m00s"
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! Each domain runner's events told as progress events, in one place: the node actions' lines
+//! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, the cluster
+//! lifecycle's phases and notes, a CAPI scale's Machines, etcd polls and waits.
+use super::progress::{Check, ProgressEvent, Tally};
+use crate::capi::MachineRole;
+use crate::capi_scale::{MachineChange, ScaleEvent, ScalePlan};
+use crate::cluster_lifecycle::{LifecycleEvent, PhaseState};
+
+/// A node action's line (`node_actions::run` prefixes each with its node): the line, and the
+/// node's state as the rest of it.
+pub fn node_action_line(node: &str, line: String) -> Vec<ProgressEvent> {
+    let mut events = Vec::with_capacity(2);
+    if let Some(state) = line.strip_prefix(node).and_then(|r| r.strip_prefix(": ")) {
+        events.push(ProgressEvent::Subject {
+            name: node.to_string(),
+            state: state.to_string(),
+        });
+    }
+    events.push(ProgressEvent::Line(line));
+    events
+}
+
+/// Step `index` of `total` of an etcd action (`etcd_maintenance::run_plan` reports each as it
+/// begins): the step, and its line numbered `[2/3]`.
+pub fn etcd_step(index: usize, total: usize, label: String) -> Vec<ProgressEvent> {
+    let line = format!("[{}/{total}] {label}", index + 1);
+    vec![
+        ProgressEvent::Step {
+            index,
+            total,
+            label,
+        },
+        ProgressEvent::Line(line),
+    ]
+}
+
+/// A create's or delete's event: a phase is a subject (its state and detail) and a line; a
+/// note a line. The end is the runner's result, told apart.
+pub fn lifecycle(event: &LifecycleEvent) -> Vec<ProgressEvent> {
+    match event {
+        LifecycleEvent::Phase { phase, state } => {
+            let state = match state {
+                PhaseState::Waiting(d) => format!("waiting: {d}"),
+                PhaseState::Done(d) => format!("done: {d}"),
+                PhaseState::Failed(d) => format!("FAILED: {d}"),
+            };
+            vec![
+                ProgressEvent::Subject {
+                    name: phase.title().to_string(),
+                    state,
+                },
+                ProgressEvent::Line(event.line()),
+            ]
+        }
+        LifecycleEvent::Note { .. } => vec![ProgressEvent::Line(event.line())],
+        LifecycleEvent::Finished { .. } => Vec::new(),
+    }
+}
+
+/// The counts of a scale's Machines, in the order a Machine goes through them.
+const MACHINE_COUNTS: [&str; 5] = ["created", "got a node", "Ready", "deleting", "deleted"];
+
+/// What a scale counts from its start (`Machines 2 -> 3`, every count at 0) and the check it
+/// reads on each poll: etcd for a control plane; workers join no etcd
+/// (`capi_scale::run` reads it for control planes only).
+pub fn scale_start(plan: &ScalePlan) -> (Tally, Vec<Check>) {
+    let tally = Tally {
+        label: "Machines".into(),
+        span: format!("{} -> {}", plan.from, plan.to),
+        counts: MACHINE_COUNTS.iter().map(|c| (c.to_string(), 0)).collect(),
+    };
+    let mut etcd = Check::new("etcd");
+    if plan.role == MachineRole::Worker {
+        etcd.not_read = Some("workers do not join etcd".into());
+    }
+    (tally, vec![etcd])
+}
+
+/// A scale's event: a Machine's change is counted, its state kept and its line said; an etcd
+/// poll is the check; a wait is said and kept.
+pub fn scale(event: ScaleEvent) -> Vec<ProgressEvent> {
+    match event {
+        ScaleEvent::Note { text } => vec![ProgressEvent::Line(text)],
+        ScaleEvent::Machine(change) => {
+            let (machine, count, state) = match &change {
+                MachineChange::Created { machine, phase } => {
+                    (machine, MACHINE_COUNTS[0], format!("created ({phase})"))
+                }
+                MachineChange::GotNode { machine, node } => {
+                    (machine, MACHINE_COUNTS[1], format!("node {node}"))
+                }
+                MachineChange::Ready { machine, node } => {
+                    (machine, MACHINE_COUNTS[2], format!("node {node} Ready"))
+                }
+                MachineChange::Deleting { machine } => {
+                    (machine, MACHINE_COUNTS[3], "deleting".to_string())
+                }
+                MachineChange::Deleted { machine } => {
+                    (machine, MACHINE_COUNTS[4], "deleted".to_string())
+                }
+            };
+            vec![
+                ProgressEvent::Count(count.to_string()),
+                ProgressEvent::Subject {
+                    name: machine.clone(),
+                    state,
+                },
+                ProgressEvent::Line(change.line()),
+            ]
+        }
+        ScaleEvent::Etcd {
+            healthy, reason, ..
+        } => vec![ProgressEvent::Check {
+            name: "etcd".into(),
+            passed: healthy,
+            reason,
+        }],
+        ScaleEvent::Waiting { reason } => vec![
+            ProgressEvent::Line(format!("waiting: {reason}")),
+            ProgressEvent::Waiting(reason),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster_lifecycle::progress::CreatePhase;
+
+    #[test]
+    fn a_node_line_names_the_node_state() {
+        let events = node_action_line("cp-2", "cp-2: rebooting: waiting for apid".into());
+        assert_eq!(
+            events[0],
+            ProgressEvent::Subject {
+                name: "cp-2".into(),
+                state: "rebooting: waiting for apid".into()
+            }
+        );
+        assert_eq!(node_action_line("cp-2", "drained".into()).len(), 1);
+    }
+
+    #[test]
+    fn an_etcd_step_is_numbered_from_one() {
+        let events = etcd_step(1, 3, "defragment cp-1".into());
+        assert_eq!(
+            events[1],
+            ProgressEvent::Line("[2/3] defragment cp-1".into())
+        );
+    }
+
+    #[test]
+    fn a_machine_change_is_counted_and_kept() {
+        let events = scale(ScaleEvent::Machine(MachineChange::GotNode {
+            machine: "m-1".into(),
+            node: "w-3".into(),
+        }));
+        assert_eq!(events[0], ProgressEvent::Count("got a node".into()));
+        assert_eq!(
+            events[1],
+            ProgressEvent::Subject {
+                name: "m-1".into(),
+                state: "node w-3".into()
+            }
+        );
+        assert_eq!(events[2], ProgressEvent::Line("Machine m-1: node w-3".into()));
+    }
+
+    #[test]
+    fn a_phase_is_a_subject_and_the_end_is_told_apart() {
+        let phase = LifecycleEvent::Phase {
+            phase: CreatePhase::Vms,
+            state: PhaseState::Done("3 VMs".into()),
+        };
+        let events = lifecycle(&phase);
+        assert!(matches!(&events[0], ProgressEvent::Subject { state, .. } if state == "done: 3 VMs"));
+        let summary = crate::cluster_lifecycle::RunSummary {
+            cluster: "lab".into(),
+            what: "delete".into(),
+            reached: None,
+            error: None,
+        };
+        assert!(lifecycle(&LifecycleEvent::Finished { summary }).is_empty());
+    }
+}
