@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget};
 
 use super::Look;
-use super::action_progress::ActionProgressPane;
+use super::progress::ActionProgressPane;
 use crate::app::capi_scale::ScaleProgress;
 use crate::app::queries::shown_progress;
 use crate::app::state::AppState;

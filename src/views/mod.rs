@@ -13,7 +13,7 @@ use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod action_menu;
 pub mod action_plan;
-pub mod action_progress;
+pub mod progress;
 pub mod capi;
 pub mod cluster;
 pub mod clusters;
@@ -144,7 +144,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             (&capi_scale_progress::ScaleProgressPane::new(state, look)).render(body, buf)
         }
         Screen::Action => {
-            (&action_progress::ActionProgressPane::new(state, look)).render(body, buf)
+            (&progress::ActionProgressPane::new(state, look)).render(body, buf)
         }
         Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
