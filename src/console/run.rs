@@ -343,7 +343,7 @@ fn perform(
         }
         Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
         Effect::RunAction { approved, run } => {
-            super::run_actions::run(console, approved, *run, app_tx);
+            super::run_operation::run(console, approved, *run, app_tx);
             None
         }
         Effect::CancelAction => console.cancel_action(),

@@ -312,7 +312,10 @@ mod tests {
     #[test]
     fn every_line_starts_with_its_time_since_the_start() {
         let mut p = started();
-        p.fold(Some(165), ProgressEvent::Line("cp-2: reboot requested".into()));
+        p.fold(
+            Some(165),
+            ProgressEvent::Line("cp-2: reboot requested".into()),
+        );
         let lines: Vec<&str> = p.lines.iter().map(String::as_str).collect();
         assert_eq!(
             lines,

@@ -163,7 +163,10 @@ mod tests {
                 state: "node w-3".into()
             }
         );
-        assert_eq!(events[2], ProgressEvent::Line("Machine m-1: node w-3".into()));
+        assert_eq!(
+            events[2],
+            ProgressEvent::Line("Machine m-1: node w-3".into())
+        );
     }
 
     #[test]
@@ -173,7 +176,9 @@ mod tests {
             state: PhaseState::Done("3 VMs".into()),
         };
         let events = lifecycle(&phase);
-        assert!(matches!(&events[0], ProgressEvent::Subject { state, .. } if state == "done: 3 VMs"));
+        assert!(
+            matches!(&events[0], ProgressEvent::Subject { state, .. } if state == "done: 3 VMs")
+        );
         let summary = crate::cluster_lifecycle::RunSummary {
             cluster: "lab".into(),
             what: "delete".into(),

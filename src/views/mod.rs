@@ -13,7 +13,6 @@ use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod action_menu;
 pub mod action_plan;
-pub mod progress;
 pub mod capi;
 pub mod cluster;
 pub mod clusters;
@@ -33,6 +32,7 @@ pub mod messages;
 pub mod node_detail;
 pub mod nodes;
 pub mod plan;
+pub mod progress;
 mod progress_parts;
 pub mod provision;
 pub mod provision_progress;
@@ -45,10 +45,9 @@ pub mod versions;
 pub mod create_plan;
 pub mod create_progress;
 pub mod create_wizard;
-// Scaling the CAPI way from `:capi`: the replica count, the plan's summary, the progress.
+// Scaling the CAPI way from `:capi`: the replica count, the plan's summary.
 pub mod capi_scale_input;
 pub mod capi_scale_plan;
-pub mod capi_scale_progress;
 // The CAPI-way upgrade plan of a cluster Cluster API owns.
 pub mod capi_upgrade_plan;
 
@@ -140,12 +139,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action if state.actions.plan.is_some() => {
             (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
         }
-        Screen::Action if crate::app::queries::shown_progress(state).is_some() => {
-            (&capi_scale_progress::ScaleProgressPane::new(state, look)).render(body, buf)
-        }
-        Screen::Action => {
-            (&progress::ActionProgressPane::new(state, look)).render(body, buf)
-        }
+        Screen::Action => (&progress::ProgressView::new(state, look)).render(body, buf),
         Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
         Screen::Create => create_screen(state, look, body, buf),
