@@ -62,7 +62,10 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
         // An action started before the first tick takes its start from it.
-        if let Some(progress) = state.actions.progress.as_mut() {
+        for progress in [&mut state.actions.progress, &mut state.create.progress]
+            .into_iter()
+            .flatten()
+        {
             progress.clock_known(unix);
         }
         let action_running = state.screen == Screen::Action && state.actions.running();

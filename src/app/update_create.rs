@@ -4,8 +4,8 @@
 //! resumes. Pure: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect};
 use super::create::{
-    CreateEffect, CreateField, CreateKey, CreatePlanState, CreateProgress, CreateStage,
-    CreateUpdate, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS,
+    CreateEffect, CreateField, CreateKey, CreatePlanState, CreateStage, CreateUpdate, CreateWizard,
+    MAX_CONTROLPLANES, MAX_WORKERS,
 };
 use super::message::Message;
 use super::plan_keys::{explain_selected, moved, shared_key, take_ack};
@@ -13,7 +13,10 @@ use super::plan_screen::{PlanFocus, set_guards};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::cluster_lifecycle::{Delivery, LifecycleEvent, offered_talos_releases};
+use crate::cluster_lifecycle::{Delivery, LifecycleEvent, RunSummary, offered_talos_releases};
+use crate::operation::OperationKind;
+use crate::operation::progress::{OperationProgress, ProgressEvent};
+use crate::operation::runner_events;
 
 fn effect(e: CreateEffect) -> Vec<Effect> {
     vec![Effect::Create(Box::new(e))]
@@ -256,13 +259,14 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
             };
             let trust = key == CreateKey::Trust;
             let answer = if trust { "confirmed" } else { "refused" };
-            p.push_note(format!(
-                "{} ({}): fingerprint {} {answer}",
-                ask.vm, ask.address, ask.fingerprint
-            ));
+            let now = state.wall_clock;
+            p.say(
+                now,
+                format!("{}: maintenance certificate {answer}", ask.about),
+            );
             state.message = Some(Message::info(format!(
                 "{}: its maintenance certificate {answer}",
-                ask.vm
+                ask.about
             )));
             let cluster = p.cluster.clone();
             return effect(CreateEffect::Answer {
@@ -305,10 +309,21 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         .resuming
         .as_ref()
         .is_some_and(|u| u.cluster == plan.cluster);
-    let mut progress = CreateProgress::new(&plan.cluster, plan.action().describe(), resumed);
-    progress.push_note(format!("creating: {}", plan.action().describe()));
+    let what = plan.action().describe();
+    let headline = if resumed {
+        format!("{what} (resumed)")
+    } else {
+        what.clone()
+    };
+    let kind = OperationKind::Create;
+    let now = state.wall_clock;
+    let mut progress =
+        OperationProgress::start(kind, &plan.cluster, &what, headline, kind.cancel(), now);
+    progress.steps = runner_events::create_steps();
+    progress.steps_word = "phases".into();
+    progress.steps_title = format!("Create of {}", plan.cluster);
     if resumed {
-        progress.push_note("resuming the run its journal records".into());
+        progress.say(now, "resuming the run its journal records".into());
     }
     state.create.progress = Some(progress);
     state.create.wizard = None;
@@ -353,16 +368,15 @@ pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
             }
         }
         CreateUpdate::Run { cluster, event, at } => {
-            let succeeded =
-                matches!(&event, LifecycleEvent::Finished { summary } if summary.succeeded());
-            if let Some(p) = state
-                .create
-                .progress
-                .as_mut()
-                .filter(|p| p.cluster == cluster)
-            {
-                p.fold(event, at);
-            }
+            let mut events = runner_events::lifecycle(&event);
+            let succeeded = match &event {
+                LifecycleEvent::Finished { summary } => {
+                    events.push(ProgressEvent::Finished(ended(summary)));
+                    summary.succeeded()
+                }
+                _ => false,
+            };
+            fold(state, &cluster, Some(at), events);
             if succeeded {
                 state.message = Some(Message::info(format!(
                     "{cluster} is up; its contexts are written (reloading the fleet)"
@@ -371,40 +385,66 @@ pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
             }
         }
         CreateUpdate::Fingerprint { cluster, ask } => {
-            if let Some(p) = state
-                .create
-                .progress
-                .as_mut()
-                .filter(|p| p.cluster == cluster)
-            {
-                state.message = Some(Message::warn(format!(
-                    "{}: is {} its maintenance certificate? y confirms, n refuses",
-                    ask.vm, ask.fingerprint
-                )));
-                p.asking = Some(ask);
-            }
+            state.message = Some(Message::warn(format!(
+                "{}: is {} its maintenance certificate? y confirms, n refuses",
+                ask.vm, ask.fingerprint
+            )));
+            let question = runner_events::fingerprint_question(
+                ask.id,
+                &ask.vm,
+                &ask.address,
+                &ask.fingerprint,
+            );
+            let now = state.wall_clock;
+            fold(state, &cluster, now, vec![question]);
         }
         CreateUpdate::Ended {
             cluster, result, ..
         } => {
-            if let Some(p) = state
+            // The runner's own end came first unless the run never started or broke off.
+            let running = state
                 .create
                 .progress
-                .as_mut()
-                .filter(|p| p.cluster == cluster)
-            {
-                p.running = false;
-                p.asking = None;
-                if p.outcome.is_none() {
-                    if let Err(e) = &result {
-                        p.push_note(format!("create {cluster}: stopped: {e}"));
-                    }
-                    p.outcome = Some(result);
-                }
+                .as_ref()
+                .is_some_and(|p| p.cluster == cluster && p.running());
+            if running {
+                let result = result.map(|()| up(&cluster)).map_err(|e| stopped(&e));
+                let now = state.wall_clock;
+                fold(state, &cluster, now, vec![ProgressEvent::Finished(result)]);
             }
         }
     }
     Vec::new()
+}
+
+/// Folds `events` into the progress of `cluster`'s create, when it is the one shown.
+fn fold(state: &mut AppState, cluster: &str, now: Option<u64>, events: Vec<ProgressEvent>) {
+    if let Some(p) = state
+        .create
+        .progress
+        .as_mut()
+        .filter(|p| p.cluster == cluster)
+    {
+        for event in events {
+            p.fold(now, event);
+        }
+    }
+}
+
+/// How the create runner's summary ends the run.
+fn ended(summary: &RunSummary) -> Result<String, String> {
+    match &summary.error {
+        None => Ok(up(&summary.cluster)),
+        Some(e) => Err(stopped(e)),
+    }
+}
+
+fn up(cluster: &str) -> String {
+    format!("{cluster} is up: its talos and kube contexts are written; the fleet shows it")
+}
+
+fn stopped(why: &str) -> String {
+    format!("stopped: {why}; n and Enter on the same request resume it from the journal")
 }
 
 /// The quit question while a create runs here.

@@ -287,7 +287,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
             107,
         ),
     );
-    let row = &s.create.progress.as_ref().unwrap().phases[0];
+    let row = &s.create.progress.as_ref().unwrap().steps[0];
     assert_eq!((row.started, row.ended), (Some(100), Some(107)));
     // A fingerprint question: y confirms it to the run.
     let ask = FingerprintAsk {
@@ -321,13 +321,25 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         "{effects:?}"
     );
     let p = s.create.progress.as_ref().unwrap();
-    assert_eq!((p.running, p.outcome.clone()), (false, Some(Ok(()))));
+    assert!(!p.running());
+    assert!(
+        matches!(&p.outcome, Some(Ok(up)) if up.starts_with("lab is up")),
+        "{:?}",
+        p.outcome
+    );
 }
 
 #[test]
 fn quitting_while_a_create_runs_asks_first() {
     let mut s = wizard();
-    s.create.progress = Some(CreateProgress::new("lab", "create".into(), false));
+    s.create.progress = Some(crate::operation::progress::OperationProgress::start(
+        crate::operation::OperationKind::Create,
+        "lab",
+        "create",
+        "create".into(),
+        crate::operation::CancelRule::RunsToItsEnd,
+        None,
+    ));
     assert!(act(&mut s, Action::Quit).is_empty());
     assert!(
         s.quit_question

@@ -18,11 +18,13 @@ pub enum ProgressEvent {
     Line(String),
     /// A subject (a node, VM, Machine or phase) reached `state`.
     Subject { name: String, state: String },
-    /// Step `index` (from 0) of `total` began.
+    /// Step `index` (from 0) of `total` reached `state`; the steps before a step that began
+    /// are done.
     Step {
         index: usize,
         total: usize,
         label: String,
+        state: StepState,
     },
     /// One more of a count the operation keeps (a scale's Machines created, Ready...).
     Count(String),
@@ -34,6 +36,13 @@ pub enum ProgressEvent {
     },
     /// What the operation waits for now.
     Waiting(String),
+    /// A question about `about` the run waits on the operator to answer (`id` names the
+    /// answer).
+    Ask {
+        id: u64,
+        about: String,
+        question: String,
+    },
     /// How it ended: what it did, or why it did not finish.
     Finished(Result<String, String>),
 }
@@ -45,13 +54,64 @@ pub struct Subject {
     pub state: String,
 }
 
-/// The step under way and when it began (seconds since the Unix epoch).
+/// Where a step stands, with its detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepAt {
-    pub index: usize,
-    pub total: usize,
+pub enum StepState {
+    Pending,
+    Running(String),
+    Done(String),
+    Failed(String),
+}
+
+impl StepState {
+    pub fn word(&self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Running(_) => "running",
+            StepState::Done(_) => "done",
+            StepState::Failed(_) => "FAILED",
+        }
+    }
+
+    pub fn detail(&self) -> &str {
+        match self {
+            StepState::Pending => "",
+            StepState::Running(d) | StepState::Done(d) | StepState::Failed(d) => d,
+        }
+    }
+
+    fn ended(&self) -> bool {
+        matches!(self, StepState::Done(_) | StepState::Failed(_))
+    }
+}
+
+/// One step of the list: its words, where it stands, and when (seconds since the Unix epoch)
+/// it began and ended as this console saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepRow {
     pub label: String,
+    pub state: StepState,
     pub started: Option<u64>,
+    pub ended: Option<u64>,
+}
+
+impl StepRow {
+    pub fn pending(label: &str) -> StepRow {
+        StepRow {
+            label: label.to_string(),
+            state: StepState::Pending,
+            started: None,
+            ended: None,
+        }
+    }
+}
+
+/// A question the run waits on, and what it is about (a VM and its address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    pub id: u64,
+    pub about: String,
+    pub text: String,
 }
 
 /// Counts an operation keeps, in the order it names them: `Machines 2 -> 3: 1 created, ...`.
@@ -98,7 +158,12 @@ pub struct OperationProgress {
     /// What the subjects are ("Node", "Machine", "Phase"), the heading of their column.
     pub subject_kind: String,
     pub subjects: Vec<Subject>,
-    pub step: Option<StepAt>,
+    /// The steps known so far (a create's phases all from the start), in order.
+    pub steps: Vec<StepRow>,
+    /// What the steps are ("steps", "phases") and the title of their list.
+    pub steps_word: String,
+    pub steps_title: String,
+    pub asking: Option<Question>,
     pub tally: Option<Tally>,
     pub checks: Vec<Check>,
     pub waiting: Option<String>,
@@ -134,7 +199,10 @@ impl OperationProgress {
             headline,
             subject_kind: "Subject".to_string(),
             subjects: Vec::new(),
-            step: None,
+            steps: Vec::new(),
+            steps_word: "steps".to_string(),
+            steps_title: "Steps".to_string(),
+            asking: None,
             tally: None,
             checks: Vec::new(),
             waiting: None,
@@ -172,14 +240,8 @@ impl OperationProgress {
                 index,
                 total,
                 label,
-            } => {
-                self.step = Some(StepAt {
-                    index,
-                    total,
-                    label,
-                    started: now,
-                });
-            }
+                state,
+            } => self.step(now, (index, total), label, state),
             ProgressEvent::Count(name) => {
                 let tally = self.tally.get_or_insert_with(Tally::default);
                 match tally.counts.iter_mut().find(|(n, _)| *n == name) {
@@ -193,8 +255,62 @@ impl OperationProgress {
                 reason,
             } => self.check(now, name, passed, reason),
             ProgressEvent::Waiting(reason) => self.waiting = Some(reason),
+            ProgressEvent::Ask {
+                id,
+                about,
+                question,
+            } => {
+                self.asking = Some(Question {
+                    id,
+                    about,
+                    text: question,
+                })
+            }
             ProgressEvent::Finished(result) => self.finish(now, result),
         }
+    }
+
+    /// Step `index` of `total` reached `state`; the steps before one that began are done.
+    fn step(
+        &mut self,
+        now: Option<u64>,
+        (index, total): (usize, usize),
+        label: String,
+        state: StepState,
+    ) {
+        while self.steps.len() < total.max(index + 1) {
+            self.steps.push(StepRow::pending(""));
+        }
+        if !matches!(state, StepState::Pending) {
+            for before in self.steps[..index].iter_mut() {
+                if matches!(before.state, StepState::Running(_)) {
+                    before.state = StepState::Done(before.state.detail().to_string());
+                    before.ended = before.ended.or(now);
+                }
+            }
+        }
+        let row = &mut self.steps[index];
+        row.label = label;
+        row.started = row.started.or(now);
+        if state.ended() {
+            row.ended = now;
+        }
+        row.state = state;
+    }
+
+    /// Steps done of those known.
+    pub fn steps_done(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|r| matches!(r.state, StepState::Done(_)))
+            .count()
+    }
+
+    /// How long step `row` took, or has taken so far while the run goes on.
+    pub fn step_elapsed(&self, row: &StepRow, now: Option<u64>) -> Option<String> {
+        let clock = now.filter(|_| self.running());
+        let end = row.ended.or(clock)?;
+        Some(short_duration(end.saturating_sub(row.started?)))
     }
 
     /// A check's poll counted; its line said only when its reason changed.
@@ -225,6 +341,7 @@ impl OperationProgress {
         self.say(now, line);
         self.ended = now;
         self.waiting = None;
+        self.asking = None;
         self.outcome = Some(result);
     }
 
@@ -272,23 +389,6 @@ impl OperationProgress {
             ),
             None => format!("elapsed {elapsed}"),
         })
-    }
-
-    /// "step 2 of 3: defragment cp-1 (12s)": the step under way and how long it has taken.
-    pub fn step_line(&self, now: Option<u64>) -> Option<String> {
-        let step = self.step.as_ref()?;
-        let took = step
-            .started
-            .zip(self.ended.or(now))
-            .map_or(String::new(), |(start, end)| {
-                format!(" ({})", short_duration(end.saturating_sub(start)))
-            });
-        Some(format!(
-            "step {} of {}: {}{took}",
-            step.index + 1,
-            step.total,
-            step.label
-        ))
     }
 }
 
@@ -344,16 +444,33 @@ mod tests {
         p.fold(Some(103), ProgressEvent::Count("created".into()));
         p.fold(Some(104), ProgressEvent::Count("created".into()));
         assert_eq!(p.tally.as_ref().unwrap().counts, [("created".into(), 2)]);
-        let step = ProgressEvent::Step {
-            index: 1,
+        let step = |index, state| ProgressEvent::Step {
+            index,
             total: 3,
-            label: "defragment cp-1".into(),
+            label: format!("step {index}"),
+            state,
         };
-        p.fold(Some(110), step);
-        assert_eq!(
-            p.step_line(Some(122)).unwrap(),
-            "step 2 of 3: defragment cp-1 (12s)"
-        );
+        p.fold(Some(110), step(0, StepState::Running(String::new())));
+        p.fold(Some(122), step(1, StepState::Running(String::new())));
+        assert_eq!(p.steps.len(), 3);
+        assert_eq!(p.steps_done(), 1);
+        assert_eq!(p.step_elapsed(&p.steps[0], Some(200)).unwrap(), "12s");
+        assert_eq!(p.step_elapsed(&p.steps[1], Some(130)).unwrap(), "8s");
+        assert_eq!(p.steps[2].state, StepState::Pending);
+    }
+
+    #[test]
+    fn a_question_waits_until_the_end() {
+        let mut p = started();
+        let ask = ProgressEvent::Ask {
+            id: 1,
+            about: "lab-1 (127.0.0.1)".into(),
+            question: "is ab:cd its fingerprint?".into(),
+        };
+        p.fold(Some(101), ask);
+        assert_eq!(p.asking.as_ref().map(|q| q.id), Some(1));
+        p.fold(Some(102), ProgressEvent::Finished(Err("stopped".into())));
+        assert_eq!(p.asking, None);
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Each domain runner's events told as progress events, in one place: the node actions' lines
 //! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, the cluster
 //! lifecycle's phases and notes, a CAPI scale's Machines, etcd polls and waits.
-use super::progress::{Check, ProgressEvent, Tally};
+use super::progress::{Check, ProgressEvent, StepRow, StepState, Tally};
 use crate::capi::MachineRole;
 use crate::capi_scale::{MachineChange, ScaleEvent, ScalePlan};
-use crate::cluster_lifecycle::{LifecycleEvent, PhaseState};
+use crate::cluster_lifecycle::{CreatePhase, LifecycleEvent, PhaseState};
 
 /// A node action's line (`node_actions::run` prefixes each with its node): the line, and the
 /// node's state as the rest of it.
@@ -29,24 +29,39 @@ pub fn etcd_step(index: usize, total: usize, label: String) -> Vec<ProgressEvent
             index,
             total,
             label,
+            state: StepState::Running(String::new()),
         },
         ProgressEvent::Line(line),
     ]
 }
 
-/// A create's or delete's event: a phase is a subject (its state and detail) and a line; a
-/// note a line. The end is the runner's result, told apart.
+/// A create's phases, every one pending: its step list from the start.
+pub fn create_steps() -> Vec<StepRow> {
+    CreatePhase::ALL
+        .iter()
+        .map(|p| StepRow::pending(p.title()))
+        .collect()
+}
+
+/// A create's or delete's event: a phase is a step of the create's phases and a line; a note
+/// a line. The end is the runner's result, told apart.
 pub fn lifecycle(event: &LifecycleEvent) -> Vec<ProgressEvent> {
     match event {
         LifecycleEvent::Phase { phase, state } => {
+            let index = CreatePhase::ALL
+                .iter()
+                .position(|p| p == phase)
+                .unwrap_or(0);
             let state = match state {
-                PhaseState::Waiting(d) => format!("waiting: {d}"),
-                PhaseState::Done(d) => format!("done: {d}"),
-                PhaseState::Failed(d) => format!("FAILED: {d}"),
+                PhaseState::Waiting(d) => StepState::Running(d.clone()),
+                PhaseState::Done(d) => StepState::Done(d.clone()),
+                PhaseState::Failed(d) => StepState::Failed(d.clone()),
             };
             vec![
-                ProgressEvent::Subject {
-                    name: phase.title().to_string(),
+                ProgressEvent::Step {
+                    index,
+                    total: CreatePhase::ALL.len(),
+                    label: phase.title().to_string(),
                     state,
                 },
                 ProgressEvent::Line(event.line()),
@@ -54,6 +69,16 @@ pub fn lifecycle(event: &LifecycleEvent) -> Vec<ProgressEvent> {
         }
         LifecycleEvent::Note { .. } => vec![ProgressEvent::Line(event.line())],
         LifecycleEvent::Finished { .. } => Vec::new(),
+    }
+}
+
+/// The question a create asks of a VM's maintenance API certificate
+/// (`cluster_lifecycle::FingerprintPolicy::Ask`), numbered `id`.
+pub fn fingerprint_question(id: u64, vm: &str, address: &str, fingerprint: &str) -> ProgressEvent {
+    ProgressEvent::Ask {
+        id,
+        about: format!("{vm} ({address})"),
+        question: format!("maintenance certificate fingerprint {fingerprint}: is it this VM's?"),
     }
 }
 
@@ -125,7 +150,6 @@ pub fn scale(event: ScaleEvent) -> Vec<ProgressEvent> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster_lifecycle::progress::CreatePhase;
 
     #[test]
     fn a_node_line_names_the_node_state() {
@@ -170,15 +194,16 @@ mod tests {
     }
 
     #[test]
-    fn a_phase_is_a_subject_and_the_end_is_told_apart() {
+    fn a_phase_is_a_step_and_the_end_is_told_apart() {
         let phase = LifecycleEvent::Phase {
-            phase: CreatePhase::Vms,
+            phase: CreatePhase::Booted,
             state: PhaseState::Done("3 VMs".into()),
         };
         let events = lifecycle(&phase);
-        assert!(
-            matches!(&events[0], ProgressEvent::Subject { state, .. } if state == "done: 3 VMs")
-        );
+        assert!(matches!(
+            &events[0],
+            ProgressEvent::Step { index: 1, total: 8, state: StepState::Done(d), .. } if d == "3 VMs"
+        ));
         let summary = crate::cluster_lifecycle::RunSummary {
             cluster: "lab".into(),
             what: "delete".into(),

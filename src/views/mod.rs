@@ -41,9 +41,8 @@ pub mod table;
 pub mod too_small;
 pub mod upgrade_plan;
 pub mod versions;
-// Creating a cluster: the wizard, its plan, the run's progress.
+// Creating a cluster: the wizard and its plan.
 pub mod create_plan;
-pub mod create_progress;
 pub mod create_wizard;
 // Scaling the CAPI way from `:capi`: the replica count, the plan's summary.
 pub mod capi_scale_input;
@@ -58,7 +57,10 @@ fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
         CreateStage::Form => (&create_wizard::CreateWizardView::new(state, look)).render(body, buf),
         CreateStage::Plan => (&create_plan::CreatePlanView::new(state, look)).render(body, buf),
         CreateStage::Progress => {
-            (&create_progress::CreateProgressPane::new(state, look)).render(body, buf)
+            let empty = "No create from this console. n on the fleet opens the wizard.";
+            let progress = state.create.progress.as_ref();
+            (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
+                .render(body, buf)
         }
     }
 }
@@ -139,7 +141,12 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action if state.actions.plan.is_some() => {
             (&action_plan::ActionPlanView::new(state, look)).render(body, buf)
         }
-        Screen::Action => (&progress::ProgressView::new(state, look)).render(body, buf),
+        Screen::Action => {
+            let empty = "No node or etcd action from this console yet (a on a pane).";
+            let progress = state.actions.progress.as_ref();
+            (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
+                .render(body, buf)
+        }
         Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
         Screen::Create => create_screen(state, look, body, buf),

@@ -1,38 +1,60 @@
 //! The one progress screen of an operation run from this console: what it counts and checks
 //! (a scale's Machines and etcd) and what it waits for, what runs and whether it still does
-//! (elapsed against its timeout), the step under way of how many, each subject's state (node,
-//! member, Machine, phase), then its lines, each starting with its time, wrapped to be read whole.
+//! (elapsed against its timeout), its steps done of how many, the question it waits on, how it
+//! ended, each step's state and elapsed time, each subject's state (node, member, Machine),
+//! then its lines, each starting with its time, wrapped to be read whole.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget, Wrap};
 
 use super::Look;
-use super::progress_parts::{gauge, head_line, render_log};
+use super::progress_parts::{StepTable, gauge, head_line, render_log, render_step_pane};
 use crate::app::help::wrap_words;
 use crate::app::scroll::Scroll;
-use crate::app::state::AppState;
-use crate::operation::progress::{Check, OperationProgress, Tally};
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
+use crate::operation::progress::{Check, OperationProgress, StepState, Tally};
 use crate::printable::line as printable;
 use crate::tui::Role;
 
 /// Subject rows shown at most; the lines say the rest.
 const MAX_SUBJECT_ROWS: usize = 5;
 
+static STEP_COLUMNS: &[Column] = &[
+    col("STEP", Width::Content),
+    col("STATE", Width::Content),
+    col("ELAPSED", Width::Content),
+    col("DETAIL", Width::Fill(1)),
+];
+
 pub struct ProgressView<'a> {
-    state: &'a AppState,
+    progress: Option<&'a OperationProgress>,
+    /// The console's clock (seconds since the Unix epoch), when known.
+    clock: Option<u64>,
     look: &'a Look,
+    /// What the screen says when nothing ran.
+    empty: &'a str,
 }
 
 impl<'a> ProgressView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> ProgressView<'a> {
-        ProgressView { state, look }
+    pub fn new(
+        progress: Option<&'a OperationProgress>,
+        clock: Option<u64>,
+        look: &'a Look,
+        empty: &'a str,
+    ) -> ProgressView<'a> {
+        ProgressView {
+            progress,
+            clock,
+            look,
+            empty,
+        }
     }
 
     /// `: running (elapsed 1m05s, times out after 15m00s)`, or how it ended.
     fn status(&self, p: &OperationProgress) -> (String, Role) {
         let elapsed = p
-            .elapsed(self.state.wall_clock)
+            .elapsed(self.clock)
             .map_or(String::new(), |e| format!(" ({e})"));
         match &p.outcome {
             None if p.cancelling => (format!(": cancelling after this step{elapsed}"), Role::Warn),
@@ -97,32 +119,102 @@ impl<'a> ProgressView<'a> {
     }
 }
 
+impl ProgressView<'_> {
+    fn step_rows(&self, p: &OperationProgress) -> Vec<TableRow> {
+        p.steps
+            .iter()
+            .map(|row| {
+                let tone = match row.state {
+                    StepState::Pending => Tone::Muted,
+                    StepState::Running(_) => Tone::Warn,
+                    StepState::Done(_) => Tone::Ok,
+                    StepState::Failed(_) => Tone::Error,
+                };
+                TableRow {
+                    key: row.label.clone(),
+                    cells: vec![
+                        TableCell::plain(printable(&row.label)),
+                        TableCell::new(row.state.word(), tone),
+                        TableCell::maybe(p.step_elapsed(row, self.clock).as_deref()),
+                        TableCell::plain(printable(row.state.detail())),
+                    ],
+                }
+            })
+            .collect()
+    }
+
+    /// The head: what runs and its status, the steps done, the question it waits on (with
+    /// its keys), how it ended.
+    fn head(&self, p: &OperationProgress, width: usize) -> Vec<Line<'static>> {
+        let look = self.look;
+        let s = &look.styles;
+        let (status, role) = self.status(p);
+        let mut head = vec![head_line(look, &p.headline, status, role, width)];
+        if !p.steps.is_empty() {
+            let (done, total) = (p.steps_done(), p.steps.len());
+            let label = format!(" {done} of {total} {}", p.steps_word);
+            head.push(gauge(look, done, total, label, width));
+        }
+        if let Some(ask) = &p.asking {
+            head.push(Line::from(vec![
+                Span::styled(
+                    format!("{} {} ", printable(&ask.about), printable(&ask.text)),
+                    s.get(Role::Warn),
+                ),
+                Span::styled("y confirms, n refuses", s.get(Role::Key)),
+            ]));
+        }
+        if let Some(outcome) = &p.outcome {
+            let (glyph, text, role) = match outcome {
+                Ok(done) => (look.glyphs.ok, done, Role::Ok),
+                Err(why) => (look.glyphs.error, why, Role::Error),
+            };
+            head.push(Line::from(Span::styled(
+                format!("{glyph} {}", printable(text)),
+                s.get(role),
+            )));
+        }
+        head
+    }
+}
+
 impl Widget for &ProgressView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let look = self.look;
-        let Some(p) = self.state.actions.progress.as_ref() else {
-            Paragraph::new("No node or etcd action from this console yet (a on a pane).")
+        let Some(p) = self.progress else {
+            Paragraph::new(self.empty.to_string())
                 .style(look.styles.get(Role::Muted))
                 .render(area, buf);
             return;
         };
+        let width = usize::from(area.width.saturating_sub(2));
         let facts = p
             .tally
             .as_ref()
             .map(|t| self.facts(t, &p.checks, p.waiting.as_deref()));
         let facts_rows = facts.as_ref().map_or(0, |f| f.len() as u16 + 2);
-        let step = p.step_line(self.state.wall_clock);
+        let head = self.head(p, width);
+        let head_rows: usize = head
+            .iter()
+            .map(|l| l.width().div_ceil(width.max(1)).clamp(1, 3))
+            .sum();
+        let step_rows = match p.steps.len() {
+            0 => 0,
+            n => n as u16 + 3,
+        };
         let subjects = ProgressView::subject_lines(p);
         let subject_rows = match subjects.len().min(MAX_SUBJECT_ROWS) {
             0 => 0,
             n => n as u16 + 2,
         };
-        let [facts_area, head_area, subjects_area, log_area] = area.layout(&Layout::vertical([
-            Constraint::Length(facts_rows),
-            Constraint::Length(1 + u16::from(step.is_some())),
-            Constraint::Length(subject_rows),
-            Constraint::Fill(1),
-        ]));
+        let [facts_area, head_area, steps_area, subjects_area, log_area] =
+            area.layout(&Layout::vertical([
+                Constraint::Length(facts_rows),
+                Constraint::Length(head_rows as u16),
+                Constraint::Length(step_rows),
+                Constraint::Length(subject_rows),
+                Constraint::Min(3),
+            ]));
         if let (Some(facts), Some(tally)) = (facts, &p.tally) {
             let title = format!(" {} ", printable(&tally.label));
             Paragraph::new(facts)
@@ -136,15 +228,22 @@ impl Widget for &ProgressView<'_> {
                 )
                 .render(facts_area, buf);
         }
-        let width = usize::from(area.width.saturating_sub(2));
-        let (status, role) = self.status(p);
-        let mut head = vec![head_line(look, &p.headline, status, role, width)];
-        if let (Some(label), Some(at)) = (step, &p.step) {
-            head.push(gauge(look, at.index, at.total, format!(" {label}"), width));
-        }
         Paragraph::new(head)
             .block(Block::new().padding(Padding::horizontal(1)))
+            .wrap(Wrap { trim: true })
             .render(head_area, buf);
+        if step_rows > 0 {
+            let table = StepTable {
+                columns: STEP_COLUMNS,
+                rows: self.step_rows(p),
+                total: p.steps.len(),
+                selected: None,
+                active: false,
+                empty: "No step yet.",
+            };
+            let title = format!(" {} ", printable(&p.steps_title));
+            render_step_pane(look, title, true, Ok(table), steps_area, buf);
+        }
         if subject_rows > 0 {
             let title = format!(" {} ", p.subject_kind);
             let shown = (&Scroll::default(), false);
