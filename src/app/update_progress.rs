@@ -28,13 +28,11 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     let now = state.wall_clock;
     let mut progress = OperationProgress::start(kind, cluster, what, headline, cancel, now);
     progress.timeout = run.timeout();
-    progress.subject_kind = match run {
-        ActionRun::Node(_) => "Node",
-        ActionRun::Etcd(_) => "Member",
-        ActionRun::CapiFix(_) | ActionRun::CapiScale(_) => "Machine",
-        ActionRun::Delete(_) => "Phase",
+    match run {
+        ActionRun::Node(_) => progress.subject_kind = "Node".into(),
+        ActionRun::CapiScale(_) => progress.subject_kind = "Machines".into(),
+        _ => {}
     }
-    .to_string();
     if let ActionRun::CapiScale(scale) = run {
         let (tally, checks) = runner_events::scale_start(&scale.plan);
         progress.tally = Some(tally);

@@ -32,6 +32,21 @@ fn tell(progress: &Progress, events: Vec<ProgressEvent>) {
     }
 }
 
+/// A channel for a runner's own events, each told to `progress` as `map` maps it until the
+/// runner drops its sender; the task ends then.
+fn teller<E: Send + 'static>(
+    progress: Progress,
+    map: fn(E) -> Vec<ProgressEvent>,
+) -> (mpsc::Sender<E>, tokio::task::JoinHandle<()>) {
+    let (events, mut rx) = mpsc::channel(64);
+    let task = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            tell(&progress, map(event));
+        }
+    });
+    (events, task)
+}
+
 /// How long the console follows a CAPI fix until its finding clears, and how often it reads.
 const CAPI_FOLLOW: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
 /// `taloscope delete`'s defaults: how often the run looks at the VMs, and how long they may
@@ -245,12 +260,7 @@ async fn carry_out(
             state_dir,
         } => {
             let steps = steps?;
-            let (events, mut rx) = mpsc::channel(64);
-            let teller = tokio::spawn(async move {
-                while let Some(event) = rx.recv().await {
-                    tell(&progress, runner_events::lifecycle(&event));
-                }
-            });
+            let (events, teller) = teller(progress, |e| runner_events::lifecycle(&e));
             let summary =
                 run_delete(&plan, &steps, approved, DELETE_BOUNDS, &state_dir, events).await;
             let _ = teller.await;
@@ -270,12 +280,7 @@ async fn carry_out(
             options,
         } => {
             let sources = sources?.await?;
-            let (events, mut rx) = mpsc::channel(64);
-            let teller = tokio::spawn(async move {
-                while let Some(event) = rx.recv().await {
-                    tell(&progress, runner_events::scale(event));
-                }
-            });
+            let (events, teller) = teller(progress, runner_events::scale);
             let outcome = run_scale(approved, &run.plan, &sources, &options, &events).await;
             drop(events);
             let _ = teller.await;

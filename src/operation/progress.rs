@@ -197,7 +197,7 @@ impl OperationProgress {
             cluster: cluster.to_string(),
             what: what.to_string(),
             headline,
-            subject_kind: "Subject".to_string(),
+            subject_kind: "Subjects".to_string(),
             subjects: Vec::new(),
             steps: Vec::new(),
             steps_word: "steps".to_string(),
