@@ -33,6 +33,9 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
         ActionRun::CapiScale(_) => progress.subject_kind = "Machines".into(),
         _ => {}
     }
+    if let ActionRun::Etcd(plan) = run {
+        progress.steps = runner_events::etcd_steps(plan);
+    }
     if let ActionRun::CapiScale(scale) = run {
         let (tally, checks) = runner_events::scale_start(&scale.plan);
         progress.tally = Some(tally);

@@ -339,10 +339,7 @@ async fn run_on(on: RunOn<'_>, run: ActionRun, progress: Progress) -> Result<Str
                 &cancel,
                 |i, total, line| {
                     journal.record(|r| r.step = format!("[{}/{total}] {line}", i + 1));
-                    tell(
-                        &progress,
-                        runner_events::etcd_step(i, total, line.to_string()),
-                    );
+                    tell(&progress, runner_events::etcd_step(i, total, line));
                 },
             )
             .await?;

@@ -18,8 +18,7 @@ pub enum ProgressEvent {
     Line(String),
     /// A subject (a node, VM, Machine or phase) reached `state`.
     Subject { name: String, state: String },
-    /// Step `index` (from 0) of `total` reached `state`; the steps before a step that began
-    /// are done.
+    /// Step `index` (from 0) of `total` reached `state` (an empty `label` keeps its words).
     Step {
         index: usize,
         total: usize,
@@ -36,6 +35,8 @@ pub enum ProgressEvent {
     },
     /// What the operation waits for now.
     Waiting(String),
+    /// The run paused between its steps (true) or went on (false).
+    Paused(bool),
     /// A question about `about` the run waits on the operator to answer (`id` names the
     /// answer).
     Ask {
@@ -164,6 +165,8 @@ pub struct OperationProgress {
     pub steps_word: String,
     pub steps_title: String,
     pub asking: Option<Question>,
+    /// Paused between its steps (a rollout's Space).
+    pub paused: bool,
     pub tally: Option<Tally>,
     pub checks: Vec<Check>,
     pub waiting: Option<String>,
@@ -203,6 +206,7 @@ impl OperationProgress {
             steps_word: "steps".to_string(),
             steps_title: "Steps".to_string(),
             asking: None,
+            paused: false,
             tally: None,
             checks: Vec::new(),
             waiting: None,
@@ -255,6 +259,7 @@ impl OperationProgress {
                 reason,
             } => self.check(now, name, passed, reason),
             ProgressEvent::Waiting(reason) => self.waiting = Some(reason),
+            ProgressEvent::Paused(paused) => self.paused = paused,
             ProgressEvent::Ask {
                 id,
                 about,
@@ -270,7 +275,7 @@ impl OperationProgress {
         }
     }
 
-    /// Step `index` of `total` reached `state`; the steps before one that began are done.
+    /// Step `index` of `total` reached `state`.
     fn step(
         &mut self,
         now: Option<u64>,
@@ -281,17 +286,13 @@ impl OperationProgress {
         while self.steps.len() < total.max(index + 1) {
             self.steps.push(StepRow::pending(""));
         }
-        if !matches!(state, StepState::Pending) {
-            for before in self.steps[..index].iter_mut() {
-                if matches!(before.state, StepState::Running(_)) {
-                    before.state = StepState::Done(before.state.detail().to_string());
-                    before.ended = before.ended.or(now);
-                }
-            }
-        }
         let row = &mut self.steps[index];
-        row.label = label;
-        row.started = row.started.or(now);
+        if !label.is_empty() {
+            row.label = label;
+        }
+        if !matches!(state, StepState::Pending) {
+            row.started = row.started.or(now);
+        }
         if state.ended() {
             row.ended = now;
         }
@@ -339,9 +340,23 @@ impl OperationProgress {
             Err(why) => format!("failed: {why}"),
         };
         self.say(now, line);
+        // A step still under way ended with the run.
+        let ok = result.is_ok();
+        for row in self.steps.iter_mut() {
+            if let StepState::Running(detail) = &row.state {
+                let detail = detail.clone();
+                row.state = if ok {
+                    StepState::Done(detail)
+                } else {
+                    StepState::Failed(detail)
+                };
+                row.ended = now;
+            }
+        }
         self.ended = now;
         self.waiting = None;
         self.asking = None;
+        self.paused = false;
         self.outcome = Some(result);
     }
 
@@ -451,11 +466,16 @@ mod tests {
             state,
         };
         p.fold(Some(110), step(0, StepState::Running(String::new())));
+        p.fold(Some(122), step(0, StepState::Done("defragmented".into())));
         p.fold(Some(122), step(1, StepState::Running(String::new())));
         assert_eq!(p.steps.len(), 3);
         assert_eq!(p.steps_done(), 1);
         assert_eq!(p.step_elapsed(&p.steps[0], Some(200)).unwrap(), "12s");
         assert_eq!(p.step_elapsed(&p.steps[1], Some(130)).unwrap(), "8s");
+        assert_eq!(p.steps[2].state, StepState::Pending);
+        // The step under way when the run failed failed with it.
+        p.fold(Some(131), ProgressEvent::Finished(Err("timed out".into())));
+        assert_eq!(p.steps[1].state, StepState::Failed(String::new()));
         assert_eq!(p.steps[2].state, StepState::Pending);
     }
 
@@ -469,8 +489,10 @@ mod tests {
         };
         p.fold(Some(101), ask);
         assert_eq!(p.asking.as_ref().map(|q| q.id), Some(1));
-        p.fold(Some(102), ProgressEvent::Finished(Err("stopped".into())));
-        assert_eq!(p.asking, None);
+        p.fold(Some(102), ProgressEvent::Paused(true));
+        assert!(p.paused);
+        p.fold(Some(103), ProgressEvent::Finished(Err("stopped".into())));
+        assert_eq!((p.asking.clone(), p.paused), (None, false));
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! Each domain runner's events told as progress events, in one place: the node actions' lines
-//! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, the cluster
-//! lifecycle's phases and notes, a CAPI scale's Machines, etcd polls and waits.
+//! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, a rollout's
+//! steps, pauses and end, a provision's VMs, the cluster lifecycle's phases and notes, a CAPI
+//! scale's Machines, etcd polls and waits.
 use super::progress::{Check, ProgressEvent, StepRow, StepState, Tally};
 use crate::capi::MachineRole;
 use crate::capi_scale::{MachineChange, ScaleEvent, ScalePlan};
 use crate::cluster_lifecycle::{CreatePhase, LifecycleEvent, PhaseState};
+use crate::etcd_maintenance::EtcdPlan;
+use crate::provision::ProvisionEvent;
+use crate::rollout::{RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
 
 /// A node action's line (`node_actions::run` prefixes each with its node): the line, and the
 /// node's state as the rest of it.
@@ -20,19 +24,97 @@ pub fn node_action_line(node: &str, line: String) -> Vec<ProgressEvent> {
     events
 }
 
-/// Step `index` of `total` of an etcd action (`etcd_maintenance::run_plan` reports each as it
-/// begins): the step, and its line numbered `[2/3]`.
-pub fn etcd_step(index: usize, total: usize, label: String) -> Vec<ProgressEvent> {
-    let line = format!("[{}/{total}] {label}", index + 1);
+/// An etcd action's steps from its plan, every one pending: `cp-1: defragment`.
+pub fn etcd_steps(plan: &EtcdPlan) -> Vec<StepRow> {
+    plan.steps
+        .iter()
+        .map(|step| StepRow::pending(&format!("{}: {}", step.node, step.call.as_str())))
+        .collect()
+}
+
+/// Step `index` of `total` of an etcd action done (`etcd_maintenance::run` reports each as it
+/// ends, `line` saying what it did): the step, and its line numbered `[2/3]`.
+pub fn etcd_step(index: usize, total: usize, line: &str) -> Vec<ProgressEvent> {
     vec![
         ProgressEvent::Step {
             index,
             total,
-            label,
-            state: StepState::Running(String::new()),
+            label: String::new(),
+            state: StepState::Done(line.to_string()),
         },
-        ProgressEvent::Line(line),
+        ProgressEvent::Line(format!("[{}/{total}] {line}", index + 1)),
     ]
+}
+
+/// A rollout's event (`rollout::engine`): its steps (node and what it does) as the step list,
+/// its log lines, its pause, its end.
+pub fn rollout(event: &RolloutEvent) -> Vec<ProgressEvent> {
+    match event {
+        RolloutEvent::Started(summary) => {
+            let total = summary.steps.len();
+            let steps = summary.steps.iter().enumerate();
+            steps
+                .map(|(index, step)| rollout_step(index, total, step))
+                .collect()
+        }
+        RolloutEvent::Step {
+            index, progress, ..
+        } => vec![rollout_step(*index, index + 1, progress)],
+        RolloutEvent::Log { line, .. } => vec![ProgressEvent::Line(line.clone())],
+        RolloutEvent::Paused { .. } => vec![ProgressEvent::Paused(true)],
+        RolloutEvent::Resumed { .. } => vec![ProgressEvent::Paused(false)],
+        RolloutEvent::Finished { outcome, .. } => vec![ProgressEvent::Finished(match outcome {
+            RolloutOutcome::Completed => Ok("every node done or skipped".to_string()),
+            RolloutOutcome::Aborted => Err("aborted before the next node".to_string()),
+            RolloutOutcome::Halted(why) => Err(format!("halted: {why}")),
+        })],
+    }
+}
+
+fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEvent {
+    let detail = step.error.clone().unwrap_or_else(|| step.detail.clone());
+    let state = match step.phase {
+        StepPhase::Pending => StepState::Pending,
+        StepPhase::Done => StepState::Done(detail),
+        StepPhase::Skipped => StepState::Done(format!("skipped {detail}").trim_end().to_string()),
+        StepPhase::Failed => StepState::Failed(detail),
+        phase => StepState::Running(format!("{}: {detail}", phase.as_str())),
+    };
+    ProgressEvent::Step {
+        index,
+        total,
+        label: format!("{}: {}", step.node, step.label),
+        state,
+    }
+}
+
+/// A provision's event (`provision::runner`): each VM a subject (its stage, STATE/LCM_STATE
+/// and address) and a line; a note a line; the end joined or not.
+pub fn provision(event: &ProvisionEvent) -> Vec<ProgressEvent> {
+    match event {
+        ProvisionEvent::Vm(vm) => {
+            let ip = vm
+                .ip
+                .as_deref()
+                .map_or(String::new(), |ip| format!(" {ip}"));
+            vec![
+                ProgressEvent::Subject {
+                    name: vm.name.clone(),
+                    state: format!("{} ({}/{}){ip}", vm.stage.as_str(), vm.state, vm.lcm_state),
+                },
+                ProgressEvent::Line(vm.line()),
+            ]
+        }
+        ProvisionEvent::Note(text) => vec![ProgressEvent::Line(text.clone())],
+        ProvisionEvent::Finished(summary) => {
+            let line = summary.line();
+            vec![ProgressEvent::Finished(if summary.succeeded() {
+                Ok(line)
+            } else {
+                Err(line)
+            })]
+        }
+    }
 }
 
 /// A create's phases, every one pending: its step list from the start.
@@ -166,10 +248,41 @@ mod tests {
 
     #[test]
     fn an_etcd_step_is_numbered_from_one() {
-        let events = etcd_step(1, 3, "defragment cp-1".into());
+        let events = etcd_step(1, 3, "cp-1: defragment: done");
         assert_eq!(
             events[1],
-            ProgressEvent::Line("[2/3] defragment cp-1".into())
+            ProgressEvent::Line("[2/3] cp-1: defragment: done".into())
+        );
+    }
+
+    #[test]
+    fn a_rollout_step_is_a_step_and_its_halt_a_failure() {
+        let mut step = StepProgress::pending("cp-1", "upgrade to v1.12.0");
+        step.phase = StepPhase::Rebooting;
+        step.detail = "waiting for apid".into();
+        let event = RolloutEvent::Step {
+            cluster: "prod".into(),
+            index: 2,
+            progress: step,
+        };
+        assert_eq!(
+            rollout(&event),
+            [ProgressEvent::Step {
+                index: 2,
+                total: 3,
+                label: "cp-1: upgrade to v1.12.0".into(),
+                state: StepState::Running("rebooting: waiting for apid".into()),
+            }]
+        );
+        let halted = RolloutEvent::Finished {
+            cluster: "prod".into(),
+            outcome: RolloutOutcome::Halted("cp-1 not ready".into()),
+        };
+        assert_eq!(
+            rollout(&halted),
+            [ProgressEvent::Finished(
+                Err("halted: cp-1 not ready".into())
+            )]
         );
     }
 
@@ -211,5 +324,26 @@ mod tests {
             error: None,
         };
         assert!(lifecycle(&LifecycleEvent::Finished { summary }).is_empty());
+    }
+
+    #[test]
+    fn a_vm_is_a_subject_with_its_stage_and_states() {
+        let vm = crate::provision::VmProgress {
+            id: Some(8),
+            name: "prod-worker-3".into(),
+            state: "ACTIVE".into(),
+            lcm_state: "BOOT_FAILURE".into(),
+            ip: None,
+            stage: crate::provision::ProvisionStage::Failed,
+            reason: Some("boot failed".into()),
+        };
+        let events = provision(&ProvisionEvent::Vm(vm));
+        assert_eq!(
+            events[0],
+            ProgressEvent::Subject {
+                name: "prod-worker-3".into(),
+                state: "failed (ACTIVE/BOOT_FAILURE)".into()
+            }
+        );
     }
 }

@@ -58,6 +58,7 @@ impl<'a> ProgressView<'a> {
             .map_or(String::new(), |e| format!(" ({e})"));
         match &p.outcome {
             None if p.cancelling => (format!(": cancelling after this step{elapsed}"), Role::Warn),
+            None if p.paused => (format!(": PAUSED{elapsed}"), Role::Warn),
             None => (format!(": running{elapsed}"), Role::Accent),
             Some(Ok(_)) => (format!(": done{elapsed}"), Role::Ok),
             Some(Err(e)) if e.starts_with("cancelled") => {
