@@ -84,27 +84,35 @@ pub(super) async fn observer(
     connect(&cluster, &options).await
 }
 
+/// A node or etcd action or a CAPI fix: on a connection to the cluster, in the action
+/// journal, stopped between steps by `cancel`.
+struct OnCluster {
+    run: ActionRun,
+    cluster: Option<crate::discovery::Cluster>,
+    options: RunOptions,
+    journal: Result<crate::journal::action::ActionJournal, String>,
+    cancel: CancelSignal,
+}
+
+/// A cluster's delete: its plan, the provider's steps, where its journals are.
+struct DeleteRun {
+    plan: DeletePlan,
+    steps: Result<ProviderDelete, String>,
+    state_dir: std::path::PathBuf,
+}
+
+/// A CAPI scale: its plan and acknowledgements, both sides being connected to, its timing.
+struct ScaleRun {
+    run: CapiScaleRun,
+    sources: Result<super::run_capi_scale::Connecting, String>,
+    options: ScaleOptions,
+}
+
 /// What a run takes from the console before its task starts.
 enum Prepared {
-    /// A node or etcd action or a CAPI fix: on a connection to the cluster, in the action
-    /// journal, stopped between steps by `cancel`.
-    OnCluster {
-        run: ActionRun,
-        cluster: Option<crate::discovery::Cluster>,
-        options: RunOptions,
-        journal: Result<crate::journal::action::ActionJournal, String>,
-        cancel: CancelSignal,
-    },
-    Delete {
-        plan: DeletePlan,
-        steps: Result<ProviderDelete, String>,
-        state_dir: std::path::PathBuf,
-    },
-    Scale {
-        run: CapiScaleRun,
-        sources: Result<super::run_capi_scale::Connecting, String>,
-        options: ScaleOptions,
-    },
+    OnCluster(Box<OnCluster>),
+    Delete(Box<DeleteRun>),
+    Scale(Box<ScaleRun>),
 }
 
 /// Runs an approved operation in its own task: its progress comes back as
@@ -170,11 +178,11 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
                         files,
                     )
                 });
-            Prepared::Delete {
+            Prepared::Delete(Box::new(DeleteRun {
                 plan,
                 steps,
                 state_dir,
-            }
+            }))
         }
         ActionRun::CapiScale(run) => {
             let (poll, timeout, lease_duration) = SCALE_OPTIONS;
@@ -186,11 +194,11 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
                 state_dir,
             };
             let sources = super::run_capi_scale::connect(console, &run.plan.cluster);
-            Prepared::Scale {
+            Prepared::Scale(Box::new(ScaleRun {
                 run: *run,
                 sources,
                 options,
-            }
+            }))
         }
         run => {
             let name = approved.action().cluster().to_string();
@@ -204,13 +212,13 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
             let describe = approved.action().describe();
             let journal = begin_action(&state_dir, &name, &describe, node.as_deref())
                 .map_err(|e| e.to_string());
-            Prepared::OnCluster {
+            Prepared::OnCluster(Box::new(OnCluster {
                 run,
                 cluster,
                 options,
                 journal,
                 cancel,
-            }
+            }))
         }
     }
 }
@@ -223,13 +231,14 @@ async fn carry_out(
     progress: Progress,
 ) -> Result<String, String> {
     match prepared {
-        Prepared::OnCluster {
-            run,
-            cluster,
-            options,
-            journal,
-            cancel,
-        } => {
+        Prepared::OnCluster(on) => {
+            let OnCluster {
+                run,
+                cluster,
+                options,
+                journal,
+                cancel,
+            } = *on;
             let journal = RunningAction::new(journal?);
             let name = approved.action().cluster().to_string();
             let kubeconfig = options.kubeconfig.clone();
@@ -254,11 +263,12 @@ async fn carry_out(
             }
             result
         }
-        Prepared::Delete {
-            plan,
-            steps,
-            state_dir,
-        } => {
+        Prepared::Delete(delete) => {
+            let DeleteRun {
+                plan,
+                steps,
+                state_dir,
+            } = *delete;
             let steps = steps?;
             let (events, teller) = teller(progress, |e| runner_events::lifecycle(&e));
             let summary =
@@ -274,11 +284,12 @@ async fn carry_out(
                 Err,
             )
         }
-        Prepared::Scale {
-            run,
-            sources,
-            options,
-        } => {
+        Prepared::Scale(scale) => {
+            let ScaleRun {
+                run,
+                sources,
+                options,
+            } = *scale;
             let sources = sources?.await?;
             let (events, teller) = teller(progress, runner_events::scale);
             let outcome = run_scale(approved, &run.plan, &sources, &options, &events).await;
