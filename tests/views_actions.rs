@@ -45,7 +45,13 @@ fn menu(scenario: &str, node: &str) -> AppState {
 /// The running operation's events, as the console's runner tells them.
 fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
     for e in events {
-        update(s, Action::Event(AppEvent::Progress(e)));
+        update(
+            s,
+            Action::Event(AppEvent::Progress(
+                taloscope::operation::OperationKind::NodeReboot,
+                e,
+            )),
+        );
     }
 }
 

@@ -448,7 +448,13 @@ fn capi_scale_progress() {
     ];
     for event in events {
         for e in runner_events::scale(event) {
-            update(&mut s, Action::Event(AppEvent::Progress(e)));
+            update(
+                &mut s,
+                Action::Event(AppEvent::Progress(
+                    taloscope::operation::OperationKind::Scale,
+                    e,
+                )),
+            );
         }
     }
     let text = text_at(&s, 80, 24);
@@ -459,9 +465,21 @@ fn capi_scale_progress() {
         node: "w-3".into(),
     });
     for e in runner_events::scale(ready) {
-        update(&mut s, Action::Event(AppEvent::Progress(e)));
+        update(
+            &mut s,
+            Action::Event(AppEvent::Progress(
+                taloscope::operation::OperationKind::Scale,
+                e,
+            )),
+        );
     }
     let done = ProgressEvent::Finished(Ok("3 Machines, every node Ready (4 polls, 9 s)".into()));
-    update(&mut s, Action::Event(AppEvent::Progress(done)));
+    update(
+        &mut s,
+        Action::Event(AppEvent::Progress(
+            taloscope::operation::OperationKind::Scale,
+            done,
+        )),
+    );
     insta::assert_snapshot!("capi_scale_progress_done", all_renders(&s));
 }

@@ -17,7 +17,13 @@ use view_support::{all_renders_default_styles, screen_text_at};
 /// The running operation's events, as the console's runner tells them.
 fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
     for e in events {
-        update(s, Action::Event(AppEvent::Progress(e)));
+        update(
+            s,
+            Action::Event(AppEvent::Progress(
+                taloscope::operation::OperationKind::Delete,
+                e,
+            )),
+        );
     }
 }
 

@@ -152,8 +152,12 @@ pub enum AppEvent {
     Provision(Box<super::provision::ProvisionUpdate>),
     /// A node action's survey, a plan read, or a node left cordoned.
     Action(Box<super::actions::ActionUpdate>),
-    /// The running operation's progress, in the one vocabulary every runner is told in.
-    Progress(crate::operation::progress::ProgressEvent),
+    /// The progress of the running operation of a kind, in the one vocabulary every runner is
+    /// told in.
+    Progress(
+        crate::operation::OperationKind,
+        crate::operation::progress::ProgressEvent,
+    ),
     /// A log stream's report (lines, or how it ended).
     Log(super::logs::LogEvent),
     /// A health check run's report.

@@ -355,6 +355,8 @@ pub enum ActionRun {
     CapiFix(Box<CapiFixRun>),
     Delete(DeletePlan),
     CapiScale(Box<super::capi_scale::CapiScaleRun>),
+    /// A new cluster (its journal resumes a killed run of it).
+    Create(Box<crate::cluster_lifecycle::CreatePlan>),
 }
 
 impl ActionRun {

@@ -2,10 +2,7 @@
 //! counts, versions, endpoint, delivery, patches), the plan and guards the CLI's own planner
 //! made, and the progress of the run started here, folded from the create runner's events.
 //! Plain data; `update_create` changes it.
-use crate::approval::ApprovedAction;
-use crate::cluster_lifecycle::{
-    CreatePlan, CreateRequest, Delivery, LifecycleEvent, PatchFiles, UnfinishedCreate,
-};
+use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
 use crate::guards::{Guard, GuardId};
 use crate::operation::progress::OperationProgress;
 
@@ -290,15 +287,6 @@ pub fn patch_text(files: &PatchFiles) -> String {
     all.chain(cp).chain(worker).collect::<Vec<_>>().join(", ")
 }
 
-/// A maintenance API certificate fingerprint the run waits for the operator to confirm.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FingerprintAsk {
-    pub id: u64,
-    pub vm: String,
-    pub address: String,
-    pub fingerprint: String,
-}
-
 /// Everything about creating clusters in the console.
 #[derive(Debug, Clone, Default)]
 pub struct CreateState {
@@ -329,23 +317,6 @@ pub enum CreateUpdate {
         asked: u64,
         result: Result<(Box<CreatePlan>, Vec<Guard>), String>,
     },
-    /// A runner's event, seen at `at` (Unix seconds).
-    Run {
-        cluster: String,
-        event: LifecycleEvent,
-        at: u64,
-    },
-    /// The runner asks the operator to confirm a maintenance certificate fingerprint.
-    Fingerprint {
-        cluster: String,
-        ask: FingerprintAsk,
-    },
-    /// The run ended, or never started (its approval is audited by the loop).
-    Ended {
-        cluster: String,
-        approved: ApprovedAction,
-        result: Result<(), String>,
-    },
 }
 
 /// Work for the event loop.
@@ -355,11 +326,6 @@ pub enum CreateEffect {
     ReadUnfinished,
     /// Plan `request` and evaluate its guards as the CLI does.
     Plan { asked: u64, request: CreateRequest },
-    /// Run an approved plan (its journal resumes a killed run of it).
-    Start {
-        approved: ApprovedAction,
-        plan: Box<CreatePlan>,
-    },
     /// The operator's answer to fingerprint question `id`.
     Answer {
         cluster: String,

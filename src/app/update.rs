@@ -253,7 +253,9 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             super::update_checklist::on_status_change(state, &cluster);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
-        AppEvent::Progress(event) => return super::update_progress::on_event(state, event),
+        AppEvent::Progress(kind, event) => {
+            return super::update_progress::on_event(state, kind, event);
+        }
         AppEvent::Rollout(event) => {
             upgrade::on_rollout_event(state, event);
         }

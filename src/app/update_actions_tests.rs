@@ -209,7 +209,13 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
     assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
     assert!(state.actions.running());
     let send = |state: &mut AppState, e: ProgressEvent| {
-        update(state, Action::Event(AppEvent::Progress(e)));
+        update(
+            state,
+            Action::Event(AppEvent::Progress(
+                crate::operation::OperationKind::NodeReboot,
+                e,
+            )),
+        );
     };
     send(
         &mut state,

@@ -94,7 +94,13 @@ fn event(state: &mut AppState, update_: ActionUpdate) -> Vec<Effect> {
 fn scale_event(state: &mut AppState, event: ScaleEvent) -> Vec<Effect> {
     let mut effects = Vec::new();
     for e in crate::operation::runner_events::scale(event) {
-        effects.extend(update(state, Action::Event(AppEvent::Progress(e))));
+        effects.extend(update(
+            state,
+            Action::Event(AppEvent::Progress(
+                crate::operation::OperationKind::Scale,
+                e,
+            )),
+        ));
     }
     effects
 }
@@ -234,7 +240,13 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     );
     assert_eq!(counts(&state)[..3], [1, 1, 1]);
     let done = ProgressEvent::Finished(Ok("3 Machines, every node Ready".into()));
-    let effects = update(&mut state, Action::Event(AppEvent::Progress(done)));
+    let effects = update(
+        &mut state,
+        Action::Event(AppEvent::Progress(
+            crate::operation::OperationKind::Scale,
+            done,
+        )),
+    );
     assert!(
         matches!(
             effects.as_slice(),

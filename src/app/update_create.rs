@@ -3,6 +3,7 @@
 //! folded into the progress screen; an unfinished create's journal fills the wizard so its run
 //! resumes. Pure: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect};
+use super::actions::ActionRun;
 use super::create::{
     CreateEffect, CreateField, CreateKey, CreatePlanState, CreateStage, CreateUpdate, CreateWizard,
     MAX_CONTROLPLANES, MAX_WORKERS,
@@ -13,9 +14,9 @@ use super::plan_screen::{PlanFocus, set_guards};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::cluster_lifecycle::{Delivery, LifecycleEvent, RunSummary, offered_talos_releases};
+use crate::cluster_lifecycle::{Delivery, offered_talos_releases};
 use crate::operation::OperationKind;
-use crate::operation::progress::{OperationProgress, ProgressEvent};
+use crate::operation::progress::OperationProgress;
 use crate::operation::runner_events;
 
 fn effect(e: CreateEffect) -> Vec<Effect> {
@@ -329,7 +330,10 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     state.create.wizard = None;
     state.create.stage = CreateStage::Progress;
     state.screen = Screen::Create;
-    effect(CreateEffect::Start { approved, plan })
+    vec![Effect::RunAction {
+        approved,
+        run: Box::new(ActionRun::Create(plan)),
+    }]
 }
 
 /// Folds a create task's report; a create that ended with its contexts written has discovery
@@ -367,84 +371,8 @@ pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
                 Err(e) => w.plan = CreatePlanState::Failed(e),
             }
         }
-        CreateUpdate::Run { cluster, event, at } => {
-            let mut events = runner_events::lifecycle(&event);
-            let succeeded = match &event {
-                LifecycleEvent::Finished { summary } => {
-                    events.push(ProgressEvent::Finished(ended(summary)));
-                    summary.succeeded()
-                }
-                _ => false,
-            };
-            fold(state, &cluster, Some(at), events);
-            if succeeded {
-                state.message = Some(Message::info(format!(
-                    "{cluster} is up; its contexts are written (reloading the fleet)"
-                )));
-                return vec![Effect::ReloadDiscovery];
-            }
-        }
-        CreateUpdate::Fingerprint { cluster, ask } => {
-            state.message = Some(Message::warn(format!(
-                "{}: is {} its maintenance certificate? y confirms, n refuses",
-                ask.vm, ask.fingerprint
-            )));
-            let question = runner_events::fingerprint_question(
-                ask.id,
-                &ask.vm,
-                &ask.address,
-                &ask.fingerprint,
-            );
-            let now = state.wall_clock;
-            fold(state, &cluster, now, vec![question]);
-        }
-        CreateUpdate::Ended {
-            cluster, result, ..
-        } => {
-            // The runner's own end came first unless the run never started or broke off.
-            let running = state
-                .create
-                .progress
-                .as_ref()
-                .is_some_and(|p| p.cluster == cluster && p.running());
-            if running {
-                let result = result.map(|()| up(&cluster)).map_err(|e| stopped(&e));
-                let now = state.wall_clock;
-                fold(state, &cluster, now, vec![ProgressEvent::Finished(result)]);
-            }
-        }
     }
     Vec::new()
-}
-
-/// Folds `events` into the progress of `cluster`'s create, when it is the one shown.
-fn fold(state: &mut AppState, cluster: &str, now: Option<u64>, events: Vec<ProgressEvent>) {
-    if let Some(p) = state
-        .create
-        .progress
-        .as_mut()
-        .filter(|p| p.cluster == cluster)
-    {
-        for event in events {
-            p.fold(now, event);
-        }
-    }
-}
-
-/// How the create runner's summary ends the run.
-fn ended(summary: &RunSummary) -> Result<String, String> {
-    match &summary.error {
-        None => Ok(up(&summary.cluster)),
-        Some(e) => Err(stopped(e)),
-    }
-}
-
-fn up(cluster: &str) -> String {
-    format!("{cluster} is up: its talos and kube contexts are written; the fleet shows it")
-}
-
-fn stopped(why: &str) -> String {
-    format!("stopped: {why}; n and Enter on the same request resume it from the journal")
 }
 
 /// The quit question while a create runs here.

@@ -258,9 +258,21 @@ fn the_approved_delete_runs_reports_and_rediscovers_when_done() {
     assert!(matches!(run.as_ref(), ActionRun::Delete(p) if p.vms.len() == 2));
     assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
     let line = ProgressEvent::Line("VM healthy-worker-1 (8) is gone".into());
-    update(&mut state, Action::Event(AppEvent::Progress(line)));
+    update(
+        &mut state,
+        Action::Event(AppEvent::Progress(
+            crate::operation::OperationKind::Delete,
+            line,
+        )),
+    );
     let done = ProgressEvent::Finished(Ok("cluster healthy deleted".into()));
-    let effects = update(&mut state, Action::Event(AppEvent::Progress(done)));
+    let effects = update(
+        &mut state,
+        Action::Event(AppEvent::Progress(
+            crate::operation::OperationKind::Delete,
+            done,
+        )),
+    );
     assert!(
         matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
         "{effects:?}"

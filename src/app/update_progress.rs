@@ -44,14 +44,28 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     state.actions.progress = Some(progress);
 }
 
-/// One event of the running operation; its end reads again what it changed: discovery after
-/// a delete (its contexts are gone), the management cluster after a scale.
-pub fn on_event(state: &mut AppState, event: ProgressEvent) -> Vec<Effect> {
+/// One event of the running operation of `kind` (a create's progress is the create screen's);
+/// its end reads again what it changed: discovery after a create (its contexts are written)
+/// or a delete (they are gone), the management cluster after a scale.
+pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent) -> Vec<Effect> {
     let now = state.wall_clock;
-    let Some(progress) = state.actions.progress.as_mut() else {
+    let holder = match kind {
+        OperationKind::Create => &mut state.create.progress,
+        _ => &mut state.actions.progress,
+    };
+    let Some(progress) = holder.as_mut().filter(|p| p.kind == kind) else {
         return Vec::new();
     };
     let finished = matches!(event, ProgressEvent::Finished(_));
+    if let ProgressEvent::Ask {
+        about, question, ..
+    } = &event
+    {
+        // Said on the message line too: the operator may be on another screen.
+        state.message = Some(Message::warn(format!(
+            "{about} {question} y confirms, n refuses"
+        )));
+    }
     progress.fold(now, event);
     let Some(result) = progress.outcome.as_ref().filter(|_| finished) else {
         return Vec::new();
@@ -59,20 +73,25 @@ pub fn on_event(state: &mut AppState, event: ProgressEvent) -> Vec<Effect> {
     let line = progress.lines.back().cloned().unwrap_or_default();
     let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
     state.message = Some(match result {
+        Ok(_) if kind == OperationKind::Create => Message::info(format!(
+            "{} is up; its contexts are written (reloading the fleet)",
+            progress.cluster
+        )),
         Ok(_) => Message::info(format!("{}: {line}", progress.what)),
         Err(_) => Message::error(format!("{}: {line}", progress.what)),
     });
-    if progress.kind == OperationKind::Delete {
-        // The cluster's contexts are gone: Esc goes to the fleet, which loses its row.
-        if result.is_ok() {
-            state.actions.back = Some(Screen::Fleet);
+    match kind {
+        OperationKind::Create if result.is_ok() => vec![Effect::ReloadDiscovery],
+        OperationKind::Delete => {
+            // The cluster's contexts are gone: Esc goes to the fleet, which loses its row.
+            if result.is_ok() {
+                state.actions.back = Some(Screen::Fleet);
+            }
+            vec![Effect::ReloadDiscovery]
         }
-        return vec![Effect::ReloadDiscovery];
+        OperationKind::Scale => vec![Effect::Poller(PollerRequest::RefreshAll)],
+        _ => Vec::new(),
     }
-    if progress.kind == OperationKind::Scale {
-        return vec![Effect::Poller(PollerRequest::RefreshAll)];
-    }
-    Vec::new()
 }
 
 /// `c` on the progress of a running operation: asks its runner to stop after the current

@@ -160,9 +160,6 @@ where
                 if let AppEvent::Provision(update) = &event {
                     console.provision_audit(update);
                 }
-                if let AppEvent::Create(update) = &event {
-                    console.create_audit(update);
-                }
                 queue.push_back(Action::Event(event));
             }
             _ = clock.tick(), if ticking => {

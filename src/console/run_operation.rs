@@ -1,24 +1,34 @@
 //! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
-//! fix, a cluster's delete, a CAPI scale): it runs the runner the headless command runs in its
-//! own task, tells the app its events as progress events (`operation::runner_events` maps
-//! each runner's own), then how it ended, after the dispatcher audited it.
+//! fix, a cluster's create or delete, a CAPI scale): it runs the runner the headless command
+//! runs in its own task, tells the app its events as progress events of its kind
+//! (`operation::runner_events` maps each runner's own), then how it ended, after the
+//! dispatcher audited it.
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::run::Console;
+use super::run_create::FingerprintAnswer;
 use crate::app::action::AppEvent;
 use crate::app::actions::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
 use crate::app::capi_scale::CapiScaleRun;
 use crate::app::state::AppState;
-use crate::approval::{ApprovedAction, Dispatcher};
+use crate::approval::ApprovedAction;
 use crate::capi_scale::{ScaleOptions, run_scale};
-use crate::cluster_lifecycle::{DeletePlan, ProviderDelete, run_delete};
+use crate::cluster_config::ContextFiles;
+use crate::cluster_lifecycle::{
+    CreateOptions, CreatePlan, DeletePlan, FingerprintPolicy, FingerprintQuestion, ProviderDelete,
+    RunSummary, create_runner, provider_named, run_delete,
+};
+use crate::config::Config;
 use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits, run_plan};
 use crate::journal::action::{RunningAction, begin_action};
 use crate::node_actions::{CancelSignal, NodeActionOptions, NodeActionRun, run_node_action};
+use crate::opennebula::auth::OneEnvironment;
 use crate::operation::progress::ProgressEvent;
-use crate::operation::runner_events;
+use crate::operation::{OperationKind, runner_events};
 use crate::upgrade::RunOptions;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
@@ -108,11 +118,24 @@ struct ScaleRun {
     options: ScaleOptions,
 }
 
+/// A new cluster: its plan, what its runner needs, and where the operator's answers to its
+/// fingerprint questions arrive.
+struct CreateRun {
+    plan: CreatePlan,
+    config: Arc<Config>,
+    one_env: Arc<OneEnvironment>,
+    state_dir: std::path::PathBuf,
+    files: Result<ContextFiles, String>,
+    options: CreateOptions,
+    answers: mpsc::Receiver<FingerprintAnswer>,
+}
+
 /// What a run takes from the console before its task starts.
 enum Prepared {
     OnCluster(Box<OnCluster>),
     Delete(Box<DeleteRun>),
     Scale(Box<ScaleRun>),
+    Create(Box<CreateRun>),
 }
 
 /// Runs an approved operation in its own task: its progress comes back as
@@ -123,6 +146,7 @@ pub(super) fn run(
     run: ActionRun,
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
+    let kind = OperationKind::of(approved.action());
     let prepared = prepare(console, &approved, run);
     let dispatcher = console.dispatcher.clone();
     let app = app_tx.clone();
@@ -131,30 +155,19 @@ pub(super) fn run(
         let forward = app.clone();
         let forwarder = tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
-                if forward.send(AppEvent::Progress(event)).await.is_err() {
+                if forward.send(AppEvent::Progress(kind, event)).await.is_err() {
                     break;
                 }
             }
         });
         let result = carry_out(prepared, &approved, progress).await;
         let _ = forwarder.await;
-        ended(&dispatcher, &approved, result, &app).await;
+        if let Err(e) = dispatcher.finished(&approved, result.clone().map(|_| ())) {
+            tracing::warn!("{e}");
+        }
+        let end = ProgressEvent::Finished(result);
+        let _ = app.send(AppEvent::Progress(kind, end)).await;
     });
-}
-
-/// How an operation ended: audited, then told.
-async fn ended(
-    dispatcher: &Dispatcher,
-    approved: &ApprovedAction,
-    result: Result<String, String>,
-    app: &mpsc::Sender<AppEvent>,
-) {
-    if let Err(e) = dispatcher.finished(approved, result.clone().map(|_| ())) {
-        tracing::warn!("{e}");
-    }
-    let _ = app
-        .send(AppEvent::Progress(ProgressEvent::Finished(result)))
-        .await;
 }
 
 /// What each kind needs from the console, taken before the task starts.
@@ -182,6 +195,19 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
                 plan,
                 steps,
                 state_dir,
+            }))
+        }
+        ActionRun::Create(plan) => {
+            let (tx, answers) = mpsc::channel(8);
+            console.creates.answers.insert(plan.cluster.clone(), tx);
+            Prepared::Create(Box::new(CreateRun {
+                plan: *plan,
+                config: Arc::clone(&console.state.provision.config),
+                one_env: Arc::clone(&console.state.provision.one_env),
+                state_dir,
+                files: console.creates.files.clone(),
+                options: console.creates.options,
+                answers,
             }))
         }
         ActionRun::CapiScale(run) => {
@@ -284,6 +310,10 @@ async fn carry_out(
                 Err,
             )
         }
+        Prepared::Create(create) => {
+            let cluster = create.plan.cluster.clone();
+            runner_events::create_end(&cluster, run_create(*create, approved, progress).await)
+        }
         Prepared::Scale(scale) => {
             let ScaleRun {
                 run,
@@ -372,6 +402,10 @@ async fn run_on(on: RunOn<'_>, run: ActionRun, progress: Progress) -> Result<Str
             "the scale of {} runs on the management cluster, not on a cluster connection",
             scale.plan.cluster
         )),
+        ActionRun::Create(plan) => Err(format!(
+            "the create of {} runs on its provider, not on a cluster connection",
+            plan.cluster
+        )),
     }
 }
 
@@ -410,4 +444,64 @@ async fn run_capi_fix(
         say,
     )
     .await
+}
+
+/// The create command's runner over the plan, its events and fingerprint questions told, the
+/// operator's answers passed back, until it ends.
+async fn run_create(
+    create: CreateRun,
+    approved: &ApprovedAction,
+    progress: Progress,
+) -> Result<(), String> {
+    let CreateRun {
+        plan,
+        config,
+        one_env,
+        state_dir,
+        files,
+        options,
+        mut answers,
+    } = create;
+    let (provider, _) =
+        provider_named(&config, &one_env, &plan.provider).map_err(|e| e.to_string())?;
+    let (events_tx, mut events) = mpsc::channel(64);
+    let (questions_tx, mut questions) = mpsc::channel(8);
+    let runner = create_runner(
+        &state_dir,
+        plan,
+        provider,
+        files?,
+        options,
+        FingerprintPolicy::Ask(questions_tx),
+        events_tx,
+    )
+    .map_err(|e| e.to_string())?;
+    let for_runner = approved.clone();
+    let mut task = tokio::spawn(async move { runner.run(&for_runner).await });
+    let mut waiting: HashMap<u64, oneshot::Sender<bool>> = HashMap::new();
+    let mut asked = 0u64;
+    let summary: RunSummary = loop {
+        tokio::select! {
+            Some(event) = events.recv() => tell(&progress, runner_events::lifecycle(&event)),
+            Some(q) = questions.recv() => {
+                asked += 1;
+                let FingerprintQuestion { vm, address, fingerprint, answer } = q;
+                waiting.insert(asked, answer);
+                let question = runner_events::fingerprint_question(asked, &vm, &address, &fingerprint);
+                tell(&progress, vec![question]);
+            }
+            Some((id, trust)) = answers.recv() => {
+                if let Some(answer) = waiting.remove(&id) {
+                    let _ = answer.send(trust);
+                }
+            }
+            ended = &mut task => {
+                break ended.map_err(|e| format!("the run ended abnormally: {e}"))?;
+            }
+        }
+    };
+    while let Ok(event) = events.try_recv() {
+        tell(&progress, runner_events::lifecycle(&event));
+    }
+    summary.error.map_or(Ok(()), Err)
 }

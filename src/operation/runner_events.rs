@@ -154,6 +154,18 @@ pub fn lifecycle(event: &LifecycleEvent) -> Vec<ProgressEvent> {
     }
 }
 
+/// How a create's run ends on screen: the cluster up, or why it stopped and how to resume it.
+pub fn create_end(cluster: &str, result: Result<(), String>) -> Result<String, String> {
+    match result {
+        Ok(()) => Ok(format!(
+            "{cluster} is up: its talos and kube contexts are written; the fleet shows it"
+        )),
+        Err(why) => Err(format!(
+            "stopped: {why}; n and Enter on the same request resume it from the journal"
+        )),
+    }
+}
+
 /// The question a create asks of a VM's maintenance API certificate
 /// (`cluster_lifecycle::FingerprintPolicy::Ask`), numbered `id`.
 pub fn fingerprint_question(id: u64, vm: &str, address: &str, fingerprint: &str) -> ProgressEvent {
