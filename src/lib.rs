@@ -8,10 +8,10 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts, provisions and creates (the headless
-//!   commands' own runners), every other operation on its one runner
-//!   (`run_operation`: node and etcd actions, CAPI fixes, cluster deletes,
-//!   CAPI scales, their events told as progress events) and the log view's
+//!   runner that starts rollouts and provisions (the headless commands' own
+//!   runners), every other operation on its one runner (`run_operation`:
+//!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
+//!   scales, their events told as progress events) and the log view's
 //!   streams for the app; it reads CAPI-way upgrade plans as the commands do
 //!   (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file (the one progress screen of an
