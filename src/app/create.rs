@@ -325,7 +325,10 @@ pub enum CreateEffect {
     /// Read the create journals killed runs left.
     ReadUnfinished,
     /// Plan `request` and evaluate its guards as the CLI does.
-    Plan { asked: u64, request: CreateRequest },
+    Plan {
+        asked: u64,
+        request: Box<CreateRequest>,
+    },
     /// The operator's answer to fingerprint question `id`.
     Answer {
         cluster: String,

@@ -113,7 +113,10 @@ fn on_form(state: &mut AppState, action: Action) -> Vec<Effect> {
             w.acks.clear();
             let (asked, request) = (w.asked, w.request());
             state.create.stage = CreateStage::Plan;
-            return effect(CreateEffect::Plan { asked, request });
+            return effect(CreateEffect::Plan {
+                asked,
+                request: Box::new(request),
+            });
         }
         Action::Back => {
             state.create.wizard = None;
