@@ -8,14 +8,17 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts, provisions, creates, node and etcd actions
-//!   and cluster deletes (the headless commands' own runners) and the log
-//!   view's streams for the app; it reads CAPI-way upgrade plans as the
-//!   commands do (`run_capi_upgrade`).
+//!   runner that starts rollouts and provisions (the headless commands' own
+//!   runners), every other operation on its one runner (`run_operation`:
+//!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
+//!   scales, through `operation::run`, their events told as progress events)
+//!   and the log view's streams for the app; it reads CAPI-way upgrade plans
+//!   as the commands do (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
-//!   its typed confirmation); functions of `app`'s state. A screen's folder
-//!   imports no other screen's.
+//!   its typed confirmation; `progress`, the one progress screen of an
+//!   operation); functions of `app`'s state. A screen's folder imports no
+//!   other screen's.
 //! - `app`: state (the screen and message vocabulary apart from `AppState`;
 //!   each screen's state module holds data and pure queries, below `AppState`,
 //!   and `queries` what the screens read off `AppState`), key intents
@@ -26,13 +29,14 @@
 //!   and does alike (`plan_screen`'s `PlanGuards`: the guards worst first, the
 //!   selected one, the typed acknowledgements; `plan_keys`: moving through them,
 //!   taking an acknowledgement); the
-//!   node, etcd and cluster-delete actions' menu, plans (node_actions',
-//!   etcd_maintenance's and cluster_lifecycle's own plans and guards) and
-//!   progress; the log view's buffer; the CAPI screen and its doctor's fixes
+//!   node, etcd and cluster-delete actions' menu and plans (node_actions',
+//!   etcd_maintenance's and cluster_lifecycle's own plans and guards); the
+//!   running operation's progress (`update_progress`: started from the
+//!   approved run, its progress events folded, its keys); the log view's buffer; the CAPI screen and its doctor's fixes
 //!   (capi_doctor's plans and guards); the create wizard, its plan and the
 //!   create run's progress (`create`); scaling the CAPI way from `:capi`
 //!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
-//!   screen, the running scale's tally); the CAPI-way upgrade plan that `u` / `U`
+//!   screen); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (`capi_upgrade`), run on the rollout
 //!   runner and shown on its progress pane.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
@@ -62,7 +66,9 @@
 //!   step, step timeouts, cancel between steps, progress events, audit) and the operations
 //!   it runs (node and etcd actions, CAPI doctor fixes, scale, provision, terminate,
 //!   create, delete); every operation by kind (`OperationKind::of` names the kind of each
-//!   action the dispatcher approves), each kind's journal, cancel rule and implementation.
+//!   action the dispatcher approves), each kind's journal, cancel rule and implementation;
+//!   the one progress vocabulary every run is told in and the state it folds into
+//!   (`progress`), and each runner's events mapped into it (`runner_events`).
 //! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
 //!   and Kubernetes upgrades and of new VMs (`operation::provision` runs the
 //!   provision's steps); each run holds the cluster's

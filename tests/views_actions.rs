@@ -11,6 +11,8 @@ use taloscope::approval::{
     AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, PendingConfirmation, Verdict,
 };
 use taloscope::node_actions::{NodeSurvey, NodeWorkloads};
+use taloscope::operation::progress::ProgressEvent;
+use taloscope::operation::runner_events::node_action_line;
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -38,6 +40,19 @@ fn menu(scenario: &str, node: &str) -> AppState {
     update(&mut s, Action::OpenActions);
     assert!(s.actions.menu.is_some(), "{:?}", s.message);
     s
+}
+
+/// The running operation's events, as the console's runner tells them.
+fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
+    for e in events {
+        update(
+            s,
+            Action::Event(AppEvent::Progress(
+                taloscope::operation::OperationKind::NodeReboot,
+                e,
+            )),
+        );
+    }
 }
 
 fn event(s: &mut AppState, u: ActionUpdate) {
@@ -147,7 +162,7 @@ fn progress_of_a_reboot() {
         "cp-2: rebooting: waiting for apid",
         "cp-2: back, running and ready",
     ] {
-        event(&mut s, ActionUpdate::Line(line.into()));
+        progress(&mut s, node_action_line("cp-2", line.into()));
     }
     let text = screen_text_at(&s, 80, 24);
     assert!(
@@ -155,10 +170,8 @@ fn progress_of_a_reboot() {
         "{text}"
     );
     assert!(text.contains("back, running and ready"), "{text}");
-    event(
-        &mut s,
-        ActionUpdate::Finished(Ok("cp-2 rebooted and back".into())),
-    );
+    let done = ProgressEvent::Finished(Ok("cp-2 rebooted and back".into()));
+    progress(&mut s, vec![done]);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains(": done"), "{text}");
     insta::assert_snapshot!(all_renders_default_styles(&s));

@@ -413,9 +413,10 @@ fn capi_scale_plan() {
 
 #[test]
 fn capi_scale_progress() {
-    use taloscope::app::actions::ActionUpdate;
     use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
     use taloscope::capi_scale::{MachineChange, ScaleEvent};
+    use taloscope::operation::progress::ProgressEvent;
+    use taloscope::operation::runner_events;
     let mut s = scale_planned('3');
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
@@ -446,18 +447,39 @@ fn capi_scale_progress() {
         }),
     ];
     for event in events {
-        let event = ActionUpdate::CapiScale(event);
-        update(&mut s, Action::Event(AppEvent::Action(Box::new(event))));
+        for e in runner_events::scale(event) {
+            update(
+                &mut s,
+                Action::Event(AppEvent::Progress(
+                    taloscope::operation::OperationKind::Scale,
+                    e,
+                )),
+            );
+        }
     }
     let text = text_at(&s, 80, 24);
     assert!(text.contains("1 created, 1 got a node, 0 Ready"), "{text}");
     insta::assert_snapshot!("capi_scale_progress_running", all_renders(&s));
-    let ready = ActionUpdate::CapiScale(ScaleEvent::Machine(MachineChange::Ready {
+    let ready = ScaleEvent::Machine(MachineChange::Ready {
         machine,
         node: "w-3".into(),
-    }));
-    update(&mut s, Action::Event(AppEvent::Action(Box::new(ready))));
-    let done = ActionUpdate::Finished(Ok("3 Machines, every node Ready (4 polls, 9 s)".into()));
-    update(&mut s, Action::Event(AppEvent::Action(Box::new(done))));
+    });
+    for e in runner_events::scale(ready) {
+        update(
+            &mut s,
+            Action::Event(AppEvent::Progress(
+                taloscope::operation::OperationKind::Scale,
+                e,
+            )),
+        );
+    }
+    let done = ProgressEvent::Finished(Ok("3 Machines, every node Ready (4 polls, 9 s)".into()));
+    update(
+        &mut s,
+        Action::Event(AppEvent::Progress(
+            taloscope::operation::OperationKind::Scale,
+            done,
+        )),
+    );
     insta::assert_snapshot!("capi_scale_progress_done", all_renders(&s));
 }

@@ -7,7 +7,7 @@ mod view_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use taloscope::app::create::{CreateField, CreateKey, CreateUpdate, FingerprintAsk};
+use taloscope::app::create::{CreateField, CreateKey, CreateUpdate};
 use taloscope::app::screen::Screen;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
@@ -21,6 +21,9 @@ use taloscope::config::{Config, MachineRole, ProviderKind};
 use taloscope::opennebula::quota::{
     Amount, HolderKind, Limit, QuotaHolder, QuotaLine, QuotaMetric, VmQuota,
 };
+use taloscope::operation::OperationKind;
+use taloscope::operation::progress::ProgressEvent;
+use taloscope::operation::runner_events;
 use taloscope::provision::room::{ProviderRoom, QuotaReading, VmDemand};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
@@ -145,15 +148,19 @@ fn planned(controlplanes: usize) -> AppState {
     s
 }
 
+/// The create runner's event at `at` (the console's clock), as the console's runner tells it.
 fn run(s: &mut AppState, event_: LifecycleEvent, at: u64) {
-    event(
-        s,
-        CreateUpdate::Run {
-            cluster: "lab".into(),
-            event: event_,
-            at,
-        },
-    );
+    progress(s, at, runner_events::lifecycle(&event_));
+}
+
+fn progress(s: &mut AppState, at: u64, events: Vec<ProgressEvent>) {
+    update(s, Action::Event(AppEvent::Tick(at)));
+    for e in events {
+        update(
+            s,
+            Action::Event(AppEvent::Progress(OperationKind::Create, e)),
+        );
+    }
 }
 
 /// Approved, three phases done, the fourth's fingerprint asked, the clock at 1,075.
@@ -214,18 +221,9 @@ fn running() -> AppState {
         },
         1_050,
     );
-    event(
-        &mut s,
-        CreateUpdate::Fingerprint {
-            cluster: "lab".into(),
-            ask: FingerprintAsk {
-                id: 1,
-                vm: "lab-controlplane-1".into(),
-                address: "127.30.0.1".into(),
-                fingerprint: "5f:0e:9a:11".into(),
-            },
-        },
-    );
+    let question =
+        runner_events::fingerprint_question(1, "lab-controlplane-1", "127.30.0.1", "5f:0e:9a:11");
+    progress(&mut s, 1_051, vec![question]);
     update(&mut s, Action::Event(AppEvent::Tick(1_075)));
     s
 }
@@ -319,6 +317,8 @@ fn progress_done() {
         error: None,
     };
     run(&mut s, LifecycleEvent::Finished { summary }, 1_100);
+    let up = runner_events::create_end("lab", Ok(()));
+    progress(&mut s, 1_100, vec![ProgressEvent::Finished(up)]);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("contexts written done"), "{text}");
     assert!(text.contains("lab is up"), "{text}");

@@ -10,8 +10,22 @@ use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::cluster_lifecycle::{DeletePlan, KnownVm, VmsKnownBy};
+use taloscope::operation::progress::ProgressEvent;
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
+
+/// The running operation's events, as the console's runner tells them.
+fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
+    for e in events {
+        update(
+            s,
+            Action::Event(AppEvent::Progress(
+                taloscope::operation::OperationKind::Delete,
+                e,
+            )),
+        );
+    }
+}
 
 fn event(s: &mut AppState, u: ActionUpdate) {
     update(s, Action::Event(AppEvent::Action(Box::new(u))));
@@ -129,16 +143,12 @@ fn delete_progress_until_done() {
         "context healthy removed: /home/op/.talos/config (backup /home/op/.talos/config.taloscope-backup-20261201T230000Z), /home/op/.kube/config (backup /home/op/.kube/config.taloscope-backup-20261201T230000Z)",
         "removed /home/op/.local/state/taloscope/clusters/healthy.json",
     ] {
-        event(&mut s, ActionUpdate::Line(line.into()));
+        progress(&mut s, vec![ProgressEvent::Line(line.into())]);
     }
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("running"), "{text}");
-    event(
-        &mut s,
-        ActionUpdate::Finished(Ok(
-            "cluster healthy deleted: no VM, context or journal of it left".into(),
-        )),
-    );
+    let done = "cluster healthy deleted: no VM, context or journal of it left";
+    progress(&mut s, vec![ProgressEvent::Finished(Ok(done.into()))]);
     let text = screen_text_at(&s, 200, 50);
     assert!(text.contains(": done"), "{text}");
     assert!(text.contains("config.taloscope-backup-"), "{text}");

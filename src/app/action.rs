@@ -154,8 +154,14 @@ pub enum AppEvent {
     Tick(u64),
     /// A provisioning task's report.
     Provision(Box<super::provision::ProvisionUpdate>),
-    /// A node action's survey, or a node or etcd action's progress.
+    /// A node action's survey, a plan read, or a node left cordoned.
     Action(Box<super::actions::ActionUpdate>),
+    /// The progress of the running operation of a kind, in the one vocabulary every runner is
+    /// told in.
+    Progress(
+        crate::operation::OperationKind,
+        crate::operation::progress::ProgressEvent,
+    ),
     /// A log stream's report (lines, or how it ended).
     Log(super::logs::LogEvent),
     /// A health check run's report.
@@ -227,14 +233,15 @@ pub enum Effect {
         action: MutatingAction,
         why: String,
     },
-    /// Run an approved node or etcd action, its progress reported as `AppEvent::Action`.
+    /// Run an approved operation on the console's one runner, its progress reported as
+    /// `AppEvent::Progress`.
     RunAction {
         approved: ApprovedAction,
         run: Box<super::actions::ActionRun>,
         /// The acknowledgements typed on its plan: the runner re-checks the guards with them.
         acks: Vec<String>,
     },
-    /// Cancel the running node or etcd action after its current step.
+    /// Cancel the running operation after its current step.
     CancelAction,
     /// Start or stop the log view's streams.
     Logs(super::logs::LogEffect),

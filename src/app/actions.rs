@@ -2,7 +2,6 @@
 //! the plan screen of one action (built by node_actions', etcd_maintenance's and
 //! cluster_lifecycle's own plan and guard functions, the ones the headless commands call) and
 //! the progress of the one that runs.
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
@@ -11,12 +10,10 @@ use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
 use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
+use crate::operation::progress::OperationProgress;
 use crate::rollout::LeaseReading;
 
 use super::plan_screen::PlanGuards;
-
-/// Progress lines kept per run; older ones are dropped.
-pub const MAX_PROGRESS_LINES: usize = 500;
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,87 +283,13 @@ pub fn etcd_action_of(request: &EtcdRequest) -> EtcdAction {
     }
 }
 
-/// The action running (or last run) from this console, as its runner reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ActionProgress {
-    pub cluster: String,
-    /// The action in the operator's words ("reboot node cp-2").
-    pub what: String,
-    /// The runner's lines, oldest first (bounded).
-    pub lines: VecDeque<String>,
-    /// `Ok(how it ended)` or `Err(why it did not finish)`; `None` while it runs.
-    pub outcome: Option<Result<String, String>>,
-    /// Discovery runs again when it ends (a delete removed contexts from the files).
-    pub rediscover: bool,
-    /// When it started and ended (seconds since the Unix epoch, the console's clock).
-    pub started: Option<u64>,
-    pub ended: Option<u64>,
-    /// The most it may take, when its runner bounds it (a node action's node timeout).
-    pub timeout: Option<std::time::Duration>,
-    /// Whether `c` can stop it: a node action stops between its steps; the others run on
-    /// their runners to the end.
-    pub cancellable: bool,
-    /// The operator asked to cancel: the runner stops after its current step.
-    pub cancelling: bool,
-}
-
-impl ActionProgress {
-    pub fn running(&self) -> bool {
-        self.outcome.is_none()
-    }
-
-    /// What runs where, as the progress's head and first line say it (a delete's words name
-    /// its cluster already).
-    pub fn headline(&self) -> String {
-        if self.rediscover {
-            self.what.clone()
-        } else {
-            format!("{} in {}", self.what, self.cluster)
-        }
-    }
-
-    /// Adds a line, stamped with the time since the start when `now` (the console's clock)
-    /// is known: `[+1m05s] cp-2: reboot requested`.
-    pub fn push_at(&mut self, now: Option<u64>, line: String) {
-        let line = match (self.started, now) {
-            (Some(start), Some(now)) => {
-                format!(
-                    "[+{}] {line}",
-                    crate::clock::short_duration(now.saturating_sub(start))
-                )
-            }
-            _ => line,
-        };
-        self.push(line);
-    }
-
-    pub fn push(&mut self, line: String) {
-        if self.lines.len() >= MAX_PROGRESS_LINES {
-            self.lines.pop_front();
-        }
-        self.lines.push_back(crate::printable::line(&line));
-    }
-
-    /// "elapsed 1m05s of 15m00s" (or without its bound), while it runs and once it ended.
-    pub fn elapsed(&self, now: Option<u64>) -> Option<String> {
-        let elapsed = self.ended.or(now)?.saturating_sub(self.started?);
-        let elapsed = crate::clock::short_duration(elapsed);
-        Some(match self.timeout {
-            Some(bound) => format!(
-                "elapsed {elapsed}, times out after {}",
-                crate::clock::short_duration(bound.as_secs())
-            ),
-            None => format!("elapsed {elapsed}"),
-        })
-    }
-}
-
 /// Everything of the actions the console shows.
 #[derive(Debug, Clone, Default)]
 pub struct ActionsState {
     pub menu: Option<ActionMenu>,
     pub plan: Option<ActionPlanScreen>,
-    pub progress: Option<ActionProgress>,
+    /// The operation running (or last run) from this console, as its runner's events built it.
+    pub progress: Option<OperationProgress>,
     /// Where snapshots go unless the operator types another path (the state dir's
     /// `snapshots/`, set by the event loop).
     pub snapshot_dir: PathBuf,
@@ -384,7 +307,9 @@ pub struct ActionsState {
 impl ActionsState {
     /// Whether an action runs here now.
     pub fn running(&self) -> bool {
-        self.progress.as_ref().is_some_and(ActionProgress::running)
+        self.progress
+            .as_ref()
+            .is_some_and(OperationProgress::running)
     }
 }
 
@@ -398,9 +323,6 @@ pub enum ActionUpdate {
         node: String,
         survey: Result<NodeSurvey, String>,
     },
-    /// One progress line of the running action.
-    Line(String),
-    Finished(Result<String, String>),
     /// The delete plan of `cluster` read by `prepare_delete`, and what could not be read.
     DeletePlanned {
         cluster: String,
@@ -411,8 +333,6 @@ pub enum ActionUpdate {
         cluster: String,
         read: Box<Result<crate::capi_scale::PreparedScale, String>>,
     },
-    /// One event of the running CAPI scale.
-    CapiScale(crate::capi_scale::ScaleEvent),
     /// An interrupted action (`by`, in its words) left Kubernetes node `node` of `cluster`
     /// cordoned: the node's menu offers its uncordon first.
     LeftCordoned {
@@ -431,6 +351,8 @@ pub enum ActionRun {
     CapiFix(Box<CapiFixRun>),
     Delete(DeletePlan),
     CapiScale(Box<super::capi_scale::CapiScaleRun>),
+    /// A new cluster (its journal resumes a killed run of it).
+    Create(Box<crate::cluster_lifecycle::CreatePlan>),
 }
 
 impl ActionRun {

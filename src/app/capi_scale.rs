@@ -2,7 +2,7 @@
 //! selected MachineDeployment, else the TalosControlPlane) while its new replica count is
 //! typed, the plan `prepare_scale` read for the action screen, and the running scale's tally.
 use crate::capi::MachineRole;
-use crate::capi_scale::{MachineChange, PreparedScale, ScaleEvent, ScalePlan, ScaleRequest};
+use crate::capi_scale::{PreparedScale, ScalePlan, ScaleRequest};
 use crate::guards::Guard;
 
 /// The most digits the replica count takes (the bounds guard refuses above 100 anyway).
@@ -63,81 +63,11 @@ pub struct CapiScaleRun {
     pub acks: Vec<String>,
 }
 
-/// The running (or last) scale's tally, from its runner's events.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ScaleProgress {
-    pub cluster: String,
-    /// The action's words, as the action progress names it.
-    pub what: String,
-    pub object: String,
-    pub role: Option<MachineRole>,
-    pub from: u32,
-    pub to: u32,
-    pub created: u32,
-    pub got_node: u32,
-    pub ready: u32,
-    pub deleting: u32,
-    pub deleted: u32,
-    /// Polls that read etcd, and how many found it healthy (control planes).
-    pub polls: u32,
-    pub healthy_polls: u32,
-    /// The last poll's etcd verdict.
-    pub etcd: Option<(bool, String)>,
-    pub waiting: Option<String>,
-}
-
-impl ScaleProgress {
-    pub fn of(plan: &ScalePlan, what: String) -> ScaleProgress {
-        ScaleProgress {
-            cluster: plan.cluster.clone(),
-            what,
-            object: plan.object(),
-            role: Some(plan.role),
-            from: plan.from,
-            to: plan.to,
-            ..ScaleProgress::default()
-        }
-    }
-
-    /// Folds one event in; the line for the progress log, when it earns one (an etcd poll
-    /// only when its verdict changed).
-    pub fn fold(&mut self, event: &ScaleEvent) -> Option<String> {
-        match event {
-            ScaleEvent::Machine(change) => {
-                let count = match change {
-                    MachineChange::Created { .. } => &mut self.created,
-                    MachineChange::GotNode { .. } => &mut self.got_node,
-                    MachineChange::Ready { .. } => &mut self.ready,
-                    MachineChange::Deleting { .. } => &mut self.deleting,
-                    MachineChange::Deleted { .. } => &mut self.deleted,
-                };
-                *count += 1;
-            }
-            ScaleEvent::Etcd {
-                healthy, reason, ..
-            } => {
-                self.polls += 1;
-                self.healthy_polls += u32::from(*healthy);
-                let same = self.etcd.as_ref().is_some_and(|(_, r)| r == reason);
-                self.etcd = Some((*healthy, reason.clone()));
-                if same {
-                    return None;
-                }
-            }
-            ScaleEvent::Waiting { reason } => self.waiting = Some(reason.clone()),
-            ScaleEvent::Note { .. } => {}
-        }
-        Some(event.line())
-    }
-}
-
 /// The scale state of the console.
 #[derive(Debug, Clone, Default)]
 pub struct CapiScaleState {
     /// The object whose replica count is being typed.
     pub asking: Option<ScaleTarget>,
-    /// The scale run here last (kept after it ends).
-    pub progress: Option<ScaleProgress>,
 }
 
 /// The guards of a read plan: those `prepare_scale` evaluated over what it read (the fleet's

@@ -2,17 +2,12 @@
 //! counts, versions, endpoint, delivery, patches), the plan and guards the CLI's own planner
 //! made, and the progress of the run started here, folded from the create runner's events.
 //! Plain data; `update_create` changes it.
-use crate::approval::ApprovedAction;
-use crate::cluster_lifecycle::{
-    CreatePhase, CreatePlan, CreateRequest, Delivery, LifecycleEvent, PatchFiles, PhaseState,
-    UnfinishedCreate,
-};
+use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
+use crate::guards::Guard;
+use crate::operation::progress::OperationProgress;
 
 use super::plan_screen::PlanGuards;
-use crate::guards::Guard;
 
-/// Notes kept on the progress screen.
-pub const MAX_NOTES: usize = 200;
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
 pub const MAX_WORKERS: usize = 100;
@@ -266,104 +261,20 @@ pub fn patch_text(files: &PatchFiles) -> String {
     all.chain(cp).chain(worker).collect::<Vec<_>>().join(", ")
 }
 
-/// One phase on the progress screen: its latest state and when (Unix seconds) this console
-/// saw it start and end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PhaseRow {
-    pub phase: CreatePhase,
-    pub state: Option<PhaseState>,
-    pub started: Option<u64>,
-    pub ended: Option<u64>,
-}
-
-/// A maintenance API certificate fingerprint the run waits for the operator to confirm.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FingerprintAsk {
-    pub id: u64,
-    pub vm: String,
-    pub address: String,
-    pub fingerprint: String,
-}
-
-/// The create run started here.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreateProgress {
-    pub cluster: String,
-    /// What runs: the plan's action in words.
-    pub what: String,
-    pub phases: Vec<PhaseRow>,
-    pub notes: Vec<String>,
-    pub asking: Option<FingerprintAsk>,
-    pub running: bool,
-    /// How it ended: `Ok` (cluster up, contexts written) or why it stopped.
-    pub outcome: Option<Result<(), String>>,
-    /// Resumed from a killed run's journal.
-    pub resumed: bool,
-}
-
-impl CreateProgress {
-    pub fn new(cluster: &str, what: String, resumed: bool) -> CreateProgress {
-        CreateProgress {
-            cluster: cluster.to_string(),
-            what,
-            phases: CreatePhase::ALL
-                .iter()
-                .map(|&phase| PhaseRow {
-                    phase,
-                    state: None,
-                    started: None,
-                    ended: None,
-                })
-                .collect(),
-            notes: Vec::new(),
-            asking: None,
-            running: true,
-            outcome: None,
-            resumed,
-        }
-    }
-
-    pub fn push_note(&mut self, note: String) {
-        self.notes.push(note);
-        if self.notes.len() > MAX_NOTES {
-            self.notes.remove(0);
-        }
-    }
-
-    /// Folds one runner event seen at `at` (Unix seconds).
-    pub fn fold(&mut self, event: LifecycleEvent, at: u64) {
-        match event {
-            LifecycleEvent::Phase { phase, state } => {
-                if let Some(row) = self.phases.iter_mut().find(|r| r.phase == phase) {
-                    row.started = row.started.or(Some(at));
-                    if !matches!(state, PhaseState::Waiting(_)) {
-                        row.ended = Some(at);
-                    }
-                    row.state = Some(state);
-                }
-            }
-            LifecycleEvent::Note { text } => self.push_note(text),
-            LifecycleEvent::Finished { summary } => {
-                self.push_note(summary.line());
-                self.running = false;
-                self.asking = None;
-                self.outcome = Some(summary.error.map_or(Ok(()), Err));
-            }
-        }
-    }
-}
-
 /// Everything about creating clusters in the console.
 #[derive(Debug, Clone, Default)]
 pub struct CreateState {
     pub wizard: Option<CreateWizard>,
     pub stage: CreateStage,
-    pub progress: Option<CreateProgress>,
+    /// The create run started here, as its runner's events built it.
+    pub progress: Option<OperationProgress>,
 }
 
 impl CreateState {
     pub fn running(&self) -> bool {
-        self.progress.as_ref().is_some_and(|p| p.running)
+        self.progress
+            .as_ref()
+            .is_some_and(OperationProgress::running)
     }
 }
 
@@ -380,23 +291,6 @@ pub enum CreateUpdate {
         asked: u64,
         result: Result<(Box<CreatePlan>, Vec<Guard>), String>,
     },
-    /// A runner's event, seen at `at` (Unix seconds).
-    Run {
-        cluster: String,
-        event: LifecycleEvent,
-        at: u64,
-    },
-    /// The runner asks the operator to confirm a maintenance certificate fingerprint.
-    Fingerprint {
-        cluster: String,
-        ask: FingerprintAsk,
-    },
-    /// The run ended, or never started (its approval is audited by the loop).
-    Ended {
-        cluster: String,
-        approved: ApprovedAction,
-        result: Result<(), String>,
-    },
 }
 
 /// Work for the event loop.
@@ -405,11 +299,9 @@ pub enum CreateEffect {
     /// Read the create journals killed runs left.
     ReadUnfinished,
     /// Plan `request` and evaluate its guards as the CLI does.
-    Plan { asked: u64, request: CreateRequest },
-    /// Run an approved plan (its journal resumes a killed run of it).
-    Start {
-        approved: ApprovedAction,
-        plan: Box<CreatePlan>,
+    Plan {
+        asked: u64,
+        request: Box<CreateRequest>,
     },
     /// The operator's answer to fingerprint question `id`.
     Answer {

@@ -49,7 +49,7 @@ fn cancellable(state: &AppState) -> bool {
         .actions
         .progress
         .as_ref()
-        .is_some_and(|p| p.running() && p.cancellable && !p.cancelling)
+        .is_some_and(|p| p.running() && p.cancellable() && !p.cancelling)
 }
 
 fn ack_needed(state: &AppState) -> bool {

@@ -58,6 +58,7 @@ mod update_capi;
 pub mod update_capi_scale;
 pub mod update_capi_upgrade;
 mod update_checklist;
+pub mod update_progress;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
 pub mod capi_upgrade;
 mod keymap_capi_upgrade;

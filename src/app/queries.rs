@@ -3,7 +3,7 @@
 //! Read by the views, the key tables' offers and the update step. Pure.
 use super::actions::ActionMenu;
 use super::capi_doctor::fix_choices;
-use super::capi_scale::{ScaleProgress, ScaleTarget};
+use super::capi_scale::ScaleTarget;
 use super::state::AppState;
 use crate::capi::{CapiOwner, ClusterTree, MachineRole, TreeRow, tree_rows};
 use crate::capi_doctor::{Finding, diagnose};
@@ -84,13 +84,6 @@ pub fn target_of(state: &AppState) -> Result<ScaleTarget, String> {
 pub fn offers_scale(state: &AppState) -> bool {
     shown_tree(state)
         .is_some_and(|(_, t)| t.control_plane.is_some() || !t.machine_deployments.is_empty())
-}
-
-/// The scale progress to show on the action screen: the one whose run is the action's.
-pub fn shown_progress(state: &AppState) -> Option<&ScaleProgress> {
-    let scale = state.capi_scale.progress.as_ref()?;
-    let action = state.actions.progress.as_ref()?;
-    (action.cluster == scale.cluster && action.what == scale.what).then_some(scale)
 }
 
 /// The CAPI tree of discovered cluster `cluster`, as its management cluster was last read.

@@ -62,11 +62,11 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
         // An action started before the first tick takes its start from it.
-        if let Some(progress) = state.actions.progress.as_mut()
-            && progress.running()
-            && progress.started.is_none()
+        for progress in [&mut state.actions.progress, &mut state.create.progress]
+            .into_iter()
+            .flatten()
         {
-            progress.started = Some(unix);
+            progress.clock_known(unix);
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
         let redraw = provision::on_tick(state)
@@ -256,6 +256,9 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             super::update_checklist::on_status_change(state, &cluster);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
+        AppEvent::Progress(kind, event) => {
+            return super::update_progress::on_event(state, kind, event);
+        }
         AppEvent::Rollout(event) => {
             upgrade::on_rollout_event(state, event);
         }

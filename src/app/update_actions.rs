@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use super::action::{Action, Effect, PollerRequest, not_run};
 use super::actions::{
-    ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen, ActionProgress, ActionRun,
-    ActionUpdate, etcd_choices, node_choices,
+    ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen, ActionRun, ActionUpdate, etcd_choices,
+    node_choices,
 };
 use super::message::Message;
 use super::plan_keys::{explain_selected, move_guard, moved};
@@ -281,7 +281,7 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
 /// Keys on the action screen: the plan's while one is open, else the progress's.
 pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
     if state.actions.plan.is_none() {
-        return on_progress(state, action);
+        return super::update_progress::on_key(state, action);
     }
     let cluster = state
         .actions
@@ -430,17 +430,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         ActionRun::Delete(_) => screen.title(),
         _ => approved.action().describe(),
     };
-    let mut progress = ActionProgress {
-        cluster: cluster.clone(),
-        what: what.clone(),
-        rediscover: matches!(run, ActionRun::Delete(_)),
-        started: state.wall_clock,
-        timeout: run.timeout(),
-        cancellable: matches!(run, ActionRun::Node(_) | ActionRun::Etcd(_)),
-        ..Default::default()
-    };
-    let now = state.wall_clock;
-    progress.push_at(now, format!("starting: {}", progress.headline()));
+    super::update_progress::start(state, &approved, &run, &what);
     if let ActionRun::Node(plan) = &run
         && plan.operation == crate::approval::NodeOperation::Uncordon
     {
@@ -450,8 +440,6 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             .left_cordoned
             .retain(|(c, n, _)| !(c == &cluster && n == &node));
     }
-    state.actions.progress = Some(progress);
-    super::update_capi_scale::started(state, &run, &what);
     state.actions.plan = None;
     state.screen = Screen::Action;
     state.message = Some(Message::info(format!("{what}: started")));
@@ -462,7 +450,7 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     }]
 }
 
-/// A survey or delete plan read, or a runner's report; discovery runs again after a delete.
+/// A survey or a plan read, or a node an interrupted action left cordoned.
 pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
     match update {
         ActionUpdate::Surveyed {
@@ -480,80 +468,17 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
                 on_status_change(state, &cluster);
             }
         }
-        ActionUpdate::Line(line) => {
-            let now = state.wall_clock;
-            if let Some(progress) = state.actions.progress.as_mut() {
-                progress.push_at(now, line);
-            }
-        }
         ActionUpdate::DeletePlanned { cluster, plan } => {
             super::update_delete::planned(state, &cluster, plan);
-        }
-        ActionUpdate::Finished(result) => {
-            let Some(progress) = state.actions.progress.as_mut() else {
-                return Vec::new();
-            };
-            let line = match &result {
-                Ok(done) => format!("done: {done}"),
-                Err(why) if why.starts_with("cancelled") => why.clone(),
-                Err(why) => format!("failed: {why}"),
-            };
-            progress.push_at(state.wall_clock, line.clone());
-            progress.ended = state.wall_clock;
-            state.message = Some(match &result {
-                Ok(_) => Message::info(format!("{}: {line}", progress.what)),
-                Err(_) => Message::error(format!("{}: {line}", progress.what)),
-            });
-            let (rediscover, done) = (progress.rediscover, result.is_ok());
-            progress.outcome = Some(result);
-            if rediscover {
-                // The cluster's contexts are gone: Esc goes to the fleet, which loses its row.
-                if done {
-                    state.actions.back = Some(Screen::Fleet);
-                }
-                return vec![Effect::ReloadDiscovery];
-            }
-            return super::update_capi_scale::on_finished(state);
         }
         ActionUpdate::CapiScalePlanned { cluster, read } => {
             super::update_capi_scale::planned(state, &cluster, *read);
         }
-        ActionUpdate::CapiScale(event) => super::update_capi_scale::on_event(state, event),
         ActionUpdate::LeftCordoned { cluster, node, by } => {
             state.actions.left_cordoned.push((cluster, node, by));
         }
     }
     Vec::new()
-}
-
-/// `c` on the progress of a running node or etcd action: asks its runner to stop after the
-/// current step (it says, when it stops, what state it leaves).
-fn cancel(state: &mut AppState) -> Vec<Effect> {
-    let now = state.wall_clock;
-    let Some(progress) = state.actions.progress.as_mut().filter(|p| p.running()) else {
-        state.message = Some(Message::info("no action runs from this console"));
-        return Vec::new();
-    };
-    if !progress.cancellable {
-        state.message = Some(Message::warn(format!(
-            "{} cannot be cancelled: it runs on its own runner until it ends",
-            progress.what
-        )));
-        return Vec::new();
-    }
-    if progress.cancelling {
-        return Vec::new();
-    }
-    progress.cancelling = true;
-    progress.push_at(
-        now,
-        "cancel asked: it stops after the current step, never in the middle of one".into(),
-    );
-    state.message = Some(Message::warn(format!(
-        "{}: cancelling after the current step",
-        progress.what
-    )));
-    vec![Effect::CancelAction]
 }
 
 /// The survey of a cluster that could not be reached: every read fails with `why`, so the
@@ -568,19 +493,6 @@ fn unread(plan: &NodeActionPlan, why: String) -> NodeSurvey {
         )
         .then(|| Err(why)),
     }
-}
-
-/// Keys on the progress: Esc back (the action goes on), `c` cancels it after its current
-/// step, help, quit.
-fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
-    match action {
-        Action::CancelAction => return cancel(state),
-        Action::Back => state.screen = back(state),
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => {}
-    }
-    Vec::new()
 }
 
 #[cfg(test)]

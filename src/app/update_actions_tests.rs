@@ -12,6 +12,8 @@ use crate::app::update::update;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, Verdict};
 use crate::fleet::ClusterStatus;
 use crate::guards::{GuardId, Verdict as GuardVerdict};
+use crate::operation::progress::{OperationProgress, ProgressEvent};
+use crate::operation::{CancelRule, OperationKind};
 use crate::upgrade::fixtures;
 
 fn key(state: &mut AppState, c: char) -> Vec<Effect> {
@@ -207,16 +209,22 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
     assert!(matches!(run.as_ref(), ActionRun::Node(p) if p.node == "cp-2"));
     assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
     assert!(state.actions.running());
-    let send = |state: &mut AppState, u: ActionUpdate| {
-        update(state, Action::Event(AppEvent::Action(Box::new(u))));
+    let send = |state: &mut AppState, e: ProgressEvent| {
+        update(
+            state,
+            Action::Event(AppEvent::Progress(
+                crate::operation::OperationKind::NodeReboot,
+                e,
+            )),
+        );
     };
     send(
         &mut state,
-        ActionUpdate::Line("cp-2: reboot requested".into()),
+        ProgressEvent::Line("cp-2: reboot requested".into()),
     );
     send(
         &mut state,
-        ActionUpdate::Finished(Ok("cp-2 rebooted and back".into())),
+        ProgressEvent::Finished(Ok("cp-2 rebooted and back".into())),
     );
     let progress = state.actions.progress.as_ref().unwrap();
     assert!(!progress.running());
@@ -249,11 +257,7 @@ fn cordon_needs_a_paired_kube_context_and_says_so() {
 #[test]
 fn quitting_while_an_action_runs_asks_first() {
     let mut state = nodes_pane(fixtures::healthy(), "cp-2");
-    state.actions.progress = Some(ActionProgress {
-        cluster: "healthy".into(),
-        what: "reboot node cp-2".into(),
-        ..Default::default()
-    });
+    state.actions.progress = Some(running("reboot node cp-2", CancelRule::AfterStep, None));
     assert!(update(&mut state, Action::Quit).is_empty());
     assert!(state.quit_question.is_some());
 }
@@ -362,14 +366,9 @@ fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
     let mut state = nodes_pane(fixtures::healthy(), "cp-2");
     state.screen = Screen::Action;
     state.wall_clock = Some(1_000);
-    state.actions.progress = Some(ActionProgress {
-        cluster: "healthy".into(),
-        what: "reboot node cp-2".into(),
-        started: Some(940),
-        timeout: Some(std::time::Duration::from_secs(900)),
-        cancellable: true,
-        ..Default::default()
-    });
+    let mut progress = running("reboot node cp-2", CancelRule::AfterStep, Some(940));
+    progress.timeout = Some(std::time::Duration::from_secs(900));
+    state.actions.progress = Some(progress);
     let progress = state.actions.progress.as_ref().unwrap();
     assert_eq!(
         progress.elapsed(state.wall_clock).as_deref(),
@@ -399,11 +398,11 @@ fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
 fn an_action_that_cannot_be_cancelled_says_so() {
     let mut state = nodes_pane(fixtures::healthy(), "cp-2");
     state.screen = Screen::Action;
-    state.actions.progress = Some(ActionProgress {
-        cluster: "healthy".into(),
-        what: "delete cluster healthy".into(),
-        ..Default::default()
-    });
+    state.actions.progress = Some(running(
+        "delete cluster healthy",
+        CancelRule::RunsToItsEnd,
+        None,
+    ));
     assert!(update(&mut state, Action::CancelAction).is_empty());
     assert!(
         state
@@ -413,4 +412,11 @@ fn an_action_that_cannot_be_cancelled_says_so() {
         "{:?}",
         state.message
     );
+}
+
+/// The progress of `what` on healthy, started at `started`.
+fn running(what: &str, cancel: CancelRule, started: Option<u64>) -> OperationProgress {
+    let headline = format!("{what} in healthy");
+    let kind = OperationKind::NodeReboot;
+    OperationProgress::start(kind, "healthy", what, headline, cancel, started)
 }

@@ -1,14 +1,14 @@
 //! Scaling the CAPI way in the update step: `s` on `:capi` asks for the new replica count
 //! (digits only), Enter opens its plan on the action screen (read by the event loop with
 //! `prepare_scale`, as `taloscope scale` does), Start goes through the action screen's
-//! dispatcher path, and the runner's events fill the scale's tally until it ends. Pure.
-use super::action::{Action, Effect, PollerRequest};
+//! dispatcher path, and the run shows on the one progress screen. Pure.
+use super::action::{Action, Effect};
 use super::actions::{ActionPlan, ActionPlanScreen, ActionRun};
-use super::capi_scale::{CapiScaleAsk, CapiScalePlan, CapiScaleRun, MAX_DIGITS, ScaleProgress};
+use super::capi_scale::{CapiScaleAsk, CapiScalePlan, CapiScaleRun, MAX_DIGITS};
 use super::message::Message;
 use super::screen::Screen;
 use super::state::{AppState, InputKind, InputLine};
-use crate::capi_scale::{PreparedScale, ScaleEvent};
+use crate::capi_scale::PreparedScale;
 
 /// `s` on the `:capi` screen: the replica count of the selected object (or the control
 /// plane's) is asked for; the progress instead while an action runs here.
@@ -122,37 +122,6 @@ pub fn run_of(plan: &CapiScalePlan, acks: &[String]) -> Result<ActionRun, String
         plan: prepared.plan.clone(),
         acks: acks.to_vec(),
     })))
-}
-
-/// The approved scale started: its tally starts empty.
-pub fn started(state: &mut AppState, run: &ActionRun, what: &str) {
-    if let ActionRun::CapiScale(run) = run {
-        state.capi_scale.progress = Some(ScaleProgress::of(&run.plan, what.to_string()));
-    }
-}
-
-/// One event of the running scale: its tally, and a progress line when it earns one.
-pub fn on_event(state: &mut AppState, event: ScaleEvent) {
-    let Some(scale) = state.capi_scale.progress.as_mut() else {
-        return;
-    };
-    if let Some(line) = scale.fold(&event)
-        && let Some(progress) = state.actions.progress.as_mut()
-    {
-        progress.push(line);
-    }
-}
-
-/// The scale ended: it waits for nothing more, and the management cluster is read again so
-/// that `:capi` shows the new tree.
-pub fn on_finished(state: &mut AppState) -> Vec<Effect> {
-    if super::queries::shown_progress(state).is_none() {
-        return Vec::new();
-    }
-    if let Some(scale) = state.capi_scale.progress.as_mut() {
-        scale.waiting = None;
-    }
-    vec![Effect::Poller(PollerRequest::RefreshAll)]
 }
 
 #[cfg(test)]

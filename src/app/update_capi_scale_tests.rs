@@ -7,7 +7,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::app::action::AppEvent;
+use crate::app::action::{AppEvent, PollerRequest};
 use crate::app::actions::ActionUpdate;
 use crate::app::keymap;
 use crate::app::screen::Pane;
@@ -15,9 +15,12 @@ use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
 use crate::capi::tree_tests::fixture_objects;
 use crate::capi::{CapiOwner, CapiView, MachineRole, Management};
-use crate::capi_scale::{MachineChange, ScaleFacts, ScaleView, plan_scale, scale_guards};
+use crate::capi_scale::{
+    MachineChange, ScaleEvent, ScaleFacts, ScaleView, plan_scale, scale_guards,
+};
 use crate::fleet::FleetEvent;
 use crate::kube::CapiVersion;
+use crate::operation::progress::ProgressEvent;
 use crate::upgrade::fixtures;
 
 fn owner() -> CapiOwner {
@@ -85,6 +88,27 @@ fn prepared(state: &AppState, role: MachineRole, md: Option<&str>, to: u32) -> P
 
 fn event(state: &mut AppState, update_: ActionUpdate) -> Vec<Effect> {
     update(state, Action::Event(AppEvent::Action(Box::new(update_))))
+}
+
+/// The running scale's event, as the console's runner tells it.
+fn scale_event(state: &mut AppState, event: ScaleEvent) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for e in crate::operation::runner_events::scale(event) {
+        effects.extend(update(
+            state,
+            Action::Event(AppEvent::Progress(
+                crate::operation::OperationKind::Scale,
+                e,
+            )),
+        ));
+    }
+    effects
+}
+
+/// The running scale's counts: created, got a node, Ready.
+fn counts(state: &AppState) -> Vec<u32> {
+    let tally = state.actions.progress.as_ref().unwrap().tally.as_ref();
+    tally.unwrap().counts.iter().map(|(_, n)| *n).collect()
 }
 
 #[test]
@@ -186,39 +210,42 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     assert!(state.actions.running());
 
     // The runner's events.
-    let machine = |change| ActionUpdate::CapiScale(ScaleEvent::Machine(change));
-    event(
+    let machine = |change| ScaleEvent::Machine(change);
+    scale_event(
         &mut state,
         machine(MachineChange::Created {
             machine: "workload-workers-7f9c-n3w".into(),
             phase: "Provisioning".into(),
         }),
     );
-    event(
+    scale_event(
         &mut state,
-        ActionUpdate::CapiScale(ScaleEvent::Waiting {
+        ScaleEvent::Waiting {
             reason: "Machine workload-workers-7f9c-n3w has no node yet".into(),
-        }),
+        },
     );
-    event(
+    scale_event(
         &mut state,
         machine(MachineChange::GotNode {
             machine: "workload-workers-7f9c-n3w".into(),
             node: "w-3".into(),
         }),
     );
-    event(
+    scale_event(
         &mut state,
         machine(MachineChange::Ready {
             machine: "workload-workers-7f9c-n3w".into(),
             node: "w-3".into(),
         }),
     );
-    let tally = crate::app::queries::shown_progress(&state).expect("the tally");
-    assert_eq!((tally.created, tally.got_node, tally.ready), (1, 1, 1));
-    let effects = event(
+    assert_eq!(counts(&state)[..3], [1, 1, 1]);
+    let done = ProgressEvent::Finished(Ok("3 Machines, every node Ready".into()));
+    let effects = update(
         &mut state,
-        ActionUpdate::Finished(Ok("3 Machines, every node Ready".into())),
+        Action::Event(AppEvent::Progress(
+            crate::operation::OperationKind::Scale,
+            done,
+        )),
     );
     assert!(
         matches!(
@@ -241,20 +268,6 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     // Esc goes back to :capi.
     update(&mut state, Action::Back);
     assert_eq!(state.screen, Screen::Capi);
-}
-
-#[test]
-fn etcd_polls_are_counted_and_told_when_they_change() {
-    let mut p = ScaleProgress::default();
-    let etcd = |healthy, reason: &str| ScaleEvent::Etcd {
-        healthy,
-        members: 3,
-        reason: reason.into(),
-    };
-    assert!(p.fold(&etcd(true, "3 members healthy")).is_some());
-    assert!(p.fold(&etcd(true, "3 members healthy")).is_none());
-    assert!(p.fold(&etcd(false, "cp-4 unhealthy")).is_some());
-    assert_eq!((p.polls, p.healthy_polls), (3, 2));
 }
 
 /// The request a plan effect asks to read.
@@ -327,13 +340,21 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
     };
     assert_eq!(run.acks, vec![EVEN_MEMBERS_ACK.to_string()]);
     // etcd on every poll: the tally counts them, the log tells the changes.
-    let etcd = ActionUpdate::CapiScale(ScaleEvent::Etcd {
+    let etcd = ScaleEvent::Etcd {
         healthy: true,
         members: 3,
         reason: "3 of 3 members healthy".into(),
-    });
-    event(&mut state, etcd.clone());
-    event(&mut state, etcd);
-    let tally = crate::app::queries::shown_progress(&state).unwrap();
-    assert_eq!((tally.polls, tally.healthy_polls), (2, 2));
+    };
+    scale_event(&mut state, etcd.clone());
+    scale_event(&mut state, etcd);
+    let progress = state.actions.progress.as_ref().unwrap();
+    let lines = progress
+        .lines
+        .iter()
+        .filter(|l| l.contains("etcd: 3 of 3"))
+        .count();
+    assert_eq!(
+        (progress.checks[0].polls, progress.checks[0].passed, lines),
+        (2, 2, 1)
+    );
 }

@@ -3,9 +3,10 @@
 //! folded into the progress screen; an unfinished create's journal fills the wizard so its run
 //! resumes. Pure: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect, not_run};
+use super::actions::ActionRun;
 use super::create::{
-    CreateEffect, CreateField, CreateKey, CreatePlanState, CreateProgress, CreateStage,
-    CreateUpdate, CreateWizard, MAX_CONTROLPLANES, MAX_WORKERS,
+    CreateEffect, CreateField, CreateKey, CreatePlanState, CreateStage, CreateUpdate, CreateWizard,
+    MAX_CONTROLPLANES, MAX_WORKERS,
 };
 use super::message::Message;
 use super::plan_keys::{acknowledge_into, explain_selected, move_guard, moved, shared_key};
@@ -13,7 +14,10 @@ use super::plan_screen::{PlanFocus, PlanGuards};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::cluster_lifecycle::{Delivery, LifecycleEvent, offered_talos_releases};
+use crate::cluster_lifecycle::{Delivery, offered_talos_releases};
+use crate::operation::OperationKind;
+use crate::operation::progress::OperationProgress;
+use crate::operation::runner_events;
 
 fn effect(e: CreateEffect) -> Vec<Effect> {
     vec![Effect::Create(Box::new(e))]
@@ -108,7 +112,10 @@ fn on_form(state: &mut AppState, action: Action) -> Vec<Effect> {
             w.guards = PlanGuards::default();
             let (asked, request) = (w.asked, w.request());
             state.create.stage = CreateStage::Plan;
-            return effect(CreateEffect::Plan { asked, request });
+            return effect(CreateEffect::Plan {
+                asked,
+                request: Box::new(request),
+            });
         }
         Action::Back => {
             state.create.wizard = None;
@@ -238,13 +245,14 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
             };
             let trust = key == CreateKey::Trust;
             let answer = if trust { "confirmed" } else { "refused" };
-            p.push_note(format!(
-                "{} ({}): fingerprint {} {answer}",
-                ask.vm, ask.address, ask.fingerprint
-            ));
+            let now = state.wall_clock;
+            p.say(
+                now,
+                format!("{}: maintenance certificate {answer}", ask.about),
+            );
             state.message = Some(Message::info(format!(
                 "{}: its maintenance certificate {answer}",
-                ask.vm
+                ask.about
             )));
             let cluster = p.cluster.clone();
             return effect(CreateEffect::Answer {
@@ -277,20 +285,36 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         return not_run(&approved, format!("refused by its guards: {why}"));
     }
     let plan = Box::new(plan.clone());
+    let acks = w.guards.acks.clone();
     let resumed = w
         .resuming
         .as_ref()
         .is_some_and(|u| u.cluster == plan.cluster);
-    let mut progress = CreateProgress::new(&plan.cluster, plan.action().describe(), resumed);
-    progress.push_note(format!("creating: {}", plan.action().describe()));
+    let what = plan.action().describe();
+    let headline = if resumed {
+        format!("{what} (resumed)")
+    } else {
+        what.clone()
+    };
+    let kind = OperationKind::Create;
+    let now = state.wall_clock;
+    let mut progress =
+        OperationProgress::start(kind, &plan.cluster, &what, headline, kind.cancel(), now);
+    progress.steps = runner_events::create_steps();
+    progress.steps_word = "phases".into();
+    progress.steps_title = format!("Create of {}", plan.cluster);
     if resumed {
-        progress.push_note("resuming the run its journal records".into());
+        progress.say(now, "resuming the run its journal records".into());
     }
     state.create.progress = Some(progress);
     state.create.wizard = None;
     state.create.stage = CreateStage::Progress;
     state.screen = Screen::Create;
-    effect(CreateEffect::Start { approved, plan })
+    vec![Effect::RunAction {
+        approved,
+        run: Box::new(ActionRun::Create(plan)),
+        acks,
+    }]
 }
 
 /// Folds a create task's report; a create that ended with its contexts written has discovery
@@ -326,59 +350,6 @@ pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
                     w.guards.set(guards);
                 }
                 Err(e) => w.plan = CreatePlanState::Failed(e),
-            }
-        }
-        CreateUpdate::Run { cluster, event, at } => {
-            let succeeded =
-                matches!(&event, LifecycleEvent::Finished { summary } if summary.succeeded());
-            if let Some(p) = state
-                .create
-                .progress
-                .as_mut()
-                .filter(|p| p.cluster == cluster)
-            {
-                p.fold(event, at);
-            }
-            if succeeded {
-                state.message = Some(Message::info(format!(
-                    "{cluster} is up; its contexts are written (reloading the fleet)"
-                )));
-                return vec![Effect::ReloadDiscovery];
-            }
-        }
-        CreateUpdate::Fingerprint { cluster, ask } => {
-            if let Some(p) = state
-                .create
-                .progress
-                .as_mut()
-                .filter(|p| p.cluster == cluster)
-            {
-                state.message = Some(Message::warn(format!(
-                    "{}: is {} its maintenance certificate? y confirms, n refuses ({})",
-                    ask.vm,
-                    ask.fingerprint,
-                    crate::cluster_lifecycle::FINGERPRINT_SHOWN_AT
-                )));
-                p.asking = Some(ask);
-            }
-        }
-        CreateUpdate::Ended {
-            cluster, result, ..
-        } => {
-            if let Some(p) = state
-                .create
-                .progress
-                .as_mut()
-                .filter(|p| p.cluster == cluster)
-            {
-                p.running = false;
-                p.asking = None;
-                if p.outcome.is_none() {
-                    if let Err(e) = &result {
-                        p.push_note(format!("create {cluster}: stopped: {e}"));
-                    }
-                    p.outcome = Some(result);
-                }
             }
         }
     }

@@ -3,16 +3,19 @@ use std::sync::Arc;
 
 use super::*;
 use crate::app::AppEvent;
-use crate::app::create::FingerprintAsk;
+use crate::app::actions::ActionRun;
 use crate::app::message::Level;
 use crate::app::test_fixtures::{console_of, discovered};
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::cluster_lifecycle::guards::tests::plan;
 use crate::cluster_lifecycle::{
-    CreateFacts, CreatePhase, CreatePlan, EndpointChoice, PhaseState, RunSummary, UnfinishedCreate,
-    context_names, create_guards,
+    CreateFacts, CreatePhase, CreatePlan, EndpointChoice, LifecycleEvent, PhaseState, RunSummary,
+    UnfinishedCreate, context_names, create_guards,
 };
 use crate::config::Config;
+use crate::operation::OperationKind;
+use crate::operation::progress::ProgressEvent;
+use crate::operation::runner_events;
 
 const CONFIG: &str = "
 providers:
@@ -262,47 +265,38 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         Action::Approved(approved_by_dispatcher(p.action(), "lab")),
     );
     assert!(
-        matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::Start { .. })),
+        matches!(effects.as_slice(), [Effect::RunAction { run, .. }] if matches!(**run, ActionRun::Create(_))),
         "{effects:?}"
     );
     assert_eq!(s.create.stage, CreateStage::Progress);
     assert!(s.create.running());
-    let run = |event, at| CreateUpdate::Run {
-        cluster: "lab".into(),
-        event,
-        at,
+    // The runner's events at `at`, as the console's runner tells them.
+    let run = |s: &mut AppState, events: Vec<ProgressEvent>, at| {
+        act(s, Action::Event(AppEvent::Tick(at)));
+        let progress = |e| {
+            act(
+                s,
+                Action::Event(AppEvent::Progress(OperationKind::Create, e)),
+            )
+        };
+        events.into_iter().flat_map(progress).collect::<Vec<_>>()
     };
-    let phase = |phase, state| LifecycleEvent::Phase { phase, state };
-    event(
+    let phase = |phase, state| runner_events::lifecycle(&LifecycleEvent::Phase { phase, state });
+    run(
         &mut s,
-        run(
-            phase(CreatePhase::Vms, PhaseState::Waiting("asking".into())),
-            100,
-        ),
+        phase(CreatePhase::Vms, PhaseState::Waiting("asking".into())),
+        100,
     );
-    event(
+    run(
         &mut s,
-        run(
-            phase(CreatePhase::Vms, PhaseState::Done("VM ids 1, 2".into())),
-            107,
-        ),
+        phase(CreatePhase::Vms, PhaseState::Done("VM ids 1, 2".into())),
+        107,
     );
-    let row = &s.create.progress.as_ref().unwrap().phases[0];
+    let row = &s.create.progress.as_ref().unwrap().steps[0];
     assert_eq!((row.started, row.ended), (Some(100), Some(107)));
     // A fingerprint question: y confirms it to the run.
-    let ask = FingerprintAsk {
-        id: 1,
-        vm: "lab-controlplane-1".into(),
-        address: "127.0.0.1".into(),
-        fingerprint: "ab:cd".into(),
-    };
-    event(
-        &mut s,
-        CreateUpdate::Fingerprint {
-            cluster: "lab".into(),
-            ask,
-        },
-    );
+    let ask = runner_events::fingerprint_question(1, "lab-controlplane-1", "127.0.0.1", "ab:cd");
+    run(&mut s, vec![ask], 108);
     let effects = key(&mut s, CreateKey::Trust);
     assert!(
         matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::Answer { id: 1, trust: true, .. })),
@@ -315,19 +309,36 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         reached: Some(CreatePhase::ContextsWritten),
         error: None,
     };
-    let effects = event(&mut s, run(LifecycleEvent::Finished { summary }, 200));
+    let mut told = runner_events::lifecycle(&LifecycleEvent::Finished { summary });
+    told.push(ProgressEvent::Finished(runner_events::create_end(
+        "lab",
+        Ok(()),
+    )));
+    let effects = run(&mut s, told, 200);
     assert!(
         matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
         "{effects:?}"
     );
     let p = s.create.progress.as_ref().unwrap();
-    assert_eq!((p.running, p.outcome.clone()), (false, Some(Ok(()))));
+    assert!(!p.running());
+    assert!(
+        matches!(&p.outcome, Some(Ok(up)) if up.starts_with("lab is up")),
+        "{:?}",
+        p.outcome
+    );
 }
 
 #[test]
 fn quitting_while_a_create_runs_asks_first() {
     let mut s = wizard();
-    s.create.progress = Some(CreateProgress::new("lab", "create".into(), false));
+    s.create.progress = Some(crate::operation::progress::OperationProgress::start(
+        crate::operation::OperationKind::Create,
+        "lab",
+        "create",
+        "create".into(),
+        crate::operation::CancelRule::RunsToItsEnd,
+        None,
+    ));
     assert!(act(&mut s, Action::Quit).is_empty());
     assert!(
         s.quit_question

@@ -15,6 +15,7 @@ use crate::app::update::update;
 use crate::approval::MutatingAction;
 use crate::cluster_lifecycle::{DESTROYS_ACK, KnownVm, VmsKnownBy};
 use crate::guards::{GuardId, Verdict};
+use crate::operation::progress::ProgressEvent;
 use crate::upgrade::fixtures;
 
 fn key(state: &mut AppState, c: char) -> Vec<Effect> {
@@ -257,10 +258,22 @@ fn the_approved_delete_runs_reports_and_rediscovers_when_done() {
     };
     assert!(matches!(run.as_ref(), ActionRun::Delete(p) if p.vms.len() == 2));
     assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
-    let line = ActionUpdate::Line("VM healthy-worker-1 (8) is gone".into());
-    update(&mut state, Action::Event(AppEvent::Action(Box::new(line))));
-    let done = ActionUpdate::Finished(Ok("cluster healthy deleted".into()));
-    let effects = update(&mut state, Action::Event(AppEvent::Action(Box::new(done))));
+    let line = ProgressEvent::Line("VM healthy-worker-1 (8) is gone".into());
+    update(
+        &mut state,
+        Action::Event(AppEvent::Progress(
+            crate::operation::OperationKind::Delete,
+            line,
+        )),
+    );
+    let done = ProgressEvent::Finished(Ok("cluster healthy deleted".into()));
+    let effects = update(
+        &mut state,
+        Action::Event(AppEvent::Progress(
+            crate::operation::OperationKind::Delete,
+            done,
+        )),
+    );
     assert!(
         matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
         "{effects:?}"

@@ -158,9 +158,6 @@ where
                 if let AppEvent::Rollout(RolloutEvent::Finished { cluster, outcome }) = &event {
                     console.rollout_ended(cluster, outcome);
                 }
-                if let AppEvent::Create(update) = &event {
-                    console.create_audit(update);
-                }
                 queue.push_back(Action::Event(event));
             }
             _ = clock.tick(), if ticking => {
@@ -345,7 +342,7 @@ fn perform(
             run,
             acks,
         } => {
-            super::run_actions::run(console, approved, (*run, acks), app_tx);
+            super::run_operation::run(console, approved, (*run, acks), app_tx);
             None
         }
         Effect::CancelAction => console.cancel_action(),

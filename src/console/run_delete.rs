@@ -1,6 +1,6 @@
-//! A whole cluster's deletion for the event loop: its plan read off the UI thread with
-//! `prepare_delete` (the function `taloscope delete` calls), and an approved delete run through
-//! the operation runner (as the command runs it), its lines forwarded to the app channel.
+//! A whole cluster's delete plan for the event loop, read off the UI thread with
+//! `prepare_delete` (the function `taloscope delete` calls); the approved delete runs on the
+//! console's one runner (`run_operation`).
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,16 +9,9 @@ use tokio::sync::mpsc;
 use super::run::Console;
 use crate::app::action::AppEvent;
 use crate::app::actions::ActionUpdate;
-use crate::approval::ApprovedAction;
-use crate::cluster_lifecycle::{DeletePlan, DeleteSources, ProviderDelete, prepare_delete};
+use crate::cluster_lifecycle::{DeleteSources, prepare_delete};
 use crate::discovery::Discovery;
-use crate::operation::delete::ClusterDelete;
-use crate::operation::{CancelSignal, OperationEvent, Runner};
 
-/// How often the run looks at the VMs, and how long they may take to be gone (`taloscope
-/// delete`'s defaults).
-const POLL: Duration = Duration::from_secs(1);
-const GONE_BOUND: Duration = Duration::from_secs(600);
 /// Reading the create journal, the provider's VMs and the Lease.
 const PLAN_BOUND: Duration = Duration::from_secs(60);
 
@@ -60,67 +53,5 @@ pub(super) fn plan(console: &Console, cluster: String, app_tx: &mpsc::Sender<App
             },
         )
         .await;
-    });
-}
-
-/// Runs an approved delete in its own task: its notes come back as `ActionUpdate::Line`, its
-/// end as `ActionUpdate::Finished`, and the dispatcher records how it ended.
-pub(super) fn run(
-    console: &Console,
-    approved: ApprovedAction,
-    (plan, acks): (DeletePlan, Vec<String>),
-    app_tx: &mpsc::Sender<AppEvent>,
-) {
-    let state = &console.state;
-    let steps = state
-        .actions
-        .context_files
-        .clone()
-        .ok_or_else(|| "no talosconfig and kubeconfig file to remove the contexts from".to_string())
-        .and_then(|files| {
-            ProviderDelete::for_plan(
-                &plan,
-                &state.provision.config,
-                &state.provision.one_env,
-                files,
-            )
-        });
-    let dispatcher = console.dispatcher.clone();
-    let state_dir = console.paths.state_dir.clone();
-    let app = app_tx.clone();
-    tokio::spawn(async move {
-        let (lines, mut rx) = mpsc::unbounded_channel::<String>();
-        let forward = app.clone();
-        let forwarder = tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
-                send(&forward, ActionUpdate::Line(line)).await;
-            }
-        });
-        let result = match steps {
-            Ok(world) => {
-                let events = move |event: OperationEvent| {
-                    let _ = lines.send(event.text());
-                };
-                let mut operation = ClusterDelete::new(plan, world, (POLL, GONE_BOUND));
-                let runner = Runner {
-                    approved: &approved,
-                    dispatcher: &dispatcher,
-                    state_dir: &state_dir,
-                    acks: &acks,
-                    cancel: CancelSignal::never(),
-                    events: &events,
-                };
-                crate::operation::run(&mut operation, runner).await
-            }
-            Err(e) => {
-                drop(lines);
-                if let Err(audit) = dispatcher.finished(&approved, Err(e.clone())) {
-                    tracing::warn!("{audit}");
-                }
-                Err(e)
-            }
-        };
-        let _ = forwarder.await;
-        super::run_actions::report_end(result, &app).await;
     });
 }

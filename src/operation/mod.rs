@@ -20,6 +20,9 @@ pub use run::{
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
 use crate::journal::{ACTIONS, CREATES, JournalKind, PROVISIONS, ROLLOUTS};
 
+pub mod progress;
+pub mod runner_events;
+
 /// One kind of operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -12,7 +12,6 @@ use crate::app::state::{AppState, Overlay};
 use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
 
 pub mod action_menu;
-pub mod action_progress;
 pub mod capi;
 pub mod certs;
 pub mod cluster;
@@ -31,6 +30,7 @@ pub mod messages;
 pub mod node_detail;
 pub mod nodes;
 pub mod plan;
+pub mod progress;
 mod progress_parts;
 pub mod provision;
 pub mod provision_progress;
@@ -38,12 +38,10 @@ pub mod rollout;
 pub mod table;
 pub mod too_small;
 pub mod versions;
-// Creating a cluster: the wizard and the run's progress (its plan is on the plan screen).
-pub mod create_progress;
+// Creating a cluster: the wizard (its plan and progress are the plan and progress screens').
 pub mod create_wizard;
-// Scaling the CAPI way from `:capi`: the replica count and the progress.
+// Scaling the CAPI way from `:capi`: the replica count.
 pub mod capi_scale_input;
-pub mod capi_scale_progress;
 
 /// The create screen of its stage.
 fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
@@ -52,7 +50,10 @@ fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
         CreateStage::Form => (&create_wizard::CreateWizardView::new(state, look)).render(body, buf),
         CreateStage::Plan => (&plan::create::CreatePlanView::new(state, look)).render(body, buf),
         CreateStage::Progress => {
-            (&create_progress::CreateProgressPane::new(state, look)).render(body, buf)
+            let empty = "No create from this console. n on the fleet opens the wizard.";
+            let progress = state.create.progress.as_ref();
+            (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
+                .render(body, buf)
         }
     }
 }
@@ -135,11 +136,11 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action if state.actions.plan.is_some() => {
             (&plan::action::ActionPlanView::new(state, look)).render(body, buf)
         }
-        Screen::Action if crate::app::queries::shown_progress(state).is_some() => {
-            (&capi_scale_progress::ScaleProgressPane::new(state, look)).render(body, buf)
-        }
         Screen::Action => {
-            (&action_progress::ActionProgressPane::new(state, look)).render(body, buf)
+            let empty = "No node or etcd action from this console yet (a on a pane).";
+            let progress = state.actions.progress.as_ref();
+            (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
+                .render(body, buf)
         }
         Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
         Screen::Certs => (&certs::CertsPane::new(state, look)).render(body, buf),

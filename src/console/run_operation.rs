@@ -1,0 +1,513 @@
+//! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
+//! fix, a cluster's create or delete, a CAPI scale): it runs the runner the headless command
+//! runs in its own task, tells the app its events as progress events of its kind
+//! (`operation::runner_events` maps each runner's own), then how it ended, after the
+//! dispatcher audited it.
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::run::Console;
+use super::run_create::FingerprintAnswer;
+use crate::app::action::AppEvent;
+use crate::app::actions::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
+use crate::app::capi_scale::CapiScaleRun;
+use crate::app::state::AppState;
+use crate::approval::{ApprovedAction, Dispatcher};
+use crate::capi_scale::ScaleOptions;
+use crate::cluster_config::ContextFiles;
+use crate::cluster_lifecycle::{
+    CreateOptions, CreatePlan, DeletePlan, FingerprintPolicy, FingerprintQuestion, ProviderDelete,
+    RunSummary, create_runner, provider_named,
+};
+use crate::config::Config;
+use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
+use crate::node_actions::NodeActionOptions;
+use crate::opennebula::auth::OneEnvironment;
+use crate::operation::capi_fix::CapiFix;
+use crate::operation::create::ClusterCreate;
+use crate::operation::delete::ClusterDelete;
+use crate::operation::etcd::EtcdOperation;
+use crate::operation::node::NodeAction;
+use crate::operation::progress::ProgressEvent;
+use crate::operation::scale::CapiScale;
+use crate::operation::{
+    CancelSignal, Events, OperationEvent, OperationKind, Runner, runner_events,
+};
+use crate::upgrade::RunOptions;
+use crate::upgrade::launch::connect;
+use crate::upgrade::observe::ClusterObserver;
+
+/// Where a runner's progress events go: to the app, in the order told.
+type Progress = mpsc::UnboundedSender<ProgressEvent>;
+
+fn tell(progress: &Progress, events: Vec<ProgressEvent>) {
+    for event in events {
+        let _ = progress.send(event);
+    }
+}
+
+/// A channel for a runner's own events, each told to `progress` as `map` maps it until the
+/// runner drops its sender; the task ends then.
+fn teller<E: Send + 'static>(
+    progress: Progress,
+    map: fn(E) -> Vec<ProgressEvent>,
+) -> (mpsc::Sender<E>, tokio::task::JoinHandle<()>) {
+    let (events, mut rx) = mpsc::channel(64);
+    let task = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            tell(&progress, map(event));
+        }
+    });
+    (events, task)
+}
+
+/// How long the console follows a CAPI fix until its finding clears, and how often it reads.
+const CAPI_FOLLOW: (Duration, Duration) = (Duration::from_secs(1800), Duration::from_secs(5));
+/// `taloscope delete`'s defaults: how often the run looks at the VMs, and how long they may
+/// take to be gone.
+const DELETE_BOUNDS: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(600));
+/// `taloscope scale`'s defaults: a poll every 2 s, 20 minutes in all, a 60 s Lease.
+const SCALE_OPTIONS: (Duration, Duration, Duration) = (
+    Duration::from_secs(2),
+    Duration::from_secs(1200),
+    Duration::from_secs(60),
+);
+
+/// The discovered cluster `name` and how to reach it, as the rollouts do: its talosconfig
+/// context, its kube context through the operator's kubeconfig.
+pub(super) fn connection(
+    state: &AppState,
+    name: &str,
+) -> (Option<crate::discovery::Cluster>, RunOptions) {
+    let cluster = state.clusters.iter().find(|c| c.name == name).cloned();
+    let options = RunOptions {
+        kubeconfig: state.provision.kubeconfig.clone(),
+        ..RunOptions::default()
+    };
+    (cluster, options)
+}
+
+/// Connects to `name`'s cluster.
+pub(super) async fn observer(
+    cluster: Option<crate::discovery::Cluster>,
+    options: RunOptions,
+    name: &str,
+) -> Result<ClusterObserver, String> {
+    let cluster =
+        cluster.ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    connect(&cluster, &options).await
+}
+
+/// A node or etcd action or a CAPI fix: on a connection to the cluster, stopped between steps
+/// by `cancel` (the operation runner keeps its action journal).
+struct OnCluster {
+    run: ActionRun,
+    cluster: Option<crate::discovery::Cluster>,
+    options: RunOptions,
+    cancel: CancelSignal,
+}
+
+/// A cluster's delete: its plan and the provider's steps.
+struct DeleteRun {
+    plan: DeletePlan,
+    steps: Result<ProviderDelete, String>,
+}
+
+/// A CAPI scale: its plan and acknowledgements, both sides being connected to, its timing.
+struct ScaleRun {
+    run: CapiScaleRun,
+    sources: Result<super::run_capi_scale::Connecting, String>,
+    options: ScaleOptions,
+}
+
+/// A new cluster: its plan, what its runner needs, and where the operator's answers to its
+/// fingerprint questions arrive.
+struct CreateRun {
+    plan: CreatePlan,
+    config: Arc<Config>,
+    one_env: Arc<OneEnvironment>,
+    files: Result<ContextFiles, String>,
+    options: CreateOptions,
+    answers: mpsc::Receiver<FingerprintAnswer>,
+}
+
+/// What a run takes from the console before its task starts.
+enum Prepared {
+    OnCluster(Box<OnCluster>),
+    Delete(Box<DeleteRun>),
+    Scale(Box<ScaleRun>),
+    Create(Box<CreateRun>),
+}
+
+/// What every run hands the operation runner: the approval, the audit, the journal's place,
+/// the acknowledgements typed on the plan screen.
+#[derive(Clone)]
+struct Approved {
+    approved: ApprovedAction,
+    dispatcher: Dispatcher,
+    state_dir: PathBuf,
+    acks: Vec<String>,
+}
+
+impl Approved {
+    /// The runner of one operation, its events told to `events`.
+    fn runner<'a>(&'a self, cancel: CancelSignal, events: Events<'a>) -> Runner<'a> {
+        Runner {
+            approved: &self.approved,
+            dispatcher: &self.dispatcher,
+            state_dir: &self.state_dir,
+            acks: &self.acks,
+            cancel,
+            events,
+        }
+    }
+
+    /// A run that ends before the operation runner (which audits its own): audited here.
+    fn not_started(&self, why: String) -> Result<String, String> {
+        if let Err(e) = self.dispatcher.finished(&self.approved, Err(why.clone())) {
+            tracing::warn!("{e}");
+        }
+        Err(why)
+    }
+}
+
+/// Runs an approved operation in its own task through the operation runner: its progress
+/// comes back as `AppEvent::Progress`, its end as `ProgressEvent::Finished` once the runner
+/// recorded it in the journal and the audit log.
+pub(super) fn run(
+    console: &mut Console,
+    approved: ApprovedAction,
+    (run, acks): (ActionRun, Vec<String>),
+    app_tx: &mpsc::Sender<AppEvent>,
+) {
+    let kind = OperationKind::of(approved.action());
+    let prepared = prepare(console, &approved, run);
+    let approved = Approved {
+        approved,
+        dispatcher: console.dispatcher.clone(),
+        state_dir: console.paths.state_dir.clone(),
+        acks,
+    };
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        let (progress, mut rx) = mpsc::unbounded_channel::<ProgressEvent>();
+        let forward = app.clone();
+        let forwarder = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if forward.send(AppEvent::Progress(kind, event)).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let result = carry_out(prepared, &approved, progress).await;
+        let _ = forwarder.await;
+        let end = ProgressEvent::Finished(result);
+        let _ = app.send(AppEvent::Progress(kind, end)).await;
+    });
+}
+
+/// What each kind needs from the console, taken before the task starts.
+fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> Prepared {
+    match run {
+        ActionRun::Delete(plan) => {
+            let state = &console.state;
+            let steps = state
+                .actions
+                .context_files
+                .clone()
+                .ok_or_else(|| {
+                    "no talosconfig and kubeconfig file to remove the contexts from".to_string()
+                })
+                .and_then(|files| {
+                    ProviderDelete::for_plan(
+                        &plan,
+                        &state.provision.config,
+                        &state.provision.one_env,
+                        files,
+                    )
+                });
+            Prepared::Delete(Box::new(DeleteRun { plan, steps }))
+        }
+        ActionRun::Create(plan) => {
+            let (tx, answers) = mpsc::channel(8);
+            console.creates.answers.insert(plan.cluster.clone(), tx);
+            Prepared::Create(Box::new(CreateRun {
+                plan: *plan,
+                config: Arc::clone(&console.state.provision.config),
+                one_env: Arc::clone(&console.state.provision.one_env),
+                files: console.creates.files.clone(),
+                options: console.creates.options,
+                answers,
+            }))
+        }
+        ActionRun::CapiScale(run) => {
+            let (poll, timeout, lease_duration) = SCALE_OPTIONS;
+            let options = ScaleOptions {
+                poll,
+                timeout,
+                lease_duration,
+            };
+            let sources = super::run_capi_scale::connect(console, &run.plan.cluster);
+            Prepared::Scale(Box::new(ScaleRun {
+                run: *run,
+                sources,
+                options,
+            }))
+        }
+        run => {
+            let name = approved.action().cluster().to_string();
+            let (cluster, options) = connection(&console.state, &name);
+            let (cancel_tx, cancel) = CancelSignal::new();
+            console.action_cancel = Some(cancel_tx);
+            Prepared::OnCluster(Box::new(OnCluster {
+                run,
+                cluster,
+                options,
+                cancel,
+            }))
+        }
+    }
+}
+
+/// Each kind's operation through the runner, its events told to `progress` (dropped when done,
+/// so that every event reaches the app before the end).
+async fn carry_out(
+    prepared: Prepared,
+    approved: &Approved,
+    progress: Progress,
+) -> Result<String, String> {
+    match prepared {
+        Prepared::OnCluster(on) => {
+            let OnCluster {
+                run,
+                cluster,
+                options,
+                cancel,
+            } = *on;
+            let name = approved.approved.action().cluster().to_string();
+            let kubeconfig = options.kubeconfig.clone();
+            match observer(cluster, options, &name).await {
+                Ok(observer) => {
+                    run_on(observer, run, kubeconfig, (approved, cancel), progress).await
+                }
+                Err(e) => approved.not_started(e),
+            }
+        }
+        Prepared::Delete(delete) => {
+            let DeleteRun { plan, steps } = *delete;
+            let world = match steps {
+                Ok(world) => world,
+                Err(e) => return approved.not_started(e),
+            };
+            let cluster = plan.cluster.clone();
+            let told =
+                |event: OperationEvent| tell(&progress, runner_events::operation(&event, None));
+            let mut delete = ClusterDelete::new(plan, world, DELETE_BOUNDS);
+            let runner = approved.runner(CancelSignal::never(), &told);
+            crate::operation::run(&mut delete, runner)
+                .await
+                .map(|_| format!("cluster {cluster} deleted: no VM, context or journal of it left"))
+        }
+        Prepared::Create(create) => {
+            let cluster = create.plan.cluster.clone();
+            runner_events::create_end(&cluster, run_create(*create, approved, progress).await)
+        }
+        Prepared::Scale(scale) => {
+            let ScaleRun {
+                run,
+                sources,
+                options,
+            } = *scale;
+            let connected = match sources {
+                Ok(connecting) => connecting.await,
+                Err(e) => Err(e),
+            };
+            let sources = match connected {
+                Ok(sources) => sources,
+                Err(e) => return approved.not_started(e),
+            };
+            let (events, teller) = teller(progress.clone(), runner_events::scale);
+            let started = std::time::Instant::now();
+            let mut scale = CapiScale::new(run.plan, sources, options, events);
+            let acks = Approved {
+                acks: run.acks,
+                ..approved.clone()
+            };
+            // The scale's own typed events carry its lines.
+            let runner = acks.runner(CancelSignal::never(), &|_| {});
+            let result = crate::operation::run(&mut scale, runner).await;
+            let outcome = scale.outcome(result, started.elapsed().as_secs());
+            drop(scale);
+            let _ = teller.await;
+            let told = format!(
+                "{} ({} polls, {} s)",
+                outcome.message, outcome.polls, outcome.seconds
+            );
+            outcome.succeeded.then_some(told.clone()).ok_or(told)
+        }
+    }
+}
+
+/// The node and etcd actions and the CAPI fix on the cluster's connection, through the
+/// runner; a CAPI fix's cluster then followed until its finding clears.
+async fn run_on(
+    observer: ClusterObserver,
+    run: ActionRun,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    (approved, cancel): (&Approved, CancelSignal),
+    progress: Progress,
+) -> Result<String, String> {
+    match run {
+        ActionRun::Node(plan) => {
+            let node = plan.node.clone();
+            let told = |event: OperationEvent| {
+                tell(&progress, runner_events::operation(&event, Some(&node)))
+            };
+            let mut action = NodeAction::new(plan, observer, NodeActionOptions::console());
+            crate::operation::run(&mut action, approved.runner(cancel, &told)).await
+        }
+        ActionRun::Etcd(plan) => {
+            let limits = SnapshotLimits {
+                bound: SNAPSHOT_BOUND,
+                max_bytes: SNAPSHOT_MAX_BYTES,
+            };
+            let told =
+                |event: OperationEvent| tell(&progress, runner_events::operation(&event, None));
+            let mut etcd = EtcdOperation::new(plan, observer, limits);
+            crate::operation::run(&mut etcd, approved.runner(cancel, &told)).await
+        }
+        ActionRun::CapiFix(fix) => {
+            run_capi_fix(observer, *fix, kubeconfig, (approved, cancel), progress).await
+        }
+        ActionRun::Delete(plan) => Err(format!(
+            "the delete of {} runs on the provider's steps, not on a cluster connection",
+            plan.cluster
+        )),
+        ActionRun::CapiScale(scale) => Err(format!(
+            "the scale of {} runs on the management cluster, not on a cluster connection",
+            scale.plan.cluster
+        )),
+        ActionRun::Create(plan) => Err(format!(
+            "the create of {} runs on its provider, not on a cluster connection",
+            plan.cluster
+        )),
+    }
+}
+
+/// `capi doctor --fix`'s operation, then the cluster followed until the finding clears, their
+/// lines told to `progress`.
+async fn run_capi_fix(
+    observer: ClusterObserver,
+    fix: CapiFixRun,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+    (approved, cancel): (&Approved, CancelSignal),
+    progress: Progress,
+) -> Result<String, String> {
+    let management = async {
+        let kubeconfig = kubeconfig.ok_or_else(|| {
+            "no kubeconfig was read: the management cluster cannot be reached".to_string()
+        })?;
+        crate::kube::KubeClient::new(&kubeconfig, &fix.owner.management, Default::default())
+            .await
+            .map_err(|e| crate::error_chain(&e))
+    };
+    let management = match management.await {
+        Ok(management) => management,
+        Err(e) => return approved.not_started(e),
+    };
+    let told = |event: OperationEvent| tell(&progress, runner_events::operation(&event, None));
+    let mut operation = CapiFix::new(
+        fix.plan,
+        observer.clone(),
+        (management.clone(), fix.owner.clone()),
+        CAPI_FOLLOW,
+    );
+    crate::operation::run(&mut operation, approved.runner(cancel, &told)).await?;
+    let say = |line: String| tell(&progress, vec![ProgressEvent::Line(line)]);
+    crate::capi_doctor::follow(
+        &fix.finding,
+        &management,
+        &fix.owner,
+        &observer,
+        CAPI_FOLLOW,
+        say,
+    )
+    .await
+}
+
+/// The create command's operation over the plan, its events and fingerprint questions told,
+/// the operator's answers passed back, until it ends.
+async fn run_create(
+    create: CreateRun,
+    approved: &Approved,
+    progress: Progress,
+) -> Result<(), String> {
+    let CreateRun {
+        plan,
+        config,
+        one_env,
+        files,
+        options,
+        mut answers,
+    } = create;
+    let prepared = provider_named(&config, &one_env, &plan.provider)
+        .map_err(|e| e.to_string())
+        .and_then(|(provider, _)| Ok((provider, files?)));
+    let (provider, files) = match prepared {
+        Ok(prepared) => prepared,
+        Err(e) => return approved.not_started(e).map(|_| ()),
+    };
+    let (events_tx, mut events) = mpsc::channel(64);
+    let (questions_tx, mut questions) = mpsc::channel(8);
+    let runner = create_runner(
+        &approved.state_dir,
+        plan,
+        provider,
+        files,
+        options,
+        FingerprintPolicy::Ask(questions_tx),
+        events_tx,
+    );
+    let runner = match runner {
+        Ok(runner) => runner,
+        Err(e) => return approved.not_started(e.to_string()).map(|_| ()),
+    };
+    let for_task = approved.clone();
+    let mut task = tokio::spawn(async move {
+        let mut create = ClusterCreate::new(runner);
+        // The create's own events carry its lines.
+        let runner = for_task.runner(CancelSignal::never(), &|_| {});
+        let result = crate::operation::run(&mut create, runner).await;
+        create.summary(&result).await
+    });
+    let mut waiting: HashMap<u64, oneshot::Sender<bool>> = HashMap::new();
+    let mut asked = 0u64;
+    let summary: RunSummary = loop {
+        tokio::select! {
+            Some(event) = events.recv() => tell(&progress, runner_events::lifecycle(&event)),
+            Some(q) = questions.recv() => {
+                asked += 1;
+                let FingerprintQuestion { vm, address, fingerprint, answer } = q;
+                waiting.insert(asked, answer);
+                let question = runner_events::fingerprint_question(asked, &vm, &address, &fingerprint);
+                tell(&progress, vec![question]);
+            }
+            Some((id, trust)) = answers.recv() => {
+                if let Some(answer) = waiting.remove(&id) {
+                    let _ = answer.send(trust);
+                }
+            }
+            ended = &mut task => {
+                break ended.map_err(|e| format!("the run ended abnormally: {e}"))?;
+            }
+        }
+    };
+    while let Ok(event) = events.try_recv() {
+        tell(&progress, runner_events::lifecycle(&event));
+    }
+    summary.error.map_or(Ok(()), Err)
+}

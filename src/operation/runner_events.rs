@@ -1,0 +1,406 @@
+//! Each domain runner's events told as progress events, in one place: the node actions' lines
+//! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, a rollout's
+//! steps, pauses and end, a provision's VMs, the cluster lifecycle's phases and notes, a CAPI
+//! scale's Machines, etcd polls and waits.
+use super::progress::{Check, ProgressEvent, StepRow, StepState, Tally};
+use crate::capi::MachineRole;
+use crate::capi_scale::{MachineChange, ScaleEvent, ScalePlan};
+use crate::cluster_lifecycle::{CreatePhase, LifecycleEvent, PhaseState};
+use crate::etcd_maintenance::EtcdPlan;
+use crate::provision::ProvisionEvent;
+use crate::rollout::{RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
+
+use super::run::OperationEvent;
+
+/// A node action's line (`node_actions::run` prefixes each with its node): the line, and the
+/// node's state as the rest of it.
+pub fn node_action_line(node: &str, line: String) -> Vec<ProgressEvent> {
+    let mut events = Vec::with_capacity(2);
+    if let Some(state) = line.strip_prefix(node).and_then(|r| r.strip_prefix(": ")) {
+        events.push(ProgressEvent::Subject {
+            name: node.to_string(),
+            state: state.to_string(),
+        });
+    }
+    events.push(ProgressEvent::Line(line));
+    events
+}
+
+/// An event of the one runner (`operation::run`): a step's start as that step running (the
+/// one before it done: the runner runs them one at a time) and its line; a line with the step's
+/// elapsed time and timeout in front, and, when `node` is the run's subject, the node's state
+/// as the rest of a line that names it (`cp-2: rebooting: ...`).
+pub fn operation(event: &OperationEvent, node: Option<&str>) -> Vec<ProgressEvent> {
+    let mut events = Vec::with_capacity(3);
+    if let OperationEvent::Step {
+        index, total, what, ..
+    } = event
+    {
+        if *index > 0 {
+            events.push(ProgressEvent::Step {
+                index: index - 1,
+                total: *total,
+                label: String::new(),
+                state: StepState::Done(String::new()),
+            });
+        }
+        events.push(ProgressEvent::Step {
+            index: *index,
+            total: *total,
+            label: what.clone(),
+            state: StepState::Running(String::new()),
+        });
+    }
+    let text = event.text();
+    let state = node.and_then(|node| {
+        let state = text.strip_prefix(node)?.strip_prefix(": ")?;
+        Some((node, state))
+    });
+    if let (Some((node, state)), OperationEvent::Line { .. }) = (state, event) {
+        events.push(ProgressEvent::Subject {
+            name: node.to_string(),
+            state: state.to_string(),
+        });
+    }
+    events.push(ProgressEvent::Line(event.line()));
+    events
+}
+
+/// An etcd action's steps from its plan, every one pending: `cp-1: defragment`.
+pub fn etcd_steps(plan: &EtcdPlan) -> Vec<StepRow> {
+    plan.steps
+        .iter()
+        .map(|step| StepRow::pending(&format!("{}: {}", step.node, step.call.as_str())))
+        .collect()
+}
+
+/// Step `index` of `total` of an etcd action done (`etcd_maintenance::run` reports each as it
+/// ends, `line` saying what it did): the step, and its line numbered `[2/3]`.
+pub fn etcd_step(index: usize, total: usize, line: &str) -> Vec<ProgressEvent> {
+    vec![
+        ProgressEvent::Step {
+            index,
+            total,
+            label: String::new(),
+            state: StepState::Done(line.to_string()),
+        },
+        ProgressEvent::Line(format!("[{}/{total}] {line}", index + 1)),
+    ]
+}
+
+/// A rollout's event (`rollout::engine`): its steps (node and what it does) as the step list,
+/// its log lines, its pause, its end.
+pub fn rollout(event: &RolloutEvent) -> Vec<ProgressEvent> {
+    match event {
+        RolloutEvent::Started(summary) => {
+            let total = summary.steps.len();
+            let steps = summary.steps.iter().enumerate();
+            steps
+                .map(|(index, step)| rollout_step(index, total, step))
+                .collect()
+        }
+        RolloutEvent::Step {
+            index, progress, ..
+        } => vec![rollout_step(*index, index + 1, progress)],
+        RolloutEvent::Log { line, .. } => vec![ProgressEvent::Line(line.clone())],
+        RolloutEvent::Paused { .. } => vec![ProgressEvent::Paused(true)],
+        RolloutEvent::Resumed { .. } => vec![ProgressEvent::Paused(false)],
+        RolloutEvent::Finished { outcome, .. } => vec![ProgressEvent::Finished(match outcome {
+            RolloutOutcome::Completed => Ok("every node done or skipped".to_string()),
+            RolloutOutcome::Aborted => Err("aborted before the next node".to_string()),
+            RolloutOutcome::Halted(why) => Err(format!("halted: {why}")),
+        })],
+    }
+}
+
+fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEvent {
+    let detail = step.error.clone().unwrap_or_else(|| step.detail.clone());
+    let state = match step.phase {
+        StepPhase::Pending => StepState::Pending,
+        StepPhase::Done => StepState::Done(detail),
+        StepPhase::Skipped => StepState::Done(format!("skipped {detail}").trim_end().to_string()),
+        StepPhase::Failed => StepState::Failed(detail),
+        phase => StepState::Running(format!("{}: {detail}", phase.as_str())),
+    };
+    ProgressEvent::Step {
+        index,
+        total,
+        label: format!("{}: {}", step.node, step.label),
+        state,
+    }
+}
+
+/// A provision's event (`provision::runner`): each VM a subject (its stage, STATE/LCM_STATE
+/// and address) and a line; a note a line; the end joined or not.
+pub fn provision(event: &ProvisionEvent) -> Vec<ProgressEvent> {
+    match event {
+        ProvisionEvent::Vm(vm) => {
+            let ip = vm
+                .ip
+                .as_deref()
+                .map_or(String::new(), |ip| format!(" {ip}"));
+            vec![
+                ProgressEvent::Subject {
+                    name: vm.name.clone(),
+                    state: format!("{} ({}/{}){ip}", vm.stage.as_str(), vm.state, vm.lcm_state),
+                },
+                ProgressEvent::Line(vm.line()),
+            ]
+        }
+        ProvisionEvent::Note(text) => vec![ProgressEvent::Line(text.clone())],
+        ProvisionEvent::Finished(summary) => {
+            let line = summary.line();
+            vec![ProgressEvent::Finished(if summary.succeeded() {
+                Ok(line)
+            } else {
+                Err(line)
+            })]
+        }
+    }
+}
+
+/// A create's phases, every one pending: its step list from the start.
+pub fn create_steps() -> Vec<StepRow> {
+    CreatePhase::ALL
+        .iter()
+        .map(|p| StepRow::pending(p.title()))
+        .collect()
+}
+
+/// A create's or delete's event: a phase is a step of the create's phases and a line; a note
+/// a line. The end is the runner's result, told apart.
+pub fn lifecycle(event: &LifecycleEvent) -> Vec<ProgressEvent> {
+    match event {
+        LifecycleEvent::Phase { phase, state } => {
+            let index = CreatePhase::ALL
+                .iter()
+                .position(|p| p == phase)
+                .unwrap_or(0);
+            let state = match state {
+                PhaseState::Waiting(d) => StepState::Running(d.clone()),
+                PhaseState::Done(d) => StepState::Done(d.clone()),
+                PhaseState::Failed(d) => StepState::Failed(d.clone()),
+            };
+            vec![
+                ProgressEvent::Step {
+                    index,
+                    total: CreatePhase::ALL.len(),
+                    label: phase.title().to_string(),
+                    state,
+                },
+                ProgressEvent::Line(event.line()),
+            ]
+        }
+        LifecycleEvent::Note { .. } => vec![ProgressEvent::Line(event.line())],
+        LifecycleEvent::Finished { .. } => Vec::new(),
+    }
+}
+
+/// How a create's run ends on screen: the cluster up, or why it stopped and how to resume it.
+pub fn create_end(cluster: &str, result: Result<(), String>) -> Result<String, String> {
+    match result {
+        Ok(()) => Ok(format!(
+            "{cluster} is up: its talos and kube contexts are written; the fleet shows it"
+        )),
+        Err(why) => Err(format!(
+            "stopped: {why}; n and Enter on the same request resume it from the journal"
+        )),
+    }
+}
+
+/// The question a create asks of a VM's maintenance API certificate
+/// (`cluster_lifecycle::FingerprintPolicy::Ask`), numbered `id`.
+pub fn fingerprint_question(id: u64, vm: &str, address: &str, fingerprint: &str) -> ProgressEvent {
+    ProgressEvent::Ask {
+        id,
+        about: format!("{vm} ({address})"),
+        question: format!(
+            "maintenance certificate fingerprint {fingerprint}: is it this VM's? ({})",
+            crate::cluster_lifecycle::FINGERPRINT_SHOWN_AT
+        ),
+    }
+}
+
+/// The counts of a scale's Machines, in the order a Machine goes through them.
+const MACHINE_COUNTS: [&str; 5] = ["created", "got a node", "Ready", "deleting", "deleted"];
+
+/// What a scale counts from its start (`Machines 2 -> 3`, every count at 0) and the check it
+/// reads on each poll: etcd for a control plane; workers join no etcd
+/// (`capi_scale::run` reads it for control planes only).
+pub fn scale_start(plan: &ScalePlan) -> (Tally, Vec<Check>) {
+    let tally = Tally {
+        label: "Machines".into(),
+        span: format!("{} -> {}", plan.from, plan.to),
+        counts: MACHINE_COUNTS.iter().map(|c| (c.to_string(), 0)).collect(),
+    };
+    let mut etcd = Check::new("etcd");
+    if plan.role == MachineRole::Worker {
+        etcd.not_read = Some("workers do not join etcd".into());
+    }
+    (tally, vec![etcd])
+}
+
+/// A scale's event: a Machine's change is counted, its state kept and its line said; an etcd
+/// poll is the check; a wait is said and kept.
+pub fn scale(event: ScaleEvent) -> Vec<ProgressEvent> {
+    match event {
+        ScaleEvent::Note { text } => vec![ProgressEvent::Line(text)],
+        ScaleEvent::Machine(change) => {
+            let (machine, count, state) = match &change {
+                MachineChange::Created { machine, phase } => {
+                    (machine, MACHINE_COUNTS[0], format!("created ({phase})"))
+                }
+                MachineChange::GotNode { machine, node } => {
+                    (machine, MACHINE_COUNTS[1], format!("node {node}"))
+                }
+                MachineChange::Ready { machine, node } => {
+                    (machine, MACHINE_COUNTS[2], format!("node {node} Ready"))
+                }
+                MachineChange::Deleting { machine } => {
+                    (machine, MACHINE_COUNTS[3], "deleting".to_string())
+                }
+                MachineChange::Deleted { machine } => {
+                    (machine, MACHINE_COUNTS[4], "deleted".to_string())
+                }
+            };
+            vec![
+                ProgressEvent::Count(count.to_string()),
+                ProgressEvent::Subject {
+                    name: machine.clone(),
+                    state,
+                },
+                ProgressEvent::Line(change.line()),
+            ]
+        }
+        ScaleEvent::Etcd {
+            healthy, reason, ..
+        } => vec![ProgressEvent::Check {
+            name: "etcd".into(),
+            passed: healthy,
+            reason,
+        }],
+        ScaleEvent::Waiting { reason } => vec![
+            ProgressEvent::Line(format!("waiting: {reason}")),
+            ProgressEvent::Waiting(reason),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_line_names_the_node_state() {
+        let events = node_action_line("cp-2", "cp-2: rebooting: waiting for apid".into());
+        assert_eq!(
+            events[0],
+            ProgressEvent::Subject {
+                name: "cp-2".into(),
+                state: "rebooting: waiting for apid".into()
+            }
+        );
+        assert_eq!(node_action_line("cp-2", "drained".into()).len(), 1);
+    }
+
+    #[test]
+    fn an_etcd_step_is_numbered_from_one() {
+        let events = etcd_step(1, 3, "cp-1: defragment: done");
+        assert_eq!(
+            events[1],
+            ProgressEvent::Line("[2/3] cp-1: defragment: done".into())
+        );
+    }
+
+    #[test]
+    fn a_rollout_step_is_a_step_and_its_halt_a_failure() {
+        let mut step = StepProgress::pending("cp-1", "upgrade to v1.12.0");
+        step.phase = StepPhase::Rebooting;
+        step.detail = "waiting for apid".into();
+        let event = RolloutEvent::Step {
+            cluster: "prod".into(),
+            index: 2,
+            progress: step,
+        };
+        assert_eq!(
+            rollout(&event),
+            [ProgressEvent::Step {
+                index: 2,
+                total: 3,
+                label: "cp-1: upgrade to v1.12.0".into(),
+                state: StepState::Running("rebooting: waiting for apid".into()),
+            }]
+        );
+        let halted = RolloutEvent::Finished {
+            cluster: "prod".into(),
+            outcome: RolloutOutcome::Halted("cp-1 not ready".into()),
+        };
+        assert_eq!(
+            rollout(&halted),
+            [ProgressEvent::Finished(
+                Err("halted: cp-1 not ready".into())
+            )]
+        );
+    }
+
+    #[test]
+    fn a_machine_change_is_counted_and_kept() {
+        let events = scale(ScaleEvent::Machine(MachineChange::GotNode {
+            machine: "m-1".into(),
+            node: "w-3".into(),
+        }));
+        assert_eq!(events[0], ProgressEvent::Count("got a node".into()));
+        assert_eq!(
+            events[1],
+            ProgressEvent::Subject {
+                name: "m-1".into(),
+                state: "node w-3".into()
+            }
+        );
+        assert_eq!(
+            events[2],
+            ProgressEvent::Line("Machine m-1: node w-3".into())
+        );
+    }
+
+    #[test]
+    fn a_phase_is_a_step_and_the_end_is_told_apart() {
+        let phase = LifecycleEvent::Phase {
+            phase: CreatePhase::Booted,
+            state: PhaseState::Done("3 VMs".into()),
+        };
+        let events = lifecycle(&phase);
+        assert!(matches!(
+            &events[0],
+            ProgressEvent::Step { index: 1, total: 8, state: StepState::Done(d), .. } if d == "3 VMs"
+        ));
+        let summary = crate::cluster_lifecycle::RunSummary {
+            cluster: "lab".into(),
+            what: "delete".into(),
+            reached: None,
+            error: None,
+        };
+        assert!(lifecycle(&LifecycleEvent::Finished { summary }).is_empty());
+    }
+
+    #[test]
+    fn a_vm_is_a_subject_with_its_stage_and_states() {
+        let vm = crate::provision::VmProgress {
+            id: Some(8),
+            name: "prod-worker-3".into(),
+            state: "ACTIVE".into(),
+            lcm_state: "BOOT_FAILURE".into(),
+            ip: None,
+            stage: crate::provision::ProvisionStage::Failed,
+            reason: Some("boot failed".into()),
+        };
+        let events = provision(&ProvisionEvent::Vm(vm));
+        assert_eq!(
+            events[0],
+            ProgressEvent::Subject {
+                name: "prod-worker-3".into(),
+                state: "failed (ACTIVE/BOOT_FAILURE)".into()
+            }
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! The one progress screen of an operation run from this console: what it counts and checks
+//! (a scale's Machines and etcd) and what it waits for, what runs and whether it still does
+//! (elapsed against its timeout), its steps done of how many, the question it waits on, how it
+//! ended, each step's state and elapsed time, each subject's state (node, member, Machine),
+//! then its lines, each starting with its time, wrapped to be read whole.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget, Wrap};
+
+use super::Look;
+use super::progress_parts::{StepTable, gauge, head_line, render_log, render_step_pane};
+use crate::app::help::wrap_words;
+use crate::app::scroll::Scroll;
+use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
+use crate::operation::progress::{Check, OperationProgress, StepState, Tally};
+use crate::printable::line as printable;
+use crate::tui::Role;
+
+/// Subject rows shown at most; the lines say the rest.
+const MAX_SUBJECT_ROWS: usize = 5;
+
+static STEP_COLUMNS: &[Column] = &[
+    col("STEP", Width::Content),
+    col("STATE", Width::Content),
+    col("ELAPSED", Width::Content),
+    col("DETAIL", Width::Fill(1)),
+];
+
+pub struct ProgressView<'a> {
+    progress: Option<&'a OperationProgress>,
+    /// The console's clock (seconds since the Unix epoch), when known.
+    clock: Option<u64>,
+    look: &'a Look,
+    /// What the screen says when nothing ran.
+    empty: &'a str,
+}
+
+impl<'a> ProgressView<'a> {
+    pub fn new(
+        progress: Option<&'a OperationProgress>,
+        clock: Option<u64>,
+        look: &'a Look,
+        empty: &'a str,
+    ) -> ProgressView<'a> {
+        ProgressView {
+            progress,
+            clock,
+            look,
+            empty,
+        }
+    }
+
+    /// `: running (elapsed 1m05s, times out after 15m00s)`, or how it ended.
+    fn status(&self, p: &OperationProgress) -> (String, Role) {
+        let elapsed = p
+            .elapsed(self.clock)
+            .map_or(String::new(), |e| format!(" ({e})"));
+        match &p.outcome {
+            None if p.cancelling => (format!(": cancelling after this step{elapsed}"), Role::Warn),
+            None if p.paused => (format!(": PAUSED{elapsed}"), Role::Warn),
+            None => (format!(": running{elapsed}"), Role::Accent),
+            Some(Ok(_)) => (format!(": done{elapsed}"), Role::Ok),
+            Some(Err(e)) if e.starts_with("cancelled") => {
+                (format!(": cancelled{elapsed}"), Role::Warn)
+            }
+            Some(Err(_)) => (format!(": failed{elapsed}"), Role::Error),
+        }
+    }
+
+    /// The counts, each check's verdict and what it waits for, one labelled line each.
+    fn facts(&self, tally: &Tally, checks: &[Check], waiting: Option<&str>) -> Vec<Line<'static>> {
+        let s = &self.look.styles;
+        let label = |t: &str| Span::styled(format!("{t:<10}"), s.get(Role::Muted));
+        let counts: Vec<String> = tally
+            .counts
+            .iter()
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
+        let mut lines = vec![Line::from(vec![
+            label(&tally.label),
+            Span::styled(
+                format!("{}: {}", tally.span, counts.join(", ")),
+                s.get(Role::Text),
+            ),
+        ])];
+        for check in checks {
+            let verdict = match (&check.not_read, &check.last) {
+                (Some(why), _) => Span::styled(format!("not checked: {why}"), s.get(Role::Muted)),
+                (None, None) => Span::styled("not read yet", s.get(Role::Muted)),
+                (None, Some((passed, reason))) => Span::styled(
+                    format!(
+                        "healthy on {} of {} polls; last: {}",
+                        check.passed,
+                        check.polls,
+                        printable(reason)
+                    ),
+                    s.get(if *passed { Role::Ok } else { Role::Error }),
+                ),
+            };
+            lines.push(Line::from(vec![label(&check.name), verdict]));
+        }
+        lines.push(Line::from(vec![
+            label("Waiting"),
+            Span::styled(
+                waiting.map_or("-".to_string(), printable),
+                s.get(Role::Text),
+            ),
+        ]));
+        lines
+    }
+
+    /// `NAME  state`, the names padded to one column.
+    fn subject_lines(p: &OperationProgress) -> Vec<String> {
+        let width = p.subjects.iter().map(|s| s.name.len()).max().unwrap_or(0);
+        p.subjects
+            .iter()
+            .map(|s| printable(&format!("{:<width$}  {}", s.name, s.state)))
+            .collect()
+    }
+}
+
+impl ProgressView<'_> {
+    fn step_rows(&self, p: &OperationProgress) -> Vec<TableRow> {
+        p.steps
+            .iter()
+            .map(|row| {
+                let tone = match row.state {
+                    StepState::Pending => Tone::Muted,
+                    StepState::Running(_) => Tone::Warn,
+                    StepState::Done(_) => Tone::Ok,
+                    StepState::Failed(_) => Tone::Error,
+                };
+                TableRow {
+                    key: row.label.clone(),
+                    cells: vec![
+                        TableCell::plain(printable(&row.label)),
+                        TableCell::new(row.state.word(), tone),
+                        TableCell::maybe(p.step_elapsed(row, self.clock).as_deref()),
+                        TableCell::plain(printable(row.state.detail())),
+                    ],
+                }
+            })
+            .collect()
+    }
+
+    /// The head: what runs and its status, the steps done, the question it waits on (with
+    /// its keys), how it ended.
+    fn head(&self, p: &OperationProgress, width: usize) -> Vec<Line<'static>> {
+        let look = self.look;
+        let s = &look.styles;
+        let (status, role) = self.status(p);
+        let mut head = vec![head_line(look, &p.headline, status, role, width)];
+        if !p.steps.is_empty() {
+            let (done, total) = (p.steps_done(), p.steps.len());
+            let label = format!(" {done} of {total} {}", p.steps_word);
+            head.push(gauge(look, done, total, label, width));
+        }
+        if let Some(ask) = &p.asking {
+            head.push(Line::from(vec![
+                Span::styled(
+                    format!("{} {} ", printable(&ask.about), printable(&ask.text)),
+                    s.get(Role::Warn),
+                ),
+                Span::styled("y confirms, n refuses", s.get(Role::Key)),
+            ]));
+        }
+        if let Some(outcome) = &p.outcome {
+            let (glyph, text, role) = match outcome {
+                Ok(done) => (look.glyphs.ok, done, Role::Ok),
+                Err(why) => (look.glyphs.error, why, Role::Error),
+            };
+            head.push(Line::from(Span::styled(
+                format!("{glyph} {}", printable(text)),
+                s.get(role),
+            )));
+        }
+        head
+    }
+}
+
+impl Widget for &ProgressView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let look = self.look;
+        let Some(p) = self.progress else {
+            Paragraph::new(self.empty.to_string())
+                .style(look.styles.get(Role::Muted))
+                .render(area, buf);
+            return;
+        };
+        let width = usize::from(area.width.saturating_sub(2));
+        let facts = p
+            .tally
+            .as_ref()
+            .map(|t| self.facts(t, &p.checks, p.waiting.as_deref()));
+        let facts_rows = facts.as_ref().map_or(0, |f| f.len() as u16 + 2);
+        let head = self.head(p, width);
+        let head_rows: usize = head
+            .iter()
+            .map(|l| l.width().div_ceil(width.max(1)).clamp(1, 3))
+            .sum();
+        let step_rows = match p.steps.len() {
+            0 => 0,
+            n => n as u16 + 3,
+        };
+        let subjects = ProgressView::subject_lines(p);
+        let subject_rows = match subjects.len().min(MAX_SUBJECT_ROWS) {
+            0 => 0,
+            n => n as u16 + 2,
+        };
+        let [facts_area, head_area, steps_area, subjects_area, log_area] =
+            area.layout(&Layout::vertical([
+                Constraint::Length(facts_rows),
+                Constraint::Length(head_rows as u16),
+                Constraint::Length(step_rows),
+                Constraint::Length(subject_rows),
+                Constraint::Min(3),
+            ]));
+        if let (Some(facts), Some(tally)) = (facts, &p.tally) {
+            let title = format!(" {} ", printable(&tally.label));
+            Paragraph::new(facts)
+                .block(
+                    Block::new()
+                        .borders(Borders::ALL)
+                        .border_set(look.glyphs.border)
+                        .title(Span::styled(title, look.styles.get(Role::Title)))
+                        .border_style(look.styles.get(Role::Border))
+                        .padding(Padding::horizontal(1)),
+                )
+                .render(facts_area, buf);
+        }
+        Paragraph::new(head)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .wrap(Wrap { trim: true })
+            .render(head_area, buf);
+        if step_rows > 0 {
+            let table = StepTable {
+                columns: STEP_COLUMNS,
+                rows: self.step_rows(p),
+                total: p.steps.len(),
+                selected: None,
+                active: false,
+                empty: "No step yet.",
+            };
+            let title = format!(" {} ", printable(&p.steps_title));
+            render_step_pane(look, title, true, Ok(table), steps_area, buf);
+        }
+        if subject_rows > 0 {
+            let title = format!(" {} ", p.subject_kind);
+            let shown = (&Scroll::default(), false);
+            render_log(look, &title, subjects.iter(), shown, subjects_area, buf);
+        }
+        let lines = wrapped(&p.lines, usize::from(log_area.width.saturating_sub(2)));
+        let shown = (&Scroll::default(), false);
+        render_log(look, " Progress ", lines.iter(), shown, log_area, buf);
+    }
+}
+
+/// Each line in lines of at most `width` cells, a continuation indented by two.
+fn wrapped(lines: &std::collections::VecDeque<String>, width: usize) -> Vec<String> {
+    lines
+        .iter()
+        .flat_map(|line| {
+            let mut parts = wrap_words(line, width.saturating_sub(2)).into_iter();
+            let first = parts.next().unwrap_or_default();
+            std::iter::once(first).chain(parts.map(|p| format!("  {p}")))
+        })
+        .collect()
+}
