@@ -26,44 +26,42 @@ pub fn node_action_line(node: &str, line: String) -> Vec<ProgressEvent> {
     events
 }
 
-/// An event of the one runner (`operation::run`): a step's start as that step running (the
-/// one before it done: the runner runs them one at a time) and its line; a line with the step's
-/// elapsed time and timeout in front, and, when `node` is the run's subject, the node's state
-/// as the rest of a line that names it (`cp-2: rebooting: ...`).
+/// An event of the one runner (`operation::run`): a step's start as that step running, its
+/// timeout in its detail (the one before it done: the runner runs them one at a time); a line
+/// as it is (the progress stamps it with its time), and, when `node` is the run's subject, the
+/// node's state as the rest of a line that names it (`cp-2: rebooting: ...`).
 pub fn operation(event: &OperationEvent, node: Option<&str>) -> Vec<ProgressEvent> {
-    let mut events = Vec::with_capacity(3);
-    if let OperationEvent::Step {
-        index, total, what, ..
-    } = event
-    {
-        if *index > 0 {
+    match event {
+        OperationEvent::Step {
+            index,
+            total,
+            what,
+            timeout,
+        } => {
+            let mut events = Vec::with_capacity(2);
+            if *index > 0 {
+                events.push(ProgressEvent::Step {
+                    index: index - 1,
+                    total: *total,
+                    label: String::new(),
+                    state: StepState::Done(String::new()),
+                });
+            }
+            let bound = crate::clock::short_duration(timeout.as_secs());
             events.push(ProgressEvent::Step {
-                index: index - 1,
+                index: *index,
                 total: *total,
-                label: String::new(),
-                state: StepState::Done(String::new()),
+                label: what.clone(),
+                state: StepState::Running(format!("times out after {bound}")),
             });
+            events
         }
-        events.push(ProgressEvent::Step {
-            index: *index,
-            total: *total,
-            label: what.clone(),
-            state: StepState::Running(String::new()),
-        });
+        OperationEvent::Line { text, .. } => match node {
+            Some(node) => node_action_line(node, text.clone()),
+            None => vec![ProgressEvent::Line(text.clone())],
+        },
+        OperationEvent::Note { text } => vec![ProgressEvent::Line(text.clone())],
     }
-    let text = event.text();
-    let state = node.and_then(|node| {
-        let state = text.strip_prefix(node)?.strip_prefix(": ")?;
-        Some((node, state))
-    });
-    if let (Some((node, state)), OperationEvent::Line { .. }) = (state, event) {
-        events.push(ProgressEvent::Subject {
-            name: node.to_string(),
-            state: state.to_string(),
-        });
-    }
-    events.push(ProgressEvent::Line(event.line()));
-    events
 }
 
 /// An etcd action's steps from its plan, every one pending: `cp-1: defragment`.
