@@ -192,6 +192,7 @@ pub fn probe_nodes(
             role: NodeRole::Unknown,
             hostname: None,
             source: NodeSource::Talosconfig,
+            only_talosconfig: false,
         });
         async move { probe_node(client, &plan).await }
     })

@@ -10,7 +10,7 @@ use crate::kube::KubeNode;
 use crate::talos::ServiceStatus;
 
 use super::kubernetes::{KubernetesFacts, apply_kube_node, apply_kubernetes};
-use super::membership::{Answered, NodePlan, still_in_cluster};
+use super::membership::{Answered, NodePlan, left_the_cluster, still_in_cluster};
 use super::status::{ClusterStatus, EtcdReport, NodeStatus};
 
 /// How many recent events are kept per node for the detail view.
@@ -191,16 +191,17 @@ impl ClusterLive {
 
     /// Drops the nodes that left the cluster and puts the rest in the list's order.
     fn fold_membership(&mut self, list: &[NodePlan], answered: Answered) -> bool {
-        let shown = |nodes: &[NodeStatus]| -> Vec<(String, String, super::NodeSource)> {
+        let shown = |nodes: &[NodeStatus]| -> Vec<(String, String, super::NodeSource, bool)> {
             nodes
                 .iter()
-                .map(|n| (n.address.clone(), n.name.clone(), n.source))
+                .map(|n| (n.address.clone(), n.name.clone(), n.source, n.not_a_member))
                 .collect()
         };
         let before = shown(&self.status.nodes);
         for node in &mut self.status.nodes {
             if let Some(plan) = list.iter().find(|p| p.address == node.address) {
                 node.source = plan.source;
+                node.not_a_member = left_the_cluster(node, plan, answered);
                 // A node that did not answer was probed before Kubernetes (or a later
                 // source) named it: the round's final list names it now.
                 if let Some(hostname) = plan.hostname.as_deref().filter(|h| !h.is_empty())
@@ -461,6 +462,7 @@ mod tests {
             address: a.into(),
             role: NodeRole::Worker,
             hostname: None,
+            only_talosconfig: false,
             source,
         };
         let changed = fleet.apply(FleetEvent::Membership {
@@ -513,6 +515,7 @@ mod tests {
                 role: NodeRole::Controlplane,
                 hostname: Some(hostname.into()),
                 source: NodeSource::Talosconfig,
+                only_talosconfig: false,
             }],
             answered: Answered::default(),
             at: t0,

@@ -13,6 +13,9 @@ pub struct NodePlan {
     pub role: NodeRole,
     pub hostname: Option<String>,
     pub source: NodeSource,
+    /// Only the talosconfig names it: no source that answered this round (discovery, etcd,
+    /// Kubernetes) listed it.
+    pub only_talosconfig: bool,
 }
 
 impl NodePlan {
@@ -22,6 +25,7 @@ impl NodePlan {
             role: NodeRole::Unknown,
             hostname: None,
             source,
+            only_talosconfig: source == NodeSource::Talosconfig,
         }
     }
 
@@ -143,6 +147,7 @@ fn merge(
 ) {
     if let Some(known) = list.iter_mut().find(|p| p.is(addresses, names)) {
         known.learn(role, hostname);
+        known.only_talosconfig = false;
     } else if let Some(address) = address {
         let mut plan = NodePlan::new(address, source);
         plan.learn(role, hostname);
@@ -159,6 +164,15 @@ fn url_host(url: &str) -> &str {
         _ => rest,
     };
     host.trim_start_matches('[').trim_end_matches(']')
+}
+
+/// Whether `node`, as `plan` lists it after a round whose sources `answered`, is a node the
+/// talosconfig still names although it left the cluster: it does not answer, and etcd and
+/// Kubernetes both answered without it (nor did Talos discovery name it). CACPPT's Machine
+/// deletion removes the etcd member and the Kubernetes node (`controllers/scale.go`
+/// `scaleDownControlPlane`) but never the operator's talosconfig.
+pub fn left_the_cluster(node: &NodeStatus, plan: &NodePlan, answered: Answered) -> bool {
+    node.error.is_some() && plan.only_talosconfig && answered.etcd && answered.kubernetes
 }
 
 /// Whether a known node stays after a round that listed `list`: it is listed,

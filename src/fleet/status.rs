@@ -53,8 +53,10 @@ pub struct ClusterStatus {
 }
 
 impl ClusterStatus {
+    /// Whether the cluster and every node of it answered; a node the talosconfig names that
+    /// is no longer a member is not one of its nodes.
     pub fn every_node_answered(&self) -> bool {
-        self.error.is_none() && self.nodes.iter().all(|n| n.error.is_none())
+        self.error.is_none() && (self.nodes.iter()).all(|n| n.error.is_none() || n.not_a_member)
     }
 
     pub fn node(&self, name: &str) -> Option<&NodeStatus> {
@@ -203,6 +205,11 @@ pub struct NodeStatus {
     /// `spec.unschedulable` of the Kubernetes node.
     #[serde(default)]
     pub cordoned: Option<bool>,
+    /// The talosconfig names it, it does not answer, and neither etcd, Kubernetes nor Talos
+    /// discovery (those that answered, etcd and Kubernetes at least) knows it: a node removed
+    /// from the cluster whose address the talosconfig kept. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_a_member: bool,
 }
 
 impl NodeStatus {
@@ -263,6 +270,18 @@ impl EtcdReport {
     pub fn leader(&self) -> Option<&EtcdMemberReport> {
         self.members.iter().find(|m| m.leader)
     }
+
+    /// Whether too few voting members answer for a majority (alarms aside: an alarmed
+    /// member still votes, but NOSPACE and CORRUPT stop writes).
+    pub fn votes_lost(&self) -> bool {
+        let alarmed = |id: &str| self.alarms.iter().any(|a| a.member_id == id);
+        let voting = Quorum::of_members(
+            self.members
+                .iter()
+                .map(|m| (m.is_learner, m.healthy || alarmed(&m.id))),
+        );
+        voting.members > 0 && !voting.has_quorum()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -322,6 +341,7 @@ mod tests {
                     kubelet_version: Some("v1.34.1".into()),
                     k8s_ready: Some(true),
                     cordoned: Some(false),
+                    not_a_member: false,
                 }],
                 etcd: EtcdReport {
                     members: vec![EtcdMemberReport {

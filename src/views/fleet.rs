@@ -85,13 +85,21 @@ impl<'a> FleetView<'a> {
         };
         let h = prepared::health(self.state, name, live);
         if h.problems.is_empty() {
-            return Line::from(Span::styled(
+            let mut spans = vec![Span::styled(
                 format!(
                     "{} {label}: all {} nodes Ready, etcd can lose {}",
                     g.ok, h.nodes_total, h.quorum.tolerates
                 ),
                 s.get(Role::Ok),
-            ));
+            )];
+            // Information (a cordon) is said, not warned about.
+            if !h.notes.is_empty() {
+                spans.push(Span::styled(
+                    format!("; {}", h.notes.join("; ")),
+                    s.get(Role::Text),
+                ));
+            }
+            return Line::from(spans);
         }
         Line::from(Span::styled(
             format!("{} {label}: {}", g.error, h.problems.join("; ")),

@@ -70,6 +70,7 @@ async fn follow(
         hostname: None,
         // The model keeps the source the round's node list gave.
         source: NodeSource::Talosconfig,
+        only_talosconfig: false,
     };
     let mut probe: Option<BoxFuture<'static, NodeProbe>> = None;
     let mut stage_changed = false;
