@@ -236,13 +236,14 @@ fn etcd_problems(etcd: &EtcdReport) -> Vec<Problem> {
         ));
     }
     for a in &etcd.alarms {
-        let what = format!("etcd alarm {}", a.alarm);
+        // Short enough that the fleet's ISSUE cell keeps the alarm's kind at 80 columns.
+        let what = format!("alarm {}", a.alarm);
         problems.push(match a.hostname.as_deref().filter(|h| !h.is_empty()) {
             Some(host) => Problem::of_node(Severity::Etcd, host, what),
             None => Problem::of_cluster(
                 Severity::Etcd,
                 Vec::new(),
-                format!("{what} on member {}", a.member_id),
+                format!("etcd {what} on member {}", a.member_id),
             ),
         });
     }
@@ -326,12 +327,12 @@ mod tests {
         let problems = cluster_problems(&status, Readings::default(), &no_age);
         let texts: Vec<&str> = problems.iter().map(|p| p.text.as_str()).collect();
         // The lone member still votes (an alarm stops writes, not votes): no quorum lost.
-        assert_eq!(texts, ["cp-1 etcd alarm NOSPACE", "cp-1 cordoned"]);
+        assert_eq!(texts, ["cp-1 alarm NOSPACE", "cp-1 cordoned"]);
         let mine: Vec<&str> = node_problems(&problems, &cp1)
             .iter()
             .map(|p| p.on_node.as_str())
             .collect();
-        assert_eq!(mine, ["etcd alarm NOSPACE", "cordoned"]);
+        assert_eq!(mine, ["alarm NOSPACE", "cordoned"]);
     }
 
     #[test]
