@@ -462,7 +462,7 @@ mod tests {
             address: a.into(),
             role: NodeRole::Worker,
             hostname: None,
-            only_talosconfig: false,
+            unknown_to_etcd_and_kubernetes: false,
             source,
         };
         let changed = fleet.apply(FleetEvent::Membership {
@@ -515,7 +515,7 @@ mod tests {
                 role: NodeRole::Controlplane,
                 hostname: Some(hostname.into()),
                 source: NodeSource::Talosconfig,
-                only_talosconfig: false,
+                unknown_to_etcd_and_kubernetes: false,
             }],
             answered: Answered::default(),
             at: t0,

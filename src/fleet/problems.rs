@@ -79,8 +79,8 @@ pub enum NodeState {
     NotReady,
     /// It did not answer the last probe.
     Down,
-    /// The talosconfig names it, it does not answer, and no answering source (etcd,
-    /// Kubernetes, Talos discovery) knows it: a node removed from the cluster.
+    /// The talosconfig names it, it does not answer, and neither etcd's member list nor
+    /// the Kubernetes nodes know it: a node removed from the cluster.
     NotAMember,
 }
 

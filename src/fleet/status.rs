@@ -205,9 +205,9 @@ pub struct NodeStatus {
     /// `spec.unschedulable` of the Kubernetes node.
     #[serde(default)]
     pub cordoned: Option<bool>,
-    /// The talosconfig names it, it does not answer, and neither etcd, Kubernetes nor Talos
-    /// discovery (those that answered, etcd and Kubernetes at least) knows it: a node removed
-    /// from the cluster whose address the talosconfig kept. Absent when false.
+    /// The talosconfig names it, it does not answer, and neither the etcd member list nor
+    /// the Kubernetes nodes (both read) know it: a node removed from the cluster whose
+    /// address the talosconfig kept. Absent when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_a_member: bool,
 }

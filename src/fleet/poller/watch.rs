@@ -70,7 +70,7 @@ async fn follow(
         hostname: None,
         // The model keeps the source the round's node list gave.
         source: NodeSource::Talosconfig,
-        only_talosconfig: false,
+        unknown_to_etcd_and_kubernetes: false,
     };
     let mut probe: Option<BoxFuture<'static, NodeProbe>> = None;
     let mut stage_changed = false;
