@@ -12,7 +12,7 @@ use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
 pub use crate::printable::bytes_text;
 
 pub const FLEET_COLUMNS: &[Column] = &[
-    col("NAME", Width::Fill(2)),
+    col("NAME", Width::Fill(2)).names(),
     wide("CONTEXTS", Width::Fill(2)),
     col("REACH", Width::Content),
     col("NODES", Width::Content),
@@ -28,7 +28,7 @@ pub const FLEET_COLUMNS: &[Column] = &[
 pub const FLEET_DEFAULT_SORT: usize = 7;
 
 pub const NODE_COLUMNS: &[Column] = &[
-    col("NAME", Width::Fill(2)),
+    col("NAME", Width::Fill(2)).names(),
     col("ROLE", Width::Content),
     col("ADDRESS", Width::Content),
     // Wide only: the node detail says it at every size.
@@ -45,7 +45,7 @@ pub const NODE_COLUMNS: &[Column] = &[
 pub const NODE_DEFAULT_SORT: usize = 9;
 
 pub const ETCD_COLUMNS: &[Column] = &[
-    col("HOSTNAME", Width::Fill(2)),
+    col("HOSTNAME", Width::Fill(2)).names(),
     col("ID", Width::Content),
     col("ROLE", Width::Content),
     col("HEALTH", Width::Content),
@@ -57,7 +57,7 @@ pub const ETCD_COLUMNS: &[Column] = &[
 ];
 
 pub const VERSION_COLUMNS: &[Column] = &[
-    col("NODE", Width::Fill(2)),
+    col("NODE", Width::Fill(2)).names(),
     col("ROLE", Width::Content),
     col("TALOS", Width::Content),
     col("KUBELET", Width::Content),

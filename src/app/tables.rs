@@ -101,6 +101,9 @@ pub struct Column {
     /// (what they say is repeated elsewhere on the screen).
     pub narrow: bool,
     pub order: Order,
+    /// Names: when cut, cut in the middle keeping the part that tells the rows apart
+    /// (`views::fit_apart`), and the selected row's full name is shown beside the table.
+    pub names: bool,
 }
 
 pub const fn col(title: &'static str, width: Width) -> Column {
@@ -109,6 +112,7 @@ pub const fn col(title: &'static str, width: Width) -> Column {
         width,
         narrow: true,
         order: Order::Text,
+        names: false,
     }
 }
 
@@ -121,6 +125,14 @@ pub const fn wide(title: &'static str, width: Width) -> Column {
 }
 
 impl Column {
+    /// The same column, holding names (see `names`).
+    pub const fn names(self) -> Column {
+        Column {
+            names: true,
+            ..self
+        }
+    }
+
     /// The same column, sorting problems first.
     pub const fn worst_first(self) -> Column {
         Column {

@@ -120,14 +120,18 @@ impl RolloutStatus {
         )
     }
 
-    /// For a narrow cell: "upgrade 3/5 by bob@jump2".
+    /// For a narrow cell: "upgrade 3/5 by bob@jump2", the holder without the process
+    /// (`user@host/pid-start`: the selected cluster's line names it in full).
     pub fn brief(&self) -> String {
+        let holder = self.holder_shown();
+        let who = holder
+            .split_once('/')
+            .map_or(holder.as_str(), |(who, _)| who);
         format!(
-            "{} {}/{} by {}",
+            "{} {}/{} by {who}",
             self.what(),
             self.node_index,
             self.node_count,
-            self.holder_shown()
         )
     }
 }
@@ -485,6 +489,8 @@ mod tests {
             "upgrade in progress by bob@jump2, node 3 of 5"
         );
         assert_eq!(r.brief(), "upgrade 3/5 by bob@jump2");
+        let with_process = rollout("root@vm/12252-1796511617");
+        assert_eq!(with_process.brief(), "upgrade 3/5 by root@vm");
         assert_eq!(r.current_shown().as_deref(), Some("cp-3"));
         let unknown = RolloutStatus {
             kind: None,
