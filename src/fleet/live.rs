@@ -70,8 +70,12 @@ pub enum FleetEvent {
         node: String,
         summary: String,
         at: Instant,
-        /// When it arrived, seconds since the Unix epoch (shown beside it).
+        /// When it happened on the node (its id's time), else when it arrived; seconds
+        /// since the Unix epoch, shown beside it.
         unix: u64,
+        /// The node's id of the event; a replay of one already held (the stream tails
+        /// its recent events again when the detail reopens) is not added twice.
+        id: Option<String>,
     },
     /// When the cluster's certificates end, read once per poll round.
     Certificates {
@@ -118,6 +122,8 @@ pub struct ClusterLive {
     pub polling: bool,
     pub services: HashMap<String, (Result<Vec<ServiceStatus>, String>, Instant)>,
     pub events: HashMap<String, VecDeque<(Instant, u64, String)>>,
+    /// The node's ids of the events in `events`, oldest first.
+    pub event_ids: HashMap<String, VecDeque<String>>,
     /// When the cluster's certificates end (the latest round's reading).
     pub certs: Vec<super::cert_expiry::CertExpiry>,
 }
@@ -300,8 +306,19 @@ impl ClusterLive {
                 summary,
                 at,
                 unix,
+                id,
                 ..
             } => {
+                if let Some(id) = id {
+                    let ids = self.event_ids.entry(node.clone()).or_default();
+                    if ids.contains(&id) {
+                        return false;
+                    }
+                    if ids.len() == EVENTS_PER_NODE {
+                        ids.pop_front();
+                    }
+                    ids.push_back(id);
+                }
                 let log = self.events.entry(node).or_default();
                 if log.len() == EVENTS_PER_NODE {
                     log.pop_front();
@@ -538,8 +555,19 @@ mod tests {
                 summary: format!("e{i}"),
                 at: t0,
                 unix: 1_796_052_057,
+                id: Some(format!("id-{i}")),
             });
         }
+        // The stream replays the newest event: held once.
+        let replayed = FleetEvent::NodeEvent {
+            cluster: "c".into(),
+            node: "a".into(),
+            summary: format!("e{}", EVENTS_PER_NODE + 9),
+            at: t0,
+            unix: 1_796_052_057,
+            id: Some(format!("id-{}", EVENTS_PER_NODE + 9)),
+        };
+        assert!(!fleet.apply(replayed));
         let log = &fleet.cluster("c").unwrap().events["a"];
         assert_eq!(log.len(), EVENTS_PER_NODE);
         assert_eq!(log.back().map(|e| e.2.as_str()), Some("e59"));
