@@ -148,6 +148,9 @@ pub struct ClusterHealth {
     pub all: Vec<Problem>,
     /// The stalest node's age ("stale 35s"), when any node is stale.
     pub stale: Option<String>,
+    /// How old the newest data of the cluster is ("4s"): its latest answer or finished
+    /// round, to the latest report; `None` before any.
+    pub updated: Option<String>,
 }
 
 impl ClusterHealth {
@@ -155,6 +158,14 @@ impl ClusterHealth {
     pub fn warning_count(&self) -> usize {
         self.problems.len()
     }
+}
+
+/// The age of the cluster's newest data (its latest node answer or finished round) at `now`.
+fn data_age(live: &ClusterLive, now: Option<Instant>) -> Option<String> {
+    let newest = (live.node_answered.values().copied())
+        .chain(live.poll_finished)
+        .max()?;
+    Some(age_text(now?.saturating_duration_since(newest)))
 }
 
 pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth {
@@ -196,6 +207,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
         notes: notes.iter().map(|p| p.text.clone()).collect(),
         worst: all.first().map(|p| p.severity),
         stale: stalest.map(|(_, age)| age),
+        updated: data_age(live, now),
         all,
     }
 }
@@ -255,6 +267,8 @@ mod tests {
         });
         let h = cluster_health(&live, Some(t0 + Duration::from_secs(35)));
         assert_eq!(h.problems, vec!["cp-2 DOWN (stale 35s)"]);
+        // Its newest data: the answer 35 s ago.
+        assert_eq!(h.updated.as_deref(), Some("35s"));
         assert_eq!(h.stale.as_deref(), Some("stale 35s"));
         assert_eq!((h.nodes_ready, h.nodes_total), (0, 1));
     }

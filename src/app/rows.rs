@@ -155,9 +155,10 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
         },
     };
     cells.push(issue.ranked(rank));
-    cells.push(match h.stale.clone() {
-        Some(age) => TableCell::new(age, Tone::Warn),
-        None => TableCell::plain(""),
+    cells.push(match (h.stale.clone(), h.updated.clone()) {
+        (Some(age), _) => TableCell::new(age, Tone::Warn),
+        (None, Some(age)) => TableCell::plain(age),
+        (None, None) => TableCell::unknown(),
     });
     cells
 }

@@ -11,7 +11,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::Look;
 use super::progress_parts::render_scrolled;
 use super::table::pane_block;
-use crate::app::health::{NodeState, node_staleness, node_state, role_word};
+use crate::app::health::{NodeState, age_text, node_state, role_word};
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
@@ -53,9 +53,16 @@ impl<'a> NodeDetail<'a> {
             .iter()
             .map(|c| format!("{} ({})", c.name, c.reason))
             .collect();
-        let answered = match node_staleness(live, node, self.state.now) {
-            Some(age) => (age, Role::Error),
-            None => ("answered the last probe".to_string(), Role::Ok),
+        let answered = match (node.error.as_ref(), live.node_last_answer(&node.address)) {
+            (None, _) => ("answered the last probe".to_string(), Role::Ok),
+            (Some(_), Some(at)) => match self.state.now {
+                Some(now) => (
+                    format!("{} ago", age_text(now.saturating_duration_since(at))),
+                    Role::Error,
+                ),
+                None => ("before the last probe".to_string(), Role::Error),
+            },
+            (Some(_), None) => ("never answered".to_string(), Role::Error),
         };
         vec![
             field("name", node.name.clone(), Role::Text),
