@@ -166,7 +166,7 @@ pub fn node_problems<'a>(problems: &'a [Problem], node: &NodeStatus) -> Vec<&'a 
 
 /// Most severe first; within one severity the order found.
 pub fn rank(problems: &mut [Problem]) {
-    problems.sort_by(|a, b| b.severity.cmp(&a.severity));
+    problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
 }
 
 /// What a node says of itself: down (with its error), not a member, not Ready (what it
