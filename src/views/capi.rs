@@ -88,14 +88,22 @@ impl<'a> CapiPane<'a> {
         selected: bool,
     ) -> Line<'static> {
         let g = &self.look.glyphs;
-        // The tree's guide always shows; the object's name is cut after it.
+        // The tree's guide and the object's kind always show; its name is cut after them.
         let guide = row.guide(self.ascii());
-        let object = super::fit_apart(
-            &row.object,
-            name_width.saturating_sub(guide.width()),
-            g.ellipsis,
-            shared,
-        );
+        let kind = row.object.split_once('/').map_or("", |(kind, _)| kind);
+        let kept = if kind.is_empty() { 0 } else { kind.len() + 1 };
+        let room = name_width.saturating_sub(guide.width());
+        let object = if kept > 0 && kept + 4 <= room {
+            let name = super::fit_apart(
+                &row.object[kept..],
+                room - kept,
+                g.ellipsis,
+                shared.saturating_sub(kept),
+            );
+            format!("{kind}/{name}")
+        } else {
+            super::fit_apart(&row.object, room, g.ellipsis, shared)
+        };
         let name = format!("{guide}{object}");
         let mut text = format!("{name:<name_width$}");
         for &(i, w) in columns {
