@@ -6,27 +6,14 @@ mod pty_support;
 mod upgrade_common;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use pty_support::PtySession;
+use pty_support::{PtySession, env_on};
 use upgrade_common::{builtin, start};
 
 const WORK: &str = "capi-work";
 /// Generous: a debug binary on a busy 2-core machine.
 const BOUND: Duration = Duration::from_secs(60);
-
-/// Sends `keys` until `cond` holds (each try waits a few seconds), bounded by [`BOUND`].
-fn retry_until(s: &mut PtySession, what: &str, keys: &[u8], cond: impl Fn(&str) -> bool) {
-    let deadline = Instant::now() + BOUND;
-    while !cond(&s.text()) {
-        assert!(Instant::now() < deadline, "{what}:\n{}", s.text());
-        s.send(keys);
-        let until = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < until && !cond(&s.text()) {
-            s.pump(Duration::from_millis(50));
-        }
-    }
-}
 
 /// The nodes pane's NAME cells: the first word of each row under the header.
 fn node_names(text: &str) -> Vec<String> {
@@ -57,15 +44,7 @@ fn machine_names(text: &str) -> Vec<String> {
 async fn cut_names_keep_the_rows_apart_at_80_columns() {
     let fx = start(builtin("capi-stuck-rollout")).await;
     let home = tempfile::tempdir().expect("temp home");
-    let env = [
-        ("NO_COLOR", "1".to_string()),
-        ("LANG", "C".to_string()),
-        (
-            "TALOSCONFIG",
-            fx.sim.talosconfig_path().display().to_string(),
-        ),
-        ("KUBECONFIG", fx.sim.kubeconfig_path().display().to_string()),
-    ];
+    let env = env_on(&fx.sim.talosconfig_path(), &fx.sim.kubeconfig_path());
     let mut s = PtySession::start(24, 80, home.path(), &[], &env);
     s.wait_for("the fleet", BOUND, |t| {
         t.contains(WORK) && t.contains("Enter open")
@@ -90,7 +69,7 @@ async fn cut_names_keep_the_rows_apart_at_80_columns() {
     );
 
     // The management clusters are read in the background: C until its owner is known.
-    retry_until(&mut s, "the :capi screen", b"C", |t| {
+    s.retry_until("the :capi screen", b"C", BOUND, |t| {
         t.contains("Cluster API: ") && t.contains("Enter: every condition of")
     });
     s.wait_for("three control-plane Machines told apart", BOUND, |t| {

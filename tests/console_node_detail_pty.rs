@@ -8,7 +8,7 @@ mod upgrade_common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use pty_support::PtySession;
+use pty_support::{PtySession, env_on};
 use upgrade_common::{builtin, start};
 
 /// Generous: a debug binary on a busy 2-core machine.
@@ -66,17 +66,9 @@ async fn reopened_node_detail_shows_the_same_event_times() {
         .address
         .clone();
     let home = tempfile::tempdir().expect("temp home");
-    let env = [
-        ("NO_COLOR", "1".to_string()),
-        ("LANG", "C".to_string()),
-        // Event times are drawn in the system's zone: UTC here, as the check reads them.
-        ("TZ", "UTC".to_string()),
-        (
-            "TALOSCONFIG",
-            fx.sim.talosconfig_path().display().to_string(),
-        ),
-        ("KUBECONFIG", fx.sim.kubeconfig_path().display().to_string()),
-    ];
+    let mut env = env_on(&fx.sim.talosconfig_path(), &fx.sim.kubeconfig_path());
+    // Event times are drawn in the system's zone: UTC here, as the check reads them.
+    env.push(("TZ", "UTC".to_string()));
     let mut s = PtySession::start(24, 80, home.path(), &[], &env);
     s.wait_for("the fleet", BOUND, |t| {
         t.contains("healthy") && t.contains("Enter open")
