@@ -71,7 +71,8 @@ fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
     let sim = BackgroundSim::start("cp2-down", BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path(), "cp2-down");
-    s.send(b"a");
+    // Problems first: cp-2 (DOWN) is the first row, cp-1 the next.
+    s.send(b"ja");
     s.wait_for("the actions of cp-1", BOUND, |t| {
         t.contains("Actions: cp-1 in cp2-down")
     });

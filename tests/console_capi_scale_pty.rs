@@ -7,9 +7,9 @@
 mod pty_support;
 mod upgrade_common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use pty_support::PtySession;
+use pty_support::{PtySession, env_on};
 use upgrade_common::{builtin, start_scaled};
 
 const WORK: &str = "capi-work";
@@ -30,19 +30,6 @@ fn replicas(fx: &upgrade_common::Fixture, plural: &str, name: &str) -> (u64, u64
     )
 }
 
-/// Sends `keys` until `cond` holds (each try waits a few seconds), bounded by [`BOUND`].
-fn retry_until(s: &mut PtySession, what: &str, keys: &[u8], cond: impl Fn(&str) -> bool) {
-    let deadline = Instant::now() + BOUND;
-    while !cond(&s.text()) {
-        assert!(Instant::now() < deadline, "{what}:\n{}", s.text());
-        s.send(keys);
-        let until = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < until && !cond(&s.text()) {
-            s.pump(Duration::from_millis(50));
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scaling_the_workers_from_capi_ends_with_three_ready_workers_and_an_audit_line() {
     let fx = start_scaled(builtin("capi"), SCALE).await;
@@ -52,15 +39,7 @@ async fn scaling_the_workers_from_capi_ends_with_three_ready_workers_and_an_audi
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let home = tempfile::tempdir().expect("temp home");
-    let env = [
-        ("NO_COLOR", "1".to_string()),
-        ("LANG", "C".to_string()),
-        (
-            "TALOSCONFIG",
-            fx.sim.talosconfig_path().display().to_string(),
-        ),
-        ("KUBECONFIG", fx.sim.kubeconfig_path().display().to_string()),
-    ];
+    let env = env_on(&fx.sim.talosconfig_path(), &fx.sim.kubeconfig_path());
     let mut s = PtySession::start(24, 80, home.path(), &[], &env);
     s.wait_for("the fleet", BOUND, |t| {
         t.contains(WORK) && t.contains("Enter open")
@@ -68,10 +47,10 @@ async fn scaling_the_workers_from_capi_ends_with_three_ready_workers_and_an_audi
     s.send(format!(":ctx {WORK}\r").as_bytes());
     s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes ("));
     // The management clusters are read in the background: C until its owner is known.
-    retry_until(&mut s, "the :capi screen", b"C", |t| {
+    s.retry_until("the :capi screen", b"C", BOUND, |t| {
         t.contains("Cluster API: ") && t.contains("Enter: every condition of")
     });
-    retry_until(&mut s, "the MachineDeployment selected", b"j", |t| {
+    s.retry_until("the MachineDeployment selected", b"j", BOUND, |t| {
         t.contains("Enter: every condition of MachineDeployment/capi-work-md-0")
     });
     s.send(b"s");

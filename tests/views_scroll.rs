@@ -142,6 +142,7 @@ fn node_detail_events_scroll() {
             summary: format!("machine event {i:02}"),
             at,
             unix: 1_796_052_057 + i,
+            id: None,
         };
         update(&mut s, Action::Event(AppEvent::Fleet(event)));
     }

@@ -4,41 +4,14 @@
 //! pane show. Pure.
 use std::time::{Duration, Instant};
 
-use crate::fleet::cert_expiry::{ExpiryVerdict, expiry_problem};
+use crate::fleet::problems::{Problem, Readings, Severity, cluster_problems};
 use crate::fleet::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
 use crate::versions::{
     ControlPlaneComponent, KubeVersion, NodeVersions, SkewWarning, TalosVersion, Version,
     skew_warnings,
 };
 
-/// A node's state as a word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeState {
-    Ready,
-    NotReady,
-    /// It did not answer the last probe.
-    Down,
-}
-
-impl NodeState {
-    pub fn word(self) -> &'static str {
-        match self {
-            NodeState::Ready => "Ready",
-            NodeState::NotReady => "NotReady",
-            NodeState::Down => "DOWN",
-        }
-    }
-}
-
-pub fn node_state(node: &NodeStatus) -> NodeState {
-    if node.error.is_some() {
-        NodeState::Down
-    } else if node.ready && node.k8s_ready != Some(false) {
-        NodeState::Ready
-    } else {
-        NodeState::NotReady
-    }
-}
+pub use crate::fleet::problems::{NodeState, node_state};
 
 pub fn role_word(role: NodeRole) -> &'static str {
     match role {
@@ -79,21 +52,10 @@ pub fn node_staleness(
 /// alarms (an alarmed member still votes, but NOSPACE and CORRUPT stop
 /// writes) names the alarm instead of a lost quorum.
 pub fn etcd_line(etcd: &EtcdReport) -> String {
-    let alarm = (!votes_lost(etcd))
+    let alarm = (!etcd.votes_lost())
         .then(|| etcd.alarms.first().map(|a| a.alarm.as_str()))
         .flatten();
     quorum_line(&etcd.quorum, alarm)
-}
-
-/// Whether too few voting members answer for a majority (alarms aside).
-fn votes_lost(etcd: &EtcdReport) -> bool {
-    let alarmed = |id: &str| etcd.alarms.iter().any(|a| a.member_id == id);
-    let voting = Quorum::of_members(
-        etcd.members
-            .iter()
-            .map(|m| (m.is_learner, m.healthy || alarmed(&m.id))),
-    );
-    voting.members > 0 && !voting.has_quorum()
 }
 
 /// "3 members, 2 healthy, quorum 2, can lose 0" ("1 member"), and why writes stop when a
@@ -176,90 +138,64 @@ pub struct ClusterHealth {
     pub talos_max: Option<TalosVersion>,
     pub kubernetes: Option<String>,
     pub skew: Vec<SkewWarning>,
-    /// What is wrong, most serious first, each naming the node or member.
+    /// What is wrong, most serious first, each naming the node or member: the warnings only.
     pub problems: Vec<String>,
+    /// What is said, not warned about (a cordon, a node no longer a member).
+    pub notes: Vec<String>,
+    /// The worst severity among problems and notes.
+    pub worst: Option<Severity>,
+    /// Every problem and note, most severe first, for the nodes' own rows.
+    pub all: Vec<Problem>,
     /// The stalest node's age ("stale 35s"), when any node is stale.
     pub stale: Option<String>,
+    /// How old the newest data of the cluster is ("4s"): its latest answer or finished
+    /// round, to the latest report; `None` before any.
+    pub updated: Option<String>,
 }
 
 impl ClusterHealth {
-    /// Skew warnings and problems together.
+    /// Skew warnings and problems together (information is not counted).
     pub fn warning_count(&self) -> usize {
         self.problems.len()
     }
 }
 
+/// The age of the cluster's newest data (its latest node answer or finished round) at `now`.
+fn data_age(live: &ClusterLive, now: Option<Instant>) -> Option<String> {
+    let newest = (live.node_answered.values().copied())
+        .chain(live.poll_finished)
+        .max()?;
+    Some(age_text(now?.saturating_duration_since(newest)))
+}
+
 pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth {
     let status = &live.status;
-    let mut problems = Vec::new();
-    if let Some(error) = &status.error {
-        problems.push(format!("cannot ask: {error}"));
-    }
-    let mut stalest: Option<(Instant, String)> = None;
-    let mut ready = 0;
-    for node in &status.nodes {
-        match node_state(node) {
-            NodeState::Ready => ready += 1,
-            NodeState::NotReady => {
-                let why = node.unmet_names();
-                problems.push(if why.is_empty() {
-                    format!("{} NotReady", node.name)
-                } else {
-                    format!("{} NotReady: waits for {}", node.name, why.join(", "))
-                });
-            }
-            NodeState::Down => {
-                let age = node_staleness(live, node, now).unwrap_or_default();
-                problems.push(format!("{} DOWN ({age})", node.name));
-                // How stale the cluster's data is: a node that never answered has no data
-                // to be stale (the cluster answered; the problem above says "no answer").
-                if let Some(last) = live.node_last_answer(&node.address)
-                    && stalest.as_ref().is_none_or(|(prev, _)| last < *prev)
-                {
-                    stalest = Some((last, age));
-                }
-            }
-        }
-        if node.cordoned == Some(true) {
-            problems.push(format!("{} cordoned", node.name));
-        }
-    }
-    let etcd = &status.etcd;
-    for m in etcd.members.iter().filter(|m| !m.healthy) {
-        problems.push(format!("etcd {} unhealthy", m.hostname));
-    }
-    for a in &etcd.alarms {
-        let who = a.hostname.as_deref().unwrap_or(&a.member_id);
-        problems.push(format!("etcd alarm {} on {who}", a.alarm));
-    }
-    let q = etcd.quorum;
-    if q.members > 0 && !q.has_quorum() && votes_lost(etcd) {
-        problems.insert(0, "etcd QUORUM LOST".to_string());
-    } else if q.members > 1 && q.tolerates == 0 {
-        problems.push("etcd can lose 0".to_string());
-    }
-    if let Some(error) = status.kubernetes.as_ref().and_then(|k| k.error.as_ref()) {
-        problems.push(format!("kubernetes: {error}"));
-    }
-    // Certificates within 7 days (or past) rank with what is broken, within 30 with warnings.
-    let certs = |level| {
-        live.certs
-            .iter()
-            .filter(move |c| c.verdict == level)
-            .filter_map(expiry_problem)
-    };
-    problems.extend(certs(ExpiryVerdict::Fail));
     let versions = node_versions(status);
     let skew = skew_warnings(&versions);
-    problems.extend(skew.iter().map(|w| w.message.clone()));
-    problems.extend(certs(ExpiryVerdict::Warn));
+    let staleness = |node: &NodeStatus| node_staleness(live, node, now);
+    let readings = Readings {
+        certs: &live.certs,
+        skew: &skew,
+    };
+    let all = cluster_problems(status, readings, &staleness);
+    // How stale the cluster's data is: a node that never answered has no data to be stale
+    // (the cluster answered; its problem says "no answer").
+    let stalest = (status.nodes.iter())
+        .filter(|n| node_state(n) == NodeState::Down)
+        .filter_map(|n| Some((live.node_last_answer(&n.address)?, staleness(n)?)))
+        .min_by_key(|(last, _)| *last);
+    let ready = (status.nodes.iter())
+        .filter(|n| node_state(n) == NodeState::Ready)
+        .count();
+    let (warnings, notes): (Vec<&Problem>, Vec<&Problem>) =
+        all.iter().partition(|p| p.severity.is_warning());
     let talos: Vec<TalosVersion> = versions.into_iter().filter_map(|n| n.talos).collect();
     ClusterHealth {
         has_data: live.has_data(),
         reachable: status.reachable,
         nodes_ready: ready,
-        nodes_total: status.nodes.len(),
-        quorum: q,
+        nodes_total: status.nodes.iter().filter(|n| !n.not_a_member).count(),
+        quorum: status.etcd.quorum,
         talos_min: Version::lowest(&talos).cloned(),
         talos_max: Version::highest(&talos).cloned(),
         kubernetes: status
@@ -267,8 +203,12 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
             .as_ref()
             .and_then(|k| k.server_version.clone()),
         skew,
-        problems,
+        problems: warnings.iter().map(|p| p.text.clone()).collect(),
+        notes: notes.iter().map(|p| p.text.clone()).collect(),
+        worst: all.first().map(|p| p.severity),
         stale: stalest.map(|(_, age)| age),
+        updated: data_age(live, now),
+        all,
     }
 }
 
@@ -327,8 +267,32 @@ mod tests {
         });
         let h = cluster_health(&live, Some(t0 + Duration::from_secs(35)));
         assert_eq!(h.problems, vec!["cp-2 DOWN (stale 35s)"]);
+        // Its newest data: the answer 35 s ago.
+        assert_eq!(h.updated.as_deref(), Some("35s"));
         assert_eq!(h.stale.as_deref(), Some("stale 35s"));
         assert_eq!((h.nodes_ready, h.nodes_total), (0, 1));
+    }
+
+    #[test]
+    fn a_cordon_is_said_but_is_not_a_warning() {
+        let mut live = ClusterLive::default();
+        live.apply(crate::fleet::FleetEvent::Node {
+            cluster: "prod".into(),
+            node: NodeStatus {
+                name: "w-2".into(),
+                address: "127.10.0.5".into(),
+                ready: true,
+                k8s_ready: Some(true),
+                cordoned: Some(true),
+                ..Default::default()
+            },
+            at: Instant::now(),
+        });
+        let h = cluster_health(&live, None);
+        assert_eq!(h.warning_count(), 0);
+        assert!(h.problems.is_empty(), "{:?}", h.problems);
+        assert_eq!(h.notes, vec!["w-2 cordoned"]);
+        assert_eq!(h.worst, Some(Severity::Info));
     }
 
     #[test]

@@ -3,16 +3,16 @@
 //! cluster in use. Cells not known yet are placeholders, never waits.
 use std::collections::HashMap;
 
-use super::health::{NodeState, node_staleness, node_state, role_word};
+use super::health::{NodeState, node_state, role_word};
 use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::discovery::Cluster;
+use crate::fleet::problems::{Problem, Severity, node_problems};
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
 pub use crate::printable::bytes_text;
-use crate::talos::MachineStage;
 
 pub const FLEET_COLUMNS: &[Column] = &[
-    col("NAME", Width::Fill(2)),
+    col("NAME", Width::Fill(2)).names(),
     wide("CONTEXTS", Width::Fill(2)),
     col("REACH", Width::Content),
     col("NODES", Width::Content),
@@ -28,7 +28,7 @@ pub const FLEET_COLUMNS: &[Column] = &[
 pub const FLEET_DEFAULT_SORT: usize = 7;
 
 pub const NODE_COLUMNS: &[Column] = &[
-    col("NAME", Width::Fill(2)),
+    col("NAME", Width::Fill(2)).names(),
     col("ROLE", Width::Content),
     col("ADDRESS", Width::Content),
     // Wide only: the node detail says it at every size.
@@ -38,11 +38,14 @@ pub const NODE_COLUMNS: &[Column] = &[
     col("TALOS", Width::Content),
     col("KUBELET", Width::Content),
     wide("CORDON", Width::Content),
-    col("ISSUE", Width::Fill(3)),
+    col("ISSUE", Width::Fill(3)).worst_first(),
 ];
 
+/// The nodes pane's order until the operator sorts: problems first (ISSUE), then by name.
+pub const NODE_DEFAULT_SORT: usize = 9;
+
 pub const ETCD_COLUMNS: &[Column] = &[
-    col("HOSTNAME", Width::Fill(2)),
+    col("HOSTNAME", Width::Fill(2)).names(),
     col("ID", Width::Content),
     col("ROLE", Width::Content),
     col("HEALTH", Width::Content),
@@ -54,7 +57,7 @@ pub const ETCD_COLUMNS: &[Column] = &[
 ];
 
 pub const VERSION_COLUMNS: &[Column] = &[
-    col("NODE", Width::Fill(2)),
+    col("NODE", Width::Fill(2)).names(),
     col("ROLE", Width::Content),
     col("TALOS", Width::Content),
     col("KUBELET", Width::Content),
@@ -133,23 +136,29 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
     });
     cells.push(TableCell::maybe(h.kubernetes.as_deref()));
     let count = h.warning_count();
-    cells.push(TableCell::new(
-        count.to_string(),
-        if count == 0 { Tone::Muted } else { Tone::Warn },
-    ));
+    let rank = h.worst.map_or(0, Severity::rank);
+    cells.push(
+        TableCell::new(
+            count.to_string(),
+            if count == 0 { Tone::Muted } else { Tone::Warn },
+        )
+        .ranked(rank),
+    );
     // A rollout explains most problems (a node rebooting), so it comes first.
-    cells.push(match (&live.status.rollout, h.problems.first()) {
+    let issue = match (&live.status.rollout, h.all.first()) {
         (Some(rollout), _) => TableCell::new(rollout.brief(), Tone::Warn),
-        (None, Some(p)) => TableCell::new(p.clone(), Tone::Error),
+        (None, Some(p)) => TableCell::new(p.text.clone(), problem_tone(p.severity)),
         (None, None) => match state.fleet.capi.owner(&cluster.name) {
             // All is well: the row says who owns the cluster instead.
             Some(owner) => TableCell::new(format!("CAPI: {owner}"), Tone::Ok),
             None => TableCell::new("ok", Tone::Ok),
         },
-    });
-    cells.push(match h.stale.clone() {
-        Some(age) => TableCell::new(age, Tone::Warn),
-        None => TableCell::plain(""),
+    };
+    cells.push(issue.ranked(rank));
+    cells.push(match (h.stale.clone(), h.updated.clone()) {
+        (Some(age), _) => TableCell::new(age, Tone::Warn),
+        (None, Some(age)) => TableCell::plain(age),
+        (None, None) => TableCell::unknown(),
     });
     cells
 }
@@ -159,49 +168,49 @@ fn ready_cell(state: NodeState) -> TableCell {
         NodeState::Ready => Tone::Ok,
         NodeState::NotReady => Tone::Warn,
         NodeState::Down => Tone::Error,
+        NodeState::NotAMember => Tone::Muted,
     };
     TableCell::new(state.word(), tone)
+}
+
+/// How a problem of `severity` is coloured: what is broken red, warnings
+/// yellow, information plain.
+fn problem_tone(severity: Severity) -> Tone {
+    match severity {
+        Severity::Down | Severity::Etcd => Tone::Error,
+        Severity::NotReady | Severity::CertificateExpiring | Severity::VersionSkew => Tone::Warn,
+        Severity::Info => Tone::Plain,
+    }
 }
 
 fn role_cell(role: NodeRole) -> TableCell {
     TableCell::plain(role_word(role))
 }
 
-/// What is wrong with a node in a few words: how stale and why, what it
-/// waits for, an unusual stage, a cordon (the last two also have columns
-/// when the table is wide).
-fn node_issue(live: &ClusterLive, n: &NodeStatus, state: &AppState) -> TableCell {
-    if let Some(age) = node_staleness(live, n, state.now) {
-        let error = n.error.as_deref().unwrap_or_default();
-        return TableCell::new(format!("{age}: {error}"), Tone::Error);
-    }
-    let mut parts = Vec::new();
-    if !n.unmet_conditions.is_empty() {
-        let names: Vec<&str> = n.unmet_conditions.iter().map(|c| c.name.as_str()).collect();
-        parts.push(format!("waits: {}", names.join(", ")));
-    }
-    if let Some(stage) = n.stage.filter(|s| *s != MachineStage::Running) {
-        parts.push(stage.to_string());
-    }
-    if n.cordoned == Some(true) {
-        parts.push("cordoned".to_string());
-    }
-    if parts.is_empty() {
-        TableCell::plain("")
-    } else {
-        TableCell::new(parts.join("; "), Tone::Warn)
-    }
+/// Every problem of a node, most severe first: the first in words, `+N` for
+/// the rest (node detail lists them all).
+fn node_issue(problems: &[Problem], n: &NodeStatus) -> TableCell {
+    let mine = node_problems(problems, n);
+    let Some(first) = mine.first() else {
+        return TableCell::plain("");
+    };
+    let text = match mine.len() {
+        1 => first.on_node.clone(),
+        more => format!("{} +{}", first.on_node, more - 1),
+    };
+    TableCell::new(text, problem_tone(first.severity)).ranked(first.severity.rank())
 }
 
 pub fn node_rows(state: &AppState) -> Vec<TableRow> {
     let Some(live) = state.current_live() else {
         return Vec::new();
     };
+    let health = super::prepared::health(state, &live.status.name, live);
     live.status
         .nodes
         .iter()
         .map(|n| {
-            let issue = node_issue(live, n, state);
+            let issue = node_issue(&health.all, n);
             TableRow {
                 key: n.address.clone(),
                 cells: vec![

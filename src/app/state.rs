@@ -24,14 +24,17 @@ pub struct Tables {
 }
 
 impl Default for Tables {
-    /// The fleet starts problems first; the cluster panes by name.
+    /// The fleet and the nodes pane start problems first; the other cluster panes by name.
     fn default() -> Tables {
         Tables {
             fleet: TableView {
                 sort: super::rows::FLEET_DEFAULT_SORT,
                 ..TableView::default()
             },
-            nodes: TableView::default(),
+            nodes: TableView {
+                sort: super::rows::NODE_DEFAULT_SORT,
+                ..TableView::default()
+            },
             etcd: TableView::default(),
             versions: TableView::default(),
         }

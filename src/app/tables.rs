@@ -24,6 +24,9 @@ pub enum Tone {
 pub struct TableCell {
     pub text: String,
     pub tone: Tone,
+    /// How bad what the cell says is, for problems-first sorting (`fleet::problems`'s
+    /// `Severity::rank`; 0 for nothing wrong).
+    pub rank: u8,
 }
 
 impl TableCell {
@@ -31,7 +34,13 @@ impl TableCell {
         TableCell {
             text: text.into(),
             tone,
+            rank: 0,
         }
+    }
+
+    /// The same cell, ranked `rank` for problems-first sorting.
+    pub fn ranked(self, rank: u8) -> TableCell {
+        TableCell { rank, ..self }
     }
 
     pub fn plain(text: impl Into<String>) -> TableCell {
@@ -78,8 +87,9 @@ pub enum Width {
 pub enum Order {
     /// By the cell's text, numbers as numbers.
     Text,
-    /// The rows with the worst tone first (errors, then warnings), then by
-    /// the cell's number, highest first: problems first, as on-call wants.
+    /// Problems first, as on-call wants: the rows whose cells rank worst
+    /// first (`fleet::problems`' severity order), then the worst tone (errors,
+    /// then warnings), then by the cell's number, highest first, then by name.
     WorstFirst,
 }
 
@@ -91,6 +101,9 @@ pub struct Column {
     /// (what they say is repeated elsewhere on the screen).
     pub narrow: bool,
     pub order: Order,
+    /// Names: when cut, cut in the middle keeping the part that tells the rows apart
+    /// (`views::fit_apart`), and the selected row's full name is shown beside the table.
+    pub names: bool,
 }
 
 pub const fn col(title: &'static str, width: Width) -> Column {
@@ -99,6 +112,7 @@ pub const fn col(title: &'static str, width: Width) -> Column {
         width,
         narrow: true,
         order: Order::Text,
+        names: false,
     }
 }
 
@@ -111,6 +125,14 @@ pub const fn wide(title: &'static str, width: Width) -> Column {
 }
 
 impl Column {
+    /// The same column, holding names (see `names`).
+    pub const fn names(self) -> Column {
+        Column {
+            names: true,
+            ..self
+        }
+    }
+
     /// The same column, sorting problems first.
     pub const fn worst_first(self) -> Column {
         Column {
@@ -221,11 +243,16 @@ pub fn shape(
                 .cmp(&severity(a))
                 // Unknown still last; known numbers highest first.
                 .then_with(|| x.text.is_empty().cmp(&y.text.is_empty()))
-                .then_with(|| natural_cmp(&y.text, &x.text)),
+                .then_with(|| highest_first(&x.text, &y.text)),
             (Some(x), Some(y)) => natural_cmp(&x.text, &y.text),
             _ => Ordering::Equal,
         };
-        let order = by_column.then_with(|| natural_cmp(&a.key, &b.key));
+        fn name(r: &TableRow) -> &str {
+            r.cells.first().map_or("", |c| c.text.as_str())
+        }
+        let order = by_column
+            .then_with(|| natural_cmp(name(a), name(b)))
+            .then_with(|| natural_cmp(&a.key, &b.key));
         if view.reverse { order.reverse() } else { order }
     });
     TableData {
@@ -236,17 +263,27 @@ pub fn shape(
     }
 }
 
-/// How bad a row looks: its worst cell's tone (2 error, 1 warning, 0 else).
-fn severity(row: &TableRow) -> u8 {
-    row.cells
-        .iter()
+/// How bad a row looks: its worst cell's rank, then its worst cell's tone
+/// (2 error, 1 warning, 0 else).
+fn severity(row: &TableRow) -> (u8, u8) {
+    let rank = row.cells.iter().map(|c| c.rank).max().unwrap_or(0);
+    let tone = (row.cells.iter())
         .map(|c| match c.tone {
             Tone::Error => 2,
             Tone::Warn => 1,
             _ => 0,
         })
         .max()
-        .unwrap_or(0)
+        .unwrap_or(0);
+    (rank, tone)
+}
+
+/// Cells that are numbers, highest first; others do not order the rows.
+fn highest_first(x: &str, y: &str) -> Ordering {
+    match (x.parse::<u64>(), y.parse::<u64>()) {
+        (Ok(x), Ok(y)) => y.cmp(&x),
+        _ => Ordering::Equal,
+    }
 }
 
 pub use crate::natural::natural_cmp;
@@ -307,5 +344,34 @@ mod tests {
         let t = shape(TableKind::Fleet, WORST, rows, &view);
         let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
         assert_eq!(keys, vec!["d-down", "c-warn", "b-warn", "a-ok"]);
+    }
+
+    #[test]
+    fn worst_first_ranks_by_severity_then_sorts_by_name() {
+        const ISSUES: &[Column] = &[
+            col("NAME", Width::Fill(1)),
+            col("ISSUE", Width::Fill(1)).worst_first(),
+        ];
+        let issue = |key: &str, text: &str, rank: u8| TableRow {
+            key: format!("127.0.0.{}", 9 - key.len()),
+            cells: vec![
+                TableCell::plain(key),
+                TableCell::new(text, Tone::Warn).ranked(rank),
+            ],
+        };
+        let rows = vec![
+            issue("cp-1", "cordoned", 1),
+            issue("cp-10", "", 0),
+            issue("cp-2", "", 0),
+            issue("w-2", "DOWN", 6),
+            issue("cp-3", "NotReady", 4),
+        ];
+        let view = TableView {
+            sort: 1,
+            ..TableView::default()
+        };
+        let t = shape(TableKind::Nodes, ISSUES, rows, &view);
+        let names: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
+        assert_eq!(names, vec!["w-2", "cp-3", "cp-1", "cp-2", "cp-10"]);
     }
 }

@@ -2,7 +2,9 @@
 //! talosconfig context (or the one named by --context), collected concurrently
 //! and printed as a table or as the JSON contract, all within one deadline
 //! (`--timeout`). Exit 0/1/2: all answered / some nodes or a Kubernetes API
-//! did not / configuration error.
+//! did not / configuration error. A node only the talosconfig still names (no
+//! longer an etcd member nor a Kubernetes node) is listed as not a member and
+//! does not fail it.
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,6 +12,7 @@ use std::time::Duration;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::kubernetes::unusable_kube_context;
+use crate::fleet::problems::{Readings, Severity, cluster_problems, node_problems};
 use crate::fleet::{
     ClusterStatus, CollectOptions, FleetStatus, NodeStatus, apply_kubernetes, collect_discovered,
 };
@@ -254,23 +257,31 @@ fn table(fleet: &FleetStatus) -> String {
             .map(String::from)
             .to_vec(),
         ];
+        let problems = cluster_problems(c, Readings::default(), &|_| None);
         for n in &c.nodes {
-            let problem = match &n.error {
-                Some(e) => e.clone(),
-                None => n
-                    .unmet_conditions
-                    .iter()
-                    .map(|u| format!("{}: {}", u.name, u.reason))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            };
+            // Most severe first, in the console's order; what a node waits for with its reason.
+            let problem = node_problems(&problems, n)
+                .iter()
+                .map(|p| match p.severity {
+                    Severity::NotReady if !n.unmet_conditions.is_empty() => n
+                        .unmet_conditions
+                        .iter()
+                        .map(|u| format!("{}: {}", u.name, u.reason))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    _ => p.on_node.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
             rows.push(vec![
                 n.name.clone(),
                 n.address.clone(),
                 n.role.as_str().to_string(),
                 n.talos_version.clone().unwrap_or_else(|| "-".into()),
                 n.stage.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
-                if n.error.is_some() {
+                if n.not_a_member {
+                    "not a member".into()
+                } else if n.error.is_some() {
                     "-".into()
                 } else {
                     yes_no(n.ready)
@@ -401,6 +412,31 @@ mod tests {
         assert!(text.contains("unreachable: down"), "{text}");
         assert!(text.contains("tolerates 0 more failures"), "{text}");
         assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_BLOCKED));
+    }
+
+    #[test]
+    fn a_node_no_longer_a_member_is_listed_as_such_and_does_not_fail() {
+        let mut c = ClusterStatus {
+            name: "capi-work".into(),
+            reachable: true,
+            ..Default::default()
+        };
+        c.nodes.push(NodeStatus {
+            name: "127.10.5.9".into(),
+            address: "127.10.5.9".into(),
+            error: Some("node 127.10.5.9 is unreachable: connection refused".into()),
+            not_a_member: true,
+            ..Default::default()
+        });
+        let fleet = FleetStatus { clusters: vec![c] };
+        let text = table(&fleet);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("127.10.5.9"))
+            .expect("the node's row");
+        assert!(row.contains("not a member"), "{text}");
+        assert!(!row.contains("DOWN"), "{text}");
+        assert_eq!(exit_code(&fleet), ExitCode::SUCCESS);
     }
 
     #[test]

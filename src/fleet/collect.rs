@@ -51,8 +51,11 @@ fn host_of(endpoint: &str) -> &str {
     host.trim_start_matches('[').trim_end_matches(']')
 }
 
-/// The first non-empty list any of a few nodes gives for `ask` (endpoints
-/// first: they are usually control planes). `None` when nobody answered with one.
+/// The first non-empty list any node gives for `ask`, asking `sources` nodes at a time
+/// (endpoints first: they are usually control planes) and the next one whenever one fails
+/// to answer,
+/// so a talosconfig whose first nodes were removed still finds the list. `None` when nobody
+/// answered with one.
 pub async fn first_list<'a, T, F, Fut>(
     client: &'a TalosClient,
     nodes: &'a [String],
@@ -66,16 +69,18 @@ where
     let endpoint_hosts: Vec<&str> = client.endpoints().iter().map(|e| host_of(e)).collect();
     let mut order: Vec<&'a String> = nodes.iter().collect();
     order.sort_by_key(|n| !endpoint_hosts.contains(&n.as_str()));
-    let mut asks: FuturesUnordered<_> = order
-        .into_iter()
+    let mut waiting = order.into_iter();
+    let mut asks: FuturesUnordered<_> = waiting
+        .by_ref()
         .take(sources.max(1))
         .map(|n| ask(n.as_str()))
         .collect();
     while let Some(result) = asks.next().await {
-        if let Ok(list) = result
-            && !list.is_empty()
-        {
-            return Some(list);
+        match result {
+            Ok(list) if !list.is_empty() => return Some(list),
+            // An empty list is an answer (discovery disabled): only a failure asks another.
+            Ok(_) => {}
+            Err(_) => asks.extend(waiting.next().map(|n| ask(n.as_str()))),
         }
     }
     None
@@ -192,6 +197,7 @@ pub fn probe_nodes(
             role: NodeRole::Unknown,
             hostname: None,
             source: NodeSource::Talosconfig,
+            unknown_to_etcd_and_kubernetes: false,
         });
         async move { probe_node(client, &plan).await }
     })

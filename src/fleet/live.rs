@@ -10,7 +10,7 @@ use crate::kube::KubeNode;
 use crate::talos::ServiceStatus;
 
 use super::kubernetes::{KubernetesFacts, apply_kube_node, apply_kubernetes};
-use super::membership::{Answered, NodePlan, still_in_cluster};
+use super::membership::{Answered, NodePlan, left_the_cluster, still_in_cluster};
 use super::status::{ClusterStatus, EtcdReport, NodeStatus};
 
 /// How many recent events are kept per node for the detail view.
@@ -70,8 +70,12 @@ pub enum FleetEvent {
         node: String,
         summary: String,
         at: Instant,
-        /// When it arrived, seconds since the Unix epoch (shown beside it).
+        /// When it happened on the node (its id's time), else when it arrived; seconds
+        /// since the Unix epoch, shown beside it.
         unix: u64,
+        /// The node's id of the event; a replay of one already held (the stream tails
+        /// its recent events again when the detail reopens) is not added twice.
+        id: Option<String>,
     },
     /// When the cluster's certificates end, read once per poll round.
     Certificates {
@@ -118,6 +122,8 @@ pub struct ClusterLive {
     pub polling: bool,
     pub services: HashMap<String, (Result<Vec<ServiceStatus>, String>, Instant)>,
     pub events: HashMap<String, VecDeque<(Instant, u64, String)>>,
+    /// The node's ids of the events in `events`, oldest first.
+    pub event_ids: HashMap<String, VecDeque<String>>,
     /// When the cluster's certificates end (the latest round's reading).
     pub certs: Vec<super::cert_expiry::CertExpiry>,
 }
@@ -191,16 +197,17 @@ impl ClusterLive {
 
     /// Drops the nodes that left the cluster and puts the rest in the list's order.
     fn fold_membership(&mut self, list: &[NodePlan], answered: Answered) -> bool {
-        let shown = |nodes: &[NodeStatus]| -> Vec<(String, String, super::NodeSource)> {
+        let shown = |nodes: &[NodeStatus]| -> Vec<(String, String, super::NodeSource, bool)> {
             nodes
                 .iter()
-                .map(|n| (n.address.clone(), n.name.clone(), n.source))
+                .map(|n| (n.address.clone(), n.name.clone(), n.source, n.not_a_member))
                 .collect()
         };
         let before = shown(&self.status.nodes);
         for node in &mut self.status.nodes {
             if let Some(plan) = list.iter().find(|p| p.address == node.address) {
                 node.source = plan.source;
+                node.not_a_member = left_the_cluster(node, plan, answered);
                 // A node that did not answer was probed before Kubernetes (or a later
                 // source) named it: the round's final list names it now.
                 if let Some(hostname) = plan.hostname.as_deref().filter(|h| !h.is_empty())
@@ -299,8 +306,19 @@ impl ClusterLive {
                 summary,
                 at,
                 unix,
+                id,
                 ..
             } => {
+                if let Some(id) = id {
+                    let ids = self.event_ids.entry(node.clone()).or_default();
+                    if ids.contains(&id) {
+                        return false;
+                    }
+                    if ids.len() == EVENTS_PER_NODE {
+                        ids.pop_front();
+                    }
+                    ids.push_back(id);
+                }
                 let log = self.events.entry(node).or_default();
                 if log.len() == EVENTS_PER_NODE {
                     log.pop_front();
@@ -461,6 +479,7 @@ mod tests {
             address: a.into(),
             role: NodeRole::Worker,
             hostname: None,
+            unknown_to_etcd_and_kubernetes: false,
             source,
         };
         let changed = fleet.apply(FleetEvent::Membership {
@@ -513,6 +532,7 @@ mod tests {
                 role: NodeRole::Controlplane,
                 hostname: Some(hostname.into()),
                 source: NodeSource::Talosconfig,
+                unknown_to_etcd_and_kubernetes: false,
             }],
             answered: Answered::default(),
             at: t0,
@@ -535,8 +555,19 @@ mod tests {
                 summary: format!("e{i}"),
                 at: t0,
                 unix: 1_796_052_057,
+                id: Some(format!("id-{i}")),
             });
         }
+        // The stream replays the newest event: held once.
+        let replayed = FleetEvent::NodeEvent {
+            cluster: "c".into(),
+            node: "a".into(),
+            summary: format!("e{}", EVENTS_PER_NODE + 9),
+            at: t0,
+            unix: 1_796_052_057,
+            id: Some(format!("id-{}", EVENTS_PER_NODE + 9)),
+        };
+        assert!(!fleet.apply(replayed));
         let log = &fleet.cluster("c").unwrap().events["a"];
         assert_eq!(log.len(), EVENTS_PER_NODE);
         assert_eq!(log.back().map(|e| e.2.as_str()), Some("e59"));

@@ -13,6 +13,10 @@ pub struct NodePlan {
     pub role: NodeRole,
     pub hostname: Option<String>,
     pub source: NodeSource,
+    /// Neither the etcd member list nor the Kubernetes nodes name it (Talos discovery may:
+    /// the discovery service keeps a member it no longer hears from for 30 minutes,
+    /// siderolabs/discovery-service README).
+    pub unknown_to_etcd_and_kubernetes: bool,
 }
 
 impl NodePlan {
@@ -22,6 +26,10 @@ impl NodePlan {
             role: NodeRole::Unknown,
             hostname: None,
             source,
+            unknown_to_etcd_and_kubernetes: !matches!(
+                source,
+                NodeSource::Etcd | NodeSource::Kubernetes
+            ),
         }
     }
 
@@ -143,6 +151,9 @@ fn merge(
 ) {
     if let Some(known) = list.iter_mut().find(|p| p.is(addresses, names)) {
         known.learn(role, hostname);
+        if matches!(source, NodeSource::Etcd | NodeSource::Kubernetes) {
+            known.unknown_to_etcd_and_kubernetes = false;
+        }
     } else if let Some(address) = address {
         let mut plan = NodePlan::new(address, source);
         plan.learn(role, hostname);
@@ -159,6 +170,19 @@ fn url_host(url: &str) -> &str {
         _ => rest,
     };
     host.trim_start_matches('[').trim_end_matches(']')
+}
+
+/// Whether `node`, as `plan` lists it after a round whose sources `answered`, is a node the
+/// talosconfig still names although it left the cluster: it does not answer, and etcd and
+/// Kubernetes both answered without it. A removed node leaves both (Talos's "How to scale
+/// down a Talos cluster": `talosctl reset` leaves etcd, then `kubectl delete node`; a Cluster
+/// API Machine's deletion does the same), but nothing edits the operator's talosconfig.
+pub fn left_the_cluster(node: &NodeStatus, plan: &NodePlan, answered: Answered) -> bool {
+    node.error.is_some()
+        && plan.source == NodeSource::Talosconfig
+        && plan.unknown_to_etcd_and_kubernetes
+        && answered.etcd
+        && answered.kubernetes
 }
 
 /// Whether a known node stays after a round that listed `list`: it is listed,
@@ -311,6 +335,42 @@ mod tests {
             source,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_silent_talosconfig_node_etcd_and_kubernetes_forgot_left_the_cluster() {
+        // 127.10.0.1's Machine was deleted: discovery still lists it (its TTL), etcd and
+        // Kubernetes do not. 127.10.0.2 is a worker only Kubernetes knows.
+        let talosconfig = ["127.10.0.1".to_string(), "127.10.0.2".to_string()];
+        let members = [member("cp-1", &["127.10.0.1"], "controlplane")];
+        let etcd = [etcd("cp-3", "127.10.0.3")];
+        let kube = [
+            kube("w-1", "127.10.0.2", &[]),
+            kube("cp-3", "127.10.0.3", &[]),
+        ];
+        let sources = NodeSources {
+            talosconfig: &talosconfig,
+            members: Some(&members),
+            etcd: Some(&etcd),
+            kubernetes: Some(&kube),
+        };
+        let list = node_list(&sources);
+        let silent = |address: &str| NodeStatus {
+            error: Some("connection refused".into()),
+            ..known(address, NodeSource::Talosconfig)
+        };
+        let answered = sources.answered();
+        assert!(left_the_cluster(&silent("127.10.0.1"), &list[0], answered));
+        assert!(!left_the_cluster(&silent("127.10.0.2"), &list[1], answered));
+        // A node that answers is in the cluster whatever the lists say.
+        let talking = known("127.10.0.1", NodeSource::Talosconfig);
+        assert!(!left_the_cluster(&talking, &list[0], answered));
+        // Without Kubernetes' answer nobody can tell: the node stays DOWN.
+        let unsure = Answered {
+            kubernetes: false,
+            ..answered
+        };
+        assert!(!left_the_cluster(&silent("127.10.0.1"), &list[0], unsure));
     }
 
     #[test]

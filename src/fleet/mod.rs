@@ -3,7 +3,8 @@
 //! math, the one collector (`round`) that fills the model from the Talos
 //! and Kubernetes APIs for the console and the commands alike, the health
 //! checklist a node's HealthCheck stream (or the client-side checks) fills
-//! in, and certificate expiry.
+//! in, certificate expiry, and the one severity order of what is wrong
+//! (`problems`).
 pub mod cert_expiry;
 pub mod client_checks;
 pub mod collect;
@@ -12,6 +13,7 @@ pub mod kubernetes;
 pub mod live;
 pub mod membership;
 pub mod poller;
+pub mod problems;
 pub mod quorum;
 pub mod rollout_lease;
 pub mod round;

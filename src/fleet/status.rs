@@ -53,8 +53,10 @@ pub struct ClusterStatus {
 }
 
 impl ClusterStatus {
+    /// Whether the cluster and every node of it answered; a node the talosconfig names that
+    /// is no longer a member is not one of its nodes.
     pub fn every_node_answered(&self) -> bool {
-        self.error.is_none() && self.nodes.iter().all(|n| n.error.is_none())
+        self.error.is_none() && (self.nodes.iter()).all(|n| n.error.is_none() || n.not_a_member)
     }
 
     pub fn node(&self, name: &str) -> Option<&NodeStatus> {
@@ -118,14 +120,18 @@ impl RolloutStatus {
         )
     }
 
-    /// For a narrow cell: "upgrade 3/5 by bob@jump2".
+    /// For a narrow cell: "upgrade 3/5 by bob@jump2", the holder without the process
+    /// (`user@host/pid-start`: the selected cluster's line names it in full).
     pub fn brief(&self) -> String {
+        let holder = self.holder_shown();
+        let who = holder
+            .split_once('/')
+            .map_or(holder.as_str(), |(who, _)| who);
         format!(
-            "{} {}/{} by {}",
+            "{} {}/{} by {who}",
             self.what(),
             self.node_index,
             self.node_count,
-            self.holder_shown()
         )
     }
 }
@@ -203,6 +209,11 @@ pub struct NodeStatus {
     /// `spec.unschedulable` of the Kubernetes node.
     #[serde(default)]
     pub cordoned: Option<bool>,
+    /// The talosconfig names it, it does not answer, and neither the etcd member list nor
+    /// the Kubernetes nodes (both read) know it: a node removed from the cluster whose
+    /// address the talosconfig kept. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_a_member: bool,
 }
 
 impl NodeStatus {
@@ -263,6 +274,18 @@ impl EtcdReport {
     pub fn leader(&self) -> Option<&EtcdMemberReport> {
         self.members.iter().find(|m| m.leader)
     }
+
+    /// Whether too few voting members answer for a majority (alarms aside: an alarmed
+    /// member still votes, but NOSPACE and CORRUPT stop writes).
+    pub fn votes_lost(&self) -> bool {
+        let alarmed = |id: &str| self.alarms.iter().any(|a| a.member_id == id);
+        let voting = Quorum::of_members(
+            self.members
+                .iter()
+                .map(|m| (m.is_learner, m.healthy || alarmed(&m.id))),
+        );
+        voting.members > 0 && !voting.has_quorum()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -322,6 +345,7 @@ mod tests {
                     kubelet_version: Some("v1.34.1".into()),
                     k8s_ready: Some(true),
                     cordoned: Some(false),
+                    not_a_member: false,
                 }],
                 etcd: EtcdReport {
                     members: vec![EtcdMemberReport {
@@ -465,6 +489,8 @@ mod tests {
             "upgrade in progress by bob@jump2, node 3 of 5"
         );
         assert_eq!(r.brief(), "upgrade 3/5 by bob@jump2");
+        let with_process = rollout("root@vm/12252-1796511617");
+        assert_eq!(with_process.brief(), "upgrade 3/5 by root@vm");
         assert_eq!(r.current_shown().as_deref(), Some("cp-3"));
         let unknown = RolloutStatus {
             kind: None,

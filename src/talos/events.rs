@@ -63,6 +63,36 @@ pub struct NodeEvent {
     pub event: MachineEvent,
 }
 
+impl NodeEvent {
+    /// When it happened on the node, seconds since the Unix epoch: the event id is an xid
+    /// whose first four bytes are its creation time (siderolabs/talos
+    /// `internal/app/machined/pkg/runtime/events.go`: `ID xid.ID`, sent as `ID.String()`;
+    /// rs/xid: 12 bytes, a big-endian Unix time first, written in 20 base32hex digits).
+    /// `None` for an id that is not one.
+    pub fn unix_time(&self) -> Option<u64> {
+        xid_unix_seconds(&self.id)
+    }
+}
+
+/// The creation time of an xid in its 20-character base32hex form (`0-9a-v`).
+pub fn xid_unix_seconds(id: &str) -> Option<u64> {
+    if id.len() != 20 {
+        return None;
+    }
+    let mut bits: u128 = 0;
+    for c in id.bytes() {
+        let digit = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'v' => c - b'a' + 10,
+            _ => return None,
+        };
+        bits = (bits << 5) | u128::from(digit);
+    }
+    // 100 bits: the 96 of the id, then 4 of padding.
+    let raw = bits >> 4;
+    Some(((raw >> 64) & 0xffff_ffff) as u64)
+}
+
 /// What the event stream yields.
 #[derive(Debug, Clone)]
 pub enum EventsItem {
@@ -453,6 +483,19 @@ impl EventsFollow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_id_says_when_it_happened() {
+        // rs/xid's test vector: ID{0x4d, 0x88, 0xe1, 0x5b, ...} is "9m4e2mr0ui3e8a215n4g",
+        // made at 0x4d88e15b = 1300816219.
+        assert_eq!(
+            xid_unix_seconds("9m4e2mr0ui3e8a215n4g"),
+            Some(1_300_816_219)
+        );
+        assert_eq!(xid_unix_seconds("not-an-xid"), None);
+        assert_eq!(xid_unix_seconds("9M4E2MR0UI3E8A215N4G"), None);
+        assert_eq!(xid_unix_seconds("zzzzzzzzzzzzzzzzzzzz"), None);
+    }
     use prost::Message;
 
     fn wire(type_url: &str, value: Vec<u8>, id: &str) -> pb::Event {

@@ -24,6 +24,7 @@ pub fn node(name: &str, index: u8, role: NodeRole, talos: &str) -> NodeStatus {
         kubelet_version: Some("v1.34.1".to_string()),
         k8s_ready: Some(true),
         cordoned: Some(false),
+        not_a_member: false,
     }
 }
 

@@ -60,7 +60,15 @@ impl<'a> ClusterView<'a> {
             h.nodes_ready, h.nodes_total, h.quorum.healthy, h.quorum.members
         );
         if h.problems.is_empty() {
-            Line::from(Span::styled(format!("{} {head}", g.ok), s.get(Role::Ok)))
+            let mut spans = vec![Span::styled(format!("{} {head}", g.ok), s.get(Role::Ok))];
+            // Information (a cordon) is said, not warned about.
+            if !h.notes.is_empty() {
+                spans.push(Span::styled(
+                    format!("; {}", h.notes.join("; ")),
+                    s.get(Role::Text),
+                ));
+            }
+            Line::from(spans)
         } else {
             Line::from(vec![
                 Span::styled(format!("{} {head}: ", g.error), s.get(Role::Error)),

@@ -18,8 +18,8 @@ use crate::tui::Role;
 
 /// "upgrade in progress by bob@jump2, node 3 of 5 (cp-3, rebooting)" in
 /// `width` columns; shared with the cluster view's summary. When it does not
-/// fit, the current node goes first, then the holder's name is cut: who and
-/// how far always show.
+/// fit, the current node goes first, then the holder's name is cut in the middle
+/// (its start says who, its end which run): who and how far always show.
 pub(super) fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> Line<'static> {
     use unicode_width::UnicodeWidthStr;
     let g = &look.glyphs;
@@ -33,7 +33,7 @@ pub(super) fn rollout_line(rollout: &RolloutStatus, look: &Look, width: u16) -> 
         _ => {
             let holder = rollout.holder_shown();
             let others = said.width() - holder.width();
-            let cut = super::fit(&holder, width.saturating_sub(others), g.ellipsis);
+            let cut = super::fit_apart(&holder, width.saturating_sub(others), g.ellipsis, 0);
             super::fit(
                 &format!("{} {}", g.warn, rollout.describe_by(&cut)),
                 width,
@@ -85,13 +85,21 @@ impl<'a> FleetView<'a> {
         };
         let h = prepared::health(self.state, name, live);
         if h.problems.is_empty() {
-            return Line::from(Span::styled(
+            let mut spans = vec![Span::styled(
                 format!(
                     "{} {label}: all {} nodes Ready, etcd can lose {}",
                     g.ok, h.nodes_total, h.quorum.tolerates
                 ),
                 s.get(Role::Ok),
-            ));
+            )];
+            // Information (a cordon) is said, not warned about.
+            if !h.notes.is_empty() {
+                spans.push(Span::styled(
+                    format!("; {}", h.notes.join("; ")),
+                    s.get(Role::Text),
+                ));
+            }
+            return Line::from(spans);
         }
         Line::from(Span::styled(
             format!("{} {label}: {}", g.error, h.problems.join("; ")),

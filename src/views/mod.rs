@@ -16,6 +16,7 @@ pub mod capi;
 pub mod certs;
 pub mod cluster;
 pub mod clusters;
+mod cut;
 pub mod errors;
 pub mod etcd;
 pub mod explain;
@@ -60,6 +61,7 @@ fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
 
 /// The smallest terminal the console lays out for (the keymap knows it too).
 pub use crate::app::state::{MIN_HEIGHT, MIN_WIDTH};
+pub use cut::{fit_apart, shared_prefixes};
 
 /// How things look on this terminal: styles resolved for its capabilities,
 /// its glyph set, and whether colour may reach the frame at all.

@@ -1,5 +1,6 @@
 //! The node detail: every field of one node (with the source that listed it
-//! and how stale it is when it stopped answering), its services with health,
+//! and how stale it is when it stopped answering), every problem it has, most
+//! severe first, its services with health (etcd's as its member list says),
 //! and its recent events, newest first. Left/Right (and `h`) step to the neighbouring rows
 //! of the nodes pane.
 use ratatui::buffer::Buffer;
@@ -10,10 +11,11 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::Look;
 use super::progress_parts::render_scrolled;
 use super::table::pane_block;
-use crate::app::health::{NodeState, node_staleness, node_state, role_word};
+use crate::app::health::{NodeState, age_text, node_state, role_word};
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
+use crate::fleet::problems::{Problem, Severity, node_problems};
 use crate::fleet::{ClusterLive, NodeStatus};
 use crate::tui::Role;
 
@@ -44,15 +46,23 @@ impl<'a> NodeDetail<'a> {
             NodeState::Ready => Role::Ok,
             NodeState::NotReady => Role::Warn,
             NodeState::Down => Role::Error,
+            NodeState::NotAMember => Role::Muted,
         };
         let unmet: Vec<String> = node
             .unmet_conditions
             .iter()
             .map(|c| format!("{} ({})", c.name, c.reason))
             .collect();
-        let answered = match node_staleness(live, node, self.state.now) {
-            Some(age) => (age, Role::Error),
-            None => ("answered the last probe".to_string(), Role::Ok),
+        let answered = match (node.error.as_ref(), live.node_last_answer(&node.address)) {
+            (None, _) => ("answered the last probe".to_string(), Role::Ok),
+            (Some(_), Some(at)) => match self.state.now {
+                Some(now) => (
+                    format!("{} ago", age_text(now.saturating_duration_since(at))),
+                    Role::Error,
+                ),
+                None => ("before the last probe".to_string(), Role::Error),
+            },
+            (Some(_), None) => ("never answered".to_string(), Role::Error),
         };
         vec![
             field("name", node.name.clone(), Role::Text),
@@ -99,7 +109,18 @@ impl<'a> NodeDetail<'a> {
         ]
     }
 
-    fn services(&self, live: &ClusterLive, node: &NodeStatus) -> Vec<Line<'static>> {
+    /// Every problem of the node, most severe first (the nodes pane shows the first).
+    fn problems(&self, live: &ClusterLive, node: &NodeStatus) -> Vec<Problem> {
+        let h = prepared::health(self.state, &live.status.name, live);
+        node_problems(&h.all, node).into_iter().cloned().collect()
+    }
+
+    fn services(
+        &self,
+        live: &ClusterLive,
+        node: &NodeStatus,
+        problems: &[Problem],
+    ) -> Vec<Line<'static>> {
         let s = &self.look.styles;
         let g = &self.look.glyphs;
         match live.services.get(&node.address) {
@@ -116,11 +137,17 @@ impl<'a> NodeDetail<'a> {
                     format!("{:<14}{:<10}{}", "SERVICE", "STATE", "HEALTH"),
                     s.get(Role::Header),
                 ))];
+                // The etcd service runs and answers its health check while its member
+                // has an alarm or is unhealthy in the member list: say what etcd says.
+                let etcd_problem = (problems.iter())
+                    .find(|p| p.severity == Severity::Etcd)
+                    .map(|p| p.on_node.to_uppercase());
                 for svc in services {
-                    let (health, role) = match svc.healthy {
-                        Some(true) => ("ok", Role::Ok),
-                        Some(false) => ("UNHEALTHY", Role::Error),
-                        None => ("?", Role::Muted),
+                    let (health, role) = match (svc.healthy, &etcd_problem) {
+                        (_, Some(problem)) if svc.id == "etcd" => (problem.as_str(), Role::Error),
+                        (Some(true), _) => ("ok", Role::Ok),
+                        (Some(false), _) => ("UNHEALTHY", Role::Error),
+                        (None, _) => ("?", Role::Muted),
                     };
                     let mut spans = vec![
                         Span::styled(
@@ -195,10 +222,15 @@ impl Widget for &NodeDetail<'_> {
         let inner = block.inner(area);
         block.render(area, buf);
         let fields = self.fields(live, node);
+        let problems = self.problems(live, node);
+        let listed: Vec<&str> = problems.iter().map(|p| p.on_node.as_str()).collect();
         let error = Line::from(vec![
-            Span::styled(format!("{:<14}", "error"), s.get(Role::Muted)),
-            match &node.error {
-                Some(e) => Span::styled(e.clone(), s.get(Role::Error)),
+            Span::styled(format!("{:<14}", "problems"), s.get(Role::Muted)),
+            match problems.first() {
+                Some(worst) if worst.severity.is_warning() => {
+                    Span::styled(listed.join("; "), s.get(Role::Error))
+                }
+                Some(_) => Span::styled(listed.join("; "), s.get(Role::Text)),
                 None => Span::styled(self.look.glyphs.none, s.get(Role::Text)),
             },
         ]);
@@ -222,7 +254,7 @@ impl Widget for &NodeDetail<'_> {
         Paragraph::new(fields)
             .wrap(Wrap { trim: true })
             .render(left, buf);
-        Paragraph::new(self.services(live, node))
+        Paragraph::new(self.services(live, node, &problems))
             .wrap(Wrap { trim: true })
             .render(right, buf);
         let [heading, events] = events.layout(&Layout::vertical([

@@ -11,7 +11,7 @@ use ratatui::widgets::{
     TableState, Widget, Wrap,
 };
 
-use super::{Look, fit};
+use super::{Look, fit, fit_apart};
 use crate::app::screen::TableView;
 use crate::app::tables::{TableData, Tone, Width, shown_columns};
 use crate::tui::Role;
@@ -115,6 +115,13 @@ pub fn pane_block<'a>(look: &Look, title: Vec<Span<'a>>, active: bool) -> Block<
         .title(Line::from(title))
 }
 
+/// How a table lays out at one width.
+struct TableLayout {
+    shown: Vec<usize>,
+    titles: Vec<String>,
+    widths: Vec<u16>,
+}
+
 /// One table on screen.
 pub struct DataTable<'a> {
     pub data: &'a TableData,
@@ -163,12 +170,87 @@ impl DataTable<'_> {
         spans
     }
 
-    /// Draws the block and the table inside it.
+    /// Draws the block and the table inside it; when the selected row's name is cut, its
+    /// full name is on the block's bottom border.
     pub fn render_block(&self, area: Rect, buf: &mut Buffer) {
-        let block = pane_block(self.look, self.title_spans(), self.active);
+        let mut block = pane_block(self.look, self.title_spans(), self.active);
         let inner = block.inner(area);
+        if let Some(name) = self
+            .active
+            .then(|| self.cut_selected_name(inner.width))
+            .flatten()
+        {
+            block = block.title_bottom(Line::from(Span::styled(
+                format!(" {name} "),
+                self.look.styles.get(Role::Accent),
+            )));
+        }
         block.render(area, buf);
         self.render_rows(inner, buf);
+    }
+
+    /// The selected row's name in full, when a table `width` wide cuts it.
+    pub fn cut_selected_name(&self, width: u16) -> Option<String> {
+        let layout = self.layout(width);
+        let selected = self.data.rows.get(self.data.selected_index(self.view))?;
+        layout.shown.iter().enumerate().find_map(|(at, i)| {
+            let c = self.data.columns[*i];
+            let text = &selected.cells.get(*i)?.text;
+            let cut = text_width(text) > layout.widths.get(at).copied().unwrap_or(0);
+            (c.names && cut).then(|| text.clone())
+        })
+    }
+
+    /// The shown columns, their titles (the sort column's with its arrow) and widths in a
+    /// table `width` wide.
+    fn layout(&self, width: u16) -> TableLayout {
+        let g = &self.look.glyphs;
+        // Narrow tables keep the columns marked for it; the rest is said
+        // elsewhere on screen.
+        let shown = shown_columns(self.data.columns, width);
+        let arrow = if self.view.reverse {
+            g.sort_down
+        } else {
+            g.sort_up
+        };
+        let titles: Vec<String> = shown
+            .iter()
+            .map(|i| {
+                let c = &self.data.columns[*i];
+                if *i == self.view.sort {
+                    format!("{}{arrow}", c.title)
+                } else {
+                    c.title.to_string()
+                }
+            })
+            .collect();
+        let marker_width = text_width(&format!("{} ", g.selected));
+        let widths = column_widths(
+            &self.needs(&shown, &titles),
+            width.saturating_sub(marker_width),
+        );
+        TableLayout {
+            shown,
+            titles,
+            widths,
+        }
+    }
+
+    /// For each shown name column, what each row's name shares with its most similar
+    /// neighbour (`views::fit_apart` keeps the rest); empty for other columns.
+    fn shared_prefixes(&self, shown: &[usize]) -> Vec<Vec<usize>> {
+        shown
+            .iter()
+            .map(|i| {
+                if !self.data.columns[*i].names {
+                    return Vec::new();
+                }
+                let names: Vec<&str> = (self.data.rows.iter())
+                    .map(|r| r.cells.get(*i).map_or("", |c| c.text.as_str()))
+                    .collect();
+                super::shared_prefixes(&names)
+            })
+            .collect()
     }
 
     /// What each shown column needs: its widest cell over every row that
@@ -219,31 +301,13 @@ impl DataTable<'_> {
                 .render(area, buf);
             return;
         }
-        // Narrow tables keep the columns marked for it; the rest is said
-        // elsewhere on screen.
-        let shown = shown_columns(self.data.columns, area.width);
-        let arrow = if self.view.reverse {
-            g.sort_down
-        } else {
-            g.sort_up
-        };
-        let titles: Vec<String> = shown
-            .iter()
-            .map(|i| {
-                let c = &self.data.columns[*i];
-                if *i == self.view.sort {
-                    format!("{}{arrow}", c.title)
-                } else {
-                    c.title.to_string()
-                }
-            })
-            .collect();
+        let TableLayout {
+            shown,
+            titles,
+            widths,
+        } = self.layout(area.width);
         let marker = format!("{} ", g.selected);
-        let marker_width = text_width(&marker);
-        let widths = column_widths(
-            &self.needs(&shown, &titles),
-            area.width.saturating_sub(marker_width),
-        );
+        let shared = self.shared_prefixes(&shown);
         let width_of = |at: usize| usize::from(widths.get(at).copied().unwrap_or(0));
         let header = Row::new(
             titles
@@ -256,18 +320,26 @@ impl DataTable<'_> {
         let room = usize::from(area.height.saturating_sub(1)).max(1);
         let selected = self.data.selected_index(self.view);
         let offset = (selected + 1).saturating_sub(room);
-        let rows = self.data.rows.iter().skip(offset).take(room).map(|r| {
-            Row::new(shown.iter().enumerate().filter_map(|(at, i)| {
-                let c = r.cells.get(*i)?;
-                let text = if c.tone == Tone::Unknown {
-                    g.none.to_string()
-                } else {
-                    fit(&c.text, width_of(at), g.ellipsis)
-                };
-                Some(Cell::new(Span::styled(text, tone_style(self.look, c.tone))))
-            }))
-            .style(s.get(Role::Text))
-        });
+        let rows = self
+            .data
+            .rows
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(room)
+            .map(|(row, r)| {
+                let shared = &shared;
+                Row::new(shown.iter().enumerate().filter_map(move |(at, i)| {
+                    let c = r.cells.get(*i)?;
+                    let text = match shared[at].get(row) {
+                        _ if c.tone == Tone::Unknown => g.none.to_string(),
+                        Some(common) => fit_apart(&c.text, width_of(at), g.ellipsis, *common),
+                        None => fit(&c.text, width_of(at), g.ellipsis),
+                    };
+                    Some(Cell::new(Span::styled(text, tone_style(self.look, c.tone))))
+                }))
+                .style(s.get(Role::Text))
+            });
         let mut table = Table::new(rows, constraints)
             .header(header)
             .column_spacing(1)

@@ -144,6 +144,26 @@ impl PtySession {
         self.bytes - before
     }
 
+    /// Sends `keys` until `cond` holds on screen (each try waits up to 3 s), bounded by `bound`:
+    /// for screens that open once something read in the background is known.
+    pub fn retry_until(
+        &mut self,
+        what: &str,
+        keys: &[u8],
+        bound: Duration,
+        cond: impl Fn(&str) -> bool,
+    ) {
+        let deadline = Instant::now() + bound;
+        while !cond(&self.text()) {
+            assert!(Instant::now() < deadline, "{what}:\n{}", self.text());
+            self.send(keys);
+            let until = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < until && !cond(&self.text()) {
+                self.pump(Duration::from_millis(50));
+            }
+        }
+    }
+
     pub fn send(&mut self, keys: &[u8]) {
         self.writer.write_all(keys).expect("write keys");
         self.writer.flush().expect("flush keys");
@@ -351,6 +371,16 @@ pub fn console_on_five_nodes(
         t.contains("+ Nodes (5)") && t.contains("w-2")
     });
     s
+}
+
+/// The environment of a console on a sim's files: NO_COLOR=1, LANG=C and the two configs.
+pub fn env_on(talosconfig: &Path, kubeconfig: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("NO_COLOR", "1".to_string()),
+        ("LANG", "C".to_string()),
+        ("TALOSCONFIG", talosconfig.display().to_string()),
+        ("KUBECONFIG", kubeconfig.display().to_string()),
+    ]
 }
 
 /// The audit log of a console started under `home`.

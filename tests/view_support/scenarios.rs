@@ -353,6 +353,7 @@ fn machine_events(scenario: &str, at: Instant) -> Vec<FleetEvent> {
                 at,
                 // 2026-11-30T15:20:57Z; the views show UTC unless told a zone.
                 unix: 1_796_052_057,
+                id: None,
             })
         })
         .collect()

@@ -70,6 +70,7 @@ async fn follow(
         hostname: None,
         // The model keeps the source the round's node list gave.
         source: NodeSource::Talosconfig,
+        unknown_to_etcd_and_kubernetes: false,
     };
     let mut probe: Option<BoxFuture<'static, NodeProbe>> = None;
     let mut stage_changed = false;
@@ -107,12 +108,19 @@ async fn follow(
                 {
                     stage_changed = true;
                 }
+                // The node's own time of the event, so reopening the detail shows the same
+                // times; what the stream itself says (lost, resumed) is stamped on arrival.
+                let (unix, id) = match &item {
+                    EventsItem::Event(e) => (e.unix_time(), Some(e.id.clone())),
+                    _ => (None, None),
+                };
                 events.send(FleetEvent::NodeEvent {
                     cluster: cluster.clone(),
                     node: node.clone(),
                     summary: summarize_item(&item),
                     at: Instant::now(),
-                    unix: crate::clock::unix_now(),
+                    unix: unix.unwrap_or_else(crate::clock::unix_now),
+                    id,
                 }).await
             }
         };
