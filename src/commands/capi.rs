@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::headless::{discover_all, write_stdout};
+use super::session::{discover_all, write_stdout};
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,

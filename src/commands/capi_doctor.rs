@@ -9,10 +9,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
-use super::headless::{
-    Chosen, check_mode, connect, discover_all, rollout_lease_read, write_stdout,
-};
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
+use super::plan_report::{GuardLine, guard_lines, guards_table, indent};
+use super::session::{Chosen, check_mode, connect, discover_all, rollout_lease_read, write_stdout};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{
     Finding, FixPlan, LocateError, Located, apply_fix, diagnose, fix_guards, follow, locate,

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
-use super::headless::{discover_all, write_stdout};
+use super::session::{discover_all, write_stdout};
 use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;

@@ -22,7 +22,7 @@ use super::progress::print_progress;
 use super::create::{Setup, setup};
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, usage};
 use super::gate::{RunFlags, approve, dispatcher, plan_then_approve};
-use super::headless::select;
+use super::session::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)

@@ -1,35 +1,30 @@
 //! The one body of `taloscope upgrade` and `taloscope upgrade-k8s`: pick the cluster named by
 //! `--context`, connect to it, refuse another rollout's journal (or one whose run still lives),
 //! print the plan (`--plan`) or approve it through the dispatcher and run it (or resume the
-//! journal), one progress line per change, and record how the rollout ended. Each command supplies its plan, guards and report
+//! journal), one progress line per change, and record how the rollout ended. Each command
+//! supplies its plan, guards and its part of the plan report
 //! ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde::Serialize;
-
-use super::headless_follow::{Follow, finish};
+use super::follow::{Follow, finish};
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat};
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, print_line, usage};
+use crate::commands::gate::{approve, dispatcher, refuse, unknown_acks};
+use crate::commands::plan_report::{PlanReport, PlanText};
+use crate::commands::session::{Chosen, Connected, check_mode, choose, connect, write_stdout};
+use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
-use crate::paths::Paths;
-use crate::rollout::LeaseReading;
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
-use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::capi::CapiProductKind;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    Guard, InPlaceUpgrade, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun, blocking,
-    capi_owned, resume_upgrade_with, spawn_upgrade,
+    Guard, InPlaceUpgrade, RunOptions, UpgradeKind, UpgradeRun, blocking, capi_owned,
+    resume_upgrade_with, spawn_upgrade,
 };
 use crate::versions::Version;
-
-pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
-use super::exit::{exit_code_as, json_line, print_line};
-pub(super) use super::gate::refuse;
 
 /// The flags every headless upgrade command takes.
 pub(super) struct CommandFlags<'a> {
@@ -50,7 +45,7 @@ pub(super) struct CommandFlags<'a> {
 /// The [`CommandFlags`] of an upgrade command's arguments, which name them alike.
 macro_rules! command_flags {
     ($args:expr) => {
-        $crate::commands::headless::CommandFlags {
+        $crate::commands::upgrade::rollout::CommandFlags {
             to: &$args.to,
             plan: $args.gate.plan,
             yes: $args.gate.yes,
@@ -64,11 +59,6 @@ macro_rules! command_flags {
     };
 }
 pub(super) use command_flags;
-
-/// A plan with its guards as the command prints it: a table, or JSON (`--output json`).
-pub(super) trait PlanText: Serialize {
-    fn table(&self) -> String;
-}
 
 /// What one headless upgrade command brings to the body they share: its words, its flags and
 /// run options, its plan, its guards and its report.
@@ -114,7 +104,8 @@ pub(super) trait HeadlessUpgrade {
         status: &ClusterStatus,
         observer: &ClusterObserver,
     ) -> Vec<Guard>;
-    fn report(&self, plan: &<Self::Kind as UpgradeKind>::Plan, guards: &[Guard]) -> impl PlanText;
+    /// The command's own part of its plan report.
+    fn report<'a>(&self, plan: &'a <Self::Kind as UpgradeKind>::Plan) -> impl PlanText + 'a;
 }
 
 /// Runs one headless upgrade command to its exit code.
@@ -136,7 +127,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     let owner = connected.runtime.block_on(capi_owner(&chosen));
     match owner {
         Some(owner) if !flags.in_place => {
-            super::capi_upgrade::run(global, command, owner, (chosen, connected), target)
+            super::capi::run(global, command, owner, (chosen, connected), target)
         }
         owner => {
             let capi_guard = capi_owned(owner.as_ref(), C::IN_PLACE);
@@ -180,13 +171,20 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
     )?;
     if flags.plan {
         plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
-        return runtime.block_on(print_plan(command, &status, &observer, target, extra));
+        return runtime.block_on(print_plan(
+            command,
+            &status,
+            &observer,
+            target,
+            extra,
+            &cluster.name,
+        ));
     }
     // The runner decides again when it starts; said here first, before any approval.
     claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
     let action = command.action(cluster.name.clone(), wanted_target.clone());
-    let dispatcher = super::gate::dispatcher(global, &chosen.paths);
-    let approved = super::gate::approve(&dispatcher, action, flags.confirm)?;
+    let dispatcher = dispatcher(global, &chosen.paths);
+    let approved = approve(&dispatcher, action, flags.confirm)?;
     let run = Approved {
         runtime: &runtime,
         cluster,
@@ -208,14 +206,16 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
         let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
         guards.extend(extra.clone());
-        if let Err(stop) = super::gate::unknown_acks(&guards, flags.ack) {
+        if let Err(stop) = unknown_acks(&guards, flags.ack) {
             let _ = dispatcher.finished(&approved, Err(stop.1.clone()));
             return Err(stop);
         }
         if blocking(&guards, flags.ack) {
-            let report = command.report(&plan, &guards);
+            let report = PlanReport::new(command.report(&plan), &guards, flags.ack);
             match flags.output {
-                OutputFormat::Table => print!("{}", report.table()),
+                OutputFormat::Table => {
+                    print_line(report.text(flags.output, &cluster.name)?.trim_end())
+                }
                 OutputFormat::Json => print_line(&json_line("plan", &report)),
             }
             return Err(refuse(&dispatcher, &approved, &guards, flags.ack));
@@ -231,6 +231,7 @@ async fn print_plan<C: HeadlessUpgrade>(
     observer: &ClusterObserver,
     target: Version,
     capi_guard: Option<Guard>,
+    cluster: &str,
 ) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let plan = match command.plan(status, observer, target).await {
@@ -244,97 +245,13 @@ async fn print_plan<C: HeadlessUpgrade>(
     };
     let mut guards = command.guards(&plan, status, observer).await;
     guards.extend(capi_guard);
-    super::gate::unknown_acks(&guards, flags.ack)?;
-    let report = command.report(&plan, &guards);
-    let text = match flags.output {
-        // Hostnames and reasons come from the nodes: no raw control character on a terminal.
-        OutputFormat::Table => crate::printable::lines(&report.table()),
-        OutputFormat::Json => serde_json::to_string_pretty(&report)
-            .map(|j| j + "\n")
-            .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode the plan as JSON: {e}")))?,
-    };
-    write_stdout(&text)?;
+    unknown_acks(&guards, flags.ack)?;
+    let report = PlanReport::new(command.report(&plan), &guards, flags.ack);
+    write_stdout(&report.text(flags.output, cluster)?)?;
     Ok(if blocking(&guards, flags.ack) {
         ExitCode::from(EXIT_BLOCKED)
     } else {
         ExitCode::SUCCESS
-    })
-}
-
-/// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
-/// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
-pub(super) fn check_mode(
-    plan: bool,
-    yes: bool,
-    confirm: Option<&str>,
-    what: &str,
-) -> Result<(), Stop> {
-    if !plan && !yes {
-        return Err(usage(format!(
-            "say --plan to see the plan, or --yes --confirm <{what}> to run it"
-        )));
-    }
-    if yes && confirm.is_none() {
-        return Err(usage(format!(
-            "--yes needs --confirm <{what}>, the {what} name typed in full"
-        )));
-    }
-    Ok(())
-}
-
-/// What discovery found for the cluster named by `--context`.
-pub(super) struct Chosen {
-    pub paths: Paths,
-    pub discovery: Discovery,
-    pub cluster: Cluster,
-}
-
-/// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
-pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
-    let Some(wanted) = global.context.as_deref() else {
-        return Err(usage("name the cluster with --context"));
-    };
-    let (paths, discovery) = discover_all(global);
-    let cluster = select(&discovery, wanted, "this command needs the Talos API")?;
-    Ok(Chosen {
-        paths,
-        discovery,
-        cluster,
-    })
-}
-
-/// Discovers every cluster, warning on stderr about sources it could not read.
-pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
-    let paths = Paths::resolve(global.state_dir.as_deref());
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    let discovery = discover(&sources);
-    for err in source_errors.iter().chain(&discovery.errors) {
-        eprintln!("taloscope: warning: {err}");
-    }
-    (paths, discovery)
-}
-
-/// The chosen cluster, connected: its observer, its status now and any unfinished journal.
-pub(super) struct Connected {
-    pub runtime: tokio::runtime::Runtime,
-    pub observer: ClusterObserver,
-    pub status: ClusterStatus,
-    pub journal: Option<RolloutJournal>,
-}
-
-pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
-    let status = runtime.block_on(observer.status());
-    let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
-        .map_err(|e| usage(e.to_string()))?;
-    Ok(Connected {
-        runtime,
-        observer,
-        status,
-        journal,
     })
 }
 
@@ -447,80 +364,4 @@ fn run_rollout<C: HeadlessUpgrade>(
         output: run.output,
     };
     Ok(finish(run.runtime, handle, rx, follow))
-}
-
-/// Writes a plan to stdout; a closed pipe (`| head`) is not an error.
-pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}")));
-    }
-    Ok(())
-}
-
-/// Another console's rollout on this cluster, from its Lease (none without a kube context, or
-/// when the Lease cannot be read, which is said).
-pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
-    rollout_lease_read(observer).await.unwrap_or_else(|e| {
-        eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
-        None
-    })
-}
-
-/// The rollout some console holds this cluster's Lease for (none when expired or without a
-/// kube context), or why the Lease could not be read: for the guards that must tell the two.
-pub(super) async fn rollout_lease_read(observer: &ClusterObserver) -> LeaseReading {
-    let Some(kube) = observer.kube.as_ref() else {
-        return Ok(None);
-    };
-    kube.read_rollout_lease()
-        .await
-        .map(|info| info.filter(|i| !i.expired).map(|i| i.as_in_progress()))
-        .map_err(|e| e.to_string())
-}
-
-/// The cluster named by --context (its name, or any of its contexts, which it then uses); it
-/// needs the Talos API, `why` says for what.
-pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
-    let cluster = discovery.select(wanted).ok_or_else(|| {
-        usage(format!(
-            "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
-        ))
-    })?;
-    if cluster.talos.is_none() {
-        return Err(usage(format!(
-            "cluster {wanted:?} has no talosconfig context; {why}"
-        )));
-    }
-    Ok(cluster)
-}
-
-pub(super) async fn observer_for(
-    cluster: &Cluster,
-    discovery: &Discovery,
-) -> Result<ClusterObserver, Stop> {
-    let ctx = cluster.talos.as_ref().ok_or_else(|| {
-        usage(format!(
-            "cluster {} has no talosconfig context",
-            cluster.name
-        ))
-    })?;
-    let talos =
-        TalosClient::new(ctx, ClientOptions::default()).map_err(|e| usage(e.to_string()))?;
-    let kube = match crate::fleet::kube_client_for(cluster, discovery.kubeconfig.as_ref()).await {
-        Some(Ok(client)) => Some(client),
-        Some(Err(e)) => return Err(usage(e.to_string())),
-        None => None,
-    };
-    Ok(ClusterObserver {
-        cluster: cluster.name.clone(),
-        talos,
-        kube,
-        nodes: ctx.nodes.clone(),
-        options: Default::default(),
-    })
 }
