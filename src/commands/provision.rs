@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
+use crate::cli::{GlobalArgs, ProvisionArgs};
 use crate::discovery::{Cluster, Discovery};
 use crate::provision::cluster::{check_guards, cluster_addresses};
 use crate::provision::{
@@ -20,7 +20,7 @@ use crate::provision::{
 use super::progress::print_progress;
 
 use super::create::{Setup, setup};
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
 use super::gate::{RunFlags, approve, dispatcher, plan_then_approve};
 use super::session::select;
 
@@ -95,10 +95,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             result.as_ref().map(|_| ()).map_err(|e| e.to_string()),
         );
         let progress = result.map_err(config_stop)?;
-        match args.gate.output {
-            OutputFormat::Table => println!("{}", progress.line()),
-            OutputFormat::Json => println!("{}", json_line("vm", &progress)),
-        }
+        print_progress(args.gate.output, "vm", &progress, &progress.line());
         return Ok(());
     }
 
