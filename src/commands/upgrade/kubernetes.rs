@@ -12,6 +12,7 @@ use super::rollout::{self, CommandFlags, HeadlessUpgrade};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeK8sArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
+use crate::commands::gate::RunFlags;
 use crate::commands::plan_report::{PlanText, indent};
 use crate::commands::session::other_rollout;
 use crate::commands::status::columns;
@@ -146,7 +147,11 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
-        rollout::command_flags!(self)
+        CommandFlags {
+            to: &self.to,
+            gate: RunFlags::of(&self.gate),
+            rollout: &self.rollout,
+        }
     }
 
     fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop> {

@@ -16,6 +16,7 @@ pub(super) mod kubernetes;
 mod rollout;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
+use super::gate::RunFlags;
 use super::plan_report::{PlanText, indent};
 use super::session::{choose, connect, other_rollout};
 use super::status::columns;
@@ -176,7 +177,11 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
-        rollout::command_flags!(self.args)
+        CommandFlags {
+            to: &self.args.to,
+            gate: RunFlags::of(&self.args.gate),
+            rollout: &self.args.rollout,
+        }
     }
 
     fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {

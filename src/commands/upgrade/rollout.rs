@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::follow::{Follow, finish};
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
-use crate::cli::{GlobalArgs, OutputFormat};
+use crate::cli::{GlobalArgs, OutputFormat, RolloutArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, print_line, usage};
-use crate::commands::gate::{approve, dispatcher, refuse, unknown_acks};
+use crate::commands::gate::{RunFlags, approve, dispatcher, refuse, unknown_acks};
 use crate::commands::plan_report::{PlanReport, PlanText};
 use crate::commands::session::{Chosen, Connected, check_mode, choose, connect, write_stdout};
 use crate::discovery::Cluster;
@@ -26,39 +26,12 @@ use crate::upgrade::{
 };
 use crate::versions::Version;
 
-/// The flags every headless upgrade command takes.
+/// What an upgrade command was asked: its target, the gate's flags and the rollout's.
 pub(super) struct CommandFlags<'a> {
     pub to: &'a str,
-    pub plan: bool,
-    pub yes: bool,
-    pub confirm: Option<&'a str>,
-    pub ack: &'a [String],
-    pub output: OutputFormat,
-    /// Milliseconds between status reads while a step runs.
-    pub poll_ms: u64,
-    /// The holder of a live run to take over (`--take-over`).
-    pub take_over: Option<&'a str>,
-    /// Upgrade in place even when Cluster API owns the cluster (`--in-place`; refused there).
-    pub in_place: bool,
+    pub gate: RunFlags<'a>,
+    pub rollout: &'a RolloutArgs,
 }
-
-/// The [`CommandFlags`] of an upgrade command's arguments, which name them alike.
-macro_rules! command_flags {
-    ($args:expr) => {
-        $crate::commands::upgrade::rollout::CommandFlags {
-            to: &$args.to,
-            plan: $args.gate.plan,
-            yes: $args.gate.yes,
-            confirm: $args.gate.confirm.as_deref(),
-            ack: &$args.gate.ack,
-            output: $args.gate.output,
-            poll_ms: $args.poll_ms,
-            take_over: $args.take_over.as_deref(),
-            in_place: $args.in_place,
-        }
-    };
-}
-pub(super) use command_flags;
 
 /// What one headless upgrade command brings to the body they share: its words, its flags and
 /// run options, its plan, its guards and its report.
@@ -110,14 +83,19 @@ pub(super) trait HeadlessUpgrade {
 
 /// Runs one headless upgrade command to its exit code.
 pub(super) fn run_command<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> ExitCode {
-    exit_code_as(run_inner(global, command), command.flags().output)
+    exit_code_as(run_inner(global, command), command.flags().gate.output)
 }
 
 fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let target =
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
-    check_mode(flags.plan, flags.yes, flags.confirm, "cluster")?;
+    check_mode(
+        flags.gate.plan,
+        flags.gate.yes,
+        flags.gate.confirm,
+        "cluster",
+    )?;
     let chosen = choose(global)?;
     command.check_cluster(global, &chosen.cluster)?;
     let connected = connect(&chosen)?;
@@ -126,7 +104,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
         .block_on(command.check_target(&connected.status, &target))?;
     let owner = connected.runtime.block_on(capi_owner(&chosen));
     match owner {
-        Some(owner) if !flags.in_place => {
+        Some(owner) if !flags.rollout.in_place => {
             super::capi::run(global, command, owner, (chosen, connected), target)
         }
         owner => {
@@ -169,7 +147,7 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
         C::JOURNAL_KIND,
         &wanted_target,
     )?;
-    if flags.plan {
+    if flags.gate.plan {
         plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
         return runtime.block_on(print_plan(
             command,
@@ -181,10 +159,11 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
         ));
     }
     // The runner decides again when it starts; said here first, before any approval.
-    claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
+    claim_run(journal.as_ref(), flags.rollout.take_over.as_deref())
+        .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
     let action = command.action(cluster.name.clone(), wanted_target.clone());
     let dispatcher = dispatcher(global, &chosen.paths);
-    let approved = approve(&dispatcher, action, flags.confirm)?;
+    let approved = approve(&dispatcher, action, flags.gate.confirm)?;
     let run = Approved {
         runtime: &runtime,
         cluster,
@@ -192,33 +171,33 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
         dispatcher: &dispatcher,
         approved: &approved,
         options: RunOptions {
-            poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
+            poll_interval: Duration::from_millis(flags.rollout.poll_ms.max(10)),
             state_dir: Some(chosen.paths.state_dir.clone()),
             kubeconfig: chosen.discovery.kubeconfig.clone(),
-            take_over: flags.take_over.map(str::to_string),
+            take_over: flags.rollout.take_over.clone(),
             ..command.options()
         },
         target: &wanted_target,
-        acks: flags.ack,
-        output: flags.output,
+        acks: flags.gate.acks,
+        output: flags.gate.output,
     };
     run_rollout::<C>(run, || {
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
         let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
         guards.extend(extra.clone());
-        if let Err(stop) = unknown_acks(&guards, flags.ack) {
+        if let Err(stop) = unknown_acks(&guards, flags.gate.acks) {
             let _ = dispatcher.finished(&approved, Err(stop.1.clone()));
             return Err(stop);
         }
-        if blocking(&guards, flags.ack) {
-            let report = PlanReport::new(command.report(&plan), &guards, flags.ack);
-            match flags.output {
+        if blocking(&guards, flags.gate.acks) {
+            let report = PlanReport::new(command.report(&plan), &guards, flags.gate.acks);
+            match flags.gate.output {
                 OutputFormat::Table => {
-                    print_line(report.text(flags.output, &cluster.name)?.trim_end())
+                    print_line(report.text(flags.gate.output, &cluster.name)?.trim_end())
                 }
                 OutputFormat::Json => print_line(&json_line("plan", &report)),
             }
-            return Err(refuse(&dispatcher, &approved, &guards, flags.ack));
+            return Err(refuse(&dispatcher, &approved, &guards, flags.gate.acks));
         }
         Ok(plan)
     })
@@ -237,7 +216,7 @@ async fn print_plan<C: HeadlessUpgrade>(
     let plan = match command.plan(status, observer, target).await {
         Ok(plan) => plan,
         // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
-        Err(Stop(0, message)) if flags.output == OutputFormat::Table => {
+        Err(Stop(0, message)) if flags.gate.output == OutputFormat::Table => {
             println!("{message}");
             return Ok(ExitCode::SUCCESS);
         }
@@ -245,10 +224,10 @@ async fn print_plan<C: HeadlessUpgrade>(
     };
     let mut guards = command.guards(&plan, status, observer).await;
     guards.extend(capi_guard);
-    unknown_acks(&guards, flags.ack)?;
-    let report = PlanReport::new(command.report(&plan), &guards, flags.ack);
-    write_stdout(&report.text(flags.output, cluster)?)?;
-    Ok(if blocking(&guards, flags.ack) {
+    unknown_acks(&guards, flags.gate.acks)?;
+    let report = PlanReport::new(command.report(&plan), &guards, flags.gate.acks);
+    write_stdout(&report.text(flags.gate.output, cluster)?)?;
+    Ok(if blocking(&guards, flags.gate.acks) {
         ExitCode::from(EXIT_BLOCKED)
     } else {
         ExitCode::SUCCESS
