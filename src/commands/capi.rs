@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::session::{discover_all, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage, write_stdout};
+use super::session::discover_all;
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage, write_stdout};
 use super::plan_report::{PlanReport, PlanText, indent};
 use super::progress::print_progress;
-use super::session::{Chosen, check_mode, connect, discover_all, rollout_lease_read, write_stdout};
+use super::session::{Chosen, check_mode, connect, discover_all, rollout_lease_read};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{
     Finding, FixPlan, LocateError, Located, apply_fix, diagnose, fix_guards, follow, locate,

@@ -30,7 +30,7 @@ pub mod upgrade;
 /// The paths `gate.rs`, `node.rs` and `etcd.rs` import the cluster session and the plan report
 /// by.
 mod headless {
-    pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
+    pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage, write_stdout};
     pub(super) use super::plan_report::PlanText;
     pub(super) use super::session::*;
 }

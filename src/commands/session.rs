@@ -1,8 +1,6 @@
 //! The cluster a command acts on: the one `--context` names among the discovered clusters,
 //! connected (its Talos and Kubernetes clients, its status now, any unfinished rollout journal),
 //! the `--plan`/`--yes` mode check and the rollout Lease other consoles hold.
-use std::io::Write;
-
 use super::exit::{EXIT_BLOCKED, Stop, usage};
 use crate::cli::GlobalArgs;
 use crate::discovery::{Cluster, Discovery, Sources, discover};
@@ -88,19 +86,6 @@ pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
         status,
         journal,
     })
-}
-
-/// Writes a plan to stdout; a closed pipe (`| head`) is not an error.
-pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}")));
-    }
-    Ok(())
 }
 
 /// Another console's rollout on this cluster, from its Lease (none without a kube context, or

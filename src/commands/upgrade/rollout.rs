@@ -10,10 +10,12 @@ use std::time::Duration;
 use super::follow::{Follow, finish};
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::cli::{GlobalArgs, OutputFormat, RolloutArgs};
-use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, print_line, usage};
+use crate::commands::exit::{
+    EXIT_BLOCKED, Stop, exit_code_as, json_line, print_line, usage, write_stdout,
+};
 use crate::commands::gate::{RunFlags, approve, dispatcher, refuse, unknown_acks};
 use crate::commands::plan_report::{PlanReport, PlanText};
-use crate::commands::session::{Chosen, Connected, check_mode, choose, connect, write_stdout};
+use crate::commands::session::{Chosen, Connected, check_mode, choose, connect};
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::rollout::claim::claim_run;
