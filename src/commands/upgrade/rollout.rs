@@ -104,7 +104,11 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     connected
         .runtime
         .block_on(command.check_target(&connected.status, &target))?;
-    let owner = connected.runtime.block_on(capi_owner(&chosen));
+    let owner = connected.runtime.block_on(crate::capi::read_owner(
+        chosen.discovery.kubeconfig.as_ref(),
+        &chosen.discovery.clusters,
+        &chosen.cluster.name,
+    ));
     match owner {
         Some(owner) if !flags.rollout.in_place => {
             super::capi::run(global, command, owner, (chosen, connected), target)
@@ -114,14 +118,6 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
             run_connected(global, command, (chosen, connected), target, capi_guard)
         }
     }
-}
-
-/// The owner of the chosen cluster among the management clusters of the kube contexts, if
-/// one owns it (and could be read).
-async fn capi_owner(chosen: &Chosen) -> Option<crate::capi::CapiOwner> {
-    let kubeconfig = chosen.discovery.kubeconfig.as_ref()?;
-    let view = crate::capi::read_view(kubeconfig, &chosen.discovery.clusters).await;
-    view.owner(&chosen.cluster.name).cloned()
 }
 
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
