@@ -141,3 +141,63 @@ pub fn guards_table(guards: &[GuardLine], cluster: &str) -> String {
 pub fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A command's own part: what it names beside its guards.
+    #[derive(Serialize)]
+    struct Reboot {
+        node: &'static str,
+        pods: Vec<&'static str>,
+    }
+
+    impl PlanText for Reboot {
+        fn table(&self) -> String {
+            format!("REBOOT {}\n  evicts {}\n", self.node, self.pods.join(", "))
+        }
+    }
+
+    fn report(acks: &[String]) -> PlanReport<Reboot> {
+        let plan = Reboot {
+            node: "cp-1",
+            pods: vec!["web-1", "web-2"],
+        };
+        let guards = [
+            Guard::pass(GuardId::ClientRole, "os:admin"),
+            Guard::warn(GuardId::NoOtherRollout, "the Lease cannot be read")
+                .acked_by("no other rollout"),
+        ];
+        PlanReport::new(plan, &guards, acks)
+    }
+
+    #[test]
+    fn the_commands_part_sits_beside_the_guards_and_blocked_in_the_json() {
+        let json: serde_json::Value =
+            serde_json::from_str(&report(&[]).json().expect("JSON")).expect("parses");
+        assert_eq!(json["node"], "cp-1");
+        assert_eq!(json["pods"][1], "web-2");
+        assert_eq!(json["guards"][1]["needs_ack"], "no other rollout");
+        assert_eq!(json["guards"][1]["blocks"], true);
+        assert_eq!(json["blocked"], true);
+        let acked = report(&["no other rollout".to_string()]);
+        assert!(!acked.blocked);
+    }
+
+    #[test]
+    fn the_table_ends_with_the_ack_asked_for_or_the_confirmation_word() {
+        let blocked = report(&[]).table("cp-1");
+        assert!(blocked.starts_with("REBOOT cp-1\n  evicts web-1, web-2\nGUARDS\n"));
+        assert!(
+            blocked.contains("(needs --ack \"no other rollout\")"),
+            "{blocked}"
+        );
+        assert!(blocked.ends_with("blocked by 1 guard(s)\n"), "{blocked}");
+        let ready = report(&["no other rollout".to_string()]).table("cp-1");
+        assert!(
+            ready.ends_with("ready: run it with --yes --confirm cp-1\n"),
+            "{ready}"
+        );
+    }
+}
