@@ -348,7 +348,14 @@ pub struct UpgradeArgs {
     /// legacy path's server drains by itself).
     #[arg(long)]
     pub no_drain: bool,
-    /// Milliseconds between status reads while a node upgrades.
+    #[command(flatten)]
+    pub rollout: RolloutArgs,
+}
+
+/// The flags both upgrade commands take for their rollout, after their own.
+#[derive(Args, Debug, Clone)]
+pub struct RolloutArgs {
+    /// Milliseconds between status reads while a step runs.
     #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
     pub poll_ms: u64,
     /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
@@ -381,17 +388,8 @@ pub struct UpgradeK8sArgs {
     /// Seconds one step (one component on one node) may take before the rollout halts.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub step_timeout: u64,
-    /// Milliseconds between status reads while a component restarts.
-    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
-    pub poll_ms: u64,
-    /// Take over a rollout whose run is still alive: its holder typed in full, exactly as the
-    /// refusal names it (user@host/pid-start); needs --yes --confirm too.
-    #[arg(long, value_name = "HOLDER", requires = "yes")]
-    pub take_over: Option<String>,
-    /// Upgrade in place even when a Cluster API management cluster owns the cluster: refused
-    /// there (its guard names the CAPI way), which is otherwise taken by itself.
-    #[arg(long)]
-    pub in_place: bool,
+    #[command(flatten)]
+    pub rollout: RolloutArgs,
 }
 
 /// `taloscope provision`: plan with --plan; run with --yes --confirm CLUSTER.

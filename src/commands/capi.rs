@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::headless::{discover_all, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage, write_stdout};
+use super::session::discover_all;
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
-    read_context, read_view, tree_rows, trees_named,
+    read_context, read_owner, tree_rows, trees_named,
 };
 use crate::cli::{CapiArgs, CapiStatusArgs, CapiVerb, GlobalArgs, OutputFormat};
 use crate::discovery::Discovery;
@@ -120,26 +120,18 @@ fn read_management(discovery: &Discovery, context: &str) -> Result<Management, S
     match read {
         Ok(ContextRead::Management(m)) => Ok(*m),
         Ok(ContextRead::NotManagement) => {
-            let owner = runtime.block_on(owner_of(discovery, kubeconfig, context));
+            // The discovered cluster whose kube context this is, if a management cluster owns it.
+            let cluster = discovery
+                .clusters
+                .iter()
+                .find(|c| c.kube_context() == Some(context));
+            let owner = cluster.and_then(|c| {
+                runtime.block_on(read_owner(Some(kubeconfig), &discovery.clusters, &c.name))
+            });
             Err(not_management(context, owner.as_ref()))
         }
         Err(e) => Err(Stop(EXIT_BLOCKED, crate::error_chain(&e))),
     }
-}
-
-/// The Cluster that owns the discovered cluster whose kube context is `context`, among the
-/// management clusters of the other kube contexts.
-async fn owner_of(
-    discovery: &Discovery,
-    kubeconfig: &kube::config::Kubeconfig,
-    context: &str,
-) -> Option<CapiOwner> {
-    let cluster = discovery
-        .clusters
-        .iter()
-        .find(|c| c.kube_context() == Some(context))?;
-    let view = read_view(kubeconfig, &discovery.clusters).await;
-    view.owner(&cluster.name).cloned()
 }
 
 /// `--context` names no management cluster: a usage error, naming the management cluster

@@ -8,18 +8,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
-use super::headless::{
-    Chosen, check_mode, connect, discover_all, rollout_lease_read, write_stdout,
-};
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage, write_stdout};
+use super::plan_report::{PlanReport, PlanText, indent};
+use super::progress::print_progress;
+use super::session::{Chosen, check_mode, connect, discover_all, rollout_lease_read};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{
     Finding, FixPlan, LocateError, Located, diagnose, fix_guards, follow, locate,
 };
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
-use crate::guards::{Guard, blocking};
 use crate::kube::KubeClient;
 use crate::operation::OperationEvent;
 use crate::operation::capi_fix::CapiFix;
@@ -39,14 +37,31 @@ struct DoctorReport<'a> {
     findings: &'a [Finding],
 }
 
-/// `--fix ID --plan --output json`.
+/// The fix's part of its plan report (`--fix ID --plan`): the finding and the fix's steps.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct FixReport<'a> {
+struct FixPlanText<'a> {
     finding: &'a Finding,
     plan: &'a FixPlan,
-    guards: Vec<GuardLine>,
-    blocked: bool,
+}
+
+impl PlanText for FixPlanText<'_> {
+    fn table(&self) -> String {
+        let plan = self.plan;
+        let steps: Vec<String> = plan
+            .steps()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {s}", i + 1))
+            .collect();
+        format!(
+            "FIX {} in {}: {}\nSTEPS\n{}",
+            self.finding.id,
+            plan.cluster(),
+            plan.mutating_action().describe(),
+            indent(&(steps.join("\n") + "\n"))
+        )
+    }
 }
 
 fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Stop> {
@@ -117,8 +132,23 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     };
     let guards = fix_guards(&plan, &located.tree, &connected.status, &roles, &other);
     let acks = &args.gate.ack;
+    super::gate::unknown_acks(&guards, acks)?;
+    let report = PlanReport::new(
+        FixPlanText {
+            finding,
+            plan: &plan,
+        },
+        &guards,
+        acks,
+    );
+    let confirm = plan.mutating_action().confirm_name().to_string();
     if args.gate.plan {
-        return print_plan(finding, &plan, (&guards, acks), args.gate.output);
+        write_stdout(&report.text(args.gate.output, &confirm)?)?;
+        return Ok(if report.blocked {
+            ExitCode::from(EXIT_BLOCKED)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     let dispatcher = super::gate::dispatcher(global, &chosen.paths);
     let approved = super::gate::approve(
@@ -126,15 +156,11 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         plan.mutating_action(),
         args.gate.confirm.as_deref(),
     )?;
-    if blocking(&guards, acks) {
+    if report.blocked {
         if args.gate.output == OutputFormat::Table {
-            write_stdout(&plan_table(finding, &plan, (&guards, acks)))?;
+            write_stdout(&report.text(args.gate.output, &confirm)?)?;
         }
-        let _ = dispatcher.finished(&approved, Err("refused by its guards".into()));
-        return Err(Stop(
-            EXIT_BLOCKED,
-            format!("refused: a guard blocks the fix of {}", finding.id),
-        ));
+        return Err(super::gate::refuse(&dispatcher, &approved, &guards, acks));
     }
     let management = connected
         .runtime
@@ -144,10 +170,7 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
             Default::default(),
         ))
         .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
-    let say = |kind: &str, line: String| match args.gate.output {
-        OutputFormat::Table => println!("{line}"),
-        OutputFormat::Json => print_line(&super::exit::json_line(kind, &line)),
-    };
+    let say = |kind: &str, line: String| print_progress(args.gate.output, kind, &line, &line);
     let bounds = (
         Duration::from_secs(args.wait),
         Duration::from_millis(args.poll_ms.max(10)),
@@ -247,54 +270,5 @@ fn findings_table(
             None => out.push_str("  fix: none that is safe to automate\n"),
         }
     }
-    crate::printable::lines(&out)
-}
-
-/// `--plan`: the plan and every guard's verdict; exit 1 when a guard blocks.
-fn print_plan(
-    finding: &Finding,
-    plan: &FixPlan,
-    (guards, acks): (&[Guard], &[String]),
-    output: OutputFormat,
-) -> Result<ExitCode, Stop> {
-    let text = match output {
-        OutputFormat::Table => plan_table(finding, plan, (guards, acks)),
-        OutputFormat::Json => {
-            let lines = guard_lines(guards, acks);
-            let report = FixReport {
-                finding,
-                plan,
-                blocked: lines.iter().any(|g| g.blocks),
-                guards: lines,
-            };
-            serde_json::to_string_pretty(&report)
-                .map(|j| j + "\n")
-                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?
-        }
-    };
-    write_stdout(&text)?;
-    Ok(if blocking(guards, acks) {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-fn plan_table(finding: &Finding, plan: &FixPlan, (guards, acks): (&[Guard], &[String])) -> String {
-    let mut out = format!(
-        "FIX {} in {}: {}\n",
-        finding.id,
-        plan.cluster(),
-        plan.mutating_action().describe()
-    );
-    out.push_str("STEPS\n");
-    let steps: Vec<String> = plan
-        .steps()
-        .iter()
-        .enumerate()
-        .map(|(i, s)| format!("{}. {s}", i + 1))
-        .collect();
-    out.push_str(&indent(&(steps.join("\n") + "\n")));
-    out.push_str(&guards_table(&guard_lines(guards, acks), plan.cluster()));
     crate::printable::lines(&out)
 }

@@ -5,8 +5,8 @@
 //! 7; as `upgrade --plan` treats warnings, only a failure exits 1.
 use std::process::ExitCode;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
-use super::headless::{discover_all, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_stdout};
+use super::session::discover_all;
 use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;

@@ -1,7 +1,6 @@
 //! `taloscope contexts`: runs discovery and prints the clusters found and the
 //! problems met, as a table or as the JSON contract. Exit 2 only when there
 //! were errors and not a single cluster.
-use std::io::Write;
 use std::process::ExitCode;
 
 use crate::cli::{GlobalArgs, OutputFormat};
@@ -24,18 +23,10 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     if discovery.clusters.is_empty() && output == OutputFormat::Table {
         text.push_str(&nothing_found(global, &env));
     }
-    let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        // A closed pipe (`| head`) is not worth a message.
-        if err.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("taloscope: cannot write output: {err}");
-        }
-        return ExitCode::from(super::exit::EXIT_BLOCKED);
+    match super::exit::write_stdout(&text) {
+        Ok(()) => exit_code(&discovery),
+        Err(stop) => super::exit::exit_code(Err(stop)),
     }
-    exit_code(&discovery)
 }
 
 fn render(discovery: &Discovery, output: OutputFormat) -> String {

@@ -7,14 +7,15 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::exit::write_stdout;
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
 use super::gate::{
     RunFlags, approve, dispatcher, progress_printer, refuse, report_interrupted, run_operation,
     unknown_acks,
 };
-use super::headless::{check_mode, choose, connect, rollout_lease_read, write_stdout};
+use super::plan_report::{GuardLine, guard_lines, guards_table, indent};
+use super::session::{check_mode, choose, connect, rollout_lease_read};
 use super::status::columns;
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
     EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SNAPSHOT_MAX_BYTES, SnapshotLimits,

@@ -1,7 +1,6 @@
-//! How every headless command ends: one table of exit codes, one `Stop` that
-//! carries the code and the reason (also as JSON with `--output json`), so a
-//! refusal reads and exits the same whatever the command. The approval itself
-//! is `gate`'s.
+//! How every headless command writes and ends: one writer to stdout, one table of exit codes,
+//! one `Stop` that carries the code and the reason (also as JSON with `--output json`), so a
+//! refusal reads and exits the same whatever the command. The approval itself is `gate`'s.
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -68,11 +67,21 @@ pub(super) fn json_line_at<T: serde::Serialize>(
         .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
 }
 
-/// Writes `line` and a newline to stdout, flushed; a closed pipe (`| head`) is not an error.
+/// Writes `text` to stdout, flushed; a closed pipe (`| head`) is not an error.
+pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}")));
+    }
+    Ok(())
+}
+
+/// Writes `line` and a newline to stdout, flushed, for a run that goes on whether or not
+/// anyone reads it.
 pub(super) fn print_line(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out
-        .write_all(line.as_bytes())
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
+    let _ = write_stdout(&format!("{line}\n"));
 }

@@ -3,8 +3,8 @@
 //! guards' acknowledgements checked against what the plan asks for, and the plan-and-approve
 //! sequence of the commands whose plans carry guards.
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_line, usage};
+use super::plan_report::guarded_plan;
 use super::progress::print_progress;
-use super::upgrade_output::guarded_plan;
 use crate::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };

@@ -7,8 +7,8 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code};
-use super::headless::{choose, observer_for, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, write_stdout};
+use super::session::{choose, observer_for};
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::fleet::client_checks::client_side_checks;
 use crate::fleet::health_check::{CheckPath, SERVER_CHECKS, follow_health_check, route};

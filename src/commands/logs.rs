@@ -7,7 +7,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
-use super::headless::{choose, observer_for};
+use super::session::{choose, observer_for};
 use crate::cli::{DmesgArgs, GlobalArgs, LogsArgs, OutputFormat};
 use crate::talos::{LogLine, LogOptions, LogSource, TalosClient};
 use crate::upgrade::observe::ClusterObserver;

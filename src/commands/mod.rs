@@ -15,21 +15,17 @@ pub mod demo;
 pub mod etcd;
 mod exit;
 mod gate;
-mod headless;
 pub mod health;
 pub mod info;
 pub mod logs;
 pub mod node;
+mod plan_report;
 mod progress;
 pub mod provision;
 pub mod scale;
+mod session;
 pub mod status;
 pub mod upgrade;
-pub mod upgrade_k8s;
-mod upgrade_output;
-// The CAPI-way upgrade and the follow of a headless rollout.
-mod capi_upgrade;
-mod headless_follow;
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn main() -> ExitCode {
@@ -56,7 +52,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Demo(_)) => demo::run(&global),
         Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
-        Some(Command::UpgradeK8s(args)) => headless::run_command(&global, &args),
+        Some(Command::UpgradeK8s(args)) => upgrade::kubernetes::run(&global, &args),
         Some(Command::Node(args)) => node::run(&global, &node::from_node_args(args)),
         Some(Command::Service(args)) => node::run(&global, &node::from_service_args(args)),
         Some(Command::Logs(args)) => logs::run_logs(&global, &args),

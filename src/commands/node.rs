@@ -8,15 +8,13 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::exit_code_as;
+use super::exit::{EXIT_BLOCKED, Stop, usage, write_stdout};
 use super::gate::{
     RunFlags, approve, dispatcher, progress_printer, refuse, report_interrupted, run_operation,
     unknown_acks,
 };
-use super::headless::{
-    Connected, EXIT_BLOCKED, PlanText, Stop, check_mode, choose, connect, rollout_lease_read,
-    usage, write_stdout,
-};
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent};
+use super::plan_report::{GuardLine, PlanText, guard_lines, guards_table, indent};
+use super::session::{Connected, check_mode, choose, connect, rollout_lease_read};
 use crate::cli::{
     GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
 };

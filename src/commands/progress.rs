@@ -4,7 +4,6 @@
 use serde::Serialize;
 
 use super::exit::{json_line_at, print_line};
-use super::upgrade_output::stamped;
 use crate::cli::OutputFormat;
 use crate::clock::{Zone, unix_now};
 
@@ -38,6 +37,11 @@ pub(super) fn progress_text<T: Serialize>(
     }
 }
 
+/// A progress line as printed: its local time first, "15:20:57 [2/5] cp-2: rebooting".
+pub fn stamped(zone: Zone, unix: u64, line: &str) -> String {
+    format!("{} {line}", zone.time_of_day(unix))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +68,19 @@ mod tests {
         assert_eq!(value["event"], "note");
         assert_eq!(value["time"], "2026-11-30T16:20:57+01:00");
         assert_eq!(value["data"], "VM 41 created");
+    }
+
+    #[test]
+    fn progress_lines_start_with_their_local_time() {
+        let line = "[2/5] talos-cp-2: rebooting";
+        let t = 1_796_052_057; // 15:20:57 UTC
+        assert_eq!(
+            stamped(Zone::Fixed(3600), t, line),
+            "16:20:57 [2/5] talos-cp-2: rebooting"
+        );
+        assert_eq!(
+            stamped(Zone::Utc, t, line),
+            "15:20:57 [2/5] talos-cp-2: rebooting"
+        );
     }
 }

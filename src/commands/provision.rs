@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, OutputFormat, ProvisionArgs};
+use crate::cli::{GlobalArgs, ProvisionArgs};
 use crate::discovery::{Cluster, Discovery};
 use crate::operation::provision::Provisioning;
 use crate::operation::terminate::VmTermination;
@@ -22,9 +22,9 @@ use crate::provision::{
 use super::progress::print_progress;
 
 use super::create::{Setup, setup};
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json_line, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
 use super::gate::{RunFlags, approve, dispatcher, plan_then_approve, run_to_its_end};
-use super::headless::select;
+use super::session::select;
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
@@ -96,10 +96,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             .await
             .map_err(config_stop)?;
         if let Some(progress) = termination.progress() {
-            match args.gate.output {
-                OutputFormat::Table => println!("{}", progress.line()),
-                OutputFormat::Json => println!("{}", json_line("vm", progress)),
-            }
+            print_progress(args.gate.output, "vm", progress, &progress.line());
         }
         return Ok(());
     }

@@ -9,8 +9,8 @@ use tokio::sync::mpsc;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
 use super::gate::{RunFlags, dispatcher, plan_then_approve, run_to_its_end};
-use super::headless::discover_all;
 use super::progress::print_progress;
+use super::session::discover_all;
 use crate::capi::CapiOwner;
 use crate::capi_scale::{
     PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,

@@ -1,72 +1,38 @@
 //! The one body of `taloscope upgrade` and `taloscope upgrade-k8s`: pick the cluster named by
 //! `--context`, connect to it, refuse another rollout's journal (or one whose run still lives),
 //! print the plan (`--plan`) or approve it through the dispatcher and run it (or resume the
-//! journal), one progress line per change, and record how the rollout ended. Each command supplies its plan, guards and report
+//! journal), one progress line per change, and record how the rollout ended. Each command
+//! supplies its plan, guards and its part of the plan report
 //! ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde::Serialize;
-
-use super::headless_follow::{Follow, finish};
+use super::follow::{Follow, finish};
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
-use crate::cli::{GlobalArgs, OutputFormat};
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::cli::{GlobalArgs, OutputFormat, RolloutArgs};
+use crate::commands::exit::{
+    EXIT_BLOCKED, Stop, exit_code_as, json_line, print_line, usage, write_stdout,
+};
+use crate::commands::gate::{RunFlags, approve, dispatcher, refuse, unknown_acks};
+use crate::commands::plan_report::{PlanReport, PlanText};
+use crate::commands::session::{Chosen, Connected, check_mode, choose, connect};
+use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
-use crate::paths::Paths;
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
-use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::capi::CapiProductKind;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
-    Guard, InPlaceUpgrade, RolloutInProgress, RunOptions, UpgradeKind, UpgradeRun, blocking,
-    capi_owned, resume_upgrade_with, spawn_upgrade,
+    Guard, InPlaceUpgrade, RunOptions, UpgradeKind, UpgradeRun, blocking, capi_owned,
+    resume_upgrade_with, spawn_upgrade,
 };
 use crate::versions::Version;
 
-pub(super) use super::exit::{EXIT_BLOCKED, Stop, usage};
-use super::exit::{exit_code_as, json_line, print_line};
-pub(super) use super::gate::refuse;
-
-/// The flags every headless upgrade command takes.
+/// What an upgrade command was asked: its target, the gate's flags and the rollout's.
 pub(super) struct CommandFlags<'a> {
     pub to: &'a str,
-    pub plan: bool,
-    pub yes: bool,
-    pub confirm: Option<&'a str>,
-    pub ack: &'a [String],
-    pub output: OutputFormat,
-    /// Milliseconds between status reads while a step runs.
-    pub poll_ms: u64,
-    /// The holder of a live run to take over (`--take-over`).
-    pub take_over: Option<&'a str>,
-    /// Upgrade in place even when Cluster API owns the cluster (`--in-place`; refused there).
-    pub in_place: bool,
-}
-
-/// The [`CommandFlags`] of an upgrade command's arguments, which name them alike.
-macro_rules! command_flags {
-    ($args:expr) => {
-        $crate::commands::headless::CommandFlags {
-            to: &$args.to,
-            plan: $args.gate.plan,
-            yes: $args.gate.yes,
-            confirm: $args.gate.confirm.as_deref(),
-            ack: &$args.gate.ack,
-            output: $args.gate.output,
-            poll_ms: $args.poll_ms,
-            take_over: $args.take_over.as_deref(),
-            in_place: $args.in_place,
-        }
-    };
-}
-pub(super) use command_flags;
-
-/// A plan with its guards as the command prints it: a table, or JSON (`--output json`).
-pub(super) trait PlanText: Serialize {
-    fn table(&self) -> String;
+    pub gate: RunFlags<'a>,
+    pub rollout: &'a RolloutArgs,
 }
 
 /// What one headless upgrade command brings to the body they share: its words, its flags and
@@ -113,43 +79,45 @@ pub(super) trait HeadlessUpgrade {
         status: &ClusterStatus,
         observer: &ClusterObserver,
     ) -> Vec<Guard>;
-    fn report(&self, plan: &<Self::Kind as UpgradeKind>::Plan, guards: &[Guard]) -> impl PlanText;
+    /// The command's own part of its plan report.
+    fn report<'a>(&self, plan: &'a <Self::Kind as UpgradeKind>::Plan) -> impl PlanText + 'a;
 }
 
 /// Runs one headless upgrade command to its exit code.
 pub(super) fn run_command<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> ExitCode {
-    exit_code_as(run_inner(global, command), command.flags().output)
+    exit_code_as(run_inner(global, command), command.flags().gate.output)
 }
 
 fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let target =
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
-    check_mode(flags.plan, flags.yes, flags.confirm, "cluster")?;
+    check_mode(
+        flags.gate.plan,
+        flags.gate.yes,
+        flags.gate.confirm,
+        "cluster",
+    )?;
     let chosen = choose(global)?;
     command.check_cluster(global, &chosen.cluster)?;
     let connected = connect(&chosen)?;
     connected
         .runtime
         .block_on(command.check_target(&connected.status, &target))?;
-    let owner = connected.runtime.block_on(capi_owner(&chosen));
+    let owner = connected.runtime.block_on(crate::capi::read_owner(
+        chosen.discovery.kubeconfig.as_ref(),
+        &chosen.discovery.clusters,
+        &chosen.cluster.name,
+    ));
     match owner {
-        Some(owner) if !flags.in_place => {
-            super::capi_upgrade::run(global, command, owner, (chosen, connected), target)
+        Some(owner) if !flags.rollout.in_place => {
+            super::capi::run(global, command, owner, (chosen, connected), target)
         }
         owner => {
             let capi_guard = capi_owned(owner.as_ref(), C::IN_PLACE);
             run_connected(global, command, (chosen, connected), target, capi_guard)
         }
     }
-}
-
-/// The owner of the chosen cluster among the management clusters of the kube contexts, if
-/// one owns it (and could be read).
-async fn capi_owner(chosen: &Chosen) -> Option<crate::capi::CapiOwner> {
-    let kubeconfig = chosen.discovery.kubeconfig.as_ref()?;
-    let view = crate::capi::read_view(kubeconfig, &chosen.discovery.clusters).await;
-    view.owner(&chosen.cluster.name).cloned()
 }
 
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
@@ -177,15 +145,23 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
         C::JOURNAL_KIND,
         &wanted_target,
     )?;
-    if flags.plan {
+    if flags.gate.plan {
         plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
-        return runtime.block_on(print_plan(command, &status, &observer, target, extra));
+        return runtime.block_on(print_plan(
+            command,
+            &status,
+            &observer,
+            target,
+            extra,
+            &cluster.name,
+        ));
     }
     // The runner decides again when it starts; said here first, before any approval.
-    claim_run(journal.as_ref(), flags.take_over).map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
+    claim_run(journal.as_ref(), flags.rollout.take_over.as_deref())
+        .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
     let action = command.action(cluster.name.clone(), wanted_target.clone());
-    let dispatcher = super::gate::dispatcher(global, &chosen.paths);
-    let approved = super::gate::approve(&dispatcher, action, flags.confirm)?;
+    let dispatcher = dispatcher(global, &chosen.paths);
+    let approved = approve(&dispatcher, action, flags.gate.confirm)?;
     let run = Approved {
         runtime: &runtime,
         cluster,
@@ -193,31 +169,33 @@ pub(super) fn run_connected<C: HeadlessUpgrade>(
         dispatcher: &dispatcher,
         approved: &approved,
         options: RunOptions {
-            poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
+            poll_interval: Duration::from_millis(flags.rollout.poll_ms.max(10)),
             state_dir: Some(chosen.paths.state_dir.clone()),
             kubeconfig: chosen.discovery.kubeconfig.clone(),
-            take_over: flags.take_over.map(str::to_string),
+            take_over: flags.rollout.take_over.clone(),
             ..command.options()
         },
         target: &wanted_target,
-        acks: flags.ack,
-        output: flags.output,
+        acks: flags.gate.acks,
+        output: flags.gate.output,
     };
     run_rollout::<C>(run, || {
         let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
         let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
         guards.extend(extra.clone());
-        if let Err(stop) = super::gate::unknown_acks(&guards, flags.ack) {
+        if let Err(stop) = unknown_acks(&guards, flags.gate.acks) {
             let _ = dispatcher.finished(&approved, Err(stop.1.clone()));
             return Err(stop);
         }
-        if blocking(&guards, flags.ack) {
-            let report = command.report(&plan, &guards);
-            match flags.output {
-                OutputFormat::Table => print!("{}", report.table()),
+        if blocking(&guards, flags.gate.acks) {
+            let report = PlanReport::new(command.report(&plan), &guards, flags.gate.acks);
+            match flags.gate.output {
+                OutputFormat::Table => {
+                    print_line(report.text(flags.gate.output, &cluster.name)?.trim_end())
+                }
                 OutputFormat::Json => print_line(&json_line("plan", &report)),
             }
-            return Err(refuse(&dispatcher, &approved, &guards, flags.ack));
+            return Err(refuse(&dispatcher, &approved, &guards, flags.gate.acks));
         }
         Ok(plan)
     })
@@ -230,12 +208,13 @@ async fn print_plan<C: HeadlessUpgrade>(
     observer: &ClusterObserver,
     target: Version,
     capi_guard: Option<Guard>,
+    cluster: &str,
 ) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let plan = match command.plan(status, observer, target).await {
         Ok(plan) => plan,
         // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
-        Err(Stop(0, message)) if flags.output == OutputFormat::Table => {
+        Err(Stop(0, message)) if flags.gate.output == OutputFormat::Table => {
             println!("{message}");
             return Ok(ExitCode::SUCCESS);
         }
@@ -243,97 +222,13 @@ async fn print_plan<C: HeadlessUpgrade>(
     };
     let mut guards = command.guards(&plan, status, observer).await;
     guards.extend(capi_guard);
-    super::gate::unknown_acks(&guards, flags.ack)?;
-    let report = command.report(&plan, &guards);
-    let text = match flags.output {
-        // Hostnames and reasons come from the nodes: no raw control character on a terminal.
-        OutputFormat::Table => crate::printable::lines(&report.table()),
-        OutputFormat::Json => serde_json::to_string_pretty(&report)
-            .map(|j| j + "\n")
-            .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode the plan as JSON: {e}")))?,
-    };
-    write_stdout(&text)?;
-    Ok(if blocking(&guards, flags.ack) {
+    unknown_acks(&guards, flags.gate.acks)?;
+    let report = PlanReport::new(command.report(&plan), &guards, flags.gate.acks);
+    write_stdout(&report.text(flags.gate.output, cluster)?)?;
+    Ok(if blocking(&guards, flags.gate.acks) {
         ExitCode::from(EXIT_BLOCKED)
     } else {
         ExitCode::SUCCESS
-    })
-}
-
-/// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
-/// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
-pub(super) fn check_mode(
-    plan: bool,
-    yes: bool,
-    confirm: Option<&str>,
-    what: &str,
-) -> Result<(), Stop> {
-    if !plan && !yes {
-        return Err(usage(format!(
-            "say --plan to see the plan, or --yes --confirm <{what}> to run it"
-        )));
-    }
-    if yes && confirm.is_none() {
-        return Err(usage(format!(
-            "--yes needs --confirm <{what}>, the {what} name typed in full"
-        )));
-    }
-    Ok(())
-}
-
-/// What discovery found for the cluster named by `--context`.
-pub(super) struct Chosen {
-    pub paths: Paths,
-    pub discovery: Discovery,
-    pub cluster: Cluster,
-}
-
-/// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
-pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
-    let Some(wanted) = global.context.as_deref() else {
-        return Err(usage("name the cluster with --context"));
-    };
-    let (paths, discovery) = discover_all(global);
-    let cluster = select(&discovery, wanted, "this command needs the Talos API")?;
-    Ok(Chosen {
-        paths,
-        discovery,
-        cluster,
-    })
-}
-
-/// Discovers every cluster, warning on stderr about sources it could not read.
-pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
-    let paths = Paths::resolve(global.state_dir.as_deref());
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    let discovery = discover(&sources);
-    for err in source_errors.iter().chain(&discovery.errors) {
-        eprintln!("taloscope: warning: {err}");
-    }
-    (paths, discovery)
-}
-
-/// The chosen cluster, connected: its observer, its status now and any unfinished journal.
-pub(super) struct Connected {
-    pub runtime: tokio::runtime::Runtime,
-    pub observer: ClusterObserver,
-    pub status: ClusterStatus,
-    pub journal: Option<RolloutJournal>,
-}
-
-pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
-    let status = runtime.block_on(observer.status());
-    let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
-        .map_err(|e| usage(e.to_string()))?;
-    Ok(Connected {
-        runtime,
-        observer,
-        status,
-        journal,
     })
 }
 
@@ -446,71 +341,4 @@ fn run_rollout<C: HeadlessUpgrade>(
         output: run.output,
     };
     Ok(finish(run.runtime, handle, rx, follow))
-}
-
-/// Writes a plan to stdout; a closed pipe (`| head`) is not an error.
-pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}")));
-    }
-    Ok(())
-}
-
-/// Another console's rollout on this cluster, from its Lease (none without a kube context, or
-/// when the Lease cannot be read, which is said).
-pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
-    rollout_lease_read(observer).await.unwrap_or_else(|e| {
-        eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
-        None
-    })
-}
-
-/// The cluster's rollout Lease as the guards read it (the operations' own reading).
-pub(super) use crate::operation::node::rollout_lease_read;
-
-/// The cluster named by --context (its name, or any of its contexts, which it then uses); it
-/// needs the Talos API, `why` says for what.
-pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
-    let cluster = discovery.select(wanted).ok_or_else(|| {
-        usage(format!(
-            "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
-        ))
-    })?;
-    if cluster.talos.is_none() {
-        return Err(usage(format!(
-            "cluster {wanted:?} has no talosconfig context; {why}"
-        )));
-    }
-    Ok(cluster)
-}
-
-pub(super) async fn observer_for(
-    cluster: &Cluster,
-    discovery: &Discovery,
-) -> Result<ClusterObserver, Stop> {
-    let ctx = cluster.talos.as_ref().ok_or_else(|| {
-        usage(format!(
-            "cluster {} has no talosconfig context",
-            cluster.name
-        ))
-    })?;
-    let talos =
-        TalosClient::new(ctx, ClientOptions::default()).map_err(|e| usage(e.to_string()))?;
-    let kube = match crate::fleet::kube_client_for(cluster, discovery.kubeconfig.as_ref()).await {
-        Some(Ok(client)) => Some(client),
-        Some(Err(e)) => return Err(usage(e.to_string())),
-        None => None,
-    };
-    Ok(ClusterObserver {
-        cluster: cluster.name.clone(),
-        talos,
-        kube,
-        nodes: ctx.nodes.clone(),
-        options: Default::default(),
-    })
 }

@@ -3,18 +3,23 @@
 //! mirrors, else the built-in table); `--plan` without `--to` lists the offered targets;
 //! `--plan` prints the plan and every guard's verdict; `--yes --confirm NAME` runs it through
 //! the dispatcher, one progress line per change, resuming a journal a killed run left. Exit
-//! 0 / 1 / 2. The body is headless's; this command brings the Talos plan, its guards and its
-//! report.
+//! 0 / 1 / 2. The body is `rollout`'s, shared with `upgrade-k8s` and the Cluster API way; this
+//! command brings the Talos plan, its guards and its part of the plan report.
 use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{exit_code_as, print_line};
-use super::headless::{
-    self, CommandFlags, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, other_rollout, usage,
-};
-use super::upgrade_output::{PlanReport, indent, progress_line, source_name};
+mod capi;
+mod follow;
+pub(super) mod kubernetes;
+mod rollout;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
+use super::gate::RunFlags;
+use super::plan_report::{PlanText, indent};
+use super::session::{choose, connect, other_rollout};
+use super::status::columns;
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
 use crate::config::MachineRole;
@@ -32,6 +37,8 @@ use crate::upgrade::{
 use crate::versions::{
     OfferedRelease, TalosVersion, Version, check_fleet_talos_path, default_talos_target,
 };
+use follow::progress_line;
+use rollout::{CommandFlags, HeadlessUpgrade};
 
 /// Runs `taloscope upgrade` to its exit code.
 pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
@@ -47,7 +54,7 @@ pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
     if args.to.is_empty() {
         return exit_code_as(list_offered(global, args, &lookup), args.gate.output);
     }
-    headless::run_command(global, &TalosUpgrade { args, lookup })
+    rollout::run_command(global, &TalosUpgrade { args, lookup })
 }
 
 /// Where the releases are learned for the cluster `--context` names: its machine config's
@@ -94,8 +101,8 @@ fn list_offered(
     args: &UpgradeArgs,
     lookup: &ReleaseLookup,
 ) -> Result<ExitCode, Stop> {
-    let chosen = headless::choose(global)?;
-    let connected = headless::connect(&chosen)?;
+    let chosen = choose(global)?;
+    let connected = connect(&chosen)?;
     let learned = connected.runtime.block_on(lookup.learn());
     let status = &connected.status;
     let mut running: Vec<String> = running_talos_versions(status)
@@ -170,7 +177,11 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
-        headless::command_flags!(self.args)
+        CommandFlags {
+            to: &self.args.to,
+            gate: RunFlags::of(&self.args.gate),
+            rollout: &self.args.rollout,
+        }
     }
 
     fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
@@ -218,8 +229,8 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         plan_guards(plan, status, observer.talos.roles(), other.as_ref())
     }
 
-    fn report(&self, plan: &UpgradePlan, guards: &[Guard]) -> impl PlanText {
-        PlanReport::new(plan, guards, &self.args.gate.ack)
+    fn report<'a>(&self, plan: &'a UpgradePlan) -> impl PlanText + 'a {
+        TalosPlanText::new(plan)
     }
 }
 
@@ -275,4 +286,108 @@ fn unknown_target(
         status.name,
         learned.origin.describe()
     )))
+}
+
+/// The Talos upgrade's part of its plan report: the `upgrade --plan --output json` fields
+/// beside the guards.
+#[derive(Debug, Serialize)]
+pub struct TalosPlanText<'a> {
+    pub cluster: &'a str,
+    pub target: String,
+    pub image: &'a str,
+    pub options: &'a UpgradeOptions,
+    pub leader: Option<&'a str>,
+    pub steps: &'a [crate::upgrade::PlanStep],
+    /// The targets offered for this cluster, each with where it was learned.
+    pub offered: &'a [OfferedRelease],
+    /// Where the releases were learned (a registry and its listing's age, or the built-in
+    /// table and why).
+    pub releases: &'a ReleasesOrigin,
+    pub notes: Vec<String>,
+}
+
+impl<'a> TalosPlanText<'a> {
+    fn new(plan: &'a UpgradePlan) -> TalosPlanText<'a> {
+        TalosPlanText {
+            cluster: &plan.cluster,
+            target: plan.target.to_string(),
+            image: &plan.image,
+            options: &plan.options,
+            leader: plan.leader.as_deref(),
+            steps: &plan.steps,
+            offered: &plan.offered,
+            releases: &plan.releases,
+            notes: plan.option_notes(),
+        }
+    }
+}
+
+impl PlanText for TalosPlanText<'_> {
+    fn table(&self) -> String {
+        let o = self.options;
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
+        let mut out = format!(
+            "UPGRADE {} to Talos {}\n  image {}\n  max-parallel {}, stage {}, preserve {}, allow-downgrade {}\n",
+            self.cluster,
+            self.target,
+            self.image,
+            o.max_parallel,
+            yes_no(o.stage),
+            yes_no(o.preserve),
+            yes_no(o.allow_downgrade),
+        );
+        let mut rows = vec![
+            ["#", "NODE", "ROLE", "FROM", "BATCH", "API / NOTE"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for (i, s) in self.steps.iter().enumerate() {
+            let note = match (s.is_skipped(), s.api) {
+                (true, _) => format!("skipped ({:?})", s.state).to_lowercase(),
+                (false, Some(api)) => {
+                    let mut note = api.calls().to_string();
+                    if s.forfeit_leadership {
+                        note.push_str("; etcd leader: hands leadership over first");
+                    }
+                    note
+                }
+                (false, None) => "version unknown".to_string(),
+            };
+            rows.push(vec![
+                (i + 1).to_string(),
+                s.node.clone(),
+                s.role.as_str().to_string(),
+                s.from.as_ref().map_or("?".to_string(), ToString::to_string),
+                s.batch.map_or("-".to_string(), |b| b.to_string()),
+                note,
+            ]);
+        }
+        out.push_str(&indent(&columns(&rows)));
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
+        let offered: Vec<String> = self
+            .offered
+            .iter()
+            .map(|o| format!("{} ({})", o.version, source_name(o)))
+            .collect();
+        out.push_str(&format!(
+            "  offered: {}\n  {}\n",
+            if offered.is_empty() {
+                "none".to_string()
+            } else {
+                offered.join(", ")
+            },
+            self.releases.describe()
+        ));
+        out
+    }
+}
+
+/// Where an offered target was learned, as the JSON names it.
+pub fn source_name(offered: &OfferedRelease) -> &'static str {
+    match offered.source {
+        crate::versions::ReleaseSource::Registry => "registry",
+        crate::versions::ReleaseSource::BuiltIn => "built-in",
+    }
 }

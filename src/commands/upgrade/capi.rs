@@ -1,19 +1,20 @@
 //! `upgrade` and `upgrade-k8s` of a cluster Cluster API owns: the same command taken the CAPI
 //! way. The plan lists the objects patched and the Machines replaced in order; the run goes
-//! through the dispatcher, the journal and the Lease of the headless body, one phase a step.
+//! through the dispatcher, the journal and the Lease of the upgrade body, one phase a step.
 use std::process::ExitCode;
 
 use kube::config::Kubeconfig;
 use serde::Serialize;
 
-use super::headless::{
-    Chosen, CommandFlags, Connected, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, other_rollout,
-    run_connected,
-};
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, progress_line};
+use super::follow::progress_line;
+use super::rollout::{CommandFlags, HeadlessUpgrade, run_connected};
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::cli::GlobalArgs;
+use crate::commands::exit::{EXIT_BLOCKED, Stop};
+use crate::commands::plan_report::{PlanText, indent};
+use crate::commands::session::{Chosen, Connected, other_rollout};
+use crate::commands::status::columns;
 use crate::discovery::{Cluster, Sources};
 use crate::fleet::ClusterStatus;
 use crate::opennebula::auth::OneEnvironment;
@@ -170,15 +171,16 @@ impl<C: HeadlessUpgrade> HeadlessUpgrade for CapiCommand<'_, C> {
         )
     }
 
-    fn report(&self, plan: &CapiUpgradePlan, guards: &[Guard]) -> impl PlanText {
-        CapiPlanReport::new(plan, guards, self.flags().ack)
+    fn report<'a>(&self, plan: &'a CapiUpgradePlan) -> impl PlanText + 'a {
+        CapiPlanText::new(plan)
     }
 }
 
-/// The plan and its guards: the CAPI-way `--plan --output json` contract.
+/// The CAPI way's part of its plan report: the CAPI-way `--plan --output json` fields beside
+/// the guards.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CapiPlanReport<'a> {
+pub struct CapiPlanText<'a> {
     pub cluster: &'a str,
     /// `management/namespace/name` of the Cluster object.
     pub owner: String,
@@ -187,17 +189,13 @@ pub struct CapiPlanReport<'a> {
     pub from: &'a str,
     pub target: &'a str,
     pub phases: &'a [CapiPhase],
-    pub guards: Vec<GuardLine>,
-    /// True when any guard blocks: the run would be refused.
-    pub blocked: bool,
     /// What the dispatcher will ask to confirm.
     pub action: String,
 }
 
-impl<'a> CapiPlanReport<'a> {
-    fn new(plan: &'a CapiUpgradePlan, guards: &[Guard], acks: &[String]) -> CapiPlanReport<'a> {
-        let guards = guard_lines(guards, acks);
-        CapiPlanReport {
+impl<'a> CapiPlanText<'a> {
+    fn new(plan: &'a CapiUpgradePlan) -> CapiPlanText<'a> {
+        CapiPlanText {
             cluster: &plan.cluster,
             owner: plan.owner().to_string(),
             way: "capi",
@@ -205,14 +203,12 @@ impl<'a> CapiPlanReport<'a> {
             from: &plan.from,
             target: &plan.version,
             phases: &plan.phases,
-            blocked: guards.iter().any(|g| g.blocks),
-            guards,
             action: capi_action(plan).describe(),
         }
     }
 }
 
-impl PlanText for CapiPlanReport<'_> {
+impl PlanText for CapiPlanText<'_> {
     fn table(&self) -> String {
         let mut out = format!(
             "UPGRADE {} THE CLUSTER API WAY through {}\n  {} {} -> {}\n",
@@ -231,12 +227,11 @@ impl PlanText for CapiPlanReport<'_> {
                 p.patch_text(self.target),
             ]);
         }
-        out.push_str(&indent(&super::status::columns(&rows)));
+        out.push_str(&indent(&columns(&rows)));
         out.push_str("MACHINES REPLACED, in order (each: a new Machine, its node Ready, then the old one deleted; maxSurge 1)\n");
         for p in self.phases {
             out.push_str(&format!("  {}: {}\n", p.label(), p.replace_text()));
         }
-        out.push_str(&guards_table(&self.guards, self.cluster));
         out
     }
 }

@@ -1,13 +1,12 @@
 //! How a headless rollout is followed to its end: one line per step change (or a JSON line),
-//! the last line with the outcome, the outcome in the audit log, and the exit code.
+//! "[2/5] cp-2: rebooting (phase kexec)", the last line with the outcome, the outcome in the audit log, and the exit code.
 use std::process::ExitCode;
 
-use super::headless::EXIT_BLOCKED;
-use super::progress::print_progress;
-use super::upgrade_output::outcome_line;
 use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::OutputFormat;
-use crate::rollout::{RolloutEvent, RolloutOutcome, StepProgress};
+use crate::commands::exit::EXIT_BLOCKED;
+use crate::commands::progress::print_progress;
+use crate::rollout::{RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
 use crate::upgrade::RolloutHandle;
 
 /// How a spawned rollout is followed to its end.
@@ -91,5 +90,66 @@ async fn follow(
     match handle.task.await {
         Ok(o) => outcome.unwrap_or(o),
         Err(e) => RolloutOutcome::Halted(format!("the rollout task stopped: {e}")),
+    }
+}
+
+/// "[2/5] cp-2: rebooting (phase kexec)"; a failure carries its reason.
+pub fn progress_line(index: usize, total: usize, step: &StepProgress) -> String {
+    let mut line = format!(
+        "[{}/{total}] {}: {}",
+        index + 1,
+        step.node,
+        step.phase.as_str()
+    );
+    if step.phase == StepPhase::Failed {
+        if let Some(error) = &step.error {
+            line.push_str(&format!(": {error}"));
+        }
+    } else if !step.detail.is_empty() {
+        line.push_str(&format!(" ({})", step.detail));
+    }
+    line
+}
+
+/// "[3/17] cp-3 kube-apiserver v1.35.0: waiting for ready (...)": the step's label after the
+/// node, for rollouts with several steps per node.
+pub fn labelled_progress_line(index: usize, total: usize, step: &StepProgress) -> String {
+    let mut named = step.clone();
+    if !step.label.is_empty() {
+        named.node = format!("{} {}", step.node, step.label);
+    }
+    progress_line(index, total, &named)
+}
+
+/// The last line of a run.
+pub fn outcome_line(cluster: &str, target: &str, outcome: &RolloutOutcome) -> String {
+    match outcome {
+        RolloutOutcome::Completed => format!("upgrade of {cluster} to {target} completed"),
+        RolloutOutcome::Aborted => format!("upgrade of {cluster} to {target} aborted"),
+        RolloutOutcome::Halted(reason) => {
+            format!("upgrade of {cluster} to {target} halted: {reason}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_read_like_the_issue() {
+        let mut s = StepProgress::pending("talos-cp-2", "upgrade to v1.12.0");
+        s.phase = StepPhase::Rebooting;
+        s.detail = "phase kexec".into();
+        assert_eq!(
+            progress_line(1, 5, &s),
+            "[2/5] talos-cp-2: rebooting (phase kexec)"
+        );
+        s.phase = StepPhase::Failed;
+        s.error = Some("timed out after 15m".into());
+        assert_eq!(
+            progress_line(1, 5, &s),
+            "[2/5] talos-cp-2: failed: timed out after 15m"
+        );
     }
 }

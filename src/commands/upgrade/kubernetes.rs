@@ -2,14 +2,20 @@
 //! conventions as `taloscope upgrade`: `--plan` prints the steps, the removed-API counts and every
 //! guard's verdict; `--yes --confirm NAME` runs it through the dispatcher with one progress line
 //! per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
+use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::headless::{self, CommandFlags, EXIT_BLOCKED, HeadlessUpgrade, PlanText, Stop, usage};
-use super::upgrade_output::{GuardLine, guard_lines, guards_table, indent, labelled_progress_line};
+use super::follow::labelled_progress_line;
+use super::rollout::{self, CommandFlags, HeadlessUpgrade};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeK8sArgs};
+use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
+use crate::commands::gate::RunFlags;
+use crate::commands::plan_report::{PlanText, indent};
+use crate::commands::session::other_rollout;
+use crate::commands::status::columns;
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
@@ -23,9 +29,10 @@ use crate::upgrade::releases::{KUBE_APISERVER, REGISTRY_ENV};
 use crate::upgrade::{Guard, InPlaceUpgrade, ReleaseLookup, ReleasesOrigin, RunOptions};
 use crate::versions::{Version, is_known_kubernetes_release};
 
-/// The plan and its guards: the `upgrade-k8s --plan --output json` contract.
+/// The Kubernetes upgrade's part of its plan report: the `upgrade-k8s --plan --output json`
+/// fields beside the guards.
 #[derive(Debug, Serialize)]
-pub struct KubePlanReport<'a> {
+pub struct KubePlanText<'a> {
     pub cluster: &'a str,
     pub from: String,
     pub target: String,
@@ -35,19 +42,11 @@ pub struct KubePlanReport<'a> {
     /// Where the releases came from (a registry is asked only for a target the built-in table
     /// does not know).
     pub releases: &'a ReleasesOrigin,
-    pub guards: Vec<GuardLine>,
-    /// True when any guard blocks: the run would be refused.
-    pub blocked: bool,
 }
 
-impl<'a> KubePlanReport<'a> {
-    fn new(
-        plan: &'a KubernetesUpgradePlan,
-        guards: &[Guard],
-        acks: &[String],
-    ) -> KubePlanReport<'a> {
-        let guards = guard_lines(guards, acks);
-        KubePlanReport {
+impl<'a> KubePlanText<'a> {
+    fn new(plan: &'a KubernetesUpgradePlan) -> KubePlanText<'a> {
+        KubePlanText {
             cluster: &plan.cluster,
             from: plan.from.to_string(),
             target: plan.target.to_string(),
@@ -55,13 +54,11 @@ impl<'a> KubePlanReport<'a> {
             steps: &plan.steps,
             removed_apis: &plan.removed_apis,
             releases: &plan.releases,
-            blocked: guards.iter().any(|g| g.blocks),
-            guards,
         }
     }
 }
 
-impl PlanText for KubePlanReport<'_> {
+impl PlanText for KubePlanText<'_> {
     fn table(&self) -> String {
         let mut out = format!(
             "KUBERNETES UPGRADE {} from {} to {}\n  pre-pull images: {}\n",
@@ -91,7 +88,7 @@ impl PlanText for KubePlanReport<'_> {
                 note.to_string(),
             ]);
         }
-        out.push_str(&indent(&super::status::columns(&rows)));
+        out.push_str(&indent(&columns(&rows)));
         if !self.removed_apis.is_empty() {
             out.push_str(&format!(
                 "REMOVED APIS (stored objects {} no longer serves)\n",
@@ -110,11 +107,15 @@ impl PlanText for KubePlanReport<'_> {
                     c.replacement.clone(),
                 ]);
             }
-            out.push_str(&indent(&super::status::columns(&rows)));
+            out.push_str(&indent(&columns(&rows)));
         }
-        out.push_str(&guards_table(&self.guards, self.cluster));
         out
     }
+}
+
+/// Runs `taloscope upgrade-k8s` to its exit code.
+pub(in crate::commands) fn run(global: &GlobalArgs, args: &UpgradeK8sArgs) -> ExitCode {
+    rollout::run_command(global, args)
 }
 
 /// A target the built-in table does not know: whether the registry lists its API server image
@@ -146,7 +147,11 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {
-        headless::command_flags!(self)
+        CommandFlags {
+            to: &self.to,
+            gate: RunFlags::of(&self.gate),
+            rollout: &self.rollout,
+        }
     }
 
     fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop> {
@@ -202,7 +207,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
             count_removed_apis(observer, plan),
             check_removed_flags(observer, plan)
         );
-        let other = headless::other_rollout(observer).await;
+        let other = other_rollout(observer).await;
         let input = KubeGuardInput {
             roles: observer.talos.roles(),
             other_rollout: other.as_ref(),
@@ -213,7 +218,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
         kubernetes_plan_guards(plan, status, input)
     }
 
-    fn report(&self, plan: &KubernetesUpgradePlan, guards: &[Guard]) -> impl PlanText {
-        KubePlanReport::new(plan, guards, &self.gate.ack)
+    fn report<'a>(&self, plan: &'a KubernetesUpgradePlan) -> impl PlanText + 'a {
+        KubePlanText::new(plan)
     }
 }

@@ -1,0 +1,143 @@
+//! The cluster a command acts on: the one `--context` names among the discovered clusters,
+//! connected (its Talos and Kubernetes clients, its status now, any unfinished rollout journal),
+//! the `--plan`/`--yes` mode check and the rollout Lease other consoles hold.
+use super::exit::{EXIT_BLOCKED, Stop, usage};
+use crate::cli::GlobalArgs;
+use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::fleet::ClusterStatus;
+use crate::paths::Paths;
+use crate::rollout::RolloutJournal;
+use crate::talos::{ClientOptions, TalosClient};
+use crate::upgrade::RolloutInProgress;
+use crate::upgrade::observe::ClusterObserver;
+
+/// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
+/// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
+pub(super) fn check_mode(
+    plan: bool,
+    yes: bool,
+    confirm: Option<&str>,
+    what: &str,
+) -> Result<(), Stop> {
+    if !plan && !yes {
+        return Err(usage(format!(
+            "say --plan to see the plan, or --yes --confirm <{what}> to run it"
+        )));
+    }
+    if yes && confirm.is_none() {
+        return Err(usage(format!(
+            "--yes needs --confirm <{what}>, the {what} name typed in full"
+        )));
+    }
+    Ok(())
+}
+
+/// What discovery found for the cluster named by `--context`.
+pub(super) struct Chosen {
+    pub paths: Paths,
+    pub discovery: Discovery,
+    pub cluster: Cluster,
+}
+
+/// Discovers the clusters (warning about unreadable sources) and picks the one `--context` names.
+pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
+    let Some(wanted) = global.context.as_deref() else {
+        return Err(usage("name the cluster with --context"));
+    };
+    let (paths, discovery) = discover_all(global);
+    let cluster = select(&discovery, wanted, "this command needs the Talos API")?;
+    Ok(Chosen {
+        paths,
+        discovery,
+        cluster,
+    })
+}
+
+/// Discovers every cluster, warning on stderr about sources it could not read.
+pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
+    let discovery = discover(&sources);
+    for err in source_errors.iter().chain(&discovery.errors) {
+        eprintln!("taloscope: warning: {err}");
+    }
+    (paths, discovery)
+}
+
+/// The chosen cluster, connected: its observer, its status now and any unfinished journal.
+pub(super) struct Connected {
+    pub runtime: tokio::runtime::Runtime,
+    pub observer: ClusterObserver,
+    pub status: ClusterStatus,
+    pub journal: Option<RolloutJournal>,
+}
+
+pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
+    let status = runtime.block_on(observer.status());
+    let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
+        .map_err(|e| usage(e.to_string()))?;
+    Ok(Connected {
+        runtime,
+        observer,
+        status,
+        journal,
+    })
+}
+
+/// Another console's rollout on this cluster, from its Lease (none without a kube context, or
+/// when the Lease cannot be read, which is said).
+pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutInProgress> {
+    rollout_lease_read(observer).await.unwrap_or_else(|e| {
+        eprintln!("taloscope: warning: cannot read the rollout lease: {e}");
+        None
+    })
+}
+
+/// The cluster's rollout Lease as the guards read it (the operations' own reading).
+pub(super) use crate::operation::node::rollout_lease_read;
+
+/// The cluster named by --context (its name, or any of its contexts, which it then uses); it
+/// needs the Talos API, `why` says for what.
+pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
+    let cluster = discovery.select(wanted).ok_or_else(|| {
+        usage(format!(
+            "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
+        ))
+    })?;
+    if cluster.talos.is_none() {
+        return Err(usage(format!(
+            "cluster {wanted:?} has no talosconfig context; {why}"
+        )));
+    }
+    Ok(cluster)
+}
+
+pub(super) async fn observer_for(
+    cluster: &Cluster,
+    discovery: &Discovery,
+) -> Result<ClusterObserver, Stop> {
+    let ctx = cluster.talos.as_ref().ok_or_else(|| {
+        usage(format!(
+            "cluster {} has no talosconfig context",
+            cluster.name
+        ))
+    })?;
+    let talos =
+        TalosClient::new(ctx, ClientOptions::default()).map_err(|e| usage(e.to_string()))?;
+    let kube = match crate::fleet::kube_client_for(cluster, discovery.kubeconfig.as_ref()).await {
+        Some(Ok(client)) => Some(client),
+        Some(Err(e)) => return Err(usage(e.to_string())),
+        None => None,
+    };
+    Ok(ClusterObserver {
+        cluster: cluster.name.clone(),
+        talos,
+        kube,
+        nodes: ctx.nodes.clone(),
+        options: Default::default(),
+    })
+}
