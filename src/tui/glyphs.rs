@@ -49,7 +49,7 @@ impl Glyphs {
     pub const ASCII: Glyphs = Glyphs {
         border: ASCII_BORDER,
         selected: ">",
-        ok: "+",
+        ok: "ok",
         warn: "!",
         error: "x",
         none: "-",
@@ -58,6 +58,16 @@ impl Glyphs {
         sort_up: "^",
         sort_down: "v",
     };
+
+    /// The widest of the verdict marks (ok, warn, error, none), for a column of them: in ASCII
+    /// "ok" is two wide where the others are one.
+    pub fn mark_width(&self) -> usize {
+        [self.ok, self.warn, self.error, self.none]
+            .iter()
+            .map(|m| m.chars().count())
+            .max()
+            .unwrap_or(1)
+    }
 
     pub fn for_utf8(utf8: bool) -> Glyphs {
         if utf8 { Glyphs::UNICODE } else { Glyphs::ASCII }

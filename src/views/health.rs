@@ -116,8 +116,9 @@ impl<'a> HealthPane<'a> {
         let name = fit(&line.name, name_width, self.look.glyphs.ellipsis);
         let pad = name_width.saturating_sub(name.width());
         let elapsed = line.elapsed.map(seconds).unwrap_or_default();
+        let mark = self.look.glyphs.mark_width();
         let head = format!(
-            "{glyph} {:<7} {name}{} {elapsed:>7}",
+            "{glyph:<mark$} {:<7} {name}{} {elapsed:>7}",
             line.phase.word(),
             " ".repeat(pad)
         );
