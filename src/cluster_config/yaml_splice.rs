@@ -257,6 +257,37 @@ pub fn remove_list_item(text: &str, key: &str, name: &str) -> Result<Option<Stri
     }))
 }
 
+/// Takes the item `value` out of list `list` of entry `entry` in the top-level map `map_key`
+/// (a talosconfig context's `nodes` or `endpoints`): exactly its lines. `None` when the list
+/// has no such item.
+pub fn remove_nested_list_scalar(
+    text: &str,
+    (map_key, entry, list): (&str, &str, &str),
+    value: &str,
+) -> Result<Option<String>, SpliceError> {
+    let root = root(text)?;
+    let Some(seq) = (root.as_ref())
+        .and_then(|r| r.get_mapping(map_key))
+        .and_then(|m| m.get_mapping(entry))
+        .and_then(|e| e.get_sequence(list))
+    else {
+        return Ok(None);
+    };
+    if seq.is_flow_style() {
+        return Err(SpliceError::NotEditable {
+            key: format!("{map_key}.{entry}.{list}"),
+        });
+    }
+    let found = seq
+        .values()
+        .find(|item| item.as_scalar().is_some_and(|s| s.as_string() == value));
+    Ok(found.map(|item| {
+        let range = range_of(item.byte_range());
+        let lines = entry_lines(text, dash_before(text, range.start), range);
+        replace(text, lines, "")
+    }))
+}
+
 /// Adds `key: value` (`value` a block mapping's text) to the top-level map `map_key` (a
 /// talosconfig's `contexts`) after its last entry, at that map's indentation; a missing or empty
 /// map becomes one holding the entry.
