@@ -165,17 +165,7 @@ fn endpoint_host(endpoint: &str) -> &str {
 pub fn forget_guards(plan: &ForgetPlan, status: &ClusterStatus) -> Vec<Guard> {
     vec![
         member_guard(plan, status),
-        match operator_file::check_can_write(&plan.file) {
-            Ok(()) => Guard::pass(
-                GuardId::ContextFiles,
-                format!(
-                    "{} can be written; {} is made first",
-                    plan.file.display(),
-                    plan.backup_named()
-                ),
-            ),
-            Err(e) => Guard::fail(GuardId::ContextFiles, e.to_string()),
-        },
+        file_guard(plan),
         left_guard(plan),
         Guard::pass(
             GuardId::ClientRole,
@@ -219,6 +209,26 @@ fn member_guard(plan: &ForgetPlan, status: &ClusterStatus) -> Guard {
                 plan.address
             ),
         )
+    }
+}
+
+/// What the edit would refuse, checked without writing: the file's lock, mode, directory and
+/// room, and the edit itself made on the text as it is now.
+fn file_guard(plan: &ForgetPlan) -> Guard {
+    let id = GuardId::ContextFiles;
+    if let Err(e) = operator_file::check_can_write(&plan.file) {
+        return Guard::fail(id, e.to_string());
+    }
+    match edited_text(plan) {
+        Ok(_) => Guard::pass(
+            id,
+            format!(
+                "{} can be written; {} is made first",
+                plan.file.display(),
+                plan.backup_named()
+            ),
+        ),
+        Err(e) => Guard::fail(id, e.to_string()),
     }
 }
 
@@ -269,14 +279,8 @@ pub fn forget_in_text(
     Ok(endpoints.or(nodes))
 }
 
-/// Forgets the plan's address in its file: the lock taken, the text read, the backup written
-/// (its path handed to `said`), the edit written with the file's mode kept. The backup.
-pub fn forget_in_file(
-    plan: &ForgetPlan,
-    now: SystemTime,
-    said: impl Fn(String),
-) -> Result<PathBuf, ForgetError> {
-    let _lock = operator_file::lock(&plan.file)?;
+/// The file the plan's edit writes (the end of its symlinks) and its text without the address.
+fn edited_text(plan: &ForgetPlan) -> Result<(PathBuf, String), ForgetError> {
     let target = operator_file::write_target(&plan.file);
     let text = crate::bounded::read_to_string(&target, crate::bounded::CONFIG_FILE_LIMIT).map_err(
         |e| ForgetError::Read {
@@ -300,6 +304,18 @@ pub fn forget_in_file(
         context: plan.context.clone(),
         file: plan.file.clone(),
     })?;
+    Ok((target, edited))
+}
+
+/// Forgets the plan's address in its file: the lock taken, the text read, the backup written
+/// (its path handed to `said`), the edit written with the file's mode kept. The backup.
+pub fn forget_in_file(
+    plan: &ForgetPlan,
+    now: SystemTime,
+    said: impl Fn(String),
+) -> Result<PathBuf, ForgetError> {
+    let _lock = operator_file::lock(&plan.file)?;
+    let (target, edited) = edited_text(plan)?;
     let backup = operator_file::backup(&plan.file, now, plan.kept_backups)?
         .unwrap_or_else(|| plan.file.clone());
     said(format!(

@@ -169,3 +169,22 @@ fn the_file_is_backed_up_then_edited_in_place() {
         "the lock is let go"
     );
 }
+
+#[test]
+fn a_flow_list_loses_the_item_and_one_separator() {
+    let text = "contexts:\n    capi-work:\n        endpoints: [\"127.10.1.1:50000\", \"127.10.1.5:50000\"]\n        nodes: [\"127.10.1.1\", \"127.10.1.5\", \"127.10.1.9\"]\n";
+    let out = forget_in_text(text, "capi-work", "127.10.1.5", Some("127.10.1.5:50000"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        out,
+        "contexts:\n    capi-work:\n        endpoints: [\"127.10.1.1:50000\"]\n        nodes: [\"127.10.1.1\", \"127.10.1.9\"]\n"
+    );
+    let first = forget_in_text(text, "capi-work", "127.10.1.1", None)
+        .unwrap()
+        .unwrap();
+    assert!(
+        first.contains("nodes: [\"127.10.1.5\", \"127.10.1.9\"]"),
+        "{first}"
+    );
+}
