@@ -29,15 +29,17 @@ pub struct NodeCommandLine {
     pub flags: NodeActionArgs,
 }
 
-pub fn from_node_args(args: NodeArgs) -> NodeCommandLine {
+/// Runs `taloscope node ACTION` to its exit code (`forget` is its own command).
+pub fn run_node(global: &GlobalArgs, args: NodeArgs) -> ExitCode {
     let (operation, flags) = match args.action {
         NodeCommand::Reboot(f) => (NodeOperation::Reboot, f),
         NodeCommand::Shutdown(f) => (NodeOperation::Shutdown, f),
         NodeCommand::Cordon(f) => (NodeOperation::Cordon, f),
         NodeCommand::Uncordon(f) => (NodeOperation::Uncordon, f),
         NodeCommand::Drain(f) => (NodeOperation::Drain, f),
+        NodeCommand::Forget(forget) => return super::forget::run(global, &forget),
     };
-    NodeCommandLine { operation, flags }
+    run(global, &NodeCommandLine { operation, flags })
 }
 
 pub fn from_service_args(args: ServiceArgs) -> NodeCommandLine {
