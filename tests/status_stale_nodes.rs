@@ -2,6 +2,7 @@
 //! `capi-stuck-rollout`: the deleted Machine's node is no longer an etcd member, a Kubernetes
 //! node or a Machine, but the talosconfig still names its address. Status lists that address
 //! as not a member (not DOWN) and exits 0.
+mod pty_support;
 mod upgrade_common;
 
 use std::time::Duration;
@@ -125,6 +126,30 @@ async fn status_exits_0_and_lists_a_deleted_machines_address_as_not_a_member() {
     }
 }
 
+/// The doctor's delete-Machine fix on `capi-stuck-rollout`, then `status` until a node is not a
+/// member: that node's status.
+async fn after_the_fix(fx: &Fixture) -> Value {
+    let stuck = finding(fx, "stuck-rollout").await;
+    let id = stuck["id"].as_str().expect("finding id");
+    let mut cmd = fx.taloscope(WORK, "capi");
+    cmd.args(["doctor", "--fix", id, "--yes", "--confirm", WORK])
+        .args(["--wait", "90", "--poll-ms", "100"]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let (_, report) = status_until(fx, |_, r| {
+        (r["clusters"][0]["nodes"].as_array().into_iter().flatten())
+            .any(|n| n["not_a_member"] == true)
+    })
+    .await;
+    (report["clusters"][0]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .find(|n| n["not_a_member"] == true)
+    .cloned()
+    .expect("a node not a member")
+}
+
 /// The lines of talosconfig context `name` (its key's line excluded).
 fn context_lines<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
     let key = format!("  \"{name}\":");
@@ -150,26 +175,10 @@ fn backups_of(file: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_forget_removes_a_not_a_member_address_from_the_talosconfig_with_a_backup() {
     let fx = start(builtin("capi-stuck-rollout")).await;
-    let stuck = finding(&fx, "stuck-rollout").await;
-    let id = stuck["id"].as_str().expect("finding id");
-    let mut cmd = fx.taloscope(WORK, "capi");
-    cmd.args(["doctor", "--fix", id, "--yes", "--confirm", WORK])
-        .args(["--wait", "90", "--poll-ms", "100"]);
-    let (code, stdout, stderr) = output(cmd).await;
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    let (_, report) = status_until(&fx, |_, r| {
-        (r["clusters"][0]["nodes"].as_array().into_iter().flatten())
-            .any(|n| n["not_a_member"] == true)
-    })
-    .await;
-    let gone = (report["clusters"][0]["nodes"]
-        .as_array()
-        .into_iter()
-        .flatten())
-    .find(|n| n["not_a_member"] == true)
-    .and_then(|n| n["address"].as_str())
-    .expect("a node not a member")
-    .to_string();
+    let gone = after_the_fix(&fx).await["address"]
+        .as_str()
+        .expect("its address")
+        .to_string();
     let file = fx.sim.talosconfig_path();
     let before = std::fs::read_to_string(&file).unwrap();
     assert!(backups_of(&file).is_empty(), "no backup yet");
@@ -308,4 +317,68 @@ async fn node_forget_refuses_a_node_that_answers() {
         backups_of(&file).is_empty(),
         "no backup of a refused forget"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_offers_a_not_a_member_node_only_its_forget_and_runs_it() {
+    const BOUND: Duration = Duration::from_secs(90);
+    let fx = start(builtin("capi-stuck-rollout")).await;
+    let gone = after_the_fix(&fx).await;
+    let name = gone["name"].as_str().expect("its name").to_string();
+    let address = gone["address"].as_str().expect("its address").to_string();
+    let file = fx.sim.talosconfig_path();
+    let home = tempfile::tempdir().expect("temp home");
+    let env = pty_support::env_on(&file, &fx.sim.kubeconfig_path());
+    let mut s = pty_support::PtySession::start(24, 80, home.path(), &[], &env);
+    s.wait_for("the fleet", BOUND, |t| {
+        t.contains(WORK) && t.contains("Enter open")
+    });
+    s.send(format!(":ctx {WORK}\r").as_bytes());
+    s.wait_for("the workload's nodes, one not a member", BOUND, |t| {
+        t.contains("not a member")
+    });
+    // The selected row's full name is on the pane's bottom border.
+    let selected = |t: &str| {
+        t.lines().any(|l| {
+            l.starts_with('+') && !l.contains("Nodes (") && l.contains(&format!(" {name} "))
+        })
+    };
+    s.retry_until(
+        "the node that is not a member selected",
+        b"j",
+        BOUND,
+        selected,
+    );
+    s.send(b"a");
+    s.wait_for("its only action, the forget", BOUND, |t| {
+        t.contains("1 forget ") && t.contains("Enter shows the plan")
+    });
+    let menu = s.text();
+    for other in ["reboot", "shutdown", "cordon", "drain"] {
+        assert!(!menu.contains(other), "{menu}");
+    }
+    s.send(b"\r");
+    s.wait_for("the forget's plan with passing guards", BOUND, |t| {
+        t.contains("backup first") && t.contains("guards pass: s starts")
+    });
+    let plan = s.text();
+    assert!(plan.contains("Role: none needed"), "{plan}");
+    s.send(b"s");
+    s.wait_for("the confirmation by the node's address", BOUND, |t| {
+        t.contains("Type the node name in full")
+    });
+    s.send(format!("{address}\r").as_bytes());
+    s.wait_for("the forget done", BOUND, |t| t.contains(": done"));
+    let done = s.text();
+    assert!(done.contains("backed up"), "{done}");
+    s.send(b"q");
+    let (status, _raw) = s.quit_answering(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+    let after = std::fs::read_to_string(&file).unwrap();
+    let work = context_lines(&after, WORK);
+    assert!(
+        work.iter().all(|l| !l.contains(&format!("\"{address}\""))),
+        "{work:?}"
+    );
+    assert_eq!(backups_of(&file).len(), 1);
 }
