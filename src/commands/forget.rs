@@ -6,15 +6,15 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage, write_stdout};
+use super::exit::{Stop, exit_code_as, usage};
 use super::gate::{
-    GatedPlan, RunFlags, dispatcher, plan_then_approve, progress_printer, report_interrupted,
-    run_operation, unknown_acks,
+    GatedPlan, RunFlags, dispatcher, finish_run, plan_then_approve, progress_printer,
+    report_interrupted, run_operation, unknown_acks,
 };
 use super::plan_report::indent;
 use super::session::{Connected, check_mode, choose, connect};
 use crate::approval::MutatingAction;
-use crate::cli::{ForgetArgs, GlobalArgs, OutputFormat};
+use crate::cli::{ForgetArgs, GlobalArgs};
 use crate::discovery::Sources;
 use crate::operation::forget::{ForgetPlan, NodeForget, forget_guards};
 
@@ -65,19 +65,7 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
         succeeded: result.is_ok(),
         message: result.clone().unwrap_or_else(|e| e),
     };
-    match gate.output {
-        OutputFormat::Table => print_line(&crate::printable::line(&outcome.message)),
-        OutputFormat::Json => write_stdout(
-            &serde_json::to_string_pretty(&outcome)
-                .map(|j| j + "\n")
-                .map_err(|e| Stop(1, format!("cannot encode the output as JSON: {e}")))?,
-        )?,
-    }
-    Ok(if result.is_ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_BLOCKED)
-    })
+    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
 }
 
 /// How a run ended: the `--yes --output json` contract.

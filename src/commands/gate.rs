@@ -307,6 +307,29 @@ fn runner<'a>(
     }
 }
 
+/// Prints how a headless run ended (its line for a table; `outcome`, the `--yes --output
+/// json` contract, as JSON) and gives its exit code: 0 when it `succeeded`, 1 when not.
+pub(super) fn finish_run(
+    output: OutputFormat,
+    line: &str,
+    outcome: &impl serde::Serialize,
+    succeeded: bool,
+) -> Result<std::process::ExitCode, Stop> {
+    match output {
+        OutputFormat::Table => print_line(&crate::printable::line(line)),
+        OutputFormat::Json => super::exit::write_stdout(
+            &serde_json::to_string_pretty(outcome)
+                .map(|j| j + "\n")
+                .map_err(|e| Stop(1, format!("cannot encode the output as JSON: {e}")))?,
+        )?,
+    }
+    Ok(if succeeded {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(EXIT_BLOCKED)
+    })
+}
+
 /// The progress printer of an operation's events: stamped lines on stdout for a table; on
 /// stderr for JSON output, whose stdout carries the outcome.
 pub(super) fn progress_printer(output: OutputFormat) -> impl Fn(OperationEvent) + Send + Sync {
