@@ -69,6 +69,13 @@ pub enum MutatingAction {
         from: u32,
         to: u32,
     },
+    /// Remove the address of a node that is no longer a member from talosconfig context
+    /// `context` (its `nodes`, and its `endpoints` when listed there) in `file`.
+    ForgetNode {
+        cluster: String,
+        context: String,
+        address: String,
+    },
     /// Upgrade a cluster Cluster API owns the CAPI way: `product` ("Kubernetes", "Talos") to
     /// `target` by patching its objects in `owner` (`mgmt/namespace/name`).
     CapiUpgrade {
@@ -146,7 +153,8 @@ impl MutatingAction {
             | MutatingAction::DeleteCluster { cluster, .. }
             | MutatingAction::CapiDeleteMachine { cluster, .. }
             | MutatingAction::ScaleCapi { cluster, .. }
-            | MutatingAction::CapiUpgrade { cluster, .. } => cluster,
+            | MutatingAction::CapiUpgrade { cluster, .. }
+            | MutatingAction::ForgetNode { cluster, .. } => cluster,
         }
     }
 
@@ -155,6 +163,7 @@ impl MutatingAction {
     pub fn confirm_name(&self) -> &str {
         match self {
             MutatingAction::Node { node, .. } => node,
+            MutatingAction::ForgetNode { address, .. } => address,
             other => other.cluster(),
         }
     }
@@ -162,7 +171,7 @@ impl MutatingAction {
     /// What [`MutatingAction::confirm_name`] names: "node" or "cluster".
     pub fn confirm_noun(&self) -> &'static str {
         match self {
-            MutatingAction::Node { .. } => "node",
+            MutatingAction::Node { .. } | MutatingAction::ForgetNode { .. } => "node",
             _ => "cluster",
         }
     }
@@ -213,6 +222,9 @@ impl MutatingAction {
                 target,
                 ..
             } => format!("upgrade {product} to {target} the Cluster API way through {owner}"),
+            MutatingAction::ForgetNode {
+                context, address, ..
+            } => format!("forget node {address}: remove it from talosconfig context {context}"),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
 use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
+use crate::operation::forget::{ForgetPlan, forget_guards};
 use crate::operation::progress::OperationProgress;
 use crate::rollout::LeaseReading;
 
@@ -24,6 +25,8 @@ pub enum ActionChoice {
     Etcd(EtcdAction),
     /// The CAPI doctor's fix of a finding, by its id.
     CapiFix(String),
+    /// The selected node, no longer a member, removed from the talosconfig context.
+    Forget,
 }
 
 impl ActionChoice {
@@ -46,6 +49,7 @@ impl ActionChoice {
             }
             ActionChoice::Etcd(EtcdAction::RemoveMember) => format!("remove member {subject}"),
             ActionChoice::CapiFix(id) => format!("fix {id}"),
+            ActionChoice::Forget => format!("forget {subject}: remove it from the talosconfig"),
         }
     }
 }
@@ -64,8 +68,16 @@ pub struct ActionMenu {
 
 /// The node actions the menu offers for `node`, only those whose subject exists: cordon when
 /// its Kubernetes node is schedulable, uncordon when it is cordoned, drain when it has one;
-/// then a restart of each service Talos restarts through its API (node detail lists them).
+/// then a restart of each service Talos restarts through its API (node detail lists them). A
+/// node that is not a member is offered only its removal from the talosconfig, when the
+/// talosconfig names it.
 pub fn node_choices(node: &NodeStatus, services: &[String]) -> Vec<ActionChoice> {
+    if node.not_a_member {
+        return match node.source {
+            crate::fleet::NodeSource::Talosconfig => vec![ActionChoice::Forget],
+            _ => Vec::new(),
+        };
+    }
     let mut ops = vec![NodeOperation::Reboot, NodeOperation::Shutdown];
     match node.cordoned {
         Some(false) => ops.extend([NodeOperation::Cordon, NodeOperation::Drain]),
@@ -135,6 +147,12 @@ pub enum ActionPlan {
     /// A CAPI scale (`s` on `:capi`): `read` is `None` until the event loop has read both
     /// sides (`prepare_scale`, as `taloscope scale` does).
     CapiScale(Box<super::capi_scale::CapiScalePlan>),
+    /// A node that is no longer a member removed from the talosconfig context (`node` as the
+    /// menu named it); its guards evaluated over every new status.
+    Forget {
+        node: String,
+        plan: Result<ForgetPlan, String>,
+    },
 }
 
 /// The plan screen of one action.
@@ -172,6 +190,7 @@ impl ActionPlanScreen {
                 .and_then(|p| p.as_ref().ok())
                 .map(DeletePlan::action),
             ActionPlan::CapiScale(p) => p.prepared().map(|p| p.plan.action()),
+            ActionPlan::Forget { plan, .. } => plan.as_ref().ok().map(ForgetPlan::action),
         }
     }
 
@@ -193,6 +212,9 @@ impl ActionPlanScreen {
             (ActionPlan::Node { .. }, None) => self.cluster.clone(),
             (ActionPlan::CapiFix { finding, .. }, None) => {
                 format!("fix {} in {}", finding.id, self.cluster)
+            }
+            (ActionPlan::Forget { node, .. }, None) => {
+                format!("forget node {node} in {}", self.cluster)
             }
             (ActionPlan::CapiScale(p), None) => format!(
                 "scale {} to {} replicas (Cluster API) in {}",
@@ -232,6 +254,8 @@ impl ActionPlanScreen {
                 .map(delete_guards)
                 .unwrap_or_default(),
             ActionPlan::CapiScale(p) => super::capi_scale::guards_of(p),
+            ActionPlan::Forget { plan: Ok(plan), .. } => forget_guards(plan, status),
+            ActionPlan::Forget { plan: Err(_), .. } => Vec::new(),
         };
         self.guards.set(guards);
     }
@@ -242,7 +266,9 @@ impl ActionPlanScreen {
             ActionPlan::Node { survey: None, .. } => {
                 return Some("reading the node's pods and services first".into());
             }
-            ActionPlan::Etcd { plan: Err(e), .. } | ActionPlan::CapiFix { plan: Err(e), .. } => {
+            ActionPlan::Etcd { plan: Err(e), .. }
+            | ActionPlan::CapiFix { plan: Err(e), .. }
+            | ActionPlan::Forget { plan: Err(e), .. } => {
                 return Some(e.clone());
             }
             ActionPlan::Delete { plan: None, .. } => {
@@ -353,6 +379,8 @@ pub enum ActionRun {
     CapiScale(Box<super::capi_scale::CapiScaleRun>),
     /// A new cluster (its journal resumes a killed run of it).
     Create(Box<crate::cluster_lifecycle::CreatePlan>),
+    /// A node that is no longer a member removed from the talosconfig context.
+    Forget(Box<ForgetPlan>),
 }
 
 impl ActionRun {

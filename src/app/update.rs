@@ -132,6 +132,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 crate::approval::MutatingAction::DeleteCluster { .. }
                     | crate::approval::MutatingAction::ScaleCapi { .. }
                     | crate::approval::MutatingAction::CapiDeleteMachine { .. }
+                    | crate::approval::MutatingAction::ForgetNode { .. }
             ) =>
         {
             return super::update_actions::on_approved(state, approved);

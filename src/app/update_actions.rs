@@ -154,6 +154,7 @@ fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<
         ActionChoice::Node(operation) => {
             open_node_plan(state, &menu.cluster, &menu.subject, operation)
         }
+        ActionChoice::Forget => open_forget_plan(state, &menu.cluster, &menu.subject),
         ActionChoice::Etcd(EtcdAction::Snapshot) => {
             let file = state
                 .actions
@@ -237,6 +238,32 @@ fn open_node_plan(
             Vec::new()
         }
     }
+}
+
+/// The forget's plan, made by the function `taloscope node forget` calls, over the cluster's
+/// talosconfig context and live status.
+fn open_forget_plan(state: &mut AppState, cluster: &str, node: &str) -> Vec<Effect> {
+    let Some(live) = state.fleet.cluster(cluster).filter(|l| l.has_data()) else {
+        state.message = Some(Message::warn(format!("no status for {cluster} yet")));
+        return Vec::new();
+    };
+    let context = state.clusters.iter().find(|c| c.name == cluster);
+    let kept_backups = (state.actions.context_files.as_ref())
+        .map_or(crate::config::DEFAULT_KEPT_BACKUPS, |f| f.kept_backups);
+    let plan = crate::operation::forget::ForgetPlan::new(
+        cluster,
+        context.and_then(|c| c.talos.as_ref()),
+        &live.status,
+        node,
+        kept_backups,
+    )
+    .map_err(|e| e.to_string());
+    let forget = ActionPlan::Forget {
+        node: node.to_string(),
+        plan,
+    };
+    show_plan(state, ActionPlanScreen::new(cluster, forget));
+    Vec::new()
 }
 
 fn open_etcd_plan(state: &mut AppState, cluster: &str, request: EtcdRequest) -> Vec<Effect> {
@@ -417,6 +444,8 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         ActionPlan::Delete { .. } => {
             return not_run(&approved, "there is no delete plan".to_string());
         }
+        ActionPlan::Forget { plan: Ok(plan), .. } => ActionRun::Forget(Box::new(plan.clone())),
+        ActionPlan::Forget { plan: Err(e), .. } => return not_run(&approved, e.clone()),
         ActionPlan::CapiScale(plan) => {
             match super::update_capi_scale::run_of(plan, &screen.guards.acks) {
                 Ok(run) => run,

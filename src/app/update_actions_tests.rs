@@ -420,3 +420,62 @@ fn running(what: &str, cancel: CancelRule, started: Option<u64>) -> OperationPro
     let kind = OperationKind::NodeReboot;
     OperationProgress::start(kind, "healthy", what, headline, cancel, started)
 }
+
+#[test]
+fn a_node_that_is_not_a_member_is_offered_only_its_forget_whose_plan_gates_on_its_guards() {
+    let mut status = fixtures::healthy();
+    let gone = status.nodes.iter_mut().find(|n| n.name == "w-1").unwrap();
+    gone.error = Some("connection refused".into());
+    gone.not_a_member = true;
+    let address = gone.address.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("talosconfig");
+    std::fs::write(
+        &file,
+        format!(
+            "context: healthy\ncontexts:\n  healthy:\n    endpoints:\n      - 127.10.0.2\n    nodes:\n      - 127.10.0.2\n      - {address}\n"
+        ),
+    )
+    .unwrap();
+    let mut state = nodes_pane(status, "w-1");
+    let talos = state.clusters[0].talos.as_mut().unwrap();
+    talos.file = file.clone();
+    talos.nodes = vec!["127.10.0.2".into(), address.clone()];
+
+    key(&mut state, 'a');
+    let menu = state.actions.menu.as_ref().expect("the menu opens");
+    assert_eq!(menu.items, vec![ActionChoice::Forget]);
+    update(&mut state, Action::Back);
+    let effects = choose(&mut state, "forget");
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(state.screen, Screen::Action);
+    let screen = state.actions.plan.as_ref().expect("the plan screen");
+    assert!(matches!(
+        screen.plan,
+        ActionPlan::Forget { plan: Ok(_), .. }
+    ));
+    assert_eq!(guard(&state, GuardId::NotAMember), GuardVerdict::Pass);
+    assert_eq!(guard(&state, GuardId::ContextFiles), GuardVerdict::Pass);
+    assert_eq!(guard(&state, GuardId::OtherNodesLeft), GuardVerdict::Pass);
+    let effects = key(&mut state, 's');
+    let [Effect::Gate(action)] = effects.as_slice() else {
+        panic!("expected the dispatcher, got {effects:?}");
+    };
+    assert_eq!(
+        action,
+        &MutatingAction::ForgetNode {
+            cluster: "healthy".into(),
+            context: "healthy".into(),
+            address: address.clone(),
+        }
+    );
+    assert_eq!(action.confirm_name(), address, "the address confirms");
+}
+
+#[test]
+fn a_member_is_not_offered_the_forget() {
+    let mut state = nodes_pane(fixtures::healthy(), "w-1");
+    key(&mut state, 'a');
+    let menu = state.actions.menu.as_ref().expect("the menu opens");
+    assert!(!menu.items.contains(&ActionChoice::Forget), "{menu:?}");
+}

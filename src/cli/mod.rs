@@ -129,7 +129,7 @@ impl Cli {
                 verb: CapiVerb::Doctor(CapiDoctorArgs { sources, .. }),
             })) => (Some(sources), None, None),
             Some(Command::Scale(ScaleArgs { sources, .. })) => (Some(sources), None, None),
-            Some(Command::Node(node)) => (Some(&node.action.flags().sources), None, None),
+            Some(Command::Node(node)) => (Some(node.action.sources()), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
             Some(Command::Demo(demo)) => (None, Some(&demo.look), Some(&demo.console)),

@@ -69,19 +69,35 @@ pub enum NodeCommand {
     Uncordon(NodeActionArgs),
     /// Cordon, then evict every pod but DaemonSet and static ones, as disruption budgets allow.
     Drain(NodeActionArgs),
+    /// Remove a node that is no longer a member from the talosconfig context (its nodes, and
+    /// its endpoints when listed there), a backup of the file first.
+    Forget(ForgetArgs),
 }
 
 impl NodeCommand {
-    /// The flags every node action takes.
-    pub fn flags(&self) -> &NodeActionArgs {
+    /// Where the command reads its config files from.
+    pub fn sources(&self) -> &SourceArgs {
         match self {
             NodeCommand::Reboot(flags)
             | NodeCommand::Shutdown(flags)
             | NodeCommand::Cordon(flags)
             | NodeCommand::Uncordon(flags)
-            | NodeCommand::Drain(flags) => flags,
+            | NodeCommand::Drain(flags) => &flags.sources,
+            NodeCommand::Forget(args) => &args.sources,
         }
     }
+}
+
+/// `taloscope node forget`.
+#[derive(Args, Debug, Clone)]
+pub struct ForgetArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node's address (or name), as `taloscope status` lists it.
+    #[arg(long, value_name = "ADDRESS")]
+    pub node: String,
+    #[command(flatten)]
+    pub gate: GateArgs,
 }
 
 impl ServiceCommand {

@@ -7,7 +7,7 @@ mod contexts;
 mod generate;
 mod kubeconfig_archive;
 mod kubernetes_documents;
-mod operator_file;
+pub mod operator_file;
 mod patch;
 mod pki;
 mod secrets;
@@ -15,7 +15,7 @@ mod strategic_merge;
 mod talosconfig;
 mod tree;
 mod version_rules;
-mod yaml_splice;
+pub mod yaml_splice;
 
 pub use contexts::{
     ContextFiles, ContextsError, ContextsWritten, KubeNames, MergedEntries, MergedEntry,

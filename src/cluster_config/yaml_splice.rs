@@ -257,6 +257,48 @@ pub fn remove_list_item(text: &str, key: &str, name: &str) -> Result<Option<Stri
     }))
 }
 
+/// Takes the item `value` out of list `list` of entry `entry` in the top-level map `map_key`
+/// (a talosconfig context's `nodes` or `endpoints`): exactly its lines, or in a flow list
+/// (`[a, b]`, as talosctl writes none but other tools do) the item and one separator. `None`
+/// when the list has no such item.
+pub fn remove_nested_list_scalar(
+    text: &str,
+    (map_key, entry, list): (&str, &str, &str),
+    value: &str,
+) -> Result<Option<String>, SpliceError> {
+    let root = root(text)?;
+    let Some(seq) = (root.as_ref())
+        .and_then(|r| r.get_mapping(map_key))
+        .and_then(|m| m.get_mapping(entry))
+        .and_then(|e| e.get_sequence(list))
+    else {
+        return Ok(None);
+    };
+    let items: Vec<YamlNode> = seq.values().collect();
+    let Some(at) =
+        (items.iter()).position(|item| item.as_scalar().is_some_and(|s| s.as_string() == value))
+    else {
+        return Ok(None);
+    };
+    let range = range_of(items[at].byte_range());
+    if !seq.is_flow_style() {
+        let lines = entry_lines(text, dash_before(text, range.start), range);
+        return Ok(Some(replace(text, lines, "")));
+    }
+    // `[a, b, c]`: the item with the separator after it, or before it for the last one.
+    let cut = match (items.get(at + 1), at.checked_sub(1).map(|i| &items[i])) {
+        (Some(next), _) => range.start..range_of(next.byte_range()).start,
+        (None, Some(previous)) => range_of(previous.byte_range()).end..range.end,
+        (None, None) => range,
+    };
+    if !text[cut.clone()].chars().all(|c| c != '#' && c != '\n') {
+        return Err(SpliceError::NotEditable {
+            key: format!("{map_key}.{entry}.{list}"),
+        });
+    }
+    Ok(Some(replace(text, cut, "")))
+}
+
 /// Adds `key: value` (`value` a block mapping's text) to the top-level map `map_key` (a
 /// talosconfig's `contexts`) after its last entry, at that map's indentation; a missing or empty
 /// map becomes one holding the entry.

@@ -21,10 +21,7 @@ pub(super) fn approve(
     action: MutatingAction,
     confirm: Option<&str>,
 ) -> Result<ApprovedAction, Stop> {
-    let (what, name) = match &action {
-        MutatingAction::Node { .. } => ("node", action.confirm_name().to_string()),
-        _ => ("cluster", action.cluster().to_string()),
-    };
+    let (what, name) = (action.confirm_noun(), action.confirm_name().to_string());
     let pending = match dispatcher.request(action) {
         Gate::Refused(why) => return Err(Stop(EXIT_BLOCKED, why)),
         Gate::Confirm(p) => p,
@@ -159,20 +156,16 @@ pub(super) trait GatedPlan: serde::Serialize {
     const WHAT: &'static str;
     /// The `--ack` every run of it needs, named in the "nothing done" hint.
     const ALWAYS_ACK: Option<&'static str>;
-    fn cluster(&self) -> &str;
     fn table(&self) -> String;
     fn action(&self) -> MutatingAction;
 }
 
-/// The [`GatedPlan`] of a plan type with a `cluster` field and `table` and `action` methods.
+/// The [`GatedPlan`] of a plan type with `table` and `action` methods.
 macro_rules! gated_plan {
     ($plan:ty, $what:literal, $ack:expr) => {
         impl GatedPlan for $plan {
             const WHAT: &'static str = $what;
             const ALWAYS_ACK: Option<&'static str> = $ack;
-            fn cluster(&self) -> &str {
-                &self.cluster
-            }
             fn table(&self) -> String {
                 <$plan>::table(self)
             }
@@ -205,15 +198,11 @@ pub(super) fn plan_then_approve<P: GatedPlan, R>(
 ) -> Result<Option<(ApprovedAction, R)>, Stop> {
     let blocked = blocking(guards, flags.acks);
     let json = flags.output == OutputFormat::Json;
-    let shown = guarded_plan(
-        plan,
-        &plan.table(),
-        plan.cluster(),
-        guards,
-        flags.acks,
-        json,
-    )
-    .map_err(|e| Stop(EXIT_USAGE, e))?;
+    // What --confirm takes: the cluster, or the node of an action on one node.
+    let action = plan.action();
+    let confirm = action.confirm_name();
+    let shown = guarded_plan(plan, &plan.table(), confirm, guards, flags.acks, json)
+        .map_err(|e| Stop(EXIT_USAGE, e))?;
     // The table carries names read from the network: printed without control characters.
     let shown = if json {
         shown
@@ -228,8 +217,7 @@ pub(super) fn plan_then_approve<P: GatedPlan, R>(
             (false, _) => {
                 let ack = P::ALWAYS_ACK.map_or(String::new(), |a| format!(" --ack {a:?}"));
                 Err(usage(format!(
-                    "nothing done: add --yes --confirm {}{ack} to {}, or --plan to only plan",
-                    plan.cluster(),
+                    "nothing done: add --yes --confirm {confirm}{ack} to {}, or --plan to only plan",
                     P::WHAT
                 )))
             }
@@ -317,6 +305,29 @@ fn runner<'a>(
         cancel,
         events,
     }
+}
+
+/// Prints how a headless run ended (its line for a table; `outcome`, the `--yes --output
+/// json` contract, as JSON) and gives its exit code: 0 when it `succeeded`, 1 when not.
+pub(super) fn finish_run(
+    output: OutputFormat,
+    line: &str,
+    outcome: &impl serde::Serialize,
+    succeeded: bool,
+) -> Result<std::process::ExitCode, Stop> {
+    match output {
+        OutputFormat::Table => print_line(&crate::printable::line(line)),
+        OutputFormat::Json => super::exit::write_stdout(
+            &serde_json::to_string_pretty(outcome)
+                .map(|j| j + "\n")
+                .map_err(|e| Stop(1, format!("cannot encode the output as JSON: {e}")))?,
+        )?,
+    }
+    Ok(if succeeded {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(EXIT_BLOCKED)
+    })
 }
 
 /// The progress printer of an operation's events: stamped lines on stdout for a table; on

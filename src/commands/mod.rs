@@ -14,6 +14,7 @@ pub mod delete;
 pub mod demo;
 pub mod etcd;
 mod exit;
+pub mod forget;
 mod gate;
 pub mod health;
 pub mod info;
@@ -53,7 +54,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
         Some(Command::Provision(args)) => provision::run(&global, &args),
         Some(Command::UpgradeK8s(args)) => upgrade::kubernetes::run(&global, &args),
-        Some(Command::Node(args)) => node::run(&global, &node::from_node_args(args)),
+        Some(Command::Node(args)) => node::run_node(&global, args),
         Some(Command::Service(args)) => node::run(&global, &node::from_service_args(args)),
         Some(Command::Logs(args)) => logs::run_logs(&global, &args),
         Some(Command::Dmesg(args)) => logs::run_dmesg(&global, &args),

@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::exit::exit_code_as;
 use super::exit::{EXIT_BLOCKED, Stop, usage, write_stdout};
 use super::gate::{
-    RunFlags, approve, dispatcher, progress_printer, refuse, report_interrupted, run_operation,
-    unknown_acks,
+    RunFlags, approve, dispatcher, finish_run, progress_printer, refuse, report_interrupted,
+    run_operation, unknown_acks,
 };
 use super::plan_report::{GuardLine, PlanText, guard_lines, guards_table, indent};
 use super::session::{Connected, check_mode, choose, connect, rollout_lease_read};
@@ -29,15 +29,17 @@ pub struct NodeCommandLine {
     pub flags: NodeActionArgs,
 }
 
-pub fn from_node_args(args: NodeArgs) -> NodeCommandLine {
+/// Runs `taloscope node ACTION` to its exit code (`forget` is its own command).
+pub fn run_node(global: &GlobalArgs, args: NodeArgs) -> ExitCode {
     let (operation, flags) = match args.action {
         NodeCommand::Reboot(f) => (NodeOperation::Reboot, f),
         NodeCommand::Shutdown(f) => (NodeOperation::Shutdown, f),
         NodeCommand::Cordon(f) => (NodeOperation::Cordon, f),
         NodeCommand::Uncordon(f) => (NodeOperation::Uncordon, f),
         NodeCommand::Drain(f) => (NodeOperation::Drain, f),
+        NodeCommand::Forget(forget) => return super::forget::run(global, &forget),
     };
-    NodeCommandLine { operation, flags }
+    run(global, &NodeCommandLine { operation, flags })
 }
 
 pub fn from_service_args(args: ServiceArgs) -> NodeCommandLine {
@@ -108,11 +110,7 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         succeeded: result.is_ok(),
         message: result.clone().unwrap_or_else(|e| e),
     };
-    match gate.output {
-        OutputFormat::Table => println!("{}", crate::printable::line(&outcome.message)),
-        OutputFormat::Json => write_stdout(&to_json(&outcome)?)?,
-    }
-    Ok(exit_for(result.is_err()))
+    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
 }
 
 fn exit_for(blocked: bool) -> ExitCode {

@@ -31,6 +31,7 @@ use crate::operation::capi_fix::CapiFix;
 use crate::operation::create::ClusterCreate;
 use crate::operation::delete::ClusterDelete;
 use crate::operation::etcd::EtcdOperation;
+use crate::operation::forget::NodeForget;
 use crate::operation::node::NodeAction;
 use crate::operation::progress::ProgressEvent;
 use crate::operation::scale::CapiScale;
@@ -382,6 +383,12 @@ async fn run_on(
         }
         ActionRun::CapiFix(fix) => {
             run_capi_fix(observer, *fix, kubeconfig, (approved, cancel), progress).await
+        }
+        ActionRun::Forget(plan) => {
+            let told =
+                |event: OperationEvent| tell(&progress, runner_events::operation(&event, None));
+            let mut forget = NodeForget::new(*plan, observer);
+            crate::operation::run(&mut forget, approved.runner(cancel, &told)).await
         }
         ActionRun::Delete(plan) => Err(format!(
             "the delete of {} runs on the provider's steps, not on a cluster connection",

@@ -173,13 +173,15 @@ fn url_host(url: &str) -> &str {
 }
 
 /// Whether `node`, as `plan` lists it after a round whose sources `answered`, is a node the
-/// talosconfig still names although it left the cluster: it does not answer, and etcd and
-/// Kubernetes both answered without it. A removed node leaves both (Talos's "How to scale
-/// down a Talos cluster": `talosctl reset` leaves etcd, then `kubectl delete node`; a Cluster
-/// API Machine's deletion does the same), but nothing edits the operator's talosconfig.
+/// talosconfig or Talos discovery still names although it left the cluster: it does not
+/// answer, and etcd and Kubernetes both answered without it. A removed node leaves both
+/// (Talos's "How to scale down a Talos cluster": `talosctl reset` leaves etcd, then `kubectl
+/// delete node`; a Cluster API Machine's deletion does the same), but nothing edits the
+/// operator's talosconfig, and the discovery service keeps a member it no longer hears from
+/// until its TTL (30 minutes, siderolabs/discovery-service README).
 pub fn left_the_cluster(node: &NodeStatus, plan: &NodePlan, answered: Answered) -> bool {
     node.error.is_some()
-        && plan.source == NodeSource::Talosconfig
+        && matches!(plan.source, NodeSource::Talosconfig | NodeSource::Discovery)
         && plan.unknown_to_etcd_and_kubernetes
         && answered.etcd
         && answered.kubernetes
@@ -365,6 +367,21 @@ mod tests {
         // A node that answers is in the cluster whatever the lists say.
         let talking = known("127.10.0.1", NodeSource::Talosconfig);
         assert!(!left_the_cluster(&talking, &list[0], answered));
+        // Forgotten by the talosconfig, it is still not a member while discovery lists it.
+        let discovered = node_list(&NodeSources {
+            talosconfig: &[],
+            ..sources
+        });
+        let gone = discovered
+            .iter()
+            .find(|p| p.address == "127.10.0.1")
+            .expect("discovery lists it");
+        assert_eq!(gone.source, NodeSource::Discovery);
+        let silent_member = NodeStatus {
+            source: NodeSource::Discovery,
+            ..silent("127.10.0.1")
+        };
+        assert!(left_the_cluster(&silent_member, gone, answered));
         // Without Kubernetes' answer nobody can tell: the node stays DOWN.
         let unsure = Answered {
             kubernetes: false,

@@ -103,6 +103,11 @@ pub enum GuardId {
     /// Node action: what the action waits for at its end can still happen (no etcd alarm
     /// keeps the node's member unhealthy for ever).
     WaitCanFinish,
+    /// Forget: the node is still not a member (it does not answer, and etcd and Kubernetes
+    /// answered without it).
+    NotAMember,
+    /// Forget: the talosconfig context keeps another node and endpoint.
+    OtherNodesLeft,
 }
 
 impl GuardId {
@@ -244,6 +249,8 @@ impl GuardId {
             GuardId::CapiVmTemplate => "VM template for the target",
             GuardId::EtcdStopped => "only etcd member stopped",
             GuardId::WaitCanFinish => "its wait can finish",
+            GuardId::NotAMember => "not a member",
+            GuardId::OtherNodesLeft => "other nodes left",
         }
     }
 
@@ -402,6 +409,12 @@ impl GuardId {
             }
             GuardId::WaitCanFinish => {
                 "Checks that what the action waits for at its end can still happen. A reboot is done only when the node is back with its etcd member healthy; a member with an etcd alarm (NOSPACE, CORRUPT) stays unhealthy whatever the node does, so the reboot would wait until its timeout with the node cordoned. Disarm the alarm first (the etcd pane's a, then disarm alarms; or taloscope etcd disarm), then reboot. A member already unhealthy for another reason may come back after the reboot, or may not: that needs its own acknowledgement."
+            }
+            GuardId::NotAMember => {
+                "Checks, from a fresh status, that the node is still not a member: it does not answer the Talos API while etcd and the Kubernetes API both answered without naming it. A node that answers, or that etcd or Kubernetes still know, is part of the cluster, and removing its address from the talosconfig would only hide it."
+            }
+            GuardId::OtherNodesLeft => {
+                "Checks that the talosconfig context keeps another node and another endpoint once this address is gone: a context with no endpoint reaches no node, and talosctl and taloscope could no longer talk to the cluster through it."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

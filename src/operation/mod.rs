@@ -7,6 +7,7 @@ pub mod capi_fix;
 pub mod create;
 pub mod delete;
 pub mod etcd;
+pub mod forget;
 pub mod node;
 pub mod provision;
 pub mod run;
@@ -51,6 +52,8 @@ pub enum OperationKind {
     /// The CAPI doctor's fix of a stuck rollout: the Machine it waits on deleted. (Its other
     /// fixes are an etcd member removal and a node reboot, of those kinds.)
     DeleteMachine,
+    /// A node that is no longer a member removed from its talosconfig context.
+    ForgetNode,
 }
 
 /// How a running operation of a kind stops when the operator cancels it.
@@ -63,7 +66,7 @@ pub enum CancelRule {
 }
 
 impl OperationKind {
-    pub const ALL: [OperationKind; 20] = [
+    pub const ALL: [OperationKind; 21] = [
         OperationKind::TalosUpgrade,
         OperationKind::KubernetesUpgrade,
         OperationKind::CapiUpgrade,
@@ -84,6 +87,7 @@ impl OperationKind {
         OperationKind::Delete,
         OperationKind::Scale,
         OperationKind::DeleteMachine,
+        OperationKind::ForgetNode,
     ];
 
     /// The kind of an action the dispatcher is asked for.
@@ -113,6 +117,7 @@ impl OperationKind {
             MutatingAction::DeleteCluster { .. } => OperationKind::Delete,
             MutatingAction::ScaleCapi { .. } => OperationKind::Scale,
             MutatingAction::CapiDeleteMachine { .. } => OperationKind::DeleteMachine,
+            MutatingAction::ForgetNode { .. } => OperationKind::ForgetNode,
         }
     }
 
@@ -134,6 +139,7 @@ impl OperationKind {
             | K::EtcdForfeit
             | K::EtcdRemoveMember
             | K::DeleteMachine
+            | K::ForgetNode
             // A delete reads and then removes the create journal; its own run is an action.
             | K::Delete
             | K::Scale => ACTIONS,
@@ -161,6 +167,7 @@ impl OperationKind {
             | K::EtcdForfeit
             | K::EtcdRemoveMember => Some(type_name::<etcd::EtcdOperation>()),
             K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
+            K::ForgetNode => Some(type_name::<forget::NodeForget>()),
             K::Scale => Some(type_name::<scale::CapiScale>()),
             K::Terminate => Some(type_name::<terminate::VmTermination>()),
             K::Provision => Some(type_name::<provision::Provisioning>()),
@@ -195,9 +202,13 @@ impl OperationKind {
             | K::EtcdSnapshot
             | K::EtcdForfeit
             | K::EtcdRemoveMember => CancelRule::AfterStep,
-            K::Provision | K::Terminate | K::Create | K::Delete | K::Scale | K::DeleteMachine => {
-                CancelRule::RunsToItsEnd
-            }
+            K::Provision
+            | K::Terminate
+            | K::Create
+            | K::Delete
+            | K::Scale
+            | K::DeleteMachine
+            | K::ForgetNode => CancelRule::RunsToItsEnd,
         }
     }
 }

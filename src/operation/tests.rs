@@ -75,6 +75,11 @@ fn every_action() -> Vec<MutatingAction> {
             namespace: "default".into(),
             machine: "prod-cp-x".into(),
         },
+        MutatingAction::ForgetNode {
+            cluster: cluster(),
+            context: "prod".into(),
+            address: "127.10.0.9".into(),
+        },
     ]
 }
 
@@ -156,6 +161,7 @@ fn every_implementation_a_kind_names_is_an_operation() {
             create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
         >(),
         operation_named::<delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>>(),
+        operation_named::<forget::NodeForget>(),
     ];
     for kind in OperationKind::ALL {
         if let Some(by) = kind.carried_by() {

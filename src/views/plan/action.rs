@@ -172,6 +172,26 @@ impl ActionPlanView<'_> {
             ActionPlan::CapiScale(plan) => {
                 lines.extend(super::capi_scale::summary_lines(self.look, plan))
             }
+            ActionPlan::Forget { plan: Ok(plan), .. } => {
+                lines.push(text(printable(&format!(
+                    "{} at {}: remove it from the {} of talosconfig context {}",
+                    plan.node,
+                    plan.address,
+                    plan.lists(),
+                    plan.context
+                ))));
+                lines.push(text(printable(&format!(
+                    "File {}; backup first: {}",
+                    plan.file.display(),
+                    plan.backup_named()
+                ))));
+                lines.push(text(
+                    "Role: none needed (it only edits a local file; no Talos API call)".into(),
+                ));
+            }
+            ActionPlan::Forget { plan: Err(e), .. } => {
+                lines.push(Line::from(Span::styled(printable(e), s.get(Role::Error))));
+            }
         }
         lines
     }

@@ -1,0 +1,146 @@
+//! `taloscope node forget`: the address of a node that is no longer a member taken out of the
+//! talosconfig context (--context), a backup of the file first. `--plan` prints the plan (the
+//! node, the lists, the file and its backup) and every guard; `--yes --confirm ADDRESS` runs it
+//! through the dispatcher and the one runner. Exit 0 done / 1 refused or failed / 2 usage.
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use super::exit::{Stop, exit_code_as, usage};
+use super::gate::{
+    GatedPlan, RunFlags, dispatcher, finish_run, plan_then_approve, progress_printer,
+    report_interrupted, run_operation, unknown_acks,
+};
+use super::plan_report::indent;
+use super::session::{Connected, check_mode, choose, connect};
+use crate::approval::MutatingAction;
+use crate::cli::{ForgetArgs, GlobalArgs};
+use crate::discovery::Sources;
+use crate::operation::forget::{ForgetPlan, NodeForget, forget_guards};
+
+pub fn run(global: &GlobalArgs, args: &ForgetArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.gate.output)
+}
+
+fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
+    let gate = RunFlags::of(&args.gate);
+    check_mode(gate.plan, gate.yes, gate.confirm, "node")?;
+    let chosen = choose(global)?;
+    let Connected {
+        runtime,
+        observer,
+        status,
+        ..
+    } = connect(&chosen)?;
+    let env = |name: &str| std::env::var(name).ok();
+    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &chosen.paths);
+    let plan = ForgetPlan::new(
+        &chosen.cluster.name,
+        chosen.cluster.talos.as_ref(),
+        &status,
+        &args.node,
+        sources.config.kept_backups(),
+    )
+    .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
+    let guards = forget_guards(&plan, &status);
+    unknown_acks(&guards, gate.acks)?;
+    let report = ForgetReport { plan: &plan };
+    let d = dispatcher(global, &chosen.paths);
+    report_interrupted(&d, &chosen.paths);
+    let Some((approved, ())) = plan_then_approve(&d, &report, &guards, &gate, || Ok(()))? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut operation = NodeForget::new(plan.clone(), observer);
+    let result = run_operation(
+        &runtime,
+        (&d, &approved),
+        (&chosen.paths, gate.acks),
+        &mut operation,
+        &progress_printer(gate.output),
+    );
+    let outcome = ForgetOutcome {
+        cluster: &plan.cluster,
+        context: &plan.context,
+        address: &plan.address,
+        succeeded: result.is_ok(),
+        message: result.clone().unwrap_or_else(|e| e),
+    };
+    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
+}
+
+/// How a run ended: the `--yes --output json` contract.
+#[derive(Debug, Serialize)]
+struct ForgetOutcome<'a> {
+    cluster: &'a str,
+    context: &'a str,
+    address: &'a str,
+    succeeded: bool,
+    message: String,
+}
+
+/// The plan as the one plan report prints it: the `--plan --output json` contract is the
+/// plan's fields beside `guards` and `blocked`.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+struct ForgetReport<'a> {
+    plan: &'a ForgetPlan,
+}
+
+impl GatedPlan for ForgetReport<'_> {
+    const WHAT: &'static str = "forget the node";
+    const ALWAYS_ACK: Option<&'static str> = None;
+
+    fn table(&self) -> String {
+        let p = self.plan;
+        let mut out = format!("FORGET node {} ({}) in {}\n", p.node, p.address, p.cluster);
+        out.push_str(&indent(&format!(
+            "remove {} from the {} of talosconfig context {}",
+            p.address,
+            p.lists(),
+            p.context
+        )));
+        out.push_str(&indent(&format!("file {}", p.file.display())));
+        out.push_str(&indent(&format!("backup first: {}", p.backup_named())));
+        out.push_str(&indent(
+            "role: none needed (it only edits a local file; no Talos API call)",
+        ));
+        out
+    }
+
+    fn action(&self) -> MutatingAction {
+        self.plan.action()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_plan_names_the_node_the_file_its_backup_and_that_no_role_is_needed() {
+        let plan = ForgetPlan {
+            cluster: "capi-work".into(),
+            context: "admin@capi-work".into(),
+            file: PathBuf::from("/home/op/.talos/config"),
+            node: "capi-work-cp-x".into(),
+            address: "127.10.1.5".into(),
+            in_nodes: true,
+            endpoint: None,
+            nodes_left: 2,
+            endpoints_left: 1,
+            kept_backups: 5,
+        };
+        let text = ForgetReport { plan: &plan }.table();
+        assert!(
+            text.starts_with("FORGET node capi-work-cp-x (127.10.1.5) in capi-work\n"),
+            "{text}"
+        );
+        assert!(text.contains("from the nodes of talosconfig context admin@capi-work"));
+        assert!(
+            text.contains("backup first: /home/op/.talos/config.taloscope-backup-<UTC time>"),
+            "{text}"
+        );
+        assert!(text.contains("role: none needed"), "{text}");
+    }
+}
