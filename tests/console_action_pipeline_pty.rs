@@ -55,7 +55,11 @@ fn a_reboot_whose_etcd_member_has_an_alarm_is_refused_before_it_starts() {
     let sim = BackgroundSim::start("alarm", BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path(), "alarm");
-    // Problems first: cp-3, whose member has the alarm, is the first row.
+    // Problems first: cp-3, whose member has the alarm, becomes the first row (once the etcd
+    // status naming the alarm has arrived).
+    s.wait_for("cp-3 first, with its alarm", BOUND, |t| {
+        t.contains("> cp-3") && t.contains("alarm NOSPACE")
+    });
     s.send(b"a");
     s.wait_for("the actions of cp-3", BOUND, |t| {
         t.contains("Actions: cp-3 in alarm")

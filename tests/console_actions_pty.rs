@@ -71,7 +71,11 @@ fn on_cp2_down_rebooting_cp1_is_refused_by_the_quorum_guard() {
     let sim = BackgroundSim::start("cp2-down", BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let mut s = console_on(&sim, home.path(), "cp2-down");
-    // Problems first: cp-2 (DOWN) is the first row, cp-1 the next.
+    // Problems first: cp-2 (DOWN) becomes the first row once its probe failed, cp-1 the next.
+    s.wait_for("cp-2 first, DOWN", BOUND, |t| {
+        t.lines()
+            .any(|row| row.contains("> cp-2") && row.contains("DOWN"))
+    });
     s.send(b"ja");
     s.wait_for("the actions of cp-1", BOUND, |t| {
         t.contains("Actions: cp-1 in cp2-down")
