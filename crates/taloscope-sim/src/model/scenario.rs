@@ -161,6 +161,33 @@ pub struct ClusterSpec {
     pub discovery_disabled: bool,
 }
 
+impl ClusterSpec {
+    /// A cluster of `nodes` with etcd on `etcd_members`, every other setting as a new cluster
+    /// has it (no extra talosconfig contexts, every node in the talosconfig, discovery and
+    /// kube-proxy on).
+    pub fn plain(
+        name: &str,
+        nodes: Vec<NodeSpec>,
+        etcd_members: Vec<usize>,
+        etcd_leader: Option<usize>,
+    ) -> ClusterSpec {
+        ClusterSpec {
+            name: name.to_string(),
+            nodes,
+            etcd_members,
+            etcd_leader,
+            expired_client_context: false,
+            expiring_client_context: false,
+            talosconfig_nodes: None,
+            removed_api_objects: Vec::new(),
+            oneflow_max_vms: Vec::new(),
+            image_pull_ms: DEFAULT_IMAGE_PULL_MS,
+            kube_proxy_disabled: false,
+            discovery_disabled: false,
+        }
+    }
+}
+
 /// A validated scenario: what the simulated fleet looks like when it starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scenario {
@@ -430,20 +457,8 @@ pub(crate) fn build_cluster(
         })
         .collect();
     let members: Vec<usize> = control_planes(&nodes);
-    ClusterSpec {
-        name: name.to_string(),
-        etcd_leader: members.first().copied(),
-        etcd_members: members,
-        nodes,
-        expired_client_context: false,
-        expiring_client_context: false,
-        talosconfig_nodes: None,
-        removed_api_objects: Vec::new(),
-        oneflow_max_vms: Vec::new(),
-        image_pull_ms: DEFAULT_IMAGE_PULL_MS,
-        kube_proxy_disabled: false,
-        discovery_disabled: false,
-    }
+    let leader = members.first().copied();
+    ClusterSpec::plain(name, nodes, members, leader)
 }
 
 fn fleet_cluster(index: usize) -> ClusterSpec {
@@ -456,20 +471,12 @@ fn fleet_cluster(index: usize) -> ClusterSpec {
             }
         })
         .collect();
-    ClusterSpec {
-        name: format!("fleet-{:02}", index + 1),
-        etcd_members: vec![0, 1, 2],
-        etcd_leader: Some(0),
+    ClusterSpec::plain(
+        &format!("fleet-{:02}", index + 1),
         nodes,
-        expired_client_context: false,
-        expiring_client_context: false,
-        talosconfig_nodes: None,
-        removed_api_objects: Vec::new(),
-        oneflow_max_vms: Vec::new(),
-        image_pull_ms: DEFAULT_IMAGE_PULL_MS,
-        kube_proxy_disabled: false,
-        discovery_disabled: false,
-    }
+        vec![0, 1, 2],
+        Some(0),
+    )
 }
 
 pub(crate) fn control_planes(nodes: &[NodeSpec]) -> Vec<usize> {
