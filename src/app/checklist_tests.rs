@@ -288,3 +288,38 @@ fn seconds_are_short() {
     assert_eq!(seconds(Duration::from_millis(3250)), "3.2s");
     assert_eq!(seconds(Duration::from_secs(65)), "1m05s");
 }
+
+#[test]
+fn a_name_the_model_learns_after_the_checks_started_names_the_failing_address() {
+    // cp-2 has not told its hostname yet when H is pressed: the model knows it by address.
+    let mut unnamed = status("os:admin");
+    unnamed.nodes[1].name = "127.10.0.2".into();
+    let mut s = cluster_screen(unnamed, Pane::Nodes);
+    update(&mut s, Action::OpenHealth);
+    let t0 = Instant::now();
+    update(&mut s, report(1, t0, HealthNews::Started));
+    let refused = "127.10.0.2:50000: connect: connection refused";
+    update(
+        &mut s,
+        report(1, t0, check(ETCD, CheckState::Failing(refused.into()))),
+    );
+    assert_eq!(s.health.as_ref().unwrap().list.checks[0].reason, refused);
+
+    // Its answer arrives as the pollers' news, the way the console gets it.
+    let named = NodeStatus {
+        name: "cp-2".into(),
+        address: "127.10.0.2".into(),
+        role: NodeRole::Controlplane,
+        ..Default::default()
+    };
+    let news = Action::Event(AppEvent::Fleet(crate::fleet::FleetEvent::Node {
+        cluster: "lab".into(),
+        node: named,
+        at: t0,
+    }));
+    assert!(crate::app::update::apply(&mut s, news).redraw);
+    assert_eq!(
+        s.health.as_ref().unwrap().list.checks[0].reason,
+        "cp-2 (127.10.0.2:50000): connect: connection refused"
+    );
+}

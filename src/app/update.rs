@@ -30,17 +30,7 @@ pub fn apply(state: &mut AppState, action: Action) -> Outcome {
 
 fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Fleet(event)) = action {
-        let cluster = event.cluster().to_string();
-        let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
-        let mut redraw = panes::on_fleet_event(state, event);
-        redraw |= upgrade::on_status_change(state, &cluster);
-        if capi {
-            redraw |= upgrade::on_capi_change(state);
-            redraw |= super::update_capi::on_capi_change(state);
-            redraw |= super::update_provision_guards::evaluate(state);
-        }
-        redraw |= super::update_provision_guards::on_status_change(state, &cluster);
-        redraw |= super::update_actions::on_status_change(state, &cluster);
+        let redraw = on_fleet_event(state, event);
         if redraw {
             state.generation += 1;
         }
@@ -246,15 +236,28 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
     Vec::new()
 }
 
+/// A poller's news folded into the model, then every screen that reads the cluster's model
+/// told it changed; whether anything on screen did.
+fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool {
+    let cluster = event.cluster().to_string();
+    let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
+    let mut redraw = panes::on_fleet_event(state, event);
+    redraw |= upgrade::on_status_change(state, &cluster);
+    if capi {
+        redraw |= upgrade::on_capi_change(state);
+        redraw |= super::update_capi::on_capi_change(state);
+        redraw |= super::update_provision_guards::evaluate(state);
+    }
+    redraw |= super::update_provision_guards::on_status_change(state, &cluster);
+    redraw |= super::update_actions::on_status_change(state, &cluster);
+    redraw |= super::update_checklist::on_status_change(state, &cluster);
+    redraw
+}
+
 fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
     match event {
         AppEvent::Fleet(event) => {
-            let cluster = event.cluster().to_string();
-            panes::on_fleet_event(state, event);
-            upgrade::on_status_change(state, &cluster);
-            super::update_provision_guards::on_status_change(state, &cluster);
-            super::update_actions::on_status_change(state, &cluster);
-            super::update_checklist::on_status_change(state, &cluster);
+            on_fleet_event(state, event);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
         AppEvent::Progress(kind, event) => {

@@ -71,23 +71,25 @@ fn start(state: &mut AppState, cluster: String, back: Screen) -> Vec<Effect> {
 }
 
 /// The cluster's model changed (or the screen opened): names it learnt join the list's, and
-/// its client-side checks are evaluated again on it, as one round of talosctl's `--server=false` polling; they end when all pass,
-/// or failing at the headless command's default wait.
-pub fn on_status_change(state: &mut AppState, cluster: &str) {
+/// its client-side checks are evaluated again on it, as one round of talosctl's `--server=false`
+/// polling; they end when all pass, or failing at the headless command's default wait. Whether
+/// the checklist is on screen to show it.
+pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
+    let on_screen = state.screen == Screen::Health;
     let (Some(screen), Some(live), Some(at)) = (
         state.health.as_mut(),
         state.fleet.cluster(cluster),
         state.now,
     ) else {
-        return;
+        return false;
     };
     if screen.cluster != cluster {
-        return;
+        return false;
     }
     screen.list.learn_names(&live.status);
     let client_side = matches!(screen.route, Ok(CheckPath::ClientSide { .. }));
     if !client_side || screen.finished {
-        return;
+        return on_screen;
     }
     if screen.started.is_none() {
         screen.fold(at, HealthNews::Started);
@@ -106,6 +108,7 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) {
         let why = format!("not every check passed within {DEFAULT_WAIT:?}");
         screen.fold(at, HealthNews::Finished(Some(why)));
     }
+    on_screen
 }
 
 /// What the client-side run says of its path when the operator chose it with `c`.
