@@ -63,7 +63,10 @@ fn versions() {
 #[test]
 fn node_detail() {
     for scenario in SCENARIOS {
-        let mut s = opened(scenario);
+        // The wall clock ticks with the rounds: a down node says since when.
+        let mut s = scenarios::state_on_the_wall_clock(&[scenario]);
+        update(&mut s, Action::OpenSelected);
+        assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
         // Problems first: on cp2-down the first row is the DOWN node, cp-2.
         update(&mut s, Action::OpenSelected);
         assert_eq!(s.screen, Screen::NodeDetail);

@@ -102,7 +102,16 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     let capi = matches!(event, FleetEvent::Capi { .. });
     let finish = matches!(event, FleetEvent::PollFinished { .. });
     let certs = matches!(event, FleetEvent::Certificates { .. });
+    let node = match &event {
+        FleetEvent::Node { node, .. } => Some(node.address.clone()),
+        _ => None,
+    };
     let changed = state.fleet.apply(event);
+    if let (Some(address), Some(wall)) = (node, state.wall_clock)
+        && let Some(live) = state.fleet.clusters.get_mut(&cluster)
+    {
+        live.note_down_since(&address, wall);
+    }
     if !changed || start {
         return false;
     }

@@ -114,6 +114,9 @@ pub struct ClusterLive {
     pub kube_nodes: Vec<KubeNode>,
     /// When each node (by address) last answered.
     pub node_answered: HashMap<String, Instant>,
+    /// The wall clock (Unix seconds) when the console first saw each node (by address) not
+    /// answer since its last answer: "down since". Stamped by [`ClusterLive::note_down_since`].
+    pub down_since: HashMap<String, u64>,
     pub etcd_at: Option<Instant>,
     pub kube_at: Option<Instant>,
     pub poll_started: Option<Instant>,
@@ -150,10 +153,22 @@ impl ClusterLive {
         self.node_answered.get(address).copied()
     }
 
+    /// Stamps "down since" for the node at `address` with the wall clock `wall` if it does
+    /// not answer and had no stamp; an answer clears it.
+    pub fn note_down_since(&mut self, address: &str, wall: u64) {
+        let down = (self.status.nodes.iter()).any(|n| n.address == address && n.error.is_some());
+        if !down {
+            self.down_since.remove(address);
+        } else if !self.down_since.contains_key(address) {
+            self.down_since.insert(address.to_string(), wall);
+        }
+    }
+
     fn fold_node(&mut self, node: NodeStatus, at: Instant) {
         let answered = node.error.is_none();
         if answered {
             self.node_answered.insert(node.address.clone(), at);
+            self.down_since.remove(&node.address);
         }
         match self
             .status
@@ -400,6 +415,33 @@ mod tests {
         assert_eq!(n.talos_version.as_deref(), Some("v1.11.3"));
         assert_eq!(n.error.as_deref(), Some("unreachable"));
         assert_eq!(live.node_last_answer("127.1.0.1"), Some(t0));
+    }
+
+    #[test]
+    fn down_since_is_the_first_failing_report_and_an_answer_clears_it() {
+        let t0 = Instant::now();
+        let mut fleet = FleetModel::default();
+        let ev = |error: Option<&str>| FleetEvent::Node {
+            cluster: "c".into(),
+            node: node("127.1.0.1", Some("v1.11.3"), error),
+            at: t0,
+        };
+        let stamp = |fleet: &mut FleetModel, wall| {
+            let live = fleet.clusters.get_mut("c").unwrap();
+            live.note_down_since("127.1.0.1", wall);
+            live.down_since.get("127.1.0.1").copied()
+        };
+        fleet.apply(ev(None));
+        assert_eq!(stamp(&mut fleet, 1_000), None, "it answers");
+        fleet.apply(ev(Some("unreachable")));
+        assert_eq!(stamp(&mut fleet, 1_005), Some(1_005));
+        fleet.apply(ev(Some("unreachable")));
+        assert_eq!(stamp(&mut fleet, 1_010), Some(1_005), "still the first");
+        fleet.apply(ev(None));
+        assert_eq!(
+            fleet.cluster("c").unwrap().down_since.get("127.1.0.1"),
+            None
+        );
     }
 
     #[test]

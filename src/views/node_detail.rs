@@ -64,6 +64,15 @@ impl<'a> NodeDetail<'a> {
             },
             (Some(_), None) => ("never answered".to_string(), Role::Error),
         };
+        let down_since = (live.down_since.get(&node.address))
+            .filter(|_| node.error.is_some())
+            .map(|&since| {
+                field(
+                    "down since",
+                    self.state.zone.time_of_day(since),
+                    Role::Error,
+                )
+            });
         vec![
             field("name", node.name.clone(), Role::Text),
             field("address", node.address.clone(), Role::Text),
@@ -107,6 +116,9 @@ impl<'a> NodeDetail<'a> {
             ),
             field("last answer", answered.0, answered.1),
         ]
+        .into_iter()
+        .chain(down_since)
+        .collect()
     }
 
     /// Every problem of the node, most severe first (the nodes pane shows the first).

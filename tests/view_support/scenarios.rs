@@ -381,6 +381,27 @@ pub fn state(scenarios: &[&str]) -> AppState {
     state
 }
 
+/// Like `state`, the console's wall clock ticking with the rounds: the first at the machine
+/// events' time (15:20:57 UTC), the second `DOWN_FOR` later.
+pub fn state_on_the_wall_clock(scenarios: &[&str]) -> AppState {
+    const FIRST_ROUND: u64 = 1_796_052_057;
+    let t0 = Instant::now();
+    let mut state = AppState::new(discovery(scenarios), false);
+    for s in scenarios {
+        update(&mut state, Action::Event(AppEvent::Tick(FIRST_ROUND)));
+        let first = round(s, t0, false).into_iter().chain(machine_events(s, t0));
+        for event in first {
+            update(&mut state, Action::Event(AppEvent::Fleet(event)));
+        }
+        let second_round = FIRST_ROUND + DOWN_FOR.as_secs();
+        update(&mut state, Action::Event(AppEvent::Tick(second_round)));
+        for event in round(s, t0 + DOWN_FOR, true) {
+            update(&mut state, Action::Event(AppEvent::Fleet(event)));
+        }
+    }
+    state
+}
+
 /// Like `state`, with `rollout` in every Kubernetes report of the cluster
 /// `on` (another console holds its rollout Lease).
 pub fn state_with_rollout(scenarios: &[&str], on: &str, rollout: &RolloutStatus) -> AppState {
