@@ -4,6 +4,7 @@
 //! stops it and which implementation runs it. Every approval names its kind ([`OperationKind::of`] matches every
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
 pub mod capi_fix;
+pub mod capi_upgrade;
 pub mod create;
 pub mod delete;
 pub mod etcd;
@@ -126,8 +127,9 @@ impl OperationKind {
     pub fn journal(self) -> JournalKind {
         use OperationKind as K;
         match self {
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => ROLLOUTS,
-            K::NodeReboot
+            K::TalosUpgrade | K::KubernetesUpgrade => ROLLOUTS,
+            K::CapiUpgrade
+            | K::NodeReboot
             | K::NodeShutdown
             | K::NodeCordon
             | K::NodeUncordon
@@ -177,7 +179,8 @@ impl OperationKind {
             K::Create => Some(type_name::<
                 create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
             >()),
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => None,
+            K::CapiUpgrade => Some(type_name::<capi_upgrade::CapiUpgrade>()),
+            K::TalosUpgrade | K::KubernetesUpgrade => None,
         }
     }
 
