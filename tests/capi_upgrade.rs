@@ -228,9 +228,16 @@ async fn a_killed_run_resumes_its_phase_without_patching_again() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(
         stderr.contains(
-            "resuming the CAPI-way upgrade of capi-work to 1.34.2 from its journal (phase 1 of 2)"
+            "resuming the CAPI-way upgrade of capi-work to 1.34.2 from its journal (phase "
         ),
         "{stderr}"
+    );
+    // The killed run is reported interrupted, and its rollout Lease taken over, not waited on.
+    assert!(stderr.contains("the Cluster API way"), "{stderr}");
+    assert!(stderr.contains("was interrupted"), "{stderr}");
+    assert!(
+        stdout.contains("rollout Lease taken over from the interrupted run"),
+        "{stdout}"
     );
     assert!(
         !stdout.contains("TalosControlPlane/capi-work-cp patched"),

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::{Operation, OperationKind, Step, StepContext, StepError};
 use crate::approval::MutatingAction;
+use crate::capi::ClusterTree;
 use crate::fleet::RolloutLease;
 use crate::guards::{Guard, GuardId, Verdict};
 use crate::journal::ACTIONS;
@@ -92,12 +93,12 @@ pub fn interrupted_run(state_dir: &Path, plan: &CapiUpgradePlan) -> Option<Actio
     (unfinished && record.action == capi_action(plan).describe()).then_some(record)
 }
 
-/// The phase a run of `plan` starts its work at, counted from 1: the first with Machines to
-/// replace.
-pub fn first_phase_to_roll(plan: &CapiUpgradePlan) -> usize {
+/// The phase a run of `plan` has work in, counted from 1, as `tree` shows the cluster: the
+/// first whose Machines are not all on the target and Ready (past the last when none).
+pub fn first_phase_to_roll(plan: &CapiUpgradePlan, tree: &ClusterTree) -> usize {
     plan.phases
         .iter()
-        .position(|p| !p.replace.is_empty())
+        .position(|p| phase_waiting(plan, p, tree).is_err())
         .map_or(plan.phases.len(), |i| i + 1)
 }
 
@@ -413,9 +414,21 @@ mod tests {
             phase_bound(&plan, &phase),
             Duration::from_secs(600 * (phase.replace.len() as u64 + 1))
         );
-        assert_eq!(first_phase_to_roll(&plan), 1);
-        plan.phases[0].replace.clear();
-        assert_eq!(first_phase_to_roll(&plan), 2);
+    }
+
+    #[test]
+    fn the_phase_with_work_is_the_first_not_on_the_target() {
+        let mut tree = fixture_tree(CapiVersion::V1beta2);
+        let plan = k8s_plan();
+        assert_eq!(first_phase_to_roll(&plan, &tree), 1);
+        tree.control_plane.as_mut().unwrap().version = "v1.34.2".into();
+        let names = plan.phases[0].replace.clone();
+        for m in tree.machines.iter_mut().filter(|m| names.contains(&m.name)) {
+            m.version = "v1.34.2".into();
+            m.ready = true;
+            m.deleting = false;
+        }
+        assert_eq!(first_phase_to_roll(&plan, &tree), 2);
     }
 
     #[test]

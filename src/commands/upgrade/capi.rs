@@ -87,10 +87,9 @@ pub(super) fn run<C: HeadlessUpgrade>(
         CapiProduct::TalosOs => runtime.block_on(provider_templates(global, &chosen)),
         CapiProduct::Kubernetes => None,
     };
+    let read =
+        runtime.block_on(access.tree_and_status(&plan, observer.kube.clone(), Default::default()));
     let guards = runtime.block_on(async {
-        let read = access
-            .tree_and_status(&plan, observer.kube.clone(), Default::default())
-            .await;
         // The interrupted run's Lease is this run's to take over, not another rollout.
         let other = other_rollout(&observer)
             .await
@@ -108,11 +107,11 @@ pub(super) fn run<C: HeadlessUpgrade>(
     else {
         return Ok(ExitCode::SUCCESS);
     };
-    if resumed.is_some() {
+    if let (Some(_), Ok((tree, _))) = (&resumed, &read) {
         eprintln!(
             "taloscope: resuming the CAPI-way upgrade of {cluster} to {} from its journal (phase {} of {})",
             plan.target,
-            first_phase_to_roll(&plan),
+            first_phase_to_roll(&plan, tree),
             plan.phases.len()
         );
     }
