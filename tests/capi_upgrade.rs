@@ -251,3 +251,70 @@ async fn a_killed_run_resumes_its_phase_without_patching_again() {
         assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
     }
 }
+
+/// SIGINT while the control plane's phase rolls: the run stops at the phase's next wait (or,
+/// had the phase just finished, before the next one), never mid-call, says what it leaves,
+/// and records the cancel; the workers' phase is never patched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_stops_between_polls_or_phases_and_says_what_it_leaves() {
+    use tokio::io::AsyncBufReadExt;
+    let fx = start(builtin("capi")).await;
+    settled_machines(&fx).await;
+    let mut cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let wanted = "TalosControlPlane/capi-work-cp patched to v1.34.2";
+    let bound = std::time::Duration::from_secs(300);
+    tokio::time::timeout(bound, async {
+        while let Some(line) = lines.next_line().await.expect("read") {
+            if line.contains(wanted) {
+                return;
+            }
+        }
+        panic!("the run ended before {wanted:?}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {wanted:?} within {bound:?}"));
+    let pid = child.id().expect("still running").to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let rest = tokio::time::timeout(bound, async {
+        let mut rest = Vec::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            rest.push(line);
+        }
+        rest
+    })
+    .await
+    .expect("the run ends after the cancel");
+    let status = child.wait().await.expect("exit status");
+    let rest = rest.join("\n");
+    assert_eq!(status.code(), Some(1), "{rest}");
+    let while_waiting = rest.contains("cancelled while waiting for TalosControlPlane/capi-work-cp")
+        && rest.contains("TalosControlPlane/capi-work-cp stays patched to v1.34.2");
+    let between = rest.contains("cancelled before step 2 of 2");
+    assert!(while_waiting || between, "{rest}");
+    let md = fx
+        .sim
+        .capi()
+        .unwrap()
+        .get("machinedeployments", "capi-work-md-0")
+        .unwrap();
+    assert_eq!(
+        md["spec"]["template"]["spec"]["version"], "v1.34.1",
+        "the workers' phase never began"
+    );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).unwrap_or_default();
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("the Cluster API way") && l.contains("cancelled")),
+        "{audit}"
+    );
+}
