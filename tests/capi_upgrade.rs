@@ -27,6 +27,16 @@ fn tcp(fx: &Fixture) -> Value {
         .expect("TalosControlPlane")
 }
 
+/// The Kubernetes version the MachineDeployment asks its Machines for.
+fn workers_version(fx: &Fixture) -> Value {
+    let md = fx
+        .sim
+        .capi()
+        .unwrap()
+        .get("machinedeployments", "capi-work-md-0");
+    md.expect("the MachineDeployment")["spec"]["template"]["spec"]["version"].clone()
+}
+
 /// The node of each current Machine (Machine names are node names) in the sim: (name,
 /// kubelet version, Talos version, up).
 fn sim_nodes(fx: &Fixture) -> Vec<(String, String, String, bool)> {
@@ -110,13 +120,7 @@ async fn upgrade_k8s_to_the_next_patch_replaces_every_machine_the_capi_way() {
     for m in &after {
         assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
     }
-    let md = fx
-        .sim
-        .capi()
-        .unwrap()
-        .get("machinedeployments", "capi-work-md-0")
-        .unwrap();
-    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.2");
+    assert_eq!(workers_version(&fx), "v1.34.2");
     let nodes = sim_nodes(&fx);
     assert_eq!(nodes.len(), 5, "{nodes:?}");
     for (node, kubelet, _, up) in &nodes {
@@ -300,14 +304,9 @@ async fn a_cancel_stops_between_polls_or_phases_and_says_what_it_leaves() {
         && rest.contains("TalosControlPlane/capi-work-cp stays patched to v1.34.2");
     let between = rest.contains("cancelled before step 2 of 2");
     assert!(while_waiting || between, "{rest}");
-    let md = fx
-        .sim
-        .capi()
-        .unwrap()
-        .get("machinedeployments", "capi-work-md-0")
-        .unwrap();
     assert_eq!(
-        md["spec"]["template"]["spec"]["version"], "v1.34.1",
+        workers_version(&fx),
+        "v1.34.1",
         "the workers' phase never began"
     );
     let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).unwrap_or_default();
