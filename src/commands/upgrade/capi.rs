@@ -83,6 +83,11 @@ pub(super) fn run<C: HeadlessUpgrade>(
     let dispatcher = dispatcher(global, &chosen.paths);
     let resumed = interrupted_run(&chosen.paths.state_dir, &plan);
     report_interrupted(&dispatcher, &chosen.paths);
+    // Whose Lease the run takes over: the interrupted run's, or the one `--take-over` names.
+    let displaces = resumed
+        .as_ref()
+        .map(|r| r.holder.clone())
+        .or_else(|| flags.rollout.take_over.clone());
     let vm_templates = match product {
         CapiProduct::TalosOs => runtime.block_on(provider_templates(global, &chosen)),
         CapiProduct::Kubernetes => None,
@@ -90,10 +95,10 @@ pub(super) fn run<C: HeadlessUpgrade>(
     let read =
         runtime.block_on(access.tree_and_status(&plan, observer.kube.clone(), Default::default()));
     let guards = runtime.block_on(async {
-        // The interrupted run's Lease is this run's to take over, not another rollout.
+        // The Lease this run takes over is not another rollout.
         let other = other_rollout(&observer)
             .await
-            .filter(|o| resumed.as_ref().is_none_or(|r| r.holder != o.holder));
+            .filter(|o| displaces.as_ref() != Some(&o.holder));
         capi_read_guards(
             &plan,
             read.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str),
@@ -117,7 +122,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
     }
     let options = CapiUpgradeOptions {
         poll: Duration::from_millis(flags.rollout.poll_ms.max(10)),
-        displaces: resumed.map(|r| r.holder),
+        displaces,
         ..CapiUpgradeOptions::default()
     };
     let target = plan.target.clone();
