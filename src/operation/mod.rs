@@ -185,7 +185,8 @@ impl OperationKind {
     }
 
     /// How a run of this kind stops on cancel: rollouts after the node under way (the
-    /// engine's pause/abort), node and etcd actions after their step
+    /// engine's pause/abort), a CAPI-way upgrade after its phase or at the phase's next poll,
+    /// node and etcd actions after their step
     /// ([`CancelSignal`], set by the console's cancel key or the command line's
     /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {

@@ -120,7 +120,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
 
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
 /// printed, or approved and run. `extra` is a guard the command adds (the CAPI refusal).
-pub(super) fn run_connected<C: HeadlessUpgrade>(
+fn run_connected<C: HeadlessUpgrade>(
     global: &GlobalArgs,
     command: &C,
     (chosen, connected): (Chosen, Connected),
