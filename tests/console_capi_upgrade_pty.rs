@@ -6,7 +6,8 @@
 //! `taloscope capi status` then shows every Machine new and on the target. `:upgrade v1.12.0`
 //! (160x48, with the sim's OpenNebula provider config for its VM templates) does the same with a
 //! copy of each ONEMachineTemplate, and the nodes end on the new Talos. Both leave the confirmed
-//! and succeeded CAPI-way upgrade in the audit log.
+//! and succeeded CAPI-way upgrade in the audit log. `c` once the control plane is patched
+//! cancels the run at its next poll or before the workers' phase, which never begins.
 mod capi_checks;
 mod pty_support;
 
@@ -275,4 +276,48 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
     });
     capi_checks::assert_talos_templates_rolled(capi, "v1.12.0");
     assert!(audited(home.path(), "confirmed") && audited(home.path(), "succeeded"));
+}
+
+#[test]
+fn c_cancels_a_capi_way_upgrade_at_its_next_poll_or_between_phases() {
+    let sim = BackgroundSim::start_scaled("capi", TIME_SCALE, BOUND);
+    let home = tempfile::tempdir().expect("temp home");
+    let mut s = console_on_workload(&sim, home.path(), (48, 160), &[]);
+    open_capi_plan(&mut s, ":upgrade-k8s 1.34.2");
+    s.wait_for("the plan's guards passing", BOUND, |t| {
+        t.contains("guards pass: s starts")
+    });
+    confirm_and_start(&mut s);
+    s.wait_for("the control plane patched", ROLLOUT_BOUND, |t| {
+        t.contains("TalosControlPlane/capi-work-cp patched to v1.34.2")
+    });
+    s.send(b"c");
+    s.wait_for("the run cancelled", ROLLOUT_BOUND, |t| {
+        t.contains(": cancelled")
+    });
+    let text = s.text();
+    assert!(
+        text.contains("cancelled while waiting for TalosControlPlane/capi-work-cp")
+            || text.contains("cancelled before step 2 of 2"),
+        "{text}"
+    );
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+    // The workers' phase never began.
+    let md = sim
+        .fleet()
+        .capi()
+        .expect("capi scenario")
+        .get("machinedeployments", "capi-work-md-0")
+        .expect("the MachineDeployment");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.1");
+    let audit =
+        std::fs::read_to_string(home.path().join("taloscope-state/audit.log")).expect("audit log");
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("the Cluster API way") && l.contains("cancelled")),
+        "{audit}"
+    );
 }
