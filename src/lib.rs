@@ -11,7 +11,8 @@
 //!   runner that starts rollouts and provisions (the headless commands' own
 //!   runners), every other operation on its one runner (`run_operation`:
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
-//!   scales, through `operation::run`, their events told as progress events)
+//!   scales and CAPI-way upgrades, through `operation::run`, their events told
+//!   as progress events)
 //!   and the log view's streams for the app; it reads CAPI-way upgrade plans
 //!   as the commands do (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
@@ -37,8 +38,8 @@
 //!   create run's progress (`create`); scaling the CAPI way from `:capi`
 //!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
 //!   screen); the CAPI-way upgrade plan that `u` / `U`
-//!   open on a cluster Cluster API owns (`capi_upgrade`), run on the rollout
-//!   runner and shown on its progress pane.
+//!   open on a cluster Cluster API owns (`capi_upgrade`), run on the one
+//!   operation runner and shown on the one progress screen.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart): plans and guards; reuses the upgrade's
 //!   quorum guard (`operation::node` carries them out).
@@ -64,8 +65,8 @@
 //! - `operation`: the one operation pipeline: the `Operation` trait, its runner
 //!   (`operation::run`: the approval checked, the action journal, guards again before each
 //!   step, step timeouts, cancel between steps, progress events, audit) and the operations
-//!   it runs (node and etcd actions, CAPI doctor fixes, scale, provision, terminate,
-//!   create, delete); every operation by kind (`OperationKind::of` names the kind of each
+//!   it runs (node and etcd actions, CAPI doctor fixes, scale, the CAPI-way upgrade,
+//!   provision, terminate, create, delete); every operation by kind (`OperationKind::of` names the kind of each
 //!   action the dispatcher approves), each kind's journal, cancel rule and implementation;
 //!   the one progress vocabulary every run is told in and the state it folds into
 //!   (`progress`), and each runner's events mapped into it (`runner_events`).
@@ -75,7 +76,7 @@
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'
-//!   Machine replacement followed).
+//!   Machine replacement followed by `operation::capi_upgrade`).
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the

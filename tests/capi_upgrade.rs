@@ -2,7 +2,7 @@
 //! sim's `capi` scenario: `--plan` lists the objects patched and changes nothing; a run patches
 //! the TalosControlPlane and then the MachineDeployment, and ends with every Machine replaced
 //! and every node on the target (a Talos upgrade through a copied machine template); a killed
-//! run resumes from its journal.
+//! run resumes from its action journal, following the phase it had patched.
 mod capi_checks;
 mod upgrade_common;
 
@@ -25,6 +25,16 @@ fn tcp(fx: &Fixture) -> Value {
         .unwrap()
         .get("taloscontrolplanes", "capi-work-cp")
         .expect("TalosControlPlane")
+}
+
+/// The Kubernetes version the MachineDeployment asks its Machines for.
+fn workers_version(fx: &Fixture) -> Value {
+    let md = fx
+        .sim
+        .capi()
+        .unwrap()
+        .get("machinedeployments", "capi-work-md-0");
+    md.expect("the MachineDeployment")["spec"]["template"]["spec"]["version"].clone()
 }
 
 /// The node of each current Machine (Machine names are node names) in the sim: (name,
@@ -110,13 +120,7 @@ async fn upgrade_k8s_to_the_next_patch_replaces_every_machine_the_capi_way() {
     for m in &after {
         assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
     }
-    let md = fx
-        .sim
-        .capi()
-        .unwrap()
-        .get("machinedeployments", "capi-work-md-0")
-        .unwrap();
-    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.2");
+    assert_eq!(workers_version(&fx), "v1.34.2");
     let nodes = sim_nodes(&fx);
     assert_eq!(nodes.len(), 5, "{nodes:?}");
     for (node, kubelet, _, up) in &nodes {
@@ -179,16 +183,43 @@ async fn a_talos_target_without_its_vm_template_is_refused() {
     );
 }
 
+/// Runs `cmd` until a line of its stdout contains `wanted` (a progress line carries its time
+/// and its step's elapsed time first); the child, still running, and the lines seen.
+async fn run_until_containing(
+    mut cmd: tokio::process::Command,
+    wanted: &str,
+) -> (tokio::process::Child, Vec<String>) {
+    use tokio::io::AsyncBufReadExt;
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let bound = std::time::Duration::from_secs(300);
+    let seen = tokio::time::timeout(bound, async {
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            let hit = line.contains(wanted);
+            seen.push(line);
+            if hit {
+                break;
+            }
+        }
+        seen
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no line with {wanted:?} within {bound:?}"));
+    (child, seen)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_run_resumes_its_phase_without_patching_again() {
     let fx = start(builtin("capi")).await;
     let before = settled_machines(&fx).await;
     let cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
-    let (mut child, seen) = run_until_line(
-        cmd,
-        "[1/2] TalosControlPlane/capi-work-cp: installing (machine ",
-    )
-    .await;
+    // A Machine of the control plane's phase created: the phase is under way.
+    let (mut child, seen) =
+        run_until_containing(cmd, "TalosControlPlane/capi-work-cp: machine ").await;
     child.kill().await.expect("kill the first run");
     assert!(
         seen.iter()
@@ -201,9 +232,16 @@ async fn a_killed_run_resumes_its_phase_without_patching_again() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(
         stderr.contains(
-            "resuming the CAPI-way upgrade of capi-work to 1.34.2 from its journal (phase 1 of 2)"
+            "resuming the CAPI-way upgrade of capi-work to 1.34.2 from its journal (phase "
         ),
         "{stderr}"
+    );
+    // The killed run is reported interrupted, and its rollout Lease taken over, not waited on.
+    assert!(stderr.contains("the Cluster API way"), "{stderr}");
+    assert!(stderr.contains("was interrupted"), "{stderr}");
+    assert!(
+        stdout.contains("rollout Lease taken over from the interrupted run"),
+        "{stdout}"
     );
     assert!(
         !stdout.contains("TalosControlPlane/capi-work-cp patched"),
@@ -216,4 +254,66 @@ async fn a_killed_run_resumes_its_phase_without_patching_again() {
     for m in &after {
         assert_eq!(m["spec"]["version"], "v1.34.2", "{m}");
     }
+}
+
+/// SIGINT while the control plane's phase rolls: the run stops at the phase's next wait (or,
+/// had the phase just finished, before the next one), never mid-call, says what it leaves,
+/// and records the cancel; the workers' phase is never patched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_stops_between_polls_or_phases_and_says_what_it_leaves() {
+    use tokio::io::AsyncBufReadExt;
+    let fx = start(builtin("capi")).await;
+    settled_machines(&fx).await;
+    let mut cmd = command(&fx, "upgrade-k8s", &confirmed("1.34.2", WORKLOAD));
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let wanted = "TalosControlPlane/capi-work-cp patched to v1.34.2";
+    let bound = std::time::Duration::from_secs(300);
+    tokio::time::timeout(bound, async {
+        while let Some(line) = lines.next_line().await.expect("read") {
+            if line.contains(wanted) {
+                return;
+            }
+        }
+        panic!("the run ended before {wanted:?}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {wanted:?} within {bound:?}"));
+    let pid = child.id().expect("still running").to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let rest = tokio::time::timeout(bound, async {
+        let mut rest = Vec::new();
+        while let Some(line) = lines.next_line().await.expect("read") {
+            rest.push(line);
+        }
+        rest
+    })
+    .await
+    .expect("the run ends after the cancel");
+    let status = child.wait().await.expect("exit status");
+    let rest = rest.join("\n");
+    assert_eq!(status.code(), Some(1), "{rest}");
+    let while_waiting = rest.contains("cancelled while waiting for TalosControlPlane/capi-work-cp")
+        && rest.contains("TalosControlPlane/capi-work-cp stays patched to v1.34.2");
+    let between = rest.contains("cancelled before step 2 of 2");
+    assert!(while_waiting || between, "{rest}");
+    assert_eq!(
+        workers_version(&fx),
+        "v1.34.1",
+        "the workers' phase never began"
+    );
+    let audit = std::fs::read_to_string(fx.state_dir().join("audit.log")).unwrap_or_default();
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("the Cluster API way") && l.contains("cancelled")),
+        "{audit}"
+    );
 }

@@ -1,11 +1,13 @@
 //! End-to-end in a pseudo-terminal (NO_COLOR=1 LANG=C) on the sim's `capi` scenario at a big
 //! time scale, on capi-work, which the management cluster owns. `:upgrade-k8s 1.34.2` (80x24)
 //! opens the CAPI-way plan (not the in-place one), its guards pass, `s` and the typed name start
-//! it, and the progress pane follows the providers replacing every Machine until the done line;
+//! it on the one operation runner, and the progress screen follows the providers replacing every
+//! Machine, phase by phase, until the done line;
 //! `taloscope capi status` then shows every Machine new and on the target. `:upgrade v1.12.0`
 //! (160x48, with the sim's OpenNebula provider config for its VM templates) does the same with a
 //! copy of each ONEMachineTemplate, and the nodes end on the new Talos. Both leave the confirmed
-//! and succeeded CAPI-way upgrade in the audit log.
+//! and succeeded CAPI-way upgrade in the audit log. `c` once the control plane is patched
+//! cancels the run at its next poll or before the workers' phase, which never begins.
 mod capi_checks;
 mod pty_support;
 
@@ -103,14 +105,15 @@ fn open_capi_plan(s: &mut PtySession, command: &str) {
     }
 }
 
-/// `s` on a plan whose guards pass, the dispatcher's typed confirmation, and the progress pane.
+/// `s` on a plan whose guards pass, the dispatcher's typed confirmation, and the progress
+/// screen counting the phases.
 fn confirm_and_start(s: &mut PtySession) {
     s.send(b"s");
     s.wait_for("the confirmation", BOUND, |t| {
         t.contains("Type the cluster name")
     });
     s.send(format!("{WORKLOAD}\r").as_bytes());
-    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    s.wait_for("the progress screen", BOUND, |t| t.contains(" of 2 phases"));
 }
 
 /// Whether the audit log under `home` has a CAPI-way upgrade of the workload with `outcome`.
@@ -148,7 +151,7 @@ fn a_capi_way_kubernetes_upgrade_runs_from_the_console_until_every_machine_is_re
     assert!(plan.is_ascii(), "LANG=C must give ASCII only:\n{plan}");
     assert!(plan.contains("v1.34.1 -> v1.34.2"), "{plan}");
     assert!(plan.contains("MachineDeployment/capi-work-md-0"), "{plan}");
-    assert!(plan.contains("7 pass, 0 warn, 0 fail"), "{plan}");
+    assert!(plan.contains("8 pass, 0 warn, 0 fail"), "{plan}");
     confirm_and_start(&mut s);
     // Each Machine followed on the events: created, its node Ready, the old one deleted.
     s.wait_for("a Machine replaced", ROLLOUT_BOUND, |t| {
@@ -254,8 +257,11 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
         t.contains(&format!("rollout of {WORKLOAD} completed"))
     });
     let done = s.text();
-    assert!(done.contains("2 of 2 steps done"), "{done}");
-    assert!(done.contains("of capi-work to v1.12.0"), "{done}");
+    assert!(done.contains("2 of 2 phases"), "{done}");
+    assert!(
+        done.contains("upgrade Talos to v1.12.0 the Cluster API way"),
+        "{done}"
+    );
     s.send(b"q");
     let (status, _raw) = s.finish(BOUND);
     assert!(status.success(), "exit status {status:?}");
@@ -270,4 +276,48 @@ fn a_capi_way_talos_upgrade_runs_from_the_console_through_copied_machine_templat
     });
     capi_checks::assert_talos_templates_rolled(capi, "v1.12.0");
     assert!(audited(home.path(), "confirmed") && audited(home.path(), "succeeded"));
+}
+
+#[test]
+fn c_cancels_a_capi_way_upgrade_at_its_next_poll_or_between_phases() {
+    let sim = BackgroundSim::start_scaled("capi", TIME_SCALE, BOUND);
+    let home = tempfile::tempdir().expect("temp home");
+    let mut s = console_on_workload(&sim, home.path(), (48, 160), &[]);
+    open_capi_plan(&mut s, ":upgrade-k8s 1.34.2");
+    s.wait_for("the plan's guards passing", BOUND, |t| {
+        t.contains("guards pass: s starts")
+    });
+    confirm_and_start(&mut s);
+    s.wait_for("the control plane patched", ROLLOUT_BOUND, |t| {
+        t.contains("TalosControlPlane/capi-work-cp patched to v1.34.2")
+    });
+    s.send(b"c");
+    s.wait_for("the run cancelled", ROLLOUT_BOUND, |t| {
+        t.contains(": cancelled")
+    });
+    let text = s.text();
+    assert!(
+        text.contains("cancelled while waiting for TalosControlPlane/capi-work-cp")
+            || text.contains("cancelled before step 2 of 2"),
+        "{text}"
+    );
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+    // The workers' phase never began.
+    let md = sim
+        .fleet()
+        .capi()
+        .expect("capi scenario")
+        .get("machinedeployments", "capi-work-md-0")
+        .expect("the MachineDeployment");
+    assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.1");
+    let audit =
+        std::fs::read_to_string(home.path().join("taloscope-state/audit.log")).expect("audit log");
+    assert!(
+        audit
+            .lines()
+            .any(|l| l.contains("the Cluster API way") && l.contains("cancelled")),
+        "{audit}"
+    );
 }

@@ -1,12 +1,12 @@
 //! The CAPI-way upgrade's looks on the `healthy` view scenario owned by the fixture's
 //! `clusters/workload` of `mgmt` (tests/fixtures/capi v1beta2): `U` opens the plan while it is
 //! read, then the plan read (phases, their patches and the Machines replaced oldest first, the
-//! guards worst first), and the progress pane after Start as the runner reports the Machines
-//! created, Ready and deleted (a Talos OS one counting its objects, not nodes). Snapshots at
+//! guards worst first), and the progress screen after Start as the operation runner reports
+//! the Machines created, Ready and deleted (counting phases, not nodes). Snapshots at
 //! 80x24 and 200x50 in default, NO_COLOR and ASCII.
 mod view_support;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use taloscope::app::capi_upgrade::CapiPlanRead;
 use taloscope::app::screen::Screen;
@@ -16,7 +16,7 @@ use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::capi::{CapiOwner, CapiView, ClusterTree, cluster_trees};
 use taloscope::fleet::FleetEvent;
 use taloscope::kube::CapiVersion;
-use taloscope::rollout::{RolloutEvent, RolloutKind, RolloutSummary, StepPhase, StepProgress};
+use taloscope::operation::{OperationEvent, OperationKind, runner_events};
 use taloscope::upgrade::capi::{PlanFacts, capi_action, capi_plan};
 use view_support::scenarios;
 use view_support::{all_renders, text_at};
@@ -137,7 +137,7 @@ fn capi_upgrade_plan() {
     insta::assert_snapshot!(all_renders(&s));
 }
 
-/// [`planned`], confirmed through the dispatcher and started: the progress pane.
+/// [`planned`], confirmed through the dispatcher and started: the progress screen.
 fn started() -> AppState {
     let mut s = planned();
     let plan = s
@@ -160,81 +160,107 @@ fn started() -> AppState {
     };
     let effects = update(&mut s, Action::Approved(approved));
     assert!(
-        matches!(effects.as_slice(), [Effect::StartRollout(_)]),
+        matches!(effects.as_slice(), [Effect::RunAction { .. }]),
         "{effects:?}"
     );
-    assert_eq!(s.screen, Screen::Rollout);
+    assert_eq!(s.screen, Screen::Action);
     s
+}
+
+/// An event of the one operation runner, told to the app as the console's runner tells it.
+fn tell(s: &mut AppState, event: OperationEvent) {
+    for e in runner_events::operation(&event, None) {
+        update(
+            s,
+            Action::Event(AppEvent::Progress(OperationKind::CapiUpgrade, e)),
+        );
+    }
+}
+
+/// Phase `index` of two begins.
+fn phase(s: &mut AppState, index: usize, what: &str) {
+    let timeout = Duration::from_secs(900 * 4);
+    let what = what.to_string();
+    tell(
+        s,
+        OperationEvent::Step {
+            index,
+            total: 2,
+            what,
+            timeout,
+        },
+    );
+}
+
+/// A line of phase `index`, `at` seconds after the start.
+fn line(s: &mut AppState, index: usize, at: u64, text: &str) {
+    update(s, Action::Event(AppEvent::Tick(NOW + at)));
+    let (elapsed, timeout) = (Duration::from_secs(at), Duration::from_secs(900 * 4));
+    let text = text.to_string();
+    tell(
+        s,
+        OperationEvent::Line {
+            index,
+            total: 2,
+            elapsed,
+            timeout,
+            text,
+        },
+    );
 }
 
 #[test]
 fn capi_upgrade_progress() {
     let mut s = started();
-    let label = "TalosControlPlane/workload-cp";
-    let mut cp = StepProgress::pending(label, "3 machine(s) to v1.34.2");
+    phase(
+        &mut s,
+        0,
+        "TalosControlPlane/workload-cp: 3 machine(s) to v1.34.2",
+    );
     let events = [
         "TalosControlPlane/workload-cp patched to v1.34.2",
-        "machine workload-cp-d created",
-        "node workload-cp-d Ready",
-        "old machine workload-cp-c deleted",
+        "TalosControlPlane/workload-cp: machine workload-cp-d created",
+        "TalosControlPlane/workload-cp: node workload-cp-d Ready",
+        "TalosControlPlane/workload-cp: old machine workload-cp-c deleted",
     ];
-    for (i, line) in events.iter().enumerate() {
-        cp.phase = StepPhase::Installing;
-        cp.detail = line.to_string();
-        let step = RolloutEvent::Step {
-            cluster: "healthy".into(),
-            index: 0,
-            progress: cp.clone(),
-        };
-        update(&mut s, Action::Event(AppEvent::Rollout(step)));
-        let log = RolloutEvent::Log {
-            cluster: "healthy".into(),
-            line: format!("{label}: {line}"),
-            unix: NOW + i as u64,
-        };
-        update(&mut s, Action::Event(AppEvent::Rollout(log)));
+    for (i, text) in events.iter().enumerate() {
+        line(&mut s, 0, i as u64 + 1, text);
     }
     let text = text_at(&s, 200, 50);
     assert!(text.contains("old machine workload-cp-c deleted"), "{text}");
+    assert!(text.contains("0 of 2 phases"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }
 
-/// A CAPI-way Talos OS upgrade's progress: its steps are the TalosControlPlane and the
-/// MachineDeployment, each replacing its Machines, so the pane counts steps, not nodes.
+/// The control plane's phase done, the workers' under way: the screen counts phases, not
+/// nodes.
 #[test]
-fn capi_upgrade_progress_talos() {
-    let mut s = scenarios::state(&["healthy"]);
-    update(&mut s, Action::Event(AppEvent::Tick(NOW)));
-    update(&mut s, Action::OpenSelected);
-    let step = |object: &str, machines: u32| {
-        StepProgress::pending(object, &format!("{machines} machine(s) to v1.12.0"))
-    };
-    let mut cp = step("TalosControlPlane/workload-cp", 3);
-    cp.phase = StepPhase::Done;
-    let summary = RolloutSummary {
-        cluster: "healthy".into(),
-        kind: RolloutKind::TalosUpgrade,
-        target: "v1.12.0".into(),
-        holder: "alice@jump-1".into(),
-        steps: vec![cp, step("MachineDeployment/workload-workers", 2)],
-        paused: false,
-        outcome: None,
-    };
-    update(
+fn capi_upgrade_progress_second_phase() {
+    let mut s = started();
+    phase(
         &mut s,
-        Action::Event(AppEvent::Rollout(RolloutEvent::Started(summary))),
+        0,
+        "TalosControlPlane/workload-cp: 3 machine(s) to v1.34.2",
     );
-    let log = RolloutEvent::Log {
-        cluster: "healthy".into(),
-        line: "MachineDeployment/workload-workers: ONEMachineTemplate workload-worker-v1.12.0 \
-               created from workload-worker"
-            .into(),
-        unix: NOW,
-    };
-    update(&mut s, Action::Event(AppEvent::Rollout(log)));
-    s.screen = Screen::Rollout;
+    line(
+        &mut s,
+        0,
+        5,
+        "TalosControlPlane/workload-cp: every Machine on v1.34.2, Ready",
+    );
+    phase(
+        &mut s,
+        1,
+        "MachineDeployment/workload-workers: 2 machine(s) to v1.34.2",
+    );
+    line(
+        &mut s,
+        1,
+        9,
+        "MachineDeployment/workload-workers patched to v1.34.2",
+    );
     let text = text_at(&s, 80, 24);
-    assert!(text.contains("1 of 2 steps done or skipped"), "{text}");
+    assert!(text.contains("1 of 2 phases"), "{text}");
     assert!(!text.contains("nodes done"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }

@@ -381,6 +381,8 @@ pub enum ActionRun {
     Create(Box<crate::cluster_lifecycle::CreatePlan>),
     /// A node that is no longer a member removed from the talosconfig context.
     Forget(Box<ForgetPlan>),
+    /// The CAPI-way upgrade of a cluster Cluster API owns.
+    CapiUpgrade(Box<crate::upgrade::capi::CapiUpgradePlan>),
 }
 
 impl ActionRun {
@@ -392,6 +394,12 @@ impl ActionRun {
                 Some(crate::node_actions::NodeActionOptions::console().node_timeout)
             }
             ActionRun::Etcd(plan) if plan.action == EtcdAction::Snapshot => Some(SNAPSHOT_BOUND),
+            ActionRun::CapiUpgrade(plan) => Some(
+                plan.phases
+                    .iter()
+                    .map(|p| crate::operation::capi_upgrade::phase_bound(plan, p))
+                    .sum(),
+            ),
             _ => None,
         }
     }

@@ -3,14 +3,9 @@
 //! `CapiAccess::read_plan` (as `taloscope upgrade` / `upgrade-k8s` do); its keys and guards are
 //! in `update_capi_upgrade`. Pure.
 use super::plan_screen::{PlanFocus, PlanGuards};
-use crate::approval::MutatingAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::fleet::ClusterStatus;
-use crate::rollout::RolloutKind;
-use crate::upgrade::capi::{
-    CapiProduct, CapiProductKind, CapiUpgradePlan, KubernetesVersion, TalosMachineTemplate,
-    VmTemplates,
-};
+use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, VmTemplates};
 
 /// What the event loop reads for a CAPI-way plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,34 +53,5 @@ impl CapiUpgradeScreen {
             Some(Err(e)) => Some(e.clone()),
             Some(Ok(_)) => self.guards.refusal(&self.request.cluster),
         }
-    }
-}
-
-/// How the journal and the Lease name the CAPI-way upgrade of `product` (as
-/// `MutatingAction::CapiUpgrade` names it).
-pub fn rollout_kind(product: &str) -> RolloutKind {
-    if product == KubernetesVersion::NAME {
-        KubernetesVersion::ROLLOUT
-    } else {
-        TalosMachineTemplate::ROLLOUT
-    }
-}
-
-/// The approval `r` asks for to resume a CAPI-way journal of `kind` on a cluster `owner` owns.
-pub fn resume_action(
-    owner: &CapiOwner,
-    cluster: String,
-    kind: RolloutKind,
-    target: String,
-) -> MutatingAction {
-    let product = match kind {
-        RolloutKind::KubernetesUpgrade => KubernetesVersion::NAME,
-        RolloutKind::TalosUpgrade => TalosMachineTemplate::NAME,
-    };
-    MutatingAction::CapiUpgrade {
-        cluster,
-        owner: owner.to_string(),
-        product: product.to_string(),
-        target,
     }
 }

@@ -20,8 +20,6 @@ use crate::versions::Version;
 pub enum PlannedRollout {
     Talos(crate::upgrade::UpgradePlan),
     Kubernetes(crate::upgrade::kubernetes::KubernetesUpgradePlan),
-    /// The CAPI-way upgrade of a cluster Cluster API owns (either product).
-    Capi(Box<crate::upgrade::capi::CapiUpgradePlan>),
 }
 
 /// Which list of the plan screen has the keys.

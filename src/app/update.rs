@@ -127,6 +127,14 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         {
             return super::update_actions::on_approved(state, approved);
         }
+        Action::Approved(approved)
+            if matches!(
+                approved.action(),
+                crate::approval::MutatingAction::CapiUpgrade { .. }
+            ) =>
+        {
+            return super::update_capi_upgrade::on_approved(state, approved);
+        }
         Action::Approved(approved) if super::update_create::is_create(approved.action()) => {
             return super::update_create::on_approved(state, approved);
         }

@@ -1,27 +1,22 @@
 //! The CAPI-way upgrade's part of the update step: `u` / `U` on a cluster Cluster API owns open
 //! the CAPI-way plan screen, the plan the event loop read is shown with its guards
-//! (`capi_read_guards`), and Start goes through the dispatcher to the rollout runner's progress
-//! pane.
-use super::action::{Action, Effect, StartRollout, not_run};
+//! (`capi_read_guards`), and Start goes through the dispatcher to the one operation runner and
+//! its progress screen.
+use super::action::{Action, Effect, not_run};
+use super::actions::ActionRun;
 use super::capi_upgrade::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen};
 use super::message::Message;
 use super::plan_keys::{
     acknowledge_into, explain_selected, move_guard, moved, other_focus, shared_key,
 };
-use super::plan_screen::{PlanFocus, PlanGuards, PlanKind, PlannedRollout};
-use super::rollout::RolloutView;
+use super::plan_screen::{PlanFocus, PlanGuards, PlanKind};
 use super::screen::{Pane, Screen};
 use super::state::AppState;
 use super::update_upgrade::other_rollout;
 use crate::approval::ApprovedAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
-use crate::rollout::RolloutSummary;
-use crate::upgrade::capi::{
-    CapiProduct, CapiUpgradePlan, CapiWay, KubernetesVersion, TalosMachineTemplate, capi_action,
-    capi_read_guards,
-};
-use crate::upgrade::{InPlaceUpgrade, UpgradeKind};
+use crate::upgrade::capi::{CapiProduct, capi_action, capi_read_guards};
 
 fn evaluate_screen(screen: &mut CapiUpgradeScreen, state: &AppState) {
     let Some(CapiPlanRead {
@@ -38,14 +33,6 @@ fn evaluate_screen(screen: &mut CapiUpgradeScreen, state: &AppState) {
     let read = facts.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str);
     let guards = capi_read_guards(plan, read, other.as_ref(), vm_templates);
     screen.guards.set(guards);
-}
-
-/// The product an in-place plan kind stands for.
-fn product_of(kind: InPlaceUpgrade) -> CapiProduct {
-    match kind {
-        InPlaceUpgrade::Kubernetes => CapiProduct::Kubernetes,
-        InPlaceUpgrade::TalosOs => CapiProduct::TalosOs,
-    }
 }
 
 /// `u` / `U` on `cluster`, which `owner` owns: the CAPI-way plan to the target the in-place
@@ -65,7 +52,7 @@ pub fn open<K: PlanKind>(
         }
     };
     let version = format!("v{}", chosen.to_string().trim_start_matches('v'));
-    let product = product_of(K::IN_PLACE);
+    let product = CapiProduct::of(K::IN_PLACE);
     let target = match product {
         CapiProduct::Kubernetes => version.trim_start_matches('v').to_string(),
         CapiProduct::TalosOs => version.clone(),
@@ -257,8 +244,9 @@ pub fn acknowledge(state: &mut AppState, text: &str) {
     evaluate(state);
 }
 
-/// The dispatcher approved a CAPI-way upgrade: started when it is the plan on screen and no
-/// guard blocks now; the rollout runner's progress pane follows it.
+/// The dispatcher approved a CAPI-way upgrade: run on the console's one operation runner when
+/// it is the plan on screen, no other operation runs here and no guard blocks now; the
+/// progress screen follows its phases.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     evaluate(state);
     let Some(screen) = state.capi_upgrade.as_ref() else {
@@ -276,59 +264,25 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             );
         }
     };
-    if let Some(view) = state.rollouts.get(&plan.cluster)
-        && view.unfinished()
-    {
-        return not_run(
-            &approved,
-            format!("a rollout of {} is already running here", plan.cluster),
-        );
+    if state.actions.running() {
+        return not_run(&approved, "an action already runs from this console");
     }
     if let Some(why) = screen.start_refused() {
         state.message = Some(Message::warn(format!("not started: {why}")));
         return not_run(&approved, why);
     }
     let acks = screen.guards.acks.clone();
-    let cluster = plan.cluster.clone();
-    let mut view = RolloutView::new(placeholder(&plan));
-    view.running = true;
-    let starting = format!(
-        "starting the CAPI-way {} upgrade of {cluster} to {} through {}",
-        crate::upgrade::capi::product_name(plan.product),
-        plan.target,
-        plan.owner()
-    );
-    state.message = Some(Message::info(starting.clone()));
-    view.push_log(starting);
-    state.rollouts.insert(cluster.clone(), view);
+    let run = ActionRun::CapiUpgrade(Box::new(plan));
+    let what = approved.action().describe();
+    super::update_progress::start(state, &approved, &run, &what);
     state.capi_upgrade = None;
-    state.current = Some(cluster);
-    state.screen = Screen::Rollout;
-    vec![Effect::StartRollout(Box::new(StartRollout {
+    state.screen = Screen::Action;
+    state.message = Some(Message::info(format!("{what}: started")));
+    vec![Effect::RunAction {
         approved,
-        plan: PlannedRollout::Capi(Box::new(plan)),
+        run: Box::new(run),
         acks,
-    }))]
-}
-
-/// The phases a fresh run starts with, before the runner reports, as the runner names them.
-fn placeholder(plan: &CapiUpgradePlan) -> RolloutSummary {
-    let steps = match plan.product {
-        CapiProduct::Kubernetes => CapiWay::<KubernetesVersion>::initial_steps(plan),
-        CapiProduct::TalosOs => CapiWay::<TalosMachineTemplate>::initial_steps(plan),
-    };
-    RolloutSummary {
-        cluster: plan.cluster.clone(),
-        kind: match plan.product {
-            CapiProduct::Kubernetes => CapiWay::<KubernetesVersion>::ROLLOUT,
-            CapiProduct::TalosOs => CapiWay::<TalosMachineTemplate>::ROLLOUT,
-        },
-        target: plan.target.clone(),
-        holder: String::new(),
-        steps,
-        paused: false,
-        outcome: None,
-    }
+    }]
 }
 
 #[cfg(test)]

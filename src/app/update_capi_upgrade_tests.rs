@@ -1,7 +1,8 @@
 //! Unit tests of the CAPI-way upgrade in the console: `u` / `U` on a cluster Cluster API owns
 //! open the CAPI-way plan (never the in-place one) and ask the event loop to read it; the read
 //! plan's guards are `capi_read_guards`' worst first; Start asks the dispatcher for the CAPI-way
-//! action; the approval starts the runner on the progress pane; a changed plan is not run.
+//! action; the approval runs it on the one operation runner with its phases on the progress
+//! screen; a changed plan, or one approved while another action runs here, is not run.
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -17,7 +18,6 @@ use crate::capi::{CapiView, ClusterTree};
 use crate::fleet::FleetEvent;
 use crate::guards::Verdict;
 use crate::kube::CapiVersion;
-use crate::rollout::RolloutKind;
 use crate::upgrade::GuardId;
 use crate::upgrade::capi::plan::tests::k8s_plan;
 use crate::upgrade::fixtures;
@@ -214,24 +214,30 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
     assert!(matches!(action, MutatingAction::CapiUpgrade { .. }));
     let approved = approved_on_healthy(dir.path(), action);
     let effects = update(&mut state, Action::Approved(approved));
-    let [Effect::StartRollout(start)] = effects.as_slice() else {
-        panic!("the runner started: {effects:?}");
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
+        panic!("the operation started: {effects:?}");
     };
-    assert!(matches!(&start.plan, PlannedRollout::Capi(p) if **p == plan));
-    assert_eq!(state.screen, Screen::Rollout);
+    assert!(matches!(run.as_ref(), ActionRun::CapiUpgrade(p) if **p == plan));
+    assert_eq!(state.screen, Screen::Action);
     assert!(state.capi_upgrade.is_none());
-    let view = state
-        .rollouts
-        .get("healthy")
-        .expect("the progress pane's rollout");
-    let steps: Vec<&str> = view.summary.steps.iter().map(|s| s.node.as_str()).collect();
+    let progress = state
+        .actions
+        .progress
+        .as_ref()
+        .expect("the progress screen");
+    assert_eq!(progress.kind, crate::operation::OperationKind::CapiUpgrade);
+    assert!(progress.cancellable(), "a cancel stops it between phases");
+    let steps: Vec<&str> = progress.steps.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(
         steps,
         [
-            "TalosControlPlane/workload-cp",
-            "MachineDeployment/workload-workers"
+            "TalosControlPlane/workload-cp: 3 machine(s) to v1.34.3",
+            "MachineDeployment/workload-workers: 2 machine(s) to v1.34.3"
         ]
     );
+    assert_eq!(progress.steps_word, "phases");
+    let bound = progress.timeout.expect("its bound");
+    assert_eq!(bound.as_secs(), plan.machine_timeout_secs * (4 + 3));
 }
 
 #[test]
@@ -259,45 +265,32 @@ fn an_approval_for_another_plan_is_not_run() {
 }
 
 #[test]
-fn a_capi_way_journal_resumes_through_the_capi_way_approval() {
+fn an_approval_while_another_action_runs_here_is_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = owned_console();
-    let mut summary = crate::app::test_fixtures::healthy_rollout(
-        RolloutKind::KubernetesUpgrade,
-        "1.34.2",
-        vec![
-            crate::rollout::StepProgress::pending("TalosControlPlane/workload-cp", "3 machine(s)"),
-            crate::rollout::StepProgress::pending("MachineDeployment/workload-workers", "2"),
-        ],
-    );
-    summary.steps[0].phase = crate::rollout::StepPhase::Done;
-    update(
-        &mut state,
-        Action::Event(AppEvent::Journal(Box::new(summary))),
-    );
-    // `U` shows the journal's rollout instead of a plan.
     press(&mut state, 'U');
-    assert_eq!(state.screen, Screen::Rollout);
-    let effects = update(&mut state, Action::ResumeRollout);
-    let [Effect::Gate(action)] = effects.as_slice() else {
-        panic!("the dispatcher asked: {effects:?}");
+    let read = read_for(&state, Ok((settled_tree(), healthy())));
+    shown(&mut state, read);
+    let plan = match state.capi_upgrade.as_ref().unwrap().plan() {
+        Some(Ok(plan)) => plan.clone(),
+        other => panic!("a plan: {other:?}"),
     };
-    assert_eq!(
-        *action,
-        MutatingAction::CapiUpgrade {
-            cluster: "healthy".into(),
-            owner: owner().to_string(),
-            product: "Kubernetes".into(),
-            target: "1.34.2".into(),
-        }
+    let running = crate::operation::progress::OperationProgress::start(
+        crate::operation::OperationKind::NodeReboot,
+        "healthy",
+        "reboot node cp-1",
+        "reboot node cp-1 in healthy".into(),
+        crate::operation::CancelRule::AfterStep,
+        None,
     );
-    let approved = approved_on_healthy(dir.path(), action.clone());
+    state.actions.progress = Some(running);
+    let approved = approved_on_healthy(dir.path(), capi_action(&plan));
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
-        matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),
+        matches!(effects.as_slice(), [Effect::NotRun { why, .. }] if why.contains("already runs")),
         "{effects:?}"
     );
-    assert!(state.rollouts["healthy"].running);
+    assert_eq!(state.screen, Screen::CapiUpgrade);
 }
 
 #[test]

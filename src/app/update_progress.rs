@@ -1,5 +1,6 @@
 //! The progress of the operation run from this console, in the update step: the approved run
-//! starts it (its subjects' kind, timeout, cancel rule and, for a scale, its tally), each
+//! starts it (its subjects' kind, timeout, cancel rule, a scale's tally, a CAPI-way upgrade's
+//! phases), each
 //! progress event folds into it, its end asks for what changed to be read again, and its keys
 //! (Esc back while it goes on, `c` cancels after the current step). Pure.
 use super::action::{Action, Effect, PollerRequest};
@@ -36,6 +37,11 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     if let ActionRun::Etcd(plan) = run {
         progress.steps = runner_events::etcd_steps(plan);
     }
+    if let ActionRun::CapiUpgrade(plan) = run {
+        progress.steps = runner_events::capi_upgrade_steps(plan);
+        progress.steps_word = "phases".into();
+        progress.steps_title = "Phases".into();
+    }
     if let ActionRun::CapiScale(scale) = run {
         let (tally, checks) = runner_events::scale_start(&scale.plan);
         progress.tally = Some(tally);
@@ -46,7 +52,7 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
 
 /// One event of the running operation of `kind` (a create's progress is the create screen's);
 /// its end reads again what it changed: discovery after a create (its contexts are written)
-/// or a delete (they are gone), the management cluster after a scale.
+/// or a delete (they are gone), the management cluster after a scale or a CAPI-way upgrade.
 pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent) -> Vec<Effect> {
     let now = state.wall_clock;
     let holder = match kind {
@@ -89,7 +95,9 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
             }
             vec![Effect::ReloadDiscovery]
         }
-        OperationKind::Scale => vec![Effect::Poller(PollerRequest::RefreshAll)],
+        OperationKind::Scale | OperationKind::CapiUpgrade => {
+            vec![Effect::Poller(PollerRequest::RefreshAll)]
+        }
         _ => Vec::new(),
     }
 }

@@ -248,16 +248,6 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             target.clone(),
             RolloutKind::KubernetesUpgrade,
         ),
-        MutatingAction::CapiUpgrade {
-            cluster,
-            product,
-            target,
-            ..
-        } => (
-            cluster.clone(),
-            target.clone(),
-            super::capi_upgrade::rollout_kind(product),
-        ),
         _ => {
             return not_run(&approved, "no runner for this action in this version");
         }
@@ -277,9 +267,6 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
                 format!("a rollout of {cluster} is already running here"),
             );
         }
-    }
-    if matches!(approved.action(), MutatingAction::CapiUpgrade { .. }) {
-        return super::update_capi_upgrade::on_approved(state, approved);
     }
     match kind {
         RolloutKind::TalosUpgrade => start_approved::<TalosOs>(state, approved, cluster, target),
@@ -331,13 +318,6 @@ pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::ResumeRollout if view.resumable => {
             let (cluster, target) = (cluster.clone(), view.summary.target.clone());
-            // A cluster Cluster API owns resumes its CAPI-way journal.
-            if let Some(owner) = state.fleet.capi.owner(&cluster) {
-                let kind = view.summary.kind;
-                return vec![Effect::Gate(super::capi_upgrade::resume_action(
-                    owner, cluster, kind, target,
-                ))];
-            }
             return vec![Effect::Gate(match view.summary.kind {
                 RolloutKind::TalosUpgrade => MutatingAction::UpgradeTalos { cluster, target },
                 RolloutKind::KubernetesUpgrade => {

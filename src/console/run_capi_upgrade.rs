@@ -1,7 +1,7 @@
 //! The CAPI-way upgrade's IO for the event loop: its plan read off the UI thread with
 //! `CapiAccess::read_plan` and `tree_and_status` (what `taloscope upgrade` / `upgrade-k8s` read
 //! on a cluster Cluster API owns) and the provider's VM templates, reported as an app event.
-//! An approved plan runs on the rollout runner (`run_rollout`), with `capi_run_options`.
+//! An approved plan runs on the console's one operation runner (`run_operation`).
 use std::sync::Arc;
 use std::time::Duration;
 

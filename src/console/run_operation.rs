@@ -1,5 +1,5 @@
 //! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
-//! fix, a cluster's create or delete, a CAPI scale): it runs the runner the headless command
+//! fix, a cluster's create or delete, a CAPI scale, a CAPI-way upgrade): it runs the runner the headless command
 //! runs in its own task, tells the app its events as progress events of its kind
 //! (`operation::runner_events` maps each runner's own), then how it ended, after the
 //! dispatcher audited it.
@@ -28,6 +28,7 @@ use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
 use crate::node_actions::NodeActionOptions;
 use crate::opennebula::auth::OneEnvironment;
 use crate::operation::capi_fix::CapiFix;
+use crate::operation::capi_upgrade::{CapiUpgrade, CapiUpgradeOptions, interrupted_run};
 use crate::operation::create::ClusterCreate;
 use crate::operation::delete::ClusterDelete;
 use crate::operation::etcd::EtcdOperation;
@@ -103,8 +104,8 @@ pub(super) async fn observer(
     connect(&cluster, &options).await
 }
 
-/// A node or etcd action or a CAPI fix: on a connection to the cluster, stopped between steps
-/// by `cancel` (the operation runner keeps its action journal).
+/// A node or etcd action, a CAPI fix or a CAPI-way upgrade: on a connection to the cluster,
+/// stopped between steps by `cancel` (the operation runner keeps its action journal).
 struct OnCluster {
     run: ActionRun,
     cluster: Option<crate::discovery::Cluster>,
@@ -353,8 +354,9 @@ async fn carry_out(
     }
 }
 
-/// The node and etcd actions and the CAPI fix on the cluster's connection, through the
-/// runner; a CAPI fix's cluster then followed until its finding clears.
+/// The node and etcd actions, the CAPI fix and the CAPI-way upgrade on the cluster's
+/// connection, through the runner; a CAPI fix's cluster then followed until its finding
+/// clears.
 async fn run_on(
     observer: ClusterObserver,
     run: ActionRun,
@@ -389,6 +391,25 @@ async fn run_on(
                 |event: OperationEvent| tell(&progress, runner_events::operation(&event, None));
             let mut forget = NodeForget::new(*plan, observer);
             crate::operation::run(&mut forget, approved.runner(cancel, &told)).await
+        }
+        ActionRun::CapiUpgrade(plan) => {
+            let Some(kubeconfig) = kubeconfig else {
+                let why = "no kubeconfig was read: the management cluster cannot be reached";
+                return approved.not_started(why.to_string());
+            };
+            // A killed run of this same upgrade is resumed: its Lease taken over.
+            let options = CapiUpgradeOptions {
+                displaces: interrupted_run(&approved.state_dir, &plan).map(|r| r.holder),
+                ..CapiUpgradeOptions::default()
+            };
+            let connected = CapiUpgrade::connect(*plan, &kubeconfig, observer.kube, options);
+            let mut upgrade = match connected.await {
+                Ok(upgrade) => upgrade,
+                Err(e) => return approved.not_started(e),
+            };
+            let told =
+                |event: OperationEvent| tell(&progress, runner_events::operation(&event, None));
+            crate::operation::run(&mut upgrade, approved.runner(cancel, &told)).await
         }
         ActionRun::Delete(plan) => Err(format!(
             "the delete of {} runs on the provider's steps, not on a cluster connection",

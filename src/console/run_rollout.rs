@@ -14,10 +14,6 @@ use crate::app::state::AppState;
 use crate::approval::ApprovedAction;
 use crate::discovery::Cluster;
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
-use crate::upgrade::capi::{
-    CapiProduct, CapiUpgradePlan, CapiWay, KubernetesVersion, TalosMachineTemplate,
-    capi_run_options,
-};
 use crate::upgrade::kubernetes::{
     Kubernetes, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
 };
@@ -80,29 +76,6 @@ impl Fresh<'_> {
         self.spawn_with::<K>(plan, options, events)
     }
 
-    /// A CAPI-way upgrade: the runner reaches the management cluster through `kubeconfig`,
-    /// with the phase bound `taloscope upgrade` / `upgrade-k8s` give it.
-    fn spawn_capi(
-        self,
-        plan: CapiUpgradePlan,
-        kubeconfig: Option<kube::config::Kubeconfig>,
-        events: mpsc::UnboundedSender<RolloutEvent>,
-    ) -> RolloutHandle {
-        let options = capi_run_options(RunOptions {
-            state_dir: Some(self.state_dir.to_path_buf()),
-            kubeconfig,
-            ..RunOptions::default()
-        });
-        match plan.product {
-            CapiProduct::Kubernetes => {
-                self.spawn_with::<CapiWay<KubernetesVersion>>(plan, options, events)
-            }
-            CapiProduct::TalosOs => {
-                self.spawn_with::<CapiWay<TalosMachineTemplate>>(plan, options, events)
-            }
-        }
-    }
-
     fn spawn_with<K: UpgradeKind>(
         self,
         plan: K::Plan,
@@ -133,10 +106,9 @@ struct Resumed<'a> {
 
 impl Resumed<'_> {
     /// Resumes it as kind `K`: timings from the journal, the journal kept in the state dir.
-    fn run<K: UpgradeKind>(self, kubeconfig: Option<kube::config::Kubeconfig>) -> RolloutHandle {
+    fn run<K: UpgradeKind>(self) -> RolloutHandle {
         let options = RunOptions {
             state_dir: Some(self.state_dir.to_path_buf()),
-            kubeconfig,
             ..RunOptions::from_journal(&self.journal.options)
         };
         resume_upgrade_with::<K>(
@@ -181,9 +153,6 @@ fn spawn_rollout(
             match plan {
                 PlannedRollout::Talos(plan) => fresh.spawn::<TalosOs>(plan, events),
                 PlannedRollout::Kubernetes(plan) => fresh.spawn::<Kubernetes>(plan, events),
-                PlannedRollout::Capi(plan) => {
-                    fresh.spawn_capi(*plan, state.provision.kubeconfig.clone(), events)
-                }
             }
         }
         RolloutStart::Resume(approved) => {
@@ -197,13 +166,6 @@ fn spawn_rollout(
                     )
                 })?;
             let journal_kind = journal.kind;
-            // A cluster Cluster API owns: its journal is a CAPI-way upgrade's, reaching the
-            // management cluster through the merged kubeconfig.
-            let capi = state
-                .fleet
-                .capi
-                .owner(&name)
-                .map(|_| state.provision.kubeconfig.clone());
             let resumed = Resumed {
                 journal,
                 approved,
@@ -211,15 +173,9 @@ fn spawn_rollout(
                 state_dir,
                 events,
             };
-            match (journal_kind, capi) {
-                (RolloutKind::TalosUpgrade, None) => resumed.run::<TalosOs>(None),
-                (RolloutKind::KubernetesUpgrade, None) => resumed.run::<Kubernetes>(None),
-                (RolloutKind::TalosUpgrade, Some(kubeconfig)) => {
-                    resumed.run::<CapiWay<TalosMachineTemplate>>(kubeconfig)
-                }
-                (RolloutKind::KubernetesUpgrade, Some(kubeconfig)) => {
-                    resumed.run::<CapiWay<KubernetesVersion>>(kubeconfig)
-                }
+            match journal_kind {
+                RolloutKind::TalosUpgrade => resumed.run::<TalosOs>(),
+                RolloutKind::KubernetesUpgrade => resumed.run::<Kubernetes>(),
             }
         }
     };

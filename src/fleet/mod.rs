@@ -26,7 +26,7 @@ pub use live::{ClusterLive, FleetEvent, FleetModel};
 pub use membership::{Answered, NodePlan, NodeSources, node_list};
 pub use poller::{PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 pub use quorum::Quorum;
-pub use rollout_lease::{LeaseError, RolloutLease};
+pub use rollout_lease::{LeaseError, RolloutLease, give_back};
 pub use round::{
     KubeSource, TalosSide, collect_cluster, collect_context, collect_discovered, collect_status,
 };

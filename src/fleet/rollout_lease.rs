@@ -198,6 +198,16 @@ impl RolloutLease {
     }
 }
 
+/// Gives back a run's lease, when it holds one, whatever the run's outcome: the line to say
+/// when that failed (the lease then expires on its own).
+pub async fn give_back(lease: Option<RolloutLease>) -> Option<String> {
+    lease?
+        .release()
+        .await
+        .err()
+        .map(|e| format!("the rollout lease was not released: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! The journal of the actions run on a cluster (node and etcd actions, the CAPI doctor's fixes,
-//! a CAPI scale, a delete), `<state dir>/actions/<cluster>.json`: which action runs
+//! a CAPI scale, a CAPI-way upgrade, a delete), `<state dir>/actions/<cluster>.json`: which action runs
 //! (or ran last) on the cluster, who runs it, its last step, and what it left behind that a
 //! later run must know (a Kubernetes node it cordoned and has not uncordoned yet). Written
 //! before each step returns; claimed by one run at a time, so two actions never run on one

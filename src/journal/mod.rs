@@ -22,7 +22,7 @@ pub struct JournalKind {
     pub what: &'static str,
 }
 
-/// Talos and Kubernetes upgrades, and the CAPI-way upgrades.
+/// The Talos and Kubernetes upgrades.
 pub const ROLLOUTS: JournalKind = JournalKind {
     dir: "rollouts",
     what: "rollout journal",
@@ -37,8 +37,8 @@ pub const CREATES: JournalKind = JournalKind {
     dir: "clusters",
     what: "create journal",
 };
-/// The node and etcd actions, the CAPI doctor's fixes, a CAPI scale and a delete: the one
-/// running on a cluster or the last one left unfinished.
+/// The node and etcd actions, the CAPI doctor's fixes, a CAPI scale, a CAPI-way upgrade and a
+/// delete: the one running on a cluster or the last one left unfinished.
 pub const ACTIONS: JournalKind = JournalKind {
     dir: "actions",
     what: "action journal",

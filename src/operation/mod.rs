@@ -4,6 +4,7 @@
 //! stops it and which implementation runs it. Every approval names its kind ([`OperationKind::of`] matches every
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
 pub mod capi_fix;
+pub mod capi_upgrade;
 pub mod create;
 pub mod delete;
 pub mod etcd;
@@ -126,8 +127,9 @@ impl OperationKind {
     pub fn journal(self) -> JournalKind {
         use OperationKind as K;
         match self {
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => ROLLOUTS,
-            K::NodeReboot
+            K::TalosUpgrade | K::KubernetesUpgrade => ROLLOUTS,
+            K::CapiUpgrade
+            | K::NodeReboot
             | K::NodeShutdown
             | K::NodeCordon
             | K::NodeUncordon
@@ -177,12 +179,14 @@ impl OperationKind {
             K::Create => Some(type_name::<
                 create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
             >()),
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => None,
+            K::CapiUpgrade => Some(type_name::<capi_upgrade::CapiUpgrade>()),
+            K::TalosUpgrade | K::KubernetesUpgrade => None,
         }
     }
 
     /// How a run of this kind stops on cancel: rollouts after the node under way (the
-    /// engine's pause/abort), node and etcd actions after their step
+    /// engine's pause/abort), a CAPI-way upgrade after its phase or at the phase's next poll,
+    /// node and etcd actions after their step
     /// ([`CancelSignal`], set by the console's cancel key or the command line's
     /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {

@@ -9,6 +9,7 @@ use crate::cluster_lifecycle::{CreatePhase, LifecycleEvent, PhaseState};
 use crate::etcd_maintenance::EtcdPlan;
 use crate::provision::ProvisionEvent;
 use crate::rollout::{RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
+use crate::upgrade::capi::CapiUpgradePlan;
 
 use super::run::OperationEvent;
 
@@ -62,6 +63,15 @@ pub fn operation(event: &OperationEvent, node: Option<&str>) -> Vec<ProgressEven
         },
         OperationEvent::Note { text } => vec![ProgressEvent::Line(text.clone())],
     }
+}
+
+/// A CAPI-way upgrade's phases from its plan, every one pending, named as its operation
+/// names its steps.
+pub fn capi_upgrade_steps(plan: &CapiUpgradePlan) -> Vec<StepRow> {
+    plan.phases
+        .iter()
+        .map(|p| StepRow::pending(&super::capi_upgrade::phase_step(plan, p)))
+        .collect()
 }
 
 /// An etcd action's steps from its plan, every one pending: `cp-1: defragment`.

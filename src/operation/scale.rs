@@ -327,12 +327,7 @@ impl Operation for CapiScale {
     }
 
     async fn release(&mut self) -> Option<String> {
-        let lease = self.lease.take()?;
-        lease
-            .release()
-            .await
-            .err()
-            .map(|e| format!("the rollout lease was not released: {e}"))
+        crate::fleet::give_back(self.lease.take()).await
     }
 
     fn finished(&self, done: &[String]) -> String {

@@ -13,7 +13,6 @@ use super::{library_sources, rank};
 const OWN_RUNNERS: &[(OperationKind, &str)] = &[
     (OperationKind::TalosUpgrade, "upgrade/runner.rs"),
     (OperationKind::KubernetesUpgrade, "upgrade/runner.rs"),
-    (OperationKind::CapiUpgrade, "upgrade/runner.rs"),
 ];
 
 #[test]

@@ -1,40 +1,35 @@
 //! `upgrade` and `upgrade-k8s` of a cluster Cluster API owns: the same command taken the CAPI
-//! way. The plan lists the objects patched and the Machines replaced in order; the run goes
-//! through the dispatcher, the journal and the Lease of the upgrade body, one phase a step.
+//! way. The plan lists the objects patched and the Machines replaced in order; the run is the
+//! CAPI-way upgrade operation (`operation::capi_upgrade`) through the one gate and the one
+//! runner, one phase a step. A run a killed one left in the cluster's action journal is
+//! resumed: each phase the cluster shows patched is followed, not patched again.
 use std::process::ExitCode;
+use std::time::Duration;
 
-use kube::config::Kubeconfig;
 use serde::Serialize;
 
-use super::follow::progress_line;
-use super::rollout::{CommandFlags, HeadlessUpgrade, run_connected};
+use super::rollout::HeadlessUpgrade;
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, OutputFormat};
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
-use crate::commands::plan_report::{PlanText, indent};
+use crate::commands::gate::{
+    GatedPlan, dispatcher, finish_run, plan_then_approve, progress_printer, report_interrupted,
+    run_operation, unknown_acks,
+};
+use crate::commands::plan_report::indent;
 use crate::commands::session::{Chosen, Connected, other_rollout};
 use crate::commands::status::columns;
-use crate::discovery::{Cluster, Sources};
-use crate::fleet::ClusterStatus;
+use crate::discovery::Sources;
 use crate::opennebula::auth::OneEnvironment;
-use crate::rollout::{RolloutKind, StepProgress};
-use crate::upgrade::capi::{
-    CapiAccess, CapiPhase, CapiPlanError, CapiProductKind, CapiUpgradePlan, CapiWay, VmTemplates,
-    capi_action, capi_read_guards, capi_run_options, product_name,
+use crate::operation::capi_upgrade::{
+    CapiUpgrade, CapiUpgradeOptions, first_phase_to_roll, interrupted_run,
 };
-use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions};
+use crate::upgrade::capi::{
+    CapiAccess, CapiPhase, CapiPlanError, CapiProduct, CapiUpgradePlan, VmTemplates, capi_action,
+    capi_read_guards, product_name,
+};
 use crate::versions::Version;
-
-/// An in-place upgrade command, taken the CAPI way for the cluster `owner` owns.
-pub(super) struct CapiCommand<'a, C: HeadlessUpgrade> {
-    inner: &'a C,
-    owner: CapiOwner,
-    kubeconfig: Kubeconfig,
-    /// The cluster's provider's VM templates (Talos upgrades only).
-    vm_templates: VmTemplates,
-}
 
 /// Runs `command` the CAPI way on the chosen cluster `owner` owns.
 pub(super) fn run<C: HeadlessUpgrade>(
@@ -44,6 +39,9 @@ pub(super) fn run<C: HeadlessUpgrade>(
     (chosen, connected): (Chosen, Connected),
     target: Version,
 ) -> Result<ExitCode, Stop> {
+    let flags = command.flags();
+    let gate = &flags.gate;
+    let product = CapiProduct::of(C::IN_PLACE);
     let kubeconfig = chosen.discovery.kubeconfig.clone().ok_or_else(|| {
         Stop(
             1,
@@ -53,19 +51,105 @@ pub(super) fn run<C: HeadlessUpgrade>(
             ),
         )
     })?;
-    let vm_templates = match C::Capi::PRODUCT {
-        crate::upgrade::capi::CapiProduct::TalosOs => connected
-            .runtime
-            .block_on(provider_templates(global, &chosen)),
-        crate::upgrade::capi::CapiProduct::Kubernetes => None,
+    let Connected {
+        runtime, observer, ..
+    } = connected;
+    let cluster = chosen.cluster.name.clone();
+    let access = runtime
+        .block_on(CapiAccess::connect(&kubeconfig, &owner))
+        .map_err(|e| {
+            Stop(
+                EXIT_BLOCKED,
+                format!("management cluster {}: {e}", owner.management),
+            )
+        })?;
+    let (version, text) = (target.to_string(), C::target_text(&target));
+    let read = runtime
+        .block_on(access.read_plan(&cluster, product, (&version, &text)))
+        .map_err(|e| Stop(EXIT_BLOCKED, e))?;
+    let mut plan = match read {
+        Ok(plan) => plan,
+        // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
+        Err(e @ CapiPlanError::NothingToUpgrade { .. }) => {
+            if gate.plan && gate.output == OutputFormat::Table {
+                println!("{e}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            return Err(Stop(0, e.to_string()));
+        }
+        Err(e) => return Err(Stop(EXIT_BLOCKED, e.to_string())),
     };
-    let capi = CapiCommand {
-        inner: command,
-        owner,
-        kubeconfig,
-        vm_templates,
+    plan.machine_timeout_secs = command.options().node_timeout.as_secs();
+    let dispatcher = dispatcher(global, &chosen.paths);
+    let resumed = interrupted_run(&chosen.paths.state_dir, &plan);
+    report_interrupted(&dispatcher, &chosen.paths);
+    // Whose Lease the run takes over: the interrupted run's, or the one `--take-over` names.
+    let displaces = resumed
+        .as_ref()
+        .map(|r| r.holder.clone())
+        .or_else(|| flags.rollout.take_over.clone());
+    let vm_templates = match product {
+        CapiProduct::TalosOs => runtime.block_on(provider_templates(global, &chosen)),
+        CapiProduct::Kubernetes => None,
     };
-    run_connected(global, &capi, (chosen, connected), target, None)
+    let read =
+        runtime.block_on(access.tree_and_status(&plan, observer.kube.clone(), Default::default()));
+    let guards = runtime.block_on(async {
+        // The Lease this run takes over is not another rollout.
+        let other = other_rollout(&observer)
+            .await
+            .filter(|o| displaces.as_ref() != Some(&o.holder));
+        capi_read_guards(
+            &plan,
+            read.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str),
+            other.as_ref(),
+            &vm_templates,
+        )
+    });
+    unknown_acks(&guards, gate.acks)?;
+    let report = CapiPlanText::new(&plan);
+    let Some((approved, ())) = plan_then_approve(&dispatcher, &report, &guards, gate, || Ok(()))?
+    else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if let (Some(_), Ok((tree, _))) = (&resumed, &read) {
+        eprintln!(
+            "taloscope: resuming the CAPI-way upgrade of {cluster} to {} from its journal (phase {} of {})",
+            plan.target,
+            first_phase_to_roll(&plan, tree),
+            plan.phases.len()
+        );
+    }
+    let options = CapiUpgradeOptions {
+        poll: Duration::from_millis(flags.rollout.poll_ms.max(10)),
+        displaces,
+        ..CapiUpgradeOptions::default()
+    };
+    let target = plan.target.clone();
+    let mut operation = CapiUpgrade::new(plan, access, observer.kube.clone(), options);
+    let result = run_operation(
+        &runtime,
+        (&dispatcher, &approved),
+        (&chosen.paths, gate.acks),
+        &mut operation,
+        &progress_printer(gate.output),
+    );
+    let outcome = CapiUpgradeOutcome {
+        cluster: &cluster,
+        target: &target,
+        succeeded: result.is_ok(),
+        message: result.unwrap_or_else(|e| e),
+    };
+    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
+}
+
+/// How a CAPI-way run ended: the `--yes --output json` outcome.
+#[derive(Debug, Serialize)]
+struct CapiUpgradeOutcome<'a> {
+    cluster: &'a str,
+    target: &'a str,
+    succeeded: bool,
+    message: String,
 }
 
 /// The VM templates of the provider taloscope's config names for the cluster; `None` when it
@@ -79,101 +163,6 @@ async fn provider_templates(global: &GlobalArgs, chosen: &Chosen) -> VmTemplates
         &OneEnvironment::capture(&env),
     )
     .await
-}
-
-impl<C: HeadlessUpgrade> CapiCommand<'_, C> {
-    async fn access(&self) -> Result<CapiAccess, Stop> {
-        CapiAccess::connect(&self.kubeconfig, &self.owner)
-            .await
-            .map_err(|e| {
-                Stop(
-                    EXIT_BLOCKED,
-                    format!("management cluster {}: {e}", self.owner.management),
-                )
-            })
-    }
-}
-
-impl<C: HeadlessUpgrade> HeadlessUpgrade for CapiCommand<'_, C> {
-    type Kind = CapiWay<C::Capi>;
-    type Capi = C::Capi;
-    const WHAT: &'static str = "CAPI-way upgrade";
-    const UNIT: &'static str = "phase";
-    const JOURNAL_KIND: Option<RolloutKind> = Some(C::Capi::ROLLOUT);
-    const IN_PLACE: InPlaceUpgrade = C::IN_PLACE;
-    const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
-
-    fn flags(&self) -> CommandFlags<'_> {
-        self.inner.flags()
-    }
-
-    fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
-        Ok(())
-    }
-
-    fn target_text(target: &Version) -> String {
-        C::target_text(target)
-    }
-
-    fn action(&self, cluster: String, target: String) -> MutatingAction {
-        MutatingAction::CapiUpgrade {
-            cluster,
-            owner: self.owner.to_string(),
-            product: product_name(C::Capi::PRODUCT).to_string(),
-            target,
-        }
-    }
-
-    fn options(&self) -> RunOptions {
-        capi_run_options(self.inner.options())
-    }
-
-    async fn plan(
-        &self,
-        _: &ClusterStatus,
-        observer: &ClusterObserver,
-        target: Version,
-    ) -> Result<CapiUpgradePlan, Stop> {
-        let access = self.access().await?;
-        let version = target.to_string();
-        let text = C::target_text(&target);
-        let mut plan = access
-            .read_plan(&observer.cluster, C::Capi::PRODUCT, (&version, &text))
-            .await
-            .map_err(|e| Stop(EXIT_BLOCKED, e))?
-            .map_err(|e| match e {
-                CapiPlanError::NothingToUpgrade { .. } => Stop(0, e.to_string()),
-                other => Stop(EXIT_BLOCKED, other.to_string()),
-            })?;
-        plan.machine_timeout_secs = self.inner.options().node_timeout.as_secs();
-        Ok(plan)
-    }
-
-    async fn guards(
-        &self,
-        plan: &CapiUpgradePlan,
-        _: &ClusterStatus,
-        observer: &ClusterObserver,
-    ) -> Vec<Guard> {
-        let read = async {
-            CapiAccess::connect(&self.kubeconfig, &self.owner)
-                .await?
-                .tree_and_status(plan, observer.kube.clone(), Default::default())
-                .await
-        };
-        let read = read.await;
-        let other = other_rollout(observer).await;
-        capi_read_guards(
-            plan,
-            read.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str),
-            other.as_ref(),
-            &self.vm_templates,
-        )
-    }
-
-    fn report<'a>(&self, plan: &'a CapiUpgradePlan) -> impl PlanText + 'a {
-        CapiPlanText::new(plan)
-    }
 }
 
 /// The CAPI way's part of its plan report: the CAPI-way `--plan --output json` fields beside
@@ -190,7 +179,10 @@ pub struct CapiPlanText<'a> {
     pub target: &'a str,
     pub phases: &'a [CapiPhase],
     /// What the dispatcher will ask to confirm.
-    pub action: String,
+    #[serde(rename = "action")]
+    pub describe: String,
+    #[serde(skip)]
+    pub action: MutatingAction,
 }
 
 impl<'a> CapiPlanText<'a> {
@@ -203,12 +195,20 @@ impl<'a> CapiPlanText<'a> {
             from: &plan.from,
             target: &plan.version,
             phases: &plan.phases,
-            action: capi_action(plan).describe(),
+            describe: capi_action(plan).describe(),
+            action: capi_action(plan),
         }
     }
 }
 
-impl PlanText for CapiPlanText<'_> {
+impl GatedPlan for CapiPlanText<'_> {
+    const WHAT: &'static str = "upgrade";
+    const ALWAYS_ACK: Option<&'static str> = None;
+
+    fn action(&self) -> MutatingAction {
+        self.action.clone()
+    }
+
     fn table(&self) -> String {
         let mut out = format!(
             "UPGRADE {} THE CLUSTER API WAY through {}\n  {} {} -> {}\n",

@@ -143,7 +143,6 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     const UNIT: &'static str = "step";
     const JOURNAL_KIND: Option<RolloutKind> = Some(RolloutKind::KubernetesUpgrade);
     const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::Kubernetes;
-    type Capi = crate::upgrade::capi::KubernetesVersion;
     const LINE: fn(usize, usize, &StepProgress) -> String = labelled_progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {

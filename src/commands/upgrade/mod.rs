@@ -173,7 +173,6 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     /// Any unfinished journal to another target is refused; its kind is the runner's to check.
     const JOURNAL_KIND: Option<RolloutKind> = None;
     const IN_PLACE: InPlaceUpgrade = InPlaceUpgrade::TalosOs;
-    type Capi = crate::upgrade::capi::TalosMachineTemplate;
     const LINE: fn(usize, usize, &StepProgress) -> String = progress_line;
 
     fn flags(&self) -> CommandFlags<'_> {

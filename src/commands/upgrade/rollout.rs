@@ -20,7 +20,6 @@ use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
-use crate::upgrade::capi::CapiProductKind;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::{
     Guard, InPlaceUpgrade, RunOptions, UpgradeKind, UpgradeRun, blocking, capi_owned,
@@ -46,10 +45,9 @@ pub(super) trait HeadlessUpgrade {
     const JOURNAL_KIND: Option<RolloutKind>;
     /// One progress line per step change.
     const LINE: fn(usize, usize, &StepProgress) -> String;
-    /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
+    /// Which in-place upgrade this is: the refusal of a cluster Cluster API owns, and the
+    /// product the CAPI way changes.
     const IN_PLACE: InPlaceUpgrade;
-    /// The same upgrade the CAPI way, for a cluster Cluster API owns.
-    type Capi: CapiProductKind;
 
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
@@ -122,7 +120,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
 
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
 /// printed, or approved and run. `extra` is a guard the command adds (the CAPI refusal).
-pub(super) fn run_connected<C: HeadlessUpgrade>(
+fn run_connected<C: HeadlessUpgrade>(
     global: &GlobalArgs,
     command: &C,
     (chosen, connected): (Chosen, Connected),

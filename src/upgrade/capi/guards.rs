@@ -52,7 +52,14 @@ pub fn capi_plan_guards(plan: &CapiUpgradePlan, input: &CapiGuardInput<'_>) -> V
     if plan.product == CapiProduct::TalosOs {
         guards.push(vm_templates(plan, input.vm_templates));
     }
-    guards.extend(kubernetes_step_guards(status));
+    guards.push(phase_wait_can_finish(plan, 0, input.tree, status));
+    // A run killed mid-phase left its own rollout under way: the resumed run follows it with
+    // etcd's quorum, as the re-check before that phase does.
+    if plan.phases.iter().any(|p| is_patched(plan, p, input.tree)) {
+        guards.push(quorum_kept(status));
+    } else {
+        guards.extend(kubernetes_step_guards(status));
+    }
     guards
 }
 
@@ -81,8 +88,8 @@ pub fn capi_read_guards(
     }
 }
 
-/// The re-check before phase `index` is patched: no other rollout of the providers, and the
-/// cluster healthy (nodes, etcd, control plane) unless the phase's object already carries the
+/// The re-check before phase `index` is patched: no other rollout of the providers, its wait
+/// able to finish, and the cluster healthy (nodes, etcd, control plane) unless the phase's object already carries the
 /// patch (a resumed run follows its own rollout, with etcd's quorum).
 pub fn capi_phase_guards(
     plan: &CapiUpgradePlan,
@@ -91,12 +98,69 @@ pub fn capi_phase_guards(
     status: &ClusterStatus,
 ) -> Vec<Guard> {
     let status = &machines_only(status, tree);
-    let mut guards = vec![rollout_settled(plan, tree)];
+    let mut guards = vec![
+        rollout_settled(plan, tree),
+        phase_wait_can_finish(plan, index, tree, status),
+    ];
     match plan.phases.get(index) {
         Some(phase) if is_patched(plan, phase, tree) => guards.push(quorum_kept(status)),
         _ => guards.extend(kubernetes_step_guards(status)),
     }
     guards
+}
+
+/// Whether what phase `index` waits for can happen at all: the providers replace no Machine
+/// of a paused Cluster (cluster-api-control-plane-provider-talos
+/// controllers/taloscontrolplane_controller.go does not reconcile one), and
+/// the control-plane provider removes an outdated control-plane Machine only while its
+/// `EtcdClusterHealthy` condition holds (controllers/scale.go `scaleDownControlPlane`), which
+/// an etcd alarm (NOSPACE, CORRUPT) keeps false whatever the Machines do.
+pub fn phase_wait_can_finish(
+    plan: &CapiUpgradePlan,
+    index: usize,
+    tree: &ClusterTree,
+    status: &ClusterStatus,
+) -> Guard {
+    let id = GuardId::WaitCanFinish;
+    let Some(phase) = plan.phases.get(index) else {
+        return Guard::fail(
+            id,
+            format!("the plan of {} has no phase {}", plan.cluster, index + 1),
+        );
+    };
+    let label = phase.label();
+    if let Some(why) = &tree.paused {
+        return Guard::fail(
+            id,
+            format!(
+                "{why}: Cluster API reconciles nothing of a paused cluster, so {label}'s Machines would never be replaced and the phase would wait until its timeout; unpause it first"
+            ),
+        );
+    }
+    let to_replace = !is_patched(plan, phase, tree)
+        || phase_machines(tree, phase)
+            .iter()
+            .any(|m| !plan.is_on_target(phase, m));
+    let alarm = status.etcd.alarms.first();
+    match alarm {
+        Some(a) if phase.object == PhaseObject::TalosControlPlane && to_replace => {
+            let on = a.hostname.as_deref().unwrap_or(a.member_id.as_str());
+            Guard::fail(
+                id,
+                format!(
+                    "etcd has a {alarm} alarm on {on}: the control-plane provider deletes an outdated Machine only while etcd is healthy, so {label} would wait until its timeout; disarm the {alarm} alarm first (etcd pane: a, disarm alarms; or taloscope etcd disarm --context {cluster})",
+                    alarm = a.alarm,
+                    cluster = plan.cluster
+                ),
+            )
+        }
+        _ => Guard::pass(
+            id,
+            format!(
+                "{label}: the providers reconcile it and nothing keeps its Machines from being replaced"
+            ),
+        ),
+    }
 }
 
 /// Whether the object of `phase` already asks for the plan's target.

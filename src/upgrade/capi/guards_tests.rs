@@ -124,3 +124,71 @@ fn quorum_holds_with_one_member_of_three_down_not_two() {
         lost.reason
     );
 }
+
+#[test]
+fn a_phase_whose_wait_can_never_finish_is_refused_with_its_fix() {
+    let tree = settled_tree();
+    let plan = k8s_plan(&tree, "v1.34.2");
+    let mut status = healthy();
+    let guard = phase_wait_can_finish(&plan, 0, &tree, &status);
+    assert_eq!(
+        (guard.id, guard.verdict),
+        (GuardId::WaitCanFinish, Verdict::Pass)
+    );
+    // An etcd alarm keeps the control-plane provider from removing an outdated Machine.
+    status.etcd.alarms.push(crate::fleet::EtcdAlarmReport {
+        member_id: "a1b2c3d4e5f60718".into(),
+        hostname: Some("cp-1".into()),
+        alarm: "NOSPACE".into(),
+    });
+    let alarmed = phase_wait_can_finish(&plan, 0, &tree, &status);
+    assert_eq!(alarmed.verdict, Verdict::Fail);
+    assert!(
+        alarmed.reason.contains("NOSPACE alarm on cp-1")
+            && alarmed.reason.contains("disarm the NOSPACE alarm first"),
+        "{}",
+        alarmed.reason
+    );
+    assert!(capi_phase_guards(&plan, 0, &tree, &status).contains(&alarmed));
+    // The workers' phase does not wait on etcd.
+    let workers = phase_wait_can_finish(&plan, 1, &tree, &status);
+    assert_eq!(workers.verdict, Verdict::Pass, "{}", workers.reason);
+    // The providers reconcile nothing of a paused cluster: no phase can finish.
+    let mut paused = tree.clone();
+    paused.paused = Some("Cluster clusters/workload has spec.paused: true".into());
+    let guard = phase_wait_can_finish(&plan, 1, &paused, &healthy());
+    assert_eq!(guard.verdict, Verdict::Fail);
+    assert!(
+        guard.reason.contains("spec.paused: true") && guard.reason.ends_with("unpause it first"),
+        "{}",
+        guard.reason
+    );
+}
+
+#[test]
+fn a_resumed_plan_follows_its_own_rollout_with_etcds_quorum() {
+    let tree = settled_tree();
+    let plan = k8s_plan(&tree, "v1.34.2");
+    let status = healthy();
+    let input = |tree| CapiGuardInput {
+        tree,
+        status: &status,
+        other_rollout: None,
+        vm_templates: &None,
+    };
+    let fresh: Vec<GuardId> = capi_plan_guards(&plan, &input(&tree))
+        .iter()
+        .map(|g| g.id)
+        .collect();
+    assert!(fresh.contains(&GuardId::NodesReady), "{fresh:?}");
+    let mut resumed = tree.clone();
+    resumed.control_plane.as_mut().unwrap().version = "v1.34.2".into();
+    let ids: Vec<GuardId> = capi_plan_guards(&plan, &input(&resumed))
+        .iter()
+        .map(|g| g.id)
+        .collect();
+    assert!(
+        ids.contains(&GuardId::EtcdQuorum) && !ids.contains(&GuardId::NodesReady),
+        "{ids:?}"
+    );
+}

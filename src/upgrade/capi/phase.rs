@@ -1,21 +1,12 @@
-//! One phase of the CAPI-way upgrade on the live management cluster: copy the machine
-//! template and patch the object (unless a killed run already did), then follow the providers
-//! as they replace its Machines one at a time, saying each Machine created, node Ready and old
-//! Machine deleted, with etcd's quorum checked on every poll and a bound on each Machine. An
-//! OnDelete object's Machines are deleted here, one at a time, each once the last replacement
-//! is Ready and every etcd member healthy.
+//! Where one phase of the CAPI-way upgrade stands, pure: what it still waits for (Machines
+//! to replace, not Ready, too few), the Machine an OnDelete phase deletes next (each once the
+//! last replacement is Ready), and the progress lines between two looks at its Machines
+//! (created, node Ready, deleted). `operation::capi_upgrade` follows a phase with them.
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
-use super::guards::{is_patched, quorum_kept};
+use super::guards::is_patched;
 use super::plan::{CapiPhase, CapiUpgradePlan, PhaseObject, phase_machines};
-use super::read::CapiAccess;
 use crate::capi::{ClusterTree, MachineNode};
-use crate::guards::Verdict;
-use crate::rollout::StepPhase;
-use crate::rollout::engine::StepReport;
-use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::runner::KindStep;
 
 /// `Ok` when every Machine of the phase runs the target, is ready and none is left over;
 /// otherwise what it still waits for.
@@ -125,118 +116,6 @@ pub fn machine_changes(before: &MachineStates, after: &MachineStates) -> Vec<Str
         lines.push(format!("old machine {name} deleted"));
     }
     lines
-}
-
-/// A step of the phase's progress: the step's detail (the command prints each) and a line
-/// of the event log (the console's progress pane keeps each).
-fn say(report: &StepReport, line: String) {
-    report.log(&line);
-    report.phase(StepPhase::Installing, line);
-}
-
-/// One phase, connected.
-pub struct PhaseRollout<'a> {
-    pub plan: &'a CapiUpgradePlan,
-    pub phase: &'a CapiPhase,
-    pub access: CapiAccess,
-    pub observer: ClusterObserver,
-    pub poll_interval: Duration,
-}
-
-impl PhaseRollout<'_> {
-    /// Copies the template and patches the object, each only when not done yet.
-    async fn patch(&self, tree: &ClusterTree, report: &StepReport) -> Result<(), String> {
-        if is_patched(self.plan, self.phase, tree) {
-            say(
-                report,
-                format!(
-                    "{} already patched; following its rollout",
-                    self.phase.label()
-                ),
-            );
-            return Ok(());
-        }
-        if let Some(copy) = &self.phase.template
-            && self.access.copy_template(copy).await?
-        {
-            say(
-                report,
-                format!("{} {} created from {}", copy.kind, copy.to, copy.from),
-            );
-        }
-        self.access
-            .patch(self.phase.kind(), &self.phase.name, &self.phase.patch)
-            .await?;
-        say(
-            report,
-            format!("{} patched to {}", self.phase.label(), self.plan.version),
-        );
-        Ok(())
-    }
-
-    /// The etcd quorum over the Talos API, from the Secret's current endpoints; whether
-    /// every member is healthy (an OnDelete phase deletes a Machine only then).
-    async fn check_quorum(&self) -> Result<bool, String> {
-        let observer = self
-            .access
-            .workload_observer(
-                self.plan,
-                self.observer.kube.clone(),
-                self.observer.options.client,
-            )
-            .await?;
-        let status = observer.status().await;
-        let guard = quorum_kept(&status);
-        match guard.verdict {
-            Verdict::Fail => Err(format!("{}: {}", guard.id.title(), guard.reason)),
-            _ => Ok(
-                !status.etcd.members.is_empty() && status.etcd.members.iter().all(|m| m.healthy)
-            ),
-        }
-    }
-}
-
-impl KindStep for PhaseRollout<'_> {
-    async fn settle(&self) -> Result<bool, String> {
-        let tree = self.access.tree().await?;
-        Ok(phase_waiting(self.plan, self.phase, &tree).is_ok())
-    }
-
-    async fn run(&self, report: &StepReport) -> Result<(), String> {
-        let tree = self.access.tree().await?;
-        self.patch(&tree, report).await?;
-        let bound = Duration::from_secs(self.plan.machine_timeout_secs.max(1));
-        let mut seen = machine_states(&phase_machines(&tree, self.phase));
-        let mut progress_at = Instant::now();
-        loop {
-            let tree = self.access.tree().await?;
-            let now = machine_states(&phase_machines(&tree, self.phase));
-            for line in machine_changes(&seen, &now) {
-                say(report, line);
-                progress_at = Instant::now();
-            }
-            seen = now;
-            let waiting = match phase_waiting(self.plan, self.phase, &tree) {
-                Ok(()) => return Ok(()),
-                Err(waiting) => waiting,
-            };
-            let etcd_healthy = self.check_quorum().await?;
-            if etcd_healthy && let Some(next) = next_on_delete(self.plan, self.phase, &tree) {
-                // The OnDelete step: the provider makes the replacement once it is gone
-                // (cluster-api-control-plane-provider-talos controllers/upgrade.go).
-                self.access.delete_machine(next).await?;
-                say(report, format!("machine {next} deleted (OnDelete)"));
-                progress_at = Instant::now();
-            }
-            if progress_at.elapsed() > bound {
-                return Err(format!(
-                    "no Machine created, Ready or deleted for {}s ({waiting})",
-                    bound.as_secs()
-                ));
-            }
-            tokio::time::sleep(self.poll_interval).await;
-        }
-    }
 }
 
 #[cfg(test)]

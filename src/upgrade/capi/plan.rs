@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::approval::MutatingAction;
 use crate::capi::{CapiOwner, ClusterTree, MachineNode};
 
 /// What the rollout changes: the Kubernetes version or the Talos OS (by machine template).
@@ -17,6 +18,34 @@ use crate::capi::{CapiOwner, ClusterTree, MachineNode};
 pub enum CapiProduct {
     Kubernetes,
     TalosOs,
+}
+
+impl CapiProduct {
+    /// What the CAPI way changes for the in-place upgrade `kind`.
+    pub fn of(kind: crate::capi::owned::InPlaceUpgrade) -> CapiProduct {
+        match kind {
+            crate::capi::owned::InPlaceUpgrade::Kubernetes => CapiProduct::Kubernetes,
+            crate::capi::owned::InPlaceUpgrade::TalosOs => CapiProduct::TalosOs,
+        }
+    }
+}
+
+/// The product as `MutatingAction::CapiUpgrade` names it.
+pub fn product_name(product: CapiProduct) -> &'static str {
+    match product {
+        CapiProduct::Kubernetes => "Kubernetes",
+        CapiProduct::TalosOs => "Talos",
+    }
+}
+
+/// The approval of the CAPI-way upgrade of `plan`'s product.
+pub fn capi_action(plan: &CapiUpgradePlan) -> MutatingAction {
+    MutatingAction::CapiUpgrade {
+        cluster: plan.cluster.clone(),
+        owner: plan.owner().to_string(),
+        product: product_name(plan.product).to_string(),
+        target: plan.target.clone(),
+    }
 }
 
 /// The kind of object one phase patches.
