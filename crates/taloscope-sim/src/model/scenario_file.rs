@@ -80,6 +80,8 @@ struct FileNode {
     kubernetes_version: Option<String>,
     #[serde(default)]
     faults: Faults,
+    #[serde(default)]
+    registry_mirrors: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 type LineError = (u64, String);
@@ -202,6 +204,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
             kubernetes_version: fnode.kubernetes_version.unwrap_or_else(|| kube.clone()),
             faults: fnode.faults,
             extra_args: fc.extra_args.clone(),
+            registry_mirrors: fnode.registry_mirrors,
         });
     }
     let (members, leader) = match fc.etcd {
