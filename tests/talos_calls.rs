@@ -141,8 +141,9 @@ async fn admin_actions_answer() {
         let after = client.etcd_status(&cp1).await.expect("status").leader;
         assert_ne!(before, after, "leadership moved away from cp-1");
 
+        let running = client.machine_config(&w1).await.expect("machine config");
         let applied = client
-            .apply_configuration(&w1, b"version: v1alpha1\n", ApplyMode::NoReboot, true)
+            .apply_configuration(&w1, running.spec.as_bytes(), ApplyMode::NoReboot, true)
             .await
             .expect("apply configuration");
         assert_eq!(applied.mode, AppliedMode::NoReboot);
