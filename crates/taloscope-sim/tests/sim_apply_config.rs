@@ -15,6 +15,7 @@ use taloscope_proto::machine::apply_configuration_request::Mode;
 use taloscope_proto::machine::{ApplyConfiguration, ApplyConfigurationRequest, RebootRequest};
 
 const LIMIT: Duration = Duration::from_secs(20);
+const CP1: &str = "127.10.0.1";
 const W1: &str = "127.10.0.4";
 
 /// The running configuration of `node` and the resource's version.
@@ -124,6 +125,16 @@ async fn a_dry_run_says_the_mode_and_the_diff_and_changes_nothing() {
             unchanged.mode_details
         );
         assert_eq!(running(&sim, name, W1).await, (config, version), "{name}");
+        // A control plane's own config (CA keys and all) passes its validation too.
+        let (cp_config, _) = running(&sim, name, CP1).await;
+        let again = apply(&sim, name, CP1, &cp_config, Mode::NoReboot, true, None)
+            .await
+            .expect("a control plane's config is valid");
+        assert!(
+            again.mode_details.ends_with("No changes."),
+            "{}",
+            again.mode_details
+        );
         sim.fleet.shutdown().await;
     }
 }

@@ -331,6 +331,18 @@ mod tests {
     }
 
     #[test]
+    fn a_nodes_registry_mirrors_land_in_its_spec_only() {
+        let text = "clusters:\n  - name: lab\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: w-1\n        role: worker\n        registry_mirrors:\n          ghcr.io: [https://127.0.0.1:5443]\n";
+        let s = parse_scenario("lab", text).expect("parses");
+        let nodes = &s.clusters[0].nodes;
+        assert!(nodes[0].registry_mirrors.is_empty());
+        assert_eq!(
+            nodes[1].registry_mirrors.get("ghcr.io"),
+            Some(&vec!["https://127.0.0.1:5443".to_string()])
+        );
+    }
+
+    #[test]
     fn an_opennebula_quota_and_new_cluster_max_vms_are_read() {
         let text = "opennebula:\n  user_quota: {vms: 8, memory_mb: 32768}\n  new_cluster_max_vms: {worker: 1}\nclusters:\n  - name: lab\n    nodes:\n      - name: cp-1\n        role: controlplane\n";
         let s = parse_scenario("lab", text).expect("parses");
