@@ -37,8 +37,7 @@ struct ShownConfig<'a> {
 
 fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop> {
     let chosen = choose(global)?;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = runtime()?;
     let config = runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let status = observer.status().await;
@@ -105,8 +104,7 @@ struct DriftReport {
 
 fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
     let chosen = choose(global)?;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = runtime()?;
     let report = runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let status = observer.status().await;
@@ -188,6 +186,11 @@ fn drift_text(report: &DriftReport) -> String {
         out.push_str(&format!("not read: {}: {}\n", node.node, node.error));
     }
     crate::printable::lines(&out)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Stop> {
+    crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))
 }
 
 fn to_json(value: &impl Serialize) -> Result<String, Stop> {

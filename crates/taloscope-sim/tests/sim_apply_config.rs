@@ -18,25 +18,37 @@ const LIMIT: Duration = Duration::from_secs(20);
 const CP1: &str = "127.10.0.1";
 const W1: &str = "127.10.0.4";
 
-/// The running configuration of `node` and the resource's version.
-async fn running(sim: &Sim, cluster: &str, node: &str) -> (String, String) {
-    let ctx = sim.context(cluster);
-    let mut state = StateClient::new(channel(&ctx, &ctx.endpoints[0]).await.expect("connects"));
+/// `node`'s MachineConfigs resource as `context` reads it: the config text and the version.
+async fn read_config(
+    sim: &Sim,
+    context: &str,
+    node: &str,
+) -> Result<(String, String), tonic::Status> {
+    let ctx = sim.context(context);
+    let channel = channel(&ctx, &ctx.endpoints[0])
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
     let req = GetRequest {
         namespace: "config".into(),
         r#type: "MachineConfigs.config.talos.dev".into(),
         id: "v1alpha1".into(),
         options: None,
     };
-    let r = state
+    let r = StateClient::new(channel)
         .get(with_meta(req, "node", node))
-        .await
-        .expect("machine config")
+        .await?
         .into_inner()
         .resource
         .expect("resource");
     let version = r.metadata.as_ref().expect("metadata").version.clone();
-    (document_of(&r.spec.expect("spec").proto_spec), version)
+    Ok((document_of(&r.spec.expect("spec").proto_spec), version))
+}
+
+/// The running configuration of `node` and the resource's version, read as `cluster`'s admin.
+async fn running(sim: &Sim, cluster: &str, node: &str) -> (String, String) {
+    read_config(sim, cluster, node)
+        .await
+        .expect("machine config")
 }
 
 async fn apply(
@@ -357,16 +369,7 @@ async fn staged_is_applied_at_the_next_boot() {
     let booted = wait_for("w-1 running the staged config", LIMIT, || {
         let (sim, staged) = (&sim, staged.clone());
         async move {
-            let ctx = sim.context(name);
-            let mut state = StateClient::new(channel(&ctx, &ctx.endpoints[0]).await.ok()?);
-            let req = GetRequest {
-                namespace: "config".into(),
-                r#type: "MachineConfigs.config.talos.dev".into(),
-                id: "v1alpha1".into(),
-                options: None,
-            };
-            let r = state.get(with_meta(req, "node", W1)).await.ok()?;
-            let text = document_of(&r.into_inner().resource?.spec?.proto_spec);
+            let (text, _) = read_config(sim, name, W1).await.ok()?;
             (text == staged).then_some(text)
         }
     })
@@ -392,16 +395,7 @@ async fn a_reader_neither_reads_nor_applies_the_config() {
     .await
     .expect_err("reader");
     assert_eq!(refused.code(), tonic::Code::PermissionDenied);
-    let ctx = sim.context(&format!("{name}-reader"));
-    let mut state = StateClient::new(channel(&ctx, &ctx.endpoints[0]).await.expect("connects"));
-    let req = GetRequest {
-        namespace: "config".into(),
-        r#type: "MachineConfigs.config.talos.dev".into(),
-        id: "v1alpha1".into(),
-        options: None,
-    };
-    let err = state
-        .get(with_meta(req, "node", W1))
+    let err = read_config(&sim, &format!("{name}-reader"), W1)
         .await
         .expect_err("sensitive");
     assert_eq!(err.code(), tonic::Code::PermissionDenied);
