@@ -101,8 +101,11 @@ fn document_prefix(doc: &ConfigDocument) -> Option<String> {
     (doc.kind != "v1alpha1").then(|| doc.title())
 }
 
+/// (section, path) → value, of one node's configuration.
+type FlatConfig = BTreeMap<(String, String), String>;
+
 /// Every compared (section, path) → value of one node's configuration.
-fn flatten(config: &NodeConfig) -> BTreeMap<(String, String), String> {
+fn flatten(config: &NodeConfig) -> FlatConfig {
     let mut out = BTreeMap::new();
     for doc in &config.documents {
         let mut found = Vec::new();
@@ -125,7 +128,7 @@ fn flatten(config: &NodeConfig) -> BTreeMap<(String, String), String> {
 
 /// The drift among `configs`, all of one role. Nodes are listed in the order given.
 pub fn role_drift(role: &str, configs: &[NodeConfig]) -> RoleDrift {
-    let flat: Vec<(&str, BTreeMap<(String, String), String>)> = configs
+    let flat: Vec<(&str, FlatConfig)> = configs
         .iter()
         .map(|c| (c.node.as_str(), flatten(c)))
         .collect();
@@ -146,7 +149,7 @@ pub fn role_drift(role: &str, configs: &[NodeConfig]) -> RoleDrift {
             }
         }
         if values.len() > 1 {
-            values.sort_by(|a, b| b.nodes.len().cmp(&a.nodes.len()));
+            values.sort_by_key(|v| std::cmp::Reverse(v.nodes.len()));
             drift.push(DriftEntry {
                 section: key.0.clone(),
                 path: key.1.clone(),

@@ -30,7 +30,7 @@ pub enum MachineConfigError {
     Read {
         context: String,
         node: String,
-        source: TalosError,
+        source: Box<TalosError>,
     },
     #[error(
         "node {node}: the machine configuration is {size} bytes, more than the {MAX_CONFIG_BYTES} a config can be"
@@ -133,7 +133,7 @@ pub async fn read_node_config(
             source => MachineConfigError::Read {
                 context: talos.context().to_string(),
                 node: node.to_string(),
-                source,
+                source: Box::new(source),
             },
         })?;
     let (documents, redacted) = documents(node, &resource.spec, reveal)?;
