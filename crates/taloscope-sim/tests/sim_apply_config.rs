@@ -345,6 +345,37 @@ async fn try_rolls_back_after_its_timeout_unless_confirmed() {
     }
 }
 
+/// At time scale 1 the reboot takes simulated = real seconds: the second apply comes long
+/// before the node is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auto_that_reboots_refuses_further_applies_until_the_node_is_back() {
+    for name in ["talos-1.12", "talos-1.13"] {
+        let sim = start_builtin(name, 1.0).await;
+        let (config, _) = running(&sim, name, W1).await;
+        let reply = apply(&sim, name, W1, &with_env(&config), Mode::Auto, false, None)
+            .await
+            .expect("applied with a reboot");
+        assert_eq!(reply.mode, Mode::Reboot as i32);
+        assert!(
+            reply.mode_details.starts_with(
+                "Applied configuration with a reboot: this config change can't be applied in immediate mode"
+            ),
+            "{}",
+            reply.mode_details
+        );
+        let refused = apply(&sim, name, W1, &config, Mode::Auto, true, None)
+            .await
+            .expect_err("rebooting");
+        assert_eq!(refused.code(), tonic::Code::FailedPrecondition, "{name}");
+        assert!(
+            refused
+                .message()
+                .starts_with("configuration was already applied and node is rebooting")
+        );
+        sim.fleet.shutdown().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn staged_is_applied_at_the_next_boot() {
     let name = "talos-1.13";

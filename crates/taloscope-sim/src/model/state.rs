@@ -102,6 +102,9 @@ pub(crate) struct NodeMutable {
     pub staged_config: Option<Vec<u8>>,
     /// A `TRY` configuration waiting for its confirmation: what the node goes back to.
     pub config_try: Option<ConfigTry>,
+    /// An apply in `REBOOT` mode is rebooting the node (v1alpha1_server.go
+    /// `applyConfigRebooted`, v1.12 and v1.13): no other apply until it has booted.
+    pub apply_rebooting: bool,
     pub pulled_images: Vec<String>,
     pub accept_task: Option<tokio::task::JoinHandle<()>>,
     /// The node's listener, kept (paused) while the node is down so its port stays reserved.

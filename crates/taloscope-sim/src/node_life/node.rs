@@ -210,6 +210,7 @@ fn begin_boot(core: &Core, node: &SimNode) {
 /// changed at this boot.
 fn boot_config(node: &SimNode) -> Option<ConfigImages> {
     let mut m = node.lock();
+    m.apply_rebooting = false;
     let mut changed = false;
     if let Some(tried) = m.config_try.take() {
         m.applied_config = tried.previous;

@@ -47,6 +47,13 @@ fn generation(t: &Target) -> Generation {
     }
 }
 
+/// v1.12 and v1.13 refuse any apply while one in `REBOOT` mode reboots the node (the
+/// `applyConfigRebooted` flag; v1.11 has none, v1.14 no longer reboots).
+fn refuses_while_rebooting(t: &Target) -> bool {
+    parse_version(&t.node.status.borrow().talos_version)
+        .is_some_and(|(major, minor, _)| (major, minor) == (1, 12) || (major, minor) == (1, 13))
+}
+
 /// What the node decided to do with a configuration.
 struct Decision {
     mode: Mode,
@@ -101,6 +108,11 @@ pub(super) fn apply(
     t: &Target,
     req: &ApplyConfigurationRequest,
 ) -> Result<ApplyConfiguration, Status> {
+    if refuses_while_rebooting(t) && t.node.lock().apply_rebooting {
+        return Err(Status::failed_precondition(
+            "configuration was already applied and node is rebooting, cannot apply more configuration changes until next reboot",
+        ));
+    }
     let requested = Mode::try_from(req.mode).unwrap_or(Mode::Reboot);
     // Any apply but a TRY confirms a change on trial (`CancelConfigRollbackTimeout`).
     if requested != Mode::Try {
@@ -183,7 +195,11 @@ pub(super) fn apply(
             t.node.lock().staged_config = Some(req.data.clone());
         }
         Mode::Reboot => {
-            t.node.lock().staged_config = Some(req.data.clone());
+            {
+                let mut m = t.node.lock();
+                m.staged_config = Some(req.data.clone());
+                m.apply_rebooting = true;
+            }
             spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
         }
     }
