@@ -77,6 +77,9 @@
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'
 //!   Machine replacement followed by `operation::capi_upgrade`).
+//! - `machine_config`: a node's running machine configuration read over the Talos API
+//!   (os:admin only), its documents with every secret redacted unless revealed, and the
+//!   drift among the nodes of one role.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the
@@ -133,6 +136,7 @@ pub mod guards;
 pub mod journal;
 pub mod kube;
 pub mod logging;
+pub mod machine_config;
 pub mod natural;
 pub mod node_actions;
 pub mod opennebula;

@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["rollout", "approval"],
     &["capi"],
     &["fleet"],
-    &["upgrade", "provision"],
+    &["upgrade", "provision", "machine_config"],
     &["node_actions", "capi_scale"],
     &["etcd_maintenance"],
     &["cluster_lifecycle", "capi_doctor"],

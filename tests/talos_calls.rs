@@ -141,8 +141,9 @@ async fn admin_actions_answer() {
         let after = client.etcd_status(&cp1).await.expect("status").leader;
         assert_ne!(before, after, "leadership moved away from cp-1");
 
+        let running = client.machine_config(&w1).await.expect("machine config");
         let applied = client
-            .apply_configuration(&w1, b"version: v1alpha1\n", ApplyMode::NoReboot, true)
+            .apply_configuration(&w1, running.spec.as_bytes(), ApplyMode::NoReboot, true)
             .await
             .expect("apply configuration");
         assert_eq!(applied.mode, AppliedMode::NoReboot);
@@ -185,20 +186,22 @@ async fn admin_actions_answer() {
 }
 
 /// AUTO, the mode taloscope asks for instead of the deprecated REBOOT: a 1.13 node answers
-/// the mode it chose (NO_REBOOT), a 1.14 node answers AUTO as asked, applied without a reboot
-/// (v1alpha1_server.go at v1.13.9 and v1.14.0-rc.1).
+/// the mode it chose (NO_REBOOT for a change it can take at once), a 1.14 node answers NO_REBOOT
+/// for every change (v1alpha1_server.go at v1.13.9 and v1.14.0-rc.1: `AUTO` sets `in.Mode` to
+/// `NO_REBOOT`). The node's own running config, applied again as a dry run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_is_answered_as_each_version_applies_it() {
     for (name, answered) in [
         ("talos-1.13", AppliedMode::NoReboot),
-        ("talos-1.14", AppliedMode::Auto),
+        ("talos-1.14", AppliedMode::NoReboot),
     ] {
         let sim = start(scenario(name)).await;
         let client = sim.client(name);
         let w1 = sim.address(name, 3);
         let applied = within(20, "apply", async {
+            let running = client.machine_config(&w1).await.expect("machine config");
             client
-                .apply_configuration(&w1, b"version: v1alpha1\n", ApplyMode::Auto, true)
+                .apply_configuration(&w1, running.spec.as_bytes(), ApplyMode::Auto, true)
                 .await
                 .expect("apply configuration")
         })

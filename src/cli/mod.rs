@@ -15,6 +15,8 @@ mod lifecycle;
 pub use lifecycle::{CreateArgs, DeleteArgs, DeliverArg};
 mod capi;
 pub use capi::*;
+mod config;
+pub use config::*;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -129,6 +131,7 @@ impl Cli {
                 verb: CapiVerb::Doctor(CapiDoctorArgs { sources, .. }),
             })) => (Some(sources), None, None),
             Some(Command::Scale(ScaleArgs { sources, .. })) => (Some(sources), None, None),
+            Some(Command::Config(config)) => (Some(config.verb.sources()), None, None),
             Some(Command::Node(node)) => (Some(node.action.sources()), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
@@ -306,6 +309,9 @@ pub enum Command {
     /// TalosControlPlane (--role controlplane) or MachineDeployment (--role worker), guarded,
     /// then followed until the Machines are Ready or deleted. --plan, or --yes --confirm NAME.
     Scale(ScaleArgs),
+    /// The machine configuration the nodes run: `config show --node N` prints one node's,
+    /// secrets redacted unless --reveal; `config drift` compares the nodes of each role.
+    Config(ConfigArgs),
 }
 
 /// `taloscope upgrade`.

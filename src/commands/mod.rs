@@ -7,6 +7,7 @@ use crate::cli::{Cli, Command};
 pub mod capi;
 pub mod capi_doctor;
 pub mod certs;
+pub mod config;
 pub mod console;
 pub mod contexts;
 pub mod create;
@@ -67,6 +68,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Delete(args)) => delete::run(&global, &args),
         Some(Command::Capi(args)) => capi::run(&global, &args),
         Some(Command::Scale(args)) => scale::run(&global, &args),
+        Some(Command::Config(args)) => config::run(&global, &args),
     }
 }
 

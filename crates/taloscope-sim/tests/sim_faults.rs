@@ -5,7 +5,11 @@ mod sim_common;
 
 use std::time::Duration;
 
-use sim_common::{machine, scenario_from_yaml, start, start_builtin, with_meta};
+use sim_common::{
+    channel, document_of, machine, scenario_from_yaml, start, start_builtin, with_meta,
+};
+use taloscope_proto::cosi::resource::GetRequest;
+use taloscope_proto::cosi::resource::state_client::StateClient;
 use taloscope_proto::machine::{
     ApplyConfigurationRequest, EtcdForfeitLeadershipRequest, RebootRequest, UpgradeRequest,
     etcd_member_alarm,
@@ -181,9 +185,25 @@ async fn admin_applies_config_and_forfeits_leadership() {
     let sim = start_builtin("healthy", 100.0).await;
     let ctx = sim.context("healthy");
     let mut client = machine(&ctx, &ctx.endpoints[0]).await;
+    // The endpoint's own running config, applied again (a bare `version: v1alpha1` fails the
+    // node's validation).
+    let channel = channel(&ctx, &ctx.endpoints[0]).await.expect("connects");
+    let running = StateClient::new(channel)
+        .get(GetRequest {
+            namespace: "config".into(),
+            r#type: "MachineConfigs.config.talos.dev".into(),
+            id: "v1alpha1".into(),
+            options: None,
+        })
+        .await
+        .expect("machine config")
+        .into_inner()
+        .resource
+        .and_then(|r| r.spec)
+        .expect("spec");
     let applied = client
         .apply_configuration(ApplyConfigurationRequest {
-            data: b"version: v1alpha1\n".to_vec(),
+            data: document_of(&running.proto_spec).into_bytes(),
             mode: 2,
             ..ApplyConfigurationRequest::default()
         })

@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::component_specs::{ExtraArgs, render_extra_args};
-use super::scenario::NodeRole;
+use super::component_specs::render_extra_args;
+use super::config_secrets::ConfigSecrets;
+use super::scenario::{NodeRole, NodeSpec};
 use super::state::{NodeStatus, SimNode};
+use std::net::Ipv4Addr;
 
 pub use super::component_names::{
     KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBE_PROXY, KUBE_SCHEDULER, KUBELET, STATIC_PODS,
@@ -174,22 +176,28 @@ pub fn config_image(config: &str, component: &str) -> Option<String> {
         .map(|(_, image)| image.to_string())
 }
 
-/// The machine config a node booted with: its role, hostname and the images it runs. No
-/// secrets: the sim's nodes have none worth showing.
-pub fn initial_config(status: &NodeStatus, extra_args: &BTreeMap<String, ExtraArgs>) -> String {
+/// The machine config a node booted with: its role, hostname, certSANs and install disk (per
+/// node), the cluster's secrets (model/config_secrets.rs), any registry mirrors the scenario gives
+/// it and the images it runs. The cluster endpoint is the first control plane's address, as
+/// `talosctl gen config` writes one endpoint for every node.
+pub fn initial_config(status: &NodeStatus, spec: &NodeSpec, endpoint: Ipv4Addr) -> String {
     let k = &status.kubernetes;
     let version_of = |name: &str| {
         k.component(name)
             .map(|c| c.version.clone())
             .unwrap_or_else(|| k.kubelet.version.clone())
     };
+    let secrets = ConfigSecrets::of_cluster(&status.cluster);
     let mut text = format!(
-        "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: {role}\n  network:\n    hostname: {name}\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:{kubelet}\n{kubelet_args}  install:\n    image: ghcr.io/siderolabs/installer:{talos}\ncluster:\n  clusterName: {cluster}\n  controlPlane:\n    endpoint: https://{address}:6443\n",
+        "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: {role}\n{machine_secrets}  certSANs:\n    - {address}\n  network:\n    hostname: {name}\n  kubelet:\n    image: ghcr.io/siderolabs/kubelet:{kubelet}\n{kubelet_args}  install:\n    disk: /dev/sda\n    image: ghcr.io/siderolabs/installer:{talos}\n{registries}cluster:\n{cluster_secrets}  clusterName: {cluster}\n  controlPlane:\n    endpoint: https://{endpoint}:6443\n",
         role = status.role.as_str(),
+        machine_secrets = secrets.machine_lines(status.role),
         name = status.name,
         kubelet = k.kubelet.version,
-        kubelet_args = render_extra_args(extra_args.get(KUBELET), 4),
+        kubelet_args = render_extra_args(spec.extra_args.get(KUBELET), 4),
         talos = status.talos_version,
+        registries = render_mirrors(&spec.registry_mirrors),
+        cluster_secrets = secrets.cluster_lines(status.role),
         cluster = status.cluster,
         address = status.address,
     );
@@ -203,12 +211,28 @@ pub fn initial_config(status: &NodeStatus, extra_args: &BTreeMap<String, ExtraAr
                 "  {key}:\n    image: registry.k8s.io/{component}:{}\n",
                 version_of(component)
             ));
-            text.push_str(&render_extra_args(extra_args.get(component), 4));
+            text.push_str(&render_extra_args(spec.extra_args.get(component), 4));
         }
         text.push_str(&format!(
             "  proxy:\n    image: registry.k8s.io/kube-proxy:{}\n",
             k.proxy_version
         ));
+    }
+    text
+}
+
+/// `machine.registries.mirrors` (v1alpha1_types.go `RegistryMirrorConfig`: `endpoints` per
+/// registry); nothing when there are none.
+fn render_mirrors(mirrors: &BTreeMap<String, Vec<String>>) -> String {
+    if mirrors.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("  registries:\n    mirrors:\n");
+    for (registry, endpoints) in mirrors {
+        text.push_str(&format!("      {registry}:\n        endpoints:\n"));
+        for e in endpoints {
+            text.push_str(&format!("          - {e}\n"));
+        }
     }
     text
 }
@@ -219,7 +243,7 @@ pub fn current_config(node: &SimNode) -> String {
     let applied = node.lock().applied_config.clone();
     match applied {
         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        None => initial_config(&node.status(), &node.spec.extra_args),
+        None => initial_config(&node.status(), &node.spec, node.cluster_endpoint),
     }
 }
 

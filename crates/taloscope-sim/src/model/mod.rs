@@ -5,6 +5,8 @@ pub mod capi_scenarios;
 pub mod clock;
 pub mod component_names;
 pub mod component_specs;
+pub mod config_rules;
+pub mod config_secrets;
 pub(crate) mod core;
 pub mod error;
 pub mod events;

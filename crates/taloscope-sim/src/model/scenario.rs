@@ -28,6 +28,8 @@
 //!         address: 127.10.0.1       # optional; default 127.10.<cluster index>.<node index + 1>
 //!         talos_version: v1.13.0    # optional per-node override
 //!         kubernetes_version: v1.34.1
+//!         registry_mirrors:         # optional: `machine.registries.mirrors` of this node's config
+//!           ghcr.io: [https://127.0.0.1:5443]
 //!         faults:                   # all optional
 //!           down: true                      # unreachable from the start (etcd member unhealthy)
 //!           slow_ms: 800                    # every answer from this node is delayed
@@ -124,6 +126,8 @@ pub struct NodeSpec {
     /// `extraArgs` of the node's machine config, by component (`kube-apiserver`, `kubelet`…);
     /// control-plane components only render on control planes.
     pub extra_args: std::collections::BTreeMap<String, super::component_names::ExtraArgs>,
+    /// `machine.registries.mirrors` of the node's machine config: endpoints by registry.
+    pub registry_mirrors: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One cluster: its nodes and etcd membership (indexes into `nodes`).
@@ -229,7 +233,7 @@ const BUILTINS: &[&str] = &[
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
     "talos-1.12", "talos-1.13", "talos-1.14", "capi", "capi-stuck-rollout",
     "capi-orphaned-member", "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving",
-    "capi-no-node-ref", "capi-fqdn", "capi-drain-blocked", "one-tight",
+    "capi-no-node-ref", "capi-fqdn", "capi-drain-blocked", "one-tight", "config-drift",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -279,6 +283,16 @@ impl Scenario {
                 }
             })],
             "single-cp" => vec![small_cluster("single-cp", 0, |_| {})],
+            // `healthy`'s shape on Talos 1.13 where w-2 alone pulls ghcr.io through a mirror:
+            // the drift a hand-applied patch leaves behind.
+            "config-drift" => vec![standard_cluster("config-drift", 0, |n| {
+                n.talos_version = "v1.13.0".into();
+                n.kubernetes_version = "v1.35.0".into();
+                if n.name == "w-2" {
+                    n.registry_mirrors
+                        .insert("ghcr.io".into(), vec!["https://127.0.0.1:5443".into()]);
+                }
+            })],
             "alarm" => vec![standard_cluster("alarm", 0, |n| {
                 if n.name == "cp-3" {
                     n.faults.alarm = Some(EtcdAlarmKind::NoSpace);
@@ -412,6 +426,7 @@ fn node(name: &str, role: NodeRole, cluster_index: usize, node_index: usize) -> 
         kubernetes_version: DEFAULT_KUBERNETES.into(),
         faults: Faults::default(),
         extra_args: Default::default(),
+        registry_mirrors: Default::default(),
     }
 }
 

@@ -80,6 +80,8 @@ struct FileNode {
     kubernetes_version: Option<String>,
     #[serde(default)]
     faults: Faults,
+    #[serde(default)]
+    registry_mirrors: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 type LineError = (u64, String);
@@ -202,6 +204,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
             kubernetes_version: fnode.kubernetes_version.unwrap_or_else(|| kube.clone()),
             faults: fnode.faults,
             extra_args: fc.extra_args.clone(),
+            registry_mirrors: fnode.registry_mirrors,
         });
     }
     let (members, leader) = match fc.etcd {
@@ -325,6 +328,18 @@ mod tests {
         let off = text.replace("    etcd:", "    discovery_disabled: true\n    etcd:");
         let s = parse_scenario("lab", &off).expect("parses");
         assert!(s.clusters[0].discovery_disabled);
+    }
+
+    #[test]
+    fn a_nodes_registry_mirrors_land_in_its_spec_only() {
+        let text = "clusters:\n  - name: lab\n    nodes:\n      - name: cp-1\n        role: controlplane\n      - name: w-1\n        role: worker\n        registry_mirrors:\n          ghcr.io: [https://127.0.0.1:5443]\n";
+        let s = parse_scenario("lab", text).expect("parses");
+        let nodes = &s.clusters[0].nodes;
+        assert!(nodes[0].registry_mirrors.is_empty());
+        assert_eq!(
+            nodes[1].registry_mirrors.get("ghcr.io"),
+            Some(&vec!["https://127.0.0.1:5443".to_string()])
+        );
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub struct SimNode {
     pub(crate) tls: OnceLock<Arc<rustls::ServerConfig>>,
     /// Faults a test switches while the sim runs.
     pub(crate) injected: InjectedFaults,
+    /// `cluster.controlPlane.endpoint` of the config it boots with: the cluster's first
+    /// control plane when it was made (its own address if it is the first).
+    pub(crate) cluster_endpoint: Ipv4Addr,
     /// The machine was deleted (its Kubernetes Node object with it); it stays powered off.
     pub(crate) removed: std::sync::atomic::AtomicBool,
 }
@@ -92,8 +95,16 @@ pub struct SimNode {
 pub(crate) struct NodeMutable {
     /// Version the next boot comes up on (set by an upgrade).
     pub staged_version: Option<String>,
-    /// Last configuration applied with ApplyConfiguration.
+    /// The running configuration last applied with ApplyConfiguration (`None`: the one it
+    /// booted with).
     pub applied_config: Option<Vec<u8>>,
+    /// A configuration persisted for the next boot (`STAGED`, or `REBOOT` before its reboot).
+    pub staged_config: Option<Vec<u8>>,
+    /// A `TRY` configuration waiting for its confirmation: what the node goes back to.
+    pub config_try: Option<ConfigTry>,
+    /// An apply in `REBOOT` mode is rebooting the node (v1alpha1_server.go
+    /// `applyConfigRebooted`, v1.12 and v1.13): no other apply until it has booted.
+    pub apply_rebooting: bool,
     pub pulled_images: Vec<String>,
     pub accept_task: Option<tokio::task::JoinHandle<()>>,
     /// The node's listener, kept (paused) while the node is down so its port stays reserved.
@@ -102,6 +113,17 @@ pub(crate) struct NodeMutable {
     pub busy: bool,
     /// Services a ServiceRestart stopped and has not started again yet.
     pub restarting: Vec<String>,
+}
+
+/// A configuration applied in `TRY` mode (siderolabs/talos
+/// internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_runtime.go `RollbackToConfigAfter`): the
+/// running configuration before it, which the node goes back to when its timer fires, unless
+/// another apply cancels the timer first.
+#[derive(Clone, Debug)]
+pub(crate) struct ConfigTry {
+    /// Tells this try's timer from a later one's.
+    pub id: u64,
+    pub previous: Option<Vec<u8>>,
 }
 
 impl SimNode {
@@ -117,6 +139,11 @@ impl SimNode {
 
     pub fn role(&self) -> NodeRole {
         self.spec.role
+    }
+
+    /// A configuration applied in `TRY` mode is waiting for its confirmation or rollback.
+    pub fn config_on_trial(&self) -> bool {
+        self.lock().config_try.is_some()
     }
 
     /// The faults the scenario gave this node.
@@ -301,13 +328,20 @@ impl FleetState {
             .iter()
             .enumerate()
             .map(|(ci, spec)| {
+                let endpoint = first_control_plane(spec.nodes.iter().map(|n| (n.role, n.address)));
                 let nodes = spec
                     .nodes
                     .iter()
                     .enumerate()
                     .map(|(ni, n)| {
                         by_address.insert(n.address, (ci, ni));
-                        Arc::new(new_node(&spec.name, ci, ni, n))
+                        Arc::new(new_node(
+                            &spec.name,
+                            ci,
+                            ni,
+                            n,
+                            endpoint.unwrap_or(n.address),
+                        ))
                     })
                     .collect();
                 let alarms = spec
@@ -411,7 +445,13 @@ impl FleetState {
     }
 }
 
-pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> SimNode {
+pub(crate) fn new_node(
+    cluster: &str,
+    ci: usize,
+    ni: usize,
+    spec: &NodeSpec,
+    cluster_endpoint: Ipv4Addr,
+) -> SimNode {
     let (status, _) = watch::channel(NodeStatus {
         cluster: cluster.to_string(),
         name: spec.name.clone(),
@@ -433,6 +473,7 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         cluster_index: ci,
         node_index: ni,
         etcd_member_id: member_id(cluster, &spec.name),
+        cluster_endpoint,
         status,
         port: AtomicU16::new(0),
         events: EventLog::new(),
@@ -441,6 +482,15 @@ pub(crate) fn new_node(cluster: &str, ci: usize, ni: usize, spec: &NodeSpec) -> 
         injected: InjectedFaults::default(),
         removed: std::sync::atomic::AtomicBool::new(false),
     }
+}
+
+/// The address of the first control plane among (role, address) pairs.
+pub(crate) fn first_control_plane(
+    mut nodes: impl Iterator<Item = (NodeRole, Ipv4Addr)>,
+) -> Option<Ipv4Addr> {
+    nodes
+        .find(|(role, _)| *role == NodeRole::ControlPlane)
+        .map(|(_, address)| address)
 }
 
 /// A stable, non-zero member id per cluster and node (FNV-1a).

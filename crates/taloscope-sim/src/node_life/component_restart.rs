@@ -3,9 +3,11 @@
 //! later (model/kube_components.rs holds what each component runs).
 use std::sync::Arc;
 
+use crate::model::component_specs::changed_args;
 use crate::model::core::Core;
 use crate::model::kube_components::{
-    COMPONENT_RESTART_SECONDS, COMPONENT_STOP_SECONDS, ConfigImages, KUBE_PROXY, KUBELET, image_tag,
+    COMPONENT_RESTART_SECONDS, COMPONENT_STOP_SECONDS, ConfigImages, KUBE_PROXY, KUBELET,
+    image_tag, parse_config_images,
 };
 use crate::model::state::SimNode;
 
@@ -67,6 +69,14 @@ pub(crate) fn apply_images(
     for (component, version) in restarts {
         tokio::spawn(restart(core.clone(), node.clone(), component, version));
     }
+}
+
+/// A config replacing `before` as the running one: its images and changed `extraArgs` restart
+/// what they touch (`apply_images`).
+pub(crate) fn apply_config(core: &Arc<Core>, node: &Arc<SimNode>, before: &[u8], after: &[u8]) {
+    let images = parse_config_images(after).unwrap_or_default();
+    let args_changed = changed_args(before, after);
+    apply_images(core, node, &images, &args_changed);
 }
 
 /// One component restarting on a new version: the old container stops (a static pod shows the

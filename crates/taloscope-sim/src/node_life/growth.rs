@@ -13,7 +13,9 @@ use crate::model::error::SimError;
 use crate::model::formed_cluster::Formation;
 use crate::model::grow_list::NodeList;
 use crate::model::scenario::{DEFAULT_IMAGE_PULL_MS, NodeSpec};
-use crate::model::state::{ClusterState, EtcdCluster, FleetState, SimNode, new_node};
+use crate::model::state::{
+    ClusterState, EtcdCluster, FleetState, SimNode, first_control_plane, new_node,
+};
 
 impl ClusterState {
     /// Follows the node count: it changes when a node joins at run time.
@@ -61,7 +63,15 @@ impl FleetState {
                 if nodes.iter().any(|n| n.name() == spec.name) {
                     return Err(refuse("the hostname is taken".into()));
                 }
-                Ok(Arc::new(new_node(cluster, ci, nodes.len(), &spec)))
+                let endpoint = first_control_plane(nodes.iter().map(|n| (n.role(), n.address())))
+                    .unwrap_or(spec.address);
+                Ok(Arc::new(new_node(
+                    cluster,
+                    ci,
+                    nodes.len(),
+                    &spec,
+                    endpoint,
+                )))
             })?;
             by_address.insert(spec.address, (ci, node.node_index));
             node

@@ -3,6 +3,7 @@
 //! booted machine config, and Kubernetes components restarting on a new config.
 pub(crate) mod apid_listener;
 pub(crate) mod component_restart;
+pub(crate) mod config_rollback;
 pub(crate) mod formation;
 pub(crate) mod growth;
 pub(crate) mod node;

@@ -8,6 +8,7 @@ use super::apid_listener as apid;
 use crate::model::clock::random_u64;
 use crate::model::core::Core;
 use crate::model::events::{machine_status, phase, sequence, service, task};
+use crate::model::kube_components::{ConfigImages, image_tag, parse_config_images};
 use crate::model::scenario::NodeRole;
 use crate::model::state::{ClusterState, MachineStage, SimNode};
 use taloscope_proto::machine::{phase_event, sequence_event, service_state_event, task_event};
@@ -162,6 +163,7 @@ pub(crate) fn power_off(fleet: &crate::model::state::FleetState, node: &SimNode)
 /// A new boot: fresh event buffer, boot id, staged version; apid answers, not ready yet.
 fn begin_boot(core: &Core, node: &SimNode) {
     let staged = node.lock().staged_version.take();
+    let booted_config = boot_config(node);
     node.events.reset();
     node.events
         .push("", sequence("boot", sequence_event::Action::Start));
@@ -175,6 +177,20 @@ fn begin_boot(core: &Core, node: &SimNode) {
         if let Some(v) = staged {
             s.talos_version = v;
         }
+        if let Some(images) = &booted_config {
+            s.kubernetes.config_generation += 1;
+            for (component, image) in images.by_component() {
+                let tag = image_tag(image);
+                if let Some(c) = s.kubernetes.component_mut(component)
+                    && !tag.is_empty()
+                    && c.version != tag
+                {
+                    c.version = tag.to_string();
+                    c.config_resource_version += 1;
+                    c.config_version = c.config_resource_version;
+                }
+            }
+        }
         s.boot += 1;
         s.boot_id = boot_id();
         // The boot sequence starts every service again, etcd among them; with its data intact
@@ -186,6 +202,31 @@ fn begin_boot(core: &Core, node: &SimNode) {
         s.ready = false;
         s.stage = MachineStage::Booting;
     });
+}
+
+/// The configuration a boot runs: the persisted one (v1alpha1_server.go: `STAGED` and `REBOOT`
+/// call `SetPersistedConfig`), so a `TRY` configuration still on trial is gone and a staged
+/// one takes over; the components start on it. Some: the images of a configuration that
+/// changed at this boot.
+fn boot_config(node: &SimNode) -> Option<ConfigImages> {
+    let mut m = node.lock();
+    m.apply_rebooting = false;
+    let mut changed = false;
+    if let Some(tried) = m.config_try.take() {
+        m.applied_config = tried.previous;
+        changed = true;
+    }
+    if let Some(staged) = m.staged_config.take() {
+        m.applied_config = Some(staged);
+        changed = true;
+    }
+    let config = m.applied_config.clone();
+    drop(m);
+    let text = match config {
+        Some(c) if changed => c,
+        _ => return None,
+    };
+    parse_config_images(&text).ok()
 }
 
 /// Services come up, the boot sequence ends, the node is running and ready.

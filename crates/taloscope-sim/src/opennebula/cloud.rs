@@ -302,6 +302,7 @@ impl OneCloud {
                     .unwrap_or_else(|| DEFAULT_KUBERNETES.into()),
                 faults: Default::default(),
                 extra_args: Default::default(),
+                registry_mirrors: Default::default(),
             },
         })
     }

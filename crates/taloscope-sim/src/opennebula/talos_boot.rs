@@ -183,6 +183,7 @@ async fn come_up(
             .unwrap_or_else(|| DEFAULT_KUBERNETES.into()),
         faults: Default::default(),
         extra_args: Default::default(),
+        registry_mirrors: Default::default(),
     };
     loop {
         if let Some(cluster) = cloud.fleet.cluster(&name) {

@@ -38,7 +38,9 @@ const COMPONENT_CONFIGS: [(&str, &str); 3] = [
     ("SchedulerConfigs.kubernetes.talos.dev", "kube-scheduler"),
 ];
 
-/// Sensitive types: reading them needs os:admin, as in Talos.
+/// Sensitive types: reading them needs os:admin (siderolabs/talos internal/app/resources/access.go
+/// refuses a `meta.Sensitive` type to a caller without `role.Admin`;
+/// pkg/machinery/resources/config/machine_config.go declares MachineConfigs `Sensitive`).
 fn require_for_type<T>(req: &Request<T>, kind: &str) -> Result<(), Status> {
     if kind == MACHINE_CONFIG {
         require(req, Role::Admin)?;

@@ -10,9 +10,10 @@ use tonic::{Request, Response, Status};
 use super::apid::{
     Role, Route, Target, error_metadata, fan_out, require, require_etcd_read, route, slow_down,
 };
+use super::apply_configuration::apply;
 use super::etcd_service;
 use super::image_pull;
-use super::machine_changes::{apply, image_pull_one, locked, reboot_sequence, upgrade};
+use super::machine_changes::{image_pull_one, locked, reboot_sequence, upgrade};
 pub(crate) use super::machine_changes::{image_version, record};
 use super::machine_etcd::{
     alarm_disarm, alarm_list, defragment, etcd_status, forfeit, member_list, remove_member,

@@ -1,6 +1,6 @@
 //! The bodies of the MachineService calls that change a node: the legacy
-//! Upgrade, ImagePull, the reboot sequence and ApplyConfiguration, each as the
-//! upstream handler it cites; `machine` routes the calls here.
+//! Upgrade, ImagePull and the reboot sequence, each as the upstream handler it
+//! cites; `machine` routes the calls here (ApplyConfiguration: apply_configuration.rs).
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -108,66 +108,4 @@ pub(crate) fn record(core: &Core, t: &Target, method: &'static str) {
     core.fleet
         .record
         .call(t.cluster.name(), t.node.name(), method);
-}
-
-pub(super) fn apply(
-    core: &Arc<Core>,
-    t: &Target,
-    req: &ApplyConfigurationRequest,
-) -> Result<ApplyConfiguration, Status> {
-    use apply_configuration_request::Mode;
-    if req.data.is_empty() {
-        return Err(Status::invalid_argument(
-            "failed to parse config: the configuration is empty",
-        ));
-    }
-    let images = crate::model::kube_components::parse_config_images(&req.data)
-        .map_err(|e| Status::invalid_argument(format!("failed to parse config: {e}")))?;
-    let mode = Mode::try_from(req.mode).unwrap_or(Mode::Auto);
-    // From v1.14 (commit "feat: drop apply config method reboot", v1alpha1_server.go at
-    // v1.14.0-rc.1) a configured node refuses REBOOT and answers AUTO as asked, applied without
-    // a reboot; before, AUTO answered the mode it chose.
-    let drops_reboot = parse_version(&t.node.status.borrow().talos_version)
-        .is_some_and(|(major, minor, _)| (major, minor) >= (1, 14));
-    let (applied, details) = match mode {
-        Mode::Reboot if drops_reboot => {
-            return Err(Status::unimplemented(
-                "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead",
-            ));
-        }
-        Mode::Reboot => (Mode::Reboot, "Applied configuration with a reboot"),
-        Mode::Auto if drops_reboot => (Mode::Auto, "Applied configuration without a reboot"),
-        Mode::Auto | Mode::NoReboot => (Mode::NoReboot, "Applied configuration without a reboot"),
-        Mode::Staged => (
-            Mode::Staged,
-            "Staged configuration to be applied after a reboot",
-        ),
-        Mode::Try => (Mode::Try, "Applied configuration in try mode"),
-    };
-    if req.dry_run {
-        return Ok(ApplyConfiguration {
-            metadata: None,
-            warnings: vec![],
-            mode: applied as i32,
-            mode_details: format!("Dry run summary:\n{details} (no changes made)"),
-        });
-    }
-    let before = crate::model::kube_components::current_config(&t.node);
-    let args_changed = crate::model::component_specs::changed_args(before.as_bytes(), &req.data);
-    t.node.lock().applied_config = Some(req.data.clone());
-    record(core, t, "MachineService.ApplyConfiguration");
-    // A staged config waits for a reboot nobody asked for yet; the others take effect now
-    // (with a reboot the components come back on their new images all the same).
-    if mode != Mode::Staged {
-        crate::node_life::component_restart::apply_images(core, &t.node, &images, &args_changed);
-    }
-    if mode == Mode::Reboot {
-        spawn_reboot(core, &t.cluster, &t.node, actor_id(), Sequence::Reboot);
-    }
-    Ok(ApplyConfiguration {
-        metadata: None,
-        warnings: vec![],
-        mode: applied as i32,
-        mode_details: details.into(),
-    })
 }

@@ -3,6 +3,7 @@
 //! The services trigger and observe node life (crate::node_life); they never form clusters or
 //! serve Kubernetes themselves.
 pub(crate) mod apid;
+pub(crate) mod apply_configuration;
 pub(crate) mod bootstrap;
 pub mod cosi;
 pub(crate) mod etcd_service;

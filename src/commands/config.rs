@@ -1,0 +1,205 @@
+//! `taloscope config show` and `taloscope config drift`: the machine configuration the nodes
+//! run, read over the Talos API (the `MachineConfigs` resource, os:admin only), secrets
+//! redacted unless `--reveal` (audited), and the nodes of each role compared. Read-only.
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_stdout};
+use super::session::{choose, observer_for};
+use crate::approval::AuditLog;
+use crate::cli::{
+    ConfigArgs, ConfigDriftArgs, ConfigOutput, ConfigShowArgs, ConfigVerb, GlobalArgs, OutputFormat,
+};
+use crate::fleet::NodeRole;
+use crate::machine_config::{
+    MachineConfigError, NodeConfig, RoleDrift, read_node_config, role_drift, yaml_text,
+};
+
+pub fn run(global: &GlobalArgs, args: &ConfigArgs) -> ExitCode {
+    exit_code(match &args.verb {
+        ConfigVerb::Show(show) => run_show(global, show),
+        ConfigVerb::Drift(drift) => run_drift(global, drift),
+    })
+}
+
+fn refused(e: &MachineConfigError) -> Stop {
+    Stop(EXIT_BLOCKED, crate::printable::line(&e.to_string()))
+}
+
+/// `config show --output json`: the contract.
+#[derive(Serialize)]
+struct ShownConfig<'a> {
+    cluster: &'a str,
+    #[serde(flatten)]
+    config: &'a NodeConfig,
+}
+
+fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop> {
+    let chosen = choose(global)?;
+    let runtime = runtime()?;
+    let config = runtime.block_on(async {
+        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+        let status = observer.status().await;
+        let (name, address) = match status.node(&args.node) {
+            Some(n) if !n.address.is_empty() => (n.name.clone(), n.address.clone()),
+            _ if args.node.parse::<std::net::IpAddr>().is_ok() => {
+                (args.node.clone(), args.node.clone())
+            }
+            _ => {
+                let names: Vec<&str> = status.nodes.iter().map(|n| n.name.as_str()).collect();
+                return Err(usage(crate::printable::line(&format!(
+                    "cluster {} has no node named {:?}; its nodes: {}",
+                    observer.cluster,
+                    args.node,
+                    names.join(", ")
+                ))));
+            }
+        };
+        read_node_config(&observer.talos, &name, &address, args.reveal)
+            .await
+            .map_err(|e| refused(&e))
+    })?;
+    if args.reveal {
+        // Written before anything is printed: secrets are never shown unaudited.
+        AuditLog::new(chosen.paths.audit_log())
+            .record_described(
+                &chosen.cluster.name,
+                &format!("config show --reveal: node {}", config.node),
+                "secrets shown",
+            )
+            .map_err(|e| Stop(EXIT_BLOCKED, e.to_string()))?;
+    }
+    let text = match args.output {
+        ConfigOutput::Yaml => yaml_text(&config),
+        ConfigOutput::Json => to_json(&ShownConfig {
+            cluster: &chosen.cluster.name,
+            config: &config,
+        })?,
+    };
+    write_stdout(&text)?;
+    if !config.revealed && config.redacted > 0 {
+        eprintln!(
+            "taloscope: {} secrets redacted; --reveal shows them (written to the audit log)",
+            config.redacted
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A node whose configuration could not be read, and why.
+#[derive(Serialize)]
+struct UnreadNode {
+    node: String,
+    error: String,
+}
+
+/// `config drift --output json`: the contract.
+#[derive(Serialize)]
+struct DriftReport {
+    cluster: String,
+    roles: Vec<RoleDrift>,
+    unread: Vec<UnreadNode>,
+}
+
+fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
+    let chosen = choose(global)?;
+    let runtime = runtime()?;
+    let report = runtime.block_on(async {
+        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+        let status = observer.status().await;
+        let mut roles = Vec::new();
+        let mut unread = Vec::new();
+        for role in [NodeRole::Controlplane, NodeRole::Worker] {
+            let nodes: Vec<_> = status
+                .nodes
+                .iter()
+                .filter(|n| n.role == role && !n.address.is_empty())
+                .collect();
+            let reads = futures::future::join_all(
+                nodes
+                    .iter()
+                    .map(|n| read_node_config(&observer.talos, &n.name, &n.address, false)),
+            )
+            .await;
+            let mut configs = Vec::new();
+            for (node, read) in nodes.iter().zip(reads) {
+                match read {
+                    Ok(config) => configs.push(config),
+                    // One refusal is every node's: the context lacks the role.
+                    Err(e @ MachineConfigError::NeedsAdmin { .. }) => return Err(refused(&e)),
+                    Err(e) => unread.push(UnreadNode {
+                        node: node.name.clone(),
+                        error: e.to_string(),
+                    }),
+                }
+            }
+            if !configs.is_empty() {
+                roles.push(role_drift(role.as_str(), &configs));
+            }
+        }
+        Ok(DriftReport {
+            cluster: chosen.cluster.name.clone(),
+            roles,
+            unread,
+        })
+    })?;
+    let text = match args.output {
+        OutputFormat::Table => drift_text(&report),
+        OutputFormat::Json => to_json(&report)?,
+    };
+    write_stdout(&text)?;
+    let clean = report.unread.is_empty() && report.roles.iter().all(|r| r.drift.is_empty());
+    Ok(if clean {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_BLOCKED)
+    })
+}
+
+/// Each role, its differing paths, and per value the nodes holding it.
+fn drift_text(report: &DriftReport) -> String {
+    let mut out = String::new();
+    for role in &report.roles {
+        let verdict = match role.drift.len() {
+            0 => "no drift".to_string(),
+            1 => "1 path differs".to_string(),
+            n => format!("{n} paths differ"),
+        };
+        out.push_str(&format!(
+            "{} ({}): {verdict}\n",
+            role.role,
+            role.nodes.join(", ")
+        ));
+        for entry in &role.drift {
+            out.push_str(&format!("  {}\n", entry.path));
+            for value in &entry.values {
+                out.push_str(&format!(
+                    "    {}: {}\n",
+                    value.nodes.join(", "),
+                    value.value.as_deref().unwrap_or("(absent)")
+                ));
+            }
+        }
+    }
+    for node in &report.unread {
+        out.push_str(&format!("not read: {}: {}\n", node.node, node.error));
+    }
+    crate::printable::lines(&out)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Stop> {
+    crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))
+}
+
+fn to_json(value: &impl Serialize) -> Result<String, Stop> {
+    serde_json::to_string_pretty(value)
+        .map(|j| j + "\n")
+        .map_err(|e| {
+            Stop(
+                EXIT_BLOCKED,
+                format!("cannot encode the output as JSON: {e}"),
+            )
+        })
+}
