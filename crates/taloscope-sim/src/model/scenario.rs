@@ -38,6 +38,8 @@
 //!           expired_cert: true              # server certificate expired
 //!           expiring_cert: true             # server certificate ends in 20 days (not renewed)
 //!           component_never_ready: kube-scheduler  # never ready again after an image update
+//!           ephemeral_full: true            # EPHEMERAL (/var) 96% full
+//!           cpu_spin: true                  # a process (stress-ng) spins one CPU at 100%
 //! ```
 //!
 //! Addresses outside 127.0.0.0/8 are refused. Each node listens on an ephemeral port of its own
@@ -110,6 +112,12 @@ pub struct Faults {
     /// `kubelet`) that restarts on a new image and never becomes ready again.
     #[serde(default)]
     pub component_never_ready: Option<String>,
+    /// The EPHEMERAL volume (`/var`) is 96% full: container images and logs filled it.
+    #[serde(default)]
+    pub ephemeral_full: bool,
+    /// A process (`stress-ng --cpu 1`, in a pod's container) keeps one CPU 100% busy.
+    #[serde(default)]
+    pub cpu_spin: bool,
 }
 
 /// One simulated machine.
@@ -229,7 +237,8 @@ const BUILTINS: &[&str] = &[
     "removed-api", "sparse", "discovery-disabled", "flow-full", "talos-1.10", "talos-1.11",
     "talos-1.12", "talos-1.13", "talos-1.14", "capi", "capi-stuck-rollout",
     "capi-orphaned-member", "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving",
-    "capi-no-node-ref", "capi-fqdn", "capi-drain-blocked", "one-tight",
+    "capi-no-node-ref", "capi-fqdn", "capi-drain-blocked", "one-tight", "ephemeral-full",
+    "cpu-spin",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -282,6 +291,16 @@ impl Scenario {
             "alarm" => vec![standard_cluster("alarm", 0, |n| {
                 if n.name == "cp-3" {
                     n.faults.alarm = Some(EtcdAlarmKind::NoSpace);
+                }
+            })],
+            "ephemeral-full" => vec![standard_cluster("ephemeral-full", 0, |n| {
+                if n.name == "w-1" {
+                    n.faults.ephemeral_full = true;
+                }
+            })],
+            "cpu-spin" => vec![standard_cluster("cpu-spin", 0, |n| {
+                if n.name == "w-1" {
+                    n.faults.cpu_spin = true;
                 }
             })],
             "mixed" => vec![standard_cluster("mixed", 0, |n| {

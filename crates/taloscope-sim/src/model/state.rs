@@ -102,6 +102,8 @@ pub(crate) struct NodeMutable {
     pub busy: bool,
     /// Services a ServiceRestart stopped and has not started again yet.
     pub restarting: Vec<String>,
+    /// When the current boot began (the kernel's uptime counts from it).
+    pub booted_at: Option<std::time::Instant>,
 }
 
 impl SimNode {
@@ -185,6 +187,8 @@ pub struct ClusterState {
     pub(crate) image_pull_ms: AtomicU64,
     /// Talos discovery off: the nodes list no COSI Members.
     pub(crate) discovery_disabled: bool,
+    /// `cluster.proxy.disabled`: no kube-proxy pod on its nodes.
+    pub(crate) kube_proxy_disabled: bool,
     /// A cluster formed at run time from a machine config; `None` for the scenario's.
     pub(crate) formation: Option<Arc<Formation>>,
 }
@@ -331,6 +335,7 @@ impl FleetState {
                     oneflow_max_vms: spec.oneflow_max_vms.clone(),
                     image_pull_ms: AtomicU64::new(spec.image_pull_ms),
                     discovery_disabled: spec.discovery_disabled,
+                    kube_proxy_disabled: spec.kube_proxy_disabled,
                     formation: None,
                 })
             })

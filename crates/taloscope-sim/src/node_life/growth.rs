@@ -104,6 +104,7 @@ impl FleetState {
                 oneflow_max_vms: Vec::new(),
                 image_pull_ms: AtomicU64::new(DEFAULT_IMAGE_PULL_MS),
                 discovery_disabled: false,
+                kube_proxy_disabled: false,
                 formation: Some(Arc::new(formation)),
             }))
         })

@@ -5,6 +5,7 @@
 pub(crate) mod apid;
 pub(crate) mod bootstrap;
 pub mod cosi;
+pub(crate) mod cosi_storage_network;
 pub(crate) mod etcd_service;
 pub(crate) mod etcd_snapshot;
 pub(crate) mod files;
@@ -16,4 +17,5 @@ pub(crate) mod logs;
 pub mod machine;
 pub(crate) mod machine_changes;
 pub(crate) mod machine_etcd;
+pub(crate) mod machine_reads;
 pub(crate) mod service_restart;
