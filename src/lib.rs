@@ -76,6 +76,9 @@
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'
 //!   Machine replacement followed).
+//! - `node_resources`: what runs inside a node (CPU, memory, load, uptime, disks, volumes,
+//!   network, processes, containers) read through the Talos client into one document, with
+//!   the usage arithmetic and its warning and failing thresholds.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the
@@ -134,6 +137,7 @@ pub mod kube;
 pub mod logging;
 pub mod natural;
 pub mod node_actions;
+pub mod node_resources;
 pub mod opennebula;
 pub mod operation;
 pub mod paths;

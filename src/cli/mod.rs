@@ -15,6 +15,8 @@ mod lifecycle;
 pub use lifecycle::{CreateArgs, DeleteArgs, DeliverArg};
 mod capi;
 pub use capi::*;
+mod node_resources;
+pub use node_resources::{NodeInfoArgs, TopArgs, TopSort};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -129,6 +131,7 @@ impl Cli {
                 verb: CapiVerb::Doctor(CapiDoctorArgs { sources, .. }),
             })) => (Some(sources), None, None),
             Some(Command::Scale(ScaleArgs { sources, .. })) => (Some(sources), None, None),
+            Some(Command::Top(TopArgs { sources, .. })) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(node.action.sources()), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
@@ -306,6 +309,9 @@ pub enum Command {
     /// TalosControlPlane (--role controlplane) or MachineDeployment (--role worker), guarded,
     /// then followed until the Machines are Ready or deleted. --plan, or --yes --confirm NAME.
     Scale(ScaleArgs),
+    /// What runs on a cluster's nodes (--context), busiest first: each node's CPU, memory and
+    /// fullest volume, or with --node that node's processes. Read-only (os:reader suffices).
+    Top(TopArgs),
 }
 
 /// `taloscope upgrade`.

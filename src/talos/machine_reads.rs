@@ -418,7 +418,10 @@ impl TalosClient {
                     let req = req.clone();
                     async move {
                         reads(ch)
-                            .disk_usage(self.request(node, CALL, req, Some(timeout)).map_err(to_status)?)
+                            .disk_usage(
+                                self.request(node, CALL, req, Some(timeout))
+                                    .map_err(to_status)?,
+                            )
                             .await
                     }
                 })
