@@ -32,7 +32,7 @@ pub(crate) struct MachineLoad {
     pub hardware: Hardware,
     /// Simulated seconds since the current boot began.
     pub uptime: f64,
-    /// Unix seconds of the boot (/proc/stat `btime`).
+    /// Unix seconds of the boot (/proc/stat `btime`), fixed for the boot.
     pub boot_time: u64,
     pub cpus: Vec<CpuTimes>,
     /// Each process with its CPU time (user + system seconds) so far.
@@ -43,22 +43,24 @@ pub(crate) struct MachineLoad {
     pub ephemeral_used: u64,
 }
 
-/// Simulated seconds since the node's current boot began.
-pub(crate) fn uptime(core: &Core, node: &SimNode) -> f64 {
+/// Real seconds since the node's current boot began.
+fn since_boot(node: &SimNode) -> f64 {
     node.lock()
         .booted_at
-        .map(|at| at.elapsed().as_secs_f64() * core.clock.scale())
+        .map(|at| at.elapsed().as_secs_f64())
         .unwrap_or(0.0)
 }
 
 /// The machine's counters now. `kube_proxy`: the cluster runs the kube-proxy DaemonSet.
 pub(crate) fn machine_load(core: &Core, node: &SimNode, kube_proxy: bool) -> MachineLoad {
     let hardware = machine_inventory::hardware(node);
-    let t = uptime(core, node);
+    let real = since_boot(node);
+    // The counters run on simulated time; the boot happened at one wall-clock moment.
+    let t = real * core.clock.scale();
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
     let processes = machine_inventory::processes(node, kube_proxy);
     // A process that spins keeps one CPU of its own busy; the rest spreads over every CPU.
     let pinned: Vec<f64> = processes
@@ -105,7 +107,7 @@ pub(crate) fn machine_load(core: &Core, node: &SimNode, kube_proxy: bool) -> Mac
         (machine_inventory::ephemeral_used_share(node) * ephemeral_size as f64) as u64;
     MachineLoad {
         uptime: t,
-        boot_time: now.saturating_sub(t as u64),
+        boot_time: (now - real).max(0.0) as u64,
         cpus,
         processes: processes
             .into_iter()
