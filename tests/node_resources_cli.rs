@@ -209,6 +209,27 @@ async fn a_spinning_process_is_first_in_top() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubespan_peers_show_where_kubespan_is_on() {
+    let fx = start(builtin("kubespan")).await;
+    let doc = node_info(&fx, "kubespan", "cp-2").await;
+    let peers = doc["kubespan_peers"].as_array().expect("peers");
+    let mut labels: Vec<&str> = peers.iter().filter_map(|p| p["label"].as_str()).collect();
+    labels.sort_unstable();
+    assert_eq!(labels, ["cp-1", "cp-3", "w-1", "w-2"], "{peers:?}");
+    let w1 = named(&doc["kubespan_peers"], "label", "w-1");
+    assert_eq!(w1["state"], "up");
+    assert!(
+        w1["endpoint"]
+            .as_str()
+            .is_some_and(|e| e.ends_with(":51820")),
+        "{w1}"
+    );
+    assert!(number(&w1["received_bytes"]) > 0.0);
+    let link = named(&doc["links"], "name", "kubespan");
+    assert_eq!(link["mtu"], 1420, "{link}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_node_is_a_usage_error_naming_the_nodes() {
     let fx = start(builtin("talos-1.11")).await;
     let mut cmd = fx.taloscope("talos-1.11", "node");

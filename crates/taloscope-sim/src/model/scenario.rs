@@ -16,6 +16,7 @@
 //!                                   # already pulled on the node is found at once)
 //!     kube_proxy_disabled: false    # true: `cluster.proxy.disabled`, no kube-proxy DaemonSet
 //!     discovery_disabled: false     # true: `cluster.discovery.enabled: false`, no COSI Members
+//!     kubespan: false               # true: `machine.network.kubespan.enabled`: peers and link
 //!     extra_args:                   # `extraArgs` in every node's machine config, by component
 //!       kube-apiserver: {cloud-config: /etc/kubernetes/cloud.conf}
 //!       kubelet: {feature-gates: AppArmor=true}
@@ -167,6 +168,9 @@ pub struct ClusterSpec {
     /// local_affiliate.go writes the local Affiliate only when it is set, member.go makes
     /// Members from Affiliates and destroys the rest).
     pub discovery_disabled: bool,
+    /// `machine.network.kubespan.enabled: true`: every node peers with every other over the
+    /// `kubespan` WireGuard link (siderolabs/talos internal/app/machined/pkg/controllers/kubespan).
+    pub kubespan: bool,
 }
 
 impl ClusterSpec {
@@ -192,6 +196,7 @@ impl ClusterSpec {
             image_pull_ms: DEFAULT_IMAGE_PULL_MS,
             kube_proxy_disabled: false,
             discovery_disabled: false,
+            kubespan: false,
         }
     }
 }
@@ -238,7 +243,7 @@ const BUILTINS: &[&str] = &[
     "talos-1.12", "talos-1.13", "talos-1.14", "capi", "capi-stuck-rollout",
     "capi-orphaned-member", "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving",
     "capi-no-node-ref", "capi-fqdn", "capi-drain-blocked", "one-tight", "ephemeral-full",
-    "cpu-spin",
+    "cpu-spin", "kubespan",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -303,6 +308,11 @@ impl Scenario {
                     n.faults.cpu_spin = true;
                 }
             })],
+            "kubespan" => {
+                let mut cluster = standard_cluster("kubespan", 0, |_| {});
+                cluster.kubespan = true;
+                vec![cluster]
+            }
             "mixed" => vec![standard_cluster("mixed", 0, |n| {
                 if n.name == "w-2" {
                     n.talos_version = "v1.10.7".into();

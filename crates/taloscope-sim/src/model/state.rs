@@ -189,6 +189,8 @@ pub struct ClusterState {
     pub(crate) discovery_disabled: bool,
     /// `cluster.proxy.disabled`: no kube-proxy pod on its nodes.
     pub(crate) kube_proxy_disabled: bool,
+    /// KubeSpan on: its nodes list each other as peers.
+    pub(crate) kubespan: bool,
     /// A cluster formed at run time from a machine config; `None` for the scenario's.
     pub(crate) formation: Option<Arc<Formation>>,
 }
@@ -336,6 +338,7 @@ impl FleetState {
                     image_pull_ms: AtomicU64::new(spec.image_pull_ms),
                     discovery_disabled: spec.discovery_disabled,
                     kube_proxy_disabled: spec.kube_proxy_disabled,
+                    kubespan: spec.kubespan,
                     formation: None,
                 })
             })

@@ -2,8 +2,8 @@
 //! siderolabs/talos pkg/machinery/resources: block/disk.go (`Disks`, `firmware_version` from
 //! v1.14), block/system_disk.go, block/volume_status.go (in the `runtime` namespace,
 //! block.go's `NamespaceName`), network/link_status.go, address_status.go, route_status.go
-//! (`network`) and kubespan/peer_status.go (`kubespan`: no peers while KubeSpan is off, as no
-//! scenario turns it on).
+//! (`network`) and kubespan/peer_status.go (`kubespan`: every other node of the cluster
+//! while KubeSpan is on, none while it is off).
 use std::fmt::Write as _;
 
 use super::apid::Target;
@@ -39,6 +39,7 @@ pub(super) fn resources(t: &Target, kind: &str) -> Vec<Resource> {
         LINK_STATUS => link_statuses(t),
         ADDRESS_STATUS => address_statuses(t),
         ROUTE_STATUS => route_statuses(t),
+        KUBESPAN_PEER_STATUS => kubespan_peers(t),
         _ => Vec::new(),
     }
 }
@@ -164,7 +165,7 @@ fn link_statuses(t: &Target) -> Vec<Resource> {
     let eth0 = format!(
         "index: 2\ntype: ether\nlinkIndex: 0\nflags: UP,BROADCAST,RUNNING,MULTICAST,LOWER_UP\nhardwareAddr: {mac}\npermanentAddr: {mac}\nbroadcastAddr: ff:ff:ff:ff:ff:ff\nmtu: 1500\nqueueDisc: fq_codel\noperationalState: up\nkind: \"\"\nslaveKind: \"\"\nbusPath: 0000:00:03.0\ndriver: virtio_net\nlinkState: true\nspeedMbit: 10000\nport: Other\nduplex: Full\n"
     );
-    vec![
+    let mut links = vec![
         resource(
             "network",
             LINK_STATUS,
@@ -181,7 +182,53 @@ fn link_statuses(t: &Target) -> Vec<Resource> {
             "network.LinkStatusController",
             eth0,
         ),
-    ]
+    ];
+    if t.cluster.kubespan {
+        // The WireGuard link KubeSpan manages (pkg/machinery/constants: `KubeSpanLinkName`,
+        // `KubeSpanLinkMTU`).
+        let kubespan = "index: 3\ntype: nohw\nlinkIndex: 0\nflags: UP,POINTOPOINT,NOARP,RUNNING,LOWER_UP\nhardwareAddr: \"\"\npermanentAddr: \"\"\nbroadcastAddr: \"\"\nmtu: 1420\nqueueDisc: noqueue\noperationalState: unknown\nkind: wireguard\nslaveKind: \"\"\nlinkState: true\nport: Other\nduplex: Unknown\n".to_string();
+        links.push(resource(
+            "network",
+            LINK_STATUS,
+            "kubespan",
+            2,
+            "network.LinkStatusController",
+            kubespan,
+        ));
+    }
+    links
+}
+
+/// Every other node of the cluster as a peer, up, on KubeSpan's port (pkg/machinery/constants
+/// `KubeSpanDefaultPort`); the id is the peer's WireGuard public key.
+fn kubespan_peers(t: &Target) -> Vec<Resource> {
+    if !t.cluster.kubespan {
+        return Vec::new();
+    }
+    let handshake = crate::kube_api::objects::rfc3339(crate::model::clock::now_unix());
+    t.cluster
+        .nodes()
+        .iter()
+        .filter(|peer| peer.name() != t.node.name())
+        .map(|peer| {
+            let key = format!("{:016x}{:016x}", peer.etcd_member_id, !peer.etcd_member_id);
+            let endpoint = format!("{}:51820", peer.address());
+            let yaml = format!(
+                "endpoint: {endpoint}\nlabel: {label}\nstate: up\nreceiveBytes: {rx}\ntransmitBytes: {tx}\nlastHandshakeTime: {handshake}\nlastUsedEndpoint: {endpoint}\nlastEndpointChange: {handshake}\n",
+                label = peer.name(),
+                rx = 1_200_000 + 1000 * peer.node_index,
+                tx = 900_000 + 1000 * peer.node_index,
+            );
+            resource(
+                "kubespan",
+                KUBESPAN_PEER_STATUS,
+                &key,
+                1,
+                "kubespan.PeerStatusController",
+                yaml,
+            )
+        })
+        .collect()
 }
 
 fn address_statuses(t: &Target) -> Vec<Resource> {
