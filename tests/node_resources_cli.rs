@@ -38,6 +38,8 @@ fn number(v: &Value) -> f64 {
 /// What every node's document carries, whatever its role.
 fn assert_complete(doc: &Value, node: &str, cpus: u64) {
     assert_eq!(doc["node"], node, "{doc}");
+    // From the node's kubelet, through the cluster's Kubernetes API.
+    assert_eq!(doc["kernel_version"], "6.12.57-talos", "{doc}");
     assert_eq!(doc["cpu"]["count"], cpus, "{doc}");
     assert!(doc["cpu"]["model"].as_str().is_some_and(|m| !m.is_empty()));
     let cpu = number(&doc["cpu"]["usage_percent"]);
@@ -115,10 +117,10 @@ async fn node_info_reports_everything_on_every_talos_minor() {
         assert_eq!(cp["machine_type"], "controlplane");
         let etcd = named(&cp["processes"], "command", "etcd");
         assert!(number(&etcd["cpu_percent"]) > 0.0, "{etcd}");
-        assert_eq!(
-            named(&cp["containers"], "name", "kube-apiserver")["state"],
-            "running"
-        );
+        let apiserver = named(&cp["containers"], "name", "kube-apiserver");
+        assert_eq!(apiserver["state"], "running");
+        // Its restarts, from the static pod's status in Kubernetes.
+        assert_eq!(apiserver["restarts"], 0, "{apiserver}");
         let worker = node_info(&fx, scenario, "w-1").await;
         assert_complete(&worker, "w-1", 8);
         assert_eq!(worker["machine_type"], "worker");

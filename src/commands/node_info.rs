@@ -24,7 +24,8 @@ fn run_inner(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, Stop>
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let status = observer.status().await;
         let id = node_identity(&status, &args.node)?;
-        read_node(&observer.talos, &id, Duration::from_millis(args.sample_ms))
+        let span = Duration::from_millis(args.sample_ms);
+        read_node(&observer.talos, observer.kube.as_ref(), &id, span)
             .await
             .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))
     })?;
@@ -78,6 +79,9 @@ fn table(d: &NodeResources) -> String {
     );
     for p in &d.problems {
         let _ = writeln!(out, "  ! {p}");
+    }
+    if let Some(kernel) = &d.kernel_version {
+        let _ = writeln!(out, "KERNEL   {kernel}");
     }
     let _ = writeln!(
         out,
@@ -210,10 +214,13 @@ fn table(d: &NodeResources) -> String {
     }
     let _ = writeln!(out, "\nCONTAINERS");
     for c in &d.containers {
+        let restarts = c
+            .restarts
+            .map_or_else(|| "-".to_string(), |r| r.to_string());
         let _ = writeln!(
             out,
-            "  {:<12} {:<40} {:<24} {:<8} {}",
-            c.namespace, c.pod, c.name, c.state, c.image
+            "  {:<12} {:<40} {:<24} {:<8} {:>3} {}",
+            c.namespace, c.pod, c.name, c.state, restarts, c.image
         );
     }
     out.trim_end().to_string()

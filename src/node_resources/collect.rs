@@ -9,6 +9,8 @@ use super::usage::{
     Level, cpu_percent, elapsed_seconds, memory_level, memory_used, percent_of,
     process_cpu_percent, tenth, volume_level,
 };
+use crate::kube::KubeClient;
+use crate::kube::node_runtime::ContainerRestarts;
 use crate::printable::line;
 use crate::talos::TalosClient;
 use crate::talos::TalosError;
@@ -113,9 +115,27 @@ fn mount_of<'a>(mounts: &'a [MountUsage], target: &str) -> Option<&'a MountUsage
         .flatten()
 }
 
-/// Reads everything `node info` reports; the usage figures over `span`.
+/// What Kubernetes adds: the kernel and the containers' restarts. Read beside the Talos
+/// reads; a Kubernetes API that does not answer leaves them unknown, the rest stands.
+async fn kubernetes_side(
+    kube: Option<&KubeClient>,
+    node: &str,
+) -> (Option<String>, Vec<ContainerRestarts>) {
+    let Some(kube) = kube else {
+        return (None, Vec::new());
+    };
+    let (kernel, restarts) = tokio::join!(
+        kube.node_kernel_version(node),
+        kube.container_restarts(node)
+    );
+    (kernel.ok().flatten(), restarts.unwrap_or_default())
+}
+
+/// Reads everything `node info` reports; the usage figures over `span`. `kube`: the
+/// cluster's Kubernetes API, for the kernel and the containers' restarts.
 pub async fn read_node(
     talos: &TalosClient,
+    kube: Option<&KubeClient>,
     id: &NodeIdentity,
     span: Duration,
 ) -> Result<NodeResources, NodeResourcesError> {
@@ -141,7 +161,8 @@ pub async fn read_node(
             talos.containers(a, KUBERNETES_NAMESPACE),
         )
     };
-    let (read, ()) = tokio::join!(reads, wait);
+    let (read, (kernel_version, restarts), ()) =
+        tokio::join!(reads, kubernetes_side(kube, &id.name), wait);
     let (
         version,
         cpu,
@@ -255,6 +276,7 @@ pub async fn read_node(
         address: line(&id.address),
         machine_type: line(&id.machine_type),
         talos_version: line(&version.tag),
+        kernel_version: kernel_version.map(|k| line(&k)),
         level,
         problems,
         cpu: CpuUsage {
@@ -352,6 +374,10 @@ pub async fn read_node(
                     id: line(&c.id),
                     image: line(&c.image),
                     state: line(&container_state(&c.status)),
+                    restarts: restarts
+                        .iter()
+                        .find(|r| r.namespace == namespace && r.pod == pod && r.container == c.name)
+                        .map(|r| r.restarts),
                     pid: c.pid,
                 }
             })

@@ -13,6 +13,8 @@ pub struct NodeResources {
     /// `controlplane` or `worker`.
     pub machine_type: String,
     pub talos_version: String,
+    /// The kernel as the node's kubelet reports it; `null` without a Kubernetes context or node.
+    pub kernel_version: Option<String>,
     /// The worst of memory pressure and every volume's fill.
     pub level: Level,
     /// Each warning or failure, in words naming what (`EPHEMERAL is 96.0% full`).
@@ -199,6 +201,9 @@ pub struct ContainerState {
     pub image: String,
     /// `running`, `exited`, `created`, `unknown` (the CRI state, lower case).
     pub state: String,
+    /// From the pod's status in Kubernetes; `null` when Kubernetes was not asked or has no such
+    /// container.
+    pub restarts: Option<u32>,
     pub pid: u32,
 }
 
