@@ -57,11 +57,11 @@ pub(super) fn node_identity(status: &ClusterStatus, wanted: &str) -> Result<Node
     }
 }
 
-fn percent(value: Option<f64>) -> String {
+pub(super) fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}%"))
 }
 
-fn bytes(value: u64) -> String {
+pub(super) fn bytes(value: u64) -> String {
     bytes_text(i64::try_from(value).unwrap_or(i64::MAX))
 }
 

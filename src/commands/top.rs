@@ -9,13 +9,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, write_stdout};
-use super::node_info::node_identity;
+use super::node_info::{bytes, node_identity, percent};
 use super::session::{choose, observer_for};
 use crate::cli::{GlobalArgs, OutputFormat, TopArgs, TopSort};
 use crate::node_resources::{
     NodeIdentity, NodeUsage, ProcessUsage, SortKey, read_processes, read_usage, sort_nodes,
 };
-use crate::printable::bytes_text;
 
 /// `top --node N --output json`.
 #[derive(Serialize)]
@@ -130,7 +129,7 @@ fn processes_table(r: &NodeProcesses) -> String {
             p.pid,
             p.ppid,
             p.cpu_percent,
-            bytes_text(i64::try_from(p.rss_bytes).unwrap_or(i64::MAX)),
+            bytes(p.rss_bytes),
             p.state,
             if p.args.is_empty() {
                 &p.command
@@ -143,7 +142,6 @@ fn processes_table(r: &NodeProcesses) -> String {
 }
 
 fn nodes_table(r: &ClusterUsage) -> String {
-    let percent = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}%"));
     let mut out = format!(
         "CLUSTER {}, by {}\n{:<16} {:>7} {:>7} {:>7} {:<8}\n",
         r.cluster, r.sort, "NODE", "CPU", "MEM", "DISK", "LEVEL"

@@ -6,7 +6,7 @@
 use futures::StreamExt;
 
 use super::calls::to_status;
-use super::client::{Retry, TalosClient, node_message};
+use super::client::{Retry, TalosClient, metadata_error, node_message};
 use super::error::TalosError;
 use crate::proto::common;
 use crate::proto::machine::{self as pb, machine_service_client::MachineServiceClient};
@@ -429,16 +429,7 @@ impl TalosClient {
             let mut out = Vec::new();
             while let Some(item) = stream.next().await {
                 let info = item.map_err(|status| TalosError::from_status(node, CALL, &status))?;
-                if let Some(md) = &info.metadata
-                    && !md.error.is_empty()
-                {
-                    return Err(TalosError::from_metadata(
-                        node,
-                        CALL,
-                        &md.error,
-                        md.status.as_ref(),
-                    ));
-                }
+                metadata_error(node, CALL, info.metadata.as_ref())?;
                 out.push(PathUsage {
                     path: info.name,
                     size: info.size,
@@ -450,15 +441,7 @@ impl TalosClient {
             }
             Ok(out)
         };
-        tokio::time::timeout(timeout, read)
-            .await
-            .unwrap_or_else(|_| {
-                Err(TalosError::Timeout {
-                    node: node.to_string(),
-                    call: CALL,
-                    after: timeout,
-                })
-            })
+        super::client::whole_read_within(node, CALL, timeout, read).await
     }
 }
 
