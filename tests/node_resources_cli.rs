@@ -63,6 +63,14 @@ fn assert_complete(doc: &Value, node: &str, cpus: u64) {
     assert!(doc["ephemeral_directories"][0]["path"] == "/var");
     let eth0 = named(&doc["links"], "name", "eth0");
     assert_eq!(eth0["up"], true, "{eth0}");
+    assert_eq!(eth0["carrier"], true, "{eth0}");
+    // The loopback reports no carrier and an `unknown` state, as the kernel has it: up.
+    let lo = named(&doc["links"], "name", "lo");
+    assert_eq!(
+        (&lo["up"], &lo["carrier"]),
+        (&Value::Bool(true), &Value::Bool(false)),
+        "{lo}"
+    );
     assert_eq!(eth0["mtu"], 1500);
     assert_eq!(named(&doc["addresses"], "link", "eth0")["family"], "inet4");
     assert!(number(&doc["routes"]["count"]) >= 1.0);

@@ -314,7 +314,8 @@ pub async fn read_node(
             .map(|r| Link {
                 name: line(&r.id),
                 kind: line(&r.spec.kind),
-                up: r.spec.link_state,
+                up: matches!(r.spec.operational_state.as_str(), "up" | "unknown"),
+                carrier: r.spec.link_state,
                 operational_state: line(&r.spec.operational_state),
                 mtu: r.spec.mtu,
                 speed_mbps: (r.spec.speed_mbit > 0).then_some(r.spec.speed_mbit),

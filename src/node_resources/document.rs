@@ -110,8 +110,11 @@ pub struct Link {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: String,
-    /// Carrier present (`linkState`).
+    /// Operationally up: `operationalState` `up`, or `unknown` as the kernel says of links
+    /// that report no state of their own (the loopback).
     pub up: bool,
+    /// A carrier detected (`linkState`; false where the driver reports none).
+    pub carrier: bool,
     pub operational_state: String,
     pub mtu: u32,
     /// `null` when the driver reports none.
