@@ -3,7 +3,8 @@
 //! volumes with their fill, links, addresses, routes, connections, processes and containers,
 //! as a reader too; a node whose EPHEMERAL is 96% full is failing and first in `top`; a
 //! spinning process is first in `top --sort cpu` of its node, and its node first among the
-//! cluster's.
+//! cluster's; a node that does not answer is named in `top` with its error, ranked last; the
+//! table opens with what fails.
 mod upgrade_common;
 
 use serde_json::Value;
@@ -249,5 +250,54 @@ async fn an_unknown_node_is_a_usage_error_naming_the_nodes() {
     assert!(
         stderr.contains("no node named \"w-9\"") && stderr.contains("cp-1"),
         "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn top_names_a_node_that_does_not_answer_and_lists_the_rest() {
+    let fx = start(builtin("cp2-down")).await;
+    let top = json_of(&fx, "cp2-down", "top", &["--sort", "mem"]).await;
+    assert_eq!(top["sort"], "mem");
+    let nodes = top["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 5, "{top}");
+    let down = named(&top["nodes"], "node", "cp-2");
+    assert!(
+        down["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("127.10.0.2")),
+        "{down}"
+    );
+    assert_eq!(down["cpu_percent"], Value::Null);
+    // Ranked last: it has no figures.
+    assert_eq!(nodes[4]["node"], "cp-2", "{top}");
+    let memory: Vec<f64> = nodes[..4]
+        .iter()
+        .map(|n| number(&n["memory_percent"]))
+        .collect();
+    assert!(memory.windows(2).all(|w| w[0] >= w[1]), "{memory:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_table_says_what_fails_first() {
+    let fx = start(builtin("ephemeral-full")).await;
+    let mut cmd = fx.taloscope("ephemeral-full", "node");
+    cmd.args(["info", "--node", "w-1", "--sample-ms", SAMPLE_MS]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let mut lines = stdout.lines();
+    let head = lines.next().unwrap_or_default();
+    assert!(
+        head.starts_with("NODE w-1 ") && head.ends_with("FAILING"),
+        "{stdout}"
+    );
+    assert!(
+        lines.next().is_some_and(|l| l.contains("! EPHEMERAL is 9")),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("EPHEMERAL") && l.contains("/var") && l.ends_with("failing")),
+        "{stdout}"
     );
 }
