@@ -124,6 +124,13 @@ async fn node_info_reports_everything_on_every_talos_minor() {
         assert_complete(&cp, "cp-1", 4);
         assert_eq!(cp["talos_version"], tag);
         assert_eq!(cp["machine_type"], "controlplane");
+        // Disks say their firmware from Talos v1.14 (pkg/machinery/resources/block/disk.go).
+        let firmware = &named(&cp["disks"], "id", "sda")["firmware_version"];
+        assert_eq!(
+            firmware.is_string(),
+            scenario == "talos-1.14",
+            "{scenario}: {firmware}"
+        );
         let etcd = named(&cp["processes"], "command", "etcd");
         assert!(number(&etcd["cpu_percent"]) > 0.0, "{etcd}");
         let apiserver = named(&cp["containers"], "name", "kube-apiserver");

@@ -301,6 +301,8 @@ pub async fn read_node(
                 dev_path: line(&r.spec.dev_path),
                 size_bytes: r.spec.size,
                 model: line(&r.spec.model),
+                firmware_version: (!r.spec.firmware_version.is_empty())
+                    .then(|| line(&r.spec.firmware_version)),
                 serial: line(&r.spec.serial),
                 transport: line(&r.spec.transport),
                 rotational: r.spec.rotational,

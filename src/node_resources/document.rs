@@ -73,6 +73,8 @@ pub struct Disk {
     pub dev_path: String,
     pub size_bytes: u64,
     pub model: String,
+    /// `null` where the node does not say (Talos before v1.14).
+    pub firmware_version: Option<String>,
     pub serial: String,
     pub transport: String,
     pub rotational: bool,

@@ -31,6 +31,8 @@ pub struct DiskSpec {
     pub readonly: bool,
     pub cdrom: bool,
     pub model: String,
+    /// From Talos v1.14 (absent before).
+    pub firmware_version: String,
     pub serial: String,
     pub transport: String,
     pub rotational: bool,
