@@ -80,6 +80,9 @@
 //! - `machine_config`: a node's running machine configuration read over the Talos API
 //!   (os:admin only), its documents with every secret redacted unless revealed, and the
 //!   drift among the nodes of one role.
+//! - `node_resources`: what runs inside a node (CPU, memory, load, uptime, disks, volumes,
+//!   network, processes, containers) read through the Talos client into one document, with
+//!   the usage arithmetic and its warning and failing thresholds.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
 //!   checklist and certificate expiry.
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the
@@ -139,6 +142,7 @@ pub mod logging;
 pub mod machine_config;
 pub mod natural;
 pub mod node_actions;
+pub mod node_resources;
 pub mod opennebula;
 pub mod operation;
 pub mod paths;

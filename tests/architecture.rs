@@ -24,7 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["cluster_config"],
     &["talos", "kube", "opennebula", "registry"],
     &["rollout", "approval"],
-    &["capi"],
+    &["capi", "node_resources"],
     &["fleet"],
     &["upgrade", "provision", "machine_config"],
     &["node_actions", "capi_scale"],

@@ -17,6 +17,8 @@ mod capi;
 pub use capi::*;
 mod config;
 pub use config::*;
+mod node_resources;
+pub use node_resources::{NodeInfoArgs, TopArgs, TopSort};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -132,6 +134,7 @@ impl Cli {
             })) => (Some(sources), None, None),
             Some(Command::Scale(ScaleArgs { sources, .. })) => (Some(sources), None, None),
             Some(Command::Config(config)) => (Some(config.verb.sources()), None, None),
+            Some(Command::Top(TopArgs { sources, .. })) => (Some(sources), None, None),
             Some(Command::Node(node)) => (Some(node.action.sources()), None, None),
             Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
             Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
@@ -312,6 +315,9 @@ pub enum Command {
     /// The machine configuration the nodes run: `config show --node N` prints one node's,
     /// secrets redacted unless --reveal; `config drift` compares the nodes of each role.
     Config(ConfigArgs),
+    /// What runs on a cluster's nodes (--context), busiest first: each node's CPU, memory and
+    /// fullest volume, or with --node that node's processes. Read-only (os:reader suffices).
+    Top(TopArgs),
 }
 
 /// `taloscope upgrade`.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{GateArgs, OutputFormat, SourceArgs};
+use super::{GateArgs, NodeInfoArgs, OutputFormat, SourceArgs};
 
 /// `taloscope logs`.
 #[derive(Args, Debug, Clone)]
@@ -72,6 +72,9 @@ pub enum NodeCommand {
     /// Remove a node that is no longer a member from the talosconfig context (its nodes, and
     /// its endpoints when listed there), a backup of the file first.
     Forget(ForgetArgs),
+    /// What runs inside the node and what it holds: CPU, memory, load, uptime, disks,
+    /// volumes, network, processes, containers. Read-only (os:reader suffices).
+    Info(NodeInfoArgs),
 }
 
 impl NodeCommand {
@@ -84,6 +87,7 @@ impl NodeCommand {
             | NodeCommand::Uncordon(flags)
             | NodeCommand::Drain(flags) => &flags.sources,
             NodeCommand::Forget(args) => &args.sources,
+            NodeCommand::Info(args) => &args.sources,
         }
     }
 }

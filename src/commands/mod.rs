@@ -21,12 +21,14 @@ pub mod health;
 pub mod info;
 pub mod logs;
 pub mod node;
+pub mod node_info;
 mod plan_report;
 mod progress;
 pub mod provision;
 pub mod scale;
 mod session;
 pub mod status;
+pub mod top;
 pub mod upgrade;
 
 /// Parses the command line and runs the chosen subcommand.
@@ -69,6 +71,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Capi(args)) => capi::run(&global, &args),
         Some(Command::Scale(args)) => scale::run(&global, &args),
         Some(Command::Config(args)) => config::run(&global, &args),
+        Some(Command::Top(args)) => top::run(&global, &args),
     }
 }
 

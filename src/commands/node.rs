@@ -38,6 +38,7 @@ pub fn run_node(global: &GlobalArgs, args: NodeArgs) -> ExitCode {
         NodeCommand::Uncordon(f) => (NodeOperation::Uncordon, f),
         NodeCommand::Drain(f) => (NodeOperation::Drain, f),
         NodeCommand::Forget(forget) => return super::forget::run(global, &forget),
+        NodeCommand::Info(info) => return super::node_info::run(global, &info),
     };
     run(global, &NodeCommandLine { operation, flags })
 }

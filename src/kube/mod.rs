@@ -1,6 +1,7 @@
 //! The Kubernetes side of a cluster, over the API's JSON: nodes, server
 //! version, control-plane static pods, kube-proxy, cordons, drains and disruption budgets, the removed-API
-//! check, Leases and the Cluster API objects of a management cluster. Building a client may run an exec plugin, so
+//! check, Leases, a node's kernel and its containers' restarts, and the Cluster API objects of a
+//! management cluster. Building a client may run an exec plugin, so
 //! callers build it on an IO task, never on the render path.
 mod api_objects;
 pub mod capi;
@@ -14,6 +15,7 @@ pub mod daemonset;
 pub mod disruption;
 pub mod drain;
 pub mod lease;
+pub mod node_runtime;
 pub mod removed_apis;
 mod rest;
 mod types;

@@ -499,17 +499,43 @@ pub(crate) fn node_message<M>(
             reason: "the reply holds no message".into(),
         });
     };
-    if let Some(md) = metadata(&message)
-        && !md.error.is_empty()
-    {
-        return Err(TalosError::from_metadata(
+    metadata_error(node, call, metadata(&message))?;
+    Ok(message)
+}
+
+/// A whole read (a stream opened and drained) within `timeout`, else the node's timeout error.
+pub(crate) async fn whole_read_within<T>(
+    node: &str,
+    call: &'static str,
+    timeout: Duration,
+    read: impl Future<Output = Result<T, TalosError>>,
+) -> Result<T, TalosError> {
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or_else(|_| {
+            Err(TalosError::Timeout {
+                node: node.to_string(),
+                call,
+                after: timeout,
+            })
+        })
+}
+
+/// The error a reply's (or a stream item's) `Metadata.error` carries, for this node.
+pub(crate) fn metadata_error(
+    node: &str,
+    call: &'static str,
+    metadata: Option<&common::Metadata>,
+) -> Result<(), TalosError> {
+    match metadata {
+        Some(md) if !md.error.is_empty() => Err(TalosError::from_metadata(
             node,
             call,
             &md.error,
             md.status.as_ref(),
-        ));
+        )),
+        _ => Ok(()),
     }
-    Ok(message)
 }
 
 #[cfg(test)]

@@ -302,15 +302,7 @@ impl TalosClient {
                 }
             }
         };
-        tokio::time::timeout(timeout, list)
-            .await
-            .unwrap_or_else(|_| {
-                Err(TalosError::Timeout {
-                    node: node.to_string(),
-                    call: CALL,
-                    after: timeout,
-                })
-            })
+        super::client::whole_read_within(node, CALL, timeout, list).await
     }
 
     /// Watches one resource (`id`) or a whole kind (`None`: existing resources

@@ -35,16 +35,7 @@ impl TalosClient {
             let mut bytes = Vec::new();
             while let Some(item) = stream.next().await {
                 let data = item.map_err(|status| TalosError::from_status(node, CALL, &status))?;
-                if let Some(md) = &data.metadata
-                    && !md.error.is_empty()
-                {
-                    return Err(TalosError::from_metadata(
-                        node,
-                        CALL,
-                        &md.error,
-                        md.status.as_ref(),
-                    ));
-                }
+                super::client::metadata_error(node, CALL, data.metadata.as_ref())?;
                 if bytes.len() + data.bytes.len() > MAX_READ_BYTES {
                     return Err(TalosError::Decode {
                         node: node.to_string(),
@@ -56,14 +47,7 @@ impl TalosClient {
             }
             Ok(bytes)
         };
-        match tokio::time::timeout(timeout, read).await {
-            Ok(result) => result,
-            Err(_) => Err(TalosError::Timeout {
-                node: node.to_string(),
-                call: CALL,
-                after: timeout,
-            }),
-        }
+        super::client::whole_read_within(node, CALL, timeout, read).await
     }
 
     /// The node's current boot id, trimmed.

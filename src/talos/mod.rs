@@ -1,8 +1,9 @@
 //! The native Talos API client: mutual TLS from a talosconfig context, endpoint
 //! failover, per-node calls with the `node` metadata key and client-side fan-out,
 //! the Events stream, service and kernel logs, the cluster health check, COSI resource
-//! reads, the certificate a server presents, bootstrap and kubeconfig of a new cluster, and
-//! the maintenance API of an unconfigured node. Bytes on the wire <-> typed values.
+//! reads, the certificate a server presents, bootstrap and kubeconfig of a new cluster, the
+//! maintenance API of an unconfigured node, and what runs inside a node (`machine_reads`, and
+//! `storage_network`'s COSI resources). Bytes on the wire <-> typed values.
 mod bootstrap;
 mod calls;
 pub mod client;
@@ -15,9 +16,11 @@ mod files;
 pub mod health;
 pub mod kubernetes_resources;
 pub mod logs;
+pub mod machine_reads;
 pub mod maintenance;
 mod node_actions;
 pub mod served_cert;
+pub mod storage_network;
 pub mod tls;
 pub mod types;
 

@@ -15,6 +15,7 @@ pub(crate) mod grow_list;
 pub mod injection;
 pub mod kube_components;
 pub mod kube_pki;
+pub mod machine_inventory;
 pub mod percent;
 pub mod pki;
 pub mod record;

@@ -16,6 +16,7 @@
 //!                                   # already pulled on the node is found at once)
 //!     kube_proxy_disabled: false    # true: `cluster.proxy.disabled`, no kube-proxy DaemonSet
 //!     discovery_disabled: false     # true: `cluster.discovery.enabled: false`, no COSI Members
+//!     kubespan: false               # true: `machine.network.kubespan.enabled`: peers and link
 //!     extra_args:                   # `extraArgs` in every node's machine config, by component
 //!       kube-apiserver: {cloud-config: /etc/kubernetes/cloud.conf}
 //!       kubelet: {feature-gates: AppArmor=true}
@@ -40,6 +41,8 @@
 //!           expired_cert: true              # server certificate expired
 //!           expiring_cert: true             # server certificate ends in 20 days (not renewed)
 //!           component_never_ready: kube-scheduler  # never ready again after an image update
+//!           ephemeral_full: true            # EPHEMERAL (/var) 96% full
+//!           cpu_spin: true                  # a process (stress-ng) spins one CPU at 100%
 //! ```
 //!
 //! Addresses outside 127.0.0.0/8 are refused. Each node listens on an ephemeral port of its own
@@ -112,6 +115,12 @@ pub struct Faults {
     /// `kubelet`) that restarts on a new image and never becomes ready again.
     #[serde(default)]
     pub component_never_ready: Option<String>,
+    /// The EPHEMERAL volume (`/var`) is 96% full: container images and logs filled it.
+    #[serde(default)]
+    pub ephemeral_full: bool,
+    /// A process (`stress-ng --cpu 1`, in a pod's container) keeps one CPU 100% busy.
+    #[serde(default)]
+    pub cpu_spin: bool,
 }
 
 /// One simulated machine.
@@ -163,6 +172,9 @@ pub struct ClusterSpec {
     /// local_affiliate.go writes the local Affiliate only when it is set, member.go makes
     /// Members from Affiliates and destroys the rest).
     pub discovery_disabled: bool,
+    /// `machine.network.kubespan.enabled: true`: every node peers with every other over the
+    /// `kubespan` WireGuard link (siderolabs/talos internal/app/machined/pkg/controllers/kubespan).
+    pub kubespan: bool,
 }
 
 impl ClusterSpec {
@@ -188,6 +200,7 @@ impl ClusterSpec {
             image_pull_ms: DEFAULT_IMAGE_PULL_MS,
             kube_proxy_disabled: false,
             discovery_disabled: false,
+            kubespan: false,
         }
     }
 }
@@ -234,6 +247,7 @@ const BUILTINS: &[&str] = &[
     "talos-1.12", "talos-1.13", "talos-1.14", "capi", "capi-stuck-rollout",
     "capi-orphaned-member", "capi-etcd-stopped", "capi-clusterctl", "capi-etcd-leaving",
     "capi-no-node-ref", "capi-fqdn", "capi-drain-blocked", "one-tight", "config-drift",
+    "ephemeral-full", "cpu-spin", "kubespan",
 ];
 
 /// The `talos-1.NN` scenarios: `healthy`'s shape at one Talos minor, each with a Kubernetes
@@ -298,6 +312,21 @@ impl Scenario {
                     n.faults.alarm = Some(EtcdAlarmKind::NoSpace);
                 }
             })],
+            "ephemeral-full" => vec![standard_cluster("ephemeral-full", 0, |n| {
+                if n.name == "w-1" {
+                    n.faults.ephemeral_full = true;
+                }
+            })],
+            "cpu-spin" => vec![standard_cluster("cpu-spin", 0, |n| {
+                if n.name == "w-1" {
+                    n.faults.cpu_spin = true;
+                }
+            })],
+            "kubespan" => {
+                let mut cluster = standard_cluster("kubespan", 0, |_| {});
+                cluster.kubespan = true;
+                vec![cluster]
+            }
             "mixed" => vec![standard_cluster("mixed", 0, |n| {
                 if n.name == "w-2" {
                     n.talos_version = "v1.10.7".into();

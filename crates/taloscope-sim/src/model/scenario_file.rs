@@ -54,6 +54,8 @@ struct FileCluster {
     #[serde(default)]
     discovery_disabled: bool,
     #[serde(default)]
+    kubespan: bool,
+    #[serde(default)]
     extra_args: std::collections::BTreeMap<String, super::component_names::ExtraArgs>,
     nodes: Vec<FileNode>,
 }
@@ -275,6 +277,7 @@ fn cluster_from_file(ci: usize, fc: FileCluster) -> Result<ClusterSpec, LineErro
         image_pull_ms: fc.image_pull_ms.unwrap_or(DEFAULT_IMAGE_PULL_MS),
         kube_proxy_disabled: fc.kube_proxy_disabled,
         discovery_disabled: fc.discovery_disabled,
+        kubespan: fc.kubespan,
     })
 }
 

@@ -113,6 +113,8 @@ pub(crate) struct NodeMutable {
     pub busy: bool,
     /// Services a ServiceRestart stopped and has not started again yet.
     pub restarting: Vec<String>,
+    /// When the current boot began (the kernel's uptime counts from it).
+    pub booted_at: Option<std::time::Instant>,
 }
 
 /// A configuration applied in `TRY` mode (siderolabs/talos
@@ -212,6 +214,10 @@ pub struct ClusterState {
     pub(crate) image_pull_ms: AtomicU64,
     /// Talos discovery off: the nodes list no COSI Members.
     pub(crate) discovery_disabled: bool,
+    /// `cluster.proxy.disabled`: no kube-proxy pod on its nodes.
+    pub(crate) kube_proxy_disabled: bool,
+    /// KubeSpan on: its nodes list each other as peers.
+    pub(crate) kubespan: bool,
     /// A cluster formed at run time from a machine config; `None` for the scenario's.
     pub(crate) formation: Option<Arc<Formation>>,
 }
@@ -365,6 +371,8 @@ impl FleetState {
                     oneflow_max_vms: spec.oneflow_max_vms.clone(),
                     image_pull_ms: AtomicU64::new(spec.image_pull_ms),
                     discovery_disabled: spec.discovery_disabled,
+                    kube_proxy_disabled: spec.kube_proxy_disabled,
+                    kubespan: spec.kubespan,
                     formation: None,
                 })
             })

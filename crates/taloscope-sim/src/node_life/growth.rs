@@ -114,6 +114,8 @@ impl FleetState {
                 oneflow_max_vms: Vec::new(),
                 image_pull_ms: AtomicU64::new(DEFAULT_IMAGE_PULL_MS),
                 discovery_disabled: false,
+                kube_proxy_disabled: false,
+                kubespan: false,
                 formation: Some(Arc::new(formation)),
             }))
         })

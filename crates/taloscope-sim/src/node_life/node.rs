@@ -162,7 +162,11 @@ pub(crate) fn power_off(fleet: &crate::model::state::FleetState, node: &SimNode)
 
 /// A new boot: fresh event buffer, boot id, staged version; apid answers, not ready yet.
 fn begin_boot(core: &Core, node: &SimNode) {
-    let staged = node.lock().staged_version.take();
+    let staged = {
+        let mut mutable = node.lock();
+        mutable.booted_at = Some(std::time::Instant::now());
+        mutable.staged_version.take()
+    };
     let booted_config = boot_config(node);
     node.events.reset();
     node.events

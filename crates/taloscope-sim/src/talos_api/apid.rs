@@ -301,3 +301,14 @@ replies!(
 );
 // Cluster creation.
 replies!(m::Bootstrap);
+// What runs inside a node.
+replies!(
+    m::SystemStat,
+    m::CpUsInfo,
+    m::Memory,
+    m::LoadAvg,
+    m::Process,
+    m::Container,
+    m::Netstat,
+    m::Mounts,
+);

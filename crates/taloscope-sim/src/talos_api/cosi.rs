@@ -1,8 +1,9 @@
 //! `cosi.resource.State` (Get/List/Watch) for the resources the console reads:
 //! MachineStatuses.runtime.talos.dev, Versions.runtime.talos.dev, Members.cluster.talos.dev and
 //! the (sensitive, os:admin only) MachineConfigs.config.talos.dev, the control-plane component
-//! configs, static pods and kubelet spec, with `yaml_spec` in Talos's camelCase keys. One node
-//! per call; other types are refused.
+//! configs, static pods and kubelet spec, and the disks, volumes and network of
+//! cosi_storage_network, with `yaml_spec` in Talos's keys. One node per call; other types are
+//! refused.
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -12,6 +13,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::apid::{Role, Route, Target, require, route, slow_down};
+use super::cosi_storage_network;
 use crate::model::core::Core;
 use crate::model::events::unmet_conditions;
 use crate::model::scenario::{NodeRole, parse_version};
@@ -85,6 +87,7 @@ fn namespace_of(t: &Target, kind: &str) -> Result<&'static str, Status> {
         MACHINE_CONFIG => Ok("config"),
         _ if component_of(kind).is_some() => Ok("controlplane"),
         STATIC_POD | KUBELET_SPEC => Ok("k8s"),
+        _ if let Some(home) = cosi_storage_network::home(kind) => Ok(home),
         _ => Err(Status::permission_denied(format!(
             "resource type {kind:?} is not supported"
         ))),
@@ -97,7 +100,7 @@ fn not_found(kind: &str, namespace: &str, id: &str) -> Status {
     ))
 }
 
-fn resource(
+pub(super) fn resource(
     namespace: &str,
     kind: &str,
     id: &str,
@@ -225,6 +228,7 @@ const NAMESPACES: &[&str] = &[
     "files",
     "hardware",
     "k8s",
+    "kubespan",
     "meta",
     "network",
     "network-config",
@@ -360,7 +364,8 @@ fn all(t: &Target, namespace: &str, kind: &str) -> Result<Vec<Resource>, Status>
         _ if component_of(kind).is_some() => component_config(t, kind).into_iter().collect(),
         STATIC_POD => static_pods(t),
         KUBELET_SPEC => vec![kubelet_spec(t)],
-        _ => members(t),
+        MEMBER => members(t),
+        _ => cosi_storage_network::resources(t, kind),
     })
 }
 

@@ -1,6 +1,7 @@
 //! `machine.MachineService` as a simulated node answers it: version, hostname, services, the
 //! legacy Upgrade, Reboot, ApplyConfiguration and the Events stream — with Talos's role rules.
-//! The etcd calls are answered in machine_etcd, Logs and Dmesg in logs.
+//! The etcd calls are answered in machine_etcd, Logs and Dmesg in logs, the reads of what runs
+//! inside the node in machine_reads.
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -18,6 +19,7 @@ pub(crate) use super::machine_changes::{image_version, record};
 use super::machine_etcd::{
     alarm_disarm, alarm_list, defragment, etcd_status, forfeit, member_list, remove_member,
 };
+use super::machine_reads;
 use super::service_restart::restart_service;
 use crate::model::clock::actor_id;
 use crate::model::core::Core;
@@ -560,6 +562,139 @@ impl MachineService for MachineApi {
                 Ok(answer)
             }
         )
+    }
+
+    // ---- What runs inside the node (reader role: machined.go's rules; machine_reads.rs) ----
+
+    async fn system_stat(
+        &self,
+        request: Request<()>,
+    ) -> Result<Response<SystemStatResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "SystemStat",
+            Role::Reader,
+            SystemStatResponse,
+            |t| Ok(machine_reads::system_stat(core, &t))
+        )
+    }
+
+    async fn cpu_info(&self, request: Request<()>) -> Result<Response<CpuInfoResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "CPUInfo",
+            Role::Reader,
+            CpuInfoResponse,
+            |t| Ok(machine_reads::cpu_info(&t))
+        )
+    }
+
+    async fn memory(&self, request: Request<()>) -> Result<Response<MemoryResponse>, Status> {
+        let core = &self.core;
+        unary!(self, request, "Memory", Role::Reader, MemoryResponse, |t| {
+            Ok(machine_reads::memory(core, &t))
+        })
+    }
+
+    async fn load_avg(&self, request: Request<()>) -> Result<Response<LoadAvgResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "LoadAvg",
+            Role::Reader,
+            LoadAvgResponse,
+            |t| Ok(machine_reads::load_avg(core, &t))
+        )
+    }
+
+    async fn processes(&self, request: Request<()>) -> Result<Response<ProcessesResponse>, Status> {
+        let core = &self.core;
+        unary!(
+            self,
+            request,
+            "Processes",
+            Role::Reader,
+            ProcessesResponse,
+            |t| Ok(machine_reads::processes(core, &t))
+        )
+    }
+
+    async fn containers(
+        &self,
+        request: Request<ContainersRequest>,
+    ) -> Result<Response<ContainersResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "Containers",
+            Role::Reader,
+            ContainersResponse,
+            |t, body| machine_reads::containers(&t, body)
+        )
+    }
+
+    async fn netstat(
+        &self,
+        request: Request<NetstatRequest>,
+    ) -> Result<Response<NetstatResponse>, Status> {
+        unary!(
+            self,
+            request,
+            "Netstat",
+            Role::Reader,
+            NetstatResponse,
+            |t, body| machine_reads::netstat(&t, body)
+        )
+    }
+
+    async fn mounts(&self, request: Request<()>) -> Result<Response<MountsResponse>, Status> {
+        let core = &self.core;
+        unary!(self, request, "Mounts", Role::Reader, MountsResponse, |t| {
+            Ok(machine_reads::mounts(core, &t))
+        })
+    }
+
+    type DiskUsageStream = ReceiverStream<Result<DiskUsageInfo, Status>>;
+
+    async fn disk_usage(
+        &self,
+        request: Request<DiskUsageRequest>,
+    ) -> Result<Response<Self::DiskUsageStream>, Status> {
+        require(&request, Role::Reader)?;
+        let route = self.route(&request, &format!("{METHOD}DiskUsage"))?;
+        let req = request.into_inner();
+        let targets: Vec<(Option<String>, Result<Target, Status>)> = match route {
+            Route::One(t) => vec![(None, Ok(t))],
+            Route::Many(list) => list.into_iter().map(|(n, t)| (Some(n), t)).collect(),
+        };
+        let mut items = Vec::new();
+        for (name, target) in targets {
+            match target {
+                Ok(t) => {
+                    slow_down(&t.node).await;
+                    for mut info in machine_reads::disk_usage(&self.core, &t, &req) {
+                        info.metadata = name.clone().map(|hostname| Metadata {
+                            hostname,
+                            ..Metadata::default()
+                        });
+                        items.push(Ok(info));
+                    }
+                }
+                Err(status) => items.push(Ok(DiskUsageInfo {
+                    metadata: Some(error_metadata(&name.unwrap_or_default(), &status)),
+                    ..DiskUsageInfo::default()
+                })),
+            }
+        }
+        let (tx, rx) = mpsc::channel(items.len().max(1));
+        for item in items {
+            let _ = tx.try_send(item);
+        }
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
 

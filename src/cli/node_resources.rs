@@ -1,0 +1,45 @@
+//! The command lines of the reads of what runs inside a node: `node info` and `top`. Each
+//! takes its config files after the subcommand, as every headless command does.
+use clap::{Args, ValueEnum};
+
+use super::{OutputFormat, SourceArgs};
+
+/// `taloscope node info`.
+#[derive(Args, Debug, Clone)]
+pub struct NodeInfoArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// The node: its name or address, as `taloscope status` lists it.
+    #[arg(long, value_name = "NODE")]
+    pub node: String,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Milliseconds between the two samples CPU use is measured over.
+    #[arg(long, value_name = "MS", default_value_t = 1000, hide = true, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub sample_ms: u64,
+}
+
+/// What `top` ranks by.
+#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TopSort {
+    #[default]
+    Cpu,
+    Mem,
+}
+
+/// `taloscope top`.
+#[derive(Args, Debug, Clone)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// One node's processes (its name or address); without it, the cluster's nodes.
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+    #[arg(long, value_enum, default_value_t = TopSort::Cpu)]
+    pub sort: TopSort,
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Milliseconds between the two samples CPU use is measured over.
+    #[arg(long, value_name = "MS", default_value_t = 1000, hide = true, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub sample_ms: u64,
+}

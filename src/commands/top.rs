@@ -1,0 +1,165 @@
+//! `taloscope top`: what runs on a cluster's nodes, busiest first: with `--node` that node's
+//! processes (CPU % of one CPU over the sample span, RSS), else every node's CPU, memory and
+//! fullest volume, the worst level first. Text or JSON (`{"node", "processes"}` or
+//! `{"cluster", "nodes"}`). Read-only: `os:reader` suffices.
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, write_stdout};
+use super::node_info::{bytes, node_identity, percent};
+use super::session::{choose, observer_for};
+use crate::cli::{GlobalArgs, OutputFormat, TopArgs, TopSort};
+use crate::node_resources::{
+    NodeIdentity, NodeUsage, ProcessUsage, SortKey, read_processes, read_usage, sort_nodes,
+};
+
+/// `top --node N --output json`.
+#[derive(Serialize)]
+struct NodeProcesses {
+    node: String,
+    address: String,
+    sort: &'static str,
+    processes: Vec<ProcessUsage>,
+}
+
+/// `top --output json`.
+#[derive(Serialize)]
+struct ClusterUsage {
+    cluster: String,
+    sort: &'static str,
+    nodes: Vec<NodeUsage>,
+}
+
+pub fn run(global: &GlobalArgs, args: &TopArgs) -> ExitCode {
+    exit_code(run_inner(global, args))
+}
+
+fn sort_key(sort: TopSort) -> (SortKey, &'static str) {
+    match sort {
+        TopSort::Cpu => (SortKey::Cpu, "cpu"),
+        TopSort::Mem => (SortKey::Memory, "mem"),
+    }
+}
+
+fn run_inner(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop> {
+    let chosen = choose(global)?;
+    let runtime = crate::commands::runtime()
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let span = Duration::from_millis(args.sample_ms);
+    let (key, sort) = sort_key(args.sort);
+    let text = runtime.block_on(async {
+        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+        let status = observer.status().await;
+        match &args.node {
+            Some(wanted) => {
+                let id = node_identity(&status, wanted)?;
+                let processes = read_processes(&observer.talos, &id, span, key)
+                    .await
+                    .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
+                let report = NodeProcesses {
+                    node: id.name,
+                    address: id.address,
+                    sort,
+                    processes,
+                };
+                Ok::<_, Stop>(match args.output {
+                    OutputFormat::Json => json(&report)?,
+                    OutputFormat::Table => processes_table(&report),
+                })
+            }
+            None => {
+                let ids: Vec<NodeIdentity> = status
+                    .nodes
+                    .iter()
+                    .filter(|n| !n.address.is_empty())
+                    .map(|n| NodeIdentity {
+                        name: n.name.clone(),
+                        address: n.address.clone(),
+                        machine_type: n.role.as_str().to_string(),
+                    })
+                    .collect();
+                let addresses: Vec<String> = ids.iter().map(|i| i.address.clone()).collect();
+                let talos = &observer.talos;
+                let concurrency = talos.options().concurrency;
+                let read = crate::talos::fan_out(&addresses, concurrency, |address| {
+                    let id = ids.iter().find(|i| i.address == address).cloned();
+                    async move {
+                        match id {
+                            Some(id) => Some(read_usage(talos, &id, span).await),
+                            None => None,
+                        }
+                    }
+                })
+                .await;
+                let mut nodes: Vec<NodeUsage> = read.into_iter().filter_map(|(_, u)| u).collect();
+                sort_nodes(&mut nodes, key);
+                let report = ClusterUsage {
+                    cluster: crate::printable::line(&status.name),
+                    sort,
+                    nodes,
+                };
+                Ok(match args.output {
+                    OutputFormat::Json => json(&report)?,
+                    OutputFormat::Table => nodes_table(&report),
+                })
+            }
+        }
+    })?;
+    write_stdout(&format!("{text}\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn json<T: Serialize>(value: &T) -> Result<String, Stop> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot write JSON: {e}")))
+}
+
+fn processes_table(r: &NodeProcesses) -> String {
+    let mut out = format!(
+        "NODE {} ({}), by {}\n{:>7} {:>7} {:>6} {:>10} {:<3} COMMAND\n",
+        r.node, r.address, r.sort, "PID", "PPID", "CPU", "RSS", "S"
+    );
+    for p in &r.processes {
+        let _ = writeln!(
+            out,
+            "{:>7} {:>7} {:>5.1}% {:>10} {:<3} {}",
+            p.pid,
+            p.ppid,
+            p.cpu_percent,
+            bytes(p.rss_bytes),
+            p.state,
+            if p.args.is_empty() {
+                &p.command
+            } else {
+                &p.args
+            }
+        );
+    }
+    out.trim_end().to_string()
+}
+
+fn nodes_table(r: &ClusterUsage) -> String {
+    let mut out = format!(
+        "CLUSTER {}, by {}\n{:<16} {:>7} {:>7} {:>7} {:<8}\n",
+        r.cluster, r.sort, "NODE", "CPU", "MEM", "DISK", "LEVEL"
+    );
+    for n in &r.nodes {
+        let _ = writeln!(
+            out,
+            "{:<16} {:>7} {:>7} {:>7} {:<8}{}",
+            n.node,
+            percent(n.cpu_percent),
+            percent(n.memory_percent),
+            percent(n.disk_percent),
+            n.level.as_str(),
+            n.error
+                .as_deref()
+                .map(|e| format!(" {e}"))
+                .unwrap_or_default()
+        );
+    }
+    out.trim_end().to_string()
+}
