@@ -15,7 +15,8 @@ pub mod scale;
 pub mod terminate;
 
 pub use run::{
-    CancelSignal, Events, Operation, OperationEvent, Runner, Step, StepContext, StepError, run,
+    CancelSignal, DETACHED, Events, HeldLease, Operation, OperationEvent, Runner, Step,
+    StepContext, StepError, StepStart, run,
 };
 
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
