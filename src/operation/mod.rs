@@ -13,6 +13,7 @@ pub mod provision;
 pub mod run;
 pub mod scale;
 pub mod terminate;
+pub mod upgrade;
 
 pub use run::{
     CancelSignal, DETACHED, Events, HeldLease, Operation, OperationEvent, Runner, Step,
@@ -178,12 +179,23 @@ impl OperationKind {
             K::Create => Some(type_name::<
                 create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
             >()),
-            K::TalosUpgrade | K::KubernetesUpgrade | K::CapiUpgrade => None,
+            K::TalosUpgrade => Some(type_name::<
+                upgrade::UpgradeOperation<crate::upgrade::TalosOs>,
+            >()),
+            K::KubernetesUpgrade => Some(type_name::<
+                upgrade::UpgradeOperation<crate::upgrade::kubernetes::Kubernetes>,
+            >()),
+            // The CAPI way of either product is the same operation over its kind.
+            K::CapiUpgrade => Some(type_name::<
+                upgrade::UpgradeOperation<
+                    crate::upgrade::capi::CapiWay<crate::upgrade::capi::TalosMachineTemplate>,
+                >,
+            >()),
         }
     }
 
-    /// How a run of this kind stops on cancel: rollouts after the node under way (the
-    /// engine's pause/abort), node and etcd actions after their step
+    /// How a run of this kind stops on cancel: rollouts after the steps under way (their
+    /// abort; their pause holds the run there), node and etcd actions after their step
     /// ([`CancelSignal`], set by the console's cancel key or the command line's
     /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {

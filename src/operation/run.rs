@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::OperationKind;
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::guards::Guard;
-use crate::journal::action::{ActionRecord, RunningAction, begin_action};
+use crate::journal::action::{RunningAction, begin_action};
 use crate::rollout::RolloutLock;
 
 /// One step of an operation, as its plan names it.
@@ -89,7 +89,10 @@ pub trait Operation: Send {
     fn steps(&self) -> Vec<Step>;
     /// The guards to pass before step `index`, evaluated now; none for a step that only
     /// restores what this run changed (refusing it would leave the change behind).
-    fn guards(&self, index: usize) -> impl Future<Output = Vec<Guard>> + Send;
+    /// (An operation that checks its steps otherwise overrides [`Operation::check_before`].)
+    fn guards(&self, _index: usize) -> impl Future<Output = Vec<Guard>> + Send {
+        async { Vec::new() }
+    }
     /// Carries out step `index` and observes it until it is done: the line it ends with.
     fn run_step(
         &mut self,

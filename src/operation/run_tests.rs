@@ -3,6 +3,7 @@ use std::sync::{Arc, Mutex};
 use super::*;
 use crate::approval::{Answer, AuditLog, Gate, NodeOperation, Verdict};
 use crate::guards::GuardId;
+use crate::journal::action::ActionRecord;
 use crate::rollout::LockProgress;
 
 /// Three steps on node w-1; step `blocked_before` fails its guard, step `waits` waits for

@@ -10,7 +10,11 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::journal::RolloutJournal;
-use super::progress::{RolloutControl, RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
+use super::lease::{LockProgress, RenewFailure, RolloutLock};
+use super::progress::{
+    RolloutControl, RolloutEvent, RolloutHandle, RolloutOutcome, StepPhase, StepProgress,
+    StepReport, StepUpdate,
+};
 use crate::clock::unix_now;
 
 /// What a rollout kind does per step. Methods take `&self` because worker batches run several
@@ -29,87 +33,6 @@ pub trait StepExecutor: Send + Sync + 'static {
     fn run_step(&self, index: usize, report: StepReport) -> BoxFuture<'_, Result<(), String>>;
 }
 
-/// Where the rollout stands, for the lease's annotations.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockProgress {
-    /// Counted from 1, as shown to operators.
-    pub node_index: usize,
-    pub current_node: String,
-    pub phase: String,
-}
-
-/// Why a renewal failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RenewFailure {
-    /// Another console has the lock now: the rollout stops before the next step.
-    Lost(String),
-    /// The renewal did not get through (API unreachable); tried again at the next change.
-    Failed(String),
-}
-
-/// The "one rollout per cluster" lock (a Kubernetes Lease) as the engine uses it.
-pub trait RolloutLock: Send + 'static {
-    fn renew<'a>(
-        &'a mut self,
-        progress: &'a LockProgress,
-    ) -> BoxFuture<'a, Result<(), RenewFailure>>;
-    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>>;
-}
-
-/// What a running step reports; the engine folds it into the summary, journal and events.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StepUpdate {
-    Phase(StepPhase, String),
-    Detail(String),
-    Log(String),
-}
-
-/// A running step's way to report progress. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct StepReport {
-    index: usize,
-    node: String,
-    tx: UnboundedSender<(usize, StepUpdate)>,
-}
-
-impl StepReport {
-    /// For executors tested on their own: a report whose updates arrive on the receiver.
-    pub fn channel(
-        index: usize,
-        node: &str,
-    ) -> (StepReport, UnboundedReceiver<(usize, StepUpdate)>) {
-        let (tx, rx) = unbounded_channel();
-        let report = StepReport {
-            index,
-            node: node.to_string(),
-            tx,
-        };
-        (report, rx)
-    }
-
-    pub fn node(&self) -> &str {
-        &self.node
-    }
-
-    pub fn phase(&self, phase: StepPhase, detail: impl Into<String>) {
-        let _ = self
-            .tx
-            .send((self.index, StepUpdate::Phase(phase, detail.into())));
-    }
-
-    pub fn detail(&self, detail: impl Into<String>) {
-        let _ = self
-            .tx
-            .send((self.index, StepUpdate::Detail(detail.into())));
-    }
-
-    /// A line for the event log tail; the node's name is put in front.
-    pub fn log(&self, line: impl AsRef<str>) {
-        let line = format!("{}: {}", self.node, line.as_ref());
-        let _ = self.tx.send((self.index, StepUpdate::Log(line)));
-    }
-}
-
 /// How a rollout runs.
 pub struct EngineSetup {
     /// The journal to start from (new, or loaded to resume); the engine keeps it current.
@@ -124,12 +47,6 @@ pub struct EngineSetup {
     /// The journal comes from a killed run: the next batch may have been started before the
     /// journal said so, so its steps are settled first too.
     pub resumed: bool,
-}
-
-/// A running rollout: send it pause / resume / abort; await the task for its outcome.
-pub struct RolloutHandle {
-    pub control: UnboundedSender<RolloutControl>,
-    pub task: tokio::task::JoinHandle<RolloutOutcome>,
 }
 
 /// Starts the engine on the current tokio runtime.

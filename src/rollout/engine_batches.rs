@@ -83,11 +83,7 @@ impl BatchRun {
         let mut running: FuturesUnordered<_> = pending
             .iter()
             .map(|&index| {
-                let report = StepReport {
-                    index,
-                    node: self.engine.step_name(index),
-                    tx: tx.clone(),
-                };
+                let report = StepReport::new(index, &self.engine.step_name(index), tx.clone());
                 timed_step(self.executor.clone(), index, report, self.step_timeout)
             })
             .collect();

@@ -3,6 +3,7 @@
 //! annotations. Encoding and decoding only; the Lease itself is kube's.
 use std::collections::BTreeMap;
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use super::progress::RolloutKind;
@@ -189,6 +190,33 @@ pub fn change_annotations(
         }
     }
     map
+}
+
+/// Where the rollout stands, for the lease's annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockProgress {
+    /// Counted from 1, as shown to operators.
+    pub node_index: usize,
+    pub current_node: String,
+    pub phase: String,
+}
+
+/// Why a renewal failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewFailure {
+    /// Another console has the lock now: the rollout stops before the next step.
+    Lost(String),
+    /// The renewal did not get through (API unreachable); tried again at the next change.
+    Failed(String),
+}
+
+/// The "one rollout per cluster" lock (a Kubernetes Lease) as the engine uses it.
+pub trait RolloutLock: Send + 'static {
+    fn renew<'a>(
+        &'a mut self,
+        progress: &'a LockProgress,
+    ) -> BoxFuture<'a, Result<(), RenewFailure>>;
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>>;
 }
 
 #[cfg(test)]

@@ -7,16 +7,13 @@ pub mod journal;
 pub mod lease;
 pub mod progress;
 
-pub use engine::{
-    EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, StepReport,
-    StepUpdate, spawn_rollout,
-};
+pub use engine::{EngineSetup, StepExecutor, spawn_rollout};
 pub use journal::{JournalError, RolloutJournal};
 pub use lease::{
-    LeaseProgress, LeaseReading, ROLLOUT_LEASE_NAME, RolloutInProgress, RolloutLeaseInfo,
-    RolloutStatus,
+    LeaseProgress, LeaseReading, LockProgress, ROLLOUT_LEASE_NAME, RenewFailure, RolloutInProgress,
+    RolloutLeaseInfo, RolloutLock, RolloutStatus,
 };
 pub use progress::{
-    RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase,
-    StepProgress,
+    RolloutControl, RolloutEvent, RolloutHandle, RolloutKind, RolloutOutcome, RolloutSummary,
+    StepPhase, StepProgress, StepReport, StepUpdate,
 };

@@ -13,7 +13,7 @@ use super::read::CapiAccess;
 use crate::approval::MutatingAction;
 use crate::capi::ClusterTree;
 use crate::fleet::ClusterStatus;
-use crate::rollout::engine::StepReport;
+use crate::rollout::StepReport;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::launch::guards_pass;
 use crate::upgrade::runner::{KindRollout, KindStep, RunOptions, UpgradeKind, planned_step};

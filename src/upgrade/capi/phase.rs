@@ -13,7 +13,7 @@ use super::read::CapiAccess;
 use crate::capi::{ClusterTree, MachineNode};
 use crate::guards::Verdict;
 use crate::rollout::StepPhase;
-use crate::rollout::engine::StepReport;
+use crate::rollout::StepReport;
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::runner::KindStep;
 

@@ -17,8 +17,5 @@ pub use plan::{
     detect_running, offered_kubernetes_targets,
 };
 pub use removed_flags::{RemovedItem, RemovedKind, check_removed_flags};
-pub use runner::{
-    Kubernetes, KubernetesUpgradeRun, count_removed_apis, initial_steps,
-    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade, target_text,
-};
+pub use runner::{Kubernetes, count_removed_apis, initial_steps, target_text};
 pub use step::runs_target;
