@@ -731,3 +731,7 @@ fn humanize(d: Duration) -> String {
         (h, m, _) => format!("{h}h{m}m"),
     }
 }
+
+#[cfg(test)]
+#[path = "upgrade_tests.rs"]
+mod tests;

@@ -195,7 +195,7 @@ pub enum RolloutControl {
     Abort,
 }
 
-/// What a running step reports; the engine folds it into the summary, journal and events.
+/// What a running step reports; its runner folds it into the summary, journal and events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepUpdate {
     Phase(StepPhase, String),
