@@ -260,7 +260,7 @@ pub struct CancelSignal {
 }
 
 /// What a held run's wait between steps ended with.
-enum Released {
+enum HoldEnd {
     Released,
     Cancelled,
     /// The hold's sender went away while it was set.
@@ -311,17 +311,17 @@ impl CancelSignal {
     }
 
     /// Waits until the hold is released, the cancel set, or the hold's sender gone.
-    async fn released(&mut self) -> Released {
+    async fn released(&mut self) -> HoldEnd {
         let Some(mut hold) = self.hold.clone() else {
-            return Released::Released;
+            return HoldEnd::Released;
         };
         let mut cancel = self.clone();
         tokio::select! {
             released = hold.wait_for(|held| !*held) => match released {
-                Ok(_) => Released::Released,
-                Err(_) => Released::Detached,
+                Ok(_) => HoldEnd::Released,
+                Err(_) => HoldEnd::Detached,
             },
-            () = cancel.wait() => Released::Cancelled,
+            () = cancel.wait() => HoldEnd::Cancelled,
         }
     }
 }

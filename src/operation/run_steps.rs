@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval};
 
 use super::{
-    DETACHED, HeldLease, Operation, OperationEvent, Released, Runner, Step, StepContext, StepError,
+    DETACHED, HeldLease, HoldEnd, Operation, OperationEvent, Runner, Step, StepContext, StepError,
     StepStart,
 };
 use crate::journal::action::{ActionRecord, RunningAction};
@@ -186,14 +186,14 @@ async fn batches<O: Operation>(
                 }
             };
             match released {
-                Released::Released => {
+                HoldEnd::Released => {
                     operation.on_hold(next, false);
                     (runner.events)(OperationEvent::Note {
                         text: "resumed".into(),
                     });
                 }
-                Released::Cancelled => {}
-                Released::Detached => {
+                HoldEnd::Cancelled => {}
+                HoldEnd::Detached => {
                     return Err(format!(
                         "{DETACHED}: the run's controls went away while it was paused before \
                          step {} of {total} ({}); its journal keeps it for a resume",
