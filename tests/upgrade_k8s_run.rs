@@ -1,4 +1,4 @@
-//! The Kubernetes upgrade on the shared rollout engine against the sim: 1.34.1 → 1.35.0 with
+//! The Kubernetes upgrade through the one operation pipeline against the sim: 1.34.1 → 1.35.0 with
 //! every component and kubelet moved and the control planes one at a time; a control-plane
 //! component that never becomes ready halts the rollout; a run killed mid-rollout resumes from
 //! its journal; `removed-api` is refused until acknowledged; a skipped minor is refused; and on

@@ -171,7 +171,7 @@ pub fn lease_annotations(
     change_annotations(kind.as_str(), target, node_count, progress)
 }
 
-/// Every annotation of the lease of a change that is no engine rollout (a Cluster API scale,
+/// Every annotation of the lease of a change that is no upgrade rollout (a Cluster API scale,
 /// `capi-scale`): its kind is its own word, which other consoles read as "rollout".
 pub fn change_annotations(
     kind: &str,
@@ -210,7 +210,8 @@ pub enum RenewFailure {
     Failed(String),
 }
 
-/// The "one rollout per cluster" lock (a Kubernetes Lease) as the engine uses it.
+/// The "one rollout per cluster" lock (a Kubernetes Lease) as a run holds it: renewed with the
+/// step in progress, given back when the run ends.
 pub trait RolloutLock: Send + 'static {
     fn renew<'a>(
         &'a mut self,

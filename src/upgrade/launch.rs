@@ -111,7 +111,7 @@ pub(crate) async fn take_lease(
     Ok(Some(Box::new(LeaseLock(lease))))
 }
 
-/// The Kubernetes Lease as the engine's lock.
+/// The Kubernetes Lease as the run's lock.
 struct LeaseLock(RolloutLease);
 
 impl RolloutLock for LeaseLock {

@@ -111,8 +111,8 @@ impl RunOptions {
     }
 }
 
-/// What differs between the kinds of upgrade rollout; the runner, the journal, the Lease and the
-/// engine are the same for all. Step methods get the connected [`KindRollout`].
+/// What differs between the kinds of upgrade rollout; the operation that runs them, the journal
+/// and the Lease are the same for all. Step methods get the connected [`KindRollout`].
 pub trait UpgradeKind: Sized + Send + Sync + 'static {
     /// The plan as the journal keeps it.
     type Plan: Clone + Serialize + DeserializeOwned + Send + Sync + 'static;

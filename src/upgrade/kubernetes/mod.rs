@@ -1,5 +1,5 @@
 //! The guarded Kubernetes upgrade (`talosctl upgrade-k8s` as a walkthrough): the pure plan and
-//! guards, and the step executor the shared rollout engine drives — patch one node's machine
+//! guards, and the steps `operation::upgrade` runs — patch one node's machine
 //! config image, apply it without reboot, wait for that component to run the new version —
 //! and the removed-flags check upstream runs first.
 pub mod config_patch;
