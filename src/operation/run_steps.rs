@@ -173,6 +173,10 @@ async fn batches<O: Operation>(
                     plan[next].what
                 ),
             });
+            // Held, the run still holds its Lease: renewed naming the step it waits before.
+            if let Some(lease) = lease.as_mut() {
+                lease.renew(runner, &subjects, Some((next, "paused"))).await;
+            }
             let mut signal = runner.cancel.clone();
             let mut released = std::pin::pin!(signal.released());
             let released = loop {

@@ -524,6 +524,16 @@ async fn a_hold_waits_between_steps_until_released() {
     let said = run(&mut op, runner).await;
     assert_eq!(said.as_deref(), Ok("step 4 done"));
     assert_eq!(*op.holds.lock().unwrap(), [(0, true), (0, false)]);
+    let first = op.renewals.lock().unwrap()[0].clone();
+    assert_eq!(
+        (
+            first.node_index,
+            first.current_node.as_str(),
+            first.phase.as_str()
+        ),
+        (1, "cp-1", "paused"),
+        "the Lease is held while the run is"
+    );
     let notes: Vec<String> = b
         .events
         .lock()
