@@ -8,8 +8,8 @@
 //!   once (`Paths`, discovery sources) and passes them down as values.
 //! - `cli`: the command line's shape (clap); parsing only.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts and provisions (the headless commands' own
-//!   runners), every other operation on its one runner (`run_operation`:
+//!   runner that starts rollouts (`operation::upgrade`, as the headless
+//!   commands do) and provisions, every other operation on its one runner (`run_operation`:
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
 //!   scales and CAPI-way upgrades, through `operation::run`, their events told
 //!   as progress events)
@@ -63,16 +63,18 @@
 //!   patches and follows the Machines); `prepare` reads both sides and
 //!   evaluates the guards for the command and the console's `s` on `:capi` alike.
 //! - `operation`: the one operation pipeline: the `Operation` trait, its runner
-//!   (`operation::run`: the approval checked, the action journal, guards again before each
-//!   step, step timeouts, cancel between steps, progress events, audit) and the operations
-//!   it runs (node and etcd actions, CAPI doctor fixes, scale, the CAPI-way upgrade,
-//!   provision, terminate, create, delete); every operation by kind (`OperationKind::of` names the kind of each
+//!   (`operation::run`: the approval checked, the action journal or the operation's own,
+//!   steps a killed run left settled, batches of steps run at once, guards again before
+//!   each step, step timeouts, cancel and hold between steps, a Lease renewed, progress
+//!   events, audit) and the operations it runs (the Talos, Kubernetes and CAPI-way
+//!   upgrades, node and etcd actions, CAPI doctor fixes, scale, provision, terminate,
+//!   create, delete); every operation by kind (`OperationKind::of` names the kind of each
 //!   action the dispatcher approves), each kind's journal, cancel rule and implementation;
 //!   the one progress vocabulary every run is told in and the state it folds into
 //!   (`progress`), and each runner's events mapped into it (`runner_events`).
-//! - `upgrade`, `provision`: plans, guards, runners and journals of the Talos
-//!   and Kubernetes upgrades and of new VMs (`operation::provision` runs the
-//!   provision's steps); each run holds the cluster's
+//! - `upgrade`, `provision`: plans, guards, steps and journals of the Talos
+//!   and Kubernetes upgrades and of new VMs (`operation::upgrade` and
+//!   `operation::provision` run their steps); each run holds the cluster's
 //!   rollout Lease (fleet's), so one run changes a cluster at a time;
 //!   `upgrade::capi` is the same upgrade of a cluster Cluster API owns, the
 //!   CAPI way (patched objects, a copied machine template, the providers'
@@ -88,8 +90,9 @@
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the
 //!   workload clusters they own paired with the discovered clusters, and each
 //!   one's tree as `clusterctl describe cluster` groups it.
-//! - `rollout`, `approval`: the rollout engine (steps, journal, pause/abort,
-//!   what a rollout writes into its Lease); the one gate for mutating actions
+//! - `rollout`, `approval`: what an upgrade rollout keeps and tells (its
+//!   journal, step progress, pause/abort, what it writes into its Lease); the
+//!   one gate for mutating actions
 //!   (read-only refusal, typed confirmation, audit log, `ApprovedAction`).
 //! - `talos`, `kube`, `opennebula`, `registry`: protocol clients, bytes on the
 //!   wire to typed values and back (`registry`: OCI tags listings).

@@ -278,10 +278,21 @@ fn resumes_after(stop: Stop) {
         .filter(|l| l.contains("cluster=\"healthy\""))
         .filter_map(|l| l.split("outcome=").nth(1))
         .collect();
-    // The first run never ended; the resumed one did.
+    // Each run is audited as it starts and at each step; the first run never ended, the
+    // resumed one did.
+    let ends: Vec<&str> = outcomes
+        .iter()
+        .copied()
+        .filter(|o| *o != "\"started\"" && !o.starts_with("\"step "))
+        .collect();
     assert_eq!(
-        outcomes,
+        ends,
         ["\"confirmed\"", "\"confirmed\"", "\"succeeded\""],
+        "{audit}"
+    );
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "\"started\"").count(),
+        2,
         "{audit}"
     );
 }

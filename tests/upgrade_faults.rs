@@ -5,8 +5,8 @@ mod upgrade_common;
 
 use std::time::Duration;
 
+use taloscope::operation::upgrade::{TalosUpgradeRun, resume_talos_upgrade_with};
 use taloscope::rollout::{RolloutEvent, RolloutJournal, RolloutOutcome, StepPhase};
-use taloscope::upgrade::{TalosUpgradeRun, resume_talos_upgrade_with};
 use upgrade_common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,6 +119,7 @@ async fn a_run_killed_mid_rollout_resumes_from_its_journal_and_completes() {
     let handle = resume_talos_upgrade_with(
         journal,
         fx.approve("healthy", "v1.12.0"),
+        fx.dispatcher(),
         fx.cluster("healthy"),
         fx.options(),
         tx,

@@ -1,4 +1,4 @@
-//! The Kubernetes upgrade on the shared rollout engine against the sim: 1.34.1 → 1.35.0 with
+//! The Kubernetes upgrade through the one operation pipeline against the sim: 1.34.1 → 1.35.0 with
 //! every component and kubelet moved and the control planes one at a time; a control-plane
 //! component that never becomes ready halts the rollout; a run killed mid-rollout resumes from
 //! its journal; `removed-api` is refused until acknowledged; a skipped minor is refused; and on
@@ -8,13 +8,13 @@ mod upgrade_common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use taloscope::operation::upgrade::{
+    KubernetesUpgradeRun, resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade,
+};
 use taloscope::rollout::{
     RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome, StepPhase,
 };
-use taloscope::upgrade::kubernetes::{
-    KubernetesUpgradePlan, KubernetesUpgradeRun, REMOVED_APIS_ACK, resume_kubernetes_upgrade_with,
-    spawn_kubernetes_upgrade,
-};
+use taloscope::upgrade::kubernetes::{KubernetesUpgradePlan, REMOVED_APIS_ACK};
 use taloscope::upgrade::{RolloutHandle, RunOptions};
 use taloscope::versions::Version;
 use taloscope_sim::{NodeRole, Scenario};
@@ -61,6 +61,7 @@ fn k8s_run(
 ) -> KubernetesUpgradeRun {
     KubernetesUpgradeRun {
         approved: fx.approve_k8s(context, target.trim_start_matches('v')),
+        dispatcher: fx.dispatcher(),
         plan,
         acks: vec![],
         cluster: fx.cluster(context),
@@ -261,6 +262,7 @@ async fn a_run_killed_mid_rollout_resumes_and_completes() {
     let handle = resume_kubernetes_upgrade_with(
         journal,
         fx.approve_k8s("healthy-112", "1.35.0"),
+        fx.dispatcher(),
         fx.cluster("healthy-112"),
         options(&fx, Duration::from_secs(20)),
         tx,

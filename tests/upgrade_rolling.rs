@@ -3,8 +3,9 @@
 //! by the sim's own record; `cp2-down` and a reader context refused before any upgrade call.
 mod upgrade_common;
 
+use taloscope::operation::upgrade::TalosUpgradeRun;
 use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
-use taloscope::upgrade::{TalosUpgradeRun, UpgradeApi};
+use taloscope::upgrade::UpgradeApi;
 use taloscope_sim::Scenario;
 use taloscope_sim::kube_api::KubeActionKind;
 use upgrade_common::*;

@@ -155,8 +155,8 @@ where
                 None => return Ok(Exit::Hangup),
             },
             Some(event) = app_rx.recv() => {
-                if let AppEvent::Rollout(RolloutEvent::Finished { cluster, outcome }) = &event {
-                    console.rollout_ended(cluster, outcome);
+                if let AppEvent::Rollout(RolloutEvent::Finished { cluster, .. }) = &event {
+                    console.rollout_ended(cluster);
                 }
                 queue.push_back(Action::Event(event));
             }

@@ -1,7 +1,7 @@
-//! Running rollouts from the event loop: the runner started or resumed for
-//! an approved upgrade (its events forwarded to the app channel, its control
-//! channel kept per cluster), how it ended audited, and the journals of
-//! unfinished rollouts read at startup.
+//! Running rollouts from the event loop: the upgrade operation started or
+//! resumed for an approved upgrade (its events forwarded to the app channel,
+//! its control channel kept per cluster; the runner audits how it ended), and
+//! the journals of unfinished rollouts read at startup.
 use std::path::Path;
 
 use tokio::sync::mpsc;
@@ -11,37 +11,25 @@ use crate::app::action::{Action, AppEvent, RemovedApisCounted, StartRollout};
 use crate::app::message::Message;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::state::AppState;
-use crate::approval::ApprovedAction;
+use crate::approval::{ApprovedAction, Dispatcher};
 use crate::discovery::Cluster;
+use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
 use crate::upgrade::kubernetes::{
     Kubernetes, KubernetesUpgradePlan, check_removed_flags, count_removed_apis,
 };
 use crate::upgrade::launch::connect;
-use crate::upgrade::{
-    RolloutHandle, RunOptions, TalosOs, UpgradeKind, UpgradeRun, resume_upgrade_with, spawn_upgrade,
-};
+use crate::upgrade::{RolloutHandle, RunOptions, TalosOs, UpgradeKind};
 
 /// A rollout this console started or resumed.
 pub struct RunningRollout {
-    pub approved: ApprovedAction,
     pub control: mpsc::UnboundedSender<RolloutControl>,
 }
 
 impl Console {
-    /// Audits how a rollout of `cluster` ended and forgets its runner.
-    pub(super) fn rollout_ended(&mut self, cluster: &str, outcome: &RolloutOutcome) {
-        let Some(running) = self.rollouts.remove(cluster) else {
-            return;
-        };
-        let result = match outcome {
-            RolloutOutcome::Completed => Ok(()),
-            RolloutOutcome::Aborted => Err("aborted by the operator".to_string()),
-            RolloutOutcome::Halted(why) => Err(why.clone()),
-        };
-        if let Err(e) = self.dispatcher.finished(&running.approved, result) {
-            tracing::warn!("{e}");
-        }
+    /// Forgets the runner of a rollout of `cluster` that ended (the runner audited how).
+    pub(super) fn rollout_ended(&mut self, cluster: &str) {
+        self.rollouts.remove(cluster);
     }
 
     /// Audits an approved action that does not run, and says why.
@@ -58,6 +46,7 @@ impl Console {
 /// An approved new rollout, whatever its kind, its journal to go in `state_dir`.
 struct Fresh<'a> {
     approved: ApprovedAction,
+    dispatcher: Dispatcher,
     acks: Vec<String>,
     cluster: Cluster,
     state_dir: &'a Path,
@@ -85,6 +74,7 @@ impl Fresh<'_> {
         spawn_upgrade(
             UpgradeRun::<K> {
                 approved: self.approved,
+                dispatcher: self.dispatcher,
                 plan,
                 acks: self.acks,
                 cluster: self.cluster,
@@ -99,6 +89,7 @@ impl Fresh<'_> {
 struct Resumed<'a> {
     journal: RolloutJournal,
     approved: ApprovedAction,
+    dispatcher: Dispatcher,
     cluster: Cluster,
     state_dir: &'a Path,
     events: mpsc::UnboundedSender<RolloutEvent>,
@@ -114,6 +105,7 @@ impl Resumed<'_> {
         resume_upgrade_with::<K>(
             self.journal,
             self.approved,
+            self.dispatcher,
             self.cluster,
             options,
             self.events,
@@ -126,6 +118,7 @@ impl Resumed<'_> {
 fn spawn_rollout(
     state: &AppState,
     state_dir: &Path,
+    dispatcher: &Dispatcher,
     start: RolloutStart,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<mpsc::UnboundedSender<RolloutControl>, String> {
@@ -146,6 +139,7 @@ fn spawn_rollout(
             } = *start;
             let fresh = Fresh {
                 approved,
+                dispatcher: dispatcher.clone(),
                 acks,
                 cluster,
                 state_dir,
@@ -169,6 +163,7 @@ fn spawn_rollout(
             let resumed = Resumed {
                 journal,
                 approved,
+                dispatcher: dispatcher.clone(),
                 cluster,
                 state_dir,
                 events,
@@ -230,11 +225,16 @@ pub(super) fn start_rollout(
 ) -> Option<Action> {
     let approved = start.approved().clone();
     let cluster = approved.action().cluster().to_string();
-    match spawn_rollout(&console.state, &console.paths.state_dir, start, app_tx) {
+    let dispatcher = &console.dispatcher;
+    match spawn_rollout(
+        &console.state,
+        &console.paths.state_dir,
+        dispatcher,
+        start,
+        app_tx,
+    ) {
         Ok(control) => {
-            console
-                .rollouts
-                .insert(cluster, RunningRollout { approved, control });
+            console.rollouts.insert(cluster, RunningRollout { control });
             None
         }
         Err(why) => {

@@ -14,9 +14,11 @@ pub mod provision;
 pub mod run;
 pub mod scale;
 pub mod terminate;
+pub mod upgrade;
 
 pub use run::{
-    CancelSignal, Events, Operation, OperationEvent, Runner, Step, StepContext, StepError, run,
+    CancelSignal, DETACHED, Events, HeldLease, Operation, OperationEvent, Runner, Step,
+    StepContext, StepError, StepStart, run,
 };
 
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
@@ -179,14 +181,19 @@ impl OperationKind {
             K::Create => Some(type_name::<
                 create::ClusterCreate<crate::cluster_lifecycle::provider_steps::ProviderSteps>,
             >()),
+            K::TalosUpgrade => Some(type_name::<
+                upgrade::UpgradeOperation<crate::upgrade::TalosOs>,
+            >()),
+            K::KubernetesUpgrade => Some(type_name::<
+                upgrade::UpgradeOperation<crate::upgrade::kubernetes::Kubernetes>,
+            >()),
             K::CapiUpgrade => Some(type_name::<capi_upgrade::CapiUpgrade>()),
-            K::TalosUpgrade | K::KubernetesUpgrade => None,
         }
     }
 
-    /// How a run of this kind stops on cancel: rollouts after the node under way (the
-    /// engine's pause/abort), a CAPI-way upgrade after its phase or at the phase's next poll,
-    /// node and etcd actions after their step
+    /// How a run of this kind stops on cancel: rollouts after the steps under way (their
+    /// abort; their pause holds the run there), a CAPI-way upgrade after its phase or at the
+    /// phase's next poll, node and etcd actions after their step
     /// ([`CancelSignal`], set by the console's cancel key or the command line's
     /// SIGINT/SIGTERM).
     pub fn cancel(self) -> CancelRule {

@@ -1,20 +1,24 @@
 //! The one runner of every operation: it takes the dispatcher's approval, claims the cluster's
-//! action journal, and for each step re-checks the operation's guards from a fresh status,
-//! records the step in the journal and the audit log, runs it bounded by its timeout and
-//! forwards its lines with the step's elapsed time and timeout. A cancel is seen between
-//! steps, or while a step only waits for what it asked to happen; never in the middle of a
-//! call. How the run ended is written to the journal and audited once.
+//! action journal (or lets the operation keep its own typed one), settles the steps a killed
+//! run left in progress, and for each batch of steps re-checks the operation's guards from a
+//! fresh status, records the steps in the journal and the audit log, runs them bounded by
+//! their timeout and forwards their lines with the step's elapsed time and timeout. A cancel
+//! is seen between steps, or while a step only waits for what it asked to happen; never in
+//! the middle of a call; a hold (the operator's pause) waits between steps until released.
+//! A Lease the run holds is renewed on every step change and periodically. How the run ended
+//! is written to the journal and audited once.
 use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::OperationKind;
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::guards::Guard;
-use crate::journal::action::{ActionRecord, RunningAction, begin_action};
+use crate::journal::action::{RunningAction, begin_action};
+use crate::rollout::RolloutLock;
 
 /// One step of an operation, as its plan names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +36,33 @@ pub enum StepError {
     Failed(String),
     /// The operator cancelled while the step waited for `what` (the step's call was done).
     CancelledWhileWaiting(String),
+    /// The step was not done within its timeout ([`StepContext::bounded`]).
+    TimedOut,
 }
+
+/// Where a step stands as a run begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepStart {
+    /// It runs.
+    ToRun,
+    /// Nothing to do: the plan skips it, or the run this one resumes finished it.
+    Done,
+    /// A killed run may have started it: it is settled ([`Operation::settle`]) before anything
+    /// runs, and runs only when that says it is not done.
+    Unsettled,
+}
+
+/// A Lease the run holds: renewed by the runner on every step change and every
+/// `renew_every`, given back when the run ends.
+pub struct HeldLease {
+    pub lock: Box<dyn RolloutLock>,
+    pub renew_every: Duration,
+}
+
+/// How a run that was held ends when its controls go away (the console quit while it was
+/// paused): it did not end, so neither its journal nor the audit log says it did; the
+/// message starts with this.
+pub const DETACHED: &str = "detached";
 
 impl From<String> for StepError {
     fn from(why: String) -> StepError {
@@ -59,7 +89,10 @@ pub trait Operation: Send {
     fn steps(&self) -> Vec<Step>;
     /// The guards to pass before step `index`, evaluated now; none for a step that only
     /// restores what this run changed (refusing it would leave the change behind).
-    fn guards(&self, index: usize) -> impl Future<Output = Vec<Guard>> + Send;
+    /// (An operation that checks its steps otherwise overrides [`Operation::check_before`].)
+    fn guards(&self, _index: usize) -> impl Future<Output = Vec<Guard>> + Send {
+        async { Vec::new() }
+    }
     /// Carries out step `index` and observes it until it is done: the line it ends with.
     fn run_step(
         &mut self,
@@ -82,6 +115,77 @@ pub trait Operation: Send {
             .cloned()
             .unwrap_or_else(|| "nothing to do".into())
     }
+    /// Whether step `index` may begin now: `Err` names what blocks it. By default the step's
+    /// guards ([`Operation::guards`]), none blocking with the operator's acknowledgements.
+    fn check_before(
+        &self,
+        index: usize,
+        acks: &[String],
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        let guards = self.guards(index);
+        async move {
+            match guards.await.iter().find(|g| g.blocks(acks)) {
+                Some(g) => Err(format!("guard \"{}\" blocks: {}", g.id.title(), g.reason)),
+                None => Ok(()),
+            }
+        }
+    }
+    /// The steps that run at once, in order; each step alone unless the operation says so.
+    fn batches(&self) -> Vec<Vec<usize>> {
+        (0..self.steps().len()).map(|i| vec![i]).collect()
+    }
+    /// What step `index` is about, as the Lease names the step in progress.
+    fn subject(&self, index: usize) -> String {
+        self.steps()
+            .get(index)
+            .map(|s| s.what.clone())
+            .unwrap_or_default()
+    }
+    /// Where step `index` stands as the run begins (a resumed run's journal says).
+    fn start_of(&self, _index: usize) -> StepStart {
+        StepStart::ToRun
+    }
+    /// Waits until what a killed run started in step `index` settles: `Ok(true)` when the step
+    /// is done, `Ok(false)` when it still has to run.
+    fn settle(
+        &mut self,
+        _index: usize,
+        _step: &StepContext<'_>,
+    ) -> impl Future<Output = Result<bool, StepError>> + Send {
+        async { Ok(false) }
+    }
+    /// Runs the steps of one batch, each bounded by its timeout ([`StepContext::bounded`]):
+    /// one result per step, in the batch's order; fewer when the batch stopped at a failure.
+    /// By default one after the other with [`Operation::run_step`].
+    fn run_batch(
+        &mut self,
+        steps: &[StepContext<'_>],
+    ) -> impl Future<Output = Vec<Result<String, StepError>>> + Send {
+        async move {
+            let mut results = Vec::new();
+            for step in steps {
+                let result = step.bounded(self.run_step(step.index, step)).await;
+                let failed = result.is_err();
+                results.push(result);
+                if failed {
+                    break;
+                }
+            }
+            results
+        }
+    }
+    /// The Lease this run holds, taken once as the run begins.
+    fn lease(&mut self) -> Option<HeldLease> {
+        None
+    }
+    /// Whether the operation keeps a typed journal of its own on the journal module (an
+    /// upgrade's rollout journal, which a later run resumes) instead of the cluster's action
+    /// journal.
+    fn own_journal(&self) -> bool {
+        false
+    }
+    /// The operator's hold took effect before step `index` (`held`), or was released.
+    fn on_hold(&mut self, _index: usize, _held: bool) {}
 }
 
 /// What a running operation reports, for the command line's printer and the console's
@@ -147,15 +251,42 @@ impl OperationEvent {
 pub type Events<'a> = &'a (dyn Fn(OperationEvent) + Send + Sync);
 
 /// The operator's cancel of a running operation: set once, seen by the runner between steps
-/// and by a step while it waits.
+/// and by a step while it waits; with its hold (a pause), the runner waits between steps
+/// while the hold is set.
 #[derive(Debug, Clone)]
-pub struct CancelSignal(watch::Receiver<bool>);
+pub struct CancelSignal {
+    cancel: watch::Receiver<bool>,
+    hold: Option<watch::Receiver<bool>>,
+}
+
+/// What a held run's wait between steps ended with.
+enum HoldEnd {
+    Released,
+    Cancelled,
+    /// The hold's sender went away while it was set.
+    Detached,
+}
 
 impl CancelSignal {
     /// A signal and the sender that sets it.
     pub fn new() -> (watch::Sender<bool>, CancelSignal) {
         let (tx, rx) = watch::channel(false);
-        (tx, CancelSignal(rx))
+        (
+            tx,
+            CancelSignal {
+                cancel: rx,
+                hold: None,
+            },
+        )
+    }
+
+    /// A signal with a hold: the senders of the cancel and of the hold (`true` holds the run
+    /// before its next step, `false` releases it).
+    pub fn holdable() -> (watch::Sender<bool>, watch::Sender<bool>, CancelSignal) {
+        let (cancel, mut signal) = CancelSignal::new();
+        let (hold, rx) = watch::channel(false);
+        signal.hold = Some(rx);
+        (cancel, hold, signal)
     }
 
     /// A signal nobody sets: its sender is gone, so it stays unset and waiting on it waits
@@ -165,13 +296,32 @@ impl CancelSignal {
     }
 
     pub fn is_set(&self) -> bool {
-        *self.0.borrow()
+        *self.cancel.borrow()
+    }
+
+    fn is_held(&self) -> bool {
+        self.hold.as_ref().is_some_and(|h| *h.borrow())
     }
 
     /// Waits until it is set (for ever when its sender is gone unset).
     async fn wait(&mut self) {
-        if self.0.wait_for(|set| *set).await.is_err() {
+        if self.cancel.wait_for(|set| *set).await.is_err() {
             std::future::pending::<()>().await;
+        }
+    }
+
+    /// Waits until the hold is released, the cancel set, or the hold's sender gone.
+    async fn released(&mut self) -> HoldEnd {
+        let Some(mut hold) = self.hold.clone() else {
+            return HoldEnd::Released;
+        };
+        let mut cancel = self.clone();
+        tokio::select! {
+            released = hold.wait_for(|held| !*held) => match released {
+                Ok(_) => HoldEnd::Released,
+                Err(_) => HoldEnd::Detached,
+            },
+            () = cancel.wait() => HoldEnd::Cancelled,
         }
     }
 }
@@ -183,16 +333,24 @@ pub struct StepContext<'a> {
     total: usize,
     began: Instant,
     timeout: Duration,
-    journal: &'a RunningAction,
+    journal: Option<&'a RunningAction>,
     events: Events<'a>,
     cancel: CancelSignal,
+    phases: &'a mpsc::UnboundedSender<(usize, String)>,
 }
 
 impl StepContext<'_> {
+    /// The step's index in the plan.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     /// Reports a line of the step: into the journal as its last step, and as an event.
     pub fn say(&self, text: impl Into<String>) {
         let text = text.into();
-        self.journal.record(|r| r.step = text.clone());
+        if let Some(journal) = self.journal {
+            journal.record(|r| r.step = text.clone());
+        }
         (self.events)(OperationEvent::Line {
             index: self.index,
             total: self.total,
@@ -202,11 +360,17 @@ impl StepContext<'_> {
         });
     }
 
+    /// Reports that the step entered `phase` ("rebooting"): the Lease is renewed with it.
+    pub fn phase(&self, phase: &str) {
+        let _ = self.phases.send((self.index, phase.to_string()));
+    }
+
     /// Records, before the cordon, that the run may leave `node` cordoned; `None` once it
     /// does not (uncordoned, or drained on purpose).
     pub fn left_cordoned(&self, node: Option<&str>) {
-        self.journal
-            .record(|r| r.left_cordoned = node.map(str::to_string));
+        if let Some(journal) = self.journal {
+            journal.record(|r| r.left_cordoned = node.map(str::to_string));
+        }
     }
 
     /// Sleeps `interval` while the step waits for `what`, or ends the step if the operator
@@ -217,6 +381,17 @@ impl StepContext<'_> {
             () = tokio::time::sleep(interval) => Ok(()),
             () = cancel.wait() => Err(StepError::CancelledWhileWaiting(what.to_string())),
         }
+    }
+
+    /// `work` bounded by what is left of the step's timeout.
+    pub async fn bounded<T>(
+        &self,
+        work: impl Future<Output = Result<T, StepError>>,
+    ) -> Result<T, StepError> {
+        let left = self.timeout.saturating_sub(self.began.elapsed());
+        tokio::time::timeout(left, work)
+            .await
+            .unwrap_or(Err(StepError::TimedOut))
     }
 }
 
@@ -235,152 +410,54 @@ pub struct Runner<'a> {
 
 /// Runs the approved `operation`; `Ok` says how it ended, `Err` why it did not finish (a
 /// cancel included: it starts with "cancelled" and says which steps ran and what the run
-/// leaves).
+/// leaves; a held run whose controls went away starts with [`DETACHED`]).
 pub async fn run<O: Operation>(operation: &mut O, runner: Runner<'_>) -> Result<String, String> {
     let action = operation.action();
-    let result = match runner.approved.check_for(&action) {
+    let journal = match runner.approved.check_for(&action) {
         Err(e) => Err(e),
-        Ok(()) => {
-            match begin_action(
-                runner.state_dir,
-                action.cluster(),
-                &action.describe(),
-                operation.node(),
-            ) {
-                Err(e) => Err(e.to_string()),
-                Ok(journal) => {
-                    let journal = RunningAction::new(journal);
-                    let result = steps(operation, &runner, &journal).await;
-                    if let Some(text) = operation.release().await {
-                        journal.record(|r| r.step = text.clone());
-                        (runner.events)(OperationEvent::Note { text });
-                    }
-                    journal.end(&result);
-                    result
+        Ok(()) if operation.own_journal() => Ok(None),
+        Ok(()) => begin_action(
+            runner.state_dir,
+            action.cluster(),
+            &action.describe(),
+            operation.node(),
+        )
+        .map(|journal| Some(RunningAction::new(journal)))
+        .map_err(|e| e.to_string()),
+    };
+    let result = match journal {
+        Err(e) => Err(e),
+        Ok(journal) => {
+            let result = steps(operation, &runner, journal.as_ref()).await;
+            if let Some(text) = operation.release().await {
+                if let Some(journal) = &journal {
+                    journal.record(|r| r.step = text.clone());
                 }
+                (runner.events)(OperationEvent::Note { text });
             }
+            if let Some(journal) = journal.as_ref().filter(|_| !detached(&result)) {
+                journal.end(&result);
+            }
+            result
         }
     };
-    if let Err(e) = runner
-        .dispatcher
-        .finished(runner.approved, result.clone().map(|_| ()))
+    if !detached(&result)
+        && let Err(e) = runner
+            .dispatcher
+            .finished(runner.approved, result.clone().map(|_| ()))
     {
         tracing::warn!("{e}");
     }
     result
 }
 
-async fn steps<O: Operation>(
-    operation: &mut O,
-    runner: &Runner<'_>,
-    journal: &RunningAction,
-) -> Result<String, String> {
-    let audit = |outcome: String| {
-        if let Err(e) = runner.dispatcher.progressed(runner.approved, &outcome) {
-            tracing::warn!("{e}");
-        }
-    };
-    audit("started".into());
-    let plan = operation.steps();
-    let total = plan.len();
-    let mut done: Vec<String> = Vec::new();
-    let cordons = operation.cordons();
-    let leaves = || leaves(cordons, &journal.snapshot());
-    for (index, step) in plan.iter().enumerate() {
-        if runner.cancel.is_set() {
-            return Err(format!(
-                "cancelled before step {} of {total} ({}); {}{}",
-                index + 1,
-                step.what,
-                ran(&plan, index, &done),
-                leaves()
-            ));
-        }
-        let guards = operation.guards(index).await;
-        if let Some(guard) = guards.iter().find(|g| g.blocks(runner.acks)) {
-            return Err(format!(
-                "refused before step {} of {total} ({}): guard \"{}\" blocks: {}; {}{}",
-                index + 1,
-                step.what,
-                guard.id.title(),
-                guard.reason,
-                ran(&plan, index, &done),
-                leaves()
-            ));
-        }
-        audit(format!("step {} of {total}: {}", index + 1, step.what));
-        journal.record(|r| r.step = step.what.clone());
-        (runner.events)(OperationEvent::Step {
-            index,
-            total,
-            what: step.what.clone(),
-            timeout: step.timeout,
-        });
-        let context = StepContext {
-            index,
-            total,
-            began: Instant::now(),
-            timeout: step.timeout,
-            journal,
-            events: runner.events,
-            cancel: runner.cancel.clone(),
-        };
-        let outcome = tokio::time::timeout(step.timeout, operation.run_step(index, &context)).await;
-        match outcome {
-            Err(_) => {
-                return Err(format!(
-                    "{}: not done after {} (the step's timeout){}{}",
-                    step.what,
-                    crate::clock::short_duration(step.timeout.as_secs()),
-                    operation.stopped_at(index),
-                    leaves()
-                ));
-            }
-            Ok(Err(StepError::CancelledWhileWaiting(what))) => {
-                return Err(format!(
-                    "cancelled while waiting for {what}{}{}",
-                    operation.stopped_at(index),
-                    leaves()
-                ));
-            }
-            Ok(Err(StepError::Failed(why))) => return Err(why),
-            Ok(Ok(said)) => {
-                journal.record(|r| r.step = said.clone());
-                (runner.events)(OperationEvent::Line {
-                    index,
-                    total,
-                    elapsed: context.began.elapsed(),
-                    timeout: step.timeout,
-                    text: format!("[{}/{total}] {said}", index + 1),
-                });
-                done.push(said);
-            }
-        }
-    }
-    Ok(operation.finished(&done))
+fn detached(result: &Result<String, String>) -> bool {
+    result.as_ref().is_err_and(|e| e.starts_with(DETACHED))
 }
 
-/// "done: …; not run: …" of a run stopped before step `next`.
-fn ran(plan: &[Step], next: usize, done: &[String]) -> String {
-    let done = if done.is_empty() {
-        "none: nothing was changed".to_string()
-    } else {
-        done.join("; ")
-    };
-    let not_run: Vec<&str> = plan[next..].iter().map(|s| s.what.as_str()).collect();
-    format!("done: {done}; not run: {}", not_run.join(", "))
-}
-
-/// What a run that stops now leaves, for its end's message.
-fn leaves(cordons: bool, record: &ActionRecord) -> String {
-    match &record.left_cordoned {
-        Some(node) => {
-            format!("; {node} stays cordoned (uncordon it from the action menu when it is back)")
-        }
-        None if cordons => "; no node was left cordoned".to_string(),
-        None => String::new(),
-    }
-}
+#[path = "run_steps.rs"]
+mod run_steps;
+use run_steps::steps;
 
 #[cfg(test)]
 #[path = "run_tests.rs"]

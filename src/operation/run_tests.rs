@@ -3,6 +3,8 @@ use std::sync::{Arc, Mutex};
 use super::*;
 use crate::approval::{Answer, AuditLog, Gate, NodeOperation, Verdict};
 use crate::guards::GuardId;
+use crate::journal::action::ActionRecord;
+use crate::rollout::LockProgress;
 
 /// Three steps on node w-1; step `blocked_before` fails its guard, step `waits` waits for
 /// ever (until cancelled or timed out), and `cancel_in` sets the cancel while it runs.
@@ -290,4 +292,297 @@ async fn an_approval_of_another_action_or_a_held_journal_runs_nothing() {
         "{}",
         b.audit()
     );
+}
+
+/// Four steps, the middle two run at once; where each starts, what settling finds and the
+/// Lease it holds are set per test.
+struct Batched {
+    starts: [StepStart; 4],
+    /// What settling a step left in progress finds: done or not.
+    settles_done: bool,
+    settled: Arc<Mutex<Vec<usize>>>,
+    ran: Arc<Mutex<Vec<usize>>>,
+    /// The middle steps wait for each other: they pass only when both run at once.
+    together: Arc<tokio::sync::Barrier>,
+    renewals: Arc<Mutex<Vec<LockProgress>>>,
+    released: Arc<Mutex<bool>>,
+    holds: Arc<Mutex<Vec<(usize, bool)>>>,
+}
+
+impl Batched {
+    fn new() -> Batched {
+        Batched {
+            starts: [StepStart::ToRun; 4],
+            settles_done: false,
+            settled: Arc::default(),
+            ran: Arc::default(),
+            together: Arc::new(tokio::sync::Barrier::new(2)),
+            renewals: Arc::default(),
+            released: Arc::default(),
+            holds: Arc::default(),
+        }
+    }
+}
+
+/// A Lease that records its renewals and its release.
+struct RecordedLease {
+    renewals: Arc<Mutex<Vec<LockProgress>>>,
+    released: Arc<Mutex<bool>>,
+}
+
+impl RolloutLock for RecordedLease {
+    fn renew<'a>(
+        &'a mut self,
+        progress: &'a LockProgress,
+    ) -> futures::future::BoxFuture<'a, Result<(), crate::rollout::RenewFailure>> {
+        self.renewals.lock().unwrap().push(progress.clone());
+        Box::pin(async { Ok(()) })
+    }
+    fn release(self: Box<Self>) -> futures::future::BoxFuture<'static, Result<(), String>> {
+        *self.released.lock().unwrap() = true;
+        Box::pin(async { Ok(()) })
+    }
+}
+
+impl Operation for Batched {
+    fn kind(&self) -> OperationKind {
+        OperationKind::NodeReboot
+    }
+    fn action(&self) -> MutatingAction {
+        reboot_of("w-1")
+    }
+    fn steps(&self) -> Vec<Step> {
+        ["cp-1", "w-1", "w-2", "w-3"]
+            .map(|node| Step {
+                what: format!("{node}: upgrade"),
+                timeout: Duration::from_secs(60),
+            })
+            .to_vec()
+    }
+    async fn guards(&self, _index: usize) -> Vec<Guard> {
+        Vec::new()
+    }
+    async fn run_step(
+        &mut self,
+        index: usize,
+        step: &StepContext<'_>,
+    ) -> Result<String, StepError> {
+        self.ran.lock().unwrap().push(index);
+        step.phase("rebooting");
+        Ok(format!("step {} done", index + 1))
+    }
+    fn batches(&self) -> Vec<Vec<usize>> {
+        vec![vec![0], vec![1, 2], vec![3]]
+    }
+    fn subject(&self, index: usize) -> String {
+        ["cp-1", "w-1", "w-2", "w-3"][index].to_string()
+    }
+    fn start_of(&self, index: usize) -> StepStart {
+        self.starts[index]
+    }
+    async fn settle(&mut self, index: usize, _: &StepContext<'_>) -> Result<bool, StepError> {
+        self.settled.lock().unwrap().push(index);
+        Ok(self.settles_done)
+    }
+    async fn run_batch(&mut self, steps: &[StepContext<'_>]) -> Vec<Result<String, StepError>> {
+        if steps.len() == 1 {
+            let step = &steps[0];
+            return vec![step.bounded(self.run_step(step.index(), step)).await];
+        }
+        let (ran, together) = (self.ran.clone(), self.together.clone());
+        let runs = steps.iter().map(|step| {
+            let (ran, together) = (ran.clone(), together.clone());
+            step.bounded(async move {
+                together.wait().await;
+                ran.lock().unwrap().push(step.index());
+                step.phase("installing");
+                Ok(format!("step {} done", step.index() + 1))
+            })
+        });
+        futures::future::join_all(runs).await
+    }
+    fn lease(&mut self) -> Option<HeldLease> {
+        Some(HeldLease {
+            lock: Box::new(RecordedLease {
+                renewals: self.renewals.clone(),
+                released: self.released.clone(),
+            }),
+            renew_every: Duration::from_secs(3600),
+        })
+    }
+    fn on_hold(&mut self, index: usize, held: bool) {
+        self.holds.lock().unwrap().push((index, held));
+    }
+}
+
+impl Bench {
+    async fn run_batched(&self, op: &mut Batched, cancel: CancelSignal) -> Result<String, String> {
+        let events = self.events.clone();
+        let sink = move |e: OperationEvent| events.lock().unwrap().push(e);
+        let runner = Runner {
+            approved: &self.approved,
+            dispatcher: &self.dispatcher,
+            state_dir: self.dir.path(),
+            acks: &[],
+            cancel,
+            events: &sink,
+        };
+        run(op, runner).await
+    }
+}
+
+#[tokio::test]
+async fn a_batch_runs_its_steps_at_once_and_the_lease_follows_every_step_change() {
+    let b = bench();
+    let mut op = Batched::new();
+    let said = b.run_batched(&mut op, CancelSignal::never()).await;
+    // The middle steps pass their barrier only together: run one after the other, they
+    // would wait for ever.
+    assert_eq!(said.as_deref(), Ok("step 4 done"));
+    let ran = op.ran.lock().unwrap().clone();
+    assert_eq!((ran[0], ran[3]), (0, 3));
+    assert_eq!(ran.len(), 4);
+    let renewals: Vec<(usize, String, String)> = op
+        .renewals
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| (p.node_index, p.current_node.clone(), p.phase.clone()))
+        .collect();
+    let has = |i: usize, node: &str, phase: &str| {
+        renewals.contains(&(i, node.to_string(), phase.to_string()))
+    };
+    assert!(
+        has(1, "cp-1", "started") && has(1, "cp-1", "rebooting"),
+        "{renewals:?}"
+    );
+    assert!(
+        has(2, "w-1", "installing") && has(3, "w-2", "installing"),
+        "{renewals:?}"
+    );
+    assert!(has(4, "w-3", "rebooting"), "{renewals:?}");
+    assert!(
+        *op.released.lock().unwrap(),
+        "the lease is given back at the end"
+    );
+    assert!(b.audit().contains("outcome=\"step 3 of 4: w-2: upgrade\""));
+}
+
+#[tokio::test]
+async fn a_resumed_run_settles_the_step_left_in_progress_and_skips_the_done_ones() {
+    let b = bench();
+    let mut op = Batched::new();
+    op.starts = [
+        StepStart::Done,
+        StepStart::Unsettled,
+        StepStart::ToRun,
+        StepStart::ToRun,
+    ];
+    op.settles_done = true;
+    op.together = Arc::new(tokio::sync::Barrier::new(1));
+    let said = b.run_batched(&mut op, CancelSignal::never()).await;
+    assert_eq!(said.as_deref(), Ok("step 4 done"));
+    assert_eq!(*op.settled.lock().unwrap(), [1]);
+    // Step 2 finished while the console was away: only step 3 of its batch runs.
+    assert_eq!(*op.ran.lock().unwrap(), [2, 3]);
+
+    let b = bench();
+    let mut op = Batched::new();
+    op.starts[0] = StepStart::Unsettled;
+    let said = b.run_batched(&mut op, CancelSignal::never()).await;
+    assert_eq!(said.as_deref(), Ok("step 4 done"));
+    assert_eq!(*op.settled.lock().unwrap(), [0]);
+    assert_eq!(
+        op.ran.lock().unwrap()[0],
+        0,
+        "not done when settled: it runs"
+    );
+}
+
+#[tokio::test]
+async fn a_hold_waits_between_steps_until_released() {
+    let b = bench();
+    let (_cancel, hold, signal) = CancelSignal::holdable();
+    hold.send_replace(true);
+    let events = b.events.clone();
+    // The operator releases the hold once the run says it is paused.
+    let sink = move |e: OperationEvent| {
+        if matches!(&e, OperationEvent::Note { text } if text.starts_with("paused before")) {
+            hold.send_replace(false);
+        }
+        events.lock().unwrap().push(e);
+    };
+    let mut op = Batched::new();
+    let runner = Runner {
+        approved: &b.approved,
+        dispatcher: &b.dispatcher,
+        state_dir: b.dir.path(),
+        acks: &[],
+        cancel: signal,
+        events: &sink,
+    };
+    let said = run(&mut op, runner).await;
+    assert_eq!(said.as_deref(), Ok("step 4 done"));
+    assert_eq!(*op.holds.lock().unwrap(), [(0, true), (0, false)]);
+    let first = op.renewals.lock().unwrap()[0].clone();
+    assert_eq!(
+        (
+            first.node_index,
+            first.current_node.as_str(),
+            first.phase.as_str()
+        ),
+        (1, "cp-1", "paused"),
+        "the Lease is held while the run is"
+    );
+    let notes: Vec<String> = b
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, OperationEvent::Note { .. }))
+        .map(OperationEvent::text)
+        .collect();
+    assert_eq!(
+        notes,
+        ["paused before step 1 of 4 (cp-1: upgrade)", "resumed"]
+    );
+}
+
+#[tokio::test]
+async fn a_held_run_whose_controls_go_away_is_detached_not_ended() {
+    let b = bench();
+    let (_cancel, hold, signal) = CancelSignal::holdable();
+    hold.send_replace(true);
+    drop(hold);
+    let mut op = Batched::new();
+    let said = b.run_batched(&mut op, signal).await.unwrap_err();
+    assert!(
+        said.starts_with(
+            "detached: the run's controls went away while it was paused before step 1 of 4"
+        ),
+        "{said}"
+    );
+    assert!(op.ran.lock().unwrap().is_empty());
+    assert!(!*op.released.lock().unwrap(), "the lease is left to expire");
+    assert!(
+        !b.audit().contains("detached"),
+        "not audited as ended: {}",
+        b.audit()
+    );
+    assert_eq!(b.journal().outcome, None, "the journal keeps it unfinished");
+}
+
+#[tokio::test]
+async fn a_cancel_while_held_stops_before_the_next_step() {
+    let b = bench();
+    let (cancel, hold, signal) = CancelSignal::holdable();
+    hold.send_replace(true);
+    cancel.send_replace(true);
+    let mut op = Batched::new();
+    let said = b.run_batched(&mut op, signal).await.unwrap_err();
+    assert!(
+        said.starts_with("cancelled before step 1 of 4 (cp-1: upgrade)"),
+        "{said}"
+    );
+    assert!(*op.released.lock().unwrap());
 }

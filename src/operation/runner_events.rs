@@ -96,7 +96,7 @@ pub fn etcd_step(index: usize, total: usize, line: &str) -> Vec<ProgressEvent> {
     ]
 }
 
-/// A rollout's event (`rollout::engine`): its steps (node and what it does) as the step list,
+/// A rollout's event (`operation::upgrade`): its steps (node and what it does) as the step list,
 /// its log lines, its pause, its end.
 pub fn rollout(event: &RolloutEvent) -> Vec<ProgressEvent> {
     match event {

@@ -163,6 +163,8 @@ fn every_implementation_a_kind_names_is_an_operation() {
         operation_named::<delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>>(),
         operation_named::<forget::NodeForget>(),
         operation_named::<capi_upgrade::CapiUpgrade>(),
+        operation_named::<upgrade::UpgradeOperation<crate::upgrade::TalosOs>>(),
+        operation_named::<upgrade::UpgradeOperation<crate::upgrade::kubernetes::Kubernetes>>(),
     ];
     for kind in OperationKind::ALL {
         if let Some(by) = kind.carried_by() {

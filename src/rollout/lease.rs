@@ -3,6 +3,7 @@
 //! annotations. Encoding and decoding only; the Lease itself is kube's.
 use std::collections::BTreeMap;
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use super::progress::RolloutKind;
@@ -170,7 +171,7 @@ pub fn lease_annotations(
     change_annotations(kind.as_str(), target, node_count, progress)
 }
 
-/// Every annotation of the lease of a change that is no engine rollout (a Cluster API scale,
+/// Every annotation of the lease of a change that is no upgrade rollout (a Cluster API scale,
 /// `capi-scale`): its kind is its own word, which other consoles read as "rollout".
 pub fn change_annotations(
     kind: &str,
@@ -189,6 +190,34 @@ pub fn change_annotations(
         }
     }
     map
+}
+
+/// Where the rollout stands, for the lease's annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockProgress {
+    /// Counted from 1, as shown to operators.
+    pub node_index: usize,
+    pub current_node: String,
+    pub phase: String,
+}
+
+/// Why a renewal failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewFailure {
+    /// Another console has the lock now: the rollout stops before the next step.
+    Lost(String),
+    /// The renewal did not get through (API unreachable); tried again at the next change.
+    Failed(String),
+}
+
+/// The "one rollout per cluster" lock (a Kubernetes Lease) as a run holds it: renewed with the
+/// step in progress, given back when the run ends.
+pub trait RolloutLock: Send + 'static {
+    fn renew<'a>(
+        &'a mut self,
+        progress: &'a LockProgress,
+    ) -> BoxFuture<'a, Result<(), RenewFailure>>;
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), String>>;
 }
 
 #[cfg(test)]

@@ -1,22 +1,18 @@
-//! The rollout engine shared by the Talos OS upgrade and the Kubernetes upgrade: one step at a
-//! time with guards re-checked before each, a Kubernetes Lease so only one console rolls a
-//! cluster, a journal for resuming, pause / resume / abort, and progress reported as events.
+//! What the Talos OS and Kubernetes upgrades keep and tell as they run (`operation::upgrade`
+//! runs them): the Kubernetes Lease so only one console rolls a cluster and what it says, the
+//! journal they resume from, who may claim an unfinished one, each step's progress, the
+//! operator's pause / resume / abort, and the events they report.
 pub mod claim;
-pub mod engine;
 pub mod journal;
 pub mod lease;
 pub mod progress;
 
-pub use engine::{
-    EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, StepReport,
-    StepUpdate, spawn_rollout,
-};
 pub use journal::{JournalError, RolloutJournal};
 pub use lease::{
-    LeaseProgress, LeaseReading, ROLLOUT_LEASE_NAME, RolloutInProgress, RolloutLeaseInfo,
-    RolloutStatus,
+    LeaseProgress, LeaseReading, LockProgress, ROLLOUT_LEASE_NAME, RenewFailure, RolloutInProgress,
+    RolloutLeaseInfo, RolloutLock, RolloutStatus,
 };
 pub use progress::{
-    RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase,
-    StepProgress,
+    RolloutControl, RolloutEvent, RolloutHandle, RolloutKind, RolloutOutcome, RolloutSummary,
+    StepPhase, StepProgress, StepReport, StepUpdate,
 };

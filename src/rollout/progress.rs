@@ -2,6 +2,7 @@
 //! the outcome, as events on a channel (the runner never touches UI state), and the commands the
 //! operator sends back (pause, resume, abort).
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 /// Which rollout this is; also the Lease's `taloscope.dev/rollout-kind` annotation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,4 +193,73 @@ pub enum RolloutControl {
     Resume,
     /// Stop before the next step, for good.
     Abort,
+}
+
+/// What a running step reports; its runner folds it into the summary, journal and events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepUpdate {
+    Phase(StepPhase, String),
+    Detail(String),
+    Log(String),
+}
+
+/// A running step's way to report progress. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct StepReport {
+    index: usize,
+    node: String,
+    tx: UnboundedSender<(usize, StepUpdate)>,
+}
+
+impl StepReport {
+    /// The report of step `index` on `node`, its updates sent on `tx` with the index.
+    pub fn new(index: usize, node: &str, tx: UnboundedSender<(usize, StepUpdate)>) -> StepReport {
+        StepReport {
+            index,
+            node: node.to_string(),
+            tx,
+        }
+    }
+
+    /// For executors tested on their own: a report whose updates arrive on the receiver.
+    pub fn channel(
+        index: usize,
+        node: &str,
+    ) -> (StepReport, UnboundedReceiver<(usize, StepUpdate)>) {
+        let (tx, rx) = unbounded_channel();
+        let report = StepReport {
+            index,
+            node: node.to_string(),
+            tx,
+        };
+        (report, rx)
+    }
+
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    pub fn phase(&self, phase: StepPhase, detail: impl Into<String>) {
+        let _ = self
+            .tx
+            .send((self.index, StepUpdate::Phase(phase, detail.into())));
+    }
+
+    pub fn detail(&self, detail: impl Into<String>) {
+        let _ = self
+            .tx
+            .send((self.index, StepUpdate::Detail(detail.into())));
+    }
+
+    /// A line for the event log tail; the node's name is put in front.
+    pub fn log(&self, line: impl AsRef<str>) {
+        let line = format!("{}: {}", self.node, line.as_ref());
+        let _ = self.tx.send((self.index, StepUpdate::Log(line)));
+    }
+}
+
+/// A running rollout: send it pause / resume / abort; await the task for its outcome.
+pub struct RolloutHandle {
+    pub control: UnboundedSender<RolloutControl>,
+    pub task: tokio::task::JoinHandle<RolloutOutcome>,
 }

@@ -1,13 +1,10 @@
 //! What every upgrade rollout does around its own steps: a new journal, a plan read back from
 //! one, refusals before the first step (another run still alive on the cluster's journal),
-//! connecting to the cluster, taking its rollout Lease and handing the executor to the engine.
-use std::sync::Arc;
-
+//! connecting to the cluster and taking its rollout Lease.
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::guards::Guard;
 use super::observe::ClusterObserver;
@@ -16,13 +13,11 @@ use crate::discovery::Cluster;
 use crate::fleet::CollectOptions;
 use crate::fleet::{LeaseError, RolloutLease};
 use crate::kube::KubeClient;
-use crate::rollout::LeaseProgress;
 use crate::rollout::claim::{Displaces, claim_run};
-use crate::rollout::engine::{
-    EngineSetup, LockProgress, RenewFailure, RolloutHandle, RolloutLock, StepExecutor, run_rollout,
-};
 use crate::rollout::journal::RolloutJournal;
-use crate::rollout::{RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, StepProgress};
+use crate::rollout::{
+    LeaseProgress, LockProgress, RenewFailure, RolloutKind, RolloutLock, StepProgress,
+};
 use crate::run_holder::RunHolder;
 use crate::talos::TalosClient;
 
@@ -75,117 +70,17 @@ pub(crate) fn journal_plan<P: DeserializeOwned>(
     })
 }
 
-/// A rollout ready to start once its approval was checked against its plan.
-pub(crate) struct Launch {
-    pub journal: RolloutJournal,
-    /// Whether the approved action is this rollout; a mismatch is refused before anything runs.
-    pub approval: Result<(), String>,
-    pub cluster: Cluster,
-    pub options: RunOptions,
-    /// The rollout talks to the Kubernetes API: a cluster without a kube context is refused.
-    pub needs_kube: bool,
-    pub resumed: bool,
-}
-
-/// The executor of a connected rollout and the batches of steps the engine runs in order.
-pub(crate) type Executor = (Arc<dyn StepExecutor>, Vec<Vec<usize>>);
-
-/// Starts `launch` on the current tokio runtime: connects, takes the Lease, builds the executor
-/// with `build` and runs the engine. Every refusal arrives as `Finished { Halted }` before any
-/// node is touched.
-pub(crate) fn launch(
-    launch: Launch,
-    events: UnboundedSender<RolloutEvent>,
-    build: impl FnOnce(ClusterObserver, &RolloutJournal, &RunOptions) -> Executor + Send + 'static,
-) -> RolloutHandle {
-    let Launch {
-        journal,
-        approval,
-        cluster,
-        options,
-        needs_kube,
-        resumed,
-    } = launch;
-    if let Err(reason) = approval {
-        return refuse(journal, reason, events);
-    }
-    let journal_path = match options.journal_dir() {
-        Ok(dir) => crate::journal::ROLLOUTS.path_for(&dir, &journal.cluster),
-        Err(reason) => return refuse(journal, reason, events),
-    };
-    let displaces = match claim_on_disk(&journal_path, &options) {
-        Ok(displaces) => displaces,
-        Err(reason) => return refuse(journal, reason, events),
-    };
-    let (control, control_rx) = unbounded_channel();
-    let task = tokio::spawn(async move {
-        let mut journal = journal;
-        let observer = match connect(&cluster, &options).await {
-            Ok(observer) if needs_kube && observer.kube.is_none() => {
-                let reason = format!(
-                    "cluster {} has no kube context; the Kubernetes upgrade needs the Kubernetes API",
-                    cluster.name
-                );
-                return halt(&journal, reason, &events);
-            }
-            Ok(observer) => observer,
-            Err(reason) => return halt(&journal, reason, &events),
-        };
-        let lock = match take_lease(&observer, &journal, displaces.as_deref(), &options).await {
-            Ok(lock) => lock,
-            Err(reason) => return halt(&journal, reason, &events),
-        };
-        // From here on the rollout is this run's, also in its journal.
-        journal.holder = RunHolder::this_process().to_string();
-        let (executor, batches) = build(observer, &journal, &options);
-        let setup = EngineSetup {
-            batches,
-            journal,
-            journal_path,
-            step_timeout: options.node_timeout,
-            renew_every: options.lease_duration / 3,
-            lock,
-            resumed,
-        };
-        run_rollout(setup, executor, control_rx, events).await
-    });
-    RolloutHandle { control, task }
-}
-
 /// Whom this run may displace, from the unfinished journal at `path` (the one resumed, or one
 /// a fresh run would write over): refused while that journal's run is alive on this host,
 /// unless `options.take_over` names it.
-fn claim_on_disk(path: &std::path::Path, options: &RunOptions) -> Result<Displaces, String> {
+pub(crate) fn claim_on_disk(
+    path: &std::path::Path,
+    options: &RunOptions,
+) -> Result<Displaces, String> {
     let on_disk = RolloutJournal::load(path)
         .map_err(|e| e.to_string())?
         .filter(RolloutJournal::is_unfinished);
     claim_run(on_disk.as_ref(), options.take_over.as_deref())
-}
-
-/// Says on `events` that the run ended before it started: Started, then Finished with the reason.
-fn halt(
-    journal: &RolloutJournal,
-    reason: String,
-    events: &UnboundedSender<RolloutEvent>,
-) -> RolloutOutcome {
-    let _ = events.send(RolloutEvent::Started(journal.summary()));
-    let outcome = RolloutOutcome::Halted(reason);
-    let _ = events.send(RolloutEvent::Finished {
-        cluster: journal.cluster.clone(),
-        outcome: outcome.clone(),
-    });
-    outcome
-}
-
-/// A run that ends before it starts: Started, then Finished with the reason.
-pub(crate) fn refuse(
-    journal: RolloutJournal,
-    reason: String,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let (control, _rx) = unbounded_channel::<RolloutControl>();
-    let task = tokio::spawn(async move { halt(&journal, reason, &events) });
-    RolloutHandle { control, task }
 }
 
 /// Takes the cluster's rollout Lease for this run, from `displaces` too while it is live.
@@ -216,7 +111,7 @@ pub(crate) async fn take_lease(
     Ok(Some(Box::new(LeaseLock(lease))))
 }
 
-/// The Kubernetes Lease as the engine's lock.
+/// The Kubernetes Lease as the run's lock.
 struct LeaseLock(RolloutLease);
 
 impl RolloutLock for LeaseLock {

@@ -20,6 +20,7 @@ mod talos_os;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
+pub use crate::rollout::RolloutHandle;
 pub use guards::{
     Guard, GuardId, RolloutInProgress, SINGLE_CONTROL_PLANE_ACK, Verdict, blocking, plan_guards,
     quorum_after_losing, step_guards,
@@ -29,8 +30,5 @@ pub use plan::{
     default_installer_image, must_forfeit_leadership, offered_among, offered_targets,
 };
 pub use releases::{LearnedReleases, ReleaseLookup, ReleasesOrigin, UNLISTED_RELEASE_ACK};
-pub use runner::{
-    KindRollout, RolloutHandle, RunOptions, UpgradeKind, UpgradeRun, resume_upgrade_with,
-    spawn_upgrade,
-};
-pub use talos_os::{TalosOs, TalosUpgradeRun, resume_talos_upgrade_with, spawn_talos_upgrade};
+pub use runner::{KindRollout, RunOptions, UpgradeKind};
+pub use talos_os::TalosOs;

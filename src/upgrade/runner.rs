@@ -1,27 +1,21 @@
-//! The one runner of every upgrade rollout, parameterised by its kind (the Talos OS upgrade, the
-//! Kubernetes upgrade): the run options and the timings kept in the journal, a new run or one
-//! resumed from its journal, the approval checked against the plan, and the kind's executor.
+//! What every upgrade rollout is made of, parameterised by its kind (the Talos OS upgrade, the
+//! Kubernetes upgrade, the CAPI-way upgrades): the run options and the timings kept in the
+//! journal, the kind's plan, guards and steps, and the check that a journal's steps are the
+//! ones its plan makes today. `operation::upgrade` runs them through the one pipeline.
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::config::Kubeconfig;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc::UnboundedSender;
 
-use super::launch::{Launch, NewJournal, journal_plan, new_journal, refuse};
 use super::observe::ClusterObserver;
-use crate::approval::{ApprovedAction, MutatingAction};
-use crate::discovery::Cluster;
+use crate::approval::MutatingAction;
 use crate::kube::DrainOptions;
-pub use crate::rollout::engine::RolloutHandle;
-use crate::rollout::engine::{StepExecutor, StepReport};
 use crate::rollout::journal::RolloutJournal;
-use crate::rollout::{RolloutEvent, RolloutKind, StepProgress};
+use crate::rollout::{RolloutKind, StepProgress, StepReport};
 use crate::talos::ClientOptions;
 
 /// How a run behaves.
@@ -117,8 +111,8 @@ impl RunOptions {
     }
 }
 
-/// What differs between the kinds of upgrade rollout; the runner, the journal, the Lease and the
-/// engine are the same for all. Step methods get the connected [`KindRollout`].
+/// What differs between the kinds of upgrade rollout; the operation that runs them, the journal
+/// and the Lease are the same for all. Step methods get the connected [`KindRollout`].
 pub trait UpgradeKind: Sized + Send + Sync + 'static {
     /// The plan as the journal keeps it.
     type Plan: Clone + Serialize + DeserializeOwned + Send + Sync + 'static;
@@ -156,16 +150,6 @@ pub trait KindStep: Send + Sync {
     fn run(&self, report: &StepReport) -> impl Future<Output = Result<(), String>> + Send;
 }
 
-/// A confirmed upgrade of kind `K`, ready to run. `options.node_timeout` is the per-step timeout.
-pub struct UpgradeRun<K: UpgradeKind> {
-    pub approved: ApprovedAction,
-    pub plan: K::Plan,
-    /// Typed acknowledgements (e.g. [`super::SINGLE_CONTROL_PLANE_ACK`]).
-    pub acks: Vec<String>,
-    pub cluster: Cluster,
-    pub options: RunOptions,
-}
-
 /// A connected rollout of kind `K`: what its steps work with.
 pub struct KindRollout<K: UpgradeKind> {
     pub plan: K::Plan,
@@ -195,79 +179,6 @@ pub(crate) fn planned_step<'a, T>(
         .ok_or_else(|| format!("the plan for {cluster} has no step {}", index + 1))
 }
 
-impl<K: UpgradeKind> StepExecutor for KindRollout<K> {
-    fn preflight(&self) -> BoxFuture<'_, Result<(), String>> {
-        K::preflight(self)
-    }
-
-    fn check_before(&self, index: usize) -> BoxFuture<'_, Result<(), String>> {
-        K::check_before(self, index)
-    }
-
-    fn settle(&self, index: usize) -> BoxFuture<'_, Result<bool, String>> {
-        async move { K::step(self, index)?.settle().await }.boxed()
-    }
-
-    fn run_step(&self, index: usize, report: StepReport) -> BoxFuture<'_, Result<(), String>> {
-        async move { K::step(self, index)?.run(&report).await }.boxed()
-    }
-}
-
-/// Starts a new upgrade on the current tokio runtime. Refusals (a plan guard fails, another
-/// rollout holds the cluster, the approval does not match) arrive as `Finished { Halted }`
-/// before any node is touched.
-pub fn spawn_upgrade<K: UpgradeKind>(
-    run: UpgradeRun<K>,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let journal = new_journal(NewJournal {
-        kind: K::ROLLOUT,
-        cluster: K::cluster(&run.plan),
-        target: K::target_text(&run.plan),
-        acks: &run.acks,
-        plan: &run.plan,
-        options: &run.options,
-        steps: K::initial_steps(&run.plan),
-    });
-    let resumed = false;
-    start::<K>(
-        journal,
-        run.plan,
-        run.approved,
-        run.cluster,
-        run.options,
-        events,
-        resumed,
-    )
-}
-
-/// The resume entry point of one kind, as its own name ([`resume_upgrade_with`] of that kind).
-pub type ResumeUpgrade = fn(
-    RolloutJournal,
-    ApprovedAction,
-    Cluster,
-    RunOptions,
-    UnboundedSender<RolloutEvent>,
-) -> RolloutHandle;
-
-/// Resumes a rollout a killed console left in its journal: from the first unfinished step,
-/// after the guards pass again. The caller passes the options: `RunOptions::from_journal`
-/// gives the journal's timings; the state dir, kubeconfig and client timeouts are the caller's.
-pub fn resume_upgrade_with<K: UpgradeKind>(
-    journal: RolloutJournal,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    options: RunOptions,
-    events: UnboundedSender<RolloutEvent>,
-) -> RolloutHandle {
-    let plan = journal_plan::<K::Plan>(&journal, K::ROLLOUT)
-        .and_then(|plan| steps_match::<K>(&journal, &plan).map(|()| plan));
-    match plan {
-        Ok(plan) => start::<K>(journal, plan, approved, cluster, options, events, true),
-        Err(reason) => refuse(journal, reason, events),
-    }
-}
-
 /// A journal resumes only when its steps are the ones its plan makes today, in order: a journal
 /// written by a build that planned other steps (e.g. before the Kubernetes upgrade's pre-pull
 /// became steps) would have its steps' progress read against the wrong steps.
@@ -290,48 +201,4 @@ pub(crate) fn steps_match<K: UpgradeKind>(
         journal.steps.len(),
         planned.len()
     ))
-}
-
-fn check_approval<K: UpgradeKind>(approved: &ApprovedAction, plan: &K::Plan) -> Result<(), String> {
-    let action = approved.action();
-    if K::approves(action, plan) {
-        return Ok(());
-    }
-    Err(format!(
-        "the confirmed action ({} in {}) is not this upgrade ({} {} in {})",
-        action.describe(),
-        action.cluster(),
-        K::PRODUCT,
-        K::target_text(plan),
-        K::cluster(plan)
-    ))
-}
-
-fn start<K: UpgradeKind>(
-    journal: RolloutJournal,
-    plan: K::Plan,
-    approved: ApprovedAction,
-    cluster: Cluster,
-    options: RunOptions,
-    events: UnboundedSender<RolloutEvent>,
-    resumed: bool,
-) -> RolloutHandle {
-    let launch = Launch {
-        approval: check_approval::<K>(&approved, &plan),
-        journal,
-        cluster,
-        options,
-        needs_kube: K::NEEDS_KUBE,
-        resumed,
-    };
-    super::launch::launch(launch, events, move |observer, journal, options| {
-        let batches = K::batches(&plan);
-        let rollout = KindRollout::<K> {
-            acks: journal.acks.clone(),
-            plan,
-            observer,
-            options: options.clone(),
-        };
-        (Arc::new(rollout), batches)
-    })
 }

@@ -1,6 +1,5 @@
 //! The Talos OS rolling upgrade as a kind of rollout: plan guards before the first node, step
-//! guards before each, one node's upgrade per step, and the entry points that start a new run
-//! or resume one from its journal.
+//! guards before each, one node's upgrade per step (`operation::upgrade` runs them).
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
@@ -8,25 +7,13 @@ use super::guards::{plan_guards, step_guards};
 use super::launch::guards_pass;
 use super::node_step::NodeUpgrade;
 use super::plan::{StepState, UpgradePlan};
-use super::runner::{
-    KindRollout, ResumeUpgrade, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
-};
+use super::runner::{KindRollout, UpgradeKind, planned_step};
 use crate::approval::MutatingAction;
 use crate::rollout::{RolloutKind, StepPhase, StepProgress};
 
 /// The Talos OS upgrade: one node per step, rebooted into the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TalosOs;
-
-/// A confirmed Talos OS upgrade, ready to run.
-pub type TalosUpgradeRun = UpgradeRun<TalosOs>;
-
-pub use super::runner::spawn_upgrade as spawn_talos_upgrade;
-
-/// Resumes a Talos OS upgrade a killed console left in its journal, with the caller's options
-/// (`RunOptions::from_journal` gives the journal's timings): [`resume_upgrade_with`] of this kind.
-#[allow(non_upper_case_globals)]
-pub const resume_talos_upgrade_with: ResumeUpgrade = resume_upgrade_with::<TalosOs>;
 
 impl UpgradeKind for TalosOs {
     type LiveStep<'a> = NodeUpgrade<'a>;

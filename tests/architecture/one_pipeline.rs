@@ -10,10 +10,7 @@ use taloscope::operation::OperationKind;
 use super::{library_sources, rank};
 
 /// The kinds not yet carried out by the runner, and the domain runner each one has instead.
-const OWN_RUNNERS: &[(OperationKind, &str)] = &[
-    (OperationKind::TalosUpgrade, "upgrade/runner.rs"),
-    (OperationKind::KubernetesUpgrade, "upgrade/runner.rs"),
-];
+const OWN_RUNNERS: &[(OperationKind, &str)] = &[];
 
 #[test]
 fn every_operation_kind_is_carried_out_by_an_operation_the_runner_runs() {

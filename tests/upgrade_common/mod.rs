@@ -11,12 +11,11 @@ use taloscope::approval::{
 };
 use taloscope::discovery::{Cluster, Discovery, Sources, discover};
 use taloscope::fleet::ClusterStatus;
+use taloscope::operation::upgrade::{TalosUpgradeRun, spawn_talos_upgrade};
 use taloscope::rollout::{RolloutEvent, RolloutOutcome, StepPhase};
 use taloscope::talos::{ClientOptions, TalosClient};
 use taloscope::upgrade::observe::ClusterObserver;
-use taloscope::upgrade::{
-    RolloutHandle, RunOptions, TalosUpgradeRun, UpgradeOptions, UpgradePlan, spawn_talos_upgrade,
-};
+use taloscope::upgrade::{RolloutHandle, RunOptions, UpgradeOptions, UpgradePlan};
 use taloscope::versions::Version;
 use taloscope_sim::{Scenario, SimFleet, SimOptions};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -199,9 +198,13 @@ impl Fixture {
         )
     }
 
+    /// The dispatcher of the fixture's audit log.
+    pub fn dispatcher(&self) -> Dispatcher {
+        Dispatcher::new(false, AuditLog::new(self.state_dir().join("audit.log")))
+    }
+
     fn approve_action(&self, cluster: &str, action: MutatingAction) -> ApprovedAction {
-        let audit = AuditLog::new(self.state_dir().join("audit.log"));
-        let d = Dispatcher::new(false, audit);
+        let d = self.dispatcher();
         let Gate::Confirm(p) = d.request(action) else {
             panic!("not asked to confirm");
         };
@@ -216,6 +219,7 @@ impl Fixture {
     pub fn talos_run(&self, context: &str, target: &str, plan: UpgradePlan) -> TalosUpgradeRun {
         TalosUpgradeRun {
             approved: self.approve(context, target),
+            dispatcher: self.dispatcher(),
             plan,
             acks: vec![],
             cluster: self.cluster(context),

@@ -1,8 +1,8 @@
 //! How a headless rollout is followed to its end: one line per step change (or a JSON line),
-//! "[2/5] cp-2: rebooting (phase kexec)", the last line with the outcome, the outcome in the audit log, and the exit code.
+//! "[2/5] cp-2: rebooting (phase kexec)", the last line with the outcome, and the exit code
+//! (the runner audits the outcome).
 use std::process::ExitCode;
 
-use crate::approval::{ApprovedAction, Dispatcher};
 use crate::cli::OutputFormat;
 use crate::commands::exit::EXIT_BLOCKED;
 use crate::commands::progress::print_progress;
@@ -11,16 +11,14 @@ use crate::upgrade::RolloutHandle;
 
 /// How a spawned rollout is followed to its end.
 pub(super) struct Follow<'a> {
-    pub dispatcher: &'a Dispatcher,
-    pub approved: &'a ApprovedAction,
     pub cluster: &'a str,
     pub target: &'a str,
     pub line: fn(usize, usize, &StepProgress) -> String,
     pub output: OutputFormat,
 }
 
-/// Prints the rollout's progress until it ends, records the outcome in the audit log and
-/// returns the exit code: 0 when it completed, 1 otherwise.
+/// Prints the rollout's progress until it ends and returns the exit code: 0 when it
+/// completed, 1 otherwise.
 pub(super) fn finish(
     runtime: &tokio::runtime::Runtime,
     handle: RolloutHandle,
@@ -28,13 +26,6 @@ pub(super) fn finish(
     how: Follow<'_>,
 ) -> ExitCode {
     let outcome = runtime.block_on(follow(handle, rx, &how));
-    let result = match &outcome {
-        RolloutOutcome::Completed => Ok(()),
-        other => Err(outcome_line(how.cluster, how.target, other)),
-    };
-    if let Err(e) = how.dispatcher.finished(how.approved, result) {
-        eprintln!("taloscope: {e}");
-    }
     if outcome == RolloutOutcome::Completed {
         ExitCode::SUCCESS
     } else {

@@ -1,7 +1,7 @@
 //! The one body of `taloscope upgrade` and `taloscope upgrade-k8s`: pick the cluster named by
 //! `--context`, connect to it, refuse another rollout's journal (or one whose run still lives),
 //! print the plan (`--plan`) or approve it through the dispatcher and run it (or resume the
-//! journal), one progress line per change, and record how the rollout ended. Each command
+//! journal) through the one pipeline, which audits how it ended; one progress line per change. Each command
 //! supplies its plan, guards and its part of the plan report
 //! ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
 use std::process::ExitCode;
@@ -18,13 +18,11 @@ use crate::commands::plan_report::{PlanReport, PlanText};
 use crate::commands::session::{Chosen, Connected, check_mode, choose, connect};
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
+use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{
-    Guard, InPlaceUpgrade, RunOptions, UpgradeKind, UpgradeRun, blocking, capi_owned,
-    resume_upgrade_with, spawn_upgrade,
-};
+use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions, UpgradeKind, blocking, capi_owned};
 use crate::versions::Version;
 
 /// What an upgrade command was asked: its target, the gate's flags and the rollout's.
@@ -311,7 +309,8 @@ fn run_rollout<C: HeadlessUpgrade>(
         Some(journal) => {
             resume_notice(C::WHAT, C::UNIT, &cluster.name, &journal);
             let _guard = run.runtime.enter();
-            resume_upgrade_with::<C::Kind>(journal, approved, cluster, run.options, tx)
+            let dispatcher = run.dispatcher.clone();
+            resume_upgrade_with::<C::Kind>(journal, approved, dispatcher, cluster, run.options, tx)
         }
         None => {
             let plan = fresh()?;
@@ -321,6 +320,7 @@ fn run_rollout<C: HeadlessUpgrade>(
             spawn_upgrade(
                 UpgradeRun::<C::Kind> {
                     approved,
+                    dispatcher: run.dispatcher.clone(),
                     plan,
                     acks,
                     cluster,
@@ -331,8 +331,6 @@ fn run_rollout<C: HeadlessUpgrade>(
         }
     };
     let follow = Follow {
-        dispatcher: run.dispatcher,
-        approved: run.approved,
         cluster: &run.cluster.name,
         target: run.target,
         line: C::LINE,

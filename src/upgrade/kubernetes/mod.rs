@@ -1,5 +1,5 @@
 //! The guarded Kubernetes upgrade (`talosctl upgrade-k8s` as a walkthrough): the pure plan and
-//! guards, and the step executor the shared rollout engine drives — patch one node's machine
+//! guards, and the steps `operation::upgrade` runs — patch one node's machine
 //! config image, apply it without reboot, wait for that component to run the new version —
 //! and the removed-flags check upstream runs first.
 pub mod config_patch;
@@ -17,8 +17,5 @@ pub use plan::{
     detect_running, offered_kubernetes_targets,
 };
 pub use removed_flags::{RemovedItem, RemovedKind, check_removed_flags};
-pub use runner::{
-    Kubernetes, KubernetesUpgradeRun, count_removed_apis, initial_steps,
-    resume_kubernetes_upgrade_with, spawn_kubernetes_upgrade, target_text,
-};
+pub use runner::{Kubernetes, count_removed_apis, initial_steps, target_text};
 pub use step::runs_target;

@@ -1,7 +1,6 @@
 //! The Kubernetes upgrade as a kind of rollout: plan guards and the removed-API check before the
 //! first step, then the optional pre-pull as one step per node and image, then one component on
-//! one node per step with step guards before each, and the entry points that start a new run or
-//! resume one from its journal.
+//! one node per step with step guards before each (`operation::upgrade` runs them).
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
@@ -14,28 +13,16 @@ use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutKind, StepPhase, StepProgress};
 use crate::upgrade::launch::guards_pass;
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::runner::{
-    KindRollout, ResumeUpgrade, UpgradeKind, UpgradeRun, planned_step, resume_upgrade_with,
-};
+use crate::upgrade::runner::{KindRollout, UpgradeKind, planned_step};
 
 /// The Kubernetes upgrade: one component on one node per step, its config applied without reboot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Kubernetes;
 
-/// A confirmed Kubernetes upgrade, ready to run. `options.node_timeout` is the per-step timeout.
-pub type KubernetesUpgradeRun = UpgradeRun<Kubernetes>;
-
-pub use crate::upgrade::runner::spawn_upgrade as spawn_kubernetes_upgrade;
-
 /// The target as the journal, the Lease and the dispatcher name it: `1.35.0`.
 pub fn target_text(plan: &KubernetesUpgradePlan) -> String {
     plan.target.to_string().trim_start_matches('v').to_string()
 }
-
-/// Resumes a Kubernetes upgrade a killed console left in its journal, with the caller's options
-/// (`RunOptions::from_journal` gives the journal's timings): [`resume_upgrade_with`] of this kind.
-#[allow(non_upper_case_globals)]
-pub const resume_kubernetes_upgrade_with: ResumeUpgrade = resume_upgrade_with::<Kubernetes>;
 
 /// The steps a new run starts with: the pre-pulls, then the components' steps; pending, and
 /// skipped where a component is already on target.

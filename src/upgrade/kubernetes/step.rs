@@ -11,7 +11,7 @@ use super::plan::{Component, KubeStep, KubernetesUpgradePlan, PrePull};
 use crate::fleet::collect_kubernetes;
 use crate::kube::{KUBE_PROXY, KUBE_SYSTEM, image_tag, match_talos_node};
 use crate::rollout::StepPhase;
-use crate::rollout::engine::StepReport;
+use crate::rollout::StepReport;
 use crate::talos::{ApplyMode, ImageNamespace, TalosError};
 use crate::upgrade::downtime::kubernetes_api_down;
 use crate::upgrade::observe::ClusterObserver;
