@@ -164,7 +164,10 @@ pub trait Operation: Send {
         async move {
             let mut results = Vec::new();
             for step in steps {
-                let result = step.bounded(self.run_step(step.index, step)).await;
+                // Boxed: a step's future can be large, and a console runs it on a worker's stack.
+                let result = step
+                    .bounded(Box::pin(self.run_step(step.index, step)))
+                    .await;
                 let failed = result.is_err();
                 results.push(result);
                 if failed {

@@ -132,7 +132,7 @@ async fn batches<O: Operation>(
         .collect();
     for index in unsettled {
         let step = context(index);
-        match step.bounded(operation.settle(index, &step)).await {
+        match step.bounded(Box::pin(operation.settle(index, &step))).await {
             Ok(settled) => finished[index] = settled,
             Err(StepError::TimedOut) => {
                 return Err(format!(
@@ -244,7 +244,7 @@ async fn batches<O: Operation>(
         }
         let contexts: Vec<StepContext<'_>> = pending.iter().map(|&i| context(i)).collect();
         let results = {
-            let mut batch = std::pin::pin!(operation.run_batch(&contexts));
+            let mut batch = Box::pin(operation.run_batch(&contexts));
             loop {
                 tokio::select! {
                     results = &mut batch => break results,
