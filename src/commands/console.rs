@@ -183,12 +183,9 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         creates: crate::console::run_create::CreateRuns::new(create_files),
         action_cancel: None,
     };
-    let runtime = match crate::commands::runtime() {
+    let runtime = match super::runtime() {
         Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("taloscope: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
+        Err(stop) => return super::exit::exit_code(Err(stop)),
     };
     let result = runtime.block_on(run_in_terminal(console, pollers, first));
     match result {

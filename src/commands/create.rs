@@ -8,23 +8,23 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
+use crate::cli::{CreateArgs, DeliverArg, GlobalArgs};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
     CreateOptions, CreatePlan, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent,
-    PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, RunSummary, SetupError, create_runner,
-    given_fingerprints, headless_fingerprints, plan_with_guards,
+    PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, SetupError, create_runner, given_fingerprints,
+    headless_fingerprints, plan_with_guards,
 };
 use crate::discovery::{Discovery, Sources, discover};
 use crate::guards::Guard;
 use crate::opennebula::auth::OneEnvironment;
 use crate::operation::create::ClusterCreate;
-use crate::operation::{CancelSignal, Runner};
 use crate::paths::Paths;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve};
-use super::progress::print_progress;
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, usage};
+use super::gate::CommandGate;
+use super::progress::{data, print_events};
+use super::session::check_gate;
 
 pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
@@ -51,8 +51,7 @@ pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runti
         return Err(usage(last.to_string()));
     }
     let discovery = discover(&sources);
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     let one_env = OneEnvironment::capture(&env);
     let setup = Setup {
         paths,
@@ -64,10 +63,9 @@ pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runti
 }
 
 fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
+    check_gate(&args.gate, "cluster")?;
     let (s, runtime) = setup(global)?;
-    runtime
-        .block_on(create(global, args, &s))
-        .map(|()| ExitCode::SUCCESS)
+    runtime.block_on(create(global, args, &s))
 }
 
 fn request(args: &CreateArgs) -> CreateRequest {
@@ -110,7 +108,7 @@ pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
     })
 }
 
-async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
+async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<ExitCode, Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
     let files = operator_files(sources);
     let PlannedCreate {
@@ -131,16 +129,15 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         SetupError::Usage(e) => usage(e),
     })?;
     let (guards, fingerprints) = headless_pinning(&plan, guards, args)?;
-    let d = dispatcher(global, paths);
-    let flags = RunFlags::of(&args.gate);
-    let ready = || {
-        operator_files(sources).map(|files| ContextFiles {
-            keep_current_context: args.keep_current_context,
-            ..files
-        })
+    let gate = CommandGate::new(global, paths, &args.gate);
+    // What the run writes into, checked before anything is asked (a plan names it a guard).
+    let files = if args.gate.yes { Some(files?) } else { None };
+    let (Some(approved), Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
+        return Ok(ExitCode::SUCCESS);
     };
-    let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
-        return Ok(());
+    let files = ContextFiles {
+        keep_current_context: args.keep_current_context,
+        ..files
     };
     let options = CreateOptions {
         poll: Duration::from_millis(args.poll_ms.max(10)),
@@ -157,27 +154,25 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         tx,
     )
     .map_err(|e| {
-        let _ = d.finished(&approved, Err(e.to_string()));
+        let _ = gate.dispatcher.finished(&approved, Err(e.to_string()));
         Stop(EXIT_BLOCKED, e.to_string())
     })?;
-    let (state_dir, acks) = (paths.state_dir.clone(), args.gate.ack.clone());
-    let task = tokio::spawn(async move {
-        let mut create = ClusterCreate::new(runner);
-        let runner = Runner {
-            approved: &approved,
-            dispatcher: &d,
-            state_dir: &state_dir,
-            acks: &acks,
-            // A create runs to its end (OperationKind::Create's cancel rule); a killed one
-            // resumes from its journal.
-            cancel: CancelSignal::never(),
-            // The create's own events carry its lines.
-            events: &|_| {},
-        };
-        let result = crate::operation::run(&mut create, runner).await;
-        create.summary(&result).await
+    let printer = print_events(rx, args.gate.output, |event: &LifecycleEvent| {
+        let line = event.line();
+        Some(match event {
+            LifecycleEvent::Phase { .. } => ("phase", data(event), line),
+            LifecycleEvent::Note { text } => ("note", data(text), line),
+            LifecycleEvent::Finished { summary } => ("finished", data(summary), line),
+        })
     });
-    finish(task, rx, args.gate.output).await
+    let mut create = ClusterCreate::new(runner);
+    // A create runs to its end (OperationKind::Create's cancel rule); a killed one resumes
+    // from its journal. The create's own events carry its lines.
+    let result = gate.run_to_its_end(&approved, &mut create, &|_| {}).await;
+    let summary = create.summary(&result).await;
+    drop(create);
+    let _ = printer.await;
+    Ok(exit_if(summary.error.is_some()))
 }
 
 /// A headless run asks nobody to confirm the VMs' maintenance fingerprints: `--yes` adds the
@@ -208,29 +203,4 @@ fn headless_pinning(
         }
     };
     Ok((guards, policy))
-}
-
-/// Prints the run's events as they come (the operation runner audits how it ended).
-async fn finish(
-    task: tokio::task::JoinHandle<RunSummary>,
-    mut events: mpsc::Receiver<LifecycleEvent>,
-    output: OutputFormat,
-) -> Result<(), Stop> {
-    while let Some(event) = events.recv().await {
-        let line = event.line();
-        match &event {
-            LifecycleEvent::Phase { .. } => print_progress(output, "phase", &event, &line),
-            LifecycleEvent::Note { text } => print_progress(output, "note", text, &line),
-            LifecycleEvent::Finished { summary } => {
-                print_progress(output, "finished", summary, &line)
-            }
-        }
-    }
-    let summary = task
-        .await
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("the run ended abnormally: {e}")))?;
-    match summary.error {
-        Some(_) => Err(Stop(EXIT_BLOCKED, String::new())),
-        None => Ok(()),
-    }
 }

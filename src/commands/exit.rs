@@ -49,6 +49,28 @@ pub(super) fn exit_code_as(result: Result<ExitCode, Stop>, output: OutputFormat)
     exit_code(result)
 }
 
+/// The exit code of an outcome: 0, or 1 when `failed` (a guard blocks, an alarm is active, a
+/// check failed, a run did not finish).
+pub(super) fn exit_if(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `value` as pretty JSON with a last newline: what `--output json` prints.
+pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Stop> {
+    serde_json::to_string_pretty(value)
+        .map(|j| j + "\n")
+        .map_err(|e| {
+            Stop(
+                EXIT_BLOCKED,
+                format!("cannot encode the output as JSON: {e}"),
+            )
+        })
+}
+
 /// One event of a run as a JSON line: `{"event": kind, "data": value}`.
 pub(super) fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
     serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))

@@ -7,13 +7,10 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use super::exit::{Stop, exit_code_as, usage};
-use super::gate::{
-    GatedPlan, RunFlags, dispatcher, finish_run, plan_then_approve, progress_printer,
-    report_interrupted, run_operation, unknown_acks,
-};
-use super::plan_report::indent;
-use super::session::{Connected, check_mode, choose, connect};
-use crate::approval::MutatingAction;
+use super::gate::{CommandGate, finish_run};
+use super::plan_report::{PlanText, indent};
+use super::progress::progress_printer;
+use super::session::{Connected, check_gate, choose, connect};
 use crate::cli::{ForgetArgs, GlobalArgs};
 use crate::discovery::Sources;
 use crate::operation::forget::{ForgetPlan, NodeForget, forget_guards};
@@ -23,8 +20,7 @@ pub fn run(global: &GlobalArgs, args: &ForgetArgs) -> ExitCode {
 }
 
 fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
-    let gate = RunFlags::of(&args.gate);
-    check_mode(gate.plan, gate.yes, gate.confirm, "node")?;
+    check_gate(&args.gate, "node")?;
     let chosen = choose(global)?;
     let Connected {
         runtime,
@@ -43,21 +39,13 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
     )
     .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
     let guards = forget_guards(&plan, &status);
-    unknown_acks(&guards, gate.acks)?;
-    let report = ForgetReport { plan: &plan };
-    let d = dispatcher(global, &chosen.paths);
-    report_interrupted(&d, &chosen.paths);
-    let Some((approved, ())) = plan_then_approve(&d, &report, &guards, &gate, || Ok(()))? else {
+    let gate = CommandGate::new(global, &chosen.paths, &args.gate);
+    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
         return Ok(ExitCode::SUCCESS);
     };
     let mut operation = NodeForget::new(plan.clone(), observer);
-    let result = run_operation(
-        &runtime,
-        (&d, &approved),
-        (&chosen.paths, gate.acks),
-        &mut operation,
-        &progress_printer(gate.output),
-    );
+    let printer = progress_printer(args.gate.output);
+    let result = gate.run(&runtime, &approved, &mut operation, &printer);
     let outcome = ForgetOutcome {
         cluster: &plan.cluster,
         context: &plan.context,
@@ -65,7 +53,12 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
         succeeded: result.is_ok(),
         message: result.clone().unwrap_or_else(|e| e),
     };
-    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
+    finish_run(
+        args.gate.output,
+        &outcome.message,
+        &outcome,
+        outcome.succeeded,
+    )
 }
 
 /// How a run ended: the `--yes --output json` contract.
@@ -78,20 +71,11 @@ struct ForgetOutcome<'a> {
     message: String,
 }
 
-/// The plan as the one plan report prints it: the `--plan --output json` contract is the
-/// plan's fields beside `guards` and `blocked`.
-#[derive(Debug, Serialize)]
-#[serde(transparent)]
-struct ForgetReport<'a> {
-    plan: &'a ForgetPlan,
-}
-
-impl GatedPlan for ForgetReport<'_> {
-    const WHAT: &'static str = "forget the node";
-    const ALWAYS_ACK: Option<&'static str> = None;
-
+/// The forget's part of its plan report: the plan's fields are the `--plan --output json`
+/// contract beside the guards.
+impl PlanText for &ForgetPlan {
     fn table(&self) -> String {
-        let p = self.plan;
+        let p = self;
         let mut out = format!("FORGET node {} ({}) in {}\n", p.node, p.address, p.cluster);
         out.push_str(&indent(&format!(
             "remove {} from the {} of talosconfig context {}",
@@ -105,10 +89,6 @@ impl GatedPlan for ForgetReport<'_> {
             "role: none needed (it only edits a local file; no Talos API call)",
         ));
         out
-    }
-
-    fn action(&self) -> MutatingAction {
-        self.plan.action()
     }
 }
 
@@ -131,7 +111,7 @@ mod tests {
             endpoints_left: 1,
             kept_backups: 5,
         };
-        let text = ForgetReport { plan: &plan }.table();
+        let text = (&plan).table();
         assert!(
             text.starts_with("FORGET node capi-work-cp-x (127.10.1.5) in capi-work\n"),
             "{text}"

@@ -60,8 +60,7 @@ pub fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> ExitCode {
 
 fn run(global: &GlobalArgs, request: LogRequest<'_>) -> Result<ExitCode, Stop> {
     let chosen = choose(global)?;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let address = node_address(&observer, request.node).await?;

@@ -72,9 +72,15 @@ pub fn run(cli: Cli) -> ExitCode {
 
 /// A tokio runtime for a subcommand. Two workers: these are 2-core machines and
 /// the console's IO is light.
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+fn runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
+        .map_err(|e| {
+            exit::Stop(
+                exit::EXIT_BLOCKED,
+                format!("cannot start the async runtime: {e}"),
+            )
+        })
 }

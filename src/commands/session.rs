@@ -1,8 +1,8 @@
 //! The cluster a command acts on: the one `--context` names among the discovered clusters,
 //! connected (its Talos and Kubernetes clients, its status now, any unfinished rollout journal),
 //! the `--plan`/`--yes` mode check and the rollout Lease other consoles hold.
-use super::exit::{EXIT_BLOCKED, Stop, usage};
-use crate::cli::GlobalArgs;
+use super::exit::{Stop, usage};
+use crate::cli::{GateArgs, GlobalArgs};
 use crate::discovery::{Cluster, Discovery, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
@@ -11,7 +11,7 @@ use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::RolloutInProgress;
 use crate::upgrade::observe::ClusterObserver;
 
-/// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
+/// A run needs `--plan`, or `--yes` with `--confirm <cluster>`: said before anything is read.
 /// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
 pub(super) fn check_mode(
     plan: bool,
@@ -21,7 +21,7 @@ pub(super) fn check_mode(
 ) -> Result<(), Stop> {
     if !plan && !yes {
         return Err(usage(format!(
-            "say --plan to see the plan, or --yes --confirm <{what}> to run it"
+            "nothing done: say --plan to see the plan, or --yes --confirm <{what}> to run it"
         )));
     }
     if yes && confirm.is_none() {
@@ -30,6 +30,11 @@ pub(super) fn check_mode(
         )));
     }
     Ok(())
+}
+
+/// [`check_mode`] of a command's gate flags.
+pub(super) fn check_gate(gate: &GateArgs, what: &str) -> Result<(), Stop> {
+    check_mode(gate.plan, gate.yes, gate.confirm.as_deref(), what)
 }
 
 /// What discovery found for the cluster named by `--context`.
@@ -74,8 +79,7 @@ pub(super) struct Connected {
 }
 
 pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
     let status = runtime.block_on(observer.status());
     let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
@@ -100,14 +104,18 @@ pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutI
 /// The cluster's rollout Lease as the guards read it (the operations' own reading).
 pub(super) use crate::operation::node::rollout_lease_read;
 
-/// The cluster named by --context (its name, or any of its contexts, which it then uses); it
-/// needs the Talos API, `why` says for what.
-pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
-    let cluster = discovery.select(wanted).ok_or_else(|| {
+/// The cluster `wanted` (--context) names: its name, or any of its contexts, which it then uses.
+pub(super) fn named(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
+    discovery.select(wanted).ok_or_else(|| {
         usage(format!(
             "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
         ))
-    })?;
+    })
+}
+
+/// The cluster named by --context, which needs the Talos API: `why` says for what.
+pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
+    let cluster = named(discovery, wanted)?;
     if cluster.talos.is_none() {
         return Err(usage(format!(
             "cluster {wanted:?} has no talosconfig context; {why}"

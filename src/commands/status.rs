@@ -5,7 +5,6 @@
 //! did not / configuration error. A node only the talosconfig still names (no
 //! longer an etcd member nor a Kubernetes node) is listed as not a member and
 //! does not fail it.
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use crate::kube::KubeError;
 use crate::paths::Paths;
 use crate::printable;
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, json, write_stdout};
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
@@ -42,12 +41,9 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     for err in source_errors.iter().chain(&discovery.errors) {
         eprintln!("taloscope: warning: {}", printable::line(&err.to_string()));
     }
-    let runtime = match crate::commands::runtime() {
+    let runtime = match super::runtime() {
         Ok(rt) => rt,
-        Err(err) => {
-            let message = format!("cannot start the async runtime: {err}");
-            return exit_code_as(Err(Stop(EXIT_BLOCKED, message)), output);
-        }
+        Err(stop) => return exit_code_as(Err(stop), output),
     };
     let options = CollectOptions::default();
     let kubeconfig = discovery.kubeconfig.clone().map(std::sync::Arc::new);
@@ -64,25 +60,10 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     let code = exit_code(&fleet);
     fleet.clusters.iter_mut().for_each(name_total_failure);
     let text = match output {
-        OutputFormat::Json => match serde_json::to_string_pretty(&fleet) {
-            Ok(json) => json + "\n",
-            Err(err) => {
-                eprintln!("taloscope: cannot encode the status as JSON: {err}");
-                return ExitCode::FAILURE;
-            }
-        },
-        OutputFormat::Table => printable::lines(&table(&fleet)),
+        OutputFormat::Json => json(&fleet),
+        OutputFormat::Table => Ok(printable::lines(&table(&fleet))),
     };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && err.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("taloscope: cannot write output: {err}");
-        return ExitCode::FAILURE;
-    }
-    code
+    super::exit::exit_code(text.and_then(|text| write_stdout(&text)).map(|()| code))
 }
 
 /// One cluster's status through the collector the console uses, cut off at

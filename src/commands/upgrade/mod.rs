@@ -15,7 +15,7 @@ mod follow;
 pub(super) mod kubernetes;
 mod rollout;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
+use super::exit::{Stop, exit_code_as, json, usage, write_stdout};
 use super::gate::RunFlags;
 use super::plan_report::{PlanText, indent};
 use super::session::{choose, connect, other_rollout};
@@ -121,13 +121,7 @@ fn list_offered(
         releases: &learned.origin,
     };
     if args.gate.output == OutputFormat::Json {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| {
-            Stop(
-                EXIT_BLOCKED,
-                format!("cannot encode the targets as JSON: {e}"),
-            )
-        })?;
-        print_line(&json);
+        write_stdout(&json(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = format!(
