@@ -16,7 +16,7 @@ use crate::app::state::AppState;
 use crate::approval::{AuditLog, Dispatcher};
 use crate::cli::GlobalArgs;
 use crate::console::run::{self, Console, Exit, Reloader};
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::discovery::{Cluster, Discovery};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
 use crate::opennebula::auth::OneEnvironment;
@@ -139,7 +139,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard; the files a create's
     // contexts are merged into.
-    let sources = Sources::resolve(&global.source_overrides(), &env, &paths).0;
+    let sources = super::session::sources(global, &paths).0;
     let create_files = super::create::operator_files(&sources).map_err(|e| e.1);
     // The files a delete (`D`) removes the cluster's contexts from, as `taloscope delete`'s.
     state.actions.context_files = super::create::operator_files(&sources).ok();
@@ -267,10 +267,7 @@ fn inject_test_panic() {
 /// Discovery as the console sees it: source (config file) errors first; a cluster reached
 /// through the context `--context` names uses exactly that context.
 pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, paths);
-    let mut discovery = discover(&sources);
-    discovery.errors.splice(0..0, source_errors);
+    let mut discovery = super::session::discovered(global, paths);
     if let Some(name) = &global.context {
         discovery.use_context(name);
     }

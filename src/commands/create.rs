@@ -41,9 +41,8 @@ pub(super) struct Setup {
 
 /// Reads the [`Setup`] and starts the runtime the command runs on.
 pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runtime), Stop> {
-    let env = |name: &str| std::env::var(name).ok();
     let paths = Paths::resolve(global.state_dir.as_deref());
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
+    let (sources, source_errors) = super::session::sources(global, &paths);
     if let Some((last, earlier)) = source_errors.split_last() {
         for err in earlier {
             eprintln!("taloscope: {err}");
@@ -52,7 +51,7 @@ pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runti
     }
     let discovery = discover(&sources);
     let runtime = super::runtime()?;
-    let one_env = OneEnvironment::capture(&env);
+    let one_env = OneEnvironment::capture(&|name: &str| std::env::var(name).ok());
     let setup = Setup {
         paths,
         sources,

@@ -91,15 +91,17 @@ pub(super) fn json_line_at<T: serde::Serialize>(
 
 /// Writes `text` to stdout, flushed; a closed pipe (`| head`) is not an error.
 pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
+    write_while_read(text).map(|_| ())
+}
+
+/// [`write_stdout`], saying whether stdout is still read: false once a pipe is closed.
+pub(super) fn write_while_read(text: &str) -> Result<bool, Stop> {
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}")));
+    match (stdout.write_all(text.as_bytes())).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}"))),
     }
-    Ok(())
 }
 
 /// Writes `line` and a newline to stdout, flushed, for a run that goes on whether or not

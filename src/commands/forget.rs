@@ -10,9 +10,8 @@ use super::exit::{Stop, exit_code_as, usage};
 use super::gate::{CommandGate, finish_run};
 use super::plan_report::{PlanText, indent};
 use super::progress::progress_printer;
-use super::session::{Connected, check_gate, choose, connect};
+use super::session::{Connected, check_gate, choose, connect, sources};
 use crate::cli::{ForgetArgs, GlobalArgs};
-use crate::discovery::Sources;
 use crate::operation::forget::{ForgetPlan, NodeForget, forget_guards};
 
 pub fn run(global: &GlobalArgs, args: &ForgetArgs) -> ExitCode {
@@ -28,8 +27,7 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
         status,
         ..
     } = connect(&chosen)?;
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &chosen.paths);
+    let (sources, _) = sources(global, &chosen.paths);
     let plan = ForgetPlan::new(
         &chosen.cluster.name,
         chosen.cluster.talos.as_ref(),

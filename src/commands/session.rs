@@ -3,7 +3,7 @@
 //! the `--plan`/`--yes` mode check and the rollout Lease other consoles hold.
 use super::exit::{Stop, usage};
 use crate::cli::{GateArgs, GlobalArgs};
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::discovery::{Cluster, Discovery, DiscoveryError, Sources, discover};
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::RolloutJournal;
@@ -58,13 +58,26 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     })
 }
 
+/// The operator's files as the flags and the environment name them, and the problems met.
+pub(super) fn sources(global: &GlobalArgs, paths: &Paths) -> (Sources, Vec<DiscoveryError>) {
+    let env = |name: &str| std::env::var(name).ok();
+    Sources::resolve(&global.source_overrides(), &env, paths)
+}
+
+/// Every cluster the operator's files name, the problems with the files themselves first
+/// (they can explain a missing pairing).
+pub(super) fn discovered(global: &GlobalArgs, paths: &Paths) -> Discovery {
+    let (sources, source_errors) = sources(global, paths);
+    let mut discovery = discover(&sources);
+    discovery.errors.splice(0..0, source_errors);
+    discovery
+}
+
 /// Discovers every cluster, warning on stderr about sources it could not read.
 pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
     let paths = Paths::resolve(global.state_dir.as_deref());
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    let discovery = discover(&sources);
-    for err in source_errors.iter().chain(&discovery.errors) {
+    let discovery = discovered(global, &paths);
+    for err in &discovery.errors {
         eprintln!("taloscope: warning: {err}");
     }
     (paths, discovery)

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::cli::{GlobalArgs, OutputFormat};
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::discovery::{Cluster, Discovery};
 use crate::fleet::kubernetes::unusable_kube_context;
 use crate::fleet::problems::{Readings, Severity, cluster_problems, node_problems};
 use crate::fleet::{
@@ -22,23 +22,18 @@ use crate::printable;
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, json, write_stdout};
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(
-        &global.source_overrides(),
-        &env,
-        &Paths::resolve(global.state_dir.as_deref()),
-    );
-    let discovery = discover(&sources);
+    let discovery =
+        super::session::discovered(global, &Paths::resolve(global.state_dir.as_deref()));
     let clusters = match select(&discovery, global.context.as_deref()) {
         Ok(clusters) => clusters,
         Err(message) => {
-            for err in source_errors.iter().chain(&discovery.errors) {
+            for err in &discovery.errors {
                 eprintln!("taloscope: {}", printable::line(&err.to_string()));
             }
             return exit_code_as(Err(Stop(EXIT_USAGE, printable::line(&message))), output);
         }
     };
-    for err in source_errors.iter().chain(&discovery.errors) {
+    for err in &discovery.errors {
         eprintln!("taloscope: warning: {}", printable::line(&err.to_string()));
     }
     let runtime = match super::runtime() {
@@ -161,22 +156,6 @@ fn exit_code(fleet: &FleetStatus) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_BLOCKED)
-    }
-}
-
-/// Bytes as operators read them.
-fn human_bytes(n: i64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n.max(0) as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
     }
 }
 
@@ -309,7 +288,9 @@ fn table(fleet: &FleetStatus) -> String {
                     format!("{}{learner}", m.hostname),
                     if m.leader { "*".into() } else { String::new() },
                     yes_no(m.healthy),
-                    m.db_size.map(human_bytes).unwrap_or_else(|| "-".into()),
+                    m.db_size
+                        .map(printable::bytes_text)
+                        .unwrap_or_else(|| "-".into()),
                     m.raft_term
                         .map(|t| t.to_string())
                         .unwrap_or_else(|| "-".into()),
@@ -364,12 +345,6 @@ fn kubernetes_lines(k: &crate::fleet::KubernetesReport) -> String {
 mod tests {
     use super::*;
     use crate::fleet::{ClusterStatus, NodeRole, NodeStatus, Quorum};
-
-    #[test]
-    fn bytes_read_like_an_operator_expects() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(3 * 1024 * 1024), "3.0 MiB");
-    }
 
     #[test]
     fn table_names_unreachable_nodes_and_quorum() {

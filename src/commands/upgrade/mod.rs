@@ -23,7 +23,7 @@ use super::status::columns;
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
 use crate::config::MachineRole;
-use crate::discovery::{Cluster, Sources};
+use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::{RolloutKind, StepProgress};
@@ -62,8 +62,7 @@ pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
 /// ghcr.io), cached in the state dir. Nothing is asked until a cluster is connected.
 fn release_lookup(global: &GlobalArgs, args: &UpgradeArgs) -> ReleaseLookup {
     let paths = Paths::resolve(global.state_dir.as_deref());
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &paths);
+    let (sources, _) = super::session::sources(global, &paths);
     let mirrors: Vec<String> = global
         .context
         .as_deref()
