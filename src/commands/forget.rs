@@ -4,7 +4,7 @@
 //! through the dispatcher and the one runner. Exit 0 done / 1 refused or failed / 2 usage.
 use std::process::ExitCode;
 
-use serde::Serialize;
+use serde_json::json;
 
 use super::exit::{Stop, exit_code_as, usage};
 use super::gate::{CommandGate, finish_run};
@@ -44,29 +44,9 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
     let mut operation = NodeForget::new(plan.clone(), observer);
     let printer = progress_printer(args.gate.output);
     let result = gate.run(&runtime, &approved, &mut operation, &printer);
-    let outcome = ForgetOutcome {
-        cluster: &plan.cluster,
-        context: &plan.context,
-        address: &plan.address,
-        succeeded: result.is_ok(),
-        message: result.clone().unwrap_or_else(|e| e),
-    };
-    finish_run(
-        args.gate.output,
-        &outcome.message,
-        &outcome,
-        outcome.succeeded,
-    )
-}
-
-/// How a run ended: the `--yes --output json` contract.
-#[derive(Debug, Serialize)]
-struct ForgetOutcome<'a> {
-    cluster: &'a str,
-    context: &'a str,
-    address: &'a str,
-    succeeded: bool,
-    message: String,
+    let subject =
+        json!({"cluster": plan.cluster, "context": plan.context, "address": plan.address});
+    finish_run(args.gate.output, subject, result)
 }
 
 /// The forget's part of its plan report: the plan's fields are the `--plan --output json`

@@ -275,17 +275,32 @@ fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
     cancel
 }
 
-/// Prints how a headless run ended (its line for a table; `outcome`, the `--yes --output
-/// json` contract, as JSON) and gives its exit code: 0 when it `succeeded`, 1 when not.
+/// How a run ended: the `--yes --output json` contract, its subject's fields beside
+/// `succeeded` and `message`.
+#[derive(serde::Serialize)]
+struct RunOutcome<S> {
+    #[serde(flatten)]
+    subject: S,
+    succeeded: bool,
+    message: String,
+}
+
+/// Prints how a headless run on `subject` ended (its line for a table, its [`RunOutcome`] as
+/// JSON) and gives its exit code: 0 when it succeeded, 1 when not.
 pub(super) fn finish_run(
     output: OutputFormat,
-    line: &str,
-    outcome: &impl serde::Serialize,
-    succeeded: bool,
+    subject: impl serde::Serialize,
+    result: Result<String, String>,
 ) -> Result<std::process::ExitCode, Stop> {
+    let succeeded = result.is_ok();
+    let message = result.unwrap_or_else(|e| e);
     match output {
-        OutputFormat::Table => print_line(&crate::printable::line(line)),
-        OutputFormat::Json => write_stdout(&json(outcome)?)?,
+        OutputFormat::Table => print_line(&crate::printable::line(&message)),
+        OutputFormat::Json => write_stdout(&json(&RunOutcome {
+            subject,
+            succeeded,
+            message,
+        })?)?,
     }
     Ok(exit_if(!succeeded))
 }

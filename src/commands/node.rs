@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde_json::json;
 
 use super::exit::{Stop, exit_code_as, usage};
 use super::gate::{CommandGate, finish_run};
@@ -82,29 +82,8 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
     let mut action = NodeAction::new(plan.clone(), observer.clone(), options);
     let printer = progress_printer(flags.gate.output);
     let result = gate.run(&runtime, &approved, &mut action, &printer);
-    let outcome = ActionOutcome {
-        cluster: &plan.cluster,
-        node: &plan.node,
-        operation: &plan.operation,
-        succeeded: result.is_ok(),
-        message: result.clone().unwrap_or_else(|e| e),
-    };
-    finish_run(
-        flags.gate.output,
-        &outcome.message,
-        &outcome,
-        outcome.succeeded,
-    )
-}
-
-/// How a run ended: the `--yes --output json` contract.
-#[derive(Debug, Serialize)]
-struct ActionOutcome<'a> {
-    cluster: &'a str,
-    node: &'a str,
-    operation: &'a NodeOperation,
-    succeeded: bool,
-    message: String,
+    let subject = json!({"cluster": plan.cluster, "node": plan.node, "operation": plan.operation});
+    finish_run(flags.gate.output, subject, result)
 }
 
 /// The node action's part of its plan report: the plan's fields are the `--plan --output json`
