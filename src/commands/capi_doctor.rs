@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, usage, write_stdout};
 use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
-use super::progress::print_progress;
+use super::progress::{print_progress, progress_printer};
 use super::session::{Chosen, check_gate, connect, discover_all, rollout_lease_read};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{
@@ -20,7 +20,6 @@ use crate::capi_doctor::{
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
 use crate::kube::KubeClient;
-use crate::operation::OperationEvent;
 use crate::operation::capi_fix::CapiFix;
 
 pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
@@ -154,12 +153,8 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         (management.clone(), located.owner.clone()),
         bounds,
     );
-    let steps = |event: OperationEvent| {
-        if let OperationEvent::Line { text, .. } = event {
-            say("step", text);
-        }
-    };
-    let applied = gate.run(&connected.runtime, &approved, &mut fix, &steps);
+    let printer = progress_printer(args.gate.output, Some("step"));
+    let applied = gate.run(&connected.runtime, &approved, &mut fix, &printer);
     applied.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
     let followed = connected.runtime.block_on(follow(
         finding,

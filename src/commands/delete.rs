@@ -10,13 +10,12 @@ use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
     DeleteSources, ProviderDelete, RunSummary, delete_guards, prepare_delete,
 };
-use crate::operation::OperationEvent;
 use crate::operation::delete::ClusterDelete;
 
 use super::create::{Setup, operator_files, setup};
 use super::exit::{Stop, exit_code_as, exit_if, usage};
 use super::gate::CommandGate;
-use super::progress::print_progress;
+use super::progress::{print_progress, progress_printer};
 use super::session::check_gate;
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
@@ -65,11 +64,9 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<Exi
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
     let mut operation = ClusterDelete::new(plan, world, bounds);
     let output = args.gate.output;
-    let events = move |event: OperationEvent| {
-        print_progress(output, "note", &event.text(), &event.line());
-    };
+    let printer = progress_printer(output, Some("note"));
     let result = gate
-        .run_to_its_end(&approved, &mut operation, &events)
+        .run_to_its_end(&approved, &mut operation, &printer)
         .await;
     let summary = RunSummary {
         cluster: name,

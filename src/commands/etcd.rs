@@ -61,7 +61,7 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     };
     let what = format!("{} in {}", approved.action().describe(), plan.cluster);
     let mut operation = EtcdOperation::new(plan, connected.observer.clone(), limits);
-    let printer = progress_printer(args.gate.output);
+    let printer = progress_printer(args.gate.output, None);
     let result = gate.run(&connected.runtime, &approved, &mut operation, &printer);
     result.map_err(|e| {
         let ended = if e.starts_with("cancelled") {

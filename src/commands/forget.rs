@@ -42,7 +42,7 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
         return Ok(ExitCode::SUCCESS);
     };
     let mut operation = NodeForget::new(plan.clone(), observer);
-    let printer = progress_printer(args.gate.output);
+    let printer = progress_printer(args.gate.output, None);
     let result = gate.run(&runtime, &approved, &mut operation, &printer);
     let subject =
         json!({"cluster": plan.cluster, "context": plan.context, "address": plan.address});

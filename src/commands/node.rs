@@ -80,7 +80,7 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         },
     };
     let mut action = NodeAction::new(plan.clone(), observer.clone(), options);
-    let printer = progress_printer(flags.gate.output);
+    let printer = progress_printer(flags.gate.output, None);
     let result = gate.run(&runtime, &approved, &mut action, &printer);
     let subject = json!({"cluster": plan.cluster, "node": plan.node, "operation": plan.operation});
     finish_run(flags.gate.output, subject, result)

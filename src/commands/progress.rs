@@ -25,14 +25,18 @@ pub(super) fn print_progress<T: Serialize>(
     ));
 }
 
-/// The progress printer of an operation's events: stamped lines on stdout for a table; on
-/// stderr for JSON output, whose stdout carries the outcome.
-pub(super) fn progress_printer(output: OutputFormat) -> impl Fn(OperationEvent) + Send + Sync {
+/// The one runner's events as printed, each line with its step's elapsed time and timeout:
+/// stamped on stdout for a table; for JSON, a `json_kind` line on stdout when stdout carries
+/// the run's progress, else (`None`: stdout carries its outcome) the line on stderr.
+pub(super) fn progress_printer(
+    output: OutputFormat,
+    json_kind: Option<&'static str>,
+) -> impl Fn(OperationEvent) + Send + Sync {
     move |event: OperationEvent| {
         let line = event.line();
-        match output {
-            OutputFormat::Table => print_progress(output, "progress", &line, &line),
-            OutputFormat::Json => eprintln!("{}", crate::printable::line(&line)),
+        match (output, json_kind) {
+            (OutputFormat::Json, None) => eprintln!("{}", crate::printable::line(&line)),
+            (_, kind) => print_progress(output, kind.unwrap_or("progress"), &event.text(), &line),
         }
     }
 }
