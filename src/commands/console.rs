@@ -140,9 +140,9 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     // Providers and per-cluster sources for the provision wizard; the files a create's
     // contexts are merged into.
     let sources = super::session::sources(global, &paths).0;
-    let create_files = super::create::operator_files(&sources).map_err(|e| e.1);
+    let create_files = super::session::operator_files(&sources).map_err(|e| e.1);
     // The files a delete (`D`) removes the cluster's contexts from, as `taloscope delete`'s.
-    state.actions.context_files = super::create::operator_files(&sources).ok();
+    state.actions.context_files = super::session::operator_files(&sources).ok();
     state.provision.config = Arc::new(sources.config);
     state.provision.one_env = Arc::new(OneEnvironment::capture(&env));
     if let Some(err) = &theme_error {

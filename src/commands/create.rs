@@ -2,7 +2,6 @@
 //! dispatcher (--yes --confirm NAME), one line (or JSON line) per phase change; a killed run is
 //! resumed by running the same command again. Exit codes from exit.rs: 0 the cluster is up and
 //! its contexts written; 1 a guard blocks, refused, or a phase failed; 2 usage or configuration.
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -15,50 +14,16 @@ use crate::cluster_lifecycle::{
     PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, SetupError, create_runner, given_fingerprints,
     headless_fingerprints, plan_with_guards,
 };
-use crate::discovery::{Discovery, Sources, discover};
 use crate::guards::Guard;
-use crate::opennebula::auth::OneEnvironment;
 use crate::operation::create::ClusterCreate;
-use crate::paths::Paths;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{data, print_events};
-use super::session::check_gate;
+use super::session::{Setup, check_gate, operator_files, setup};
 
 pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-/// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's
-/// files and what discovery found in them, and OpenNebula's environment.
-pub(super) struct Setup {
-    pub paths: Paths,
-    pub sources: Sources,
-    pub discovery: Discovery,
-    pub one_env: OneEnvironment,
-}
-
-/// Reads the [`Setup`] and starts the runtime the command runs on.
-pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runtime), Stop> {
-    let paths = Paths::resolve(global.state_dir.as_deref());
-    let (sources, source_errors) = super::session::sources(global, &paths);
-    if let Some((last, earlier)) = source_errors.split_last() {
-        for err in earlier {
-            eprintln!("taloscope: {err}");
-        }
-        return Err(usage(last.to_string()));
-    }
-    let discovery = discover(&sources);
-    let runtime = super::runtime()?;
-    let one_env = OneEnvironment::capture(&|name: &str| std::env::var(name).ok());
-    let setup = Setup {
-        paths,
-        sources,
-        discovery,
-        one_env,
-    };
-    Ok((setup, runtime))
 }
 
 fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
@@ -87,24 +52,6 @@ fn request(args: &CreateArgs) -> CreateRequest {
         },
         with_secrets: args.with_secrets.clone(),
     }
-}
-
-/// The operator's talosconfig and kubeconfig files new contexts are merged into (the first of
-/// each in use).
-pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
-    let first = |files: &[PathBuf], what: &str| {
-        files.first().cloned().ok_or_else(|| {
-            usage(format!(
-                "no {what} file to write the new context into; pass --{what}"
-            ))
-        })
-    };
-    Ok(ContextFiles {
-        talosconfig: first(&sources.talosconfigs, "talosconfig")?,
-        kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
-        keep_current_context: false,
-        kept_backups: sources.config.kept_backups(),
-    })
 }
 
 async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<ExitCode, Stop> {

@@ -12,11 +12,10 @@ use crate::cluster_lifecycle::{
 };
 use crate::operation::delete::ClusterDelete;
 
-use super::create::{Setup, operator_files, setup};
 use super::exit::{Stop, exit_code_as, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{print_progress, progress_printer};
-use super::session::check_gate;
+use super::session::{Setup, check_gate, operator_files, setup};
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)

@@ -18,11 +18,10 @@ use crate::provision::{
     connect, plan,
 };
 
-use super::create::{Setup, setup};
 use super::exit::{Stop, exit_code_as, exit_if, usage};
 use super::gate::{CommandGate, approve};
 use super::progress::{data, print_events, print_progress};
-use super::session::{check_gate, select};
+use super::session::{Setup, check_gate, select, setup};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)

@@ -1,10 +1,15 @@
-//! The cluster a command acts on: the one `--context` names among the discovered clusters,
-//! connected (its Talos and Kubernetes clients, its status now, any unfinished rollout journal),
-//! the `--plan`/`--yes` mode check and the rollout Lease other consoles hold.
+//! The cluster a command acts on: the operator's files read, the cluster `--context` names among
+//! the discovered ones, connected (its Talos and Kubernetes clients, its status now, any
+//! unfinished rollout journal), the `--plan`/`--yes` mode check and the rollout Lease other
+//! consoles hold; what provision, create and delete read (`Setup`) and write into.
+use std::path::PathBuf;
+
 use super::exit::{Stop, usage};
 use crate::cli::{GateArgs, GlobalArgs};
+use crate::cluster_config::ContextFiles;
 use crate::discovery::{Cluster, Discovery, DiscoveryError, Sources, discover};
 use crate::fleet::ClusterStatus;
+use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::rollout::RolloutJournal;
 use crate::talos::{ClientOptions, TalosClient};
@@ -160,5 +165,54 @@ pub(super) async fn observer_for(
         kube,
         nodes: ctx.nodes.clone(),
         options: Default::default(),
+    })
+}
+
+/// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's
+/// files and what discovery found in them, and OpenNebula's environment.
+pub(super) struct Setup {
+    pub paths: Paths,
+    pub sources: Sources,
+    pub discovery: Discovery,
+    pub one_env: OneEnvironment,
+}
+
+/// Reads the [`Setup`] and starts the runtime the command runs on.
+pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runtime), Stop> {
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    let (sources, source_errors) = sources(global, &paths);
+    if let Some((last, earlier)) = source_errors.split_last() {
+        for err in earlier {
+            eprintln!("taloscope: {err}");
+        }
+        return Err(usage(last.to_string()));
+    }
+    let discovery = discover(&sources);
+    let runtime = super::runtime()?;
+    let one_env = OneEnvironment::capture(&|name: &str| std::env::var(name).ok());
+    let setup = Setup {
+        paths,
+        sources,
+        discovery,
+        one_env,
+    };
+    Ok((setup, runtime))
+}
+
+/// The operator's talosconfig and kubeconfig files new contexts are merged into (the first of
+/// each in use).
+pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
+    let first = |files: &[PathBuf], what: &str| {
+        files.first().cloned().ok_or_else(|| {
+            usage(format!(
+                "no {what} file to write the new context into; pass --{what}"
+            ))
+        })
+    };
+    Ok(ContextFiles {
+        talosconfig: first(&sources.talosconfigs, "talosconfig")?,
+        kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
+        keep_current_context: false,
+        kept_backups: sources.config.kept_backups(),
     })
 }
