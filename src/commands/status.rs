@@ -26,11 +26,11 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
         super::session::discovered(global, &Paths::resolve(global.state_dir.as_deref()));
     let clusters = match select(&discovery, global.context.as_deref()) {
         Ok(clusters) => clusters,
-        Err(message) => {
+        Err(stop) => {
             for err in &discovery.errors {
                 eprintln!("taloscope: {}", printable::line(&err.to_string()));
             }
-            return exit_code_as(Err(Stop(EXIT_USAGE, printable::line(&message))), output);
+            return exit_code_as(Err(stop), output);
         }
     };
     for err in &discovery.errors {
@@ -116,29 +116,24 @@ fn name_total_failure(c: &mut ClusterStatus) {
 
 /// The clusters to ask: the one named (by cluster name, or by any of its contexts, which it
 /// then uses), or every cluster that has a talosconfig context.
-fn select(discovery: &Discovery, wanted: Option<&str>) -> Result<Vec<Cluster>, String> {
+fn select(discovery: &Discovery, wanted: Option<&str>) -> Result<Vec<Cluster>, Stop> {
     match wanted {
-        Some(name) => {
-            let cluster = discovery.select(name).ok_or_else(|| {
-                format!("no cluster or context named {name:?}; `taloscope contexts` lists them")
-            })?;
-            if cluster.talos.is_none() {
-                return Err(format!(
-                    "cluster {name:?} has no talosconfig context; status needs the Talos API"
-                ));
-            }
-            Ok(vec![cluster])
-        }
+        Some(name) => Ok(vec![super::session::select(
+            discovery,
+            name,
+            "status needs the Talos API",
+        )?]),
         None => {
             let with_talos: Vec<Cluster> = (discovery.clusters.iter())
                 .filter(|c| c.talos.is_some())
                 .cloned()
                 .collect();
             if with_talos.is_empty() {
-                return Err(
+                return Err(Stop(
+                    EXIT_USAGE,
                     "no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG"
                         .into(),
-                );
+                ));
             }
             Ok(with_talos)
         }
@@ -414,7 +409,10 @@ mod tests {
 
     #[test]
     fn unknown_context_is_a_configuration_error() {
-        let err = select(&Discovery::default(), Some("nope")).expect_err("unknown");
+        let Err(Stop(code, err)) = select(&Discovery::default(), Some("nope")) else {
+            panic!("unknown")
+        };
+        assert_eq!(code, EXIT_USAGE);
         assert!(err.contains("\"nope\""), "{err}");
         assert!(select(&Discovery::default(), None).is_err());
     }
