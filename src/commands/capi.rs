@@ -105,7 +105,7 @@ fn read_management(discovery: &Discovery, context: &str) -> Result<Management, S
     let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
         return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
     };
-    let runtime = super::runtime()?;
+    let runtime = super::command_runtime()?;
     let read = runtime.block_on(async {
         let client = KubeClient::new(kubeconfig, context, Default::default()).await?;
         read_context(&client).await

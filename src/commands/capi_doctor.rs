@@ -79,7 +79,7 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     let Some(kubeconfig) = discovery.kubeconfig.clone() else {
         return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
     };
-    let runtime = super::runtime()?;
+    let runtime = super::command_runtime()?;
     let located = runtime
         .block_on(locate(
             &discovery,

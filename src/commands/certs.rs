@@ -28,7 +28,7 @@ fn run_inner(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop
     };
     let kube_cert = |user: &str| kubeconfig_client_cert(discovery.kubeconfig.as_ref(), user);
     let now = crate::clock::unix_now() as i64;
-    let runtime = super::runtime()?;
+    let runtime = super::command_runtime()?;
     let options = ClientOptions::default();
     let within = options.connect_timeout + options.call_timeout;
     let mut certs: Vec<CertExpiry> = Vec::new();

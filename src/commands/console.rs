@@ -183,7 +183,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         creates: crate::console::run_create::CreateRuns::new(create_files),
         action_cancel: None,
     };
-    let runtime = match super::runtime() {
+    let runtime = match super::command_runtime() {
         Ok(rt) => rt,
         Err(stop) => return super::exit::exit_code(Err(stop)),
     };

@@ -29,7 +29,7 @@ fn run_inner(
     timeout: Duration,
 ) -> Result<ExitCode, Stop> {
     let chosen = choose(global)?;
-    let runtime = super::runtime()?;
+    let runtime = super::command_runtime()?;
     let (list, server) = runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let status = observer.status().await;

@@ -60,7 +60,7 @@ pub fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> ExitCode {
 
 fn run(global: &GlobalArgs, request: LogRequest<'_>) -> Result<ExitCode, Stop> {
     let chosen = choose(global)?;
-    let runtime = super::runtime()?;
+    let runtime = super::command_runtime()?;
     runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let address = node_address(&observer, request.node).await?;

@@ -72,15 +72,17 @@ pub fn run(cli: Cli) -> ExitCode {
 
 /// A tokio runtime for a subcommand. Two workers: these are 2-core machines and
 /// the console's IO is light.
-fn runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| {
-            exit::Stop(
-                exit::EXIT_BLOCKED,
-                format!("cannot start the async runtime: {e}"),
-            )
-        })
+}
+
+/// The [`runtime`] a command runs on, or the stop that says it could not start.
+fn command_runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
+    runtime().map_err(|e| {
+        let why = format!("cannot start the async runtime: {e}");
+        exit::Stop(exit::EXIT_BLOCKED, why)
+    })
 }

@@ -30,7 +30,7 @@ pub fn run(global: &GlobalArgs, args: &ScaleArgs) -> ExitCode {
 fn run_inner(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
     let (paths, discovery) = discover_all(global);
-    super::runtime()?.block_on(scale(global, args, &discovery, &paths))
+    super::command_runtime()?.block_on(scale(global, args, &discovery, &paths))
 }
 
 /// The Cluster object that owns `cluster`, among the management clusters of the kube contexts.

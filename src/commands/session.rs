@@ -97,7 +97,7 @@ pub(super) struct Connected {
 }
 
 pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
-    let runtime = super::runtime()?;
+    let runtime = super::command_runtime()?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
     let status = runtime.block_on(observer.status());
     let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
@@ -188,7 +188,7 @@ pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runti
         return Err(usage(last.to_string()));
     }
     let discovery = discover(&sources);
-    let runtime = super::runtime()?;
+    let runtime = super::command_runtime()?;
     let one_env = OneEnvironment::capture(&|name: &str| std::env::var(name).ok());
     let setup = Setup {
         paths,

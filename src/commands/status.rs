@@ -36,7 +36,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     for err in &discovery.errors {
         eprintln!("taloscope: warning: {}", printable::line(&err.to_string()));
     }
-    let runtime = match super::runtime() {
+    let runtime = match super::command_runtime() {
         Ok(rt) => rt,
         Err(stop) => return exit_code_as(Err(stop), output),
     };
