@@ -75,7 +75,14 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<Exi
         SetupError::Usage(e) => usage(e),
     })?;
     let (guards, fingerprints) = headless_pinning(&plan, guards, args)?;
-    let gate = CommandGate::new(global, paths, &args.gate);
+    // The pinning acknowledgement is a script's standing answer: taken also where no VM is
+    // left to pin (user-data delivery, every fingerprint given), where no guard asks for it.
+    let mut flags = args.gate.clone();
+    let pinning = |g: &Guard| g.needs_ack.as_deref() == Some(PIN_FINGERPRINTS_ACK);
+    if !guards.iter().any(pinning) {
+        flags.ack.retain(|a| a.trim() != PIN_FINGERPRINTS_ACK);
+    }
+    let gate = CommandGate::new(global, paths, &flags);
     // What the run writes into, checked before anything is asked (a plan names it a guard).
     let files = if args.gate.yes { Some(files?) } else { None };
     let (Some(approved), Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
