@@ -5,8 +5,13 @@
 //! the lower one. See the project's STYLE.md for the why.
 //!
 //! - `commands`: one file per subcommand; reads the environment and the flags
-//!   once (`Paths`, discovery sources) and passes them down as values.
-//! - `cli`: the command line's shape (clap); parsing only.
+//!   once (`Paths`, discovery sources) and passes them down as values. Every
+//!   mutating command passes the one gate (`gate`: the plan report, the
+//!   dispatcher's approval, the run on the one runner), prints progress through
+//!   the one printer and ends by the one exit rule (`exit`).
+//! - `cli`: the command line's shape (clap); parsing only; the gate's flags
+//!   (`--plan`, `--yes`, `--confirm`, `--ack`, `--output`) flattened into each
+//!   mutating command.
 //! - `console`: the interactive console's IO: the event loop and the effect
 //!   runner that starts rollouts (`operation::upgrade`, as the headless
 //!   commands do) and provisions, every other operation on its one runner (`run_operation`:

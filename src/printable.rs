@@ -50,6 +50,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bytes_read_like_an_operator_expects() {
+        assert_eq!(bytes_text(512), "512 B");
+        assert_eq!(bytes_text(3 * 1024 * 1024), "3.0 MiB");
+    }
+
+    #[test]
     fn escape_sequences_and_controls_are_neutralised() {
         assert_eq!(line("cp-1\x1b]0;owned\x07"), "cp-1?]0;owned?");
         assert_eq!(line("a\x1b[2Jb\rc\x7f\u{9b}d"), "a?[2Jb?c??d");

@@ -448,8 +448,8 @@ async fn a_second_run_of_the_same_create_makes_no_second_set_of_vms() {
 
 /// A headless create asks nobody about the VMs' maintenance certificates: `--yes` without
 /// `--fingerprint VM=SHA256` or the pinning acknowledgement is refused naming both and where
-/// the fingerprint is read, before any VM exists; a `--fingerprint` naming no planned VM is a
-/// usage error.
+/// the fingerprint is read, before any VM exists; a mistyped acknowledgement or a
+/// `--fingerprint` naming no planned VM is a usage error.
 #[tokio::test]
 async fn a_headless_create_pins_fingerprints_only_when_given_or_acknowledged() {
     let sim = start(scenario("healthy")).await;
@@ -468,14 +468,15 @@ async fn a_headless_create_pins_fingerprints_only_when_given_or_acknowledged() {
     }
     assert_eq!(live_vms(&sim).await.len(), before, "no VM made");
 
-    // A mistyped acknowledgement is named beside the one asked for.
+    // A mistyped acknowledgement is a usage error naming it beside the one asked for, as in
+    // every guarded command.
     let mut typo = confirmed.to_vec();
     typo.extend(["--ack", "pin the fingerprint"]);
     let r = run(&sim, &config, &create("lab", "sim-opennebula", &typo)).await;
-    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr.contains(
-            "(needs --ack \"pin the fingerprints shown\"; given --ack \"pin the fingerprint\")"
+            "--ack \"pin the fingerprint\" is not an acknowledgement this plan asks for (it asks for \"pin the fingerprints shown\")"
         ),
         "{}",
         r.stderr

@@ -1,5 +1,6 @@
 //! Unit tests of the command line: each subcommand lists only the flags it
-//! reads, and files and look count before or after the subcommand.
+//! reads, files and look count before or after the subcommand, and every
+//! mutating command takes the gate's flags.
 use super::*;
 use clap::Parser;
 
@@ -68,4 +69,43 @@ fn files_and_look_count_before_or_after_the_subcommand() {
     let late = Cli::try_parse_from(["taloscope", "status", "--readonly"]).unwrap();
     assert!(late.global().readonly);
     assert!(Cli::try_parse_from(["taloscope", "status", "--theme", "x"]).is_err());
+}
+
+#[test]
+fn every_mutating_command_takes_the_gates_flags() {
+    let mutating: [&[&str]; 15] = [
+        &["upgrade"],
+        &["upgrade-k8s"],
+        &["provision"],
+        &["node", "reboot"],
+        &["node", "shutdown"],
+        &["node", "cordon"],
+        &["node", "uncordon"],
+        &["node", "drain"],
+        &["node", "forget"],
+        &["service", "restart"],
+        &["etcd"],
+        &["create"],
+        &["delete"],
+        &["capi", "doctor"],
+        &["scale"],
+    ];
+    for command in mutating {
+        let text = help(&[&["taloscope"], command, &["--help"]].concat());
+        for flag in ["--plan", "--yes", "--confirm", "--ack", "--output"] {
+            assert!(text.contains(flag), "{command:?} lacks {flag}:\n{text}");
+        }
+    }
+    // The acknowledgement a single control plane's reboot plan asks for is taken.
+    let reboot = Cli::try_parse_from([
+        "taloscope",
+        "node",
+        "reboot",
+        "--node",
+        "cp-1",
+        "--plan",
+        "--ack",
+        "the Kubernetes API will be down",
+    ]);
+    assert!(reboot.is_ok(), "{reboot:?}");
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage, write_stdout};
-use super::session::discover_all;
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json, usage, write_stdout};
+use super::session::{discover_all, named};
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
@@ -84,9 +84,7 @@ fn run_status(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, St
                     .collect(),
                 truncated: &management.objects.truncated,
             };
-            serde_json::to_string_pretty(&report)
-                .map(|j| j + "\n")
-                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?
+            json(&report)?
         }
     };
     write_stdout(&text)?;
@@ -95,11 +93,7 @@ fn run_status(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, St
 
 /// The kube context `--context` names: a kube context, or the cluster whose kube context it is.
 fn management_context(discovery: &Discovery, wanted: &str) -> Result<String, Stop> {
-    let cluster = discovery.select(wanted).ok_or_else(|| {
-        usage(format!(
-            "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
-        ))
-    })?;
+    let cluster = named(discovery, wanted)?;
     cluster.kube_context().map(str::to_string).ok_or_else(|| {
         usage(format!(
             "{wanted} has no kube context: a management cluster is read through the Kubernetes API"
@@ -111,8 +105,7 @@ fn read_management(discovery: &Discovery, context: &str) -> Result<Management, S
     let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
         return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
     };
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::command_runtime()?;
     let read = runtime.block_on(async {
         let client = KubeClient::new(kubeconfig, context, Default::default()).await?;
         read_context(&client).await

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage, write_stdout};
-use super::plan_report::{PlanReport, PlanText, indent};
-use super::progress::print_progress;
-use super::session::{Chosen, check_mode, connect, discover_all, rollout_lease_read};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, usage, write_stdout};
+use super::gate::CommandGate;
+use super::plan_report::{PlanText, indent};
+use super::progress::{print_progress, progress_printer};
+use super::session::{Chosen, check_gate, connect, discover_all, rollout_lease_read};
 use crate::capi::ClusterTree;
 use crate::capi_doctor::{
     Finding, FixPlan, LocateError, Located, diagnose, fix_guards, follow, locate,
@@ -19,7 +20,6 @@ use crate::capi_doctor::{
 use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
 use crate::kube::KubeClient;
-use crate::operation::OperationEvent;
 use crate::operation::capi_fix::CapiFix;
 
 pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
@@ -71,12 +71,7 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         ));
     };
     if args.fix.is_some() {
-        check_mode(
-            args.gate.plan,
-            args.gate.yes,
-            args.gate.confirm.as_deref(),
-            "cluster",
-        )?;
+        check_gate(&args.gate, "cluster")?;
     } else if args.gate.plan || args.gate.yes {
         return Err(usage("--plan and --yes go with --fix FINDING-ID"));
     }
@@ -84,8 +79,7 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
     let Some(kubeconfig) = discovery.kubeconfig.clone() else {
         return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
     };
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::command_runtime()?;
     let located = runtime
         .block_on(locate(
             &discovery,
@@ -131,37 +125,14 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         _ => Ok(None),
     };
     let guards = fix_guards(&plan, &located.tree, &connected.status, &roles, &other);
-    let acks = &args.gate.ack;
-    super::gate::unknown_acks(&guards, acks)?;
-    let report = PlanReport::new(
-        FixPlanText {
-            finding,
-            plan: &plan,
-        },
-        &guards,
-        acks,
-    );
-    let confirm = plan.mutating_action().confirm_name().to_string();
-    if args.gate.plan {
-        write_stdout(&report.text(args.gate.output, &confirm)?)?;
-        return Ok(if report.blocked {
-            ExitCode::from(EXIT_BLOCKED)
-        } else {
-            ExitCode::SUCCESS
-        });
-    }
-    let dispatcher = super::gate::dispatcher(global, &chosen.paths);
-    let approved = super::gate::approve(
-        &dispatcher,
-        plan.mutating_action(),
-        args.gate.confirm.as_deref(),
-    )?;
-    if report.blocked {
-        if args.gate.output == OutputFormat::Table {
-            write_stdout(&report.text(args.gate.output, &confirm)?)?;
-        }
-        return Err(super::gate::refuse(&dispatcher, &approved, &guards, acks));
-    }
+    let gate = CommandGate::new(global, &chosen.paths, &args.gate);
+    let fix_text = FixPlanText {
+        finding,
+        plan: &plan,
+    };
+    let Some(approved) = gate.pass(fix_text, plan.mutating_action(), &guards)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let management = connected
         .runtime
         .block_on(KubeClient::new(
@@ -182,18 +153,8 @@ fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Sto
         (management.clone(), located.owner.clone()),
         bounds,
     );
-    let steps = |event: OperationEvent| {
-        if let OperationEvent::Line { text, .. } = event {
-            say("step", text);
-        }
-    };
-    let applied = super::gate::run_operation(
-        &connected.runtime,
-        (&dispatcher, &approved),
-        (&chosen.paths, acks),
-        &mut fix,
-        &steps,
-    );
+    let printer = progress_printer(args.gate.output, Some("step"));
+    let applied = gate.run(&connected.runtime, &approved, &mut fix, &printer);
     applied.map_err(|e| Stop(EXIT_BLOCKED, format!("{what} failed: {e}")))?;
     let followed = connected.runtime.block_on(follow(
         finding,
@@ -226,18 +187,12 @@ fn print_findings(
                 owner: located.owner.to_string(),
                 findings,
             };
-            serde_json::to_string_pretty(&report)
-                .map(|j| j + "\n")
-                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?
+            json(&report)?
         }
         OutputFormat::Table => findings_table(located, &located.tree, status, findings),
     };
     write_stdout(&text)?;
-    Ok(if findings.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_BLOCKED)
-    })
+    Ok(exit_if(!findings.is_empty()))
 }
 
 fn findings_table(

@@ -5,8 +5,8 @@
 //! 7; as `upgrade --plan` treats warnings, only a failure exits 1.
 use std::process::ExitCode;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_stdout};
-use super::session::discover_all;
+use super::exit::{Stop, exit_code, exit_if, json, write_stdout};
+use super::session::{discover_all, named};
 use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;
@@ -23,17 +23,12 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
 fn run_inner(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop> {
     let (_, discovery) = discover_all(global);
     let clusters: Vec<Cluster> = match global.context.as_deref() {
-        Some(wanted) => vec![discovery.select(wanted).ok_or_else(|| {
-            usage(format!(
-                "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
-            ))
-        })?],
+        Some(wanted) => vec![named(&discovery, wanted)?],
         None => discovery.clusters.clone(),
     };
     let kube_cert = |user: &str| kubeconfig_client_cert(discovery.kubeconfig.as_ref(), user);
     let now = crate::clock::unix_now() as i64;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::command_runtime()?;
     let options = ClientOptions::default();
     let within = options.connect_timeout + options.call_timeout;
     let mut certs: Vec<CertExpiry> = Vec::new();
@@ -50,16 +45,12 @@ fn run_inner(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop
     }
     let text = match output {
         OutputFormat::Table => table(&certs),
-        OutputFormat::Json => serde_json::to_string_pretty(&certs)
-            .map(|j| j + "\n")
-            .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode JSON: {e}")))?,
+        OutputFormat::Json => json(&certs)?,
     };
     write_stdout(&text)?;
-    Ok(if certs.iter().any(|c| c.verdict == ExpiryVerdict::Fail) {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_if(
+        certs.iter().any(|c| c.verdict == ExpiryVerdict::Fail),
+    ))
 }
 
 fn table(certs: &[CertExpiry]) -> String {

@@ -16,7 +16,7 @@ use crate::app::state::AppState;
 use crate::approval::{AuditLog, Dispatcher};
 use crate::cli::GlobalArgs;
 use crate::console::run::{self, Console, Exit, Reloader};
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::discovery::{Cluster, Discovery};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
 use crate::opennebula::auth::OneEnvironment;
@@ -139,10 +139,10 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard; the files a create's
     // contexts are merged into.
-    let sources = Sources::resolve(&global.source_overrides(), &env, &paths).0;
-    let create_files = super::create::operator_files(&sources).map_err(|e| e.1);
+    let sources = super::session::sources(global, &paths).0;
+    let create_files = super::session::operator_files(&sources).map_err(|e| e.1);
     // The files a delete (`D`) removes the cluster's contexts from, as `taloscope delete`'s.
-    state.actions.context_files = super::create::operator_files(&sources).ok();
+    state.actions.context_files = super::session::operator_files(&sources).ok();
     state.provision.config = Arc::new(sources.config);
     state.provision.one_env = Arc::new(OneEnvironment::capture(&env));
     if let Some(err) = &theme_error {
@@ -183,12 +183,9 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         creates: crate::console::run_create::CreateRuns::new(create_files),
         action_cancel: None,
     };
-    let runtime = match crate::commands::runtime() {
+    let runtime = match super::command_runtime() {
         Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("taloscope: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
+        Err(stop) => return super::exit::exit_code(Err(stop)),
     };
     let result = runtime.block_on(run_in_terminal(console, pollers, first));
     match result {
@@ -270,10 +267,7 @@ fn inject_test_panic() {
 /// Discovery as the console sees it: source (config file) errors first; a cluster reached
 /// through the context `--context` names uses exactly that context.
 pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, paths);
-    let mut discovery = discover(&sources);
-    discovery.errors.splice(0..0, source_errors);
+    let mut discovery = super::session::discovered(global, paths);
     if let Some(name) = &global.context {
         discovery.use_context(name);
     }

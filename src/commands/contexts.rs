@@ -5,19 +5,13 @@ use std::process::ExitCode;
 
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::report::{self, ContextsReport};
-use crate::discovery::{Discovery, Sources, discover, where_looked};
+use crate::discovery::{Discovery, where_looked};
 use crate::paths::Paths;
 
 pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(
-        &global.source_overrides(),
-        &env,
-        &Paths::resolve(global.state_dir.as_deref()),
-    );
-    let mut discovery = discover(&sources);
-    // Config-file problems first: they can explain missing pairings below.
-    discovery.errors.splice(0..0, source_errors);
+    let discovery =
+        super::session::discovered(global, &Paths::resolve(global.state_dir.as_deref()));
 
     let mut text = render(&discovery, output);
     if discovery.clusters.is_empty() && output == OutputFormat::Table {

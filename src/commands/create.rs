@@ -2,72 +2,34 @@
 //! dispatcher (--yes --confirm NAME), one line (or JSON line) per phase change; a killed run is
 //! resumed by running the same command again. Exit codes from exit.rs: 0 the cluster is up and
 //! its contexts written; 1 a guard blocks, refused, or a phase failed; 2 usage or configuration.
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::cli::{CreateArgs, DeliverArg, GlobalArgs, OutputFormat};
+use crate::cli::{CreateArgs, DeliverArg, GlobalArgs};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
     CreateOptions, CreatePlan, CreateRequest, Delivery, FingerprintPolicy, LifecycleEvent,
-    PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, RunSummary, SetupError, create_runner,
-    given_fingerprints, headless_fingerprints, plan_with_guards,
+    PIN_FINGERPRINTS_ACK, PatchFiles, PlannedCreate, SetupError, create_runner, given_fingerprints,
+    headless_fingerprints, plan_with_guards,
 };
-use crate::discovery::{Discovery, Sources, discover};
 use crate::guards::Guard;
-use crate::opennebula::auth::OneEnvironment;
 use crate::operation::create::ClusterCreate;
-use crate::operation::{CancelSignal, Runner};
-use crate::paths::Paths;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve};
-use super::progress::print_progress;
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, usage};
+use super::gate::CommandGate;
+use super::progress::{data, print_events};
+use super::session::{Setup, check_gate, operator_files, setup};
 
 pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
 }
 
-/// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's
-/// files and what discovery found in them, and OpenNebula's environment.
-pub(super) struct Setup {
-    pub paths: Paths,
-    pub sources: Sources,
-    pub discovery: Discovery,
-    pub one_env: OneEnvironment,
-}
-
-/// Reads the [`Setup`] and starts the runtime the command runs on.
-pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runtime), Stop> {
-    let env = |name: &str| std::env::var(name).ok();
-    let paths = Paths::resolve(global.state_dir.as_deref());
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    if let Some((last, earlier)) = source_errors.split_last() {
-        for err in earlier {
-            eprintln!("taloscope: {err}");
-        }
-        return Err(usage(last.to_string()));
-    }
-    let discovery = discover(&sources);
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let one_env = OneEnvironment::capture(&env);
-    let setup = Setup {
-        paths,
-        sources,
-        discovery,
-        one_env,
-    };
-    Ok((setup, runtime))
-}
-
 fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
+    check_gate(&args.gate, "cluster")?;
     let (s, runtime) = setup(global)?;
-    runtime
-        .block_on(create(global, args, &s))
-        .map(|()| ExitCode::SUCCESS)
+    runtime.block_on(create(global, args, &s))
 }
 
 fn request(args: &CreateArgs) -> CreateRequest {
@@ -92,25 +54,7 @@ fn request(args: &CreateArgs) -> CreateRequest {
     }
 }
 
-/// The operator's talosconfig and kubeconfig files new contexts are merged into (the first of
-/// each in use).
-pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
-    let first = |files: &[PathBuf], what: &str| {
-        files.first().cloned().ok_or_else(|| {
-            usage(format!(
-                "no {what} file to write the new context into; pass --{what}"
-            ))
-        })
-    };
-    Ok(ContextFiles {
-        talosconfig: first(&sources.talosconfigs, "talosconfig")?,
-        kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
-        keep_current_context: false,
-        kept_backups: sources.config.kept_backups(),
-    })
-}
-
-async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(), Stop> {
+async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<ExitCode, Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
     let files = operator_files(sources);
     let PlannedCreate {
@@ -131,16 +75,22 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         SetupError::Usage(e) => usage(e),
     })?;
     let (guards, fingerprints) = headless_pinning(&plan, guards, args)?;
-    let d = dispatcher(global, paths);
-    let flags = RunFlags::of(&args.gate);
-    let ready = || {
-        operator_files(sources).map(|files| ContextFiles {
-            keep_current_context: args.keep_current_context,
-            ..files
-        })
+    // The pinning acknowledgement is a script's standing answer: taken also where no VM is
+    // left to pin (user-data delivery, every fingerprint given), where no guard asks for it.
+    let mut flags = args.gate.clone();
+    let pinning = |g: &Guard| g.needs_ack.as_deref() == Some(PIN_FINGERPRINTS_ACK);
+    if !guards.iter().any(pinning) {
+        flags.ack.retain(|a| a.trim() != PIN_FINGERPRINTS_ACK);
+    }
+    let gate = CommandGate::new(global, paths, &flags);
+    // What the run writes into, checked before anything is asked (a plan names it a guard).
+    let files = if args.gate.yes { Some(files?) } else { None };
+    let (Some(approved), Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
+        return Ok(ExitCode::SUCCESS);
     };
-    let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
-        return Ok(());
+    let files = ContextFiles {
+        keep_current_context: args.keep_current_context,
+        ..files
     };
     let options = CreateOptions {
         poll: Duration::from_millis(args.poll_ms.max(10)),
@@ -157,27 +107,25 @@ async fn create(global: &GlobalArgs, args: &CreateArgs, s: &Setup) -> Result<(),
         tx,
     )
     .map_err(|e| {
-        let _ = d.finished(&approved, Err(e.to_string()));
+        let _ = gate.dispatcher.finished(&approved, Err(e.to_string()));
         Stop(EXIT_BLOCKED, e.to_string())
     })?;
-    let (state_dir, acks) = (paths.state_dir.clone(), args.gate.ack.clone());
-    let task = tokio::spawn(async move {
-        let mut create = ClusterCreate::new(runner);
-        let runner = Runner {
-            approved: &approved,
-            dispatcher: &d,
-            state_dir: &state_dir,
-            acks: &acks,
-            // A create runs to its end (OperationKind::Create's cancel rule); a killed one
-            // resumes from its journal.
-            cancel: CancelSignal::never(),
-            // The create's own events carry its lines.
-            events: &|_| {},
-        };
-        let result = crate::operation::run(&mut create, runner).await;
-        create.summary(&result).await
+    let printer = print_events(rx, args.gate.output, |event: &LifecycleEvent| {
+        let line = event.line();
+        Some(match event {
+            LifecycleEvent::Phase { .. } => ("phase", data(event), line),
+            LifecycleEvent::Note { text } => ("note", data(text), line),
+            LifecycleEvent::Finished { summary } => ("finished", data(summary), line),
+        })
     });
-    finish(task, rx, args.gate.output).await
+    let mut create = ClusterCreate::new(runner);
+    // A create runs to its end (OperationKind::Create's cancel rule); a killed one resumes
+    // from its journal. The create's own events carry its lines.
+    let result = gate.run_to_its_end(&approved, &mut create, &|_| {}).await;
+    let summary = create.summary(&result).await;
+    drop(create);
+    let _ = printer.await;
+    Ok(exit_if(summary.error.is_some()))
 }
 
 /// A headless run asks nobody to confirm the VMs' maintenance fingerprints: `--yes` adds the
@@ -208,29 +156,4 @@ fn headless_pinning(
         }
     };
     Ok((guards, policy))
-}
-
-/// Prints the run's events as they come (the operation runner audits how it ended).
-async fn finish(
-    task: tokio::task::JoinHandle<RunSummary>,
-    mut events: mpsc::Receiver<LifecycleEvent>,
-    output: OutputFormat,
-) -> Result<(), Stop> {
-    while let Some(event) = events.recv().await {
-        let line = event.line();
-        match &event {
-            LifecycleEvent::Phase { .. } => print_progress(output, "phase", &event, &line),
-            LifecycleEvent::Note { text } => print_progress(output, "note", text, &line),
-            LifecycleEvent::Finished { summary } => {
-                print_progress(output, "finished", summary, &line)
-            }
-        }
-    }
-    let summary = task
-        .await
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("the run ended abnormally: {e}")))?;
-    match summary.error {
-        Some(_) => Err(Stop(EXIT_BLOCKED, String::new())),
-        None => Ok(()),
-    }
 }

@@ -10,26 +10,24 @@ use crate::cli::{DeleteArgs, GlobalArgs};
 use crate::cluster_lifecycle::{
     DeleteSources, ProviderDelete, RunSummary, delete_guards, prepare_delete,
 };
-use crate::operation::OperationEvent;
 use crate::operation::delete::ClusterDelete;
 
-use super::create::{Setup, operator_files, setup};
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve, run_to_its_end};
-use super::progress::print_progress;
+use super::exit::{Stop, exit_code_as, exit_if, usage};
+use super::gate::CommandGate;
+use super::progress::{print_progress, progress_printer};
+use super::session::{Setup, check_gate, operator_files, setup};
 
 pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &DeleteArgs) -> Result<ExitCode, Stop> {
+    check_gate(&args.gate, "cluster")?;
     let (s, runtime) = setup(global)?;
-    runtime
-        .block_on(delete(global, args, &s))
-        .map(|()| ExitCode::SUCCESS)
+    runtime.block_on(delete(global, args, &s))
 }
 
-async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(), Stop> {
+async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<ExitCode, Stop> {
     let (sources, discovery, paths, one_env) = (&s.sources, &s.discovery, &s.paths, &s.one_env);
     let name = global
         .context
@@ -49,11 +47,15 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     }
     let (plan, provider) = (prepared.plan, prepared.provider);
     let guards = delete_guards(&plan);
-    let d = dispatcher(global, paths);
-    let flags = RunFlags::of(&args.gate);
-    let ready = || operator_files(sources);
-    let Some((approved, files)) = plan_then_approve(&d, &plan, &guards, &flags, ready)? else {
-        return Ok(());
+    // What the run removes the contexts from, checked before anything is asked.
+    let files = if args.gate.yes {
+        Some(operator_files(sources)?)
+    } else {
+        None
+    };
+    let gate = CommandGate::new(global, paths, &args.gate);
+    let (Some(approved), Some(files)) = (gate.pass(&plan, plan.action(), &guards)?, files) else {
+        return Ok(ExitCode::SUCCESS);
     };
     let provider =
         provider.ok_or_else(|| usage(format!("{name}: no provider to delete through")))?;
@@ -61,11 +63,10 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
     let bounds = (Duration::from_secs(1), Duration::from_secs(args.timeout));
     let mut operation = ClusterDelete::new(plan, world, bounds);
     let output = args.gate.output;
-    let events = move |event: OperationEvent| {
-        print_progress(output, "note", &event.text(), &event.line());
-    };
-    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
-    let result = run_to_its_end(approval, given, &mut operation, &events).await;
+    let printer = progress_printer(output, Some("note"));
+    let result = gate
+        .run_to_its_end(&approved, &mut operation, &printer)
+        .await;
     let summary = RunSummary {
         cluster: name,
         what: "delete".into(),
@@ -73,8 +74,5 @@ async fn delete(global: &GlobalArgs, args: &DeleteArgs, s: &Setup) -> Result<(),
         error: result.err(),
     };
     print_progress(output, "finished", &summary, &summary.line());
-    match summary.error {
-        Some(_) => Err(Stop(EXIT_BLOCKED, String::new())),
-        None => Ok(()),
-    }
+    Ok(exit_if(summary.error.is_some()))
 }

@@ -7,14 +7,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::write_stdout;
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
-use super::gate::{
-    RunFlags, approve, dispatcher, progress_printer, refuse, report_interrupted, run_operation,
-    unknown_acks,
-};
-use super::plan_report::{GuardLine, guard_lines, guards_table, indent};
-use super::session::{check_mode, choose, connect, rollout_lease_read};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, usage, write_stdout};
+use super::gate::CommandGate;
+use super::plan_report::{PlanText, indent};
+use super::progress::progress_printer;
+use super::session::{check_gate, choose, connect, rollout_lease_read};
 use super::status::columns;
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
@@ -22,24 +19,22 @@ use crate::etcd_maintenance::{
     member_space, plan_guards,
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
-use crate::guards::{Guard, blocking};
 use crate::operation::etcd::EtcdOperation;
 use crate::printable::bytes_text;
 
 pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
-    exit_code(run_inner(global, args))
+    exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     let request = request_of(args)?;
-    let gate = RunFlags::of(&args.gate);
     if request.is_some() {
-        check_mode(gate.plan, gate.yes, gate.confirm, "cluster")?;
+        check_gate(&args.gate, "cluster")?;
     }
     let chosen = choose(global)?;
     let connected = connect(&chosen)?;
     let Some(request) = request else {
-        return print_alarms(&connected.status, gate.output);
+        return print_alarms(&connected.status, args.gate.output);
     };
     let plan = match EtcdPlan::new(&connected.status, &request) {
         Ok(plan) => plan,
@@ -56,34 +51,18 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
         .runtime
         .block_on(rollout_lease_read(&connected.observer));
     let guards = plan_guards(&plan, &connected.status, &roles, &lease);
-    unknown_acks(&guards, gate.acks)?;
-    if gate.plan {
-        return print_plan(&plan, &guards, gate.acks, gate.output);
-    }
-    let dispatcher = dispatcher(global, &chosen.paths);
-    report_interrupted(&dispatcher, &chosen.paths);
-    let approved = approve(&dispatcher, plan.mutating_action(), gate.confirm)?;
-    if blocking(&guards, gate.acks) {
-        write_stdout(&PlanReport::new(&plan, &guards, gate.acks).table())?;
-        return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
-    }
+    let gate = CommandGate::new(global, &chosen.paths, &args.gate);
+    let Some(approved) = gate.pass(&plan, plan.mutating_action(), &guards)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let limits = SnapshotLimits {
         bound: Duration::from_secs(args.timeout),
         max_bytes: SNAPSHOT_MAX_BYTES,
     };
+    let what = format!("{} in {}", approved.action().describe(), plan.cluster);
     let mut operation = EtcdOperation::new(plan, connected.observer.clone(), limits);
-    let result = run_operation(
-        &connected.runtime,
-        (&dispatcher, &approved),
-        (&chosen.paths, gate.acks),
-        &mut operation,
-        &progress_printer(gate.output),
-    );
-    let what = format!(
-        "{} in {}",
-        approved.action().describe(),
-        operation.plan().cluster
-    );
+    let printer = progress_printer(args.gate.output, None);
+    let result = gate.run(&connected.runtime, &approved, &mut operation, &printer);
     result.map_err(|e| {
         let ended = if e.starts_with("cancelled") {
             ""
@@ -92,7 +71,7 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
         };
         Stop(EXIT_BLOCKED, format!("{what}{ended}: {e}"))
     })?;
-    match gate.output {
+    match args.gate.output {
         OutputFormat::Table => println!("{what}: done"),
         OutputFormat::Json => write_stdout(&json(operation.outcome())?)?,
     }
@@ -136,64 +115,19 @@ fn flag_name(what: &str) -> &'static str {
     }
 }
 
-fn json<T: Serialize>(value: &T) -> Result<String, Stop> {
-    serde_json::to_string_pretty(value)
-        .map(|j| j + "\n")
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot encode as JSON: {e}")))
-}
-
-/// `--plan`: the plan and every guard's verdict; exit 1 when a guard blocks.
-fn print_plan(
-    plan: &EtcdPlan,
-    guards: &[Guard],
-    acks: &[String],
-    output: OutputFormat,
-) -> Result<ExitCode, Stop> {
-    let report = PlanReport::new(plan, guards, acks);
-    let text = match output {
-        // Hostnames and reasons come from the nodes: no raw control character on a terminal.
-        OutputFormat::Table => crate::printable::lines(&report.table()),
-        OutputFormat::Json => json(&report)?,
-    };
-    write_stdout(&text)?;
-    Ok(if report.blocked {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// The plan and its guards: the `etcd ... --plan --output json` contract.
-#[derive(Debug, Serialize)]
-struct PlanReport<'a> {
-    #[serde(flatten)]
-    plan: &'a EtcdPlan,
-    guards: Vec<GuardLine>,
-    /// True when any guard blocks: the run would be refused.
-    blocked: bool,
-}
-
-impl<'a> PlanReport<'a> {
-    fn new(plan: &'a EtcdPlan, guards: &[Guard], acks: &[String]) -> PlanReport<'a> {
-        let guards = guard_lines(guards, acks);
-        PlanReport {
-            plan,
-            blocked: guards.iter().any(|g| g.blocks),
-            guards,
-        }
-    }
-
+/// The etcd action's part of its plan report: the plan's fields are the `etcd ... --plan
+/// --output json` contract beside the guards.
+impl PlanText for &EtcdPlan {
     fn table(&self) -> String {
-        let plan = self.plan;
         let mut out = format!(
             "{} in {}: {}\n",
-            plan.action.as_str().to_uppercase(),
-            plan.cluster,
-            plan.target
+            self.action.as_str().to_uppercase(),
+            self.cluster,
+            self.target
         );
-        out.push_str(&members_table(&plan.members, plan.quota));
+        out.push_str(&members_table(&self.members, self.quota));
         let mut rows = vec![["#", "NODE", "CALL"].map(String::from).to_vec()];
-        for (i, step) in plan.steps.iter().enumerate() {
+        for (i, step) in self.steps.iter().enumerate() {
             rows.push(vec![
                 (i + 1).to_string(),
                 step.node.clone(),
@@ -202,7 +136,6 @@ impl<'a> PlanReport<'a> {
         }
         out.push_str("STEPS\n");
         out.push_str(&indent(&columns(&rows)));
-        out.push_str(&guards_table(&self.guards, &plan.cluster));
         out
     }
 }
@@ -273,9 +206,5 @@ fn print_alarms(status: &ClusterStatus, output: OutputFormat) -> Result<ExitCode
         }
     };
     write_stdout(&text)?;
-    Ok(if report.alarms.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_BLOCKED)
-    })
+    Ok(exit_if(!report.alarms.is_empty()))
 }

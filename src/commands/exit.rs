@@ -49,6 +49,28 @@ pub(super) fn exit_code_as(result: Result<ExitCode, Stop>, output: OutputFormat)
     exit_code(result)
 }
 
+/// The exit code of an outcome: 0, or 1 when `failed` (a guard blocks, an alarm is active, a
+/// check failed, a run did not finish).
+pub(super) fn exit_if(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::from(EXIT_BLOCKED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `value` as pretty JSON with a last newline: what `--output json` prints.
+pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Stop> {
+    serde_json::to_string_pretty(value)
+        .map(|j| j + "\n")
+        .map_err(|e| {
+            Stop(
+                EXIT_BLOCKED,
+                format!("cannot encode the output as JSON: {e}"),
+            )
+        })
+}
+
 /// One event of a run as a JSON line: `{"event": kind, "data": value}`.
 pub(super) fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
     serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))
@@ -69,15 +91,17 @@ pub(super) fn json_line_at<T: serde::Serialize>(
 
 /// Writes `text` to stdout, flushed; a closed pipe (`| head`) is not an error.
 pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
+    write_while_read(text).map(|_| ())
+}
+
+/// [`write_stdout`], saying whether stdout is still read: false once a pipe is closed.
+pub(super) fn write_while_read(text: &str) -> Result<bool, Stop> {
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        return Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}")));
+    match (stdout.write_all(text.as_bytes())).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}"))),
     }
-    Ok(())
 }
 
 /// Writes `line` and a newline to stdout, flushed, for a run that goes on whether or not

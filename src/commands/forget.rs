@@ -4,18 +4,14 @@
 //! through the dispatcher and the one runner. Exit 0 done / 1 refused or failed / 2 usage.
 use std::process::ExitCode;
 
-use serde::Serialize;
+use serde_json::json;
 
 use super::exit::{Stop, exit_code_as, usage};
-use super::gate::{
-    GatedPlan, RunFlags, dispatcher, finish_run, plan_then_approve, progress_printer,
-    report_interrupted, run_operation, unknown_acks,
-};
-use super::plan_report::indent;
-use super::session::{Connected, check_mode, choose, connect};
-use crate::approval::MutatingAction;
+use super::gate::{CommandGate, finish_run};
+use super::plan_report::{PlanText, indent};
+use super::progress::progress_printer;
+use super::session::{Connected, check_gate, choose, connect, sources};
 use crate::cli::{ForgetArgs, GlobalArgs};
-use crate::discovery::Sources;
 use crate::operation::forget::{ForgetPlan, NodeForget, forget_guards};
 
 pub fn run(global: &GlobalArgs, args: &ForgetArgs) -> ExitCode {
@@ -23,8 +19,7 @@ pub fn run(global: &GlobalArgs, args: &ForgetArgs) -> ExitCode {
 }
 
 fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
-    let gate = RunFlags::of(&args.gate);
-    check_mode(gate.plan, gate.yes, gate.confirm, "node")?;
+    check_gate(&args.gate, "node")?;
     let chosen = choose(global)?;
     let Connected {
         runtime,
@@ -32,8 +27,7 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
         status,
         ..
     } = connect(&chosen)?;
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &chosen.paths);
+    let (sources, _) = sources(global, &chosen.paths);
     let plan = ForgetPlan::new(
         &chosen.cluster.name,
         chosen.cluster.talos.as_ref(),
@@ -43,55 +37,23 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
     )
     .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
     let guards = forget_guards(&plan, &status);
-    unknown_acks(&guards, gate.acks)?;
-    let report = ForgetReport { plan: &plan };
-    let d = dispatcher(global, &chosen.paths);
-    report_interrupted(&d, &chosen.paths);
-    let Some((approved, ())) = plan_then_approve(&d, &report, &guards, &gate, || Ok(()))? else {
+    let gate = CommandGate::new(global, &chosen.paths, &args.gate);
+    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
         return Ok(ExitCode::SUCCESS);
     };
     let mut operation = NodeForget::new(plan.clone(), observer);
-    let result = run_operation(
-        &runtime,
-        (&d, &approved),
-        (&chosen.paths, gate.acks),
-        &mut operation,
-        &progress_printer(gate.output),
-    );
-    let outcome = ForgetOutcome {
-        cluster: &plan.cluster,
-        context: &plan.context,
-        address: &plan.address,
-        succeeded: result.is_ok(),
-        message: result.clone().unwrap_or_else(|e| e),
-    };
-    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
+    let printer = progress_printer(args.gate.output, None);
+    let result = gate.run(&runtime, &approved, &mut operation, &printer);
+    let subject =
+        json!({"cluster": plan.cluster, "context": plan.context, "address": plan.address});
+    finish_run(args.gate.output, subject, result)
 }
 
-/// How a run ended: the `--yes --output json` contract.
-#[derive(Debug, Serialize)]
-struct ForgetOutcome<'a> {
-    cluster: &'a str,
-    context: &'a str,
-    address: &'a str,
-    succeeded: bool,
-    message: String,
-}
-
-/// The plan as the one plan report prints it: the `--plan --output json` contract is the
-/// plan's fields beside `guards` and `blocked`.
-#[derive(Debug, Serialize)]
-#[serde(transparent)]
-struct ForgetReport<'a> {
-    plan: &'a ForgetPlan,
-}
-
-impl GatedPlan for ForgetReport<'_> {
-    const WHAT: &'static str = "forget the node";
-    const ALWAYS_ACK: Option<&'static str> = None;
-
+/// The forget's part of its plan report: the plan's fields are the `--plan --output json`
+/// contract beside the guards.
+impl PlanText for &ForgetPlan {
     fn table(&self) -> String {
-        let p = self.plan;
+        let p = self;
         let mut out = format!("FORGET node {} ({}) in {}\n", p.node, p.address, p.cluster);
         out.push_str(&indent(&format!(
             "remove {} from the {} of talosconfig context {}",
@@ -105,10 +67,6 @@ impl GatedPlan for ForgetReport<'_> {
             "role: none needed (it only edits a local file; no Talos API call)",
         ));
         out
-    }
-
-    fn action(&self) -> MutatingAction {
-        self.plan.action()
     }
 }
 
@@ -131,7 +89,7 @@ mod tests {
             endpoints_left: 1,
             kept_backups: 5,
         };
-        let text = ForgetReport { plan: &plan }.table();
+        let text = (&plan).table();
         assert!(
             text.starts_with("FORGET node capi-work-cp-x (127.10.1.5) in capi-work\n"),
             "{text}"

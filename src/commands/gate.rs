@@ -1,16 +1,15 @@
 //! The one gate every mutating command passes before anything changes: the dispatcher asked
 //! with the typed `--confirm` (refused in read-only mode, audited whatever the answer), the
-//! guards' acknowledgements checked against what the plan asks for, and the plan-and-approve
-//! sequence of the commands whose plans carry guards.
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_line, usage};
-use super::plan_report::guarded_plan;
-use super::progress::print_progress;
+//! guards' acknowledgements checked against what the plan asks for, the plan-and-approve
+//! sequence ([`CommandGate::pass`]), the run on the one runner, and how a run ends.
+use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_line, usage, write_stdout};
+use super::plan_report::{PlanReport, PlanText};
 use crate::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
-use crate::guards::{Guard, blocking};
-use crate::operation::{CancelSignal, Events, Operation, OperationEvent, Runner};
+use crate::guards::Guard;
+use crate::operation::{CancelSignal, Events, Operation, Runner};
 use crate::paths::Paths;
 
 /// Asks the dispatcher for `action`, answering its confirmation with
@@ -46,7 +45,7 @@ pub(super) fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
 /// Says, on stderr, each node or etcd action a run now gone left unfinished (and what it left
 /// behind, e.g. a node still cordoned), and records it in the audit log as interrupted: once,
 /// at the next command that may act on clusters.
-pub(super) fn report_interrupted(dispatcher: &Dispatcher, paths: &Paths) {
+fn report_interrupted(dispatcher: &Dispatcher, paths: &Paths) {
     let (found, errors) = crate::journal::action::interrupted_actions(&paths.state_dir);
     for error in errors {
         eprintln!("taloscope: warning: {}", crate::printable::line(&error));
@@ -106,7 +105,7 @@ pub(super) fn refuse(
     )
 }
 
-/// What a plan-then-run command was asked: `--plan`, `--yes`, `--confirm`, `--ack`, `--output`.
+/// [`GateArgs`] as the upgrade body reads them: `--plan`, `--yes`, `--confirm`, `--ack`, `--output`.
 pub(super) struct RunFlags<'a> {
     pub plan: bool,
     pub yes: bool,
@@ -150,94 +149,105 @@ pub(super) fn unknown_acks(guards: &[Guard], acks: &[String]) -> Result<(), Stop
     }))
 }
 
-/// A plan that provision, create and delete print with its guards and ask the dispatcher for.
-pub(super) trait GatedPlan: serde::Serialize {
-    /// The verb of the hint and the refusal: "provision", "create", "delete".
-    const WHAT: &'static str;
-    /// The `--ack` every run of it needs, named in the "nothing done" hint.
-    const ALWAYS_ACK: Option<&'static str>;
-    fn table(&self) -> String;
-    fn action(&self) -> MutatingAction;
+/// The gate of one command run: its dispatcher, where its journals are and the flags it was
+/// given. [`CommandGate::pass`] is the one plan-and-approve sequence of every mutating command;
+/// its runs go through the one runner.
+pub(super) struct CommandGate<'a> {
+    pub dispatcher: Dispatcher,
+    pub paths: &'a Paths,
+    pub flags: &'a GateArgs,
 }
 
-/// The [`GatedPlan`] of a plan type with `table` and `action` methods.
-macro_rules! gated_plan {
-    ($plan:ty, $what:literal, $ack:expr) => {
-        impl GatedPlan for $plan {
-            const WHAT: &'static str = $what;
-            const ALWAYS_ACK: Option<&'static str> = $ack;
-            fn table(&self) -> String {
-                <$plan>::table(self)
-            }
-            fn action(&self) -> MutatingAction {
-                <$plan>::action(self)
-            }
+impl<'a> CommandGate<'a> {
+    pub fn new(global: &GlobalArgs, paths: &'a Paths, flags: &'a GateArgs) -> CommandGate<'a> {
+        CommandGate {
+            dispatcher: dispatcher(global, paths),
+            paths,
+            flags,
         }
-    };
-}
-gated_plan!(crate::provision::ProvisionPlan, "provision", None);
-gated_plan!(crate::cluster_lifecycle::CreatePlan, "create", None);
-gated_plan!(crate::capi_scale::ScalePlan, "scale", None);
-gated_plan!(
-    crate::cluster_lifecycle::DeletePlan,
-    "delete",
-    Some(crate::cluster_lifecycle::DESTROYS_ACK)
-);
+    }
 
-/// The plan-and-approve gate of provision, create and delete. Without `--yes` the plan and its
-/// guards are printed: `--plan` ends there (exit 1 when a guard blocks), else the stop says
-/// how to run it. With `--yes`: `ready` (what the run needs, checked before anything is
-/// asked), then the dispatcher's approval, the plan printed for table output, and a refusal
-/// (audited) when a guard blocks. `None`: `--plan` printed it, no guard blocks, nothing to run.
-pub(super) fn plan_then_approve<P: GatedPlan, R>(
-    dispatcher: &Dispatcher,
-    plan: &P,
-    guards: &[Guard],
-    flags: &RunFlags,
-    ready: impl FnOnce() -> Result<R, Stop>,
-) -> Result<Option<(ApprovedAction, R)>, Stop> {
-    let blocked = blocking(guards, flags.acks);
-    let json = flags.output == OutputFormat::Json;
-    // What --confirm takes: the cluster, or the node of an action on one node.
-    let action = plan.action();
-    let confirm = action.confirm_name();
-    let shown = guarded_plan(plan, &plan.table(), confirm, guards, flags.acks, json)
-        .map_err(|e| Stop(EXIT_USAGE, e))?;
-    // The table carries names read from the network: printed without control characters.
-    let shown = if json {
-        shown
-    } else {
-        crate::printable::lines(&shown)
-    };
-    if !flags.yes {
-        print_line(shown.trim_end());
-        return match (flags.plan, blocked) {
-            (true, false) => Ok(None),
-            (true, true) => Err(Stop(EXIT_BLOCKED, String::new())),
-            (false, _) => {
-                let ack = P::ALWAYS_ACK.map_or(String::new(), |a| format!(" --ack {a:?}"));
-                Err(usage(format!(
-                    "nothing done: add --yes --confirm {confirm}{ack} to {}, or --plan to only plan",
-                    P::WHAT
-                )))
-            }
-        };
+    /// The plan (the command's part of its report), the action it asks the dispatcher for and
+    /// its guards, through the gate (`check_mode` has made sure of `--plan`, or `--yes` with
+    /// `--confirm`). An `--ack` no guard asks for is a usage error. `--plan` prints the report
+    /// and ends: `None`, or exit 1 when a guard blocks. `--yes`: the interrupted actions of
+    /// earlier runs said, the dispatcher's approval asked (read-only refusal, typed name,
+    /// audit), the plan printed for a table, and a refusal (audited) when a guard blocks.
+    pub fn pass<P: PlanText>(
+        &self,
+        plan: P,
+        action: MutatingAction,
+        guards: &[Guard],
+    ) -> Result<Option<ApprovedAction>, Stop> {
+        let (acks, output) = (&self.flags.ack, self.flags.output);
+        unknown_acks(guards, acks)?;
+        let confirm = action.confirm_name().to_string();
+        let report = PlanReport::new(plan, guards, acks);
+        if self.flags.plan {
+            write_stdout(&report.text(output, &confirm)?)?;
+            return match report.blocked {
+                true => Err(Stop(EXIT_BLOCKED, String::new())),
+                false => Ok(None),
+            };
+        }
+        report_interrupted(&self.dispatcher, self.paths);
+        let approved = approve(&self.dispatcher, action, self.flags.confirm.as_deref())?;
+        if output == OutputFormat::Table {
+            write_stdout(&report.text(output, &confirm)?)?;
+        }
+        if report.blocked {
+            return Err(refuse(&self.dispatcher, &approved, guards, acks));
+        }
+        Ok(Some(approved))
     }
-    let ready = ready()?;
-    let approved = approve(dispatcher, plan.action(), flags.confirm)?;
-    if !json {
-        print_line(shown.trim_end());
+
+    /// Runs the approved `operation` through the one runner, cancelled by SIGINT/SIGTERM after
+    /// the step under way; `events` hears its progress. The runner keeps the journal and
+    /// audits how it ended.
+    pub fn run<O: Operation>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        approved: &ApprovedAction,
+        operation: &mut O,
+        events: Events<'_>,
+    ) -> Result<String, String> {
+        let runner = self.runner(approved, cancel_on_signals(runtime), events);
+        runtime.block_on(crate::operation::run(operation, runner))
     }
-    if blocked {
-        return Err(refuse(dispatcher, &approved, guards, flags.acks));
+
+    /// Runs the approved `operation` through the one runner to its end: a signal does not
+    /// cancel it (its kind's cancel rule is to run to its end).
+    pub async fn run_to_its_end<O: Operation>(
+        &self,
+        approved: &ApprovedAction,
+        operation: &mut O,
+        events: Events<'_>,
+    ) -> Result<String, String> {
+        let runner = self.runner(approved, CancelSignal::never(), events);
+        crate::operation::run(operation, runner).await
     }
-    Ok(Some((approved, ready)))
+
+    fn runner<'r>(
+        &'r self,
+        approved: &'r ApprovedAction,
+        cancel: CancelSignal,
+        events: Events<'r>,
+    ) -> Runner<'r> {
+        Runner {
+            approved,
+            dispatcher: &self.dispatcher,
+            state_dir: &self.paths.state_dir,
+            acks: &self.flags.ack,
+            cancel,
+            events,
+        }
+    }
 }
 
 /// The cancel of an approved headless run: the first SIGINT or SIGTERM sets it, and the run
 /// stops after the step under way, saying what it leaves; a second one ends the process at
 /// once (exit 130), and the run's journal reports it interrupted on the next start.
-pub(super) fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
+fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSignal {
     use tokio::signal::unix::{SignalKind, signal};
     let (set, cancel) = CancelSignal::new();
     // Listening before the run starts: from here on a signal reaches the run, not the default
@@ -265,79 +275,32 @@ pub(super) fn cancel_on_signals(runtime: &tokio::runtime::Runtime) -> CancelSign
     cancel
 }
 
-/// Runs the approved `operation` through the one runner, cancelled by SIGINT/SIGTERM after
-/// the step under way; `events` hears its progress. The runner keeps the journal and audits
-/// how it ended.
-pub(super) fn run_operation<O: Operation>(
-    runtime: &tokio::runtime::Runtime,
-    approval: (&Dispatcher, &ApprovedAction),
-    (paths, acks): (&Paths, &[String]),
-    operation: &mut O,
-    events: Events<'_>,
-) -> Result<String, String> {
-    let runner = runner(approval, (paths, acks), cancel_on_signals(runtime), events);
-    runtime.block_on(crate::operation::run(operation, runner))
+/// How a run ended: the `--yes --output json` contract, its subject's fields beside
+/// `succeeded` and `message`.
+#[derive(serde::Serialize)]
+struct RunOutcome<S> {
+    #[serde(flatten)]
+    subject: S,
+    succeeded: bool,
+    message: String,
 }
 
-/// Runs the approved `operation` through the one runner to its end: a signal does not cancel
-/// it (its kind's cancel rule is to run to its end).
-pub(super) async fn run_to_its_end<O: Operation>(
-    approval: (&Dispatcher, &ApprovedAction),
-    (paths, acks): (&Paths, &[String]),
-    operation: &mut O,
-    events: Events<'_>,
-) -> Result<String, String> {
-    let runner = runner(approval, (paths, acks), CancelSignal::never(), events);
-    crate::operation::run(operation, runner).await
-}
-
-fn runner<'a>(
-    (dispatcher, approved): (&'a Dispatcher, &'a ApprovedAction),
-    (paths, acks): (&'a Paths, &'a [String]),
-    cancel: CancelSignal,
-    events: Events<'a>,
-) -> Runner<'a> {
-    Runner {
-        approved,
-        dispatcher,
-        state_dir: &paths.state_dir,
-        acks,
-        cancel,
-        events,
-    }
-}
-
-/// Prints how a headless run ended (its line for a table; `outcome`, the `--yes --output
-/// json` contract, as JSON) and gives its exit code: 0 when it `succeeded`, 1 when not.
+/// Prints how a headless run on `subject` ended (its line for a table, its [`RunOutcome`] as
+/// JSON) and gives its exit code: 0 when it succeeded, 1 when not.
 pub(super) fn finish_run(
     output: OutputFormat,
-    line: &str,
-    outcome: &impl serde::Serialize,
-    succeeded: bool,
+    subject: impl serde::Serialize,
+    result: Result<String, String>,
 ) -> Result<std::process::ExitCode, Stop> {
+    let succeeded = result.is_ok();
+    let message = result.unwrap_or_else(|e| e);
     match output {
-        OutputFormat::Table => print_line(&crate::printable::line(line)),
-        OutputFormat::Json => super::exit::write_stdout(
-            &serde_json::to_string_pretty(outcome)
-                .map(|j| j + "\n")
-                .map_err(|e| Stop(1, format!("cannot encode the output as JSON: {e}")))?,
-        )?,
+        OutputFormat::Table => print_line(&crate::printable::line(&message)),
+        OutputFormat::Json => write_stdout(&json(&RunOutcome {
+            subject,
+            succeeded,
+            message,
+        })?)?,
     }
-    Ok(if succeeded {
-        std::process::ExitCode::SUCCESS
-    } else {
-        std::process::ExitCode::from(EXIT_BLOCKED)
-    })
-}
-
-/// The progress printer of an operation's events: stamped lines on stdout for a table; on
-/// stderr for JSON output, whose stdout carries the outcome.
-pub(super) fn progress_printer(output: OutputFormat) -> impl Fn(OperationEvent) + Send + Sync {
-    move |event: OperationEvent| {
-        let line = event.line();
-        match output {
-            OutputFormat::Table => print_progress(output, "progress", &line, &line),
-            OutputFormat::Json => eprintln!("{}", crate::printable::line(&line)),
-        }
-    }
+    Ok(exit_if(!succeeded))
 }

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, json, write_stdout};
 use super::session::{choose, observer_for};
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::fleet::client_checks::client_side_checks;
@@ -29,8 +29,7 @@ fn run_inner(
     timeout: Duration,
 ) -> Result<ExitCode, Stop> {
     let chosen = choose(global)?;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::command_runtime()?;
     let (list, server) = runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let status = observer.status().await;
@@ -61,9 +60,7 @@ fn run_inner(
     let table = output == OutputFormat::Table;
     match output {
         OutputFormat::Json => {
-            let json = serde_json::to_string_pretty(&list)
-                .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot write JSON: {e}")))?;
-            write_stdout(&format!("{json}\n"))?;
+            write_stdout(&json(&list)?)?;
         }
         OutputFormat::Table => {
             if let Some(failed) = list.first_failure() {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_while_read};
 use super::session::{choose, observer_for};
 use crate::cli::{DmesgArgs, GlobalArgs, LogsArgs, OutputFormat};
 use crate::talos::{LogLine, LogOptions, LogSource, TalosClient};
@@ -60,8 +60,7 @@ pub fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> ExitCode {
 
 fn run(global: &GlobalArgs, request: LogRequest<'_>) -> Result<ExitCode, Stop> {
     let chosen = choose(global)?;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::command_runtime()?;
     runtime.block_on(async {
         let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
         let address = node_address(&observer, request.node).await?;
@@ -125,7 +124,8 @@ async fn print_log(
         .map_err(|e| failed(request.node, address, &e))?;
     while let Some(item) = lines.next().await {
         let line = item.map_err(|e| failed(request.node, address, &e))?;
-        if !emit(&printed(&line, request.node, request.output))? {
+        // A closed stdout (`| head`) ends a follow.
+        if !write_while_read(&printed(&line, request.node, request.output))? {
             break;
         }
     }
@@ -138,20 +138,6 @@ fn failed(node: &str, address: &str, error: &crate::talos::TalosError) -> Stop {
         Stop(EXIT_BLOCKED, error.to_string())
     } else {
         Stop(EXIT_BLOCKED, format!("{node}: {error}"))
-    }
-}
-
-/// Writes a line to stdout; false once stdout is closed (`| head`), which ends a follow.
-fn emit(text: &str) -> Result<bool, Stop> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
-        Err(e) => Err(Stop(EXIT_BLOCKED, format!("cannot write output: {e}"))),
     }
 }
 

@@ -83,3 +83,11 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
 }
+
+/// The [`runtime`] a command runs on, or the stop that says it could not start.
+fn command_runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
+    runtime().map_err(|e| {
+        let why = format!("cannot start the async runtime: {e}");
+        exit::Stop(exit::EXIT_BLOCKED, why)
+    })
+}

@@ -5,20 +5,14 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde_json::json;
 
-use super::exit::exit_code_as;
-use super::exit::{EXIT_BLOCKED, Stop, usage, write_stdout};
-use super::gate::{
-    RunFlags, approve, dispatcher, finish_run, progress_printer, refuse, report_interrupted,
-    run_operation, unknown_acks,
-};
-use super::plan_report::{GuardLine, PlanText, guard_lines, guards_table, indent};
-use super::session::{Connected, check_mode, choose, connect, rollout_lease_read};
-use crate::cli::{
-    GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, OutputFormat, ServiceArgs, ServiceCommand,
-};
-use crate::guards::{Guard, blocking};
+use super::exit::{Stop, exit_code_as, usage};
+use super::gate::{CommandGate, finish_run};
+use super::plan_report::{PlanText, indent};
+use super::progress::progress_printer;
+use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
+use crate::cli::{GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, ServiceArgs, ServiceCommand};
 use crate::kube::DrainOptions;
 use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeOperation, gather_guards};
 use crate::operation::node::NodeAction;
@@ -59,8 +53,7 @@ pub fn run(global: &GlobalArgs, command: &NodeCommandLine) -> ExitCode {
 
 fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode, Stop> {
     let flags = &command.flags;
-    let gate = RunFlags::of(&flags.gate);
-    check_mode(gate.plan, gate.yes, gate.confirm, "node")?;
+    check_gate(&flags.gate, "node")?;
     let chosen = choose(global)?;
     let Connected {
         runtime,
@@ -75,19 +68,10 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         let lease = rollout_lease_read(&observer).await;
         gather_guards(&plan, &status, &observer, &lease).await
     });
-    unknown_acks(&guards, gate.acks)?;
-    let report = NodePlanReport::new(&plan, &guards, gate.acks);
-    if gate.plan {
-        write_stdout(&report.text(gate.output)?)?;
-        return Ok(exit_for(blocking(&guards, gate.acks)));
-    }
-    let dispatcher = dispatcher(global, &chosen.paths);
-    report_interrupted(&dispatcher, &chosen.paths);
-    let approved = approve(&dispatcher, plan.mutating_action(), gate.confirm)?;
-    if blocking(&guards, gate.acks) {
-        write_stdout(&report.table())?;
-        return Err(refuse(&dispatcher, &approved, &guards, gate.acks));
-    }
+    let gate = CommandGate::new(global, &chosen.paths, &flags.gate);
+    let Some(approved) = gate.pass(&plan, plan.mutating_action(), &guards)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let options = NodeActionOptions {
         node_timeout: Duration::from_secs(flags.node_timeout),
         poll_interval: Duration::from_millis(flags.poll_ms.max(10)),
@@ -97,109 +81,38 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         },
     };
     let mut action = NodeAction::new(plan.clone(), observer.clone(), options);
-    let result = run_operation(
-        &runtime,
-        (&dispatcher, &approved),
-        (&chosen.paths, gate.acks),
-        &mut action,
-        &progress_printer(gate.output),
-    );
-    let outcome = ActionOutcome {
-        cluster: &plan.cluster,
-        node: &plan.node,
-        operation: &plan.operation,
-        succeeded: result.is_ok(),
-        message: result.clone().unwrap_or_else(|e| e),
-    };
-    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
+    let printer = progress_printer(flags.gate.output, None);
+    let result = gate.run(&runtime, &approved, &mut action, &printer);
+    let subject = json!({"cluster": plan.cluster, "node": plan.node, "operation": plan.operation});
+    finish_run(flags.gate.output, subject, result)
 }
 
-fn exit_for(blocked: bool) -> ExitCode {
-    if blocked {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-fn to_json(value: &impl Serialize) -> Result<String, Stop> {
-    serde_json::to_string_pretty(value)
-        .map(|j| j + "\n")
-        .map_err(|e| Stop(1, format!("cannot encode the output as JSON: {e}")))
-}
-
-/// How a run ended: the `--yes --output json` contract.
-#[derive(Debug, Serialize)]
-struct ActionOutcome<'a> {
-    cluster: &'a str,
-    node: &'a str,
-    operation: &'a NodeOperation,
-    succeeded: bool,
-    message: String,
-}
-
-/// The plan and its guards: the `--plan --output json` contract.
-#[derive(Debug, Serialize)]
-struct NodePlanReport<'a> {
-    cluster: &'a str,
-    node: &'a str,
-    address: &'a str,
-    role: &'static str,
-    operation: &'a NodeOperation,
-    etcd_member: Option<&'a str>,
-    guards: Vec<GuardLine>,
-    /// True when any guard blocks: the run would be refused.
-    blocked: bool,
-}
-
-impl<'a> NodePlanReport<'a> {
-    fn new(plan: &'a NodeActionPlan, guards: &[Guard], acks: &[String]) -> NodePlanReport<'a> {
-        let guards = guard_lines(guards, acks);
-        NodePlanReport {
-            cluster: &plan.cluster,
-            node: &plan.node,
-            address: &plan.address,
-            role: plan.role.as_str(),
-            operation: &plan.operation,
-            etcd_member: plan.etcd_member.as_deref(),
-            blocked: guards.iter().any(|g| g.blocks),
-            guards,
-        }
-    }
-
-    fn text(&self, output: OutputFormat) -> Result<String, Stop> {
-        match output {
-            OutputFormat::Table => Ok(self.table()),
-            OutputFormat::Json => to_json(self),
-        }
-    }
-}
-
-impl PlanText for NodePlanReport<'_> {
+/// The node action's part of its plan report: the plan's fields are the `--plan --output json`
+/// contract beside the guards.
+impl PlanText for &NodeActionPlan {
     fn table(&self) -> String {
-        let mut out = format!(
-            "{} node {} in {}\n",
+        let member = (self.etcd_member.as_ref())
+            .map_or("no etcd member".to_string(), |m| format!("etcd member {m}"));
+        format!(
+            "{} node {} in {}\n{}",
             self.operation.verb().to_uppercase(),
             self.node,
-            self.cluster
-        );
-        let member = self
-            .etcd_member
-            .map_or("no etcd member".to_string(), |m| format!("etcd member {m}"));
-        out.push_str(&indent(&format!(
-            "address {}, {}, {member}",
-            self.address, self.role
-        )));
-        out.push_str(&guards_table(&self.guards, self.node));
-        out
+            self.cluster,
+            indent(&format!(
+                "address {}, {}, {member}",
+                self.address,
+                self.role.as_str()
+            ))
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::plan_report::PlanReport;
     use crate::fleet::NodeRole;
-    use crate::guards::GuardId;
+    use crate::guards::{Guard, GuardId};
 
     #[test]
     fn the_plan_names_the_node_and_ends_with_how_to_run_it() {
@@ -212,7 +125,7 @@ mod tests {
             etcd_member: Some("00aa".into()),
         };
         let guards = vec![Guard::pass(GuardId::EtcdQuorum, "cp-2 can go down")];
-        let text = NodePlanReport::new(&plan, &guards, &[]).table();
+        let text = PlanReport::new(&plan, &guards, &[]).table("cp-2");
         assert!(text.starts_with("REBOOT node cp-2 in healthy\n"), "{text}");
         assert!(text.contains("etcd member 00aa"), "{text}");
         assert!(

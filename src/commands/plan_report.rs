@@ -3,7 +3,7 @@
 //! `--ack` it asks for, whether the run would be refused, and the confirmation word it needs.
 use serde::Serialize;
 
-use super::exit::{EXIT_USAGE, Stop};
+use super::exit::{Stop, json};
 use super::status::columns;
 use crate::cli::OutputFormat;
 use crate::guards::{Guard, GuardId, Verdict};
@@ -20,7 +20,7 @@ pub(super) trait PlanText: Serialize {
 pub(super) struct PlanReport<P> {
     #[serde(flatten)]
     pub plan: P,
-    pub guards: Vec<GuardLine>,
+    guards: Vec<GuardLine>,
     /// True when any guard blocks: the run would be refused.
     pub blocked: bool,
 }
@@ -33,13 +33,6 @@ impl<P: Serialize> PlanReport<P> {
             blocked: guards.iter().any(|g| g.blocks),
             guards,
         }
-    }
-
-    /// The report as pretty JSON, with a last newline.
-    pub fn json(&self) -> Result<String, String> {
-        serde_json::to_string_pretty(self)
-            .map(|j| j + "\n")
-            .map_err(|e| format!("cannot encode the plan as JSON: {e}"))
     }
 }
 
@@ -55,35 +48,31 @@ impl<P: PlanText> PlanReport<P> {
     pub fn text(&self, output: OutputFormat, confirm: &str) -> Result<String, Stop> {
         match output {
             OutputFormat::Table => Ok(crate::printable::lines(&self.table(confirm))),
-            OutputFormat::Json => self.json().map_err(|e| Stop(EXIT_USAGE, e)),
+            OutputFormat::Json => json(self),
         }
     }
 }
 
-/// A plan's table and its GUARDS section, or the plan and its guards as JSON: the report of
-/// the plans whose table their domain writes (provision, create, scale, delete).
-pub fn guarded_plan<P: Serialize>(
-    plan: &P,
-    table: &str,
-    cluster: &str,
-    guards: &[Guard],
-    acks: &[String],
-    json: bool,
-) -> Result<String, String> {
-    let report = PlanReport::new(plan, guards, acks);
-    if json {
-        report.json()
-    } else {
-        Ok(format!(
-            "{table}\n{}",
-            guards_table(&report.guards, cluster)
-        ))
-    }
+/// The domain's plans whose table their domain writes.
+macro_rules! plan_text {
+    ($($plan:ty),*) => {$(
+        impl PlanText for &$plan {
+            fn table(&self) -> String {
+                <$plan>::table(self)
+            }
+        }
+    )*};
 }
+plan_text!(
+    crate::provision::ProvisionPlan,
+    crate::cluster_lifecycle::CreatePlan,
+    crate::cluster_lifecycle::DeletePlan,
+    crate::capi_scale::ScalePlan
+);
 
 /// One guard as printed.
 #[derive(Debug, Serialize)]
-pub struct GuardLine {
+struct GuardLine {
     pub id: GuardId,
     pub title: &'static str,
     pub verdict: Verdict,
@@ -94,7 +83,7 @@ pub struct GuardLine {
 }
 
 /// Every guard as printed, given the acknowledgements passed.
-pub fn guard_lines(guards: &[Guard], acks: &[String]) -> Vec<GuardLine> {
+fn guard_lines(guards: &[Guard], acks: &[String]) -> Vec<GuardLine> {
     guards
         .iter()
         .map(|g| GuardLine {
@@ -108,9 +97,8 @@ pub fn guard_lines(guards: &[Guard], acks: &[String]) -> Vec<GuardLine> {
         .collect()
 }
 
-/// The GUARDS section of a plan and its last line (ready, or blocked by N guards); shared by
-/// `upgrade` and `upgrade-k8s`.
-pub fn guards_table(guards: &[GuardLine], cluster: &str) -> String {
+/// The GUARDS section of a plan and its last line (ready, or blocked by N guards).
+fn guards_table(guards: &[GuardLine], cluster: &str) -> String {
     let mut out = String::from("GUARDS\n");
     let rows: Vec<Vec<String>> = guards
         .iter()
@@ -174,8 +162,7 @@ mod tests {
 
     #[test]
     fn the_commands_part_sits_beside_the_guards_and_blocked_in_the_json() {
-        let json: serde_json::Value =
-            serde_json::from_str(&report(&[]).json().expect("JSON")).expect("parses");
+        let json = serde_json::to_value(report(&[])).expect("JSON");
         assert_eq!(json["node"], "cp-1");
         assert_eq!(json["pods"][1], "web-2");
         assert_eq!(json["guards"][1]["needs_ack"], "no other rollout");

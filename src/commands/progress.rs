@@ -1,11 +1,13 @@
 //! The one progress printer of every mutating command: a table line stamped with its local
 //! time, without anything a terminal would act on (it carries names read from the network), or
-//! a JSON line `{"event", "time", "data"}` with the time and its UTC offset.
+//! a JSON line `{"event", "time", "data"}` with the time and its UTC offset; the one runner's
+//! events (each line with its step's elapsed time and timeout) and a domain runner's own.
 use serde::Serialize;
 
 use super::exit::{json_line_at, print_line};
 use crate::cli::OutputFormat;
 use crate::clock::{Zone, unix_now};
+use crate::operation::OperationEvent;
 
 /// Prints one progress event now: `line` for a table, `kind` and `value` for JSON.
 pub(super) fn print_progress<T: Serialize>(
@@ -21,6 +23,46 @@ pub(super) fn print_progress<T: Serialize>(
         line,
         (Zone::System, unix_now()),
     ));
+}
+
+/// The one runner's events as printed, each line with its step's elapsed time and timeout:
+/// stamped on stdout for a table; for JSON, a `json_kind` line on stdout when stdout carries
+/// the run's progress, else (`None`: stdout carries its outcome) the line on stderr.
+pub(super) fn progress_printer(
+    output: OutputFormat,
+    json_kind: Option<&'static str>,
+) -> impl Fn(OperationEvent) + Send + Sync {
+    move |event: OperationEvent| {
+        let line = event.line();
+        match (output, json_kind) {
+            (OutputFormat::Json, None) => eprintln!("{}", crate::printable::line(&line)),
+            (_, kind) => print_progress(output, kind.unwrap_or("progress"), &event.text(), &line),
+        }
+    }
+}
+
+/// A runner's own event as printed: its JSON kind, its data and its table line.
+pub(super) type Told = (&'static str, serde_json::Value, String);
+
+/// Prints a runner's own events as they come, until every sender is gone: each as `tell` words
+/// it, or not at all (`None`).
+pub(super) fn print_events<E: Send + 'static>(
+    mut events: tokio::sync::mpsc::Receiver<E>,
+    output: OutputFormat,
+    mut tell: impl FnMut(&E) -> Option<Told> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            if let Some((kind, data, line)) = tell(&event) {
+                print_progress(output, kind, &data, &line);
+            }
+        }
+    })
+}
+
+/// `value` as the data of a JSON progress line.
+pub(super) fn data(value: &impl Serialize) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or_else(|e| serde_json::Value::String(e.to_string()))
 }
 
 /// The progress line [`print_progress`] prints, at `at`.

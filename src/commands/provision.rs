@@ -10,7 +10,6 @@ use tokio::sync::mpsc;
 
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, ProvisionArgs};
-use crate::discovery::{Cluster, Discovery};
 use crate::operation::provision::Provisioning;
 use crate::operation::terminate::VmTermination;
 use crate::provision::cluster::{check_guards, cluster_addresses};
@@ -19,38 +18,33 @@ use crate::provision::{
     connect, plan,
 };
 
-use super::progress::print_progress;
-
-use super::create::{Setup, setup};
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, approve, dispatcher, plan_then_approve, run_to_its_end};
-use super::session::select;
+use super::exit::{Stop, exit_code_as, exit_if, usage};
+use super::gate::{CommandGate, approve};
+use super::progress::{data, print_events, print_progress};
+use super::session::{Setup, check_gate, select, setup};
 
 pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
     exit_code_as(run_inner(global, args), args.gate.output)
 }
 
 fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
+    if args.terminate.is_none() {
+        check_gate(&args.gate, "cluster")?;
+    }
     let (s, runtime) = setup(global)?;
-    runtime
-        .block_on(provision(global, args, &s))
-        .map(|()| ExitCode::SUCCESS)
+    runtime.block_on(provision(global, args, &s))
 }
 
 fn config_stop(e: impl std::fmt::Display) -> Stop {
     usage(e.to_string())
 }
 
-/// The cluster named by --context: its name, or any of its contexts, which it then uses.
-fn find_cluster(discovery: &Discovery, wanted: Option<&str>) -> Result<Cluster, Stop> {
-    let name = wanted.ok_or_else(|| config_stop("provision needs --context CLUSTER"))?;
-    select(discovery, name, "following new nodes needs the Talos API")
-}
-
-async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Result<(), Stop> {
+async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Result<ExitCode, Stop> {
     let (config, discovery, paths, one_env) =
         (&s.sources.config, &s.discovery, &s.paths, &s.one_env);
-    let cluster = &find_cluster(discovery, global.context.as_deref())?;
+    let wanted = global.context.as_deref();
+    let wanted = wanted.ok_or_else(|| config_stop("provision needs --context CLUSTER"))?;
+    let cluster = &select(discovery, wanted, "following new nodes needs the Talos API")?;
     let key = crate::provision::cluster::config_key(config, cluster);
     let request = PlanRequest {
         cluster: key.clone(),
@@ -76,6 +70,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             None
         }
     };
+    let gate = CommandGate::new(global, paths, &args.gate);
 
     if let Some(vm) = args.terminate {
         if !args.gate.yes {
@@ -88,17 +83,16 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             provider: provider.name.clone(),
             vm: vm.to_string(),
         };
-        let d = dispatcher(global, paths);
-        let approved = approve(&d, action, args.gate.confirm.as_deref())?;
+        let approved = approve(&gate.dispatcher, action, args.gate.confirm.as_deref())?;
         let mut termination = VmTermination::new((key.clone(), vm.to_string()), provider, journal);
-        let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
-        run_to_its_end(approval, given, &mut termination, &|_| {})
-            .await
+        (gate
+            .run_to_its_end(&approved, &mut termination, &|_| {})
+            .await)
             .map_err(config_stop)?;
         if let Some(progress) = termination.progress() {
             print_progress(args.gate.output, "vm", progress, &progress.line());
         }
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
 
     let taken = crate::provision::cluster::names_in_use(&checks).await;
@@ -118,36 +112,31 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
         .await,
     };
     let guards = check_guards(&plan, &inputs, &checks).await;
-    let d = dispatcher(global, paths);
-    let flags = RunFlags::of(&args.gate);
-    let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
-        return Ok(());
+    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
+        return Ok(ExitCode::SUCCESS);
     };
 
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, rx) = mpsc::channel(64);
     let options = RunnerOptions {
         poll: Duration::from_millis(500),
         timeout: Duration::from_secs(args.timeout),
     };
     let runner =
         ProvisionRunner::new(plan, provider, checks, journal, options, tx).with_guards(inputs);
-    let output = args.gate.output;
-    let printer = tokio::spawn(async move {
-        while let Some(event) = rx.recv().await {
-            match &event {
-                ProvisionEvent::Vm(p) => print_progress(output, "vm", p, &p.line()),
-                ProvisionEvent::Note(n) => print_progress(output, "note", n, n),
-                ProvisionEvent::Finished(s) => print_progress(output, "finished", s, &s.line()),
-            }
-        }
+    let printer = print_events(rx, args.gate.output, |event: &ProvisionEvent| {
+        Some(match event {
+            ProvisionEvent::Vm(p) => ("vm", data(p), p.line()),
+            ProvisionEvent::Note(n) => ("note", data(n), n.clone()),
+            ProvisionEvent::Finished(s) => ("finished", data(s), s.line()),
+        })
     });
     let mut provisioning = Provisioning::new(runner);
-    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
     // The provision's own events carry its lines.
-    let result = run_to_its_end(approval, given, &mut provisioning, &|_| {}).await;
+    let result = gate
+        .run_to_its_end(&approved, &mut provisioning, &|_| {})
+        .await;
     provisioning.summary(&result).await;
     drop(provisioning);
     let _ = printer.await;
-    let result = result.map(|_| ());
-    result.map_err(|_| Stop(EXIT_BLOCKED, String::new()))
+    Ok(exit_if(result.is_err()))
 }

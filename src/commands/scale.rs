@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{RunFlags, dispatcher, plan_then_approve, run_to_its_end};
-use super::progress::print_progress;
-use super::session::discover_all;
+use super::exit::{Stop, exit_code_as, exit_if, usage};
+use super::gate::CommandGate;
+use super::progress::{data, print_events, print_progress};
+use super::session::{check_gate, discover_all, named};
 use crate::capi::CapiOwner;
 use crate::capi_scale::{
     PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,
@@ -28,21 +28,9 @@ pub fn run(global: &GlobalArgs, args: &ScaleArgs) -> ExitCode {
 }
 
 fn run_inner(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
+    check_gate(&args.gate, "cluster")?;
     let (paths, discovery) = discover_all(global);
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(scale(global, args, &discovery, &paths))?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The workload cluster --context names.
-fn workload(discovery: &Discovery, wanted: Option<&str>) -> Result<Cluster, Stop> {
-    let name = wanted.ok_or_else(|| usage("scale needs --context CLUSTER"))?;
-    discovery.select(name).ok_or_else(|| {
-        usage(format!(
-            "no cluster or context named {name:?}; `taloscope contexts` lists them"
-        ))
-    })
+    super::command_runtime()?.block_on(scale(global, args, &discovery, &paths))
 }
 
 /// The Cluster object that owns `cluster`, among the management clusters of the kube contexts.
@@ -58,7 +46,7 @@ async fn owner_of(cluster: &Cluster, discovery: &Discovery) -> Result<CapiOwner,
             format!(" (not read: {})", view.errors.join("; "))
         };
         Stop(
-            EXIT_BLOCKED,
+            super::exit::EXIT_BLOCKED,
             format!(
                 "{} is owned by no Cluster API management cluster among the kube contexts{unread}; add nodes to it with `taloscope provision`",
                 cluster.name
@@ -72,8 +60,12 @@ async fn scale(
     args: &ScaleArgs,
     discovery: &Discovery,
     paths: &Paths,
-) -> Result<(), Stop> {
-    let cluster = workload(discovery, global.context.as_deref())?;
+) -> Result<ExitCode, Stop> {
+    let wanted = global.context.as_deref();
+    let cluster = named(
+        discovery,
+        wanted.ok_or_else(|| usage("scale needs --context CLUSTER"))?,
+    )?;
     let owner = owner_of(&cluster, discovery).await?;
     let kubeconfig = discovery
         .kubeconfig
@@ -81,7 +73,7 @@ async fn scale(
         .ok_or_else(|| usage("no kubeconfig was read"))?;
     let sources = ScaleSources::connect(&cluster, &owner, kubeconfig, CollectOptions::default())
         .await
-        .map_err(|e| Stop(EXIT_BLOCKED, e))?;
+        .map_err(|e| Stop(super::exit::EXIT_BLOCKED, e))?;
     let holder = RunHolder::this_process().to_string();
     let request = ScaleRequest {
         role: args.role,
@@ -91,13 +83,12 @@ async fn scale(
     let PreparedScale { plan, guards, .. } = prepare_scale(&sources, &request, &holder)
         .await
         .map_err(|e| match e {
-            PrepareError::Unread(e) => Stop(EXIT_BLOCKED, e),
+            PrepareError::Unread(e) => Stop(super::exit::EXIT_BLOCKED, e),
             PrepareError::Plan(e) => usage(e.to_string()),
         })?;
-    let d = dispatcher(global, paths);
-    let flags = RunFlags::of(&args.gate);
-    let Some((approved, ())) = plan_then_approve(&d, &plan, &guards, &flags, || Ok(()))? else {
-        return Ok(());
+    let gate = CommandGate::new(global, paths, &args.gate);
+    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
+        return Ok(ExitCode::SUCCESS);
     };
     let options = ScaleOptions {
         poll: Duration::from_millis(args.poll_ms.max(10)),
@@ -105,32 +96,27 @@ async fn scale(
         lease_duration: Duration::from_secs(60),
     };
     let output = args.gate.output;
-    let (tx, mut rx) = mpsc::channel(64);
-    let printer = tokio::spawn(async move {
-        let mut last_etcd = String::new();
-        while let Some(event) = rx.recv().await {
-            // Every poll checks etcd; a table says so when what it found changes.
-            if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (&event, output) {
-                if *reason == last_etcd {
-                    continue;
-                }
-                last_etcd = reason.clone();
+    let (tx, rx) = mpsc::channel(64);
+    let mut last_etcd = String::new();
+    let printer = print_events(rx, output, move |event: &ScaleEvent| {
+        // Every poll checks etcd; a table says so when what it found changes.
+        if let (ScaleEvent::Etcd { reason, .. }, OutputFormat::Table) = (event, output) {
+            if *reason == last_etcd {
+                return None;
             }
-            print_progress(output, "progress", &event, &event.line());
+            last_etcd = reason.clone();
         }
+        Some(("progress", data(event), event.line()))
     });
     let started = std::time::Instant::now();
     let mut operation = CapiScale::new(plan, sources, options, tx);
-    let (approval, given) = ((&d, &approved), (paths, args.gate.ack.as_slice()));
     // The scale's own typed events carry its lines.
-    let result = run_to_its_end(approval, given, &mut operation, &|_| {}).await;
+    let result = gate
+        .run_to_its_end(&approved, &mut operation, &|_| {})
+        .await;
     let outcome = operation.outcome(result, started.elapsed().as_secs());
     drop(operation);
     let _ = printer.await;
     print_progress(output, "finished", &outcome, &outcome.line());
-    if outcome.succeeded {
-        Ok(())
-    } else {
-        Err(Stop(EXIT_BLOCKED, String::new()))
-    }
+    Ok(exit_if(!outcome.succeeded))
 }

@@ -1,17 +1,22 @@
-//! The cluster a command acts on: the one `--context` names among the discovered clusters,
-//! connected (its Talos and Kubernetes clients, its status now, any unfinished rollout journal),
-//! the `--plan`/`--yes` mode check and the rollout Lease other consoles hold.
-use super::exit::{EXIT_BLOCKED, Stop, usage};
-use crate::cli::GlobalArgs;
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+//! The cluster a command acts on: the operator's files read, the cluster `--context` names among
+//! the discovered ones, connected (its Talos and Kubernetes clients, its status now, any
+//! unfinished rollout journal), the `--plan`/`--yes` mode check and the rollout Lease other
+//! consoles hold; what provision, create and delete read (`Setup`) and write into.
+use std::path::PathBuf;
+
+use super::exit::{Stop, usage};
+use crate::cli::{GateArgs, GlobalArgs};
+use crate::cluster_config::ContextFiles;
+use crate::discovery::{Cluster, Discovery, DiscoveryError, Sources, discover};
 use crate::fleet::ClusterStatus;
+use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::rollout::RolloutJournal;
 use crate::talos::{ClientOptions, TalosClient};
 use crate::upgrade::RolloutInProgress;
 use crate::upgrade::observe::ClusterObserver;
 
-/// A run needs `--plan`, or `--yes` with `--confirm <cluster>`.
+/// A run needs `--plan`, or `--yes` with `--confirm <cluster>`: said before anything is read.
 /// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
 pub(super) fn check_mode(
     plan: bool,
@@ -21,7 +26,7 @@ pub(super) fn check_mode(
 ) -> Result<(), Stop> {
     if !plan && !yes {
         return Err(usage(format!(
-            "say --plan to see the plan, or --yes --confirm <{what}> to run it"
+            "nothing done: say --plan to see the plan, or --yes --confirm <{what}> to run it"
         )));
     }
     if yes && confirm.is_none() {
@@ -30,6 +35,11 @@ pub(super) fn check_mode(
         )));
     }
     Ok(())
+}
+
+/// [`check_mode`] of a command's gate flags.
+pub(super) fn check_gate(gate: &GateArgs, what: &str) -> Result<(), Stop> {
+    check_mode(gate.plan, gate.yes, gate.confirm.as_deref(), what)
 }
 
 /// What discovery found for the cluster named by `--context`.
@@ -53,13 +63,26 @@ pub(super) fn choose(global: &GlobalArgs) -> Result<Chosen, Stop> {
     })
 }
 
+/// The operator's files as the flags and the environment name them, and the problems met.
+pub(super) fn sources(global: &GlobalArgs, paths: &Paths) -> (Sources, Vec<DiscoveryError>) {
+    let env = |name: &str| std::env::var(name).ok();
+    Sources::resolve(&global.source_overrides(), &env, paths)
+}
+
+/// Every cluster the operator's files name, the problems with the files themselves first
+/// (they can explain a missing pairing).
+pub(super) fn discovered(global: &GlobalArgs, paths: &Paths) -> Discovery {
+    let (sources, source_errors) = sources(global, paths);
+    let mut discovery = discover(&sources);
+    discovery.errors.splice(0..0, source_errors);
+    discovery
+}
+
 /// Discovers every cluster, warning on stderr about sources it could not read.
 pub(super) fn discover_all(global: &GlobalArgs) -> (Paths, Discovery) {
     let paths = Paths::resolve(global.state_dir.as_deref());
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), &env, &paths);
-    let discovery = discover(&sources);
-    for err in source_errors.iter().chain(&discovery.errors) {
+    let discovery = discovered(global, &paths);
+    for err in &discovery.errors {
         eprintln!("taloscope: warning: {err}");
     }
     (paths, discovery)
@@ -74,8 +97,7 @@ pub(super) struct Connected {
 }
 
 pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::command_runtime()?;
     let observer = runtime.block_on(observer_for(&chosen.cluster, &chosen.discovery))?;
     let status = runtime.block_on(observer.status());
     let journal = RolloutJournal::load_unfinished(&chosen.paths.state_dir, &chosen.cluster.name)
@@ -100,14 +122,18 @@ pub(super) async fn other_rollout(observer: &ClusterObserver) -> Option<RolloutI
 /// The cluster's rollout Lease as the guards read it (the operations' own reading).
 pub(super) use crate::operation::node::rollout_lease_read;
 
-/// The cluster named by --context (its name, or any of its contexts, which it then uses); it
-/// needs the Talos API, `why` says for what.
-pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
-    let cluster = discovery.select(wanted).ok_or_else(|| {
+/// The cluster `wanted` (--context) names: its name, or any of its contexts, which it then uses.
+pub(super) fn named(discovery: &Discovery, wanted: &str) -> Result<Cluster, Stop> {
+    discovery.select(wanted).ok_or_else(|| {
         usage(format!(
             "no cluster or context named {wanted:?}; `taloscope contexts` lists them"
         ))
-    })?;
+    })
+}
+
+/// The cluster named by --context, which needs the Talos API: `why` says for what.
+pub(super) fn select(discovery: &Discovery, wanted: &str, why: &str) -> Result<Cluster, Stop> {
+    let cluster = named(discovery, wanted)?;
     if cluster.talos.is_none() {
         return Err(usage(format!(
             "cluster {wanted:?} has no talosconfig context; {why}"
@@ -139,5 +165,54 @@ pub(super) async fn observer_for(
         kube,
         nodes: ctx.nodes.clone(),
         options: Default::default(),
+    })
+}
+
+/// What provision, create and delete read once, at the edge: where taloscope's files are, the operator's
+/// files and what discovery found in them, and OpenNebula's environment.
+pub(super) struct Setup {
+    pub paths: Paths,
+    pub sources: Sources,
+    pub discovery: Discovery,
+    pub one_env: OneEnvironment,
+}
+
+/// Reads the [`Setup`] and starts the runtime the command runs on.
+pub(super) fn setup(global: &GlobalArgs) -> Result<(Setup, tokio::runtime::Runtime), Stop> {
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    let (sources, source_errors) = sources(global, &paths);
+    if let Some((last, earlier)) = source_errors.split_last() {
+        for err in earlier {
+            eprintln!("taloscope: {err}");
+        }
+        return Err(usage(last.to_string()));
+    }
+    let discovery = discover(&sources);
+    let runtime = super::command_runtime()?;
+    let one_env = OneEnvironment::capture(&|name: &str| std::env::var(name).ok());
+    let setup = Setup {
+        paths,
+        sources,
+        discovery,
+        one_env,
+    };
+    Ok((setup, runtime))
+}
+
+/// The operator's talosconfig and kubeconfig files new contexts are merged into (the first of
+/// each in use).
+pub(super) fn operator_files(sources: &Sources) -> Result<ContextFiles, Stop> {
+    let first = |files: &[PathBuf], what: &str| {
+        files.first().cloned().ok_or_else(|| {
+            usage(format!(
+                "no {what} file to write the new context into; pass --{what}"
+            ))
+        })
+    };
+    Ok(ContextFiles {
+        talosconfig: first(&sources.talosconfigs, "talosconfig")?,
+        kubeconfig: first(&sources.kubeconfigs, "kubeconfig")?,
+        keep_current_context: false,
+        kept_backups: sources.config.kept_backups(),
     })
 }

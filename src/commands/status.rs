@@ -5,12 +5,11 @@
 //! did not / configuration error. A node only the talosconfig still names (no
 //! longer an etcd member nor a Kubernetes node) is listed as not a member and
 //! does not fail it.
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::cli::{GlobalArgs, OutputFormat};
-use crate::discovery::{Cluster, Discovery, Sources, discover};
+use crate::discovery::{Cluster, Discovery};
 use crate::fleet::kubernetes::unusable_kube_context;
 use crate::fleet::problems::{Readings, Severity, cluster_problems, node_problems};
 use crate::fleet::{
@@ -20,34 +19,26 @@ use crate::kube::KubeError;
 use crate::paths::Paths;
 use crate::printable;
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, json, write_stdout};
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, source_errors) = Sources::resolve(
-        &global.source_overrides(),
-        &env,
-        &Paths::resolve(global.state_dir.as_deref()),
-    );
-    let discovery = discover(&sources);
+    let discovery =
+        super::session::discovered(global, &Paths::resolve(global.state_dir.as_deref()));
     let clusters = match select(&discovery, global.context.as_deref()) {
         Ok(clusters) => clusters,
-        Err(message) => {
-            for err in source_errors.iter().chain(&discovery.errors) {
+        Err(stop) => {
+            for err in &discovery.errors {
                 eprintln!("taloscope: {}", printable::line(&err.to_string()));
             }
-            return exit_code_as(Err(Stop(EXIT_USAGE, printable::line(&message))), output);
+            return exit_code_as(Err(stop), output);
         }
     };
-    for err in source_errors.iter().chain(&discovery.errors) {
+    for err in &discovery.errors {
         eprintln!("taloscope: warning: {}", printable::line(&err.to_string()));
     }
-    let runtime = match crate::commands::runtime() {
+    let runtime = match super::command_runtime() {
         Ok(rt) => rt,
-        Err(err) => {
-            let message = format!("cannot start the async runtime: {err}");
-            return exit_code_as(Err(Stop(EXIT_BLOCKED, message)), output);
-        }
+        Err(stop) => return exit_code_as(Err(stop), output),
     };
     let options = CollectOptions::default();
     let kubeconfig = discovery.kubeconfig.clone().map(std::sync::Arc::new);
@@ -64,25 +55,10 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     let code = exit_code(&fleet);
     fleet.clusters.iter_mut().for_each(name_total_failure);
     let text = match output {
-        OutputFormat::Json => match serde_json::to_string_pretty(&fleet) {
-            Ok(json) => json + "\n",
-            Err(err) => {
-                eprintln!("taloscope: cannot encode the status as JSON: {err}");
-                return ExitCode::FAILURE;
-            }
-        },
-        OutputFormat::Table => printable::lines(&table(&fleet)),
+        OutputFormat::Json => json(&fleet),
+        OutputFormat::Table => Ok(printable::lines(&table(&fleet))),
     };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(err) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && err.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("taloscope: cannot write output: {err}");
-        return ExitCode::FAILURE;
-    }
-    code
+    super::exit::exit_code(text.and_then(|text| write_stdout(&text)).map(|()| code))
 }
 
 /// One cluster's status through the collector the console uses, cut off at
@@ -140,29 +116,24 @@ fn name_total_failure(c: &mut ClusterStatus) {
 
 /// The clusters to ask: the one named (by cluster name, or by any of its contexts, which it
 /// then uses), or every cluster that has a talosconfig context.
-fn select(discovery: &Discovery, wanted: Option<&str>) -> Result<Vec<Cluster>, String> {
+fn select(discovery: &Discovery, wanted: Option<&str>) -> Result<Vec<Cluster>, Stop> {
     match wanted {
-        Some(name) => {
-            let cluster = discovery.select(name).ok_or_else(|| {
-                format!("no cluster or context named {name:?}; `taloscope contexts` lists them")
-            })?;
-            if cluster.talos.is_none() {
-                return Err(format!(
-                    "cluster {name:?} has no talosconfig context; status needs the Talos API"
-                ));
-            }
-            Ok(vec![cluster])
-        }
+        Some(name) => Ok(vec![super::session::select(
+            discovery,
+            name,
+            "status needs the Talos API",
+        )?]),
         None => {
             let with_talos: Vec<Cluster> = (discovery.clusters.iter())
                 .filter(|c| c.talos.is_some())
                 .cloned()
                 .collect();
             if with_talos.is_empty() {
-                return Err(
+                return Err(Stop(
+                    EXIT_USAGE,
                     "no talosconfig context found; pass --talosconfig FILE or set TALOSCONFIG"
                         .into(),
-                );
+                ));
             }
             Ok(with_talos)
         }
@@ -180,22 +151,6 @@ fn exit_code(fleet: &FleetStatus) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_BLOCKED)
-    }
-}
-
-/// Bytes as operators read them.
-fn human_bytes(n: i64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n.max(0) as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
     }
 }
 
@@ -328,7 +283,9 @@ fn table(fleet: &FleetStatus) -> String {
                     format!("{}{learner}", m.hostname),
                     if m.leader { "*".into() } else { String::new() },
                     yes_no(m.healthy),
-                    m.db_size.map(human_bytes).unwrap_or_else(|| "-".into()),
+                    m.db_size
+                        .map(printable::bytes_text)
+                        .unwrap_or_else(|| "-".into()),
                     m.raft_term
                         .map(|t| t.to_string())
                         .unwrap_or_else(|| "-".into()),
@@ -383,12 +340,6 @@ fn kubernetes_lines(k: &crate::fleet::KubernetesReport) -> String {
 mod tests {
     use super::*;
     use crate::fleet::{ClusterStatus, NodeRole, NodeStatus, Quorum};
-
-    #[test]
-    fn bytes_read_like_an_operator_expects() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(3 * 1024 * 1024), "3.0 MiB");
-    }
 
     #[test]
     fn table_names_unreachable_nodes_and_quorum() {
@@ -458,7 +409,10 @@ mod tests {
 
     #[test]
     fn unknown_context_is_a_configuration_error() {
-        let err = select(&Discovery::default(), Some("nope")).expect_err("unknown");
+        let Err(Stop(code, err)) = select(&Discovery::default(), Some("nope")) else {
+            panic!("unknown")
+        };
+        assert_eq!(code, EXIT_USAGE);
         assert!(err.contains("\"nope\""), "{err}");
         assert!(select(&Discovery::default(), None).is_err());
     }

@@ -15,7 +15,7 @@ mod follow;
 pub(super) mod kubernetes;
 mod rollout;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_line, usage};
+use super::exit::{Stop, exit_code_as, json, usage, write_stdout};
 use super::gate::RunFlags;
 use super::plan_report::{PlanText, indent};
 use super::session::{choose, connect, other_rollout};
@@ -23,7 +23,7 @@ use super::status::columns;
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
 use crate::config::MachineRole;
-use crate::discovery::{Cluster, Sources};
+use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::{RolloutKind, StepProgress};
@@ -62,8 +62,7 @@ pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
 /// ghcr.io), cached in the state dir. Nothing is asked until a cluster is connected.
 fn release_lookup(global: &GlobalArgs, args: &UpgradeArgs) -> ReleaseLookup {
     let paths = Paths::resolve(global.state_dir.as_deref());
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &paths);
+    let (sources, _) = super::session::sources(global, &paths);
     let mirrors: Vec<String> = global
         .context
         .as_deref()
@@ -121,13 +120,7 @@ fn list_offered(
         releases: &learned.origin,
     };
     if args.gate.output == OutputFormat::Json {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| {
-            Stop(
-                EXIT_BLOCKED,
-                format!("cannot encode the targets as JSON: {e}"),
-            )
-        })?;
-        print_line(&json);
+        write_stdout(&json(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = format!(
