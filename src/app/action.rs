@@ -120,7 +120,7 @@ pub enum Action {
     /// The log view and how it opens (see `update_logs`).
     Logs(super::logs::LogKey),
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
-    Open(super::screens::ScreenName),
+    Open(super::screen_io::ScreenName),
     /// A key the screen module on top binds; it reads the key with its own table.
     ScreenKey(crossterm::event::KeyEvent),
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
@@ -163,7 +163,7 @@ pub enum AppEvent {
     /// A log stream's report (lines, or how it ended).
     Log(super::logs::LogEvent),
     /// A screen module's IO task's report.
-    Screen(super::screens::ScreenNews),
+    Screen(super::screen_io::ScreenNews),
     /// A create task's report (journals read, plan, run events, fingerprint questions).
     Create(Box<super::create::CreateUpdate>),
     /// A CAPI-way upgrade plan read from the management cluster.
@@ -244,7 +244,7 @@ pub enum Effect {
     /// Start or stop the log view's streams.
     Logs(super::logs::LogEffect),
     /// A screen module's IO, reported back as `AppEvent::Screen`.
-    Screen(super::screens::ScreenTask),
+    Screen(super::screen_io::ScreenTask),
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as
     /// `AppEvent::Action`.
     PlanDelete(String),

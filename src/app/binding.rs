@@ -4,6 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
+pub use super::screens::KeyLine;
 use super::state::AppState;
 
 /// One key, as bound and as shown.
@@ -108,15 +109,6 @@ pub const fn bind<A, S>(keys: &'static [Key], action: A, help: &'static str) -> 
         footer: None,
         offered: None,
     }
-}
-
-/// One key of a table as `?` and the footer show it, its offer answered where it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyLine {
-    pub keys: String,
-    pub help: &'static str,
-    /// The footer's label, when the footer shows the key here and now.
-    pub footer: Option<&'static str>,
 }
 
 /// The intent `table` binds `event` to.

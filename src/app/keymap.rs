@@ -55,7 +55,7 @@ pub enum KeyContext {
     /// Which log of a node to follow.
     LogPicker,
     /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
-    Screen(super::screens::ScreenName),
+    Screen(super::screen_io::ScreenName),
     /// The Cluster API tree of the cluster in use.
     Capi,
     /// The create wizard's request (`n` on the fleet).

@@ -28,8 +28,10 @@ pub mod provision;
 pub mod rollout;
 pub mod rows;
 pub mod screen;
+pub mod screen_io;
 pub mod screens;
 pub mod scroll;
+pub mod shell;
 pub mod state;
 pub mod tables;
 #[cfg(test)]

@@ -36,7 +36,7 @@ pub enum Screen {
     /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
     CapiUpgrade,
     /// A screen that is a module of its own (`views/<screen>/`), by name.
-    Module(super::screens::ScreenName),
+    Module(super::screen_io::ScreenName),
 }
 
 /// The panes of the cluster view, in tab order.

@@ -313,7 +313,7 @@ impl AppState {
             Screen::Logs => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
-            Screen::Module(_) => super::screens::of_cluster_in_use(self)
+            Screen::Module(_) => super::shell::of_cluster_in_use(self)
                 .then_some(self.current.as_deref())
                 .flatten(),
             Screen::Create => None,

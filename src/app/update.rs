@@ -60,7 +60,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
         let redraw = provision::on_tick(state)
-            || super::screens::on_tick(state, unix)
+            || super::shell::on_tick(state, unix)
             || action_running
             || matches!(state.screen, Screen::Rollout | Screen::Create);
         if redraw {
@@ -166,7 +166,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
                 None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
                 None if matches!(state.screen, Screen::Module(_)) => {
-                    super::screens::on_action(state, other)
+                    super::shell::on_action(state, other)
                 }
                 None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
                 None if state.screen == Screen::Create => {
@@ -189,7 +189,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
                     Action::Logs(key) => super::update_logs::open(state, key),
-                    Action::Open(name) => super::screens::open(state, name),
+                    Action::Open(name) => super::shell::open(state, name),
                     Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     Action::Create(_) => super::update_create::open(state),
@@ -253,7 +253,7 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
         cluster: &cluster,
         certificates,
     };
-    redraw |= super::screens::on_fleet_change(state, &change);
+    redraw |= super::shell::on_fleet_change(state, &change);
     redraw
 }
 
@@ -277,7 +277,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             super::update_logs::on_event(state, event);
         }
         AppEvent::Screen(news) => {
-            super::screens::on_news(state, &news);
+            super::shell::on_news(state, &news);
         }
         AppEvent::Create(_) => {}
         AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
@@ -524,8 +524,8 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
             Vec::new()
         }
-        Ok(Some(Command::Health)) => super::screens::open(state, "health"),
-        Ok(Some(Command::Certs)) => super::screens::open(state, "certs"),
+        Ok(Some(Command::Health)) => super::shell::open(state, "health"),
+        Ok(Some(Command::Certs)) => super::shell::open(state, "certs"),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()

@@ -8,7 +8,7 @@ use ratatui::style::Color;
 use ratatui::widgets::Widget;
 
 use crate::app::screen::Screen;
-use crate::app::screens::{Screens, Shared};
+use crate::app::screens::Screens;
 use crate::app::state::{AppState, Overlay};
 pub use crate::tui::Look;
 
@@ -133,7 +133,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         }
         Screen::Module(name) => {
             if let Some(module) = state.screens.get(name) {
-                module.draw(body, buf, &Shared::of(state), look);
+                module.draw(body, buf, &crate::app::shell::shared(state), look);
             }
         }
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),

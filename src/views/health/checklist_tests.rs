@@ -62,7 +62,7 @@ fn on_status_change(s: &mut AppState, cluster: &str) {
         cluster,
         certificates: false,
     };
-    crate::app::screens::on_fleet_change(s, &change);
+    crate::app::shell::on_fleet_change(s, &change);
 }
 
 fn check(name: &str, state: CheckState) -> HealthNews {

@@ -1,0 +1,154 @@
+//! The shell's side of the screen modules: brings one on top and back, and routes keys, IO
+//! news, poller reports and ticks to them with the context they are lent. Pure.
+use crossterm::event::KeyEvent;
+
+use super::action::{Action, Effect};
+use super::message::Message;
+use super::screen::Screen;
+use super::screens::{FleetChange, ScreenName, ScreenNews, Shared, Step};
+use super::state::{AppState, InputKind, Overlay};
+
+/// What the screen modules are lent of `state`.
+pub fn shared(state: &AppState) -> Shared<'_> {
+    Shared {
+        clusters: &state.clusters,
+        fleet: &state.fleet,
+        current: state.current.as_deref(),
+        now: state.now,
+        wall_clock: state.wall_clock,
+        size: state.size,
+        zone: state.zone,
+    }
+}
+
+/// The module on top, if the screen is one.
+fn on_top(state: &AppState) -> Option<ScreenName> {
+    match state.screen {
+        Screen::Module(name) => Some(name),
+        _ => None,
+    }
+}
+
+/// The screens and what they are lent, borrowed apart.
+fn parts(state: &mut AppState) -> (&mut super::screens::Screens, Shared<'_>) {
+    let shared = Shared {
+        clusters: &state.clusters,
+        fleet: &state.fleet,
+        current: state.current.as_deref(),
+        now: state.now,
+        wall_clock: state.wall_clock,
+        size: state.size,
+        zone: state.zone,
+    };
+    (&mut state.screens, shared)
+}
+
+/// Brings the screen `name` on top (`Action::Open`, its `:` command), remembering where it
+/// was opened from.
+pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
+    let (screens, shared) = parts(state);
+    let opened = screens.get_mut(name).map(|module| module.open(&shared));
+    match opened {
+        None => {
+            state.message = Some(Message::error(format!("no screen named {name}")));
+            Vec::new()
+        }
+        Some(Err(why)) => {
+            state.message = Some(why);
+            Vec::new()
+        }
+        Some(Ok(step)) => {
+            if state.screen != Screen::Module(name) {
+                let from = state.screen;
+                let opened_from = &mut state.screens.opened_from;
+                opened_from.retain(|(n, _)| *n != name);
+                opened_from.push((name, from));
+            }
+            state.screen = Screen::Module(name);
+            finish(state, name, step)
+        }
+    }
+}
+
+/// A key of the module on top.
+pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
+    let Some(name) = on_top(state) else {
+        return Vec::new();
+    };
+    let (screens, shared) = parts(state);
+    let Some(module) = screens.get_mut(name) else {
+        return Vec::new();
+    };
+    let step = module.on_key(event, &shared);
+    finish(state, name, step)
+}
+
+fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
+    if let Some(message) = step.message {
+        state.message = Some(message);
+    }
+    if step.close && state.screen == Screen::Module(name) {
+        let from = state
+            .screens
+            .opened_from
+            .iter()
+            .position(|(n, _)| *n == name)
+            .map(|i| state.screens.opened_from.remove(i).1);
+        let home = state.screens.get(name).map_or(Screen::Fleet, |m| m.home());
+        state.screen = from.unwrap_or(home);
+    }
+    step.effects
+}
+
+/// News for a module; whether the screen on top changed.
+pub fn on_news(state: &mut AppState, news: &ScreenNews) -> bool {
+    let top = on_top(state);
+    let (screens, shared) = parts(state);
+    screens
+        .get_mut(news.screen)
+        .is_some_and(|m| m.on_news(news, &shared))
+        && top == Some(news.screen)
+}
+
+/// Tells every module of a poller report; whether the one on top changed.
+pub fn on_fleet_change(state: &mut AppState, change: &FleetChange) -> bool {
+    let top = on_top(state);
+    let (screens, shared) = parts(state);
+    let mut redraw = false;
+    for module in &mut screens.modules {
+        redraw |= module.on_fleet_change(change, &shared) && top == Some(module.name());
+    }
+    redraw
+}
+
+/// Tells every module of a tick; whether the one on top changed.
+pub fn on_tick(state: &mut AppState, wall: u64) -> bool {
+    let top = on_top(state);
+    let mut redraw = false;
+    for module in &mut state.screens.modules {
+        redraw |= module.on_tick(wall) && top == Some(module.name());
+    }
+    redraw
+}
+
+/// Whether the screen on top is a module that shows the cluster in use.
+pub fn of_cluster_in_use(state: &AppState) -> bool {
+    on_top(state)
+        .and_then(|name| state.screens.get(name))
+        .is_some_and(|m| m.of_cluster_in_use())
+}
+
+/// An action while a module is on top and no overlay or input line is: its keys go to it;
+/// `?` and `:` are the shell's.
+pub fn on_action(state: &mut AppState, action: Action) -> Vec<Effect> {
+    match action {
+        Action::ScreenKey(event) => return on_key(state, &event),
+        Action::Open(name) => return open(state, name),
+        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenCommandLine => {
+            state.open_input(InputKind::Command, String::new());
+        }
+        _ => {}
+    }
+    Vec::new()
+}
