@@ -152,3 +152,78 @@ pub fn on_action(state: &mut AppState, action: Action) -> Vec<Effect> {
     }
     Vec::new()
 }
+
+#[cfg(test)]
+mod tests {
+    use crossterm::event::KeyCode;
+
+    use super::*;
+    use crate::app::keymap::{KeyContext, action_for, context, footer_hints};
+    use crate::app::screen::Pane;
+    use crate::app::test_fixtures::{cluster_screen, press};
+    use crate::fleet::ClusterStatus;
+
+    fn lab() -> AppState {
+        let status = ClusterStatus {
+            name: "lab".into(),
+            ..Default::default()
+        };
+        cluster_screen(status, Pane::Versions)
+    }
+
+    #[test]
+    fn a_module_on_top_gets_its_keys_and_the_shell_keeps_help_and_the_command_line() {
+        let mut s = lab();
+        press(&mut s, KeyCode::Char('H'));
+        assert_eq!(s.screen, Screen::Module("health"));
+        assert_eq!(context(&s), KeyContext::Screen("health"));
+        let r = KeyEvent::from(KeyCode::Char('r'));
+        assert!(matches!(action_for(&s, &r), Some(Action::ScreenKey(_))));
+        let footer: Vec<&str> = footer_hints(&s).into_iter().map(|(_, l)| l).collect();
+        assert!(
+            footer.contains(&"back") && footer.contains(&"quit"),
+            "{footer:?}"
+        );
+        press(&mut s, KeyCode::Char('?'));
+        assert!(matches!(s.overlay, Some(Overlay::Help { .. })));
+        press(&mut s, KeyCode::Esc);
+        press(&mut s, KeyCode::Char(':'));
+        assert!(s.input.is_some());
+        press(&mut s, KeyCode::Esc);
+        // Esc on the module: back where it was opened from.
+        press(&mut s, KeyCode::Esc);
+        assert_eq!(s.screen, Screen::Cluster(Pane::Versions));
+    }
+
+    #[test]
+    fn a_module_that_cannot_open_says_why_and_the_screen_stays() {
+        let mut s = lab();
+        s.current = None;
+        s.screen = Screen::Fleet;
+        assert!(open(&mut s, "health").is_empty());
+        assert_eq!(s.screen, Screen::Fleet);
+        let text = s.message.as_ref().map(|m| m.text.as_str());
+        assert_eq!(
+            text,
+            Some("no cluster in use: Enter on the fleet or :ctx NAME")
+        );
+        open(&mut s, "nothing");
+        assert_eq!(s.screen, Screen::Fleet);
+        let text = s.message.as_ref().map(|m| m.text.as_str());
+        assert_eq!(text, Some("no screen named nothing"));
+    }
+
+    #[test]
+    fn every_module_key_label_is_ascii_and_named_once() {
+        let s = lab();
+        let mut names = Vec::new();
+        for module in s.screens.iter() {
+            assert!(!names.contains(&module.name()), "{}", module.name());
+            names.push(module.name());
+            for line in module.keys() {
+                assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
+            }
+        }
+        assert_eq!(names, ["certs", "health"]);
+    }
+}
