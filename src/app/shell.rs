@@ -5,7 +5,7 @@ use crossterm::event::KeyEvent;
 use super::action::{Action, Effect};
 use super::message::Message;
 use super::screen::Screen;
-use super::screens::{FleetChange, ScreenName, ScreenNews, Shared, Step};
+use super::screens::{FleetChange, ScreenName, ScreenNews, Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 
 /// What the screen modules are lent of `state`.
@@ -29,25 +29,20 @@ fn on_top(state: &AppState) -> Option<ScreenName> {
     }
 }
 
-/// The screens and what they are lent, borrowed apart.
-fn parts(state: &mut AppState) -> (&mut super::screens::Screens, Shared<'_>) {
-    let shared = Shared {
-        clusters: &state.clusters,
-        fleet: &state.fleet,
-        current: state.current.as_deref(),
-        now: state.now,
-        wall_clock: state.wall_clock,
-        size: state.size,
-        zone: state.zone,
-    };
-    (&mut state.screens, shared)
+/// Runs `f` on the screens with what they are lent of the rest of `state`.
+fn lent<R>(state: &mut AppState, f: impl FnOnce(&mut Screens, &Shared) -> R) -> R {
+    let mut screens = std::mem::take(&mut state.screens);
+    let out = f(&mut screens, &shared(state));
+    state.screens = screens;
+    out
 }
 
 /// Brings the screen `name` on top (`Action::Open`, its `:` command), remembering where it
 /// was opened from.
 pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
-    let (screens, shared) = parts(state);
-    let opened = screens.get_mut(name).map(|module| module.open(&shared));
+    let opened = lent(state, |screens, shared| {
+        screens.get_mut(name).map(|module| module.open(shared))
+    });
     match opened {
         None => {
             state.message = Some(Message::error(format!("no screen named {name}")));
@@ -75,12 +70,12 @@ pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
     let Some(name) = on_top(state) else {
         return Vec::new();
     };
-    let (screens, shared) = parts(state);
-    let Some(module) = screens.get_mut(name) else {
-        return Vec::new();
-    };
-    let step = module.on_key(event, &shared);
-    finish(state, name, step)
+    let step = lent(state, |screens, shared| {
+        screens
+            .get_mut(name)
+            .map(|module| module.on_key(event, shared))
+    });
+    step.map_or_else(Vec::new, |step| finish(state, name, step))
 }
 
 fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
@@ -103,22 +98,24 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
 /// News for a module; whether the screen on top changed.
 pub fn on_news(state: &mut AppState, news: &ScreenNews) -> bool {
     let top = on_top(state);
-    let (screens, shared) = parts(state);
-    screens
-        .get_mut(news.screen)
-        .is_some_and(|m| m.on_news(news, &shared))
-        && top == Some(news.screen)
+    let changed = lent(state, |screens, shared| {
+        screens
+            .get_mut(news.screen)
+            .is_some_and(|m| m.on_news(news, shared))
+    });
+    changed && top == Some(news.screen)
 }
 
 /// Tells every module of a poller report; whether the one on top changed.
 pub fn on_fleet_change(state: &mut AppState, change: &FleetChange) -> bool {
     let top = on_top(state);
-    let (screens, shared) = parts(state);
-    let mut redraw = false;
-    for module in &mut screens.modules {
-        redraw |= module.on_fleet_change(change, &shared) && top == Some(module.name());
-    }
-    redraw
+    lent(state, |screens, shared| {
+        let mut redraw = false;
+        for module in &mut screens.modules {
+            redraw |= module.on_fleet_change(change, shared) && top == Some(module.name());
+        }
+        redraw
+    })
 }
 
 /// Tells every module of a tick; whether the one on top changed.
