@@ -23,9 +23,15 @@
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
-//!   operation); functions of `app`'s state. A screen's folder imports no
-//!   other screen's.
-//! - `app`: state (the screen and message vocabulary apart from `AppState`;
+//!   operation); functions of `app`'s state. The screen modules (`certs`,
+//!   `health`) are whole screens in their folder: state, keys as data, pure
+//!   update step and view, implementing `app::screens::ScreenModule`
+//!   (`views::screens` lists them). A screen's folder imports no other
+//!   screen's.
+//! - `app`: the shell: the screen modules' trait and registry (`screens`; their
+//!   names, tasks and news in `screen_io`) and its routing of keys, news,
+//!   poller reports, ticks and drawing to the module on top (`shell`);
+//!   state (the screen and message vocabulary apart from `AppState`;
 //!   each screen's state module holds data and pure queries, below `AppState`,
 //!   and `queries` what the screens read off `AppState`), key intents
 //!   (`Action`), the pure update step (`update_*`, above the state), the `:`

@@ -6,13 +6,14 @@ mod view_support;
 
 use std::time::Instant;
 
+use crossterm::event::KeyCode;
 use taloscope::app::screen::Screen;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::fleet::FleetEvent;
 use taloscope::fleet::cert_expiry::{CertExpiry, ExpiryVerdict, verdict};
 use view_support::scenarios;
-use view_support::{all_renders, screen_text_at};
+use view_support::{all_renders, press, screen_text_at};
 
 /// 2030-03-17 08:53:20 UTC: the certificates' ends are days from here.
 const NOW: i64 = 1_900_000_000;
@@ -47,7 +48,7 @@ fn opened(s: &mut AppState) {
         update(s, Action::Insert(c));
     }
     update(s, Action::Submit);
-    assert_eq!(s.screen, Screen::Certs);
+    assert_eq!(s.screen, Screen::Module("certs"));
 }
 
 fn two_clusters() -> AppState {
@@ -118,7 +119,7 @@ fn certs_soonest_first_with_the_fix() {
 fn certs_expired_client_selected() {
     let mut s = two_clusters();
     opened(&mut s);
-    update(&mut s, Action::MoveDown);
+    press(&mut s, KeyCode::Down);
     let text = screen_text_at(&s, 80, 24);
     assert!(
         text.contains("renew: talos client of cp2-down/cp2-down"),
@@ -128,7 +129,7 @@ fn certs_expired_client_selected() {
         text.contains("talosctl --context cp2-down -n CONTROL_PLANE config new FILE"),
         "{text}"
     );
-    update(&mut s, Action::MoveLast);
+    press(&mut s, KeyCode::End);
     let text = screen_text_at(&s, 80, 24);
     assert!(
         text.contains("talosctl rotate-ca --talos=true --kubernetes=false"),
@@ -140,11 +141,11 @@ fn certs_expired_client_selected() {
 #[test]
 fn certs_none_read_yet() {
     let mut s = scenarios::state(&["healthy"]);
-    update(&mut s, Action::OpenCerts);
-    assert_eq!(s.screen, Screen::Certs);
+    update(&mut s, Action::Open("certs"));
+    assert_eq!(s.screen, Screen::Module("certs"));
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("No certificate read yet"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
-    update(&mut s, Action::Back);
+    press(&mut s, KeyCode::Esc);
     assert_eq!(s.screen, Screen::Fleet);
 }

@@ -7,16 +7,18 @@ mod view_support;
 
 use std::time::{Duration, Instant};
 
-use taloscope::app::checklist::{HealthNews, HealthReport};
+use crossterm::event::KeyCode;
 use taloscope::app::screen::Screen;
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::fleet::FleetEvent;
 use taloscope::fleet::cert_expiry::{CertExpiry, ExpiryVerdict};
 use taloscope::fleet::health_check::SERVER_CHECKS;
 use taloscope::talos::{CheckState, HealthProgress};
+use taloscope::views::health::{HealthNews, HealthReport, HealthRun, NAME};
 use view_support::scenarios;
-use view_support::{all_renders, screen_text_at};
+use view_support::{all_renders, press, screen_text_at};
 
 /// `talosctl health`'s default checks, in the order the server runs them.
 const CHECKS: [&str; 16] = SERVER_CHECKS;
@@ -25,11 +27,12 @@ const CHECKS: [&str; 16] = SERVER_CHECKS;
 fn opened(scenario: &str) -> (AppState, u64) {
     let mut s = scenarios::state(&[scenario]);
     update(&mut s, Action::OpenSelected);
-    let effects = update(&mut s, Action::OpenHealth);
-    assert_eq!(s.screen, Screen::Health);
-    let [Effect::RunHealthCheck(run)] = effects.as_slice() else {
+    let effects = update(&mut s, Action::Open(NAME));
+    assert_eq!(s.screen, Screen::Module(NAME));
+    let [Effect::Screen(task)] = effects.as_slice() else {
         panic!("one run: {effects:?}");
     };
+    let run = task.get::<HealthRun>().expect("a health run");
     assert_eq!(run.route.name, "cp-1");
     (s, run.run)
 }
@@ -48,7 +51,10 @@ impl Feed {
             at: self.t0 + Duration::from_millis(ms),
             news,
         };
-        update(s, Action::Event(AppEvent::Health(Box::new(report))));
+        update(
+            s,
+            Action::Event(AppEvent::Screen(ScreenNews::new(NAME, report))),
+        );
     }
 
     fn check(&self, s: &mut AppState, ms: u64, name: &str, state: CheckState) {
@@ -116,7 +122,7 @@ fn health_client_side_for_an_etcd_backup_role() {
         live.status.role = "os:etcd:backup".into();
     }
     update(&mut s, Action::OpenSelected);
-    let effects = update(&mut s, Action::OpenHealth);
+    let effects = update(&mut s, Action::Open(NAME));
     assert!(effects.is_empty(), "no HealthCheck call: {effects:?}");
     let text = screen_text_at(&s, 200, 50);
     assert!(
@@ -180,8 +186,11 @@ fn health_failed_on_cp2_down() {
     assert!(text.contains("c client checks"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
     // `r` runs the checks again; the last run's checks wait as pending.
-    let effects = update(&mut s, Action::Refresh);
-    assert!(matches!(effects.as_slice(), [Effect::RunHealthCheck(r)] if r.run == run + 1));
+    let effects = press(&mut s, KeyCode::Char('r'));
+    let rerun = |t: &taloscope::app::screens::ScreenTask| {
+        t.get::<HealthRun>().is_some_and(|r| r.run == run + 1)
+    };
+    assert!(matches!(effects.as_slice(), [Effect::Screen(t)] if rerun(t)));
     assert!(screen_text_at(&s, 80, 24).contains("pending"));
 }
 
@@ -213,7 +222,7 @@ fn health_failing_check_error_opened() {
     // Cut in its row; whole once Enter opens it.
     let text = screen_text_at(&s, 80, 24);
     assert!(!text.contains("final words"), "{text}");
-    update(&mut s, Action::OpenSelected);
+    press(&mut s, KeyCode::Enter);
     let text = screen_text_at(&s, 80, 24);
     assert!(
         text.contains("FAIL: apid to be ready (Esc closes)"),

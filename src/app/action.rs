@@ -119,12 +119,10 @@ pub enum Action {
     CancelAction,
     /// The log view and how it opens (see `update_logs`).
     Logs(super::logs::LogKey),
-    /// `H` / `:health`: the health checklist of the cluster in use.
-    OpenHealth,
-    /// `c` on the checklist after the server's checks stopped: the client-side checks.
-    RunClientChecks,
-    /// `C` on the fleet, `:certs`: every certificate, soonest end first.
-    OpenCerts,
+    /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
+    Open(super::screen_io::ScreenName),
+    /// A key the screen module on top binds; it reads the key with its own table.
+    ScreenKey(crossterm::event::KeyEvent),
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
     OpenCapi,
     /// `D` on the fleet or a cluster: the deletion plan of that cluster.
@@ -164,8 +162,8 @@ pub enum AppEvent {
     ),
     /// A log stream's report (lines, or how it ended).
     Log(super::logs::LogEvent),
-    /// A health check run's report.
-    Health(Box<super::checklist::HealthReport>),
+    /// A screen module's IO task's report.
+    Screen(super::screen_io::ScreenNews),
     /// A create task's report (journals read, plan, run events, fingerprint questions).
     Create(Box<super::create::CreateUpdate>),
     /// A CAPI-way upgrade plan read from the management cluster.
@@ -245,8 +243,8 @@ pub enum Effect {
     CancelAction,
     /// Start or stop the log view's streams.
     Logs(super::logs::LogEffect),
-    /// Run the cluster's health checks and report through `AppEvent::Health`.
-    RunHealthCheck(Box<super::checklist::HealthRun>),
+    /// A screen module's IO, reported back as `AppEvent::Screen`.
+    Screen(super::screen_io::ScreenTask),
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as
     /// `AppEvent::Action`.
     PlanDelete(String),

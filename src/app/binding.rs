@@ -1,9 +1,10 @@
-//! One key binding as data: the keys, the key intent (`Action`) they give,
-//! the help line and, where the footer shows it, its label and when it is
+//! One key binding as data: the keys, the key intent they give (an `Action`, or a screen
+//! module's own), the help line and, where the footer shows it, its label and when it is
 //! offered. Every screen's key table is a list of `bind(...)` lines.
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
+pub use super::screens::KeyLine;
 use super::state::AppState;
 
 /// One key, as bound and as shown.
@@ -82,23 +83,25 @@ impl Key {
     }
 }
 
-/// A binding: keys, the action, the help line and, when it belongs in the
-/// footer, its short footer label and when the footer offers it.
+/// A binding: keys, the intent they give, the help line and, when it belongs in the footer,
+/// its short footer label and when the footer offers it. The shell's tables give an
+/// [`Action`] and ask the [`AppState`]; a screen module's give its own intent and ask the
+/// screen (`S`).
 #[derive(Debug)]
-pub struct Binding {
+pub struct Binding<A: 'static = Action, S: 'static = AppState> {
     pub keys: &'static [Key],
-    pub action: Action,
+    pub action: A,
     pub help: &'static str,
     pub footer: Option<&'static str>,
     /// When the footer offers the key (`None`: always), so it never shows a
     /// key that does nothing where you are. The key still reaches update,
     /// which says why it does nothing.
-    pub offered: Option<fn(&AppState) -> bool>,
+    pub offered: Option<fn(&S) -> bool>,
 }
 
 /// A binding of `keys` to `action`, with its help line; not in the footer
 /// until [`Binding::footer`] names its label there.
-pub const fn bind(keys: &'static [Key], action: Action, help: &'static str) -> Binding {
+pub const fn bind<A, S>(keys: &'static [Key], action: A, help: &'static str) -> Binding<A, S> {
     Binding {
         keys,
         action,
@@ -106,6 +109,28 @@ pub const fn bind(keys: &'static [Key], action: Action, help: &'static str) -> B
         footer: None,
         offered: None,
     }
+}
+
+/// The intent `table` binds `event` to.
+pub fn intent<'a, A, S>(table: &'a [Binding<A, S>], event: &KeyEvent) -> Option<&'a A> {
+    table
+        .iter()
+        .find(|b| b.keys.iter().any(|k| k.matches(event)))
+        .map(|b| &b.action)
+}
+
+/// `table`'s keys for `?` and the footer, each offer asked of `on`.
+pub fn key_lines<A, S>(table: &[Binding<A, S>], on: &S) -> Vec<KeyLine> {
+    table
+        .iter()
+        .map(|b| KeyLine {
+            keys: b.key_labels(),
+            help: b.help,
+            footer: b
+                .footer
+                .filter(|_| b.offered.is_none_or(|offered| offered(on))),
+        })
+        .collect()
 }
 
 /// `q` and Ctrl-c: quit, on every screen without typed text.
@@ -127,15 +152,15 @@ pub const fn command_line(help: &'static str) -> Binding {
     bind(COMMAND_LINE_KEYS, Action::OpenCommandLine, help)
 }
 
-impl Binding {
+impl<A, S> Binding<A, S> {
     /// Shown in the footer as `label`.
-    pub const fn footer(mut self, label: &'static str) -> Binding {
+    pub const fn footer(mut self, label: &'static str) -> Binding<A, S> {
         self.footer = Some(label);
         self
     }
 
     /// Offered in the footer only when `offered` holds.
-    pub const fn offered(mut self, offered: fn(&AppState) -> bool) -> Binding {
+    pub const fn offered(mut self, offered: fn(&S) -> bool) -> Binding<A, S> {
         self.offered = Some(offered);
         self
     }
@@ -146,5 +171,42 @@ impl Binding {
             .map(Key::label)
             .collect::<Vec<_>>()
             .join("/")
+    }
+}
+
+/// Moving through a screen's rows, one intent for every screen that has rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    Down,
+    Up,
+    First,
+    Last,
+    PageDown,
+    PageUp,
+}
+
+/// The move keys, shared by every screen module with rows.
+#[rustfmt::skip]
+pub static MOVE_KEYS: &[Binding<Move, ()>] = &[
+    bind(&[Key::char('j'), Key::DOWN], Move::Down, "move down"),
+    bind(&[Key::char('k'), Key::UP], Move::Up, "move up"),
+    bind(&[Key::char('g'), Key::HOME], Move::First, "first row"),
+    bind(&[Key::char('G'), Key::END], Move::Last, "last row"),
+    bind(&[Key::PAGE_DOWN, Key::ctrl('f')], Move::PageDown, "page down"),
+    bind(&[Key::PAGE_UP, Key::ctrl('b')], Move::PageUp, "page up"),
+];
+
+impl Move {
+    /// The row after the move from `at` in rows `0..=last`, `page` rows a page.
+    pub fn from(self, at: usize, last: usize, page: usize) -> usize {
+        let at = at.min(last);
+        match self {
+            Move::Down => (at + 1).min(last),
+            Move::Up => at.saturating_sub(1),
+            Move::First => 0,
+            Move::Last => last,
+            Move::PageDown => (at + page).min(last),
+            Move::PageUp => at.saturating_sub(page),
+        }
     }
 }

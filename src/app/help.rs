@@ -7,6 +7,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::command::COMMANDS;
 use super::keymap::{KeyContext, bindings};
+use super::screens::Screens;
 
 /// One line of one column of the help.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,16 +61,32 @@ pub fn help_inner(size: (u16, u16)) -> (usize, usize) {
     )
 }
 
-/// The sections: `here` first, then the other key contexts, then commands.
-fn sections(here: KeyContext) -> Vec<(String, Vec<(String, String)>)> {
-    let contexts = std::iter::once(here).chain(KeyContext::ALL.into_iter().filter(|c| *c != here));
+/// The sections: `here` first, then the other key contexts and screen modules, then commands.
+fn sections(here: KeyContext, screens: &Screens) -> Vec<(String, Vec<(String, String)>)> {
+    let modules = screens.iter().map(|m| KeyContext::Screen(m.name()));
+    let contexts = std::iter::once(here).chain(
+        KeyContext::ALL
+            .into_iter()
+            .chain(modules)
+            .filter(|c| *c != here),
+    );
     let mut out: Vec<(String, Vec<(String, String)>)> = contexts
         .map(|ctx| {
-            let entries = bindings(ctx)
-                .iter()
-                .map(|b| (b.key_labels(), b.help.to_string()))
+            let module = match ctx {
+                KeyContext::Screen(name) => screens.get(name),
+                _ => None,
+            };
+            let own = module.into_iter().flat_map(|m| m.keys());
+            let entries = own
+                .map(|line| (line.keys, line.help.to_string()))
+                .chain(
+                    bindings(ctx)
+                        .iter()
+                        .map(|b| (b.key_labels(), b.help.to_string())),
+                )
                 .collect();
-            (ctx.title().to_string(), entries)
+            let title = module.map_or(ctx.title(), |m| m.title());
+            (title.to_string(), entries)
         })
         .collect();
     let commands = COMMANDS
@@ -88,8 +105,8 @@ fn sections(here: KeyContext) -> Vec<(String, Vec<(String, String)>)> {
 }
 
 /// The help for where you are (`here`) in `width` x any cells.
-pub fn layout(here: KeyContext, width: usize) -> HelpLayout {
-    let sections = sections(here);
+pub fn layout(here: KeyContext, screens: &Screens, width: usize) -> HelpLayout {
+    let sections = sections(here, screens);
     let keys_width = sections
         .iter()
         .flat_map(|(_, entries)| entries.iter().map(|(k, _)| k.width()))
@@ -189,9 +206,9 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 
 /// The furthest the help scrolls on a terminal of `size`: its last line at
 /// the popup's bottom.
-pub fn max_scroll(here: KeyContext, size: (u16, u16)) -> usize {
+pub fn max_scroll(here: KeyContext, screens: &Screens, size: (u16, u16)) -> usize {
     let (width, height) = help_inner(size);
-    layout(here, width).rows().saturating_sub(height)
+    layout(here, screens, width).rows().saturating_sub(height)
 }
 
 #[cfg(test)]
@@ -210,7 +227,8 @@ mod tests {
 
     #[test]
     fn where_you_are_comes_first_and_nothing_is_cut() {
-        let help = layout(KeyContext::Rollout, 72);
+        let none = Screens::default();
+        let help = layout(KeyContext::Rollout, &none, 72);
         assert_eq!(help.columns.len(), 1);
         assert_eq!(
             help.columns[0][0],
@@ -225,7 +243,7 @@ mod tests {
                 assert!(text.width() + help.keys_width < 72, "{text}");
             }
         }
-        let wide = layout(KeyContext::Fleet, 190);
+        let wide = layout(KeyContext::Fleet, &none, 190);
         assert_eq!(wide.columns.len(), 2);
         assert!(wide.rows() < help.rows());
     }

@@ -10,7 +10,6 @@ use super::binding::{HELP, command_line, quit};
 use super::create::CreateStage;
 use super::keymap_actions as actions;
 use super::keymap_create as create;
-use super::keymap_health as health;
 use super::keymap_logs as logs;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
@@ -55,10 +54,8 @@ pub enum KeyContext {
     Logs,
     /// Which log of a node to follow.
     LogPicker,
-    /// The health checklist (`H`, `:health`).
-    Health,
-    /// Every certificate (`:certs`, `C` on the fleet).
-    Certs,
+    /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
+    Screen(super::screen_io::ScreenName),
     /// The Cluster API tree of the cluster in use.
     Capi,
     /// The create wizard's request (`n` on the fleet).
@@ -72,7 +69,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 31] = [
+    pub const ALL: [KeyContext; 29] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -97,8 +94,6 @@ impl KeyContext {
         KeyContext::ActionProgress,
         KeyContext::Logs,
         KeyContext::LogPicker,
-        KeyContext::Health,
-        KeyContext::Certs,
         KeyContext::Capi,
         KeyContext::CreateWizard,
         KeyContext::CreatePlan,
@@ -134,8 +129,7 @@ impl KeyContext {
             KeyContext::ActionProgress => "Node or etcd action progress",
             KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
             KeyContext::LogPicker => "Log picker (l in node detail)",
-            KeyContext::Health => "Health checklist (H, :health)",
-            KeyContext::Certs => "Certificates (C on the fleet, :certs)",
+            KeyContext::Screen(name) => name,
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
             KeyContext::CreateWizard => "Create a cluster (n on the fleet)",
             KeyContext::CreatePlan => "Create plan and guards",
@@ -167,6 +161,13 @@ static CLUSTERS: &[Binding] = &[
     quit("quit").footer("quit"),
 ];
 
+/// The keys that bring a screen module on top: `C` on the fleet, `H` on the cluster panes.
+#[rustfmt::skip]
+static OPEN_CERTS: &[Binding] = &[bind(&[Key::char('C')], Action::Open("certs"), "every certificate of every cluster, soonest end first, with its fix (:certs)")];
+
+#[rustfmt::skip]
+static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];
+
 /// Scrolling a text overlay (errors, help, an explanation).
 #[rustfmt::skip]
 pub(super) static SCROLL: &[Binding] = &[
@@ -190,7 +191,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::MOVES,
             actions::DELETE_CLUSTER,
             create::FROM_FLEET,
-            super::keymap_certs::FROM_FLEET,
+            OPEN_CERTS,
         ],
         KeyContext::Cluster => &[
             actions::FROM_PANES,
@@ -201,7 +202,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::GLOBAL,
             panes::MOVES,
             logs::FROM_CLUSTER,
-            health::FROM_CLUSTER,
+            OPEN_HEALTH,
             panes::CAPI_FROM_CLUSTER,
             actions::DELETE_CLUSTER,
         ],
@@ -250,8 +251,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::ActionProgress => &[actions::PROGRESS],
         KeyContext::Logs => &[logs::VIEW, logs::BACK],
         KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
-        KeyContext::Health => &[health::CHECKLIST, panes::GLOBAL],
-        KeyContext::Certs => &[super::keymap_certs::SCREEN, panes::MOVES, panes::GLOBAL],
+        KeyContext::Screen(_) => &[panes::GLOBAL],
         KeyContext::Capi => &[
             panes::CAPI_OWN,
             panes::MOVES,
@@ -319,8 +319,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Action => KeyContext::ActionProgress,
             Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,
             Screen::Logs => KeyContext::Logs,
-            Screen::Health => KeyContext::Health,
-            Screen::Certs => KeyContext::Certs,
+            Screen::Module(name) => KeyContext::Screen(name),
             Screen::Capi => KeyContext::Capi,
             Screen::Create => match state.create.stage {
                 CreateStage::Form => KeyContext::CreateWizard,
@@ -350,6 +349,11 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
         return None;
     }
     let ctx = context(state);
+    if let KeyContext::Screen(name) = ctx
+        && state.screens.get(name).is_some_and(|m| m.binds(event))
+    {
+        return Some(Action::ScreenKey(*event));
+    }
     if let Some(b) = bindings(ctx)
         .iter()
         .find(|b| b.keys.iter().any(|k| k.matches(event)))
@@ -366,7 +370,20 @@ pub fn action_for(state: &AppState, event: &KeyEvent) -> Option<Action> {
 /// Footer hints where the keys go now: (keys, label) pairs in table order,
 /// only those the state offers.
 pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
-    bindings(context(state))
+    let ctx = context(state);
+    let module = match ctx {
+        KeyContext::Screen(name) => state.screens.get(name).map(|m| m.keys()),
+        _ => None,
+    };
+    let own = module.into_iter().flatten();
+    own.filter_map(|line| line.footer.map(|label| (line.keys, label)))
+        .chain(footer_of(ctx, state))
+        .collect()
+}
+
+/// The footer hints of `ctx`'s own table, only those the state offers.
+fn footer_of(ctx: KeyContext, state: &AppState) -> Vec<(String, &'static str)> {
+    bindings(ctx)
         .iter()
         .filter(|b| b.offered.is_none_or(|offered| offered(state)))
         .filter_map(|b| b.footer.map(|label| (b.key_labels(), label)))

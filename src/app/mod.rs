@@ -8,13 +8,11 @@ pub mod capi;
 pub mod capi_doctor;
 #[cfg(test)]
 mod capi_tests;
-pub mod checklist;
 pub mod command;
 pub mod health;
 pub mod help;
 pub mod keymap;
 mod keymap_actions;
-mod keymap_health;
 mod keymap_logs;
 mod keymap_overlay;
 mod keymap_panes;
@@ -30,11 +28,14 @@ pub mod provision;
 pub mod rollout;
 pub mod rows;
 pub mod screen;
+pub mod screen_io;
+pub mod screens;
 pub mod scroll;
+pub mod shell;
 pub mod state;
 pub mod tables;
 #[cfg(test)]
-mod test_fixtures;
+pub(crate) mod test_fixtures;
 pub mod update;
 pub mod update_actions;
 pub mod update_delete;
@@ -57,15 +58,10 @@ pub mod queries;
 mod update_capi;
 pub mod update_capi_scale;
 pub mod update_capi_upgrade;
-mod update_checklist;
 pub mod update_progress;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
 pub mod capi_upgrade;
 mod keymap_capi_upgrade;
-// The certificates screen: its selection, keys and update step.
-pub mod certs;
-mod keymap_certs;
-mod update_certs;
 
 pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted, StartRollout};
 pub use state::AppState;

@@ -107,8 +107,7 @@ pub fn prepare(state: &mut AppState) {
         | Screen::Provision
         | Screen::Action => &[],
         Screen::Logs => &[],
-        Screen::Health => &[],
-        Screen::Certs => &[],
+        Screen::Module(_) => &[],
         Screen::Capi => &[],
         Screen::Create => &[],
         Screen::CapiUpgrade => &[],

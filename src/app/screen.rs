@@ -29,16 +29,14 @@ pub enum Screen {
     Action,
     /// Service or kernel logs of one or several nodes, or the service picker leading there.
     Logs,
-    /// The health checklist of the cluster in use (`H`, `:health`), filling in live.
-    Health,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
     Capi,
     /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.
     Create,
     /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
     CapiUpgrade,
-    /// Every certificate of every cluster, soonest end first (`:certs`, `C` on the fleet).
-    Certs,
+    /// A screen that is a module of its own (`views/<screen>/`), by name.
+    Module(super::screen_io::ScreenName),
 }
 
 /// The panes of the cluster view, in tab order.

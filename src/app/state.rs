@@ -188,8 +188,6 @@ pub struct AppState {
     pub actions: super::actions::ActionsState,
     /// The log view and its service picker.
     pub logs: super::logs::LogsState,
-    /// The health checklist screen's latest run (kept when the screen is left).
-    pub health: Option<super::checklist::HealthScreen>,
     /// The CAPI screen's selection.
     pub capi: super::capi::CapiScreen,
     /// The create wizard and the create run here.
@@ -198,8 +196,8 @@ pub struct AppState {
     pub capi_scale: super::capi_scale::CapiScaleState,
     /// The CAPI-way upgrade plan on screen.
     pub capi_upgrade: Option<super::capi_upgrade::CapiUpgradeScreen>,
-    /// The certificates screen's selection.
-    pub certs: super::certs::CertsScreen,
+    /// The screens that are modules of their own (`views/<screen>/`).
+    pub screens: super::screens::Screens,
 }
 
 impl AppState {
@@ -255,13 +253,18 @@ impl AppState {
             demo_fleet: false,
             actions: Default::default(),
             logs: Default::default(),
-            health: None,
             capi: Default::default(),
             create: Default::default(),
             capi_scale: Default::default(),
             capi_upgrade: None,
-            certs: Default::default(),
+            screens: Default::default(),
         }
+    }
+
+    /// The console with its screen modules (`views::screens`).
+    pub fn with_screens(mut self, screens: super::screens::Screens) -> AppState {
+        self.screens = screens;
+        self
     }
 
     /// Whether the terminal is below [`MIN_WIDTH`] x [`MIN_HEIGHT`].
@@ -288,11 +291,10 @@ impl AppState {
             | Screen::Provision
             | Screen::Action => None,
             Screen::Logs => None,
-            Screen::Health => None,
             Screen::Capi => None,
             Screen::Create => None,
             Screen::CapiUpgrade => None,
-            Screen::Certs => None,
+            Screen::Module(_) => None,
         }
     }
 
@@ -309,9 +311,11 @@ impl AppState {
             | Screen::Provision
             | Screen::Action => self.current.as_deref(),
             Screen::Logs => self.current.as_deref(),
-            Screen::Health => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
-            Screen::Fleet | Screen::Clusters | Screen::Certs => None,
+            Screen::Fleet | Screen::Clusters => None,
+            Screen::Module(_) => super::shell::of_cluster_in_use(self)
+                .then_some(self.current.as_deref())
+                .flatten(),
             Screen::Create => None,
             Screen::CapiUpgrade => self.current.as_deref(),
         }

@@ -34,13 +34,20 @@ pub(crate) fn discovered(name: &str) -> Cluster {
 
 /// A console (not read-only) that discovered `clusters`.
 pub(crate) fn console_of(clusters: Vec<Cluster>) -> AppState {
-    AppState::new(
-        Discovery {
-            clusters,
-            ..Discovery::default()
-        },
-        false,
-    )
+    let discovery = Discovery {
+        clusters,
+        ..Discovery::default()
+    };
+    AppState::new(discovery, false).with_screens(crate::views::screens())
+}
+
+/// A key pressed where the state is: its action through the keymap, folded in.
+pub(crate) fn press(state: &mut AppState, code: crossterm::event::KeyCode) -> Vec<super::Effect> {
+    let event = crossterm::event::KeyEvent::from(code);
+    match super::keymap::action_for(state, &event) {
+        Some(action) => super::update(state, action),
+        None => Vec::new(),
+    }
 }
 
 /// The `pane` of `status`'s cluster, its status known from a finished poll.

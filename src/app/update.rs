@@ -60,7 +60,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
         let redraw = provision::on_tick(state)
-            || super::update_checklist::on_tick(state, unix)
+            || super::shell::on_tick(state, unix)
             || action_running
             || matches!(state.screen, Screen::Rollout | Screen::Create);
         if redraw {
@@ -173,11 +173,10 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
                 None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
-                None if state.screen == Screen::Health => {
-                    super::update_checklist::on_screen(state, other)
+                None if matches!(state.screen, Screen::Module(_)) => {
+                    super::shell::on_action(state, other)
                 }
                 None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
-                None if state.screen == Screen::Certs => super::update_certs::on_key(state, other),
                 None if state.screen == Screen::Create => {
                     super::update_create::on_key(state, other)
                 }
@@ -198,8 +197,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
                     Action::Logs(key) => super::update_logs::open(state, key),
-                    Action::OpenHealth => super::update_checklist::open(state),
-                    Action::OpenCerts => super::update_certs::open(state),
+                    Action::Open(name) => super::shell::open(state, name),
                     Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     Action::Create(_) => super::update_create::open(state),
@@ -249,6 +247,7 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
 fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool {
     let cluster = event.cluster().to_string();
     let capi = matches!(event, crate::fleet::FleetEvent::Capi { .. });
+    let certificates = matches!(event, crate::fleet::FleetEvent::Certificates { .. });
     let mut redraw = panes::on_fleet_event(state, event);
     redraw |= upgrade::on_status_change(state, &cluster);
     if capi {
@@ -258,7 +257,11 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     }
     redraw |= super::update_provision_guards::on_status_change(state, &cluster);
     redraw |= super::update_actions::on_status_change(state, &cluster);
-    redraw |= super::update_checklist::on_status_change(state, &cluster);
+    let change = super::screens::FleetChange {
+        cluster: &cluster,
+        certificates,
+    };
+    redraw |= super::shell::on_fleet_change(state, &change);
     redraw
 }
 
@@ -281,7 +284,9 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Log(event) => {
             super::update_logs::on_event(state, event);
         }
-        AppEvent::Health(report) => super::update_checklist::on_report(state, *report),
+        AppEvent::Screen(news) => {
+            super::shell::on_news(state, &news);
+        }
         AppEvent::Create(_) => {}
         AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
@@ -527,8 +532,8 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
             Vec::new()
         }
-        Ok(Some(Command::Health)) => super::update_checklist::open(state),
-        Ok(Some(Command::Certs)) => super::update_certs::open(state),
+        Ok(Some(Command::Health)) => super::shell::open(state, "health"),
+        Ok(Some(Command::Certs)) => super::shell::open(state, "certs"),
         Err(e) => {
             state.message = Some(Message::error(e.to_string()));
             Vec::new()

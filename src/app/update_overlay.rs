@@ -11,7 +11,7 @@ pub(super) fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action)
             let is_help = matches!(overlay, Overlay::Help { .. });
             // Two lines per error; help as long as it is laid out at this size.
             let max = if is_help {
-                super::help::max_scroll(keymap::screen_context(state), state.size)
+                super::help::max_scroll(keymap::screen_context(state), &state.screens, state.size)
             } else {
                 state.errors.len().saturating_mul(2).saturating_sub(1)
             };

@@ -101,7 +101,6 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     let start = matches!(event, FleetEvent::PollStarted { .. });
     let capi = matches!(event, FleetEvent::Capi { .. });
     let finish = matches!(event, FleetEvent::PollFinished { .. });
-    let certs = matches!(event, FleetEvent::Certificates { .. });
     let node = match &event {
         FleetEvent::Node { node, .. } => Some(node.address.clone()),
         _ => None,
@@ -132,9 +131,8 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::ProvisionWizard
         | Screen::Provision
         | Screen::Action => false,
-        Screen::Health => false,
-        // Every cluster's certificates, as they are read.
-        Screen::Certs => certs,
+        // A screen module hears of the change on its own (`screens::on_fleet_change`).
+        Screen::Module(_) => false,
         Screen::Capi => false,
         Screen::Create => false,
         Screen::CapiUpgrade => false,

@@ -279,7 +279,7 @@ pub fn load_discovery(global: &GlobalArgs, paths: &Paths) -> Discovery {
 pub fn initial_state(discovery: Discovery, global: &GlobalArgs) -> AppState {
     let current_talos = discovery.current_talos_context.clone();
     let current_kube = discovery.current_kube_context.clone();
-    let mut state = AppState::new(discovery, global.readonly);
+    let mut state = AppState::new(discovery, global.readonly).with_screens(crate::views::screens());
     state.demo_fleet = global.demo_fleet;
     if let Some(name) = &global.context {
         let by_context = state

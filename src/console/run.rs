@@ -140,7 +140,7 @@ where
             || console.state.actions.running()
             || console.state.provision.any_running()
             || console.state.create.running()
-            || console.state.health.as_ref().is_some_and(|h| h.running());
+            || console.state.screens.busy();
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
             draw_if_changed(terminal, console, &mut shown)?;
@@ -353,8 +353,10 @@ fn perform(
             }
             None
         }
-        Effect::RunHealthCheck(run) => {
-            super::run_health::start_health_check(*run, app_tx);
+        Effect::Screen(task) => {
+            if let Some(run) = task.get::<crate::views::health::HealthRun>() {
+                super::run_health::start_health_check(run.clone(), app_tx);
+            }
             None
         }
         Effect::PlanDelete(cluster) => {

@@ -1,26 +1,28 @@
 //! Runs the health checks the checklist screen asked for: the headless command's own loop
 //! (`fleet::health_check::follow_health_check`) on the route the app chose, each progress
-//! message sent on as an `AppEvent::Health` stamped with when it came.
+//! message sent on to the checklist screen as a `HealthReport` stamped with when it came.
 use std::time::Instant;
 
 use tokio::sync::mpsc;
 
 use crate::app::action::AppEvent;
-use crate::app::checklist::{HealthNews, HealthReport, HealthRun};
+use crate::app::screens::ScreenNews;
 use crate::fleet::health_check::{DEFAULT_WAIT, follow_health_check};
 use crate::talos::{ClientOptions, TalosClient};
+use crate::views::health::{HealthNews, HealthReport, HealthRun, NAME};
 
 /// Starts the run on its own task; its reports end with `Finished`.
 pub(super) fn start_health_check(run: HealthRun, app_tx: &mpsc::Sender<AppEvent>) {
     let tx = app_tx.clone();
     tokio::spawn(async move {
         let report = |news| {
-            AppEvent::Health(Box::new(HealthReport {
+            let report = HealthReport {
                 cluster: run.cluster.name.clone(),
                 run: run.run,
                 at: Instant::now(),
                 news,
-            }))
+            };
+            AppEvent::Screen(ScreenNews::new(NAME, report))
         };
         if tx.send(report(HealthNews::Started)).await.is_err() {
             return;

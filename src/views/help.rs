@@ -63,7 +63,7 @@ impl<'a> Help<'a> {
 
     /// The help's lines at `width`, the columns side by side.
     pub fn lines(&self, width: usize) -> Vec<Line<'static>> {
-        let help = layout(screen_context(self.state), width);
+        let help = layout(screen_context(self.state), &self.state.screens, width);
         (0..help.rows())
             .map(|row| {
                 let mut spans = Vec::new();

@@ -8,8 +8,9 @@ use ratatui::style::Color;
 use ratatui::widgets::Widget;
 
 use crate::app::screen::Screen;
+use crate::app::screens::Screens;
 use crate::app::state::{AppState, Overlay};
-use crate::tui::{Caps, ColorDepth, Glyphs, Styles, Theme};
+pub use crate::tui::Look;
 
 pub mod action_menu;
 pub mod capi;
@@ -44,6 +45,14 @@ pub mod create_wizard;
 // Scaling the CAPI way from `:capi`: the replica count.
 pub mod capi_scale_input;
 
+/// Every screen module of the console, for `AppState::with_screens`.
+pub fn screens() -> Screens {
+    Screens::new(vec![
+        Box::new(certs::CertsScreen::default()),
+        Box::new(health::Checklist::default()),
+    ])
+}
+
 /// The create screen of its stage.
 fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
     use crate::app::create::CreateStage;
@@ -62,28 +71,6 @@ fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
 /// The smallest terminal the console lays out for (the keymap knows it too).
 pub use crate::app::state::{MIN_HEIGHT, MIN_WIDTH};
 pub use cut::{fit_apart, shared_prefixes};
-
-/// How things look on this terminal: styles resolved for its capabilities,
-/// its glyph set, and whether colour may reach the frame at all.
-#[derive(Debug, Clone)]
-pub struct Look {
-    pub styles: Styles,
-    pub glyphs: Glyphs,
-    pub colors: bool,
-    /// The colours the terminal shows (the output is written for them).
-    pub depth: ColorDepth,
-}
-
-impl Look {
-    pub fn new(theme: &Theme, caps: &Caps) -> Look {
-        Look {
-            styles: theme.resolve(caps),
-            glyphs: Glyphs::for_utf8(caps.utf8),
-            colors: caps.colors(),
-            depth: caps.color,
-        }
-    }
-}
 
 /// Draws the whole console for `state`.
 pub fn draw(frame: &mut Frame, state: &AppState, look: &Look) {
@@ -144,8 +131,11 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
                 .render(body, buf)
         }
-        Screen::Health => (&health::HealthPane::new(state, look)).render(body, buf),
-        Screen::Certs => (&certs::CertsPane::new(state, look)).render(body, buf),
+        Screen::Module(name) => {
+            if let Some(module) = state.screens.get(name) {
+                module.draw(body, buf, &crate::app::shell::shared(state), look);
+            }
+        }
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
         Screen::Create => create_screen(state, look, body, buf),
         Screen::CapiUpgrade => {

@@ -105,7 +105,7 @@ pub fn discovery() -> Discovery {
 
 /// The discovery list (`:contexts`) on the hand-made clusters.
 pub fn state(readonly: bool) -> AppState {
-    let mut state = AppState::new(discovery(), readonly);
+    let mut state = AppState::new(discovery(), readonly).with_screens(taloscope::views::screens());
     state.screen = taloscope::app::screen::Screen::Clusters;
     state
 }
@@ -116,6 +116,15 @@ pub enum Mode {
     Default,
     NoColor,
     Ascii,
+}
+
+/// A key pressed where `state` is: its action through the keymap, folded in.
+pub fn press(state: &mut AppState, code: crossterm::event::KeyCode) -> Vec<taloscope::app::Effect> {
+    let event = crossterm::event::KeyEvent::from(code);
+    match taloscope::app::keymap::action_for(state, &event) {
+        Some(action) => taloscope::app::update(state, action),
+        None => Vec::new(),
+    }
 }
 
 pub fn look(mode: Mode) -> Look {

@@ -374,7 +374,8 @@ pub fn reports(scenarios: &[&str], t0: Instant) -> Vec<FleetEvent> {
 
 /// The fleet screen with `scenarios` after both rounds, fed through update.
 pub fn state(scenarios: &[&str]) -> AppState {
-    let mut state = AppState::new(discovery(scenarios), false);
+    let screens = taloscope::views::screens();
+    let mut state = AppState::new(discovery(scenarios), false).with_screens(screens);
     for event in reports(scenarios, Instant::now()) {
         update(&mut state, Action::Event(AppEvent::Fleet(event)));
     }
@@ -405,7 +406,8 @@ pub fn state_on_the_wall_clock(scenarios: &[&str]) -> AppState {
 /// Like `state`, with `rollout` in every Kubernetes report of the cluster
 /// `on` (another console holds its rollout Lease).
 pub fn state_with_rollout(scenarios: &[&str], on: &str, rollout: &RolloutStatus) -> AppState {
-    let mut state = AppState::new(discovery(scenarios), false);
+    let screens = taloscope::views::screens();
+    let mut state = AppState::new(discovery(scenarios), false).with_screens(screens);
     for mut event in reports(scenarios, Instant::now()) {
         if let FleetEvent::Kubernetes { cluster, facts, .. } = &mut event
             && cluster == on

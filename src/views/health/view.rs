@@ -9,24 +9,23 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 use unicode_width::UnicodeWidthStr;
 
-use super::table::pane_block;
-use super::{Look, fit};
-use crate::app::checklist::{CheckLine, CheckPhase, HealthScreen, seconds};
-use crate::app::state::AppState;
+use super::checklist::{CheckLine, CheckPhase, HealthScreen, seconds};
 use crate::fleet::health_check::CheckPath;
-use crate::tui::Role;
+use crate::tui::{Look, Role};
+use crate::views::fit;
+use crate::views::table::pane_block;
 
 /// The widest the check name column gets; longer names are cut.
 const MAX_NAME_WIDTH: usize = 44;
 
 pub struct HealthPane<'a> {
-    state: &'a AppState,
+    latest: Option<&'a HealthScreen>,
     look: &'a Look,
 }
 
 impl<'a> HealthPane<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> HealthPane<'a> {
-        HealthPane { state, look }
+    pub fn new(latest: Option<&'a HealthScreen>, look: &'a Look) -> HealthPane<'a> {
+        HealthPane { latest, look }
     }
 
     fn phase_look(&self, phase: CheckPhase) -> (&'static str, Role) {
@@ -138,7 +137,7 @@ impl<'a> HealthPane<'a> {
 impl Widget for &HealthPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let title = match self.state.health.as_ref() {
+        let title = match self.latest {
             Some(h) => format!(" health checks: {}, run {} ", h.cluster, h.run),
             None => " health checks ".to_string(),
         };
@@ -146,7 +145,7 @@ impl Widget for &HealthPane<'_> {
         let block = pane_block(self.look, title, true);
         let inner = block.inner(area);
         block.render(area, buf);
-        let Some(screen) = self.state.health.as_ref() else {
+        let Some(screen) = self.latest else {
             Paragraph::new(Span::styled("No health check run yet.", s.get(Role::Muted)))
                 .render(inner, buf);
             return;

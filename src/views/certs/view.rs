@@ -7,14 +7,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 use unicode_width::UnicodeWidthStr;
 
-use super::table::pane_block;
-use super::{Look, fit};
-use crate::app::certs::fleet_certs;
-use crate::app::state::AppState;
+use super::{CertsScreen, fleet_certs};
+use crate::fleet::FleetModel;
 use crate::fleet::cert_expiry::{
     CertExpiry, ExpiryVerdict, WARN_DAYS, end_date, expires_text, renewal,
 };
-use crate::tui::Role;
+use crate::tui::{Look, Role};
+use crate::views::fit;
+use crate::views::table::pane_block;
 
 /// The widest the certificate and context columns get; longer text is cut.
 const MAX_COLUMN: usize = 26;
@@ -22,13 +22,18 @@ const MAX_COLUMN: usize = 26;
 const FIX_ROWS: u16 = 6;
 
 pub struct CertsPane<'a> {
-    state: &'a AppState,
+    screen: &'a CertsScreen,
+    fleet: &'a FleetModel,
     look: &'a Look,
 }
 
 impl<'a> CertsPane<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> CertsPane<'a> {
-        CertsPane { state, look }
+    pub fn new(screen: &'a CertsScreen, fleet: &'a FleetModel, look: &'a Look) -> CertsPane<'a> {
+        CertsPane {
+            screen,
+            fleet,
+            look,
+        }
     }
 
     fn mark(&self, c: &CertExpiry) -> (&'static str, Role) {
@@ -132,7 +137,7 @@ impl<'a> CertsPane<'a> {
 impl Widget for &CertsPane<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let certs = fleet_certs(&self.state.fleet);
+        let certs = fleet_certs(self.fleet);
         let near = certs
             .iter()
             .filter(|c| c.verdict != ExpiryVerdict::Ok)
@@ -142,7 +147,7 @@ impl Widget for &CertsPane<'_> {
                 " Certificates: {} of {} clusters, soonest end first; {near} within {WARN_DAYS} \
                  days ",
                 certs.len(),
-                self.state.fleet.clusters.len()
+                self.fleet.clusters.len()
             ),
             s.get(Role::Title),
         )];
@@ -172,7 +177,7 @@ impl Widget for &CertsPane<'_> {
         };
         let widths = (widest(CertsPane::what), widest(CertsPane::whose));
         Paragraph::new(self.header(widths)).render(head, buf);
-        let selected = self.state.certs.selected.min(certs.len() - 1);
+        let selected = self.screen.selected.min(certs.len() - 1);
         let skip = (selected + 1).saturating_sub(usize::from(rows.height));
         let width = usize::from(inner.width);
         let lines: Vec<Line> = certs

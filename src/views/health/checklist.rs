@@ -1,12 +1,11 @@
 //! The health checklist screen (`H`, `:health`), its state: which cluster and run, the path
 //! the checks take (or why none), the checks as the node's stream fills them in with when each
 //! began and ended, and the verdict. The console runs the server-side checks
-//! (`Effect::RunHealthCheck`) with the headless command's functions and reports through
-//! `AppEvent::Health`; `update_checklist` folds the reports in and evaluates the client-side
-//! checks on the live model. Pure.
+//! (`HealthRun`, a screen task) with the headless command's functions and reports through
+//! `HealthReport`s; `update` folds the reports in and evaluates the client-side checks on the
+//! live model. Pure.
 use std::time::{Duration, Instant};
 
-use super::screen::Screen;
 use crate::discovery::Cluster;
 use crate::fleet::health_check::{CheckPath, CheckRoute, SERVER_CHECKS};
 use crate::fleet::{CheckMark, HealthChecklist};
@@ -96,8 +95,6 @@ pub struct HealthScreen {
     pub started: Option<Instant>,
     pub latest: Option<Instant>,
     pub finished: bool,
-    /// The screen Esc returns to.
-    pub back: Screen,
     /// How long the checks may take in all (the node's deadline, or the client-side wait).
     pub timeout: Duration,
     /// The row the operator moved to (Up/Down); Enter opens its whole error.
@@ -118,7 +115,6 @@ impl HealthScreen {
         route: Result<CheckPath, String>,
         list: HealthChecklist,
         expected: Vec<String>,
-        back: Screen,
     ) -> HealthScreen {
         HealthScreen {
             cluster,
@@ -130,7 +126,6 @@ impl HealthScreen {
             started: None,
             latest: None,
             finished: false,
-            back,
             timeout: crate::fleet::health_check::DEFAULT_WAIT,
             selected: None,
             opened: false,

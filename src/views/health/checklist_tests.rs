@@ -3,13 +3,15 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::screen::{Pane, Screen};
+use crate::app::screens::{FleetChange, ScreenNews};
 use crate::app::state::AppState;
-use crate::app::test_fixtures::cluster_screen;
+use crate::app::test_fixtures::{cluster_screen, press};
 use crate::app::update;
-use crate::app::update_checklist::on_status_change;
 use crate::fleet::health_check::DEFAULT_WAIT;
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::CheckState;
+use crate::views::health::{Checklist, NAME};
+use crossterm::event::KeyCode;
 
 fn status(role: &str) -> ClusterStatus {
     let node = |name: &str, address: &str, role, error: Option<&str>| NodeStatus {
@@ -38,12 +40,29 @@ fn status(role: &str) -> ClusterStatus {
 }
 
 fn report(run: u64, at: Instant, news: HealthNews) -> Action {
-    Action::Event(AppEvent::Health(Box::new(HealthReport {
+    let report = HealthReport {
         cluster: "lab".into(),
         run,
         at,
         news,
-    })))
+    };
+    Action::Event(AppEvent::Screen(ScreenNews::new(NAME, report)))
+}
+
+/// The checklist's latest run.
+fn health(s: &AppState) -> Option<&HealthScreen> {
+    s.screens
+        .find::<Checklist>()
+        .and_then(|c| c.latest.as_ref())
+}
+
+/// The model of `cluster` changed, as a poller report tells every screen.
+fn on_status_change(s: &mut AppState, cluster: &str) {
+    let change = FleetChange {
+        cluster,
+        certificates: false,
+    };
+    crate::app::shell::on_fleet_change(s, &change);
 }
 
 fn check(name: &str, state: CheckState) -> HealthNews {
@@ -56,12 +75,13 @@ fn check(name: &str, state: CheckState) -> HealthNews {
 #[test]
 fn h_asks_the_first_answering_control_plane_and_says_why() {
     let mut s = cluster_screen(status("os:reader"), Pane::Nodes);
-    let effects = update(&mut s, Action::OpenHealth);
-    assert_eq!(s.screen, Screen::Health);
-    let [Effect::RunHealthCheck(run)] = effects.as_slice() else {
+    let effects = update(&mut s, Action::Open(NAME));
+    assert_eq!(s.screen, Screen::Module(NAME));
+    let [Effect::Screen(task)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    let Some(Ok(CheckPath::Server(_))) = s.health.as_ref().map(|h| &h.route) else {
+    let run = task.get::<HealthRun>().expect("a health run");
+    let Some(Ok(CheckPath::Server(_))) = health(&s).map(|h| &h.route) else {
         panic!("server-side");
     };
     assert_eq!(run.route.name, "cp-2");
@@ -69,9 +89,9 @@ fn h_asks_the_first_answering_control_plane_and_says_why() {
     assert_eq!(run.route.role, "os:reader");
     assert_eq!(run.cluster.name, "lab");
     // Opening it again shows the same run; Esc goes back where it came from.
-    update(&mut s, Action::Back);
+    press(&mut s, KeyCode::Esc);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
-    assert!(update(&mut s, Action::OpenHealth).is_empty());
+    assert!(update(&mut s, Action::Open(NAME)).is_empty());
 }
 
 #[test]
@@ -80,10 +100,10 @@ fn a_role_health_check_refuses_gets_client_side_checks_on_the_live_model() {
     let t0 = Instant::now();
     s.now = Some(t0);
     assert!(
-        update(&mut s, Action::OpenHealth).is_empty(),
+        update(&mut s, Action::Open(NAME)).is_empty(),
         "no call is made"
     );
-    let screen = s.health.as_ref().expect("screen");
+    let screen = health(&s).expect("screen");
     let Ok(path) = &screen.route else {
         panic!("{:?}", screen.route)
     };
@@ -100,7 +120,7 @@ fn a_role_health_check_refuses_gets_client_side_checks_on_the_live_model() {
     // The model changes: the checks are evaluated again, and fail at the default wait.
     s.now = Some(t0 + DEFAULT_WAIT);
     on_status_change(&mut s, "lab");
-    let screen = s.health.as_ref().expect("screen");
+    let screen = health(&s).expect("screen");
     assert!(screen.finished && !screen.list.healthy);
     let (phase, text) = screen.verdict();
     assert_eq!(phase, CheckPhase::Fail);
@@ -116,7 +136,7 @@ const MEMBERS: &str = SERVER_CHECKS[1];
 #[test]
 fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
     let mut s = cluster_screen(status("os:admin"), Pane::Etcd);
-    update(&mut s, Action::OpenHealth);
+    update(&mut s, Action::Open(NAME));
     let t0 = Instant::now();
     let at = |ms| t0 + Duration::from_millis(ms);
     update(&mut s, report(1, at(0), HealthNews::Started));
@@ -131,7 +151,7 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
         &mut s,
         report(7, at(1450), check("other", CheckState::Passed)),
     );
-    let screen = s.health.as_ref().unwrap();
+    let screen = health(&s).unwrap();
     let lines = screen.lines();
     // The server's checks not reached yet follow, pending.
     assert_eq!(lines.len(), SERVER_CHECKS.len());
@@ -147,7 +167,7 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
         "running: 1 passed so far in 1.4s of the 1m00s timeout"
     );
     // `r` waits for the run to end.
-    assert!(update(&mut s, Action::Refresh).is_empty());
+    assert!(press(&mut s, KeyCode::Char('r')).is_empty());
     update(
         &mut s,
         report(
@@ -156,15 +176,12 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
             check(MEMBERS, CheckState::Failing("127.10.0.1: refused".into())),
         ),
     );
-    assert_eq!(
-        s.health.as_ref().unwrap().lines()[1].phase,
-        CheckPhase::Running
-    );
+    assert_eq!(health(&s).unwrap().lines()[1].phase, CheckPhase::Running);
     update(
         &mut s,
         report(1, at(3000), HealthNews::Finished(Some("deadline".into()))),
     );
-    let screen = s.health.as_ref().unwrap();
+    let screen = health(&s).unwrap();
     let lines = screen.lines();
     assert_eq!(lines[1].phase, CheckPhase::Fail);
     assert_eq!(lines[1].message, "127.10.0.1 (cp-1): refused");
@@ -179,31 +196,33 @@ fn the_checklist_fills_in_with_elapsed_times_and_a_verdict() {
         format!("NOT HEALTHY in 3.0s (timeout 1m00s): {MEMBERS}: 127.10.0.1 (cp-1): refused")
     );
     // Re-run: a new run whose checks start as the last run's, pending.
-    let effects = update(&mut s, Action::Refresh);
-    assert!(matches!(effects.as_slice(), [Effect::RunHealthCheck(r)] if r.run == 2));
-    let lines = s.health.as_ref().unwrap().lines();
+    let effects = press(&mut s, KeyCode::Char('r'));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Screen(t)] if t.get::<HealthRun>().is_some_and(|r| r.run == 2))
+    );
+    let lines = health(&s).unwrap().lines();
     assert_eq!(lines.len(), SERVER_CHECKS.len());
     assert!(lines.iter().all(|l| l.phase == CheckPhase::Pending));
-    update(&mut s, Action::Back);
+    press(&mut s, KeyCode::Esc);
     assert_eq!(s.screen, Screen::Cluster(Pane::Etcd));
 }
 
 #[test]
 fn a_check_that_has_not_reported_since_keeps_counting_on_the_wall_clock() {
     let mut s = cluster_screen(status("os:admin"), Pane::Nodes);
-    update(&mut s, Action::OpenHealth);
+    update(&mut s, Action::Open(NAME));
     let t0 = Instant::now();
     s.wall_clock = Some(1_000);
     update(&mut s, report(1, t0, HealthNews::Started));
     update(&mut s, report(1, t0, check(MEMBERS, CheckState::Waiting)));
-    let elapsed = |s: &AppState| s.health.as_ref().unwrap().lines()[0].elapsed;
+    let elapsed = |s: &AppState| health(s).unwrap().lines()[0].elapsed;
     assert_eq!(elapsed(&s), Some(Duration::ZERO));
     // Ticks with no report: the running check's time and the run's move, and the screen
     // redraws.
     let redraw = crate::app::apply(&mut s, Action::Event(AppEvent::Tick(1_012))).redraw;
     assert!(redraw);
     assert_eq!(elapsed(&s), Some(Duration::from_secs(12)));
-    let screen = s.health.as_ref().unwrap();
+    let screen = health(&s).unwrap();
     assert_eq!(screen.elapsed(), Some(Duration::from_secs(12)));
     // Once the run ended, the times stand still.
     update(
@@ -223,12 +242,12 @@ fn a_check_that_has_not_reported_since_keeps_counting_on_the_wall_clock() {
 fn enter_opens_the_failing_checks_whole_error_and_c_runs_the_client_side_checks() {
     let mut s = cluster_screen(status("os:admin"), Pane::Nodes);
     s.now = Some(Instant::now());
-    update(&mut s, Action::OpenHealth);
+    update(&mut s, Action::Open(NAME));
     let t0 = Instant::now();
     update(&mut s, report(1, t0, HealthNews::Started));
     // `c` is for after the server's run stopped.
-    update(&mut s, Action::RunClientChecks);
-    assert!(s.health.as_ref().unwrap().server_side());
+    press(&mut s, KeyCode::Char('c'));
+    assert!(health(&s).unwrap().server_side());
     update(&mut s, report(1, t0, check(ETCD, CheckState::Passed)));
     let long = format!("127.10.0.1: {}", "connection refused; ".repeat(12));
     update(
@@ -239,22 +258,22 @@ fn enter_opens_the_failing_checks_whole_error_and_c_runs_the_client_side_checks(
         &mut s,
         report(1, t0, HealthNews::Finished(Some("deadline".into()))),
     );
-    let screen = s.health.as_ref().unwrap();
+    let screen = health(&s).unwrap();
     assert_eq!(screen.focused(), Some(1), "the failing check");
-    update(&mut s, Action::OpenSelected);
-    assert!(s.health.as_ref().unwrap().opened);
+    press(&mut s, KeyCode::Enter);
+    assert!(health(&s).unwrap().opened);
     // Esc closes the error first, then goes back.
-    update(&mut s, Action::Back);
-    assert!(!s.health.as_ref().unwrap().opened);
-    assert_eq!(s.screen, Screen::Health);
-    update(&mut s, Action::MoveUp);
-    assert_eq!(s.health.as_ref().unwrap().focused(), Some(0));
-    update(&mut s, Action::MoveDown);
-    update(&mut s, Action::MoveDown);
-    assert_eq!(s.health.as_ref().unwrap().focused(), Some(2));
+    press(&mut s, KeyCode::Esc);
+    assert!(!health(&s).unwrap().opened);
+    assert_eq!(s.screen, Screen::Module(NAME));
+    press(&mut s, KeyCode::Up);
+    assert_eq!(health(&s).unwrap().focused(), Some(0));
+    press(&mut s, KeyCode::Down);
+    press(&mut s, KeyCode::Down);
+    assert_eq!(health(&s).unwrap().focused(), Some(2));
 
-    update(&mut s, Action::RunClientChecks);
-    let screen = s.health.as_ref().unwrap();
+    press(&mut s, KeyCode::Char('c'));
+    let screen = health(&s).unwrap();
     assert!(!screen.server_side());
     assert_eq!(screen.run, 2);
     let Ok(path) = &screen.route else {
@@ -279,8 +298,8 @@ fn health_command_opens_the_checklist() {
         update(&mut s, Action::Insert(c));
     }
     let effects = update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::Health);
-    assert!(matches!(effects.as_slice(), [Effect::RunHealthCheck(_)]));
+    assert_eq!(s.screen, Screen::Module(NAME));
+    assert!(matches!(effects.as_slice(), [Effect::Screen(_)]));
 }
 
 #[test]
@@ -295,7 +314,7 @@ fn a_name_the_model_learns_after_the_checks_started_names_the_failing_address() 
     let mut unnamed = status("os:admin");
     unnamed.nodes[1].name = "127.10.0.2".into();
     let mut s = cluster_screen(unnamed, Pane::Nodes);
-    update(&mut s, Action::OpenHealth);
+    update(&mut s, Action::Open(NAME));
     let t0 = Instant::now();
     update(&mut s, report(1, t0, HealthNews::Started));
     let refused = "127.10.0.2:50000: connect: connection refused";
@@ -303,7 +322,7 @@ fn a_name_the_model_learns_after_the_checks_started_names_the_failing_address() 
         &mut s,
         report(1, t0, check(ETCD, CheckState::Failing(refused.into()))),
     );
-    assert_eq!(s.health.as_ref().unwrap().list.checks[0].reason, refused);
+    assert_eq!(health(&s).unwrap().list.checks[0].reason, refused);
 
     // Its answer arrives as the pollers' news, the way the console gets it.
     let named = NodeStatus {
@@ -319,7 +338,7 @@ fn a_name_the_model_learns_after_the_checks_started_names_the_failing_address() 
     }));
     assert!(crate::app::update::apply(&mut s, news).redraw);
     assert_eq!(
-        s.health.as_ref().unwrap().list.checks[0].reason,
+        health(&s).unwrap().list.checks[0].reason,
         "cp-2 (127.10.0.2:50000): connect: connection refused"
     );
 }

@@ -1,0 +1,178 @@
+//! Screens that are modules of their own (`views/<screen>/`: state, keys, update step and
+//! view in one place): the trait each implements, the context the shell lends them, what
+//! they ask of it, and the registry the shell (`shell`) routes through by name, so nothing
+//! below them names their types.
+use std::any::Any;
+use std::fmt;
+use std::time::Instant;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::action::Effect;
+use super::message::Message;
+use super::screen::Screen;
+pub use super::screen_io::{ScreenName, ScreenNews, ScreenTask};
+use crate::clock::Zone;
+use crate::discovery::Cluster;
+use crate::fleet::FleetModel;
+use crate::tui::Look;
+
+/// What a screen reads of the console around it: lent for one call, never owned.
+#[derive(Debug, Clone, Copy)]
+pub struct Shared<'a> {
+    pub clusters: &'a [Cluster],
+    pub fleet: &'a FleetModel,
+    /// The cluster in use.
+    pub current: Option<&'a str>,
+    /// The time of the latest poller report (ages are measured to it).
+    pub now: Option<Instant>,
+    /// The latest wall-clock tick, seconds since the Unix epoch.
+    pub wall_clock: Option<u64>,
+    /// The terminal's size in cells (width, height).
+    pub size: (u16, u16),
+    pub zone: Zone,
+}
+
+/// What a screen's update step asks of the shell: effects for the event loop, a message for
+/// the operator, and whether it closes (the screen it was opened from shows again).
+#[derive(Debug, Default)]
+pub struct Step {
+    pub effects: Vec<Effect>,
+    pub message: Option<Message>,
+    pub close: bool,
+}
+
+impl Step {
+    pub fn effects(effects: Vec<Effect>) -> Step {
+        Step {
+            effects,
+            ..Step::default()
+        }
+    }
+
+    pub fn message(message: Message) -> Step {
+        Step {
+            message: Some(message),
+            ..Step::default()
+        }
+    }
+
+    pub fn close() -> Step {
+        Step {
+            close: true,
+            ..Step::default()
+        }
+    }
+}
+
+/// One key of a screen's table as `?` and the footer show it, its offer answered where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyLine {
+    pub keys: String,
+    pub help: &'static str,
+    /// The footer's label, when the footer shows the key here and now.
+    pub footer: Option<&'static str>,
+}
+
+/// What changed in the fleet model with one poller report.
+#[derive(Debug, Clone, Copy)]
+pub struct FleetChange<'a> {
+    pub cluster: &'a str,
+    /// The report was a cluster's certificates.
+    pub certificates: bool,
+}
+
+/// One screen of the console as a module: its state, its keys as data, its pure update step
+/// (effects out, no IO) and its view. The shell routes to the one on top; screens never see
+/// each other.
+pub trait ScreenModule: fmt::Debug + Send + Sync {
+    fn name(&self) -> ScreenName;
+    /// Its section's title in `?`.
+    fn title(&self) -> &'static str;
+    /// Its own keys, in help and footer order (the shell adds `:`, `?` and quit).
+    fn keys(&self) -> Vec<KeyLine>;
+    /// Whether one of its keys is `event`.
+    fn binds(&self, event: &KeyEvent) -> bool;
+    /// Brought on screen: the step, or why it cannot show now (it stays closed).
+    fn open(&mut self, shared: &Shared) -> Result<Step, Message>;
+    /// One of its keys, while it is on top.
+    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step;
+    /// News from its IO task; whether it changed what it shows.
+    fn on_news(&mut self, _news: &ScreenNews, _shared: &Shared) -> bool {
+        false
+    }
+    /// A poller report was folded into the model; whether it changed what it shows.
+    fn on_fleet_change(&mut self, _change: &FleetChange, _shared: &Shared) -> bool {
+        false
+    }
+    /// A wall-clock tick; whether it changed what it shows.
+    fn on_tick(&mut self, _wall: u64) -> bool {
+        false
+    }
+    /// Whether its work runs (the loop ticks the clock for it).
+    fn busy(&self) -> bool {
+        false
+    }
+    /// Whether it shows the cluster in use (the header names it, the pollers focus on it).
+    fn of_cluster_in_use(&self) -> bool {
+        false
+    }
+    /// Where Esc leads when it was opened from nowhere else.
+    fn home(&self) -> Screen {
+        Screen::Fleet
+    }
+    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
+    fn boxed_clone(&self) -> Box<dyn ScreenModule>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Every screen module of the console, and the screen each was opened from.
+#[derive(Debug, Default)]
+pub struct Screens {
+    pub(super) modules: Vec<Box<dyn ScreenModule>>,
+    pub(super) opened_from: Vec<(ScreenName, Screen)>,
+}
+
+impl Clone for Screens {
+    fn clone(&self) -> Screens {
+        Screens {
+            modules: self.modules.iter().map(|m| m.boxed_clone()).collect(),
+            opened_from: self.opened_from.clone(),
+        }
+    }
+}
+
+impl Screens {
+    pub fn new(modules: Vec<Box<dyn ScreenModule>>) -> Screens {
+        Screens {
+            modules,
+            opened_from: Vec::new(),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn ScreenModule> {
+        self.modules
+            .iter()
+            .find(|m| m.name() == name)
+            .map(|m| m.as_ref())
+    }
+
+    pub(super) fn get_mut(&mut self, name: &str) -> Option<&mut Box<dyn ScreenModule>> {
+        self.modules.iter_mut().find(|m| m.name() == name)
+    }
+
+    /// The module of type `T`, for its own tests and the console's task runner.
+    pub fn find<T: Any>(&self) -> Option<&T> {
+        self.modules.iter().find_map(|m| m.as_any().downcast_ref())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &dyn ScreenModule> {
+        self.modules.iter().map(|m| m.as_ref())
+    }
+
+    pub fn busy(&self) -> bool {
+        self.modules.iter().any(|m| m.busy())
+    }
+}

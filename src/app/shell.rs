@@ -1,0 +1,226 @@
+//! The shell's side of the screen modules: brings one on top and back, and routes keys, IO
+//! news, poller reports and ticks to them with the context they are lent. Pure.
+use crossterm::event::KeyEvent;
+
+use super::action::{Action, Effect};
+use super::message::Message;
+use super::screen::Screen;
+use super::screens::{FleetChange, ScreenName, ScreenNews, Screens, Shared, Step};
+use super::state::{AppState, InputKind, Overlay};
+
+/// What the screen modules are lent of `state`.
+pub fn shared(state: &AppState) -> Shared<'_> {
+    Shared {
+        clusters: &state.clusters,
+        fleet: &state.fleet,
+        current: state.current.as_deref(),
+        now: state.now,
+        wall_clock: state.wall_clock,
+        size: state.size,
+        zone: state.zone,
+    }
+}
+
+/// The module on top, if the screen is one.
+fn on_top(state: &AppState) -> Option<ScreenName> {
+    match state.screen {
+        Screen::Module(name) => Some(name),
+        _ => None,
+    }
+}
+
+/// Runs `f` on the screens with what they are lent of the rest of `state`.
+fn lent<R>(state: &mut AppState, f: impl FnOnce(&mut Screens, &Shared) -> R) -> R {
+    let mut screens = std::mem::take(&mut state.screens);
+    let out = f(&mut screens, &shared(state));
+    state.screens = screens;
+    out
+}
+
+/// Brings the screen `name` on top (`Action::Open`, its `:` command), remembering where it
+/// was opened from.
+pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
+    let opened = lent(state, |screens, shared| {
+        screens.get_mut(name).map(|module| module.open(shared))
+    });
+    match opened {
+        None => {
+            state.message = Some(Message::error(format!("no screen named {name}")));
+            Vec::new()
+        }
+        Some(Err(why)) => {
+            state.message = Some(why);
+            Vec::new()
+        }
+        Some(Ok(step)) => {
+            if state.screen != Screen::Module(name) {
+                let from = state.screen;
+                let opened_from = &mut state.screens.opened_from;
+                opened_from.retain(|(n, _)| *n != name);
+                opened_from.push((name, from));
+            }
+            state.screen = Screen::Module(name);
+            finish(state, name, step)
+        }
+    }
+}
+
+/// A key of the module on top.
+pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
+    let Some(name) = on_top(state) else {
+        return Vec::new();
+    };
+    let step = lent(state, |screens, shared| {
+        screens
+            .get_mut(name)
+            .map(|module| module.on_key(event, shared))
+    });
+    step.map_or_else(Vec::new, |step| finish(state, name, step))
+}
+
+fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
+    if let Some(message) = step.message {
+        state.message = Some(message);
+    }
+    if step.close && state.screen == Screen::Module(name) {
+        let from = state
+            .screens
+            .opened_from
+            .iter()
+            .position(|(n, _)| *n == name)
+            .map(|i| state.screens.opened_from.remove(i).1);
+        let home = state.screens.get(name).map_or(Screen::Fleet, |m| m.home());
+        state.screen = from.unwrap_or(home);
+    }
+    step.effects
+}
+
+/// News for a module; whether the screen on top changed.
+pub fn on_news(state: &mut AppState, news: &ScreenNews) -> bool {
+    let top = on_top(state);
+    let changed = lent(state, |screens, shared| {
+        screens
+            .get_mut(news.screen)
+            .is_some_and(|m| m.on_news(news, shared))
+    });
+    changed && top == Some(news.screen)
+}
+
+/// Tells every module of a poller report; whether the one on top changed.
+pub fn on_fleet_change(state: &mut AppState, change: &FleetChange) -> bool {
+    let top = on_top(state);
+    lent(state, |screens, shared| {
+        let mut redraw = false;
+        for module in &mut screens.modules {
+            redraw |= module.on_fleet_change(change, shared) && top == Some(module.name());
+        }
+        redraw
+    })
+}
+
+/// Tells every module of a tick; whether the one on top changed.
+pub fn on_tick(state: &mut AppState, wall: u64) -> bool {
+    let top = on_top(state);
+    let mut redraw = false;
+    for module in &mut state.screens.modules {
+        redraw |= module.on_tick(wall) && top == Some(module.name());
+    }
+    redraw
+}
+
+/// Whether the screen on top is a module that shows the cluster in use.
+pub fn of_cluster_in_use(state: &AppState) -> bool {
+    on_top(state)
+        .and_then(|name| state.screens.get(name))
+        .is_some_and(|m| m.of_cluster_in_use())
+}
+
+/// An action while a module is on top and no overlay or input line is: its keys go to it;
+/// `?` and `:` are the shell's.
+pub fn on_action(state: &mut AppState, action: Action) -> Vec<Effect> {
+    match action {
+        Action::ScreenKey(event) => return on_key(state, &event),
+        Action::Open(name) => return open(state, name),
+        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::OpenCommandLine => {
+            state.open_input(InputKind::Command, String::new());
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use crossterm::event::KeyCode;
+
+    use super::*;
+    use crate::app::keymap::{KeyContext, action_for, context, footer_hints};
+    use crate::app::screen::Pane;
+    use crate::app::test_fixtures::{cluster_screen, press};
+    use crate::fleet::ClusterStatus;
+
+    fn lab() -> AppState {
+        let status = ClusterStatus {
+            name: "lab".into(),
+            ..Default::default()
+        };
+        cluster_screen(status, Pane::Versions)
+    }
+
+    #[test]
+    fn a_module_on_top_gets_its_keys_and_the_shell_keeps_help_and_the_command_line() {
+        let mut s = lab();
+        press(&mut s, KeyCode::Char('H'));
+        assert_eq!(s.screen, Screen::Module("health"));
+        assert_eq!(context(&s), KeyContext::Screen("health"));
+        let r = KeyEvent::from(KeyCode::Char('r'));
+        assert!(matches!(action_for(&s, &r), Some(Action::ScreenKey(_))));
+        let footer: Vec<&str> = footer_hints(&s).into_iter().map(|(_, l)| l).collect();
+        assert!(
+            footer.contains(&"back") && footer.contains(&"quit"),
+            "{footer:?}"
+        );
+        press(&mut s, KeyCode::Char('?'));
+        assert!(matches!(s.overlay, Some(Overlay::Help { .. })));
+        press(&mut s, KeyCode::Esc);
+        press(&mut s, KeyCode::Char(':'));
+        assert!(s.input.is_some());
+        press(&mut s, KeyCode::Esc);
+        // Esc on the module: back where it was opened from.
+        press(&mut s, KeyCode::Esc);
+        assert_eq!(s.screen, Screen::Cluster(Pane::Versions));
+    }
+
+    #[test]
+    fn a_module_that_cannot_open_says_why_and_the_screen_stays() {
+        let mut s = lab();
+        s.current = None;
+        s.screen = Screen::Fleet;
+        assert!(open(&mut s, "health").is_empty());
+        assert_eq!(s.screen, Screen::Fleet);
+        let text = s.message.as_ref().map(|m| m.text.as_str());
+        assert_eq!(
+            text,
+            Some("no cluster in use: Enter on the fleet or :ctx NAME")
+        );
+        open(&mut s, "nothing");
+        assert_eq!(s.screen, Screen::Fleet);
+        let text = s.message.as_ref().map(|m| m.text.as_str());
+        assert_eq!(text, Some("no screen named nothing"));
+    }
+
+    #[test]
+    fn every_module_key_label_is_ascii_and_named_once() {
+        let s = lab();
+        let mut names = Vec::new();
+        for module in s.screens.iter() {
+            assert!(!names.contains(&module.name()), "{}", module.name());
+            names.push(module.name());
+            for line in module.keys() {
+                assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
+            }
+        }
+        assert_eq!(names, ["certs", "health"]);
+    }
+}

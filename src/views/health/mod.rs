@@ -1,0 +1,98 @@
+//! The health checklist screen (`H`, `:health`): the checks of the cluster in use, filling in
+//! as the node's stream (or the client-side evaluation on the live model) reports them. The
+//! run's state in `checklist`, the keys in `keys`, the pure update step in `update`, the
+//! drawing in `view`; the console runs the server-side checks (`console::run_health`).
+use std::any::Any;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+use crate::app::binding::{KeyLine, intent, key_lines};
+use crate::app::message::Message;
+use crate::app::screen::{Pane, Screen};
+use crate::app::screens::{FleetChange, ScreenModule, ScreenName, ScreenNews, Shared, Step};
+use crate::tui::Look;
+
+pub mod checklist;
+mod keys;
+mod update;
+mod view;
+
+pub use checklist::{HealthNews, HealthReport, HealthRun, HealthScreen};
+
+/// The screen module's name: its news and tasks are addressed to it.
+pub const NAME: ScreenName = "health";
+
+/// The checklist screen: its latest run, kept when the screen is left.
+#[derive(Debug, Clone, Default)]
+pub struct Checklist {
+    pub latest: Option<HealthScreen>,
+}
+
+impl ScreenModule for Checklist {
+    fn name(&self) -> ScreenName {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Health checklist (H, :health)"
+    }
+
+    fn keys(&self) -> Vec<KeyLine> {
+        key_lines(keys::CHECKLIST, self)
+    }
+
+    fn binds(&self, event: &KeyEvent) -> bool {
+        intent(keys::CHECKLIST, event).is_some()
+    }
+
+    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
+        self.open_checks(shared)
+    }
+
+    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        match intent(keys::CHECKLIST, event) {
+            Some(key) => self.on_intent(*key, shared),
+            None => Step::default(),
+        }
+    }
+
+    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
+        news.get::<HealthReport>()
+            .is_some_and(|report| self.on_report(report, shared))
+    }
+
+    fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
+        self.on_status_change(shared, change.cluster)
+    }
+
+    fn on_tick(&mut self, wall: u64) -> bool {
+        self.latest.as_mut().is_some_and(|h| h.tick(wall))
+    }
+
+    fn busy(&self) -> bool {
+        self.latest.as_ref().is_some_and(|h| h.running())
+    }
+
+    fn of_cluster_in_use(&self) -> bool {
+        true
+    }
+
+    fn home(&self) -> Screen {
+        Screen::Cluster(Pane::Nodes)
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
+        (&view::HealthPane::new(self.latest.as_ref(), look)).render(area, buf);
+    }
+
+    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
