@@ -8,6 +8,7 @@ mod view_support;
 
 use std::time::Instant;
 
+use taloscope::app::plan_screen::GuardedPlan;
 use taloscope::app::screen::Screen;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
@@ -420,7 +421,7 @@ fn capi_scale_progress() {
     let mut s = scale_planned('3');
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let action = s.actions.plan.as_ref().unwrap().mutating_action().unwrap();
+    let action = s.actions.plan.as_ref().unwrap().approval().unwrap();
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("a confirmation")
     };

@@ -1,11 +1,132 @@
-//! What the Talos and the Kubernetes plan screens do alike with a key: move through the steps or
-//! the guards, switch between them, cycle the target, take the acknowledgement, refresh, and
-//! open help or the command line. Each screen keeps its own plan and its own edits. Pure.
+//! The one gate of every plan screen, whatever it plans: `a` and the typed acknowledgement,
+//! `s` (refused and audited while a guard blocks, else the dispatcher's typed confirmation),
+//! the dispatcher's approval checked against the plan as it stands, and the keys the plan
+//! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
+//! gives its plan through [`GuardedPlan`]. Pure.
 use super::action::{Action, Effect, PollerRequest};
+use super::create::CreateStage;
 use super::message::Message;
-use super::plan_screen::{PlanFocus, PlanGuards, explain_guard};
+use super::plan_screen::{GuardedPlan, PlanFocus, PlanGuards, explain_guard};
+use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
+use crate::approval::MutatingAction;
 use crate::upgrade::Guard;
+
+/// The plan on screen, whatever it plans; `None` on a screen without one.
+pub(crate) fn plan_on_screen(state: &AppState) -> Option<&dyn GuardedPlan> {
+    match state.screen {
+        Screen::Action => state.actions.plan.as_ref().map(|p| p as &dyn GuardedPlan),
+        Screen::Create if state.create.stage == CreateStage::Plan => {
+            state.create.wizard.as_ref().map(|p| p as &dyn GuardedPlan)
+        }
+        Screen::ProvisionWizard => state
+            .provision
+            .wizard
+            .as_ref()
+            .map(|p| p as &dyn GuardedPlan),
+        Screen::UpgradePlan => state.upgrade.as_ref().map(|p| p as &dyn GuardedPlan),
+        Screen::KubernetesPlan => state.kube_upgrade.as_ref().map(|p| p as &dyn GuardedPlan),
+        _ => None,
+    }
+}
+
+fn plan_on_screen_mut(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
+    match state.screen {
+        Screen::Action => state
+            .actions
+            .plan
+            .as_mut()
+            .map(|p| p as &mut dyn GuardedPlan),
+        Screen::Create if state.create.stage == CreateStage::Plan => state
+            .create
+            .wizard
+            .as_mut()
+            .map(|p| p as &mut dyn GuardedPlan),
+        Screen::ProvisionWizard => state
+            .provision
+            .wizard
+            .as_mut()
+            .map(|p| p as &mut dyn GuardedPlan),
+        Screen::UpgradePlan => state.upgrade.as_mut().map(|p| p as &mut dyn GuardedPlan),
+        Screen::KubernetesPlan => state
+            .kube_upgrade
+            .as_mut()
+            .map(|p| p as &mut dyn GuardedPlan),
+        _ => None,
+    }
+}
+
+/// `a`, `r`, `?` and `:` on the plan on screen (see [`shared_key`]).
+pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Vec<Effect> {
+    let Some(plan) = plan_on_screen(state) else {
+        return Vec::new();
+    };
+    let (cluster, needs_ack) = (plan.cluster().to_string(), plan.missing_ack().is_some());
+    shared_key(state, action, cluster, needs_ack)
+}
+
+/// Enter on the acknowledgement field: kept only when it is the text the plan on screen asks
+/// for; the plans of its cluster then evaluate their guards again.
+pub(super) fn acknowledge(state: &mut AppState, text: &str) {
+    if state.screen == Screen::CapiUpgrade {
+        return super::update_capi_upgrade::acknowledge(state, text);
+    }
+    let Some((cluster, needed)) = plan_on_screen(state)
+        .and_then(|p| Some((p.cluster().to_string(), p.missing_ack()?.to_string())))
+    else {
+        return;
+    };
+    if !take_ack(state, &needed, text) {
+        return;
+    }
+    if let Some(plan) = plan_on_screen_mut(state) {
+        plan.guards_mut().acks.push(needed);
+    }
+    super::update_upgrade::on_status_change(state, &cluster);
+    super::update_provision_guards::on_status_change(state, &cluster);
+    super::update_actions::on_status_change(state, &cluster);
+}
+
+/// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
+/// command line's does); a guard that blocks refuses here, audited; a plan not made or read
+/// yet says why; otherwise the dispatcher asks for the typed name.
+pub(super) fn start(state: &mut AppState) -> Vec<Effect> {
+    let Some(plan) = plan_on_screen(state) else {
+        return Vec::new();
+    };
+    let (action, refused) = (plan.approval(), plan.start_refused());
+    let guarded = !plan.guards().shown.is_empty();
+    match (action, refused) {
+        (Some(action), _) if state.readonly => vec![Effect::Gate(action)],
+        (Some(action), None) => vec![Effect::Gate(action)],
+        (action, why) => {
+            let why = why.unwrap_or_else(|| "there is no plan".into());
+            state.message = Some(Message::warn(format!("Start refused: {why}")));
+            match action {
+                Some(action) if guarded => vec![Effect::Refuse { action, why }],
+                _ => Vec::new(),
+            }
+        }
+    }
+}
+
+/// Why the dispatcher's approval of `approved` must not run the plan `plan` finds (the one
+/// it was asked for, its guards evaluated again): closed or changed since, or refused by a
+/// guard now; the message line says it.
+pub(super) fn not_approved(
+    state: &mut AppState,
+    plan: impl for<'a> Fn(&'a AppState) -> Option<&'a dyn GuardedPlan>,
+    approved: &MutatingAction,
+) -> Option<String> {
+    let why = match plan(state) {
+        Some(plan) if plan.approves(approved) => {
+            format!("refused by its guards: {}", plan.start_refused()?)
+        }
+        _ => "the plan was closed or changed before it was confirmed".to_string(),
+    };
+    state.message = Some(Message::warn(format!("not started: {why}")));
+    Some(why)
+}
 
 /// The list that gets the keys after `Tab`.
 pub(super) fn other_focus(focus: PlanFocus) -> PlanFocus {
@@ -36,23 +157,21 @@ pub(super) fn move_guard(guards: &mut PlanGuards, action: &Action, page: usize) 
     }
 }
 
-/// Enter on the acknowledgement field of the plan whose guards `guards` finds: kept only when
-/// it is the text still asked for; true when it was kept (the caller evaluates again).
+/// Enter on the acknowledgement field of the plan whose guards `guards` finds (a plan screen
+/// [`plan_on_screen`] does not know yet): kept only when it is the text still asked for.
 pub(super) fn acknowledge_into(
     state: &mut AppState,
     text: &str,
     guards: fn(&mut AppState) -> Option<&mut PlanGuards>,
-) -> bool {
+) {
     let Some(needed) = guards(state).and_then(|g| g.missing_ack().map(String::from)) else {
-        return false;
+        return;
     };
-    if !take_ack(state, &needed, text) {
-        return false;
-    }
-    if let Some(g) = guards(state) {
+    if take_ack(state, &needed, text)
+        && let Some(g) = guards(state)
+    {
         g.acks.push(needed);
     }
-    true
 }
 
 /// The target after `current` (or before it, for `PreviousTarget`), wrapping around.
@@ -71,7 +190,8 @@ pub(super) fn cycled<'a, T: PartialEq>(
     targets.get(next)
 }
 
-/// The keys both plan screens answer the same way: `a`, `r`, `?` and `:`.
+/// The keys every plan screen answers the same way: `a` (`needs_ack` says whether the plan
+/// still needs one), `r`, `?` and `:`.
 pub(super) fn shared_key(
     state: &mut AppState,
     action: &Action,

@@ -9,8 +9,8 @@ use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::opennebula::auth::OneEnvironment;
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
-use super::plan_screen::PlanGuards;
-use crate::approval::ApprovedAction;
+use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
+use crate::approval::{ApprovedAction, MutatingAction};
 
 /// Most VMs one wizard asks for.
 pub const MAX_COUNT: usize = 20;
@@ -77,16 +77,6 @@ pub enum SourceList {
     Ready(Vec<SourceChoice>),
 }
 
-/// The plan, as far as it came.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlanState {
-    /// Nothing asked yet, or a field changed since.
-    None,
-    Planning(u64),
-    Ready(Box<ProvisionPlan>),
-    Failed(String),
-}
-
 /// The wizard's fields, top to bottom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -140,7 +130,7 @@ pub struct Wizard {
     pub count: usize,
     pub pattern: String,
     pub field: Field,
-    pub plan: PlanState,
+    pub plan: AskedPlan<ProvisionPlan>,
     /// Bumped per plan asked for: only the latest answer is kept.
     pub asked: u64,
     /// The plan's guards over live status, as `provision --plan` prints them (the same list
@@ -154,17 +144,6 @@ pub struct Wizard {
 }
 
 impl Wizard {
-    /// Why Start (or a confirmed start) is refused, or `None` when the plan may run.
-    pub fn start_refused(&self) -> Option<String> {
-        match &self.plan {
-            PlanState::Ready(_) => self.guards.refusal(&self.cluster),
-            PlanState::Planning(_) => Some("the plan is on its way".into()),
-            PlanState::None | PlanState::Failed(_) => {
-                Some("nothing to start: Enter makes the plan, s then provisions".into())
-            }
-        }
-    }
-
     pub fn provider(&self) -> Option<&ProviderChoice> {
         self.providers.get(self.provider)
     }
@@ -217,6 +196,34 @@ impl Wizard {
             }
         }
         config
+    }
+}
+
+impl GuardedPlan for Wizard {
+    fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    fn guards(&self) -> &PlanGuards {
+        &self.guards
+    }
+
+    fn guards_mut(&mut self) -> &mut PlanGuards {
+        &mut self.guards
+    }
+
+    fn unready(&self) -> Option<String> {
+        self.plan.unready("Enter makes the plan, s then provisions")
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        self.plan.ready().map(ProvisionPlan::action)
+    }
+
+    fn approves(&self, approved: &MutatingAction) -> bool {
+        self.plan
+            .ready()
+            .is_some_and(|plan| plan.is_approved_by(approved))
     }
 }
 

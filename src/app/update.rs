@@ -394,20 +394,8 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     upgrade::set_image(state, &line.text);
                     Vec::new()
                 }
-                InputKind::Acknowledge if state.screen == Screen::Create => {
-                    super::update_create::acknowledge(state, &line.text);
-                    Vec::new()
-                }
-                InputKind::Acknowledge if state.screen == Screen::ProvisionWizard => {
-                    super::update_provision_guards::acknowledge(state, &line.text);
-                    Vec::new()
-                }
-                InputKind::Acknowledge if state.screen == Screen::Action => {
-                    super::update_delete::acknowledge(state, &line.text);
-                    Vec::new()
-                }
                 InputKind::Acknowledge => {
-                    upgrade::acknowledge(state, &line.text);
+                    super::plan_keys::acknowledge(state, &line.text);
                     Vec::new()
                 }
                 InputKind::NamePattern => {

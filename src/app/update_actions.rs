@@ -11,10 +11,10 @@ use super::actions::{
     node_choices,
 };
 use super::message::Message;
-use super::plan_keys::{explain_selected, move_guard, moved};
-use super::plan_screen::PlanFocus;
+use super::plan_keys::{explain_selected, move_guard, moved, not_approved};
+use super::plan_screen::{GuardedPlan, PlanFocus};
 use super::screen::{Pane, Screen, TableKind};
-use super::state::{AppState, InputKind, Overlay};
+use super::state::{AppState, InputKind};
 use super::update_upgrade::other_rollout_read;
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::etcd_maintenance::EtcdRequest;
@@ -330,15 +330,20 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
                 .and_then(|p| p.guards.selected_guard().cloned());
             explain_selected(state, PlanFocus::Guards, guard.as_ref(), None);
         }
-        Action::StartAction => return start(state),
-        Action::Acknowledge => super::update_delete::ask_ack(state),
+        Action::StartAction if state.actions.running() => {
+            state.message = Some(Message::warn(
+                "Start refused: an action already runs from this console",
+            ));
+        }
+        Action::StartAction => return super::plan_keys::start(state),
         Action::Refresh => return refresh(state, cluster),
         Action::Back => {
             state.actions.plan = None;
             state.screen = back(state);
         }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
+        Action::Acknowledge | Action::OpenHelp | Action::OpenCommandLine => {
+            return super::plan_keys::plan_key(state, &action);
+        }
         _ => {}
     }
     Vec::new()
@@ -365,57 +370,22 @@ fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
     effects
 }
 
-/// `s`: read-only mode goes to the dispatcher (which refuses and audits, as the command
-/// line's does); a blocking guard refuses here (audited); otherwise the dispatcher asks for
-/// the typed name.
-fn start(state: &mut AppState) -> Vec<Effect> {
-    let Some(plan) = state.actions.plan.as_ref() else {
-        return Vec::new();
-    };
-    let Some(action) = plan.mutating_action() else {
-        let why = plan.start_refused().unwrap_or_default();
-        state.message = Some(Message::warn(format!("Start refused: {why}")));
-        return Vec::new();
-    };
-    if state.actions.running() {
-        state.message = Some(Message::warn(
-            "Start refused: an action already runs from this console",
-        ));
-        return Vec::new();
-    }
-    if state.readonly {
-        return vec![Effect::Gate(action)];
-    }
-    match plan.start_refused() {
-        Some(why) if !plan.guards.shown.is_empty() => vec![Effect::Refuse { action, why }],
-        Some(why) => {
-            state.message = Some(Message::warn(format!("Start refused: {why}")));
-            Vec::new()
-        }
-        None => vec![Effect::Gate(action)],
-    }
-}
-
 /// The dispatcher approved an action: run it when it is still the plan on screen and no
 /// guard blocks now (the guards evaluated again over the latest status).
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     let cluster = approved.action().cluster().to_string();
     on_status_change(state, &cluster);
-    let Some(screen) = state
-        .actions
-        .plan
-        .as_ref()
-        .filter(|p| p.mutating_action().as_ref() == Some(approved.action()))
-    else {
-        return not_run(
-            &approved,
-            "the plan was closed or changed before it was confirmed".to_string(),
-        );
-    };
-    if let Some(why) = screen.start_refused() {
-        state.message = Some(Message::warn(format!("not started: {why}")));
+    let refused = not_approved(
+        state,
+        |s: &AppState| s.actions.plan.as_ref().map(|p| p as &dyn GuardedPlan),
+        approved.action(),
+    );
+    if let Some(why) = refused {
         return not_run(&approved, why);
     }
+    let Some(screen) = state.actions.plan.as_ref() else {
+        return Vec::new();
+    };
     let run = match &screen.plan {
         ActionPlan::Node { plan, .. } => ActionRun::Node(plan.clone()),
         ActionPlan::Etcd { plan: Ok(plan), .. } => ActionRun::Etcd(plan.clone()),

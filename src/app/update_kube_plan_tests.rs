@@ -8,6 +8,7 @@ use super::*;
 use crate::app::action::AppEvent;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::kube_plan::KubePlanScreen;
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::screen::{Pane, Screen};
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
@@ -177,7 +178,10 @@ fn stored_objects_in_removed_apis_need_the_typed_acknowledgement() {
     assert!(removed.reason.contains("flowschemas"), "{}", removed.reason);
     assert_eq!(screen(&state).missing_ack(), Some(REMOVED_APIS_ACK));
     let effects = update(&mut state, Action::StartUpgrade);
-    assert!(effects.is_empty(), "refused: {effects:?}");
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "refused: {effects:?}"
+    );
 
     type_ack(&mut state, "objects in removed API versions");
     assert!(

@@ -1,13 +1,13 @@
 //! The one update step of every plan screen, parameterised by the rollout's kind: open it,
 //! re-evaluate its guards on every status change, move through the steps and the guards, cycle
-//! the target, explain, take the acknowledgement, and Start through the dispatcher. The kind's
+//! the target, explain; the acknowledgement and Start go through the plan screens' one gate. The kind's
 //! own keys go to [`PlanKeys::on_key`]. Pure.
 use super::action::{Action, Effect, StartRollout, not_run};
 use super::message::Message;
 use super::plan_keys::{
-    cycled, explain_selected, move_guard, moved, other_focus, shared_key, take_ack,
+    cycled, explain_selected, move_guard, moved, not_approved, other_focus, plan_key,
 };
-use super::plan_screen::{PlanFocus, RolloutPlanScreen};
+use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
 use super::rollout::RolloutView;
 use super::screen::Screen;
 use super::state::{AppState, PlanSlot};
@@ -137,7 +137,7 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
             return rebuild::<K>(state);
         }
         Action::Explain => explain::<K>(state),
-        Action::StartUpgrade => return start::<K>(state),
+        Action::StartUpgrade => return super::plan_keys::start(state),
         Action::Back => {
             *K::slot_mut(state) = None;
             state.screen = Screen::Cluster(K::BACK);
@@ -145,10 +145,7 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
         action @ (Action::Acknowledge
         | Action::Refresh
         | Action::OpenHelp
-        | Action::OpenCommandLine) => {
-            let (cluster, needs_ack) = (plan.cluster.clone(), plan.missing_ack().is_some());
-            return shared_key(state, &action, cluster, needs_ack);
-        }
+        | Action::OpenCommandLine) => return plan_key(state, &action),
         other => return K::on_key(state, &other).unwrap_or_default(),
     }
     Vec::new()
@@ -181,34 +178,6 @@ fn explain<K: PlanKeys>(state: &mut AppState) {
     explain_selected(state, focus, guard.as_ref(), step.flatten());
 }
 
-/// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
-fn start<K: PlanKeys>(state: &mut AppState) -> Vec<Effect> {
-    let Some(plan) = K::slot(state) else {
-        return Vec::new();
-    };
-    if let Some(why) = plan.start_refused() {
-        state.message = Some(Message::warn(format!("Start refused: {why}")));
-        return Vec::new();
-    }
-    vec![Effect::Gate(K::gate(
-        plan.cluster.clone(),
-        plan.target_text(),
-    ))]
-}
-
-/// Enter on the acknowledgement field: kept only when it is the text the kind asks for.
-pub fn acknowledge<K: PlanKeys>(state: &mut AppState, text: &str) {
-    let Some(needed) = K::slot(state).and_then(|p| p.missing_ack().map(String::from)) else {
-        return;
-    };
-    if take_ack(state, &needed, text) {
-        if let Some(plan) = K::slot_mut(state).as_mut() {
-            plan.guards.acks.push(needed);
-        }
-        evaluate::<K>(state);
-    }
-}
-
 /// The dispatcher approved the plan on screen: start it if it still matches and no guard
 /// blocks now.
 pub fn start_approved<K: PlanKeys>(
@@ -218,22 +187,20 @@ pub fn start_approved<K: PlanKeys>(
     target: String,
 ) -> Vec<Effect> {
     on_status_change::<K>(state, &cluster);
-    let Some(screen) =
-        K::slot(state).filter(|p| p.cluster == cluster && K::target_matches(p, &target))
-    else {
-        return not_run(
-            &approved,
-            "the plan was closed or changed before it was confirmed".to_string(),
-        );
-    };
-    if let Some(why) = screen.start_refused() {
-        state.message = Some(Message::warn(format!("not started: {why}")));
+    let refused = not_approved(
+        state,
+        |s: &AppState| K::slot(s).map(|p| p as &dyn GuardedPlan),
+        approved.action(),
+    );
+    if let Some(why) = refused {
         return not_run(&approved, why);
     }
-    let Ok(plan) = screen.plan.clone() else {
+    let Some(Ok(plan)) = K::slot(state).map(|screen| screen.plan.clone()) else {
         return not_run(&approved, "there is no plan".to_string());
     };
-    let acks = screen.guards.acks.clone();
+    let acks = K::slot(state)
+        .map(|s| s.guards.acks.clone())
+        .unwrap_or_default();
     let mut view = RolloutView::new(placeholder::<K>(&plan));
     view.running = true;
     let starting = format!("starting the {} of {cluster} to {target}", K::WHAT);

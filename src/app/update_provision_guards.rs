@@ -1,10 +1,11 @@
 //! The provision wizard's guards in the update step: the list `provision --plan` prints,
 //! evaluated over the fleet model's live status and again on every status change; moving
-//! through it, `?` on a guard, the typed acknowledgements, and why Start is refused. Pure.
+//! through it and `?` on a guard; its acknowledgement and Start go through the plan screens' one
+//! gate. Pure.
 use super::action::{Action, Effect};
-use super::plan_keys::{acknowledge_into, explain_selected, move_guard, shared_key};
+use super::plan_keys::{explain_selected, move_guard, plan_key};
+use super::plan_screen::AskedPlan;
 use super::plan_screen::PlanFocus;
-use super::provision::PlanState;
 use super::state::{AppState, Overlay};
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 
@@ -15,7 +16,7 @@ pub fn evaluate(state: &mut AppState) -> bool {
     };
     let live = state.fleet.cluster(&w.cluster).filter(|l| l.has_data());
     let guards = match (&w.plan, live) {
-        (PlanState::Ready(plan), Some(live)) => {
+        (AskedPlan::Ready(plan), Some(live)) => {
             let addresses = state
                 .clusters
                 .iter()
@@ -63,10 +64,7 @@ pub fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
             move_guard(&mut w.guards, action, 1)
         }
         Action::Explain => explain(state),
-        Action::Acknowledge | Action::Refresh => {
-            let (cluster, needs_ack) = (w.cluster.clone(), w.guards.missing_ack().is_some());
-            return Some(shared_key(state, action, cluster, needs_ack));
-        }
+        Action::Acknowledge | Action::Refresh => return Some(plan_key(state, action)),
         _ => return None,
     }
     Some(Vec::new())
@@ -84,14 +82,5 @@ fn explain(state: &mut AppState) {
     match guard {
         Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
         None => state.overlay = Some(Overlay::Help { scroll: 0 }),
-    }
-}
-
-/// Enter on the acknowledgement field: kept only when it is the text asked for.
-pub fn acknowledge(state: &mut AppState, text: &str) {
-    if acknowledge_into(state, text, |state| {
-        state.provision.wizard.as_mut().map(|w| &mut w.guards)
-    }) {
-        evaluate(state);
     }
 }

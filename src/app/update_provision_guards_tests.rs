@@ -76,7 +76,11 @@ fn a_failing_quorum_guard_blocks_start_and_follows_the_status() {
     assert_eq!(verdict_of(&s, GuardId::JoinQuorum), GuardVerdict::Fail);
     let w = s.provision.wizard.as_ref().unwrap();
     assert_eq!(w.guards.shown[0].id, GuardId::JoinQuorum, "worst first");
-    assert!(update(&mut s, Action::Provision(ProvisionKey::Start)).is_empty());
+    let effects = update(&mut s, Action::Provision(ProvisionKey::Start));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     assert!(message(&s).contains("guard failing: "), "{}", message(&s));
     assert!(message(&s).contains(GuardId::JoinQuorum.title()));
 
@@ -107,7 +111,11 @@ fn an_even_member_count_waits_for_its_acknowledgement() {
     assert_eq!(verdict_of(&s, GuardId::OddMembers), GuardVerdict::Warn);
     let w = s.provision.wizard.as_ref().unwrap();
     assert_eq!(w.guards.ack_prompt(), Some(EVEN_MEMBERS_ACK));
-    assert!(update(&mut s, Action::Provision(ProvisionKey::Start)).is_empty());
+    let effects = update(&mut s, Action::Provision(ProvisionKey::Start));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     assert!(message(&s).contains(EVEN_MEMBERS_ACK), "{}", message(&s));
 
     acknowledge(&mut s, "an even count");

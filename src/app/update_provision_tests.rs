@@ -313,7 +313,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     answer_plan(&mut s, 1, plan(1), LAB_ENDPOINT);
     assert_eq!(
         s.provision.wizard.as_ref().unwrap().plan,
-        PlanState::Planning(2)
+        AskedPlan::Planning(2)
     );
     let error = "/s/worker.yaml: machine.type is \"controlplane\", not worker";
     event(
@@ -327,7 +327,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     );
     assert_eq!(
         s.provision.wizard.as_ref().unwrap().plan,
-        PlanState::Failed(error.into())
+        AskedPlan::Failed(error.into())
     );
     assert!(update(&mut s, Action::Provision(ProvisionKey::Start)).is_empty());
     assert!(
@@ -340,7 +340,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
 
     let mut s = planned(2);
     update(&mut s, Action::Provision(ProvisionKey::More));
-    assert_eq!(s.provision.wizard.as_ref().unwrap().plan, PlanState::None);
+    assert_eq!(s.provision.wizard.as_ref().unwrap().plan, AskedPlan::None);
 }
 
 #[test]

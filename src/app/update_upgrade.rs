@@ -225,17 +225,6 @@ pub fn set_image(state: &mut AppState, text: &str) {
     }
 }
 
-/// Enter on the acknowledgement field: kept only when it is the text asked for.
-pub fn acknowledge(state: &mut AppState, text: &str) {
-    if state.screen == Screen::CapiUpgrade {
-        super::update_capi_upgrade::acknowledge(state, text)
-    } else if state.screen == Screen::KubernetesPlan {
-        super::update_plan::acknowledge::<Kubernetes>(state, text)
-    } else {
-        super::update_plan::acknowledge::<TalosOs>(state, text)
-    }
-}
-
 /// The dispatcher approved a rollout: start the plan on screen, or resume
 /// the journal shown, if either still matches and no guard blocks now.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {

@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::app::action::AppEvent;
 use crate::app::keymap::{self, KeyContext};
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::{apply, update};
 use crate::app::upgrade_plan::PlanScreen;
@@ -113,7 +114,10 @@ fn start_is_refused_while_a_guard_fails() {
         "worst first"
     );
     let effects = update(&mut state, Action::StartUpgrade);
-    assert!(effects.is_empty(), "{effects:?}");
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     assert!(state.message.unwrap().text.starts_with("Start refused"));
 }
 
@@ -150,7 +154,11 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
         "{:?}",
         plan(&state).guards
     );
-    assert!(update(&mut state, Action::StartUpgrade).is_empty());
+    let effects = update(&mut state, Action::StartUpgrade);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     update(&mut state, Action::Acknowledge);
     assert_eq!(keymap::context(&state), KeyContext::TextField);
     for c in "the API will be down".chars() {
