@@ -315,7 +315,7 @@ fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
     );
     insta::assert_snapshot!(all_renders(&s));
     // Refused (and audited) until acknowledged.
-    let effects = update(&mut s, Action::StartAction);
+    let effects = update(&mut s, Action::StartPlan);
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { why, .. }] if why.contains("acknowledge")),
         "{effects:?}"

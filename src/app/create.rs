@@ -26,8 +26,6 @@ pub enum CreateKey {
     Edit,
     /// Ask the provider for the plan.
     MakePlan,
-    /// The plan, through the dispatcher.
-    Start,
     /// The maintenance certificate fingerprint asked about is the one expected.
     Trust,
     /// It is not: the run stops before applying any config to it.

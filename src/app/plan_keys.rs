@@ -3,66 +3,69 @@
 //! the dispatcher's approval checked against the plan as it stands, and the keys the plan
 //! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
 //! gives its plan through [`GuardedPlan`]. Pure.
-use super::action::{Action, Effect, PollerRequest};
+use super::action::{Action, Effect, PollerRequest, not_run};
 use super::create::CreateStage;
 use super::message::Message;
 use super::plan_screen::{GuardedPlan, PlanFocus, PlanGuards, explain_guard};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
-use crate::approval::MutatingAction;
+use crate::approval::ApprovedAction;
 use crate::upgrade::Guard;
 
-/// The plan on screen, whatever it plans; `None` on a screen without one.
-pub(crate) fn plan_on_screen(state: &AppState) -> Option<&dyn GuardedPlan> {
-    match state.screen {
-        Screen::Action => state.actions.plan.as_ref().map(|p| p as &dyn GuardedPlan),
-        Screen::Create if state.create.stage == CreateStage::Plan => {
-            state.create.wizard.as_ref().map(|p| p as &dyn GuardedPlan)
-        }
-        Screen::ProvisionWizard => state
-            .provision
-            .wizard
-            .as_ref()
-            .map(|p| p as &dyn GuardedPlan),
-        Screen::UpgradePlan => state.upgrade.as_ref().map(|p| p as &dyn GuardedPlan),
-        Screen::KubernetesPlan => state.kube_upgrade.as_ref().map(|p| p as &dyn GuardedPlan),
+/// The plan `screen` shows, whatever it plans; `None` for a screen without one.
+pub(super) fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
+    fn open<P: GuardedPlan>(plan: &mut Option<P>) -> Option<&mut dyn GuardedPlan> {
+        plan.as_mut().map(|p| p as &mut dyn GuardedPlan)
+    }
+    match screen {
+        Screen::Action => open(&mut state.actions.plan),
+        Screen::Create if state.create.stage == CreateStage::Plan => open(&mut state.create.wizard),
+        Screen::ProvisionWizard => open(&mut state.provision.wizard),
+        Screen::UpgradePlan => open(&mut state.upgrade),
+        Screen::KubernetesPlan => open(&mut state.kube_upgrade),
         _ => None,
     }
 }
 
-fn plan_on_screen_mut(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
-    match state.screen {
-        Screen::Action => state
-            .actions
-            .plan
-            .as_mut()
-            .map(|p| p as &mut dyn GuardedPlan),
-        Screen::Create if state.create.stage == CreateStage::Plan => state
-            .create
-            .wizard
-            .as_mut()
-            .map(|p| p as &mut dyn GuardedPlan),
-        Screen::ProvisionWizard => state
-            .provision
-            .wizard
-            .as_mut()
-            .map(|p| p as &mut dyn GuardedPlan),
-        Screen::UpgradePlan => state.upgrade.as_mut().map(|p| p as &mut dyn GuardedPlan),
-        Screen::KubernetesPlan => state
-            .kube_upgrade
-            .as_mut()
-            .map(|p| p as &mut dyn GuardedPlan),
-        _ => None,
-    }
+fn plan_on_screen(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
+    plan_in(state, state.screen)
 }
 
-/// `a`, `r`, `?` and `:` on the plan on screen (see [`shared_key`]).
-pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Vec<Effect> {
-    let Some(plan) = plan_on_screen(state) else {
-        return Vec::new();
-    };
+/// The keys every plan screen answers alike, for the plan on screen: the move keys on its
+/// guards while they have them, `?` on the selected guard (help otherwise), `a`, `s`, `r` (a
+/// poll), help and the command line. `None` for any other key, and on a screen without a plan.
+pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let plan = plan_on_screen(state)?;
     let (cluster, needs_ack) = (plan.cluster().to_string(), plan.missing_ack().is_some());
-    shared_key(state, action, cluster, needs_ack)
+    let guard = plan
+        .guards_focused()
+        .then(|| plan.guards().selected_guard().cloned());
+    match (action, guard) {
+        (
+            Action::MoveUp
+            | Action::MoveDown
+            | Action::MoveFirst
+            | Action::MoveLast
+            | Action::PageUp
+            | Action::PageDown,
+            Some(_),
+        ) => {
+            let page = state.page();
+            if let Some(plan) = plan_on_screen(state) {
+                move_guard(plan.guards_mut(), action, page);
+            }
+        }
+        (Action::Explain, Some(Some(guard))) => {
+            explain_selected(state, PlanFocus::Guards, Some(&guard), None);
+        }
+        (Action::Explain, _) => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        (Action::StartPlan, _) => return Some(start(state)),
+        (Action::Acknowledge | Action::Refresh | Action::OpenHelp | Action::OpenCommandLine, _) => {
+            return Some(shared_key(state, action, cluster, needs_ack));
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
 }
 
 /// Enter on the acknowledgement field: kept only when it is the text the plan on screen asks
@@ -79,7 +82,7 @@ pub(super) fn acknowledge(state: &mut AppState, text: &str) {
     if !take_ack(state, &needed, text) {
         return;
     }
-    if let Some(plan) = plan_on_screen_mut(state) {
+    if let Some(plan) = plan_on_screen(state) {
         plan.guards_mut().acks.push(needed);
     }
     super::update_upgrade::on_status_change(state, &cluster);
@@ -110,22 +113,22 @@ pub(super) fn start(state: &mut AppState) -> Vec<Effect> {
     }
 }
 
-/// Why the dispatcher's approval of `approved` must not run the plan `plan` finds (the one
-/// it was asked for, its guards evaluated again): closed or changed since, or refused by a
-/// guard now; the message line says it.
+/// The dispatcher approved `approved` for the plan `screen` shows: the audited "not run" when
+/// that plan was closed or changed since, or a guard refuses it now (evaluated again first by
+/// the caller); the message line says it. `None` when it may run.
 pub(super) fn not_approved(
     state: &mut AppState,
-    plan: impl for<'a> Fn(&'a AppState) -> Option<&'a dyn GuardedPlan>,
-    approved: &MutatingAction,
-) -> Option<String> {
-    let why = match plan(state) {
-        Some(plan) if plan.approves(approved) => {
+    screen: Screen,
+    approved: &ApprovedAction,
+) -> Option<Vec<Effect>> {
+    let why = match plan_in(state, screen) {
+        Some(plan) if plan.approves(approved.action()) => {
             format!("refused by its guards: {}", plan.start_refused()?)
         }
         _ => "the plan was closed or changed before it was confirmed".to_string(),
     };
     state.message = Some(Message::warn(format!("not started: {why}")));
-    Some(why)
+    Some(not_run(approved, why))
 }
 
 /// The list that gets the keys after `Tab`.

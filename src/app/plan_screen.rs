@@ -42,6 +42,10 @@ pub trait GuardedPlan {
     fn approves(&self, approved: &MutatingAction) -> bool {
         self.approval().as_ref() == Some(approved)
     }
+    /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
+    fn guards_focused(&self) -> bool {
+        true
+    }
     /// The acknowledgement still to type (`a` opens the field for it).
     fn missing_ack(&self) -> Option<&str> {
         self.guards().missing_ack()
@@ -278,6 +282,10 @@ impl<K: PlanKind> GuardedPlan for RolloutPlanScreen<K> {
 
     fn approval(&self) -> Option<MutatingAction> {
         Some(K::gate(self.cluster.clone(), self.target_text()))
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.focus == PlanFocus::Guards
     }
 
     fn missing_ack(&self) -> Option<&str> {

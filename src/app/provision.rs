@@ -32,8 +32,6 @@ pub enum ProvisionKey {
     EditPattern,
     /// Ask the provider for the plan.
     MakePlan,
-    /// Through the dispatcher.
-    Start,
     /// The selected failed VM, through the dispatcher.
     Terminate,
 }
@@ -214,6 +212,10 @@ impl GuardedPlan for Wizard {
 
     fn unready(&self) -> Option<String> {
         self.plan.unready("Enter makes the plan, s then provisions")
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.guards_focused
     }
 
     fn approval(&self) -> Option<MutatingAction> {

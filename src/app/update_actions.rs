@@ -11,8 +11,7 @@ use super::actions::{
     node_choices,
 };
 use super::message::Message;
-use super::plan_keys::{explain_selected, move_guard, moved, not_approved};
-use super::plan_screen::{GuardedPlan, PlanFocus};
+use super::plan_keys::{moved, not_approved, plan_key};
 use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind};
 use super::update_upgrade::other_rollout_read;
@@ -317,34 +316,17 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         .map(|p| p.cluster.clone())
         .unwrap_or_default();
     match action {
-        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
-            if let Some(plan) = state.actions.plan.as_mut() {
-                move_guard(&mut plan.guards, &action, 1);
-            }
-        }
-        Action::Explain => {
-            let guard = state
-                .actions
-                .plan
-                .as_ref()
-                .and_then(|p| p.guards.selected_guard().cloned());
-            explain_selected(state, PlanFocus::Guards, guard.as_ref(), None);
-        }
-        Action::StartAction if state.actions.running() => {
+        Action::StartPlan if state.actions.running() => {
             state.message = Some(Message::warn(
                 "Start refused: an action already runs from this console",
             ));
         }
-        Action::StartAction => return super::plan_keys::start(state),
         Action::Refresh => return refresh(state, cluster),
         Action::Back => {
             state.actions.plan = None;
             state.screen = back(state);
         }
-        Action::Acknowledge | Action::OpenHelp | Action::OpenCommandLine => {
-            return super::plan_keys::plan_key(state, &action);
-        }
-        _ => {}
+        other => return plan_key(state, &other).unwrap_or_default(),
     }
     Vec::new()
 }
@@ -375,13 +357,8 @@ fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     let cluster = approved.action().cluster().to_string();
     on_status_change(state, &cluster);
-    let refused = not_approved(
-        state,
-        |s: &AppState| s.actions.plan.as_ref().map(|p| p as &dyn GuardedPlan),
-        approved.action(),
-    );
-    if let Some(why) = refused {
-        return not_run(&approved, why);
+    if let Some(refused) = not_approved(state, Screen::Action, &approved) {
+        return refused;
     }
     let Some(screen) = state.actions.plan.as_ref() else {
         return Vec::new();

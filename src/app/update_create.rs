@@ -2,15 +2,15 @@
 //! planner, Start through the dispatcher, the fingerprint answers, and the runner's events
 //! folded into the progress screen; an unfinished create's journal fills the wizard so its run
 //! resumes. Pure: IO is asked for as effects and answered as events.
-use super::action::{Action, Effect, not_run};
+use super::action::{Action, Effect};
 use super::actions::ActionRun;
 use super::create::{
     CreateEffect, CreateField, CreateKey, CreateStage, CreateUpdate, CreateWizard,
     MAX_CONTROLPLANES, MAX_WORKERS,
 };
 use super::message::Message;
-use super::plan_keys::{explain_selected, move_guard, moved, not_approved, plan_key};
-use super::plan_screen::{AskedPlan, GuardedPlan, PlanFocus, PlanGuards};
+use super::plan_keys::{moved, not_approved, plan_key};
+use super::plan_screen::{AskedPlan, PlanGuards};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
@@ -192,27 +192,13 @@ pub fn submit_text(state: &mut AppState, text: &str) {
 }
 
 fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let Some(w) = state.create.wizard.as_mut() else {
+    if state.create.wizard.is_none() {
         state.screen = Screen::Fleet;
         return Vec::new();
-    };
+    }
     match action {
-        Action::MoveDown | Action::MoveUp | Action::MoveFirst | Action::MoveLast => {
-            move_guard(&mut w.guards, &action, 1);
-        }
-        Action::Explain => {
-            let guard = w.guards.selected_guard().cloned();
-            match guard {
-                Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
-                None => state.overlay = Some(Overlay::Help { scroll: 0 }),
-            }
-        }
-        Action::Create(CreateKey::Start) => return super::plan_keys::start(state),
         Action::Back => state.create.stage = CreateStage::Form,
-        Action::Acknowledge | Action::OpenHelp | Action::OpenCommandLine => {
-            return plan_key(state, &action);
-        }
-        _ => {}
+        other => return plan_key(state, &other).unwrap_or_default(),
     }
     Vec::new()
 }
@@ -257,13 +243,8 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
 /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
 /// still allow it.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let refused = not_approved(
-        state,
-        |s: &AppState| s.create.wizard.as_ref().map(|w| w as &dyn GuardedPlan),
-        approved.action(),
-    );
-    if let Some(why) = refused {
-        return not_run(&approved, why);
+    if let Some(refused) = not_approved(state, Screen::Create, &approved) {
+        return refused;
     }
     let Some((w, Some(plan))) = state.create.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
         return Vec::new();

@@ -201,7 +201,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
         crate::guards::Verdict::Warn,
         "worst first"
     );
-    let effects = key(&mut s, CreateKey::Start);
+    let effects = act(&mut s, Action::StartPlan);
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"
@@ -218,7 +218,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     );
     s.input.as_mut().unwrap().text = crate::provision::guards::EVEN_MEMBERS_ACK.into();
     act(&mut s, Action::Submit);
-    let effects = key(&mut s, CreateKey::Start);
+    let effects = act(&mut s, Action::StartPlan);
     assert!(
         matches!(effects.as_slice(), [Effect::Gate(a)] if *a == p.action()),
         "{effects:?}"
@@ -238,7 +238,7 @@ fn a_failing_name_guard_refuses_start() {
         Arc::new(Config::parse(Path::new("/t/taloscope.yaml"), CONFIG).expect("config"));
     key(&mut s, CreateKey::Open);
     planned(&mut s, 3);
-    let effects = key(&mut s, CreateKey::Start);
+    let effects = act(&mut s, Action::StartPlan);
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"

@@ -4,10 +4,8 @@
 //! own keys go to [`PlanKeys::on_key`]. Pure.
 use super::action::{Action, Effect, StartRollout, not_run};
 use super::message::Message;
-use super::plan_keys::{
-    cycled, explain_selected, move_guard, moved, not_approved, other_focus, plan_key,
-};
-use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
+use super::plan_keys::{cycled, explain_selected, moved, not_approved, other_focus, plan_key};
+use super::plan_screen::{PlanFocus, RolloutPlanScreen};
 use super::rollout::RolloutView;
 use super::screen::Screen;
 use super::state::{AppState, PlanSlot};
@@ -128,7 +126,13 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
         | Action::MoveFirst
         | Action::MoveLast
         | Action::PageUp
-        | Action::PageDown => move_selection(plan, &action, page),
+        | Action::PageDown
+            if plan.focus == PlanFocus::Nodes =>
+        {
+            if let Some(to) = moved(plan.steps_len(), plan.step_index(), &action, page) {
+                plan.step = plan.steps().get(to).map(|s| K::step_key(to, s));
+            }
+        }
         Action::NextPane => plan.focus = other_focus(plan.focus),
         Action::NextTarget | Action::PreviousTarget => {
             if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
@@ -136,46 +140,30 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
             }
             return rebuild::<K>(state);
         }
-        Action::Explain => explain::<K>(state),
-        Action::StartUpgrade => return super::plan_keys::start(state),
+        Action::Explain if plan.focus == PlanFocus::Nodes => explain_step::<K>(state),
         Action::Back => {
             *K::slot_mut(state) = None;
             state.screen = Screen::Cluster(K::BACK);
         }
-        action @ (Action::Acknowledge
-        | Action::Refresh
-        | Action::OpenHelp
-        | Action::OpenCommandLine) => return plan_key(state, &action),
-        other => return K::on_key(state, &other).unwrap_or_default(),
+        other => {
+            return plan_key(state, &other)
+                .or_else(|| K::on_key(state, &other))
+                .unwrap_or_default();
+        }
     }
     Vec::new()
 }
 
-fn move_selection<K: PlanKeys>(plan: &mut RolloutPlanScreen<K>, action: &Action, page: usize) {
-    match plan.focus {
-        PlanFocus::Nodes => {
-            if let Some(to) = moved(plan.steps_len(), plan.step_index(), action, page) {
-                plan.step = plan.steps().get(to).map(|s| K::step_key(to, s));
-            }
-        }
-        PlanFocus::Guards => move_guard(&mut plan.guards, action, page),
-    }
-}
-
-fn explain<K: PlanKeys>(state: &mut AppState) {
+/// `?` on a step: its title and what happens to it (why there is no plan, without one).
+fn explain_step<K: PlanKeys>(state: &mut AppState) {
     let Some(plan) = K::slot(state) else {
         return;
     };
-    let (focus, guard, i) = (
-        plan.focus,
-        plan.guards.selected_guard().cloned(),
-        plan.step_index(),
-    );
-    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
-        Ok(p) => K::explain_step(p, i),
+    let step = match &plan.plan {
+        Ok(p) => K::explain_step(p, plan.step_index()),
         Err(e) => Some(("no plan".to_string(), e.clone())),
-    });
-    explain_selected(state, focus, guard.as_ref(), step.flatten());
+    };
+    explain_selected(state, PlanFocus::Nodes, None, step);
 }
 
 /// The dispatcher approved the plan on screen: start it if it still matches and no guard
@@ -187,13 +175,8 @@ pub fn start_approved<K: PlanKeys>(
     target: String,
 ) -> Vec<Effect> {
     on_status_change::<K>(state, &cluster);
-    let refused = not_approved(
-        state,
-        |s: &AppState| K::slot(s).map(|p| p as &dyn GuardedPlan),
-        approved.action(),
-    );
-    if let Some(why) = refused {
-        return not_run(&approved, why);
+    if let Some(refused) = not_approved(state, K::SCREEN, &approved) {
+        return refused;
     }
     let Some(Ok(plan)) = K::slot(state).map(|screen| screen.plan.clone()) else {
         return not_run(&approved, "there is no plan".to_string());

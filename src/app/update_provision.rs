@@ -5,7 +5,7 @@
 use super::action::{Action, Effect, not_run};
 use super::message::Message;
 use super::plan_keys::not_approved;
-use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
+use super::plan_screen::{AskedPlan, PlanGuards};
 use super::provision::{
     Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
     ProvisionView, SourceList, Wizard,
@@ -204,13 +204,10 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
                 request,
             });
         }
-        Action::Provision(ProvisionKey::Start) => return super::plan_keys::start(state),
         Action::Back => {
             state.provision.wizard = None;
             state.screen = Screen::Cluster(Pane::Nodes);
         }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     if changed && let Some(w) = state.provision.wizard.as_mut() {
@@ -304,13 +301,8 @@ pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     match approved.action() {
         MutatingAction::Provision { .. } => {
-            let refused = not_approved(
-                state,
-                |s: &AppState| s.provision.wizard.as_ref().map(|w| w as &dyn GuardedPlan),
-                approved.action(),
-            );
-            if let Some(why) = refused {
-                return not_run(&approved, why);
+            if let Some(refused) = not_approved(state, Screen::ProvisionWizard, &approved) {
+                return refused;
             }
             let Some((w, Some(plan))) =
                 state.provision.wizard.as_ref().map(|w| (w, w.plan.ready()))

@@ -3,10 +3,9 @@
 //! through it and `?` on a guard; its acknowledgement and Start go through the plan screens' one
 //! gate. Pure.
 use super::action::{Action, Effect};
-use super::plan_keys::{explain_selected, move_guard, plan_key};
+use super::plan_keys::plan_key;
 use super::plan_screen::AskedPlan;
-use super::plan_screen::PlanFocus;
-use super::state::{AppState, Overlay};
+use super::state::AppState;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 
 /// Evaluates the open wizard's guards again over live status. Returns whether they changed.
@@ -52,35 +51,13 @@ pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
     shown && evaluate(state)
 }
 
-/// The wizard's guard keys: Tab, moves while the guards have them, `?`, `a` and `r`. `None`
-/// when the key is not one of them.
+/// The wizard's guard keys: Tab between the request's fields and the guards, then every plan
+/// screen's keys (moves while the guards have them). `None` for any other key.
 pub fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
     let w = state.provision.wizard.as_mut()?;
-    match action {
-        Action::NextPane => w.guards_focused = !w.guards_focused,
-        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast
-            if w.guards_focused =>
-        {
-            move_guard(&mut w.guards, action, 1)
-        }
-        Action::Explain => explain(state),
-        Action::Acknowledge | Action::Refresh => return Some(plan_key(state, action)),
-        _ => return None,
+    if matches!(action, Action::NextPane) {
+        w.guards_focused = !w.guards_focused;
+        return Some(Vec::new());
     }
-    Some(Vec::new())
-}
-
-/// `?`: the selected guard explained in the upgrade plan's overlay while the guards have the
-/// keys; the help otherwise.
-fn explain(state: &mut AppState) {
-    let guard = state
-        .provision
-        .wizard
-        .as_ref()
-        .filter(|w| w.guards_focused)
-        .and_then(|w| w.guards.selected_guard().cloned());
-    match guard {
-        Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
-        None => state.overlay = Some(Overlay::Help { scroll: 0 }),
-    }
+    plan_key(state, action)
 }

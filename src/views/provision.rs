@@ -196,7 +196,7 @@ impl Widget for &ProvisionWizardView<'_> {
 
         let (lines, status) = self.plan(w);
         let checks = if ready {
-            Ok(ChecksPane::of(w, w.guards_focused, NO_GUARDS_YET))
+            Ok(ChecksPane::of(w, NO_GUARDS_YET))
         } else {
             Err(status)
         };

@@ -265,7 +265,7 @@ impl Widget for &ActionPlanView<'_> {
         // No guard yet: the reason Start is refused says what is still awaited (the node's
         // survey, the plan's own error), never "no status" while there is one.
         let waiting = screen.start_refused();
-        let checks = ChecksPane::of(screen, true, waiting.as_deref().unwrap_or(NO_GUARDS_YET));
+        let checks = ChecksPane::of(screen, waiting.as_deref().unwrap_or(NO_GUARDS_YET));
         checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
     }
 }

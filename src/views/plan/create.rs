@@ -87,7 +87,7 @@ impl Widget for &CreatePlanView<'_> {
         };
         let checks = match last {
             Some(status) => Err(status),
-            None => Ok(ChecksPane::of(w, true, NO_GUARDS_YET)),
+            None => Ok(ChecksPane::of(w, NO_GUARDS_YET)),
         };
         let plan = WizardPlan {
             title,

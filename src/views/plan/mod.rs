@@ -104,13 +104,13 @@ pub(super) struct ChecksPane<'a> {
 }
 
 impl<'a> ChecksPane<'a> {
-    /// The checks of `plan`: its guards (`active` when they have the move keys; `empty` said
-    /// while none was evaluated), the acknowledgement it prompts for, why Start is refused, and
-    /// what the typed confirmation asks the name of.
-    pub(super) fn of(plan: &'a dyn GuardedPlan, active: bool, empty: &'a str) -> ChecksPane<'a> {
+    /// The checks of `plan`: its guards (`empty` said while none was evaluated), the
+    /// acknowledgement it prompts for, why Start is refused, and what the typed confirmation
+    /// asks the name of.
+    pub(super) fn of(plan: &'a dyn GuardedPlan, empty: &'a str) -> ChecksPane<'a> {
         ChecksPane {
             guards: plan.guards(),
-            active,
+            active: plan.guards_focused(),
             empty,
             ack_prompt: plan.ack_prompt(),
             refused: plan.start_refused(),
@@ -323,7 +323,7 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
         let title = K::steps_title(screen);
         render_step_pane(self.look, title, steps_active, table, steps_area, buf);
 
-        let checks = ChecksPane::of(screen, screen.focus == PlanFocus::Guards, NO_GUARDS_YET);
+        let checks = ChecksPane::of(screen, NO_GUARDS_YET);
         checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
     }
 }
