@@ -274,6 +274,14 @@ impl GuardedPlan for ActionPlanScreen {
         }
     }
 
+    fn read_guards(&mut self, state: &super::state::AppState) {
+        let other = super::update_upgrade::other_rollout_read(state, &self.cluster);
+        let tree = super::queries::tree_of(state, &self.cluster);
+        if let Some(live) = state.fleet.cluster(&self.cluster) {
+            self.evaluate(&live.status, &other, tree.as_ref());
+        }
+    }
+
     fn approval(&self) -> Option<MutatingAction> {
         match &self.plan {
             ActionPlan::Node { plan, .. } => Some(MutatingAction::Node {

@@ -229,6 +229,9 @@ impl GuardedPlan for CreateWizard {
         self.plan.unready("Enter makes the plan")
     }
 
+    /// The planner evaluated them with the plan; a new plan reads them again.
+    fn read_guards(&mut self, _: &super::state::AppState) {}
+
     fn approval(&self) -> Option<MutatingAction> {
         self.ready_plan().map(CreatePlan::action)
     }

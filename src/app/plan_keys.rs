@@ -85,9 +85,32 @@ pub(super) fn acknowledge(state: &mut AppState, text: &str) {
     if let Some(plan) = plan_on_screen(state) {
         plan.guards_mut().acks.push(needed);
     }
-    super::update_upgrade::on_status_change(state, &cluster);
-    super::update_provision_guards::on_status_change(state, &cluster);
-    super::update_actions::on_status_change(state, &cluster);
+    read_guards(state, Some(&cluster));
+}
+
+/// The open plans of `cluster` (every open plan, with `None`) read their guards again over
+/// live status; whether what one shows changed.
+pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
+    fn again<P: GuardedPlan>(
+        state: &mut AppState,
+        slot: impl Fn(&mut AppState) -> &mut Option<P>,
+        cluster: Option<&str>,
+    ) -> bool {
+        let Some(mut plan) = slot(state).take_if(|p| cluster.is_none_or(|c| p.cluster() == c))
+        else {
+            return false;
+        };
+        let before = (plan.guards().shown.clone(), plan.approval());
+        plan.read_guards(state);
+        let changed = before != (plan.guards().shown.clone(), plan.approval());
+        *slot(state) = Some(plan);
+        changed
+    }
+    let actions = again(state, |s| &mut s.actions.plan, cluster);
+    let provision = again(state, |s| &mut s.provision.wizard, cluster);
+    let talos = again(state, |s| &mut s.upgrade, cluster);
+    let kube = again(state, |s| &mut s.kube_upgrade, cluster);
+    actions || provision || talos || kube
 }
 
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the

@@ -6,6 +6,7 @@ use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
 use super::screen::{Pane, Screen};
+use super::state::AppState;
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
@@ -36,6 +37,8 @@ pub trait GuardedPlan {
     fn guards_mut(&mut self) -> &mut PlanGuards;
     /// Why the plan itself cannot start (not read, not made, failed), before any guard.
     fn unready(&self) -> Option<String>;
+    /// Its guards read again over live status and whatever else the kind looks at.
+    fn read_guards(&mut self, state: &AppState);
     /// What Start asks the dispatcher to approve; `None` while there is no plan.
     fn approval(&self) -> Option<MutatingAction>;
     /// Whether an approval the dispatcher gave is for this plan as it stands.
@@ -277,6 +280,14 @@ impl<K: PlanKind> GuardedPlan for RolloutPlanScreen<K> {
         match &self.plan {
             Err(e) => Some(e.clone()),
             Ok(_) => K::refused_first(self),
+        }
+    }
+
+    fn read_guards(&mut self, state: &AppState) {
+        let other = super::update_upgrade::other_rollout(state, &self.cluster);
+        if let Some(live) = state.fleet.cluster(&self.cluster) {
+            let owner = state.fleet.capi.owner(&self.cluster);
+            self.evaluate(&live.status, other.as_ref(), owner);
         }
     }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::opennebula::auth::OneEnvironment;
+use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
 use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
@@ -216,6 +217,28 @@ impl GuardedPlan for Wizard {
 
     fn guards_focused(&self) -> bool {
         self.guards_focused
+    }
+
+    /// The list `provision --plan` prints, over the fleet model's live status.
+    fn read_guards(&mut self, state: &super::state::AppState) {
+        let live = state.fleet.cluster(&self.cluster).filter(|l| l.has_data());
+        let guards = match (&self.plan, live) {
+            (AskedPlan::Ready(plan), Some(live)) => {
+                let addresses = (state.clusters.iter().find(|c| c.name == self.cluster))
+                    .map(cluster_addresses)
+                    .unwrap_or_default();
+                guards_over_status(
+                    plan,
+                    &state.provision.config,
+                    &addresses,
+                    &live.status,
+                    self.machine_config_endpoint.as_deref(),
+                    state.fleet.capi.owner(&self.cluster),
+                )
+            }
+            _ => Vec::new(),
+        };
+        self.guards.set(guards);
     }
 
     fn approval(&self) -> Option<MutatingAction> {

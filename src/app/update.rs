@@ -244,12 +244,8 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     let mut redraw = panes::on_fleet_event(state, event);
     redraw |= upgrade::on_status_change(state, &cluster);
     if capi {
-        redraw |= upgrade::on_capi_change(state);
-        redraw |= super::update_capi::on_capi_change(state);
-        redraw |= super::update_provision_guards::evaluate(state);
+        redraw |= super::plan_keys::read_guards(state, None);
     }
-    redraw |= super::update_provision_guards::on_status_change(state, &cluster);
-    redraw |= super::update_actions::on_status_change(state, &cluster);
     redraw |= super::update_checklist::on_status_change(state, &cluster);
     redraw
 }

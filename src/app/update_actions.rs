@@ -11,10 +11,9 @@ use super::actions::{
     node_choices,
 };
 use super::message::Message;
-use super::plan_keys::{moved, not_approved, plan_key};
+use super::plan_keys::{moved, not_approved, plan_key, read_guards};
 use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind};
-use super::update_upgrade::other_rollout_read;
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::etcd_maintenance::EtcdRequest;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
@@ -284,24 +283,7 @@ pub(super) fn show_plan(state: &mut AppState, screen: ActionPlanScreen) {
     state.actions.plan = Some(screen);
     state.screen = Screen::Action;
     state.message = None;
-    on_status_change(state, &cluster);
-}
-
-/// Re-evaluates the open plan's guards when `cluster`'s status changed; true when what the
-/// plan shows changed.
-pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    let other = other_rollout_read(state, cluster);
-    let Some(mut screen) = state.actions.plan.take_if(|p| p.cluster == cluster) else {
-        return false;
-    };
-    let before = (screen.guards.shown.clone(), screen.title());
-    let tree = super::queries::tree_of(state, cluster);
-    if let Some(live) = state.fleet.cluster(cluster) {
-        screen.evaluate(&live.status, &other, tree.as_ref());
-    }
-    let changed = before != (screen.guards.shown.clone(), screen.title());
-    state.actions.plan = Some(screen);
-    changed
+    read_guards(state, Some(&cluster));
 }
 
 /// Keys on the action screen: the plan's while one is open, else the progress's.
@@ -356,7 +338,7 @@ fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
 /// guard blocks now (the guards evaluated again over the latest status).
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     let cluster = approved.action().cluster().to_string();
-    on_status_change(state, &cluster);
+    read_guards(state, Some(&cluster));
     if let Some(refused) = not_approved(state, Screen::Action, &approved) {
         return refused;
     }
@@ -441,7 +423,7 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
                 && plan.node == node
             {
                 *slot = Some(survey.unwrap_or_else(|e| unread(plan, e)));
-                on_status_change(state, &cluster);
+                read_guards(state, Some(&cluster));
             }
         }
         ActionUpdate::DeletePlanned { cluster, plan } => {

@@ -4,12 +4,14 @@
 //! own keys go to [`PlanKeys::on_key`]. Pure.
 use super::action::{Action, Effect, StartRollout, not_run};
 use super::message::Message;
-use super::plan_keys::{cycled, explain_selected, moved, not_approved, other_focus, plan_key};
-use super::plan_screen::{PlanFocus, RolloutPlanScreen};
+use super::plan_keys::{
+    cycled, explain_selected, moved, not_approved, other_focus, plan_key, read_guards,
+};
+use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
 use super::rollout::RolloutView;
 use super::screen::Screen;
 use super::state::{AppState, PlanSlot};
-use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
+use super::update_upgrade::{unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
 use crate::rollout::RolloutSummary;
 
@@ -49,8 +51,7 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
     }
     match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
         Ok(mut plan) => {
-            let owner = state.fleet.capi.owner(&cluster);
-            plan.evaluate(&live.status, other_rollout(state, &cluster).as_ref(), owner);
+            plan.read_guards(state);
             *K::slot_mut(state) = Some(plan);
             state.screen = K::SCREEN;
             state.message = None;
@@ -60,34 +61,6 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
             state.message = Some(Message::warn(e));
             Vec::new()
         }
-    }
-}
-
-/// Re-evaluates the open plan's guards when `cluster`'s status changed. Returns whether
-/// anything the plan shows changed.
-pub fn on_status_change<K: PlanKeys>(state: &mut AppState, cluster: &str) -> bool {
-    let other = other_rollout(state, cluster);
-    let Some(mut plan) = K::slot_mut(state).take_if(|p| p.cluster == cluster) else {
-        return false;
-    };
-    let before = plan.guards.shown.clone();
-    if let Some(live) = state.fleet.cluster(cluster) {
-        plan.evaluate(
-            &live.status,
-            other.as_ref(),
-            state.fleet.capi.owner(cluster),
-        );
-    }
-    let changed = plan.guards.shown != before;
-    *K::slot_mut(state) = Some(plan);
-    changed
-}
-
-/// Re-evaluates the open plan's guards when what the management clusters say changed.
-pub fn on_capi_change<K: PlanKeys>(state: &mut AppState) -> bool {
-    match K::slot(state).map(|p| p.cluster.clone()) {
-        Some(cluster) => on_status_change::<K>(state, &cluster),
-        None => false,
     }
 }
 
@@ -102,15 +75,8 @@ pub fn rebuild<K: PlanKeys>(state: &mut AppState) -> Vec<Effect> {
         }
         *K::slot_mut(state) = Some(plan);
     }
-    on_status_change::<K>(state, &cluster);
+    read_guards(state, Some(&cluster));
     K::after_rebuild(state)
-}
-
-/// Re-evaluates the open plan's guards (after an edit).
-pub fn evaluate<K: PlanKeys>(state: &mut AppState) {
-    if let Some(cluster) = K::slot(state).map(|p| p.cluster.clone()) {
-        on_status_change::<K>(state, &cluster);
-    }
 }
 
 /// Keys on a plan screen.
@@ -174,7 +140,7 @@ pub fn start_approved<K: PlanKeys>(
     cluster: String,
     target: String,
 ) -> Vec<Effect> {
-    on_status_change::<K>(state, &cluster);
+    read_guards(state, Some(&cluster));
     if let Some(refused) = not_approved(state, K::SCREEN, &approved) {
         return refused;
     }

@@ -381,7 +381,7 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
                     Err(e) => AskedPlan::Failed(e),
                 };
                 w.machine_config_endpoint = machine_config_endpoint;
-                guards::evaluate(state);
+                super::plan_keys::read_guards(state, Some(&cluster));
             }
         }
         ProvisionUpdate::Run {
