@@ -14,7 +14,7 @@ use crate::operation::forget::{ForgetPlan, forget_guards};
 use crate::operation::progress::OperationProgress;
 use crate::rollout::LeaseReading;
 
-use super::plan_screen::{GuardedPlan, PlanGuards};
+use super::plan_screen::{GuardedPlan, PlanGuards, cluster_and_guards};
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,17 +243,7 @@ impl ActionPlanScreen {
 }
 
 impl GuardedPlan for ActionPlanScreen {
-    fn cluster(&self) -> &str {
-        &self.cluster
-    }
-
-    fn guards(&self) -> &PlanGuards {
-        &self.guards
-    }
-
-    fn guards_mut(&mut self) -> &mut PlanGuards {
-        &mut self.guards
-    }
+    cluster_and_guards!();
 
     fn unready(&self) -> Option<String> {
         match &self.plan {

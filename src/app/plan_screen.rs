@@ -64,6 +64,25 @@ pub trait GuardedPlan {
     }
 }
 
+/// The accessors of [`GuardedPlan`] for a plan screen that holds its `cluster` and `guards`
+/// as fields of those names.
+macro_rules! cluster_and_guards {
+    () => {
+        fn cluster(&self) -> &str {
+            &self.cluster
+        }
+
+        fn guards(&self) -> &$crate::app::plan_screen::PlanGuards {
+            &self.guards
+        }
+
+        fn guards_mut(&mut self) -> &mut $crate::app::plan_screen::PlanGuards {
+            &mut self.guards
+        }
+    };
+}
+pub(crate) use cluster_and_guards;
+
 /// A plan asked of a planner (the provider, the CLI's own) and answered later.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AskedPlan<P> {
@@ -264,17 +283,7 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
 }
 
 impl<K: PlanKind> GuardedPlan for RolloutPlanScreen<K> {
-    fn cluster(&self) -> &str {
-        &self.cluster
-    }
-
-    fn guards(&self) -> &PlanGuards {
-        &self.guards
-    }
-
-    fn guards_mut(&mut self) -> &mut PlanGuards {
-        &mut self.guards
-    }
+    cluster_and_guards!();
 
     fn unready(&self) -> Option<String> {
         match &self.plan {

@@ -10,7 +10,7 @@ use crate::opennebula::auth::OneEnvironment;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
-use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
+use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards, cluster_and_guards};
 use crate::approval::{ApprovedAction, MutatingAction};
 
 /// Most VMs one wizard asks for.
@@ -199,17 +199,7 @@ impl Wizard {
 }
 
 impl GuardedPlan for Wizard {
-    fn cluster(&self) -> &str {
-        &self.cluster
-    }
-
-    fn guards(&self) -> &PlanGuards {
-        &self.guards
-    }
-
-    fn guards_mut(&mut self) -> &mut PlanGuards {
-        &mut self.guards
-    }
+    cluster_and_guards!();
 
     fn unready(&self) -> Option<String> {
         self.plan.unready("Enter makes the plan, s then provisions")
