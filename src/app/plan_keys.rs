@@ -13,7 +13,7 @@ use crate::approval::ApprovedAction;
 use crate::upgrade::Guard;
 
 /// The plan `screen` shows, whatever it plans; `None` for a screen without one.
-pub(super) fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
+fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
     fn open<P: GuardedPlan>(plan: &mut Option<P>) -> Option<&mut dyn GuardedPlan> {
         plan.as_mut().map(|p| p as &mut dyn GuardedPlan)
     }
@@ -116,7 +116,7 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
 /// command line's does); a guard that blocks refuses here, audited; a plan not made or read
 /// yet says why; otherwise the dispatcher asks for the typed name.
-pub(super) fn start(state: &mut AppState) -> Vec<Effect> {
+fn start(state: &mut AppState) -> Vec<Effect> {
     let Some(plan) = plan_on_screen(state) else {
         return Vec::new();
     };
