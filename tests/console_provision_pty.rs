@@ -172,5 +172,12 @@ fn a_cluster_cluster_api_owns_is_refused_by_capi_owned_in_the_wizard() {
     assert!(status.success(), "exit status {status:?}");
     let audit =
         std::fs::read_to_string(home.path().join("taloscope-state/audit.log")).unwrap_or_default();
-    assert!(!audit.contains("provision"), "nothing was asked: {audit}");
+    // The refusal is audited (as every plan screen's and the command line's are); nothing
+    // was confirmed or started.
+    assert!(
+        audit.contains("outcome=\"refused: guard failing: not owned by Cluster API\"")
+            && !audit.contains("confirmed")
+            && !audit.contains("started"),
+        "only the refusal: {audit}"
+    );
 }

@@ -8,6 +8,7 @@ mod view_support;
 
 use std::time::Instant;
 
+use taloscope::app::plan_screen::GuardedPlan;
 use taloscope::app::screen::Screen;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
@@ -314,7 +315,7 @@ fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
     );
     insta::assert_snapshot!(all_renders(&s));
     // Refused (and audited) until acknowledged.
-    let effects = update(&mut s, Action::StartAction);
+    let effects = update(&mut s, Action::StartPlan);
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { why, .. }] if why.contains("acknowledge")),
         "{effects:?}"
@@ -420,7 +421,7 @@ fn capi_scale_progress() {
     let mut s = scale_planned('3');
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let action = s.actions.plan.as_ref().unwrap().mutating_action().unwrap();
+    let action = s.actions.plan.as_ref().unwrap().approval().unwrap();
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("a confirmation")
     };

@@ -97,8 +97,8 @@ pub enum Action {
     Acknowledge,
     /// `?` on the plan: explain the selected guard or step.
     Explain,
-    /// Plan screen: ask the dispatcher to start the rollout.
-    StartUpgrade,
+    /// `s` on a plan screen: start the plan through the one gate.
+    StartPlan,
     /// Progress pane: pause after the current node.
     PauseRollout,
     /// Progress pane: resume a paused rollout, or one found in a journal
@@ -113,8 +113,6 @@ pub enum Action {
     Provision(super::provision::ProvisionKey),
     /// `a`: the actions on the selected node or etcd member.
     OpenActions,
-    /// `s` on an action's plan: ask the dispatcher to run it.
-    StartAction,
     /// Action progress: cancel the running node or etcd action after its current step.
     CancelAction,
     /// The log view and how it opens (see `update_logs`).

@@ -14,7 +14,7 @@ use crate::operation::forget::{ForgetPlan, forget_guards};
 use crate::operation::progress::OperationProgress;
 use crate::rollout::LeaseReading;
 
-use super::plan_screen::PlanGuards;
+use super::plan_screen::{GuardedPlan, PlanGuards, cluster_and_guards};
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,28 +175,9 @@ impl ActionPlanScreen {
         }
     }
 
-    /// What the dispatcher is asked to approve; `None` while there is no plan.
-    pub fn mutating_action(&self) -> Option<MutatingAction> {
-        match &self.plan {
-            ActionPlan::Node { plan, .. } => Some(MutatingAction::Node {
-                cluster: plan.cluster.clone(),
-                node: plan.node.clone(),
-                operation: plan.operation.clone(),
-            }),
-            ActionPlan::Etcd { plan, .. } => plan.as_ref().ok().map(EtcdPlan::mutating_action),
-            ActionPlan::CapiFix { plan, .. } => plan.as_ref().ok().map(|p| p.mutating_action()),
-            ActionPlan::Delete { plan, .. } => plan
-                .as_ref()
-                .and_then(|p| p.as_ref().ok())
-                .map(DeletePlan::action),
-            ActionPlan::CapiScale(p) => p.prepared().map(|p| p.plan.action()),
-            ActionPlan::Forget { plan, .. } => plan.as_ref().ok().map(ForgetPlan::action),
-        }
-    }
-
     /// The screen's title: the action in the operator's words.
     pub fn title(&self) -> String {
-        match (&self.plan, self.mutating_action()) {
+        match (&self.plan, self.approval()) {
             (ActionPlan::Delete { .. }, Some(action)) => {
                 format!(
                     "delete cluster {}: {}",
@@ -259,34 +240,54 @@ impl ActionPlanScreen {
         };
         self.guards.set(guards);
     }
+}
 
-    /// Why Start is refused, or `None` when it is offered.
-    pub fn start_refused(&self) -> Option<String> {
+impl GuardedPlan for ActionPlanScreen {
+    cluster_and_guards!();
+
+    fn unready(&self) -> Option<String> {
         match &self.plan {
             ActionPlan::Node { survey: None, .. } => {
-                return Some("reading the node's pods and services first".into());
+                Some("reading the node's pods and services first".into())
             }
             ActionPlan::Etcd { plan: Err(e), .. }
             | ActionPlan::CapiFix { plan: Err(e), .. }
-            | ActionPlan::Forget { plan: Err(e), .. } => {
-                return Some(e.clone());
-            }
-            ActionPlan::Delete { plan: None, .. } => {
-                return Some(
-                    "reading the cluster's create journal, provider and rollout Lease first".into(),
-                );
-            }
-            ActionPlan::Delete {
+            | ActionPlan::Forget { plan: Err(e), .. }
+            | ActionPlan::Delete {
                 plan: Some(Err(e)), ..
-            } => return Some(e.clone()),
-            ActionPlan::CapiScale(p) => {
-                if let Some(why) = super::capi_scale::unready(p) {
-                    return Some(why);
-                }
-            }
-            _ => {}
+            } => Some(e.clone()),
+            ActionPlan::Delete { plan: None, .. } => Some(
+                "reading the cluster's create journal, provider and rollout Lease first".into(),
+            ),
+            ActionPlan::CapiScale(p) => super::capi_scale::unready(p),
+            _ => None,
         }
-        self.guards.refusal(&self.cluster)
+    }
+
+    fn read_guards(&mut self, state: &super::state::AppState) {
+        let other = super::update_upgrade::other_rollout_read(state, &self.cluster);
+        let tree = super::queries::tree_of(state, &self.cluster);
+        if let Some(live) = state.fleet.cluster(&self.cluster) {
+            self.evaluate(&live.status, &other, tree.as_ref());
+        }
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        match &self.plan {
+            ActionPlan::Node { plan, .. } => Some(MutatingAction::Node {
+                cluster: plan.cluster.clone(),
+                node: plan.node.clone(),
+                operation: plan.operation.clone(),
+            }),
+            ActionPlan::Etcd { plan, .. } => plan.as_ref().ok().map(EtcdPlan::mutating_action),
+            ActionPlan::CapiFix { plan, .. } => plan.as_ref().ok().map(|p| p.mutating_action()),
+            ActionPlan::Delete { plan, .. } => plan
+                .as_ref()
+                .and_then(|p| p.as_ref().ok())
+                .map(DeletePlan::action),
+            ActionPlan::CapiScale(p) => p.prepared().map(|p| p.plan.action()),
+            ActionPlan::Forget { plan, .. } => plan.as_ref().ok().map(ForgetPlan::action),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::action::{Action, AppEvent};
 use crate::app::keymap;
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::{Pane, Screen};
 use crate::app::state::AppState;
 use crate::app::test_fixtures::cluster_screen;

@@ -6,7 +6,8 @@ use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, 
 use crate::guards::Guard;
 use crate::operation::progress::OperationProgress;
 
-use super::plan_screen::PlanGuards;
+use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
+use crate::approval::MutatingAction;
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
@@ -25,8 +26,6 @@ pub enum CreateKey {
     Edit,
     /// Ask the provider for the plan.
     MakePlan,
-    /// The plan, through the dispatcher.
-    Start,
     /// The maintenance certificate fingerprint asked about is the one expected.
     Trust,
     /// It is not: the run stops before applying any config to it.
@@ -96,15 +95,6 @@ pub enum CreateStage {
     Progress,
 }
 
-/// The plan, as far as it came.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CreatePlanState {
-    None,
-    Planning(u64),
-    Ready(Box<CreatePlan>),
-    Failed(String),
-}
-
 /// The create wizard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateWizard {
@@ -125,7 +115,7 @@ pub struct CreateWizard {
     /// Comma-separated files; `cp:FILE` for control planes only, `worker:FILE` for workers.
     pub patches: String,
     pub field: CreateField,
-    pub plan: CreatePlanState,
+    pub plan: AskedPlan<CreatePlan>,
     /// Bumped per plan asked for: only the latest answer is kept.
     pub asked: u64,
     pub guards: PlanGuards,
@@ -150,7 +140,7 @@ impl CreateWizard {
             delivery: Delivery::default(),
             patches: String::new(),
             field: CreateField::Name,
-            plan: CreatePlanState::None,
+            plan: AskedPlan::None,
             asked: 0,
             guards: PlanGuards::default(),
             unfinished: Vec::new(),
@@ -218,19 +208,37 @@ impl CreateWizard {
     }
 
     pub fn ready_plan(&self) -> Option<&CreatePlan> {
-        match &self.plan {
-            CreatePlanState::Ready(plan) => Some(plan),
-            _ => None,
-        }
+        self.plan.ready()
+    }
+}
+
+impl GuardedPlan for CreateWizard {
+    fn cluster(&self) -> &str {
+        self.name.trim()
     }
 
-    /// Why Start is refused, or `None` when the plan may run.
-    pub fn start_refused(&self) -> Option<String> {
-        match &self.plan {
-            CreatePlanState::Ready(plan) => self.guards.refusal(&plan.cluster),
-            CreatePlanState::Planning(_) => Some("the plan is on its way".into()),
-            _ => Some("nothing to start: Enter makes the plan".into()),
-        }
+    fn guards(&self) -> &PlanGuards {
+        &self.guards
+    }
+
+    fn guards_mut(&mut self) -> &mut PlanGuards {
+        &mut self.guards
+    }
+
+    fn unready(&self) -> Option<String> {
+        self.plan.unready("Enter makes the plan")
+    }
+
+    /// The planner evaluated them with the plan; a new plan reads them again.
+    fn read_guards(&mut self, _: &super::state::AppState) {}
+
+    fn approval(&self) -> Option<MutatingAction> {
+        self.ready_plan().map(CreatePlan::action)
+    }
+
+    fn approves(&self, approved: &MutatingAction) -> bool {
+        self.ready_plan()
+            .is_some_and(|plan| plan.is_approved_by(approved))
     }
 }
 

@@ -24,7 +24,7 @@ pub(super) static PLAN: &[Binding] = &[
     bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous guard"),
     bind(&[Key::char('?')], Action::Explain, "why: what the selected guard checks").footer("why"),
     bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a guard needs (a delete's)").footer("ack").offered(ack_needed),
-    bind(&[Key::char('s')], Action::StartAction, "run it (through the typed confirmation)").footer("start"),
+    bind(&[Key::char('s')], Action::StartPlan, "run it (through the typed confirmation)").footer("start"),
     bind(&[Key::char('r')], Action::Refresh, "read the cluster (and the node's pods and services) again").footer("refresh"),
     bind(&[Key::ESC], Action::Back, "close the plan").footer("back"),
     command_line("command line"),

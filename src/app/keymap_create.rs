@@ -41,7 +41,7 @@ pub(super) static WIZARD: &[Binding] = &[
 
 #[rustfmt::skip]
 pub(super) static PLAN: &[Binding] = &[
-    bind(&[Key::char('s')], Action::Create(CreateKey::Start), "create the cluster (asks for its name)").footer("start"),
+    bind(&[Key::char('s')], Action::StartPlan, "create the cluster (asks for its name)").footer("start"),
     ACKNOWLEDGE,
     bind(&[Key::char('?')], Action::Explain, "explain the selected guard").footer("why"),
     bind(&[Key::ESC], Action::Back, "back to the request").footer("back"),

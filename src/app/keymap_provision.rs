@@ -23,7 +23,7 @@ pub(super) static WIZARD: &[Binding] = &[
     bind(&[Key::char('r')], Action::Refresh, "poll the cluster now (the guards follow its status)"),
     bind(&[Key::char('n')], Action::Provision(ProvisionKey::EditPattern), "type the name pattern ({cluster}, {role}, {n})"),
     bind(&[Key::ENTER], Action::Provision(ProvisionKey::MakePlan), "make the plan (asks the provider, checks the machine config)").footer("plan"),
-    bind(&[Key::char('s')], Action::Provision(ProvisionKey::Start), "provision the plan (asks for the cluster name)").footer("start"),
+    bind(&[Key::char('s')], Action::StartPlan, "provision the plan (asks for the cluster name)").footer("start"),
     bind(&[Key::ESC], Action::Back, "close the wizard").footer("back"),
     command_line("command line (:provisions, :q)"),
     bind(&[Key::char('?')], Action::Explain, "explain the selected guard (Tab to the guards; else help)").footer("why"),

@@ -32,7 +32,7 @@ pub(super) static PLAN: &[Binding] = &[
 /// The end of both plans' keys: start, poll, close.
 #[rustfmt::skip]
 pub(super) static PLAN_CLOSE: &[Binding] = &[
-    bind(&[Key::char('s')], Action::StartUpgrade, "start (refused while a guard blocks; asks for the name)").footer("start"),
+    bind(&[Key::char('s')], Action::StartPlan, "start (refused while a guard blocks; asks for the name)").footer("start"),
     bind(&[Key::char('r')], Action::Refresh, "poll the cluster now"),
     bind(&[Key::ESC], Action::Back, "close the plan").footer("back"),
 ];

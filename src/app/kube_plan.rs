@@ -3,7 +3,7 @@
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
 use super::plan_screen::PlannedRollout;
-use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
+use super::plan_screen::{GuardedPlan, PlanKind, RolloutPlanScreen, roles_of};
 use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
@@ -236,10 +236,6 @@ impl PlanKind for Kubernetes {
                 .trim_start_matches('v')
                 .to_string(),
         }
-    }
-
-    fn target_matches(screen: &KubePlanScreen, approved: &str) -> bool {
-        Self::gate_target(screen) == approved.trim_start_matches('v')
     }
 
     fn gate(cluster: String, target: String) -> MutatingAction {

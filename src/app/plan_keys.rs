@@ -1,11 +1,158 @@
-//! What the Talos and the Kubernetes plan screens do alike with a key: move through the steps or
-//! the guards, switch between them, cycle the target, take the acknowledgement, refresh, and
-//! open help or the command line. Each screen keeps its own plan and its own edits. Pure.
-use super::action::{Action, Effect, PollerRequest};
+//! The one gate of every plan screen, whatever it plans: `a` and the typed acknowledgement,
+//! `s` (refused and audited while a guard blocks, else the dispatcher's typed confirmation),
+//! the dispatcher's approval checked against the plan as it stands, and the keys the plan
+//! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
+//! gives its plan through [`GuardedPlan`]. Pure.
+use super::action::{Action, Effect, PollerRequest, not_run};
+use super::create::CreateStage;
 use super::message::Message;
-use super::plan_screen::{PlanFocus, PlanGuards, explain_guard};
+use super::plan_screen::{GuardedPlan, PlanFocus, PlanGuards, explain_guard};
+use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
+use crate::approval::ApprovedAction;
 use crate::upgrade::Guard;
+
+/// The plan `screen` shows, whatever it plans; `None` for a screen without one.
+fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
+    fn open<P: GuardedPlan>(plan: &mut Option<P>) -> Option<&mut dyn GuardedPlan> {
+        plan.as_mut().map(|p| p as &mut dyn GuardedPlan)
+    }
+    match screen {
+        Screen::Action => open(&mut state.actions.plan),
+        Screen::Create if state.create.stage == CreateStage::Plan => open(&mut state.create.wizard),
+        Screen::ProvisionWizard => open(&mut state.provision.wizard),
+        Screen::UpgradePlan => open(&mut state.upgrade),
+        Screen::KubernetesPlan => open(&mut state.kube_upgrade),
+        _ => None,
+    }
+}
+
+fn plan_on_screen(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
+    plan_in(state, state.screen)
+}
+
+/// The keys every plan screen answers alike, for the plan on screen: the move keys on its
+/// guards while they have them, `?` on the selected guard (help otherwise), `a`, `s`, `r` (a
+/// poll), help and the command line. `None` for any other key, and on a screen without a plan.
+pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let plan = plan_on_screen(state)?;
+    let (cluster, needs_ack) = (plan.cluster().to_string(), plan.missing_ack().is_some());
+    let guard = plan
+        .guards_focused()
+        .then(|| plan.guards().selected_guard().cloned());
+    match (action, guard) {
+        (
+            Action::MoveUp
+            | Action::MoveDown
+            | Action::MoveFirst
+            | Action::MoveLast
+            | Action::PageUp
+            | Action::PageDown,
+            Some(_),
+        ) => {
+            let page = state.page();
+            if let Some(plan) = plan_on_screen(state) {
+                move_guard(plan.guards_mut(), action, page);
+            }
+        }
+        (Action::Explain, Some(Some(guard))) => {
+            explain_selected(state, PlanFocus::Guards, Some(&guard), None);
+        }
+        (Action::Explain, _) => state.overlay = Some(Overlay::Help { scroll: 0 }),
+        (Action::StartPlan, _) => return Some(start(state)),
+        (Action::Acknowledge | Action::Refresh | Action::OpenHelp | Action::OpenCommandLine, _) => {
+            return Some(shared_key(state, action, cluster, needs_ack));
+        }
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+/// Enter on the acknowledgement field: kept only when it is the text the plan on screen asks
+/// for; the plans of its cluster then evaluate their guards again.
+pub(super) fn acknowledge(state: &mut AppState, text: &str) {
+    if state.screen == Screen::CapiUpgrade {
+        return super::update_capi_upgrade::acknowledge(state, text);
+    }
+    let Some((cluster, needed)) = plan_on_screen(state)
+        .and_then(|p| Some((p.cluster().to_string(), p.missing_ack()?.to_string())))
+    else {
+        return;
+    };
+    if !take_ack(state, &needed, text) {
+        return;
+    }
+    if let Some(plan) = plan_on_screen(state) {
+        plan.guards_mut().acks.push(needed);
+    }
+    read_guards(state, Some(&cluster));
+}
+
+/// The open plans of `cluster` (every open plan, with `None`) read their guards again over
+/// live status; whether what one shows changed.
+pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
+    fn again<P: GuardedPlan>(
+        state: &mut AppState,
+        slot: impl Fn(&mut AppState) -> &mut Option<P>,
+        cluster: Option<&str>,
+    ) -> bool {
+        let Some(mut plan) = slot(state).take_if(|p| cluster.is_none_or(|c| p.cluster() == c))
+        else {
+            return false;
+        };
+        let before = (plan.guards().shown.clone(), plan.approval());
+        plan.read_guards(state);
+        let changed = before != (plan.guards().shown.clone(), plan.approval());
+        *slot(state) = Some(plan);
+        changed
+    }
+    let actions = again(state, |s| &mut s.actions.plan, cluster);
+    let provision = again(state, |s| &mut s.provision.wizard, cluster);
+    let talos = again(state, |s| &mut s.upgrade, cluster);
+    let kube = again(state, |s| &mut s.kube_upgrade, cluster);
+    actions || provision || talos || kube
+}
+
+/// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
+/// command line's does); a guard that blocks refuses here, audited; a plan not made or read
+/// yet says why; otherwise the dispatcher asks for the typed name.
+fn start(state: &mut AppState) -> Vec<Effect> {
+    let Some(plan) = plan_on_screen(state) else {
+        return Vec::new();
+    };
+    let (action, refused) = (plan.approval(), plan.start_refused());
+    let guarded = !plan.guards().shown.is_empty();
+    match (action, refused) {
+        (Some(action), _) if state.readonly => vec![Effect::Gate(action)],
+        (Some(action), None) => vec![Effect::Gate(action)],
+        (action, why) => {
+            let why = why.unwrap_or_else(|| "there is no plan".into());
+            state.message = Some(Message::warn(format!("Start refused: {why}")));
+            match action {
+                Some(action) if guarded => vec![Effect::Refuse { action, why }],
+                _ => Vec::new(),
+            }
+        }
+    }
+}
+
+/// The dispatcher approved `approved` for the plan `screen` shows: the audited "not run" when
+/// that plan was closed or changed since, or a guard refuses it now (evaluated again first by
+/// the caller); the message line says it. `None` when it may run.
+pub(super) fn not_approved(
+    state: &mut AppState,
+    screen: Screen,
+    approved: &ApprovedAction,
+) -> Option<Vec<Effect>> {
+    let why = match plan_in(state, screen) {
+        Some(plan) if plan.approves(approved.action()) => {
+            format!("refused by its guards: {}", plan.start_refused()?)
+        }
+        _ => "the plan was closed or changed before it was confirmed".to_string(),
+    };
+    state.message = Some(Message::warn(format!("not started: {why}")));
+    Some(not_run(approved, why))
+}
 
 /// The list that gets the keys after `Tab`.
 pub(super) fn other_focus(focus: PlanFocus) -> PlanFocus {
@@ -36,23 +183,21 @@ pub(super) fn move_guard(guards: &mut PlanGuards, action: &Action, page: usize) 
     }
 }
 
-/// Enter on the acknowledgement field of the plan whose guards `guards` finds: kept only when
-/// it is the text still asked for; true when it was kept (the caller evaluates again).
+/// Enter on the acknowledgement field of the plan whose guards `guards` finds (a plan screen
+/// [`plan_on_screen`] does not know yet): kept only when it is the text still asked for.
 pub(super) fn acknowledge_into(
     state: &mut AppState,
     text: &str,
     guards: fn(&mut AppState) -> Option<&mut PlanGuards>,
-) -> bool {
+) {
     let Some(needed) = guards(state).and_then(|g| g.missing_ack().map(String::from)) else {
-        return false;
+        return;
     };
-    if !take_ack(state, &needed, text) {
-        return false;
-    }
-    if let Some(g) = guards(state) {
+    if take_ack(state, &needed, text)
+        && let Some(g) = guards(state)
+    {
         g.acks.push(needed);
     }
-    true
 }
 
 /// The target after `current` (or before it, for `PreviousTarget`), wrapping around.
@@ -71,7 +216,8 @@ pub(super) fn cycled<'a, T: PartialEq>(
     targets.get(next)
 }
 
-/// The keys both plan screens answer the same way: `a`, `r`, `?` and `:`.
+/// The keys every plan screen answers the same way: `a` (`needs_ack` says whether the plan
+/// still needs one), `r`, `?` and `:`.
 pub(super) fn shared_key(
     state: &mut AppState,
     action: &Action,

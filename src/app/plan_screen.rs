@@ -1,10 +1,12 @@
-//! The one plan screen state of every upgrade rollout, parameterised by its kind: the offered
-//! targets, the plan (or why none), the guards worst first, the typed acknowledgements, which
-//! list has the keys and what is selected. What differs per kind is [`PlanKind`]. Pure.
+//! What every plan screen holds, whatever it plans ([`GuardedPlan`]: its cluster, its guards
+//! worst first with the acknowledgements typed, why Start is refused, the approval Start asks
+//! for), a plan asked of a planner and answered later ([`AskedPlan`]), and the plan screen of
+//! every upgrade rollout, parameterised by its kind ([`PlanKind`]). Pure.
 use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
 use super::screen::{Pane, Screen};
+use super::state::AppState;
 use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::fleet::ClusterStatus;
@@ -20,6 +22,92 @@ use crate::versions::Version;
 pub enum PlannedRollout {
     Talos(crate::upgrade::UpgradePlan),
     Kubernetes(crate::upgrade::kubernetes::KubernetesUpgradePlan),
+}
+
+/// What every plan screen holds, whatever it plans: the cluster it acts on, its guards and the
+/// acknowledgements typed against them, why its plan cannot start yet, and the approval its
+/// Start asks the dispatcher for. The one gate of the plan screens (`plan_keys`) takes `a`,
+/// the typed acknowledgement, `s` and the dispatcher's answer through it for every kind.
+pub trait GuardedPlan {
+    /// The cluster the plan acts on, as refusals name it.
+    fn cluster(&self) -> &str;
+    fn guards(&self) -> &PlanGuards;
+    fn guards_mut(&mut self) -> &mut PlanGuards;
+    /// Why the plan itself cannot start (not read, not made, failed), before any guard.
+    fn unready(&self) -> Option<String>;
+    /// Its guards read again over live status and whatever else the kind looks at.
+    fn read_guards(&mut self, state: &AppState);
+    /// What Start asks the dispatcher to approve; `None` while there is no plan.
+    fn approval(&self) -> Option<MutatingAction>;
+    /// Whether an approval the dispatcher gave is for this plan as it stands.
+    fn approves(&self, approved: &MutatingAction) -> bool {
+        self.approval().as_ref() == Some(approved)
+    }
+    /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
+    fn guards_focused(&self) -> bool {
+        true
+    }
+    /// The acknowledgement still to type (`a` opens the field for it).
+    fn missing_ack(&self) -> Option<&str> {
+        self.guards().missing_ack()
+    }
+    /// The acknowledgement the last line prompts for: only when it is the one thing left.
+    fn ack_prompt(&self) -> Option<&str> {
+        self.guards().ack_prompt()
+    }
+    /// Why Start is refused (the failing guard named), or `None` when it is offered.
+    fn start_refused(&self) -> Option<String> {
+        self.unready()
+            .or_else(|| self.guards().refusal(self.cluster()))
+    }
+}
+
+/// The accessors of [`GuardedPlan`] for a plan screen that holds its `cluster` and `guards`
+/// as fields of those names.
+macro_rules! cluster_and_guards {
+    () => {
+        fn cluster(&self) -> &str {
+            &self.cluster
+        }
+
+        fn guards(&self) -> &$crate::app::plan_screen::PlanGuards {
+            &self.guards
+        }
+
+        fn guards_mut(&mut self) -> &mut $crate::app::plan_screen::PlanGuards {
+            &mut self.guards
+        }
+    };
+}
+pub(crate) use cluster_and_guards;
+
+/// A plan asked of a planner (the provider, the CLI's own) and answered later.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskedPlan<P> {
+    /// Nothing asked yet, or a field changed since.
+    None,
+    /// Asked as the given number: only the latest answer is kept.
+    Planning(u64),
+    Ready(Box<P>),
+    Failed(String),
+}
+
+impl<P> AskedPlan<P> {
+    pub fn ready(&self) -> Option<&P> {
+        match self {
+            AskedPlan::Ready(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// Why there is no plan to start; `make` says how one is made.
+    pub fn unready(&self, make: &str) -> Option<String> {
+        match self {
+            AskedPlan::Ready(_) => None,
+            AskedPlan::Planning(_) => Some("the plan is on its way".into()),
+            AskedPlan::None | AskedPlan::Failed(_) => Some(format!("nothing to start: {make}")),
+        }
+    }
 }
 
 /// Which list of the plan screen has the keys.
@@ -71,14 +159,14 @@ pub trait PlanKind: UpgradeKind {
     fn missing_ack(screen: &RolloutPlanScreen<Self>) -> Option<&str> {
         screen.guards.missing_ack()
     }
-    /// The acknowledgement the last line prompts for.
-    fn ack_prompt(screen: &RolloutPlanScreen<Self>) -> Option<&str>;
+    /// The acknowledgement the last line prompts for: only when no guard fails.
+    fn ack_prompt(screen: &RolloutPlanScreen<Self>) -> Option<&str> {
+        screen.guards.ack_prompt()
+    }
     /// A reason of the kind's own to refuse Start, checked before the guards.
     fn refused_first(screen: &RolloutPlanScreen<Self>) -> Option<String>;
     /// The target the dispatcher is asked to approve.
     fn gate_target(screen: &RolloutPlanScreen<Self>) -> String;
-    /// Whether an approved target is the one on screen.
-    fn target_matches(screen: &RolloutPlanScreen<Self>, approved: &str) -> bool;
     /// The approval this plan's Start asks the dispatcher for.
     fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
@@ -186,27 +274,44 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
             .unwrap_or(0)
     }
 
-    /// The acknowledgement still to type, when a guard needs one.
-    pub fn missing_ack(&self) -> Option<&str> {
-        K::missing_ack(self)
-    }
-
-    /// The acknowledgement to prompt for on the last line.
-    pub fn ack_prompt(&self) -> Option<&str> {
-        K::ack_prompt(self)
-    }
-
-    /// Why Start is refused, or `None` when it is offered.
-    pub fn start_refused(&self) -> Option<String> {
-        if let Err(e) = &self.plan {
-            return Some(e.clone());
-        }
-        K::refused_first(self).or_else(|| self.guards.refusal(&self.cluster))
-    }
-
     /// The target as the dispatcher and the journal name it.
     pub fn target_text(&self) -> String {
         K::gate_target(self)
+    }
+}
+
+impl<K: PlanKind> GuardedPlan for RolloutPlanScreen<K> {
+    cluster_and_guards!();
+
+    fn unready(&self) -> Option<String> {
+        match &self.plan {
+            Err(e) => Some(e.clone()),
+            Ok(_) => K::refused_first(self),
+        }
+    }
+
+    fn read_guards(&mut self, state: &AppState) {
+        let other = super::update_upgrade::other_rollout(state, &self.cluster);
+        if let Some(live) = state.fleet.cluster(&self.cluster) {
+            let owner = state.fleet.capi.owner(&self.cluster);
+            self.evaluate(&live.status, other.as_ref(), owner);
+        }
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        Some(K::gate(self.cluster.clone(), self.target_text()))
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.focus == PlanFocus::Guards
+    }
+
+    fn missing_ack(&self) -> Option<&str> {
+        K::missing_ack(self)
+    }
+
+    fn ack_prompt(&self) -> Option<&str> {
+        K::ack_prompt(self)
     }
 }
 

@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use crate::config::{Config, MachineRole, NameOrId, ProviderKind};
 use crate::opennebula::auth::OneEnvironment;
+use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
-use super::plan_screen::PlanGuards;
-use crate::approval::ApprovedAction;
+use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards, cluster_and_guards};
+use crate::approval::{ApprovedAction, MutatingAction};
 
 /// Most VMs one wizard asks for.
 pub const MAX_COUNT: usize = 20;
@@ -32,8 +33,6 @@ pub enum ProvisionKey {
     EditPattern,
     /// Ask the provider for the plan.
     MakePlan,
-    /// Through the dispatcher.
-    Start,
     /// The selected failed VM, through the dispatcher.
     Terminate,
 }
@@ -75,16 +74,6 @@ pub enum SourceList {
     Loading,
     Failed(String),
     Ready(Vec<SourceChoice>),
-}
-
-/// The plan, as far as it came.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlanState {
-    /// Nothing asked yet, or a field changed since.
-    None,
-    Planning(u64),
-    Ready(Box<ProvisionPlan>),
-    Failed(String),
 }
 
 /// The wizard's fields, top to bottom.
@@ -140,7 +129,7 @@ pub struct Wizard {
     pub count: usize,
     pub pattern: String,
     pub field: Field,
-    pub plan: PlanState,
+    pub plan: AskedPlan<ProvisionPlan>,
     /// Bumped per plan asked for: only the latest answer is kept.
     pub asked: u64,
     /// The plan's guards over live status, as `provision --plan` prints them (the same list
@@ -154,17 +143,6 @@ pub struct Wizard {
 }
 
 impl Wizard {
-    /// Why Start (or a confirmed start) is refused, or `None` when the plan may run.
-    pub fn start_refused(&self) -> Option<String> {
-        match &self.plan {
-            PlanState::Ready(_) => self.guards.refusal(&self.cluster),
-            PlanState::Planning(_) => Some("the plan is on its way".into()),
-            PlanState::None | PlanState::Failed(_) => {
-                Some("nothing to start: Enter makes the plan, s then provisions".into())
-            }
-        }
-    }
-
     pub fn provider(&self) -> Option<&ProviderChoice> {
         self.providers.get(self.provider)
     }
@@ -217,6 +195,50 @@ impl Wizard {
             }
         }
         config
+    }
+}
+
+impl GuardedPlan for Wizard {
+    cluster_and_guards!();
+
+    fn unready(&self) -> Option<String> {
+        self.plan.unready("Enter makes the plan, s then provisions")
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.guards_focused
+    }
+
+    /// The list `provision --plan` prints, over the fleet model's live status.
+    fn read_guards(&mut self, state: &super::state::AppState) {
+        let live = state.fleet.cluster(&self.cluster).filter(|l| l.has_data());
+        let guards = match (&self.plan, live) {
+            (AskedPlan::Ready(plan), Some(live)) => {
+                let addresses = (state.clusters.iter().find(|c| c.name == self.cluster))
+                    .map(cluster_addresses)
+                    .unwrap_or_default();
+                guards_over_status(
+                    plan,
+                    &state.provision.config,
+                    &addresses,
+                    &live.status,
+                    self.machine_config_endpoint.as_deref(),
+                    state.fleet.capi.owner(&self.cluster),
+                )
+            }
+            _ => Vec::new(),
+        };
+        self.guards.set(guards);
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        self.plan.ready().map(ProvisionPlan::action)
+    }
+
+    fn approves(&self, approved: &MutatingAction) -> bool {
+        self.plan
+            .ready()
+            .is_some_and(|plan| plan.is_approved_by(approved))
     }
 }
 

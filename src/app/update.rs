@@ -251,12 +251,8 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     let mut redraw = panes::on_fleet_event(state, event);
     redraw |= upgrade::on_status_change(state, &cluster);
     if capi {
-        redraw |= upgrade::on_capi_change(state);
-        redraw |= super::update_capi::on_capi_change(state);
-        redraw |= super::update_provision_guards::evaluate(state);
+        redraw |= super::plan_keys::read_guards(state, None);
     }
-    redraw |= super::update_provision_guards::on_status_change(state, &cluster);
-    redraw |= super::update_actions::on_status_change(state, &cluster);
     let change = super::screens::FleetChange {
         cluster: &cluster,
         certificates,
@@ -407,20 +403,8 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     upgrade::set_image(state, &line.text);
                     Vec::new()
                 }
-                InputKind::Acknowledge if state.screen == Screen::Create => {
-                    super::update_create::acknowledge(state, &line.text);
-                    Vec::new()
-                }
-                InputKind::Acknowledge if state.screen == Screen::ProvisionWizard => {
-                    super::update_provision_guards::acknowledge(state, &line.text);
-                    Vec::new()
-                }
-                InputKind::Acknowledge if state.screen == Screen::Action => {
-                    super::update_delete::acknowledge(state, &line.text);
-                    Vec::new()
-                }
                 InputKind::Acknowledge => {
-                    upgrade::acknowledge(state, &line.text);
+                    super::plan_keys::acknowledge(state, &line.text);
                     Vec::new()
                 }
                 InputKind::NamePattern => {

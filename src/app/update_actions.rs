@@ -11,11 +11,9 @@ use super::actions::{
     node_choices,
 };
 use super::message::Message;
-use super::plan_keys::{explain_selected, move_guard, moved};
-use super::plan_screen::PlanFocus;
+use super::plan_keys::{moved, not_approved, plan_key, read_guards};
 use super::screen::{Pane, Screen, TableKind};
-use super::state::{AppState, InputKind, Overlay};
-use super::update_upgrade::other_rollout_read;
+use super::state::{AppState, InputKind};
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::etcd_maintenance::EtcdRequest;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
@@ -285,24 +283,7 @@ pub(super) fn show_plan(state: &mut AppState, screen: ActionPlanScreen) {
     state.actions.plan = Some(screen);
     state.screen = Screen::Action;
     state.message = None;
-    on_status_change(state, &cluster);
-}
-
-/// Re-evaluates the open plan's guards when `cluster`'s status changed; true when what the
-/// plan shows changed.
-pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    let other = other_rollout_read(state, cluster);
-    let Some(mut screen) = state.actions.plan.take_if(|p| p.cluster == cluster) else {
-        return false;
-    };
-    let before = (screen.guards.shown.clone(), screen.title());
-    let tree = super::queries::tree_of(state, cluster);
-    if let Some(live) = state.fleet.cluster(cluster) {
-        screen.evaluate(&live.status, &other, tree.as_ref());
-    }
-    let changed = before != (screen.guards.shown.clone(), screen.title());
-    state.actions.plan = Some(screen);
-    changed
+    read_guards(state, Some(&cluster));
 }
 
 /// Keys on the action screen: the plan's while one is open, else the progress's.
@@ -317,29 +298,17 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         .map(|p| p.cluster.clone())
         .unwrap_or_default();
     match action {
-        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
-            if let Some(plan) = state.actions.plan.as_mut() {
-                move_guard(&mut plan.guards, &action, 1);
-            }
+        Action::StartPlan if state.actions.running() => {
+            state.message = Some(Message::warn(
+                "Start refused: an action already runs from this console",
+            ));
         }
-        Action::Explain => {
-            let guard = state
-                .actions
-                .plan
-                .as_ref()
-                .and_then(|p| p.guards.selected_guard().cloned());
-            explain_selected(state, PlanFocus::Guards, guard.as_ref(), None);
-        }
-        Action::StartAction => return start(state),
-        Action::Acknowledge => super::update_delete::ask_ack(state),
         Action::Refresh => return refresh(state, cluster),
         Action::Back => {
             state.actions.plan = None;
             state.screen = back(state);
         }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => {}
+        other => return plan_key(state, &other).unwrap_or_default(),
     }
     Vec::new()
 }
@@ -365,57 +334,17 @@ fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
     effects
 }
 
-/// `s`: read-only mode goes to the dispatcher (which refuses and audits, as the command
-/// line's does); a blocking guard refuses here (audited); otherwise the dispatcher asks for
-/// the typed name.
-fn start(state: &mut AppState) -> Vec<Effect> {
-    let Some(plan) = state.actions.plan.as_ref() else {
-        return Vec::new();
-    };
-    let Some(action) = plan.mutating_action() else {
-        let why = plan.start_refused().unwrap_or_default();
-        state.message = Some(Message::warn(format!("Start refused: {why}")));
-        return Vec::new();
-    };
-    if state.actions.running() {
-        state.message = Some(Message::warn(
-            "Start refused: an action already runs from this console",
-        ));
-        return Vec::new();
-    }
-    if state.readonly {
-        return vec![Effect::Gate(action)];
-    }
-    match plan.start_refused() {
-        Some(why) if !plan.guards.shown.is_empty() => vec![Effect::Refuse { action, why }],
-        Some(why) => {
-            state.message = Some(Message::warn(format!("Start refused: {why}")));
-            Vec::new()
-        }
-        None => vec![Effect::Gate(action)],
-    }
-}
-
 /// The dispatcher approved an action: run it when it is still the plan on screen and no
 /// guard blocks now (the guards evaluated again over the latest status).
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     let cluster = approved.action().cluster().to_string();
-    on_status_change(state, &cluster);
-    let Some(screen) = state
-        .actions
-        .plan
-        .as_ref()
-        .filter(|p| p.mutating_action().as_ref() == Some(approved.action()))
-    else {
-        return not_run(
-            &approved,
-            "the plan was closed or changed before it was confirmed".to_string(),
-        );
-    };
-    if let Some(why) = screen.start_refused() {
-        state.message = Some(Message::warn(format!("not started: {why}")));
-        return not_run(&approved, why);
+    read_guards(state, Some(&cluster));
+    if let Some(refused) = not_approved(state, Screen::Action, &approved) {
+        return refused;
     }
+    let Some(screen) = state.actions.plan.as_ref() else {
+        return Vec::new();
+    };
     let run = match &screen.plan {
         ActionPlan::Node { plan, .. } => ActionRun::Node(plan.clone()),
         ActionPlan::Etcd { plan: Ok(plan), .. } => ActionRun::Etcd(plan.clone()),
@@ -494,7 +423,7 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
                 && plan.node == node
             {
                 *slot = Some(survey.unwrap_or_else(|e| unread(plan, e)));
-                on_status_change(state, &cluster);
+                read_guards(state, Some(&cluster));
             }
         }
         ActionUpdate::DeletePlanned { cluster, plan } => {

@@ -7,6 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::app::action::AppEvent;
 use crate::app::keymap::{self, KeyContext};
+use crate::app::plan_screen::GuardedPlan;
+use crate::app::state::Overlay;
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, Verdict};

@@ -88,15 +88,6 @@ pub fn fix_plan_screen(state: &mut AppState, cluster: &str, id: &str) -> Option<
     Some(ActionPlanScreen::new(cluster, plan))
 }
 
-/// The management cluster was read again: an open fix plan is evaluated again.
-pub fn on_capi_change(state: &mut AppState) -> bool {
-    let cluster = match state.actions.plan.as_ref() {
-        Some(p) if matches!(p.plan, ActionPlan::CapiFix { .. }) => p.cluster.clone(),
-        _ => return false,
-    };
-    super::update_actions::on_status_change(state, &cluster)
-}
-
 /// `C` on the cluster panes: the CAPI screen (`:capi`).
 pub fn open_from_cluster(state: &mut AppState) -> Vec<Effect> {
     let effects = open(state);

@@ -10,6 +10,7 @@ use super::*;
 use crate::app::action::{AppEvent, PollerRequest};
 use crate::app::actions::ActionUpdate;
 use crate::app::keymap;
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::Pane;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
@@ -181,7 +182,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     let plan = state.actions.plan.as_ref().unwrap();
     assert_eq!(plan.guards.shown.len(), guards.len());
     assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
-    let action = plan.mutating_action().expect("an action");
+    let action = plan.approval().expect("an action");
     assert_eq!(
         action.describe(),
         "scale MachineDeployment clusters/workload-workers from 2 to 3 replicas (Cluster API)"
@@ -323,7 +324,7 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
     update(&mut state, Action::Submit);
     let plan = state.actions.plan.as_ref().unwrap();
     assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
-    let action = plan.mutating_action().unwrap();
+    let action = plan.approval().unwrap();
     assert!(matches!(
         press(&mut state, 's').as_slice(),
         [Effect::Gate(_)]

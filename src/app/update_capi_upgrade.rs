@@ -147,7 +147,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
         },
         Action::NextPane => screen.focus = other_focus(screen.focus),
         Action::Explain => explain(state),
-        Action::StartUpgrade => return start(state),
+        Action::StartPlan => return start(state),
         Action::Refresh => {
             let request = screen.request.clone();
             screen.read = None;

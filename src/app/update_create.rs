@@ -2,15 +2,15 @@
 //! planner, Start through the dispatcher, the fingerprint answers, and the runner's events
 //! folded into the progress screen; an unfinished create's journal fills the wizard so its run
 //! resumes. Pure: IO is asked for as effects and answered as events.
-use super::action::{Action, Effect, not_run};
+use super::action::{Action, Effect};
 use super::actions::ActionRun;
 use super::create::{
-    CreateEffect, CreateField, CreateKey, CreatePlanState, CreateStage, CreateUpdate, CreateWizard,
+    CreateEffect, CreateField, CreateKey, CreateStage, CreateUpdate, CreateWizard,
     MAX_CONTROLPLANES, MAX_WORKERS,
 };
 use super::message::Message;
-use super::plan_keys::{acknowledge_into, explain_selected, move_guard, moved, shared_key};
-use super::plan_screen::{PlanFocus, PlanGuards};
+use super::plan_keys::{moved, not_approved, plan_key};
+use super::plan_screen::{AskedPlan, PlanGuards};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
@@ -108,7 +108,7 @@ fn on_form(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::Create(CreateKey::MakePlan) => {
             w.asked += 1;
-            w.plan = CreatePlanState::Planning(w.asked);
+            w.plan = AskedPlan::Planning(w.asked);
             w.guards = PlanGuards::default();
             let (asked, request) = (w.asked, w.request());
             state.create.stage = CreateStage::Plan;
@@ -146,7 +146,7 @@ fn count(w: &mut CreateWizard, more: bool) {
 
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
 fn forget_plan(w: &mut CreateWizard) {
-    w.plan = CreatePlanState::None;
+    w.plan = AskedPlan::None;
     w.guards = PlanGuards::default();
 }
 
@@ -192,44 +192,15 @@ pub fn submit_text(state: &mut AppState, text: &str) {
 }
 
 fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let Some(w) = state.create.wizard.as_mut() else {
+    if state.create.wizard.is_none() {
         state.screen = Screen::Fleet;
         return Vec::new();
-    };
+    }
     match action {
-        Action::MoveDown | Action::MoveUp | Action::MoveFirst | Action::MoveLast => {
-            move_guard(&mut w.guards, &action, 1);
-        }
-        Action::Explain => {
-            let guard = w.guards.selected_guard().cloned();
-            match guard {
-                Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
-                None => state.overlay = Some(Overlay::Help { scroll: 0 }),
-            }
-        }
-        Action::Create(CreateKey::Start) => match (w.ready_plan(), w.start_refused()) {
-            (Some(plan), None) => return vec![Effect::Gate(plan.action())],
-            (_, why) => {
-                let why = why.unwrap_or_default();
-                state.message = Some(Message::warn(format!("Start refused: {why}")));
-            }
-        },
         Action::Back => state.create.stage = CreateStage::Form,
-        Action::Acknowledge | Action::OpenHelp | Action::OpenCommandLine => {
-            let cluster = w.name.clone();
-            let needs_ack = w.guards.missing_ack().is_some();
-            return shared_key(state, &action, cluster, needs_ack);
-        }
-        _ => {}
+        other => return plan_key(state, &other).unwrap_or_default(),
     }
     Vec::new()
-}
-
-/// Enter on the acknowledgement line: kept only when it is the text asked for.
-pub fn acknowledge(state: &mut AppState, text: &str) {
-    acknowledge_into(state, text, |state| {
-        state.create.wizard.as_mut().map(|w| &mut w.guards)
-    });
 }
 
 fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
@@ -272,18 +243,12 @@ fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
 /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
 /// still allow it.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let Some(w) = state.create.wizard.as_ref() else {
-        return not_run(&approved, "the wizard was closed before it was confirmed");
-    };
-    let Some(plan) = w
-        .ready_plan()
-        .filter(|p| p.is_approved_by(approved.action()))
-    else {
-        return not_run(&approved, "the plan changed before it was confirmed");
-    };
-    if let Some(why) = w.start_refused() {
-        return not_run(&approved, format!("refused by its guards: {why}"));
+    if let Some(refused) = not_approved(state, Screen::Create, &approved) {
+        return refused;
     }
+    let Some((w, Some(plan))) = state.create.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
+        return Vec::new();
+    };
     let plan = Box::new(plan.clone());
     let acks = w.guards.acks.clone();
     let resumed = w
@@ -346,10 +311,10 @@ pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
             };
             match result {
                 Ok((plan, guards)) => {
-                    w.plan = CreatePlanState::Ready(plan);
+                    w.plan = AskedPlan::Ready(plan);
                     w.guards.set(guards);
                 }
-                Err(e) => w.plan = CreatePlanState::Failed(e),
+                Err(e) => w.plan = AskedPlan::Failed(e),
             }
         }
     }

@@ -201,7 +201,11 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
         crate::guards::Verdict::Warn,
         "worst first"
     );
-    assert!(key(&mut s, CreateKey::Start).is_empty());
+    let effects = act(&mut s, Action::StartPlan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     let refused = s.message.clone().unwrap();
     assert!(refused.text.contains("acknowledgement"), "{refused:?}");
     act(&mut s, Action::Explain);
@@ -214,7 +218,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     );
     s.input.as_mut().unwrap().text = crate::provision::guards::EVEN_MEMBERS_ACK.into();
     act(&mut s, Action::Submit);
-    let effects = key(&mut s, CreateKey::Start);
+    let effects = act(&mut s, Action::StartPlan);
     assert!(
         matches!(effects.as_slice(), [Effect::Gate(a)] if *a == p.action()),
         "{effects:?}"
@@ -224,10 +228,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     s.create.wizard.as_mut().unwrap().field = CreateField::ControlPlanes;
     key(&mut s, CreateKey::More);
     assert!(s.create.wizard.as_ref().unwrap().guards.acks.is_empty());
-    assert_eq!(
-        s.create.wizard.as_ref().unwrap().plan,
-        CreatePlanState::None
-    );
+    assert_eq!(s.create.wizard.as_ref().unwrap().plan, AskedPlan::None);
 }
 
 #[test]
@@ -237,7 +238,11 @@ fn a_failing_name_guard_refuses_start() {
         Arc::new(Config::parse(Path::new("/t/taloscope.yaml"), CONFIG).expect("config"));
     key(&mut s, CreateKey::Open);
     planned(&mut s, 3);
-    assert!(key(&mut s, CreateKey::Start).is_empty());
+    let effects = act(&mut s, Action::StartPlan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     assert!(s.message.unwrap().text.contains("name free"));
 }
 

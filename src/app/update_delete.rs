@@ -1,13 +1,12 @@
 //! A whole cluster's deletion in the update step: `D` on the fleet's selected row or on the
 //! cluster in use opens its plan on the action screen (the event loop reads it with
-//! `prepare_delete`, as `taloscope delete` does), `a` takes the acknowledgement the delete
-//! guard needs, and Start goes through the action screen's dispatcher path. Pure.
+//! `prepare_delete`, as `taloscope delete` does); its acknowledgement and Start go through the
+//! plan screens' one gate. Pure.
 use super::action::Effect;
 use super::actions::{ActionPlan, ActionPlanScreen};
 use super::message::Message;
-use super::plan_keys::acknowledge_into;
 use super::screen::{Screen, TableKind};
-use super::state::{AppState, InputKind};
+use super::state::AppState;
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
 
 /// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use; the
@@ -68,28 +67,6 @@ pub fn planned(
     };
     screen.guards.set(guards);
     state.message = None;
-}
-
-/// `a` on a plan: the acknowledgement field, when a guard still needs one.
-pub fn ask_ack(state: &mut AppState) {
-    if state
-        .actions
-        .plan
-        .as_ref()
-        .and_then(|p| p.guards.ack_prompt())
-        .is_some()
-    {
-        state.open_input(InputKind::Acknowledge, String::new());
-    } else {
-        state.message = Some(Message::info("no acknowledgement is needed"));
-    }
-}
-
-/// Enter on the acknowledgement field: kept only when it is the text asked for.
-pub fn acknowledge(state: &mut AppState, text: &str) {
-    acknowledge_into(state, text, |state| {
-        state.actions.plan.as_mut().map(|p| &mut p.guards)
-    });
 }
 
 /// Whether the open plan is a delete: `r` reads it again.

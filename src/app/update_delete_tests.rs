@@ -9,6 +9,7 @@ use super::*;
 use crate::app::action::{Action, AppEvent};
 use crate::app::actions::{ActionRun, ActionUpdate};
 use crate::app::keymap::{self, KeyContext};
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::Pane;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, console_of, discovered};
 use crate::app::update::update;

@@ -4,7 +4,7 @@
 //! update step in update_plan; the progress pane is update_upgrade's. Pure.
 use super::action::{Action, Effect, RemovedApisCounted};
 use super::state::AppState;
-use super::update_plan::{PlanKeys, on_status_change, open_plan, rebuild};
+use super::update_plan::{PlanKeys, open_plan, rebuild};
 use crate::upgrade::kubernetes::Kubernetes;
 
 /// `U`, `:upgrade-k8s [VERSION]`: the Kubernetes plan, or the progress pane
@@ -41,7 +41,7 @@ pub fn on_removed_apis(state: &mut AppState, counted: RemovedApisCounted) {
         counted.result,
         counted.flags,
     );
-    on_status_change::<Kubernetes>(state, &counted.cluster);
+    super::plan_keys::read_guards(state, Some(&counted.cluster));
 }
 
 /// Keys on the Kubernetes plan screen.

@@ -8,6 +8,7 @@ use super::*;
 use crate::app::action::AppEvent;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::kube_plan::KubePlanScreen;
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::screen::{Pane, Screen};
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
@@ -176,8 +177,11 @@ fn stored_objects_in_removed_apis_need_the_typed_acknowledgement() {
     assert_eq!(removed.verdict, GuardVerdict::Fail);
     assert!(removed.reason.contains("flowschemas"), "{}", removed.reason);
     assert_eq!(screen(&state).missing_ack(), Some(REMOVED_APIS_ACK));
-    let effects = update(&mut state, Action::StartUpgrade);
-    assert!(effects.is_empty(), "refused: {effects:?}");
+    let effects = update(&mut state, Action::StartPlan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "refused: {effects:?}"
+    );
 
     type_ack(&mut state, "objects in removed API versions");
     assert!(
@@ -214,7 +218,7 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
     update(&mut state, counted(&plan, vec![]));
     // Pre-pull starts on (as talosctl's --pre-pull-images); toggled off, the run has it off.
     update(&mut state, Action::TogglePrePull);
-    let effects = update(&mut state, Action::StartUpgrade);
+    let effects = update(&mut state, Action::StartPlan);
     let [Effect::Gate(action)] = effects.as_slice() else {
         panic!("{effects:?}");
     };

@@ -1,17 +1,17 @@
 //! The one update step of every plan screen, parameterised by the rollout's kind: open it,
 //! re-evaluate its guards on every status change, move through the steps and the guards, cycle
-//! the target, explain, take the acknowledgement, and Start through the dispatcher. The kind's
+//! the target, explain; the acknowledgement and Start go through the plan screens' one gate. The kind's
 //! own keys go to [`PlanKeys::on_key`]. Pure.
 use super::action::{Action, Effect, StartRollout, not_run};
 use super::message::Message;
 use super::plan_keys::{
-    cycled, explain_selected, move_guard, moved, other_focus, shared_key, take_ack,
+    cycled, explain_selected, moved, not_approved, other_focus, plan_key, read_guards,
 };
-use super::plan_screen::{PlanFocus, RolloutPlanScreen};
+use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
 use super::rollout::RolloutView;
 use super::screen::Screen;
 use super::state::{AppState, PlanSlot};
-use super::update_upgrade::{other_rollout, unfinished_rollout_shown, usable_cluster};
+use super::update_upgrade::{unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
 use crate::rollout::RolloutSummary;
 
@@ -51,8 +51,7 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
     }
     match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
         Ok(mut plan) => {
-            let owner = state.fleet.capi.owner(&cluster);
-            plan.evaluate(&live.status, other_rollout(state, &cluster).as_ref(), owner);
+            plan.read_guards(state);
             *K::slot_mut(state) = Some(plan);
             state.screen = K::SCREEN;
             state.message = None;
@@ -62,34 +61,6 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
             state.message = Some(Message::warn(e));
             Vec::new()
         }
-    }
-}
-
-/// Re-evaluates the open plan's guards when `cluster`'s status changed. Returns whether
-/// anything the plan shows changed.
-pub fn on_status_change<K: PlanKeys>(state: &mut AppState, cluster: &str) -> bool {
-    let other = other_rollout(state, cluster);
-    let Some(mut plan) = K::slot_mut(state).take_if(|p| p.cluster == cluster) else {
-        return false;
-    };
-    let before = plan.guards.shown.clone();
-    if let Some(live) = state.fleet.cluster(cluster) {
-        plan.evaluate(
-            &live.status,
-            other.as_ref(),
-            state.fleet.capi.owner(cluster),
-        );
-    }
-    let changed = plan.guards.shown != before;
-    *K::slot_mut(state) = Some(plan);
-    changed
-}
-
-/// Re-evaluates the open plan's guards when what the management clusters say changed.
-pub fn on_capi_change<K: PlanKeys>(state: &mut AppState) -> bool {
-    match K::slot(state).map(|p| p.cluster.clone()) {
-        Some(cluster) => on_status_change::<K>(state, &cluster),
-        None => false,
     }
 }
 
@@ -104,15 +75,8 @@ pub fn rebuild<K: PlanKeys>(state: &mut AppState) -> Vec<Effect> {
         }
         *K::slot_mut(state) = Some(plan);
     }
-    on_status_change::<K>(state, &cluster);
+    read_guards(state, Some(&cluster));
     K::after_rebuild(state)
-}
-
-/// Re-evaluates the open plan's guards (after an edit).
-pub fn evaluate<K: PlanKeys>(state: &mut AppState) {
-    if let Some(cluster) = K::slot(state).map(|p| p.cluster.clone()) {
-        on_status_change::<K>(state, &cluster);
-    }
 }
 
 /// Keys on a plan screen.
@@ -128,7 +92,13 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
         | Action::MoveFirst
         | Action::MoveLast
         | Action::PageUp
-        | Action::PageDown => move_selection(plan, &action, page),
+        | Action::PageDown
+            if plan.focus == PlanFocus::Nodes =>
+        {
+            if let Some(to) = moved(plan.steps_len(), plan.step_index(), &action, page) {
+                plan.step = plan.steps().get(to).map(|s| K::step_key(to, s));
+            }
+        }
         Action::NextPane => plan.focus = other_focus(plan.focus),
         Action::NextTarget | Action::PreviousTarget => {
             if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
@@ -136,77 +106,30 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
             }
             return rebuild::<K>(state);
         }
-        Action::Explain => explain::<K>(state),
-        Action::StartUpgrade => return start::<K>(state),
+        Action::Explain if plan.focus == PlanFocus::Nodes => explain_step::<K>(state),
         Action::Back => {
             *K::slot_mut(state) = None;
             state.screen = Screen::Cluster(K::BACK);
         }
-        action @ (Action::Acknowledge
-        | Action::Refresh
-        | Action::OpenHelp
-        | Action::OpenCommandLine) => {
-            let (cluster, needs_ack) = (plan.cluster.clone(), plan.missing_ack().is_some());
-            return shared_key(state, &action, cluster, needs_ack);
+        other => {
+            return plan_key(state, &other)
+                .or_else(|| K::on_key(state, &other))
+                .unwrap_or_default();
         }
-        other => return K::on_key(state, &other).unwrap_or_default(),
     }
     Vec::new()
 }
 
-fn move_selection<K: PlanKeys>(plan: &mut RolloutPlanScreen<K>, action: &Action, page: usize) {
-    match plan.focus {
-        PlanFocus::Nodes => {
-            if let Some(to) = moved(plan.steps_len(), plan.step_index(), action, page) {
-                plan.step = plan.steps().get(to).map(|s| K::step_key(to, s));
-            }
-        }
-        PlanFocus::Guards => move_guard(&mut plan.guards, action, page),
-    }
-}
-
-fn explain<K: PlanKeys>(state: &mut AppState) {
+/// `?` on a step: its title and what happens to it (why there is no plan, without one).
+fn explain_step<K: PlanKeys>(state: &mut AppState) {
     let Some(plan) = K::slot(state) else {
         return;
     };
-    let (focus, guard, i) = (
-        plan.focus,
-        plan.guards.selected_guard().cloned(),
-        plan.step_index(),
-    );
-    let step = (focus == PlanFocus::Nodes).then(|| match &plan.plan {
-        Ok(p) => K::explain_step(p, i),
+    let step = match &plan.plan {
+        Ok(p) => K::explain_step(p, plan.step_index()),
         Err(e) => Some(("no plan".to_string(), e.clone())),
-    });
-    explain_selected(state, focus, guard.as_ref(), step.flatten());
-}
-
-/// `s`: refused while a guard blocks; otherwise the dispatcher takes over.
-fn start<K: PlanKeys>(state: &mut AppState) -> Vec<Effect> {
-    let Some(plan) = K::slot(state) else {
-        return Vec::new();
     };
-    if let Some(why) = plan.start_refused() {
-        state.message = Some(Message::warn(format!("Start refused: {why}")));
-        return Vec::new();
-    }
-    vec![Effect::Gate(K::gate(
-        plan.cluster.clone(),
-        plan.target_text(),
-    ))]
-}
-
-/// Enter on the acknowledgement field: kept only when it is the text the kind asks for.
-pub fn acknowledge<K: PlanKeys>(state: &mut AppState, text: &str) {
-    let Some(needed) = K::slot(state).and_then(|p| p.missing_ack().map(String::from)) else {
-        return;
-    };
-    if take_ack(state, &needed, text) {
-        if let Some(plan) = K::slot_mut(state).as_mut() {
-            plan.guards.acks.push(needed);
-        }
-        evaluate::<K>(state);
-    }
+    explain_selected(state, PlanFocus::Nodes, None, step);
 }
 
 /// The dispatcher approved the plan on screen: start it if it still matches and no guard
@@ -217,23 +140,16 @@ pub fn start_approved<K: PlanKeys>(
     cluster: String,
     target: String,
 ) -> Vec<Effect> {
-    on_status_change::<K>(state, &cluster);
-    let Some(screen) =
-        K::slot(state).filter(|p| p.cluster == cluster && K::target_matches(p, &target))
-    else {
-        return not_run(
-            &approved,
-            "the plan was closed or changed before it was confirmed".to_string(),
-        );
-    };
-    if let Some(why) = screen.start_refused() {
-        state.message = Some(Message::warn(format!("not started: {why}")));
-        return not_run(&approved, why);
+    read_guards(state, Some(&cluster));
+    if let Some(refused) = not_approved(state, K::SCREEN, &approved) {
+        return refused;
     }
-    let Ok(plan) = screen.plan.clone() else {
+    let Some(Ok(plan)) = K::slot(state).map(|screen| screen.plan.clone()) else {
         return not_run(&approved, "there is no plan".to_string());
     };
-    let acks = screen.guards.acks.clone();
+    let acks = K::slot(state)
+        .map(|s| s.guards.acks.clone())
+        .unwrap_or_default();
     let mut view = RolloutView::new(placeholder::<K>(&plan));
     view.running = true;
     let starting = format!("starting the {} of {cluster} to {target}", K::WHAT);

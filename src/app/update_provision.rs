@@ -4,9 +4,10 @@
 //! rest of update: IO is asked for as effects and answered as events.
 use super::action::{Action, Effect, not_run};
 use super::message::Message;
-use super::plan_screen::PlanGuards;
+use super::plan_keys::not_approved;
+use super::plan_screen::{AskedPlan, PlanGuards};
 use super::provision::{
-    Field, MAX_COUNT, PlanState, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
+    Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
     ProvisionView, SourceList, Wizard,
 };
 use super::screen::{Pane, Screen};
@@ -80,7 +81,7 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
         count: 1,
         pattern: DEFAULT_NAME_PATTERN.to_string(),
         field: Field::Provider,
-        plan: PlanState::None,
+        plan: AskedPlan::None,
         asked: 0,
         guards: PlanGuards::default(),
         guards_focused: false,
@@ -187,7 +188,7 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::Provision(ProvisionKey::MakePlan) | Action::Submit => {
             w.asked += 1;
-            w.plan = PlanState::Planning(w.asked);
+            w.plan = AskedPlan::Planning(w.asked);
             w.guards.shown.clear();
             let request = PlanRequest {
                 cluster: w.key.clone(),
@@ -203,19 +204,10 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
                 request,
             });
         }
-        Action::Provision(ProvisionKey::Start) => match (&w.plan, w.start_refused()) {
-            (PlanState::Ready(plan), None) => return vec![Effect::Gate(plan.action())],
-            (_, why) => {
-                let why = why.unwrap_or_default();
-                state.message = Some(Message::warn(format!("Start refused: {why}")));
-            }
-        },
         Action::Back => {
             state.provision.wizard = None;
             state.screen = Screen::Cluster(Pane::Nodes);
         }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
         _ => {}
     }
     if changed && let Some(w) = state.provision.wizard.as_mut() {
@@ -226,7 +218,7 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
 fn forget_plan(w: &mut Wizard) {
-    w.plan = PlanState::None;
+    w.plan = AskedPlan::None;
     w.guards = PlanGuards::default();
 }
 
@@ -309,20 +301,16 @@ pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     match approved.action() {
         MutatingAction::Provision { .. } => {
-            let Some(w) = state.provision.wizard.as_ref() else {
-                return not_run(&approved, "the wizard was closed before it was confirmed");
-            };
-            let PlanState::Ready(plan) = &w.plan else {
-                return not_run(&approved, "the plan changed before it was confirmed");
-            };
-            if !plan.is_approved_by(approved.action()) {
-                return not_run(&approved, "the plan changed before it was confirmed");
+            if let Some(refused) = not_approved(state, Screen::ProvisionWizard, &approved) {
+                return refused;
             }
-            if let Some(why) = w.start_refused() {
-                return not_run(&approved, format!("refused by its guards: {why}"));
-            }
+            let Some((w, Some(plan))) =
+                state.provision.wizard.as_ref().map(|w| (w, w.plan.ready()))
+            else {
+                return Vec::new();
+            };
             let acks = w.guards.acks.clone();
-            let (cluster, key, plan) = (w.cluster.clone(), w.key.clone(), plan.clone());
+            let (cluster, key, plan) = (w.cluster.clone(), w.key.clone(), Box::new(plan.clone()));
             let what = format!("{} {} node(s) via {}", plan.count, plan.role, plan.provider);
             let view = state
                 .provision
@@ -389,11 +377,11 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
                 && w.asked == asked
             {
                 w.plan = match result {
-                    Ok(plan) => PlanState::Ready(plan),
-                    Err(e) => PlanState::Failed(e),
+                    Ok(plan) => AskedPlan::Ready(plan),
+                    Err(e) => AskedPlan::Failed(e),
                 };
                 w.machine_config_endpoint = machine_config_endpoint;
-                guards::evaluate(state);
+                super::plan_keys::read_guards(state, Some(&cluster));
             }
         }
         ProvisionUpdate::Run {

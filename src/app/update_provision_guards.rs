@@ -1,97 +1,18 @@
 //! The provision wizard's guards in the update step: the list `provision --plan` prints,
 //! evaluated over the fleet model's live status and again on every status change; moving
-//! through it, `?` on a guard, the typed acknowledgements, and why Start is refused. Pure.
+//! through it and `?` on a guard; its acknowledgement and Start go through the plan screens' one
+//! gate. Pure.
 use super::action::{Action, Effect};
-use super::plan_keys::{acknowledge_into, explain_selected, move_guard, shared_key};
-use super::plan_screen::PlanFocus;
-use super::provision::PlanState;
-use super::state::{AppState, Overlay};
-use crate::provision::cluster::{cluster_addresses, guards_over_status};
+use super::plan_keys::plan_key;
+use super::state::AppState;
 
-/// Evaluates the open wizard's guards again over live status. Returns whether they changed.
-pub fn evaluate(state: &mut AppState) -> bool {
-    let Some(w) = state.provision.wizard.as_ref() else {
-        return false;
-    };
-    let live = state.fleet.cluster(&w.cluster).filter(|l| l.has_data());
-    let guards = match (&w.plan, live) {
-        (PlanState::Ready(plan), Some(live)) => {
-            let addresses = state
-                .clusters
-                .iter()
-                .find(|c| c.name == w.cluster)
-                .map(cluster_addresses)
-                .unwrap_or_default();
-            guards_over_status(
-                plan,
-                &state.provision.config,
-                &addresses,
-                &live.status,
-                w.machine_config_endpoint.as_deref(),
-                state.fleet.capi.owner(&w.cluster),
-            )
-        }
-        _ => Vec::new(),
-    };
-    let Some(w) = state.provision.wizard.as_mut() else {
-        return false;
-    };
-    let before = w.guards.shown.clone();
-    w.guards.set(guards);
-    w.guards.shown != before
-}
-
-/// `cluster`'s status changed: the wizard's guards again when it is the wizard's cluster.
-pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    let shown = state
-        .provision
-        .wizard
-        .as_ref()
-        .is_some_and(|w| w.cluster == cluster);
-    shown && evaluate(state)
-}
-
-/// The wizard's guard keys: Tab, moves while the guards have them, `?`, `a` and `r`. `None`
-/// when the key is not one of them.
+/// The wizard's guard keys: Tab between the request's fields and the guards, then every plan
+/// screen's keys (moves while the guards have them). `None` for any other key.
 pub fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
     let w = state.provision.wizard.as_mut()?;
-    match action {
-        Action::NextPane => w.guards_focused = !w.guards_focused,
-        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast
-            if w.guards_focused =>
-        {
-            move_guard(&mut w.guards, action, 1)
-        }
-        Action::Explain => explain(state),
-        Action::Acknowledge | Action::Refresh => {
-            let (cluster, needs_ack) = (w.cluster.clone(), w.guards.missing_ack().is_some());
-            return Some(shared_key(state, action, cluster, needs_ack));
-        }
-        _ => return None,
+    if matches!(action, Action::NextPane) {
+        w.guards_focused = !w.guards_focused;
+        return Some(Vec::new());
     }
-    Some(Vec::new())
-}
-
-/// `?`: the selected guard explained in the upgrade plan's overlay while the guards have the
-/// keys; the help otherwise.
-fn explain(state: &mut AppState) {
-    let guard = state
-        .provision
-        .wizard
-        .as_ref()
-        .filter(|w| w.guards_focused)
-        .and_then(|w| w.guards.selected_guard().cloned());
-    match guard {
-        Some(g) => explain_selected(state, PlanFocus::Guards, Some(&g), None),
-        None => state.overlay = Some(Overlay::Help { scroll: 0 }),
-    }
-}
-
-/// Enter on the acknowledgement field: kept only when it is the text asked for.
-pub fn acknowledge(state: &mut AppState, text: &str) {
-    if acknowledge_into(state, text, |state| {
-        state.provision.wizard.as_mut().map(|w| &mut w.guards)
-    }) {
-        evaluate(state);
-    }
+    plan_key(state, action)
 }

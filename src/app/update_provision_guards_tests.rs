@@ -3,6 +3,7 @@
 //! waiting for its typed acknowledgement, the acknowledgements reaching the runner's effect, and
 //! `?` on a guard.
 use super::*;
+use crate::app::plan_screen::GuardedPlan;
 use crate::guards::{GuardId, Verdict as GuardVerdict};
 use crate::provision::guards::EVEN_MEMBERS_ACK;
 
@@ -76,7 +77,11 @@ fn a_failing_quorum_guard_blocks_start_and_follows_the_status() {
     assert_eq!(verdict_of(&s, GuardId::JoinQuorum), GuardVerdict::Fail);
     let w = s.provision.wizard.as_ref().unwrap();
     assert_eq!(w.guards.shown[0].id, GuardId::JoinQuorum, "worst first");
-    assert!(update(&mut s, Action::Provision(ProvisionKey::Start)).is_empty());
+    let effects = update(&mut s, Action::StartPlan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     assert!(message(&s).contains("guard failing: "), "{}", message(&s));
     assert!(message(&s).contains(GuardId::JoinQuorum.title()));
 
@@ -88,7 +93,7 @@ fn a_failing_quorum_guard_blocks_start_and_follows_the_status() {
 #[test]
 fn a_confirmed_start_is_not_run_when_a_guard_fails_by_then() {
     let mut s = planned(1);
-    let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
+    let action = gated(update(&mut s, Action::StartPlan));
     // The machine config now points elsewhere: its guard fails.
     answer_plan(&mut s, 1, plan(1), "https://127.99.0.1:6443");
     let effects = update(
@@ -107,7 +112,11 @@ fn an_even_member_count_waits_for_its_acknowledgement() {
     assert_eq!(verdict_of(&s, GuardId::OddMembers), GuardVerdict::Warn);
     let w = s.provision.wizard.as_ref().unwrap();
     assert_eq!(w.guards.ack_prompt(), Some(EVEN_MEMBERS_ACK));
-    assert!(update(&mut s, Action::Provision(ProvisionKey::Start)).is_empty());
+    let effects = update(&mut s, Action::StartPlan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     assert!(message(&s).contains(EVEN_MEMBERS_ACK), "{}", message(&s));
 
     acknowledge(&mut s, "an even count");
@@ -122,7 +131,7 @@ fn an_even_member_count_waits_for_its_acknowledgement() {
     let w = s.provision.wizard.as_ref().unwrap();
     assert_eq!(w.guards.missing_ack(), None);
     assert_eq!(w.start_refused(), None);
-    gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
+    gated(update(&mut s, Action::StartPlan));
 
     // A changed field drops the plan and the acknowledgements typed for it.
     update(&mut s, Action::Provision(ProvisionKey::More));
@@ -133,7 +142,7 @@ fn an_even_member_count_waits_for_its_acknowledgement() {
 fn the_typed_acknowledgements_reach_the_runners_effect() {
     let mut s = planned_control_plane();
     acknowledge(&mut s, EVEN_MEMBERS_ACK);
-    let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
+    let action = gated(update(&mut s, Action::StartPlan));
     let effects = update(
         &mut s,
         Action::Approved(approved_by_dispatcher(action, "lab")),

@@ -183,7 +183,7 @@ fn vm(id: u64, name: &str, lcm: &str, stage: ProvisionStage) -> VmProgress {
 /// Two workers started through the dispatcher: the progress pane.
 fn running() -> AppState {
     let mut s = planned(2);
-    let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
+    let action = gated(update(&mut s, Action::StartPlan));
     let effects = update(
         &mut s,
         Action::Approved(approved_by_dispatcher(action, "lab")),
@@ -313,7 +313,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     answer_plan(&mut s, 1, plan(1), LAB_ENDPOINT);
     assert_eq!(
         s.provision.wizard.as_ref().unwrap().plan,
-        PlanState::Planning(2)
+        AskedPlan::Planning(2)
     );
     let error = "/s/worker.yaml: machine.type is \"controlplane\", not worker";
     event(
@@ -327,9 +327,9 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
     );
     assert_eq!(
         s.provision.wizard.as_ref().unwrap().plan,
-        PlanState::Failed(error.into())
+        AskedPlan::Failed(error.into())
     );
-    assert!(update(&mut s, Action::Provision(ProvisionKey::Start)).is_empty());
+    assert!(update(&mut s, Action::StartPlan).is_empty());
     assert!(
         s.message
             .as_ref()
@@ -340,7 +340,7 @@ fn the_plan_answers_only_the_latest_question_and_edits_drop_it() {
 
     let mut s = planned(2);
     update(&mut s, Action::Provision(ProvisionKey::More));
-    assert_eq!(s.provision.wizard.as_ref().unwrap().plan, PlanState::None);
+    assert_eq!(s.provision.wizard.as_ref().unwrap().plan, AskedPlan::None);
 }
 
 #[test]
@@ -361,7 +361,7 @@ fn name_pattern_is_typed_on_the_input_line() {
 #[test]
 fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     let mut s = planned(2);
-    let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
+    let action = gated(update(&mut s, Action::StartPlan));
     assert_eq!(action, plan(2).action());
 
     // Read-only refuses in the dispatcher; a wrong name cancels.
@@ -397,7 +397,7 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
 #[test]
 fn an_approval_for_a_changed_plan_is_not_run() {
     let mut s = planned(2);
-    let action = gated(update(&mut s, Action::Provision(ProvisionKey::Start)));
+    let action = gated(update(&mut s, Action::StartPlan));
     update(&mut s, Action::Provision(ProvisionKey::More));
     let effects = update(
         &mut s,

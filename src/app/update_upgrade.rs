@@ -10,7 +10,7 @@ use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, Overlay};
 use super::tables;
 use super::update_panes::open_cluster;
-use super::update_plan::{PlanKeys, evaluate, open_plan, rebuild, start_approved};
+use super::update_plan::{PlanKeys, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::{
@@ -111,17 +111,8 @@ pub fn show_rollout(state: &mut AppState) {
 /// Re-evaluates the open plans' guards when `cluster`'s status changed.
 /// Returns whether anything a plan shows changed.
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    let kube = super::update_plan::on_status_change::<Kubernetes>(state, cluster);
-    let talos = super::update_plan::on_status_change::<TalosOs>(state, cluster);
-    let capi = super::update_capi_upgrade::on_status_change(state, cluster);
-    kube || talos || capi
-}
-
-/// Re-evaluates both plans' guards after the management clusters were read again.
-pub fn on_capi_change(state: &mut AppState) -> bool {
-    let kube = super::update_plan::on_capi_change::<Kubernetes>(state);
-    let talos = super::update_plan::on_capi_change::<TalosOs>(state);
-    kube || talos
+    let plans = super::plan_keys::read_guards(state, Some(cluster));
+    super::update_capi_upgrade::on_status_change(state, cluster) || plans
 }
 
 /// Keys on the Talos plan screen.
@@ -171,12 +162,12 @@ pub(super) fn on_talos_key(state: &mut AppState, action: &Action) -> Option<Vec<
             {
                 state.message = Some(Message::warn(e));
             }
-            evaluate::<TalosOs>(state);
+            super::plan_keys::read_guards(state, None);
             return Some(Vec::new());
         }
         Action::ToggleStep => {
             toggle_step(state);
-            evaluate::<TalosOs>(state);
+            super::plan_keys::read_guards(state, None);
             return Some(Vec::new());
         }
         _ => return None,
@@ -222,17 +213,6 @@ pub fn set_image(state: &mut AppState, text: &str) {
             plan.image = None;
         }
         rebuild::<TalosOs>(state);
-    }
-}
-
-/// Enter on the acknowledgement field: kept only when it is the text asked for.
-pub fn acknowledge(state: &mut AppState, text: &str) {
-    if state.screen == Screen::CapiUpgrade {
-        super::update_capi_upgrade::acknowledge(state, text)
-    } else if state.screen == Screen::KubernetesPlan {
-        super::update_plan::acknowledge::<Kubernetes>(state, text)
-    } else {
-        super::update_plan::acknowledge::<TalosOs>(state, text)
     }
 }
 

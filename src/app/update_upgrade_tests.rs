@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::app::action::AppEvent;
 use crate::app::keymap::{self, KeyContext};
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::{apply, update};
 use crate::app::upgrade_plan::PlanScreen;
@@ -112,8 +113,11 @@ fn start_is_refused_while_a_guard_fails() {
         GuardVerdict::Fail,
         "worst first"
     );
-    let effects = update(&mut state, Action::StartUpgrade);
-    assert!(effects.is_empty(), "{effects:?}");
+    let effects = update(&mut state, Action::StartPlan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     assert!(state.message.unwrap().text.starts_with("Start refused"));
 }
 
@@ -150,7 +154,11 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
         "{:?}",
         plan(&state).guards
     );
-    assert!(update(&mut state, Action::StartUpgrade).is_empty());
+    let effects = update(&mut state, Action::StartPlan);
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     update(&mut state, Action::Acknowledge);
     assert_eq!(keymap::context(&state), KeyContext::TextField);
     for c in "the API will be down".chars() {
@@ -165,7 +173,7 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
     update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
     update(&mut state, Action::Submit);
     assert_eq!(plan(&state).missing_ack(), None);
-    let action = gate(update(&mut state, Action::StartUpgrade));
+    let action = gate(update(&mut state, Action::StartPlan));
     assert_eq!(action.cluster(), "single");
 }
 
@@ -179,7 +187,7 @@ fn the_acknowledged_message_does_not_outlive_the_rollout() {
     update(&mut state, Action::Submit);
     let said = |s: &AppState| s.message.as_ref().map(|m| m.text.clone());
     assert_eq!(said(&state).as_deref(), Some("acknowledged; s starts"));
-    let action = gate(update(&mut state, Action::StartUpgrade));
+    let action = gate(update(&mut state, Action::StartPlan));
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("not read-only: expected a confirmation");
     };
@@ -215,7 +223,7 @@ fn confirm_flow_starts_the_plan_on_screen() {
     let mut state = plan_of(fixtures::healthy());
     update(&mut state, Action::MoveDown);
     update(&mut state, Action::ToggleStep); // leave cp-3 out
-    let action = gate(update(&mut state, Action::StartUpgrade));
+    let action = gate(update(&mut state, Action::StartPlan));
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("not read-only: expected a confirmation");
     };
@@ -257,7 +265,7 @@ fn confirm_flow_starts_the_plan_on_screen() {
 fn cancel_is_the_default_and_readonly_refuses() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = plan_of(fixtures::healthy());
-    let action = gate(update(&mut state, Action::StartUpgrade));
+    let action = gate(update(&mut state, Action::StartPlan));
     let Gate::Refused(msg) = dispatcher(dir.path(), true).request(action.clone()) else {
         panic!("read-only must refuse");
     };
@@ -286,7 +294,7 @@ fn cancel_is_the_default_and_readonly_refuses() {
 fn approval_after_the_plan_closed_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = plan_of(fixtures::healthy());
-    let action = gate(update(&mut state, Action::StartUpgrade));
+    let action = gate(update(&mut state, Action::StartPlan));
     let approved = approved_on_healthy(dir.path(), action);
     update(&mut state, Action::Back);
     let effects = update(&mut state, Action::Approved(approved));

@@ -155,23 +155,12 @@ impl PlanKind for TalosOs {
         plan_guards(plan, status, &roles_of(status), other)
     }
 
-    /// With nothing failing, the acknowledgement is the one thing left.
-    fn ack_prompt(screen: &PlanScreen) -> Option<&str> {
-        screen
-            .missing_ack()
-            .filter(|_| screen.guards.counts().2 == 0)
-    }
-
     fn refused_first(_: &PlanScreen) -> Option<String> {
         None
     }
 
     fn gate_target(screen: &PlanScreen) -> String {
         screen.target.to_string()
-    }
-
-    fn target_matches(screen: &PlanScreen, approved: &str) -> bool {
-        screen.target.to_string() == approved
     }
 
     fn gate(cluster: String, target: String) -> MutatingAction {

@@ -107,6 +107,8 @@ pub(super) fn refuse(
 
 /// [`GateArgs`] as the upgrade body reads them: `--plan`, `--yes`, `--confirm`, `--ack`, `--output`.
 pub(super) struct RunFlags<'a> {
+    /// The flags as given, for a [`CommandGate`].
+    pub args: &'a GateArgs,
     pub plan: bool,
     pub yes: bool,
     pub confirm: Option<&'a str>,
@@ -118,6 +120,7 @@ impl<'a> RunFlags<'a> {
     /// The flags of a command that flattens [`GateArgs`].
     pub fn of(gate: &'a GateArgs) -> RunFlags<'a> {
         RunFlags {
+            args: gate,
             plan: gate.plan,
             yes: gate.yes,
             confirm: gate.confirm.as_deref(),

@@ -11,7 +11,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::plan::{ChecksPane, NO_GUARDS_YET, WizardPlan};
 use super::table::pane_block;
 use super::{Look, fit};
-use crate::app::provision::{Field, PlanState, SourceList, Wizard};
+use crate::app::plan_screen::AskedPlan;
+use crate::app::provision::{Field, SourceList, Wizard};
 use crate::app::state::AppState;
 use crate::provision::plan::vm_names;
 use crate::tui::Role;
@@ -105,21 +106,21 @@ impl<'a> ProvisionWizardView<'a> {
     fn plan(&self, w: &Wizard) -> (Vec<Line<'static>>, (String, Role)) {
         let s = &self.look.styles;
         match &w.plan {
-            PlanState::None => (
+            AskedPlan::None => (
                 vec![Line::from(Span::styled(
                     "No plan yet: Enter asks the provider and checks the machine config.",
                     s.get(Role::Muted),
                 ))],
                 ("Enter makes the plan".into(), Role::Muted),
             ),
-            PlanState::Planning(_) => (
+            AskedPlan::Planning(_) => (
                 vec![Line::from(Span::styled(
                     "Asking the provider for the plan...",
                     s.get(Role::Muted),
                 ))],
                 ("planning".into(), Role::Muted),
             ),
-            PlanState::Failed(e) => (
+            AskedPlan::Failed(e) => (
                 vec![Line::from(Span::styled(e.clone(), s.get(Role::Error)))],
                 (
                     format!(
@@ -129,7 +130,7 @@ impl<'a> ProvisionWizardView<'a> {
                     Role::Error,
                 ),
             ),
-            PlanState::Ready(plan) => (
+            AskedPlan::Ready(plan) => (
                 plan.table()
                     .lines()
                     .map(|l| Line::from(Span::styled(l.to_string(), s.get(Role::Text))))
@@ -170,7 +171,7 @@ impl Widget for &ProvisionWizardView<'_> {
                 .render(area, buf);
             return;
         };
-        let ready = matches!(w.plan, PlanState::Ready(_));
+        let ready = matches!(w.plan, AskedPlan::Ready(_));
         let guard_rows = if ready {
             w.guards.shown.len().max(1)
         } else {
@@ -195,14 +196,7 @@ impl Widget for &ProvisionWizardView<'_> {
 
         let (lines, status) = self.plan(w);
         let checks = if ready {
-            Ok(ChecksPane {
-                guards: &w.guards,
-                active: w.guards_focused,
-                empty: NO_GUARDS_YET,
-                ack_prompt: w.guards.ack_prompt(),
-                refused: w.start_refused(),
-                noun: "cluster",
-            })
+            Ok(ChecksPane::of(w, NO_GUARDS_YET))
         } else {
             Err(status)
         };

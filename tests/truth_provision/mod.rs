@@ -6,10 +6,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use taloscope::app::plan_screen::set_guards;
-use taloscope::app::provision::{
-    PlanState, ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceChoice,
-};
+use taloscope::app::plan_screen::{AskedPlan, set_guards};
+use taloscope::app::provision::{ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceChoice};
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
@@ -138,8 +136,8 @@ async fn wizard_plan(
     update(state, Action::Event(AppEvent::Provision(Box::new(answer))));
     let w = state.provision.wizard.as_ref().expect("wizard");
     let plan = match &w.plan {
-        PlanState::Ready(plan) => Ok((**plan).clone()),
-        PlanState::Failed(e) => Err(e.clone()),
+        AskedPlan::Ready(plan) => Ok((**plan).clone()),
+        AskedPlan::Failed(e) => Err(e.clone()),
         other => panic!("{other:?}"),
     };
     (plan, w.guards.shown.clone())

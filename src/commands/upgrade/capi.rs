@@ -9,15 +9,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::rollout::HeadlessUpgrade;
-use crate::approval::MutatingAction;
 use crate::capi::CapiOwner;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
-use crate::commands::gate::{
-    GatedPlan, dispatcher, finish_run, plan_then_approve, progress_printer, report_interrupted,
-    run_operation, unknown_acks,
-};
-use crate::commands::plan_report::indent;
+use crate::commands::gate::{CommandGate, finish_run};
+use crate::commands::plan_report::{PlanText, indent};
+use crate::commands::progress::progress_printer;
 use crate::commands::session::{Chosen, Connected, other_rollout};
 use crate::commands::status::columns;
 use crate::discovery::Sources;
@@ -80,9 +77,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
         Err(e) => return Err(Stop(EXIT_BLOCKED, e.to_string())),
     };
     plan.machine_timeout_secs = command.options().node_timeout.as_secs();
-    let dispatcher = dispatcher(global, &chosen.paths);
     let resumed = interrupted_run(&chosen.paths.state_dir, &plan);
-    report_interrupted(&dispatcher, &chosen.paths);
     // Whose Lease the run takes over: the interrupted run's, or the one `--take-over` names.
     let displaces = resumed
         .as_ref()
@@ -106,9 +101,9 @@ pub(super) fn run<C: HeadlessUpgrade>(
             &vm_templates,
         )
     });
-    unknown_acks(&guards, gate.acks)?;
-    let report = CapiPlanText::new(&plan);
-    let Some((approved, ())) = plan_then_approve(&dispatcher, &report, &guards, gate, || Ok(()))?
+    let command_gate = CommandGate::new(global, &chosen.paths, gate.args);
+    let Some(approved) =
+        command_gate.pass(CapiPlanText::new(&plan), capi_action(&plan), &guards)?
     else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -127,29 +122,24 @@ pub(super) fn run<C: HeadlessUpgrade>(
     };
     let target = plan.target.clone();
     let mut operation = CapiUpgrade::new(plan, access, observer.kube.clone(), options);
-    let result = run_operation(
+    let result = command_gate.run(
         &runtime,
-        (&dispatcher, &approved),
-        (&chosen.paths, gate.acks),
+        &approved,
         &mut operation,
-        &progress_printer(gate.output),
+        &progress_printer(gate.output, None),
     );
-    let outcome = CapiUpgradeOutcome {
+    let subject = CapiUpgradeSubject {
         cluster: &cluster,
         target: &target,
-        succeeded: result.is_ok(),
-        message: result.unwrap_or_else(|e| e),
     };
-    finish_run(gate.output, &outcome.message, &outcome, outcome.succeeded)
+    finish_run(gate.output, subject, result)
 }
 
-/// How a CAPI-way run ended: the `--yes --output json` outcome.
+/// What a CAPI-way run changed: the `--yes --output json` outcome's subject.
 #[derive(Debug, Serialize)]
-struct CapiUpgradeOutcome<'a> {
+struct CapiUpgradeSubject<'a> {
     cluster: &'a str,
     target: &'a str,
-    succeeded: bool,
-    message: String,
 }
 
 /// The VM templates of the provider taloscope's config names for the cluster; `None` when it
@@ -181,8 +171,6 @@ pub struct CapiPlanText<'a> {
     /// What the dispatcher will ask to confirm.
     #[serde(rename = "action")]
     pub describe: String,
-    #[serde(skip)]
-    pub action: MutatingAction,
 }
 
 impl<'a> CapiPlanText<'a> {
@@ -196,19 +184,11 @@ impl<'a> CapiPlanText<'a> {
             target: &plan.version,
             phases: &plan.phases,
             describe: capi_action(plan).describe(),
-            action: capi_action(plan),
         }
     }
 }
 
-impl GatedPlan for CapiPlanText<'_> {
-    const WHAT: &'static str = "upgrade";
-    const ALWAYS_ACK: Option<&'static str> = None;
-
-    fn action(&self) -> MutatingAction {
-        self.action.clone()
-    }
-
+impl PlanText for CapiPlanText<'_> {
     fn table(&self) -> String {
         let mut out = format!(
             "UPGRADE {} THE CLUSTER API WAY through {}\n  {} {} -> {}\n",

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
 use super::{ChecksPane, NO_GUARDS_YET};
 use crate::app::actions::{ActionPlan, ActionPlanScreen};
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::approval::NodeOperation;
@@ -264,16 +265,7 @@ impl Widget for &ActionPlanView<'_> {
         // No guard yet: the reason Start is refused says what is still awaited (the node's
         // survey, the plan's own error), never "no status" while there is one.
         let waiting = screen.start_refused();
-        let checks = ChecksPane {
-            guards: &screen.guards,
-            active: true,
-            empty: waiting.as_deref().unwrap_or(NO_GUARDS_YET),
-            ack_prompt: screen.guards.ack_prompt(),
-            refused: screen.start_refused(),
-            noun: screen
-                .mutating_action()
-                .map_or("cluster", |a| a.confirm_noun()),
-        };
+        let checks = ChecksPane::of(screen, waiting.as_deref().unwrap_or(NO_GUARDS_YET));
         checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
     }
 }

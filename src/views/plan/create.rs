@@ -7,8 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{ChecksPane, NO_GUARDS_YET, WizardPlan};
-use crate::app::create::{CreatePlanState, CreateWizard};
+use crate::app::create::CreateWizard;
 use crate::app::help::wrap_words;
+use crate::app::plan_screen::AskedPlan;
 use crate::app::state::AppState;
 use crate::tui::Role;
 use crate::views::Look;
@@ -29,15 +30,15 @@ impl<'a> CreatePlanView<'a> {
         let s = &self.look.styles;
         let one = |text: String, role: Role| vec![Line::from(Span::styled(text, s.get(role)))];
         match &w.plan {
-            CreatePlanState::None => (
+            AskedPlan::None => (
                 one("No plan: Esc goes back to the request.".into(), Role::Muted),
                 Some(("Esc, then Enter makes the plan".into(), Role::Muted)),
             ),
-            CreatePlanState::Planning(_) => (
+            AskedPlan::Planning(_) => (
                 one("Asking the provider for the plan...".into(), Role::Muted),
                 Some(("planning".into(), Role::Muted)),
             ),
-            CreatePlanState::Failed(e) => (
+            AskedPlan::Failed(e) => (
                 one(crate::printable::line(e), Role::Error),
                 Some((
                     format!(
@@ -47,7 +48,7 @@ impl<'a> CreatePlanView<'a> {
                     Role::Error,
                 )),
             ),
-            CreatePlanState::Ready(plan) => (
+            AskedPlan::Ready(plan) => (
                 plan.table()
                     .lines()
                     .flat_map(|l| under_its_key(l, width))
@@ -86,14 +87,7 @@ impl Widget for &CreatePlanView<'_> {
         };
         let checks = match last {
             Some(status) => Err(status),
-            None => Ok(ChecksPane {
-                guards: &w.guards,
-                active: true,
-                empty: NO_GUARDS_YET,
-                ack_prompt: w.guards.ack_prompt(),
-                refused: w.start_refused(),
-                noun: "cluster",
-            }),
+            None => Ok(ChecksPane::of(w, NO_GUARDS_YET)),
         };
         let plan = WizardPlan {
             title,

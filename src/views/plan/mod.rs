@@ -20,7 +20,7 @@ use super::progress_parts::{StepTable, render_step_pane, unsorted};
 use super::table::{DataTable, pane_block};
 use super::{Look, fit};
 use crate::app::plan_screen::{
-    PlanFocus, PlanGuards, RolloutPlanScreen, verdict_counts, verdict_word,
+    GuardedPlan, PlanFocus, PlanGuards, RolloutPlanScreen, verdict_counts, verdict_word,
 };
 use crate::app::screen::TableKind;
 use crate::app::state::{AppState, PlanSlot};
@@ -103,7 +103,21 @@ pub(super) struct ChecksPane<'a> {
     pub noun: &'a str,
 }
 
-impl ChecksPane<'_> {
+impl<'a> ChecksPane<'a> {
+    /// The checks of `plan`: its guards (`empty` said while none was evaluated), the
+    /// acknowledgement it prompts for, why Start is refused, and what the typed confirmation
+    /// asks the name of.
+    pub(super) fn of(plan: &'a dyn GuardedPlan, empty: &'a str) -> ChecksPane<'a> {
+        ChecksPane {
+            guards: plan.guards(),
+            active: plan.guards_focused(),
+            empty,
+            ack_prompt: plan.ack_prompt(),
+            refused: plan.start_refused(),
+            noun: plan.approval().map_or("cluster", |a| a.confirm_noun()),
+        }
+    }
+
     /// The guards into `guards_area`, the last line into `last`; read-only mode refuses
     /// Start up front, whatever the guards say.
     pub(super) fn render(
@@ -309,14 +323,7 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
         let title = K::steps_title(screen);
         render_step_pane(self.look, title, steps_active, table, steps_area, buf);
 
-        let checks = ChecksPane {
-            guards: &screen.guards,
-            active: screen.focus == PlanFocus::Guards,
-            empty: NO_GUARDS_YET,
-            ack_prompt: screen.ack_prompt(),
-            refused: screen.start_refused(),
-            noun: "cluster",
-        };
+        let checks = ChecksPane::of(screen, NO_GUARDS_YET);
         checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
     }
 }
