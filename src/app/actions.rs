@@ -14,7 +14,7 @@ use crate::operation::forget::{ForgetPlan, forget_guards};
 use crate::operation::progress::OperationProgress;
 use crate::rollout::LeaseReading;
 
-use super::plan_screen::{GuardedPlan, PlanGuards, cluster_and_guards};
+use super::plan_screen::{GuardReading, GuardedPlan, PlanGuards, cluster_and_guards};
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,11 +264,13 @@ impl GuardedPlan for ActionPlanScreen {
         }
     }
 
-    fn read_guards(&mut self, state: &super::state::AppState) {
-        let other = super::update_upgrade::other_rollout_read(state, &self.cluster);
-        let tree = super::queries::tree_of(state, &self.cluster);
-        if let Some(live) = state.fleet.cluster(&self.cluster) {
-            self.evaluate(&live.status, &other, tree.as_ref());
+    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+        if let Some(live) = reading.live {
+            self.evaluate(
+                &live.status,
+                &reading.other_rollout,
+                reading.capi_tree.as_ref(),
+            );
         }
     }
 

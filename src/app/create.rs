@@ -6,7 +6,7 @@ use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, 
 use crate::guards::Guard;
 use crate::operation::progress::OperationProgress;
 
-use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
+use super::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards};
 use crate::approval::MutatingAction;
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
@@ -230,7 +230,7 @@ impl GuardedPlan for CreateWizard {
     }
 
     /// The planner evaluated them with the plan; a new plan reads them again.
-    fn read_guards(&mut self, _: &super::state::AppState) {}
+    fn read_guards(&mut self, _: &GuardReading<'_>) {}
 
     fn approval(&self) -> Option<MutatingAction> {
         self.ready_plan().map(CreatePlan::action)

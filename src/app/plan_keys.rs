@@ -6,7 +6,7 @@
 use super::action::{Action, Effect, PollerRequest, not_run};
 use super::create::CreateStage;
 use super::message::Message;
-use super::plan_screen::{GuardedPlan, PlanFocus, PlanGuards, explain_guard};
+use super::plan_screen::{GuardReading, GuardedPlan, PlanFocus, PlanGuards, explain_guard};
 use super::screen::Screen;
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
@@ -101,7 +101,7 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
             return false;
         };
         let before = (plan.guards().shown.clone(), plan.approval());
-        plan.read_guards(state);
+        plan.read_guards(&guard_reading(state, plan.cluster()));
         let changed = before != (plan.guards().shown.clone(), plan.approval());
         *slot(state) = Some(plan);
         changed
@@ -111,6 +111,18 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
     let talos = again(state, |s| &mut s.upgrade, cluster);
     let kube = again(state, |s| &mut s.kube_upgrade, cluster);
     actions || provision || talos || kube
+}
+
+/// What the plans of `cluster` read their guards over, from the console's state.
+pub(super) fn guard_reading<'a>(state: &'a AppState, cluster: &str) -> GuardReading<'a> {
+    GuardReading {
+        live: state.fleet.cluster(cluster),
+        discovered: state.clusters.iter().find(|c| c.name == cluster),
+        other_rollout: super::update_upgrade::other_rollout_read(state, cluster),
+        capi_owner: state.fleet.capi.owner(cluster),
+        capi_tree: super::queries::tree_of(state, cluster),
+        config: &state.provision.config,
+    }
 }
 
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the

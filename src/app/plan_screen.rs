@@ -6,10 +6,12 @@ use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
 use super::screen::{Pane, Screen};
-use super::state::AppState;
 use crate::approval::MutatingAction;
-use crate::capi::CapiOwner;
-use crate::fleet::ClusterStatus;
+use crate::capi::{CapiOwner, ClusterTree};
+use crate::config::Config;
+use crate::discovery::Cluster;
+use crate::fleet::{ClusterLive, ClusterStatus};
+use crate::rollout::LeaseReading;
 use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};
 use crate::upgrade::{
@@ -36,7 +38,7 @@ pub trait GuardedPlan {
     /// Why the plan itself cannot start (not read, not made, failed), before any guard.
     fn unready(&self) -> Option<String>;
     /// Its guards read again over live status and whatever else the kind looks at.
-    fn read_guards(&mut self, state: &AppState);
+    fn read_guards(&mut self, reading: &GuardReading<'_>);
     /// What Start asks the dispatcher to approve; `None` while there is no plan.
     fn approval(&self) -> Option<MutatingAction>;
     /// Whether an approval the dispatcher gave is for this plan as it stands.
@@ -59,6 +61,31 @@ pub trait GuardedPlan {
     fn start_refused(&self) -> Option<String> {
         self.unready()
             .or_else(|| self.guards().refusal(self.cluster()))
+    }
+}
+
+/// What a plan's guards are read over: its cluster as the console knows it, gathered from the
+/// console's state by the one caller (`plan_keys::read_guards`), so a plan never reads the
+/// whole state.
+pub struct GuardReading<'a> {
+    /// The cluster as the pollers last reported it.
+    pub live: Option<&'a ClusterLive>,
+    /// The cluster as discovery paired it (its endpoints and nodes).
+    pub discovered: Option<&'a Cluster>,
+    /// A rollout another run (or this console) holds on the cluster, or why its Lease could
+    /// not be read.
+    pub other_rollout: LeaseReading,
+    /// The management cluster's Cluster object owning it, if any, and its tree.
+    pub capi_owner: Option<&'a CapiOwner>,
+    pub capi_tree: Option<ClusterTree>,
+    /// taloscope's own configuration (providers).
+    pub config: &'a Config,
+}
+
+impl GuardReading<'_> {
+    /// The other rollout, an unread Lease taken for none (for guards that only warn).
+    pub fn other_rollout(&self) -> Option<RolloutInProgress> {
+        self.other_rollout.clone().ok().flatten()
     }
 }
 
@@ -290,11 +317,10 @@ impl<K: PlanKind> GuardedPlan for RolloutPlanScreen<K> {
         }
     }
 
-    fn read_guards(&mut self, state: &AppState) {
-        let other = super::update_upgrade::other_rollout(state, &self.cluster);
-        if let Some(live) = state.fleet.cluster(&self.cluster) {
-            let owner = state.fleet.capi.owner(&self.cluster);
-            self.evaluate(&live.status, other.as_ref(), owner);
+    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+        if let Some(live) = reading.live {
+            let other = reading.other_rollout();
+            self.evaluate(&live.status, other.as_ref(), reading.capi_owner);
         }
     }
 

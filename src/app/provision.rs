@@ -10,7 +10,7 @@ use crate::opennebula::auth::OneEnvironment;
 use crate::provision::cluster::{cluster_addresses, guards_over_status};
 use crate::provision::{JournalEntry, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
-use super::plan_screen::{AskedPlan, GuardedPlan, PlanGuards, cluster_and_guards};
+use super::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards, cluster_and_guards};
 use crate::approval::{ApprovedAction, MutatingAction};
 
 /// Most VMs one wizard asks for.
@@ -210,20 +210,21 @@ impl GuardedPlan for Wizard {
     }
 
     /// The list `provision --plan` prints, over the fleet model's live status.
-    fn read_guards(&mut self, state: &super::state::AppState) {
-        let live = state.fleet.cluster(&self.cluster).filter(|l| l.has_data());
+    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+        let live = reading.live.filter(|l| l.has_data());
         let guards = match (&self.plan, live) {
             (AskedPlan::Ready(plan), Some(live)) => {
-                let addresses = (state.clusters.iter().find(|c| c.name == self.cluster))
+                let addresses = reading
+                    .discovered
                     .map(cluster_addresses)
                     .unwrap_or_default();
                 guards_over_status(
                     plan,
-                    &state.provision.config,
+                    reading.config,
                     &addresses,
                     &live.status,
                     self.machine_config_endpoint.as_deref(),
-                    state.fleet.capi.owner(&self.cluster),
+                    reading.capi_owner,
                 )
             }
             _ => Vec::new(),

@@ -51,7 +51,7 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
     }
     match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
         Ok(mut plan) => {
-            plan.read_guards(state);
+            plan.read_guards(&super::plan_keys::guard_reading(state, &plan.cluster));
             *K::slot_mut(state) = Some(plan);
             state.screen = K::SCREEN;
             state.message = None;
