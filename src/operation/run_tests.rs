@@ -120,7 +120,7 @@ fn bench() -> Bench {
 }
 
 impl Bench {
-    async fn run(&self, fake: &mut Fake, cancel: CancelSignal) -> Result<String, String> {
+    async fn run<O: Operation>(&self, op: &mut O, cancel: CancelSignal) -> Result<String, String> {
         let events = self.events.clone();
         let sink = move |e: OperationEvent| events.lock().unwrap().push(e);
         let runner = Runner {
@@ -131,7 +131,7 @@ impl Bench {
             cancel,
             events: &sink,
         };
-        run(fake, runner).await
+        run(op, runner).await
     }
 
     fn audit(&self) -> String {
@@ -415,27 +415,11 @@ impl Operation for Batched {
     }
 }
 
-impl Bench {
-    async fn run_batched(&self, op: &mut Batched, cancel: CancelSignal) -> Result<String, String> {
-        let events = self.events.clone();
-        let sink = move |e: OperationEvent| events.lock().unwrap().push(e);
-        let runner = Runner {
-            approved: &self.approved,
-            dispatcher: &self.dispatcher,
-            state_dir: self.dir.path(),
-            acks: &[],
-            cancel,
-            events: &sink,
-        };
-        run(op, runner).await
-    }
-}
-
 #[tokio::test]
 async fn a_batch_runs_its_steps_at_once_and_the_lease_follows_every_step_change() {
     let b = bench();
     let mut op = Batched::new();
-    let said = b.run_batched(&mut op, CancelSignal::never()).await;
+    let said = b.run(&mut op, CancelSignal::never()).await;
     // The middle steps pass their barrier only together: run one after the other, they
     // would wait for ever.
     assert_eq!(said.as_deref(), Ok("step 4 done"));
@@ -480,7 +464,7 @@ async fn a_resumed_run_settles_the_step_left_in_progress_and_skips_the_done_ones
     ];
     op.settles_done = true;
     op.together = Arc::new(tokio::sync::Barrier::new(1));
-    let said = b.run_batched(&mut op, CancelSignal::never()).await;
+    let said = b.run(&mut op, CancelSignal::never()).await;
     assert_eq!(said.as_deref(), Ok("step 4 done"));
     assert_eq!(*op.settled.lock().unwrap(), [1]);
     // Step 2 finished while the console was away: only step 3 of its batch runs.
@@ -489,7 +473,7 @@ async fn a_resumed_run_settles_the_step_left_in_progress_and_skips_the_done_ones
     let b = bench();
     let mut op = Batched::new();
     op.starts[0] = StepStart::Unsettled;
-    let said = b.run_batched(&mut op, CancelSignal::never()).await;
+    let said = b.run(&mut op, CancelSignal::never()).await;
     assert_eq!(said.as_deref(), Ok("step 4 done"));
     assert_eq!(*op.settled.lock().unwrap(), [0]);
     assert_eq!(
@@ -555,7 +539,7 @@ async fn a_held_run_whose_controls_go_away_is_detached_not_ended() {
     hold.send_replace(true);
     drop(hold);
     let mut op = Batched::new();
-    let said = b.run_batched(&mut op, signal).await.unwrap_err();
+    let said = b.run(&mut op, signal).await.unwrap_err();
     assert!(
         said.starts_with(
             "detached: the run's controls went away while it was paused before step 1 of 4"
@@ -579,7 +563,7 @@ async fn a_cancel_while_held_stops_before_the_next_step() {
     hold.send_replace(true);
     cancel.send_replace(true);
     let mut op = Batched::new();
-    let said = b.run_batched(&mut op, signal).await.unwrap_err();
+    let said = b.run(&mut op, signal).await.unwrap_err();
     assert!(
         said.starts_with("cancelled before step 1 of 4 (cp-1: upgrade)"),
         "{said}"
