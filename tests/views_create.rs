@@ -7,8 +7,9 @@ mod view_support;
 use std::path::Path;
 use std::sync::Arc;
 
-use taloscope::app::create::{CreateField, CreateKey, CreateUpdate};
+use crossterm::event::{KeyCode, KeyEvent};
 use taloscope::app::screen::Screen;
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
@@ -25,6 +26,7 @@ use taloscope::operation::OperationKind;
 use taloscope::operation::progress::ProgressEvent;
 use taloscope::operation::runner_events;
 use taloscope::provision::room::{ProviderRoom, QuotaReading, VmDemand};
+use taloscope::views::create::{CreateField, CreateNews, CreateScreen, CreateWizard, NAME};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -38,8 +40,20 @@ providers:
     endpoint: http://127.0.0.1:2474
 ";
 
-fn event(s: &mut AppState, u: CreateUpdate) {
-    update(s, Action::Event(AppEvent::Create(Box::new(u))));
+fn event(s: &mut AppState, news: CreateNews) {
+    update(
+        s,
+        Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news))),
+    );
+}
+
+fn key(s: &mut AppState, code: KeyCode) {
+    update(s, Action::ScreenKey(KeyEvent::from(code)));
+}
+
+fn wizard_of(s: &mut AppState) -> &mut CreateWizard {
+    let screen: &mut CreateScreen = s.screens.find_mut().expect("the create screen");
+    screen.wizard.as_mut().expect("the wizard")
 }
 
 /// The fleet of `healthy`, `n` pressed, the name typed, Talos v1.11.3 on sim-opennebula.
@@ -47,9 +61,9 @@ fn wizard() -> AppState {
     let mut s = scenarios::state(&["healthy"]);
     s.provision.config =
         Arc::new(Config::parse(Path::new("/sim/taloscope.yaml"), CONFIG).expect("config"));
-    update(&mut s, Action::Create(CreateKey::Open));
-    assert_eq!(s.screen, Screen::Create, "{:?}", s.message);
-    let w = s.create.wizard.as_mut().expect("the wizard");
+    update(&mut s, Action::Open(NAME));
+    assert_eq!(s.screen, Screen::Module(NAME), "{:?}", s.message);
+    let w = wizard_of(&mut s);
     w.name = "lab".into();
     w.talos = "v1.11.3".into();
     w.provider = w
@@ -130,7 +144,7 @@ fn room(vms: u64) -> ProviderRoom {
 /// The plan of `controlplanes` made, with the guards the CLI evaluates.
 fn planned(controlplanes: usize) -> AppState {
     let mut s = wizard();
-    update(&mut s, Action::Create(CreateKey::MakePlan));
+    key(&mut s, KeyCode::Enter);
     let p = plan(controlplanes);
     let (talos, kube) = context_names(&s.clusters);
     let guards = create_guards(&CreateFacts {
@@ -140,7 +154,7 @@ fn planned(controlplanes: usize) -> AppState {
     });
     event(
         &mut s,
-        CreateUpdate::Planned {
+        CreateNews::Planned {
             asked: 1,
             result: Ok((Box::new(p), guards)),
         },
@@ -240,13 +254,13 @@ fn wizard_with_a_fresh_request() {
 #[test]
 fn wizard_filled_in_from_a_stopped_create() {
     let mut s = wizard();
-    s.create.wizard.as_mut().unwrap().name.clear();
+    wizard_of(&mut s).name.clear();
     let mut stopped = plan(3);
     stopped.delivery = Delivery::UserData;
     stopped.endpoint = EndpointChoice::Given("127.30.0.100".into());
     event(
         &mut s,
-        CreateUpdate::Unfinished {
+        CreateNews::Unfinished {
             found: vec![UnfinishedCreate {
                 cluster: "lab".into(),
                 reached: Some(CreatePhase::Booted),
@@ -301,7 +315,7 @@ fn progress_asking_a_fingerprint() {
 #[test]
 fn progress_done() {
     let mut s = running();
-    update(&mut s, Action::Create(CreateKey::Trust));
+    key(&mut s, KeyCode::Char('y'));
     let phase = |phase, state| LifecycleEvent::Phase { phase, state };
     for (i, p) in CreatePhase::ALL.iter().enumerate().skip(2) {
         run(

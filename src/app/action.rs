@@ -125,8 +125,6 @@ pub enum Action {
     OpenCapi,
     /// `D` on the fleet or a cluster: the deletion plan of that cluster.
     OpenDelete,
-    /// The create wizard, its plan and progress (see `create`).
-    Create(super::create::CreateKey),
     /// `s` on `:capi`: scale the selected MachineDeployment (else the control plane).
     ScaleCapi,
 }
@@ -162,8 +160,6 @@ pub enum AppEvent {
     Log(super::logs::LogEvent),
     /// A screen module's IO task's report.
     Screen(super::screen_io::ScreenNews),
-    /// A create task's report (journals read, plan, run events, fingerprint questions).
-    Create(Box<super::create::CreateUpdate>),
     /// A CAPI-way upgrade plan read from the management cluster.
     CapiUpgradePlanned(Box<super::capi_upgrade::CapiPlanRead>),
 }
@@ -246,8 +242,6 @@ pub enum Effect {
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as
     /// `AppEvent::Action`.
     PlanDelete(String),
-    /// Create IO: journals read, plan, run, fingerprint answers.
-    Create(Box<super::create::CreateEffect>),
     /// Read a CAPI scale's plan (`prepare_scale`) and report it as `AppEvent::Action`.
     PlanCapiScale(Box<super::capi_scale::CapiScaleAsk>),
     /// Read a CAPI-way upgrade plan and what its guards look at; reported as

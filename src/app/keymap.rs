@@ -7,9 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use super::action::Action;
 pub use super::binding::{Binding, Key, bind};
 use super::binding::{HELP, command_line, quit};
-use super::create::CreateStage;
 use super::keymap_actions as actions;
-use super::keymap_create as create;
 use super::keymap_logs as logs;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
@@ -58,18 +56,12 @@ pub enum KeyContext {
     Screen(super::screen_io::ScreenName),
     /// The Cluster API tree of the cluster in use.
     Capi,
-    /// The create wizard's request (`n` on the fleet).
-    CreateWizard,
-    /// The create's plan and guards.
-    CreatePlan,
-    /// The create run's progress.
-    CreateProgress,
     /// The CAPI-way upgrade plan of a cluster Cluster API owns.
     CapiUpgradePlan,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 29] = [
+    pub const ALL: [KeyContext; 26] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -95,9 +87,6 @@ impl KeyContext {
         KeyContext::Logs,
         KeyContext::LogPicker,
         KeyContext::Capi,
-        KeyContext::CreateWizard,
-        KeyContext::CreatePlan,
-        KeyContext::CreateProgress,
         KeyContext::CapiUpgradePlan,
     ];
 
@@ -131,9 +120,6 @@ impl KeyContext {
             KeyContext::LogPicker => "Log picker (l in node detail)",
             KeyContext::Screen(name) => name,
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
-            KeyContext::CreateWizard => "Create a cluster (n on the fleet)",
-            KeyContext::CreatePlan => "Create plan and guards",
-            KeyContext::CreateProgress => "Create progress",
             KeyContext::CapiUpgradePlan => "CAPI-way upgrade plan (u, U on a CAPI-owned cluster)",
         }
     }
@@ -166,6 +152,9 @@ static CLUSTERS: &[Binding] = &[
 static OPEN_CERTS: &[Binding] = &[bind(&[Key::char('C')], Action::Open("certs"), "every certificate of every cluster, soonest end first, with its fix (:certs)")];
 
 #[rustfmt::skip]
+static OPEN_CREATE: &[Binding] = &[bind(&[Key::char('n')], Action::Open("create"), "create a new cluster (the wizard; or the create running here)")];
+
+#[rustfmt::skip]
 static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];
 
 /// Scrolling a text overlay (errors, help, an explanation).
@@ -190,7 +179,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::GLOBAL,
             panes::MOVES,
             actions::DELETE_CLUSTER,
-            create::FROM_FLEET,
+            OPEN_CREATE,
             OPEN_CERTS,
         ],
         KeyContext::Cluster => &[
@@ -258,9 +247,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::GLOBAL,
             panes::CAPI_SCALE,
         ],
-        KeyContext::CreateWizard => &[create::WIZARD, panes::MOVES],
-        KeyContext::CreatePlan => &[create::PLAN, panes::MOVES],
-        KeyContext::CreateProgress => &[create::PROGRESS],
         KeyContext::CapiUpgradePlan => &[
             panes::MOVES,
             super::keymap_capi_upgrade::CAPI_UPGRADE_PLAN,
@@ -302,7 +288,7 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             | InputKind::Acknowledge
             | InputKind::NamePattern
             | InputKind::SnapshotPath => KeyContext::TextField,
-            InputKind::CreateField => KeyContext::TextField,
+            InputKind::Screen(..) => KeyContext::TextField,
             InputKind::ScaleReplicas => KeyContext::TextField,
         },
         None if state.actions.menu.is_some() => KeyContext::ActionMenu,
@@ -321,11 +307,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Logs => KeyContext::Logs,
             Screen::Module(name) => KeyContext::Screen(name),
             Screen::Capi => KeyContext::Capi,
-            Screen::Create => match state.create.stage {
-                CreateStage::Form => KeyContext::CreateWizard,
-                CreateStage::Plan => KeyContext::CreatePlan,
-                CreateStage::Progress => KeyContext::CreateProgress,
-            },
             Screen::CapiUpgrade => KeyContext::CapiUpgradePlan,
             Screen::Rollout => {
                 let asking = state
@@ -381,11 +362,20 @@ pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// The footer hints of `ctx`'s own table, only those the state offers.
+/// The footer hints of `ctx`'s own table, only those the state offers (and, on a screen
+/// module, only keys it does not take for its own).
 fn footer_of(ctx: KeyContext, state: &AppState) -> Vec<(String, &'static str)> {
+    let module = match ctx {
+        KeyContext::Screen(name) => state.screens.get(name),
+        _ => None,
+    };
+    let own = |b: &Binding| {
+        module.is_some_and(|m| (b.keys.iter()).any(|k| m.binds(&KeyEvent::new(k.code, k.mods))))
+    };
     bindings(ctx)
         .iter()
         .filter(|b| b.offered.is_none_or(|offered| offered(state)))
+        .filter(|b| !own(b))
         .filter_map(|b| b.footer.map(|label| (b.key_labels(), label)))
         .collect()
 }

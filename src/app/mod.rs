@@ -21,7 +21,7 @@ mod keymap_upgrade;
 pub mod kube_plan;
 pub mod logs;
 pub mod message;
-mod plan_keys;
+pub(crate) mod plan_keys;
 pub mod plan_screen;
 pub mod prepared;
 pub mod provision;
@@ -41,17 +41,13 @@ pub mod update_actions;
 pub mod update_delete;
 mod update_kube_plan;
 pub mod update_logs;
+mod update_overlay;
 mod update_panes;
 mod update_plan;
 mod update_provision;
 mod update_provision_guards;
 mod update_upgrade;
 pub mod upgrade_plan;
-// Creating a cluster: the wizard, its plan and the run's progress.
-pub mod create;
-mod keymap_create;
-mod update_create;
-mod update_overlay;
 // Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
 pub mod capi_scale;
 pub mod queries;

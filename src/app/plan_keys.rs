@@ -4,7 +4,6 @@
 //! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
 //! gives its plan through [`GuardedPlan`]. Pure.
 use super::action::{Action, Effect, PollerRequest, not_run};
-use super::create::CreateStage;
 use super::message::Message;
 use super::plan_screen::{GuardReading, GuardedPlan, PlanFocus, PlanGuards, explain_guard};
 use super::screen::Screen;
@@ -19,7 +18,6 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
     }
     match screen {
         Screen::Action => open(&mut state.actions.plan),
-        Screen::Create if state.create.stage == CreateStage::Plan => open(&mut state.create.wizard),
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
         Screen::UpgradePlan => open(&mut state.upgrade),
         Screen::KubernetesPlan => open(&mut state.kube_upgrade),
@@ -129,20 +127,31 @@ pub(super) fn guard_reading<'a>(state: &'a AppState, cluster: &str) -> GuardRead
 /// command line's does); a guard that blocks refuses here, audited; a plan not made or read
 /// yet says why; otherwise the dispatcher asks for the typed name.
 fn start(state: &mut AppState) -> Vec<Effect> {
+    let readonly = state.readonly;
     let Some(plan) = plan_on_screen(state) else {
         return Vec::new();
     };
+    let (effects, message) = start_plan(plan, readonly);
+    if message.is_some() {
+        state.message = message;
+    }
+    effects
+}
+
+/// `s` on `plan` (see `start`), for a plan held anywhere: the effects, and what the message
+/// line says.
+pub(crate) fn start_plan(plan: &dyn GuardedPlan, readonly: bool) -> (Vec<Effect>, Option<Message>) {
     let (action, refused) = (plan.approval(), plan.start_refused());
     let guarded = !plan.guards().shown.is_empty();
     match (action, refused) {
-        (Some(action), _) if state.readonly => vec![Effect::Gate(action)],
-        (Some(action), None) => vec![Effect::Gate(action)],
+        (Some(action), _) if readonly => (vec![Effect::Gate(action)], None),
+        (Some(action), None) => (vec![Effect::Gate(action)], None),
         (action, why) => {
             let why = why.unwrap_or_else(|| "there is no plan".into());
-            state.message = Some(Message::warn(format!("Start refused: {why}")));
+            let message = Some(Message::warn(format!("Start refused: {why}")));
             match action {
-                Some(action) if guarded => vec![Effect::Refuse { action, why }],
-                _ => Vec::new(),
+                Some(action) if guarded => (vec![Effect::Refuse { action, why }], message),
+                _ => (Vec::new(), message),
             }
         }
     }
@@ -156,14 +165,26 @@ pub(super) fn not_approved(
     screen: Screen,
     approved: &ApprovedAction,
 ) -> Option<Vec<Effect>> {
-    let why = match plan_in(state, screen) {
+    let plan = plan_in(state, screen).map(|p| &*p);
+    let (message, effects) = refusal_of_approved(plan, approved)?;
+    state.message = Some(message);
+    Some(effects)
+}
+
+/// [`not_approved`] for a plan held anywhere (`None`: no plan open): the message line's words
+/// and the audited "not run", or `None` when it may run.
+pub(crate) fn refusal_of_approved(
+    plan: Option<&dyn GuardedPlan>,
+    approved: &ApprovedAction,
+) -> Option<(Message, Vec<Effect>)> {
+    let why = match plan {
         Some(plan) if plan.approves(approved.action()) => {
             format!("refused by its guards: {}", plan.start_refused()?)
         }
         _ => "the plan was closed or changed before it was confirmed".to_string(),
     };
-    state.message = Some(Message::warn(format!("not started: {why}")));
-    Some(not_run(approved, why))
+    let message = Message::warn(format!("not started: {why}"));
+    Some((message, not_run(approved, why)))
 }
 
 /// The list that gets the keys after `Tab`.
@@ -252,14 +273,18 @@ pub(super) fn shared_key(
 
 /// Checks the typed acknowledgement against the one the plan asks for; true when it was kept.
 pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
+    let (kept, message) = ack_answer(needed, text);
+    state.message = Some(message);
+    kept
+}
+
+/// Whether `text` is the acknowledgement `needed`, and what the message line says of it.
+pub(crate) fn ack_answer(needed: &str, text: &str) -> (bool, Message) {
     if text.trim() == needed {
-        state.message = Some(Message::info("acknowledged; s starts"));
-        true
+        (true, Message::info("acknowledged; s starts"))
     } else {
-        state.message = Some(Message::error(format!(
-            "not acknowledged: type exactly \"{needed}\""
-        )));
-        false
+        let message = format!("not acknowledged: type exactly \"{needed}\"");
+        (false, Message::error(message))
     }
 }
 
@@ -271,15 +296,24 @@ pub(super) fn explain_selected(
     guard: Option<&Guard>,
     step: Option<(String, String)>,
 ) {
-    let explained = match focus {
+    if let Some(overlay) = explained(focus, guard, step) {
+        state.overlay = Some(overlay);
+    }
+}
+
+/// The overlay of [`explain_selected`], for a plan held anywhere.
+pub(crate) fn explained(
+    focus: PlanFocus,
+    guard: Option<&Guard>,
+    step: Option<(String, String)>,
+) -> Option<Overlay> {
+    let (title, text) = match focus {
         PlanFocus::Guards => guard.map(|g| (g.id.title().to_string(), explain_guard(g))),
         PlanFocus::Nodes => step,
-    };
-    if let Some((title, text)) = explained {
-        state.overlay = Some(Overlay::Explain {
-            title,
-            text,
-            scroll: 0,
-        });
-    }
+    }?;
+    Some(Overlay::Explain {
+        title,
+        text,
+        scroll: 0,
+    })
 }

@@ -109,7 +109,6 @@ pub fn prepare(state: &mut AppState) {
         Screen::Logs => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],
-        Screen::Create => &[],
         Screen::CapiUpgrade => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds

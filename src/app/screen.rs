@@ -31,8 +31,6 @@ pub enum Screen {
     Logs,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
     Capi,
-    /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.
-    Create,
     /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
     CapiUpgrade,
     /// A screen that is a module of its own (`views/<screen>/`), by name.

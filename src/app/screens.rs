@@ -14,9 +14,14 @@ use super::action::Effect;
 use super::message::Message;
 use super::screen::Screen;
 pub use super::screen_io::{ScreenName, ScreenNews, ScreenTask};
+use super::state::Overlay;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::clock::Zone;
+use crate::config::Config;
 use crate::discovery::Cluster;
 use crate::fleet::FleetModel;
+use crate::operation::OperationKind;
+use crate::operation::progress::ProgressEvent;
 use crate::tui::Look;
 
 /// What a screen reads of the console around it: lent for one call, never owned.
@@ -33,6 +38,10 @@ pub struct Shared<'a> {
     /// The terminal's size in cells (width, height).
     pub size: (u16, u16),
     pub zone: Zone,
+    /// taloscope's own configuration (its providers).
+    pub config: &'a Config,
+    /// Read-only mode: plans are for reading.
+    pub readonly: bool,
 }
 
 /// What a screen's update step asks of the shell: effects for the event loop, a message for
@@ -42,6 +51,11 @@ pub struct Step {
     pub effects: Vec<Effect>,
     pub message: Option<Message>,
     pub close: bool,
+    /// The input line, opened for the screen: what it prompts and the text typed already.
+    /// Enter gives the line to [`ScreenModule::on_text`].
+    pub input: Option<(&'static str, String)>,
+    /// An overlay over the screen (help, an explanation).
+    pub overlay: Option<Overlay>,
 }
 
 impl Step {
@@ -103,9 +117,39 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
     fn on_news(&mut self, _news: &ScreenNews, _shared: &Shared) -> bool {
         false
     }
+    /// News from its IO task when it asks something of the shell (a message, effects); the
+    /// default folds it with `on_news`.
+    fn on_news_step(&mut self, news: &ScreenNews, shared: &Shared) -> Step {
+        self.on_news(news, shared);
+        Step::default()
+    }
     /// A poller report was folded into the model; whether it changed what it shows.
     fn on_fleet_change(&mut self, _change: &FleetChange, _shared: &Shared) -> bool {
         false
+    }
+    /// Enter on the input line the screen opened (`Step::input`).
+    fn on_text(&mut self, _text: &str, _shared: &Shared) -> Step {
+        Step::default()
+    }
+    /// Whether the dispatcher's approvals of `action` are the screen's to run.
+    fn claims(&self, _action: &MutatingAction) -> bool {
+        false
+    }
+    /// The dispatcher approved an action the screen claims: its run, or the audited "not run".
+    fn on_approved(&mut self, approved: ApprovedAction, _shared: &Shared) -> Step {
+        Step::effects(super::action::not_run(&approved, "no screen runs it"))
+    }
+    /// Whether it follows the runs of operations of `kind` (their progress events are its).
+    fn follows(&self, _kind: OperationKind) -> bool {
+        false
+    }
+    /// A progress event of a run it follows.
+    fn on_progress(&mut self, _event: ProgressEvent, _shared: &Shared) -> Step {
+        Step::default()
+    }
+    /// What quitting asks first while its work runs (y/N).
+    fn quit_question(&self) -> Option<String> {
+        None
     }
     /// A wall-clock tick; whether it changed what it shows.
     fn on_tick(&mut self, _wall: u64) -> bool {
@@ -126,6 +170,10 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
     fn boxed_clone(&self) -> Box<dyn ScreenModule>;
     fn as_any(&self) -> &dyn Any;
+    /// Itself, for a test to set its scene (`Screens::find_mut`).
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        None
+    }
 }
 
 /// Every screen module of the console, and the screen each was opened from.
@@ -166,6 +214,13 @@ impl Screens {
     /// The module of type `T`, for its own tests and the console's task runner.
     pub fn find<T: Any>(&self) -> Option<&T> {
         self.modules.iter().find_map(|m| m.as_any().downcast_ref())
+    }
+
+    /// The module of type `T`, to set a test's scene.
+    pub fn find_mut<T: Any>(&mut self) -> Option<&mut T> {
+        self.modules
+            .iter_mut()
+            .find_map(|m| m.as_any_mut()?.downcast_mut())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &dyn ScreenModule> {

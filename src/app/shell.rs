@@ -7,6 +7,9 @@ use super::message::Message;
 use super::screen::Screen;
 use super::screens::{FleetChange, ScreenName, ScreenNews, Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
+use crate::approval::{ApprovedAction, MutatingAction};
+use crate::operation::OperationKind;
+use crate::operation::progress::ProgressEvent;
 
 /// What the screen modules are lent of `state`.
 pub fn shared(state: &AppState) -> Shared<'_> {
@@ -18,6 +21,8 @@ pub fn shared(state: &AppState) -> Shared<'_> {
         wall_clock: state.wall_clock,
         size: state.size,
         zone: state.zone,
+        config: &state.provision.config,
+        readonly: state.readonly,
     }
 }
 
@@ -79,8 +84,14 @@ pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
 }
 
 fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
+    if let Some((prompt, text)) = step.input {
+        state.open_input(InputKind::Screen(name, prompt), text);
+    }
     if let Some(message) = step.message {
         state.message = Some(message);
+    }
+    if let Some(overlay) = step.overlay {
+        state.overlay = Some(overlay);
     }
     if step.close && state.screen == Screen::Module(name) {
         let from = state
@@ -95,15 +106,69 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
     step.effects
 }
 
-/// News for a module; whether the screen on top changed.
-pub fn on_news(state: &mut AppState, news: &ScreenNews) -> bool {
-    let top = on_top(state);
-    let changed = lent(state, |screens, shared| {
+/// Enter on the input line module `name` opened.
+pub fn on_text(state: &mut AppState, name: ScreenName, text: &str) -> Vec<Effect> {
+    let step = lent(state, |screens, shared| {
+        screens.get_mut(name).map(|m| m.on_text(text, shared))
+    });
+    step.map_or_else(Vec::new, |step| finish(state, name, step))
+}
+
+/// The module whose approvals `action` is, if one claims it.
+pub fn claimant(state: &AppState, action: &MutatingAction) -> Option<ScreenName> {
+    state
+        .screens
+        .iter()
+        .find(|m| m.claims(action))
+        .map(|m| m.name())
+}
+
+/// The dispatcher approved an action a module claims.
+pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    let Some(name) = claimant(state, approved.action()) else {
+        return Vec::new();
+    };
+    let step = lent(state, |screens, shared| {
+        screens
+            .get_mut(name)
+            .map(|m| m.on_approved(approved, shared))
+    });
+    step.map_or_else(Vec::new, |step| finish(state, name, step))
+}
+
+/// The module that follows runs of `kind`, if one does.
+pub fn follower(state: &AppState, kind: OperationKind) -> Option<ScreenName> {
+    state
+        .screens
+        .iter()
+        .find(|m| m.follows(kind))
+        .map(|m| m.name())
+}
+
+/// A progress event of a run of `kind` a module follows.
+pub fn on_progress(state: &mut AppState, kind: OperationKind, event: ProgressEvent) -> Vec<Effect> {
+    let Some(name) = follower(state, kind) else {
+        return Vec::new();
+    };
+    let step = lent(state, |screens, shared| {
+        screens.get_mut(name).map(|m| m.on_progress(event, shared))
+    });
+    step.map_or_else(Vec::new, |step| finish(state, name, step))
+}
+
+/// What quitting asks first while a module's work runs.
+pub fn quit_question(state: &AppState) -> Option<String> {
+    state.screens.iter().find_map(|m| m.quit_question())
+}
+
+/// News for a module, and what it asks of the shell.
+pub fn on_news(state: &mut AppState, news: &ScreenNews) -> Vec<Effect> {
+    let step = lent(state, |screens, shared| {
         screens
             .get_mut(news.screen)
-            .is_some_and(|m| m.on_news(news, shared))
+            .map(|m| m.on_news_step(news, shared))
     });
-    changed && top == Some(news.screen)
+    step.map_or_else(Vec::new, |step| finish(state, news.screen, step))
 }
 
 /// Tells every module of a poller report; whether the one on top changed.
@@ -221,6 +286,6 @@ mod tests {
                 assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
             }
         }
-        assert_eq!(names, ["certs", "health"]);
+        assert_eq!(names, ["certs", "create", "health"]);
     }
 }

@@ -85,8 +85,8 @@ pub enum InputKind {
     NamePattern,
     /// The file an etcd snapshot is written to.
     SnapshotPath,
-    /// The create wizard's focused field.
-    CreateField,
+    /// A screen module's field (`Step::input`), with its prompt.
+    Screen(super::screen_io::ScreenName, &'static str),
     /// The new replica count of a CAPI scale (`s` on `:capi`), digits only.
     ScaleReplicas,
 }
@@ -190,8 +190,6 @@ pub struct AppState {
     pub logs: super::logs::LogsState,
     /// The CAPI screen's selection.
     pub capi: super::capi::CapiScreen,
-    /// The create wizard and the create run here.
-    pub create: super::create::CreateState,
     /// The CAPI scale asked for on `:capi`, and the tally of the one run here.
     pub capi_scale: super::capi_scale::CapiScaleState,
     /// The CAPI-way upgrade plan on screen.
@@ -254,7 +252,6 @@ impl AppState {
             actions: Default::default(),
             logs: Default::default(),
             capi: Default::default(),
-            create: Default::default(),
             capi_scale: Default::default(),
             capi_upgrade: None,
             screens: Default::default(),
@@ -292,7 +289,6 @@ impl AppState {
             | Screen::Action => None,
             Screen::Logs => None,
             Screen::Capi => None,
-            Screen::Create => None,
             Screen::CapiUpgrade => None,
             Screen::Module(_) => None,
         }
@@ -316,7 +312,6 @@ impl AppState {
             Screen::Module(_) => super::shell::of_cluster_in_use(self)
                 .then_some(self.current.as_deref())
                 .flatten(),
-            Screen::Create => None,
             Screen::CapiUpgrade => self.current.as_deref(),
         }
     }

@@ -52,17 +52,14 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
         // An action started before the first tick takes its start from it.
-        for progress in [&mut state.actions.progress, &mut state.create.progress]
-            .into_iter()
-            .flatten()
-        {
+        if let Some(progress) = state.actions.progress.as_mut() {
             progress.clock_known(unix);
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
         let redraw = provision::on_tick(state)
             || super::shell::on_tick(state, unix)
             || action_running
-            || matches!(state.screen, Screen::Rollout | Screen::Create);
+            || matches!(state.screen, Screen::Rollout);
         if redraw {
             state.generation += 1;
         }
@@ -95,7 +92,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         Action::ConfirmQuit if state.quit_question.is_some() => return vec![Effect::Quit],
         Action::Resize(w, h) => state.size = (w, h),
         Action::Notify(message) => state.message = Some(message),
-        Action::Event(AppEvent::Create(u)) => return super::update_create::on_update(state, *u),
         Action::Event(event) => return on_event(state, event),
         Action::Request(mutating) => return vec![Effect::Gate(mutating)],
         Action::Approved(approved)
@@ -135,8 +131,10 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
         {
             return super::update_capi_upgrade::on_approved(state, approved);
         }
-        Action::Approved(approved) if super::update_create::is_create(approved.action()) => {
-            return super::update_create::on_approved(state, approved);
+        Action::Approved(approved)
+            if super::shell::claimant(state, approved.action()).is_some() =>
+        {
+            return super::shell::on_approved(state, approved);
         }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
@@ -177,9 +175,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     super::shell::on_action(state, other)
                 }
                 None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
-                None if state.screen == Screen::Create => {
-                    super::update_create::on_key(state, other)
-                }
                 None if state.screen == Screen::CapiUpgrade => {
                     super::update_capi_upgrade::on_key(state, other)
                 }
@@ -200,7 +195,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Action::Open(name) => super::shell::open(state, name),
                     Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
-                    Action::Create(_) => super::update_create::open(state),
                     other => panes::on_screen(state, other),
                 },
             };
@@ -212,7 +206,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
 /// Quits, unless a rollout or provision runs here: then asks first (y/N),
 /// saying what becomes of it.
 fn quit(state: &mut AppState) -> Vec<Effect> {
-    if let Some(question) = super::update_create::quit_question(state) {
+    if let Some(question) = super::shell::quit_question(state) {
         state.message = Some(Message::warn(question.clone()));
         state.quit_question = Some(question);
         return Vec::new();
@@ -267,6 +261,9 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             on_fleet_event(state, event);
         }
         AppEvent::Action(update) => return super::update_actions::on_update(state, *update),
+        AppEvent::Progress(kind, event) if super::shell::follower(state, kind).is_some() => {
+            return super::shell::on_progress(state, kind, event);
+        }
         AppEvent::Progress(kind, event) => {
             return super::update_progress::on_event(state, kind, event);
         }
@@ -280,10 +277,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Log(event) => {
             super::update_logs::on_event(state, event);
         }
-        AppEvent::Screen(news) => {
-            super::shell::on_news(state, &news);
-        }
-        AppEvent::Create(_) => {}
+        AppEvent::Screen(news) => return super::shell::on_news(state, &news),
         AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
@@ -414,10 +408,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                 InputKind::SnapshotPath => {
                     super::update_actions::set_snapshot_path(state, &line.text)
                 }
-                InputKind::CreateField => {
-                    super::update_create::submit_text(state, &line.text);
-                    Vec::new()
-                }
+                InputKind::Screen(name, _) => super::shell::on_text(state, name, &line.text),
                 InputKind::ScaleReplicas => Vec::new(),
             };
         }

@@ -50,16 +50,12 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     state.actions.progress = Some(progress);
 }
 
-/// One event of the running operation of `kind` (a create's progress is the create screen's);
-/// its end reads again what it changed: discovery after a create (its contexts are written)
-/// or a delete (they are gone), the management cluster after a scale or a CAPI-way upgrade.
+/// One event of the running operation of `kind` (a create's progress is the create screen's,
+/// `views::create`); its end reads again what it changed: discovery after a delete (its
+/// contexts are gone), the management cluster after a scale or a CAPI-way upgrade.
 pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent) -> Vec<Effect> {
     let now = state.wall_clock;
-    let holder = match kind {
-        OperationKind::Create => &mut state.create.progress,
-        _ => &mut state.actions.progress,
-    };
-    let Some(progress) = holder.as_mut().filter(|p| p.kind == kind) else {
+    let Some(progress) = state.actions.progress.as_mut().filter(|p| p.kind == kind) else {
         return Vec::new();
     };
     let finished = matches!(event, ProgressEvent::Finished(_));
@@ -79,15 +75,10 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
     let line = progress.lines.back().cloned().unwrap_or_default();
     let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
     state.message = Some(match result {
-        Ok(_) if kind == OperationKind::Create => Message::info(format!(
-            "{} is up; its contexts are written (reloading the fleet)",
-            progress.cluster
-        )),
         Ok(_) => Message::info(format!("{}: {line}", progress.what)),
         Err(_) => Message::error(format!("{}: {line}", progress.what)),
     });
     match kind {
-        OperationKind::Create if result.is_ok() => vec![Effect::ReloadDiscovery],
         OperationKind::Delete => {
             // The cluster's contexts are gone: Esc goes to the fleet, which loses its row.
             if result.is_ok() {

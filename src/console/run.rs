@@ -139,7 +139,6 @@ where
         let ticking = console.state.rollouts.values().any(|r| r.running)
             || console.state.actions.running()
             || console.state.provision.any_running()
-            || console.state.create.running()
             || console.state.screens.busy();
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
@@ -357,13 +356,15 @@ fn perform(
             if let Some(run) = task.get::<crate::views::health::HealthRun>() {
                 super::run_health::start_health_check(run.clone(), app_tx);
             }
-            None
+            match task.get::<crate::views::create::CreateTask>() {
+                Some(create) => super::run_create::perform(console, create.clone(), app_tx),
+                None => None,
+            }
         }
         Effect::PlanDelete(cluster) => {
             super::run_delete::plan(console, cluster, app_tx);
             None
         }
-        Effect::Create(effect) => super::run_create::perform(console, *effect, app_tx),
         Effect::PlanCapiScale(ask) => {
             super::run_capi_scale::plan(console, *ask, app_tx);
             None

@@ -10,11 +10,12 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
-use crate::app::create::{CreateEffect, CreateUpdate};
+use crate::app::screens::ScreenNews;
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{CreateOptions, plan_with_guards, unfinished_creates};
 use crate::config::Config;
 use crate::opennebula::auth::OneEnvironment;
+use crate::views::create::{CreateNews, CreateTask, NAME};
 
 /// An answer to a fingerprint question: its id, and whether the operator confirmed it.
 pub(super) type FingerprintAnswer = (u64, bool);
@@ -62,15 +63,18 @@ struct CreateIo {
 }
 
 impl CreateIo {
-    async fn send(&self, update: CreateUpdate) {
-        let _ = self.app.send(AppEvent::Create(Box::new(update))).await;
+    async fn send(&self, news: CreateNews) {
+        let _ = self
+            .app
+            .send(AppEvent::Screen(ScreenNews::new(NAME, news)))
+            .await;
     }
 }
 
-/// Runs one create effect; what comes back is fed to update.
+/// Runs one create task; what comes back is fed to update.
 pub(super) fn perform(
     console: &mut Console,
-    effect: CreateEffect,
+    task: CreateTask,
     app: &mpsc::Sender<AppEvent>,
 ) -> Option<Action> {
     let io = CreateIo {
@@ -79,16 +83,16 @@ pub(super) fn perform(
         state_dir: console.paths.state_dir.clone(),
         app: app.clone(),
     };
-    match effect {
-        CreateEffect::ReadUnfinished => {
+    match task {
+        CreateTask::ReadUnfinished => {
             tokio::spawn(async move {
                 let dir = io.state_dir.clone();
                 let read = tokio::task::spawn_blocking(move || unfinished_creates(&dir)).await;
                 let (found, errors) = read.unwrap_or_default();
-                io.send(CreateUpdate::Unfinished { found, errors }).await;
+                io.send(CreateNews::Unfinished { found, errors }).await;
             });
         }
-        CreateEffect::Plan { asked, request } => {
+        CreateTask::Plan { asked, request } => {
             let clusters = console.state.clusters.clone();
             let files = console.creates.files.clone();
             tokio::spawn(async move {
@@ -105,10 +109,10 @@ pub(super) fn perform(
                 let result = planned
                     .map(|p| (Box::new(p.plan), p.guards))
                     .map_err(|e| e.to_string());
-                io.send(CreateUpdate::Planned { asked, result }).await;
+                io.send(CreateNews::Planned { asked, result }).await;
             });
         }
-        CreateEffect::Answer { cluster, id, trust } => {
+        CreateTask::Answer { cluster, id, trust } => {
             let sent = console
                 .creates
                 .answers

@@ -70,7 +70,7 @@ fn prompt(kind: InputKind) -> &'static str {
         InputKind::Acknowledge => "acknowledge> ",
         InputKind::NamePattern => "names> ",
         InputKind::SnapshotPath => "snapshot to> ",
-        InputKind::CreateField => "value> ",
+        InputKind::Screen(_, prompt) => prompt,
         InputKind::ScaleReplicas => "replicas> ",
     }
 }

@@ -17,6 +17,7 @@ pub mod capi;
 pub mod certs;
 pub mod cluster;
 pub mod clusters;
+pub mod create;
 mod cut;
 pub mod errors;
 pub mod etcd;
@@ -40,8 +41,6 @@ pub mod rollout;
 pub mod table;
 pub mod too_small;
 pub mod versions;
-// Creating a cluster: the wizard (its plan and progress are the plan and progress screens').
-pub mod create_wizard;
 // Scaling the CAPI way from `:capi`: the replica count.
 pub mod capi_scale_input;
 
@@ -49,23 +48,9 @@ pub mod capi_scale_input;
 pub fn screens() -> Screens {
     Screens::new(vec![
         Box::new(certs::CertsScreen::default()),
+        Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
     ])
-}
-
-/// The create screen of its stage.
-fn create_screen(state: &AppState, look: &Look, body: Rect, buf: &mut Buffer) {
-    use crate::app::create::CreateStage;
-    match state.create.stage {
-        CreateStage::Form => (&create_wizard::CreateWizardView::new(state, look)).render(body, buf),
-        CreateStage::Plan => (&plan::create::CreatePlanView::new(state, look)).render(body, buf),
-        CreateStage::Progress => {
-            let empty = "No create from this console. n on the fleet opens the wizard.";
-            let progress = state.create.progress.as_ref();
-            (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
-                .render(body, buf)
-        }
-    }
 }
 
 /// The smallest terminal the console lays out for (the keymap knows it too).
@@ -137,7 +122,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             }
         }
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
-        Screen::Create => create_screen(state, look, body, buf),
         Screen::CapiUpgrade => {
             (&plan::capi_upgrade::CapiUpgradePlanView::new(state, look)).render(body, buf)
         }

@@ -1,60 +1,69 @@
-//! The key tables of creating a cluster: the fleet's `n`, the wizard's request, the plan with
-//! its guards, and the progress screen's fingerprint answers.
-use super::action::Action;
-use super::binding::{Binding, HELP, Key, bind, command_line, quit};
-use super::create::CreateKey;
-use super::keymap_upgrade::ACKNOWLEDGE;
-use super::state::AppState;
+//! The create screen's keys, by stage: the wizard's fields, the plan with its guards, and the
+//! progress screen's fingerprint answers (`n` on the fleet opens it: the shell's table; the
+//! move keys, `:`, `?` and quit are shared).
+use super::{CreateScreen, CreateStage};
+use crate::app::binding::{Binding, Key, bind};
 
-/// The run asks whether the maintenance certificate shown is the VM's.
-fn asking_trust(state: &AppState) -> bool {
-    state
-        .create
-        .progress
-        .as_ref()
-        .is_some_and(|p| p.asking.is_some())
+/// The create screen's own key intents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CreateKey {
+    NextValue,
+    PreviousValue,
+    More,
+    Less,
+    /// Type the focused field's value.
+    Edit,
+    /// Ask the provider for the plan.
+    MakePlan,
+    Start,
+    Acknowledge,
+    /// The selected guard explained.
+    Explain,
+    /// The maintenance certificate fingerprint asked about is the one expected.
+    Trust,
+    /// It is not: the run stops before applying any config to it.
+    Distrust,
+    Back,
 }
 
-/// On the fleet, after its other keys (not in the footer: the help lists it).
-#[rustfmt::skip]
-pub(super) static FROM_FLEET: &[Binding] = &[bind(&[Key::char('n')], Action::Create(CreateKey::Open), "create a new cluster (the wizard; or the create running here)")];
+type CreateBinding = Binding<CreateKey, CreateScreen>;
 
 #[rustfmt::skip]
-const QUIT: Binding = quit("quit (a running create resumes from its journal)");
-
-#[rustfmt::skip]
-const COMMAND: Binding = command_line("command line (:fleet, :q)");
-
-#[rustfmt::skip]
-pub(super) static WIZARD: &[Binding] = &[
-    bind(&[Key::char('l'), Key::RIGHT], Action::Create(CreateKey::NextValue), "next value of the field (typed fields: edit)").footer("change"),
-    bind(&[Key::char('h'), Key::LEFT], Action::Create(CreateKey::PreviousValue), "previous value of the field"),
-    bind(&[Key::char('+')], Action::Create(CreateKey::More), "one more (control planes, workers)"),
-    bind(&[Key::char('-')], Action::Create(CreateKey::Less), "one fewer (control planes, workers)"),
-    bind(&[Key::char('e')], Action::Create(CreateKey::Edit), "type the field's value (name, versions, endpoint, patches)").footer("edit"),
-    bind(&[Key::ENTER], Action::Create(CreateKey::MakePlan), "make the plan (asks the provider, as `taloscope create --plan`)").footer("plan"),
-    bind(&[Key::ESC], Action::Back, "close the wizard").footer("back"),
-    COMMAND,
-    HELP,
-    QUIT,
+static WIZARD: &[CreateBinding] = &[
+    bind(&[Key::char('l'), Key::RIGHT], CreateKey::NextValue, "next value of the field (typed fields: edit)").footer("change"),
+    bind(&[Key::char('h'), Key::LEFT], CreateKey::PreviousValue, "previous value of the field"),
+    bind(&[Key::char('+')], CreateKey::More, "one more (control planes, workers)"),
+    bind(&[Key::char('-')], CreateKey::Less, "one fewer (control planes, workers)"),
+    bind(&[Key::char('e')], CreateKey::Edit, "type the field's value (name, versions, endpoint, patches)").footer("edit"),
+    bind(&[Key::ENTER], CreateKey::MakePlan, "make the plan (asks the provider, as `taloscope create --plan`)").footer("plan"),
+    bind(&[Key::ESC], CreateKey::Back, "close the wizard").footer("back"),
 ];
 
 #[rustfmt::skip]
-pub(super) static PLAN: &[Binding] = &[
-    bind(&[Key::char('s')], Action::StartPlan, "create the cluster (asks for its name)").footer("start"),
-    ACKNOWLEDGE,
-    bind(&[Key::char('?')], Action::Explain, "explain the selected guard").footer("why"),
-    bind(&[Key::ESC], Action::Back, "back to the request").footer("back"),
-    COMMAND,
-    QUIT,
+static PLAN: &[CreateBinding] = &[
+    bind(&[Key::char('s')], CreateKey::Start, "create the cluster (asks for its name)").footer("start"),
+    bind(&[Key::char('a')], CreateKey::Acknowledge, "type the acknowledgement a warning needs").footer("ack"),
+    bind(&[Key::char('?')], CreateKey::Explain, "explain the selected guard").footer("why"),
+    bind(&[Key::ESC], CreateKey::Back, "back to the request").footer("back"),
 ];
 
 #[rustfmt::skip]
-pub(super) static PROGRESS: &[Binding] = &[
-    bind(&[Key::char('y')], Action::Create(CreateKey::Trust), "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(asking_trust),
-    bind(&[Key::char('n')], Action::Create(CreateKey::Distrust), "it is not: the run stops before applying any config to it").footer("refuse").offered(asking_trust),
-    bind(&[Key::ESC], Action::Back, "back to the fleet (the create goes on; n shows it again)").footer("back"),
-    COMMAND,
-    HELP,
-    QUIT,
+static PROGRESS: &[CreateBinding] = &[
+    bind(&[Key::char('y')], CreateKey::Trust, "the maintenance certificate fingerprint shown is the VM's: apply its config").footer("confirm").offered(asking_trust),
+    bind(&[Key::char('n')], CreateKey::Distrust, "it is not: the run stops before applying any config to it").footer("refuse").offered(asking_trust),
+    bind(&[Key::ESC], CreateKey::Back, "back to the fleet (the create goes on; n shows it again)").footer("back"),
 ];
+
+/// The keys of `stage`.
+pub(super) fn of(stage: CreateStage) -> &'static [CreateBinding] {
+    match stage {
+        CreateStage::Form => WIZARD,
+        CreateStage::Plan => PLAN,
+        CreateStage::Progress => PROGRESS,
+    }
+}
+
+/// The run asks whether the maintenance certificate shown is the VM's.
+fn asking_trust(screen: &CreateScreen) -> bool {
+    screen.progress.as_ref().is_some_and(|p| p.asking.is_some())
+}

@@ -1,19 +1,24 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crossterm::event::KeyCode;
+
 use super::*;
-use crate::app::AppEvent;
+use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::message::Level;
-use crate::app::test_fixtures::{console_of, discovered};
+use crate::app::plan_screen::AskedPlan;
+use crate::app::screen::Screen;
+use crate::app::state::{AppState, InputKind, Overlay};
+use crate::app::test_fixtures::{console_of, discovered, press};
+use crate::app::update::update;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::cluster_lifecycle::guards::tests::plan;
 use crate::cluster_lifecycle::{
-    CreateFacts, CreatePhase, CreatePlan, EndpointChoice, LifecycleEvent, PhaseState, RunSummary,
-    UnfinishedCreate, context_names, create_guards,
+    CreateFacts, CreatePhase, CreatePlan, Delivery, EndpointChoice, LifecycleEvent, PhaseState,
+    RunSummary, UnfinishedCreate, context_names, create_guards,
 };
 use crate::config::Config;
-use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events;
 
@@ -27,16 +32,34 @@ providers:
     endpoint: http://127.0.0.1:2474
 ";
 
-fn key(state: &mut AppState, k: CreateKey) -> Vec<Effect> {
-    super::super::update::update(state, Action::Create(k))
+fn key(state: &mut AppState, c: char) -> Vec<Effect> {
+    press(state, KeyCode::Char(c))
 }
 
 fn act(state: &mut AppState, a: Action) -> Vec<Effect> {
-    super::super::update::update(state, a)
+    update(state, a)
 }
 
-fn event(state: &mut AppState, u: CreateUpdate) -> Vec<Effect> {
-    act(state, Action::Event(AppEvent::Create(Box::new(u))))
+fn event(state: &mut AppState, news: CreateNews) -> Vec<Effect> {
+    let news = crate::app::screens::ScreenNews::new(NAME, news);
+    act(state, Action::Event(AppEvent::Screen(news)))
+}
+
+fn screen(state: &AppState) -> &CreateScreen {
+    state.screens.find().expect("the create screen")
+}
+
+fn wizard_of(state: &mut AppState) -> &mut CreateWizard {
+    let screen: &mut CreateScreen = state.screens.find_mut().expect("the create screen");
+    screen.wizard.as_mut().expect("the wizard")
+}
+
+/// The create task an effect asks for.
+fn task_of(effect: &Effect) -> Option<&CreateTask> {
+    match effect {
+        Effect::Screen(task) => task.get(),
+        _ => None,
+    }
 }
 
 /// The fleet with one cluster, `healthy`, and the wizard opened with `n`.
@@ -44,21 +67,21 @@ fn wizard() -> AppState {
     let mut s = console_of(vec![discovered("healthy")]);
     s.provision.config =
         Arc::new(Config::parse(Path::new("/t/taloscope.yaml"), CONFIG).expect("config"));
-    let effects = key(&mut s, CreateKey::Open);
+    let effects = key(&mut s, 'n');
     assert!(
-        matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::ReadUnfinished)),
+        matches!(effects.as_slice(), [e] if matches!(task_of(e), Some(CreateTask::ReadUnfinished))),
         "{effects:?}"
     );
-    assert_eq!(s.screen, Screen::Create);
+    assert_eq!(s.screen, Screen::Module(NAME));
     s
 }
 
 fn type_field(s: &mut AppState, field: CreateField, text: &str) {
-    s.create.wizard.as_mut().unwrap().field = field;
-    key(s, CreateKey::Edit);
+    wizard_of(s).field = field;
+    key(s, 'e');
     assert_eq!(
         s.input.as_ref().map(|l| l.kind),
-        Some(InputKind::CreateField)
+        Some(InputKind::Screen(NAME, "value> "))
     );
     s.input.as_mut().unwrap().text = text.into();
     act(s, Action::Submit);
@@ -67,13 +90,11 @@ fn type_field(s: &mut AppState, field: CreateField, text: &str) {
 /// The plan of `cps` control planes named lab, with the guards the CLI evaluates over the
 /// console's clusters.
 fn planned(s: &mut AppState, cps: usize) -> CreatePlan {
-    let effects = key(s, CreateKey::MakePlan);
-    let [Effect::Create(e)] = effects.as_slice() else {
+    let effects = press(s, KeyCode::Enter);
+    let Some(CreateTask::Plan { asked, .. }) = effects.first().and_then(task_of) else {
         panic!("{effects:?}");
     };
-    let CreateEffect::Plan { asked, .. } = **e else {
-        panic!("{e:?}");
-    };
+    let asked = *asked;
     let p = plan(
         cps,
         Delivery::Maintenance,
@@ -86,7 +107,7 @@ fn planned(s: &mut AppState, cps: usize) -> CreatePlan {
         kube_contexts: &kube,
     });
     let result = Ok((Box::new(p.clone()), guards));
-    event(s, CreateUpdate::Planned { asked, result });
+    event(s, CreateNews::Planned { asked, result });
     p
 }
 
@@ -105,7 +126,7 @@ fn approved_by_dispatcher(action: MutatingAction, name: &str) -> ApprovedAction 
 #[test]
 fn the_wizard_starts_from_the_cli_defaults_and_its_fields_make_the_cli_request() {
     let mut s = wizard();
-    let w = s.create.wizard.as_ref().unwrap();
+    let w = wizard_of(&mut s);
     assert_eq!((w.controlplanes, w.workers), (3, 2));
     assert_eq!(w.provider(), Some("flow"));
     assert_eq!(
@@ -120,23 +141,19 @@ fn the_wizard_starts_from_the_cli_defaults_and_its_fields_make_the_cli_request()
         "all.yaml, cp:cp.yaml, worker:w.yaml",
     );
     type_field(&mut s, CreateField::Endpoint, "10.0.0.5");
-    let w = s.create.wizard.as_mut().unwrap();
-    w.field = CreateField::Provider;
-    key(&mut s, CreateKey::NextValue);
-    let w = s.create.wizard.as_mut().unwrap();
-    w.field = CreateField::Delivery;
-    key(&mut s, CreateKey::NextValue);
-    let w = s.create.wizard.as_mut().unwrap();
-    w.field = CreateField::ControlPlanes;
+    wizard_of(&mut s).field = CreateField::Provider;
+    key(&mut s, 'l');
+    wizard_of(&mut s).field = CreateField::Delivery;
+    key(&mut s, 'l');
+    wizard_of(&mut s).field = CreateField::ControlPlanes;
     for _ in 0..20 {
-        key(&mut s, CreateKey::More);
+        key(&mut s, '+');
     }
-    let w = s.create.wizard.as_mut().unwrap();
-    w.field = CreateField::Workers;
+    wizard_of(&mut s).field = CreateField::Workers;
     for _ in 0..5 {
-        key(&mut s, CreateKey::Less);
+        key(&mut s, '-');
     }
-    let r = s.create.wizard.as_ref().unwrap().request();
+    let r = wizard_of(&mut s).request();
     assert_eq!(r.cluster, "lab");
     assert_eq!(r.provider, "one");
     assert_eq!((r.controlplanes, r.workers), (MAX_CONTROLPLANES, 0));
@@ -146,7 +163,7 @@ fn the_wizard_starts_from_the_cli_defaults_and_its_fields_make_the_cli_request()
     assert_eq!(r.patches.controlplane, [Path::new("cp.yaml")]);
     assert_eq!(r.patches.worker, [Path::new("w.yaml")]);
     assert_eq!(
-        crate::app::create::patch_files(&crate::app::create::patch_text(&r.patches)),
+        wizard::patch_files(&wizard::patch_text(&r.patches)),
         r.patches
     );
 }
@@ -166,12 +183,12 @@ fn an_unfinished_create_fills_the_wizard_so_its_run_resumes() {
     };
     event(
         &mut s,
-        CreateUpdate::Unfinished {
+        CreateNews::Unfinished {
             found: vec![u.clone()],
             errors: vec![],
         },
     );
-    let w = s.create.wizard.as_ref().unwrap();
+    let w = wizard_of(&mut s);
     assert_eq!(w.name, "lab");
     assert_eq!(w.delivery, Delivery::UserData);
     assert_eq!(w.endpoint, "10.0.0.9");
@@ -179,10 +196,10 @@ fn an_unfinished_create_fills_the_wizard_so_its_run_resumes() {
     assert_eq!(s.message.as_ref().map(|m| m.level), Some(Level::Warn));
     // Another name starts afresh; typing the stopped one's name takes its request again.
     type_field(&mut s, CreateField::Name, "other");
-    assert_eq!(s.create.wizard.as_ref().unwrap().resuming, None);
-    s.create.wizard.as_mut().unwrap().delivery = Delivery::Maintenance;
+    assert_eq!(wizard_of(&mut s).resuming, None);
+    wizard_of(&mut s).delivery = Delivery::Maintenance;
     type_field(&mut s, CreateField::Name, "lab");
-    let w = s.create.wizard.as_ref().unwrap();
+    let w = wizard_of(&mut s);
     assert_eq!(
         (w.resuming.as_ref(), w.delivery),
         (Some(&u), Delivery::UserData)
@@ -194,41 +211,41 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     let mut s = wizard();
     type_field(&mut s, CreateField::Name, "lab");
     let p = planned(&mut s, 2);
-    assert_eq!(s.create.stage, CreateStage::Plan);
-    let w = s.create.wizard.as_ref().unwrap();
+    assert_eq!(screen(&s).stage, CreateStage::Plan);
+    let w = wizard_of(&mut s);
     assert_eq!(
         w.guards.shown[0].verdict,
         crate::guards::Verdict::Warn,
         "worst first"
     );
-    let effects = act(&mut s, Action::StartPlan);
+    let effects = key(&mut s, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"
     );
     let refused = s.message.clone().unwrap();
     assert!(refused.text.contains("acknowledgement"), "{refused:?}");
-    act(&mut s, Action::Explain);
+    key(&mut s, '?');
     assert!(matches!(&s.overlay, Some(Overlay::Explain { text, .. }) if text.contains("warn")));
-    act(&mut s, Action::Back);
-    act(&mut s, Action::Acknowledge);
+    press(&mut s, KeyCode::Esc);
+    key(&mut s, 'a');
     assert_eq!(
         s.input.as_ref().map(|l| l.kind),
-        Some(InputKind::Acknowledge)
+        Some(InputKind::Screen(NAME, "acknowledge> "))
     );
     s.input.as_mut().unwrap().text = crate::provision::guards::EVEN_MEMBERS_ACK.into();
     act(&mut s, Action::Submit);
-    let effects = act(&mut s, Action::StartPlan);
+    let effects = key(&mut s, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Gate(a)] if *a == p.action()),
         "{effects:?}"
     );
     // A field changed after the plan: the plan and its acknowledgement are gone.
-    act(&mut s, Action::Back);
-    s.create.wizard.as_mut().unwrap().field = CreateField::ControlPlanes;
-    key(&mut s, CreateKey::More);
-    assert!(s.create.wizard.as_ref().unwrap().guards.acks.is_empty());
-    assert_eq!(s.create.wizard.as_ref().unwrap().plan, AskedPlan::None);
+    press(&mut s, KeyCode::Esc);
+    wizard_of(&mut s).field = CreateField::ControlPlanes;
+    key(&mut s, '+');
+    assert!(wizard_of(&mut s).guards.acks.is_empty());
+    assert_eq!(wizard_of(&mut s).plan, AskedPlan::None);
 }
 
 #[test]
@@ -236,9 +253,9 @@ fn a_failing_name_guard_refuses_start() {
     let mut s = console_of(vec![discovered("lab")]);
     s.provision.config =
         Arc::new(Config::parse(Path::new("/t/taloscope.yaml"), CONFIG).expect("config"));
-    key(&mut s, CreateKey::Open);
+    key(&mut s, 'n');
     planned(&mut s, 3);
-    let effects = act(&mut s, Action::StartPlan);
+    let effects = key(&mut s, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"
@@ -273,8 +290,8 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         matches!(effects.as_slice(), [Effect::RunAction { run, .. }] if matches!(**run, ActionRun::Create(_))),
         "{effects:?}"
     );
-    assert_eq!(s.create.stage, CreateStage::Progress);
-    assert!(s.create.running());
+    assert_eq!(screen(&s).stage, CreateStage::Progress);
+    assert!(screen(&s).running());
     // The runner's events at `at`, as the console's runner tells them.
     let run = |s: &mut AppState, events: Vec<ProgressEvent>, at| {
         act(s, Action::Event(AppEvent::Tick(at)));
@@ -297,17 +314,17 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         phase(CreatePhase::Vms, PhaseState::Done("VM ids 1, 2".into())),
         107,
     );
-    let row = &s.create.progress.as_ref().unwrap().steps[0];
+    let row = &screen(&s).progress.as_ref().unwrap().steps[0];
     assert_eq!((row.started, row.ended), (Some(100), Some(107)));
     // A fingerprint question: y confirms it to the run.
     let ask = runner_events::fingerprint_question(1, "lab-controlplane-1", "127.0.0.1", "ab:cd");
     run(&mut s, vec![ask], 108);
-    let effects = key(&mut s, CreateKey::Trust);
+    let effects = key(&mut s, 'y');
     assert!(
-        matches!(effects.as_slice(), [Effect::Create(e)] if matches!(**e, CreateEffect::Answer { id: 1, trust: true, .. })),
+        matches!(effects.as_slice(), [e] if matches!(task_of(e), Some(CreateTask::Answer { id: 1, trust: true, .. }))),
         "{effects:?}"
     );
-    assert!(key(&mut s, CreateKey::Trust).is_empty(), "answered once");
+    assert!(key(&mut s, 'y').is_empty(), "answered once");
     let summary = RunSummary {
         cluster: "lab".into(),
         what: "create".into(),
@@ -324,7 +341,7 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
         matches!(effects.as_slice(), [Effect::ReloadDiscovery]),
         "{effects:?}"
     );
-    let p = s.create.progress.as_ref().unwrap();
+    let p = screen(&s).progress.as_ref().unwrap();
     assert!(!p.running());
     assert!(
         matches!(&p.outcome, Some(Ok(up)) if up.starts_with("lab is up")),
@@ -336,7 +353,8 @@ fn the_approved_plan_runs_its_progress_folds_and_success_reloads_the_fleet() {
 #[test]
 fn quitting_while_a_create_runs_asks_first() {
     let mut s = wizard();
-    s.create.progress = Some(crate::operation::progress::OperationProgress::start(
+    let screen: &mut CreateScreen = s.screens.find_mut().expect("the create screen");
+    screen.progress = Some(crate::operation::progress::OperationProgress::start(
         crate::operation::OperationKind::Create,
         "lab",
         "create",

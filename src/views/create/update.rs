@@ -1,147 +1,404 @@
-//! The update step of creating a cluster: the wizard's fields, the plan asked of the CLI's own
-//! planner, Start through the dispatcher, the fingerprint answers, and the runner's events
-//! folded into the progress screen; an unfinished create's journal fills the wizard so its run
-//! resumes. Pure: IO is asked for as effects and answered as events.
-use super::action::{Action, Effect};
-use super::actions::ActionRun;
-use super::create::{
-    CreateEffect, CreateField, CreateKey, CreateStage, CreateUpdate, CreateWizard,
-    MAX_CONTROLPLANES, MAX_WORKERS,
+//! The create screen's update step: the wizard's fields, the plan asked of the CLI's own
+//! planner, Start, the acknowledgement and the dispatcher's approval through the plan screens'
+//! one gate (`app::plan_keys`), the fingerprint answers, and the runner's events folded into
+//! the progress; an unfinished create's journal fills the wizard so its run resumes. Pure: IO
+//! is asked for as screen tasks and answered as news.
+use super::keys::CreateKey;
+use super::{
+    CreateField, CreateNews, CreateScreen, CreateStage, CreateTask, CreateWizard,
+    MAX_CONTROLPLANES, MAX_WORKERS, NAME, Typing,
 };
-use super::message::Message;
-use super::plan_keys::{moved, not_approved, plan_key};
-use super::plan_screen::{AskedPlan, PlanGuards};
-use super::screen::Screen;
-use super::state::{AppState, InputKind, Overlay};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::app::action::Effect;
+use crate::app::actions::ActionRun;
+use crate::app::binding::Move;
+use crate::app::message::Message;
+use crate::app::plan_keys::{ack_answer, explained, refusal_of_approved, start_plan};
+use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanFocus, PlanGuards};
+use crate::app::screens::{ScreenTask, Shared, Step};
+use crate::app::state::Overlay;
+use crate::approval::ApprovedAction;
 use crate::cluster_lifecycle::{Delivery, offered_talos_releases};
-use crate::operation::OperationKind;
-use crate::operation::progress::OperationProgress;
-use crate::operation::runner_events;
+use crate::operation::progress::{OperationProgress, ProgressEvent};
+use crate::operation::{OperationKind, runner_events};
 
-fn effect(e: CreateEffect) -> Vec<Effect> {
-    vec![Effect::Create(Box::new(e))]
+/// The input line's prompts: a field's value, an acknowledgement.
+const VALUE_PROMPT: &str = "value> ";
+const ACK_PROMPT: &str = "acknowledge> ";
+
+fn task(task: CreateTask) -> Effect {
+    Effect::Screen(ScreenTask::new(NAME, task))
 }
 
-/// `n` on the fleet: the create running here, else a new wizard (the journals of killed runs
-/// are read for it).
-pub fn open(state: &mut AppState) -> Vec<Effect> {
-    state.screen = Screen::Create;
-    if state.create.running() {
-        state.create.stage = CreateStage::Progress;
-        state.message = Some(Message::info("a create is running here; its progress"));
-        return Vec::new();
-    }
-    let providers: Vec<String> = state.provision.config.providers.keys().cloned().collect();
-    if providers.is_empty() {
-        state.message = Some(Message::error(format!(
-            "{}: no providers: add one under providers: (kind: opennebula or oneflow)",
-            state.provision.config.file_label()
-        )));
-    }
-    state.create.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
-    state.create.stage = CreateStage::Form;
-    effect(CreateEffect::ReadUnfinished)
-}
-
-/// The keys of the create screen, by stage.
-pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
-    match state.create.stage {
-        CreateStage::Form => on_form(state, action),
-        CreateStage::Plan => on_plan(state, action),
-        CreateStage::Progress => on_progress(state, action),
-    }
-}
-
-fn on_form(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let Some(w) = state.create.wizard.as_mut() else {
-        state.screen = Screen::Fleet;
-        return Vec::new();
-    };
-    let i = CreateField::ALL
-        .iter()
-        .position(|f| *f == w.field)
-        .unwrap_or(0);
-    let mut changed = true;
-    match action {
-        Action::MoveDown | Action::MoveUp | Action::MoveFirst | Action::MoveLast => {
-            if let Some(to) = moved(CreateField::ALL.len(), i, &action, 1) {
-                w.field = CreateField::ALL[to];
-            }
-            changed = false;
+impl CreateScreen {
+    /// `n` on the fleet: the create running here, else a new wizard (the journals of killed
+    /// runs are read for it).
+    pub(super) fn open_wizard(&mut self, shared: &Shared) -> Step {
+        if self.running() {
+            self.stage = CreateStage::Progress;
+            return Step::message(Message::info("a create is running here; its progress"));
         }
-        Action::Create(CreateKey::Edit) => return edit(state),
-        Action::Create(key @ (CreateKey::NextValue | CreateKey::PreviousValue)) => {
-            let forward = key == CreateKey::NextValue;
-            match w.field {
-                CreateField::Provider if !w.providers.is_empty() => {
-                    let n = w.providers.len();
-                    w.provider = (w.provider + if forward { 1 } else { n - 1 }) % n;
+        let providers: Vec<String> = shared.config.providers.keys().cloned().collect();
+        let message = providers.is_empty().then(|| {
+            Message::error(format!(
+                "{}: no providers: add one under providers: (kind: opennebula or oneflow)",
+                shared.config.file_label()
+            ))
+        });
+        self.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
+        self.stage = CreateStage::Form;
+        Step {
+            effects: vec![task(CreateTask::ReadUnfinished)],
+            message,
+            ..Step::default()
+        }
+    }
+
+    /// One of the screen's keys, by stage.
+    pub(super) fn on_intent(&mut self, key: CreateKey, shared: &Shared) -> Step {
+        match self.stage {
+            CreateStage::Form => self.on_form(key),
+            CreateStage::Plan => self.on_plan(key, shared),
+            CreateStage::Progress => self.on_progress_key(key, shared),
+        }
+    }
+
+    /// A move key: the focused field, or the selected guard of the plan.
+    pub(super) fn on_move(&mut self, to: Move, shared: &Shared) -> Step {
+        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
+        let Some(w) = self.wizard.as_mut() else {
+            return Step::default();
+        };
+        match self.stage {
+            CreateStage::Form => {
+                let fields = CreateField::ALL;
+                let at = fields.iter().position(|f| *f == w.field).unwrap_or(0);
+                w.field = fields[to.from(at, fields.len() - 1, 1)];
+            }
+            CreateStage::Plan => {
+                if let Some(last) = w.guards.shown.len().checked_sub(1) {
+                    let at = w.guards.index();
+                    w.guards.select(to.from(at, last, page));
                 }
-                CreateField::Talos if !w.talos_offered.is_empty() => {
-                    let offered = &w.talos_offered;
-                    let n = offered.len();
-                    let at = offered.iter().position(|t| *t == w.talos);
-                    let to = match at {
-                        Some(at) => (at + if forward { 1 } else { n - 1 }) % n,
-                        None => 0,
-                    };
-                    w.talos = offered[to].clone();
+            }
+            CreateStage::Progress => {}
+        }
+        Step::default()
+    }
+
+    fn on_form(&mut self, key: CreateKey) -> Step {
+        let Some(w) = self.wizard.as_mut() else {
+            return Step::close();
+        };
+        let changed = match key {
+            CreateKey::Edit => return self.edit(),
+            CreateKey::NextValue | CreateKey::PreviousValue => {
+                let forward = key == CreateKey::NextValue;
+                match w.field {
+                    CreateField::Provider if !w.providers.is_empty() => {
+                        let n = w.providers.len();
+                        w.provider = (w.provider + if forward { 1 } else { n - 1 }) % n;
+                        true
+                    }
+                    CreateField::Talos if !w.talos_offered.is_empty() => {
+                        let offered = &w.talos_offered;
+                        let n = offered.len();
+                        let to = match offered.iter().position(|t| *t == w.talos) {
+                            Some(at) => (at + if forward { 1 } else { n - 1 }) % n,
+                            None => 0,
+                        };
+                        w.talos = offered[to].clone();
+                        true
+                    }
+                    CreateField::Delivery => {
+                        w.delivery = match w.delivery {
+                            Delivery::Maintenance => Delivery::UserData,
+                            Delivery::UserData => Delivery::Maintenance,
+                        };
+                        true
+                    }
+                    CreateField::ControlPlanes | CreateField::Workers => count(w, forward),
+                    field if field.is_text() => return self.edit(),
+                    _ => false,
                 }
-                CreateField::Delivery => {
-                    w.delivery = match w.delivery {
-                        Delivery::Maintenance => Delivery::UserData,
-                        Delivery::UserData => Delivery::Maintenance,
+            }
+            CreateKey::More | CreateKey::Less => count(w, key == CreateKey::More),
+            CreateKey::MakePlan => {
+                w.asked += 1;
+                w.plan = AskedPlan::Planning(w.asked);
+                w.guards = PlanGuards::default();
+                let (asked, request) = (w.asked, Box::new(w.request()));
+                self.stage = CreateStage::Plan;
+                return Step::effects(vec![task(CreateTask::Plan { asked, request })]);
+            }
+            CreateKey::Back => {
+                self.wizard = None;
+                return Step::close();
+            }
+            _ => false,
+        };
+        if changed {
+            forget_plan(w);
+        }
+        Step::default()
+    }
+
+    /// `e` (or Left/Right) on a typed field: the input line holds its value.
+    fn edit(&mut self) -> Step {
+        let Some(w) = self.wizard.as_ref() else {
+            return Step::default();
+        };
+        if !w.field.is_text() {
+            let text = format!("{}: Left/Right change it", w.field.title());
+            return Step::message(Message::info(text));
+        }
+        self.typing = Some(Typing::Field);
+        Step {
+            input: Some((VALUE_PROMPT, w.text(w.field).to_string())),
+            ..Step::default()
+        }
+    }
+
+    /// Enter on the input line the screen opened: a field's value or an acknowledgement.
+    pub(super) fn take_text(&mut self, text: &str) -> Step {
+        match self.typing.take() {
+            Some(Typing::Field) => self.take_field(text),
+            Some(Typing::Acknowledgement) => self.acknowledge(text),
+            None => Step::default(),
+        }
+    }
+
+    /// The focused field takes the text. A name with a killed run's journal takes that run's
+    /// request, so its run resumes.
+    fn take_field(&mut self, text: &str) -> Step {
+        let Some(w) = self.wizard.as_mut() else {
+            return Step::default();
+        };
+        let field = w.field;
+        if let Some(value) = w.text_mut(field) {
+            *value = text.trim().to_string();
+        }
+        forget_plan(w);
+        if field != CreateField::Name {
+            return Step::default();
+        }
+        w.resuming = w.unfinished.iter().find(|u| u.cluster == w.name).cloned();
+        let Some(u) = w.resuming.clone() else {
+            return Step::default();
+        };
+        w.take_request(&u.request);
+        Step::message(Message::info(format!(
+            "{} has a create journal: its request is filled in, and its run resumes",
+            u.cluster
+        )))
+    }
+
+    /// Kept only when it is the acknowledgement the plan asks for.
+    fn acknowledge(&mut self, text: &str) -> Step {
+        let Some(w) = self.wizard.as_mut() else {
+            return Step::default();
+        };
+        let Some(needed) = w.missing_ack().map(String::from) else {
+            return Step::default();
+        };
+        let (kept, message) = ack_answer(&needed, text);
+        if kept {
+            w.guards.acks.push(needed);
+        }
+        Step::message(message)
+    }
+
+    fn on_plan(&mut self, key: CreateKey, shared: &Shared) -> Step {
+        let Some(w) = self.wizard.as_ref() else {
+            return Step::close();
+        };
+        match key {
+            CreateKey::Start => {
+                let (effects, message) = start_plan(w, shared.readonly);
+                Step {
+                    effects,
+                    message,
+                    ..Step::default()
+                }
+            }
+            CreateKey::Acknowledge if w.missing_ack().is_some() => {
+                self.typing = Some(Typing::Acknowledgement);
+                Step {
+                    input: Some((ACK_PROMPT, String::new())),
+                    ..Step::default()
+                }
+            }
+            CreateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
+            CreateKey::Explain => Step {
+                overlay: explained(PlanFocus::Guards, w.guards.selected_guard(), None)
+                    .or(Some(Overlay::Help { scroll: 0 })),
+                ..Step::default()
+            },
+            CreateKey::Back => {
+                self.stage = CreateStage::Form;
+                Step::default()
+            }
+            _ => Step::default(),
+        }
+    }
+
+    /// `y` / `n` on the fingerprint the run asks about, Esc back (the run goes on).
+    fn on_progress_key(&mut self, key: CreateKey, shared: &Shared) -> Step {
+        let Some(p) = self.progress.as_mut() else {
+            return Step::close();
+        };
+        let trust = match key {
+            CreateKey::Trust => true,
+            CreateKey::Distrust => false,
+            CreateKey::Back => return Step::close(),
+            _ => return Step::default(),
+        };
+        let Some(ask) = p.asking.take() else {
+            return Step::message(Message::info("no fingerprint waits for an answer"));
+        };
+        let answer = if trust { "confirmed" } else { "refused" };
+        let line = format!("{}: maintenance certificate {answer}", ask.about);
+        p.say(shared.wall_clock, line);
+        let message = format!("{}: its maintenance certificate {answer}", ask.about);
+        let (cluster, id) = (p.cluster.clone(), ask.id);
+        Step {
+            effects: vec![task(CreateTask::Answer { cluster, id, trust })],
+            message: Some(Message::info(message)),
+            ..Step::default()
+        }
+    }
+
+    /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
+    /// still allow it.
+    pub(super) fn run_approved(&mut self, approved: ApprovedAction, shared: &Shared) -> Step {
+        let shown = (self.wizard.as_ref()).filter(|_| self.stage == CreateStage::Plan);
+        let shown = shown.map(|w| w as &dyn GuardedPlan);
+        if let Some((message, effects)) = refusal_of_approved(shown, &approved) {
+            return Step {
+                effects,
+                message: Some(message),
+                ..Step::default()
+            };
+        }
+        let Some((w, Some(plan))) = self.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
+            return Step::default();
+        };
+        let plan = Box::new(plan.clone());
+        let acks = w.guards.acks.clone();
+        let resumed = (w.resuming.as_ref()).is_some_and(|u| u.cluster == plan.cluster);
+        let what = plan.action().describe();
+        let headline = if resumed {
+            format!("{what} (resumed)")
+        } else {
+            what.clone()
+        };
+        let (kind, now) = (OperationKind::Create, shared.wall_clock);
+        let mut progress =
+            OperationProgress::start(kind, &plan.cluster, &what, headline, kind.cancel(), now);
+        progress.steps = runner_events::create_steps();
+        progress.steps_word = "phases".into();
+        progress.steps_title = format!("Create of {}", plan.cluster);
+        if resumed {
+            progress.say(now, "resuming the run its journal records".into());
+        }
+        self.progress = Some(progress);
+        self.wizard = None;
+        self.stage = CreateStage::Progress;
+        Step::effects(vec![Effect::RunAction {
+            approved,
+            run: Box::new(ActionRun::Create(plan)),
+            acks,
+        }])
+    }
+
+    /// One event of the create run here; a create that ended with its contexts written has
+    /// discovery run again, so the fleet shows the new cluster at once.
+    pub(super) fn fold_progress(&mut self, event: ProgressEvent, shared: &Shared) -> Step {
+        let Some(progress) = self.progress.as_mut() else {
+            return Step::default();
+        };
+        let finished = matches!(event, ProgressEvent::Finished(_));
+        let mut step = Step::default();
+        if let ProgressEvent::Ask {
+            about, question, ..
+        } = &event
+        {
+            // Said on the message line too: the operator may be on another screen.
+            let text = format!("{about} {question} y confirms, n refuses");
+            step.message = Some(Message::warn(text));
+        }
+        progress.fold(shared.wall_clock, event);
+        match progress.outcome.as_ref().filter(|_| finished) {
+            Some(Ok(_)) => {
+                step.message = Some(Message::info(format!(
+                    "{} is up; its contexts are written (reloading the fleet)",
+                    progress.cluster
+                )));
+                step.effects.push(Effect::ReloadDiscovery);
+            }
+            Some(Err(_)) => {
+                let line = progress.lines.back().cloned().unwrap_or_default();
+                let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
+                let text = format!("{}: {line}", progress.what);
+                step.message = Some(Message::error(text));
+            }
+            None => {}
+        }
+        step
+    }
+
+    /// A create task's report: the journals killed runs left (the first fills an empty
+    /// wizard), or the plan asked for.
+    pub(super) fn on_report(&mut self, news: CreateNews) -> Step {
+        let (found, errors) = match news {
+            CreateNews::Unfinished { found, errors } => (found, errors),
+            CreateNews::Planned { asked, result } => {
+                if let Some(w) = self.wizard.as_mut().filter(|w| w.asked == asked) {
+                    match result {
+                        Ok((plan, guards)) => {
+                            w.plan = AskedPlan::Ready(plan);
+                            w.guards.set(guards);
+                        }
+                        Err(e) => w.plan = AskedPlan::Failed(e),
                     }
                 }
-                CreateField::ControlPlanes | CreateField::Workers => count(w, forward),
-                field if field.is_text() => return edit(state),
-                _ => changed = false,
+                return Step::default();
+            }
+        };
+        let mut message = errors.first().map(|e| Message::error(e.clone()));
+        if let Some(w) = self.wizard.as_mut() {
+            w.unfinished = found;
+            if w.name.is_empty()
+                && let Some(u) = w.unfinished.first().cloned()
+            {
+                w.take_request(&u.request);
+                message = Some(Message::warn(format!(
+                    "a create of {} was stopped; Enter plans it again and its run resumes",
+                    u.cluster
+                )));
+                w.resuming = Some(u);
             }
         }
-        Action::Create(key @ (CreateKey::More | CreateKey::Less)) => {
-            if matches!(w.field, CreateField::ControlPlanes | CreateField::Workers) {
-                count(w, key == CreateKey::More);
-            } else {
-                changed = false;
-            }
+        Step {
+            message,
+            ..Step::default()
         }
-        Action::Create(CreateKey::MakePlan) => {
-            w.asked += 1;
-            w.plan = AskedPlan::Planning(w.asked);
-            w.guards = PlanGuards::default();
-            let (asked, request) = (w.asked, w.request());
-            state.create.stage = CreateStage::Plan;
-            return effect(CreateEffect::Plan {
-                asked,
-                request: Box::new(request),
-            });
-        }
-        Action::Back => {
-            state.create.wizard = None;
-            state.screen = Screen::Fleet;
-            return Vec::new();
-        }
-        Action::OpenHelp | Action::Explain => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => changed = false,
     }
-    if changed && let Some(w) = state.create.wizard.as_mut() {
-        forget_plan(w);
-    }
-    Vec::new()
 }
 
-fn count(w: &mut CreateWizard, more: bool) {
+/// One more or one fewer of the focused count, within the CLI's bounds; whether it was a
+/// count.
+fn count(w: &mut CreateWizard, more: bool) -> bool {
     let (value, min, max) = match w.field {
         CreateField::ControlPlanes => (&mut w.controlplanes, 1, MAX_CONTROLPLANES),
-        _ => (&mut w.workers, 0, MAX_WORKERS),
+        CreateField::Workers => (&mut w.workers, 0, MAX_WORKERS),
+        _ => return false,
     };
     *value = if more {
         (*value + 1).min(max)
     } else {
         value.saturating_sub(1).max(min)
     };
+    true
 }
 
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
@@ -149,190 +406,3 @@ fn forget_plan(w: &mut CreateWizard) {
     w.plan = AskedPlan::None;
     w.guards = PlanGuards::default();
 }
-
-/// `e` (or Left/Right) on a typed field: the input line holds its value.
-fn edit(state: &mut AppState) -> Vec<Effect> {
-    let Some(w) = state.create.wizard.as_ref() else {
-        return Vec::new();
-    };
-    if !w.field.is_text() {
-        state.message = Some(Message::info(format!(
-            "{}: Left/Right change it",
-            w.field.title()
-        )));
-        return Vec::new();
-    }
-    let text = w.text(w.field).to_string();
-    state.open_input(InputKind::CreateField, text);
-    Vec::new()
-}
-
-/// Enter on the input line: the focused field takes the text. A name with a killed run's
-/// journal takes that run's request, so its run resumes.
-pub fn submit_text(state: &mut AppState, text: &str) {
-    let Some(w) = state.create.wizard.as_mut() else {
-        return;
-    };
-    let field = w.field;
-    if let Some(value) = w.text_mut(field) {
-        *value = text.trim().to_string();
-    }
-    forget_plan(w);
-    if field != CreateField::Name {
-        return;
-    }
-    w.resuming = w.unfinished.iter().find(|u| u.cluster == w.name).cloned();
-    if let Some(u) = w.resuming.clone() {
-        w.take_request(&u.request);
-        state.message = Some(Message::info(format!(
-            "{} has a create journal: its request is filled in, and its run resumes",
-            u.cluster
-        )));
-    }
-}
-
-fn on_plan(state: &mut AppState, action: Action) -> Vec<Effect> {
-    if state.create.wizard.is_none() {
-        state.screen = Screen::Fleet;
-        return Vec::new();
-    }
-    match action {
-        Action::Back => state.create.stage = CreateStage::Form,
-        other => return plan_key(state, &other).unwrap_or_default(),
-    }
-    Vec::new()
-}
-
-fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let Some(p) = state.create.progress.as_mut() else {
-        state.screen = Screen::Fleet;
-        return Vec::new();
-    };
-    match action {
-        Action::Create(key @ (CreateKey::Trust | CreateKey::Distrust)) => {
-            let Some(ask) = p.asking.take() else {
-                state.message = Some(Message::info("no fingerprint waits for an answer"));
-                return Vec::new();
-            };
-            let trust = key == CreateKey::Trust;
-            let answer = if trust { "confirmed" } else { "refused" };
-            let now = state.wall_clock;
-            p.say(
-                now,
-                format!("{}: maintenance certificate {answer}", ask.about),
-            );
-            state.message = Some(Message::info(format!(
-                "{}: its maintenance certificate {answer}",
-                ask.about
-            )));
-            let cluster = p.cluster.clone();
-            return effect(CreateEffect::Answer {
-                cluster,
-                id: ask.id,
-                trust,
-            });
-        }
-        Action::Back => state.screen = Screen::Fleet,
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => {}
-    }
-    Vec::new()
-}
-
-/// The dispatcher approved a create: it runs when it is the plan on screen and its guards
-/// still allow it.
-pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    if let Some(refused) = not_approved(state, Screen::Create, &approved) {
-        return refused;
-    }
-    let Some((w, Some(plan))) = state.create.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
-        return Vec::new();
-    };
-    let plan = Box::new(plan.clone());
-    let acks = w.guards.acks.clone();
-    let resumed = w
-        .resuming
-        .as_ref()
-        .is_some_and(|u| u.cluster == plan.cluster);
-    let what = plan.action().describe();
-    let headline = if resumed {
-        format!("{what} (resumed)")
-    } else {
-        what.clone()
-    };
-    let kind = OperationKind::Create;
-    let now = state.wall_clock;
-    let mut progress =
-        OperationProgress::start(kind, &plan.cluster, &what, headline, kind.cancel(), now);
-    progress.steps = runner_events::create_steps();
-    progress.steps_word = "phases".into();
-    progress.steps_title = format!("Create of {}", plan.cluster);
-    if resumed {
-        progress.say(now, "resuming the run its journal records".into());
-    }
-    state.create.progress = Some(progress);
-    state.create.wizard = None;
-    state.create.stage = CreateStage::Progress;
-    state.screen = Screen::Create;
-    vec![Effect::RunAction {
-        approved,
-        run: Box::new(ActionRun::Create(plan)),
-        acks,
-    }]
-}
-
-/// Folds a create task's report; a create that ended with its contexts written has discovery
-/// run again, so the fleet shows the new cluster at once.
-pub fn on_update(state: &mut AppState, update: CreateUpdate) -> Vec<Effect> {
-    match update {
-        CreateUpdate::Unfinished { found, errors } => {
-            if let Some(e) = errors.first() {
-                state.message = Some(Message::error(e.clone()));
-            }
-            let Some(w) = state.create.wizard.as_mut() else {
-                return Vec::new();
-            };
-            w.unfinished = found;
-            if w.name.is_empty()
-                && let Some(u) = w.unfinished.first().cloned()
-            {
-                w.take_request(&u.request);
-                state.message = Some(Message::warn(format!(
-                    "a create of {} was stopped; Enter plans it again and its run resumes",
-                    u.cluster
-                )));
-                w.resuming = Some(u);
-            }
-        }
-        CreateUpdate::Planned { asked, result } => {
-            let Some(w) = state.create.wizard.as_mut().filter(|w| w.asked == asked) else {
-                return Vec::new();
-            };
-            match result {
-                Ok((plan, guards)) => {
-                    w.plan = AskedPlan::Ready(plan);
-                    w.guards.set(guards);
-                }
-                Err(e) => w.plan = AskedPlan::Failed(e),
-            }
-        }
-    }
-    Vec::new()
-}
-
-/// The quit question while a create runs here.
-pub fn quit_question(state: &AppState) -> Option<String> {
-    state.create.running().then(|| {
-        "a create is running; its journal resumes it (n, Enter) next time; quit? y/N".to_string()
-    })
-}
-
-/// Whether a report on `MutatingAction` is a create's.
-pub fn is_create(action: &MutatingAction) -> bool {
-    matches!(action, MutatingAction::CreateCluster { .. })
-}
-
-#[cfg(test)]
-#[path = "update_create_tests.rs"]
-mod tests;

@@ -1,28 +1,60 @@
-//! The create wizard: the new cluster's request (name, provider, counts, versions, endpoint,
-//! delivery, patches) with the focused field marked and what an empty field means, a note
-//! when a killed run's journal filled it in (its run resumes), and a last line saying what
-//! Enter does.
+//! The create screen drawn by stage: the wizard (the new cluster's request with the focused
+//! field marked and what an empty field means, a note when a killed run's journal filled it
+//! in, and a last line saying what Enter does), its plan (`views::plan::create`), or the run's
+//! progress (the one progress view).
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
-use super::provision::field_line;
-use super::table::pane_block;
-use super::{Look, fit};
-use crate::app::create::{CreateField, CreateWizard};
-use crate::app::state::AppState;
+use super::{CreateField, CreateScreen, CreateStage, CreateWizard};
+use crate::app::screens::Shared;
 use crate::cluster_lifecycle::planner::versions;
+use crate::config::Config;
 use crate::tui::Role;
+use crate::views::plan::create::CreatePlanView;
+use crate::views::progress::ProgressView;
+use crate::views::provision::field_line;
+use crate::views::table::pane_block;
+use crate::views::{Look, fit};
 
-pub struct CreateWizardView<'a> {
-    state: &'a AppState,
+/// The screen of its stage.
+pub(super) fn draw(
+    screen: &CreateScreen,
+    area: Rect,
+    buf: &mut Buffer,
+    shared: &Shared,
+    look: &Look,
+) {
+    let wizard = screen.wizard.as_ref();
+    match screen.stage {
+        CreateStage::Form => {
+            (&CreateWizardView::new(wizard, shared.config, look)).render(area, buf)
+        }
+        CreateStage::Plan => {
+            (&CreatePlanView::new(wizard, shared.readonly, look)).render(area, buf);
+        }
+        CreateStage::Progress => {
+            let empty = "No create from this console. n on the fleet opens the wizard.";
+            let progress = screen.progress.as_ref();
+            (&ProgressView::new(progress, shared.wall_clock, look, empty)).render(area, buf);
+        }
+    }
+}
+
+struct CreateWizardView<'a> {
+    wizard: Option<&'a CreateWizard>,
+    config: &'a Config,
     look: &'a Look,
 }
 
 impl<'a> CreateWizardView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> CreateWizardView<'a> {
-        CreateWizardView { state, look }
+    fn new(wizard: Option<&'a CreateWizard>, config: &'a Config, look: &'a Look) -> Self {
+        CreateWizardView {
+            wizard,
+            config,
+            look,
+        }
     }
 
     /// The value shown for `field`, and its role.
@@ -34,8 +66,6 @@ impl<'a> CreateWizardView<'a> {
             CreateField::Provider => match w.provider() {
                 Some(name) => {
                     let kind = self
-                        .state
-                        .provision
                         .config
                         .providers
                         .get(name)
@@ -130,7 +160,7 @@ impl<'a> CreateWizardView<'a> {
 impl Widget for &CreateWizardView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let Some(w) = self.state.create.wizard.as_ref() else {
+        let Some(w) = self.wizard else {
             Paragraph::new("No create wizard open. n on the fleet opens it.")
                 .style(s.get(Role::Muted))
                 .render(area, buf);

@@ -1,36 +1,13 @@
-//! What the console knows about creating a cluster: the wizard's request (name, provider,
-//! counts, versions, endpoint, delivery, patches), the plan and guards the CLI's own planner
-//! made, and the progress of the run started here, folded from the create runner's events.
-//! Plain data; `update_create` changes it.
-use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
-use crate::guards::Guard;
-use crate::operation::progress::OperationProgress;
-
-use super::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards};
+//! The create wizard's request (name, provider, counts, versions, endpoint, delivery,
+//! patches) as the CLI's flags make it, and the plan and guards the CLI's own planner made of
+//! it. Plain data; `update` changes it.
+use crate::app::plan_screen::{AskedPlan, GuardReading, GuardedPlan, PlanGuards};
 use crate::approval::MutatingAction;
+use crate::cluster_lifecycle::{CreatePlan, CreateRequest, Delivery, PatchFiles, UnfinishedCreate};
 
 /// The most control planes and workers the wizard asks for (the CLI's bounds).
 pub const MAX_CONTROLPLANES: usize = 9;
 pub const MAX_WORKERS: usize = 100;
-
-/// The keys of the wizard, the plan and the progress screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreateKey {
-    /// `n` on the fleet: the wizard (or the create running here).
-    Open,
-    NextValue,
-    PreviousValue,
-    More,
-    Less,
-    /// Type the focused field's value.
-    Edit,
-    /// Ask the provider for the plan.
-    MakePlan,
-    /// The maintenance certificate fingerprint asked about is the one expected.
-    Trust,
-    /// It is not: the run stops before applying any config to it.
-    Distrust,
-}
 
 /// The wizard's fields, top to bottom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,15 +61,6 @@ impl CreateField {
                 | CreateField::Patches
         )
     }
-}
-
-/// Which of the create screens shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CreateStage {
-    #[default]
-    Form,
-    Plan,
-    Progress,
 }
 
 /// The create wizard.
@@ -267,54 +235,4 @@ pub fn patch_text(files: &PatchFiles) -> String {
         .iter()
         .map(|p| format!("worker:{}", p.display()));
     all.chain(cp).chain(worker).collect::<Vec<_>>().join(", ")
-}
-
-/// Everything about creating clusters in the console.
-#[derive(Debug, Clone, Default)]
-pub struct CreateState {
-    pub wizard: Option<CreateWizard>,
-    pub stage: CreateStage,
-    /// The create run started here, as its runner's events built it.
-    pub progress: Option<OperationProgress>,
-}
-
-impl CreateState {
-    pub fn running(&self) -> bool {
-        self.progress
-            .as_ref()
-            .is_some_and(OperationProgress::running)
-    }
-}
-
-/// What create IO tasks report to the app.
-#[derive(Debug, Clone)]
-pub enum CreateUpdate {
-    /// The create journals killed runs left.
-    Unfinished {
-        found: Vec<UnfinishedCreate>,
-        errors: Vec<String>,
-    },
-    /// The plan and guards asked for as `asked`.
-    Planned {
-        asked: u64,
-        result: Result<(Box<CreatePlan>, Vec<Guard>), String>,
-    },
-}
-
-/// Work for the event loop.
-#[derive(Debug, Clone)]
-pub enum CreateEffect {
-    /// Read the create journals killed runs left.
-    ReadUnfinished,
-    /// Plan `request` and evaluate its guards as the CLI does.
-    Plan {
-        asked: u64,
-        request: Box<CreateRequest>,
-    },
-    /// The operator's answer to fingerprint question `id`.
-    Answer {
-        cluster: String,
-        id: u64,
-        trust: bool,
-    },
 }

@@ -7,21 +7,25 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{ChecksPane, NO_GUARDS_YET, WizardPlan};
-use crate::app::create::CreateWizard;
 use crate::app::help::wrap_words;
 use crate::app::plan_screen::AskedPlan;
-use crate::app::state::AppState;
 use crate::tui::Role;
 use crate::views::Look;
+use crate::views::create::CreateWizard;
 
 pub struct CreatePlanView<'a> {
-    state: &'a AppState,
+    wizard: Option<&'a CreateWizard>,
+    readonly: bool,
     look: &'a Look,
 }
 
 impl<'a> CreatePlanView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> CreatePlanView<'a> {
-        CreatePlanView { state, look }
+    pub fn new(wizard: Option<&'a CreateWizard>, readonly: bool, look: &'a Look) -> Self {
+        CreatePlanView {
+            wizard,
+            readonly,
+            look,
+        }
     }
 
     /// The plan's lines, or what stands in for them with the last line.
@@ -63,7 +67,7 @@ impl<'a> CreatePlanView<'a> {
 impl Widget for &CreatePlanView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let Some(w) = self.state.create.wizard.as_ref() else {
+        let Some(w) = self.wizard else {
             Paragraph::new("No create plan. n on the fleet opens the wizard.")
                 .style(s.get(Role::Muted))
                 .render(area, buf);
@@ -95,7 +99,7 @@ impl Widget for &CreatePlanView<'_> {
             checks,
         };
         let areas = [head, plan_area, guards_area, last_area];
-        plan.render(self.look, self.state.readonly, areas, buf);
+        plan.render(self.look, self.readonly, areas, buf);
     }
 }
 
