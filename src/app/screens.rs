@@ -79,6 +79,27 @@ impl Step {
             ..Step::default()
         }
     }
+
+    /// The input line opened for the screen with `prompt`, `text` typed already.
+    pub fn input(prompt: &'static str, text: String) -> Step {
+        Step {
+            input: Some((prompt, text)),
+            ..Step::default()
+        }
+    }
+
+    pub fn overlay(overlay: Overlay) -> Step {
+        Step {
+            overlay: Some(overlay),
+            ..Step::default()
+        }
+    }
+
+    /// The step, saying `message` too when there is one.
+    pub fn saying(mut self, message: Option<Message>) -> Step {
+        self.message = message.or(self.message);
+        self
+    }
 }
 
 /// One key of a screen's table as `?` and the footer show it, its offer answered where it is.

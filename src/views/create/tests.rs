@@ -12,13 +12,16 @@ use crate::app::screen::Screen;
 use crate::app::state::{AppState, InputKind, Overlay};
 use crate::app::test_fixtures::{console_of, discovered, press};
 use crate::app::update::update;
-use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
+use crate::approval::{
+    Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
+};
 use crate::cluster_lifecycle::guards::tests::plan;
 use crate::cluster_lifecycle::{
     CreateFacts, CreatePhase, CreatePlan, Delivery, EndpointChoice, LifecycleEvent, PhaseState,
     RunSummary, UnfinishedCreate, context_names, create_guards,
 };
 use crate::config::Config;
+use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events;
 

@@ -1,25 +1,33 @@
-//! The create screen's update step: the wizard's fields, the plan asked of the CLI's own
-//! planner, Start, the acknowledgement and the dispatcher's approval through the plan screens'
-//! one gate (`app::plan_keys`), the fingerprint answers, and the runner's events folded into
-//! the progress; an unfinished create's journal fills the wizard so its run resumes. Pure: IO
-//! is asked for as screen tasks and answered as news.
-use super::keys::CreateKey;
+//! The create screen as a screen module, and its update step: the wizard's fields, the plan
+//! asked of the CLI's own planner, Start, the acknowledgement and the dispatcher's approval
+//! through the plan screens' one gate (`app::plan_keys`), the fingerprint answers, and the
+//! runner's events folded into the progress; an unfinished create's journal fills the wizard
+//! so its run resumes. Pure: IO is asked for as screen tasks and answered as news.
+use std::any::Any;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::keys::{self, CreateKey};
 use super::{
     CreateField, CreateNews, CreateScreen, CreateStage, CreateTask, CreateWizard,
     MAX_CONTROLPLANES, MAX_WORKERS, NAME, Typing,
 };
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::Move;
+use crate::app::binding::{KeyLine, MOVE_KEYS, Move, intent, key_lines};
 use crate::app::message::Message;
 use crate::app::plan_keys::{ack_answer, explained, refusal_of_approved, start_plan};
 use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanFocus, PlanGuards};
-use crate::app::screens::{ScreenTask, Shared, Step};
+use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::app::state::Overlay;
-use crate::approval::ApprovedAction;
-use crate::cluster_lifecycle::{Delivery, offered_talos_releases};
+use crate::approval::{ApprovedAction, MutatingAction};
+use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
+use crate::guards::Guard;
 use crate::operation::progress::{OperationProgress, ProgressEvent};
 use crate::operation::{OperationKind, runner_events};
+use crate::tui::Look;
 
 /// The input line's prompts: a field's value, an acknowledgement.
 const VALUE_PROMPT: &str = "value> ";
@@ -29,13 +37,39 @@ fn task(task: CreateTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
 }
 
-impl CreateScreen {
+impl ScreenModule for CreateScreen {
+    fn name(&self) -> ScreenName {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        match self.stage {
+            CreateStage::Form => "Create a cluster (n on the fleet)",
+            CreateStage::Plan => "Create plan and guards",
+            CreateStage::Progress => "Create progress",
+        }
+    }
+
+    fn keys(&self) -> Vec<KeyLine> {
+        let mut lines = key_lines(keys::of(self.stage), self);
+        if self.stage != CreateStage::Progress {
+            lines.extend(key_lines(MOVE_KEYS, &()));
+        }
+        lines
+    }
+
+    fn binds(&self, event: &KeyEvent) -> bool {
+        let moves = self.stage != CreateStage::Progress && intent(MOVE_KEYS, event).is_some();
+        moves || intent(keys::of(self.stage), event).is_some()
+    }
+
     /// `n` on the fleet: the create running here, else a new wizard (the journals of killed
     /// runs are read for it).
-    pub(super) fn open_wizard(&mut self, shared: &Shared) -> Step {
+    fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
         if self.running() {
             self.stage = CreateStage::Progress;
-            return Step::message(Message::info("a create is running here; its progress"));
+            let text = "a create is running here; its progress";
+            return Ok(Step::message(Message::info(text)));
         }
         let providers: Vec<String> = shared.config.providers.keys().cloned().collect();
         let message = providers.is_empty().then(|| {
@@ -46,24 +80,163 @@ impl CreateScreen {
         });
         self.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
         self.stage = CreateStage::Form;
-        Step {
-            effects: vec![task(CreateTask::ReadUnfinished)],
-            message,
-            ..Step::default()
+        Ok(Step::effects(vec![task(CreateTask::ReadUnfinished)]).saying(message))
+    }
+
+    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        match (intent(keys::of(self.stage), event), self.stage) {
+            (Some(key), CreateStage::Form) => self.on_form(*key),
+            (Some(key), CreateStage::Plan) => self.on_plan(*key, shared),
+            (Some(key), CreateStage::Progress) => self.on_progress_key(*key, shared),
+            (None, _) => match intent(MOVE_KEYS, event) {
+                Some(to) => self.on_move(*to, shared),
+                None => Step::default(),
+            },
         }
     }
 
-    /// One of the screen's keys, by stage.
-    pub(super) fn on_intent(&mut self, key: CreateKey, shared: &Shared) -> Step {
-        match self.stage {
-            CreateStage::Form => self.on_form(key),
-            CreateStage::Plan => self.on_plan(key, shared),
-            CreateStage::Progress => self.on_progress_key(key, shared),
+    fn on_news_step(&mut self, news: &ScreenNews, _shared: &Shared) -> Step {
+        match news.get::<CreateNews>() {
+            Some(CreateNews::Unfinished { found, errors }) => self.on_unfinished(found, errors),
+            Some(CreateNews::Planned { asked, result }) => {
+                self.on_planned(*asked, result.clone());
+                Step::default()
+            }
+            None => Step::default(),
         }
     }
 
+    /// Enter on the input line the screen opened: a field's value or an acknowledgement.
+    fn on_text(&mut self, text: &str, _shared: &Shared) -> Step {
+        match self.typing.take() {
+            Some(Typing::Field) => self.take_field(text),
+            Some(Typing::Acknowledgement) => self.acknowledge(text),
+            None => Step::default(),
+        }
+    }
+
+    fn claims(&self, action: &MutatingAction) -> bool {
+        matches!(action, MutatingAction::CreateCluster { .. })
+    }
+
+    /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
+    /// still allow it.
+    fn on_approved(&mut self, approved: ApprovedAction, shared: &Shared) -> Step {
+        let shown = (self.wizard.as_ref()).filter(|_| self.stage == CreateStage::Plan);
+        let shown = shown.map(|w| w as &dyn GuardedPlan);
+        if let Some((message, effects)) = refusal_of_approved(shown, &approved) {
+            return Step::effects(effects).saying(Some(message));
+        }
+        let Some((w, Some(plan))) = self.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
+            return Step::default();
+        };
+        let plan = Box::new(plan.clone());
+        let acks = w.guards.acks.clone();
+        let resumed = (w.resuming.as_ref()).is_some_and(|u| u.cluster == plan.cluster);
+        let what = plan.action().describe();
+        let headline = if resumed {
+            format!("{what} (resumed)")
+        } else {
+            what.clone()
+        };
+        let (kind, now) = (OperationKind::Create, shared.wall_clock);
+        let mut progress =
+            OperationProgress::start(kind, &plan.cluster, &what, headline, kind.cancel(), now);
+        progress.steps = runner_events::create_steps();
+        progress.steps_word = "phases".into();
+        progress.steps_title = format!("Create of {}", plan.cluster);
+        if resumed {
+            progress.say(now, "resuming the run its journal records".into());
+        }
+        self.progress = Some(progress);
+        self.wizard = None;
+        self.stage = CreateStage::Progress;
+        Step::effects(vec![Effect::RunAction {
+            approved,
+            run: Box::new(ActionRun::Create(plan)),
+            acks,
+        }])
+    }
+
+    fn follows(&self, kind: OperationKind) -> bool {
+        kind == OperationKind::Create
+    }
+
+    /// One event of the create run here; a create that ended with its contexts written has
+    /// discovery run again, so the fleet shows the new cluster at once.
+    fn on_progress(&mut self, event: ProgressEvent, shared: &Shared) -> Step {
+        let Some(progress) = self.progress.as_mut() else {
+            return Step::default();
+        };
+        let finished = matches!(event, ProgressEvent::Finished(_));
+        let mut step = Step::default();
+        if let ProgressEvent::Ask {
+            about, question, ..
+        } = &event
+        {
+            // Said on the message line too: the operator may be on another screen.
+            let text = format!("{about} {question} y confirms, n refuses");
+            step.message = Some(Message::warn(text));
+        }
+        progress.fold(shared.wall_clock, event);
+        match progress.outcome.as_ref().filter(|_| finished) {
+            Some(Ok(_)) => {
+                step.message = Some(Message::info(format!(
+                    "{} is up; its contexts are written (reloading the fleet)",
+                    progress.cluster
+                )));
+                step.effects.push(Effect::ReloadDiscovery);
+            }
+            Some(Err(_)) => {
+                let line = progress.lines.back().cloned().unwrap_or_default();
+                let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
+                let text = format!("{}: {line}", progress.what);
+                step.message = Some(Message::error(text));
+            }
+            None => {}
+        }
+        step
+    }
+
+    fn quit_question(&self) -> Option<String> {
+        self.running().then(|| {
+            "a create is running; its journal resumes it (n, Enter) next time; quit? y/N".into()
+        })
+    }
+
+    /// An elapsed time on screen; a run started before the first tick takes its start from it.
+    fn on_tick(&mut self, wall: u64) -> bool {
+        let Some(progress) = self.progress.as_mut() else {
+            return false;
+        };
+        progress.clock_known(wall);
+        progress.running()
+    }
+
+    fn busy(&self) -> bool {
+        self.running()
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        super::view::draw(self, area, buf, shared, look);
+    }
+
+    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
+        Some(self)
+    }
+}
+
+impl CreateScreen {
     /// A move key: the focused field, or the selected guard of the plan.
-    pub(super) fn on_move(&mut self, to: Move, shared: &Shared) -> Step {
+    fn on_move(&mut self, to: Move, shared: &Shared) -> Step {
         let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
         let Some(w) = self.wizard.as_mut() else {
             return Step::default();
@@ -152,19 +325,7 @@ impl CreateScreen {
             return Step::message(Message::info(text));
         }
         self.typing = Some(Typing::Field);
-        Step {
-            input: Some((VALUE_PROMPT, w.text(w.field).to_string())),
-            ..Step::default()
-        }
-    }
-
-    /// Enter on the input line the screen opened: a field's value or an acknowledgement.
-    pub(super) fn take_text(&mut self, text: &str) -> Step {
-        match self.typing.take() {
-            Some(Typing::Field) => self.take_field(text),
-            Some(Typing::Acknowledgement) => self.acknowledge(text),
-            None => Step::default(),
-        }
+        Step::input(VALUE_PROMPT, w.text(w.field).to_string())
     }
 
     /// The focused field takes the text. A name with a killed run's journal takes that run's
@@ -214,25 +375,17 @@ impl CreateScreen {
         match key {
             CreateKey::Start => {
                 let (effects, message) = start_plan(w, shared.readonly);
-                Step {
-                    effects,
-                    message,
-                    ..Step::default()
-                }
+                Step::effects(effects).saying(message)
             }
             CreateKey::Acknowledge if w.missing_ack().is_some() => {
                 self.typing = Some(Typing::Acknowledgement);
-                Step {
-                    input: Some((ACK_PROMPT, String::new())),
-                    ..Step::default()
-                }
+                Step::input(ACK_PROMPT, String::new())
             }
             CreateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
-            CreateKey::Explain => Step {
-                overlay: explained(PlanFocus::Guards, w.guards.selected_guard(), None)
-                    .or(Some(Overlay::Help { scroll: 0 })),
-                ..Step::default()
-            },
+            CreateKey::Explain => Step::overlay(
+                explained(PlanFocus::Guards, w.guards.selected_guard(), None)
+                    .unwrap_or(Overlay::Help { scroll: 0 }),
+            ),
             CreateKey::Back => {
                 self.stage = CreateStage::Form;
                 Step::default()
@@ -260,113 +413,29 @@ impl CreateScreen {
         p.say(shared.wall_clock, line);
         let message = format!("{}: its maintenance certificate {answer}", ask.about);
         let (cluster, id) = (p.cluster.clone(), ask.id);
-        Step {
-            effects: vec![task(CreateTask::Answer { cluster, id, trust })],
-            message: Some(Message::info(message)),
-            ..Step::default()
+        let answer = task(CreateTask::Answer { cluster, id, trust });
+        Step::effects(vec![answer]).saying(Some(Message::info(message)))
+    }
+
+    /// The plan and guards asked for as `asked`; an older answer is dropped.
+    fn on_planned(&mut self, asked: u64, result: Result<(Box<CreatePlan>, Vec<Guard>), String>) {
+        let Some(w) = self.wizard.as_mut().filter(|w| w.asked == asked) else {
+            return;
+        };
+        match result {
+            Ok((plan, guards)) => {
+                w.plan = AskedPlan::Ready(plan);
+                w.guards.set(guards);
+            }
+            Err(e) => w.plan = AskedPlan::Failed(e),
         }
     }
 
-    /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
-    /// still allow it.
-    pub(super) fn run_approved(&mut self, approved: ApprovedAction, shared: &Shared) -> Step {
-        let shown = (self.wizard.as_ref()).filter(|_| self.stage == CreateStage::Plan);
-        let shown = shown.map(|w| w as &dyn GuardedPlan);
-        if let Some((message, effects)) = refusal_of_approved(shown, &approved) {
-            return Step {
-                effects,
-                message: Some(message),
-                ..Step::default()
-            };
-        }
-        let Some((w, Some(plan))) = self.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
-            return Step::default();
-        };
-        let plan = Box::new(plan.clone());
-        let acks = w.guards.acks.clone();
-        let resumed = (w.resuming.as_ref()).is_some_and(|u| u.cluster == plan.cluster);
-        let what = plan.action().describe();
-        let headline = if resumed {
-            format!("{what} (resumed)")
-        } else {
-            what.clone()
-        };
-        let (kind, now) = (OperationKind::Create, shared.wall_clock);
-        let mut progress =
-            OperationProgress::start(kind, &plan.cluster, &what, headline, kind.cancel(), now);
-        progress.steps = runner_events::create_steps();
-        progress.steps_word = "phases".into();
-        progress.steps_title = format!("Create of {}", plan.cluster);
-        if resumed {
-            progress.say(now, "resuming the run its journal records".into());
-        }
-        self.progress = Some(progress);
-        self.wizard = None;
-        self.stage = CreateStage::Progress;
-        Step::effects(vec![Effect::RunAction {
-            approved,
-            run: Box::new(ActionRun::Create(plan)),
-            acks,
-        }])
-    }
-
-    /// One event of the create run here; a create that ended with its contexts written has
-    /// discovery run again, so the fleet shows the new cluster at once.
-    pub(super) fn fold_progress(&mut self, event: ProgressEvent, shared: &Shared) -> Step {
-        let Some(progress) = self.progress.as_mut() else {
-            return Step::default();
-        };
-        let finished = matches!(event, ProgressEvent::Finished(_));
-        let mut step = Step::default();
-        if let ProgressEvent::Ask {
-            about, question, ..
-        } = &event
-        {
-            // Said on the message line too: the operator may be on another screen.
-            let text = format!("{about} {question} y confirms, n refuses");
-            step.message = Some(Message::warn(text));
-        }
-        progress.fold(shared.wall_clock, event);
-        match progress.outcome.as_ref().filter(|_| finished) {
-            Some(Ok(_)) => {
-                step.message = Some(Message::info(format!(
-                    "{} is up; its contexts are written (reloading the fleet)",
-                    progress.cluster
-                )));
-                step.effects.push(Effect::ReloadDiscovery);
-            }
-            Some(Err(_)) => {
-                let line = progress.lines.back().cloned().unwrap_or_default();
-                let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
-                let text = format!("{}: {line}", progress.what);
-                step.message = Some(Message::error(text));
-            }
-            None => {}
-        }
-        step
-    }
-
-    /// A create task's report: the journals killed runs left (the first fills an empty
-    /// wizard), or the plan asked for.
-    pub(super) fn on_report(&mut self, news: CreateNews) -> Step {
-        let (found, errors) = match news {
-            CreateNews::Unfinished { found, errors } => (found, errors),
-            CreateNews::Planned { asked, result } => {
-                if let Some(w) = self.wizard.as_mut().filter(|w| w.asked == asked) {
-                    match result {
-                        Ok((plan, guards)) => {
-                            w.plan = AskedPlan::Ready(plan);
-                            w.guards.set(guards);
-                        }
-                        Err(e) => w.plan = AskedPlan::Failed(e),
-                    }
-                }
-                return Step::default();
-            }
-        };
+    /// The journals killed runs left: the first fills an empty wizard, so its run resumes.
+    fn on_unfinished(&mut self, found: &[UnfinishedCreate], errors: &[String]) -> Step {
         let mut message = errors.first().map(|e| Message::error(e.clone()));
         if let Some(w) = self.wizard.as_mut() {
-            w.unfinished = found;
+            w.unfinished = found.to_vec();
             if w.name.is_empty()
                 && let Some(u) = w.unfinished.first().cloned()
             {
@@ -378,10 +447,7 @@ impl CreateScreen {
                 w.resuming = Some(u);
             }
         }
-        Step {
-            message,
-            ..Step::default()
-        }
+        Step::default().saying(message)
     }
 }
 

@@ -29,7 +29,13 @@ pub(super) fn draw(
     let wizard = screen.wizard.as_ref();
     match screen.stage {
         CreateStage::Form => {
-            (&CreateWizardView::new(wizard, shared.config, look)).render(area, buf)
+            let config = shared.config;
+            (&CreateWizardView {
+                wizard,
+                config,
+                look,
+            })
+                .render(area, buf);
         }
         CreateStage::Plan => {
             (&CreatePlanView::new(wizard, shared.readonly, look)).render(area, buf);
@@ -48,15 +54,7 @@ struct CreateWizardView<'a> {
     look: &'a Look,
 }
 
-impl<'a> CreateWizardView<'a> {
-    fn new(wizard: Option<&'a CreateWizard>, config: &'a Config, look: &'a Look) -> Self {
-        CreateWizardView {
-            wizard,
-            config,
-            look,
-        }
-    }
-
+impl CreateWizardView<'_> {
     /// The value shown for `field`, and its role.
     fn value(&self, w: &CreateWizard, field: CreateField) -> (String, Role) {
         let muted = |s: &str| (s.to_string(), Role::Muted);
