@@ -1,11 +1,14 @@
 //! The CAPI-way upgrade's plan screen state: `u` / `U` on a cluster Cluster API owns open this
 //! plan screen instead of the in-place one. The event loop reads the plan with
-//! `CapiAccess::read_plan` (as `taloscope upgrade` / `upgrade-k8s` do); its keys and guards are
-//! in `update_capi_upgrade`. Pure.
-use super::plan_screen::{PlanFocus, PlanGuards};
+//! `CapiAccess::read_plan` (as `taloscope upgrade` / `upgrade-k8s` do); its own keys are in
+//! `update_capi_upgrade`, its gate is every plan's. Pure.
+use super::plan_screen::{GuardReading, GuardedPlan, PlanFocus, PlanGuards};
+use crate::approval::MutatingAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::fleet::ClusterStatus;
-use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, VmTemplates};
+use crate::upgrade::capi::{
+    CapiProduct, CapiUpgradePlan, VmTemplates, capi_action, capi_read_guards,
+};
 
 /// What the event loop reads for a CAPI-way plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,13 +48,56 @@ impl CapiUpgradeScreen {
     pub fn plan(&self) -> Option<&Result<CapiUpgradePlan, String>> {
         self.read.as_ref().map(|r| &r.plan)
     }
+}
 
-    /// Why Start is refused, or `None` when it is offered.
-    pub fn start_refused(&self) -> Option<String> {
+/// Through the plan screens' one gate (`plan_keys`): its guards are `capi_read_guards` over
+/// what the event loop read and the rollout another console holds.
+impl GuardedPlan for CapiUpgradeScreen {
+    fn cluster(&self) -> &str {
+        &self.request.cluster
+    }
+
+    fn guards(&self) -> &PlanGuards {
+        &self.guards
+    }
+
+    fn guards_mut(&mut self) -> &mut PlanGuards {
+        &mut self.guards
+    }
+
+    fn unready(&self) -> Option<String> {
         match self.plan() {
-            None => Some("the plan is still being read".to_string()),
+            None => Some("the plan is still being read".into()),
             Some(Err(e)) => Some(e.clone()),
-            Some(Ok(_)) => self.guards.refusal(&self.request.cluster),
+            Some(Ok(_)) => None,
         }
+    }
+
+    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+        let Some(CapiPlanRead {
+            plan: Ok(plan),
+            facts,
+            vm_templates,
+            ..
+        }) = &self.read
+        else {
+            self.guards.shown.clear();
+            return;
+        };
+        let read = facts.as_ref().map(|(t, s)| (t, s)).map_err(String::as_str);
+        let other = reading.other_rollout();
+        let guards = capi_read_guards(plan, read, other.as_ref(), vm_templates);
+        self.guards.set(guards);
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        match self.plan()? {
+            Ok(plan) => Some(capi_action(plan)),
+            Err(_) => None,
+        }
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.focus == PlanFocus::Guards
     }
 }

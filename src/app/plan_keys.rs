@@ -21,6 +21,7 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
         Screen::UpgradePlan => open(&mut state.upgrade),
         Screen::KubernetesPlan => open(&mut state.kube_upgrade),
+        Screen::CapiUpgrade => open(&mut state.capi_upgrade),
         _ => None,
     }
 }
@@ -69,9 +70,6 @@ pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Option<Vec<Effe
 /// Enter on the acknowledgement field: kept only when it is the text the plan on screen asks
 /// for; the plans of its cluster then evaluate their guards again.
 pub(super) fn acknowledge(state: &mut AppState, text: &str) {
-    if state.screen == Screen::CapiUpgrade {
-        return super::update_capi_upgrade::acknowledge(state, text);
-    }
     let Some((cluster, needed)) = plan_on_screen(state)
         .and_then(|p| Some((p.cluster().to_string(), p.missing_ack()?.to_string())))
     else {
@@ -108,7 +106,8 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
     let provision = again(state, |s| &mut s.provision.wizard, cluster);
     let talos = again(state, |s| &mut s.upgrade, cluster);
     let kube = again(state, |s| &mut s.kube_upgrade, cluster);
-    actions || provision || talos || kube
+    let capi_upgrade = again(state, |s| &mut s.capi_upgrade, cluster);
+    actions || provision || talos || kube || capi_upgrade
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.
@@ -213,23 +212,6 @@ pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Optio
 pub(super) fn move_guard(guards: &mut PlanGuards, action: &Action, page: usize) {
     if let Some(to) = moved(guards.shown.len(), guards.index(), action, page) {
         guards.select(to);
-    }
-}
-
-/// Enter on the acknowledgement field of the plan whose guards `guards` finds (a plan screen
-/// [`plan_on_screen`] does not know yet): kept only when it is the text still asked for.
-pub(super) fn acknowledge_into(
-    state: &mut AppState,
-    text: &str,
-    guards: fn(&mut AppState) -> Option<&mut PlanGuards>,
-) {
-    let Some(needed) = guards(state).and_then(|g| g.missing_ack().map(String::from)) else {
-        return;
-    };
-    if take_ack(state, &needed, text)
-        && let Some(g) = guards(state)
-    {
-        g.acks.push(needed);
     }
 }
 

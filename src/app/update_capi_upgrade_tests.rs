@@ -19,6 +19,7 @@ use crate::fleet::FleetEvent;
 use crate::guards::Verdict;
 use crate::kube::CapiVersion;
 use crate::upgrade::GuardId;
+use crate::upgrade::capi::capi_action;
 use crate::upgrade::capi::plan::tests::k8s_plan;
 use crate::upgrade::fixtures;
 use crate::upgrade::kubernetes::guards::tests::with_components;
@@ -165,7 +166,10 @@ fn a_plan_whose_facts_cannot_be_read_is_refused_by_its_guard() {
         screen.guards.shown[0].reason
     );
     let effects = press(&mut state, 's');
-    assert!(effects.is_empty(), "{effects:?}");
+    assert!(
+        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
+        "audited: {effects:?}"
+    );
     let said = &state.message.as_ref().unwrap().text;
     assert!(said.contains("Start refused"), "{said}");
 }
@@ -308,7 +312,9 @@ fn another_consoles_rollout_seen_later_refuses_the_plan() {
         node_count: 2,
         ..Default::default()
     });
-    assert!(on_status_change(&mut state, "healthy"));
+    assert!(super::super::update_upgrade::on_status_change(
+        &mut state, "healthy"
+    ));
     let screen = state.capi_upgrade.as_ref().unwrap();
     assert_eq!(screen.guards.shown[0].id, GuardId::NoOtherRollout);
     assert_eq!(screen.guards.shown[0].verdict, Verdict::Fail);

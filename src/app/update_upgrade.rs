@@ -17,19 +17,14 @@ use crate::rollout::{
     LeaseReading, RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary,
 };
 use crate::upgrade::kubernetes::Kubernetes;
-use crate::upgrade::{Direction, RolloutInProgress, StepState, TalosOs};
+use crate::upgrade::{Direction, StepState, TalosOs};
 
 /// Most workers upgraded at once that the plan screen offers.
 const MAX_PARALLEL: usize = 10;
 
-/// A rollout on `cluster` the plan must wait for: this console's own
-/// unfinished one, else another console's, from its rollout Lease.
-pub fn other_rollout(state: &AppState, cluster: &str) -> Option<RolloutInProgress> {
-    other_rollout_read(state, cluster).ok().flatten()
-}
-
-/// [`other_rollout`], or why the cluster's rollout Lease could not be read when this console
-/// runs none there: for the guards that must not take an unread Lease for a free one.
+/// A rollout on `cluster` the plan must wait for: this console's own unfinished one, else
+/// another console's, from its rollout Lease; or why the Lease could not be read when this
+/// console runs none there, for the guards that must not take an unread Lease for a free one.
 pub fn other_rollout_read(state: &AppState, cluster: &str) -> LeaseReading {
     let own = state
         .rollouts
@@ -111,8 +106,7 @@ pub fn show_rollout(state: &mut AppState) {
 /// Re-evaluates the open plans' guards when `cluster`'s status changed.
 /// Returns whether anything a plan shows changed.
 pub fn on_status_change(state: &mut AppState, cluster: &str) -> bool {
-    let plans = super::plan_keys::read_guards(state, Some(cluster));
-    super::update_capi_upgrade::on_status_change(state, cluster) || plans
+    super::plan_keys::read_guards(state, Some(cluster))
 }
 
 /// Keys on the Talos plan screen.

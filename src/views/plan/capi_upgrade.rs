@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::{ChecksPane, NO_GUARDS_YET};
 use crate::app::capi_upgrade::CapiUpgradeScreen;
-use crate::app::plan_screen::PlanFocus;
+use crate::app::plan_screen::{GuardedPlan, PlanFocus};
 use crate::app::state::AppState;
 use crate::app::tables::{Column, TableCell, TableRow, Width, col};
 use crate::printable::line as printable;
