@@ -10,6 +10,7 @@ use crate::guards::Guard;
 use crate::operation::progress::OperationProgress;
 
 mod keys;
+mod plan;
 mod update;
 mod view;
 pub mod wizard;

@@ -6,21 +6,21 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use super::{ChecksPane, NO_GUARDS_YET, WizardPlan};
+use super::CreateWizard;
 use crate::app::help::wrap_words;
 use crate::app::plan_screen::AskedPlan;
 use crate::tui::Role;
 use crate::views::Look;
-use crate::views::create::CreateWizard;
+use crate::views::plan::{ChecksPane, NO_GUARDS_YET, WizardPlan};
 
-pub struct CreatePlanView<'a> {
+pub(super) struct CreatePlanView<'a> {
     wizard: Option<&'a CreateWizard>,
     readonly: bool,
     look: &'a Look,
 }
 
 impl<'a> CreatePlanView<'a> {
-    pub fn new(wizard: Option<&'a CreateWizard>, readonly: bool, look: &'a Look) -> Self {
+    pub(super) fn new(wizard: Option<&'a CreateWizard>, readonly: bool, look: &'a Look) -> Self {
         CreatePlanView {
             wizard,
             readonly,

@@ -7,12 +7,12 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
 
+use super::plan::CreatePlanView;
 use super::{CreateField, CreateScreen, CreateStage, CreateWizard};
 use crate::app::screens::Shared;
 use crate::cluster_lifecycle::planner::versions;
 use crate::config::Config;
 use crate::tui::Role;
-use crate::views::plan::create::CreatePlanView;
 use crate::views::progress::ProgressView;
 use crate::views::provision::field_line;
 use crate::views::table::pane_block;

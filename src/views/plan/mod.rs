@@ -7,7 +7,6 @@ pub mod action;
 pub mod capi_scale;
 pub mod capi_upgrade;
 pub mod confirm;
-pub mod create;
 pub mod kube;
 pub mod upgrade;
 
