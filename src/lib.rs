@@ -24,10 +24,10 @@
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
 //!   operation); functions of `app`'s state. The screen modules (`certs`,
-//!   `health`) are whole screens in their folder: state, keys as data, pure
-//!   update step and view, implementing `app::screens::ScreenModule`
+//!   `create`, `health`) are whole screens in their folder: state, keys as data,
+//!   pure update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other
-//!   screen's.
+//!   screen's, but for the generic parts of `plan` and `progress`.
 //! - `app`: the shell: the screen modules' trait and registry (`screens`; their
 //!   names, tasks and news in `screen_io`) and its routing of keys, news,
 //!   poller reports, ticks and drawing to the module on top (`shell`);
@@ -45,8 +45,7 @@
 //!   etcd_maintenance's and cluster_lifecycle's own plans and guards); the
 //!   running operation's progress (`update_progress`: started from the
 //!   approved run, its progress events folded, its keys); the log view's buffer; the CAPI screen and its doctor's fixes
-//!   (capi_doctor's plans and guards); the create wizard, its plan and the
-//!   create run's progress (`create`); scaling the CAPI way from `:capi`
+//!   (capi_doctor's plans and guards); scaling the CAPI way from `:capi`
 //!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
 //!   screen); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (`capi_upgrade`), run on the one

@@ -1,6 +1,6 @@
 //! The create screen drawn by stage: the wizard (the new cluster's request with the focused
 //! field marked and what an empty field means, a note when a killed run's journal filled it
-//! in, and a last line saying what Enter does), its plan (`views::plan::create`), or the run's
+//! in, and a last line saying what Enter does), its plan (`plan`), or the run's
 //! progress (the one progress view).
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
