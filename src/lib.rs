@@ -18,8 +18,8 @@
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
 //!   scales and CAPI-way upgrades, through `operation::run`, their events told
 //!   as progress events)
-//!   and the log view's streams for the app; it reads CAPI-way upgrade plans
-//!   as the commands do (`run_capi_upgrade`).
+//!   and the log view's streams for the app; it reads the delete, CAPI scale and
+//!   CAPI-way upgrade plans as the commands do (`read_plans`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an

@@ -1,7 +1,7 @@
 //! Snapshots of a cluster's deletion (`D`) at 80x24 and 200x50 in default, NO_COLOR and ASCII
 //! modes: the plan of a cluster taloscope created (VMs, contexts, journal; the acknowledgement
 //! to type), the refusal for one it did not create (naming `taloscope delete --adopt`), and the
-//! delete's progress as run_delete reports it.
+//! delete's progress as the console's runner reports it.
 mod view_support;
 
 use taloscope::app::actions::ActionUpdate;

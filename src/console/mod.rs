@@ -6,13 +6,10 @@
 pub mod run;
 mod run_actions;
 pub mod run_create;
-mod run_delete;
 mod run_health;
 pub mod run_logs;
 mod run_operation;
 mod run_provision;
 mod run_rollout;
-// Scaling the CAPI way from `:capi`: its plan read and its connection.
-mod run_capi_scale;
-// The CAPI-way upgrade's plan read.
-mod run_capi_upgrade;
+// The plans of a delete, a CAPI scale and a CAPI-way upgrade, read for their plan screens.
+mod read_plans;

@@ -362,15 +362,15 @@ fn perform(
             }
         }
         Effect::PlanDelete(cluster) => {
-            super::run_delete::plan(console, cluster, app_tx);
+            super::read_plans::delete(console, cluster, app_tx);
             None
         }
         Effect::PlanCapiScale(ask) => {
-            super::run_capi_scale::plan(console, *ask, app_tx);
+            super::read_plans::scale(console, *ask, app_tx);
             None
         }
         Effect::PlanCapiUpgrade(request) => {
-            super::run_capi_upgrade::plan(console, *request, app_tx);
+            super::read_plans::capi_upgrade(console, *request, app_tx);
             None
         }
         Effect::ReloadDiscovery => match &console.reload {

@@ -122,7 +122,7 @@ struct DeleteRun {
 /// A CAPI scale: its plan and acknowledgements, both sides being connected to, its timing.
 struct ScaleRun {
     run: CapiScaleRun,
-    sources: Result<super::run_capi_scale::Connecting, String>,
+    sources: Result<super::read_plans::Connecting, String>,
     options: ScaleOptions,
 }
 
@@ -253,7 +253,7 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
                 timeout,
                 lease_duration,
             };
-            let sources = super::run_capi_scale::connect(console, &run.plan.cluster);
+            let sources = super::read_plans::connect(console, &run.plan.cluster);
             Prepared::Scale(Box::new(ScaleRun {
                 run: *run,
                 sources,
