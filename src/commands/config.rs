@@ -20,6 +20,7 @@ pub fn run(global: &GlobalArgs, args: &ConfigArgs) -> ExitCode {
     exit_code(match &args.verb {
         ConfigVerb::Show(show) => run_show(global, show),
         ConfigVerb::Drift(drift) => run_drift(global, drift),
+        ConfigVerb::Patch(patch) => return super::config_patch::run(global, patch),
     })
 }
 

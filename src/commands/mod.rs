@@ -8,6 +8,7 @@ pub mod capi;
 pub mod capi_doctor;
 pub mod certs;
 pub mod config;
+pub mod config_patch;
 pub mod console;
 pub mod contexts;
 pub mod create;
