@@ -7,6 +7,7 @@
 mod upgrade_common;
 
 use serde_json::Value;
+use taloscope_sim::Scenario;
 use upgrade_common::*;
 
 const CLUSTER: &str = "config-drift";
@@ -155,8 +156,14 @@ async fn a_change_that_needs_a_reboot_says_so_per_node_and_no_reboot_is_refused(
 async fn a_tried_change_is_confirmed_once_the_node_is_back_and_healthy() {
     let fx = start(builtin(CLUSTER)).await;
     let file = patch_file(&fx, "kubelet.yaml", KUBELET_ARG);
-    let plan = json_plan(&fx, &file, &["--nodes", "w-1", "--mode", "try"]).await;
-    assert_eq!(plan["try_timeout_seconds"], 60, "{plan}");
+    // The sim runs 200 times faster than the wall clock: an hour on its clock is 18 s here.
+    let plan = json_plan(
+        &fx,
+        &file,
+        &["--nodes", "w-1", "--mode", "try", "--try-timeout", "1h"],
+    )
+    .await;
+    assert_eq!(plan["try_timeout_seconds"], 3600, "{plan}");
     assert_eq!(plan["nodes"][0]["mode"], "try", "{plan}");
     let (code, stdout, stderr) = output(patch(
         &fx,
@@ -166,6 +173,8 @@ async fn a_tried_change_is_confirmed_once_the_node_is_back_and_healthy() {
             "w-1",
             "--mode",
             "try",
+            "--try-timeout",
+            "1h",
             "--yes",
             "--confirm",
             CLUSTER,
@@ -181,6 +190,64 @@ async fn a_tried_change_is_confirmed_once_the_node_is_back_and_healthy() {
     show.args(["show", "--node", "w-1"]);
     let (_, yaml, _) = output(show).await;
     assert!(yaml.contains("max-pods"), "{yaml}");
+}
+
+/// `config-drift`'s shape, w-1's kubelet never ready again once it restarts.
+const KUBELET_STUCK: &str = "clusters:
+  - name: kubelet-stuck
+    talos_version: v1.13.0
+    kubernetes_version: v1.35.0
+    nodes:
+      - {name: cp-1, role: controlplane}
+      - name: w-1
+        role: worker
+        faults:
+          component_never_ready: kubelet
+      - {name: w-2, role: worker}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tried_change_the_node_is_not_healthy_with_is_reverted_by_the_node_and_stops_the_rollout()
+{
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scenario = dir.path().join("kubelet-stuck.yaml");
+    std::fs::write(&scenario, KUBELET_STUCK).expect("scenario file");
+    let fx = start(Scenario::from_file(&scenario).expect("scenario")).await;
+    let file = patch_file(&fx, "kubelet.yaml", KUBELET_ARG);
+    let mut cmd = fx.taloscope("kubelet-stuck", "config");
+    cmd.args([
+        "patch",
+        "--patch",
+        &file,
+        "--poll-ms",
+        "100",
+        "--role",
+        "worker",
+        "--mode",
+        "try",
+        "--try-timeout",
+        "3s",
+        "--yes",
+        "--confirm",
+        "kubelet-stuck",
+    ]);
+    let (code, stdout, stderr) = output(cmd).await;
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(
+        all.contains(
+            "w-1: not healthy within the try timeout; the node reverted the change by itself"
+        ),
+        "{all}"
+    );
+    assert!(!all.contains("w-2: tried"), "w-2 untouched: {all}");
+    for node in ["w-1", "w-2"] {
+        let mut show = fx.taloscope("kubelet-stuck", "config");
+        show.args(["show", "--node", node]);
+        let (code, yaml, stderr) = output(show).await;
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(!yaml.contains("max-pods"), "{node} runs without it: {yaml}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -80,6 +80,9 @@ pub struct NodePatch {
     /// The whole patched configuration, secrets included: sent to the node, never shown.
     #[serde(skip)]
     config: Vec<u8>,
+    /// The documents of the configuration it ran when planned, and of the patched one.
+    #[serde(skip)]
+    documents: (Vec<ConfigNode>, Vec<ConfigNode>),
 }
 
 /// The plan of a patch rollout: `--plan --output json` prints it beside the guards.
@@ -263,6 +266,7 @@ pub async fn plan_config_patch(
             text: config,
         } = patched(&target.name, target.role, &read.spec, &request.patches)?;
         let changes = config_changes(&before, &after);
+        let documents = (before, after);
         if changes.is_empty() {
             unchanged.push(target.name.clone());
             continue;
@@ -306,6 +310,7 @@ pub async fn plan_config_patch(
             refused,
             etcd_member,
             config,
+            documents,
         });
     }
     Ok(ConfigPatchPlan {
@@ -493,7 +498,17 @@ impl ConfigPatchRollout {
         if applied.mode == AppliedMode::Staged {
             return Ok(format!("{}: staged; applied at its next reboot", n.node));
         }
-        let back = wait_until_back(
+        if applied.mode == AppliedMode::Try {
+            return self.try_out(n, step).await;
+        }
+        self.wait_until_it_runs(
+            n,
+            Runs::Patched,
+            "the node to run the patched configuration",
+            step,
+        )
+        .await?;
+        wait_until_back(
             &self.observer,
             &n.node,
             &n.address,
@@ -501,55 +516,121 @@ impl ConfigPatchRollout {
             boot.as_ref(),
             self.options.poll_interval,
             step,
-        );
-        if applied.mode != AppliedMode::Try {
-            back.await?;
-            return Ok(format!("{}: patched, back and healthy", n.node));
-        }
-        match tokio::time::timeout(self.plan.try_timeout, back).await {
-            Ok(Ok(())) => {
-                if !self.runs_patched(n).await? {
-                    return Err(format!(
-                        "{}: the node reverted the change by itself before it was confirmed; the rollout stops here, the nodes after it untouched",
-                        n.node
-                    )
-                    .into());
-                }
-                talos
-                    .apply_configuration(&n.address, &n.config, ApplyMode::NoReboot, false, None)
-                    .await
-                    .map_err(|e| format!("{}: confirming the tried change: {e}", n.node))?;
-                Ok(format!("{}: tried, healthy, confirmed", n.node))
-            }
-            Ok(Err(stopped)) => Err(stopped),
-            Err(_) => Err(format!(
-                "{}: not healthy within the try timeout ({}s): the node reverts the change by itself; the rollout stops here, the nodes after it untouched",
-                n.node,
-                self.plan.try_timeout.as_secs()
+        )
+        .await?;
+        Ok(format!("{}: patched, back and healthy", n.node))
+    }
+
+    /// Follows a change on trial: confirmed (applied again without a reboot) once the node
+    /// runs it and is back and healthy; the node's own revert, or no health within the try
+    /// timeout (then waiting for the revert), stops the rollout.
+    async fn try_out(&self, n: &NodePatch, step: &StepContext<'_>) -> Result<String, StepError> {
+        let reverted = || -> StepError {
+            format!(
+                "{}: not healthy within the try timeout; the node reverted the change by itself; the rollout stops here, the nodes after it untouched",
+                n.node
             )
-            .into()),
+            .into()
+        };
+        let deadline = tokio::time::Instant::now() + self.plan.try_timeout;
+        let mut last = String::new();
+        loop {
+            let now = match self.runs(n).await {
+                Runs::Before => return Err(reverted()),
+                Runs::Patched => match self.back_now(n).await {
+                    Ok(()) => break,
+                    Err(why) => why,
+                },
+                Runs::Other => "not answering with its configuration".to_string(),
+            };
+            if now != last {
+                step.say(format!("{}: on trial: {now}", n.node));
+                last = now;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                step.say(format!(
+                    "{}: not back and healthy within the try timeout ({}s): waiting for the node to revert the change",
+                    n.node,
+                    self.plan.try_timeout.as_secs()
+                ));
+                self.wait_until_it_runs(n, Runs::Before, "the node to revert the change", step)
+                    .await?;
+                return Err(reverted());
+            }
+            step.wait(
+                self.options.poll_interval,
+                "the tried change to prove healthy",
+            )
+            .await?;
+        }
+        self.observer
+            .talos
+            .apply_configuration(&n.address, &n.config, ApplyMode::NoReboot, false, None)
+            .await
+            .map_err(|e| format!("{}: confirming the tried change: {e}", n.node))?;
+        Ok(format!("{}: tried, healthy, confirmed", n.node))
+    }
+
+    /// Whether the node is back now: running, Ready, its etcd member healthy.
+    async fn back_now(&self, n: &NodePatch) -> Result<(), String> {
+        let status = self.observer.status().await;
+        match status.node(&n.node).or_else(|| status.node(&n.address)) {
+            None => Err("not in the cluster status".to_string()),
+            Some(node) => crate::upgrade::observe::node_back(
+                &status,
+                node,
+                n.etcd_member.as_deref(),
+                self.observer.kube.is_some(),
+            ),
         }
     }
 }
 
+/// Which of a node's two configurations it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runs {
+    /// The patched one.
+    Patched,
+    /// The one it ran when planned (a `try` change reverted).
+    Before,
+    /// Neither, or it cannot say now (rebooting, not answering).
+    Other,
+}
+
 impl ConfigPatchRollout {
-    /// Whether the node runs the patched configuration now (a `try` change not yet reverted).
-    async fn runs_patched(&self, n: &NodePatch) -> Result<bool, StepError> {
-        let documents = |text: &str| -> Result<Vec<ConfigNode>, String> {
-            Ok(ConfigNode::parse_talos_documents(text)
-                .map_err(|e| format!("{}: its configuration is not YAML: {e}", n.node))?
-                .into_iter()
-                .filter(|d| *d != ConfigNode::Null)
-                .collect())
+    /// Which configuration the node runs now, as its `MachineConfigs` resource says.
+    async fn runs(&self, n: &NodePatch) -> Runs {
+        let Ok(running) = self.observer.talos.machine_config(&n.address).await else {
+            return Runs::Other;
         };
-        let running = self
-            .observer
-            .talos
-            .machine_config(&n.address)
-            .await
-            .map_err(|e| format!("{}: reading its configuration: {e}", n.node))?;
-        let ours = documents(&String::from_utf8_lossy(&n.config))?;
-        Ok(documents(&running.spec)? == ours)
+        let Ok(documents) = ConfigNode::parse_talos_documents(&running.spec) else {
+            return Runs::Other;
+        };
+        let documents: Vec<ConfigNode> = documents
+            .into_iter()
+            .filter(|d| *d != ConfigNode::Null)
+            .collect();
+        if documents == n.documents.1 {
+            Runs::Patched
+        } else if documents == n.documents.0 {
+            Runs::Before
+        } else {
+            Runs::Other
+        }
+    }
+
+    /// Polls until the node runs `wanted`.
+    async fn wait_until_it_runs(
+        &self,
+        n: &NodePatch,
+        wanted: Runs,
+        what: &str,
+        step: &StepContext<'_>,
+    ) -> Result<(), StepError> {
+        while self.runs(n).await != wanted {
+            step.wait(self.options.poll_interval, what).await?;
+        }
+        Ok(())
     }
 }
 
