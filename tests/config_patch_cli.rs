@@ -34,6 +34,14 @@ async fn json_plan(fx: &Fixture, file: &str, extra: &[&str]) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout} {stderr}"))
 }
 
+/// The sim's nodes hold their cluster's keys as base64 PEM ("-----BEGIN ... PRIVATE KEY"): a
+/// node's diff quotes them, and none may be printed.
+fn assert_no_secret(text: &str) {
+    for quoted in ["LS0tLS1CRUdJTi", "PRIVATE KEY"] {
+        assert!(!text.contains(quoted), "a secret printed: {text}");
+    }
+}
+
 const KUBELET_ARG: &str = "machine:\n  kubelet:\n    extraArgs:\n      max-pods: \"250\"\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,6 +91,8 @@ async fn a_kubelet_arg_for_the_workers_is_planned_without_reboot_and_rolled_out_
     ))
     .await;
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert_no_secret(&stdout);
+    assert_no_secret(&table);
     let first = stdout.find("w-1: patched").expect("w-1 patched");
     let second = stdout.find("w-2: patched").expect("w-2 patched");
     assert!(first < second, "one node after the other: {stdout}");
@@ -129,6 +139,7 @@ async fn a_change_that_needs_a_reboot_says_so_per_node_and_no_reboot_is_refused(
     )
     .await;
     assert_eq!(plan["blocked"], true, "{plan}");
+    assert_no_secret(&plan.to_string());
     let refused = plan["nodes"][0]["refused"].as_str().expect("refused");
     assert!(
         refused.contains("can't be applied in immediate mode"),
@@ -150,6 +161,35 @@ async fn a_change_that_needs_a_reboot_says_so_per_node_and_no_reboot_is_refused(
     .await;
     assert_eq!(code, Some(1), "refused: {stderr}");
     assert!(stderr.contains("config accepted"), "{stderr}");
+
+    // In auto mode each control plane reboots, one after another, etcd healthy between.
+    let (code, stdout, stderr) = output(patch(
+        &fx,
+        &file,
+        &["--role", "controlplane", "--yes", "--confirm", CLUSTER],
+    ))
+    .await;
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let at = |line: &str| {
+        stdout
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} in {stdout}"))
+    };
+    let done: Vec<usize> = ["cp-1", "cp-2", "cp-3"]
+        .iter()
+        .map(|n| at(&format!("{n}: patched, back and healthy")))
+        .collect();
+    let started: Vec<usize> = ["cp-1", "cp-2", "cp-3"]
+        .iter()
+        .map(|n| at(&format!("{n}: applied (reboot)")))
+        .collect();
+    for i in 1..3 {
+        assert!(
+            done[i - 1] < started[i],
+            "each control plane back before the next reboots: {stdout}"
+        );
+    }
+    assert_no_secret(&stdout);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,10 +70,11 @@ pub struct NodePatch {
     pub mode: String,
     /// Whether applying reboots the node.
     pub reboots: bool,
-    /// The dry run's summary line(s), its diff left out (it may carry secrets).
+    /// The dry run's summary, its diff left out (it quotes secrets).
     pub mode_details: String,
     pub warnings: Vec<String>,
-    /// The node's refusal of the patched configuration under the mode asked for.
+    /// The node's refusal of the patched configuration under the mode asked for, its diff
+    /// left out.
     pub refused: Option<String>,
     #[serde(skip)]
     etcd_member: Option<String>,
@@ -229,17 +230,25 @@ fn patched(
     })
 }
 
-/// The dry run's summary: its lines up to the diff, which may carry secrets.
-fn summary(details: &str) -> String {
-    let head = details.split("Config diff:").next().unwrap_or(details);
+/// A node's words about a configuration with its diff left out: the diff quotes the
+/// configuration, secrets included (a dry run's `Config diff:`, a refusal's or a reboot
+/// reason's `diff:`, v1alpha1_server.go / configdiff).
+fn without_diff(text: &str) -> String {
+    let cut = ["Config diff:", "diff:"]
+        .iter()
+        .filter_map(|mark| text.find(mark))
+        .min()
+        .unwrap_or(text.len());
     crate::printable::line(
-        &head
+        &text[..cut]
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && *l != "Dry run summary:")
             .collect::<Vec<_>>()
             .join("; "),
     )
+    .trim_end_matches(';')
+    .to_string()
 }
 
 /// Reads each target node's running configuration, applies the patches and asks the node
@@ -286,7 +295,7 @@ pub async fn plan_config_patch(
             Ok(answer) => (
                 applied_name(answer.mode).to_string(),
                 answer.mode == AppliedMode::Reboot,
-                summary(&answer.mode_details),
+                without_diff(&answer.mode_details),
                 answer.warnings,
                 None,
             ),
@@ -295,7 +304,7 @@ pub async fn plan_config_patch(
                 false,
                 String::new(),
                 Vec::new(),
-                Some(crate::printable::line(&e.to_string())),
+                Some(without_diff(&e.to_string())),
             ),
         };
         nodes.push(NodePatch {
@@ -481,12 +490,18 @@ impl ConfigPatchRollout {
         let applied = talos
             .apply_configuration(&n.address, &n.config, mode, false, timeout)
             .await
-            .map_err(|e| format!("{}: applying the configuration: {e}", n.node))?;
+            .map_err(|e| {
+                format!(
+                    "{}: applying the configuration: {}",
+                    n.node,
+                    without_diff(&e.to_string())
+                )
+            })?;
         step.say(format!(
             "{}: applied ({}): {}",
             n.node,
             applied_name(applied.mode),
-            summary(&applied.mode_details)
+            without_diff(&applied.mode_details)
         ));
         for warning in &applied.warnings {
             step.say(format!(
@@ -567,7 +582,13 @@ impl ConfigPatchRollout {
             .talos
             .apply_configuration(&n.address, &n.config, ApplyMode::NoReboot, false, None)
             .await
-            .map_err(|e| format!("{}: confirming the tried change: {e}", n.node))?;
+            .map_err(|e| {
+                format!(
+                    "{}: confirming the tried change: {}",
+                    n.node,
+                    without_diff(&e.to_string())
+                )
+            })?;
         Ok(format!("{}: tried, healthy, confirmed", n.node))
     }
 
@@ -696,5 +717,25 @@ impl Operation for ConfigPatchRollout {
             self.plan.nodes.len(),
             self.plan.cluster
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nodes_words_lose_their_diff_which_quotes_secrets() {
+        let dry = "Dry run summary:\nApplied configuration without a reboot (skipped in dry-run).\n\nConfig diff:\n\n-  token: abc.def\n";
+        assert_eq!(
+            without_diff(dry),
+            "Applied configuration without a reboot (skipped in dry-run)."
+        );
+        let refusal = "rpc error: this config change can't be applied in immediate mode\ndiff:\n--- a\n+++ b\n-    key: LS0tLS1CRUdJTi\n";
+        assert_eq!(
+            without_diff(refusal),
+            "rpc error: this config change can't be applied in immediate mode"
+        );
+        assert_eq!(without_diff("Staged configuration"), "Staged configuration");
     }
 }
