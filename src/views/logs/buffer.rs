@@ -1,9 +1,9 @@
 //! The log view's state: what it follows (one service of one or several nodes, or one node's
 //! kernel log), the lines received in a bounded ring buffer in arrival order, and how the
-//! operator looks at them (filter, pause, scroll, timestamps). Pure: lines come as events.
+//! operator looks at them (filter, pause, scroll, timestamps); the picker of a node's logs.
+//! Pure: lines come as events.
 use std::collections::VecDeque;
 
-use super::screen::Screen;
 use crate::fleet::FleetModel;
 use crate::talos::LogSource;
 use crate::upgrade::kubernetes::Component;
@@ -62,7 +62,7 @@ pub struct LogNode {
     pub address: String,
 }
 
-/// What the console's effect runner starts: one stream per node.
+/// What the console's stream runner (`console::run_logs`) starts: one stream per node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRequest {
     /// The view the lines are for; reports of a view since closed are ignored.
@@ -289,18 +289,20 @@ impl LogView {
             }
             LogReport::Ended { why, retry_in } => {
                 let why = crate::printable::line(&why);
-                let text = format!("stream ended: {why}; again in {retry_in}s");
-                let received = self.lines.back().map_or(0, |l| l.received);
-                self.push(node, text, true, received);
+                self.note(node, format!("stream ended: {why}; again in {retry_in}s"));
             }
-            LogReport::Reconnected => {
-                let text = "stream open again; lines written while it was closed are not shown"
-                    .to_string();
-                let received = self.lines.back().map_or(0, |l| l.received);
-                self.push(node, text, true, received);
-            }
+            LogReport::Reconnected => self.note(
+                node,
+                "stream open again; lines written while it was closed are not shown".into(),
+            ),
         }
         true
+    }
+
+    /// A note of the view's own about `node`'s stream, at the time of the latest line.
+    fn note(&mut self, node: usize, text: String) {
+        let received = self.lines.back().map_or(0, |l| l.received);
+        self.push(node, text, true, received);
     }
 
     fn push(&mut self, node: usize, text: String, note: bool, received: u64) {
@@ -556,52 +558,14 @@ impl LogView {
     }
 }
 
-/// The log keys the keymap binds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogKey {
-    /// `l` on the nodes pane or node detail: the node's service picker; on the etcd pane:
-    /// etcd of every control plane.
-    Open,
-    /// `d` in node detail: the node's kernel log.
-    Dmesg,
-    /// `t`: the time each line arrived, or not.
-    Timestamps,
-    /// Left / Right: the text sideways.
-    Left,
-    Right,
-    /// `w`: long lines wrapped or cut at the edge.
-    Wrap,
-    /// `f`: follow the newest lines, or hold the screen where it is.
-    Follow,
-    /// `n` / `N`: the next or previous occurrence of the filter text.
-    NextMatch,
-    PreviousMatch,
-}
-
-/// What the effect runner is asked to do with the streams of a view.
+/// What the console's stream runner is asked to do with the streams of a view (the screen's
+/// `ScreenTask`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LogEffect {
+pub enum LogTask {
     /// One stream per node; any earlier view's streams stop first.
     Start(LogRequest),
     /// Stop the streams of view `id`.
     Stop(u64),
-}
-
-/// The log view, the picker that leads to it, and where Esc goes back to.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogsState {
-    next_id: u64,
-    pub picker: Option<ServicePicker>,
-    pub view: Option<LogView>,
-    pub back_to: Option<Screen>,
-}
-
-impl LogsState {
-    /// A new view's id, so the streams of an earlier view are told apart.
-    pub fn next_view_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
-    }
 }
 
 /// `l` on a node: which of its logs to follow.
@@ -650,5 +614,5 @@ pub fn picker_choices(
 }
 
 #[cfg(test)]
-#[path = "logs_tests.rs"]
+#[path = "buffer_tests.rs"]
 mod tests;
