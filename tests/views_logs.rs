@@ -42,7 +42,7 @@ fn typed(s: &mut AppState, open: char, text: &str) {
 
 fn report(s: &mut AppState, node: usize, report: LogReport) {
     let screen = s.screens.find::<LogsScreen>().expect("the log screen");
-    let view = screen.view.as_ref().expect("a log view").id;
+    let view = screen.view.as_ref().expect("a log view").id();
     let event = LogEvent { view, node, report };
     update(
         s,

@@ -119,11 +119,8 @@ pub struct LogWindow<'a> {
 /// One log view: what it follows, its buffer, and how it is looked at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogView {
-    pub id: u64,
-    pub cluster: String,
-    pub subject: LogSubject,
-    pub nodes: Vec<LogNode>,
-    pub tail: u32,
+    /// What it follows, as the stream runner is asked for it.
+    pub follows: LogRequest,
     lines: VecDeque<LogEntry>,
     next_seq: u64,
     /// Lines dropped from the front of the buffer so far.
@@ -212,11 +209,13 @@ pub fn text_width(text: &str) -> usize {
 impl LogView {
     pub fn new(id: u64, cluster: &str, subject: LogSubject, nodes: Vec<LogNode>) -> LogView {
         LogView {
-            id,
-            cluster: cluster.to_string(),
-            subject,
-            nodes,
-            tail: DEFAULT_TAIL,
+            follows: LogRequest {
+                view: id,
+                cluster: cluster.to_string(),
+                subject,
+                nodes,
+                tail: DEFAULT_TAIL,
+            },
             lines: VecDeque::new(),
             next_seq: 0,
             dropped: 0,
@@ -232,7 +231,7 @@ impl LogView {
 
     /// Whether each line starts with its node's name: when several nodes are merged.
     pub fn prefixed(&self) -> bool {
-        self.nodes.len() > 1
+        self.nodes().len() > 1
     }
 
     /// Columns of the node prefix (`name: `, names padded to the longest), 0 for one node.
@@ -240,7 +239,7 @@ impl LogView {
         if !self.prefixed() {
             return 0;
         }
-        let longest = self.nodes.iter().map(|n| text_width(&n.name)).max();
+        let longest = self.nodes().iter().map(|n| text_width(&n.name)).max();
         longest.unwrap_or(0) + 2
     }
 
@@ -259,15 +258,14 @@ impl LogView {
         }
     }
 
-    /// What the effect runner starts for this view.
-    pub fn request(&self) -> LogRequest {
-        LogRequest {
-            view: self.id,
-            cluster: self.cluster.clone(),
-            subject: self.subject.clone(),
-            nodes: self.nodes.clone(),
-            tail: self.tail,
-        }
+    /// The view's id: its streams' reports carry it.
+    pub fn id(&self) -> u64 {
+        self.follows.view
+    }
+
+    /// The nodes it follows, in the order of their colours.
+    pub fn nodes(&self) -> &[LogNode] {
+        &self.follows.nodes
     }
 
     /// Every line in the buffer, oldest first.
@@ -277,7 +275,7 @@ impl LogView {
 
     /// Folds a node's report in; false when it was for another view or node.
     pub fn apply(&mut self, event: LogEvent) -> bool {
-        if event.view != self.id || event.node >= self.nodes.len() {
+        if event.view != self.id() || event.node >= self.nodes().len() {
             return false;
         }
         let node = event.node;
@@ -325,7 +323,10 @@ impl LogView {
         entry.note
             || needle.is_empty()
             || entry.text.to_lowercase().contains(needle)
-            || self.nodes[entry.node].name.to_lowercase().contains(needle)
+            || self.nodes()[entry.node]
+                .name
+                .to_lowercase()
+                .contains(needle)
     }
 
     /// The lines the filter lets through, up to the pause.

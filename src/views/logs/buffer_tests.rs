@@ -19,7 +19,7 @@ fn view(names: &[&str]) -> LogView {
 
 fn lines(view: &mut LogView, node: usize, texts: &[&str]) {
     let applied = view.apply(LogEvent {
-        view: view.id,
+        view: view.id(),
         node,
         report: LogReport::Lines {
             lines: texts.iter().map(|t| t.to_string()).collect(),

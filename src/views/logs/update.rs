@@ -163,7 +163,7 @@ impl LogsScreen {
             .view
             .as_ref()
             .filter(|_| on_top && self.picker.is_none());
-        if wanted.map(|v| v.id) == self.streaming {
+        if wanted.map(LogView::id) == self.streaming {
             return Vec::new();
         }
         let mut out: Vec<Effect> = self
@@ -174,8 +174,8 @@ impl LogsScreen {
             .into_iter()
             .collect();
         if let Some(view) = wanted {
-            self.streaming = Some(view.id);
-            out.push(task(LogTask::Start(view.request())));
+            self.streaming = Some(view.id());
+            out.push(task(LogTask::Start(view.follows.clone())));
         }
         out
     }

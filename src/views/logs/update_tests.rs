@@ -232,7 +232,7 @@ fn logs_and_dmesg_commands_name_nodes() {
     );
     let effects = command(&mut s, "dmesg 127.10.0.5");
     assert_eq!(names(started(&effects)[0]), ["w-1"]);
-    let before = screen(&s).view.as_ref().map(|v| v.id);
+    let before = screen(&s).view.as_ref().map(LogView::id);
     command(&mut s, "dmesg nope");
     let message = s.message.clone().expect("an error");
     assert!(
@@ -240,7 +240,7 @@ fn logs_and_dmesg_commands_name_nodes() {
         "{message:?}"
     );
     assert!(message.text.contains("cp-1, cp-2, cp-3, w-1, w-2"));
-    assert_eq!(screen(&s).view.as_ref().map(|v| v.id), before);
+    assert_eq!(screen(&s).view.as_ref().map(LogView::id), before);
     command(&mut s, "dmesg");
     assert!(
         s.message

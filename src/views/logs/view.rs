@@ -103,11 +103,11 @@ impl LogsView<'_> {
 
     fn title(&self, view: &LogView) -> Vec<Span<'static>> {
         let s = &self.look.styles;
-        let names: Vec<&str> = view.nodes.iter().map(|n| n.name.as_str()).collect();
+        let names: Vec<&str> = view.nodes().iter().map(|n| n.name.as_str()).collect();
         let mut title = vec![Span::styled(
             format!(
                 " Logs: {} of {} ",
-                view.subject.name(),
+                view.follows.subject.name(),
                 self.safe(&names.join(", "))
             ),
             s.get(Role::Title),
@@ -152,7 +152,7 @@ impl LogsView<'_> {
             lead.push(Span::styled(time, s.get(Role::Muted)));
         }
         if view.prefixed() {
-            let name = self.safe(&view.nodes[entry.node].name);
+            let name = self.safe(&view.nodes()[entry.node].name);
             let width = view.prefix_width().saturating_sub(2);
             let color = Style::default().fg(node_color(entry.node));
             lead.push(Span::styled(
