@@ -279,3 +279,28 @@ fn l_on_the_versions_pane_says_where_logs_open() {
     assert_eq!(s.screen, Screen::Cluster(Pane::Versions));
     assert!(s.message.is_some());
 }
+
+#[test]
+fn the_footer_and_help_show_the_shells_keys_less_those_the_screen_binds() {
+    use crate::app::keymap::{KeyContext, footer_hints, shown_bindings};
+    let mut s = healthy(Pane::Etcd);
+    press(&mut s, KeyCode::Char('l'));
+    let footer = footer_hints(&s);
+    assert!(
+        footer.contains(&("Esc/q".to_string(), "back")),
+        "{footer:?}"
+    );
+    assert!(
+        footer.contains(&("Ctrl-c".to_string(), "quit")),
+        "{footer:?}"
+    );
+    let shell: Vec<String> = shown_bindings(KeyContext::Screen(NAME), &s.screens)
+        .into_iter()
+        .map(|(keys, _)| keys)
+        .collect();
+    assert_eq!(shell, [":", "?", "Ctrl-c"]);
+    // q goes back to the etcd pane; the streams stop.
+    let effects = press(&mut s, KeyCode::Char('q'));
+    assert_eq!(s.screen, Screen::Cluster(Pane::Etcd));
+    assert_eq!(stopped(&effects).len(), 1);
+}
