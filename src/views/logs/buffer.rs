@@ -154,16 +154,6 @@ pub struct LogArea {
     pub room: usize,
 }
 
-impl LogArea {
-    /// A body of `rows` rows whose lines are never wrapped nor cut.
-    pub fn rows(rows: usize) -> LogArea {
-        LogArea {
-            rows,
-            room: usize::MAX,
-        }
-    }
-}
-
 /// One occurrence of the filter text: the line (its `seq`) and the byte range in its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SearchHit {
@@ -266,11 +256,6 @@ impl LogView {
     /// The nodes it follows, in the order of their colours.
     pub fn nodes(&self) -> &[LogNode] {
         &self.follows.nodes
-    }
-
-    /// Every line in the buffer, oldest first.
-    pub fn buffer(&self) -> impl Iterator<Item = &LogEntry> {
-        self.lines.iter()
     }
 
     /// Folds a node's report in; false when it was for another view or node.

@@ -27,7 +27,6 @@ pub use buffer::{
     DEFAULT_TAIL, LogEvent, LogNode, LogReport, LogRequest, LogSubject, LogTask, LogView,
     ServicePicker,
 };
-pub use view::{LogLevel, node_color};
 
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "logs";
