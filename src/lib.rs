@@ -18,13 +18,13 @@
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
 //!   scales and CAPI-way upgrades, through `operation::run`, their events told
 //!   as progress events)
-//!   and the log view's streams for the app; it reads CAPI-way upgrade plans
+//!   and the screen modules' tasks (the health checks, the log screen's streams); it reads CAPI-way upgrade plans
 //!   as the commands do (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
 //!   operation); functions of `app`'s state. The screen modules (`certs`,
-//!   `health`) are whole screens in their folder: state, keys as data, pure
+//!   `health`, `logs`) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other
 //!   screen's.
@@ -44,7 +44,7 @@
 //!   node, etcd and cluster-delete actions' menu and plans (node_actions',
 //!   etcd_maintenance's and cluster_lifecycle's own plans and guards); the
 //!   running operation's progress (`update_progress`: started from the
-//!   approved run, its progress events folded, its keys); the log view's buffer; the CAPI screen and its doctor's fixes
+//!   approved run, its progress events folded, its keys); the CAPI screen and its doctor's fixes
 //!   (capi_doctor's plans and guards); the create wizard, its plan and the
 //!   create run's progress (`create`); scaling the CAPI way from `:capi`
 //!   (`capi_scale`: the typed replica count, capi_scale's plan on the action

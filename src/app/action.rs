@@ -115,10 +115,11 @@ pub enum Action {
     OpenActions,
     /// Action progress: cancel the running node or etcd action after its current step.
     CancelAction,
-    /// The log view and how it opens (see `update_logs`).
-    Logs(super::logs::LogKey),
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
     Open(super::screen_io::ScreenName),
+    /// Bring a screen module on top with a word naming what to show (`d` in node detail:
+    /// `logs` with `dmesg`).
+    OpenWith(super::screen_io::ScreenName, &'static str),
     /// A key the screen module on top binds; it reads the key with its own table.
     ScreenKey(crossterm::event::KeyEvent),
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
@@ -158,8 +159,6 @@ pub enum AppEvent {
         crate::operation::OperationKind,
         crate::operation::progress::ProgressEvent,
     ),
-    /// A log stream's report (lines, or how it ended).
-    Log(super::logs::LogEvent),
     /// A screen module's IO task's report.
     Screen(super::screen_io::ScreenNews),
     /// A create task's report (journals read, plan, run events, fingerprint questions).
@@ -239,8 +238,6 @@ pub enum Effect {
     },
     /// Cancel the running operation after its current step.
     CancelAction,
-    /// Start or stop the log view's streams.
-    Logs(super::logs::LogEffect),
     /// A screen module's IO, reported back as `AppEvent::Screen`.
     Screen(super::screen_io::ScreenTask),
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as

@@ -144,13 +144,12 @@ pub enum Command {
     /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
     Provision,
     Provisions,
-    /// `:logs SERVICE [NODE...]`.
-    Logs {
-        service: String,
-        nodes: Vec<String>,
+    /// A screen module with the command's words (`:logs SERVICE [NODE...]`, `:dmesg NODE`:
+    /// the `logs` screen).
+    Open {
+        screen: super::screen_io::ScreenName,
+        words: Vec<String>,
     },
-    /// `:dmesg NODE`.
-    Dmesg(String),
     /// `:health`: the health checklist of the cluster in use.
     Health,
     /// `:capi`: the Cluster API tree of the cluster in use.
@@ -211,12 +210,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rollout" => Command::Rollout,
         "provision" => Command::Provision,
         "provisions" => Command::Provisions,
-        "logs" => Command::Logs {
-            service: rest[0].to_string(),
-            nodes: rest[1..].iter().map(|s| s.to_string()).collect(),
-        },
         "dmesg" if rest.len() > 1 => return Err(CommandError::UnexpectedArgument("dmesg")),
-        "dmesg" => Command::Dmesg(rest[0].to_string()),
+        "logs" | "dmesg" => Command::Open {
+            screen: "logs",
+            words: line.split_whitespace().map(String::from).collect(),
+        },
         "health" => Command::Health,
         "capi" => Command::Capi,
         "certs" => Command::Certs,

@@ -6,7 +6,7 @@
 use unicode_width::UnicodeWidthStr;
 
 use super::command::COMMANDS;
-use super::keymap::{KeyContext, bindings};
+use super::keymap::{KeyContext, shown_bindings};
 use super::screens::Screens;
 
 /// One line of one column of the help.
@@ -80,9 +80,9 @@ fn sections(here: KeyContext, screens: &Screens) -> Vec<(String, Vec<(String, St
             let entries = own
                 .map(|line| (line.keys, line.help.to_string()))
                 .chain(
-                    bindings(ctx)
-                        .iter()
-                        .map(|b| (b.key_labels(), b.help.to_string())),
+                    shown_bindings(ctx, screens)
+                        .into_iter()
+                        .map(|(keys, b)| (keys, b.help.to_string())),
                 )
                 .collect();
             let title = module.map_or(ctx.title(), |m| m.title());

@@ -10,12 +10,12 @@ use super::binding::{HELP, command_line, quit};
 use super::create::CreateStage;
 use super::keymap_actions as actions;
 use super::keymap_create as create;
-use super::keymap_logs as logs;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
 use super::screen::Screen;
+use super::screens::Screens;
 use super::state::{AppState, InputKind, Overlay};
 
 /// Where the keys go right now.
@@ -50,10 +50,6 @@ pub enum KeyContext {
     ActionPlan,
     /// The progress of the node or etcd action run here.
     ActionProgress,
-    /// A node's or several nodes' logs.
-    Logs,
-    /// Which log of a node to follow.
-    LogPicker,
     /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
     Screen(super::screen_io::ScreenName),
     /// The Cluster API tree of the cluster in use.
@@ -69,7 +65,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 29] = [
+    pub const ALL: [KeyContext; 27] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -92,8 +88,6 @@ impl KeyContext {
         KeyContext::ActionMenu,
         KeyContext::ActionPlan,
         KeyContext::ActionProgress,
-        KeyContext::Logs,
-        KeyContext::LogPicker,
         KeyContext::Capi,
         KeyContext::CreateWizard,
         KeyContext::CreatePlan,
@@ -127,8 +121,6 @@ impl KeyContext {
             KeyContext::ActionMenu => "Actions menu (a on nodes, node detail, etcd)",
             KeyContext::ActionPlan => "Node or etcd action plan",
             KeyContext::ActionProgress => "Node or etcd action progress",
-            KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
-            KeyContext::LogPicker => "Log picker (l in node detail)",
             KeyContext::Screen(name) => name,
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
             KeyContext::CreateWizard => "Create a cluster (n on the fleet)",
@@ -168,6 +160,26 @@ static OPEN_CERTS: &[Binding] = &[bind(&[Key::char('C')], Action::Open("certs"),
 #[rustfmt::skip]
 static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];
 
+/// `l` on the nodes pane (the selected node's picker) and the etcd pane (every control plane).
+#[rustfmt::skip]
+static OPEN_LOGS: &[Binding] = &[bind(&[Key::char('l')], Action::Open("logs"), "logs: the selected node's (nodes pane), etcd of every control plane (etcd pane)").footer("logs").offered(on_a_logs_pane)];
+
+#[rustfmt::skip]
+static OPEN_LOGS_OF_NODE: &[Binding] = &[
+    bind(&[Key::char('l')], Action::Open("logs"), "logs of one of the node's services (a picker)").footer("logs"),
+    bind(&[Key::char('d')], Action::OpenWith("logs", "dmesg"), "the node's kernel log (dmesg)"),
+];
+
+/// Offered on the nodes and etcd panes where the footer has room for it: at 80 columns the
+/// pane's own keys fill it, and `?` lists `l` there.
+fn on_a_logs_pane(state: &AppState) -> bool {
+    let pane = matches!(
+        state.screen,
+        Screen::Cluster(super::screen::Pane::Nodes) | Screen::Cluster(super::screen::Pane::Etcd)
+    );
+    pane && state.size.0 >= 90
+}
+
 /// Scrolling a text overlay (errors, help, an explanation).
 #[rustfmt::skip]
 pub(super) static SCROLL: &[Binding] = &[
@@ -201,7 +213,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
-            logs::FROM_CLUSTER,
+            OPEN_LOGS,
             OPEN_HEALTH,
             panes::CAPI_FROM_CLUSTER,
             actions::DELETE_CLUSTER,
@@ -212,7 +224,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
-            logs::FROM_DETAIL,
+            OPEN_LOGS_OF_NODE,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, overlay::ERRORS_CLOSE, overlay::CTRL_C_QUITS],
@@ -249,8 +261,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::ActionMenu => &[actions::MENU],
         KeyContext::ActionPlan => &[actions::PLAN],
         KeyContext::ActionProgress => &[actions::PROGRESS],
-        KeyContext::Logs => &[logs::VIEW, logs::BACK],
-        KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
         KeyContext::Screen(_) => &[panes::GLOBAL],
         KeyContext::Capi => &[
             panes::CAPI_OWN,
@@ -270,6 +280,23 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
+}
+
+/// `ctx`'s bindings with the keys that reach them: under a screen module, less the keys the
+/// module binds itself (`q` goes back on the log screen while Ctrl-c still quits).
+pub fn shown_bindings(ctx: KeyContext, screens: &Screens) -> Vec<(String, &'static Binding)> {
+    let module = match ctx {
+        KeyContext::Screen(name) => screens.get(name),
+        _ => None,
+    };
+    let reaches = |k: &&Key| module.is_none_or(|m| !m.binds(&KeyEvent::new(k.code, k.mods)));
+    bindings(ctx)
+        .into_iter()
+        .filter_map(|b| {
+            let keys: Vec<String> = b.keys.iter().filter(reaches).map(Key::label).collect();
+            (!keys.is_empty()).then(|| (keys.join("/"), b))
+        })
+        .collect()
 }
 
 /// Which context gets the keys: the quit question, the too-small screen
@@ -317,8 +344,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Provision => KeyContext::Provision,
             Screen::Action if state.actions.plan.is_some() => KeyContext::ActionPlan,
             Screen::Action => KeyContext::ActionProgress,
-            Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,
-            Screen::Logs => KeyContext::Logs,
             Screen::Module(name) => KeyContext::Screen(name),
             Screen::Capi => KeyContext::Capi,
             Screen::Create => match state.create.stage {
@@ -383,10 +408,10 @@ pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
 
 /// The footer hints of `ctx`'s own table, only those the state offers.
 fn footer_of(ctx: KeyContext, state: &AppState) -> Vec<(String, &'static str)> {
-    bindings(ctx)
-        .iter()
-        .filter(|b| b.offered.is_none_or(|offered| offered(state)))
-        .filter_map(|b| b.footer.map(|label| (b.key_labels(), label)))
+    shown_bindings(ctx, &state.screens)
+        .into_iter()
+        .filter(|(_, b)| b.offered.is_none_or(|offered| offered(state)))
+        .filter_map(|(keys, b)| b.footer.map(|label| (keys, label)))
         .collect()
 }
 

@@ -106,7 +106,6 @@ pub fn prepare(state: &mut AppState) {
         | Screen::ProvisionWizard
         | Screen::Provision
         | Screen::Action => &[],
-        Screen::Logs => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],
         Screen::Create => &[],

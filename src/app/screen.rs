@@ -27,8 +27,6 @@ pub enum Screen {
     Provision,
     /// A node or etcd action's plan, or the progress of the one running here.
     Action,
-    /// Service or kernel logs of one or several nodes, or the service picker leading there.
-    Logs,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
     Capi,
     /// A new cluster (`n` on the fleet): the wizard, its plan, then the run's progress.

@@ -42,6 +42,9 @@ pub struct Step {
     pub effects: Vec<Effect>,
     pub message: Option<Message>,
     pub close: bool,
+    /// Opens the shell's filter line holding this text; what is typed there comes back
+    /// through [`ScreenModule::set_filter`].
+    pub filter: Option<String>,
 }
 
 impl Step {
@@ -76,6 +79,16 @@ pub struct KeyLine {
     pub footer: Option<&'static str>,
 }
 
+/// Where a screen is opened from: the screen under it, the node selected there (the nodes
+/// pane's selection, node detail's node) and the words of the `:` command or key that named
+/// what to show (`:logs etcd cp-1`: `logs`, `etcd`, `cp-1`).
+#[derive(Debug, Clone)]
+pub struct Opening {
+    pub from: Screen,
+    pub node: Option<String>,
+    pub words: Vec<String>,
+}
+
 /// What changed in the fleet model with one poller report.
 #[derive(Debug, Clone, Copy)]
 pub struct FleetChange<'a> {
@@ -97,6 +110,10 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
     fn binds(&self, event: &KeyEvent) -> bool;
     /// Brought on screen: the step, or why it cannot show now (it stays closed).
     fn open(&mut self, shared: &Shared) -> Result<Step, Message>;
+    /// Brought on screen from `opening`; by default as [`ScreenModule::open`].
+    fn open_from(&mut self, _opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        self.open(shared)
+    }
     /// One of its keys, while it is on top.
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step;
     /// News from its IO task; whether it changed what it shows.
@@ -110,6 +127,17 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
     /// A wall-clock tick; whether it changed what it shows.
     fn on_tick(&mut self, _wall: u64) -> bool {
         false
+    }
+    /// The text typed on the shell's filter line it opened ([`Step::filter`]).
+    fn set_filter(&mut self, _text: &str) {}
+    /// The node whose services and events the pollers watch while it is on top.
+    fn watched_node(&self) -> Option<&str> {
+        None
+    }
+    /// After each update step, whether it is on top: the effects that start or stop what
+    /// runs only while it shows.
+    fn settle(&mut self, _on_top: bool) -> Vec<Effect> {
+        Vec::new()
     }
     /// Whether its work runs (the loop ticks the clock for it).
     fn busy(&self) -> bool {

@@ -4,8 +4,9 @@ use crossterm::event::KeyEvent;
 
 use super::action::{Action, Effect};
 use super::message::Message;
+use super::screen::Pane;
 use super::screen::Screen;
-use super::screens::{FleetChange, ScreenName, ScreenNews, Screens, Shared, Step};
+use super::screens::{FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 
 /// What the screen modules are lent of `state`.
@@ -40,8 +41,27 @@ fn lent<R>(state: &mut AppState, f: impl FnOnce(&mut Screens, &Shared) -> R) -> 
 /// Brings the screen `name` on top (`Action::Open`, its `:` command), remembering where it
 /// was opened from.
 pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
+    open_with(state, name, Vec::new())
+}
+
+/// [`open`] with the words that name what to show (`Action::OpenWith`, a `:` command's
+/// words); the screen starts with a clear message line unless it says something.
+pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effect> {
+    let node = match state.screen {
+        Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
+            super::update_panes::detail_node_key(state)
+        }
+        _ => None,
+    };
+    let opening = Opening {
+        from: state.screen,
+        node,
+        words,
+    };
     let opened = lent(state, |screens, shared| {
-        screens.get_mut(name).map(|module| module.open(shared))
+        screens
+            .get_mut(name)
+            .map(|module| module.open_from(&opening, shared))
     });
     match opened {
         None => {
@@ -60,6 +80,7 @@ pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
                 opened_from.push((name, from));
             }
             state.screen = Screen::Module(name);
+            state.message = None;
             finish(state, name, step)
         }
     }
@@ -81,6 +102,9 @@ pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
 fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
     if let Some(message) = step.message {
         state.message = Some(message);
+    }
+    if let Some(text) = step.filter {
+        state.open_input(InputKind::Filter, text);
     }
     if step.close && state.screen == Screen::Module(name) {
         let from = state
@@ -104,6 +128,37 @@ pub fn on_news(state: &mut AppState, news: &ScreenNews) -> bool {
             .is_some_and(|m| m.on_news(news, shared))
     });
     changed && top == Some(news.screen)
+}
+
+/// The filter typed on the line a module on top opened; whether one took it.
+pub fn set_filter(state: &mut AppState, text: &str) -> bool {
+    let Some(name) = on_top(state) else {
+        return false;
+    };
+    state.screens.get_mut(name).is_some_and(|module| {
+        module.set_filter(text);
+        true
+    })
+}
+
+/// The node whose services the module on top has the pollers watch.
+pub fn watched_node(state: &AppState) -> Option<String> {
+    let module = on_top(state).and_then(|name| state.screens.get(name))?;
+    module.watched_node().map(String::from)
+}
+
+/// After an update step: each module told whether it is on top, for what runs only while it
+/// shows.
+pub fn settle(state: &mut AppState) -> Vec<Effect> {
+    let top = on_top(state);
+    let modules = &mut state.screens.modules;
+    modules
+        .iter_mut()
+        .flat_map(|m| {
+            let shown = top == Some(m.name());
+            m.settle(shown)
+        })
+        .collect()
 }
 
 /// Tells every module of a poller report; whether the one on top changed.
@@ -221,6 +276,6 @@ mod tests {
                 assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
             }
         }
-        assert_eq!(names, ["certs", "health"]);
+        assert_eq!(names, ["certs", "health", "logs"]);
     }
 }

@@ -186,8 +186,6 @@ pub struct AppState {
     pub demo_fleet: bool,
     /// The node and etcd actions: menu, plan and progress.
     pub actions: super::actions::ActionsState,
-    /// The log view and its service picker.
-    pub logs: super::logs::LogsState,
     /// The CAPI screen's selection.
     pub capi: super::capi::CapiScreen,
     /// The create wizard and the create run here.
@@ -252,7 +250,6 @@ impl AppState {
             quit_question: None,
             demo_fleet: false,
             actions: Default::default(),
-            logs: Default::default(),
             capi: Default::default(),
             create: Default::default(),
             capi_scale: Default::default(),
@@ -290,7 +287,6 @@ impl AppState {
             | Screen::ProvisionWizard
             | Screen::Provision
             | Screen::Action => None,
-            Screen::Logs => None,
             Screen::Capi => None,
             Screen::Create => None,
             Screen::CapiUpgrade => None,
@@ -310,7 +306,6 @@ impl AppState {
             | Screen::ProvisionWizard
             | Screen::Provision
             | Screen::Action => self.current.as_deref(),
-            Screen::Logs => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Module(_) => super::shell::of_cluster_in_use(self)

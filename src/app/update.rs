@@ -39,8 +39,8 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
             redraw,
         };
     }
-    if let Action::Event(AppEvent::Log(event)) = action {
-        let redraw = super::update_logs::on_event(state, event);
+    if let Action::Event(AppEvent::Screen(news)) = &action {
+        let redraw = super::shell::on_news(state, news);
         if redraw {
             state.generation += 1;
         }
@@ -73,11 +73,10 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     }
     state.generation += 1;
     let before = panes::Watching::of(state);
-    let streaming = super::update_logs::Streaming::of(state);
     let mut effects = update_inner(state, action);
     let after = panes::Watching::of(state);
     effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
-    effects.extend(streaming.transitions(&super::update_logs::Streaming::of(state)));
+    effects.extend(super::shell::settle(state));
     Outcome {
         effects,
         redraw: true,
@@ -172,7 +171,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::on_wizard(state, other)
                 }
                 None if state.screen == Screen::Provision => provision::on_progress(state, other),
-                None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
                 None if matches!(state.screen, Screen::Module(_)) => {
                     super::shell::on_action(state, other)
                 }
@@ -196,8 +194,10 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         Vec::new()
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
-                    Action::Logs(key) => super::update_logs::open(state, key),
                     Action::Open(name) => super::shell::open(state, name),
+                    Action::OpenWith(name, word) => {
+                        super::shell::open_with(state, name, vec![word.into()])
+                    }
                     Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     Action::Create(_) => super::update_create::open(state),
@@ -277,9 +277,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
-        AppEvent::Log(event) => {
-            super::update_logs::on_event(state, event);
-        }
         AppEvent::Screen(news) => {
             super::shell::on_news(state, &news);
         }
@@ -443,7 +440,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// The filter of what is on screen: the discovery list's, or the table's.
 fn set_filter(state: &mut AppState, text: String) {
-    if super::update_logs::set_filter(state, &text) {
+    if super::shell::set_filter(state, &text) {
         return;
     }
     match state.active_table() {
@@ -507,15 +504,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             panes::show_pane(state, pane);
             Vec::new()
         }
-        Ok(Some(Command::Logs { service, nodes })) => {
-            let subject = super::logs::LogSubject::named(&service);
-            super::update_logs::open_command(state, subject, &nodes);
-            Vec::new()
-        }
-        Ok(Some(Command::Dmesg(node))) => {
-            super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
-            Vec::new()
-        }
+        Ok(Some(Command::Open { screen, words })) => super::shell::open_with(state, screen, words),
         Ok(Some(Command::Health)) => super::shell::open(state, "health"),
         Ok(Some(Command::Certs)) => super::shell::open(state, "certs"),
         Err(e) => {

@@ -26,12 +26,10 @@ impl Watching {
             (Screen::NodeDetail, Some(cluster)) => {
                 detail_node_key(state).map(|node| (cluster.clone(), node))
             }
-            // The service picker lists the node's services.
-            (Screen::Logs, Some(cluster)) => state
-                .logs
-                .picker
-                .as_ref()
-                .map(|p| (cluster.clone(), p.node.address.clone())),
+            // A screen module's node (the log picker lists the node's services).
+            (Screen::Module(_), Some(cluster)) => {
+                super::shell::watched_node(state).map(|node| (cluster.clone(), node))
+            }
             _ => None,
         };
         Watching { focus, node }
@@ -137,7 +135,6 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         Screen::Create => false,
         Screen::CapiUpgrade => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
-        Screen::Logs => state.logs.picker.is_some() && state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {
         return false;

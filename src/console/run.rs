@@ -346,7 +346,6 @@ fn perform(
             None
         }
         Effect::CancelAction => console.cancel_action(),
-        Effect::Logs(effect) => super::run_logs::perform(console, effect, app_tx),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
@@ -357,7 +356,8 @@ fn perform(
             if let Some(run) = task.get::<crate::views::health::HealthRun>() {
                 super::run_health::start_health_check(run.clone(), app_tx);
             }
-            None
+            let logs = task.get::<crate::views::logs::LogTask>();
+            logs.and_then(|task| super::run_logs::perform(console, task.clone(), app_tx))
         }
         Effect::PlanDelete(cluster) => {
             super::run_delete::plan(console, cluster, app_tx);

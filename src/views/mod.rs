@@ -50,6 +50,7 @@ pub fn screens() -> Screens {
     Screens::new(vec![
         Box::new(certs::CertsScreen::default()),
         Box::new(health::Checklist::default()),
+        Box::new(logs::LogsScreen::default()),
     ])
 }
 
@@ -121,7 +122,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Provision => {
             (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
         }
-        Screen::Logs => (&logs::LogsView::new(state, look)).render(body, buf),
         Screen::Action if state.actions.plan.is_some() => {
             (&plan::action::ActionPlanView::new(state, look)).render(body, buf)
         }
