@@ -18,28 +18,18 @@ use crate::upgrade::observe::ClusterObserver;
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`: said before anything is read.
 /// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
-pub(super) fn check_mode(
-    plan: bool,
-    yes: bool,
-    confirm: Option<&str>,
-    what: &str,
-) -> Result<(), Stop> {
-    if !plan && !yes {
+pub(super) fn check_gate(gate: &GateArgs, what: &str) -> Result<(), Stop> {
+    if !gate.plan && !gate.yes {
         return Err(usage(format!(
             "nothing done: say --plan to see the plan, or --yes --confirm <{what}> to run it"
         )));
     }
-    if yes && confirm.is_none() {
+    if gate.yes && gate.confirm.is_none() {
         return Err(usage(format!(
             "--yes needs --confirm <{what}>, the {what} name typed in full"
         )));
     }
     Ok(())
-}
-
-/// [`check_mode`] of a command's gate flags.
-pub(super) fn check_gate(gate: &GateArgs, what: &str) -> Result<(), Stop> {
-    check_mode(gate.plan, gate.yes, gate.confirm.as_deref(), what)
 }
 
 /// What discovery found for the cluster named by `--context`.

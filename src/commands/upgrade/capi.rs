@@ -101,7 +101,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
             &vm_templates,
         )
     });
-    let command_gate = CommandGate::new(global, &chosen.paths, gate.args);
+    let command_gate = CommandGate::new(global, &chosen.paths, gate);
     let Some(approved) =
         command_gate.pass(CapiPlanText::new(&plan), capi_action(&plan), &guards)?
     else {

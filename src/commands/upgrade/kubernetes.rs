@@ -12,7 +12,6 @@ use super::rollout::{self, CommandFlags, HeadlessUpgrade};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeK8sArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
-use crate::commands::gate::RunFlags;
 use crate::commands::plan_report::{PlanText, indent};
 use crate::commands::session::other_rollout;
 use crate::commands::status::columns;
@@ -148,7 +147,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     fn flags(&self) -> CommandFlags<'_> {
         CommandFlags {
             to: &self.to,
-            gate: RunFlags::of(&self.gate),
+            gate: &self.gate,
             rollout: &self.rollout,
         }
     }

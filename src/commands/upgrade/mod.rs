@@ -16,7 +16,6 @@ pub(super) mod kubernetes;
 mod rollout;
 
 use super::exit::{Stop, exit_code_as, json, usage, write_stdout};
-use super::gate::RunFlags;
 use super::plan_report::{PlanText, indent};
 use super::session::{choose, connect, other_rollout};
 use super::status::columns;
@@ -171,7 +170,7 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     fn flags(&self) -> CommandFlags<'_> {
         CommandFlags {
             to: &self.args.to,
-            gate: RunFlags::of(&self.args.gate),
+            gate: &self.args.gate,
             rollout: &self.args.rollout,
         }
     }
