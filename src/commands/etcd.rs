@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, usage, write_stdout};
+use super::exit::{
+    EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, print_report, usage, write_stdout,
+};
 use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
 use super::progress::progress_printer;
@@ -152,7 +154,7 @@ fn members_table(members: &[MemberSpace], quota: i64) -> String {
     ];
     for m in members {
         rows.push(vec![
-            crate::printable::line(&m.hostname),
+            m.hostname.clone(),
             m.id.clone(),
             if m.leader { "yes" } else { "-" }.to_string(),
             if m.healthy { "yes" } else { "no" }.to_string(),
@@ -185,26 +187,21 @@ fn print_alarms(status: &ClusterStatus, output: OutputFormat) -> Result<ExitCode
         alarms: &status.etcd.alarms,
         members: member_space(status),
     };
-    let text = match output {
-        OutputFormat::Json => json(&report)?,
-        OutputFormat::Table => {
-            let mut out = if report.alarms.is_empty() {
-                format!("no etcd alarms on {}\n", status.name)
-            } else {
-                let listed: Vec<String> = report
-                    .alarms
-                    .iter()
-                    .map(|a| {
-                        let on = a.hostname.clone().unwrap_or_else(|| a.member_id.clone());
-                        format!("{} on {}", a.alarm, crate::printable::line(&on))
-                    })
-                    .collect();
-                format!("etcd alarms on {}: {}\n", status.name, listed.join(", "))
-            };
-            out.push_str(&members_table(&report.members, report.quota));
-            out
-        }
-    };
-    write_stdout(&text)?;
+    print_report(output, &report, |report| {
+        let out = if report.alarms.is_empty() {
+            format!("no etcd alarms on {}\n", status.name)
+        } else {
+            let listed: Vec<String> = report
+                .alarms
+                .iter()
+                .map(|a| {
+                    let on = a.hostname.clone().unwrap_or_else(|| a.member_id.clone());
+                    format!("{} on {on}", a.alarm)
+                })
+                .collect();
+            format!("etcd alarms on {}: {}\n", status.name, listed.join(", "))
+        };
+        out + &members_table(&report.members, report.quota)
+    })?;
     Ok(exit_if(!report.alarms.is_empty()))
 }

@@ -71,6 +71,19 @@ pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, St
         })
 }
 
+/// Writes a command's report as `--output` says: its JSON, or its table (ending in a newline)
+/// without anything a terminal would act on.
+pub(super) fn print_report<T: serde::Serialize>(
+    output: OutputFormat,
+    report: &T,
+    table: impl FnOnce(&T) -> String,
+) -> Result<(), Stop> {
+    match output {
+        OutputFormat::Json => write_stdout(&json(report)?),
+        OutputFormat::Table => write_stdout(&crate::printable::lines(&table(report))),
+    }
+}
+
 /// One event of a run as a JSON line: `{"event": kind, "data": value}`.
 pub(super) fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
     serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))

@@ -19,7 +19,7 @@ use crate::kube::KubeError;
 use crate::paths::Paths;
 use crate::printable;
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, json, write_stdout};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, print_report};
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
     let discovery =
@@ -54,11 +54,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     runtime.shutdown_background();
     let code = exit_code(&fleet);
     fleet.clusters.iter_mut().for_each(name_total_failure);
-    let text = match output {
-        OutputFormat::Json => json(&fleet),
-        OutputFormat::Table => Ok(printable::lines(&table(&fleet))),
-    };
-    super::exit::exit_code(text.and_then(|text| write_stdout(&text)).map(|()| code))
+    super::exit::exit_code(print_report(output, &fleet, table).map(|()| code))
 }
 
 /// One cluster's status through the collector the console uses, cut off at
