@@ -16,9 +16,8 @@ pub(super) mod kubernetes;
 mod rollout;
 
 use super::exit::{Stop, exit_code_as, json, usage, write_stdout};
-use super::plan_report::{PlanText, indent};
+use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
-use super::status::columns;
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
 use crate::config::MachineRole;
@@ -327,12 +326,7 @@ impl PlanText for TalosPlanText<'_> {
             yes_no(o.preserve),
             yes_no(o.allow_downgrade),
         );
-        let mut rows = vec![
-            ["#", "NODE", "ROLE", "FROM", "BATCH", "API / NOTE"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        for (i, s) in self.steps.iter().enumerate() {
+        let rows = self.steps.iter().map(|s| {
             let note = match (s.is_skipped(), s.api) {
                 (true, _) => format!("skipped ({:?})", s.state).to_lowercase(),
                 (false, Some(api)) => {
@@ -344,16 +338,16 @@ impl PlanText for TalosPlanText<'_> {
                 }
                 (false, None) => "version unknown".to_string(),
             };
-            rows.push(vec![
-                (i + 1).to_string(),
+            vec![
                 s.node.clone(),
                 s.role.as_str().to_string(),
                 s.from.as_ref().map_or("?".to_string(), ToString::to_string),
                 s.batch.map_or("-".to_string(), |b| b.to_string()),
                 note,
-            ]);
-        }
-        out.push_str(&indent(&columns(&rows)));
+            ]
+        });
+        let header = ["NODE", "ROLE", "FROM", "BATCH", "API / NOTE"];
+        out.push_str(&steps_table(&header, rows));
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));
         }
