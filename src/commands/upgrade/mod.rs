@@ -15,11 +15,11 @@ mod follow;
 pub(super) mod kubernetes;
 mod rollout;
 
-use super::exit::{Stop, exit_code_as, json, usage, write_stdout};
+use super::exit::{Stop, exit_code_as, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
+use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::config::MachineRole;
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
@@ -117,10 +117,12 @@ fn list_offered(
         offered,
         releases: &learned.origin,
     };
-    if args.gate.output == OutputFormat::Json {
-        write_stdout(&json(&report)?)?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    print_report(args.gate.output, &report, offered_table)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The offered targets, the default marked, and where they were learned.
+fn offered_table(report: &OfferedTargets) -> String {
     let mut out = format!(
         "TARGETS for {} (running Talos {})\n",
         report.cluster,
@@ -143,12 +145,10 @@ fn list_offered(
     } else {
         out.push_str(&indent(&rows));
     }
-    out.push_str(&format!(
+    out + &format!(
         "{}\nplan one with --to VERSION --plan\n",
         report.releases.describe()
-    ));
-    print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    )
 }
 
 /// `taloscope upgrade --to VERSION`, learning the releases when it plans.
