@@ -154,8 +154,8 @@ fn run_connected<C: HeadlessUpgrade>(
             // The runner decides again when it starts; said here first, before any approval.
             claim_run(Some(&journal), flags.rollout.take_over.as_deref())
                 .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
-            resume_notice(C::WHAT, C::UNIT, &cluster.name, &journal);
             let approved = gate.confirm(action)?;
+            resume_notice(C::WHAT, C::UNIT, &cluster.name, &journal);
             let _entered = runtime.enter();
             resume_upgrade_with::<C::Kind>(
                 journal,
