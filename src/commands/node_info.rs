@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_stdout};
-use super::session::{choose, observer_for};
-use crate::cli::{GlobalArgs, NodeInfoArgs, OutputFormat};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, print_report};
+use super::session::{node_named, read_cluster};
+use crate::cli::{GlobalArgs, NodeInfoArgs};
 use crate::fleet::ClusterStatus;
 use crate::node_resources::{NodeIdentity, NodeResources, read_node};
 use crate::printable::bytes_text;
@@ -17,44 +17,25 @@ pub fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> ExitCode {
 }
 
 fn run_inner(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, Stop> {
-    let chosen = choose(global)?;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
-    let document = runtime.block_on(async {
-        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
-        let status = observer.status().await;
-        let id = node_identity(&status, &args.node)?;
+    let (_, document) = read_cluster(global, async |_, observer| {
+        let id = node_identity(&observer.status().await, &args.node)?;
         let span = Duration::from_millis(args.sample_ms);
         read_node(&observer.talos, observer.kube.as_ref(), &id, span)
             .await
             .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))
     })?;
-    let text = match args.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&document)
-            .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot write JSON: {e}")))?,
-        OutputFormat::Table => table(&document),
-    };
-    write_stdout(&format!("{text}\n"))?;
+    print_report(args.output, &document, table)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The node `--node` names (its name or address) in the cluster's status.
+/// The node `--node` names, as the resource reads name it.
 pub(super) fn node_identity(status: &ClusterStatus, wanted: &str) -> Result<NodeIdentity, Stop> {
-    match status.node(wanted) {
-        Some(n) if !n.address.is_empty() => Ok(NodeIdentity {
-            name: n.name.clone(),
-            address: n.address.clone(),
-            machine_type: n.role.as_str().to_string(),
-        }),
-        _ => {
-            let names: Vec<&str> = status.nodes.iter().map(|n| n.name.as_str()).collect();
-            Err(usage(format!(
-                "cluster {} has no node named {wanted:?}; its nodes: {}",
-                status.name,
-                names.join(", ")
-            )))
-        }
-    }
+    let n = node_named(status, wanted)?;
+    Ok(NodeIdentity {
+        name: n.name.clone(),
+        address: n.address.clone(),
+        machine_type: n.role.as_str().to_string(),
+    })
 }
 
 pub(super) fn percent(value: Option<f64>) -> String {
@@ -223,5 +204,5 @@ fn table(d: &NodeResources) -> String {
             c.namespace, c.pod, c.name, c.state, restarts, c.image
         );
     }
-    out.trim_end().to_string()
+    out.trim_end().to_string() + "\n"
 }

@@ -15,13 +15,11 @@ mod follow;
 pub(super) mod kubernetes;
 mod rollout;
 
-use super::exit::{Stop, exit_code_as, json, usage, write_stdout};
-use super::gate::RunFlags;
-use super::plan_report::{PlanText, indent};
+use super::exit::{Stop, exit_code_as, print_report, usage};
+use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
-use super::status::columns;
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
+use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::config::MachineRole;
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
@@ -119,10 +117,12 @@ fn list_offered(
         offered,
         releases: &learned.origin,
     };
-    if args.gate.output == OutputFormat::Json {
-        write_stdout(&json(&report)?)?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    print_report(args.gate.output, &report, offered_table)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The offered targets, the default marked, and where they were learned.
+fn offered_table(report: &OfferedTargets) -> String {
     let mut out = format!(
         "TARGETS for {} (running Talos {})\n",
         report.cluster,
@@ -145,12 +145,10 @@ fn list_offered(
     } else {
         out.push_str(&indent(&rows));
     }
-    out.push_str(&format!(
+    out + &format!(
         "{}\nplan one with --to VERSION --plan\n",
         report.releases.describe()
-    ));
-    print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    )
 }
 
 /// `taloscope upgrade --to VERSION`, learning the releases when it plans.
@@ -171,7 +169,7 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     fn flags(&self) -> CommandFlags<'_> {
         CommandFlags {
             to: &self.args.to,
-            gate: RunFlags::of(&self.args.gate),
+            gate: &self.args.gate,
             rollout: &self.args.rollout,
         }
     }
@@ -328,12 +326,7 @@ impl PlanText for TalosPlanText<'_> {
             yes_no(o.preserve),
             yes_no(o.allow_downgrade),
         );
-        let mut rows = vec![
-            ["#", "NODE", "ROLE", "FROM", "BATCH", "API / NOTE"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        for (i, s) in self.steps.iter().enumerate() {
+        let rows = self.steps.iter().map(|s| {
             let note = match (s.is_skipped(), s.api) {
                 (true, _) => format!("skipped ({:?})", s.state).to_lowercase(),
                 (false, Some(api)) => {
@@ -345,16 +338,16 @@ impl PlanText for TalosPlanText<'_> {
                 }
                 (false, None) => "version unknown".to_string(),
             };
-            rows.push(vec![
-                (i + 1).to_string(),
+            vec![
                 s.node.clone(),
                 s.role.as_str().to_string(),
                 s.from.as_ref().map_or("?".to_string(), ToString::to_string),
                 s.batch.map_or("-".to_string(), |b| b.to_string()),
                 note,
-            ]);
-        }
-        out.push_str(&indent(&columns(&rows)));
+            ]
+        });
+        let header = ["NODE", "ROLE", "FROM", "BATCH", "API / NOTE"];
+        out.push_str(&steps_table(&header, rows));
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));
         }
