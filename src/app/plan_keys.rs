@@ -4,10 +4,14 @@
 //! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
 //! gives its plan through [`GuardedPlan`]. Pure.
 use super::action::{Action, Effect, PollerRequest, not_run};
+use super::binding::Move;
 use super::create::CreateStage;
 use super::message::Message;
-use super::plan_screen::{GuardReading, GuardedPlan, PlanFocus, PlanGuards, explain_guard};
+use super::plan_screen::{
+    GuardReading, GuardSource, GuardedPlan, PlanFocus, PlanGuards, explain_guard,
+};
 use super::screen::Screen;
+use super::screens::{Ask, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
 use crate::upgrade::Guard;
@@ -125,24 +129,38 @@ pub(super) fn guard_reading<'a>(state: &'a AppState, cluster: &str) -> GuardRead
     }
 }
 
-/// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
-/// command line's does); a guard that blocks refuses here, audited; a plan not made or read
-/// yet says why; otherwise the dispatcher asks for the typed name.
+/// `s` on the plan on screen, through the one gate ([`start_step`]).
 fn start(state: &mut AppState) -> Vec<Effect> {
+    let readonly = state.readonly;
     let Some(plan) = plan_on_screen(state) else {
         return Vec::new();
     };
+    let step = start_step(plan, readonly);
+    if step.message.is_some() {
+        state.message = step.message;
+    }
+    step.effects
+}
+
+/// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
+/// command line's does); a guard that blocks refuses here, audited; a plan not made or read
+/// yet says why; otherwise the dispatcher asks for the typed name.
+pub fn start_step(plan: &dyn GuardedPlan, readonly: bool) -> Step {
     let (action, refused) = (plan.approval(), plan.start_refused());
     let guarded = !plan.guards().shown.is_empty();
     match (action, refused) {
-        (Some(action), _) if state.readonly => vec![Effect::Gate(action)],
-        (Some(action), None) => vec![Effect::Gate(action)],
+        (Some(action), _) if readonly => Step::effects(vec![Effect::Gate(action)]),
+        (Some(action), None) => Step::effects(vec![Effect::Gate(action)]),
         (action, why) => {
             let why = why.unwrap_or_else(|| "there is no plan".into());
-            state.message = Some(Message::warn(format!("Start refused: {why}")));
-            match action {
+            let message = Message::warn(format!("Start refused: {why}"));
+            let effects = match action {
                 Some(action) if guarded => vec![Effect::Refuse { action, why }],
                 _ => Vec::new(),
+            };
+            Step {
+                message: Some(message),
+                ..Step::effects(effects)
             }
         }
     }
@@ -156,14 +174,108 @@ pub(super) fn not_approved(
     screen: Screen,
     approved: &ApprovedAction,
 ) -> Option<Vec<Effect>> {
-    let why = match plan_in(state, screen) {
+    let step = refused_approval(plan_in(state, screen).map(|p| &*p), approved)?;
+    state.message = step.message;
+    Some(step.effects)
+}
+
+/// Whether the dispatcher's `approved` may run `plan` (its guards read again first): the
+/// audited "not run" and the message saying why when that plan was closed or changed since,
+/// or a guard refuses it now; `None` when it may run.
+pub fn refused_approval(plan: Option<&dyn GuardedPlan>, approved: &ApprovedAction) -> Option<Step> {
+    let why = match plan {
         Some(plan) if plan.approves(approved.action()) => {
             format!("refused by its guards: {}", plan.start_refused()?)
         }
         _ => "the plan was closed or changed before it was confirmed".to_string(),
     };
-    state.message = Some(Message::warn(format!("not started: {why}")));
-    Some(not_run(approved, why))
+    Some(Step {
+        message: Some(Message::warn(format!("not started: {why}"))),
+        ..Step::effects(not_run(approved, why))
+    })
+}
+
+/// A key of the one gate, as a screen module's key table gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateKey {
+    /// Through the guards.
+    Move(Move),
+    /// The selected guard explained (help without one).
+    Explain,
+    /// The acknowledgement a guard needs, typed on the input line.
+    Acknowledge,
+    Start,
+    /// Poll the plan's cluster now.
+    Refresh,
+}
+
+/// What the input line says while the acknowledgement is typed.
+pub const ACK_PROMPT: &str = "acknowledge> ";
+
+/// The one gate's answer to `key` on `plan`, for a screen module that holds it. Pure.
+pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, shared: &Shared) -> Step {
+    match key {
+        GateKey::Move(to) => {
+            let guards = plan.guards_mut();
+            if let Some(last) = guards.shown.len().checked_sub(1) {
+                let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
+                guards.select(to.from(guards.index(), last, page));
+            }
+            Step::default()
+        }
+        GateKey::Explain => match plan.guards().selected_guard() {
+            Some(guard) => Step::ask(Ask::Explain {
+                title: guard.id.title().to_string(),
+                text: explain_guard(guard),
+            }),
+            None => Step::ask(Ask::Help),
+        },
+        GateKey::Acknowledge if plan.missing_ack().is_some() => Step::ask(Ask::Input {
+            prompt: ACK_PROMPT,
+            text: String::new(),
+        }),
+        GateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
+        GateKey::Start => start_step(plan, shared.readonly),
+        GateKey::Refresh => {
+            let cluster = plan.cluster().to_string();
+            Step {
+                message: Some(Message::info(format!("refreshing {cluster}"))),
+                ..Step::effects(vec![Effect::Poller(PollerRequest::Refresh(cluster))])
+            }
+        }
+    }
+}
+
+/// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
+/// plan asks for, its guards then read again over `shared`.
+pub fn ack_step(plan: &mut dyn GuardedPlan, text: &str, shared: &Shared) -> Step {
+    let Some(needed) = plan.missing_ack().map(String::from) else {
+        return Step::default();
+    };
+    let message = typed_ack(&needed, text);
+    if message.is_ok() {
+        plan.guards_mut().acks.push(needed);
+        plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    }
+    Step::message(message.unwrap_or_else(|e| e))
+}
+
+/// The message for the typed acknowledgement `text` against the `needed` one: `Ok` when it
+/// is kept.
+fn typed_ack(needed: &str, text: &str) -> Result<Message, Message> {
+    if text.trim() == needed {
+        Ok(Message::info("acknowledged; s starts"))
+    } else {
+        Err(Message::error(format!(
+            "not acknowledged: type exactly \"{needed}\""
+        )))
+    }
+}
+
+impl GuardSource for AppState {
+    fn guard_reading(&self, cluster: &str) -> GuardReading<'_> {
+        guard_reading(self, cluster)
+    }
 }
 
 /// The list that gets the keys after `Tab`.
@@ -252,15 +364,10 @@ pub(super) fn shared_key(
 
 /// Checks the typed acknowledgement against the one the plan asks for; true when it was kept.
 pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
-    if text.trim() == needed {
-        state.message = Some(Message::info("acknowledged; s starts"));
-        true
-    } else {
-        state.message = Some(Message::error(format!(
-            "not acknowledged: type exactly \"{needed}\""
-        )));
-        false
-    }
+    let typed = typed_ack(needed, text);
+    let kept = typed.is_ok();
+    state.message = Some(typed.unwrap_or_else(|e| e));
+    kept
 }
 
 /// `?` on a plan: the selected guard explained, or `step` (the selected step's title and
