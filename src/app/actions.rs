@@ -134,6 +134,7 @@ pub struct MenuOpened {
 
 /// What the action screen plans for the lifecycle's keys (`D`, `s` on `:capi`).
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant, reason = "one plan on screen at a time")]
 pub enum ActionPlan {
     /// A whole cluster's deletion (`D`): `None` until the event loop has read its create
     /// journal, provider and rollout Lease (`prepare_delete`, as `taloscope delete` does).
@@ -244,6 +245,7 @@ impl ActionsState {
 }
 
 /// A plan read for the action screen, or what an interrupted action left behind.
+#[allow(clippy::large_enum_variant, reason = "one event at a time, moved once")]
 #[derive(Debug, Clone)]
 pub enum ActionUpdate {
     /// The delete plan of `cluster` read by `prepare_delete`, and what could not be read.
