@@ -421,3 +421,75 @@ fn a_member_is_not_offered_the_forget() {
     let menu = menu(&state).expect("the menu opens");
     assert!(!menu.items.contains(&ActionChoice::Forget), "{menu:?}");
 }
+
+/// The workload cluster of the CAPI fixture tree, cp-c's member unhealthy under its rollout
+/// (the doctor's stuck rollout), on the CAPI screen with its management cluster read.
+fn stuck_rollout_on_capi() -> AppState {
+    use crate::capi::tree_tests::{fixture_objects, fixture_tree};
+    use crate::capi::{CapiOwner, CapiView, Management};
+    use crate::fleet::NodeRole;
+    use crate::kube::CapiVersion;
+    use crate::upgrade::fixtures::{cluster, node, set_member_healthy};
+    let nodes = vec![
+        node("cp-a", 0, NodeRole::Controlplane, "v1.11.3"),
+        node("cp-b", 1, NodeRole::Controlplane, "v1.11.3"),
+        node("cp-c", 2, NodeRole::Controlplane, "v1.11.3"),
+        node("w-1", 3, NodeRole::Worker, "v1.11.3"),
+    ];
+    let mut status = cluster("workload", nodes, "cp-a");
+    set_member_healthy(&mut status, "cp-c", false);
+    let mut state = cluster_screen(status, Pane::Nodes);
+    let tree = fixture_tree(CapiVersion::V1beta2);
+    let owner = CapiOwner {
+        management: tree.management.clone(),
+        namespace: tree.namespace.clone(),
+        name: tree.cluster.clone(),
+    };
+    state.fleet.capi = CapiView {
+        managements: vec![Management {
+            context: tree.management.clone(),
+            objects: fixture_objects(CapiVersion::V1beta2),
+            workloads: Vec::new(),
+        }],
+        owners: [("workload".to_string(), owner)].into(),
+        errors: Vec::new(),
+    };
+    state.screen = Screen::Capi;
+    state
+}
+
+#[test]
+fn a_doctor_finding_on_capi_is_fixed_through_its_plan_and_the_one_runner() {
+    let mut state = stuck_rollout_on_capi();
+    let effects = choose(&mut state, "fix stuck-rollout/workload-cp-c");
+    assert!(effects.is_empty(), "{effects:?}");
+    let screen = plan(&state).expect("the fix's plan");
+    assert!(
+        matches!(&screen.plan, ChoicePlan::CapiFix { plan: Ok(_), .. }),
+        "{:?}",
+        screen.plan
+    );
+    assert_eq!(guard(&state, GuardId::StuckMachine), GuardVerdict::Pass);
+    let effects = key(&mut state, 's');
+    let [Effect::Gate(action)] = effects.as_slice() else {
+        panic!("expected the dispatcher, got {effects:?}");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = d.request(action.clone()) else {
+        panic!("expected a confirmation")
+    };
+    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("workload".into())) else {
+        panic!("not approved")
+    };
+    let effects = update(&mut state, Action::Approved(approved));
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
+        panic!("expected the run, got {effects:?}");
+    };
+    let ActionRun::CapiFix(fix) = run.as_ref() else {
+        panic!("{run:?}")
+    };
+    assert_eq!(fix.owner.name, "workload");
+    assert_eq!(state.screen, Screen::Action, "the progress shows");
+    assert!(plan(&state).is_none());
+}
