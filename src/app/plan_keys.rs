@@ -2,7 +2,8 @@
 //! `s` (refused and audited while a guard blocks, else the dispatcher's typed confirmation),
 //! the dispatcher's approval checked against the plan as it stands, and the keys the plan
 //! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
-//! gives its plan through [`GuardedPlan`]. Pure.
+//! gives its plan through [`GuardedPlan`]; a screen module holding a plan takes the same gate
+//! as a [`Step`] ([`gate_step`], [`ack_step`], [`refused_approval`]). Pure.
 use super::action::{Action, Effect, PollerRequest, not_run};
 use super::binding::Move;
 use super::create::CreateStage;
