@@ -36,41 +36,48 @@ fn plan_on_screen(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
     plan_in(state, state.screen)
 }
 
-/// The keys every plan screen answers alike, for the plan on screen: the move keys on its
-/// guards while they have them, `?` on the selected guard (help otherwise), `a`, `s`, `r` (a
-/// poll), help and the command line. `None` for any other key, and on a screen without a plan.
+/// The keys every plan screen answers alike, for the plan on screen, through the one gate
+/// ([`gate_step`]): the move keys on its guards while they have them, `?` on the selected
+/// guard (help otherwise), `a`, `s`, `r` (a poll), help and the command line. `None` for any
+/// other key, and on a screen without a plan.
 pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let (page, readonly) = (state.page(), state.readonly);
     let plan = plan_on_screen(state)?;
-    let (cluster, needs_ack) = (plan.cluster().to_string(), plan.missing_ack().is_some());
-    let guard = plan
-        .guards_focused()
-        .then(|| plan.guards().selected_guard().cloned());
-    match (action, guard) {
-        (
-            Action::MoveUp
-            | Action::MoveDown
-            | Action::MoveFirst
-            | Action::MoveLast
-            | Action::PageUp
-            | Action::PageDown,
-            Some(_),
-        ) => {
-            let page = state.page();
-            if let Some(plan) = plan_on_screen(state) {
-                move_guard(plan.guards_mut(), action, page);
-            }
-        }
-        (Action::Explain, Some(Some(guard))) => {
-            explain_selected(state, PlanFocus::Guards, Some(&guard), None);
-        }
-        (Action::Explain, _) => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        (Action::StartPlan, _) => return Some(start(state)),
-        (Action::Acknowledge | Action::Refresh | Action::OpenHelp | Action::OpenCommandLine, _) => {
-            return Some(shared_key(state, action, cluster, needs_ack));
+    let focused = plan.guards_focused();
+    let key = match (action, move_of(action)) {
+        (_, Some(to)) if focused => GateKey::Move(to),
+        (Action::Explain, _) if focused => GateKey::Explain,
+        (Action::Explain | Action::OpenHelp, _) => GateKey::Help,
+        (Action::Acknowledge, _) => GateKey::Acknowledge,
+        (Action::StartPlan, _) => GateKey::Start,
+        (Action::Refresh, _) => GateKey::Refresh,
+        (Action::OpenCommandLine, _) => {
+            state.open_input(InputKind::Command, String::new());
+            return Some(Vec::new());
         }
         _ => return None,
+    };
+    let step = gate_step(plan, key, page, readonly);
+    if step.message.is_some() {
+        state.message = step.message;
     }
-    Some(Vec::new())
+    if let Some(ask) = step.ask {
+        super::shell::show_ask(state, ask, |_| InputKind::Acknowledge);
+    }
+    Some(step.effects)
+}
+
+/// The move a move key makes.
+fn move_of(action: &Action) -> Option<Move> {
+    Some(match action {
+        Action::MoveDown => Move::Down,
+        Action::MoveUp => Move::Up,
+        Action::MoveFirst => Move::First,
+        Action::MoveLast => Move::Last,
+        Action::PageDown => Move::PageDown,
+        Action::PageUp => Move::PageUp,
+        _ => return None,
+    })
 }
 
 /// Enter on the acknowledgement field: kept only when it is the text the plan on screen asks
@@ -128,19 +135,6 @@ pub(super) fn guard_reading<'a>(state: &'a AppState, cluster: &str) -> GuardRead
         capi_tree: super::queries::tree_of(state, cluster),
         config: &state.provision.config,
     }
-}
-
-/// `s` on the plan on screen, through the one gate ([`start_step`]).
-fn start(state: &mut AppState) -> Vec<Effect> {
-    let readonly = state.readonly;
-    let Some(plan) = plan_on_screen(state) else {
-        return Vec::new();
-    };
-    let step = start_step(plan, readonly);
-    if step.message.is_some() {
-        state.message = step.message;
-    }
-    step.effects
 }
 
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
@@ -203,6 +197,8 @@ pub enum GateKey {
     Move(Move),
     /// The selected guard explained (help without one).
     Explain,
+    /// The keys of the screen.
+    Help,
     /// The acknowledgement a guard needs, typed on the input line.
     Acknowledge,
     Start,
@@ -213,13 +209,13 @@ pub enum GateKey {
 /// What the input line says while the acknowledgement is typed.
 pub const ACK_PROMPT: &str = "acknowledge> ";
 
-/// The one gate's answer to `key` on `plan`, for a screen module that holds it. Pure.
-pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, shared: &Shared) -> Step {
+/// The one gate's answer to `key` on `plan` (PgUp/PgDn moving by `page`; read-only mode
+/// sends Start to the dispatcher, which refuses it). Pure.
+pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly: bool) -> Step {
     match key {
         GateKey::Move(to) => {
             let guards = plan.guards_mut();
             if let Some(last) = guards.shown.len().checked_sub(1) {
-                let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
                 guards.select(to.from(guards.index(), last, page));
             }
             Step::default()
@@ -231,12 +227,13 @@ pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, shared: &Shared) -> S
             }),
             None => Step::ask(Ask::Help),
         },
+        GateKey::Help => Step::ask(Ask::Help),
         GateKey::Acknowledge if plan.missing_ack().is_some() => Step::ask(Ask::Input {
             prompt: ACK_PROMPT,
             text: String::new(),
         }),
         GateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
-        GateKey::Start => start_step(plan, shared.readonly),
+        GateKey::Start => start_step(plan, readonly),
         GateKey::Refresh => {
             let cluster = plan.cluster().to_string();
             Step {

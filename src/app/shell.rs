@@ -106,17 +106,8 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
     if let Some(message) = step.message {
         state.message = Some(message);
     }
-    match step.ask {
-        None => {}
-        Some(Ask::Input { prompt, text }) => state.open_input(InputKind::Screen(prompt), text),
-        Some(Ask::Explain { title, text }) => {
-            state.overlay = Some(Overlay::Explain {
-                title,
-                text,
-                scroll: 0,
-            });
-        }
-        Some(Ask::Help) => state.overlay = Some(Overlay::Help { scroll: 0 }),
+    if let Some(ask) = step.ask {
+        show_ask(state, ask, InputKind::Screen);
     }
     if step.close && state.screen == Screen::Module(name) {
         let from = state
@@ -129,6 +120,22 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
         state.screen = from.unwrap_or(home);
     }
     step.effects
+}
+
+/// Shows what a step asks over the screen: the input line (`input` of its prompt), an
+/// explanation or the help.
+pub(super) fn show_ask(state: &mut AppState, ask: Ask, input: fn(&'static str) -> InputKind) {
+    match ask {
+        Ask::Input { prompt, text } => state.open_input(input(prompt), text),
+        Ask::Explain { title, text } => {
+            state.overlay = Some(Overlay::Explain {
+                title,
+                text,
+                scroll: 0,
+            });
+        }
+        Ask::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
+    }
 }
 
 /// News for a module; whether the screen on top changed.

@@ -41,6 +41,7 @@ impl ActionsScreen {
     }
 
     pub(super) fn on_intent(&mut self, key: ActionsKey, shared: &Shared) -> Step {
+        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
         match (key, self.plan.as_mut()) {
             (ActionsKey::Menu(to), _) => {
                 if let Some(menu) = self.menu.as_mut() {
@@ -54,9 +55,9 @@ impl ActionsScreen {
                 (self.menu, self.plan) = (None, None);
                 Step::close()
             }
-            (ActionsKey::Gate(key), Some(plan)) => gate_step(plan, key, shared),
+            (ActionsKey::Gate(key), Some(plan)) => gate_step(plan, key, page, shared.readonly),
             (ActionsKey::Refresh, Some(plan)) => {
-                let mut step = gate_step(plan, GateKey::Refresh, shared);
+                let mut step = gate_step(plan, GateKey::Refresh, page, shared.readonly);
                 if let ChoicePlan::Node { plan, .. } = &plan.plan {
                     step.effects.push(survey_task(plan));
                 }
