@@ -8,21 +8,9 @@ use crate::operation::progress::OperationProgress;
 use crate::operation::{CancelRule, OperationKind};
 use crate::upgrade::fixtures;
 
-/// The nodes pane of `status` with `node` selected.
-fn nodes_pane(status: crate::fleet::ClusterStatus, node: &str) -> AppState {
-    let address = status
-        .node(node)
-        .expect("node in the fixture")
-        .address
-        .clone();
-    let mut state = cluster_screen(status, Pane::Nodes);
-    state.tables.nodes.selected = Some(address);
-    state
-}
-
 #[test]
 fn quitting_while_an_action_runs_asks_first() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     state.actions.progress = Some(running("reboot node cp-2", CancelRule::AfterStep, None));
     assert!(update(&mut state, Action::Quit).is_empty());
     assert!(state.quit_question.is_some());
@@ -49,7 +37,7 @@ fn the_etcd_menu_offers_disarm_with_an_alarm_and_remove_member_for_a_member_no_n
 
 #[test]
 fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     state.screen = Screen::Action;
     state.wall_clock = Some(1_000);
     let mut progress = running("reboot node cp-2", CancelRule::AfterStep, Some(940));
@@ -82,7 +70,7 @@ fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
 
 #[test]
 fn an_action_that_cannot_be_cancelled_says_so() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     state.screen = Screen::Action;
     state.actions.progress = Some(running(
         "delete cluster healthy",

@@ -99,6 +99,17 @@ fn guard(state: &AppState, id: GuardId) -> GuardVerdict {
         .verdict
 }
 
+/// `action` confirmed with `typed` on the dispatcher `d`.
+fn approve(d: &Dispatcher, action: MutatingAction, typed: &str) -> crate::approval::ApprovedAction {
+    let Gate::Confirm(pending) = d.request(action) else {
+        panic!("expected a confirmation")
+    };
+    match d.answer(pending, Answer::Typed(typed.into())) {
+        Verdict::Proceed(approved) => approved,
+        Verdict::Cancelled(why) => panic!("{why}"),
+    }
+}
+
 fn reboot_of(cluster: &str, node: &str) -> MutatingAction {
     MutatingAction::Node {
         cluster: cluster.into(),
@@ -209,25 +220,16 @@ fn read_only_goes_to_the_dispatcher_which_refuses_it() {
 fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progress() {
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let approve = |action: MutatingAction, typed: &str| {
-        let Gate::Confirm(pending) = d.request(action) else {
-            panic!()
-        };
-        match d.answer(pending, Answer::Typed(typed.into())) {
-            Verdict::Proceed(approved) => approved,
-            Verdict::Cancelled(why) => panic!("{why}"),
-        }
-    };
     let mut state = nodes_pane(fixtures::healthy(), "cp-2");
     choose(&mut state, "reboot");
     surveyed(&mut state, "cp-2");
-    let other = approve(reboot_of("healthy", "cp-3"), "cp-3");
+    let other = approve(&d, reboot_of("healthy", "cp-3"), "cp-3");
     let effects = update(&mut state, Action::Approved(other));
     assert!(
         matches!(effects.as_slice(), [Effect::NotRun { .. }]),
         "{effects:?}"
     );
-    let approved = approve(reboot_of("healthy", "cp-2"), "cp-2");
+    let approved = approve(&d, reboot_of("healthy", "cp-2"), "cp-2");
     let effects = update(&mut state, Action::Approved(approved));
     let [Effect::RunAction { run, .. }] = effects.as_slice() else {
         panic!("expected the run, got {effects:?}");
@@ -476,12 +478,7 @@ fn a_doctor_finding_on_capi_is_fixed_through_its_plan_and_the_one_runner() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let Gate::Confirm(pending) = d.request(action.clone()) else {
-        panic!("expected a confirmation")
-    };
-    let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("workload".into())) else {
-        panic!("not approved")
-    };
+    let approved = approve(&d, action.clone(), "workload");
     let effects = update(&mut state, Action::Approved(approved));
     let [Effect::RunAction { run, .. }] = effects.as_slice() else {
         panic!("expected the run, got {effects:?}");
