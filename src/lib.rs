@@ -23,7 +23,8 @@
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
-//!   operation); functions of `app`'s state. The screen modules (`certs`,
+//!   operation); functions of `app`'s state; what every plan draws alike in
+//!   `plan_parts`. The screen modules (`actions`, `certs`,
 //!   `health`, `logs`) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other
@@ -38,11 +39,12 @@
 //!   line, and the key
 //!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
 //!   footer and `?` are generated from them); what every plan screen holds
-//!   and does alike (`plan_screen`'s `PlanGuards`: the guards worst first, the
-//!   selected one, the typed acknowledgements; `plan_keys`: moving through them,
-//!   taking an acknowledgement); the
-//!   node, etcd and cluster-delete actions' menu and plans (node_actions',
-//!   etcd_maintenance's and cluster_lifecycle's own plans and guards); the
+//!   and does alike (`plan_screen`'s `PlanHolder` and `PlanGuards`: the guards
+//!   worst first, the selected one, the typed acknowledgements; `plan_keys`:
+//!   the one gate, pure for the screen modules: moving through them, taking an
+//!   acknowledgement, Start); the action menu a selection offers (its screen
+//!   is `views::actions`) and the cluster-delete's plan (cluster_lifecycle's
+//!   own plans and guards); the
 //!   running operation's progress (`update_progress`: started from the
 //!   approved run, its progress events folded, its keys); the CAPI screen and its doctor's fixes
 //!   (capi_doctor's plans and guards); the create wizard, its plan and the

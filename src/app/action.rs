@@ -221,8 +221,6 @@ pub enum Effect {
     },
     /// Provisioning IO: list sources, plan, run, terminate.
     Provision(Box<super::provision::ProvisionEffect>),
-    /// Read what a node action's guards need (pods, budgets, services).
-    SurveyNode(Box<crate::node_actions::NodeActionPlan>),
     /// A guard refuses `action` before it is confirmed: audit it and say why.
     Refuse {
         action: MutatingAction,

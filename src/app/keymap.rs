@@ -44,9 +44,7 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
-    /// The actions menu of the selected node or etcd member (`a`).
-    ActionMenu,
-    /// A node or etcd action's plan.
+    /// A delete's or a CAPI scale's plan.
     ActionPlan,
     /// The progress of the node or etcd action run here.
     ActionProgress,
@@ -65,7 +63,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 27] = [
+    pub const ALL: [KeyContext; 26] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -85,7 +83,6 @@ impl KeyContext {
         KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
-        KeyContext::ActionMenu,
         KeyContext::ActionPlan,
         KeyContext::ActionProgress,
         KeyContext::Capi,
@@ -118,8 +115,7 @@ impl KeyContext {
             KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
-            KeyContext::ActionMenu => "Actions menu (a on nodes, node detail, etcd)",
-            KeyContext::ActionPlan => "Node or etcd action plan",
+            KeyContext::ActionPlan => "Delete or CAPI scale plan",
             KeyContext::ActionProgress => "Node or etcd action progress",
             KeyContext::Screen(name) => name,
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
@@ -258,7 +254,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
-        KeyContext::ActionMenu => &[actions::MENU],
         KeyContext::ActionPlan => &[actions::PLAN],
         KeyContext::ActionProgress => &[actions::PROGRESS],
         KeyContext::Screen(_) => &[panes::GLOBAL],
@@ -328,11 +323,10 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             InputKind::Image
             | InputKind::Acknowledge
             | InputKind::NamePattern
-            | InputKind::SnapshotPath => KeyContext::TextField,
+            | InputKind::Screen(_) => KeyContext::TextField,
             InputKind::CreateField => KeyContext::TextField,
             InputKind::ScaleReplicas => KeyContext::TextField,
         },
-        None if state.actions.menu.is_some() => KeyContext::ActionMenu,
         None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
@@ -400,10 +394,18 @@ pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
         KeyContext::Screen(name) => state.screens.get(name).map(|m| m.keys()),
         _ => None,
     };
-    let own = module.into_iter().flatten();
-    own.filter_map(|line| line.footer.map(|label| (line.keys, label)))
-        .chain(footer_of(ctx, state))
-        .collect()
+    let own: Vec<(String, &'static str)> = (module.into_iter().flatten())
+        .filter_map(|line| line.footer.map(|label| (line.keys, label)))
+        .collect();
+    // A key the module binds is its own, in its words: the shell's label for it goes.
+    let bound_here = |keys: &str| {
+        let first = keys.split('/').next();
+        (own.iter()).any(|(k, _)| k.split('/').any(|k| first == Some(k)))
+    };
+    let shell: Vec<_> = (footer_of(ctx, state).into_iter())
+        .filter(|(keys, _)| !bound_here(keys))
+        .collect();
+    own.into_iter().chain(shell).collect()
 }
 
 /// The footer hints of `ctx`'s own table, only those the state offers.

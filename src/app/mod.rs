@@ -19,7 +19,7 @@ mod keymap_provision;
 mod keymap_upgrade;
 pub mod kube_plan;
 pub mod message;
-mod plan_keys;
+pub mod plan_keys;
 pub mod plan_screen;
 pub mod prepared;
 pub mod provision;

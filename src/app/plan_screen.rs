@@ -108,6 +108,62 @@ macro_rules! cluster_and_guards {
 }
 pub(crate) use cluster_and_guards;
 
+/// Where the plans read their guards over any cluster: the console's state, as the shell
+/// lends it to the screen modules (so a module reads no more of it than this).
+pub trait GuardSource: Debug {
+    fn guard_reading(&self, cluster: &str) -> GuardReading<'_>;
+}
+
+/// What one kind of plan says of itself on the one plan holder ([`PlanHolder`]): only what
+/// differs between kinds.
+pub trait PlanSubject: Debug + Clone {
+    /// Why the plan itself cannot start (not read, not made, failed), before any guard.
+    fn unready(&self) -> Option<String>;
+    /// The plan made again over `reading` of `cluster`, and its guards evaluated.
+    fn evaluate(&mut self, cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard>;
+    /// What Start asks the dispatcher to approve; `None` while there is no plan.
+    fn approval(&self) -> Option<MutatingAction>;
+}
+
+/// The one plan holder: a plan of kind `K` on `cluster` with its guards and the
+/// acknowledgements typed against them, read fresh through [`GuardedPlan`].
+#[derive(Debug, Clone)]
+pub struct PlanHolder<K> {
+    pub cluster: String,
+    pub plan: K,
+    pub guards: PlanGuards,
+}
+
+impl<K: PlanSubject> PlanHolder<K> {
+    /// The plan screen of `plan` in `cluster`, its guards not evaluated yet.
+    pub fn new(cluster: &str, plan: K) -> PlanHolder<K> {
+        PlanHolder {
+            cluster: cluster.to_string(),
+            plan,
+            guards: PlanGuards::default(),
+        }
+    }
+}
+
+impl<K: PlanSubject> GuardedPlan for PlanHolder<K> {
+    cluster_and_guards!();
+
+    fn unready(&self) -> Option<String> {
+        self.plan.unready()
+    }
+
+    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+        if reading.live.is_some() {
+            let guards = self.plan.evaluate(&self.cluster, reading);
+            self.guards.set(guards);
+        }
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        self.plan.approval()
+    }
+}
+
 /// A plan asked of a planner (the provider, the CLI's own) and answered later.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AskedPlan<P> {

@@ -12,8 +12,10 @@ use ratatui::layout::Rect;
 
 use super::action::Effect;
 use super::message::Message;
+use super::plan_screen::GuardSource;
 use super::screen::Screen;
 pub use super::screen_io::{ScreenName, ScreenNews, ScreenTask};
+use crate::approval::ApprovedAction;
 use crate::clock::Zone;
 use crate::discovery::Cluster;
 use crate::fleet::FleetModel;
@@ -33,6 +35,10 @@ pub struct Shared<'a> {
     /// The terminal's size in cells (width, height).
     pub size: (u16, u16),
     pub zone: Zone,
+    /// Read-only mode (`--readonly`): a plan is for reading.
+    pub readonly: bool,
+    /// What a plan's guards read of any cluster beyond the fleet model.
+    pub guards: &'a dyn GuardSource,
 }
 
 /// What a screen's update step asks of the shell: effects for the event loop, a message for
@@ -45,6 +51,20 @@ pub struct Step {
     /// Opens the shell's filter line holding this text; what is typed there comes back
     /// through [`ScreenModule::set_filter`].
     pub filter: Option<String>,
+    /// What it asks the shell to show over it.
+    pub ask: Option<Ask>,
+}
+
+/// What a screen asks the shell to show over it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    /// The input line, `prompt` first and `text` typed; Enter gives the text to its
+    /// `on_input`.
+    Input { prompt: &'static str, text: String },
+    /// The explanation overlay.
+    Explain { title: String, text: String },
+    /// The help overlay (its keys).
+    Help,
 }
 
 impl Step {
@@ -65,6 +85,13 @@ impl Step {
     pub fn close() -> Step {
         Step {
             close: true,
+            ..Step::default()
+        }
+    }
+
+    pub fn ask(ask: Ask) -> Step {
+        Step {
+            ask: Some(ask),
             ..Step::default()
         }
     }
@@ -95,6 +122,8 @@ pub struct FleetChange<'a> {
     pub cluster: &'a str,
     /// The report was a cluster's certificates.
     pub certificates: bool,
+    /// The report was the Cluster API's (of any cluster it owns).
+    pub capi: bool,
 }
 
 /// One screen of the console as a module: its state, its keys as data, its pure update step
@@ -123,6 +152,19 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
     /// A poller report was folded into the model; whether it changed what it shows.
     fn on_fleet_change(&mut self, _change: &FleetChange, _shared: &Shared) -> bool {
         false
+    }
+    /// Enter on the input line it asked for ([`Ask::Input`]) with `text` typed.
+    fn on_input(&mut self, _text: &str, _shared: &Shared) -> Step {
+        Step::default()
+    }
+    /// The dispatcher approved what its Start asked for: the step that runs it, or `None`
+    /// when no plan of its own asked for it.
+    fn on_approved(&mut self, _approved: &ApprovedAction, _shared: &Shared) -> Option<Step> {
+        None
+    }
+    /// The screen drawn under it, when it is a popup over one.
+    fn drawn_over(&self) -> Option<Screen> {
+        None
     }
     /// A wall-clock tick; whether it changed what it shows.
     fn on_tick(&mut self, _wall: u64) -> bool {

@@ -6,8 +6,11 @@ use super::action::{Action, Effect};
 use super::message::Message;
 use super::screen::Pane;
 use super::screen::Screen;
-use super::screens::{FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step};
+use super::screens::{
+    Ask, FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step,
+};
 use super::state::{AppState, InputKind, Overlay};
+use crate::approval::ApprovedAction;
 
 /// What the screen modules are lent of `state`.
 pub fn shared(state: &AppState) -> Shared<'_> {
@@ -19,6 +22,8 @@ pub fn shared(state: &AppState) -> Shared<'_> {
         wall_clock: state.wall_clock,
         size: state.size,
         zone: state.zone,
+        readonly: state.readonly,
+        guards: state,
     }
 }
 
@@ -99,12 +104,36 @@ pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
     step.map_or_else(Vec::new, |step| finish(state, name, step))
 }
 
+/// Enter on the input line a module asked for: the text to the module on top.
+pub fn on_input(state: &mut AppState, text: &str) -> Vec<Effect> {
+    let Some(name) = on_top(state) else {
+        return Vec::new();
+    };
+    let step = lent(state, |screens, shared| {
+        screens.get_mut(name).map(|m| m.on_input(text, shared))
+    });
+    step.map_or_else(Vec::new, |step| finish(state, name, step))
+}
+
+/// The dispatcher's approval, for the module on top: the effects that run it, or `None` when
+/// no plan of that module asked for it.
+pub fn on_approved(state: &mut AppState, approved: &ApprovedAction) -> Option<Vec<Effect>> {
+    let name = on_top(state)?;
+    let step = lent(state, |screens, shared| {
+        screens.get_mut(name)?.on_approved(approved, shared)
+    })?;
+    Some(finish(state, name, step))
+}
+
 fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
     if let Some(message) = step.message {
         state.message = Some(message);
     }
     if let Some(text) = step.filter {
         state.open_input(InputKind::Filter, text);
+    }
+    if let Some(ask) = step.ask {
+        show_ask(state, ask, InputKind::Screen);
     }
     if step.close && state.screen == Screen::Module(name) {
         let from = state
@@ -117,6 +146,22 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
         state.screen = from.unwrap_or(home);
     }
     step.effects
+}
+
+/// Shows what a step asks over the screen: the input line (`input` of its prompt), an
+/// explanation or the help.
+pub(super) fn show_ask(state: &mut AppState, ask: Ask, input: fn(&'static str) -> InputKind) {
+    match ask {
+        Ask::Input { prompt, text } => state.open_input(input(prompt), text),
+        Ask::Explain { title, text } => {
+            state.overlay = Some(Overlay::Explain {
+                title,
+                text,
+                scroll: 0,
+            });
+        }
+        Ask::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
+    }
 }
 
 /// News for a module; whether the screen on top changed.
@@ -276,6 +321,6 @@ mod tests {
                 assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
             }
         }
-        assert_eq!(names, ["certs", "health", "logs"]);
+        assert_eq!(names, ["actions", "certs", "health", "logs"]);
     }
 }

@@ -83,8 +83,8 @@ pub enum InputKind {
     Acknowledge,
     /// The provision wizard's VM name pattern.
     NamePattern,
-    /// The file an etcd snapshot is written to.
-    SnapshotPath,
+    /// A screen module's field, its prompt given; Enter gives the text to the module.
+    Screen(&'static str),
     /// The create wizard's focused field.
     CreateField,
     /// The new replica count of a CAPI scale (`s` on `:capi`), digits only.

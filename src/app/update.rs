@@ -155,9 +155,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => super::update_overlay::on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
-                None if state.actions.menu.is_some() => {
-                    super::update_actions::on_menu(state, other)
-                }
                 None if state.screen == Screen::Action => {
                     super::update_actions::on_screen(state, other)
                 }
@@ -256,6 +253,7 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     let change = super::screens::FleetChange {
         cluster: &cluster,
         certificates,
+        capi,
     };
     redraw |= super::shell::on_fleet_change(state, &change);
     redraw
@@ -408,9 +406,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::set_pattern(state, &line.text);
                     Vec::new()
                 }
-                InputKind::SnapshotPath => {
-                    super::update_actions::set_snapshot_path(state, &line.text)
-                }
+                InputKind::Screen(_) => super::shell::on_input(state, &line.text),
                 InputKind::CreateField => {
                     super::update_create::submit_text(state, &line.text);
                     Vec::new()

@@ -332,10 +332,6 @@ fn perform(
             )))),
         },
         Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
-        Effect::SurveyNode(plan) => {
-            super::run_actions::survey(&console.state, *plan, app_tx);
-            None
-        }
         Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
         Effect::RunAction {
             approved,
@@ -355,6 +351,9 @@ fn perform(
         Effect::Screen(task) => {
             if let Some(run) = task.get::<crate::views::health::HealthRun>() {
                 super::run_health::start_health_check(run.clone(), app_tx);
+            }
+            if let Some(survey) = task.get::<crate::views::actions::SurveyNode>() {
+                super::run_actions::survey(&console.state, survey.0.clone(), app_tx);
             }
             let logs = task.get::<crate::views::logs::LogTask>();
             logs.and_then(|task| super::run_logs::perform(console, task.clone(), app_tx))

@@ -7,12 +7,14 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::actions::ActionUpdate;
 use crate::app::message::Message;
+use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::approval::MutatingAction;
 use crate::journal::action::interrupted_actions;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
+use crate::views::actions::{self, Surveyed};
 
-/// Reads the survey of `plan` off the event loop; it comes back as `AppEvent::Action`.
+/// Reads the survey of `plan` off the event loop; it comes back as the actions screen's news.
 pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Sender<AppEvent>) {
     let (cluster, options) = super::run_operation::connection(state, &plan.cluster);
     let app = app_tx.clone();
@@ -21,12 +23,13 @@ pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Send
             Ok(observer) => Ok(NodeSurvey::read(&plan, &observer).await),
             Err(e) => Err(e),
         };
-        let update = ActionUpdate::Surveyed {
+        let surveyed = Surveyed {
             cluster: plan.cluster.clone(),
             node: plan.node.clone(),
             survey,
         };
-        let _ = app.send(AppEvent::Action(Box::new(update))).await;
+        let news = ScreenNews::new(actions::NAME, surveyed);
+        let _ = app.send(AppEvent::Screen(news)).await;
     });
 }
 

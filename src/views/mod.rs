@@ -12,7 +12,7 @@ use crate::app::screens::Screens;
 use crate::app::state::{AppState, Overlay};
 pub use crate::tui::Look;
 
-pub mod action_menu;
+pub mod actions;
 pub mod capi;
 pub mod certs;
 pub mod cluster;
@@ -32,6 +32,7 @@ pub mod messages;
 pub mod node_detail;
 pub mod nodes;
 pub mod plan;
+mod plan_parts;
 pub mod progress;
 mod progress_parts;
 pub mod provision;
@@ -48,6 +49,7 @@ pub mod capi_scale_input;
 /// Every screen module of the console, for `AppState::with_screens`.
 pub fn screens() -> Screens {
     Screens::new(vec![
+        Box::new(actions::ActionsScreen::default()),
         Box::new(certs::CertsScreen::default()),
         Box::new(health::Checklist::default()),
         Box::new(logs::LogsScreen::default()),
@@ -106,7 +108,12 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Constraint::Length(1),
     ]));
     (&header::Header::new(state, look)).render(top, buf);
-    match state.screen {
+    // A module that pops up over a screen: that screen first, the module over it.
+    let under = match state.screen {
+        Screen::Module(name) => state.screens.get(name).and_then(|m| m.drawn_over()),
+        _ => None,
+    };
+    match under.unwrap_or(state.screen) {
         Screen::Clusters => (&clusters::ClusterList::new(state, look)).render(body, buf),
         Screen::Fleet => (&fleet::FleetView::new(state, look)).render(body, buf),
         Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
@@ -142,8 +149,10 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             (&plan::capi_upgrade::CapiUpgradePlanView::new(state, look)).render(body, buf)
         }
     }
-    if let Some(menu) = &state.actions.menu {
-        (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);
+    if let (Some(_), Screen::Module(name)) = (under, state.screen)
+        && let Some(module) = state.screens.get(name)
+    {
+        module.draw(body, buf, &crate::app::shell::shared(state), look);
     }
     if let (Some(target), Some(input)) = (&state.capi_scale.asking, &state.input)
         && input.kind == crate::app::state::InputKind::ScaleReplicas
