@@ -39,7 +39,6 @@ pub enum KeyContext {
     /// The progress pane asks whether to abort.
     AbortQuestion,
     ProvisionWizard,
-    Provision,
     /// Quit was asked while a rollout or provision runs here: y/N.
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
@@ -69,7 +68,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 29] = [
+    pub const ALL: [KeyContext; 28] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -86,7 +85,6 @@ impl KeyContext {
         KeyContext::Explain,
         KeyContext::Help,
         KeyContext::ProvisionWizard,
-        KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
         KeyContext::ActionMenu,
@@ -121,7 +119,6 @@ impl KeyContext {
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
-            KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
             KeyContext::ActionMenu => "Actions menu (a on nodes, node detail, etcd)",
@@ -243,12 +240,11 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
         KeyContext::AbortQuestion => &[upgrade::ABORT, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
-        KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
         KeyContext::ActionMenu => &[actions::MENU],
         KeyContext::ActionPlan => &[actions::PLAN],
-        KeyContext::ActionProgress => &[actions::PROGRESS],
+        KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS],
         KeyContext::Logs => &[logs::VIEW, logs::BACK],
         KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
         KeyContext::Screen(_) => &[panes::GLOBAL],
@@ -314,7 +310,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::UpgradePlan => KeyContext::UpgradePlan,
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
-            Screen::Provision => KeyContext::Provision,
             Screen::Action if state.actions.plan.is_some() => KeyContext::ActionPlan,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,

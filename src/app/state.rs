@@ -288,7 +288,6 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision
             | Screen::Action => None,
             Screen::Logs => None,
             Screen::Capi => None,
@@ -308,7 +307,6 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision
             | Screen::Action => self.current.as_deref(),
             Screen::Logs => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),

@@ -17,7 +17,7 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     let cluster = approved.action().cluster();
     // A delete's words name its cluster already.
     let headline = match run {
-        ActionRun::Delete(_) => what.to_string(),
+        ActionRun::Delete(_) | ActionRun::Provision(_) => what.to_string(),
         _ => format!("{what} in {cluster}"),
     };
     // A CAPI fix is followed until its finding clears, with no stop between its steps.
@@ -41,6 +41,13 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
         progress.steps = runner_events::capi_upgrade_steps(plan);
         progress.steps_word = "phases".into();
         progress.steps_title = "Phases".into();
+    }
+    if let ActionRun::Provision(plan) = run {
+        let (cluster, provider) = (&plan.cluster, &plan.provider);
+        let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
+        progress.steps = vms.rows();
+        progress.steps_word = "joined".into();
+        progress.steps_title = "VMs".into();
     }
     if let ActionRun::CapiScale(scale) = run {
         let (tally, checks) = runner_events::scale_start(&scale.plan);
@@ -128,11 +135,28 @@ fn cancel(state: &mut AppState) -> Vec<Effect> {
     vec![Effect::CancelAction]
 }
 
+/// `x` on the progress: the action it offers (a failed VM's terminate) through the dispatcher.
+fn take_offer(state: &mut AppState) -> Vec<Effect> {
+    let offer = state
+        .actions
+        .progress
+        .as_ref()
+        .and_then(|p| p.offers.last());
+    match offer {
+        Some(offer) => vec![Effect::Gate(offer.action.clone())],
+        None => {
+            state.message = Some(Message::info("nothing is offered here"));
+            Vec::new()
+        }
+    }
+}
+
 /// Keys on the progress: Esc back (the operation goes on), `c` cancels it after its current
-/// step, help, the command line.
+/// step, `x` takes the action it offers, help, the command line.
 pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
         Action::CancelAction => return cancel(state),
+        Action::Provision(super::provision::ProvisionKey::Terminate) => return take_offer(state),
         Action::Back => state.screen = state.actions.back.unwrap_or(Screen::Cluster(Pane::Nodes)),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),

@@ -1,29 +1,33 @@
-//! The update step for provisioning: the wizard's fields, the plan asked of
-//! the provider, Start and Terminate through the dispatcher, the runner's
-//! events folded per cluster, and journals found at startup. Pure, like the
-//! rest of update: IO is asked for as effects and answered as events.
+//! The update step for provisioning: the wizard's fields, the plan asked of the provider,
+//! Start and a failed VM's terminate through the dispatcher onto the one runner and progress
+//! screen, and unfinished VMs a journal left followed there. Pure, like the rest of update:
+//! IO is asked for as effects and answered as events.
 use super::action::{Action, Effect, not_run};
+use super::actions::ActionRun;
 use super::message::Message;
 use super::plan_keys::not_approved;
 use super::plan_screen::{AskedPlan, PlanGuards};
 use super::provision::{
-    Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
-    ProvisionView, SourceList, Wizard,
+    Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceList,
+    Wizard,
 };
 use super::screen::{Pane, Screen};
-use super::state::{AppState, InputKind, Overlay};
+use super::state::{AppState, InputKind};
 use super::update_provision_guards as guards;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
+use crate::operation::OperationKind;
+use crate::operation::progress::OperationProgress;
+use crate::operation::runner_events::ProvisionSteps;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
-use crate::provision::{PlanRequest, ProvisionEvent, ProvisionStage};
+use crate::provision::{JournalEntry, PlanRequest};
 
 fn effect(e: ProvisionEffect) -> Vec<Effect> {
     vec![Effect::Provision(Box::new(e))]
 }
 
 /// `p` / `:provision`: the wizard for the cluster on screen (or selected on
-/// the fleet); its progress pane instead while a provision runs there.
+/// the fleet); the progress of its provision instead while one runs there.
 pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
     let name = state
         .cluster_on_screen()
@@ -36,18 +40,12 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
         ));
         return Vec::new();
     };
-    if state
-        .provision
-        .views
-        .get(&cluster.name)
-        .is_some_and(|v| v.running)
-    {
-        state.current = Some(cluster.name.clone());
-        state.screen = Screen::Provision;
+    if let Some(progress) = provision_of(state, &cluster.name).filter(|p| p.running()) {
         state.message = Some(Message::info(format!(
             "a provision of {} is running; its VMs are shown",
-            cluster.name
+            progress.cluster
         )));
+        show_progress(state, &cluster.name);
         return Vec::new();
     }
     let config = state.provision.config.clone();
@@ -94,11 +92,42 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
     })
 }
 
-/// `:provisions`: the VMs of the cluster in use.
+/// The progress on the one progress screen when it is a provision of `cluster` (a run names
+/// it by its key in taloscope's config).
+fn provision_of<'a>(state: &'a AppState, cluster: &str) -> Option<&'a OperationProgress> {
+    let key = state
+        .clusters
+        .iter()
+        .find(|c| c.name == cluster)
+        .map(|c| crate::provision::cluster::config_key(&state.provision.config, c));
+    state.actions.progress.as_ref().filter(|p| {
+        p.kind == OperationKind::Provision
+            && (p.cluster == cluster || Some(&p.cluster) == key.as_ref())
+    })
+}
+
+/// Whether a provision runs here (quitting asks first: its VMs are followed again on restart).
+pub fn running(state: &AppState) -> bool {
+    state
+        .actions
+        .progress
+        .as_ref()
+        .is_some_and(|p| p.kind == OperationKind::Provision && p.running())
+}
+
+/// The one progress screen, for `cluster`; Esc leads back to its nodes.
+fn show_progress(state: &mut AppState, cluster: &str) {
+    state.current = Some(cluster.to_string());
+    state.actions.plan = None;
+    state.actions.back = Some(Screen::Cluster(Pane::Nodes));
+    state.screen = Screen::Action;
+}
+
+/// `:provisions`: the VMs of the cluster in use, on the progress of its provision.
 pub fn show(state: &mut AppState) {
     let cluster = state.current.clone().unwrap_or_default();
-    if state.provision.views.contains_key(&cluster) {
-        state.screen = Screen::Provision;
+    if provision_of(state, &cluster).is_some() {
+        show_progress(state, &cluster);
     } else {
         state.message = Some(Message::info(format!(
             "no provision of {cluster:?} in this console; p opens the wizard"
@@ -236,67 +265,6 @@ pub fn set_pattern(state: &mut AppState, text: &str) {
     forget_plan(w);
 }
 
-/// Keys on the progress pane.
-/// Lines PgUp/PgDn move the provision notes by.
-const NOTES_PAGE: usize = 5;
-
-pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let cluster = state.current.clone().unwrap_or_default();
-    let Some(view) = state.provision.views.get_mut(&cluster) else {
-        if matches!(action, Action::Back) {
-            state.screen = Screen::Cluster(Pane::Nodes);
-        }
-        return Vec::new();
-    };
-    if view.scroll_notes(&action, NOTES_PAGE) {
-        return Vec::new();
-    }
-    let last = view.vms.len().saturating_sub(1);
-    let i = view.selected_index();
-    let select = |view: &mut ProvisionView, to: usize| {
-        view.selected = view.vms.get(to).map(|v| v.progress.name.clone());
-    };
-    match action {
-        Action::MoveDown => select(view, (i + 1).min(last)),
-        Action::MoveUp => select(view, i.saturating_sub(1)),
-        Action::MoveFirst => select(view, 0),
-        Action::MoveLast => select(view, last),
-        Action::Provision(ProvisionKey::Terminate) => {
-            let Some(vm) = view.selected_vm() else {
-                return Vec::new();
-            };
-            let (stage, id) = (vm.progress.stage, vm.progress.id);
-            match (stage, id) {
-                (ProvisionStage::Failed, Some(id)) => {
-                    return vec![Effect::Gate(MutatingAction::TerminateVm {
-                        cluster: view.key.clone(),
-                        provider: vm.provider.clone(),
-                        vm: id.to_string(),
-                    })];
-                }
-                (ProvisionStage::Failed, None) => {
-                    state.message = Some(Message::info(
-                        "this VM was never created: there is nothing to terminate",
-                    ))
-                }
-                _ => {
-                    state.message = Some(Message::info(format!(
-                        "{} is {}: only a failed VM is terminated from here",
-                        vm.progress.name,
-                        stage.as_str()
-                    )))
-                }
-            }
-        }
-        Action::Provision(ProvisionKey::Open) => return open_wizard(state),
-        Action::Back => state.screen = Screen::Cluster(Pane::Nodes),
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => {}
-    }
-    Vec::new()
-}
-
 /// The dispatcher approved a provision or a termination.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     match approved.action() {
@@ -309,43 +277,49 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             else {
                 return Vec::new();
             };
-            let acks = w.guards.acks.clone();
-            let (cluster, key, plan) = (w.cluster.clone(), w.key.clone(), Box::new(plan.clone()));
-            let what = format!("{} {} node(s) via {}", plan.count, plan.role, plan.provider);
-            let view = state
-                .provision
-                .views
-                .entry(cluster.clone())
-                .or_insert_with(|| ProvisionView::new(&cluster, &key, what.clone(), plan.count));
-            view.start_run(what, plan.count);
-            view.push_note(format!("provisioning: {}", plan.action().describe()));
+            let (acks, cluster) = (w.guards.acks.clone(), w.cluster.clone());
+            let what = format!(
+                "Provision of {cluster}, {} {} node(s) via {}",
+                plan.count, plan.role, plan.provider
+            );
+            let run = ActionRun::Provision(Box::new(plan.clone()));
             state.provision.wizard = None;
-            state.current = Some(cluster.clone());
-            state.screen = Screen::Provision;
-            effect(ProvisionEffect::Start {
-                cluster,
-                approved,
-                plan,
-                acks,
-            })
+            run_on_progress(state, approved, run, (&cluster, &what), acks)
         }
-        MutatingAction::TerminateVm { cluster: key, .. } => {
-            let cluster = state
-                .provision
-                .views
-                .values()
-                .find(|v| &v.key == key)
-                .map(|v| v.cluster.clone())
-                .unwrap_or_else(|| key.clone());
-            effect(ProvisionEffect::Terminate { cluster, approved })
+        MutatingAction::TerminateVm { .. } => {
+            let cluster = state.current.clone().unwrap_or_default();
+            let what = approved.action().describe();
+            run_on_progress(
+                state,
+                approved,
+                ActionRun::TerminateVm,
+                (&cluster, &what),
+                Vec::new(),
+            )
         }
         _ => not_run(&approved, "no runner for this action in this version"),
     }
 }
 
+/// `run` on the console's one runner, its progress on the one progress screen.
+fn run_on_progress(
+    state: &mut AppState,
+    approved: ApprovedAction,
+    run: ActionRun,
+    (cluster, what): (&str, &str),
+    acks: Vec<String>,
+) -> Vec<Effect> {
+    super::update_progress::start(state, &approved, &run, what);
+    show_progress(state, cluster);
+    vec![Effect::RunAction {
+        approved,
+        run: Box::new(run),
+        acks,
+    }]
+}
+
 /// Folds what a provisioning task reported.
 pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
-    let now = state.wall_clock;
     match update {
         ProvisionUpdate::Sources {
             cluster,
@@ -384,109 +358,37 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
                 super::plan_keys::read_guards(state, Some(&cluster));
             }
         }
-        ProvisionUpdate::Run {
-            cluster,
-            provider,
-            role,
-            event,
-        } => {
-            let Some(view) = state.provision.views.get_mut(&cluster) else {
-                return;
-            };
-            match event {
-                ProvisionEvent::Vm(progress) => view.fold_vm(&provider, &role, progress, now),
-                ProvisionEvent::Note(note) => view.push_note(note),
-                ProvisionEvent::Finished(summary) => {
-                    view.succeeded = Some(summary.succeeded());
-                    view.outcome = Some(summary.line());
-                    view.push_note(summary.line());
-                }
-            }
-        }
-        ProvisionUpdate::Ended {
-            cluster, result, ..
-        } => {
-            if let Some(view) = state.provision.views.get_mut(&cluster) {
-                view.running = false;
-                if let Err(e) = result
-                    && view.outcome.is_none()
-                {
-                    view.succeeded = Some(false);
-                    view.push_note(e.clone());
-                    view.outcome = Some(e);
-                }
-            }
-        }
-        ProvisionUpdate::Journal {
-            cluster,
-            key,
-            entries,
-            following,
-        } => {
-            if state
-                .provision
-                .views
-                .get(&cluster)
-                .is_some_and(|v| v.running)
-            {
-                return;
-            }
-            let mut view = ProvisionView::from_journal(&cluster, &key, &entries);
-            view.running = following;
-            if following {
-                view.push_note(format!(
-                    "following {} unfinished VM(s) from the journal again",
-                    view.unfinished().len()
-                ));
-                state.message = Some(Message::warn(format!(
-                    "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
-                )));
-            }
-            state.provision.views.insert(cluster, view);
-        }
-        ProvisionUpdate::Terminated {
-            cluster,
-            approved,
-            result,
-        } => {
-            let provider = match approved.action() {
-                MutatingAction::TerminateVm { provider, .. } => provider.clone(),
-                _ => String::new(),
-            };
-            match result {
-                Ok(progress) => {
-                    state.message = Some(Message::info(format!("{} terminated", progress.name)));
-                    if let Some(view) = state.provision.views.get_mut(&cluster) {
-                        let role = view
-                            .vms
-                            .iter()
-                            .find(|v| v.progress.id == progress.id)
-                            .map(|v| v.role.clone())
-                            .unwrap_or_default();
-                        view.fold_vm(&provider, &role, progress, now);
-                    }
-                }
-                Err(e) => {
-                    state.message = Some(Message::error(format!("terminate: {e}")));
-                    if let Some(view) = state.provision.views.get_mut(&cluster) {
-                        view.push_note(format!("terminate failed: {e}"));
-                    }
-                }
-            }
+        ProvisionUpdate::FollowedAgain { clusters, entries } => {
+            follow_again(state, &clusters, &entries)
         }
     }
 }
 
-/// A wall-clock tick: VMs first seen before the clock was known get it.
-/// Returns whether the progress pane shows the clock.
-pub fn on_tick(state: &mut AppState) -> bool {
-    let now = state.wall_clock;
-    for view in state.provision.views.values_mut().filter(|v| v.running) {
-        for vm in &mut view.vms {
-            vm.seen_unix = vm.seen_unix.or(now);
-        }
+/// VMs a killed console's provisions left unfinished, followed again: their progress on the
+/// one progress screen (unless an operation runs here), the operator told where to look.
+fn follow_again(state: &mut AppState, clusters: &[String], entries: &[JournalEntry]) {
+    if state.actions.running() || clusters.is_empty() {
+        return;
     }
-    state.screen == Screen::Provision
+    let names = entries.iter().map(|e| e.progress.name.clone()).collect();
+    let vms = ProvisionSteps::new(&clusters[0], "", names);
+    let headline = format!(
+        "Provision of {}, {} unfinished VM(s) from the journal followed again",
+        clusters.join(", "),
+        entries.len()
+    );
+    let (kind, cancel) = (OperationKind::Provision, OperationKind::Provision.cancel());
+    let now = state.wall_clock;
+    let mut progress =
+        OperationProgress::start(kind, &clusters[0], &headline, headline.clone(), cancel, now);
+    progress.steps = vms.rows();
+    progress.steps_word = "joined".into();
+    progress.steps_title = "VMs".into();
+    state.actions.progress = Some(progress);
+    let cluster = &clusters[0];
+    state.message = Some(Message::warn(format!(
+        "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
+    )));
 }
 
 #[cfg(test)]

@@ -138,7 +138,6 @@ where
     loop {
         let ticking = console.state.rollouts.values().any(|r| r.running)
             || console.state.actions.running()
-            || console.state.provision.any_running()
             || console.state.create.running()
             || console.state.screens.busy();
         if pacer.should_draw(Instant::now()) {

@@ -1,8 +1,6 @@
-//! Provisioning IO from the event loop: the provider's sources listed, the
-//! plan made, an approved plan run and a VM terminated, each in a task that
-//! reports through the app channel; the approvals audited when they end;
-//! and at startup the provision journals read, their unfinished VMs followed.
-use crate::capi::CapiOwner;
+//! The provision wizard's IO from the event loop: the provider's sources listed and the plan
+//! made, each in a task that reports through the app channel; and at startup the provision
+//! journals read, their unfinished VMs followed again, told as a provision's progress.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,23 +13,20 @@ use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use crate::app::state::AppState;
-use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
+use crate::cluster_lifecycle::provider_named;
 use crate::config::{Config, MachineRole};
 use crate::discovery::Cluster;
 use crate::opennebula::auth::OneEnvironment;
-use crate::operation::provision::Provisioning;
-use crate::operation::terminate::VmTermination;
-use crate::operation::{CancelSignal, Runner};
-use crate::provision::GuardInputs;
-use crate::provision::cluster::{
-    cluster_addresses, config_key, join_checks, machine_config_endpoint, names_in_use,
-};
+use crate::operation::OperationKind;
+use crate::operation::progress::ProgressEvent;
+use crate::operation::runner_events::ProvisionSteps;
+use crate::provision::cluster::{config_key, join_checks, machine_config_endpoint, names_in_use};
 use crate::provision::{
-    JoinChecks, PlanRequest, PlanSource, Provider, ProviderClients, ProvisionEvent,
-    ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions, VmProgress, connect, plan,
+    JournalEntry, PlanRequest, PlanSource, Provider, ProviderClients, ProvisionJournal,
+    ProvisionPlan, ProvisionRunner, RunnerOptions, plan,
 };
 
-/// How often the console's runners look at their VMs.
+/// How often a journal's VMs are looked at while they are followed again.
 const POLL: Duration = Duration::from_secs(1);
 
 type Kubeconfig = Option<kube::config::Kubeconfig>;
@@ -44,13 +39,9 @@ fn send(app: &mpsc::Sender<AppEvent>, update: ProvisionUpdate) -> impl Future<Ou
 }
 
 fn provider(config: &Config, env: &OneEnvironment, name: &str) -> Result<Provider, String> {
-    let cfg = config.providers.get(name).ok_or_else(|| {
-        format!(
-            "{}: no provider named {name:?} under providers:",
-            config.file_label()
-        )
-    })?;
-    connect(name, cfg, env).map_err(|e| e.to_string())
+    provider_named(config, env, name)
+        .map(|(provider, _)| provider)
+        .map_err(|e| e.to_string())
 }
 
 fn cluster(state: &AppState, name: &str) -> Result<Cluster, String> {
@@ -93,23 +84,21 @@ async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
     }
 }
 
-/// Runs one provisioning effect; what comes back is fed to update.
+/// Runs one effect of the wizard; what comes back is fed to update.
 pub(super) fn perform(
     console: &mut Console,
     effect: ProvisionEffect,
     app: &mpsc::Sender<AppEvent>,
 ) -> Option<Action> {
-    let io = ProvisionIo {
-        config: Arc::clone(&console.state.provision.config),
+    let io = WizardIo {
         one_env: Arc::clone(&console.state.provision.one_env),
         kubeconfig: console.state.provision.kubeconfig.clone(),
-        state_dir: console.paths.state_dir.clone(),
-        dispatcher: console.dispatcher.clone(),
         app: app.clone(),
     };
     match effect {
         ProvisionEffect::ListSources { cluster, provider } => {
-            tokio::spawn(io.list_sources(cluster, provider));
+            let config = Arc::clone(&console.state.provision.config);
+            tokio::spawn(io.list_sources(config, cluster, provider));
         }
         ProvisionEffect::Plan {
             cluster: name,
@@ -120,51 +109,22 @@ pub(super) fn perform(
             let found = cluster(&console.state, &name);
             tokio::spawn(io.plan(found, name, asked, config, request));
         }
-        ProvisionEffect::Start {
-            cluster: name,
-            approved,
-            plan,
-            acks,
-        } => {
-            let found = cluster(&console.state, &name);
-            // The owner the wizard's guards saw: the runner checks capi_owned with it again.
-            let owner = console.state.fleet.capi.owner(&name).cloned();
-            tokio::spawn(io.start(found, owner, name, approved, plan, acks));
-        }
-        ProvisionEffect::Terminate { cluster, approved } => {
-            tokio::spawn(io.terminate(cluster, approved));
-        }
     }
     None
 }
 
-/// What a provisioning task takes from the console: the config, OpenNebula's environment, the
-/// kubeconfig, the state dir for journals, and the app channel it reports on.
-struct ProvisionIo {
-    config: Arc<Config>,
+/// What the wizard's tasks take from the console: OpenNebula's environment, the kubeconfig,
+/// and the app channel they report on.
+struct WizardIo {
     one_env: Arc<OneEnvironment>,
     kubeconfig: Kubeconfig,
-    state_dir: PathBuf,
-    /// Audits an approved run that ends before the operation runner (which audits its own).
-    dispatcher: Dispatcher,
     app: mpsc::Sender<AppEvent>,
 }
 
-/// What an approved plan runs with, once its cluster and provider answered.
-struct StartParts {
-    provider: Provider,
-    checks: JoinChecks,
-    /// Said on the progress pane before the first VM (a join check that is skipped).
-    warning: Option<String>,
-    journal: ProvisionJournal,
-    /// What the guards are re-checked with before each VM.
-    guards: GuardInputs,
-}
-
-impl ProvisionIo {
+impl WizardIo {
     /// The provider's templates or services, for the plan form.
-    async fn list_sources(self, cluster: String, name: String) {
-        let result = match provider(&self.config, &self.one_env, &name) {
+    async fn list_sources(self, config: Arc<Config>, cluster: String, name: String) {
+        let result = match provider(&config, &self.one_env, &name) {
             Ok(p) => list_sources(p).await,
             Err(e) => Err(e),
         };
@@ -175,7 +135,6 @@ impl ProvisionIo {
         };
         send(&self.app, update).await;
     }
-
     /// The plan, made with the headless command's planner and the names already taken, and its
     /// machine config's endpoint (read here: the wizard's guards are evaluated in update).
     async fn plan(
@@ -210,193 +169,17 @@ impl ProvisionIo {
         };
         send(&self.app, update).await;
     }
-
-    /// Runs an approved plan, its progress forwarded, and says how it ended.
-    async fn start(
-        self,
-        found: Result<Cluster, String>,
-        capi_owner: Option<CapiOwner>,
-        name: String,
-        approved: ApprovedAction,
-        plan: Box<ProvisionPlan>,
-        acks: Vec<String>,
-    ) {
-        let result = match self
-            .start_parts(found, capi_owner, &plan, acks.clone())
-            .await
-        {
-            Ok(parts) => self.run_plan(&name, (&approved, &acks), *plan, parts).await,
-            Err(e) => {
-                // The runner was not reached: the end is audited here.
-                if let Err(audit) = self.dispatcher.finished(&approved, Err(e.clone())) {
-                    tracing::warn!("{audit}");
-                }
-                Err(e)
-            }
-        };
-        let ended = ProvisionUpdate::Ended {
-            cluster: name,
-            approved: Some(approved),
-            result,
-        };
-        send(&self.app, ended).await;
-    }
-
-    async fn start_parts(
-        &self,
-        found: Result<Cluster, String>,
-        capi_owner: Option<CapiOwner>,
-        plan: &ProvisionPlan,
-        acks: Vec<String>,
-    ) -> Result<StartParts, String> {
-        let found = found?;
-        let provider = provider(&self.config, &self.one_env, &plan.provider)?;
-        let (checks, warning) = join_checks(&found, self.kubeconfig.as_ref()).await?;
-        let journal =
-            ProvisionJournal::open(&self.state_dir, &plan.cluster).map_err(|e| e.to_string())?;
-        // The acknowledgements typed in the wizard: the runner checks them before each VM.
-        let guards = GuardInputs {
-            config: (*self.config).clone(),
-            addresses: cluster_addresses(&found),
-            nodes: found.nodes().to_vec(),
-            acks,
-            capi_owner,
-        };
-        Ok(StartParts {
-            provider,
-            checks,
-            warning,
-            journal,
-            guards,
-        })
-    }
-
-    /// `plan` run through the operation runner, its events forwarded until it ends; `Err`
-    /// says what failed.
-    async fn run_plan(
-        &self,
-        name: &str,
-        (approved, acks): (&ApprovedAction, &[String]),
-        plan: ProvisionPlan,
-        parts: StartParts,
-    ) -> Result<(), String> {
-        let role = plan.role.as_str().to_string();
-        let provider_name = plan.provider.clone();
-        if let Some(w) = parts.warning {
-            let note = ProvisionEvent::Note(w);
-            send(&self.app, run_update(name, &provider_name, &role, note)).await;
-        }
-        let (tx, rx) = mpsc::channel(64);
-        let options = RunnerOptions {
-            poll: POLL,
-            ..RunnerOptions::default()
-        };
-        let journal = Some(parts.journal);
-        let runner = ProvisionRunner::new(plan, parts.provider, parts.checks, journal, options, tx)
-            .with_guards(parts.guards);
-        let forwarding = forward(&self.app, name, &provider_name, &role, rx);
-        let run = async {
-            let mut provisioning = Provisioning::new(runner);
-            let runner = Runner {
-                approved,
-                dispatcher: &self.dispatcher,
-                state_dir: &self.state_dir,
-                acks,
-                cancel: CancelSignal::never(),
-                // The provision's own events carry its lines.
-                events: &|_| {},
-            };
-            let result = crate::operation::run(&mut provisioning, runner).await;
-            provisioning.summary(&result).await
-            // Dropped here: its sender closes, and the forwarding ends.
-        };
-        let (summary, ()) = tokio::join!(run, forwarding);
-        if summary.succeeded() {
-            Ok(())
-        } else {
-            Err(summary.line())
-        }
-    }
-
-    /// Terminates the approved VM through the operation runner (which audits how it ended),
-    /// noted in the cluster's journal.
-    async fn terminate(self, cluster: String, approved: ApprovedAction) {
-        let dispatcher = &self.dispatcher;
-        let prepared = match approved.action() {
-            MutatingAction::TerminateVm {
-                provider: name,
-                cluster: key,
-                vm,
-            } => provider(&self.config, &self.one_env, name).map(|provider| {
-                let journal = ProvisionJournal::open(&self.state_dir, key).ok();
-                VmTermination::new((key.clone(), vm.clone()), provider, journal)
-            }),
-            _ => Err("not a VM termination".to_string()),
-        };
-        let result = match prepared {
-            Err(e) => {
-                // The runner was not reached: the end is audited here.
-                if let Err(audit) = dispatcher.finished(&approved, Err(e.clone())) {
-                    tracing::warn!("{audit}");
-                }
-                Err(e)
-            }
-            Ok(mut termination) => {
-                let runner = Runner {
-                    approved: &approved,
-                    dispatcher,
-                    state_dir: &self.state_dir,
-                    acks: &[],
-                    cancel: CancelSignal::never(),
-                    events: &|_| {},
-                };
-                crate::operation::run(&mut termination, runner)
-                    .await
-                    .and_then(|_| {
-                        termination
-                            .progress()
-                            .cloned()
-                            .ok_or_else(|| "the VM was not terminated".to_string())
-                    })
-            }
-        };
-        let update = ProvisionUpdate::Terminated {
-            cluster,
-            approved,
-            result,
-        };
-        send(&self.app, update).await;
-    }
 }
 
-fn run_update(cluster: &str, provider: &str, role: &str, event: ProvisionEvent) -> ProvisionUpdate {
-    ProvisionUpdate::Run {
-        cluster: cluster.to_string(),
-        provider: provider.to_string(),
-        role: role.to_string(),
-        event,
-    }
-}
-
-/// Forwards a runner's events to the app until the runner is done.
-async fn forward(
-    app: &mpsc::Sender<AppEvent>,
-    cluster: &str,
-    provider: &str,
-    role: &str,
-    mut rx: mpsc::Receiver<ProvisionEvent>,
-) {
-    while let Some(event) = rx.recv().await {
-        send(app, run_update(cluster, provider, role, event)).await;
-    }
-}
-
-/// The provision journals of the discovered clusters, read once at startup:
-/// their VMs are shown, and the unfinished ones followed again (reading
-/// only: polling the provider, then the join checks).
+/// The provision journals of the discovered clusters, read once at startup: their unfinished
+/// VMs followed again (reading only: polling the provider, then the join checks), told as one
+/// provision's progress whose VMs are its steps.
 pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
     let config = Arc::clone(&state.provision.config);
     let mut actions = Vec::new();
+    let mut clusters = Vec::new();
+    let mut unfinished: Vec<JournalEntry> = Vec::new();
+    let mut groups = Vec::new();
     for c in &state.clusters {
         let key = config_key(&config, c);
         let journal = match ProvisionJournal::open(dir, &key) {
@@ -406,45 +189,48 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
                 continue;
             }
         };
-        let entries = journal.entries().to_vec();
-        if entries.is_empty() {
+        let mut by_group: BTreeMap<(String, String, String), Vec<JournalEntry>> = BTreeMap::new();
+        for e in journal
+            .entries()
+            .iter()
+            .filter(|e| !e.progress.stage.is_final())
+        {
+            let group = (e.provider.clone(), e.endpoint.clone(), e.role.clone());
+            by_group.entry(group).or_default().push(e.clone());
+        }
+        if by_group.is_empty() {
             continue;
         }
-        let mut groups: BTreeMap<(String, String, String), Vec<VmProgress>> = BTreeMap::new();
-        for e in entries.iter().filter(|e| !e.progress.stage.is_final()) {
-            groups
-                .entry((e.provider.clone(), e.endpoint.clone(), e.role.clone()))
-                .or_default()
-                .push(e.progress.clone());
-        }
-        let following = !groups.is_empty();
-        for ((provider, endpoint, role), vms) in groups {
-            let group = FollowGroup {
+        clusters.push(c.name.clone());
+        for ((provider, endpoint, role), entries) in by_group {
+            unfinished.extend(entries.iter().cloned());
+            groups.push(FollowGroup {
                 cluster: c.clone(),
                 key: key.clone(),
                 provider,
                 endpoint,
                 role,
-                vms,
+                vms: entries.into_iter().map(|e| e.progress).collect(),
                 state_dir: dir.to_path_buf(),
-            };
-            tokio::spawn(follow_again(
-                group,
-                Arc::clone(&config),
-                Arc::clone(&state.provision.one_env),
-                state.provision.kubeconfig.clone(),
-                app.clone(),
-            ));
+            });
         }
-        actions.push(Action::Event(AppEvent::Provision(Box::new(
-            ProvisionUpdate::Journal {
-                cluster: c.name.clone(),
-                key,
-                entries,
-                following,
-            },
-        ))));
     }
+    if groups.is_empty() {
+        return actions;
+    }
+    let names = unfinished.iter().map(|e| e.progress.name.clone()).collect();
+    let io = WizardIo {
+        one_env: Arc::clone(&state.provision.one_env),
+        kubeconfig: state.provision.kubeconfig.clone(),
+        app: app.clone(),
+    };
+    tokio::spawn(follow_all(groups, config, io, names));
+    actions.push(Action::Event(AppEvent::Provision(Box::new(
+        ProvisionUpdate::FollowedAgain {
+            clusters,
+            entries: unfinished,
+        },
+    ))));
     actions
 }
 
@@ -456,44 +242,65 @@ struct FollowGroup {
     /// Where the VMs' ids belong; empty in a journal from before endpoints were kept.
     endpoint: String,
     role: String,
-    vms: Vec<VmProgress>,
+    vms: Vec<crate::provision::VmProgress>,
     state_dir: PathBuf,
 }
 
-async fn follow_again(
-    group: FollowGroup,
+/// Every group followed at once, each VM a step of the one progress, then how they ended.
+async fn follow_all(
+    groups: Vec<FollowGroup>,
     config: Arc<Config>,
-    one_env: Arc<OneEnvironment>,
-    kubeconfig: Kubeconfig,
-    app: mpsc::Sender<AppEvent>,
+    io: WizardIo,
+    names: Vec<String>,
 ) {
-    let name = group.cluster.name.clone();
+    let app = io.app.clone();
+    let tell = |event: ProgressEvent| {
+        let app = app.clone();
+        async move {
+            let _ = app
+                .send(AppEvent::Progress(OperationKind::Provision, event))
+                .await;
+        }
+    };
+    let follows = groups.into_iter().map(|group| {
+        let steps = ProvisionSteps::new(&group.key, &group.provider, names.clone());
+        follow_again(group, &config, &io, steps, &tell)
+    });
+    let results = futures::future::join_all(follows).await;
+    let failed: Vec<String> = results.iter().filter_map(|r| r.clone().err()).collect();
+    let end = if failed.is_empty() {
+        let joined: Vec<String> = results.into_iter().filter_map(Result::ok).collect();
+        Ok(joined.join("; "))
+    } else {
+        Err(failed.join("; "))
+    };
+    tell(ProgressEvent::Finished(end)).await;
+}
+
+/// One group's VMs followed to a final stage; how that ended.
+async fn follow_again<F: Future<Output = ()>>(
+    group: FollowGroup,
+    config: &Config,
+    io: &WizardIo,
+    mut steps: ProvisionSteps,
+    tell: &impl Fn(ProgressEvent) -> F,
+) -> Result<String, String> {
     let parts = async {
-        let provider = provider(&config, &one_env, &group.provider)?;
+        let provider = provider(config, &io.one_env, &group.provider)?;
         if !group.endpoint.is_empty() && provider.endpoint != group.endpoint {
             return Err(format!(
                 "provider {} is now {}, but the journal's VMs are on {}; their ids mean other VMs there",
                 provider.name, provider.endpoint, group.endpoint
             ));
         }
-        let (checks, _) = join_checks(&group.cluster, kubeconfig.as_ref()).await?;
+        let (checks, _) = join_checks(&group.cluster, io.kubeconfig.as_ref()).await?;
         let journal =
             ProvisionJournal::open(&group.state_dir, &group.key).map_err(|e| e.to_string())?;
         Ok::<_, String>((provider, checks, journal))
     }
     .await;
-    let (provider, checks, journal) = match parts {
-        Ok(parts) => parts,
-        Err(e) => {
-            let ended = ProvisionUpdate::Ended {
-                cluster: name,
-                approved: None,
-                result: Err(format!("cannot follow the journal's VMs again: {e}")),
-            };
-            send(&app, ended).await;
-            return;
-        }
-    };
+    let (provider, checks, journal) =
+        parts.map_err(|e| format!("cannot follow the journal's VMs again: {e}"))?;
     // Only what the runner's following reads: who, where, which role.
     let plan = ProvisionPlan {
         cluster: group.key.clone(),
@@ -511,7 +318,7 @@ async fn follow_again(
         vm_names: Vec::new(),
         room: Default::default(),
     };
-    let (tx, rx) = mpsc::channel(64);
+    let (tx, mut rx) = mpsc::channel(64);
     let options = RunnerOptions {
         poll: POLL,
         ..RunnerOptions::default()
@@ -519,16 +326,14 @@ async fn follow_again(
     let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, tx);
     let vms = group.vms;
     let run = tokio::spawn(async move { runner.follow_again(vms).await });
-    forward(&app, &name, &group.provider, &group.role, rx).await;
-    let result = match run.await {
-        Ok(summary) if summary.succeeded() => Ok(()),
+    while let Some(event) = rx.recv().await {
+        for told in steps.events(&event) {
+            tell(told).await;
+        }
+    }
+    match run.await {
+        Ok(summary) if summary.succeeded() => Ok(summary.line()),
         Ok(summary) => Err(summary.line()),
         Err(e) => Err(format!("following the journal's VMs ended abnormally: {e}")),
-    };
-    let ended = ProvisionUpdate::Ended {
-        cluster: name,
-        approved: None,
-        result,
-    };
-    send(&app, ended).await;
+    }
 }
