@@ -85,14 +85,18 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
     };
     let line = progress.lines.back().cloned().unwrap_or_default();
     let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
-    state.message = Some(match result {
+    let said = match result {
         Ok(_) if kind == OperationKind::Create => Message::info(format!(
             "{} is up; its contexts are written (reloading the fleet)",
             progress.cluster
         )),
         Ok(_) => Message::info(format!("{}: {line}", progress.what)),
         Err(_) => Message::error(format!("{}: {line}", progress.what)),
-    });
+    };
+    // A quit question asked while it ran stays on the message line until it is answered.
+    if state.quit_question.is_none() {
+        state.message = Some(said);
+    }
     match kind {
         OperationKind::Create if result.is_ok() => vec![Effect::ReloadDiscovery],
         OperationKind::Delete => {

@@ -5,7 +5,7 @@
 use super::action::{Action, Effect, not_run};
 use super::actions::ActionRun;
 use super::message::Message;
-use super::plan_keys::not_approved;
+use super::plan_keys::{not_approved, plan_key};
 use super::plan_screen::{AskedPlan, PlanGuards};
 use super::provision::{
     Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceList,
@@ -13,7 +13,6 @@ use super::provision::{
 };
 use super::screen::{Pane, Screen};
 use super::state::{AppState, InputKind};
-use super::update_provision_guards as guards;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
 use crate::operation::OperationKind;
@@ -135,14 +134,23 @@ pub fn show(state: &mut AppState) {
     }
 }
 
-/// Keys on the wizard.
+/// Keys on the wizard: Tab between the request's fields and the plan's guards, then every
+/// plan screen's keys (`plan_key`: moves while the guards have them, `a`, `s`, `?`, `r`),
+/// then the fields'.
 pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
     let config = state.provision.config.clone();
-    if let Some(effects) = guards::on_key(state, &action) {
+    let Some(w) = state.provision.wizard.as_mut() else {
+        state.screen = Screen::Cluster(Pane::Nodes);
+        return Vec::new();
+    };
+    if matches!(action, Action::NextPane) {
+        w.guards_focused = !w.guards_focused;
+        return Vec::new();
+    }
+    if let Some(effects) = plan_key(state, &action) {
         return effects;
     }
     let Some(w) = state.provision.wizard.as_mut() else {
-        state.screen = Screen::Cluster(Pane::Nodes);
         return Vec::new();
     };
     let at = Field::ALL.iter().position(|f| *f == w.field).unwrap_or(0);

@@ -410,7 +410,15 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
     assert_eq!(s.screen, Screen::Action);
     assert!(s.provision.wizard.is_none());
     update(&mut s, Action::Quit);
-    assert!(s.quit_question.as_ref().unwrap().contains("a provision"));
+    let question = s.quit_question.clone().unwrap();
+    assert!(question.contains("a provision"), "{question}");
+    // Its end arriving before the answer leaves the question on the message line.
+    let end = ProgressEvent::Finished(Ok("lab: 2 of 2 new node(s) joined".into()));
+    update(
+        &mut s,
+        Action::Event(AppEvent::Progress(OperationKind::Provision, end)),
+    );
+    assert_eq!(s.message.as_ref().unwrap().text, question);
 }
 
 #[test]
