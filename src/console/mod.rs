@@ -11,7 +11,7 @@ mod run_delete;
 mod run_health;
 pub mod run_logs;
 mod run_operation;
-mod run_provision;
+mod run_provision_wizard;
 mod run_rollout;
 // Scaling the CAPI way from `:capi`: its plan read and its connection.
 mod run_capi_scale;

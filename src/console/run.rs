@@ -126,7 +126,9 @@ where
     for action in journal_actions(&console.state, &console.paths.state_dir) {
         apply(&mut console.state, action);
     }
-    for action in super::run_provision::startup(&console.state, &console.paths.state_dir, &app_tx) {
+    for action in
+        super::run_provision_wizard::startup(&console.state, &console.paths.state_dir, &app_tx)
+    {
         apply(&mut console.state, action);
     }
     for action in super::run_actions::startup(console) {
@@ -330,7 +332,7 @@ fn perform(
                 "no rollout of {cluster} is running in this console"
             )))),
         },
-        Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
+        Effect::Provision(effect) => super::run_provision_wizard::perform(console, *effect, app_tx),
         Effect::SurveyNode(plan) => {
             super::run_actions::survey(&console.state, *plan, app_tx);
             None
