@@ -4,6 +4,7 @@
 //! other operation on its one runner (`run_operation`: node and etcd actions, CAPI fixes,
 //! cluster creates and deletes, CAPI scales, provisions and VM terminates). Sits above `app`
 //! and `views`.
+mod follow_provisions;
 pub mod run;
 mod run_actions;
 pub mod run_create;

@@ -127,7 +127,7 @@ where
         apply(&mut console.state, action);
     }
     for action in
-        super::run_provision_wizard::startup(&console.state, &console.paths.state_dir, &app_tx)
+        super::follow_provisions::startup(&console.state, &console.paths.state_dir, &app_tx)
     {
         apply(&mut console.state, action);
     }
