@@ -45,9 +45,7 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     if let ActionRun::Provision(plan) = run {
         let (cluster, provider) = (&plan.cluster, &plan.provider);
         let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
-        progress.steps = vms.rows();
-        progress.steps_word = "joined".into();
-        progress.steps_title = "VMs".into();
+        vms.shape(&mut progress);
     }
     if let ActionRun::CapiScale(scale) = run {
         let (tally, checks) = runner_events::scale_start(&scale.plan);

@@ -159,12 +159,8 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
         Action::MoveDown => w.field = Field::ALL[(at + 1).min(Field::ALL.len() - 1)],
         Action::MoveUp => w.field = Field::ALL[at.saturating_sub(1)],
-        Action::Provision(ProvisionKey::More) => {
-            w.count = (w.count + 1).min(MAX_COUNT);
-            changed = true;
-        }
-        Action::Provision(ProvisionKey::Less) => {
-            w.count = w.count.saturating_sub(1).max(1);
+        Action::Provision(k @ (ProvisionKey::More | ProvisionKey::Less)) => {
+            w.count = counted(w.count, k == ProvisionKey::More);
             changed = true;
         }
         Action::Provision(k @ (ProvisionKey::NextValue | ProvisionKey::PreviousValue)) => {
@@ -172,12 +168,7 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
             changed = true;
             match w.field {
                 Field::Provider => {
-                    let n = w.providers.len().max(1);
-                    w.provider = if forward {
-                        (w.provider + 1) % n
-                    } else {
-                        (w.provider + n - 1) % n
-                    };
+                    w.provider = cycled(w.provider, w.providers.len(), forward);
                     w.sources = SourceList::Loading;
                     w.source = 0;
                     if let Some(p) = w.provider() {
@@ -196,21 +187,10 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 Field::Source => {
                     if let SourceList::Ready(list) = &w.sources {
-                        let n = list.len().max(1);
-                        w.source = if forward {
-                            (w.source + 1) % n
-                        } else {
-                            (w.source + n - 1) % n
-                        };
+                        w.source = cycled(w.source, list.len(), forward);
                     }
                 }
-                Field::Count => {
-                    w.count = if forward {
-                        (w.count + 1).min(MAX_COUNT)
-                    } else {
-                        w.count.saturating_sub(1).max(1)
-                    };
-                }
+                Field::Count => w.count = counted(w.count, forward),
                 Field::Names => {
                     let text = w.pattern.clone();
                     state.open_input(InputKind::NamePattern, text);
@@ -251,6 +231,25 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
         forget_plan(w);
     }
     effects
+}
+
+/// The choice after `at` of `n` (before it, going back), wrapping around.
+fn cycled(at: usize, n: usize, forward: bool) -> usize {
+    let n = n.max(1);
+    if forward {
+        (at + 1) % n
+    } else {
+        (at + n - 1) % n
+    }
+}
+
+/// One VM more or fewer, between 1 and [`MAX_COUNT`].
+fn counted(count: usize, more: bool) -> usize {
+    if more {
+        (count + 1).min(MAX_COUNT)
+    } else {
+        count.saturating_sub(1).max(1)
+    }
 }
 
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
@@ -389,9 +388,7 @@ fn follow_again(state: &mut AppState, clusters: &[String], entries: &[JournalEnt
     let now = state.wall_clock;
     let mut progress =
         OperationProgress::start(kind, &clusters[0], &headline, headline.clone(), cancel, now);
-    progress.steps = vms.rows();
-    progress.steps_word = "joined".into();
-    progress.steps_title = "VMs".into();
+    vms.shape(&mut progress);
     state.actions.progress = Some(progress);
     let cluster = &clusters[0];
     state.message = Some(Message::warn(format!(

@@ -2,7 +2,7 @@
 //! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, a rollout's
 //! steps, pauses and end, a provision's VMs, the cluster lifecycle's phases and notes, a CAPI
 //! scale's Machines, etcd polls and waits.
-use super::progress::{Check, Offer, ProgressEvent, StepRow, StepState, Tally};
+use super::progress::{Check, Offer, OperationProgress, ProgressEvent, StepRow, StepState, Tally};
 use crate::approval::MutatingAction;
 use crate::capi::MachineRole;
 use crate::capi_scale::{MachineChange, ScaleEvent, ScalePlan};
@@ -160,9 +160,11 @@ impl ProvisionSteps {
         }
     }
 
-    /// Every VM known so far, pending.
-    pub fn rows(&self) -> Vec<StepRow> {
-        self.names.iter().map(|n| StepRow::pending(n)).collect()
+    /// A provision's progress: every VM known so far a pending step, counted as joined.
+    pub fn shape(&self, progress: &mut OperationProgress) {
+        progress.steps = self.names.iter().map(|n| StepRow::pending(n)).collect();
+        progress.steps_word = "joined".into();
+        progress.steps_title = "VMs".into();
     }
 
     pub fn events(&mut self, event: &ProvisionEvent) -> Vec<ProgressEvent> {
@@ -451,7 +453,6 @@ mod tests {
             reason: None,
         };
         let mut steps = ProvisionSteps::new("prod", "one", vec!["prod-worker-3".into()]);
-        assert_eq!(steps.rows().len(), 1);
         let other = vm("prod-worker-9", ProvisionStage::Booting, "BOOT");
         let events = steps.events(&ProvisionEvent::Vm(other));
         assert!(matches!(
