@@ -332,7 +332,9 @@ fn perform(
                 "no rollout of {cluster} is running in this console"
             )))),
         },
-        Effect::Provision(effect) => super::run_provision_wizard::perform(console, *effect, app_tx),
+        Effect::Provision(effect) => {
+            super::run_provision_wizard::perform(&console.state, *effect, app_tx)
+        }
         Effect::SurveyNode(plan) => {
             super::run_actions::survey(&console.state, *plan, app_tx);
             None

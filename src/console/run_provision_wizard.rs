@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::provision::{ProvisionEffect, ProvisionUpdate, SourceChoice};
 use crate::app::state::AppState;
@@ -77,18 +76,18 @@ async fn list_sources(provider: Provider) -> Result<Vec<SourceChoice>, String> {
 
 /// Runs one effect of the wizard; what comes back is fed to update.
 pub(super) fn perform(
-    console: &mut Console,
+    state: &AppState,
     effect: ProvisionEffect,
     app: &mpsc::Sender<AppEvent>,
 ) -> Option<Action> {
     let io = ProvisionIo {
-        one_env: Arc::clone(&console.state.provision.one_env),
-        kubeconfig: console.state.provision.kubeconfig.clone(),
+        one_env: Arc::clone(&state.provision.one_env),
+        kubeconfig: state.provision.kubeconfig.clone(),
         app: app.clone(),
     };
     match effect {
         ProvisionEffect::ListSources { cluster, provider } => {
-            let config = Arc::clone(&console.state.provision.config);
+            let config = Arc::clone(&state.provision.config);
             tokio::spawn(io.list_sources(config, cluster, provider));
         }
         ProvisionEffect::Plan {
@@ -97,7 +96,7 @@ pub(super) fn perform(
             config,
             request,
         } => {
-            let found = cluster(&console.state, &name);
+            let found = cluster(state, &name);
             tokio::spawn(io.plan(found, name, asked, config, request));
         }
     }
