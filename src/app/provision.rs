@@ -266,11 +266,12 @@ pub enum ProvisionUpdate {
         /// The plan's machine config endpoint, read with it (for its guard).
         machine_config_endpoint: Option<String>,
     },
-    /// Unfinished VMs a killed console's runs left in the journals of `clusters`, being
-    /// followed again until they joined (their progress told as a provision's).
-    FollowedAgain {
+    /// What the provision journals of `clusters` (shown by name) left, each VM with its
+    /// cluster's key: unfinished ones (a killed console's) being followed again until they
+    /// joined, failed ones a terminate may end; shown as a provision's progress.
+    FromJournals {
         clusters: Vec<String>,
-        entries: Vec<JournalEntry>,
+        vms: Vec<(String, JournalEntry)>,
     },
 }
 

@@ -17,9 +17,10 @@ use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
 use crate::operation::OperationKind;
 use crate::operation::progress::OperationProgress;
+use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
-use crate::provision::{JournalEntry, PlanRequest};
+use crate::provision::{JournalEntry, PlanRequest, ProvisionEvent};
 
 fn effect(e: ProvisionEffect) -> Vec<Effect> {
     vec![Effect::Provision(Box::new(e))]
@@ -365,35 +366,54 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
                 super::plan_keys::read_guards(state, Some(&cluster));
             }
         }
-        ProvisionUpdate::FollowedAgain { clusters, entries } => {
-            follow_again(state, &clusters, &entries)
-        }
+        ProvisionUpdate::FromJournals { clusters, vms } => from_journals(state, &clusters, &vms),
     }
 }
 
-/// VMs a killed console's provisions left unfinished, followed again: their progress on the
-/// one progress screen (unless an operation runs here), the operator told where to look.
-fn follow_again(state: &mut AppState, clusters: &[String], entries: &[JournalEntry]) {
-    if state.actions.running() || clusters.is_empty() {
+/// What the journals left, on the one progress screen (unless an operation runs here): each
+/// VM a step in its last known state, a failed one offering its terminate; while some are
+/// followed again the progress runs and the operator is told where to look.
+fn from_journals(state: &mut AppState, clusters: &[String], vms: &[(String, JournalEntry)]) {
+    let Some(cluster) = clusters.first().filter(|_| !state.actions.running()) else {
         return;
-    }
-    let names = entries.iter().map(|e| e.progress.name.clone()).collect();
-    let vms = ProvisionSteps::new(&clusters[0], "", names);
+    };
+    let names: Vec<String> = vms.iter().map(|(_, e)| e.progress.name.clone()).collect();
+    let following = vms.iter().any(|(_, e)| !e.progress.stage.is_final());
+    let left = if following {
+        "the unfinished followed again"
+    } else {
+        "failed"
+    };
     let headline = format!(
-        "Provision of {}, {} unfinished VM(s) from the journal followed again",
+        "Provision of {}, {} VM(s) from the journal, {left}",
         clusters.join(", "),
-        entries.len()
+        vms.len()
     );
-    let (kind, cancel) = (OperationKind::Provision, OperationKind::Provision.cancel());
-    let now = state.wall_clock;
-    let mut progress =
-        OperationProgress::start(kind, &clusters[0], &headline, headline.clone(), cancel, now);
-    vms.shape(&mut progress);
+    let (kind, now) = (OperationKind::Provision, state.wall_clock);
+    let mut progress = OperationProgress::start(
+        kind,
+        cluster,
+        &headline,
+        headline.clone(),
+        kind.cancel(),
+        now,
+    );
+    ProvisionSteps::new(cluster, "", names.clone()).shape(&mut progress);
+    for (key, entry) in vms {
+        let mut steps = ProvisionSteps::new(key, &entry.provider, names.clone());
+        for event in steps.events(&ProvisionEvent::Vm(entry.progress.clone())) {
+            progress.fold(now, event);
+        }
+    }
+    if following {
+        state.message = Some(Message::warn(format!(
+            "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
+        )));
+    } else {
+        let end = format!("{} VM(s) failed: x terminates one", vms.len());
+        progress.fold(now, ProgressEvent::Finished(Err(end)));
+    }
     state.actions.progress = Some(progress);
-    let cluster = &clusters[0];
-    state.message = Some(Message::warn(format!(
-        "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
-    )));
 }
 
 #[cfg(test)]

@@ -522,23 +522,32 @@ fn a_failed_vm_offers_terminate_through_the_dispatcher() {
 #[test]
 fn a_journals_unfinished_vms_are_followed_on_the_progress_screen() {
     let mut s = state();
-    let entry = |id, stage| crate::provision::JournalEntry {
-        provider: "lab-one".into(),
-        endpoint: "http://127.0.0.1:2633/RPC2".into(),
-        role: "worker".into(),
-        started: "2026-01-01T00:00:00Z".into(),
-        progress: vm(id, &format!("lab-worker-{id}"), "BOOT", stage),
+    let entry = |id, stage| {
+        let progress = vm(id, &format!("lab-worker-{id}"), "BOOT", stage);
+        let entry = crate::provision::JournalEntry {
+            provider: "lab-one".into(),
+            endpoint: "http://127.0.0.1:2633/RPC2".into(),
+            role: "worker".into(),
+            started: "2026-01-01T00:00:00Z".into(),
+            progress,
+        };
+        ("lab".to_string(), entry)
     };
     event(
         &mut s,
-        ProvisionUpdate::FollowedAgain {
+        ProvisionUpdate::FromJournals {
             clusters: vec!["lab".into()],
-            entries: vec![entry(2, ProvisionStage::Booting)],
+            vms: vec![
+                entry(1, ProvisionStage::Failed),
+                entry(2, ProvisionStage::Booting),
+            ],
         },
     );
     let progress = s.actions.progress.as_ref().unwrap();
     assert!(progress.running() && progress.kind == OperationKind::Provision);
-    assert_eq!(progress.steps.len(), 1);
+    let states: Vec<&str> = progress.steps.iter().map(|r| r.state.word()).collect();
+    assert_eq!(states, ["FAILED", "running"]);
+    assert_eq!(progress.offers.len(), 1, "the failed one's terminate");
     assert!(s.message.as_ref().unwrap().text.contains(":provisions"));
     update(&mut s, Action::OpenCommandLine);
     for c in "provisions".chars() {
@@ -546,10 +555,43 @@ fn a_journals_unfinished_vms_are_followed_on_the_progress_screen() {
     }
     update(&mut s, Action::Submit);
     assert_eq!(s.screen, Screen::Action);
-    let mut steps = ProvisionSteps::new("lab", "lab-one", vec!["lab-worker-2".into()]);
+    let names = vec!["lab-worker-1".into(), "lab-worker-2".into()];
+    let mut steps = ProvisionSteps::new("lab", "lab-one", names);
     let joined = vm(2, "lab-worker-2", "RUNNING", ProvisionStage::Joined);
     told(&mut s, &mut steps, ProvisionEvent::Vm(joined));
     assert_eq!(s.actions.progress.as_ref().unwrap().steps_done(), 1);
+}
+
+/// A journal with only a failed VM left: its progress has ended, offering the terminate.
+#[test]
+fn a_journals_failed_vm_offers_its_terminate() {
+    let mut s = state();
+    let entry = crate::provision::JournalEntry {
+        provider: "lab-one".into(),
+        endpoint: "http://127.0.0.1:2633/RPC2".into(),
+        role: "worker".into(),
+        started: "2026-01-01T00:00:00Z".into(),
+        progress: vm(7, "lab-worker-7", "BOOT_FAILURE", ProvisionStage::Failed),
+    };
+    let vms = vec![("lab".to_string(), entry)];
+    event(
+        &mut s,
+        ProvisionUpdate::FromJournals {
+            clusters: vec!["lab".into()],
+            vms,
+        },
+    );
+    let progress = s.actions.progress.as_ref().unwrap();
+    assert!(!progress.running());
+    let offer = &progress.offers[0];
+    assert_eq!(
+        offer.action,
+        MutatingAction::TerminateVm {
+            cluster: "lab".into(),
+            provider: "lab-one".into(),
+            vm: "7".into(),
+        }
+    );
 }
 
 #[path = "update_provision_guards_tests.rs"]

@@ -1,7 +1,7 @@
 //! Provisions a killed console left unfinished: the provision journals of the discovered
 //! clusters read once at startup, their unfinished VMs followed again (reading only, so no
 //! approval: the provider polled, then the join checks), told as one provision's progress
-//! whose VMs are its steps.
+//! whose VMs are its steps; failed VMs shown there too, offering their terminate.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,19 +21,20 @@ use crate::operation::progress::ProgressEvent;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::provision::cluster::{config_key, join_checks};
 use crate::provision::{
-    JournalEntry, PlanSource, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions,
+    JournalEntry, PlanSource, ProvisionJournal, ProvisionPlan, ProvisionRunner, ProvisionStage,
+    RunnerOptions,
 };
 
 /// How often a journal's VMs are looked at while they are followed again.
 const POLL: Duration = Duration::from_secs(1);
 
 /// Every discovered cluster's provision journal read; the followers of their unfinished VMs
-/// started, and the action that puts them on the progress screen.
+/// started, and the action that puts them and the failed ones on the progress screen.
 pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>) -> Vec<Action> {
     let config = Arc::clone(&state.provision.config);
     let mut actions = Vec::new();
     let mut clusters = Vec::new();
-    let mut unfinished: Vec<JournalEntry> = Vec::new();
+    let mut vms: Vec<(String, JournalEntry)> = Vec::new();
     let mut groups = Vec::new();
     for c in &state.clusters {
         let key = config_key(&config, c);
@@ -45,20 +46,21 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
             }
         };
         let mut by_group: BTreeMap<(String, String, String), Vec<JournalEntry>> = BTreeMap::new();
-        for e in journal
-            .entries()
-            .iter()
-            .filter(|e| !e.progress.stage.is_final())
-        {
-            let group = (e.provider.clone(), e.endpoint.clone(), e.role.clone());
-            by_group.entry(group).or_default().push(e.clone());
+        let before = vms.len();
+        for e in journal.entries() {
+            let failed = e.progress.stage == ProvisionStage::Failed && e.progress.id.is_some();
+            if !e.progress.stage.is_final() {
+                let group = (e.provider.clone(), e.endpoint.clone(), e.role.clone());
+                by_group.entry(group).or_default().push(e.clone());
+            } else if !failed {
+                continue;
+            }
+            vms.push((key.clone(), e.clone()));
         }
-        if by_group.is_empty() {
-            continue;
+        if vms.len() > before {
+            clusters.push(c.name.clone());
         }
-        clusters.push(c.name.clone());
         for ((provider, endpoint, role), entries) in by_group {
-            unfinished.extend(entries.iter().cloned());
             groups.push(FollowGroup {
                 cluster: c.clone(),
                 key: key.clone(),
@@ -70,22 +72,20 @@ pub(super) fn startup(state: &AppState, dir: &Path, app: &mpsc::Sender<AppEvent>
             });
         }
     }
-    if groups.is_empty() {
+    if vms.is_empty() {
         return actions;
     }
-    let names = unfinished.iter().map(|e| e.progress.name.clone()).collect();
-    let io = ProvisionIo {
-        one_env: Arc::clone(&state.provision.one_env),
-        kubeconfig: state.provision.kubeconfig.clone(),
-        app: app.clone(),
-    };
-    tokio::spawn(follow_all(groups, config, io, names));
-    actions.push(Action::Event(AppEvent::Provision(Box::new(
-        ProvisionUpdate::FollowedAgain {
-            clusters,
-            entries: unfinished,
-        },
-    ))));
+    if !groups.is_empty() {
+        let names = vms.iter().map(|(_, e)| e.progress.name.clone()).collect();
+        let io = ProvisionIo {
+            one_env: Arc::clone(&state.provision.one_env),
+            kubeconfig: state.provision.kubeconfig.clone(),
+            app: app.clone(),
+        };
+        tokio::spawn(follow_all(groups, config, io, names));
+    }
+    let from_journals = ProvisionUpdate::FromJournals { clusters, vms };
+    actions.push(Action::Event(AppEvent::Provision(Box::new(from_journals))));
     actions
 }
 
