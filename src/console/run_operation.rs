@@ -185,7 +185,7 @@ enum Prepared {
     Scale(Box<ScaleRun>),
     Create(Box<CreateRun>),
     Provision(Box<ProvisionRun>),
-    TerminateVm(Providers),
+    TerminateVm(Box<Providers>),
 }
 
 /// What every run hands the operation runner: the approval, the audit, the journal's place,
@@ -321,7 +321,7 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
                 providers: Providers::of(state),
             }))
         }
-        ActionRun::TerminateVm => Prepared::TerminateVm(Providers::of(&console.state)),
+        ActionRun::TerminateVm => Prepared::TerminateVm(Box::new(Providers::of(&console.state))),
         run => {
             let name = approved.action().cluster().to_string();
             let (cluster, options) = connection(&console.state, &name);
