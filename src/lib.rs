@@ -14,9 +14,10 @@
 //!   mutating command.
 //! - `console`: the interactive console's IO: the event loop and the effect
 //!   runner that starts rollouts (`operation::upgrade`, as the headless
-//!   commands do) and provisions, every other operation on its one runner (`run_operation`:
+//!   commands do), every other operation on its one runner (`run_operation`:
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
-//!   scales and CAPI-way upgrades, through `operation::run`, their events told
+//!   scales and CAPI-way upgrades, provisions and VM terminates,
+//!   through `operation::run`, their events told
 //!   as progress events)
 //!   and the screen modules' tasks (the health checks, the log screen's streams); it reads CAPI-way upgrade plans
 //!   as the commands do (`run_capi_upgrade`).

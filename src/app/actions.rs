@@ -282,6 +282,10 @@ pub enum ActionRun {
     Forget(Box<ForgetPlan>),
     /// The CAPI-way upgrade of a cluster Cluster API owns.
     CapiUpgrade(Box<crate::upgrade::capi::CapiUpgradePlan>),
+    /// New VMs of a cluster, each followed until its node joined.
+    Provision(Box<crate::provision::ProvisionPlan>),
+    /// A VM a provision left failed, terminated (the approval names it).
+    TerminateVm,
 }
 
 impl ActionRun {
@@ -299,6 +303,7 @@ impl ActionRun {
                     .map(|p| crate::operation::capi_upgrade::phase_bound(plan, p))
                     .sum(),
             ),
+            ActionRun::Provision(_) => Some(crate::provision::RunnerOptions::default().timeout),
             _ => None,
         }
     }

@@ -39,7 +39,6 @@ pub enum KeyContext {
     /// The progress pane asks whether to abort.
     AbortQuestion,
     ProvisionWizard,
-    Provision,
     /// Quit was asked while a rollout or provision runs here: y/N.
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
@@ -63,7 +62,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 26] = [
+    pub const ALL: [KeyContext; 25] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -80,7 +79,6 @@ impl KeyContext {
         KeyContext::Explain,
         KeyContext::Help,
         KeyContext::ProvisionWizard,
-        KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
         KeyContext::ActionPlan,
@@ -112,7 +110,6 @@ impl KeyContext {
             KeyContext::Rollout => "Rollout progress (:rollout)",
             KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
-            KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
             KeyContext::ActionPlan => "Delete or CAPI scale plan",
@@ -251,11 +248,10 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
         KeyContext::AbortQuestion => &[upgrade::ABORT, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
-        KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
         KeyContext::ActionPlan => &[actions::PLAN],
-        KeyContext::ActionProgress => &[actions::PROGRESS],
+        KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS],
         KeyContext::Screen(_) => &[panes::GLOBAL],
         KeyContext::Capi => &[
             panes::CAPI_OWN,
@@ -335,7 +331,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::UpgradePlan => KeyContext::UpgradePlan,
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
-            Screen::Provision => KeyContext::Provision,
             Screen::Action if state.actions.plan.is_some() => KeyContext::ActionPlan,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),

@@ -41,7 +41,6 @@ mod update_kube_plan;
 mod update_panes;
 mod update_plan;
 mod update_provision;
-mod update_provision_guards;
 mod update_upgrade;
 pub mod upgrade_plan;
 // Creating a cluster: the wizard, its plan and the run's progress.

@@ -104,7 +104,6 @@ pub fn prepare(state: &mut AppState) {
         | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision
         | Screen::Action => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],

@@ -23,8 +23,6 @@ pub enum Screen {
     KubernetesPlan,
     /// The provision wizard of the cluster in use.
     ProvisionWizard,
-    /// The VMs provisioned for the cluster in use, as they change.
-    Provision,
     /// A node or etcd action's plan, or the progress of the one running here.
     Action,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).

@@ -285,7 +285,6 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision
             | Screen::Action => None,
             Screen::Capi => None,
             Screen::Create => None,
@@ -304,7 +303,6 @@ impl AppState {
             | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision
             | Screen::Action => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,

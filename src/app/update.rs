@@ -59,8 +59,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
             progress.clock_known(unix);
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
-        let redraw = provision::on_tick(state)
-            || super::shell::on_tick(state, unix)
+        let redraw = super::shell::on_tick(state, unix)
             || action_running
             || matches!(state.screen, Screen::Rollout | Screen::Create);
         if redraw {
@@ -167,7 +166,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None if state.screen == Screen::ProvisionWizard => {
                     provision::on_wizard(state, other)
                 }
-                None if state.screen == Screen::Provision => provision::on_progress(state, other),
                 None if matches!(state.screen, Screen::Module(_)) => {
                     super::shell::on_action(state, other)
                 }
@@ -215,7 +213,7 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
         return Vec::new();
     }
     let rollout = state.rollouts.values().any(|r| r.running);
-    let what = match (rollout, state.provision.any_running()) {
+    let what = match (rollout, provision::running(state)) {
         (false, false) if state.actions.running() => {
             let question =
                 "a node, etcd or delete action is running and stops with taloscope; quit? y/N";

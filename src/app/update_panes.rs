@@ -127,7 +127,6 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision
         | Screen::Action => false,
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
         Screen::Module(_) => false,

@@ -17,7 +17,7 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     let cluster = approved.action().cluster();
     // A delete's words name its cluster already.
     let headline = match run {
-        ActionRun::Delete(_) => what.to_string(),
+        ActionRun::Delete(_) | ActionRun::Provision(_) => what.to_string(),
         _ => format!("{what} in {cluster}"),
     };
     // A CAPI fix is followed until its finding clears, with no stop between its steps.
@@ -41,6 +41,11 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
         progress.steps = runner_events::capi_upgrade_steps(plan);
         progress.steps_word = "phases".into();
         progress.steps_title = "Phases".into();
+    }
+    if let ActionRun::Provision(plan) = run {
+        let (cluster, provider) = (&plan.cluster, &plan.provider);
+        let vms = runner_events::ProvisionSteps::new(cluster, provider, plan.vm_names.clone());
+        vms.shape(&mut progress);
     }
     if let ActionRun::CapiScale(scale) = run {
         let (tally, checks) = runner_events::scale_start(&scale.plan);
@@ -78,14 +83,18 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
     };
     let line = progress.lines.back().cloned().unwrap_or_default();
     let line = line.split_once("] ").map_or(line.as_str(), |(_, l)| l);
-    state.message = Some(match result {
+    let said = match result {
         Ok(_) if kind == OperationKind::Create => Message::info(format!(
             "{} is up; its contexts are written (reloading the fleet)",
             progress.cluster
         )),
         Ok(_) => Message::info(format!("{}: {line}", progress.what)),
         Err(_) => Message::error(format!("{}: {line}", progress.what)),
-    });
+    };
+    // A quit question asked while it ran stays on the message line until it is answered.
+    if state.quit_question.is_none() {
+        state.message = Some(said);
+    }
     match kind {
         OperationKind::Create if result.is_ok() => vec![Effect::ReloadDiscovery],
         OperationKind::Delete => {
@@ -128,11 +137,28 @@ fn cancel(state: &mut AppState) -> Vec<Effect> {
     vec![Effect::CancelAction]
 }
 
+/// `x` on the progress: the action it offers (a failed VM's terminate) through the dispatcher.
+fn take_offer(state: &mut AppState) -> Vec<Effect> {
+    let offer = state
+        .actions
+        .progress
+        .as_ref()
+        .and_then(|p| p.offers.last());
+    match offer {
+        Some(offer) => vec![Effect::Gate(offer.action.clone())],
+        None => {
+            state.message = Some(Message::info("nothing is offered here"));
+            Vec::new()
+        }
+    }
+}
+
 /// Keys on the progress: Esc back (the operation goes on), `c` cancels it after its current
-/// step, help, the command line.
+/// step, `x` takes the action it offers, help, the command line.
 pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
         Action::CancelAction => return cancel(state),
+        Action::Provision(super::provision::ProvisionKey::Terminate) => return take_offer(state),
         Action::Back => state.screen = state.actions.back.unwrap_or(Screen::Cluster(Pane::Nodes)),
         Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
         Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),

@@ -126,7 +126,9 @@ where
     for action in journal_actions(&console.state, &console.paths.state_dir) {
         apply(&mut console.state, action);
     }
-    for action in super::run_provision::startup(&console.state, &console.paths.state_dir, &app_tx) {
+    for action in
+        super::follow_provisions::startup(&console.state, &console.paths.state_dir, &app_tx)
+    {
         apply(&mut console.state, action);
     }
     for action in super::run_actions::startup(console) {
@@ -138,7 +140,6 @@ where
     loop {
         let ticking = console.state.rollouts.values().any(|r| r.running)
             || console.state.actions.running()
-            || console.state.provision.any_running()
             || console.state.create.running()
             || console.state.screens.busy();
         if pacer.should_draw(Instant::now()) {
@@ -331,7 +332,9 @@ fn perform(
                 "no rollout of {cluster} is running in this console"
             )))),
         },
-        Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
+        Effect::Provision(effect) => {
+            super::run_provision_wizard::perform(&console.state, *effect, app_tx)
+        }
         Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
         Effect::RunAction {
             approved,

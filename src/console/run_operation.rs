@@ -1,5 +1,6 @@
 //! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
-//! fix, a cluster's create or delete, a CAPI scale, a CAPI-way upgrade): it runs the runner the headless command
+//! fix, a cluster's create or delete, a CAPI scale, a CAPI-way upgrade, a provision or a
+//! failed VM's terminate): it runs the runner the headless command
 //! runs in its own task, tells the app its events as progress events of its kind
 //! (`operation::runner_events` maps each runner's own), then how it ended, after the
 //! dispatcher audited it.
@@ -16,7 +17,7 @@ use crate::app::action::AppEvent;
 use crate::app::actions::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
 use crate::app::capi_scale::CapiScaleRun;
 use crate::app::state::AppState;
-use crate::approval::{ApprovedAction, Dispatcher};
+use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::capi_scale::ScaleOptions;
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
@@ -35,10 +36,15 @@ use crate::operation::etcd::EtcdOperation;
 use crate::operation::forget::NodeForget;
 use crate::operation::node::NodeAction;
 use crate::operation::progress::ProgressEvent;
+use crate::operation::provision::Provisioning;
+use crate::operation::runner_events::ProvisionSteps;
 use crate::operation::scale::CapiScale;
+use crate::operation::terminate::VmTermination;
 use crate::operation::{
     CancelSignal, Events, OperationEvent, OperationKind, Runner, runner_events,
 };
+use crate::provision::cluster::{GuardInputs, cluster_addresses, config_key, join_checks};
+use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
 use crate::upgrade::RunOptions;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
@@ -56,7 +62,7 @@ fn tell(progress: &Progress, events: Vec<ProgressEvent>) {
 /// runner drops its sender; the task ends then.
 fn teller<E: Send + 'static>(
     progress: Progress,
-    map: fn(E) -> Vec<ProgressEvent>,
+    mut map: impl FnMut(E) -> Vec<ProgressEvent> + Send + 'static,
 ) -> (mpsc::Sender<E>, tokio::task::JoinHandle<()>) {
     let (events, mut rx) = mpsc::channel(64);
     let task = tokio::spawn(async move {
@@ -78,6 +84,9 @@ const SCALE_OPTIONS: (Duration, Duration, Duration) = (
     Duration::from_secs(1200),
     Duration::from_secs(60),
 );
+
+/// How often a provision's runner looks at its VMs.
+const PROVISION_POLL: Duration = Duration::from_secs(1);
 
 /// The discovered cluster `name` and how to reach it, as the rollouts do: its talosconfig
 /// context, its kube context through the operator's kubeconfig.
@@ -137,12 +146,46 @@ struct CreateRun {
     answers: mpsc::Receiver<FingerprintAnswer>,
 }
 
+/// New VMs: the plan, the cluster they join, its Cluster API owner as the wizard's guards saw
+/// it (the runner checks `capi_owned` with it again before each VM), the provider's settings.
+struct ProvisionRun {
+    plan: ProvisionPlan,
+    cluster: Option<crate::discovery::Cluster>,
+    capi_owner: Option<crate::capi::CapiOwner>,
+    providers: Providers,
+}
+
+/// What a provision or a terminate reaches its provider and the cluster's API with.
+struct Providers {
+    config: Arc<Config>,
+    one_env: Arc<OneEnvironment>,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+}
+
+impl Providers {
+    fn of(state: &AppState) -> Providers {
+        Providers {
+            config: Arc::clone(&state.provision.config),
+            one_env: Arc::clone(&state.provision.one_env),
+            kubeconfig: state.provision.kubeconfig.clone(),
+        }
+    }
+
+    fn named(&self, name: &str) -> Result<Provider, String> {
+        provider_named(&self.config, &self.one_env, name)
+            .map(|(provider, _)| provider)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// What a run takes from the console before its task starts.
 enum Prepared {
     OnCluster(Box<OnCluster>),
     Delete(Box<DeleteRun>),
     Scale(Box<ScaleRun>),
     Create(Box<CreateRun>),
+    Provision(Box<ProvisionRun>),
+    TerminateVm(Box<Providers>),
 }
 
 /// What every run hands the operation runner: the approval, the audit, the journal's place,
@@ -260,6 +303,25 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
                 options,
             }))
         }
+        ActionRun::Provision(plan) => {
+            // The wizard shows the cluster by name; the plan and approval by its config key.
+            let state = &console.state;
+            let cluster = state
+                .clusters
+                .iter()
+                .find(|c| config_key(&state.provision.config, c) == plan.cluster)
+                .cloned();
+            let capi_owner = cluster
+                .as_ref()
+                .and_then(|c| state.fleet.capi.owner(&c.name).cloned());
+            Prepared::Provision(Box::new(ProvisionRun {
+                plan: *plan,
+                cluster,
+                capi_owner,
+                providers: Providers::of(state),
+            }))
+        }
+        ActionRun::TerminateVm => Prepared::TerminateVm(Box::new(Providers::of(&console.state))),
         run => {
             let name = approved.action().cluster().to_string();
             let (cluster, options) = connection(&console.state, &name);
@@ -351,7 +413,92 @@ async fn carry_out(
             );
             outcome.succeeded.then_some(told.clone()).ok_or(told)
         }
+        Prepared::Provision(provision) => run_provision(*provision, approved, progress).await,
+        Prepared::TerminateVm(providers) => terminate_vm(&providers, approved).await,
     }
+}
+
+/// `provision`'s operation over the approved plan, the cluster's join checks and journal, each
+/// VM told as a step of the run until it joined.
+async fn run_provision(
+    run: ProvisionRun,
+    approved: &Approved,
+    progress: Progress,
+) -> Result<String, String> {
+    let ProvisionRun {
+        plan,
+        cluster,
+        capi_owner,
+        providers,
+    } = run;
+    let parts = async {
+        let cluster =
+            cluster.ok_or_else(|| format!("cluster {} is no longer discovered", plan.cluster))?;
+        let provider = providers.named(&plan.provider)?;
+        let (checks, warning) = join_checks(&cluster, providers.kubeconfig.as_ref()).await?;
+        let journal = ProvisionJournal::open(&approved.state_dir, &plan.cluster)
+            .map_err(|e| e.to_string())?;
+        // The acknowledgements typed in the wizard: the runner checks them before each VM.
+        let guards = GuardInputs {
+            config: (*providers.config).clone(),
+            addresses: cluster_addresses(&cluster),
+            nodes: cluster.nodes().to_vec(),
+            acks: approved.acks.clone(),
+            capi_owner,
+        };
+        Ok::<_, String>((provider, checks, warning, journal, guards))
+    };
+    let (provider, checks, warning, journal, guards) = match parts.await {
+        Ok(parts) => parts,
+        Err(e) => return approved.not_started(e),
+    };
+    if let Some(warning) = warning {
+        tell(&progress, vec![ProgressEvent::Line(warning)]);
+    }
+    let mut vms = ProvisionSteps::new(&plan.cluster, &plan.provider, plan.vm_names.clone());
+    let (events, teller) = teller(progress, move |event| vms.events(&event));
+    let options = RunnerOptions {
+        poll: PROVISION_POLL,
+        ..RunnerOptions::default()
+    };
+    let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, events)
+        .with_guards(guards);
+    let mut provisioning = Provisioning::new(runner);
+    // The provision's own events carry its lines.
+    let result = crate::operation::run(
+        &mut provisioning,
+        approved.runner(CancelSignal::never(), &|_| {}),
+    )
+    .await;
+    let summary = provisioning.summary(&result).await;
+    drop(provisioning);
+    let _ = teller.await;
+    let line = summary.line();
+    summary.succeeded().then_some(line.clone()).ok_or(line)
+}
+
+/// The approved VM terminated through its operation (which notes it in the cluster's journal).
+async fn terminate_vm(providers: &Providers, approved: &Approved) -> Result<String, String> {
+    let MutatingAction::TerminateVm {
+        provider,
+        cluster,
+        vm,
+    } = approved.approved.action()
+    else {
+        return approved.not_started("not a VM's terminate".to_string());
+    };
+    let provider = match providers.named(provider) {
+        Ok(provider) => provider,
+        Err(e) => return approved.not_started(e),
+    };
+    let journal = ProvisionJournal::open(&approved.state_dir, cluster).ok();
+    let mut termination = VmTermination::new((cluster.clone(), vm.clone()), provider, journal);
+    let runner = approved.runner(CancelSignal::never(), &|_| {});
+    crate::operation::run(&mut termination, runner).await?;
+    termination
+        .progress()
+        .map(|vm| format!("{} terminated", vm.name))
+        .ok_or_else(|| "the VM was not terminated".to_string())
 }
 
 /// The node and etcd actions, the CAPI fix and the CAPI-way upgrade on the cluster's
@@ -423,6 +570,11 @@ async fn run_on(
             "the create of {} runs on its provider, not on a cluster connection",
             plan.cluster
         )),
+        ActionRun::Provision(plan) => Err(format!(
+            "the provision of {} runs on its provider, not on a cluster connection",
+            plan.cluster
+        )),
+        ActionRun::TerminateVm => Err("a VM's terminate runs on its provider".to_string()),
     }
 }
 

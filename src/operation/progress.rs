@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::{CancelRule, OperationKind};
+use crate::approval::MutatingAction;
 use crate::clock::short_duration;
 
 /// Lines kept per run; older ones are dropped.
@@ -44,8 +45,19 @@ pub enum ProgressEvent {
         about: String,
         question: String,
     },
+    /// A guarded action the run offers on one of its subjects (a failed VM's terminate): the
+    /// progress screen asks the dispatcher for it with one key.
+    Offer(Offer),
     /// How it ended: what it did, or why it did not finish.
     Finished(Result<String, String>),
+}
+
+/// A guarded action offered on a subject, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub subject: String,
+    pub reason: String,
+    pub action: MutatingAction,
 }
 
 /// A subject's latest state.
@@ -170,6 +182,8 @@ pub struct OperationProgress {
     pub tally: Option<Tally>,
     pub checks: Vec<Check>,
     pub waiting: Option<String>,
+    /// Guarded actions offered on its subjects, one per subject, newest last.
+    pub offers: Vec<Offer>,
     /// The lines, oldest first (bounded), each stamped `[+1m05s]` when the clock was known.
     pub lines: VecDeque<String>,
     /// When it started and ended (seconds since the Unix epoch, the console's clock).
@@ -210,6 +224,7 @@ impl OperationProgress {
             tally: None,
             checks: Vec::new(),
             waiting: None,
+            offers: Vec::new(),
             lines: VecDeque::new(),
             started: now,
             ended: None,
@@ -270,6 +285,10 @@ impl OperationProgress {
                     about,
                     text: question,
                 })
+            }
+            ProgressEvent::Offer(offer) => {
+                self.offers.retain(|o| o.subject != offer.subject);
+                self.offers.push(offer);
             }
             ProgressEvent::Finished(result) => self.finish(now, result),
         }

@@ -36,7 +36,6 @@ mod plan_parts;
 pub mod progress;
 mod progress_parts;
 pub mod provision;
-pub mod provision_progress;
 pub mod rollout;
 pub mod table;
 pub mod too_small;
@@ -125,9 +124,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::KubernetesPlan => (&plan::kube::KubePlanView::new(state, look)).render(body, buf),
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
-        }
-        Screen::Provision => {
-            (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
         }
         Screen::Action if state.actions.plan.is_some() => {
             (&plan::action::ActionPlanView::new(state, look)).render(body, buf)

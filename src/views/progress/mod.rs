@@ -1,8 +1,9 @@
 //! The one progress screen of an operation run from this console: what it counts and checks
 //! (a scale's Machines and etcd) and what it waits for, what runs and whether it still does
-//! (elapsed against its timeout), its steps done of how many, the question it waits on, how it
-//! ended, each step's state and elapsed time, each subject's state (node, member, Machine),
-//! then its lines, each starting with its time, wrapped to be read whole.
+//! (elapsed against its timeout), its steps done of how many, the question it waits on, the
+//! action it offers (a failed VM's terminate), how it ended, each step's state and elapsed
+//! time, each subject's state (node, member, Machine), then its lines, each starting with its
+//! time, wrapped to be read whole.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -163,6 +164,19 @@ impl ProgressView<'_> {
                     s.get(Role::Warn),
                 ),
                 Span::styled("y confirms, n refuses", s.get(Role::Key)),
+            ]));
+        }
+        for offer in &p.offers {
+            head.push(Line::from(vec![
+                Span::styled(printable(&offer.subject), s.get(Role::Error)),
+                Span::styled(
+                    format!(" (x: {})", offer.action.describe()),
+                    s.get(Role::Key),
+                ),
+                Span::styled(
+                    format!(": {}", printable(&offer.reason)),
+                    s.get(Role::Error),
+                ),
             ]));
         }
         if let Some(outcome) = &p.outcome {
