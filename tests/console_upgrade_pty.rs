@@ -296,3 +296,48 @@ fn resumes_after(stop: Stop) {
         "{audit}"
     );
 }
+
+/// The plan screen learns the Talos releases as `taloscope upgrade` does: with the sim's
+/// registry listing v1.12.15 (newer than the built-in table's v1.12.11), `u` on a cluster
+/// running v1.12.0 offers v1.12.15 first and says the registry listed it.
+#[test]
+fn the_plan_offers_the_registry_s_patch_newer_than_the_table() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let tags: Vec<String> = (0..=15).map(|p| format!("v1.12.{p}")).collect();
+    let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+    let spec = taloscope_sim::registry::RegistrySpec::installer(&tags);
+    let registry = runtime
+        .block_on(taloscope_sim::registry::RegistrySim::start(spec))
+        .expect("registry");
+    let sim = pty_support::BackgroundSim::start_scaled("healthy-112", 5.0, BOUND);
+    let home = tempfile::tempdir().expect("temp home");
+    let mut env = sim.console_env();
+    env.push(("TALOSCOPE_RELEASES_REGISTRY", registry.endpoint()));
+    let mut s = PtySession::start(24, 80, home.path(), &[], &env);
+    s.wait_for("the fleet", BOUND, |t| {
+        t.contains("healthy-112") && t.contains("Enter open")
+    });
+    s.send(b":ctx healthy-112\r");
+    s.wait_for("the nodes", BOUND, |t| {
+        t.contains("+ Nodes (5)") && t.contains("w-2")
+    });
+    s.send(b"u");
+    s.wait_for("the registry's newest patch as the target", BOUND, |t| {
+        t.contains("Upgrade healthy-112 to v1.12.15")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the plan to close", BOUND, |t| {
+        !t.contains("Upgrade healthy-112")
+    });
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+    assert!(
+        registry
+            .requests()
+            .iter()
+            .any(|r| format!("{r:?}").contains("siderolabs/installer")),
+        "the registry was asked"
+    );
+    drop(registry);
+}

@@ -145,6 +145,8 @@ pub enum AppEvent {
     Journal(Box<RolloutSummary>),
     /// The removed-API count the Kubernetes plan screen asked for.
     RemovedApis(Box<RemovedApisCounted>),
+    /// The Talos releases learned for a cluster (its mirrors, the registry, else the table).
+    Releases(String, Box<crate::upgrade::LearnedReleases>),
     /// Wall-clock seconds since the Unix epoch, once a second while a
     /// rollout runs here: the progress pane's elapsed times count to it.
     Tick(u64),

@@ -15,7 +15,8 @@ use crate::rollout::LeaseReading;
 use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};
 use crate::upgrade::{
-    Guard, GuardId, InPlaceUpgrade, RolloutInProgress, UpgradeKind, Verdict, blocking, capi_owned,
+    Guard, GuardId, InPlaceUpgrade, LearnedReleases, RolloutInProgress, UpgradeKind, Verdict,
+    blocking, capi_owned,
 };
 use crate::versions::Version;
 
@@ -158,12 +159,23 @@ pub trait PlanKind: UpgradeKind {
     /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
     const IN_PLACE: InPlaceUpgrade;
 
-    /// The offered targets (plus one named on the command line) and the one chosen.
+    /// The offered targets (plus one named on the command line) and the one chosen, from the
+    /// built-in release table.
     fn targets(
         status: &ClusterStatus,
         named: Option<&str>,
+    ) -> Result<(Vec<Version>, Version), String> {
+        let table = LearnedReleases::built_in("no registry was asked");
+        Self::targets_among(status, named, &table)
+    }
+    /// [`PlanKind::targets`] among the releases learned at run time (a kind that learns none
+    /// ignores them).
+    fn targets_among(
+        status: &ClusterStatus,
+        named: Option<&str>,
+        learned: &LearnedReleases,
     ) -> Result<(Vec<Version>, Version), String>;
-    fn settings(status: &ClusterStatus) -> Self::Settings;
+    fn settings(status: &ClusterStatus, learned: &LearnedReleases) -> Self::Settings;
     /// The plan from live status with the screen's settings (which a rebuild may adjust).
     fn make_plan(
         status: &ClusterStatus,
@@ -234,9 +246,19 @@ impl<K: PlanKind> DerefMut for RolloutPlanScreen<K> {
 
 impl<K: PlanKind> RolloutPlanScreen<K> {
     /// The plan screen for `status`, on `target` when given, else the one the kind offers
-    /// first. Errors are one line for the message line.
+    /// first among the built-in table's releases. Errors are one line for the message line.
     pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
-        let (targets, target) = K::targets(status, target)?;
+        let table = LearnedReleases::built_in("no registry was asked");
+        Self::open_among(status, target, &table)
+    }
+
+    /// [`RolloutPlanScreen::open`] among the `learned` releases.
+    pub fn open_among(
+        status: &ClusterStatus,
+        target: Option<&str>,
+        learned: &LearnedReleases,
+    ) -> Result<Self, String> {
+        let (targets, target) = K::targets_among(status, target, learned)?;
         let mut screen: Self = RolloutPlanScreen {
             cluster: status.name.clone(),
             targets,
@@ -245,7 +267,7 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
             guards: PlanGuards::default(),
             focus: PlanFocus::Nodes,
             step: None,
-            settings: K::settings(status),
+            settings: K::settings(status, learned),
         };
         screen.rebuild(status);
         Ok(screen)

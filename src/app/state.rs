@@ -163,6 +163,8 @@ pub struct AppState {
     pub upgrade: Option<super::upgrade_plan::PlanScreen>,
     /// The Kubernetes upgrade plan screen, while open.
     pub kube_upgrade: Option<super::kube_plan::KubePlanScreen>,
+    /// The Talos releases learned for each cluster; the table until they arrive.
+    pub releases: std::collections::BTreeMap<String, crate::upgrade::LearnedReleases>,
     /// This console's rollouts (running, ended, or read from a journal).
     pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
@@ -239,6 +241,7 @@ impl AppState {
             prepared: Default::default(),
             upgrade: None,
             kube_upgrade: None,
+            releases: Default::default(),
             rollouts: Default::default(),
             wall_clock: None,
             identity: String::new(),

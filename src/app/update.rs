@@ -275,6 +275,7 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         }
         AppEvent::Journal(summary) => upgrade::on_journal(state, *summary),
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
+        AppEvent::Releases(cluster, learned) => upgrade::on_releases(state, cluster, *learned),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
         AppEvent::Log(event) => {

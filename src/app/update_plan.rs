@@ -14,6 +14,7 @@ use super::state::{AppState, PlanSlot};
 use super::update_upgrade::{unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
 use crate::rollout::RolloutSummary;
+use crate::upgrade::LearnedReleases;
 
 /// A kind of rollout's own part of its plan screen's update step.
 pub trait PlanKeys: PlanSlot {
@@ -49,7 +50,9 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
             target.as_deref(),
         );
     }
-    match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
+    let learned = state.releases.get(&cluster).cloned();
+    let learned = learned.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"));
+    match RolloutPlanScreen::<K>::open_among(&live.status, target.as_deref(), &learned) {
         Ok(mut plan) => {
             plan.read_guards(&super::plan_keys::guard_reading(state, &plan.cluster));
             *K::slot_mut(state) = Some(plan);

@@ -5,6 +5,7 @@
 //! Pure, like the rest of update.
 use super::action::{Action, Effect, not_run};
 use super::message::Message;
+use super::plan_screen::PlanKind;
 use super::rollout::RolloutView;
 use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, Overlay};
@@ -17,7 +18,7 @@ use crate::rollout::{
     LeaseReading, RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary,
 };
 use crate::upgrade::kubernetes::Kubernetes;
-use crate::upgrade::{Direction, RolloutInProgress, StepState, TalosOs};
+use crate::upgrade::{Direction, LearnedReleases, RolloutInProgress, StepState, TalosOs};
 
 /// Most workers upgraded at once that the plan screen offers.
 const MAX_PARALLEL: usize = 10;
@@ -89,6 +90,26 @@ pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> b
 /// console's rollout of the cluster has not ended.
 pub fn open_upgrade(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
     open_plan::<TalosOs>(state, target)
+}
+
+/// The Talos releases learned for `cluster`: kept for its next plan; its open plan takes them,
+/// moved to their default target while it is still on the default it opened on.
+pub fn on_releases(state: &mut AppState, cluster: String, learned: LearnedReleases) {
+    let status = state.fleet.cluster(&cluster).map(|l| l.status.clone());
+    let open = state.upgrade.as_mut().filter(|p| p.cluster == cluster);
+    if let (Some(screen), Some(status)) = (open, status) {
+        let default = |learned| TalosOs::targets_among(&status, None, learned).ok();
+        if default(&screen.releases).is_some_and(|(_, t)| t == screen.target)
+            && let Some((targets, target)) = default(&learned)
+        {
+            screen.targets = targets;
+            screen.target = target;
+        }
+        screen.releases = learned.clone();
+        screen.rebuild(&status);
+        super::plan_keys::read_guards(state, Some(&cluster));
+    }
+    state.releases.insert(cluster, learned);
 }
 
 /// `:rollout`: the progress pane of the cluster in use.

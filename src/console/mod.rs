@@ -12,6 +12,7 @@ pub mod run_logs;
 mod run_operation;
 mod run_provision;
 mod run_rollout;
+mod run_upgrade_plan;
 // Scaling the CAPI way from `:capi`: its plan read and its connection.
 mod run_capi_scale;
 // The CAPI-way upgrade's plan read.

@@ -126,6 +126,7 @@ where
     for action in journal_actions(&console.state, &console.paths.state_dir) {
         apply(&mut console.state, action);
     }
+    super::run_upgrade_plan::learn_releases(&console.state, &console.paths.state_dir, &app_tx);
     for action in super::run_provision::startup(&console.state, &console.paths.state_dir, &app_tx) {
         apply(&mut console.state, action);
     }
