@@ -13,11 +13,10 @@
 //!   (`--plan`, `--yes`, `--confirm`, `--ack`, `--output`) flattened into each
 //!   mutating command.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts (`operation::upgrade`, as the headless
-//!   commands do) and provisions, every other operation on its one runner (`run_operation`:
+//!   runner that starts provisions, and every operation on its one runner (`run_operation`:
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
-//!   scales and CAPI-way upgrades, through `operation::run`, their events told
-//!   as progress events)
+//!   scales, the Talos, Kubernetes and CAPI-way upgrades started or resumed from their
+//!   journal, through `operation::run`, their events told as progress events)
 //!   and the log view's streams for the app; it reads CAPI-way upgrade plans
 //!   as the commands do (`run_capi_upgrade`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder

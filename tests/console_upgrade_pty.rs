@@ -117,7 +117,7 @@ fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
         t.contains("Type the cluster name in full")
     });
     s.send(b"prod\r");
-    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Progress "));
     s.wait_for("the rollout to complete", Duration::from_secs(120), |t| {
         t.contains("completed: every node done or skipped")
     });
@@ -183,7 +183,7 @@ fn resumes_after(stop: Stop) {
         t.contains("Type the cluster name")
     });
     s.send(b"healthy\r");
-    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Progress "));
     let journal = home.path().join("taloscope-state/rollouts/healthy.json");
     // What resumes is the journal: wait (bounded) until it holds `what`.
     let journal_says = |what: &str| {
@@ -244,7 +244,7 @@ fn resumes_after(stop: Stop) {
     s.wait_for("the nodes", BOUND, |t| t.contains("+ Nodes ("));
     s.send(b":rollout\r");
     s.wait_for("the stopped rollout", BOUND, |t| {
-        t.contains("stopped; r resumes")
+        t.contains("interrupted; r resumes")
     });
     s.send(b"r");
     s.wait_for("the confirmation", BOUND, |t| {

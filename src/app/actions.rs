@@ -386,6 +386,10 @@ pub enum ActionRun {
     Forget(Box<ForgetPlan>),
     /// The CAPI-way upgrade of a cluster Cluster API owns.
     CapiUpgrade(Box<crate::upgrade::capi::CapiUpgradePlan>),
+    /// A Talos or Kubernetes upgrade, in place, of the plan as the operator saw it.
+    Upgrade(Box<super::plan_screen::PlannedRollout>),
+    /// The in-place upgrade a run that did not end left in its journal, resumed.
+    ResumeUpgrade,
 }
 
 impl ActionRun {

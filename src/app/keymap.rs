@@ -35,9 +35,6 @@ pub enum KeyContext {
     /// The plan's installer image or acknowledgement being typed.
     TextField,
     Explain,
-    Rollout,
-    /// The progress pane asks whether to abort.
-    AbortQuestion,
     ProvisionWizard,
     Provision,
     /// Quit was asked while a rollout or provision runs here: y/N.
@@ -69,14 +66,12 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 29] = [
+    pub const ALL: [KeyContext; 27] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
         KeyContext::UpgradePlan,
         KeyContext::KubernetesPlan,
-        KeyContext::Rollout,
-        KeyContext::AbortQuestion,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -118,8 +113,6 @@ impl KeyContext {
                 "Installer image, acknowledgement, VM name pattern, snapshot file"
             }
             KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
-            KeyContext::Rollout => "Rollout progress (:rollout)",
-            KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
             KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
@@ -240,15 +233,13 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
         KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
-        KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
-        KeyContext::AbortQuestion => &[upgrade::ABORT, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
         KeyContext::ActionMenu => &[actions::MENU],
         KeyContext::ActionPlan => &[actions::PLAN],
-        KeyContext::ActionProgress => &[actions::PROGRESS],
+        KeyContext::ActionProgress => &[actions::PROGRESS, panes::MOVES],
         KeyContext::Logs => &[logs::VIEW, logs::BACK],
         KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
         KeyContext::Screen(_) => &[panes::GLOBAL],
@@ -327,18 +318,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
                 CreateStage::Progress => KeyContext::CreateProgress,
             },
             Screen::CapiUpgrade => KeyContext::CapiUpgradePlan,
-            Screen::Rollout => {
-                let asking = state
-                    .current
-                    .as_ref()
-                    .and_then(|c| state.rollouts.get(c))
-                    .is_some_and(|r| r.confirm_abort);
-                if asking {
-                    KeyContext::AbortQuestion
-                } else {
-                    KeyContext::Rollout
-                }
-            }
         },
     }
 }

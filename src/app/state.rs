@@ -163,10 +163,10 @@ pub struct AppState {
     pub upgrade: Option<super::upgrade_plan::PlanScreen>,
     /// The Kubernetes upgrade plan screen, while open.
     pub kube_upgrade: Option<super::kube_plan::KubePlanScreen>,
+    /// Where the progress screen's steps and lines are scrolled.
+    pub progress_scroll: super::scroll::ProgressScroll,
     /// The Talos releases learned for each cluster; the table until they arrive.
     pub releases: std::collections::BTreeMap<String, crate::upgrade::LearnedReleases>,
-    /// This console's rollouts (running, ended, or read from a journal).
-    pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
     /// This console's run holder, `user@host/pid-start` (set by the event
@@ -241,8 +241,8 @@ impl AppState {
             prepared: Default::default(),
             upgrade: None,
             kube_upgrade: None,
+            progress_scroll: Default::default(),
             releases: Default::default(),
-            rollouts: Default::default(),
             wall_clock: None,
             identity: String::new(),
             provision: super::provision::ProvisionState {
@@ -288,7 +288,6 @@ impl AppState {
             Screen::Clusters
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
             | Screen::Provision
@@ -308,7 +307,6 @@ impl AppState {
             Screen::Cluster(_)
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
             | Screen::Provision

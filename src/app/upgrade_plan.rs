@@ -202,6 +202,18 @@ impl PlanKind for TalosOs {
     }
 }
 
+impl PlannedRollout {
+    /// Its steps as its progress starts with them, before the runner reports.
+    pub fn steps(&self) -> Vec<StepProgress> {
+        match self {
+            PlannedRollout::Talos(plan) => TalosOs::placeholder_steps(plan),
+            PlannedRollout::Kubernetes(plan) => {
+                crate::upgrade::kubernetes::Kubernetes::placeholder_steps(plan)
+            }
+        }
+    }
+}
+
 fn apply_edit(plan: &mut UpgradePlan, edit: &PlanEdit) -> Result<(), crate::upgrade::PlanError> {
     match edit {
         PlanEdit::Move(node, direction) => plan.move_node(node, *direction),

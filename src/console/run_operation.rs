@@ -1,5 +1,6 @@
 //! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
-//! fix, a cluster's create or delete, a CAPI scale, a CAPI-way upgrade): it runs the runner the headless command
+//! fix, a cluster's create or delete, a CAPI scale, a Talos, Kubernetes or CAPI-way upgrade,
+//! started or resumed from its journal): it runs the runner the headless command
 //! runs in its own task, tells the app its events as progress events of its kind
 //! (`operation::runner_events` maps each runner's own), then how it ended, after the
 //! dispatcher audited it.
@@ -15,6 +16,7 @@ use super::run_create::FingerprintAnswer;
 use crate::app::action::AppEvent;
 use crate::app::actions::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
 use crate::app::capi_scale::CapiScaleRun;
+use crate::app::plan_screen::PlannedRollout;
 use crate::app::state::AppState;
 use crate::approval::{ApprovedAction, Dispatcher};
 use crate::capi_scale::ScaleOptions;
@@ -36,12 +38,15 @@ use crate::operation::forget::NodeForget;
 use crate::operation::node::NodeAction;
 use crate::operation::progress::ProgressEvent;
 use crate::operation::scale::CapiScale;
+use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::operation::{
     CancelSignal, Events, OperationEvent, OperationKind, Runner, runner_events,
 };
-use crate::upgrade::RunOptions;
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::{RunOptions, TalosOs};
 
 /// Where a runner's progress events go: to the app, in the order told.
 type Progress = mpsc::UnboundedSender<ProgressEvent>;
@@ -137,8 +142,16 @@ struct CreateRun {
     answers: mpsc::Receiver<FingerprintAnswer>,
 }
 
+/// An in-place upgrade's runner, started (it takes the rollout Lease and keeps its journal),
+/// and its events; or why it could not start.
+struct RolloutRun {
+    task: tokio::task::JoinHandle<RolloutOutcome>,
+    events: mpsc::UnboundedReceiver<RolloutEvent>,
+}
+
 /// What a run takes from the console before its task starts.
 enum Prepared {
+    Upgrade(Result<RolloutRun, String>),
     OnCluster(Box<OnCluster>),
     Delete(Box<DeleteRun>),
     Scale(Box<ScaleRun>),
@@ -187,7 +200,7 @@ pub(super) fn run(
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
     let kind = OperationKind::of(approved.action());
-    let prepared = prepare(console, &approved, run);
+    let prepared = prepare(console, &approved, run, &acks);
     let approved = Approved {
         approved,
         dispatcher: console.dispatcher.clone(),
@@ -213,8 +226,21 @@ pub(super) fn run(
 }
 
 /// What each kind needs from the console, taken before the task starts.
-fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> Prepared {
+fn prepare(
+    console: &mut Console,
+    approved: &ApprovedAction,
+    run: ActionRun,
+    acks: &[String],
+) -> Prepared {
+    console.rollout_control = None;
     match run {
+        ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
+            let started = start_upgrade(console, approved, run, acks.to_vec());
+            Prepared::Upgrade(started.map(|(control, run)| {
+                console.rollout_control = Some(control);
+                run
+            }))
+        }
         ActionRun::Delete(plan) => {
             let state = &console.state;
             let steps = state
@@ -283,6 +309,20 @@ async fn carry_out(
     progress: Progress,
 ) -> Result<String, String> {
     match prepared {
+        Prepared::Upgrade(Err(e)) => approved.not_started(e),
+        Prepared::Upgrade(Ok(RolloutRun { task, mut events })) => {
+            // Its end is told once, by the caller, from how the task ended.
+            let forward = async {
+                while let Some(event) = events.recv().await {
+                    if !matches!(event, RolloutEvent::Finished { .. }) {
+                        tell(&progress, runner_events::rollout(&event));
+                    }
+                }
+            };
+            let (ended, ()) = tokio::join!(task, forward);
+            let outcome = ended.map_err(|e| format!("the run ended abnormally: {e}"))?;
+            runner_events::rollout_end(&outcome)
+        }
         Prepared::OnCluster(on) => {
             let OnCluster {
                 run,
@@ -354,6 +394,80 @@ async fn carry_out(
     }
 }
 
+/// Starts the upgrade runner of an approved plan, or resumes the journal of its cluster a run
+/// that did not end left (`operation::upgrade`, as `taloscope upgrade` does): its control
+/// channel (pause, resume, abort) and its run.
+fn start_upgrade(
+    console: &Console,
+    approved: &ApprovedAction,
+    run: ActionRun,
+    acks: Vec<String>,
+) -> Result<(mpsc::UnboundedSender<RolloutControl>, RolloutRun), String> {
+    let name = approved.action().cluster().to_string();
+    let cluster = connection(&console.state, &name)
+        .0
+        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    let (events, rx) = mpsc::unbounded_channel();
+    let dir = console.paths.state_dir.clone();
+    let (approved, dispatcher) = (approved.clone(), console.dispatcher.clone());
+    let handle = match run {
+        ActionRun::Upgrade(planned) => {
+            let options = RunOptions {
+                state_dir: Some(dir),
+                ..RunOptions::default()
+            };
+            match *planned {
+                PlannedRollout::Talos(plan) => spawn_upgrade::<TalosOs>(
+                    UpgradeRun {
+                        approved,
+                        dispatcher,
+                        plan,
+                        acks,
+                        cluster,
+                        options,
+                    },
+                    events,
+                ),
+                PlannedRollout::Kubernetes(plan) => spawn_upgrade::<Kubernetes>(
+                    UpgradeRun {
+                        approved,
+                        dispatcher,
+                        plan,
+                        acks,
+                        cluster,
+                        options,
+                    },
+                    events,
+                ),
+            }
+        }
+        _ => {
+            let journal = RolloutJournal::load_unfinished(&dir, &name)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| {
+                    format!(
+                        "no unfinished rollout journal of {name} under {}",
+                        dir.display()
+                    )
+                })?;
+            let options = RunOptions {
+                state_dir: Some(dir),
+                ..RunOptions::from_journal(&journal.options)
+            };
+            let resume = match journal.kind {
+                RolloutKind::TalosUpgrade => resume_upgrade_with::<TalosOs>,
+                RolloutKind::KubernetesUpgrade => resume_upgrade_with::<Kubernetes>,
+            };
+            resume(journal, approved, dispatcher, cluster, options, events)
+        }
+    };
+    let run = RolloutRun {
+        task: handle.task,
+        events: rx,
+    };
+    Ok((handle.control, run))
+}
+
 /// The node and etcd actions, the CAPI fix and the CAPI-way upgrade on the cluster's
 /// connection, through the runner; a CAPI fix's cluster then followed until its finding
 /// clears.
@@ -423,6 +537,9 @@ async fn run_on(
             "the create of {} runs on its provider, not on a cluster connection",
             plan.cluster
         )),
+        ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
+            Err("an in-place upgrade runs on its own rollout runner".to_string())
+        }
     }
 }
 
