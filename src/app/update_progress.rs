@@ -95,6 +95,12 @@ pub fn rollout_in_progress(state: &AppState, cluster: &str) -> Option<RolloutInP
     })
 }
 
+/// `Tab` switches lists, offered where the steps run long: an upgrade's nodes beside its
+/// lines.
+pub fn has_steps(state: &AppState) -> bool {
+    rollout(state).is_some_and(|p| !p.steps.is_empty())
+}
+
 /// `Space` pauses: an upgrade runs, not paused or cancelling already.
 pub fn can_pause(state: &AppState) -> bool {
     rollout(state).is_some_and(|p| p.running() && !p.paused && !p.cancelling)

@@ -36,6 +36,8 @@ pub struct ProgressView<'a> {
     empty: &'a str,
     /// Where the operator scrolled its steps and lines; none follows what runs.
     scroll: ProgressScroll,
+    /// Its lists scroll: the steps leave a third of the room to the lines.
+    scrollable: bool,
 }
 
 impl<'a> ProgressView<'a> {
@@ -51,12 +53,14 @@ impl<'a> ProgressView<'a> {
             look,
             empty,
             scroll: ProgressScroll::default(),
+            scrollable: false,
         }
     }
 
     /// Its steps and lines scrolled as the operator left them.
     pub fn scrolled(mut self, scroll: ProgressScroll) -> ProgressView<'a> {
         self.scroll = scroll;
+        self.scrollable = true;
         self
     }
 
@@ -219,14 +223,19 @@ impl Widget for &ProgressView<'_> {
             0 => 0,
             n => n as u16 + 2,
         };
-        // The steps take what they need, short of a third of the rest (five rows at least)
-        // kept for the lines; both scroll.
+        // The steps take what they need; when both lists scroll, short of a third of the rest
+        // (five rows at least) kept for the lines.
         let rest = area
             .height
             .saturating_sub(facts_rows + head_rows as u16 + subject_rows);
+        let lines_room = if self.scrollable {
+            (rest / 3).max(5)
+        } else {
+            3
+        };
         let step_rows = match p.steps.len() {
             0 => 0,
-            n => (n as u16 + 3).min(rest.saturating_sub((rest / 3).max(5))),
+            n => (n as u16 + 3).min(rest.saturating_sub(lines_room)),
         };
         let [facts_area, head_area, steps_area, subjects_area, log_area] =
             area.layout(&Layout::vertical([
@@ -262,7 +271,8 @@ impl Widget for &ProgressView<'_> {
                 rows: self.step_rows(p),
                 total: len,
                 selected: Some(selected.to_string()),
-                active: on_steps && (p.running() || self.scroll.steps.is_set()),
+                // The followed step stays in view; the selection shows once scrolled.
+                active: on_steps && self.scroll.steps.is_set(),
                 empty: "No step yet.",
             };
             let title = format!(" {} ", printable(&p.steps_title));
