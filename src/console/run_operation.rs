@@ -46,7 +46,7 @@ use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, 
 use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{RunOptions, TalosOs};
+use crate::upgrade::{RunOptions, TalosOs, UpgradeKind};
 
 /// Where a runner's progress events go: to the app, in the order told.
 type Progress = mpsc::UnboundedSender<ProgressEvent>;
@@ -416,29 +416,10 @@ fn start_upgrade(
                 state_dir: Some(dir),
                 ..RunOptions::default()
             };
+            let with = (approved, dispatcher, acks, cluster, options);
             match *planned {
-                PlannedRollout::Talos(plan) => spawn_upgrade::<TalosOs>(
-                    UpgradeRun {
-                        approved,
-                        dispatcher,
-                        plan,
-                        acks,
-                        cluster,
-                        options,
-                    },
-                    events,
-                ),
-                PlannedRollout::Kubernetes(plan) => spawn_upgrade::<Kubernetes>(
-                    UpgradeRun {
-                        approved,
-                        dispatcher,
-                        plan,
-                        acks,
-                        cluster,
-                        options,
-                    },
-                    events,
-                ),
+                PlannedRollout::Talos(plan) => fresh::<TalosOs>(plan, with, events),
+                PlannedRollout::Kubernetes(plan) => fresh::<Kubernetes>(plan, with, events),
             }
         }
         _ => {
@@ -467,6 +448,32 @@ fn start_upgrade(
     };
     Ok((handle.control, run))
 }
+
+/// A new upgrade of kind `K` of `plan`, approved, with its acknowledgements, cluster and options.
+fn fresh<K: UpgradeKind>(
+    plan: K::Plan,
+    (approved, dispatcher, acks, cluster, options): UpgradeWith,
+    events: mpsc::UnboundedSender<RolloutEvent>,
+) -> crate::rollout::RolloutHandle {
+    let run = UpgradeRun::<K> {
+        approved,
+        dispatcher,
+        plan,
+        acks,
+        cluster,
+        options,
+    };
+    spawn_upgrade(run, events)
+}
+
+/// What a new upgrade starts with besides its plan.
+type UpgradeWith = (
+    ApprovedAction,
+    Dispatcher,
+    Vec<String>,
+    crate::discovery::Cluster,
+    RunOptions,
+);
 
 /// The node and etcd actions, the CAPI fix and the CAPI-way upgrade on the cluster's
 /// connection, through the runner; a CAPI fix's cluster then followed until its finding
