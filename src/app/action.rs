@@ -69,14 +69,14 @@ pub enum Action {
     Notify(Message),
     Event(AppEvent),
     /// `u` / `:upgrade [vX.Y.Z]`: the upgrade plan of the cluster in use (or
-    /// its progress pane while a rollout runs).
+    /// the progress screen while its rollout has not ended).
     OpenUpgrade(Option<String>),
     /// `U` / `:upgrade-k8s [VERSION]`: the Kubernetes upgrade plan of the
-    /// cluster in use (or its progress pane while a rollout runs).
+    /// cluster in use (or the progress screen while its rollout has not ended).
     OpenKubernetesUpgrade(Option<String>),
     /// Kubernetes plan screen: pull the new images on every node first.
     TogglePrePull,
-    /// `:rollout`: the progress pane of the cluster in use.
+    /// `:rollout`: the progress screen of the rollout of the cluster in use.
     ShowRollout,
     /// Plan screen: the next / previous offered target.
     NextTarget,

@@ -209,7 +209,7 @@ pub trait PlanKind: UpgradeKind {
     /// The approval this plan's Start asks the dispatcher for.
     fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
-    /// The progress pane's steps between Start and the runner's first report.
+    /// The progress screen's steps between Start and the runner's first report.
     fn placeholder_steps(plan: &Self::Plan) -> Vec<StepProgress>;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;

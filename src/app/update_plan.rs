@@ -23,7 +23,7 @@ pub trait PlanKeys: PlanSlot {
     fn after_rebuild(state: &mut AppState) -> Vec<Effect>;
 }
 
-/// `u` / `U`, `:upgrade` / `:upgrade-k8s`: the plan, or the progress pane while this console's
+/// `u` / `U`, `:upgrade` / `:upgrade-k8s`: the plan, or the progress screen while this console's
 /// rollout of the cluster has not ended.
 pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
     let Some(cluster) = usable_cluster(state) else {

@@ -78,7 +78,7 @@ pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> b
     true
 }
 
-/// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress pane while this
+/// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress screen while this
 /// console's rollout of the cluster has not ended.
 pub fn open_upgrade(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
     open_plan::<TalosOs>(state, target)
@@ -104,7 +104,7 @@ pub fn on_releases(state: &mut AppState, cluster: String, learned: LearnedReleas
     state.releases.insert(cluster, learned);
 }
 
-/// `:rollout`: the progress pane of the cluster in use.
+/// `:rollout`: the progress screen of the cluster in use's rollout.
 pub fn show_rollout(state: &mut AppState) {
     match target_cluster(state) {
         Some(cluster)
