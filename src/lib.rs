@@ -13,11 +13,10 @@
 //!   (`--plan`, `--yes`, `--confirm`, `--ack`, `--output`) flattened into each
 //!   mutating command.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts (`operation::upgrade`, as the headless
-//!   commands do), every other operation on its one runner (`run_operation`:
+//!   runner that starts every operation on its one runner (`run_operation`:
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
-//!   scales and CAPI-way upgrades, provisions and VM terminates,
-//!   through `operation::run`, their events told
+//!   scales, the Talos, Kubernetes and CAPI-way upgrades started or resumed from their
+//!   journal, provisions and VM terminates, through `operation::run`, their events told
 //!   as progress events)
 //!   and the screen modules' tasks (the health checks, the log screen's streams); it reads CAPI-way upgrade plans
 //!   as the commands do (`run_capi_upgrade`).

@@ -286,6 +286,10 @@ pub enum ActionRun {
     Provision(Box<crate::provision::ProvisionPlan>),
     /// A VM a provision left failed, terminated (the approval names it).
     TerminateVm,
+    /// A Talos or Kubernetes upgrade, in place, of the plan as the operator saw it.
+    Upgrade(Box<super::plan_screen::PlannedRollout>),
+    /// The in-place upgrade a run that did not end left in its journal, resumed.
+    ResumeUpgrade,
 }
 
 impl ActionRun {

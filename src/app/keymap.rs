@@ -35,9 +35,6 @@ pub enum KeyContext {
     /// The plan's installer image or acknowledgement being typed.
     TextField,
     Explain,
-    Rollout,
-    /// The progress pane asks whether to abort.
-    AbortQuestion,
     ProvisionWizard,
     /// Quit was asked while a rollout or provision runs here: y/N.
     QuitQuestion,
@@ -62,14 +59,12 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 25] = [
+    pub const ALL: [KeyContext; 23] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
         KeyContext::UpgradePlan,
         KeyContext::KubernetesPlan,
-        KeyContext::Rollout,
-        KeyContext::AbortQuestion,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -107,8 +102,6 @@ impl KeyContext {
                 "Installer image, acknowledgement, VM name pattern, snapshot file"
             }
             KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
-            KeyContext::Rollout => "Rollout progress (:rollout)",
-            KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
@@ -245,13 +238,11 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
         KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
-        KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
-        KeyContext::AbortQuestion => &[upgrade::ABORT, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
         KeyContext::ActionPlan => &[actions::PLAN],
-        KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS],
+        KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS, panes::MOVES],
         KeyContext::Screen(_) => &[panes::GLOBAL],
         KeyContext::Capi => &[
             panes::CAPI_OWN,
@@ -341,18 +332,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
                 CreateStage::Progress => KeyContext::CreateProgress,
             },
             Screen::CapiUpgrade => KeyContext::CapiUpgradePlan,
-            Screen::Rollout => {
-                let asking = state
-                    .current
-                    .as_ref()
-                    .and_then(|c| state.rollouts.get(c))
-                    .is_some_and(|r| r.confirm_abort);
-                if asking {
-                    KeyContext::AbortQuestion
-                } else {
-                    KeyContext::Rollout
-                }
-            }
         },
     }
 }

@@ -25,6 +25,9 @@ pub(super) static PLAN: &[Binding] = &[
 #[rustfmt::skip]
 pub(super) static PROGRESS: &[Binding] = &[
     bind(&[Key::char('c')], Action::CancelAction, "cancel the running action after its current step (says what it leaves)").footer("cancel").offered(cancellable),
+    bind(&[Key::char(' ')], Action::PauseRollout, "pause the upgrade after the current node").footer("pause").offered(super::update_progress::can_pause),
+    bind(&[Key::char('r')], Action::ResumeRollout, "resume the paused upgrade (one a journal kept: after confirming the name)").footer("resume").offered(super::update_progress::can_resume),
+    bind(&[Key::TAB], Action::NextPane, "switch between the steps and the lines (j/k, PgUp/PgDn, g/G scroll)").footer("focus").offered(super::update_progress::has_steps),
     bind(&[Key::ESC], Action::Back, "back to the pane (the action goes on; a shows it again)").footer("back"),
     HELP,
     command_line("command line"),

@@ -23,7 +23,6 @@ pub mod plan_keys;
 pub mod plan_screen;
 pub mod prepared;
 pub mod provision;
-pub mod rollout;
 pub mod rows;
 pub mod screen;
 pub mod screen_io;
@@ -59,6 +58,6 @@ pub mod update_progress;
 pub mod capi_upgrade;
 mod keymap_capi_upgrade;
 
-pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted, StartRollout};
+pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};

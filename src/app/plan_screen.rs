@@ -15,7 +15,8 @@ use crate::rollout::LeaseReading;
 use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};
 use crate::upgrade::{
-    Guard, GuardId, InPlaceUpgrade, RolloutInProgress, UpgradeKind, Verdict, blocking, capi_owned,
+    Guard, GuardId, InPlaceUpgrade, LearnedReleases, RolloutInProgress, UpgradeKind, Verdict,
+    blocking, capi_owned,
 };
 use crate::versions::Version;
 
@@ -214,12 +215,23 @@ pub trait PlanKind: UpgradeKind {
     /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
     const IN_PLACE: InPlaceUpgrade;
 
-    /// The offered targets (plus one named on the command line) and the one chosen.
+    /// The offered targets (plus one named on the command line) and the one chosen, from the
+    /// built-in release table.
     fn targets(
         status: &ClusterStatus,
         named: Option<&str>,
+    ) -> Result<(Vec<Version>, Version), String> {
+        let table = LearnedReleases::built_in("no registry was asked");
+        Self::targets_among(status, named, &table)
+    }
+    /// [`PlanKind::targets`] among the releases learned at run time (a kind that learns none
+    /// ignores them).
+    fn targets_among(
+        status: &ClusterStatus,
+        named: Option<&str>,
+        learned: &LearnedReleases,
     ) -> Result<(Vec<Version>, Version), String>;
-    fn settings(status: &ClusterStatus) -> Self::Settings;
+    fn settings(status: &ClusterStatus, learned: &LearnedReleases) -> Self::Settings;
     /// The plan from live status with the screen's settings (which a rebuild may adjust).
     fn make_plan(
         status: &ClusterStatus,
@@ -253,7 +265,7 @@ pub trait PlanKind: UpgradeKind {
     /// The approval this plan's Start asks the dispatcher for.
     fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
-    /// The progress pane's steps between Start and the runner's first report.
+    /// The progress screen's steps between Start and the runner's first report.
     fn placeholder_steps(plan: &Self::Plan) -> Vec<StepProgress>;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
@@ -290,9 +302,19 @@ impl<K: PlanKind> DerefMut for RolloutPlanScreen<K> {
 
 impl<K: PlanKind> RolloutPlanScreen<K> {
     /// The plan screen for `status`, on `target` when given, else the one the kind offers
-    /// first. Errors are one line for the message line.
+    /// first among the built-in table's releases. Errors are one line for the message line.
     pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
-        let (targets, target) = K::targets(status, target)?;
+        let table = LearnedReleases::built_in("no registry was asked");
+        Self::open_among(status, target, &table)
+    }
+
+    /// [`RolloutPlanScreen::open`] among the `learned` releases.
+    pub fn open_among(
+        status: &ClusterStatus,
+        target: Option<&str>,
+        learned: &LearnedReleases,
+    ) -> Result<Self, String> {
+        let (targets, target) = K::targets_among(status, target, learned)?;
         let mut screen: Self = RolloutPlanScreen {
             cluster: status.name.clone(),
             targets,
@@ -301,7 +323,7 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
             guards: PlanGuards::default(),
             focus: PlanFocus::Nodes,
             step: None,
-            settings: K::settings(status),
+            settings: K::settings(status, learned),
         };
         screen.rebuild(status);
         Ok(screen)

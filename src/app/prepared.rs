@@ -101,7 +101,6 @@ pub fn prepare(state: &mut AppState) {
         Screen::NodeDetail => &[TableKind::Nodes],
         Screen::Clusters
         | Screen::UpgradePlan
-        | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
         | Screen::Action => &[],

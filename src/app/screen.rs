@@ -16,8 +16,6 @@ pub enum Screen {
     /// The upgrade plan of the cluster in use: target, options, node order
     /// and guards.
     UpgradePlan,
-    /// This console's rollout on the cluster in use, node by node.
-    Rollout,
     /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
     /// component steps, removed APIs and guards.
     KubernetesPlan,

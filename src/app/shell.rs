@@ -6,9 +6,7 @@ use super::action::{Action, Effect};
 use super::message::Message;
 use super::screen::Pane;
 use super::screen::Screen;
-use super::screens::{
-    Ask, FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step,
-};
+use super::screens::{Ask, FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
 

@@ -163,8 +163,10 @@ pub struct AppState {
     pub upgrade: Option<super::upgrade_plan::PlanScreen>,
     /// The Kubernetes upgrade plan screen, while open.
     pub kube_upgrade: Option<super::kube_plan::KubePlanScreen>,
-    /// This console's rollouts (running, ended, or read from a journal).
-    pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
+    /// Where the progress screen's steps and lines are scrolled.
+    pub progress_scroll: super::scroll::ProgressScroll,
+    /// The Talos releases learned for each cluster; the table until they arrive.
+    pub releases: std::collections::BTreeMap<String, crate::upgrade::LearnedReleases>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
     /// This console's run holder, `user@host/pid-start` (set by the event
@@ -237,7 +239,8 @@ impl AppState {
             prepared: Default::default(),
             upgrade: None,
             kube_upgrade: None,
-            rollouts: Default::default(),
+            progress_scroll: Default::default(),
+            releases: Default::default(),
             wall_clock: None,
             identity: String::new(),
             provision: super::provision::ProvisionState {
@@ -282,7 +285,6 @@ impl AppState {
             Screen::Clusters
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
             | Screen::Action => None,
@@ -300,7 +302,6 @@ impl AppState {
             Screen::Cluster(_)
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
             | Screen::Action => self.current.as_deref(),

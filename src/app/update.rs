@@ -61,7 +61,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
         let action_running = state.screen == Screen::Action && state.actions.running();
         let redraw = super::shell::on_tick(state, unix)
             || action_running
-            || matches!(state.screen, Screen::Rollout | Screen::Create);
+            || matches!(state.screen, Screen::Create);
         if redraw {
             state.generation += 1;
         }
@@ -159,7 +159,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 None if state.screen == Screen::Clusters => on_list(state, other),
                 None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
-                None if state.screen == Screen::Rollout => upgrade::on_rollout(state, other),
                 None if state.screen == Screen::KubernetesPlan => {
                     super::update_kube_plan::on_kube_plan(state, other)
                 }
@@ -212,7 +211,7 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
         state.quit_question = Some(question);
         return Vec::new();
     }
-    let rollout = state.rollouts.values().any(|r| r.running);
+    let rollout = super::update_progress::rollout_running(state);
     let what = match (rollout, provision::running(state)) {
         (false, false) if state.actions.running() => {
             let question =
@@ -266,11 +265,9 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Progress(kind, event) => {
             return super::update_progress::on_event(state, kind, event);
         }
-        AppEvent::Rollout(event) => {
-            upgrade::on_rollout_event(state, event);
-        }
-        AppEvent::Journal(summary) => upgrade::on_journal(state, *summary),
+        AppEvent::Journal(summary) => super::update_progress::on_journal(state, *summary),
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
+        AppEvent::Releases(cluster, learned) => upgrade::on_releases(state, cluster, *learned),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
         AppEvent::Screen(news) => {

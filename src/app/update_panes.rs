@@ -124,7 +124,6 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         // The plan re-evaluates its guards apart (update_upgrade).
         Screen::Clusters
         | Screen::UpgradePlan
-        | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
         | Screen::Action => false,

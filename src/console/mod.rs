@@ -1,9 +1,9 @@
 //! The interactive console's IO side: the event loop that feeds the terminal
 //! and app events into app's pure update step, and the effect runner that
-//! starts rollouts, log streams, health checks and the provision wizard's reads, and every
-//! other operation on its one runner (`run_operation`: node and etcd actions, CAPI fixes,
-//! cluster creates and deletes, CAPI scales, provisions and VM terminates). Sits above `app`
-//! and `views`.
+//! starts log streams, health checks and the provision wizard's reads, and every
+//! operation on its one runner (`run_operation`: node and etcd actions, CAPI fixes, cluster
+//! creates and deletes, CAPI scales, the Talos, Kubernetes and CAPI-way upgrades, provisions
+//! and VM terminates). Sits above `app` and `views`.
 mod follow_provisions;
 pub mod run;
 mod run_actions;
@@ -13,7 +13,7 @@ mod run_health;
 pub mod run_logs;
 mod run_operation;
 mod run_provision_wizard;
-mod run_rollout;
+mod run_upgrade_plan;
 // Scaling the CAPI way from `:capi`: its plan read and its connection.
 mod run_capi_scale;
 // The CAPI-way upgrade's plan read.

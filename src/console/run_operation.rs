@@ -1,6 +1,7 @@
 //! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
-//! fix, a cluster's create or delete, a CAPI scale, a CAPI-way upgrade, a provision or a
-//! failed VM's terminate): it runs the runner the headless command
+//! fix, a cluster's create or delete, a CAPI scale, a Talos, Kubernetes or CAPI-way upgrade
+//! started or resumed from its journal, a provision or a failed VM's terminate): it runs the
+//! runner the headless command
 //! runs in its own task, tells the app its events as progress events of its kind
 //! (`operation::runner_events` maps each runner's own), then how it ended, after the
 //! dispatcher audited it.
@@ -16,6 +17,7 @@ use super::run_create::FingerprintAnswer;
 use crate::app::action::AppEvent;
 use crate::app::actions::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
 use crate::app::capi_scale::CapiScaleRun;
+use crate::app::plan_screen::PlannedRollout;
 use crate::app::state::AppState;
 use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::capi_scale::ScaleOptions;
@@ -40,14 +42,17 @@ use crate::operation::provision::Provisioning;
 use crate::operation::runner_events::ProvisionSteps;
 use crate::operation::scale::CapiScale;
 use crate::operation::terminate::VmTermination;
+use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::operation::{
     CancelSignal, Events, OperationEvent, OperationKind, Runner, runner_events,
 };
 use crate::provision::cluster::{GuardInputs, cluster_addresses, config_key, join_checks};
 use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
-use crate::upgrade::RunOptions;
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::{RunOptions, TalosOs, UpgradeKind};
 
 /// Where a runner's progress events go: to the app, in the order told.
 type Progress = mpsc::UnboundedSender<ProgressEvent>;
@@ -178,8 +183,16 @@ impl Providers {
     }
 }
 
+/// An in-place upgrade's runner, started (it takes the rollout Lease and keeps its journal),
+/// and its events; or why it could not start.
+struct RolloutRun {
+    task: tokio::task::JoinHandle<RolloutOutcome>,
+    events: mpsc::UnboundedReceiver<RolloutEvent>,
+}
+
 /// What a run takes from the console before its task starts.
 enum Prepared {
+    Upgrade(Result<RolloutRun, String>),
     OnCluster(Box<OnCluster>),
     Delete(Box<DeleteRun>),
     Scale(Box<ScaleRun>),
@@ -230,7 +243,7 @@ pub(super) fn run(
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
     let kind = OperationKind::of(approved.action());
-    let prepared = prepare(console, &approved, run);
+    let prepared = prepare(console, &approved, run, &acks);
     let approved = Approved {
         approved,
         dispatcher: console.dispatcher.clone(),
@@ -256,8 +269,21 @@ pub(super) fn run(
 }
 
 /// What each kind needs from the console, taken before the task starts.
-fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> Prepared {
+fn prepare(
+    console: &mut Console,
+    approved: &ApprovedAction,
+    run: ActionRun,
+    acks: &[String],
+) -> Prepared {
+    console.rollout_control = None;
     match run {
+        ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
+            let started = start_upgrade(console, approved, run, acks.to_vec());
+            Prepared::Upgrade(started.map(|(control, run)| {
+                console.rollout_control = Some(control);
+                run
+            }))
+        }
         ActionRun::Delete(plan) => {
             let state = &console.state;
             let steps = state
@@ -345,6 +371,20 @@ async fn carry_out(
     progress: Progress,
 ) -> Result<String, String> {
     match prepared {
+        Prepared::Upgrade(Err(e)) => approved.not_started(e),
+        Prepared::Upgrade(Ok(RolloutRun { task, mut events })) => {
+            // Its end is told once, by the caller, from how the task ended.
+            let forward = async {
+                while let Some(event) = events.recv().await {
+                    if !matches!(event, RolloutEvent::Finished { .. }) {
+                        tell(&progress, runner_events::rollout(&event));
+                    }
+                }
+            };
+            let (ended, ()) = tokio::join!(task, forward);
+            let outcome = ended.map_err(|e| format!("the run ended abnormally: {e}"))?;
+            runner_events::rollout_end(&outcome)
+        }
         Prepared::OnCluster(on) => {
             let OnCluster {
                 run,
@@ -501,6 +541,87 @@ async fn terminate_vm(providers: &Providers, approved: &Approved) -> Result<Stri
         .ok_or_else(|| "the VM was not terminated".to_string())
 }
 
+/// Starts the upgrade runner of an approved plan, or resumes the journal of its cluster a run
+/// that did not end left (`operation::upgrade`, as `taloscope upgrade` does): its control
+/// channel (pause, resume, abort) and its run.
+fn start_upgrade(
+    console: &Console,
+    approved: &ApprovedAction,
+    run: ActionRun,
+    acks: Vec<String>,
+) -> Result<(mpsc::UnboundedSender<RolloutControl>, RolloutRun), String> {
+    let name = approved.action().cluster().to_string();
+    let cluster = connection(&console.state, &name)
+        .0
+        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    let (events, rx) = mpsc::unbounded_channel();
+    let dir = console.paths.state_dir.clone();
+    let (approved, dispatcher) = (approved.clone(), console.dispatcher.clone());
+    let handle = match run {
+        ActionRun::Upgrade(planned) => {
+            let options = RunOptions {
+                state_dir: Some(dir),
+                ..RunOptions::default()
+            };
+            let with = (approved, dispatcher, acks, cluster, options);
+            match *planned {
+                PlannedRollout::Talos(plan) => fresh::<TalosOs>(plan, with, events),
+                PlannedRollout::Kubernetes(plan) => fresh::<Kubernetes>(plan, with, events),
+            }
+        }
+        _ => {
+            let journal = RolloutJournal::load_unfinished(&dir, &name)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| {
+                    format!(
+                        "no unfinished rollout journal of {name} under {}",
+                        dir.display()
+                    )
+                })?;
+            let options = RunOptions {
+                state_dir: Some(dir),
+                ..RunOptions::from_journal(&journal.options)
+            };
+            let resume = match journal.kind {
+                RolloutKind::TalosUpgrade => resume_upgrade_with::<TalosOs>,
+                RolloutKind::KubernetesUpgrade => resume_upgrade_with::<Kubernetes>,
+            };
+            resume(journal, approved, dispatcher, cluster, options, events)
+        }
+    };
+    let run = RolloutRun {
+        task: handle.task,
+        events: rx,
+    };
+    Ok((handle.control, run))
+}
+
+/// A new upgrade of kind `K` of `plan`, approved, with its acknowledgements, cluster and options.
+fn fresh<K: UpgradeKind>(
+    plan: K::Plan,
+    (approved, dispatcher, acks, cluster, options): UpgradeWith,
+    events: mpsc::UnboundedSender<RolloutEvent>,
+) -> crate::rollout::RolloutHandle {
+    let run = UpgradeRun::<K> {
+        approved,
+        dispatcher,
+        plan,
+        acks,
+        cluster,
+        options,
+    };
+    spawn_upgrade(run, events)
+}
+
+/// What a new upgrade starts with besides its plan.
+type UpgradeWith = (
+    ApprovedAction,
+    Dispatcher,
+    Vec<String>,
+    crate::discovery::Cluster,
+    RunOptions,
+);
+
 /// The node and etcd actions, the CAPI fix and the CAPI-way upgrade on the cluster's
 /// connection, through the runner; a CAPI fix's cluster then followed until its finding
 /// clears.
@@ -575,6 +696,9 @@ async fn run_on(
             plan.cluster
         )),
         ActionRun::TerminateVm => Err("a VM's terminate runs on its provider".to_string()),
+        ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
+            Err("an in-place upgrade runs on its own rollout runner".to_string())
+        }
     }
 }
 

@@ -104,9 +104,10 @@ pub fn rollout(event: &RolloutEvent) -> Vec<ProgressEvent> {
         RolloutEvent::Started(summary) => {
             let total = summary.steps.len();
             let steps = summary.steps.iter().enumerate();
-            steps
-                .map(|(index, step)| rollout_step(index, total, step))
-                .collect()
+            let steps = steps.map(|(index, step)| rollout_step(index, total, step));
+            // A journal's pause holds the resumed run until `r`.
+            let paused = summary.paused.then_some(ProgressEvent::Paused(true));
+            steps.chain(paused).collect()
         }
         RolloutEvent::Step {
             index, progress, ..
@@ -114,12 +115,37 @@ pub fn rollout(event: &RolloutEvent) -> Vec<ProgressEvent> {
         RolloutEvent::Log { line, .. } => vec![ProgressEvent::Line(line.clone())],
         RolloutEvent::Paused { .. } => vec![ProgressEvent::Paused(true)],
         RolloutEvent::Resumed { .. } => vec![ProgressEvent::Paused(false)],
-        RolloutEvent::Finished { outcome, .. } => vec![ProgressEvent::Finished(match outcome {
-            RolloutOutcome::Completed => Ok("every node done or skipped".to_string()),
-            RolloutOutcome::Aborted => Err("aborted before the next node".to_string()),
-            RolloutOutcome::Halted(why) => Err(format!("halted: {why}")),
-        })],
+        RolloutEvent::Finished { outcome, .. } => {
+            vec![ProgressEvent::Finished(rollout_end(outcome))]
+        }
     }
+}
+
+/// How a rollout ended, as its progress says it.
+pub fn rollout_end(outcome: &RolloutOutcome) -> Result<String, String> {
+    match outcome {
+        RolloutOutcome::Completed => Ok("completed: every node done or skipped".to_string()),
+        RolloutOutcome::Aborted => Err("cancelled before the next node".to_string()),
+        RolloutOutcome::Halted(why) => Err(format!("halted: {why}")),
+    }
+}
+
+/// A rollout's steps as its step list starts (a journal's, or the plan's before the runner
+/// reports).
+pub fn rollout_steps(steps: &[StepProgress]) -> Vec<StepRow> {
+    steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, step)| match rollout_step(i, steps.len(), step) {
+            ProgressEvent::Step { label, state, .. } => Some(StepRow {
+                label,
+                state,
+                started: step.started_unix,
+                ended: step.finished_unix,
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEvent {
@@ -127,7 +153,7 @@ fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEven
     let state = match step.phase {
         StepPhase::Pending => StepState::Pending,
         StepPhase::Done => StepState::Done(detail),
-        StepPhase::Skipped => StepState::Done(format!("skipped {detail}").trim_end().to_string()),
+        StepPhase::Skipped => StepState::Skipped(detail),
         StepPhase::Failed => StepState::Failed(detail),
         phase => StepState::Running(format!("{}: {detail}", phase.as_str())),
     };

@@ -36,7 +36,6 @@ mod plan_parts;
 pub mod progress;
 mod progress_parts;
 pub mod provision;
-pub mod rollout;
 pub mod table;
 pub mod too_small;
 pub mod versions;
@@ -120,7 +119,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::UpgradePlan => {
             (&plan::upgrade::UpgradePlanView::new(state, look)).render(body, buf)
         }
-        Screen::Rollout => (&rollout::RolloutPane::new(state, look)).render(body, buf),
         Screen::KubernetesPlan => (&plan::kube::KubePlanView::new(state, look)).render(body, buf),
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
@@ -131,8 +129,8 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Action => {
             let empty = "No node or etcd action from this console yet (a on a pane).";
             let progress = state.actions.progress.as_ref();
-            (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
-                .render(body, buf)
+            let view = progress::ProgressView::new(progress, state.wall_clock, look, empty);
+            (&view.scrolled(state.progress_scroll)).render(body, buf)
         }
         Screen::Module(name) => {
             if let Some(module) = state.screens.get(name) {

@@ -75,6 +75,8 @@ impl PtySession {
         cmd.env("XDG_STATE_HOME", home.join("state"));
         cmd.env("TALOSCOPE_STATE_DIR", home.join("taloscope-state"));
         cmd.env("TERM", "xterm-256color");
+        // Loopback only: the console learns the Talos releases from a registry a test names.
+        cmd.env("TALOSCOPE_RELEASES_REGISTRY", "off");
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -20,21 +20,17 @@ use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeArgs};
-use crate::config::MachineRole;
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::plan::running_talos_versions;
-use crate::upgrade::releases::{REGISTRY_ENV, installer_mirrors_in};
+use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
     Guard, InPlaceUpgrade, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RunOptions,
     TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
 };
-use crate::versions::{
-    OfferedRelease, TalosVersion, Version, check_fleet_talos_path, default_talos_target,
-};
+use crate::versions::{OfferedRelease, TalosVersion, Version, check_fleet_talos_path};
 use follow::progress_line;
 use rollout::{CommandFlags, HeadlessUpgrade};
 
@@ -55,31 +51,13 @@ pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
     rollout::run_command(global, &TalosUpgrade { args, lookup })
 }
 
-/// Where the releases are learned for the cluster `--context` names: its machine config's
-/// mirrors of ghcr.io (from taloscope's config), then the registry ([`REGISTRY_ENV`] or
-/// ghcr.io), cached in the state dir. Nothing is asked until a cluster is connected.
+/// Where the releases are learned for the cluster `--context` names (the console's plan
+/// screen learns them alike).
 fn release_lookup(global: &GlobalArgs, args: &UpgradeArgs) -> ReleaseLookup {
     let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, _) = super::session::sources(global, &paths);
-    let mirrors: Vec<String> = global
-        .context
-        .as_deref()
-        .and_then(|name| sources.config.clusters.get(name))
-        .map(|entry| {
-            [MachineRole::Controlplane, MachineRole::Worker]
-                .into_iter()
-                .filter_map(|role| entry.machine_configs.get(role).cloned())
-                .flat_map(|file| installer_mirrors_in(&file))
-                .collect()
-        })
-        .unwrap_or_default();
-    let setting = std::env::var(REGISTRY_ENV).ok();
-    ReleaseLookup::new(
-        setting.as_deref(),
-        mirrors,
-        Some(paths.state_dir),
-        args.pre_release,
-    )
+    let cluster = global.context.as_deref();
+    ReleaseLookup::for_cluster(&sources.config, cluster, &paths.state_dir, args.pre_release)
 }
 
 /// `--plan` without `--to`: the offered targets and where they were learned.
@@ -108,12 +86,11 @@ fn list_offered(
         .collect();
     running.sort();
     running.dedup();
-    let offered = offered_among(status, args.allow_downgrade, &learned);
-    let versions: Vec<TalosVersion> = offered.iter().map(|o| o.version.clone()).collect();
+    let TalosTargets { offered, default } = talos_targets(status, args.allow_downgrade, &learned);
     let report = OfferedTargets {
         cluster: &chosen.cluster.name,
         running,
-        default: default_talos_target(&versions, &running_talos_versions(status)),
+        default,
         offered,
         releases: &learned.origin,
     };
