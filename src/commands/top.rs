@@ -9,9 +9,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, write_stdout};
-use super::node_info::{bytes, node_identity, percent};
+use super::node_info::node_identity;
 use super::session::{choose, observer_for};
 use crate::cli::{GlobalArgs, OutputFormat, TopArgs, TopSort};
+use crate::node_resources::text::{bytes, percent};
 use crate::node_resources::{
     NodeIdentity, NodeUsage, ProcessUsage, SortKey, read_processes, read_usage, sort_nodes,
 };
