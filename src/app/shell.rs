@@ -276,6 +276,6 @@ mod tests {
                 assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
             }
         }
-        assert_eq!(names, ["certs", "health", "logs"]);
+        assert_eq!(names, ["certs", "health", "logs", "resources"]);
     }
 }
