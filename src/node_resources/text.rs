@@ -33,7 +33,7 @@ pub fn overview(d: &NodeResources) -> Vec<(String, Level)> {
         rows.push((format!("KERNEL   {kernel}"), Level::Ok));
     }
     let cpu = format!(
-        "CPU      {} × {} @ {:.0} MHz, {} busy",
+        "CPU      {} x {} @ {:.0} MHz, {} busy",
         d.cpu.count,
         d.cpu.model,
         d.cpu.mhz,
