@@ -171,7 +171,12 @@ static OPEN_LOGS_OF_NODE: &[Binding] = &[
 ];
 
 #[rustfmt::skip]
-static OPEN_RESOURCES: &[Binding] = &[bind(&[Key::char('i')], Action::Open("resources"), "the node's CPU, memory, disks, volumes and network (:resources NODE)").footer("resources")];
+static OPEN_RESOURCES: &[Binding] = &[bind(&[Key::char('i')], Action::Open("resources"), "the node's CPU, memory, disks, volumes and network (:resources NODE)").footer("resources").offered(room_for_resources)];
+
+/// At 80 columns node detail's own keys fill the footer, and `?` lists `i` there.
+fn room_for_resources(state: &AppState) -> bool {
+    state.size.0 >= 92
+}
 
 /// Offered on the nodes and etcd panes where the footer has room for it: at 80 columns the
 /// pane's own keys fill it, and `?` lists `l` there.
