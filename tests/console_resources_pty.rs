@@ -3,7 +3,8 @@
 //! shows its EPHEMERAL volume failing at the fill the node reports (and the problem above
 //! everything), then reads the node again while it stays on screen (its uptime moves); Esc
 //! goes back to node detail, and `:resources cp-1` shows a control plane whose volumes are ok
-//! (q goes back there too).
+//! (q goes back there too). On `cpu-spin`, `p` lists w-1's processes with stress-ng first, `m`
+//! orders them by memory and `p` goes back to the resources.
 mod pty_support;
 
 use std::time::Duration;
@@ -63,5 +64,38 @@ fn a_full_ephemeral_fails_in_the_resources_of_its_node() {
     s.wait_for("w-1's detail, where the command was typed", BOUND, |t| {
         t.contains("Node w-1") && !t.contains("Resources of")
     });
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+/// The first process row under the column heads, borders trimmed.
+fn first_process(text: &str) -> Option<String> {
+    let row = text.lines().skip_while(|l| !l.contains("PPID")).nth(1)?;
+    Some(row.trim_matches(['|', ' ']).to_string())
+}
+
+#[test]
+fn a_spinning_process_is_first_in_the_processes_of_its_node() {
+    let sim = BackgroundSim::start("cpu-spin", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = console_on_five_nodes(&sim, home.path(), "cpu-spin", BOUND);
+    s.send(b":resources w-1\r");
+    s.wait_for("w-1's resources", BOUND, |t| {
+        t.contains("Resources of w-1") && t.contains("VOLUMES")
+    });
+    s.send(b"p");
+    s.wait_for("stress-ng first, busiest first", BOUND, |t| {
+        t.contains("Processes, busiest first, of w-1")
+            && first_process(t).is_some_and(|r| r.contains("stress-ng"))
+    });
+    s.send(b"m");
+    s.wait_for("the processes by memory", BOUND, |t| {
+        t.contains("Processes, by memory, of w-1") && first_process(t).is_some()
+    });
+    s.send(b"p");
+    s.wait_for("the resources again", BOUND, |t| {
+        t.contains("Resources of w-1") && t.contains("VOLUMES")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
     assert_eq!(s.quit(BOUND), Some(0));
 }

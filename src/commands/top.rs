@@ -12,7 +12,7 @@ use super::exit::{EXIT_BLOCKED, Stop, exit_code, write_stdout};
 use super::node_info::node_identity;
 use super::session::{choose, observer_for};
 use crate::cli::{GlobalArgs, OutputFormat, TopArgs, TopSort};
-use crate::node_resources::text::{bytes, percent};
+use crate::node_resources::text::{self, percent};
 use crate::node_resources::{
     NodeIdentity, NodeUsage, ProcessUsage, SortKey, read_processes, read_usage, sort_nodes,
 };
@@ -120,24 +120,14 @@ fn json<T: Serialize>(value: &T) -> Result<String, Stop> {
 
 fn processes_table(r: &NodeProcesses) -> String {
     let mut out = format!(
-        "NODE {} ({}), by {}\n{:>7} {:>7} {:>6} {:>10} {:<3} COMMAND\n",
-        r.node, r.address, r.sort, "PID", "PPID", "CPU", "RSS", "S"
+        "NODE {} ({}), by {}\n{}\n",
+        r.node,
+        r.address,
+        r.sort,
+        text::process_header()
     );
     for p in &r.processes {
-        let _ = writeln!(
-            out,
-            "{:>7} {:>7} {:>5.1}% {:>10} {:<3} {}",
-            p.pid,
-            p.ppid,
-            p.cpu_percent,
-            bytes(p.rss_bytes),
-            p.state,
-            if p.args.is_empty() {
-                &p.command
-            } else {
-                &p.args
-            }
-        );
+        let _ = writeln!(out, "{}", text::process_row(p));
     }
     out.trim_end().to_string()
 }

@@ -1,6 +1,7 @@
 //! The document's figures as the operator reads them, the same words in `node info`'s table
 //! and the console's resources screen: the overview lines (CPU, memory, load, uptime), one
-//! row per disk, volume, link and address, each with the level it stands at.
+//! row per disk, volume, link and address, each with the level it stands at, and `top`'s
+//! process rows.
 use super::document::*;
 use super::usage::Level;
 use crate::printable::bytes_text;
@@ -119,4 +120,29 @@ pub fn routes_summary(r: &RoutesSummary) -> String {
         r.default_gateways.join(", ")
     };
     format!("{} (default via {via})", r.count)
+}
+
+/// The processes' column heads, over [`process_row`]s.
+pub fn process_header() -> String {
+    format!(
+        "{:>7} {:>7} {:>6} {:>10} {:<3} COMMAND",
+        "PID", "PPID", "CPU", "RSS", "S"
+    )
+}
+
+/// One process as `top` lists it: its command line, else its command.
+pub fn process_row(p: &ProcessUsage) -> String {
+    format!(
+        "{:>7} {:>7} {:>5.1}% {:>10} {:<3} {}",
+        p.pid,
+        p.ppid,
+        p.cpu_percent,
+        bytes(p.rss_bytes),
+        p.state,
+        if p.args.is_empty() {
+            &p.command
+        } else {
+            &p.args
+        }
+    )
 }

@@ -1,6 +1,7 @@
 //! The node resources screen (`i` in node detail, `:resources [NODE]`): what runs inside one
 //! node and what it holds, the document `taloscope node info` prints (`node_resources`), read
-//! again every 2 s while the screen is on top and not otherwise (`console::run_resources`).
+//! again every 2 s while the screen is on top and not otherwise (`console::run_resources`);
+//! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory.
 //! State, keys and update step here, the drawing in `view`.
 use std::any::Any;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use crate::app::message::Message;
 use crate::app::screens::{
     Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
 };
-use crate::node_resources::{NodeIdentity, NodeResources};
+use crate::node_resources::{NodeIdentity, NodeResources, SortKey};
 use crate::tui::Look;
 
 mod view;
@@ -61,19 +62,31 @@ pub struct ResourcesScreen {
     /// The latest read's failure; the document before it stays on screen.
     pub error: Option<String>,
     pub scroll: usize,
+    /// The processes shown instead of the resources, in this order.
+    pub processes: bool,
+    pub sort: SortKey,
     /// Whether the console reads the node now.
     following: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ResourcesKey {
+    Processes,
+    Sort(SortKey),
     Back,
 }
 
 #[rustfmt::skip]
 static KEYS: &[Binding<ResourcesKey, ResourcesScreen>] = &[
+    bind(&[Key::char('p')], ResourcesKey::Processes, "the node's processes, or back to its resources").footer("processes"),
+    bind(&[Key::char('c')], ResourcesKey::Sort(SortKey::Cpu), "processes busiest first").footer("by CPU").offered(showing_processes),
+    bind(&[Key::char('m')], ResourcesKey::Sort(SortKey::Memory), "processes by resident memory").footer("by memory").offered(showing_processes),
     bind(&[Key::ESC, Key::char('q')], ResourcesKey::Back, "back where the screen was opened").footer("back"),
 ];
+
+fn showing_processes(screen: &ResourcesScreen) -> bool {
+    screen.processes
+}
 
 fn task(task: ResourcesTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
@@ -125,7 +138,7 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn title(&self) -> &'static str {
-        "Node resources (i in node detail, :resources NODE)"
+        "Node resources and processes (i in node detail, :resources NODE)"
     }
 
     fn keys(&self) -> Vec<KeyLine> {
@@ -157,15 +170,24 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        if intent(KEYS, event) == Some(&ResourcesKey::Back) {
-            return Step::close();
+        match intent(KEYS, event) {
+            Some(ResourcesKey::Back) => return Step::close(),
+            Some(ResourcesKey::Processes) => {
+                self.processes = !self.processes;
+                self.scroll = 0;
+            }
+            Some(ResourcesKey::Sort(key)) => {
+                self.sort = *key;
+                self.scroll = 0;
+            }
+            None => {}
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
             let rows = Self::rows(shared.size);
             let last = self
                 .document
                 .as_ref()
-                .map_or(0, |d| view::line_count(d).saturating_sub(rows));
+                .map_or(0, |d| view::line_count(self, d).saturating_sub(rows));
             self.scroll = step.from(self.scroll, last, rows);
         }
         Step::default()

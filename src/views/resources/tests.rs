@@ -92,3 +92,19 @@ fn a_node_not_in_the_cluster_or_none_selected_is_named_and_nothing_opens() {
     let said = s.message.as_ref().expect("a message").text.clone();
     assert!(said.contains(":resources NODE"), "{said}");
 }
+
+#[test]
+fn p_shows_the_processes_and_c_and_m_sort_them() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    command(&mut s, "resources w-1");
+    assert!(!screen(&s).processes);
+    press(&mut s, KeyCode::Char('p'));
+    assert!(screen(&s).processes);
+    press(&mut s, KeyCode::Char('m'));
+    assert_eq!(screen(&s).sort, SortKey::Memory);
+    press(&mut s, KeyCode::Char('c'));
+    assert_eq!(screen(&s).sort, SortKey::Cpu);
+    press(&mut s, KeyCode::Char('p'));
+    assert!(!screen(&s).processes);
+    assert_eq!(s.screen, RESOURCES);
+}

@@ -1,13 +1,14 @@
 //! The node resources pane: the node's problems first, then CPU, memory, load and uptime,
 //! its disks, volumes (coloured by how full), links, addresses and routes, in the words of
-//! `node info` (`node_resources::text`); scrolled by the screen's move keys.
+//! `node info` (`node_resources::text`); or its processes as `top` lists them, in the
+//! screen's order. Scrolled by the screen's move keys.
 use ratatui::buffer::Buffer;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::{REFRESH, ResourcesScreen};
 use crate::node_resources::text;
-use crate::node_resources::{Level, NodeResources};
+use crate::node_resources::{Level, NodeResources, SortKey, sort_processes};
 use crate::tui::{Look, Role};
 use crate::views::table::pane_block;
 
@@ -58,9 +59,26 @@ fn lines(d: &NodeResources) -> Vec<(String, Role)> {
     out
 }
 
-/// How many lines the document takes (the scroll's bound).
-pub(super) fn line_count(d: &NodeResources) -> usize {
-    lines(d).len()
+/// The node's heading, then its processes in the screen's order.
+fn process_lines(d: &NodeResources, sort: SortKey) -> Vec<(String, Role)> {
+    let mut processes = d.processes.clone();
+    sort_processes(&mut processes, sort);
+    let mut out = vec![(text::heading(d), role(d.level))];
+    out.push((text::process_header(), Role::Header));
+    out.extend(processes.iter().map(|p| (text::process_row(p), Role::Text)));
+    out
+}
+
+fn on_view(screen: &ResourcesScreen, d: &NodeResources) -> Vec<(String, Role)> {
+    match screen.processes {
+        true => process_lines(d, screen.sort),
+        false => lines(d),
+    }
+}
+
+/// How many lines the screen's view of the document takes (the scroll's bound).
+pub(super) fn line_count(screen: &ResourcesScreen, d: &NodeResources) -> usize {
+    on_view(screen, d).len()
 }
 
 impl<'a> ResourcesPane<'a> {
@@ -73,8 +91,13 @@ impl Widget for &ResourcesPane<'_> {
     fn render(self, area: ratatui::layout::Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
         let node = self.screen.request.as_ref().map(|r| &r.node);
+        let what = match (self.screen.processes, self.screen.sort) {
+            (false, _) => "Resources",
+            (true, SortKey::Cpu) => "Processes, busiest first,",
+            (true, SortKey::Memory) => "Processes, by memory,",
+        };
         let title = format!(
-            " Resources of {}, read every {} s ",
+            " {what} of {}, read every {} s ",
             node.map_or_else(String::new, |n| crate::printable::line(&n.name)),
             REFRESH.as_secs()
         );
@@ -98,7 +121,7 @@ impl Widget for &ResourcesPane<'_> {
             }
             None => {}
             Some(d) => {
-                let rows = lines(d);
+                let rows = on_view(self.screen, d);
                 let skip = self
                     .screen
                     .scroll
