@@ -122,6 +122,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "every certificate of every cluster, soonest end first, with its fix",
     },
+    CommandSpec {
+        name: "resources",
+        arg: "[NODE]",
+        help: "a node's CPU, memory, disks, volumes and network (none: the selected node)",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,6 +223,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "health" => Command::Health,
         "capi" => Command::Capi,
         "certs" => Command::Certs,
+        "resources" => Command::Open {
+            screen: "resources",
+            words: line.split_whitespace().map(String::from).collect(),
+        },
         _ => Command::Quit,
     };
     Ok(Some(command))
@@ -353,7 +362,8 @@ mod tests {
         let c = complete("q", &[]);
         assert_eq!(c.line, "q");
         assert_eq!(c.candidates, vec!["q", "quit"]);
-        assert_eq!(complete("re", &[]).line, "reload");
+        assert_eq!(complete("rel", &[]).line, "reload");
+        assert_eq!(complete("re", &[]).candidates, vec!["reload", "resources"]);
         assert_eq!(complete("zz", &[]).line, "zz");
     }
 

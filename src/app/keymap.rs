@@ -156,6 +156,14 @@ static OPEN_LOGS_OF_NODE: &[Binding] = &[
     bind(&[Key::char('d')], Action::OpenWith("logs", "dmesg"), "the node's kernel log (dmesg)"),
 ];
 
+#[rustfmt::skip]
+static OPEN_RESOURCES: &[Binding] = &[bind(&[Key::char('i')], Action::Open("resources"), "the node's CPU, memory, disks, volumes and network (:resources NODE)").footer("resources").offered(room_for_resources)];
+
+/// At 80 columns node detail's own keys fill the footer, and `?` lists `i` there.
+fn room_for_resources(state: &AppState) -> bool {
+    state.size.0 >= 92
+}
+
 /// Offered on the nodes and etcd panes where the footer has room for it: at 80 columns the
 /// pane's own keys fill it, and `?` lists `l` there.
 fn on_a_logs_pane(state: &AppState) -> bool {
@@ -211,6 +219,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::GLOBAL,
             panes::MOVES,
             OPEN_LOGS_OF_NODE,
+            OPEN_RESOURCES,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, overlay::ERRORS_CLOSE, overlay::CTRL_C_QUITS],

@@ -319,6 +319,6 @@ mod tests {
                 assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
             }
         }
-        assert_eq!(names, ["actions", "certs", "health", "logs"]);
+        assert_eq!(names, ["actions", "certs", "health", "logs", "resources"]);
     }
 }

@@ -180,6 +180,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         rollout_control: None,
         paths: paths.clone(),
         logs: Default::default(),
+        resources: Default::default(),
         creates: crate::console::run_create::CreateRuns::new(create_files),
         action_cancel: None,
     };

@@ -9,10 +9,11 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, print_report};
-use super::node_info::{bytes, node_identity, percent};
+use super::node_info::node_identity;
 use super::session::read_cluster;
 use crate::cli::{GlobalArgs, TopArgs, TopSort};
 use crate::fleet::ClusterStatus;
+use crate::node_resources::text::{self, percent};
 use crate::node_resources::{
     NodeIdentity, NodeUsage, ProcessUsage, SortKey, read_processes, read_usage, sort_nodes,
 };
@@ -113,24 +114,14 @@ async fn cluster_usage(
 
 fn processes_table(r: &NodeProcesses) -> String {
     let mut out = format!(
-        "NODE {} ({}), by {}\n{:>7} {:>7} {:>6} {:>10} {:<3} COMMAND\n",
-        r.node, r.address, r.sort, "PID", "PPID", "CPU", "RSS", "S"
+        "NODE {} ({}), by {}\n{}\n",
+        r.node,
+        r.address,
+        r.sort,
+        text::process_header()
     );
     for p in &r.processes {
-        let _ = writeln!(
-            out,
-            "{:>7} {:>7} {:>5.1}% {:>10} {:<3} {}",
-            p.pid,
-            p.ppid,
-            p.cpu_percent,
-            bytes(p.rss_bytes),
-            p.state,
-            if p.args.is_empty() {
-                &p.command
-            } else {
-                &p.args
-            }
-        );
+        let _ = writeln!(out, "{}", text::process_row(p));
     }
     out.trim_end().to_string() + "\n"
 }

@@ -13,6 +13,7 @@ mod run_health;
 pub mod run_logs;
 mod run_operation;
 mod run_provision_wizard;
+pub mod run_resources;
 mod run_upgrade_plan;
 // Scaling the CAPI way from `:capi`: its plan read and its connection.
 mod run_capi_scale;

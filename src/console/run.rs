@@ -72,6 +72,8 @@ pub struct Console {
     pub paths: Paths,
     /// The log view's streams, while it is on screen.
     pub logs: super::run_logs::LogStreams,
+    /// The resources screen's reads of its node, while it is on screen.
+    pub resources: super::run_resources::ResourceReads,
     /// What creates need besides the state: the operator's files, fingerprint answers.
     pub creates: super::run_create::CreateRuns,
     /// The cancel of the node or etcd action this console runs.
@@ -341,6 +343,10 @@ fn perform(
             if let Some(survey) = task.get::<crate::views::actions::SurveyNode>() {
                 super::run_actions::survey(&console.state, survey.0.clone(), app_tx);
             }
+            if let Some(task) = task.get::<crate::views::resources::ResourcesTask>() {
+                let (reads, state) = (&mut console.resources, &console.state);
+                return super::run_resources::perform(reads, state, task, app_tx);
+            }
             let logs = task.get::<crate::views::logs::LogTask>();
             logs.and_then(|task| super::run_logs::perform(console, task.clone(), app_tx))
         }
@@ -400,6 +406,7 @@ mod tests {
                 state_dir: "/nonexistent/state".into(),
             },
             logs: Default::default(),
+            resources: Default::default(),
             creates: Default::default(),
             action_cancel: None,
         }

@@ -36,6 +36,7 @@ mod plan_parts;
 pub mod progress;
 mod progress_parts;
 pub mod provision;
+pub mod resources;
 pub mod table;
 pub mod too_small;
 pub mod versions;
@@ -51,6 +52,7 @@ pub fn screens() -> Screens {
         Box::new(certs::CertsScreen::default()),
         Box::new(health::Checklist::default()),
         Box::new(logs::LogsScreen::default()),
+        Box::new(resources::ResourcesScreen::default()),
     ])
 }
 
