@@ -76,6 +76,13 @@ pub enum MutatingAction {
         context: String,
         address: String,
     },
+    /// Patch the machine configuration of `nodes`, one after another, in `mode` (`auto`,
+    /// `no-reboot`, `staged`, `try`).
+    ConfigPatch {
+        cluster: String,
+        nodes: Vec<String>,
+        mode: String,
+    },
     /// Upgrade a cluster Cluster API owns the CAPI way: `product` ("Kubernetes", "Talos") to
     /// `target` by patching its objects in `owner` (`mgmt/namespace/name`).
     CapiUpgrade {
@@ -154,7 +161,8 @@ impl MutatingAction {
             | MutatingAction::CapiDeleteMachine { cluster, .. }
             | MutatingAction::ScaleCapi { cluster, .. }
             | MutatingAction::CapiUpgrade { cluster, .. }
-            | MutatingAction::ForgetNode { cluster, .. } => cluster,
+            | MutatingAction::ForgetNode { cluster, .. }
+            | MutatingAction::ConfigPatch { cluster, .. } => cluster,
         }
     }
 
@@ -225,6 +233,11 @@ impl MutatingAction {
             MutatingAction::ForgetNode {
                 context, address, ..
             } => format!("forget node {address}: remove it from talosconfig context {context}"),
+            MutatingAction::ConfigPatch { nodes, mode, .. } => format!(
+                "patch the machine configuration of {} node(s) ({}), {mode}",
+                nodes.len(),
+                nodes.join(", ")
+            ),
         }
     }
 }

@@ -13,19 +13,21 @@
 //!   (`--plan`, `--yes`, `--confirm`, `--ack`, `--output`) flattened into each
 //!   mutating command.
 //! - `console`: the interactive console's IO: the event loop and the effect
-//!   runner that starts rollouts (`operation::upgrade`, as the headless
-//!   commands do) and provisions, every other operation on its one runner (`run_operation`:
+//!   runner that starts every operation on its one runner (`run_operation`:
 //!   node and etcd actions, CAPI fixes, cluster creates and deletes, CAPI
-//!   scales and CAPI-way upgrades, through `operation::run`, their events told
+//!   scales, the Talos, Kubernetes and CAPI-way upgrades started or resumed from their
+//!   journal, provisions and VM terminates, through `operation::run`, their events told
 //!   as progress events)
-//!   and the log view's streams for the app; it reads the delete, CAPI scale and
-//!   CAPI-way upgrade plans as the commands do (`read_plans`).
+//!   and the screen modules' tasks (the health checks, the log screen's streams, the
+//!   create screen's plans and journals); it reads the delete, CAPI scale and CAPI-way
+//!   upgrade plans as the commands do (`read_plans`).
 //! - `views`: draw-only panes, one per file, and a screen's panes in a folder
 //!   of its own (`views/<screen>/`: `plan`, every guarded operation's plan and
 //!   its typed confirmation; `progress`, the one progress screen of an
-//!   operation); functions of `app`'s state. The screen modules (`certs`,
-//!   `create`, `health`) are whole screens in their folder: state, keys as data,
-//!   pure update step and view, implementing `app::screens::ScreenModule`
+//!   operation); functions of `app`'s state; what every plan draws alike in
+//!   `plan_parts`. The screen modules (`actions`, `certs`, `create`,
+//!   `health`, `logs`) are whole screens in their folder: state, keys as data, pure
+//!   update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other
 //!   screen's, but for the generic parts of `plan` and `progress`.
 //! - `app`: the shell: the screen modules' trait and registry (`screens`; their
@@ -38,13 +40,14 @@
 //!   line, and the key
 //!   tables as data (`binding`: one `bind(keys, action, help)` line a key; the
 //!   footer and `?` are generated from them); what every plan screen holds
-//!   and does alike (`plan_screen`'s `PlanGuards`: the guards worst first, the
-//!   selected one, the typed acknowledgements; `plan_keys`: moving through them,
-//!   taking an acknowledgement); the
-//!   node, etcd and cluster-delete actions' menu and plans (node_actions',
-//!   etcd_maintenance's and cluster_lifecycle's own plans and guards); the
+//!   and does alike (`plan_screen`'s `PlanHolder` and `PlanGuards`: the guards
+//!   worst first, the selected one, the typed acknowledgements; `plan_keys`:
+//!   the one gate, pure for the screen modules: moving through them, taking an
+//!   acknowledgement, Start); the action menu a selection offers (its screen
+//!   is `views::actions`) and the cluster-delete's plan (cluster_lifecycle's
+//!   own plans and guards); the
 //!   running operation's progress (`update_progress`: started from the
-//!   approved run, its progress events folded, its keys); the log view's buffer; the CAPI screen and its doctor's fixes
+//!   approved run, its progress events folded, its keys); the CAPI screen and its doctor's fixes
 //!   (capi_doctor's plans and guards); scaling the CAPI way from `:capi`
 //!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
 //!   screen); the CAPI-way upgrade plan that `u` / `U`

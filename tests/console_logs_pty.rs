@@ -18,7 +18,7 @@ const BOUND: Duration = Duration::from_secs(60);
 /// node sends one every half second while the view follows.
 const TIME_SCALE: f64 = 4.0;
 /// Lines each node sends of its past when the view opens (the console's default tail).
-const TAIL: usize = taloscope::app::logs::DEFAULT_TAIL as usize;
+const TAIL: usize = taloscope::views::logs::DEFAULT_TAIL as usize;
 /// New lines per node the test waits for while following.
 const FOLLOWED: usize = 6;
 const NODES: [&str; 3] = ["cp-1", "cp-2", "cp-3"];

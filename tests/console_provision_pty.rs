@@ -36,13 +36,14 @@ fn console_on(sim: &BackgroundSim, home: &Path) -> PtySession {
     s
 }
 
-/// Rows of the VMs table (they carry the VM's loopback IP; notes do not)
-/// that show `stage`.
+/// Rows of the VMs table (they carry the VM's loopback IP; the progress lines
+/// do too, but start with their time) that show `stage`.
 fn vm_rows(text: &str, stage: &str) -> usize {
     text.lines()
         .filter(|l| {
             l.contains("healthy-worker-")
                 && l.contains(" 127.")
+                && !l.contains("[+")
                 && l.contains(&format!(" {stage} "))
         })
         .count()

@@ -59,7 +59,7 @@ fn upgrade_k8s_walks_from_the_plan_to_completion_on_screen() {
         t.contains("Type the cluster name")
     });
     s.send(b"healthy-112\r");
-    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Progress "));
     // The pre-pull's rows, one per node and image, before the components' steps.
     s.wait_for("the pre-pull rows", BOUND, |t| {
         t.contains("of 31 steps") && t.contains("pre-pull registry.k8s.io/kube-apiserver")

@@ -117,7 +117,7 @@ fn demo_upgrade_of_one_worker_runs_to_completion_on_screen() {
         t.contains("Type the cluster name in full")
     });
     s.send(b"prod\r");
-    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Progress "));
     s.wait_for("the rollout to complete", Duration::from_secs(120), |t| {
         t.contains("completed: every node done or skipped")
     });
@@ -183,7 +183,7 @@ fn resumes_after(stop: Stop) {
         t.contains("Type the cluster name")
     });
     s.send(b"healthy\r");
-    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Events "));
+    s.wait_for("the progress pane", BOUND, |t| t.contains("+ Progress "));
     let journal = home.path().join("taloscope-state/rollouts/healthy.json");
     // What resumes is the journal: wait (bounded) until it holds `what`.
     let journal_says = |what: &str| {
@@ -244,7 +244,7 @@ fn resumes_after(stop: Stop) {
     s.wait_for("the nodes", BOUND, |t| t.contains("+ Nodes ("));
     s.send(b":rollout\r");
     s.wait_for("the stopped rollout", BOUND, |t| {
-        t.contains("stopped; r resumes")
+        t.contains("interrupted; r resumes")
     });
     s.send(b"r");
     s.wait_for("the confirmation", BOUND, |t| {
@@ -295,4 +295,49 @@ fn resumes_after(stop: Stop) {
         2,
         "{audit}"
     );
+}
+
+/// The plan screen learns the Talos releases as `taloscope upgrade` does: with the sim's
+/// registry listing v1.12.15 (newer than the built-in table's v1.12.11), `u` on a cluster
+/// running v1.12.0 offers v1.12.15 first and says the registry listed it.
+#[test]
+fn the_plan_offers_the_registry_s_patch_newer_than_the_table() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let tags: Vec<String> = (0..=15).map(|p| format!("v1.12.{p}")).collect();
+    let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+    let spec = taloscope_sim::registry::RegistrySpec::installer(&tags);
+    let registry = runtime
+        .block_on(taloscope_sim::registry::RegistrySim::start(spec))
+        .expect("registry");
+    let sim = pty_support::BackgroundSim::start_scaled("healthy-112", 5.0, BOUND);
+    let home = tempfile::tempdir().expect("temp home");
+    let mut env = sim.console_env();
+    env.push(("TALOSCOPE_RELEASES_REGISTRY", registry.endpoint()));
+    let mut s = PtySession::start(24, 80, home.path(), &[], &env);
+    s.wait_for("the fleet", BOUND, |t| {
+        t.contains("healthy-112") && t.contains("Enter open")
+    });
+    s.send(b":ctx healthy-112\r");
+    s.wait_for("the nodes", BOUND, |t| {
+        t.contains("+ Nodes (5)") && t.contains("w-2")
+    });
+    s.send(b"u");
+    s.wait_for("the registry's newest patch as the target", BOUND, |t| {
+        t.contains("Upgrade healthy-112 to v1.12.15")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the plan to close", BOUND, |t| {
+        !t.contains("Upgrade healthy-112")
+    });
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+    assert!(
+        registry
+            .requests()
+            .iter()
+            .any(|r| format!("{r:?}").contains("siderolabs/installer")),
+        "the registry was asked"
+    );
+    drop(registry);
 }

@@ -143,7 +143,13 @@ async fn admin_actions_answer() {
 
         let running = client.machine_config(&w1).await.expect("machine config");
         let applied = client
-            .apply_configuration(&w1, running.spec.as_bytes(), ApplyMode::NoReboot, true)
+            .apply_configuration(
+                &w1,
+                running.spec.as_bytes(),
+                ApplyMode::NoReboot,
+                true,
+                None,
+            )
             .await
             .expect("apply configuration");
         assert_eq!(applied.mode, AppliedMode::NoReboot);
@@ -201,7 +207,7 @@ async fn auto_is_answered_as_each_version_applies_it() {
         let applied = within(20, "apply", async {
             let running = client.machine_config(&w1).await.expect("machine config");
             client
-                .apply_configuration(&w1, running.spec.as_bytes(), ApplyMode::Auto, true)
+                .apply_configuration(&w1, running.spec.as_bytes(), ApplyMode::Auto, true, None)
                 .await
                 .expect("apply configuration")
         })
@@ -233,7 +239,7 @@ async fn reader_reads_but_may_not_act() {
                 .await
                 .map(|_| ()),
             reader
-                .apply_configuration(&w1, b"", ApplyMode::Auto, false)
+                .apply_configuration(&w1, b"", ApplyMode::Auto, false, None)
                 .await
                 .map(|_| ()),
         ] {

@@ -55,7 +55,7 @@ async fn apply_with_a_new_image_restarts_only_that_component() {
         patch_image("cp-1", &config.spec, Component::KubeApiserver, &target).expect("patch");
     let text = patched.text.expect("changed");
     talos
-        .apply_configuration(cp1, text.as_bytes(), ApplyMode::NoReboot, false)
+        .apply_configuration(cp1, text.as_bytes(), ApplyMode::NoReboot, false, None)
         .await
         .expect("apply");
     let version_after = talos
@@ -115,6 +115,7 @@ async fn apply_with_a_new_image_restarts_only_that_component() {
             patched.text.expect("changed").as_bytes(),
             ApplyMode::NoReboot,
             false,
+            None,
         )
         .await
         .expect("apply");
@@ -145,7 +146,13 @@ async fn machine_config_is_for_admins_and_bad_yaml_is_refused() {
     );
     let admin = f.talos("healthy");
     let err = admin
-        .apply_configuration("127.10.0.1", b"machine: [", ApplyMode::NoReboot, false)
+        .apply_configuration(
+            "127.10.0.1",
+            b"machine: [",
+            ApplyMode::NoReboot,
+            false,
+            None,
+        )
         .await
         .expect_err("bad yaml");
     assert!(err.to_string().contains("decode error"), "{err}");

@@ -3,8 +3,9 @@
 //! guards, the defragment plan on `cp2-down` (its etcd guard failing), and an action's progress.
 mod view_support;
 
-use taloscope::app::actions::ActionUpdate;
+use crossterm::event::KeyCode;
 use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{
@@ -13,8 +14,9 @@ use taloscope::approval::{
 use taloscope::node_actions::{NodeSurvey, NodeWorkloads};
 use taloscope::operation::progress::ProgressEvent;
 use taloscope::operation::runner_events::node_action_line;
+use taloscope::views::actions::{self, Surveyed};
 use view_support::scenarios;
-use view_support::{all_renders_default_styles, screen_text_at};
+use view_support::{all_renders_default_styles, press, screen_text_at};
 
 /// The `pane` of `scenario`'s cluster.
 fn pane(scenario: &str, pane: Pane) -> AppState {
@@ -38,7 +40,7 @@ fn menu(scenario: &str, node: &str) -> AppState {
         .clone();
     s.tables.nodes.selected = Some(address);
     update(&mut s, Action::OpenActions);
-    assert!(s.actions.menu.is_some(), "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     s
 }
 
@@ -55,17 +57,18 @@ fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
     }
 }
 
-fn event(s: &mut AppState, u: ActionUpdate) {
-    update(s, Action::Event(AppEvent::Action(Box::new(u))));
+fn news(s: &mut AppState, surveyed: Surveyed) {
+    let news = ScreenNews::new(actions::NAME, surveyed);
+    update(s, Action::Event(AppEvent::Screen(news)));
 }
 
 /// The reboot plan of cp-2 on `healthy`, its survey read (a Kubernetes node, nothing to evict).
 fn reboot_plan() -> AppState {
     let mut s = menu("healthy", "cp-2");
-    update(&mut s, Action::Submit);
-    event(
+    press(&mut s, KeyCode::Enter);
+    news(
         &mut s,
-        ActionUpdate::Surveyed {
+        Surveyed {
             cluster: "healthy".into(),
             node: "cp-2".into(),
             survey: Ok(NodeSurvey {
@@ -105,8 +108,8 @@ fn defragment_plan_on_cp2_down_fails_on_the_unhealthy_member() {
     let mut s = pane("cp2-down", Pane::Etcd);
     update(&mut s, Action::OpenActions);
     // No alarm: the menu offers no disarm, so defragment comes first.
-    update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Defragment etcd on all members"), "{text}");
     assert!(

@@ -8,6 +8,7 @@ mod view_support;
 
 use std::time::Instant;
 
+use crossterm::event::KeyCode;
 use taloscope::app::plan_screen::GuardedPlan;
 use taloscope::app::screen::Screen;
 use taloscope::app::state::AppState;
@@ -16,8 +17,9 @@ use taloscope::capi::{CapiOwner, CapiView, Management};
 use taloscope::fleet::{EtcdReport, FleetEvent, KubernetesFacts, KubernetesReport};
 use taloscope::kube::{CapiObjects, CapiVersion};
 use taloscope::talos::UnmetCondition;
+use taloscope::views::actions;
 use view_support::scenarios;
-use view_support::{all_renders, text_at};
+use view_support::{all_renders, press, text_at};
 
 /// 2026-12-01T12:00:00Z: ten minutes after the fixtures' last transitions.
 const NOW: u64 = 1_796_126_400;
@@ -175,8 +177,8 @@ fn capi_doctor_fix_plan() {
     update(&mut s, Action::OpenActions);
     let menu = text_at(&s, 80, 24);
     assert!(menu.contains("fix stuck-rollout/workload-cp-b"), "{menu}");
-    update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     let text = text_at(&s, 200, 50);
     assert!(
         text.contains("Delete stuck Machine clusters/workload-cp-b (Cluster API replaces it)"),
@@ -193,7 +195,7 @@ fn capi_doctor_machine_deletion_runs_once_approved() {
     use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
     let mut s = stuck_screen();
     update(&mut s, Action::OpenActions);
-    update(&mut s, Action::Submit);
+    press(&mut s, KeyCode::Enter);
     let action = MutatingAction::CapiDeleteMachine {
         cluster: s.current.clone().expect("a cluster in use"),
         namespace: "clusters".into(),
@@ -265,8 +267,8 @@ fn capi_doctor_etcd_stopped_fix_plan() {
     update(&mut s, Action::OpenActions);
     let menu = text_at(&s, 80, 24);
     assert!(menu.contains("fix etcd-stopped/workload-cp-a"), "{menu}");
-    update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     let text = text_at(&s, 200, 50);
     assert!(text.contains("Reboot node cp-1"), "{text}");
     assert!(text.contains("only etcd member stopped"), "{text}");
@@ -301,8 +303,8 @@ fn stopped_api_down_screen() -> AppState {
 fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
     let mut s = stopped_api_down_screen();
     update(&mut s, Action::OpenActions);
-    update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(s.screen, Screen::Module(actions::NAME), "{:?}", s.message);
     let text = text_at(&s, 200, 50);
     // The Lease guard says it could not read, and asks for the acknowledgement.
     assert!(
@@ -315,18 +317,19 @@ fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
     );
     insta::assert_snapshot!(all_renders(&s));
     // Refused (and audited) until acknowledged.
-    let effects = update(&mut s, Action::StartPlan);
+    let effects = press(&mut s, KeyCode::Char('s'));
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { why, .. }] if why.contains("acknowledge")),
         "{effects:?}"
     );
-    update(&mut s, Action::Acknowledge);
+    press(&mut s, KeyCode::Char('a'));
     update(
         &mut s,
         Action::Paste("no one else is changing this cluster".into()),
     );
     update(&mut s, Action::Submit);
-    let plan = s.actions.plan.as_ref().expect("the plan");
+    let actions = s.screens.find::<actions::ActionsScreen>();
+    let plan = actions.and_then(|a| a.plan.as_ref()).expect("the plan");
     assert_eq!(
         plan.start_refused(),
         None,
@@ -334,7 +337,7 @@ fn capi_doctor_etcd_stopped_fix_plan_with_the_api_down() {
         plan.guards
     );
     // `?` on the guard says why the Lease cannot be read and what to check first.
-    update(&mut s, Action::Explain);
+    press(&mut s, KeyCode::Char('?'));
     let why = text_at(&s, 200, 50);
     assert!(why.contains("the Lease cannot be read"), "{why}");
 }

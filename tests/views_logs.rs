@@ -4,14 +4,15 @@
 //! picker of a node.
 mod view_support;
 
+use crossterm::event::KeyCode;
 use taloscope::app::action::AppEvent;
-use taloscope::app::logs::LogKey;
-use taloscope::app::logs::{LogEvent, LogReport};
 use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
+use taloscope::views::logs::{LogEvent, LogReport, LogsScreen, NAME};
 use view_support::scenarios;
-use view_support::{all_renders, screen_text_at};
+use view_support::{all_renders, press, screen_text_at};
 
 /// The etcd line the sim's node writes as line `i` (zap JSON), with a recognisable revision.
 fn etcd_line(node: usize, i: u64) -> String {
@@ -30,9 +31,9 @@ fn on_healthy(pane: Pane) -> AppState {
     s
 }
 
-/// Opens the input line with `open` and types `text` into it, Enter ending it.
-fn typed(s: &mut AppState, open: Action, text: &str) {
-    update(s, open);
+/// Opens the input line with the key `open` and types `text` into it, Enter ending it.
+fn typed(s: &mut AppState, open: char, text: &str) {
+    press(s, KeyCode::Char(open));
     for c in text.chars() {
         update(s, Action::Insert(c));
     }
@@ -40,10 +41,12 @@ fn typed(s: &mut AppState, open: Action, text: &str) {
 }
 
 fn report(s: &mut AppState, node: usize, report: LogReport) {
-    let view = s.logs.view.as_ref().expect("a log view").id;
+    let screen = s.screens.find::<LogsScreen>().expect("the log screen");
+    let view = screen.view.as_ref().expect("a log view").id();
+    let event = LogEvent { view, node, report };
     update(
         s,
-        Action::Event(AppEvent::Log(LogEvent { view, node, report })),
+        Action::Event(AppEvent::Screen(ScreenNews::new(NAME, event))),
     );
 }
 
@@ -62,7 +65,7 @@ fn lines(s: &mut AppState, node: usize, lines: Vec<String>) {
 /// etcd of the three control planes, lines arriving a few at a time from each in turn.
 fn three_nodes() -> AppState {
     let mut s = on_healthy(Pane::Etcd);
-    update(&mut s, Action::Logs(LogKey::Open));
+    press(&mut s, KeyCode::Char('l'));
     for round in 0..20u64 {
         for node in 0..3 {
             let i = round * 2 + node as u64;
@@ -75,8 +78,8 @@ fn three_nodes() -> AppState {
 #[test]
 fn one_node() {
     let mut s = on_healthy(Pane::Nodes);
-    typed(&mut s, Action::OpenCommandLine, "logs etcd cp-2");
-    assert_eq!(s.screen, Screen::Logs);
+    typed(&mut s, ':', "logs etcd cp-2");
+    assert_eq!(s.screen, Screen::Module(NAME));
     lines(&mut s, 0, (0..30).map(|i| etcd_line(1, i)).collect());
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Logs: etcd of cp-2"), "{text}");
@@ -95,7 +98,7 @@ fn three_nodes_interleaved() {
 #[test]
 fn filtered() {
     let mut s = three_nodes();
-    typed(&mut s, Action::OpenFilter, "revision\":10");
+    typed(&mut s, '/', "revision\":10");
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("filter /revision\":10"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
@@ -104,7 +107,7 @@ fn filtered() {
 #[test]
 fn paused_with_new_lines() {
     let mut s = three_nodes();
-    update(&mut s, Action::TogglePause);
+    press(&mut s, KeyCode::Char(' '));
     lines(&mut s, 2, (100..105).map(|i| etcd_line(2, i)).collect());
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("paused, 5 new"), "{text}");
@@ -124,11 +127,11 @@ fn scrolled_with_timestamps_and_a_stream_ended() {
     );
     lines(&mut s, 0, vec![etcd_line(0, 40)]);
     lines(&mut s, 2, vec![etcd_line(2, 42)]);
-    update(&mut s, Action::Logs(LogKey::Timestamps));
-    update(&mut s, Action::MoveUp);
+    press(&mut s, KeyCode::Char('t'));
+    press(&mut s, KeyCode::Up);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("cp-2: stream ended: rpc error"), "{text}");
-    update(&mut s, Action::Logs(LogKey::Right));
+    press(&mut s, KeyCode::Right);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("scrolled; lines"), "{text}");
     assert!(text.contains("19:58:20 cp-"), "{text}");
@@ -139,7 +142,7 @@ fn scrolled_with_timestamps_and_a_stream_ended() {
 fn dmesg_of_a_node() {
     let mut s = on_healthy(Pane::Nodes);
     update(&mut s, Action::OpenSelected);
-    update(&mut s, Action::Logs(LogKey::Dmesg));
+    press(&mut s, KeyCode::Char('d'));
     let kernel = [
         "kern:  notice: [2026-12-01T19:40:00.000000000Z]: Linux version 6.12.48-talos (root@buildkitsandbox)",
         "kern:    info: [2026-12-01T19:40:00.000100000Z]: Command line: talos.platform=metal console=ttyS0",
@@ -156,7 +159,7 @@ fn dmesg_of_a_node() {
 /// etcd of one node with a `nodeready` beyond column 80 on some lines, and levels.
 fn long_lines() -> AppState {
     let mut s = on_healthy(Pane::Nodes);
-    typed(&mut s, Action::OpenCommandLine, "logs etcd cp-2");
+    typed(&mut s, ':', "logs etcd cp-2");
     let texts = (0..30)
         .map(|i| match i % 10 {
             4 => format!(
@@ -175,12 +178,12 @@ fn long_lines() -> AppState {
 #[test]
 fn search_match_beyond_column_80_scrolled_into_view() {
     let mut s = long_lines();
-    typed(&mut s, Action::OpenFilter, "nodeready");
-    update(&mut s, Action::MoveFirst);
-    update(&mut s, Action::Logs(LogKey::NextMatch));
+    typed(&mut s, '/', "nodeready");
+    press(&mut s, KeyCode::Home);
+    press(&mut s, KeyCode::Char('n'));
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("nodeReady-4"), "{text}");
-    update(&mut s, Action::Logs(LogKey::NextMatch));
+    press(&mut s, KeyCode::Char('n'));
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("nodeReady-14"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
@@ -190,12 +193,12 @@ fn search_match_beyond_column_80_scrolled_into_view() {
 fn right_stops_at_the_longest_line_and_w_wraps() {
     let mut s = long_lines();
     for _ in 0..10 {
-        update(&mut s, Action::Logs(LogKey::Right));
+        press(&mut s, KeyCode::Right);
     }
     // The longest line's end is at the right edge; no screen of blank lines.
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains(r#"nodeReady-24"}"#), "{text}");
-    update(&mut s, Action::Logs(LogKey::Wrap));
+    press(&mut s, KeyCode::Char('w'));
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains(r#"{"level":"warn""#), "{text}");
     assert!(text.contains(r#"nodeReady-24"}"#), "{text}");
@@ -205,8 +208,8 @@ fn right_stops_at_the_longest_line_and_w_wraps() {
 #[test]
 fn service_picker() {
     let mut s = on_healthy(Pane::Nodes);
-    update(&mut s, Action::Logs(LogKey::Open));
-    update(&mut s, Action::MoveDown);
+    press(&mut s, KeyCode::Char('l'));
+    press(&mut s, KeyCode::Down);
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Logs of cp-1: which one?"), "{text}");
     insta::assert_snapshot!(all_renders(&s));

@@ -1,5 +1,5 @@
 //! Snapshots of the provision wizard (plan ready; the machine config refused,
-//! naming its file) and of the provision progress pane (mid-run; ended with a
+//! naming its file) and of a provision on the one progress screen (mid-run; ended with a
 //! VM in BOOT_FAILURE offering terminate), at 80x24 and 200x50 in default,
 //! NO_COLOR and ASCII modes, each render checked for its mode.
 mod view_support;
@@ -13,9 +13,10 @@ use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::config::{Config, MachineRole, ProviderKind};
-use taloscope::provision::{
-    PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, ProvisionSummary, VmProgress,
-};
+use taloscope::operation::OperationKind;
+use taloscope::operation::progress::ProgressEvent;
+use taloscope::operation::runner_events::ProvisionSteps;
+use taloscope::provision::{PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -123,20 +124,23 @@ fn vm(id: u64, n: u8, state: &str, lcm: &str, ip: bool, stage: ProvisionStage) -
     }
 }
 
-fn run_event(s: &mut AppState, e: ProvisionEvent) {
-    event(
+fn progress(s: &mut AppState, e: ProgressEvent) {
+    update(
         s,
-        ProvisionUpdate::Run {
-            cluster: "healthy".into(),
-            provider: "sim-opennebula".into(),
-            role: "worker".into(),
-            event: e,
-        },
+        Action::Event(AppEvent::Progress(OperationKind::Provision, e)),
     );
 }
 
+/// The runner's event as the console's one runner tells it.
+fn run_event(s: &mut AppState, steps: &mut ProvisionSteps, e: ProvisionEvent) {
+    for told in steps.events(&e) {
+        progress(s, told);
+    }
+}
+
 /// Started through the dispatcher, two VMs reported.
-fn running() -> AppState {
+fn running() -> (AppState, ProvisionSteps) {
+    let mut steps = ProvisionSteps::new("healthy", "sim-opennebula", plan().vm_names);
     let mut s = planned();
     let dir = tempfile::tempdir().expect("temp dir");
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
@@ -146,22 +150,23 @@ fn running() -> AppState {
     let Verdict::Proceed(approved) = d.answer(pending, Answer::Typed("healthy".into())) else {
         panic!("expected approval");
     };
-    update(&mut s, Action::Approved(approved));
-    assert_eq!(s.screen, Screen::Provision);
     update(&mut s, Action::Event(AppEvent::Tick(1_000)));
+    update(&mut s, Action::Approved(approved));
+    assert_eq!(s.screen, Screen::Action);
     for v in [
         vm(7, 1, "PENDING", "LCM_INIT", false, ProvisionStage::Creating),
         vm(8, 2, "PENDING", "LCM_INIT", false, ProvisionStage::Creating),
         vm(7, 1, "ACTIVE", "BOOT", false, ProvisionStage::Booting),
     ] {
-        run_event(&mut s, ProvisionEvent::Vm(v));
+        run_event(&mut s, &mut steps, ProvisionEvent::Vm(v));
     }
     update(&mut s, Action::Event(AppEvent::Tick(1_042)));
     run_event(
         &mut s,
+        &mut steps,
         ProvisionEvent::Vm(vm(8, 2, "ACTIVE", "RUNNING", true, ProvisionStage::Apid)),
     );
-    s
+    (s, steps)
 }
 
 #[test]
@@ -240,7 +245,7 @@ fn wizard_with_the_machine_config_refused() {
 
 #[test]
 fn progress_mid_run() {
-    let s = running();
+    let (s, _) = running();
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("healthy-worker-1"), "{text}");
     assert!(text.contains("BOOT") && text.contains("booting"), "{text}");
@@ -253,7 +258,7 @@ fn progress_mid_run() {
 
 #[test]
 fn progress_ended_with_a_boot_failure_offering_terminate() {
-    let mut s = running();
+    let (mut s, mut steps) = running();
     update(&mut s, Action::Event(AppEvent::Tick(1_080)));
     let mut failed = vm(
         7,
@@ -265,27 +270,16 @@ fn progress_ended_with_a_boot_failure_offering_terminate() {
     );
     failed.reason = Some("BOOT_FAILURE: the hypervisor could not boot the VM".into());
     let joined = vm(8, 2, "ACTIVE", "RUNNING", true, ProvisionStage::Joined);
-    run_event(&mut s, ProvisionEvent::Vm(failed.clone()));
-    run_event(&mut s, ProvisionEvent::Vm(joined.clone()));
-    run_event(
-        &mut s,
-        ProvisionEvent::Finished(ProvisionSummary {
-            cluster: "healthy".into(),
-            requested: 2,
-            vms: vec![failed, joined],
-            error: None,
-        }),
-    );
-    event(
-        &mut s,
-        ProvisionUpdate::Ended {
-            cluster: "healthy".into(),
-            approved: None,
-            result: Err("1 of 2 joined".into()),
-        },
-    );
+    run_event(&mut s, &mut steps, ProvisionEvent::Vm(failed));
+    run_event(&mut s, &mut steps, ProvisionEvent::Vm(joined));
+    let end = "healthy: 1 of 2 new node(s) joined; not joined: healthy-worker-1 (failed)";
+    progress(&mut s, ProgressEvent::Finished(Err(end.into())));
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("(x terminates it)"), "{text}");
+    assert!(
+        text.contains("healthy-worker-1 (x: terminate VM 7 on sim-opennebula): BOOT_FAILURE"),
+        "{text}"
+    );
+    assert!(text.contains("x terminate"), "the footer offers it: {text}");
     assert!(text.contains("BOOT_FAILURE"), "{text}");
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }

@@ -1,6 +1,6 @@
 //! Every step list and event log scrolls (issue 16, item 1): the Kubernetes
-//! rollout pane keeps its STEP column at 80 columns, counts steps, and its
-//! steps and events scroll with j/k, PgUp/PgDn and g/G (Tab switches); the
+//! rollout on the progress screen keeps its STEP column at 80 columns, counts steps, and its
+//! steps and lines scroll with j/k, PgUp/PgDn and g/G (Tab switches); the
 //! Talos plan answers g/G; node detail's events scroll. Keys go through the
 //! keymap and the update step as in the console; snapshots at 80x24 and
 //! 200x50.
@@ -12,7 +12,9 @@ use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::fleet::FleetEvent;
-use taloscope::rollout::{RolloutEvent, RolloutKind, RolloutSummary, StepProgress};
+use taloscope::operation::OperationKind;
+use taloscope::operation::progress::ProgressEvent;
+use taloscope::rollout::{RolloutKind, RolloutSummary, StepProgress};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -23,8 +25,8 @@ fn press(s: &mut AppState, code: KeyCode) {
     update(s, action);
 }
 
-/// The Kubernetes rollout of healthy-112's plan, started, with `lines`
-/// lines in its event log.
+/// The Kubernetes rollout of healthy-112's plan as a journal left it, on the progress screen,
+/// with `lines` more lines told.
 fn kube_rollout(lines: usize) -> AppState {
     let mut s = scenarios::state(&[scenarios::HEALTHY_112]);
     update(&mut s, Action::OpenSelected);
@@ -41,26 +43,23 @@ fn kube_rollout(lines: usize) -> AppState {
         .collect();
     assert_eq!(steps.len(), 17);
     update(&mut s, Action::Back);
-    let cluster = plan.cluster.clone();
-    let mut events = vec![RolloutEvent::Started(RolloutSummary {
-        cluster: cluster.clone(),
+    let journal = RolloutSummary {
+        cluster: plan.cluster.clone(),
         kind: RolloutKind::KubernetesUpgrade,
         target: plan.target.to_string(),
         holder: "op@jump1".into(),
         steps,
         paused: false,
         outcome: None,
-    })];
-    events.extend((0..lines).map(|i| RolloutEvent::Log {
-        cluster: cluster.clone(),
-        line: format!("event line {i:02}"),
-        unix: 1_796_052_057 + i as u64,
-    }));
-    for event in events {
-        update(&mut s, Action::Event(AppEvent::Rollout(event)));
+    };
+    update(&mut s, Action::Event(AppEvent::Journal(Box::new(journal))));
+    for i in 0..lines {
+        let line = ProgressEvent::Line(format!("event line {i:02}"));
+        let told = AppEvent::Progress(OperationKind::KubernetesUpgrade, line);
+        update(&mut s, Action::Event(told));
     }
     update(&mut s, Action::ShowRollout);
-    assert_eq!(s.screen, Screen::Rollout, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
     s
 }
 
@@ -68,7 +67,7 @@ fn kube_rollout(lines: usize) -> AppState {
 fn the_kubernetes_rollout_keeps_its_steps_at_80_and_counts_steps() {
     let s = kube_rollout(3);
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("0 of 17 steps done"), "{text}");
+    assert!(text.contains("0 of 17 steps"), "{text}");
     assert!(text.contains("STEP"), "{text}");
     assert!(text.contains("kube-apiserver"), "{text}");
     insta::assert_snapshot!(all_renders_default_styles(&s));
@@ -77,11 +76,9 @@ fn the_kubernetes_rollout_keeps_its_steps_at_80_and_counts_steps() {
 #[test]
 fn the_kubernetes_rollout_steps_scroll_to_the_last() {
     let mut s = kube_rollout(3);
-    let last = s.rollouts.values().next().unwrap().summary.steps[16].clone();
-    let shown = |text: &str| {
-        text.lines()
-            .any(|l| l.contains(&format!(" {} ", last.node)) && l.contains(&last.label))
-    };
+    let progress = s.actions.progress.as_ref().expect("the journal's progress");
+    let last = progress.steps[16].label.clone();
+    let shown = |text: &str| text.lines().any(|l| l.contains(&last));
     assert!(!shown(&screen_text_at(&s, 80, 24)));
     press(&mut s, KeyCode::Char('G'));
     let text = screen_text_at(&s, 80, 24);

@@ -1,14 +1,16 @@
 //! Snapshots of the upgrade plan screen (healthy; cp2-down with its failing
 //! etcd guards; single-cp asking for the typed acknowledgement) and of the
-//! progress pane (mid-rollout, finished, halted), and of the Kubernetes plan
+//! upgrade on the progress screen (mid-rollout, paused, finished, halted), and of the Kubernetes plan
 //! (healthy-112; removed-api asking for its acknowledgement), at 80x24 and 200x50 in
 //! default, NO_COLOR and ASCII modes, each render checked for its mode.
 mod view_support;
 
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::state::AppState;
-use taloscope::app::{Action, AppEvent, RemovedApisCounted, update};
+use taloscope::app::{Action, AppEvent, Effect, RemovedApisCounted, update};
+use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::kube::removed_apis::RemovedApiCount;
+use taloscope::operation::{OperationKind, runner_events};
 use taloscope::rollout::{
     RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress,
 };
@@ -113,16 +115,42 @@ fn summary(steps: Vec<StepProgress>) -> RolloutSummary {
     }
 }
 
-/// The healthy cluster's progress pane after `events`, the clock at `now`.
+/// The healthy cluster's Talos upgrade started at `T0` through the dispatcher, on the progress
+/// screen, after `events` (each told as the console's runner tells it, at its step's start
+/// when it has one), the clock at `now`.
 fn progress(events: Vec<RolloutEvent>, now: u64) -> AppState {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
+    update(&mut s, Action::Event(AppEvent::Tick(T0)));
+    update(&mut s, Action::OpenUpgrade(None));
+    let effects = update(&mut s, Action::StartPlan);
+    let [Effect::Gate(action)] = effects.as_slice() else {
+        panic!("s asks the gate: {:?}", s.message);
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dispatcher = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
+    let Gate::Confirm(pending) = dispatcher.request(action.clone()) else {
+        panic!("a confirmation");
+    };
+    let Verdict::Proceed(approved) = dispatcher.answer(pending, Answer::Typed("healthy".into()))
+    else {
+        panic!("the typed name matched");
+    };
+    update(&mut s, Action::Approved(approved));
     for event in events {
-        update(&mut s, Action::Event(AppEvent::Rollout(event)));
+        if let RolloutEvent::Step { progress, .. } = &event
+            && let Some(at) = progress.started_unix
+        {
+            update(&mut s, Action::Event(AppEvent::Tick(at)));
+        }
+        for told in runner_events::rollout(&event) {
+            let told = AppEvent::Progress(OperationKind::TalosUpgrade, told);
+            update(&mut s, Action::Event(told));
+        }
     }
     update(&mut s, Action::Event(AppEvent::Tick(now)));
     update(&mut s, Action::ShowRollout);
-    assert_eq!(s.screen, Screen::Rollout, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
     s
 }
 
@@ -179,9 +207,8 @@ fn progress_mid_rollout() {
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 
-/// Pause was taken while cp-3 still reboots: the pane says "pausing after
-/// cp-3" (PAUSED only once no node is in progress) and the footer offers
-/// resume, not pause.
+/// Pause was taken while cp-3 still reboots: the screen says PAUSED and how to resume, and the
+/// footer offers resume, not pause.
 #[test]
 fn progress_pausing_while_a_node_reboots() {
     let mut events = mid_rollout_events();
@@ -190,8 +217,7 @@ fn progress_pausing_while_a_node_reboots() {
     });
     let s = progress(events, T0 + 130);
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("pausing after cp-3"), "{text}");
-    assert!(!text.contains("PAUSED"), "{text}");
+    assert!(text.contains("PAUSED; r resumes"), "{text}");
     let footer = text.lines().last().unwrap_or_default();
     assert!(
         footer.contains("r resume") && !footer.contains("pause"),
@@ -258,7 +284,10 @@ fn progress_halted() {
     });
     let s = progress(events, T0 + 1000);
     let text = screen_text_at(&s, 80, 24);
-    assert!(text.contains("HALTED") && text.contains("15m00s"), "{text}");
+    assert!(
+        text.contains("halted: cp-3") && text.contains("each times out after 15m00s"),
+        "{text}"
+    );
     insta::assert_snapshot!(all_renders_default_styles(&s));
 }
 

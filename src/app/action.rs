@@ -7,7 +7,7 @@ use crate::fleet::FleetEvent;
 use super::message::Message;
 use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::rollout::{RolloutControl, RolloutEvent, RolloutSummary};
+use crate::rollout::RolloutSummary;
 use crate::upgrade::kubernetes::KubernetesUpgradePlan;
 use crate::upgrade::kubernetes::RemovedItem;
 
@@ -69,14 +69,14 @@ pub enum Action {
     Notify(Message),
     Event(AppEvent),
     /// `u` / `:upgrade [vX.Y.Z]`: the upgrade plan of the cluster in use (or
-    /// its progress pane while a rollout runs).
+    /// the progress screen while its rollout has not ended).
     OpenUpgrade(Option<String>),
     /// `U` / `:upgrade-k8s [VERSION]`: the Kubernetes upgrade plan of the
-    /// cluster in use (or its progress pane while a rollout runs).
+    /// cluster in use (or the progress screen while its rollout has not ended).
     OpenKubernetesUpgrade(Option<String>),
     /// Kubernetes plan screen: pull the new images on every node first.
     TogglePrePull,
-    /// `:rollout`: the progress pane of the cluster in use.
+    /// `:rollout`: the progress screen of the rollout of the cluster in use.
     ShowRollout,
     /// Plan screen: the next / previous offered target.
     NextTarget,
@@ -99,14 +99,11 @@ pub enum Action {
     Explain,
     /// `s` on a plan screen: start the plan through the one gate.
     StartPlan,
-    /// Progress pane: pause after the current node.
+    /// Progress screen: pause an upgrade after its current node.
     PauseRollout,
-    /// Progress pane: resume a paused rollout, or one found in a journal
+    /// Progress screen: resume a paused upgrade, or one found in a journal
     /// (through the dispatcher).
     ResumeRollout,
-    /// Progress pane: ask whether to abort (one key confirms).
-    AbortRollout,
-    ConfirmAbort,
     /// The dispatcher approved a rollout; update decides what to run.
     Approved(ApprovedAction),
     /// The provision wizard and progress pane (see `provision`).
@@ -115,10 +112,11 @@ pub enum Action {
     OpenActions,
     /// Action progress: cancel the running node or etcd action after its current step.
     CancelAction,
-    /// The log view and how it opens (see `update_logs`).
-    Logs(super::logs::LogKey),
     /// Bring a screen module on top (`C` on the fleet: `certs`; `H` on a cluster: `health`).
     Open(super::screen_io::ScreenName),
+    /// Bring a screen module on top with a word naming what to show (`d` in node detail:
+    /// `logs` with `dmesg`).
+    OpenWith(super::screen_io::ScreenName, &'static str),
     /// A key the screen module on top binds; it reads the key with its own table.
     ScreenKey(crossterm::event::KeyEvent),
     /// `C` on the cluster panes: the CAPI screen (`:capi`).
@@ -137,12 +135,12 @@ pub enum AppEvent {
     Discovered(Box<Discovery>),
     /// A poller's report.
     Fleet(FleetEvent),
-    /// A rollout runner's report.
-    Rollout(RolloutEvent),
     /// A rollout journal found at startup (its summary).
     Journal(Box<RolloutSummary>),
     /// The removed-API count the Kubernetes plan screen asked for.
     RemovedApis(Box<RemovedApisCounted>),
+    /// The Talos releases learned for a cluster (its mirrors, the registry, else the table).
+    Releases(String, Box<crate::upgrade::LearnedReleases>),
     /// Wall-clock seconds since the Unix epoch, once a second while a
     /// rollout runs here: the progress pane's elapsed times count to it.
     Tick(u64),
@@ -156,8 +154,6 @@ pub enum AppEvent {
         crate::operation::OperationKind,
         crate::operation::progress::ProgressEvent,
     ),
-    /// A log stream's report (lines, or how it ended).
-    Log(super::logs::LogEvent),
     /// A screen module's IO task's report.
     Screen(super::screen_io::ScreenNews),
     /// A CAPI-way upgrade plan read from the management cluster.
@@ -197,11 +193,6 @@ pub enum Effect {
     /// Run discovery again off the render path.
     ReloadDiscovery,
     Poller(PollerRequest),
-    /// Start an approved rollout of a plan (either kind).
-    StartRollout(Box<StartRollout>),
-    /// Resume the approved rollout of a cluster from its journal; the
-    /// journal's kind picks the runner.
-    ResumeRollout(ApprovedAction),
     /// Count the objects stored in API versions the plan's target removes
     /// (IO, so the loop does it and reports `AppEvent::RemovedApis`).
     CountRemovedApis(Box<KubernetesUpgradePlan>),
@@ -211,15 +202,8 @@ pub enum Effect {
         approved: ApprovedAction,
         why: String,
     },
-    /// Pause, resume or abort this console's rollout of `cluster`.
-    Control {
-        cluster: String,
-        control: RolloutControl,
-    },
     /// Provisioning IO: list sources, plan, run, terminate.
     Provision(Box<super::provision::ProvisionEffect>),
-    /// Read what a node action's guards need (pods, budgets, services).
-    SurveyNode(Box<crate::node_actions::NodeActionPlan>),
     /// A guard refuses `action` before it is confirmed: audit it and say why.
     Refuse {
         action: MutatingAction,
@@ -235,8 +219,8 @@ pub enum Effect {
     },
     /// Cancel the running operation after its current step.
     CancelAction,
-    /// Start or stop the log view's streams.
-    Logs(super::logs::LogEffect),
+    /// Hold the running upgrade after its current step (`true`), or let it go on.
+    HoldAction(bool),
     /// A screen module's IO, reported back as `AppEvent::Screen`.
     Screen(super::screen_io::ScreenTask),
     /// Read the delete plan of a cluster (`prepare_delete`) and report it as
@@ -247,15 +231,6 @@ pub enum Effect {
     /// Read a CAPI-way upgrade plan and what its guards look at; reported as
     /// `AppEvent::CapiUpgradePlanned`.
     PlanCapiUpgrade(Box<super::capi_upgrade::CapiPlanRequest>),
-}
-
-/// What a fresh rollout needs: the approval, the plan as the operator saw it
-/// and the acknowledgements typed.
-#[derive(Debug, Clone)]
-pub struct StartRollout {
-    pub approved: ApprovedAction,
-    pub plan: super::plan_screen::PlannedRollout,
-    pub acks: Vec<String>,
 }
 
 /// A removed-API count for one plan's (from, target), or why it failed.

@@ -1,20 +1,20 @@
-//! The console's node, etcd and cluster-delete actions: the action menu of the selection (`a`),
-//! the plan screen of one action (built by node_actions', etcd_maintenance's and
-//! cluster_lifecycle's own plan and guard functions, the ones the headless commands call) and
-//! the progress of the one that runs.
+//! The console's node, etcd and cluster-delete actions as the shell knows them: the action
+//! menu of the selection (`a`; its screen is `views::actions`), the plan of a delete or a CAPI
+//! scale (cluster_lifecycle's and capi_scale's own plan and guard functions, the ones the
+//! headless commands call), what the one runner runs, and the progress of the one that runs.
 use std::path::PathBuf;
 
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{DeletePlan, delete_guards};
-use crate::etcd_maintenance::{EtcdPlan, EtcdRequest, plan_guards};
+use crate::etcd_maintenance::EtcdPlan;
 use crate::fleet::{ClusterStatus, NodeStatus};
-use crate::node_actions::{NodeActionPlan, NodeSurvey, action_guards};
-use crate::operation::forget::{ForgetPlan, forget_guards};
+use crate::node_actions::NodeActionPlan;
+use crate::operation::forget::ForgetPlan;
 use crate::operation::progress::OperationProgress;
-use crate::rollout::LeaseReading;
+use crate::upgrade::Guard;
 
-use super::plan_screen::{GuardReading, GuardedPlan, PlanGuards, cluster_and_guards};
+use super::plan_screen::{GuardReading, GuardedPlan, PlanHolder, PlanSubject};
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,24 +119,23 @@ pub fn etcd_choices(status: &ClusterStatus, member_id: &str) -> Vec<ActionChoice
     actions.into_iter().map(ActionChoice::Etcd).collect()
 }
 
-/// What a plan screen plans.
+/// The node, etcd and delete actions' menu as the shell hands it to the actions screen
+/// (`views::actions`), with what its plans need of the console's configuration.
 #[derive(Debug, Clone)]
+pub struct MenuOpened {
+    pub menu: ActionMenu,
+    /// The screen it pops up over.
+    pub over: super::screen::Screen,
+    /// Where snapshots go unless the operator types another path.
+    pub snapshot_dir: PathBuf,
+    /// How many backups of the talosconfig a forget keeps.
+    pub kept_backups: usize,
+}
+
+/// What the action screen plans for the lifecycle's keys (`D`, `s` on `:capi`).
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant, reason = "one plan on screen at a time")]
 pub enum ActionPlan {
-    /// A node action, and what its survey read (`None` until the console has read it).
-    Node {
-        plan: NodeActionPlan,
-        survey: Option<NodeSurvey>,
-    },
-    /// An etcd action: the request, and its plan made again from every new status.
-    Etcd {
-        request: EtcdRequest,
-        plan: Result<EtcdPlan, String>,
-    },
-    /// A CAPI doctor's fix: the finding and its plan, both made again from every new status.
-    CapiFix {
-        finding: crate::capi_doctor::Finding,
-        plan: Result<crate::capi_doctor::FixPlan, String>,
-    },
     /// A whole cluster's deletion (`D`): `None` until the event loop has read its create
     /// journal, provider and rollout Lease (`prepare_delete`, as `taloscope delete` does).
     Delete {
@@ -147,34 +146,12 @@ pub enum ActionPlan {
     /// A CAPI scale (`s` on `:capi`): `read` is `None` until the event loop has read both
     /// sides (`prepare_scale`, as `taloscope scale` does).
     CapiScale(Box<super::capi_scale::CapiScalePlan>),
-    /// A node that is no longer a member removed from the talosconfig context (`node` as the
-    /// menu named it); its guards evaluated over every new status.
-    Forget {
-        node: String,
-        plan: Result<ForgetPlan, String>,
-    },
 }
 
-/// The plan screen of one action.
-#[derive(Debug, Clone)]
-pub struct ActionPlanScreen {
-    pub cluster: String,
-    pub plan: ActionPlan,
-    /// Its guards and the acknowledgements typed (a delete's "this destroys the cluster and
-    /// its data").
-    pub guards: PlanGuards,
-}
+/// The plan screen of a delete or a CAPI scale.
+pub type ActionPlanScreen = PlanHolder<ActionPlan>;
 
 impl ActionPlanScreen {
-    /// The plan screen of `plan` in `cluster`, its guards not evaluated yet.
-    pub fn new(cluster: &str, plan: ActionPlan) -> ActionPlanScreen {
-        ActionPlanScreen {
-            cluster: cluster.to_string(),
-            plan,
-            guards: PlanGuards::default(),
-        }
-    }
-
     /// The screen's title: the action in the operator's words.
     pub fn title(&self) -> String {
         match (&self.plan, self.approval()) {
@@ -187,108 +164,46 @@ impl ActionPlanScreen {
             }
             (ActionPlan::Delete { .. }, None) => format!("delete cluster {}", self.cluster),
             (_, Some(action)) => format!("{} in {}", action.describe(), self.cluster),
-            (ActionPlan::Etcd { request, .. }, None) => {
-                format!("{} in {}", etcd_action_of(request).as_str(), self.cluster)
-            }
-            (ActionPlan::Node { .. }, None) => self.cluster.clone(),
-            (ActionPlan::CapiFix { finding, .. }, None) => {
-                format!("fix {} in {}", finding.id, self.cluster)
-            }
-            (ActionPlan::Forget { node, .. }, None) => {
-                format!("forget node {node} in {}", self.cluster)
-            }
             (ActionPlan::CapiScale(p), None) => format!(
                 "scale {} to {} replicas (Cluster API) in {}",
                 p.target.object, p.request.replicas, self.cluster
             ),
         }
     }
-
-    /// Makes the etcd plan (or the CAPI fix, over `tree`) again from `status` and evaluates
-    /// every guard over it, with the same functions the headless commands call; `other` is
-    /// what the cluster's rollout Lease said, or why it could not be read.
-    pub fn evaluate(
-        &mut self,
-        status: &ClusterStatus,
-        other: &LeaseReading,
-        tree: Option<&crate::capi::ClusterTree>,
-    ) {
-        let roles = super::plan_screen::roles_of(status);
-        let guards = match &mut self.plan {
-            ActionPlan::Node { plan, survey } => match survey {
-                Some(survey) => action_guards(plan, status, &roles, other, survey),
-                None => Vec::new(),
-            },
-            ActionPlan::Etcd { request, plan } => {
-                *plan = EtcdPlan::new(status, request).map_err(|e| e.to_string());
-                match plan {
-                    Ok(plan) => plan_guards(plan, status, &roles, other),
-                    Err(_) => Vec::new(),
-                }
-            }
-            ActionPlan::CapiFix { finding, plan } => {
-                super::capi_doctor::evaluate_fix(finding, plan, tree, status, &roles, other)
-            }
-            ActionPlan::Delete { plan, .. } => plan
-                .as_ref()
-                .and_then(|p| p.as_ref().ok())
-                .map(delete_guards)
-                .unwrap_or_default(),
-            ActionPlan::CapiScale(p) => super::capi_scale::guards_of(p),
-            ActionPlan::Forget { plan: Ok(plan), .. } => forget_guards(plan, status),
-            ActionPlan::Forget { plan: Err(_), .. } => Vec::new(),
-        };
-        self.guards.set(guards);
-    }
 }
 
-impl GuardedPlan for ActionPlanScreen {
-    cluster_and_guards!();
-
+impl PlanSubject for ActionPlan {
     fn unready(&self) -> Option<String> {
-        match &self.plan {
-            ActionPlan::Node { survey: None, .. } => {
-                Some("reading the node's pods and services first".into())
-            }
-            ActionPlan::Etcd { plan: Err(e), .. }
-            | ActionPlan::CapiFix { plan: Err(e), .. }
-            | ActionPlan::Forget { plan: Err(e), .. }
-            | ActionPlan::Delete {
+        match self {
+            ActionPlan::Delete {
                 plan: Some(Err(e)), ..
             } => Some(e.clone()),
             ActionPlan::Delete { plan: None, .. } => Some(
                 "reading the cluster's create journal, provider and rollout Lease first".into(),
             ),
             ActionPlan::CapiScale(p) => super::capi_scale::unready(p),
-            _ => None,
+            ActionPlan::Delete { .. } => None,
         }
     }
 
-    fn read_guards(&mut self, reading: &GuardReading<'_>) {
-        if let Some(live) = reading.live {
-            self.evaluate(
-                &live.status,
-                &reading.other_rollout,
-                reading.capi_tree.as_ref(),
-            );
+    fn evaluate(&mut self, _cluster: &str, _reading: &GuardReading<'_>) -> Vec<Guard> {
+        match self {
+            ActionPlan::Delete { plan, .. } => plan
+                .as_ref()
+                .and_then(|p| p.as_ref().ok())
+                .map(delete_guards)
+                .unwrap_or_default(),
+            ActionPlan::CapiScale(p) => super::capi_scale::guards_of(p),
         }
     }
 
     fn approval(&self) -> Option<MutatingAction> {
-        match &self.plan {
-            ActionPlan::Node { plan, .. } => Some(MutatingAction::Node {
-                cluster: plan.cluster.clone(),
-                node: plan.node.clone(),
-                operation: plan.operation.clone(),
-            }),
-            ActionPlan::Etcd { plan, .. } => plan.as_ref().ok().map(EtcdPlan::mutating_action),
-            ActionPlan::CapiFix { plan, .. } => plan.as_ref().ok().map(|p| p.mutating_action()),
+        match self {
             ActionPlan::Delete { plan, .. } => plan
                 .as_ref()
                 .and_then(|p| p.as_ref().ok())
                 .map(DeletePlan::action),
             ActionPlan::CapiScale(p) => p.prepared().map(|p| p.plan.action()),
-            ActionPlan::Forget { plan, .. } => plan.as_ref().ok().map(ForgetPlan::action),
         }
     }
 }
@@ -301,21 +216,10 @@ fn delete_effect(action: &MutatingAction) -> String {
         .map_or(described.clone(), str::to_string)
 }
 
-/// The etcd action a request asks for.
-pub fn etcd_action_of(request: &EtcdRequest) -> EtcdAction {
-    match request {
-        EtcdRequest::Disarm => EtcdAction::Disarm,
-        EtcdRequest::Defragment { .. } => EtcdAction::Defragment,
-        EtcdRequest::Snapshot { .. } => EtcdAction::Snapshot,
-        EtcdRequest::ForfeitLeadership { .. } => EtcdAction::ForfeitLeadership,
-        EtcdRequest::RemoveMember { .. } => EtcdAction::RemoveMember,
-    }
-}
-
 /// Everything of the actions the console shows.
 #[derive(Debug, Clone, Default)]
 pub struct ActionsState {
-    pub menu: Option<ActionMenu>,
+    /// A delete's or a CAPI scale's plan.
     pub plan: Option<ActionPlanScreen>,
     /// The operation running (or last run) from this console, as its runner's events built it.
     pub progress: Option<OperationProgress>,
@@ -324,8 +228,6 @@ pub struct ActionsState {
     pub snapshot_dir: PathBuf,
     /// The screen the menu was opened on: where Esc goes back to.
     pub back: Option<super::screen::Screen>,
-    /// The cluster and node whose snapshot's file is being typed.
-    pub snapshot_of: Option<(String, String)>,
     /// The operator's talosconfig and kubeconfig a delete removes contexts from (the first of
     /// each, as `taloscope delete` takes them; set by commands/).
     pub context_files: Option<ContextFiles>,
@@ -342,16 +244,10 @@ impl ActionsState {
     }
 }
 
-/// What a runner reports about the action it runs, or the survey read for a plan.
+/// A plan read for the action screen, or what an interrupted action left behind.
+#[allow(clippy::large_enum_variant, reason = "one event at a time, moved once")]
 #[derive(Debug, Clone)]
 pub enum ActionUpdate {
-    /// What the node's guards need, read for the plan of `node`; `Err` when the cluster
-    /// could not be reached.
-    Surveyed {
-        cluster: String,
-        node: String,
-        survey: Result<NodeSurvey, String>,
-    },
     /// The delete plan of `cluster` read by `prepare_delete`, and what could not be read.
     DeletePlanned {
         cluster: String,
@@ -386,6 +282,14 @@ pub enum ActionRun {
     Forget(Box<ForgetPlan>),
     /// The CAPI-way upgrade of a cluster Cluster API owns.
     CapiUpgrade(Box<crate::upgrade::capi::CapiUpgradePlan>),
+    /// New VMs of a cluster, each followed until its node joined.
+    Provision(Box<crate::provision::ProvisionPlan>),
+    /// A VM a provision left failed, terminated (the approval names it).
+    TerminateVm,
+    /// A Talos or Kubernetes upgrade, in place, of the plan as the operator saw it.
+    Upgrade(Box<super::plan_screen::PlannedRollout>),
+    /// The in-place upgrade a run that did not end left in its journal, resumed.
+    ResumeUpgrade,
 }
 
 impl ActionRun {
@@ -403,6 +307,7 @@ impl ActionRun {
                     .map(|p| crate::operation::capi_upgrade::phase_bound(plan, p))
                     .sum(),
             ),
+            ActionRun::Provision(_) => Some(crate::provision::RunnerOptions::default().timeout),
             _ => None,
         }
     }

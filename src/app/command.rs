@@ -122,6 +122,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         arg: "",
         help: "every certificate of every cluster, soonest end first, with its fix",
     },
+    CommandSpec {
+        name: "resources",
+        arg: "[NODE]",
+        help: "a node's CPU, memory, disks, volumes and network (none: the selected node)",
+    },
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,13 +149,12 @@ pub enum Command {
     /// `:provision`: the wizard; `:provisions`: the VMs of the cluster in use.
     Provision,
     Provisions,
-    /// `:logs SERVICE [NODE...]`.
-    Logs {
-        service: String,
-        nodes: Vec<String>,
+    /// A screen module with the command's words (`:logs SERVICE [NODE...]`, `:dmesg NODE`:
+    /// the `logs` screen).
+    Open {
+        screen: super::screen_io::ScreenName,
+        words: Vec<String>,
     },
-    /// `:dmesg NODE`.
-    Dmesg(String),
     /// `:health`: the health checklist of the cluster in use.
     Health,
     /// `:capi`: the Cluster API tree of the cluster in use.
@@ -211,15 +215,18 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "rollout" => Command::Rollout,
         "provision" => Command::Provision,
         "provisions" => Command::Provisions,
-        "logs" => Command::Logs {
-            service: rest[0].to_string(),
-            nodes: rest[1..].iter().map(|s| s.to_string()).collect(),
-        },
         "dmesg" if rest.len() > 1 => return Err(CommandError::UnexpectedArgument("dmesg")),
-        "dmesg" => Command::Dmesg(rest[0].to_string()),
+        "logs" | "dmesg" => Command::Open {
+            screen: "logs",
+            words: line.split_whitespace().map(String::from).collect(),
+        },
         "health" => Command::Health,
         "capi" => Command::Capi,
         "certs" => Command::Certs,
+        "resources" => Command::Open {
+            screen: "resources",
+            words: line.split_whitespace().map(String::from).collect(),
+        },
         _ => Command::Quit,
     };
     Ok(Some(command))
@@ -355,7 +362,8 @@ mod tests {
         let c = complete("q", &[]);
         assert_eq!(c.line, "q");
         assert_eq!(c.candidates, vec!["q", "quit"]);
-        assert_eq!(complete("re", &[]).line, "reload");
+        assert_eq!(complete("rel", &[]).line, "reload");
+        assert_eq!(complete("re", &[]).candidates, vec!["reload", "resources"]);
         assert_eq!(complete("zz", &[]).line, "zz");
     }
 

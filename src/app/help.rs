@@ -6,7 +6,7 @@
 use unicode_width::UnicodeWidthStr;
 
 use super::command::COMMANDS;
-use super::keymap::{KeyContext, bindings};
+use super::keymap::{KeyContext, shown_bindings};
 use super::screens::Screens;
 
 /// One line of one column of the help.
@@ -80,9 +80,9 @@ fn sections(here: KeyContext, screens: &Screens) -> Vec<(String, Vec<(String, St
             let entries = own
                 .map(|line| (line.keys, line.help.to_string()))
                 .chain(
-                    bindings(ctx)
-                        .iter()
-                        .map(|b| (b.key_labels(), b.help.to_string())),
+                    shown_bindings(ctx, screens)
+                        .into_iter()
+                        .map(|(keys, b)| (keys, b.help.to_string())),
                 )
                 .collect();
             let title = module.map_or(ctx.title(), |m| m.title());
@@ -228,12 +228,12 @@ mod tests {
     #[test]
     fn where_you_are_comes_first_and_nothing_is_cut() {
         let none = Screens::default();
-        let help = layout(KeyContext::Rollout, &none, 72);
+        let help = layout(KeyContext::ActionProgress, &none, 72);
         assert_eq!(help.columns.len(), 1);
         assert_eq!(
             help.columns[0][0],
             HelpCell::Title {
-                text: "Here: Rollout progress (:rollout)".into(),
+                text: "Here: Node or etcd action progress".into(),
                 here: true
             }
         );

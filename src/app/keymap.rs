@@ -8,12 +8,12 @@ use super::action::Action;
 pub use super::binding::{Binding, Key, bind};
 use super::binding::{HELP, command_line, quit};
 use super::keymap_actions as actions;
-use super::keymap_logs as logs;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
 use super::keymap_upgrade as upgrade;
 use super::screen::Screen;
+use super::screens::Screens;
 use super::state::{AppState, InputKind, Overlay};
 
 /// Where the keys go right now.
@@ -33,25 +33,15 @@ pub enum KeyContext {
     /// The plan's installer image or acknowledgement being typed.
     TextField,
     Explain,
-    Rollout,
-    /// The progress pane asks whether to abort.
-    AbortQuestion,
     ProvisionWizard,
-    Provision,
     /// Quit was asked while a rollout or provision runs here: y/N.
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
-    /// The actions menu of the selected node or etcd member (`a`).
-    ActionMenu,
-    /// A node or etcd action's plan.
+    /// A delete's or a CAPI scale's plan.
     ActionPlan,
     /// The progress of the node or etcd action run here.
     ActionProgress,
-    /// A node's or several nodes' logs.
-    Logs,
-    /// Which log of a node to follow.
-    LogPicker,
     /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
     Screen(super::screen_io::ScreenName),
     /// The Cluster API tree of the cluster in use.
@@ -61,14 +51,12 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 26] = [
+    pub const ALL: [KeyContext; 20] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
         KeyContext::UpgradePlan,
         KeyContext::KubernetesPlan,
-        KeyContext::Rollout,
-        KeyContext::AbortQuestion,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -78,14 +66,10 @@ impl KeyContext {
         KeyContext::Explain,
         KeyContext::Help,
         KeyContext::ProvisionWizard,
-        KeyContext::Provision,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
-        KeyContext::ActionMenu,
         KeyContext::ActionPlan,
         KeyContext::ActionProgress,
-        KeyContext::Logs,
-        KeyContext::LogPicker,
         KeyContext::Capi,
         KeyContext::CapiUpgradePlan,
     ];
@@ -107,17 +91,11 @@ impl KeyContext {
                 "Installer image, acknowledgement, VM name pattern, snapshot file"
             }
             KeyContext::Explain => "Explanation (? on the plan), messages (:messages)",
-            KeyContext::Rollout => "Rollout progress (:rollout)",
-            KeyContext::AbortQuestion => "Abort question",
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
-            KeyContext::Provision => "Provision progress (:provisions)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
-            KeyContext::ActionMenu => "Actions menu (a on nodes, node detail, etcd)",
-            KeyContext::ActionPlan => "Node or etcd action plan",
+            KeyContext::ActionPlan => "Delete or CAPI scale plan",
             KeyContext::ActionProgress => "Node or etcd action progress",
-            KeyContext::Logs => "Logs (l on nodes/etcd, :logs, :dmesg)",
-            KeyContext::LogPicker => "Log picker (l in node detail)",
             KeyContext::Screen(name) => name,
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
             KeyContext::CapiUpgradePlan => "CAPI-way upgrade plan (u, U on a CAPI-owned cluster)",
@@ -157,6 +135,34 @@ static OPEN_CREATE: &[Binding] = &[bind(&[Key::char('n')], Action::Open("create"
 #[rustfmt::skip]
 static OPEN_HEALTH: &[Binding] = &[bind(&[Key::char('H')], Action::Open("health"), "health checks of the cluster (a checklist that fills in; :health)")];
 
+/// `l` on the nodes pane (the selected node's picker) and the etcd pane (every control plane).
+#[rustfmt::skip]
+static OPEN_LOGS: &[Binding] = &[bind(&[Key::char('l')], Action::Open("logs"), "logs: the selected node's (nodes pane), etcd of every control plane (etcd pane)").footer("logs").offered(on_a_logs_pane)];
+
+#[rustfmt::skip]
+static OPEN_LOGS_OF_NODE: &[Binding] = &[
+    bind(&[Key::char('l')], Action::Open("logs"), "logs of one of the node's services (a picker)").footer("logs"),
+    bind(&[Key::char('d')], Action::OpenWith("logs", "dmesg"), "the node's kernel log (dmesg)"),
+];
+
+#[rustfmt::skip]
+static OPEN_RESOURCES: &[Binding] = &[bind(&[Key::char('i')], Action::Open("resources"), "the node's CPU, memory, disks, volumes and network (:resources NODE)").footer("resources").offered(room_for_resources)];
+
+/// At 80 columns node detail's own keys fill the footer, and `?` lists `i` there.
+fn room_for_resources(state: &AppState) -> bool {
+    state.size.0 >= 92
+}
+
+/// Offered on the nodes and etcd panes where the footer has room for it: at 80 columns the
+/// pane's own keys fill it, and `?` lists `l` there.
+fn on_a_logs_pane(state: &AppState) -> bool {
+    let pane = matches!(
+        state.screen,
+        Screen::Cluster(super::screen::Pane::Nodes) | Screen::Cluster(super::screen::Pane::Etcd)
+    );
+    pane && state.size.0 >= 90
+}
+
 /// Scrolling a text overlay (errors, help, an explanation).
 #[rustfmt::skip]
 pub(super) static SCROLL: &[Binding] = &[
@@ -190,7 +196,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
-            logs::FROM_CLUSTER,
+            OPEN_LOGS,
             OPEN_HEALTH,
             panes::CAPI_FROM_CLUSTER,
             actions::DELETE_CLUSTER,
@@ -201,7 +207,8 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::LIVE_KEYS_BRIEF,
             panes::GLOBAL,
             panes::MOVES,
-            logs::FROM_DETAIL,
+            OPEN_LOGS_OF_NODE,
+            OPEN_RESOURCES,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, overlay::ERRORS_CLOSE, overlay::CTRL_C_QUITS],
@@ -229,17 +236,11 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
         KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
-        KeyContext::Rollout => &[upgrade::ROLLOUT, upgrade::ROLLOUT_FOCUS, panes::MOVES],
-        KeyContext::AbortQuestion => &[upgrade::ABORT, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
-        KeyContext::Provision => &[provision::PROGRESS, provision::PROGRESS_FOCUS, panes::MOVES],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
-        KeyContext::ActionMenu => &[actions::MENU],
         KeyContext::ActionPlan => &[actions::PLAN],
-        KeyContext::ActionProgress => &[actions::PROGRESS],
-        KeyContext::Logs => &[logs::VIEW, logs::BACK],
-        KeyContext::LogPicker => &[logs::PICKER, panes::MOVES, logs::BACK],
+        KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS, panes::MOVES],
         KeyContext::Screen(_) => &[panes::GLOBAL],
         KeyContext::Capi => &[
             panes::CAPI_OWN,
@@ -256,6 +257,23 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
+}
+
+/// `ctx`'s bindings with the keys that reach them: under a screen module, less the keys the
+/// module binds itself (`q` goes back on the log screen while Ctrl-c still quits).
+pub fn shown_bindings(ctx: KeyContext, screens: &Screens) -> Vec<(String, &'static Binding)> {
+    let module = match ctx {
+        KeyContext::Screen(name) => screens.get(name),
+        _ => None,
+    };
+    let reaches = |k: &&Key| module.is_none_or(|m| !m.binds(&KeyEvent::new(k.code, k.mods)));
+    bindings(ctx)
+        .into_iter()
+        .filter_map(|b| {
+            let keys: Vec<String> = b.keys.iter().filter(reaches).map(Key::label).collect();
+            (!keys.is_empty()).then(|| (keys.join("/"), b))
+        })
+        .collect()
 }
 
 /// Which context gets the keys: the quit question, the too-small screen
@@ -287,11 +305,9 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             InputKind::Image
             | InputKind::Acknowledge
             | InputKind::NamePattern
-            | InputKind::SnapshotPath => KeyContext::TextField,
-            InputKind::Screen(..) => KeyContext::TextField,
+            | InputKind::Screen(_) => KeyContext::TextField,
             InputKind::ScaleReplicas => KeyContext::TextField,
         },
-        None if state.actions.menu.is_some() => KeyContext::ActionMenu,
         None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
@@ -300,26 +316,11 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::UpgradePlan => KeyContext::UpgradePlan,
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
-            Screen::Provision => KeyContext::Provision,
             Screen::Action if state.actions.plan.is_some() => KeyContext::ActionPlan,
             Screen::Action => KeyContext::ActionProgress,
-            Screen::Logs if state.logs.picker.is_some() => KeyContext::LogPicker,
-            Screen::Logs => KeyContext::Logs,
             Screen::Module(name) => KeyContext::Screen(name),
             Screen::Capi => KeyContext::Capi,
             Screen::CapiUpgrade => KeyContext::CapiUpgradePlan,
-            Screen::Rollout => {
-                let asking = state
-                    .current
-                    .as_ref()
-                    .and_then(|c| state.rollouts.get(c))
-                    .is_some_and(|r| r.confirm_abort);
-                if asking {
-                    KeyContext::AbortQuestion
-                } else {
-                    KeyContext::Rollout
-                }
-            }
         },
     }
 }
@@ -356,27 +357,26 @@ pub fn footer_hints(state: &AppState) -> Vec<(String, &'static str)> {
         KeyContext::Screen(name) => state.screens.get(name).map(|m| m.keys()),
         _ => None,
     };
-    let own = module.into_iter().flatten();
-    own.filter_map(|line| line.footer.map(|label| (line.keys, label)))
-        .chain(footer_of(ctx, state))
-        .collect()
+    let own: Vec<(String, &'static str)> = (module.into_iter().flatten())
+        .filter_map(|line| line.footer.map(|label| (line.keys, label)))
+        .collect();
+    // A key the module binds is its own, in its words: the shell's label for it goes.
+    let bound_here = |keys: &str| {
+        let first = keys.split('/').next();
+        (own.iter()).any(|(k, _)| k.split('/').any(|k| first == Some(k)))
+    };
+    let shell: Vec<_> = (footer_of(ctx, state).into_iter())
+        .filter(|(keys, _)| !bound_here(keys))
+        .collect();
+    own.into_iter().chain(shell).collect()
 }
 
-/// The footer hints of `ctx`'s own table, only those the state offers (and, on a screen
-/// module, only keys it does not take for its own).
+/// The footer hints of `ctx`'s own table, only those the state offers.
 fn footer_of(ctx: KeyContext, state: &AppState) -> Vec<(String, &'static str)> {
-    let module = match ctx {
-        KeyContext::Screen(name) => state.screens.get(name),
-        _ => None,
-    };
-    let own = |b: &Binding| {
-        module.is_some_and(|m| (b.keys.iter()).any(|k| m.binds(&KeyEvent::new(k.code, k.mods))))
-    };
-    bindings(ctx)
-        .iter()
-        .filter(|b| b.offered.is_none_or(|offered| offered(state)))
-        .filter(|b| !own(b))
-        .filter_map(|b| b.footer.map(|label| (b.key_labels(), label)))
+    shown_bindings(ctx, &state.screens)
+        .into_iter()
+        .filter(|(_, b)| b.offered.is_none_or(|offered| offered(state)))
+        .filter_map(|(keys, b)| b.footer.map(|label| (keys, label)))
         .collect()
 }
 

@@ -1,6 +1,6 @@
 //! The key tables of the node, etcd and delete actions: `a` on the nodes pane, node detail and
-//! the etcd pane, `D` on the fleet and a cluster, the action menu, an action's plan and its
-//! progress.
+//! the etcd pane (the actions screen, `views::actions`, has its own), `D` on the fleet and a
+//! cluster, a delete's or a CAPI scale's plan and an action's progress.
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::state::AppState;
@@ -10,22 +10,13 @@ use super::state::AppState;
 pub(super) static FROM_PANES: &[Binding] = &[bind(&[Key::char('a')], Action::OpenActions, "actions on the selected node (reboot, drain, restart a service...) or etcd member")];
 
 #[rustfmt::skip]
-pub(super) static MENU: &[Binding] = &[
-    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "next action"),
-    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous action"),
-    bind(&[Key::ENTER], Action::Submit, "the chosen action's plan and guards (nothing runs yet)").footer("plan"),
-    bind(&[Key::ESC, Key::char('q')], Action::Back, "close the menu").footer("close"),
-    bind(&[Key::ctrl('c')], Action::Quit, "quit"),
-];
-
-#[rustfmt::skip]
 pub(super) static PLAN: &[Binding] = &[
     bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "next guard"),
     bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous guard"),
     bind(&[Key::char('?')], Action::Explain, "why: what the selected guard checks").footer("why"),
     bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a guard needs (a delete's)").footer("ack").offered(ack_needed),
     bind(&[Key::char('s')], Action::StartPlan, "run it (through the typed confirmation)").footer("start"),
-    bind(&[Key::char('r')], Action::Refresh, "read the cluster (and the node's pods and services) again").footer("refresh"),
+    bind(&[Key::char('r')], Action::Refresh, "read the cluster (and the plan) again").footer("refresh"),
     bind(&[Key::ESC], Action::Back, "close the plan").footer("back"),
     command_line("command line"),
     quit("quit (asks first while an action runs)"),
@@ -34,6 +25,9 @@ pub(super) static PLAN: &[Binding] = &[
 #[rustfmt::skip]
 pub(super) static PROGRESS: &[Binding] = &[
     bind(&[Key::char('c')], Action::CancelAction, "cancel the running action after its current step (says what it leaves)").footer("cancel").offered(cancellable),
+    bind(&[Key::char(' ')], Action::PauseRollout, "pause the upgrade after the current node").footer("pause").offered(super::update_progress::can_pause),
+    bind(&[Key::char('r')], Action::ResumeRollout, "resume the paused upgrade (one a journal kept: after confirming the name)").footer("resume").offered(super::update_progress::can_resume),
+    bind(&[Key::TAB], Action::NextPane, "switch between the steps and the lines (j/k, PgUp/PgDn, g/G scroll)").footer("focus").offered(super::update_progress::has_steps),
     bind(&[Key::ESC], Action::Back, "back to the pane (the action goes on; a shows it again)").footer("back"),
     HELP,
     command_line("command line"),

@@ -1,10 +1,11 @@
-//! The key tables of the provision wizard and the provision progress pane,
-//! and the cluster panes' `p`: `p` provisions wherever it is bound (live
-//! data and rollouts pause on `Space`).
+//! The key tables of the provision wizard, the cluster panes' `p` and the progress screen's
+//! `x` on a provision's failed VM: `p` provisions wherever it is bound (live data and
+//! rollouts pause on `Space`).
 use super::action::Action;
-use super::binding::{Binding, HELP, Key, bind, command_line, quit};
+use super::binding::{Binding, Key, bind, command_line, quit};
 use super::keymap_upgrade::ACKNOWLEDGE;
 use super::provision::ProvisionKey;
+use super::state::AppState;
 
 /// On the cluster panes, ahead of their other keys.
 #[rustfmt::skip]
@@ -30,16 +31,14 @@ pub(super) static WIZARD: &[Binding] = &[
     quit("quit"),
 ];
 
+/// On the one progress screen: the action a run offers (a provision's failed VM).
 #[rustfmt::skip]
-pub(super) static PROGRESS: &[Binding] = &[
-    bind(&[Key::char('x')], Action::Provision(ProvisionKey::Terminate), "terminate the selected failed VM (asks for the cluster name)").footer("terminate"),
-    bind(&[Key::char('p')], Action::Provision(ProvisionKey::Open), "provision more nodes once this run ended"),
-    bind(&[Key::ESC], Action::Back, "back to the cluster (the provision goes on)").footer("back"),
-    command_line("command line (:provisions, :fleet, :q)"),
-    HELP,
-    quit("quit (VMs still joining are followed again on restart)").footer("quit"),
-];
+pub(super) static ON_PROGRESS: &[Binding] = &[bind(&[Key::char('x')], Action::Provision(ProvisionKey::Terminate), "terminate the failed VM the provision names (asks for the cluster name)").footer("terminate").offered(offers)];
 
-/// The provision progress's two lists: the move keys scroll the one in focus.
-#[rustfmt::skip]
-pub(super) static PROGRESS_FOCUS: &[Binding] = &[bind(&[Key::TAB], Action::NextPane, "switch between the VMs and the notes (the move keys go to the one in focus)").footer("focus")];
+fn offers(state: &AppState) -> bool {
+    state
+        .actions
+        .progress
+        .as_ref()
+        .is_some_and(|p| !p.offers.is_empty())
+}

@@ -1,15 +1,7 @@
-//! The key tables of the Talos and Kubernetes upgrade plan screens, the
-//! progress pane, its abort question and the plan's text fields (installer
-//! image, acknowledgement).
+//! The key tables of the Talos and Kubernetes upgrade plan screens and the
+//! plan's text fields (installer image, acknowledgement).
 use super::action::Action;
-use super::binding::{Binding, HELP, Key, bind, command_line, quit};
-use super::rollout::RolloutView;
-use super::state::AppState;
-
-/// This console's rollout of the cluster in use, which the progress pane shows.
-fn rollout_on_screen(state: &AppState) -> Option<&RolloutView> {
-    state.current.as_ref().and_then(|c| state.rollouts.get(c))
-}
+use super::binding::{Binding, Key, bind, command_line, quit};
 
 #[rustfmt::skip]
 pub(super) static PLAN: &[Binding] = &[
@@ -55,28 +47,6 @@ pub(super) static KUBE_PLAN: &[Binding] = &[
 
 #[rustfmt::skip]
 pub(super) static KUBE_PLAN_COMMAND: &[Binding] = &[command_line("command line (:help, :upgrade-k8s 1.35.0, :q)")];
-
-#[rustfmt::skip]
-pub(super) static ROLLOUT: &[Binding] = &[
-    bind(&[Key::char(' ')], Action::PauseRollout, "pause after the current node").footer("pause").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_pause)),
-    bind(&[Key::char('r')], Action::ResumeRollout, "resume (a journal's rollout: after confirming the name)").footer("resume").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_resume)),
-    bind(&[Key::char('A')], Action::AbortRollout, "abort before the next node (asks y/n)").footer("abort").offered(|state| rollout_on_screen(state).is_some_and(RolloutView::can_abort)),
-    bind(&[Key::char('u')], Action::OpenUpgrade(None), "plan another upgrade once this one ended"),
-    bind(&[Key::ESC], Action::Back, "back to the cluster (the rollout goes on)").footer("back"),
-    command_line("command line (:rollout, :fleet, :q)"),
-    HELP,
-    quit("quit (a running rollout resumes from its journal)").footer("quit"),
-];
-
-/// The progress pane's two lists: the move keys scroll the one in focus.
-#[rustfmt::skip]
-pub(super) static ROLLOUT_FOCUS: &[Binding] = &[bind(&[Key::TAB], Action::NextPane, "switch between the steps and the events (j/k, PgUp/PgDn, g/G scroll)").footer("focus")];
-
-#[rustfmt::skip]
-pub(super) static ABORT: &[Binding] = &[
-    bind(&[Key::char('y')], Action::ConfirmAbort, "abort: no next node starts").footer("abort"),
-    bind(&[Key::char('n'), Key::ESC], Action::Back, "go on (any other key too)").footer("go on"),
-];
 
 #[rustfmt::skip]
 pub(super) static TEXT_FIELD: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "set").footer("set")];

@@ -98,9 +98,10 @@ impl PlanKind for Kubernetes {
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::Kubernetes;
 
     /// A named target need not be offered: the version-path guard decides.
-    fn targets(
+    fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
+        _: &crate::upgrade::LearnedReleases,
     ) -> Result<(Vec<KubeVersion>, KubeVersion), String> {
         let mut targets = offered_kubernetes_targets(status);
         let target = match named {
@@ -123,7 +124,7 @@ impl PlanKind for Kubernetes {
         Ok((targets, target))
     }
 
-    fn settings(_: &ClusterStatus) -> KubeSettings {
+    fn settings(_: &ClusterStatus, _: &crate::upgrade::LearnedReleases) -> KubeSettings {
         KubeSettings {
             // On by default, as talosctl upgrade-k8s --pre-pull-images.
             pre_pull: true,

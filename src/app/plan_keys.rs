@@ -2,11 +2,14 @@
 //! `s` (refused and audited while a guard blocks, else the dispatcher's typed confirmation),
 //! the dispatcher's approval checked against the plan as it stands, and the keys the plan
 //! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
-//! gives its plan through [`GuardedPlan`]. Pure.
+//! gives its plan through [`GuardedPlan`]; a screen module holding a plan takes the same gate
+//! as a [`Step`] ([`gate_step`], [`ack_step`], [`refused_approval`]). Pure.
 use super::action::{Action, Effect, PollerRequest, not_run};
+use super::binding::Move;
 use super::message::Message;
-use super::plan_screen::{GuardReading, GuardedPlan, PlanFocus, PlanGuards, explain_guard};
+use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, PlanFocus, explain_guard};
 use super::screen::Screen;
+use super::screens::{Ask, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
 use crate::upgrade::Guard;
@@ -30,41 +33,48 @@ fn plan_on_screen(state: &mut AppState) -> Option<&mut dyn GuardedPlan> {
     plan_in(state, state.screen)
 }
 
-/// The keys every plan screen answers alike, for the plan on screen: the move keys on its
-/// guards while they have them, `?` on the selected guard (help otherwise), `a`, `s`, `r` (a
-/// poll), help and the command line. `None` for any other key, and on a screen without a plan.
+/// The keys every plan screen answers alike, for the plan on screen, through the one gate
+/// ([`gate_step`]): the move keys on its guards while they have them, `?` on the selected
+/// guard (help otherwise), `a`, `s`, `r` (a poll), help and the command line. `None` for any
+/// other key, and on a screen without a plan.
 pub(super) fn plan_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
+    let (page, readonly) = (state.page(), state.readonly);
     let plan = plan_on_screen(state)?;
-    let (cluster, needs_ack) = (plan.cluster().to_string(), plan.missing_ack().is_some());
-    let guard = plan
-        .guards_focused()
-        .then(|| plan.guards().selected_guard().cloned());
-    match (action, guard) {
-        (
-            Action::MoveUp
-            | Action::MoveDown
-            | Action::MoveFirst
-            | Action::MoveLast
-            | Action::PageUp
-            | Action::PageDown,
-            Some(_),
-        ) => {
-            let page = state.page();
-            if let Some(plan) = plan_on_screen(state) {
-                move_guard(plan.guards_mut(), action, page);
-            }
-        }
-        (Action::Explain, Some(Some(guard))) => {
-            explain_selected(state, PlanFocus::Guards, Some(&guard), None);
-        }
-        (Action::Explain, _) => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        (Action::StartPlan, _) => return Some(start(state)),
-        (Action::Acknowledge | Action::Refresh | Action::OpenHelp | Action::OpenCommandLine, _) => {
-            return Some(shared_key(state, action, cluster, needs_ack));
+    let focused = plan.guards_focused();
+    let key = match (action, move_of(action)) {
+        (_, Some(to)) if focused => GateKey::Move(to),
+        (Action::Explain, _) if focused => GateKey::Explain,
+        (Action::Explain | Action::OpenHelp, _) => GateKey::Help,
+        (Action::Acknowledge, _) => GateKey::Acknowledge,
+        (Action::StartPlan, _) => GateKey::Start,
+        (Action::Refresh, _) => GateKey::Refresh,
+        (Action::OpenCommandLine, _) => {
+            state.open_input(InputKind::Command, String::new());
+            return Some(Vec::new());
         }
         _ => return None,
+    };
+    let step = gate_step(plan, key, page, readonly);
+    if step.message.is_some() {
+        state.message = step.message;
     }
-    Some(Vec::new())
+    if let Some(ask) = step.ask {
+        super::shell::show_ask(state, ask, |_| InputKind::Acknowledge);
+    }
+    Some(step.effects)
+}
+
+/// The move a move key makes.
+fn move_of(action: &Action) -> Option<Move> {
+    Some(match action {
+        Action::MoveDown => Move::Down,
+        Action::MoveUp => Move::Up,
+        Action::MoveFirst => Move::First,
+        Action::MoveLast => Move::Last,
+        Action::PageDown => Move::PageDown,
+        Action::PageUp => Move::PageUp,
+        _ => return None,
+    })
 }
 
 /// Enter on the acknowledgement field: kept only when it is the text the plan on screen asks
@@ -125,32 +135,22 @@ pub(super) fn guard_reading<'a>(state: &'a AppState, cluster: &str) -> GuardRead
 /// `s` on a plan: read-only mode goes to the dispatcher (which refuses and audits, as the
 /// command line's does); a guard that blocks refuses here, audited; a plan not made or read
 /// yet says why; otherwise the dispatcher asks for the typed name.
-fn start(state: &mut AppState) -> Vec<Effect> {
-    let readonly = state.readonly;
-    let Some(plan) = plan_on_screen(state) else {
-        return Vec::new();
-    };
-    let (effects, message) = start_plan(plan, readonly);
-    if message.is_some() {
-        state.message = message;
-    }
-    effects
-}
-
-/// `s` on `plan` (see `start`), for a plan held anywhere: the effects, and what the message
-/// line says.
-pub(crate) fn start_plan(plan: &dyn GuardedPlan, readonly: bool) -> (Vec<Effect>, Option<Message>) {
+pub fn start_step(plan: &dyn GuardedPlan, readonly: bool) -> Step {
     let (action, refused) = (plan.approval(), plan.start_refused());
     let guarded = !plan.guards().shown.is_empty();
     match (action, refused) {
-        (Some(action), _) if readonly => (vec![Effect::Gate(action)], None),
-        (Some(action), None) => (vec![Effect::Gate(action)], None),
+        (Some(action), _) if readonly => Step::effects(vec![Effect::Gate(action)]),
+        (Some(action), None) => Step::effects(vec![Effect::Gate(action)]),
         (action, why) => {
             let why = why.unwrap_or_else(|| "there is no plan".into());
-            let message = Some(Message::warn(format!("Start refused: {why}")));
-            match action {
-                Some(action) if guarded => (vec![Effect::Refuse { action, why }], message),
-                _ => (Vec::new(), message),
+            let message = Message::warn(format!("Start refused: {why}"));
+            let effects = match action {
+                Some(action) if guarded => vec![Effect::Refuse { action, why }],
+                _ => Vec::new(),
+            };
+            Step {
+                message: Some(message),
+                ..Step::effects(effects)
             }
         }
     }
@@ -164,26 +164,111 @@ pub(super) fn not_approved(
     screen: Screen,
     approved: &ApprovedAction,
 ) -> Option<Vec<Effect>> {
-    let plan = plan_in(state, screen).map(|p| &*p);
-    let (message, effects) = refusal_of_approved(plan, approved)?;
-    state.message = Some(message);
-    Some(effects)
+    let step = refused_approval(plan_in(state, screen).map(|p| &*p), approved)?;
+    state.message = step.message;
+    Some(step.effects)
 }
 
-/// [`not_approved`] for a plan held anywhere (`None`: no plan open): the message line's words
-/// and the audited "not run", or `None` when it may run.
-pub(crate) fn refusal_of_approved(
-    plan: Option<&dyn GuardedPlan>,
-    approved: &ApprovedAction,
-) -> Option<(Message, Vec<Effect>)> {
+/// Whether the dispatcher's `approved` may run `plan` (its guards read again first): the
+/// audited "not run" and the message saying why when that plan was closed or changed since,
+/// or a guard refuses it now; `None` when it may run.
+pub fn refused_approval(plan: Option<&dyn GuardedPlan>, approved: &ApprovedAction) -> Option<Step> {
     let why = match plan {
         Some(plan) if plan.approves(approved.action()) => {
             format!("refused by its guards: {}", plan.start_refused()?)
         }
         _ => "the plan was closed or changed before it was confirmed".to_string(),
     };
-    let message = Message::warn(format!("not started: {why}"));
-    Some((message, not_run(approved, why)))
+    Some(Step {
+        message: Some(Message::warn(format!("not started: {why}"))),
+        ..Step::effects(not_run(approved, why))
+    })
+}
+
+/// A key of the one gate, as a screen module's key table gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateKey {
+    /// Through the guards.
+    Move(Move),
+    /// The selected guard explained (help without one).
+    Explain,
+    /// The keys of the screen.
+    Help,
+    /// The acknowledgement a guard needs, typed on the input line.
+    Acknowledge,
+    Start,
+    /// Poll the plan's cluster now.
+    Refresh,
+}
+
+/// What the input line says while the acknowledgement is typed.
+pub const ACK_PROMPT: &str = "acknowledge> ";
+
+/// The one gate's answer to `key` on `plan` (PgUp/PgDn moving by `page`; read-only mode
+/// sends Start to the dispatcher, which refuses it). Pure.
+pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly: bool) -> Step {
+    match key {
+        GateKey::Move(to) => {
+            let guards = plan.guards_mut();
+            if let Some(last) = guards.shown.len().checked_sub(1) {
+                guards.select(to.from(guards.index(), last, page));
+            }
+            Step::default()
+        }
+        GateKey::Explain => match plan.guards().selected_guard() {
+            Some(guard) => Step::ask(Ask::Explain {
+                title: guard.id.title().to_string(),
+                text: explain_guard(guard),
+            }),
+            None => Step::ask(Ask::Help),
+        },
+        GateKey::Help => Step::ask(Ask::Help),
+        GateKey::Acknowledge if plan.missing_ack().is_some() => Step::ask(Ask::Input {
+            prompt: ACK_PROMPT,
+            text: String::new(),
+        }),
+        GateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
+        GateKey::Start => start_step(plan, readonly),
+        GateKey::Refresh => {
+            let cluster = plan.cluster().to_string();
+            Step {
+                message: Some(Message::info(format!("refreshing {cluster}"))),
+                ..Step::effects(vec![Effect::Poller(PollerRequest::Refresh(cluster))])
+            }
+        }
+    }
+}
+
+/// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
+/// plan asks for, its guards then read again over `shared`.
+pub fn ack_step(plan: &mut dyn GuardedPlan, text: &str, shared: &Shared) -> Step {
+    let Some(needed) = plan.missing_ack().map(String::from) else {
+        return Step::default();
+    };
+    let message = typed_ack(&needed, text);
+    if message.is_ok() {
+        plan.guards_mut().acks.push(needed);
+        plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    }
+    Step::message(message.unwrap_or_else(|e| e))
+}
+
+/// The message for the typed acknowledgement `text` against the `needed` one: `Ok` when it
+/// is kept.
+fn typed_ack(needed: &str, text: &str) -> Result<Message, Message> {
+    if text.trim() == needed {
+        Ok(Message::info("acknowledged; s starts"))
+    } else {
+        Err(Message::error(format!(
+            "not acknowledged: type exactly \"{needed}\""
+        )))
+    }
+}
+
+impl GuardSource for AppState {
+    fn guard_reading(&self, cluster: &str) -> GuardReading<'_> {
+        guard_reading(self, cluster)
+    }
 }
 
 /// The list that gets the keys after `Tab`.
@@ -208,13 +293,6 @@ pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Optio
     })
 }
 
-/// A move key on a plan's guards: the selection follows it (PgUp/PgDn by `page`).
-pub(super) fn move_guard(guards: &mut PlanGuards, action: &Action, page: usize) {
-    if let Some(to) = moved(guards.shown.len(), guards.index(), action, page) {
-        guards.select(to);
-    }
-}
-
 /// The target after `current` (or before it, for `PreviousTarget`), wrapping around.
 pub(super) fn cycled<'a, T: PartialEq>(
     targets: &'a [T],
@@ -231,43 +309,12 @@ pub(super) fn cycled<'a, T: PartialEq>(
     targets.get(next)
 }
 
-/// The keys every plan screen answers the same way: `a` (`needs_ack` says whether the plan
-/// still needs one), `r`, `?` and `:`.
-pub(super) fn shared_key(
-    state: &mut AppState,
-    action: &Action,
-    cluster: String,
-    needs_ack: bool,
-) -> Vec<Effect> {
-    match action {
-        Action::Acknowledge if needs_ack => state.open_input(InputKind::Acknowledge, String::new()),
-        Action::Acknowledge => state.message = Some(Message::info("no acknowledgement is needed")),
-        Action::Refresh => {
-            state.message = Some(Message::info(format!("refreshing {cluster}")));
-            return vec![Effect::Poller(PollerRequest::Refresh(cluster))];
-        }
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => {}
-    }
-    Vec::new()
-}
-
 /// Checks the typed acknowledgement against the one the plan asks for; true when it was kept.
 pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
-    let (kept, message) = ack_answer(needed, text);
-    state.message = Some(message);
+    let typed = typed_ack(needed, text);
+    let kept = typed.is_ok();
+    state.message = Some(typed.unwrap_or_else(|e| e));
     kept
-}
-
-/// Whether `text` is the acknowledgement `needed`, and what the message line says of it.
-pub(crate) fn ack_answer(needed: &str, text: &str) -> (bool, Message) {
-    if text.trim() == needed {
-        (true, Message::info("acknowledged; s starts"))
-    } else {
-        let message = format!("not acknowledged: type exactly \"{needed}\"");
-        (false, Message::error(message))
-    }
 }
 
 /// `?` on a plan: the selected guard explained, or `step` (the selected step's title and
@@ -278,24 +325,15 @@ pub(super) fn explain_selected(
     guard: Option<&Guard>,
     step: Option<(String, String)>,
 ) {
-    if let Some(overlay) = explained(focus, guard, step) {
-        state.overlay = Some(overlay);
-    }
-}
-
-/// The overlay of [`explain_selected`], for a plan held anywhere.
-pub(crate) fn explained(
-    focus: PlanFocus,
-    guard: Option<&Guard>,
-    step: Option<(String, String)>,
-) -> Option<Overlay> {
-    let (title, text) = match focus {
+    let explained = match focus {
         PlanFocus::Guards => guard.map(|g| (g.id.title().to_string(), explain_guard(g))),
         PlanFocus::Nodes => step,
-    }?;
-    Some(Overlay::Explain {
-        title,
-        text,
-        scroll: 0,
-    })
+    };
+    if let Some((title, text)) = explained {
+        state.overlay = Some(Overlay::Explain {
+            title,
+            text,
+            scroll: 0,
+        });
+    }
 }

@@ -15,7 +15,8 @@ use crate::rollout::LeaseReading;
 use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};
 use crate::upgrade::{
-    Guard, GuardId, InPlaceUpgrade, RolloutInProgress, UpgradeKind, Verdict, blocking, capi_owned,
+    Guard, GuardId, InPlaceUpgrade, LearnedReleases, RolloutInProgress, UpgradeKind, Verdict,
+    blocking, capi_owned,
 };
 use crate::versions::Version;
 
@@ -108,6 +109,62 @@ macro_rules! cluster_and_guards {
 }
 pub(crate) use cluster_and_guards;
 
+/// Where the plans read their guards over any cluster: the console's state, as the shell
+/// lends it to the screen modules (so a module reads no more of it than this).
+pub trait GuardSource: Debug {
+    fn guard_reading(&self, cluster: &str) -> GuardReading<'_>;
+}
+
+/// What one kind of plan says of itself on the one plan holder ([`PlanHolder`]): only what
+/// differs between kinds.
+pub trait PlanSubject: Debug + Clone {
+    /// Why the plan itself cannot start (not read, not made, failed), before any guard.
+    fn unready(&self) -> Option<String>;
+    /// The plan made again over `reading` of `cluster`, and its guards evaluated.
+    fn evaluate(&mut self, cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard>;
+    /// What Start asks the dispatcher to approve; `None` while there is no plan.
+    fn approval(&self) -> Option<MutatingAction>;
+}
+
+/// The one plan holder: a plan of kind `K` on `cluster` with its guards and the
+/// acknowledgements typed against them, read fresh through [`GuardedPlan`].
+#[derive(Debug, Clone)]
+pub struct PlanHolder<K> {
+    pub cluster: String,
+    pub plan: K,
+    pub guards: PlanGuards,
+}
+
+impl<K: PlanSubject> PlanHolder<K> {
+    /// The plan screen of `plan` in `cluster`, its guards not evaluated yet.
+    pub fn new(cluster: &str, plan: K) -> PlanHolder<K> {
+        PlanHolder {
+            cluster: cluster.to_string(),
+            plan,
+            guards: PlanGuards::default(),
+        }
+    }
+}
+
+impl<K: PlanSubject> GuardedPlan for PlanHolder<K> {
+    cluster_and_guards!();
+
+    fn unready(&self) -> Option<String> {
+        self.plan.unready()
+    }
+
+    fn read_guards(&mut self, reading: &GuardReading<'_>) {
+        if reading.live.is_some() {
+            let guards = self.plan.evaluate(&self.cluster, reading);
+            self.guards.set(guards);
+        }
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        self.plan.approval()
+    }
+}
+
 /// A plan asked of a planner (the provider, the CLI's own) and answered later.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AskedPlan<P> {
@@ -158,12 +215,23 @@ pub trait PlanKind: UpgradeKind {
     /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
     const IN_PLACE: InPlaceUpgrade;
 
-    /// The offered targets (plus one named on the command line) and the one chosen.
+    /// The offered targets (plus one named on the command line) and the one chosen, from the
+    /// built-in release table.
     fn targets(
         status: &ClusterStatus,
         named: Option<&str>,
+    ) -> Result<(Vec<Version>, Version), String> {
+        let table = LearnedReleases::built_in("no registry was asked");
+        Self::targets_among(status, named, &table)
+    }
+    /// [`PlanKind::targets`] among the releases learned at run time (a kind that learns none
+    /// ignores them).
+    fn targets_among(
+        status: &ClusterStatus,
+        named: Option<&str>,
+        learned: &LearnedReleases,
     ) -> Result<(Vec<Version>, Version), String>;
-    fn settings(status: &ClusterStatus) -> Self::Settings;
+    fn settings(status: &ClusterStatus, learned: &LearnedReleases) -> Self::Settings;
     /// The plan from live status with the screen's settings (which a rebuild may adjust).
     fn make_plan(
         status: &ClusterStatus,
@@ -197,7 +265,7 @@ pub trait PlanKind: UpgradeKind {
     /// The approval this plan's Start asks the dispatcher for.
     fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
-    /// The progress pane's steps between Start and the runner's first report.
+    /// The progress screen's steps between Start and the runner's first report.
     fn placeholder_steps(plan: &Self::Plan) -> Vec<StepProgress>;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
@@ -234,9 +302,19 @@ impl<K: PlanKind> DerefMut for RolloutPlanScreen<K> {
 
 impl<K: PlanKind> RolloutPlanScreen<K> {
     /// The plan screen for `status`, on `target` when given, else the one the kind offers
-    /// first. Errors are one line for the message line.
+    /// first among the built-in table's releases. Errors are one line for the message line.
     pub fn open(status: &ClusterStatus, target: Option<&str>) -> Result<Self, String> {
-        let (targets, target) = K::targets(status, target)?;
+        let table = LearnedReleases::built_in("no registry was asked");
+        Self::open_among(status, target, &table)
+    }
+
+    /// [`RolloutPlanScreen::open`] among the `learned` releases.
+    pub fn open_among(
+        status: &ClusterStatus,
+        target: Option<&str>,
+        learned: &LearnedReleases,
+    ) -> Result<Self, String> {
+        let (targets, target) = K::targets_among(status, target, learned)?;
         let mut screen: Self = RolloutPlanScreen {
             cluster: status.name.clone(),
             targets,
@@ -245,7 +323,7 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
             guards: PlanGuards::default(),
             focus: PlanFocus::Nodes,
             step: None,
-            settings: K::settings(status),
+            settings: K::settings(status, learned),
         };
         screen.rebuild(status);
         Ok(screen)

@@ -101,12 +101,9 @@ pub fn prepare(state: &mut AppState) {
         Screen::NodeDetail => &[TableKind::Nodes],
         Screen::Clusters
         | Screen::UpgradePlan
-        | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision
         | Screen::Action => &[],
-        Screen::Logs => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],
         Screen::CapiUpgrade => &[],

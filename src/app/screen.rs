@@ -16,19 +16,13 @@ pub enum Screen {
     /// The upgrade plan of the cluster in use: target, options, node order
     /// and guards.
     UpgradePlan,
-    /// This console's rollout on the cluster in use, node by node.
-    Rollout,
     /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
     /// component steps, removed APIs and guards.
     KubernetesPlan,
     /// The provision wizard of the cluster in use.
     ProvisionWizard,
-    /// The VMs provisioned for the cluster in use, as they change.
-    Provision,
     /// A node or etcd action's plan, or the progress of the one running here.
     Action,
-    /// Service or kernel logs of one or several nodes, or the service picker leading there.
-    Logs,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
     Capi,
     /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).

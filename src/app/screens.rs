@@ -12,10 +12,10 @@ use ratatui::layout::Rect;
 
 use super::action::Effect;
 use super::message::Message;
+use super::plan_screen::GuardSource;
 use super::screen::Screen;
 pub use super::screen_io::{ScreenName, ScreenNews, ScreenTask};
-use super::state::Overlay;
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::ApprovedAction;
 use crate::clock::Zone;
 use crate::config::Config;
 use crate::discovery::Cluster;
@@ -38,10 +38,12 @@ pub struct Shared<'a> {
     /// The terminal's size in cells (width, height).
     pub size: (u16, u16),
     pub zone: Zone,
+    /// Read-only mode (`--readonly`): a plan is for reading.
+    pub readonly: bool,
+    /// What a plan's guards read of any cluster beyond the fleet model.
+    pub guards: &'a dyn GuardSource,
     /// taloscope's own configuration (its providers).
     pub config: &'a Config,
-    /// Read-only mode: plans are for reading.
-    pub readonly: bool,
 }
 
 /// What a screen's update step asks of the shell: effects for the event loop, a message for
@@ -51,11 +53,23 @@ pub struct Step {
     pub effects: Vec<Effect>,
     pub message: Option<Message>,
     pub close: bool,
-    /// The input line, opened for the screen: what it prompts and the text typed already.
-    /// Enter gives the line to [`ScreenModule::on_text`].
-    pub input: Option<(&'static str, String)>,
-    /// An overlay over the screen (help, an explanation).
-    pub overlay: Option<Overlay>,
+    /// Opens the shell's filter line holding this text; what is typed there comes back
+    /// through [`ScreenModule::set_filter`].
+    pub filter: Option<String>,
+    /// What it asks the shell to show over it.
+    pub ask: Option<Ask>,
+}
+
+/// What a screen asks the shell to show over it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ask {
+    /// The input line, `prompt` first and `text` typed; Enter gives the text to its
+    /// `on_input`.
+    Input { prompt: &'static str, text: String },
+    /// The explanation overlay.
+    Explain { title: String, text: String },
+    /// The help overlay (its keys).
+    Help,
 }
 
 impl Step {
@@ -80,25 +94,11 @@ impl Step {
         }
     }
 
-    /// The input line opened for the screen with `prompt`, `text` typed already.
-    pub fn input(prompt: &'static str, text: String) -> Step {
+    pub fn ask(ask: Ask) -> Step {
         Step {
-            input: Some((prompt, text)),
+            ask: Some(ask),
             ..Step::default()
         }
-    }
-
-    pub fn overlay(overlay: Overlay) -> Step {
-        Step {
-            overlay: Some(overlay),
-            ..Step::default()
-        }
-    }
-
-    /// The step, saying `message` too when there is one.
-    pub fn saying(mut self, message: Option<Message>) -> Step {
-        self.message = message.or(self.message);
-        self
     }
 }
 
@@ -111,12 +111,24 @@ pub struct KeyLine {
     pub footer: Option<&'static str>,
 }
 
+/// Where a screen is opened from: the screen under it, the node selected there (the nodes
+/// pane's selection, node detail's node) and the words of the `:` command or key that named
+/// what to show (`:logs etcd cp-1`: `logs`, `etcd`, `cp-1`).
+#[derive(Debug, Clone)]
+pub struct Opening {
+    pub from: Screen,
+    pub node: Option<String>,
+    pub words: Vec<String>,
+}
+
 /// What changed in the fleet model with one poller report.
 #[derive(Debug, Clone, Copy)]
 pub struct FleetChange<'a> {
     pub cluster: &'a str,
     /// The report was a cluster's certificates.
     pub certificates: bool,
+    /// The report was the Cluster API's (of any cluster it owns).
+    pub capi: bool,
 }
 
 /// One screen of the console as a module: its state, its keys as data, its pure update step
@@ -132,33 +144,33 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
     fn binds(&self, event: &KeyEvent) -> bool;
     /// Brought on screen: the step, or why it cannot show now (it stays closed).
     fn open(&mut self, shared: &Shared) -> Result<Step, Message>;
+    /// Brought on screen from `opening`; by default as [`ScreenModule::open`].
+    fn open_from(&mut self, _opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        self.open(shared)
+    }
     /// One of its keys, while it is on top.
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step;
     /// News from its IO task; whether it changed what it shows.
     fn on_news(&mut self, _news: &ScreenNews, _shared: &Shared) -> bool {
         false
     }
-    /// News from its IO task when it asks something of the shell (a message, effects); the
-    /// default folds it with `on_news`.
-    fn on_news_step(&mut self, news: &ScreenNews, shared: &Shared) -> Step {
-        self.on_news(news, shared);
-        Step::default()
+    /// News from its IO task when it asks something of the shell (a message, effects):
+    /// whether it changed what it shows, and the step; the default folds it with `on_news`.
+    fn on_news_step(&mut self, news: &ScreenNews, shared: &Shared) -> (bool, Step) {
+        (self.on_news(news, shared), Step::default())
     }
     /// A poller report was folded into the model; whether it changed what it shows.
     fn on_fleet_change(&mut self, _change: &FleetChange, _shared: &Shared) -> bool {
         false
     }
-    /// Enter on the input line the screen opened (`Step::input`).
-    fn on_text(&mut self, _text: &str, _shared: &Shared) -> Step {
+    /// Enter on the input line it asked for ([`Ask::Input`]) with `text` typed.
+    fn on_input(&mut self, _text: &str, _shared: &Shared) -> Step {
         Step::default()
     }
-    /// Whether the dispatcher's approvals of `action` are the screen's to run.
-    fn claims(&self, _action: &MutatingAction) -> bool {
-        false
-    }
-    /// The dispatcher approved an action the screen claims: its run, or the audited "not run".
-    fn on_approved(&mut self, approved: ApprovedAction, _shared: &Shared) -> Step {
-        Step::effects(super::action::not_run(&approved, "no screen runs it"))
+    /// The dispatcher approved what its Start asked for: the step that runs it, or `None`
+    /// when no plan of its own asked for it.
+    fn on_approved(&mut self, _approved: &ApprovedAction, _shared: &Shared) -> Option<Step> {
+        None
     }
     /// Whether it follows the runs of operations of `kind` (their progress events are its).
     fn follows(&self, _kind: OperationKind) -> bool {
@@ -172,9 +184,24 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
     fn quit_question(&self) -> Option<String> {
         None
     }
+    /// The screen drawn under it, when it is a popup over one.
+    fn drawn_over(&self) -> Option<Screen> {
+        None
+    }
     /// A wall-clock tick; whether it changed what it shows.
     fn on_tick(&mut self, _wall: u64) -> bool {
         false
+    }
+    /// The text typed on the shell's filter line it opened ([`Step::filter`]).
+    fn set_filter(&mut self, _text: &str) {}
+    /// The node whose services and events the pollers watch while it is on top.
+    fn watched_node(&self) -> Option<&str> {
+        None
+    }
+    /// After each update step, whether it is on top: the effects that start or stop what
+    /// runs only while it shows.
+    fn settle(&mut self, _on_top: bool) -> Vec<Effect> {
+        Vec::new()
     }
     /// Whether its work runs (the loop ticks the clock for it).
     fn busy(&self) -> bool {

@@ -53,6 +53,50 @@ pub fn first_shown(len: usize, room: usize, selected: usize) -> usize {
         .min(len.saturating_sub(room))
 }
 
+/// Which list of the progress screen the move keys scroll (Tab switches).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProgressFocus {
+    #[default]
+    Steps,
+    Lines,
+}
+
+/// The operator's place in the progress screen's steps (following the step under way) and
+/// lines (following the newest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgressScroll {
+    pub focus: ProgressFocus,
+    pub steps: Scroll,
+    pub lines: Scroll,
+}
+
+impl ProgressScroll {
+    /// Tab and the move keys: switch lists, or scroll the one in focus over `steps` steps
+    /// following `step`, or `lines` lines (`page` lines for PgUp/PgDn). False for other keys.
+    pub fn apply(
+        &mut self,
+        action: &Action,
+        (steps, step): (usize, usize),
+        lines: usize,
+        page: usize,
+    ) -> bool {
+        if matches!(action, Action::NextPane) {
+            self.focus = match self.focus {
+                ProgressFocus::Steps => ProgressFocus::Lines,
+                ProgressFocus::Lines => ProgressFocus::Steps,
+            };
+            return true;
+        }
+        match self.focus {
+            ProgressFocus::Steps => self.steps.apply(action, steps, step, page),
+            ProgressFocus::Lines => {
+                let newest = lines.saturating_sub(1);
+                self.lines.apply(action, lines, newest, page)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,10 +4,11 @@ use crossterm::event::KeyEvent;
 
 use super::action::{Action, Effect};
 use super::message::Message;
+use super::screen::Pane;
 use super::screen::Screen;
-use super::screens::{FleetChange, ScreenName, ScreenNews, Screens, Shared, Step};
+use super::screens::{Ask, FleetChange, Opening, ScreenName, ScreenNews, Screens, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
-use crate::approval::{ApprovedAction, MutatingAction};
+use crate::approval::ApprovedAction;
 use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 
@@ -21,8 +22,9 @@ pub fn shared(state: &AppState) -> Shared<'_> {
         wall_clock: state.wall_clock,
         size: state.size,
         zone: state.zone,
-        config: &state.provision.config,
         readonly: state.readonly,
+        guards: state,
+        config: &state.provision.config,
     }
 }
 
@@ -45,8 +47,27 @@ fn lent<R>(state: &mut AppState, f: impl FnOnce(&mut Screens, &Shared) -> R) -> 
 /// Brings the screen `name` on top (`Action::Open`, its `:` command), remembering where it
 /// was opened from.
 pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
+    open_with(state, name, Vec::new())
+}
+
+/// [`open`] with the words that name what to show (`Action::OpenWith`, a `:` command's
+/// words); the screen starts with a clear message line unless it says something.
+pub fn open_with(state: &mut AppState, name: ScreenName, words: Vec<String>) -> Vec<Effect> {
+    let node = match state.screen {
+        Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
+            super::update_panes::detail_node_key(state)
+        }
+        _ => None,
+    };
+    let opening = Opening {
+        from: state.screen,
+        node,
+        words,
+    };
     let opened = lent(state, |screens, shared| {
-        screens.get_mut(name).map(|module| module.open(shared))
+        screens
+            .get_mut(name)
+            .map(|module| module.open_from(&opening, shared))
     });
     match opened {
         None => {
@@ -65,6 +86,7 @@ pub fn open(state: &mut AppState, name: ScreenName) -> Vec<Effect> {
                 opened_from.push((name, from));
             }
             state.screen = Screen::Module(name);
+            state.message = None;
             finish(state, name, step)
         }
     }
@@ -83,15 +105,36 @@ pub fn on_key(state: &mut AppState, event: &KeyEvent) -> Vec<Effect> {
     step.map_or_else(Vec::new, |step| finish(state, name, step))
 }
 
+/// Enter on the input line a module asked for: the text to the module on top.
+pub fn on_input(state: &mut AppState, text: &str) -> Vec<Effect> {
+    let Some(name) = on_top(state) else {
+        return Vec::new();
+    };
+    let step = lent(state, |screens, shared| {
+        screens.get_mut(name).map(|m| m.on_input(text, shared))
+    });
+    step.map_or_else(Vec::new, |step| finish(state, name, step))
+}
+
+/// The dispatcher's approval, for the module on top: the effects that run it, or `None` when
+/// no plan of that module asked for it.
+pub fn on_approved(state: &mut AppState, approved: &ApprovedAction) -> Option<Vec<Effect>> {
+    let name = on_top(state)?;
+    let step = lent(state, |screens, shared| {
+        screens.get_mut(name)?.on_approved(approved, shared)
+    })?;
+    Some(finish(state, name, step))
+}
+
 fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
-    if let Some((prompt, text)) = step.input {
-        state.open_input(InputKind::Screen(name, prompt), text);
-    }
     if let Some(message) = step.message {
         state.message = Some(message);
     }
-    if let Some(overlay) = step.overlay {
-        state.overlay = Some(overlay);
+    if let Some(text) = step.filter {
+        state.open_input(InputKind::Filter, text);
+    }
+    if let Some(ask) = step.ask {
+        show_ask(state, ask, InputKind::Screen);
     }
     if step.close && state.screen == Screen::Module(name) {
         let from = state
@@ -106,34 +149,20 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
     step.effects
 }
 
-/// Enter on the input line module `name` opened.
-pub fn on_text(state: &mut AppState, name: ScreenName, text: &str) -> Vec<Effect> {
-    let step = lent(state, |screens, shared| {
-        screens.get_mut(name).map(|m| m.on_text(text, shared))
-    });
-    step.map_or_else(Vec::new, |step| finish(state, name, step))
-}
-
-/// The module whose approvals `action` is, if one claims it.
-pub fn claimant(state: &AppState, action: &MutatingAction) -> Option<ScreenName> {
-    state
-        .screens
-        .iter()
-        .find(|m| m.claims(action))
-        .map(|m| m.name())
-}
-
-/// The dispatcher approved an action a module claims.
-pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    let Some(name) = claimant(state, approved.action()) else {
-        return Vec::new();
-    };
-    let step = lent(state, |screens, shared| {
-        screens
-            .get_mut(name)
-            .map(|m| m.on_approved(approved, shared))
-    });
-    step.map_or_else(Vec::new, |step| finish(state, name, step))
+/// Shows what a step asks over the screen: the input line (`input` of its prompt), an
+/// explanation or the help.
+pub(super) fn show_ask(state: &mut AppState, ask: Ask, input: fn(&'static str) -> InputKind) {
+    match ask {
+        Ask::Input { prompt, text } => state.open_input(input(prompt), text),
+        Ask::Explain { title, text } => {
+            state.overlay = Some(Overlay::Explain {
+                title,
+                text,
+                scroll: 0,
+            });
+        }
+        Ask::Help => state.overlay = Some(Overlay::Help { scroll: 0 }),
+    }
 }
 
 /// The module that follows runs of `kind`, if one does.
@@ -161,14 +190,52 @@ pub fn quit_question(state: &AppState) -> Option<String> {
     state.screens.iter().find_map(|m| m.quit_question())
 }
 
-/// News for a module, and what it asks of the shell.
-pub fn on_news(state: &mut AppState, news: &ScreenNews) -> Vec<Effect> {
-    let step = lent(state, |screens, shared| {
+/// News for a module: whether the screen on top changed, and the effects it asks for (a
+/// step that says or asks something changes the screen).
+pub fn on_news(state: &mut AppState, news: &ScreenNews) -> (bool, Vec<Effect>) {
+    let top = on_top(state);
+    let answered = lent(state, |screens, shared| {
         screens
             .get_mut(news.screen)
             .map(|m| m.on_news_step(news, shared))
     });
-    step.map_or_else(Vec::new, |step| finish(state, news.screen, step))
+    let Some((changed, step)) = answered else {
+        return (false, Vec::new());
+    };
+    let asks = step.message.is_some() || step.ask.is_some() || step.close;
+    let redraw = (changed && top == Some(news.screen)) || asks;
+    (redraw, finish(state, news.screen, step))
+}
+
+/// The filter typed on the line a module on top opened; whether one took it.
+pub fn set_filter(state: &mut AppState, text: &str) -> bool {
+    let Some(name) = on_top(state) else {
+        return false;
+    };
+    state.screens.get_mut(name).is_some_and(|module| {
+        module.set_filter(text);
+        true
+    })
+}
+
+/// The node whose services the module on top has the pollers watch.
+pub fn watched_node(state: &AppState) -> Option<String> {
+    let module = on_top(state).and_then(|name| state.screens.get(name))?;
+    module.watched_node().map(String::from)
+}
+
+/// After an update step: each module told whether it is on top, for what runs only while it
+/// shows.
+pub fn settle(state: &mut AppState) -> Vec<Effect> {
+    let top = on_top(state);
+    let modules = &mut state.screens.modules;
+    modules
+        .iter_mut()
+        .flat_map(|m| {
+            let shown = top == Some(m.name());
+            m.settle(shown)
+        })
+        .collect()
 }
 
 /// Tells every module of a poller report; whether the one on top changed.
@@ -286,6 +353,9 @@ mod tests {
                 assert!(line.keys.is_ascii(), "{}: {}", module.name(), line.keys);
             }
         }
-        assert_eq!(names, ["certs", "create", "health"]);
+        assert_eq!(
+            names,
+            ["actions", "certs", "create", "health", "logs", "resources"]
+        );
     }
 }

@@ -83,10 +83,8 @@ pub enum InputKind {
     Acknowledge,
     /// The provision wizard's VM name pattern.
     NamePattern,
-    /// The file an etcd snapshot is written to.
-    SnapshotPath,
-    /// A screen module's field (`Step::input`), with its prompt.
-    Screen(super::screen_io::ScreenName, &'static str),
+    /// A screen module's field, its prompt given; Enter gives the text to the module.
+    Screen(&'static str),
     /// The new replica count of a CAPI scale (`s` on `:capi`), digits only.
     ScaleReplicas,
 }
@@ -163,8 +161,10 @@ pub struct AppState {
     pub upgrade: Option<super::upgrade_plan::PlanScreen>,
     /// The Kubernetes upgrade plan screen, while open.
     pub kube_upgrade: Option<super::kube_plan::KubePlanScreen>,
-    /// This console's rollouts (running, ended, or read from a journal).
-    pub rollouts: std::collections::BTreeMap<String, super::rollout::RolloutView>,
+    /// Where the progress screen's steps and lines are scrolled.
+    pub progress_scroll: super::scroll::ProgressScroll,
+    /// The Talos releases learned for each cluster; the table until they arrive.
+    pub releases: std::collections::BTreeMap<String, crate::upgrade::LearnedReleases>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
     /// This console's run holder, `user@host/pid-start` (set by the event
@@ -186,8 +186,6 @@ pub struct AppState {
     pub demo_fleet: bool,
     /// The node and etcd actions: menu, plan and progress.
     pub actions: super::actions::ActionsState,
-    /// The log view and its service picker.
-    pub logs: super::logs::LogsState,
     /// The CAPI screen's selection.
     pub capi: super::capi::CapiScreen,
     /// The CAPI scale asked for on `:capi`, and the tally of the one run here.
@@ -237,7 +235,8 @@ impl AppState {
             prepared: Default::default(),
             upgrade: None,
             kube_upgrade: None,
-            rollouts: Default::default(),
+            progress_scroll: Default::default(),
+            releases: Default::default(),
             wall_clock: None,
             identity: String::new(),
             provision: super::provision::ProvisionState {
@@ -250,7 +249,6 @@ impl AppState {
             quit_question: None,
             demo_fleet: false,
             actions: Default::default(),
-            logs: Default::default(),
             capi: Default::default(),
             capi_scale: Default::default(),
             capi_upgrade: None,
@@ -282,12 +280,9 @@ impl AppState {
             Screen::Clusters
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision
             | Screen::Action => None,
-            Screen::Logs => None,
             Screen::Capi => None,
             Screen::CapiUpgrade => None,
             Screen::Module(_) => None,
@@ -301,12 +296,9 @@ impl AppState {
             Screen::Cluster(_)
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::Rollout
             | Screen::KubernetesPlan
             | Screen::ProvisionWizard
-            | Screen::Provision
             | Screen::Action => self.current.as_deref(),
-            Screen::Logs => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Module(_) => super::shell::of_cluster_in_use(self)

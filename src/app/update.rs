@@ -39,15 +39,12 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
             redraw,
         };
     }
-    if let Action::Event(AppEvent::Log(event)) = action {
-        let redraw = super::update_logs::on_event(state, event);
+    if let Action::Event(AppEvent::Screen(news)) = &action {
+        let (redraw, effects) = super::shell::on_news(state, news);
         if redraw {
             state.generation += 1;
         }
-        return Outcome {
-            effects: Vec::new(),
-            redraw,
-        };
+        return Outcome { effects, redraw };
     }
     if let Action::Event(AppEvent::Tick(unix)) = action {
         state.wall_clock = Some(unix);
@@ -56,10 +53,7 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
             progress.clock_known(unix);
         }
         let action_running = state.screen == Screen::Action && state.actions.running();
-        let redraw = provision::on_tick(state)
-            || super::shell::on_tick(state, unix)
-            || action_running
-            || matches!(state.screen, Screen::Rollout);
+        let redraw = super::shell::on_tick(state, unix) || action_running;
         if redraw {
             state.generation += 1;
         }
@@ -70,11 +64,10 @@ fn apply_action(state: &mut AppState, action: Action) -> Outcome {
     }
     state.generation += 1;
     let before = panes::Watching::of(state);
-    let streaming = super::update_logs::Streaming::of(state);
     let mut effects = update_inner(state, action);
     let after = panes::Watching::of(state);
     effects.extend(before.transitions(&after).into_iter().map(Effect::Poller));
-    effects.extend(streaming.transitions(&super::update_logs::Streaming::of(state)));
+    effects.extend(super::shell::settle(state));
     Outcome {
         effects,
         redraw: true,
@@ -132,9 +125,15 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return super::update_capi_upgrade::on_approved(state, approved);
         }
         Action::Approved(approved)
-            if super::shell::claimant(state, approved.action()).is_some() =>
+            if matches!(
+                approved.action(),
+                crate::approval::MutatingAction::CreateCluster { .. }
+            ) =>
         {
-            return super::shell::on_approved(state, approved);
+            return super::shell::on_approved(state, &approved).unwrap_or_else(|| {
+                let why = "the plan was closed or changed before it was confirmed";
+                super::action::not_run(&approved, why)
+            });
         }
         Action::Approved(approved) => return upgrade::on_approved(state, approved),
         Action::AskConfirmation(pending) => {
@@ -154,23 +153,17 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match state.overlay.take() {
                 Some(overlay) => super::update_overlay::on_overlay(state, overlay, other),
                 None if state.input.is_some() => on_input(state, other),
-                None if state.actions.menu.is_some() => {
-                    super::update_actions::on_menu(state, other)
-                }
                 None if state.screen == Screen::Action => {
                     super::update_actions::on_screen(state, other)
                 }
                 None if state.screen == Screen::Clusters => on_list(state, other),
                 None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
-                None if state.screen == Screen::Rollout => upgrade::on_rollout(state, other),
                 None if state.screen == Screen::KubernetesPlan => {
                     super::update_kube_plan::on_kube_plan(state, other)
                 }
                 None if state.screen == Screen::ProvisionWizard => {
                     provision::on_wizard(state, other)
                 }
-                None if state.screen == Screen::Provision => provision::on_progress(state, other),
-                None if state.screen == Screen::Logs => super::update_logs::on_logs(state, other),
                 None if matches!(state.screen, Screen::Module(_)) => {
                     super::shell::on_action(state, other)
                 }
@@ -191,8 +184,10 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                         Vec::new()
                     }
                     Action::OpenActions => super::update_actions::open_menu(state),
-                    Action::Logs(key) => super::update_logs::open(state, key),
                     Action::Open(name) => super::shell::open(state, name),
+                    Action::OpenWith(name, word) => {
+                        super::shell::open_with(state, name, vec![word.into()])
+                    }
                     Action::OpenCapi => super::update_capi::open_from_cluster(state),
                     Action::OpenDelete => super::update_delete::open(state),
                     other => panes::on_screen(state, other),
@@ -211,8 +206,8 @@ fn quit(state: &mut AppState) -> Vec<Effect> {
         state.quit_question = Some(question);
         return Vec::new();
     }
-    let rollout = state.rollouts.values().any(|r| r.running);
-    let what = match (rollout, state.provision.any_running()) {
+    let rollout = super::update_progress::rollout_running(state);
+    let what = match (rollout, provision::running(state)) {
         (false, false) if state.actions.running() => {
             let question =
                 "a node, etcd or delete action is running and stops with taloscope; quit? y/N";
@@ -250,6 +245,7 @@ fn on_fleet_event(state: &mut AppState, event: crate::fleet::FleetEvent) -> bool
     let change = super::screens::FleetChange {
         cluster: &cluster,
         certificates,
+        capi,
     };
     redraw |= super::shell::on_fleet_change(state, &change);
     redraw
@@ -267,17 +263,12 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Progress(kind, event) => {
             return super::update_progress::on_event(state, kind, event);
         }
-        AppEvent::Rollout(event) => {
-            upgrade::on_rollout_event(state, event);
-        }
-        AppEvent::Journal(summary) => upgrade::on_journal(state, *summary),
+        AppEvent::Journal(summary) => super::update_progress::on_journal(state, *summary),
         AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
+        AppEvent::Releases(cluster, learned) => upgrade::on_releases(state, cluster, *learned),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
-        AppEvent::Log(event) => {
-            super::update_logs::on_event(state, event);
-        }
-        AppEvent::Screen(news) => return super::shell::on_news(state, &news),
+        AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
         AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
@@ -405,10 +396,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     provision::set_pattern(state, &line.text);
                     Vec::new()
                 }
-                InputKind::SnapshotPath => {
-                    super::update_actions::set_snapshot_path(state, &line.text)
-                }
-                InputKind::Screen(name, _) => super::shell::on_text(state, name, &line.text),
+                InputKind::Screen(_) => super::shell::on_input(state, &line.text),
                 InputKind::ScaleReplicas => Vec::new(),
             };
         }
@@ -434,7 +422,7 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
 
 /// The filter of what is on screen: the discovery list's, or the table's.
 fn set_filter(state: &mut AppState, text: String) {
-    if super::update_logs::set_filter(state, &text) {
+    if super::shell::set_filter(state, &text) {
         return;
     }
     match state.active_table() {
@@ -498,15 +486,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             panes::show_pane(state, pane);
             Vec::new()
         }
-        Ok(Some(Command::Logs { service, nodes })) => {
-            let subject = super::logs::LogSubject::named(&service);
-            super::update_logs::open_command(state, subject, &nodes);
-            Vec::new()
-        }
-        Ok(Some(Command::Dmesg(node))) => {
-            super::update_logs::open_command(state, super::logs::LogSubject::Kernel, &[node]);
-            Vec::new()
-        }
+        Ok(Some(Command::Open { screen, words })) => super::shell::open_with(state, screen, words),
         Ok(Some(Command::Health)) => super::shell::open(state, "health"),
         Ok(Some(Command::Certs)) => super::shell::open(state, "certs"),
         Err(e) => {

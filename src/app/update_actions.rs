@@ -1,25 +1,26 @@
-//! The node and etcd actions in the update step: `a` opens the menu of the selection, a
-//! choice opens its plan (a node's asks the event loop to read its survey first; a snapshot
-//! asks for its file), the guards are evaluated again on every status change, `s` goes to the
-//! dispatcher (or is refused, audited, when a guard blocks), and the approved action runs
-//! while its progress lines arrive. Pure.
-use std::path::PathBuf;
-
+//! The node, etcd and delete actions in the update step: `a` opens the actions screen
+//! (`views::actions`) on the menu of the selection; the delete's and the CAPI scale's plans
+//! (`D`, `s` on `:capi`) on the action screen, their guards evaluated again on every status
+//! change, `s` through the one gate; and any approved action handed to the one runner while
+//! its progress shows. Pure.
 use super::action::{Action, Effect, PollerRequest, not_run};
 use super::actions::{
-    ActionChoice, ActionMenu, ActionPlan, ActionPlanScreen, ActionRun, ActionUpdate, etcd_choices,
+    ActionChoice, ActionMenu, ActionPlan, ActionRun, ActionUpdate, MenuOpened, etcd_choices,
     node_choices,
 };
 use super::message::Message;
-use super::plan_keys::{moved, not_approved, plan_key, read_guards};
+use super::plan_keys::{not_approved, plan_key, read_guards};
 use super::screen::{Pane, Screen, TableKind};
-use super::state::{AppState, InputKind};
-use crate::approval::{ApprovedAction, EtcdAction};
-use crate::etcd_maintenance::EtcdRequest;
-use crate::node_actions::{NodeActionPlan, NodeSurvey};
+use super::screens::ScreenNews;
+use super::state::AppState;
+use crate::approval::{ApprovedAction, NodeOperation};
 
-/// `a`: the menu of the actions on the selected node (nodes pane, node detail) or on etcd
-/// and the selected member (etcd pane); the progress instead while an action runs here.
+/// The actions screen's name (`views::actions`).
+const ACTIONS: &str = "actions";
+
+/// `a`: the actions screen on the menu of the actions on the selected node (nodes pane, node
+/// detail), on etcd and the selected member (etcd pane) or of the CAPI doctor's fixes; the
+/// progress instead while an action runs here.
 pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
     if shows_running(state) {
         return Vec::new();
@@ -36,14 +37,24 @@ pub fn open_menu(state: &mut AppState) -> Vec<Effect> {
         Screen::Capi => super::queries::fix_menu(state, cluster),
         _ => Err("actions are on the nodes pane, node detail and the etcd pane".to_string()),
     };
-    match menu {
-        Ok(menu) => {
-            state.actions.back = Some(state.screen);
-            state.actions.menu = Some(menu);
+    let menu = match menu {
+        Ok(menu) => menu,
+        Err(why) => {
+            state.message = Some(Message::warn(why));
+            return Vec::new();
         }
-        Err(why) => state.message = Some(Message::warn(why)),
-    }
-    Vec::new()
+    };
+    state.actions.back = Some(state.screen);
+    let kept_backups = (state.actions.context_files.as_ref())
+        .map_or(crate::config::DEFAULT_KEPT_BACKUPS, |f| f.kept_backups);
+    let opened = MenuOpened {
+        menu,
+        over: state.screen,
+        snapshot_dir: state.actions.snapshot_dir.clone(),
+        kept_backups,
+    };
+    super::shell::on_news(state, &ScreenNews::new(ACTIONS, opened));
+    super::shell::open(state, ACTIONS)
 }
 
 /// While an action runs here, its progress is shown instead of a new one; true when it was.
@@ -90,7 +101,7 @@ fn node_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
 }
 
 fn uncordon() -> ActionChoice {
-    ActionChoice::Node(crate::approval::NodeOperation::Uncordon)
+    ActionChoice::Node(NodeOperation::Uncordon)
 }
 
 fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> {
@@ -119,171 +130,6 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
         items,
         selected: 0,
     })
-}
-
-/// Keys while the menu is open: move, Enter chooses, Esc closes.
-pub fn on_menu(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let Some(menu) = state.actions.menu.as_mut() else {
-        return Vec::new();
-    };
-    match action {
-        Action::MoveUp | Action::MoveDown | Action::MoveFirst | Action::MoveLast => {
-            if let Some(to) = moved(menu.items.len(), menu.selected, &action, 1) {
-                menu.selected = to;
-            }
-        }
-        Action::Back => state.actions.menu = None,
-        Action::Submit | Action::OpenSelected => {
-            let menu = state.actions.menu.take();
-            if let Some(menu) = menu
-                && let Some(choice) = menu.items.get(menu.selected).cloned()
-            {
-                return choose(state, &menu, choice);
-            }
-        }
-        _ => {}
-    }
-    Vec::new()
-}
-
-/// A menu choice: its plan, or first the snapshot's file.
-fn choose(state: &mut AppState, menu: &ActionMenu, choice: ActionChoice) -> Vec<Effect> {
-    match choice {
-        ActionChoice::Node(operation) => {
-            open_node_plan(state, &menu.cluster, &menu.subject, operation)
-        }
-        ActionChoice::Forget => open_forget_plan(state, &menu.cluster, &menu.subject),
-        ActionChoice::Etcd(EtcdAction::Snapshot) => {
-            let file = state
-                .actions
-                .snapshot_dir
-                .join(format!("{}-{}.snapshot", menu.cluster, menu.subject));
-            state.actions.snapshot_of = Some((menu.cluster.clone(), menu.subject.clone()));
-            state.open_input(InputKind::SnapshotPath, file.display().to_string());
-            Vec::new()
-        }
-        ActionChoice::Etcd(EtcdAction::Disarm) => {
-            open_etcd_plan(state, &menu.cluster, EtcdRequest::Disarm)
-        }
-        ActionChoice::Etcd(EtcdAction::Defragment) => {
-            open_etcd_plan(state, &menu.cluster, EtcdRequest::Defragment { node: None })
-        }
-        ActionChoice::Etcd(EtcdAction::ForfeitLeadership) => {
-            let request = EtcdRequest::ForfeitLeadership {
-                node: menu.subject.clone(),
-            };
-            open_etcd_plan(state, &menu.cluster, request)
-        }
-        ActionChoice::Etcd(EtcdAction::RemoveMember) => {
-            let member = menu
-                .member_id
-                .clone()
-                .unwrap_or_else(|| menu.subject.clone());
-            open_etcd_plan(state, &menu.cluster, EtcdRequest::RemoveMember { member })
-        }
-        ActionChoice::CapiFix(id) => {
-            if let Some(screen) = super::update_capi::fix_plan_screen(state, &menu.cluster, &id) {
-                show_plan(state, screen);
-            }
-            Vec::new()
-        }
-    }
-}
-
-/// Enter on the snapshot's file: the snapshot plan, writing there.
-pub fn set_snapshot_path(state: &mut AppState, text: &str) -> Vec<Effect> {
-    let Some((cluster, node)) = state.actions.snapshot_of.take() else {
-        return Vec::new();
-    };
-    let text = text.trim();
-    if text.is_empty() {
-        state.message = Some(Message::warn("no file named: the snapshot needs one"));
-        return Vec::new();
-    }
-    let request = EtcdRequest::Snapshot {
-        node: Some(node),
-        out: PathBuf::from(text),
-        overwrite: false,
-    };
-    open_etcd_plan(state, &cluster, request)
-}
-
-fn open_node_plan(
-    state: &mut AppState,
-    cluster: &str,
-    node: &str,
-    operation: crate::approval::NodeOperation,
-) -> Vec<Effect> {
-    let Some(live) = state.fleet.cluster(cluster).filter(|l| l.has_data()) else {
-        state.message = Some(Message::warn(format!("no status for {cluster} yet")));
-        return Vec::new();
-    };
-    let kube_paired = state
-        .clusters
-        .iter()
-        .any(|c| c.name == cluster && c.kube.is_some());
-    match NodeActionPlan::new(&live.status, node, operation, kube_paired) {
-        Ok(plan) => {
-            let node = ActionPlan::Node {
-                plan: plan.clone(),
-                survey: None,
-            };
-            show_plan(state, ActionPlanScreen::new(cluster, node));
-            vec![Effect::SurveyNode(Box::new(plan))]
-        }
-        Err(e) => {
-            state.message = Some(Message::warn(e.to_string()));
-            Vec::new()
-        }
-    }
-}
-
-/// The forget's plan, made by the function `taloscope node forget` calls, over the cluster's
-/// talosconfig context and live status.
-fn open_forget_plan(state: &mut AppState, cluster: &str, node: &str) -> Vec<Effect> {
-    let Some(live) = state.fleet.cluster(cluster).filter(|l| l.has_data()) else {
-        state.message = Some(Message::warn(format!("no status for {cluster} yet")));
-        return Vec::new();
-    };
-    let context = state.clusters.iter().find(|c| c.name == cluster);
-    let kept_backups = (state.actions.context_files.as_ref())
-        .map_or(crate::config::DEFAULT_KEPT_BACKUPS, |f| f.kept_backups);
-    let plan = crate::operation::forget::ForgetPlan::new(
-        cluster,
-        context.and_then(|c| c.talos.as_ref()),
-        &live.status,
-        node,
-        kept_backups,
-    )
-    .map_err(|e| e.to_string());
-    let forget = ActionPlan::Forget {
-        node: node.to_string(),
-        plan,
-    };
-    show_plan(state, ActionPlanScreen::new(cluster, forget));
-    Vec::new()
-}
-
-fn open_etcd_plan(state: &mut AppState, cluster: &str, request: EtcdRequest) -> Vec<Effect> {
-    if state.fleet.cluster(cluster).is_none_or(|l| !l.has_data()) {
-        state.message = Some(Message::warn(format!("no status for {cluster} yet")));
-        return Vec::new();
-    }
-    let etcd = ActionPlan::Etcd {
-        request,
-        plan: Err(String::new()),
-    };
-    show_plan(state, ActionPlanScreen::new(cluster, etcd));
-    Vec::new()
-}
-
-/// Puts `screen` up with its guards evaluated over live status.
-pub(super) fn show_plan(state: &mut AppState, screen: ActionPlanScreen) {
-    let cluster = screen.cluster.clone();
-    state.actions.plan = Some(screen);
-    state.screen = Screen::Action;
-    state.message = None;
-    read_guards(state, Some(&cluster));
 }
 
 /// Keys on the action screen: the plan's while one is open, else the progress's.
@@ -318,7 +164,7 @@ fn back(state: &AppState) -> Screen {
     state.actions.back.unwrap_or(Screen::Cluster(Pane::Nodes))
 }
 
-/// `r`: poll the cluster now, and read a node plan's survey again.
+/// `r`: poll the cluster now, or read the delete's or the scale's plan again.
 fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
     state.message = Some(Message::info(format!("refreshing {cluster}")));
     if super::update_delete::is_delete(state) {
@@ -327,45 +173,25 @@ fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
     if let Some(read_again) = super::update_capi_scale::refresh(state) {
         return vec![read_again];
     }
-    let mut effects = vec![Effect::Poller(PollerRequest::Refresh(cluster))];
-    if let Some(ActionPlan::Node { plan, .. }) = state.actions.plan.as_ref().map(|p| &p.plan) {
-        effects.push(Effect::SurveyNode(Box::new(plan.clone())));
-    }
-    effects
+    vec![Effect::Poller(PollerRequest::Refresh(cluster))]
 }
 
-/// The dispatcher approved an action: run it when it is still the plan on screen and no
-/// guard blocks now (the guards evaluated again over the latest status).
+/// The dispatcher approved an action: the actions screen's plan runs when it is still the
+/// plan on screen and no guard blocks now (its guards read again over the latest status), and
+/// likewise the delete's or the scale's on the action screen.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
+    if let Some(effects) = super::shell::on_approved(state, &approved) {
+        return started(state, None, effects);
+    }
     let cluster = approved.action().cluster().to_string();
     read_guards(state, Some(&cluster));
     if let Some(refused) = not_approved(state, Screen::Action, &approved) {
         return refused;
     }
-    let Some(screen) = state.actions.plan.as_ref() else {
+    let Some(screen) = state.actions.plan.take() else {
         return Vec::new();
     };
     let run = match &screen.plan {
-        ActionPlan::Node { plan, .. } => ActionRun::Node(plan.clone()),
-        ActionPlan::Etcd { plan: Ok(plan), .. } => ActionRun::Etcd(plan.clone()),
-        ActionPlan::Etcd { plan: Err(e), .. } => return not_run(&approved, e.clone()),
-        ActionPlan::CapiFix {
-            plan: Ok(plan),
-            finding,
-        } => match state.fleet.capi.owner(&cluster) {
-            Some(owner) => ActionRun::CapiFix(Box::new(super::actions::CapiFixRun {
-                plan: plan.clone(),
-                finding: finding.clone(),
-                owner: owner.clone(),
-            })),
-            None => {
-                return not_run(
-                    &approved,
-                    format!("{cluster} is no longer owned by Cluster API"),
-                );
-            }
-        },
-        ActionPlan::CapiFix { plan: Err(e), .. } => return not_run(&approved, e.clone()),
         ActionPlan::Delete {
             plan: Some(Ok(plan)),
             ..
@@ -373,8 +199,6 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
         ActionPlan::Delete { .. } => {
             return not_run(&approved, "there is no delete plan".to_string());
         }
-        ActionPlan::Forget { plan: Ok(plan), .. } => ActionRun::Forget(Box::new(plan.clone())),
-        ActionPlan::Forget { plan: Err(e), .. } => return not_run(&approved, e.clone()),
         ActionPlan::CapiScale(plan) => {
             match super::update_capi_scale::run_of(plan, &screen.guards.acks) {
                 Ok(run) => run,
@@ -382,50 +206,41 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             }
         }
     };
-    let acks = screen.guards.acks.clone();
     // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
-    let what = match run {
-        ActionRun::Delete(_) => screen.title(),
-        _ => approved.action().describe(),
-    };
-    super::update_progress::start(state, &approved, &run, &what);
-    if let ActionRun::Node(plan) = &run
-        && plan.operation == crate::approval::NodeOperation::Uncordon
-    {
-        let node = plan.node.clone();
-        state
-            .actions
-            .left_cordoned
-            .retain(|(c, n, _)| !(c == &cluster && n == &node));
-    }
-    state.actions.plan = None;
-    state.screen = Screen::Action;
-    state.message = Some(Message::info(format!("{what}: started")));
-    vec![Effect::RunAction {
+    let what = matches!(run, ActionRun::Delete(_)).then(|| screen.title());
+    let effects = vec![Effect::RunAction {
         approved,
         run: Box::new(run),
-        acks,
-    }]
+        acks: screen.guards.acks.clone(),
+    }];
+    started(state, what, effects)
 }
 
-/// A survey or a plan read, or a node an interrupted action left cordoned.
+/// The approved runs among `effects` handed to the one runner: each one's progress shown from
+/// its start, under `what` (else its approval's words); an uncordon clears what an interrupted
+/// action left cordoned on its node.
+fn started(state: &mut AppState, what: Option<String>, effects: Vec<Effect>) -> Vec<Effect> {
+    for effect in &effects {
+        let Effect::RunAction { approved, run, .. } = effect else {
+            continue;
+        };
+        let what = what.clone().unwrap_or_else(|| approved.action().describe());
+        super::update_progress::start(state, approved, run, &what);
+        if let ActionRun::Node(plan) = run.as_ref()
+            && plan.operation == NodeOperation::Uncordon
+        {
+            let cluster = approved.action().cluster();
+            (state.actions.left_cordoned).retain(|(c, n, _)| !(c == cluster && n == &plan.node));
+        }
+        state.screen = Screen::Action;
+        state.message = Some(Message::info(format!("{what}: started")));
+    }
+    effects
+}
+
+/// A plan read, or a node an interrupted action left cordoned.
 pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
     match update {
-        ActionUpdate::Surveyed {
-            cluster,
-            node,
-            survey,
-        } => {
-            let Some(screen) = state.actions.plan.as_mut().filter(|p| p.cluster == cluster) else {
-                return Vec::new();
-            };
-            if let ActionPlan::Node { plan, survey: slot } = &mut screen.plan
-                && plan.node == node
-            {
-                *slot = Some(survey.unwrap_or_else(|e| unread(plan, e)));
-                read_guards(state, Some(&cluster));
-            }
-        }
         ActionUpdate::DeletePlanned { cluster, plan } => {
             super::update_delete::planned(state, &cluster, plan);
         }
@@ -437,20 +252,6 @@ pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
         }
     }
     Vec::new()
-}
-
-/// The survey of a cluster that could not be reached: every read fails with `why`, so the
-/// guards that need them fail.
-fn unread(plan: &NodeActionPlan, why: String) -> NodeSurvey {
-    NodeSurvey {
-        kube_node: None,
-        workloads: plan.drains().then(|| Err(why.clone())),
-        services: matches!(
-            plan.operation,
-            crate::approval::NodeOperation::ServiceRestart(_)
-        )
-        .then(|| Err(why)),
-    }
 }
 
 #[cfg(test)]

@@ -1,295 +1,19 @@
-//! Unit tests of the console's node and etcd actions: `a` opens the menu of the selection, a
-//! choice opens the plan the headless commands make, the guards gate Start (refused and
-//! audited when one blocks, read-only through the dispatcher), the approval runs only the plan
-//! on screen, and the runner's lines fold into the progress.
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
+//! Unit tests of the action screen's progress keys and the etcd menu's choices: quitting
+//! while an action runs asks first, `c` cancels a running node action once (saying it stops
+//! after the step), and the etcd menu offers only actions whose subject exists.
 use super::*;
-use crate::app::action::AppEvent;
-use crate::app::keymap::{self, KeyContext};
-use crate::app::plan_screen::GuardedPlan;
-use crate::app::state::Overlay;
 use crate::app::test_fixtures::cluster_screen;
 use crate::app::update::update;
-use crate::approval::{Answer, AuditLog, Dispatcher, Gate, MutatingAction, NodeOperation, Verdict};
-use crate::fleet::ClusterStatus;
-use crate::guards::{GuardId, Verdict as GuardVerdict};
-use crate::operation::progress::{OperationProgress, ProgressEvent};
+use crate::operation::progress::OperationProgress;
 use crate::operation::{CancelRule, OperationKind};
 use crate::upgrade::fixtures;
 
-fn key(state: &mut AppState, c: char) -> Vec<Effect> {
-    let event = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
-    let action = keymap::action_for(state, &event).unwrap_or_else(|| panic!("{c} is bound"));
-    update(state, action)
-}
-
-/// The nodes pane of `status` with `node` selected.
-fn nodes_pane(status: ClusterStatus, node: &str) -> AppState {
-    let address = status
-        .node(node)
-        .expect("node in the fixture")
-        .address
-        .clone();
-    let mut state = cluster_screen(status, Pane::Nodes);
-    state.tables.nodes.selected = Some(address);
-    state
-}
-
-/// `a`, then Enter on the menu entry `label` starts with.
-fn choose(state: &mut AppState, label: &str) -> Vec<Effect> {
-    key(state, 'a');
-    let menu = state.actions.menu.as_ref().expect("the menu opens");
-    let subject = menu.subject.clone();
-    let i = menu
-        .items
-        .iter()
-        .position(|item| item.label(&subject).starts_with(label))
-        .unwrap_or_else(|| panic!("no {label:?} in {:?}", menu.items));
-    for _ in 0..i {
-        update(state, Action::MoveDown);
-    }
-    update(state, Action::Submit)
-}
-
-/// The survey a node with no pods and no Kubernetes side reads.
-fn surveyed(state: &mut AppState, node: &str) {
-    let cluster = state.current.clone().unwrap();
-    let survey = Ok(NodeSurvey::default());
-    update(
-        state,
-        Action::Event(AppEvent::Action(Box::new(ActionUpdate::Surveyed {
-            cluster,
-            node: node.into(),
-            survey,
-        }))),
-    );
-}
-
-fn guard(state: &AppState, id: GuardId) -> GuardVerdict {
-    let plan = state.actions.plan.as_ref().expect("plan open");
-    plan.guards
-        .shown
-        .iter()
-        .find(|g| g.id == id)
-        .unwrap_or_else(|| panic!("no {id:?} in {:?}", plan.guards))
-        .verdict
-}
-
-fn reboot_of(cluster: &str, node: &str) -> MutatingAction {
-    MutatingAction::Node {
-        cluster: cluster.into(),
-        node: node.into(),
-        operation: NodeOperation::Reboot,
-    }
-}
-
-#[test]
-fn a_opens_the_menu_and_reboot_opens_its_plan_which_reads_the_survey_first() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
-    let effects = choose(&mut state, "reboot");
-    assert!(state.actions.menu.is_none());
-    assert_eq!(state.screen, Screen::Action);
-    assert_eq!(keymap::context(&state), KeyContext::ActionPlan);
-    let [Effect::SurveyNode(plan)] = effects.as_slice() else {
-        panic!("expected the survey, got {effects:?}");
-    };
-    assert_eq!(
-        (plan.node.as_str(), &plan.operation),
-        ("cp-2", &NodeOperation::Reboot)
-    );
-    // No guard before the survey, and no start.
-    assert!(state.actions.plan.as_ref().unwrap().guards.shown.is_empty());
-    assert!(key(&mut state, 's').is_empty());
-    assert!(
-        state
-            .message
-            .as_ref()
-            .unwrap()
-            .text
-            .contains("reading the node")
-    );
-    surveyed(&mut state, "cp-2");
-    assert_eq!(guard(&state, GuardId::EtcdQuorum), GuardVerdict::Pass);
-    assert_eq!(guard(&state, GuardId::NodeActionRole), GuardVerdict::Pass);
-    let effects = key(&mut state, 's');
-    let [Effect::Gate(action)] = effects.as_slice() else {
-        panic!("expected the dispatcher, got {effects:?}");
-    };
-    assert_eq!(action, &reboot_of("healthy", "cp-2"));
-    assert_eq!(action.confirm_name(), "cp-2", "the node's name confirms");
-    key(&mut state, '?');
-    assert!(matches!(state.overlay, Some(Overlay::Explain { .. })));
-}
-
-#[test]
-fn the_quorum_guard_refuses_rebooting_cp_1_on_cp2_down_and_the_refusal_is_audited() {
-    let mut state = nodes_pane(fixtures::cp2_down(), "cp-1");
-    choose(&mut state, "reboot");
-    surveyed(&mut state, "cp-1");
-    assert_eq!(guard(&state, GuardId::EtcdQuorum), GuardVerdict::Fail);
-    let effects = key(&mut state, 's');
-    let [Effect::Refuse { action, why }] = effects.as_slice() else {
-        panic!("expected a refusal, got {effects:?}");
-    };
-    assert_eq!(action, &reboot_of("cp2-down", "cp-1"));
-    assert!(why.contains("etcd quorum"), "{why}");
-    let dir = tempfile::tempdir().unwrap();
-    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let said = d.refused(action, why);
-    assert!(
-        said.starts_with("refused: reboot node cp-1 in cp2-down"),
-        "{said}"
-    );
-    let audit = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
-    assert!(
-        audit.contains("outcome=\"refused: guard failing"),
-        "{audit}"
-    );
-}
-
-#[test]
-fn a_reader_context_is_refused_by_the_role_guard() {
-    let mut status = fixtures::healthy();
-    status.role = "os:reader".into();
-    let mut state = nodes_pane(status, "w-1");
-    choose(&mut state, "reboot");
-    surveyed(&mut state, "w-1");
-    assert_eq!(guard(&state, GuardId::NodeActionRole), GuardVerdict::Fail);
-    let effects = key(&mut state, 's');
-    assert!(
-        matches!(effects.as_slice(), [Effect::Refuse { .. }]),
-        "{effects:?}"
-    );
-}
-
-#[test]
-fn read_only_goes_to_the_dispatcher_which_refuses_it() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
-    state.readonly = true;
-    choose(&mut state, "reboot");
-    surveyed(&mut state, "cp-2");
-    let effects = key(&mut state, 's');
-    let [Effect::Gate(action)] = effects.as_slice() else {
-        panic!("expected the dispatcher, got {effects:?}");
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let d = Dispatcher::new(true, AuditLog::new(dir.path().join("audit.log")));
-    let Gate::Refused(msg) = d.request(action.clone()) else {
-        panic!("read-only let a node action through");
-    };
-    assert!(msg.contains("read-only mode: reboot node cp-2"), "{msg}");
-}
-
-#[test]
-fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progress() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let approve = |action: MutatingAction, typed: &str| {
-        let Gate::Confirm(pending) = d.request(action) else {
-            panic!()
-        };
-        match d.answer(pending, Answer::Typed(typed.into())) {
-            Verdict::Proceed(approved) => approved,
-            Verdict::Cancelled(why) => panic!("{why}"),
-        }
-    };
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
-    choose(&mut state, "reboot");
-    surveyed(&mut state, "cp-2");
-    let other = approve(reboot_of("healthy", "cp-3"), "cp-3");
-    let effects = update(&mut state, Action::Approved(other));
-    assert!(
-        matches!(effects.as_slice(), [Effect::NotRun { .. }]),
-        "{effects:?}"
-    );
-    let approved = approve(reboot_of("healthy", "cp-2"), "cp-2");
-    let effects = update(&mut state, Action::Approved(approved));
-    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
-        panic!("expected the run, got {effects:?}");
-    };
-    assert!(matches!(run.as_ref(), ActionRun::Node(p) if p.node == "cp-2"));
-    assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
-    assert!(state.actions.running());
-    let send = |state: &mut AppState, e: ProgressEvent| {
-        update(
-            state,
-            Action::Event(AppEvent::Progress(
-                crate::operation::OperationKind::NodeReboot,
-                e,
-            )),
-        );
-    };
-    send(
-        &mut state,
-        ProgressEvent::Line("cp-2: reboot requested".into()),
-    );
-    send(
-        &mut state,
-        ProgressEvent::Finished(Ok("cp-2 rebooted and back".into())),
-    );
-    let progress = state.actions.progress.as_ref().unwrap();
-    assert!(!progress.running());
-    assert_eq!(
-        progress
-            .lines
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-        [
-            "starting: reboot node cp-2 in healthy",
-            "cp-2: reboot requested",
-            "done: cp-2 rebooted and back"
-        ]
-    );
-    update(&mut state, Action::Back);
-    assert_eq!(state.screen, Screen::Cluster(Pane::Nodes));
-}
-
-#[test]
-fn cordon_needs_a_paired_kube_context_and_says_so() {
-    let mut state = nodes_pane(fixtures::healthy(), "w-1");
-    let effects = choose(&mut state, "cordon");
-    assert!(effects.is_empty(), "{effects:?}");
-    assert!(state.actions.plan.is_none());
-    let said = &state.message.as_ref().unwrap().text;
-    assert!(said.contains("no paired kube context"), "{said}");
-}
-
 #[test]
 fn quitting_while_an_action_runs_asks_first() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     state.actions.progress = Some(running("reboot node cp-2", CancelRule::AfterStep, None));
     assert!(update(&mut state, Action::Quit).is_empty());
     assert!(state.quit_question.is_some());
-}
-
-#[test]
-fn the_etcd_pane_offers_the_etcd_actions_and_defrag_fails_on_an_unhealthy_member() {
-    let mut state = cluster_screen(fixtures::cp2_down(), Pane::Etcd);
-    state.tables.etcd.selected = Some(format!("{:016x}", 1));
-    key(&mut state, 'a');
-    let menu = state.actions.menu.as_ref().expect("menu");
-    assert_eq!(menu.subject, "cp-1");
-    // No alarm to disarm, and cp-1 runs its member: neither disarm nor remove-member.
-    let labels: Vec<String> = menu.items.iter().map(|i| i.label("cp-1")).collect();
-    assert!(
-        labels
-            .iter()
-            .all(|l| !l.starts_with("disarm") && !l.starts_with("remove")),
-        "{labels:?}"
-    );
-    assert!(
-        labels.iter().any(|l| l.starts_with("defragment")),
-        "{labels:?}"
-    );
-    update(&mut state, Action::Back);
-    assert!(state.actions.menu.is_none());
-    let effects = choose(&mut state, "defragment");
-    assert!(effects.is_empty(), "{effects:?}");
-    assert_eq!(guard(&state, GuardId::EtcdHealthy), GuardVerdict::Fail);
-    let plan = state.actions.plan.as_ref().unwrap();
-    assert!(plan.start_refused().unwrap().contains("guard failing"));
 }
 
 #[test]
@@ -301,71 +25,19 @@ fn the_etcd_menu_offers_disarm_with_an_alarm_and_remove_member_for_a_member_no_n
         alarm: "NOSPACE".into(),
     });
     status.nodes.retain(|n| n.name != "cp-3");
-    let choices = |id: u64| -> Vec<ActionChoice> {
-        crate::app::actions::etcd_choices(&status, &format!("{id:016x}"))
-    };
-    assert!(choices(2).contains(&ActionChoice::Etcd(EtcdAction::Disarm)));
-    assert!(!choices(2).contains(&ActionChoice::Etcd(EtcdAction::RemoveMember)));
-    assert!(choices(3).contains(&ActionChoice::Etcd(EtcdAction::RemoveMember)));
-}
-
-#[test]
-fn a_snapshot_asks_for_its_file_in_the_state_dir_then_plans_it() {
-    let mut state = cluster_screen(fixtures::healthy(), Pane::Etcd);
-    state.actions.snapshot_dir = "/state/snapshots".into();
-    state.tables.etcd.selected = Some(format!("{:016x}", 2));
-    choose(&mut state, "snapshot");
-    let line = state.input.as_ref().expect("the file is asked for");
-    assert_eq!(line.kind, InputKind::SnapshotPath);
-    assert_eq!(line.text, "/state/snapshots/healthy-cp-2.snapshot");
-    update(&mut state, Action::Submit);
-    let plan = state.actions.plan.as_ref().expect("the snapshot's plan");
-    let ActionPlan::Etcd { plan: Ok(plan), .. } = &plan.plan else {
-        panic!("{:?}", plan.plan)
-    };
-    assert_eq!(plan.target, "cp-2");
-}
-
-#[test]
-fn node_detail_offers_a_restart_of_the_services_talos_restarts() {
-    use crate::talos::ServiceStatus;
-    let mut state = nodes_pane(fixtures::healthy(), "w-1");
-    state.screen = Screen::NodeDetail;
-    let service = |id: &str| ServiceStatus {
-        id: id.into(),
-        state: "Running".into(),
-        healthy: Some(true),
-        last_message: String::new(),
-    };
-    let live = state.fleet.clusters.get_mut("healthy").unwrap();
-    live.services.insert(
-        "127.10.0.5".into(),
-        (
-            Ok(vec![
-                service("etcd"),
-                service("kubelet"),
-                service("ext-iscsid"),
-            ]),
-            std::time::Instant::now(),
-        ),
-    );
-    key(&mut state, 'a');
-    let menu = state.actions.menu.as_ref().unwrap();
-    let restarts: Vec<String> = menu
-        .items
-        .iter()
-        .filter(|i| matches!(i, ActionChoice::Node(NodeOperation::ServiceRestart(_))))
-        .map(|i| i.label("w-1"))
-        .collect();
-    assert_eq!(
-        restarts,
-        ["restart service kubelet", "restart service ext-iscsid"]
-    );
+    let choices = |id: u64| -> Vec<ActionChoice> { etcd_choices(&status, &format!("{id:016x}")) };
+    assert!(choices(2).contains(&ActionChoice::Etcd(crate::approval::EtcdAction::Disarm)));
+    assert!(!choices(2).contains(&ActionChoice::Etcd(
+        crate::approval::EtcdAction::RemoveMember
+    )));
+    assert!(choices(3).contains(&ActionChoice::Etcd(
+        crate::approval::EtcdAction::RemoveMember
+    )));
 }
 
 #[test]
 fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     state.screen = Screen::Action;
     state.wall_clock = Some(1_000);
     let mut progress = running("reboot node cp-2", CancelRule::AfterStep, Some(940));
@@ -398,7 +70,7 @@ fn c_cancels_a_running_node_action_once_and_says_it_stops_after_the_step() {
 
 #[test]
 fn an_action_that_cannot_be_cancelled_says_so() {
-    let mut state = nodes_pane(fixtures::healthy(), "cp-2");
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     state.screen = Screen::Action;
     state.actions.progress = Some(running(
         "delete cluster healthy",
@@ -421,63 +93,4 @@ fn running(what: &str, cancel: CancelRule, started: Option<u64>) -> OperationPro
     let headline = format!("{what} in healthy");
     let kind = OperationKind::NodeReboot;
     OperationProgress::start(kind, "healthy", what, headline, cancel, started)
-}
-
-#[test]
-fn a_node_that_is_not_a_member_is_offered_only_its_forget_whose_plan_gates_on_its_guards() {
-    let mut status = fixtures::healthy();
-    let gone = status.nodes.iter_mut().find(|n| n.name == "w-1").unwrap();
-    gone.error = Some("connection refused".into());
-    gone.not_a_member = true;
-    let address = gone.address.clone();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("talosconfig");
-    std::fs::write(
-        &file,
-        format!(
-            "context: healthy\ncontexts:\n  healthy:\n    endpoints:\n      - 127.10.0.2\n    nodes:\n      - 127.10.0.2\n      - {address}\n"
-        ),
-    )
-    .unwrap();
-    let mut state = nodes_pane(status, "w-1");
-    let talos = state.clusters[0].talos.as_mut().unwrap();
-    talos.file = file.clone();
-    talos.nodes = vec!["127.10.0.2".into(), address.clone()];
-
-    key(&mut state, 'a');
-    let menu = state.actions.menu.as_ref().expect("the menu opens");
-    assert_eq!(menu.items, vec![ActionChoice::Forget]);
-    update(&mut state, Action::Back);
-    let effects = choose(&mut state, "forget");
-    assert!(effects.is_empty(), "{effects:?}");
-    assert_eq!(state.screen, Screen::Action);
-    let screen = state.actions.plan.as_ref().expect("the plan screen");
-    assert!(matches!(
-        screen.plan,
-        ActionPlan::Forget { plan: Ok(_), .. }
-    ));
-    assert_eq!(guard(&state, GuardId::NotAMember), GuardVerdict::Pass);
-    assert_eq!(guard(&state, GuardId::ContextFiles), GuardVerdict::Pass);
-    assert_eq!(guard(&state, GuardId::OtherNodesLeft), GuardVerdict::Pass);
-    let effects = key(&mut state, 's');
-    let [Effect::Gate(action)] = effects.as_slice() else {
-        panic!("expected the dispatcher, got {effects:?}");
-    };
-    assert_eq!(
-        action,
-        &MutatingAction::ForgetNode {
-            cluster: "healthy".into(),
-            context: "healthy".into(),
-            address: address.clone(),
-        }
-    );
-    assert_eq!(action.confirm_name(), address, "the address confirms");
-}
-
-#[test]
-fn a_member_is_not_offered_the_forget() {
-    let mut state = nodes_pane(fixtures::healthy(), "w-1");
-    key(&mut state, 'a');
-    let menu = state.actions.menu.as_ref().expect("the menu opens");
-    assert!(!menu.items.contains(&ActionChoice::Forget), "{menu:?}");
 }

@@ -2,10 +2,9 @@
 //! object's conditions, `f` / `a` the doctor's fixes, `s` the scale; a fix's plan screen is made
 //! here from the doctor's findings. Pure.
 use super::action::{Action, Effect};
-use super::actions::{ActionPlan, ActionPlanScreen};
 use super::capi::conditions_text;
 use super::message::Message;
-use super::queries::{findings_of, rows_and_selection};
+use super::queries::rows_and_selection;
 use super::screen::{Pane, Screen};
 use super::state::{AppState, Overlay};
 use crate::capi::TreeRow;
@@ -73,19 +72,6 @@ fn explain_row(state: &mut AppState, row: &TreeRow) {
         text: conditions_text(row, now),
         scroll: 0,
     });
-}
-
-/// The plan screen of the fix of finding `id`.
-pub fn fix_plan_screen(state: &mut AppState, cluster: &str, id: &str) -> Option<ActionPlanScreen> {
-    let Some(finding) = findings_of(state, cluster).into_iter().find(|f| f.id == id) else {
-        state.message = Some(Message::warn(format!("{id} no longer holds in {cluster}")));
-        return None;
-    };
-    let plan = ActionPlan::CapiFix {
-        finding,
-        plan: Err(String::new()),
-    };
-    Some(ActionPlanScreen::new(cluster, plan))
 }
 
 /// `C` on the cluster panes: the CAPI screen (`:capi`).

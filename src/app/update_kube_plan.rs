@@ -1,13 +1,13 @@
 //! The update step for the Kubernetes plan screen's own part: open it
 //! (`:upgrade-k8s`, `U`), pre-pull, and the removed-API count asked of the
 //! event loop and folded back. Everything else a plan screen does is the one
-//! update step in update_plan; the progress pane is update_upgrade's. Pure.
+//! update step in update_plan; the rollout's progress is update_progress's. Pure.
 use super::action::{Action, Effect, RemovedApisCounted};
 use super::state::AppState;
 use super::update_plan::{PlanKeys, open_plan, rebuild};
 use crate::upgrade::kubernetes::Kubernetes;
 
-/// `U`, `:upgrade-k8s [VERSION]`: the Kubernetes plan, or the progress pane
+/// `U`, `:upgrade-k8s [VERSION]`: the Kubernetes plan, or the progress screen
 /// while this console's rollout of the cluster has not ended.
 pub fn open_kube_upgrade(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
     open_plan::<Kubernetes>(state, target)

@@ -239,24 +239,33 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
 
     let approved = approved_on_healthy(dir.path(), action.clone());
     let effects = update(&mut state, Action::Approved(approved));
-    let [Effect::StartRollout(start)] = effects.as_slice() else {
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    let PlannedRollout::Kubernetes(run) = &start.plan else {
-        panic!("a Kubernetes plan: {start:?}");
+    let crate::app::actions::ActionRun::Upgrade(planned) = run.as_ref() else {
+        panic!("an upgrade: {run:?}");
     };
-    assert!(!run.pre_pull, "the plan runs as shown");
-    assert_eq!(state.screen, Screen::Rollout);
-    let view = &state.rollouts["healthy"];
-    assert_eq!(view.summary.kind, RolloutKind::KubernetesUpgrade);
+    let PlannedRollout::Kubernetes(plan) = planned.as_ref() else {
+        panic!("a Kubernetes plan: {planned:?}");
+    };
+    assert!(!plan.pre_pull, "the plan runs as shown");
+    assert_eq!(state.screen, Screen::Action);
+    let progress = state.actions.progress.as_ref().unwrap();
     assert_eq!(
-        view.summary.steps[0].label,
-        format!("kube-apiserver v{target}")
+        progress.kind,
+        crate::operation::OperationKind::KubernetesUpgrade
     );
-    // While it runs, U shows the progress pane, not another plan.
+    assert!(
+        progress.steps[0]
+            .label
+            .ends_with(&format!("kube-apiserver v{target}")),
+        "{:?}",
+        progress.steps[0]
+    );
+    // While it runs, U shows the progress screen, not another plan.
     update(&mut state, Action::Back);
     update(&mut state, Action::OpenKubernetesUpgrade(None));
-    assert_eq!(state.screen, Screen::Rollout);
+    assert_eq!(state.screen, Screen::Action);
 }
 
 #[test]
@@ -272,7 +281,7 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
         Action::Event(AppEvent::Journal(Box::new(summary))),
     );
     update(&mut state, Action::ShowRollout);
-    assert_eq!(state.screen, Screen::Rollout);
+    assert_eq!(state.screen, Screen::Action);
     let effects = update(&mut state, Action::ResumeRollout);
     let [Effect::Gate(action)] = effects.as_slice() else {
         panic!("{effects:?}");
@@ -282,7 +291,11 @@ fn a_kubernetes_journal_resumes_through_the_dispatcher_as_a_kubernetes_upgrade()
     let approved = approved_on_healthy(dir.path(), action.clone());
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
-        matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),
+        matches!(
+            effects.as_slice(),
+            [Effect::RunAction { run, .. }]
+                if matches!(run.as_ref(), crate::app::actions::ActionRun::ResumeUpgrade)
+        ),
         "{effects:?}"
     );
 }

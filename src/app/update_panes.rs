@@ -26,12 +26,10 @@ impl Watching {
             (Screen::NodeDetail, Some(cluster)) => {
                 detail_node_key(state).map(|node| (cluster.clone(), node))
             }
-            // The service picker lists the node's services.
-            (Screen::Logs, Some(cluster)) => state
-                .logs
-                .picker
-                .as_ref()
-                .map(|p| (cluster.clone(), p.node.address.clone())),
+            // A screen module's node (the log picker lists the node's services).
+            (Screen::Module(_), Some(cluster)) => {
+                super::shell::watched_node(state).map(|node| (cluster.clone(), node))
+            }
             _ => None,
         };
         Watching { focus, node }
@@ -126,17 +124,14 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         // The plan re-evaluates its guards apart (update_upgrade).
         Screen::Clusters
         | Screen::UpgradePlan
-        | Screen::Rollout
         | Screen::KubernetesPlan
         | Screen::ProvisionWizard
-        | Screen::Provision
         | Screen::Action => false,
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
         Screen::Module(_) => false,
         Screen::Capi => false,
         Screen::CapiUpgrade => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
-        Screen::Logs => state.logs.picker.is_some() && state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {
         return false;

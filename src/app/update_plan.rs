@@ -2,18 +2,18 @@
 //! re-evaluate its guards on every status change, move through the steps and the guards, cycle
 //! the target, explain; the acknowledgement and Start go through the plan screens' one gate. The kind's
 //! own keys go to [`PlanKeys::on_key`]. Pure.
-use super::action::{Action, Effect, StartRollout, not_run};
+use super::action::{Action, Effect, not_run};
+use super::actions::ActionRun;
 use super::message::Message;
 use super::plan_keys::{
     cycled, explain_selected, moved, not_approved, other_focus, plan_key, read_guards,
 };
 use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
-use super::rollout::RolloutView;
 use super::screen::Screen;
 use super::state::{AppState, PlanSlot};
 use super::update_upgrade::{unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
-use crate::rollout::RolloutSummary;
+use crate::upgrade::LearnedReleases;
 
 /// A kind of rollout's own part of its plan screen's update step.
 pub trait PlanKeys: PlanSlot {
@@ -23,7 +23,7 @@ pub trait PlanKeys: PlanSlot {
     fn after_rebuild(state: &mut AppState) -> Vec<Effect>;
 }
 
-/// `u` / `U`, `:upgrade` / `:upgrade-k8s`: the plan, or the progress pane while this console's
+/// `u` / `U`, `:upgrade` / `:upgrade-k8s`: the plan, or the progress screen while this console's
 /// rollout of the cluster has not ended.
 pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
     let Some(cluster) = usable_cluster(state) else {
@@ -49,7 +49,9 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
             target.as_deref(),
         );
     }
-    match RolloutPlanScreen::<K>::open(&live.status, target.as_deref()) {
+    let learned = state.releases.get(&cluster).cloned();
+    let learned = learned.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"));
+    match RolloutPlanScreen::<K>::open_among(&live.status, target.as_deref(), &learned) {
         Ok(mut plan) => {
             plan.read_guards(&super::plan_keys::guard_reading(state, &plan.cluster));
             *K::slot_mut(state) = Some(plan);
@@ -150,33 +152,18 @@ pub fn start_approved<K: PlanKeys>(
     let acks = K::slot(state)
         .map(|s| s.guards.acks.clone())
         .unwrap_or_default();
-    let mut view = RolloutView::new(placeholder::<K>(&plan));
-    view.running = true;
     let starting = format!("starting the {} of {cluster} to {target}", K::WHAT);
     // Says what happens now, in place of the plan's "acknowledged; s starts".
-    state.message = Some(Message::info(starting.clone()));
-    view.push_log(starting);
-    state.rollouts.insert(cluster.clone(), view);
+    state.message = Some(Message::info(starting));
+    let run = ActionRun::Upgrade(Box::new(K::planned(plan)));
+    super::update_progress::start(state, &approved, &run, &approved.action().describe());
     *K::slot_mut(state) = None;
+    state.actions.back = Some(Screen::Cluster(K::BACK));
     state.current = Some(cluster);
-    state.screen = Screen::Rollout;
-    vec![Effect::StartRollout(Box::new(StartRollout {
+    state.screen = Screen::Action;
+    vec![Effect::RunAction {
         approved,
-        plan: K::planned(plan),
+        run: Box::new(run),
         acks,
-    }))]
-}
-
-/// The steps a fresh rollout starts with, before the runner reports (its first report
-/// replaces them).
-fn placeholder<K: PlanKeys>(plan: &K::Plan) -> RolloutSummary {
-    RolloutSummary {
-        cluster: K::cluster(plan).to_string(),
-        kind: K::ROLLOUT,
-        target: K::target_text(plan),
-        holder: String::new(),
-        steps: K::placeholder_steps(plan),
-        paused: false,
-        outcome: None,
-    }
+    }]
 }

@@ -1,29 +1,33 @@
-//! The update step for provisioning: the wizard's fields, the plan asked of
-//! the provider, Start and Terminate through the dispatcher, the runner's
-//! events folded per cluster, and journals found at startup. Pure, like the
-//! rest of update: IO is asked for as effects and answered as events.
+//! The update step for provisioning: the wizard's fields, the plan asked of the provider,
+//! Start and a failed VM's terminate through the dispatcher onto the one runner and progress
+//! screen, and unfinished VMs a journal left followed there. Pure, like the rest of update:
+//! IO is asked for as effects and answered as events.
 use super::action::{Action, Effect, not_run};
+use super::actions::ActionRun;
 use super::message::Message;
-use super::plan_keys::not_approved;
+use super::plan_keys::{not_approved, plan_key};
 use super::plan_screen::{AskedPlan, PlanGuards};
 use super::provision::{
-    Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate,
-    ProvisionView, SourceList, Wizard,
+    Field, MAX_COUNT, ProviderChoice, ProvisionEffect, ProvisionKey, ProvisionUpdate, SourceList,
+    Wizard,
 };
 use super::screen::{Pane, Screen};
-use super::state::{AppState, InputKind, Overlay};
-use super::update_provision_guards as guards;
+use super::state::{AppState, InputKind};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::config::MachineRole;
+use crate::operation::OperationKind;
+use crate::operation::progress::OperationProgress;
+use crate::operation::progress::ProgressEvent;
+use crate::operation::runner_events::ProvisionSteps;
 use crate::provision::plan::DEFAULT_NAME_PATTERN;
-use crate::provision::{PlanRequest, ProvisionEvent, ProvisionStage};
+use crate::provision::{JournalEntry, PlanRequest, ProvisionEvent};
 
 fn effect(e: ProvisionEffect) -> Vec<Effect> {
     vec![Effect::Provision(Box::new(e))]
 }
 
 /// `p` / `:provision`: the wizard for the cluster on screen (or selected on
-/// the fleet); its progress pane instead while a provision runs there.
+/// the fleet); the progress of its provision instead while one runs there.
 pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
     let name = state
         .cluster_on_screen()
@@ -36,18 +40,12 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
         ));
         return Vec::new();
     };
-    if state
-        .provision
-        .views
-        .get(&cluster.name)
-        .is_some_and(|v| v.running)
-    {
-        state.current = Some(cluster.name.clone());
-        state.screen = Screen::Provision;
+    if let Some(progress) = provision_of(state, &cluster.name).filter(|p| p.running()) {
         state.message = Some(Message::info(format!(
             "a provision of {} is running; its VMs are shown",
-            cluster.name
+            progress.cluster
         )));
+        show_progress(state, &cluster.name);
         return Vec::new();
     }
     let config = state.provision.config.clone();
@@ -94,11 +92,42 @@ pub fn open_wizard(state: &mut AppState) -> Vec<Effect> {
     })
 }
 
-/// `:provisions`: the VMs of the cluster in use.
+/// The progress on the one progress screen when it is a provision of `cluster` (a run names
+/// it by its key in taloscope's config).
+fn provision_of<'a>(state: &'a AppState, cluster: &str) -> Option<&'a OperationProgress> {
+    let key = state
+        .clusters
+        .iter()
+        .find(|c| c.name == cluster)
+        .map(|c| crate::provision::cluster::config_key(&state.provision.config, c));
+    state.actions.progress.as_ref().filter(|p| {
+        p.kind == OperationKind::Provision
+            && (p.cluster == cluster || Some(&p.cluster) == key.as_ref())
+    })
+}
+
+/// Whether a provision runs here (quitting asks first: its VMs are followed again on restart).
+pub fn running(state: &AppState) -> bool {
+    state
+        .actions
+        .progress
+        .as_ref()
+        .is_some_and(|p| p.kind == OperationKind::Provision && p.running())
+}
+
+/// The one progress screen, for `cluster`; Esc leads back to its nodes.
+fn show_progress(state: &mut AppState, cluster: &str) {
+    state.current = Some(cluster.to_string());
+    state.actions.plan = None;
+    state.actions.back = Some(Screen::Cluster(Pane::Nodes));
+    state.screen = Screen::Action;
+}
+
+/// `:provisions`: the VMs of the cluster in use, on the progress of its provision.
 pub fn show(state: &mut AppState) {
     let cluster = state.current.clone().unwrap_or_default();
-    if state.provision.views.contains_key(&cluster) {
-        state.screen = Screen::Provision;
+    if provision_of(state, &cluster).is_some() {
+        show_progress(state, &cluster);
     } else {
         state.message = Some(Message::info(format!(
             "no provision of {cluster:?} in this console; p opens the wizard"
@@ -106,14 +135,23 @@ pub fn show(state: &mut AppState) {
     }
 }
 
-/// Keys on the wizard.
+/// Keys on the wizard: Tab between the request's fields and the plan's guards, then every
+/// plan screen's keys (`plan_key`: moves while the guards have them, `a`, `s`, `?`, `r`),
+/// then the fields'.
 pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
     let config = state.provision.config.clone();
-    if let Some(effects) = guards::on_key(state, &action) {
+    let Some(w) = state.provision.wizard.as_mut() else {
+        state.screen = Screen::Cluster(Pane::Nodes);
+        return Vec::new();
+    };
+    if matches!(action, Action::NextPane) {
+        w.guards_focused = !w.guards_focused;
+        return Vec::new();
+    }
+    if let Some(effects) = plan_key(state, &action) {
         return effects;
     }
     let Some(w) = state.provision.wizard.as_mut() else {
-        state.screen = Screen::Cluster(Pane::Nodes);
         return Vec::new();
     };
     let at = Field::ALL.iter().position(|f| *f == w.field).unwrap_or(0);
@@ -122,12 +160,8 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
     match action {
         Action::MoveDown => w.field = Field::ALL[(at + 1).min(Field::ALL.len() - 1)],
         Action::MoveUp => w.field = Field::ALL[at.saturating_sub(1)],
-        Action::Provision(ProvisionKey::More) => {
-            w.count = (w.count + 1).min(MAX_COUNT);
-            changed = true;
-        }
-        Action::Provision(ProvisionKey::Less) => {
-            w.count = w.count.saturating_sub(1).max(1);
+        Action::Provision(k @ (ProvisionKey::More | ProvisionKey::Less)) => {
+            w.count = counted(w.count, k == ProvisionKey::More);
             changed = true;
         }
         Action::Provision(k @ (ProvisionKey::NextValue | ProvisionKey::PreviousValue)) => {
@@ -135,12 +169,7 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
             changed = true;
             match w.field {
                 Field::Provider => {
-                    let n = w.providers.len().max(1);
-                    w.provider = if forward {
-                        (w.provider + 1) % n
-                    } else {
-                        (w.provider + n - 1) % n
-                    };
+                    w.provider = cycled(w.provider, w.providers.len(), forward);
                     w.sources = SourceList::Loading;
                     w.source = 0;
                     if let Some(p) = w.provider() {
@@ -159,21 +188,10 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 Field::Source => {
                     if let SourceList::Ready(list) = &w.sources {
-                        let n = list.len().max(1);
-                        w.source = if forward {
-                            (w.source + 1) % n
-                        } else {
-                            (w.source + n - 1) % n
-                        };
+                        w.source = cycled(w.source, list.len(), forward);
                     }
                 }
-                Field::Count => {
-                    w.count = if forward {
-                        (w.count + 1).min(MAX_COUNT)
-                    } else {
-                        w.count.saturating_sub(1).max(1)
-                    };
-                }
+                Field::Count => w.count = counted(w.count, forward),
                 Field::Names => {
                     let text = w.pattern.clone();
                     state.open_input(InputKind::NamePattern, text);
@@ -216,6 +234,25 @@ pub fn on_wizard(state: &mut AppState, action: Action) -> Vec<Effect> {
     effects
 }
 
+/// The choice after `at` of `n` (before it, going back), wrapping around.
+fn cycled(at: usize, n: usize, forward: bool) -> usize {
+    let n = n.max(1);
+    if forward {
+        (at + 1) % n
+    } else {
+        (at + n - 1) % n
+    }
+}
+
+/// One VM more or fewer, between 1 and [`MAX_COUNT`].
+fn counted(count: usize, more: bool) -> usize {
+    if more {
+        (count + 1).min(MAX_COUNT)
+    } else {
+        count.saturating_sub(1).max(1)
+    }
+}
+
 /// A field changed: the plan, its guards and their acknowledgements no longer hold.
 fn forget_plan(w: &mut Wizard) {
     w.plan = AskedPlan::None;
@@ -236,67 +273,6 @@ pub fn set_pattern(state: &mut AppState, text: &str) {
     forget_plan(w);
 }
 
-/// Keys on the progress pane.
-/// Lines PgUp/PgDn move the provision notes by.
-const NOTES_PAGE: usize = 5;
-
-pub fn on_progress(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let cluster = state.current.clone().unwrap_or_default();
-    let Some(view) = state.provision.views.get_mut(&cluster) else {
-        if matches!(action, Action::Back) {
-            state.screen = Screen::Cluster(Pane::Nodes);
-        }
-        return Vec::new();
-    };
-    if view.scroll_notes(&action, NOTES_PAGE) {
-        return Vec::new();
-    }
-    let last = view.vms.len().saturating_sub(1);
-    let i = view.selected_index();
-    let select = |view: &mut ProvisionView, to: usize| {
-        view.selected = view.vms.get(to).map(|v| v.progress.name.clone());
-    };
-    match action {
-        Action::MoveDown => select(view, (i + 1).min(last)),
-        Action::MoveUp => select(view, i.saturating_sub(1)),
-        Action::MoveFirst => select(view, 0),
-        Action::MoveLast => select(view, last),
-        Action::Provision(ProvisionKey::Terminate) => {
-            let Some(vm) = view.selected_vm() else {
-                return Vec::new();
-            };
-            let (stage, id) = (vm.progress.stage, vm.progress.id);
-            match (stage, id) {
-                (ProvisionStage::Failed, Some(id)) => {
-                    return vec![Effect::Gate(MutatingAction::TerminateVm {
-                        cluster: view.key.clone(),
-                        provider: vm.provider.clone(),
-                        vm: id.to_string(),
-                    })];
-                }
-                (ProvisionStage::Failed, None) => {
-                    state.message = Some(Message::info(
-                        "this VM was never created: there is nothing to terminate",
-                    ))
-                }
-                _ => {
-                    state.message = Some(Message::info(format!(
-                        "{} is {}: only a failed VM is terminated from here",
-                        vm.progress.name,
-                        stage.as_str()
-                    )))
-                }
-            }
-        }
-        Action::Provision(ProvisionKey::Open) => return open_wizard(state),
-        Action::Back => state.screen = Screen::Cluster(Pane::Nodes),
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => {}
-    }
-    Vec::new()
-}
-
 /// The dispatcher approved a provision or a termination.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     match approved.action() {
@@ -309,43 +285,49 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             else {
                 return Vec::new();
             };
-            let acks = w.guards.acks.clone();
-            let (cluster, key, plan) = (w.cluster.clone(), w.key.clone(), Box::new(plan.clone()));
-            let what = format!("{} {} node(s) via {}", plan.count, plan.role, plan.provider);
-            let view = state
-                .provision
-                .views
-                .entry(cluster.clone())
-                .or_insert_with(|| ProvisionView::new(&cluster, &key, what.clone(), plan.count));
-            view.start_run(what, plan.count);
-            view.push_note(format!("provisioning: {}", plan.action().describe()));
+            let (acks, cluster) = (w.guards.acks.clone(), w.cluster.clone());
+            let what = format!(
+                "Provision of {cluster}, {} {} node(s) via {}",
+                plan.count, plan.role, plan.provider
+            );
+            let run = ActionRun::Provision(Box::new(plan.clone()));
             state.provision.wizard = None;
-            state.current = Some(cluster.clone());
-            state.screen = Screen::Provision;
-            effect(ProvisionEffect::Start {
-                cluster,
-                approved,
-                plan,
-                acks,
-            })
+            run_on_progress(state, approved, run, (&cluster, &what), acks)
         }
-        MutatingAction::TerminateVm { cluster: key, .. } => {
-            let cluster = state
-                .provision
-                .views
-                .values()
-                .find(|v| &v.key == key)
-                .map(|v| v.cluster.clone())
-                .unwrap_or_else(|| key.clone());
-            effect(ProvisionEffect::Terminate { cluster, approved })
+        MutatingAction::TerminateVm { .. } => {
+            let cluster = state.current.clone().unwrap_or_default();
+            let what = approved.action().describe();
+            run_on_progress(
+                state,
+                approved,
+                ActionRun::TerminateVm,
+                (&cluster, &what),
+                Vec::new(),
+            )
         }
         _ => not_run(&approved, "no runner for this action in this version"),
     }
 }
 
+/// `run` on the console's one runner, its progress on the one progress screen.
+fn run_on_progress(
+    state: &mut AppState,
+    approved: ApprovedAction,
+    run: ActionRun,
+    (cluster, what): (&str, &str),
+    acks: Vec<String>,
+) -> Vec<Effect> {
+    super::update_progress::start(state, &approved, &run, what);
+    show_progress(state, cluster);
+    vec![Effect::RunAction {
+        approved,
+        run: Box::new(run),
+        acks,
+    }]
+}
+
 /// Folds what a provisioning task reported.
 pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
-    let now = state.wall_clock;
     match update {
         ProvisionUpdate::Sources {
             cluster,
@@ -384,109 +366,54 @@ pub fn on_update(state: &mut AppState, update: ProvisionUpdate) {
                 super::plan_keys::read_guards(state, Some(&cluster));
             }
         }
-        ProvisionUpdate::Run {
-            cluster,
-            provider,
-            role,
-            event,
-        } => {
-            let Some(view) = state.provision.views.get_mut(&cluster) else {
-                return;
-            };
-            match event {
-                ProvisionEvent::Vm(progress) => view.fold_vm(&provider, &role, progress, now),
-                ProvisionEvent::Note(note) => view.push_note(note),
-                ProvisionEvent::Finished(summary) => {
-                    view.succeeded = Some(summary.succeeded());
-                    view.outcome = Some(summary.line());
-                    view.push_note(summary.line());
-                }
-            }
-        }
-        ProvisionUpdate::Ended {
-            cluster, result, ..
-        } => {
-            if let Some(view) = state.provision.views.get_mut(&cluster) {
-                view.running = false;
-                if let Err(e) = result
-                    && view.outcome.is_none()
-                {
-                    view.succeeded = Some(false);
-                    view.push_note(e.clone());
-                    view.outcome = Some(e);
-                }
-            }
-        }
-        ProvisionUpdate::Journal {
-            cluster,
-            key,
-            entries,
-            following,
-        } => {
-            if state
-                .provision
-                .views
-                .get(&cluster)
-                .is_some_and(|v| v.running)
-            {
-                return;
-            }
-            let mut view = ProvisionView::from_journal(&cluster, &key, &entries);
-            view.running = following;
-            if following {
-                view.push_note(format!(
-                    "following {} unfinished VM(s) from the journal again",
-                    view.unfinished().len()
-                ));
-                state.message = Some(Message::warn(format!(
-                    "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
-                )));
-            }
-            state.provision.views.insert(cluster, view);
-        }
-        ProvisionUpdate::Terminated {
-            cluster,
-            approved,
-            result,
-        } => {
-            let provider = match approved.action() {
-                MutatingAction::TerminateVm { provider, .. } => provider.clone(),
-                _ => String::new(),
-            };
-            match result {
-                Ok(progress) => {
-                    state.message = Some(Message::info(format!("{} terminated", progress.name)));
-                    if let Some(view) = state.provision.views.get_mut(&cluster) {
-                        let role = view
-                            .vms
-                            .iter()
-                            .find(|v| v.progress.id == progress.id)
-                            .map(|v| v.role.clone())
-                            .unwrap_or_default();
-                        view.fold_vm(&provider, &role, progress, now);
-                    }
-                }
-                Err(e) => {
-                    state.message = Some(Message::error(format!("terminate: {e}")));
-                    if let Some(view) = state.provision.views.get_mut(&cluster) {
-                        view.push_note(format!("terminate failed: {e}"));
-                    }
-                }
-            }
-        }
+        ProvisionUpdate::FromJournals { clusters, vms } => from_journals(state, &clusters, &vms),
     }
 }
 
-/// A wall-clock tick: VMs first seen before the clock was known get it.
-/// Returns whether the progress pane shows the clock.
-pub fn on_tick(state: &mut AppState) -> bool {
-    let now = state.wall_clock;
-    for view in state.provision.views.values_mut().filter(|v| v.running) {
-        for vm in &mut view.vms {
-            vm.seen_unix = vm.seen_unix.or(now);
+/// What the journals left, on the one progress screen (unless an operation runs here): each
+/// VM a step in its last known state, a failed one offering its terminate; while some are
+/// followed again the progress runs and the operator is told where to look.
+fn from_journals(state: &mut AppState, clusters: &[String], vms: &[(String, JournalEntry)]) {
+    let Some(cluster) = clusters.first().filter(|_| !state.actions.running()) else {
+        return;
+    };
+    let names: Vec<String> = vms.iter().map(|(_, e)| e.progress.name.clone()).collect();
+    let following = vms.iter().any(|(_, e)| !e.progress.stage.is_final());
+    let left = if following {
+        "the unfinished followed again"
+    } else {
+        "failed"
+    };
+    let headline = format!(
+        "Provision of {}, {} VM(s) from the journal, {left}",
+        clusters.join(", "),
+        vms.len()
+    );
+    let (kind, now) = (OperationKind::Provision, state.wall_clock);
+    let mut progress = OperationProgress::start(
+        kind,
+        cluster,
+        &headline,
+        headline.clone(),
+        kind.cancel(),
+        now,
+    );
+    ProvisionSteps::new(cluster, "", names.clone()).shape(&mut progress);
+    for (key, entry) in vms {
+        let mut steps = ProvisionSteps::new(key, &entry.provider, names.clone());
+        for event in steps.events(&ProvisionEvent::Vm(entry.progress.clone())) {
+            progress.fold(now, event);
         }
     }
-    state.screen == Screen::Provision
+    if following {
+        state.message = Some(Message::warn(format!(
+            "a provision of {cluster} did not finish: :ctx {cluster} then :provisions shows its VMs"
+        )));
+    } else {
+        let end = format!("{} VM(s) failed: x terminates one", vms.len());
+        progress.fold(now, ProgressEvent::Finished(Err(end)));
+    }
+    state.actions.progress = Some(progress);
 }
 
 #[cfg(test)]

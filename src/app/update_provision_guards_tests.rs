@@ -147,11 +147,11 @@ fn the_typed_acknowledgements_reach_the_runners_effect() {
         &mut s,
         Action::Approved(approved_by_dispatcher(action, "lab")),
     );
-    let [Effect::Provision(e)] = effects.as_slice() else {
+    let [Effect::RunAction { run, acks, .. }] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    let ProvisionEffect::Start { acks, plan, .. } = &**e else {
-        panic!("{e:?}");
+    let ActionRun::Provision(plan) = &**run else {
+        panic!("{run:?}");
     };
     assert_eq!(acks, &vec![EVEN_MEMBERS_ACK.to_string()]);
     assert_eq!(plan.role, MachineRole::Controlplane);

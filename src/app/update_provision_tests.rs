@@ -1,7 +1,7 @@
-//! Unit tests of the provision wizard and progress pane: opening from a
-//! cluster, the fields, the plan asked for and answered, Start through the
-//! dispatcher (confirm, cancel, read-only), the runner's events folded, a
-//! failed VM offering terminate, and a journal found at startup.
+//! Unit tests of the provision wizard and its run: opening from a cluster, the fields, the
+//! plan asked for and answered, Start through the dispatcher (confirm, cancel, read-only) onto
+//! the one runner, the runner's events folded into the one progress, a failed VM offering
+//! terminate, and a journal's unfinished VMs followed at startup.
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,13 +11,15 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::app::action::AppEvent;
 use crate::app::keymap;
-use crate::app::provision::{SourceChoice, VmRow};
+use crate::app::provision::SourceChoice;
+use crate::app::state::Overlay;
 use crate::app::test_fixtures::{console_of, discovered};
 use crate::app::update::update;
 use crate::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use crate::config::{Config, NameOrId, ProviderKind};
 use crate::fleet::{EtcdReport, FleetEvent, Quorum};
-use crate::provision::{JournalEntry, PlanSource, ProvisionPlan, ProvisionSummary, VmProgress};
+use crate::operation::progress::ProgressEvent;
+use crate::provision::{PlanSource, ProvisionEvent, ProvisionPlan, ProvisionStage, VmProgress};
 
 const CONFIG: &str = "
 providers:
@@ -180,7 +182,7 @@ fn vm(id: u64, name: &str, lcm: &str, stage: ProvisionStage) -> VmProgress {
     }
 }
 
-/// Two workers started through the dispatcher: the progress pane.
+/// Two workers started through the dispatcher: the progress on the one progress screen.
 fn running() -> AppState {
     let mut s = planned(2);
     let action = gated(update(&mut s, Action::StartPlan));
@@ -190,21 +192,23 @@ fn running() -> AppState {
     );
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Provision(e)] if matches!(**e, ProvisionEffect::Start { .. })
+        [Effect::RunAction { run, .. }] if matches!(**run, ActionRun::Provision(_))
     ));
     s
 }
 
-fn run_event(s: &mut AppState, e: ProvisionEvent) {
-    event(
-        s,
-        ProvisionUpdate::Run {
-            cluster: "lab".into(),
-            provider: "lab-one".into(),
-            role: "worker".into(),
-            event: e,
-        },
-    );
+/// The runner's event as the console's one runner tells it (`steps` keeps the VMs' order).
+fn told(s: &mut AppState, steps: &mut ProvisionSteps, e: ProvisionEvent) {
+    for event in steps.events(&e) {
+        update(
+            s,
+            Action::Event(AppEvent::Progress(OperationKind::Provision, event)),
+        );
+    }
+}
+
+fn lab_steps() -> ProvisionSteps {
+    ProvisionSteps::new("lab", "lab-one", plan(2).vm_names)
 }
 
 #[test]
@@ -385,13 +389,36 @@ fn start_goes_through_the_dispatcher_and_opens_the_progress_pane() {
         &mut s,
         Action::Approved(approved_by_dispatcher(action, "lab")),
     );
-    let [Effect::Provision(e)] = effects.as_slice() else {
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    assert!(matches!(&**e, ProvisionEffect::Start { plan, .. } if plan.count == 2));
-    assert_eq!(s.screen, Screen::Provision);
-    assert!(s.provision.views["lab"].running);
+    assert!(matches!(&**run, ActionRun::Provision(plan) if plan.count == 2));
+    assert_eq!(s.screen, Screen::Action);
+    assert_eq!(keymap::context(&s), keymap::KeyContext::ActionProgress);
+    let progress = s.actions.progress.as_ref().unwrap();
+    assert!(progress.running() && progress.kind == OperationKind::Provision);
+    assert_eq!(
+        progress.headline,
+        "Provision of lab, 2 worker node(s) via lab-one"
+    );
+    let vms: Vec<&str> = progress.steps.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(vms, ["lab-worker-1", "lab-worker-2"]);
     assert!(s.provision.wizard.is_none());
+    // While it runs, p shows it rather than a new wizard, and quitting asks first.
+    s.screen = Screen::Cluster(Pane::Nodes);
+    update(&mut s, Action::Provision(ProvisionKey::Open));
+    assert_eq!(s.screen, Screen::Action);
+    assert!(s.provision.wizard.is_none());
+    update(&mut s, Action::Quit);
+    let question = s.quit_question.clone().unwrap();
+    assert!(question.contains("a provision"), "{question}");
+    // Its end arriving before the answer leaves the question on the message line.
+    let end = ProgressEvent::Finished(Ok("lab: 2 of 2 new node(s) joined".into()));
+    update(
+        &mut s,
+        Action::Event(AppEvent::Progress(OperationKind::Provision, end)),
+    );
+    assert_eq!(s.message.as_ref().unwrap().text, question);
 }
 
 #[test]
@@ -408,79 +435,71 @@ fn an_approval_for_a_changed_plan_is_not_run() {
 }
 
 #[test]
-fn runner_events_fold_into_rows_notes_and_the_outcome() {
+fn runner_events_fold_into_the_vms_steps_and_the_outcome() {
     let mut s = running();
-    s.wall_clock = Some(1_000);
-    run_event(
-        &mut s,
-        ProvisionEvent::Vm(vm(5, "lab-worker-1", "LCM_INIT", ProvisionStage::Creating)),
-    );
-    run_event(
-        &mut s,
-        ProvisionEvent::Vm(vm(6, "lab-worker-2", "LCM_INIT", ProvisionStage::Creating)),
-    );
-    s.wall_clock = Some(1_030);
+    let mut steps = lab_steps();
+    let creating = |id, n| {
+        vm(
+            id,
+            &format!("lab-worker-{n}"),
+            "LCM_INIT",
+            ProvisionStage::Creating,
+        )
+    };
+    told(&mut s, &mut steps, ProvisionEvent::Vm(creating(5, 1)));
+    told(&mut s, &mut steps, ProvisionEvent::Vm(creating(6, 2)));
     let mut up = vm(5, "lab-worker-1", "RUNNING", ProvisionStage::Joined);
     up.ip = Some("127.10.0.9".into());
-    run_event(&mut s, ProvisionEvent::Vm(up.clone()));
-    run_event(&mut s, ProvisionEvent::Note("a note".into()));
-    let view = &s.provision.views["lab"];
-    assert_eq!(view.vms.len(), 2);
-    assert_eq!(view.vms[0].progress, up);
-    assert_eq!(view.vms[0].seen_unix, Some(1_000));
-    assert_eq!(view.vms[0].final_unix, Some(1_030));
-    assert_eq!(view.joined(), 1);
+    told(&mut s, &mut steps, ProvisionEvent::Vm(up));
+    told(&mut s, &mut steps, ProvisionEvent::Note("a note".into()));
+    let progress = s.actions.progress.as_ref().unwrap();
+    assert_eq!(progress.steps_done(), 1);
+    assert_eq!(
+        progress.steps[0].state.detail(),
+        "joined (ACTIVE/RUNNING) 127.10.0.9"
+    );
+    assert_eq!(progress.steps[1].state.word(), "running");
     assert!(
-        view.notes
+        progress
+            .lines
             .iter()
-            .any(|n| n == "lab-worker-1: creating -> joined")
+            .any(|l| l.ends_with("vm 5 lab-worker-1: joined (ACTIVE/RUNNING) ip 127.10.0.9"))
     );
-    assert_eq!(view.notes.last().unwrap(), "a note");
-
-    let summary = ProvisionSummary {
-        cluster: "lab".into(),
-        requested: 2,
-        vms: vec![up],
-        error: None,
-    };
-    run_event(&mut s, ProvisionEvent::Finished(summary));
-    event(
+    assert!(progress.lines.back().unwrap().ends_with("a note"));
+    let end = ProgressEvent::Finished(Err("lab: 1 of 2 new node(s) joined".into()));
+    update(
         &mut s,
-        ProvisionUpdate::Ended {
-            cluster: "lab".into(),
-            approved: None,
-            result: Err("lab: 1 of 2 new node(s) joined".into()),
-        },
+        Action::Event(AppEvent::Progress(OperationKind::Provision, end)),
     );
-    let view = &s.provision.views["lab"];
-    assert!(!view.running);
-    assert_eq!(view.succeeded, Some(false));
-    assert!(view.outcome.as_ref().unwrap().contains("1 of 2"));
+    assert!(!s.actions.progress.as_ref().unwrap().running());
+    assert!(s.message.as_ref().unwrap().text.contains("1 of 2"));
 }
 
 #[test]
 fn a_failed_vm_offers_terminate_through_the_dispatcher() {
     let mut s = running();
-    let mut failed = vm(6, "lab-worker-2", "BOOT_FAILURE", ProvisionStage::Failed);
-    failed.reason = Some("BOOT_FAILURE: the VM did not boot".into());
-    run_event(
+    let mut steps = lab_steps();
+    let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+    let offered = |s: &AppState| {
+        keymap::footer_hints(s)
+            .iter()
+            .any(|(_, l)| *l == "terminate")
+    };
+    told(
         &mut s,
+        &mut steps,
         ProvisionEvent::Vm(vm(5, "lab-worker-1", "BOOT", ProvisionStage::Booting)),
     );
-    run_event(&mut s, ProvisionEvent::Vm(failed));
-    // The booting one is not offered.
-    assert!(update(&mut s, Action::Provision(ProvisionKey::Terminate)).is_empty());
-    assert!(
-        s.message
-            .as_ref()
-            .unwrap()
-            .text
-            .contains("only a failed VM")
-    );
-    update(&mut s, Action::MoveDown);
-    let x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-    let action = keymap::action_for(&s, &x).unwrap();
-    let terminate = gated(update(&mut s, action));
+    // A booting VM is not offered.
+    assert!(!offered(&s));
+    let take = keymap::action_for(&s, &x).unwrap();
+    assert!(update(&mut s, take.clone()).is_empty());
+    assert_eq!(s.message.as_ref().unwrap().text, "nothing is offered here");
+    let mut failed = vm(6, "lab-worker-2", "BOOT_FAILURE", ProvisionStage::Failed);
+    failed.reason = Some("BOOT_FAILURE: the VM did not boot".into());
+    told(&mut s, &mut steps, ProvisionEvent::Vm(failed));
+    assert!(offered(&s));
+    let terminate = gated(update(&mut s, take));
     assert_eq!(
         terminate,
         MutatingAction::TerminateVm {
@@ -490,176 +509,90 @@ fn a_failed_vm_offers_terminate_through_the_dispatcher() {
         }
     );
     let approved = approved_by_dispatcher(terminate, "lab");
-    let effects = update(&mut s, Action::Approved(approved.clone()));
+    let effects = update(&mut s, Action::Approved(approved));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Provision(e)] if matches!(&**e, ProvisionEffect::Terminate { cluster, .. } if cluster == "lab")
+        [Effect::RunAction { run, .. }] if matches!(**run, ActionRun::TerminateVm)
     ));
-    let mut gone = vm(6, "lab-worker-2", "SHUTDOWN", ProvisionStage::Terminated);
-    gone.reason = Some("terminated".into());
-    event(
-        &mut s,
-        ProvisionUpdate::Terminated {
-            cluster: "lab".into(),
-            approved,
-            result: Ok(gone),
-        },
-    );
-    let row: &VmRow = &s.provision.views["lab"].vms[1];
-    assert_eq!(row.progress.stage, ProvisionStage::Terminated);
-    assert_eq!(row.role, "worker");
-}
-
-/// A failed VM terminated, then a new run of one that joins: the tally counts the new run as
-/// its summary does (`1 of 1`, not `1 of 2`), and the terminated VM gives up the selection.
-#[test]
-fn a_terminated_vm_leaves_the_tally_and_the_selection() {
-    let mut view = crate::app::provision::ProvisionView::new("prod", "prod", "1 worker".into(), 1);
-    let mut failed = vm(6, "prod-worker-1", "BOOT_FAILURE", ProvisionStage::Failed);
-    failed.reason = Some("BOOT_FAILURE: the VM did not boot".into());
-    view.fold_vm("lab-one", "worker", failed, None);
-    assert_eq!(view.selected.as_deref(), Some("prod-worker-1"));
-    let mut gone = vm(6, "prod-worker-1", "SHUTDOWN", ProvisionStage::Terminated);
-    gone.reason = Some("terminated at the request of the operator".into());
-    view.fold_vm("lab-one", "worker", gone, None);
-    assert_eq!((view.joined(), view.total()), (0, 1));
-
-    view.start_run("1 worker".into(), 1);
-    let joined = vm(7, "prod-worker-2", "RUNNING", ProvisionStage::Joined);
-    view.fold_vm(
-        "lab-one",
-        "worker",
-        vm(7, "prod-worker-2", "LCM_INIT", ProvisionStage::Creating),
-        None,
-    );
-    assert_eq!(
-        view.selected.as_deref(),
-        Some("prod-worker-2"),
-        "the terminated VM is not kept selected"
-    );
-    view.fold_vm("lab-one", "worker", joined.clone(), None);
-    assert_eq!((view.joined(), view.total()), (1, 1));
-    let summary = ProvisionSummary {
-        cluster: "prod".into(),
-        requested: 1,
-        vms: vec![joined],
-        error: None,
-    };
-    assert!(
-        summary
-            .line()
-            .starts_with("prod: 1 of 1 new node(s) joined")
-    );
-
-    // In one run of two: the selected VM terminated hands the selection to the one left.
-    let mut view = crate::app::provision::ProvisionView::new("prod", "prod", "2 workers".into(), 2);
-    view.fold_vm(
-        "lab-one",
-        "worker",
-        vm(8, "prod-worker-3", "BOOT", ProvisionStage::Booting),
-        None,
-    );
-    view.fold_vm(
-        "lab-one",
-        "worker",
-        vm(9, "prod-worker-4", "BOOT_FAILURE", ProvisionStage::Failed),
-        None,
-    );
-    view.selected = Some("prod-worker-4".into());
-    view.fold_vm(
-        "lab-one",
-        "worker",
-        vm(9, "prod-worker-4", "SHUTDOWN", ProvisionStage::Terminated),
-        None,
-    );
-    assert_eq!(view.selected.as_deref(), Some("prod-worker-3"));
-    assert_eq!((view.joined(), view.total()), (0, 2));
+    let progress = s.actions.progress.as_ref().unwrap();
+    assert_eq!(progress.kind, OperationKind::Terminate);
+    assert_eq!(s.screen, Screen::Action);
 }
 
 #[test]
-fn a_journal_at_startup_shows_its_vms_and_says_when_they_are_followed() {
+fn a_journals_unfinished_vms_are_followed_on_the_progress_screen() {
     let mut s = state();
-    let entry = |id, stage| JournalEntry {
-        provider: "lab-one".into(),
-        endpoint: "http://127.0.0.1:2633/RPC2".into(),
-        role: "worker".into(),
-        started: "2026-01-01T00:00:00Z".into(),
-        progress: vm(id, &format!("lab-worker-{id}"), "BOOT", stage),
+    let entry = |id, stage| {
+        let progress = vm(id, &format!("lab-worker-{id}"), "BOOT", stage);
+        let entry = crate::provision::JournalEntry {
+            provider: "lab-one".into(),
+            endpoint: "http://127.0.0.1:2633/RPC2".into(),
+            role: "worker".into(),
+            started: "2026-01-01T00:00:00Z".into(),
+            progress,
+        };
+        ("lab".to_string(), entry)
     };
     event(
         &mut s,
-        ProvisionUpdate::Journal {
-            cluster: "lab".into(),
-            key: "lab".into(),
-            entries: vec![
-                entry(1, ProvisionStage::Joined),
+        ProvisionUpdate::FromJournals {
+            clusters: vec!["lab".into()],
+            vms: vec![
+                entry(1, ProvisionStage::Failed),
                 entry(2, ProvisionStage::Booting),
             ],
-            following: true,
         },
     );
-    let view = &s.provision.views["lab"];
-    assert!(view.running);
-    assert_eq!(view.unfinished().len(), 1);
+    let progress = s.actions.progress.as_ref().unwrap();
+    assert!(progress.running() && progress.kind == OperationKind::Provision);
+    let states: Vec<&str> = progress.steps.iter().map(|r| r.state.word()).collect();
+    assert_eq!(states, ["FAILED", "running"]);
+    assert_eq!(progress.offers.len(), 1, "the failed one's terminate");
     assert!(s.message.as_ref().unwrap().text.contains(":provisions"));
     update(&mut s, Action::OpenCommandLine);
     for c in "provisions".chars() {
         update(&mut s, Action::Insert(c));
     }
     update(&mut s, Action::Submit);
-    assert_eq!(s.screen, Screen::Provision);
-    // While it is followed, p shows it rather than a new wizard.
-    update(&mut s, Action::Provision(ProvisionKey::Open));
-    assert_eq!(s.screen, Screen::Provision);
-    assert!(s.provision.wizard.is_none());
+    assert_eq!(s.screen, Screen::Action);
+    let names = vec!["lab-worker-1".into(), "lab-worker-2".into()];
+    let mut steps = ProvisionSteps::new("lab", "lab-one", names);
+    let joined = vm(2, "lab-worker-2", "RUNNING", ProvisionStage::Joined);
+    told(&mut s, &mut steps, ProvisionEvent::Vm(joined));
+    assert_eq!(s.actions.progress.as_ref().unwrap().steps_done(), 1);
+}
+
+/// A journal with only a failed VM left: its progress has ended, offering the terminate.
+#[test]
+fn a_journals_failed_vm_offers_its_terminate() {
+    let mut s = state();
+    let entry = crate::provision::JournalEntry {
+        provider: "lab-one".into(),
+        endpoint: "http://127.0.0.1:2633/RPC2".into(),
+        role: "worker".into(),
+        started: "2026-01-01T00:00:00Z".into(),
+        progress: vm(7, "lab-worker-7", "BOOT_FAILURE", ProvisionStage::Failed),
+    };
+    let vms = vec![("lab".to_string(), entry)];
+    event(
+        &mut s,
+        ProvisionUpdate::FromJournals {
+            clusters: vec!["lab".into()],
+            vms,
+        },
+    );
+    let progress = s.actions.progress.as_ref().unwrap();
+    assert!(!progress.running());
+    let offer = &progress.offers[0];
+    assert_eq!(
+        offer.action,
+        MutatingAction::TerminateVm {
+            cluster: "lab".into(),
+            provider: "lab-one".into(),
+            vm: "7".into(),
+        }
+    );
 }
 
 #[path = "update_provision_guards_tests.rs"]
 mod guards;
-
-/// Issue 16 item 1: the notes are a log that scrolls. Tab gives them the move
-/// keys (the footer offers it), k/g/PgUp leave the newest line, and Tab again
-/// hands j/k back to the VMs.
-#[test]
-fn tab_gives_the_move_keys_to_the_notes_and_back() {
-    let mut s = running();
-    run_event(
-        &mut s,
-        ProvisionEvent::Vm(vm(41, "lab-worker-1", "LCM_INIT", ProvisionStage::Creating)),
-    );
-    run_event(
-        &mut s,
-        ProvisionEvent::Vm(vm(42, "lab-worker-2", "LCM_INIT", ProvisionStage::Creating)),
-    );
-    for i in 0..30 {
-        run_event(&mut s, ProvisionEvent::Note(format!("note {i:02}")));
-    }
-    let press = |s: &mut AppState, code: KeyCode| {
-        let action = keymap::action_for(s, &KeyEvent::new(code, KeyModifiers::NONE));
-        update(s, action.expect("the key is bound on the progress pane"));
-    };
-    assert!(
-        keymap::footer_hints(&s)
-            .iter()
-            .any(|(_, label)| *label == "focus")
-    );
-    let view = |s: &AppState| s.provision.views["lab"].clone();
-    let notes = view(&s).notes.len();
-    assert!(notes >= 30, "{notes}");
-    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), notes - 1);
-
-    press(&mut s, KeyCode::Tab);
-    press(&mut s, KeyCode::Char('k'));
-    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), notes - 2);
-    press(&mut s, KeyCode::Char('g'));
-    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), 0);
-    press(&mut s, KeyCode::PageDown);
-    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), 5);
-    // The VM selection did not move while the notes had the keys.
-    assert_eq!(view(&s).selected.as_deref(), Some("lab-worker-1"));
-
-    press(&mut s, KeyCode::Tab);
-    press(&mut s, KeyCode::Char('j'));
-    assert_eq!(view(&s).selected.as_deref(), Some("lab-worker-2"));
-    assert_eq!(view(&s).notes_scroll.at(notes, notes - 1), 5);
-}

@@ -1,23 +1,20 @@
 //! The update step for the Talos OS plan screen's own keys (image, stage,
-//! preserve, max-parallel, the node order) and for the progress pane: which
-//! cluster a plan opens for, approvals routed to their kind's plan, folding the
-//! runner's events, pause / resume / abort, and a journal found at startup.
-//! Pure, like the rest of update.
+//! preserve, max-parallel, the node order): which cluster a plan opens for, the
+//! releases it offers, approvals routed to their kind's plan or to the resume of a
+//! journal's rollout. Pure, like the rest of update.
 use super::action::{Action, Effect, not_run};
 use super::message::Message;
-use super::rollout::RolloutView;
-use super::screen::{Pane, Screen, TableKind};
-use super::state::{AppState, InputKind, Overlay};
+use super::plan_screen::PlanKind;
+use super::screen::{Screen, TableKind};
+use super::state::{AppState, InputKind};
 use super::tables;
 use super::update_panes::open_cluster;
 use super::update_plan::{PlanKeys, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::rollout::{
-    LeaseReading, RolloutControl, RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary,
-};
+use crate::rollout::{LeaseReading, RolloutKind};
 use crate::upgrade::kubernetes::Kubernetes;
-use crate::upgrade::{Direction, StepState, TalosOs};
+use crate::upgrade::{Direction, LearnedReleases, StepState, TalosOs};
 
 /// Most workers upgraded at once that the plan screen offers.
 const MAX_PARALLEL: usize = 10;
@@ -26,11 +23,7 @@ const MAX_PARALLEL: usize = 10;
 /// another console's, from its rollout Lease; or why the Lease could not be read when this
 /// console runs none there, for the guards that must not take an unread Lease for a free one.
 pub fn other_rollout_read(state: &AppState, cluster: &str) -> LeaseReading {
-    let own = state
-        .rollouts
-        .get(cluster)
-        .filter(|r| r.unfinished())
-        .map(RolloutView::in_progress);
+    let own = super::update_progress::rollout_in_progress(state, cluster);
     match (own, state.fleet.cluster(cluster)) {
         (Some(own), _) => Ok(Some(own)),
         (None, Some(live)) => live.status.other_rollout_read(&state.identity),
@@ -65,31 +58,59 @@ pub(super) fn usable_cluster(state: &mut AppState) -> Option<String> {
 /// Shows this console's unfinished rollout of `cluster` instead of a plan;
 /// true when there is one (one rollout per cluster, whatever its kind).
 pub(super) fn unfinished_rollout_shown(state: &mut AppState, cluster: &str) -> bool {
-    let Some(view) = state.rollouts.get(cluster).filter(|r| r.unfinished()) else {
+    if super::update_progress::rollout_in_progress(state, cluster).is_none() {
         return false;
-    };
-    let hint = if view.resumable {
-        "r resumes it"
+    }
+    let hint = if super::update_progress::rollout_running(state) {
+        "Space pauses, c cancels"
     } else {
-        "Space pauses, A aborts"
+        "r resumes it"
     };
     state.message = Some(Message::info(format!(
         "a rollout of {cluster} has not ended: {hint}"
     )));
-    state.screen = Screen::Rollout;
+    state.screen = Screen::Action;
     true
 }
 
-/// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress pane while this
+/// `u`, `:upgrade [vX.Y.Z]`: the plan, or the progress screen while this
 /// console's rollout of the cluster has not ended.
 pub fn open_upgrade(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
     open_plan::<TalosOs>(state, target)
 }
 
-/// `:rollout`: the progress pane of the cluster in use.
+/// The Talos releases learned for `cluster`: kept for its next plan; its open plan takes them,
+/// moved to their default target while it is still on the default it opened on.
+pub fn on_releases(state: &mut AppState, cluster: String, learned: LearnedReleases) {
+    let status = state.fleet.cluster(&cluster).map(|l| l.status.clone());
+    let open = state.upgrade.as_mut().filter(|p| p.cluster == cluster);
+    if let (Some(screen), Some(status)) = (open, status) {
+        let default = |learned| TalosOs::targets_among(&status, None, learned).ok();
+        if default(&screen.releases).is_some_and(|(_, t)| t == screen.target)
+            && let Some((targets, target)) = default(&learned)
+        {
+            screen.targets = targets;
+            screen.target = target;
+        }
+        screen.releases = learned.clone();
+        screen.rebuild(&status);
+        super::plan_keys::read_guards(state, Some(&cluster));
+    }
+    state.releases.insert(cluster, learned);
+}
+
+/// `:rollout`: the progress screen of the cluster in use's rollout.
 pub fn show_rollout(state: &mut AppState) {
     match target_cluster(state) {
-        Some(cluster) if state.rollouts.contains_key(&cluster) => state.screen = Screen::Rollout,
+        Some(cluster)
+            if state
+                .actions
+                .progress
+                .as_ref()
+                .is_some_and(|p| p.cluster == cluster) =>
+        {
+            state.screen = Screen::Action
+        }
         Some(cluster) => {
             state.message = Some(Message::info(format!(
                 "no rollout of {cluster} from this console (u plans one)"
@@ -210,8 +231,8 @@ pub fn set_image(state: &mut AppState, text: &str) {
     }
 }
 
-/// The dispatcher approved a rollout: start the plan on screen, or resume
-/// the journal shown, if either still matches and no guard blocks now.
+/// The dispatcher approved a rollout: resume the journal shown, or start the plan on screen if
+/// it still matches, no guard blocks now and no other operation runs here.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
     let (cluster, target, kind) = match approved.action() {
         MutatingAction::UpgradeTalos { cluster, target } => {
@@ -226,21 +247,11 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             return not_run(&approved, "no runner for this action in this version");
         }
     };
-    if let Some(view) = state.rollouts.get_mut(&cluster) {
-        if view.resumable && view.summary.kind == kind && view.summary.target == target {
-            view.resumable = false;
-            view.running = true;
-            view.push_log("resuming from the journal".to_string());
-            state.current = Some(cluster);
-            state.screen = Screen::Rollout;
-            return vec![Effect::ResumeRollout(approved)];
-        }
-        if view.unfinished() {
-            return not_run(
-                &approved,
-                format!("a rollout of {cluster} is already running here"),
-            );
-        }
+    if let Some(resumed) = super::update_progress::resume_approved(state, &approved) {
+        return resumed;
+    }
+    if state.actions.running() {
+        return not_run(&approved, "an action already runs from this console");
     }
     match kind {
         RolloutKind::TalosUpgrade => start_approved::<TalosOs>(state, approved, cluster, target),
@@ -248,157 +259,6 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
             start_approved::<Kubernetes>(state, approved, cluster, target)
         }
     }
-}
-
-/// Keys on the progress pane.
-pub fn on_rollout(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let cluster = state.current.clone().unwrap_or_default();
-    let page = state.page();
-    let Some(view) = state.rollouts.get_mut(&cluster) else {
-        if matches!(action, Action::Back) {
-            state.screen = Screen::Cluster(Pane::Nodes);
-        }
-        return Vec::new();
-    };
-    if view.confirm_abort {
-        view.confirm_abort = false;
-        if !matches!(action, Action::ConfirmAbort) {
-            state.message = Some(Message::info("not aborted; the rollout goes on"));
-            return Vec::new();
-        }
-    }
-    if view.scroll(&action, page) {
-        return Vec::new();
-    }
-    let control = |control| {
-        vec![Effect::Control {
-            cluster: cluster.clone(),
-            control,
-        }]
-    };
-    match action {
-        Action::PauseRollout if view.can_pause() => {
-            view.pause_requested = true;
-            let after = view
-                .pausing_after()
-                .unwrap_or("the current node")
-                .to_string();
-            state.message = Some(Message::info(format!("pausing after {after}")));
-            return control(RolloutControl::Pause);
-        }
-        Action::ResumeRollout if view.running && view.summary.paused => {
-            state.message = Some(Message::info("resuming"));
-            return control(RolloutControl::Resume);
-        }
-        Action::ResumeRollout if view.resumable => {
-            let (cluster, target) = (cluster.clone(), view.summary.target.clone());
-            return vec![Effect::Gate(match view.summary.kind {
-                RolloutKind::TalosUpgrade => MutatingAction::UpgradeTalos { cluster, target },
-                RolloutKind::KubernetesUpgrade => {
-                    MutatingAction::UpgradeKubernetes { cluster, target }
-                }
-            })];
-        }
-        Action::AbortRollout if view.running => {
-            view.confirm_abort = true;
-            state.message = Some(Message::warn(
-                "abort after the current node? y aborts, any other key goes on",
-            ));
-        }
-        Action::ConfirmAbort if view.running => {
-            view.abort_requested = true;
-            state.message = Some(Message::warn(
-                "aborting: the node in progress finishes, no next node starts",
-            ));
-            return control(RolloutControl::Abort);
-        }
-        Action::PauseRollout | Action::ResumeRollout | Action::AbortRollout => {
-            state.message = Some(Message::warn(why_not(view, &action)));
-        }
-        Action::OpenUpgrade(target) if !view.unfinished() => return open_upgrade(state, target),
-        Action::OpenKubernetesUpgrade(target) if !view.unfinished() => {
-            return open_plan::<Kubernetes>(state, target);
-        }
-        Action::Back => state.screen = Screen::Cluster(Pane::Nodes),
-        Action::OpenHelp => state.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::OpenCommandLine => state.open_input(InputKind::Command, String::new()),
-        _ => {}
-    }
-    Vec::new()
-}
-
-/// Why pause, resume or abort does nothing to `view` now.
-fn why_not(view: &RolloutView, action: &Action) -> String {
-    if !view.running {
-        let word = match action {
-            Action::PauseRollout => "pause",
-            Action::ResumeRollout => "resume",
-            _ => "abort",
-        };
-        return format!("this rollout ended: nothing to {word} (u plans another)");
-    }
-    match action {
-        _ if view.abort_requested => "aborting already: no next node starts".to_string(),
-        Action::PauseRollout => match view.pausing_after() {
-            Some(node) => format!("pausing after {node} already; r resumes"),
-            None => "paused already; r resumes".to_string(),
-        },
-        Action::ResumeRollout => "not paused: Space pauses after the current node".to_string(),
-        _ => "aborting already".to_string(),
-    }
-}
-
-/// Folds a runner's event; returns whether the screen may show something new.
-pub fn on_rollout_event(state: &mut AppState, event: RolloutEvent) -> bool {
-    let cluster = event.cluster().to_string();
-    match state.rollouts.get_mut(&cluster) {
-        Some(view) => {
-            let ends = matches!(event, RolloutEvent::Finished { .. });
-            view.apply(event, state.zone, state.wall_clock);
-            if let Some(outcome) = view.summary.outcome.as_ref().filter(|_| ends) {
-                state.message = Some(ended_message(&cluster, outcome));
-            }
-        }
-        None => {
-            let RolloutEvent::Started(summary) = event else {
-                return false;
-            };
-            let mut view = RolloutView::new(summary);
-            view.running = true;
-            state.rollouts.insert(cluster.clone(), view);
-        }
-    }
-    on_status_change(state, &cluster);
-    true
-}
-
-/// What the message line says when a rollout ends (whatever it said before,
-/// such as the plan's "acknowledged; s starts", is stale by then).
-fn ended_message(cluster: &str, outcome: &RolloutOutcome) -> Message {
-    let text = format!(
-        "rollout of {cluster} {}",
-        super::rollout::outcome_text(outcome)
-    );
-    match outcome {
-        RolloutOutcome::Completed => Message::info(text),
-        RolloutOutcome::Aborted => Message::warn(text),
-        RolloutOutcome::Halted(_) => Message::error(text),
-    }
-}
-
-/// A journal found at startup: shown, and resumable when it did not end.
-pub fn on_journal(state: &mut AppState, summary: RolloutSummary) {
-    let cluster = summary.cluster.clone();
-    if state.rollouts.get(&cluster).is_some_and(|r| r.running) {
-        return;
-    }
-    let view = RolloutView::from_journal(summary);
-    if view.resumable {
-        state.message = Some(Message::warn(format!(
-            "a rollout of {cluster} did not finish: :ctx {cluster} then :rollout shows it, r resumes"
-        )));
-    }
-    state.rollouts.insert(cluster, view);
 }
 
 impl PlanKeys for TalosOs {

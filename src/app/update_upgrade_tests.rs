@@ -1,20 +1,24 @@
-//! Unit tests of the plan screen and progress pane: keys to actions to
-//! state, guards re-evaluated on status changes, the typed acknowledgement,
-//! the confirm flow through the dispatcher, read-only refusal, rollout
-//! events, pause / abort, and resuming a journal.
+//! Unit tests of the plan screen and the upgrade on the progress screen: keys to
+//! actions to state, guards re-evaluated on status changes, the typed acknowledgement,
+//! the confirm flow through the dispatcher, read-only refusal, progress events, pause /
+//! resume / cancel, and resuming a journal.
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::action::AppEvent;
+use crate::app::actions::ActionRun;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::plan_screen::GuardedPlan;
+use crate::app::screen::Pane;
+use crate::app::state::Overlay;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::{apply, update};
 use crate::app::upgrade_plan::PlanScreen;
 use crate::approval::{AuditLog, Dispatcher, Gate, Verdict};
 use crate::fleet::{ClusterStatus, FleetEvent};
+use crate::operation::progress::{ProgressEvent, StepState as ProgressStep};
 use crate::upgrade::fixtures;
 use crate::upgrade::{GuardId, SINGLE_CONTROL_PLANE_ACK, Verdict as GuardVerdict};
 
@@ -203,14 +207,12 @@ fn the_acknowledged_message_does_not_outlive_the_rollout() {
     update(&mut state, Action::Approved(approved));
     let starting = said(&state).unwrap_or_default();
     assert!(starting.starts_with("starting the upgrade"), "{starting}");
-    let finished = RolloutEvent::Finished {
-        cluster: "single".into(),
-        outcome: crate::rollout::RolloutOutcome::Completed,
-    };
-    update(&mut state, Action::Event(AppEvent::Rollout(finished)));
-    assert_eq!(
-        said(&state).as_deref(),
-        Some("rollout of single completed: every node done or skipped")
+    let done = ProgressEvent::Finished(Ok("completed: every node done or skipped".into()));
+    told(&mut state, done);
+    let said = said(&state).unwrap_or_default();
+    assert!(
+        said.ends_with("done: completed: every node done or skipped"),
+        "{said}"
     );
     let log: Vec<&str> = state.messages.iter().map(|m| m.text.as_str()).collect();
     assert!(log.contains(&"acknowledged; s starts"), "{log:?}");
@@ -240,25 +242,31 @@ fn confirm_flow_starts_the_plan_on_screen() {
         panic!("the typed name matched");
     };
     let effects = update(&mut state, Action::Approved(approved));
-    let [Effect::StartRollout(start)] = effects.as_slice() else {
+    let [Effect::RunAction { run, .. }] = effects.as_slice() else {
         panic!("{effects:?}");
     };
-    let crate::app::plan_screen::PlannedRollout::Talos(plan) = &start.plan else {
-        panic!("a Talos plan: {start:?}");
+    let ActionRun::Upgrade(planned) = run.as_ref() else {
+        panic!("an upgrade: {run:?}");
+    };
+    let crate::app::plan_screen::PlannedRollout::Talos(plan) = planned.as_ref() else {
+        panic!("a Talos plan: {planned:?}");
     };
     assert_eq!(plan.cluster, "healthy");
     let cp3 = plan.steps.iter().find(|s| s.node == "cp-3").unwrap();
     assert!(cp3.is_skipped(), "the plan runs as edited");
-    assert_eq!(state.screen, Screen::Rollout);
-    let view = &state.rollouts["healthy"];
-    assert!(view.running);
-    assert_eq!(
-        view.summary.steps[1].phase,
-        crate::rollout::StepPhase::Skipped
+    assert_eq!(state.screen, Screen::Action);
+    let progress = state.actions.progress.as_ref().unwrap();
+    assert!(progress.running());
+    assert_eq!(progress.steps_word, "nodes");
+    assert!(
+        matches!(progress.steps[1].state, ProgressStep::Skipped(_)),
+        "{:?}",
+        progress.steps
     );
     // Another plan on the same cluster now waits for this rollout.
+    update(&mut state, Action::Back);
     update(&mut state, Action::OpenUpgrade(None));
-    assert_eq!(state.screen, Screen::Rollout);
+    assert_eq!(state.screen, Screen::Action);
 }
 
 #[test]
@@ -287,7 +295,7 @@ fn cancel_is_the_default_and_readonly_refuses() {
         d.answer(pending.clone(), answer.clone()),
         Verdict::Cancelled(_)
     ));
-    assert!(state.rollouts.is_empty());
+    assert!(state.actions.progress.is_none());
 }
 
 #[test]
@@ -336,65 +344,42 @@ fn edits_survive_a_new_target_and_explain_says_why() {
     assert!(text.contains("Now: pass"), "{text}");
 }
 
+/// A Talos upgrade of `healthy` started through the confirmation, on its progress screen.
 fn rollout_state() -> AppState {
-    let mut state = state_with(fixtures::healthy());
-    let summary = healthy_rollout(
-        crate::rollout::RolloutKind::TalosUpgrade,
-        "v1.12.0",
-        vec![crate::rollout::StepProgress::pending("cp-1", "upgrade")],
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = plan_of(fixtures::healthy());
+    let action = gate(update(&mut state, Action::StartPlan));
+    let approved = approved_on_healthy(dir.path(), action);
+    let effects = update(&mut state, Action::Approved(approved));
+    assert!(
+        matches!(effects.as_slice(), [Effect::RunAction { .. }]),
+        "{effects:?}"
     );
-    update(
-        &mut state,
-        Action::Event(AppEvent::Rollout(RolloutEvent::Started(summary))),
-    );
-    update(&mut state, Action::ShowRollout);
-    assert_eq!(state.screen, Screen::Rollout);
+    assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
     state
 }
 
+/// A progress event of the Talos upgrade running here.
+fn told(state: &mut AppState, event: ProgressEvent) {
+    let kind = crate::operation::OperationKind::TalosUpgrade;
+    update(state, Action::Event(AppEvent::Progress(kind, event)));
+}
+
 #[test]
-fn pause_resume_and_a_confirmed_abort_go_to_the_runner() {
+fn pause_resume_and_cancel_go_to_the_runner() {
     let mut state = rollout_state();
-    let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
-    let action = keymap::action_for(&state, &space).unwrap();
+    let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    let action = keymap::action_for(&state, &key(' ')).unwrap();
     let effects = update(&mut state, action);
-    assert!(matches!(
-        effects.as_slice(),
-        [Effect::Control {
-            control: RolloutControl::Pause,
-            ..
-        }]
-    ));
-    update(
-        &mut state,
-        Action::Event(AppEvent::Rollout(RolloutEvent::Paused {
-            cluster: "healthy".into(),
-        })),
-    );
-    let effects = update(&mut state, Action::ResumeRollout);
-    assert!(matches!(
-        effects.as_slice(),
-        [Effect::Control {
-            control: RolloutControl::Resume,
-            ..
-        }]
-    ));
-    // A asks; any other key goes on.
-    assert!(update(&mut state, Action::AbortRollout).is_empty());
-    assert_eq!(keymap::context(&state), KeyContext::AbortQuestion);
-    assert!(update(&mut state, Action::PauseRollout).is_empty());
-    assert_eq!(keymap::context(&state), KeyContext::Rollout);
-    update(&mut state, Action::AbortRollout);
-    let y = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
-    let action = keymap::action_for(&state, &y).unwrap();
+    assert!(matches!(effects.as_slice(), [Effect::HoldAction(true)]));
+    told(&mut state, ProgressEvent::Paused(true));
+    let action = keymap::action_for(&state, &key('r')).unwrap();
     let effects = update(&mut state, action);
-    assert!(matches!(
-        effects.as_slice(),
-        [Effect::Control {
-            control: RolloutControl::Abort,
-            ..
-        }]
-    ));
+    assert!(matches!(effects.as_slice(), [Effect::HoldAction(false)]));
+    told(&mut state, ProgressEvent::Paused(false));
+    let action = keymap::action_for(&state, &key('c')).unwrap();
+    let effects = update(&mut state, action);
+    assert!(matches!(effects.as_slice(), [Effect::CancelAction]));
 }
 
 #[test]
@@ -424,15 +409,29 @@ fn a_journal_is_shown_and_resumed_through_the_dispatcher() {
     );
     // The plan refuses while the journal's rollout has not ended.
     update(&mut state, Action::OpenUpgrade(None));
-    assert_eq!(state.screen, Screen::Rollout);
+    assert_eq!(state.screen, Screen::Action);
+    let progress = state.actions.progress.as_ref().unwrap();
+    assert!(!progress.running() && progress.resumable.is_some());
+    assert_eq!(
+        progress.lines.back().unwrap(),
+        "journal: stopped at node 2 of 2; r resumes after the guards pass again"
+    );
+    assert_eq!(
+        footer_labels(&state),
+        ["resume", "focus", "back", "help", "quit"]
+    );
     let action = gate(update(&mut state, Action::ResumeRollout));
     let approved = approved_on_healthy(dir.path(), action);
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
-        matches!(effects.as_slice(), [Effect::ResumeRollout(_)]),
+        matches!(
+            effects.as_slice(),
+            [Effect::RunAction { run, .. }] if matches!(run.as_ref(), ActionRun::ResumeUpgrade)
+        ),
         "{effects:?}"
     );
-    assert!(state.rollouts["healthy"].running);
+    let progress = state.actions.progress.as_ref().unwrap();
+    assert!(progress.running() && progress.resumable.is_none());
 }
 
 #[test]
@@ -473,51 +472,26 @@ fn footer_labels(state: &AppState) -> Vec<&'static str> {
         .collect()
 }
 
-fn step_in(state: &mut AppState, phase: crate::rollout::StepPhase) {
-    let mut progress = crate::rollout::StepProgress::pending("cp-1", "upgrade");
-    progress.phase = phase;
-    update(
-        state,
-        Action::Event(AppEvent::Rollout(RolloutEvent::Step {
-            cluster: "healthy".into(),
-            index: 0,
-            progress,
-        })),
-    );
-}
-
 #[test]
 fn the_footer_offers_only_what_the_rollout_can_do_now() {
     let mut state = rollout_state();
     assert_eq!(
         footer_labels(&state),
-        ["pause", "abort", "back", "help", "quit", "focus"]
+        ["cancel", "pause", "focus", "back", "help", "quit"]
     );
-    step_in(&mut state, crate::rollout::StepPhase::Rebooting);
     update(&mut state, Action::PauseRollout);
-    assert_eq!(state.message.as_ref().unwrap().text, "pausing after cp-1");
-    update(
-        &mut state,
-        Action::Event(AppEvent::Rollout(RolloutEvent::Paused {
-            cluster: "healthy".into(),
-        })),
+    assert_eq!(
+        state.message.as_ref().unwrap().text,
+        "pausing after the current node"
     );
-    // Paused, but cp-1 still reboots: the pane says "pausing after cp-1".
-    assert_eq!(state.rollouts["healthy"].pausing_after(), Some("cp-1"));
+    told(&mut state, ProgressEvent::Paused(true));
     assert_eq!(
         footer_labels(&state),
-        ["resume", "abort", "back", "help", "quit", "focus"]
+        ["cancel", "resume", "focus", "back", "help", "quit"]
     );
-    step_in(&mut state, crate::rollout::StepPhase::Done);
-    assert_eq!(state.rollouts["healthy"].pausing_after(), None);
-    update(
-        &mut state,
-        Action::Event(AppEvent::Rollout(RolloutEvent::Finished {
-            cluster: "healthy".into(),
-            outcome: crate::rollout::RolloutOutcome::Aborted,
-        })),
-    );
-    assert_eq!(footer_labels(&state), ["back", "help", "quit", "focus"]);
+    let aborted = ProgressEvent::Finished(Err("cancelled before the next node".into()));
+    told(&mut state, aborted);
+    assert_eq!(footer_labels(&state), ["focus", "back", "help", "quit"]);
     // The key still says why, as a warning, not a green tick.
     update(&mut state, Action::PauseRollout);
     let m = state.message.as_ref().unwrap();
@@ -540,7 +514,7 @@ fn quitting_while_a_rollout_runs_asks_first() {
     let n = KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE);
     let action = keymap::action_for(&state, &n).unwrap();
     assert!(update(&mut state, action).is_empty());
-    assert_eq!(keymap::context(&state), KeyContext::Rollout);
+    assert_eq!(keymap::context(&state), KeyContext::ActionProgress);
     // Ctrl-C asks too, and y quits.
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let action = keymap::action_for(&state, &ctrl_c).unwrap();
@@ -559,13 +533,7 @@ fn quitting_while_a_rollout_runs_asks_first() {
     assert!(text.contains("demo fleet stops"), "{text}");
     // Once it ended, q quits at once.
     let mut ended = rollout_state();
-    update(
-        &mut ended,
-        Action::Event(AppEvent::Rollout(RolloutEvent::Finished {
-            cluster: "healthy".into(),
-            outcome: crate::rollout::RolloutOutcome::Completed,
-        })),
-    );
+    told(&mut ended, ProgressEvent::Finished(Ok("completed".into())));
     assert!(matches!(
         update(&mut ended, Action::Quit).as_slice(),
         [Effect::Quit]

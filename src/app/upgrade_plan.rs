@@ -8,12 +8,12 @@ use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::rollout::{StepPhase, StepProgress};
-use crate::upgrade::plan::running_talos_versions;
+use crate::upgrade::plan::talos_targets;
 use crate::upgrade::{
-    Direction, Guard, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi, UpgradeOptions,
-    UpgradePlan, offered_targets, plan_guards,
+    Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
+    UpgradeOptions, UpgradePlan, plan_guards,
 };
-use crate::versions::{TalosVersion, Version, default_talos_target};
+use crate::versions::{TalosVersion, Version};
 
 pub use super::plan_screen::{
     PlanFocus, PlanGuards, explain_guard, guards_refusal, missing_ack, set_guards, verdict_counts,
@@ -41,6 +41,8 @@ pub struct TalosSettings {
     pub edits: Vec<PlanEdit>,
     /// Whether any node runs a Talos old enough for `preserve` to matter.
     pub preserve_applies: bool,
+    /// The releases the targets were offered from (a registry's listing, else the table).
+    pub releases: LearnedReleases,
 }
 
 impl PlanScreen {
@@ -63,45 +65,45 @@ impl PlanKind for TalosOs {
     const WHAT: &'static str = "upgrade";
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::TalosOs;
 
-    fn targets(
+    /// The targets the CLI offers ([`talos_targets`]), the running minor's newest patch
+    /// first, from the releases learned at run time; a named one may be any release they or
+    /// the built-in table know (the version-path guard then says whether it may be taken).
+    fn targets_among(
         status: &ClusterStatus,
         named: Option<&str>,
+        learned: &LearnedReleases,
     ) -> Result<(Vec<Version>, Version), String> {
-        let mut targets = offered_targets(status, false);
+        let offered = talos_targets(status, false, learned);
+        let mut targets: Vec<Version> = offered.offered.into_iter().map(|o| o.version).collect();
+        targets.sort();
         let Some(first) = targets.first().cloned() else {
             return Err(format!(
                 "no Talos upgrade target is offered for {} (every node on the newest release, or versions unknown)",
                 status.name
             ));
         };
-        let target = match named {
-            // The running minor's newest patch, before a minor jump.
-            None => {
-                default_talos_target(&targets, &running_talos_versions(status)).unwrap_or(first)
-            }
-            Some(text) => {
-                let wanted = Version::parse(text).map_err(|e| format!(":upgrade {text}: {e}"))?;
-                // Named explicitly: any known release may be planned; the
-                // version-path guard then says whether it may be taken.
-                if !targets.contains(&wanted) {
-                    if !crate::versions::is_known_talos_release(&wanted) {
-                        let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
-                        return Err(format!(
-                            "Talos {wanted} is not a known release (offered for {}: {})",
-                            status.name,
-                            list.join(", ")
-                        ));
-                    }
-                    targets.push(wanted.clone());
-                    targets.sort();
-                }
-                wanted
-            }
+        let Some(text) = named else {
+            return Ok((targets, offered.default.unwrap_or(first)));
         };
-        Ok((targets, target))
+        let wanted = Version::parse(text).map_err(|e| format!(":upgrade {text}: {e}"))?;
+        if !targets.contains(&wanted) {
+            let known = learned.releases.source_of(&wanted).is_some()
+                || crate::versions::is_known_talos_release(&wanted);
+            if !known {
+                let list: Vec<String> = targets.iter().map(ToString::to_string).collect();
+                return Err(format!(
+                    "Talos {wanted} is not a known release (offered for {}: {})",
+                    status.name,
+                    list.join(", ")
+                ));
+            }
+            targets.push(wanted.clone());
+            targets.sort();
+        }
+        Ok((targets, wanted))
     }
 
-    fn settings(status: &ClusterStatus) -> TalosSettings {
+    fn settings(status: &ClusterStatus, learned: &LearnedReleases) -> TalosSettings {
         let preserve_applies = status.nodes.iter().any(|n| {
             n.talos_version
                 .as_deref()
@@ -113,6 +115,7 @@ impl PlanKind for TalosOs {
             image: None,
             edits: Vec::new(),
             preserve_applies,
+            releases: learned.clone(),
         }
     }
 
@@ -122,7 +125,8 @@ impl PlanKind for TalosOs {
         target: &TalosVersion,
         settings: &mut TalosSettings,
     ) -> Result<UpgradePlan, String> {
-        let made = UpgradePlan::new(status, target.clone(), settings.options.clone());
+        let options = settings.options.clone();
+        let made = UpgradePlan::among(status, target.clone(), options, &settings.releases);
         made.map_err(|e| e.to_string()).and_then(|mut plan| {
             if let Some(image) = &settings.image {
                 plan.set_image(image).map_err(|e| e.to_string())?;
@@ -195,6 +199,18 @@ impl PlanKind for TalosOs {
     fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
         Some((step.node.clone(), explain_step(plan, index)))
+    }
+}
+
+impl PlannedRollout {
+    /// Its steps as its progress starts with them, before the runner reports.
+    pub fn steps(&self) -> Vec<StepProgress> {
+        match self {
+            PlannedRollout::Talos(plan) => TalosOs::placeholder_steps(plan),
+            PlannedRollout::Kubernetes(plan) => {
+                crate::upgrade::kubernetes::Kubernetes::placeholder_steps(plan)
+            }
+        }
     }
 }
 

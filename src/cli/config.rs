@@ -1,8 +1,11 @@
 //! The machine configuration command lines: `config show` (one node's running configuration,
-//! secrets redacted unless revealed) and `config drift` (the nodes of each role compared).
+//! secrets redacted unless revealed), `config drift` (the nodes of each role compared) and
+//! `config patch` (a patch rolled out node by node, planned from a dry run on each node).
+use std::time::Duration;
+
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{OutputFormat, SourceArgs};
+use super::{GateArgs, OutputFormat, SourceArgs};
 
 /// `taloscope config`: the machine configuration the nodes run.
 #[derive(Args, Debug, Clone)]
@@ -22,6 +25,12 @@ pub enum ConfigVerb {
     /// each differing path with the nodes holding each value. Exit 0 none / 1 drift or a node
     /// unread / 2 usage.
     Drift(ConfigDriftArgs),
+    /// Roll a patch (strategic merge or JSON6902, as talosctl takes them) out node by node:
+    /// --plan shows per node the paths it changes and what the node's own dry run says (its
+    /// mode, reboot or not, and why) with every guard; --yes --confirm CLUSTER applies it one
+    /// node at a time, each back and healthy before the next. Needs os:admin. Exit 0 done /
+    /// 1 refused or failed / 2 usage.
+    Patch(ConfigPatchArgs),
 }
 
 impl ConfigVerb {
@@ -29,6 +38,7 @@ impl ConfigVerb {
         match self {
             ConfigVerb::Show(a) => &a.sources,
             ConfigVerb::Drift(a) => &a.sources,
+            ConfigVerb::Patch(a) => &a.sources,
         }
     }
 }
@@ -64,4 +74,114 @@ pub struct ConfigDriftArgs {
     pub sources: SourceArgs,
     #[arg(long, short, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+}
+
+/// How the nodes apply a patch (`ApplyConfigurationRequest.mode`).
+#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PatchMode {
+    /// The node applies it now, rebooting when the change needs it.
+    #[default]
+    Auto,
+    /// Now, without a reboot; a node refuses a change that needs one.
+    NoReboot,
+    /// At the node's next reboot.
+    Staged,
+    /// Now, on trial: the node reverts it by itself unless it is confirmed within
+    /// --try-timeout; taloscope confirms it once the node is back and healthy.
+    Try,
+}
+
+impl PatchMode {
+    pub fn apply_mode(self) -> crate::talos::ApplyMode {
+        use crate::talos::ApplyMode;
+        match self {
+            PatchMode::Auto => ApplyMode::Auto,
+            PatchMode::NoReboot => ApplyMode::NoReboot,
+            PatchMode::Staged => ApplyMode::Staged,
+            PatchMode::Try => ApplyMode::Try,
+        }
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ConfigPatchArgs {
+    #[command(flatten)]
+    pub sources: SourceArgs,
+    /// A patch file (repeat for several, applied in order); a leading `@` is allowed.
+    #[arg(long = "patch", value_name = "FILE", required = true)]
+    pub patches: Vec<String>,
+    /// Only the nodes of this role.
+    #[arg(long, value_parser = parse_node_role)]
+    pub role: Option<crate::fleet::NodeRole>,
+    /// Only these nodes (names or addresses, comma-separated).
+    #[arg(long, value_name = "NODE,...", value_delimiter = ',')]
+    pub nodes: Vec<String>,
+    #[arg(long, value_enum, default_value_t = PatchMode::Auto)]
+    pub mode: PatchMode,
+    /// How long a node keeps a --mode try change before reverting it (90s, 2m, 1m30s).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration)]
+    pub try_timeout: Duration,
+    /// Seconds each node may take, its return included.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub node_timeout: u64,
+    /// Milliseconds between status reads while following a node.
+    #[arg(long, value_name = "MS", default_value_t = 2000, hide = true)]
+    pub poll_ms: u64,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+fn parse_node_role(text: &str) -> Result<crate::fleet::NodeRole, String> {
+    match text {
+        "controlplane" => Ok(crate::fleet::NodeRole::Controlplane),
+        "worker" => Ok(crate::fleet::NodeRole::Worker),
+        _ => Err(format!(
+            "{text:?} is not a role; use controlplane or worker"
+        )),
+    }
+}
+
+/// `90s`, `2m`, `1m30s`, `1h` or plain seconds, from one second to a day.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration; write e.g. 90s, 2m or 1m30s");
+    let mut total = 0u64;
+    let mut number = String::new();
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            'h' => 3600,
+            'm' => 60,
+            's' => 1,
+            _ => return Err(bad()),
+        };
+        let n: u64 = number.parse().map_err(|_| bad())?;
+        total = total.saturating_add(n.saturating_mul(unit));
+        number.clear();
+    }
+    if !number.is_empty() {
+        total = total.saturating_add(number.parse::<u64>().map_err(|_| bad())?);
+    }
+    if !(1..=86_400).contains(&total) {
+        return Err(format!("{text:?}: a try timeout is between 1s and 24h"));
+    }
+    Ok(Duration::from_secs(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_go_writes_them() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert!(parse_duration("2x").is_err());
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("m").is_err());
+    }
 }

@@ -6,14 +6,14 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, json, usage, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_report, usage};
 use super::session::{discover_all, named};
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
     read_context, read_owner, tree_rows, trees_named,
 };
-use crate::cli::{CapiArgs, CapiStatusArgs, CapiVerb, GlobalArgs, OutputFormat};
+use crate::cli::{CapiArgs, CapiStatusArgs, CapiVerb, GlobalArgs};
 use crate::discovery::Discovery;
 use crate::kube::KubeClient;
 
@@ -67,27 +67,21 @@ fn run_status(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, St
         };
         paired.get(&owner).cloned()
     };
-    let text = match args.output {
-        OutputFormat::Table => table(&management, &trees, &paired_with),
-        OutputFormat::Json => {
-            let pairs: Vec<Option<String>> = trees.iter().map(paired_with).collect();
-            let report = StatusReport {
-                management: &management.context,
-                api_version: api_version(&management),
-                clusters: trees
-                    .iter()
-                    .zip(&pairs)
-                    .map(|(tree, p)| ClusterReport {
-                        tree,
-                        paired_with: p.as_deref(),
-                    })
-                    .collect(),
-                truncated: &management.objects.truncated,
-            };
-            json(&report)?
-        }
+    let pairs: Vec<Option<String>> = trees.iter().map(paired_with).collect();
+    let report = StatusReport {
+        management: &management.context,
+        api_version: api_version(&management),
+        clusters: trees
+            .iter()
+            .zip(&pairs)
+            .map(|(tree, p)| ClusterReport {
+                tree,
+                paired_with: p.as_deref(),
+            })
+            .collect(),
+        truncated: &management.objects.truncated,
     };
-    write_stdout(&text)?;
+    print_report(args.output, &report, |_| table(&management, &trees, &pairs))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -150,11 +144,7 @@ fn api_version(m: &Management) -> String {
     format!("{}/{version}", crate::kube::CAPI_GROUP)
 }
 
-fn table(
-    m: &Management,
-    trees: &[ClusterTree],
-    paired_with: &dyn Fn(&ClusterTree) -> Option<String>,
-) -> String {
+fn table(m: &Management, trees: &[ClusterTree], paired_with: &[Option<String>]) -> String {
     let mut out = format!("Cluster API of {} ({})\n", m.context, api_version(m));
     if trees.is_empty() {
         out.push_str("no workload clusters\n");
@@ -165,8 +155,8 @@ fn table(
         ));
     }
     let now = crate::clock::unix_now();
-    for tree in trees {
-        let context = paired_with(tree).unwrap_or_else(|| "no discovered context".to_string());
+    for (tree, paired) in trees.iter().zip(paired_with) {
+        let context = paired.as_deref().unwrap_or("no discovered context");
         out.push_str(&format!(
             "\n{}/{}  endpoint {}  context {context}\n",
             tree.namespace,
@@ -179,7 +169,7 @@ fn table(
         ));
         out.push_str(&tree_table(tree, now));
     }
-    crate::printable::lines(&out)
+    out
 }
 
 /// The tree's rows in columns, each followed by its conditions that need attention.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, usage, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, print_report, usage};
 use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
 use super::progress::{print_progress, progress_printer};
@@ -180,18 +180,14 @@ fn print_findings(
     findings: &[Finding],
     output: OutputFormat,
 ) -> Result<ExitCode, Stop> {
-    let text = match output {
-        OutputFormat::Json => {
-            let report = DoctorReport {
-                cluster: &located.workload.name,
-                owner: located.owner.to_string(),
-                findings,
-            };
-            json(&report)?
-        }
-        OutputFormat::Table => findings_table(located, &located.tree, status, findings),
+    let report = DoctorReport {
+        cluster: &located.workload.name,
+        owner: located.owner.to_string(),
+        findings,
     };
-    write_stdout(&text)?;
+    print_report(output, &report, |_| {
+        findings_table(located, &located.tree, status, findings)
+    })?;
     Ok(exit_if(!findings.is_empty()))
 }
 
@@ -225,5 +221,5 @@ fn findings_table(
             None => out.push_str("  fix: none that is safe to automate\n"),
         }
     }
-    crate::printable::lines(&out)
+    out
 }

@@ -5,7 +5,7 @@
 //! 7; as `upgrade --plan` treats warnings, only a failure exits 1.
 use std::process::ExitCode;
 
-use super::exit::{Stop, exit_code, exit_if, json, write_stdout};
+use super::exit::{Stop, exit_code, exit_if, print_report};
 use super::session::{discover_all, named};
 use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
@@ -43,11 +43,7 @@ fn run_inner(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop
             );
         }
     }
-    let text = match output {
-        OutputFormat::Table => table(&certs),
-        OutputFormat::Json => json(&certs)?,
-    };
-    write_stdout(&text)?;
+    print_report(output, &certs, |c| table(c))?;
     Ok(exit_if(
         certs.iter().any(|c| c.verdict == ExpiryVerdict::Fail),
     ))
@@ -73,5 +69,5 @@ fn table(certs: &[CertExpiry]) -> String {
             expires_text(c),
         ]);
     }
-    crate::printable::lines(&columns(&rows))
+    columns(&rows)
 }

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_stdout};
-use super::session::{choose, observer_for};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, exit_if, json, print_report, write_stdout};
+use super::session::{node_named, read_cluster};
 use crate::approval::AuditLog;
 use crate::cli::{
-    ConfigArgs, ConfigDriftArgs, ConfigOutput, ConfigShowArgs, ConfigVerb, GlobalArgs, OutputFormat,
+    ConfigArgs, ConfigDriftArgs, ConfigOutput, ConfigShowArgs, ConfigVerb, GlobalArgs,
 };
 use crate::fleet::NodeRole;
 use crate::machine_config::{
@@ -20,6 +20,7 @@ pub fn run(global: &GlobalArgs, args: &ConfigArgs) -> ExitCode {
     exit_code(match &args.verb {
         ConfigVerb::Show(show) => run_show(global, show),
         ConfigVerb::Drift(drift) => run_drift(global, drift),
+        ConfigVerb::Patch(patch) => return super::config_patch::run(global, patch),
     })
 }
 
@@ -36,25 +37,14 @@ struct ShownConfig<'a> {
 }
 
 fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop> {
-    let chosen = choose(global)?;
-    let runtime = runtime()?;
-    let config = runtime.block_on(async {
-        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+    let (chosen, config) = read_cluster(global, async |_, observer| {
         let status = observer.status().await;
-        let (name, address) = match status.node(&args.node) {
-            Some(n) if !n.address.is_empty() => (n.name.clone(), n.address.clone()),
-            _ if args.node.parse::<std::net::IpAddr>().is_ok() => {
+        let (name, address) = match node_named(&status, &args.node) {
+            Ok(n) => (n.name.clone(), n.address.clone()),
+            Err(_) if args.node.parse::<std::net::IpAddr>().is_ok() => {
                 (args.node.clone(), args.node.clone())
             }
-            _ => {
-                let names: Vec<&str> = status.nodes.iter().map(|n| n.name.as_str()).collect();
-                return Err(usage(crate::printable::line(&format!(
-                    "cluster {} has no node named {:?}; its nodes: {}",
-                    observer.cluster,
-                    args.node,
-                    names.join(", ")
-                ))));
-            }
+            Err(stop) => return Err(stop),
         };
         read_node_config(&observer.talos, &name, &address, args.reveal)
             .await
@@ -72,7 +62,7 @@ fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop
     }
     let text = match args.output {
         ConfigOutput::Yaml => yaml_text(&config),
-        ConfigOutput::Json => to_json(&ShownConfig {
+        ConfigOutput::Json => json(&ShownConfig {
             cluster: &chosen.cluster.name,
             config: &config,
         })?,
@@ -103,10 +93,7 @@ struct DriftReport {
 }
 
 fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
-    let chosen = choose(global)?;
-    let runtime = runtime()?;
-    let report = runtime.block_on(async {
-        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+    let (_, report) = read_cluster(global, async |chosen, observer| {
         let status = observer.status().await;
         let mut roles = Vec::new();
         let mut unread = Vec::new();
@@ -144,17 +131,9 @@ fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, St
             unread,
         })
     })?;
-    let text = match args.output {
-        OutputFormat::Table => drift_text(&report),
-        OutputFormat::Json => to_json(&report)?,
-    };
-    write_stdout(&text)?;
+    print_report(args.output, &report, drift_text)?;
     let clean = report.unread.is_empty() && report.roles.iter().all(|r| r.drift.is_empty());
-    Ok(if clean {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_BLOCKED)
-    })
+    Ok(exit_if(!clean))
 }
 
 /// Each role, its differing paths, and per value the nodes holding it.
@@ -185,21 +164,5 @@ fn drift_text(report: &DriftReport) -> String {
     for node in &report.unread {
         out.push_str(&format!("not read: {}: {}\n", node.node, node.error));
     }
-    crate::printable::lines(&out)
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, Stop> {
-    crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))
-}
-
-fn to_json(value: &impl Serialize) -> Result<String, Stop> {
-    serde_json::to_string_pretty(value)
-        .map(|j| j + "\n")
-        .map_err(|e| {
-            Stop(
-                EXIT_BLOCKED,
-                format!("cannot encode the output as JSON: {e}"),
-            )
-        })
+    out
 }

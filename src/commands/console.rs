@@ -177,9 +177,10 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         dispatcher: Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log())),
         reload: Some(reload),
         poller: None,
-        rollouts: Default::default(),
+        rollout_control: None,
         paths: paths.clone(),
         logs: Default::default(),
+        resources: Default::default(),
         creates: crate::console::run_create::CreateRuns::new(create_files),
         action_cancel: None,
     };

@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, usage, write_stdout};
+use super::exit::{
+    EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, print_report, usage, write_stdout,
+};
 use super::gate::CommandGate;
-use super::plan_report::{PlanText, indent};
+use super::plan_report::{PlanText, indent, steps_table};
 use super::progress::progress_printer;
 use super::session::{check_gate, choose, connect, rollout_lease_read};
-use super::status::columns;
+use super::status::table;
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
     EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SNAPSHOT_MAX_BYTES, SnapshotLimits,
@@ -126,46 +128,30 @@ impl PlanText for &EtcdPlan {
             self.target
         );
         out.push_str(&members_table(&self.members, self.quota));
-        let mut rows = vec![["#", "NODE", "CALL"].map(String::from).to_vec()];
-        for (i, step) in self.steps.iter().enumerate() {
-            rows.push(vec![
-                (i + 1).to_string(),
-                step.node.clone(),
-                step.call.describe(&step.node),
-            ]);
-        }
-        out.push_str("STEPS\n");
-        out.push_str(&indent(&columns(&rows)));
-        out
+        let rows = (self.steps.iter()).map(|s| vec![s.node.clone(), s.call.describe(&s.node)]);
+        out + "STEPS\n" + &steps_table(&["NODE", "CALL"], rows)
     }
 }
 
 /// MEMBERS: each member's database against the quota, its leader mark and alarm.
 fn members_table(members: &[MemberSpace], quota: i64) -> String {
     let size = |b: Option<i64>| b.map_or("?".to_string(), bytes_text);
-    let mut rows = vec![
-        [
-            "MEMBER", "ID", "LEADER", "HEALTHY", "DB SIZE", "IN USE", "ALARM",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    for m in members {
-        rows.push(vec![
-            crate::printable::line(&m.hostname),
+    let rows = members.iter().map(|m| {
+        vec![
+            m.hostname.clone(),
             m.id.clone(),
             if m.leader { "yes" } else { "-" }.to_string(),
             if m.healthy { "yes" } else { "no" }.to_string(),
             size(m.db_size),
             size(m.db_size_in_use),
             m.alarm.clone().unwrap_or_else(|| "-".to_string()),
-        ]);
-    }
-    format!(
-        "MEMBERS (quota {})\n{}",
-        bytes_text(quota),
-        indent(&columns(&rows))
-    )
+        ]
+    });
+    let header = [
+        "MEMBER", "ID", "LEADER", "HEALTHY", "DB SIZE", "IN USE", "ALARM",
+    ];
+    let table = indent(&table(&header, rows));
+    format!("MEMBERS (quota {})\n{table}", bytes_text(quota))
 }
 
 /// `etcd alarms --output json`.
@@ -185,26 +171,21 @@ fn print_alarms(status: &ClusterStatus, output: OutputFormat) -> Result<ExitCode
         alarms: &status.etcd.alarms,
         members: member_space(status),
     };
-    let text = match output {
-        OutputFormat::Json => json(&report)?,
-        OutputFormat::Table => {
-            let mut out = if report.alarms.is_empty() {
-                format!("no etcd alarms on {}\n", status.name)
-            } else {
-                let listed: Vec<String> = report
-                    .alarms
-                    .iter()
-                    .map(|a| {
-                        let on = a.hostname.clone().unwrap_or_else(|| a.member_id.clone());
-                        format!("{} on {}", a.alarm, crate::printable::line(&on))
-                    })
-                    .collect();
-                format!("etcd alarms on {}: {}\n", status.name, listed.join(", "))
-            };
-            out.push_str(&members_table(&report.members, report.quota));
-            out
-        }
-    };
-    write_stdout(&text)?;
+    print_report(output, &report, |report| {
+        let out = if report.alarms.is_empty() {
+            format!("no etcd alarms on {}\n", status.name)
+        } else {
+            let listed: Vec<String> = report
+                .alarms
+                .iter()
+                .map(|a| {
+                    let on = a.hostname.clone().unwrap_or_else(|| a.member_id.clone());
+                    format!("{} on {on}", a.alarm)
+                })
+                .collect();
+            format!("etcd alarms on {}: {}\n", status.name, listed.join(", "))
+        };
+        out + &members_table(&report.members, report.quota)
+    })?;
     Ok(exit_if(!report.alarms.is_empty()))
 }

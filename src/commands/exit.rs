@@ -43,8 +43,8 @@ pub(super) fn exit_code_as(result: Result<ExitCode, Stop>, output: OutputFormat)
         && let Err(Stop(code, message)) = &result
         && !message.is_empty()
     {
-        let stopped = serde_json::json!({"exit_code": code, "message": message});
-        print_line(&json_line("stopped", &stopped));
+        let stopped = serde_json::json!({"event": "stopped", "data": {"exit_code": code, "message": message}});
+        print_line(&stopped.to_string());
     }
     exit_code(result)
 }
@@ -71,10 +71,17 @@ pub(super) fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, St
         })
 }
 
-/// One event of a run as a JSON line: `{"event": kind, "data": value}`.
-pub(super) fn json_line<T: serde::Serialize>(kind: &str, value: &T) -> String {
-    serde_json::to_string(&serde_json::json!({"event": kind, "data": value}))
-        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
+/// Writes a command's report as `--output` says: its JSON, or its table (ending in a newline)
+/// without anything a terminal would act on.
+pub(super) fn print_report<T: serde::Serialize>(
+    output: OutputFormat,
+    report: &T,
+    table: impl FnOnce(&T) -> String,
+) -> Result<(), Stop> {
+    match output {
+        OutputFormat::Json => write_stdout(&json(report)?),
+        OutputFormat::Table => write_stdout(&crate::printable::lines(&table(report))),
+    }
 }
 
 /// One progress event as a JSON line, with its local time and UTC offset

@@ -15,7 +15,7 @@ use crate::paths::Paths;
 /// Asks the dispatcher for `action`, answering its confirmation with
 /// `--confirm`: refused in read-only mode, a usage error when the typed name
 /// is not the cluster's.
-pub(super) fn approve(
+fn approve(
     dispatcher: &Dispatcher,
     action: MutatingAction,
     confirm: Option<&str>,
@@ -35,11 +35,6 @@ pub(super) fn approve(
             "{why}; --confirm must be the {what} name {name:?}"
         ))),
     }
-}
-
-/// A dispatcher for this run: read-only as `--readonly` says, auditing into the state dir.
-pub(super) fn dispatcher(global: &GlobalArgs, paths: &Paths) -> Dispatcher {
-    Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log()))
 }
 
 /// Says, on stderr, each node or etcd action a run now gone left unfinished (and what it left
@@ -67,7 +62,7 @@ fn report_interrupted(dispatcher: &Dispatcher, paths: &Paths) {
 
 /// Records in the audit log that the plan's guards refused the approved run; the stop names
 /// the first guard that blocks and why.
-pub(super) fn refuse(
+fn refuse(
     dispatcher: &Dispatcher,
     approved: &ApprovedAction,
     guards: &[Guard],
@@ -105,34 +100,9 @@ pub(super) fn refuse(
     )
 }
 
-/// [`GateArgs`] as the upgrade body reads them: `--plan`, `--yes`, `--confirm`, `--ack`, `--output`.
-pub(super) struct RunFlags<'a> {
-    /// The flags as given, for a [`CommandGate`].
-    pub args: &'a GateArgs,
-    pub plan: bool,
-    pub yes: bool,
-    pub confirm: Option<&'a str>,
-    pub acks: &'a [String],
-    pub output: OutputFormat,
-}
-
-impl<'a> RunFlags<'a> {
-    /// The flags of a command that flattens [`GateArgs`].
-    pub fn of(gate: &'a GateArgs) -> RunFlags<'a> {
-        RunFlags {
-            args: gate,
-            plan: gate.plan,
-            yes: gate.yes,
-            confirm: gate.confirm.as_deref(),
-            acks: &gate.ack,
-            output: gate.output,
-        }
-    }
-}
-
 /// A usage error when an `--ack` is not one the plan's guards ask for: a mistyped
 /// acknowledgement is named as such, not taken for a missing one.
-pub(super) fn unknown_acks(guards: &[Guard], acks: &[String]) -> Result<(), Stop> {
+fn unknown_acks(guards: &[Guard], acks: &[String]) -> Result<(), Stop> {
     let asked: Vec<&str> = guards
         .iter()
         .filter_map(|g| g.needs_ack.as_deref())
@@ -159,14 +129,18 @@ pub(super) struct CommandGate<'a> {
     pub dispatcher: Dispatcher,
     pub paths: &'a Paths,
     pub flags: &'a GateArgs,
+    /// The stdout of `--yes` is stamped progress lines only (a rollout's): its plan table is
+    /// printed there only when a guard refuses it.
+    pub progress_only: bool,
 }
 
 impl<'a> CommandGate<'a> {
     pub fn new(global: &GlobalArgs, paths: &'a Paths, flags: &'a GateArgs) -> CommandGate<'a> {
         CommandGate {
-            dispatcher: dispatcher(global, paths),
+            dispatcher: Dispatcher::new(global.readonly, AuditLog::new(paths.audit_log())),
             paths,
             flags,
+            progress_only: false,
         }
     }
 
@@ -175,7 +149,7 @@ impl<'a> CommandGate<'a> {
     /// `--confirm`). An `--ack` no guard asks for is a usage error. `--plan` prints the report
     /// and ends: `None`, or exit 1 when a guard blocks. `--yes`: the interrupted actions of
     /// earlier runs said, the dispatcher's approval asked (read-only refusal, typed name,
-    /// audit), the plan printed for a table, and a refusal (audited) when a guard blocks.
+    /// audit), the plan printed for a table (unless `progress_only`), and a refusal (audited) when a guard blocks.
     pub fn pass<P: PlanText>(
         &self,
         plan: P,
@@ -193,15 +167,22 @@ impl<'a> CommandGate<'a> {
                 false => Ok(None),
             };
         }
-        report_interrupted(&self.dispatcher, self.paths);
-        let approved = approve(&self.dispatcher, action, self.flags.confirm.as_deref())?;
-        if output == OutputFormat::Table {
+        let approved = self.confirm(action)?;
+        if output == OutputFormat::Table && (report.blocked || !self.progress_only) {
             write_stdout(&report.text(output, &confirm)?)?;
         }
         if report.blocked {
             return Err(refuse(&self.dispatcher, &approved, guards, acks));
         }
         Ok(Some(approved))
+    }
+
+    /// The dispatcher's approval of `action`, the interrupted actions of earlier runs said
+    /// first: what [`CommandGate::pass`] asks once the plan may run, and what a resumed run
+    /// (whose plan is its journal's) asks alone.
+    pub fn confirm(&self, action: MutatingAction) -> Result<ApprovedAction, Stop> {
+        report_interrupted(&self.dispatcher, self.paths);
+        approve(&self.dispatcher, action, self.flags.confirm.as_deref())
     }
 
     /// Runs the approved `operation` through the one runner, cancelled by SIGINT/SIGTERM after

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, json, write_stdout};
-use super::session::{choose, observer_for};
+use super::session::read_cluster;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::fleet::client_checks::client_side_checks;
 use crate::fleet::health_check::{CheckPath, SERVER_CHECKS, follow_health_check, route};
@@ -28,10 +28,7 @@ fn run_inner(
     output: OutputFormat,
     timeout: Duration,
 ) -> Result<ExitCode, Stop> {
-    let chosen = choose(global)?;
-    let runtime = super::command_runtime()?;
-    let (list, server) = runtime.block_on(async {
-        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+    let (chosen, (list, server)) = read_cluster(global, async |_, observer| {
         let status = observer.status().await;
         let asked = route(&status).map_err(|why| Stop(EXIT_BLOCKED, why))?;
         let mut list = HealthChecklist::new(&status);

@@ -7,10 +7,9 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_while_read};
-use super::session::{choose, observer_for};
+use super::session::{node_named, read_cluster};
 use crate::cli::{DmesgArgs, GlobalArgs, LogsArgs, OutputFormat};
 use crate::talos::{LogLine, LogOptions, LogSource, TalosClient};
-use crate::upgrade::observe::ClusterObserver;
 
 /// One printed line as `--output json` writes it (one object per line).
 #[derive(Serialize)]
@@ -59,36 +58,20 @@ pub fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> ExitCode {
 }
 
 fn run(global: &GlobalArgs, request: LogRequest<'_>) -> Result<ExitCode, Stop> {
-    let chosen = choose(global)?;
-    let runtime = super::command_runtime()?;
-    runtime.block_on(async {
-        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
-        let address = node_address(&observer, request.node).await?;
+    let (_, code) = read_cluster(global, async |_, observer| {
+        // An address as given; a name through the cluster's status (the model `status` shows).
+        let address = match request.node.parse::<std::net::IpAddr>() {
+            Ok(_) => request.node.to_string(),
+            Err(_) => node_named(&observer.status().await, request.node)?
+                .address
+                .clone(),
+        };
         if let LogSource::Service(id) = &request.source {
             check_service(&observer.talos, request.node, &address, id).await?;
         }
         print_log(&observer.talos, &address, request).await
-    })
-}
-
-/// The address of the node `--node` names: an address as given, a name through the cluster's
-/// status (the same model `status` and the console show).
-async fn node_address(observer: &ClusterObserver, node: &str) -> Result<String, Stop> {
-    if node.parse::<std::net::IpAddr>().is_ok() {
-        return Ok(node.to_string());
-    }
-    let status = observer.status().await;
-    match status.node(node) {
-        Some(n) if !n.address.is_empty() => Ok(n.address.clone()),
-        _ => {
-            let names: Vec<&str> = status.nodes.iter().map(|n| n.name.as_str()).collect();
-            Err(usage(format!(
-                "cluster {} has no node named {node:?}; its nodes: {}",
-                observer.cluster,
-                names.join(", ")
-            )))
-        }
-    }
+    })?;
+    Ok(code)
 }
 
 /// Refuses a service the node does not run: Talos would serve an empty log for it, and a

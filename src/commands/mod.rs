@@ -8,6 +8,7 @@ pub mod capi;
 pub mod capi_doctor;
 pub mod certs;
 pub mod config;
+pub mod config_patch;
 pub mod console;
 pub mod contexts;
 pub mod create;
@@ -58,7 +59,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Provision(args)) => provision::run(&global, &args),
         Some(Command::UpgradeK8s(args)) => upgrade::kubernetes::run(&global, &args),
         Some(Command::Node(args)) => node::run_node(&global, args),
-        Some(Command::Service(args)) => node::run(&global, &node::from_service_args(args)),
+        Some(Command::Service(args)) => node::run_service(&global, args),
         Some(Command::Logs(args)) => logs::run_logs(&global, &args),
         Some(Command::Dmesg(args)) => logs::run_dmesg(&global, &args),
         Some(Command::Certs { output, .. }) => certs::run(&global, output),

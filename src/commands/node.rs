@@ -17,12 +17,6 @@ use crate::kube::DrainOptions;
 use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeOperation, gather_guards};
 use crate::operation::node::NodeAction;
 
-/// One node action as the command line asked for it.
-pub struct NodeCommandLine {
-    pub operation: NodeOperation,
-    pub flags: NodeActionArgs,
-}
-
 /// Runs `taloscope node ACTION` to its exit code (`forget` is its own command).
 pub fn run_node(global: &GlobalArgs, args: NodeArgs) -> ExitCode {
     let (operation, flags) = match args.action {
@@ -34,25 +28,22 @@ pub fn run_node(global: &GlobalArgs, args: NodeArgs) -> ExitCode {
         NodeCommand::Forget(forget) => return super::forget::run(global, &forget),
         NodeCommand::Info(info) => return super::node_info::run(global, &info),
     };
-    run(global, &NodeCommandLine { operation, flags })
+    exit_code_as(run(global, operation, &flags), flags.gate.output)
 }
 
-pub fn from_service_args(args: ServiceArgs) -> NodeCommandLine {
-    match args.action {
-        ServiceCommand::Restart { service, flags } => NodeCommandLine {
-            operation: NodeOperation::ServiceRestart(service),
-            flags,
-        },
-    }
+/// Runs `taloscope service restart` to its exit code.
+pub fn run_service(global: &GlobalArgs, args: ServiceArgs) -> ExitCode {
+    let ServiceCommand::Restart { service, flags } = args.action;
+    let operation = NodeOperation::ServiceRestart(service);
+    exit_code_as(run(global, operation, &flags), flags.gate.output)
 }
 
-/// Runs one node action to its exit code.
-pub fn run(global: &GlobalArgs, command: &NodeCommandLine) -> ExitCode {
-    exit_code_as(run_inner(global, command), command.flags.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode, Stop> {
-    let flags = &command.flags;
+/// Runs one node action: its plan through the gate, then the action through the one runner.
+fn run(
+    global: &GlobalArgs,
+    operation: NodeOperation,
+    flags: &NodeActionArgs,
+) -> Result<ExitCode, Stop> {
     check_gate(&flags.gate, "node")?;
     let chosen = choose(global)?;
     let Connected {
@@ -62,7 +53,7 @@ fn run_inner(global: &GlobalArgs, command: &NodeCommandLine) -> Result<ExitCode,
         ..
     } = connect(&chosen)?;
     let kube_paired = observer.kube.is_some();
-    let plan = NodeActionPlan::new(&status, &flags.node, command.operation.clone(), kube_paired)
+    let plan = NodeActionPlan::new(&status, &flags.node, operation, kube_paired)
         .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
     let guards = runtime.block_on(async {
         let lease = rollout_lease_read(&observer).await;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::exit::{Stop, json};
-use super::status::columns;
+use super::status::{columns, table};
 use crate::cli::OutputFormat;
 use crate::guards::{Guard, GuardId, Verdict};
 
@@ -124,6 +124,15 @@ fn guards_table(guards: &[GuardLine], cluster: &str) -> String {
         out.push_str(&format!("blocked by {blocking} guard(s)\n"));
     }
     out
+}
+
+/// A plan's steps: `rows` numbered under `header` ("#" first), in columns, indented.
+pub fn steps_table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let numbered = rows.into_iter().enumerate().map(|(i, mut row)| {
+        row.insert(0, (i + 1).to_string());
+        row
+    });
+    indent(&table(&[&["#"], header].concat(), numbered))
 }
 
 pub fn indent(text: &str) -> String {

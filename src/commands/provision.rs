@@ -19,7 +19,7 @@ use crate::provision::{
 };
 
 use super::exit::{Stop, exit_code_as, exit_if, usage};
-use super::gate::{CommandGate, approve};
+use super::gate::CommandGate;
 use super::progress::{data, print_events, print_progress};
 use super::session::{Setup, check_gate, select, setup};
 
@@ -83,7 +83,7 @@ async fn provision(global: &GlobalArgs, args: &ProvisionArgs, s: &Setup) -> Resu
             provider: provider.name.clone(),
             vm: vm.to_string(),
         };
-        let approved = approve(&gate.dispatcher, action, args.gate.confirm.as_deref())?;
+        let approved = gate.confirm(action)?;
         let mut termination = VmTermination::new((key.clone(), vm.to_string()), provider, journal);
         (gate
             .run_to_its_end(&approved, &mut termination, &|_| {})

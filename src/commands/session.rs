@@ -8,7 +8,7 @@ use super::exit::{Stop, usage};
 use crate::cli::{GateArgs, GlobalArgs};
 use crate::cluster_config::ContextFiles;
 use crate::discovery::{Cluster, Discovery, DiscoveryError, Sources, discover};
-use crate::fleet::ClusterStatus;
+use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::rollout::RolloutJournal;
@@ -18,28 +18,18 @@ use crate::upgrade::observe::ClusterObserver;
 
 /// A run needs `--plan`, or `--yes` with `--confirm <cluster>`: said before anything is read.
 /// `what` is the name `--confirm` takes: "cluster", or "node" for a node action.
-pub(super) fn check_mode(
-    plan: bool,
-    yes: bool,
-    confirm: Option<&str>,
-    what: &str,
-) -> Result<(), Stop> {
-    if !plan && !yes {
+pub(super) fn check_gate(gate: &GateArgs, what: &str) -> Result<(), Stop> {
+    if !gate.plan && !gate.yes {
         return Err(usage(format!(
             "nothing done: say --plan to see the plan, or --yes --confirm <{what}> to run it"
         )));
     }
-    if yes && confirm.is_none() {
+    if gate.yes && gate.confirm.is_none() {
         return Err(usage(format!(
             "--yes needs --confirm <{what}>, the {what} name typed in full"
         )));
     }
     Ok(())
-}
-
-/// [`check_mode`] of a command's gate flags.
-pub(super) fn check_gate(gate: &GateArgs, what: &str) -> Result<(), Stop> {
-    check_mode(gate.plan, gate.yes, gate.confirm.as_deref(), what)
 }
 
 /// What discovery found for the cluster named by `--context`.
@@ -94,6 +84,41 @@ pub(super) struct Connected {
     pub observer: ClusterObserver,
     pub status: ClusterStatus,
     pub journal: Option<RolloutJournal>,
+}
+
+/// The cluster `--context` names and what `read` makes of it over its observer, on a runtime
+/// of its own: the one way the read-only commands (logs, node info, top, health, config) reach
+/// a cluster.
+pub(super) fn read_cluster<T>(
+    global: &GlobalArgs,
+    read: impl AsyncFnOnce(&Chosen, ClusterObserver) -> Result<T, Stop>,
+) -> Result<(Chosen, T), Stop> {
+    let chosen = choose(global)?;
+    let runtime = super::command_runtime()?;
+    let read = runtime.block_on(async {
+        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+        read(&chosen, observer).await
+    })?;
+    Ok((chosen, read))
+}
+
+/// The node `--node` names (its name or address) in the cluster's status, with an address to
+/// call; else a usage error listing the cluster's nodes.
+pub(super) fn node_named<'s>(
+    status: &'s ClusterStatus,
+    wanted: &str,
+) -> Result<&'s NodeStatus, Stop> {
+    match status.node(wanted) {
+        Some(n) if !n.address.is_empty() => Ok(n),
+        _ => {
+            let names: Vec<&str> = status.nodes.iter().map(|n| n.name.as_str()).collect();
+            Err(usage(crate::printable::line(&format!(
+                "cluster {} has no node named {wanted:?}; its nodes: {}",
+                status.name,
+                names.join(", ")
+            ))))
+        }
+    }
 }
 
 pub(super) fn connect(chosen: &Chosen) -> Result<Connected, Stop> {

@@ -19,7 +19,7 @@ use crate::kube::KubeError;
 use crate::paths::Paths;
 use crate::printable;
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, json, write_stdout};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, print_report};
 
 pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
     let discovery =
@@ -54,11 +54,7 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     runtime.shutdown_background();
     let code = exit_code(&fleet);
     fleet.clusters.iter_mut().for_each(name_total_failure);
-    let text = match output {
-        OutputFormat::Json => json(&fleet),
-        OutputFormat::Table => Ok(printable::lines(&table(&fleet))),
-    };
-    super::exit::exit_code(text.and_then(|text| write_stdout(&text)).map(|()| code))
+    super::exit::exit_code(print_report(output, &fleet, fleet_table).map(|()| code))
 }
 
 /// One cluster's status through the collector the console uses, cut off at
@@ -182,11 +178,17 @@ pub(crate) fn columns(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// `header` over `rows`, in [`columns`].
+pub(crate) fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let header = header.iter().map(|h| h.to_string()).collect();
+    columns(&std::iter::once(header).chain(rows).collect::<Vec<_>>())
+}
+
 fn yes_no(b: bool) -> String {
     if b { "yes" } else { "no" }.to_string()
 }
 
-fn table(fleet: &FleetStatus) -> String {
+fn fleet_table(fleet: &FleetStatus) -> String {
     let mut out = String::new();
     for (i, c) in fleet.clusters.iter().enumerate() {
         if i > 0 {
@@ -205,15 +207,8 @@ fn table(fleet: &FleetStatus) -> String {
             }
             continue;
         }
-        let mut rows = vec![
-            [
-                "NODE", "ADDRESS", "ROLE", "TALOS", "STAGE", "READY", "KUBELET", "K8S", "PROBLEM",
-            ]
-            .map(String::from)
-            .to_vec(),
-        ];
         let problems = cluster_problems(c, Readings::default(), &|_| None);
-        for n in &c.nodes {
+        let rows = c.nodes.iter().map(|n| {
             // Most severe first, in the console's order; what a node waits for with its reason.
             let problem = node_problems(&problems, n)
                 .iter()
@@ -228,7 +223,7 @@ fn table(fleet: &FleetStatus) -> String {
                 })
                 .collect::<Vec<_>>()
                 .join("; ");
-            rows.push(vec![
+            vec![
                 n.name.clone(),
                 n.address.clone(),
                 n.role.as_str().to_string(),
@@ -250,9 +245,12 @@ fn table(fleet: &FleetStatus) -> String {
                     (Some(ready), _) => (if ready { "Ready" } else { "NotReady" }).into(),
                 },
                 problem,
-            ]);
-        }
-        out.push_str(&columns(&rows));
+            ]
+        });
+        let header = [
+            "NODE", "ADDRESS", "ROLE", "TALOS", "STAGE", "READY", "KUBELET", "K8S", "PROBLEM",
+        ];
+        out.push_str(&table(&header, rows));
         let q = &c.etcd.quorum;
         let leader = c
             .etcd
@@ -269,16 +267,9 @@ fn table(fleet: &FleetStatus) -> String {
             if q.tolerates == 1 { "" } else { "s" },
         ));
         if !c.etcd.members.is_empty() {
-            let mut rows = vec![
-                [
-                    "MEMBER", "HOSTNAME", "LEADER", "HEALTHY", "DB SIZE", "TERM", "ERRORS",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ];
-            for m in &c.etcd.members {
+            let rows = c.etcd.members.iter().map(|m| {
                 let learner = if m.is_learner { " (learner)" } else { "" };
-                rows.push(vec![
+                vec![
                     m.id.clone(),
                     format!("{}{learner}", m.hostname),
                     if m.leader { "*".into() } else { String::new() },
@@ -290,9 +281,12 @@ fn table(fleet: &FleetStatus) -> String {
                         .map(|t| t.to_string())
                         .unwrap_or_else(|| "-".into()),
                     m.errors.join("; "),
-                ]);
-            }
-            out.push_str(&columns(&rows));
+                ]
+            });
+            let header = [
+                "MEMBER", "HOSTNAME", "LEADER", "HEALTHY", "DB SIZE", "TERM", "ERRORS",
+            ];
+            out.push_str(&table(&header, rows));
         }
         for a in &c.etcd.alarms {
             let who = a.hostname.as_deref().unwrap_or(&a.member_id);
@@ -318,20 +312,16 @@ fn kubernetes_lines(k: &crate::fleet::KubernetesReport) -> String {
         out.push_str(&format!("  error: {err}\n"));
     }
     if !k.components.is_empty() {
-        let mut rows = vec![
-            ["NODE", "COMPONENT", "VERSION", "READY"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        for comp in &k.components {
-            rows.push(vec![
+        let rows = k.components.iter().map(|comp| {
+            let ready = yes_no(comp.ready);
+            vec![
                 comp.node.clone(),
                 comp.name.clone(),
                 comp.version.clone(),
-                yes_no(comp.ready),
-            ]);
-        }
-        out.push_str(&columns(&rows));
+                ready,
+            ]
+        });
+        out.push_str(&table(&["NODE", "COMPONENT", "VERSION", "READY"], rows));
     }
     out
 }
@@ -358,7 +348,7 @@ mod tests {
         });
         c.etcd.quorum = Quorum::from_counts(3, 2);
         let fleet = FleetStatus { clusters: vec![c] };
-        let text = table(&fleet);
+        let text = fleet_table(&fleet);
         assert!(text.contains("cp-2  127.10.0.3  controlplane"), "{text}");
         assert!(text.contains("unreachable: down"), "{text}");
         assert!(text.contains("tolerates 0 more failures"), "{text}");
@@ -380,7 +370,7 @@ mod tests {
             ..Default::default()
         });
         let fleet = FleetStatus { clusters: vec![c] };
-        let text = table(&fleet);
+        let text = fleet_table(&fleet);
         let row = text
             .lines()
             .find(|l| l.starts_with("127.10.5.9"))
@@ -400,7 +390,7 @@ mod tests {
             }],
         };
         assert_eq!(exit_code(&fleet), ExitCode::from(EXIT_USAGE));
-        assert!(table(&fleet).contains("certificate expired"));
+        assert!(fleet_table(&fleet).contains("certificate expired"));
         let all_fine = FleetStatus {
             clusters: vec![ClusterStatus::default()],
         };

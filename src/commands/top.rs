@@ -8,13 +8,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, write_stdout};
-use super::node_info::{bytes, node_identity, percent};
-use super::session::{choose, observer_for};
-use crate::cli::{GlobalArgs, OutputFormat, TopArgs, TopSort};
+use super::exit::{EXIT_BLOCKED, Stop, exit_code, print_report};
+use super::node_info::node_identity;
+use super::session::read_cluster;
+use crate::cli::{GlobalArgs, TopArgs, TopSort};
+use crate::fleet::ClusterStatus;
+use crate::node_resources::text::{self, percent};
 use crate::node_resources::{
     NodeIdentity, NodeUsage, ProcessUsage, SortKey, read_processes, read_usage, sort_nodes,
 };
+use crate::upgrade::observe::ClusterObserver;
 
 /// `top --node N --output json`.
 #[derive(Serialize)]
@@ -45,100 +48,82 @@ fn sort_key(sort: TopSort) -> (SortKey, &'static str) {
 }
 
 fn run_inner(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop> {
-    let chosen = choose(global)?;
-    let runtime = crate::commands::runtime()
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot start the async runtime: {e}")))?;
     let span = Duration::from_millis(args.sample_ms);
     let (key, sort) = sort_key(args.sort);
-    let text = runtime.block_on(async {
-        let observer = observer_for(&chosen.cluster, &chosen.discovery).await?;
+    read_cluster(global, async |_, observer| {
         let status = observer.status().await;
-        match &args.node {
-            Some(wanted) => {
-                let id = node_identity(&status, wanted)?;
-                let processes = read_processes(&observer.talos, &id, span, key)
-                    .await
-                    .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
-                let report = NodeProcesses {
-                    node: id.name,
-                    address: id.address,
-                    sort,
-                    processes,
-                };
-                Ok::<_, Stop>(match args.output {
-                    OutputFormat::Json => json(&report)?,
-                    OutputFormat::Table => processes_table(&report),
-                })
-            }
-            None => {
-                let ids: Vec<NodeIdentity> = status
-                    .nodes
-                    .iter()
-                    .filter(|n| !n.address.is_empty())
-                    .map(|n| NodeIdentity {
-                        name: n.name.clone(),
-                        address: n.address.clone(),
-                        machine_type: n.role.as_str().to_string(),
-                    })
-                    .collect();
-                let addresses: Vec<String> = ids.iter().map(|i| i.address.clone()).collect();
-                let talos = &observer.talos;
-                let concurrency = talos.options().concurrency;
-                let read = crate::talos::fan_out(&addresses, concurrency, |address| {
-                    let id = ids.iter().find(|i| i.address == address).cloned();
-                    async move {
-                        match id {
-                            Some(id) => Some(read_usage(talos, &id, span).await),
-                            None => None,
-                        }
-                    }
-                })
-                .await;
-                let mut nodes: Vec<NodeUsage> = read.into_iter().filter_map(|(_, u)| u).collect();
-                sort_nodes(&mut nodes, key);
-                let report = ClusterUsage {
-                    cluster: crate::printable::line(&status.name),
-                    sort,
-                    nodes,
-                };
-                Ok(match args.output {
-                    OutputFormat::Json => json(&report)?,
-                    OutputFormat::Table => nodes_table(&report),
-                })
-            }
-        }
+        let Some(wanted) = &args.node else {
+            let nodes = cluster_usage(&observer, &status, span, key).await;
+            let cluster = crate::printable::line(&status.name);
+            let report = ClusterUsage {
+                cluster,
+                sort,
+                nodes,
+            };
+            return print_report(args.output, &report, nodes_table);
+        };
+        let id = node_identity(&status, wanted)?;
+        let processes = read_processes(&observer.talos, &id, span, key)
+            .await
+            .map_err(|e| Stop(EXIT_BLOCKED, crate::error_chain(&e)))?;
+        let report = NodeProcesses {
+            node: id.name,
+            address: id.address,
+            sort,
+            processes,
+        };
+        print_report(args.output, &report, processes_table)
     })?;
-    write_stdout(&format!("{text}\n"))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn json<T: Serialize>(value: &T) -> Result<String, Stop> {
-    serde_json::to_string_pretty(value)
-        .map_err(|e| Stop(EXIT_BLOCKED, format!("cannot write JSON: {e}")))
+/// Every node's usage, read at once (as many calls as the client allows), busiest first.
+async fn cluster_usage(
+    observer: &ClusterObserver,
+    status: &ClusterStatus,
+    span: Duration,
+    key: SortKey,
+) -> Vec<NodeUsage> {
+    let ids: Vec<NodeIdentity> = status
+        .nodes
+        .iter()
+        .filter(|n| !n.address.is_empty())
+        .map(|n| NodeIdentity {
+            name: n.name.clone(),
+            address: n.address.clone(),
+            machine_type: n.role.as_str().to_string(),
+        })
+        .collect();
+    let addresses: Vec<String> = ids.iter().map(|i| i.address.clone()).collect();
+    let talos = &observer.talos;
+    let concurrency = talos.options().concurrency;
+    let read = crate::talos::fan_out(&addresses, concurrency, |address| {
+        let id = ids.iter().find(|i| i.address == address).cloned();
+        async move {
+            match id {
+                Some(id) => Some(read_usage(talos, &id, span).await),
+                None => None,
+            }
+        }
+    })
+    .await;
+    let mut nodes: Vec<NodeUsage> = read.into_iter().filter_map(|(_, u)| u).collect();
+    sort_nodes(&mut nodes, key);
+    nodes
 }
 
 fn processes_table(r: &NodeProcesses) -> String {
     let mut out = format!(
-        "NODE {} ({}), by {}\n{:>7} {:>7} {:>6} {:>10} {:<3} COMMAND\n",
-        r.node, r.address, r.sort, "PID", "PPID", "CPU", "RSS", "S"
+        "NODE {} ({}), by {}\n{}\n",
+        r.node,
+        r.address,
+        r.sort,
+        text::process_header()
     );
     for p in &r.processes {
-        let _ = writeln!(
-            out,
-            "{:>7} {:>7} {:>5.1}% {:>10} {:<3} {}",
-            p.pid,
-            p.ppid,
-            p.cpu_percent,
-            bytes(p.rss_bytes),
-            p.state,
-            if p.args.is_empty() {
-                &p.command
-            } else {
-                &p.args
-            }
-        );
+        let _ = writeln!(out, "{}", text::process_row(p));
     }
-    out.trim_end().to_string()
+    out.trim_end().to_string() + "\n"
 }
 
 fn nodes_table(r: &ClusterUsage) -> String {
@@ -161,5 +146,5 @@ fn nodes_table(r: &ClusterUsage) -> String {
                 .unwrap_or_default()
         );
     }
-    out.trim_end().to_string()
+    out.trim_end().to_string() + "\n"
 }

@@ -16,8 +16,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-pub use super::run_rollout::RunningRollout;
-use super::run_rollout::{RolloutStart, count_removed, journal_actions, start_rollout};
+use super::run_upgrade_plan::{count_removed, journal_actions};
 use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
 use crate::app::keymap;
 use crate::app::message::Message;
@@ -27,7 +26,6 @@ use crate::approval::{Dispatcher, Gate, Verdict};
 use crate::clock::unix_now;
 use crate::discovery::Discovery;
 use crate::paths::Paths;
-use crate::rollout::RolloutEvent;
 use crate::views::{self, Look};
 
 /// At most ten frames a second.
@@ -68,13 +66,14 @@ pub struct Console {
     pub reload: Option<Reloader>,
     /// The pollers, when the console runs any.
     pub poller: Option<PollerLink>,
-    /// This console's running rollouts by cluster: the approval (audited
-    /// when the rollout ends) and the runner's control channel.
-    pub rollouts: std::collections::HashMap<String, RunningRollout>,
+    /// The pause, resume and abort of the upgrade this console runs.
+    pub rollout_control: Option<mpsc::UnboundedSender<crate::rollout::RolloutControl>>,
     /// Where journals go (the state dir), as the subcommand resolved it.
     pub paths: Paths,
     /// The log view's streams, while it is on screen.
     pub logs: super::run_logs::LogStreams,
+    /// The resources screen's reads of its node, while it is on screen.
+    pub resources: super::run_resources::ResourceReads,
     /// What creates need besides the state: the operator's files, fingerprint answers.
     pub creates: super::run_create::CreateRuns,
     /// The cancel of the node or etcd action this console runs.
@@ -97,7 +96,7 @@ where
     let exit = run_loop(terminal, &mut console, terminal_events, app_tx, app_rx).await;
     // Dropping the control channels tells paused runners the console is gone: they stop
     // without ending their journals, which stay resumable.
-    drop(std::mem::take(&mut console.rollouts));
+    drop(console.rollout_control.take());
     exit
 }
 
@@ -126,7 +125,10 @@ where
     for action in journal_actions(&console.state, &console.paths.state_dir) {
         apply(&mut console.state, action);
     }
-    for action in super::run_provision::startup(&console.state, &console.paths.state_dir, &app_tx) {
+    super::run_upgrade_plan::learn_releases(&console.state, &console.paths.state_dir, &app_tx);
+    for action in
+        super::follow_provisions::startup(&console.state, &console.paths.state_dir, &app_tx)
+    {
         apply(&mut console.state, action);
     }
     for action in super::run_actions::startup(console) {
@@ -136,10 +138,7 @@ where
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let ticking = console.state.rollouts.values().any(|r| r.running)
-            || console.state.actions.running()
-            || console.state.provision.any_running()
-            || console.state.screens.busy();
+        let ticking = console.state.actions.running() || console.state.screens.busy();
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
             draw_if_changed(terminal, console, &mut shown)?;
@@ -153,12 +152,7 @@ where
                 // The terminal is gone: nothing more can be shown or typed.
                 None => return Ok(Exit::Hangup),
             },
-            Some(event) = app_rx.recv() => {
-                if let AppEvent::Rollout(RolloutEvent::Finished { cluster, .. }) = &event {
-                    console.rollout_ended(cluster);
-                }
-                queue.push_back(Action::Event(event));
-            }
+            Some(event) = app_rx.recv() => queue.push_back(Action::Event(event)),
             _ = clock.tick(), if ticking => {
                 queue.push_back(Action::Event(AppEvent::Tick(unix_now())));
             }
@@ -316,24 +310,12 @@ fn perform(
             })
         }
         Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
-        Effect::StartRollout(start) => start_rollout(console, RolloutStart::Fresh(start), app_tx),
         Effect::CountRemovedApis(plan) => {
             count_removed(&console.state, *plan, app_tx);
             None
         }
-        Effect::ResumeRollout(approved) => {
-            start_rollout(console, RolloutStart::Resume(approved), app_tx)
-        }
-        Effect::Control { cluster, control } => match console.rollouts.get(&cluster) {
-            Some(running) if running.control.send(control).is_ok() => None,
-            _ => Some(Action::Notify(Message::warn(format!(
-                "no rollout of {cluster} is running in this console"
-            )))),
-        },
-        Effect::Provision(effect) => super::run_provision::perform(console, *effect, app_tx),
-        Effect::SurveyNode(plan) => {
-            super::run_actions::survey(&console.state, *plan, app_tx);
-            None
+        Effect::Provision(effect) => {
+            super::run_provision_wizard::perform(&console.state, *effect, app_tx)
         }
         Effect::Refuse { action, why } => Some(console.refuse_action(&action, &why)),
         Effect::RunAction {
@@ -345,7 +327,7 @@ fn perform(
             None
         }
         Effect::CancelAction => console.cancel_action(),
-        Effect::Logs(effect) => super::run_logs::perform(console, effect, app_tx),
+        Effect::HoldAction(hold) => console.hold_action(hold),
         Effect::Poller(request) => {
             if let Some(poller) = &console.poller {
                 poller(request);
@@ -356,10 +338,18 @@ fn perform(
             if let Some(run) = task.get::<crate::views::health::HealthRun>() {
                 super::run_health::start_health_check(run.clone(), app_tx);
             }
-            match task.get::<crate::views::create::CreateTask>() {
-                Some(create) => super::run_create::perform(console, create.clone(), app_tx),
-                None => None,
+            if let Some(survey) = task.get::<crate::views::actions::SurveyNode>() {
+                super::run_actions::survey(&console.state, survey.0.clone(), app_tx);
             }
+            if let Some(create) = task.get::<crate::views::create::CreateTask>() {
+                return super::run_create::perform(console, create.clone(), app_tx);
+            }
+            if let Some(task) = task.get::<crate::views::resources::ResourcesTask>() {
+                let (reads, state) = (&mut console.resources, &console.state);
+                return super::run_resources::perform(reads, state, task, app_tx);
+            }
+            let logs = task.get::<crate::views::logs::LogTask>();
+            logs.and_then(|task| super::run_logs::perform(console, task.clone(), app_tx))
         }
         Effect::PlanDelete(cluster) => {
             super::read_plans::delete(console, cluster, app_tx);
@@ -410,12 +400,13 @@ mod tests {
             dispatcher: Dispatcher::new(readonly, AuditLog::new(audit)),
             reload: None,
             poller: None,
-            rollouts: Default::default(),
+            rollout_control: None,
             paths: Paths {
                 config_dir: "/nonexistent/config".into(),
                 state_dir: "/nonexistent/state".into(),
             },
             logs: Default::default(),
+            resources: Default::default(),
             creates: Default::default(),
             action_cancel: None,
         }

@@ -7,12 +7,15 @@ use super::run::Console;
 use crate::app::action::{Action, AppEvent};
 use crate::app::actions::ActionUpdate;
 use crate::app::message::Message;
+use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
-use crate::approval::MutatingAction;
+use crate::approval::{ApprovedAction, MutatingAction};
 use crate::journal::action::interrupted_actions;
 use crate::node_actions::{NodeActionPlan, NodeSurvey};
+use crate::rollout::RolloutControl;
+use crate::views::actions::{self, Surveyed};
 
-/// Reads the survey of `plan` off the event loop; it comes back as `AppEvent::Action`.
+/// Reads the survey of `plan` off the event loop; it comes back as the actions screen's news.
 pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Sender<AppEvent>) {
     let (cluster, options) = super::run_operation::connection(state, &plan.cluster);
     let app = app_tx.clone();
@@ -21,12 +24,13 @@ pub(super) fn survey(state: &AppState, plan: NodeActionPlan, app_tx: &mpsc::Send
             Ok(observer) => Ok(NodeSurvey::read(&plan, &observer).await),
             Err(e) => Err(e),
         };
-        let update = ActionUpdate::Surveyed {
+        let surveyed = Surveyed {
             cluster: plan.cluster.clone(),
             node: plan.node.clone(),
             survey,
         };
-        let _ = app.send(AppEvent::Action(Box::new(update))).await;
+        let news = ScreenNews::new(actions::NAME, surveyed);
+        let _ = app.send(AppEvent::Screen(news)).await;
     });
 }
 
@@ -67,10 +71,37 @@ pub(super) fn startup(console: &mut Console) -> Vec<Action> {
 impl Console {
     /// Cancels the running operation after its current step.
     pub(super) fn cancel_action(&mut self) -> Option<Action> {
-        if let Some(cancel) = &self.action_cancel {
+        if let Some(rollout) = &self.rollout_control {
+            let _ = rollout.send(RolloutControl::Abort);
+        } else if let Some(cancel) = &self.action_cancel {
             let _ = cancel.send(true);
         }
         None
+    }
+
+    /// Holds the running upgrade between its steps (`true`), or lets it go on.
+    pub(super) fn hold_action(&mut self, hold: bool) -> Option<Action> {
+        let control = match hold {
+            true => RolloutControl::Pause,
+            false => RolloutControl::Resume,
+        };
+        let sent = self.rollout_control.as_ref().map(|c| c.send(control));
+        match sent {
+            Some(Ok(())) => None,
+            _ => Some(Action::Notify(Message::warn(
+                "no upgrade runs in this console: nothing to pause or resume",
+            ))),
+        }
+    }
+
+    /// Audits an approved action that does not run, and says why.
+    pub(super) fn not_run(&self, approved: &ApprovedAction, why: String) -> Action {
+        let audit = self.dispatcher.finished(approved, Err(why.clone()));
+        let text = match audit {
+            Ok(()) => format!("{}: {why}", approved.action().describe()),
+            Err(e) => format!("{}: {why}; {e}", approved.action().describe()),
+        };
+        Action::Notify(Message::warn(text))
     }
 
     /// A guard refused `action` on its plan: audited as the command line's refusal is.

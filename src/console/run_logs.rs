@@ -1,7 +1,7 @@
-//! The log view's IO: one task per node following its log through the Talos client (the
-//! same `TalosClient::logs` the headless `logs` and `dmesg` use), reporting lines in batches
-//! over the app channel, opening a stream that ended again after a bounded backoff. Stopping
-//! the view aborts its tasks; the tasks never touch UI state.
+//! The log screen's IO (its `LogTask`s): one task per node following its log through the
+//! Talos client (the same `TalosClient::logs` the headless `logs` and `dmesg` use), reporting
+//! lines in batches to the screen as its news, opening a stream that ended again after a
+//! bounded backoff. Stopping the view aborts its tasks; the tasks never touch UI state.
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -10,11 +10,11 @@ use tokio::task::JoinHandle;
 
 use super::run::Console;
 use crate::app::action::{Action, AppEvent};
-use crate::app::logs::LogEffect;
-use crate::app::logs::{LogEvent, LogNode, LogReport, LogRequest};
 use crate::app::message::Message;
+use crate::app::screens::ScreenNews;
 use crate::clock::unix_now;
 use crate::talos::{ClientOptions, LogOptions, LogSource, TalosClient};
+use crate::views::logs::{LogEvent, LogNode, LogReport, LogRequest, LogTask, NAME};
 
 /// Lines sent to the app in one report at most (a burst such as the tail comes in a few).
 const BATCH: usize = 256;
@@ -48,17 +48,17 @@ impl Drop for LogStreams {
 /// Starts or stops the streams of a view.
 pub(super) fn perform(
     console: &mut Console,
-    effect: LogEffect,
+    task: LogTask,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Option<Action> {
-    match effect {
-        LogEffect::Stop(view) => {
+    match task {
+        LogTask::Stop(view) => {
             if console.logs.view == Some(view) {
                 console.logs.stop();
             }
             None
         }
-        LogEffect::Start(request) => {
+        LogTask::Start(request) => {
             console.logs.stop();
             match start(console, request, app_tx) {
                 Ok(()) => None,
@@ -186,6 +186,7 @@ impl NodeStream {
             node: self.index,
             report,
         };
-        self.app.send(AppEvent::Log(event)).await.is_ok()
+        let news = AppEvent::Screen(ScreenNews::new(NAME, event));
+        self.app.send(news).await.is_ok()
     }
 }

@@ -1,5 +1,7 @@
 //! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
-//! fix, a cluster's create or delete, a CAPI scale, a CAPI-way upgrade): it runs the runner the headless command
+//! fix, a cluster's create or delete, a CAPI scale, a Talos, Kubernetes or CAPI-way upgrade
+//! started or resumed from its journal, a provision or a failed VM's terminate): it runs the
+//! runner the headless command
 //! runs in its own task, tells the app its events as progress events of its kind
 //! (`operation::runner_events` maps each runner's own), then how it ended, after the
 //! dispatcher audited it.
@@ -15,8 +17,9 @@ use super::run_create::FingerprintAnswer;
 use crate::app::action::AppEvent;
 use crate::app::actions::{ActionRun, CapiFixRun, SNAPSHOT_BOUND};
 use crate::app::capi_scale::CapiScaleRun;
+use crate::app::plan_screen::PlannedRollout;
 use crate::app::state::AppState;
-use crate::approval::{ApprovedAction, Dispatcher};
+use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
 use crate::capi_scale::ScaleOptions;
 use crate::cluster_config::ContextFiles;
 use crate::cluster_lifecycle::{
@@ -35,13 +38,21 @@ use crate::operation::etcd::EtcdOperation;
 use crate::operation::forget::NodeForget;
 use crate::operation::node::NodeAction;
 use crate::operation::progress::ProgressEvent;
+use crate::operation::provision::Provisioning;
+use crate::operation::runner_events::ProvisionSteps;
 use crate::operation::scale::CapiScale;
+use crate::operation::terminate::VmTermination;
+use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::operation::{
     CancelSignal, Events, OperationEvent, OperationKind, Runner, runner_events,
 };
-use crate::upgrade::RunOptions;
+use crate::provision::cluster::{GuardInputs, cluster_addresses, config_key, join_checks};
+use crate::provision::{Provider, ProvisionJournal, ProvisionPlan, ProvisionRunner, RunnerOptions};
+use crate::rollout::{RolloutControl, RolloutEvent, RolloutJournal, RolloutKind, RolloutOutcome};
+use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::launch::connect;
 use crate::upgrade::observe::ClusterObserver;
+use crate::upgrade::{RunOptions, TalosOs, UpgradeKind};
 
 /// Where a runner's progress events go: to the app, in the order told.
 type Progress = mpsc::UnboundedSender<ProgressEvent>;
@@ -56,7 +67,7 @@ fn tell(progress: &Progress, events: Vec<ProgressEvent>) {
 /// runner drops its sender; the task ends then.
 fn teller<E: Send + 'static>(
     progress: Progress,
-    map: fn(E) -> Vec<ProgressEvent>,
+    mut map: impl FnMut(E) -> Vec<ProgressEvent> + Send + 'static,
 ) -> (mpsc::Sender<E>, tokio::task::JoinHandle<()>) {
     let (events, mut rx) = mpsc::channel(64);
     let task = tokio::spawn(async move {
@@ -78,6 +89,9 @@ const SCALE_OPTIONS: (Duration, Duration, Duration) = (
     Duration::from_secs(1200),
     Duration::from_secs(60),
 );
+
+/// How often a provision's runner looks at its VMs.
+const PROVISION_POLL: Duration = Duration::from_secs(1);
 
 /// The discovered cluster `name` and how to reach it, as the rollouts do: its talosconfig
 /// context, its kube context through the operator's kubeconfig.
@@ -137,12 +151,54 @@ struct CreateRun {
     answers: mpsc::Receiver<FingerprintAnswer>,
 }
 
+/// New VMs: the plan, the cluster they join, its Cluster API owner as the wizard's guards saw
+/// it (the runner checks `capi_owned` with it again before each VM), the provider's settings.
+struct ProvisionRun {
+    plan: ProvisionPlan,
+    cluster: Option<crate::discovery::Cluster>,
+    capi_owner: Option<crate::capi::CapiOwner>,
+    providers: Providers,
+}
+
+/// What a provision or a terminate reaches its provider and the cluster's API with.
+struct Providers {
+    config: Arc<Config>,
+    one_env: Arc<OneEnvironment>,
+    kubeconfig: Option<kube::config::Kubeconfig>,
+}
+
+impl Providers {
+    fn of(state: &AppState) -> Providers {
+        Providers {
+            config: Arc::clone(&state.provision.config),
+            one_env: Arc::clone(&state.provision.one_env),
+            kubeconfig: state.provision.kubeconfig.clone(),
+        }
+    }
+
+    fn named(&self, name: &str) -> Result<Provider, String> {
+        provider_named(&self.config, &self.one_env, name)
+            .map(|(provider, _)| provider)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// An in-place upgrade's runner, started (it takes the rollout Lease and keeps its journal),
+/// and its events; or why it could not start.
+struct RolloutRun {
+    task: tokio::task::JoinHandle<RolloutOutcome>,
+    events: mpsc::UnboundedReceiver<RolloutEvent>,
+}
+
 /// What a run takes from the console before its task starts.
 enum Prepared {
+    Upgrade(Result<RolloutRun, String>),
     OnCluster(Box<OnCluster>),
     Delete(Box<DeleteRun>),
     Scale(Box<ScaleRun>),
     Create(Box<CreateRun>),
+    Provision(Box<ProvisionRun>),
+    TerminateVm(Box<Providers>),
 }
 
 /// What every run hands the operation runner: the approval, the audit, the journal's place,
@@ -187,7 +243,7 @@ pub(super) fn run(
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
     let kind = OperationKind::of(approved.action());
-    let prepared = prepare(console, &approved, run);
+    let prepared = prepare(console, &approved, run, &acks);
     let approved = Approved {
         approved,
         dispatcher: console.dispatcher.clone(),
@@ -213,8 +269,21 @@ pub(super) fn run(
 }
 
 /// What each kind needs from the console, taken before the task starts.
-fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> Prepared {
+fn prepare(
+    console: &mut Console,
+    approved: &ApprovedAction,
+    run: ActionRun,
+    acks: &[String],
+) -> Prepared {
+    console.rollout_control = None;
     match run {
+        ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
+            let started = start_upgrade(console, approved, run, acks.to_vec());
+            Prepared::Upgrade(started.map(|(control, run)| {
+                console.rollout_control = Some(control);
+                run
+            }))
+        }
         ActionRun::Delete(plan) => {
             let state = &console.state;
             let steps = state
@@ -260,6 +329,25 @@ fn prepare(console: &mut Console, approved: &ApprovedAction, run: ActionRun) -> 
                 options,
             }))
         }
+        ActionRun::Provision(plan) => {
+            // The wizard shows the cluster by name; the plan and approval by its config key.
+            let state = &console.state;
+            let cluster = state
+                .clusters
+                .iter()
+                .find(|c| config_key(&state.provision.config, c) == plan.cluster)
+                .cloned();
+            let capi_owner = cluster
+                .as_ref()
+                .and_then(|c| state.fleet.capi.owner(&c.name).cloned());
+            Prepared::Provision(Box::new(ProvisionRun {
+                plan: *plan,
+                cluster,
+                capi_owner,
+                providers: Providers::of(state),
+            }))
+        }
+        ActionRun::TerminateVm => Prepared::TerminateVm(Box::new(Providers::of(&console.state))),
         run => {
             let name = approved.action().cluster().to_string();
             let (cluster, options) = connection(&console.state, &name);
@@ -283,6 +371,20 @@ async fn carry_out(
     progress: Progress,
 ) -> Result<String, String> {
     match prepared {
+        Prepared::Upgrade(Err(e)) => approved.not_started(e),
+        Prepared::Upgrade(Ok(RolloutRun { task, mut events })) => {
+            // Its end is told once, by the caller, from how the task ended.
+            let forward = async {
+                while let Some(event) = events.recv().await {
+                    if !matches!(event, RolloutEvent::Finished { .. }) {
+                        tell(&progress, runner_events::rollout(&event));
+                    }
+                }
+            };
+            let (ended, ()) = tokio::join!(task, forward);
+            let outcome = ended.map_err(|e| format!("the run ended abnormally: {e}"))?;
+            runner_events::rollout_end(&outcome)
+        }
         Prepared::OnCluster(on) => {
             let OnCluster {
                 run,
@@ -351,8 +453,174 @@ async fn carry_out(
             );
             outcome.succeeded.then_some(told.clone()).ok_or(told)
         }
+        Prepared::Provision(provision) => run_provision(*provision, approved, progress).await,
+        Prepared::TerminateVm(providers) => terminate_vm(&providers, approved).await,
     }
 }
+
+/// `provision`'s operation over the approved plan, the cluster's join checks and journal, each
+/// VM told as a step of the run until it joined.
+async fn run_provision(
+    run: ProvisionRun,
+    approved: &Approved,
+    progress: Progress,
+) -> Result<String, String> {
+    let ProvisionRun {
+        plan,
+        cluster,
+        capi_owner,
+        providers,
+    } = run;
+    let parts = async {
+        let cluster =
+            cluster.ok_or_else(|| format!("cluster {} is no longer discovered", plan.cluster))?;
+        let provider = providers.named(&plan.provider)?;
+        let (checks, warning) = join_checks(&cluster, providers.kubeconfig.as_ref()).await?;
+        let journal = ProvisionJournal::open(&approved.state_dir, &plan.cluster)
+            .map_err(|e| e.to_string())?;
+        // The acknowledgements typed in the wizard: the runner checks them before each VM.
+        let guards = GuardInputs {
+            config: (*providers.config).clone(),
+            addresses: cluster_addresses(&cluster),
+            nodes: cluster.nodes().to_vec(),
+            acks: approved.acks.clone(),
+            capi_owner,
+        };
+        Ok::<_, String>((provider, checks, warning, journal, guards))
+    };
+    let (provider, checks, warning, journal, guards) = match parts.await {
+        Ok(parts) => parts,
+        Err(e) => return approved.not_started(e),
+    };
+    if let Some(warning) = warning {
+        tell(&progress, vec![ProgressEvent::Line(warning)]);
+    }
+    let mut vms = ProvisionSteps::new(&plan.cluster, &plan.provider, plan.vm_names.clone());
+    let (events, teller) = teller(progress, move |event| vms.events(&event));
+    let options = RunnerOptions {
+        poll: PROVISION_POLL,
+        ..RunnerOptions::default()
+    };
+    let runner = ProvisionRunner::new(plan, provider, checks, Some(journal), options, events)
+        .with_guards(guards);
+    let mut provisioning = Provisioning::new(runner);
+    // The provision's own events carry its lines.
+    let result = crate::operation::run(
+        &mut provisioning,
+        approved.runner(CancelSignal::never(), &|_| {}),
+    )
+    .await;
+    let summary = provisioning.summary(&result).await;
+    drop(provisioning);
+    let _ = teller.await;
+    let line = summary.line();
+    summary.succeeded().then_some(line.clone()).ok_or(line)
+}
+
+/// The approved VM terminated through its operation (which notes it in the cluster's journal).
+async fn terminate_vm(providers: &Providers, approved: &Approved) -> Result<String, String> {
+    let MutatingAction::TerminateVm {
+        provider,
+        cluster,
+        vm,
+    } = approved.approved.action()
+    else {
+        return approved.not_started("not a VM's terminate".to_string());
+    };
+    let provider = match providers.named(provider) {
+        Ok(provider) => provider,
+        Err(e) => return approved.not_started(e),
+    };
+    let journal = ProvisionJournal::open(&approved.state_dir, cluster).ok();
+    let mut termination = VmTermination::new((cluster.clone(), vm.clone()), provider, journal);
+    let runner = approved.runner(CancelSignal::never(), &|_| {});
+    crate::operation::run(&mut termination, runner).await?;
+    termination
+        .progress()
+        .map(|vm| format!("{} terminated", vm.name))
+        .ok_or_else(|| "the VM was not terminated".to_string())
+}
+
+/// Starts the upgrade runner of an approved plan, or resumes the journal of its cluster a run
+/// that did not end left (`operation::upgrade`, as `taloscope upgrade` does): its control
+/// channel (pause, resume, abort) and its run.
+fn start_upgrade(
+    console: &Console,
+    approved: &ApprovedAction,
+    run: ActionRun,
+    acks: Vec<String>,
+) -> Result<(mpsc::UnboundedSender<RolloutControl>, RolloutRun), String> {
+    let name = approved.action().cluster().to_string();
+    let cluster = connection(&console.state, &name)
+        .0
+        .ok_or_else(|| format!("cluster {name} is no longer in the talosconfig"))?;
+    let (events, rx) = mpsc::unbounded_channel();
+    let dir = console.paths.state_dir.clone();
+    let (approved, dispatcher) = (approved.clone(), console.dispatcher.clone());
+    let handle = match run {
+        ActionRun::Upgrade(planned) => {
+            let options = RunOptions {
+                state_dir: Some(dir),
+                ..RunOptions::default()
+            };
+            let with = (approved, dispatcher, acks, cluster, options);
+            match *planned {
+                PlannedRollout::Talos(plan) => fresh::<TalosOs>(plan, with, events),
+                PlannedRollout::Kubernetes(plan) => fresh::<Kubernetes>(plan, with, events),
+            }
+        }
+        _ => {
+            let journal = RolloutJournal::load_unfinished(&dir, &name)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| {
+                    format!(
+                        "no unfinished rollout journal of {name} under {}",
+                        dir.display()
+                    )
+                })?;
+            let options = RunOptions {
+                state_dir: Some(dir),
+                ..RunOptions::from_journal(&journal.options)
+            };
+            let resume = match journal.kind {
+                RolloutKind::TalosUpgrade => resume_upgrade_with::<TalosOs>,
+                RolloutKind::KubernetesUpgrade => resume_upgrade_with::<Kubernetes>,
+            };
+            resume(journal, approved, dispatcher, cluster, options, events)
+        }
+    };
+    let run = RolloutRun {
+        task: handle.task,
+        events: rx,
+    };
+    Ok((handle.control, run))
+}
+
+/// A new upgrade of kind `K` of `plan`, approved, with its acknowledgements, cluster and options.
+fn fresh<K: UpgradeKind>(
+    plan: K::Plan,
+    (approved, dispatcher, acks, cluster, options): UpgradeWith,
+    events: mpsc::UnboundedSender<RolloutEvent>,
+) -> crate::rollout::RolloutHandle {
+    let run = UpgradeRun::<K> {
+        approved,
+        dispatcher,
+        plan,
+        acks,
+        cluster,
+        options,
+    };
+    spawn_upgrade(run, events)
+}
+
+/// What a new upgrade starts with besides its plan.
+type UpgradeWith = (
+    ApprovedAction,
+    Dispatcher,
+    Vec<String>,
+    crate::discovery::Cluster,
+    RunOptions,
+);
 
 /// The node and etcd actions, the CAPI fix and the CAPI-way upgrade on the cluster's
 /// connection, through the runner; a CAPI fix's cluster then followed until its finding
@@ -423,6 +691,14 @@ async fn run_on(
             "the create of {} runs on its provider, not on a cluster connection",
             plan.cluster
         )),
+        ActionRun::Provision(plan) => Err(format!(
+            "the provision of {} runs on its provider, not on a cluster connection",
+            plan.cluster
+        )),
+        ActionRun::TerminateVm => Err("a VM's terminate runs on its provider".to_string()),
+        ActionRun::Upgrade(_) | ActionRun::ResumeUpgrade => {
+            Err("an in-place upgrade runs on its own rollout runner".to_string())
+        }
     }
 }
 

@@ -108,6 +108,8 @@ pub enum GuardId {
     NotAMember,
     /// Forget: the talosconfig context keeps another node and endpoint.
     OtherNodesLeft,
+    /// Config patch: the node's dry run accepts the patched configuration in the mode asked.
+    ConfigAccepted,
 }
 
 impl GuardId {
@@ -251,6 +253,7 @@ impl GuardId {
             GuardId::WaitCanFinish => "its wait can finish",
             GuardId::NotAMember => "not a member",
             GuardId::OtherNodesLeft => "other nodes left",
+            GuardId::ConfigAccepted => "config accepted",
         }
     }
 
@@ -415,6 +418,13 @@ impl GuardId {
             }
             GuardId::OtherNodesLeft => {
                 "Checks that the talosconfig context keeps another node and another endpoint once this address is gone: a context with no endpoint reaches no node, and talosctl and taloscope could no longer talk to the cluster through it."
+            }
+            GuardId::ConfigAccepted => {
+                "Each node is asked first, in a dry run, what it would do with the patched \
+                 configuration: it validates it and names the mode it would apply it with \
+                 (without a reboot, with one, staged). A node that refuses it (an invalid \
+                 config, or a change that needs a reboot under no-reboot) would refuse the \
+                 real apply too."
             }
             GuardId::SingleControlPlane => {
                 "Warns when the cluster has only one control plane. Upgrading it reboots the only etcd member and API server: the Kubernetes API is down until it is back. Workloads keep running, but nothing can be scheduled or changed meanwhile, so it needs its own typed acknowledgement."

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{ConfigDocument, NodeConfig};
+use super::{ConfigDocument, NodeConfig, redact};
 use crate::cluster_config::ConfigNode;
 
 /// Map keys whose values differ per node by design: `machine.network.hostname` and the
@@ -67,8 +67,8 @@ fn scalar_or_inline(node: &ConfigNode) -> Option<String> {
     }
 }
 
-/// Every leaf of `node` as (path, value), per-node keys left out.
-fn leaves(node: &ConfigNode, prefix: &str, out: &mut Vec<(String, String)>) {
+/// Every leaf of `node` as (path, value), per-node keys left out when `per_node_out`.
+fn leaves(node: &ConfigNode, prefix: &str, per_node_out: bool, out: &mut Vec<(String, String)>) {
     if let Some(value) = scalar_or_inline(node) {
         out.push((prefix.to_string(), value));
         return;
@@ -76,7 +76,7 @@ fn leaves(node: &ConfigNode, prefix: &str, out: &mut Vec<(String, String)>) {
     match node {
         ConfigNode::Map(entries) => {
             for (key, value) in entries {
-                if PER_NODE_KEYS.contains(&key.as_str()) {
+                if per_node_out && PER_NODE_KEYS.contains(&key.as_str()) {
                     continue;
                 }
                 let path = if prefix.is_empty() {
@@ -84,12 +84,12 @@ fn leaves(node: &ConfigNode, prefix: &str, out: &mut Vec<(String, String)>) {
                 } else {
                     format!("{prefix}.{}", key_segment(key))
                 };
-                leaves(value, &path, out);
+                leaves(value, &path, per_node_out, out);
             }
         }
         ConfigNode::Seq(items) => {
             for (i, item) in items.iter().enumerate() {
-                leaves(item, &format!("{prefix}[{i}]"), out);
+                leaves(item, &format!("{prefix}[{i}]"), per_node_out, out);
             }
         }
         _ => {}
@@ -109,7 +109,7 @@ fn flatten(config: &NodeConfig) -> FlatConfig {
     let mut out = BTreeMap::new();
     for doc in &config.documents {
         let mut found = Vec::new();
-        leaves(&doc.body, "", &mut found);
+        leaves(&doc.body, "", true, &mut found);
         let prefix = document_prefix(doc);
         for (path, value) in found {
             let section = match &prefix {
@@ -162,6 +162,52 @@ pub fn role_drift(role: &str, configs: &[NodeConfig]) -> RoleDrift {
         nodes: configs.iter().map(|c| c.node.clone()).collect(),
         drift,
     }
+}
+
+/// One path a change touches: its value before and after (`None`: absent), secrets compared
+/// by their redaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConfigChange {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// Every path whose value differs between two versions of one node's documents, in path
+/// order; per-node keys included (a patch may change them on purpose).
+pub fn config_changes(before: &[ConfigNode], after: &[ConfigNode]) -> Vec<ConfigChange> {
+    let flat = |docs: &[ConfigNode]| -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for body in docs {
+            let mut body = body.clone();
+            redact(&mut body);
+            let doc = ConfigDocument::of(body);
+            let prefix = document_prefix(&doc);
+            let mut found = Vec::new();
+            leaves(&doc.body, "", false, &mut found);
+            for (path, value) in found {
+                let full = match &prefix {
+                    Some(p) => format!("{p}: {path}"),
+                    None => path,
+                };
+                out.insert(full, value);
+            }
+        }
+        out
+    };
+    let (before, after) = (flat(before), flat(after));
+    let mut paths: Vec<&String> = before.keys().chain(after.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+        .into_iter()
+        .filter(|p| before.get(*p) != after.get(*p))
+        .map(|p| ConfigChange {
+            path: p.clone(),
+            before: before.get(p).cloned(),
+            after: after.get(p).cloned(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -240,5 +286,35 @@ mod tests {
             let text = v.value.as_deref().unwrap_or_default();
             assert!(text.starts_with("<redacted sha256:"), "{text}");
         }
+    }
+
+    #[test]
+    fn changes_name_each_path_a_patch_touches_secrets_by_their_redaction() {
+        let parse = |text: &str| ConfigNode::parse_talos_documents(text).expect("parses");
+        let before = parse(
+            "machine:\n  token: old.secret\n  network:\n    hostname: w-1\n---\nkind: RegistryMirrorConfig\nname: ghcr.io\nendpoints:\n  - url: https://a\n",
+        );
+        let after = parse(
+            "machine:\n  token: new.secret\n  network:\n    hostname: w-9\n  kubelet:\n    extraArgs:\n      max-pods: \"250\"\n---\nkind: RegistryMirrorConfig\nname: ghcr.io\nendpoints:\n  - url: https://a\n",
+        );
+        let changes = config_changes(&before, &after);
+        let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "machine.kubelet.extraArgs.max-pods",
+                "machine.network.hostname",
+                "machine.token"
+            ]
+        );
+        assert_eq!(changes[0].before, None);
+        assert_eq!(changes[0].after.as_deref(), Some("250"));
+        let token = &changes[2];
+        for shown in [&token.before, &token.after] {
+            let shown = shown.as_deref().expect("present");
+            assert!(shown.starts_with("<redacted sha256:"), "{shown}");
+            assert!(!shown.contains("secret"), "{shown}");
+        }
+        assert!(config_changes(&before, &before).is_empty());
     }
 }

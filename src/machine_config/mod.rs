@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cluster_config::ConfigNode;
 use crate::talos::{TalosClient, TalosError};
 
-pub use drift::{DriftEntry, DriftValue, RoleDrift, role_drift};
+pub use drift::{ConfigChange, DriftEntry, DriftValue, RoleDrift, config_changes, role_drift};
 pub use redact::{redact, redaction};
 
 /// The largest configuration read from a node: a machine config is kilobytes; anything past
@@ -53,6 +53,20 @@ pub struct ConfigDocument {
 }
 
 impl ConfigDocument {
+    /// A document with the kind and name it says it has (`v1alpha1` when it names none).
+    pub fn of(body: ConfigNode) -> ConfigDocument {
+        let kind = body
+            .get("kind")
+            .and_then(ConfigNode::as_str)
+            .unwrap_or("v1alpha1")
+            .to_string();
+        let name = body
+            .get("name")
+            .and_then(ConfigNode::as_str)
+            .map(str::to_string);
+        ConfigDocument { kind, name, body }
+    }
+
     /// `v1alpha1`, `HostnameConfig` or `RegistryMirrorConfig ghcr.io`.
     pub fn title(&self) -> String {
         match &self.name {
@@ -100,16 +114,7 @@ pub fn documents(
         if !reveal {
             redacted += redact(&mut body);
         }
-        let kind = body
-            .get("kind")
-            .and_then(ConfigNode::as_str)
-            .unwrap_or("v1alpha1")
-            .to_string();
-        let name = body
-            .get("name")
-            .and_then(ConfigNode::as_str)
-            .map(str::to_string);
-        out.push(ConfigDocument { kind, name, body });
+        out.push(ConfigDocument::of(body));
     }
     Ok((out, redacted))
 }

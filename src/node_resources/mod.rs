@@ -2,9 +2,10 @@
 //! with how full they are, links, addresses, routes, KubeSpan peers and connections, processes
 //! and containers. Read through the Talos client (`collect`), folded into one document
 //! (`document`, the JSON contract of `node info` and `top`), with the usage arithmetic and its
-//! thresholds apart (`usage`, pure).
+//! thresholds apart (`usage`, pure) and the words the CLI and the console print (`text`).
 pub mod collect;
 pub mod document;
+pub mod text;
 pub mod usage;
 
 pub use collect::{

@@ -5,6 +5,7 @@
 //! `MutatingAction`), so a new mutating action does not compile until it has one here.
 pub mod capi_fix;
 pub mod capi_upgrade;
+pub mod config_patch;
 pub mod create;
 pub mod delete;
 pub mod etcd;
@@ -57,6 +58,8 @@ pub enum OperationKind {
     DeleteMachine,
     /// A node that is no longer a member removed from its talosconfig context.
     ForgetNode,
+    /// A machine-configuration patch rolled out node by node.
+    ConfigPatch,
 }
 
 /// How a running operation of a kind stops when the operator cancels it.
@@ -69,7 +72,7 @@ pub enum CancelRule {
 }
 
 impl OperationKind {
-    pub const ALL: [OperationKind; 21] = [
+    pub const ALL: [OperationKind; 22] = [
         OperationKind::TalosUpgrade,
         OperationKind::KubernetesUpgrade,
         OperationKind::CapiUpgrade,
@@ -91,6 +94,7 @@ impl OperationKind {
         OperationKind::Scale,
         OperationKind::DeleteMachine,
         OperationKind::ForgetNode,
+        OperationKind::ConfigPatch,
     ];
 
     /// The kind of an action the dispatcher is asked for.
@@ -121,6 +125,7 @@ impl OperationKind {
             MutatingAction::ScaleCapi { .. } => OperationKind::Scale,
             MutatingAction::CapiDeleteMachine { .. } => OperationKind::DeleteMachine,
             MutatingAction::ForgetNode { .. } => OperationKind::ForgetNode,
+            MutatingAction::ConfigPatch { .. } => OperationKind::ConfigPatch,
         }
     }
 
@@ -144,6 +149,7 @@ impl OperationKind {
             | K::EtcdRemoveMember
             | K::DeleteMachine
             | K::ForgetNode
+            | K::ConfigPatch
             // A delete reads and then removes the create journal; its own run is an action.
             | K::Delete
             | K::Scale => ACTIONS,
@@ -172,6 +178,7 @@ impl OperationKind {
             | K::EtcdRemoveMember => Some(type_name::<etcd::EtcdOperation>()),
             K::DeleteMachine => Some(type_name::<capi_fix::CapiFix>()),
             K::ForgetNode => Some(type_name::<forget::NodeForget>()),
+            K::ConfigPatch => Some(type_name::<config_patch::ConfigPatchRollout>()),
             K::Scale => Some(type_name::<scale::CapiScale>()),
             K::Terminate => Some(type_name::<terminate::VmTermination>()),
             K::Provision => Some(type_name::<provision::Provisioning>()),
@@ -212,7 +219,8 @@ impl OperationKind {
             | K::EtcdDefragment
             | K::EtcdSnapshot
             | K::EtcdForfeit
-            | K::EtcdRemoveMember => CancelRule::AfterStep,
+            | K::EtcdRemoveMember
+            | K::ConfigPatch => CancelRule::AfterStep,
             K::Provision
             | K::Terminate
             | K::Create

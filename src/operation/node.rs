@@ -166,52 +166,18 @@ impl NodeAction {
             .await
             .map_err(|e| e.to_string())?;
         step.say(format!("{}: reboot requested", self.name()));
-        self.wait_until_back(&boot, step).await?;
+        let plan = &self.plan;
+        wait_until_back(
+            &self.observer,
+            &plan.node,
+            address,
+            plan.etcd_member.as_deref(),
+            Some(&boot),
+            self.options.poll_interval,
+            step,
+        )
+        .await?;
         Ok(format!("{}: back, running and ready", self.name()))
-    }
-
-    /// Polls until the node is back: booted again (or, when the boot id cannot be read, seen
-    /// down and answering again) and [`node_back`].
-    async fn wait_until_back(
-        &self,
-        boot: &BootIdCheck,
-        step: &StepContext<'_>,
-    ) -> Result<(), StepError> {
-        let kube_checked = self.observer.kube.is_some();
-        let mut seen_down = false;
-        let mut last = String::new();
-        loop {
-            step.wait(self.options.poll_interval, "the node to come back")
-                .await?;
-            let status = self.observer.status().await;
-            let found = status
-                .node(&self.plan.node)
-                .or_else(|| status.node(&self.plan.address));
-            let back = match found {
-                None => Err("not in the cluster status".to_string()),
-                Some(n) => node_back(&status, n, self.plan.etcd_member.as_deref(), kube_checked),
-            };
-            seen_down |= back.is_err();
-            let verdict = match (back, boot) {
-                (Err(why), _) => Err(why),
-                (Ok(()), BootIdCheck::Skipped(_)) if !seen_down => {
-                    Err("not seen going down yet".to_string())
-                }
-                (Ok(()), BootIdCheck::Skipped(_)) => Ok(()),
-                (Ok(()), BootIdCheck::Before(_)) => {
-                    let now = self.observer.talos.boot_id(&self.plan.address).await.ok();
-                    boot.verdict(now.as_deref())
-                }
-            };
-            match verdict {
-                Ok(()) => return Ok(()),
-                Err(why) if why != last => {
-                    step.say(format!("{}: rebooting: {why}", self.name()));
-                    last = why;
-                }
-                Err(_) => {}
-            }
-        }
     }
 
     async fn shutdown(&self, step: &StepContext<'_>) -> Result<String, StepError> {
@@ -291,6 +257,57 @@ impl NodeAction {
         }
         step.left_cordoned(None);
         Ok(format!("{node}: uncordoned {name}"))
+    }
+}
+
+/// Polls until `node` (at `address`) is back (`node_back`: running, Ready, its etcd member
+/// healthy), and, after a reboot (`boot`, read before it), booted again: its boot id changed,
+/// or, when that cannot be read, seen down and answering again.
+pub async fn wait_until_back(
+    observer: &ClusterObserver,
+    node: &str,
+    address: &str,
+    etcd_member: Option<&str>,
+    boot: Option<&BootIdCheck>,
+    poll: std::time::Duration,
+    step: &StepContext<'_>,
+) -> Result<(), StepError> {
+    let kube_checked = observer.kube.is_some();
+    let doing = if boot.is_some() {
+        "rebooting"
+    } else {
+        "waiting"
+    };
+    let mut seen_down = false;
+    let mut last = String::new();
+    loop {
+        step.wait(poll, "the node to come back").await?;
+        let status = observer.status().await;
+        let back = match status.node(node).or_else(|| status.node(address)) {
+            None => Err("not in the cluster status".to_string()),
+            Some(n) => node_back(&status, n, etcd_member, kube_checked),
+        };
+        seen_down |= back.is_err();
+        let verdict = match (back, boot) {
+            (Err(why), _) => Err(why),
+            (Ok(()), None) => Ok(()),
+            (Ok(()), Some(BootIdCheck::Skipped(_))) if !seen_down => {
+                Err("not seen going down yet".to_string())
+            }
+            (Ok(()), Some(BootIdCheck::Skipped(_))) => Ok(()),
+            (Ok(()), Some(boot @ BootIdCheck::Before(_))) => {
+                let now = observer.talos.boot_id(address).await.ok();
+                boot.verdict(now.as_deref())
+            }
+        };
+        match verdict {
+            Ok(()) => return Ok(()),
+            Err(why) if why != last => {
+                step.say(format!("{node}: {doing}: {why}"));
+                last = why;
+            }
+            Err(_) => {}
+        }
     }
 }
 

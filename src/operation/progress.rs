@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::{CancelRule, OperationKind};
+use crate::approval::MutatingAction;
 use crate::clock::short_duration;
 
 /// Lines kept per run; older ones are dropped.
@@ -44,8 +45,19 @@ pub enum ProgressEvent {
         about: String,
         question: String,
     },
+    /// A guarded action the run offers on one of its subjects (a failed VM's terminate): the
+    /// progress screen asks the dispatcher for it with one key.
+    Offer(Offer),
     /// How it ended: what it did, or why it did not finish.
     Finished(Result<String, String>),
+}
+
+/// A guarded action offered on a subject, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub subject: String,
+    pub reason: String,
+    pub action: MutatingAction,
 }
 
 /// A subject's latest state.
@@ -62,6 +74,8 @@ pub enum StepState {
     Running(String),
     Done(String),
     Failed(String),
+    /// Nothing to do (a node already on the target, or left out).
+    Skipped(String),
 }
 
 impl StepState {
@@ -71,18 +85,25 @@ impl StepState {
             StepState::Running(_) => "running",
             StepState::Done(_) => "done",
             StepState::Failed(_) => "FAILED",
+            StepState::Skipped(_) => "skipped",
         }
     }
 
     pub fn detail(&self) -> &str {
         match self {
             StepState::Pending => "",
-            StepState::Running(d) | StepState::Done(d) | StepState::Failed(d) => d,
+            StepState::Running(d)
+            | StepState::Done(d)
+            | StepState::Failed(d)
+            | StepState::Skipped(d) => d,
         }
     }
 
     fn ended(&self) -> bool {
-        matches!(self, StepState::Done(_) | StepState::Failed(_))
+        matches!(
+            self,
+            StepState::Done(_) | StepState::Failed(_) | StepState::Skipped(_)
+        )
     }
 }
 
@@ -170,6 +191,8 @@ pub struct OperationProgress {
     pub tally: Option<Tally>,
     pub checks: Vec<Check>,
     pub waiting: Option<String>,
+    /// Guarded actions offered on its subjects, one per subject, newest last.
+    pub offers: Vec<Offer>,
     /// The lines, oldest first (bounded), each stamped `[+1m05s]` when the clock was known.
     pub lines: VecDeque<String>,
     /// When it started and ended (seconds since the Unix epoch, the console's clock).
@@ -177,6 +200,10 @@ pub struct OperationProgress {
     pub ended: Option<u64>,
     /// The most it may take, when its runner bounds it (a node action's node timeout).
     pub timeout: Option<Duration>,
+    /// The most each of its steps may take (a rollout's node timeout).
+    pub step_timeout: Option<Duration>,
+    /// Left by a run that did not end (read from its journal): the approval a resume asks for.
+    pub resumable: Option<crate::approval::MutatingAction>,
     /// How a cancel stops it.
     pub cancel: CancelRule,
     /// The operator asked to cancel: the runner stops after its current step.
@@ -210,10 +237,13 @@ impl OperationProgress {
             tally: None,
             checks: Vec::new(),
             waiting: None,
+            offers: Vec::new(),
             lines: VecDeque::new(),
             started: now,
             ended: None,
             timeout: None,
+            step_timeout: None,
+            resumable: None,
             cancel,
             cancelling: false,
             outcome: None,
@@ -271,6 +301,10 @@ impl OperationProgress {
                     text: question,
                 })
             }
+            ProgressEvent::Offer(offer) => {
+                self.offers.retain(|o| o.subject != offer.subject);
+                self.offers.push(offer);
+            }
             ProgressEvent::Finished(result) => self.finish(now, result),
         }
     }
@@ -299,11 +333,24 @@ impl OperationProgress {
         row.state = state;
     }
 
-    /// Steps done of those known.
+    /// The step under way, else the first still to run, else the first: the step list follows
+    /// it.
+    pub fn current_step(&self) -> usize {
+        let under_way = |r: &StepRow| matches!(r.state, StepState::Running(_));
+        let pending = |r: &StepRow| matches!(r.state, StepState::Pending);
+        let steps = &self.steps;
+        steps
+            .iter()
+            .position(under_way)
+            .or_else(|| steps.iter().position(pending))
+            .unwrap_or(0)
+    }
+
+    /// Steps done (or skipped) of those known.
     pub fn steps_done(&self) -> usize {
         self.steps
             .iter()
-            .filter(|r| matches!(r.state, StepState::Done(_)))
+            .filter(|r| matches!(r.state, StepState::Done(_) | StepState::Skipped(_)))
             .count()
     }
 
@@ -394,7 +441,7 @@ impl OperationProgress {
     }
 
     /// "elapsed 1m05s, times out after 15m00s" (or without its bound), while it runs and
-    /// once it ended.
+    /// once it ended; the bound of each step is the step list's to say.
     pub fn elapsed(&self, now: Option<u64>) -> Option<String> {
         let elapsed = short_duration(self.ended.or(now)?.saturating_sub(self.started?));
         Some(match self.timeout {

@@ -2,12 +2,13 @@
 //! (`cp-2: rebooting: ...`, the node a subject), the etcd actions' numbered steps, a rollout's
 //! steps, pauses and end, a provision's VMs, the cluster lifecycle's phases and notes, a CAPI
 //! scale's Machines, etcd polls and waits.
-use super::progress::{Check, ProgressEvent, StepRow, StepState, Tally};
+use super::progress::{Check, Offer, OperationProgress, ProgressEvent, StepRow, StepState, Tally};
+use crate::approval::MutatingAction;
 use crate::capi::MachineRole;
 use crate::capi_scale::{MachineChange, ScaleEvent, ScalePlan};
 use crate::cluster_lifecycle::{CreatePhase, LifecycleEvent, PhaseState};
 use crate::etcd_maintenance::EtcdPlan;
-use crate::provision::ProvisionEvent;
+use crate::provision::{ProvisionEvent, ProvisionStage};
 use crate::rollout::{RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
 use crate::upgrade::capi::CapiUpgradePlan;
 
@@ -103,9 +104,10 @@ pub fn rollout(event: &RolloutEvent) -> Vec<ProgressEvent> {
         RolloutEvent::Started(summary) => {
             let total = summary.steps.len();
             let steps = summary.steps.iter().enumerate();
-            steps
-                .map(|(index, step)| rollout_step(index, total, step))
-                .collect()
+            let steps = steps.map(|(index, step)| rollout_step(index, total, step));
+            // A journal's pause holds the resumed run until `r`.
+            let paused = summary.paused.then_some(ProgressEvent::Paused(true));
+            steps.chain(paused).collect()
         }
         RolloutEvent::Step {
             index, progress, ..
@@ -113,12 +115,37 @@ pub fn rollout(event: &RolloutEvent) -> Vec<ProgressEvent> {
         RolloutEvent::Log { line, .. } => vec![ProgressEvent::Line(line.clone())],
         RolloutEvent::Paused { .. } => vec![ProgressEvent::Paused(true)],
         RolloutEvent::Resumed { .. } => vec![ProgressEvent::Paused(false)],
-        RolloutEvent::Finished { outcome, .. } => vec![ProgressEvent::Finished(match outcome {
-            RolloutOutcome::Completed => Ok("every node done or skipped".to_string()),
-            RolloutOutcome::Aborted => Err("aborted before the next node".to_string()),
-            RolloutOutcome::Halted(why) => Err(format!("halted: {why}")),
-        })],
+        RolloutEvent::Finished { outcome, .. } => {
+            vec![ProgressEvent::Finished(rollout_end(outcome))]
+        }
     }
+}
+
+/// How a rollout ended, as its progress says it.
+pub fn rollout_end(outcome: &RolloutOutcome) -> Result<String, String> {
+    match outcome {
+        RolloutOutcome::Completed => Ok("completed: every node done or skipped".to_string()),
+        RolloutOutcome::Aborted => Err("cancelled before the next node".to_string()),
+        RolloutOutcome::Halted(why) => Err(format!("halted: {why}")),
+    }
+}
+
+/// A rollout's steps as its step list starts (a journal's, or the plan's before the runner
+/// reports).
+pub fn rollout_steps(steps: &[StepProgress]) -> Vec<StepRow> {
+    steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, step)| match rollout_step(i, steps.len(), step) {
+            ProgressEvent::Step { label, state, .. } => Some(StepRow {
+                label,
+                state,
+                started: step.started_unix,
+                ended: step.finished_unix,
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEvent {
@@ -126,7 +153,7 @@ fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEven
     let state = match step.phase {
         StepPhase::Pending => StepState::Pending,
         StepPhase::Done => StepState::Done(detail),
-        StepPhase::Skipped => StepState::Done(format!("skipped {detail}").trim_end().to_string()),
+        StepPhase::Skipped => StepState::Skipped(detail),
         StepPhase::Failed => StepState::Failed(detail),
         phase => StepState::Running(format!("{}: {detail}", phase.as_str())),
     };
@@ -138,32 +165,81 @@ fn rollout_step(index: usize, total: usize, step: &StepProgress) -> ProgressEven
     }
 }
 
-/// A provision's event (`provision::runner`): each VM a subject (its stage, STATE/LCM_STATE
-/// and address) and a line; a note a line; the end joined or not.
-pub fn provision(event: &ProvisionEvent) -> Vec<ProgressEvent> {
-    match event {
-        ProvisionEvent::Vm(vm) => {
-            let ip = vm
-                .ip
-                .as_deref()
-                .map_or(String::new(), |ip| format!(" {ip}"));
-            vec![
-                ProgressEvent::Subject {
-                    name: vm.name.clone(),
-                    state: format!("{} ({}/{}){ip}", vm.stage.as_str(), vm.state, vm.lcm_state),
+/// A provision's VMs as its steps (`provision::runner`'s events): one step per VM in the order
+/// planned (a VM first reported under another name joins the end), running until it joined
+/// (done) or failed or was terminated; each report a line too, a note a line, and a failed VM
+/// the provider knows by id offers its terminate. The end is the run's result, told apart.
+#[derive(Debug, Clone)]
+pub struct ProvisionSteps {
+    /// The cluster's key in taloscope's config and the provider, as a terminate names them.
+    cluster: String,
+    provider: String,
+    names: Vec<String>,
+}
+
+impl ProvisionSteps {
+    pub fn new(cluster: &str, provider: &str, names: Vec<String>) -> ProvisionSteps {
+        ProvisionSteps {
+            cluster: cluster.to_string(),
+            provider: provider.to_string(),
+            names,
+        }
+    }
+
+    /// A provision's progress: every VM known so far a pending step, counted as joined.
+    pub fn shape(&self, progress: &mut OperationProgress) {
+        progress.steps = self.names.iter().map(|n| StepRow::pending(n)).collect();
+        progress.steps_word = "joined".into();
+        progress.steps_title = "VMs".into();
+    }
+
+    pub fn events(&mut self, event: &ProvisionEvent) -> Vec<ProgressEvent> {
+        let vm = match event {
+            ProvisionEvent::Vm(vm) => vm,
+            ProvisionEvent::Note(text) => return vec![ProgressEvent::Line(text.clone())],
+            ProvisionEvent::Finished(_) => return Vec::new(),
+        };
+        let index = match self.names.iter().position(|n| *n == vm.name) {
+            Some(i) => i,
+            None => {
+                self.names.push(vm.name.clone());
+                self.names.len() - 1
+            }
+        };
+        let ip = vm
+            .ip
+            .as_deref()
+            .map_or(String::new(), |ip| format!(" {ip}"));
+        let mut detail = format!("{} ({}/{}){ip}", vm.stage.as_str(), vm.state, vm.lcm_state);
+        if let Some(reason) = &vm.reason {
+            detail.push_str(&format!(": {reason}"));
+        }
+        let state = match vm.stage {
+            ProvisionStage::Joined => StepState::Done(detail),
+            ProvisionStage::Failed | ProvisionStage::Terminated => StepState::Failed(detail),
+            _ => StepState::Running(detail),
+        };
+        let mut events = vec![
+            ProgressEvent::Step {
+                index,
+                total: self.names.len(),
+                label: vm.name.clone(),
+                state,
+            },
+            ProgressEvent::Line(vm.line()),
+        ];
+        if let (ProvisionStage::Failed, Some(id)) = (vm.stage, vm.id) {
+            events.push(ProgressEvent::Offer(Offer {
+                subject: vm.name.clone(),
+                reason: vm.reason.clone().unwrap_or_else(|| vm.lcm_state.clone()),
+                action: MutatingAction::TerminateVm {
+                    cluster: self.cluster.clone(),
+                    provider: self.provider.clone(),
+                    vm: id.to_string(),
                 },
-                ProgressEvent::Line(vm.line()),
-            ]
+            }));
         }
-        ProvisionEvent::Note(text) => vec![ProgressEvent::Line(text.clone())],
-        ProvisionEvent::Finished(summary) => {
-            let line = summary.line();
-            vec![ProgressEvent::Finished(if summary.succeeded() {
-                Ok(line)
-            } else {
-                Err(line)
-            })]
-        }
+        events
     }
 }
 
@@ -392,23 +468,44 @@ mod tests {
     }
 
     #[test]
-    fn a_vm_is_a_subject_with_its_stage_and_states() {
-        let vm = crate::provision::VmProgress {
+    fn a_vm_is_a_step_and_a_failed_one_offers_its_terminate() {
+        let vm = |name: &str, stage, lcm: &str| crate::provision::VmProgress {
             id: Some(8),
-            name: "prod-worker-3".into(),
+            name: name.into(),
             state: "ACTIVE".into(),
-            lcm_state: "BOOT_FAILURE".into(),
+            lcm_state: lcm.into(),
             ip: None,
-            stage: crate::provision::ProvisionStage::Failed,
-            reason: Some("boot failed".into()),
+            stage,
+            reason: None,
         };
-        let events = provision(&ProvisionEvent::Vm(vm));
+        let mut steps = ProvisionSteps::new("prod", "one", vec!["prod-worker-3".into()]);
+        let other = vm("prod-worker-9", ProvisionStage::Booting, "BOOT");
+        let events = steps.events(&ProvisionEvent::Vm(other));
+        assert!(matches!(
+            &events[0],
+            ProgressEvent::Step { index: 1, total: 2, state: StepState::Running(d), .. }
+                if d == "booting (ACTIVE/BOOT)"
+        ));
+        assert_eq!(events.len(), 2, "a line, no offer: {events:?}");
+        let failed = vm("prod-worker-3", ProvisionStage::Failed, "BOOT_FAILURE");
+        let events = steps.events(&ProvisionEvent::Vm(failed));
+        assert!(matches!(
+            &events[0],
+            ProgressEvent::Step { index: 0, total: 2, state: StepState::Failed(d), .. }
+                if d == "failed (ACTIVE/BOOT_FAILURE)"
+        ));
+        let terminate = MutatingAction::TerminateVm {
+            cluster: "prod".into(),
+            provider: "one".into(),
+            vm: "8".into(),
+        };
         assert_eq!(
-            events[0],
-            ProgressEvent::Subject {
-                name: "prod-worker-3".into(),
-                state: "failed (ACTIVE/BOOT_FAILURE)".into()
-            }
+            events[2],
+            ProgressEvent::Offer(Offer {
+                subject: "prod-worker-3".into(),
+                reason: "BOOT_FAILURE".into(),
+                action: terminate,
+            })
         );
     }
 }

@@ -80,6 +80,11 @@ fn every_action() -> Vec<MutatingAction> {
             context: "prod".into(),
             address: "127.10.0.9".into(),
         },
+        MutatingAction::ConfigPatch {
+            cluster: cluster(),
+            nodes: vec!["w-1".into(), "w-2".into()],
+            mode: "auto".into(),
+        },
     ]
 }
 
@@ -162,6 +167,7 @@ fn every_implementation_a_kind_names_is_an_operation() {
         >(),
         operation_named::<delete::ClusterDelete<crate::cluster_lifecycle::ProviderDelete>>(),
         operation_named::<forget::NodeForget>(),
+        operation_named::<config_patch::ConfigPatchRollout>(),
         operation_named::<capi_upgrade::CapiUpgrade>(),
         operation_named::<upgrade::UpgradeOperation<crate::upgrade::TalosOs>>(),
         operation_named::<upgrade::UpgradeOperation<crate::upgrade::kubernetes::Kubernetes>>(),

@@ -237,13 +237,15 @@ impl TalosClient {
         })
     }
 
-    /// Applies a whole machine configuration (multi-document YAML).
+    /// Applies a whole machine configuration (multi-document YAML); `try_timeout`: how long
+    /// a `Try` change stands before the node reverts it (the node's default when `None`).
     pub async fn apply_configuration(
         &self,
         node: &str,
         config: &[u8],
         mode: ApplyMode,
         dry_run: bool,
+        try_timeout: Option<std::time::Duration>,
     ) -> Result<AppliedConfiguration, TalosError> {
         const CALL: &str = "ApplyConfiguration";
         let t = Some(self.options().call_timeout);
@@ -251,7 +253,7 @@ impl TalosClient {
             data: config.to_vec(),
             mode: mode.to_proto(),
             dry_run,
-            try_mode_timeout: None,
+            try_mode_timeout: try_timeout.and_then(|d| prost_types::Duration::try_from(d).ok()),
         };
         let resp = self
             .call(node, CALL, Retry::OnlyIfNotSent, |ch| {

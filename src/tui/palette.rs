@@ -1,8 +1,13 @@
-//! What reaches a 16-colour terminal: crossterm writes every colour, the 16
-//! named ones too, as a 256-colour escape (`38;5;N`), which terminals that
-//! report 16 colours (TERM=xterm, screen) may show wrong or not at all. On
-//! such a terminal the writer holds each frame and, on flush, rewrites those
-//! escapes to the 16-colour codes (30-37, 90-97, 40-47, 100-107).
+//! What reaches the terminal, one frame at a time. The writer holds what is
+//! written until the flush that ends a frame, then writes it in one piece as a
+//! synchronized update (DEC mode 2026: tmux and most terminals show it whole,
+//! never half drawn; terminals without it ignore the mode).
+//!
+//! On a 16-colour terminal it also rewrites the colours: crossterm writes
+//! every colour, the 16 named ones too, as a 256-colour escape (`38;5;N`),
+//! which terminals that report 16 colours (TERM=xterm, screen) may show wrong
+//! or not at all; those escapes become the 16-colour codes (30-37, 90-97,
+//! 40-47, 100-107).
 use std::io::{self, Write};
 
 use ratatui::style::Color;
@@ -10,7 +15,13 @@ use ratatui::style::Color;
 use super::ColorDepth;
 use super::theme::{ansi16_index, degrade};
 
-/// The console's output: as it is, or rewritten to the 16-colour codes.
+/// Begins a synchronized update: the terminal holds what follows until the end.
+pub const BEGIN_FRAME: &[u8] = b"\x1b[?2026h";
+/// Ends a synchronized update: the terminal shows the frame.
+pub const END_FRAME: &[u8] = b"\x1b[?2026l";
+
+/// The console's output, a frame per flush: its colours as they are, or
+/// rewritten to the 16-colour codes.
 pub struct PaletteWriter<W: Write> {
     inner: W,
     sixteen: bool,
@@ -34,9 +45,6 @@ impl<W: Write> PaletteWriter<W> {
 
 impl<W: Write> Write for PaletteWriter<W> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if !self.sixteen {
-            return self.inner.write(bytes);
-        }
         self.frame.extend_from_slice(bytes);
         Ok(bytes.len())
     }
@@ -44,7 +52,16 @@ impl<W: Write> Write for PaletteWriter<W> {
     fn flush(&mut self) -> io::Result<()> {
         if !self.frame.is_empty() {
             let frame = std::mem::take(&mut self.frame);
-            self.inner.write_all(&to_ansi16(&frame))?;
+            let body = if self.sixteen {
+                to_ansi16(&frame)
+            } else {
+                frame
+            };
+            let mut out = Vec::with_capacity(BEGIN_FRAME.len() + body.len() + END_FRAME.len());
+            out.extend_from_slice(BEGIN_FRAME);
+            out.extend_from_slice(&body);
+            out.extend_from_slice(END_FRAME);
+            self.inner.write_all(&out)?;
         }
         self.inner.flush()
     }
@@ -140,9 +157,21 @@ mod tests {
         }
         assert!(w.get_ref().is_empty(), "held until the frame is flushed");
         w.flush().unwrap();
-        assert_eq!(w.get_ref().as_slice(), b"\x1b[92mok");
-        let mut passthrough = PaletteWriter::new(Vec::new(), ColorDepth::Ansi256);
-        passthrough.write_all(b"\x1b[38;5;10m").unwrap();
-        assert_eq!(passthrough.get_ref().as_slice(), b"\x1b[38;5;10m");
+        assert_eq!(w.get_ref().as_slice(), b"\x1b[?2026h\x1b[92mok\x1b[?2026l");
+    }
+
+    #[test]
+    fn each_flush_is_one_synchronized_frame_and_an_empty_one_writes_nothing() {
+        let mut w = PaletteWriter::new(Vec::new(), ColorDepth::Ansi256);
+        w.write_all(b"\x1b[38;5;10m").unwrap();
+        w.write_all(b"a").unwrap();
+        assert!(w.get_ref().is_empty(), "held until the frame is flushed");
+        w.flush().unwrap();
+        w.flush().unwrap();
+        assert_eq!(
+            w.get_ref().as_slice(),
+            b"\x1b[?2026h\x1b[38;5;10ma\x1b[?2026l",
+            "colours as they are, one frame, nothing for the empty flush"
+        );
     }
 }

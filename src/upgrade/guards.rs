@@ -345,11 +345,15 @@ fn planned_nodes<'a>(
 }
 
 fn node_guards(plan: &UpgradePlan, status: &ClusterStatus) -> Vec<Guard> {
-    let nodes = planned_nodes(plan, status);
+    nodes_healthy(&planned_nodes(plan, status))
+}
+
+/// Every one of `nodes` (name, and its status when it has one) reachable, running and ready.
+pub(crate) fn nodes_healthy(nodes: &[(&str, Option<&NodeStatus>)]) -> Vec<Guard> {
     let mut unreachable = Vec::new();
     let mut not_running = Vec::new();
     let mut not_ready = Vec::new();
-    for (name, node) in &nodes {
+    for (name, node) in nodes {
         let Some(node) = node else {
             unreachable.push(format!("{name} (gone from the cluster status)"));
             not_running.push(format!("{name} (unknown)"));

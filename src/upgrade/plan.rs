@@ -39,6 +39,30 @@ pub fn offered_among(
     learned.releases.offer(&targets, lowest.minor_key())
 }
 
+/// The Talos targets offered for a cluster among the releases learned at run time, and the one
+/// offered first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TalosTargets {
+    /// The running minor's patches newest first, then the next minor's.
+    pub offered: Vec<OfferedRelease>,
+    /// The running minor's newest patch, else the next minor's newest.
+    pub default: Option<TalosVersion>,
+}
+
+/// The targets `taloscope upgrade --plan` lists and the console's plan screen offers for
+/// `status`, with their default, from the same learned releases (a registry's listing, or the
+/// built-in table when none answered).
+pub fn talos_targets(
+    status: &ClusterStatus,
+    allow_downgrade: bool,
+    learned: &LearnedReleases,
+) -> TalosTargets {
+    let offered = offered_among(status, allow_downgrade, learned);
+    let versions: Vec<TalosVersion> = offered.iter().map(|o| o.version.clone()).collect();
+    let default = crate::versions::default_talos_target(&versions, &running_talos_versions(status));
+    TalosTargets { offered, default }
+}
+
 /// The Talos version of every node that reports a valid one.
 pub fn running_talos_versions(status: &ClusterStatus) -> Vec<TalosVersion> {
     status

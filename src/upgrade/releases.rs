@@ -107,7 +107,7 @@ fn age_text(seconds: u64) -> String {
 }
 
 /// The releases one decision uses, and where they came from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LearnedReleases {
     pub releases: TalosReleases,
     pub origin: ReleasesOrigin,
@@ -200,6 +200,38 @@ impl ReleaseLookup {
             pre_release,
             timeout: Duration::from_secs(10),
         }
+    }
+
+    /// The lookup of a Talos upgrade of the cluster `cluster` names in taloscope's `config`
+    /// (`taloscope upgrade` and the console's plan screen alike): the mirrors of `ghcr.io`
+    /// its machine configs name, then the registry as [`REGISTRY_ENV`] sets it, cached in
+    /// `state_dir`. Nothing is asked until [`ReleaseLookup::learn`].
+    pub fn for_cluster(
+        config: &crate::config::Config,
+        cluster: Option<&str>,
+        state_dir: &Path,
+        pre_release: bool,
+    ) -> ReleaseLookup {
+        let mirrors: Vec<String> = cluster
+            .and_then(|name| config.clusters.get(name))
+            .map(|entry| {
+                [
+                    crate::config::MachineRole::Controlplane,
+                    crate::config::MachineRole::Worker,
+                ]
+                .into_iter()
+                .filter_map(|role| entry.machine_configs.get(role).cloned())
+                .flat_map(|file| installer_mirrors_in(&file))
+                .collect()
+            })
+            .unwrap_or_default();
+        let setting = std::env::var(REGISTRY_ENV).ok();
+        ReleaseLookup::new(
+            setting.as_deref(),
+            mirrors,
+            Some(state_dir.to_path_buf()),
+            pre_release,
+        )
     }
 
     /// The lookup a create uses: no cluster, so no machine config naming mirrors yet; the

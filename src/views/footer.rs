@@ -69,8 +69,7 @@ fn prompt(kind: InputKind) -> &'static str {
         InputKind::Image => "image> ",
         InputKind::Acknowledge => "acknowledge> ",
         InputKind::NamePattern => "names> ",
-        InputKind::SnapshotPath => "snapshot to> ",
-        InputKind::Screen(_, prompt) => prompt,
+        InputKind::Screen(prompt) => prompt,
         InputKind::ScaleReplicas => "replicas> ",
     }
 }

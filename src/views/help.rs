@@ -1,6 +1,7 @@
 //! The `?` help overlay, sized to the screen: the keys of where you are
 //! first, then the rest and the commands, wrapped (two columns when wide) as
-//! `app::help` lays them out from the keymap, so it says what keys really do.
+//! `app::help` lays them out from the keymap, so it says what keys really do;
+//! its own keys are in the footer below it, generated like every footer.
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -90,8 +91,7 @@ impl Widget for &Help<'_> {
             .border_set(self.look.glyphs.border)
             .border_style(s.get(Role::Border))
             .padding(Padding::horizontal(1))
-            .title(Span::styled(" Help ", s.get(Role::Title)))
-            .title_bottom(Span::styled(" j/k scroll, Esc closes ", s.get(Role::Muted)));
+            .title(Span::styled(" Help ", s.get(Role::Title)));
         let inner = block.inner(popup);
         let lines = self.lines(usize::from(inner.width));
         let max_scroll = (lines.len() as u16).saturating_sub(inner.height);

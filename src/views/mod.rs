@@ -12,7 +12,7 @@ use crate::app::screens::Screens;
 use crate::app::state::{AppState, Overlay};
 pub use crate::tui::Look;
 
-pub mod action_menu;
+pub mod actions;
 pub mod capi;
 pub mod certs;
 pub mod cluster;
@@ -33,11 +33,11 @@ pub mod messages;
 pub mod node_detail;
 pub mod nodes;
 pub mod plan;
+mod plan_parts;
 pub mod progress;
 mod progress_parts;
 pub mod provision;
-pub mod provision_progress;
-pub mod rollout;
+pub mod resources;
 pub mod table;
 pub mod too_small;
 pub mod versions;
@@ -47,9 +47,12 @@ pub mod capi_scale_input;
 /// Every screen module of the console, for `AppState::with_screens`.
 pub fn screens() -> Screens {
     Screens::new(vec![
+        Box::new(actions::ActionsScreen::default()),
         Box::new(certs::CertsScreen::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
+        Box::new(logs::LogsScreen::default()),
+        Box::new(resources::ResourcesScreen::default()),
     ])
 }
 
@@ -90,7 +93,12 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Constraint::Length(1),
     ]));
     (&header::Header::new(state, look)).render(top, buf);
-    match state.screen {
+    // A module that pops up over a screen: that screen first, the module over it.
+    let under = match state.screen {
+        Screen::Module(name) => state.screens.get(name).and_then(|m| m.drawn_over()),
+        _ => None,
+    };
+    match under.unwrap_or(state.screen) {
         Screen::Clusters => (&clusters::ClusterList::new(state, look)).render(body, buf),
         Screen::Fleet => (&fleet::FleetView::new(state, look)).render(body, buf),
         Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
@@ -98,23 +106,18 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::UpgradePlan => {
             (&plan::upgrade::UpgradePlanView::new(state, look)).render(body, buf)
         }
-        Screen::Rollout => (&rollout::RolloutPane::new(state, look)).render(body, buf),
         Screen::KubernetesPlan => (&plan::kube::KubePlanView::new(state, look)).render(body, buf),
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }
-        Screen::Provision => {
-            (&provision_progress::ProvisionPane::new(state, look)).render(body, buf)
-        }
-        Screen::Logs => (&logs::LogsView::new(state, look)).render(body, buf),
         Screen::Action if state.actions.plan.is_some() => {
             (&plan::action::ActionPlanView::new(state, look)).render(body, buf)
         }
         Screen::Action => {
             let empty = "No node or etcd action from this console yet (a on a pane).";
             let progress = state.actions.progress.as_ref();
-            (&progress::ProgressView::new(progress, state.wall_clock, look, empty))
-                .render(body, buf)
+            let view = progress::ProgressView::new(progress, state.wall_clock, look, empty);
+            (&view.scrolled(state.progress_scroll)).render(body, buf)
         }
         Screen::Module(name) => {
             if let Some(module) = state.screens.get(name) {
@@ -126,8 +129,10 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             (&plan::capi_upgrade::CapiUpgradePlanView::new(state, look)).render(body, buf)
         }
     }
-    if let Some(menu) = &state.actions.menu {
-        (&action_menu::ActionMenuPopup::new(menu, look)).render(body, buf);
+    if let (Some(_), Screen::Module(name)) = (under, state.screen)
+        && let Some(module) = state.screens.get(name)
+    {
+        module.draw(body, buf, &crate::app::shell::shared(state), look);
     }
     if let (Some(target), Some(input)) = (&state.capi_scale.asking, &state.input)
         && input.kind == crate::app::state::InputKind::ScaleReplicas

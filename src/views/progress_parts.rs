@@ -78,20 +78,6 @@ pub(super) fn render_step_pane(
     }
 }
 
-/// `42s`, `3m05s`, `1h02m`.
-pub use crate::clock::short_duration as elapsed;
-
-/// From `start` to `end`, or to `clock` while it still runs (none once the clock stopped).
-pub(super) fn elapsed_between(
-    start: Option<u64>,
-    end: Option<u64>,
-    clock: Option<u64>,
-) -> Option<String> {
-    let start = start?;
-    let end = end.or(clock)?;
-    Some(elapsed(end.saturating_sub(start)))
-}
-
 /// `What runs: status`, the words cut to leave the status whole.
 pub(super) fn head_line(
     look: &Look,

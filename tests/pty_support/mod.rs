@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use taloscope::tui::palette::{BEGIN_FRAME, END_FRAME};
 
 pub struct PtySession {
     parser: vt100::Parser,
@@ -18,9 +19,34 @@ pub struct PtySession {
     pub bytes: usize,
     /// The bytes themselves, for checks on escape sequences.
     pub raw: Vec<u8>,
+    /// How much of `raw` the parser has read.
+    fed: usize,
+    /// Whether a frame has begun and not yet ended.
+    mid_frame: bool,
+    /// The screen at the end of the last whole frame.
+    last_frame: Option<String>,
     pub child: Box<dyn portable_pty::Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+/// The console's frame markers (DEC mode 2026 set and reset) are equally long.
+const FRAME_MARK_LEN: usize = BEGIN_FRAME.len();
+
+/// Where the first frame marker in `bytes` starts, and whether it begins a frame.
+fn next_frame_mark(bytes: &[u8]) -> Option<(usize, bool)> {
+    bytes
+        .windows(FRAME_MARK_LEN)
+        .enumerate()
+        .find_map(|(at, w)| {
+            if w == BEGIN_FRAME {
+                Some((at, true))
+            } else if w == END_FRAME {
+                Some((at, false))
+            } else {
+                None
+            }
+        })
 }
 
 impl PtySession {
@@ -49,6 +75,8 @@ impl PtySession {
         cmd.env("XDG_STATE_HOME", home.join("state"));
         cmd.env("TALOSCOPE_STATE_DIR", home.join("taloscope-state"));
         cmd.env("TERM", "xterm-256color");
+        // Loopback only: the console learns the Talos releases from a registry a test names.
+        cmd.env("TALOSCOPE_RELEASES_REGISTRY", "off");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -80,6 +108,9 @@ impl PtySession {
             rx,
             bytes: 0,
             raw: Vec::new(),
+            fed: 0,
+            mid_frame: false,
+            last_frame: None,
             child,
             writer,
             _master: pair.master,
@@ -100,14 +131,39 @@ impl PtySession {
         }
     }
 
+    /// Feeds the parser, noting the screen at the end of each whole frame: the console
+    /// writes each frame as one synchronized update, and a read may end inside one.
     fn take(&mut self, bytes: &[u8]) {
         self.bytes += bytes.len();
         self.raw.extend_from_slice(bytes);
-        self.parser.process(bytes);
+        // A marker may have arrived split over two reads: look back a marker's length.
+        let mut from = self.fed.saturating_sub(FRAME_MARK_LEN - 1);
+        while let Some((at, begins)) = next_frame_mark(&self.raw[from..]) {
+            let end = from + at + FRAME_MARK_LEN;
+            if end > self.fed {
+                self.parser.process(&self.raw[self.fed..end]);
+                self.fed = end;
+            }
+            if begins {
+                self.mid_frame = true;
+            } else {
+                self.mid_frame = false;
+                self.last_frame = Some(self.parser.screen().contents());
+            }
+            from = end;
+        }
+        let fed = self.fed;
+        self.parser.process(&self.raw[fed..]);
+        self.fed = self.raw.len();
     }
 
+    /// The screen as the terminal shows it: the last whole frame while the next one is
+    /// still arriving.
     pub fn text(&self) -> String {
-        self.parser.screen().contents()
+        match (&self.last_frame, self.mid_frame) {
+            (Some(frame), true) => frame.clone(),
+            _ => self.parser.screen().contents(),
+        }
     }
 
     /// Waits until `cond` holds for the screen text; panics after `bound`

@@ -13,10 +13,9 @@ use crate::capi::CapiOwner;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
 use crate::commands::gate::{CommandGate, finish_run};
-use crate::commands::plan_report::{PlanText, indent};
+use crate::commands::plan_report::{PlanText, steps_table};
 use crate::commands::progress::progress_printer;
 use crate::commands::session::{Chosen, Connected, other_rollout};
-use crate::commands::status::columns;
 use crate::discovery::Sources;
 use crate::opennebula::auth::OneEnvironment;
 use crate::operation::capi_upgrade::{
@@ -101,7 +100,7 @@ pub(super) fn run<C: HeadlessUpgrade>(
             &vm_templates,
         )
     });
-    let command_gate = CommandGate::new(global, &chosen.paths, gate.args);
+    let command_gate = CommandGate::new(global, &chosen.paths, gate);
     let Some(approved) =
         command_gate.pass(CapiPlanText::new(&plan), capi_action(&plan), &guards)?
     else {
@@ -194,20 +193,9 @@ impl PlanText for CapiPlanText<'_> {
             "UPGRADE {} THE CLUSTER API WAY through {}\n  {} {} -> {}\n",
             self.cluster, self.owner, self.product, self.from, self.target
         );
-        let mut rows = vec![
-            ["#", "OBJECT", "REPLICAS", "PATCH"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        for (i, p) in self.phases.iter().enumerate() {
-            rows.push(vec![
-                (i + 1).to_string(),
-                p.label(),
-                p.replicas.to_string(),
-                p.patch_text(self.target),
-            ]);
-        }
-        out.push_str(&indent(&columns(&rows)));
+        let rows = (self.phases.iter())
+            .map(|p| vec![p.label(), p.replicas.to_string(), p.patch_text(self.target)]);
+        out.push_str(&steps_table(&["OBJECT", "REPLICAS", "PATCH"], rows));
         out.push_str("MACHINES REPLACED, in order (each: a new Machine, its node Ready, then the old one deleted; maxSurge 1)\n");
         for p in self.phases {
             out.push_str(&format!("  {}: {}\n", p.label(), p.replace_text()));

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crate::cli::OutputFormat;
-use crate::commands::exit::EXIT_BLOCKED;
+use crate::commands::exit::exit_if;
 use crate::commands::progress::print_progress;
 use crate::rollout::{RolloutEvent, RolloutOutcome, StepPhase, StepProgress};
 use crate::upgrade::RolloutHandle;
@@ -17,71 +17,60 @@ pub(super) struct Follow<'a> {
     pub output: OutputFormat,
 }
 
-/// Prints the rollout's progress until it ends and returns the exit code: 0 when it
-/// completed, 1 otherwise.
+/// Prints one line per step change (as `how.line` words it, or a JSON line) until the rollout
+/// ends, and gives the exit code: 0 when it completed, 1 otherwise.
 pub(super) fn finish(
     runtime: &tokio::runtime::Runtime,
     handle: RolloutHandle,
-    rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
     how: Follow<'_>,
 ) -> ExitCode {
-    let outcome = runtime.block_on(follow(handle, rx, &how));
-    if outcome == RolloutOutcome::Completed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_BLOCKED)
-    }
-}
-
-/// Prints one line per step change (as `how.line` words it, or a JSON line) until the rollout
-/// ends.
-async fn follow(
-    handle: RolloutHandle,
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<RolloutEvent>,
-    how: &Follow<'_>,
-) -> RolloutOutcome {
     let mut shown: Vec<StepProgress> = Vec::new();
     let mut outcome = None;
-    while let Some(event) = rx.recv().await {
-        match event {
-            RolloutEvent::Started(summary) => shown = summary.steps,
-            RolloutEvent::Step {
-                index, progress, ..
-            } => {
-                let same = shown.get(index).is_some_and(|s| {
-                    s.phase == progress.phase
-                        && s.detail == progress.detail
-                        && s.error == progress.error
-                });
-                if !same {
-                    let count = shown.len().max(index + 1);
-                    let step = serde_json::json!({
-                        "index": index + 1, "count": count, "step": &progress,
+    let ended = runtime.block_on(async {
+        while let Some(event) = rx.recv().await {
+            match event {
+                RolloutEvent::Started(summary) => shown = summary.steps,
+                RolloutEvent::Step {
+                    index, progress, ..
+                } => {
+                    let same = shown.get(index).is_some_and(|s| {
+                        s.phase == progress.phase
+                            && s.detail == progress.detail
+                            && s.error == progress.error
                     });
-                    let line = (how.line)(index, count, &progress);
-                    print_progress(how.output, "step", &step, &line);
+                    if !same {
+                        let count = shown.len().max(index + 1);
+                        let step = serde_json::json!({
+                            "index": index + 1, "count": count, "step": &progress,
+                        });
+                        let line = (how.line)(index, count, &progress);
+                        print_progress(how.output, "step", &step, &line);
+                    }
+                    if let Some(slot) = shown.get_mut(index) {
+                        *slot = progress;
+                    }
                 }
-                if let Some(slot) = shown.get_mut(index) {
-                    *slot = progress;
+                RolloutEvent::Finished { outcome: o, .. } => {
+                    let finished = serde_json::json!({
+                        "cluster": how.cluster, "target": how.target, "outcome": &o,
+                    });
+                    let line = outcome_line(how.cluster, how.target, &o);
+                    print_progress(how.output, "finished", &finished, &line);
+                    outcome = Some(o);
                 }
+                RolloutEvent::Log { .. }
+                | RolloutEvent::Paused { .. }
+                | RolloutEvent::Resumed { .. } => {}
             }
-            RolloutEvent::Finished { outcome: o, .. } => {
-                let finished = serde_json::json!({
-                    "cluster": how.cluster, "target": how.target, "outcome": &o,
-                });
-                let line = outcome_line(how.cluster, how.target, &o);
-                print_progress(how.output, "finished", &finished, &line);
-                outcome = Some(o);
-            }
-            RolloutEvent::Log { .. }
-            | RolloutEvent::Paused { .. }
-            | RolloutEvent::Resumed { .. } => {}
         }
-    }
-    match handle.task.await {
+        handle.task.await
+    });
+    let outcome = match ended {
         Ok(o) => outcome.unwrap_or(o),
         Err(e) => RolloutOutcome::Halted(format!("the rollout task stopped: {e}")),
-    }
+    };
+    exit_if(outcome != RolloutOutcome::Completed)
 }
 
 /// "[2/5] cp-2: rebooting (phase kexec)"; a failure carries its reason.

@@ -12,10 +12,9 @@ use super::rollout::{self, CommandFlags, HeadlessUpgrade};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeK8sArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
-use crate::commands::gate::RunFlags;
-use crate::commands::plan_report::{PlanText, indent};
+use crate::commands::plan_report::{PlanText, indent, steps_table};
 use crate::commands::session::other_rollout;
-use crate::commands::status::columns;
+use crate::commands::status::table;
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
@@ -67,12 +66,7 @@ impl PlanText for KubePlanText<'_> {
             self.target,
             if self.pre_pull { "yes" } else { "no" }
         );
-        let mut rows = vec![
-            ["#", "NODE", "COMPONENT", "FROM", "NOTE"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        for (i, s) in self.steps.iter().enumerate() {
+        let rows = self.steps.iter().map(|s| {
             let note = match s.state {
                 KubeStepState::Upgrade => "patch config, apply without reboot",
                 KubeStepState::AlreadyOnTarget => "skipped (already on target)",
@@ -80,34 +74,32 @@ impl PlanText for KubePlanText<'_> {
                     "skipped (no kube-proxy DaemonSet: kube-proxy disabled)"
                 }
             };
-            rows.push(vec![
-                (i + 1).to_string(),
+            vec![
                 s.node.clone(),
                 s.component.as_str().to_string(),
                 s.from.clone().unwrap_or_else(|| "?".into()),
                 note.to_string(),
-            ]);
-        }
-        out.push_str(&indent(&columns(&rows)));
+            ]
+        });
+        out.push_str(&steps_table(&["NODE", "COMPONENT", "FROM", "NOTE"], rows));
         if !self.removed_apis.is_empty() {
             out.push_str(&format!(
                 "REMOVED APIS (stored objects {} no longer serves)\n",
                 self.target
             ));
-            let mut rows = vec![
-                ["COUNT", "API", "REMOVED IN", "MOVE TO"]
-                    .map(String::from)
-                    .to_vec(),
-            ];
-            for c in self.removed_apis {
-                rows.push(vec![
-                    c.count.to_string(),
+            let rows = self.removed_apis.iter().map(|c| {
+                let count = c.count.to_string();
+                vec![
+                    count,
                     c.api.clone(),
                     c.removed_in.clone(),
                     c.replacement.clone(),
-                ]);
-            }
-            out.push_str(&indent(&columns(&rows)));
+                ]
+            });
+            out.push_str(&indent(&table(
+                &["COUNT", "API", "REMOVED IN", "MOVE TO"],
+                rows,
+            )));
         }
         out
     }
@@ -148,7 +140,7 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     fn flags(&self) -> CommandFlags<'_> {
         CommandFlags {
             to: &self.to,
-            gate: RunFlags::of(&self.gate),
+            gate: &self.gate,
             rollout: &self.rollout,
         }
     }

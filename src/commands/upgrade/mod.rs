@@ -15,28 +15,22 @@ mod follow;
 pub(super) mod kubernetes;
 mod rollout;
 
-use super::exit::{Stop, exit_code_as, json, usage, write_stdout};
-use super::gate::RunFlags;
-use super::plan_report::{PlanText, indent};
+use super::exit::{Stop, exit_code_as, print_report, usage};
+use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
-use super::status::columns;
 use crate::approval::MutatingAction;
-use crate::cli::{GlobalArgs, OutputFormat, UpgradeArgs};
-use crate::config::MachineRole;
+use crate::cli::{GlobalArgs, UpgradeArgs};
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::plan::running_talos_versions;
-use crate::upgrade::releases::{REGISTRY_ENV, installer_mirrors_in};
+use crate::upgrade::plan::{TalosTargets, running_talos_versions, talos_targets};
 use crate::upgrade::{
     Guard, InPlaceUpgrade, LearnedReleases, PlanError, ReleaseLookup, ReleasesOrigin, RunOptions,
     TalosOs, UpgradeOptions, UpgradePlan, offered_among, plan_guards,
 };
-use crate::versions::{
-    OfferedRelease, TalosVersion, Version, check_fleet_talos_path, default_talos_target,
-};
+use crate::versions::{OfferedRelease, TalosVersion, Version, check_fleet_talos_path};
 use follow::progress_line;
 use rollout::{CommandFlags, HeadlessUpgrade};
 
@@ -57,31 +51,13 @@ pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
     rollout::run_command(global, &TalosUpgrade { args, lookup })
 }
 
-/// Where the releases are learned for the cluster `--context` names: its machine config's
-/// mirrors of ghcr.io (from taloscope's config), then the registry ([`REGISTRY_ENV`] or
-/// ghcr.io), cached in the state dir. Nothing is asked until a cluster is connected.
+/// Where the releases are learned for the cluster `--context` names (the console's plan
+/// screen learns them alike).
 fn release_lookup(global: &GlobalArgs, args: &UpgradeArgs) -> ReleaseLookup {
     let paths = Paths::resolve(global.state_dir.as_deref());
     let (sources, _) = super::session::sources(global, &paths);
-    let mirrors: Vec<String> = global
-        .context
-        .as_deref()
-        .and_then(|name| sources.config.clusters.get(name))
-        .map(|entry| {
-            [MachineRole::Controlplane, MachineRole::Worker]
-                .into_iter()
-                .filter_map(|role| entry.machine_configs.get(role).cloned())
-                .flat_map(|file| installer_mirrors_in(&file))
-                .collect()
-        })
-        .unwrap_or_default();
-    let setting = std::env::var(REGISTRY_ENV).ok();
-    ReleaseLookup::new(
-        setting.as_deref(),
-        mirrors,
-        Some(paths.state_dir),
-        args.pre_release,
-    )
+    let cluster = global.context.as_deref();
+    ReleaseLookup::for_cluster(&sources.config, cluster, &paths.state_dir, args.pre_release)
 }
 
 /// `--plan` without `--to`: the offered targets and where they were learned.
@@ -110,19 +86,20 @@ fn list_offered(
         .collect();
     running.sort();
     running.dedup();
-    let offered = offered_among(status, args.allow_downgrade, &learned);
-    let versions: Vec<TalosVersion> = offered.iter().map(|o| o.version.clone()).collect();
+    let TalosTargets { offered, default } = talos_targets(status, args.allow_downgrade, &learned);
     let report = OfferedTargets {
         cluster: &chosen.cluster.name,
         running,
-        default: default_talos_target(&versions, &running_talos_versions(status)),
+        default,
         offered,
         releases: &learned.origin,
     };
-    if args.gate.output == OutputFormat::Json {
-        write_stdout(&json(&report)?)?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    print_report(args.gate.output, &report, offered_table)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The offered targets, the default marked, and where they were learned.
+fn offered_table(report: &OfferedTargets) -> String {
     let mut out = format!(
         "TARGETS for {} (running Talos {})\n",
         report.cluster,
@@ -145,12 +122,10 @@ fn list_offered(
     } else {
         out.push_str(&indent(&rows));
     }
-    out.push_str(&format!(
+    out + &format!(
         "{}\nplan one with --to VERSION --plan\n",
         report.releases.describe()
-    ));
-    print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    )
 }
 
 /// `taloscope upgrade --to VERSION`, learning the releases when it plans.
@@ -171,7 +146,7 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
     fn flags(&self) -> CommandFlags<'_> {
         CommandFlags {
             to: &self.args.to,
-            gate: RunFlags::of(&self.args.gate),
+            gate: &self.args.gate,
             rollout: &self.args.rollout,
         }
     }
@@ -328,12 +303,7 @@ impl PlanText for TalosPlanText<'_> {
             yes_no(o.preserve),
             yes_no(o.allow_downgrade),
         );
-        let mut rows = vec![
-            ["#", "NODE", "ROLE", "FROM", "BATCH", "API / NOTE"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        for (i, s) in self.steps.iter().enumerate() {
+        let rows = self.steps.iter().map(|s| {
             let note = match (s.is_skipped(), s.api) {
                 (true, _) => format!("skipped ({:?})", s.state).to_lowercase(),
                 (false, Some(api)) => {
@@ -345,16 +315,16 @@ impl PlanText for TalosPlanText<'_> {
                 }
                 (false, None) => "version unknown".to_string(),
             };
-            rows.push(vec![
-                (i + 1).to_string(),
+            vec![
                 s.node.clone(),
                 s.role.as_str().to_string(),
                 s.from.as_ref().map_or("?".to_string(), ToString::to_string),
                 s.batch.map_or("-".to_string(), |b| b.to_string()),
                 note,
-            ]);
-        }
-        out.push_str(&indent(&columns(&rows)));
+            ]
+        });
+        let header = ["NODE", "ROLE", "FROM", "BATCH", "API / NOTE"];
+        out.push_str(&steps_table(&header, rows));
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));
         }

@@ -1,34 +1,32 @@
 //! The one body of `taloscope upgrade` and `taloscope upgrade-k8s`: pick the cluster named by
 //! `--context`, connect to it, refuse another rollout's journal (or one whose run still lives),
-//! print the plan (`--plan`) or approve it through the dispatcher and run it (or resume the
-//! journal) through the one pipeline, which audits how it ended; one progress line per change. Each command
-//! supplies its plan, guards and its part of the plan report
-//! ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
+//! pass the plan through the one gate ([`CommandGate::pass`]: printed with `--plan`, else
+//! approved) and run it, or approve and resume the journal's run, through the one pipeline,
+//! which audits how it ended; one progress line per change. Each command supplies its plan,
+//! guards and its part of the plan report ([`HeadlessUpgrade`]). Exit 0 / 1 / 2.
 use std::process::ExitCode;
 use std::time::Duration;
 
 use super::follow::{Follow, finish};
-use crate::approval::{ApprovedAction, Dispatcher, MutatingAction};
-use crate::cli::{GlobalArgs, OutputFormat, RolloutArgs};
-use crate::commands::exit::{
-    EXIT_BLOCKED, Stop, exit_code_as, json_line, print_line, usage, write_stdout,
-};
-use crate::commands::gate::{RunFlags, approve, dispatcher, refuse, unknown_acks};
-use crate::commands::plan_report::{PlanReport, PlanText};
-use crate::commands::session::{Chosen, Connected, check_mode, choose, connect};
+use crate::approval::MutatingAction;
+use crate::cli::{GateArgs, GlobalArgs, OutputFormat, RolloutArgs};
+use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use crate::commands::gate::CommandGate;
+use crate::commands::plan_report::PlanText;
+use crate::commands::session::{Chosen, Connected, check_gate, choose, connect};
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::operation::upgrade::{UpgradeRun, resume_upgrade_with, spawn_upgrade};
 use crate::rollout::claim::claim_run;
 use crate::rollout::{RolloutJournal, RolloutKind, StepProgress};
 use crate::upgrade::observe::ClusterObserver;
-use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions, UpgradeKind, blocking, capi_owned};
+use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions, UpgradeKind, capi_owned};
 use crate::versions::Version;
 
 /// What an upgrade command was asked: its target, the gate's flags and the rollout's.
 pub(super) struct CommandFlags<'a> {
     pub to: &'a str,
-    pub gate: RunFlags<'a>,
+    pub gate: &'a GateArgs,
     pub rollout: &'a RolloutArgs,
 }
 
@@ -88,12 +86,7 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
     let flags = command.flags();
     let target =
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
-    check_mode(
-        flags.gate.plan,
-        flags.gate.yes,
-        flags.gate.confirm,
-        "cluster",
-    )?;
+    check_gate(flags.gate, "cluster")?;
     let chosen = choose(global)?;
     command.check_cluster(global, &chosen.cluster)?;
     let connected = connect(&chosen)?;
@@ -117,7 +110,8 @@ fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<Exi
 }
 
 /// The body once the cluster is chosen and connected: its journal checked, then the plan
-/// printed, or approved and run. `extra` is a guard the command adds (the CAPI refusal).
+/// through the gate (printed, or approved and run), or the journal's run approved and resumed.
+/// `extra` is a guard the command adds (the CAPI refusal).
 fn run_connected<C: HeadlessUpgrade>(
     global: &GlobalArgs,
     command: &C,
@@ -141,91 +135,74 @@ fn run_connected<C: HeadlessUpgrade>(
         C::JOURNAL_KIND,
         &wanted_target,
     )?;
-    if flags.gate.plan {
-        plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
-        return runtime.block_on(print_plan(
-            command,
-            &status,
-            &observer,
-            target,
-            extra,
-            &cluster.name,
-        ));
-    }
-    // The runner decides again when it starts; said here first, before any approval.
-    claim_run(journal.as_ref(), flags.rollout.take_over.as_deref())
-        .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
+    let gate = CommandGate {
+        progress_only: true,
+        ..CommandGate::new(global, &chosen.paths, flags.gate)
+    };
     let action = command.action(cluster.name.clone(), wanted_target.clone());
-    let dispatcher = dispatcher(global, &chosen.paths);
-    let approved = approve(&dispatcher, action, flags.gate.confirm)?;
-    let run = Approved {
-        runtime: &runtime,
-        cluster,
-        journal,
-        dispatcher: &dispatcher,
-        approved: &approved,
-        options: RunOptions {
-            poll_interval: Duration::from_millis(flags.rollout.poll_ms.max(10)),
-            state_dir: Some(chosen.paths.state_dir.clone()),
-            kubeconfig: chosen.discovery.kubeconfig.clone(),
-            take_over: flags.rollout.take_over.clone(),
-            ..command.options()
-        },
+    let options = RunOptions {
+        poll_interval: Duration::from_millis(flags.rollout.poll_ms.max(10)),
+        state_dir: Some(chosen.paths.state_dir.clone()),
+        kubeconfig: chosen.discovery.kubeconfig.clone(),
+        take_over: flags.rollout.take_over.clone(),
+        ..command.options()
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let dispatcher = gate.dispatcher.clone();
+    let handle = match journal {
+        Some(journal) if !flags.gate.plan => {
+            // The runner decides again when it starts; said here first, before any approval.
+            claim_run(Some(&journal), flags.rollout.take_over.as_deref())
+                .map_err(|reason| Stop(EXIT_BLOCKED, reason))?;
+            let approved = gate.confirm(action)?;
+            resume_notice(C::WHAT, C::UNIT, &cluster.name, &journal);
+            let _entered = runtime.enter();
+            resume_upgrade_with::<C::Kind>(
+                journal,
+                approved,
+                dispatcher,
+                cluster.clone(),
+                options,
+                tx,
+            )
+        }
+        journal => {
+            plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
+            let plan = match runtime.block_on(command.plan(&status, &observer, target)) {
+                Ok(plan) => plan,
+                // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
+                Err(Stop(0, message))
+                    if flags.gate.plan && flags.gate.output == OutputFormat::Table =>
+                {
+                    println!("{message}");
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Err(stop) => return Err(stop),
+            };
+            let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
+            guards.extend(extra);
+            let Some(approved) = gate.pass(command.report(&plan), action, &guards)? else {
+                return Ok(ExitCode::SUCCESS);
+            };
+            let _entered = runtime.enter();
+            let run = UpgradeRun::<C::Kind> {
+                approved,
+                dispatcher,
+                plan,
+                acks: flags.gate.ack.clone(),
+                cluster: cluster.clone(),
+                options,
+            };
+            spawn_upgrade(run, tx)
+        }
+    };
+    let follow = Follow {
+        cluster: &cluster.name,
         target: &wanted_target,
-        acks: flags.gate.acks,
+        line: C::LINE,
         output: flags.gate.output,
     };
-    run_rollout::<C>(run, || {
-        let plan = runtime.block_on(command.plan(&status, &observer, target.clone()))?;
-        let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
-        guards.extend(extra.clone());
-        if let Err(stop) = unknown_acks(&guards, flags.gate.acks) {
-            let _ = dispatcher.finished(&approved, Err(stop.1.clone()));
-            return Err(stop);
-        }
-        if blocking(&guards, flags.gate.acks) {
-            let report = PlanReport::new(command.report(&plan), &guards, flags.gate.acks);
-            match flags.gate.output {
-                OutputFormat::Table => {
-                    print_line(report.text(flags.gate.output, &cluster.name)?.trim_end())
-                }
-                OutputFormat::Json => print_line(&json_line("plan", &report)),
-            }
-            return Err(refuse(&dispatcher, &approved, &guards, flags.gate.acks));
-        }
-        Ok(plan)
-    })
-}
-
-/// `--plan`: the plan and every guard's verdict; exit 1 when a guard blocks.
-async fn print_plan<C: HeadlessUpgrade>(
-    command: &C,
-    status: &ClusterStatus,
-    observer: &ClusterObserver,
-    target: Version,
-    capi_guard: Option<Guard>,
-    cluster: &str,
-) -> Result<ExitCode, Stop> {
-    let flags = command.flags();
-    let plan = match command.plan(status, observer, target).await {
-        Ok(plan) => plan,
-        // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
-        Err(Stop(0, message)) if flags.gate.output == OutputFormat::Table => {
-            println!("{message}");
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(stop) => return Err(stop),
-    };
-    let mut guards = command.guards(&plan, status, observer).await;
-    guards.extend(capi_guard);
-    unknown_acks(&guards, flags.gate.acks)?;
-    let report = PlanReport::new(command.report(&plan), &guards, flags.gate.acks);
-    write_stdout(&report.text(flags.gate.output, cluster)?)?;
-    Ok(if blocking(&guards, flags.gate.acks) {
-        ExitCode::from(EXIT_BLOCKED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(finish(&runtime, handle, rx, follow))
 }
 
 /// Refuses to go on while the cluster's unfinished journal is another rollout: of another
@@ -282,59 +259,4 @@ fn resume_notice(what: &str, unit: &str, cluster: &str, journal: &RolloutJournal
         journal.target,
         journal.steps.len()
     );
-}
-
-/// An approved headless rollout, about to start or resume.
-struct Approved<'a> {
-    pub runtime: &'a tokio::runtime::Runtime,
-    pub cluster: &'a Cluster,
-    pub journal: Option<RolloutJournal>,
-    pub dispatcher: &'a Dispatcher,
-    pub approved: &'a ApprovedAction,
-    pub options: RunOptions,
-    pub target: &'a str,
-    pub acks: &'a [String],
-    pub output: OutputFormat,
-}
-
-/// Resumes the unfinished journal, or starts the plan `fresh` makes (which may refuse), then
-/// follows the rollout to its end.
-fn run_rollout<C: HeadlessUpgrade>(
-    run: Approved<'_>,
-    fresh: impl FnOnce() -> Result<<C::Kind as UpgradeKind>::Plan, Stop>,
-) -> Result<ExitCode, Stop> {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let (approved, cluster) = (run.approved.clone(), run.cluster.clone());
-    let handle = match run.journal {
-        Some(journal) => {
-            resume_notice(C::WHAT, C::UNIT, &cluster.name, &journal);
-            let _guard = run.runtime.enter();
-            let dispatcher = run.dispatcher.clone();
-            resume_upgrade_with::<C::Kind>(journal, approved, dispatcher, cluster, run.options, tx)
-        }
-        None => {
-            let plan = fresh()?;
-            let _guard = run.runtime.enter();
-            let acks = run.acks.to_vec();
-            let options = run.options;
-            spawn_upgrade(
-                UpgradeRun::<C::Kind> {
-                    approved,
-                    dispatcher: run.dispatcher.clone(),
-                    plan,
-                    acks,
-                    cluster,
-                    options,
-                },
-                tx,
-            )
-        }
-    };
-    let follow = Follow {
-        cluster: &run.cluster.name,
-        target: run.target,
-        line: C::LINE,
-        output: run.output,
-    };
-    Ok(finish(run.runtime, handle, rx, follow))
 }

@@ -212,6 +212,7 @@ impl KindStep for ComponentStep<'_> {
                         text.as_bytes(),
                         ApplyMode::NoReboot,
                         false,
+                        None,
                     )
                     .await
                     .map_err(|e| e.to_string())?;

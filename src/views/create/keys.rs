@@ -3,6 +3,7 @@
 //! move keys, `:`, `?` and quit are shared).
 use super::{CreateScreen, CreateStage};
 use crate::app::binding::{Binding, Key, bind};
+use crate::app::plan_keys::GateKey;
 
 /// The create screen's own key intents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,10 +16,8 @@ pub(super) enum CreateKey {
     Edit,
     /// Ask the provider for the plan.
     MakePlan,
-    Start,
-    Acknowledge,
-    /// The selected guard explained.
-    Explain,
+    /// A key of the plan screens' one gate.
+    Gate(GateKey),
     /// The maintenance certificate fingerprint asked about is the one expected.
     Trust,
     /// It is not: the run stops before applying any config to it.
@@ -41,9 +40,9 @@ static WIZARD: &[CreateBinding] = &[
 
 #[rustfmt::skip]
 static PLAN: &[CreateBinding] = &[
-    bind(&[Key::char('s')], CreateKey::Start, "create the cluster (asks for its name)").footer("start"),
-    bind(&[Key::char('a')], CreateKey::Acknowledge, "type the acknowledgement a warning needs").footer("ack"),
-    bind(&[Key::char('?')], CreateKey::Explain, "explain the selected guard").footer("why"),
+    bind(&[Key::char('s')], CreateKey::Gate(GateKey::Start), "create the cluster (asks for its name)").footer("start"),
+    bind(&[Key::char('a')], CreateKey::Gate(GateKey::Acknowledge), "type the acknowledgement a warning needs").footer("ack"),
+    bind(&[Key::char('?')], CreateKey::Gate(GateKey::Explain), "explain the selected guard").footer("why"),
     bind(&[Key::ESC], CreateKey::Back, "back to the request").footer("back"),
 ];
 

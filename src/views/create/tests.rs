@@ -84,7 +84,7 @@ fn type_field(s: &mut AppState, field: CreateField, text: &str) {
     key(s, 'e');
     assert_eq!(
         s.input.as_ref().map(|l| l.kind),
-        Some(InputKind::Screen(NAME, "value> "))
+        Some(InputKind::Screen("value> "))
     );
     s.input.as_mut().unwrap().text = text.into();
     act(s, Action::Submit);
@@ -234,7 +234,7 @@ fn an_even_count_needs_its_acknowledgement_before_start_goes_to_the_dispatcher()
     key(&mut s, 'a');
     assert_eq!(
         s.input.as_ref().map(|l| l.kind),
-        Some(InputKind::Screen(NAME, "acknowledge> "))
+        Some(InputKind::Screen("acknowledge> "))
     );
     s.input.as_mut().unwrap().text = crate::provision::guards::EVEN_MEMBERS_ACK.into();
     act(&mut s, Action::Submit);

@@ -1,6 +1,6 @@
 //! The create screen as a screen module, and its update step: the wizard's fields, the plan
 //! asked of the CLI's own planner, Start, the acknowledgement and the dispatcher's approval
-//! through the plan screens' one gate (`app::plan_keys`), the fingerprint answers, and the
+//! through the plan screens' one gate (`app::plan_keys::gate_step`), the fingerprint answers, and the
 //! runner's events folded into the progress; an unfinished create's journal fills the wizard
 //! so its run resumes. Pure: IO is asked for as screen tasks and answered as news.
 use std::any::Any;
@@ -18,10 +18,9 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::{KeyLine, MOVE_KEYS, Move, intent, key_lines};
 use crate::app::message::Message;
-use crate::app::plan_keys::{ack_answer, explained, refusal_of_approved, start_plan};
-use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanFocus, PlanGuards};
-use crate::app::screens::{ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
-use crate::app::state::Overlay;
+use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval};
+use crate::app::plan_screen::{AskedPlan, GuardedPlan, PlanGuards};
+use crate::app::screens::{Ask, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::cluster_lifecycle::{CreatePlan, Delivery, UnfinishedCreate, offered_talos_releases};
 use crate::guards::Guard;
@@ -29,9 +28,8 @@ use crate::operation::progress::{OperationProgress, ProgressEvent};
 use crate::operation::{OperationKind, runner_events};
 use crate::tui::Look;
 
-/// The input line's prompts: a field's value, an acknowledgement.
+/// What the input line says while a field's value is typed.
 const VALUE_PROMPT: &str = "value> ";
-const ACK_PROMPT: &str = "acknowledge> ";
 
 fn task(task: CreateTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
@@ -80,7 +78,10 @@ impl ScreenModule for CreateScreen {
         });
         self.wizard = Some(CreateWizard::new(providers, offered_talos_releases()));
         self.stage = CreateStage::Form;
-        Ok(Step::effects(vec![task(CreateTask::ReadUnfinished)]).saying(message))
+        Ok(Step {
+            message,
+            ..Step::effects(vec![task(CreateTask::ReadUnfinished)])
+        })
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
@@ -95,40 +96,41 @@ impl ScreenModule for CreateScreen {
         }
     }
 
-    fn on_news_step(&mut self, news: &ScreenNews, _shared: &Shared) -> Step {
+    fn on_news_step(&mut self, news: &ScreenNews, _shared: &Shared) -> (bool, Step) {
         match news.get::<CreateNews>() {
-            Some(CreateNews::Unfinished { found, errors }) => self.on_unfinished(found, errors),
+            Some(CreateNews::Unfinished { found, errors }) => {
+                (true, self.on_unfinished(found, errors))
+            }
             Some(CreateNews::Planned { asked, result }) => {
                 self.on_planned(*asked, result.clone());
-                Step::default()
+                (true, Step::default())
             }
-            None => Step::default(),
+            None => (false, Step::default()),
         }
     }
 
     /// Enter on the input line the screen opened: a field's value or an acknowledgement.
-    fn on_text(&mut self, text: &str, _shared: &Shared) -> Step {
-        match self.typing.take() {
-            Some(Typing::Field) => self.take_field(text),
-            Some(Typing::Acknowledgement) => self.acknowledge(text),
-            None => Step::default(),
+    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
+        match (self.typing.take(), self.wizard.as_mut()) {
+            (Some(Typing::Field), _) => self.take_field(text),
+            (Some(Typing::Acknowledgement), Some(w)) => ack_step(w, text, shared),
+            _ => Step::default(),
         }
-    }
-
-    fn claims(&self, action: &MutatingAction) -> bool {
-        matches!(action, MutatingAction::CreateCluster { .. })
     }
 
     /// The dispatcher approved a create: it runs when it is the plan on screen and its guards
-    /// still allow it.
-    fn on_approved(&mut self, approved: ApprovedAction, shared: &Shared) -> Step {
+    /// still allow it. `None` for any other action.
+    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
+        if !matches!(approved.action(), MutatingAction::CreateCluster { .. }) {
+            return None;
+        }
         let shown = (self.wizard.as_ref()).filter(|_| self.stage == CreateStage::Plan);
         let shown = shown.map(|w| w as &dyn GuardedPlan);
-        if let Some((message, effects)) = refusal_of_approved(shown, &approved) {
-            return Step::effects(effects).saying(Some(message));
+        if let Some(refused) = refused_approval(shown, approved) {
+            return Some(refused);
         }
         let Some((w, Some(plan))) = self.wizard.as_ref().map(|w| (w, w.ready_plan())) else {
-            return Step::default();
+            return Some(Step::default());
         };
         let plan = Box::new(plan.clone());
         let acks = w.guards.acks.clone();
@@ -151,11 +153,11 @@ impl ScreenModule for CreateScreen {
         self.progress = Some(progress);
         self.wizard = None;
         self.stage = CreateStage::Progress;
-        Step::effects(vec![Effect::RunAction {
-            approved,
+        Some(Step::effects(vec![Effect::RunAction {
+            approved: approved.clone(),
             run: Box::new(ActionRun::Create(plan)),
             acks,
-        }])
+        }]))
     }
 
     fn follows(&self, kind: OperationKind) -> bool {
@@ -235,27 +237,18 @@ impl ScreenModule for CreateScreen {
 }
 
 impl CreateScreen {
-    /// A move key: the focused field, or the selected guard of the plan.
+    /// A move key: the focused field, or the selected guard of the plan (the one gate's).
     fn on_move(&mut self, to: Move, shared: &Shared) -> Step {
-        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
-        let Some(w) = self.wizard.as_mut() else {
-            return Step::default();
-        };
-        match self.stage {
-            CreateStage::Form => {
+        match (self.stage, self.wizard.as_mut()) {
+            (CreateStage::Form, Some(w)) => {
                 let fields = CreateField::ALL;
                 let at = fields.iter().position(|f| *f == w.field).unwrap_or(0);
                 w.field = fields[to.from(at, fields.len() - 1, 1)];
+                Step::default()
             }
-            CreateStage::Plan => {
-                if let Some(last) = w.guards.shown.len().checked_sub(1) {
-                    let at = w.guards.index();
-                    w.guards.select(to.from(at, last, page));
-                }
-            }
-            CreateStage::Progress => {}
+            (CreateStage::Plan, _) => self.on_plan(CreateKey::Gate(GateKey::Move(to)), shared),
+            _ => Step::default(),
         }
-        Step::default()
     }
 
     fn on_form(&mut self, key: CreateKey) -> Step {
@@ -325,7 +318,10 @@ impl CreateScreen {
             return Step::message(Message::info(text));
         }
         self.typing = Some(Typing::Field);
-        Step::input(VALUE_PROMPT, w.text(w.field).to_string())
+        Step::ask(Ask::Input {
+            prompt: VALUE_PROMPT,
+            text: w.text(w.field).to_string(),
+        })
     }
 
     /// The focused field takes the text. A name with a killed run's journal takes that run's
@@ -353,39 +349,20 @@ impl CreateScreen {
         )))
     }
 
-    /// Kept only when it is the acknowledgement the plan asks for.
-    fn acknowledge(&mut self, text: &str) -> Step {
-        let Some(w) = self.wizard.as_mut() else {
-            return Step::default();
-        };
-        let Some(needed) = w.missing_ack().map(String::from) else {
-            return Step::default();
-        };
-        let (kept, message) = ack_answer(&needed, text);
-        if kept {
-            w.guards.acks.push(needed);
-        }
-        Step::message(message)
-    }
-
+    /// A key of the plan: the one gate's, or Esc back to the request.
     fn on_plan(&mut self, key: CreateKey, shared: &Shared) -> Step {
-        let Some(w) = self.wizard.as_ref() else {
+        let Some(w) = self.wizard.as_mut() else {
             return Step::close();
         };
         match key {
-            CreateKey::Start => {
-                let (effects, message) = start_plan(w, shared.readonly);
-                Step::effects(effects).saying(message)
+            CreateKey::Gate(key) => {
+                let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
+                let step = gate_step(w, key, page, shared.readonly);
+                if matches!(step.ask, Some(Ask::Input { .. })) {
+                    self.typing = Some(Typing::Acknowledgement);
+                }
+                step
             }
-            CreateKey::Acknowledge if w.missing_ack().is_some() => {
-                self.typing = Some(Typing::Acknowledgement);
-                Step::input(ACK_PROMPT, String::new())
-            }
-            CreateKey::Acknowledge => Step::message(Message::info("no acknowledgement is needed")),
-            CreateKey::Explain => Step::overlay(
-                explained(PlanFocus::Guards, w.guards.selected_guard(), None)
-                    .unwrap_or(Overlay::Help { scroll: 0 }),
-            ),
             CreateKey::Back => {
                 self.stage = CreateStage::Form;
                 Step::default()
@@ -414,7 +391,10 @@ impl CreateScreen {
         let message = format!("{}: its maintenance certificate {answer}", ask.about);
         let (cluster, id) = (p.cluster.clone(), ask.id);
         let answer = task(CreateTask::Answer { cluster, id, trust });
-        Step::effects(vec![answer]).saying(Some(Message::info(message)))
+        Step {
+            message: Some(Message::info(message)),
+            ..Step::effects(vec![answer])
+        }
     }
 
     /// The plan and guards asked for as `asked`; an older answer is dropped.
@@ -447,7 +427,10 @@ impl CreateScreen {
                 w.resuming = Some(u);
             }
         }
-        Step::default().saying(message)
+        Step {
+            message,
+            ..Step::default()
+        }
     }
 }
 

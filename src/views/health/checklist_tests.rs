@@ -61,6 +61,7 @@ fn on_status_change(s: &mut AppState, cluster: &str) {
     let change = FleetChange {
         cluster,
         certificates: false,
+        capi: false,
     };
     crate::app::shell::on_fleet_change(s, &change);
 }

@@ -1,8 +1,9 @@
 //! The one progress screen of an operation run from this console: what it counts and checks
 //! (a scale's Machines and etcd) and what it waits for, what runs and whether it still does
-//! (elapsed against its timeout), its steps done of how many, the question it waits on, how it
-//! ended, each step's state and elapsed time, each subject's state (node, member, Machine),
-//! then its lines, each starting with its time, wrapped to be read whole.
+//! (elapsed against its timeout), its steps done of how many, the question it waits on, the
+//! action it offers (a failed VM's terminate), how it ended, each step's state and elapsed
+//! time, each subject's state (node, member, Machine), then its lines, each starting with its
+//! time, wrapped to be read whole.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -11,7 +12,7 @@ use ratatui::widgets::{Block, Borders, Padding, Paragraph, Widget, Wrap};
 use super::Look;
 use super::progress_parts::{StepTable, gauge, head_line, render_log, render_step_pane};
 use crate::app::help::wrap_words;
-use crate::app::scroll::Scroll;
+use crate::app::scroll::{ProgressFocus, ProgressScroll, Scroll};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col};
 use crate::operation::progress::{Check, OperationProgress, StepState, Tally};
 use crate::printable::line as printable;
@@ -34,6 +35,10 @@ pub struct ProgressView<'a> {
     look: &'a Look,
     /// What the screen says when nothing ran.
     empty: &'a str,
+    /// Where the operator scrolled its steps and lines; none follows what runs.
+    scroll: ProgressScroll,
+    /// Its lists scroll: the steps leave a third of the room to the lines.
+    scrollable: bool,
 }
 
 impl<'a> ProgressView<'a> {
@@ -48,7 +53,16 @@ impl<'a> ProgressView<'a> {
             clock,
             look,
             empty,
+            scroll: ProgressScroll::default(),
+            scrollable: false,
         }
+    }
+
+    /// Its steps and lines scrolled as the operator left them.
+    pub fn scrolled(mut self, scroll: ProgressScroll) -> ProgressView<'a> {
+        self.scroll = scroll;
+        self.scrollable = true;
+        self
     }
 
     /// `: running (elapsed 1m05s, times out after 15m00s)`, or how it ended.
@@ -58,8 +72,9 @@ impl<'a> ProgressView<'a> {
             .map_or(String::new(), |e| format!(" ({e})"));
         match &p.outcome {
             None if p.cancelling => (format!(": cancelling after this step{elapsed}"), Role::Warn),
-            None if p.paused => (format!(": PAUSED{elapsed}"), Role::Warn),
+            None if p.paused => (format!(": PAUSED; r resumes{elapsed}"), Role::Warn),
             None => (format!(": running{elapsed}"), Role::Accent),
+            Some(_) if p.resumable.is_some() => (": interrupted; r resumes".into(), Role::Warn),
             Some(Ok(_)) => (format!(": done{elapsed}"), Role::Ok),
             Some(Err(e)) if e.starts_with("cancelled") => {
                 (format!(": cancelled{elapsed}"), Role::Warn)
@@ -124,15 +139,16 @@ impl ProgressView<'_> {
     fn step_rows(&self, p: &OperationProgress) -> Vec<TableRow> {
         p.steps
             .iter()
-            .map(|row| {
+            .enumerate()
+            .map(|(i, row)| {
                 let tone = match row.state {
-                    StepState::Pending => Tone::Muted,
+                    StepState::Pending | StepState::Skipped(_) => Tone::Muted,
                     StepState::Running(_) => Tone::Warn,
                     StepState::Done(_) => Tone::Ok,
                     StepState::Failed(_) => Tone::Error,
                 };
                 TableRow {
-                    key: row.label.clone(),
+                    key: i.to_string(),
                     cells: vec![
                         TableCell::plain(printable(&row.label)),
                         TableCell::new(row.state.word(), tone),
@@ -153,7 +169,11 @@ impl ProgressView<'_> {
         let mut head = vec![head_line(look, &p.headline, status, role, width)];
         if !p.steps.is_empty() {
             let (done, total) = (p.steps_done(), p.steps.len());
-            let label = format!(" {done} of {total} {}", p.steps_word);
+            let each = p.step_timeout.map_or(String::new(), |bound| {
+                let bound = crate::clock::short_duration(bound.as_secs());
+                format!("; each times out after {bound}")
+            });
+            let label = format!(" {done} of {total} {}{each}", p.steps_word);
             head.push(gauge(look, done, total, label, width));
         }
         if let Some(ask) = &p.asking {
@@ -163,6 +183,19 @@ impl ProgressView<'_> {
                     s.get(Role::Warn),
                 ),
                 Span::styled("y confirms, n refuses", s.get(Role::Key)),
+            ]));
+        }
+        for offer in &p.offers {
+            head.push(Line::from(vec![
+                Span::styled(printable(&offer.subject), s.get(Role::Error)),
+                Span::styled(
+                    format!(" (x: {})", offer.action.describe()),
+                    s.get(Role::Key),
+                ),
+                Span::styled(
+                    format!(": {}", printable(&offer.reason)),
+                    s.get(Role::Error),
+                ),
             ]));
         }
         if let Some(outcome) = &p.outcome {
@@ -199,14 +232,24 @@ impl Widget for &ProgressView<'_> {
             .iter()
             .map(|l| l.width().div_ceil(width.max(1)).clamp(1, 3))
             .sum();
-        let step_rows = match p.steps.len() {
-            0 => 0,
-            n => n as u16 + 3,
-        };
         let subjects = ProgressView::subject_lines(p);
         let subject_rows = match subjects.len().min(MAX_SUBJECT_ROWS) {
             0 => 0,
             n => n as u16 + 2,
+        };
+        // The steps take what they need; when both lists scroll, short of a third of the rest
+        // (five rows at least) kept for the lines.
+        let rest = area
+            .height
+            .saturating_sub(facts_rows + head_rows as u16 + subject_rows);
+        let lines_room = if self.scrollable {
+            (rest / 3).max(5)
+        } else {
+            3
+        };
+        let step_rows = match p.steps.len() {
+            0 => 0,
+            n => (n as u16 + 3).min(rest.saturating_sub(lines_room)),
         };
         let [facts_area, head_area, steps_area, subjects_area, log_area] =
             area.layout(&Layout::vertical([
@@ -233,17 +276,21 @@ impl Widget for &ProgressView<'_> {
             .block(Block::new().padding(Padding::horizontal(1)))
             .wrap(Wrap { trim: true })
             .render(head_area, buf);
+        let on_steps = self.scroll.focus == ProgressFocus::Steps;
         if step_rows > 0 {
+            let len = p.steps.len();
+            let selected = self.scroll.steps.at(len, p.current_step());
             let table = StepTable {
                 columns: STEP_COLUMNS,
                 rows: self.step_rows(p),
-                total: p.steps.len(),
-                selected: None,
-                active: false,
+                total: len,
+                selected: Some(selected.to_string()),
+                // The followed step stays in view; the selection shows once scrolled.
+                active: on_steps && self.scroll.steps.is_set(),
                 empty: "No step yet.",
             };
             let title = format!(" {} ", printable(&p.steps_title));
-            render_step_pane(look, title, true, Ok(table), steps_area, buf);
+            render_step_pane(look, title, on_steps, Ok(table), steps_area, buf);
         }
         if subject_rows > 0 {
             let title = format!(" {} ", p.subject_kind);
@@ -251,7 +298,7 @@ impl Widget for &ProgressView<'_> {
             render_log(look, &title, subjects.iter(), shown, subjects_area, buf);
         }
         let lines = wrapped(&p.lines, usize::from(log_area.width.saturating_sub(2)));
-        let shown = (&Scroll::default(), false);
+        let shown = (&self.scroll.lines, !on_steps);
         render_log(look, " Progress ", lines.iter(), shown, log_area, buf);
     }
 }

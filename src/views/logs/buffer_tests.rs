@@ -2,6 +2,16 @@
 //! scrolling, and the bounded buffer that drops its oldest lines but shows every kept one.
 use super::*;
 
+impl LogArea {
+    /// A body of `rows` rows whose lines are never wrapped nor cut.
+    fn rows(rows: usize) -> LogArea {
+        LogArea {
+            rows,
+            room: usize::MAX,
+        }
+    }
+}
+
 fn nodes(names: &[&str]) -> Vec<LogNode> {
     names
         .iter()
@@ -19,7 +29,7 @@ fn view(names: &[&str]) -> LogView {
 
 fn lines(view: &mut LogView, node: usize, texts: &[&str]) {
     let applied = view.apply(LogEvent {
-        view: view.id,
+        view: view.id(),
         node,
         report: LogReport::Lines {
             lines: texts.iter().map(|t| t.to_string()).collect(),
@@ -161,8 +171,8 @@ fn the_buffer_drops_its_oldest_lines_and_shows_every_kept_one() {
         lines(&mut v, i % 2, &[&format!("line {i}")]);
     }
     assert_eq!(v.dropped, 25);
-    assert_eq!(v.buffer().count(), MAX_LOG_LINES);
-    assert_eq!(v.buffer().next().map(|l| l.text.as_str()), Some("line 25"));
+    assert_eq!(v.lines.len(), MAX_LOG_LINES);
+    assert_eq!(v.lines.front().map(|l| l.text.as_str()), Some("line 25"));
     // Page through from the oldest kept line: every kept line shows once, in order.
     v.scroll_home();
     let rows = 19;

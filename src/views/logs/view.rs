@@ -10,12 +10,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 use unicode_width::UnicodeWidthChar;
 
-use super::Look;
-use super::table::pane_block;
-use crate::app::logs::{LogArea, LogEntry, LogView, LogWindow, match_ranges};
-use crate::app::logs::{ServicePicker, picker_choices};
-use crate::app::state::AppState;
-use crate::tui::{Glyphs, Role};
+use super::LogsScreen;
+use super::buffer::{LogArea, LogEntry, LogView, LogWindow, MAX_LOG_LINES, match_ranges};
+use super::buffer::{ServicePicker, picker_choices};
+use crate::app::screens::Shared;
+use crate::tui::{Glyphs, Look, Role};
+use crate::views::table::pane_block;
 
 /// The nodes' colours, in the order of the view's nodes: 16-colour ones that read on dark and
 /// light backgrounds, red left to errors. NO_COLOR strips them with every other colour.
@@ -38,19 +38,24 @@ pub fn node_color(index: usize) -> Color {
 }
 
 pub struct LogsView<'a> {
-    state: &'a AppState,
+    screen: &'a LogsScreen,
+    shared: &'a Shared<'a>,
     look: &'a Look,
 }
 
 impl<'a> LogsView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> LogsView<'a> {
-        LogsView { state, look }
+    pub fn new(screen: &'a LogsScreen, shared: &'a Shared<'a>, look: &'a Look) -> LogsView<'a> {
+        LogsView {
+            screen,
+            shared,
+            look,
+        }
     }
 }
 
 impl Widget for &LogsView<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        match (&self.state.logs.picker, &self.state.logs.view) {
+        match (&self.screen.picker, &self.screen.view) {
             (Some(picker), _) => self.render_picker(picker, area, buf),
             (None, Some(view)) => self.render_view(view, area, buf),
             (None, None) => {}
@@ -98,11 +103,11 @@ impl LogsView<'_> {
 
     fn title(&self, view: &LogView) -> Vec<Span<'static>> {
         let s = &self.look.styles;
-        let names: Vec<&str> = view.nodes.iter().map(|n| n.name.as_str()).collect();
+        let names: Vec<&str> = view.nodes().iter().map(|n| n.name.as_str()).collect();
         let mut title = vec![Span::styled(
             format!(
                 " Logs: {} of {} ",
-                view.subject.name(),
+                view.follows.subject.name(),
                 self.safe(&names.join(", "))
             ),
             s.get(Role::Title),
@@ -111,8 +116,7 @@ impl LogsView<'_> {
             title.push(Span::styled(
                 format!(
                     "{} oldest dropped (buffer keeps {}) ",
-                    view.dropped,
-                    crate::app::logs::MAX_LOG_LINES
+                    view.dropped, MAX_LOG_LINES
                 ),
                 s.get(Role::Warn),
             ));
@@ -144,11 +148,11 @@ impl LogsView<'_> {
         let s = &self.look.styles;
         let mut lead = Vec::new();
         if view.timestamps {
-            let time = format!("{} ", self.state.zone.time_of_day(entry.received));
+            let time = format!("{} ", self.shared.zone.time_of_day(entry.received));
             lead.push(Span::styled(time, s.get(Role::Muted)));
         }
         if view.prefixed() {
-            let name = self.safe(&view.nodes[entry.node].name);
+            let name = self.safe(&view.nodes()[entry.node].name);
             let width = view.prefix_width().saturating_sub(2);
             let color = Style::default().fg(node_color(entry.node));
             lead.push(Span::styled(
@@ -259,7 +263,7 @@ impl LogsView<'_> {
 
     fn render_picker(&self, picker: &ServicePicker, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let (choices, missing) = picker_choices(&self.state.fleet, picker);
+        let (choices, missing) = picker_choices(self.shared.fleet, picker);
         let title = vec![Span::styled(
             format!(" Logs of {}: which one? ", self.safe(&picker.node.name)),
             s.get(Role::Title),

@@ -1,9 +1,9 @@
 //! The log view's state: what it follows (one service of one or several nodes, or one node's
 //! kernel log), the lines received in a bounded ring buffer in arrival order, and how the
-//! operator looks at them (filter, pause, scroll, timestamps). Pure: lines come as events.
+//! operator looks at them (filter, pause, scroll, timestamps); the picker of a node's logs.
+//! Pure: lines come as events.
 use std::collections::VecDeque;
 
-use super::screen::Screen;
 use crate::fleet::FleetModel;
 use crate::talos::LogSource;
 use crate::upgrade::kubernetes::Component;
@@ -62,7 +62,7 @@ pub struct LogNode {
     pub address: String,
 }
 
-/// What the console's effect runner starts: one stream per node.
+/// What the console's stream runner (`console::run_logs`) starts: one stream per node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRequest {
     /// The view the lines are for; reports of a view since closed are ignored.
@@ -119,11 +119,8 @@ pub struct LogWindow<'a> {
 /// One log view: what it follows, its buffer, and how it is looked at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogView {
-    pub id: u64,
-    pub cluster: String,
-    pub subject: LogSubject,
-    pub nodes: Vec<LogNode>,
-    pub tail: u32,
+    /// What it follows, as the stream runner is asked for it.
+    pub follows: LogRequest,
     lines: VecDeque<LogEntry>,
     next_seq: u64,
     /// Lines dropped from the front of the buffer so far.
@@ -155,16 +152,6 @@ pub const TIMESTAMP_WIDTH: usize = 9;
 pub struct LogArea {
     pub rows: usize,
     pub room: usize,
-}
-
-impl LogArea {
-    /// A body of `rows` rows whose lines are never wrapped nor cut.
-    pub fn rows(rows: usize) -> LogArea {
-        LogArea {
-            rows,
-            room: usize::MAX,
-        }
-    }
 }
 
 /// One occurrence of the filter text: the line (its `seq`) and the byte range in its text.
@@ -212,11 +199,13 @@ pub fn text_width(text: &str) -> usize {
 impl LogView {
     pub fn new(id: u64, cluster: &str, subject: LogSubject, nodes: Vec<LogNode>) -> LogView {
         LogView {
-            id,
-            cluster: cluster.to_string(),
-            subject,
-            nodes,
-            tail: DEFAULT_TAIL,
+            follows: LogRequest {
+                view: id,
+                cluster: cluster.to_string(),
+                subject,
+                nodes,
+                tail: DEFAULT_TAIL,
+            },
             lines: VecDeque::new(),
             next_seq: 0,
             dropped: 0,
@@ -232,7 +221,7 @@ impl LogView {
 
     /// Whether each line starts with its node's name: when several nodes are merged.
     pub fn prefixed(&self) -> bool {
-        self.nodes.len() > 1
+        self.nodes().len() > 1
     }
 
     /// Columns of the node prefix (`name: `, names padded to the longest), 0 for one node.
@@ -240,7 +229,7 @@ impl LogView {
         if !self.prefixed() {
             return 0;
         }
-        let longest = self.nodes.iter().map(|n| text_width(&n.name)).max();
+        let longest = self.nodes().iter().map(|n| text_width(&n.name)).max();
         longest.unwrap_or(0) + 2
     }
 
@@ -259,25 +248,19 @@ impl LogView {
         }
     }
 
-    /// What the effect runner starts for this view.
-    pub fn request(&self) -> LogRequest {
-        LogRequest {
-            view: self.id,
-            cluster: self.cluster.clone(),
-            subject: self.subject.clone(),
-            nodes: self.nodes.clone(),
-            tail: self.tail,
-        }
+    /// The view's id: its streams' reports carry it.
+    pub fn id(&self) -> u64 {
+        self.follows.view
     }
 
-    /// Every line in the buffer, oldest first.
-    pub fn buffer(&self) -> impl Iterator<Item = &LogEntry> {
-        self.lines.iter()
+    /// The nodes it follows, in the order of their colours.
+    pub fn nodes(&self) -> &[LogNode] {
+        &self.follows.nodes
     }
 
     /// Folds a node's report in; false when it was for another view or node.
     pub fn apply(&mut self, event: LogEvent) -> bool {
-        if event.view != self.id || event.node >= self.nodes.len() {
+        if event.view != self.id() || event.node >= self.nodes().len() {
             return false;
         }
         let node = event.node;
@@ -289,18 +272,20 @@ impl LogView {
             }
             LogReport::Ended { why, retry_in } => {
                 let why = crate::printable::line(&why);
-                let text = format!("stream ended: {why}; again in {retry_in}s");
-                let received = self.lines.back().map_or(0, |l| l.received);
-                self.push(node, text, true, received);
+                self.note(node, format!("stream ended: {why}; again in {retry_in}s"));
             }
-            LogReport::Reconnected => {
-                let text = "stream open again; lines written while it was closed are not shown"
-                    .to_string();
-                let received = self.lines.back().map_or(0, |l| l.received);
-                self.push(node, text, true, received);
-            }
+            LogReport::Reconnected => self.note(
+                node,
+                "stream open again; lines written while it was closed are not shown".into(),
+            ),
         }
         true
+    }
+
+    /// A note of the view's own about `node`'s stream, at the time of the latest line.
+    fn note(&mut self, node: usize, text: String) {
+        let received = self.lines.back().map_or(0, |l| l.received);
+        self.push(node, text, true, received);
     }
 
     fn push(&mut self, node: usize, text: String, note: bool, received: u64) {
@@ -323,7 +308,10 @@ impl LogView {
         entry.note
             || needle.is_empty()
             || entry.text.to_lowercase().contains(needle)
-            || self.nodes[entry.node].name.to_lowercase().contains(needle)
+            || self.nodes()[entry.node]
+                .name
+                .to_lowercase()
+                .contains(needle)
     }
 
     /// The lines the filter lets through, up to the pause.
@@ -556,52 +544,14 @@ impl LogView {
     }
 }
 
-/// The log keys the keymap binds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogKey {
-    /// `l` on the nodes pane or node detail: the node's service picker; on the etcd pane:
-    /// etcd of every control plane.
-    Open,
-    /// `d` in node detail: the node's kernel log.
-    Dmesg,
-    /// `t`: the time each line arrived, or not.
-    Timestamps,
-    /// Left / Right: the text sideways.
-    Left,
-    Right,
-    /// `w`: long lines wrapped or cut at the edge.
-    Wrap,
-    /// `f`: follow the newest lines, or hold the screen where it is.
-    Follow,
-    /// `n` / `N`: the next or previous occurrence of the filter text.
-    NextMatch,
-    PreviousMatch,
-}
-
-/// What the effect runner is asked to do with the streams of a view.
+/// What the console's stream runner is asked to do with the streams of a view (the screen's
+/// `ScreenTask`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LogEffect {
+pub enum LogTask {
     /// One stream per node; any earlier view's streams stop first.
     Start(LogRequest),
     /// Stop the streams of view `id`.
     Stop(u64),
-}
-
-/// The log view, the picker that leads to it, and where Esc goes back to.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogsState {
-    next_id: u64,
-    pub picker: Option<ServicePicker>,
-    pub view: Option<LogView>,
-    pub back_to: Option<Screen>,
-}
-
-impl LogsState {
-    /// A new view's id, so the streams of an earlier view are told apart.
-    pub fn next_view_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
-    }
 }
 
 /// `l` on a node: which of its logs to follow.
@@ -650,5 +600,5 @@ pub fn picker_choices(
 }
 
 #[cfg(test)]
-#[path = "logs_tests.rs"]
+#[path = "buffer_tests.rs"]
 mod tests;

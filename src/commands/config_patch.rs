@@ -1,0 +1,144 @@
+//! `taloscope config patch`: a machine-configuration patch rolled out node by node. `--plan`
+//! prints, per node, the paths the patches change and what the node's own dry run says (the
+//! mode it would apply with, reboot or not, its reasons and warnings) with every guard;
+//! `--yes --confirm CLUSTER` runs it through the dispatcher and the one runner, one node at a
+//! time, each back and healthy before the next. Exit 0 done / 1 refused or failed / 2 usage.
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use super::gate::{CommandGate, finish_run};
+use super::plan_report::{PlanText, indent};
+use super::progress::progress_printer;
+use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
+use crate::cli::{ConfigPatchArgs, GlobalArgs};
+use crate::cluster_config::{ConfigPatch, PatchTarget};
+use crate::node_actions::NodeActionOptions;
+use crate::operation::config_patch::{
+    ConfigPatchError, ConfigPatchPlan, ConfigPatchRequest, ConfigPatchRollout, config_patch_guards,
+    plan_config_patch,
+};
+
+pub fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> ExitCode {
+    exit_code_as(run_inner(global, args), args.gate.output)
+}
+
+fn run_inner(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCode, Stop> {
+    check_gate(&args.gate, "cluster")?;
+    let patches = args
+        .patches
+        .iter()
+        .map(|file| ConfigPatch::load(file, PatchTarget::All))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
+    let chosen = choose(global)?;
+    let Connected {
+        runtime,
+        observer,
+        status,
+        ..
+    } = connect(&chosen)?;
+    let request = ConfigPatchRequest {
+        patches,
+        role: args.role,
+        nodes: args.nodes.clone(),
+        mode: args.mode.apply_mode(),
+        try_timeout: args.try_timeout,
+    };
+    let (plan, lease, owner) = runtime.block_on(async {
+        let plan = plan_config_patch(&observer.talos, &status, &request).await;
+        let lease = rollout_lease_read(&observer).await;
+        let owner = crate::capi::read_owner(
+            chosen.discovery.kubeconfig.as_ref(),
+            &chosen.discovery.clusters,
+            &chosen.cluster.name,
+        )
+        .await;
+        (plan, lease, owner)
+    });
+    let plan = plan.map_err(|e| match e {
+        ConfigPatchError::UnknownNode { .. } | ConfigPatchError::NoTarget { .. } => {
+            usage(crate::printable::line(&e.to_string()))
+        }
+        e => Stop(EXIT_BLOCKED, crate::printable::line(&e.to_string())),
+    })?;
+    let guards = config_patch_guards(
+        &plan,
+        None,
+        &status,
+        observer.talos.roles(),
+        &lease,
+        owner.as_ref(),
+    );
+    let gate = CommandGate::new(global, &chosen.paths, &args.gate);
+    let Some(approved) = gate.pass(&plan, plan.action(), &guards)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let options = NodeActionOptions {
+        node_timeout: Duration::from_secs(args.node_timeout),
+        poll_interval: Duration::from_millis(args.poll_ms.max(1)),
+        ..NodeActionOptions::console()
+    };
+    let subject = json!({"cluster": plan.cluster, "mode": plan.mode});
+    let mut operation = ConfigPatchRollout::new(plan, observer, options, owner);
+    let printer = progress_printer(args.gate.output, None);
+    let result = gate.run(&runtime, &approved, &mut operation, &printer);
+    finish_run(args.gate.output, subject, result)
+}
+
+/// The patch's part of its plan report: the plan's fields are the `--plan --output json`
+/// contract beside the guards.
+impl PlanText for &ConfigPatchPlan {
+    fn table(&self) -> String {
+        let p = self;
+        let mut out = format!(
+            "PATCH the machine configuration of {} node(s) of {}, mode {}\n",
+            p.nodes.len(),
+            p.cluster,
+            p.mode
+        );
+        out.push_str(&indent(&format!("patches: {}", p.patches.join(", "))));
+        if let Some(secs) = p.try_timeout_seconds {
+            out.push_str(&indent(&format!(
+                "try: each node reverts the change by itself after {secs}s unless it is back and healthy, then confirmed"
+            )));
+        }
+        for n in &p.nodes {
+            let reboot = if n.reboots { "reboot" } else { "no reboot" };
+            out.push_str(&indent(&format!(
+                "{} ({}, {}): {} - {}",
+                n.node, n.address, n.role, reboot, n.mode_details
+            )));
+            for c in &n.changes {
+                let shown = |v: &Option<String>| {
+                    v.as_deref()
+                        .map_or("(absent)".to_string(), crate::printable::line)
+                };
+                out.push_str(&indent(&indent(&format!(
+                    "{}: {} -> {}",
+                    crate::printable::line(&c.path),
+                    shown(&c.before),
+                    shown(&c.after)
+                ))));
+            }
+            for w in &n.warnings {
+                out.push_str(&indent(&indent(&format!(
+                    "warning: {}",
+                    crate::printable::line(w)
+                ))));
+            }
+            if let Some(why) = &n.refused {
+                out.push_str(&indent(&indent(&format!("refused: {why}"))));
+            }
+        }
+        if !p.unchanged.is_empty() {
+            out.push_str(&indent(&format!(
+                "unchanged (nothing to apply): {}",
+                p.unchanged.join(", ")
+            )));
+        }
+        out
+    }
+}

@@ -1,0 +1,103 @@
+//! The node resources screen's IO (its `ResourcesTask`): one task reading the node with
+//! `node_resources::read_node` (the reads `taloscope node info` makes) every 2 s while the
+//! screen is on top, each read sent to the screen as its news; the screen's Stop, or another
+//! Follow, aborts it. The task never touches UI state.
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+use crate::app::action::{Action, AppEvent};
+use crate::app::message::Message;
+use crate::app::screens::ScreenNews;
+use crate::app::state::AppState;
+use crate::node_resources::{DEFAULT_SAMPLE_SPAN, read_node};
+use crate::talos::{ClientOptions, TalosClient};
+use crate::views::resources::{NAME, REFRESH, ResourcesNews, ResourcesRequest, ResourcesTask};
+
+/// The reads of the node on screen; dropping them aborts the task.
+#[derive(Default)]
+pub struct ResourceReads {
+    task: Option<JoinHandle<()>>,
+}
+
+impl ResourceReads {
+    fn stop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for ResourceReads {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts reading a node (stopping the reads before), or stops.
+pub(super) fn perform(
+    reads: &mut ResourceReads,
+    state: &AppState,
+    task: &ResourcesTask,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Option<Action> {
+    reads.stop();
+    let ResourcesTask::Follow(request) = task else {
+        return None;
+    };
+    match start(state, request.clone(), app_tx) {
+        Ok(task) => {
+            reads.task = Some(task);
+            None
+        }
+        Err(why) => Some(Action::Notify(Message::error(why))),
+    }
+}
+
+fn start(
+    state: &AppState,
+    request: ResourcesRequest,
+    app_tx: &mpsc::Sender<AppEvent>,
+) -> Result<JoinHandle<()>, String> {
+    let cluster = state
+        .clusters
+        .iter()
+        .find(|c| c.name == request.cluster)
+        .cloned()
+        .ok_or_else(|| format!("cluster {} is no longer discovered", request.cluster))?;
+    let context = cluster.talos.as_ref().ok_or_else(|| {
+        format!(
+            "cluster {} has no talosconfig context: a node's resources need the Talos API",
+            cluster.name
+        )
+    })?;
+    let talos = TalosClient::new(context, ClientOptions::default())
+        .map_err(|e| format!("cluster {}: {e}", cluster.name))?;
+    let kubeconfig = state.provision.kubeconfig.clone();
+    let tx = app_tx.clone();
+    Ok(tokio::spawn(async move {
+        // The kernel version and the containers' restarts come from Kubernetes; without it
+        // they stay unknown and the rest is read.
+        let kube = match crate::fleet::kube_client_for(&cluster, kubeconfig.as_ref()).await {
+            Some(Ok(client)) => Some(client),
+            _ => None,
+        };
+        let mut ticks = tokio::time::interval(REFRESH);
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let read = read_node(&talos, kube.as_ref(), &request.node, DEFAULT_SAMPLE_SPAN).await;
+            let news = ResourcesNews {
+                reading: request.reading,
+                read: read.map_err(|e| crate::error_chain(&e)),
+            };
+            if tx
+                .send(AppEvent::Screen(ScreenNews::new(NAME, news)))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }))
+}

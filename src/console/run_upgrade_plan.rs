@@ -1,0 +1,84 @@
+//! What the Talos and Kubernetes upgrades read off the event loop: the Talos releases of each
+//! discovered cluster, learned as `taloscope upgrade` learns them (its mirrors, the registry,
+//! the built-in table when none answers), each sent back as `AppEvent::Releases`; the
+//! removed-API count of a Kubernetes plan; the journals of rollouts that did not end.
+use std::path::Path;
+
+use tokio::sync::mpsc;
+
+use crate::app::action::{Action, AppEvent, RemovedApisCounted};
+use crate::app::message::Message;
+use crate::app::state::AppState;
+use crate::rollout::RolloutJournal;
+use crate::upgrade::kubernetes::{KubernetesUpgradePlan, check_removed_flags, count_removed_apis};
+use crate::upgrade::launch::connect;
+use crate::upgrade::{ReleaseLookup, RunOptions};
+
+/// Learns the releases of every discovered cluster in a task of its own (the listing is cached
+/// in `state_dir`, so the clusters after the first usually read the cache).
+pub(super) fn learn_releases(state: &AppState, state_dir: &Path, app_tx: &mpsc::Sender<AppEvent>) {
+    let config = &state.provision.config;
+    for cluster in &state.clusters {
+        let lookup = ReleaseLookup::for_cluster(config, Some(&cluster.name), state_dir, false);
+        let (name, app) = (cluster.name.clone(), app_tx.clone());
+        tokio::spawn(async move {
+            let learned = lookup.learn().await;
+            let _ = app.send(AppEvent::Releases(name, Box::new(learned))).await;
+        });
+    }
+}
+
+/// The unfinished rollout journals of the discovered clusters, read once at
+/// startup so the console shows them and offers to resume; a journal that
+/// cannot be read is said on the message line.
+pub(super) fn journal_actions(state: &AppState, dir: &Path) -> Vec<Action> {
+    state
+        .clusters
+        .iter()
+        .filter_map(|c| match RolloutJournal::load_unfinished(dir, &c.name) {
+            Ok(Some(journal)) => Some(Action::Event(AppEvent::Journal(Box::new(
+                journal.summary(),
+            )))),
+            Ok(None) => None,
+            Err(e) => Some(Action::Notify(Message::error(e.to_string()))),
+        })
+        .collect()
+}
+
+/// Counts the objects stored in API versions `plan`'s target removes, off
+/// the event loop; the answer comes back as `AppEvent::RemovedApis`.
+pub(super) fn count_removed(
+    state: &AppState,
+    plan: KubernetesUpgradePlan,
+    app_tx: &mpsc::Sender<AppEvent>,
+) {
+    let cluster = state
+        .clusters
+        .iter()
+        .find(|c| c.name == plan.cluster)
+        .cloned();
+    let app = app_tx.clone();
+    tokio::spawn(async move {
+        let (result, flags) = match cluster {
+            None => {
+                let gone = format!("cluster {} is no longer in the talosconfig", plan.cluster);
+                (Err(gone.clone()), Err(gone))
+            }
+            Some(cluster) => match connect(&cluster, &RunOptions::default()).await {
+                Ok(observer) => tokio::join!(
+                    count_removed_apis(&observer, &plan),
+                    check_removed_flags(&observer, &plan)
+                ),
+                Err(e) => (Err(e.clone()), Err(e)),
+            },
+        };
+        let counted = RemovedApisCounted {
+            cluster: plan.cluster.clone(),
+            from: plan.from.to_string(),
+            target: plan.target.to_string(),
+            result,
+            flags,
+        };
+        let _ = app.send(AppEvent::RemovedApis(Box::new(counted))).await;
+    });
+}

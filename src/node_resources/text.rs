@@ -1,0 +1,148 @@
+//! The document's figures as the operator reads them, the same words in `node info`'s table
+//! and the console's resources screen: the overview lines (CPU, memory, load, uptime), one
+//! row per disk, volume, link and address, each with the level it stands at, and `top`'s
+//! process rows.
+use super::document::*;
+use super::usage::Level;
+use crate::printable::bytes_text;
+
+/// `12.5%`, `-` when unknown.
+pub fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}%"))
+}
+
+pub fn bytes(value: u64) -> String {
+    bytes_text(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+/// `NODE w-1 (10.5.0.3) worker Talos v1.12.0  FAILING`.
+pub fn heading(d: &NodeResources) -> String {
+    format!(
+        "NODE {} ({}) {} Talos {}  {}",
+        d.node,
+        d.address,
+        d.machine_type,
+        d.talos_version,
+        d.level.as_str().to_uppercase()
+    )
+}
+
+/// The kernel (when Kubernetes named it), CPU, memory (at its pressure), load and uptime.
+pub fn overview(d: &NodeResources) -> Vec<(String, Level)> {
+    let mut rows = Vec::new();
+    if let Some(kernel) = &d.kernel_version {
+        rows.push((format!("KERNEL   {kernel}"), Level::Ok));
+    }
+    let cpu = format!(
+        "CPU      {} x {} @ {:.0} MHz, {} busy",
+        d.cpu.count,
+        d.cpu.model,
+        d.cpu.mhz,
+        percent(d.cpu.usage_percent)
+    );
+    let memory = format!(
+        "MEMORY   {} of {} used ({}), {} available, pressure {}",
+        bytes(d.memory.used_bytes),
+        bytes(d.memory.total_bytes),
+        percent(d.memory.used_percent),
+        bytes(d.memory.available_bytes),
+        d.memory.pressure.as_str()
+    );
+    let load = format!(
+        "LOAD     {:.2} {:.2} {:.2}",
+        d.load.load1, d.load.load5, d.load.load15
+    );
+    let uptime = format!(
+        "UPTIME   {} (booted {})",
+        crate::clock::short_duration(d.uptime_seconds),
+        d.boot_time
+    );
+    rows.push((cpu, Level::Ok));
+    rows.push((memory, d.memory.pressure));
+    rows.push((load, Level::Ok));
+    rows.push((uptime, Level::Ok));
+    rows
+}
+
+pub fn disk_row(disk: &Disk) -> String {
+    format!(
+        "{:<8} {:>10} {:<16} {:<8} {}{}",
+        disk.id,
+        bytes(disk.size_bytes),
+        disk.model,
+        disk.transport,
+        disk.serial,
+        if disk.system_disk {
+            "  (system disk)"
+        } else {
+            ""
+        }
+    )
+}
+
+pub fn volume_row(v: &Volume) -> String {
+    format!(
+        "{:<10} {:<6} {:>10} {:<5} {:<14} {:>7} {}",
+        v.id,
+        v.phase,
+        bytes(v.size_bytes),
+        v.filesystem,
+        v.mount_point,
+        percent(v.used_percent),
+        v.level.as_str()
+    )
+}
+
+pub fn link_row(l: &Link) -> String {
+    let speed = l
+        .speed_mbps
+        .map_or_else(|| "-".to_string(), |s| format!("{s} Mb/s"));
+    format!(
+        "{:<10} {:<9} {:<5} mtu {:<6} {:<11} {}",
+        l.name,
+        l.kind,
+        if l.up { "up" } else { "down" },
+        l.mtu,
+        speed,
+        l.hardware_address
+    )
+}
+
+pub fn address_row(a: &Address) -> String {
+    format!("{:<22} {:<8} {}", a.address, a.link, a.scope)
+}
+
+/// `3 (default via 10.5.0.1)`.
+pub fn routes_summary(r: &RoutesSummary) -> String {
+    let via = if r.default_gateways.is_empty() {
+        "none".to_string()
+    } else {
+        r.default_gateways.join(", ")
+    };
+    format!("{} (default via {via})", r.count)
+}
+
+/// The processes' column heads, over [`process_row`]s.
+pub fn process_header() -> String {
+    format!(
+        "{:>7} {:>7} {:>6} {:>10} {:<3} COMMAND",
+        "PID", "PPID", "CPU", "RSS", "S"
+    )
+}
+
+/// One process as `top` lists it: its command line, else its command.
+pub fn process_row(p: &ProcessUsage) -> String {
+    format!(
+        "{:>7} {:>7} {:>5.1}% {:>10} {:<3} {}",
+        p.pid,
+        p.ppid,
+        p.cpu_percent,
+        bytes(p.rss_bytes),
+        p.state,
+        if p.args.is_empty() {
+            &p.command
+        } else {
+            &p.args
+        }
+    )
+}

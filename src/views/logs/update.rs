@@ -1,0 +1,294 @@
+//! The log screen's update step: opening it (the picker of a node, its kernel log, etcd of
+//! every control plane, `:logs`, `:dmesg`), its keys, the streams' reports folded in, and the
+//! streams started and stopped as the screen comes and goes. Pure.
+use super::buffer::{
+    LogArea, LogEvent, LogNode, LogSubject, LogTask, LogView, ServicePicker, picker_choices,
+};
+use super::keys::LogsKey;
+use super::{LogsScreen, NAME};
+use crate::app::action::Effect;
+use crate::app::binding::Move;
+use crate::app::message::Message;
+use crate::app::screen::{Pane, Screen};
+use crate::app::screens::{Opening, ScreenTask, Shared, Step};
+use crate::fleet::{NodeRole, NodeStatus};
+
+/// What `l` says where it opens nothing.
+pub(super) const WHERE_LOGS_OPEN: &str =
+    "l opens logs from the nodes pane (1) or the etcd pane (2)";
+
+/// The nodes of the cluster in use, as the fleet model lists them.
+fn cluster_nodes(shared: &Shared) -> Vec<NodeStatus> {
+    shared
+        .current
+        .and_then(|c| shared.fleet.cluster(c))
+        .map(|live| live.status.nodes.clone())
+        .unwrap_or_default()
+}
+
+fn log_node(node: &NodeStatus) -> LogNode {
+    LogNode {
+        name: node.name.clone(),
+        address: node.address.clone(),
+    }
+}
+
+/// The nodes `names` name (by name or address), or which name matches none.
+fn named(names: &[String], nodes: &[NodeStatus]) -> Result<Vec<LogNode>, Message> {
+    names
+        .iter()
+        .map(|name| {
+            let found = nodes.iter().find(|n| &n.name == name || &n.address == name);
+            found.map(log_node).ok_or_else(|| {
+                let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+                Message::error(format!(
+                    "no node named {name:?} in the cluster in use; its nodes: {}",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The nodes that run `subject`: the control planes for etcd and the static pods, else all.
+fn running(subject: &LogSubject, nodes: &[NodeStatus]) -> Vec<LogNode> {
+    let control_planes_only = match subject {
+        LogSubject::Service(id) => id == "etcd",
+        LogSubject::StaticPod(_) => true,
+        LogSubject::Kernel => false,
+    };
+    nodes
+        .iter()
+        .filter(|n| !control_planes_only || n.role == NodeRole::Controlplane)
+        .map(log_node)
+        .collect()
+}
+
+/// The node selected where the screen was opened.
+fn selected(opening: &Opening, nodes: &[NodeStatus]) -> Result<NodeStatus, Message> {
+    let node = opening
+        .node
+        .as_ref()
+        .and_then(|key| nodes.iter().find(|n| &n.address == key));
+    node.cloned()
+        .ok_or_else(|| Message::warn("no node selected"))
+}
+
+/// Rows of log lines on a terminal of `size`: all but the header, input and footer lines
+/// and the pane's border.
+fn log_rows(size: (u16, u16)) -> usize {
+    usize::from(size.1.saturating_sub(5)).max(1)
+}
+
+/// Columns of the lines inside the pane's border and its one column of padding each side on
+/// a terminal of `size`.
+fn log_columns(size: (u16, u16)) -> usize {
+    usize::from(size.0.saturating_sub(4)).max(1)
+}
+
+fn task(task: LogTask) -> Effect {
+    Effect::Screen(ScreenTask::new(NAME, task))
+}
+
+impl LogsScreen {
+    /// `l` and `d` on the cluster panes and node detail (by where it was opened and its
+    /// node), `:logs SERVICE [NODE...]` (no node: every node that runs it) and `:dmesg NODE`.
+    pub(super) fn open_for(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        let nodes = cluster_nodes(shared);
+        match opening.words.split_first() {
+            Some((command, names)) if command == "dmesg" => {
+                let chosen = match names {
+                    [] => vec![log_node(&selected(opening, &nodes)?)],
+                    names => named(names, &nodes)?,
+                };
+                self.open_view(shared, LogSubject::Kernel, chosen)
+            }
+            Some((_, [service, names @ ..])) => {
+                let subject = LogSubject::named(service);
+                let chosen = match names {
+                    [] => running(&subject, &nodes),
+                    names => named(names, &nodes)?,
+                };
+                self.open_view(shared, subject, chosen)
+            }
+            _ => match opening.from {
+                Screen::Cluster(Pane::Etcd) => {
+                    let etcd = LogSubject::Service("etcd".into());
+                    let chosen = running(&etcd, &nodes);
+                    self.open_view(shared, etcd, chosen)
+                }
+                Screen::Cluster(Pane::Nodes) | Screen::NodeDetail => {
+                    let node = selected(opening, &nodes)?;
+                    self.open_picker(shared, &node)
+                }
+                _ => Err(Message::info(WHERE_LOGS_OPEN)),
+            },
+        }
+    }
+
+    fn open_picker(&mut self, shared: &Shared, node: &NodeStatus) -> Result<Step, Message> {
+        let cluster = shared.current.ok_or_else(no_cluster)?;
+        self.picker = Some(ServicePicker {
+            cluster: cluster.to_string(),
+            node: log_node(node),
+            control_plane: node.role == NodeRole::Controlplane,
+            selected: 0,
+        });
+        Ok(Step::default())
+    }
+
+    /// A view of `subject` on `nodes` of the cluster in use.
+    fn open_view(
+        &mut self,
+        shared: &Shared,
+        subject: LogSubject,
+        nodes: Vec<LogNode>,
+    ) -> Result<Step, Message> {
+        let cluster = shared.current.ok_or_else(no_cluster)?;
+        if nodes.is_empty() {
+            return Err(Message::warn(format!(
+                "no node of {cluster} to read {} from yet",
+                subject.name()
+            )));
+        }
+        self.next_id += 1;
+        self.picker = None;
+        self.view = Some(LogView::new(self.next_id, cluster, subject, nodes));
+        Ok(Step::default())
+    }
+
+    /// After each update step: the streams of the view on screen run, any other's stop.
+    pub(super) fn settle_streams(&mut self, on_top: bool) -> Vec<Effect> {
+        let wanted = self
+            .view
+            .as_ref()
+            .filter(|_| on_top && self.picker.is_none());
+        if wanted.map(LogView::id) == self.streaming {
+            return Vec::new();
+        }
+        let mut out: Vec<Effect> = self
+            .streaming
+            .take()
+            .map(LogTask::Stop)
+            .map(task)
+            .into_iter()
+            .collect();
+        if let Some(view) = wanted {
+            self.streaming = Some(view.id());
+            out.push(task(LogTask::Start(view.follows.clone())));
+        }
+        out
+    }
+
+    /// Folds a stream's report in; whether the screen shows it.
+    pub(super) fn on_event(&mut self, event: &LogEvent) -> bool {
+        let applied = self.view.as_mut().is_some_and(|v| v.apply(event.clone()));
+        applied && self.picker.is_none()
+    }
+
+    /// The screen's keys: the picker's while it is open, else the view's.
+    pub(super) fn on_intent(&mut self, key: LogsKey, shared: &Shared) -> Step {
+        if key == LogsKey::Back {
+            return self.back();
+        }
+        let rows = log_rows(shared.size);
+        if let Some(picker) = self.picker.clone() {
+            return self.on_picker(picker, key, shared, rows);
+        }
+        // A page keeps one line of the last one, so a taller message line never skips a line.
+        let page = rows.saturating_sub(1).max(1) as isize;
+        let Some(view) = self.view.as_mut() else {
+            return Step::close();
+        };
+        let area = LogArea {
+            rows,
+            room: view.text_room(log_columns(shared.size)),
+        };
+        match key {
+            LogsKey::Scroll(Move::Down) => view.scroll(1, area),
+            LogsKey::Scroll(Move::Up) => view.scroll(-1, area),
+            LogsKey::Scroll(Move::PageDown) => view.scroll(page, area),
+            LogsKey::Scroll(Move::PageUp) => view.scroll(-page, area),
+            LogsKey::Scroll(Move::First) => view.scroll_home(),
+            LogsKey::Scroll(Move::Last) => view.follow(),
+            LogsKey::Pause => view.toggle_pause(),
+            LogsKey::Timestamps => view.timestamps = !view.timestamps,
+            LogsKey::Left => view.shift(false, area.room),
+            LogsKey::Right => view.shift(true, area.room),
+            LogsKey::Wrap => view.toggle_wrap(),
+            LogsKey::Follow => view.toggle_follow(area),
+            LogsKey::NextMatch | LogsKey::PreviousMatch if view.filter.is_empty() => {
+                return Step::message(Message::info(
+                    "n and N jump between occurrences of the filter: type it with / first",
+                ));
+            }
+            LogsKey::NextMatch | LogsKey::PreviousMatch => {
+                if !view.jump(key == LogsKey::NextMatch, area) {
+                    let text = crate::printable::line(&view.filter);
+                    let text = format!("{text:?} occurs in no line shown");
+                    return Step::message(Message::warn(text));
+                }
+            }
+            LogsKey::Filter => {
+                return Step {
+                    filter: Some(view.filter.clone()),
+                    ..Step::default()
+                };
+            }
+            LogsKey::Pick | LogsKey::Back => {}
+        }
+        Step::default()
+    }
+
+    fn on_picker(
+        &mut self,
+        picker: ServicePicker,
+        key: LogsKey,
+        shared: &Shared,
+        rows: usize,
+    ) -> Step {
+        let (choices, _) = picker_choices(shared.fleet, &picker);
+        let last = choices.len().saturating_sub(1);
+        match key {
+            LogsKey::Scroll(step) => {
+                if let Some(p) = self.picker.as_mut() {
+                    p.selected = step.from(picker.selected, last, rows);
+                }
+                Step::default()
+            }
+            LogsKey::Pick => {
+                let chosen = choices.into_iter().nth(picker.selected.min(last));
+                let opened =
+                    chosen.map(|(subject, _)| self.open_view(shared, subject, vec![picker.node]));
+                match opened {
+                    Some(Err(why)) => Step::message(why),
+                    _ => Step::default(),
+                }
+            }
+            _ => Step::default(),
+        }
+    }
+
+    /// Esc and q: the filter cleared, else back where the view or picker was opened from.
+    fn back(&mut self) -> Step {
+        match self.view.as_mut() {
+            Some(view) if self.picker.is_none() && !view.filter.is_empty() => {
+                view.set_filter("");
+                Step::default()
+            }
+            _ => {
+                self.picker = None;
+                self.view = None;
+                Step::close()
+            }
+        }
+    }
+}
+
+fn no_cluster() -> Message {
+    Message::warn("no cluster in use: Enter on the fleet or :ctx NAME")
+}
+
+#[cfg(test)]
+#[path = "update_tests.rs"]
+mod tests;

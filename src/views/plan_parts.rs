@@ -1,0 +1,290 @@
+//! What every plan screen draws alike, whatever it plans: the guards worst first with their
+//! one-line reasons, the last line saying whether Start is offered, refused (the guard named)
+//! or waits for a typed acknowledgement, a wizard's plan box, and a plan told as summary lines
+//! over a table of its subjects. Screens hold these; none of them reads a screen's state.
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Padding, Paragraph, Widget, Wrap};
+
+use super::progress_parts::{StepTable, render_step_pane, unsorted};
+use super::table::{DataTable, pane_block};
+use super::{Look, fit};
+use crate::app::plan_screen::{GuardedPlan, PlanGuards, verdict_counts, verdict_word};
+use crate::app::screen::TableKind;
+use crate::app::tables::{Column, TableCell, TableData, TableRow, Tone, Width, col};
+use crate::tui::Role;
+use crate::upgrade::{Guard, GuardId, Verdict};
+
+static GUARD_COLUMNS: &[Column] = &[
+    col("", Width::Content),
+    col("GUARD", Width::Content),
+    col("REASON", Width::Fill(1)),
+];
+
+fn guard_rows(look: &Look, guards: &[Guard]) -> Vec<TableRow> {
+    let g = &look.glyphs;
+    guards
+        .iter()
+        .map(|guard| {
+            let (glyph, tone) = match guard.verdict {
+                Verdict::Pass => (g.ok, Tone::Ok),
+                Verdict::Warn => (g.warn, Tone::Warn),
+                Verdict::Fail => (g.error, Tone::Error),
+            };
+            TableRow {
+                key: guard.id.title().to_string(),
+                cells: vec![
+                    TableCell::new(format!("{glyph} {}", verdict_word(guard.verdict)), tone),
+                    TableCell::plain(guard.id.title()),
+                    TableCell::new(&guard.reason, tone_of_reason(guard.verdict)),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// The lower part every plan screen draws alike: its guards pane and the last line under it.
+pub(super) struct ChecksPane<'a> {
+    pub guards: &'a PlanGuards,
+    /// Whether the guards have the move keys.
+    pub active: bool,
+    /// What the guards pane says while no guard was evaluated.
+    pub empty: &'a str,
+    /// The acknowledgement to type, given only when it is the one thing left.
+    pub ack_prompt: Option<&'a str>,
+    /// The plan's `start_refused()`.
+    pub refused: Option<String>,
+    /// What the dispatcher's typed confirmation asks the name of ("cluster", "node").
+    pub noun: &'a str,
+}
+
+impl<'a> ChecksPane<'a> {
+    /// The checks of `plan`: its guards (`empty` said while none was evaluated), the
+    /// acknowledgement it prompts for, why Start is refused, and what the typed confirmation
+    /// asks the name of.
+    pub(super) fn of(plan: &'a dyn GuardedPlan, empty: &'a str) -> ChecksPane<'a> {
+        ChecksPane {
+            guards: plan.guards(),
+            active: plan.guards_focused(),
+            empty,
+            ack_prompt: plan.ack_prompt(),
+            refused: plan.start_refused(),
+            noun: plan.approval().map_or("cluster", |a| a.confirm_noun()),
+        }
+    }
+
+    /// The guards into `guards_area`, the last line into `last`; read-only mode refuses
+    /// Start up front, whatever the guards say.
+    pub(super) fn render(
+        self,
+        look: &Look,
+        readonly: bool,
+        guards_area: Rect,
+        last: Rect,
+        buf: &mut Buffer,
+    ) {
+        let g = self.guards;
+        render_guards(
+            look,
+            &g.shown,
+            g.selected,
+            self.active,
+            self.empty,
+            guards_area,
+            buf,
+        );
+        let width = usize::from(last.width.saturating_sub(2));
+        let line = verdict_line(
+            look,
+            readonly,
+            self.ack_prompt,
+            self.refused,
+            width,
+            self.noun,
+        );
+        Paragraph::new(line)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .render(last, buf);
+    }
+}
+
+/// A wizard's plan (create, provision): its title on the first line, its lines in a "Plan"
+/// box, and under them its checks once the plan is ready, else the line saying where the plan
+/// stands.
+pub(super) struct WizardPlan<'a> {
+    pub title: String,
+    pub lines: Vec<Line<'static>>,
+    /// `Err((text, role))` while there is no plan to check.
+    pub checks: Result<ChecksPane<'a>, (String, Role)>,
+}
+
+impl WizardPlan<'_> {
+    /// Into the title's, the plan's, the guards' and the last line's areas (the caller lays
+    /// them out around its own panes).
+    pub(super) fn render(self, look: &Look, readonly: bool, areas: [Rect; 4], buf: &mut Buffer) {
+        let [head, plan_area, guards_area, last] = areas;
+        let s = &look.styles;
+        let pad = Block::new().padding(Padding::horizontal(1));
+        let width = usize::from(head.width.saturating_sub(2));
+        let title = fit(&self.title, width, look.glyphs.ellipsis);
+        Paragraph::new(Span::styled(title, s.get(Role::Title)))
+            .block(pad.clone())
+            .render(head, buf);
+        let block = pane_block(
+            look,
+            vec![Span::styled(" Plan ", s.get(Role::Title))],
+            false,
+        );
+        let inner = block.inner(plan_area);
+        block.render(plan_area, buf);
+        Paragraph::new(self.lines)
+            .wrap(Wrap { trim: false })
+            .render(inner, buf);
+        match self.checks {
+            Ok(checks) => checks.render(look, readonly, guards_area, last, buf),
+            Err((text, role)) => {
+                let line = Span::styled(fit(&text, width, look.glyphs.ellipsis), s.get(role));
+                Paragraph::new(line).block(pad).render(last, buf);
+            }
+        }
+    }
+}
+
+/// The last line of a plan screen: Start offered, refused (why), or the acknowledgement to
+/// type.
+fn verdict_line(
+    look: &Look,
+    readonly: bool,
+    ack_prompt: Option<&str>,
+    refused: Option<String>,
+    width: usize,
+    noun: &str,
+) -> Line<'static> {
+    let s = &look.styles;
+    let g = &look.glyphs;
+    let (ack_prompt, refused) = if readonly {
+        let why = "read-only mode (--readonly); the plan is for reading".to_string();
+        (None, Some(why))
+    } else {
+        (ack_prompt, refused)
+    };
+    if let Some(needed) = ack_prompt {
+        return Line::from(vec![
+            Span::styled(format!("{} ", g.warn), s.get(Role::Warn)),
+            Span::styled("a", s.get(Role::Key)),
+            Span::styled(", then type: ", s.get(Role::Warn)),
+            Span::styled(needed.to_string(), s.get(Role::Accent)),
+        ]);
+    }
+    match refused {
+        Some(why) => Line::from(Span::styled(
+            fit(
+                &format!("{} Start refused: {why}", g.error),
+                width,
+                g.ellipsis,
+            ),
+            s.get(Role::Error),
+        )),
+        None => Line::from(vec![
+            Span::styled(format!("{} guards pass: ", g.ok), s.get(Role::Ok)),
+            Span::styled("s", s.get(Role::Key)),
+            Span::styled(
+                format!(" starts (you type the {noun} name to confirm)"),
+                s.get(Role::Text),
+            ),
+        ]),
+    }
+}
+
+/// What the guards pane says before any guard was evaluated.
+pub(super) const NO_GUARDS_YET: &str = "No status yet: the guards run when the cluster answers.";
+
+/// The guards pane of a plan screen, worst first, with the selected guard; `empty` says why
+/// there is no guard yet.
+fn render_guards(
+    look: &Look,
+    guards: &[Guard],
+    selected: Option<GuardId>,
+    active: bool,
+    empty: &str,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let (pass, warn, fail) = verdict_counts(guards);
+    let block = pane_block(
+        look,
+        vec![Span::styled(
+            format!(" Guards: {pass} pass, {warn} warn, {fail} fail (? explains) "),
+            look.styles.get(Role::Title),
+        )],
+        active,
+    );
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let data = TableData {
+        kind: TableKind::Nodes,
+        columns: GUARD_COLUMNS,
+        rows: guard_rows(look, guards),
+        total: guards.len(),
+    };
+    let view = unsorted(selected.map(|g| g.title().to_string()));
+    DataTable {
+        data: &data,
+        view: &view,
+        look,
+        title: "",
+        active,
+        empty,
+    }
+    .render_rows(inner, buf);
+}
+
+fn tone_of_reason(verdict: Verdict) -> Tone {
+    match verdict {
+        Verdict::Pass => Tone::Muted,
+        Verdict::Warn => Tone::Warn,
+        Verdict::Fail => Tone::Error,
+    }
+}
+
+/// A plan told as lines (what it does and to what), over a table of its subjects when it has
+/// one (an etcd plan's members), then its checks: the actions' plans.
+pub(super) struct SummaryPlan<'a> {
+    pub summary: Vec<Line<'static>>,
+    /// The subjects' pane title and table.
+    pub subjects: Option<(String, StepTable<'a>)>,
+    pub checks: ChecksPane<'a>,
+}
+
+impl SummaryPlan<'_> {
+    pub(super) fn render(self, look: &Look, readonly: bool, area: Rect, buf: &mut Buffer) {
+        // Wrapped summary lines, roughly.
+        let width = usize::from(area.width.saturating_sub(2)).max(1);
+        let summary_rows: usize = self.summary.iter().map(|l| l.width() / width + 1).sum();
+        let subject_rows = (self.subjects.as_ref()).map_or(0, |(_, t)| t.total as u16 + 3);
+        let [top, subjects_area, guards_area, bottom] = area.layout(&Layout::vertical([
+            Constraint::Length(summary_rows as u16),
+            Constraint::Length(subject_rows),
+            Constraint::Min(4),
+            Constraint::Length(1),
+        ]));
+        Paragraph::new(self.summary)
+            .block(Block::new().padding(Padding::horizontal(1)))
+            .wrap(Wrap { trim: true })
+            .render(top, buf);
+        if let Some((title, table)) = self.subjects {
+            render_step_pane(look, title, false, Ok(table), subjects_area, buf);
+        }
+        self.checks.render(look, readonly, guards_area, bottom, buf);
+    }
+}
+
+/// `text` with its first letter upper case (a plan's title on its first line).
+pub(super) fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

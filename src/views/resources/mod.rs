@@ -1,0 +1,246 @@
+//! The node resources screen (`i` in node detail, `:resources [NODE]`): what runs inside one
+//! node and what it holds, the document `taloscope node info` prints (`node_resources`), read
+//! again every 2 s while the screen is on top and not otherwise (`console::run_resources`);
+//! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory.
+//! State, keys and update step here, the drawing in `view`.
+use std::any::Any;
+use std::time::Duration;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+use crate::app::action::Effect;
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines};
+use crate::app::message::Message;
+use crate::app::screens::{
+    Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
+};
+use crate::node_resources::{NodeIdentity, NodeResources, SortKey};
+use crate::tui::Look;
+
+mod view;
+
+/// The screen module's name: its news and tasks are addressed to it.
+pub const NAME: ScreenName = "resources";
+
+/// How often the node is read while the screen is on top.
+pub const REFRESH: Duration = Duration::from_secs(2);
+
+/// Where the screen opens from, when it cannot tell which node.
+const WHERE_IT_OPENS: &str = "i in node detail, or :resources NODE, shows a node's resources";
+
+/// One node of one cluster, read for one opening of the screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourcesRequest {
+    pub cluster: String,
+    pub node: NodeIdentity,
+    /// Which opening asked: news of an earlier one is dropped.
+    pub reading: u64,
+}
+
+/// What the screen asks of the console: read `request` every [`REFRESH`], or stop reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourcesTask {
+    Follow(ResourcesRequest),
+    Stop,
+}
+
+/// One read of the node, or why it failed (the error names the node and the call).
+#[derive(Debug, Clone)]
+pub struct ResourcesNews {
+    pub reading: u64,
+    pub read: Result<NodeResources, String>,
+}
+
+/// The node shown, its latest document and how far it is scrolled.
+#[derive(Debug, Clone, Default)]
+pub struct ResourcesScreen {
+    pub request: Option<ResourcesRequest>,
+    pub document: Option<NodeResources>,
+    /// The latest read's failure; the document before it stays on screen.
+    pub error: Option<String>,
+    pub scroll: usize,
+    /// The processes shown instead of the resources, in this order.
+    pub processes: bool,
+    pub sort: SortKey,
+    /// Whether the console reads the node now.
+    following: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResourcesKey {
+    Processes,
+    Sort(SortKey),
+    Back,
+}
+
+#[rustfmt::skip]
+static KEYS: &[Binding<ResourcesKey, ResourcesScreen>] = &[
+    bind(&[Key::char('p')], ResourcesKey::Processes, "the node's processes, or back to its resources").footer("processes"),
+    bind(&[Key::char('c')], ResourcesKey::Sort(SortKey::Cpu), "processes busiest first").footer("by CPU").offered(showing_processes),
+    bind(&[Key::char('m')], ResourcesKey::Sort(SortKey::Memory), "processes by resident memory").footer("by memory").offered(showing_processes),
+    bind(&[Key::ESC, Key::char('q')], ResourcesKey::Back, "back where the screen was opened").footer("back"),
+];
+
+fn showing_processes(screen: &ResourcesScreen) -> bool {
+    screen.processes
+}
+
+fn task(task: ResourcesTask) -> Effect {
+    Effect::Screen(ScreenTask::new(NAME, task))
+}
+
+/// The node `opening` names (`:resources NODE`, by name or address), else the one selected
+/// where it was opened, in the cluster in use.
+fn chosen(opening: &Opening, shared: &Shared) -> Result<(String, NodeIdentity), Message> {
+    let cluster = shared
+        .current
+        .ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
+    let nodes = shared
+        .fleet
+        .cluster(cluster)
+        .map(|live| live.status.nodes.as_slice())
+        .unwrap_or_default();
+    let wanted = opening.words.get(1).or(opening.node.as_ref());
+    let wanted = wanted.ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
+    let node = nodes
+        .iter()
+        .find(|n| &n.name == wanted || &n.address == wanted)
+        .filter(|n| !n.address.is_empty());
+    let node = node.ok_or_else(|| {
+        let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        Message::error(crate::printable::line(&format!(
+            "cluster {cluster} has no node named {wanted:?}; its nodes: {}",
+            known.join(", ")
+        )))
+    })?;
+    let id = NodeIdentity {
+        name: node.name.clone(),
+        address: node.address.clone(),
+        machine_type: node.role.as_str().to_string(),
+    };
+    Ok((cluster.to_string(), id))
+}
+
+impl ResourcesScreen {
+    /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
+    /// pane's borders left out).
+    fn rows(size: (u16, u16)) -> usize {
+        usize::from(size.1.saturating_sub(5)).max(1)
+    }
+}
+
+impl ScreenModule for ResourcesScreen {
+    fn name(&self) -> ScreenName {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Node resources and processes (i in node detail, :resources NODE)"
+    }
+
+    fn keys(&self) -> Vec<KeyLine> {
+        let mut lines = key_lines(KEYS, self);
+        lines.extend(key_lines(MOVE_KEYS, &()));
+        lines
+    }
+
+    fn binds(&self, event: &KeyEvent) -> bool {
+        intent(KEYS, event).is_some() || intent(MOVE_KEYS, event).is_some()
+    }
+
+    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
+        Err(Message::info(WHERE_IT_OPENS))
+    }
+
+    fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        let (cluster, node) = chosen(opening, shared)?;
+        let reading = self.request.as_ref().map_or(1, |r| r.reading + 1);
+        *self = ResourcesScreen {
+            request: Some(ResourcesRequest {
+                cluster,
+                node,
+                reading,
+            }),
+            ..ResourcesScreen::default()
+        };
+        Ok(Step::default())
+    }
+
+    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        match intent(KEYS, event) {
+            Some(ResourcesKey::Back) => return Step::close(),
+            Some(ResourcesKey::Processes) => {
+                self.processes = !self.processes;
+                self.scroll = 0;
+            }
+            Some(ResourcesKey::Sort(key)) => {
+                self.sort = *key;
+                self.scroll = 0;
+            }
+            None => {}
+        }
+        if let Some(step) = intent(MOVE_KEYS, event) {
+            let rows = Self::rows(shared.size);
+            let last = self
+                .document
+                .as_ref()
+                .map_or(0, |d| view::line_count(self, d).saturating_sub(rows));
+            self.scroll = step.from(self.scroll, last, rows);
+        }
+        Step::default()
+    }
+
+    fn on_news(&mut self, news: &ScreenNews, _shared: &Shared) -> bool {
+        let Some(news) = news.get::<ResourcesNews>() else {
+            return false;
+        };
+        if self.request.as_ref().map(|r| r.reading) != Some(news.reading) {
+            return false;
+        }
+        match &news.read {
+            Ok(document) => {
+                self.document = Some(document.clone());
+                self.error = None;
+            }
+            Err(why) => self.error = Some(why.clone()),
+        }
+        true
+    }
+
+    /// Reads run while the screen is on top, and stop as it leaves.
+    fn settle(&mut self, on_top: bool) -> Vec<Effect> {
+        match (&self.request, on_top, self.following) {
+            (Some(request), true, false) => {
+                self.following = true;
+                vec![task(ResourcesTask::Follow(request.clone()))]
+            }
+            (_, false, true) => {
+                self.following = false;
+                vec![task(ResourcesTask::Stop)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn of_cluster_in_use(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
+        (&view::ResourcesPane::new(self, look)).render(area, buf);
+    }
+
+    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests;

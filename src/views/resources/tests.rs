@@ -1,0 +1,110 @@
+//! Unit tests of the resources screen's update: where it opens and for which node, the reads
+//! started while it is on top and stopped as it leaves, and news of an earlier opening dropped.
+use crossterm::event::KeyCode;
+
+use super::*;
+use crate::app::action::{Action, AppEvent};
+use crate::app::screen::{Pane, Screen};
+use crate::app::state::AppState;
+use crate::app::test_fixtures::{cluster_screen, press};
+use crate::app::update::{apply, update};
+use crate::upgrade::fixtures;
+
+const RESOURCES: Screen = Screen::Module(NAME);
+
+fn tasks(effects: &[Effect]) -> Vec<ResourcesTask> {
+    let tasks = effects.iter().filter_map(|e| match e {
+        Effect::Screen(task) => task.get::<ResourcesTask>().cloned(),
+        _ => None,
+    });
+    tasks.collect()
+}
+
+fn screen(s: &AppState) -> &ResourcesScreen {
+    s.screens.find::<ResourcesScreen>().expect("the screen")
+}
+
+fn command(s: &mut AppState, line: &str) -> Vec<Effect> {
+    update(s, Action::OpenCommandLine);
+    for c in line.chars() {
+        update(s, Action::Insert(c));
+    }
+    update(s, Action::Submit)
+}
+
+fn news(reading: u64, read: Result<NodeResources, String>) -> Action {
+    let news = ResourcesNews { reading, read };
+    Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news)))
+}
+
+#[test]
+fn i_in_node_detail_reads_the_node_while_on_top_and_stops_when_it_leaves() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    update(&mut s, Action::OpenSelected);
+    assert_eq!(s.screen, Screen::NodeDetail);
+    let effects = press(&mut s, KeyCode::Char('i'));
+    assert_eq!(s.screen, RESOURCES);
+    let started = tasks(&effects);
+    let [ResourcesTask::Follow(request)] = started.as_slice() else {
+        panic!("one read started: {effects:?}");
+    };
+    assert_eq!(request.cluster, "healthy");
+    assert_eq!(request.node.name, "cp-1");
+    assert_eq!(request.node.machine_type, "controlplane");
+    // A key that changes nothing starts nothing more.
+    assert!(tasks(&press(&mut s, KeyCode::Char('j'))).is_empty());
+    let effects = press(&mut s, KeyCode::Esc);
+    assert_eq!(s.screen, Screen::NodeDetail);
+    assert_eq!(tasks(&effects), [ResourcesTask::Stop]);
+    // Closed, nothing reads, whatever happens next.
+    assert!(tasks(&press(&mut s, KeyCode::Char('j'))).is_empty());
+}
+
+#[test]
+fn news_of_the_current_opening_shows_and_of_an_earlier_one_is_dropped() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    command(&mut s, "resources cp-1");
+    let first = screen(&s).request.clone().expect("a request").reading;
+    command(&mut s, "resources w-1");
+    let request = screen(&s).request.clone().expect("a request");
+    assert_eq!(request.node.name, "w-1");
+    assert_ne!(request.reading, first);
+    assert!(!apply(&mut s, news(first, Err("late".into()))).redraw);
+    assert_eq!(screen(&s).error, None);
+    let why = "node w-1: SystemStat: unavailable";
+    assert!(apply(&mut s, news(request.reading, Err(why.into()))).redraw);
+    assert_eq!(screen(&s).error.as_deref(), Some(why));
+}
+
+#[test]
+fn a_node_not_in_the_cluster_or_none_selected_is_named_and_nothing_opens() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Etcd);
+    let effects = command(&mut s, "resources nope");
+    assert_eq!(s.screen, Screen::Cluster(Pane::Etcd));
+    assert!(tasks(&effects).is_empty());
+    let said = s.message.as_ref().expect("a message").text.clone();
+    assert!(
+        said.contains("no node named \"nope\"") && said.contains("cp-1"),
+        "{said}"
+    );
+    command(&mut s, "resources");
+    assert_eq!(s.screen, Screen::Cluster(Pane::Etcd));
+    let said = s.message.as_ref().expect("a message").text.clone();
+    assert!(said.contains(":resources NODE"), "{said}");
+}
+
+#[test]
+fn p_shows_the_processes_and_c_and_m_sort_them() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    command(&mut s, "resources w-1");
+    assert!(!screen(&s).processes);
+    press(&mut s, KeyCode::Char('p'));
+    assert!(screen(&s).processes);
+    press(&mut s, KeyCode::Char('m'));
+    assert_eq!(screen(&s).sort, SortKey::Memory);
+    press(&mut s, KeyCode::Char('c'));
+    assert_eq!(screen(&s).sort, SortKey::Cpu);
+    press(&mut s, KeyCode::Char('p'));
+    assert!(!screen(&s).processes);
+    assert_eq!(s.screen, RESOURCES);
+}

@@ -1,0 +1,101 @@
+//! End-to-end in an 80x24 pseudo-terminal (NO_COLOR=1 LANG=C) on the sim's `ephemeral-full`
+//! served from the test process: `i` in w-1's node detail opens its resources screen, which
+//! shows its EPHEMERAL volume failing at the fill the node reports (and the problem above
+//! everything), then reads the node again while it stays on screen (its uptime moves); Esc
+//! goes back to node detail, and `:resources cp-1` shows a control plane whose volumes are ok
+//! (q goes back there too). On `cpu-spin`, `p` lists w-1's processes with stress-ng first, `m`
+//! orders them by memory and `p` goes back to the resources.
+mod pty_support;
+
+use std::time::Duration;
+
+use pty_support::{BackgroundSim, console_on_five_nodes};
+
+/// Generous: a debug binary on a busy 2-core machine.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// The screen's row of volume `id`, borders trimmed.
+fn volume_row(text: &str, id: &str) -> Option<String> {
+    let row = text
+        .lines()
+        .find(|l| l.trim_start_matches(['|', ' ']).starts_with(id))?;
+    Some(row.trim_matches(['|', ' ']).to_string())
+}
+
+fn uptime_row(text: &str) -> Option<String> {
+    let row = text.lines().find(|l| l.contains("UPTIME   "))?;
+    Some(row.trim_matches(['|', ' ']).to_string())
+}
+
+#[test]
+fn a_full_ephemeral_fails_in_the_resources_of_its_node() {
+    let sim = BackgroundSim::start("ephemeral-full", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = console_on_five_nodes(&sim, home.path(), "ephemeral-full", BOUND);
+    s.send(b"/w-1\r");
+    s.wait_for("w-1 alone in the nodes pane", BOUND, |t| {
+        t.contains("w-1") && !t.contains("cp-2")
+    });
+    s.send(b"\r");
+    s.wait_for("w-1's detail", BOUND, |t| t.contains("Node w-1"));
+    s.send(b"i");
+    s.wait_for("w-1's EPHEMERAL failing", BOUND, |t| {
+        t.contains("Resources of w-1")
+            && t.contains("! EPHEMERAL is 97.0% full (failing)")
+            && volume_row(t, "EPHEMERAL").is_some_and(|r| {
+                r.contains("/var") && r.contains("97.0%") && r.ends_with("failing")
+            })
+            && volume_row(t, "STATE").is_some_and(|r| r.ends_with("ok"))
+    });
+    let first = uptime_row(&s.text()).expect("the uptime");
+    s.wait_for("w-1 read again while on screen", BOUND, |t| {
+        uptime_row(t).is_some_and(|u| u != first)
+    });
+    s.send(b"\x1b");
+    s.wait_for("w-1's detail again", BOUND, |t| {
+        t.contains("Node w-1") && !t.contains("Resources of")
+    });
+    s.send(b":resources cp-1\r");
+    s.wait_for("cp-1's volumes, none failing", BOUND, |t| {
+        t.contains("Resources of cp-1")
+            && volume_row(t, "EPHEMERAL").is_some_and(|r| r.ends_with("ok"))
+    });
+    s.send(b"q");
+    s.wait_for("w-1's detail, where the command was typed", BOUND, |t| {
+        t.contains("Node w-1") && !t.contains("Resources of")
+    });
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+/// The first process row under the column heads, borders trimmed.
+fn first_process(text: &str) -> Option<String> {
+    let row = text.lines().skip_while(|l| !l.contains("PPID")).nth(1)?;
+    Some(row.trim_matches(['|', ' ']).to_string())
+}
+
+#[test]
+fn a_spinning_process_is_first_in_the_processes_of_its_node() {
+    let sim = BackgroundSim::start("cpu-spin", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = console_on_five_nodes(&sim, home.path(), "cpu-spin", BOUND);
+    s.send(b":resources w-1\r");
+    s.wait_for("w-1's resources", BOUND, |t| {
+        t.contains("Resources of w-1") && t.contains("VOLUMES")
+    });
+    s.send(b"p");
+    s.wait_for("stress-ng first, busiest first", BOUND, |t| {
+        t.contains("Processes, busiest first, of w-1")
+            && first_process(t).is_some_and(|r| r.contains("stress-ng"))
+    });
+    s.send(b"m");
+    s.wait_for("the processes by memory", BOUND, |t| {
+        t.contains("Processes, by memory, of w-1") && first_process(t).is_some()
+    });
+    s.send(b"p");
+    s.wait_for("the resources again", BOUND, |t| {
+        t.contains("Resources of w-1") && t.contains("VOLUMES")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
+    assert_eq!(s.quit(BOUND), Some(0));
+}
