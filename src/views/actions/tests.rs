@@ -100,7 +100,11 @@ fn guard(state: &AppState, id: GuardId) -> GuardVerdict {
 }
 
 /// `action` confirmed with `typed` on the dispatcher `d`.
-fn approve(d: &Dispatcher, action: MutatingAction, typed: &str) -> crate::approval::ApprovedAction {
+fn approved_by(
+    d: &Dispatcher,
+    action: MutatingAction,
+    typed: &str,
+) -> crate::approval::ApprovedAction {
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("expected a confirmation")
     };
@@ -223,13 +227,13 @@ fn only_the_plan_on_screen_runs_once_approved_and_its_lines_fold_into_the_progre
     let mut state = nodes_pane(fixtures::healthy(), "cp-2");
     choose(&mut state, "reboot");
     surveyed(&mut state, "cp-2");
-    let other = approve(&d, reboot_of("healthy", "cp-3"), "cp-3");
+    let other = approved_by(&d, reboot_of("healthy", "cp-3"), "cp-3");
     let effects = update(&mut state, Action::Approved(other));
     assert!(
         matches!(effects.as_slice(), [Effect::NotRun { .. }]),
         "{effects:?}"
     );
-    let approved = approve(&d, reboot_of("healthy", "cp-2"), "cp-2");
+    let approved = approved_by(&d, reboot_of("healthy", "cp-2"), "cp-2");
     let effects = update(&mut state, Action::Approved(approved));
     let [Effect::RunAction { run, .. }] = effects.as_slice() else {
         panic!("expected the run, got {effects:?}");
@@ -478,7 +482,7 @@ fn a_doctor_finding_on_capi_is_fixed_through_its_plan_and_the_one_runner() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let approved = approve(&d, action.clone(), "workload");
+    let approved = approved_by(&d, action.clone(), "workload");
     let effects = update(&mut state, Action::Approved(approved));
     let [Effect::RunAction { run, .. }] = effects.as_slice() else {
         panic!("expected the run, got {effects:?}");
