@@ -65,6 +65,16 @@ impl ClusterStatus {
             .find(|n| n.name == name || n.address == name)
     }
 
+    /// The id of `node`'s etcd member (the member whose hostname is its name or address).
+    pub fn etcd_member_of(&self, node: &NodeStatus) -> Option<String> {
+        let names = [node.name.as_str(), node.address.as_str()];
+        self.etcd
+            .members
+            .iter()
+            .find(|m| names.contains(&m.hostname.as_str()))
+            .map(|m| m.id.clone())
+    }
+
     /// A rollout held by another console than `me` (`user@host`), for the
     /// upgrade guard; our own lease (a resumed rollout) is not "other".
     pub fn other_rollout(&self, me: &str) -> Option<RolloutInProgress> {

@@ -94,13 +94,7 @@ impl NodeActionPlan {
                 what: operation.verb(),
             });
         }
-        let names = [found.name.as_str(), found.address.as_str()];
-        let etcd_member = status
-            .etcd
-            .members
-            .iter()
-            .find(|m| names.contains(&m.hostname.as_str()))
-            .map(|m| m.id.clone());
+        let etcd_member = status.etcd_member_of(found);
         Ok(NodeActionPlan {
             cluster: status.name.clone(),
             operation,

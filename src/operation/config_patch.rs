@@ -284,13 +284,7 @@ pub async fn plan_config_patch(
         let dry = talos
             .apply_configuration(&target.address, &config, request.mode, true, timeout)
             .await;
-        let names = [target.name.as_str(), target.address.as_str()];
-        let etcd_member = status
-            .etcd
-            .members
-            .iter()
-            .find(|m| names.contains(&m.hostname.as_str()))
-            .map(|m| m.id.clone());
+        let etcd_member = status.etcd_member_of(target);
         let (mode, reboots, mode_details, warnings, refused) = match dry {
             Ok(answer) => (
                 applied_name(answer.mode).to_string(),
