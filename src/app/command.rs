@@ -123,6 +123,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         help: "every certificate of every cluster, soonest end first, with its fix",
     },
     CommandSpec {
+        name: "config",
+        arg: "[NODE]",
+        help: "a node's machine configuration, secrets redacted (none: the selected node)",
+    },
+    CommandSpec {
         name: "resources",
         arg: "[NODE]",
         help: "a node's CPU, memory, disks, volumes and network (none: the selected node)",
@@ -223,6 +228,10 @@ pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         "health" => Command::Health,
         "capi" => Command::Capi,
         "certs" => Command::Certs,
+        "config" => Command::Open {
+            screen: "config",
+            words: line.split_whitespace().map(String::from).collect(),
+        },
         "resources" => Command::Open {
             screen: "resources",
             words: line.split_whitespace().map(String::from).collect(),

@@ -148,6 +148,14 @@ static OPEN_LOGS_OF_NODE: &[Binding] = &[
 #[rustfmt::skip]
 static OPEN_RESOURCES: &[Binding] = &[bind(&[Key::char('i')], Action::Open("resources"), "the node's CPU, memory, disks, volumes and network (:resources NODE)").footer("resources").offered(room_for_resources)];
 
+#[rustfmt::skip]
+static OPEN_CONFIG: &[Binding] = &[bind(&[Key::char('m')], Action::Open("config"), "the node's machine configuration, secrets redacted (:config NODE)").footer("config").offered(room_for_config)];
+
+/// At 80 columns node detail's own keys fill the footer, and `?` lists `m` there.
+fn room_for_config(state: &AppState) -> bool {
+    state.size.0 >= 104
+}
+
 /// At 80 columns node detail's own keys fill the footer, and `?` lists `i` there.
 fn room_for_resources(state: &AppState) -> bool {
     state.size.0 >= 92
@@ -209,6 +217,7 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::MOVES,
             OPEN_LOGS_OF_NODE,
             OPEN_RESOURCES,
+            OPEN_CONFIG,
         ],
         KeyContext::Clusters => &[panes::MOVES, CLUSTERS],
         KeyContext::Errors => &[SCROLL, overlay::ERRORS_CLOSE, overlay::CTRL_C_QUITS],

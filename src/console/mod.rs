@@ -7,6 +7,7 @@
 mod follow_provisions;
 pub mod run;
 mod run_actions;
+pub mod run_config;
 pub mod run_create;
 mod run_health;
 pub mod run_logs;

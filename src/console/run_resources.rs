@@ -10,6 +10,7 @@ use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
+use crate::discovery::Cluster;
 use crate::node_resources::{DEFAULT_SAMPLE_SPAN, read_node};
 use crate::talos::{ClientOptions, TalosClient};
 use crate::views::resources::{NAME, REFRESH, ResourcesNews, ResourcesRequest, ResourcesTask};
@@ -54,25 +55,33 @@ pub(super) fn perform(
     }
 }
 
+/// The discovered cluster `name` and a Talos client on its talosconfig context; the error
+/// says that `what` needs the Talos API.
+pub(super) fn talos_of(
+    state: &AppState,
+    name: &str,
+    what: &str,
+) -> Result<(Cluster, TalosClient), String> {
+    let cluster = state
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .cloned()
+        .ok_or_else(|| format!("cluster {name} is no longer discovered"))?;
+    let context = cluster.talos.as_ref().ok_or_else(|| {
+        format!("cluster {name} has no talosconfig context: {what} needs the Talos API")
+    })?;
+    let talos = TalosClient::new(context, ClientOptions::default())
+        .map_err(|e| format!("cluster {name}: {e}"))?;
+    Ok((cluster, talos))
+}
+
 fn start(
     state: &AppState,
     request: ResourcesRequest,
     app_tx: &mpsc::Sender<AppEvent>,
 ) -> Result<JoinHandle<()>, String> {
-    let cluster = state
-        .clusters
-        .iter()
-        .find(|c| c.name == request.cluster)
-        .cloned()
-        .ok_or_else(|| format!("cluster {} is no longer discovered", request.cluster))?;
-    let context = cluster.talos.as_ref().ok_or_else(|| {
-        format!(
-            "cluster {} has no talosconfig context: a node's resources need the Talos API",
-            cluster.name
-        )
-    })?;
-    let talos = TalosClient::new(context, ClientOptions::default())
-        .map_err(|e| format!("cluster {}: {e}", cluster.name))?;
+    let (cluster, talos) = talos_of(state, &request.cluster, "a node's resources")?;
     let kubeconfig = state.provision.kubeconfig.clone();
     let tx = app_tx.clone();
     Ok(tokio::spawn(async move {

@@ -17,6 +17,7 @@ pub mod capi;
 pub mod certs;
 pub mod cluster;
 pub mod clusters;
+pub mod config;
 pub mod create;
 mod cut;
 pub mod errors;
@@ -49,6 +50,7 @@ pub fn screens() -> Screens {
     Screens::new(vec![
         Box::new(actions::ActionsScreen::default()),
         Box::new(certs::CertsScreen::default()),
+        Box::new(config::ConfigScreen::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
         Box::new(logs::LogsScreen::default()),

@@ -1,0 +1,361 @@
+//! The machine configuration screen (`m` in node detail, `:config [NODE]`): the configuration
+//! one node runs, as `taloscope config show` prints it (the `MachineConfigs` resource, os:admin
+//! only; every secret redacted), split into its documents and folded by section
+//! (`machine.kubelet`, `cluster.network`, a `RegistryMirrorConfig`…). Read once per opening
+//! (`console::run_config`), again with `r`. State, keys and update step here, the drawing in
+//! `view`.
+use std::any::Any;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+use crate::app::action::Effect;
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, bind, intent, key_lines};
+use crate::app::message::Message;
+use crate::app::screens::{
+    Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
+};
+use crate::cluster_config::ConfigNode;
+use crate::machine_config::NodeConfig;
+use crate::tui::Look;
+
+mod view;
+
+/// The screen module's name: its news and tasks are addressed to it.
+pub const NAME: ScreenName = "config";
+
+/// Where the screen opens from, when it cannot tell which node.
+const WHERE_IT_OPENS: &str = "m in node detail, or :config NODE, shows a node's machine config";
+
+/// One node's configuration, read for one opening of the screen (or its `r`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigRequest {
+    pub cluster: String,
+    pub node: String,
+    pub address: String,
+    /// Which read asked: news of an earlier one is dropped.
+    pub reading: u64,
+}
+
+/// What the screen asks of the console: read the node's configuration once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigTask(pub ConfigRequest);
+
+/// The node's configuration, or why it could not be read (the error names the context and
+/// the node; a reader's says it needs os:admin).
+#[derive(Debug, Clone)]
+pub struct ConfigNews {
+    pub reading: u64,
+    pub read: Result<NodeConfig, String>,
+}
+
+/// A fold of the configuration: a section of a document and its lines of YAML.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// `machine.kubelet`, `v1alpha1` (the document's own scalars) or a typed document's title.
+    pub path: String,
+    pub lines: Vec<String>,
+    pub open: bool,
+}
+
+/// The sections of `config`: in the v1alpha1 document each second-level mapping or list
+/// (`machine.kubelet`, `cluster.network`…), the scalars of a first-level key together under
+/// its name (`machine`: its type, token…), the document's own scalars under `v1alpha1`; every
+/// other document whole.
+pub fn sections(config: &NodeConfig) -> Vec<Section> {
+    let mut out = Vec::new();
+    for document in &config.documents {
+        let title = document.title();
+        let ConfigNode::Map(entries) = &document.body else {
+            out.push(section(title, &document.body));
+            continue;
+        };
+        if document.kind != "v1alpha1" {
+            out.push(section(title, &document.body));
+            continue;
+        }
+        let (nested, scalars) = split(entries);
+        if !scalars.is_empty() {
+            out.push(section(title, &ConfigNode::Map(scalars)));
+        }
+        for (key, inner) in nested {
+            let ConfigNode::Map(inner) = inner else {
+                out.push(section(key.clone(), inner));
+                continue;
+            };
+            let (nested, scalars) = split(inner);
+            if !scalars.is_empty() {
+                out.push(section(key.clone(), &ConfigNode::Map(scalars)));
+            }
+            out.extend(
+                nested
+                    .into_iter()
+                    .map(|(sub, value)| section(format!("{key}.{sub}"), value)),
+            );
+        }
+    }
+    out
+}
+
+/// A mapping's entries that hold more (mappings and lists), and its scalars as entries.
+fn split(
+    entries: &[(String, ConfigNode)],
+) -> (Vec<&(String, ConfigNode)>, Vec<(String, ConfigNode)>) {
+    let (nested, scalars): (Vec<_>, Vec<_>) = entries
+        .iter()
+        .partition(|(_, v)| matches!(v, ConfigNode::Map(_) | ConfigNode::Seq(_)));
+    (nested, scalars.into_iter().cloned().collect())
+}
+
+fn section(path: String, value: &ConfigNode) -> Section {
+    let text = value
+        .to_yaml()
+        .unwrap_or_else(|e| format!("# cannot be written as YAML: {e}\n"));
+    let lines = crate::printable::lines(&text)
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .filter(|l| !l.is_empty() && *l != "---")
+        .collect();
+    Section {
+        path,
+        lines,
+        open: false,
+    }
+}
+
+/// Where a row of the screen points: a section's heading, or one of its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    pub section: usize,
+    pub line: Option<usize>,
+}
+
+/// The node shown, its configuration's sections and the row the cursor is on.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigScreen {
+    pub request: Option<ConfigRequest>,
+    pub config: Option<NodeConfig>,
+    pub sections: Vec<Section>,
+    /// The latest read's failure; the configuration before it stays on screen.
+    pub error: Option<String>,
+    pub cursor: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ConfigKey {
+    Fold,
+    OpenAll,
+    FoldAll,
+    Read,
+    Back,
+}
+
+#[rustfmt::skip]
+static KEYS: &[Binding<ConfigKey, ConfigScreen>] = &[
+    bind(&[Key::ENTER, Key::char(' ')], ConfigKey::Fold, "open or fold the section under the cursor").footer("fold").offered(has_sections),
+    bind(&[Key::char('+')], ConfigKey::OpenAll, "open every section").footer("open all").offered(has_sections),
+    bind(&[Key::char('-')], ConfigKey::FoldAll, "fold every section").offered(has_sections),
+    bind(&[Key::char('r')], ConfigKey::Read, "read the configuration again").footer("reread"),
+    bind(&[Key::ESC, Key::char('q')], ConfigKey::Back, "back where the screen was opened").footer("back"),
+];
+
+fn has_sections(screen: &ConfigScreen) -> bool {
+    !screen.sections.is_empty()
+}
+
+/// The node `opening` names (`:config NODE`, by name or address), else the one selected
+/// where it was opened, in the cluster in use.
+fn chosen(opening: &Opening, shared: &Shared) -> Result<(String, String, String), Message> {
+    let cluster = shared
+        .current
+        .ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
+    let nodes = shared
+        .fleet
+        .cluster(cluster)
+        .map(|live| live.status.nodes.as_slice())
+        .unwrap_or_default();
+    let wanted = opening.words.get(1).or(opening.node.as_ref());
+    let wanted = wanted.ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
+    let node = nodes
+        .iter()
+        .find(|n| &n.name == wanted || &n.address == wanted)
+        .filter(|n| !n.address.is_empty());
+    let node = node.ok_or_else(|| {
+        let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        Message::error(crate::printable::line(&format!(
+            "cluster {cluster} has no node named {wanted:?}; its nodes: {}",
+            known.join(", ")
+        )))
+    })?;
+    Ok((cluster.to_string(), node.name.clone(), node.address.clone()))
+}
+
+impl ConfigScreen {
+    /// The rows the screen shows: each section's heading, and its lines when it is open.
+    pub fn rows(&self) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for (at, section) in self.sections.iter().enumerate() {
+            rows.push(Row {
+                section: at,
+                line: None,
+            });
+            if section.open {
+                rows.extend((0..section.lines.len()).map(|line| Row {
+                    section: at,
+                    line: Some(line),
+                }));
+            }
+        }
+        rows
+    }
+
+    /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
+    /// pane's borders left out).
+    fn page(size: (u16, u16)) -> usize {
+        usize::from(size.1.saturating_sub(5)).max(1)
+    }
+
+    /// Opens or folds the section under the cursor; the cursor stays on its heading.
+    fn fold(&mut self) {
+        let Some(row) = self.rows().get(self.cursor).copied() else {
+            return;
+        };
+        let section = &mut self.sections[row.section];
+        section.open = !section.open;
+        self.cursor = self
+            .rows()
+            .iter()
+            .position(|r| r.section == row.section && r.line.is_none())
+            .unwrap_or(0);
+    }
+
+    /// Opens or folds every section; the cursor stays in the section it was in.
+    fn fold_all(&mut self, open: bool) {
+        let at = self.rows().get(self.cursor).map(|r| r.section);
+        for section in &mut self.sections {
+            section.open = open;
+        }
+        self.cursor = at
+            .and_then(|s| self.rows().iter().position(|r| r.section == s))
+            .unwrap_or(0);
+    }
+
+    /// A fresh read of the node, numbered after the one before.
+    fn read(&mut self) -> Step {
+        let Some(request) = self.request.as_mut() else {
+            return Step::default();
+        };
+        request.reading += 1;
+        Step::effects(vec![Effect::Screen(ScreenTask::new(
+            NAME,
+            ConfigTask(request.clone()),
+        ))])
+    }
+
+    /// The read's configuration on screen; the sections open before stay open.
+    fn shown(&mut self, config: &NodeConfig) {
+        let open: Vec<String> = self
+            .sections
+            .iter()
+            .filter(|s| s.open)
+            .map(|s| s.path.clone())
+            .collect();
+        self.sections = sections(config);
+        for section in &mut self.sections {
+            section.open = open.contains(&section.path);
+        }
+        self.cursor = self.cursor.min(self.rows().len().saturating_sub(1));
+        self.config = Some(config.clone());
+        self.error = None;
+    }
+}
+
+impl ScreenModule for ConfigScreen {
+    fn name(&self) -> ScreenName {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "Machine configuration (m in node detail, :config NODE)"
+    }
+
+    fn keys(&self) -> Vec<KeyLine> {
+        let mut lines = key_lines(KEYS, self);
+        lines.extend(key_lines(MOVE_KEYS, &()));
+        lines
+    }
+
+    fn binds(&self, event: &KeyEvent) -> bool {
+        intent(KEYS, event).is_some() || intent(MOVE_KEYS, event).is_some()
+    }
+
+    fn open(&mut self, _shared: &Shared) -> Result<Step, Message> {
+        Err(Message::info(WHERE_IT_OPENS))
+    }
+
+    fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        let (cluster, node, address) = chosen(opening, shared)?;
+        let reading = self.request.as_ref().map_or(0, |r| r.reading);
+        *self = ConfigScreen {
+            request: Some(ConfigRequest {
+                cluster,
+                node,
+                address,
+                reading,
+            }),
+            ..ConfigScreen::default()
+        };
+        Ok(self.read())
+    }
+
+    fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        match intent(KEYS, event) {
+            Some(ConfigKey::Back) => return Step::close(),
+            Some(ConfigKey::Read) => return self.read(),
+            Some(ConfigKey::Fold) => self.fold(),
+            Some(ConfigKey::OpenAll) => self.fold_all(true),
+            Some(ConfigKey::FoldAll) => self.fold_all(false),
+            None => {}
+        }
+        if let Some(step) = intent(MOVE_KEYS, event) {
+            let last = self.rows().len().saturating_sub(1);
+            self.cursor = step.from(self.cursor, last, Self::page(shared.size));
+        }
+        Step::default()
+    }
+
+    fn on_news(&mut self, news: &ScreenNews, _shared: &Shared) -> bool {
+        let Some(news) = news.get::<ConfigNews>() else {
+            return false;
+        };
+        if self.request.as_ref().map(|r| r.reading) != Some(news.reading) {
+            return false;
+        }
+        match &news.read {
+            Ok(config) => self.shown(config),
+            Err(why) => self.error = Some(why.clone()),
+        }
+        true
+    }
+
+    fn of_cluster_in_use(&self) -> bool {
+        true
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
+        (&view::ConfigPane::new(self, look)).render(area, buf);
+    }
+
+    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests;
