@@ -24,7 +24,6 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
         Screen::UpgradePlan => open(&mut state.upgrade),
         Screen::KubernetesPlan => open(&mut state.kube_upgrade),
-        Screen::CapiUpgrade => open(&mut state.capi_upgrade),
         _ => None,
     }
 }
@@ -116,8 +115,7 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
     let provision = again(state, |s| &mut s.provision.wizard, cluster);
     let talos = again(state, |s| &mut s.upgrade, cluster);
     let kube = again(state, |s| &mut s.kube_upgrade, cluster);
-    let capi_upgrade = again(state, |s| &mut s.capi_upgrade, cluster);
-    actions || provision || talos || kube || capi_upgrade
+    actions || provision || talos || kube
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.
@@ -237,6 +235,13 @@ pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly
             }
         }
     }
+}
+
+/// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
+pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
+    let before = (plan.guards().shown.clone(), plan.approval());
+    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    before != (plan.guards().shown.clone(), plan.approval())
 }
 
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the

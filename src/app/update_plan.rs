@@ -14,6 +14,11 @@ use super::state::{AppState, PlanSlot};
 use super::update_upgrade::{unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
 use crate::upgrade::LearnedReleases;
+use crate::upgrade::capi::{CapiProduct, product_name};
+
+/// The CAPI-way upgrade plan screen's name (`views::capi_upgrade`): opened with the product's
+/// word and the target named, if any.
+const CAPI_UPGRADE: &str = "capi-upgrade";
 
 /// A kind of rollout's own part of its plan screen's update step.
 pub trait PlanKeys: PlanSlot {
@@ -39,15 +44,10 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
         return Vec::new();
     };
     // Cluster API owns it: the CAPI way, never in place.
-    if let Some(owner) = state.fleet.capi.owner(&cluster).cloned() {
-        let status = live.status.clone();
-        return super::update_capi_upgrade::open::<K>(
-            state,
-            cluster,
-            owner,
-            &status,
-            target.as_deref(),
-        );
+    if state.fleet.capi.owner(&cluster).is_some() {
+        let product = product_name(CapiProduct::of(K::IN_PLACE)).to_string();
+        let words = std::iter::once(product).chain(target).collect();
+        return super::shell::open_with(state, CAPI_UPGRADE, words);
     }
     let learned = state.releases.get(&cluster).cloned();
     let learned = learned.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"));

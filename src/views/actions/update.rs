@@ -12,8 +12,7 @@ use super::{ActionsScreen, NAME};
 use crate::app::action::{Effect, not_run};
 use crate::app::actions::{ActionChoice, MenuOpened};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval};
-use crate::app::plan_screen::GuardedPlan;
+use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval, reread_guards};
 use crate::app::screens::{Ask, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::capi_doctor::diagnose;
@@ -25,9 +24,7 @@ const SNAPSHOT_PROMPT: &str = "snapshot to> ";
 
 /// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
 pub(super) fn read_guards(plan: &mut ChoicePlanScreen, shared: &Shared) -> bool {
-    let before = (plan.guards.shown.clone(), plan.approval());
-    plan.read_guards(&shared.guards.guard_reading(&plan.cluster));
-    before != (plan.guards.shown.clone(), plan.approval())
+    reread_guards(plan, shared)
 }
 
 impl ActionsScreen {

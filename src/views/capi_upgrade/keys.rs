@@ -1,12 +1,27 @@
-//! The key table of the CAPI-way upgrade plan screen's own keys: switch between the phases and
-//! the guards, explain, acknowledge (start, read again and close are the plan screens' keys).
-use super::action::Action;
-use super::binding::{Binding, Key, bind};
-use super::keymap_upgrade::ACKNOWLEDGE;
+//! The CAPI-way upgrade plan screen's keys: switch between the phases and the guards, explain,
+//! the one gate's acknowledgement and Start, read the plan again, close; the move keys are
+//! every screen's (`MOVE_KEYS`).
+use super::CapiUpgradeScreen;
+use crate::app::binding::{Binding, Key, bind};
+use crate::app::plan_keys::GateKey;
+
+/// The screen's own key intents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CapiUpgradeKey {
+    Focus,
+    Explain,
+    Gate(GateKey),
+    /// Read the plan from the management cluster again.
+    Reread,
+    Back,
+}
 
 #[rustfmt::skip]
-pub(super) static CAPI_UPGRADE_PLAN: &[Binding] = &[
-    bind(&[Key::TAB], Action::NextPane, "switch between the phases and the guards").footer("focus"),
-    ACKNOWLEDGE,
-    bind(&[Key::char('?')], Action::Explain, "explain the selected guard or phase (:help lists keys)").footer("why"),
+pub(super) static KEYS: &[Binding<CapiUpgradeKey, CapiUpgradeScreen>] = &[
+    bind(&[Key::TAB], CapiUpgradeKey::Focus, "switch between the phases and the guards").footer("focus"),
+    bind(&[Key::char('a')], CapiUpgradeKey::Gate(GateKey::Acknowledge), "type the acknowledgement a warning needs").footer("ack"),
+    bind(&[Key::char('?')], CapiUpgradeKey::Explain, "explain the selected guard or phase (:help lists keys)").footer("why"),
+    bind(&[Key::char('s')], CapiUpgradeKey::Gate(GateKey::Start), "start (refused while a guard blocks; asks for the name)").footer("start"),
+    bind(&[Key::char('r')], CapiUpgradeKey::Reread, "read the plan from the management cluster again"),
+    bind(&[Key::ESC], CapiUpgradeKey::Back, "close the plan").footer("back"),
 ];

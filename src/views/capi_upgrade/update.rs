@@ -1,205 +1,203 @@
-//! The CAPI-way upgrade's part of the update step: `u` / `U` on a cluster Cluster API owns open
-//! the CAPI-way plan screen, the plan the event loop read is shown with its guards, its phases
-//! have the move keys and `?` when focused, and the plan screens' one gate (`plan_keys`) takes
-//! the rest; the approval goes to the one operation runner and its progress screen.
-use super::action::{Action, Effect, not_run};
-use super::actions::ActionRun;
-use super::capi_upgrade::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen};
-use super::message::Message;
-use super::plan_keys::{
-    explain_selected, guard_reading, moved, not_approved, other_focus, plan_key,
-};
-use super::plan_screen::{GuardedPlan, PlanFocus, PlanGuards, PlanKind};
-use super::screen::{Pane, Screen};
-use super::state::AppState;
+//! The CAPI-way upgrade plan screen's update step: opened for the target the in-place plan
+//! would choose, the plan the console read shown with its guards, the phases with the move
+//! keys and `?` when focused, the one gate's keys, and the approval handed to the one
+//! operation runner (its progress screen follows the phases). Pure.
+use super::keys::CapiUpgradeKey;
+use super::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen, CapiWay, NAME};
+use crate::app::action::{Effect, not_run};
+use crate::app::actions::ActionRun;
+use crate::app::binding::Move;
+use crate::app::message::Message;
+use crate::app::plan_keys::{GateKey, gate_step, refused_approval, reread_guards};
+use crate::app::plan_screen::{PlanHolder, PlanKind};
+use crate::app::screens::{Ask, Opening, ScreenTask, Shared, Step};
 use crate::approval::ApprovedAction;
-use crate::capi::CapiOwner;
-use crate::fleet::ClusterStatus;
-use crate::upgrade::capi::CapiProduct;
+use crate::upgrade::TalosOs;
+use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
+use crate::upgrade::kubernetes::Kubernetes;
 
-/// `u` / `U` on `cluster`, which `owner` owns: the CAPI-way plan to the target the in-place
-/// plan would choose (the one named, else its default), read by the event loop.
-pub fn open<K: PlanKind>(
-    state: &mut AppState,
-    cluster: String,
-    owner: CapiOwner,
-    status: &ClusterStatus,
-    named: Option<&str>,
-) -> Vec<Effect> {
-    let chosen = match K::targets(status, named) {
-        Ok((_, chosen)) => chosen,
-        Err(e) => {
-            state.message = Some(Message::warn(e));
-            return Vec::new();
-        }
+/// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
+pub(super) fn read_guards(plan: &mut PlanHolder<CapiWay>, shared: &Shared) -> bool {
+    reread_guards(plan, shared)
+}
+
+fn read_task(request: CapiPlanRequest) -> Effect {
+    Effect::Screen(ScreenTask::new(NAME, request))
+}
+
+/// The request for the plan `opening` names (the product's word, then the target, if any)
+/// on the cluster in use, which Cluster API owns; or why there is none.
+fn request_of(opening: &Opening, shared: &Shared) -> Result<CapiPlanRequest, String> {
+    let cluster = shared
+        .current
+        .ok_or("no cluster in use: Enter on the fleet or :ctx NAME")?;
+    let owner = shared.fleet.capi.owner(cluster).cloned();
+    let owner = owner.ok_or_else(|| format!("{cluster} is not owned by Cluster API"))?;
+    let status = shared.fleet.cluster(cluster).filter(|l| l.has_data());
+    let status = &status
+        .ok_or_else(|| format!("no status for {cluster} yet"))?
+        .status;
+    let named = opening.words.get(1).map(String::as_str);
+    let kubernetes =
+        opening.words.first().map(String::as_str) == Some(product_name(CapiProduct::Kubernetes));
+    let (product, chosen) = if kubernetes {
+        (
+            CapiProduct::Kubernetes,
+            Kubernetes::targets(status, named)?.1,
+        )
+    } else {
+        (CapiProduct::TalosOs, TalosOs::targets(status, named)?.1)
     };
     let version = format!("v{}", chosen.to_string().trim_start_matches('v'));
-    let product = CapiProduct::of(K::IN_PLACE);
     let target = match product {
         CapiProduct::Kubernetes => version.trim_start_matches('v').to_string(),
         CapiProduct::TalosOs => version.clone(),
     };
-    let request = CapiPlanRequest {
-        cluster: cluster.clone(),
-        owner: owner.clone(),
+    Ok(CapiPlanRequest {
+        cluster: cluster.to_string(),
+        owner,
         product,
         version,
         target,
-    };
-    state.capi_upgrade = Some(CapiUpgradeScreen {
-        request: request.clone(),
-        read: None,
-        guards: PlanGuards::default(),
-        focus: PlanFocus::Nodes,
-        phase: 0,
-    });
-    state.screen = Screen::CapiUpgrade;
-    state.message = Some(Message::info(format!(
-        "{cluster} is owned by Cluster API ({owner}): reading the plan of the CAPI way"
-    )));
-    vec![Effect::PlanCapiUpgrade(Box::new(request))]
+    })
 }
 
-/// The event loop read the plan: shown with its guards, when it is the plan on screen.
-pub fn planned(state: &mut AppState, read: CapiPlanRead) {
-    let Some(mut screen) = state
-        .capi_upgrade
-        .take_if(|s| s.request == read.request && s.read.is_none())
-    else {
-        return;
+/// What `?` says about `phase` of `plan`: its patch, then how the provider replaces its
+/// Machines and in which order.
+fn explain_phase(plan: &CapiUpgradePlan, phase: usize) -> Option<(String, String)> {
+    let p = plan.phases.get(phase)?;
+    let machines = if p.replace.is_empty() {
+        "none: every Machine already runs the target".to_string()
+    } else {
+        p.replace.join(", ")
     };
-    screen.read = Some(read);
-    screen.read_guards(&guard_reading(state, &screen.request.cluster));
-    if state.screen == Screen::CapiUpgrade {
-        state.message = None;
+    let patch = p.patch_text(&plan.version);
+    let text = if p.on_delete {
+        format!(
+            "{patch}\n\nrolloutStrategy OnDelete: the provider replaces a Machine only once it \
+             is deleted. taloscope deletes them one at a time, each once every Machine is \
+             Ready and every etcd member healthy; the provider then creates its \
+             replacement. In this order: {machines}."
+        )
+    } else {
+        let etcd = if p.object == PhaseObject::TalosControlPlane {
+            " after its etcd member leaves; etcd must stay healthy throughout"
+        } else {
+            ""
+        };
+        format!(
+            "{patch}\n\nThen the provider replaces its Machines one at a time (maxSurge 1): a new \
+             Machine is created, its node joins and becomes Ready, then the old Machine is \
+             deleted{etcd}. In this order: {machines}."
+        )
+    };
+    Some((p.label(), text))
+}
+
+impl CapiUpgradeScreen {
+    /// `u` / `U` on a cluster Cluster API owns: the CAPI-way plan to the target the in-place
+    /// plan would choose (the one named, else its default), asked of the console.
+    pub(super) fn opened(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        let request = request_of(opening, shared).map_err(Message::warn)?;
+        let way = CapiWay {
+            request: request.clone(),
+            read: None,
+        };
+        *self = CapiUpgradeScreen {
+            plan: Some(PlanHolder::new(&request.cluster, way)),
+            on_guards: false,
+            phase: 0,
+        };
+        Ok(Step::effects(vec![read_task(request)]))
     }
-    state.capi_upgrade = Some(screen);
-}
 
-/// Keys on the CAPI-way plan screen.
-pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
-    let page = state.page();
-    let Some(screen) = state.capi_upgrade.as_mut() else {
-        state.screen = Screen::Cluster(Pane::Nodes);
-        return Vec::new();
-    };
-    let phases = match screen.plan() {
-        Some(Ok(plan)) => plan.phases.len(),
-        _ => 0,
-    };
-    let phase_focused = screen.focus == PlanFocus::Nodes;
-    match action {
-        Action::MoveUp
-        | Action::MoveDown
-        | Action::MoveFirst
-        | Action::MoveLast
-        | Action::PageUp
-        | Action::PageDown
-            if phase_focused =>
-        {
-            if let Some(to) = moved(phases, screen.phase, &action, page) {
-                screen.phase = to;
+    /// The console read the plan: shown with its guards, when it is the plan on screen.
+    pub(super) fn planned(&mut self, read: &CapiPlanRead, shared: &Shared) -> bool {
+        let Some(plan) = self.plan.as_mut() else {
+            return false;
+        };
+        if plan.plan.request != read.request || plan.plan.read.is_some() {
+            return false;
+        }
+        plan.plan.read = Some(read.clone());
+        read_guards(plan, shared);
+        true
+    }
+
+    /// A move key: through the phases, or the guards when they are focused.
+    pub(super) fn moved(&mut self, to: Move, shared: &Shared) -> Step {
+        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
+        let Some(plan) = self.plan.as_mut() else {
+            return Step::default();
+        };
+        if self.on_guards {
+            return gate_step(plan, GateKey::Move(to), page, shared.readonly);
+        }
+        let phases = match plan.plan.plan() {
+            Some(Ok(plan)) => plan.phases.len(),
+            _ => 0,
+        };
+        if let Some(last) = phases.checked_sub(1) {
+            self.phase = to.from(self.phase, last, page);
+        }
+        Step::default()
+    }
+
+    pub(super) fn on_intent(&mut self, key: CapiUpgradeKey, shared: &Shared) -> Step {
+        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
+        let Some(plan) = self.plan.as_mut() else {
+            return Step::close();
+        };
+        match key {
+            CapiUpgradeKey::Focus => self.on_guards = !self.on_guards,
+            CapiUpgradeKey::Explain if self.on_guards => {
+                return gate_step(plan, GateKey::Explain, page, shared.readonly);
+            }
+            CapiUpgradeKey::Explain => {
+                let explained = match plan.plan.plan() {
+                    Some(Ok(read)) => explain_phase(read, self.phase),
+                    Some(Err(e)) => Some(("no plan".to_string(), e.clone())),
+                    None => None,
+                };
+                if let Some((title, text)) = explained {
+                    return Step::ask(Ask::Explain { title, text });
+                }
+            }
+            CapiUpgradeKey::Gate(key) => return gate_step(plan, key, page, shared.readonly),
+            CapiUpgradeKey::Reread => {
+                plan.plan.read = None;
+                plan.guards.shown.clear();
+                return Step::effects(vec![read_task(plan.plan.request.clone())]);
+            }
+            CapiUpgradeKey::Back => {
+                self.plan = None;
+                return Step::close();
             }
         }
-        Action::NextPane => screen.focus = other_focus(screen.focus),
-        Action::Explain if phase_focused => explain_phase(state),
-        Action::Refresh => {
-            let request = screen.request.clone();
-            screen.read = None;
-            screen.guards.shown.clear();
-            state.message = Some(Message::info(format!(
-                "reading the plan of {} again",
-                request.cluster
-            )));
-            return vec![Effect::PlanCapiUpgrade(Box::new(request))];
+        Step::default()
+    }
+
+    /// The dispatcher approved the plan on screen: it runs on the one operation runner when it
+    /// still is that plan and no guard blocks now (read again over the latest status); the
+    /// screen closes for the progress. `None` without a plan.
+    pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
+        let plan = self.plan.as_mut()?;
+        read_guards(plan, shared);
+        if let Some(refused) = refused_approval(Some(&*plan), approved) {
+            return Some(refused);
         }
-        Action::Back => {
-            state.capi_upgrade = None;
-            state.screen = Screen::Cluster(Pane::Nodes);
-        }
-        other => return plan_key(state, &other).unwrap_or_default(),
+        let Some(Ok(run)) = plan.plan.plan().cloned() else {
+            return Some(Step::effects(not_run(approved, "there is no plan")));
+        };
+        let acks = plan.guards.acks.clone();
+        self.plan = None;
+        Some(Step {
+            effects: vec![Effect::RunAction {
+                approved: approved.clone(),
+                run: Box::new(ActionRun::CapiUpgrade(Box::new(run))),
+                acks,
+            }],
+            ..Step::close()
+        })
     }
-    Vec::new()
 }
-
-/// `?` on the phases: what the selected phase does.
-fn explain_phase(state: &mut AppState) {
-    let Some(screen) = state.capi_upgrade.as_ref() else {
-        return;
-    };
-    let step = match screen.plan() {
-        Some(Ok(plan)) => plan.phases.get(screen.phase).map(|p| {
-            let machines = if p.replace.is_empty() {
-                "none: every Machine already runs the target".to_string()
-            } else {
-                p.replace.join(", ")
-            };
-            let text = if p.on_delete {
-                format!(
-                    "{}\n\nrolloutStrategy OnDelete: the provider replaces a Machine only once it \
-                     is deleted. taloscope deletes them one at a time, each once every Machine is \
-                     Ready and every etcd member healthy; the provider then creates its \
-                     replacement. In this order: {machines}.",
-                    p.patch_text(&plan.version)
-                )
-            } else {
-                format!(
-                    "{}\n\nThen the provider replaces its Machines one at a time (maxSurge 1): a new \
-                     Machine is created, its node joins and becomes Ready, then the old Machine is \
-                     deleted{}. In this order: {machines}.",
-                    p.patch_text(&plan.version),
-                    if p.object == crate::upgrade::capi::PhaseObject::TalosControlPlane {
-                        " after its etcd member leaves; etcd must stay healthy throughout"
-                    } else {
-                        ""
-                    }
-                )
-            };
-            (p.label(), text)
-        }),
-        Some(Err(e)) => Some(("no plan".to_string(), e.clone())),
-        None => None,
-    };
-    explain_selected(state, PlanFocus::Nodes, None, step);
-}
-
-/// The dispatcher approved a CAPI-way upgrade: run on the console's one operation runner when
-/// it is the plan on screen, no other operation runs here and no guard blocks now; the
-/// progress screen follows its phases.
-pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    if let Some(cluster) = state
-        .capi_upgrade
-        .as_ref()
-        .map(|s| s.request.cluster.clone())
-    {
-        super::plan_keys::read_guards(state, Some(&cluster));
-    }
-    if let Some(refused) = not_approved(state, Screen::CapiUpgrade, &approved) {
-        return refused;
-    }
-    if state.actions.running() {
-        return not_run(&approved, "an action already runs from this console");
-    }
-    let Some(screen) = state.capi_upgrade.as_ref() else {
-        return Vec::new();
-    };
-    let Some(Ok(plan)) = screen.plan().cloned() else {
-        return Vec::new();
-    };
-    let acks = screen.guards.acks.clone();
-    let run = ActionRun::CapiUpgrade(Box::new(plan));
-    let what = approved.action().describe();
-    super::update_progress::start(state, &approved, &run, &what);
-    state.capi_upgrade = None;
-    state.screen = Screen::Action;
-    state.message = Some(Message::info(format!("{what}: started")));
-    vec![Effect::RunAction {
-        approved,
-        run: Box::new(run),
-        acks,
-    }]
-}
-
-#[cfg(test)]
-#[path = "update_capi_upgrade_tests.rs"]
-mod tests;

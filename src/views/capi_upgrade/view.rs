@@ -6,27 +6,15 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
-use super::{ChecksPane, NO_GUARDS_YET};
-use crate::app::capi_upgrade::CapiUpgradeScreen;
-use crate::app::plan_screen::{GuardedPlan, PlanFocus};
-use crate::app::state::AppState;
+use super::{CapiUpgradeScreen, CapiWay};
+use crate::app::screens::Shared;
 use crate::app::tables::{Column, TableCell, TableRow, Width, col};
 use crate::printable::line as printable;
 use crate::tui::Role;
 use crate::upgrade::capi::{CapiUpgradePlan, product_name};
+use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET};
 use crate::views::progress_parts::{StepTable, render_step_pane};
 use crate::views::{Look, fit};
-
-pub struct CapiUpgradePlanView<'a> {
-    state: &'a AppState,
-    look: &'a Look,
-}
-
-impl<'a> CapiUpgradePlanView<'a> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> CapiUpgradePlanView<'a> {
-        CapiUpgradePlanView { state, look }
-    }
-}
 
 static PHASE_COLUMNS: &[Column] = &[
     col("#", Width::Content),
@@ -55,17 +43,17 @@ fn phase_rows(plan: &CapiUpgradePlan) -> Vec<TableRow> {
         .collect()
 }
 
-fn summary(screen: &CapiUpgradeScreen, look: &Look, width: usize) -> Vec<Line<'static>> {
+fn summary(way: &CapiWay, phase: usize, look: &Look, width: usize) -> Vec<Line<'static>> {
     let s = &look.styles;
-    let request = &screen.request;
+    let request = &way.request;
     let product = product_name(request.product);
-    let from = match screen.plan() {
+    let from = match way.plan() {
         Some(Ok(plan)) => printable(&plan.from),
         _ => "?".to_string(),
     };
     // The selected phase's patch: too long for a column at 80 wide.
-    let patch = match screen.plan() {
-        Some(Ok(plan)) => plan.phases.get(screen.phase).map(|p| {
+    let patch = match way.plan() {
+        Some(Ok(plan)) => plan.phases.get(phase).map(|p| {
             format!(
                 "{} gets: {}",
                 printable(&p.label()),
@@ -108,57 +96,60 @@ fn summary(screen: &CapiUpgradeScreen, look: &Look, width: usize) -> Vec<Line<'s
     lines
 }
 
-impl Widget for &CapiUpgradePlanView<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let s = &self.look.styles;
-        let Some(screen) = self.state.capi_upgrade.as_ref() else {
-            Paragraph::new("No CAPI-way plan open: u or U on a cluster Cluster API owns.")
-                .style(s.get(Role::Muted))
-                .render(area, buf);
-            return;
-        };
-        let inner_width = usize::from(area.width.saturating_sub(2));
-        let top_lines = summary(screen, self.look, inner_width);
-        let phases = match screen.plan() {
-            Some(Ok(plan)) => plan.phases.len(),
-            _ => 1,
-        };
-        let top_height = top_lines.len() as u16;
-        let left = area.height.saturating_sub(top_height + 1);
-        let guards_height = (screen.guards.shown.len() as u16 + 3).min((left / 2).max(4));
-        let steps_height = (phases as u16 + 3).min(left.saturating_sub(guards_height));
-        let [top, steps_area, guards_area, bottom] = area.layout(&Layout::vertical([
-            Constraint::Length(top_height),
-            Constraint::Length(steps_height),
-            Constraint::Fill(1),
-            Constraint::Length(1),
-        ]));
-        Paragraph::new(top_lines)
-            .block(Block::new().padding(Padding::horizontal(1)))
-            .render(top, buf);
-        let active = screen.focus == PlanFocus::Nodes;
-        let table = match screen.plan() {
-            Some(Ok(plan)) => Ok(StepTable {
-                columns: PHASE_COLUMNS,
-                rows: phase_rows(plan),
-                total: plan.phases.len(),
-                selected: Some(screen.phase.to_string()),
-                active,
-                empty: "No phase.",
-            }),
-            Some(Err(e)) => Err(e.as_str()),
-            None => Err("reading the plan from the management cluster..."),
-        };
-        let title = " Phases: the control plane first, then each MachineDeployment ".to_string();
-        render_step_pane(self.look, title, active, table, steps_area, buf);
-        let checks = ChecksPane {
-            guards: &screen.guards,
-            active: screen.focus == PlanFocus::Guards,
-            empty: NO_GUARDS_YET,
-            ack_prompt: screen.guards.ack_prompt(),
-            refused: screen.start_refused(),
-            noun: "cluster",
-        };
-        checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
-    }
+/// The plan's summary, its phases, its guards and the last line, from top to bottom.
+pub(super) fn draw(
+    screen: &CapiUpgradeScreen,
+    area: Rect,
+    buf: &mut Buffer,
+    shared: &Shared,
+    look: &Look,
+) {
+    let s = &look.styles;
+    let Some(holder) = screen.plan.as_ref() else {
+        Paragraph::new("No CAPI-way plan open: u or U on a cluster Cluster API owns.")
+            .style(s.get(Role::Muted))
+            .render(area, buf);
+        return;
+    };
+    let way = &holder.plan;
+    let inner_width = usize::from(area.width.saturating_sub(2));
+    let top_lines = summary(way, screen.phase, look, inner_width);
+    let phases = match way.plan() {
+        Some(Ok(plan)) => plan.phases.len(),
+        _ => 1,
+    };
+    let top_height = top_lines.len() as u16;
+    let left = area.height.saturating_sub(top_height + 1);
+    let guards_height = (holder.guards.shown.len() as u16 + 3).min((left / 2).max(4));
+    let steps_height = (phases as u16 + 3).min(left.saturating_sub(guards_height));
+    let [top, steps_area, guards_area, bottom] = area.layout(&Layout::vertical([
+        Constraint::Length(top_height),
+        Constraint::Length(steps_height),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ]));
+    Paragraph::new(top_lines)
+        .block(Block::new().padding(Padding::horizontal(1)))
+        .render(top, buf);
+    let active = !screen.on_guards;
+    let table = match way.plan() {
+        Some(Ok(plan)) => Ok(StepTable {
+            columns: PHASE_COLUMNS,
+            rows: phase_rows(plan),
+            total: plan.phases.len(),
+            selected: Some(screen.phase.to_string()),
+            active,
+            empty: "No phase.",
+        }),
+        Some(Err(e)) => Err(e.as_str()),
+        None => Err("reading the plan from the management cluster..."),
+    };
+    let title = " Phases: the control plane first, then each MachineDeployment ".to_string();
+    render_step_pane(look, title, active, table, steps_area, buf);
+    let checks = ChecksPane {
+        active: screen.on_guards,
+        noun: "cluster",
+        ..ChecksPane::of(holder, NO_GUARDS_YET)
+    };
+    checks.render(look, shared.readonly, guards_area, bottom, buf);
 }

@@ -4,7 +4,6 @@
 //! kind shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`].
 pub mod action;
 pub mod capi_scale;
-pub mod capi_upgrade;
 pub mod confirm;
 pub mod kube;
 pub mod upgrade;
