@@ -22,11 +22,6 @@ use crate::operation::forget::ForgetPlan;
 /// What the input line says while a snapshot's file is typed.
 const SNAPSHOT_PROMPT: &str = "snapshot to> ";
 
-/// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
-pub(super) fn read_guards(plan: &mut ChoicePlanScreen, shared: &Shared) -> bool {
-    reread_guards(plan, shared)
-}
-
 impl ActionsScreen {
     /// `a` on a pane: the menu the shell made of the selection.
     pub(super) fn opened(&mut self, opened: &MenuOpened) {
@@ -156,7 +151,7 @@ impl ActionsScreen {
             _ => Vec::new(),
         };
         let mut screen = ChoicePlanScreen::new(cluster, plan);
-        read_guards(&mut screen, shared);
+        reread_guards(&mut screen, shared);
         self.plan = Some(screen);
         self.menu = None;
         Step::effects(survey)
@@ -195,7 +190,7 @@ impl ActionsScreen {
             return false;
         };
         plan.plan.take_survey(surveyed) && {
-            read_guards(plan, shared);
+            reread_guards(plan, shared);
             true
         }
     }
@@ -205,7 +200,7 @@ impl ActionsScreen {
     /// progress. `None` without a plan.
     pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
         let plan = self.plan.as_mut()?;
-        read_guards(plan, shared);
+        reread_guards(plan, shared);
         if let Some(refused) = refused_approval(Some(&*plan), approved) {
             return Some(refused);
         }

@@ -16,11 +16,6 @@ use crate::upgrade::TalosOs;
 use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
 use crate::upgrade::kubernetes::Kubernetes;
 
-/// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
-pub(super) fn read_guards(plan: &mut PlanHolder<CapiWay>, shared: &Shared) -> bool {
-    reread_guards(plan, shared)
-}
-
 fn read_task(request: CapiPlanRequest) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, request))
 }
@@ -120,7 +115,7 @@ impl CapiUpgradeScreen {
             return false;
         }
         plan.plan.read = Some(read.clone());
-        read_guards(plan, shared);
+        reread_guards(plan, shared);
         true
     }
 
@@ -182,7 +177,7 @@ impl CapiUpgradeScreen {
     /// screen closes for the progress. `None` without a plan.
     pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
         let plan = self.plan.as_mut()?;
-        read_guards(plan, shared);
+        reread_guards(plan, shared);
         if let Some(refused) = refused_approval(Some(&*plan), approved) {
             return Some(refused);
         }
