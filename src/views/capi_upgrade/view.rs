@@ -2,7 +2,7 @@
 //! phase (the TalosControlPlane, then each MachineDeployment) with its patch and the Machines it
 //! replaces in the providers' order; the guards worst first; whether Start is offered.
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
@@ -12,7 +12,7 @@ use crate::app::tables::{Column, TableCell, TableRow, Width, col};
 use crate::printable::line as printable;
 use crate::tui::Role;
 use crate::upgrade::capi::{CapiUpgradePlan, product_name};
-use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET};
+use crate::views::plan_parts::{ChecksPane, NO_GUARDS_YET, guards_keep_half};
 use crate::views::progress_parts::{StepTable, render_step_pane};
 use crate::views::{Look, fit};
 
@@ -118,16 +118,9 @@ pub(super) fn draw(
         Some(Ok(plan)) => plan.phases.len(),
         _ => 1,
     };
-    let top_height = top_lines.len() as u16;
-    let left = area.height.saturating_sub(top_height + 1);
-    let guards_height = (holder.guards.shown.len() as u16 + 3).min((left / 2).max(4));
-    let steps_height = (phases as u16 + 3).min(left.saturating_sub(guards_height));
-    let [top, steps_area, guards_area, bottom] = area.layout(&Layout::vertical([
-        Constraint::Length(top_height),
-        Constraint::Length(steps_height),
-        Constraint::Fill(1),
-        Constraint::Length(1),
-    ]));
+    let guards = holder.guards.shown.len();
+    let [top, steps_area, guards_area, bottom] =
+        guards_keep_half(area, top_lines.len(), phases, guards);
     Paragraph::new(top_lines)
         .block(Block::new().padding(Padding::horizontal(1)))
         .render(top, buf);

@@ -14,7 +14,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::Look;
-pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan};
+pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan, guards_keep_half};
 use super::progress_parts::{StepTable, render_step_pane};
 use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen};
 use crate::app::state::{AppState, PlanSlot};
