@@ -12,7 +12,6 @@ use super::screen::Screen;
 use super::screens::{Ask, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
-use crate::upgrade::Guard;
 
 /// The plan `screen` shows, whatever it plans; `None` for a screen without one.
 fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
@@ -285,17 +284,10 @@ pub(super) fn other_focus(focus: PlanFocus) -> PlanFocus {
 }
 
 /// Where a move key takes the selection at `i` of a list of `len` (PgUp/PgDn
-/// by `page`); none in an empty list.
+/// by `page`); none in an empty list or for another key.
 pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Option<usize> {
     let last = len.checked_sub(1)?;
-    Some(match action {
-        Action::MoveDown => (i + 1).min(last),
-        Action::MoveUp => i.saturating_sub(1),
-        Action::MoveFirst => 0,
-        Action::PageDown => (i + page.max(1)).min(last),
-        Action::PageUp => i.saturating_sub(page.max(1)),
-        _ => last,
-    })
+    Some(move_of(action)?.from(i, last, page))
 }
 
 /// The target after `current` (or before it, for `PreviousTarget`), wrapping around.
@@ -322,19 +314,10 @@ pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
     kept
 }
 
-/// `?` on a plan: the selected guard explained, or `step` (the selected step's title and
-/// explanation, none with nothing selected), in the explanation overlay.
-pub(super) fn explain_selected(
-    state: &mut AppState,
-    focus: PlanFocus,
-    guard: Option<&Guard>,
-    step: Option<(String, String)>,
-) {
-    let explained = match focus {
-        PlanFocus::Guards => guard.map(|g| (g.id.title().to_string(), explain_guard(g))),
-        PlanFocus::Nodes => step,
-    };
-    if let Some((title, text)) = explained {
+/// `?` on a plan's step: its title and explanation in the explanation overlay (none with
+/// nothing selected).
+pub(super) fn explain_step(state: &mut AppState, step: Option<(String, String)>) {
+    if let Some((title, text)) = step {
         state.overlay = Some(Overlay::Explain {
             title,
             text,

@@ -5,9 +5,7 @@
 use super::action::{Action, Effect, not_run};
 use super::actions::ActionRun;
 use super::message::Message;
-use super::plan_keys::{
-    cycled, explain_selected, moved, not_approved, other_focus, plan_key, read_guards,
-};
+use super::plan_keys::{cycled, moved, not_approved, other_focus, plan_key, read_guards};
 use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
 use super::screen::Screen;
 use super::state::{AppState, PlanSlot};
@@ -131,7 +129,7 @@ fn explain_step<K: PlanKeys>(state: &mut AppState) {
         Ok(p) => K::explain_step(p, plan.step_index()),
         Err(e) => Some(("no plan".to_string(), e.clone())),
     };
-    explain_selected(state, PlanFocus::Nodes, None, step);
+    super::plan_keys::explain_step(state, step);
 }
 
 /// The dispatcher approved the plan on screen: start it if it still matches and no guard
