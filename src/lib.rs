@@ -51,7 +51,7 @@
 //!   (capi_doctor's plans and guards); scaling the CAPI way from `:capi`
 //!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
 //!   screen); the CAPI-way upgrade plan that `u` / `U`
-//!   open on a cluster Cluster API owns (`capi_upgrade`), run on the one
+//!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
 //!   operation runner and shown on the one progress screen.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,
 //!   uncordon, drain, service restart): plans and guards; reuses the upgrade's

@@ -8,8 +8,8 @@ mod view_support;
 
 use std::time::{Duration, Instant};
 
-use taloscope::app::capi_upgrade::CapiPlanRead;
 use taloscope::app::screen::Screen;
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
@@ -18,6 +18,7 @@ use taloscope::fleet::FleetEvent;
 use taloscope::kube::CapiVersion;
 use taloscope::operation::{OperationEvent, OperationKind, runner_events};
 use taloscope::upgrade::capi::{PlanFacts, capi_action, capi_plan};
+use taloscope::views::capi_upgrade::{self, CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen};
 use view_support::scenarios;
 use view_support::{all_renders, text_at};
 
@@ -74,9 +75,14 @@ fn opened() -> AppState {
     update(&mut s, Action::Event(AppEvent::Tick(NOW)));
     update(&mut s, Action::OpenSelected);
     let effects = update(&mut s, Action::OpenKubernetesUpgrade(Some("1.34.2".into())));
-    assert_eq!(s.screen, Screen::CapiUpgrade, "{:?}", s.message);
+    assert_eq!(
+        s.screen,
+        Screen::Module(capi_upgrade::NAME),
+        "{:?}",
+        s.message
+    );
     assert!(
-        matches!(effects.as_slice(), [Effect::PlanCapiUpgrade(_)]),
+        matches!(effects.as_slice(), [Effect::Screen(t)] if t.get::<CapiPlanRequest>().is_some()),
         "{effects:?}"
     );
     s
@@ -85,7 +91,8 @@ fn opened() -> AppState {
 /// [`opened`], the plan read: made by `capi_plan` from the fixture's tree.
 fn planned() -> AppState {
     let mut s = opened();
-    let request = s.capi_upgrade.as_ref().unwrap().request.clone();
+    let screen = s.screens.find::<CapiUpgradeScreen>().unwrap();
+    let request = screen.plan.as_ref().unwrap().plan.request.clone();
     let tree = tree();
     let plan = capi_plan(
         "healthy",
@@ -102,10 +109,8 @@ fn planned() -> AppState {
         facts: Ok((tree, status)),
         vm_templates: None,
     };
-    update(
-        &mut s,
-        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
-    );
+    let news = ScreenNews::new(capi_upgrade::NAME, read);
+    update(&mut s, Action::Event(AppEvent::Screen(news)));
     s
 }
 
@@ -140,16 +145,9 @@ fn capi_upgrade_plan() {
 /// [`planned`], confirmed through the dispatcher and started: the progress screen.
 fn started() -> AppState {
     let mut s = planned();
-    let plan = s
-        .capi_upgrade
-        .as_ref()
-        .unwrap()
-        .read
-        .as_ref()
-        .unwrap()
-        .plan
-        .clone()
-        .unwrap();
+    let screen = s.screens.find::<CapiUpgradeScreen>().unwrap();
+    let read = screen.plan.as_ref().unwrap().plan.read.as_ref().unwrap();
+    let plan = read.plan.clone().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
     let Gate::Confirm(pending) = d.request(capi_action(&plan)) else {

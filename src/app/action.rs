@@ -156,8 +156,6 @@ pub enum AppEvent {
     ),
     /// A screen module's IO task's report.
     Screen(super::screen_io::ScreenNews),
-    /// A CAPI-way upgrade plan read from the management cluster.
-    CapiUpgradePlanned(Box<super::capi_upgrade::CapiPlanRead>),
 }
 
 /// What the console asks of the pollers; the loop turns these into the
@@ -228,9 +226,6 @@ pub enum Effect {
     PlanDelete(String),
     /// Read a CAPI scale's plan (`prepare_scale`) and report it as `AppEvent::Action`.
     PlanCapiScale(Box<super::capi_scale::CapiScaleAsk>),
-    /// Read a CAPI-way upgrade plan and what its guards look at; reported as
-    /// `AppEvent::CapiUpgradePlanned`.
-    PlanCapiUpgrade(Box<super::capi_upgrade::CapiPlanRequest>),
 }
 
 /// A removed-API count for one plan's (from, target), or why it failed.

@@ -46,12 +46,10 @@ pub enum KeyContext {
     Screen(super::screen_io::ScreenName),
     /// The Cluster API tree of the cluster in use.
     Capi,
-    /// The CAPI-way upgrade plan of a cluster Cluster API owns.
-    CapiUpgradePlan,
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 20] = [
+    pub const ALL: [KeyContext; 19] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -71,7 +69,6 @@ impl KeyContext {
         KeyContext::ActionPlan,
         KeyContext::ActionProgress,
         KeyContext::Capi,
-        KeyContext::CapiUpgradePlan,
     ];
 
     pub fn title(self) -> &'static str {
@@ -98,7 +95,6 @@ impl KeyContext {
             KeyContext::ActionProgress => "Node or etcd action progress",
             KeyContext::Screen(name) => name,
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
-            KeyContext::CapiUpgradePlan => "CAPI-way upgrade plan (u, U on a CAPI-owned cluster)",
         }
     }
 
@@ -257,13 +253,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             panes::GLOBAL,
             panes::CAPI_SCALE,
         ],
-        KeyContext::CapiUpgradePlan => &[
-            panes::MOVES,
-            super::keymap_capi_upgrade::CAPI_UPGRADE_PLAN,
-            upgrade::PLAN_CLOSE,
-            upgrade::PLAN_COMMAND,
-            upgrade::PLAN_QUIT,
-        ],
     };
     parts.iter().flat_map(|p| p.iter()).collect()
 }
@@ -329,7 +318,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),
             Screen::Capi => KeyContext::Capi,
-            Screen::CapiUpgrade => KeyContext::CapiUpgradePlan,
         },
     }
 }

@@ -48,11 +48,7 @@ pub mod capi_scale;
 pub mod queries;
 mod update_capi;
 pub mod update_capi_scale;
-pub mod update_capi_upgrade;
 pub mod update_progress;
-// The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.
-pub mod capi_upgrade;
-mod keymap_capi_upgrade;
 
 pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted};
 pub use state::AppState;

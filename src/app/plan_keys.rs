@@ -12,7 +12,6 @@ use super::screen::Screen;
 use super::screens::{Ask, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
-use crate::upgrade::Guard;
 
 /// The plan `screen` shows, whatever it plans; `None` for a screen without one.
 fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan> {
@@ -24,7 +23,6 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
         Screen::UpgradePlan => open(&mut state.upgrade),
         Screen::KubernetesPlan => open(&mut state.kube_upgrade),
-        Screen::CapiUpgrade => open(&mut state.capi_upgrade),
         _ => None,
     }
 }
@@ -116,8 +114,7 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
     let provision = again(state, |s| &mut s.provision.wizard, cluster);
     let talos = again(state, |s| &mut s.upgrade, cluster);
     let kube = again(state, |s| &mut s.kube_upgrade, cluster);
-    let capi_upgrade = again(state, |s| &mut s.capi_upgrade, cluster);
-    actions || provision || talos || kube || capi_upgrade
+    actions || provision || talos || kube
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.
@@ -239,6 +236,13 @@ pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly
     }
 }
 
+/// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
+pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
+    let before = (plan.guards().shown.clone(), plan.approval());
+    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    before != (plan.guards().shown.clone(), plan.approval())
+}
+
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the
 /// plan asks for, its guards then read again over `shared`.
 pub fn ack_step(plan: &mut dyn GuardedPlan, text: &str, shared: &Shared) -> Step {
@@ -280,17 +284,10 @@ pub(super) fn other_focus(focus: PlanFocus) -> PlanFocus {
 }
 
 /// Where a move key takes the selection at `i` of a list of `len` (PgUp/PgDn
-/// by `page`); none in an empty list.
+/// by `page`); none in an empty list or for another key.
 pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Option<usize> {
     let last = len.checked_sub(1)?;
-    Some(match action {
-        Action::MoveDown => (i + 1).min(last),
-        Action::MoveUp => i.saturating_sub(1),
-        Action::MoveFirst => 0,
-        Action::PageDown => (i + page.max(1)).min(last),
-        Action::PageUp => i.saturating_sub(page.max(1)),
-        _ => last,
-    })
+    Some(move_of(action)?.from(i, last, page))
 }
 
 /// The target after `current` (or before it, for `PreviousTarget`), wrapping around.
@@ -317,19 +314,10 @@ pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
     kept
 }
 
-/// `?` on a plan: the selected guard explained, or `step` (the selected step's title and
-/// explanation, none with nothing selected), in the explanation overlay.
-pub(super) fn explain_selected(
-    state: &mut AppState,
-    focus: PlanFocus,
-    guard: Option<&Guard>,
-    step: Option<(String, String)>,
-) {
-    let explained = match focus {
-        PlanFocus::Guards => guard.map(|g| (g.id.title().to_string(), explain_guard(g))),
-        PlanFocus::Nodes => step,
-    };
-    if let Some((title, text)) = explained {
+/// `?` on a plan's step: its title and explanation in the explanation overlay (none with
+/// nothing selected).
+pub(super) fn explain_step(state: &mut AppState, step: Option<(String, String)>) {
+    if let Some((title, text)) = step {
         state.overlay = Some(Overlay::Explain {
             title,
             text,

@@ -106,7 +106,6 @@ pub fn prepare(state: &mut AppState) {
         | Screen::Action => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],
-        Screen::CapiUpgrade => &[],
     };
     let built: Vec<(TableKind, TableData)> = kinds
         .iter()

@@ -25,8 +25,6 @@ pub enum Screen {
     Action,
     /// The cluster in use as its Cluster API management cluster sees it (`:capi`).
     Capi,
-    /// The CAPI-way upgrade plan of a cluster Cluster API owns (`u` / `U` on it).
-    CapiUpgrade,
     /// A screen that is a module of its own (`views/<screen>/`), by name.
     Module(super::screen_io::ScreenName),
 }

@@ -357,6 +357,7 @@ mod tests {
             names,
             [
                 "actions",
+                "capi-upgrade",
                 "certs",
                 "config",
                 "create",

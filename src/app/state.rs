@@ -190,8 +190,6 @@ pub struct AppState {
     pub capi: super::capi::CapiScreen,
     /// The CAPI scale asked for on `:capi`, and the tally of the one run here.
     pub capi_scale: super::capi_scale::CapiScaleState,
-    /// The CAPI-way upgrade plan on screen.
-    pub capi_upgrade: Option<super::capi_upgrade::CapiUpgradeScreen>,
     /// The screens that are modules of their own (`views/<screen>/`).
     pub screens: super::screens::Screens,
 }
@@ -251,7 +249,6 @@ impl AppState {
             actions: Default::default(),
             capi: Default::default(),
             capi_scale: Default::default(),
-            capi_upgrade: None,
             screens: Default::default(),
         }
     }
@@ -284,7 +281,6 @@ impl AppState {
             | Screen::ProvisionWizard
             | Screen::Action => None,
             Screen::Capi => None,
-            Screen::CapiUpgrade => None,
             Screen::Module(_) => None,
         }
     }
@@ -304,7 +300,6 @@ impl AppState {
             Screen::Module(_) => super::shell::of_cluster_in_use(self)
                 .then_some(self.current.as_deref())
                 .flatten(),
-            Screen::CapiUpgrade => self.current.as_deref(),
         }
     }
 

@@ -122,7 +122,13 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 crate::approval::MutatingAction::CapiUpgrade { .. }
             ) =>
         {
-            return super::update_capi_upgrade::on_approved(state, approved);
+            if state.actions.running() {
+                return super::action::not_run(
+                    &approved,
+                    "an action already runs from this console",
+                );
+            }
+            return super::update_actions::on_approved(state, approved);
         }
         Action::Approved(approved)
             if matches!(
@@ -168,9 +174,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     super::shell::on_action(state, other)
                 }
                 None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
-                None if state.screen == Screen::CapiUpgrade => {
-                    super::update_capi_upgrade::on_key(state, other)
-                }
                 None => match other {
                     Action::OpenUpgrade(target) => upgrade::open_upgrade(state, target),
                     Action::OpenKubernetesUpgrade(target) => {
@@ -269,7 +272,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
         AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
-        AppEvent::CapiUpgradePlanned(read) => super::update_capi_upgrade::planned(state, *read),
         AppEvent::Discovered(discovery) => {
             let selected = state.selected_cluster().map(|c| c.name.clone());
             state.provision.kubeconfig = discovery.kubeconfig.clone();

@@ -130,7 +130,6 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
         Screen::Module(_) => false,
         Screen::Capi => false,
-        Screen::CapiUpgrade => false,
         Screen::Cluster(_) | Screen::NodeDetail => state.current.as_deref() == Some(&cluster),
     };
     if !on_screen {

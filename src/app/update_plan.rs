@@ -5,15 +5,18 @@
 use super::action::{Action, Effect, not_run};
 use super::actions::ActionRun;
 use super::message::Message;
-use super::plan_keys::{
-    cycled, explain_selected, moved, not_approved, other_focus, plan_key, read_guards,
-};
+use super::plan_keys::{cycled, moved, not_approved, other_focus, plan_key, read_guards};
 use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
 use super::screen::Screen;
 use super::state::{AppState, PlanSlot};
 use super::update_upgrade::{unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
 use crate::upgrade::LearnedReleases;
+use crate::upgrade::capi::{CapiProduct, product_name};
+
+/// The CAPI-way upgrade plan screen's name (`views::capi_upgrade`): opened with the product's
+/// word and the target named, if any.
+const CAPI_UPGRADE: &str = "capi-upgrade";
 
 /// A kind of rollout's own part of its plan screen's update step.
 pub trait PlanKeys: PlanSlot {
@@ -39,15 +42,10 @@ pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> V
         return Vec::new();
     };
     // Cluster API owns it: the CAPI way, never in place.
-    if let Some(owner) = state.fleet.capi.owner(&cluster).cloned() {
-        let status = live.status.clone();
-        return super::update_capi_upgrade::open::<K>(
-            state,
-            cluster,
-            owner,
-            &status,
-            target.as_deref(),
-        );
+    if state.fleet.capi.owner(&cluster).is_some() {
+        let product = product_name(CapiProduct::of(K::IN_PLACE)).to_string();
+        let words = std::iter::once(product).chain(target).collect();
+        return super::shell::open_with(state, CAPI_UPGRADE, words);
     }
     let learned = state.releases.get(&cluster).cloned();
     let learned = learned.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"));
@@ -131,7 +129,7 @@ fn explain_step<K: PlanKeys>(state: &mut AppState) {
         Ok(p) => K::explain_step(p, plan.step_index()),
         Err(e) => Some(("no plan".to_string(), e.clone())),
     };
-    explain_selected(state, PlanFocus::Nodes, None, step);
+    super::plan_keys::explain_step(state, step);
 }
 
 /// The dispatcher approved the plan on screen: start it if it still matches and no guard

@@ -14,7 +14,7 @@ use super::run::Console;
 use crate::app::action::AppEvent;
 use crate::app::actions::ActionUpdate;
 use crate::app::capi_scale::CapiScaleAsk;
-use crate::app::capi_upgrade::{CapiPlanRead, CapiPlanRequest};
+use crate::app::screens::ScreenNews;
 use crate::capi_scale::{ScaleSources, prepare_scale};
 use crate::cluster_lifecycle::{DeleteSources, prepare_delete};
 use crate::discovery::Discovery;
@@ -22,6 +22,7 @@ use crate::fleet::CollectOptions;
 use crate::upgrade::RunOptions;
 use crate::upgrade::capi::{CapiAccess, CapiPlanError, CapiProduct, VmTemplates};
 use crate::upgrade::launch::connect as connect_cluster;
+use crate::views::capi_upgrade::{self, CapiPlanRead, CapiPlanRequest};
 
 /// Reading a plan: the create journal, the provider's VMs, the Cluster API tree, the
 /// machine templates, the workload cluster's etcd and status, the rollout Lease.
@@ -107,7 +108,7 @@ pub(super) fn scale(console: &Console, ask: CapiScaleAsk, app_tx: &mpsc::Sender<
     });
 }
 
-/// Reads the plan `request` asks for; it comes back as `AppEvent::CapiUpgradePlanned`.
+/// Reads the plan `request` asks for; it comes back as the CAPI-way plan screen's news.
 pub(super) fn capi_upgrade(
     console: &Console,
     request: CapiPlanRequest,
@@ -182,8 +183,7 @@ pub(super) fn capi_upgrade(
                 vm_templates: None,
             },
         };
-        let _ = app
-            .send(AppEvent::CapiUpgradePlanned(Box::new(planned)))
-            .await;
+        let news = ScreenNews::new(capi_upgrade::NAME, planned);
+        let _ = app.send(AppEvent::Screen(news)).await;
     });
 }

@@ -338,6 +338,9 @@ fn perform(
             if let Some(run) = task.get::<crate::views::health::HealthRun>() {
                 super::run_health::start_health_check(run.clone(), app_tx);
             }
+            if let Some(request) = task.get::<crate::views::capi_upgrade::CapiPlanRequest>() {
+                super::read_plans::capi_upgrade(console, request.clone(), app_tx);
+            }
             if let Some(survey) = task.get::<crate::views::actions::SurveyNode>() {
                 super::run_actions::survey(&console.state, survey.0.clone(), app_tx);
             }
@@ -360,10 +363,6 @@ fn perform(
         }
         Effect::PlanCapiScale(ask) => {
             super::read_plans::scale(console, *ask, app_tx);
-            None
-        }
-        Effect::PlanCapiUpgrade(request) => {
-            super::read_plans::capi_upgrade(console, *request, app_tx);
             None
         }
         Effect::ReloadDiscovery => match &console.reload {

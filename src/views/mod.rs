@@ -14,6 +14,7 @@ pub use crate::tui::Look;
 
 pub mod actions;
 pub mod capi;
+pub mod capi_upgrade;
 pub mod certs;
 pub mod cluster;
 pub mod clusters;
@@ -49,6 +50,7 @@ pub mod capi_scale_input;
 pub fn screens() -> Screens {
     Screens::new(vec![
         Box::new(actions::ActionsScreen::default()),
+        Box::new(capi_upgrade::CapiUpgradeScreen::default()),
         Box::new(certs::CertsScreen::default()),
         Box::new(config::ConfigScreen::default()),
         Box::new(create::CreateScreen::default()),
@@ -127,9 +129,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
             }
         }
         Screen::Capi => (&capi::CapiPane::new(state, look)).render(body, buf),
-        Screen::CapiUpgrade => {
-            (&plan::capi_upgrade::CapiUpgradePlanView::new(state, look)).render(body, buf)
-        }
     }
     if let (Some(_), Screen::Module(name)) = (under, state.screen)
         && let Some(module) = state.screens.get(name)

@@ -197,6 +197,22 @@ fn verdict_line(
     }
 }
 
+/// Summary, steps, guards and last line of `area`, from top to bottom, for `top` summary lines,
+/// `steps` rows and `guards` rows: the guards keep up to half of what the summary leaves, the
+/// steps take what they need of the rest, and the guards any surplus.
+pub(super) fn guards_keep_half(area: Rect, top: usize, steps: usize, guards: usize) -> [Rect; 4] {
+    let top_height = top as u16;
+    let left = area.height.saturating_sub(top_height + 1);
+    let guards_height = (guards as u16 + 3).min((left / 2).max(4));
+    let steps_height = (steps as u16 + 3).min(left.saturating_sub(guards_height));
+    area.layout(&Layout::vertical([
+        Constraint::Length(top_height),
+        Constraint::Length(steps_height),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ]))
+}
+
 /// What the guards pane says before any guard was evaluated.
 pub(super) const NO_GUARDS_YET: &str = "No status yet: the guards run when the cluster answers.";
 

@@ -101,7 +101,8 @@ impl ScreenModule for ActionsScreen {
         let Some(plan) = self.plan.as_mut() else {
             return false;
         };
-        (change.capi || change.cluster == plan.cluster) && update::read_guards(plan, shared)
+        (change.capi || change.cluster == plan.cluster)
+            && crate::app::plan_keys::reread_guards(plan, shared)
     }
 
     fn on_input(&mut self, text: &str, shared: &Shared) -> Step {

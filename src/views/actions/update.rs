@@ -12,8 +12,7 @@ use super::{ActionsScreen, NAME};
 use crate::app::action::{Effect, not_run};
 use crate::app::actions::{ActionChoice, MenuOpened};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval};
-use crate::app::plan_screen::GuardedPlan;
+use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval, reread_guards};
 use crate::app::screens::{Ask, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, EtcdAction};
 use crate::capi_doctor::diagnose;
@@ -22,13 +21,6 @@ use crate::operation::forget::ForgetPlan;
 
 /// What the input line says while a snapshot's file is typed.
 const SNAPSHOT_PROMPT: &str = "snapshot to> ";
-
-/// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
-pub(super) fn read_guards(plan: &mut ChoicePlanScreen, shared: &Shared) -> bool {
-    let before = (plan.guards.shown.clone(), plan.approval());
-    plan.read_guards(&shared.guards.guard_reading(&plan.cluster));
-    before != (plan.guards.shown.clone(), plan.approval())
-}
 
 impl ActionsScreen {
     /// `a` on a pane: the menu the shell made of the selection.
@@ -159,7 +151,7 @@ impl ActionsScreen {
             _ => Vec::new(),
         };
         let mut screen = ChoicePlanScreen::new(cluster, plan);
-        read_guards(&mut screen, shared);
+        reread_guards(&mut screen, shared);
         self.plan = Some(screen);
         self.menu = None;
         Step::effects(survey)
@@ -198,7 +190,7 @@ impl ActionsScreen {
             return false;
         };
         plan.plan.take_survey(surveyed) && {
-            read_guards(plan, shared);
+            reread_guards(plan, shared);
             true
         }
     }
@@ -208,7 +200,7 @@ impl ActionsScreen {
     /// progress. `None` without a plan.
     pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
         let plan = self.plan.as_mut()?;
-        read_guards(plan, shared);
+        reread_guards(plan, shared);
         if let Some(refused) = refused_approval(Some(&*plan), approved) {
             return Some(refused);
         }

@@ -1,10 +1,10 @@
 //! The Kubernetes upgrade on the plan pane: target and pre-pull on top with the
 //! removed-API count ("checking" until it arrives), the steps in upstream order
 //! (component, node, from -> to), the guards keeping up to half of what is left.
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::{PlanPane, PlanView};
+use super::{PlanPane, PlanView, guards_keep_half};
 use crate::app::kube_plan::KubePlanScreen;
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
@@ -137,18 +137,8 @@ impl PlanPane for Kubernetes {
         }
     }
 
-    /// The guards keep up to half of what is left; the steps take what they
-    /// need of the rest, and the guards any surplus.
     fn layout(screen: &KubePlanScreen, summary_lines: usize, area: Rect) -> [Rect; 4] {
-        let top_height = summary_lines as u16;
-        let left = area.height.saturating_sub(top_height + 1);
-        let guards_height = (screen.guards.shown.len() as u16 + 3).min((left / 2).max(4));
-        let steps_height = (screen.steps_len() as u16 + 3).min(left.saturating_sub(guards_height));
-        area.layout(&Layout::vertical([
-            Constraint::Length(top_height),
-            Constraint::Length(steps_height),
-            Constraint::Fill(1),
-            Constraint::Length(1),
-        ]))
+        let guards = screen.guards.shown.len();
+        guards_keep_half(area, summary_lines, screen.steps_len(), guards)
     }
 }

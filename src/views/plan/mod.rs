@@ -4,7 +4,6 @@
 //! kind shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`].
 pub mod action;
 pub mod capi_scale;
-pub mod capi_upgrade;
 pub mod confirm;
 pub mod kube;
 pub mod upgrade;
@@ -15,7 +14,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::Look;
-pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan};
+pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan, guards_keep_half};
 use super::progress_parts::{StepTable, render_step_pane};
 use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen};
 use crate::app::state::{AppState, PlanSlot};

@@ -8,8 +8,12 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::app::action::AppEvent;
+use crate::app::action::{Action, AppEvent, Effect};
+use crate::app::actions::ActionRun;
 use crate::app::keymap;
+use crate::app::plan_screen::GuardedPlan;
+use crate::app::screens::ScreenNews;
+use crate::app::state::AppState;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
 use crate::approval::MutatingAction;
@@ -50,9 +54,26 @@ fn owned_console() -> AppState {
     state
 }
 
+/// The CAPI-way plan screen.
+fn screen(state: &AppState) -> &CapiUpgradeScreen {
+    state
+        .screens
+        .find::<CapiUpgradeScreen>()
+        .expect("the module")
+}
+
+/// The plan on the CAPI-way plan screen.
+fn holder(state: &AppState) -> &PlanHolder<CapiWay> {
+    screen(state).plan.as_ref().expect("the plan screen")
+}
+
 fn press(state: &mut AppState, c: char) -> Vec<Effect> {
-    let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
-    let action = keymap::action_for(state, &key).unwrap_or_else(|| panic!("{c} is bound"));
+    press_code(state, KeyCode::Char(c))
+}
+
+fn press_code(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
+    let key = KeyEvent::new(code, KeyModifiers::NONE);
+    let action = keymap::action_for(state, &key).unwrap_or_else(|| panic!("{code} is bound"));
     update(state, action)
 }
 
@@ -83,12 +104,7 @@ fn settled_tree() -> ClusterTree {
 
 /// What the event loop reads for the plan on screen: a Kubernetes plan to v1.34.2.
 fn read_for(state: &AppState, facts: Result<(ClusterTree, ClusterStatus), String>) -> CapiPlanRead {
-    let request = state
-        .capi_upgrade
-        .as_ref()
-        .expect("the plan screen")
-        .request
-        .clone();
+    let request = holder(state).plan.request.clone();
     let tree = settled_tree();
     let mut plan = k8s_plan(&tree, "v1.34.2");
     plan.cluster = "healthy".into();
@@ -105,34 +121,33 @@ fn read_for(state: &AppState, facts: Result<(ClusterTree, ClusterStatus), String
 
 /// The event loop's read arrives.
 fn shown(state: &mut AppState, read: CapiPlanRead) {
-    update(
-        state,
-        Action::Event(AppEvent::CapiUpgradePlanned(Box::new(read))),
-    );
+    let news = ScreenNews::new(NAME, read);
+    update(state, Action::Event(AppEvent::Screen(news)));
 }
 
 #[test]
 fn an_owned_clusters_upgrade_key_opens_the_capi_way_plan_and_asks_for_it_to_be_read() {
     let mut state = owned_console();
     let effects = press(&mut state, 'u');
-    assert_eq!(state.screen, Screen::CapiUpgrade, "{:?}", state.message);
+    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
     assert!(state.upgrade.is_none(), "no in-place plan");
-    let screen = state.capi_upgrade.as_ref().unwrap();
-    assert_eq!(screen.request.product, CapiProduct::TalosOs);
-    assert_eq!(screen.request.owner, owner());
-    assert!(screen.request.version.starts_with('v'));
+    let plan = holder(&state);
+    let request = &plan.plan.request;
+    assert_eq!(request.product, CapiProduct::TalosOs);
+    assert_eq!(request.owner, owner());
+    assert!(request.version.starts_with('v'));
     assert!(
-        matches!(effects.as_slice(), [Effect::PlanCapiUpgrade(r)] if **r == screen.request),
+        matches!(effects.as_slice(), [Effect::Screen(t)] if t.get::<CapiPlanRequest>() == Some(request)),
         "{effects:?}"
     );
     assert_eq!(
-        screen.start_refused().as_deref(),
+        plan.start_refused().as_deref(),
         Some("the plan is still being read")
     );
     // Esc closes it.
-    update(&mut state, Action::Back);
+    press_code(&mut state, KeyCode::Esc);
     assert_eq!(state.screen, Screen::Cluster(Pane::Nodes));
-    assert!(state.capi_upgrade.is_none());
+    assert!(screen(&state).plan.is_none());
 }
 
 #[test]
@@ -140,11 +155,9 @@ fn an_unowned_cluster_keeps_the_in_place_plan() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     let effects = press(&mut state, 'u');
     assert_eq!(state.screen, Screen::UpgradePlan);
-    assert!(state.capi_upgrade.is_none());
+    assert!(screen(&state).plan.is_none());
     assert!(
-        !effects
-            .iter()
-            .any(|e| matches!(e, Effect::PlanCapiUpgrade(_))),
+        !effects.iter().any(|e| matches!(e, Effect::Screen(_))),
         "{effects:?}"
     );
 }
@@ -155,15 +168,15 @@ fn a_plan_whose_facts_cannot_be_read_is_refused_by_its_guard() {
     press(&mut state, 'u');
     let read = read_for(&state, Err("Secret has no talosconfig".into()));
     shown(&mut state, read);
-    let screen = state.capi_upgrade.as_ref().unwrap();
-    assert_eq!(screen.guards.shown.len(), 1);
-    assert_eq!(screen.guards.shown[0].id, GuardId::CapiRolloutSettled);
+    let plan = holder(&state);
+    assert_eq!(plan.guards.shown.len(), 1);
+    assert_eq!(plan.guards.shown[0].id, GuardId::CapiRolloutSettled);
     assert!(
-        screen.guards.shown[0]
+        plan.guards.shown[0]
             .reason
             .contains("cannot read mgmt/clusters/workload"),
         "{}",
-        screen.guards.shown[0].reason
+        plan.guards.shown[0].reason
     );
     let effects = press(&mut state, 's');
     assert!(
@@ -185,10 +198,15 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
     let mut stale = read.clone();
     stale.request.version = "v0.0.1".into();
     shown(&mut state, stale);
-    assert!(state.capi_upgrade.as_ref().unwrap().read.is_none());
+    assert!(holder(&state).plan.read.is_none());
     shown(&mut state, read);
-    let screen = state.capi_upgrade.as_ref().unwrap();
-    let worst: Vec<Verdict> = screen.guards.shown.iter().map(|g| g.verdict).collect();
+    let plan_on_screen = holder(&state);
+    let worst: Vec<Verdict> = plan_on_screen
+        .guards
+        .shown
+        .iter()
+        .map(|g| g.verdict)
+        .collect();
     let mut sorted = worst.clone();
     sorted.sort_by_key(|v| match v {
         Verdict::Fail => 0,
@@ -196,7 +214,12 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
         Verdict::Pass => 2,
     });
     assert_eq!(worst, sorted, "worst first");
-    assert_eq!(screen.start_refused(), None, "{:?}", screen.guards);
+    assert_eq!(
+        plan_on_screen.start_refused(),
+        None,
+        "{:?}",
+        plan_on_screen.guards
+    );
     // ? on the control plane's phase says what it patches and the Machines in order.
     press(&mut state, '?');
     let Some(crate::app::state::Overlay::Explain { title, text, .. }) = &state.overlay else {
@@ -223,7 +246,7 @@ fn start_goes_through_the_dispatcher_and_the_approval_starts_the_capi_way_runner
     };
     assert!(matches!(run.as_ref(), ActionRun::CapiUpgrade(p) if **p == plan));
     assert_eq!(state.screen, Screen::Action);
-    assert!(state.capi_upgrade.is_none());
+    assert!(screen(&state).plan.is_none());
     let progress = state
         .actions
         .progress
@@ -265,7 +288,7 @@ fn an_approval_for_another_plan_is_not_run() {
         matches!(effects.as_slice(), [Effect::NotRun { why, .. }] if why.contains("changed")),
         "{effects:?}"
     );
-    assert_eq!(state.screen, Screen::CapiUpgrade);
+    assert_eq!(state.screen, Screen::Module(NAME));
 }
 
 #[test]
@@ -275,7 +298,7 @@ fn an_approval_while_another_action_runs_here_is_not_run() {
     press(&mut state, 'U');
     let read = read_for(&state, Ok((settled_tree(), healthy())));
     shown(&mut state, read);
-    let plan = match state.capi_upgrade.as_ref().unwrap().plan() {
+    let plan = match holder(&state).plan.plan() {
         Some(Ok(plan)) => plan.clone(),
         other => panic!("a plan: {other:?}"),
     };
@@ -294,7 +317,7 @@ fn an_approval_while_another_action_runs_here_is_not_run() {
         matches!(effects.as_slice(), [Effect::NotRun { why, .. }] if why.contains("already runs")),
         "{effects:?}"
     );
-    assert_eq!(state.screen, Screen::CapiUpgrade);
+    assert_eq!(state.screen, Screen::Module(NAME));
 }
 
 #[test]
@@ -303,7 +326,7 @@ fn another_consoles_rollout_seen_later_refuses_the_plan() {
     press(&mut state, 'U');
     let read = read_for(&state, Ok((settled_tree(), healthy())));
     shown(&mut state, read);
-    assert_eq!(state.capi_upgrade.as_ref().unwrap().start_refused(), None);
+    assert_eq!(holder(&state).start_refused(), None);
     state.identity = "alice@ops1".into();
     let live = state.fleet.clusters.get_mut("healthy").unwrap();
     live.status.rollout = Some(crate::fleet::status::RolloutStatus {
@@ -312,11 +335,14 @@ fn another_consoles_rollout_seen_later_refuses_the_plan() {
         node_count: 2,
         ..Default::default()
     });
-    assert!(super::super::update_upgrade::on_status_change(
-        &mut state, "healthy"
-    ));
-    let screen = state.capi_upgrade.as_ref().unwrap();
-    assert_eq!(screen.guards.shown[0].id, GuardId::NoOtherRollout);
-    assert_eq!(screen.guards.shown[0].verdict, Verdict::Fail);
-    assert!(screen.start_refused().is_some());
+    let change = FleetChange {
+        cluster: "healthy",
+        certificates: false,
+        capi: false,
+    };
+    assert!(crate::app::shell::on_fleet_change(&mut state, &change));
+    let plan = holder(&state);
+    assert_eq!(plan.guards.shown[0].id, GuardId::NoOtherRollout);
+    assert_eq!(plan.guards.shown[0].verdict, Verdict::Fail);
+    assert!(plan.start_refused().is_some());
 }
