@@ -47,7 +47,6 @@ pub mod upgrade_plan;
 pub mod capi_scale;
 pub mod queries;
 mod update_capi;
-pub mod update_capi_scale;
 pub mod update_capi_upgrade;
 pub mod update_progress;
 // The CAPI-way upgrade of a cluster Cluster API owns: its plan screen and keys.

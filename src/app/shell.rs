@@ -355,7 +355,15 @@ mod tests {
         }
         assert_eq!(
             names,
-            ["actions", "certs", "create", "health", "logs", "resources"]
+            [
+                "actions",
+                "certs",
+                "cluster-plan",
+                "create",
+                "health",
+                "logs",
+                "resources"
+            ]
         );
     }
 }

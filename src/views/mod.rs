@@ -16,6 +16,7 @@ pub mod actions;
 pub mod capi;
 pub mod certs;
 pub mod cluster;
+pub mod cluster_plan;
 pub mod clusters;
 pub mod create;
 mod cut;
@@ -41,14 +42,13 @@ pub mod resources;
 pub mod table;
 pub mod too_small;
 pub mod versions;
-// Scaling the CAPI way from `:capi`: the replica count.
-pub mod capi_scale_input;
 
 /// Every screen module of the console, for `AppState::with_screens`.
 pub fn screens() -> Screens {
     Screens::new(vec![
         Box::new(actions::ActionsScreen::default()),
         Box::new(certs::CertsScreen::default()),
+        Box::new(cluster_plan::ClusterPlanScreen::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
         Box::new(logs::LogsScreen::default()),
@@ -110,9 +110,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }
-        Screen::Action if state.actions.plan.is_some() => {
-            (&plan::action::ActionPlanView::new(state, look)).render(body, buf)
-        }
         Screen::Action => {
             let empty = "No node or etcd action from this console yet (a on a pane).";
             let progress = state.actions.progress.as_ref();
@@ -133,11 +130,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         && let Some(module) = state.screens.get(name)
     {
         module.draw(body, buf, &crate::app::shell::shared(state), look);
-    }
-    if let (Some(target), Some(input)) = (&state.capi_scale.asking, &state.input)
-        && input.kind == crate::app::state::InputKind::ScaleReplicas
-    {
-        (&capi_scale_input::ScaleInputPopup::new(target, &input.text, look)).render(body, buf);
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);
