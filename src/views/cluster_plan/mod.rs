@@ -37,6 +37,7 @@ pub enum Asked {
 
 /// A plan as the console read it, by kind: only what differs between a delete and a scale.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant, reason = "one plan on screen at a time")]
 pub enum Planned {
     /// The delete plan, and what could not be read (the Lease), shown above the guards.
     Delete(DeletePlan, Vec<String>),
