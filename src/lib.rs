@@ -44,13 +44,13 @@
 //!   worst first, the selected one, the typed acknowledgements; `plan_keys`:
 //!   the one gate, pure for the screen modules: moving through them, taking an
 //!   acknowledgement, Start); the action menu a selection offers (its screen
-//!   is `views::actions`) and the cluster-delete's plan (cluster_lifecycle's
-//!   own plans and guards); the
+//!   is `views::actions`) and `D`, a cluster's delete (its plan screen is
+//!   `views::cluster_plan`); the
 //!   running operation's progress (`update_progress`: started from the
 //!   approved run, its progress events folded, its keys); the CAPI screen and its doctor's fixes
 //!   (capi_doctor's plans and guards); scaling the CAPI way from `:capi`
-//!   (`capi_scale`: the typed replica count, capi_scale's plan on the action
-//!   screen); the CAPI-way upgrade plan that `u` / `U`
+//!   (`capi_scale`: the object scaled, handed to `views::cluster_plan` for the
+//!   replica count and the plan); the CAPI-way upgrade plan that `u` / `U`
 //!   open on a cluster Cluster API owns (the `views::capi_upgrade` screen), run on the one
 //!   operation runner and shown on the one progress screen.
 //! - `node_actions`: guarded actions on one node (reboot, shutdown, cordon,

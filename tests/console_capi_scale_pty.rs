@@ -55,7 +55,7 @@ async fn scaling_the_workers_from_capi_ends_with_three_ready_workers_and_an_audi
     });
     s.send(b"s");
     s.wait_for("the replica count asked", BOUND, |t| {
-        t.contains("replicas> ") && t.contains("MachineDeployment default/capi-work-md-0")
+        t.contains("New replicas: ") && t.contains("MachineDeployment default/capi-work-md-0")
     });
     s.send(b"x3\r");
     s.wait_for("the plan with its guards passing", BOUND, |t| {

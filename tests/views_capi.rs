@@ -18,6 +18,7 @@ use taloscope::fleet::{EtcdReport, FleetEvent, KubernetesFacts, KubernetesReport
 use taloscope::kube::{CapiObjects, CapiVersion};
 use taloscope::talos::UnmetCondition;
 use taloscope::views::actions;
+use taloscope::views::cluster_plan::{self, ClusterPlanNews, ClusterPlanScreen};
 use view_support::scenarios;
 use view_support::{all_renders, press, text_at};
 
@@ -360,12 +361,12 @@ fn scale_asked() -> AppState {
 
 /// The plan of the workers to `to`, as `prepare_scale` reads it for the screen.
 fn scale_planned(to: char) -> AppState {
-    use taloscope::app::actions::ActionUpdate;
+    use taloscope::app::screens::ScreenNews;
     use taloscope::capi::MachineRole;
     use taloscope::capi_scale::{PreparedScale, ScaleFacts, ScaleView, plan_scale, scale_guards};
     let mut s = scale_asked();
-    update(&mut s, Action::Insert(to));
-    update(&mut s, Action::Submit);
+    press(&mut s, KeyCode::Char(to));
+    press(&mut s, KeyCode::Enter);
     let (owner, tree) = taloscope::app::queries::shown_tree(&s).expect("a tree");
     let owner = owner.clone();
     let cluster = s.current.clone().expect("in use");
@@ -380,26 +381,27 @@ fn scale_planned(to: char) -> AppState {
         me: "",
     };
     let guards = scale_guards(&facts);
-    let read = Box::new(Ok(PreparedScale {
+    let read = Ok(cluster_plan::Planned::Scale(PreparedScale {
         plan,
         guards,
         view: ScaleView { tree, status },
     }));
-    let planned = ActionUpdate::CapiScalePlanned { cluster, read };
-    update(&mut s, Action::Event(AppEvent::Action(Box::new(planned))));
+    let planned = ClusterPlanNews { cluster, read };
+    let news = ScreenNews::new(cluster_plan::NAME, planned);
+    update(&mut s, Action::Event(AppEvent::Screen(news)));
     s
 }
 
 #[test]
 fn capi_scale_replicas() {
     let mut s = scale_asked();
-    update(&mut s, Action::Insert('3'));
+    press(&mut s, KeyCode::Char('3'));
     let text = text_at(&s, 80, 24);
     assert!(
         text.contains("MachineDeployment clusters/workload-workers"),
         "{text}"
     );
-    assert!(text.contains("replicas> 3"), "{text}");
+    assert!(text.contains("New replicas: 3"), "{text}");
     insta::assert_snapshot!(all_renders(&s));
 }
 
@@ -424,7 +426,11 @@ fn capi_scale_progress() {
     let mut s = scale_planned('3');
     let dir = tempfile::tempdir().unwrap();
     let d = Dispatcher::new(false, AuditLog::new(dir.path().join("audit.log")));
-    let action = s.actions.plan.as_ref().unwrap().approval().unwrap();
+    let screen = s
+        .screens
+        .find::<ClusterPlanScreen>()
+        .expect("the cluster plan");
+    let action = screen.plan.as_ref().unwrap().approval().unwrap();
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("a confirmation")
     };

@@ -4,15 +4,17 @@
 //! delete's progress as the console's runner reports it.
 mod view_support;
 
-use taloscope::app::actions::ActionUpdate;
+use crossterm::event::KeyCode;
 use taloscope::app::screen::Screen;
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, update};
 use taloscope::approval::{AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::cluster_lifecycle::{DeletePlan, KnownVm, VmsKnownBy};
 use taloscope::operation::progress::ProgressEvent;
+use taloscope::views::cluster_plan::{ClusterPlanNews, NAME, Planned};
 use view_support::scenarios;
-use view_support::{all_renders_default_styles, screen_text_at};
+use view_support::{all_renders_default_styles, press, screen_text_at};
 
 /// The running operation's events, as the console's runner tells them.
 fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
@@ -27,8 +29,11 @@ fn progress(s: &mut AppState, events: Vec<ProgressEvent>) {
     }
 }
 
-fn event(s: &mut AppState, u: ActionUpdate) {
-    update(s, Action::Event(AppEvent::Action(Box::new(u))));
+fn event(s: &mut AppState, news: ClusterPlanNews) {
+    update(
+        s,
+        Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news))),
+    );
 }
 
 /// What `prepare_delete` reads for `healthy` had taloscope created it: five VMs, both
@@ -65,12 +70,12 @@ fn created() -> DeletePlan {
 fn delete_plan(plan: DeletePlan) -> AppState {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenDelete);
-    assert_eq!(s.screen, Screen::Action, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module(NAME), "{:?}", s.message);
     event(
         &mut s,
-        ActionUpdate::DeletePlanned {
+        ClusterPlanNews {
             cluster: "healthy".into(),
-            plan: Ok((plan, Vec::new())),
+            read: Ok(Planned::Delete(plan, Vec::new())),
         },
     );
     s
@@ -113,7 +118,7 @@ fn delete_plan_of_a_cluster_taloscope_did_not_create_is_refused() {
 #[test]
 fn delete_progress_until_done() {
     let mut s = delete_plan(created());
-    update(&mut s, Action::Acknowledge);
+    press(&mut s, KeyCode::Char('a'));
     for c in "this destroys the cluster and its data".chars() {
         update(&mut s, Action::Insert(c));
     }

@@ -221,11 +221,6 @@ pub enum Effect {
     HoldAction(bool),
     /// A screen module's IO, reported back as `AppEvent::Screen`.
     Screen(super::screen_io::ScreenTask),
-    /// Read the delete plan of a cluster (`prepare_delete`) and report it as
-    /// `AppEvent::Action`.
-    PlanDelete(String),
-    /// Read a CAPI scale's plan (`prepare_scale`) and report it as `AppEvent::Action`.
-    PlanCapiScale(Box<super::capi_scale::CapiScaleAsk>),
 }
 
 /// A removed-API count for one plan's (from, target), or why it failed.

@@ -1,20 +1,17 @@
 //! The console's node, etcd and cluster-delete actions as the shell knows them: the action
-//! menu of the selection (`a`; its screen is `views::actions`), the plan of a delete or a CAPI
-//! scale (cluster_lifecycle's and capi_scale's own plan and guard functions, the ones the
-//! headless commands call), what the one runner runs, and the progress of the one that runs.
+//! menu of the selection (`a`; its screen is `views::actions`), a delete's headline (its plan
+//! is `views::cluster_plan`'s), what the one runner runs, and the progress of the one that
+//! runs.
 use std::path::PathBuf;
 
 use crate::approval::{EtcdAction, MutatingAction, NodeOperation};
 use crate::cluster_config::ContextFiles;
-use crate::cluster_lifecycle::{DeletePlan, delete_guards};
+use crate::cluster_lifecycle::DeletePlan;
 use crate::etcd_maintenance::EtcdPlan;
 use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_actions::NodeActionPlan;
 use crate::operation::forget::ForgetPlan;
 use crate::operation::progress::OperationProgress;
-use crate::upgrade::Guard;
-
-use super::plan_screen::{GuardReading, GuardedPlan, PlanHolder, PlanSubject};
 
 /// One entry of the action menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,95 +129,19 @@ pub struct MenuOpened {
     pub kept_backups: usize,
 }
 
-/// What the action screen plans for the lifecycle's keys (`D`, `s` on `:capi`).
-#[derive(Debug, Clone)]
-#[allow(clippy::large_enum_variant, reason = "one plan on screen at a time")]
-pub enum ActionPlan {
-    /// A whole cluster's deletion (`D`): `None` until the event loop has read its create
-    /// journal, provider and rollout Lease (`prepare_delete`, as `taloscope delete` does).
-    Delete {
-        plan: Option<Result<DeletePlan, String>>,
-        /// What could not be read (the Lease), shown above the guards.
-        warnings: Vec<String>,
-    },
-    /// A CAPI scale (`s` on `:capi`): `read` is `None` until the event loop has read both
-    /// sides (`prepare_scale`, as `taloscope scale` does).
-    CapiScale(Box<super::capi_scale::CapiScalePlan>),
-}
-
-/// The plan screen of a delete or a CAPI scale.
-pub type ActionPlanScreen = PlanHolder<ActionPlan>;
-
-impl ActionPlanScreen {
-    /// The screen's title: the action in the operator's words.
-    pub fn title(&self) -> String {
-        match (&self.plan, self.approval()) {
-            (ActionPlan::Delete { .. }, Some(action)) => {
-                format!(
-                    "delete cluster {}: {}",
-                    self.cluster,
-                    delete_effect(&action)
-                )
-            }
-            (ActionPlan::Delete { .. }, None) => format!("delete cluster {}", self.cluster),
-            (_, Some(action)) => format!("{} in {}", action.describe(), self.cluster),
-            (ActionPlan::CapiScale(p), None) => format!(
-                "scale {} to {} replicas (Cluster API) in {}",
-                p.target.object, p.request.replicas, self.cluster
-            ),
-        }
-    }
-}
-
-impl PlanSubject for ActionPlan {
-    fn unready(&self) -> Option<String> {
-        match self {
-            ActionPlan::Delete {
-                plan: Some(Err(e)), ..
-            } => Some(e.clone()),
-            ActionPlan::Delete { plan: None, .. } => Some(
-                "reading the cluster's create journal, provider and rollout Lease first".into(),
-            ),
-            ActionPlan::CapiScale(p) => super::capi_scale::unready(p),
-            ActionPlan::Delete { .. } => None,
-        }
-    }
-
-    fn evaluate(&mut self, _cluster: &str, _reading: &GuardReading<'_>) -> Vec<Guard> {
-        match self {
-            ActionPlan::Delete { plan, .. } => plan
-                .as_ref()
-                .and_then(|p| p.as_ref().ok())
-                .map(delete_guards)
-                .unwrap_or_default(),
-            ActionPlan::CapiScale(p) => super::capi_scale::guards_of(p),
-        }
-    }
-
-    fn approval(&self) -> Option<MutatingAction> {
-        match self {
-            ActionPlan::Delete { plan, .. } => plan
-                .as_ref()
-                .and_then(|p| p.as_ref().ok())
-                .map(DeletePlan::action),
-            ActionPlan::CapiScale(p) => p.prepared().map(|p| p.plan.action()),
-        }
-    }
-}
-
-/// What a delete does, from its approval's words ("terminate 5 VM(s), remove its contexts").
-fn delete_effect(action: &MutatingAction) -> String {
+/// The headline of a delete approved as `action`: the cluster and what it does
+/// ("delete cluster lab: terminate 5 VM(s), remove its contexts").
+pub fn delete_headline(action: &MutatingAction) -> String {
     let described = action.describe();
-    described
+    let effect = described
         .strip_prefix("delete cluster: ")
-        .map_or(described.clone(), str::to_string)
+        .map_or(described.as_str(), |e| e);
+    format!("delete cluster {}: {effect}", action.cluster())
 }
 
 /// Everything of the actions the console shows.
 #[derive(Debug, Clone, Default)]
 pub struct ActionsState {
-    /// A delete's or a CAPI scale's plan.
-    pub plan: Option<ActionPlanScreen>,
     /// The operation running (or last run) from this console, as its runner's events built it.
     pub progress: Option<OperationProgress>,
     /// Where snapshots go unless the operator types another path (the state dir's
@@ -244,20 +165,9 @@ impl ActionsState {
     }
 }
 
-/// A plan read for the action screen, or what an interrupted action left behind.
-#[allow(clippy::large_enum_variant, reason = "one event at a time, moved once")]
+/// What an interrupted action left behind.
 #[derive(Debug, Clone)]
 pub enum ActionUpdate {
-    /// The delete plan of `cluster` read by `prepare_delete`, and what could not be read.
-    DeletePlanned {
-        cluster: String,
-        plan: Result<(DeletePlan, Vec<String>), String>,
-    },
-    /// The CAPI scale plan of `cluster` read by `prepare_scale`.
-    CapiScalePlanned {
-        cluster: String,
-        read: Box<Result<crate::capi_scale::PreparedScale, String>>,
-    },
     /// An interrupted action (`by`, in its words) left Kubernetes node `node` of `cluster`
     /// cordoned: the node's menu offers its uncordon first.
     LeftCordoned {

@@ -38,8 +38,6 @@ pub enum KeyContext {
     QuitQuestion,
     /// The terminal is below the minimum size: only quitting works.
     TooSmall,
-    /// A delete's or a CAPI scale's plan.
-    ActionPlan,
     /// The progress of the node or etcd action run here.
     ActionProgress,
     /// A screen module (`views/<screen>/`): its own keys, then `:`, `?` and quit.
@@ -49,7 +47,7 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 19] = [
+    pub const ALL: [KeyContext; 18] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
@@ -66,7 +64,6 @@ impl KeyContext {
         KeyContext::ProvisionWizard,
         KeyContext::QuitQuestion,
         KeyContext::TooSmall,
-        KeyContext::ActionPlan,
         KeyContext::ActionProgress,
         KeyContext::Capi,
     ];
@@ -91,7 +88,6 @@ impl KeyContext {
             KeyContext::ProvisionWizard => "Provision wizard (p, :provision)",
             KeyContext::QuitQuestion => "Quit while a rollout or provision runs",
             KeyContext::TooSmall => "Terminal below 80x24",
-            KeyContext::ActionPlan => "Delete or CAPI scale plan",
             KeyContext::ActionProgress => "Node or etcd action progress",
             KeyContext::Screen(name) => name,
             KeyContext::Capi => "Cluster API tree and doctor (C, :capi)",
@@ -244,7 +240,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
-        KeyContext::ActionPlan => &[actions::PLAN],
         KeyContext::ActionProgress => &[actions::PROGRESS, provision::ON_PROGRESS, panes::MOVES],
         KeyContext::Screen(_) => &[panes::GLOBAL],
         KeyContext::Capi => &[
@@ -304,7 +299,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             | InputKind::Acknowledge
             | InputKind::NamePattern
             | InputKind::Screen(_) => KeyContext::TextField,
-            InputKind::ScaleReplicas => KeyContext::TextField,
         },
         None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
@@ -314,7 +308,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::UpgradePlan => KeyContext::UpgradePlan,
             Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
-            Screen::Action if state.actions.plan.is_some() => KeyContext::ActionPlan,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),
             Screen::Capi => KeyContext::Capi,

@@ -1,6 +1,6 @@
 //! The key tables of the node, etcd and delete actions: `a` on the nodes pane, node detail and
 //! the etcd pane (the actions screen, `views::actions`, has its own), `D` on the fleet and a
-//! cluster, a delete's or a CAPI scale's plan and an action's progress.
+//! cluster, and an action's progress.
 use super::action::Action;
 use super::binding::{Binding, HELP, Key, bind, command_line, quit};
 use super::state::AppState;
@@ -8,19 +8,6 @@ use super::state::AppState;
 /// On the cluster panes and node detail, ahead of their other keys.
 #[rustfmt::skip]
 pub(super) static FROM_PANES: &[Binding] = &[bind(&[Key::char('a')], Action::OpenActions, "actions on the selected node (reboot, drain, restart a service...) or etcd member")];
-
-#[rustfmt::skip]
-pub(super) static PLAN: &[Binding] = &[
-    bind(&[Key::char('j'), Key::DOWN], Action::MoveDown, "next guard"),
-    bind(&[Key::char('k'), Key::UP], Action::MoveUp, "previous guard"),
-    bind(&[Key::char('?')], Action::Explain, "why: what the selected guard checks").footer("why"),
-    bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a guard needs (a delete's)").footer("ack").offered(ack_needed),
-    bind(&[Key::char('s')], Action::StartPlan, "run it (through the typed confirmation)").footer("start"),
-    bind(&[Key::char('r')], Action::Refresh, "read the cluster (and the plan) again").footer("refresh"),
-    bind(&[Key::ESC], Action::Back, "close the plan").footer("back"),
-    command_line("command line"),
-    quit("quit (asks first while an action runs)"),
-];
 
 #[rustfmt::skip]
 pub(super) static PROGRESS: &[Binding] = &[
@@ -44,12 +31,4 @@ fn cancellable(state: &AppState) -> bool {
         .progress
         .as_ref()
         .is_some_and(|p| p.running() && p.cancellable() && !p.cancelling)
-}
-
-fn ack_needed(state: &AppState) -> bool {
-    state
-        .actions
-        .plan
-        .as_ref()
-        .is_some_and(|p| p.guards.ack_prompt().is_some())
 }

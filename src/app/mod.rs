@@ -47,7 +47,6 @@ pub mod upgrade_plan;
 pub mod capi_scale;
 pub mod queries;
 mod update_capi;
-pub mod update_capi_scale;
 pub mod update_progress;
 
 pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted};

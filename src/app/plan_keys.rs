@@ -19,7 +19,6 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
         plan.as_mut().map(|p| p as &mut dyn GuardedPlan)
     }
     match screen {
-        Screen::Action => open(&mut state.actions.plan),
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
         Screen::UpgradePlan => open(&mut state.upgrade),
         Screen::KubernetesPlan => open(&mut state.kube_upgrade),
@@ -110,11 +109,10 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
         *slot(state) = Some(plan);
         changed
     }
-    let actions = again(state, |s| &mut s.actions.plan, cluster);
     let provision = again(state, |s| &mut s.provision.wizard, cluster);
     let talos = again(state, |s| &mut s.upgrade, cluster);
     let kube = again(state, |s| &mut s.kube_upgrade, cluster);
-    actions || provision || talos || kube
+    provision || talos || kube
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.

@@ -359,6 +359,7 @@ mod tests {
                 "actions",
                 "capi-upgrade",
                 "certs",
+                "cluster-plan",
                 "config",
                 "create",
                 "health",

@@ -85,8 +85,6 @@ pub enum InputKind {
     NamePattern,
     /// A screen module's field, its prompt given; Enter gives the text to the module.
     Screen(&'static str),
-    /// The new replica count of a CAPI scale (`s` on `:capi`), digits only.
-    ScaleReplicas,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,8 +186,6 @@ pub struct AppState {
     pub actions: super::actions::ActionsState,
     /// The CAPI screen's selection.
     pub capi: super::capi::CapiScreen,
-    /// The CAPI scale asked for on `:capi`, and the tally of the one run here.
-    pub capi_scale: super::capi_scale::CapiScaleState,
     /// The screens that are modules of their own (`views/<screen>/`).
     pub screens: super::screens::Screens,
 }
@@ -248,7 +244,6 @@ impl AppState {
             demo_fleet: false,
             actions: Default::default(),
             capi: Default::default(),
-            capi_scale: Default::default(),
             screens: Default::default(),
         }
     }

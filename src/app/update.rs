@@ -372,9 +372,6 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
     let Some(mut line) = state.input.take() else {
         return Vec::new();
     };
-    if line.kind == InputKind::ScaleReplicas {
-        return super::update_capi_scale::on_input(state, line, action);
-    }
     match action {
         Action::Back => {
             if line.kind == InputKind::Filter {
@@ -399,7 +396,6 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
                     Vec::new()
                 }
                 InputKind::Screen(_) => super::shell::on_input(state, &line.text),
-                InputKind::ScaleReplicas => Vec::new(),
             };
         }
         Action::Insert(c) => line.text.push(c),

@@ -1,19 +1,17 @@
 //! The node, etcd and delete actions in the update step: `a` opens the actions screen
-//! (`views::actions`) on the menu of the selection; the delete's and the CAPI scale's plans
-//! (`D`, `s` on `:capi`) on the action screen, their guards evaluated again on every status
-//! change, `s` through the one gate; and any approved action handed to the one runner while
-//! its progress shows. Pure.
-use super::action::{Action, Effect, PollerRequest, not_run};
+//! (`views::actions`) on the menu of the selection; any approved action of a screen module
+//! (the actions', the cluster plan's) handed to the one runner while its progress shows. Pure.
+use super::action::{Action, Effect};
 use super::actions::{
-    ActionChoice, ActionMenu, ActionPlan, ActionRun, ActionUpdate, MenuOpened, etcd_choices,
+    ActionChoice, ActionMenu, ActionRun, ActionUpdate, MenuOpened, delete_headline, etcd_choices,
     node_choices,
 };
 use super::message::Message;
-use super::plan_keys::{not_approved, plan_key, read_guards};
+use super::plan_keys::refused_approval;
 use super::screen::{Pane, Screen, TableKind};
 use super::screens::ScreenNews;
 use super::state::AppState;
-use crate::approval::{ApprovedAction, NodeOperation};
+use crate::approval::{ApprovedAction, MutatingAction, NodeOperation};
 
 /// The actions screen's name (`views::actions`).
 const ACTIONS: &str = "actions";
@@ -132,87 +130,22 @@ fn member_menu(state: &AppState, cluster: String) -> Result<ActionMenu, String> 
     })
 }
 
-/// Keys on the action screen: the plan's while one is open, else the progress's.
+/// Keys on the action screen: the progress's.
 pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
-    if state.actions.plan.is_none() {
-        return super::update_progress::on_key(state, action);
-    }
-    let cluster = state
-        .actions
-        .plan
-        .as_ref()
-        .map(|p| p.cluster.clone())
-        .unwrap_or_default();
-    match action {
-        Action::StartPlan if state.actions.running() => {
-            state.message = Some(Message::warn(
-                "Start refused: an action already runs from this console",
-            ));
-        }
-        Action::Refresh => return refresh(state, cluster),
-        Action::Back => {
-            state.actions.plan = None;
-            state.screen = back(state);
-        }
-        other => return plan_key(state, &other).unwrap_or_default(),
-    }
-    Vec::new()
+    super::update_progress::on_key(state, action)
 }
 
-/// The screen the menu was opened on.
-fn back(state: &AppState) -> Screen {
-    state.actions.back.unwrap_or(Screen::Cluster(Pane::Nodes))
-}
-
-/// `r`: poll the cluster now, or read the delete's or the scale's plan again.
-fn refresh(state: &mut AppState, cluster: String) -> Vec<Effect> {
-    state.message = Some(Message::info(format!("refreshing {cluster}")));
-    if super::update_delete::is_delete(state) {
-        return vec![Effect::PlanDelete(cluster)];
-    }
-    if let Some(read_again) = super::update_capi_scale::refresh(state) {
-        return vec![read_again];
-    }
-    vec![Effect::Poller(PollerRequest::Refresh(cluster))]
-}
-
-/// The dispatcher approved an action: the actions screen's plan runs when it is still the
-/// plan on screen and no guard blocks now (its guards read again over the latest status), and
-/// likewise the delete's or the scale's on the action screen.
+/// The dispatcher approved an action: the plan of the screen module on top runs when it is
+/// still the plan on screen and no guard blocks now (its guards read again over the latest
+/// status); a delete's progress is headed by its cluster and what it does.
 pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect> {
-    if let Some(effects) = super::shell::on_approved(state, &approved) {
-        return started(state, None, effects);
-    }
-    let cluster = approved.action().cluster().to_string();
-    read_guards(state, Some(&cluster));
-    if let Some(refused) = not_approved(state, Screen::Action, &approved) {
-        return refused;
-    }
-    let Some(screen) = state.actions.plan.take() else {
-        return Vec::new();
+    let Some(effects) = super::shell::on_approved(state, &approved) else {
+        let refused = refused_approval(None, &approved).unwrap_or_default();
+        state.message = refused.message;
+        return refused.effects;
     };
-    let run = match &screen.plan {
-        ActionPlan::Delete {
-            plan: Some(Ok(plan)),
-            ..
-        } => ActionRun::Delete(plan.clone()),
-        ActionPlan::Delete { .. } => {
-            return not_run(&approved, "there is no delete plan".to_string());
-        }
-        ActionPlan::CapiScale(plan) => {
-            match super::update_capi_scale::run_of(plan, &screen.guards.acks) {
-                Ok(run) => run,
-                Err(why) => return not_run(&approved, why),
-            }
-        }
-    };
-    // A delete's title names its cluster ("delete cluster lab: terminate 5 VM(s), ...").
-    let what = matches!(run, ActionRun::Delete(_)).then(|| screen.title());
-    let effects = vec![Effect::RunAction {
-        approved,
-        run: Box::new(run),
-        acks: screen.guards.acks.clone(),
-    }];
+    let what = matches!(approved.action(), MutatingAction::DeleteCluster { .. })
+        .then(|| delete_headline(approved.action()));
     started(state, what, effects)
 }
 
@@ -238,15 +171,9 @@ fn started(state: &mut AppState, what: Option<String>, effects: Vec<Effect>) -> 
     effects
 }
 
-/// A plan read, or a node an interrupted action left cordoned.
+/// A node an interrupted action left cordoned.
 pub fn on_update(state: &mut AppState, update: ActionUpdate) -> Vec<Effect> {
     match update {
-        ActionUpdate::DeletePlanned { cluster, plan } => {
-            super::update_delete::planned(state, &cluster, plan);
-        }
-        ActionUpdate::CapiScalePlanned { cluster, read } => {
-            super::update_capi_scale::planned(state, &cluster, *read);
-        }
         ActionUpdate::LeftCordoned { cluster, node, by } => {
             state.actions.left_cordoned.push((cluster, node, by));
         }

@@ -1,11 +1,12 @@
 //! The CAPI screen's part of the update step: `:capi` opens it, Enter explains the selected
-//! object's conditions, `f` / `a` the doctor's fixes, `s` the scale; a fix's plan screen is made
-//! here from the doctor's findings. Pure.
+//! object's conditions, `f` / `a` the doctor's fixes, `s` hands the object to scale to the
+//! cluster plan screen (`views::cluster_plan`). Pure.
 use super::action::{Action, Effect};
 use super::capi::conditions_text;
 use super::message::Message;
 use super::queries::rows_and_selection;
 use super::screen::{Pane, Screen};
+use super::screens::ScreenNews;
 use super::state::{AppState, Overlay};
 use crate::capi::TreeRow;
 
@@ -57,7 +58,7 @@ pub fn on_key(state: &mut AppState, action: Action) -> Vec<Effect> {
             return Vec::new();
         }
         Action::OpenActions => return super::update_actions::open_menu(state),
-        Action::ScaleCapi => return super::update_capi_scale::ask(state),
+        Action::ScaleCapi => return ask_scale(state),
         other => return super::update_panes::on_screen(state, other),
     };
     state.capi.selected = rows.get(to).map(|r| r.object.clone());
@@ -81,4 +82,25 @@ pub fn open_from_cluster(state: &mut AppState) -> Vec<Effect> {
         state.capi.selected = None;
     }
     effects
+}
+
+/// `s` on the `:capi` screen: the replica count of the selected object (or the control
+/// plane's) is asked for on the cluster plan screen; the progress instead while an action
+/// runs here.
+fn ask_scale(state: &mut AppState) -> Vec<Effect> {
+    if super::update_actions::shows_running(state) {
+        return Vec::new();
+    }
+    match super::queries::target_of(state) {
+        Ok(target) => {
+            state.actions.back = Some(Screen::Capi);
+            let name = super::update_delete::CLUSTER_PLAN;
+            super::shell::on_news(state, &ScreenNews::new(name, target));
+            super::shell::open_with(state, name, vec!["scale".into()])
+        }
+        Err(why) => {
+            state.message = Some(Message::warn(format!("nothing to scale: {why}")));
+            Vec::new()
+        }
+    }
 }

@@ -1,13 +1,13 @@
 //! A whole cluster's deletion in the update step: `D` on the fleet's selected row or on the
-//! cluster in use opens its plan on the action screen (the event loop reads it with
-//! `prepare_delete`, as `taloscope delete` does); its acknowledgement and Start go through the
-//! plan screens' one gate. Pure.
+//! cluster in use opens its plan on the cluster plan screen (`views::cluster_plan`, which has
+//! the event loop read it with `prepare_delete`, as `taloscope delete` does). Pure.
 use super::action::Effect;
-use super::actions::{ActionPlan, ActionPlanScreen};
 use super::message::Message;
 use super::screen::{Screen, TableKind};
 use super::state::AppState;
-use crate::cluster_lifecycle::{DeletePlan, delete_guards};
+
+/// The cluster plan screen's name.
+pub(super) const CLUSTER_PLAN: &str = "cluster-plan";
 
 /// `D`: the deletion plan of the fleet's selected cluster, or of the cluster in use; the
 /// progress instead while an action runs here.
@@ -29,55 +29,5 @@ pub fn open(state: &mut AppState) -> Vec<Effect> {
         return Vec::new();
     };
     state.actions.back = Some(state.screen);
-    let plan = ActionPlan::Delete {
-        plan: None,
-        warnings: Vec::new(),
-    };
-    state.actions.plan = Some(ActionPlanScreen::new(&cluster, plan));
-    state.screen = Screen::Action;
-    state.message = Some(Message::info(format!(
-        "reading the delete plan of {cluster}"
-    )));
-    vec![Effect::PlanDelete(cluster)]
+    super::shell::open_with(state, CLUSTER_PLAN, vec!["delete".into(), cluster])
 }
-
-/// The plan `prepare_delete` read for `cluster`, with its guards (`delete_guards`, as the
-/// command line evaluates them); ignored when another plan is on screen.
-pub fn planned(
-    state: &mut AppState,
-    cluster: &str,
-    read: Result<(DeletePlan, Vec<String>), String>,
-) {
-    let Some(screen) = state
-        .actions
-        .plan
-        .as_mut()
-        .filter(|p| p.cluster == cluster && matches!(p.plan, ActionPlan::Delete { .. }))
-    else {
-        return;
-    };
-    let (plan, warnings) = match read {
-        Ok((plan, warnings)) => (Ok(plan), warnings),
-        Err(e) => (Err(e), Vec::new()),
-    };
-    let guards = plan.as_ref().map(delete_guards).unwrap_or_default();
-    screen.plan = ActionPlan::Delete {
-        plan: Some(plan),
-        warnings,
-    };
-    screen.guards.set(guards);
-    state.message = None;
-}
-
-/// Whether the open plan is a delete: `r` reads it again.
-pub fn is_delete(state: &AppState) -> bool {
-    state
-        .actions
-        .plan
-        .as_ref()
-        .is_some_and(|p| matches!(p.plan, ActionPlan::Delete { .. }))
-}
-
-#[cfg(test)]
-#[path = "update_delete_tests.rs"]
-mod tests;

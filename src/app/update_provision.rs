@@ -118,7 +118,6 @@ pub fn running(state: &AppState) -> bool {
 /// The one progress screen, for `cluster`; Esc leads back to its nodes.
 fn show_progress(state: &mut AppState, cluster: &str) {
     state.current = Some(cluster.to_string());
-    state.actions.plan = None;
     state.actions.back = Some(Screen::Cluster(Pane::Nodes));
     state.screen = Screen::Action;
 }

@@ -12,10 +12,8 @@ use tokio::sync::mpsc;
 
 use super::run::Console;
 use crate::app::action::AppEvent;
-use crate::app::actions::ActionUpdate;
-use crate::app::capi_scale::CapiScaleAsk;
 use crate::app::screens::ScreenNews;
-use crate::capi_scale::{ScaleSources, prepare_scale};
+use crate::capi_scale::{ScaleRequest, ScaleSources, prepare_scale};
 use crate::cluster_lifecycle::{DeleteSources, prepare_delete};
 use crate::discovery::Discovery;
 use crate::fleet::CollectOptions;
@@ -23,6 +21,7 @@ use crate::upgrade::RunOptions;
 use crate::upgrade::capi::{CapiAccess, CapiPlanError, CapiProduct, VmTemplates};
 use crate::upgrade::launch::connect as connect_cluster;
 use crate::views::capi_upgrade::{self, CapiPlanRead, CapiPlanRequest};
+use crate::views::cluster_plan::{Asked, ClusterPlanNews, ClusterPlanTask, NAME, Planned};
 
 /// Reading a plan: the create journal, the provider's VMs, the Cluster API tree, the
 /// machine templates, the workload cluster's etcd and status, the rollout Lease.
@@ -35,12 +34,27 @@ async fn within_bound<T>(read: impl Future<Output = Result<T, String>>) -> Resul
         .unwrap_or_else(|_| Err(format!("the plan was not read within {PLAN_BOUND:?}")))
 }
 
-async fn send(app: mpsc::Sender<AppEvent>, update: ActionUpdate) {
-    let _ = app.send(AppEvent::Action(Box::new(update))).await;
+async fn send(app: mpsc::Sender<AppEvent>, news: ClusterPlanNews) {
+    let _ = app
+        .send(AppEvent::Screen(ScreenNews::new(NAME, news)))
+        .await;
 }
 
-/// Reads the delete plan of `cluster`; it comes back as `ActionUpdate::DeletePlanned`.
-pub(super) fn delete(console: &Console, cluster: String, app_tx: &mpsc::Sender<AppEvent>) {
+/// Reads the plan the cluster plan screen asks for; it comes back to it as news.
+pub(super) fn cluster_plan(
+    console: &Console,
+    task: ClusterPlanTask,
+    app_tx: &mpsc::Sender<AppEvent>,
+) {
+    let cluster = task.cluster;
+    match task.asked {
+        Asked::Delete => delete(console, cluster, app_tx),
+        Asked::Scale { request, .. } => scale(console, cluster, request, app_tx),
+    }
+}
+
+/// Reads the delete plan of `cluster`.
+fn delete(console: &Console, cluster: String, app_tx: &mpsc::Sender<AppEvent>) {
     let state = &console.state;
     let config = Arc::clone(&state.provision.config);
     let one_env = Arc::clone(&state.provision.one_env);
@@ -59,8 +73,8 @@ pub(super) fn delete(console: &Console, cluster: String, app_tx: &mpsc::Sender<A
             state_dir: &state_dir,
         };
         let read = within_bound(prepare_delete(&sources, &cluster, &[])).await;
-        let plan = read.map(|p| (p.plan, p.warnings));
-        send(app, ActionUpdate::DeletePlanned { cluster, plan }).await;
+        let read = read.map(|p| Planned::Delete(p.plan, p.warnings));
+        send(app, ClusterPlanNews { cluster, read }).await;
     });
 }
 
@@ -90,21 +104,25 @@ pub(super) fn connect(console: &Console, cluster: &str) -> Result<Connecting, St
     }))
 }
 
-/// Reads the plan of `ask`; it comes back as `ActionUpdate::CapiScalePlanned`.
-pub(super) fn scale(console: &Console, ask: CapiScaleAsk, app_tx: &mpsc::Sender<AppEvent>) {
-    let sources = connect(console, &ask.cluster);
+/// Reads the scale plan `request` of `cluster`.
+fn scale(
+    console: &Console,
+    cluster: String,
+    request: ScaleRequest,
+    app_tx: &mpsc::Sender<AppEvent>,
+) {
+    let sources = connect(console, &cluster);
     let me = console.state.identity.clone();
     let app = app_tx.clone();
     tokio::spawn(async move {
         let read = async {
             let sources = sources?.await?;
-            prepare_scale(&sources, &ask.request, &me)
+            prepare_scale(&sources, &request, &me)
                 .await
                 .map_err(|e| e.to_string())
         };
-        let read = Box::new(within_bound(read).await);
-        let cluster = ask.cluster;
-        send(app, ActionUpdate::CapiScalePlanned { cluster, read }).await;
+        let read = within_bound(read).await.map(Planned::Scale);
+        send(app, ClusterPlanNews { cluster, read }).await;
     });
 }
 

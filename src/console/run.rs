@@ -344,6 +344,9 @@ fn perform(
             if let Some(survey) = task.get::<crate::views::actions::SurveyNode>() {
                 super::run_actions::survey(&console.state, survey.0.clone(), app_tx);
             }
+            if let Some(read) = task.get::<crate::views::cluster_plan::ClusterPlanTask>() {
+                super::read_plans::cluster_plan(console, read.clone(), app_tx);
+            }
             if let Some(create) = task.get::<crate::views::create::CreateTask>() {
                 return super::run_create::perform(console, create.clone(), app_tx);
             }
@@ -356,14 +359,6 @@ fn perform(
             }
             let logs = task.get::<crate::views::logs::LogTask>();
             logs.and_then(|task| super::run_logs::perform(console, task.clone(), app_tx))
-        }
-        Effect::PlanDelete(cluster) => {
-            super::read_plans::delete(console, cluster, app_tx);
-            None
-        }
-        Effect::PlanCapiScale(ask) => {
-            super::read_plans::scale(console, *ask, app_tx);
-            None
         }
         Effect::ReloadDiscovery => match &console.reload {
             Some(reload) => {

@@ -70,7 +70,6 @@ fn prompt(kind: InputKind) -> &'static str {
         InputKind::Acknowledge => "acknowledge> ",
         InputKind::NamePattern => "names> ",
         InputKind::Screen(prompt) => prompt,
-        InputKind::ScaleReplicas => "replicas> ",
     }
 }
 

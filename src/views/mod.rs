@@ -17,6 +17,7 @@ pub mod capi;
 pub mod capi_upgrade;
 pub mod certs;
 pub mod cluster;
+pub mod cluster_plan;
 pub mod clusters;
 pub mod config;
 pub mod create;
@@ -43,8 +44,6 @@ pub mod resources;
 pub mod table;
 pub mod too_small;
 pub mod versions;
-// Scaling the CAPI way from `:capi`: the replica count.
-pub mod capi_scale_input;
 
 /// Every screen module of the console, for `AppState::with_screens`.
 pub fn screens() -> Screens {
@@ -52,6 +51,7 @@ pub fn screens() -> Screens {
         Box::new(actions::ActionsScreen::default()),
         Box::new(capi_upgrade::CapiUpgradeScreen::default()),
         Box::new(certs::CertsScreen::default()),
+        Box::new(cluster_plan::ClusterPlanScreen::default()),
         Box::new(config::ConfigScreen::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
@@ -114,9 +114,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }
-        Screen::Action if state.actions.plan.is_some() => {
-            (&plan::action::ActionPlanView::new(state, look)).render(body, buf)
-        }
         Screen::Action => {
             let empty = "No node or etcd action from this console yet (a on a pane).";
             let progress = state.actions.progress.as_ref();
@@ -134,11 +131,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         && let Some(module) = state.screens.get(name)
     {
         module.draw(body, buf, &crate::app::shell::shared(state), look);
-    }
-    if let (Some(target), Some(input)) = (&state.capi_scale.asking, &state.input)
-        && input.kind == crate::app::state::InputKind::ScaleReplicas
-    {
-        (&capi_scale_input::ScaleInputPopup::new(target, &input.text, look)).render(body, buf);
     }
     let bottom = footer::InputLineView::new(state, look);
     (&bottom).render(input, buf);

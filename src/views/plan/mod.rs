@@ -2,8 +2,6 @@
 //! subjects as a table, and the guards and last line every plan draws, `views::plan_parts`),
 //! and the typed confirmation the dispatcher asks for. One file per kind of plan says what the
 //! kind shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`].
-pub mod action;
-pub mod capi_scale;
 pub mod confirm;
 pub mod kube;
 pub mod upgrade;

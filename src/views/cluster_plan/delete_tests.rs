@@ -6,12 +6,16 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::app::action::{Action, AppEvent};
-use crate::app::actions::{ActionRun, ActionUpdate};
+use crate::app::action::{Action, AppEvent, Effect};
+use crate::app::actions::ActionRun;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::plan_screen::GuardedPlan;
-use crate::app::screen::Pane;
-use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, console_of, discovered};
+use crate::app::screen::{Pane, Screen};
+use crate::app::screens::ScreenNews;
+use crate::app::state::AppState;
+use crate::app::test_fixtures::{
+    approved_on_healthy, cluster_screen, console_of, discovered, press,
+};
 use crate::app::update::update;
 use crate::approval::MutatingAction;
 use crate::cluster_lifecycle::{DESTROYS_ACK, KnownVm, VmsKnownBy};
@@ -60,29 +64,53 @@ pub(crate) fn created_plan(cluster: &str) -> DeletePlan {
     }
 }
 
+fn read(state: &mut AppState, news: ClusterPlanNews) -> Vec<Effect> {
+    let news = ScreenNews::new(NAME, news);
+    update(state, Action::Event(AppEvent::Screen(news)))
+}
+
 fn planned(state: &mut AppState, plan: DeletePlan) -> Vec<Effect> {
-    let update_ = ActionUpdate::DeletePlanned {
-        cluster: plan.cluster.clone(),
-        plan: Ok((plan, Vec::new())),
+    let cluster = plan.cluster.clone();
+    let read_ = Ok(Planned::Delete(plan, Vec::new()));
+    read(
+        state,
+        ClusterPlanNews {
+            cluster,
+            read: read_,
+        },
+    )
+}
+
+/// The plan on the cluster plan screen.
+fn holder(state: &AppState) -> &ClusterPlanHolder {
+    let screen = state
+        .screens
+        .find::<ClusterPlanScreen>()
+        .expect("the screen");
+    screen.plan.as_ref().expect("a plan")
+}
+
+/// The cluster whose delete plan `effects` ask the console to read.
+fn reads_delete_of(effects: &[Effect]) -> Option<String> {
+    let [Effect::Screen(task)] = effects else {
+        return None;
     };
-    update(state, Action::Event(AppEvent::Action(Box::new(update_))))
+    let task = task.get::<ClusterPlanTask>()?;
+    matches!(task.asked, Asked::Delete).then(|| task.cluster.clone())
 }
 
 /// The nodes pane of `healthy` with `D` pressed and `plan` read.
 fn delete_screen(plan: DeletePlan) -> AppState {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     let effects = key(&mut state, 'D');
-    assert!(
-        matches!(effects.as_slice(), [Effect::PlanDelete(c)] if c == "healthy"),
-        "{effects:?}"
-    );
+    assert_eq!(reads_delete_of(&effects).as_deref(), Some("healthy"));
     planned(&mut state, plan);
     state
 }
 
 fn failing(state: &AppState) -> Vec<GuardId> {
-    let plan = state.actions.plan.as_ref().expect("a plan");
-    plan.guards
+    holder(state)
+        .guards
         .shown
         .iter()
         .filter(|g| g.verdict == Verdict::Fail)
@@ -95,31 +123,33 @@ fn d_on_the_fleet_plans_the_selected_cluster_and_nothing_starts_before_it_is_rea
     let mut state = console_of(vec![discovered("healthy"), discovered("lab")]);
     state.tables.fleet.selected = Some("lab".into());
     let effects = key(&mut state, 'D');
-    assert!(
-        matches!(effects.as_slice(), [Effect::PlanDelete(c)] if c == "lab"),
-        "{effects:?}"
-    );
-    assert_eq!(state.screen, Screen::Action);
-    assert_eq!(keymap::context(&state), KeyContext::ActionPlan);
-    let plan = state.actions.plan.as_ref().expect("the plan screen");
-    assert_eq!(plan.title(), "delete cluster lab");
+    assert_eq!(reads_delete_of(&effects).as_deref(), Some("lab"));
+    assert_eq!(state.screen, Screen::Module(NAME));
+    assert_eq!(keymap::context(&state), KeyContext::Screen(NAME));
+    let plan = holder(&state);
+    assert_eq!(plan.plan.title(&plan.cluster), "delete cluster lab");
     let refused = plan.start_refused().expect("nothing read yet");
     assert!(refused.contains("create journal"), "{refused}");
     assert!(key(&mut state, 's').is_empty(), "no plan, no gate");
     // A plan read for another cluster is not this one's.
     planned(&mut state, created_plan("healthy"));
-    assert!(state.actions.plan.as_ref().unwrap().guards.shown.is_empty());
-    key(&mut state, 'r');
-    update(&mut state, Action::Back);
+    assert!(holder(&state).guards.shown.is_empty());
+    let effects = key(&mut state, 'r');
+    assert_eq!(
+        reads_delete_of(&effects).as_deref(),
+        Some("lab"),
+        "r reads it again"
+    );
+    press(&mut state, KeyCode::Esc);
     assert_eq!(state.screen, Screen::Fleet);
 }
 
 #[test]
 fn the_acknowledgement_is_typed_then_start_asks_the_dispatcher_for_the_delete() {
     let mut state = delete_screen(created_plan("healthy"));
-    let plan = state.actions.plan.as_ref().unwrap();
+    let plan = holder(&state);
     assert_eq!(
-        plan.title(),
+        plan.plan.title(&plan.cluster),
         "delete cluster healthy: terminate 2 VM(s), remove its contexts"
     );
     assert!(failing(&state).is_empty());
@@ -137,11 +167,10 @@ fn the_acknowledgement_is_typed_then_start_asks_the_dispatcher_for_the_delete() 
     );
     key(&mut state, 'a');
     typed(&mut state, "yes");
-    assert!(state.actions.plan.as_ref().unwrap().guards.acks.is_empty());
+    assert!(holder(&state).guards.acks.is_empty());
     key(&mut state, 'a');
     typed(&mut state, DESTROYS_ACK);
-    let plan = state.actions.plan.as_ref().unwrap();
-    assert_eq!(plan.start_refused(), None);
+    assert_eq!(holder(&state).start_refused(), None);
     assert!(
         !keymap::footer_hints(&state)
             .iter()
@@ -163,7 +192,7 @@ fn a_cluster_taloscope_did_not_create_is_refused_naming_adopt_and_audited() {
     plan.journals.clear();
     let mut state = delete_screen(plan);
     assert_eq!(failing(&state), [GuardId::KnownVms]);
-    let screen = state.actions.plan.as_ref().unwrap();
+    let screen = holder(&state);
     assert!(
         screen.guards.shown[0]
             .reason
@@ -190,9 +219,8 @@ fn a_rollout_holding_the_lease_refuses_the_delete() {
     plan.lease_holder = Some("alice@ops1/42-1".into());
     let mut state = delete_screen(plan);
     assert_eq!(failing(&state), [GuardId::NoOtherRollout]);
-    let plan = state.actions.plan.as_ref().unwrap();
     assert_eq!(
-        plan.guards.ack_prompt(),
+        holder(&state).guards.ack_prompt(),
         None,
         "nothing to type while a guard fails"
     );
@@ -221,13 +249,13 @@ fn read_only_goes_to_the_dispatcher_which_refuses_and_audits() {
 fn a_plan_that_cannot_be_read_says_why_and_refuses_start() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     key(&mut state, 'D');
-    let read = ActionUpdate::DeletePlanned {
+    let failed = ClusterPlanNews {
         cluster: "healthy".into(),
-        plan: Err("taloscope.yaml: cluster \"healthy\" names no provider".into()),
+        read: Err("taloscope.yaml: cluster \"healthy\" names no provider".into()),
     };
-    update(&mut state, Action::Event(AppEvent::Action(Box::new(read))));
-    let plan = state.actions.plan.as_ref().unwrap();
-    assert!(plan.start_refused().unwrap().contains("names no provider"));
+    read(&mut state, failed);
+    let refused = holder(&state).start_refused().unwrap();
+    assert!(refused.contains("names no provider"), "{refused}");
     assert!(key(&mut state, 's').is_empty());
 }
 

@@ -1,5 +1,5 @@
 //! Unit tests of `s` on `:capi`: the replica count typed (digits only), its plan on the
-//! action screen from `prepare_scale`'s read (the same plan and guards `taloscope scale`
+//! cluster plan screen from `prepare_scale`'s read (the same plan and guards `taloscope scale`
 //! makes), Start through the dispatcher, the runner's events folded into the tally and the
 //! progress lines, and the end asking for the Cluster API tree again.
 use std::time::Instant;
@@ -7,11 +7,14 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::app::action::{AppEvent, PollerRequest};
-use crate::app::actions::ActionUpdate;
+use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
+use crate::app::actions::ActionRun;
+use crate::app::capi_scale::ScaleTarget;
 use crate::app::keymap;
 use crate::app::plan_screen::GuardedPlan;
-use crate::app::screen::Pane;
+use crate::app::screen::{Pane, Screen};
+use crate::app::screens::ScreenNews;
+use crate::app::state::AppState;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen};
 use crate::app::update::update;
 use crate::capi::tree_tests::fixture_objects;
@@ -87,8 +90,30 @@ fn prepared(state: &AppState, role: MachineRole, md: Option<&str>, to: u32) -> P
     }
 }
 
-fn event(state: &mut AppState, update_: ActionUpdate) -> Vec<Effect> {
-    update(state, Action::Event(AppEvent::Action(Box::new(update_))))
+fn event(state: &mut AppState, news: ClusterPlanNews) -> Vec<Effect> {
+    let news = ScreenNews::new(NAME, news);
+    update(state, Action::Event(AppEvent::Screen(news)))
+}
+
+fn screen(state: &AppState) -> &ClusterPlanScreen {
+    state
+        .screens
+        .find::<ClusterPlanScreen>()
+        .expect("the screen")
+}
+
+/// The object asked about and the digits typed.
+fn asking(state: &AppState) -> Option<&(ScaleTarget, String)> {
+    screen(state).asking.as_ref()
+}
+
+/// The plan on the cluster plan screen.
+fn holder(state: &AppState) -> &ClusterPlanHolder {
+    screen(state).plan.as_ref().expect("a plan")
+}
+
+fn enter(state: &mut AppState) -> Vec<Effect> {
+    crate::app::test_fixtures::press(state, KeyCode::Enter)
 }
 
 /// The running scale's event, as the console's runner tells it.
@@ -117,7 +142,7 @@ fn another_row_scales_the_control_plane_and_says_so() {
     let mut state = capi_screen();
     select(&mut state, "Machine/");
     press(&mut state, 's');
-    let target = state.capi_scale.asking.clone().expect("asking");
+    let target = asking(&state).expect("asking").0.clone();
     assert_eq!(target.role, MachineRole::Controlplane);
     assert_eq!(target.object, "TalosControlPlane clusters/workload-cp");
     assert!(
@@ -129,8 +154,8 @@ fn another_row_scales_the_control_plane_and_says_so() {
         "{target:?}"
     );
     // Esc cancels: nothing asked any more.
-    update(&mut state, Action::Back);
-    assert!(state.input.is_none() && state.capi_scale.asking.is_none());
+    crate::app::test_fixtures::press(&mut state, KeyCode::Esc);
+    assert!(asking(&state).is_none());
     assert_eq!(state.screen, Screen::Capi);
 }
 
@@ -147,23 +172,20 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     );
     select(&mut state, "MachineDeployment/");
     press(&mut state, 's');
-    assert_eq!(
-        state.input.as_ref().map(|l| l.kind),
-        Some(InputKind::ScaleReplicas)
-    );
+    assert_eq!(state.screen, Screen::Module(NAME));
     // Digits only.
     for c in ['x', '3', '-'] {
-        update(&mut state, Action::Insert(c));
+        press(&mut state, c);
     }
-    assert_eq!(state.input.as_ref().unwrap().text, "3");
-    let effects = update(&mut state, Action::Submit);
+    assert_eq!(asking(&state).unwrap().1, "3");
+    let effects = enter(&mut state);
     let request = requested(&effects);
     assert_eq!(
         request,
         (MachineRole::Worker, Some("workload-workers".into()), 3)
     );
-    assert_eq!(state.screen, Screen::Action);
-    let plan = state.actions.plan.as_ref().unwrap();
+    assert_eq!(state.screen, Screen::Module(NAME));
+    let plan = holder(&state);
     assert!(
         plan.start_refused().unwrap().contains("reading"),
         "{plan:?}"
@@ -174,12 +196,12 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     let guards = read.guards.clone();
     event(
         &mut state,
-        ActionUpdate::CapiScalePlanned {
+        ClusterPlanNews {
             cluster: "healthy".into(),
-            read: Box::new(Ok(read)),
+            read: Ok(Planned::Scale(read)),
         },
     );
-    let plan = state.actions.plan.as_ref().unwrap();
+    let plan = holder(&state);
     assert_eq!(plan.guards.shown.len(), guards.len());
     assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
     let action = plan.approval().expect("an action");
@@ -188,10 +210,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
         "scale MachineDeployment clusters/workload-workers from 2 to 3 replicas (Cluster API)"
     );
     // `r` reads it again.
-    assert!(matches!(
-        update(&mut state, Action::Refresh).as_slice(),
-        [Effect::PlanCapiScale(_)]
-    ));
+    assert_eq!(requested(&press(&mut state, 'r')).2, 3);
     let effects = press(&mut state, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Gate(a)] if *a == action),
@@ -273,11 +292,17 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
 
 /// The request a plan effect asks to read.
 fn requested(effects: &[Effect]) -> (MachineRole, Option<String>, u32) {
-    let [Effect::PlanCapiScale(ask)] = effects else {
+    let [Effect::Screen(task)] = effects else {
         panic!("{effects:?}");
     };
-    assert_eq!(ask.cluster, "healthy");
-    let r = &ask.request;
+    let Some(ClusterPlanTask {
+        cluster,
+        asked: Asked::Scale { request: r, .. },
+    }) = task.get()
+    else {
+        panic!("{task:?}");
+    };
+    assert_eq!(cluster, "healthy");
     (r.role, r.deployment.clone(), r.replicas)
 }
 
@@ -288,9 +313,9 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
     let mut state = capi_screen();
     select(&mut state, "TalosControlPlane/");
     press(&mut state, 's');
-    assert_eq!(state.capi_scale.asking.as_ref().unwrap().note, None);
-    update(&mut state, Action::Insert('4'));
-    update(&mut state, Action::Submit);
+    assert_eq!(asking(&state).unwrap().0.note, None);
+    press(&mut state, '4');
+    enter(&mut state);
     // The fixture's control plane is mid-rollout; settled here, as after its rollout.
     let mut read = prepared(&state, MachineRole::Controlplane, None, 4);
     read.view
@@ -304,12 +329,12 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
         status: &read.view.status,
         me: "",
     });
-    let planned = ActionUpdate::CapiScalePlanned {
+    let planned = ClusterPlanNews {
         cluster: "healthy".into(),
-        read: Box::new(Ok(read)),
+        read: Ok(Planned::Scale(read)),
     };
     event(&mut state, planned);
-    let plan = state.actions.plan.as_ref().unwrap();
+    let plan = holder(&state);
     assert_eq!(
         plan.guards.ack_prompt(),
         Some(EVEN_MEMBERS_ACK),
@@ -322,7 +347,7 @@ fn an_even_control_plane_count_waits_for_its_acknowledgement_and_runs_with_it() 
         update(&mut state, Action::Insert(c));
     }
     update(&mut state, Action::Submit);
-    let plan = state.actions.plan.as_ref().unwrap();
+    let plan = holder(&state);
     assert_eq!(plan.start_refused(), None, "{:?}", plan.guards);
     let action = plan.approval().unwrap();
     assert!(matches!(
