@@ -134,7 +134,7 @@ pub struct FleetChange<'a> {
 /// One screen of the console as a module: its state, its keys as data, its pure update step
 /// (effects out, no IO) and its view. The shell routes to the one on top; screens never see
 /// each other.
-pub trait ScreenModule: fmt::Debug + Send + Sync {
+pub trait ScreenModule: fmt::Debug + Send + Sync + AsScreen {
     fn name(&self) -> ScreenName;
     /// Its section's title in `?`.
     fn title(&self) -> &'static str;
@@ -216,11 +216,28 @@ pub trait ScreenModule: fmt::Debug + Send + Sync {
         Screen::Fleet
     }
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look);
+}
+
+/// What the shell needs of every screen module's type, whatever the screen: a copy of it,
+/// and itself as `Any` (`Screens::find`; `find_mut` lets a test set its scene). Every
+/// cloneable module has it.
+pub trait AsScreen {
     fn boxed_clone(&self) -> Box<dyn ScreenModule>;
     fn as_any(&self) -> &dyn Any;
-    /// Itself, for a test to set its scene (`Screens::find_mut`).
+    fn as_any_mut(&mut self) -> Option<&mut dyn Any>;
+}
+
+impl<T: ScreenModule + Clone + 'static> AsScreen for T {
+    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
     fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        None
+        Some(self)
     }
 }
 

@@ -4,7 +4,6 @@
 //! in `plan`, the keys in `keys`, the update step in `update`, the drawing in `view`; the
 //! console reads a node plan's survey (`console::run_actions`) and runs the approved action
 //! on the one runner.
-use std::any::Any;
 use std::path::PathBuf;
 
 use crossterm::event::KeyEvent;
@@ -127,14 +126,6 @@ impl ScreenModule for ActionsScreen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         view::draw(self, area, buf, shared, look);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -4,7 +4,6 @@
 //! `console::read_plans`); its guards are `capi_read_guards`, its gate every plan's
 //! (`app::plan_keys::gate_step`). Keys in `keys`, the update step in `update`, the drawing in
 //! `view`.
-use std::any::Any;
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -185,18 +184,6 @@ impl ScreenModule for CapiUpgradeScreen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         view::draw(self, area, buf, shared, look);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        Some(self)
     }
 }
 

@@ -2,7 +2,6 @@
 //! lists, of every cluster, soonest end first, as the fleet's pollers read them with the
 //! command's own collector (`fleet::cert_expiry`); the move keys select one (its fix shows
 //! below), Esc goes back. State, keys and update step here, the drawing in `view`.
-use std::any::Any;
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -88,14 +87,6 @@ impl ScreenModule for CertsScreen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         (&view::CertsPane::new(self, shared.fleet, look)).render(area, buf);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -2,7 +2,6 @@
 //! only), the plan asked of the console and read again on `r`, `a`, `s` and the dispatcher's
 //! approval through the plan screens' one gate (`app::plan_keys`), and the approved plan handed
 //! to the one runner. Pure: the reads are asked for as screen tasks and answered as news.
-use std::any::Any;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -165,18 +164,6 @@ impl ScreenModule for ClusterPlanScreen {
             (None, Some(plan)) => super::view::draw(plan, area, buf, shared.readonly, look),
             (None, None) => {}
         }
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        Some(self)
     }
 }
 

@@ -4,7 +4,6 @@
 //! (`machine.kubelet`, `cluster.network`, a `RegistryMirrorConfig`…). Read once per opening
 //! (`console::run_config`), again with `r`. State, keys and update step here, the drawing in
 //! `view`.
-use std::any::Any;
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -99,10 +98,11 @@ pub fn sections(config: &NodeConfig) -> Vec<Section> {
     out
 }
 
+/// A mapping's entry: its key and value.
+type Entry = (String, ConfigNode);
+
 /// A mapping's entries that hold more (mappings and lists), and its scalars as entries.
-fn split(
-    entries: &[(String, ConfigNode)],
-) -> (Vec<&(String, ConfigNode)>, Vec<(String, ConfigNode)>) {
+fn split(entries: &[Entry]) -> (Vec<&Entry>, Vec<Entry>) {
     let (nested, scalars): (Vec<_>, Vec<_>) = entries
         .iter()
         .partition(|(_, v)| matches!(v, ConfigNode::Map(_) | ConfigNode::Seq(_)));
@@ -346,14 +346,6 @@ impl ScreenModule for ConfigScreen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
         (&view::ConfigPane::new(self, look)).render(area, buf);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -3,7 +3,6 @@
 //! through the plan screens' one gate (`app::plan_keys::gate_step`), the fingerprint answers, and the
 //! runner's events folded into the progress; an unfinished create's journal fills the wizard
 //! so its run resumes. Pure: IO is asked for as screen tasks and answered as news.
-use std::any::Any;
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -221,18 +220,6 @@ impl ScreenModule for CreateScreen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         super::view::draw(self, area, buf, shared, look);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> Option<&mut dyn Any> {
-        Some(self)
     }
 }
 

@@ -2,7 +2,6 @@
 //! as the node's stream (or the client-side evaluation on the live model) reports them. The
 //! run's state in `checklist`, the keys in `keys`, the pure update step in `update`, the
 //! drawing in `view`; the console runs the server-side checks (`console::run_health`).
-use std::any::Any;
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -86,13 +85,5 @@ impl ScreenModule for Checklist {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
         (&view::HealthPane::new(self.latest.as_ref(), look)).render(area, buf);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

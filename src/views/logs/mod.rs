@@ -3,7 +3,6 @@
 //! What it follows and its buffer in `buffer`, the keys in `keys`, the pure update step in
 //! `update`, the drawing in `view`; the console runs the streams while the screen is on top
 //! (`console::run_logs`).
-use std::any::Any;
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -127,13 +126,5 @@ impl ScreenModule for LogsScreen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
         (&view::LogsView::new(self, shared, look)).render(area, buf);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

@@ -3,7 +3,6 @@
 //! again every 2 s while the screen is on top and not otherwise (`console::run_resources`);
 //! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory.
 //! State, keys and update step here, the drawing in `view`.
-use std::any::Any;
 use std::time::Duration;
 
 use crossterm::event::KeyEvent;
@@ -231,14 +230,6 @@ impl ScreenModule for ResourcesScreen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
         (&view::ResourcesPane::new(self, look)).render(area, buf);
-    }
-
-    fn boxed_clone(&self) -> Box<dyn ScreenModule> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
