@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use super::exit::{EXIT_BLOCKED, Stop, usage};
 use super::gate::{CommandGate, finish_run};
 use super::plan_report::{PlanText, indent};
 use super::progress::progress_printer;
@@ -21,11 +21,7 @@ use crate::operation::config_patch::{
     plan_config_patch,
 };
 
-pub fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
     let patches = args
         .patches

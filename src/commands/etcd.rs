@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{
-    EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, print_report, usage, write_stdout,
-};
+use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_report, usage, write_stdout};
 use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent, steps_table};
 use super::progress::progress_printer;
@@ -24,11 +22,7 @@ use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::operation::etcd::EtcdOperation;
 use crate::printable::bytes_text;
 
-pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     let request = request_of(args)?;
     if request.is_some() {
         check_gate(&args.gate, "cluster")?;

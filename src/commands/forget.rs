@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::exit::{Stop, exit_code_as, usage};
+use super::exit::{Stop, usage};
 use super::gate::{CommandGate, finish_run};
 use super::plan_report::{PlanText, indent};
 use super::progress::progress_printer;
@@ -14,11 +14,7 @@ use super::session::{Connected, check_gate, choose, connect, sources};
 use crate::cli::{ForgetArgs, GlobalArgs};
 use crate::operation::forget::{ForgetPlan, NodeForget, forget_guards};
 
-pub fn run(global: &GlobalArgs, args: &ForgetArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "node")?;
     let chosen = choose(global)?;
     let Connected {

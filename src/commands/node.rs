@@ -7,39 +7,18 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::exit::{Stop, exit_code_as, usage};
+use super::exit::{Stop, usage};
 use super::gate::{CommandGate, finish_run};
 use super::plan_report::{PlanText, indent};
 use super::progress::progress_printer;
 use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
-use crate::cli::{GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, ServiceArgs, ServiceCommand};
+use crate::cli::{GlobalArgs, NodeActionArgs};
 use crate::kube::DrainOptions;
 use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeOperation, gather_guards};
 use crate::operation::node::NodeAction;
 
-/// Runs `taloscope node ACTION` to its exit code (`forget` is its own command).
-pub fn run_node(global: &GlobalArgs, args: NodeArgs) -> ExitCode {
-    let (operation, flags) = match args.action {
-        NodeCommand::Reboot(f) => (NodeOperation::Reboot, f),
-        NodeCommand::Shutdown(f) => (NodeOperation::Shutdown, f),
-        NodeCommand::Cordon(f) => (NodeOperation::Cordon, f),
-        NodeCommand::Uncordon(f) => (NodeOperation::Uncordon, f),
-        NodeCommand::Drain(f) => (NodeOperation::Drain, f),
-        NodeCommand::Forget(forget) => return super::forget::run(global, &forget),
-        NodeCommand::Info(info) => return super::node_info::run(global, &info),
-    };
-    exit_code_as(run(global, operation, &flags), flags.gate.output)
-}
-
-/// Runs `taloscope service restart` to its exit code.
-pub fn run_service(global: &GlobalArgs, args: ServiceArgs) -> ExitCode {
-    let ServiceCommand::Restart { service, flags } = args.action;
-    let operation = NodeOperation::ServiceRestart(service);
-    exit_code_as(run(global, operation, &flags), flags.gate.output)
-}
-
 /// Runs one node action: its plan through the gate, then the action through the one runner.
-fn run(
+pub(super) fn run(
     global: &GlobalArgs,
     operation: NodeOperation,
     flags: &NodeActionArgs,

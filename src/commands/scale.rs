@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::exit::{Stop, exit_code_as, exit_if, usage};
+use super::exit::{Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{data, print_events, print_progress};
 use super::session::{check_gate, discover_all, named};
@@ -23,11 +23,7 @@ use crate::operation::scale::CapiScale;
 use crate::paths::Paths;
 use crate::run_holder::RunHolder;
 
-pub fn run(global: &GlobalArgs, args: &ScaleArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
     let (paths, discovery) = discover_all(global);
     super::command_runtime()?.block_on(scale(global, args, &discovery, &paths))

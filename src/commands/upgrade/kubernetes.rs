@@ -106,8 +106,11 @@ impl PlanText for KubePlanText<'_> {
 }
 
 /// Runs `taloscope upgrade-k8s` to its exit code.
-pub(in crate::commands) fn run(global: &GlobalArgs, args: &UpgradeK8sArgs) -> ExitCode {
-    rollout::run_command(global, args)
+pub(in crate::commands) fn run(
+    global: &GlobalArgs,
+    args: &UpgradeK8sArgs,
+) -> Result<ExitCode, Stop> {
+    rollout::run(global, args)
 }
 
 /// A target the built-in table does not know: whether the registry lists its API server image

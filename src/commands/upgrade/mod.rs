@@ -15,7 +15,7 @@ mod follow;
 pub(super) mod kubernetes;
 mod rollout;
 
-use super::exit::{Stop, exit_code_as, print_report, usage};
+use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
 use crate::approval::MutatingAction;
@@ -35,20 +35,17 @@ use follow::progress_line;
 use rollout::{CommandFlags, HeadlessUpgrade};
 
 /// Runs `taloscope upgrade` to its exit code.
-pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
+pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> {
     if args.to.is_empty() && !args.gate.plan {
-        return exit_code_as(
-            Err(usage(
-                "name the target with --to VERSION, or list the offered targets with --plan",
-            )),
-            args.gate.output,
-        );
+        return Err(usage(
+            "name the target with --to VERSION, or list the offered targets with --plan",
+        ));
     }
     let lookup = release_lookup(global, args);
     if args.to.is_empty() {
-        return exit_code_as(list_offered(global, args, &lookup), args.gate.output);
+        return list_offered(global, args, &lookup);
     }
-    rollout::run_command(global, &TalosUpgrade { args, lookup })
+    rollout::run(global, &TalosUpgrade { args, lookup })
 }
 
 /// Where the releases are learned for the cluster `--context` names (the console's plan

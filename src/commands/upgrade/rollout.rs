@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::follow::{Follow, finish};
 use crate::approval::MutatingAction;
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat, RolloutArgs};
-use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::PlanText;
 use crate::commands::session::{Chosen, Connected, check_gate, choose, connect};
@@ -78,11 +78,7 @@ pub(super) trait HeadlessUpgrade {
 }
 
 /// Runs one headless upgrade command to its exit code.
-pub(super) fn run_command<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> ExitCode {
-    exit_code_as(run_inner(global, command), command.flags().gate.output)
-}
-
-fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
+pub(super) fn run<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let target =
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
