@@ -12,9 +12,8 @@ use super::rollout::HeadlessUpgrade;
 use crate::capi::CapiOwner;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::commands::exit::{EXIT_BLOCKED, Stop};
-use crate::commands::gate::{CommandGate, finish_run};
+use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::{PlanText, steps_table};
-use crate::commands::progress::progress_printer;
 use crate::commands::session::{Chosen, Connected, other_rollout};
 use crate::discovery::Sources;
 use crate::opennebula::auth::OneEnvironment;
@@ -121,17 +120,11 @@ pub(super) fn run<C: HeadlessUpgrade>(
     };
     let target = plan.target.clone();
     let mut operation = CapiUpgrade::new(plan, access, observer.kube.clone(), options);
-    let result = command_gate.run(
-        &runtime,
-        &approved,
-        &mut operation,
-        &progress_printer(gate.output, None),
-    );
     let subject = CapiUpgradeSubject {
         cluster: &cluster,
         target: &target,
     };
-    finish_run(gate.output, subject, result)
+    command_gate.run_to_exit(&runtime, &approved, &mut operation, subject)
 }
 
 /// What a CAPI-way run changed: the `--yes --output json` outcome's subject.
