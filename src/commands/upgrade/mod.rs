@@ -252,55 +252,38 @@ fn unknown_target(
     )))
 }
 
-/// The Talos upgrade's part of its plan report: the `upgrade --plan --output json` fields
-/// beside the guards.
+/// The Talos upgrade's part of its plan report: the plan's fields (the `upgrade --plan
+/// --output json` contract) and the notes its options call for, beside the guards.
 #[derive(Debug, Serialize)]
 pub struct TalosPlanText<'a> {
-    pub cluster: &'a str,
-    pub target: String,
-    pub image: &'a str,
-    pub options: &'a UpgradeOptions,
-    pub leader: Option<&'a str>,
-    pub steps: &'a [crate::upgrade::PlanStep],
-    /// The targets offered for this cluster, each with where it was learned.
-    pub offered: &'a [OfferedRelease],
-    /// Where the releases were learned (a registry and its listing's age, or the built-in
-    /// table and why).
-    pub releases: &'a ReleasesOrigin,
+    #[serde(flatten)]
+    pub plan: &'a UpgradePlan,
     pub notes: Vec<String>,
 }
 
 impl<'a> TalosPlanText<'a> {
     fn new(plan: &'a UpgradePlan) -> TalosPlanText<'a> {
-        TalosPlanText {
-            cluster: &plan.cluster,
-            target: plan.target.to_string(),
-            image: &plan.image,
-            options: &plan.options,
-            leader: plan.leader.as_deref(),
-            steps: &plan.steps,
-            offered: &plan.offered,
-            releases: &plan.releases,
-            notes: plan.option_notes(),
-        }
+        let notes = plan.option_notes();
+        TalosPlanText { plan, notes }
     }
 }
 
 impl PlanText for TalosPlanText<'_> {
     fn table(&self) -> String {
-        let o = self.options;
+        let plan = self.plan;
+        let o = &plan.options;
         let yes_no = |b: bool| if b { "yes" } else { "no" };
         let mut out = format!(
             "UPGRADE {} to Talos {}\n  image {}\n  max-parallel {}, stage {}, preserve {}, allow-downgrade {}\n",
-            self.cluster,
-            self.target,
-            self.image,
+            plan.cluster,
+            plan.target,
+            plan.image,
             o.max_parallel,
             yes_no(o.stage),
             yes_no(o.preserve),
             yes_no(o.allow_downgrade),
         );
-        let rows = self.steps.iter().map(|s| {
+        let rows = plan.steps.iter().map(|s| {
             let note = match (s.is_skipped(), s.api) {
                 (true, _) => format!("skipped ({:?})", s.state).to_lowercase(),
                 (false, Some(api)) => {
@@ -325,7 +308,7 @@ impl PlanText for TalosPlanText<'_> {
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));
         }
-        let offered: Vec<String> = self
+        let offered: Vec<String> = plan
             .offered
             .iter()
             .map(|o| format!("{} ({})", o.version, source_name(o)))
@@ -337,7 +320,7 @@ impl PlanText for TalosPlanText<'_> {
             } else {
                 offered.join(", ")
             },
-            self.releases.describe()
+            plan.releases.describe()
         ));
         out
     }
