@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::follow::{Follow, finish};
 use crate::approval::MutatingAction;
-use crate::cli::{GateArgs, GlobalArgs, OutputFormat, RolloutArgs};
-use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
+use crate::cli::{GateArgs, GlobalArgs, RolloutArgs};
+use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do, usage};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::PlanText;
 use crate::commands::session::{Chosen, Connected, check_gate, choose, connect};
@@ -165,15 +165,8 @@ fn run_connected<C: HeadlessUpgrade>(
         journal => {
             plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
             let plan = match runtime.block_on(command.plan(&status, &observer, target)) {
-                Ok(plan) => plan,
-                // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
-                Err(Stop(0, message))
-                    if flags.gate.plan && flags.gate.output == OutputFormat::Table =>
-                {
-                    println!("{message}");
-                    return Ok(ExitCode::SUCCESS);
-                }
-                Err(stop) => return Err(stop),
+                Err(Stop(0, message)) => return nothing_to_do(flags.gate, message),
+                plan => plan?,
             };
             let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
             guards.extend(extra);
