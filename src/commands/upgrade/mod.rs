@@ -20,7 +20,6 @@ use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeArgs};
-use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::{RolloutKind, StepProgress};
@@ -146,10 +145,6 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
             gate: &self.args.gate,
             rollout: &self.args.rollout,
         }
-    }
-
-    fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
-        Ok(())
     }
 
     async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {

@@ -47,7 +47,9 @@ pub(super) trait HeadlessUpgrade {
 
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
-    fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop>;
+    fn check_cluster(&self, _global: &GlobalArgs, _cluster: &Cluster) -> Result<(), Stop> {
+        Ok(())
+    }
     /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
     /// unknown version), once connected and before the in-place or Cluster API way is taken.
     async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
