@@ -6,23 +6,16 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, print_report, usage};
+use super::exit::{EXIT_BLOCKED, Stop, print_report, usage};
 use super::session::{discover_all, named};
 use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
     read_context, read_owner, tree_rows, trees_named,
 };
-use crate::cli::{CapiArgs, CapiStatusArgs, CapiVerb, GlobalArgs};
+use crate::cli::{CapiStatusArgs, GlobalArgs};
 use crate::discovery::Discovery;
 use crate::kube::KubeClient;
-
-pub fn run(global: &GlobalArgs, args: &CapiArgs) -> ExitCode {
-    match &args.verb {
-        CapiVerb::Status(status) => exit_code_as(run_status(global, status), status.output),
-        CapiVerb::Doctor(doctor) => super::capi_doctor::run(global, doctor),
-    }
-}
 
 /// One workload cluster in `--output json`: its tree and the discovered cluster it is.
 #[derive(Serialize)]
@@ -45,7 +38,7 @@ struct StatusReport<'a> {
     truncated: &'a [String],
 }
 
-fn run_status(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage("name the management cluster with --context"));
     };

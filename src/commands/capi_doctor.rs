@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, print_report, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_if, print_report, usage};
 use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
 use super::progress::{print_progress, progress_printer};
@@ -21,10 +21,6 @@ use crate::cli::{CapiDoctorArgs, GlobalArgs, OutputFormat};
 use crate::fleet::ClusterStatus;
 use crate::kube::KubeClient;
 use crate::operation::capi_fix::CapiFix;
-
-pub fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
 
 /// `capi doctor --output json` without `--fix`.
 #[derive(Serialize)]
@@ -64,7 +60,7 @@ impl PlanText for FixPlanText<'_> {
     }
 }
 
-fn run_inner(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &CapiDoctorArgs) -> Result<ExitCode, Stop> {
     let Some(wanted) = global.context.as_deref() else {
         return Err(usage(
             "name the workload cluster (or its management cluster) with --context",

@@ -5,7 +5,7 @@
 //! 7; as `upgrade --plan` treats warnings, only a failure exits 1.
 use std::process::ExitCode;
 
-use super::exit::{Stop, exit_code, exit_if, print_report};
+use super::exit::{Stop, exit_if, print_report};
 use super::session::{discover_all, named};
 use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
@@ -16,11 +16,7 @@ use crate::fleet::cert_expiry::{
 };
 use crate::talos::ClientOptions;
 
-pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
-    exit_code(run_inner(global, output))
-}
-
-fn run_inner(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode, Stop> {
     let (_, discovery) = discover_all(global);
     let clusters: Vec<Cluster> = match global.context.as_deref() {
         Some(wanted) => vec![named(&discovery, wanted)?],

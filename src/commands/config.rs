@@ -5,24 +5,14 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, exit_if, json, print_report, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_report, write_stdout};
 use super::session::{node_named, read_cluster};
 use crate::approval::AuditLog;
-use crate::cli::{
-    ConfigArgs, ConfigDriftArgs, ConfigOutput, ConfigShowArgs, ConfigVerb, GlobalArgs,
-};
+use crate::cli::{ConfigDriftArgs, ConfigOutput, ConfigShowArgs, GlobalArgs};
 use crate::fleet::NodeRole;
 use crate::machine_config::{
     MachineConfigError, NodeConfig, RoleDrift, read_node_config, role_drift, yaml_text,
 };
-
-pub fn run(global: &GlobalArgs, args: &ConfigArgs) -> ExitCode {
-    exit_code(match &args.verb {
-        ConfigVerb::Show(show) => run_show(global, show),
-        ConfigVerb::Drift(drift) => run_drift(global, drift),
-        ConfigVerb::Patch(patch) => return super::config_patch::run(global, patch),
-    })
-}
 
 fn refused(e: &MachineConfigError) -> Stop {
     Stop(EXIT_BLOCKED, crate::printable::line(&e.to_string()))
@@ -36,7 +26,7 @@ struct ShownConfig<'a> {
     config: &'a NodeConfig,
 }
 
-fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<ExitCode, Stop> {
     let (chosen, config) = read_cluster(global, async |_, observer| {
         let status = observer.status().await;
         let (name, address) = match node_named(&status, &args.node) {
@@ -92,7 +82,7 @@ struct DriftReport {
     unread: Vec<UnreadNode>,
 }
 
-fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
     let (_, report) = read_cluster(global, async |chosen, observer| {
         let status = observer.status().await;
         let mut roles = Vec::new();

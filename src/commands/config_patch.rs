@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
-use super::gate::{CommandGate, finish_run};
+use super::exit::{EXIT_BLOCKED, Stop, usage};
+use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
-use super::progress::progress_printer;
 use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
 use crate::cli::{ConfigPatchArgs, GlobalArgs};
 use crate::cluster_config::{ConfigPatch, PatchTarget};
@@ -21,11 +20,7 @@ use crate::operation::config_patch::{
     plan_config_patch,
 };
 
-pub fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
     let patches = args
         .patches
@@ -83,9 +78,7 @@ fn run_inner(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCode, St
     };
     let subject = json!({"cluster": plan.cluster, "mode": plan.mode});
     let mut operation = ConfigPatchRollout::new(plan, observer, options, owner);
-    let printer = progress_printer(args.gate.output, None);
-    let result = gate.run(&runtime, &approved, &mut operation, &printer);
-    finish_run(args.gate.output, subject, result)
+    gate.run_to_exit(&runtime, &approved, &mut operation, subject)
 }
 
 /// The patch's part of its plan report: the plan's fields are the `--plan --output json`

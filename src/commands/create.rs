@@ -17,16 +17,12 @@ use crate::cluster_lifecycle::{
 use crate::guards::Guard;
 use crate::operation::create::ClusterCreate;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code_as, exit_if, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{data, print_events};
 use super::session::{Setup, check_gate, operator_files, setup};
 
-pub fn run(global: &GlobalArgs, args: &CreateArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &CreateArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
     let (s, runtime) = setup(global)?;
     runtime.block_on(create(global, args, &s))

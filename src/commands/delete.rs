@@ -12,16 +12,12 @@ use crate::cluster_lifecycle::{
 };
 use crate::operation::delete::ClusterDelete;
 
-use super::exit::{Stop, exit_code_as, exit_if, usage};
+use super::exit::{Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{print_progress, progress_printer};
 use super::session::{Setup, check_gate, operator_files, setup};
 
-pub fn run(global: &GlobalArgs, args: &DeleteArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &DeleteArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &DeleteArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
     let (s, runtime) = setup(global)?;
     runtime.block_on(delete(global, args, &s))

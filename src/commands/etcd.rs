@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{
-    EXIT_BLOCKED, Stop, exit_code_as, exit_if, json, print_report, usage, write_stdout,
+    EXIT_BLOCKED, Stop, exit_if, json, nothing_to_do, print_report, usage, write_stdout,
 };
 use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent, steps_table};
@@ -24,11 +24,7 @@ use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::operation::etcd::EtcdOperation;
 use crate::printable::bytes_text;
 
-pub fn run(global: &GlobalArgs, args: &EtcdArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     let request = request_of(args)?;
     if request.is_some() {
         check_gate(&args.gate, "cluster")?;
@@ -40,10 +36,7 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     };
     let plan = match EtcdPlan::new(&connected.status, &request) {
         Ok(plan) => plan,
-        Err(PlanError::NothingToDo(message)) => {
-            println!("{}", crate::printable::line(&message));
-            return Ok(ExitCode::SUCCESS);
-        }
+        Err(PlanError::NothingToDo(message)) => return nothing_to_do(&args.gate, message),
         Err(e @ PlanError::Unknown(_)) => {
             return Err(usage(crate::printable::line(&e.to_string())));
         }
@@ -82,10 +75,7 @@ fn run_inner(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
 
 /// The request the verb and its flags make; `None` for `alarms`, which only reads.
 fn request_of(args: &EtcdArgs) -> Result<Option<EtcdRequest>, Stop> {
-    let needs = |flag: Option<&String>, what: &str| {
-        flag.cloned()
-            .ok_or_else(|| usage(format!("etcd {what} needs --{}", flag_name(what))))
-    };
+    let needs = |flag: Option<&String>, why: &str| flag.cloned().ok_or_else(|| usage(why));
     Ok(Some(match args.verb {
         EtcdVerb::Alarms => return Ok(None),
         EtcdVerb::Disarm => EtcdRequest::Disarm,
@@ -101,20 +91,12 @@ fn request_of(args: &EtcdArgs) -> Result<Option<EtcdRequest>, Stop> {
             overwrite: args.overwrite,
         },
         EtcdVerb::Forfeit => EtcdRequest::ForfeitLeadership {
-            node: needs(args.node.as_ref(), "forfeit")?,
+            node: needs(args.node.as_ref(), "etcd forfeit needs --node NODE")?,
         },
         EtcdVerb::RemoveMember => EtcdRequest::RemoveMember {
-            member: needs(args.member.as_ref(), "remove-member")?,
+            member: needs(args.member.as_ref(), "etcd remove-member needs --member ID")?,
         },
     }))
-}
-
-fn flag_name(what: &str) -> &'static str {
-    if what == "remove-member" {
-        "member ID"
-    } else {
-        "node NODE"
-    }
 }
 
 /// The etcd action's part of its plan report: the plan's fields are the `etcd ... --plan

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::OutputFormat;
+use crate::cli::{GateArgs, OutputFormat};
 
 /// Refused (read-only, a guard blocks), or not done (a node did not answer,
 /// a VM did not join, a rollout did not finish).
@@ -47,6 +47,16 @@ pub(super) fn exit_code_as(result: Result<ExitCode, Stop>, output: OutputFormat)
         print_line(&stopped.to_string());
     }
     exit_code(result)
+}
+
+/// How a command with nothing to do ends: the reason on stdout for a `--plan` table, else a
+/// stop with exit 0 (said on stderr, and as the JSON stop line with `--output json`).
+pub(super) fn nothing_to_do(gate: &GateArgs, message: String) -> Result<ExitCode, Stop> {
+    if gate.plan && gate.output == OutputFormat::Table {
+        print_line(&crate::printable::line(&message));
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(Stop(0, message))
 }
 
 /// The exit code of an outcome: 0, or 1 when `failed` (a guard blocks, an alarm is active, a

@@ -6,27 +6,16 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::exit::{Stop, exit_code_as, usage};
-use super::gate::{CommandGate, finish_run};
+use super::exit::{Stop, usage};
+use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
-use super::progress::progress_printer;
-use super::session::{Connected, check_gate, choose, connect, sources};
+use super::session::{open, sources};
 use crate::cli::{ForgetArgs, GlobalArgs};
 use crate::operation::forget::{ForgetPlan, NodeForget, forget_guards};
 
-pub fn run(global: &GlobalArgs, args: &ForgetArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
-    check_gate(&args.gate, "node")?;
-    let chosen = choose(global)?;
-    let Connected {
-        runtime,
-        observer,
-        status,
-        ..
-    } = connect(&chosen)?;
+pub(super) fn run(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
+    let (chosen, cluster) = open(global, &args.gate, "node")?;
+    let (runtime, observer, status) = (cluster.runtime, cluster.observer, cluster.status);
     let (sources, _) = sources(global, &chosen.paths);
     let plan = ForgetPlan::new(
         &chosen.cluster.name,
@@ -42,11 +31,9 @@ fn run_inner(global: &GlobalArgs, args: &ForgetArgs) -> Result<ExitCode, Stop> {
         return Ok(ExitCode::SUCCESS);
     };
     let mut operation = NodeForget::new(plan.clone(), observer);
-    let printer = progress_printer(args.gate.output, None);
-    let result = gate.run(&runtime, &approved, &mut operation, &printer);
     let subject =
         json!({"cluster": plan.cluster, "context": plan.context, "address": plan.address});
-    finish_run(args.gate.output, subject, result)
+    gate.run_to_exit(&runtime, &approved, &mut operation, subject)
 }
 
 /// The forget's part of its plan report: the plan's fields are the `--plan --output json`

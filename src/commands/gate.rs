@@ -4,6 +4,7 @@
 //! sequence ([`CommandGate::pass`]), the run on the one runner, and how a run ends.
 use super::exit::{EXIT_BLOCKED, Stop, exit_if, json, print_line, usage, write_stdout};
 use super::plan_report::{PlanReport, PlanText};
+use super::progress::progress_printer;
 use crate::approval::{
     Answer, ApprovedAction, AuditLog, Dispatcher, Gate, MutatingAction, Verdict,
 };
@@ -211,6 +212,24 @@ impl<'a> CommandGate<'a> {
         crate::operation::run(operation, runner).await
     }
 
+    /// Runs the approved `operation` as [`CommandGate::run`] does, its progress on the one
+    /// printer, and ends as [`finish_run`] says for `subject`.
+    pub fn run_to_exit<O: Operation>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        approved: &ApprovedAction,
+        operation: &mut O,
+        subject: impl serde::Serialize,
+    ) -> Result<std::process::ExitCode, Stop> {
+        let output = self.flags.output;
+        let printer = progress_printer(output, None);
+        finish_run(
+            output,
+            subject,
+            self.run(runtime, approved, operation, &printer),
+        )
+    }
+
     fn runner<'r>(
         &'r self,
         approved: &'r ApprovedAction,
@@ -271,7 +290,7 @@ struct RunOutcome<S> {
 
 /// Prints how a headless run on `subject` ended (its line for a table, its [`RunOutcome`] as
 /// JSON) and gives its exit code: 0 when it succeeded, 1 when not.
-pub(super) fn finish_run(
+fn finish_run(
     output: OutputFormat,
     subject: impl serde::Serialize,
     result: Result<String, String>,

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, json, write_stdout};
+use super::exit::{EXIT_BLOCKED, Stop, json, write_stdout};
 use super::session::read_cluster;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::fleet::client_checks::client_side_checks;
@@ -19,11 +19,7 @@ use crate::upgrade::observe::ClusterObserver;
 /// How often the client-side checks collect the cluster's status again.
 const CLIENT_SIDE_ROUND: Duration = Duration::from_secs(3);
 
-pub fn run(global: &GlobalArgs, output: OutputFormat, timeout: Duration) -> ExitCode {
-    exit_code(run_inner(global, output, timeout))
-}
-
-fn run_inner(
+pub(super) fn run(
     global: &GlobalArgs,
     output: OutputFormat,
     timeout: Duration,

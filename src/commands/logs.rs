@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, usage, write_while_read};
+use super::exit::{EXIT_BLOCKED, Stop, usage, write_while_read};
 use super::session::{node_named, read_cluster};
 use crate::cli::{DmesgArgs, GlobalArgs, LogsArgs, OutputFormat};
 use crate::talos::{LogLine, LogOptions, LogSource, TalosClient};
@@ -26,9 +26,9 @@ struct LogRequest<'a> {
     output: OutputFormat,
 }
 
-pub fn run_logs(global: &GlobalArgs, args: &LogsArgs) -> ExitCode {
+pub(super) fn run_logs(global: &GlobalArgs, args: &LogsArgs) -> Result<ExitCode, Stop> {
     let source = LogSource::requested(&args.service, args.kubernetes);
-    exit_code(run(
+    run(
         global,
         LogRequest {
             node: &args.node,
@@ -39,11 +39,11 @@ pub fn run_logs(global: &GlobalArgs, args: &LogsArgs) -> ExitCode {
             },
             output: args.output,
         },
-    ))
+    )
 }
 
-pub fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> ExitCode {
-    exit_code(run(
+pub(super) fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> Result<ExitCode, Stop> {
+    run(
         global,
         LogRequest {
             node: &args.node,
@@ -54,7 +54,7 @@ pub fn run_dmesg(global: &GlobalArgs, args: &DmesgArgs) -> ExitCode {
             },
             output: args.output,
         },
-    ))
+    )
 }
 
 fn run(global: &GlobalArgs, request: LogRequest<'_>) -> Result<ExitCode, Stop> {

@@ -2,35 +2,39 @@
 //! discovery) and returns the process exit code.
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{
+    CapiArgs, CapiVerb, Cli, Command, ConfigArgs, ConfigVerb, NodeActionArgs, NodeArgs,
+    NodeCommand, ServiceArgs, ServiceCommand,
+};
+use crate::node_actions::NodeOperation;
 
-pub mod capi;
-pub mod capi_doctor;
-pub mod certs;
-pub mod config;
-pub mod config_patch;
-pub mod console;
-pub mod contexts;
-pub mod create;
-pub mod delete;
-pub mod demo;
-pub mod etcd;
+mod capi;
+mod capi_doctor;
+mod certs;
+mod config;
+mod config_patch;
+mod console;
+mod contexts;
+mod create;
+mod delete;
+mod demo;
+mod etcd;
 mod exit;
-pub mod forget;
+mod forget;
 mod gate;
-pub mod health;
-pub mod info;
-pub mod logs;
-pub mod node;
-pub mod node_info;
+mod health;
+mod info;
+mod logs;
+mod node;
+mod node_info;
 mod plan_report;
 mod progress;
-pub mod provision;
-pub mod scale;
+mod provision;
+mod scale;
 mod session;
-pub mod status;
-pub mod top;
-pub mod upgrade;
+mod status;
+mod top;
+mod upgrade;
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn main() -> ExitCode {
@@ -47,32 +51,72 @@ pub fn run(cli: Cli) -> ExitCode {
         let dir = crate::paths::Paths::resolve(global.state_dir.as_deref()).log_dir();
         crate::logging::init(&dir, global.log_level.as_deref())
     });
+    use exit::{exit_code, exit_code_as};
+    let secs = std::time::Duration::from_secs;
+    // One exit rule: a mutating command's stop is also a JSON line with `--output json`.
     match cli.command {
         None => console::run(&global),
         Some(Command::Contexts { output, .. }) => contexts::run(&global, output),
         Some(Command::Info { .. }) => info::run(&global),
+        Some(Command::Demo(_)) => demo::run(&global),
         Some(Command::Status {
             output, timeout, ..
-        }) => status::run(&global, output, std::time::Duration::from_secs(timeout)),
-        Some(Command::Demo(_)) => demo::run(&global),
-        Some(Command::Upgrade(args)) => upgrade::run(&global, &args),
-        Some(Command::Provision(args)) => provision::run(&global, &args),
-        Some(Command::UpgradeK8s(args)) => upgrade::kubernetes::run(&global, &args),
-        Some(Command::Node(args)) => node::run_node(&global, args),
-        Some(Command::Service(args)) => node::run_service(&global, args),
-        Some(Command::Logs(args)) => logs::run_logs(&global, &args),
-        Some(Command::Dmesg(args)) => logs::run_dmesg(&global, &args),
-        Some(Command::Certs { output, .. }) => certs::run(&global, output),
+        }) => exit_code_as(status::run(&global, output, secs(timeout)), output),
+        Some(Command::Certs { output, .. }) => exit_code(certs::run(&global, output)),
         Some(Command::Health {
             output, timeout, ..
-        }) => health::run(&global, output, std::time::Duration::from_secs(timeout)),
-        Some(Command::Etcd(args)) => etcd::run(&global, &args),
-        Some(Command::Create(args)) => create::run(&global, &args),
-        Some(Command::Delete(args)) => delete::run(&global, &args),
-        Some(Command::Capi(args)) => capi::run(&global, &args),
-        Some(Command::Scale(args)) => scale::run(&global, &args),
-        Some(Command::Config(args)) => config::run(&global, &args),
-        Some(Command::Top(args)) => top::run(&global, &args),
+        }) => exit_code(health::run(&global, output, secs(timeout))),
+        Some(Command::Logs(args)) => exit_code(logs::run_logs(&global, &args)),
+        Some(Command::Dmesg(args)) => exit_code(logs::run_dmesg(&global, &args)),
+        Some(Command::Top(args)) => exit_code(top::run(&global, &args)),
+        Some(Command::Config(ConfigArgs { verb })) => match verb {
+            ConfigVerb::Show(args) => exit_code(config::run_show(&global, &args)),
+            ConfigVerb::Drift(args) => exit_code(config::run_drift(&global, &args)),
+            ConfigVerb::Patch(args) => {
+                exit_code_as(config_patch::run(&global, &args), args.gate.output)
+            }
+        },
+        Some(Command::Capi(CapiArgs {
+            verb: CapiVerb::Status(args),
+        })) => exit_code_as(capi::run(&global, &args), args.output),
+        Some(Command::Capi(CapiArgs {
+            verb: CapiVerb::Doctor(args),
+        })) => exit_code_as(capi_doctor::run(&global, &args), args.gate.output),
+        Some(Command::Node(NodeArgs { action })) => {
+            let act = |operation, flags: NodeActionArgs| {
+                exit_code_as(node::run(&global, operation, &flags), flags.gate.output)
+            };
+            match action {
+                NodeCommand::Reboot(flags) => act(NodeOperation::Reboot, flags),
+                NodeCommand::Shutdown(flags) => act(NodeOperation::Shutdown, flags),
+                NodeCommand::Cordon(flags) => act(NodeOperation::Cordon, flags),
+                NodeCommand::Uncordon(flags) => act(NodeOperation::Uncordon, flags),
+                NodeCommand::Drain(flags) => act(NodeOperation::Drain, flags),
+                NodeCommand::Forget(args) => {
+                    exit_code_as(forget::run(&global, &args), args.gate.output)
+                }
+                NodeCommand::Info(args) => exit_code(node_info::run(&global, &args)),
+            }
+        }
+        Some(Command::Service(ServiceArgs {
+            action: ServiceCommand::Restart { service, flags },
+        })) => {
+            let operation = NodeOperation::ServiceRestart(service);
+            exit_code_as(node::run(&global, operation, &flags), flags.gate.output)
+        }
+        Some(Command::Upgrade(args)) => {
+            exit_code_as(upgrade::run(&global, &args), args.gate.output)
+        }
+        Some(Command::UpgradeK8s(args)) => {
+            exit_code_as(upgrade::kubernetes::run(&global, &args), args.gate.output)
+        }
+        Some(Command::Etcd(args)) => exit_code_as(etcd::run(&global, &args), args.gate.output),
+        Some(Command::Provision(args)) => {
+            exit_code_as(provision::run(&global, &args), args.gate.output)
+        }
+        Some(Command::Create(args)) => exit_code_as(create::run(&global, &args), args.gate.output),
+        Some(Command::Delete(args)) => exit_code_as(delete::run(&global, &args), args.gate.output),
+        Some(Command::Scale(args)) => exit_code_as(scale::run(&global, &args), args.gate.output),
     }
 }
 

@@ -7,53 +7,24 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::exit::{Stop, exit_code_as, usage};
-use super::gate::{CommandGate, finish_run};
+use super::exit::{Stop, usage};
+use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent};
-use super::progress::progress_printer;
-use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
-use crate::cli::{GlobalArgs, NodeActionArgs, NodeArgs, NodeCommand, ServiceArgs, ServiceCommand};
+use super::session::{open, rollout_lease_read};
+use crate::cli::{GlobalArgs, NodeActionArgs};
 use crate::kube::DrainOptions;
 use crate::node_actions::{NodeActionOptions, NodeActionPlan, NodeOperation, gather_guards};
 use crate::operation::node::NodeAction;
 
-/// Runs `taloscope node ACTION` to its exit code (`forget` is its own command).
-pub fn run_node(global: &GlobalArgs, args: NodeArgs) -> ExitCode {
-    let (operation, flags) = match args.action {
-        NodeCommand::Reboot(f) => (NodeOperation::Reboot, f),
-        NodeCommand::Shutdown(f) => (NodeOperation::Shutdown, f),
-        NodeCommand::Cordon(f) => (NodeOperation::Cordon, f),
-        NodeCommand::Uncordon(f) => (NodeOperation::Uncordon, f),
-        NodeCommand::Drain(f) => (NodeOperation::Drain, f),
-        NodeCommand::Forget(forget) => return super::forget::run(global, &forget),
-        NodeCommand::Info(info) => return super::node_info::run(global, &info),
-    };
-    exit_code_as(run(global, operation, &flags), flags.gate.output)
-}
-
-/// Runs `taloscope service restart` to its exit code.
-pub fn run_service(global: &GlobalArgs, args: ServiceArgs) -> ExitCode {
-    let ServiceCommand::Restart { service, flags } = args.action;
-    let operation = NodeOperation::ServiceRestart(service);
-    exit_code_as(run(global, operation, &flags), flags.gate.output)
-}
-
 /// Runs one node action: its plan through the gate, then the action through the one runner.
-fn run(
+pub(super) fn run(
     global: &GlobalArgs,
     operation: NodeOperation,
     flags: &NodeActionArgs,
 ) -> Result<ExitCode, Stop> {
-    check_gate(&flags.gate, "node")?;
-    let chosen = choose(global)?;
-    let Connected {
-        runtime,
-        observer,
-        status,
-        ..
-    } = connect(&chosen)?;
-    let kube_paired = observer.kube.is_some();
-    let plan = NodeActionPlan::new(&status, &flags.node, operation, kube_paired)
+    let (chosen, cluster) = open(global, &flags.gate, "node")?;
+    let (runtime, observer, status) = (cluster.runtime, cluster.observer, cluster.status);
+    let plan = NodeActionPlan::new(&status, &flags.node, operation, observer.kube.is_some())
         .map_err(|e| usage(crate::printable::line(&e.to_string())))?;
     let guards = runtime.block_on(async {
         let lease = rollout_lease_read(&observer).await;
@@ -72,10 +43,8 @@ fn run(
         },
     };
     let mut action = NodeAction::new(plan.clone(), observer.clone(), options);
-    let printer = progress_printer(flags.gate.output, None);
-    let result = gate.run(&runtime, &approved, &mut action, &printer);
     let subject = json!({"cluster": plan.cluster, "node": plan.node, "operation": plan.operation});
-    finish_run(flags.gate.output, subject, result)
+    gate.run_to_exit(&runtime, &approved, &mut action, subject)
 }
 
 /// The node action's part of its plan report: the plan's fields are the `--plan --output json`

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, print_report};
+use super::exit::{EXIT_BLOCKED, Stop, print_report};
 use super::session::{node_named, read_cluster};
 use crate::cli::{GlobalArgs, NodeInfoArgs};
 use crate::fleet::ClusterStatus;
@@ -13,11 +13,7 @@ use crate::node_resources::text::{self, bytes};
 use crate::node_resources::{NodeIdentity, NodeResources, read_node};
 use crate::printable::bytes_text;
 
-pub fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> ExitCode {
-    exit_code(run_inner(global, args))
-}
-
-fn run_inner(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, Stop> {
     let (_, document) = read_cluster(global, async |_, observer| {
         let id = node_identity(&observer.status().await, &args.node)?;
         let span = Duration::from_millis(args.sample_ms);

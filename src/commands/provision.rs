@@ -18,16 +18,12 @@ use crate::provision::{
     connect, plan,
 };
 
-use super::exit::{Stop, exit_code_as, exit_if, usage};
+use super::exit::{Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{data, print_events, print_progress};
 use super::session::{Setup, check_gate, select, setup};
 
-pub fn run(global: &GlobalArgs, args: &ProvisionArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &ProvisionArgs) -> Result<ExitCode, Stop> {
     if args.terminate.is_none() {
         check_gate(&args.gate, "cluster")?;
     }

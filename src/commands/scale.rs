@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::exit::{Stop, exit_code_as, exit_if, usage};
+use super::exit::{EXIT_BLOCKED, Stop, exit_if, usage};
 use super::gate::CommandGate;
 use super::progress::{data, print_events, print_progress};
 use super::session::{check_gate, discover_all, named};
-use crate::capi::CapiOwner;
 use crate::capi_scale::{
     PrepareError, PreparedScale, ScaleEvent, ScaleOptions, ScaleRequest, ScaleSources,
     prepare_scale,
@@ -23,36 +22,26 @@ use crate::operation::scale::CapiScale;
 use crate::paths::Paths;
 use crate::run_holder::RunHolder;
 
-pub fn run(global: &GlobalArgs, args: &ScaleArgs) -> ExitCode {
-    exit_code_as(run_inner(global, args), args.gate.output)
-}
-
-fn run_inner(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &ScaleArgs) -> Result<ExitCode, Stop> {
     check_gate(&args.gate, "cluster")?;
     let (paths, discovery) = discover_all(global);
     super::command_runtime()?.block_on(scale(global, args, &discovery, &paths))
 }
 
-/// The Cluster object that owns `cluster`, among the management clusters of the kube contexts.
-async fn owner_of(cluster: &Cluster, discovery: &Discovery) -> Result<CapiOwner, Stop> {
-    let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
-        return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
+/// `cluster` is owned by no Cluster API management cluster: what to use instead, and the
+/// management clusters that could not be read.
+fn unowned(cluster: &Cluster, unread: &[String]) -> Stop {
+    let unread = match unread.is_empty() {
+        true => String::new(),
+        false => format!(" (not read: {})", unread.join("; ")),
     };
-    let view = crate::capi::read_view(kubeconfig, &discovery.clusters).await;
-    view.owner(&cluster.name).cloned().ok_or_else(|| {
-        let unread = if view.errors.is_empty() {
-            String::new()
-        } else {
-            format!(" (not read: {})", view.errors.join("; "))
-        };
-        Stop(
-            super::exit::EXIT_BLOCKED,
-            format!(
-                "{} is owned by no Cluster API management cluster among the kube contexts{unread}; add nodes to it with `taloscope provision`",
-                cluster.name
-            ),
-        )
-    })
+    Stop(
+        EXIT_BLOCKED,
+        format!(
+            "{} is owned by no Cluster API management cluster among the kube contexts{unread}; add nodes to it with `taloscope provision`",
+            cluster.name
+        ),
+    )
 }
 
 async fn scale(
@@ -66,14 +55,15 @@ async fn scale(
         discovery,
         wanted.ok_or_else(|| usage("scale needs --context CLUSTER"))?,
     )?;
-    let owner = owner_of(&cluster, discovery).await?;
-    let kubeconfig = discovery
-        .kubeconfig
-        .as_ref()
-        .ok_or_else(|| usage("no kubeconfig was read"))?;
+    let Some(kubeconfig) = discovery.kubeconfig.as_ref() else {
+        return Err(usage("no kubeconfig was read; name one with --kubeconfig"));
+    };
+    let view = crate::capi::read_view(kubeconfig, &discovery.clusters).await;
+    let owner =
+        (view.owner(&cluster.name).cloned()).ok_or_else(|| unowned(&cluster, &view.errors))?;
     let sources = ScaleSources::connect(&cluster, &owner, kubeconfig, CollectOptions::default())
         .await
-        .map_err(|e| Stop(super::exit::EXIT_BLOCKED, e))?;
+        .map_err(|e| Stop(EXIT_BLOCKED, e))?;
     let holder = RunHolder::this_process().to_string();
     let request = ScaleRequest {
         role: args.role,
@@ -83,7 +73,7 @@ async fn scale(
     let PreparedScale { plan, guards, .. } = prepare_scale(&sources, &request, &holder)
         .await
         .map_err(|e| match e {
-            PrepareError::Unread(e) => Stop(super::exit::EXIT_BLOCKED, e),
+            PrepareError::Unread(e) => Stop(EXIT_BLOCKED, e),
             PrepareError::Plan(e) => usage(e.to_string()),
         })?;
     let gate = CommandGate::new(global, paths, &args.gate);

@@ -32,6 +32,19 @@ pub(super) fn check_gate(gate: &GateArgs, what: &str) -> Result<(), Stop> {
     Ok(())
 }
 
+/// The cluster `--context` names, connected, once the gate's flags ask for a plan or a run
+/// ([`check_gate`]): how a command acting on one connected cluster opens.
+pub(super) fn open(
+    global: &GlobalArgs,
+    gate: &GateArgs,
+    what: &str,
+) -> Result<(Chosen, Connected), Stop> {
+    check_gate(gate, what)?;
+    let chosen = choose(global)?;
+    let connected = connect(&chosen)?;
+    Ok((chosen, connected))
+}
+
 /// What discovery found for the cluster named by `--context`.
 pub(super) struct Chosen {
     pub paths: Paths,

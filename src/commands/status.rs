@@ -19,27 +19,22 @@ use crate::kube::KubeError;
 use crate::paths::Paths;
 use crate::printable;
 
-use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, exit_code_as, print_report};
+use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_report};
 
-pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> ExitCode {
+pub(super) fn run(
+    global: &GlobalArgs,
+    output: OutputFormat,
+    deadline: Duration,
+) -> Result<ExitCode, Stop> {
     let discovery =
         super::session::discovered(global, &Paths::resolve(global.state_dir.as_deref()));
-    let clusters = match select(&discovery, global.context.as_deref()) {
-        Ok(clusters) => clusters,
-        Err(stop) => {
-            for err in &discovery.errors {
-                eprintln!("taloscope: {}", printable::line(&err.to_string()));
-            }
-            return exit_code_as(Err(stop), output);
-        }
-    };
+    let selected = select(&discovery, global.context.as_deref());
+    let warning = if selected.is_ok() { "warning: " } else { "" };
     for err in &discovery.errors {
-        eprintln!("taloscope: warning: {}", printable::line(&err.to_string()));
+        eprintln!("taloscope: {warning}{}", printable::line(&err.to_string()));
     }
-    let runtime = match super::command_runtime() {
-        Ok(rt) => rt,
-        Err(stop) => return exit_code_as(Err(stop), output),
-    };
+    let clusters = selected?;
+    let runtime = super::command_runtime()?;
     let options = CollectOptions::default();
     let kubeconfig = discovery.kubeconfig.clone().map(std::sync::Arc::new);
     let mut fleet = runtime.block_on(async {
@@ -54,7 +49,8 @@ pub fn run(global: &GlobalArgs, output: OutputFormat, deadline: Duration) -> Exi
     runtime.shutdown_background();
     let code = exit_code(&fleet);
     fleet.clusters.iter_mut().for_each(name_total_failure);
-    super::exit::exit_code(print_report(output, &fleet, fleet_table).map(|()| code))
+    print_report(output, &fleet, fleet_table)?;
+    Ok(code)
 }
 
 /// One cluster's status through the collector the console uses, cut off at

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::exit::{EXIT_BLOCKED, Stop, exit_code, print_report};
+use super::exit::{EXIT_BLOCKED, Stop, print_report};
 use super::node_info::node_identity;
 use super::session::read_cluster;
 use crate::cli::{GlobalArgs, TopArgs, TopSort};
@@ -36,10 +36,6 @@ struct ClusterUsage {
     nodes: Vec<NodeUsage>,
 }
 
-pub fn run(global: &GlobalArgs, args: &TopArgs) -> ExitCode {
-    exit_code(run_inner(global, args))
-}
-
 fn sort_key(sort: TopSort) -> (SortKey, &'static str) {
     match sort {
         TopSort::Cpu => (SortKey::Cpu, "cpu"),
@@ -47,7 +43,7 @@ fn sort_key(sort: TopSort) -> (SortKey, &'static str) {
     }
 }
 
-fn run_inner(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop> {
+pub(super) fn run(global: &GlobalArgs, args: &TopArgs) -> Result<ExitCode, Stop> {
     let span = Duration::from_millis(args.sample_ms);
     let (key, sort) = sort_key(args.sort);
     read_cluster(global, async |_, observer| {

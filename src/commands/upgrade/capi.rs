@@ -10,13 +10,11 @@ use serde::Serialize;
 
 use super::rollout::HeadlessUpgrade;
 use crate::capi::CapiOwner;
-use crate::cli::{GlobalArgs, OutputFormat};
-use crate::commands::exit::{EXIT_BLOCKED, Stop};
-use crate::commands::gate::{CommandGate, finish_run};
+use crate::cli::GlobalArgs;
+use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do};
+use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::{PlanText, steps_table};
-use crate::commands::progress::progress_printer;
 use crate::commands::session::{Chosen, Connected, other_rollout};
-use crate::discovery::Sources;
 use crate::opennebula::auth::OneEnvironment;
 use crate::operation::capi_upgrade::{
     CapiUpgrade, CapiUpgradeOptions, first_phase_to_roll, interrupted_run,
@@ -65,13 +63,8 @@ pub(super) fn run<C: HeadlessUpgrade>(
         .map_err(|e| Stop(EXIT_BLOCKED, e))?;
     let mut plan = match read {
         Ok(plan) => plan,
-        // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
         Err(e @ CapiPlanError::NothingToUpgrade { .. }) => {
-            if gate.plan && gate.output == OutputFormat::Table {
-                println!("{e}");
-                return Ok(ExitCode::SUCCESS);
-            }
-            return Err(Stop(0, e.to_string()));
+            return nothing_to_do(gate, e.to_string());
         }
         Err(e) => return Err(Stop(EXIT_BLOCKED, e.to_string())),
     };
@@ -121,17 +114,11 @@ pub(super) fn run<C: HeadlessUpgrade>(
     };
     let target = plan.target.clone();
     let mut operation = CapiUpgrade::new(plan, access, observer.kube.clone(), options);
-    let result = command_gate.run(
-        &runtime,
-        &approved,
-        &mut operation,
-        &progress_printer(gate.output, None),
-    );
     let subject = CapiUpgradeSubject {
         cluster: &cluster,
         target: &target,
     };
-    finish_run(gate.output, subject, result)
+    command_gate.run_to_exit(&runtime, &approved, &mut operation, subject)
 }
 
 /// What a CAPI-way run changed: the `--yes --output json` outcome's subject.
@@ -144,14 +131,10 @@ struct CapiUpgradeSubject<'a> {
 /// The VM templates of the provider taloscope's config names for the cluster; `None` when it
 /// names none.
 async fn provider_templates(global: &GlobalArgs, chosen: &Chosen) -> VmTemplates {
-    let env = |name: &str| std::env::var(name).ok();
-    let (sources, _) = Sources::resolve(&global.source_overrides(), &env, &chosen.paths);
-    crate::provision::provider::provider_template_names(
-        &sources.config,
-        &chosen.cluster,
-        &OneEnvironment::capture(&env),
-    )
-    .await
+    let (sources, _) = crate::commands::session::sources(global, &chosen.paths);
+    let env = OneEnvironment::capture(&|name: &str| std::env::var(name).ok());
+    crate::provision::provider::provider_template_names(&sources.config, &chosen.cluster, &env)
+        .await
 }
 
 /// The CAPI way's part of its plan report: the CAPI-way `--plan --output json` fields beside

@@ -17,56 +17,33 @@ use crate::commands::session::other_rollout;
 use crate::commands::status::table;
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
-use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::kubernetes::{
-    KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan,
-    check_removed_flags, count_removed_apis, kubernetes_plan_guards,
+    KubeGuardInput, KubeStepState, Kubernetes, KubernetesUpgradePlan, check_removed_flags,
+    count_removed_apis, kubernetes_plan_guards,
 };
 use crate::upgrade::observe::ClusterObserver;
 use crate::upgrade::releases::{KUBE_APISERVER, REGISTRY_ENV};
 use crate::upgrade::{Guard, InPlaceUpgrade, ReleaseLookup, ReleasesOrigin, RunOptions};
 use crate::versions::{Version, is_known_kubernetes_release};
 
-/// The Kubernetes upgrade's part of its plan report: the `upgrade-k8s --plan --output json`
-/// fields beside the guards.
+/// The Kubernetes upgrade's part of its plan report: the plan's fields are the `upgrade-k8s
+/// --plan --output json` contract beside the guards.
 #[derive(Debug, Serialize)]
-pub struct KubePlanText<'a> {
-    pub cluster: &'a str,
-    pub from: String,
-    pub target: String,
-    pub pre_pull: bool,
-    pub steps: &'a [KubeStep],
-    pub removed_apis: &'a [RemovedApiCount],
-    /// Where the releases came from (a registry is asked only for a target the built-in table
-    /// does not know).
-    pub releases: &'a ReleasesOrigin,
-}
-
-impl<'a> KubePlanText<'a> {
-    fn new(plan: &'a KubernetesUpgradePlan) -> KubePlanText<'a> {
-        KubePlanText {
-            cluster: &plan.cluster,
-            from: plan.from.to_string(),
-            target: plan.target.to_string(),
-            pre_pull: plan.pre_pull,
-            steps: &plan.steps,
-            removed_apis: &plan.removed_apis,
-            releases: &plan.releases,
-        }
-    }
-}
+#[serde(transparent)]
+pub struct KubePlanText<'a>(&'a KubernetesUpgradePlan);
 
 impl PlanText for KubePlanText<'_> {
     fn table(&self) -> String {
+        let plan = self.0;
         let mut out = format!(
             "KUBERNETES UPGRADE {} from {} to {}\n  pre-pull images: {}\n",
-            self.cluster,
-            self.from,
-            self.target,
-            if self.pre_pull { "yes" } else { "no" }
+            plan.cluster,
+            plan.from,
+            plan.target,
+            if plan.pre_pull { "yes" } else { "no" }
         );
-        let rows = self.steps.iter().map(|s| {
+        let rows = plan.steps.iter().map(|s| {
             let note = match s.state {
                 KubeStepState::Upgrade => "patch config, apply without reboot",
                 KubeStepState::AlreadyOnTarget => "skipped (already on target)",
@@ -82,12 +59,12 @@ impl PlanText for KubePlanText<'_> {
             ]
         });
         out.push_str(&steps_table(&["NODE", "COMPONENT", "FROM", "NOTE"], rows));
-        if !self.removed_apis.is_empty() {
+        if !plan.removed_apis.is_empty() {
             out.push_str(&format!(
                 "REMOVED APIS (stored objects {} no longer serves)\n",
-                self.target
+                plan.target
             ));
-            let rows = self.removed_apis.iter().map(|c| {
+            let rows = plan.removed_apis.iter().map(|c| {
                 let count = c.count.to_string();
                 vec![
                     count,
@@ -106,8 +83,11 @@ impl PlanText for KubePlanText<'_> {
 }
 
 /// Runs `taloscope upgrade-k8s` to its exit code.
-pub(in crate::commands) fn run(global: &GlobalArgs, args: &UpgradeK8sArgs) -> ExitCode {
-    rollout::run_command(global, args)
+pub(in crate::commands) fn run(
+    global: &GlobalArgs,
+    args: &UpgradeK8sArgs,
+) -> Result<ExitCode, Stop> {
+    rollout::run(global, args)
 }
 
 /// A target the built-in table does not know: whether the registry lists its API server image
@@ -210,6 +190,6 @@ impl HeadlessUpgrade for UpgradeK8sArgs {
     }
 
     fn report<'a>(&self, plan: &'a KubernetesUpgradePlan) -> impl PlanText + 'a {
-        KubePlanText::new(plan)
+        KubePlanText(plan)
     }
 }

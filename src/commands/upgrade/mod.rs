@@ -15,12 +15,11 @@ mod follow;
 pub(super) mod kubernetes;
 mod rollout;
 
-use super::exit::{Stop, exit_code_as, print_report, usage};
+use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};
 use super::session::{choose, connect, other_rollout};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeArgs};
-use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
 use crate::paths::Paths;
 use crate::rollout::{RolloutKind, StepProgress};
@@ -35,20 +34,17 @@ use follow::progress_line;
 use rollout::{CommandFlags, HeadlessUpgrade};
 
 /// Runs `taloscope upgrade` to its exit code.
-pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> ExitCode {
+pub(super) fn run(global: &GlobalArgs, args: &UpgradeArgs) -> Result<ExitCode, Stop> {
     if args.to.is_empty() && !args.gate.plan {
-        return exit_code_as(
-            Err(usage(
-                "name the target with --to VERSION, or list the offered targets with --plan",
-            )),
-            args.gate.output,
-        );
+        return Err(usage(
+            "name the target with --to VERSION, or list the offered targets with --plan",
+        ));
     }
     let lookup = release_lookup(global, args);
     if args.to.is_empty() {
-        return exit_code_as(list_offered(global, args, &lookup), args.gate.output);
+        return list_offered(global, args, &lookup);
     }
-    rollout::run_command(global, &TalosUpgrade { args, lookup })
+    rollout::run(global, &TalosUpgrade { args, lookup })
 }
 
 /// Where the releases are learned for the cluster `--context` names (the console's plan
@@ -151,10 +147,6 @@ impl HeadlessUpgrade for TalosUpgrade<'_> {
         }
     }
 
-    fn check_cluster(&self, _: &GlobalArgs, _: &Cluster) -> Result<(), Stop> {
-        Ok(())
-    }
-
     async fn check_target(&self, status: &ClusterStatus, target: &Version) -> Result<(), Stop> {
         let learned = self.lookup.learn().await;
         unknown_target(status, target, self.args.allow_downgrade, &learned)
@@ -255,55 +247,38 @@ fn unknown_target(
     )))
 }
 
-/// The Talos upgrade's part of its plan report: the `upgrade --plan --output json` fields
-/// beside the guards.
+/// The Talos upgrade's part of its plan report: the plan's fields (the `upgrade --plan
+/// --output json` contract) and the notes its options call for, beside the guards.
 #[derive(Debug, Serialize)]
 pub struct TalosPlanText<'a> {
-    pub cluster: &'a str,
-    pub target: String,
-    pub image: &'a str,
-    pub options: &'a UpgradeOptions,
-    pub leader: Option<&'a str>,
-    pub steps: &'a [crate::upgrade::PlanStep],
-    /// The targets offered for this cluster, each with where it was learned.
-    pub offered: &'a [OfferedRelease],
-    /// Where the releases were learned (a registry and its listing's age, or the built-in
-    /// table and why).
-    pub releases: &'a ReleasesOrigin,
+    #[serde(flatten)]
+    pub plan: &'a UpgradePlan,
     pub notes: Vec<String>,
 }
 
 impl<'a> TalosPlanText<'a> {
     fn new(plan: &'a UpgradePlan) -> TalosPlanText<'a> {
-        TalosPlanText {
-            cluster: &plan.cluster,
-            target: plan.target.to_string(),
-            image: &plan.image,
-            options: &plan.options,
-            leader: plan.leader.as_deref(),
-            steps: &plan.steps,
-            offered: &plan.offered,
-            releases: &plan.releases,
-            notes: plan.option_notes(),
-        }
+        let notes = plan.option_notes();
+        TalosPlanText { plan, notes }
     }
 }
 
 impl PlanText for TalosPlanText<'_> {
     fn table(&self) -> String {
-        let o = self.options;
+        let plan = self.plan;
+        let o = &plan.options;
         let yes_no = |b: bool| if b { "yes" } else { "no" };
         let mut out = format!(
             "UPGRADE {} to Talos {}\n  image {}\n  max-parallel {}, stage {}, preserve {}, allow-downgrade {}\n",
-            self.cluster,
-            self.target,
-            self.image,
+            plan.cluster,
+            plan.target,
+            plan.image,
             o.max_parallel,
             yes_no(o.stage),
             yes_no(o.preserve),
             yes_no(o.allow_downgrade),
         );
-        let rows = self.steps.iter().map(|s| {
+        let rows = plan.steps.iter().map(|s| {
             let note = match (s.is_skipped(), s.api) {
                 (true, _) => format!("skipped ({:?})", s.state).to_lowercase(),
                 (false, Some(api)) => {
@@ -328,7 +303,7 @@ impl PlanText for TalosPlanText<'_> {
         for note in &self.notes {
             out.push_str(&format!("  note: {note}\n"));
         }
-        let offered: Vec<String> = self
+        let offered: Vec<String> = plan
             .offered
             .iter()
             .map(|o| format!("{} ({})", o.version, source_name(o)))
@@ -340,7 +315,7 @@ impl PlanText for TalosPlanText<'_> {
             } else {
                 offered.join(", ")
             },
-            self.releases.describe()
+            plan.releases.describe()
         ));
         out
     }

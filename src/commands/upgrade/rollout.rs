@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::follow::{Follow, finish};
 use crate::approval::MutatingAction;
-use crate::cli::{GateArgs, GlobalArgs, OutputFormat, RolloutArgs};
-use crate::commands::exit::{EXIT_BLOCKED, Stop, exit_code_as, usage};
+use crate::cli::{GateArgs, GlobalArgs, RolloutArgs};
+use crate::commands::exit::{EXIT_BLOCKED, Stop, nothing_to_do, usage};
 use crate::commands::gate::CommandGate;
 use crate::commands::plan_report::PlanText;
 use crate::commands::session::{Chosen, Connected, check_gate, choose, connect};
@@ -47,7 +47,9 @@ pub(super) trait HeadlessUpgrade {
 
     fn flags(&self) -> CommandFlags<'_>;
     /// Refuses a cluster the command cannot run on, before connecting to it.
-    fn check_cluster(&self, global: &GlobalArgs, cluster: &Cluster) -> Result<(), Stop>;
+    fn check_cluster(&self, _global: &GlobalArgs, _cluster: &Cluster) -> Result<(), Stop> {
+        Ok(())
+    }
     /// Refuses, as a usage error, a target the command can tell is none (the Talos upgrade's
     /// unknown version), once connected and before the in-place or Cluster API way is taken.
     async fn check_target(&self, _status: &ClusterStatus, _target: &Version) -> Result<(), Stop> {
@@ -78,11 +80,7 @@ pub(super) trait HeadlessUpgrade {
 }
 
 /// Runs one headless upgrade command to its exit code.
-pub(super) fn run_command<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> ExitCode {
-    exit_code_as(run_inner(global, command), command.flags().gate.output)
-}
-
-fn run_inner<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
+pub(super) fn run<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let target =
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
@@ -169,15 +167,8 @@ fn run_connected<C: HeadlessUpgrade>(
         journal => {
             plan_notice(journal.as_ref(), C::WHAT, &cluster.name);
             let plan = match runtime.block_on(command.plan(&status, &observer, target)) {
-                Ok(plan) => plan,
-                // Nothing to do: a line of text, or the JSON stop line `exit_code_as` prints.
-                Err(Stop(0, message))
-                    if flags.gate.plan && flags.gate.output == OutputFormat::Table =>
-                {
-                    println!("{message}");
-                    return Ok(ExitCode::SUCCESS);
-                }
-                Err(stop) => return Err(stop),
+                Err(Stop(0, message)) => return nothing_to_do(flags.gate, message),
+                plan => plan?,
             };
             let mut guards = runtime.block_on(command.guards(&plan, &status, &observer));
             guards.extend(extra);
