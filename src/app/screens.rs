@@ -19,7 +19,7 @@ use crate::approval::ApprovedAction;
 use crate::clock::Zone;
 use crate::config::Config;
 use crate::discovery::Cluster;
-use crate::fleet::FleetModel;
+use crate::fleet::{FleetModel, NodeStatus};
 use crate::operation::OperationKind;
 use crate::operation::progress::ProgressEvent;
 use crate::tui::Look;
@@ -119,6 +119,38 @@ pub struct Opening {
     pub from: Screen,
     pub node: Option<String>,
     pub words: Vec<String>,
+}
+
+impl Opening {
+    /// The node this opening names (the word after the screen's command, `:resources NODE`, by
+    /// name or address), else the one selected where it was opened, in the cluster in use;
+    /// `usage` tells the operator how to name one when neither does.
+    pub fn node<'a>(
+        &self,
+        shared: &Shared<'a>,
+        usage: &str,
+    ) -> Result<(&'a str, &'a NodeStatus), Message> {
+        let cluster = shared.current.ok_or_else(|| Message::info(usage))?;
+        let nodes = shared
+            .fleet
+            .cluster(cluster)
+            .map(|live| live.status.nodes.as_slice())
+            .unwrap_or_default();
+        let wanted = self.words.get(1).or(self.node.as_ref());
+        let wanted = wanted.ok_or_else(|| Message::info(usage))?;
+        let node = nodes
+            .iter()
+            .find(|n| &n.name == wanted || &n.address == wanted)
+            .filter(|n| !n.address.is_empty());
+        let node = node.ok_or_else(|| {
+            let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+            Message::error(crate::printable::line(&format!(
+                "cluster {cluster} has no node named {wanted:?}; its nodes: {}",
+                known.join(", ")
+            )))
+        })?;
+        Ok((cluster, node))
+    }
 }
 
 /// What changed in the fleet model with one poller report.

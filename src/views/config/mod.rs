@@ -165,33 +165,6 @@ fn has_sections(screen: &ConfigScreen) -> bool {
     !screen.sections.is_empty()
 }
 
-/// The node `opening` names (`:config NODE`, by name or address), else the one selected
-/// where it was opened, in the cluster in use.
-fn chosen(opening: &Opening, shared: &Shared) -> Result<(String, String, String), Message> {
-    let cluster = shared
-        .current
-        .ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
-    let nodes = shared
-        .fleet
-        .cluster(cluster)
-        .map(|live| live.status.nodes.as_slice())
-        .unwrap_or_default();
-    let wanted = opening.words.get(1).or(opening.node.as_ref());
-    let wanted = wanted.ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
-    let node = nodes
-        .iter()
-        .find(|n| &n.name == wanted || &n.address == wanted)
-        .filter(|n| !n.address.is_empty());
-    let node = node.ok_or_else(|| {
-        let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-        Message::error(crate::printable::line(&format!(
-            "cluster {cluster} has no node named {wanted:?}; its nodes: {}",
-            known.join(", ")
-        )))
-    })?;
-    Ok((cluster.to_string(), node.name.clone(), node.address.clone()))
-}
-
 impl ConfigScreen {
     /// The rows the screen shows: each section's heading, and its lines when it is open.
     pub fn rows(&self) -> Vec<Row> {
@@ -296,13 +269,13 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        let (cluster, node, address) = chosen(opening, shared)?;
+        let (cluster, node) = opening.node(shared, WHERE_IT_OPENS)?;
         let reading = self.request.as_ref().map_or(0, |r| r.reading);
         *self = ConfigScreen {
             request: Some(ConfigRequest {
-                cluster,
-                node,
-                address,
+                cluster: cluster.to_string(),
+                node: node.name.clone(),
+                address: node.address.clone(),
                 reading,
             }),
             ..ConfigScreen::default()

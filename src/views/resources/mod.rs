@@ -91,38 +91,6 @@ fn task(task: ResourcesTask) -> Effect {
     Effect::Screen(ScreenTask::new(NAME, task))
 }
 
-/// The node `opening` names (`:resources NODE`, by name or address), else the one selected
-/// where it was opened, in the cluster in use.
-fn chosen(opening: &Opening, shared: &Shared) -> Result<(String, NodeIdentity), Message> {
-    let cluster = shared
-        .current
-        .ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
-    let nodes = shared
-        .fleet
-        .cluster(cluster)
-        .map(|live| live.status.nodes.as_slice())
-        .unwrap_or_default();
-    let wanted = opening.words.get(1).or(opening.node.as_ref());
-    let wanted = wanted.ok_or_else(|| Message::info(WHERE_IT_OPENS))?;
-    let node = nodes
-        .iter()
-        .find(|n| &n.name == wanted || &n.address == wanted)
-        .filter(|n| !n.address.is_empty());
-    let node = node.ok_or_else(|| {
-        let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-        Message::error(crate::printable::line(&format!(
-            "cluster {cluster} has no node named {wanted:?}; its nodes: {}",
-            known.join(", ")
-        )))
-    })?;
-    let id = NodeIdentity {
-        name: node.name.clone(),
-        address: node.address.clone(),
-        machine_type: node.role.as_str().to_string(),
-    };
-    Ok((cluster.to_string(), id))
-}
-
 impl ResourcesScreen {
     /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
     /// pane's borders left out).
@@ -155,11 +123,16 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn open_from(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
-        let (cluster, node) = chosen(opening, shared)?;
+        let (cluster, node) = opening.node(shared, WHERE_IT_OPENS)?;
+        let node = NodeIdentity {
+            name: node.name.clone(),
+            address: node.address.clone(),
+            machine_type: node.role.as_str().to_string(),
+        };
         let reading = self.request.as_ref().map_or(1, |r| r.reading + 1);
         *self = ResourcesScreen {
             request: Some(ResourcesRequest {
-                cluster,
+                cluster: cluster.to_string(),
                 node,
                 reading,
             }),
