@@ -4,7 +4,10 @@
 //! everything), then reads the node again while it stays on screen (its uptime moves); Esc
 //! goes back to node detail, and `:resources cp-1` shows a control plane whose volumes are ok
 //! (q goes back there too). On `cpu-spin`, `p` lists w-1's processes with stress-ng first, `m`
-//! orders them by memory and `p` goes back to the resources.
+//! orders them by memory and `p` goes back to the resources. The nodes pane reads the usage
+//! of the nodes on screen: on `ephemeral-full` w-1 comes first with its full disk as its issue
+//! at 80x24 and in the DISK% column at 200x50, and its cluster names it in the fleet; on
+//! `cpu-spin` w-1's CPU% is the highest.
 mod pty_support;
 
 use std::time::Duration;
@@ -97,5 +100,58 @@ fn a_spinning_process_is_first_in_the_processes_of_its_node() {
     });
     s.send(b"\x1b");
     s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+/// The nodes pane's row of `node`, borders trimmed.
+fn node_row(text: &str, node: &str) -> Option<String> {
+    let row = text.lines().find(|l| {
+        l.trim_start_matches(['|', ' ', '>'])
+            .starts_with(&format!("{node} "))
+    })?;
+    Some(row.trim_matches(['|', ' ', '>']).to_string())
+}
+
+/// The first row under the nodes pane's column heads, borders trimmed.
+fn first_node(text: &str) -> Option<String> {
+    let row = text.lines().skip_while(|l| !l.contains("ROLE")).nth(1)?;
+    Some(row.trim_matches(['|', ' ', '>']).to_string())
+}
+
+#[test]
+fn a_full_disk_puts_its_node_first_in_the_nodes_pane_and_its_cluster_names_it() {
+    let sim = BackgroundSim::start("ephemeral-full", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = console_on_five_nodes(&sim, home.path(), "ephemeral-full", BOUND);
+    s.wait_for("w-1 first, its disk full", BOUND, |t| {
+        first_node(t).is_some_and(|r| r.starts_with("w-1 ") && r.ends_with("disk 97% full"))
+    });
+    s.send(b"\x1b");
+    s.wait_for("the fleet names w-1's disk", BOUND, |t| {
+        t.contains("w-1 disk 97% full") && t.contains("Enter open")
+    });
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+#[test]
+fn the_wide_nodes_pane_shows_cpu_memory_and_disk_of_the_nodes_on_screen() {
+    let sim = BackgroundSim::start("cpu-spin", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = sim.console_on_cluster(home.path(), (50, 200), "cpu-spin", BOUND);
+    s.wait_for("the usage columns filled", BOUND, |t| {
+        t.contains("CPU% MEM% DISK%")
+            && ["cp-1", "cp-2", "cp-3", "w-1", "w-2"].iter().all(|n| {
+                // NAME ROLE ADDRESS SOURCE STAGE READY TALOS KUBELET CPU% MEM% DISK%
+                node_row(t, n).is_some_and(|r| {
+                    let cells: Vec<&str> = r.split_whitespace().collect();
+                    cells.len() > 10 && cells[8..11].iter().all(|c| c.parse::<u32>().is_ok())
+                })
+            })
+    });
+    // Sorted by CPU% (from ISSUE: eight columns on, then CPU%): the spinning w-1 first.
+    s.send(b"sssssssss");
+    s.wait_for("w-1 busiest", BOUND, |t| {
+        t.contains("CPU%^") && first_node(t).is_some_and(|r| r.starts_with("w-1 "))
+    });
     assert_eq!(s.quit(BOUND), Some(0));
 }

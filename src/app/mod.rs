@@ -57,3 +57,4 @@ mod keymap_capi_upgrade;
 pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};
+pub use update_panes::usage_request;

@@ -10,7 +10,7 @@ pub mod usage;
 
 pub use collect::{
     DEFAULT_SAMPLE_SPAN, NodeIdentity, NodeResourcesError, SortKey, read_node, read_processes,
-    read_usage, sort_nodes, sort_processes,
+    read_usage, read_usage_since, sort_nodes, sort_processes,
 };
 pub use document::*;
-pub use usage::Level;
+pub use usage::{Gauge, Level, Thresholds};
