@@ -7,7 +7,9 @@
 //! orders them by memory and `p` goes back to the resources. The nodes pane reads the usage
 //! of the nodes on screen: on `ephemeral-full` w-1 comes first with its full disk as its issue
 //! at 80x24 and in the DISK% column at 200x50, and its cluster names it in the fleet; on
-//! `cpu-spin` w-1's CPU% is the highest.
+//! `cpu-spin` w-1's CPU% is the highest. Inside a node: `s` shows what fills the full
+//! EPHEMERAL; on `kubespan`, `n` its KubeSpan peers up and its connections, `/` filters them
+//! to those listening, and `o` its pods' containers; Esc goes back to the overview first.
 mod pty_support;
 
 use std::time::Duration;
@@ -153,5 +155,72 @@ fn the_wide_nodes_pane_shows_cpu_memory_and_disk_of_the_nodes_on_screen() {
     s.wait_for("w-1 busiest", BOUND, |t| {
         t.contains("CPU%^") && first_node(t).is_some_and(|r| r.starts_with("w-1 "))
     });
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+#[test]
+fn storage_shows_what_fills_a_full_ephemeral() {
+    let sim = BackgroundSim::start("ephemeral-full", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = console_on_five_nodes(&sim, home.path(), "ephemeral-full", BOUND);
+    s.send(b":resources w-1\r");
+    s.wait_for("w-1's resources", BOUND, |t| t.contains("Resources of w-1"));
+    s.send(b"s");
+    s.wait_for("w-1's storage", BOUND, |t| {
+        t.contains("Storage of w-1")
+            && t.contains("EPHEMERAL USAGE")
+            && t.contains("/var/lib/containerd")
+            && volume_row(t, "EPHEMERAL").is_some_and(|r| r.ends_with("failing"))
+    });
+    s.send(b"\x1b");
+    s.wait_for("the overview again", BOUND, |t| {
+        t.contains("Resources of w-1")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+#[test]
+fn network_shows_kubespan_peers_and_filtered_connections_and_o_the_containers() {
+    let sim = BackgroundSim::start("kubespan", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = sim.console_on_cluster(home.path(), (50, 200), "kubespan", BOUND);
+    s.wait_for("the five nodes", BOUND, |t| {
+        t.contains("+ Nodes (5)") && node_row(t, "w-2").is_some()
+    });
+    s.send(b":resources w-1\r");
+    s.wait_for("w-1's resources", BOUND, |t| {
+        t.contains("Resources of w-1") && t.contains("LINKS")
+    });
+    s.send(b"n");
+    s.wait_for("w-1's KubeSpan peers up and its connections", BOUND, |t| {
+        let peers: Vec<&str> = t
+            .lines()
+            .skip_while(|l| !l.contains("KUBESPAN PEERS"))
+            .skip(1)
+            .take_while(|l| !l.trim_matches(['|', ' ']).is_empty())
+            .collect();
+        t.contains("Network of w-1")
+            && peers.len() == 4
+            && peers
+                .iter()
+                .all(|p| p.trim_matches(['|', ' ']).ends_with(" up"))
+            && t.contains("ESTABLISHED")
+    });
+    s.send(b"/listen\r");
+    s.wait_for("only the listening connections", BOUND, |t| {
+        t.contains("matching \"LISTEN\"") && t.contains("LISTEN") && !t.contains("ESTABLISHED")
+    });
+    s.send(b"o");
+    s.wait_for("w-1's containers", BOUND, |t| {
+        t.contains("Containers of w-1") && t.contains("kube-proxy") && t.contains("running")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the overview again", BOUND, |t| {
+        t.contains("Resources of w-1")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
     assert_eq!(s.quit(BOUND), Some(0));
 }

@@ -1,8 +1,10 @@
 //! The node resources screen (`i` in node detail, `:resources [NODE]`): what runs inside one
 //! node and what it holds, the document `taloscope node info` prints (`node_resources`), read
 //! again every 2 s while the screen is on top and not otherwise (`console::run_resources`);
-//! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory.
-//! State, keys and update step here, the drawing in `view`.
+//! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory; `s`
+//! its storage (disks, volumes, what fills EPHEMERAL), `n` its network (links, addresses,
+//! routes, KubeSpan peers, connections filtered by state and port with `/`), `o` its pods'
+//! containers. State, keys and update step here, the drawing in `view`.
 use std::any::Any;
 use std::time::Duration;
 
@@ -62,30 +64,88 @@ pub struct ResourcesScreen {
     /// The latest read's failure; the document before it stays on screen.
     pub error: Option<String>,
     pub scroll: usize,
-    /// The processes shown instead of the resources, in this order.
-    pub processes: bool,
+    /// What of the document is shown.
+    pub section: Section,
+    /// The processes' order.
     pub sort: SortKey,
+    /// The connections shown in the network section: by state (`listen`), port (`6443`) or
+    /// both, as typed after `/`.
+    pub connections: ConnectionFilter,
     /// Whether the console reads the node now.
     following: bool,
 }
 
+/// What of the node the screen shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Section {
+    /// CPU, memory, load, uptime, disks, volumes, links, addresses and routes at a glance.
+    #[default]
+    Overview,
+    Processes,
+    Storage,
+    Network,
+    Containers,
+}
+
+/// Which connections the network section lists; empty: all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectionFilter {
+    pub state: Option<String>,
+    pub port: Option<u32>,
+}
+
+impl ConnectionFilter {
+    /// `listen`, `6443`, `established 2379`: a number is a port, a word a state.
+    pub fn parse(text: &str) -> ConnectionFilter {
+        let mut filter = ConnectionFilter::default();
+        for word in text.split_whitespace() {
+            match word.parse::<u32>() {
+                Ok(port) => filter.port = Some(port),
+                Err(_) => filter.state = Some(word.to_ascii_uppercase()),
+            }
+        }
+        filter
+    }
+
+    /// As typed: `ESTABLISHED 2379`.
+    pub fn text(&self) -> String {
+        let port = self.port.map(|p| p.to_string());
+        (self.state.iter().cloned().chain(port))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ResourcesKey {
-    Processes,
+    Show(Section),
     Sort(SortKey),
+    Filter,
     Back,
 }
 
 #[rustfmt::skip]
 static KEYS: &[Binding<ResourcesKey, ResourcesScreen>] = &[
-    bind(&[Key::char('p')], ResourcesKey::Processes, "the node's processes, or back to its resources").footer("processes"),
+    bind(&[Key::char('p')], ResourcesKey::Show(Section::Processes), "the node's processes, or back to its resources").footer("processes").offered(showing_overview),
+    bind(&[Key::char('s')], ResourcesKey::Show(Section::Storage), "its disks, volumes and what fills EPHEMERAL, or back").footer("storage").offered(showing_overview),
+    bind(&[Key::char('n')], ResourcesKey::Show(Section::Network), "its links, addresses, routes, KubeSpan peers and connections, or back").footer("network").offered(showing_overview),
+    bind(&[Key::char('o')], ResourcesKey::Show(Section::Containers), "its pods' containers, or back").footer("pods").offered(showing_overview),
     bind(&[Key::char('c')], ResourcesKey::Sort(SortKey::Cpu), "processes busiest first").footer("by CPU").offered(showing_processes),
     bind(&[Key::char('m')], ResourcesKey::Sort(SortKey::Memory), "processes by resident memory").footer("by memory").offered(showing_processes),
-    bind(&[Key::ESC, Key::char('q')], ResourcesKey::Back, "back where the screen was opened").footer("back"),
+    bind(&[Key::char('/')], ResourcesKey::Filter, "connections by state and port (`listen`, `6443`, `established 2379`)").footer("filter").offered(showing_network),
+    bind(&[Key::ESC, Key::char('q')], ResourcesKey::Back, "back to the overview, from it where the screen was opened").footer("back"),
 ];
 
+fn showing_overview(screen: &ResourcesScreen) -> bool {
+    screen.section == Section::Overview
+}
+
 fn showing_processes(screen: &ResourcesScreen) -> bool {
-    screen.processes
+    screen.section == Section::Processes
+}
+
+fn showing_network(screen: &ResourcesScreen) -> bool {
+    screen.section == Section::Network
 }
 
 fn task(task: ResourcesTask) -> Effect {
@@ -138,7 +198,7 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn title(&self) -> &'static str {
-        "Node resources and processes (i in node detail, :resources NODE)"
+        "Node resources, processes, storage, network and containers (i in node detail, :resources NODE)"
     }
 
     fn keys(&self) -> Vec<KeyLine> {
@@ -171,16 +231,30 @@ impl ScreenModule for ResourcesScreen {
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
         match intent(KEYS, event) {
-            Some(ResourcesKey::Back) => return Step::close(),
-            Some(ResourcesKey::Processes) => {
-                self.processes = !self.processes;
+            Some(ResourcesKey::Back) if self.section == Section::Overview => return Step::close(),
+            Some(ResourcesKey::Back) => {
+                self.section = Section::Overview;
                 self.scroll = 0;
             }
-            Some(ResourcesKey::Sort(key)) => {
+            Some(ResourcesKey::Show(section)) => {
+                // The key of the section on screen goes back to the overview.
+                self.section = match self.section == *section {
+                    true => Section::Overview,
+                    false => *section,
+                };
+                self.scroll = 0;
+            }
+            Some(ResourcesKey::Sort(key)) if self.section == Section::Processes => {
                 self.sort = *key;
                 self.scroll = 0;
             }
-            None => {}
+            Some(ResourcesKey::Filter) if self.section == Section::Network => {
+                return Step {
+                    filter: Some(self.connections.text()),
+                    ..Step::default()
+                };
+            }
+            Some(ResourcesKey::Sort(_) | ResourcesKey::Filter) | None => {}
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
             let rows = Self::rows(shared.size);
@@ -191,6 +265,11 @@ impl ScreenModule for ResourcesScreen {
             self.scroll = step.from(self.scroll, last, rows);
         }
         Step::default()
+    }
+
+    fn set_filter(&mut self, text: &str) {
+        self.connections = ConnectionFilter::parse(text);
+        self.scroll = 0;
     }
 
     fn on_news(&mut self, news: &ScreenNews, _shared: &Shared) -> bool {
