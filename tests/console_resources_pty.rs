@@ -9,7 +9,8 @@
 //! at 80x24 and in the DISK% column at 200x50, and its cluster names it in the fleet; on
 //! `cpu-spin` w-1's CPU% is the highest. Inside a node: `s` shows what fills the full
 //! EPHEMERAL; on `kubespan`, `n` its KubeSpan peers up and its connections, `/` filters them
-//! to those listening, and `o` its pods' containers; Esc goes back to the overview first.
+//! to those listening, and `o` its pods' containers; Esc goes back to the overview first. On
+//! a control plane, `Enter` on its kube-apiserver container opens the logs screen on it.
 mod pty_support;
 
 use std::time::Duration;
@@ -219,6 +220,54 @@ fn network_shows_kubespan_peers_and_filtered_connections_and_o_the_containers() 
     s.send(b"\x1b");
     s.wait_for("the overview again", BOUND, |t| {
         t.contains("Resources of w-1")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+#[test]
+fn enter_on_a_container_opens_its_logs() {
+    let sim = BackgroundSim::start("healthy", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = console_on_five_nodes(&sim, home.path(), "healthy", BOUND);
+    s.send(b":resources cp-1\r");
+    s.wait_for("cp-1's resources", BOUND, |t| {
+        t.contains("Resources of cp-1")
+    });
+    s.send(b"o");
+    s.wait_for("cp-1's containers", BOUND, |t| {
+        t.contains("Containers of cp-1") && t.contains("kube-apiserver-cp-1")
+    });
+    // The selection starts on the first container; down to the API server's.
+    let text = s.text();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("NAMESPACE"))
+        .skip(1)
+        .collect();
+    let at = rows
+        .iter()
+        .position(|r| r.contains("kube-apiserver-cp-1"))
+        .expect("the API server's container");
+    for _ in 0..at {
+        s.send(b"j");
+    }
+    s.wait_for("the API server's container selected", BOUND, |t| {
+        t.lines()
+            .any(|l| l.contains("> kube-system") && l.contains("kube-apiserver-cp-1"))
+    });
+    s.send(b"\r");
+    s.wait_for("its logs", BOUND, |t| {
+        t.contains("Logs: kube-system/kube-apiserver-cp-1") && t.contains("stderr F")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the containers again", BOUND, |t| {
+        t.contains("Containers of cp-1")
+    });
+    s.send(b"\x1b");
+    s.wait_for("cp-1's overview", BOUND, |t| {
+        t.contains("Resources of cp-1")
     });
     s.send(b"\x1b");
     s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));

@@ -27,6 +27,10 @@ mod view;
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "resources";
 
+/// The logs screen's name, which `Enter` on a container opens (by name: screens never
+/// import each other).
+const LOGS: ScreenName = "logs";
+
 /// How often the node is read while the screen is on top.
 pub const REFRESH: Duration = Duration::from_secs(2);
 
@@ -71,6 +75,8 @@ pub struct ResourcesScreen {
     /// The connections shown in the network section: by state (`listen`), port (`6443`) or
     /// both, as typed after `/`.
     pub connections: ConnectionFilter,
+    /// The container selected in the containers section, by its place.
+    pub selected: usize,
     /// Whether the console reads the node now.
     following: bool,
 }
@@ -121,6 +127,7 @@ enum ResourcesKey {
     Show(Section),
     Sort(SortKey),
     Filter,
+    Logs,
     Back,
 }
 
@@ -133,6 +140,7 @@ static KEYS: &[Binding<ResourcesKey, ResourcesScreen>] = &[
     bind(&[Key::char('c')], ResourcesKey::Sort(SortKey::Cpu), "processes busiest first").footer("by CPU").offered(showing_processes),
     bind(&[Key::char('m')], ResourcesKey::Sort(SortKey::Memory), "processes by resident memory").footer("by memory").offered(showing_processes),
     bind(&[Key::char('/')], ResourcesKey::Filter, "connections by state and port (`listen`, `6443`, `established 2379`)").footer("filter").offered(showing_network),
+    bind(&[Key::ENTER], ResourcesKey::Logs, "the selected container's logs (the logs screen)").footer("logs").offered(showing_containers),
     bind(&[Key::ESC, Key::char('q')], ResourcesKey::Back, "back to the overview, from it where the screen was opened").footer("back"),
 ];
 
@@ -142,6 +150,10 @@ fn showing_overview(screen: &ResourcesScreen) -> bool {
 
 fn showing_processes(screen: &ResourcesScreen) -> bool {
     screen.section == Section::Processes
+}
+
+fn showing_containers(screen: &ResourcesScreen) -> bool {
+    screen.section == Section::Containers
 }
 
 fn showing_network(screen: &ResourcesScreen) -> bool {
@@ -185,6 +197,20 @@ fn chosen(opening: &Opening, shared: &Shared) -> Result<(String, NodeIdentity), 
 }
 
 impl ResourcesScreen {
+    /// The logs screen on the selected container (`:logs namespace/pod:container NODE`).
+    fn container_logs(&self) -> Step {
+        let container = (self.document.as_ref()).and_then(|d| d.containers.get(self.selected));
+        let (Some(c), Some(request)) = (container, &self.request) else {
+            return Step::message(Message::info("no container to read the logs of"));
+        };
+        let id = format!("{}/{}:{}", c.namespace, c.pod, c.name);
+        let words = vec!["logs".to_string(), id, request.node.name.clone()];
+        Step {
+            open: Some((LOGS, words)),
+            ..Step::default()
+        }
+    }
+
     /// Rows of text the pane shows on a terminal of `size` (header, message, footer and the
     /// pane's borders left out).
     fn rows(size: (u16, u16)) -> usize {
@@ -254,7 +280,21 @@ impl ScreenModule for ResourcesScreen {
                     ..Step::default()
                 };
             }
-            Some(ResourcesKey::Sort(_) | ResourcesKey::Filter) | None => {}
+            Some(ResourcesKey::Logs) if self.section == Section::Containers => {
+                return self.container_logs();
+            }
+            Some(ResourcesKey::Sort(_) | ResourcesKey::Filter | ResourcesKey::Logs) | None => {}
+        }
+        if let (Some(step), Some(d)) = (intent(MOVE_KEYS, event), &self.document)
+            && self.section == Section::Containers
+        {
+            let last = d.containers.len().saturating_sub(1);
+            self.selected = step.from(self.selected, last, Self::rows(shared.size));
+            // The selected row stays in view.
+            let line = view::selected_container_line(d, self.selected).unwrap_or(0);
+            let rows = Self::rows(shared.size);
+            self.scroll = self.scroll.min(line).max((line + 1).saturating_sub(rows));
+            return Step::default();
         }
         if let Some(step) = intent(MOVE_KEYS, event) {
             let rows = Self::rows(shared.size);

@@ -130,8 +130,9 @@ fn network(d: &NodeResources, filter: &ConnectionFilter) -> Lines {
     out
 }
 
-/// The pods' containers, a column head over them.
-fn containers(d: &NodeResources) -> Lines {
+/// The pods' containers, a column head over them, the selected one marked (`Enter` opens its
+/// logs).
+fn containers(d: &NodeResources, selected: usize) -> Lines {
     let mut out = heading(d);
     let mut rows = vec![(text::container_header(), Role::Header)];
     rows.extend(d.containers.iter().map(|c| {
@@ -142,9 +143,20 @@ fn containers(d: &NodeResources) -> Lines {
         };
         (text::container_row(c), tone)
     }));
-    let title = format!("CONTAINERS {}", d.containers.len());
+    let title = format!("CONTAINERS {} (Enter: logs)", d.containers.len());
     section(&mut out, &title, rows);
+    if let Some(line) = selected_container_line(d, selected) {
+        let (text, _) = &out[line];
+        out[line] = (format!("> {}", &text[2..]), Role::Selection);
+    }
     out
+}
+
+/// Where the selected container's row is among the containers section's lines.
+pub(super) fn selected_container_line(d: &NodeResources, selected: usize) -> Option<usize> {
+    // The heading and problems, a blank line, the title and the column head.
+    let first = 1 + d.problems.len() + 3;
+    (selected < d.containers.len()).then_some(first + selected)
 }
 
 /// The node's heading, then its processes in the screen's order.
@@ -163,7 +175,7 @@ fn on_view(screen: &ResourcesScreen, d: &NodeResources) -> Lines {
         Section::Processes => process_lines(d, screen.sort),
         Section::Storage => storage(d),
         Section::Network => network(d, &screen.connections),
-        Section::Containers => containers(d),
+        Section::Containers => containers(d, screen.selected),
     }
 }
 
