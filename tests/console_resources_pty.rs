@@ -10,7 +10,9 @@
 //! `cpu-spin` w-1's CPU% is the highest. Inside a node: `s` shows what fills the full
 //! EPHEMERAL; on `kubespan`, `n` its KubeSpan peers up and its connections, `/` filters them
 //! to those listening, and `o` its pods' containers; Esc goes back to the overview first. On
-//! a control plane, `Enter` on its kube-apiserver container opens the logs screen on it.
+//! a control plane, `Enter` on its kube-apiserver container opens the logs screen on it. On
+//! `cpu-spin`, `t` shows w-1's processes as a tree and `/stress` keeps stress-ng and its
+//! parents only.
 mod pty_support;
 
 use std::time::Duration;
@@ -269,6 +271,28 @@ fn enter_on_a_container_opens_its_logs() {
     s.wait_for("cp-1's overview", BOUND, |t| {
         t.contains("Resources of cp-1")
     });
+    s.send(b"\x1b");
+    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
+#[test]
+fn the_process_tree_filtered_keeps_the_spinning_process_and_its_parents() {
+    let sim = BackgroundSim::start("cpu-spin", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = console_on_five_nodes(&sim, home.path(), "cpu-spin", BOUND);
+    s.send(b":resources w-1\r");
+    s.wait_for("w-1's resources", BOUND, |t| t.contains("Resources of w-1"));
+    s.send(b"pt");
+    s.wait_for("w-1's process tree", BOUND, |t| {
+        t.contains("Process tree, busiest first, of w-1") && t.contains("trustd")
+    });
+    s.send(b"/stress\r");
+    s.wait_for("stress-ng and its parents only", BOUND, |t| {
+        t.contains("matching \"stress\"") && t.contains("stress-ng") && !t.contains("trustd")
+    });
+    s.send(b"\x1b");
+    s.wait_for("the overview", BOUND, |t| t.contains("Resources of w-1"));
     s.send(b"\x1b");
     s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
     assert_eq!(s.quit(BOUND), Some(0));

@@ -1,7 +1,8 @@
 //! The node resources screen (`i` in node detail, `:resources [NODE]`): what runs inside one
 //! node and what it holds, the document `taloscope node info` prints (`node_resources`), read
 //! again every 2 s while the screen is on top and not otherwise (`console::run_resources`);
-//! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory; `s`
+//! `p` shows its processes as `taloscope top --node` lists them, sorted by CPU or memory, as a
+//! tree (`t`) and filtered by their command line (`/`); `s`
 //! its storage (disks, volumes, what fills EPHEMERAL), `n` its network (links, addresses,
 //! routes, KubeSpan peers, connections filtered by state and port with `/`), `o` its pods'
 //! containers. State, keys and update step here, the drawing in `view`.
@@ -77,6 +78,11 @@ pub struct ResourcesScreen {
     pub connections: ConnectionFilter,
     /// The container selected in the containers section, by its place.
     pub selected: usize,
+    /// The processes as a tree, each under its parent.
+    pub tree: bool,
+    /// The processes shown: those whose command line holds this text (any case), as typed
+    /// after `/` (with their parents in the tree).
+    pub process_filter: String,
     /// Whether the console reads the node now.
     following: bool,
 }
@@ -127,6 +133,7 @@ enum ResourcesKey {
     Show(Section),
     Sort(SortKey),
     Filter,
+    Tree,
     Logs,
     Back,
 }
@@ -139,7 +146,8 @@ static KEYS: &[Binding<ResourcesKey, ResourcesScreen>] = &[
     bind(&[Key::char('o')], ResourcesKey::Show(Section::Containers), "its pods' containers, or back").footer("pods").offered(showing_overview),
     bind(&[Key::char('c')], ResourcesKey::Sort(SortKey::Cpu), "processes busiest first").footer("by CPU").offered(showing_processes),
     bind(&[Key::char('m')], ResourcesKey::Sort(SortKey::Memory), "processes by resident memory").footer("by memory").offered(showing_processes),
-    bind(&[Key::char('/')], ResourcesKey::Filter, "connections by state and port (`listen`, `6443`, `established 2379`)").footer("filter").offered(showing_network),
+    bind(&[Key::char('t')], ResourcesKey::Tree, "processes as a tree, each under its parent, or a list").footer("tree").offered(showing_processes),
+    bind(&[Key::char('/')], ResourcesKey::Filter, "processes by their command line; connections by state and port (`listen`, `6443`, `established 2379`)").footer("filter").offered(filtering),
     bind(&[Key::ENTER], ResourcesKey::Logs, "the selected container's logs (the logs screen)").footer("logs").offered(showing_containers),
     bind(&[Key::ESC, Key::char('q')], ResourcesKey::Back, "back to the overview, from it where the screen was opened").footer("back"),
 ];
@@ -156,8 +164,8 @@ fn showing_containers(screen: &ResourcesScreen) -> bool {
     screen.section == Section::Containers
 }
 
-fn showing_network(screen: &ResourcesScreen) -> bool {
-    screen.section == Section::Network
+fn filtering(screen: &ResourcesScreen) -> bool {
+    matches!(screen.section, Section::Network | Section::Processes)
 }
 
 fn task(task: ResourcesTask) -> Effect {
@@ -274,16 +282,30 @@ impl ScreenModule for ResourcesScreen {
                 self.sort = *key;
                 self.scroll = 0;
             }
-            Some(ResourcesKey::Filter) if self.section == Section::Network => {
+            Some(ResourcesKey::Filter) if filtering(self) => {
+                let typed = match self.section {
+                    Section::Processes => self.process_filter.clone(),
+                    _ => self.connections.text(),
+                };
                 return Step {
-                    filter: Some(self.connections.text()),
+                    filter: Some(typed),
                     ..Step::default()
                 };
+            }
+            Some(ResourcesKey::Tree) if self.section == Section::Processes => {
+                self.tree = !self.tree;
+                self.scroll = 0;
             }
             Some(ResourcesKey::Logs) if self.section == Section::Containers => {
                 return self.container_logs();
             }
-            Some(ResourcesKey::Sort(_) | ResourcesKey::Filter | ResourcesKey::Logs) | None => {}
+            Some(
+                ResourcesKey::Sort(_)
+                | ResourcesKey::Filter
+                | ResourcesKey::Tree
+                | ResourcesKey::Logs,
+            )
+            | None => {}
         }
         if let (Some(step), Some(d)) = (intent(MOVE_KEYS, event), &self.document)
             && self.section == Section::Containers
@@ -308,7 +330,10 @@ impl ScreenModule for ResourcesScreen {
     }
 
     fn set_filter(&mut self, text: &str) {
-        self.connections = ConnectionFilter::parse(text);
+        match self.section {
+            Section::Processes => self.process_filter = text.trim().to_string(),
+            _ => self.connections = ConnectionFilter::parse(text),
+        }
         self.scroll = 0;
     }
 

@@ -166,3 +166,23 @@ fn slash_in_the_network_filters_the_connections_by_state_and_port() {
     assert_eq!(filter.text(), "ESTABLISHED 6443");
     assert_eq!(ConnectionFilter::parse(""), ConnectionFilter::default());
 }
+
+#[test]
+fn t_shows_the_processes_as_a_tree_and_slash_filters_them_by_command_line() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    command(&mut s, "resources w-1");
+    press(&mut s, KeyCode::Char('t'));
+    assert!(!screen(&s).tree, "t works in the processes only");
+    press(&mut s, KeyCode::Char('p'));
+    press(&mut s, KeyCode::Char('t'));
+    assert!(screen(&s).tree);
+    press(&mut s, KeyCode::Char('/'));
+    for c in "stress".chars() {
+        update(&mut s, Action::Insert(c));
+    }
+    update(&mut s, Action::Submit);
+    assert_eq!(screen(&s).process_filter, "stress");
+    assert_eq!(screen(&s).connections, ConnectionFilter::default());
+    press(&mut s, KeyCode::Char('t'));
+    assert!(!screen(&s).tree);
+}

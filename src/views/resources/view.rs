@@ -9,7 +9,9 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::{ConnectionFilter, REFRESH, ResourcesScreen, Section};
 use crate::node_resources::text;
-use crate::node_resources::{Level, NodeResources, SortKey, sort_processes};
+use crate::node_resources::{
+    Level, NodeResources, ProcessUsage, SortKey, process_tree, sort_processes,
+};
 use crate::tui::{Look, Role};
 use crate::views::table::pane_block;
 
@@ -159,20 +161,48 @@ pub(super) fn selected_container_line(d: &NodeResources, selected: usize) -> Opt
     (selected < d.containers.len()).then_some(first + selected)
 }
 
-/// The node's heading, then its processes in the screen's order.
-fn process_lines(d: &NodeResources, sort: SortKey) -> Lines {
-    let mut processes = d.processes.clone();
-    sort_processes(&mut processes, sort);
+/// The node's heading, then its processes in the screen's order, as a list or a tree (each
+/// command under its parent's, indented), only those whose command line holds `filter`.
+fn process_lines(d: &NodeResources, screen: &ResourcesScreen) -> Lines {
+    let needle = screen.process_filter.to_lowercase();
+    let keep = |p: &ProcessUsage| {
+        needle.is_empty()
+            || p.command.to_lowercase().contains(&needle)
+            || p.args.to_lowercase().contains(&needle)
+    };
+    let shown: Vec<(usize, ProcessUsage)> = match screen.tree {
+        true => process_tree(&d.processes, screen.sort, keep),
+        false => {
+            let mut list: Vec<ProcessUsage> =
+                d.processes.iter().filter(|p| keep(p)).cloned().collect();
+            sort_processes(&mut list, screen.sort);
+            list.into_iter().map(|p| (0, p)).collect()
+        }
+    };
     let mut out = vec![(text::heading(d), role(d.level))];
+    if !needle.is_empty() {
+        let count = shown.iter().filter(|(_, p)| keep(p)).count();
+        let what = format!(
+            "{count} of {} processes matching {:?}",
+            d.processes.len(),
+            screen.process_filter
+        );
+        out.push((what, Role::Muted));
+    }
     out.push((text::process_header(), Role::Header));
-    out.extend(processes.iter().map(|p| (text::process_row(p), Role::Text)));
+    out.extend(shown.into_iter().map(|(depth, mut p)| {
+        let indent = "  ".repeat(depth);
+        p.args = format!("{indent}{}", p.args);
+        p.command = format!("{indent}{}", p.command);
+        (text::process_row(&p), Role::Text)
+    }));
     out
 }
 
 fn on_view(screen: &ResourcesScreen, d: &NodeResources) -> Lines {
     match screen.section {
         Section::Overview => overview(d),
-        Section::Processes => process_lines(d, screen.sort),
+        Section::Processes => process_lines(d, screen),
         Section::Storage => storage(d),
         Section::Network => network(d, &screen.connections),
         Section::Containers => containers(d, screen.selected),
@@ -194,13 +224,15 @@ impl Widget for &ResourcesPane<'_> {
     fn render(self, area: ratatui::layout::Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
         let node = self.screen.request.as_ref().map(|r| &r.node);
-        let what = match (self.screen.section, self.screen.sort) {
-            (Section::Overview, _) => "Resources",
-            (Section::Processes, SortKey::Cpu) => "Processes, busiest first,",
-            (Section::Processes, SortKey::Memory) => "Processes, by memory,",
-            (Section::Storage, _) => "Storage",
-            (Section::Network, _) => "Network",
-            (Section::Containers, _) => "Containers",
+        let what = match (self.screen.section, self.screen.sort, self.screen.tree) {
+            (Section::Overview, _, _) => "Resources",
+            (Section::Processes, SortKey::Cpu, false) => "Processes, busiest first,",
+            (Section::Processes, SortKey::Memory, false) => "Processes, by memory,",
+            (Section::Processes, SortKey::Cpu, true) => "Process tree, busiest first,",
+            (Section::Processes, SortKey::Memory, true) => "Process tree, by memory,",
+            (Section::Storage, _, _) => "Storage",
+            (Section::Network, _, _) => "Network",
+            (Section::Containers, _, _) => "Containers",
         };
         let title = format!(
             " {what} of {}, read every {} s ",
