@@ -173,10 +173,13 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
     cells
 }
 
+/// One figure of a node's usage.
+type Figure = fn(&NodeUsage) -> Option<f64>;
+
 /// The busiest node by CPU, memory and disk among those read (`cpu w-1 97% mem cp-2 41%
 /// disk w-1 96%`), each in its gauge's tone.
 fn hot_spots(usage: &[NodeUsage]) -> TableCell {
-    let worst = |figure: fn(&NodeUsage) -> Option<f64>| {
+    let worst = |figure: Figure| {
         (usage.iter())
             .filter_map(|u| Some((u, figure(u)?)))
             .max_by(|a, b| {
@@ -186,7 +189,7 @@ fn hot_spots(usage: &[NodeUsage]) -> TableCell {
     };
     let mut parts = Vec::new();
     let mut level = Level::Ok;
-    let gauges: [(&str, fn(&NodeUsage) -> Option<f64>, Option<Gauge>); 3] = [
+    let gauges: [(&str, Figure, Option<Gauge>); 3] = [
         ("cpu", |u| u.cpu_percent, None),
         ("mem", |u| u.memory_percent, Some(Gauge::Memory)),
         ("disk", |u| u.disk_percent, Some(Gauge::Volume)),
@@ -273,7 +276,7 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
         .map(|n| {
             let issue = node_issue(&health.all, n);
             let usage = live.usage.iter().find(|u| u.address == n.address);
-            let figure = |f: fn(&NodeUsage) -> Option<f64>| usage.and_then(f);
+            let figure = |f: Figure| usage.and_then(f);
             TableRow {
                 key: n.address.clone(),
                 cells: vec![
