@@ -75,6 +75,16 @@ fn a_full_ephemeral_fails_in_the_resources_of_its_node() {
     assert_eq!(s.quit(BOUND), Some(0));
 }
 
+/// From a section of `node`'s resources: Esc to its overview, Esc to the nodes pane, quit.
+fn back_out_and_quit(mut s: pty_support::PtySession, node: &str) {
+    s.send(b"\x1b");
+    let overview = format!("Resources of {node}");
+    s.wait_for("the overview", BOUND, |t| t.contains(&overview));
+    s.send(b"\x1b");
+    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
+    assert_eq!(s.quit(BOUND), Some(0));
+}
+
 /// The first process row under the column heads, borders trimmed.
 fn first_process(text: &str) -> Option<String> {
     let row = text.lines().skip_while(|l| !l.contains("PPID")).nth(1)?;
@@ -175,13 +185,7 @@ fn storage_shows_what_fills_a_full_ephemeral() {
             && t.contains("/var/lib/containerd")
             && volume_row(t, "EPHEMERAL").is_some_and(|r| r.ends_with("failing"))
     });
-    s.send(b"\x1b");
-    s.wait_for("the overview again", BOUND, |t| {
-        t.contains("Resources of w-1")
-    });
-    s.send(b"\x1b");
-    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
-    assert_eq!(s.quit(BOUND), Some(0));
+    back_out_and_quit(s, "w-1");
 }
 
 #[test]
@@ -219,13 +223,7 @@ fn network_shows_kubespan_peers_and_filtered_connections_and_o_the_containers() 
     s.wait_for("w-1's containers", BOUND, |t| {
         t.contains("Containers of w-1") && t.contains("kube-proxy") && t.contains("running")
     });
-    s.send(b"\x1b");
-    s.wait_for("the overview again", BOUND, |t| {
-        t.contains("Resources of w-1")
-    });
-    s.send(b"\x1b");
-    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
-    assert_eq!(s.quit(BOUND), Some(0));
+    back_out_and_quit(s, "w-1");
 }
 
 #[test]
@@ -267,13 +265,7 @@ fn enter_on_a_container_opens_its_logs() {
     s.wait_for("the containers again", BOUND, |t| {
         t.contains("Containers of cp-1")
     });
-    s.send(b"\x1b");
-    s.wait_for("cp-1's overview", BOUND, |t| {
-        t.contains("Resources of cp-1")
-    });
-    s.send(b"\x1b");
-    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
-    assert_eq!(s.quit(BOUND), Some(0));
+    back_out_and_quit(s, "cp-1");
 }
 
 #[test]
@@ -291,9 +283,5 @@ fn the_process_tree_filtered_keeps_the_spinning_process_and_its_parents() {
     s.wait_for("stress-ng and its parents only", BOUND, |t| {
         t.contains("matching \"stress\"") && t.contains("stress-ng") && !t.contains("trustd")
     });
-    s.send(b"\x1b");
-    s.wait_for("the overview", BOUND, |t| t.contains("Resources of w-1"));
-    s.send(b"\x1b");
-    s.wait_for("the nodes pane", BOUND, |t| t.contains("+ Nodes (5)"));
-    assert_eq!(s.quit(BOUND), Some(0));
+    back_out_and_quit(s, "w-1");
 }
