@@ -1,8 +1,9 @@
 //! Snapshots of the node resources screen (`:resources w-1`) at 80x24 and 200x50 in default,
 //! NO_COLOR and ASCII modes, on what the sim's `ephemeral-full` w-1 answers (its EPHEMERAL
 //! 96% full, failing): the top of the document, scrolled to its end, and the screen before
-//! the first read arrived. The figures that move with the node's clock (CPU busy, load,
-//! uptime, boot time) are masked.
+//! the first read arrived; its storage (`s`), network (`n`, and its connections filtered by
+//! `/`) and containers (`o`) sections. The figures that move with the node's clock (CPU
+//! busy, load, uptime, boot time) are masked.
 mod upgrade_common;
 mod view_support;
 
@@ -103,4 +104,26 @@ async fn resources_of_a_node_whose_ephemeral_is_full() {
 fn resources_before_the_first_read() {
     let s = opened(None);
     insta::assert_snapshot!("resources_reading", all_renders(&s));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn storage_network_and_containers_of_a_node() {
+    let document = w1_of_ephemeral_full().await;
+    assert!(!document.containers.is_empty() && !document.connections.is_empty());
+    let mut s = opened(Some(document));
+    press(&mut s, KeyCode::Char('s'));
+    insta::assert_snapshot!("resources_storage", masked(&all_renders(&s), MOVING));
+    press(&mut s, KeyCode::Char('n'));
+    insta::assert_snapshot!("resources_network", masked(&all_renders(&s), MOVING));
+    press(&mut s, KeyCode::Char('/'));
+    for c in "listen".chars() {
+        update(&mut s, Action::Insert(c));
+    }
+    update(&mut s, Action::Submit);
+    insta::assert_snapshot!(
+        "resources_network_listening",
+        masked(&all_renders(&s), MOVING)
+    );
+    press(&mut s, KeyCode::Char('o'));
+    insta::assert_snapshot!("resources_containers", masked(&all_renders(&s), MOVING));
 }

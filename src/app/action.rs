@@ -172,6 +172,12 @@ pub enum PollerRequest {
         node: String,
     },
     UnwatchNode,
+    /// Read the CPU, memory and disk use of these nodes of `cluster`, those on screen, every
+    /// refresh (`update_panes::usage_request`).
+    ReadUsage {
+        cluster: String,
+        nodes: Vec<crate::node_resources::NodeIdentity>,
+    },
     /// From its next round, poll `cluster` through its context `context` (`:ctx` named one
     /// of the cluster's alternate contexts).
     UseContext {

@@ -176,6 +176,7 @@ pub fn cluster_health(live: &ClusterLive, now: Option<Instant>) -> ClusterHealth
     let readings = Readings {
         certs: &live.certs,
         skew: &skew,
+        usage: &live.usage,
     };
     let all = cluster_problems(status, readings, &staleness);
     // How stale the cluster's data is: a node that never answered has no data to be stale

@@ -52,3 +52,4 @@ pub mod update_progress;
 pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};
+pub use update_panes::usage_request;

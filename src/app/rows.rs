@@ -1,14 +1,16 @@
 //! The rows of each table, from discovery and the live fleet model: the
-//! fleet (one row per cluster), and the nodes, etcd and versions panes of the
-//! cluster in use. Cells not known yet are placeholders, never waits.
+//! fleet (one row per cluster, naming its hot spots), and the nodes (with
+//! their CPU, memory and disk use), etcd and versions panes of the cluster in
+//! use. Cells not known yet are placeholders, never waits.
 use std::collections::HashMap;
 
 use super::health::{NodeState, node_state, role_word};
 use super::state::AppState;
-use super::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
+use super::tables::{Column, TableCell, TableRow, Tone, Width, col, natural_cmp, wide};
 use crate::discovery::Cluster;
 use crate::fleet::problems::{Problem, Severity, node_problems};
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
+use crate::node_resources::{Gauge, Level, NodeUsage};
 pub use crate::printable::bytes_text;
 
 pub const FLEET_COLUMNS: &[Column] = &[
@@ -21,6 +23,7 @@ pub const FLEET_COLUMNS: &[Column] = &[
     col("K8S", Width::Content),
     col("WARN", Width::Content).worst_first(),
     col("ISSUE", Width::Fill(3)),
+    wide("HOT SPOTS", Width::Fill(2)),
     wide("UPDATED", Width::Content),
 ];
 
@@ -37,12 +40,17 @@ pub const NODE_COLUMNS: &[Column] = &[
     col("READY", Width::Content),
     col("TALOS", Width::Content),
     col("KUBELET", Width::Content),
+    // Read only for the rows on screen (`update_panes::usage_request`). Wide only: at 80
+    // columns they would cut the versions; a failing one is the row's ISSUE there.
+    wide("CPU%", Width::Content).highest_first(),
+    wide("MEM%", Width::Content).highest_first(),
+    wide("DISK%", Width::Content).highest_first(),
     wide("CORDON", Width::Content),
     col("ISSUE", Width::Fill(3)).worst_first(),
 ];
 
 /// The nodes pane's order until the operator sorts: problems first (ISSUE), then by name.
-pub const NODE_DEFAULT_SORT: usize = 9;
+pub const NODE_DEFAULT_SORT: usize = 12;
 
 pub const ETCD_COLUMNS: &[Column] = &[
     col("HOSTNAME", Width::Fill(2)).names(),
@@ -101,6 +109,7 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
         };
         cells.push(TableCell::new(waiting, Tone::Muted));
         cells.push(TableCell::unknown());
+        cells.push(TableCell::unknown());
         return cells;
     };
     let h = super::prepared::health(state, &cluster.name, live);
@@ -155,12 +164,67 @@ fn fleet_cells(cluster: &Cluster, live: Option<&ClusterLive>, state: &AppState) 
         },
     };
     cells.push(issue.ranked(rank));
+    cells.push(hot_spots(&live.usage));
     cells.push(match (h.stale.clone(), h.updated.clone()) {
         (Some(age), _) => TableCell::new(age, Tone::Warn),
         (None, Some(age)) => TableCell::plain(age),
         (None, None) => TableCell::unknown(),
     });
     cells
+}
+
+/// One figure of a node's usage.
+type Figure = fn(&NodeUsage) -> Option<f64>;
+
+/// The busiest node by CPU, memory and disk among those read (`cpu w-1 97% mem cp-2 41%
+/// disk w-1 96%`), each in its gauge's tone.
+fn hot_spots(usage: &[NodeUsage]) -> TableCell {
+    let worst = |figure: Figure| {
+        (usage.iter())
+            .filter_map(|u| Some((u, figure(u)?)))
+            .max_by(|a, b| {
+                a.1.total_cmp(&b.1)
+                    .then_with(|| natural_cmp(&b.0.node, &a.0.node))
+            })
+    };
+    let mut parts = Vec::new();
+    let mut level = Level::Ok;
+    let gauges: [(&str, Figure, Option<Gauge>); 3] = [
+        ("cpu", |u| u.cpu_percent, None),
+        ("mem", |u| u.memory_percent, Some(Gauge::Memory)),
+        ("disk", |u| u.disk_percent, Some(Gauge::Volume)),
+    ];
+    for (what, figure, gauge) in gauges {
+        if let Some((node, percent)) = worst(figure) {
+            parts.push(format!("{what} {} {percent:.0}%", node.node));
+            level = level.max(gauge.map_or(Level::Ok, |g| g.level(percent)));
+        }
+    }
+    match parts.is_empty() {
+        true => TableCell::unknown(),
+        false => TableCell::new(parts.join(" "), level_tone(level)),
+    }
+}
+
+fn level_tone(level: Level) -> Tone {
+    match level {
+        Level::Ok => Tone::Plain,
+        Level::Warning => Tone::Warn,
+        Level::Failing => Tone::Error,
+    }
+}
+
+/// A node's figure as a whole percent, in its gauge's tone; the placeholder before a read
+/// and a muted `?` for a node that could not be read.
+fn usage_cell(usage: Option<&NodeUsage>, figure: Option<f64>, gauge: Option<Gauge>) -> TableCell {
+    match (usage, figure) {
+        (None, _) => TableCell::unknown(),
+        (Some(_), Some(percent)) => {
+            let level = gauge.map_or(Level::Ok, |g| g.level(percent));
+            TableCell::new(format!("{percent:.0}"), level_tone(level))
+        }
+        (Some(_), None) => TableCell::new("?", Tone::Muted),
+    }
 }
 
 fn ready_cell(state: NodeState) -> TableCell {
@@ -177,7 +241,7 @@ fn ready_cell(state: NodeState) -> TableCell {
 /// yellow, information plain.
 fn problem_tone(severity: Severity) -> Tone {
     match severity {
-        Severity::Down | Severity::Etcd => Tone::Error,
+        Severity::Down | Severity::Etcd | Severity::Pressure => Tone::Error,
         Severity::NotReady | Severity::CertificateExpiring | Severity::VersionSkew => Tone::Warn,
         Severity::Info => Tone::Plain,
     }
@@ -211,6 +275,8 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
         .iter()
         .map(|n| {
             let issue = node_issue(&health.all, n);
+            let usage = live.usage.iter().find(|u| u.address == n.address);
+            let figure = |f: Figure| usage.and_then(f);
             TableRow {
                 key: n.address.clone(),
                 cells: vec![
@@ -222,6 +288,9 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
                     ready_cell(node_state(n)),
                     TableCell::maybe(n.talos_version.as_deref()),
                     TableCell::maybe(n.kubelet_version.as_deref()),
+                    usage_cell(usage, figure(|u| u.cpu_percent), None),
+                    usage_cell(usage, figure(|u| u.memory_percent), Some(Gauge::Memory)),
+                    usage_cell(usage, figure(|u| u.disk_percent), Some(Gauge::Volume)),
                     match n.cordoned {
                         Some(true) => TableCell::new("yes", Tone::Warn),
                         Some(false) => TableCell::new("no", Tone::Muted),

@@ -58,6 +58,9 @@ pub struct Step {
     pub filter: Option<String>,
     /// What it asks the shell to show over it.
     pub ask: Option<Ask>,
+    /// Another screen to bring on top, by its name, with the words of its `:` command
+    /// (`["logs", "kube-system/coredns-x:coredns", "w-1"]`): screens never import each other.
+    pub open: Option<(ScreenName, Vec<String>)>,
 }
 
 /// What a screen asks the shell to show over it.

@@ -146,7 +146,11 @@ fn finish(state: &mut AppState, name: ScreenName, step: Step) -> Vec<Effect> {
         let home = state.screens.get(name).map_or(Screen::Fleet, |m| m.home());
         state.screen = from.unwrap_or(home);
     }
-    step.effects
+    let mut effects = step.effects;
+    if let Some((other, words)) = step.open {
+        effects.extend(open_with(state, other, words));
+    }
+    effects
 }
 
 /// Shows what a step asks over the screen: the input line (`input` of its prompt), an

@@ -21,6 +21,8 @@ pub struct Tables {
     pub nodes: TableView,
     pub etcd: TableView,
     pub versions: TableView,
+    /// The nodes whose usage the pollers were last asked to read, by cluster.
+    pub usage_asked: Option<(String, Vec<crate::node_resources::NodeIdentity>)>,
 }
 
 impl Default for Tables {
@@ -37,6 +39,7 @@ impl Default for Tables {
             },
             etcd: TableView::default(),
             versions: TableView::default(),
+            usage_asked: None,
         }
     }
 }

@@ -52,6 +52,11 @@ impl TableCell {
         TableCell::new("", Tone::Unknown)
     }
 
+    /// The cell's number, when it is one.
+    fn parse_number(&self) -> Option<u64> {
+        self.text.parse().ok()
+    }
+
     /// Text when known, else the placeholder.
     pub fn maybe(text: Option<&str>) -> TableCell {
         match text {
@@ -91,6 +96,8 @@ pub enum Order {
     /// first (`fleet::problems`' severity order), then the worst tone (errors,
     /// then warnings), then by the cell's number, highest first, then by name.
     WorstFirst,
+    /// By the cell's number, highest first (the busiest node first), unknown last.
+    HighestFirst,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +144,14 @@ impl Column {
     pub const fn worst_first(self) -> Column {
         Column {
             order: Order::WorstFirst,
+            ..self
+        }
+    }
+
+    /// The same column, sorting its numbers highest first.
+    pub const fn highest_first(self) -> Column {
+        Column {
+            order: Order::HighestFirst,
             ..self
         }
     }
@@ -243,6 +258,9 @@ pub fn shape(
                 .cmp(&severity(a))
                 // Unknown still last; known numbers highest first.
                 .then_with(|| x.text.is_empty().cmp(&y.text.is_empty()))
+                .then_with(|| highest_first(&x.text, &y.text)),
+            (Some(x), Some(y)) if order == Order::HighestFirst => (x.parse_number().is_none())
+                .cmp(&y.parse_number().is_none())
                 .then_with(|| highest_first(&x.text, &y.text)),
             (Some(x), Some(y)) => natural_cmp(&x.text, &y.text),
             _ => Ordering::Equal,
@@ -373,5 +391,27 @@ mod tests {
         let t = shape(TableKind::Nodes, ISSUES, rows, &view);
         let names: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
         assert_eq!(names, vec!["w-2", "cp-3", "cp-1", "cp-2", "cp-10"]);
+    }
+
+    #[test]
+    fn highest_first_puts_the_busiest_first_and_the_unknown_last() {
+        const BUSY: &[Column] = &[
+            col("NAME", Width::Fill(1)),
+            col("CPU%", Width::Content).highest_first(),
+        ];
+        let rows = vec![
+            row("a", &["a", "7"]),
+            row("b", &[" b", ""]),
+            row("c", &["c", "100"]),
+            row("d", &["d", "?"]),
+            row("e", &["e", "12"]),
+        ];
+        let view = TableView {
+            sort: 1,
+            ..TableView::default()
+        };
+        let t = shape(TableKind::Nodes, BUSY, rows, &view);
+        let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, vec!["c", "e", "a", "b", "d"]);
     }
 }

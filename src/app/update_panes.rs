@@ -54,6 +54,44 @@ impl Watching {
     }
 }
 
+/// The nodes whose CPU, memory and disk use the nodes pane shows: the rows that can be on
+/// screen (a terminal's height of them, from the first row the pane shows as it scrolls to
+/// keep the selection in view), in the cluster on screen. Asked again only when they change
+/// (`Tables::usage_asked`); leaving the cluster stops the reads with its focus.
+pub fn usage_request(state: &mut AppState) -> Option<PollerRequest> {
+    let shown = match (state.screen, state.cluster_on_screen()) {
+        (Screen::Cluster(_) | Screen::NodeDetail, Some(cluster)) => {
+            Some((cluster.to_string(), usage_window(state)))
+        }
+        _ => None,
+    };
+    let shown = shown.filter(|(_, nodes)| !nodes.is_empty());
+    if shown == state.tables.usage_asked {
+        return None;
+    }
+    state.tables.usage_asked = shown.clone();
+    let (cluster, nodes) = shown?;
+    Some(PollerRequest::ReadUsage { cluster, nodes })
+}
+
+fn usage_window(state: &AppState) -> Vec<crate::node_resources::NodeIdentity> {
+    let Some(live) = state.current_live() else {
+        return Vec::new();
+    };
+    let data = super::prepared::table(state, TableKind::Nodes);
+    let room = usize::from(state.size.1);
+    let first = (data.selected_index(&state.tables.nodes) + 1).saturating_sub(room);
+    (data.rows.iter().skip(first).take(room))
+        .filter_map(|row| live.status.nodes.iter().find(|n| n.address == row.key))
+        .filter(|n| !n.address.is_empty())
+        .map(|n| crate::node_resources::NodeIdentity {
+            name: n.name.clone(),
+            address: n.address.clone(),
+            machine_type: n.role.as_str().to_string(),
+        })
+        .collect()
+}
+
 /// The address of the node the detail view shows: the nodes table's
 /// selection, else its first row.
 pub fn detail_node_key(state: &AppState) -> Option<String> {
@@ -73,7 +111,8 @@ fn event_time(event: &FleetEvent) -> Instant {
         | FleetEvent::PollFinished { at, .. }
         | FleetEvent::NodeServices { at, .. }
         | FleetEvent::NodeEvent { at, .. }
-        | FleetEvent::Certificates { at, .. } => *at,
+        | FleetEvent::Certificates { at, .. }
+        | FleetEvent::NodeUsage { at, .. } => *at,
         FleetEvent::Capi { at, .. } => *at,
     }
 }

@@ -119,10 +119,10 @@ fn sort_cycles_through_the_columns_on_screen_only() {
         }
         seen
     };
-    // 80 columns: CONTEXTS (1) and UPDATED (9) are not shown.
-    assert_eq!(cycle(&mut s), vec![8, 0, 2, 3, 4, 5, 6, 7, 8, 0]);
+    // 80 columns: CONTEXTS (1), HOT SPOTS (9) and UPDATED (10) are not shown.
+    assert_eq!(cycle(&mut s), vec![8, 0, 2, 3, 4, 5, 6, 7, 8, 0, 2]);
     update(&mut s, Action::Resize(200, 50));
-    assert_eq!(cycle(&mut s), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 0]);
+    assert_eq!(cycle(&mut s), vec![3, 4, 5, 6, 7, 8, 9, 10, 0, 1, 2]);
 }
 
 #[test]
@@ -240,4 +240,88 @@ fn pane_commands_work_from_the_fleet() {
         &effects[..],
         [Effect::Poller(PollerRequest::Focus(Some(_)))]
     ));
+}
+
+fn usage_event(cluster: &str, node: &str, address: &str, disk: f64) -> Action {
+    Action::Event(AppEvent::Fleet(FleetEvent::NodeUsage {
+        cluster: cluster.into(),
+        usage: crate::node_resources::NodeUsage {
+            node: node.into(),
+            address: address.into(),
+            cpu_percent: Some(3.0),
+            memory_percent: Some(20.0),
+            disk_percent: Some(disk),
+            level: crate::node_resources::Gauge::Volume.level(disk),
+            error: None,
+        },
+        at: Instant::now(),
+    }))
+}
+
+fn asked(request: Option<PollerRequest>) -> Option<(String, Vec<String>)> {
+    match request? {
+        PollerRequest::ReadUsage { cluster, nodes } => {
+            Some((cluster, nodes.into_iter().map(|n| n.name).collect()))
+        }
+        other => panic!("not a usage read: {other:?}"),
+    }
+}
+
+#[test]
+fn usage_is_read_for_the_rows_that_can_be_on_screen_and_asked_again_only_when_they_change() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, Action::Resize(80, 6));
+    for i in 1..=9 {
+        let n = node(&format!("w-{i}"), &format!("127.10.0.{i}"), None);
+        update(&mut s, report("alpha", n, t0));
+    }
+    // The fleet shows no node: nothing is read.
+    assert_eq!(usage_request(&mut s), None);
+    open_alpha(&mut s);
+    let first = asked(usage_request(&mut s)).expect("the nodes on screen");
+    assert_eq!(first.0, "alpha");
+    assert_eq!(first.1, ["w-1", "w-2", "w-3", "w-4", "w-5", "w-6"]);
+    assert_eq!(usage_request(&mut s), None, "asked once");
+    // The first usage read changes no row's place: nothing more is asked.
+    update(&mut s, usage_event("alpha", "w-2", "127.10.0.2", 40.0));
+    assert_eq!(usage_request(&mut s), None);
+    for _ in 0..8 {
+        update(&mut s, Action::MoveDown);
+    }
+    let scrolled = asked(usage_request(&mut s)).expect("the rows scrolled to");
+    assert_eq!(scrolled.1, ["w-4", "w-5", "w-6", "w-7", "w-8", "w-9"]);
+    // Back to the fleet and in again: asked anew (the focus change stopped the reads).
+    update(&mut s, Action::Back);
+    assert_eq!(usage_request(&mut s), None);
+    open_alpha(&mut s);
+    assert!(usage_request(&mut s).is_some());
+}
+
+#[test]
+fn a_full_disk_read_puts_its_node_first_with_its_usage_in_the_columns() {
+    let t0 = Instant::now();
+    let mut s = state();
+    for (n, a) in [("w-1", "127.10.0.1"), ("w-2", "127.10.0.2")] {
+        update(&mut s, report("alpha", node(n, a, None), t0));
+    }
+    open_alpha(&mut s);
+    update(&mut s, usage_event("alpha", "w-2", "127.10.0.2", 96.0));
+    let data = tables::table(&s, TableKind::Nodes);
+    let w2 = &data.rows[0];
+    assert_eq!(w2.key, "127.10.0.2");
+    let cells: Vec<&str> = w2.cells.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(&cells[8..11], ["3", "20", "96"]);
+    assert_eq!(w2.cells[10].tone, tables::Tone::Error);
+    assert_eq!(cells[12], "disk 96% full");
+    // w-1 was never read: its usage cells are the placeholder.
+    assert!(
+        data.rows[1].cells[8..11]
+            .iter()
+            .all(|c| c.tone == tables::Tone::Unknown)
+    );
+    let fleet = tables::table(&s, TableKind::Fleet);
+    let alpha = fleet.rows.iter().find(|r| r.key == "alpha").expect("alpha");
+    assert_eq!(alpha.cells[8].text, "w-2 disk 96% full");
+    assert_eq!(alpha.cells[9].text, "cpu w-2 3% mem w-2 20% disk w-2 96%");
 }

@@ -19,6 +19,7 @@ use crate::console::run::{self, Console, Exit, Reloader};
 use crate::discovery::{Cluster, Discovery};
 use crate::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use crate::logging;
+use crate::node_resources::NodeIdentity;
 use crate::opennebula::auth::OneEnvironment;
 use crate::paths::Paths;
 use crate::tui::{Caps, Theme, terminal};
@@ -41,6 +42,8 @@ struct LivePollers {
     app: Option<mpsc::Sender<AppEvent>>,
     focus: Option<String>,
     watch: Option<(String, String)>,
+    /// The nodes whose usage is read, by cluster.
+    usage: Option<(String, Vec<NodeIdentity>)>,
     /// The contexts `:ctx` chose, by cluster; a reload keeps them.
     contexts: Vec<(String, String)>,
 }
@@ -55,6 +58,9 @@ impl LivePollers {
                 self.watch = Some((cluster.clone(), node.clone()))
             }
             PollerRequest::UnwatchNode => self.watch = None,
+            PollerRequest::ReadUsage { cluster, nodes } => {
+                self.usage = Some((cluster.clone(), nodes.clone()))
+            }
             PollerRequest::UseContext { cluster, context } => {
                 self.contexts.retain(|(c, _)| c != cluster);
                 self.contexts.push((cluster.clone(), context.clone()));
@@ -97,6 +103,9 @@ impl LivePollers {
         if let Some((cluster, node)) = self.watch.clone() {
             handle.send(PollerCommand::WatchNode { cluster, node });
         }
+        if let Some((cluster, nodes)) = self.usage.clone() {
+            handle.send(PollerCommand::ReadUsage { cluster, nodes });
+        }
         self.handle = Some(handle);
     }
 }
@@ -134,6 +143,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         app: None,
         focus: None,
         watch: None,
+        usage: None,
         contexts: Vec::new(),
     }));
     let mut state = initial_state(discovery, global);
@@ -210,6 +220,7 @@ fn poller_command(request: PollerRequest) -> PollerCommand {
         PollerRequest::RefreshAll => PollerCommand::RefreshAll,
         PollerRequest::WatchNode { cluster, node } => PollerCommand::WatchNode { cluster, node },
         PollerRequest::UnwatchNode => PollerCommand::UnwatchNode,
+        PollerRequest::ReadUsage { cluster, nodes } => PollerCommand::ReadUsage { cluster, nodes },
         PollerRequest::UseContext { cluster, context } => {
             PollerCommand::UseContext { cluster, context }
         }
@@ -374,6 +385,7 @@ mod tests {
             app: None,
             focus: None,
             watch: None,
+            usage: None,
             contexts: Vec::new(),
         };
         live.send(PollerRequest::UseContext {

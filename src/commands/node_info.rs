@@ -11,7 +11,6 @@ use crate::cli::{GlobalArgs, NodeInfoArgs};
 use crate::fleet::ClusterStatus;
 use crate::node_resources::text::{self, bytes};
 use crate::node_resources::{NodeIdentity, NodeResources, read_node};
-use crate::printable::bytes_text;
 
 pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, Stop> {
     let (_, document) = read_cluster(global, async |_, observer| {
@@ -55,7 +54,7 @@ fn table(d: &NodeResources) -> String {
     if !d.ephemeral_directories.is_empty() {
         let _ = writeln!(out, "\nEPHEMERAL USAGE");
         for dir in &d.ephemeral_directories {
-            let _ = writeln!(out, "  {:>10}  {}", bytes_text(dir.size_bytes), dir.path);
+            let _ = writeln!(out, "  {}", text::directory_row(dir));
         }
     }
     let _ = writeln!(out, "\nLINKS");
@@ -69,22 +68,14 @@ fn table(d: &NodeResources) -> String {
     let _ = writeln!(out, "\nROUTES   {}", text::routes_summary(&d.routes));
     let _ = writeln!(out, "\nKUBESPAN PEERS");
     if d.kubespan_peers.is_empty() {
-        let _ = writeln!(out, "  none (KubeSpan off, or no peer yet)");
+        let _ = writeln!(out, "  {}", text::NO_KUBESPAN_PEERS);
     }
     for p in &d.kubespan_peers {
-        let _ = writeln!(out, "  {:<20} {:<22} {}", p.label, p.endpoint, p.state);
+        let _ = writeln!(out, "  {}", text::peer_row(p));
     }
     let _ = writeln!(out, "\nCONNECTIONS");
     for c in &d.connections {
-        let _ = writeln!(
-            out,
-            "  {:<4} {:>21} {:>21} {:<12} {}",
-            c.protocol,
-            format!("{}:{}", c.local_address, c.local_port),
-            format!("{}:{}", c.remote_address, c.remote_port),
-            c.state,
-            c.process
-        );
+        let _ = writeln!(out, "  {}", text::connection_row(c));
     }
     let _ = writeln!(
         out,
@@ -103,14 +94,7 @@ fn table(d: &NodeResources) -> String {
     }
     let _ = writeln!(out, "\nCONTAINERS");
     for c in &d.containers {
-        let restarts = c
-            .restarts
-            .map_or_else(|| "-".to_string(), |r| r.to_string());
-        let _ = writeln!(
-            out,
-            "  {:<12} {:<40} {:<24} {:<8} {:>3} {}",
-            c.namespace, c.pod, c.name, c.state, restarts, c.image
-        );
+        let _ = writeln!(out, "  {}", text::container_row(c));
     }
     out.trim_end().to_string() + "\n"
 }

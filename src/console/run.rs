@@ -141,6 +141,9 @@ where
         let ticking = console.state.actions.running() || console.state.screens.busy();
         if pacer.should_draw(Instant::now()) {
             crate::app::prepared::prepare(&mut console.state);
+            if let Some(request) = crate::app::usage_request(&mut console.state) {
+                perform(console, Effect::Poller(request), &app_tx);
+            }
             draw_if_changed(terminal, console, &mut shown)?;
             pacer.drawn(Instant::now());
         }

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::capi::CapiView;
 use crate::kube::KubeNode;
+use crate::node_resources::NodeUsage;
 use crate::talos::ServiceStatus;
 
 use super::kubernetes::{KubernetesFacts, apply_kube_node, apply_kubernetes};
@@ -83,6 +84,13 @@ pub enum FleetEvent {
         certs: Vec<super::cert_expiry::CertExpiry>,
         at: Instant,
     },
+    /// One node's CPU, memory and fullest volume, read for the nodes pane while the node is on
+    /// screen (`PollerCommand::ReadUsage`).
+    NodeUsage {
+        cluster: String,
+        usage: NodeUsage,
+        at: Instant,
+    },
     /// The management clusters among the kube contexts, read again (fleet-wide: no cluster).
     Capi { view: Box<CapiView>, at: Instant },
 }
@@ -99,7 +107,8 @@ impl FleetEvent {
             | FleetEvent::PollFinished { cluster, .. }
             | FleetEvent::NodeServices { cluster, .. }
             | FleetEvent::NodeEvent { cluster, .. }
-            | FleetEvent::Certificates { cluster, .. } => cluster,
+            | FleetEvent::Certificates { cluster, .. }
+            | FleetEvent::NodeUsage { cluster, .. } => cluster,
             FleetEvent::Capi { .. } => "",
         }
     }
@@ -129,6 +138,9 @@ pub struct ClusterLive {
     pub event_ids: HashMap<String, VecDeque<String>>,
     /// When the cluster's certificates end (the latest round's reading).
     pub certs: Vec<super::cert_expiry::CertExpiry>,
+    /// The latest usage read of each node whose usage was read (those on screen), in the
+    /// order first read; a node that leaves the cluster leaves it.
+    pub usage: Vec<NodeUsage>,
 }
 
 impl ClusterLive {
@@ -248,6 +260,7 @@ impl ClusterLive {
             .map(|n| n.address.as_str())
             .collect();
         self.node_answered.retain(|a, _| kept.contains(a.as_str()));
+        self.usage.retain(|u| kept.contains(u.address.as_str()));
         before != shown(&self.status.nodes)
     }
 
@@ -345,6 +358,13 @@ impl ClusterLive {
                     return false;
                 }
                 self.certs = certs;
+            }
+            FleetEvent::NodeUsage { usage, .. } => {
+                match self.usage.iter_mut().find(|u| u.address == usage.address) {
+                    Some(held) if *held == usage => return false,
+                    Some(held) => *held = usage,
+                    None => self.usage.push(usage),
+                }
             }
             // Folded by the fleet model, not a cluster.
             FleetEvent::Capi { .. } => return false,

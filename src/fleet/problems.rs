@@ -4,6 +4,7 @@
 //! and a talosconfig node that is no longer a member are information, not warnings. Pure.
 use super::cert_expiry::{CertExpiry, ExpiryVerdict, expiry_problem};
 use super::status::{ClusterStatus, EtcdReport, NodeStatus};
+use crate::node_resources::{Gauge, Level, NodeUsage};
 use crate::talos::MachineStage;
 use crate::versions::SkewWarning;
 
@@ -15,6 +16,9 @@ pub enum Severity {
     Info,
     VersionSkew,
     CertificateExpiring,
+    /// A node's memory or a volume past its gauge's failing threshold (memory ≥ 90% used, a
+    /// volume ≥ 95% full).
+    Pressure,
     NotReady,
     /// An etcd member unhealthy, an alarm, quorum lost or at risk.
     Etcd,
@@ -112,6 +116,8 @@ pub fn node_state(node: &NodeStatus) -> NodeState {
 pub struct Readings<'a> {
     pub certs: &'a [CertExpiry],
     pub skew: &'a [SkewWarning],
+    /// The latest usage read of the nodes whose usage is read (those on screen).
+    pub usage: &'a [NodeUsage],
 }
 
 /// Every problem of `status`, most severe first (the order of the sources within one
@@ -134,6 +140,7 @@ pub fn cluster_problems(
         problems.extend(own_problems(node, staleness));
     }
     problems.extend(etcd_problems(&status.etcd));
+    problems.extend(readings.usage.iter().flat_map(pressure_problems));
     if let Some(error) = status.kubernetes.as_ref().and_then(|k| k.error.as_ref()) {
         problems.push(Problem::of_cluster(
             Severity::Down,
@@ -223,6 +230,18 @@ fn own_problems(
     problems
 }
 
+/// A node's memory and fullest volume when past their gauge's failing threshold.
+fn pressure_problems(usage: &NodeUsage) -> Vec<Problem> {
+    let failing =
+        |gauge: Gauge, percent: Option<f64>| percent.filter(|p| gauge.level(*p) == Level::Failing);
+    let memory =
+        failing(Gauge::Memory, usage.memory_percent).map(|p| format!("memory {p:.0}% used"));
+    let disk = failing(Gauge::Volume, usage.disk_percent).map(|p| format!("disk {p:.0}% full"));
+    (memory.into_iter().chain(disk))
+        .map(|what| Problem::of_node(Severity::Pressure, &usage.node, what))
+        .collect()
+}
+
 /// Quorum lost, each alarm, each unhealthy member (each about the member's node, its
 /// hostname, when it has one), then quorum at risk.
 fn etcd_problems(etcd: &EtcdReport) -> Vec<Problem> {
@@ -292,7 +311,15 @@ mod tests {
     #[test]
     fn the_order_is_down_etcd_not_ready_certificates_skew_then_information() {
         use Severity::*;
-        let mut order = [Info, VersionSkew, CertificateExpiring, NotReady, Etcd, Down];
+        let mut order = [
+            Info,
+            VersionSkew,
+            CertificateExpiring,
+            Pressure,
+            NotReady,
+            Etcd,
+            Down,
+        ];
         order.reverse();
         let mut sorted = order;
         sorted.sort();
@@ -388,5 +415,32 @@ mod tests {
         let problems = cluster_problems(&status, readings, &no_age);
         assert_eq!(node_problems(&problems, &status.nodes[0]).len(), 0);
         assert_eq!(node_problems(&problems, &status.nodes[1]).len(), 1);
+    }
+
+    #[test]
+    fn a_failing_gauge_is_a_problem_of_its_node_and_a_warning_is_not() {
+        let status = ClusterStatus {
+            nodes: vec![node("cp-1"), node("w-1")],
+            ..Default::default()
+        };
+        let usage = |name: &str, memory: f64, disk: f64| NodeUsage {
+            node: name.into(),
+            address: String::new(),
+            cpu_percent: Some(100.0),
+            memory_percent: Some(memory),
+            disk_percent: Some(disk),
+            level: Level::Ok,
+            error: None,
+        };
+        let usage = [usage("cp-1", 89.0, 94.9), usage("w-1", 90.0, 96.0)];
+        let readings = Readings {
+            usage: &usage,
+            ..Readings::default()
+        };
+        let problems = cluster_problems(&status, readings, &no_age);
+        let texts: Vec<&str> = problems.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["w-1 memory 90% used", "w-1 disk 96% full"]);
+        assert!(problems.iter().all(|p| p.severity == Severity::Pressure));
+        assert_eq!(node_problems(&problems, &status.nodes[1]).len(), 2);
     }
 }

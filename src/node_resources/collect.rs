@@ -15,7 +15,7 @@ use crate::printable::line;
 use crate::talos::TalosClient;
 use crate::talos::TalosError;
 use crate::talos::machine_reads::{
-    KUBERNETES_NAMESPACE, MountUsage, ProcessSample, SystemStatSample,
+    KUBERNETES_NAMESPACE, MemoryFigures, MountUsage, ProcessSample, SystemStatSample,
 };
 
 /// Why a node's resources could not be read.
@@ -93,6 +93,47 @@ pub fn sort_processes(list: &mut [ProcessUsage], key: SortKey) {
         };
         order.then(a.pid.cmp(&b.pid))
     });
+}
+
+/// The processes as a tree, each after its parent with its depth (0 for a process whose
+/// parent is not listed: pid 1, kernel threads' kthreadd), siblings in `key` order; only
+/// those `keep` accepts and the ancestors that lead to them.
+pub fn process_tree(
+    list: &[ProcessUsage],
+    key: SortKey,
+    keep: impl Fn(&ProcessUsage) -> bool,
+) -> Vec<(usize, ProcessUsage)> {
+    let mut sorted = list.to_vec();
+    sort_processes(&mut sorted, key);
+    let by_pid: HashMap<i32, &ProcessUsage> = sorted.iter().map(|p| (p.pid, p)).collect();
+    // Kept: those asked for and every ancestor of one.
+    let mut kept = std::collections::HashSet::new();
+    for p in sorted.iter().filter(|p| keep(p)) {
+        let mut at = Some(p);
+        while let Some(p) = at.filter(|p| kept.insert(p.pid)) {
+            at = by_pid
+                .get(&p.ppid)
+                .copied()
+                .filter(|parent| parent.pid != p.pid);
+        }
+    }
+    let mut children: HashMap<i32, Vec<&ProcessUsage>> = HashMap::new();
+    let mut roots = Vec::new();
+    for p in sorted.iter().filter(|p| kept.contains(&p.pid)) {
+        match by_pid.contains_key(&p.ppid) && p.ppid != p.pid {
+            true => children.entry(p.ppid).or_default().push(p),
+            false => roots.push(p),
+        }
+    }
+    let mut out = Vec::new();
+    let mut stack: Vec<(usize, &ProcessUsage)> = roots.into_iter().rev().map(|p| (0, p)).collect();
+    while let Some((depth, p)) = stack.pop() {
+        out.push((depth, p.clone()));
+        if let Some(kids) = children.get(&p.pid) {
+            stack.extend(kids.iter().rev().map(|k| (depth + 1, *k)));
+        }
+    }
+    out
 }
 
 fn node_cpu(
@@ -435,42 +476,79 @@ pub async fn read_usage(talos: &TalosClient, id: &NodeIdentity, span: Duration) 
     match read.await {
         Ok((first, second, memory, mounts)) => {
             let cpu = cpu_percent(&first.total, &second.total).map(tenth);
-            let memory_percent = percent_of(memory_used(&memory), memory.total).map(tenth);
-            // Real filesystems only: a read-only image or an empty mount has no fill to watch.
-            let disk_percent = mounts
-                .iter()
-                .filter(|m| m.size > 0 && m.available > 0 && m.mounted_on != "/")
-                .filter(|m| m.filesystem.starts_with("/dev/"))
-                .filter_map(|m| percent_of(m.size - m.available.min(m.size), m.size))
-                .max_by(f64::total_cmp)
-                .map(tenth);
-            let level = [
-                memory_percent.map(memory_level),
-                disk_percent.map(volume_level),
-            ]
-            .into_iter()
-            .flatten()
-            .max()
-            .unwrap_or(Level::Ok);
-            NodeUsage {
-                node: line(&id.name),
-                address: line(&id.address),
-                cpu_percent: cpu,
-                memory_percent,
-                disk_percent,
-                level,
-                error: None,
-            }
+            usage_of(id, cpu, &memory, &mounts)
         }
-        Err(e) => NodeUsage {
-            node: line(&id.name),
-            address: line(&id.address),
-            cpu_percent: None,
-            memory_percent: None,
-            disk_percent: None,
-            level: Level::Ok,
-            error: Some(line(&e.to_string())),
-        },
+        Err(e) => unread(id, &e),
+    }
+}
+
+/// A node's usage as a pane reads it once a refresh: one `SystemStat`, one `Memory` and one
+/// `Mounts` call at once, the CPU share measured against `previous` (the node's `SystemStat`
+/// of the refresh before; without one the CPU is unknown until the next). Returns the sample
+/// the next refresh measures against.
+pub async fn read_usage_since(
+    talos: &TalosClient,
+    id: &NodeIdentity,
+    previous: Option<&SystemStatSample>,
+) -> (NodeUsage, Option<SystemStatSample>) {
+    let a = id.address.as_str();
+    let read = tokio::try_join!(talos.system_stat(a), talos.memory(a), talos.mounts(a));
+    match read {
+        Ok((stat, memory, mounts)) => {
+            let cpu = previous
+                .and_then(|before| cpu_percent(&before.total, &stat.total))
+                .map(tenth);
+            (usage_of(id, cpu, &memory, &mounts), Some(stat))
+        }
+        Err(e) => (unread(id, &e), None),
+    }
+}
+
+/// The usage figures of one reading, judged by the gauges' thresholds.
+fn usage_of(
+    id: &NodeIdentity,
+    cpu_percent: Option<f64>,
+    memory: &MemoryFigures,
+    mounts: &[MountUsage],
+) -> NodeUsage {
+    let memory_percent = percent_of(memory_used(memory), memory.total).map(tenth);
+    // Real filesystems only: a read-only image or an empty mount has no fill to watch.
+    let disk_percent = mounts
+        .iter()
+        .filter(|m| m.size > 0 && m.available > 0 && m.mounted_on != "/")
+        .filter(|m| m.filesystem.starts_with("/dev/"))
+        .filter_map(|m| percent_of(m.size - m.available.min(m.size), m.size))
+        .max_by(f64::total_cmp)
+        .map(tenth);
+    let level = [
+        memory_percent.map(memory_level),
+        disk_percent.map(volume_level),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(Level::Ok);
+    NodeUsage {
+        node: line(&id.name),
+        address: line(&id.address),
+        cpu_percent,
+        memory_percent,
+        disk_percent,
+        level,
+        error: None,
+    }
+}
+
+/// A node whose usage could not be read: why, and no figures.
+fn unread(id: &NodeIdentity, why: &TalosError) -> NodeUsage {
+    NodeUsage {
+        node: line(&id.name),
+        address: line(&id.address),
+        cpu_percent: None,
+        memory_percent: None,
+        disk_percent: None,
+        level: Level::Ok,
+        error: Some(line(&why.to_string())),
     }
 }
 
@@ -536,6 +614,45 @@ mod tests {
         assert_eq!(list.iter().map(|p| p.pid).collect::<Vec<_>>(), [2, 1, 3]);
         sort_processes(&mut list, SortKey::Memory);
         assert_eq!(list.iter().map(|p| p.pid).collect::<Vec<_>>(), [3, 1, 2]);
+    }
+
+    #[test]
+    fn the_tree_puts_children_under_their_parent_busiest_first_and_keeps_ancestors() {
+        let p = |pid: i32, ppid: i32, cpu: f64, command: &str| ProcessUsage {
+            pid,
+            ppid,
+            state: "S".into(),
+            threads: 1,
+            cpu_percent: cpu,
+            rss_bytes: 0,
+            command: command.into(),
+            args: String::new(),
+        };
+        let list = vec![
+            p(1, 0, 0.1, "init"),
+            p(2, 0, 0.0, "kthreadd"),
+            p(10, 1, 1.0, "containerd"),
+            p(11, 1, 5.0, "kubelet"),
+            p(20, 10, 99.0, "stress-ng"),
+            p(30, 2, 0.0, "kworker"),
+        ];
+        let tree = process_tree(&list, SortKey::Cpu, |_| true);
+        let shown: Vec<(usize, &str)> =
+            tree.iter().map(|(d, p)| (*d, p.command.as_str())).collect();
+        assert_eq!(
+            shown,
+            [
+                (0, "init"),
+                (1, "kubelet"),
+                (1, "containerd"),
+                (2, "stress-ng"),
+                (0, "kthreadd"),
+                (1, "kworker"),
+            ]
+        );
+        let only = process_tree(&list, SortKey::Cpu, |p| p.command == "stress-ng");
+        let shown: Vec<&str> = only.iter().map(|(_, p)| p.command.as_str()).collect();
+        assert_eq!(shown, ["init", "containerd", "stress-ng"]);
     }
 
     #[test]

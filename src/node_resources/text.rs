@@ -1,10 +1,13 @@
 //! The document's figures as the operator reads them, the same words in `node info`'s table
 //! and the console's resources screen: the overview lines (CPU, memory, load, uptime), one
-//! row per disk, volume, link and address, each with the level it stands at, and `top`'s
-//! process rows.
+//! row per disk, volume, directory filling EPHEMERAL, link, address, route, KubeSpan peer,
+//! connection and container, each with the level it stands at, and `top`'s process rows.
 use super::document::*;
 use super::usage::Level;
 use crate::printable::bytes_text;
+
+/// What the KubeSpan section says without peers.
+pub const NO_KUBESPAN_PEERS: &str = "none (KubeSpan off, or no peer yet)";
 
 /// `12.5%`, `-` when unknown.
 pub fn percent(value: Option<f64>) -> String {
@@ -144,5 +147,70 @@ pub fn process_row(p: &ProcessUsage) -> String {
         } else {
             &p.args
         }
+    )
+}
+
+/// A directory under `/var` and how much it holds.
+pub fn directory_row(d: &DirectorySize) -> String {
+    format!("{:>10}  {}", bytes_text(d.size_bytes), d.path)
+}
+
+/// `default via 10.5.0.1 dev eth0` or `10.244.0.0/16 dev cni0`, with its table and priority.
+pub fn route_row(r: &Route) -> String {
+    let destination = if r.destination.is_empty() {
+        "default"
+    } else {
+        &r.destination
+    };
+    let via = if r.gateway.is_empty() {
+        String::new()
+    } else {
+        format!(" via {}", r.gateway)
+    };
+    format!(
+        "{destination}{via} dev {} table {} priority {}",
+        r.link, r.table, r.priority
+    )
+}
+
+pub fn peer_row(p: &KubeSpanPeer) -> String {
+    format!("{:<20} {:<22} {}", p.label, p.endpoint, p.state)
+}
+
+/// The connections' column heads, over [`connection_row`]s.
+pub fn connection_header() -> String {
+    format!(
+        "{:<4} {:>21} {:>21} {:<12} PROCESS",
+        "PROT", "LOCAL", "REMOTE", "STATE"
+    )
+}
+
+pub fn connection_row(c: &Connection) -> String {
+    format!(
+        "{:<4} {:>21} {:>21} {:<12} {}",
+        c.protocol,
+        format!("{}:{}", c.local_address, c.local_port),
+        format!("{}:{}", c.remote_address, c.remote_port),
+        c.state,
+        c.process
+    )
+}
+
+/// The containers' column heads, over [`container_row`]s.
+pub fn container_header() -> String {
+    format!(
+        "{:<12} {:<40} {:<24} {:<8} {:>3} IMAGE",
+        "NAMESPACE", "POD", "CONTAINER", "STATE", "RST"
+    )
+}
+
+/// One container: its pod's namespace and name, its name, state, restarts (`-` unknown), image.
+pub fn container_row(c: &ContainerState) -> String {
+    let restarts = c
+        .restarts
+        .map_or_else(|| "-".to_string(), |r| r.to_string());
+    format!(
+        "{:<12} {:<40} {:<24} {:<8} {:>3} {}",
+        c.namespace, c.pod, c.name, c.state, restarts, c.image
     )
 }

@@ -5,14 +5,44 @@ use serde::Serialize;
 
 use crate::talos::machine_reads::{CpuTimes, MemoryFigures, ProcessSample};
 
-/// A volume this full (percent) is a warning.
-pub const VOLUME_WARNING_PERCENT: f64 = 85.0;
-/// A volume this full is failing: writes are about to fail.
-pub const VOLUME_FAILING_PERCENT: f64 = 95.0;
-/// Memory this much in use (percent of the total, what is not available) is a warning.
-pub const MEMORY_WARNING_PERCENT: f64 = 80.0;
-/// Memory this much in use is failing: the kernel is about to reclaim hard or kill.
-pub const MEMORY_FAILING_PERCENT: f64 = 90.0;
+/// Where a gauge turns from ok to warning and from warning to failing, in percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub warning: f64,
+    pub failing: f64,
+}
+
+/// What fills up on a node, each with its thresholds: the one table the nodes pane, the
+/// resources screen, `node info` and `top` all judge by, and whose failing level joins the
+/// fleet's problems (`fleet::problems`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Gauge {
+    /// Memory in use, what is not available: at 90% the kernel is about to reclaim hard or kill.
+    Memory,
+    /// A volume's (a mount's) fill: at 95% writes are about to fail.
+    Volume,
+}
+
+impl Gauge {
+    pub const fn thresholds(self) -> Thresholds {
+        match self {
+            Gauge::Memory => Thresholds {
+                warning: 80.0,
+                failing: 90.0,
+            },
+            Gauge::Volume => Thresholds {
+                warning: 85.0,
+                failing: 95.0,
+            },
+        }
+    }
+
+    /// How `percent` stands against this gauge's thresholds.
+    pub fn level(self, percent: f64) -> Level {
+        let t = self.thresholds();
+        Level::of(percent, t.warning, t.failing)
+    }
+}
 
 /// How a figure stands against its thresholds; the derived order is worst last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -87,11 +117,11 @@ pub fn percent_of(part: u64, whole: u64) -> Option<f64> {
 }
 
 pub fn memory_level(used_percent: f64) -> Level {
-    Level::of(used_percent, MEMORY_WARNING_PERCENT, MEMORY_FAILING_PERCENT)
+    Gauge::Memory.level(used_percent)
 }
 
 pub fn volume_level(used_percent: f64) -> Level {
-    Level::of(used_percent, VOLUME_WARNING_PERCENT, VOLUME_FAILING_PERCENT)
+    Gauge::Volume.level(used_percent)
 }
 
 /// A percent rounded to one decimal, as the JSON carries it.

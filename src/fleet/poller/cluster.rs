@@ -10,6 +10,7 @@ use tokio::sync::{Semaphore, mpsc, watch as flag};
 use tokio::time::Instant;
 
 use super::PollerOptions;
+use super::usage::{Samples, read_nodes};
 use super::watch::{NodeWatch, watch_node};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{
@@ -19,6 +20,7 @@ use crate::fleet::collect::CollectOptions;
 use crate::fleet::live::FleetEvent;
 use crate::fleet::round::{Closed, KubeSource, TalosSide, collect_round, emit, pending_or};
 use crate::kube::KubeClient;
+use crate::node_resources::NodeIdentity;
 
 /// How many nodes are asked at once for the member lists.
 const MEMBER_SOURCES: usize = 3;
@@ -32,9 +34,13 @@ pub(super) enum ClusterCommand {
     Unwatch,
     /// Use this context of the cluster (in use or alternate) from the next round.
     UseContext(String),
+    /// Read these nodes' usage every focused interval (none: stop).
+    ReadUsage(Vec<NodeIdentity>),
 }
 
 type Round = BoxFuture<'static, Result<Option<KubeClient>, Closed>>;
+
+type UsageRead = BoxFuture<'static, Result<Samples, Closed>>;
 
 pub(super) struct ClusterTask {
     cluster: Arc<Cluster>,
@@ -50,6 +56,9 @@ pub(super) struct ClusterTask {
     focused: flag::Sender<bool>,
     /// The certificates the cluster's servers presented at the last reading.
     served: ServedCerts,
+    /// The nodes whose usage is read (those on screen) and their samples of the read before.
+    usage_nodes: Vec<NodeIdentity>,
+    usage_samples: Samples,
 }
 
 /// The last reading of the certificates a cluster's servers present, and when it was made.
@@ -80,6 +89,8 @@ impl ClusterTask {
             kube: None,
             focused: flag::Sender::new(false),
             served: ServedCerts::default(),
+            usage_nodes: Vec::new(),
+            usage_samples: Samples::new(),
         }
     }
 
@@ -146,6 +157,24 @@ impl ClusterTask {
         ))
     }
 
+    /// A read of the usage of the nodes on screen; `None` without them or a Talos client.
+    fn start_usage_read(&mut self) -> Option<UsageRead> {
+        if self.usage_nodes.is_empty() {
+            return None;
+        }
+        let Some(TalosSide::Ready { client, .. }) = self.talos_side() else {
+            return None;
+        };
+        Some(Box::pin(read_nodes(
+            client,
+            self.name().to_string(),
+            self.usage_nodes.clone(),
+            std::mem::take(&mut self.usage_samples),
+            self.options.client.concurrency,
+            self.events.clone(),
+        )))
+    }
+
     fn interval(&self, focused: bool) -> Duration {
         if focused {
             self.options.focused_interval
@@ -164,6 +193,8 @@ impl ClusterTask {
         // A guard: dropping it stops the node watch.
         let mut _watch: Option<NodeWatch> = None;
         let mut watched: Option<String> = None;
+        let mut usage: Option<UsageRead> = None;
+        let mut usage_due: Option<Instant> = None;
         loop {
             tokio::select! {
                 cmd = commands.recv() => {
@@ -187,6 +218,18 @@ impl ClusterTask {
                             _watch = self.watch(node).await;
                         }
                         ClusterCommand::Unwatch => (_watch, watched) = (None, None),
+                        ClusterCommand::ReadUsage(nodes) => {
+                            // A node not read yet is read at once; the others keep their pace.
+                            let new = nodes.iter().any(|n| !self.usage_nodes.contains(n));
+                            self.usage_nodes = nodes;
+                            usage_due = match (self.usage_nodes.is_empty(), new) {
+                                (true, _) => None,
+                                (false, true) => Some(Instant::now()),
+                                (false, false) => {
+                                    usage_due.or_else(|| usage.is_none().then(Instant::now))
+                                }
+                            };
+                        }
                         ClusterCommand::UseContext(context) => {
                             if self.use_context(&context) {
                                 // What the old context's round brings is not wanted any more.
@@ -209,6 +252,20 @@ impl ClusterTask {
                     let now = Instant::now();
                     last_finished = Some(now);
                     next_due = now + self.interval(focused);
+                }
+                done = pending_or(usage.as_mut()), if usage.is_some() => {
+                    usage = None;
+                    match done {
+                        Ok(samples) => self.usage_samples = samples,
+                        Err(Closed) => return,
+                    }
+                    if !self.usage_nodes.is_empty() {
+                        usage_due.get_or_insert(Instant::now() + self.interval(true));
+                    }
+                }
+                _ = sleep_until_some(usage_due), if usage.is_none() && usage_due.is_some() => {
+                    usage_due = None;
+                    usage = self.start_usage_read();
                 }
                 _ = tokio::time::sleep_until(next_due), if round.is_none() => {
                     round = Some(self.start_round());
@@ -243,6 +300,14 @@ impl ClusterTask {
                 None
             }
         }
+    }
+}
+
+/// Sleeps until `due`; never returns without one (its branch is disabled then).
+async fn sleep_until_some(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -30,9 +30,11 @@ use tokio::task::JoinHandle;
 
 use super::live::FleetEvent;
 use crate::discovery::Cluster;
+use crate::node_resources::NodeIdentity;
 
 mod capi;
 mod cluster;
+mod usage;
 mod watch;
 
 pub use watch::summarize_event;
@@ -74,6 +76,13 @@ pub enum PollerCommand {
     WatchNode { cluster: String, node: String },
     /// Stop following the watched node.
     UnwatchNode,
+    /// Read the CPU, memory and disk use of these nodes of `cluster` (those on screen) every
+    /// focused interval, and stop reading any other cluster's (a change of focus stops them
+    /// too); none: stop.
+    ReadUsage {
+        cluster: String,
+        nodes: Vec<NodeIdentity>,
+    },
     /// Poll `cluster` through its context `context` (one in use or alternate) from now on:
     /// a round under way is dropped and the next starts at once with new clients.
     UseContext { cluster: String, context: String },
@@ -184,6 +193,7 @@ async fn supervise(
     };
     let mut focused: Option<String> = None;
     let mut watched: Option<String> = None;
+    let mut usage_of: Option<String> = None;
     loop {
         let cmd = tokio::select! {
             cmd = commands.recv() => cmd,
@@ -200,6 +210,10 @@ async fn supervise(
                 }
                 if let Some(new) = &name {
                     tell(new, cluster::ClusterCommand::Focused(true));
+                }
+                // The nodes on screen are the focused cluster's: leaving it stops their reads.
+                if let Some(old) = usage_of.take_if(|c| Some(&*c) != name.as_ref()) {
+                    tell(&old, cluster::ClusterCommand::ReadUsage(Vec::new()));
                 }
                 focused = name;
             }
@@ -223,6 +237,17 @@ async fn supervise(
                 if let Some(old) = watched.take() {
                     tell(&old, cluster::ClusterCommand::Unwatch);
                 }
+            }
+            PollerCommand::ReadUsage { cluster, nodes } => {
+                if let Some(old) = usage_of.take()
+                    && old != cluster
+                {
+                    tell(&old, cluster::ClusterCommand::ReadUsage(Vec::new()));
+                }
+                if !nodes.is_empty() {
+                    usage_of = Some(cluster.clone());
+                }
+                tell(&cluster, cluster::ClusterCommand::ReadUsage(nodes));
             }
             PollerCommand::UseContext { cluster, context } => {
                 tell(&cluster, cluster::ClusterCommand::UseContext(context))

@@ -21,15 +21,23 @@ pub enum LogSubject {
     Service(String),
     /// A control plane's static pod (`kube-apiserver`...): its container, CRI namespace.
     StaticPod(String),
+    /// Any Kubernetes container, `namespace/pod:container` (as `talosctl logs -k` names it).
+    Container(String),
     /// The kernel log (`Dmesg`).
     Kernel,
 }
 
 impl LogSubject {
-    /// What `:logs NAME` names: a static pod's component, else a Talos service.
+    /// What `:logs NAME` names: a container (`namespace/pod:container`), a static pod's
+    /// component, else a Talos service.
     pub fn named(name: &str) -> LogSubject {
         let static_pod = Component::STATIC_PODS.iter().any(|c| c.as_str() == name);
-        if static_pod {
+        let container = name
+            .split_once('/')
+            .is_some_and(|(_, rest)| rest.contains(':'));
+        if container {
+            LogSubject::Container(name.to_string())
+        } else if static_pod {
             LogSubject::StaticPod(name.to_string())
         } else {
             LogSubject::Service(name.to_string())
@@ -42,6 +50,7 @@ impl LogSubject {
         match self {
             LogSubject::Service(id) => LogSource::requested(id, false),
             LogSubject::StaticPod(component) => LogSource::static_pod(component, node),
+            LogSubject::Container(id) => LogSource::Container(id.clone()),
             LogSubject::Kernel => LogSource::Kernel,
         }
     }
@@ -49,7 +58,7 @@ impl LogSubject {
     /// How the subject reads in titles: the service or component, or `kernel`.
     pub fn name(&self) -> &str {
         match self {
-            LogSubject::Service(id) | LogSubject::StaticPod(id) => id,
+            LogSubject::Service(id) | LogSubject::StaticPod(id) | LogSubject::Container(id) => id,
             LogSubject::Kernel => "kernel",
         }
     }

@@ -346,3 +346,23 @@ fn the_node_prefix_is_there_only_when_several_nodes_are_merged() {
     let three = view(&["cp-1", "cp-2", "worker-10"]);
     assert_eq!(three.prefix_width(), "worker-10: ".len());
 }
+
+#[test]
+fn a_name_with_namespace_pod_and_container_is_a_kubernetes_container() {
+    let id = "kube-system/coredns-6b9f:coredns";
+    let subject = LogSubject::named(id);
+    assert_eq!(subject, LogSubject::Container(id.to_string()));
+    assert_eq!(
+        subject.source_for("w-1"),
+        LogSource::Container(id.to_string())
+    );
+    assert_eq!(subject.name(), id);
+    assert_eq!(
+        LogSubject::named("kube-apiserver"),
+        LogSubject::StaticPod("kube-apiserver".into())
+    );
+    assert_eq!(
+        LogSubject::named("kubelet"),
+        LogSubject::Service("kubelet".into())
+    );
+}

@@ -55,7 +55,7 @@ fn running(subject: &LogSubject, nodes: &[NodeStatus]) -> Vec<LogNode> {
     let control_planes_only = match subject {
         LogSubject::Service(id) => id == "etcd",
         LogSubject::StaticPod(_) => true,
-        LogSubject::Kernel => false,
+        LogSubject::Container(_) | LogSubject::Kernel => false,
     };
     nodes
         .iter()

@@ -97,14 +97,92 @@ fn a_node_not_in_the_cluster_or_none_selected_is_named_and_nothing_opens() {
 fn p_shows_the_processes_and_c_and_m_sort_them() {
     let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
     command(&mut s, "resources w-1");
-    assert!(!screen(&s).processes);
+    assert_eq!(screen(&s).section, Section::Overview);
     press(&mut s, KeyCode::Char('p'));
-    assert!(screen(&s).processes);
+    assert_eq!(screen(&s).section, Section::Processes);
     press(&mut s, KeyCode::Char('m'));
     assert_eq!(screen(&s).sort, SortKey::Memory);
     press(&mut s, KeyCode::Char('c'));
     assert_eq!(screen(&s).sort, SortKey::Cpu);
     press(&mut s, KeyCode::Char('p'));
-    assert!(!screen(&s).processes);
+    assert_eq!(screen(&s).section, Section::Overview);
     assert_eq!(s.screen, RESOURCES);
+}
+
+#[test]
+fn s_n_and_o_show_storage_network_and_containers_and_their_key_again_goes_back() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    command(&mut s, "resources w-1");
+    for (key, section) in [
+        ('s', Section::Storage),
+        ('n', Section::Network),
+        ('o', Section::Containers),
+        ('p', Section::Processes),
+    ] {
+        press(&mut s, KeyCode::Char(key));
+        assert_eq!(screen(&s).section, section, "{key}");
+        press(&mut s, KeyCode::Char(key));
+        assert_eq!(screen(&s).section, Section::Overview, "{key} again");
+    }
+    press(&mut s, KeyCode::Char('n'));
+    press(&mut s, KeyCode::Char('o'));
+    assert_eq!(
+        screen(&s).section,
+        Section::Containers,
+        "from one to another"
+    );
+    // c and m sort only the processes.
+    press(&mut s, KeyCode::Char('m'));
+    assert_eq!(screen(&s).sort, SortKey::Cpu);
+    // Esc goes back to the overview first, then where the screen was opened.
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(
+        (s.screen, screen(&s).section),
+        (RESOURCES, Section::Overview)
+    );
+    press(&mut s, KeyCode::Esc);
+    assert_ne!(s.screen, RESOURCES);
+}
+
+#[test]
+fn slash_in_the_network_filters_the_connections_by_state_and_port() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    command(&mut s, "resources w-1");
+    press(&mut s, KeyCode::Char('/'));
+    assert!(
+        s.input.is_none(),
+        "/ filters the network's connections only"
+    );
+    press(&mut s, KeyCode::Char('n'));
+    press(&mut s, KeyCode::Char('/'));
+    assert!(s.input.is_some(), "the filter line opens");
+    for c in "established 6443".chars() {
+        update(&mut s, Action::Insert(c));
+    }
+    update(&mut s, Action::Submit);
+    let filter = &screen(&s).connections;
+    assert_eq!(filter.state.as_deref(), Some("ESTABLISHED"));
+    assert_eq!(filter.port, Some(6443));
+    assert_eq!(filter.text(), "ESTABLISHED 6443");
+    assert_eq!(ConnectionFilter::parse(""), ConnectionFilter::default());
+}
+
+#[test]
+fn t_shows_the_processes_as_a_tree_and_slash_filters_them_by_command_line() {
+    let mut s = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    command(&mut s, "resources w-1");
+    press(&mut s, KeyCode::Char('t'));
+    assert!(!screen(&s).tree, "t works in the processes only");
+    press(&mut s, KeyCode::Char('p'));
+    press(&mut s, KeyCode::Char('t'));
+    assert!(screen(&s).tree);
+    press(&mut s, KeyCode::Char('/'));
+    for c in "stress".chars() {
+        update(&mut s, Action::Insert(c));
+    }
+    update(&mut s, Action::Submit);
+    assert_eq!(screen(&s).process_filter, "stress");
+    assert_eq!(screen(&s).connections, ConnectionFilter::default());
+    press(&mut s, KeyCode::Char('t'));
+    assert!(!screen(&s).tree);
 }

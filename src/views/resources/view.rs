@@ -1,14 +1,17 @@
 //! The node resources pane: the node's problems first, then CPU, memory, load and uptime,
 //! its disks, volumes (coloured by how full), links, addresses and routes, in the words of
-//! `node info` (`node_resources::text`); or its processes as `top` lists them, in the
-//! screen's order. Scrolled by the screen's move keys.
+//! `node info` (`node_resources::text`); or one section of them: its processes as `top` lists
+//! them in the screen's order, its storage, its network with the connections the screen's
+//! filter lets through, its containers. Scrolled by the screen's move keys.
 use ratatui::buffer::Buffer;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use super::{REFRESH, ResourcesScreen};
+use super::{ConnectionFilter, REFRESH, ResourcesScreen, Section};
 use crate::node_resources::text;
-use crate::node_resources::{Level, NodeResources, SortKey, sort_processes};
+use crate::node_resources::{
+    Level, NodeResources, ProcessUsage, SortKey, process_tree, sort_processes,
+};
 use crate::tui::{Look, Role};
 use crate::views::table::pane_block;
 
@@ -25,22 +28,33 @@ fn role(level: Level) -> Role {
     }
 }
 
-/// The document's lines, each with the role it is drawn in.
-fn lines(d: &NodeResources) -> Vec<(String, Role)> {
+type Lines = Vec<(String, Role)>;
+
+/// The document's heading and problems, over every section.
+fn heading(d: &NodeResources) -> Lines {
     let mut out = vec![(text::heading(d), role(d.level))];
     out.extend(
         d.problems
             .iter()
             .map(|p| (format!("  ! {p}"), role(d.level))),
     );
-    out.extend(text::overview(d).into_iter().map(|(t, l)| (t, role(l))));
-    let mut section = |title: &str, rows: Vec<(String, Role)>| {
-        out.push((String::new(), Role::Text));
-        out.push((title.to_string(), Role::Header));
-        out.extend(rows.into_iter().map(|(t, r)| (format!("  {t}"), r)));
-    };
-    let plain = |t: String| (t, Role::Text);
+    out
+}
+
+/// A blank line, `title`, then `rows` indented.
+fn section(out: &mut Lines, title: &str, rows: Lines) {
+    out.push((String::new(), Role::Text));
+    out.push((title.to_string(), Role::Header));
+    out.extend(rows.into_iter().map(|(t, r)| (format!("  {t}"), r)));
+}
+
+fn plain(t: String) -> (String, Role) {
+    (t, Role::Text)
+}
+
+fn disks_and_volumes(out: &mut Lines, d: &NodeResources) {
     section(
+        out,
         "DISKS",
         d.disks.iter().map(|x| plain(text::disk_row(x))).collect(),
     );
@@ -48,31 +62,150 @@ fn lines(d: &NodeResources) -> Vec<(String, Role)> {
         .volumes
         .iter()
         .map(|v| (text::volume_row(v), role(v.level)));
-    section("VOLUMES", volumes.collect());
+    section(out, "VOLUMES", volumes.collect());
+}
+
+fn links_and_addresses(out: &mut Lines, d: &NodeResources) {
     section(
+        out,
         "LINKS",
         d.links.iter().map(|x| plain(text::link_row(x))).collect(),
     );
     let addresses = d.addresses.iter().map(|x| plain(text::address_row(x)));
-    section("ADDRESSES", addresses.collect());
-    section("ROUTES", vec![plain(text::routes_summary(&d.routes))]);
+    section(out, "ADDRESSES", addresses.collect());
+}
+
+/// The overview: CPU, memory, load and uptime, disks, volumes, links, addresses, routes.
+fn overview(d: &NodeResources) -> Lines {
+    let mut out = heading(d);
+    out.extend(text::overview(d).into_iter().map(|(t, l)| (t, role(l))));
+    disks_and_volumes(&mut out, d);
+    links_and_addresses(&mut out, d);
+    section(
+        &mut out,
+        "ROUTES",
+        vec![plain(text::routes_summary(&d.routes))],
+    );
     out
 }
 
-/// The node's heading, then its processes in the screen's order.
-fn process_lines(d: &NodeResources, sort: SortKey) -> Vec<(String, Role)> {
-    let mut processes = d.processes.clone();
-    sort_processes(&mut processes, sort);
+/// Disks, volumes by fill and what fills EPHEMERAL, largest first.
+fn storage(d: &NodeResources) -> Lines {
+    let mut out = heading(d);
+    disks_and_volumes(&mut out, d);
+    let directories = d.ephemeral_directories.iter();
+    let directories = directories.map(|x| plain(text::directory_row(x)));
+    section(&mut out, "EPHEMERAL USAGE", directories.collect());
+    out
+}
+
+/// Links, addresses, every route, KubeSpan peers, and the connections `filter` lets through.
+fn network(d: &NodeResources, filter: &ConnectionFilter) -> Lines {
+    let mut out = heading(d);
+    links_and_addresses(&mut out, d);
+    let routes = d.routes.routes.iter().map(|r| plain(text::route_row(r)));
+    let title = format!("ROUTES {}", text::routes_summary(&d.routes));
+    section(&mut out, &title, routes.collect());
+    let peers: Lines = match d.kubespan_peers.is_empty() {
+        true => vec![(text::NO_KUBESPAN_PEERS.to_string(), Role::Muted)],
+        false => d
+            .kubespan_peers
+            .iter()
+            .map(|p| plain(text::peer_row(p)))
+            .collect(),
+    };
+    section(&mut out, "KUBESPAN PEERS", peers);
+    let shown: Vec<_> = (d.connections.iter())
+        .filter(|c| c.matches(filter.state.as_deref(), filter.port))
+        .collect();
+    let title = match filter.text() {
+        all if all.is_empty() => format!("CONNECTIONS {} (/ filters)", d.connections.len()),
+        typed => format!(
+            "CONNECTIONS {} of {} matching {typed:?}",
+            shown.len(),
+            d.connections.len()
+        ),
+    };
+    let mut rows = vec![(text::connection_header(), Role::Header)];
+    rows.extend(shown.into_iter().map(|c| plain(text::connection_row(c))));
+    section(&mut out, &title, rows);
+    out
+}
+
+/// The pods' containers, a column head over them, the selected one marked (`Enter` opens its
+/// logs).
+fn containers(d: &NodeResources, selected: usize) -> Lines {
+    let mut out = heading(d);
+    let mut rows = vec![(text::container_header(), Role::Header)];
+    rows.extend(d.containers.iter().map(|c| {
+        let tone = match c.state.as_str() {
+            "running" => Role::Text,
+            "exited" | "unknown" => Role::Warn,
+            _ => Role::Muted,
+        };
+        (text::container_row(c), tone)
+    }));
+    let title = format!("CONTAINERS {} (Enter: logs)", d.containers.len());
+    section(&mut out, &title, rows);
+    if let Some(line) = selected_container_line(d, selected) {
+        let (text, _) = &out[line];
+        out[line] = (format!("> {}", &text[2..]), Role::Selection);
+    }
+    out
+}
+
+/// Where the selected container's row is among the containers section's lines.
+pub(super) fn selected_container_line(d: &NodeResources, selected: usize) -> Option<usize> {
+    // The heading and problems, a blank line, the title and the column head.
+    let first = 1 + d.problems.len() + 3;
+    (selected < d.containers.len()).then_some(first + selected)
+}
+
+/// The node's heading, then its processes in the screen's order, as a list or a tree (each
+/// command under its parent's, indented), only those whose command line holds `filter`.
+fn process_lines(d: &NodeResources, screen: &ResourcesScreen) -> Lines {
+    let needle = screen.process_filter.to_lowercase();
+    let keep = |p: &ProcessUsage| {
+        needle.is_empty()
+            || p.command.to_lowercase().contains(&needle)
+            || p.args.to_lowercase().contains(&needle)
+    };
+    let shown: Vec<(usize, ProcessUsage)> = match screen.tree {
+        true => process_tree(&d.processes, screen.sort, keep),
+        false => {
+            let mut list: Vec<ProcessUsage> =
+                d.processes.iter().filter(|p| keep(p)).cloned().collect();
+            sort_processes(&mut list, screen.sort);
+            list.into_iter().map(|p| (0, p)).collect()
+        }
+    };
     let mut out = vec![(text::heading(d), role(d.level))];
+    if !needle.is_empty() {
+        let count = shown.iter().filter(|(_, p)| keep(p)).count();
+        let what = format!(
+            "{count} of {} processes matching {:?}",
+            d.processes.len(),
+            screen.process_filter
+        );
+        out.push((what, Role::Muted));
+    }
     out.push((text::process_header(), Role::Header));
-    out.extend(processes.iter().map(|p| (text::process_row(p), Role::Text)));
+    out.extend(shown.into_iter().map(|(depth, mut p)| {
+        let indent = "  ".repeat(depth);
+        p.args = format!("{indent}{}", p.args);
+        p.command = format!("{indent}{}", p.command);
+        (text::process_row(&p), Role::Text)
+    }));
     out
 }
 
-fn on_view(screen: &ResourcesScreen, d: &NodeResources) -> Vec<(String, Role)> {
-    match screen.processes {
-        true => process_lines(d, screen.sort),
-        false => lines(d),
+fn on_view(screen: &ResourcesScreen, d: &NodeResources) -> Lines {
+    match screen.section {
+        Section::Overview => overview(d),
+        Section::Processes => process_lines(d, screen),
+        Section::Storage => storage(d),
+        Section::Network => network(d, &screen.connections),
+        Section::Containers => containers(d, screen.selected),
     }
 }
 
@@ -91,10 +224,15 @@ impl Widget for &ResourcesPane<'_> {
     fn render(self, area: ratatui::layout::Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
         let node = self.screen.request.as_ref().map(|r| &r.node);
-        let what = match (self.screen.processes, self.screen.sort) {
-            (false, _) => "Resources",
-            (true, SortKey::Cpu) => "Processes, busiest first,",
-            (true, SortKey::Memory) => "Processes, by memory,",
+        let what = match (self.screen.section, self.screen.sort, self.screen.tree) {
+            (Section::Overview, _, _) => "Resources",
+            (Section::Processes, SortKey::Cpu, false) => "Processes, busiest first,",
+            (Section::Processes, SortKey::Memory, false) => "Processes, by memory,",
+            (Section::Processes, SortKey::Cpu, true) => "Process tree, busiest first,",
+            (Section::Processes, SortKey::Memory, true) => "Process tree, by memory,",
+            (Section::Storage, _, _) => "Storage",
+            (Section::Network, _, _) => "Network",
+            (Section::Containers, _, _) => "Containers",
         };
         let title = format!(
             " {what} of {}, read every {} s ",
