@@ -363,6 +363,7 @@ mod tests {
                 "config",
                 "create",
                 "health",
+                "kube-plan",
                 "logs",
                 "resources"
             ]

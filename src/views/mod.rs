@@ -30,6 +30,7 @@ pub mod footer;
 pub mod header;
 pub mod health;
 pub mod help;
+pub mod kube_plan;
 pub mod logs;
 pub mod message_line;
 pub mod messages;
@@ -55,6 +56,7 @@ pub fn screens() -> Screens {
         Box::new(config::ConfigScreen::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
+        Box::new(kube_plan::KubePlanModule::default()),
         Box::new(logs::LogsScreen::default()),
         Box::new(resources::ResourcesScreen::default()),
     ])
@@ -110,7 +112,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::UpgradePlan => {
             (&plan::upgrade::UpgradePlanView::new(state, look)).render(body, buf)
         }
-        Screen::KubernetesPlan => (&plan::kube::KubePlanView::new(state, look)).render(body, buf),
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }
