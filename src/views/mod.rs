@@ -110,7 +110,9 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
         Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
         Screen::UpgradePlan => {
-            (&plan::upgrade::UpgradePlanView::new(state, look)).render(body, buf)
+            let view =
+                plan::upgrade::UpgradePlanView::new(state.upgrade.as_ref(), state.readonly, look);
+            (&view).render(body, buf)
         }
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)

@@ -25,7 +25,7 @@ pub(super) fn draw(
     shared: &Shared,
     look: &Look,
 ) {
-    let view = PlanView::<Kubernetes>::of(module.plan.as_ref(), shared.readonly, look);
+    let view = PlanView::<Kubernetes>::new(module.plan.as_ref(), shared.readonly, look);
     (&view).render(area, buf);
 }
 

@@ -15,7 +15,6 @@ use super::Look;
 pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan};
 use super::progress_parts::{StepTable, render_step_pane};
 use crate::app::plan_screen::{PlanFocus, PlanKind, RolloutPlanScreen};
-use crate::app::state::{AppState, PlanSlot};
 use crate::app::tables::{Column, TableRow};
 use crate::tui::Role;
 
@@ -43,7 +42,7 @@ pub struct PlanView<'a, K: PlanPane> {
 }
 
 impl<'a, K: PlanPane> PlanView<'a, K> {
-    pub fn of(
+    pub fn new(
         screen: Option<&'a RolloutPlanScreen<K>>,
         readonly: bool,
         look: &'a Look,
@@ -53,13 +52,6 @@ impl<'a, K: PlanPane> PlanView<'a, K> {
             readonly,
             look,
         }
-    }
-}
-
-impl<'a, K: PlanPane + PlanSlot> PlanView<'a, K> {
-    /// The plan the console's state holds for kind `K`.
-    pub fn new(state: &'a AppState, look: &'a Look) -> PlanView<'a, K> {
-        PlanView::of(K::slot(state), state.readonly, look)
     }
 }
 
