@@ -8,6 +8,7 @@ use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
 use taloscope::upgrade::GuardId;
+use taloscope::views::kube_plan;
 use view_support::scenarios::{self, PRERELEASE};
 use view_support::{all_renders, screen_text_at};
 
@@ -62,10 +63,11 @@ fn versions_are_whole_in_the_fleet_at_80_and_200() {
 fn guard_names_are_whole_at_200() {
     let mut s = nodes_pane(scenarios::HEALTHY_112);
     update(&mut s, Action::OpenKubernetesUpgrade(None));
-    assert_eq!(s.screen, Screen::KubernetesPlan);
+    assert_eq!(s.screen, Screen::Module(kube_plan::NAME));
     let guards: Vec<GuardId> = s
-        .kube_upgrade
-        .as_ref()
+        .screens
+        .find::<kube_plan::KubePlanModule>()
+        .and_then(|m| m.plan.as_ref())
         .map(|p| p.guards.shown.iter().map(|g| g.id).collect())
         .unwrap_or_default();
     // "Talos supports target" is longer than the 20 cells GUARD had.

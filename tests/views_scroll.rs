@@ -32,8 +32,9 @@ fn kube_rollout(lines: usize) -> AppState {
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::OpenKubernetesUpgrade(None));
     let plan = s
-        .kube_upgrade
-        .as_ref()
+        .screens
+        .find::<taloscope::views::kube_plan::KubePlanModule>()
+        .and_then(|m| m.plan.as_ref())
         .and_then(|p| p.plan.clone().ok())
         .expect("a plan");
     let steps: Vec<StepProgress> = plan
@@ -42,7 +43,7 @@ fn kube_rollout(lines: usize) -> AppState {
         .map(|step| StepProgress::pending(&step.node, &step.label(&plan.target)))
         .collect();
     assert_eq!(steps.len(), 17);
-    update(&mut s, Action::Back);
+    press(&mut s, KeyCode::Esc);
     let journal = RolloutSummary {
         cluster: plan.cluster.clone(),
         kind: RolloutKind::KubernetesUpgrade,

@@ -6,14 +6,16 @@
 mod view_support;
 
 use taloscope::app::screen::{Pane, Screen};
+use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
-use taloscope::app::{Action, AppEvent, Effect, RemovedApisCounted, update};
+use taloscope::app::{Action, AppEvent, Effect, update};
 use taloscope::approval::{Answer, AuditLog, Dispatcher, Gate, Verdict};
 use taloscope::kube::removed_apis::RemovedApiCount;
 use taloscope::operation::{OperationKind, runner_events};
 use taloscope::rollout::{
     RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress,
 };
+use taloscope::views::kube_plan::{self, KubePlanModule, RemovedApisCounted};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -314,15 +316,16 @@ fn kube_plan(scenario: &str) -> AppState {
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::ShowPane(Pane::Versions));
     update(&mut s, Action::OpenKubernetesUpgrade(None));
-    assert_eq!(s.screen, Screen::KubernetesPlan, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module(kube_plan::NAME), "{:?}", s.message);
     s
 }
 
 /// The removed-API count arriving for the plan on screen.
 fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
     let plan = s
-        .kube_upgrade
-        .as_ref()
+        .screens
+        .find::<KubePlanModule>()
+        .and_then(|m| m.plan.as_ref())
         .and_then(|p| p.plan.as_ref().ok())
         .cloned()
         .expect("a plan");
@@ -333,7 +336,8 @@ fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
         result: Ok(counts),
         flags: Ok(Vec::new()),
     };
-    update(s, Action::Event(AppEvent::RemovedApis(Box::new(counted))));
+    let news = ScreenNews::new(kube_plan::NAME, counted);
+    update(s, Action::Event(AppEvent::Screen(news)));
 }
 
 #[test]

@@ -6,10 +6,7 @@ use crate::fleet::FleetEvent;
 
 use super::message::Message;
 use crate::approval::{Answer, ApprovedAction, MutatingAction, PendingConfirmation};
-use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::RolloutSummary;
-use crate::upgrade::kubernetes::KubernetesUpgradePlan;
-use crate::upgrade::kubernetes::RemovedItem;
 
 /// The only input to the update step (`update::update`).
 #[derive(Debug, Clone)]
@@ -74,8 +71,6 @@ pub enum Action {
     /// `U` / `:upgrade-k8s [VERSION]`: the Kubernetes upgrade plan of the
     /// cluster in use (or the progress screen while its rollout has not ended).
     OpenKubernetesUpgrade(Option<String>),
-    /// Kubernetes plan screen: pull the new images on every node first.
-    TogglePrePull,
     /// `:rollout`: the progress screen of the rollout of the cluster in use.
     ShowRollout,
     /// Plan screen: the next / previous offered target.
@@ -137,8 +132,6 @@ pub enum AppEvent {
     Fleet(FleetEvent),
     /// A rollout journal found at startup (its summary).
     Journal(Box<RolloutSummary>),
-    /// The removed-API count the Kubernetes plan screen asked for.
-    RemovedApis(Box<RemovedApisCounted>),
     /// The Talos releases learned for a cluster (its mirrors, the registry, else the table).
     Releases(String, Box<crate::upgrade::LearnedReleases>),
     /// Wall-clock seconds since the Unix epoch, once a second while a
@@ -197,9 +190,6 @@ pub enum Effect {
     /// Run discovery again off the render path.
     ReloadDiscovery,
     Poller(PollerRequest),
-    /// Count the objects stored in API versions the plan's target removes
-    /// (IO, so the loop does it and reports `AppEvent::RemovedApis`).
-    CountRemovedApis(Box<KubernetesUpgradePlan>),
     /// An approved action that does not run after all (no runner for it, or
     /// the plan changed): audit why and say so.
     NotRun {
@@ -227,17 +217,6 @@ pub enum Effect {
     HoldAction(bool),
     /// A screen module's IO, reported back as `AppEvent::Screen`.
     Screen(super::screen_io::ScreenTask),
-}
-
-/// A removed-API count for one plan's (from, target), or why it failed.
-#[derive(Debug, Clone)]
-pub struct RemovedApisCounted {
-    pub cluster: String,
-    pub from: String,
-    pub target: String,
-    pub result: Result<Vec<RemovedApiCount>, String>,
-    /// The removed flags, feature gates and admission plugins in use, checked with the count.
-    pub flags: Result<Vec<RemovedItem>, String>,
 }
 
 /// The effect of an approved action that does not run after all (the plan changed or a guard

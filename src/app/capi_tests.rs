@@ -76,25 +76,3 @@ fn a_capi_owned_clusters_talos_plan_is_refused_naming_the_capi_way() {
     );
     assert!(plan.start_refused().is_some());
 }
-
-#[test]
-fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
-    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
-    press(&mut state, 'U');
-    // The management clusters are read after the plan opened: it is re-evaluated.
-    owned_by_capi(&mut state);
-    assert_eq!(state.screen, Screen::KubernetesPlan, "{:?}", state.message);
-    let plan = state.kube_upgrade.as_ref().unwrap();
-    let guard = plan
-        .guards
-        .shown
-        .iter()
-        .find(|g| g.id == GuardId::CapiOwned)
-        .expect("the CAPI guard");
-    assert!(
-        guard.reason.contains("TalosControlPlane.spec.version"),
-        "{}",
-        guard.reason
-    );
-    assert!(plan.start_refused().is_some());
-}

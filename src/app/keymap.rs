@@ -29,7 +29,6 @@ pub enum KeyContext {
     Filter,
     Confirm,
     UpgradePlan,
-    KubernetesPlan,
     /// The plan's installer image or acknowledgement being typed.
     TextField,
     Explain,
@@ -47,12 +46,11 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 18] = [
+    pub const ALL: [KeyContext; 17] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
         KeyContext::UpgradePlan,
-        KeyContext::KubernetesPlan,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -80,7 +78,6 @@ impl KeyContext {
             KeyContext::Filter => "Filter (/)",
             KeyContext::Confirm => "Confirmation",
             KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
-            KeyContext::KubernetesPlan => "Kubernetes upgrade plan (U, :upgrade-k8s)",
             KeyContext::TextField => {
                 "Installer image, acknowledgement, VM name pattern, snapshot file"
             }
@@ -228,13 +225,6 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
             upgrade::PLAN_COMMAND,
             upgrade::PLAN_QUIT,
         ],
-        KeyContext::KubernetesPlan => &[
-            panes::MOVES,
-            upgrade::KUBE_PLAN,
-            upgrade::PLAN_CLOSE,
-            upgrade::KUBE_PLAN_COMMAND,
-            upgrade::PLAN_QUIT,
-        ],
         KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
         KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
@@ -306,7 +296,6 @@ pub fn screen_context(state: &AppState) -> KeyContext {
             Screen::Cluster(_) => KeyContext::Cluster,
             Screen::NodeDetail => KeyContext::NodeDetail,
             Screen::UpgradePlan => KeyContext::UpgradePlan,
-            Screen::KubernetesPlan => KeyContext::KubernetesPlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),

@@ -1,5 +1,5 @@
-//! The key tables of the Talos and Kubernetes upgrade plan screens and the
-//! plan's text fields (installer image, acknowledgement).
+//! The key tables of the Talos upgrade plan screen and the plans' text fields (installer
+//! image, acknowledgement).
 use super::action::Action;
 use super::binding::{Binding, Key, bind, command_line, quit};
 
@@ -21,7 +21,7 @@ pub(super) static PLAN: &[Binding] = &[
     bind(&[Key::char('?')], Action::Explain, "explain the selected guard or node (:help lists keys)").footer("why"),
 ];
 
-/// The end of both plans' keys: start, poll, close.
+/// The end of the plan's keys: start, poll, close.
 #[rustfmt::skip]
 pub(super) static PLAN_CLOSE: &[Binding] = &[
     bind(&[Key::char('s')], Action::StartPlan, "start (refused while a guard blocks; asks for the name)").footer("start"),
@@ -36,19 +36,6 @@ pub(super) static PLAN_COMMAND: &[Binding] = &[command_line("command line (:help
 pub(super) static PLAN_QUIT: &[Binding] = &[quit("quit (a running rollout resumes from its journal)")];
 
 #[rustfmt::skip]
-pub(super) static KUBE_PLAN: &[Binding] = &[
-    bind(&[Key::TAB], Action::NextPane, "switch between the steps and the guards").footer("focus"),
-    bind(&[Key::char('t')], Action::NextTarget, "next offered Kubernetes version").footer("target"),
-    bind(&[Key::char('T')], Action::PreviousTarget, "previous offered Kubernetes version"),
-    bind(&[Key::char('P')], Action::TogglePrePull, "pull the new images on every node before the first step").footer("pre-pull"),
-    bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a guard needs").footer("ack"),
-    bind(&[Key::char('?')], Action::Explain, "explain the selected guard or step (:help lists keys)").footer("why"),
-];
-
-#[rustfmt::skip]
-pub(super) static KUBE_PLAN_COMMAND: &[Binding] = &[command_line("command line (:help, :upgrade-k8s 1.35.0, :q)")];
-
-#[rustfmt::skip]
 pub(super) static TEXT_FIELD: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "set").footer("set")];
 
 #[rustfmt::skip]
@@ -57,6 +44,6 @@ pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('
 #[rustfmt::skip]
 pub(super) static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::ESC, Key::char('?'), Key::char('q'), Key::ENTER, ], Action::Back, "close").footer("close")];
 
-/// `a` on every plan with guards (both upgrade plans and the provision wizard).
+/// `a` on every plan with guards (the Talos upgrade plan and the provision wizard).
 #[rustfmt::skip]
 pub(super) const ACKNOWLEDGE: Binding = bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a warning needs").footer("ack");

@@ -4,7 +4,6 @@
 //! shows them, and what `?` explains about a step. Pure.
 use super::plan_screen::PlannedRollout;
 use super::plan_screen::{GuardedPlan, PlanKind, RolloutPlanScreen, roles_of};
-use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
@@ -92,9 +91,6 @@ fn count_key(plan: &KubernetesUpgradePlan) -> (String, String) {
 impl PlanKind for Kubernetes {
     type Settings = KubeSettings;
     type Step = KubeStep;
-    const SCREEN: Screen = Screen::KubernetesPlan;
-    const BACK: Pane = Pane::Versions;
-    const WHAT: &'static str = "Kubernetes upgrade";
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::Kubernetes;
 
     /// A named target need not be offered: the version-path guard decides.

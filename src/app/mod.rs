@@ -36,7 +36,6 @@ pub(crate) mod test_fixtures;
 pub mod update;
 pub mod update_actions;
 pub mod update_delete;
-mod update_kube_plan;
 mod update_overlay;
 mod update_panes;
 mod update_plan;
@@ -49,7 +48,7 @@ pub mod queries;
 mod update_capi;
 pub mod update_progress;
 
-pub use action::{Action, AppEvent, Effect, PollerRequest, RemovedApisCounted};
+pub use action::{Action, AppEvent, Effect, PollerRequest};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};
 pub use update_panes::usage_request;

@@ -21,7 +21,6 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
     match screen {
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
         Screen::UpgradePlan => open(&mut state.upgrade),
-        Screen::KubernetesPlan => open(&mut state.kube_upgrade),
         _ => None,
     }
 }
@@ -111,8 +110,7 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
     }
     let provision = again(state, |s| &mut s.provision.wizard, cluster);
     let talos = again(state, |s| &mut s.upgrade, cluster);
-    let kube = again(state, |s| &mut s.kube_upgrade, cluster);
-    provision || talos || kube
+    provision || talos
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.
@@ -274,7 +272,7 @@ impl GuardSource for AppState {
 }
 
 /// The list that gets the keys after `Tab`.
-pub(super) fn other_focus(focus: PlanFocus) -> PlanFocus {
+pub fn other_focus(focus: PlanFocus) -> PlanFocus {
     match focus {
         PlanFocus::Nodes => PlanFocus::Guards,
         PlanFocus::Guards => PlanFocus::Nodes,
@@ -288,15 +286,11 @@ pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Optio
     Some(move_of(action)?.from(i, last, page))
 }
 
-/// The target after `current` (or before it, for `PreviousTarget`), wrapping around.
-pub(super) fn cycled<'a, T: PartialEq>(
-    targets: &'a [T],
-    current: &T,
-    action: &Action,
-) -> Option<&'a T> {
+/// The target after `current` (before it, unless `forward`), wrapping around.
+pub fn cycled<'a, T: PartialEq>(targets: &'a [T], current: &T, forward: bool) -> Option<&'a T> {
     let n = targets.len().max(1);
     let i = targets.iter().position(|t| t == current).unwrap_or(0);
-    let next = if matches!(action, Action::NextTarget) {
+    let next = if forward {
         (i + 1) % n
     } else {
         (i + n - 1) % n

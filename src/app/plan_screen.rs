@@ -5,7 +5,6 @@
 use std::fmt::Debug;
 use std::ops::{Deref, DerefMut};
 
-use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::capi::{CapiOwner, ClusterTree};
 use crate::config::Config;
@@ -207,11 +206,6 @@ pub trait PlanKind: UpgradeKind {
     type Settings: Debug + Clone + PartialEq + Eq;
     /// One row of the plan's step table.
     type Step: Clone;
-    /// The screen its plan is shown on, and the pane `Esc` goes back to.
-    const SCREEN: Screen;
-    const BACK: Pane;
-    /// "upgrade" or "Kubernetes upgrade", as the progress log names a start.
-    const WHAT: &'static str;
     /// Which in-place upgrade this is, for the refusal of a cluster Cluster API owns.
     const IN_PLACE: InPlaceUpgrade;
 

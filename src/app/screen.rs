@@ -18,7 +18,6 @@ pub enum Screen {
     UpgradePlan,
     /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
     /// component steps, removed APIs and guards.
-    KubernetesPlan,
     /// The provision wizard of the cluster in use.
     ProvisionWizard,
     /// A node or etcd action's plan, or the progress of the one running here.

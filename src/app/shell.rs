@@ -367,6 +367,7 @@ mod tests {
                 "config",
                 "create",
                 "health",
+                "kube-plan",
                 "logs",
                 "resources"
             ]

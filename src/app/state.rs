@@ -13,7 +13,6 @@ use super::plan_screen::{PlanKind, RolloutPlanScreen};
 use super::screen::{Screen, TableKind, TableView};
 use crate::approval::PendingConfirmation;
 use crate::upgrade::TalosOs;
-use crate::upgrade::kubernetes::Kubernetes;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
@@ -160,8 +159,6 @@ pub struct AppState {
     pub prepared: super::prepared::Prepared,
     /// The upgrade plan screen, while open.
     pub upgrade: Option<super::upgrade_plan::PlanScreen>,
-    /// The Kubernetes upgrade plan screen, while open.
-    pub kube_upgrade: Option<super::kube_plan::KubePlanScreen>,
     /// Where the progress screen's steps and lines are scrolled.
     pub progress_scroll: super::scroll::ProgressScroll,
     /// The Talos releases learned for each cluster; the table until they arrive.
@@ -231,7 +228,6 @@ impl AppState {
             generation: 0,
             prepared: Default::default(),
             upgrade: None,
-            kube_upgrade: None,
             progress_scroll: Default::default(),
             releases: Default::default(),
             wall_clock: None,
@@ -275,7 +271,6 @@ impl AppState {
             Screen::Clusters
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::KubernetesPlan
             | Screen::ProvisionWizard
             | Screen::Action => None,
             Screen::Capi => None,
@@ -290,7 +285,6 @@ impl AppState {
             Screen::Cluster(_)
             | Screen::NodeDetail
             | Screen::UpgradePlan
-            | Screen::KubernetesPlan
             | Screen::ProvisionWizard
             | Screen::Action => self.current.as_deref(),
             Screen::Capi => self.current.as_deref(),
@@ -392,15 +386,5 @@ impl PlanSlot for TalosOs {
 
     fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>> {
         &mut state.upgrade
-    }
-}
-
-impl PlanSlot for Kubernetes {
-    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>> {
-        state.kube_upgrade.as_ref()
-    }
-
-    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>> {
-        &mut state.kube_upgrade
     }
 }

@@ -164,9 +164,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 None if state.screen == Screen::Clusters => on_list(state, other),
                 None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
-                None if state.screen == Screen::KubernetesPlan => {
-                    super::update_kube_plan::on_kube_plan(state, other)
-                }
                 None if state.screen == Screen::ProvisionWizard => {
                     provision::on_wizard(state, other)
                 }
@@ -177,7 +174,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 None => match other {
                     Action::OpenUpgrade(target) => upgrade::open_upgrade(state, target),
                     Action::OpenKubernetesUpgrade(target) => {
-                        super::update_kube_plan::open_kube_upgrade(state, target)
+                        super::update_plan::open_kube_upgrade(state, target)
                     }
                     Action::Provision(super::provision::ProvisionKey::Open) => {
                         provision::open_wizard(state)
@@ -267,7 +264,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             return super::update_progress::on_event(state, kind, event);
         }
         AppEvent::Journal(summary) => super::update_progress::on_journal(state, *summary),
-        AppEvent::RemovedApis(counted) => super::update_kube_plan::on_removed_apis(state, *counted),
         AppEvent::Releases(cluster, learned) => upgrade::on_releases(state, cluster, *learned),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
@@ -468,7 +464,7 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
         }
         Ok(Some(Command::Upgrade(target))) => upgrade::open_upgrade(state, target),
         Ok(Some(Command::UpgradeKubernetes(target))) => {
-            super::update_kube_plan::open_kube_upgrade(state, target)
+            super::update_plan::open_kube_upgrade(state, target)
         }
         Ok(Some(Command::Provision)) => provision::open_wizard(state),
         Ok(Some(Command::Provisions)) => {

@@ -1,52 +1,88 @@
-//! The one update step of every plan screen, parameterised by the rollout's kind: open it,
-//! re-evaluate its guards on every status change, move through the steps and the guards, cycle
-//! the target, explain; the acknowledgement and Start go through the plan screens' one gate. The kind's
-//! own keys go to [`PlanKeys::on_key`]. Pure.
+//! Which plan `u` / `U` open (the in-place plan, the CAPI way's on a cluster Cluster API owns,
+//! or the progress of a rollout that has not ended), and the update step of a rollout plan
+//! screen on the console's state, parameterised by the rollout's kind: re-evaluate its guards
+//! on every status change, move through the steps and the guards, cycle the target, explain;
+//! the acknowledgement and Start go through the plan screens' one gate. The kind's own keys go
+//! to [`PlanKeys::on_key`]. Pure.
 use super::action::{Action, Effect, not_run};
 use super::actions::ActionRun;
 use super::message::Message;
 use super::plan_keys::{cycled, moved, not_approved, other_focus, plan_key, read_guards};
 use super::plan_screen::{GuardedPlan, PlanFocus, RolloutPlanScreen};
-use super::screen::Screen;
+use super::screen::{Pane, Screen};
 use super::state::{AppState, PlanSlot};
 use super::update_upgrade::{unfinished_rollout_shown, usable_cluster};
 use crate::approval::ApprovedAction;
-use crate::upgrade::LearnedReleases;
 use crate::upgrade::capi::{CapiProduct, product_name};
+use crate::upgrade::{InPlaceUpgrade, LearnedReleases};
 
 /// The CAPI-way upgrade plan screen's name (`views::capi_upgrade`): opened with the product's
 /// word and the target named, if any.
 const CAPI_UPGRADE: &str = "capi-upgrade";
 
+/// The Kubernetes upgrade plan screen's name (`views::kube_plan`): opened with the target
+/// named, if any.
+const KUBE_PLAN: &str = "kube-plan";
+
 /// A kind of rollout's own part of its plan screen's update step.
 pub trait PlanKeys: PlanSlot {
+    /// The screen its plan is shown on, and the pane `Esc` goes back to.
+    const SCREEN: Screen;
+    const BACK: Pane;
+    /// "upgrade", as the progress log names a start.
+    const WHAT: &'static str;
     /// The kind's own keys; `None` when the key is not one of them.
     fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>>;
     /// Asked of the event loop after the plan was made again (the removed-API count).
     fn after_rebuild(state: &mut AppState) -> Vec<Effect>;
 }
 
-/// `u` / `U`, `:upgrade` / `:upgrade-k8s`: the plan, or the progress screen while this console's
-/// rollout of the cluster has not ended.
-pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
-    let Some(cluster) = usable_cluster(state) else {
-        return Vec::new();
-    };
+/// Where `u` / `U`, `:upgrade` / `:upgrade-k8s` lead before any in-place plan opens: the
+/// progress screen while this console's rollout of the cluster has not ended, the CAPI-way
+/// plan on a cluster Cluster API owns, or a message; `Ok` with the cluster to plan in place.
+fn in_place_cluster(
+    state: &mut AppState,
+    upgrade: InPlaceUpgrade,
+    target: &Option<String>,
+) -> Result<String, Vec<Effect>> {
+    let cluster = usable_cluster(state).ok_or_else(Vec::new)?;
     if unfinished_rollout_shown(state, &cluster) {
-        return Vec::new();
+        return Err(Vec::new());
     }
-    let Some(live) = state.fleet.cluster(&cluster).filter(|l| l.has_data()) else {
+    if !state.fleet.cluster(&cluster).is_some_and(|l| l.has_data()) {
         state.message = Some(Message::warn(format!(
             "no status for {cluster} yet: wait for the first poll (r refreshes)"
         )));
-        return Vec::new();
-    };
+        return Err(Vec::new());
+    }
     // Cluster API owns it: the CAPI way, never in place.
     if state.fleet.capi.owner(&cluster).is_some() {
-        let product = product_name(CapiProduct::of(K::IN_PLACE)).to_string();
-        let words = std::iter::once(product).chain(target).collect();
-        return super::shell::open_with(state, CAPI_UPGRADE, words);
+        let product = product_name(CapiProduct::of(upgrade)).to_string();
+        let words = std::iter::once(product).chain(target.clone()).collect();
+        return Err(super::shell::open_with(state, CAPI_UPGRADE, words));
     }
+    Ok(cluster)
+}
+
+/// `U`, `:upgrade-k8s [VERSION]`: the Kubernetes plan screen, or where
+/// [`in_place_cluster`] leads.
+pub fn open_kube_upgrade(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
+    if let Err(effects) = in_place_cluster(state, InPlaceUpgrade::Kubernetes, &target) {
+        return effects;
+    }
+    state.message = None;
+    super::shell::open_with(state, KUBE_PLAN, target.into_iter().collect())
+}
+
+/// `u`, `:upgrade`: the plan, or where [`in_place_cluster`] leads.
+pub fn open_plan<K: PlanKeys>(state: &mut AppState, target: Option<String>) -> Vec<Effect> {
+    let cluster = match in_place_cluster(state, K::IN_PLACE, &target) {
+        Ok(cluster) => cluster,
+        Err(effects) => return effects,
+    };
+    let Some(live) = state.fleet.cluster(&cluster) else {
+        return Vec::new();
+    };
     let learned = state.releases.get(&cluster).cloned();
     let learned = learned.unwrap_or_else(|| LearnedReleases::built_in("not learned yet"));
     match RolloutPlanScreen::<K>::open_among(&live.status, target.as_deref(), &learned) {
@@ -101,7 +137,8 @@ pub fn on_plan<K: PlanKeys>(state: &mut AppState, action: Action) -> Vec<Effect>
         }
         Action::NextPane => plan.focus = other_focus(plan.focus),
         Action::NextTarget | Action::PreviousTarget => {
-            if let Some(t) = cycled(&plan.targets, &plan.target, &action) {
+            let forward = matches!(action, Action::NextTarget);
+            if let Some(t) = cycled(&plan.targets, &plan.target, forward) {
                 plan.target = t.clone();
             }
             return rebuild::<K>(state);

@@ -5,7 +5,7 @@
 use super::action::{Action, Effect, not_run};
 use super::message::Message;
 use super::plan_screen::PlanKind;
-use super::screen::{Screen, TableKind};
+use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind};
 use super::tables;
 use super::update_panes::open_cluster;
@@ -13,7 +13,6 @@ use super::update_plan::{PlanKeys, open_plan, rebuild, start_approved};
 use super::upgrade_plan::PlanEdit;
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::rollout::{LeaseReading, RolloutKind};
-use crate::upgrade::kubernetes::Kubernetes;
 use crate::upgrade::{Direction, LearnedReleases, StepState, TalosOs};
 
 /// Most workers upgraded at once that the plan screen offers.
@@ -255,13 +254,15 @@ pub fn on_approved(state: &mut AppState, approved: ApprovedAction) -> Vec<Effect
     }
     match kind {
         RolloutKind::TalosUpgrade => start_approved::<TalosOs>(state, approved, cluster, target),
-        RolloutKind::KubernetesUpgrade => {
-            start_approved::<Kubernetes>(state, approved, cluster, target)
-        }
+        RolloutKind::KubernetesUpgrade => super::update_actions::on_approved(state, approved),
     }
 }
 
 impl PlanKeys for TalosOs {
+    const SCREEN: Screen = Screen::UpgradePlan;
+    const BACK: Pane = Pane::Nodes;
+    const WHAT: &'static str = "upgrade";
+
     fn on_key(state: &mut AppState, action: &Action) -> Option<Vec<Effect>> {
         on_talos_key(state, action)
     }

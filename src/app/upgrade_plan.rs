@@ -4,7 +4,6 @@
 //! what `?` explains about a node. Pure.
 use super::plan_screen::PlannedRollout;
 use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
-use super::screen::{Pane, Screen};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::rollout::{StepPhase, StepProgress};
@@ -60,9 +59,6 @@ impl PlanScreen {
 impl PlanKind for TalosOs {
     type Settings = TalosSettings;
     type Step = PlanStep;
-    const SCREEN: Screen = Screen::UpgradePlan;
-    const BACK: Pane = Pane::Nodes;
-    const WHAT: &'static str = "upgrade";
     const IN_PLACE: crate::upgrade::InPlaceUpgrade = crate::upgrade::InPlaceUpgrade::TalosOs;
 
     /// The targets the CLI offers ([`talos_targets`]), the running minor's newest patch

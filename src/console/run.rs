@@ -313,10 +313,6 @@ fn perform(
             })
         }
         Effect::NotRun { approved, why } => Some(console.not_run(&approved, why)),
-        Effect::CountRemovedApis(plan) => {
-            count_removed(&console.state, *plan, app_tx);
-            None
-        }
         Effect::Provision(effect) => {
             super::run_provision_wizard::perform(&console.state, *effect, app_tx)
         }
@@ -340,6 +336,9 @@ fn perform(
         Effect::Screen(task) => {
             if let Some(run) = task.get::<crate::views::health::HealthRun>() {
                 super::run_health::start_health_check(run.clone(), app_tx);
+            }
+            if let Some(plan) = task.get::<crate::upgrade::kubernetes::KubernetesUpgradePlan>() {
+                count_removed(&console.state, plan.clone(), app_tx);
             }
             if let Some(request) = task.get::<crate::views::capi_upgrade::CapiPlanRequest>() {
                 super::read_plans::capi_upgrade(console, request.clone(), app_tx);

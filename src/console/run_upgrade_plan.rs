@@ -1,18 +1,21 @@
 //! What the Talos and Kubernetes upgrades read off the event loop: the Talos releases of each
 //! discovered cluster, learned as `taloscope upgrade` learns them (its mirrors, the registry,
 //! the built-in table when none answers), each sent back as `AppEvent::Releases`; the
-//! removed-API count of a Kubernetes plan; the journals of rollouts that did not end.
+//! removed-API count of a Kubernetes plan (its screen's task and news); the journals of
+//! rollouts that did not end.
 use std::path::Path;
 
 use tokio::sync::mpsc;
 
-use crate::app::action::{Action, AppEvent, RemovedApisCounted};
+use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
+use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::rollout::RolloutJournal;
 use crate::upgrade::kubernetes::{KubernetesUpgradePlan, check_removed_flags, count_removed_apis};
 use crate::upgrade::launch::connect;
 use crate::upgrade::{ReleaseLookup, RunOptions};
+use crate::views::kube_plan::{self, RemovedApisCounted};
 
 /// Learns the releases of every discovered cluster in a task of its own (the listing is cached
 /// in `state_dir`, so the clusters after the first usually read the cache).
@@ -46,7 +49,7 @@ pub(super) fn journal_actions(state: &AppState, dir: &Path) -> Vec<Action> {
 }
 
 /// Counts the objects stored in API versions `plan`'s target removes, off
-/// the event loop; the answer comes back as `AppEvent::RemovedApis`.
+/// the event loop; the answer comes back as the Kubernetes plan screen's news.
 pub(super) fn count_removed(
     state: &AppState,
     plan: KubernetesUpgradePlan,
@@ -79,6 +82,7 @@ pub(super) fn count_removed(
             result,
             flags,
         };
-        let _ = app.send(AppEvent::RemovedApis(Box::new(counted))).await;
+        let news = ScreenNews::new(kube_plan::NAME, counted);
+        let _ = app.send(AppEvent::Screen(news)).await;
     });
 }

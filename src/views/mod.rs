@@ -30,6 +30,7 @@ pub mod footer;
 pub mod header;
 pub mod health;
 pub mod help;
+pub mod kube_plan;
 pub mod logs;
 pub mod message_line;
 pub mod messages;
@@ -55,6 +56,7 @@ pub fn screens() -> Screens {
         Box::new(config::ConfigScreen::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
+        Box::new(kube_plan::KubePlanModule::default()),
         Box::new(logs::LogsScreen::default()),
         Box::new(resources::ResourcesScreen::default()),
     ])
@@ -108,9 +110,10 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
         Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
         Screen::UpgradePlan => {
-            (&plan::upgrade::UpgradePlanView::new(state, look)).render(body, buf)
+            let view =
+                plan::upgrade::UpgradePlanView::new(state.upgrade.as_ref(), state.readonly, look);
+            (&view).render(body, buf)
         }
-        Screen::KubernetesPlan => (&plan::kube::KubePlanView::new(state, look)).render(body, buf),
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }

@@ -1,9 +1,9 @@
 //! The plan screen: every guarded operation's plan drawn the same way (its summary on top, its
 //! subjects as a table, and the guards and last line every plan draws, `views::plan_parts`),
 //! and the typed confirmation the dispatcher asks for. One file per kind of plan says what the
-//! kind shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`].
+//! kind shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`] (the
+//! Talos plan here, the Kubernetes plan in its screen module, `views::kube_plan`).
 pub mod confirm;
-pub mod kube;
 pub mod upgrade;
 
 use ratatui::buffer::Buffer;
@@ -12,15 +12,14 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Padding, Paragraph, Widget};
 
 use super::Look;
-pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan, guards_keep_half};
+pub(super) use super::plan_parts::{ChecksPane, NO_GUARDS_YET, WizardPlan};
 use super::progress_parts::{StepTable, render_step_pane};
-use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen};
-use crate::app::state::{AppState, PlanSlot};
+use crate::app::plan_screen::{PlanFocus, PlanKind, RolloutPlanScreen};
 use crate::app::tables::{Column, TableRow};
 use crate::tui::Role;
 
 /// What a kind of rollout draws on the plan pane.
-pub trait PlanPane: PlanSlot {
+pub trait PlanPane: PlanKind {
     /// What the pane says while no plan of this kind is open.
     const NOT_OPEN: &'static str;
     /// What the step table says with no rows.
@@ -35,18 +34,23 @@ pub trait PlanPane: PlanSlot {
     fn layout(screen: &RolloutPlanScreen<Self>, summary_lines: usize, area: Rect) -> [Rect; 4];
 }
 
+/// The plan pane of a rollout plan of kind `K`, if one is open.
 pub struct PlanView<'a, K: PlanPane> {
-    state: &'a AppState,
+    screen: Option<&'a RolloutPlanScreen<K>>,
+    readonly: bool,
     look: &'a Look,
-    kind: std::marker::PhantomData<K>,
 }
 
 impl<'a, K: PlanPane> PlanView<'a, K> {
-    pub fn new(state: &'a AppState, look: &'a Look) -> PlanView<'a, K> {
+    pub fn new(
+        screen: Option<&'a RolloutPlanScreen<K>>,
+        readonly: bool,
+        look: &'a Look,
+    ) -> PlanView<'a, K> {
         PlanView {
-            state,
+            screen,
+            readonly,
             look,
-            kind: std::marker::PhantomData,
         }
     }
 }
@@ -54,7 +58,7 @@ impl<'a, K: PlanPane> PlanView<'a, K> {
 impl<K: PlanPane> Widget for &PlanView<'_, K> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let s = &self.look.styles;
-        let Some(screen) = K::slot(self.state) else {
+        let Some(screen) = self.screen else {
             Paragraph::new(K::NOT_OPEN)
                 .style(s.get(Role::Muted))
                 .render(area, buf);
@@ -83,6 +87,6 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
         render_step_pane(self.look, title, steps_active, table, steps_area, buf);
 
         let checks = ChecksPane::of(screen, NO_GUARDS_YET);
-        checks.render(self.look, self.state.readonly, guards_area, bottom, buf);
+        checks.render(self.look, self.readonly, guards_area, bottom, buf);
     }
 }

@@ -1,21 +1,26 @@
 //! Unit tests of the Kubernetes plan screen: `U` and `:upgrade-k8s` open it,
-//! the removed-API count is asked once and folded back, its acknowledgement
-//! and the single control plane's, Start through the dispatcher (read-only
-//! refuses), and the progress pane resuming a Kubernetes journal.
+//! the removed-API count is asked once (its screen task) and folded back (its
+//! news), its acknowledgement and the single control plane's, Start through the
+//! dispatcher (read-only refuses), and the progress pane resuming a Kubernetes
+//! journal.
+use std::time::Instant;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::app::action::AppEvent;
+use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::keymap::{self, KeyContext};
-use crate::app::kube_plan::KubePlanScreen;
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
-use crate::app::screen::{Pane, Screen};
+use crate::app::screens::ScreenNews;
+use crate::app::state::AppState;
 use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::update;
 use crate::approval::MutatingAction;
 use crate::approval::{AuditLog, Dispatcher, Gate};
+use crate::capi::{CapiOwner, CapiView};
 use crate::fleet::ClusterStatus;
+use crate::fleet::FleetEvent;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::RolloutKind;
 use crate::rollout::StepProgress;
@@ -61,31 +66,46 @@ fn with_static_pods(mut status: ClusterStatus) -> ClusterStatus {
     status
 }
 
+/// The plan the removed-API count is asked for in `effects`, if it is.
+fn count_asked(effects: &[Effect]) -> Option<KubernetesUpgradePlan> {
+    match effects {
+        [Effect::Screen(task)] if task.screen == NAME => task.get().cloned(),
+        _ => None,
+    }
+}
+
 /// `U` on the versions pane; returns the count the screen asked for.
 fn open(state: &mut AppState) -> KubernetesUpgradePlan {
     let key = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
     let action = keymap::action_for(state, &key).expect("U is bound on the cluster panes");
     let effects = update(state, action);
-    assert_eq!(state.screen, Screen::KubernetesPlan, "{:?}", state.message);
-    assert_eq!(keymap::context(state), KeyContext::KubernetesPlan);
-    match effects.as_slice() {
-        [Effect::CountRemovedApis(plan)] => (**plan).clone(),
-        other => panic!("expected the removed-API count asked for, got {other:?}"),
-    }
+    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
+    assert_eq!(keymap::context(state), KeyContext::Screen(NAME));
+    count_asked(&effects)
+        .unwrap_or_else(|| panic!("expected the removed-API count asked for, got {effects:?}"))
 }
 
 fn counted(plan: &KubernetesUpgradePlan, counts: Vec<RemovedApiCount>) -> Action {
-    Action::Event(AppEvent::RemovedApis(Box::new(RemovedApisCounted {
+    let news = RemovedApisCounted {
         cluster: plan.cluster.clone(),
         from: plan.from.to_string(),
         target: plan.target.to_string(),
         result: Ok(counts),
         flags: Ok(Vec::new()),
-    })))
+    };
+    Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news)))
+}
+
+/// Presses `c` as the console does: through the keymap, then update.
+fn press(state: &mut AppState, c: char) -> Vec<Effect> {
+    let event = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    let action = keymap::action_for(state, &event).unwrap_or_else(|| panic!("{c} is bound"));
+    update(state, action)
 }
 
 fn screen(state: &AppState) -> &KubePlanScreen {
-    state.kube_upgrade.as_ref().expect("Kubernetes plan open")
+    let module = state.screens.find::<KubePlanModule>().expect("the module");
+    module.plan.as_ref().expect("Kubernetes plan open")
 }
 
 fn guard(state: &AppState, id: GuardId) -> crate::upgrade::Guard {
@@ -99,7 +119,7 @@ fn guard(state: &AppState, id: GuardId) -> crate::upgrade::Guard {
 }
 
 fn type_ack(state: &mut AppState, text: &str) {
-    update(state, Action::Acknowledge);
+    press(state, 'a');
     for c in text.chars() {
         update(state, Action::Insert(c));
     }
@@ -138,10 +158,14 @@ fn u_opens_the_plan_and_the_removed_api_guard_checks_until_the_count_arrives() {
     );
 
     // A count for another plan (an older target) is not taken.
-    update(&mut state, Action::NextTarget);
+    let effects = press(&mut state, 't');
     assert_ne!(screen(&state).target, plan.target);
     let fresh = screen(&state).removed_apis.clone();
     assert_eq!(fresh, None, "a new target is counted again");
+    let asked = count_asked(&effects).expect("the new target's count asked for");
+    assert_eq!(asked.target, screen(&state).target);
+    update(&mut state, counted(&plan, vec![]));
+    assert_eq!(screen(&state).removed_apis, None, "{:?}", screen(&state));
 }
 
 #[test]
@@ -152,7 +176,7 @@ fn upgrade_k8s_command_takes_a_named_version_and_the_path_guard_decides() {
         update(&mut state, Action::Insert(c));
     }
     let effects = update(&mut state, Action::Submit);
-    assert!(matches!(effects.as_slice(), [Effect::CountRemovedApis(_)]));
+    assert!(count_asked(&effects).is_some(), "{effects:?}");
     assert_eq!(screen(&state).target.to_string(), "v1.36.0");
     assert_eq!(
         guard(&state, GuardId::KubernetesPath).verdict,
@@ -177,7 +201,7 @@ fn stored_objects_in_removed_apis_need_the_typed_acknowledgement() {
     assert_eq!(removed.verdict, GuardVerdict::Fail);
     assert!(removed.reason.contains("flowschemas"), "{}", removed.reason);
     assert_eq!(screen(&state).missing_ack(), Some(REMOVED_APIS_ACK));
-    let effects = update(&mut state, Action::StartPlan);
+    let effects = press(&mut state, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "refused: {effects:?}"
@@ -217,8 +241,8 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
     let plan = open(&mut state);
     update(&mut state, counted(&plan, vec![]));
     // Pre-pull starts on (as talosctl's --pre-pull-images); toggled off, the run has it off.
-    update(&mut state, Action::TogglePrePull);
-    let effects = update(&mut state, Action::StartPlan);
+    press(&mut state, 'P');
+    let effects = press(&mut state, 's');
     let [Effect::Gate(action)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
@@ -264,6 +288,7 @@ fn start_goes_through_the_dispatcher_and_runs_the_plan_on_screen() {
     );
     // While it runs, U shows the progress screen, not another plan.
     update(&mut state, Action::Back);
+    assert_ne!(state.screen, Screen::Action);
     update(&mut state, Action::OpenKubernetesUpgrade(None));
     assert_eq!(state.screen, Screen::Action);
 }
@@ -308,6 +333,33 @@ fn big_u_on_the_fleet_plans_the_selected_clusters_kubernetes_upgrade() {
     let big_u = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
     let action = keymap::action_for(&state, &big_u).expect("U is bound on the fleet");
     update(&mut state, action);
-    assert_eq!(state.screen, Screen::KubernetesPlan, "{:?}", state.message);
+    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
     assert_eq!(state.current.as_deref(), Some(on_112().name.as_str()));
+}
+
+#[test]
+fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
+    let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
+    open(&mut state);
+    // The management clusters are read after the plan opened: it is re-evaluated.
+    let mut view = CapiView::default();
+    let owner = CapiOwner {
+        management: "mgmt".into(),
+        namespace: "clusters".into(),
+        name: "workload".into(),
+    };
+    view.owners.insert("healthy".into(), owner);
+    let event = FleetEvent::Capi {
+        view: Box::new(view),
+        at: Instant::now(),
+    };
+    update(&mut state, Action::Event(AppEvent::Fleet(event)));
+    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
+    let guard = guard(&state, GuardId::CapiOwned);
+    assert!(
+        guard.reason.contains("TalosControlPlane.spec.version"),
+        "{}",
+        guard.reason
+    );
+    assert!(screen(&state).start_refused().is_some());
 }
