@@ -133,6 +133,86 @@ impl ConfigPatchPlan {
             mode: self.mode.clone(),
         }
     }
+
+    /// The plan as `--plan` prints it above its guards and the console's plan screen shows
+    /// it: per node its address, role, the node's own word on a reboot and its mode_details,
+    /// each path changed (secrets by their redaction), its warnings and its refusal.
+    pub fn table(&self) -> String {
+        let indent = |text: &str, depth: usize| format!("{}{text}\n", "  ".repeat(depth));
+        let mut out = format!(
+            "PATCH the machine configuration of {} node(s) of {}, mode {}\n",
+            self.nodes.len(),
+            self.cluster,
+            self.mode
+        );
+        out.push_str(&indent(&format!("patches: {}", self.patches.join(", ")), 1));
+        if let Some(secs) = self.try_timeout_seconds {
+            let trial = format!(
+                "try: each node reverts the change by itself after {secs}s unless it is back and healthy, then confirmed"
+            );
+            out.push_str(&indent(&trial, 1));
+        }
+        let shown = |v: &Option<String>| {
+            v.as_deref()
+                .map_or("(absent)".to_string(), crate::printable::line)
+        };
+        for n in &self.nodes {
+            let reboot = if n.reboots { "reboot" } else { "no reboot" };
+            out.push_str(&indent(
+                &format!(
+                    "{} ({}, {}): {} - {}",
+                    n.node, n.address, n.role, reboot, n.mode_details
+                ),
+                1,
+            ));
+            for c in &n.changes {
+                let path = crate::printable::line(&c.path);
+                let change = format!("{path}: {} -> {}", shown(&c.before), shown(&c.after));
+                out.push_str(&indent(&change, 2));
+            }
+            for w in &n.warnings {
+                out.push_str(&indent(
+                    &format!("warning: {}", crate::printable::line(w)),
+                    2,
+                ));
+            }
+            if let Some(why) = &n.refused {
+                out.push_str(&indent(&format!("refused: {why}"), 2));
+            }
+        }
+        if !self.unchanged.is_empty() {
+            out.push_str(&indent(
+                &format!(
+                    "unchanged (nothing to apply): {}",
+                    self.unchanged.join(", ")
+                ),
+                1,
+            ));
+        }
+        out
+    }
+
+    /// What each node's step does, as the run and its progress name it.
+    pub fn steps(&self) -> Vec<String> {
+        let word = |n: &NodePatch| {
+            if n.reboots {
+                "reboots"
+            } else {
+                n.mode.as_str()
+            }
+            .to_string()
+        };
+        self.nodes
+            .iter()
+            .map(|n| {
+                format!(
+                    "{}: apply ({}), wait until back and healthy",
+                    n.node,
+                    word(n)
+                )
+            })
+            .collect()
+    }
 }
 
 /// The target nodes of `request` in `status`, in the status's order.
@@ -660,18 +740,10 @@ impl Operation for ConfigPatchRollout {
 
     fn steps(&self) -> Vec<Step> {
         self.plan
-            .nodes
-            .iter()
-            .map(|n| Step {
-                what: format!(
-                    "{}: apply ({}), wait until back and healthy",
-                    n.node,
-                    if n.reboots {
-                        "reboots"
-                    } else {
-                        n.mode.as_str()
-                    }
-                ),
+            .steps()
+            .into_iter()
+            .map(|what| Step {
+                what,
                 timeout: self.options.node_timeout,
             })
             .collect()
