@@ -10,7 +10,7 @@
 //! stops there.
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Operation, OperationKind, Step, StepContext, StepError};
 use crate::approval::MutatingAction;
@@ -58,7 +58,7 @@ pub enum ConfigPatchError {
 }
 
 /// One node of the plan: what changes on it and what its dry run said.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodePatch {
     pub node: String,
     pub address: String,
@@ -86,8 +86,9 @@ pub struct NodePatch {
     documents: (Vec<ConfigNode>, Vec<ConfigNode>),
 }
 
-/// The plan of a patch rollout: `--plan --output json` prints it beside the guards.
-#[derive(Debug, Clone, Serialize)]
+/// The plan of a patch rollout: `--plan --output json` prints it beside the guards (read
+/// back, what it leaves out is empty: a plan read so is for showing, never for applying).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConfigPatchPlan {
     pub cluster: String,
     pub patches: Vec<String>,

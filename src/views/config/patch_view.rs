@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use super::patch::{Field, PatchWizard, mode_words, targets_name};
+use super::patch::{Field, PatchWizard, Targets, mode_words, targets_name};
 use crate::app::plan_screen::{GuardedPlan, PlanHolder};
 use crate::printable::line as printable;
 use crate::tui::{Look, Role};
@@ -90,9 +90,9 @@ fn draw_plan(
     let asked = &holder.plan.asked;
     let title = format!(
         "Patch {} of {} with {}, mode {}",
-        match (&asked.role, asked.nodes.is_empty()) {
-            (Some(role), _) => format!("every {}", role.as_str()),
-            (None, true) => "every node".to_string(),
+        match (asked.role, asked.nodes.is_empty()) {
+            (Some(role), _) => targets_name(Targets::Role(role)).to_string(),
+            (None, true) => targets_name(Targets::Every).to_string(),
             (None, false) => asked.nodes.join(", "),
         },
         holder.cluster,
@@ -107,6 +107,7 @@ fn draw_plan(
         )),
         Some(Err(why)) => summary.push(styled(why, Role::Error)),
         Some(Ok(plan)) => {
+            // The summary wraps trimmed: what the table indents under a node is marked.
             for line in plan.table().lines().skip(1) {
                 let role = if line.contains("refused: ") {
                     Role::Error
@@ -115,7 +116,11 @@ fn draw_plan(
                 } else {
                     Role::Text
                 };
-                summary.push(styled(line.trim_end(), role));
+                let line = match line.strip_prefix("    ") {
+                    Some(under) => format!("- {under}"),
+                    None => line.trim().to_string(),
+                };
+                summary.push(styled(&line, role));
             }
         }
     }
