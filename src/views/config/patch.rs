@@ -467,3 +467,7 @@ pub fn mode_words(mode: ApplyMode) -> (&'static str, &'static str) {
     };
     (mode_name(mode), what)
 }
+
+#[cfg(test)]
+#[path = "patch_tests.rs"]
+mod tests;
