@@ -104,10 +104,11 @@ pub fn sections(config: &NodeConfig) -> Vec<Section> {
     out
 }
 
+/// A mapping's entry: its key and value.
+type Entry = (String, ConfigNode);
+
 /// A mapping's entries that hold more (mappings and lists), and its scalars as entries.
-fn split(
-    entries: &[(String, ConfigNode)],
-) -> (Vec<&(String, ConfigNode)>, Vec<(String, ConfigNode)>) {
+fn split(entries: &[Entry]) -> (Vec<&Entry>, Vec<Entry>) {
     let (nested, scalars): (Vec<_>, Vec<_>) = entries
         .iter()
         .partition(|(_, v)| matches!(v, ConfigNode::Map(_) | ConfigNode::Seq(_)));
@@ -293,7 +294,7 @@ impl ConfigScreen {
     }
 
     /// A step of the wizard: its close closes the wizard, the configuration shows again.
-    fn from_wizard(&mut self, mut step: Step) -> Step {
+    fn after_wizard(&mut self, mut step: Step) -> Step {
         if step.close {
             self.patch = None;
             step.close = false;
@@ -349,7 +350,7 @@ impl ScreenModule for ConfigScreen {
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
         if let Some(wizard) = self.patch.as_mut() {
             let step = wizard.on_key(event, shared);
-            return self.from_wizard(step);
+            return self.after_wizard(step);
         }
         match intent(KEYS, event) {
             Some(ConfigKey::Back) => return Step::close(),
