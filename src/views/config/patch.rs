@@ -7,15 +7,15 @@
 //! Pure: the reads are asked as screen tasks and answered as news.
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 
 use super::NAME;
 use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
-use crate::app::binding::{Binding, Key, Move, bind, intent, key_lines};
+use crate::app::binding::{Binding, Key, Move, bind, intent, key_lines, typed_char};
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, ack_step, gate_step, refused_approval};
-use crate::app::plan_screen::{GuardReading, GuardedPlan, PlanHolder, PlanSubject, roles_of};
+use crate::app::plan_keys::{GateKey, ack_step, approved_step, gate_step};
+use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
 use crate::app::screens::{KeyLine, ScreenTask, Shared, Step};
 use crate::approval::{ApprovedAction, MutatingAction};
 use crate::fleet::NodeRole;
@@ -307,14 +307,6 @@ fn ack_needed(wizard: &PatchWizard) -> bool {
     (wizard.plan.as_ref()).is_some_and(|p| p.guards.ack_prompt().is_some())
 }
 
-/// The character a plain key types, if it types one.
-fn typed_char(event: &KeyEvent) -> Option<char> {
-    match event.code {
-        KeyCode::Char(c) if (event.modifiers - KeyModifiers::SHIFT).is_empty() => Some(c),
-        _ => None,
-    }
-}
-
 impl PatchWizard {
     pub fn new(cluster: &str, node: &str) -> PatchWizard {
         PatchWizard {
@@ -437,22 +429,9 @@ impl PatchWizard {
         if !matches!(approved.action(), MutatingAction::ConfigPatch { .. }) {
             return None;
         }
-        let Some(plan) = self.plan.as_mut() else {
-            return refused_approval(None, approved);
-        };
-        plan.read_guards(&shared.guards.guard_reading(&plan.cluster));
-        if let Some(refused) = refused_approval(Some(&*plan), approved) {
-            return Some(refused);
-        }
-        let acks = plan.guards.acks.clone();
-        let run = ActionRun::ConfigPatch(Box::new(plan.plan.planned()?.clone()));
-        Some(Step {
-            effects: vec![Effect::RunAction {
-                approved: approved.clone(),
-                run: Box::new(run),
-                acks,
-            }],
-            ..Step::close()
+        approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
+            let planned = plan.plan.planned()?.clone();
+            Some(ActionRun::ConfigPatch(Box::new(planned)))
         })
     }
 }
