@@ -200,6 +200,8 @@ pub enum ActionRun {
     Upgrade(Box<super::plan_screen::PlannedRollout>),
     /// The in-place upgrade a run that did not end left in its journal, resumed.
     ResumeUpgrade,
+    /// A machine-configuration patch of the plan read from each target node's dry run.
+    ConfigPatch(Box<crate::operation::config_patch::ConfigPatchPlan>),
 }
 
 impl ActionRun {

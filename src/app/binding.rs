@@ -174,6 +174,14 @@ impl<A, S> Binding<A, S> {
     }
 }
 
+/// The character a plain key types into a screen's text field, if it types one.
+pub fn typed_char(event: &KeyEvent) -> Option<char> {
+    match event.code {
+        KeyCode::Char(c) if (event.modifiers - KeyModifiers::SHIFT).is_empty() => Some(c),
+        _ => None,
+    }
+}
+
 /// Moving through a screen's rows, one intent for every screen that has rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Move {

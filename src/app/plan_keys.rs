@@ -178,6 +178,35 @@ pub fn refused_approval(plan: Option<&dyn GuardedPlan>, approved: &ApprovedActio
     })
 }
 
+/// The dispatcher approved `approved` for the plan a screen module holds: its guards read
+/// again over `shared`, the audited refusal when that plan was closed or changed since or a
+/// guard refuses it now; else the step that hands what `run` makes of it (with the
+/// acknowledgements typed) to the one runner and closes the screen for the progress.
+pub fn approved_step<P: GuardedPlan>(
+    plan: Option<&mut P>,
+    approved: &ApprovedAction,
+    shared: &Shared,
+    run: impl FnOnce(&P, &[String]) -> Option<super::actions::ActionRun>,
+) -> Option<Step> {
+    let Some(plan) = plan else {
+        return refused_approval(None, approved);
+    };
+    plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
+    if let Some(refused) = refused_approval(Some(&*plan), approved) {
+        return Some(refused);
+    }
+    let acks = plan.guards().acks.clone();
+    let run = run(plan, &acks)?;
+    Some(Step {
+        effects: vec![Effect::RunAction {
+            approved: approved.clone(),
+            run: Box::new(run),
+            acks,
+        }],
+        ..Step::close()
+    })
+}
+
 /// A key of the one gate, as a screen module's key table gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateKey {

@@ -120,6 +120,7 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
             if matches!(
                 approved.action(),
                 crate::approval::MutatingAction::CapiUpgrade { .. }
+                    | crate::approval::MutatingAction::ConfigPatch { .. }
             ) =>
         {
             if state.actions.running() {

@@ -10,7 +10,7 @@ use super::message::Message;
 use super::screen::{Pane, Screen};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::{ApprovedAction, MutatingAction};
-use crate::operation::progress::{OperationProgress, ProgressEvent};
+use crate::operation::progress::{OperationProgress, ProgressEvent, StepRow};
 use crate::operation::{CancelRule, OperationKind, runner_events};
 use crate::rollout::{RolloutKind, RolloutSummary, StepProgress};
 use crate::upgrade::{RolloutInProgress, RunOptions};
@@ -57,6 +57,12 @@ pub fn start(state: &mut AppState, approved: &ApprovedAction, run: &ActionRun, w
     }
     if let ActionRun::Upgrade(plan) = run {
         rollout_steps(&mut progress, &plan.steps());
+    }
+    if let ActionRun::ConfigPatch(plan) = run {
+        progress.steps = plan.steps().iter().map(|s| StepRow::pending(s)).collect();
+        progress.step_timeout =
+            Some(crate::node_actions::NodeActionOptions::console().node_timeout);
+        (progress.steps_word, progress.steps_title) = ("nodes".into(), "Nodes".into());
     }
     state.actions.progress = Some(progress);
     state.progress_scroll = Default::default();

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::exit::{EXIT_BLOCKED, Stop, usage};
 use super::gate::CommandGate;
-use super::plan_report::{PlanText, indent};
+use super::plan_report::PlanText;
 use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
 use crate::cli::{ConfigPatchArgs, GlobalArgs};
 use crate::cluster_config::{ConfigPatch, PatchTarget};
@@ -85,53 +85,6 @@ pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCod
 /// contract beside the guards.
 impl PlanText for &ConfigPatchPlan {
     fn table(&self) -> String {
-        let p = self;
-        let mut out = format!(
-            "PATCH the machine configuration of {} node(s) of {}, mode {}\n",
-            p.nodes.len(),
-            p.cluster,
-            p.mode
-        );
-        out.push_str(&indent(&format!("patches: {}", p.patches.join(", "))));
-        if let Some(secs) = p.try_timeout_seconds {
-            out.push_str(&indent(&format!(
-                "try: each node reverts the change by itself after {secs}s unless it is back and healthy, then confirmed"
-            )));
-        }
-        for n in &p.nodes {
-            let reboot = if n.reboots { "reboot" } else { "no reboot" };
-            out.push_str(&indent(&format!(
-                "{} ({}, {}): {} - {}",
-                n.node, n.address, n.role, reboot, n.mode_details
-            )));
-            for c in &n.changes {
-                let shown = |v: &Option<String>| {
-                    v.as_deref()
-                        .map_or("(absent)".to_string(), crate::printable::line)
-                };
-                out.push_str(&indent(&indent(&format!(
-                    "{}: {} -> {}",
-                    crate::printable::line(&c.path),
-                    shown(&c.before),
-                    shown(&c.after)
-                ))));
-            }
-            for w in &n.warnings {
-                out.push_str(&indent(&indent(&format!(
-                    "warning: {}",
-                    crate::printable::line(w)
-                ))));
-            }
-            if let Some(why) = &n.refused {
-                out.push_str(&indent(&indent(&format!("refused: {why}"))));
-            }
-        }
-        if !p.unchanged.is_empty() {
-            out.push_str(&indent(&format!(
-                "unchanged (nothing to apply): {}",
-                p.unchanged.join(", ")
-            )));
-        }
-        out
+        ConfigPatchPlan::table(self)
     }
 }

@@ -355,6 +355,9 @@ fn perform(
             if let Some(task) = task.get::<crate::views::config::ConfigTask>() {
                 return super::run_config::perform(&console.state, task, app_tx);
             }
+            if let Some(task) = task.get::<crate::views::config::PatchTask>() {
+                super::run_config::plan_patch(&console.state, task.clone(), app_tx);
+            }
             if let Some(task) = task.get::<crate::views::resources::ResourcesTask>() {
                 let (reads, state) = (&mut console.resources, &console.state);
                 return super::run_resources::perform(reads, state, task, app_tx);

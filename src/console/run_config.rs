@@ -1,14 +1,24 @@
-//! The machine configuration screen's IO (its `ConfigTask`): one read of the node's running
-//! configuration with `machine_config::read_node_config` (the read `taloscope config show`
-//! makes, secrets redacted), sent to the screen as its news. The task never touches UI state.
+//! The machine configuration screen's IO: one read of the node's running configuration with
+//! `machine_config::read_node_config` (its `ConfigTask`: the read `taloscope config show`
+//! makes, secrets redacted), and the patch wizard's plan (its `PatchTask`: the patch file
+//! read and validated, then `plan_config_patch` on a fresh connection, as `taloscope config
+//! patch --plan` reads it), each sent to the screen as its news. The tasks never touch UI
+//! state.
+use std::time::Duration;
+
 use tokio::sync::mpsc;
 
 use crate::app::action::{Action, AppEvent};
 use crate::app::message::Message;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
+use crate::cluster_config::{ConfigPatch, PatchTarget};
 use crate::machine_config::read_node_config;
-use crate::views::config::{ConfigNews, ConfigTask, NAME};
+use crate::operation::config_patch::{ConfigPatchRequest, plan_config_patch};
+use crate::views::config::{ConfigNews, ConfigTask, NAME, PatchNews, PatchTask};
+
+/// Reading a patch's plan: the connection, every target node's configuration and dry run.
+const PLAN_BOUND: Duration = Duration::from_secs(60);
 
 /// Starts the read; a cluster that cannot be reached is said on the message line.
 pub(super) fn perform(
@@ -31,4 +41,37 @@ pub(super) fn perform(
         let _ = tx.send(AppEvent::Screen(ScreenNews::new(NAME, news))).await;
     });
     None
+}
+
+/// Reads the patch file the wizard names (a bad one is named in the error), connects to its
+/// cluster and plans the patch from each target node's dry run, within [`PLAN_BOUND`].
+pub(super) fn plan_patch(state: &AppState, task: PatchTask, app_tx: &mpsc::Sender<AppEvent>) {
+    let (cluster, options) = super::run_operation::connection(state, &task.cluster);
+    let tx = app_tx.clone();
+    tokio::spawn(async move {
+        let read = async {
+            let patch = ConfigPatch::load(&task.file, PatchTarget::All)
+                .map_err(|e| crate::printable::line(&e.to_string()))?;
+            let observer = super::run_operation::observer(cluster, options, &task.cluster).await?;
+            let status = observer.status().await;
+            let request = ConfigPatchRequest {
+                patches: vec![patch],
+                role: task.role,
+                nodes: task.nodes.clone(),
+                mode: task.mode,
+                try_timeout: task.try_timeout,
+            };
+            plan_config_patch(&observer.talos, &status, &request)
+                .await
+                .map_err(|e| crate::printable::line(&e.to_string()))
+        };
+        let read = tokio::time::timeout(PLAN_BOUND, read)
+            .await
+            .unwrap_or_else(|_| Err(format!("the plan was not read within {PLAN_BOUND:?}")));
+        let news = PatchNews {
+            asked: task.asked,
+            read,
+        };
+        let _ = tx.send(AppEvent::Screen(ScreenNews::new(NAME, news))).await;
+    });
 }

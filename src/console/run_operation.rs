@@ -1,6 +1,7 @@
 //! The console's one runner of an approved operation (a node or etcd action, a CAPI doctor's
 //! fix, a cluster's create or delete, a CAPI scale, a Talos, Kubernetes or CAPI-way upgrade
-//! started or resumed from its journal, a provision or a failed VM's terminate): each kind
+//! started or resumed from its journal, a provision or a failed VM's terminate, a machine
+//! configuration patch): each kind
 //! says only how it opens its operation from the approved request; the run in its own task,
 //! the operation runner's approval, journal, cancel and audit, its events told to the app as
 //! progress events (`operation::runner_events` maps each runner's own) and how it ended are
@@ -30,6 +31,7 @@ use crate::etcd_maintenance::{SNAPSHOT_MAX_BYTES, SnapshotLimits};
 use crate::node_actions::NodeActionOptions;
 use crate::operation::capi_fix::CapiFix;
 use crate::operation::capi_upgrade::{CapiUpgrade, CapiUpgradeOptions, interrupted_run};
+use crate::operation::config_patch::ConfigPatchRollout;
 use crate::operation::create::ClusterCreate;
 use crate::operation::delete::ClusterDelete;
 use crate::operation::etcd::EtcdOperation;
@@ -258,6 +260,15 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
                 };
                 let mut etcd = EtcdOperation::new(plan, cluster.await?, limits);
                 Ok(on.carry(&mut etcd, cancel, None).await)
+            })
+        }
+        ActionRun::ConfigPatch(plan) => {
+            let owner = state.fleet.capi.owner(&plan.cluster).cloned();
+            let (cluster, _, cancel) = connecting(console, &on);
+            Box::pin(async move {
+                let options = NodeActionOptions::console();
+                let mut patch = ConfigPatchRollout::new(*plan, cluster.await?, options, owner);
+                Ok(on.carry(&mut patch, cancel, None).await)
             })
         }
         ActionRun::Forget(plan) => {

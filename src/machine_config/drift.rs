@@ -166,7 +166,7 @@ pub fn role_drift(role: &str, configs: &[NodeConfig]) -> RoleDrift {
 
 /// One path a change touches: its value before and after (`None`: absent), secrets compared
 /// by their redaction.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ConfigChange {
     pub path: String,
     pub before: Option<String>,

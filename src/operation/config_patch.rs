@@ -10,7 +10,7 @@
 //! stops there.
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Operation, OperationKind, Step, StepContext, StepError};
 use crate::approval::MutatingAction;
@@ -58,7 +58,7 @@ pub enum ConfigPatchError {
 }
 
 /// One node of the plan: what changes on it and what its dry run said.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodePatch {
     pub node: String,
     pub address: String,
@@ -86,8 +86,9 @@ pub struct NodePatch {
     documents: (Vec<ConfigNode>, Vec<ConfigNode>),
 }
 
-/// The plan of a patch rollout: `--plan --output json` prints it beside the guards.
-#[derive(Debug, Clone, Serialize)]
+/// The plan of a patch rollout: `--plan --output json` prints it beside the guards (read
+/// back, what it leaves out is empty: a plan read so is for showing, never for applying).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConfigPatchPlan {
     pub cluster: String,
     pub patches: Vec<String>,
@@ -132,6 +133,86 @@ impl ConfigPatchPlan {
             nodes: self.nodes.iter().map(|n| n.node.clone()).collect(),
             mode: self.mode.clone(),
         }
+    }
+
+    /// The plan as `--plan` prints it above its guards and the console's plan screen shows
+    /// it: per node its address, role, the node's own word on a reboot and its mode_details,
+    /// each path changed (secrets by their redaction), its warnings and its refusal.
+    pub fn table(&self) -> String {
+        let indent = |text: &str, depth: usize| format!("{}{text}\n", "  ".repeat(depth));
+        let mut out = format!(
+            "PATCH the machine configuration of {} node(s) of {}, mode {}\n",
+            self.nodes.len(),
+            self.cluster,
+            self.mode
+        );
+        out.push_str(&indent(&format!("patches: {}", self.patches.join(", ")), 1));
+        if let Some(secs) = self.try_timeout_seconds {
+            let trial = format!(
+                "try: each node reverts the change by itself after {secs}s unless it is back and healthy, then confirmed"
+            );
+            out.push_str(&indent(&trial, 1));
+        }
+        let shown = |v: &Option<String>| {
+            v.as_deref()
+                .map_or("(absent)".to_string(), crate::printable::line)
+        };
+        for n in &self.nodes {
+            let reboot = if n.reboots { "reboot" } else { "no reboot" };
+            out.push_str(&indent(
+                &format!(
+                    "{} ({}, {}): {} - {}",
+                    n.node, n.address, n.role, reboot, n.mode_details
+                ),
+                1,
+            ));
+            for c in &n.changes {
+                let path = crate::printable::line(&c.path);
+                let change = format!("{path}: {} -> {}", shown(&c.before), shown(&c.after));
+                out.push_str(&indent(&change, 2));
+            }
+            for w in &n.warnings {
+                out.push_str(&indent(
+                    &format!("warning: {}", crate::printable::line(w)),
+                    2,
+                ));
+            }
+            if let Some(why) = &n.refused {
+                out.push_str(&indent(&format!("refused: {why}"), 2));
+            }
+        }
+        if !self.unchanged.is_empty() {
+            out.push_str(&indent(
+                &format!(
+                    "unchanged (nothing to apply): {}",
+                    self.unchanged.join(", ")
+                ),
+                1,
+            ));
+        }
+        out
+    }
+
+    /// What each node's step does, as the run and its progress name it.
+    pub fn steps(&self) -> Vec<String> {
+        let word = |n: &NodePatch| {
+            if n.reboots {
+                "reboots"
+            } else {
+                n.mode.as_str()
+            }
+            .to_string()
+        };
+        self.nodes
+            .iter()
+            .map(|n| {
+                format!(
+                    "{}: apply ({}), wait until back and healthy",
+                    n.node,
+                    word(n)
+                )
+            })
+            .collect()
     }
 }
 
@@ -660,18 +741,10 @@ impl Operation for ConfigPatchRollout {
 
     fn steps(&self) -> Vec<Step> {
         self.plan
-            .nodes
-            .iter()
-            .map(|n| Step {
-                what: format!(
-                    "{}: apply ({}), wait until back and healthy",
-                    n.node,
-                    if n.reboots {
-                        "reboots"
-                    } else {
-                        n.mode.as_str()
-                    }
-                ),
+            .steps()
+            .into_iter()
+            .map(|what| Step {
+                what,
                 timeout: self.options.node_timeout,
             })
             .collect()

@@ -3,7 +3,7 @@
 //! only; every secret redacted), split into its documents and folded by section
 //! (`machine.kubelet`, `cluster.network`, a `RegistryMirrorConfig`…). Read once per opening
 //! (`console::run_config`), again with `r`. State, keys and update step here, the drawing in
-//! `view`.
+//! `view`; `p` opens the patch wizard (`patch`, drawn in `patch_view`) over it.
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -16,11 +16,16 @@ use crate::app::message::Message;
 use crate::app::screens::{
     Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
 };
+use crate::approval::ApprovedAction;
 use crate::cluster_config::ConfigNode;
 use crate::machine_config::NodeConfig;
 use crate::tui::Look;
 
+pub mod patch;
+mod patch_view;
 mod view;
+
+pub use patch::{PatchNews, PatchTask, PatchWizard};
 
 /// The screen module's name: its news and tasks are addressed to it.
 pub const NAME: ScreenName = "config";
@@ -141,6 +146,8 @@ pub struct ConfigScreen {
     /// The latest read's failure; the configuration before it stays on screen.
     pub error: Option<String>,
     pub cursor: usize,
+    /// The patch wizard `p` opened, and its plan.
+    pub patch: Option<PatchWizard>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +156,7 @@ enum ConfigKey {
     OpenAll,
     FoldAll,
     Read,
+    Patch,
     Back,
 }
 
@@ -158,11 +166,16 @@ static KEYS: &[Binding<ConfigKey, ConfigScreen>] = &[
     bind(&[Key::char('+')], ConfigKey::OpenAll, "open every section").footer("open all").offered(has_sections),
     bind(&[Key::char('-')], ConfigKey::FoldAll, "fold every section").offered(has_sections),
     bind(&[Key::char('r')], ConfigKey::Read, "read the configuration again").footer("reread"),
+    bind(&[Key::char('p')], ConfigKey::Patch, "patch the configuration: file, nodes, mode, then the plan").footer("patch").offered(has_request),
     bind(&[Key::ESC, Key::char('q')], ConfigKey::Back, "back where the screen was opened").footer("back"),
 ];
 
 fn has_sections(screen: &ConfigScreen) -> bool {
     !screen.sections.is_empty()
+}
+
+fn has_request(screen: &ConfigScreen) -> bool {
+    screen.request.is_some()
 }
 
 impl ConfigScreen {
@@ -243,6 +256,23 @@ impl ConfigScreen {
         self.config = Some(config.clone());
         self.error = None;
     }
+
+    /// The patch wizard for the node on screen.
+    fn open_patch(&mut self) -> Step {
+        if let Some(request) = &self.request {
+            self.patch = Some(PatchWizard::new(&request.cluster, &request.node));
+        }
+        Step::default()
+    }
+
+    /// A step of the wizard: its close closes the wizard, the configuration shows again.
+    fn after_wizard(&mut self, mut step: Step) -> Step {
+        if step.close {
+            self.patch = None;
+            step.close = false;
+        }
+        step
+    }
 }
 
 impl ScreenModule for ConfigScreen {
@@ -255,12 +285,18 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn keys(&self) -> Vec<KeyLine> {
+        if let Some(wizard) = &self.patch {
+            return wizard.keys();
+        }
         let mut lines = key_lines(KEYS, self);
         lines.extend(key_lines(MOVE_KEYS, &()));
         lines
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
+        if let Some(wizard) = &self.patch {
+            return wizard.binds(event);
+        }
         intent(KEYS, event).is_some() || intent(MOVE_KEYS, event).is_some()
     }
 
@@ -284,8 +320,13 @@ impl ScreenModule for ConfigScreen {
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        if let Some(wizard) = self.patch.as_mut() {
+            let step = wizard.on_key(event, shared);
+            return self.after_wizard(step);
+        }
         match intent(KEYS, event) {
             Some(ConfigKey::Back) => return Step::close(),
+            Some(ConfigKey::Patch) => return self.open_patch(),
             Some(ConfigKey::Read) => return self.read(),
             Some(ConfigKey::Fold) => self.fold(),
             Some(ConfigKey::OpenAll) => self.fold_all(true),
@@ -299,7 +340,10 @@ impl ScreenModule for ConfigScreen {
         Step::default()
     }
 
-    fn on_news(&mut self, news: &ScreenNews, _shared: &Shared) -> bool {
+    fn on_news(&mut self, news: &ScreenNews, shared: &Shared) -> bool {
+        if let (Some(news), Some(wizard)) = (news.get::<PatchNews>(), self.patch.as_mut()) {
+            return wizard.planned(news, shared);
+        }
         let Some(news) = news.get::<ConfigNews>() else {
             return false;
         };
@@ -313,12 +357,33 @@ impl ScreenModule for ConfigScreen {
         true
     }
 
+    /// Enter on the acknowledgement the patch plan asked for.
+    fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
+        match self.patch.as_mut() {
+            Some(wizard) => wizard.on_input(text, shared),
+            None => Step::default(),
+        }
+    }
+
+    /// The dispatcher approved the patch on screen: it runs, the screen closes for the
+    /// progress.
+    fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
+        let step = self.patch.as_mut()?.on_approved(approved, shared)?;
+        if step.close {
+            self.patch = None;
+        }
+        Some(step)
+    }
+
     fn of_cluster_in_use(&self) -> bool {
         true
     }
 
-    fn draw(&self, area: Rect, buf: &mut Buffer, _shared: &Shared, look: &Look) {
-        (&view::ConfigPane::new(self, look)).render(area, buf);
+    fn draw(&self, area: Rect, buf: &mut Buffer, shared: &Shared, look: &Look) {
+        match &self.patch {
+            Some(wizard) => patch_view::draw(wizard, area, buf, shared.readonly, look),
+            None => (&view::ConfigPane::new(self, look)).render(area, buf),
+        }
     }
 }
 

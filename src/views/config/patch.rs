@@ -1,0 +1,452 @@
+//! The config screen's patch wizard (`p`): the patch file, the nodes it targets (the node on
+//! screen to begin with, a role, or every node) and the mode (auto, no-reboot, staged, try
+//! with its timeout), then its plan on the one plan holder. The console reads the file and
+//! the plan with `plan_config_patch`, as `taloscope config patch --plan` does (a dry run on
+//! every target node); the guards are `config_patch_guards` over live status; Start goes
+//! through the one gate and the approved plan runs as `ConfigPatchRollout` on the one runner.
+//! Pure: the reads are asked as screen tasks and answered as news.
+use std::time::Duration;
+
+use crossterm::event::KeyEvent;
+
+use super::NAME;
+use crate::app::action::Effect;
+use crate::app::actions::ActionRun;
+use crate::app::binding::{Binding, Key, Move, bind, intent, key_lines, typed_char};
+use crate::app::message::Message;
+use crate::app::plan_keys::{GateKey, ack_step, approved_step, gate_step};
+use crate::app::plan_screen::{GuardReading, PlanHolder, PlanSubject, roles_of};
+use crate::app::screens::{KeyLine, ScreenTask, Shared, Step};
+use crate::approval::{ApprovedAction, MutatingAction};
+use crate::fleet::NodeRole;
+use crate::guards::Guard;
+use crate::operation::config_patch::{ConfigPatchPlan, config_patch_guards, mode_name};
+use crate::talos::ApplyMode;
+
+/// The modes a patch is applied in, as `--mode` offers them.
+const MODES: [ApplyMode; 4] = [
+    ApplyMode::Auto,
+    ApplyMode::NoReboot,
+    ApplyMode::Staged,
+    ApplyMode::Try,
+];
+
+/// The try timeouts offered, in seconds (`--try-timeout`'s default first).
+const TRY_TIMEOUTS: [u64; 6] = [60, 120, 300, 600, 1800, 3600];
+
+/// Which nodes the patch is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Targets {
+    /// The nodes named on the form (`--nodes`).
+    Named,
+    /// Every node of a role (`--role`).
+    Role(NodeRole),
+    /// Every node of the cluster.
+    Every,
+}
+
+const TARGETS: [Targets; 4] = [
+    Targets::Named,
+    Targets::Role(NodeRole::Worker),
+    Targets::Role(NodeRole::Controlplane),
+    Targets::Every,
+];
+
+/// A field of the form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    File,
+    Targets,
+    Nodes,
+    Mode,
+    TryTimeout,
+}
+
+/// The wizard's form as typed and chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchForm {
+    pub cluster: String,
+    /// The patch file's path as typed; read when the plan is asked.
+    pub file: String,
+    pub targets: Targets,
+    /// Node names or addresses, comma-separated.
+    pub nodes: String,
+    pub mode: ApplyMode,
+    pub try_timeout: Duration,
+    pub field: Field,
+}
+
+impl PatchForm {
+    /// The form of a patch for `node` of `cluster`, in `auto` mode.
+    pub fn new(cluster: &str, node: &str) -> PatchForm {
+        PatchForm {
+            cluster: cluster.to_string(),
+            file: String::new(),
+            targets: Targets::Named,
+            nodes: node.to_string(),
+            mode: ApplyMode::Auto,
+            try_timeout: Duration::from_secs(TRY_TIMEOUTS[0]),
+            field: Field::File,
+        }
+    }
+
+    /// The fields shown: the nodes only when named, the try timeout only in try mode.
+    pub fn fields(&self) -> Vec<Field> {
+        let mut fields = vec![Field::File, Field::Targets];
+        if self.targets == Targets::Named {
+            fields.push(Field::Nodes);
+        }
+        fields.push(Field::Mode);
+        if self.mode == ApplyMode::Try {
+            fields.push(Field::TryTimeout);
+        }
+        fields
+    }
+
+    /// Whether the field on the cursor is a choice (Left and Right go through it).
+    fn on_choice(&self) -> bool {
+        matches!(self.field, Field::Targets | Field::Mode | Field::TryTimeout)
+    }
+
+    /// The cursor on the next (or previous) field, wrapping around.
+    fn step_field(&mut self, forward: bool) {
+        let fields = self.fields();
+        let at = fields.iter().position(|f| *f == self.field).unwrap_or(0);
+        let n = fields.len();
+        self.field = fields[if forward {
+            (at + 1) % n
+        } else {
+            (at + n - 1) % n
+        }];
+    }
+
+    /// The choice on the cursor moved on (or back), wrapping around.
+    fn choose(&mut self, forward: bool) {
+        fn next<T: PartialEq + Copy>(all: &[T], now: T, forward: bool) -> T {
+            let n = all.len();
+            let at = all.iter().position(|x| *x == now).unwrap_or(0);
+            all[if forward {
+                (at + 1) % n
+            } else {
+                (at + n - 1) % n
+            }]
+        }
+        match self.field {
+            Field::Targets => self.targets = next(&TARGETS, self.targets, forward),
+            Field::Mode => self.mode = next(&MODES, self.mode, forward),
+            Field::TryTimeout => {
+                let secs = next(&TRY_TIMEOUTS, self.try_timeout.as_secs(), forward);
+                self.try_timeout = Duration::from_secs(secs);
+            }
+            Field::File | Field::Nodes => {}
+        }
+    }
+
+    /// The text field on the cursor, if it is one.
+    fn text_mut(&mut self) -> Option<&mut String> {
+        match self.field {
+            Field::File => Some(&mut self.file),
+            Field::Nodes => Some(&mut self.nodes),
+            _ => None,
+        }
+    }
+
+    /// The plan's request as the console reads it, or why the form is not complete.
+    fn task(&self, asked: u64) -> Result<PatchTask, String> {
+        let file = self.file.trim();
+        if file.is_empty() {
+            return Err("type the patch file's path first".into());
+        }
+        let nodes: Vec<String> = self
+            .nodes
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+        let (role, nodes) = match self.targets {
+            Targets::Named if nodes.is_empty() => {
+                return Err("name a node (or choose a role) first".into());
+            }
+            Targets::Named => (None, nodes),
+            Targets::Role(role) => (Some(role), Vec::new()),
+            Targets::Every => (None, Vec::new()),
+        };
+        Ok(PatchTask {
+            asked,
+            cluster: self.cluster.clone(),
+            file: file.to_string(),
+            role,
+            nodes,
+            mode: self.mode,
+            try_timeout: self.try_timeout,
+        })
+    }
+}
+
+/// The targets in the command line's words.
+pub fn targets_name(targets: Targets) -> &'static str {
+    match targets {
+        Targets::Named => "the nodes named",
+        Targets::Role(NodeRole::Worker) => "every worker",
+        Targets::Role(NodeRole::Controlplane) => "every control plane",
+        Targets::Role(NodeRole::Unknown) => "every node of no known role",
+        Targets::Every => "every node",
+    }
+}
+
+/// What the wizard asks of the console: the patch file read and validated, then the plan of
+/// it from each target node's dry run (`plan_config_patch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchTask {
+    /// Which ask: news of an earlier one is dropped.
+    pub asked: u64,
+    pub cluster: String,
+    pub file: String,
+    pub role: Option<NodeRole>,
+    pub nodes: Vec<String>,
+    pub mode: ApplyMode,
+    pub try_timeout: Duration,
+}
+
+/// The plan the console read, or why not (the error names the file or the node).
+#[derive(Debug, Clone)]
+pub struct PatchNews {
+    pub asked: u64,
+    pub read: Result<ConfigPatchPlan, String>,
+}
+
+/// The plan on screen: what was asked, and the plan read (`None` until it came).
+#[derive(Debug, Clone)]
+pub struct PatchPlan {
+    pub asked: PatchTask,
+    pub read: Option<Result<ConfigPatchPlan, String>>,
+}
+
+impl PatchPlan {
+    pub fn planned(&self) -> Option<&ConfigPatchPlan> {
+        self.read.as_ref()?.as_ref().ok()
+    }
+}
+
+impl PlanSubject for PatchPlan {
+    fn unready(&self) -> Option<String> {
+        match &self.read {
+            None => Some("reading the patch file and each target node's dry run first".into()),
+            Some(Err(why)) => Some(why.clone()),
+            Some(Ok(_)) => None,
+        }
+    }
+
+    /// The guards `taloscope config patch` evaluates, over the live status, the rollout
+    /// Lease and the Cluster API owner as the console knows them.
+    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard> {
+        let (Some(plan), Some(live)) = (self.planned(), reading.live) else {
+            return Vec::new();
+        };
+        let status = &live.status;
+        let (roles, lease) = (roles_of(status), &reading.other_rollout);
+        config_patch_guards(plan, None, status, &roles, lease, reading.capi_owner)
+    }
+
+    fn approval(&self) -> Option<MutatingAction> {
+        self.planned().map(ConfigPatchPlan::action)
+    }
+}
+
+/// The wizard: its form, and the plan of what it asked once asked.
+#[derive(Debug, Clone)]
+pub struct PatchWizard {
+    pub form: PatchForm,
+    pub plan: Option<PlanHolder<PatchPlan>>,
+    /// How many plans were asked: only the latest's news is kept.
+    pub asked: u64,
+}
+
+/// The wizard's key intents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatchKey {
+    Field(bool),
+    Choose(bool),
+    Erase,
+    MakePlan,
+    Gate(GateKey),
+    ReadAgain,
+    Back,
+}
+
+type PatchBinding = Binding<PatchKey, PatchWizard>;
+
+#[rustfmt::skip]
+static FORM: &[PatchBinding] = &[
+    bind(&[Key::TAB, Key::DOWN], PatchKey::Field(true), "the next field").footer("next field"),
+    bind(&[Key::UP], PatchKey::Field(false), "the previous field"),
+    bind(&[Key::RIGHT], PatchKey::Choose(true), "the next choice (targets, mode, try timeout)").footer("choose").offered(on_choice),
+    bind(&[Key::LEFT], PatchKey::Choose(false), "the previous choice"),
+    bind(&[Key::BACKSPACE], PatchKey::Erase, "erase the last character typed"),
+    bind(&[Key::ENTER], PatchKey::MakePlan, "read the patch file and plan it: a dry run on every target node (nothing changes)").footer("plan"),
+    bind(&[Key::ESC], PatchKey::Back, "cancel: nothing is patched").footer("cancel"),
+];
+
+#[rustfmt::skip]
+static PLAN: &[PatchBinding] = &[
+    bind(&[Key::char('j'), Key::DOWN], PatchKey::Gate(GateKey::Move(Move::Down)), "next guard"),
+    bind(&[Key::char('k'), Key::UP], PatchKey::Gate(GateKey::Move(Move::Up)), "previous guard"),
+    bind(&[Key::char('?')], PatchKey::Gate(GateKey::Explain), "why: what the selected guard checks").footer("why"),
+    bind(&[Key::char('a')], PatchKey::Gate(GateKey::Acknowledge), "type the acknowledgement a guard needs").footer("ack").offered(ack_needed),
+    bind(&[Key::char('s')], PatchKey::Gate(GateKey::Start), "patch node by node (through the typed confirmation)").footer("start"),
+    bind(&[Key::char('r')], PatchKey::ReadAgain, "read the file and the dry runs again").footer("refresh"),
+    bind(&[Key::ESC], PatchKey::Back, "back to the wizard: nothing is patched").footer("back"),
+];
+
+fn on_choice(wizard: &PatchWizard) -> bool {
+    wizard.form.on_choice()
+}
+
+fn ack_needed(wizard: &PatchWizard) -> bool {
+    (wizard.plan.as_ref()).is_some_and(|p| p.guards.ack_prompt().is_some())
+}
+
+impl PatchWizard {
+    pub fn new(cluster: &str, node: &str) -> PatchWizard {
+        PatchWizard {
+            form: PatchForm::new(cluster, node),
+            plan: None,
+            asked: 0,
+        }
+    }
+
+    fn table(&self) -> &'static [PatchBinding] {
+        if self.plan.is_some() { PLAN } else { FORM }
+    }
+
+    /// Its keys for help and the footer: the form's text typed, then its table.
+    pub fn keys(&self) -> Vec<KeyLine> {
+        let mut lines = key_lines(self.table(), self);
+        if self.plan.is_none() {
+            lines.insert(
+                0,
+                KeyLine {
+                    keys: "text".into(),
+                    help: "the patch file's path, the node names (comma-separated)",
+                    footer: None,
+                },
+            );
+        }
+        lines
+    }
+
+    pub fn binds(&self, event: &KeyEvent) -> bool {
+        let typing = self.plan.is_none() && typed_char(event).is_some();
+        typing || intent(self.table(), event).is_some()
+    }
+
+    /// A key; `close` in the step closes the wizard (the config shows again).
+    pub fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
+        match (intent(self.table(), event), typed_char(event)) {
+            (Some(key), _) => self.on_intent(*key, shared),
+            (None, Some(c)) => {
+                if let Some(text) = self.form.text_mut() {
+                    text.push(c);
+                }
+                Step::default()
+            }
+            (None, None) => Step::default(),
+        }
+    }
+
+    fn on_intent(&mut self, key: PatchKey, shared: &Shared) -> Step {
+        match (key, self.plan.as_mut()) {
+            (PatchKey::Back, Some(_)) => {
+                self.plan = None;
+                Step::default()
+            }
+            (PatchKey::Back, None) => Step::close(),
+            (PatchKey::Field(forward), _) => {
+                self.form.step_field(forward);
+                Step::default()
+            }
+            (PatchKey::Choose(forward), _) => {
+                self.form.choose(forward);
+                Step::default()
+            }
+            (PatchKey::Erase, _) => {
+                if let Some(text) = self.form.text_mut() {
+                    text.pop();
+                }
+                Step::default()
+            }
+            (PatchKey::MakePlan | PatchKey::ReadAgain, _) => self.ask_plan(),
+            (PatchKey::Gate(key), Some(plan)) => {
+                let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
+                gate_step(plan, key, page, shared.readonly)
+            }
+            (PatchKey::Gate(_), None) => Step::default(),
+        }
+    }
+
+    /// The plan of the form asked of the console; the form says what it lacks.
+    fn ask_plan(&mut self) -> Step {
+        let task = match self.form.task(self.asked + 1) {
+            Ok(task) => task,
+            Err(why) => return Step::message(Message::warn(why)),
+        };
+        self.asked = task.asked;
+        let plan = PatchPlan {
+            asked: task.clone(),
+            read: None,
+        };
+        self.plan = Some(PlanHolder::new(&self.form.cluster, plan));
+        Step::effects(vec![Effect::Screen(ScreenTask::new(NAME, task))])
+    }
+
+    /// The plan the console read, with its guards; dropped unless it answers the latest ask.
+    pub fn planned(&mut self, news: &PatchNews, shared: &Shared) -> bool {
+        let Some(holder) = self.plan.as_mut() else {
+            return false;
+        };
+        if news.asked != holder.plan.asked.asked {
+            return false;
+        }
+        holder.plan.read = Some(news.read.clone());
+        let reading = shared.guards.guard_reading(&holder.cluster);
+        let guards = holder.plan.evaluate(&holder.cluster, &reading);
+        holder.guards.set(guards);
+        true
+    }
+
+    /// Enter on the acknowledgement typed.
+    pub fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
+        match self.plan.as_mut() {
+            Some(plan) => ack_step(plan, text, shared),
+            None => Step::default(),
+        }
+    }
+
+    /// The dispatcher approved a patch: it runs when it is still the plan on screen and no
+    /// guard blocks now; the screen closes for the progress.
+    pub fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
+        if !matches!(approved.action(), MutatingAction::ConfigPatch { .. }) {
+            return None;
+        }
+        approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
+            let planned = plan.plan.planned()?.clone();
+            Some(ActionRun::ConfigPatch(Box::new(planned)))
+        })
+    }
+}
+
+/// The mode in the command line's words, with what it does.
+pub fn mode_words(mode: ApplyMode) -> (&'static str, &'static str) {
+    let what = match mode {
+        ApplyMode::Auto => "the node reboots when the change needs it",
+        ApplyMode::NoReboot => "refused by a node where the change needs a reboot",
+        ApplyMode::Staged => "applied at the node's next reboot",
+        ApplyMode::Try => "the node reverts it by itself unless it is confirmed in time",
+    };
+    (mode_name(mode), what)
+}
+
+#[cfg(test)]
+#[path = "patch_tests.rs"]
+mod tests;
