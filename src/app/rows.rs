@@ -8,7 +8,7 @@ use super::health::{NodeState, node_state, role_word};
 use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, natural_cmp, wide};
 use crate::discovery::Cluster;
-use crate::fleet::problems::{Problem, Severity, node_problems};
+use crate::fleet::problems::{ProblemsByNode, Severity};
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
 use crate::node_resources::{Gauge, Level, NodeUsage};
 pub use crate::printable::bytes_text;
@@ -253,8 +253,8 @@ fn role_cell(role: NodeRole) -> TableCell {
 
 /// Every problem of a node, most severe first: the first in words, `+N` for
 /// the rest (node detail lists them all).
-fn node_issue(problems: &[Problem], n: &NodeStatus) -> TableCell {
-    let mine = node_problems(problems, n);
+fn node_issue(problems: &ProblemsByNode, n: &NodeStatus) -> TableCell {
+    let mine = problems.of(n);
     let Some(first) = mine.first() else {
         return TableCell::plain("");
     };
@@ -270,11 +270,12 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
         return Vec::new();
     };
     let health = super::prepared::health(state, &live.status.name, live);
+    let problems = ProblemsByNode::new(&health.all);
     live.status
         .nodes
         .iter()
         .map(|n| {
-            let issue = node_issue(&health.all, n);
+            let issue = node_issue(&problems, n);
             let usage = live.usage.iter().find(|u| u.address == n.address);
             let figure = |f: Figure| usage.and_then(f);
             TableRow {

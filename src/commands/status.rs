@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::{Cluster, Discovery};
 use crate::fleet::kubernetes::unusable_kube_context;
-use crate::fleet::problems::{Readings, Severity, cluster_problems, node_problems};
+use crate::fleet::problems::{ProblemsByNode, Readings, Severity, cluster_problems};
 use crate::fleet::{
     ClusterStatus, CollectOptions, FleetStatus, NodeStatus, apply_kubernetes, collect_discovered,
 };
@@ -204,9 +204,11 @@ fn fleet_table(fleet: &FleetStatus) -> String {
             continue;
         }
         let problems = cluster_problems(c, Readings::default(), &|_| None);
+        let problems = ProblemsByNode::new(&problems);
         let rows = c.nodes.iter().map(|n| {
             // Most severe first, in the console's order; what a node waits for with its reason.
-            let problem = node_problems(&problems, n)
+            let problem = problems
+                .of(n)
                 .iter()
                 .map(|p| match p.severity {
                     Severity::NotReady if !n.unmet_conditions.is_empty() => n

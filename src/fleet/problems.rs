@@ -171,6 +171,34 @@ pub fn node_problems<'a>(problems: &'a [Problem], node: &NodeStatus) -> Vec<&'a 
     problems.iter().filter(|p| p.concerns(node)).collect()
 }
 
+/// [`node_problems`] for every node of a table at once: the problems indexed by the names and
+/// addresses they concern, so a cluster of thousands of nodes is not searched once per node.
+pub struct ProblemsByNode<'a> {
+    problems: &'a [Problem],
+    by_node: std::collections::HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> ProblemsByNode<'a> {
+    pub fn new(problems: &'a [Problem]) -> ProblemsByNode<'a> {
+        let mut by_node: std::collections::HashMap<&'a str, Vec<usize>> = Default::default();
+        for (at, problem) in problems.iter().enumerate() {
+            for node in &problem.nodes {
+                by_node.entry(node.as_str()).or_default().push(at);
+            }
+        }
+        ProblemsByNode { problems, by_node }
+    }
+
+    /// `node`'s problems, in the order [`node_problems`] gives them.
+    pub fn of(&self, node: &NodeStatus) -> Vec<&'a Problem> {
+        let by = |key: &str| self.by_node.get(key).map(Vec::as_slice).unwrap_or_default();
+        let mut found: Vec<usize> = [by(&node.name), by(&node.address)].concat();
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter().map(|at| &self.problems[at]).collect()
+    }
+}
+
 /// Most severe first; within one severity the order found.
 pub fn rank(problems: &mut [Problem]) {
     problems.sort_by_key(|p| std::cmp::Reverse(p.severity));
@@ -442,5 +470,12 @@ mod tests {
         assert_eq!(texts, ["w-1 memory 90% used", "w-1 disk 96% full"]);
         assert!(problems.iter().all(|p| p.severity == Severity::Pressure));
         assert_eq!(node_problems(&problems, &status.nodes[1]).len(), 2);
+        let index = ProblemsByNode::new(&problems);
+        for node in &status.nodes {
+            let (one, all) = (node_problems(&problems, node), index.of(node));
+            assert!(
+                one.iter().zip(&all).all(|(a, b)| std::ptr::eq(*a, *b)) && one.len() == all.len()
+            );
+        }
     }
 }
