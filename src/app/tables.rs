@@ -202,9 +202,45 @@ pub struct TableData {
     pub rows: Vec<TableRow>,
     /// Rows before filtering.
     pub total: usize,
+    /// Each column's widest cell over the rows, measured once as the data is made rather
+    /// than on every frame (a pane may hold thousands of rows).
+    pub widths: Vec<ContentWidth>,
+}
+
+/// How wide a column's cells are: the widest known text, and whether a cell is not known yet
+/// (drawn as the placeholder glyph).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContentWidth {
+    pub known: u16,
+    pub any_unknown: bool,
 }
 
 impl TableData {
+    /// The table of `rows` (of `total` before filtering), its columns' widths measured.
+    pub fn new(
+        kind: TableKind,
+        columns: &'static [Column],
+        rows: Vec<TableRow>,
+        total: usize,
+    ) -> TableData {
+        let mut widths = vec![ContentWidth::default(); columns.len()];
+        for row in &rows {
+            for (width, cell) in widths.iter_mut().zip(&row.cells) {
+                match cell.tone {
+                    Tone::Unknown => width.any_unknown = true,
+                    _ => width.known = width.known.max(text_width(&cell.text)),
+                }
+            }
+        }
+        TableData {
+            kind,
+            columns,
+            rows,
+            total,
+            widths,
+        }
+    }
+
     /// Where the selection is: the selected row by identity, else the first.
     pub fn selected_index(&self, view: &TableView) -> usize {
         view.selected
@@ -273,12 +309,12 @@ pub fn shape(
             .then_with(|| natural_cmp(&a.key, &b.key));
         if view.reverse { order.reverse() } else { order }
     });
-    TableData {
-        kind,
-        columns,
-        rows,
-        total,
-    }
+    TableData::new(kind, columns, rows, total)
+}
+
+/// How many cells `text` takes on a terminal.
+pub fn text_width(text: &str) -> u16 {
+    u16::try_from(unicode_width::UnicodeWidthStr::width(text)).unwrap_or(u16::MAX)
 }
 
 /// How bad a row looks: its worst cell's rank, then its worst cell's tone

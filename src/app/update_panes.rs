@@ -95,7 +95,7 @@ fn usage_window(state: &AppState) -> Vec<crate::node_resources::NodeIdentity> {
 /// The address of the node the detail view shows: the nodes table's
 /// selection, else its first row.
 pub fn detail_node_key(state: &AppState) -> Option<String> {
-    let data = tables::table(state, TableKind::Nodes);
+    let data = super::prepared::table(state, TableKind::Nodes);
     data.selected_key(state.tables.get(TableKind::Nodes))
         .map(String::from)
 }

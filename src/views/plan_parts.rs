@@ -238,12 +238,12 @@ fn render_guards(
     );
     let inner = block.inner(area);
     block.render(area, buf);
-    let data = TableData {
-        kind: TableKind::Nodes,
-        columns: GUARD_COLUMNS,
-        rows: guard_rows(look, guards),
-        total: guards.len(),
-    };
+    let data = TableData::new(
+        TableKind::Nodes,
+        GUARD_COLUMNS,
+        guard_rows(look, guards),
+        guards.len(),
+    );
     let view = unsorted(selected.map(|g| g.title().to_string()));
     DataTable {
         data: &data,

@@ -54,12 +54,7 @@ pub(super) fn render_step_pane(
     block.render(area, buf);
     match table {
         Ok(table) => {
-            let data = TableData {
-                kind: TableKind::Nodes,
-                columns: table.columns,
-                rows: table.rows,
-                total: table.total,
-            };
+            let data = TableData::new(TableKind::Nodes, table.columns, table.rows, table.total);
             let view = unsorted(table.selected);
             DataTable {
                 data: &data,

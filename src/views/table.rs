@@ -13,7 +13,7 @@ use ratatui::widgets::{
 
 use super::{Look, fit, fit_apart};
 use crate::app::screen::TableView;
-use crate::app::tables::{TableData, Tone, Width, shown_columns};
+use crate::app::tables::{TableData, Tone, Width, shown_columns, text_width};
 use crate::tui::Role;
 
 /// One column to lay out: how it takes its width, its content's width (the
@@ -83,10 +83,6 @@ fn cut_widest(widths: &mut [u16], budget: u16) {
         }
         widths[widest] -= 1;
     }
-}
-
-fn text_width(text: &str) -> u16 {
-    u16::try_from(unicode_width::UnicodeWidthStr::width(text)).unwrap_or(u16::MAX)
 }
 
 pub fn tone_style(look: &Look, tone: Tone) -> Style {
@@ -262,20 +258,11 @@ impl DataTable<'_> {
             .iter()
             .zip(titles)
             .map(|(i, title)| {
-                let content = self
-                    .data
-                    .rows
-                    .iter()
-                    .filter_map(|r| r.cells.get(*i))
-                    .map(|c| match c.tone {
-                        Tone::Unknown => none,
-                        _ => text_width(&c.text),
-                    })
-                    .max()
-                    .unwrap_or(0);
+                let measured = self.data.widths.get(*i).copied().unwrap_or_default();
+                let unknown = if measured.any_unknown { none } else { 0 };
                 ColumnNeed {
                     width: self.data.columns[*i].width,
-                    content,
+                    content: measured.known.max(unknown),
                     title: text_width(title),
                 }
             })
