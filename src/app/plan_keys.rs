@@ -9,7 +9,7 @@ use super::binding::Move;
 use super::message::Message;
 use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, PlanFocus, explain_guard};
 use super::screen::Screen;
-use super::screens::{Ask, Shared, Step};
+use super::screens::{Ask, FleetChange, Shared, Step};
 use super::state::{AppState, InputKind, Overlay};
 use crate::approval::ApprovedAction;
 
@@ -266,6 +266,25 @@ pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
     let before = (plan.guards().shown.clone(), plan.approval());
     plan.read_guards(&shared.guards.guard_reading(plan.cluster()));
     before != (plan.guards().shown.clone(), plan.approval())
+}
+
+/// A plan screen's answer to a poller report (`ScreenModule::on_fleet_change`): the guards of
+/// its plan, if it shows one, read again when the report was its cluster's or the Cluster
+/// API's; whether they changed.
+pub fn fleet_changed<P: GuardedPlan>(
+    plan: Option<&mut P>,
+    change: &FleetChange,
+    shared: &Shared,
+) -> bool {
+    plan.is_some_and(|plan| {
+        (change.capi || change.cluster == plan.cluster()) && reread_guards(plan, shared)
+    })
+}
+
+/// A plan screen's Enter on the input line it asked for (`ScreenModule::on_input`): the
+/// acknowledgement typed for its plan, if it shows one.
+pub fn ack_input<P: GuardedPlan>(plan: Option<&mut P>, text: &str, shared: &Shared) -> Step {
+    plan.map_or_else(Step::default, |plan| ack_step(plan, text, shared))
 }
 
 /// Enter on the acknowledgement `text` typed for `plan`: kept only when it is the text the

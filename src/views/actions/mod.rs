@@ -97,11 +97,7 @@ impl ScreenModule for ActionsScreen {
     }
 
     fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
-        let Some(plan) = self.plan.as_mut() else {
-            return false;
-        };
-        (change.capi || change.cluster == plan.cluster)
-            && crate::app::plan_keys::reread_guards(plan, shared)
+        crate::app::plan_keys::fleet_changed(self.plan.as_mut(), change, shared)
     }
 
     fn on_input(&mut self, text: &str, shared: &Shared) -> Step {

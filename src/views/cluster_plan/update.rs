@@ -16,7 +16,7 @@ use crate::app::action::Effect;
 use crate::app::binding::{KeyLine, intent, key_lines};
 use crate::app::capi_scale::ScaleTarget;
 use crate::app::message::Message;
-use crate::app::plan_keys::{ack_step, gate_step, refused_approval};
+use crate::app::plan_keys::{ack_input, gate_step, refused_approval};
 use crate::app::plan_screen::{GuardedPlan, PlanSubject};
 use crate::app::screen::Screen;
 use crate::app::screens::{
@@ -115,10 +115,7 @@ impl ScreenModule for ClusterPlanScreen {
 
     /// Enter on the acknowledgement typed.
     fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        match self.plan.as_mut() {
-            Some(plan) => ack_step(plan, text, shared),
-            None => Step::default(),
-        }
+        ack_input(self.plan.as_mut(), text, shared)
     }
 
     /// The dispatcher approved a delete or a scale: it runs when it is still the plan on

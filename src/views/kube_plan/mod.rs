@@ -95,18 +95,11 @@ impl ScreenModule for KubePlanModule {
     }
 
     fn on_fleet_change(&mut self, change: &FleetChange, shared: &Shared) -> bool {
-        let Some(plan) = self.plan.as_mut() else {
-            return false;
-        };
-        (change.capi || change.cluster == plan.cluster)
-            && crate::app::plan_keys::reread_guards(plan, shared)
+        crate::app::plan_keys::fleet_changed(self.plan.as_mut(), change, shared)
     }
 
     fn on_input(&mut self, text: &str, shared: &Shared) -> Step {
-        match self.plan.as_mut() {
-            Some(plan) => crate::app::plan_keys::ack_step(plan, text, shared),
-            None => Step::default(),
-        }
+        crate::app::plan_keys::ack_input(self.plan.as_mut(), text, shared)
     }
 
     fn on_approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
