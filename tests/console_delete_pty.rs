@@ -121,7 +121,9 @@ async fn deleting_lab_from_the_console_leaves_no_vm_no_context_and_both_backups(
     let done = s.text();
     assert!(done.contains("is gone"), "{done}");
     assert!(done.contains("every VM is gone"), "{done}");
-    assert!(done.contains("taloscope-backup-"), "{done}");
+    // The backups' paths are as long as the test's temporary directory makes
+    // them; the files themselves are counted below.
+    assert!(done.contains("(backup"), "{done}");
     s.send(b"\x1b");
     s.wait_for("the fleet without lab", BOUND, |t| {
         t.contains("healthy") && t.contains("Enter open") && !t.contains("lab")

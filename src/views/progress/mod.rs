@@ -297,7 +297,8 @@ impl Widget for &ProgressView<'_> {
             let shown = (&Scroll::default(), false);
             render_log(look, &title, subjects.iter(), shown, subjects_area, buf);
         }
-        let lines = wrapped(&p.lines, usize::from(log_area.width.saturating_sub(2)));
+        // The pane's frame and its padding take two cells on each side.
+        let lines = wrapped(&p.lines, usize::from(log_area.width.saturating_sub(4)));
         let shown = (&self.scroll.lines, !on_steps);
         render_log(look, " Progress ", lines.iter(), shown, log_area, buf);
     }
