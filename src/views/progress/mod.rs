@@ -309,9 +309,35 @@ fn wrapped(lines: &std::collections::VecDeque<String>, width: usize) -> Vec<Stri
     lines
         .iter()
         .flat_map(|line| {
-            let mut parts = wrap_words(line, width.saturating_sub(2)).into_iter();
-            let first = parts.next().unwrap_or_default();
-            std::iter::once(first).chain(parts.map(|p| format!("  {p}")))
+            let words = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let first = wrap_words(&words, width)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let rest = words[first.len()..].trim_start();
+            let continued = match rest {
+                "" => Vec::new(),
+                rest => wrap_words(rest, width.saturating_sub(2)),
+            };
+            std::iter::once(first).chain(continued.into_iter().map(|p| format!("  {p}")))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrapped;
+
+    #[test]
+    fn a_long_line_keeps_every_character_with_its_first_row_full_width() {
+        let path = "/tmp/state/clusters/lab.secrets.yaml.taloscope-backup-20261206T181338Z";
+        let line = format!("[+1s] removed secrets bundle (backup {path})");
+        let rows = wrapped(&[line.clone()].into(), 30);
+        assert!(rows.iter().all(|r| r.len() <= 30), "{rows:?}");
+        assert_eq!(rows[0], "[+1s] removed secrets bundle");
+        assert!(rows[1..].iter().all(|r| r.starts_with("  ")), "{rows:?}");
+        let joined: String = rows.concat().split_whitespace().collect();
+        let expected: String = line.split_whitespace().collect();
+        assert_eq!(joined, expected);
+    }
 }
