@@ -197,9 +197,12 @@ impl ClusterTask {
         let mut watched: Option<String> = None;
         let mut usage: Option<UsageRead> = None;
         loop {
-            let usage_due = match usage {
-                None => self.usage.due(Instant::now(), self.interval(true)),
-                Some(_) => None,
+            // A usage read waits for the round under way: the nodes and their state come
+            // first (the usage columns never hold back a cluster's nodes), and it starts as
+            // the round ends.
+            let usage_due = match (&usage, &round) {
+                (None, None) => self.usage.due(Instant::now(), self.interval(true)),
+                _ => None,
             };
             tokio::select! {
                 cmd = commands.recv() => {

@@ -2,8 +2,9 @@
 //! (the app names them, `PollerCommand::ReadUsage`). Each node costs one call per focused
 //! interval, counted from when it came on screen, and a Refresh reads them all at once: the
 //! call asks for the measure whose turn it is (`node_resources::rolling`), so the columns keep
-//! every figure while the nodes answer one call each. Reads use the client's bounded
-//! concurrency and each node is reported as it answers.
+//! every figure while the nodes answer one call each. A read waits for the cluster's poll
+//! round under way (the nodes and their state first), uses the client's bounded concurrency
+//! and reports each node as it answers.
 use std::collections::HashMap;
 use std::time::{Duration, Instant as StdInstant};
 
