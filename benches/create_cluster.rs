@@ -5,10 +5,12 @@
 //! (`user-data` or `maintenance`, default maintenance) and the provider (`opennebula`, the
 //! XML-RPC templates, default; or `oneflow`, the OneFlow service template), e.g.
 //! `cargo bench --bench create_cluster -- maintenance oneflow` (release).
+mod support;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use taloscope_sim::{Scenario, SimFleet, SimOptions};
+use taloscope_sim::Scenario;
 
 const RUNS: usize = 3;
 
@@ -58,16 +60,7 @@ fn main() {
 /// names.
 async fn create_once(deliver: &str, provider: &str) -> Result<Duration, String> {
     let scenario = Scenario::builtin("healthy").ok_or("no built-in `healthy` scenario")?;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let fleet = SimFleet::start(
-        scenario,
-        SimOptions {
-            state_dir: dir.path().to_path_buf(),
-            time_scale: 1.0,
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let (fleet, dir) = support::start_sim(scenario, 1.0).await?;
     let one = fleet.opennebula().ok_or("the sim runs no OpenNebula")?;
     // The sim's own config: its providers offer the new-cluster templates (talos-controlplane,
     // talos-worker) whose VMs boot into Talos; the first VM leases `.1` of the network.

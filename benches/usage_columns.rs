@@ -5,6 +5,8 @@
 //! until the pane's first frame with all 250 nodes, and that frame's cost (prepare and draw);
 //! then the machine API calls the usage reads cost the nodes per refresh, from the sim's record
 //! of served calls. Run: `cargo bench --bench usage_columns` (release).
+mod support;
+
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -14,9 +16,8 @@ use taloscope::app::prepared::prepare;
 use taloscope::app::{Action, AppEvent, AppState, PollerRequest, update, usage_request};
 use taloscope::discovery::{Cluster, Sources, discover};
 use taloscope::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
-use taloscope::tui::{Caps, ColorDepth, Theme};
-use taloscope::views::{self, Look};
-use taloscope_sim::{Scenario, SimFleet, SimOptions};
+use taloscope::views;
+use taloscope_sim::{Scenario, SimFleet};
 use tokio::sync::mpsc;
 
 const RUNS: usize = 5;
@@ -30,18 +31,7 @@ const USAGE_METHODS: [&str; 3] = [
 ];
 
 fn main() {
-    taloscope::install_crypto_provider();
-    let runtime = match taloscope::commands::runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("usage_columns: cannot start a runtime: {e}");
-            std::process::exit(1);
-        }
-    };
-    if let Err(e) = runtime.block_on(bench()) {
-        eprintln!("usage_columns: {e}");
-        std::process::exit(1);
-    }
+    support::run("usage_columns", bench());
 }
 
 /// The usage calls each node of `cluster` served so far, by node.
@@ -94,13 +84,22 @@ async fn first_frame(
     };
     let mut asked = Vec::new();
     let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut fold = |app: &mut AppState, event: FleetEvent| {
+        if let FleetEvent::NodeUsage { usage, .. } = &event {
+            *seen.entry(usage.node.clone()).or_default() += 1;
+        }
+        update(app, Action::Event(AppEvent::Fleet(event)));
+    };
     tokio::time::timeout(BOUND, async {
         while !all_shown(&app) {
+            // As the console's loop: what has arrived is folded in, then a frame is prepared
+            // and the rows it shows asked for.
             let event = rx.recv().await.ok_or("the poller stopped")?;
-            if let FleetEvent::NodeUsage { usage, .. } = &event {
-                *seen.entry(usage.node.clone()).or_default() += 1;
+            fold(&mut app, event);
+            while let Ok(event) = rx.try_recv() {
+                fold(&mut app, event);
             }
-            update(&mut app, Action::Event(AppEvent::Fleet(event)));
+            prepare(&mut app);
             if usage
                 && let Some(PollerRequest::ReadUsage { cluster, nodes }) = usage_request(&mut app)
             {
@@ -140,14 +139,7 @@ async fn reported(
 
 /// The median time to prepare and draw the pane's frame from `app`.
 fn frame_cost(app: &mut AppState) -> Duration {
-    let look = Look::new(
-        &Theme::default_theme(),
-        &Caps {
-            color: ColorDepth::Ansi16,
-            no_color_env: false,
-            utf8: true,
-        },
-    );
+    let look = support::look();
     let area = Rect::new(0, 0, 200, 50);
     let mut buf = Buffer::empty(area);
     let mut times: Vec<Duration> = (0..101)
@@ -177,16 +169,7 @@ async fn bench() -> Result<(), String> {
     let mut scenario = Scenario::builtin("fleet").ok_or("no built-in `fleet` scenario")?;
     scenario.clusters.truncate(1);
     let name = scenario.clusters[0].name.clone();
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let fleet = SimFleet::start(
-        scenario,
-        SimOptions {
-            state_dir: dir.path().to_path_buf(),
-            time_scale: 100.0,
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let (fleet, _dir) = support::start_sim(scenario, 100.0).await?;
     let discovery = discover(&Sources {
         talosconfigs: vec![fleet.talosconfig_path()],
         ..Default::default()
