@@ -15,14 +15,6 @@ use taloscope_sim::Scenario;
 const RUNS: usize = 3;
 
 fn main() {
-    taloscope::install_crypto_provider();
-    let runtime = match taloscope::commands::runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("create_cluster: cannot start a runtime: {e}");
-            std::process::exit(1);
-        }
-    };
     let deliver = std::env::args()
         .skip(1)
         .find(|a| a == "user-data" || a == "maintenance")
@@ -32,21 +24,19 @@ fn main() {
     } else {
         "sim-opennebula"
     };
+    support::run("create_cluster", runs(deliver, provider));
+}
+
+/// RUNS creates one after the other, each timed, and their median.
+async fn runs(deliver: String, provider: &str) -> Result<(), String> {
     let mut times = Vec::new();
     for run in 1..=RUNS {
-        match runtime.block_on(create_once(&deliver, provider)) {
-            Ok(t) => {
-                println!(
-                    "create_cluster: run {run} ({deliver}, {provider}): {:.1} s",
-                    t.as_secs_f64()
-                );
-                times.push(t);
-            }
-            Err(e) => {
-                eprintln!("create_cluster: run {run}: {e}");
-                std::process::exit(1);
-            }
-        }
+        let t = (create_once(&deliver, provider).await).map_err(|e| format!("run {run}: {e}"))?;
+        println!(
+            "create_cluster: run {run} ({deliver}, {provider}): {:.1} s",
+            t.as_secs_f64()
+        );
+        times.push(t);
     }
     times.sort();
     let median = times[times.len() / 2];
@@ -54,6 +44,7 @@ fn main() {
         "create_cluster: 3+2 nodes, {deliver}, {provider}, time scale 1: median {:.1} s (target <= 240 s)",
         median.as_secs_f64()
     );
+    Ok(())
 }
 
 /// One create in a fresh sim, from the new-cluster templates (or service template) its config
