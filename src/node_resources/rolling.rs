@@ -8,8 +8,9 @@
 //! refreshes old; a fresh node shows CPU % from its third read on). One call per node and
 //! refresh rather than Talos apid's one-to-many proxying (`nodes` metadata): apid still
 //! makes one backend call per node (siderolabs/talos internal/app/apid/pkg/director/
-//! director.go), so the nodes' cost is the same, and v1.14 deprecates multi-node proxying
-//! ("refactor: deprecate multi-node proxying"), while one-to-one `node` routing stays.
+//! director.go, `aggregateDirector`), so the nodes' cost is the same, and v1.14 deprecates
+//! multi-node proxying ("refactor: deprecate multi-node proxying"), while one-to-one `node`
+//! routing stays.
 use super::collect::NodeIdentity;
 use super::document::NodeUsage;
 use super::usage::{
