@@ -5,22 +5,16 @@
 //! (`user-data` or `maintenance`, default maintenance) and the provider (`opennebula`, the
 //! XML-RPC templates, default; or `oneflow`, the OneFlow service template), e.g.
 //! `cargo bench --bench create_cluster -- maintenance oneflow` (release).
+mod support;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use taloscope_sim::{Scenario, SimFleet, SimOptions};
+use taloscope_sim::Scenario;
 
 const RUNS: usize = 3;
 
 fn main() {
-    taloscope::install_crypto_provider();
-    let runtime = match taloscope::commands::runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("create_cluster: cannot start a runtime: {e}");
-            std::process::exit(1);
-        }
-    };
     let deliver = std::env::args()
         .skip(1)
         .find(|a| a == "user-data" || a == "maintenance")
@@ -30,21 +24,19 @@ fn main() {
     } else {
         "sim-opennebula"
     };
+    support::run("create_cluster", runs(deliver, provider));
+}
+
+/// RUNS creates one after the other, each timed, and their median.
+async fn runs(deliver: String, provider: &str) -> Result<(), String> {
     let mut times = Vec::new();
     for run in 1..=RUNS {
-        match runtime.block_on(create_once(&deliver, provider)) {
-            Ok(t) => {
-                println!(
-                    "create_cluster: run {run} ({deliver}, {provider}): {:.1} s",
-                    t.as_secs_f64()
-                );
-                times.push(t);
-            }
-            Err(e) => {
-                eprintln!("create_cluster: run {run}: {e}");
-                std::process::exit(1);
-            }
-        }
+        let t = (create_once(&deliver, provider).await).map_err(|e| format!("run {run}: {e}"))?;
+        println!(
+            "create_cluster: run {run} ({deliver}, {provider}): {:.1} s",
+            t.as_secs_f64()
+        );
+        times.push(t);
     }
     times.sort();
     let median = times[times.len() / 2];
@@ -52,22 +44,14 @@ fn main() {
         "create_cluster: 3+2 nodes, {deliver}, {provider}, time scale 1: median {:.1} s (target <= 240 s)",
         median.as_secs_f64()
     );
+    Ok(())
 }
 
 /// One create in a fresh sim, from the new-cluster templates (or service template) its config
 /// names.
 async fn create_once(deliver: &str, provider: &str) -> Result<Duration, String> {
     let scenario = Scenario::builtin("healthy").ok_or("no built-in `healthy` scenario")?;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let fleet = SimFleet::start(
-        scenario,
-        SimOptions {
-            state_dir: dir.path().to_path_buf(),
-            time_scale: 1.0,
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let (fleet, dir) = support::start_sim(scenario, 1.0).await?;
     let one = fleet.opennebula().ok_or("the sim runs no OpenNebula")?;
     // The sim's own config: its providers offer the new-cluster templates (talos-controlplane,
     // talos-worker) whose VMs boot into Talos; the first VM leases `.1` of the network.

@@ -5,26 +5,17 @@
 //! Run in debug with `cargo test --bench fleet_populate`; target ≤ 3 s (release).
 //! Arguments after `--`: CLUSTERS [NODES] (clusters polled at once, per-cluster
 //! node fan-out) and `--all-contexts` (also the `-reader` contexts).
+mod support;
+
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use taloscope::discovery::{Sources, discover};
 use taloscope::fleet::{FleetEvent, PollerOptions, spawn_poller};
-use taloscope_sim::{Scenario, SimFleet, SimOptions};
+use taloscope_sim::Scenario;
 
 fn main() {
-    taloscope::install_crypto_provider();
-    let runtime = match taloscope::commands::runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fleet_populate: cannot start a runtime: {e}");
-            std::process::exit(1);
-        }
-    };
-    if let Err(e) = runtime.block_on(bench()) {
-        eprintln!("fleet_populate: {e}");
-        std::process::exit(1);
-    }
+    support::run("fleet_populate", bench());
 }
 
 /// Resident set size of this process in KiB (`VmRSS`, or `VmHWM` for the peak).
@@ -57,16 +48,7 @@ async fn bench() -> Result<(), String> {
     let scenario = Scenario::builtin("fleet").ok_or("no built-in `fleet` scenario")?;
     let scenario_names: HashSet<String> =
         scenario.clusters.iter().map(|c| c.name.clone()).collect();
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let fleet = SimFleet::start(
-        scenario,
-        SimOptions {
-            state_dir: dir.path().to_path_buf(),
-            time_scale: 100.0,
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let (fleet, _dir) = support::start_sim(scenario, 100.0).await?;
     let discovery = discover(&Sources {
         talosconfigs: vec![fleet.talosconfig_path()],
         ..Default::default()

@@ -4,6 +4,8 @@
 //! <= 2 ms (release). Also measured: preparing that data after a change (the
 //! loop does it once per change, not per frame). Run:
 //! `cargo bench --bench nodes_pane`.
+mod support;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -17,8 +19,7 @@ use taloscope::app::{Action, AppEvent, update};
 use taloscope::discovery::{Cluster, Discovery, TalosContext};
 use taloscope::fleet::{EtcdMemberReport, EtcdReport, FleetEvent, NodeRole, NodeStatus, Quorum};
 use taloscope::talos::MachineStage;
-use taloscope::tui::{Caps, ColorDepth, Theme};
-use taloscope::views::{self, Look};
+use taloscope::views;
 
 const NODES: usize = 5_000;
 
@@ -115,14 +116,7 @@ fn big_cluster_state() -> AppState {
 fn bench(c: &mut Criterion) {
     let mut state = big_cluster_state();
     prepare(&mut state);
-    let look = Look::new(
-        &Theme::default_theme(),
-        &Caps {
-            color: ColorDepth::Ansi16,
-            no_color_env: false,
-            utf8: true,
-        },
-    );
+    let look = support::look();
     let area = Rect::new(0, 0, 200, 50);
     let mut buf = Buffer::empty(area);
     views::render(area, &mut buf, &state, &look);

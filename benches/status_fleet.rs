@@ -3,27 +3,18 @@
 //! `taloscope status` uses. Prints min and median of a few runs; target ≤ 1 s.
 //! Run in debug with `cargo test --bench status_fleet` (release builds are
 //! slow on this machine); `cargo bench --bench status_fleet` works too.
+mod support;
+
 use std::time::{Duration, Instant};
 
 use taloscope::discovery::{Sources, discover};
 use taloscope::fleet::{CollectOptions, collect_context};
-use taloscope_sim::{Scenario, SimFleet, SimOptions};
+use taloscope_sim::Scenario;
 
 const RUNS: usize = 5;
 
 fn main() {
-    taloscope::install_crypto_provider();
-    let runtime = match taloscope::commands::runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("status_fleet: cannot start a runtime: {e}");
-            std::process::exit(1);
-        }
-    };
-    if let Err(e) = runtime.block_on(bench()) {
-        eprintln!("status_fleet: {e}");
-        std::process::exit(1);
-    }
+    support::run("status_fleet", bench());
 }
 
 async fn bench() -> Result<(), String> {
@@ -31,16 +22,7 @@ async fn bench() -> Result<(), String> {
     scenario.clusters.truncate(1);
     let name = scenario.clusters[0].name.clone();
     let nodes = scenario.node_count();
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let fleet = SimFleet::start(
-        scenario,
-        SimOptions {
-            state_dir: dir.path().to_path_buf(),
-            time_scale: 100.0,
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let (fleet, _dir) = support::start_sim(scenario, 100.0).await?;
     let discovery = discover(&Sources {
         talosconfigs: vec![fleet.talosconfig_path()],
         ..Default::default()

@@ -10,7 +10,8 @@
 //! `cpu-spin` w-1's CPU% is the highest. Inside a node: `s` shows what fills the full
 //! EPHEMERAL; on `kubespan`, `n` its KubeSpan peers up and its connections, `/` filters them
 //! to those listening, and `o` its pods' containers; Esc goes back to the overview first. On
-//! a control plane, `Enter` on its kube-apiserver container opens the logs screen on it. On
+//! a control plane, `Enter` on its kube-apiserver container opens the logs screen on it, and
+//! on a worker `Enter` on its kube-proxy container opens kube-proxy's log. On
 //! `cpu-spin`, `t` shows w-1's processes as a tree and `/stress` keeps stress-ng and its
 //! parents only.
 mod pty_support;
@@ -226,20 +227,18 @@ fn network_shows_kubespan_peers_and_filtered_connections_and_o_the_containers() 
     back_out_and_quit(s, "w-1");
 }
 
-#[test]
-fn enter_on_a_container_opens_its_logs() {
-    let sim = BackgroundSim::start("healthy", BOUND);
-    let home = tempfile::tempdir().unwrap();
-    let mut s = console_on_five_nodes(&sim, home.path(), "healthy", BOUND);
-    s.send(b":resources cp-1\r");
-    s.wait_for("cp-1's resources", BOUND, |t| {
-        t.contains("Resources of cp-1")
-    });
+/// From the nodes pane: `node`'s containers, down to the one whose pod starts with `pod`,
+/// Enter, its logs until `line` shows, Esc back to the containers, and out.
+fn container_logs(mut s: pty_support::PtySession, node: &str, pod: &str, line: &str) {
+    s.send(format!(":resources {node}\r").as_bytes());
+    let resources = format!("Resources of {node}");
+    s.wait_for("the node's resources", BOUND, |t| t.contains(&resources));
     s.send(b"o");
-    s.wait_for("cp-1's containers", BOUND, |t| {
-        t.contains("Containers of cp-1") && t.contains("kube-apiserver-cp-1")
+    let containers = format!("Containers of {node}");
+    s.wait_for("its containers", BOUND, |t| {
+        t.contains(&containers) && t.contains(pod)
     });
-    // The selection starts on the first container; down to the API server's.
+    // The selection starts on the first container; down to the one asked for.
     let text = s.text();
     let rows: Vec<&str> = text
         .lines()
@@ -248,24 +247,39 @@ fn enter_on_a_container_opens_its_logs() {
         .collect();
     let at = rows
         .iter()
-        .position(|r| r.contains("kube-apiserver-cp-1"))
-        .expect("the API server's container");
+        .position(|r| r.contains(pod))
+        .expect("the container's row");
     for _ in 0..at {
         s.send(b"j");
     }
-    s.wait_for("the API server's container selected", BOUND, |t| {
+    s.wait_for("the container selected", BOUND, |t| {
         t.lines()
-            .any(|l| l.contains("> kube-system") && l.contains("kube-apiserver-cp-1"))
+            .any(|l| l.contains("> kube-system") && l.contains(pod))
     });
     s.send(b"\r");
+    let title = format!("Logs: kube-system/{pod}");
     s.wait_for("its logs", BOUND, |t| {
-        t.contains("Logs: kube-system/kube-apiserver-cp-1") && t.contains("stderr F")
+        t.contains(&title) && t.contains(line)
     });
     s.send(b"\x1b");
-    s.wait_for("the containers again", BOUND, |t| {
-        t.contains("Containers of cp-1")
-    });
-    back_out_and_quit(s, "cp-1");
+    s.wait_for("the containers again", BOUND, |t| t.contains(&containers));
+    back_out_and_quit(s, node);
+}
+
+#[test]
+fn enter_on_a_container_opens_its_logs() {
+    let sim = BackgroundSim::start("healthy", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let s = console_on_five_nodes(&sim, home.path(), "healthy", BOUND);
+    container_logs(s, "cp-1", "kube-apiserver-cp-1", "stderr F");
+}
+
+#[test]
+fn enter_on_kube_proxy_opens_its_logs() {
+    let sim = BackgroundSim::start("healthy", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let s = console_on_five_nodes(&sim, home.path(), "healthy", BOUND);
+    container_logs(s, "w-1", "kube-proxy-", "stderr F I");
 }
 
 #[test]

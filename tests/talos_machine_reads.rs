@@ -1,11 +1,15 @@
 //! The reads of what runs inside a node, through the Talos client against the sim: the CPU
 //! counters grow with simulated time, `Containers` per containerd namespace, `Netstat`'s
 //! listeners and connections, `DiskUsage` by depth and for a path the node does not have, the
-//! disks and volumes in `runtime`, and no KubeSpan peers where KubeSpan is off.
+//! disks and volumes in `runtime`, no KubeSpan peers where KubeSpan is off, and the logs of
+//! every listed pod container (kube-proxy on a worker, the spinning workload) by the id
+//! `Containers` gives it.
 mod talos_common;
 
+use futures::StreamExt;
 use talos_common::{scenario, start, within};
 use taloscope::talos::machine_reads::KUBERNETES_NAMESPACE;
+use taloscope::talos::{LogOptions, LogSource, TalosError};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cpu_time_grows_with_simulated_time() {
@@ -146,6 +150,92 @@ async fn disks_volumes_and_no_kubespan_where_it_is_off() {
         assert!(client.kubespan_peers(&w2).await.expect("peers").is_empty());
         let links = client.link_statuses(&w2).await.expect("links");
         assert!(links.iter().all(|l| l.id != "kubespan"), "{links:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_listed_pod_container_has_its_log() {
+    let sim = start(scenario("cpu-spin")).await;
+    let client = sim.client("cpu-spin");
+    let w1 = sim.address("cpu-spin", 3);
+    let tail = |n| LogOptions {
+        tail: Some(n),
+        follow: false,
+    };
+    within(30, "the pod containers' logs", async {
+        let listed = client
+            .containers(&w1, KUBERNETES_NAMESPACE)
+            .await
+            .expect("k8s.io");
+        let containers: Vec<_> = listed.iter().filter(|c| c.id != c.pod).collect();
+        let names: Vec<&str> = containers.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["kube-proxy", "spinner"], "{listed:?}");
+        for c in containers {
+            // As the resources screen asks (the listed id), and as `talosctl logs -k` does.
+            let display = format!("{}:{}", c.pod, c.name);
+            for id in [c.id.clone(), display] {
+                let source = LogSource::Container(id.clone());
+                let lines: Vec<_> = client
+                    .logs(&w1, &source, tail(4))
+                    .await
+                    .unwrap_or_else(|e| panic!("{id}: {e}"))
+                    .collect()
+                    .await;
+                let lines: Vec<String> =
+                    lines.into_iter().map(|l| l.expect("a line").text).collect();
+                assert_eq!(lines.len(), 4, "{id}: {lines:?}");
+                let stream = if c.name == "spinner" {
+                    "stdout"
+                } else {
+                    "stderr"
+                };
+                assert!(
+                    lines.iter().all(|l| l.contains(&format!("Z {stream} F "))),
+                    "{id}: {lines:?}"
+                );
+            }
+        }
+        let proxy = listed
+            .iter()
+            .find(|c| c.name == "kube-proxy")
+            .expect("kube-proxy");
+        let lines: Vec<_> = client
+            .logs(&w1, &LogSource::Container(proxy.id.clone()), tail(20))
+            .await
+            .expect("kube-proxy's log")
+            .collect()
+            .await;
+        assert!(
+            lines
+                .iter()
+                .flatten()
+                .any(|l| l.text.contains("proxier.go")),
+            "{lines:?}"
+        );
+
+        // A container id that is not the container's, or a pod sandbox: not found, as the CRI
+        // inspector answers.
+        for id in [
+            format!("{}:kube-proxy:ffffffffffff", proxy.pod),
+            proxy.pod.clone(),
+        ] {
+            let source = LogSource::Container(id.clone());
+            let read = match client.logs(&w1, &source, tail(1)).await {
+                Ok(stream) => stream
+                    .collect::<Vec<_>>()
+                    .await
+                    .into_iter()
+                    .find_map(Result::err),
+                Err(e) => Some(e),
+            };
+            match read {
+                Some(TalosError::Rpc { message, .. }) => {
+                    assert!(message.contains("not found"), "{id}: {message}")
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+        }
     })
     .await;
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::document::*;
+use super::rolling::{disk_percent, judged, memory_percent, unread};
 use super::usage::{
     Level, cpu_percent, elapsed_seconds, memory_level, memory_used, percent_of,
     process_cpu_percent, tenth, volume_level,
@@ -15,7 +16,7 @@ use crate::printable::line;
 use crate::talos::TalosClient;
 use crate::talos::TalosError;
 use crate::talos::machine_reads::{
-    KUBERNETES_NAMESPACE, MemoryFigures, MountUsage, ProcessSample, SystemStatSample,
+    KUBERNETES_NAMESPACE, MountUsage, ProcessSample, SystemStatSample,
 };
 
 /// Why a node's resources could not be read.
@@ -225,7 +226,7 @@ pub async fn read_node(
     let usage_percent = node_cpu(&first, &second, &id.name)?;
 
     let used = memory_used(&memory);
-    let memory_percent = percent_of(used, memory.total).map(tenth);
+    let memory_percent = memory_percent(&memory);
     let memory = MemoryUsage {
         total_bytes: memory.total,
         used_bytes: used,
@@ -476,79 +477,9 @@ pub async fn read_usage(talos: &TalosClient, id: &NodeIdentity, span: Duration) 
     match read.await {
         Ok((first, second, memory, mounts)) => {
             let cpu = cpu_percent(&first.total, &second.total).map(tenth);
-            usage_of(id, cpu, &memory, &mounts)
+            judged(id, cpu, memory_percent(&memory), disk_percent(&mounts))
         }
         Err(e) => unread(id, &e),
-    }
-}
-
-/// A node's usage as a pane reads it once a refresh: one `SystemStat`, one `Memory` and one
-/// `Mounts` call at once, the CPU share measured against `previous` (the node's `SystemStat`
-/// of the refresh before; without one the CPU is unknown until the next). Returns the sample
-/// the next refresh measures against.
-pub async fn read_usage_since(
-    talos: &TalosClient,
-    id: &NodeIdentity,
-    previous: Option<&SystemStatSample>,
-) -> (NodeUsage, Option<SystemStatSample>) {
-    let a = id.address.as_str();
-    let read = tokio::try_join!(talos.system_stat(a), talos.memory(a), talos.mounts(a));
-    match read {
-        Ok((stat, memory, mounts)) => {
-            let cpu = previous
-                .and_then(|before| cpu_percent(&before.total, &stat.total))
-                .map(tenth);
-            (usage_of(id, cpu, &memory, &mounts), Some(stat))
-        }
-        Err(e) => (unread(id, &e), None),
-    }
-}
-
-/// The usage figures of one reading, judged by the gauges' thresholds.
-fn usage_of(
-    id: &NodeIdentity,
-    cpu_percent: Option<f64>,
-    memory: &MemoryFigures,
-    mounts: &[MountUsage],
-) -> NodeUsage {
-    let memory_percent = percent_of(memory_used(memory), memory.total).map(tenth);
-    // Real filesystems only: a read-only image or an empty mount has no fill to watch.
-    let disk_percent = mounts
-        .iter()
-        .filter(|m| m.size > 0 && m.available > 0 && m.mounted_on != "/")
-        .filter(|m| m.filesystem.starts_with("/dev/"))
-        .filter_map(|m| percent_of(m.size - m.available.min(m.size), m.size))
-        .max_by(f64::total_cmp)
-        .map(tenth);
-    let level = [
-        memory_percent.map(memory_level),
-        disk_percent.map(volume_level),
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    .unwrap_or(Level::Ok);
-    NodeUsage {
-        node: line(&id.name),
-        address: line(&id.address),
-        cpu_percent,
-        memory_percent,
-        disk_percent,
-        level,
-        error: None,
-    }
-}
-
-/// A node whose usage could not be read: why, and no figures.
-fn unread(id: &NodeIdentity, why: &TalosError) -> NodeUsage {
-    NodeUsage {
-        node: line(&id.name),
-        address: line(&id.address),
-        cpu_percent: None,
-        memory_percent: None,
-        disk_percent: None,
-        level: Level::Ok,
-        error: Some(line(&why.to_string())),
     }
 }
 

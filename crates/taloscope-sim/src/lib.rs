@@ -19,7 +19,7 @@ pub mod talos_api;
 pub use model::clock::SimClock;
 pub use model::error::SimError;
 pub use model::injection::NoSuchNode;
-pub use model::record::{BootstrapRequest, FileRead, MutatingCall, UpgradeWindow};
+pub use model::record::{BootstrapRequest, FileRead, MutatingCall, ServedCall, UpgradeWindow};
 pub use model::scenario::{
     ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec, OneSpec, Scenario, VmQuotaSpec,
 };

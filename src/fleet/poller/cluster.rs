@@ -10,7 +10,7 @@ use tokio::sync::{Semaphore, mpsc, watch as flag};
 use tokio::time::Instant;
 
 use super::PollerOptions;
-use super::usage::{Samples, read_nodes};
+use super::usage::{Held, UsageSchedule, read_nodes};
 use super::watch::{NodeWatch, watch_node};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{
@@ -34,13 +34,13 @@ pub(super) enum ClusterCommand {
     Unwatch,
     /// Use this context of the cluster (in use or alternate) from the next round.
     UseContext(String),
-    /// Read these nodes' usage every focused interval (none: stop).
+    /// Read these nodes' usage, each once per focused interval (none: stop).
     ReadUsage(Vec<NodeIdentity>),
 }
 
 type Round = BoxFuture<'static, Result<Option<KubeClient>, Closed>>;
 
-type UsageRead = BoxFuture<'static, Result<Samples, Closed>>;
+type UsageRead = BoxFuture<'static, Result<Held, Closed>>;
 
 pub(super) struct ClusterTask {
     cluster: Arc<Cluster>,
@@ -56,9 +56,8 @@ pub(super) struct ClusterTask {
     focused: flag::Sender<bool>,
     /// The certificates the cluster's servers presented at the last reading.
     served: ServedCerts,
-    /// The nodes whose usage is read (those on screen) and their samples of the read before.
-    usage_nodes: Vec<NodeIdentity>,
-    usage_samples: Samples,
+    /// The nodes whose usage is read (those on screen), when, and what their reads learned.
+    usage: UsageSchedule,
 }
 
 /// The last reading of the certificates a cluster's servers present, and when it was made.
@@ -89,8 +88,7 @@ impl ClusterTask {
             kube: None,
             focused: flag::Sender::new(false),
             served: ServedCerts::default(),
-            usage_nodes: Vec::new(),
-            usage_samples: Samples::new(),
+            usage: UsageSchedule::default(),
         }
     }
 
@@ -157,19 +155,23 @@ impl ClusterTask {
         ))
     }
 
-    /// A read of the usage of the nodes on screen; `None` without them or a Talos client.
+    /// A read of the usage of the nodes on screen that are due; `None` without them or a
+    /// Talos client (they are asked again an interval later).
     fn start_usage_read(&mut self) -> Option<UsageRead> {
-        if self.usage_nodes.is_empty() {
+        let every = self.interval(true);
+        let (nodes, held) = self.usage.take_due(Instant::now(), every);
+        if nodes.is_empty() {
             return None;
         }
         let Some(TalosSide::Ready { client, .. }) = self.talos_side() else {
+            self.usage.put_back(held);
             return None;
         };
         Some(Box::pin(read_nodes(
             client,
             self.name().to_string(),
-            self.usage_nodes.clone(),
-            std::mem::take(&mut self.usage_samples),
+            nodes,
+            held,
             self.options.client.concurrency,
             self.events.clone(),
         )))
@@ -194,8 +196,14 @@ impl ClusterTask {
         let mut _watch: Option<NodeWatch> = None;
         let mut watched: Option<String> = None;
         let mut usage: Option<UsageRead> = None;
-        let mut usage_due: Option<Instant> = None;
         loop {
+            // A usage read waits for the round under way: the nodes and their state come
+            // first (the usage columns never hold back a cluster's nodes), and it starts as
+            // the round ends.
+            let usage_due = match (&usage, &round) {
+                (None, None) => self.usage.due(Instant::now(), self.interval(true)),
+                _ => None,
+            };
             tokio::select! {
                 cmd = commands.recv() => {
                     let Some(cmd) = cmd else { return };
@@ -209,8 +217,12 @@ impl ClusterTask {
                                 last_finished.map_or_else(Instant::now, |t| t + self.interval(false))
                             };
                         }
-                        // A running round already brings fresh data.
-                        ClusterCommand::PollNow => next_due = Instant::now(),
+                        // A running round already brings fresh data; the usage of the
+                        // nodes on screen is read again too.
+                        ClusterCommand::PollNow => {
+                            next_due = Instant::now();
+                            self.usage.refresh();
+                        }
                         ClusterCommand::Watch(node) => {
                             // The old watch stops before the new one opens.
                             drop(_watch.take());
@@ -218,18 +230,7 @@ impl ClusterTask {
                             _watch = self.watch(node).await;
                         }
                         ClusterCommand::Unwatch => (_watch, watched) = (None, None),
-                        ClusterCommand::ReadUsage(nodes) => {
-                            // A node not read yet is read at once; the others keep their pace.
-                            let new = nodes.iter().any(|n| !self.usage_nodes.contains(n));
-                            self.usage_nodes = nodes;
-                            usage_due = match (self.usage_nodes.is_empty(), new) {
-                                (true, _) => None,
-                                (false, true) => Some(Instant::now()),
-                                (false, false) => {
-                                    usage_due.or_else(|| usage.is_none().then(Instant::now))
-                                }
-                            };
-                        }
+                        ClusterCommand::ReadUsage(nodes) => self.usage.set_nodes(nodes),
                         ClusterCommand::UseContext(context) => {
                             if self.use_context(&context) {
                                 // What the old context's round brings is not wanted any more.
@@ -256,15 +257,11 @@ impl ClusterTask {
                 done = pending_or(usage.as_mut()), if usage.is_some() => {
                     usage = None;
                     match done {
-                        Ok(samples) => self.usage_samples = samples,
+                        Ok(held) => self.usage.put_back(held),
                         Err(Closed) => return,
                     }
-                    if !self.usage_nodes.is_empty() {
-                        usage_due.get_or_insert(Instant::now() + self.interval(true));
-                    }
                 }
-                _ = sleep_until_some(usage_due), if usage.is_none() && usage_due.is_some() => {
-                    usage_due = None;
+                _ = sleep_until_some(usage_due), if usage_due.is_some() => {
                     usage = self.start_usage_read();
                 }
                 _ = tokio::time::sleep_until(next_due), if round.is_none() => {

@@ -76,9 +76,9 @@ pub enum PollerCommand {
     WatchNode { cluster: String, node: String },
     /// Stop following the watched node.
     UnwatchNode,
-    /// Read the CPU, memory and disk use of these nodes of `cluster` (those on screen) every
-    /// focused interval, and stop reading any other cluster's (a change of focus stops them
-    /// too); none: stop.
+    /// Read the CPU, memory and disk use of these nodes of `cluster` (those on screen), one
+    /// call per node every focused interval and at each Refresh, and stop reading any other
+    /// cluster's (a change of focus stops them too); none: stop.
     ReadUsage {
         cluster: String,
         nodes: Vec<NodeIdentity>,

@@ -2,7 +2,9 @@
 //! each node's upgrade window (from the accepted upgrade call to the node running again), so
 //! tests assert from the sim's side (e.g. never two control planes upgrading at once); and the
 //! files clients read (the boot id before and after a reboot); and every `Bootstrap` request a
-//! node answered, whatever the answer (a second one must never be sent).
+//! node answered, whatever the answer (a second one must never be sent); and how many calls
+//! of each method each node served, so tests count what a client costs the nodes.
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -71,12 +73,22 @@ pub struct BootstrapRequest {
     pub at: Instant,
 }
 
+/// A method one node served, as a key of the count of its calls.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServedCall {
+    pub cluster: String,
+    pub node: String,
+    /// The gRPC path, e.g. `/machine.MachineService/SystemStat`.
+    pub method: String,
+}
+
 #[derive(Default)]
 struct RecordInner {
     calls: Vec<MutatingCall>,
     windows: Vec<UpgradeWindow>,
     reads: Vec<FileRead>,
     bootstraps: Vec<BootstrapRequest>,
+    served: HashMap<ServedCall, u64>,
 }
 
 /// Shared by every node's handlers.
@@ -149,6 +161,21 @@ impl SimRecord {
         });
     }
 
+    /// A node is about to answer a call of `method` (routed to it directly or through
+    /// another node's apid).
+    pub(crate) fn served(&self, cluster: &str, node: &str, method: &str) {
+        let key = ServedCall {
+            cluster: cluster.to_string(),
+            node: node.to_string(),
+            method: method.to_string(),
+        };
+        *self.lock().served.entry(key).or_default() += 1;
+    }
+
+    pub(crate) fn served_calls(&self) -> HashMap<ServedCall, u64> {
+        self.lock().served.clone()
+    }
+
     pub(crate) fn bootstrap_requests(&self) -> Vec<BootstrapRequest> {
         self.lock().bootstraps.clone()
     }
@@ -203,5 +230,26 @@ mod tests {
         assert!(r.windows()[0].ended_at.is_some());
         r.upgrade_started("c", "cp-1", NodeRole::ControlPlane);
         assert_eq!(r.windows().len(), 2);
+    }
+
+    #[test]
+    fn served_calls_are_counted_per_node_and_method() {
+        let r = SimRecord::default();
+        let stat = "/machine.MachineService/SystemStat";
+        r.served("c", "w-1", stat);
+        r.served("c", "w-1", stat);
+        r.served("c", "w-2", "/machine.MachineService/Memory");
+        let served = r.served_calls();
+        let count = |node: &str, method: &str| {
+            let key = ServedCall {
+                cluster: "c".into(),
+                node: node.into(),
+                method: method.into(),
+            };
+            served.get(&key).copied().unwrap_or(0)
+        };
+        assert_eq!(count("w-1", stat), 2);
+        assert_eq!(count("w-2", stat), 0);
+        assert_eq!(count("w-2", "/machine.MachineService/Memory"), 1);
     }
 }

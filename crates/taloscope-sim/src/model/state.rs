@@ -14,7 +14,9 @@ use super::formed_cluster::Formation;
 use super::grow_list::{GrowList, NodeList};
 use super::injection::InjectedFaults;
 pub use super::kube_components::{ComponentStatus, NodeKubernetes};
-use super::record::{BootstrapRequest, FileRead, MutatingCall, SimRecord, UpgradeWindow};
+use super::record::{
+    BootstrapRequest, FileRead, MutatingCall, ServedCall, SimRecord, UpgradeWindow,
+};
 use super::scenario::{ClusterSpec, EtcdAlarmKind, Faults, NodeRole, NodeSpec};
 
 /// A machine's stage, numbered as Talos's `MachineStage`.
@@ -424,6 +426,12 @@ impl FleetState {
     /// Every `Bootstrap` request a node answered (accepted or refused), in order.
     pub fn bootstrap_requests(&self) -> Vec<BootstrapRequest> {
         self.record.bootstrap_requests()
+    }
+
+    /// How many calls of each method each node has served (one-to-one, or its share of a
+    /// one-to-many call); a call refused before it reached a node is not counted.
+    pub fn served_calls(&self) -> std::collections::HashMap<ServedCall, u64> {
+        self.record.served_calls()
     }
 
     /// Every file the nodes served through `MachineService.Read`, in order.

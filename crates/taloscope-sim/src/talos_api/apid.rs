@@ -106,12 +106,30 @@ pub(crate) fn unreachable(address: &str) -> Status {
 
 /// Routes a call like apid's director: `node` (single-valued) one-to-one, `nodes` one-to-many
 /// (refused when `many_ok` is false, as for COSI), neither → the endpoint node.
+/// Each node the call reaches counts it in the sim's record of served calls.
 pub(crate) fn route<T>(
     core: &Core,
     req: &Request<T>,
     method: &str,
     many_ok: bool,
 ) -> Result<Route, Status> {
+    let routed = direct(core, req, method, many_ok)?;
+    let served = |t: &Target| {
+        (core.fleet.record).served(t.cluster.name(), t.node.name(), method);
+    };
+    match &routed {
+        Route::One(target) => served(target),
+        Route::Many(list) => list
+            .iter()
+            .filter_map(|(_, t)| t.as_ref().ok())
+            .for_each(served),
+    }
+    Ok(routed)
+}
+
+/// The routing itself, as siderolabs/talos internal/app/apid/pkg/director/director.go
+/// `Director` reads the metadata.
+fn direct<T>(core: &Core, req: &Request<T>, method: &str, many_ok: bool) -> Result<Route, Status> {
     let endpoint = req
         .extensions()
         .get::<Endpoint>()

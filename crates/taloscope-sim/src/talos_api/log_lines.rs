@@ -22,8 +22,9 @@ pub(crate) enum Writer {
     Machined,
     /// containerd and the CRI plugin: logrus text (`time="…" level=info msg="…"`).
     Logrus,
-    /// A static pod's container: the CRI log file format (`<RFC3339Nano> stderr F <line>`)
-    /// around the component's klog line.
+    /// A pod's container: the CRI log file format (`<RFC3339Nano> <stream> F <line>`) around
+    /// the container's own line (the Kubernetes components' klog on stderr, stress-ng's text
+    /// on stdout).
     Cri { component: String },
 }
 
@@ -191,6 +192,27 @@ const COMPONENT: &[(&str, &str)] = &[
     ("leaderelection.go:271", "\"successfully renewed lease\""),
 ];
 
+/// kube-proxy's klog lines in iptables mode (kubernetes pkg/proxy/iptables/proxier.go,
+/// pkg/proxy/config/config.go).
+const KUBE_PROXY: &[(&str, &str)] = &[
+    ("proxier.go:805", "\"Syncing iptables rules\""),
+    (
+        "proxier.go:1494",
+        "\"Reloading service iptables data\" numServices=12 numEndpoints=14",
+    ),
+    (
+        "proxier.go:799",
+        "\"SyncProxyRules complete\" elapsed=\"9.4ms\"",
+    ),
+    ("config.go:120", "\"Calling handler.OnEndpointSliceUpdate\""),
+];
+
+/// stress-ng's progress as the spinning workload prints it.
+const STRESS: &[&str] = &[
+    "stress-ng: info:  [1] dispatching hogs: 2 cpu",
+    "stress-ng: info:  [1] cpu: cpu stressor still running",
+];
+
 /// Line `i` of a log, written at `at`, ending in a newline.
 pub(crate) fn log_line(
     writer: &Writer,
@@ -218,15 +240,19 @@ pub(crate) fn log_line(
             format!("time=\"{}\" level=info msg=\"{msg}\"", rfc3339(at, true))
         }
         Writer::Cri { component } => {
-            let (file, msg) = COMPONENT[pick(seed, i, COMPONENT.len())];
-            let inner = klog(
-                'I',
-                at,
-                1,
-                file,
-                &format!("{msg} component=\"{component}\""),
-            );
-            format!("{} stderr F {inner}", rfc3339(at, true))
+            let (stream, inner) = match component.as_str() {
+                "kube-proxy" => {
+                    let (file, msg) = KUBE_PROXY[pick(seed, i, KUBE_PROXY.len())];
+                    ("stderr", klog('I', at, 1, file, msg))
+                }
+                "spinner" => ("stdout", STRESS[pick(seed, i, STRESS.len())].to_string()),
+                _ => {
+                    let (file, msg) = COMPONENT[pick(seed, i, COMPONENT.len())];
+                    let msg = format!("{msg} component=\"{component}\"");
+                    ("stderr", klog('I', at, 1, file, &msg))
+                }
+            };
+            format!("{} {stream} F {inner}", rfc3339(at, true))
         }
     };
     line.push('\n');

@@ -1,5 +1,5 @@
 //! `MachineService.Logs` and `MachineService.Dmesg` as a simulated node answers them: which log
-//! a request names (a system service, or a static pod's container in the CRI namespace), the
+//! a request names (a system service, or a pod's container in the CRI namespace), the
 //! tail, 1024-byte chunks as upstream's stream chunker reads them, and following, where new
 //! lines appear as simulated time passes. Line texts come from log_lines.
 use std::sync::Arc;
@@ -11,7 +11,9 @@ use tonic::{Request, Status};
 
 use super::apid::{Role, Route, Target, error_metadata, require, route, slow_down};
 use super::log_lines::{BOOT_RECORDS, EtcdPeers, Micros, Writer, kernel_record, log_line, seed};
+use super::machine_reads;
 use crate::model::core::Core;
+use crate::model::machine_inventory;
 use crate::model::scenario::NodeRole;
 use crate::node_life::node::service_ids;
 use taloscope_proto::common::{ContainerDriver, Data, Metadata};
@@ -92,24 +94,24 @@ fn etcd_peers(t: &Target) -> EtcdPeers {
     EtcdPeers { unreachable }
 }
 
-/// The static pod container a CRI id names (`kube-system/kube-apiserver-cp-1:kube-apiserver`,
-/// optionally `:<container id>`), as upstream's CRI inspector parses it
-/// (internal/pkg/containers/cri/cri.go, `Container` and `parseContainerDisplay`).
-fn static_pod_container(t: &Target, id: &str) -> Option<String> {
+/// The pod container a CRI id names (`kube-system/kube-proxy-1a2b3:kube-proxy`, optionally
+/// `:<container id>` or a part of it), as upstream's CRI inspector finds it by the pod's
+/// namespace and name and the container's name (internal/pkg/containers/cri/cri.go,
+/// `parseContainerDisplay`, `Container`, `findContainer`); a pod sandbox has no log.
+fn pod_container(t: &Target, id: &str) -> Option<String> {
     let (namespace, rest) = id.split_once('/')?;
-    let mut parts = rest.split(':');
-    let pod = parts.next()?;
-    let container = parts.next()?;
-    let components = [
-        "kube-apiserver",
-        "kube-controller-manager",
-        "kube-scheduler",
-    ];
-    let known = namespace == "kube-system"
-        && t.node.role() == NodeRole::ControlPlane
-        && components.contains(&container)
-        && pod == format!("{container}-{}", t.node.name());
-    known.then(|| container.to_string())
+    let (pod, rest) = rest.split_once(':')?;
+    let (name, container_id) = match rest.split_once(':') {
+        Some((name, container_id)) => (name, Some(container_id)),
+        None => (rest, None),
+    };
+    machine_inventory::pod_containers(&t.node, !t.cluster.kube_proxy_disabled)
+        .into_iter()
+        .find(|c| c.namespace == namespace && c.pod == pod && c.name == name)
+        .filter(|c| {
+            container_id.is_none_or(|part| machine_reads::container_id(c.pid).contains(part))
+        })
+        .map(|c| c.name)
 }
 
 /// The log a `LogsRequest` names, as upstream's `Logs` chooses it
@@ -141,7 +143,7 @@ fn feed_for(t: &Target, req: &LogsRequest) -> Result<Feed, Status> {
     }
     let cri = req.namespace == CRI_NAMESPACE
         || req.driver == ContainerDriver::Cri as i32 && req.namespace.is_empty();
-    match cri.then(|| static_pod_container(t, &req.id)).flatten() {
+    match cri.then(|| pod_container(t, &req.id)).flatten() {
         Some(component) => Ok(Feed {
             writer: Some(Writer::Cri { component }),
             seed: seed(node, &req.id),

@@ -166,14 +166,16 @@ pub(super) fn containers(t: &Target, req: &ContainersRequest) -> Result<Containe
     })
 }
 
+/// A container's id as the CRI shows it (12 hex digits), stable per main process.
+pub(super) fn container_id(pid: u32) -> String {
+    format!("{:012x}", (u64::from(pid) * 0x9e37_79b9) & 0xffff_ffff_ffff)
+}
+
 fn pod_containers(t: &Target, namespace: &str, cri: bool) -> Vec<ContainerInfo> {
     let mut out = Vec::new();
     for c in machine_inventory::pod_containers(&t.node, !t.cluster.kube_proxy_disabled) {
         let pod = format!("{}/{}", c.namespace, c.pod);
-        let id = format!(
-            "{:012x}",
-            (u64::from(c.pid) * 0x9e37_79b9) & 0xffff_ffff_ffff
-        );
+        let id = container_id(c.pid);
         if cri {
             out.push(ContainerInfo {
                 namespace: namespace.into(),
