@@ -10,6 +10,7 @@ use tokio::sync::{Semaphore, mpsc, watch as flag};
 use tokio::time::Instant;
 
 use super::PollerOptions;
+use super::drift::{DRIFT_REREAD, read_drift};
 use super::usage::{Samples, read_nodes};
 use super::watch::{NodeWatch, watch_node};
 use crate::discovery::Cluster;
@@ -20,6 +21,7 @@ use crate::fleet::collect::CollectOptions;
 use crate::fleet::live::FleetEvent;
 use crate::fleet::round::{Closed, KubeSource, TalosSide, collect_round, emit, pending_or};
 use crate::kube::KubeClient;
+use crate::machine_config::DriftTarget;
 use crate::node_resources::NodeIdentity;
 
 /// How many nodes are asked at once for the member lists.
@@ -36,11 +38,15 @@ pub(super) enum ClusterCommand {
     UseContext(String),
     /// Read these nodes' usage every focused interval (none: stop).
     ReadUsage(Vec<NodeIdentity>),
+    /// Read these nodes' configurations now and every `DRIFT_REREAD` while focused.
+    ReadConfigDrift(Vec<DriftTarget>),
 }
 
 type Round = BoxFuture<'static, Result<Option<KubeClient>, Closed>>;
 
 type UsageRead = BoxFuture<'static, Result<Samples, Closed>>;
+
+type DriftRead = BoxFuture<'static, Result<(), Closed>>;
 
 pub(super) struct ClusterTask {
     cluster: Arc<Cluster>,
@@ -59,6 +65,8 @@ pub(super) struct ClusterTask {
     /// The nodes whose usage is read (those on screen) and their samples of the read before.
     usage_nodes: Vec<NodeIdentity>,
     usage_samples: Samples,
+    /// The nodes whose configurations the DRIFT column compares.
+    drift_nodes: Vec<DriftTarget>,
 }
 
 /// The last reading of the certificates a cluster's servers present, and when it was made.
@@ -91,6 +99,7 @@ impl ClusterTask {
             served: ServedCerts::default(),
             usage_nodes: Vec::new(),
             usage_samples: Samples::new(),
+            drift_nodes: Vec::new(),
         }
     }
 
@@ -175,6 +184,23 @@ impl ClusterTask {
         )))
     }
 
+    /// A read of the nodes' configurations; `None` without them or a Talos client.
+    fn start_drift_read(&mut self) -> Option<DriftRead> {
+        if self.drift_nodes.is_empty() {
+            return None;
+        }
+        let Some(TalosSide::Ready { client, .. }) = self.talos_side() else {
+            return None;
+        };
+        let (name, nodes) = (self.name().to_string(), self.drift_nodes.clone());
+        Some(Box::pin(read_drift(
+            client,
+            name,
+            nodes,
+            self.events.clone(),
+        )))
+    }
+
     fn interval(&self, focused: bool) -> Duration {
         if focused {
             self.options.focused_interval
@@ -195,6 +221,8 @@ impl ClusterTask {
         let mut watched: Option<String> = None;
         let mut usage: Option<UsageRead> = None;
         let mut usage_due: Option<Instant> = None;
+        let mut drift: Option<DriftRead> = None;
+        let mut drift_due: Option<Instant> = None;
         loop {
             tokio::select! {
                 cmd = commands.recv() => {
@@ -230,10 +258,16 @@ impl ClusterTask {
                                 }
                             };
                         }
+                        ClusterCommand::ReadConfigDrift(nodes) => {
+                            self.drift_nodes = nodes;
+                            drift_due = Some(Instant::now());
+                        }
                         ClusterCommand::UseContext(context) => {
                             if self.use_context(&context) {
                                 // What the old context's round brings is not wanted any more.
                                 round = None;
+                                drift = None;
+                                drift_due = (!self.drift_nodes.is_empty()).then(Instant::now);
                                 next_due = Instant::now();
                                 drop(_watch.take());
                                 if let Some(node) = watched.clone() {
@@ -262,6 +296,18 @@ impl ClusterTask {
                     if !self.usage_nodes.is_empty() {
                         usage_due.get_or_insert(Instant::now() + self.interval(true));
                     }
+                }
+                done = pending_or(drift.as_mut()), if drift.is_some() => {
+                    drift = None;
+                    if done.is_err() {
+                        return;
+                    }
+                    drift_due = Some(Instant::now() + DRIFT_REREAD);
+                }
+                // Read for the cluster on screen only; a due read waits for its next show.
+                _ = sleep_until_some(drift_due), if focused && drift.is_none() && drift_due.is_some() => {
+                    drift_due = None;
+                    drift = self.start_drift_read();
                 }
                 _ = sleep_until_some(usage_due), if usage.is_none() && usage_due.is_some() => {
                     usage_due = None;
