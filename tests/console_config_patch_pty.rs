@@ -2,8 +2,8 @@
 //! LANG=C) on the sim's `config-drift` (Talos 1.13): `p` on w-1's configuration, a kubelet
 //! extra-arg patch for every worker planned from each worker's own dry run ("no reboot" per
 //! worker, its one changed path), started through the typed confirmation and run node by node
-//! to its end; and a change that needs a reboot planned for the control planes says "reboot"
-//! per node, while `no-reboot` is refused by the nodes with upstream's reason and the plan's
+//! to its end, each node's phases (apply, wait, checks) shown as they happen; and a change
+//! that needs a reboot planned for the control planes says "reboot" per node, while `no-reboot` is refused by the nodes with upstream's reason and the plan's
 //! Start names the failing guard.
 mod pty_support;
 
@@ -80,6 +80,11 @@ fn a_kubelet_arg_for_the_workers_is_planned_without_reboot_and_patched_node_by_n
     s.wait_for("w-1 patched first", BOUND, |t| {
         t.contains("w-1: patched, back and healthy")
     });
+    s.wait_for(
+        "w-2's phases as they happen: applied, then its checks",
+        BOUND,
+        |t| t.contains("w-2: checks: running, Ready"),
+    );
     s.wait_for("both workers patched, one after the other", BOUND, |t| {
         t.contains("2 node(s) of config-drift patched")
     });
