@@ -3,10 +3,11 @@
 //! extra-arg patch for every worker planned from each worker's own dry run ("no reboot" per
 //! worker, its one changed path), started through the typed confirmation and run node by node
 //! to its end, each node's phases (apply, wait, checks) shown as they happen; and a change
-//! that needs a reboot planned for the control planes says "reboot" per node, while `no-reboot` is refused by the nodes with upstream's reason and the plan's
-//! Start names the failing guard. In try mode on a cluster whose w-1 kubelet never gets
-//! Ready again, w-1's change is on trial, not confirmed, reverted by the node itself, and the
-//! rollout stops before w-2, all said on screen.
+//! that needs a reboot planned for the control planes says "reboot" per node, while
+//! `no-reboot` is refused by the nodes with upstream's reason and the plan's Start names the
+//! failing guard. In try mode on a cluster whose w-1 kubelet never gets Ready again, w-1's
+//! change is on trial, not confirmed, reverted by the node itself, and the rollout stops
+//! before w-2, all said on screen.
 mod pty_support;
 
 use std::path::Path;
