@@ -3,7 +3,7 @@
 //! worker's in `machine.registries`: the wide pane marks w-2 alone; at 80 columns the column
 //! gives way to ISSUE. A reader context's read (no marks) and a cluster without drift show
 //! no column. The nodes are asked for once the first round listed them, not again on every
-//! frame, and again when a node joins.
+//! frame, again when a node joins or a config patch of the cluster ends.
 mod view_support;
 
 use std::time::Instant;
@@ -13,6 +13,8 @@ use taloscope::app::state::AppState;
 use taloscope::app::{Action, AppEvent, PollerRequest, drift_request, update};
 use taloscope::fleet::FleetEvent;
 use taloscope::machine_config::DriftMark;
+use taloscope::operation::progress::{OperationProgress, ProgressEvent};
+use taloscope::operation::{CancelRule, OperationKind};
 use view_support::scenarios;
 use view_support::{all_renders, screen_text_at};
 
@@ -103,7 +105,7 @@ fn no_column_without_drift_or_for_a_reader() {
 }
 
 #[test]
-fn every_node_is_asked_for_once_then_again_when_one_joins() {
+fn every_node_is_asked_for_once_then_again_when_one_joins_or_a_patch_ends() {
     let mut s = opened();
     let Some(PollerRequest::ReadConfigDrift { cluster, nodes }) = drift_request(&mut s) else {
         panic!("no drift read asked for");
@@ -141,6 +143,26 @@ fn every_node_is_asked_for_once_then_again_when_one_joins() {
         panic!("not asked again after w-3 joined");
     };
     assert_eq!(nodes.last(), Some(&joined));
+    // A config patch of the cluster ends: its nodes are compared again.
+    assert_eq!(drift_request(&mut s), None);
+    s.actions.progress = Some(OperationProgress::start(
+        OperationKind::ConfigPatch,
+        "healthy",
+        "patch the machine configuration",
+        "patch".into(),
+        CancelRule::AfterStep,
+        None,
+    ));
+    let done = ProgressEvent::Finished(Ok("2 node(s) of healthy patched".into()));
+    let event = AppEvent::Progress(OperationKind::ConfigPatch, done);
+    update(&mut s, Action::Event(event));
+    assert!(
+        matches!(
+            drift_request(&mut s),
+            Some(PollerRequest::ReadConfigDrift { .. })
+        ),
+        "not asked again after the patch"
+    );
     // Off the cluster (the fleet), nothing is read.
     update(&mut s, Action::Back);
     assert_eq!(drift_request(&mut s), None);
