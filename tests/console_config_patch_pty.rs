@@ -144,18 +144,10 @@ fn a_change_that_needs_a_reboot_says_so_and_no_reboot_is_refused_with_upstreams_
 
 /// `config-drift`'s shape, w-1's kubelet never Ready again once it restarts (the scenario of
 /// tests/config_patch_cli.rs's rollback test).
-const KUBELET_STUCK: &str = "clusters:
-  - name: kubelet-stuck
-    talos_version: v1.13.0
-    kubernetes_version: v1.35.0
-    nodes:
-      - {name: cp-1, role: controlplane}
-      - name: w-1
-        role: worker
-        faults:
-          component_never_ready: kubelet
-      - {name: w-2, role: worker}
-";
+const KUBELET_STUCK: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/scenarios/kubelet-stuck.yaml"
+);
 
 /// Whether `node` of `kubelet-stuck` runs the kubelet patch, as `config show` reads it.
 fn runs_the_patch(sim: &BackgroundSim, home: &Path, node: &str) -> bool {
@@ -181,11 +173,8 @@ fn runs_the_patch(sim: &BackgroundSim, home: &Path, node: &str) -> bool {
 
 #[test]
 fn a_tried_change_the_node_is_not_healthy_with_is_reverted_by_the_node_and_stops_the_rollout() {
-    let scenarios = tempfile::tempdir().expect("temp dir");
-    let scenario = scenarios.path().join("kubelet-stuck.yaml");
-    std::fs::write(&scenario, KUBELET_STUCK).expect("scenario file");
     // 20 simulated seconds a real one: the node reverts its 60 s trial after 3 s here.
-    let sim = BackgroundSim::start_scaled(&scenario.display().to_string(), 20.0, BOUND);
+    let sim = BackgroundSim::start_scaled(KUBELET_STUCK, 20.0, BOUND);
     let home = tempfile::tempdir().expect("temp home");
     let file = patch_file(
         home.path(),
