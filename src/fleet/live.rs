@@ -272,6 +272,7 @@ impl ClusterLive {
             .collect();
         self.node_answered.retain(|a, _| kept.contains(a.as_str()));
         self.usage.retain(|u| kept.contains(u.address.as_str()));
+        self.config_drift.retain(|a, _| kept.contains(a.as_str()));
         before != shown(&self.status.nodes)
     }
 
