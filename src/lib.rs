@@ -93,8 +93,9 @@
 //!   CAPI way (patched objects, a copied machine template, the providers'
 //!   Machine replacement followed by `operation::capi_upgrade`).
 //! - `machine_config`: a node's running machine configuration read over the Talos API
-//!   (os:admin only), its documents with every secret redacted unless revealed, and the
-//!   drift among the nodes of one role.
+//!   (os:admin only), its documents with every secret redacted unless revealed, the
+//!   drift among the nodes of one role, and each node's mark against its role (read by
+//!   `config drift` and the fleet poller alike).
 //! - `node_resources`: what runs inside a node (CPU, memory, load, uptime, disks, volumes,
 //!   network, processes, containers) read through the Talos client into one document, with
 //!   the usage arithmetic and its warning and failing thresholds.

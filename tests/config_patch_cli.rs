@@ -233,26 +233,16 @@ async fn a_tried_change_is_confirmed_once_the_node_is_back_and_healthy() {
 }
 
 /// `config-drift`'s shape, w-1's kubelet never ready again once it restarts.
-const KUBELET_STUCK: &str = "clusters:
-  - name: kubelet-stuck
-    talos_version: v1.13.0
-    kubernetes_version: v1.35.0
-    nodes:
-      - {name: cp-1, role: controlplane}
-      - name: w-1
-        role: worker
-        faults:
-          component_never_ready: kubelet
-      - {name: w-2, role: worker}
-";
+const KUBELET_STUCK: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/scenarios/kubelet-stuck.yaml"
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tried_change_the_node_is_not_healthy_with_is_reverted_by_the_node_and_stops_the_rollout()
 {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let scenario = dir.path().join("kubelet-stuck.yaml");
-    std::fs::write(&scenario, KUBELET_STUCK).expect("scenario file");
-    let fx = start(Scenario::from_file(&scenario).expect("scenario")).await;
+    let scenario = std::path::Path::new(KUBELET_STUCK);
+    let fx = start(Scenario::from_file(scenario).expect("scenario")).await;
     let file = patch_file(&fx, "kubelet.yaml", KUBELET_ARG);
     let mut cmd = fx.taloscope("kubelet-stuck", "config");
     cmd.args([

@@ -57,3 +57,37 @@ fn a_nodes_machine_config_folded_by_section_its_secrets_redacted_and_a_reader_re
     let (status, _raw) = s.finish(BOUND);
     assert!(status.success(), "exit status {status:?}");
 }
+
+/// The line of the nodes pane that lists `node`.
+fn row_of<'a>(text: &'a str, node: &str) -> Option<&'a str> {
+    text.lines().find(|l| {
+        l.trim_start_matches(['│', '|', ' ', '▶', '>'])
+            .starts_with(&format!("{node} "))
+    })
+}
+
+/// In a 200-column terminal the nodes pane reads every node's configuration once the first
+/// round has listed them and marks w-2, whose extra `ghcr.io` mirror `config drift` names,
+/// in its DRIFT column: w-2 alone. Through the reader context the column shows nothing.
+#[test]
+fn the_drift_column_marks_the_worker_with_the_extra_mirror_alone() {
+    let sim = BackgroundSim::start("config-drift", BOUND);
+    let home = tempfile::tempdir().unwrap();
+    let mut s = sim.console_on_cluster(home.path(), (40, 200), "config-drift", BOUND);
+    s.wait_for("w-2 marked in the DRIFT column", BOUND, |t| {
+        t.contains("DRIFT") && row_of(t, "w-2").is_some_and(|r| r.contains("machine.registries"))
+    });
+    let text = s.text();
+    for node in ["cp-1", "cp-2", "cp-3", "w-1"] {
+        let row = row_of(&text, node).unwrap_or_else(|| panic!("no row of {node}:\n{text}"));
+        assert!(!row.contains("machine."), "{node} marked:\n{text}");
+    }
+    // A reader may not read configurations: its read marks nothing, and the column goes.
+    s.send(b":ctx config-drift-reader\r");
+    s.wait_for("the reader context, no DRIFT column", BOUND, |t| {
+        t.contains("via config-drift-reader") && !t.contains("DRIFT") && !t.contains("machine.")
+    });
+    s.send(b"q");
+    let (status, _raw) = s.finish(BOUND);
+    assert!(status.success(), "exit status {status:?}");
+}

@@ -3,7 +3,9 @@
 //! back; a cluster whose endpoint accepts TCP and never answers does not hold
 //! the other clusters back; Focus and Refresh start rounds at once; WatchNode
 //! follows services and machine events across a reboot; UseContext switches
-//! the context from the next round; Shutdown ends every task.
+//! the context from the next round; ReadConfigDrift marks each node's configuration
+//! against its role's once the cluster is on screen, and nothing through a reader;
+//! Shutdown ends every task.
 mod talos_common;
 
 use std::collections::HashMap;
@@ -514,4 +516,67 @@ async fn a_hanging_cluster_does_not_freeze_the_others() {
     within(5, "shutdown, the hanging call too", poller.shutdown()).await;
     drop(blackhole);
     sim.fleet.shutdown().await;
+}
+
+/// The nodes' configuration marks of the next `ConfigDrift` report of `cluster`, by address.
+async fn next_drift(
+    rx: &mut mpsc::Receiver<FleetEvent>,
+    cluster: &str,
+) -> Vec<(String, taloscope::machine_config::DriftMark)> {
+    loop {
+        if let FleetEvent::ConfigDrift {
+            cluster: c, marks, ..
+        } = next(rx).await
+            && c == cluster
+        {
+            return marks;
+        }
+    }
+}
+
+/// On `config-drift` (w-2 alone carries a registry mirror) the nodes named by
+/// `ReadConfigDrift` are read once the cluster is on screen: w-2 is marked with the
+/// section, every other node is as its role's; through the reader context, nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_drift_marks_the_worker_with_the_extra_mirror_and_nothing_for_a_reader() {
+    use taloscope::machine_config::{DriftMark, DriftTarget};
+    let sim = start(scenario("config-drift")).await;
+    let found = clusters(&sim, &["config-drift"]);
+    let (poller, mut rx) = spawn(found, options(3_600_000, 3_600_000, fast()));
+    let first = within(20, "the first round", one_round(&mut rx, "config-drift")).await;
+    let nodes: Vec<DriftTarget> = node_events(&first)
+        .into_values()
+        .map(|n| DriftTarget {
+            name: n.name.clone(),
+            address: n.address.clone(),
+            role: n.role.as_str().to_string(),
+        })
+        .collect();
+    assert_eq!(nodes.len(), 5);
+    poller.send(PollerCommand::ReadConfigDrift {
+        cluster: "config-drift".into(),
+        nodes: nodes.clone(),
+    });
+    poller.send(PollerCommand::Focus(Some("config-drift".into())));
+    let marks = within(20, "the drift read", next_drift(&mut rx, "config-drift")).await;
+    assert_eq!(marks.len(), 5, "{marks:?}");
+    for (address, mark) in &marks {
+        let name = &nodes
+            .iter()
+            .find(|n| &n.address == address)
+            .expect("a node")
+            .name;
+        let want = match name.as_str() {
+            "w-2" => DriftMark::Differs("machine.registries".into()),
+            _ => DriftMark::Same,
+        };
+        assert_eq!(mark, &want, "{name}");
+    }
+    poller.send(PollerCommand::UseContext {
+        cluster: "config-drift".into(),
+        context: "config-drift-reader".into(),
+    });
+    let marks = within(20, "the reader's read", next_drift(&mut rx, "config-drift")).await;
+    assert_eq!(marks, [], "a reader marks nothing");
+    within(5, "shutdown", poller.shutdown()).await;
 }

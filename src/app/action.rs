@@ -171,6 +171,12 @@ pub enum PollerRequest {
         cluster: String,
         nodes: Vec<crate::node_resources::NodeIdentity>,
     },
+    /// Compare the machine configurations of these nodes of `cluster` (all of them) for the
+    /// nodes pane's DRIFT column (`update_panes::drift_request`).
+    ReadConfigDrift {
+        cluster: String,
+        nodes: Vec<crate::machine_config::DriftTarget>,
+    },
     /// From its next round, poll `cluster` through its context `context` (`:ctx` named one
     /// of the cluster's alternate contexts).
     UseContext {

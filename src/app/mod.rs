@@ -51,4 +51,4 @@ pub mod update_progress;
 pub use action::{Action, AppEvent, Effect, PollerRequest};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};
-pub use update_panes::usage_request;
+pub use update_panes::{drift_request, usage_request};

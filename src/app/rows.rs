@@ -10,6 +10,7 @@ use super::tables::{Column, TableCell, TableRow, Tone, Width, col, natural_cmp, 
 use crate::discovery::Cluster;
 use crate::fleet::problems::{ProblemsByNode, Severity};
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
+use crate::machine_config::DriftMark;
 use crate::node_resources::{Gauge, Level, NodeUsage};
 pub use crate::printable::bytes_text;
 
@@ -46,11 +47,15 @@ pub const NODE_COLUMNS: &[Column] = &[
     wide("MEM%", Width::Content).highest_first(),
     wide("DISK%", Width::Content).highest_first(),
     wide("CORDON", Width::Content),
+    // Wide only: at 80 columns it would cut the ISSUE column, which says more. Shown while a
+    // node differs from its role: a reader context, which may not read configurations, and a
+    // cluster without drift show nothing.
+    wide("DRIFT", Width::Content).when_filled(),
     col("ISSUE", Width::Fill(3)).worst_first(),
 ];
 
 /// The nodes pane's order until the operator sorts: problems first (ISSUE), then by name.
-pub const NODE_DEFAULT_SORT: usize = 12;
+pub const NODE_DEFAULT_SORT: usize = 13;
 
 pub const ETCD_COLUMNS: &[Column] = &[
     col("HOSTNAME", Width::Fill(2)).names(),
@@ -227,6 +232,16 @@ fn usage_cell(usage: Option<&NodeUsage>, figure: Option<f64>, gauge: Option<Gaug
     }
 }
 
+/// How a node's configuration stands against its role's (`machine_config::ClusterDrift::mark`):
+/// empty when the same, before a read and for a context that may not read it.
+fn drift_cell(mark: Option<&DriftMark>) -> TableCell {
+    match mark {
+        Some(DriftMark::Differs(sections)) => TableCell::new(sections, Tone::Warn),
+        Some(DriftMark::Unread) => TableCell::new("?", Tone::Muted),
+        Some(DriftMark::Same) | None => TableCell::plain(""),
+    }
+}
+
 fn ready_cell(state: NodeState) -> TableCell {
     let tone = match state {
         NodeState::Ready => Tone::Ok,
@@ -297,6 +312,7 @@ pub fn node_rows(state: &AppState) -> Vec<TableRow> {
                         Some(false) => TableCell::new("no", Tone::Muted),
                         None => TableCell::unknown(),
                     },
+                    drift_cell(live.config_drift.get(&n.address)),
                     issue,
                 ],
             }

@@ -22,6 +22,9 @@ pub struct Tables {
     pub versions: TableView,
     /// The nodes whose usage the pollers were last asked to read, by cluster.
     pub usage_asked: Option<(String, Vec<crate::node_resources::NodeIdentity>)>,
+    /// The nodes (by address) whose configurations the pollers were asked to compare, by
+    /// cluster; a configuration change's end forgets its cluster's, to read them again.
+    pub drift_asked: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Default for Tables {
@@ -39,6 +42,7 @@ impl Default for Tables {
             etcd: TableView::default(),
             versions: TableView::default(),
             usage_asked: None,
+            drift_asked: Default::default(),
         }
     }
 }

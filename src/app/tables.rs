@@ -111,6 +111,8 @@ pub struct Column {
     /// Names: when cut, cut in the middle keeping the part that tells the rows apart
     /// (`views::fit_apart`), and the selected row's full name is shown beside the table.
     pub names: bool,
+    /// Shown only while a row has something to say in it (`TableData::shown_columns`).
+    pub when_filled: bool,
 }
 
 pub const fn col(title: &'static str, width: Width) -> Column {
@@ -120,6 +122,7 @@ pub const fn col(title: &'static str, width: Width) -> Column {
         narrow: true,
         order: Order::Text,
         names: false,
+        when_filled: false,
     }
 }
 
@@ -144,6 +147,14 @@ impl Column {
     pub const fn worst_first(self) -> Column {
         Column {
             order: Order::WorstFirst,
+            ..self
+        }
+    }
+
+    /// The same column, shown only while a row has something in it.
+    pub const fn when_filled(self) -> Column {
+        Column {
+            when_filled: true,
             ..self
         }
     }
@@ -182,10 +193,10 @@ pub fn table_width(size: (u16, u16), kind: TableKind) -> u16 {
     pane.saturating_sub(4)
 }
 
-/// The column after `current` that a table `width` cells wide shows (`s`
-/// cycles through what is on screen only).
-pub fn next_shown_column(columns: &[Column], width: u16, current: usize) -> usize {
-    let shown = shown_columns(columns, width);
+/// The column after `current` that table `data` shows `width` cells wide (`s` cycles
+/// through what is on screen only).
+pub fn next_shown_column(data: &TableData, width: u16, current: usize) -> usize {
+    let shown = data.shown_columns(width);
     shown
         .iter()
         .copied()
@@ -239,6 +250,15 @@ impl TableData {
             total,
             widths,
         }
+    }
+
+    /// The columns the table shows `width` cells wide, by index: `shown_columns`, less the
+    /// columns shown only when filled that no row fills.
+    pub fn shown_columns(&self, width: u16) -> Vec<usize> {
+        let filled = |i: usize| self.widths.get(i).is_some_and(|w| w.known > 0);
+        (shown_columns(self.columns, width).into_iter())
+            .filter(|i| !self.columns[*i].when_filled || filled(*i))
+            .collect()
     }
 
     /// Where the selection is: the selected row by identity, else the first.

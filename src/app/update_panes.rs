@@ -74,6 +74,32 @@ pub fn usage_request(state: &mut AppState) -> Option<PollerRequest> {
     Some(PollerRequest::ReadUsage { cluster, nodes })
 }
 
+/// The nodes whose machine configurations the DRIFT column compares: every node of the cluster
+/// on screen with a known role, asked once its first round has listed them and again when that
+/// list changes or a configuration change ends (`update_progress` forgets the cluster's); the
+/// poller reads them again slowly on its own.
+pub fn drift_request(state: &mut AppState) -> Option<PollerRequest> {
+    let (Screen::Cluster(_) | Screen::NodeDetail) = state.screen else {
+        return None;
+    };
+    let live = state.current_live().filter(|l| l.poll_finished.is_some())?;
+    let nodes: Vec<crate::machine_config::DriftTarget> = (live.status.nodes.iter())
+        .filter(|n| !n.address.is_empty() && n.role != crate::fleet::NodeRole::Unknown)
+        .map(|n| crate::machine_config::DriftTarget {
+            name: n.name.clone(),
+            address: n.address.clone(),
+            role: n.role.as_str().to_string(),
+        })
+        .collect();
+    let addresses: Vec<String> = nodes.iter().map(|n| n.address.clone()).collect();
+    let cluster = live.status.name.clone();
+    if nodes.is_empty() || state.tables.drift_asked.get(&cluster) == Some(&addresses) {
+        return None;
+    }
+    state.tables.drift_asked.insert(cluster.clone(), addresses);
+    Some(PollerRequest::ReadConfigDrift { cluster, nodes })
+}
+
 fn usage_window(state: &AppState) -> Vec<crate::node_resources::NodeIdentity> {
     let Some(live) = state.current_live() else {
         return Vec::new();
@@ -112,7 +138,8 @@ fn event_time(event: &FleetEvent) -> Instant {
         | FleetEvent::NodeServices { at, .. }
         | FleetEvent::NodeEvent { at, .. }
         | FleetEvent::Certificates { at, .. }
-        | FleetEvent::NodeUsage { at, .. } => *at,
+        | FleetEvent::NodeUsage { at, .. }
+        | FleetEvent::ConfigDrift { at, .. } => *at,
         FleetEvent::Capi { at, .. } => *at,
     }
 }
@@ -323,11 +350,11 @@ pub fn on_screen(state: &mut AppState, action: Action) -> Vec<Effect> {
         }
         Action::SortNext | Action::SortReverse => {
             if let Some(kind) = table {
-                let columns = tables::table(state, kind).columns;
+                let data = tables::table(state, kind);
                 let width = tables::table_width(state.size, kind);
                 let view = state.tables.get_mut(kind);
                 if matches!(action, Action::SortNext) {
-                    view.sort = tables::next_shown_column(columns, width, view.sort);
+                    view.sort = tables::next_shown_column(&data, width, view.sort);
                     view.reverse = false;
                 } else {
                     view.reverse = !view.reverse;

@@ -313,7 +313,7 @@ fn a_full_disk_read_puts_its_node_first_with_its_usage_in_the_columns() {
     let cells: Vec<&str> = w2.cells.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(&cells[8..11], ["3", "20", "96"]);
     assert_eq!(w2.cells[10].tone, tables::Tone::Error);
-    assert_eq!(cells[12], "disk 96% full");
+    assert_eq!(cells[13], "disk 96% full");
     // w-1 was never read: its usage cells are the placeholder.
     assert!(
         data.rows[1].cells[8..11]

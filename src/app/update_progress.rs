@@ -267,6 +267,12 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
         OperationKind::Scale | OperationKind::CapiUpgrade => {
             vec![Effect::Poller(PollerRequest::RefreshAll)]
         }
+        // The nodes' configurations are compared again for the DRIFT column.
+        OperationKind::ConfigPatch => {
+            let cluster = progress.cluster.clone();
+            state.tables.drift_asked.remove(&cluster);
+            Vec::new()
+        }
         _ => Vec::new(),
     }
 }

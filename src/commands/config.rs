@@ -11,7 +11,8 @@ use crate::approval::AuditLog;
 use crate::cli::{ConfigDriftArgs, ConfigOutput, ConfigShowArgs, GlobalArgs};
 use crate::fleet::NodeRole;
 use crate::machine_config::{
-    MachineConfigError, NodeConfig, RoleDrift, read_node_config, role_drift, yaml_text,
+    ClusterDrift, DriftTarget, MachineConfigError, NodeConfig, read_cluster_drift,
+    read_node_config, yaml_text,
 };
 
 fn refused(e: &MachineConfigError) -> Stop {
@@ -67,69 +68,45 @@ pub(super) fn run_show(global: &GlobalArgs, args: &ConfigShowArgs) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-/// A node whose configuration could not be read, and why.
-#[derive(Serialize)]
-struct UnreadNode {
-    node: String,
-    error: String,
-}
-
 /// `config drift --output json`: the contract.
 #[derive(Serialize)]
 struct DriftReport {
     cluster: String,
-    roles: Vec<RoleDrift>,
-    unread: Vec<UnreadNode>,
+    #[serde(flatten)]
+    drift: ClusterDrift,
 }
 
 pub(super) fn run_drift(global: &GlobalArgs, args: &ConfigDriftArgs) -> Result<ExitCode, Stop> {
     let (_, report) = read_cluster(global, async |chosen, observer| {
         let status = observer.status().await;
-        let mut roles = Vec::new();
-        let mut unread = Vec::new();
-        for role in [NodeRole::Controlplane, NodeRole::Worker] {
-            let nodes: Vec<_> = status
-                .nodes
-                .iter()
-                .filter(|n| n.role == role && !n.address.is_empty())
-                .collect();
-            let reads = futures::future::join_all(
-                nodes
-                    .iter()
-                    .map(|n| read_node_config(&observer.talos, &n.name, &n.address, false)),
-            )
-            .await;
-            let mut configs = Vec::new();
-            for (node, read) in nodes.iter().zip(reads) {
-                match read {
-                    Ok(config) => configs.push(config),
-                    // One refusal is every node's: the context lacks the role.
-                    Err(e @ MachineConfigError::NeedsAdmin { .. }) => return Err(refused(&e)),
-                    Err(e) => unread.push(UnreadNode {
-                        node: node.name.clone(),
-                        error: e.to_string(),
-                    }),
-                }
-            }
-            if !configs.is_empty() {
-                roles.push(role_drift(role.as_str(), &configs));
-            }
-        }
+        let targets: Vec<DriftTarget> = [NodeRole::Controlplane, NodeRole::Worker]
+            .iter()
+            .flat_map(|role| status.nodes.iter().filter(move |n| n.role == *role))
+            .filter(|n| !n.address.is_empty())
+            .map(|n| DriftTarget {
+                name: n.name.clone(),
+                address: n.address.clone(),
+                role: n.role.as_str().to_string(),
+            })
+            .collect();
+        let drift = read_cluster_drift(&observer.talos, &targets)
+            .await
+            .map_err(|e| refused(&e))?;
         Ok(DriftReport {
             cluster: chosen.cluster.name.clone(),
-            roles,
-            unread,
+            drift,
         })
     })?;
     print_report(args.output, &report, drift_text)?;
-    let clean = report.unread.is_empty() && report.roles.iter().all(|r| r.drift.is_empty());
+    let drift = &report.drift;
+    let clean = drift.unread.is_empty() && drift.roles.iter().all(|r| r.drift.is_empty());
     Ok(exit_if(!clean))
 }
 
 /// Each role, its differing paths, and per value the nodes holding it.
 fn drift_text(report: &DriftReport) -> String {
     let mut out = String::new();
-    for role in &report.roles {
+    for role in &report.drift.roles {
         let verdict = match role.drift.len() {
             0 => "no drift".to_string(),
             1 => "1 path differs".to_string(),
@@ -151,7 +128,7 @@ fn drift_text(report: &DriftReport) -> String {
             }
         }
     }
-    for node in &report.unread {
+    for node in &report.drift.unread {
         out.push_str(&format!("not read: {}: {}\n", node.node, node.error));
     }
     out

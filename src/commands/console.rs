@@ -44,6 +44,8 @@ struct LivePollers {
     watch: Option<(String, String)>,
     /// The nodes whose usage is read, by cluster.
     usage: Option<(String, Vec<NodeIdentity>)>,
+    /// The nodes whose configurations are compared, of the cluster last asked.
+    drift: Option<(String, Vec<crate::machine_config::DriftTarget>)>,
     /// The contexts `:ctx` chose, by cluster; a reload keeps them.
     contexts: Vec<(String, String)>,
 }
@@ -60,6 +62,9 @@ impl LivePollers {
             PollerRequest::UnwatchNode => self.watch = None,
             PollerRequest::ReadUsage { cluster, nodes } => {
                 self.usage = Some((cluster.clone(), nodes.clone()))
+            }
+            PollerRequest::ReadConfigDrift { cluster, nodes } => {
+                self.drift = Some((cluster.clone(), nodes.clone()))
             }
             PollerRequest::UseContext { cluster, context } => {
                 self.contexts.retain(|(c, _)| c != cluster);
@@ -106,6 +111,9 @@ impl LivePollers {
         if let Some((cluster, nodes)) = self.usage.clone() {
             handle.send(PollerCommand::ReadUsage { cluster, nodes });
         }
+        if let Some((cluster, nodes)) = self.drift.clone() {
+            handle.send(PollerCommand::ReadConfigDrift { cluster, nodes });
+        }
         self.handle = Some(handle);
     }
 }
@@ -144,6 +152,7 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
         focus: None,
         watch: None,
         usage: None,
+        drift: None,
         contexts: Vec::new(),
     }));
     let mut state = initial_state(discovery, global);
@@ -221,6 +230,9 @@ fn poller_command(request: PollerRequest) -> PollerCommand {
         PollerRequest::WatchNode { cluster, node } => PollerCommand::WatchNode { cluster, node },
         PollerRequest::UnwatchNode => PollerCommand::UnwatchNode,
         PollerRequest::ReadUsage { cluster, nodes } => PollerCommand::ReadUsage { cluster, nodes },
+        PollerRequest::ReadConfigDrift { cluster, nodes } => {
+            PollerCommand::ReadConfigDrift { cluster, nodes }
+        }
         PollerRequest::UseContext { cluster, context } => {
             PollerCommand::UseContext { cluster, context }
         }
@@ -386,6 +398,7 @@ mod tests {
             focus: None,
             watch: None,
             usage: None,
+            drift: None,
             contexts: Vec::new(),
         };
         live.send(PollerRequest::UseContext {

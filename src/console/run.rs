@@ -144,6 +144,9 @@ where
             if let Some(request) = crate::app::usage_request(&mut console.state) {
                 perform(console, Effect::Poller(request), &app_tx);
             }
+            if let Some(request) = crate::app::drift_request(&mut console.state) {
+                perform(console, Effect::Poller(request), &app_tx);
+            }
             draw_if_changed(terminal, console, &mut shown)?;
             pacer.drawn(Instant::now());
         }

@@ -161,6 +161,16 @@ impl Approved {
         crate::operation::run(operation, self.runner(cancel, &told)).await
     }
 
+    /// `carry` for a rollout whose lines name their step's node: each its row's phase.
+    async fn carry_phases<O: Operation>(
+        &self,
+        operation: &mut O,
+        cancel: CancelSignal,
+    ) -> Result<String, String> {
+        let told = |event: OperationEvent| tell(&self.progress, runner_events::node_phases(&event));
+        crate::operation::run(operation, self.runner(cancel, &told)).await
+    }
+
     /// `operation` through the one runner to its end; its own typed events carry its lines.
     async fn carry_quietly<O: Operation>(&self, operation: &mut O) -> Result<String, String> {
         crate::operation::run(operation, self.runner(CancelSignal::never(), &|_| {})).await
@@ -268,7 +278,7 @@ fn open(console: &mut Console, on: Approved, run: ActionRun) -> Carried {
             Box::pin(async move {
                 let options = NodeActionOptions::console();
                 let mut patch = ConfigPatchRollout::new(*plan, cluster.await?, options, owner);
-                Ok(on.carry(&mut patch, cancel, None).await)
+                Ok(on.carry_phases(&mut patch, cancel).await)
             })
         }
         ActionRun::Forget(plan) => {

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::capi::CapiView;
 use crate::kube::KubeNode;
+use crate::machine_config::DriftMark;
 use crate::node_resources::NodeUsage;
 use crate::talos::ServiceStatus;
 
@@ -91,6 +92,13 @@ pub enum FleetEvent {
         usage: NodeUsage,
         at: Instant,
     },
+    /// How each node's machine configuration stands against the others of its role, by
+    /// address (`PollerCommand::ReadConfigDrift`); none for a context that may not read them.
+    ConfigDrift {
+        cluster: String,
+        marks: Vec<(String, DriftMark)>,
+        at: Instant,
+    },
     /// The management clusters among the kube contexts, read again (fleet-wide: no cluster).
     Capi { view: Box<CapiView>, at: Instant },
 }
@@ -108,7 +116,8 @@ impl FleetEvent {
             | FleetEvent::NodeServices { cluster, .. }
             | FleetEvent::NodeEvent { cluster, .. }
             | FleetEvent::Certificates { cluster, .. }
-            | FleetEvent::NodeUsage { cluster, .. } => cluster,
+            | FleetEvent::NodeUsage { cluster, .. }
+            | FleetEvent::ConfigDrift { cluster, .. } => cluster,
             FleetEvent::Capi { .. } => "",
         }
     }
@@ -141,6 +150,8 @@ pub struct ClusterLive {
     /// The latest usage read of each node whose usage was read (those on screen), in the
     /// order first read; a node that leaves the cluster leaves it.
     pub usage: Vec<NodeUsage>,
+    /// Each node's configuration drift mark (by address), from the latest read.
+    pub config_drift: HashMap<String, DriftMark>,
 }
 
 impl ClusterLive {
@@ -261,6 +272,7 @@ impl ClusterLive {
             .collect();
         self.node_answered.retain(|a, _| kept.contains(a.as_str()));
         self.usage.retain(|u| kept.contains(u.address.as_str()));
+        self.config_drift.retain(|a, _| kept.contains(a.as_str()));
         before != shown(&self.status.nodes)
     }
 
@@ -365,6 +377,13 @@ impl ClusterLive {
                     Some(held) => *held = usage,
                     None => self.usage.push(usage),
                 }
+            }
+            FleetEvent::ConfigDrift { marks, .. } => {
+                let marks: HashMap<String, DriftMark> = marks.into_iter().collect();
+                if self.config_drift == marks {
+                    return false;
+                }
+                self.config_drift = marks;
             }
             // Folded by the fleet model, not a cluster.
             FleetEvent::Capi { .. } => return false,

@@ -1,6 +1,8 @@
 //! A node's running machine configuration as the operator reads it: the `MachineConfigs`
 //! resource read over the Talos API (sensitive: os:admin only), its documents, every secret
-//! redacted unless revealed (`redact`), and the nodes of one role compared (`drift`).
+//! redacted unless revealed (`redact`), the nodes of one role compared (`drift`), and every
+//! node of a cluster read and marked against its role (`cluster_drift`).
+pub mod cluster_drift;
 pub mod drift;
 pub mod redact;
 
@@ -9,6 +11,7 @@ use serde::Serialize;
 use crate::cluster_config::ConfigNode;
 use crate::talos::{TalosClient, TalosError};
 
+pub use cluster_drift::{ClusterDrift, DriftMark, DriftTarget, UnreadNode, read_cluster_drift};
 pub use drift::{ConfigChange, DriftEntry, DriftValue, RoleDrift, config_changes, role_drift};
 pub use redact::{redact, redaction};
 

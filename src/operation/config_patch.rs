@@ -549,10 +549,14 @@ impl ConfigPatchRollout {
         &self.plan
     }
 
-    /// Applies the patched configuration to one node and follows it until it is back.
+    /// Applies the patched configuration to one node and follows it until it is back, each
+    /// phase said as it begins (`w-1: applying (auto)`, `w-1: waiting: ...`, `w-1: checks:
+    /// ...`): the progress shows it as the node's step's state.
     async fn patch_node(&self, n: &NodePatch, step: &StepContext<'_>) -> Result<String, StepError> {
         let talos = &self.observer.talos;
         let mode = self.plan.apply_mode;
+        step.phase("applying");
+        step.say(format!("{}: applying ({})", n.node, mode_name(mode)));
         let boot = if n.reboots {
             Some(
                 BootIdCheck::from_read(talos.boot_id(&n.address).await)
@@ -591,6 +595,11 @@ impl ConfigPatchRollout {
         if applied.mode == AppliedMode::Try {
             return self.try_out(n, step).await;
         }
+        step.phase("waiting");
+        step.say(format!(
+            "{}: waiting: for the node to run the patched configuration",
+            n.node
+        ));
         self.wait_until_it_runs(
             n,
             Runs::Patched,
@@ -598,6 +607,8 @@ impl ConfigPatchRollout {
             step,
         )
         .await?;
+        step.phase("checks");
+        step.say(format!("{}: checks: {}", n.node, checks_named(n)));
         wait_until_back(
             &self.observer,
             &n.node,
@@ -615,6 +626,13 @@ impl ConfigPatchRollout {
     /// runs it and is back and healthy; the node's own revert, or no health within the try
     /// timeout (then waiting for the revert), stops the rollout.
     async fn try_out(&self, n: &NodePatch, step: &StepContext<'_>) -> Result<String, StepError> {
+        step.phase("on trial");
+        step.say(format!(
+            "{}: on trial: confirmed once {} pass, within {}s, else the node reverts it",
+            n.node,
+            checks_named(n),
+            self.plan.try_timeout.as_secs()
+        ));
         let reverted = || -> StepError {
             format!(
                 "{}: not healthy within the try timeout; the node reverted the change by itself; the rollout stops here, the nodes after it untouched",
@@ -653,6 +671,11 @@ impl ConfigPatchRollout {
             )
             .await?;
         }
+        step.phase("confirming");
+        step.say(format!(
+            "{}: confirming: checks passed; applying the tried change again (no-reboot)",
+            n.node
+        ));
         self.observer
             .talos
             .apply_configuration(&n.address, &n.config, ApplyMode::NoReboot, false, None)
@@ -679,6 +702,15 @@ impl ConfigPatchRollout {
                 self.observer.kube.is_some(),
             ),
         }
+    }
+}
+
+/// The health checks a node passes before the next: running, Ready (when a Kubernetes API
+/// is paired) and, for a control plane, its etcd member healthy (`upgrade::observe::node_back`).
+fn checks_named(n: &NodePatch) -> &'static str {
+    match n.etcd_member {
+        Some(_) => "running, Ready, etcd member healthy",
+        None => "running, Ready",
     }
 }
 

@@ -66,6 +66,33 @@ pub fn operation(event: &OperationEvent, node: Option<&str>) -> Vec<ProgressEven
     }
 }
 
+/// An event of a rollout whose lines name the node of their step (`w-1: applying (auto)`):
+/// as `operation`, and the rest of such a line (its warnings aside) the step's state, so the
+/// node's row shows the phase it is in beside its elapsed time.
+pub fn node_phases(event: &OperationEvent) -> Vec<ProgressEvent> {
+    let mut events = operation(event, None);
+    if let OperationEvent::Line {
+        index, total, text, ..
+    } = event
+        && let Some((_, phase)) = text.split_once(": ")
+        && !phase.starts_with("warning: ")
+    {
+        let state = StepState::Running(phase.to_string());
+        let label = String::new();
+        let (index, total) = (*index, *total);
+        events.insert(
+            0,
+            ProgressEvent::Step {
+                index,
+                total,
+                label,
+                state,
+            },
+        );
+    }
+    events
+}
+
 /// A CAPI-way upgrade's phases from its plan, every one pending, named as its operation
 /// names its steps.
 pub fn capi_upgrade_steps(plan: &CapiUpgradePlan) -> Vec<StepRow> {
@@ -385,6 +412,34 @@ mod tests {
             }
         );
         assert_eq!(node_action_line("cp-2", "drained".into()).len(), 1);
+    }
+
+    #[test]
+    fn a_nodes_phase_is_its_steps_state_and_a_line() {
+        let line = |text: &str| OperationEvent::Line {
+            index: 1,
+            total: 3,
+            elapsed: std::time::Duration::from_secs(4),
+            timeout: std::time::Duration::from_secs(900),
+            text: text.into(),
+        };
+        assert_eq!(
+            node_phases(&line("w-2: checks: running, Ready")),
+            [
+                ProgressEvent::Step {
+                    index: 1,
+                    total: 3,
+                    label: String::new(),
+                    state: StepState::Running("checks: running, Ready".into()),
+                },
+                ProgressEvent::Line("w-2: checks: running, Ready".into()),
+            ]
+        );
+        let warning = node_phases(&line("w-2: warning: deprecated field"));
+        assert_eq!(
+            warning,
+            [ProgressEvent::Line("w-2: warning: deprecated field".into())]
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use ratatui::widgets::{
 
 use super::{Look, fit, fit_apart};
 use crate::app::screen::TableView;
-use crate::app::tables::{TableData, Tone, Width, shown_columns, text_width};
+use crate::app::tables::{TableData, Tone, Width, text_width};
 use crate::tui::Role;
 
 /// One column to lay out: how it takes its width, its content's width (the
@@ -203,7 +203,7 @@ impl DataTable<'_> {
         let g = &self.look.glyphs;
         // Narrow tables keep the columns marked for it; the rest is said
         // elsewhere on screen.
-        let shown = shown_columns(self.data.columns, width);
+        let shown = self.data.shown_columns(width);
         let arrow = if self.view.reverse {
             g.sort_down
         } else {

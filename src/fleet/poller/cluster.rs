@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use super::PollerOptions;
 use super::usage::{Held, UsageSchedule, read_nodes};
+use super::drift::{DRIFT_REREAD, read_drift};
 use super::watch::{NodeWatch, watch_node};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{
@@ -20,6 +21,7 @@ use crate::fleet::collect::CollectOptions;
 use crate::fleet::live::FleetEvent;
 use crate::fleet::round::{Closed, KubeSource, TalosSide, collect_round, emit, pending_or};
 use crate::kube::KubeClient;
+use crate::machine_config::DriftTarget;
 use crate::node_resources::NodeIdentity;
 
 /// How many nodes are asked at once for the member lists.
@@ -36,11 +38,15 @@ pub(super) enum ClusterCommand {
     UseContext(String),
     /// Read these nodes' usage, each once per focused interval (none: stop).
     ReadUsage(Vec<NodeIdentity>),
+    /// Read these nodes' configurations now and every `DRIFT_REREAD` while focused.
+    ReadConfigDrift(Vec<DriftTarget>),
 }
 
 type Round = BoxFuture<'static, Result<Option<KubeClient>, Closed>>;
 
 type UsageRead = BoxFuture<'static, Result<Held, Closed>>;
+
+type DriftRead = BoxFuture<'static, Result<(), Closed>>;
 
 pub(super) struct ClusterTask {
     cluster: Arc<Cluster>,
@@ -58,6 +64,8 @@ pub(super) struct ClusterTask {
     served: ServedCerts,
     /// The nodes whose usage is read (those on screen), when, and what their reads learned.
     usage: UsageSchedule,
+    /// The nodes whose configurations the DRIFT column compares.
+    drift_nodes: Vec<DriftTarget>,
 }
 
 /// The last reading of the certificates a cluster's servers present, and when it was made.
@@ -89,6 +97,7 @@ impl ClusterTask {
             focused: flag::Sender::new(false),
             served: ServedCerts::default(),
             usage: UsageSchedule::default(),
+            drift_nodes: Vec::new(),
         }
     }
 
@@ -177,6 +186,23 @@ impl ClusterTask {
         )))
     }
 
+    /// A read of the nodes' configurations; `None` without them or a Talos client.
+    fn start_drift_read(&mut self) -> Option<DriftRead> {
+        if self.drift_nodes.is_empty() {
+            return None;
+        }
+        let Some(TalosSide::Ready { client, .. }) = self.talos_side() else {
+            return None;
+        };
+        let (name, nodes) = (self.name().to_string(), self.drift_nodes.clone());
+        Some(Box::pin(read_drift(
+            client,
+            name,
+            nodes,
+            self.events.clone(),
+        )))
+    }
+
     fn interval(&self, focused: bool) -> Duration {
         if focused {
             self.options.focused_interval
@@ -196,6 +222,8 @@ impl ClusterTask {
         let mut _watch: Option<NodeWatch> = None;
         let mut watched: Option<String> = None;
         let mut usage: Option<UsageRead> = None;
+        let mut drift: Option<DriftRead> = None;
+        let mut drift_due: Option<Instant> = None;
         loop {
             // A usage read waits for the round under way: the nodes and their state come
             // first (the usage columns never hold back a cluster's nodes), and it starts as
@@ -231,10 +259,16 @@ impl ClusterTask {
                         }
                         ClusterCommand::Unwatch => (_watch, watched) = (None, None),
                         ClusterCommand::ReadUsage(nodes) => self.usage.set_nodes(nodes),
+                        ClusterCommand::ReadConfigDrift(nodes) => {
+                            self.drift_nodes = nodes;
+                            drift_due = Some(Instant::now());
+                        }
                         ClusterCommand::UseContext(context) => {
                             if self.use_context(&context) {
                                 // What the old context's round brings is not wanted any more.
                                 round = None;
+                                drift = None;
+                                drift_due = (!self.drift_nodes.is_empty()).then(Instant::now);
                                 next_due = Instant::now();
                                 drop(_watch.take());
                                 if let Some(node) = watched.clone() {
@@ -260,6 +294,18 @@ impl ClusterTask {
                         Ok(held) => self.usage.put_back(held),
                         Err(Closed) => return,
                     }
+                }
+                done = pending_or(drift.as_mut()), if drift.is_some() => {
+                    drift = None;
+                    if done.is_err() {
+                        return;
+                    }
+                    drift_due = Some(Instant::now() + DRIFT_REREAD);
+                }
+                // Read for the cluster on screen only; a due read waits for its next show.
+                _ = sleep_until_some(drift_due), if focused && drift.is_none() && drift_due.is_some() => {
+                    drift_due = None;
+                    drift = self.start_drift_read();
                 }
                 _ = sleep_until_some(usage_due), if usage_due.is_some() => {
                     usage = self.start_usage_read();

@@ -34,6 +34,7 @@ use crate::node_resources::NodeIdentity;
 
 mod capi;
 mod cluster;
+mod drift;
 mod usage;
 mod watch;
 
@@ -82,6 +83,12 @@ pub enum PollerCommand {
     ReadUsage {
         cluster: String,
         nodes: Vec<NodeIdentity>,
+    },
+    /// Read the machine configuration of these nodes of `cluster` (all of them) for the nodes
+    /// pane's DRIFT column now, and again every `DRIFT_REREAD` while it is on screen.
+    ReadConfigDrift {
+        cluster: String,
+        nodes: Vec<crate::machine_config::DriftTarget>,
     },
     /// Poll `cluster` through its context `context` (one in use or alternate) from now on:
     /// a round under way is dropped and the next starts at once with new clients.
@@ -251,6 +258,9 @@ async fn supervise(
             }
             PollerCommand::UseContext { cluster, context } => {
                 tell(&cluster, cluster::ClusterCommand::UseContext(context))
+            }
+            PollerCommand::ReadConfigDrift { cluster, nodes } => {
+                tell(&cluster, cluster::ClusterCommand::ReadConfigDrift(nodes))
             }
             PollerCommand::Shutdown => break,
         }
