@@ -10,7 +10,7 @@ use super::message::Message;
 use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, PlanFocus, explain_guard};
 use super::screen::Screen;
 use super::screens::{Ask, FleetChange, Shared, Step};
-use super::state::{AppState, InputKind, Overlay};
+use super::state::{AppState, InputKind};
 use crate::approval::ApprovedAction;
 
 /// The plan `screen` shows, whatever it plans; `None` for a screen without one.
@@ -20,7 +20,6 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
     }
     match screen {
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
-        Screen::UpgradePlan => open(&mut state.upgrade),
         _ => None,
     }
 }
@@ -108,9 +107,7 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
         *slot(state) = Some(plan);
         changed
     }
-    let provision = again(state, |s| &mut s.provision.wizard, cluster);
-    let talos = again(state, |s| &mut s.upgrade, cluster);
-    provision || talos
+    again(state, |s| &mut s.provision.wizard, cluster)
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.
@@ -327,13 +324,6 @@ pub fn other_focus(focus: PlanFocus) -> PlanFocus {
     }
 }
 
-/// Where a move key takes the selection at `i` of a list of `len` (PgUp/PgDn
-/// by `page`); none in an empty list or for another key.
-pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Option<usize> {
-    let last = len.checked_sub(1)?;
-    Some(move_of(action)?.from(i, last, page))
-}
-
 /// The target after `current` (before it, unless `forward`), wrapping around.
 pub fn cycled<'a, T: PartialEq>(targets: &'a [T], current: &T, forward: bool) -> Option<&'a T> {
     let n = targets.len().max(1);
@@ -352,16 +342,4 @@ pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
     let kept = typed.is_ok();
     state.message = Some(typed.unwrap_or_else(|e| e));
     kept
-}
-
-/// `?` on a plan's step: its title and explanation in the explanation overlay (none with
-/// nothing selected).
-pub(super) fn explain_step(state: &mut AppState, step: Option<(String, String)>) {
-    if let Some((title, text)) = step {
-        state.overlay = Some(Overlay::Explain {
-            title,
-            text,
-            scroll: 0,
-        });
-    }
 }

@@ -10,6 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::keymap::{self, KeyContext};
+use crate::app::kube_plan::KubePlanScreen;
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::screens::ScreenNews;
@@ -69,7 +70,7 @@ fn with_static_pods(mut status: ClusterStatus) -> ClusterStatus {
 /// The plan the removed-API count is asked for in `effects`, if it is.
 fn count_asked(effects: &[Effect]) -> Option<KubernetesUpgradePlan> {
     match effects {
-        [Effect::Screen(task)] if task.screen == NAME => task.get().cloned(),
+        [Effect::Screen(task)] if task.screen == KUBE_PLAN => task.get().cloned(),
         _ => None,
     }
 }
@@ -79,8 +80,13 @@ fn open(state: &mut AppState) -> KubernetesUpgradePlan {
     let key = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
     let action = keymap::action_for(state, &key).expect("U is bound on the cluster panes");
     let effects = update(state, action);
-    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
-    assert_eq!(keymap::context(state), KeyContext::Screen(NAME));
+    assert_eq!(
+        state.screen,
+        Screen::Module(KUBE_PLAN),
+        "{:?}",
+        state.message
+    );
+    assert_eq!(keymap::context(state), KeyContext::Screen(KUBE_PLAN));
     count_asked(&effects)
         .unwrap_or_else(|| panic!("expected the removed-API count asked for, got {effects:?}"))
 }
@@ -93,7 +99,7 @@ fn counted(plan: &KubernetesUpgradePlan, counts: Vec<RemovedApiCount>) -> Action
         result: Ok(counts),
         flags: Ok(Vec::new()),
     };
-    Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news)))
+    Action::Event(AppEvent::Screen(ScreenNews::new(KUBE_PLAN, news)))
 }
 
 /// Presses `c` as the console does: through the keymap, then update.
@@ -333,7 +339,12 @@ fn big_u_on_the_fleet_plans_the_selected_clusters_kubernetes_upgrade() {
     let big_u = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
     let action = keymap::action_for(&state, &big_u).expect("U is bound on the fleet");
     update(&mut state, action);
-    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
+    assert_eq!(
+        state.screen,
+        Screen::Module(KUBE_PLAN),
+        "{:?}",
+        state.message
+    );
     assert_eq!(state.current.as_deref(), Some(on_112().name.as_str()));
 }
 
@@ -354,7 +365,12 @@ fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
         at: Instant::now(),
     };
     update(&mut state, Action::Event(AppEvent::Fleet(event)));
-    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
+    assert_eq!(
+        state.screen,
+        Screen::Module(KUBE_PLAN),
+        "{:?}",
+        state.message
+    );
     let guard = guard(&state, GuardId::CapiOwned);
     assert!(
         guard.reason.contains("TalosControlPlane.spec.version"),

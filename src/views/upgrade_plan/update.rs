@@ -1,0 +1,132 @@
+//! The upgrade plan screen's update step, whatever the kind: opened on the cluster in use for
+//! the target named (else the one the kind offers first), the steps with the move keys and `?`
+//! when focused, a new target making the plan again, the one gate's keys, and the approval
+//! handed to the one operation runner. The kind's own keys and news are its own. Pure.
+use super::keys::PlanKey;
+use super::{RolloutPlanModule, RolloutScreen};
+use crate::app::action::{Effect, not_run};
+use crate::app::actions::ActionRun;
+use crate::app::binding::Move;
+use crate::app::message::Message;
+use crate::app::plan_keys::{
+    GateKey, cycled, gate_step, other_focus, refused_approval, reread_guards,
+};
+use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen};
+use crate::app::screens::{Ask, Opening, Shared, Step};
+use crate::approval::ApprovedAction;
+
+/// How far PgUp/PgDn move: the rows the terminal shows below the plan's frame.
+fn page(shared: &Shared) -> usize {
+    usize::from(shared.size.1.saturating_sub(8)).max(1)
+}
+
+impl<K: RolloutScreen> RolloutPlanModule<K> {
+    /// The plan `opening` names (its first word the target, if any) on the cluster in use,
+    /// with its guards read and what it asks of the console.
+    pub(super) fn opened(&mut self, opening: &Opening, shared: &Shared) -> Result<Step, Message> {
+        let cluster = shared
+            .current
+            .ok_or_else(|| Message::warn("no cluster in use: Enter on the fleet or :ctx NAME"))?;
+        let live = shared.fleet.cluster(cluster).filter(|l| l.has_data());
+        let live = live.ok_or_else(|| {
+            Message::warn(format!(
+                "no status for {cluster} yet: wait for the first poll (r refreshes)"
+            ))
+        })?;
+        let named = opening.words.first().map(String::as_str);
+        let releases = K::releases(&self.kept, cluster);
+        let mut plan = RolloutPlanScreen::<K>::open_among(&live.status, named, &releases)
+            .map_err(Message::warn)?;
+        reread_guards(&mut plan, shared);
+        let effects = K::asks(&mut plan);
+        self.plan = Some(plan);
+        Ok(Step::effects(effects))
+    }
+
+    /// A move key: through the steps, or the guards when they are focused.
+    pub(super) fn moved(&mut self, to: Move, shared: &Shared) -> Step {
+        let Some(plan) = self.plan.as_mut() else {
+            return Step::default();
+        };
+        if plan.focus == PlanFocus::Guards {
+            return gate_step(plan, GateKey::Move(to), page(shared), shared.readonly);
+        }
+        if let Some(last) = plan.steps_len().checked_sub(1) {
+            let at = to.from(plan.step_index(), last, page(shared));
+            plan.step = plan.steps().get(at).map(|s| K::step_key(at, s));
+        }
+        Step::default()
+    }
+
+    pub(super) fn on_intent(&mut self, key: PlanKey, shared: &Shared) -> Step {
+        let Some(plan) = self.plan.as_mut() else {
+            return Step::close();
+        };
+        match key {
+            PlanKey::Focus => plan.focus = other_focus(plan.focus),
+            PlanKey::NextTarget | PlanKey::PreviousTarget => {
+                let forward = key == PlanKey::NextTarget;
+                if let Some(t) = cycled(&plan.targets, &plan.target, forward) {
+                    plan.target = t.clone();
+                }
+                return self.rebuilt(shared);
+            }
+            PlanKey::Explain if plan.focus == PlanFocus::Guards => {
+                return gate_step(plan, GateKey::Explain, page(shared), shared.readonly);
+            }
+            PlanKey::Explain => {
+                let explained = match &plan.plan {
+                    Ok(p) => K::explain_step(p, plan.step_index()),
+                    Err(e) => Some(("no plan".to_string(), e.clone())),
+                };
+                if let Some((title, text)) = explained {
+                    return Step::ask(Ask::Explain { title, text });
+                }
+            }
+            PlanKey::Gate(key) => return gate_step(plan, key, page(shared), shared.readonly),
+            PlanKey::Back => {
+                self.plan = None;
+                return Step::close();
+            }
+        }
+        Step::default()
+    }
+
+    /// The plan made again from live status (a new target or option), its guards read again
+    /// and what it asks of the console asked.
+    pub(super) fn rebuilt(&mut self, shared: &Shared) -> Step {
+        let Some(plan) = self.plan.as_mut() else {
+            return Step::default();
+        };
+        if let Some(live) = shared.fleet.cluster(&plan.cluster) {
+            plan.rebuild(&live.status);
+        }
+        reread_guards(plan, shared);
+        Step::effects(K::asks(plan))
+    }
+
+    /// The dispatcher approved the plan on screen: it runs on the one operation runner when it
+    /// still is that plan and no guard blocks now (read again over the latest status); the
+    /// screen closes for the progress. `None` without a plan.
+    pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
+        let plan = self.plan.as_mut()?;
+        reread_guards(plan, shared);
+        if let Some(refused) = refused_approval(Some(&*plan), approved) {
+            return Some(refused);
+        }
+        let Ok(run) = plan.plan.clone() else {
+            return Some(Step::effects(not_run(approved, "there is no plan")));
+        };
+        let acks = plan.guards.acks.clone();
+        self.plan = None;
+        let run = ActionRun::Upgrade(Box::new(K::planned(run)));
+        Some(Step {
+            effects: vec![Effect::RunAction {
+                approved: approved.clone(),
+                run: Box::new(run),
+                acks,
+            }],
+            ..Step::close()
+        })
+    }
+}
