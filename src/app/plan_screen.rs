@@ -11,7 +11,6 @@ use crate::config::Config;
 use crate::discovery::Cluster;
 use crate::fleet::{ClusterLive, ClusterStatus};
 use crate::rollout::LeaseReading;
-use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};
 use crate::upgrade::{
     Guard, GuardId, InPlaceUpgrade, LearnedReleases, RolloutInProgress, UpgradeKind, Verdict,
@@ -259,8 +258,6 @@ pub trait PlanKind: UpgradeKind {
     /// The approval this plan's Start asks the dispatcher for.
     fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
-    /// The progress screen's steps between Start and the runner's first report.
-    fn placeholder_steps(plan: &Self::Plan) -> Vec<StepProgress>;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
 }

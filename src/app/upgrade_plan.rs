@@ -6,11 +6,11 @@ use super::plan_screen::PlannedRollout;
 use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
-use crate::rollout::{StepPhase, StepProgress};
+use crate::rollout::StepProgress;
 use crate::upgrade::plan::talos_targets;
 use crate::upgrade::{
     Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
-    UpgradeOptions, UpgradePlan, plan_guards,
+    UpgradeKind, UpgradeOptions, UpgradePlan, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
 
@@ -171,27 +171,6 @@ impl PlanKind for TalosOs {
         PlannedRollout::Talos(plan)
     }
 
-    /// Every node under the target's label; skipped ones say why.
-    fn placeholder_steps(plan: &UpgradePlan) -> Vec<StepProgress> {
-        let label = format!("upgrade to {}", plan.target);
-        let skipped = |mut p: StepProgress, detail: &str| {
-            p.phase = StepPhase::Skipped;
-            p.detail = detail.to_string();
-            p
-        };
-        plan.steps
-            .iter()
-            .map(|s| {
-                let p = StepProgress::pending(&s.node, &label);
-                match s.state {
-                    StepState::Upgrade => p,
-                    StepState::AlreadyOnTarget => skipped(p, "already on target"),
-                    StepState::LeftOut => skipped(p, "left out"),
-                }
-            })
-            .collect()
-    }
-
     fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
         Some((step.node.clone(), explain_step(plan, index)))
@@ -199,12 +178,13 @@ impl PlanKind for TalosOs {
 }
 
 impl PlannedRollout {
-    /// Its steps as its progress starts with them, before the runner reports.
+    /// Its steps as its progress starts with them, before the runner reports: the runner's own
+    /// first steps (`UpgradeKind::initial_steps`).
     pub fn steps(&self) -> Vec<StepProgress> {
         match self {
-            PlannedRollout::Talos(plan) => TalosOs::placeholder_steps(plan),
+            PlannedRollout::Talos(plan) => TalosOs::initial_steps(plan),
             PlannedRollout::Kubernetes(plan) => {
-                crate::upgrade::kubernetes::Kubernetes::placeholder_steps(plan)
+                crate::upgrade::kubernetes::Kubernetes::initial_steps(plan)
             }
         }
     }

@@ -4,21 +4,15 @@
 //! handed to the one operation runner. The kind's own keys and news are its own. Pure.
 use super::keys::PlanKey;
 use super::{RolloutPlanModule, RolloutScreen};
-use crate::app::action::{Effect, not_run};
 use crate::app::actions::ActionRun;
 use crate::app::binding::Move;
 use crate::app::message::Message;
 use crate::app::plan_keys::{
-    GateKey, cycled, gate_step, other_focus, refused_approval, reread_guards,
+    GateKey, approved_step, cycled, gate_step, other_focus, reread_guards,
 };
 use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen};
 use crate::app::screens::{Ask, Opening, Shared, Step};
 use crate::approval::ApprovedAction;
-
-/// How far PgUp/PgDn move: the rows the terminal shows below the plan's frame.
-fn page(shared: &Shared) -> usize {
-    usize::from(shared.size.1.saturating_sub(8)).max(1)
-}
 
 impl<K: RolloutScreen> RolloutPlanModule<K> {
     /// The plan `opening` names (its first word the target, if any) on the cluster in use,
@@ -49,10 +43,10 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
             return Step::default();
         };
         if plan.focus == PlanFocus::Guards {
-            return gate_step(plan, GateKey::Move(to), page(shared), shared.readonly);
+            return gate_step(plan, GateKey::Move(to), shared.page(), shared.readonly);
         }
         if let Some(last) = plan.steps_len().checked_sub(1) {
-            let at = to.from(plan.step_index(), last, page(shared));
+            let at = to.from(plan.step_index(), last, shared.page());
             plan.step = plan.steps().get(at).map(|s| K::step_key(at, s));
         }
         Step::default()
@@ -72,7 +66,7 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
                 return self.rebuilt(shared);
             }
             PlanKey::Explain if plan.focus == PlanFocus::Guards => {
-                return gate_step(plan, GateKey::Explain, page(shared), shared.readonly);
+                return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
             }
             PlanKey::Explain => {
                 let explained = match &plan.plan {
@@ -83,7 +77,7 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
                     return Step::ask(Ask::Explain { title, text });
                 }
             }
-            PlanKey::Gate(key) => return gate_step(plan, key, page(shared), shared.readonly),
+            PlanKey::Gate(key) => return gate_step(plan, key, shared.page(), shared.readonly),
             PlanKey::Back => {
                 self.plan = None;
                 return Step::close();
@@ -107,26 +101,15 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
 
     /// The dispatcher approved the plan on screen: it runs on the one operation runner when it
     /// still is that plan and no guard blocks now (read again over the latest status); the
-    /// screen closes for the progress. `None` without a plan.
+    /// screen closes for the progress.
     pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        let plan = self.plan.as_mut()?;
-        reread_guards(plan, shared);
-        if let Some(refused) = refused_approval(Some(&*plan), approved) {
-            return Some(refused);
+        let step = approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
+            let run = K::planned(plan.plan.clone().ok()?);
+            Some(ActionRun::Upgrade(Box::new(run)))
+        })?;
+        if step.close {
+            self.plan = None;
         }
-        let Ok(run) = plan.plan.clone() else {
-            return Some(Step::effects(not_run(approved, "there is no plan")));
-        };
-        let acks = plan.guards.acks.clone();
-        self.plan = None;
-        let run = ActionRun::Upgrade(Box::new(K::planned(run)));
-        Some(Step {
-            effects: vec![Effect::RunAction {
-                approved: approved.clone(),
-                run: Box::new(run),
-                acks,
-            }],
-            ..Step::close()
-        })
+        Some(step)
     }
 }
