@@ -3,7 +3,6 @@
 //! news), its acknowledgement and the single control plane's, Start through the
 //! dispatcher (read-only refuses), and the progress pane resuming a Kubernetes
 //! journal.
-use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -15,13 +14,13 @@ use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
-use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
+use crate::app::test_fixtures::{
+    approved_on_healthy, capi_owner_read, cluster_screen, healthy_rollout,
+};
 use crate::app::update::update;
 use crate::approval::MutatingAction;
 use crate::approval::{AuditLog, Dispatcher, Gate};
-use crate::capi::{CapiOwner, CapiView};
 use crate::fleet::ClusterStatus;
-use crate::fleet::FleetEvent;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::RolloutKind;
 use crate::rollout::StepProgress;
@@ -353,18 +352,7 @@ fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     open(&mut state);
     // The management clusters are read after the plan opened: it is re-evaluated.
-    let mut view = CapiView::default();
-    let owner = CapiOwner {
-        management: "mgmt".into(),
-        namespace: "clusters".into(),
-        name: "workload".into(),
-    };
-    view.owners.insert("healthy".into(), owner);
-    let event = FleetEvent::Capi {
-        view: Box::new(view),
-        at: Instant::now(),
-    };
-    update(&mut state, Action::Event(AppEvent::Fleet(event)));
+    update(&mut state, capi_owner_read("healthy"));
     assert_eq!(
         state.screen,
         Screen::Module(KUBE_PLAN),

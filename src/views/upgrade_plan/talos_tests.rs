@@ -12,7 +12,9 @@ use crate::app::actions::ActionRun;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::state::{AppState, Overlay};
-use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout, press};
+use crate::app::test_fixtures::{
+    approved_on_healthy, capi_owner_read, cluster_screen, healthy_rollout, press,
+};
 use crate::app::update::{apply, update};
 use crate::app::upgrade_plan::PlanScreen;
 use crate::approval::{AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
@@ -565,18 +567,7 @@ fn a_capi_owned_clusters_talos_plan_is_refused_naming_the_capi_way() {
     let mut state = plan_of(fixtures::healthy());
     assert_eq!(plan(&state).start_refused(), None, "not owned yet");
     // The management clusters are read after the plan opened: it is re-evaluated.
-    let mut view = crate::capi::CapiView::default();
-    let owner = crate::capi::CapiOwner {
-        management: "mgmt".into(),
-        namespace: "clusters".into(),
-        name: "workload".into(),
-    };
-    view.owners.insert("healthy".into(), owner);
-    let event = FleetEvent::Capi {
-        view: Box::new(view),
-        at: Instant::now(),
-    };
-    update(&mut state, Action::Event(AppEvent::Fleet(event)));
+    update(&mut state, capi_owner_read("healthy"));
     let guard = plan(&state)
         .guards
         .shown
