@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use talos_common::{Sim, fast, scenario, start, within};
 use taloscope::app::kube_plan::KubePlanScreen;
-use taloscope::app::upgrade_plan::{PlanScreen, set_guards};
+use taloscope::app::plan_screen::set_guards;
+use taloscope::app::upgrade_plan::PlanScreen;
 use taloscope::discovery::{Cluster, Discovery, Sources, discover};
 use taloscope::fleet::{
     ClusterStatus, CollectOptions, FleetEvent, FleetModel, PollerOptions, collect_discovered,

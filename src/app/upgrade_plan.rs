@@ -14,11 +14,6 @@ use crate::upgrade::{
 };
 use crate::versions::{TalosVersion, Version};
 
-pub use super::plan_screen::{
-    PlanFocus, PlanGuards, explain_guard, guards_refusal, missing_ack, set_guards, verdict_counts,
-    verdict_word,
-};
-
 /// The Talos OS upgrade plan screen.
 pub type PlanScreen = RolloutPlanScreen<TalosOs>;
 
