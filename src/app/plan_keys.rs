@@ -258,6 +258,39 @@ pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly
     }
 }
 
+/// A move key on a plan screen with a list of its own beside its guards: through the guards
+/// while they have the keys (`None`), else where the selection at `at` of its list of `len`
+/// goes (`None` in an empty list).
+pub fn list_move(
+    plan: &mut dyn GuardedPlan,
+    on_guards: bool,
+    to: Move,
+    (at, len): (usize, usize),
+    shared: &Shared,
+) -> Option<usize> {
+    if on_guards {
+        gate_step(plan, GateKey::Move(to), shared.page(), shared.readonly);
+        return None;
+    }
+    Some(to.from(at, len.checked_sub(1)?, shared.page()))
+}
+
+/// `?` on a plan screen with a list of its own: the selected guard explained while the guards
+/// have the keys, else `item` (the list's selection, its title and text), if any.
+pub fn explain_step(
+    plan: &mut dyn GuardedPlan,
+    on_guards: bool,
+    item: Option<(String, String)>,
+    shared: &Shared,
+) -> Step {
+    if on_guards {
+        return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
+    }
+    item.map_or_else(Step::default, |(title, text)| {
+        Step::ask(Ask::Explain { title, text })
+    })
+}
+
 /// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
 pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
     let before = (plan.guards().shown.clone(), plan.approval());

@@ -8,9 +8,9 @@ use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::Move;
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, approved_step, gate_step, reread_guards};
+use crate::app::plan_keys::{approved_step, explain_step, gate_step, list_move, reread_guards};
 use crate::app::plan_screen::{PlanHolder, PlanKind};
-use crate::app::screens::{Ask, Opening, ScreenTask, Shared, Step};
+use crate::app::screens::{Opening, ScreenTask, Shared, Step};
 use crate::approval::ApprovedAction;
 use crate::upgrade::TalosOs;
 use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
@@ -121,20 +121,13 @@ impl CapiUpgradeScreen {
 
     /// A move key: through the phases, or the guards when they are focused.
     pub(super) fn moved(&mut self, to: Move, shared: &Shared) -> Step {
-        let page = shared.page();
         let Some(plan) = self.plan.as_mut() else {
             return Step::default();
         };
-        if self.on_guards {
-            return gate_step(plan, GateKey::Move(to), page, shared.readonly);
-        }
-        let phases = match plan.plan.plan() {
-            Some(Ok(plan)) => plan.phases.len(),
-            _ => 0,
-        };
-        if let Some(last) = phases.checked_sub(1) {
-            self.phase = to.from(self.phase, last, page);
-        }
+        let phases = plan.plan.plan().and_then(|p| p.as_ref().ok());
+        let phases = phases.map_or(0, |p| p.phases.len());
+        let moved = list_move(plan, self.on_guards, to, (self.phase, phases), shared);
+        self.phase = moved.unwrap_or(self.phase);
         Step::default()
     }
 
@@ -145,18 +138,13 @@ impl CapiUpgradeScreen {
         };
         match key {
             CapiUpgradeKey::Focus => self.on_guards = !self.on_guards,
-            CapiUpgradeKey::Explain if self.on_guards => {
-                return gate_step(plan, GateKey::Explain, page, shared.readonly);
-            }
             CapiUpgradeKey::Explain => {
                 let explained = match plan.plan.plan() {
                     Some(Ok(read)) => explain_phase(read, self.phase),
                     Some(Err(e)) => Some(("no plan".to_string(), e.clone())),
                     None => None,
                 };
-                if let Some((title, text)) = explained {
-                    return Step::ask(Ask::Explain { title, text });
-                }
+                return explain_step(plan, self.on_guards, explained, shared);
             }
             CapiUpgradeKey::Gate(key) => return gate_step(plan, key, page, shared.readonly),
             CapiUpgradeKey::Reread => {

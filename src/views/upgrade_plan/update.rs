@@ -8,10 +8,10 @@ use crate::app::actions::ActionRun;
 use crate::app::binding::Move;
 use crate::app::message::Message;
 use crate::app::plan_keys::{
-    GateKey, approved_step, cycled, gate_step, other_focus, reread_guards,
+    approved_step, cycled, explain_step, gate_step, list_move, other_focus, reread_guards,
 };
 use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen};
-use crate::app::screens::{Ask, Opening, Shared, Step};
+use crate::app::screens::{Opening, Shared, Step};
 use crate::approval::ApprovedAction;
 
 impl<K: RolloutScreen> RolloutPlanModule<K> {
@@ -42,11 +42,11 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
         let Some(plan) = self.plan.as_mut() else {
             return Step::default();
         };
-        if plan.focus == PlanFocus::Guards {
-            return gate_step(plan, GateKey::Move(to), shared.page(), shared.readonly);
-        }
-        if let Some(last) = plan.steps_len().checked_sub(1) {
-            let at = to.from(plan.step_index(), last, shared.page());
+        let (on_guards, list) = (
+            plan.focus == PlanFocus::Guards,
+            (plan.step_index(), plan.steps_len()),
+        );
+        if let Some(at) = list_move(plan, on_guards, to, list, shared) {
             plan.step = plan.steps().get(at).map(|s| K::step_key(at, s));
         }
         Step::default()
@@ -65,17 +65,13 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
                 }
                 return self.rebuilt(shared);
             }
-            PlanKey::Explain if plan.focus == PlanFocus::Guards => {
-                return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
-            }
             PlanKey::Explain => {
                 let explained = match &plan.plan {
                     Ok(p) => K::explain_step(p, plan.step_index()),
                     Err(e) => Some(("no plan".to_string(), e.clone())),
                 };
-                if let Some((title, text)) = explained {
-                    return Step::ask(Ask::Explain { title, text });
-                }
+                let on_guards = plan.focus == PlanFocus::Guards;
+                return explain_step(plan, on_guards, explained, shared);
             }
             PlanKey::Gate(key) => return gate_step(plan, key, shared.page(), shared.readonly),
             PlanKey::Back => {
