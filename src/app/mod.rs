@@ -14,7 +14,6 @@ mod keymap_actions;
 mod keymap_overlay;
 mod keymap_panes;
 mod keymap_provision;
-pub mod kube_plan;
 pub mod message;
 pub mod plan_keys;
 pub mod plan_screen;
@@ -37,7 +36,6 @@ mod update_overlay;
 mod update_panes;
 mod update_provision;
 mod update_upgrade;
-pub mod upgrade_plan;
 // Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
 pub mod capi_scale;
 pub mod queries;

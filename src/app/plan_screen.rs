@@ -25,6 +25,19 @@ pub enum PlannedRollout {
     Kubernetes(crate::upgrade::kubernetes::KubernetesUpgradePlan),
 }
 
+impl PlannedRollout {
+    /// Its steps as its progress starts with them, before the runner reports: the runner's own
+    /// first steps (`UpgradeKind::initial_steps`).
+    pub fn steps(&self) -> Vec<crate::rollout::StepProgress> {
+        match self {
+            PlannedRollout::Talos(plan) => crate::upgrade::TalosOs::initial_steps(plan),
+            PlannedRollout::Kubernetes(plan) => {
+                crate::upgrade::kubernetes::Kubernetes::initial_steps(plan)
+            }
+        }
+    }
+}
+
 /// What every plan screen holds, whatever it plans: the cluster it acts on, its guards and the
 /// acknowledgements typed against them, why its plan cannot start yet, and the approval its
 /// Start asks the dispatcher for. The one gate of the plan screens (`plan_keys`) takes `a`,

@@ -2,8 +2,8 @@
 //! the removed-API count (fetched in the background, "checking" until it
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
-use super::plan_screen::PlannedRollout;
-use super::plan_screen::{GuardedPlan, PlanKind, RolloutPlanScreen, roles_of};
+use crate::app::plan_screen::PlannedRollout;
+use crate::app::plan_screen::{GuardedPlan, PlanKind, RolloutPlanScreen, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;

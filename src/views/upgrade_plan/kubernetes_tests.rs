@@ -6,10 +6,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::kubernetes::{CHECKING, KubePlanScreen};
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::keymap::{self, KeyContext};
-use crate::app::kube_plan::KubePlanScreen;
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::screens::ScreenNews;
@@ -147,7 +147,7 @@ fn u_opens_the_plan_and_the_removed_api_guard_checks_until_the_count_arrives() {
         "upstream order"
     );
     let removed = guard(&state, GuardId::RemovedApis);
-    assert_eq!(removed.reason, crate::app::kube_plan::CHECKING);
+    assert_eq!(removed.reason, CHECKING);
     assert!(screen(&state).start_refused().is_some(), "no count yet");
 
     update(&mut state, counted(&plan, vec![]));

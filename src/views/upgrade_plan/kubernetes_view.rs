@@ -5,7 +5,7 @@
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::app::kube_plan::KubePlanScreen;
+use super::kubernetes::{CHECKING, KubePlanScreen};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{KubeStepState, Kubernetes, KubernetesUpgradePlan};
@@ -92,7 +92,7 @@ impl PlanPane for Kubernetes {
             ),
         ]));
         let (text, role) = match &screen.removed_apis {
-            None => (crate::app::kube_plan::CHECKING.to_string(), Role::Muted),
+            None => (CHECKING.to_string(), Role::Muted),
             Some(Err(e)) => (format!("cannot count: {e}"), Role::Error),
             Some(Ok(counts)) => {
                 let stored: Vec<String> = counts

@@ -1,11 +1,12 @@
 //! The in-place upgrade plan screen, one module for both kinds of rollout: `u` and `:upgrade
 //! [VERSION]` plan the Talos OS upgrade, `U` and `:upgrade-k8s [VERSION]` the Kubernetes one, on
 //! a cluster taloscope upgrades in place. Its plan is the rollout plan of the kind
-//! (`app::plan_screen::RolloutPlanScreen`, made as `taloscope upgrade --plan` and
-//! `upgrade-k8s --plan` make it); its gate every plan's (`app::plan_keys::gate_step`). What a
-//! kind adds is said once per kind ([`RolloutScreen`]: `update_talos`, `update_kubernetes`):
-//! the Talos releases learned at run time and the removed-API count arrive as its news. Keys in
-//! `keys`, the update step in `update`, the drawing in `talos_view` and `kubernetes_view`.
+//! (`app::plan_screen::RolloutPlanScreen` over the kinds in `talos` and `kubernetes`, made as
+//! `taloscope upgrade --plan` and `upgrade-k8s --plan` make it); its gate every plan's
+//! (`app::plan_keys::gate_step`). What a kind adds is said once per kind ([`RolloutScreen`]:
+//! `update_talos`, `update_kubernetes`): the Talos releases learned at run time and the
+//! removed-API count arrive as its news. Keys in `keys`, the update step in `update`, the
+//! drawing in `talos_view` and `kubernetes_view`.
 
 use std::fmt::Debug;
 
@@ -29,7 +30,9 @@ use crate::upgrade::{LearnedReleases, TalosOs};
 use crate::views::plan::{PlanPane, PlanView};
 
 mod keys;
+pub mod kubernetes;
 mod kubernetes_view;
+pub mod talos;
 mod talos_view;
 mod update;
 mod update_kubernetes;

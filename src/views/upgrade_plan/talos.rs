@@ -2,15 +2,14 @@
 //! image the operator chose, the edits to the node order (replayed whenever the
 //! plan is rebuilt), the target offered only when it is a known release, and
 //! what `?` explains about a node. Pure.
-use super::plan_screen::PlannedRollout;
-use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
+use crate::app::plan_screen::PlannedRollout;
+use crate::app::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
-use crate::rollout::StepProgress;
 use crate::upgrade::plan::talos_targets;
 use crate::upgrade::{
     Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
-    UpgradeKind, UpgradeOptions, UpgradePlan, plan_guards,
+    UpgradeOptions, UpgradePlan, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
 
@@ -169,19 +168,6 @@ impl PlanKind for TalosOs {
     fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
         Some((step.node.clone(), explain_step(plan, index)))
-    }
-}
-
-impl PlannedRollout {
-    /// Its steps as its progress starts with them, before the runner reports: the runner's own
-    /// first steps (`UpgradeKind::initial_steps`).
-    pub fn steps(&self) -> Vec<StepProgress> {
-        match self {
-            PlannedRollout::Talos(plan) => TalosOs::initial_steps(plan),
-            PlannedRollout::Kubernetes(plan) => {
-                crate::upgrade::kubernetes::Kubernetes::initial_steps(plan)
-            }
-        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::talos::PlanScreen;
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
@@ -16,7 +17,6 @@ use crate::app::test_fixtures::{
     approved_on_healthy, capi_owner_read, cluster_screen, healthy_rollout, press,
 };
 use crate::app::update::{apply, update};
-use crate::app::upgrade_plan::PlanScreen;
 use crate::approval::{AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
 use crate::fleet::{ClusterStatus, FleetEvent};
 use crate::operation::progress::{ProgressEvent, StepState as ProgressStep};

@@ -4,8 +4,8 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
+use super::talos::{PlanScreen, api_word};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
-use crate::app::upgrade_plan::{PlanScreen, api_word};
 use crate::tui::Role;
 use crate::upgrade::{StepState, TalosOs, UpgradePlan};
 use crate::views::plan::PlanPane;

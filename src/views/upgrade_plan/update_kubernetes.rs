@@ -2,10 +2,10 @@
 //! of the console once per (from, target) and folded back, and pre-pull making the plan again.
 //! Pure.
 use super::keys::{KUBERNETES, KubeKey};
+use super::kubernetes::KubePlanScreen;
 use super::{KUBE_PLAN, RemovedApisCounted, RolloutPlanModule, RolloutScreen};
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
-use crate::app::kube_plan::KubePlanScreen;
 use crate::app::plan_keys::reread_guards;
 use crate::app::screen::Pane;
 use crate::app::screens::{ScreenName, ScreenNews, ScreenTask, Shared, Step};

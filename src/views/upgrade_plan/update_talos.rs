@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::keys::{TALOS, TalosKey};
+use super::talos::{PlanEdit, PlanScreen};
 use super::{ReleasesLearned, RolloutPlanModule, RolloutScreen, TALOS_PLAN};
 use crate::app::action::Effect;
 use crate::app::binding::Binding;
@@ -13,7 +14,6 @@ use crate::app::plan_keys::reread_guards;
 use crate::app::plan_screen::PlanKind;
 use crate::app::screen::Pane;
 use crate::app::screens::{Ask, ScreenName, ScreenNews, Shared, Step};
-use crate::app::upgrade_plan::{PlanEdit, PlanScreen};
 use crate::upgrade::{Direction, LearnedReleases, StepState, TalosOs};
 
 /// Most workers upgraded at once that the plan screen offers.
