@@ -95,19 +95,3 @@ pub(crate) fn approved_on_healthy(dir: &Path, action: MutatingAction) -> Approve
     };
     approved
 }
-
-/// The management clusters read: `cluster` owned by `mgmt`'s `clusters/workload`.
-pub(crate) fn capi_owner_read(cluster: &str) -> super::Action {
-    let mut view = crate::capi::CapiView::default();
-    let owner = crate::capi::CapiOwner {
-        management: "mgmt".into(),
-        namespace: "clusters".into(),
-        name: "workload".into(),
-    };
-    view.owners.insert(cluster.into(), owner);
-    let event = crate::fleet::FleetEvent::Capi {
-        view: Box::new(view),
-        at: Instant::now(),
-    };
-    super::Action::Event(super::AppEvent::Fleet(event))
-}

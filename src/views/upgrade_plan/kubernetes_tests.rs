@@ -14,9 +14,7 @@ use crate::app::plan_screen::GuardedPlan;
 use crate::app::plan_screen::PlannedRollout;
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
-use crate::app::test_fixtures::{
-    approved_on_healthy, capi_owner_read, cluster_screen, healthy_rollout,
-};
+use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
 use crate::app::update::update;
 use crate::approval::MutatingAction;
 use crate::approval::{AuditLog, Dispatcher, Gate};
@@ -366,4 +364,20 @@ fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
         guard.reason
     );
     assert!(screen(&state).start_refused().is_some());
+}
+
+/// The management clusters read: `cluster` owned by `mgmt`'s `clusters/workload`.
+pub(super) fn capi_owner_read(cluster: &str) -> Action {
+    let mut view = crate::capi::CapiView::default();
+    let owner = crate::capi::CapiOwner {
+        management: "mgmt".into(),
+        namespace: "clusters".into(),
+        name: "workload".into(),
+    };
+    view.owners.insert(cluster.into(), owner);
+    let event = crate::fleet::FleetEvent::Capi {
+        view: Box::new(view),
+        at: std::time::Instant::now(),
+    };
+    Action::Event(AppEvent::Fleet(event))
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::kubernetes_tests::capi_owner_read;
 use super::talos::PlanScreen;
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
@@ -13,9 +14,7 @@ use crate::app::actions::ActionRun;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::plan_screen::GuardedPlan;
 use crate::app::state::{AppState, Overlay};
-use crate::app::test_fixtures::{
-    approved_on_healthy, capi_owner_read, cluster_screen, healthy_rollout, press,
-};
+use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout, press};
 use crate::app::update::{apply, update};
 use crate::approval::{AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
 use crate::fleet::{ClusterStatus, FleetEvent};
