@@ -26,7 +26,8 @@
 //!   its typed confirmation; `progress`, the one progress screen of an
 //!   operation); functions of `app`'s state; what every plan draws alike in
 //!   `plan_parts`. The screen modules (`actions`, `certs`, `create`,
-//!   `health`, `logs`) are whole screens in their folder: state, keys as data, pure
+//!   `health`, `logs`, `upgrade_plan`: the Talos and Kubernetes upgrade plans, one module
+//!   generic over the kind) are whole screens in their folder: state, keys as data, pure
 //!   update step and view, implementing `app::screens::ScreenModule`
 //!   (`views::screens` lists them). A screen's folder imports no other
 //!   screen's, but for the generic parts of `plan` and `progress`.

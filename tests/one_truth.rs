@@ -13,8 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use talos_common::{Sim, fast, scenario, start, within};
-use taloscope::app::kube_plan::KubePlanScreen;
-use taloscope::app::upgrade_plan::{PlanScreen, set_guards};
+use taloscope::app::plan_screen::set_guards;
 use taloscope::discovery::{Cluster, Discovery, Sources, discover};
 use taloscope::fleet::{
     ClusterStatus, CollectOptions, FleetEvent, FleetModel, PollerOptions, collect_discovered,
@@ -29,6 +28,8 @@ use taloscope::upgrade::observe::ClusterObserver;
 use taloscope::upgrade::{
     Guard, GuardId, UpgradeOptions, UpgradePlan, offered_targets, plan_guards,
 };
+use taloscope::views::upgrade_plan::kubernetes::KubePlanScreen;
+use taloscope::views::upgrade_plan::talos::PlanScreen;
 
 /// `fleet` (20 clusters of 250 nodes) is the one built-in left out: the same code runs on
 /// it, and 5,000 listeners would make this test the slowest of the suite.

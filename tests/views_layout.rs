@@ -8,7 +8,7 @@ use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::state::AppState;
 use taloscope::app::{Action, update};
 use taloscope::upgrade::GuardId;
-use taloscope::views::kube_plan;
+use taloscope::views::upgrade_plan as kube_plan;
 use view_support::scenarios::{self, PRERELEASE};
 use view_support::{all_renders, screen_text_at};
 
@@ -63,7 +63,7 @@ fn versions_are_whole_in_the_fleet_at_80_and_200() {
 fn guard_names_are_whole_at_200() {
     let mut s = nodes_pane(scenarios::HEALTHY_112);
     update(&mut s, Action::OpenKubernetesUpgrade(None));
-    assert_eq!(s.screen, Screen::Module(kube_plan::NAME));
+    assert_eq!(s.screen, Screen::Module(kube_plan::KUBE_PLAN));
     let guards: Vec<GuardId> = s
         .screens
         .find::<kube_plan::KubePlanModule>()

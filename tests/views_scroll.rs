@@ -15,6 +15,7 @@ use taloscope::fleet::FleetEvent;
 use taloscope::operation::OperationKind;
 use taloscope::operation::progress::ProgressEvent;
 use taloscope::rollout::{RolloutKind, RolloutSummary, StepProgress};
+use taloscope::views::upgrade_plan;
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -33,7 +34,7 @@ fn kube_rollout(lines: usize) -> AppState {
     update(&mut s, Action::OpenKubernetesUpgrade(None));
     let plan = s
         .screens
-        .find::<taloscope::views::kube_plan::KubePlanModule>()
+        .find::<taloscope::views::upgrade_plan::KubePlanModule>()
         .and_then(|m| m.plan.as_ref())
         .and_then(|p| p.plan.clone().ok())
         .expect("a plan");
@@ -116,8 +117,11 @@ fn the_talos_plan_answers_g_and_shift_g() {
     let mut s = scenarios::state(&["healthy"]);
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::OpenUpgrade(None));
-    assert_eq!(s.screen, Screen::UpgradePlan);
-    let step = |s: &AppState| s.upgrade.as_ref().map(|p| p.step_index());
+    assert_eq!(s.screen, Screen::Module(upgrade_plan::TALOS_PLAN));
+    let step = |s: &AppState| {
+        let module = s.screens.find::<upgrade_plan::TalosPlanModule>();
+        module.and_then(|m| m.plan.as_ref()).map(|p| p.step_index())
+    };
     press(&mut s, KeyCode::Char('G'));
     assert_eq!(step(&s), Some(4));
     press(&mut s, KeyCode::Char('g'));

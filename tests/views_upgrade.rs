@@ -5,6 +5,7 @@
 //! default, NO_COLOR and ASCII modes, each render checked for its mode.
 mod view_support;
 
+use crossterm::event::KeyCode;
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::screens::ScreenNews;
 use taloscope::app::state::AppState;
@@ -15,7 +16,7 @@ use taloscope::operation::{OperationKind, runner_events};
 use taloscope::rollout::{
     RolloutEvent, RolloutKind, RolloutOutcome, RolloutSummary, StepPhase, StepProgress,
 };
-use taloscope::views::kube_plan::{self, KubePlanModule, RemovedApisCounted};
+use taloscope::views::upgrade_plan::{KUBE_PLAN, KubePlanModule, RemovedApisCounted, TALOS_PLAN};
 use view_support::scenarios;
 use view_support::{all_renders_default_styles, screen_text_at};
 
@@ -25,7 +26,7 @@ fn plan(scenario: &str) -> AppState {
     update(&mut s, Action::OpenSelected);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
     update(&mut s, Action::OpenUpgrade(None));
-    assert_eq!(s.screen, Screen::UpgradePlan, "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module(TALOS_PLAN), "{:?}", s.message);
     s
 }
 
@@ -69,7 +70,7 @@ fn plan_single_cp_asks_for_the_acknowledgement() {
         text.contains("the Kubernetes API will be down"),
         "the prompt says what to type: {text}"
     );
-    update(&mut s, Action::Acknowledge);
+    view_support::press(&mut s, KeyCode::Char('a'));
     for c in "the Kubernetes".chars() {
         update(&mut s, Action::Insert(c));
     }
@@ -79,8 +80,8 @@ fn plan_single_cp_asks_for_the_acknowledgement() {
 #[test]
 fn plan_explains_the_selected_guard() {
     let mut s = plan("cp2-down");
-    update(&mut s, Action::NextPane);
-    update(&mut s, Action::Explain);
+    view_support::press(&mut s, KeyCode::Tab);
+    view_support::press(&mut s, KeyCode::Char('?'));
     let text = screen_text_at(&s, 80, 24);
     assert!(text.contains("Why: "), "{text}");
     insta::assert_snapshot!(text);
@@ -125,7 +126,7 @@ fn progress(events: Vec<RolloutEvent>, now: u64) -> AppState {
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::Event(AppEvent::Tick(T0)));
     update(&mut s, Action::OpenUpgrade(None));
-    let effects = update(&mut s, Action::StartPlan);
+    let effects = view_support::press(&mut s, KeyCode::Char('s'));
     let [Effect::Gate(action)] = effects.as_slice() else {
         panic!("s asks the gate: {:?}", s.message);
     };
@@ -316,7 +317,7 @@ fn kube_plan(scenario: &str) -> AppState {
     update(&mut s, Action::OpenSelected);
     update(&mut s, Action::ShowPane(Pane::Versions));
     update(&mut s, Action::OpenKubernetesUpgrade(None));
-    assert_eq!(s.screen, Screen::Module(kube_plan::NAME), "{:?}", s.message);
+    assert_eq!(s.screen, Screen::Module(KUBE_PLAN), "{:?}", s.message);
     s
 }
 
@@ -336,7 +337,7 @@ fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
         result: Ok(counts),
         flags: Ok(Vec::new()),
     };
-    let news = ScreenNews::new(kube_plan::NAME, counted);
+    let news = ScreenNews::new(KUBE_PLAN, counted);
     update(s, Action::Event(AppEvent::Screen(news)));
 }
 

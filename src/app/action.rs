@@ -73,21 +73,6 @@ pub enum Action {
     OpenKubernetesUpgrade(Option<String>),
     /// `:rollout`: the progress screen of the rollout of the cluster in use.
     ShowRollout,
-    /// Plan screen: the next / previous offered target.
-    NextTarget,
-    PreviousTarget,
-    /// Plan screen: type a custom installer image; reset to the default.
-    EditImage,
-    ResetImage,
-    ToggleStage,
-    TogglePreserve,
-    MoreParallel,
-    LessParallel,
-    /// Plan screen: move the selected node earlier / later.
-    MoveStepUp,
-    MoveStepDown,
-    /// Plan screen: leave the selected node out, or take it back in.
-    ToggleStep,
     /// Plan screen: type the acknowledgement a warning needs.
     Acknowledge,
     /// `?` on the plan: explain the selected guard or step.
@@ -132,8 +117,6 @@ pub enum AppEvent {
     Fleet(FleetEvent),
     /// A rollout journal found at startup (its summary).
     Journal(Box<RolloutSummary>),
-    /// The Talos releases learned for a cluster (its mirrors, the registry, else the table).
-    Releases(String, Box<crate::upgrade::LearnedReleases>),
     /// Wall-clock seconds since the Unix epoch, once a second while a
     /// rollout runs here: the progress pane's elapsed times count to it.
     Tick(u64),

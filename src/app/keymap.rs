@@ -11,7 +11,6 @@ use super::keymap_actions as actions;
 use super::keymap_overlay as overlay;
 use super::keymap_panes as panes;
 use super::keymap_provision as provision;
-use super::keymap_upgrade as upgrade;
 use super::screen::Screen;
 use super::screens::Screens;
 use super::state::{AppState, InputKind, Overlay};
@@ -28,8 +27,7 @@ pub enum KeyContext {
     CommandLine,
     Filter,
     Confirm,
-    UpgradePlan,
-    /// The plan's installer image or acknowledgement being typed.
+    /// A text field being typed (an acknowledgement, a screen module's field).
     TextField,
     Explain,
     ProvisionWizard,
@@ -46,11 +44,10 @@ pub enum KeyContext {
 }
 
 impl KeyContext {
-    pub const ALL: [KeyContext; 17] = [
+    pub const ALL: [KeyContext; 16] = [
         KeyContext::Fleet,
         KeyContext::Cluster,
         KeyContext::NodeDetail,
-        KeyContext::UpgradePlan,
         KeyContext::Clusters,
         KeyContext::Errors,
         KeyContext::CommandLine,
@@ -77,7 +74,6 @@ impl KeyContext {
             KeyContext::CommandLine => "Command line (:)",
             KeyContext::Filter => "Filter (/)",
             KeyContext::Confirm => "Confirmation",
-            KeyContext::UpgradePlan => "Upgrade plan (u, :upgrade)",
             KeyContext::TextField => {
                 "Installer image, acknowledgement, VM name pattern, snapshot file"
             }
@@ -218,15 +214,8 @@ pub fn bindings(context: KeyContext) -> Vec<&'static Binding> {
         ],
         KeyContext::Filter => &[overlay::FILTER, DELETE_CHAR, overlay::FILTER_CLEAR],
         KeyContext::Confirm => &[overlay::CONFIRM, DELETE_CHAR, overlay::CONFIRM_CANCEL],
-        KeyContext::UpgradePlan => &[
-            panes::MOVES,
-            upgrade::PLAN,
-            upgrade::PLAN_CLOSE,
-            upgrade::PLAN_COMMAND,
-            upgrade::PLAN_QUIT,
-        ],
-        KeyContext::TextField => &[upgrade::TEXT_FIELD, DELETE_CHAR, upgrade::TEXT_FIELD_CANCEL],
-        KeyContext::Explain => &[SCROLL, upgrade::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
+        KeyContext::TextField => &[overlay::TEXT_FIELD, DELETE_CHAR, overlay::TEXT_FIELD_CANCEL],
+        KeyContext::Explain => &[SCROLL, overlay::EXPLAIN_CLOSE, overlay::CTRL_C_QUITS],
         KeyContext::ProvisionWizard => &[provision::WIZARD],
         KeyContext::QuitQuestion => &[overlay::QUIT_QUESTION],
         KeyContext::TooSmall => &[overlay::TOO_SMALL],
@@ -285,17 +274,15 @@ pub fn screen_context(state: &AppState) -> KeyContext {
         Some(line) => match line.kind {
             InputKind::Command => KeyContext::CommandLine,
             InputKind::Filter => KeyContext::Filter,
-            InputKind::Image
-            | InputKind::Acknowledge
-            | InputKind::NamePattern
-            | InputKind::Screen(_) => KeyContext::TextField,
+            InputKind::Acknowledge | InputKind::NamePattern | InputKind::Screen(_) => {
+                KeyContext::TextField
+            }
         },
         None => match state.screen {
             Screen::Fleet => KeyContext::Fleet,
             Screen::Clusters => KeyContext::Clusters,
             Screen::Cluster(_) => KeyContext::Cluster,
             Screen::NodeDetail => KeyContext::NodeDetail,
-            Screen::UpgradePlan => KeyContext::UpgradePlan,
             Screen::ProvisionWizard => KeyContext::ProvisionWizard,
             Screen::Action => KeyContext::ActionProgress,
             Screen::Module(name) => KeyContext::Screen(name),

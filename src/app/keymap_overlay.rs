@@ -1,8 +1,17 @@
-//! The key tables of the overlays and one-line inputs: the quit question, the errors and
-//! help overlays, the command line, the filter, the typed confirmation, and the too-small
-//! screen; Ctrl-C quits from each.
+//! The key tables of the overlays and one-line inputs: the quit question, the errors,
+//! help and explanation overlays, the command line, the filter, the text fields, the typed
+//! confirmation, and the too-small screen; Ctrl-C quits from each.
 use super::action::Action;
 use super::binding::{Binding, Key, bind, quit};
+
+#[rustfmt::skip]
+pub(super) static TEXT_FIELD: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "set").footer("set")];
+
+#[rustfmt::skip]
+pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
+
+#[rustfmt::skip]
+pub(super) static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::ESC, Key::char('?'), Key::char('q'), Key::ENTER, ], Action::Back, "close").footer("close")];
 
 /// Ctrl-C quits from the overlays too (q closes them); on the too-small
 /// screen q quits as well.

@@ -3,9 +3,12 @@
 //! rollouts pause on `Space`).
 use super::action::Action;
 use super::binding::{Binding, Key, bind, command_line, quit};
-use super::keymap_upgrade::ACKNOWLEDGE;
 use super::provision::ProvisionKey;
 use super::state::AppState;
+
+/// `a` on the wizard's guards.
+#[rustfmt::skip]
+const ACKNOWLEDGE: Binding = bind(&[Key::char('a')], Action::Acknowledge, "type the acknowledgement a warning needs").footer("ack");
 
 /// On the cluster panes, ahead of their other keys.
 #[rustfmt::skip]

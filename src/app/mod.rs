@@ -6,8 +6,6 @@ pub mod actions;
 pub mod binding;
 pub mod capi;
 pub mod capi_doctor;
-#[cfg(test)]
-mod capi_tests;
 pub mod command;
 pub mod health;
 pub mod help;
@@ -16,8 +14,6 @@ mod keymap_actions;
 mod keymap_overlay;
 mod keymap_panes;
 mod keymap_provision;
-mod keymap_upgrade;
-pub mod kube_plan;
 pub mod message;
 pub mod plan_keys;
 pub mod plan_screen;
@@ -38,10 +34,8 @@ pub mod update_actions;
 pub mod update_delete;
 mod update_overlay;
 mod update_panes;
-mod update_plan;
 mod update_provision;
 mod update_upgrade;
-pub mod upgrade_plan;
 // Scaling the CAPI way from `:capi`: the replica count, its plan and the run's tally.
 pub mod capi_scale;
 pub mod queries;

@@ -10,7 +10,7 @@ use super::message::Message;
 use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, PlanFocus, explain_guard};
 use super::screen::Screen;
 use super::screens::{Ask, FleetChange, Shared, Step};
-use super::state::{AppState, InputKind, Overlay};
+use super::state::{AppState, InputKind};
 use crate::approval::ApprovedAction;
 
 /// The plan `screen` shows, whatever it plans; `None` for a screen without one.
@@ -20,7 +20,6 @@ fn plan_in(state: &mut AppState, screen: Screen) -> Option<&mut dyn GuardedPlan>
     }
     match screen {
         Screen::ProvisionWizard => open(&mut state.provision.wizard),
-        Screen::UpgradePlan => open(&mut state.upgrade),
         _ => None,
     }
 }
@@ -108,9 +107,7 @@ pub(super) fn read_guards(state: &mut AppState, cluster: Option<&str>) -> bool {
         *slot(state) = Some(plan);
         changed
     }
-    let provision = again(state, |s| &mut s.provision.wizard, cluster);
-    let talos = again(state, |s| &mut s.upgrade, cluster);
-    provision || talos
+    again(state, |s| &mut s.provision.wizard, cluster)
 }
 
 /// What the plans of `cluster` read their guards over, from the console's state.
@@ -261,6 +258,39 @@ pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly
     }
 }
 
+/// A move key on a plan screen with a list of its own beside its guards: through the guards
+/// while they have the keys (`None`), else where the selection at `at` of its list of `len`
+/// goes (`None` in an empty list).
+pub fn list_move(
+    plan: &mut dyn GuardedPlan,
+    on_guards: bool,
+    to: Move,
+    (at, len): (usize, usize),
+    shared: &Shared,
+) -> Option<usize> {
+    if on_guards {
+        gate_step(plan, GateKey::Move(to), shared.page(), shared.readonly);
+        return None;
+    }
+    Some(to.from(at, len.checked_sub(1)?, shared.page()))
+}
+
+/// `?` on a plan screen with a list of its own: the selected guard explained while the guards
+/// have the keys, else `item` (the list's selection, its title and text), if any.
+pub fn explain_step(
+    plan: &mut dyn GuardedPlan,
+    on_guards: bool,
+    item: Option<(String, String)>,
+    shared: &Shared,
+) -> Step {
+    if on_guards {
+        return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
+    }
+    item.map_or_else(Step::default, |(title, text)| {
+        Step::ask(Ask::Explain { title, text })
+    })
+}
+
 /// `plan`'s guards read again over what `shared` lends; whether what it shows changed.
 pub fn reread_guards(plan: &mut dyn GuardedPlan, shared: &Shared) -> bool {
     let before = (plan.guards().shown.clone(), plan.approval());
@@ -327,13 +357,6 @@ pub fn other_focus(focus: PlanFocus) -> PlanFocus {
     }
 }
 
-/// Where a move key takes the selection at `i` of a list of `len` (PgUp/PgDn
-/// by `page`); none in an empty list or for another key.
-pub(super) fn moved(len: usize, i: usize, action: &Action, page: usize) -> Option<usize> {
-    let last = len.checked_sub(1)?;
-    Some(move_of(action)?.from(i, last, page))
-}
-
 /// The target after `current` (before it, unless `forward`), wrapping around.
 pub fn cycled<'a, T: PartialEq>(targets: &'a [T], current: &T, forward: bool) -> Option<&'a T> {
     let n = targets.len().max(1);
@@ -352,16 +375,4 @@ pub(super) fn take_ack(state: &mut AppState, needed: &str, text: &str) -> bool {
     let kept = typed.is_ok();
     state.message = Some(typed.unwrap_or_else(|e| e));
     kept
-}
-
-/// `?` on a plan's step: its title and explanation in the explanation overlay (none with
-/// nothing selected).
-pub(super) fn explain_step(state: &mut AppState, step: Option<(String, String)>) {
-    if let Some((title, text)) = step {
-        state.overlay = Some(Overlay::Explain {
-            title,
-            text,
-            scroll: 0,
-        });
-    }
 }

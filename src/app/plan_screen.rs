@@ -11,7 +11,6 @@ use crate::config::Config;
 use crate::discovery::Cluster;
 use crate::fleet::{ClusterLive, ClusterStatus};
 use crate::rollout::LeaseReading;
-use crate::rollout::StepProgress;
 use crate::talos::{Role, Roles};
 use crate::upgrade::{
     Guard, GuardId, InPlaceUpgrade, LearnedReleases, RolloutInProgress, UpgradeKind, Verdict,
@@ -24,6 +23,19 @@ use crate::versions::Version;
 pub enum PlannedRollout {
     Talos(crate::upgrade::UpgradePlan),
     Kubernetes(crate::upgrade::kubernetes::KubernetesUpgradePlan),
+}
+
+impl PlannedRollout {
+    /// Its steps as its progress starts with them, before the runner reports: the runner's own
+    /// first steps (`UpgradeKind::initial_steps`).
+    pub fn steps(&self) -> Vec<crate::rollout::StepProgress> {
+        match self {
+            PlannedRollout::Talos(plan) => crate::upgrade::TalosOs::initial_steps(plan),
+            PlannedRollout::Kubernetes(plan) => {
+                crate::upgrade::kubernetes::Kubernetes::initial_steps(plan)
+            }
+        }
+    }
 }
 
 /// What every plan screen holds, whatever it plans: the cluster it acts on, its guards and the
@@ -259,8 +271,6 @@ pub trait PlanKind: UpgradeKind {
     /// The approval this plan's Start asks the dispatcher for.
     fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
-    /// The progress screen's steps between Start and the runner's first report.
-    fn placeholder_steps(plan: &Self::Plan) -> Vec<StepProgress>;
     /// `?` on a step: its title and what happens to it.
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
 }

@@ -99,7 +99,7 @@ pub fn prepare(state: &mut AppState) {
         Screen::Fleet => &[TableKind::Fleet],
         Screen::Cluster(_) => &[TableKind::Nodes, TableKind::Etcd, TableKind::Versions],
         Screen::NodeDetail => &[TableKind::Nodes],
-        Screen::Clusters | Screen::UpgradePlan | Screen::ProvisionWizard | Screen::Action => &[],
+        Screen::Clusters | Screen::ProvisionWizard | Screen::Action => &[],
         Screen::Module(_) => &[],
         Screen::Capi => &[],
     };

@@ -13,11 +13,6 @@ pub enum Screen {
     /// Every field of one node (the nodes table's selection), its services
     /// and recent events.
     NodeDetail,
-    /// The upgrade plan of the cluster in use: target, options, node order
-    /// and guards.
-    UpgradePlan,
-    /// The Kubernetes upgrade plan of the cluster in use: target, pre-pull,
-    /// component steps, removed APIs and guards.
     /// The provision wizard of the cluster in use.
     ProvisionWizard,
     /// A node or etcd action's plan, or the progress of the one running here.

@@ -46,6 +46,13 @@ pub struct Shared<'a> {
     pub config: &'a Config,
 }
 
+impl Shared<'_> {
+    /// How far PgUp/PgDn move through a screen's list: the rows below its frame.
+    pub fn page(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(8)).max(1)
+    }
+}
+
 /// What a screen's update step asks of the shell: effects for the event loop, a message for
 /// the operator, and whether it closes (the screen it was opened from shows again).
 #[derive(Debug, Default)]

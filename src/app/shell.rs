@@ -369,7 +369,8 @@ mod tests {
                 "health",
                 "kube-plan",
                 "logs",
-                "resources"
+                "resources",
+                "upgrade-plan"
             ]
         );
     }

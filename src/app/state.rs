@@ -9,10 +9,8 @@ use crate::discovery::{Cluster, Discovery, DiscoveryError};
 use crate::fleet::{FleetEvent, FleetModel};
 
 use super::message::{MAX_MESSAGES, Message};
-use super::plan_screen::{PlanKind, RolloutPlanScreen};
 use super::screen::{Screen, TableKind, TableView};
 use crate::approval::PendingConfirmation;
-use crate::upgrade::TalosOs;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tables {
@@ -83,8 +81,6 @@ pub enum InputKind {
     Command,
     /// `/` filter over the list.
     Filter,
-    /// The plan's installer image.
-    Image,
     /// The acknowledgement a guard's warning needs.
     Acknowledge,
     /// The provision wizard's VM name pattern.
@@ -161,12 +157,8 @@ pub struct AppState {
     pub generation: u64,
     /// Tables, health and findings derived for the views (see `prepared`).
     pub prepared: super::prepared::Prepared,
-    /// The upgrade plan screen, while open.
-    pub upgrade: Option<super::upgrade_plan::PlanScreen>,
     /// Where the progress screen's steps and lines are scrolled.
     pub progress_scroll: super::scroll::ProgressScroll,
-    /// The Talos releases learned for each cluster; the table until they arrive.
-    pub releases: std::collections::BTreeMap<String, crate::upgrade::LearnedReleases>,
     /// The latest wall-clock tick (seconds since the Unix epoch).
     pub wall_clock: Option<u64>,
     /// This console's run holder, `user@host/pid-start` (set by the event
@@ -231,9 +223,7 @@ impl AppState {
             tables: Tables::default(),
             generation: 0,
             prepared: Default::default(),
-            upgrade: None,
             progress_scroll: Default::default(),
-            releases: Default::default(),
             wall_clock: None,
             identity: String::new(),
             provision: super::provision::ProvisionState {
@@ -272,11 +262,9 @@ impl AppState {
         match self.screen {
             Screen::Fleet => Some(TableKind::Fleet),
             Screen::Cluster(pane) => Some(pane.table()),
-            Screen::Clusters
-            | Screen::NodeDetail
-            | Screen::UpgradePlan
-            | Screen::ProvisionWizard
-            | Screen::Action => None,
+            Screen::Clusters | Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => {
+                None
+            }
             Screen::Capi => None,
             Screen::Module(_) => None,
         }
@@ -286,11 +274,9 @@ impl AppState {
     /// none on the fleet and discovery lists.
     pub fn cluster_on_screen(&self) -> Option<&str> {
         match self.screen {
-            Screen::Cluster(_)
-            | Screen::NodeDetail
-            | Screen::UpgradePlan
-            | Screen::ProvisionWizard
-            | Screen::Action => self.current.as_deref(),
+            Screen::Cluster(_) | Screen::NodeDetail | Screen::ProvisionWizard | Screen::Action => {
+                self.current.as_deref()
+            }
             Screen::Capi => self.current.as_deref(),
             Screen::Fleet | Screen::Clusters => None,
             Screen::Module(_) => super::shell::of_cluster_in_use(self)
@@ -375,20 +361,4 @@ pub fn matches_filter(cluster: &Cluster, filter: &str) -> bool {
     hit(&cluster.name)
         || cluster.talos.as_ref().is_some_and(|t| hit(&t.name))
         || cluster.kube.as_ref().is_some_and(|k| hit(&k.name))
-}
-
-/// Where the state holds the open plan screen of a kind of rollout.
-pub trait PlanSlot: PlanKind {
-    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>>;
-    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>>;
-}
-
-impl PlanSlot for TalosOs {
-    fn slot(state: &AppState) -> Option<&RolloutPlanScreen<Self>> {
-        state.upgrade.as_ref()
-    }
-
-    fn slot_mut(state: &mut AppState) -> &mut Option<RolloutPlanScreen<Self>> {
-        &mut state.upgrade
-    }
 }

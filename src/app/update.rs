@@ -10,6 +10,7 @@ use super::state::{AppState, ConfirmState, InputKind, Overlay};
 use super::update_panes as panes;
 use super::update_provision as provision;
 use super::update_upgrade as upgrade;
+use crate::upgrade::InPlaceUpgrade;
 
 /// What one action did: effects for the loop, and whether anything visible
 /// may have changed (a report that changed nothing on screen says no, so the
@@ -164,7 +165,6 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                     super::update_actions::on_screen(state, other)
                 }
                 None if state.screen == Screen::Clusters => on_list(state, other),
-                None if state.screen == Screen::UpgradePlan => upgrade::on_plan(state, other),
                 None if state.screen == Screen::ProvisionWizard => {
                     provision::on_wizard(state, other)
                 }
@@ -173,9 +173,11 @@ fn update_inner(state: &mut AppState, action: Action) -> Vec<Effect> {
                 }
                 None if state.screen == Screen::Capi => super::update_capi::on_key(state, other),
                 None => match other {
-                    Action::OpenUpgrade(target) => upgrade::open_upgrade(state, target),
+                    Action::OpenUpgrade(target) => {
+                        upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target)
+                    }
                     Action::OpenKubernetesUpgrade(target) => {
-                        super::update_plan::open_kube_upgrade(state, target)
+                        upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
                     }
                     Action::Provision(super::provision::ProvisionKey::Open) => {
                         provision::open_wizard(state)
@@ -265,7 +267,6 @@ fn on_event(state: &mut AppState, event: AppEvent) -> Vec<Effect> {
             return super::update_progress::on_event(state, kind, event);
         }
         AppEvent::Journal(summary) => super::update_progress::on_journal(state, *summary),
-        AppEvent::Releases(cluster, learned) => upgrade::on_releases(state, cluster, *learned),
         AppEvent::Tick(unix) => state.wall_clock = Some(unix),
         AppEvent::Provision(update) => provision::on_update(state, *update),
         AppEvent::Screen(news) => return super::shell::on_news(state, &news).1,
@@ -380,10 +381,6 @@ fn on_input(state: &mut AppState, action: Action) -> Vec<Effect> {
             return match line.kind {
                 InputKind::Filter => Vec::new(),
                 InputKind::Command => run_command(state, &line.text),
-                InputKind::Image => {
-                    upgrade::set_image(state, &line.text);
-                    Vec::new()
-                }
                 InputKind::Acknowledge => {
                     super::plan_keys::acknowledge(state, &line.text);
                     Vec::new()
@@ -463,9 +460,11 @@ fn run_command(state: &mut AppState, text: &str) -> Vec<Effect> {
             state.screen = Screen::Clusters;
             Vec::new()
         }
-        Ok(Some(Command::Upgrade(target))) => upgrade::open_upgrade(state, target),
+        Ok(Some(Command::Upgrade(target))) => {
+            upgrade::open_plan(state, InPlaceUpgrade::TalosOs, target)
+        }
         Ok(Some(Command::UpgradeKubernetes(target))) => {
-            super::update_plan::open_kube_upgrade(state, target)
+            upgrade::open_plan(state, InPlaceUpgrade::Kubernetes, target)
         }
         Ok(Some(Command::Provision)) => provision::open_wizard(state),
         Ok(Some(Command::Provisions)) => {

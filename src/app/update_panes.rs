@@ -187,8 +187,8 @@ fn fold(state: &mut AppState, event: FleetEvent) -> bool {
     }
     let on_screen = match state.screen {
         Screen::Fleet => true,
-        // The plan re-evaluates its guards apart (update_upgrade).
-        Screen::Clusters | Screen::UpgradePlan | Screen::ProvisionWizard | Screen::Action => false,
+        // The provision wizard re-evaluates its guards apart (update_upgrade).
+        Screen::Clusters | Screen::ProvisionWizard | Screen::Action => false,
         // A screen module hears of the change on its own (`screens::on_fleet_change`).
         Screen::Module(_) => false,
         Screen::Capi => false,

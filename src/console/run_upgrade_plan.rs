@@ -1,6 +1,6 @@
 //! What the Talos and Kubernetes upgrades read off the event loop: the Talos releases of each
 //! discovered cluster, learned as `taloscope upgrade` learns them (its mirrors, the registry,
-//! the built-in table when none answers), each sent back as `AppEvent::Releases`; the
+//! the built-in table when none answers), each sent to the Talos plan screen as its news; the
 //! removed-API count of a Kubernetes plan (its screen's task and news); the journals of
 //! rollouts that did not end.
 use std::path::Path;
@@ -15,7 +15,7 @@ use crate::rollout::RolloutJournal;
 use crate::upgrade::kubernetes::{KubernetesUpgradePlan, check_removed_flags, count_removed_apis};
 use crate::upgrade::launch::connect;
 use crate::upgrade::{ReleaseLookup, RunOptions};
-use crate::views::kube_plan::{self, RemovedApisCounted};
+use crate::views::upgrade_plan::{KUBE_PLAN, ReleasesLearned, RemovedApisCounted, TALOS_PLAN};
 
 /// Learns the releases of every discovered cluster in a task of its own (the listing is cached
 /// in `state_dir`, so the clusters after the first usually read the cache).
@@ -23,10 +23,11 @@ pub(super) fn learn_releases(state: &AppState, state_dir: &Path, app_tx: &mpsc::
     let config = &state.provision.config;
     for cluster in &state.clusters {
         let lookup = ReleaseLookup::for_cluster(config, Some(&cluster.name), state_dir, false);
-        let (name, app) = (cluster.name.clone(), app_tx.clone());
+        let (cluster, app) = (cluster.name.clone(), app_tx.clone());
         tokio::spawn(async move {
             let learned = lookup.learn().await;
-            let _ = app.send(AppEvent::Releases(name, Box::new(learned))).await;
+            let news = ScreenNews::new(TALOS_PLAN, ReleasesLearned { cluster, learned });
+            let _ = app.send(AppEvent::Screen(news)).await;
         });
     }
 }
@@ -82,7 +83,7 @@ pub(super) fn count_removed(
             result,
             flags,
         };
-        let news = ScreenNews::new(kube_plan::NAME, counted);
+        let news = ScreenNews::new(KUBE_PLAN, counted);
         let _ = app.send(AppEvent::Screen(news)).await;
     });
 }

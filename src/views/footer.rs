@@ -66,7 +66,6 @@ fn prompt(kind: InputKind) -> &'static str {
     match kind {
         InputKind::Command => ":",
         InputKind::Filter => "/",
-        InputKind::Image => "image> ",
         InputKind::Acknowledge => "acknowledge> ",
         InputKind::NamePattern => "names> ",
         InputKind::Screen(prompt) => prompt,

@@ -30,7 +30,6 @@ pub mod footer;
 pub mod header;
 pub mod health;
 pub mod help;
-pub mod kube_plan;
 pub mod logs;
 pub mod message_line;
 pub mod messages;
@@ -44,6 +43,7 @@ pub mod provision;
 pub mod resources;
 pub mod table;
 pub mod too_small;
+pub mod upgrade_plan;
 pub mod versions;
 
 /// Every screen module of the console, for `AppState::with_screens`.
@@ -56,9 +56,10 @@ pub fn screens() -> Screens {
         Box::new(config::ConfigScreen::default()),
         Box::new(create::CreateScreen::default()),
         Box::new(health::Checklist::default()),
-        Box::new(kube_plan::KubePlanModule::default()),
+        Box::new(upgrade_plan::KubePlanModule::default()),
         Box::new(logs::LogsScreen::default()),
         Box::new(resources::ResourcesScreen::default()),
+        Box::new(upgrade_plan::TalosPlanModule::default()),
     ])
 }
 
@@ -109,11 +110,6 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
         Screen::Fleet => (&fleet::FleetView::new(state, look)).render(body, buf),
         Screen::Cluster(pane) => (&cluster::ClusterView::new(state, look, pane)).render(body, buf),
         Screen::NodeDetail => (&node_detail::NodeDetail::new(state, look)).render(body, buf),
-        Screen::UpgradePlan => {
-            let view =
-                plan::upgrade::UpgradePlanView::new(state.upgrade.as_ref(), state.readonly, look);
-            (&view).render(body, buf)
-        }
         Screen::ProvisionWizard => {
             (&provision::ProvisionWizardView::new(state, look)).render(body, buf)
         }

@@ -130,7 +130,6 @@ fn an_owned_clusters_upgrade_key_opens_the_capi_way_plan_and_asks_for_it_to_be_r
     let mut state = owned_console();
     let effects = press(&mut state, 'u');
     assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
-    assert!(state.upgrade.is_none(), "no in-place plan");
     let plan = holder(&state);
     let request = &plan.plan.request;
     assert_eq!(request.product, CapiProduct::TalosOs);
@@ -154,7 +153,7 @@ fn an_owned_clusters_upgrade_key_opens_the_capi_way_plan_and_asks_for_it_to_be_r
 fn an_unowned_cluster_keeps_the_in_place_plan() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     let effects = press(&mut state, 'u');
-    assert_eq!(state.screen, Screen::UpgradePlan);
+    assert_eq!(state.screen, Screen::Module("upgrade-plan"));
     assert!(screen(&state).plan.is_none());
     assert!(
         !effects.iter().any(|e| matches!(e, Effect::Screen(_))),

@@ -4,13 +4,13 @@
 //! operation runner (its progress screen follows the phases). Pure.
 use super::keys::CapiUpgradeKey;
 use super::{CapiPlanRead, CapiPlanRequest, CapiUpgradeScreen, CapiWay, NAME};
-use crate::app::action::{Effect, not_run};
+use crate::app::action::Effect;
 use crate::app::actions::ActionRun;
 use crate::app::binding::Move;
 use crate::app::message::Message;
-use crate::app::plan_keys::{GateKey, gate_step, refused_approval, reread_guards};
+use crate::app::plan_keys::{approved_step, explain_step, gate_step, list_move, reread_guards};
 use crate::app::plan_screen::{PlanHolder, PlanKind};
-use crate::app::screens::{Ask, Opening, ScreenTask, Shared, Step};
+use crate::app::screens::{Opening, ScreenTask, Shared, Step};
 use crate::approval::ApprovedAction;
 use crate::upgrade::TalosOs;
 use crate::upgrade::capi::{CapiProduct, CapiUpgradePlan, PhaseObject, product_name};
@@ -121,42 +121,30 @@ impl CapiUpgradeScreen {
 
     /// A move key: through the phases, or the guards when they are focused.
     pub(super) fn moved(&mut self, to: Move, shared: &Shared) -> Step {
-        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
         let Some(plan) = self.plan.as_mut() else {
             return Step::default();
         };
-        if self.on_guards {
-            return gate_step(plan, GateKey::Move(to), page, shared.readonly);
-        }
-        let phases = match plan.plan.plan() {
-            Some(Ok(plan)) => plan.phases.len(),
-            _ => 0,
-        };
-        if let Some(last) = phases.checked_sub(1) {
-            self.phase = to.from(self.phase, last, page);
-        }
+        let phases = plan.plan.plan().and_then(|p| p.as_ref().ok());
+        let phases = phases.map_or(0, |p| p.phases.len());
+        let moved = list_move(plan, self.on_guards, to, (self.phase, phases), shared);
+        self.phase = moved.unwrap_or(self.phase);
         Step::default()
     }
 
     pub(super) fn on_intent(&mut self, key: CapiUpgradeKey, shared: &Shared) -> Step {
-        let page = usize::from(shared.size.1.saturating_sub(8)).max(1);
+        let page = shared.page();
         let Some(plan) = self.plan.as_mut() else {
             return Step::close();
         };
         match key {
             CapiUpgradeKey::Focus => self.on_guards = !self.on_guards,
-            CapiUpgradeKey::Explain if self.on_guards => {
-                return gate_step(plan, GateKey::Explain, page, shared.readonly);
-            }
             CapiUpgradeKey::Explain => {
                 let explained = match plan.plan.plan() {
                     Some(Ok(read)) => explain_phase(read, self.phase),
                     Some(Err(e)) => Some(("no plan".to_string(), e.clone())),
                     None => None,
                 };
-                if let Some((title, text)) = explained {
-                    return Step::ask(Ask::Explain { title, text });
-                }
+                return explain_step(plan, self.on_guards, explained, shared);
             }
             CapiUpgradeKey::Gate(key) => return gate_step(plan, key, page, shared.readonly),
             CapiUpgradeKey::Reread => {
@@ -174,25 +162,15 @@ impl CapiUpgradeScreen {
 
     /// The dispatcher approved the plan on screen: it runs on the one operation runner when it
     /// still is that plan and no guard blocks now (read again over the latest status); the
-    /// screen closes for the progress. `None` without a plan.
+    /// screen closes for the progress.
     pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
-        let plan = self.plan.as_mut()?;
-        reread_guards(plan, shared);
-        if let Some(refused) = refused_approval(Some(&*plan), approved) {
-            return Some(refused);
+        let step = approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
+            let run = plan.plan.plan()?.clone().ok()?;
+            Some(ActionRun::CapiUpgrade(Box::new(run)))
+        })?;
+        if step.close {
+            self.plan = None;
         }
-        let Some(Ok(run)) = plan.plan.plan().cloned() else {
-            return Some(Step::effects(not_run(approved, "there is no plan")));
-        };
-        let acks = plan.guards.acks.clone();
-        self.plan = None;
-        Some(Step {
-            effects: vec![Effect::RunAction {
-                approved: approved.clone(),
-                run: Box::new(ActionRun::CapiUpgrade(Box::new(run))),
-                acks,
-            }],
-            ..Step::close()
-        })
+        Some(step)
     }
 }

@@ -2,9 +2,8 @@
 //! subjects as a table, and the guards and last line every plan draws, `views::plan_parts`),
 //! and the typed confirmation the dispatcher asks for. One file per kind of plan says what the
 //! kind shows; the upgrade rollouts share [`PlanView`], parameterised by [`PlanPane`] (the
-//! Talos plan here, the Kubernetes plan in its screen module, `views::kube_plan`).
+//! Talos and Kubernetes plans in their screen module, `views::upgrade_plan`).
 pub mod confirm;
-pub mod upgrade;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

@@ -2,22 +2,16 @@
 //! image the operator chose, the edits to the node order (replayed whenever the
 //! plan is rebuilt), the target offered only when it is a known release, and
 //! what `?` explains about a node. Pure.
-use super::plan_screen::PlannedRollout;
-use super::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
+use crate::app::plan_screen::PlannedRollout;
+use crate::app::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
-use crate::rollout::{StepPhase, StepProgress};
 use crate::upgrade::plan::talos_targets;
 use crate::upgrade::{
     Direction, Guard, LearnedReleases, PlanStep, RolloutInProgress, StepState, TalosOs, UpgradeApi,
     UpgradeOptions, UpgradePlan, plan_guards,
 };
 use crate::versions::{TalosVersion, Version};
-
-pub use super::plan_screen::{
-    PlanFocus, PlanGuards, explain_guard, guards_refusal, missing_ack, set_guards, verdict_counts,
-    verdict_word,
-};
 
 /// The Talos OS upgrade plan screen.
 pub type PlanScreen = RolloutPlanScreen<TalosOs>;
@@ -171,42 +165,9 @@ impl PlanKind for TalosOs {
         PlannedRollout::Talos(plan)
     }
 
-    /// Every node under the target's label; skipped ones say why.
-    fn placeholder_steps(plan: &UpgradePlan) -> Vec<StepProgress> {
-        let label = format!("upgrade to {}", plan.target);
-        let skipped = |mut p: StepProgress, detail: &str| {
-            p.phase = StepPhase::Skipped;
-            p.detail = detail.to_string();
-            p
-        };
-        plan.steps
-            .iter()
-            .map(|s| {
-                let p = StepProgress::pending(&s.node, &label);
-                match s.state {
-                    StepState::Upgrade => p,
-                    StepState::AlreadyOnTarget => skipped(p, "already on target"),
-                    StepState::LeftOut => skipped(p, "left out"),
-                }
-            })
-            .collect()
-    }
-
     fn explain_step(plan: &UpgradePlan, index: usize) -> Option<(String, String)> {
         let step = plan.steps.get(index)?;
         Some((step.node.clone(), explain_step(plan, index)))
-    }
-}
-
-impl PlannedRollout {
-    /// Its steps as its progress starts with them, before the runner reports.
-    pub fn steps(&self) -> Vec<StepProgress> {
-        match self {
-            PlannedRollout::Talos(plan) => TalosOs::placeholder_steps(plan),
-            PlannedRollout::Kubernetes(plan) => {
-                crate::upgrade::kubernetes::Kubernetes::placeholder_steps(plan)
-            }
-        }
     }
 }
 

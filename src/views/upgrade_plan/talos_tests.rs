@@ -1,22 +1,22 @@
-//! Unit tests of the plan screen and the upgrade on the progress screen: keys to
-//! actions to state, guards re-evaluated on status changes, the typed acknowledgement,
-//! the confirm flow through the dispatcher, read-only refusal, progress events, pause /
-//! resume / cancel, and resuming a journal.
+//! Unit tests of the Talos plan screen and the upgrade on the progress screen: keys to
+//! state, guards re-evaluated on status changes, the releases learned at run time, the typed
+//! acknowledgement and the installer image, the confirm flow through the dispatcher, read-only
+//! refusal, progress events, pause / resume / cancel, and resuming a journal.
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::kubernetes_tests::capi_owner_read;
+use super::talos::PlanScreen;
 use super::*;
-use crate::app::action::AppEvent;
+use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::actions::ActionRun;
 use crate::app::keymap::{self, KeyContext};
 use crate::app::plan_screen::GuardedPlan;
-use crate::app::screen::Pane;
-use crate::app::state::Overlay;
-use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout};
+use crate::app::state::{AppState, Overlay};
+use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rollout, press};
 use crate::app::update::{apply, update};
-use crate::app::upgrade_plan::PlanScreen;
-use crate::approval::{AuditLog, Dispatcher, Gate, Verdict};
+use crate::approval::{AuditLog, Dispatcher, Gate, MutatingAction, Verdict};
 use crate::fleet::{ClusterStatus, FleetEvent};
 use crate::operation::progress::{ProgressEvent, StepState as ProgressStep};
 use crate::upgrade::fixtures;
@@ -32,8 +32,19 @@ fn plan_of(status: ClusterStatus) -> AppState {
     let key = KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE);
     let action = keymap::action_for(&state, &key).expect("u is bound on the cluster screen");
     update(&mut state, action);
-    assert_eq!(state.screen, Screen::UpgradePlan, "{:?}", state.message);
+    assert_eq!(
+        state.screen,
+        Screen::Module(TALOS_PLAN),
+        "{:?}",
+        state.message
+    );
+    assert_eq!(keymap::context(&state), KeyContext::Screen(TALOS_PLAN));
     state
+}
+
+/// Presses the character `c` as the console does: through the keymap, then update.
+fn key(state: &mut AppState, c: char) -> Vec<Effect> {
+    press(state, KeyCode::Char(c))
 }
 
 fn dispatcher(dir: &std::path::Path, readonly: bool) -> Dispatcher {
@@ -41,7 +52,8 @@ fn dispatcher(dir: &std::path::Path, readonly: bool) -> Dispatcher {
 }
 
 fn plan(state: &AppState) -> &PlanScreen {
-    state.upgrade.as_ref().expect("plan open")
+    let module = state.screens.find::<TalosPlanModule>().expect("the module");
+    module.plan.as_ref().expect("plan open")
 }
 
 fn gate(effects: Vec<Effect>) -> MutatingAction {
@@ -96,8 +108,16 @@ fn upgrade_command_takes_a_known_release_and_refuses_others() {
     assert!(p.start_refused().is_some());
 
     let mut state = state_with(fixtures::healthy());
-    open_upgrade(&mut state, Some("v9.9.9".into()));
-    assert!(state.upgrade.is_none());
+    update(&mut state, Action::OpenUpgrade(Some("v9.9.9".into())));
+    assert_eq!(state.screen, Screen::Cluster(Pane::Nodes));
+    assert!(
+        state
+            .screens
+            .find::<TalosPlanModule>()
+            .unwrap()
+            .plan
+            .is_none()
+    );
     assert!(state.message.unwrap().text.contains("not a known release"));
 }
 
@@ -117,7 +137,7 @@ fn start_is_refused_while_a_guard_fails() {
         GuardVerdict::Fail,
         "worst first"
     );
-    let effects = update(&mut state, Action::StartPlan);
+    let effects = key(&mut state, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"
@@ -158,12 +178,12 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
         "{:?}",
         plan(&state).guards
     );
-    let effects = update(&mut state, Action::StartPlan);
+    let effects = key(&mut state, 's');
     assert!(
         matches!(effects.as_slice(), [Effect::Refuse { .. }]),
         "audited: {effects:?}"
     );
-    update(&mut state, Action::Acknowledge);
+    key(&mut state, 'a');
     assert_eq!(keymap::context(&state), KeyContext::TextField);
     for c in "the API will be down".chars() {
         update(&mut state, Action::Insert(c));
@@ -173,11 +193,11 @@ fn a_single_control_plane_needs_the_typed_acknowledgement() {
         plan(&state).missing_ack().is_some(),
         "a wrong text is no ack"
     );
-    update(&mut state, Action::Acknowledge);
+    key(&mut state, 'a');
     update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
     update(&mut state, Action::Submit);
     assert_eq!(plan(&state).missing_ack(), None);
-    let action = gate(update(&mut state, Action::StartPlan));
+    let action = gate(key(&mut state, 's'));
     assert_eq!(action.cluster(), "single");
 }
 
@@ -186,12 +206,12 @@ fn the_acknowledged_message_does_not_outlive_the_rollout() {
     let dir = tempfile::tempdir().unwrap();
     let d = dispatcher(dir.path(), false);
     let mut state = plan_of(fixtures::single_cp());
-    update(&mut state, Action::Acknowledge);
+    key(&mut state, 'a');
     update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
     update(&mut state, Action::Submit);
     let said = |s: &AppState| s.message.as_ref().map(|m| m.text.clone());
     assert_eq!(said(&state).as_deref(), Some("acknowledged; s starts"));
-    let action = gate(update(&mut state, Action::StartPlan));
+    let action = gate(key(&mut state, 's'));
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("not read-only: expected a confirmation");
     };
@@ -223,9 +243,9 @@ fn confirm_flow_starts_the_plan_on_screen() {
     let dir = tempfile::tempdir().unwrap();
     let d = dispatcher(dir.path(), false);
     let mut state = plan_of(fixtures::healthy());
-    update(&mut state, Action::MoveDown);
-    update(&mut state, Action::ToggleStep); // leave cp-3 out
-    let action = gate(update(&mut state, Action::StartPlan));
+    press(&mut state, KeyCode::Down);
+    key(&mut state, 'x'); // leave cp-3 out
+    let action = gate(key(&mut state, 's'));
     let Gate::Confirm(pending) = d.request(action) else {
         panic!("not read-only: expected a confirmation");
     };
@@ -273,7 +293,7 @@ fn confirm_flow_starts_the_plan_on_screen() {
 fn cancel_is_the_default_and_readonly_refuses() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = plan_of(fixtures::healthy());
-    let action = gate(update(&mut state, Action::StartPlan));
+    let action = gate(key(&mut state, 's'));
     let Gate::Refused(msg) = dispatcher(dir.path(), true).request(action.clone()) else {
         panic!("read-only must refuse");
     };
@@ -302,9 +322,10 @@ fn cancel_is_the_default_and_readonly_refuses() {
 fn approval_after_the_plan_closed_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = plan_of(fixtures::healthy());
-    let action = gate(update(&mut state, Action::StartPlan));
+    let action = gate(key(&mut state, 's'));
     let approved = approved_on_healthy(dir.path(), action);
-    update(&mut state, Action::Back);
+    press(&mut state, KeyCode::Esc);
+    assert_eq!(state.screen, Screen::Cluster(Pane::Nodes));
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
         matches!(effects.as_slice(), [Effect::NotRun { .. }]),
@@ -315,29 +336,29 @@ fn approval_after_the_plan_closed_does_not_run() {
 #[test]
 fn edits_survive_a_new_target_and_explain_says_why() {
     let mut state = plan_of(fixtures::healthy());
-    update(&mut state, Action::MoveStepDown); // cp-2 after cp-3
+    key(&mut state, 'J'); // cp-2 after cp-3
     let order =
         |s: &AppState| -> Vec<String> { plan(s).steps().iter().map(|s| s.node.clone()).collect() };
     assert_eq!(order(&state)[..3], ["cp-3", "cp-2", "cp-1"]);
-    update(&mut state, Action::NextTarget);
+    key(&mut state, 't');
     assert_eq!(order(&state)[..3], ["cp-3", "cp-2", "cp-1"], "replayed");
-    update(&mut state, Action::MoveDown); // cp-1, the leader
-    update(&mut state, Action::MoveStepDown);
+    press(&mut state, KeyCode::Down); // cp-1, the leader
+    key(&mut state, 'J');
     let said = state
         .message
         .as_ref()
         .map(|m| m.text.clone())
         .unwrap_or_default();
     assert!(said.contains("control planes go before workers"), "{said}");
-    update(&mut state, Action::Explain);
+    key(&mut state, '?');
     let Some(Overlay::Explain { title, text, .. }) = &state.overlay else {
         panic!("{:?}", state.overlay);
     };
     assert_eq!(title, "cp-1");
     assert!(text.contains("hands leadership"), "{text}");
-    update(&mut state, Action::Back);
-    update(&mut state, Action::NextPane);
-    update(&mut state, Action::Explain);
+    press(&mut state, KeyCode::Esc);
+    press(&mut state, KeyCode::Tab);
+    key(&mut state, '?');
     let Some(Overlay::Explain { text, .. }) = &state.overlay else {
         panic!()
     };
@@ -348,7 +369,7 @@ fn edits_survive_a_new_target_and_explain_says_why() {
 fn rollout_state() -> AppState {
     let dir = tempfile::tempdir().unwrap();
     let mut state = plan_of(fixtures::healthy());
-    let action = gate(update(&mut state, Action::StartPlan));
+    let action = gate(key(&mut state, 's'));
     let approved = approved_on_healthy(dir.path(), action);
     let effects = update(&mut state, Action::Approved(approved));
     assert!(
@@ -538,4 +559,125 @@ fn quitting_while_a_rollout_runs_asks_first() {
         update(&mut ended, Action::Quit).as_slice(),
         [Effect::Quit]
     ));
+}
+
+#[test]
+fn a_capi_owned_clusters_talos_plan_is_refused_naming_the_capi_way() {
+    let mut state = plan_of(fixtures::healthy());
+    assert_eq!(plan(&state).start_refused(), None, "not owned yet");
+    // The management clusters are read after the plan opened: it is re-evaluated.
+    update(&mut state, capi_owner_read("healthy"));
+    let guard = plan(&state)
+        .guards
+        .shown
+        .iter()
+        .find(|g| g.id == GuardId::CapiOwned)
+        .cloned()
+        .expect("the CAPI guard");
+    assert_eq!(guard.verdict, GuardVerdict::Fail);
+    let reason = &guard.reason;
+    assert!(
+        reason.contains("owned by Cluster API (mgmt/clusters/workload)"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("infrastructure machine template"),
+        "{reason}"
+    );
+    assert!(plan(&state).start_refused().is_some());
+}
+
+/// The releases a registry lists for `healthy`: the built-in table and one newer patch.
+fn learned_with(tag: &str) -> Action {
+    let learned = crate::upgrade::LearnedReleases {
+        releases: crate::versions::TalosReleases::from_tags(&[tag], false),
+        origin: crate::upgrade::ReleasesOrigin::Registry {
+            registry: "127.0.0.1:5000".into(),
+            repository: "siderolabs/installer".into(),
+            age_seconds: 0,
+        },
+    };
+    let cluster = "healthy".to_string();
+    let news = ScreenNews::new(TALOS_PLAN, ReleasesLearned { cluster, learned });
+    Action::Event(AppEvent::Screen(news))
+}
+
+#[test]
+fn learned_releases_move_a_plan_on_its_default_target_and_open_the_next_one_on_theirs() {
+    let mut state = plan_of(fixtures::healthy());
+    assert_eq!(plan(&state).target.to_string(), "v1.11.6");
+    let outcome = apply(&mut state, learned_with("v1.11.9"));
+    assert!(outcome.redraw, "the plan on screen changed");
+    assert_eq!(
+        plan(&state).target.to_string(),
+        "v1.11.9",
+        "the new default"
+    );
+    assert!(plan(&state).plan.is_ok(), "{:?}", plan(&state).plan);
+    // A target the operator chose stays chosen.
+    key(&mut state, 't');
+    let chosen = plan(&state).target.clone();
+    update(&mut state, learned_with("v1.11.10"));
+    assert_eq!(plan(&state).target, chosen);
+    // Closed and opened again: on the learned releases' default.
+    press(&mut state, KeyCode::Esc);
+    key(&mut state, 'u');
+    assert_eq!(plan(&state).target.to_string(), "v1.11.10");
+}
+
+#[test]
+fn the_installer_image_is_typed_and_a_bad_one_is_refused() {
+    fn field(s: &mut AppState) -> &mut String {
+        &mut s.input.as_mut().expect("the field").text
+    }
+    let mut state = plan_of(fixtures::healthy());
+    key(&mut state, 'i');
+    assert_eq!(keymap::context(&state), KeyContext::TextField);
+    assert_eq!(field(&mut state), "ghcr.io/siderolabs/installer:v1.11.6");
+    *field(&mut state) = "factory.talos.dev/installer/abc:v1.11.6".into();
+    update(&mut state, Action::Submit);
+    let image = |s: &AppState| plan(s).plan.as_ref().map(|p| p.image.clone()).unwrap();
+    assert_eq!(image(&state), "factory.talos.dev/installer/abc:v1.11.6");
+    assert!(plan(&state).image.is_some());
+    key(&mut state, 'i');
+    *field(&mut state) = "not an image".into();
+    update(&mut state, Action::Submit);
+    let said = state.message.as_ref().unwrap();
+    assert_eq!(said.level, crate::app::message::Level::Error);
+    assert!(plan(&state).image.is_none(), "dropped for the default");
+    assert_eq!(image(&state), "ghcr.io/siderolabs/installer:v1.11.6");
+}
+
+#[test]
+fn the_acknowledgement_typed_after_the_image_field_was_left_is_an_acknowledgement() {
+    let mut state = plan_of(fixtures::single_cp());
+    key(&mut state, 'i');
+    press(&mut state, KeyCode::Esc);
+    key(&mut state, 'a');
+    update(&mut state, Action::Paste(SINGLE_CONTROL_PLANE_ACK.into()));
+    update(&mut state, Action::Submit);
+    assert_eq!(plan(&state).missing_ack(), None);
+    assert!(plan(&state).image.is_none());
+}
+
+#[test]
+fn the_options_make_the_plan_again() {
+    let mut state = plan_of(fixtures::healthy());
+    let parallel = |s: &AppState| plan(s).options.max_parallel;
+    let before = parallel(&state);
+    key(&mut state, '+');
+    assert_eq!(parallel(&state), before + 1);
+    key(&mut state, '-');
+    key(&mut state, '-');
+    key(&mut state, '-');
+    assert_eq!(parallel(&state), 1, "never below one");
+    key(&mut state, 'S');
+    assert!(plan(&state).options.stage);
+    key(&mut state, 'P');
+    assert!(
+        !plan(&state).options.preserve,
+        "no node below Talos 1.8 here"
+    );
+    let said = state.message.as_ref().unwrap();
+    assert!(said.text.contains("preserve only matters"), "{}", said.text);
 }

@@ -3,10 +3,10 @@
 //! news), its acknowledgement and the single control plane's, Start through the
 //! dispatcher (read-only refuses), and the progress pane resuming a Kubernetes
 //! journal.
-use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::kubernetes::{CHECKING, KubePlanScreen};
 use super::*;
 use crate::app::action::{Action, AppEvent, Effect};
 use crate::app::keymap::{self, KeyContext};
@@ -18,9 +18,7 @@ use crate::app::test_fixtures::{approved_on_healthy, cluster_screen, healthy_rol
 use crate::app::update::update;
 use crate::approval::MutatingAction;
 use crate::approval::{AuditLog, Dispatcher, Gate};
-use crate::capi::{CapiOwner, CapiView};
 use crate::fleet::ClusterStatus;
-use crate::fleet::FleetEvent;
 use crate::kube::removed_apis::RemovedApiCount;
 use crate::rollout::RolloutKind;
 use crate::rollout::StepProgress;
@@ -69,7 +67,7 @@ fn with_static_pods(mut status: ClusterStatus) -> ClusterStatus {
 /// The plan the removed-API count is asked for in `effects`, if it is.
 fn count_asked(effects: &[Effect]) -> Option<KubernetesUpgradePlan> {
     match effects {
-        [Effect::Screen(task)] if task.screen == NAME => task.get().cloned(),
+        [Effect::Screen(task)] if task.screen == KUBE_PLAN => task.get().cloned(),
         _ => None,
     }
 }
@@ -79,8 +77,13 @@ fn open(state: &mut AppState) -> KubernetesUpgradePlan {
     let key = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
     let action = keymap::action_for(state, &key).expect("U is bound on the cluster panes");
     let effects = update(state, action);
-    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
-    assert_eq!(keymap::context(state), KeyContext::Screen(NAME));
+    assert_eq!(
+        state.screen,
+        Screen::Module(KUBE_PLAN),
+        "{:?}",
+        state.message
+    );
+    assert_eq!(keymap::context(state), KeyContext::Screen(KUBE_PLAN));
     count_asked(&effects)
         .unwrap_or_else(|| panic!("expected the removed-API count asked for, got {effects:?}"))
 }
@@ -93,7 +96,7 @@ fn counted(plan: &KubernetesUpgradePlan, counts: Vec<RemovedApiCount>) -> Action
         result: Ok(counts),
         flags: Ok(Vec::new()),
     };
-    Action::Event(AppEvent::Screen(ScreenNews::new(NAME, news)))
+    Action::Event(AppEvent::Screen(ScreenNews::new(KUBE_PLAN, news)))
 }
 
 /// Presses `c` as the console does: through the keymap, then update.
@@ -142,7 +145,7 @@ fn u_opens_the_plan_and_the_removed_api_guard_checks_until_the_count_arrives() {
         "upstream order"
     );
     let removed = guard(&state, GuardId::RemovedApis);
-    assert_eq!(removed.reason, crate::app::kube_plan::CHECKING);
+    assert_eq!(removed.reason, CHECKING);
     assert!(screen(&state).start_refused().is_some(), "no count yet");
 
     update(&mut state, counted(&plan, vec![]));
@@ -333,7 +336,12 @@ fn big_u_on_the_fleet_plans_the_selected_clusters_kubernetes_upgrade() {
     let big_u = KeyEvent::new(KeyCode::Char('U'), KeyModifiers::SHIFT);
     let action = keymap::action_for(&state, &big_u).expect("U is bound on the fleet");
     update(&mut state, action);
-    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
+    assert_eq!(
+        state.screen,
+        Screen::Module(KUBE_PLAN),
+        "{:?}",
+        state.message
+    );
     assert_eq!(state.current.as_deref(), Some(on_112().name.as_str()));
 }
 
@@ -342,19 +350,13 @@ fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
     let mut state = cluster_screen(fixtures::healthy(), Pane::Nodes);
     open(&mut state);
     // The management clusters are read after the plan opened: it is re-evaluated.
-    let mut view = CapiView::default();
-    let owner = CapiOwner {
-        management: "mgmt".into(),
-        namespace: "clusters".into(),
-        name: "workload".into(),
-    };
-    view.owners.insert("healthy".into(), owner);
-    let event = FleetEvent::Capi {
-        view: Box::new(view),
-        at: Instant::now(),
-    };
-    update(&mut state, Action::Event(AppEvent::Fleet(event)));
-    assert_eq!(state.screen, Screen::Module(NAME), "{:?}", state.message);
+    update(&mut state, capi_owner_read("healthy"));
+    assert_eq!(
+        state.screen,
+        Screen::Module(KUBE_PLAN),
+        "{:?}",
+        state.message
+    );
     let guard = guard(&state, GuardId::CapiOwned);
     assert!(
         guard.reason.contains("TalosControlPlane.spec.version"),
@@ -362,4 +364,20 @@ fn a_capi_owned_clusters_kubernetes_plan_is_refused_naming_the_capi_way() {
         guard.reason
     );
     assert!(screen(&state).start_refused().is_some());
+}
+
+/// The management clusters read: `cluster` owned by `mgmt`'s `clusters/workload`.
+pub(super) fn capi_owner_read(cluster: &str) -> Action {
+    let mut view = crate::capi::CapiView::default();
+    let owner = crate::capi::CapiOwner {
+        management: "mgmt".into(),
+        namespace: "clusters".into(),
+        name: "workload".into(),
+    };
+    view.owners.insert(cluster.into(), owner);
+    let event = crate::fleet::FleetEvent::Capi {
+        view: Box::new(view),
+        at: std::time::Instant::now(),
+    };
+    Action::Event(AppEvent::Fleet(event))
 }

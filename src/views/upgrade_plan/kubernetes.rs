@@ -2,15 +2,14 @@
 //! the removed-API count (fetched in the background, "checking" until it
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
-use super::plan_screen::PlannedRollout;
-use super::plan_screen::{GuardedPlan, PlanKind, RolloutPlanScreen, roles_of};
+use crate::app::plan_screen::PlannedRollout;
+use crate::app::plan_screen::{GuardedPlan, PlanKind, RolloutPlanScreen, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
-use crate::rollout::StepProgress;
 use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStep, KubeStepState, Kubernetes, KubernetesUpgradePlan, RemovedItem,
-    initial_steps, kubernetes_plan_guards, offered_kubernetes_targets, target_text,
+    kubernetes_plan_guards, offered_kubernetes_targets, target_text,
 };
 use crate::upgrade::{Guard, GuardId, RolloutInProgress, Verdict};
 use crate::versions::{KubeVersion, Version};
@@ -241,10 +240,6 @@ impl PlanKind for Kubernetes {
 
     fn planned(plan: KubernetesUpgradePlan) -> PlannedRollout {
         PlannedRollout::Kubernetes(plan)
-    }
-
-    fn placeholder_steps(plan: &KubernetesUpgradePlan) -> Vec<StepProgress> {
-        initial_steps(plan)
     }
 
     fn explain_step(plan: &KubernetesUpgradePlan, index: usize) -> Option<(String, String)> {

@@ -4,15 +4,12 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
-use super::{PlanPane, PlanView};
+use super::talos::{PlanScreen, api_word};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
-use crate::app::upgrade_plan::{PlanScreen, api_word};
 use crate::tui::Role;
 use crate::upgrade::{StepState, TalosOs, UpgradePlan};
+use crate::views::plan::PlanPane;
 use crate::views::{Look, fit};
-
-/// The Talos OS upgrade plan pane.
-pub type UpgradePlanView<'a> = PlanView<'a, TalosOs>;
 
 static STEP_COLUMNS: &[Column] = &[
     col("NODE", Width::Fill(1)),

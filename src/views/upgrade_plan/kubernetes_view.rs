@@ -2,32 +2,16 @@
 //! target and pre-pull on top with the removed-API count ("checking" until it arrives), the
 //! steps in upstream order (component, node, from -> to), the guards keeping up to half of
 //! what is left.
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
-use super::KubePlanModule;
-use crate::app::kube_plan::KubePlanScreen;
-use crate::app::screens::Shared;
+use super::kubernetes::{CHECKING, KubePlanScreen};
 use crate::app::tables::{Column, TableCell, TableRow, Tone, Width, col, wide};
 use crate::tui::Role;
 use crate::upgrade::kubernetes::{KubeStepState, Kubernetes, KubernetesUpgradePlan};
-use crate::views::plan::{PlanPane, PlanView};
+use crate::views::plan::PlanPane;
 use crate::views::plan_parts::guards_keep_half;
 use crate::views::{Look, fit};
-
-/// The plan on screen, drawn as every rollout plan is.
-pub(super) fn draw(
-    module: &KubePlanModule,
-    area: Rect,
-    buf: &mut Buffer,
-    shared: &Shared,
-    look: &Look,
-) {
-    let view = PlanView::<Kubernetes>::new(module.plan.as_ref(), shared.readonly, look);
-    (&view).render(area, buf);
-}
 
 static STEP_COLUMNS: &[Column] = &[
     col("#", Width::Content),
@@ -108,7 +92,7 @@ impl PlanPane for Kubernetes {
             ),
         ]));
         let (text, role) = match &screen.removed_apis {
-            None => (crate::app::kube_plan::CHECKING.to_string(), Role::Muted),
+            None => (CHECKING.to_string(), Role::Muted),
             Some(Err(e)) => (format!("cannot count: {e}"), Role::Error),
             Some(Ok(counts)) => {
                 let stored: Vec<String> = counts
