@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use taloscope::app::prepared::prepare;
-use taloscope::app::{Action, AppEvent, AppState, PollerRequest, update, usage_request};
+use taloscope::app::{Action, AppEvent, AppState, update, usage_request};
 use taloscope::discovery::{Cluster, Sources, discover};
 use taloscope::fleet::{FleetEvent, PollerCommand, PollerHandle, PollerOptions, spawn_poller};
 use taloscope::views;
@@ -101,7 +101,7 @@ async fn first_frame(
             }
             prepare(&mut app);
             if usage
-                && let Some(PollerRequest::ReadUsage { cluster, nodes }) = usage_request(&mut app)
+                && let Some(PollerCommand::ReadUsage { cluster, nodes }) = usage_request(&mut app)
             {
                 asked = nodes.iter().map(|n| n.name.clone()).collect();
                 poller.send(PollerCommand::ReadUsage { cluster, nodes });

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use talos_common::{fast, scenario, start, within};
-use taloscope::app::{Action, AppEvent, AppState, PollerRequest, update, usage_request};
+use taloscope::app::{Action, AppEvent, AppState, update, usage_request};
 use taloscope::discovery::{Sources, discover};
 use taloscope::fleet::{FleetEvent, PollerCommand, PollerOptions, spawn_poller};
 use taloscope::node_resources::NodeUsage;
@@ -78,7 +78,7 @@ async fn each_visible_node_serves_one_usage_call_per_refresh_and_the_others_none
     );
 
     update(&mut app, Action::OpenSelected);
-    let Some(PollerRequest::ReadUsage { cluster, nodes }) = usage_request(&mut app) else {
+    let Some(PollerCommand::ReadUsage { cluster, nodes }) = usage_request(&mut app) else {
         panic!("the nodes pane asks for the usage of its rows");
     };
     assert_eq!(cluster, CLUSTER);

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use taloscope::app::screen::{Pane, Screen};
 use taloscope::app::state::AppState;
-use taloscope::app::{Action, AppEvent, PollerRequest, drift_request, update};
+use taloscope::app::{Action, AppEvent, PollerCommand, drift_request, update};
 use taloscope::fleet::FleetEvent;
 use taloscope::machine_config::DriftMark;
 use taloscope::operation::progress::{OperationProgress, ProgressEvent};
@@ -107,7 +107,7 @@ fn no_column_without_drift_or_for_a_reader() {
 #[test]
 fn every_node_is_asked_for_once_then_again_when_one_joins_or_a_patch_ends() {
     let mut s = opened();
-    let Some(PollerRequest::ReadConfigDrift { cluster, nodes }) = drift_request(&mut s) else {
+    let Some(PollerCommand::ReadConfigDrift { cluster, nodes }) = drift_request(&mut s) else {
         panic!("no drift read asked for");
     };
     assert_eq!(cluster, "healthy");
@@ -139,7 +139,7 @@ fn every_node_is_asked_for_once_then_again_when_one_joins_or_a_patch_ends() {
         at: Instant::now(),
     };
     update(&mut s, Action::Event(AppEvent::Fleet(event)));
-    let Some(PollerRequest::ReadConfigDrift { nodes, .. }) = drift_request(&mut s) else {
+    let Some(PollerCommand::ReadConfigDrift { nodes, .. }) = drift_request(&mut s) else {
         panic!("not asked again after w-3 joined");
     };
     assert_eq!(nodes.last(), Some(&joined));
@@ -159,7 +159,7 @@ fn every_node_is_asked_for_once_then_again_when_one_joins_or_a_patch_ends() {
     assert!(
         matches!(
             drift_request(&mut s),
-            Some(PollerRequest::ReadConfigDrift { .. })
+            Some(PollerCommand::ReadConfigDrift { .. })
         ),
         "not asked again after the patch"
     );

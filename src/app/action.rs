@@ -134,39 +134,8 @@ pub enum AppEvent {
     Screen(super::screen_io::ScreenNews),
 }
 
-/// What the console asks of the pollers; the loop turns these into the
-/// poller's own commands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PollerRequest {
-    /// The cluster on screen (polled at the refresh interval), or none.
-    Focus(Option<String>),
-    Refresh(String),
-    RefreshAll,
-    /// Services and events of one node for the detail view.
-    WatchNode {
-        cluster: String,
-        node: String,
-    },
-    UnwatchNode,
-    /// Read the CPU, memory and disk use of these nodes of `cluster`, those on screen, every
-    /// refresh (`update_panes::usage_request`).
-    ReadUsage {
-        cluster: String,
-        nodes: Vec<crate::node_resources::NodeIdentity>,
-    },
-    /// Compare the machine configurations of these nodes of `cluster` (all of them) for the
-    /// nodes pane's DRIFT column (`update_panes::drift_request`).
-    ReadConfigDrift {
-        cluster: String,
-        nodes: Vec<crate::machine_config::DriftTarget>,
-    },
-    /// From its next round, poll `cluster` through its context `context` (`:ctx` named one
-    /// of the cluster's alternate contexts).
-    UseContext {
-        cluster: String,
-        context: String,
-    },
-}
+/// What the console asks of the pollers: the poller's own commands, sent by the loop.
+pub use crate::fleet::PollerCommand;
 
 /// Work for the event loop (`console`), which owns the dispatcher and the IO tasks.
 #[derive(Debug, Clone)]
@@ -178,7 +147,7 @@ pub enum Effect {
     Answer(PendingConfirmation, Answer),
     /// Run discovery again off the render path.
     ReloadDiscovery,
-    Poller(PollerRequest),
+    Poller(PollerCommand),
     /// An approved action that does not run after all (no runner for it, or
     /// the plan changed): audit why and say so.
     NotRun {

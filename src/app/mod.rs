@@ -42,7 +42,7 @@ pub mod queries;
 mod update_capi;
 pub mod update_progress;
 
-pub use action::{Action, AppEvent, Effect, PollerRequest};
+pub use action::{Action, AppEvent, Effect, PollerCommand};
 pub use state::AppState;
 pub use update::{Outcome, apply, update};
 pub use update_panes::{drift_request, usage_request};

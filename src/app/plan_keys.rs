@@ -4,7 +4,7 @@
 //! screens share (moves through the guards, `?`, refresh, help, the command line). Each kind
 //! gives its plan through [`GuardedPlan`]; a screen module holding a plan takes the same gate
 //! as a [`Step`] ([`gate_step`], [`ack_step`], [`refused_approval`]). Pure.
-use super::action::{Action, Effect, PollerRequest, not_run};
+use super::action::{Action, Effect, PollerCommand, not_run};
 use super::binding::Move;
 use super::message::Message;
 use super::plan_screen::{GuardReading, GuardSource, GuardedPlan, PlanFocus, explain_guard};
@@ -252,7 +252,7 @@ pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly
             let cluster = plan.cluster().to_string();
             Step {
                 message: Some(Message::info(format!("refreshing {cluster}"))),
-                ..Step::effects(vec![Effect::Poller(PollerRequest::Refresh(cluster))])
+                ..Step::effects(vec![Effect::Poller(PollerCommand::Refresh(cluster))])
             }
         }
     }

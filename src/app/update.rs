@@ -2,7 +2,7 @@
 //! [`Effect`]s for the event loop, and whether the screen may have changed.
 //! No IO happens here, so every rule is a plain unit test. The fleet, cluster
 //! and node screens are in `update_panes`.
-use super::action::{Action, AppEvent, Effect, PollerRequest};
+use super::action::{Action, AppEvent, Effect, PollerCommand};
 use super::command::{self, Command};
 use super::message::Message;
 use super::screen::Screen;
@@ -319,7 +319,7 @@ fn use_cluster_or_context(state: &mut AppState, name: &str) -> (Message, Vec<Eff
         && chosen != state.clusters[i]
     {
         state.clusters[i] = chosen;
-        effects.push(Effect::Poller(PollerRequest::UseContext {
+        effects.push(Effect::Poller(PollerCommand::UseContext {
             cluster: cluster.clone(),
             context: name.to_string(),
         }));

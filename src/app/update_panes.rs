@@ -4,7 +4,7 @@
 //! from what is on screen.
 use std::time::Instant;
 
-use super::action::{Action, Effect, PollerRequest};
+use super::action::{Action, Effect, PollerCommand};
 use super::message::Message;
 use super::screen::{Pane, Screen, TableKind};
 use super::state::{AppState, InputKind, MAX_HELD_EVENTS, Overlay};
@@ -36,18 +36,18 @@ impl Watching {
     }
 
     /// The requests that take the pollers from `self` to `after`.
-    pub fn transitions(&self, after: &Watching) -> Vec<PollerRequest> {
+    pub fn transitions(&self, after: &Watching) -> Vec<PollerCommand> {
         let mut out = Vec::new();
         if self.focus != after.focus {
-            out.push(PollerRequest::Focus(after.focus.clone()));
+            out.push(PollerCommand::Focus(after.focus.clone()));
         }
         if self.node != after.node {
             out.push(match &after.node {
-                Some((cluster, node)) => PollerRequest::WatchNode {
+                Some((cluster, node)) => PollerCommand::WatchNode {
                     cluster: cluster.clone(),
                     node: node.clone(),
                 },
-                None => PollerRequest::UnwatchNode,
+                None => PollerCommand::UnwatchNode,
             });
         }
         out
@@ -58,7 +58,7 @@ impl Watching {
 /// screen (a terminal's height of them, from the first row the pane shows as it scrolls to
 /// keep the selection in view), in the cluster on screen. Asked again only when they change
 /// (`Tables::usage_asked`); leaving the cluster stops the reads with its focus.
-pub fn usage_request(state: &mut AppState) -> Option<PollerRequest> {
+pub fn usage_request(state: &mut AppState) -> Option<PollerCommand> {
     let shown = match (state.screen, state.cluster_on_screen()) {
         (Screen::Cluster(_) | Screen::NodeDetail, Some(cluster)) => {
             Some((cluster.to_string(), usage_window(state)))
@@ -71,14 +71,14 @@ pub fn usage_request(state: &mut AppState) -> Option<PollerRequest> {
     }
     state.tables.usage_asked = shown.clone();
     let (cluster, nodes) = shown?;
-    Some(PollerRequest::ReadUsage { cluster, nodes })
+    Some(PollerCommand::ReadUsage { cluster, nodes })
 }
 
 /// The nodes whose machine configurations the DRIFT column compares: every node of the cluster
 /// on screen with a known role, asked once its first round has listed them and again when that
 /// list changes or a configuration change ends (`update_progress` forgets the cluster's); the
 /// poller reads them again slowly on its own.
-pub fn drift_request(state: &mut AppState) -> Option<PollerRequest> {
+pub fn drift_request(state: &mut AppState) -> Option<PollerCommand> {
     let (Screen::Cluster(_) | Screen::NodeDetail) = state.screen else {
         return None;
     };
@@ -97,7 +97,7 @@ pub fn drift_request(state: &mut AppState) -> Option<PollerRequest> {
         return None;
     }
     state.tables.drift_asked.insert(cluster.clone(), addresses);
-    Some(PollerRequest::ReadConfigDrift { cluster, nodes })
+    Some(PollerCommand::ReadConfigDrift { cluster, nodes })
 }
 
 fn usage_window(state: &AppState) -> Vec<crate::node_resources::NodeIdentity> {
@@ -294,11 +294,11 @@ fn refresh(state: &mut AppState) -> Vec<Effect> {
     let request = match state.cluster_on_screen().map(String::from) {
         Some(cluster) => {
             state.message = Some(Message::info(format!("refreshing {cluster}")));
-            PollerRequest::Refresh(cluster)
+            PollerCommand::Refresh(cluster)
         }
         None => {
             state.message = Some(Message::info("refreshing every cluster"));
-            PollerRequest::RefreshAll
+            PollerCommand::RefreshAll
         }
     };
     vec![Effect::Poller(request)]

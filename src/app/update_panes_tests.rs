@@ -45,13 +45,13 @@ fn enter_opens_the_cluster_and_focuses_the_poller() {
     assert_eq!(s.current.as_deref(), Some("alpha"));
     assert!(matches!(
         &effects[..],
-        [Effect::Poller(PollerRequest::Focus(Some(c)))] if c == "alpha"
+        [Effect::Poller(PollerCommand::Focus(Some(c)))] if c == "alpha"
     ));
     let back = update(&mut s, Action::Back);
     assert_eq!(s.screen, Screen::Fleet);
     assert!(matches!(
         &back[..],
-        [Effect::Poller(PollerRequest::Focus(None))]
+        [Effect::Poller(PollerCommand::Focus(None))]
     ));
 }
 
@@ -67,18 +67,18 @@ fn node_detail_watches_the_node_and_h_l_step() {
     assert_eq!(s.screen, Screen::NodeDetail);
     assert!(matches!(
         &effects[..],
-        [Effect::Poller(PollerRequest::WatchNode { node, .. })] if node == "127.10.0.4"
+        [Effect::Poller(PollerCommand::WatchNode { node, .. })] if node == "127.10.0.4"
     ));
     let effects = update(&mut s, Action::NextNode);
     assert!(matches!(
         &effects[..],
-        [Effect::Poller(PollerRequest::WatchNode { node, .. })] if node == "127.10.0.5"
+        [Effect::Poller(PollerCommand::WatchNode { node, .. })] if node == "127.10.0.5"
     ));
     let effects = update(&mut s, Action::Back);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
     assert!(matches!(
         &effects[..],
-        [Effect::Poller(PollerRequest::UnwatchNode)]
+        [Effect::Poller(PollerCommand::UnwatchNode)]
     ));
 }
 
@@ -188,12 +188,12 @@ fn refresh_asks_for_the_cluster_on_screen_or_all() {
     let mut s = state();
     assert!(matches!(
         &update(&mut s, Action::Refresh)[..],
-        [Effect::Poller(PollerRequest::RefreshAll)]
+        [Effect::Poller(PollerCommand::RefreshAll)]
     ));
     open_alpha(&mut s);
     assert!(matches!(
         &update(&mut s, Action::Refresh)[..],
-        [Effect::Poller(PollerRequest::Refresh(c))] if c == "alpha"
+        [Effect::Poller(PollerCommand::Refresh(c))] if c == "alpha"
     ));
 }
 
@@ -238,7 +238,7 @@ fn pane_commands_work_from_the_fleet() {
     assert_eq!(s.current.as_deref(), Some("alpha"));
     assert!(matches!(
         &effects[..],
-        [Effect::Poller(PollerRequest::Focus(Some(_)))]
+        [Effect::Poller(PollerCommand::Focus(Some(_)))]
     ));
 }
 
@@ -258,9 +258,9 @@ fn usage_event(cluster: &str, node: &str, address: &str, disk: f64) -> Action {
     }))
 }
 
-fn asked(request: Option<PollerRequest>) -> Option<(String, Vec<String>)> {
+fn asked(request: Option<PollerCommand>) -> Option<(String, Vec<String>)> {
     match request? {
-        PollerRequest::ReadUsage { cluster, nodes } => {
+        PollerCommand::ReadUsage { cluster, nodes } => {
             Some((cluster, nodes.into_iter().map(|n| n.name).collect()))
         }
         other => panic!("not a usage read: {other:?}"),

@@ -4,7 +4,7 @@
 //! progress event folds into it, its end asks for what changed to be read again, and its keys
 //! (Esc back while it goes on, `c` cancels after the current step, Space pauses an upgrade
 //! after it and `r` resumes it, or resumes the journal's). Pure.
-use super::action::{Action, Effect, PollerRequest};
+use super::action::{Action, Effect, PollerCommand};
 use super::actions::ActionRun;
 use super::message::Message;
 use super::screen::{Pane, Screen};
@@ -265,7 +265,7 @@ pub fn on_event(state: &mut AppState, kind: OperationKind, event: ProgressEvent)
             vec![Effect::ReloadDiscovery]
         }
         OperationKind::Scale | OperationKind::CapiUpgrade => {
-            vec![Effect::Poller(PollerRequest::RefreshAll)]
+            vec![Effect::Poller(PollerCommand::RefreshAll)]
         }
         // The nodes' configurations are compared again for the DRIFT column.
         OperationKind::ConfigPatch => {

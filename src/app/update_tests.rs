@@ -135,7 +135,7 @@ fn ctx_naming_an_alternate_context_switches_the_cluster_and_its_poller() {
         update(s, Action::Submit)
     };
     let effects = run(&mut s, "ctx lab-reader");
-    let asked: Vec<&PollerRequest> = effects
+    let asked: Vec<&PollerCommand> = effects
         .iter()
         .filter_map(|e| match e {
             Effect::Poller(r) => Some(r),
@@ -143,13 +143,13 @@ fn ctx_naming_an_alternate_context_switches_the_cluster_and_its_poller() {
         })
         .collect();
     assert!(
-        asked.contains(&&PollerRequest::UseContext {
+        asked.contains(&&PollerCommand::UseContext {
             cluster: "lab".into(),
             context: "lab-reader".into()
         }),
         "{effects:?}"
     );
-    assert!(asked.contains(&&PollerRequest::Focus(Some("lab".into()))));
+    assert!(asked.contains(&&PollerCommand::Focus(Some("lab".into()))));
     assert_eq!(s.current.as_deref(), Some("lab"));
     let lab = &s.clusters[0];
     assert_eq!(lab.talos_context(), Some("lab-reader"));
@@ -165,13 +165,13 @@ fn ctx_naming_an_alternate_context_switches_the_cluster_and_its_poller() {
     assert!(
         !again
             .iter()
-            .any(|e| matches!(e, Effect::Poller(PollerRequest::UseContext { .. }))),
+            .any(|e| matches!(e, Effect::Poller(PollerCommand::UseContext { .. }))),
         "{again:?}"
     );
     let back = run(&mut s, "ctx lab");
     assert!(
         back.iter()
-            .any(|e| matches!(e, Effect::Poller(PollerRequest::UseContext { context, .. }) if context == "lab")),
+            .any(|e| matches!(e, Effect::Poller(PollerCommand::UseContext { context, .. }) if context == "lab")),
         "{back:?}"
     );
     assert_eq!(s.clusters[0].talos_context(), Some("lab"));

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crossterm::event::EventStream;
 use tokio::sync::mpsc;
 
-use crate::app::action::{AppEvent, PollerRequest};
+use crate::app::action::AppEvent;
 use crate::app::message::Message;
 use crate::app::screen::{Pane, Screen};
 use crate::app::state::AppState;
@@ -53,27 +53,27 @@ struct LivePollers {
 type SharedPollers = Arc<Mutex<LivePollers>>;
 
 impl LivePollers {
-    fn send(&mut self, request: PollerRequest) {
+    fn send(&mut self, request: PollerCommand) {
         match &request {
-            PollerRequest::Focus(cluster) => self.focus = cluster.clone(),
-            PollerRequest::WatchNode { cluster, node } => {
+            PollerCommand::Focus(cluster) => self.focus = cluster.clone(),
+            PollerCommand::WatchNode { cluster, node } => {
                 self.watch = Some((cluster.clone(), node.clone()))
             }
-            PollerRequest::UnwatchNode => self.watch = None,
-            PollerRequest::ReadUsage { cluster, nodes } => {
+            PollerCommand::UnwatchNode => self.watch = None,
+            PollerCommand::ReadUsage { cluster, nodes } => {
                 self.usage = Some((cluster.clone(), nodes.clone()))
             }
-            PollerRequest::ReadConfigDrift { cluster, nodes } => {
+            PollerCommand::ReadConfigDrift { cluster, nodes } => {
                 self.drift = Some((cluster.clone(), nodes.clone()))
             }
-            PollerRequest::UseContext { cluster, context } => {
+            PollerCommand::UseContext { cluster, context } => {
                 self.contexts.retain(|(c, _)| c != cluster);
                 self.contexts.push((cluster.clone(), context.clone()));
             }
-            PollerRequest::Refresh(_) | PollerRequest::RefreshAll => {}
+            PollerCommand::Refresh(_) | PollerCommand::RefreshAll | PollerCommand::Shutdown => {}
         }
         if let Some(handle) = &self.handle {
-            handle.send(poller_command(request));
+            handle.send(request);
         }
     }
 
@@ -217,24 +217,6 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
             tracing::error!("console failed: {err}");
             eprintln!("taloscope: terminal error: {err}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-/// The poller's command for a request of the app.
-fn poller_command(request: PollerRequest) -> PollerCommand {
-    match request {
-        PollerRequest::Focus(cluster) => PollerCommand::Focus(cluster),
-        PollerRequest::Refresh(cluster) => PollerCommand::Refresh(cluster),
-        PollerRequest::RefreshAll => PollerCommand::RefreshAll,
-        PollerRequest::WatchNode { cluster, node } => PollerCommand::WatchNode { cluster, node },
-        PollerRequest::UnwatchNode => PollerCommand::UnwatchNode,
-        PollerRequest::ReadUsage { cluster, nodes } => PollerCommand::ReadUsage { cluster, nodes },
-        PollerRequest::ReadConfigDrift { cluster, nodes } => {
-            PollerCommand::ReadConfigDrift { cluster, nodes }
-        }
-        PollerRequest::UseContext { cluster, context } => {
-            PollerCommand::UseContext { cluster, context }
         }
     }
 }
@@ -401,11 +383,11 @@ mod tests {
             drift: None,
             contexts: Vec::new(),
         };
-        live.send(PollerRequest::UseContext {
+        live.send(PollerCommand::UseContext {
             cluster: "a".into(),
             context: "ctx-a-reader".into(),
         });
-        live.send(PollerRequest::UseContext {
+        live.send(PollerCommand::UseContext {
             cluster: "b".into(),
             context: "gone".into(),
         });

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::run_upgrade_plan::{count_removed, journal_actions};
-use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
+use crate::app::action::{Action, AppEvent, Effect, PollerCommand};
 use crate::app::keymap;
 use crate::app::message::Message;
 use crate::app::state::AppState;
@@ -56,7 +56,7 @@ impl Exit {
 }
 
 /// Hands a request to the pollers (their handle's `send`); never blocks.
-pub type PollerLink = Box<dyn Fn(PollerRequest) + Send + Sync>;
+pub type PollerLink = Box<dyn Fn(PollerCommand) + Send + Sync>;
 
 /// What the loop needs besides the terminal.
 pub struct Console {

@@ -10,8 +10,8 @@ use tokio::sync::{Semaphore, mpsc, watch as flag};
 use tokio::time::Instant;
 
 use super::PollerOptions;
-use super::usage::{Held, UsageSchedule, read_nodes};
 use super::drift::{DRIFT_REREAD, read_drift};
+use super::usage::{Held, UsageSchedule, read_nodes};
 use super::watch::{NodeWatch, watch_node};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{

@@ -7,7 +7,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::app::action::{Action, AppEvent, Effect, PollerRequest};
+use crate::app::action::{Action, AppEvent, Effect, PollerCommand};
 use crate::app::actions::ActionRun;
 use crate::app::capi_scale::ScaleTarget;
 use crate::app::keymap;
@@ -270,7 +270,7 @@ fn workers_scale_from_the_count_to_the_plan_the_confirmation_and_the_progress() 
     assert!(
         matches!(
             effects.as_slice(),
-            [Effect::Poller(PollerRequest::RefreshAll)]
+            [Effect::Poller(PollerCommand::RefreshAll)]
         ),
         "{effects:?}"
     );

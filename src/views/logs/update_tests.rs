@@ -5,7 +5,7 @@ use std::time::Instant;
 use crossterm::event::KeyCode;
 
 use super::*;
-use crate::app::action::{Action, AppEvent, PollerRequest};
+use crate::app::action::{Action, AppEvent, PollerCommand};
 use crate::app::screens::ScreenNews;
 use crate::app::state::AppState;
 use crate::app::test_fixtures::{cluster_screen, press};
@@ -114,7 +114,7 @@ fn l_in_node_detail_picks_a_service_and_d_reads_the_kernel_log() {
     assert!(
         !effects
             .iter()
-            .any(|e| matches!(e, Effect::Poller(PollerRequest::UnwatchNode))),
+            .any(|e| matches!(e, Effect::Poller(PollerCommand::UnwatchNode))),
         "{effects:?}"
     );
     let (choices, missing) = picker_choices(&s.fleet, &picker);
@@ -260,14 +260,14 @@ fn l_on_the_nodes_pane_picks_for_the_selection_and_watches_its_services() {
     );
     assert!(effects.iter().any(|e| matches!(
         e,
-        Effect::Poller(PollerRequest::WatchNode { node, .. }) if node == "127.10.0.3"
+        Effect::Poller(PollerCommand::WatchNode { node, .. }) if node == "127.10.0.3"
     )));
     let effects = press(&mut s, KeyCode::Esc);
     assert_eq!(s.screen, Screen::Cluster(Pane::Nodes));
     assert!(
         effects
             .iter()
-            .any(|e| matches!(e, Effect::Poller(PollerRequest::UnwatchNode)))
+            .any(|e| matches!(e, Effect::Poller(PollerCommand::UnwatchNode)))
     );
 }
 
