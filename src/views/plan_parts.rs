@@ -1,7 +1,8 @@
 //! What every plan screen draws alike, whatever it plans: the guards worst first with their
 //! one-line reasons, the last line saying whether Start is offered, refused (the guard named)
-//! or waits for a typed acknowledgement, a wizard's plan box, and a plan told as summary lines
-//! over a table of its subjects. Screens hold these; none of them reads a screen's state.
+//! or waits for a typed acknowledgement, a wizard's request fields and plan box, and a plan
+//! told as summary lines over a table of its subjects. Screens hold these; none of them reads
+//! a screen's state.
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -303,4 +304,24 @@ pub(super) fn capitalised(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// One field of a wizard's request: the focus mark, the title (padded as given), the value
+/// in its role, cut to `width`.
+pub(super) fn field_line(
+    look: &Look,
+    focused: bool,
+    title: &str,
+    (value, role): (&str, Role),
+    width: usize,
+) -> Line<'static> {
+    let s = &look.styles;
+    let mark = if focused { look.glyphs.selected } else { " " };
+    let head = format!("{mark} {title} ");
+    let room = width.saturating_sub(head.chars().count());
+    let title_role = if focused { Role::Accent } else { Role::Muted };
+    Line::from(vec![
+        Span::styled(head, s.get(title_role)),
+        Span::styled(fit(value, room, look.glyphs.ellipsis), s.get(role)),
+    ])
 }

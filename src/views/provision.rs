@@ -8,9 +8,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
+use super::Look;
 use super::plan::{ChecksPane, NO_GUARDS_YET, WizardPlan};
+use super::plan_parts::field_line;
 use super::table::pane_block;
-use super::{Look, fit};
 use crate::app::plan_screen::AskedPlan;
 use crate::app::provision::{Field, SourceList, Wizard};
 use crate::app::state::AppState;
@@ -140,26 +141,6 @@ impl<'a> ProvisionWizardView<'a> {
             ),
         }
     }
-}
-
-/// One field of a wizard's request: the focus mark, the title (padded as given), the value
-/// in its role, cut to `width`.
-pub(super) fn field_line(
-    look: &Look,
-    focused: bool,
-    title: &str,
-    (value, role): (&str, Role),
-    width: usize,
-) -> Line<'static> {
-    let s = &look.styles;
-    let mark = if focused { look.glyphs.selected } else { " " };
-    let head = format!("{mark} {title} ");
-    let room = width.saturating_sub(head.chars().count());
-    let title_role = if focused { Role::Accent } else { Role::Muted };
-    Line::from(vec![
-        Span::styled(head, s.get(title_role)),
-        Span::styled(fit(value, room, look.glyphs.ellipsis), s.get(role)),
-    ])
 }
 
 impl Widget for &ProvisionWizardView<'_> {

@@ -13,8 +13,8 @@ use crate::app::screens::Shared;
 use crate::cluster_lifecycle::planner::versions;
 use crate::config::Config;
 use crate::tui::Role;
+use crate::views::plan_parts::field_line;
 use crate::views::progress::ProgressView;
-use crate::views::provision::field_line;
 use crate::views::table::pane_block;
 use crate::views::{Look, fit};
 
