@@ -81,7 +81,7 @@ impl PlanSubject for CapiWay {
 
     /// `capi_read_guards` over what was read and the rollout another console holds; none
     /// while nothing was read.
-    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard> {
+    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>, _: &[String]) -> Vec<Guard> {
         let Some(CapiPlanRead {
             plan: Ok(plan),
             facts,
@@ -96,7 +96,7 @@ impl PlanSubject for CapiWay {
         capi_read_guards(plan, read, other.as_ref(), vm_templates)
     }
 
-    fn approval(&self) -> Option<MutatingAction> {
+    fn approval(&self, _: &str) -> Option<MutatingAction> {
         self.plan()?.as_ref().ok().map(capi_action)
     }
 }

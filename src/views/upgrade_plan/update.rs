@@ -66,7 +66,7 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
                 return self.rebuilt(shared);
             }
             PlanKey::Explain => {
-                let explained = match &plan.plan {
+                let explained = match &plan.made {
                     Ok(p) => K::explain_step(p, plan.step_index()),
                     Err(e) => Some(("no plan".to_string(), e.clone())),
                 };
@@ -100,7 +100,7 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
     /// screen closes for the progress.
     pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
         let step = approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
-            let run = K::planned(plan.plan.clone().ok()?);
+            let run = K::planned(plan.made.clone().ok()?);
             Some(ActionRun::Upgrade(Box::new(run)))
         })?;
         if step.close {
