@@ -518,7 +518,12 @@ impl PlanGuards {
 
     /// The acknowledgement still to type, when a warning needs one.
     pub fn missing_ack(&self) -> Option<&str> {
-        missing_ack(&self.shown, &self.acks)
+        let typed = |needed: &&str| self.acks.iter().any(|a| a.trim() == *needed);
+        self.shown
+            .iter()
+            .filter(|g| g.verdict == Verdict::Warn)
+            .filter_map(|g| g.needs_ack.as_deref())
+            .find(|needed| !typed(needed))
     }
 
     /// The acknowledgement the last line prompts for: only when no guard fails.
@@ -528,7 +533,20 @@ impl PlanGuards {
 
     /// Why the guards refuse Start on `cluster`, or `None` when they allow it.
     pub fn refusal(&self, cluster: &str) -> Option<String> {
-        guards_refusal(cluster, &self.shown, &self.acks)
+        if self.shown.is_empty() {
+            return Some(format!("no status for {cluster} yet"));
+        }
+        let failing: Vec<&str> = (self.shown.iter())
+            .filter(|g| g.verdict == Verdict::Fail)
+            .map(|g| g.id.title())
+            .collect();
+        if !failing.is_empty() {
+            return Some(format!("guard failing: {}", failing.join(", ")));
+        }
+        if let Some(needed) = self.missing_ack() {
+            return Some(format!("type the acknowledgement first (a): {needed}"));
+        }
+        blocking(&self.shown, &self.acks).then(|| "a guard blocks the start".to_string())
     }
 
     /// How many guards pass, warn and fail.
@@ -567,34 +585,6 @@ pub fn set_guards(shown: &mut Vec<Guard>, selected: &mut Option<GuardId>, mut gu
     if selected.is_none_or(|id| !shown.iter().any(|g| g.id == id)) {
         *selected = shown.first().map(|g| g.id);
     }
-}
-
-/// The acknowledgement still to type, when a warning needs one.
-pub fn missing_ack<'a>(guards: &'a [Guard], acks: &[String]) -> Option<&'a str> {
-    guards
-        .iter()
-        .filter(|g| g.verdict == Verdict::Warn)
-        .filter_map(|g| g.needs_ack.as_deref())
-        .find(|needed| !acks.iter().any(|a| a.trim() == *needed))
-}
-
-/// Why the guards refuse Start on `cluster`, or `None` when they allow it.
-pub fn guards_refusal(cluster: &str, guards: &[Guard], acks: &[String]) -> Option<String> {
-    if guards.is_empty() {
-        return Some(format!("no status for {cluster} yet"));
-    }
-    let failing: Vec<&str> = guards
-        .iter()
-        .filter(|g| g.verdict == Verdict::Fail)
-        .map(|g| g.id.title())
-        .collect();
-    if !failing.is_empty() {
-        return Some(format!("guard failing: {}", failing.join(", ")));
-    }
-    if let Some(needed) = missing_ack(guards, acks) {
-        return Some(format!("type the acknowledgement first (a): {needed}"));
-    }
-    blocking(guards, acks).then(|| "a guard blocks the start".to_string())
 }
 
 /// How many guards pass, warn and fail.

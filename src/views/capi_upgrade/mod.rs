@@ -62,6 +62,8 @@ pub struct CapiWay {
     pub request: CapiPlanRequest,
     /// `None` while the management cluster is read.
     pub read: Option<CapiPlanRead>,
+    /// Whether the guards, rather than the phases, have the move keys and `?`.
+    pub on_guards: bool,
 }
 
 impl CapiWay {
@@ -99,15 +101,16 @@ impl PlanSubject for CapiWay {
     fn approval(&self, _: &str) -> Option<MutatingAction> {
         self.plan()?.as_ref().ok().map(capi_action)
     }
+
+    fn guards_focused(&self) -> bool {
+        self.on_guards
+    }
 }
 
-/// The CAPI-way upgrade plan screen: its plan while open, which list has the move keys, and
-/// the selected phase.
+/// The CAPI-way upgrade plan screen: its plan while open, and the selected phase.
 #[derive(Debug, Clone, Default)]
 pub struct CapiUpgradeScreen {
     pub plan: Option<PlanHolder<CapiWay>>,
-    /// Whether the guards, rather than the phases, have the move keys and `?`.
-    pub on_guards: bool,
     pub phase: usize,
 }
 
