@@ -139,7 +139,8 @@ fn compare_talos_plans(
 ) -> bool {
     let screen = match PlanScreen::open(console, None) {
         Ok(mut screen) => {
-            screen.evaluate(console, None, None);
+            let guards = screen.plan.guards(console, None, None, &[]);
+            screen.guards.set(guards);
             screen
         }
         Err(_) => {
@@ -182,7 +183,8 @@ async fn compare_kube_plans(
             removed.clone(),
             flags.clone(),
         );
-        screen.evaluate(console, None, None);
+        let guards = screen.plan.guards(console, None, None, &[]);
+        screen.guards.set(guards);
         let mut cli_plan = plan.clone();
         if let Ok(counts) = &removed {
             cli_plan.removed_apis = counts.clone();

@@ -394,18 +394,6 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
             guards: PlanGuards::default(),
         })
     }
-
-    /// The guards again, over live status and the Cluster API owner of the cluster, if any;
-    /// keeps the selection by guard.
-    pub fn evaluate(
-        &mut self,
-        status: &ClusterStatus,
-        other: Option<&RolloutInProgress>,
-        capi: Option<&CapiOwner>,
-    ) {
-        let guards = self.plan.guards(status, other, capi, &self.guards.acks);
-        self.guards.set(guards);
-    }
 }
 
 impl<K: PlanKind> RolloutPlan<K> {
@@ -435,7 +423,7 @@ impl<K: PlanKind> RolloutPlan<K> {
 
     /// Every guard of the plan made, with the refusal of a cluster Cluster API owns; none
     /// without a plan.
-    fn guards(
+    pub fn guards(
         &self,
         status: &ClusterStatus,
         other: Option<&RolloutInProgress>,
