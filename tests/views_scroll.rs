@@ -36,7 +36,7 @@ fn kube_rollout(lines: usize) -> AppState {
         .screens
         .find::<taloscope::views::upgrade_plan::KubePlanModule>()
         .and_then(|m| m.plan.as_ref())
-        .and_then(|p| p.plan.clone().ok())
+        .and_then(|p| p.made.clone().ok())
         .expect("a plan");
     let steps: Vec<StepProgress> = plan
         .steps

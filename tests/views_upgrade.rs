@@ -327,7 +327,7 @@ fn counted(s: &mut AppState, counts: Vec<RemovedApiCount>) {
         .screens
         .find::<KubePlanModule>()
         .and_then(|m| m.plan.as_ref())
-        .and_then(|p| p.plan.as_ref().ok())
+        .and_then(|p| p.made.as_ref().ok())
         .cloned()
         .expect("a plan");
     let counted = RemovedApisCounted {

@@ -263,12 +263,11 @@ pub fn gate_step(plan: &mut dyn GuardedPlan, key: GateKey, page: usize, readonly
 /// goes (`None` in an empty list).
 pub fn list_move(
     plan: &mut dyn GuardedPlan,
-    on_guards: bool,
     to: Move,
     (at, len): (usize, usize),
     shared: &Shared,
 ) -> Option<usize> {
-    if on_guards {
+    if plan.guards_focused() {
         gate_step(plan, GateKey::Move(to), shared.page(), shared.readonly);
         return None;
     }
@@ -279,11 +278,10 @@ pub fn list_move(
 /// have the keys, else `item` (the list's selection, its title and text), if any.
 pub fn explain_step(
     plan: &mut dyn GuardedPlan,
-    on_guards: bool,
     item: Option<(String, String)>,
     shared: &Shared,
 ) -> Step {
-    if on_guards {
+    if plan.guards_focused() {
         return gate_step(plan, GateKey::Explain, shared.page(), shared.readonly);
     }
     item.map_or_else(Step::default, |(title, text)| {

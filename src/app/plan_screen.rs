@@ -131,15 +131,34 @@ pub trait GuardSource: Debug {
 pub trait PlanSubject: Debug + Clone {
     /// Why the plan itself cannot start (not read, not made, failed), before any guard.
     fn unready(&self) -> Option<String>;
-    /// The plan made again over `reading` of `cluster`, and its guards evaluated.
-    fn evaluate(&mut self, cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard>;
-    /// What Start asks the dispatcher to approve; `None` while there is no plan.
-    fn approval(&self) -> Option<MutatingAction>;
+    /// The plan made again over `reading` of `cluster`, and its guards evaluated (`acks`: the
+    /// acknowledgements typed so far, for the guards that read them).
+    fn evaluate(
+        &mut self,
+        cluster: &str,
+        reading: &GuardReading<'_>,
+        acks: &[String],
+    ) -> Vec<Guard>;
+    /// What Start asks the dispatcher to approve for `cluster`; `None` while there is no plan.
+    fn approval(&self, cluster: &str) -> Option<MutatingAction>;
+    /// Whether the guards, rather than the plan's own list, have the move keys and `?`.
+    fn guards_focused(&self) -> bool {
+        true
+    }
+    /// The acknowledgement still to type among `guards` (a warning's, unless the kind says).
+    fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
+        guards.missing_ack()
+    }
+    /// The acknowledgement the last line prompts for (only when no guard fails, unless the
+    /// kind says).
+    fn ack_prompt<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
+        guards.ack_prompt()
+    }
 }
 
 /// The one plan holder: a plan of kind `K` on `cluster` with its guards and the
 /// acknowledgements typed against them, read fresh through [`GuardedPlan`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanHolder<K> {
     pub cluster: String,
     pub plan: K,
@@ -157,6 +176,19 @@ impl<K: PlanSubject> PlanHolder<K> {
     }
 }
 
+impl<K> Deref for PlanHolder<K> {
+    type Target = K;
+    fn deref(&self) -> &K {
+        &self.plan
+    }
+}
+
+impl<K> DerefMut for PlanHolder<K> {
+    fn deref_mut(&mut self) -> &mut K {
+        &mut self.plan
+    }
+}
+
 impl<K: PlanSubject> GuardedPlan for PlanHolder<K> {
     cluster_and_guards!();
 
@@ -166,13 +198,36 @@ impl<K: PlanSubject> GuardedPlan for PlanHolder<K> {
 
     fn read_guards(&mut self, reading: &GuardReading<'_>) {
         if reading.live.is_some() {
-            let guards = self.plan.evaluate(&self.cluster, reading);
+            let guards = self
+                .plan
+                .evaluate(&self.cluster, reading, &self.guards.acks);
             self.guards.set(guards);
         }
     }
 
     fn approval(&self) -> Option<MutatingAction> {
-        self.plan.approval()
+        self.plan.approval(&self.cluster)
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.plan.guards_focused()
+    }
+
+    fn missing_ack(&self) -> Option<&str> {
+        self.plan.missing_ack(&self.guards)
+    }
+
+    fn ack_prompt(&self) -> Option<&str> {
+        self.plan.ack_prompt(&self.guards)
+    }
+
+    /// The acknowledgement the last line prompts for comes before the guards' refusal: a
+    /// guard that fails until it is acknowledged asks for it first.
+    fn start_refused(&self) -> Option<String> {
+        let ack = self.ack_prompt();
+        self.unready()
+            .or_else(|| ack.map(|needed| format!("type the acknowledgement first (a): {needed}")))
+            .or_else(|| self.guards.refusal(&self.cluster))
     }
 }
 
@@ -213,7 +268,7 @@ pub enum PlanFocus {
 }
 
 /// What a kind of rollout puts on the plan screen beyond what every plan has.
-pub trait PlanKind: UpgradeKind {
+pub trait PlanKind: UpgradeKind<Plan: Debug + Clone> + Debug + Clone {
     /// The kind's own choices and findings (options, image, pre-pull, removed-API count).
     type Settings: Debug + Clone + PartialEq + Eq;
     /// One row of the plan's step table.
@@ -249,25 +304,28 @@ pub trait PlanKind: UpgradeKind {
     fn step_key(index: usize, step: &Self::Step) -> String;
     /// The selection after a rebuild, given the one before.
     fn reselect(previous: Option<String>, keys: &[String]) -> Option<String>;
-    /// Every guard of the plan over live status, as the console shows it.
+    /// Every guard of the plan over live status, as the console shows it (`acks`: those typed).
     fn guards(
-        screen: &RolloutPlanScreen<Self>,
+        rollout: &RolloutPlan<Self>,
         plan: &Self::Plan,
         status: &ClusterStatus,
         other: Option<&RolloutInProgress>,
+        acks: &[String],
     ) -> Vec<Guard>;
     /// The acknowledgement still to type.
-    fn missing_ack(screen: &RolloutPlanScreen<Self>) -> Option<&str> {
-        screen.guards.missing_ack()
+    fn missing_ack(guards: &PlanGuards) -> Option<&str> {
+        guards.missing_ack()
     }
     /// The acknowledgement the last line prompts for: only when no guard fails.
-    fn ack_prompt(screen: &RolloutPlanScreen<Self>) -> Option<&str> {
-        screen.guards.ack_prompt()
+    fn ack_prompt(guards: &PlanGuards) -> Option<&str> {
+        guards.ack_prompt()
     }
-    /// A reason of the kind's own to refuse Start, checked before the guards.
-    fn refused_first(screen: &RolloutPlanScreen<Self>) -> Option<String>;
+    /// A reason of the kind's own why its plan cannot start yet.
+    fn unready(_rollout: &RolloutPlan<Self>) -> Option<String> {
+        None
+    }
     /// The target the dispatcher is asked to approve.
-    fn gate_target(screen: &RolloutPlanScreen<Self>) -> String;
+    fn gate_target(rollout: &RolloutPlan<Self>) -> String;
     /// The approval this plan's Start asks the dispatcher for.
     fn gate(cluster: String, target: String) -> MutatingAction;
     fn planned(plan: Self::Plan) -> PlannedRollout;
@@ -275,30 +333,32 @@ pub trait PlanKind: UpgradeKind {
     fn explain_step(plan: &Self::Plan, index: usize) -> Option<(String, String)>;
 }
 
-/// Everything a plan screen shows and edits for one cluster.
+/// What a rollout's plan screen edits and shows beyond every plan's guards: the targets, the
+/// plan made for the one chosen, the list with the keys, the selected step, the kind's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RolloutPlanScreen<K: PlanKind> {
-    pub cluster: String,
+pub struct RolloutPlan<K: PlanKind> {
     /// Only these may be chosen (plus one named explicitly).
     pub targets: Vec<Version>,
     pub target: Version,
     /// The plan, or why none could be made (one line).
-    pub plan: Result<K::Plan, String>,
-    pub guards: PlanGuards,
+    pub made: Result<K::Plan, String>,
     pub focus: PlanFocus,
     /// The selected step, by [`PlanKind::step_key`].
     pub step: Option<String>,
     pub settings: K::Settings,
 }
 
-impl<K: PlanKind> Deref for RolloutPlanScreen<K> {
+/// The plan screen of a rollout of kind `K`: the one plan holder over its [`RolloutPlan`].
+pub type RolloutPlanScreen<K> = PlanHolder<RolloutPlan<K>>;
+
+impl<K: PlanKind> Deref for RolloutPlan<K> {
     type Target = K::Settings;
     fn deref(&self) -> &K::Settings {
         &self.settings
     }
 }
 
-impl<K: PlanKind> DerefMut for RolloutPlanScreen<K> {
+impl<K: PlanKind> DerefMut for RolloutPlan<K> {
     fn deref_mut(&mut self) -> &mut K::Settings {
         &mut self.settings
     }
@@ -319,23 +379,27 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
         learned: &LearnedReleases,
     ) -> Result<Self, String> {
         let (targets, target) = K::targets_among(status, target, learned)?;
-        let mut screen: Self = RolloutPlanScreen {
-            cluster: status.name.clone(),
+        let mut rollout = RolloutPlan::<K> {
             targets,
             target,
-            plan: Err(String::new()),
-            guards: PlanGuards::default(),
+            made: Err(String::new()),
             focus: PlanFocus::Nodes,
             step: None,
             settings: K::settings(status, learned),
         };
-        screen.rebuild(status);
-        Ok(screen)
+        rollout.rebuild(status);
+        Ok(PlanHolder {
+            cluster: status.name.clone(),
+            plan: rollout,
+            guards: PlanGuards::default(),
+        })
     }
+}
 
+impl<K: PlanKind> RolloutPlan<K> {
     /// Makes the plan again from live status with the screen's settings.
     pub fn rebuild(&mut self, status: &ClusterStatus) {
-        self.plan = K::make_plan(status, &self.target, &mut self.settings);
+        self.made = K::make_plan(status, &self.target, &mut self.settings);
         let keys = self.step_keys();
         self.step = K::reselect(self.step.take(), &keys);
     }
@@ -350,28 +414,28 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
     }
 
     pub fn steps(&self) -> &[K::Step] {
-        self.plan.as_ref().map(K::steps).unwrap_or(&[])
+        self.made.as_ref().map(K::steps).unwrap_or(&[])
     }
 
     pub fn steps_len(&self) -> usize {
         self.steps().len()
     }
 
-    /// The guards again, over live status and the Cluster API owner of the cluster, if any;
-    /// keeps the selection by guard.
-    pub fn evaluate(
-        &mut self,
+    /// Every guard of the plan made, with the refusal of a cluster Cluster API owns; none
+    /// without a plan.
+    pub fn guards(
+        &self,
         status: &ClusterStatus,
         other: Option<&RolloutInProgress>,
         capi: Option<&CapiOwner>,
-    ) {
-        let Ok(plan) = &self.plan else {
-            self.guards.shown.clear();
-            return;
+        acks: &[String],
+    ) -> Vec<Guard> {
+        let Ok(plan) = &self.made else {
+            return Vec::new();
         };
-        let mut guards = K::guards(self, plan, status, other);
+        let mut guards = K::guards(self, plan, status, other, acks);
         guards.extend(capi_owned(capi, K::IN_PLACE));
-        self.guards.set(guards);
+        guards
     }
 
     /// The index of the selected step.
@@ -389,37 +453,36 @@ impl<K: PlanKind> RolloutPlanScreen<K> {
     }
 }
 
-impl<K: PlanKind> GuardedPlan for RolloutPlanScreen<K> {
-    cluster_and_guards!();
-
+impl<K: PlanKind> PlanSubject for RolloutPlan<K> {
     fn unready(&self) -> Option<String> {
-        match &self.plan {
+        match &self.made {
             Err(e) => Some(e.clone()),
-            Ok(_) => K::refused_first(self),
+            Ok(_) => K::unready(self),
         }
     }
 
-    fn read_guards(&mut self, reading: &GuardReading<'_>) {
-        if let Some(live) = reading.live {
-            let other = reading.other_rollout();
-            self.evaluate(&live.status, other.as_ref(), reading.capi_owner);
-        }
+    fn evaluate(&mut self, _: &str, reading: &GuardReading<'_>, acks: &[String]) -> Vec<Guard> {
+        let Some(live) = reading.live else {
+            return Vec::new();
+        };
+        let other = reading.other_rollout();
+        self.guards(&live.status, other.as_ref(), reading.capi_owner, acks)
     }
 
-    fn approval(&self) -> Option<MutatingAction> {
-        Some(K::gate(self.cluster.clone(), self.target_text()))
+    fn approval(&self, cluster: &str) -> Option<MutatingAction> {
+        Some(K::gate(cluster.to_string(), self.target_text()))
     }
 
     fn guards_focused(&self) -> bool {
         self.focus == PlanFocus::Guards
     }
 
-    fn missing_ack(&self) -> Option<&str> {
-        K::missing_ack(self)
+    fn missing_ack<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
+        K::missing_ack(guards)
     }
 
-    fn ack_prompt(&self) -> Option<&str> {
-        K::ack_prompt(self)
+    fn ack_prompt<'a>(&self, guards: &'a PlanGuards) -> Option<&'a str> {
+        K::ack_prompt(guards)
     }
 }
 
@@ -443,7 +506,12 @@ impl PlanGuards {
 
     /// The acknowledgement still to type, when a warning needs one.
     pub fn missing_ack(&self) -> Option<&str> {
-        missing_ack(&self.shown, &self.acks)
+        let typed = |needed: &&str| self.acks.iter().any(|a| a.trim() == *needed);
+        self.shown
+            .iter()
+            .filter(|g| g.verdict == Verdict::Warn)
+            .filter_map(|g| g.needs_ack.as_deref())
+            .find(|needed| !typed(needed))
     }
 
     /// The acknowledgement the last line prompts for: only when no guard fails.
@@ -453,7 +521,20 @@ impl PlanGuards {
 
     /// Why the guards refuse Start on `cluster`, or `None` when they allow it.
     pub fn refusal(&self, cluster: &str) -> Option<String> {
-        guards_refusal(cluster, &self.shown, &self.acks)
+        if self.shown.is_empty() {
+            return Some(format!("no status for {cluster} yet"));
+        }
+        let failing: Vec<&str> = (self.shown.iter())
+            .filter(|g| g.verdict == Verdict::Fail)
+            .map(|g| g.id.title())
+            .collect();
+        if !failing.is_empty() {
+            return Some(format!("guard failing: {}", failing.join(", ")));
+        }
+        if let Some(needed) = self.missing_ack() {
+            return Some(format!("type the acknowledgement first (a): {needed}"));
+        }
+        blocking(&self.shown, &self.acks).then(|| "a guard blocks the start".to_string())
     }
 
     /// How many guards pass, warn and fail.
@@ -492,34 +573,6 @@ pub fn set_guards(shown: &mut Vec<Guard>, selected: &mut Option<GuardId>, mut gu
     if selected.is_none_or(|id| !shown.iter().any(|g| g.id == id)) {
         *selected = shown.first().map(|g| g.id);
     }
-}
-
-/// The acknowledgement still to type, when a warning needs one.
-pub fn missing_ack<'a>(guards: &'a [Guard], acks: &[String]) -> Option<&'a str> {
-    guards
-        .iter()
-        .filter(|g| g.verdict == Verdict::Warn)
-        .filter_map(|g| g.needs_ack.as_deref())
-        .find(|needed| !acks.iter().any(|a| a.trim() == *needed))
-}
-
-/// Why the guards refuse Start on `cluster`, or `None` when they allow it.
-pub fn guards_refusal(cluster: &str, guards: &[Guard], acks: &[String]) -> Option<String> {
-    if guards.is_empty() {
-        return Some(format!("no status for {cluster} yet"));
-    }
-    let failing: Vec<&str> = guards
-        .iter()
-        .filter(|g| g.verdict == Verdict::Fail)
-        .map(|g| g.id.title())
-        .collect();
-    if !failing.is_empty() {
-        return Some(format!("guard failing: {}", failing.join(", ")));
-    }
-    if let Some(needed) = missing_ack(guards, acks) {
-        return Some(format!("type the acknowledgement first (a): {needed}"));
-    }
-    blocking(guards, acks).then(|| "a guard blocks the start".to_string())
 }
 
 /// How many guards pass, warn and fail.

@@ -72,7 +72,7 @@ impl PlanSubject for ChoicePlan {
 
     /// Makes the etcd plan (or the CAPI fix, over the tree) again from live status and
     /// evaluates every guard over it, with the same functions the headless commands call.
-    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard> {
+    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>, _: &[String]) -> Vec<Guard> {
         let Some(live) = reading.live else {
             return Vec::new();
         };
@@ -97,7 +97,7 @@ impl PlanSubject for ChoicePlan {
         }
     }
 
-    fn approval(&self) -> Option<MutatingAction> {
+    fn approval(&self, _: &str) -> Option<MutatingAction> {
         match self {
             ChoicePlan::Node { plan, .. } => Some(MutatingAction::Node {
                 cluster: plan.cluster.clone(),
@@ -114,7 +114,7 @@ impl PlanSubject for ChoicePlan {
 impl ChoicePlan {
     /// The screen's title, in `cluster`: the action in the operator's words.
     pub fn title(&self, cluster: &str) -> String {
-        match (self, self.approval()) {
+        match (self, self.approval(cluster)) {
             (_, Some(action)) => format!("{} in {cluster}", action.describe()),
             (ChoicePlan::Etcd { request, .. }, None) => {
                 format!("{} in {cluster}", etcd_action_of(request).as_str())

@@ -62,6 +62,8 @@ pub struct CapiWay {
     pub request: CapiPlanRequest,
     /// `None` while the management cluster is read.
     pub read: Option<CapiPlanRead>,
+    /// Whether the guards, rather than the phases, have the move keys and `?`.
+    pub on_guards: bool,
 }
 
 impl CapiWay {
@@ -81,7 +83,7 @@ impl PlanSubject for CapiWay {
 
     /// `capi_read_guards` over what was read and the rollout another console holds; none
     /// while nothing was read.
-    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard> {
+    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>, _: &[String]) -> Vec<Guard> {
         let Some(CapiPlanRead {
             plan: Ok(plan),
             facts,
@@ -96,18 +98,19 @@ impl PlanSubject for CapiWay {
         capi_read_guards(plan, read, other.as_ref(), vm_templates)
     }
 
-    fn approval(&self) -> Option<MutatingAction> {
+    fn approval(&self, _: &str) -> Option<MutatingAction> {
         self.plan()?.as_ref().ok().map(capi_action)
+    }
+
+    fn guards_focused(&self) -> bool {
+        self.on_guards
     }
 }
 
-/// The CAPI-way upgrade plan screen: its plan while open, which list has the move keys, and
-/// the selected phase.
+/// The CAPI-way upgrade plan screen: its plan while open, and the selected phase.
 #[derive(Debug, Clone, Default)]
 pub struct CapiUpgradeScreen {
     pub plan: Option<PlanHolder<CapiWay>>,
-    /// Whether the guards, rather than the phases, have the move keys and `?`.
-    pub on_guards: bool,
     pub phase: usize,
 }
 

@@ -97,10 +97,10 @@ impl CapiUpgradeScreen {
         let way = CapiWay {
             request: request.clone(),
             read: None,
+            on_guards: false,
         };
         *self = CapiUpgradeScreen {
             plan: Some(PlanHolder::new(&request.cluster, way)),
-            on_guards: false,
             phase: 0,
         };
         Ok(Step::effects(vec![read_task(request)]))
@@ -126,7 +126,7 @@ impl CapiUpgradeScreen {
         };
         let phases = plan.plan.plan().and_then(|p| p.as_ref().ok());
         let phases = phases.map_or(0, |p| p.phases.len());
-        let moved = list_move(plan, self.on_guards, to, (self.phase, phases), shared);
+        let moved = list_move(plan, to, (self.phase, phases), shared);
         self.phase = moved.unwrap_or(self.phase);
         Step::default()
     }
@@ -137,14 +137,14 @@ impl CapiUpgradeScreen {
             return Step::close();
         };
         match key {
-            CapiUpgradeKey::Focus => self.on_guards = !self.on_guards,
+            CapiUpgradeKey::Focus => plan.on_guards = !plan.on_guards,
             CapiUpgradeKey::Explain => {
                 let explained = match plan.plan.plan() {
                     Some(Ok(read)) => explain_phase(read, self.phase),
                     Some(Err(e)) => Some(("no plan".to_string(), e.clone())),
                     None => None,
                 };
-                return explain_step(plan, self.on_guards, explained, shared);
+                return explain_step(plan, explained, shared);
             }
             CapiUpgradeKey::Gate(key) => return gate_step(plan, key, page, shared.readonly),
             CapiUpgradeKey::Reread => {

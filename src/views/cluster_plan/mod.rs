@@ -99,7 +99,7 @@ impl ClusterPlan {
 
     /// The screen's title: the action in the operator's words.
     pub fn title(&self, cluster: &str) -> String {
-        match (&self.asked, self.approval()) {
+        match (&self.asked, self.approval(cluster)) {
             (Asked::Delete, Some(action)) => delete_headline(&action),
             (Asked::Delete, None) => format!("delete cluster {cluster}"),
             (Asked::Scale { .. }, Some(action)) => format!("{} in {cluster}", action.describe()),
@@ -125,11 +125,16 @@ impl PlanSubject for ClusterPlan {
         }
     }
 
-    fn evaluate(&mut self, _cluster: &str, _reading: &GuardReading<'_>) -> Vec<Guard> {
+    fn evaluate(
+        &mut self,
+        _cluster: &str,
+        _reading: &GuardReading<'_>,
+        _: &[String],
+    ) -> Vec<Guard> {
         self.planned().map(Planned::guards).unwrap_or_default()
     }
 
-    fn approval(&self) -> Option<MutatingAction> {
+    fn approval(&self, _: &str) -> Option<MutatingAction> {
         self.planned().map(Planned::action)
     }
 }

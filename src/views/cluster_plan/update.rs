@@ -240,7 +240,9 @@ impl ClusterPlanScreen {
         }
         holder.plan.read = Some(news.read.clone());
         let reading = shared.guards.guard_reading(&holder.cluster);
-        let guards = holder.plan.evaluate(&holder.cluster, &reading);
+        let guards = holder
+            .plan
+            .evaluate(&holder.cluster, &reading, &holder.guards.acks);
         holder.guards.set(guards);
         true
     }

@@ -240,7 +240,7 @@ impl PlanSubject for PatchPlan {
 
     /// The guards `taloscope config patch` evaluates, over the live status, the rollout
     /// Lease and the Cluster API owner as the console knows them.
-    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>) -> Vec<Guard> {
+    fn evaluate(&mut self, _cluster: &str, reading: &GuardReading<'_>, _: &[String]) -> Vec<Guard> {
         let (Some(plan), Some(live)) = (self.planned(), reading.live) else {
             return Vec::new();
         };
@@ -249,7 +249,7 @@ impl PlanSubject for PatchPlan {
         config_patch_guards(plan, None, status, &roles, lease, reading.capi_owner)
     }
 
-    fn approval(&self) -> Option<MutatingAction> {
+    fn approval(&self, _: &str) -> Option<MutatingAction> {
         self.planned().map(ConfigPatchPlan::action)
     }
 }
@@ -410,7 +410,9 @@ impl PatchWizard {
         }
         holder.plan.read = Some(news.read.clone());
         let reading = shared.guards.guard_reading(&holder.cluster);
-        let guards = holder.plan.evaluate(&holder.cluster, &reading);
+        let guards = holder
+            .plan
+            .evaluate(&holder.cluster, &reading, &holder.guards.acks);
         holder.guards.set(guards);
         true
     }

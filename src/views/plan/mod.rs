@@ -71,7 +71,7 @@ impl<K: PlanPane> Widget for &PlanView<'_, K> {
             .render(top, buf);
 
         let steps_active = screen.focus == PlanFocus::Nodes;
-        let table = match &screen.plan {
+        let table = match &screen.made {
             Ok(plan) => Ok(StepTable {
                 columns: K::STEP_COLUMNS,
                 rows: K::step_rows(plan),

@@ -3,7 +3,7 @@
 //! arrives, asked again for a new (from, target)), the guards as the console
 //! shows them, and what `?` explains about a step. Pure.
 use crate::app::plan_screen::PlannedRollout;
-use crate::app::plan_screen::{GuardedPlan, PlanKind, RolloutPlanScreen, roles_of};
+use crate::app::plan_screen::{PlanGuards, PlanKind, RolloutPlan, RolloutPlanScreen, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::ClusterStatus;
 use crate::kube::removed_apis::RemovedApiCount;
@@ -32,15 +32,15 @@ pub struct KubeSettings {
     pub counted_for: Option<(String, String)>,
 }
 
-impl KubePlanScreen {
+impl RolloutPlan<Kubernetes> {
     /// The (from, target) a removed-API count must answer for this plan.
     pub fn wanted_count(&self) -> Option<(String, String)> {
-        self.plan.as_ref().ok().map(count_key)
+        self.made.as_ref().ok().map(count_key)
     }
 
     /// A plan whose removed-API count still has to be asked for.
     pub fn needs_count(&self) -> Option<&KubernetesUpgradePlan> {
-        let plan = self.plan.as_ref().ok()?;
+        let plan = self.made.as_ref().ok()?;
         (self.counted_for.is_none() && self.removed_apis.is_none()).then_some(plan)
     }
 
@@ -60,7 +60,7 @@ impl KubePlanScreen {
         if self.wanted_count() != Some((from.to_string(), target.to_string())) {
             return;
         }
-        if let (Ok(plan), Ok(counts)) = (&mut self.plan, &result) {
+        if let (Ok(plan), Ok(counts)) = (&mut self.made, &result) {
             plan.removed_apis = counts.clone();
         }
         self.settings.counted_for = self.wanted_count();
@@ -167,66 +167,64 @@ impl PlanKind for Kubernetes {
     }
 
     fn guards(
-        screen: &KubePlanScreen,
+        rollout: &RolloutPlan<Kubernetes>,
         plan: &KubernetesUpgradePlan,
         status: &ClusterStatus,
         other: Option<&RolloutInProgress>,
+        acks: &[String],
     ) -> Vec<Guard> {
         let roles = roles_of(status);
         let checking = Err(String::new());
-        let removed = screen.removed_apis.as_ref().unwrap_or(&checking);
+        let removed = rollout.removed_apis.as_ref().unwrap_or(&checking);
         let checking_flags = Err(String::new());
-        let flags = screen.removed_flags.as_ref().unwrap_or(&checking_flags);
+        let flags = rollout.removed_flags.as_ref().unwrap_or(&checking_flags);
         let input = KubeGuardInput {
             roles: &roles,
             other_rollout: other,
             removed_apis: removed,
             removed_flags: flags,
-            acks: &screen.guards.acks,
+            acks,
         };
         kubernetes_plan_guards(plan, status, input)
             .into_iter()
-            .map(|g| screen.as_shown(g))
+            .map(|g| rollout.as_shown(g))
             .collect()
     }
 
     /// A warning's acknowledgement, or the removed-API guard's, which fails
     /// until it is typed.
-    fn missing_ack(screen: &KubePlanScreen) -> Option<&str> {
-        screen.guards.missing_ack().or_else(|| {
-            screen
-                .guards
+    fn missing_ack(guards: &PlanGuards) -> Option<&str> {
+        guards.missing_ack().or_else(|| {
+            guards
                 .shown
                 .iter()
                 .filter(|g| g.verdict == Verdict::Fail)
                 .filter_map(|g| g.needs_ack.as_deref())
-                .find(|needed| !screen.guards.acks.iter().any(|a| a.trim() == *needed))
+                .find(|needed| !guards.acks.iter().any(|a| a.trim() == *needed))
         })
     }
 
     /// Only once nothing else fails.
-    fn ack_prompt(screen: &KubePlanScreen) -> Option<&str> {
-        let other_failing = screen
-            .guards
+    fn ack_prompt(guards: &PlanGuards) -> Option<&str> {
+        let other_failing = guards
             .shown
             .iter()
             .any(|g| g.verdict == Verdict::Fail && g.needs_ack.is_none());
-        screen.missing_ack().filter(|_| !other_failing)
+        Self::missing_ack(guards).filter(|_| !other_failing)
     }
 
-    fn refused_first(screen: &KubePlanScreen) -> Option<String> {
-        if screen.removed_apis.is_none() {
-            return Some("the removed-API check has not answered yet".to_string());
-        }
-        let needed = screen.ack_prompt()?;
-        Some(format!("type the acknowledgement first (a): {needed}"))
+    fn unready(rollout: &RolloutPlan<Kubernetes>) -> Option<String> {
+        rollout
+            .removed_apis
+            .is_none()
+            .then(|| "the removed-API check has not answered yet".to_string())
     }
 
     /// `1.35.0`, as the dispatcher and the journal name it.
-    fn gate_target(screen: &KubePlanScreen) -> String {
-        match &screen.plan {
+    fn gate_target(rollout: &RolloutPlan<Kubernetes>) -> String {
+        match &rollout.made {
             Ok(plan) => target_text(plan),
-            Err(_) => screen
+            Err(_) => rollout
                 .target
                 .to_string()
                 .trim_start_matches('v')

@@ -60,7 +60,7 @@ impl PlanPane for Kubernetes {
         let label = |t: &str| Span::styled(format!("{t:<9}"), s.get(Role::Muted));
         let rest = width.saturating_sub(9);
         let offered: Vec<String> = screen.targets.iter().map(ToString::to_string).collect();
-        let from = match &screen.plan {
+        let from = match &screen.made {
             Ok(plan) => format!(" from {}", plan.from),
             Err(_) => String::new(),
         };
@@ -123,7 +123,7 @@ impl PlanPane for Kubernetes {
     }
 
     fn steps_title(screen: &KubePlanScreen) -> String {
-        match &screen.plan {
+        match &screen.made {
             Ok(plan) => format!(
                 " Kubernetes {} -> {} on {}: {} of {} steps ",
                 plan.from,

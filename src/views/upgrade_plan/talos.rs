@@ -3,7 +3,7 @@
 //! plan is rebuilt), the target offered only when it is a known release, and
 //! what `?` explains about a node. Pure.
 use crate::app::plan_screen::PlannedRollout;
-use crate::app::plan_screen::{PlanKind, RolloutPlanScreen, roles_of};
+use crate::app::plan_screen::{PlanKind, RolloutPlan, RolloutPlanScreen, roles_of};
 use crate::approval::MutatingAction;
 use crate::fleet::{ClusterStatus, NodeRole};
 use crate::upgrade::plan::talos_targets;
@@ -38,10 +38,10 @@ pub struct TalosSettings {
     pub releases: LearnedReleases,
 }
 
-impl PlanScreen {
+impl RolloutPlan<TalosOs> {
     /// Edits the plan; the edit is kept for rebuilds when it applied.
     pub fn edit(&mut self, edit: PlanEdit) -> Result<(), String> {
-        let Ok(plan) = &mut self.plan else {
+        let Ok(plan) = &mut self.made else {
             return Err("there is no plan to edit".to_string());
         };
         apply_edit(plan, &edit).map_err(|e| e.to_string())?;
@@ -141,19 +141,16 @@ impl PlanKind for TalosOs {
     }
 
     fn guards(
-        _: &PlanScreen,
+        _: &RolloutPlan<TalosOs>,
         plan: &UpgradePlan,
         status: &ClusterStatus,
         other: Option<&RolloutInProgress>,
+        _: &[String],
     ) -> Vec<Guard> {
         plan_guards(plan, status, &roles_of(status), other)
     }
 
-    fn refused_first(_: &PlanScreen) -> Option<String> {
-        None
-    }
-
-    fn gate_target(screen: &PlanScreen) -> String {
+    fn gate_target(screen: &RolloutPlan<TalosOs>) -> String {
         screen.target.to_string()
     }
 

@@ -613,7 +613,7 @@ fn learned_releases_move_a_plan_on_its_default_target_and_open_the_next_one_on_t
         "v1.11.9",
         "the new default"
     );
-    assert!(plan(&state).plan.is_ok(), "{:?}", plan(&state).plan);
+    assert!(plan(&state).made.is_ok(), "{:?}", plan(&state).made);
     // A target the operator chose stays chosen.
     key(&mut state, 't');
     let chosen = plan(&state).target.clone();
@@ -636,7 +636,7 @@ fn the_installer_image_is_typed_and_a_bad_one_is_refused() {
     assert_eq!(field(&mut state), "ghcr.io/siderolabs/installer:v1.11.6");
     *field(&mut state) = "factory.talos.dev/installer/abc:v1.11.6".into();
     update(&mut state, Action::Submit);
-    let image = |s: &AppState| plan(s).plan.as_ref().map(|p| p.image.clone()).unwrap();
+    let image = |s: &AppState| plan(s).made.as_ref().map(|p| p.image.clone()).unwrap();
     assert_eq!(image(&state), "factory.talos.dev/installer/abc:v1.11.6");
     assert!(plan(&state).image.is_some());
     key(&mut state, 'i');

@@ -80,7 +80,7 @@ impl PlanPane for TalosOs {
                 s.get(Role::Muted),
             ),
         ])];
-        let (image, note) = match (&screen.plan, &screen.image) {
+        let (image, note) = match (&screen.made, &screen.image) {
             (Ok(plan), None) => (plan.image.clone(), " (default; i edits)"),
             (Ok(plan), Some(_)) => (plan.image.clone(), " (custom; I resets)"),
             (Err(_), custom) => (custom.clone().unwrap_or_default(), ""),
@@ -111,7 +111,7 @@ impl PlanPane for TalosOs {
                 s.get(Role::Text),
             ),
         ]));
-        if let Ok(plan) = &screen.plan {
+        if let Ok(plan) = &screen.made {
             for note in plan.option_notes() {
                 lines.push(Line::from(Span::styled(
                     fit(&format!("{} {note}", g.warn), width, g.ellipsis),
@@ -123,7 +123,7 @@ impl PlanPane for TalosOs {
     }
 
     fn steps_title(screen: &PlanScreen) -> String {
-        match &screen.plan {
+        match &screen.made {
             Ok(plan) => {
                 let upgrading = plan.nodes_to_upgrade().count();
                 format!(

@@ -10,7 +10,7 @@ use crate::app::message::Message;
 use crate::app::plan_keys::{
     approved_step, cycled, explain_step, gate_step, list_move, other_focus, reread_guards,
 };
-use crate::app::plan_screen::{PlanFocus, RolloutPlanScreen};
+use crate::app::plan_screen::RolloutPlanScreen;
 use crate::app::screens::{Opening, Shared, Step};
 use crate::approval::ApprovedAction;
 
@@ -42,11 +42,8 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
         let Some(plan) = self.plan.as_mut() else {
             return Step::default();
         };
-        let (on_guards, list) = (
-            plan.focus == PlanFocus::Guards,
-            (plan.step_index(), plan.steps_len()),
-        );
-        if let Some(at) = list_move(plan, on_guards, to, list, shared) {
+        let list = (plan.step_index(), plan.steps_len());
+        if let Some(at) = list_move(plan, to, list, shared) {
             plan.step = plan.steps().get(at).map(|s| K::step_key(at, s));
         }
         Step::default()
@@ -66,12 +63,11 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
                 return self.rebuilt(shared);
             }
             PlanKey::Explain => {
-                let explained = match &plan.plan {
+                let explained = match &plan.made {
                     Ok(p) => K::explain_step(p, plan.step_index()),
                     Err(e) => Some(("no plan".to_string(), e.clone())),
                 };
-                let on_guards = plan.focus == PlanFocus::Guards;
-                return explain_step(plan, on_guards, explained, shared);
+                return explain_step(plan, explained, shared);
             }
             PlanKey::Gate(key) => return gate_step(plan, key, shared.page(), shared.readonly),
             PlanKey::Back => {
@@ -100,7 +96,7 @@ impl<K: RolloutScreen> RolloutPlanModule<K> {
     /// screen closes for the progress.
     pub(super) fn approved(&mut self, approved: &ApprovedAction, shared: &Shared) -> Option<Step> {
         let step = approved_step(self.plan.as_mut(), approved, shared, |plan, _| {
-            let run = K::planned(plan.plan.clone().ok()?);
+            let run = K::planned(plan.made.clone().ok()?);
             Some(ActionRun::Upgrade(Box::new(run)))
         })?;
         if step.close {

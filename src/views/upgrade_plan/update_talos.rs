@@ -49,7 +49,7 @@ impl RolloutScreen for TalosOs {
         };
         match key {
             TalosKey::EditImage => {
-                let text = match &plan.plan {
+                let text = match &plan.made {
                     Ok(p) => p.image.clone(),
                     Err(_) => plan.image.clone().unwrap_or_default(),
                 };
@@ -124,7 +124,7 @@ impl RolloutScreen for TalosOs {
         let Some(plan) = module.plan.as_mut() else {
             return step;
         };
-        let Err(e) = &plan.plan else {
+        let Err(e) = &plan.made else {
             return step;
         };
         let refused = Message::error(e.clone());
