@@ -619,6 +619,7 @@ impl ConfigPatchRollout {
             step,
         )
         .await?;
+        self.still_healthy(n, step).await?;
         Ok(format!("{}: patched, back and healthy", n.node))
     }
 
@@ -642,14 +643,25 @@ impl ConfigPatchRollout {
         };
         let deadline = tokio::time::Instant::now() + self.plan.try_timeout;
         let mut last = String::new();
+        let mut passed = 0;
         loop {
             let now = match self.runs(n).await {
                 Runs::Before => return Err(reverted()),
                 Runs::Patched => match self.back_now(n).await {
-                    Ok(()) => break,
-                    Err(why) => why,
+                    Ok(()) if passed + 1 >= SETTLE_READS => break,
+                    Ok(()) => {
+                        passed += 1;
+                        format!("checks pass ({passed} of {SETTLE_READS} reads in a row)")
+                    }
+                    Err(why) => {
+                        passed = 0;
+                        why
+                    }
                 },
-                Runs::Other => "not answering with its configuration".to_string(),
+                Runs::Other => {
+                    passed = 0;
+                    "not answering with its configuration".to_string()
+                }
             };
             if now != last {
                 step.say(format!("{}: on trial: {now}", n.node));
@@ -690,6 +702,25 @@ impl ConfigPatchRollout {
         Ok(format!("{}: tried, healthy, confirmed", n.node))
     }
 
+    /// The node's checks read again until they have passed `SETTLE_READS` times in a row, a
+    /// poll interval apart: a change applied without a reboot restarts what it touches some
+    /// moments after the node answers (the kubelet on its new spec, KubeletSpecController), so
+    /// one passing read may still be of the node before it took the change in. A failing
+    /// read stops the rollout here.
+    async fn still_healthy(&self, n: &NodePatch, step: &StepContext<'_>) -> Result<(), StepError> {
+        for _ in 1..SETTLE_READS {
+            step.wait(self.options.poll_interval, "the checks to hold")
+                .await?;
+            self.back_now(n).await.map_err(|why| {
+                format!(
+                    "{}: not healthy after the change: {why}; the rollout stops here, the nodes after it untouched",
+                    n.node
+                )
+            })?;
+        }
+        Ok(())
+    }
+
     /// Whether the node is back now: running, Ready, its etcd member healthy.
     async fn back_now(&self, n: &NodePatch) -> Result<(), String> {
         let status = self.observer.status().await;
@@ -704,6 +735,10 @@ impl ConfigPatchRollout {
         }
     }
 }
+
+/// How many reads in a row, a poll interval apart, a node's checks pass before a change
+/// applied to it counts as healthy (`still_healthy`, and a tried change's confirmation).
+const SETTLE_READS: u32 = 3;
 
 /// The health checks a node passes before the next: running, Ready (when a Kubernetes API
 /// is paired) and, for a control plane, its etcd member healthy (`upgrade::observe::node_back`).
