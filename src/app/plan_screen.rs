@@ -174,6 +174,15 @@ impl<K: PlanSubject> PlanHolder<K> {
             guards: PlanGuards::default(),
         }
     }
+
+    /// Its guards evaluated now over what `reading` holds, live status or not (a plan just
+    /// read; [`GuardedPlan::read_guards`] keeps them while there is no live status).
+    pub fn evaluate_guards(&mut self, reading: &GuardReading<'_>) {
+        let guards = self
+            .plan
+            .evaluate(&self.cluster, reading, &self.guards.acks);
+        self.guards.set(guards);
+    }
 }
 
 impl<K> Deref for PlanHolder<K> {
@@ -198,10 +207,7 @@ impl<K: PlanSubject> GuardedPlan for PlanHolder<K> {
 
     fn read_guards(&mut self, reading: &GuardReading<'_>) {
         if reading.live.is_some() {
-            let guards = self
-                .plan
-                .evaluate(&self.cluster, reading, &self.guards.acks);
-            self.guards.set(guards);
+            self.evaluate_guards(reading);
         }
     }
 

@@ -17,7 +17,7 @@ use crate::app::binding::{KeyLine, intent, key_lines};
 use crate::app::capi_scale::ScaleTarget;
 use crate::app::message::Message;
 use crate::app::plan_keys::{ack_input, gate_step, refused_approval};
-use crate::app::plan_screen::{GuardedPlan, PlanSubject};
+use crate::app::plan_screen::GuardedPlan;
 use crate::app::screen::Screen;
 use crate::app::screens::{
     Opening, ScreenModule, ScreenName, ScreenNews, ScreenTask, Shared, Step,
@@ -239,11 +239,7 @@ impl ClusterPlanScreen {
             return false;
         }
         holder.plan.read = Some(news.read.clone());
-        let reading = shared.guards.guard_reading(&holder.cluster);
-        let guards = holder
-            .plan
-            .evaluate(&holder.cluster, &reading, &holder.guards.acks);
-        holder.guards.set(guards);
+        holder.evaluate_guards(&shared.guards.guard_reading(&holder.cluster));
         true
     }
 }

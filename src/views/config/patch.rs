@@ -409,11 +409,7 @@ impl PatchWizard {
             return false;
         }
         holder.plan.read = Some(news.read.clone());
-        let reading = shared.guards.guard_reading(&holder.cluster);
-        let guards = holder
-            .plan
-            .evaluate(&holder.cluster, &reading, &holder.guards.acks);
-        holder.guards.set(guards);
+        holder.evaluate_guards(&shared.guards.guard_reading(&holder.cluster));
         true
     }
 
