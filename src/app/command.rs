@@ -11,128 +11,38 @@ pub struct CommandSpec {
     pub help: &'static str,
 }
 
+#[rustfmt::skip]
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "provision",
-        arg: "",
-        help: "provision new nodes for the cluster in use (the wizard)",
-    },
-    CommandSpec {
-        name: "provisions",
-        arg: "",
-        help: "the VMs this console provisioned for the cluster in use",
-    },
-    CommandSpec {
-        name: "ctx",
-        arg: "NAME",
-        help: "use cluster NAME",
-    },
-    CommandSpec {
-        name: "contexts",
-        arg: "",
-        help: "how discovery paired talos and kube contexts",
-    },
-    CommandSpec {
-        name: "messages",
-        arg: "",
-        help: "the messages shown so far, newest first, whole",
-    },
-    CommandSpec {
-        name: "errors",
-        arg: "",
-        help: "show discovery errors",
-    },
-    CommandSpec {
-        name: "etcd",
-        arg: "",
-        help: "etcd pane of the cluster in use",
-    },
-    CommandSpec {
-        name: "fleet",
-        arg: "",
-        help: "every cluster, one row each",
-    },
-    CommandSpec {
-        name: "help",
-        arg: "",
-        help: "show keys and commands",
-    },
-    CommandSpec {
-        name: "nodes",
-        arg: "",
-        help: "nodes pane of the cluster in use",
-    },
-    CommandSpec {
-        name: "q",
-        arg: "",
-        help: "quit",
-    },
-    CommandSpec {
-        name: "quit",
-        arg: "",
-        help: "quit",
-    },
-    CommandSpec {
-        name: "reload",
-        arg: "",
-        help: "read kubeconfig and talosconfig again",
-    },
-    CommandSpec {
-        name: "rollout",
-        arg: "",
-        help: "progress of this console's rollout on the cluster in use",
-    },
-    CommandSpec {
-        name: "upgrade",
-        arg: "[vX.Y.Z]",
-        help: "plan a rolling Talos upgrade of the cluster in use",
-    },
-    CommandSpec {
-        name: "upgrade-k8s",
-        arg: "[VERSION]",
-        help: "plan a Kubernetes upgrade of the cluster in use",
-    },
-    CommandSpec {
-        name: "versions",
-        arg: "",
-        help: "versions pane: skew and upgrade targets",
-    },
-    CommandSpec {
-        name: "logs",
-        arg: "SERVICE [NODE...]",
-        help: "follow a service's logs on the nodes named (none: every node running it)",
-    },
-    CommandSpec {
-        name: "dmesg",
-        arg: "NODE",
-        help: "follow a node's kernel log",
-    },
-    CommandSpec {
-        name: "health",
-        arg: "",
-        help: "run the health checks of the cluster in use (a checklist)",
-    },
-    CommandSpec {
-        name: "capi",
-        arg: "",
-        help: "the cluster in use as Cluster API sees it (clusterctl describe)",
-    },
-    CommandSpec {
-        name: "certs",
-        arg: "",
-        help: "every certificate of every cluster, soonest end first, with its fix",
-    },
-    CommandSpec {
-        name: "config",
-        arg: "[NODE]",
-        help: "a node's machine configuration, secrets redacted (none: the selected node)",
-    },
-    CommandSpec {
-        name: "resources",
-        arg: "[NODE]",
-        help: "a node's CPU, memory, disks, volumes and network (none: the selected node)",
-    },
+    command("provision", "", "provision new nodes for the cluster in use (the wizard)"),
+    command("provisions", "", "the VMs this console provisioned for the cluster in use"),
+    command("ctx", "NAME", "use cluster NAME"),
+    command("contexts", "", "how discovery paired talos and kube contexts"),
+    command("messages", "", "the messages shown so far, newest first, whole"),
+    command("errors", "", "show discovery errors"),
+    command("etcd", "", "etcd pane of the cluster in use"),
+    command("fleet", "", "every cluster, one row each"),
+    command("help", "", "show keys and commands"),
+    command("nodes", "", "nodes pane of the cluster in use"),
+    command("q", "", "quit"),
+    command("quit", "", "quit"),
+    command("reload", "", "read kubeconfig and talosconfig again"),
+    command("rollout", "", "progress of this console's rollout on the cluster in use"),
+    command("upgrade", "[vX.Y.Z]", "plan a rolling Talos upgrade of the cluster in use"),
+    command("upgrade-k8s", "[VERSION]", "plan a Kubernetes upgrade of the cluster in use"),
+    command("versions", "", "versions pane: skew and upgrade targets"),
+    command("logs", "SERVICE [NODE...]", "follow a service's logs on the nodes named (none: every node running it)"),
+    command("dmesg", "NODE", "follow a node's kernel log"),
+    command("health", "", "run the health checks of the cluster in use (a checklist)"),
+    command("capi", "", "the cluster in use as Cluster API sees it (clusterctl describe)"),
+    command("certs", "", "every certificate of every cluster, soonest end first, with its fix"),
+    command("config", "[NODE]", "a node's machine configuration, secrets redacted (none: the selected node)"),
+    command("resources", "[NODE]", "a node's CPU, memory, disks, volumes and network (none: the selected node)"),
 ];
+
+/// One line of [`COMMANDS`].
+const fn command(name: &'static str, arg: &'static str, help: &'static str) -> CommandSpec {
+    CommandSpec { name, arg, help }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
