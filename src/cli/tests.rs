@@ -2,7 +2,6 @@
 //! reads, files and look count before or after the subcommand, and every
 //! mutating command takes the gate's flags.
 use super::*;
-use clap::Parser;
 
 fn help(args: &[&str]) -> String {
     let err = Cli::try_parse_args(args).expect_err("--help ends parsing");
