@@ -1,7 +1,7 @@
 //! Text another host or file wrote, made safe to print on a terminal: control
 //! characters (ESC and so OSC/CSI sequences, BEL, CR, DEL, C1) and the
-//! invisible bidi overrides become `?`. The one function for tables and panes; and byte
-//! counts as people read them.
+//! invisible bidi overrides become `?`. The one function for tables and panes; byte
+//! counts as people read them; and the one column layout of every text table.
 
 /// `text` with every character a terminal would act on replaced by `?`, so a
 /// hostname or an error message cannot move the cursor, retitle the window or
@@ -45,9 +45,59 @@ pub fn bytes_text(bytes: i64) -> String {
     }
 }
 
+/// Left-aligned columns, two spaces apart, each as wide on a terminal as its widest cell; the
+/// last column is not padded: how every command's text table is laid out.
+pub fn columns<R: AsRef<[String]>>(rows: &[R]) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows {
+        for (i, cell) in row.as_ref().iter().enumerate() {
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(cell.width()),
+                None => widths.push(cell.width()),
+            }
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let row = row.as_ref();
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(widths[i] - cell.width() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `header` over `rows`, in [`columns`].
+pub fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let header = header.iter().map(|h| h.to_string()).collect();
+    columns(&std::iter::once(header).chain(rows).collect::<Vec<_>>())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_align_by_the_widest_cell_and_leave_the_last_unpadded() {
+        let text = table(
+            &["NAME", "ROLE", "NOTE"],
+            [
+                vec!["cp-1".into(), "controlplane".into(), String::new()],
+                vec!["wörker-é".into(), "worker".into(), "new".into()],
+            ],
+        );
+        assert_eq!(
+            text,
+            "NAME      ROLE          NOTE\ncp-1      controlplane\nwörker-é  worker        new\n"
+        );
+    }
 
     #[test]
     fn bytes_read_like_an_operator_expects() {

@@ -33,16 +33,6 @@ pub enum ConfigVerb {
     Patch(ConfigPatchArgs),
 }
 
-impl ConfigVerb {
-    pub fn sources(&self) -> &SourceArgs {
-        match self {
-            ConfigVerb::Show(a) => &a.sources,
-            ConfigVerb::Drift(a) => &a.sources,
-            ConfigVerb::Patch(a) => &a.sources,
-        }
-    }
-}
-
 /// How `config show` writes the configuration.
 #[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ConfigOutput {

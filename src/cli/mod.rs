@@ -2,7 +2,7 @@
 //! Parsing only; no IO happens here (`commands::main` runs what was parsed).
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::discovery::SourceOverrides;
 use crate::tui::ColorMode;
@@ -110,56 +110,54 @@ pub struct DemoArgs {
 }
 
 impl Cli {
-    /// Every flag as the subcommand run reads it: the subcommand's own files and look
-    /// when it took them, else those given before it.
+    /// Parses a command line as clap does, then puts the files and look a subcommand took
+    /// after its name in place of those given before it, so [`Cli::global`] reads them
+    /// whatever the subcommand (a new one needs no line here).
+    pub fn try_parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = <Cli as CommandFactory>::command().try_get_matches_from(args)?;
+        let mut cli = <Cli as FromArgMatches>::from_arg_matches(&matches)
+            .map_err(|e| e.format(&mut <Cli as CommandFactory>::command()))?;
+        let mut m = &matches;
+        while let Some((_, sub)) = m.subcommand() {
+            m = sub;
+            let (sources, look) = (&mut cli.sources, &mut cli.look);
+            sources.kubeconfig = given(m, "kubeconfig").or(sources.kubeconfig.take());
+            sources.talosconfig = given(m, "talosconfig").or(sources.talosconfig.take());
+            look.theme = given(m, "theme").or(look.theme.take());
+            look.ascii |= given(m, "ascii").unwrap_or(false);
+            cli.console.refresh = given(m, "refresh").or(cli.console.refresh);
+        }
+        Ok(cli)
+    }
+
+    /// Every flag as the subcommand run reads it (parsed by [`Cli::try_parse_args`]).
     pub fn global(&self) -> GlobalArgs {
-        let (sources, look, console) = match &self.command {
-            Some(Command::Contexts { sources, .. })
-            | Some(Command::Status { sources, .. })
-            | Some(Command::Upgrade(UpgradeArgs { sources, .. }))
-            | Some(Command::UpgradeK8s(UpgradeK8sArgs { sources, .. }))
-            | Some(Command::Provision(ProvisionArgs { sources, .. }))
-            | Some(Command::Logs(LogsArgs { sources, .. }))
-            | Some(Command::Dmesg(DmesgArgs { sources, .. }))
-            | Some(Command::Health { sources, .. })
-            | Some(Command::Certs { sources, .. })
-            | Some(Command::Etcd(EtcdArgs { sources, .. }))
-            | Some(Command::Create(CreateArgs { sources, .. }))
-            | Some(Command::Delete(DeleteArgs { sources, .. })) => (Some(sources), None, None),
-            Some(Command::Capi(CapiArgs {
-                verb: CapiVerb::Status(CapiStatusArgs { sources, .. }),
-            })) => (Some(sources), None, None),
-            Some(Command::Capi(CapiArgs {
-                verb: CapiVerb::Doctor(CapiDoctorArgs { sources, .. }),
-            })) => (Some(sources), None, None),
-            Some(Command::Scale(ScaleArgs { sources, .. })) => (Some(sources), None, None),
-            Some(Command::Config(config)) => (Some(config.verb.sources()), None, None),
-            Some(Command::Top(TopArgs { sources, .. })) => (Some(sources), None, None),
-            Some(Command::Node(node)) => (Some(node.action.sources()), None, None),
-            Some(Command::Service(service)) => (Some(&service.action.flags().sources), None, None),
-            Some(Command::Info { sources, look }) => (Some(sources), Some(look), None),
-            Some(Command::Demo(demo)) => (None, Some(&demo.look), Some(&demo.console)),
-            None => (None, None, None),
-        };
-        let sources = sources.cloned().unwrap_or_default();
-        let look = look.cloned().unwrap_or_default();
-        let console = console.cloned().unwrap_or_default();
-        let shared = self.shared.clone();
+        let (shared, sources) = (self.shared.clone(), self.sources.clone());
         GlobalArgs {
             config: shared.config,
-            kubeconfig: sources.kubeconfig.or(self.sources.kubeconfig.clone()),
-            talosconfig: sources.talosconfig.or(self.sources.talosconfig.clone()),
+            kubeconfig: sources.kubeconfig,
+            talosconfig: sources.talosconfig,
             context: shared.context,
             readonly: shared.readonly,
-            theme: look.theme.or(self.look.theme.clone()),
+            theme: self.look.theme.clone(),
             color: shared.color,
-            ascii: look.ascii || self.look.ascii,
-            refresh: console.refresh.or(self.console.refresh),
+            ascii: self.look.ascii,
+            refresh: self.console.refresh,
             log_level: shared.log_level,
             state_dir: shared.state_dir,
             demo_fleet: self.console.demo_fleet,
         }
     }
+}
+
+/// The value of flag `id` a subcommand's matches hold; a flag the subcommand does not take is
+/// no error, only not given.
+fn given<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> Option<T> {
+    m.try_get_one::<T>(id).ok().flatten().cloned()
 }
 
 /// Every flag, resolved: what the subcommands read.

@@ -77,21 +77,6 @@ pub enum NodeCommand {
     Info(NodeInfoArgs),
 }
 
-impl NodeCommand {
-    /// Where the command reads its config files from.
-    pub fn sources(&self) -> &SourceArgs {
-        match self {
-            NodeCommand::Reboot(flags)
-            | NodeCommand::Shutdown(flags)
-            | NodeCommand::Cordon(flags)
-            | NodeCommand::Uncordon(flags)
-            | NodeCommand::Drain(flags) => &flags.sources,
-            NodeCommand::Forget(args) => &args.sources,
-            NodeCommand::Info(args) => &args.sources,
-        }
-    }
-}
-
 /// `taloscope node forget`.
 #[derive(Args, Debug, Clone)]
 pub struct ForgetArgs {
@@ -102,15 +87,6 @@ pub struct ForgetArgs {
     pub node: String,
     #[command(flatten)]
     pub gate: GateArgs,
-}
-
-impl ServiceCommand {
-    /// The flags every node action takes.
-    pub fn flags(&self) -> &NodeActionArgs {
-        match self {
-            ServiceCommand::Restart { flags, .. } => flags,
-        }
-    }
 }
 
 /// `taloscope service ACTION`.

@@ -2,10 +2,9 @@
 //! reads, files and look count before or after the subcommand, and every
 //! mutating command takes the gate's flags.
 use super::*;
-use clap::Parser;
 
 fn help(args: &[&str]) -> String {
-    let err = Cli::try_parse_from(args).expect_err("--help ends parsing");
+    let err = Cli::try_parse_args(args).expect_err("--help ends parsing");
     assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp);
     err.to_string()
 }
@@ -50,25 +49,25 @@ fn subcommands_list_only_the_flags_they_read() {
 
 #[test]
 fn files_and_look_count_before_or_after_the_subcommand() {
-    let before = Cli::try_parse_from(["taloscope", "--kubeconfig", "/k", "status"]).unwrap();
-    let after = Cli::try_parse_from(["taloscope", "status", "--kubeconfig", "/k"]).unwrap();
+    let before = Cli::try_parse_args(["taloscope", "--kubeconfig", "/k", "status"]).unwrap();
+    let after = Cli::try_parse_args(["taloscope", "status", "--kubeconfig", "/k"]).unwrap();
     for cli in [before, after] {
         assert_eq!(cli.global().kubeconfig, Some(PathBuf::from("/k")));
     }
-    let demo = Cli::try_parse_from(["taloscope", "demo", "--theme", "mono", "--refresh", "2"])
+    let demo = Cli::try_parse_args(["taloscope", "demo", "--theme", "mono", "--refresh", "2"])
         .unwrap()
         .global();
     assert_eq!(
         (demo.theme.as_deref(), demo.refresh),
         (Some("mono"), Some(2))
     );
-    let console = Cli::try_parse_from(["taloscope", "--ascii", "--context", "lab"]).unwrap();
+    let console = Cli::try_parse_args(["taloscope", "--ascii", "--context", "lab"]).unwrap();
     let global = console.global();
     assert!(global.ascii && global.context.as_deref() == Some("lab") && !global.demo_fleet);
     // Global flags still go anywhere.
-    let late = Cli::try_parse_from(["taloscope", "status", "--readonly"]).unwrap();
+    let late = Cli::try_parse_args(["taloscope", "status", "--readonly"]).unwrap();
     assert!(late.global().readonly);
-    assert!(Cli::try_parse_from(["taloscope", "status", "--theme", "x"]).is_err());
+    assert!(Cli::try_parse_args(["taloscope", "status", "--theme", "x"]).is_err());
 }
 
 #[test]
@@ -97,7 +96,7 @@ fn every_mutating_command_takes_the_gates_flags() {
         }
     }
     // The acknowledgement a single control plane's reboot plan asks for is taken.
-    let reboot = Cli::try_parse_from([
+    let reboot = Cli::try_parse_args([
         "taloscope",
         "node",
         "reboot",

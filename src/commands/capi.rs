@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, print_report, usage};
 use super::session::{discover_all, named};
-use super::status::columns;
 use crate::capi::{
     CapiOwner, ClusterTree, ContextRead, Management, condition_age, condition_text, pair_workloads,
     read_context, read_owner, tree_rows, trees_named,
@@ -58,23 +57,20 @@ pub(super) fn run(global: &GlobalArgs, args: &CapiStatusArgs) -> Result<ExitCode
             namespace: t.namespace.clone(),
             name: t.cluster.clone(),
         };
-        paired.get(&owner).cloned()
+        paired.get(&owner).map(String::as_str)
     };
-    let pairs: Vec<Option<String>> = trees.iter().map(paired_with).collect();
     let report = StatusReport {
         management: &management.context,
         api_version: api_version(&management),
-        clusters: trees
-            .iter()
-            .zip(&pairs)
-            .map(|(tree, p)| ClusterReport {
+        clusters: (trees.iter())
+            .map(|tree| ClusterReport {
                 tree,
-                paired_with: p.as_deref(),
+                paired_with: paired_with(tree),
             })
             .collect(),
         truncated: &management.objects.truncated,
     };
-    print_report(args.output, &report, |_| table(&management, &trees, &pairs))?;
+    print_report(args.output, &report, |r| table(&management, &r.clusters))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -137,9 +133,9 @@ fn api_version(m: &Management) -> String {
     format!("{}/{version}", crate::kube::CAPI_GROUP)
 }
 
-fn table(m: &Management, trees: &[ClusterTree], paired_with: &[Option<String>]) -> String {
+fn table(m: &Management, clusters: &[ClusterReport]) -> String {
     let mut out = format!("Cluster API of {} ({})\n", m.context, api_version(m));
-    if trees.is_empty() {
+    if clusters.is_empty() {
         out.push_str("no workload clusters\n");
     }
     for path in &m.objects.truncated {
@@ -148,8 +144,8 @@ fn table(m: &Management, trees: &[ClusterTree], paired_with: &[Option<String>]) 
         ));
     }
     let now = crate::clock::unix_now();
-    for (tree, paired) in trees.iter().zip(paired_with) {
-        let context = paired.as_deref().unwrap_or("no discovered context");
+    for ClusterReport { tree, paired_with } in clusters {
+        let context = paired_with.unwrap_or("no discovered context");
         out.push_str(&format!(
             "\n{}/{}  endpoint {}  context {context}\n",
             tree.namespace,
@@ -178,9 +174,8 @@ fn tree_table(tree: &ClusterTree, now: u64) -> String {
         "VERSION",
         "NODE",
     ];
-    let mut cells = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
-    for r in &rows {
-        cells.push(vec![
+    let cells = rows.iter().map(|r| {
+        vec![
             format!("{}{}", r.guide(true), r.object),
             r.replicas.clone(),
             r.ready.clone(),
@@ -189,9 +184,9 @@ fn tree_table(tree: &ClusterTree, now: u64) -> String {
             r.phase.clone(),
             r.version.clone(),
             r.node.clone(),
-        ]);
-    }
-    let text = columns(&cells);
+        ]
+    });
+    let text = crate::printable::table(&header, cells);
     let mut lines = text.lines();
     let mut out = String::new();
     if let Some(header) = lines.next() {

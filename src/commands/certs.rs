@@ -7,7 +7,6 @@ use std::process::ExitCode;
 
 use super::exit::{Stop, exit_if, print_report};
 use super::session::{discover_all, named};
-use super::status::columns;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::discovery::Cluster;
 use crate::fleet::cert_expiry::{
@@ -46,15 +45,13 @@ pub(super) fn run(global: &GlobalArgs, output: OutputFormat) -> Result<ExitCode,
 }
 
 fn table(certs: &[CertExpiry]) -> String {
-    let header = ["", "CLUSTER", "CONTEXT", "CERTIFICATE", "EXPIRES"];
-    let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
-    for c in certs {
+    let rows = certs.iter().map(|c| {
         let mark = match c.verdict {
             ExpiryVerdict::Ok => "OK",
             ExpiryVerdict::Warn => "WARN",
             ExpiryVerdict::Fail => "FAIL",
         };
-        rows.push(vec![
+        vec![
             mark.to_string(),
             c.cluster.clone(),
             c.context.clone(),
@@ -63,7 +60,8 @@ fn table(certs: &[CertExpiry]) -> String {
                 None => c.certificate.to_string(),
             },
             expires_text(c),
-        ]);
-    }
-    columns(&rows)
+        ]
+    });
+    let header = ["", "CLUSTER", "CONTEXT", "CERTIFICATE", "EXPIRES"];
+    crate::printable::table(&header, rows)
 }

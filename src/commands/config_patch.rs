@@ -10,13 +10,12 @@ use serde_json::json;
 
 use super::exit::{EXIT_BLOCKED, Stop, usage};
 use super::gate::CommandGate;
-use super::plan_report::PlanText;
 use super::session::{Connected, check_gate, choose, connect, rollout_lease_read};
 use crate::cli::{ConfigPatchArgs, GlobalArgs};
 use crate::cluster_config::{ConfigPatch, PatchTarget};
 use crate::node_actions::NodeActionOptions;
 use crate::operation::config_patch::{
-    ConfigPatchError, ConfigPatchPlan, ConfigPatchRequest, ConfigPatchRollout, config_patch_guards,
+    ConfigPatchError, ConfigPatchRequest, ConfigPatchRollout, config_patch_guards,
     plan_config_patch,
 };
 
@@ -79,12 +78,4 @@ pub(super) fn run(global: &GlobalArgs, args: &ConfigPatchArgs) -> Result<ExitCod
     let subject = json!({"cluster": plan.cluster, "mode": plan.mode});
     let mut operation = ConfigPatchRollout::new(plan, observer, options, owner);
     gate.run_to_exit(&runtime, &approved, &mut operation, subject)
-}
-
-/// The patch's part of its plan report: the plan's fields are the `--plan --output json`
-/// contract beside the guards.
-impl PlanText for &ConfigPatchPlan {
-    fn table(&self) -> String {
-        ConfigPatchPlan::table(self)
-    }
 }

@@ -35,6 +35,7 @@ pub const DEFAULT_REFRESH_SECS: u64 = 5;
 /// The running pollers. `:reload` replaces them when discovery changed;
 /// what the screen asked for (focus, the watched node) is sent again to the
 /// new ones, and the contexts `:ctx` chose are applied to the new discovery.
+#[derive(Default)]
 struct LivePollers {
     handle: Option<PollerHandle>,
     options: PollerOptions,
@@ -143,17 +144,11 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
 
     let first = (discovery.clusters.clone(), discovery.kubeconfig.clone());
     let pollers: SharedPollers = Arc::new(Mutex::new(LivePollers {
-        handle: None,
         options: PollerOptions {
             focused_interval: Duration::from_secs(global.refresh.unwrap_or(DEFAULT_REFRESH_SECS)),
             ..PollerOptions::default()
         },
-        app: None,
-        focus: None,
-        watch: None,
-        usage: None,
-        drift: None,
-        contexts: Vec::new(),
+        ..LivePollers::default()
     }));
     let mut state = initial_state(discovery, global);
     // Providers and per-cluster sources for the provision wizard; the files a create's
@@ -373,16 +368,7 @@ mod tests {
         let mut other = a.kube.clone().expect("kube");
         other.name = "ctx-a-reader".into();
         a.alternate_kube = vec![other];
-        let mut live = LivePollers {
-            handle: None,
-            options: PollerOptions::default(),
-            app: None,
-            focus: None,
-            watch: None,
-            usage: None,
-            drift: None,
-            contexts: Vec::new(),
-        };
+        let mut live = LivePollers::default();
         live.send(PollerCommand::UseContext {
             cluster: "a".into(),
             context: "ctx-a-reader".into(),

@@ -12,25 +12,17 @@ pub fn run(global: &GlobalArgs, output: OutputFormat) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
     let discovery =
         super::session::discovered(global, &Paths::resolve(global.state_dir.as_deref()));
-
-    let mut text = render(&discovery, output);
-    if discovery.clusters.is_empty() && output == OutputFormat::Table {
-        text.push_str(&nothing_found(global, &env));
-    }
-    match super::exit::write_stdout(&text) {
+    let found = ContextsReport::new(&discovery);
+    let printed = super::exit::print_report(output, &found, |_| {
+        let mut text = report::table(&discovery);
+        if discovery.clusters.is_empty() {
+            text.push_str(&nothing_found(global, &env));
+        }
+        text
+    });
+    match printed {
         Ok(()) => exit_code(&discovery),
         Err(stop) => super::exit::exit_code(Err(stop)),
-    }
-}
-
-fn render(discovery: &Discovery, output: OutputFormat) -> String {
-    match output {
-        OutputFormat::Table => crate::printable::lines(&report::table(discovery)),
-        OutputFormat::Json => {
-            let mut json = ContextsReport::new(discovery).to_json();
-            json.push('\n');
-            json
-        }
     }
 }
 

@@ -14,7 +14,6 @@ use super::gate::CommandGate;
 use super::plan_report::{PlanText, indent, steps_table};
 use super::progress::progress_printer;
 use super::session::{check_gate, choose, connect, rollout_lease_read};
-use super::status::table;
 use crate::cli::{EtcdArgs, EtcdVerb, GlobalArgs, OutputFormat};
 use crate::etcd_maintenance::{
     EtcdPlan, EtcdRequest, MemberSpace, PlanError, QUOTA_BYTES, SNAPSHOT_MAX_BYTES, SnapshotLimits,
@@ -22,7 +21,7 @@ use crate::etcd_maintenance::{
 };
 use crate::fleet::{ClusterStatus, EtcdAlarmReport};
 use crate::operation::etcd::EtcdOperation;
-use crate::printable::bytes_text;
+use crate::printable::{bytes_text, table};
 
 pub(super) fn run(global: &GlobalArgs, args: &EtcdArgs) -> Result<ExitCode, Stop> {
     let request = request_of(args)?;

@@ -94,18 +94,6 @@ pub(super) fn print_report<T: serde::Serialize>(
     }
 }
 
-/// One progress event as a JSON line, with its local time and UTC offset
-/// ("time": "2026-11-30T16:20:57+01:00").
-pub(super) fn json_line_at<T: serde::Serialize>(
-    kind: &str,
-    value: &T,
-    (zone, unix): (crate::clock::Zone, u64),
-) -> String {
-    let time = zone.timestamp(unix);
-    serde_json::to_string(&serde_json::json!({"event": kind, "time": time, "data": value}))
-        .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
-}
-
 /// Writes `text` to stdout, flushed; a closed pipe (`| head`) is not an error.
 pub(super) fn write_stdout(text: &str) -> Result<(), Stop> {
     write_while_read(text).map(|_| ())

@@ -213,7 +213,8 @@ impl<'a> CommandGate<'a> {
     }
 
     /// Runs the approved `operation` as [`CommandGate::run`] does, its progress on the one
-    /// printer, and ends as [`finish_run`] says for `subject`.
+    /// printer, and says how it ended on `subject`: its line for a table, its [`RunOutcome`]
+    /// as JSON; exit 0 when it succeeded, 1 when not.
     pub fn run_to_exit<O: Operation>(
         &self,
         runtime: &tokio::runtime::Runtime,
@@ -222,12 +223,23 @@ impl<'a> CommandGate<'a> {
         subject: impl serde::Serialize,
     ) -> Result<std::process::ExitCode, Stop> {
         let output = self.flags.output;
-        let printer = progress_printer(output, None);
-        finish_run(
-            output,
-            subject,
-            self.run(runtime, approved, operation, &printer),
-        )
+        let result = self.run(
+            runtime,
+            approved,
+            operation,
+            &progress_printer(output, None),
+        );
+        let succeeded = result.is_ok();
+        let message = result.unwrap_or_else(|e| e);
+        match output {
+            OutputFormat::Table => print_line(&crate::printable::line(&message)),
+            OutputFormat::Json => write_stdout(&json(&RunOutcome {
+                subject,
+                succeeded,
+                message,
+            })?)?,
+        }
+        Ok(exit_if(!succeeded))
     }
 
     fn runner<'r>(
@@ -286,24 +298,4 @@ struct RunOutcome<S> {
     subject: S,
     succeeded: bool,
     message: String,
-}
-
-/// Prints how a headless run on `subject` ended (its line for a table, its [`RunOutcome`] as
-/// JSON) and gives its exit code: 0 when it succeeded, 1 when not.
-fn finish_run(
-    output: OutputFormat,
-    subject: impl serde::Serialize,
-    result: Result<String, String>,
-) -> Result<std::process::ExitCode, Stop> {
-    let succeeded = result.is_ok();
-    let message = result.unwrap_or_else(|e| e);
-    match output {
-        OutputFormat::Table => print_line(&crate::printable::line(&message)),
-        OutputFormat::Json => write_stdout(&json(&RunOutcome {
-            subject,
-            succeeded,
-            message,
-        })?)?,
-    }
-    Ok(exit_if(!succeeded))
 }

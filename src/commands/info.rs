@@ -6,28 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cli::GlobalArgs;
-use crate::discovery::{DiscoveryError, Sources, with_presence};
+use crate::discovery::{Sources, with_presence};
 use crate::logging;
 use crate::paths::Paths;
 use crate::tui::{Caps, Theme, ThemeSource};
-
-/// Everything `info` prints, gathered first so the text is a pure function.
-#[derive(Debug, Clone)]
-pub struct Info {
-    pub sources: Sources,
-    pub source_errors: Vec<DiscoveryError>,
-    pub paths: Paths,
-    pub log_file: PathBuf,
-    pub theme: Theme,
-    pub theme_error: Option<String>,
-    pub caps: Caps,
-    /// The variables detection read, for the operator to check.
-    pub term: Option<String>,
-    pub colorterm: Option<String>,
-    pub locale: Option<(String, String)>,
-    pub stdout_tty: bool,
-    pub size: Option<(u16, u16)>,
-}
 
 pub fn run(global: &GlobalArgs) -> ExitCode {
     let env = |name: &str| std::env::var(name).ok();
@@ -37,44 +19,9 @@ pub fn run(global: &GlobalArgs) -> ExitCode {
     } else {
         None
     };
-    let info = gather(
-        global,
-        &env,
-        Paths::resolve(global.state_dir.as_deref()),
-        stdout_tty,
-        size,
-    );
-    print!("{}", render(&info));
+    let paths = Paths::resolve(global.state_dir.as_deref());
+    print!("{}", render(global, &env, paths, stdout_tty, size));
     ExitCode::SUCCESS
-}
-
-pub fn gather(
-    global: &GlobalArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-    paths: Paths,
-    stdout_tty: bool,
-    size: Option<(u16, u16)>,
-) -> Info {
-    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
-    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), env, &paths);
-    let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
-    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|n| non_empty(n).map(|v| (n.to_string(), v)));
-    Info {
-        log_file: logging::current_log_file(&paths.log_dir()),
-        sources,
-        source_errors,
-        paths,
-        theme,
-        theme_error: theme_error.map(|e| e.to_string()),
-        caps: Caps::detect(env, global.color, global.ascii),
-        term: non_empty("TERM"),
-        colorterm: non_empty("COLORTERM"),
-        locale,
-        stdout_tty,
-        size,
-    }
 }
 
 fn file_list(files: &[PathBuf]) -> String {
@@ -88,77 +35,86 @@ fn file_list(files: &[PathBuf]) -> String {
         .join("\n                     ")
 }
 
-pub fn render(info: &Info) -> String {
+/// What `info` prints, `env` the variables detection reads (shown for the operator to check).
+pub fn render(
+    global: &GlobalArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    paths: Paths,
+    stdout_tty: bool,
+    size: Option<(u16, u16)>,
+) -> String {
+    let non_empty = |name: &str| env(name).filter(|v| !v.is_empty());
+    let (sources, source_errors) = Sources::resolve(&global.source_overrides(), env, &paths);
+    let (theme, theme_error) = Theme::load(global.theme.as_deref(), &paths.user_themes_dir());
+    let caps = Caps::detect(env, global.color, global.ascii);
     let mut out = String::new();
     let mut row = |label: &str, value: String| {
         out.push_str(&format!("{label:<20} {value}\n"));
     };
-    row("kubeconfig files:", file_list(&info.sources.kubeconfigs));
-    row("talosconfig files:", file_list(&info.sources.talosconfigs));
+    row("kubeconfig files:", file_list(&sources.kubeconfigs));
+    row("talosconfig files:", file_list(&sources.talosconfigs));
     row(
         "config file:",
-        match &info.sources.config_file {
+        match &sources.config_file {
             Some(f) => with_presence(f),
             None => format!(
                 "{} (not present; optional)",
-                info.paths.default_config_file().display()
+                paths.default_config_file().display()
             ),
         },
     );
-    row("config dir:", info.paths.config_dir.display().to_string());
+    row("config dir:", paths.config_dir.display().to_string());
     row(
         "user themes dir:",
-        info.paths.user_themes_dir().display().to_string(),
+        paths.user_themes_dir().display().to_string(),
     );
-    row("state dir:", info.paths.state_dir.display().to_string());
-    row("log file:", info.log_file.display().to_string());
-    row("audit log:", info.paths.audit_log().display().to_string());
-    let source = match &info.theme.source {
+    row("state dir:", paths.state_dir.display().to_string());
+    let log_file = logging::current_log_file(&paths.log_dir());
+    row("log file:", log_file.display().to_string());
+    row("audit log:", paths.audit_log().display().to_string());
+    let source = match &theme.source {
         ThemeSource::Builtin => "built-in".to_string(),
         ThemeSource::File(p) => p.display().to_string(),
     };
-    row("theme:", format!("{} ({source})", info.theme.name));
-    if let Some(err) = &info.theme_error {
-        row("theme error:", err.clone());
+    row("theme:", format!("{} ({source})", theme.name));
+    if let Some(err) = &theme_error {
+        row("theme error:", err.to_string());
     }
-    let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unset".to_string());
+    let shown = |name: &str| non_empty(name).unwrap_or_else(|| "unset".to_string());
     row(
         "colour:",
         format!(
             "{} (TERM={}, COLORTERM={})",
-            info.caps.color.label(),
-            shown(&info.term),
-            shown(&info.colorterm)
+            caps.color.label(),
+            shown("TERM"),
+            shown("COLORTERM")
         ),
     );
     row(
         "NO_COLOR:",
-        if info.caps.no_color_env {
+        if caps.no_color_env {
             "set: no colours, bold and reverse kept".to_string()
         } else {
             "not set".to_string()
         },
     );
-    let locale = match &info.locale {
-        Some((name, value)) => format!("{name}={value}"),
-        None => "no LC_ALL, LC_CTYPE or LANG".to_string(),
-    };
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|n| non_empty(n).map(|v| format!("{n}={v}")))
+        .unwrap_or_else(|| "no LC_ALL, LC_CTYPE or LANG".to_string());
     row(
         "glyphs:",
-        format!(
-            "{} ({locale})",
-            if info.caps.utf8 { "UTF-8" } else { "ASCII" }
-        ),
+        format!("{} ({locale})", if caps.utf8 { "UTF-8" } else { "ASCII" }),
     );
     row(
         "terminal size:",
-        match (info.stdout_tty, info.size) {
+        match (stdout_tty, size) {
             (true, Some((w, h))) => format!("{w}x{h} (the console needs at least 80x24)"),
             (true, None) => "unknown".to_string(),
             (false, _) => "stdout is not a terminal".to_string(),
         },
     );
-    for err in &info.source_errors {
+    for err in &source_errors {
         row("config error:", err.to_string());
     }
     out
@@ -193,7 +149,7 @@ mod tests {
             color: ColorMode::Auto,
             ..GlobalArgs::default()
         };
-        let text = render(&gather(&global, &env, paths, false, None));
+        let text = render(&global, &env, paths, false, None);
         let line = |label: &str| {
             text.lines()
                 .find(|l| l.starts_with(label))

@@ -39,7 +39,7 @@ mod upgrade;
 /// Parses the command line and runs the chosen subcommand.
 pub fn main() -> ExitCode {
     crate::install_crypto_provider();
-    run(<Cli as clap::Parser>::parse())
+    run(Cli::try_parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit()))
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -108,7 +108,7 @@ pub fn run(cli: Cli) -> ExitCode {
             exit_code_as(upgrade::run(&global, &args), args.gate.output)
         }
         Some(Command::UpgradeK8s(args)) => {
-            exit_code_as(upgrade::kubernetes::run(&global, &args), args.gate.output)
+            exit_code_as(upgrade::rollout::run(&global, &args), args.gate.output)
         }
         Some(Command::Etcd(args)) => exit_code_as(etcd::run(&global, &args), args.gate.output),
         Some(Command::Provision(args)) => {
@@ -120,19 +120,15 @@ pub fn run(cli: Cli) -> ExitCode {
     }
 }
 
-/// A tokio runtime for a subcommand. Two workers: these are 2-core machines and
-/// the console's IO is light.
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+/// The tokio runtime a command runs on, or the stop that says it could not start. Two
+/// workers: these are 2-core machines and the console's IO is light.
+fn command_runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-}
-
-/// The [`runtime`] a command runs on, or the stop that says it could not start.
-fn command_runtime() -> Result<tokio::runtime::Runtime, exit::Stop> {
-    runtime().map_err(|e| {
-        let why = format!("cannot start the async runtime: {e}");
-        exit::Stop(exit::EXIT_BLOCKED, why)
-    })
+        .map_err(|e| {
+            let why = format!("cannot start the async runtime: {e}");
+            exit::Stop(exit::EXIT_BLOCKED, why)
+        })
 }

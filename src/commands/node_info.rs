@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::exit::{EXIT_BLOCKED, Stop, print_report};
 use super::session::{node_named, read_cluster};
 use crate::cli::{GlobalArgs, NodeInfoArgs};
-use crate::fleet::ClusterStatus;
+use crate::fleet::{ClusterStatus, NodeStatus};
 use crate::node_resources::text::{self, bytes};
 use crate::node_resources::{NodeIdentity, NodeResources, read_node};
 
@@ -26,12 +26,16 @@ pub(super) fn run(global: &GlobalArgs, args: &NodeInfoArgs) -> Result<ExitCode, 
 
 /// The node `--node` names, as the resource reads name it.
 pub(super) fn node_identity(status: &ClusterStatus, wanted: &str) -> Result<NodeIdentity, Stop> {
-    let n = node_named(status, wanted)?;
-    Ok(NodeIdentity {
+    node_named(status, wanted).map(identity)
+}
+
+/// A node of the cluster's status as the resource reads name it.
+pub(super) fn identity(n: &NodeStatus) -> NodeIdentity {
+    NodeIdentity {
         name: n.name.clone(),
         address: n.address.clone(),
         machine_type: n.role.as_str().to_string(),
-    })
+    }
 }
 
 /// The document as sections of aligned text.

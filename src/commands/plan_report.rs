@@ -4,9 +4,9 @@
 use serde::Serialize;
 
 use super::exit::{Stop, json};
-use super::status::{columns, table};
 use crate::cli::OutputFormat;
 use crate::guards::{Guard, GuardId, Verdict};
+use crate::printable::{columns, table};
 
 /// What only one command's plan shows: its fields (the JSON's, beside `guards` and `blocked`)
 /// and its table above the GUARDS section.
@@ -67,7 +67,8 @@ plan_text!(
     crate::provision::ProvisionPlan,
     crate::cluster_lifecycle::CreatePlan,
     crate::cluster_lifecycle::DeletePlan,
-    crate::capi_scale::ScalePlan
+    crate::capi_scale::ScalePlan,
+    crate::operation::config_patch::ConfigPatchPlan
 );
 
 /// One guard as printed.

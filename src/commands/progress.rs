@@ -4,7 +4,7 @@
 //! events (each line with its step's elapsed time and timeout) and a domain runner's own.
 use serde::Serialize;
 
-use super::exit::{json_line_at, print_line};
+use super::exit::print_line;
 use crate::cli::OutputFormat;
 use crate::clock::{Zone, unix_now};
 use crate::operation::OperationEvent;
@@ -75,7 +75,13 @@ pub(super) fn progress_text<T: Serialize>(
 ) -> String {
     match output {
         OutputFormat::Table => stamped(zone, unix, &crate::printable::line(line)),
-        OutputFormat::Json => json_line_at(kind, value, (zone, unix)),
+        // Its time with the UTC offset: "2026-11-30T16:20:57+01:00".
+        OutputFormat::Json => {
+            let line =
+                serde_json::json!({"event": kind, "time": zone.timestamp(unix), "data": value});
+            serde_json::to_string(&line)
+                .unwrap_or_else(|e| format!("{{\"event\":\"error\",\"data\":\"{e}\"}}"))
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::fleet::{
 };
 use crate::kube::KubeError;
 use crate::paths::Paths;
-use crate::printable;
+use crate::printable::{self, table};
 
 use super::exit::{EXIT_BLOCKED, EXIT_USAGE, Stop, print_report};
 
@@ -144,40 +144,6 @@ fn exit_code(fleet: &FleetStatus) -> ExitCode {
     } else {
         ExitCode::from(EXIT_BLOCKED)
     }
-}
-
-/// Left-aligned columns, two spaces apart; the last column is not padded.
-pub(crate) fn columns(rows: &[Vec<String>]) -> String {
-    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..width)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            line.push_str(cell);
-            if i + 1 < row.len() {
-                let pad = widths[i] - cell.chars().count() + 2;
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// `header` over `rows`, in [`columns`].
-pub(crate) fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
-    let header = header.iter().map(|h| h.to_string()).collect();
-    columns(&std::iter::once(header).chain(rows).collect::<Vec<_>>())
 }
 
 fn yes_no(b: bool) -> String {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::exit::{EXIT_BLOCKED, Stop, print_report};
-use super::node_info::node_identity;
+use super::node_info::{identity, node_identity};
 use super::session::read_cluster;
 use crate::cli::{GlobalArgs, TopArgs, TopSort};
 use crate::fleet::ClusterStatus;
@@ -80,27 +80,16 @@ async fn cluster_usage(
     span: Duration,
     key: SortKey,
 ) -> Vec<NodeUsage> {
-    let ids: Vec<NodeIdentity> = status
-        .nodes
-        .iter()
+    let ids: Vec<NodeIdentity> = (status.nodes.iter())
         .filter(|n| !n.address.is_empty())
-        .map(|n| NodeIdentity {
-            name: n.name.clone(),
-            address: n.address.clone(),
-            machine_type: n.role.as_str().to_string(),
-        })
+        .map(identity)
         .collect();
     let addresses: Vec<String> = ids.iter().map(|i| i.address.clone()).collect();
     let talos = &observer.talos;
     let concurrency = talos.options().concurrency;
     let read = crate::talos::fan_out(&addresses, concurrency, |address| {
         let id = ids.iter().find(|i| i.address == address).cloned();
-        async move {
-            match id {
-                Some(id) => Some(read_usage(talos, &id, span).await),
-                None => None,
-            }
-        }
+        async move { Some(read_usage(talos, &id?, span).await) }
     })
     .await;
     let mut nodes: Vec<NodeUsage> = read.into_iter().filter_map(|(_, u)| u).collect();

@@ -1,7 +1,6 @@
 //! What `taloscope contexts` shows: the JSON contract other tools read, and
 //! the aligned table for people. Names, addresses and files only; never keys.
 use serde::Serialize;
-use unicode_width::UnicodeWidthStr;
 
 use super::{Cluster, Discovery, DiscoveryError, PairedBy};
 
@@ -105,28 +104,13 @@ pub fn table(discovery: &Discovery) -> String {
         })
         .collect();
 
-    let mut widths = header.clone().map(|h| h.width());
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.width());
-        }
-    }
-
     let mut out = String::new();
     if rows.is_empty() {
         out.push_str("No clusters found.\n");
     } else {
-        for row in std::iter::once(&header).chain(&rows) {
-            let mut line = String::new();
-            for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
-                line.push_str(cell);
-                if i + 1 < row.len() {
-                    line.push_str(&" ".repeat(width - cell.width() + 2));
-                }
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
+        out.push_str(&crate::printable::columns(
+            &std::iter::once(header).chain(rows).collect::<Vec<_>>(),
+        ));
     }
     if discovery
         .clusters

@@ -105,7 +105,7 @@ fn run(args: &DemoArgs) -> ExitCode {
         }
     };
     let code = match console_command_line(&fleet, dir.path(), args) {
-        Ok(argv) => match Cli::try_parse_from(argv) {
+        Ok(argv) => match Cli::try_parse_args(argv) {
             Ok(cli) => taloscope::commands::run(cli),
             Err(err) => {
                 let _ = err.print();

@@ -2,21 +2,20 @@
 //! conventions as `taloscope upgrade`: `--plan` prints the steps, the removed-API counts and every
 //! guard's verdict; `--yes --confirm NAME` runs it through the dispatcher with one progress line
 //! per change, resuming a journal a killed run left. Exit 0 / 1 / 2.
-use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use super::follow::labelled_progress_line;
-use super::rollout::{self, CommandFlags, HeadlessUpgrade};
+use super::rollout::{CommandFlags, HeadlessUpgrade};
 use crate::approval::MutatingAction;
 use crate::cli::{GlobalArgs, UpgradeK8sArgs};
 use crate::commands::exit::{EXIT_BLOCKED, Stop, usage};
 use crate::commands::plan_report::{PlanText, indent, steps_table};
 use crate::commands::session::other_rollout;
-use crate::commands::status::table;
 use crate::discovery::Cluster;
 use crate::fleet::ClusterStatus;
+use crate::printable::table;
 use crate::rollout::{RolloutKind, StepProgress};
 use crate::upgrade::kubernetes::{
     KubeGuardInput, KubeStepState, Kubernetes, KubernetesUpgradePlan, check_removed_flags,
@@ -80,14 +79,6 @@ impl PlanText for KubePlanText<'_> {
         }
         out
     }
-}
-
-/// Runs `taloscope upgrade-k8s` to its exit code.
-pub(in crate::commands) fn run(
-    global: &GlobalArgs,
-    args: &UpgradeK8sArgs,
-) -> Result<ExitCode, Stop> {
-    rollout::run(global, args)
 }
 
 /// A target the built-in table does not know: whether the registry lists its API server image

@@ -12,8 +12,8 @@ use serde::Serialize;
 
 mod capi;
 mod follow;
-pub(super) mod kubernetes;
-mod rollout;
+mod kubernetes;
+pub(super) mod rollout;
 
 use super::exit::{Stop, print_report, usage};
 use super::plan_report::{PlanText, indent, steps_table};

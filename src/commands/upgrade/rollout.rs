@@ -24,7 +24,7 @@ use crate::upgrade::{Guard, InPlaceUpgrade, RunOptions, UpgradeKind, capi_owned}
 use crate::versions::Version;
 
 /// What an upgrade command was asked: its target, the gate's flags and the rollout's.
-pub(super) struct CommandFlags<'a> {
+pub(in crate::commands) struct CommandFlags<'a> {
     pub to: &'a str,
     pub gate: &'a GateArgs,
     pub rollout: &'a RolloutArgs,
@@ -32,7 +32,7 @@ pub(super) struct CommandFlags<'a> {
 
 /// What one headless upgrade command brings to the body they share: its words, its flags and
 /// run options, its plan, its guards and its report.
-pub(super) trait HeadlessUpgrade {
+pub(in crate::commands) trait HeadlessUpgrade {
     type Kind: UpgradeKind;
     /// The rollout and its unit, in the operator's words ("upgrade", "node").
     const WHAT: &'static str;
@@ -80,7 +80,10 @@ pub(super) trait HeadlessUpgrade {
 }
 
 /// Runs one headless upgrade command to its exit code.
-pub(super) fn run<C: HeadlessUpgrade>(global: &GlobalArgs, command: &C) -> Result<ExitCode, Stop> {
+pub(in crate::commands) fn run<C: HeadlessUpgrade>(
+    global: &GlobalArgs,
+    command: &C,
+) -> Result<ExitCode, Stop> {
     let flags = command.flags();
     let target =
         Version::parse(flags.to).map_err(|e| usage(format!("--to {:?}: {e}", flags.to)))?;
