@@ -101,7 +101,7 @@
 //!   network, processes, containers) read through the Talos client into one document, with
 //!   the usage arithmetic and its warning and failing thresholds.
 //! - `fleet`: the status model, the pollers, the rollout Lease, the health
-//!   checklist and certificate expiry.
+//!   checklist, certificate expiry and each cluster summed up in words (`summary`).
 //! - `capi`: Cluster API: the management clusters among the kube contexts, the
 //!   workload clusters they own paired with the discovered clusters, and each
 //!   one's tree as `clusterctl describe cluster` groups it.

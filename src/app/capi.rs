@@ -26,7 +26,10 @@ pub fn conditions_text(row: &TreeRow, now: u64) -> String {
             head.push_str(&format!(" {}", c.reason));
         }
         if let Some(age) = condition_age(c, now).filter(|_| now > 0) {
-            head.push_str(&format!(", since {} ago", super::health::age_text(age)));
+            head.push_str(&format!(
+                ", since {} ago",
+                crate::fleet::summary::age_text(age)
+            ));
         }
         text.push_str(&crate::printable::line(&head));
         text.push('\n');

@@ -7,8 +7,9 @@ use super::binding::{Binding, Key, bind, quit};
 #[rustfmt::skip]
 pub(super) static TEXT_FIELD: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "set").footer("set")];
 
+/// Esc and Ctrl-c leave the command line and a text field unchanged.
 #[rustfmt::skip]
-pub(super) static TEXT_FIELD_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
+pub(super) static CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
 
 #[rustfmt::skip]
 pub(super) static EXPLAIN_CLOSE: &[Binding] = &[bind(&[ Key::ESC, Key::char('?'), Key::char('q'), Key::ENTER, ], Action::Back, "close").footer("close")];
@@ -38,9 +39,6 @@ pub(super) static COMMAND_LINE: &[Binding] = &[
     bind(&[Key::TAB], Action::Complete, "complete command or cluster name").footer("complete"),
     bind(&[Key::ENTER], Action::Submit, "run the command").footer("run"),
 ];
-
-#[rustfmt::skip]
-pub(super) static COMMAND_LINE_CANCEL: &[Binding] = &[bind(&[Key::ESC, Key::ctrl('c')], Action::Back, "cancel").footer("cancel")];
 
 #[rustfmt::skip]
 pub(super) static FILTER: &[Binding] = &[bind(&[Key::ENTER], Action::Submit, "keep the filter").footer("keep")];

@@ -7,7 +7,6 @@ pub mod binding;
 pub mod capi;
 pub mod capi_doctor;
 pub mod command;
-pub mod health;
 pub mod help;
 pub mod keymap;
 mod keymap_actions;

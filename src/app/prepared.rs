@@ -6,10 +6,10 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::health::{ClusterHealth, cluster_health, node_versions, running_kubernetes};
 use super::screen::{Screen, TableKind};
 use super::state::AppState;
 use super::tables::{self, TableData};
+use crate::fleet::summary::{ClusterHealth, cluster_health, node_versions, running_kubernetes};
 use crate::fleet::{ClusterLive, ClusterStatus};
 use crate::versions::{
     KubeVersion, Minor, SkewWarning, TalosVersion, Version, fleet_talos_upgrade_targets,

@@ -4,11 +4,11 @@
 //! use. Cells not known yet are placeholders, never waits.
 use std::collections::HashMap;
 
-use super::health::{NodeState, node_state, role_word};
 use super::state::AppState;
 use super::tables::{Column, TableCell, TableRow, Tone, Width, col, natural_cmp, wide};
 use crate::discovery::Cluster;
-use crate::fleet::problems::{ProblemsByNode, Severity};
+use crate::fleet::problems::{NodeState, ProblemsByNode, Severity, node_state};
+use crate::fleet::summary::role_word;
 use crate::fleet::{ClusterLive, ComponentReport, NodeRole, NodeStatus};
 use crate::machine_config::DriftMark;
 use crate::node_resources::{Gauge, Level, NodeUsage};

@@ -2,89 +2,62 @@
 //! explanation scrolled, and the typed confirmation the dispatcher asked for.
 use super::action::{Action, Effect};
 use super::keymap;
-use super::state::{AppState, Overlay};
+use super::state::{AppState, ConfirmState, Overlay};
 use crate::approval::Answer;
 
 pub(super) fn on_overlay(state: &mut AppState, overlay: Overlay, action: Action) -> Vec<Effect> {
-    match overlay {
-        Overlay::Help { scroll } | Overlay::Errors { scroll } => {
-            let is_help = matches!(overlay, Overlay::Help { .. });
-            // Two lines per error; help as long as it is laid out at this size.
-            let max = if is_help {
-                super::help::max_scroll(keymap::screen_context(state), &state.screens, state.size)
-            } else {
-                state.errors.len().saturating_mul(2).saturating_sub(1)
-            };
-            let max = u16::try_from(max).unwrap_or(u16::MAX);
-            let scroll = match action {
-                Action::Back => return Vec::new(),
-                Action::MoveDown => scroll.saturating_add(1).min(max),
-                Action::MoveUp => scroll.saturating_sub(1),
-                _ => scroll,
-            };
-            state.overlay = Some(if is_help {
-                Overlay::Help { scroll }
-            } else {
-                Overlay::Errors { scroll }
-            });
-            Vec::new()
-        }
-        Overlay::Messages { scroll } => {
-            // Up to three lines a message on the narrowest screen.
-            let max = u16::try_from(state.messages.len() * 3).unwrap_or(u16::MAX);
-            let scroll = match action {
-                Action::Back | Action::Explain | Action::Submit => return Vec::new(),
-                Action::MoveDown => scroll.saturating_add(1).min(max),
-                Action::MoveUp => scroll.saturating_sub(1),
-                _ => scroll,
-            };
-            state.overlay = Some(Overlay::Messages { scroll });
-            Vec::new()
-        }
-        Overlay::Explain {
-            title,
-            text,
-            scroll,
-        } => {
-            let scroll = match action {
-                Action::Back | Action::Explain | Action::Submit => return Vec::new(),
-                Action::MoveDown => scroll.saturating_add(1).min(40),
-                Action::MoveUp => scroll.saturating_sub(1),
-                _ => scroll,
-            };
-            state.overlay = Some(Overlay::Explain {
-                title,
-                text,
+    let mut overlay = match overlay {
+        Overlay::Confirm(confirm) => return on_confirm(state, confirm, action),
+        scrolled => scrolled,
+    };
+    // Enter and `?` close an explanation and the messages; help and errors stay.
+    let text = !matches!(overlay, Overlay::Help { .. } | Overlay::Errors { .. });
+    let (max, scroll) = match &mut overlay {
+        // Help as long as it is laid out at this size.
+        Overlay::Help { scroll } => {
+            let here = keymap::screen_context(state);
+            (
+                super::help::max_scroll(here, &state.screens, state.size),
                 scroll,
-            });
-            Vec::new()
+            )
         }
-        Overlay::Confirm(mut confirm) => match action {
-            // Esc, or Enter with the wrong name, cancels: Cancel is the default.
-            Action::Back => vec![Effect::Answer(confirm.pending, Answer::Cancel)],
-            Action::Submit => vec![Effect::Answer(
+        // Two lines per error.
+        Overlay::Errors { scroll } => (
+            state.errors.len().saturating_mul(2).saturating_sub(1),
+            scroll,
+        ),
+        // Up to three lines a message on the narrowest screen.
+        Overlay::Messages { scroll } => (state.messages.len().saturating_mul(3), scroll),
+        Overlay::Explain { scroll, .. } => (40, scroll),
+        Overlay::Confirm(_) => unreachable!("answered above"),
+    };
+    let max = u16::try_from(max).unwrap_or(u16::MAX);
+    match action {
+        Action::Back => return Vec::new(),
+        Action::Explain | Action::Submit if text => return Vec::new(),
+        Action::MoveDown => *scroll = scroll.saturating_add(1).min(max),
+        Action::MoveUp => *scroll = scroll.saturating_sub(1),
+        _ => {}
+    }
+    state.overlay = Some(overlay);
+    Vec::new()
+}
+
+/// The typed confirmation: Esc, or Enter with the wrong name, cancels (Cancel is the default).
+fn on_confirm(state: &mut AppState, mut confirm: ConfirmState, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Back => return vec![Effect::Answer(confirm.pending, Answer::Cancel)],
+        Action::Submit => {
+            return vec![Effect::Answer(
                 confirm.pending,
                 Answer::Typed(confirm.typed),
-            )],
-            Action::Insert(c) => {
-                confirm.typed.push(c);
-                state.overlay = Some(Overlay::Confirm(confirm));
-                Vec::new()
-            }
-            Action::Paste(text) => {
-                confirm.typed.push_str(text.lines().next().unwrap_or(""));
-                state.overlay = Some(Overlay::Confirm(confirm));
-                Vec::new()
-            }
-            Action::DeleteBack => {
-                confirm.typed.pop();
-                state.overlay = Some(Overlay::Confirm(confirm));
-                Vec::new()
-            }
-            _ => {
-                state.overlay = Some(Overlay::Confirm(confirm));
-                Vec::new()
-            }
-        },
+            )];
+        }
+        Action::Insert(c) => confirm.typed.push(c),
+        Action::Paste(text) => confirm.typed.push_str(text.lines().next().unwrap_or("")),
+        Action::DeleteBack => _ = confirm.typed.pop(),
+        _ => {}
     }
+    state.overlay = Some(Overlay::Confirm(confirm));
+    Vec::new()
 }

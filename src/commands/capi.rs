@@ -198,7 +198,7 @@ fn tree_table(tree: &ClusterTree, now: u64) -> String {
         out.push('\n');
         for c in row.attention() {
             let age = condition_age(c, now)
-                .map(|a| format!(" ({} ago)", crate::app::health::age_text(a)))
+                .map(|a| format!(" ({} ago)", crate::fleet::summary::age_text(a)))
                 .unwrap_or_default();
             out.push_str(&format!(
                 "{}   ! {}{age}\n",

@@ -11,7 +11,7 @@ use super::exit::{EXIT_BLOCKED, Stop, json, write_stdout};
 use super::session::read_cluster;
 use crate::cli::{GlobalArgs, OutputFormat};
 use crate::fleet::client_checks::client_side_checks;
-use crate::fleet::health_check::{CheckPath, SERVER_CHECKS, follow_health_check, route};
+use crate::fleet::health_check::{CheckPath, follow_health_check, route};
 use crate::fleet::{CheckMark, ClusterStatus, HealthCheckRow, HealthChecklist};
 use crate::talos::TalosClient;
 use crate::upgrade::observe::ClusterObserver;
@@ -70,11 +70,7 @@ pub(super) fn run(
     // The table printed the failing check's error just above: the verdict names the check.
     let why = match list.first_failure() {
         Some(c) if table => format!("{} failed (its error above)", c.name),
-        Some(c) => format!("{}: {}", c.name, c.reason),
-        None => list
-            .error
-            .clone()
-            .unwrap_or_else(|| "not every check ran".into()),
+        _ => list.failure(),
     };
     Err(Stop(
         EXIT_BLOCKED,
@@ -143,14 +139,9 @@ async fn watch_client_side(
     }
 }
 
-/// The server's checks after the failing one, which its HealthCheck never ran: `check.Wait`
-/// (siderolabs/talos pkg/cluster/check/check.go) returns at the first check that fails.
+/// The server's checks after the failing one, which its HealthCheck never ran.
 fn not_run_lines(list: &HealthChecklist) -> String {
-    let later: Vec<&str> = SERVER_CHECKS
-        .iter()
-        .copied()
-        .filter(|name| !list.checks.iter().any(|c| c.name == *name))
-        .collect();
+    let later: Vec<&str> = list.not_reached().collect();
     if later.is_empty() {
         return String::new();
     }

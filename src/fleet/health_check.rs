@@ -284,6 +284,22 @@ impl HealthChecklist {
     pub fn first_failure(&self) -> Option<&HealthCheckRow> {
         self.checks.iter().find(|c| c.state == CheckMark::Fail)
     }
+
+    /// Why the checks are not healthy: the first failing check and its error, else how the
+    /// run ended.
+    pub fn failure(&self) -> String {
+        match self.first_failure() {
+            Some(c) => format!("{}: {}", c.name, c.reason),
+            None => (self.error.clone()).unwrap_or_else(|| "not every check ran".into()),
+        }
+    }
+
+    /// The server's checks the list has no row of yet: once the server's run ended
+    /// unhealthy, those it never ran (`check.Wait`, siderolabs/talos
+    /// pkg/cluster/check/check.go, returns at the first check that fails).
+    pub fn not_reached(&self) -> impl Iterator<Item = &'static str> {
+        (SERVER_CHECKS.iter().copied()).filter(|name| !self.checks.iter().any(|c| c.name == *name))
+    }
 }
 
 /// A multi-line reason (hashicorp's multierror lists) as one line.

@@ -3,8 +3,8 @@
 //! math, the one collector (`round`) that fills the model from the Talos
 //! and Kubernetes APIs for the console and the commands alike, the health
 //! checklist a node's HealthCheck stream (or the client-side checks) fills
-//! in, certificate expiry, and the one severity order of what is wrong
-//! (`problems`).
+//! in, certificate expiry, the one severity order of what is wrong
+//! (`problems`) and each cluster summed up in words (`summary`).
 pub mod cert_expiry;
 pub mod client_checks;
 pub mod collect;
@@ -18,6 +18,7 @@ pub mod quorum;
 pub mod rollout_lease;
 pub mod round;
 pub mod status;
+pub mod summary;
 
 pub use collect::{CollectOptions, NodeProbe};
 pub use health_check::{CheckMark, HealthCheckRow, HealthChecklist};

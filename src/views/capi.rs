@@ -11,11 +11,11 @@ use unicode_width::UnicodeWidthStr;
 use super::Look;
 use super::table::pane_block;
 use crate::app::capi_doctor::fix_choices;
-use crate::app::health::age_text;
 use crate::app::queries::{findings_of, rows_and_selection, shown_tree};
 use crate::app::state::AppState;
 use crate::capi::{TreeRow, condition_age, condition_text};
 use crate::capi_doctor::Finding;
+use crate::fleet::summary::age_text;
 use crate::tui::Role;
 
 /// The most lines the doctor's findings take under the tree.

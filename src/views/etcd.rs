@@ -8,10 +8,10 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Look;
 use super::table::{DataTable, pane_block};
-use crate::app::health::etcd_line;
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
+use crate::fleet::summary::etcd_line;
 use crate::tui::Role;
 
 pub struct EtcdPane<'a> {

@@ -137,9 +137,7 @@ fn render_console(buf: &mut Buffer, state: &AppState, look: &Look, area: Rect) -
     (&footer::Footer::new(state, look)).render(hints, buf);
     match &state.overlay {
         None => {}
-        Some(Overlay::Help { scroll }) => {
-            (&help::Help::new(state, look, *scroll)).render(body, buf)
-        }
+        Some(Overlay::Help { scroll }) => help::render(state, look, *scroll, body, buf),
         Some(Overlay::Messages { scroll }) => {
             (&messages::MessageLog::new(&state.messages, look, *scroll)).render(body, buf)
         }

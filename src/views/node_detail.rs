@@ -11,11 +11,11 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::Look;
 use super::progress_parts::render_scrolled;
 use super::table::pane_block;
-use crate::app::health::{NodeState, age_text, node_state, role_word};
 use crate::app::prepared;
 use crate::app::screen::TableKind;
 use crate::app::state::AppState;
-use crate::fleet::problems::{Problem, Severity, node_problems};
+use crate::fleet::problems::{NodeState, Problem, Severity, node_problems, node_state};
+use crate::fleet::summary::{age_text, role_word};
 use crate::fleet::{ClusterLive, NodeStatus};
 use crate::tui::Role;
 

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::discovery::Cluster;
-use crate::fleet::health_check::{CheckPath, CheckRoute, SERVER_CHECKS};
+use crate::fleet::health_check::{CheckPath, CheckRoute};
 use crate::fleet::{CheckMark, HealthChecklist};
 use crate::talos::HealthProgress;
 
@@ -214,25 +214,18 @@ impl HealthScreen {
             .collect();
         // The checks not reached yet: the previous run's, and on the server's path the
         // server's own list. Once a server run ended unhealthy they never ran.
-        let server: &[&str] = if self.server_side() {
-            &SERVER_CHECKS
-        } else {
-            &[]
-        };
-        let phase = if self.finished && !self.list.healthy && self.server_side() {
+        let server = self.server_side();
+        let phase = if self.finished && !self.list.healthy && server {
             CheckPhase::NotRun
         } else {
             CheckPhase::Pending
         };
-        let mut names: Vec<&str> = Vec::new();
-        let later = self
-            .expected
-            .iter()
-            .map(String::as_str)
-            .chain(server.iter().copied());
-        for name in later {
-            let reported = self.list.checks.iter().any(|c| c.name == name);
-            if !reported && !names.contains(&name) {
+        let reported = |name: &str| self.list.checks.iter().any(|c| c.name == name);
+        let mut names: Vec<&str> = (self.expected.iter().map(String::as_str))
+            .filter(|name| !reported(name))
+            .collect();
+        for name in self.list.not_reached().filter(|_| server) {
+            if !names.contains(&name) {
                 names.push(name);
             }
         }
@@ -281,15 +274,7 @@ impl HealthScreen {
                 ),
             ),
             Ok(_) => {
-                let why = match self.list.first_failure() {
-                    Some(c) => format!("{}: {}", c.name, c.reason),
-                    None => self
-                        .list
-                        .error
-                        .clone()
-                        .unwrap_or_else(|| "not every check ran".into()),
-                };
-                let of = seconds(self.timeout);
+                let (of, why) = (seconds(self.timeout), self.list.failure());
                 (
                     CheckPhase::Fail,
                     format!("NOT HEALTHY{took} (timeout {of}): {why}"),

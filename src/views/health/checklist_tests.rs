@@ -7,7 +7,7 @@ use crate::app::screens::{FleetChange, ScreenNews};
 use crate::app::state::AppState;
 use crate::app::test_fixtures::{cluster_screen, press};
 use crate::app::update;
-use crate::fleet::health_check::DEFAULT_WAIT;
+use crate::fleet::health_check::{DEFAULT_WAIT, SERVER_CHECKS};
 use crate::fleet::{ClusterStatus, NodeRole, NodeStatus};
 use crate::talos::CheckState;
 use crate::views::health::{Checklist, NAME};

@@ -1,21 +1,22 @@
 //! The health checklist screen (`H`, `:health`): the checks of the cluster in use, filling in
 //! as the node's stream (or the client-side evaluation on the live model) reports them. The
-//! run's state in `checklist`, the keys in `keys`, the pure update step in `update`, the
-//! drawing in `view`; the console runs the server-side checks (`console::run_health`).
+//! run's state in `checklist`, the keys here (`r` runs the checks again, `c` the client-side
+//! ones after the server's stopped, Up/Down and Enter open a check's whole error, Esc closes
+//! it or goes back), the pure update step in `update`, the drawing in `view`; the console
+//! runs the server-side checks (`console::run_health`).
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
-use crate::app::binding::{KeyLine, intent, key_lines};
+use crate::app::binding::{Binding, Key, KeyLine, bind, intent, key_lines};
 use crate::app::message::Message;
 use crate::app::screen::{Pane, Screen};
 use crate::app::screens::{FleetChange, ScreenModule, ScreenName, ScreenNews, Shared, Step};
 use crate::tui::Look;
 
 pub mod checklist;
-mod keys;
 mod update;
 mod view;
 
@@ -30,6 +31,44 @@ pub struct Checklist {
     pub latest: Option<HealthScreen>,
 }
 
+/// The checklist's own key intents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HealthKey {
+    Rerun,
+    ClientChecks,
+    ToggleError,
+    Next,
+    Previous,
+    Back,
+}
+
+#[rustfmt::skip]
+static CHECKLIST: &[Binding<HealthKey, Checklist>] = &[
+    bind(&[Key::char('r')], HealthKey::Rerun, "run the checks again (once the run ended)").footer("re-run").offered(ended),
+    bind(&[Key::char('c')], HealthKey::ClientChecks, "the client-side checks, which go on past a failing one (after the server's stopped)").footer("client checks").offered(server_stopped),
+    bind(&[Key::ENTER], HealthKey::ToggleError, "the selected check's whole error, open or closed").footer("error").offered(has_error),
+    bind(&[Key::char('j'), Key::DOWN], HealthKey::Next, "select the next check"),
+    bind(&[Key::char('k'), Key::UP], HealthKey::Previous, "select the previous check"),
+    bind(&[Key::ESC], HealthKey::Back, "close the error, else back to the cluster (a running check goes on)").footer("back"),
+];
+
+fn ended(screen: &Checklist) -> bool {
+    screen.latest.as_ref().is_some_and(|h| !h.running())
+}
+
+fn server_stopped(screen: &Checklist) -> bool {
+    screen.latest.as_ref().is_some_and(|h| h.not_run() > 0)
+}
+
+fn has_error(screen: &Checklist) -> bool {
+    screen.latest.as_ref().is_some_and(|h| {
+        let lines = h.lines();
+        h.focused()
+            .and_then(|i| lines.get(i))
+            .is_some_and(|l| !l.message.is_empty())
+    })
+}
+
 impl ScreenModule for Checklist {
     fn name(&self) -> ScreenName {
         NAME
@@ -40,11 +79,11 @@ impl ScreenModule for Checklist {
     }
 
     fn keys(&self) -> Vec<KeyLine> {
-        key_lines(keys::CHECKLIST, self)
+        key_lines(CHECKLIST, self)
     }
 
     fn binds(&self, event: &KeyEvent) -> bool {
-        intent(keys::CHECKLIST, event).is_some()
+        intent(CHECKLIST, event).is_some()
     }
 
     fn open(&mut self, shared: &Shared) -> Result<Step, Message> {
@@ -52,7 +91,7 @@ impl ScreenModule for Checklist {
     }
 
     fn on_key(&mut self, event: &KeyEvent, shared: &Shared) -> Step {
-        match intent(keys::CHECKLIST, event) {
+        match intent(CHECKLIST, event) {
             Some(key) => self.on_intent(*key, shared),
             None => Step::default(),
         }

@@ -1,8 +1,7 @@
 //! The checklist's update step: opening it starts a run (the event loop runs the server's
 //! checks), the reports fill its lines, a status change of the cluster feeds the client-side
 //! checks and the names learnt, and its keys. Pure.
-use super::keys::HealthKey;
-use super::{Checklist, HealthNews, HealthReport, HealthRun, HealthScreen, NAME};
+use super::{Checklist, HealthKey, HealthNews, HealthReport, HealthRun, HealthScreen, NAME};
 use crate::app::action::Effect;
 use crate::app::message::Message;
 use crate::app::screens::{ScreenTask, Shared, Step};
@@ -26,22 +25,27 @@ impl Checklist {
         if self.latest.as_ref().is_some_and(|h| h.cluster == cluster) {
             return Ok(Step::default());
         }
-        Ok(self.start(shared, cluster))
+        Ok(self.start(shared, cluster, false))
     }
 
-    /// A new run of the checks of `cluster`: the route from what the pollers know.
-    fn start(&mut self, shared: &Shared, cluster: &str) -> Step {
+    /// A new run of the checks of `cluster`: the route from what the pollers know, or the
+    /// client-side checks the operator chose with `c` (then no previous names are pending).
+    fn start(&mut self, shared: &Shared, cluster: &str, client_side: bool) -> Step {
         let run = self.latest.as_ref().map_or(1, |h| h.run + 1);
-        let expected = self
-            .latest
-            .as_ref()
-            .filter(|h| h.cluster == cluster)
-            .map(|h| h.list.checks.iter().map(|c| c.name.clone()).collect())
-            .unwrap_or_default();
         let live = shared.fleet.cluster(cluster);
-        let route = match live {
-            Some(live) if live.has_data() => route(&live.status),
-            _ => Err(format!("cluster {cluster}: no answer from it yet")),
+        let (route, expected) = if client_side {
+            let reason = CHOSEN_CLIENT_SIDE.to_string();
+            (Ok(CheckPath::ClientSide { reason }), Vec::new())
+        } else {
+            let expected = (self.latest.as_ref())
+                .filter(|h| h.cluster == cluster)
+                .map(|h| h.list.checks.iter().map(|c| c.name.clone()).collect())
+                .unwrap_or_default();
+            let route = match live {
+                Some(live) if live.has_data() => route(&live.status),
+                _ => Err(format!("cluster {cluster}: no answer from it yet")),
+            };
+            (route, expected)
         };
         let list = live.map_or_else(HealthChecklist::default, |l| {
             HealthChecklist::new(&l.status)
@@ -133,25 +137,8 @@ impl Checklist {
                 "c runs the client-side checks once the server's checks stopped at a failing one",
             ));
         }
-        let (cluster, run) = (screen.cluster.clone(), screen.run + 1);
-        let list = shared
-            .fleet
-            .cluster(&cluster)
-            .map_or_else(HealthChecklist::default, |l| {
-                HealthChecklist::new(&l.status)
-            });
-        let route = Ok(CheckPath::ClientSide {
-            reason: CHOSEN_CLIENT_SIDE.to_string(),
-        });
-        self.latest = Some(HealthScreen::new(
-            cluster.clone(),
-            run,
-            route,
-            list,
-            Vec::new(),
-        ));
-        self.on_status_change(shared, &cluster);
-        Step::default()
+        let cluster = screen.cluster.clone();
+        self.start(shared, &cluster, true)
     }
 
     /// The checklist's keys.
@@ -178,7 +165,7 @@ impl Checklist {
             }
             HealthKey::Rerun => {
                 let cluster = screen.cluster.clone();
-                return self.start(shared, &cluster);
+                return self.start(shared, &cluster, false);
             }
         }
         Step::default()

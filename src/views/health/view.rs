@@ -151,16 +151,12 @@ impl Widget for &HealthPane<'_> {
             return;
         };
         let width = usize::from(inner.width);
+        // The route, verdict and server lines wrap onto a second row when they are wider.
+        let rows_of = |line: &Line| if line.width() > width { 2 } else { 1 };
         let verdict_line = self.verdict_line(screen);
-        let verdict_rows = if verdict_line.width() > width { 2 } else { 1 };
         let route_line = self.route_line(screen);
-        let route_rows = if route_line.width() > width { 2 } else { 1 };
         let server_line = self.server_line(screen);
-        let server_rows = match &server_line {
-            Some(line) if line.width() > width => 2,
-            Some(_) => 1,
-            None => 0,
-        };
+        let server_rows = server_line.as_ref().map_or(0, rows_of);
         let lines = screen.lines();
         let focused = screen.focused();
         let opened = focused
@@ -172,24 +168,19 @@ impl Widget for &HealthPane<'_> {
             None => 0,
         };
         let [route, nodes, verdict, server, rows, error] = inner.layout(&Layout::vertical([
-            Constraint::Length(route_rows),
+            Constraint::Length(rows_of(&route_line)),
             Constraint::Length(1),
-            Constraint::Length(verdict_rows),
+            Constraint::Length(rows_of(&verdict_line)),
             Constraint::Length(server_rows),
             Constraint::Fill(1),
             Constraint::Length(error_rows),
         ]));
-        Paragraph::new(route_line)
-            .wrap(Wrap { trim: true })
-            .render(route, buf);
         Paragraph::new(self.nodes_line(screen, width)).render(nodes, buf);
-        Paragraph::new(verdict_line)
-            .wrap(Wrap { trim: true })
-            .render(verdict, buf);
-        if let Some(line) = server_line {
+        let wrapped = [(route_line, route), (verdict_line, verdict)];
+        for (line, area) in wrapped.into_iter().chain(server_line.map(|l| (l, server))) {
             Paragraph::new(line)
                 .wrap(Wrap { trim: true })
-                .render(server, buf);
+                .render(area, buf);
         }
         if let Some(line) = opened {
             self.render_error(line, error, buf);

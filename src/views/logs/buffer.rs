@@ -4,6 +4,8 @@
 //! Pure: lines come as events.
 use std::collections::VecDeque;
 
+use unicode_width::UnicodeWidthStr;
+
 use crate::fleet::FleetModel;
 use crate::talos::LogSource;
 use crate::upgrade::kubernetes::Component;
@@ -200,11 +202,6 @@ pub fn match_ranges(text: &str, needle: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Display columns of `text`.
-pub fn text_width(text: &str) -> usize {
-    unicode_width::UnicodeWidthStr::width(text)
-}
-
 impl LogView {
     pub fn new(id: u64, cluster: &str, subject: LogSubject, nodes: Vec<LogNode>) -> LogView {
         LogView {
@@ -238,7 +235,7 @@ impl LogView {
         if !self.prefixed() {
             return 0;
         }
-        let longest = self.nodes().iter().map(|n| text_width(&n.name)).max();
+        let longest = self.nodes().iter().map(|n| n.name.width()).max();
         longest.unwrap_or(0) + 2
     }
 
@@ -251,7 +248,7 @@ impl LogView {
     /// Rows `entry` takes: one, or as many as its wrapped text needs.
     pub fn height(&self, entry: &LogEntry, room: usize) -> usize {
         if self.wrap {
-            text_width(&entry.text).div_ceil(room.max(1)).max(1)
+            entry.text.width().div_ceil(room.max(1)).max(1)
         } else {
             1
         }
@@ -450,7 +447,7 @@ impl LogView {
     /// The furthest the text scrolls right in `room` columns: the longest shown line's end
     /// at the right edge, so a scroll never leaves every line blank.
     fn last_column(&self, room: usize) -> usize {
-        let longest = self.matching().iter().map(|l| text_width(&l.text)).max();
+        let longest = self.matching().iter().map(|l| l.text.width()).max();
         longest.unwrap_or(0).saturating_sub(room)
     }
 
@@ -510,7 +507,7 @@ impl LogView {
                 index.saturating_sub(area.rows / 2)
             };
             let text = &matching[index].text;
-            let columns = (text_width(&text[..hit.start]), text_width(&text[..hit.end]));
+            let columns = (text[..hit.start].width(), text[..hit.end].width());
             (matching.get(top).map(|l| l.seq), columns)
         };
         self.hit = Some(hit);

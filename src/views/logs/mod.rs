@@ -1,8 +1,9 @@
 //! The log screen (`l` on the nodes and etcd panes and in node detail, `d` there, `:logs`,
 //! `:dmesg`): one or several nodes' logs as they stream, or the picker of one node's logs.
-//! What it follows and its buffer in `buffer`, the keys in `keys`, the pure update step in
-//! `update`, the drawing in `view`; the console runs the streams while the screen is on top
-//! (`console::run_logs`).
+//! What it follows and its buffer in `buffer`, the keys here (the view's: filter, pause,
+//! scrolling, time, wrap, search; the picker's: Enter with the shared move keys; Esc and q go
+//! back on both), the pure update step in `update`, the drawing in `view`; the console runs
+//! the streams while the screen is on top (`console::run_logs`).
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
@@ -10,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
 use crate::app::action::Effect;
-use crate::app::binding::{KeyLine, MOVE_KEYS, intent, key_lines};
+use crate::app::binding::{Binding, Key, KeyLine, MOVE_KEYS, Move, bind, intent, key_lines};
 use crate::app::message::Message;
 use crate::app::screens::{
     FleetChange, Opening, ScreenModule, ScreenName, ScreenNews, Shared, Step,
@@ -18,7 +19,6 @@ use crate::app::screens::{
 use crate::tui::Look;
 
 pub mod buffer;
-mod keys;
 mod update;
 mod view;
 
@@ -40,18 +40,74 @@ pub struct LogsScreen {
     streaming: Option<u64>,
 }
 
+/// The log screen's own key intents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogsKey {
+    Filter,
+    Pause,
+    Timestamps,
+    Scroll(Move),
+    /// Left / Right: the text sideways.
+    Left,
+    Right,
+    /// `n` / `N`: the next or previous occurrence of the filter text.
+    NextMatch,
+    PreviousMatch,
+    Wrap,
+    /// `f`: follow the newest lines, or hold the screen where it is.
+    Follow,
+    /// Enter on the picker: follow the selected log.
+    Pick,
+    Back,
+}
+
+#[rustfmt::skip]
+static VIEW: &[Binding<LogsKey, LogsScreen>] = &[
+    bind(&[Key::char('/')], LogsKey::Filter, "show only lines containing a text (node names too); Esc clears").footer("filter"),
+    bind(&[Key::char(' ')], LogsKey::Pause, "pause: hold the screen, keep receiving; again to follow").footer("pause"),
+    bind(&[Key::char('t')], LogsKey::Timestamps, "show the time each line arrived").footer("time"),
+    bind(&[Key::char('j'), Key::DOWN], LogsKey::Scroll(Move::Down), "scroll down"),
+    bind(&[Key::char('k'), Key::UP], LogsKey::Scroll(Move::Up), "scroll up (stops following)"),
+    bind(&[Key::PAGE_DOWN, Key::ctrl('f')], LogsKey::Scroll(Move::PageDown), "page down"),
+    bind(&[Key::PAGE_UP, Key::ctrl('b')], LogsKey::Scroll(Move::PageUp), "page up"),
+    bind(&[Key::char('g'), Key::HOME], LogsKey::Scroll(Move::First), "the oldest line kept"),
+    bind(&[Key::char('G'), Key::END], LogsKey::Scroll(Move::Last), "the newest lines, following again").footer("follow").offered(not_following),
+    bind(&[Key::LEFT], LogsKey::Left, "scroll the text left"),
+    bind(&[Key::RIGHT], LogsKey::Right, "scroll the text right, up to the longest line's end"),
+    bind(&[Key::char('n')], LogsKey::NextMatch, "the next occurrence of the filter text, scrolled into view").footer("next").offered(filtered),
+    bind(&[Key::char('N')], LogsKey::PreviousMatch, "the previous occurrence of the filter text"),
+    bind(&[Key::char('w')], LogsKey::Wrap, "wrap long lines, or cut them at the edge").footer("wrap"),
+    bind(&[Key::char('f')], LogsKey::Follow, "follow the newest lines, or hold the screen where it is"),
+];
+
+/// The picker's own key; it moves with the shared move keys.
+#[rustfmt::skip]
+static PICKER: &[Binding<LogsKey, LogsScreen>] = &[bind(&[Key::ENTER], LogsKey::Pick, "follow the selected log").footer("follow")];
+
+/// Esc and q go back (Ctrl-c still quits, the shell's).
+#[rustfmt::skip]
+static BACK: &[Binding<LogsKey, LogsScreen>] = &[bind(&[Key::ESC, Key::char('q')], LogsKey::Back, "clear the filter, else back where the logs were opened").footer("back")];
+
+fn filtered(screen: &LogsScreen) -> bool {
+    screen.view.as_ref().is_some_and(|v| !v.filter.is_empty())
+}
+
+fn not_following(screen: &LogsScreen) -> bool {
+    screen.view.as_ref().is_some_and(|v| !v.following())
+}
+
 impl LogsScreen {
     /// The intent of `event`: the picker's keys and moves while it is open, else the view's;
     /// Esc and q on both.
-    fn intent(&self, event: &KeyEvent) -> Option<keys::LogsKey> {
+    fn intent(&self, event: &KeyEvent) -> Option<LogsKey> {
         let own = if self.picker.is_some() {
             intent(MOVE_KEYS, event)
-                .map(|m| keys::LogsKey::Scroll(*m))
-                .or_else(|| intent(keys::PICKER, event).copied())
+                .map(|m| LogsKey::Scroll(*m))
+                .or_else(|| intent(PICKER, event).copied())
         } else {
-            intent(keys::VIEW, event).copied()
+            intent(VIEW, event).copied()
         };
-        own.or_else(|| intent(keys::BACK, event).copied())
+        own.or_else(|| intent(BACK, event).copied())
     }
 }
 
@@ -66,13 +122,13 @@ impl ScreenModule for LogsScreen {
 
     fn keys(&self) -> Vec<KeyLine> {
         let mut lines = if self.picker.is_some() {
-            let mut lines = key_lines(keys::PICKER, self);
+            let mut lines = key_lines(PICKER, self);
             lines.extend(key_lines(MOVE_KEYS, &()));
             lines
         } else {
-            key_lines(keys::VIEW, self)
+            key_lines(VIEW, self)
         };
-        lines.extend(key_lines(keys::BACK, self));
+        lines.extend(key_lines(BACK, self));
         lines
     }
 

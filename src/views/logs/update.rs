@@ -4,8 +4,7 @@
 use super::buffer::{
     LogArea, LogEvent, LogNode, LogSubject, LogTask, LogView, ServicePicker, picker_choices,
 };
-use super::keys::LogsKey;
-use super::{LogsScreen, NAME};
+use super::{LogsKey, LogsScreen, NAME};
 use crate::app::action::Effect;
 use crate::app::binding::Move;
 use crate::app::message::Message;

@@ -43,7 +43,7 @@ impl PlanPane for TalosOs {
                     cells: vec![
                         TableCell::plain(&s.node),
                         TableCell::plain(&s.address),
-                        TableCell::plain(crate::app::health::role_word(s.role)),
+                        TableCell::plain(crate::fleet::summary::role_word(s.role)),
                         TableCell::new(
                             format!("{from} -> {}", plan.target),
                             if s.is_skipped() {

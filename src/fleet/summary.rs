@@ -1,17 +1,15 @@
-//! What is wrong with a cluster, in words: node states, stale ages measured
-//! to the latest report, etcd quorum, version skew, certificates near their end
-//! and the one-line problems the fleet row, the cluster summary and the nodes
-//! pane show. Pure.
+//! One cluster summed up in words: node states, stale ages measured to the latest report,
+//! etcd quorum, version skew, certificates near their end and the one-line problems the
+//! fleet row, the cluster summary and the nodes pane show; the ages the commands print too.
+//! Pure: the model's reading, below the console and the commands that show it.
 use std::time::{Duration, Instant};
 
-use crate::fleet::problems::{Problem, Readings, Severity, cluster_problems};
-use crate::fleet::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
+use super::problems::{NodeState, Problem, Readings, Severity, cluster_problems, node_state};
+use super::{ClusterLive, ClusterStatus, EtcdReport, NodeRole, NodeStatus, Quorum};
 use crate::versions::{
     ControlPlaneComponent, KubeVersion, NodeVersions, SkewWarning, TalosVersion, Version,
     skew_warnings,
 };
-
-pub use crate::fleet::problems::{NodeState, node_state};
 
 pub fn role_word(role: NodeRole) -> &'static str {
     match role {
@@ -101,13 +99,6 @@ pub fn node_versions(status: &ClusterStatus) -> Vec<NodeVersions> {
                 .filter_map(|c| Some((component(&c.name)?, c.version.parse().ok()?)))
                 .collect(),
         })
-        .collect()
-}
-
-pub fn talos_versions(status: &ClusterStatus) -> Vec<TalosVersion> {
-    node_versions(status)
-        .into_iter()
-        .filter_map(|n| n.talos)
         .collect()
 }
 
